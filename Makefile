@@ -1,0 +1,40 @@
+# netlock build, test, demo and benchmarks. See README.md.
+GO      ?= go
+BIN     := bin/netlock
+PKGS    := ./...
+
+.PHONY: all build test test-short demo bench vet lint fmt fuzz clean
+
+all: build
+
+build:
+	$(GO) build -o $(BIN) ./cmd/netlock
+
+# The whole test suite, race detector on (CI runs this).
+test: vet
+	$(GO) test -race -count=1 -timeout 20m $(PKGS)
+
+test-short:
+	$(GO) test -short -count=1 $(PKGS)
+
+vet:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
+	$(GO) vet $(PKGS)
+
+lint: vet
+
+fmt:
+	gofmt -w $$(git ls-files '*.go')
+
+# The rack on one machine, on loopback, with the embedded default configuration.
+demo: build
+	./$(BIN) demo
+
+bench: build
+	./$(BIN) bench all
+
+fuzz:
+	$(GO) test ./wire -run '^$$' -fuzz FuzzHeader -fuzztime 30s
+
+clean:
+	rm -rf bin

@@ -1,0 +1,28 @@
+// Command netlock is the single netlock binary: lock server, demo, benchmarks, P4 tools and the
+// software switch, each a subcommand. Every subcommand lives in its own file and registers itself
+// with addCommand from an init function.
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+)
+
+var rootCmd = &cobra.Command{
+	Use:           "netlock",
+	Short:         "netlock: a switch-accelerated lock manager (NetLock) in Go",
+	SilenceUsage:  true,
+	SilenceErrors: true,
+}
+
+// addCommand registers a subcommand; called from init functions of the files in this package.
+func addCommand(c *cobra.Command) { rootCmd.AddCommand(c) }
+
+func main() {
+	if err := rootCmd.Execute(); err != nil {
+		fmt.Fprintln(os.Stderr, "netlock:", err)
+		os.Exit(1)
+	}
+}
