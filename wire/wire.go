@@ -316,7 +316,7 @@ func (h Header) Decode(f *Fields) {
 		Tenant: h.Tenant(), Lock: h.Lock(), Txn: h.Txn(), Token: h.Token(), Timestamp: h.Timestamp(),
 		LeaseMicros: h.LeaseMicros(), Slots: h.Slots(),
 	}
-	if h.Has(FlagForwarded) || h.ClientPort() != 0 {
+	if h.Has(FlagForwarded) || h.ClientPort() != 0 || h.ClientIPRaw() != [4]byte{} {
 		f.Client = h.ClientAddr()
 	}
 }
