@@ -1,0 +1,87 @@
+package lockcore
+
+import (
+	"net/netip"
+	"testing"
+	"time"
+
+	"github.com/netlock-go/netlock/wire"
+)
+
+// pairLoop runs n acquire+release pairs of txn-distinct exclusive requests over nlocks locks.
+func pairLoop(c *Core, n int, nlocks uint32, out []Effect) []Effect {
+	acq := &Request{From: netip.MustParseAddrPort("10.0.0.1:5000")}
+	acq.Op, acq.Mode = wire.OpAcquire, wire.Exclusive
+	rel := &Request{From: acq.From}
+	rel.Op, rel.Mode = wire.OpRelease, wire.Exclusive
+	now := int64(time.Second)
+	for i := 0; i < n; i++ {
+		lock := uint32(i) % nlocks
+		acq.Lock, acq.Txn = lock, uint64(i+1)
+		out = c.Step(now, acq, out[:0])
+		rel.Lock, rel.Txn, rel.Token = lock, acq.Txn, out[0].Msg.Token
+		out = c.Step(now, rel, out[:0])
+	}
+	return out
+}
+
+// BenchmarkAcquireRelease measures uncontended exclusive acquire+release pairs, the unit of the
+// DESIGN target (>= 10M pairs/s per core, 0 allocs/op).
+func BenchmarkAcquireRelease(b *testing.B) {
+	c := mustCore(b, Config{})
+	out := pairLoop(c, 4096, 1024, make([]Effect, 0, 8)) // warm the free list and the map
+	b.ReportAllocs()
+	b.ResetTimer()
+	pairLoop(c, b.N, 1024, out)
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "pairs/s")
+}
+
+// BenchmarkSharedContended measures a lock held shared by many txns while an exclusive waiter
+// queues behind them and is granted when they leave: 16 shared acquires, 1 exclusive acquire,
+// 16 shared releases, 1 exclusive release per iteration.
+func BenchmarkSharedContended(b *testing.B) {
+	c := mustCore(b, Config{})
+	from := netip.MustParseAddrPort("10.0.0.1:5000")
+	out := make([]Effect, 0, 64)
+	r := &Request{From: from}
+	var tokens [17]uint64
+	b.ReportAllocs()
+	b.ResetTimer()
+	txn := uint64(1)
+	for i := 0; i < b.N; i++ {
+		base := txn
+		r.Op, r.Lock, r.Token = wire.OpAcquire, 7, 0
+		for k := 0; k < 17; k++ {
+			r.Txn, r.Mode = txn, wire.Shared
+			if k == 16 {
+				r.Mode = wire.Exclusive
+			}
+			txn++
+			out = c.Step(0, r, out[:0])
+			if k < 16 {
+				tokens[k] = out[0].Msg.Token
+			}
+		}
+		r.Op = wire.OpRelease
+		for k := 0; k < 16; k++ {
+			r.Txn, r.Mode, r.Token = base+uint64(k), wire.Shared, tokens[k]
+			out = c.Step(0, r, out[:0])
+		}
+		tokens[16] = out[len(out)-1].Msg.Token
+		r.Txn, r.Mode, r.Token = base+16, wire.Exclusive, tokens[16]
+		out = c.Step(0, r, out[:0])
+	}
+	b.ReportMetric(float64(b.N*34)/b.Elapsed().Seconds(), "ops/s")
+}
+
+func TestSteadyStateAllocs(t *testing.T) {
+	c := mustCore(t, Config{})
+	out := pairLoop(c, 4096, 1024, make([]Effect, 0, 8))
+	if n := testing.AllocsPerRun(100, func() { out = pairLoop(c, 64, 1024, out) }); n != 0 {
+		t.Fatalf("acquire+release allocates %v times per 64 pairs, want 0", n)
+	}
+	var now int64
+	if n := testing.AllocsPerRun(100, func() { now += int64(time.Millisecond); out = c.Expire(now, out[:0]) }); n != 0 {
+		t.Fatalf("Expire allocates %v times, want 0", n)
+	}
+}

@@ -1,0 +1,42 @@
+// Package lockcore is netlock's lock semantics: one pure, single-threaded state machine shared by the
+// lock server, the oracle the P4 program is tested against, and the tests.
+//
+// A [Core] takes requests ([Core.Step]) and the passage of time ([Core.Expire]) and returns effects:
+// the packets its caller must send ([Effect]). It does no I/O, starts no goroutines and reads no
+// clock; time is an int64 count of nanoseconds supplied by the caller. A Core is not safe for
+// concurrent use; the lock server gives each shard its own Core.
+//
+// # Rules (DESIGN 4.2, NetLock Algorithm 2)
+//
+// Per lock there are holders (all shared, or one exclusive) and waiters, ordered by priority (0 is
+// highest) and, within a priority, by arrival. A waiter is granted when every waiter before it has
+// been granted and its mode is compatible with the holders: exclusive when there are no holders,
+// shared when no exclusive request holds the lock. Invariant after every call: the first waiter of a
+// lock, if any, is not grantable. A new request is therefore granted at once exactly when it would
+// become the first waiter and is compatible; otherwise it waits, and inserting it never unblocks
+// anyone else. Releases, withdrawals and lease expiries re-examine the head, which grants a run of
+// shared waiters together after an exclusive holder leaves (NetLock's exclusive -> shared case).
+//
+// Strict priorities follow NetLock section 4.4: a shared request is granted at once if no exclusive
+// request holds the lock or waits at the same or a higher priority; a low priority can starve under a
+// steady stream of higher-priority requests, as in the paper.
+//
+// Releases are checked: a holder must name its txn and fencing token; a waiting txn may withdraw with
+// token 0. NetLock's switch dequeues the queue head without checking (sound for its trusted clients
+// because shared releases commute); the server refuses releases from non-holders.
+//
+// Fencing tokens are drawn from one counter per Core, starting at Config.TokenBase: every grant's
+// token is larger than every earlier grant's token of the same Core, hence of the same lock.
+//
+// Leases start at the grant. Expired holders are removed by [Core.Expire], which grants onward and
+// tells the old holder. Expire walks the locks that have holders, but only when the earliest deadline
+// it knows of has passed, so a sweep costs nothing while nothing can expire.
+//
+// A lock without requests keeps its state (and the txn of its last release, which filters late
+// retransmissions) until the second Expire after it became idle; then its memory is recycled.
+//
+// The overflow role (q2) of NetLock section 4.3: for switch-resident locks the switch forwards
+// acquires it cannot queue as OpOverflow; the Core buffers them per lock in (priority, arrival)
+// order and never grants them. An OpQueueEmpty announcing n free switch slots is answered with at
+// most n OpPushBack effects addressed to the switch.
+package lockcore

@@ -1,0 +1,536 @@
+package lockcore
+
+import (
+	"cmp"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"net/netip"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/netlock-go/netlock/wire"
+)
+
+var seedFlag = flag.Uint64("seed", 0, "seed for randomized tests (0: time-based)")
+
+// model is a trivially correct lock manager: per lock one list of all requests, re-sorted and
+// re-examined from scratch after every change. It defines what Core must do.
+type model struct {
+	cfg      Config
+	locks    map[uint32]*mlock
+	token    uint64
+	tenants  map[uint16]*tenantState
+	unpaused bool
+	gen      uint64
+}
+
+type mreq struct {
+	entry
+	seq     int
+	granted bool
+}
+
+type mlock struct {
+	reqs         []*mreq
+	buf          []*mreq
+	lastReleased uint64
+	idle         bool
+	idleGen      uint64
+}
+
+func newModel(cfg Config) *model {
+	if err := cfg.validate(); err != nil {
+		panic(err)
+	}
+	return &model{cfg: cfg, locks: map[uint32]*mlock{}, tenants: map[uint16]*tenantState{}}
+}
+
+var mseq int
+
+func (m *model) lock(id uint32) *mlock {
+	if m.locks[id] == nil {
+		m.locks[id] = &mlock{}
+	}
+	m.locks[id].idle = false
+	return m.locks[id]
+}
+
+// gc marks an idle lock; it is forgotten (with its lastReleased) at the second expire after.
+func (m *model) gc(id uint32) {
+	if l := m.locks[id]; l != nil && !l.idle && len(l.reqs) == 0 && len(l.buf) == 0 {
+		l.idle, l.idleGen = true, m.gen
+	}
+}
+
+func (m *model) quotaOn() bool { return len(m.cfg.Quotas) > 0 || m.cfg.DefaultQuota != (Quota{}) }
+
+func (m *model) tenant(id uint16) *tenantState {
+	if m.tenants[id] == nil {
+		q, ok := m.cfg.Quotas[id]
+		if !ok {
+			q = m.cfg.DefaultQuota
+		}
+		m.tenants[id] = &tenantState{q: q}
+	}
+	return m.tenants[id]
+}
+
+func (m *model) leave(id uint16) {
+	if m.quotaOn() {
+		m.tenant(id).outstanding--
+	}
+}
+
+func (m *model) send(out *[]Effect, e Effect) { *out = append(*out, e) }
+
+func (m *model) grantFX(lock uint32, r *mreq) Effect {
+	f := wire.Fields{Op: wire.OpGrant, Mode: r.mode, Priority: r.prio, Tenant: r.tenant, Lock: lock,
+		Txn: r.txn, Token: r.token, Timestamp: r.ts, LeaseMicros: r.lease}
+	if r.fwd {
+		f.Flags, f.Client = wire.FlagForwarded, r.to
+	}
+	return Effect{To: r.to, Msg: f}
+}
+
+func (m *model) rejectFX(lock uint32, r *mreq, s wire.Status) Effect {
+	f := wire.Fields{Op: wire.OpReject, Mode: r.mode, Status: s, Priority: r.prio, Tenant: r.tenant,
+		Lock: lock, Txn: r.txn, Token: r.token, Timestamp: r.ts}
+	if r.fwd {
+		f.Flags, f.Client = wire.FlagForwarded, r.to
+	}
+	return Effect{To: r.to, Msg: f}
+}
+
+func reqFX(r *Request, op wire.Op, flags wire.Flags, s wire.Status) Effect {
+	to, fwd := replyTo(r)
+	f := wire.Fields{Op: op, Mode: r.Mode, Flags: flags, Status: s, Priority: r.Priority, Tenant: r.Tenant,
+		Lock: r.Lock, Txn: r.Txn, Token: r.Token, Timestamp: r.Timestamp}
+	if fwd {
+		f.Flags |= wire.FlagForwarded
+		f.Client = to
+	}
+	return Effect{To: to, Msg: f}
+}
+
+// settle grants, in (priority, arrival) order, every waiter whose predecessors are all granted and
+// that is compatible with the holders.
+func (m *model) settle(now int64, id uint32, l *mlock, out *[]Effect) {
+	if now < m.cfg.GrantAfter {
+		return
+	}
+	var waiting []*mreq
+	holdX, holders := false, 0
+	for _, r := range l.reqs {
+		if r.granted {
+			holders++
+			holdX = holdX || r.mode == wire.Exclusive
+		} else {
+			waiting = append(waiting, r)
+		}
+	}
+	slices.SortStableFunc(waiting, func(a, b *mreq) int {
+		return cmp.Or(cmp.Compare(a.prio, b.prio), cmp.Compare(a.seq, b.seq))
+	})
+	for _, r := range waiting {
+		ok := holders == 0 || (!holdX && r.mode == wire.Shared)
+		if !ok {
+			return
+		}
+		m.token++
+		r.granted, r.token = true, m.token
+		r.deadline = now + int64(r.lease)*int64(time.Microsecond)
+		holders++
+		holdX = r.mode == wire.Exclusive
+		m.send(out, m.grantFX(id, r))
+	}
+}
+
+func (m *model) find(l *mlock, txn uint64) int {
+	return slices.IndexFunc(l.reqs, func(r *mreq) bool { return r.txn == txn })
+}
+
+func (m *model) step(now int64, r *Request) []Effect {
+	var out []Effect
+	m.unpause(now, &out)
+	to, fwd := replyTo(r)
+	switch r.Op {
+	case wire.OpAcquire:
+		if r.Txn == 0 || int(r.Priority) >= m.cfg.Priorities {
+			m.send(&out, reqFX(r, wire.OpReject, 0, wire.StatusBadRequest))
+			return out
+		}
+		l := m.lock(r.Lock)
+		if i := m.find(l, r.Txn); i >= 0 {
+			if l.reqs[i].granted {
+				m.send(&out, m.grantFX(r.Lock, l.reqs[i]))
+			}
+			return out
+		}
+		if r.Flags&wire.FlagRetry != 0 && l.lastReleased == r.Txn {
+			m.gc(r.Lock)
+			return out
+		}
+		if m.quotaOn() && !(&Core{tenants: m.tenants, cfg: m.cfg}).admitTenant(now, r.Tenant) {
+			m.gc(r.Lock)
+			m.send(&out, reqFX(r, wire.OpReject, 0, wire.StatusQuota))
+			return out
+		}
+		mseq++
+		nr := &mreq{seq: mseq, entry: entry{txn: r.Txn, ts: r.Timestamp, to: to, tenant: r.Tenant,
+			prio: r.Priority, mode: r.Mode, fwd: fwd}}
+		nr.lease = uint32(m.cfg.DefaultLease / time.Microsecond)
+		if r.LeaseMicros != 0 {
+			nr.lease = uint32(min(time.Duration(r.LeaseMicros)*time.Microsecond, m.cfg.MaxLease) / time.Microsecond)
+		}
+		l.reqs = append(l.reqs, nr)
+		m.settle(now, r.Lock, l, &out)
+		if !nr.granted {
+			waiting := 0
+			for _, q := range l.reqs {
+				if !q.granted {
+					waiting++
+				}
+			}
+			try := r.Flags&wire.FlagTry != 0
+			if try || (m.cfg.MaxWaiters > 0 && waiting > m.cfg.MaxWaiters) {
+				l.reqs = l.reqs[:len(l.reqs)-1]
+				m.leave(r.Tenant)
+				m.gc(r.Lock)
+				s := wire.StatusQueueFull
+				if try {
+					s = wire.StatusWouldBlock
+				}
+				m.send(&out, reqFX(r, wire.OpReject, 0, s))
+			}
+		}
+	case wire.OpRelease:
+		l := m.locks[r.Lock]
+		if l == nil {
+			m.send(&out, reqFX(r, wire.OpReject, 0, wire.StatusNotHolder))
+			return out
+		}
+		i := m.find(l, r.Txn)
+		if i < 0 || (l.reqs[i].granted && l.reqs[i].token != r.Token) || (!l.reqs[i].granted && r.Token != 0) {
+			m.gc(r.Lock)
+			m.send(&out, reqFX(r, wire.OpReject, 0, wire.StatusNotHolder))
+			return out
+		}
+		q := l.reqs[i]
+		l.reqs = slices.Delete(l.reqs, i, i+1)
+		if q.granted {
+			l.lastReleased = r.Txn
+		}
+		m.leave(q.tenant)
+		m.send(&out, reqFX(r, wire.OpRelease, wire.FlagReply, 0))
+		m.settle(now, r.Lock, l, &out)
+		m.gc(r.Lock)
+	case wire.OpLeaseProbe:
+		l := m.locks[r.Lock]
+		i := -1
+		if l != nil {
+			i = m.find(l, r.Txn)
+		}
+		if i < 0 || !l.reqs[i].granted || l.reqs[i].token != r.Token {
+			m.send(&out, reqFX(r, wire.OpReject, 0, wire.StatusNotHolder))
+			return out
+		}
+		q := l.reqs[i]
+		q.deadline = now + int64(q.lease)*int64(time.Microsecond)
+		if r.Timestamp != 0 {
+			q.ts = r.Timestamp
+		}
+		e := reqFX(r, wire.OpLeaseProbe, wire.FlagReply, 0)
+		e.Msg.LeaseMicros = q.lease
+		m.send(&out, e)
+	case wire.OpOverflow:
+		if r.Txn == 0 || int(r.Priority) >= m.cfg.Priorities {
+			m.send(&out, reqFX(r, wire.OpReject, 0, wire.StatusBadRequest))
+			return out
+		}
+		l := m.lock(r.Lock)
+		if slices.IndexFunc(l.buf, func(q *mreq) bool { return q.txn == r.Txn }) >= 0 {
+			return out
+		}
+		mseq++
+		l.buf = append(l.buf, &mreq{seq: mseq, entry: entry{txn: r.Txn, ts: r.Timestamp, to: to,
+			tenant: r.Tenant, prio: r.Priority, mode: r.Mode, fwd: fwd,
+			lease: uint32(m.cfg.DefaultLease / time.Microsecond)}})
+		slices.SortStableFunc(l.buf, func(a, b *mreq) int {
+			return cmp.Or(cmp.Compare(a.prio, b.prio), cmp.Compare(a.seq, b.seq))
+		})
+	case wire.OpQueueEmpty:
+		l := m.locks[r.Lock]
+		if l == nil {
+			return out
+		}
+		n := min(int(r.Slots), len(l.buf))
+		for _, q := range l.buf[:n] {
+			m.send(&out, Effect{To: r.From, Msg: wire.Fields{Op: wire.OpPushBack, Mode: q.mode,
+				Flags: wire.FlagForwarded, Priority: q.prio, Tenant: q.tenant, Lock: r.Lock, Txn: q.txn,
+				Timestamp: q.ts, LeaseMicros: q.lease, Client: q.to}})
+		}
+		l.buf = l.buf[n:]
+		m.gc(r.Lock)
+	}
+	return out
+}
+
+// unpause examines every lock at the first event at or after the grace period.
+func (m *model) unpause(now int64, out *[]Effect) {
+	if m.cfg.GrantAfter > 0 && now >= m.cfg.GrantAfter && !m.unpaused {
+		m.unpaused = true
+		for id, l := range m.locks {
+			m.settle(now, id, l, out)
+		}
+	}
+}
+
+func (m *model) expire(now int64) []Effect {
+	var out []Effect
+	m.gen++
+	for id, l := range m.locks {
+		if l.idle && l.idleGen+1 < m.gen {
+			delete(m.locks, id)
+		}
+	}
+	m.unpause(now, &out)
+	for id, l := range m.locks {
+		changed := false
+		for i := 0; i < len(l.reqs); {
+			q := l.reqs[i]
+			if q.granted && q.deadline <= now {
+				m.send(&out, m.rejectFX(id, q, wire.StatusLeaseExpired))
+				m.leave(q.tenant)
+				l.reqs = slices.Delete(l.reqs, i, i+1)
+				changed = true
+				continue
+			}
+			i++
+		}
+		if changed {
+			m.settle(now, id, l, &out)
+		}
+		m.gc(id)
+	}
+	return out
+}
+
+// canon sorts effects and clears tokens: the order of effects across locks within one call and the
+// token values handed out across locks in one Expire are not part of the contract.
+func canon(es []Effect) []string {
+	var s []string
+	for _, e := range es {
+		e.Msg.Token = 0
+		s = append(s, e.To.String()+" "+e.Msg.String())
+	}
+	slices.Sort(s)
+	return s
+}
+
+func TestCoreAgainstModel(t *testing.T) {
+	seed := *seedFlag
+	if seed == 0 {
+		seed = uint64(time.Now().UnixNano())
+	}
+	t.Logf("seed %d (rerun with go test ./lockcore -run CoreAgainstModel -seed %d)", seed, seed)
+	rng := rand.New(rand.NewPCG(seed, 0x6e65746c6f636b))
+	runs, steps := 300, 400
+	if testing.Short() {
+		runs = 50
+	}
+	for run := 0; run < runs; run++ {
+		cfg := Config{DefaultLease: 40 * time.Millisecond, MaxLease: 100 * time.Millisecond, Priorities: 3}
+		if rng.IntN(3) == 0 {
+			cfg.MaxWaiters = 1 + rng.IntN(3)
+		}
+		if rng.IntN(3) == 0 {
+			cfg.Quotas = map[uint16]Quota{1: {MaxOutstanding: 1 + rng.IntN(4)}, 2: {MaxRate: 1 + rng.IntN(6)}}
+		}
+		if rng.IntN(4) == 0 {
+			cfg.GrantAfter = int64(time.Duration(rng.IntN(50)) * time.Millisecond)
+		}
+		core := mustCore(t, cfg)
+		m := newModel(cfg)
+		var now int64
+		tokens := map[uint32]uint64{} // last token granted per lock, as seen in effects
+		for step := 0; step < steps; step++ {
+			var got, want []Effect
+			var what string
+			if rng.IntN(8) == 0 {
+				now += int64(time.Duration(rng.IntN(30)) * time.Millisecond)
+				what = fmt.Sprintf("advance to %v", time.Duration(now))
+				got, want = core.Expire(now, nil), m.expire(now)
+			} else {
+				r := randomRequest(rng, m, now)
+				what = fmt.Sprintf("%s from %s", r.Fields.String(), r.From)
+				got, want = core.Step(now, r, nil), m.step(now, r)
+			}
+			if g, w := canon(got), canon(want); !slices.Equal(g, w) {
+				t.Fatalf("seed %d run %d step %d (%s):\ncore:  %q\nmodel: %q", seed, run, step, what, g, w)
+			}
+			for _, e := range got {
+				if e.Msg.Op != wire.OpGrant {
+					continue
+				}
+				// The model adopts the core's token values (their order across locks within one
+				// Expire is not part of the contract); their growth is checked here.
+				if l := m.locks[e.Msg.Lock]; l != nil {
+					if i := m.find(l, e.Msg.Txn); i >= 0 {
+						l.reqs[i].token = e.Msg.Token
+					}
+				}
+				if e.Msg.Token <= tokens[e.Msg.Lock] && !(e.Msg.Token == tokens[e.Msg.Lock] && e.Msg.Token != 0) {
+					// A re-sent grant repeats its token; a new one must exceed every earlier one.
+					if !isHolderToken(core, e.Msg.Lock, e.Msg.Txn, e.Msg.Token) {
+						t.Fatalf("seed %d run %d step %d: token %d of lock %d not above %d",
+							seed, run, step, e.Msg.Token, e.Msg.Lock, tokens[e.Msg.Lock])
+					}
+				}
+				tokens[e.Msg.Lock] = max(tokens[e.Msg.Lock], e.Msg.Token)
+			}
+			checkInvariants(t, core, m, fmt.Sprintf("seed %d run %d step %d", seed, run, step))
+		}
+	}
+}
+
+func isHolderToken(c *Core, lock uint32, txn, token uint64) bool {
+	info, _ := c.Inspect(lock)
+	for _, h := range info.Holders {
+		if h.Txn == txn && h.Token == token {
+			return true
+		}
+	}
+	return false
+}
+
+func randomRequest(rng *rand.Rand, m *model, now int64) *Request {
+	r := &Request{}
+	r.Lock = uint32(1 + rng.IntN(3))
+	r.Txn = uint64(rng.IntN(10)) // 0 is a bad request
+	r.Mode = wire.Mode(rng.IntN(2))
+	r.Priority = uint8(rng.IntN(4)) // 3 is out of range
+	r.Tenant = uint16(rng.IntN(3))
+	r.Timestamp = uint64(now)
+	r.From = clientAddr(int(r.Txn%4) + 1)
+	if rng.IntN(5) == 0 {
+		r.Flags |= wire.FlagForwarded
+		r.Client, r.From = r.From, switchAddr
+	}
+	switch k := rng.IntN(20); {
+	case k < 9:
+		r.Op = wire.OpAcquire
+		if rng.IntN(6) == 0 {
+			r.Flags |= wire.FlagTry
+		}
+		if rng.IntN(6) == 0 {
+			r.Flags |= wire.FlagRetry
+		}
+		if rng.IntN(3) == 0 {
+			r.LeaseMicros = uint32(rng.IntN(150_000))
+		}
+	case k < 16:
+		r.Op = wire.OpRelease
+		if l := m.locks[r.Lock]; l != nil {
+			if i := m.find(l, r.Txn); i >= 0 {
+				r.Token = l.reqs[i].token
+			}
+		}
+		if rng.IntN(8) == 0 {
+			r.Token += uint64(rng.IntN(3))
+		}
+	case k < 17:
+		r.Op = wire.OpLeaseProbe
+		if l := m.locks[r.Lock]; l != nil {
+			if i := m.find(l, r.Txn); i >= 0 {
+				r.Token = l.reqs[i].token
+			}
+		}
+	case k < 19:
+		r.Op = wire.OpOverflow
+		r.Flags |= wire.FlagForwarded
+		r.Client, r.From = clientAddr(int(r.Txn%4)+1), switchAddr
+		r.Lock += 10 // switch-resident locks are disjoint from server-owned ones
+		r.Priority %= 3
+	default:
+		r.Op = wire.OpQueueEmpty
+		r.From, r.Flags = switchAddr, 0
+		r.Lock += 10
+		r.Slots = uint16(rng.IntN(4))
+	}
+	return r
+}
+
+// checkInvariants compares the core's lock states with the model's and checks mutual exclusion.
+func checkInvariants(t *testing.T, c *Core, m *model, where string) {
+	t.Helper()
+	ids := c.Locks()
+	var mids []uint32
+	for id, l := range m.locks {
+		if !l.idle {
+			mids = append(mids, id)
+		}
+	}
+	slices.Sort(mids)
+	if !slices.Equal(ids, mids) {
+		t.Fatalf("%s: core locks %v, model locks %v", where, ids, mids)
+	}
+	st := c.Stats()
+	holders, waiters, buffered := 0, 0, 0
+	for _, id := range ids {
+		info, _ := c.Inspect(id)
+		l := m.locks[id]
+		x, s := 0, 0
+		for _, h := range info.Holders {
+			if h.Mode == wire.Exclusive {
+				x++
+			} else {
+				s++
+			}
+		}
+		if x > 1 || (x == 1 && s > 0) {
+			t.Fatalf("%s: lock %d has %d exclusive and %d shared holders", where, id, x, s)
+		}
+		var mh, mw []uint64
+		var wait []*mreq
+		for _, q := range l.reqs {
+			if q.granted {
+				mh = append(mh, q.txn)
+			} else {
+				wait = append(wait, q)
+			}
+		}
+		slices.SortStableFunc(wait, func(a, b *mreq) int {
+			return cmp.Or(cmp.Compare(a.prio, b.prio), cmp.Compare(a.seq, b.seq))
+		})
+		for _, q := range wait {
+			mw = append(mw, q.txn)
+		}
+		var ch, cw []uint64
+		for _, h := range info.Holders {
+			ch = append(ch, h.Txn)
+		}
+		for _, w := range info.Waiters {
+			cw = append(cw, w.Txn)
+		}
+		slices.Sort(ch)
+		slices.Sort(mh)
+		if !slices.Equal(ch, mh) || !slices.Equal(cw, mw) {
+			t.Fatalf("%s: lock %d: core holders %v waiters %v; model holders %v waiters %v",
+				where, id, ch, cw, mh, mw)
+		}
+		if len(info.Buffered) != len(l.buf) {
+			t.Fatalf("%s: lock %d: core buffers %d, model %d", where, id, len(info.Buffered), len(l.buf))
+		}
+		holders += len(ch)
+		waiters += len(cw)
+		buffered += len(info.Buffered)
+	}
+	if st.Holders != holders || st.Waiters != waiters || st.Buffered != buffered || st.Locks != len(ids) {
+		t.Fatalf("%s: gauges %+v disagree with state (holders %d waiters %d buffered %d locks %d)",
+			where, st, holders, waiters, buffered, len(ids))
+	}
+}
+
+var _ = netip.AddrPort{}

@@ -1,0 +1,361 @@
+package lockcore
+
+// Scenario tests: each file in testdata/ is a sequence of commands run against one Core, with the
+// effects of each command as its expected output (github.com/cockroachdb/datadriven). Regenerate the
+// expectations with `go test ./lockcore -run Scenarios -rewrite` and review the diff.
+//
+// Grammar (one command per block; arguments are key=value, durations in Go syntax):
+//
+//	config [lease=DUR] [maxlease=DUR] [prio=N] [maxwaiters=N] [grant-after=DUR]
+//	       [quota=TENANT:OUTSTANDING:RATE ...] [default-quota=OUTSTANDING:RATE]
+//	    Starts a fresh Core at time 0 with TokenBase 0 (the first token is 1). Files start with it;
+//	    without it a default Core is used.
+//	acquire c=N lock=L txn=T mode=S|X [prio=P] [tenant=N] [lease=DUR] [try] [retry] [fwd]
+//	    Client cN (10.0.0.N:5000) asks for lock L. With fwd the packet comes from the switch
+//	    (sw1) carrying cN as the original client.
+//	release c=N lock=L txn=T [token=K]
+//	    Without token: the txn's current token if it holds the lock, else 0 (withdraw).
+//	probe c=N lock=L txn=T [token=K] [lease=DUR]
+//	overflow c=N lock=L txn=T mode=S|X [prio=P]
+//	    The switch (sw1) forwards an acquire of cN it could not queue.
+//	queue-empty lock=L slots=N
+//	    The switch (sw1) announces that lock L's switch queue drained with N free slots.
+//	admin ping|sweep|reset [lock=L]
+//	advance DUR
+//	    Moves the clock forward and runs Expire.
+//	state [lock=L]
+//	    Prints holders (H), waiters (W) and buffered requests (B) of one lock or of all locks.
+//	stats
+//
+// Output: one line per effect, "DEST <- MESSAGE", where DEST is cN or sw1 and MESSAGE is
+// wire.Fields.String(); "(none)" when there is no effect.
+
+import (
+	"fmt"
+	"net/netip"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/datadriven"
+
+	"github.com/netlock-go/netlock/wire"
+)
+
+var switchAddr = netip.MustParseAddrPort("10.1.0.1:8888")
+
+func clientAddr(n int) netip.AddrPort {
+	return netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 0, 0, byte(n)}), 5000)
+}
+
+func addrName(a netip.AddrPort) string {
+	if a == switchAddr {
+		return "sw1"
+	}
+	b := a.Addr().As4()
+	if b[0] == 10 && b[1] == 0 && b[2] == 0 && a.Port() == 5000 {
+		return fmt.Sprintf("c%d", b[3])
+	}
+	return a.String()
+}
+
+type scenario struct {
+	core *Core
+	now  int64
+}
+
+func TestScenarios(t *testing.T) {
+	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
+		s := &scenario{}
+		s.core = mustCore(t, Config{})
+		datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
+			out, err := s.run(d)
+			if err != nil {
+				d.Fatalf(t, "%v", err)
+			}
+			return out
+		})
+	})
+}
+
+func mustCore(t testing.TB, cfg Config) *Core {
+	t.Helper()
+	c, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+type args map[string]string
+
+func parseArgs(d *datadriven.TestData) args {
+	a := args{}
+	for _, ca := range d.CmdArgs {
+		a[ca.Key] = strings.Join(ca.Vals, ",")
+	}
+	return a
+}
+
+func (a args) has(k string) bool { _, ok := a[k]; return ok }
+
+func (a args) uint(k string, def uint64) (uint64, error) {
+	v, ok := a[k]
+	if !ok {
+		return def, nil
+	}
+	n, err := strconv.ParseUint(v, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%s=%q: %w", k, v, err)
+	}
+	return n, nil
+}
+
+func (a args) dur(k string) (time.Duration, error) {
+	v, ok := a[k]
+	if !ok {
+		return 0, nil
+	}
+	return time.ParseDuration(v)
+}
+
+func (s *scenario) run(d *datadriven.TestData) (string, error) {
+	a := parseArgs(d)
+	var effects []Effect
+	switch d.Cmd {
+	case "config":
+		return "", s.config(a)
+	case "advance":
+		if len(d.CmdArgs) != 1 {
+			return "", fmt.Errorf("advance takes one duration")
+		}
+		dur, err := time.ParseDuration(d.CmdArgs[0].Key)
+		if err != nil {
+			return "", err
+		}
+		s.now += int64(dur)
+		effects = s.core.Expire(s.now, nil)
+	case "state":
+		return s.state(a)
+	case "stats":
+		st := s.core.Stats()
+		return fmt.Sprintf("locks=%d holders=%d waiters=%d buffered=%d grants=%d queued=%d released=%d "+
+			"withdrawn=%d expired=%d renewed=%d overflowed=%d pushed=%d duplicates=%d\n",
+			st.Locks, st.Holders, st.Waiters, st.Buffered, st.Grants, st.Queued, st.Released,
+			st.Withdrawn, st.Expired, st.Renewed, st.Overflowed, st.PushedBack, st.Duplicates), nil
+	case "admin":
+		r := &Request{From: switchAddr}
+		r.Op = wire.OpAdmin
+		switch {
+		case a.has("ping"):
+			r.Status = wire.AdminPing
+		case a.has("sweep"):
+			r.Status = wire.AdminSweep
+		case a.has("reset"):
+			r.Status = wire.AdminResetLock
+		default:
+			r.Status = 99
+		}
+		l, err := a.uint("lock", 0)
+		if err != nil {
+			return "", err
+		}
+		r.Lock = uint32(l)
+		effects = s.core.Step(s.now, r, nil)
+	default:
+		r, err := s.request(d.Cmd, a)
+		if err != nil {
+			return "", err
+		}
+		effects = s.core.Step(s.now, r, nil)
+	}
+	return render(effects), nil
+}
+
+func render(effects []Effect) string {
+	if len(effects) == 0 {
+		return "(none)\n"
+	}
+	var b strings.Builder
+	for i := range effects {
+		m := effects[i].Msg
+		line := m.String()
+		if m.Client.IsValid() {
+			line = strings.Replace(line, "client="+m.Client.String(), "client="+addrName(m.Client), 1)
+		}
+		fmt.Fprintf(&b, "%s <- %s\n", addrName(effects[i].To), line)
+	}
+	return b.String()
+}
+
+func (s *scenario) config(a args) error {
+	var cfg Config
+	var err error
+	if cfg.DefaultLease, err = a.dur("lease"); err != nil {
+		return err
+	}
+	if cfg.MaxLease, err = a.dur("maxlease"); err != nil {
+		return err
+	}
+	p, err := a.uint("prio", 0)
+	if err != nil {
+		return err
+	}
+	cfg.Priorities = int(p)
+	mw, err := a.uint("maxwaiters", 0)
+	if err != nil {
+		return err
+	}
+	cfg.MaxWaiters = int(mw)
+	ga, err := a.dur("grant-after")
+	if err != nil {
+		return err
+	}
+	cfg.GrantAfter = int64(ga)
+	parseQuota := func(v string) (Quota, error) {
+		var q Quota
+		_, err := fmt.Sscanf(v, "%d:%d", &q.MaxOutstanding, &q.MaxRate)
+		return q, err
+	}
+	if v, ok := a["quota"]; ok {
+		cfg.Quotas = map[uint16]Quota{}
+		for _, one := range strings.Split(v, ",") {
+			var t uint16
+			i := strings.IndexByte(one, ':')
+			if i < 0 {
+				return fmt.Errorf("quota %q: want TENANT:OUT:RATE", one)
+			}
+			if _, err := fmt.Sscanf(one[:i], "%d", &t); err != nil {
+				return err
+			}
+			q, err := parseQuota(one[i+1:])
+			if err != nil {
+				return fmt.Errorf("quota %q: %w", one, err)
+			}
+			cfg.Quotas[t] = q
+		}
+	}
+	if v, ok := a["default-quota"]; ok {
+		if cfg.DefaultQuota, err = parseQuota(v); err != nil {
+			return err
+		}
+	}
+	c, err := New(cfg)
+	if err != nil {
+		return err
+	}
+	s.core, s.now = c, 0
+	return nil
+}
+
+func (s *scenario) request(cmd string, a args) (*Request, error) {
+	r := &Request{}
+	switch cmd {
+	case "acquire":
+		r.Op = wire.OpAcquire
+	case "release":
+		r.Op = wire.OpRelease
+	case "probe":
+		r.Op = wire.OpLeaseProbe
+	case "overflow":
+		r.Op = wire.OpOverflow
+	case "queue-empty":
+		r.Op = wire.OpQueueEmpty
+	default:
+		return nil, fmt.Errorf("unknown command %q", cmd)
+	}
+	var err error
+	get := func(k string, def uint64) uint64 {
+		if err != nil {
+			return 0
+		}
+		var v uint64
+		v, err = a.uint(k, def)
+		return v
+	}
+	cl := int(get("c", 0))
+	r.Lock = uint32(get("lock", 0))
+	r.Txn = get("txn", 0)
+	r.Priority = uint8(get("prio", 0))
+	r.Tenant = uint16(get("tenant", 0))
+	r.Slots = uint16(get("slots", 0))
+	if err != nil {
+		return nil, err
+	}
+	switch a["mode"] {
+	case "S":
+		r.Mode = wire.Shared
+	case "X", "":
+		r.Mode = wire.Exclusive
+	default:
+		return nil, fmt.Errorf("mode %q", a["mode"])
+	}
+	lease, err := a.dur("lease")
+	if err != nil {
+		return nil, err
+	}
+	r.LeaseMicros = uint32(lease / time.Microsecond)
+	r.Timestamp = uint64(s.now)
+	r.From = clientAddr(cl)
+	if a.has("try") {
+		r.Flags |= wire.FlagTry
+	}
+	if a.has("retry") {
+		r.Flags |= wire.FlagRetry
+	}
+	if a.has("fwd") || r.Op == wire.OpOverflow {
+		r.Flags |= wire.FlagForwarded
+		r.Client, r.From = clientAddr(cl), switchAddr
+	}
+	if r.Op == wire.OpQueueEmpty {
+		r.From = switchAddr
+	}
+	if r.Op == wire.OpRelease || r.Op == wire.OpLeaseProbe {
+		def := uint64(0)
+		if info, ok := s.core.Inspect(r.Lock); ok {
+			for _, h := range info.Holders {
+				if h.Txn == r.Txn {
+					def = h.Token
+				}
+			}
+		}
+		r.Token = get("token", def)
+	}
+	return r, err
+}
+
+func (s *scenario) state(a args) (string, error) {
+	ids := s.core.Locks()
+	if a.has("lock") {
+		l, err := a.uint("lock", 0)
+		if err != nil {
+			return "", err
+		}
+		ids = []uint32{uint32(l)}
+	}
+	var b strings.Builder
+	for _, id := range ids {
+		info, ok := s.core.Inspect(id)
+		if !ok {
+			fmt.Fprintf(&b, "lock %d: (none)\n", id)
+			continue
+		}
+		fmt.Fprintf(&b, "lock %d:", id)
+		for _, e := range info.Holders {
+			fmt.Fprintf(&b, " H(%s txn=%d token=%d p%d until=%v)", e.Mode, e.Txn, e.Token, e.Priority,
+				time.Duration(e.Deadline))
+		}
+		for _, e := range info.Waiters {
+			fmt.Fprintf(&b, " W(%s txn=%d p%d)", e.Mode, e.Txn, e.Priority)
+		}
+		for _, e := range info.Buffered {
+			fmt.Fprintf(&b, " B(%s txn=%d p%d %s)", e.Mode, e.Txn, e.Priority, addrName(e.To))
+		}
+		b.WriteString("\n")
+	}
+	if b.Len() == 0 {
+		return "(no locks)\n", nil
+	}
+	return b.String(), nil
+}
