@@ -1,0 +1,373 @@
+package client
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync"
+	"sync/atomic"
+
+	"github.com/netlock-go/netlock/wire"
+)
+
+// Client sends lock requests to netlock servers over one UDP socket. It is safe for concurrent
+// use. Close it when done; Close does not release held locks (their leases expire).
+type Client struct {
+	cfg      Config
+	conn     net.PacketConn
+	clientID uint32
+	servers  []net.Addr
+	log      *slog.Logger
+
+	txnSeq atomic.Uint32
+	lastTS atomic.Int64
+
+	mu      sync.Mutex
+	entries map[key]*entry      // guarded by mu
+	routes  map[string]net.Addr // guarded by mu: resolved Route results
+	closed  bool                // guarded by mu
+
+	done      chan struct{} // closed by Close
+	closeOnce sync.Once
+	wg        sync.WaitGroup // the reader, lease loops and withdrawals
+
+	stats struct {
+		sent, retransmits, received, malformed, unknown, strayGrants, dupGrants,
+		overflow, grants, rejects, leaseLost, renewals atomic.Int64
+	}
+}
+
+// Stats counts the client's traffic.
+type Stats struct {
+	// Sent counts datagrams sent, Retransmits the part of them that repeated a request.
+	Sent, Retransmits int64
+	// Received counts well-formed datagrams read; Malformed the ones that failed to parse.
+	Received, Malformed int64
+	// Unknown counts answers for which no request was waiting (late duplicates, mostly).
+	Unknown int64
+	// StrayGrants counts grants for which no request was waiting; each was released at once.
+	StrayGrants int64
+	// DupGrants counts repeated grants of locks already held.
+	DupGrants int64
+	// Overflow counts answers dropped because their waiter's queue was full.
+	Overflow int64
+	// Grants, Rejects, LeaseLost and Renewals count outcomes.
+	Grants, Rejects, LeaseLost, Renewals int64
+}
+
+// key identifies the requests of one transaction on one lock.
+type key struct {
+	lock uint32
+	txn  uint64
+}
+
+// kind is the kind of answer a waiter expects.
+type kind uint8
+
+const (
+	kindAcquire kind = iota // grant or reject
+	kindRelease             // release+reply or reject
+	kindProbe               // lease-probe+reply or reject
+	numKinds
+)
+
+// entry is the client's state for one (lock, txn).
+type entry struct {
+	waiters [numKinds]chan wire.Fields // guarded by Client.mu; nil when nobody waits
+	grant   *Grant                     // guarded by Client.mu; set while the lock is held
+}
+
+// New opens the client's socket and starts its reader.
+func New(cfg Config) (*Client, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	c := &Client{
+		cfg:      cfg,
+		clientID: cfg.ClientID,
+		log:      cfg.Logger,
+		entries:  make(map[key]*entry),
+		routes:   make(map[string]net.Addr),
+		done:     make(chan struct{}),
+	}
+	for _, s := range cfg.Servers {
+		a, err := net.ResolveUDPAddr("udp", s)
+		if err != nil {
+			return nil, fmt.Errorf("client: server %q: %w", s, err)
+		}
+		c.servers = append(c.servers, a)
+	}
+	for c.clientID == 0 {
+		var b [4]byte
+		_, _ = rand.Read(b[:])
+		c.clientID = binary.BigEndian.Uint32(b[:])
+	}
+	la, err := net.ResolveUDPAddr("udp", cfg.Local)
+	if err != nil {
+		return nil, fmt.Errorf("client: local address %q: %w", cfg.Local, err)
+	}
+	uc, err := net.ListenUDP("udp", la)
+	if err != nil {
+		return nil, fmt.Errorf("client: listen: %w", err)
+	}
+	c.conn = uc
+	if cfg.WrapConn != nil {
+		c.conn = cfg.WrapConn(uc)
+	}
+	c.wg.Add(1)
+	go c.readLoop()
+	return c, nil
+}
+
+// LocalAddr returns the address of the client's socket.
+func (c *Client) LocalAddr() net.Addr { return c.conn.LocalAddr() }
+
+// ID returns the client id, the high 32 bits of its transaction ids.
+func (c *Client) ID() uint32 { return c.clientID }
+
+// Close stops the client: pending requests return [ErrClosed], lease renewals stop, the socket is
+// closed, and Close waits for the client's goroutines. Held locks are not released; their leases
+// run out on the servers. Close is idempotent.
+func (c *Client) Close() error {
+	var err error
+	c.closeOnce.Do(func() {
+		c.mu.Lock()
+		c.closed = true
+		c.mu.Unlock()
+		close(c.done)
+		err = c.conn.Close()
+		c.wg.Wait()
+	})
+	return err
+}
+
+// Stats returns the client's counters.
+func (c *Client) Stats() Stats {
+	s := &c.stats
+	return Stats{
+		Sent: s.sent.Load(), Retransmits: s.retransmits.Load(), Received: s.received.Load(),
+		Malformed: s.malformed.Load(), Unknown: s.unknown.Load(), StrayGrants: s.strayGrants.Load(),
+		DupGrants: s.dupGrants.Load(), Overflow: s.overflow.Load(), Grants: s.grants.Load(),
+		Rejects: s.rejects.Load(), LeaseLost: s.leaseLost.Load(), Renewals: s.renewals.Load(),
+	}
+}
+
+// newTxnID returns a fresh transaction id: the client id in the high 32 bits, a counter in the
+// low 32 bits (never 0).
+func (c *Client) newTxnID() uint64 {
+	n := c.txnSeq.Add(1)
+	if n == 0 {
+		n = c.txnSeq.Add(1)
+	}
+	return uint64(c.clientID)<<32 | uint64(n)
+}
+
+// timestamp returns the clock in ns, strictly increasing across calls, so that every request
+// carries a distinct timestamp and a grant can be matched to the attempt it answers.
+func (c *Client) timestamp() int64 {
+	now := c.cfg.Clock.Now().UnixNano()
+	for {
+		last := c.lastTS.Load()
+		if now <= last {
+			now = last + 1
+		}
+		if c.lastTS.CompareAndSwap(last, now) {
+			return now
+		}
+	}
+}
+
+// serverFor returns the address of the server that owns lock.
+func (c *Client) serverFor(lock uint32) (net.Addr, error) {
+	if c.cfg.Route == nil {
+		return c.servers[int(lock%uint32(len(c.servers)))], nil
+	}
+	s := c.cfg.Route(lock)
+	c.mu.Lock()
+	a, ok := c.routes[s]
+	c.mu.Unlock()
+	if ok {
+		return a, nil
+	}
+	ua, err := net.ResolveUDPAddr("udp", s)
+	if err != nil {
+		return nil, fmt.Errorf("client: route of lock %d: %w", lock, err)
+	}
+	c.mu.Lock()
+	c.routes[s] = ua
+	c.mu.Unlock()
+	return ua, nil
+}
+
+// send encodes f and sends it to to.
+func (c *Client) send(to net.Addr, f *wire.Fields) error {
+	var buf [wire.Len]byte
+	wire.Header(buf[:]).Encode(f)
+	c.stats.sent.Add(1)
+	if f.Flags&wire.FlagRetry != 0 {
+		c.stats.retransmits.Add(1)
+	}
+	if _, err := c.conn.WriteTo(buf[:], to); err != nil {
+		if c.isClosed() {
+			return ErrClosed
+		}
+		// A failed send is treated like a lost datagram: the caller retransmits.
+		c.log.Debug("netlock client: send failed", "op", f.Op, "lock", f.Lock, "err", err)
+	}
+	return nil
+}
+
+func (c *Client) isClosed() bool {
+	select {
+	case <-c.done:
+		return true
+	default:
+		return false
+	}
+}
+
+func (c *Client) readLoop() {
+	defer c.wg.Done()
+	buf := make([]byte, 2048)
+	for {
+		n, from, err := c.conn.ReadFrom(buf)
+		if err != nil {
+			if c.isClosed() || errors.Is(err, net.ErrClosed) {
+				return
+			}
+			c.log.Warn("netlock client: read failed", "err", err)
+			continue
+		}
+		h, err := wire.Parse(buf[:n])
+		if err != nil {
+			c.stats.malformed.Add(1)
+			c.log.Debug("netlock client: malformed datagram", "from", from, "err", err)
+			continue
+		}
+		c.stats.received.Add(1)
+		var f wire.Fields
+		h.Decode(&f)
+		c.dispatch(&f, from)
+	}
+}
+
+// dispatch hands f to the request waiting for it.
+func (c *Client) dispatch(f *wire.Fields, from net.Addr) {
+	var after []func()
+	c.mu.Lock()
+	e := c.entries[key{f.Lock, f.Txn}]
+	var target chan wire.Fields
+	switch {
+	case f.Op == wire.OpGrant:
+		switch {
+		case e != nil && e.waiters[kindAcquire] != nil:
+			target = e.waiters[kindAcquire]
+		case e != nil && e.grant != nil && e.grant.token == f.Token:
+			c.stats.dupGrants.Add(1)
+		default:
+			// Nobody waits for this grant (the acquire was abandoned, or the grant is a late
+			// duplicate of one released already): give it back.
+			c.stats.strayGrants.Add(1)
+			rel := wire.Fields{Op: wire.OpRelease, Mode: f.Mode, Lock: f.Lock, Txn: f.Txn, Token: f.Token,
+				Tenant: f.Tenant, Priority: f.Priority, Timestamp: uint64(c.timestamp())}
+			after = append(after, func() { _ = c.send(from, &rel) })
+		}
+	case f.Op == wire.OpRelease && f.Flags&wire.FlagReply != 0 && e != nil:
+		target = e.waiters[kindRelease]
+	case f.Op == wire.OpLeaseProbe && f.Flags&wire.FlagReply != 0 && e != nil:
+		target = e.waiters[kindProbe]
+	case f.Op == wire.OpReject && e != nil:
+		c.stats.rejects.Add(1)
+		if f.Status == wire.StatusLeaseExpired && e.grant != nil {
+			if fn := e.grant.markLostLocked(&RejectError{Op: wire.OpGrant, Lock: f.Lock, Txn: f.Txn,
+				Status: f.Status}); fn != nil {
+				after = append(after, fn)
+			}
+			// Tell a pending release or renewal too.
+			for _, k := range []kind{kindRelease, kindProbe} {
+				if w := e.waiters[k]; w != nil {
+					c.deliver(w, f)
+				}
+			}
+			break
+		}
+		// A reject does not say which request it answers; at most one of release (the last
+		// request of a txn), acquire and renewal is refused here, in that order of precedence.
+		for _, k := range []kind{kindRelease, kindAcquire, kindProbe} {
+			if w := e.waiters[k]; w != nil {
+				target = w
+				break
+			}
+		}
+	}
+	if target != nil {
+		c.deliver(target, f)
+	} else if f.Op != wire.OpGrant && !(f.Op == wire.OpReject && e != nil && e.grant != nil) {
+		c.stats.unknown.Add(1)
+	}
+	c.mu.Unlock()
+	for _, fn := range after {
+		fn()
+	}
+}
+
+// deliver queues f for a waiter without blocking; a full queue drops f (the waiter retransmits).
+func (c *Client) deliver(w chan wire.Fields, f *wire.Fields) {
+	select {
+	case w <- *f:
+	default:
+		c.stats.overflow.Add(1)
+	}
+}
+
+// register creates the waiter of kind k for (lock, txn), creating the entry if needed.
+func (c *Client) register(k key, kd kind) (chan wire.Fields, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil, ErrClosed
+	}
+	e := c.entries[k]
+	if e == nil {
+		e = &entry{}
+		c.entries[k] = e
+	}
+	if e.waiters[kd] != nil {
+		return nil, fmt.Errorf("client: lock %d txn %#x: request already in flight", k.lock, k.txn)
+	}
+	w := make(chan wire.Fields, 8)
+	e.waiters[kd] = w
+	return w, nil
+}
+
+// unregisterLocked removes the waiter of kind kd and drops the entry once it is empty.
+// Precondition: c.mu is held.
+func (c *Client) unregisterLocked(k key, kd kind) {
+	e := c.entries[k]
+	if e == nil {
+		return
+	}
+	e.waiters[kd] = nil
+	c.dropIfIdleLocked(k, e)
+}
+
+func (c *Client) dropIfIdleLocked(k key, e *entry) {
+	if e.grant != nil {
+		return
+	}
+	for _, w := range e.waiters {
+		if w != nil {
+			return
+		}
+	}
+	delete(c.entries, k)
+}
+
+func (c *Client) unregister(k key, kd kind) {
+	c.mu.Lock()
+	c.unregisterLocked(k, kd)
+	c.mu.Unlock()
+}

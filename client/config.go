@@ -1,0 +1,118 @@
+package client
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"net"
+	"time"
+)
+
+// Clock is the client's source of time. Timestamps on the wire and lease deadlines come from Now;
+// retransmissions and lease checks wait on its timers. Tests inject a manual clock.
+type Clock interface {
+	Now() time.Time
+	NewTimer(d time.Duration) Timer
+}
+
+// Timer is a stoppable one-shot timer of a [Clock].
+type Timer interface {
+	C() <-chan time.Time
+	// Stop prevents the timer from firing; it reports whether it stopped it.
+	Stop() bool
+}
+
+type realClock struct{}
+
+func (realClock) Now() time.Time                 { return time.Now() }
+func (realClock) NewTimer(d time.Duration) Timer { return realTimer{time.NewTimer(d)} }
+
+type realTimer struct{ t *time.Timer }
+
+func (t realTimer) C() <-chan time.Time { return t.t.C }
+func (t realTimer) Stop() bool          { return t.t.Stop() }
+
+// SystemClock is the wall clock.
+var SystemClock Clock = realClock{}
+
+// Config configures a [Client]. The zero value of every optional field selects the documented
+// default.
+type Config struct {
+	// Servers are the UDP addresses ("host:port") of the lock servers. Lock l is sent to
+	// Servers[l % len(Servers)] unless Route is set. At least one of Servers and Route is required.
+	Servers []string
+	// Route, if set, overrides the static partition: it returns the "host:port" of the server that
+	// owns lock. It must be deterministic and safe for concurrent use; results are cached.
+	Route func(lock uint32) string
+	// Local is the local UDP address to bind, e.g. "127.0.0.1:0". Default ":0".
+	Local string
+	// ClientID goes into the high 32 bits of every transaction id. Default: random, non-zero.
+	ClientID uint32
+
+	// Tenant and Priority are sent with every acquire unless overridden per request.
+	// Priority 0 is the highest.
+	Tenant   uint16
+	Priority uint8
+	// Lease is the lease asked for on acquire and renewal; 0 asks for the server's default. It
+	// must fit the protocol's 32-bit microsecond field.
+	Lease time.Duration
+	// KeepAlive renews each held lease with a lease-probe when a third of it has elapsed.
+	KeepAlive bool
+
+	// RetryInterval is the first retransmission interval of a request. Default 25ms.
+	RetryInterval time.Duration
+	// MaxRetryInterval bounds the exponential backoff of retransmissions. Default 500ms.
+	// An acquire waiting in a queue keeps being retransmitted at this interval: the server
+	// ignores the repeats, and a lost request is thereby re-sent.
+	MaxRetryInterval time.Duration
+	// RequestTimeout bounds a release, a renewal or a withdrawal when the caller's context does
+	// not end earlier. Acquire waits as long as its context allows. Default 5s.
+	RequestTimeout time.Duration
+
+	// WrapConn, if set, wraps the client's UDP socket, e.g. with faultnet in tests. The client
+	// closes the returned conn on Close.
+	WrapConn func(net.PacketConn) net.PacketConn
+	// Logger receives debug and warning logs. Default: discard.
+	Logger *slog.Logger
+	// Clock is the time source. Default SystemClock.
+	Clock Clock
+}
+
+func (c *Config) validate() error {
+	if len(c.Servers) == 0 && c.Route == nil {
+		return errors.New("client: config: no Servers and no Route")
+	}
+	if c.Lease < 0 || c.Lease/time.Microsecond > math.MaxUint32 {
+		return fmt.Errorf("client: config: lease %v outside [0, %v]", c.Lease,
+			time.Duration(math.MaxUint32)*time.Microsecond)
+	}
+	if c.Lease > 0 && c.Lease < time.Microsecond {
+		return fmt.Errorf("client: config: lease %v below 1µs", c.Lease)
+	}
+	if c.RetryInterval < 0 || c.MaxRetryInterval < 0 || c.RequestTimeout < 0 {
+		return errors.New("client: config: negative interval")
+	}
+	if c.Local == "" {
+		c.Local = ":0"
+	}
+	if c.RetryInterval == 0 {
+		c.RetryInterval = 25 * time.Millisecond
+	}
+	if c.MaxRetryInterval == 0 {
+		c.MaxRetryInterval = 500 * time.Millisecond
+	}
+	if c.MaxRetryInterval < c.RetryInterval {
+		c.MaxRetryInterval = c.RetryInterval
+	}
+	if c.RequestTimeout == 0 {
+		c.RequestTimeout = 5 * time.Second
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Clock == nil {
+		c.Clock = SystemClock
+	}
+	return nil
+}

@@ -1,0 +1,45 @@
+// Package client is netlock's client library for transaction engines: it takes and gives back
+// locks held by netlock lock servers (and, later, the switch) over the UDP protocol of
+// docs/protocol.md.
+//
+// A [Client] owns one UDP socket. Any number of goroutines may call [Client.Acquire],
+// [Client.TryAcquire] and [Grant.Release] at once: every request is sent on the one socket and a
+// single reader goroutine hands each answer to the request waiting for it, keyed by lock and
+// transaction id. Locks are mapped to servers by a static partition, lock % len(Servers), unless
+// [Config.Route] says otherwise.
+//
+// # Reliability
+//
+// Every request is retransmitted with exponential backoff until it is answered. This is safe
+// because the server treats a repeated acquire from the same transaction as a duplicate (it
+// re-sends the grant, or ignores the repeat while the request waits), and because a release that
+// finds nothing is refused with not-holder, which the client counts as success when the release it
+// retransmitted may already have been applied. When the context of an Acquire ends while the
+// request waits in the server's queue, the client withdraws the request (a release with token 0)
+// in the background; if the grant raced with the withdrawal, it releases the grant. A grant that
+// reaches the client for a request nobody waits for is released at once.
+//
+// # Leases and fencing
+//
+// A [Grant] carries a fencing token, larger than every token granted before for that lock, and a
+// lease. [Grant.Deadline] is the conservative end of the lease on the client's own clock: the time
+// the client first sent the request (or the renewal) plus the granted lease; the server started the
+// lease later than that, so the server never frees the lock before Deadline. [Grant.Lost] is closed
+// when the lease is lost: the server reported it expired, a renewal was refused, or Deadline passed
+// without a renewal. With [Config.KeepAlive] the client renews every lease with a lease-probe each
+// time a third of it has elapsed. A holder should stop using the resource guarded by a lock once
+// Lost is closed, and should pass the token to that resource so that it can refuse stale writers.
+//
+// # Transactions
+//
+// A [Txn] is strict two-phase locking over several locks: [Txn.Acquire] takes them one at a time
+// in ascending lock id order, a global order, so clients that use Txn never deadlock among
+// themselves. If any lock cannot be taken, the ones already taken are released. [Client.RunTxn]
+// wraps Begin, Acquire, a function and Release.
+//
+// # Errors
+//
+// Errors can be tested with [errors.Is] against [ErrTimeout], [ErrQuota], [ErrWouldBlock],
+// [ErrNotHolder], [ErrLeaseLost], [ErrShutdown] and [ErrClosed]; a refusal by the server is a
+// [*RejectError] carrying the protocol's status.
+package client

@@ -1,0 +1,516 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/netlock-go/netlock/wire"
+)
+
+// Option modifies one request.
+type Option func(*reqOptions)
+
+type reqOptions struct {
+	tenant   uint16
+	priority uint8
+	lease    time.Duration
+}
+
+// WithTenant overrides [Config.Tenant] for one request.
+func WithTenant(t uint16) Option { return func(o *reqOptions) { o.tenant = t } }
+
+// WithPriority overrides [Config.Priority] for one request (0 is the highest).
+func WithPriority(p uint8) Option { return func(o *reqOptions) { o.priority = p } }
+
+// WithLease overrides [Config.Lease] for one request; it is clamped to the protocol's range.
+func WithLease(d time.Duration) Option { return func(o *reqOptions) { o.lease = d } }
+
+func (c *Client) options(opts []Option) reqOptions {
+	o := reqOptions{tenant: c.cfg.Tenant, priority: c.cfg.Priority, lease: c.cfg.Lease}
+	for _, f := range opts {
+		f(&o)
+	}
+	return o
+}
+
+func leaseMicros(d time.Duration) uint32 {
+	us := d / time.Microsecond
+	switch {
+	case us <= 0:
+		return 0
+	case us > 1<<32-1:
+		return 1<<32 - 1
+	}
+	return uint32(us)
+}
+
+// Grant is a held lock. Its methods are safe for concurrent use.
+type Grant struct {
+	c      *Client
+	key    key
+	mode   wire.Mode
+	token  uint64
+	to     net.Addr
+	opts   reqOptions
+	lost   chan struct{} // closed when the lease is lost
+	stop   chan struct{} // closed when Release starts
+	stopMu sync.Once
+
+	mu       sync.Mutex
+	deadline time.Time // guarded by mu; zero: no lease
+	lease    time.Duration
+	lostErr  error    // guarded by mu; why the lease was lost
+	onLost   []func() // guarded by mu
+
+	relOnce sync.Once
+	relErr  error
+}
+
+// Lock returns the lock id.
+func (g *Grant) Lock() uint32 { return g.key.lock }
+
+// Mode returns the mode the lock is held in.
+func (g *Grant) Mode() wire.Mode { return g.mode }
+
+// Txn returns the transaction id the lock is held by.
+func (g *Grant) Txn() uint64 { return g.key.txn }
+
+// Token returns the fencing token of the grant: larger than every token granted before it for the
+// same lock (by the same server, or by a server that took the lock over later).
+func (g *Grant) Token() uint64 { return g.token }
+
+// Deadline returns the conservative end of the lease on the client's clock: when the client sent
+// the acquire (or the last successful renewal) plus the granted lease. The server does not free
+// the lock before it. The zero time means the grant carried no lease.
+func (g *Grant) Deadline() time.Time {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.deadline
+}
+
+// Lost returns a channel that is closed when the lease is lost: the server reported that it
+// expired, a renewal was refused, or Deadline passed without a renewal. It is not closed by
+// Release.
+func (g *Grant) Lost() <-chan struct{} { return g.lost }
+
+// LostErr returns why the lease was lost, or nil.
+func (g *Grant) LostErr() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.lostErr
+}
+
+// whenLost arranges for f to run once the lease is lost (at once if it is lost already).
+func (g *Grant) whenLost(f func()) {
+	g.mu.Lock()
+	if g.lostErr == nil {
+		g.onLost = append(g.onLost, f)
+		g.mu.Unlock()
+		return
+	}
+	g.mu.Unlock()
+	f()
+}
+
+// markLostLocked records that the lease is lost and returns the callbacks to run after the
+// caller drops c.mu (nil if it was lost already). Precondition: g.c.mu is held.
+func (g *Grant) markLostLocked(cause error) func() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.lostErr != nil {
+		return nil
+	}
+	g.lostErr = cause
+	close(g.lost)
+	g.c.stats.leaseLost.Add(1)
+	g.c.log.Debug("netlock client: lease lost", "lock", g.key.lock, "txn", g.key.txn, "cause", cause)
+	fns := g.onLost
+	g.onLost = nil
+	return func() {
+		for _, f := range fns {
+			f()
+		}
+	}
+}
+
+func (g *Grant) markLost(cause error) {
+	g.c.mu.Lock()
+	fn := g.markLostLocked(cause)
+	g.c.mu.Unlock()
+	if fn != nil {
+		fn()
+	}
+}
+
+// Acquire takes lock in mode for a new transaction and waits until it is granted, the server
+// refuses it (a [*RejectError]), ctx ends ([ErrTimeout] joined with the context's error) or the
+// client is closed ([ErrClosed]). Lost requests and answers are retransmitted. When ctx ends
+// while the request waits, the request is withdrawn from the server's queue in the background.
+func (c *Client) Acquire(ctx context.Context, lock uint32, mode wire.Mode, opts ...Option) (*Grant, error) {
+	return c.acquire(ctx, lock, mode, c.newTxnID(), 0, c.options(opts))
+}
+
+// TryAcquire is Acquire that never waits in the server's queue: the lock is granted at once or
+// the call fails with an error matching [ErrWouldBlock].
+func (c *Client) TryAcquire(ctx context.Context, lock uint32, mode wire.Mode, opts ...Option) (*Grant, error) {
+	return c.acquire(ctx, lock, mode, c.newTxnID(), wire.FlagTry, c.options(opts))
+}
+
+func (c *Client) acquire(ctx context.Context, lock uint32, mode wire.Mode, txn uint64, flags wire.Flags,
+	o reqOptions) (*Grant, error) {
+	if !mode.Valid() {
+		return nil, fmt.Errorf("client: invalid mode %d", mode)
+	}
+	to, err := c.serverFor(lock)
+	if err != nil {
+		return nil, err
+	}
+	k := key{lock, txn}
+	w, err := c.register(k, kindAcquire)
+	if err != nil {
+		return nil, err
+	}
+	ts := c.timestamp()
+	req := wire.Fields{Op: wire.OpAcquire, Mode: mode, Flags: flags, Priority: o.priority, Tenant: o.tenant,
+		Lock: lock, Txn: txn, Timestamp: uint64(ts), LeaseMicros: leaseMicros(o.lease)}
+	var g *Grant
+	var rej error
+	err = c.exchange(ctx, to, w, req, nil, nil, func(m *wire.Fields, _ int) bool {
+		switch m.Op {
+		case wire.OpGrant:
+			if m.Timestamp != 0 && m.Timestamp < uint64(ts) {
+				return false // a stale grant of an earlier request of this txn
+			}
+			g = c.holdGrant(k, m, ts, to, o)
+			return true
+		case wire.OpReject:
+			if m.Token != 0 {
+				return false
+			}
+			rej = &RejectError{Op: wire.OpAcquire, Lock: lock, Txn: txn, Status: m.Status}
+			return true
+		}
+		return false
+	})
+	switch {
+	case errors.Is(err, ErrTimeout):
+		if !c.goTracked(func() { c.withdraw(k, to, req) }) {
+			c.unregister(k, kindAcquire)
+		}
+		return nil, err
+	case err != nil:
+		c.unregister(k, kindAcquire)
+		return nil, err
+	case rej != nil:
+		c.unregister(k, kindAcquire)
+		return nil, rej
+	}
+	c.stats.grants.Add(1)
+	if err := g.startLease(ctx); err != nil {
+		return nil, err
+	}
+	return g, nil
+}
+
+// holdGrant turns the entry of k from waiting into held.
+func (c *Client) holdGrant(k key, m *wire.Fields, ts int64, to net.Addr, o reqOptions) *Grant {
+	g := &Grant{c: c, key: k, mode: m.Mode, token: m.Token, to: to, opts: o,
+		lost: make(chan struct{}), stop: make(chan struct{})}
+	if m.LeaseMicros != 0 {
+		g.lease = time.Duration(m.LeaseMicros) * time.Microsecond
+		g.deadline = time.Unix(0, ts).Add(g.lease)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e := c.entries[k]; e != nil {
+		e.grant = g
+		e.waiters[kindAcquire] = nil
+	}
+	return g
+}
+
+// startLease renews a grant that arrives with less than a third of its lease left (it waited in
+// the queue: the server started the lease when it granted, the client counts from its request)
+// and starts the goroutine that watches the deadline and, with KeepAlive, renews the lease.
+func (g *Grant) startLease(ctx context.Context) error {
+	if g.lease == 0 {
+		return nil
+	}
+	c := g.c
+	if c.cfg.Clock.Now().After(g.Deadline().Add(-g.lease / 3)) {
+		if err := g.renew(ctx); err != nil {
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.cfg.RequestTimeout)
+			defer cancel()
+			_ = g.Release(rctx)
+			return fmt.Errorf("client: renew lock %d after a long wait: %w", g.key.lock, err)
+		}
+	}
+	if !c.goTracked(g.leaseLoop) {
+		return ErrClosed
+	}
+	return nil
+}
+
+// leaseLoop closes Lost when the deadline passes and, with KeepAlive, renews the lease every
+// third of it. It ends when the grant is released, lost, or the client closed.
+func (g *Grant) leaseLoop() {
+	c := g.c
+	for {
+		g.mu.Lock()
+		dl, lease := g.deadline, g.lease
+		g.mu.Unlock()
+		next := dl
+		if c.cfg.KeepAlive {
+			next = dl.Add(-2 * lease / 3)
+		}
+		t := c.cfg.Clock.NewTimer(max(next.Sub(c.cfg.Clock.Now()), 0))
+		select {
+		case <-t.C():
+		case <-g.stop:
+			t.Stop()
+			return
+		case <-g.lost:
+			t.Stop()
+			return
+		case <-c.done:
+			t.Stop()
+			return
+		}
+		if !c.cfg.Clock.Now().Before(dl) {
+			g.markLost(fmt.Errorf("%w: deadline %v passed without renewal", ErrLeaseLost, dl))
+			return
+		}
+		if !c.cfg.KeepAlive {
+			continue
+		}
+		err := g.renew(context.Background())
+		switch {
+		case err == nil:
+		case errors.Is(err, ErrClosed), errors.Is(err, errStopped):
+			return
+		default:
+			g.markLost(err)
+			return
+		}
+	}
+}
+
+var errStopped = errors.New("client: grant released")
+
+// renew sends a lease-probe and waits for the answer until the current deadline passes.
+func (g *Grant) renew(ctx context.Context) error {
+	c := g.c
+	w, err := c.register(g.key, kindProbe)
+	if err != nil {
+		return err
+	}
+	defer c.unregister(g.key, kindProbe)
+	ts := c.timestamp()
+	dl := g.Deadline()
+	req := wire.Fields{Op: wire.OpLeaseProbe, Mode: g.mode, Priority: g.opts.priority, Tenant: g.opts.tenant,
+		Lock: g.key.lock, Txn: g.key.txn, Token: g.token, Timestamp: uint64(ts), LeaseMicros: leaseMicros(g.opts.lease)}
+	var rej error
+	err = c.exchange(ctx, g.to, w, req, g.stop, func() bool { return !c.cfg.Clock.Now().Before(dl) },
+		func(m *wire.Fields, _ int) bool {
+			if m.Token != g.token {
+				return false
+			}
+			switch m.Op {
+			case wire.OpLeaseProbe:
+				if m.Timestamp != 0 && m.Timestamp != uint64(ts) {
+					return false // the answer to an earlier renewal
+				}
+				g.mu.Lock()
+				if m.LeaseMicros != 0 {
+					g.lease = time.Duration(m.LeaseMicros) * time.Microsecond
+				}
+				g.deadline = time.Unix(0, ts).Add(g.lease)
+				g.mu.Unlock()
+				c.stats.renewals.Add(1)
+				return true
+			case wire.OpReject:
+				rej = &RejectError{Op: wire.OpLeaseProbe, Lock: g.key.lock, Txn: g.key.txn, Status: m.Status}
+				return true
+			}
+			return false
+		})
+	if err != nil {
+		return err
+	}
+	return rej
+}
+
+// Release gives the lock back and waits for the server's acknowledgement, retransmitting the
+// release until it comes, ctx ends or [Config.RequestTimeout] passes. A refusal with not-holder
+// of a retransmitted release counts as success (the first copy was applied); of the first one it
+// is an error matching [ErrNotHolder]. If the lease was lost before the release, the error
+// matches [ErrLeaseLost]. Only the first call does anything; later calls return its result.
+func (g *Grant) Release(ctx context.Context) error {
+	g.relOnce.Do(func() { g.relErr = g.release(ctx) })
+	return g.relErr
+}
+
+func (g *Grant) release(ctx context.Context) error {
+	c := g.c
+	g.stopMu.Do(func() { close(g.stop) })
+	defer func() {
+		c.mu.Lock()
+		if e := c.entries[g.key]; e != nil && e.grant == g {
+			e.grant = nil
+			c.dropIfIdleLocked(g.key, e)
+		}
+		c.mu.Unlock()
+	}()
+	lostErr := g.LostErr()
+	if re := (*RejectError)(nil); errors.As(lostErr, &re) {
+		// The server freed the lock already and said so.
+		return lostErr
+	}
+	w, err := c.register(g.key, kindRelease)
+	if err != nil {
+		return err
+	}
+	defer c.unregister(g.key, kindRelease)
+	start := c.cfg.Clock.Now()
+	req := wire.Fields{Op: wire.OpRelease, Mode: g.mode, Priority: g.opts.priority, Tenant: g.opts.tenant,
+		Lock: g.key.lock, Txn: g.key.txn, Token: g.token, Timestamp: uint64(c.timestamp())}
+	var result error
+	err = c.exchange(ctx, g.to, w, req, nil,
+		func() bool { return c.cfg.Clock.Now().Sub(start) >= c.cfg.RequestTimeout },
+		func(m *wire.Fields, attempt int) bool {
+			if m.Token != g.token {
+				return false
+			}
+			switch m.Op {
+			case wire.OpRelease:
+				return true
+			case wire.OpReject:
+				if m.Status == wire.StatusNotHolder && attempt > 1 {
+					return true
+				}
+				result = &RejectError{Op: wire.OpRelease, Lock: g.key.lock, Txn: g.key.txn, Status: m.Status}
+				return true
+			}
+			return false
+		})
+	if err != nil {
+		return err
+	}
+	if lostErr := g.LostErr(); lostErr != nil {
+		// Whatever the server answered, the lock was not protected until the release.
+		return lostErr
+	}
+	return result
+}
+
+// withdraw takes back an acquire whose caller gave up: a release with token 0 removes a waiting
+// request. If the grant races with it, the grant is released. It runs in the background.
+func (c *Client) withdraw(k key, to net.Addr, acq wire.Fields) {
+	c.mu.Lock()
+	e := c.entries[k]
+	if e == nil || e.waiters[kindAcquire] == nil || c.closed {
+		c.mu.Unlock()
+		return
+	}
+	w := e.waiters[kindAcquire]
+	e.waiters[kindRelease] = w // grants and release answers arrive on one channel
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		if e := c.entries[k]; e != nil {
+			e.waiters[kindRelease] = nil
+			c.unregisterLocked(k, kindAcquire)
+		}
+		c.mu.Unlock()
+	}()
+	start := c.cfg.Clock.Now()
+	expired := func() bool { return c.cfg.Clock.Now().Sub(start) >= c.cfg.RequestTimeout }
+	var token uint64
+	for {
+		req := wire.Fields{Op: wire.OpRelease, Mode: acq.Mode, Priority: acq.Priority, Tenant: acq.Tenant,
+			Lock: k.lock, Txn: k.txn, Token: token, Timestamp: uint64(c.timestamp())}
+		granted := false
+		err := c.exchange(context.Background(), to, w, req, nil, expired, func(m *wire.Fields, _ int) bool {
+			switch m.Op {
+			case wire.OpGrant:
+				if token == 0 && (m.Timestamp == 0 || m.Timestamp >= acq.Timestamp) {
+					token, granted = m.Token, true
+					return true
+				}
+			case wire.OpRelease, wire.OpReject:
+				return m.Token == token
+			}
+			return false
+		})
+		if err != nil || !granted {
+			if err != nil && !errors.Is(err, ErrClosed) {
+				c.log.Warn("netlock client: withdrawal not acknowledged", "lock", k.lock, "txn", k.txn, "err", err)
+			}
+			return
+		}
+		// The grant raced with the withdrawal: release it.
+	}
+}
+
+// exchange sends req to to and retransmits it, flagged retry, with exponential backoff until
+// handle accepts an answer from w (returns true). It fails with ErrTimeout when ctx ends or
+// expired (checked at each retransmission) reports true, with errStopped when stop is closed,
+// and with ErrClosed when the client closes.
+func (c *Client) exchange(ctx context.Context, to net.Addr, w <-chan wire.Fields, req wire.Fields,
+	stop <-chan struct{}, expired func() bool, handle func(m *wire.Fields, attempt int) bool) error {
+	rto := c.cfg.RetryInterval
+	for attempt := 1; ; attempt++ {
+		if attempt > 1 {
+			if expired != nil && expired() {
+				return fmt.Errorf("%w: %s of lock %d unanswered after %d attempts", ErrTimeout, req.Op, req.Lock,
+					attempt-1)
+			}
+			req.Flags |= wire.FlagRetry
+		}
+		if err := c.send(to, &req); err != nil {
+			return err
+		}
+		t := c.cfg.Clock.NewTimer(rto)
+	wait:
+		for {
+			select {
+			case m := <-w:
+				if handle(&m, attempt) {
+					t.Stop()
+					return nil
+				}
+			case <-t.C():
+				break wait
+			case <-ctx.Done():
+				t.Stop()
+				return fmt.Errorf("%w: %s of lock %d: %w", ErrTimeout, req.Op, req.Lock, context.Cause(ctx))
+			case <-stop:
+				t.Stop()
+				return errStopped
+			case <-c.done:
+				t.Stop()
+				return ErrClosed
+			}
+		}
+		rto = min(2*rto, c.cfg.MaxRetryInterval)
+	}
+}
+
+// goTracked runs f on a goroutine that Close waits for, unless the client is closed.
+func (c *Client) goTracked(f func()) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return false
+	}
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		f()
+	}()
+	return true
+}

@@ -1,0 +1,155 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/netlock-go/netlock/wire"
+)
+
+// LockSpec names a lock and the mode to take it in.
+type LockSpec struct {
+	Lock uint32
+	Mode wire.Mode
+}
+
+// Txn takes a set of locks with strict two-phase locking under one transaction id. Add locks with
+// Lock, take them all with Acquire, give them all back with Release. A Txn is not safe for
+// concurrent use, except that Release may be called while Acquire runs.
+type Txn struct {
+	c    *Client
+	id   uint64
+	opts reqOptions
+	want map[uint32]wire.Mode
+
+	mu     sync.Mutex
+	grants []*Grant // guarded by mu; in ascending lock order
+}
+
+// Begin starts a transaction with a fresh transaction id. The options apply to all its locks.
+func (c *Client) Begin(opts ...Option) *Txn {
+	return &Txn{c: c, id: c.newTxnID(), opts: c.options(opts), want: make(map[uint32]wire.Mode)}
+}
+
+// ID returns the transaction id shared by all the locks of t.
+func (t *Txn) ID() uint64 { return t.id }
+
+// Lock adds lock in mode to the set Acquire takes. A lock asked for in both modes is taken
+// exclusive.
+func (t *Txn) Lock(lock uint32, mode wire.Mode) {
+	if m, ok := t.want[lock]; !ok || m == wire.Shared {
+		t.want[lock] = mode
+	}
+}
+
+// Acquire takes every lock added with Lock and not yet held, one at a time in ascending lock id
+// order (a global order: transactions that all use Txn cannot deadlock among themselves). On any
+// error it releases every lock of t and returns the error.
+func (t *Txn) Acquire(ctx context.Context) error {
+	held := make(map[uint32]bool)
+	t.mu.Lock()
+	for _, g := range t.grants {
+		held[g.Lock()] = true
+	}
+	t.mu.Unlock()
+	var locks []uint32
+	for l := range t.want {
+		if !held[l] {
+			locks = append(locks, l)
+		}
+	}
+	slices.Sort(locks)
+	for _, l := range locks {
+		if len(held) > 0 && l < maxKey(held) {
+			return fmt.Errorf("client: txn %#x: lock %d is below a held lock: acquiring it would break the lock order", t.id, l)
+		}
+		g, err := t.c.acquire(ctx, l, t.want[l], t.id, 0, t.opts)
+		if err != nil {
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), t.c.cfg.RequestTimeout)
+			defer cancel()
+			if rerr := t.Release(rctx); rerr != nil {
+				t.c.log.Warn("netlock client: release after failed acquire", "txn", t.id, "err", rerr)
+			}
+			return fmt.Errorf("client: txn %#x: lock %d: %w", t.id, l, err)
+		}
+		t.mu.Lock()
+		t.grants = append(t.grants, g)
+		t.mu.Unlock()
+		held[l] = true
+	}
+	return nil
+}
+
+func maxKey(m map[uint32]bool) uint32 {
+	var k uint32
+	for l := range m {
+		k = max(k, l)
+	}
+	return k
+}
+
+// Grants returns the grants held by t, in ascending lock order.
+func (t *Txn) Grants() []*Grant {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return slices.Clone(t.grants)
+}
+
+// Release releases every lock t holds, the last taken first, and forgets them. It returns the
+// errors of the individual releases joined.
+func (t *Txn) Release(ctx context.Context) error {
+	t.mu.Lock()
+	gs := t.grants
+	t.grants = nil
+	t.mu.Unlock()
+	var errs []error
+	for i := len(gs) - 1; i >= 0; i-- {
+		if err := gs[i].Release(ctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// RunTxn takes locks as one transaction (see [Txn.Acquire]), runs fn, and releases them. The
+// context passed to fn is canceled, with a cause matching [ErrLeaseLost], when the lease of any of
+// the locks is lost. RunTxn returns fn's error; if fn succeeded but a lease was lost meanwhile or
+// a release failed, it returns that error instead.
+func (c *Client) RunTxn(ctx context.Context, locks []LockSpec, fn func(ctx context.Context) error,
+	opts ...Option) error {
+	t := c.Begin(opts...)
+	for _, l := range locks {
+		t.Lock(l.Lock, l.Mode)
+	}
+	if err := t.Acquire(ctx); err != nil {
+		return err
+	}
+	fctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	for _, g := range t.Grants() {
+		g.whenLost(func() {
+			cancel(fmt.Errorf("client: lock %d: %w", g.Lock(), ErrLeaseLost))
+		})
+	}
+	ferr := fn(fctx)
+	var lostErr error
+	for _, g := range t.Grants() {
+		if err := g.LostErr(); err != nil {
+			lostErr = err
+			break
+		}
+	}
+	rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), c.cfg.RequestTimeout)
+	defer rcancel()
+	rerr := t.Release(rctx)
+	switch {
+	case ferr != nil:
+		return ferr
+	case lostErr != nil:
+		return lostErr
+	}
+	return rerr
+}
