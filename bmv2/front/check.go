@@ -1,0 +1,655 @@
+package front
+
+import (
+	"fmt"
+	"math/big"
+	"os"
+)
+
+// Checked is a type-checked program. Every expression in Program has its Type set, every
+// NameExpr its Decl, and every constant expression its value in Const.
+type Checked struct {
+	Program *Program
+	// Main is the top-level package instance called "main" (V1Switch(...) main;).
+	Main *InstanceDecl
+	// ErrorMembers and MatchKinds list all members of the error and match_kind types.
+	ErrorMembers []*EnumMember
+	MatchKinds   []*EnumMember
+	// Const holds the value of every expression that is a compile-time constant.
+	Const map[Expr]Value
+	// Types holds the resolved type of every TypeRef in the program.
+	Types map[TypeRef]Type
+	// Globals maps top-level names to their declarations (several for overloaded externs).
+	Globals map[string][]Decl
+}
+
+// TypeOf returns the resolved type of a type reference.
+func (c *Checked) TypeOf(ref TypeRef) Type { return c.Types[ref] }
+
+// Load preprocesses, parses and checks the P4 file at path.
+func Load(path string) (*Checked, error) {
+	return LoadWith(path, os.ReadFile)
+}
+
+// LoadWith is Load with a custom file reader (used by tests and the fuzzer).
+func LoadWith(path string, read ReadFileFunc) (*Checked, error) {
+	toks, errs := Preprocess(path, read)
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	prog, err := Parse(toks)
+	if err != nil {
+		return nil, err
+	}
+	return Check(prog)
+}
+
+// Check type-checks a parsed program. The returned error is an ErrorList.
+func Check(prog *Program) (*Checked, error) {
+	c := &checker{
+		out:    &Checked{Program: prog, Const: map[Expr]Value{}, Types: map[TypeRef]Type{}},
+		global: &scope{names: map[string][]Decl{}},
+		errors: map[string]*EnumMember{}, matchKinds: map[string]*EnumMember{},
+	}
+	c.out.Globals = c.global.names
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				if r == errTooMany {
+					return
+				}
+				panic(r)
+			}
+		}()
+		for _, d := range prog.Decls {
+			c.topDecl(d)
+		}
+		if c.out.Main == nil && len(c.errs) == 0 {
+			c.errorf(Pos{}, "the program declares no package instance called main (expected V1Switch(...) main;)")
+		}
+	}()
+	if len(c.errs) > 0 {
+		return c.out, c.errs
+	}
+	return c.out, nil
+}
+
+var errTooMany = fmt.Errorf("too many errors")
+
+type scope struct {
+	parent *scope
+	names  map[string][]Decl
+}
+
+func (s *scope) lookup(name string) []Decl {
+	for ; s != nil; s = s.parent {
+		if ds, ok := s.names[name]; ok {
+			return ds
+		}
+	}
+	return nil
+}
+
+func newScope(parent *scope) *scope { return &scope{parent: parent, names: map[string][]Decl{}} }
+
+// ctx is where a statement or expression is being checked.
+type ctx struct {
+	sc      *scope
+	parser  *ParserDecl
+	control *ControlDecl
+	action  *ActionDecl
+	fn      *FunctionDecl
+	inApply bool // inside a control's apply block (not in an action)
+}
+
+type checker struct {
+	out        *Checked
+	errs       ErrorList
+	global     *scope
+	errors     map[string]*EnumMember
+	matchKinds map[string]*EnumMember
+}
+
+func (c *checker) errorf(pos Pos, format string, args ...any) {
+	c.errs = append(c.errs, errorf(pos, format, args...))
+	if len(c.errs) >= 100 {
+		panic(errTooMany)
+	}
+}
+
+func (c *checker) unsupported(pos Pos, format string, args ...any) {
+	c.errs = append(c.errs, unsupported(pos, format, args...))
+}
+
+func (c *checker) declare(sc *scope, name string, d Decl) {
+	if prev, ok := sc.names[name]; ok {
+		_, m1 := d.(*MethodDecl)
+		_, m2 := prev[0].(*MethodDecl)
+		if m1 && m2 {
+			sc.names[name] = append(prev, d)
+			return
+		}
+		c.errorf(d.Position(), "%s: duplicate declaration (previous declaration at %s)", name, prev[0].Position())
+		return
+	}
+	sc.names[name] = []Decl{d}
+}
+
+// ---- types --------------------------------------------------------------------------------------
+
+func (c *checker) resolveType(ref TypeRef, sc *scope) Type {
+	t := c.resolveType1(ref, sc)
+	c.out.Types[ref] = t
+	return t
+}
+
+func (c *checker) constInt(e Expr, sc *scope, what string) (int, bool) {
+	c.expr(e, &ctx{sc: sc}, nil)
+	v, ok := c.out.Const[e].(*big.Int)
+	if !ok {
+		if _, bad := e.Type().(*badType); !bad {
+			c.errorf(e.Position(), "%s must be a compile-time constant integer", what)
+		}
+		return 0, false
+	}
+	if !v.IsInt64() || v.Int64() < 0 || v.Int64() > 1<<16 {
+		c.errorf(e.Position(), "%s %s is out of range", what, v)
+		return 0, false
+	}
+	return int(v.Int64()), true
+}
+
+func (c *checker) resolveType1(ref TypeRef, sc *scope) Type {
+	switch r := ref.(type) {
+	case *BaseTypeRef:
+		switch r.Kind {
+		case "bit", "int", "varbit":
+			if r.Width == nil {
+				if r.Kind == "int" {
+					return tInt
+				}
+				return bitsT(1)
+			}
+			w, ok := c.constInt(r.Width, sc, "width")
+			if !ok {
+				return tBad
+			}
+			switch r.Kind {
+			case "bit":
+				return &BitsType{Width: w}
+			case "int":
+				if w < 1 {
+					c.errorf(r.P, "int<%d>: signed types must be at least 1 bit wide", w)
+					return tBad
+				}
+				return &BitsType{Width: w, Signed: true}
+			default:
+				return &VarbitType{Max: w}
+			}
+		case "bool":
+			return tBool
+		case "error":
+			return tError
+		case "string":
+			return tString
+		case "void":
+			return tVoid
+		case "match_kind":
+			return tMK
+		}
+	case *DontCareTypeRef:
+		return tDC
+	case *StackTypeRef:
+		el := c.resolveType(r.Elem, sc)
+		n, ok := c.constInt(r.Size, sc, "header stack size")
+		if !ok {
+			return tBad
+		}
+		if st, ok := el.(*StructType); !ok || st.Decl.Kind == "struct" {
+			if _, bad := el.(*badType); !bad {
+				c.errorf(r.P, "header stack elements must be headers or header unions, not %s", el)
+			}
+			return tBad
+		}
+		return &StackType{Elem: el, Size: n}
+	case *TupleTypeRef:
+		tt := &TupleType{}
+		for _, e := range r.Elems {
+			tt.Elems = append(tt.Elems, c.resolveType(e, sc))
+		}
+		return tt
+	case *NamedTypeRef:
+		ds := sc.lookup(r.Name)
+		if len(ds) == 0 {
+			c.errorf(r.P, "%s: undeclared type", r.Name)
+			return tBad
+		}
+		var args []Type
+		for _, a := range r.Args {
+			args = append(args, c.resolveType(a, sc))
+		}
+		noArgs := func(n int) bool {
+			if len(args) != n {
+				c.errorf(r.P, "%s: expected %d type arguments, got %d", r.Name, n, len(args))
+				return false
+			}
+			return true
+		}
+		switch d := ds[0].(type) {
+		case *StructDecl:
+			if !noArgs(0) {
+				return tBad
+			}
+			if d.T == nil {
+				c.errorf(r.P, "%s: recursive type", r.Name)
+				return tBad
+			}
+			return d.T
+		case *EnumDecl:
+			if !noArgs(0) || d.T == nil {
+				return tBad
+			}
+			return d.T
+		case *TypedefDecl:
+			if !noArgs(0) || d.T == nil {
+				return tBad
+			}
+			return d.T
+		case *TypeParam:
+			return d.Var
+		case *ExternDecl:
+			if len(args) != len(d.TypeParams) {
+				if len(args) == 0 && len(d.TypeParams) > 0 {
+					return &ExternType{Decl: d, Args: make([]Type, len(d.TypeParams))}
+				}
+				noArgs(len(d.TypeParams))
+				return tBad
+			}
+			return &ExternType{Decl: d, Args: args}
+		case *ParserDecl:
+			if len(args) != 0 && len(args) != len(d.TypeParams) {
+				noArgs(len(d.TypeParams))
+				return tBad
+			}
+			return &ParserType{Decl: d, Args: args}
+		case *ControlDecl:
+			if len(args) != 0 && len(args) != len(d.TypeParams) {
+				noArgs(len(d.TypeParams))
+				return tBad
+			}
+			return &ControlType{Decl: d, Args: args}
+		case *PackageDecl:
+			return &PackageType{Decl: d, Args: args}
+		}
+		c.errorf(r.P, "%s is not a type", r.Name)
+		return tBad
+	}
+	c.errorf(ref.Position(), "unsupported type")
+	return tBad
+}
+
+func (c *checker) typeParamScope(parent *scope, owner Decl, names []string, pos Pos) *scope {
+	if len(names) == 0 {
+		return parent
+	}
+	sc := newScope(parent)
+	for _, n := range names {
+		c.declare(sc, n, &TypeParam{P: pos, Name: n, Var: &TypeVar{Name: n, Owner: owner}})
+	}
+	return sc
+}
+
+func (c *checker) params(ps []*Param, sc *scope) {
+	seen := map[string]bool{}
+	for _, p := range ps {
+		p.T = c.resolveType(p.Type, sc)
+		if seen[p.Name] {
+			c.errorf(p.P, "%s: duplicate parameter name", p.Name)
+		}
+		seen[p.Name] = true
+		if p.Deflt != nil {
+			c.expr(p.Deflt, &ctx{sc: sc}, p.T)
+		}
+	}
+}
+
+// ---- top-level declarations ---------------------------------------------------------------------
+
+func (c *checker) topDecl(d Decl) {
+	cx := &ctx{sc: c.global}
+	switch d := d.(type) {
+	case *ConstDecl:
+		c.constDecl(d, cx)
+	case *TypedefDecl:
+		c.typedefDecl(d, c.global)
+	case *StructDecl:
+		c.structDecl(d)
+	case *EnumDecl:
+		c.enumDecl(d)
+	case *ErrorDecl:
+		for _, m := range d.Members {
+			m.Owner = d
+			if prev := c.errors[m.Name]; prev != nil {
+				c.errorf(m.P, "error.%s: duplicate declaration (previous declaration at %s)", m.Name, prev.P)
+				continue
+			}
+			c.errors[m.Name] = m
+			c.out.ErrorMembers = append(c.out.ErrorMembers, m)
+		}
+	case *MatchKindDecl:
+		for _, m := range d.Members {
+			m.Owner = d
+			if prev := c.matchKinds[m.Name]; prev != nil {
+				c.errorf(m.P, "%s: duplicate match_kind (previous declaration at %s)", m.Name, prev.P)
+				continue
+			}
+			c.matchKinds[m.Name] = m
+			c.out.MatchKinds = append(c.out.MatchKinds, m)
+			c.declare(c.global, m.Name, m)
+		}
+	case *ExternDecl:
+		c.declare(c.global, d.Name, d)
+		sc := c.typeParamScope(c.global, d, d.TypeParams, d.P)
+		for _, m := range d.Ctors {
+			c.params(m.Params, sc)
+			m.RetT = &ExternType{Decl: d}
+		}
+		for _, m := range d.Methods {
+			msc := c.typeParamScope(sc, m, m.TypeParams, m.P)
+			c.params(m.Params, msc)
+			m.RetT = c.resolveType(m.Ret, msc)
+		}
+	case *MethodDecl:
+		c.declare(c.global, d.Name, d)
+		msc := c.typeParamScope(c.global, d, d.TypeParams, d.P)
+		c.params(d.Params, msc)
+		d.RetT = c.resolveType(d.Ret, msc)
+	case *ParserDecl:
+		c.declare(c.global, d.Name, d)
+		c.parserDecl(d)
+	case *ControlDecl:
+		c.declare(c.global, d.Name, d)
+		c.controlDecl(d)
+	case *PackageDecl:
+		c.declare(c.global, d.Name, d)
+		sc := c.typeParamScope(c.global, d, d.TypeParams, d.P)
+		c.params(d.Params, sc)
+	case *ActionDecl:
+		c.declare(c.global, d.Name, d)
+		c.actionDecl(d, cx)
+	case *FunctionDecl:
+		c.declare(c.global, d.Name, d)
+		c.functionDecl(d)
+	case *InstanceDecl:
+		c.instanceDecl(d, cx)
+		c.declare(c.global, d.Name, d)
+		if d.Name == "main" {
+			if _, ok := d.T.(*PackageType); ok {
+				c.out.Main = d
+			}
+		}
+	default:
+		c.errorf(d.Position(), "unexpected declaration")
+	}
+}
+
+func (c *checker) constDecl(d *ConstDecl, cx *ctx) {
+	d.T = c.resolveType(d.Type, cx.sc)
+	c.expr(d.Value, cx, d.T)
+	c.assignable(d.T, d.Value, "initializer of "+d.Name)
+	v, ok := c.out.Const[d.Value]
+	if !ok {
+		if _, bad := d.Value.Type().(*badType); !bad {
+			c.errorf(d.Value.Position(), "%s: initializer is not a compile-time constant", d.Name)
+		}
+	} else {
+		d.Val = castValue(v, d.T)
+	}
+	c.declare(cx.sc, d.Name, d)
+}
+
+func (c *checker) typedefDecl(d *TypedefDecl, sc *scope) {
+	t := c.resolveType(d.Type, sc)
+	if d.IsNewType {
+		switch t.(type) {
+		case *BitsType, *BoolType, *NewType, *badType:
+		default:
+			c.errorf(d.P, "type %s: the underlying type must be bit<>, int<>, bool or another type, not %s", d.Name, t)
+		}
+		d.T = &NewType{Decl: d, Underlying: t}
+	} else {
+		d.T = t
+	}
+	c.declare(c.global, d.Name, d)
+}
+
+func (c *checker) structDecl(d *StructDecl) {
+	c.declare(c.global, d.Name, d)
+	st := &StructType{Decl: d}
+	seen := map[string]bool{}
+	varbits := 0
+	for _, f := range d.Fields {
+		f.T = c.resolveType(f.Type, c.global)
+		if seen[f.Name] {
+			c.errorf(f.P, "%s.%s: duplicate field", d.Name, f.Name)
+		}
+		seen[f.Name] = true
+		switch d.Kind {
+		case "header":
+			switch ft := f.T.(type) {
+			case *BitsType, *BoolType, *badType:
+			case *VarbitType:
+				varbits++
+				if varbits > 1 {
+					c.errorf(f.P, "header %s: at most one varbit field is allowed", d.Name)
+				}
+			case *EnumType:
+				if ft.Underlying == nil {
+					c.errorf(f.P, "header %s: field %s has type %s; only serializable enums may be header fields", d.Name, f.Name, f.T)
+				}
+			case *NewType:
+			case *StructType:
+				if ft.Decl.Kind != "struct" || WidthOf(ft) < 0 {
+					c.errorf(f.P, "header %s: field %s has type %s; header fields must be bit<>, int<>, varbit<>, bool or serializable enum types", d.Name, f.Name, f.T)
+				}
+			default:
+				c.errorf(f.P, "header %s: field %s has type %s; header fields must be bit<>, int<>, varbit<>, bool or serializable enum types", d.Name, f.Name, f.T)
+			}
+		case "header_union":
+			if ft, ok := f.T.(*StructType); !ok || !ft.IsHeader() {
+				if _, bad := f.T.(*badType); !bad {
+					c.errorf(f.P, "header_union %s: field %s has type %s; union members must be headers", d.Name, f.Name, f.T)
+				}
+			}
+		default:
+			switch f.T.(type) {
+			case *ExternType, *ParserType, *ControlType, *PackageType, *VoidType, *StringType, *IntType, *MatchKindType:
+				c.errorf(f.P, "struct %s: field %s cannot have type %s", d.Name, f.Name, f.T)
+			}
+		}
+	}
+	st.Fields = d.Fields
+	d.T = st
+}
+
+func (c *checker) enumDecl(d *EnumDecl) {
+	et := &EnumType{Decl: d}
+	cx := &ctx{sc: c.global}
+	if d.Underlying != nil {
+		ut := c.resolveType(d.Underlying, c.global)
+		bt, ok := ut.(*BitsType)
+		if !ok {
+			if _, bad := ut.(*badType); !bad {
+				c.errorf(d.Underlying.Position(), "enum %s: the underlying type must be bit<> or int<>, not %s", d.Name, ut)
+			}
+		} else {
+			et.Underlying = bt
+		}
+	}
+	seen := map[string]bool{}
+	for _, m := range d.Members {
+		m.Owner = d
+		if seen[m.Name] {
+			c.errorf(m.P, "%s.%s: duplicate enum member", d.Name, m.Name)
+		}
+		seen[m.Name] = true
+		if m.Value != nil && et.Underlying != nil {
+			c.expr(m.Value, cx, et.Underlying)
+			c.assignable(et.Underlying, m.Value, "value of "+d.Name+"."+m.Name)
+			if v, ok := c.out.Const[m.Value].(*big.Int); ok {
+				m.Val = wrap(v, et.Underlying)
+			} else {
+				c.errorf(m.Value.Position(), "%s.%s: value is not a compile-time constant", d.Name, m.Name)
+			}
+		}
+	}
+	d.T = et
+	c.declare(c.global, d.Name, d)
+}
+
+func (c *checker) instanceDecl(d *InstanceDecl, cx *ctx) {
+	t := c.resolveType(d.Type, cx.sc)
+	d.T = t
+	switch tt := t.(type) {
+	case *badType:
+		return
+	case *ExternType:
+		if len(tt.Decl.Ctors) == 0 {
+			c.errorf(d.P, "%s: extern %s has no constructor", d.Name, tt.Decl.Name)
+			return
+		}
+		var cands []*MethodDecl
+		for _, m := range tt.Decl.Ctors {
+			if arityOK(m.Params, d.Args) {
+				cands = append(cands, m)
+			}
+		}
+		if len(cands) == 0 {
+			c.errorf(d.P, "%s: no constructor of %s takes %d arguments", d.Name, tt.Decl.Name, len(d.Args))
+			return
+		}
+		sub := map[*TypeVar]Type{}
+		tps := c.externTypeVars(tt.Decl)
+		for i, tv := range tps {
+			if tt.Args[i] != nil {
+				sub[tv] = tt.Args[i]
+			}
+		}
+		c.args(cands[0].Params, d.Args, sub, cx, d.P, "constructor of "+tt.Decl.Name, true)
+		for i, tv := range tps {
+			if tt.Args[i] == nil {
+				if b, ok := sub[tv]; ok {
+					tt.Args[i] = b
+				} else {
+					c.errorf(d.P, "%s: cannot infer type argument %s of %s", d.Name, tv.Name, tt.Decl.Name)
+				}
+			}
+		}
+	case *ParserType:
+		c.ctorArgs(d.P, tt.Decl.CtorParams, d.Args, cx, tt.Decl.Name)
+	case *ControlType:
+		c.ctorArgs(d.P, tt.Decl.CtorParams, d.Args, cx, tt.Decl.Name)
+	case *PackageType:
+		c.packageArgs(d, tt, cx)
+	default:
+		c.errorf(d.P, "%s: cannot instantiate %s", d.Name, t)
+	}
+}
+
+func (c *checker) ctorArgs(pos Pos, ps []*Param, args []*Arg, cx *ctx, what string) {
+	if !arityOK(ps, args) {
+		c.errorf(pos, "%s expects %d constructor arguments, got %d", what, len(ps), len(args))
+		return
+	}
+	c.args(ps, args, map[*TypeVar]Type{}, cx, pos, "constructor of "+what, true)
+}
+
+func (c *checker) externTypeVars(d *ExternDecl) []*TypeVar {
+	// The type variables of an extern are the ones its methods' parameters refer to; recover
+	// them from the first constructor or method scope by name.
+	var out []*TypeVar
+	for _, n := range d.TypeParams {
+		out = append(out, c.findTypeVar(d, n))
+	}
+	return out
+}
+
+// findTypeVar returns the TypeVar object for type parameter name of owner, searching the resolved
+// parameter types of its methods (they share one TypeVar per name).
+func (c *checker) findTypeVar(owner Decl, name string) *TypeVar {
+	var found *TypeVar
+	var visit func(t Type)
+	visit = func(t Type) {
+		if found != nil || t == nil {
+			return
+		}
+		switch x := t.(type) {
+		case *TypeVar:
+			if x.Owner == owner && x.Name == name {
+				found = x
+			}
+		case *ExternType:
+			for _, a := range x.Args {
+				visit(a)
+			}
+		case *ParserType:
+			for _, a := range x.Args {
+				visit(a)
+			}
+		case *ControlType:
+			for _, a := range x.Args {
+				visit(a)
+			}
+		case *TupleType:
+			for _, a := range x.Elems {
+				visit(a)
+			}
+		case *StackType:
+			visit(x.Elem)
+		}
+	}
+	switch d := owner.(type) {
+	case *ExternDecl:
+		for _, m := range append(append([]*MethodDecl(nil), d.Ctors...), d.Methods...) {
+			for _, p := range m.Params {
+				visit(p.T)
+			}
+			visit(m.RetT)
+		}
+	case *ParserDecl:
+		for _, p := range d.Params {
+			visit(p.T)
+		}
+	case *ControlDecl:
+		for _, p := range d.Params {
+			visit(p.T)
+		}
+	case *PackageDecl:
+		for _, p := range d.Params {
+			visit(p.T)
+		}
+	}
+	if found == nil {
+		// Unused type parameter: make a fresh variable.
+		found = &TypeVar{Name: name, Owner: owner}
+	}
+	return found
+}
+
+func arityOK(ps []*Param, args []*Arg) bool {
+	if len(args) > len(ps) {
+		return false
+	}
+	need := 0
+	for _, p := range ps {
+		if p.Deflt == nil && p.Annos.Get("optional") == nil {
+			need++
+		}
+	}
+	for _, a := range args {
+		if a.Name != "" {
+			return true // checked by args
+		}
+	}
+	return len(args) >= need
+}

@@ -1,0 +1,594 @@
+package front
+
+import (
+	"math/big"
+)
+
+func (c *checker) parserDecl(d *ParserDecl) {
+	sc := c.typeParamScope(c.global, d, d.TypeParams, d.P)
+	c.params(d.Params, sc)
+	if !d.HasBody {
+		return
+	}
+	if len(d.TypeParams) > 0 {
+		c.unsupported(d.P, "generic parser %s", d.Name)
+		return
+	}
+	c.params(d.CtorParams, sc)
+	body := newScope(sc)
+	for _, p := range d.Params {
+		c.declare(body, p.Name, p)
+	}
+	for _, p := range d.CtorParams {
+		c.declare(body, p.Name, p)
+	}
+	cx := &ctx{sc: body, parser: d}
+	for _, l := range d.Locals {
+		c.localDecl(l, cx)
+	}
+	states := newScope(body)
+	hasStart := false
+	for _, s := range d.States {
+		if s.Name == "accept" || s.Name == "reject" {
+			c.errorf(s.P, "state %s is predefined and cannot be declared", s.Name)
+			continue
+		}
+		if s.Name == "start" {
+			hasStart = true
+		}
+		c.declare(states, s.Name, s)
+	}
+	if !hasStart {
+		c.errorf(d.P, "parser %s has no start state", d.Name)
+	}
+	for _, s := range d.States {
+		scx := &ctx{sc: newScope(states), parser: d}
+		for _, st := range s.Stmts {
+			c.stmt(st, scx)
+		}
+		if s.Trans == nil {
+			continue
+		}
+		if s.Trans.Target != nil {
+			c.stateRef(s.Trans.Target, scx)
+		} else {
+			c.selectExpr(s.Trans.Select, scx)
+		}
+	}
+}
+
+func (c *checker) stateRef(n *NameExpr, cx *ctx) {
+	if n.Name == "accept" || n.Name == "reject" {
+		return
+	}
+	ds := cx.sc.lookup(n.Name)
+	if len(ds) == 0 {
+		c.errorf(n.P, "%s: undeclared parser state", n.Name)
+		return
+	}
+	st, ok := ds[0].(*ParserState)
+	if !ok {
+		c.errorf(n.P, "%s is not a parser state", n.Name)
+		return
+	}
+	n.Decl = st
+	n.setType(tState)
+}
+
+func (c *checker) selectExpr(se *SelectExpr, cx *ctx) {
+	var kts []Type
+	for _, k := range se.Keys {
+		kt := c.expr(k, cx, nil)
+		switch underlying(kt).(type) {
+		case *BitsType, *BoolType, *EnumType, *ErrorType, *badType:
+		case *IntType:
+			c.errorf(k.Position(), "select key has no width; give it a type")
+		default:
+			c.errorf(k.Position(), "select key must be bit<>, int<>, bool, enum or error, not %s", kt)
+		}
+		kts = append(kts, kt)
+	}
+	se.setType(tVoid)
+	for _, cs := range se.Cases {
+		c.stateRef(cs.State, cx)
+		if len(cs.Keyset) == 1 && len(kts) != 1 {
+			switch cs.Keyset[0].(type) {
+			case *DefaultExpr, *DontCareExpr:
+				cs.Keyset[0].setType(tDC)
+				continue
+			}
+			if l, ok := cs.Keyset[0].(*ListExpr); ok {
+				cs.Keyset = l.Elems
+			}
+		}
+		if len(cs.Keyset) != len(kts) {
+			c.errorf(cs.P, "select has %d keys but this case has %d values", len(kts), len(cs.Keyset))
+			continue
+		}
+		for i, ks := range cs.Keyset {
+			c.keysetElem(ks, kts[i], cx)
+		}
+	}
+}
+
+// keysetElem checks one element of a select case or table entry against the key type.
+func (c *checker) keysetElem(ks Expr, kt Type, cx *ctx) {
+	switch k := ks.(type) {
+	case *DefaultExpr, *DontCareExpr:
+		ks.setType(tDC)
+		return
+	case *MaskExpr:
+		c.constOf(k.X, kt, cx)
+		c.constOf(k.Y, kt, cx)
+		k.setType(kt)
+		return
+	case *RangeExpr:
+		c.constOf(k.X, kt, cx)
+		c.constOf(k.Y, kt, cx)
+		k.setType(kt)
+		return
+	}
+	c.constOf(ks, kt, cx)
+}
+
+func (c *checker) constOf(e Expr, t Type, cx *ctx) {
+	c.expr(e, cx, t)
+	if c.assignable(t, e, "keyset value") {
+		if _, ok := c.out.Const[e]; !ok && !isBad(e.Type()) {
+			c.errorf(e.Position(), "keyset values must be compile-time constants")
+		}
+	}
+}
+
+func (c *checker) controlDecl(d *ControlDecl) {
+	sc := c.typeParamScope(c.global, d, d.TypeParams, d.P)
+	c.params(d.Params, sc)
+	if !d.HasBody {
+		return
+	}
+	if len(d.TypeParams) > 0 {
+		c.unsupported(d.P, "generic control %s", d.Name)
+		return
+	}
+	c.params(d.CtorParams, sc)
+	body := newScope(sc)
+	for _, p := range d.Params {
+		c.declare(body, p.Name, p)
+	}
+	for _, p := range d.CtorParams {
+		c.declare(body, p.Name, p)
+	}
+	cx := &ctx{sc: body, control: d}
+	for _, l := range d.Locals {
+		c.localDecl(l, cx)
+	}
+	c.block(d.Body, &ctx{sc: body, control: d, inApply: true})
+}
+
+func (c *checker) localDecl(l Decl, cx *ctx) {
+	switch l := l.(type) {
+	case *ConstDecl:
+		c.constDecl(l, cx)
+	case *VarDecl:
+		c.varDecl(l, cx)
+	case *InstanceDecl:
+		c.instanceDecl(l, cx)
+		c.declare(cx.sc, l.Name, l)
+	case *ActionDecl:
+		c.declare(cx.sc, l.Name, l)
+		c.actionDecl(l, cx)
+	case *TableDecl:
+		c.declare(cx.sc, l.Name, l)
+		c.tableDecl(l, cx)
+	default:
+		c.errorf(l.Position(), "unexpected local declaration")
+	}
+}
+
+func (c *checker) varDecl(d *VarDecl, cx *ctx) {
+	d.T = c.resolveType(d.Type, cx.sc)
+	switch d.T.(type) {
+	case *ExternType, *ParserType, *ControlType, *PackageType, *VoidType, *StringType, *MatchKindType:
+		c.errorf(d.P, "%s: variables cannot have type %s", d.Name, d.T)
+	case *IntType:
+		c.errorf(d.P, "%s: variables of type int must be const", d.Name)
+	}
+	if d.Init != nil {
+		c.expr(d.Init, cx, d.T)
+		c.assignable(d.T, d.Init, "initializer of "+d.Name)
+	}
+	c.declare(cx.sc, d.Name, d)
+}
+
+func (c *checker) actionDecl(d *ActionDecl, outer *ctx) {
+	sc := newScope(outer.sc)
+	c.params(d.Params, outer.sc)
+	seenNone := false
+	for _, p := range d.Params {
+		if p.Dir == DirNone {
+			seenNone = true
+			switch underlying(p.T).(type) {
+			case *BitsType, *BoolType, *EnumType, *badType:
+			default:
+				c.errorf(p.P, "action %s: directionless parameter %s has type %s; control-plane parameters must be bit<>, int<>, bool or serializable enum", d.Name, p.Name, p.T)
+			}
+		} else if seenNone {
+			c.errorf(p.P, "action %s: parameter %s with a direction follows a directionless parameter", d.Name, p.Name)
+		}
+		c.declare(sc, p.Name, p)
+	}
+	c.block(d.Body, &ctx{sc: sc, control: outer.control, action: d})
+}
+
+func (c *checker) functionDecl(d *FunctionDecl) {
+	sc := c.typeParamScope(c.global, d, d.TypeParams, d.P)
+	d.RetT = c.resolveType(d.Ret, sc)
+	c.params(d.Params, sc)
+	body := newScope(sc)
+	for _, p := range d.Params {
+		c.declare(body, p.Name, p)
+	}
+	c.block(d.Body, &ctx{sc: body, fn: d})
+	if _, void := d.RetT.(*VoidType); !void && !alwaysReturns(d.Body) {
+		c.errorf(d.P, "function %s: not every path returns a value", d.Name)
+	}
+}
+
+func alwaysReturns(s Stmt) bool {
+	switch s := s.(type) {
+	case *ReturnStmt, *ExitStmt:
+		return true
+	case *BlockStmt:
+		for _, x := range s.Stmts {
+			if alwaysReturns(x) {
+				return true
+			}
+		}
+	case *IfStmt:
+		return s.Else != nil && alwaysReturns(s.Then) && alwaysReturns(s.Else)
+	}
+	return false
+}
+
+func (c *checker) block(b *BlockStmt, cx *ctx) {
+	inner := *cx
+	inner.sc = newScope(cx.sc)
+	for _, s := range b.Stmts {
+		c.stmt(s, &inner)
+	}
+}
+
+func (c *checker) stmt(s Stmt, cx *ctx) {
+	switch s := s.(type) {
+	case *BlockStmt:
+		c.block(s, cx)
+	case *EmptyStmt:
+	case *AssignStmt:
+		lt := c.expr(s.LHS, cx, nil)
+		if ok, why := c.lvalue(s.LHS); !ok {
+			c.errorf(s.LHS.Position(), "cannot assign: %s", why)
+		}
+		if _, dc := s.LHS.(*DontCareExpr); dc {
+			c.errorf(s.LHS.Position(), "cannot assign to _")
+		}
+		c.expr(s.RHS, cx, lt)
+		c.assignable(lt, s.RHS, "assignment")
+	case *CallStmt:
+		c.expr(s.Call, cx, nil)
+	case *IfStmt:
+		ct := c.expr(s.Cond, cx, tBool)
+		if _, ok := ct.(*BoolType); !ok && !isBad(ct) {
+			c.errorf(s.Cond.Position(), "if condition must be bool, not %s%s", ct, castHint(ct, tBool))
+		}
+		c.stmt(s.Then, &ctx{sc: newScope(cx.sc), parser: cx.parser, control: cx.control, action: cx.action, fn: cx.fn, inApply: cx.inApply})
+		if s.Else != nil {
+			c.stmt(s.Else, &ctx{sc: newScope(cx.sc), parser: cx.parser, control: cx.control, action: cx.action, fn: cx.fn, inApply: cx.inApply})
+		}
+	case *SwitchStmt:
+		c.switchStmt(s, cx)
+	case *ExitStmt:
+		if cx.parser != nil {
+			c.errorf(s.P, "exit is not allowed in a parser")
+		}
+		if cx.fn != nil {
+			c.errorf(s.P, "exit is not allowed in a function")
+		}
+	case *ReturnStmt:
+		if cx.parser != nil {
+			c.errorf(s.P, "return is not allowed in a parser")
+			return
+		}
+		if cx.fn != nil {
+			if _, void := cx.fn.RetT.(*VoidType); void {
+				if s.Value != nil {
+					c.errorf(s.P, "function %s returns void but return has a value", cx.fn.Name)
+				}
+				return
+			}
+			if s.Value == nil {
+				c.errorf(s.P, "function %s must return a value of type %s", cx.fn.Name, cx.fn.RetT)
+				return
+			}
+			c.expr(s.Value, cx, cx.fn.RetT)
+			c.assignable(cx.fn.RetT, s.Value, "return value")
+			return
+		}
+		if s.Value != nil {
+			c.errorf(s.P, "return with a value outside a function")
+		}
+	case *DeclStmt:
+		switch d := s.Decl.(type) {
+		case *VarDecl:
+			c.varDecl(d, cx)
+		case *ConstDecl:
+			c.constDecl(d, cx)
+		case *InstanceDecl:
+			c.errorf(d.P, "instantiations are not allowed inside blocks; declare %s with the control's or parser's locals", d.Name)
+		}
+	default:
+		c.errorf(s.Position(), "unsupported statement")
+	}
+}
+
+func (c *checker) switchStmt(s *SwitchStmt, cx *ctx) {
+	if cx.parser != nil {
+		c.errorf(s.P, "switch is not allowed in a parser")
+	}
+	if cx.action != nil {
+		c.unsupported(s.P, "switch statements inside actions")
+	}
+	t := c.expr(s.Expr, cx, nil)
+	if isBad(t) {
+		return
+	}
+	seen := map[any]bool{}
+	for i, cs := range s.Cases {
+		if cs.Body == nil && i == len(s.Cases)-1 {
+			c.errorf(cs.P, "the last switch case must have a body")
+		}
+		if cs.Default {
+			if i != len(s.Cases)-1 {
+				c.errorf(cs.P, "default must be the last switch case")
+			}
+			continue
+		}
+		if ar, ok := t.(*ActionRunType); ok {
+			s.OnActionRun = true
+			n, ok := cs.Label.(*NameExpr)
+			if !ok {
+				c.errorf(cs.Label.Position(), "switch on action_run needs action names as labels")
+				continue
+			}
+			var found *ActionDecl
+			if ap := ar.Table.Prop("actions"); ap != nil {
+				for _, a := range ap.Actions {
+					if a.Name.Name == n.Name && a.Action != nil {
+						found = a.Action
+					}
+				}
+			}
+			if found == nil {
+				c.errorf(n.P, "%s is not an action of table %s", n.Name, ar.Table.Name)
+				continue
+			}
+			n.Decl = found
+			n.setType(&ActionType{Decl: found})
+			if seen[found] {
+				c.errorf(n.P, "duplicate switch label %s", n.Name)
+			}
+			seen[found] = true
+			continue
+		}
+		switch underlying(t).(type) {
+		case *BitsType, *EnumType, *ErrorType:
+		default:
+			c.errorf(s.Expr.Position(), "switch expression must be t.apply().action_run, bit<>, int<>, enum or error, not %s", t)
+			return
+		}
+		c.expr(cs.Label, cx, t)
+		if c.assignable(t, cs.Label, "switch label") {
+			v, ok := c.out.Const[cs.Label]
+			if !ok {
+				c.errorf(cs.Label.Position(), "switch labels must be compile-time constants")
+				continue
+			}
+			key := valueKey(v)
+			if seen[key] {
+				c.errorf(cs.Label.Position(), "duplicate switch label")
+			}
+			seen[key] = true
+		}
+	}
+	for _, cs := range s.Cases {
+		if cs.Body != nil {
+			c.block(cs.Body, cx)
+		}
+	}
+}
+
+func valueKey(v Value) any {
+	if b, ok := v.(*big.Int); ok {
+		return b.String()
+	}
+	return v
+}
+
+func (c *checker) tableDecl(t *TableDecl, cx *ctx) {
+	seen := map[string]bool{}
+	var actions map[string]*ActionRef
+	var keyTypes []Type
+	// Check key and actions first: other properties refer to them.
+	order := []string{"key", "actions"}
+	for _, name := range order {
+		for _, p := range t.Props {
+			if p.Name != name {
+				continue
+			}
+			switch name {
+			case "key":
+				for _, k := range p.Keys {
+					kt := c.expr(k.Expr, cx, nil)
+					keyTypes = append(keyTypes, kt)
+					switch underlying(kt).(type) {
+					case *BitsType, *BoolType, *ErrorType, *badType:
+					case *EnumType:
+					default:
+						c.errorf(k.Expr.Position(), "table %s: key has type %s; keys must be bit<>, int<>, bool, enum or error", t.Name, kt)
+					}
+					if c.matchKinds[k.MatchKind] == nil {
+						c.errorf(k.MKPos, "table %s: %s is not a match_kind", t.Name, k.MatchKind)
+					}
+					if k.MatchKind == "selector" && t.Prop("implementation") == nil {
+						c.errorf(k.MKPos, "table %s: selector keys need an action_selector implementation", t.Name)
+					}
+				}
+			case "actions":
+				actions = map[string]*ActionRef{}
+				for _, a := range p.Actions {
+					c.actionRef(a, cx, t, false)
+					if a.Action != nil {
+						if actions[a.Action.Name] != nil {
+							c.errorf(a.P, "table %s: action %s listed twice", t.Name, a.Name.Name)
+						}
+						actions[a.Action.Name] = a
+					}
+				}
+			}
+		}
+	}
+	if actions == nil {
+		c.errorf(t.P, "table %s has no actions property", t.Name)
+		actions = map[string]*ActionRef{}
+	}
+	for _, p := range t.Props {
+		if seen[p.Name] {
+			c.errorf(p.P, "table %s: duplicate property %s", t.Name, p.Name)
+		}
+		seen[p.Name] = true
+		switch p.Name {
+		case "key", "actions":
+		case "default_action":
+			a := p.Actions[0]
+			c.actionRef(a, cx, t, true)
+			if a.Action != nil && actions[a.Action.Name] == nil {
+				c.errorf(a.P, "table %s: default action %s is not in the actions list", t.Name, a.Name.Name)
+			}
+			if lr := actions[a.Name.Name]; lr != nil && lr.Annos.Get("tableonly") != nil {
+				c.errorf(a.P, "table %s: action %s is @tableonly and cannot be the default action", t.Name, a.Name.Name)
+			}
+		case "entries":
+			if len(keyTypes) == 0 {
+				c.errorf(p.P, "table %s: entries need a key", t.Name)
+				continue
+			}
+			for _, e := range p.Entries {
+				keys := e.Keys
+				if len(keys) == 1 && len(keyTypes) > 1 {
+					switch keys[0].(type) {
+					case *DefaultExpr, *DontCareExpr:
+						keys[0].setType(tDC)
+						c.actionRef(e.Action, cx, t, true)
+						continue
+					}
+				}
+				if len(keys) != len(keyTypes) {
+					c.errorf(e.P, "table %s: entry has %d key values, the table has %d keys", t.Name, len(keys), len(keyTypes))
+					continue
+				}
+				for i, k := range keys {
+					c.keysetElem(k, keyTypes[i], cx)
+				}
+				c.actionRef(e.Action, cx, t, true)
+				if e.Action.Action != nil && actions[e.Action.Action.Name] == nil {
+					c.errorf(e.Action.P, "table %s: entry action %s is not in the actions list", t.Name, e.Action.Name.Name)
+				}
+			}
+		case "size", "max_group_size", "priority_delta":
+			c.expr(p.Value, cx, tInt)
+			if v, ok := c.out.Const[p.Value].(*big.Int); !ok || v.Sign() < 0 {
+				c.errorf(p.Value.Position(), "table %s: %s must be a non-negative compile-time constant", t.Name, p.Name)
+			}
+		case "support_timeout", "largest_priority_wins":
+			vt := c.expr(p.Value, cx, tBool)
+			if _, ok := vt.(*BoolType); !ok {
+				c.errorf(p.Value.Position(), "table %s: %s must be true or false", t.Name, p.Name)
+			}
+		case "counters", "meters", "implementation":
+			vt := c.expr(p.Value, cx, nil)
+			want := map[string][]string{
+				"counters":       {"direct_counter"},
+				"meters":         {"direct_meter"},
+				"implementation": {"action_profile", "action_selector"},
+			}[p.Name]
+			et, ok := vt.(*ExternType)
+			if !ok || !contains(want, et.Decl.Name) {
+				if !isBad(vt) {
+					c.errorf(p.Value.Position(), "table %s: %s must be a %s instance, not %s", t.Name, p.Name, want[0], vt)
+				}
+			}
+		default:
+			c.unsupported(p.P, "table property %s", p.Name)
+		}
+	}
+}
+
+// actionRef resolves an action reference of a table. inDefault says all directionless arguments
+// must be given (default_action and entries); in the actions list they must not be.
+func (c *checker) actionRef(a *ActionRef, cx *ctx, t *TableDecl, inDefault bool) {
+	sc := cx.sc
+	if a.Name.Global {
+		sc = c.global
+	}
+	ds := sc.lookup(a.Name.Name)
+	if len(ds) == 0 {
+		c.errorf(a.Name.P, "table %s: %s: undeclared action", t.Name, a.Name.Name)
+		return
+	}
+	ad, ok := ds[0].(*ActionDecl)
+	if !ok {
+		c.errorf(a.Name.P, "table %s: %s is not an action", t.Name, a.Name.Name)
+		return
+	}
+	a.Action = ad
+	a.Name.Decl = ad
+	a.Name.setType(&ActionType{Decl: ad})
+	if inDefault && !a.HasArg && len(ad.Params) > 0 {
+		dl := 0
+		for _, p := range ad.Params {
+			if p.Dir == DirNone {
+				dl++
+			}
+		}
+		if dl > 0 || len(ad.Params) > 0 {
+			c.errorf(a.P, "table %s: action %s needs %d arguments", t.Name, ad.Name, len(ad.Params))
+		}
+		return
+	}
+	var want []*Param
+	for _, p := range ad.Params {
+		if inDefault || p.Dir != DirNone {
+			want = append(want, p)
+		}
+	}
+	if !a.HasArg && !inDefault {
+		return // action list entries may omit all arguments if they only have directionless params
+	}
+	if len(a.Args) != len(want) {
+		if inDefault {
+			c.errorf(a.P, "table %s: action %s needs %d arguments, got %d", t.Name, ad.Name, len(want), len(a.Args))
+		} else {
+			c.errorf(a.P, "table %s: action %s in the actions list takes %d arguments (directionless parameters come from the control plane), got %d", t.Name, ad.Name, len(want), len(a.Args))
+		}
+		return
+	}
+	c.args(want, a.Args, map[*TypeVar]Type{}, cx, a.P, "action "+ad.Name, false)
+	if inDefault {
+		for i, p := range want {
+			if p.Dir == DirNone {
+				if _, ok := c.out.Const[a.Args[i].Value]; !ok && !isBad(a.Args[i].Value.Type()) {
+					c.errorf(a.Args[i].Value.Position(), "table %s: argument %s of %s must be a compile-time constant", t.Name, p.Name, ad.Name)
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,488 @@
+package front
+
+import (
+	"embed"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+//go:embed arch/core.p4 arch/v1model.p4
+var archFS embed.FS
+
+// builtinIncludes maps the system includes netlock provides to their embedded files.
+var builtinIncludes = map[string]string{
+	"core.p4":    "arch/core.p4",
+	"v1model.p4": "arch/v1model.p4",
+}
+
+// ReadFileFunc reads a source file; Preprocess uses it for the main file and quoted includes.
+type ReadFileFunc func(path string) ([]byte, error)
+
+type macro struct {
+	name string
+	body []Token
+	pos  Pos
+}
+
+type condFrame struct {
+	active    bool // lines in the current branch are emitted
+	parentOn  bool // the enclosing region is active
+	taken     bool // some branch of this #if chain was taken
+	seenElse  bool
+	openedPos Pos
+}
+
+type preprocessor struct {
+	read     ReadFileFunc
+	macros   map[string]*macro
+	out      []Token
+	errs     ErrorList
+	depth    int
+	included map[string]bool // builtin includes already expanded
+}
+
+// Preprocess runs the C-like preprocessor over the file at path and returns its tokens, with
+// each token's position in its original file. readFile defaults to os.ReadFile.
+func Preprocess(path string, readFile ReadFileFunc) ([]Token, ErrorList) {
+	if readFile == nil {
+		readFile = os.ReadFile
+	}
+	pp := &preprocessor{read: readFile, macros: map[string]*macro{}, included: map[string]bool{}}
+	src, err := readFile(path)
+	if err != nil {
+		return nil, ErrorList{errorf(Pos{File: path}, "%v", err)}
+	}
+	pp.file(path, string(src))
+	pp.out = append(pp.out, Token{Kind: TEOF, Pos: Pos{File: path, Line: strings.Count(string(src), "\n") + 1, Col: 1}})
+	return pp.out, pp.errs
+}
+
+// PreprocessSource is Preprocess for an in-memory main file named name.
+func PreprocessSource(name, src string, readFile ReadFileFunc) ([]Token, ErrorList) {
+	return Preprocess(name, func(p string) ([]byte, error) {
+		if p == name {
+			return []byte(src), nil
+		}
+		if readFile != nil {
+			return readFile(p)
+		}
+		return os.ReadFile(p)
+	})
+}
+
+// stripComments blanks out comments, keeping newlines so line numbers survive.
+func stripComments(src string, file string, errs *ErrorList) string {
+	b := []byte(src)
+	line := 1
+	for i := 0; i < len(b); i++ {
+		switch {
+		case b[i] == '\n':
+			line++
+		case b[i] == '"':
+			for i++; i < len(b) && b[i] != '"' && b[i] != '\n'; i++ {
+				if b[i] == '\\' && i+1 < len(b) && b[i+1] != '\n' {
+					i++
+				}
+			}
+			if i < len(b) && b[i] == '\n' {
+				line++
+			}
+		case b[i] == '/' && i+1 < len(b) && b[i+1] == '/':
+			for ; i < len(b) && b[i] != '\n'; i++ {
+				b[i] = ' '
+			}
+			if i < len(b) {
+				line++
+			}
+		case b[i] == '/' && i+1 < len(b) && b[i+1] == '*':
+			startLine := line
+			closed := false
+			for ; i < len(b); i++ {
+				if b[i] == '*' && i+1 < len(b) && b[i+1] == '/' {
+					b[i], b[i+1] = ' ', ' '
+					i++
+					closed = true
+					break
+				}
+				if b[i] == '\n' {
+					line++
+				} else {
+					b[i] = ' '
+				}
+			}
+			if !closed {
+				*errs = append(*errs, errorf(Pos{File: file, Line: startLine, Col: 1}, "unterminated comment"))
+			}
+		}
+	}
+	return string(b)
+}
+
+func (pp *preprocessor) file(path, src string) {
+	pp.depth++
+	defer func() { pp.depth-- }()
+	if pp.depth > 50 {
+		pp.errs = append(pp.errs, errorf(Pos{File: path, Line: 1, Col: 1}, "#include nested too deeply"))
+		return
+	}
+	src = stripComments(src, path, &pp.errs)
+	lines := strings.Split(src, "\n")
+	var conds []condFrame
+	active := func() bool { return len(conds) == 0 || conds[len(conds)-1].active }
+	for i := 0; i < len(lines); i++ {
+		lineNo := i + 1
+		text := lines[i]
+		// Join continuation lines.
+		for strings.HasSuffix(strings.TrimRight(text, " \t\r"), "\\") && i+1 < len(lines) {
+			t := strings.TrimRight(text, " \t\r")
+			text = t[:len(t)-1] + " " + lines[i+1]
+			i++
+		}
+		trim := strings.TrimLeft(text, " \t")
+		if !strings.HasPrefix(trim, "#") {
+			if active() {
+				pp.emit(lexLine(text, path, lineNo, &pp.errs))
+			}
+			continue
+		}
+		col := len(text) - len(trim) + 1
+		pos := Pos{File: path, Line: lineNo, Col: col}
+		rest := strings.TrimLeft(trim[1:], " \t")
+		k := 0
+		for k < len(rest) && isIdentChar(rest[k]) {
+			k++
+		}
+		dir := rest[:k]
+		arg := strings.TrimSpace(rest[len(dir):])
+		switch dir {
+		case "ifdef", "ifndef":
+			on := active()
+			_, def := pp.macros[firstWord(arg)]
+			cond := def == (dir == "ifdef")
+			conds = append(conds, condFrame{active: on && cond, parentOn: on, taken: cond, openedPos: pos})
+		case "if":
+			on := active()
+			cond := false
+			if on {
+				cond = pp.evalIf(arg, pos, lineNo, path)
+			}
+			conds = append(conds, condFrame{active: on && cond, parentOn: on, taken: cond, openedPos: pos})
+		case "elif":
+			if len(conds) == 0 {
+				pp.errs = append(pp.errs, errorf(pos, "#elif without #if"))
+				continue
+			}
+			f := &conds[len(conds)-1]
+			if f.seenElse {
+				pp.errs = append(pp.errs, errorf(pos, "#elif after #else"))
+			}
+			if f.taken || !f.parentOn {
+				f.active = false
+				continue
+			}
+			cond := pp.evalIf(arg, pos, lineNo, path)
+			f.active, f.taken = cond, cond
+		case "else":
+			if len(conds) == 0 {
+				pp.errs = append(pp.errs, errorf(pos, "#else without #if"))
+				continue
+			}
+			f := &conds[len(conds)-1]
+			if f.seenElse {
+				pp.errs = append(pp.errs, errorf(pos, "#else after #else"))
+			}
+			f.seenElse = true
+			f.active = f.parentOn && !f.taken
+			f.taken = true
+		case "endif":
+			if len(conds) == 0 {
+				pp.errs = append(pp.errs, errorf(pos, "#endif without #if"))
+				continue
+			}
+			conds = conds[:len(conds)-1]
+		default:
+			if !active() {
+				continue
+			}
+			pp.directive(dir, arg, pos, path, lineNo, text)
+		}
+	}
+	for _, f := range conds {
+		pp.errs = append(pp.errs, errorf(f.openedPos, "unterminated conditional directive"))
+	}
+}
+
+func firstWord(s string) string {
+	if k := strings.IndexAny(s, " \t"); k >= 0 {
+		return s[:k]
+	}
+	return s
+}
+
+func (pp *preprocessor) directive(dir, arg string, pos Pos, path string, lineNo int, text string) {
+	switch dir {
+	case "include":
+		pp.include(arg, pos, path)
+	case "define":
+		name := firstWord(arg)
+		if name == "" || !isIdentStart(name[0]) {
+			pp.errs = append(pp.errs, errorf(pos, "#define needs a macro name"))
+			return
+		}
+		bodyText := strings.TrimSpace(arg[len(name):])
+		if k := strings.IndexByte(name, '('); k >= 0 {
+			pp.errs = append(pp.errs, unsupported(pos, "function-like macro %s", name[:k]))
+			return
+		}
+		// Lex the body in place so that positions inside it are meaningful.
+		off := strings.Index(text, bodyText)
+		var body []Token
+		if bodyText != "" && off >= 0 {
+			pad := strings.Repeat(" ", off)
+			body = lexLine(pad+bodyText, path, lineNo, &pp.errs)
+		}
+		pp.macros[name] = &macro{name: name, body: body, pos: pos}
+	case "undef":
+		delete(pp.macros, firstWord(arg))
+	case "error":
+		pp.errs = append(pp.errs, errorf(pos, "#error %s", arg))
+	case "pragma", "line", "warning":
+		// #pragma and friends carry no meaning for the netlock target.
+	case "":
+		// A null directive.
+	default:
+		pp.errs = append(pp.errs, unsupported(pos, "preprocessor directive #%s", dir))
+	}
+}
+
+func (pp *preprocessor) include(arg string, pos Pos, path string) {
+	if len(arg) < 2 {
+		pp.errs = append(pp.errs, errorf(pos, "#include expects \"FILE\" or <FILE>"))
+		return
+	}
+	switch arg[0] {
+	case '<':
+		end := strings.IndexByte(arg, '>')
+		if end < 0 {
+			pp.errs = append(pp.errs, errorf(pos, "#include expects \"FILE\" or <FILE>"))
+			return
+		}
+		name := arg[1:end]
+		emb, ok := builtinIncludes[name]
+		if !ok {
+			pp.errs = append(pp.errs, unsupported(pos, "system include <%s> (only <core.p4> and <v1model.p4> are provided)", name))
+			return
+		}
+		if pp.included[name] {
+			return
+		}
+		pp.included[name] = true
+		if name == "v1model.p4" && !pp.included["core.p4"] {
+			pp.included["core.p4"] = true
+			data, _ := archFS.ReadFile(builtinIncludes["core.p4"])
+			pp.file("core.p4", string(data))
+		}
+		data, err := archFS.ReadFile(emb)
+		if err != nil {
+			pp.errs = append(pp.errs, errorf(pos, "%v", err))
+			return
+		}
+		pp.file(name, string(data))
+	case '"':
+		end := strings.IndexByte(arg[1:], '"')
+		if end < 0 {
+			pp.errs = append(pp.errs, errorf(pos, "#include expects \"FILE\" or <FILE>"))
+			return
+		}
+		name := arg[1 : end+1]
+		if _, ok := builtinIncludes[name]; ok {
+			pp.include("<"+name+">", pos, path)
+			return
+		}
+		full := name
+		if !filepath.IsAbs(name) {
+			full = filepath.Join(filepath.Dir(path), name)
+		}
+		data, err := pp.read(full)
+		if err != nil {
+			pp.errs = append(pp.errs, errorf(pos, "cannot include %q: %v", name, err))
+			return
+		}
+		pp.file(full, string(data))
+	default:
+		pp.errs = append(pp.errs, errorf(pos, "#include expects \"FILE\" or <FILE>"))
+	}
+}
+
+// emit appends tokens, expanding object-like macros. Expanded tokens take the position of the
+// macro use.
+func (pp *preprocessor) emit(toks []Token) {
+	pp.out = pp.expand(pp.out, toks, nil, Pos{})
+}
+
+func (pp *preprocessor) expand(out, toks []Token, active []string, at Pos) []Token {
+	for _, t := range toks {
+		if at.Line != 0 {
+			t.Pos = at
+		}
+		if t.Kind == TIdent {
+			if m, ok := pp.macros[t.Text]; ok && !contains(active, t.Text) {
+				out = pp.expand(out, m.body, append(active, t.Text), t.Pos)
+				continue
+			}
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// evalIf evaluates a #if/#elif expression: integers, defined(X), defined X, macros, !, &&, ||,
+// comparisons and parentheses. Unknown identifiers are 0, as in C.
+func (pp *preprocessor) evalIf(arg string, pos Pos, lineNo int, path string) bool {
+	var errs ErrorList
+	pad := strings.Repeat(" ", pos.Col)
+	toks := lexLine(pad+arg, path, lineNo, &errs)
+	// Replace defined(X) before macro expansion.
+	var pre []Token
+	for i := 0; i < len(toks); i++ {
+		t := toks[i]
+		if t.Kind == TIdent && t.Text == "defined" {
+			name := ""
+			if i+1 < len(toks) && toks[i+1].Text == "(" && i+3 < len(toks) && toks[i+3].Text == ")" {
+				name = toks[i+2].Text
+				i += 3
+			} else if i+1 < len(toks) {
+				name = toks[i+1].Text
+				i++
+			}
+			v := "0"
+			if _, ok := pp.macros[name]; ok {
+				v = "1"
+			}
+			pre = append(pre, Token{Kind: TInt, Text: v, Pos: t.Pos, Lit: &IntLit{Value: bigInt(int64(v[0] - '0'))}})
+			continue
+		}
+		pre = append(pre, t)
+	}
+	exp := pp.expand(nil, pre, nil, Pos{})
+	e := &ifEval{toks: exp}
+	v := e.or()
+	if e.bad || e.i != len(e.toks) || len(errs) > 0 {
+		pp.errs = append(pp.errs, errorf(pos, "invalid #if expression %q", arg))
+		return false
+	}
+	return v != 0
+}
+
+type ifEval struct {
+	toks []Token
+	i    int
+	bad  bool
+}
+
+func (e *ifEval) peek() string {
+	if e.i < len(e.toks) {
+		return e.toks[e.i].Text
+	}
+	return ""
+}
+
+func (e *ifEval) or() int64 {
+	v := e.and()
+	for e.peek() == "||" {
+		e.i++
+		r := e.and()
+		v = b2i(v != 0 || r != 0)
+	}
+	return v
+}
+
+func (e *ifEval) and() int64 {
+	v := e.cmp()
+	for e.peek() == "&&" {
+		e.i++
+		r := e.cmp()
+		v = b2i(v != 0 && r != 0)
+	}
+	return v
+}
+
+func (e *ifEval) cmp() int64 {
+	v := e.unary()
+	for {
+		op := e.peek()
+		if op == ">" && e.i+1 < len(e.toks) && e.toks[e.i+1].Text == "=" {
+			op = ">="
+			e.i++
+		}
+		switch op {
+		case "==", "!=", "<", ">", "<=", ">=":
+		default:
+			return v
+		}
+		e.i++
+		r := e.unary()
+		switch op {
+		case "==":
+			v = b2i(v == r)
+		case "!=":
+			v = b2i(v != r)
+		case "<":
+			v = b2i(v < r)
+		case ">":
+			v = b2i(v > r)
+		case "<=":
+			v = b2i(v <= r)
+		case ">=":
+			v = b2i(v >= r)
+		}
+	}
+}
+
+func (e *ifEval) unary() int64 {
+	if e.i >= len(e.toks) {
+		e.bad = true
+		return 0
+	}
+	t := e.toks[e.i]
+	e.i++
+	switch {
+	case t.Text == "!":
+		return b2i(e.unary() == 0)
+	case t.Text == "(":
+		v := e.or()
+		if e.peek() != ")" {
+			e.bad = true
+		}
+		e.i++
+		return v
+	case t.Kind == TInt:
+		if t.Lit != nil && t.Lit.Value.IsInt64() {
+			return t.Lit.Value.Int64()
+		}
+		n, _ := strconv.ParseInt(t.Text, 0, 64)
+		return n
+	case t.Kind == TIdent:
+		return 0
+	}
+	e.bad = true
+	return 0
+}
+
+func b2i(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
