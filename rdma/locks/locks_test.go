@@ -1,0 +1,161 @@
+package locks_test
+
+import (
+	"os"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/netlock-go/netlock/rdma/emu"
+	"github.com/netlock-go/netlock/rdma/locks"
+	"github.com/netlock-go/netlock/rdma/rdmatest"
+	"github.com/netlock-go/netlock/rdma/sim"
+	"github.com/netlock-go/netlock/rdma/verbs"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func seed(t *testing.T) int64 {
+	t.Helper()
+	s := time.Now().UnixNano()
+	if v := os.Getenv("RDMA_SEED"); v != "" {
+		if _, err := fmtSscan(v, &s); err != nil {
+			t.Fatalf("RDMA_SEED: %v", err)
+		}
+	}
+	t.Logf("seed %d (rerun with RDMA_SEED=%d)", s, s)
+	return s
+}
+
+// runSim runs w on a 2-node simulated fabric; the lock lives on node 0.
+func runSim(t *testing.T, w rdmatest.Workload, cfg sim.Config) rdmatest.Result {
+	t.Helper()
+	cfg.Nodes = len(w.Threads)
+	s, err := sim.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := rdmatest.Run(&rdmatest.SimFabric{S: s, Until: 1 << 40}, w)
+	if err != nil {
+		t.Fatalf("%s: %v", w.Alg.Name(), err)
+	}
+	return res
+}
+
+func runEmu(t *testing.T, w rdmatest.Workload, cfg emu.Config) rdmatest.Result {
+	t.Helper()
+	c, err := emu.NewCluster(cfg, len(w.Threads))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	res, err := rdmatest.Run(&rdmatest.EmuFabric{C: c}, w)
+	if err != nil {
+		t.Fatalf("%s: %v", w.Alg.Name(), err)
+	}
+	return res
+}
+
+// Scenario 1 (virtual time): the mixed local-CAS/remote-CAS spinlock must let two threads in.
+// The simulation is deterministic per seed; every seed tried must expose the race.
+func TestMixedSpinlockFailsSim(t *testing.T) {
+	base := seed(t)
+	for i := int64(0); i < 5; i++ {
+		// The critical section (about 2us) outlasts a remote CAS's window plus its completion,
+		// so a remote thread that slipped in overlaps the local holder.
+		w := rdmatest.Workload{Alg: locks.MixedSpin{}, Locks: 1, Threads: []int{1, 1}, Ops: 200, Seed: base + i,
+			Think: rdmatest.Think(8), Pause: rdmatest.Think(80)}
+		res := runSim(t, w, sim.Config{Seed: base + i, OpJitter: 400})
+		if res.Violations == 0 {
+			t.Fatalf("seed %d: mixed spinlock passed the detector (%d entries): the emulator made NIC CAS atomic with CPU CAS", base+i, res.Entries)
+		}
+		t.Logf("seed %d: %d violations in %d entries, first: %s", base+i, res.Violations, res.Entries, res.First)
+	}
+}
+
+// Scenario 1 (real time, -race): the same negative control on goroutines. The NIC's atomic
+// window sleeps, so the local thread's CAS lands inside it; bounded attempts.
+func TestMixedSpinlockFailsEmu(t *testing.T) {
+	s := seed(t)
+	for attempt := 0; attempt < 5; attempt++ {
+		// The local thread thinks for less than the window after each release and holds the
+		// lock longer than the window: a remote CAS that read "free" lands while it is inside.
+		w := rdmatest.Workload{Alg: locks.MixedSpin{}, Locks: 1, Threads: []int{1, 1}, Ops: 100, Seed: s,
+			Think: sleep(50 * time.Microsecond), Pause: sleep(300 * time.Microsecond)}
+		res := runEmu(t, w, emu.Config{AtomicWindow: 200 * time.Microsecond, Seed: s})
+		if res.Violations > 0 {
+			t.Logf("attempt %d: %d violations in %d entries (counter %d), first: %s", attempt, res.Violations, res.Entries, res.Counted, res.First)
+			return
+		}
+	}
+	t.Fatal("mixed spinlock never violated mutual exclusion in 5 attempts")
+}
+
+// Scenario 2: the all-RDMA spinlock and MCS (loopback for local threads) pass under the same
+// emulation, in both backends; local threads issue only loopback verbs.
+func TestPositiveControls(t *testing.T) {
+	s := seed(t)
+	for _, alg := range []locks.Algorithm{locks.Spin{}, locks.MCS{}} {
+		t.Run(alg.Name()+"/sim", func(t *testing.T) {
+			w := rdmatest.Workload{Alg: alg, Locks: 2, Threads: []int{3, 3}, Ops: 300, Seed: s, Locality: 0.5, Think: rdmatest.Think(8)}
+			res := runSim(t, w, sim.Config{Seed: s, OpJitter: 3000})
+			check(t, res, w)
+		})
+		t.Run(alg.Name()+"/emu", func(t *testing.T) {
+			w := rdmatest.Workload{Alg: alg, Locks: 2, Threads: []int{2, 2}, Ops: 150, Seed: s, Locality: 0.5, Think: rdmatest.Think(1)}
+			res := runEmu(t, w, emu.Config{AtomicWindowYields: 2, OpDelay: 20 * time.Microsecond, Seed: s})
+			check(t, res, w)
+		})
+	}
+}
+
+func sleep(d time.Duration) func(verbs.Endpoint) {
+	return func(verbs.Endpoint) { time.Sleep(d) }
+}
+
+func check(t *testing.T, res rdmatest.Result, w rdmatest.Workload) {
+	t.Helper()
+	if res.Violations != 0 {
+		t.Fatalf("%d violations: %s", res.Violations, res.First)
+	}
+	want := int64(w.Ops)
+	for _, n := range w.Threads {
+		_ = n
+	}
+	total := int64(0)
+	for _, o := range res.ThreadOps {
+		if o != want {
+			t.Fatalf("thread did %d of %d ops", o, want)
+		}
+		total += o
+	}
+	if res.Counted != uint64(total) {
+		t.Fatalf("counter %d, want %d (lost update)", res.Counted, total)
+	}
+	for i, st := range res.Stats {
+		if st.LocalOps > 0 && st.Remote() == 0 {
+			t.Fatalf("thread %d issued no verbs; competitors must use loopback", i)
+		}
+	}
+	var loop uint64
+	for _, st := range res.Stats {
+		loop += st.Loopback
+	}
+	if loop == 0 {
+		t.Fatal("no loopback verbs at all")
+	}
+}
+
+// Verbs helpers used by a lock must fail cleanly on a bad pointer.
+func TestBadPointer(t *testing.T) {
+	c, err := emu.NewCluster(emu.Config{RegionSize: 4096}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	l, _ := locks.Spin{}.NewLocker(c.Node(0).NewEndpoint())
+	if err := l.Lock(verbs.MakePtr(0, 1<<20)); err == nil {
+		t.Fatal("lock of an out-of-region pointer succeeded")
+	}
+}

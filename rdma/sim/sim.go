@@ -1,0 +1,629 @@
+// Package sim is the virtual-time emulated RDMA fabric: the same verbs semantics as rdma/emu,
+// executed by a deterministic discrete-event scheduler with a cost model, so that throughput and
+// latency shapes are meaningful on a small shared machine and races are reproducible by seed.
+//
+// Threads are goroutines, but only one runs at a time: a thread runs until its next costed step
+// (a local store or read-modify-write, a wait for a completion, a park in Memory.Await) and then
+// hands control back to the scheduler, which resumes whichever thread or NIC event is due first.
+// Local loads are charged to the thread without yielding (they cannot be observed by others).
+//
+// Cost model ([Cost]): CPU accesses cost LocalOp; posting a verb costs PostOp; a verb crosses
+// the initiator's NIC pipeline (NICOp per verb) and, after OneWay (LoopbackOneWay for
+// loopback), the target NIC's pipeline, where it is applied, and its completion returns after
+// another OneWay. Loopback therefore loads the same NIC twice, sharing it with inbound
+// traffic. CAS/FAA additionally hold the target NIC's atomic unit for NICAtomic and apply as a
+// read at the start and a conditional write AtomicWindow later, so CPU stores and CPU CAS can land
+// in between (not atomic with local atomics) while NIC atomics never overlap each other. A NIC
+// used by more than QPLimit distinct threads slows down (QP cache thrashing).
+//
+// The scheduler is deterministic for a given configuration, seed and thread program.
+package sim
+
+import (
+	"container/heap"
+	"errors"
+	"fmt"
+	"math/rand"
+	"sync"
+	"sync/atomic"
+
+	"github.com/netlock-go/netlock/rdma/verbs"
+)
+
+// Cost is the cost model, in nanoseconds of virtual time.
+type Cost struct {
+	// LocalOp is one CPU access to the own region (a contended cache line). Default 25.
+	LocalOp int64
+	// PostOp is the CPU cost of posting one verb. Default 40.
+	PostOp int64
+	// OneWay is the wire+PCIe latency between two nodes, each way. Default 900.
+	OneWay int64
+	// LoopbackOneWay is the latency of the loopback path, each way. Default 400.
+	LoopbackOneWay int64
+	// NICOp is the NIC pipeline occupancy of one verb (inbound, outbound and loopback share it);
+	// 1e9/NICOp is the NIC's message rate. Default 60 (about 16 M verbs/s).
+	NICOp int64
+	// NICAtomic is how long one CAS/FAA holds the target NIC's atomic unit. Default 350
+	// (about 2.8 M atomics/s per NIC, ConnectX-3 class).
+	NICAtomic int64
+	// AtomicWindow is the time between an atomic's read and its conditional write; it must be
+	// smaller than NICAtomic. Default 300.
+	AtomicWindow int64
+	// QPLimit is the number of distinct threads a NIC serves before its per-verb cost grows.
+	// Default 450; negative disables thrashing.
+	QPLimit int
+	// QPPenalty is the relative slowdown per QPLimit extra threads. Default 0.5.
+	QPPenalty float64
+}
+
+// DefaultCost returns the default cost model.
+func DefaultCost() Cost {
+	c := Cost{}
+	c.fill()
+	return c
+}
+
+func (c *Cost) fill() {
+	def := func(p *int64, v int64) {
+		if *p == 0 {
+			*p = v
+		}
+	}
+	def(&c.LocalOp, 25)
+	def(&c.PostOp, 40)
+	def(&c.OneWay, 900)
+	def(&c.LoopbackOneWay, 400)
+	def(&c.NICOp, 60)
+	def(&c.NICAtomic, 350)
+	def(&c.AtomicWindow, 300)
+	if c.QPLimit == 0 {
+		c.QPLimit = 450
+	}
+	if c.QPPenalty == 0 {
+		c.QPPenalty = 0.5
+	}
+}
+
+// Config configures a simulated fabric.
+type Config struct {
+	// Nodes is the number of nodes (ids 0..Nodes-1). Must be >= 1.
+	Nodes int
+	// RegionSize is each node's region in bytes. Default 1 MiB.
+	RegionSize uint64
+	// Cost is the cost model; zero fields take defaults.
+	Cost Cost
+	// Seed seeds jitter.
+	Seed int64
+	// OpJitter adds a random [0, OpJitter) ns to every verb's arrival.
+	OpJitter int64
+	// UnsignaledJitter adds a random [0, UnsignaledJitter) ns to unsignaled verbs, reordering
+	// them with later accesses.
+	UnsignaledJitter int64
+	// Tracer sees every access.
+	Tracer verbs.Tracer
+}
+
+func (c *Config) validate() error {
+	if c.Nodes < 1 || c.Nodes > 1<<16 {
+		return fmt.Errorf("sim: %d nodes out of range", c.Nodes)
+	}
+	if c.RegionSize == 0 {
+		c.RegionSize = 1 << 20
+	}
+	if c.RegionSize%64 != 0 || c.RegionSize < 128 {
+		return fmt.Errorf("sim: region size %d must be a multiple of 64 and at least 128", c.RegionSize)
+	}
+	c.Cost.fill()
+	if c.Cost.AtomicWindow >= c.Cost.NICAtomic {
+		return fmt.Errorf("sim: atomic window %d must be below the atomic unit time %d", c.Cost.AtomicWindow, c.Cost.NICAtomic)
+	}
+	if c.OpJitter < 0 || c.UnsignaledJitter < 0 {
+		return errors.New("sim: negative jitter")
+	}
+	return nil
+}
+
+// ErrDeadlock is returned by Run when every live thread is parked and nothing is scheduled.
+var ErrDeadlock = errors.New("sim: deadlock: all threads parked")
+
+type errStop struct{}
+
+type event struct {
+	t   int64
+	seq uint64
+	th  *thread
+	fn  func()
+}
+
+type eventHeap []event
+
+func (h eventHeap) Len() int { return len(h) }
+func (h eventHeap) Less(i, j int) bool {
+	if h[i].t != h[j].t {
+		return h[i].t < h[j].t
+	}
+	return h[i].seq < h[j].seq
+}
+func (h eventHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *eventHeap) Push(x any)   { *h = append(*h, x.(event)) }
+func (h *eventHeap) Pop() any {
+	old := *h
+	e := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return e
+}
+
+type nicState struct {
+	free, atomicFree int64
+	users            map[*thread]struct{}
+}
+
+// Sim is a simulated fabric. Create threads with Go, then call Run once.
+type Sim struct {
+	cfg   Config
+	mem   [][]uint64
+	alloc []uint64
+	nic   []nicState
+	rng   *rand.Rand
+
+	now     int64
+	seq     uint64
+	q       eventHeap
+	yield   chan struct{}
+	threads []*thread
+	watch   map[verbs.Ptr][]*thread
+
+	stopping bool
+	ran      bool
+	errMu    sync.Mutex
+	errs     []error
+	panicked any
+}
+
+// New creates a simulated fabric.
+func New(cfg Config) (*Sim, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	s := &Sim{cfg: cfg, rng: rand.New(rand.NewSource(cfg.Seed)), yield: make(chan struct{}),
+		watch: map[verbs.Ptr][]*thread{}}
+	for i := 0; i < cfg.Nodes; i++ {
+		s.mem = append(s.mem, make([]uint64, cfg.RegionSize/8))
+		s.alloc = append(s.alloc, 64)
+		s.nic = append(s.nic, nicState{users: map[*thread]struct{}{}})
+	}
+	return s, nil
+}
+
+// Nodes is the number of nodes.
+func (s *Sim) Nodes() int { return s.cfg.Nodes }
+
+// Now is the current virtual time in ns.
+func (s *Sim) Now() int64 { return s.now }
+
+// Cost is the effective cost model.
+func (s *Sim) Cost() Cost { return s.cfg.Cost }
+
+func (s *Sim) push(t int64, th *thread, fn func()) {
+	s.seq++
+	heap.Push(&s.q, event{t: t, seq: s.seq, th: th, fn: fn})
+}
+
+func (s *Sim) word(p verbs.Ptr) (*uint64, error) {
+	n := int(p.Node())
+	if n >= len(s.mem) {
+		return nil, fmt.Errorf("%v: %w", p, verbs.ErrNoNode)
+	}
+	if err := verbs.CheckPtr(p, s.cfg.RegionSize); err != nil {
+		return nil, err
+	}
+	return &s.mem[n][p.Offset()/8], nil
+}
+
+func (s *Sim) trace(p verbs.Ptr, cl verbs.Class, op verbs.Opcode, from verbs.NodeID) {
+	if s.cfg.Tracer != nil {
+		s.cfg.Tracer(verbs.Access{Word: p, Class: cl, Op: op, Initiator: from})
+	}
+}
+
+// store writes a word and wakes threads parked on it.
+func (s *Sim) store(w *uint64, p verbs.Ptr, v uint64) {
+	atomic.StoreUint64(w, v)
+	s.notify(p)
+}
+
+func (s *Sim) notify(p verbs.Ptr) {
+	ths := s.watch[p]
+	if len(ths) == 0 {
+		return
+	}
+	delete(s.watch, p)
+	for _, th := range ths {
+		if !th.parked {
+			continue
+		}
+		th.parked = false
+		s.push(s.now+s.cfg.Cost.LocalOp, th, nil)
+	}
+}
+
+// Endpoint returns a setup endpoint on node n: usable before Run and after it returns (its
+// operations take effect immediately and cost nothing), never from a simulated thread.
+func (s *Sim) Endpoint(n int) verbs.Endpoint {
+	return &endpoint{s: s, node: verbs.NodeID(n), done: map[uint64]pending{}}
+}
+
+// Go creates a simulated thread on node n running fn; it starts at the current virtual time
+// when Run is called.
+func (s *Sim) Go(n int, fn func(ep verbs.Endpoint) error) {
+	th := &thread{s: s, wake: make(chan struct{})}
+	ep := &endpoint{s: s, node: verbs.NodeID(n), th: th, done: map[uint64]pending{}}
+	th.ep = ep
+	s.threads = append(s.threads, th)
+	s.push(s.now, th, nil)
+	go th.main(fn)
+}
+
+// Run executes the simulation until no event is due at or before until (virtual ns), then stops
+// every remaining thread (they unwind at their next scheduling point) and returns the threads'
+// errors. It returns ErrDeadlock if threads remain parked with nothing left to schedule before
+// until.
+func (s *Sim) Run(until int64) error {
+	if s.ran {
+		return errors.New("sim: Run called twice")
+	}
+	s.ran = true
+	for s.q.Len() > 0 {
+		if s.q[0].t > until {
+			break
+		}
+		ev := heap.Pop(&s.q).(event)
+		s.now = ev.t
+		if ev.fn != nil {
+			ev.fn()
+			continue
+		}
+		ev.th.wake <- struct{}{}
+		<-s.yield
+		if s.panicked != nil {
+			break
+		}
+	}
+	var deadlock error
+	if s.q.Len() == 0 && s.panicked == nil {
+		parked := 0
+		for _, th := range s.threads {
+			if !th.done {
+				parked++
+			}
+		}
+		if parked > 0 {
+			deadlock = fmt.Errorf("%d threads at %dns: %w", parked, s.now, ErrDeadlock)
+		}
+	}
+	s.stopping = true
+	for _, th := range s.threads {
+		if !th.done {
+			th.wake <- struct{}{}
+			<-s.yield
+		}
+	}
+	if s.panicked != nil {
+		panic(s.panicked)
+	}
+	s.errMu.Lock()
+	defer s.errMu.Unlock()
+	return errors.Join(append([]error{deadlock}, s.errs...)...)
+}
+
+type thread struct {
+	s      *Sim
+	ep     *endpoint
+	wake   chan struct{}
+	debt   int64
+	parked bool
+	done   bool
+	atomic bool // inside Await's condition: loads must not yield
+}
+
+func (th *thread) main(fn func(ep verbs.Endpoint) error) {
+	<-th.wake
+	defer func() {
+		if r := recover(); r != nil {
+			if _, ok := r.(errStop); !ok {
+				th.s.panicked = r
+			}
+		}
+		th.done = true
+		th.s.yield <- struct{}{}
+	}()
+	if th.s.stopping {
+		return
+	}
+	if err := fn(th.ep); err != nil {
+		th.s.errMu.Lock()
+		th.s.errs = append(th.s.errs, err)
+		th.s.errMu.Unlock()
+	}
+}
+
+// sleep hands control back and resumes at virtual time t (>= now).
+func (th *thread) sleepUntil(t int64) {
+	if t < th.s.now {
+		t = th.s.now
+	}
+	th.s.push(t, th, nil)
+	th.block()
+}
+
+func (th *thread) block() {
+	th.s.yield <- struct{}{}
+	<-th.wake
+	if th.s.stopping {
+		panic(errStop{})
+	}
+}
+
+// flush turns accumulated load cost into elapsed time plus dt.
+func (th *thread) flush(dt int64) {
+	d := th.debt + dt
+	th.debt = 0
+	th.sleepUntil(th.s.now + d)
+}
+
+type pending struct {
+	c    verbs.Completion
+	done int64
+}
+
+type endpoint struct {
+	s      *Sim
+	node   verbs.NodeID
+	th     *thread // nil for setup endpoints
+	stats  verbs.Stats
+	nextID uint64
+	done   map[uint64]pending
+}
+
+var _ verbs.Endpoint = (*endpoint)(nil)
+
+func (e *endpoint) Node() verbs.NodeID  { return e.node }
+func (e *endpoint) Local() verbs.Memory { return mem{e} }
+func (e *endpoint) Stats() *verbs.Stats { return &e.stats }
+func (e *endpoint) NextID() uint64      { e.nextID++; return e.nextID }
+func (e *endpoint) Alloc(size uint64) (verbs.Ptr, error) {
+	size = (size + 63) &^ 63
+	n := int(e.node)
+	if e.s.alloc[n]+size > e.s.cfg.RegionSize {
+		return 0, fmt.Errorf("alloc %d bytes on node %d: %w", size, n, verbs.ErrOOM)
+	}
+	off := e.s.alloc[n]
+	e.s.alloc[n] += size
+	return verbs.MakePtr(e.node, off), nil
+}
+
+func (e *endpoint) Now() int64 {
+	if e.th == nil {
+		return e.s.now
+	}
+	return e.s.now + e.th.debt
+}
+
+func (e *endpoint) jitter(max int64) int64 {
+	if max <= 0 {
+		return 0
+	}
+	return e.s.rng.Int63n(max)
+}
+
+func (s *Sim) svc(n *nicState) int64 {
+	c := s.cfg.Cost
+	if c.QPLimit < 0 || len(n.users) <= c.QPLimit {
+		return c.NICOp
+	}
+	f := 1 + c.QPPenalty*float64(len(n.users)-c.QPLimit)/float64(c.QPLimit)
+	return int64(float64(c.NICOp) * f)
+}
+
+// PostSend implements verbs.Endpoint: each verb is scheduled on the NICs' timelines and
+// applied by scheduler events.
+func (e *endpoint) PostSend(wrs ...verbs.WorkRequest) error {
+	s, c := e.s, e.s.cfg.Cost
+	for _, wr := range wrs {
+		e.stats.Add(wr, e.node)
+		w, err := s.word(wr.Remote)
+		if err != nil {
+			return err
+		}
+		if e.th == nil { // setup endpoint: apply now
+			v := s.apply(w, wr, e.node, true)
+			if wr.Signaled {
+				e.done[wr.ID] = pending{c: verbs.Completion{ID: wr.ID, Op: wr.Op, Value: v}, done: s.now}
+			}
+			continue
+		}
+		e.th.debt += c.PostOp
+		t0 := s.now + e.th.debt
+		src, dst := &s.nic[e.node], &s.nic[wr.Remote.Node()]
+		src.users[e.th] = struct{}{}
+		dst.users[e.th] = struct{}{}
+		oneWay := c.OneWay
+		if src == dst {
+			oneWay = c.LoopbackOneWay
+		}
+		out := max(t0, src.free)
+		src.free = out + s.svc(src)
+		arrive := out + s.svc(src) + oneWay
+		in := max(arrive, dst.free)
+		dst.free = in + s.svc(dst)
+		done := in + s.svc(dst) + oneWay
+		atomicOp := wr.Op == verbs.OpCAS || wr.Op == verbs.OpFAA
+		if atomicOp {
+			in = max(in, dst.atomicFree)
+			dst.atomicFree = in + c.NICAtomic
+			done = max(done, in+c.NICAtomic+oneWay)
+		} else {
+			// Jitter delays when the verb takes effect (a stalled DMA, a slow PCIe
+			// transaction) without holding the NIC pipeline; atomics are never jittered
+			// so that the atomic unit stays serial.
+			j := e.jitter(s.cfg.OpJitter)
+			if !wr.Signaled {
+				j += e.jitter(s.cfg.UnsignaledJitter)
+			}
+			in += j
+			done += j
+		}
+		id, sig, from := wr.ID, wr.Signaled, e.node
+		if sig {
+			e.done[id] = pending{c: verbs.Completion{ID: id, Op: wr.Op}, done: done}
+		}
+		wr := wr
+		record := func(v uint64) {
+			if sig {
+				p := e.done[id]
+				p.c.Value = v
+				e.done[id] = p
+			}
+		}
+		if !atomicOp {
+			s.push(in, nil, func() { record(s.apply(w, wr, from, true)) })
+			continue
+		}
+		s.push(in, nil, func() {
+			s.trace(wr.Remote, verbs.ClassRemote, wr.Op, from)
+			old := atomic.LoadUint64(w)
+			record(old)
+			s.push(in+c.AtomicWindow, nil, func() {
+				if wr.Op == verbs.OpFAA {
+					s.store(w, wr.Remote, old+wr.Value)
+				} else if old == wr.Compare {
+					s.store(w, wr.Remote, wr.Value)
+				}
+			})
+		})
+	}
+	return nil
+}
+
+// apply executes a verb in one step (setup endpoints, and READ/WRITE from the scheduler).
+func (s *Sim) apply(w *uint64, wr verbs.WorkRequest, from verbs.NodeID, trace bool) uint64 {
+	if trace {
+		s.trace(wr.Remote, verbs.ClassRemote, wr.Op, from)
+	}
+	switch wr.Op {
+	case verbs.OpRead:
+		return atomic.LoadUint64(w)
+	case verbs.OpWrite:
+		s.store(w, wr.Remote, wr.Value)
+	case verbs.OpCAS:
+		old := atomic.LoadUint64(w)
+		if old == wr.Compare {
+			s.store(w, wr.Remote, wr.Value)
+		}
+		return old
+	case verbs.OpFAA:
+		old := atomic.LoadUint64(w)
+		s.store(w, wr.Remote, old+wr.Value)
+		return old
+	}
+	return 0
+}
+
+// Wait implements verbs.Endpoint.
+func (e *endpoint) Wait(id uint64) (verbs.Completion, error) {
+	p, ok := e.done[id]
+	if !ok {
+		return verbs.Completion{}, fmt.Errorf("wait %d: %w", id, verbs.ErrNotFound)
+	}
+	if e.th != nil {
+		e.th.flush(max(0, p.done-e.s.now-e.th.debt))
+		p = e.done[id]
+	}
+	delete(e.done, id)
+	return p.c, nil
+}
+
+// mem is a simulated thread's CPU access to its node's region.
+type mem struct{ e *endpoint }
+
+func (m mem) w(off uint64, op verbs.Opcode) (*uint64, verbs.Ptr) {
+	p := verbs.MakePtr(m.e.node, off)
+	w, err := m.e.s.word(p)
+	if err != nil {
+		panic(fmt.Sprintf("sim: local access: %v", err))
+	}
+	m.e.stats.LocalOps.Add(1)
+	m.e.s.trace(p, verbs.ClassLocal, op, m.e.node)
+	return w, p
+}
+
+// costed charges a local write-class access: the thread yields so the access happens at its
+// virtual time, interleaved with other threads and NIC events.
+func (m mem) costed() {
+	if th := m.e.th; th != nil {
+		th.flush(m.e.s.cfg.Cost.LocalOp)
+	}
+}
+
+func (m mem) Load(off uint64) uint64 {
+	if th := m.e.th; th != nil {
+		th.debt += m.e.s.cfg.Cost.LocalOp
+		if th.debt > 2000 && !th.atomic {
+			th.flush(0)
+		}
+	}
+	w, _ := m.w(off, verbs.OpRead)
+	return atomic.LoadUint64(w)
+}
+
+func (m mem) Store(off, v uint64) {
+	m.costed()
+	w, p := m.w(off, verbs.OpWrite)
+	m.e.s.store(w, p, v)
+}
+
+func (m mem) CAS(off, old, new uint64) bool {
+	m.costed()
+	w, p := m.w(off, verbs.OpCAS)
+	if atomic.LoadUint64(w) != old {
+		return false
+	}
+	m.e.s.store(w, p, new)
+	return true
+}
+
+func (m mem) FAA(off, d uint64) uint64 {
+	m.costed()
+	w, p := m.w(off, verbs.OpFAA)
+	old := atomic.LoadUint64(w)
+	m.e.s.store(w, p, old+d)
+	return old
+}
+
+// Await parks the thread until one of offs is written, re-checking cond each time. Checking and
+// parking happen without yielding, so no wake-up is lost.
+func (m mem) Await(cond func() bool, offs ...uint64) {
+	th := m.e.th
+	if th == nil {
+		if !cond() {
+			panic("sim: Await on a setup endpoint would block")
+		}
+		return
+	}
+	for {
+		th.atomic = true
+		ok := cond()
+		th.atomic = false
+		if ok {
+			return
+		}
+		m.e.stats.LocalSpins.Add(1)
+		for _, off := range offs {
+			p := verbs.MakePtr(m.e.node, off)
+			m.e.s.watch[p] = append(m.e.s.watch[p], th)
+		}
+		th.debt = 0
+		th.parked = true
+		th.block()
+	}
+}
