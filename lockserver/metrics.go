@@ -1,0 +1,103 @@
+package lockserver
+
+import (
+	"strings"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/netlock-go/netlock/lockcore"
+	"github.com/netlock-go/netlock/wire"
+)
+
+// Stats sums the shards' core statistics.
+func (s *Server) Stats() lockcore.Stats {
+	var t lockcore.Stats
+	for _, sh := range s.shards {
+		sh.mu.Lock()
+		st := sh.core.Stats()
+		sh.mu.Unlock()
+		for i := range t.Requests {
+			t.Requests[i] += st.Requests[i]
+			t.Rejects[i] += st.Rejects[i]
+		}
+		t.Grants += st.Grants
+		t.Queued += st.Queued
+		t.Released += st.Released
+		t.Withdrawn += st.Withdrawn
+		t.Expired += st.Expired
+		t.Renewed += st.Renewed
+		t.Overflowed += st.Overflowed
+		t.PushedBack += st.PushedBack
+		t.Duplicates += st.Duplicates
+		t.Unexpected += st.Unexpected
+		t.Locks += st.Locks
+		t.Holders += st.Holders
+		t.Waiters += st.Waiters
+		t.Buffered += st.Buffered
+	}
+	return t
+}
+
+// Malformed returns the number of dropped datagrams by reason.
+func (s *Server) Malformed() map[string]uint64 {
+	m := make(map[string]uint64, badReasons)
+	for i := range s.bad {
+		m[badNames[i]] = s.bad[i].Load()
+	}
+	return m
+}
+
+// collector exports the server's counters to Prometheus, read from the cores at scrape time so
+// that the packet path updates no metric.
+type collector struct{ s *Server }
+
+var (
+	descRequests  = prometheus.NewDesc("netlock_requests_total", "Requests processed, by op.", []string{"op"}, nil)
+	descGrants    = prometheus.NewDesc("netlock_grants_total", "Locks granted.", nil, nil)
+	descRejects   = prometheus.NewDesc("netlock_rejects_total", "Requests rejected, by reason.", []string{"reason"}, nil)
+	descExpiries  = prometheus.NewDesc("netlock_lease_expiries_total", "Leases that ran out.", nil, nil)
+	descReleases  = prometheus.NewDesc("netlock_releases_total", "Releases applied.", nil, nil)
+	descPushBacks = prometheus.NewDesc("netlock_pushbacks_total", "Buffered requests pushed back to the switch.", nil, nil)
+	descMalformed = prometheus.NewDesc("netlock_malformed_packets_total", "Datagrams dropped, by reason.", []string{"reason"}, nil)
+	descDepth     = prometheus.NewDesc("netlock_queue_depth", "Requests waiting for a lock.", nil, nil)
+	descHolders   = prometheus.NewDesc("netlock_holders", "Requests holding a lock.", nil, nil)
+	descLocks     = prometheus.NewDesc("netlock_locks", "Locks with requests.", nil, nil)
+	descBuffered  = prometheus.NewDesc("netlock_overflow_buffered", "Requests buffered in q2 for switch locks.", nil, nil)
+	descPackets   = prometheus.NewDesc("netlock_packets_total", "Datagrams received and sent.", []string{"dir"}, nil)
+)
+
+func (c *collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descRequests, descGrants, descRejects, descExpiries, descReleases,
+		descPushBacks, descMalformed, descDepth, descHolders, descLocks, descBuffered, descPackets} {
+		ch <- d
+	}
+}
+
+func (c *collector) Collect(ch chan<- prometheus.Metric) {
+	st := c.s.Stats()
+	counter := func(d *prometheus.Desc, v uint64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), labels...)
+	}
+	gauge := func(d *prometheus.Desc, v int) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, float64(v))
+	}
+	for op := wire.Op(0); op.Valid(); op++ {
+		counter(descRequests, st.Requests[op], op.String())
+	}
+	for s := wire.Status(1); !strings.HasPrefix(s.String(), "status("); s++ {
+		counter(descRejects, st.Rejects[s], s.String())
+	}
+	counter(descGrants, st.Grants)
+	counter(descExpiries, st.Expired)
+	counter(descReleases, st.Released)
+	counter(descPushBacks, st.PushedBack)
+	for reason, v := range c.s.Malformed() {
+		counter(descMalformed, v, reason)
+	}
+	counter(descPackets, c.s.recv.Load(), "in")
+	counter(descPackets, c.s.sent.Load(), "out")
+	gauge(descDepth, st.Waiters)
+	gauge(descHolders, st.Holders)
+	gauge(descLocks, st.Locks)
+	gauge(descBuffered, st.Buffered)
+}

@@ -1,0 +1,369 @@
+// Package lockserver is netlock's lock server: it owns the locks that are not in the switch and
+// buffers the overflow of switch locks (q2), speaking the protocol of docs/protocol.md over UDP.
+//
+// The server is an I/O shell around [lockcore.Core]. Locks are partitioned over shards (lock id
+// modulo the shard count); each shard is one Core behind a mutex, so all state of a lock is touched
+// by one goroutine at a time. Packets are read in batches (recvmmsg through golang.org/x/net/ipv4)
+// by one goroutine per SO_REUSEPORT socket, stepped through the shard of their lock, and the
+// answers written in batches (sendmmsg). A sweeper goroutine runs the cores' lease expiry.
+//
+// Malformed datagrams and ops a server does not accept are counted and dropped. On shutdown the
+// server answers every packet it has read, then rejects the waiting requests (status shutdown).
+package lockserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/netip"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/sys/unix"
+
+	"github.com/netlock-go/netlock/lockcore"
+	"github.com/netlock-go/netlock/wire"
+)
+
+// Clock is the server's source of time. The zero Config uses the system clock.
+type Clock interface{ Now() time.Time }
+
+type systemClock struct{}
+
+func (systemClock) Now() time.Time { return time.Now() }
+
+// Config configures a Server.
+type Config struct {
+	// Listen is the UDP address to serve. Default "0.0.0.0:8888".
+	Listen string
+	// Shards is the number of lock partitions. Default GOMAXPROCS.
+	Shards int
+	// Sockets is the number of SO_REUSEPORT sockets, each with its own reader. Default Shards.
+	Sockets int
+	// Batch is the number of datagrams read or written per system call. Default 64.
+	Batch int
+	// SweepInterval is how often leases are checked. Default 1ms.
+	SweepInterval time.Duration
+	// Core configures every shard's lock core. TokenBase is set by the server (its start time).
+	Core lockcore.Config
+	// TakeoverGrace holds all grants for this long after start: set it to at least the longest
+	// lease when this server takes over the locks of a failed one.
+	TakeoverGrace time.Duration
+	// Clock is the time source. If nil, the system clock.
+	Clock Clock
+	// Logger receives the server's logs. If nil, logs are discarded.
+	Logger *slog.Logger
+	// Registerer receives the server's metrics. If nil, metrics are not registered.
+	Registerer prometheus.Registerer
+	// WrapConn, if set, wraps each socket (tests inject faults with faultnet). A wrapped socket is
+	// served one datagram at a time: batching needs the raw socket.
+	WrapConn func(net.PacketConn) net.PacketConn
+}
+
+func (c *Config) validate() error {
+	if c.Listen == "" {
+		c.Listen = fmt.Sprintf("0.0.0.0:%d", wire.Port)
+	}
+	if c.Shards == 0 {
+		c.Shards = runtime.GOMAXPROCS(0)
+	}
+	if c.Batch == 0 {
+		c.Batch = 64
+	}
+	if c.SweepInterval == 0 {
+		c.SweepInterval = time.Millisecond
+	}
+	if c.Clock == nil {
+		c.Clock = systemClock{}
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	switch {
+	case c.Shards < 1 || c.Shards > 1024:
+		return fmt.Errorf("shards %d: must be in 1..1024", c.Shards)
+	case c.Sockets < 0 || c.Sockets > 256:
+		return fmt.Errorf("sockets %d: must be in 0..256", c.Sockets)
+	case c.Batch < 1 || c.Batch > 1024:
+		return fmt.Errorf("batch %d: must be in 1..1024", c.Batch)
+	case c.SweepInterval < 0:
+		return errors.New("sweep interval must not be negative")
+	case c.TakeoverGrace < 0:
+		return errors.New("takeover grace must not be negative")
+	}
+	if c.Sockets == 0 {
+		c.Sockets = c.Shards
+	}
+	if _, err := netip.ParseAddrPort(c.Listen); err != nil {
+		if _, err2 := net.ResolveUDPAddr("udp", c.Listen); err2 != nil {
+			return fmt.Errorf("listen %q: %w", c.Listen, err)
+		}
+	}
+	return nil
+}
+
+// shard is one partition of the locks. mu guards core and out.
+type shard struct {
+	mu   sync.Mutex
+	core *lockcore.Core
+	out  []lockcore.Effect
+}
+
+// Server is a lock server. Create it with New, serve with Run.
+type Server struct {
+	cfg     Config
+	log     *slog.Logger
+	conns   []net.PacketConn
+	raw     []*net.UDPConn // nil entries for wrapped sockets
+	shards  []*shard
+	addr    netip.AddrPort
+	closing atomic.Bool
+	bad     [badReasons]atomic.Uint64
+	sent    atomic.Uint64
+	recv    atomic.Uint64
+	sendErr atomic.Uint64
+}
+
+// Reasons a datagram is dropped, for netlock_malformed_packets_total{reason}.
+const (
+	badShort = iota
+	badVersion
+	badOp
+	badMode
+	badUnexpected
+	badReasons
+)
+
+var badNames = [badReasons]string{"short", "version", "op", "mode", "unexpected"}
+
+// New binds the server's sockets and builds its shards. Nothing is served before Run.
+func New(cfg Config) (*Server, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, fmt.Errorf("lockserver: %w", err)
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger}
+	start := cfg.Clock.Now()
+	for i := 0; i < cfg.Shards; i++ {
+		cc := cfg.Core
+		cc.TokenBase = uint64(start.UnixNano())
+		if cfg.TakeoverGrace > 0 {
+			cc.GrantAfter = start.Add(cfg.TakeoverGrace).UnixNano()
+		}
+		core, err := lockcore.New(cc)
+		if err != nil {
+			return nil, fmt.Errorf("lockserver: %w", err)
+		}
+		s.shards = append(s.shards, &shard{core: core, out: make([]lockcore.Effect, 0, 64)})
+	}
+	if err := s.listen(); err != nil {
+		s.closeConns()
+		return nil, fmt.Errorf("lockserver: %w", err)
+	}
+	if cfg.Registerer != nil {
+		if err := cfg.Registerer.Register(&collector{s: s}); err != nil {
+			s.closeConns()
+			return nil, fmt.Errorf("lockserver: register metrics: %w", err)
+		}
+	}
+	return s, nil
+}
+
+func (s *Server) listen() error {
+	n := s.cfg.Sockets
+	lc := net.ListenConfig{}
+	if n > 1 {
+		lc.Control = func(network, address string, c syscall.RawConn) error {
+			var serr error
+			err := c.Control(func(fd uintptr) {
+				serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_REUSEPORT, 1)
+			})
+			if err != nil {
+				return err
+			}
+			return serr
+		}
+	}
+	addr := s.cfg.Listen
+	for i := 0; i < n; i++ {
+		pc, err := lc.ListenPacket(context.Background(), "udp", addr)
+		if err != nil {
+			return fmt.Errorf("listen %s: %w", addr, err)
+		}
+		udp := pc.(*net.UDPConn)
+		_ = udp.SetReadBuffer(4 << 20)
+		_ = udp.SetWriteBuffer(4 << 20)
+		if i == 0 {
+			s.addr = udp.LocalAddr().(*net.UDPAddr).AddrPort()
+			if s.addr.Port() == 0 {
+				return errors.New("listen: no port")
+			}
+			// Further sockets bind the port the first one got (Listen may say port 0); every
+			// socket set SO_REUSEPORT before binding, so they share it.
+			addr = s.addr.String()
+		}
+		var c net.PacketConn = udp
+		if s.cfg.WrapConn != nil {
+			c = s.cfg.WrapConn(udp)
+			udp = nil
+		}
+		s.conns = append(s.conns, c)
+		s.raw = append(s.raw, udp)
+	}
+	return nil
+}
+
+func (s *Server) closeConns() {
+	for _, c := range s.conns {
+		c.Close()
+	}
+}
+
+// Addr returns the address the server is bound to.
+func (s *Server) Addr() netip.AddrPort { return s.addr }
+
+// Run serves until ctx is done, then shuts down gracefully: the packets already read are answered,
+// waiting requests are rejected with status shutdown, and the sockets are closed.
+func (s *Server) Run(ctx context.Context) error {
+	s.log.Info("lock server serving", "addr", s.addr, "shards", len(s.shards), "sockets", len(s.conns))
+	var wg sync.WaitGroup
+	errc := make(chan error, len(s.conns))
+	for i := range s.conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := s.serve(i); err != nil {
+				errc <- err
+			}
+		}()
+	}
+	sweepDone := make(chan struct{})
+	go func() {
+		defer close(sweepDone)
+		s.sweeper(ctx)
+	}()
+	var err error
+	select {
+	case <-ctx.Done():
+	case err = <-errc:
+		s.log.Error("lock server socket failed", "err", err)
+	}
+	s.closing.Store(true)
+	for _, c := range s.conns {
+		_ = c.SetReadDeadline(time.Unix(1, 0))
+	}
+	wg.Wait()
+	<-sweepDone
+	// Reject what waits, on the first socket, then close.
+	w := s.newWriter(0)
+	for _, sh := range s.shards {
+		sh.mu.Lock()
+		sh.out = sh.core.Drain(sh.out[:0])
+		w.addEffects(sh.out)
+		sh.mu.Unlock()
+	}
+	w.flush()
+	s.closeConns()
+	s.log.Info("lock server stopped", "received", s.recv.Load(), "sent", s.sent.Load())
+	return err
+}
+
+func (s *Server) now() int64 { return s.cfg.Clock.Now().UnixNano() }
+
+func (s *Server) sweeper(ctx context.Context) {
+	t := time.NewTicker(s.cfg.SweepInterval)
+	defer t.Stop()
+	w := s.newWriter(0)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		s.sweep(w)
+	}
+}
+
+// sweep expires leases in every shard and sends what results.
+func (s *Server) sweep(w *writer) {
+	now := s.now()
+	for _, sh := range s.shards {
+		sh.mu.Lock()
+		if now >= sh.core.NextDeadline() {
+			sh.out = sh.core.Expire(now, sh.out[:0])
+			w.addEffects(sh.out)
+		}
+		sh.mu.Unlock()
+		w.flushIfFull()
+	}
+	w.flush()
+}
+
+func (s *Server) shardOf(lock uint32) *shard { return s.shards[lock%uint32(len(s.shards))] }
+
+// serve is the read loop of socket i.
+func (s *Server) serve(i int) error {
+	r := s.newReader(i)
+	w := s.newWriter(i)
+	var req lockcore.Request
+	for {
+		n, err := r.read()
+		if err != nil {
+			if s.closing.Load() || errors.Is(err, net.ErrClosed) {
+				return nil
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			return fmt.Errorf("read: %w", err)
+		}
+		s.recv.Add(uint64(n))
+		now := s.now()
+		for k := 0; k < n; k++ {
+			b, from := r.packet(k)
+			if !s.decode(b, from, &req) {
+				continue
+			}
+			sh := s.shardOf(req.Lock)
+			sh.mu.Lock()
+			sh.out = sh.core.Step(now, &req, sh.out[:0])
+			w.addEffects(sh.out)
+			sh.mu.Unlock()
+			w.flushIfFull()
+		}
+		w.flush()
+	}
+}
+
+// decode validates a datagram into req; invalid ones are counted and false is returned.
+func (s *Server) decode(b []byte, from netip.AddrPort, req *lockcore.Request) bool {
+	h, err := wire.Parse(b)
+	if err != nil {
+		switch {
+		case errors.Is(err, wire.ErrShort):
+			s.bad[badShort].Add(1)
+		case errors.Is(err, wire.ErrVersion):
+			s.bad[badVersion].Add(1)
+		case errors.Is(err, wire.ErrOp):
+			s.bad[badOp].Add(1)
+		default:
+			s.bad[badMode].Add(1)
+		}
+		return false
+	}
+	switch h.Op() {
+	case wire.OpAcquire, wire.OpRelease, wire.OpOverflow, wire.OpQueueEmpty, wire.OpLeaseProbe, wire.OpAdmin:
+	default:
+		s.bad[badUnexpected].Add(1)
+		return false
+	}
+	h.Decode(&req.Fields)
+	req.From = from
+	return true
+}

@@ -1,0 +1,296 @@
+package lockserver
+
+import (
+	"context"
+	"net"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/goleak"
+
+	"github.com/netlock-go/netlock/lockcore"
+	"github.com/netlock-go/netlock/wire"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// peer is a raw UDP endpoint speaking the wire protocol, for driving a server in tests.
+type peer struct {
+	t    *testing.T
+	conn *net.UDPConn
+	srv  netip.AddrPort
+}
+
+func newPeer(t *testing.T, srv netip.AddrPort) *peer {
+	t.Helper()
+	c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return &peer{t: t, conn: c, srv: srv}
+}
+
+func (p *peer) addr() netip.AddrPort { return p.conn.LocalAddr().(*net.UDPAddr).AddrPort() }
+
+func (p *peer) send(f wire.Fields) {
+	p.t.Helper()
+	if _, err := p.conn.WriteToUDPAddrPort(wire.Append(nil, &f), p.srv); err != nil {
+		p.t.Fatal(err)
+	}
+}
+
+func (p *peer) sendRaw(b []byte) {
+	p.t.Helper()
+	if _, err := p.conn.WriteToUDPAddrPort(b, p.srv); err != nil {
+		p.t.Fatal(err)
+	}
+}
+
+// recv waits up to d for one message; ok is false on timeout.
+func (p *peer) recv(d time.Duration) (wire.Fields, bool) {
+	p.t.Helper()
+	buf := make([]byte, 256)
+	_ = p.conn.SetReadDeadline(time.Now().Add(d))
+	n, _, err := p.conn.ReadFromUDPAddrPort(buf)
+	if err != nil {
+		return wire.Fields{}, false
+	}
+	h, err := wire.Parse(buf[:n])
+	if err != nil {
+		p.t.Fatalf("server sent a malformed packet: %v", err)
+	}
+	var f wire.Fields
+	h.Decode(&f)
+	return f, true
+}
+
+func (p *peer) expect(op wire.Op, txn uint64) wire.Fields {
+	p.t.Helper()
+	f, ok := p.recv(5 * time.Second)
+	if !ok {
+		p.t.Fatalf("no %s for txn %d", op, txn)
+	}
+	if f.Op != op || f.Txn != txn {
+		p.t.Fatalf("got %s, want %s txn=%d", f.String(), op, txn)
+	}
+	return f
+}
+
+func (p *peer) expectNothing(d time.Duration) {
+	p.t.Helper()
+	if f, ok := p.recv(d); ok {
+		p.t.Fatalf("unexpected %s", f.String())
+	}
+}
+
+func startServer(t *testing.T, cfg Config) (*Server, func()) {
+	t.Helper()
+	if cfg.Listen == "" {
+		cfg.Listen = "127.0.0.1:0"
+	}
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	stop := func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	}
+	return s, stop
+}
+
+func TestAcquireReleaseOverUDP(t *testing.T) {
+	for _, shards := range []int{1, 2, 4} {
+		t.Run(strings.Repeat("s", shards), func(t *testing.T) {
+			s, stop := startServer(t, Config{Shards: shards})
+			defer stop()
+			a, b := newPeer(t, s.Addr()), newPeer(t, s.Addr())
+			a.send(wire.Fields{Op: wire.OpAcquire, Lock: 42, Txn: 1, Mode: wire.Exclusive, Timestamp: 99})
+			g := a.expect(wire.OpGrant, 1)
+			if g.Token == 0 || g.Timestamp != 99 || g.LeaseMicros == 0 {
+				t.Fatalf("grant %s: want token, echoed timestamp and lease", g.String())
+			}
+			b.send(wire.Fields{Op: wire.OpAcquire, Lock: 42, Txn: 2, Mode: wire.Shared})
+			b.expectNothing(50 * time.Millisecond)
+			a.send(wire.Fields{Op: wire.OpRelease, Lock: 42, Txn: 1, Token: g.Token})
+			ack := a.expect(wire.OpRelease, 1)
+			if ack.Flags&wire.FlagReply == 0 {
+				t.Fatalf("release answer %s lacks the reply flag", ack.String())
+			}
+			g2 := b.expect(wire.OpGrant, 2)
+			if g2.Token <= g.Token {
+				t.Fatalf("fencing token went from %d to %d", g.Token, g2.Token)
+			}
+			// Locks on other shards are independent.
+			for lock := uint32(100); lock < 108; lock++ {
+				a.send(wire.Fields{Op: wire.OpAcquire, Lock: lock, Txn: 7, Mode: wire.Exclusive})
+				a.expect(wire.OpGrant, 7)
+			}
+		})
+	}
+}
+
+func TestMalformedCountedAndDropped(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	s, stop := startServer(t, Config{Shards: 1, Registerer: reg})
+	defer stop()
+	p := newPeer(t, s.Addr())
+	good := wire.Append(nil, &wire.Fields{Op: wire.OpAcquire, Lock: 1, Txn: 1})
+	p.sendRaw(good[:10])
+	bad := append([]byte(nil), good...)
+	bad[0] = 9
+	p.sendRaw(bad)
+	bad = append([]byte(nil), good...)
+	bad[1] = 200
+	p.sendRaw(bad)
+	bad = append([]byte(nil), good...)
+	bad[2] = 7
+	p.sendRaw(bad)
+	p.send(wire.Fields{Op: wire.OpGrant, Lock: 1, Txn: 1})
+	// The server still works, and answers only the good packet.
+	p.sendRaw(append(good, "trailing payload"...))
+	p.expect(wire.OpGrant, 1)
+	p.expectNothing(50 * time.Millisecond)
+	m := s.Malformed()
+	for _, r := range []string{"short", "version", "op", "mode", "unexpected"} {
+		if m[r] != 1 {
+			t.Errorf("malformed[%s] = %d, want 1 (all: %v)", r, m[r], m)
+		}
+	}
+	if n := metricValue(t, reg, "netlock_malformed_packets_total", "short"); n != 1 {
+		t.Errorf("metric netlock_malformed_packets_total{reason=short} = %v", n)
+	}
+	if n := metricValue(t, reg, "netlock_requests_total", "acquire"); n != 1 {
+		t.Errorf("metric netlock_requests_total{op=acquire} = %v", n)
+	}
+}
+
+// metricValue returns the value of the series of a gathered counter family with a label value.
+func metricValue(t *testing.T, reg *prometheus.Registry, name, label string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, lp := range m.GetLabel() {
+				if lp.GetValue() == label {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	t.Fatalf("metric %s{%s} not found", name, label)
+	return 0
+}
+
+func TestLeaseExpiryGrantsOnward(t *testing.T) {
+	s, stop := startServer(t, Config{Shards: 2, SweepInterval: time.Millisecond,
+		Core: lockcore.Config{DefaultLease: 30 * time.Millisecond}})
+	defer stop()
+	dead, next := newPeer(t, s.Addr()), newPeer(t, s.Addr())
+	dead.send(wire.Fields{Op: wire.OpAcquire, Lock: 5, Txn: 1, Mode: wire.Exclusive})
+	g := dead.expect(wire.OpGrant, 1)
+	next.send(wire.Fields{Op: wire.OpAcquire, Lock: 5, Txn: 2, Mode: wire.Exclusive})
+	// The first holder never releases: after its lease the next one is granted.
+	next.expect(wire.OpGrant, 2)
+	r := dead.expect(wire.OpReject, 1)
+	if r.Status != wire.StatusLeaseExpired || r.Token != g.Token {
+		t.Fatalf("old holder told %s, want lease-expired for token %d", r.String(), g.Token)
+	}
+	if st := s.Stats(); st.Expired != 1 {
+		t.Fatalf("expired = %d, want 1", st.Expired)
+	}
+}
+
+func TestShutdownRejectsWaiters(t *testing.T) {
+	s, stop := startServer(t, Config{Shards: 2})
+	a, b := newPeer(t, s.Addr()), newPeer(t, s.Addr())
+	a.send(wire.Fields{Op: wire.OpAcquire, Lock: 3, Txn: 1, Mode: wire.Exclusive})
+	a.expect(wire.OpGrant, 1)
+	b.send(wire.Fields{Op: wire.OpAcquire, Lock: 3, Txn: 2, Mode: wire.Exclusive})
+	b.expectNothing(50 * time.Millisecond)
+	stop()
+	r := b.expect(wire.OpReject, 2)
+	if r.Status != wire.StatusShutdown {
+		t.Fatalf("waiter told %s, want status shutdown", r.String())
+	}
+	a.expectNothing(20 * time.Millisecond)
+}
+
+func TestTakeoverGrace(t *testing.T) {
+	s, stop := startServer(t, Config{Shards: 1, TakeoverGrace: 80 * time.Millisecond})
+	defer stop()
+	p := newPeer(t, s.Addr())
+	start := time.Now()
+	p.send(wire.Fields{Op: wire.OpAcquire, Lock: 1, Txn: 1, Mode: wire.Exclusive})
+	p.expect(wire.OpGrant, 1)
+	if d := time.Since(start); d < 80*time.Millisecond {
+		t.Fatalf("granted after %v, before the 80ms takeover grace", d)
+	}
+}
+
+func TestOverflowPushBack(t *testing.T) {
+	s, stop := startServer(t, Config{Shards: 2})
+	defer stop()
+	sw, client := newPeer(t, s.Addr()), newPeer(t, s.Addr())
+	for txn := uint64(1); txn <= 3; txn++ {
+		sw.send(wire.Fields{Op: wire.OpOverflow, Flags: wire.FlagForwarded, Lock: 9, Txn: txn,
+			Mode: wire.Exclusive, Client: client.addr()})
+	}
+	sw.expectNothing(30 * time.Millisecond)
+	sw.send(wire.Fields{Op: wire.OpQueueEmpty, Lock: 9, Slots: 2})
+	for txn := uint64(1); txn <= 2; txn++ {
+		pb := sw.expect(wire.OpPushBack, txn)
+		if pb.Client != client.addr() {
+			t.Fatalf("push-back carries client %v, want %v", pb.Client, client.addr())
+		}
+	}
+	sw.expectNothing(30 * time.Millisecond)
+	client.expectNothing(10 * time.Millisecond)
+}
+
+func TestConfigValidate(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+		err  string
+	}{
+		{"defaults", Config{}, ""},
+		{"shards", Config{Shards: -1}, "shards"},
+		{"batch", Config{Batch: 5000}, "batch"},
+		{"listen", Config{Listen: "nonsense:port:x"}, "listen"},
+		{"core", Config{Listen: "127.0.0.1:0", Core: lockcore.Config{Priorities: 99}}, "priorities"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.name == "defaults" {
+				c := tc.cfg
+				if err := c.validate(); err != nil || c.Shards == 0 || c.Listen == "" {
+					t.Fatalf("validate: %v %+v", err, c)
+				}
+				return
+			}
+			s, err := New(tc.cfg)
+			if err == nil {
+				s.closeConns()
+				t.Fatalf("New accepted %+v", tc.cfg)
+			}
+			if !strings.Contains(err.Error(), tc.err) {
+				t.Fatalf("error %q does not mention %q", err, tc.err)
+			}
+		})
+	}
+}
