@@ -50,6 +50,9 @@ type Config struct {
 	// AtomicWindowYields is how many times the NIC yields the processor inside the window; it
 	// widens the race without sleeping. Default 0.
 	AtomicWindowYields int
+	// OnAtomicWindow, if set, is called inside every NIC CAS/FAA window with the target word
+	// (tests use it to land a CPU access in the window deterministically).
+	OnAtomicWindow func(verbs.Ptr)
 	// OpDelay, if positive, delays every verb by a random duration in [0, OpDelay) before the NIC
 	// applies it (signaled requests still complete before Wait returns).
 	OpDelay time.Duration
@@ -211,7 +214,7 @@ func (n *Node) execute(wr verbs.WorkRequest, from verbs.NodeID) (uint64, error) 
 		n.atomicMu.Lock()
 		defer n.atomicMu.Unlock()
 		old := atomic.LoadUint64(w) // the NIC reads the word over PCIe ...
-		n.window()                  // ... the line is not locked meanwhile ...
+		n.window(wr.Remote)         // ... the line is not locked meanwhile ...
 		if wr.Op == verbs.OpCAS {
 			if old == wr.Compare {
 				atomic.StoreUint64(w, wr.Value) // ... and writes it back if it matched what it read
@@ -224,7 +227,10 @@ func (n *Node) execute(wr verbs.WorkRequest, from verbs.NodeID) (uint64, error) 
 	return 0, fmt.Errorf("opcode %v: %w", wr.Op, verbs.ErrBadPtr)
 }
 
-func (n *Node) window() {
+func (n *Node) window(p verbs.Ptr) {
+	if n.cfg.OnAtomicWindow != nil {
+		n.cfg.OnAtomicWindow(p)
+	}
 	for i := 0; i < n.cfg.AtomicWindowYields; i++ {
 		runtime.Gosched()
 	}

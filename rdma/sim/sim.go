@@ -250,14 +250,14 @@ func (s *Sim) notify(p verbs.Ptr) {
 // Endpoint returns a setup endpoint on node n: usable before Run and after it returns (its
 // operations take effect immediately and cost nothing), never from a simulated thread.
 func (s *Sim) Endpoint(n int) verbs.Endpoint {
-	return &endpoint{s: s, node: verbs.NodeID(n), done: map[uint64]pending{}}
+	return &endpoint{s: s, node: verbs.NodeID(n), done: map[uint64]*pending{}}
 }
 
 // Go creates a simulated thread on node n running fn; it starts at the current virtual time
 // when Run is called.
 func (s *Sim) Go(n int, fn func(ep verbs.Endpoint) error) {
 	th := &thread{s: s, wake: make(chan struct{})}
-	ep := &endpoint{s: s, node: verbs.NodeID(n), th: th, done: map[uint64]pending{}}
+	ep := &endpoint{s: s, node: verbs.NodeID(n), th: th, done: map[uint64]*pending{}}
 	th.ep = ep
 	s.threads = append(s.threads, th)
 	s.push(s.now, th, nil)
@@ -372,8 +372,9 @@ func (th *thread) flush(dt int64) {
 }
 
 type pending struct {
-	c    verbs.Completion
-	done int64
+	c      verbs.Completion
+	ready  bool
+	waiter *thread
 }
 
 type endpoint struct {
@@ -382,7 +383,7 @@ type endpoint struct {
 	th     *thread // nil for setup endpoints
 	stats  verbs.Stats
 	nextID uint64
-	done   map[uint64]pending
+	done   map[uint64]*pending
 }
 
 var _ verbs.Endpoint = (*endpoint)(nil)
@@ -409,13 +410,6 @@ func (e *endpoint) Now() int64 {
 	return e.s.now + e.th.debt
 }
 
-func (e *endpoint) jitter(max int64) int64 {
-	if max <= 0 {
-		return 0
-	}
-	return e.s.rng.Int63n(max)
-}
-
 func (s *Sim) svc(n *nicState) int64 {
 	c := s.cfg.Cost
 	if c.QPLimit < 0 || len(n.users) <= c.QPLimit {
@@ -425,8 +419,9 @@ func (s *Sim) svc(n *nicState) int64 {
 	return int64(float64(c.NICOp) * f)
 }
 
-// PostSend implements verbs.Endpoint: each verb is scheduled on the NICs' timelines and
-// applied by scheduler events.
+// PostSend implements verbs.Endpoint: each verb takes the initiator NIC's pipeline now, the
+// target NIC's pipeline when it arrives, and is applied by scheduler events; NIC reservations
+// are always made at the current virtual time, so pipelines have no idle gaps.
 func (e *endpoint) PostSend(wrs ...verbs.WorkRequest) error {
 	s, c := e.s, e.s.cfg.Cost
 	for _, wr := range wrs {
@@ -438,12 +433,11 @@ func (e *endpoint) PostSend(wrs ...verbs.WorkRequest) error {
 		if e.th == nil { // setup endpoint: apply now
 			v := s.apply(w, wr, e.node, true)
 			if wr.Signaled {
-				e.done[wr.ID] = pending{c: verbs.Completion{ID: wr.ID, Op: wr.Op, Value: v}, done: s.now}
+				e.done[wr.ID] = &pending{c: verbs.Completion{ID: wr.ID, Op: wr.Op, Value: v}, ready: true}
 			}
 			continue
 		}
 		e.th.debt += c.PostOp
-		t0 := s.now + e.th.debt
 		src, dst := &s.nic[e.node], &s.nic[wr.Remote.Node()]
 		src.users[e.th] = struct{}{}
 		dst.users[e.th] = struct{}{}
@@ -451,58 +445,76 @@ func (e *endpoint) PostSend(wrs ...verbs.WorkRequest) error {
 		if src == dst {
 			oneWay = c.LoopbackOneWay
 		}
-		out := max(t0, src.free)
+		out := max(s.now+e.th.debt, src.free)
 		src.free = out + s.svc(src)
-		arrive := out + s.svc(src) + oneWay
-		in := max(arrive, dst.free)
-		dst.free = in + s.svc(dst)
-		done := in + s.svc(dst) + oneWay
-		atomicOp := wr.Op == verbs.OpCAS || wr.Op == verbs.OpFAA
-		if atomicOp {
-			in = max(in, dst.atomicFree)
-			dst.atomicFree = in + c.NICAtomic
-			done = max(done, in+c.NICAtomic+oneWay)
-		} else {
-			// Jitter delays when the verb takes effect (a stalled DMA, a slow PCIe
-			// transaction) without holding the NIC pipeline; atomics are never jittered
-			// so that the atomic unit stays serial.
-			j := e.jitter(s.cfg.OpJitter)
-			if !wr.Signaled {
-				j += e.jitter(s.cfg.UnsignaledJitter)
-			}
-			in += j
-			done += j
+		var pd *pending
+		if wr.Signaled {
+			pd = &pending{c: verbs.Completion{ID: wr.ID, Op: wr.Op}}
+			e.done[wr.ID] = pd
 		}
-		id, sig, from := wr.ID, wr.Signaled, e.node
-		if sig {
-			e.done[id] = pending{c: verbs.Completion{ID: id, Op: wr.Op}, done: done}
-		}
-		wr := wr
-		record := func(v uint64) {
-			if sig {
-				p := e.done[id]
-				p.c.Value = v
-				e.done[id] = p
-			}
-		}
-		if !atomicOp {
-			s.push(in, nil, func() { record(s.apply(w, wr, from, true)) })
-			continue
-		}
-		s.push(in, nil, func() {
-			s.trace(wr.Remote, verbs.ClassRemote, wr.Op, from)
-			old := atomic.LoadUint64(w)
-			record(old)
-			s.push(in+c.AtomicWindow, nil, func() {
-				if wr.Op == verbs.OpFAA {
-					s.store(w, wr.Remote, old+wr.Value)
-				} else if old == wr.Compare {
-					s.store(w, wr.Remote, wr.Value)
-				}
-			})
-		})
+		wr, from := wr, e.node
+		s.push(src.free+oneWay, nil, func() { s.arrive(w, wr, from, dst, oneWay, pd) })
 	}
 	return nil
+}
+
+// arrive runs when a verb reaches the target NIC (at the current virtual time).
+func (s *Sim) arrive(w *uint64, wr verbs.WorkRequest, from verbs.NodeID, dst *nicState, oneWay int64, pd *pending) {
+	c := s.cfg.Cost
+	in := max(s.now, dst.free)
+	dst.free = in + s.svc(dst)
+	complete := func(at int64) {
+		if pd == nil {
+			return
+		}
+		s.push(at, nil, func() {
+			pd.ready = true
+			if th := pd.waiter; th != nil {
+				pd.waiter = nil
+				s.push(s.now, th, nil)
+			}
+		})
+	}
+	if wr.Op == verbs.OpRead || wr.Op == verbs.OpWrite {
+		// Jitter delays when the verb takes effect (a stalled DMA) without holding the NIC
+		// pipeline; atomics are never jittered so that the atomic unit stays serial.
+		j := s.jitter(s.cfg.OpJitter)
+		if pd == nil {
+			j += s.jitter(s.cfg.UnsignaledJitter)
+		}
+		s.push(in+j, nil, func() {
+			v := s.apply(w, wr, from, true)
+			if pd != nil {
+				pd.c.Value = v
+			}
+		})
+		complete(in + j + s.svc(dst) + oneWay)
+		return
+	}
+	in = max(in, dst.atomicFree)
+	dst.atomicFree = in + c.NICAtomic
+	s.push(in, nil, func() {
+		s.trace(wr.Remote, verbs.ClassRemote, wr.Op, from)
+		old := atomic.LoadUint64(w) // the NIC reads ...
+		if pd != nil {
+			pd.c.Value = old
+		}
+		s.push(in+c.AtomicWindow, nil, func() { // ... and writes back a window later
+			if wr.Op == verbs.OpFAA {
+				s.store(w, wr.Remote, old+wr.Value)
+			} else if old == wr.Compare {
+				s.store(w, wr.Remote, wr.Value)
+			}
+		})
+	})
+	complete(in + c.NICAtomic + oneWay)
+}
+
+func (s *Sim) jitter(max int64) int64 {
+	if max <= 0 {
+		return 0
+	}
+	return s.rng.Int63n(max)
 }
 
 // apply executes a verb in one step (setup endpoints, and READ/WRITE from the scheduler).
@@ -529,15 +541,18 @@ func (s *Sim) apply(w *uint64, wr verbs.WorkRequest, from verbs.NodeID, trace bo
 	return 0
 }
 
-// Wait implements verbs.Endpoint.
+// Wait implements verbs.Endpoint: the thread parks until the completion event.
 func (e *endpoint) Wait(id uint64) (verbs.Completion, error) {
 	p, ok := e.done[id]
 	if !ok {
 		return verbs.Completion{}, fmt.Errorf("wait %d: %w", id, verbs.ErrNotFound)
 	}
-	if e.th != nil {
-		e.th.flush(max(0, p.done-e.s.now-e.th.debt))
-		p = e.done[id]
+	if th := e.th; th != nil {
+		th.flush(0)
+		if !p.ready {
+			p.waiter = th
+			th.block()
+		}
 	}
 	delete(e.done, id)
 	return p.c, nil
