@@ -1,0 +1,95 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/netlock-go/netlock/bench"
+)
+
+func init() { benchCmd.AddCommand(newBenchRedisCmd()) }
+
+func newBenchRedisCmd() *cobra.Command {
+	var opts bench.RedisOptions
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "redis",
+		Short: "netlock vs Redis locks (SET NX PX + Lua compare-and-delete), same workload, same run (target >= 5x)",
+		Long: `Starts redis-server (Debian's; persistence off, loopback only, killed at the end) and an
+in-process lock server on loopback, then runs the same lock workload against each in alternating
+rounds: workers*outstanding goroutines, each acquiring and releasing its own exclusive lock in a
+loop. Redis locks use SET key token NX PX ttl (retried with backoff while taken) and a Lua
+compare-and-delete to release (go-redis); netlock locks use the client library. Prints median
+acquire+release pairs per second, latency percentiles and the ratio netlock/redis.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			res, err := bench.RunRedis(cmd.Context(), opts)
+			if errors.Is(err, bench.ErrNoRedis) {
+				return fmt.Errorf("redis-server is not installed; run: %s", bench.RedisInstallHint)
+			}
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				return enc.Encode(res)
+			}
+			printRedis(cmd.OutOrStdout(), &res)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.DurationVar(&opts.Duration, "duration", 2*time.Second, "measured length of each run")
+	f.DurationVar(&opts.Warmup, "warmup", 0, "unmeasured load before each run (default duration/10)")
+	f.IntVar(&opts.Workers, "workers", 4, "netlock client sockets; concurrency is workers*outstanding")
+	f.IntVar(&opts.Outstanding, "outstanding", 16, "goroutines per worker, each looping on its own lock")
+	f.IntVar(&opts.Rounds, "rounds", 3, "runs against each, alternated; the median is reported")
+	f.IntVar(&opts.Shards, "shards", 0, "lock server shards (default GOMAXPROCS)")
+	f.DurationVar(&opts.TTL, "ttl", 10*time.Second, "Redis lock expiry (PX) and netlock lease")
+	f.BoolVar(&opts.Unix, "unix", false, "connect to Redis over its Unix socket instead of loopback TCP")
+	f.BoolVar(&asJSON, "json", false, "print the result as JSON")
+	return cmd
+}
+
+func printRedis(w io.Writer, r *bench.RedisResult) {
+	o := r.Options
+	transport := "loopback TCP"
+	if o.Unix {
+		transport = "Unix socket"
+	}
+	fmt.Fprintf(w, "netlock bench redis: %d rounds x %v (+%v warmup), concurrency %d (%d workers x %d), redis-server %s over %s, %d shards, GOMAXPROCS=%d\n",
+		o.Rounds, o.Duration, o.Warmup, o.Workers*o.Outstanding, o.Workers, o.Outstanding,
+		r.RedisVersion, transport, o.Shards, runtime.GOMAXPROCS(0))
+	fmt.Fprintf(w, "%-8s %12s %11s %11s %11s %11s %11s\n", "", "pairs/s", "pair p50", "pair p99",
+		"acq p99", "rel p99", "pair max")
+	for _, p := range []bench.PairResult{r.NetLock, r.Redis} {
+		fmt.Fprintf(w, "%-8s %12.0f %11s %11s %11s %11s %11s\n", p.Name, p.PairsPerSec,
+			fmtLatency(p.Pair.P50), fmtLatency(p.Pair.P99), fmtLatency(p.Acquire.P99),
+			fmtLatency(p.Release.P99), fmtLatency(p.Pair.Max))
+	}
+	fmt.Fprintf(w, "%-8s %12.0f %11s %11s %11s %11s %11s  (supplementary: same server, batched UDP load generator instead of the client library; latencies per request)\n",
+		"raw", r.RawPairsPerSec, fmtLatency(r.Raw.Latency.P50), fmtLatency(r.Raw.Latency.P99), "-", "-",
+		fmtLatency(r.Raw.Latency.Max))
+	fmt.Fprintf(w, "runs (pairs/s): netlock")
+	for _, x := range r.NetLockRuns {
+		fmt.Fprintf(w, " %.0f", x.PairsPerSec)
+	}
+	fmt.Fprintf(w, "; redis")
+	for _, x := range r.RedisRuns {
+		fmt.Fprintf(w, " %.0f", x.PairsPerSec)
+	}
+	fmt.Fprintf(w, "; raw")
+	for _, x := range r.RawRuns {
+		fmt.Fprintf(w, " %.0f", float64(x.Pairs)/o.Duration.Seconds())
+	}
+	fmt.Fprintf(w, "\nnetlock retransmissions %d, redis SET NX retries %d\n", r.NetLockRetransmits, r.RedisRetries)
+	fmt.Fprintf(w, "ratio netlock/redis: %.2f (target >= %.1f: %s); raw/redis: %.2f\n", r.Ratio, r.Target,
+		metString(r.Ratio >= r.Target), r.RawRatio)
+}
