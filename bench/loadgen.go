@@ -83,6 +83,9 @@ type LoadResult struct {
 	Stale uint64 `json:"stale"`
 	// Unexpected counts answers that match no request this worker sent, or of the wrong kind.
 	Unexpected uint64 `json:"unexpected"`
+	// StrayGrants counts grants for cycles that had already ended (a duplicated acquire granted
+	// again after its release); each is released at once. They are also counted in Stale.
+	StrayGrants uint64 `json:"stray_grants"`
 	// Malformed counts datagrams that failed wire.Parse.
 	Malformed uint64 `json:"malformed"`
 	// Unfinished counts cycles still waiting for an answer when the drain period ended.
@@ -95,6 +98,7 @@ func (r *LoadResult) add(o *LoadResult) {
 	r.Retransmits += o.Retransmits
 	r.Rejects += o.Rejects
 	r.Stale += o.Stale
+	r.StrayGrants += o.StrayGrants
 	r.Unexpected += o.Unexpected
 	r.Malformed += o.Malformed
 	r.Unfinished += o.Unfinished
@@ -204,9 +208,24 @@ func newLoadWorker(cfg *LoadConfig, id int, nonce uint64, c *net.UDPConn) *loadW
 }
 
 // queue appends slot s's request to the next write batch.
-func (w *loadWorker) queue(s *loadSlot) {
-	w.wmsgs[w.nout].Buffers[0] = s.buf
+func (w *loadWorker) queue(s *loadSlot) { w.queueBuf(s.buf) }
+
+func (w *loadWorker) queueBuf(b []byte) {
+	if w.nout == len(w.wmsgs) {
+		w.wmsgs = append(w.wmsgs, ipv4.Message{Buffers: make([][]byte, 1)})
+	}
+	w.wmsgs[w.nout].Buffers[0] = b
 	w.nout++
+}
+
+// releaseStray sends a release for a grant of a cycle that has already ended. It is not
+// retransmitted: if it is lost, the server's lease expiry frees the lock.
+func (w *loadWorker) releaseStray(grant wire.Header) {
+	w.res.StrayGrants++
+	b := make([]byte, wire.Len) // rare: only under packet duplication
+	wire.Header(b).Encode(&wire.Fields{Op: wire.OpRelease, Mode: grant.Mode(), Lock: grant.Lock(),
+		Txn: grant.Txn(), Token: grant.Token()})
+	w.queueBuf(b)
 }
 
 func (w *loadWorker) flush() error {
@@ -297,6 +316,12 @@ func (w *loadWorker) run(ctx context.Context, start, measureFrom, measureTo time
 			if h.Txn() != s.txn || s.state == slotIdle {
 				if h.Txn() == s.txn || h.Txn() < s.txn && h.Txn() > w.txn&^0xffffffff {
 					w.res.Stale++ // an answer to an earlier cycle of this slot
+					if h.Op() == wire.OpGrant && h.Txn() != s.txn {
+						// A duplicated acquire of a finished cycle reached the server after
+						// its release and was granted again: give that grant back, or the
+						// lock stays held until its lease runs out.
+						w.releaseStray(h)
+					}
 				} else {
 					w.res.Unexpected++
 				}
@@ -316,9 +341,11 @@ func (w *loadWorker) run(ctx context.Context, start, measureFrom, measureTo time
 					w.startAcquire(s, now, wallBase+int64(now))
 				}
 			case s.state == slotReleasing && (h.Op() == wire.OpRelease && h.Has(wire.FlagReply) ||
-				h.Op() == wire.OpReject && h.Status() == wire.StatusNotHolder && s.retries > 0):
-				// A retransmitted release that finds nothing answers not-holder: the first one
-				// was applied (docs/protocol.md, Idempotence).
+				h.Op() == wire.OpReject && h.Status() == wire.StatusNotHolder):
+				// A repeated release (retransmitted, or duplicated by the network) that finds
+				// nothing answers not-holder, and that answer can overtake or outlive the
+				// acknowledgement of the first: the release was applied (docs/protocol.md,
+				// Idempotence). The locks are uncontended, so no one else can hold it.
 				w.answered(s, now, inWindow)
 				if inWindow {
 					w.res.Pairs++
