@@ -1,0 +1,950 @@
+package front
+
+import (
+	"fmt"
+	"math/big"
+	"sort"
+	"strings"
+
+	p4v1 "github.com/p4lang/p4runtime/go/p4/config/v1"
+	"google.golang.org/protobuf/encoding/prototext"
+)
+
+// P4Runtime resource-type prefixes: the top byte of every id (p4info.proto, P4Ids.Prefix).
+const (
+	prefixAction           = 0x01
+	prefixTable            = 0x02
+	prefixValueSet         = 0x03
+	prefixControllerHeader = 0x04
+	prefixActionProfile    = 0x11
+	prefixCounter          = 0x12
+	prefixDirectCounter    = 0x13
+	prefixMeter            = 0x14
+	prefixDirectMeter      = 0x15
+	prefixRegister         = 0x16
+	prefixDigest           = 0x17
+)
+
+// JenkinsOneAtATime is the hash p4c uses for P4Runtime ids: the low 24 bits of the hash of the
+// fully qualified control-plane name, under the 8-bit resource-type prefix.
+func JenkinsOneAtATime(s string) uint32 {
+	var h uint32
+	for i := 0; i < len(s); i++ {
+		h += uint32(s[i])
+		h += h << 10
+		h ^= h >> 6
+	}
+	h += h << 3
+	h ^= h >> 11
+	h += h << 15
+	return h
+}
+
+// symbol is one P4Runtime entity before ids are assigned.
+type symbol struct {
+	prefix uint32
+	name   string
+	userID uint32 // from @id, 0 if none
+	pos    Pos
+	id     uint32
+}
+
+type symtab struct {
+	syms     []*symbol
+	byKey    map[string]*symbol
+	assigned map[uint32]bool
+}
+
+func (s *symtab) add(prefix uint32, name string, annos Annotations, pos Pos) *symbol {
+	key := fmt.Sprintf("%d/%s", prefix, name)
+	if x := s.byKey[key]; x != nil {
+		return x
+	}
+	sym := &symbol{prefix: prefix, name: name, pos: pos}
+	if a := annos.Get("id"); a != nil && len(a.Exprs) == 1 {
+		if lit, ok := a.Exprs[0].(*IntExpr); ok && lit.Lit != nil && lit.Lit.Value.IsUint64() && lit.Lit.Value.Uint64() <= 0xffffffff {
+			sym.userID = uint32(lit.Lit.Value.Uint64())
+		}
+	}
+	s.syms = append(s.syms, sym)
+	s.byKey[key] = sym
+	return sym
+}
+
+// assignIDs follows p4c: @id values first (the prefix is added if missing), then, per resource
+// type, names in sorted order get prefix|hash(name)&0xffffff with linear probing on collisions.
+func (s *symtab) assignIDs() ErrorList {
+	var errs ErrorList
+	for _, sym := range s.syms {
+		if sym.userID == 0 {
+			continue
+		}
+		id := sym.userID
+		if id>>24 != 0 && id>>24 != sym.prefix {
+			errs = append(errs, errorf(sym.pos, "%s: @id has the wrong 8-bit prefix", sym.name))
+			continue
+		}
+		id |= sym.prefix << 24
+		if s.assigned[id] {
+			errs = append(errs, errorf(sym.pos, "@id %d is assigned to multiple declarations", id))
+			continue
+		}
+		s.assigned[id] = true
+		sym.id = id
+	}
+	var todo []*symbol
+	for _, sym := range s.syms {
+		if sym.id == 0 {
+			todo = append(todo, sym)
+		}
+	}
+	sort.Slice(todo, func(i, j int) bool {
+		if todo[i].prefix != todo[j].prefix {
+			return todo[i].prefix < todo[j].prefix
+		}
+		return todo[i].name < todo[j].name
+	})
+	for _, sym := range todo {
+		v := JenkinsOneAtATime(sym.name)
+		start := v
+		for {
+			id := sym.prefix<<24 | v&0xffffff
+			if !s.assigned[id] {
+				s.assigned[id] = true
+				sym.id = id
+				break
+			}
+			v++
+			if v == start {
+				errs = append(errs, errorf(sym.pos, "no available id for %s", sym.name))
+				break
+			}
+		}
+	}
+	return errs
+}
+
+// aliases computes p4c's alias: the shortest suffix of dot-separated components that is unique
+// among all names.
+func aliases(names []string) map[string]string {
+	count := map[string]int{}
+	for _, n := range names {
+		parts := strings.Split(n, ".")
+		for i := range parts {
+			count[strings.Join(parts[i:], ".")]++
+		}
+	}
+	out := map[string]string{}
+	for _, n := range names {
+		parts := strings.Split(n, ".")
+		out[n] = n
+		for i := len(parts) - 1; i >= 0; i-- {
+			suf := strings.Join(parts[i:], ".")
+			if count[suf] == 1 {
+				out[n] = suf
+				break
+			}
+		}
+	}
+	return out
+}
+
+// cpName is the control-plane name of a declaration inside prefix, honoring @name (a leading
+// dot makes it absolute).
+func cpName(prefix string, annos Annotations, name string) string {
+	if a := annos.Get("name"); a != nil {
+		if s, ok := a.StringArg(); ok {
+			if strings.HasPrefix(s, ".") {
+				return s[1:]
+			}
+			name = s
+		}
+	}
+	if prefix == "" {
+		return name
+	}
+	return prefix + "." + name
+}
+
+type tableSym struct {
+	decl   *TableDecl
+	sym    *symbol
+	prefix string
+}
+
+type externSym struct {
+	inst *InstanceDecl // nil for anonymous instances
+	kind string
+	sym  *symbol
+	args []*Arg
+	et   *ExternType
+	call *CallExpr // anonymous instance in a table's implementation property
+}
+
+type digestSym struct {
+	t   Type
+	sym *symbol
+}
+
+type p4infoBuilder struct {
+	c       *Checked
+	st      *symtab
+	tables  []*tableSym
+	actions []*ActionDecl
+	actSym  map[*ActionDecl]*symbol
+	externs []*externSym
+	extByI  map[*InstanceDecl]*externSym
+	digests []*digestSym
+	digSeen map[string]bool
+	headers []*StructDecl
+	hdrSym  map[*StructDecl]*symbol
+	info    *p4v1.P4Info
+	errs    ErrorList
+}
+
+// P4Info builds the P4Runtime P4Info of a checked v1model program.
+func (c *Checked) P4Info() (*p4v1.P4Info, error) {
+	b := &p4infoBuilder{
+		c:       c,
+		st:      &symtab{byKey: map[string]*symbol{}, assigned: map[uint32]bool{}},
+		actSym:  map[*ActionDecl]*symbol{},
+		extByI:  map[*InstanceDecl]*externSym{},
+		digSeen: map[string]bool{},
+		hdrSym:  map[*StructDecl]*symbol{},
+	}
+	if c.Main == nil {
+		return nil, ErrorList{errorf(Pos{}, "no main package instance")}
+	}
+	b.collect()
+	b.errs = append(b.errs, b.st.assignIDs()...)
+	if len(b.errs) > 0 {
+		return nil, b.errs
+	}
+	b.build()
+	return b.info, nil
+}
+
+// P4InfoText renders the P4Info in protobuf text format, as p4c's --p4runtime-files *.txtpb.
+func (c *Checked) P4InfoText() (string, error) {
+	info, err := c.P4Info()
+	if err != nil {
+		return "", err
+	}
+	out, err := prototext.MarshalOptions{Multiline: true, Indent: "  "}.Marshal(info)
+	if err != nil {
+		return "", err
+	}
+	return "# proto-file: p4/config/v1/p4info.proto\n# proto-message: p4.config.v1.P4Info\n\n" + string(out), nil
+}
+
+func (b *p4infoBuilder) collect() {
+	for _, a := range b.c.Main.Args {
+		call, ok := a.Value.(*CallExpr)
+		if !ok {
+			if n, ok := a.Value.(*NameExpr); ok {
+				if inst, ok := n.Decl.(*InstanceDecl); ok {
+					b.visitInstance(inst.T, inst.Name)
+				}
+			}
+			continue
+		}
+		switch d := call.Callee.(type) {
+		case *ControlDecl:
+			b.visitControl(d, cpName("", d.Annos, d.Name))
+		case *ParserDecl:
+			b.visitParser(d, cpName("", d.Annos, d.Name))
+		}
+	}
+	// Top-level extern instances.
+	for _, d := range b.c.Program.Decls {
+		if inst, ok := d.(*InstanceDecl); ok {
+			b.externInstance(inst, "")
+		}
+	}
+	// Controller packet metadata: headers annotated @controller_header("packet_in"/"packet_out").
+	for _, d := range b.c.Program.Decls {
+		if sd, ok := d.(*StructDecl); ok && sd.Kind == "header" {
+			if a := sd.Annos.Get("controller_header"); a != nil {
+				name, ok := a.StringArg()
+				if !ok {
+					b.errs = append(b.errs, errorf(a.P, "@controller_header needs a string argument"))
+					continue
+				}
+				b.headers = append(b.headers, sd)
+				b.hdrSym[sd] = b.st.add(prefixControllerHeader, name, sd.Annos, sd.P)
+			}
+		}
+	}
+}
+
+func (b *p4infoBuilder) visitInstance(t Type, name string) {
+	switch tt := t.(type) {
+	case *ControlType:
+		b.visitControl(tt.Decl, name)
+	case *ParserType:
+		b.visitParser(tt.Decl, name)
+	}
+}
+
+func (b *p4infoBuilder) visitParser(d *ParserDecl, prefix string) {
+	for _, l := range d.Locals {
+		if inst, ok := l.(*InstanceDecl); ok {
+			if _, isP := inst.T.(*ParserType); isP {
+				b.visitInstance(inst.T, cpName(prefix, inst.Annos, inst.Name))
+				continue
+			}
+			b.externInstance(inst, prefix)
+		}
+	}
+	for _, s := range d.States {
+		for _, st := range s.Stmts {
+			b.walkCalls(st, prefix, nil)
+		}
+	}
+}
+
+func (b *p4infoBuilder) visitControl(d *ControlDecl, prefix string) {
+	locals := map[*ActionDecl]bool{}
+	for _, l := range d.Locals {
+		switch l := l.(type) {
+		case *ActionDecl:
+			locals[l] = true
+		case *InstanceDecl:
+			if _, isC := l.T.(*ControlType); isC {
+				b.visitInstance(l.T, cpName(prefix, l.Annos, l.Name))
+				continue
+			}
+			b.externInstance(l, prefix)
+		}
+	}
+	for _, l := range d.Locals {
+		switch l := l.(type) {
+		case *TableDecl:
+			ts := &tableSym{decl: l, prefix: prefix, sym: b.st.add(prefixTable, cpName(prefix, l.Annos, l.Name), l.Annos, l.P)}
+			b.tables = append(b.tables, ts)
+			if ip := l.Prop("implementation"); ip != nil {
+				if call, ok := ip.Value.(*CallExpr); ok {
+					if et, ok := call.Type().(*ExternType); ok {
+						es := &externSym{kind: et.Decl.Name, args: call.Args, et: et, call: call}
+						es.sym = b.st.add(prefixActionProfile, cpName(prefix, nil, l.Name+"_"+et.Decl.Name), nil, call.P)
+						b.externs = append(b.externs, es)
+					}
+				}
+			}
+			refs := func(ars []*ActionRef) {
+				for _, ar := range ars {
+					if ar.Action != nil {
+						b.action(ar.Action, prefix, locals)
+					}
+				}
+			}
+			if p := l.Prop("actions"); p != nil {
+				refs(p.Actions)
+			}
+			if l.Prop("default_action") == nil {
+				if na := b.noAction(); na != nil {
+					b.action(na, prefix, locals)
+				}
+			}
+		case *ActionDecl:
+			b.walkCalls(l.Body, prefix, locals)
+		}
+	}
+	b.walkCalls(d.Body, prefix, locals)
+}
+
+// noAction returns core.p4's NoAction.
+func (b *p4infoBuilder) noAction() *ActionDecl {
+	for _, d := range b.c.Globals["NoAction"] {
+		if a, ok := d.(*ActionDecl); ok {
+			return a
+		}
+	}
+	return nil
+}
+
+func (b *p4infoBuilder) action(a *ActionDecl, prefix string, locals map[*ActionDecl]bool) {
+	if _, done := b.actSym[a]; done {
+		return
+	}
+	p := ""
+	if locals[a] {
+		p = prefix
+	}
+	b.actSym[a] = b.st.add(prefixAction, cpName(p, a.Annos, a.Name), a.Annos, a.P)
+	b.actions = append(b.actions, a)
+}
+
+// walkCalls finds digest calls and direct control invocations (C.apply()) under s.
+func (b *p4infoBuilder) walkCalls(s Stmt, prefix string, locals map[*ActionDecl]bool) {
+	walkStmt(s, func(e Expr) {
+		call, ok := e.(*CallExpr)
+		if !ok {
+			return
+		}
+		if a, ok := call.Callee.(*ActionDecl); ok {
+			// Directly called actions are control-plane visible too (p4c keeps them).
+			b.action(a, prefix, locals)
+		}
+		if m, ok := call.Callee.(*MethodDecl); ok && m.Owner == nil && m.Name == "digest" && len(call.Args) == 2 {
+			t := call.Args[1].Value.Type()
+			name := ""
+			switch tt := t.(type) {
+			case *StructType:
+				name = tt.Decl.Name
+			default:
+				name = fmt.Sprintf("digest_%d", len(b.digests))
+			}
+			if !b.digSeen[name] {
+				b.digSeen[name] = true
+				b.digests = append(b.digests, &digestSym{t: t, sym: b.st.add(prefixDigest, name, nil, call.P)})
+			}
+		}
+		if call.Method == "apply" {
+			if me, ok := call.Fun.(*MemberExpr); ok {
+				if tn, ok := me.X.Type().(*TypeName); ok {
+					b.visitInstance(tn.T, prefix+"."+tn.T.(interface{ declName() string }).declName())
+				}
+			}
+		}
+	})
+}
+
+func (t *ControlType) declName() string { return t.Decl.Name }
+func (t *ParserType) declName() string  { return t.Decl.Name }
+
+func (b *p4infoBuilder) externInstance(inst *InstanceDecl, prefix string) {
+	et, ok := inst.T.(*ExternType)
+	if !ok {
+		return
+	}
+	var pfx uint32
+	switch et.Decl.Name {
+	case "counter":
+		pfx = prefixCounter
+	case "direct_counter":
+		pfx = prefixDirectCounter
+	case "meter":
+		pfx = prefixMeter
+	case "direct_meter":
+		pfx = prefixDirectMeter
+	case "register":
+		pfx = prefixRegister
+	case "action_profile", "action_selector":
+		pfx = prefixActionProfile
+	default:
+		return
+	}
+	es := &externSym{inst: inst, kind: et.Decl.Name, args: inst.Args, et: et}
+	es.sym = b.st.add(pfx, cpName(prefix, inst.Annos, inst.Name), inst.Annos, inst.P)
+	b.externs = append(b.externs, es)
+	b.extByI[inst] = es
+}
+
+// walkStmt calls f on every expression under s.
+func walkStmt(s Stmt, f func(Expr)) {
+	switch s := s.(type) {
+	case nil:
+	case *BlockStmt:
+		if s == nil {
+			return
+		}
+		for _, x := range s.Stmts {
+			walkStmt(x, f)
+		}
+	case *AssignStmt:
+		walkExpr(s.LHS, f)
+		walkExpr(s.RHS, f)
+	case *CallStmt:
+		walkExpr(s.Call, f)
+	case *IfStmt:
+		walkExpr(s.Cond, f)
+		walkStmt(s.Then, f)
+		if s.Else != nil {
+			walkStmt(s.Else, f)
+		}
+	case *SwitchStmt:
+		walkExpr(s.Expr, f)
+		for _, c := range s.Cases {
+			if c.Body != nil {
+				walkStmt(c.Body, f)
+			}
+		}
+	case *ReturnStmt:
+		if s.Value != nil {
+			walkExpr(s.Value, f)
+		}
+	case *DeclStmt:
+		if v, ok := s.Decl.(*VarDecl); ok && v.Init != nil {
+			walkExpr(v.Init, f)
+		}
+	}
+}
+
+// walkExpr calls f on e and its subexpressions.
+func walkExpr(e Expr, f func(Expr)) {
+	if e == nil {
+		return
+	}
+	f(e)
+	switch e := e.(type) {
+	case *MemberExpr:
+		walkExpr(e.X, f)
+	case *IndexExpr:
+		walkExpr(e.X, f)
+		walkExpr(e.Index, f)
+	case *SliceExpr:
+		walkExpr(e.X, f)
+	case *UnaryExpr:
+		walkExpr(e.X, f)
+	case *BinaryExpr:
+		walkExpr(e.X, f)
+		walkExpr(e.Y, f)
+	case *TernaryExpr:
+		walkExpr(e.Cond, f)
+		walkExpr(e.Then, f)
+		walkExpr(e.Else, f)
+	case *CastExpr:
+		walkExpr(e.X, f)
+	case *CallExpr:
+		walkExpr(e.Fun, f)
+		for _, a := range e.Args {
+			walkExpr(a.Value, f)
+		}
+	case *ListExpr:
+		for _, x := range e.Elems {
+			walkExpr(x, f)
+		}
+	case *StructExpr:
+		for _, x := range e.Fields {
+			walkExpr(x.Value, f)
+		}
+	}
+}
+
+// ---- building the message -----------------------------------------------------------------------
+
+var exportedAnnotations = map[string]bool{"controller_header": true, "brief": true, "description": true}
+
+func annotationStrings(as Annotations) []string {
+	var out []string
+	for _, a := range as {
+		if !exportedAnnotations[a.Name] {
+			continue
+		}
+		out = append(out, annotationString(a))
+	}
+	return out
+}
+
+func annotationString(a *Annotation) string {
+	if a.Args == nil {
+		return "@" + a.Name
+	}
+	var b strings.Builder
+	b.WriteString("@" + a.Name + "(")
+	for i, t := range a.Args {
+		if i > 0 && (t.Kind == TIdent || t.Kind == TInt) && (a.Args[i-1].Kind == TIdent || a.Args[i-1].Kind == TInt) {
+			b.WriteByte(' ')
+		}
+		if t.Kind == TString {
+			fmt.Fprintf(&b, "%q", t.Text)
+		} else {
+			b.WriteString(t.Text)
+		}
+	}
+	b.WriteString(")")
+	return b.String()
+}
+
+func (b *p4infoBuilder) build() {
+	var names []string
+	for _, s := range b.st.syms {
+		names = append(names, s.name)
+	}
+	alias := aliases(names)
+	pre := func(s *symbol, annos Annotations) *p4v1.Preamble {
+		return &p4v1.Preamble{Id: s.id, Name: s.name, Alias: alias[s.name], Annotations: annotationStrings(annos)}
+	}
+	info := &p4v1.P4Info{PkgInfo: &p4v1.PkgInfo{Arch: "v1model"}, TypeInfo: &p4v1.P4TypeInfo{}}
+	b.info = info
+	for _, ts := range b.tables {
+		info.Tables = append(info.Tables, b.table(ts, pre))
+	}
+	for _, a := range b.actions {
+		pa := &p4v1.Action{Preamble: pre(b.actSym[a], a.Annos)}
+		id := uint32(0)
+		for _, p := range a.Params {
+			if p.Dir != DirNone {
+				continue
+			}
+			id++
+			pa.Params = append(pa.Params, &p4v1.Action_Param{Id: id, Name: p.Name, Bitwidth: int32(max(WidthOf(p.T), 0)), TypeName: b.namedType(p.T)})
+		}
+		info.Actions = append(info.Actions, pa)
+	}
+	for _, es := range b.externs {
+		var annos Annotations
+		if es.inst != nil {
+			annos = es.inst.Annos
+		}
+		switch es.kind {
+		case "counter":
+			info.Counters = append(info.Counters, &p4v1.Counter{Preamble: pre(es.sym, annos), Spec: &p4v1.CounterSpec{Unit: b.counterUnit(es.args, 1)}, Size: b.intArg(es.args, 0)})
+		case "direct_counter":
+			info.DirectCounters = append(info.DirectCounters, &p4v1.DirectCounter{Preamble: pre(es.sym, annos), Spec: &p4v1.CounterSpec{Unit: b.counterUnit(es.args, 0)}, DirectTableId: b.directTable(es, "counters")})
+		case "meter":
+			info.Meters = append(info.Meters, &p4v1.Meter{Preamble: pre(es.sym, annos), Spec: &p4v1.MeterSpec{Unit: b.meterUnit(es.args, 1)}, Size: b.intArg(es.args, 0)})
+		case "direct_meter":
+			info.DirectMeters = append(info.DirectMeters, &p4v1.DirectMeter{Preamble: pre(es.sym, annos), Spec: &p4v1.MeterSpec{Unit: b.meterUnit(es.args, 0)}, DirectTableId: b.directTable(es, "meters")})
+		case "register":
+			var ts *p4v1.P4DataTypeSpec
+			if len(es.et.Args) > 0 {
+				ts = b.typeSpec(es.et.Args[0])
+			}
+			info.Registers = append(info.Registers, &p4v1.Register{Preamble: pre(es.sym, annos), TypeSpec: ts, Size: int32(b.intArg(es.args, 0))})
+		case "action_profile", "action_selector":
+			ap := &p4v1.ActionProfile{Preamble: pre(es.sym, annos)}
+			for _, ts := range b.tables {
+				if ip := ts.decl.Prop("implementation"); ip != nil && b.implementationOf(ip, ts) == es {
+					ap.TableIds = append(ap.TableIds, ts.sym.id)
+				}
+			}
+			if es.kind == "action_selector" {
+				ap.WithSelector = true
+				ap.Size = b.intArg(es.args, 1)
+			} else {
+				ap.Size = b.intArg(es.args, 0)
+			}
+			info.ActionProfiles = append(info.ActionProfiles, ap)
+		}
+	}
+	for _, d := range b.digests {
+		info.Digests = append(info.Digests, &p4v1.Digest{Preamble: pre(d.sym, nil), TypeSpec: b.typeSpec(d.t)})
+	}
+	for _, h := range b.headers {
+		cpm := &p4v1.ControllerPacketMetadata{Preamble: pre(b.hdrSym[h], h.Annos)}
+		for i, f := range h.Fields {
+			cpm.Metadata = append(cpm.Metadata, &p4v1.ControllerPacketMetadata_Metadata{Id: uint32(i + 1), Name: f.Name, Bitwidth: int32(max(WidthOf(f.T), 0)), TypeName: b.namedType(f.T)})
+		}
+		info.ControllerPacketMetadata = append(info.ControllerPacketMetadata, cpm)
+	}
+}
+
+func (b *p4infoBuilder) implementationOf(p *TableProp, ts *tableSym) *externSym {
+	switch v := p.Value.(type) {
+	case *NameExpr:
+		if inst, ok := v.Decl.(*InstanceDecl); ok {
+			return b.extByI[inst]
+		}
+	case *CallExpr:
+		for _, es := range b.externs {
+			if es.call == v {
+				return es
+			}
+		}
+	}
+	return nil
+}
+
+func (b *p4infoBuilder) directTable(es *externSym, prop string) uint32 {
+	for _, ts := range b.tables {
+		if p := ts.decl.Prop(prop); p != nil {
+			if n, ok := p.Value.(*NameExpr); ok && n.Decl == es.inst {
+				return ts.sym.id
+			}
+		}
+	}
+	return 0
+}
+
+func (b *p4infoBuilder) intArg(args []*Arg, i int) int64 {
+	if i >= len(args) {
+		return 0
+	}
+	if v, ok := b.c.Const[args[i].Value].(*big.Int); ok && v.IsInt64() {
+		return v.Int64()
+	}
+	return 0
+}
+
+func (b *p4infoBuilder) enumArg(args []*Arg, i int) string {
+	if i >= len(args) {
+		return ""
+	}
+	if m, ok := b.c.Const[args[i].Value].(*EnumMember); ok {
+		return m.Name
+	}
+	return ""
+}
+
+func (b *p4infoBuilder) counterUnit(args []*Arg, i int) p4v1.CounterSpec_Unit {
+	switch b.enumArg(args, i) {
+	case "packets":
+		return p4v1.CounterSpec_PACKETS
+	case "bytes":
+		return p4v1.CounterSpec_BYTES
+	case "packets_and_bytes":
+		return p4v1.CounterSpec_BOTH
+	}
+	return p4v1.CounterSpec_UNSPECIFIED
+}
+
+func (b *p4infoBuilder) meterUnit(args []*Arg, i int) p4v1.MeterSpec_Unit {
+	switch b.enumArg(args, i) {
+	case "packets":
+		return p4v1.MeterSpec_PACKETS
+	case "bytes":
+		return p4v1.MeterSpec_BYTES
+	}
+	return p4v1.MeterSpec_UNSPECIFIED
+}
+
+var matchTypes = map[string]p4v1.MatchField_MatchType{
+	"exact": p4v1.MatchField_EXACT, "lpm": p4v1.MatchField_LPM, "ternary": p4v1.MatchField_TERNARY,
+	"range": p4v1.MatchField_RANGE, "optional": p4v1.MatchField_OPTIONAL,
+}
+
+func (b *p4infoBuilder) table(ts *tableSym, pre func(*symbol, Annotations) *p4v1.Preamble) *p4v1.Table {
+	d := ts.decl
+	t := &p4v1.Table{Preamble: pre(ts.sym, d.Annos), Size: 1024}
+	if kp := d.Prop("key"); kp != nil {
+		id := uint32(0)
+		for _, k := range kp.Keys {
+			if k.MatchKind == "selector" {
+				continue
+			}
+			id++
+			name := ExprString(k.Expr)
+			if a := k.Annos.Get("name"); a != nil {
+				if s, ok := a.StringArg(); ok {
+					name = s
+				}
+			}
+			mf := &p4v1.MatchField{Id: id, Name: name, Bitwidth: int32(max(WidthOf(k.Expr.Type()), 0)), TypeName: b.namedType(k.Expr.Type())}
+			if mt, ok := matchTypes[k.MatchKind]; ok {
+				mf.Match = &p4v1.MatchField_MatchType_{MatchType: mt}
+			} else {
+				mf.Match = &p4v1.MatchField_OtherMatchType{OtherMatchType: k.MatchKind}
+			}
+			t.MatchFields = append(t.MatchFields, mf)
+		}
+	}
+	if ap := d.Prop("actions"); ap != nil {
+		for _, ar := range ap.Actions {
+			if ar.Action == nil {
+				continue
+			}
+			ref := &p4v1.ActionRef{Id: b.actSym[ar.Action].id}
+			if ar.Annos.Get("defaultonly") != nil {
+				ref.Scope = p4v1.ActionRef_DEFAULT_ONLY
+				ref.Annotations = append(ref.Annotations, "@defaultonly")
+			} else if ar.Annos.Get("tableonly") != nil {
+				ref.Scope = p4v1.ActionRef_TABLE_ONLY
+				ref.Annotations = append(ref.Annotations, "@tableonly")
+			}
+			t.ActionRefs = append(t.ActionRefs, ref)
+		}
+	}
+	if d.Prop("default_action") == nil {
+		// Like p4c, a table without default_action gets NoAction as its default-only action.
+		if na := b.noAction(); na != nil {
+			listed := false
+			for _, ref := range t.ActionRefs {
+				listed = listed || ref.Id == b.actSym[na].id
+			}
+			if !listed {
+				t.ActionRefs = append(t.ActionRefs, &p4v1.ActionRef{Id: b.actSym[na].id, Scope: p4v1.ActionRef_DEFAULT_ONLY, Annotations: []string{"@defaultonly"}})
+			}
+		}
+	}
+	if dp := d.Prop("default_action"); dp != nil && dp.Const && dp.Actions[0].Action != nil {
+		t.ConstDefaultActionId = b.actSym[dp.Actions[0].Action].id
+	}
+	if sp := d.Prop("size"); sp != nil {
+		if v, ok := b.c.Const[sp.Value].(*big.Int); ok && v.IsInt64() {
+			t.Size = v.Int64()
+		}
+	}
+	if ip := d.Prop("implementation"); ip != nil {
+		if es := b.implementationOf(ip, ts); es != nil {
+			t.ImplementationId = es.sym.id
+		}
+	}
+	for _, prop := range []string{"counters", "meters"} {
+		if p := d.Prop(prop); p != nil {
+			if n, ok := p.Value.(*NameExpr); ok {
+				if inst, ok := n.Decl.(*InstanceDecl); ok && b.extByI[inst] != nil {
+					t.DirectResourceIds = append(t.DirectResourceIds, b.extByI[inst].sym.id)
+				}
+			}
+		}
+	}
+	if p := d.Prop("support_timeout"); p != nil {
+		if v, ok := b.c.Const[p.Value].(bool); ok && v {
+			t.IdleTimeoutBehavior = p4v1.Table_NOTIFY_CONTROL
+		}
+	}
+	if p := d.Prop("entries"); p != nil && p.Const {
+		t.IsConstTable = true
+	}
+	return t
+}
+
+// namedType returns the P4NamedType for new types and serializable enums, registering them in
+// type_info, or nil.
+func (b *p4infoBuilder) namedType(t Type) *p4v1.P4NamedType {
+	switch tt := t.(type) {
+	case *NewType:
+		b.typeSpec(t)
+		return &p4v1.P4NamedType{Name: tt.Decl.Name}
+	case *EnumType:
+		if tt.Underlying != nil {
+			b.typeSpec(t)
+			return &p4v1.P4NamedType{Name: tt.Decl.Name}
+		}
+	}
+	return nil
+}
+
+func bitstringSpec(t *BitsType) *p4v1.P4BitstringLikeTypeSpec {
+	if t.Signed {
+		return &p4v1.P4BitstringLikeTypeSpec{TypeSpec: &p4v1.P4BitstringLikeTypeSpec_Int{Int: &p4v1.P4IntTypeSpec{Bitwidth: int32(t.Width)}}}
+	}
+	return &p4v1.P4BitstringLikeTypeSpec{TypeSpec: &p4v1.P4BitstringLikeTypeSpec_Bit{Bit: &p4v1.P4BitTypeSpec{Bitwidth: int32(t.Width)}}}
+}
+
+// typeSpec converts a type to a P4DataTypeSpec, adding named types to type_info.
+func (b *p4infoBuilder) typeSpec(t Type) *p4v1.P4DataTypeSpec {
+	ti := b.info.TypeInfo
+	switch tt := t.(type) {
+	case *BitsType:
+		return &p4v1.P4DataTypeSpec{TypeSpec: &p4v1.P4DataTypeSpec_Bitstring{Bitstring: bitstringSpec(tt)}}
+	case *VarbitType:
+		return &p4v1.P4DataTypeSpec{TypeSpec: &p4v1.P4DataTypeSpec_Bitstring{Bitstring: &p4v1.P4BitstringLikeTypeSpec{TypeSpec: &p4v1.P4BitstringLikeTypeSpec_Varbit{Varbit: &p4v1.P4VarbitTypeSpec{MaxBitwidth: int32(tt.Max)}}}}}
+	case *BoolType:
+		return &p4v1.P4DataTypeSpec{TypeSpec: &p4v1.P4DataTypeSpec_Bool{Bool: &p4v1.P4BoolType{}}}
+	case *ErrorType:
+		if ti.Error == nil {
+			ti.Error = &p4v1.P4ErrorTypeSpec{}
+			for _, m := range b.c.ErrorMembers {
+				ti.Error.Members = append(ti.Error.Members, m.Name)
+			}
+		}
+		return &p4v1.P4DataTypeSpec{TypeSpec: &p4v1.P4DataTypeSpec_Error{Error: &p4v1.P4ErrorType{}}}
+	case *TupleType:
+		tup := &p4v1.P4TupleTypeSpec{}
+		for _, el := range tt.Elems {
+			tup.Members = append(tup.Members, b.typeSpec(el))
+		}
+		return &p4v1.P4DataTypeSpec{TypeSpec: &p4v1.P4DataTypeSpec_Tuple{Tuple: tup}}
+	case *StackType:
+		if st, ok := tt.Elem.(*StructType); ok && st.IsUnion() {
+			b.typeSpec(st)
+			return &p4v1.P4DataTypeSpec{TypeSpec: &p4v1.P4DataTypeSpec_HeaderUnionStack{HeaderUnionStack: &p4v1.P4HeaderUnionStackTypeSpec{HeaderUnion: &p4v1.P4NamedType{Name: st.Decl.Name}, Size: int32(tt.Size)}}}
+		}
+		b.typeSpec(tt.Elem)
+		name := ""
+		if st, ok := tt.Elem.(*StructType); ok {
+			name = st.Decl.Name
+		}
+		return &p4v1.P4DataTypeSpec{TypeSpec: &p4v1.P4DataTypeSpec_HeaderStack{HeaderStack: &p4v1.P4HeaderStackTypeSpec{Header: &p4v1.P4NamedType{Name: name}, Size: int32(tt.Size)}}}
+	case *StructType:
+		name := tt.Decl.Name
+		switch tt.Decl.Kind {
+		case "header":
+			if ti.Headers == nil {
+				ti.Headers = map[string]*p4v1.P4HeaderTypeSpec{}
+			}
+			if _, ok := ti.Headers[name]; !ok {
+				hs := &p4v1.P4HeaderTypeSpec{}
+				ti.Headers[name] = hs
+				for _, f := range tt.Fields {
+					var bs *p4v1.P4BitstringLikeTypeSpec
+					switch ft := underlying(f.T).(type) {
+					case *BitsType:
+						bs = bitstringSpec(ft)
+					case *VarbitType:
+						bs = &p4v1.P4BitstringLikeTypeSpec{TypeSpec: &p4v1.P4BitstringLikeTypeSpec_Varbit{Varbit: &p4v1.P4VarbitTypeSpec{MaxBitwidth: int32(ft.Max)}}}
+					default:
+						bs = bitstringSpec(bitsT(max(WidthOf(f.T), 1)))
+					}
+					hs.Members = append(hs.Members, &p4v1.P4HeaderTypeSpec_Member{Name: f.Name, TypeSpec: bs})
+				}
+			}
+			return &p4v1.P4DataTypeSpec{TypeSpec: &p4v1.P4DataTypeSpec_Header{Header: &p4v1.P4NamedType{Name: name}}}
+		case "header_union":
+			if ti.HeaderUnions == nil {
+				ti.HeaderUnions = map[string]*p4v1.P4HeaderUnionTypeSpec{}
+			}
+			if _, ok := ti.HeaderUnions[name]; !ok {
+				us := &p4v1.P4HeaderUnionTypeSpec{}
+				ti.HeaderUnions[name] = us
+				for _, f := range tt.Fields {
+					b.typeSpec(f.T)
+					us.Members = append(us.Members, &p4v1.P4HeaderUnionTypeSpec_Member{Name: f.Name, Header: &p4v1.P4NamedType{Name: f.T.(*StructType).Decl.Name}})
+				}
+			}
+			return &p4v1.P4DataTypeSpec{TypeSpec: &p4v1.P4DataTypeSpec_HeaderUnion{HeaderUnion: &p4v1.P4NamedType{Name: name}}}
+		default:
+			if ti.Structs == nil {
+				ti.Structs = map[string]*p4v1.P4StructTypeSpec{}
+			}
+			if _, ok := ti.Structs[name]; !ok {
+				ss := &p4v1.P4StructTypeSpec{}
+				ti.Structs[name] = ss
+				for _, f := range tt.Fields {
+					ss.Members = append(ss.Members, &p4v1.P4StructTypeSpec_Member{Name: f.Name, TypeSpec: b.typeSpec(f.T)})
+				}
+			}
+			return &p4v1.P4DataTypeSpec{TypeSpec: &p4v1.P4DataTypeSpec_Struct{Struct: &p4v1.P4NamedType{Name: name}}}
+		}
+	case *EnumType:
+		name := tt.Decl.Name
+		if tt.Underlying != nil {
+			if ti.SerializableEnums == nil {
+				ti.SerializableEnums = map[string]*p4v1.P4SerializableEnumTypeSpec{}
+			}
+			if _, ok := ti.SerializableEnums[name]; !ok {
+				se := &p4v1.P4SerializableEnumTypeSpec{UnderlyingType: &p4v1.P4BitTypeSpec{Bitwidth: int32(tt.Underlying.Width)}}
+				for _, m := range tt.Decl.Members {
+					v, _ := m.Val.(*big.Int)
+					if v == nil {
+						v = new(big.Int)
+					}
+					se.Members = append(se.Members, &p4v1.P4SerializableEnumTypeSpec_Member{Name: m.Name, Value: bigBytes(v, tt.Underlying.Width)})
+				}
+				ti.SerializableEnums[name] = se
+			}
+			return &p4v1.P4DataTypeSpec{TypeSpec: &p4v1.P4DataTypeSpec_SerializableEnum{SerializableEnum: &p4v1.P4NamedType{Name: name}}}
+		}
+		if ti.Enums == nil {
+			ti.Enums = map[string]*p4v1.P4EnumTypeSpec{}
+		}
+		if _, ok := ti.Enums[name]; !ok {
+			es := &p4v1.P4EnumTypeSpec{}
+			for _, m := range tt.Decl.Members {
+				es.Members = append(es.Members, &p4v1.P4EnumTypeSpec_Member{Name: m.Name})
+			}
+			ti.Enums[name] = es
+		}
+		return &p4v1.P4DataTypeSpec{TypeSpec: &p4v1.P4DataTypeSpec_Enum{Enum: &p4v1.P4NamedType{Name: name}}}
+	case *NewType:
+		if ti.NewTypes == nil {
+			ti.NewTypes = map[string]*p4v1.P4NewTypeSpec{}
+		}
+		if _, ok := ti.NewTypes[tt.Decl.Name]; !ok {
+			ti.NewTypes[tt.Decl.Name] = &p4v1.P4NewTypeSpec{Representation: &p4v1.P4NewTypeSpec_OriginalType{OriginalType: b.typeSpec(tt.Underlying)}}
+		}
+		return &p4v1.P4DataTypeSpec{TypeSpec: &p4v1.P4DataTypeSpec_NewType{NewType: &p4v1.P4NamedType{Name: tt.Decl.Name}}}
+	}
+	return &p4v1.P4DataTypeSpec{}
+}
+
+// bigBytes encodes v (wrapped to width bits) big-endian in the minimum number of bytes for width.
+func bigBytes(v *big.Int, width int) []byte {
+	w := wrap(v, bitsT(width))
+	n := (width + 7) / 8
+	out := make([]byte, n)
+	return w.FillBytes(out)
+}
