@@ -1,0 +1,403 @@
+// Package testbed runs netlock end to end on one machine: lock servers and client workers in one
+// process on loopback, driven by microbenchmarks and a TPC-C-like lock workload (`netlock demo`).
+package testbed
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/netlock-go/netlock/bench"
+	"github.com/netlock-go/netlock/client"
+	"github.com/netlock-go/netlock/lockcore"
+	"github.com/netlock-go/netlock/lockserver"
+	"github.com/netlock-go/netlock/wire"
+)
+
+// Phase names. Contended phases are "contended/N": all workers draw exclusive locks from a pool
+// of N locks.
+const (
+	PhaseShared     = "shared"
+	PhaseExclusive  = "exclusive"
+	PhaseTPCCHigh   = "tpcc-high"
+	PhaseTPCCLow    = "tpcc-low"
+	contendedPrefix = "contended/"
+)
+
+// DefaultPhases is the demo's default run: the microbenchmark (shared, exclusive uncontended, an
+// exclusive contention sweep) then TPC-C at high and low contention.
+var DefaultPhases = []string{PhaseShared, PhaseExclusive, "contended/64", "contended/8", "contended/1",
+	PhaseTPCCHigh, PhaseTPCCLow}
+
+// Config configures a demo run.
+type Config struct {
+	// Duration is the length of each phase. Default 2s.
+	Duration time.Duration
+	// Clients is the number of client nodes; each is one client.Client with one UDP socket.
+	// Default 4. TPC-C uses 1 warehouse per client node (high contention) and 10 (low).
+	Clients int
+	// Workers is the number of closed-loop transaction workers per client node. Default 4.
+	Workers int
+	// Servers is the number of lock servers. Default 2.
+	Servers int
+	// Phases to run, in order. Default DefaultPhases.
+	Phases []string
+	// Lease is the lease clients ask for. Default 2s.
+	Lease time.Duration
+	// Seed seeds the workload generators. Default 1.
+	Seed uint64
+	// Progress, if set, receives progress: a live line updated in place when ProgressLive is set
+	// (a terminal), else one line per finished phase.
+	Progress     io.Writer
+	ProgressLive bool
+	// Logger receives the servers' logs. Default: discard.
+	Logger *slog.Logger
+}
+
+func (c *Config) validate() error {
+	if c.Duration == 0 {
+		c.Duration = 2 * time.Second
+	}
+	if c.Clients == 0 {
+		c.Clients = 4
+	}
+	if c.Workers == 0 {
+		c.Workers = 4
+	}
+	if c.Servers == 0 {
+		c.Servers = 2
+	}
+	if len(c.Phases) == 0 {
+		c.Phases = DefaultPhases
+	}
+	if c.Lease == 0 {
+		c.Lease = 2 * time.Second
+	}
+	if c.Seed == 0 {
+		c.Seed = 1
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	switch {
+	case c.Duration < 0:
+		return errors.New("duration must be positive")
+	case c.Clients < 1 || c.Clients*10 > MaxWarehouses:
+		return fmt.Errorf("clients %d: must be in 1..%d (10 warehouses per client at low contention)",
+			c.Clients, MaxWarehouses/10)
+	case c.Workers < 1 || c.Workers > 256:
+		return fmt.Errorf("workers %d: must be in 1..256", c.Workers)
+	case c.Servers < 1 || c.Servers > 16:
+		return fmt.Errorf("servers %d: must be in 1..16", c.Servers)
+	}
+	for _, p := range c.Phases {
+		if _, err := parsePhase(p, c.Clients); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// PhaseResult is the outcome of one phase.
+type PhaseResult struct {
+	Name      string        `json:"name"`
+	Duration  time.Duration `json:"duration_ns"`
+	Txns      uint64        `json:"txns"`
+	TxnRate   float64       `json:"txns_per_sec"`
+	LockOps   uint64        `json:"lock_acquires"`
+	LockRate  float64       `json:"lock_acquires_per_sec"`
+	Latency   bench.Latency `json:"txn_latency"`
+	Grants    []uint64      `json:"grants_per_server"`
+	Rejects   uint64        `json:"rejects"`
+	Errors    uint64        `json:"errors"`
+	Expiries  uint64        `json:"lease_expiries"`
+	Retransm  int64         `json:"retransmits"`
+	Workers   int           `json:"workers"`
+	LocksUsed string        `json:"locks"`
+}
+
+// Report is the outcome of a demo run.
+type Report struct {
+	Servers []string      `json:"servers"`
+	Clients int           `json:"clients"`
+	Workers int           `json:"workers_per_client"`
+	Phases  []PhaseResult `json:"phases"`
+}
+
+type phaseSpec struct {
+	name       string
+	locks      string
+	warehouses int // tpcc
+	pool       int // contended
+}
+
+func parsePhase(p string, clients int) (phaseSpec, error) {
+	s := phaseSpec{name: p}
+	switch p {
+	case PhaseShared:
+		s.locks = "16 shared"
+	case PhaseExclusive:
+		s.locks = "private per worker"
+	case PhaseTPCCHigh:
+		s.warehouses = clients
+	case PhaseTPCCLow:
+		s.warehouses = 10 * clients
+	default:
+		var n int
+		if _, err := fmt.Sscanf(p, contendedPrefix+"%d", &n); err != nil || n < 1 {
+			return s, fmt.Errorf("unknown phase %q (want shared, exclusive, contended/N, tpcc-high, tpcc-low)", p)
+		}
+		s.pool = n
+		s.locks = fmt.Sprintf("%d exclusive", n)
+	}
+	if s.warehouses > 0 {
+		s.locks = fmt.Sprintf("%d warehouses", s.warehouses)
+	}
+	return s, nil
+}
+
+// Run starts the servers and clients on loopback, runs every phase and returns the report.
+func Run(ctx context.Context, cfg Config) (Report, error) {
+	if err := cfg.validate(); err != nil {
+		return Report{}, fmt.Errorf("demo: %w", err)
+	}
+	srvCtx, stopServers := context.WithCancel(context.Background())
+	var srvWG sync.WaitGroup
+	defer func() {
+		stopServers()
+		srvWG.Wait()
+	}()
+	var servers []*lockserver.Server
+	var addrs []string
+	for i := 0; i < cfg.Servers; i++ {
+		s, err := lockserver.New(lockserver.Config{Listen: "127.0.0.1:0", Shards: 1,
+			Core:   lockcore.Config{DefaultLease: cfg.Lease, MaxLease: 2 * cfg.Lease},
+			Logger: cfg.Logger.With("server", i+1)})
+		if err != nil {
+			return Report{}, fmt.Errorf("demo: %w", err)
+		}
+		servers = append(servers, s)
+		addrs = append(addrs, s.Addr().String())
+		srvWG.Add(1)
+		go func() {
+			defer srvWG.Done()
+			if err := s.Run(srvCtx); err != nil {
+				cfg.Logger.Error("lock server", "err", err)
+			}
+		}()
+	}
+	var clients []*client.Client
+	defer func() {
+		for _, c := range clients {
+			c.Close()
+		}
+	}()
+	for i := 0; i < cfg.Clients; i++ {
+		c, err := client.New(client.Config{Servers: addrs, Local: "127.0.0.1:0", Lease: cfg.Lease,
+			ClientID: uint32(i + 1), RequestTimeout: 2 * time.Second})
+		if err != nil {
+			return Report{}, fmt.Errorf("demo: %w", err)
+		}
+		clients = append(clients, c)
+	}
+	rep := Report{Servers: addrs, Clients: cfg.Clients, Workers: cfg.Workers}
+	for i, name := range cfg.Phases {
+		spec, _ := parsePhase(name, cfg.Clients)
+		res, err := runPhase(ctx, &cfg, spec, uint64(i), servers, clients)
+		if err != nil {
+			return rep, err
+		}
+		rep.Phases = append(rep.Phases, res)
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return rep, nil
+}
+
+type workerStats struct {
+	hist    bench.Histogram
+	txns    uint64
+	locks   uint64
+	rejects uint64
+	errs    uint64
+}
+
+func runPhase(ctx context.Context, cfg *Config, spec phaseSpec, phaseNo uint64,
+	servers []*lockserver.Server, clients []*client.Client) (PhaseResult, error) {
+	before := make([]lockcore.Stats, len(servers))
+	for i, s := range servers {
+		before[i] = s.Stats()
+	}
+	var retransBefore int64
+	for _, c := range clients {
+		retransBefore += c.Stats().Retransmits
+	}
+	pctx, cancel := context.WithTimeout(ctx, cfg.Duration)
+	defer cancel()
+	var txns atomic.Uint64
+	stats := make([]*workerStats, 0, len(clients)*cfg.Workers)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for ci, c := range clients {
+		for w := 0; w < cfg.Workers; w++ {
+			ws := &workerStats{}
+			stats = append(stats, ws)
+			seed := cfg.Seed<<32 ^ phaseNo<<24 ^ uint64(ci)<<12 ^ uint64(w)
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				runWorker(pctx, c, spec, ci*cfg.Workers+w, seed, ws, &txns)
+			}()
+		}
+	}
+	stopProgress := startProgress(cfg.Progress, cfg.ProgressLive, spec.name, start, &txns, servers, before)
+	wg.Wait()
+	elapsed := time.Since(start)
+	stopProgress()
+	res := PhaseResult{Name: spec.name, Duration: elapsed, Workers: len(stats), LocksUsed: spec.locks}
+	var hist bench.Histogram
+	for _, ws := range stats {
+		hist.Merge(&ws.hist)
+		res.Txns += ws.txns
+		res.LockOps += ws.locks
+		res.Rejects += ws.rejects
+		res.Errors += ws.errs
+	}
+	res.Latency = hist.Summary()
+	res.TxnRate = float64(res.Txns) / elapsed.Seconds()
+	res.LockRate = float64(res.LockOps) / elapsed.Seconds()
+	for i, s := range servers {
+		st := s.Stats()
+		res.Grants = append(res.Grants, st.Grants-before[i].Grants)
+		res.Expiries += st.Expired - before[i].Expired
+	}
+	for _, c := range clients {
+		res.Retransm += c.Stats().Retransmits
+	}
+	res.Retransm -= retransBefore
+	return res, nil
+}
+
+// runWorker runs closed-loop transactions until ctx ends.
+func runWorker(ctx context.Context, c *client.Client, spec phaseSpec, worker int, seed uint64,
+	ws *workerStats, txns *atomic.Uint64) {
+	rng := rand.New(rand.NewPCG(seed, 1))
+	var gen *tpccGen
+	if spec.warehouses > 0 {
+		gen = newTPCCGen(seed, spec.warehouses)
+	}
+	locks := make([]client.LockSpec, 0, 20)
+	nop := func(context.Context) error { return nil }
+	for i := 0; ctx.Err() == nil; i++ {
+		locks = locks[:0]
+		switch {
+		case gen != nil:
+			locks, _ = gen.next(locks)
+		case spec.name == PhaseShared:
+			locks = append(locks, client.LockSpec{Lock: 1_000_000 + uint32(rng.IntN(16)), Mode: wire.Shared})
+		case spec.name == PhaseExclusive:
+			locks = append(locks, client.LockSpec{Lock: 2_000_000 + uint32(worker)<<8 + uint32(i%256), Mode: wire.Exclusive})
+		default:
+			locks = append(locks, client.LockSpec{Lock: 3_000_000 + uint32(rng.IntN(spec.pool)), Mode: wire.Exclusive})
+		}
+		t0 := time.Now()
+		err := c.RunTxn(ctx, locks, nop)
+		if err != nil {
+			if ctx.Err() != nil {
+				return // the phase ended mid-transaction: not counted
+			}
+			var rej *client.RejectError
+			if errors.As(err, &rej) {
+				ws.rejects++
+			} else {
+				ws.errs++
+			}
+			continue
+		}
+		ws.hist.Record(time.Since(t0))
+		ws.txns++
+		ws.locks += uint64(len(locks))
+		txns.Add(1)
+	}
+}
+
+// startProgress prints a live progress line until the returned function is called.
+func startProgress(w io.Writer, live bool, name string, start time.Time, txns *atomic.Uint64,
+	servers []*lockserver.Server, before []lockcore.Stats) func() {
+	if w == nil {
+		return func() {}
+	}
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	line := func() {
+		el := time.Since(start)
+		n := txns.Load()
+		grants := ""
+		for i, s := range servers {
+			grants += fmt.Sprintf(" s%d=%d", i+1, s.Stats().Grants-before[i].Grants)
+		}
+		cr := "\r"
+		if !live {
+			cr = ""
+		}
+		fmt.Fprintf(w, "%s%-14s %5.1fs %10d txns %10.0f txn/s  grants%s   ", cr, name, el.Seconds(), n,
+			float64(n)/el.Seconds(), grants)
+	}
+	go func() {
+		defer close(stopped)
+		t := time.NewTicker(200 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				line()
+				fmt.Fprintln(w)
+				return
+			case <-t.C:
+				if live {
+					line()
+				}
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-stopped
+	}
+}
+
+// WriteTable prints the report as a table.
+func (r Report) WriteTable(w io.Writer) {
+	fmt.Fprintf(w, "\nnetlock demo: %d lock servers (%v), %d client nodes x %d workers, loopback UDP\n\n",
+		len(r.Servers), r.Servers, r.Clients, r.Workers)
+	fmt.Fprintf(w, "%-14s %-20s %10s %12s %10s %10s  %-22s %8s %8s %8s\n", "phase", "locks", "txn/s",
+		"acquires/s", "p50", "p99", "grants per server", "rejects", "expiries", "retrans")
+	for _, p := range r.Phases {
+		g := ""
+		for i, n := range p.Grants {
+			if i > 0 {
+				g += " / "
+			}
+			g += fmt.Sprint(n)
+		}
+		fmt.Fprintf(w, "%-14s %-20s %10.0f %12.0f %10s %10s  %-22s %8d %8d %8d\n", p.Name, p.LocksUsed,
+			p.TxnRate, p.LockRate, round(p.Latency.P50), round(p.Latency.P99), g, p.Rejects, p.Expiries, p.Retransm)
+	}
+}
+
+func round(d time.Duration) string {
+	switch {
+	case d >= time.Millisecond:
+		return d.Round(10 * time.Microsecond).String()
+	case d >= time.Microsecond:
+		return d.Round(100 * time.Nanosecond).String()
+	}
+	return d.String()
+}
