@@ -77,7 +77,10 @@ const (
 // entry is the client's state for one (lock, txn).
 type entry struct {
 	waiters [numKinds]chan wire.Fields // guarded by Client.mu; nil when nobody waits
-	grant   *Grant                     // guarded by Client.mu; set while the lock is held
+	// ts holds the timestamp of each waiter's request (0: any). Servers echo the timestamp in
+	// rejects, which tells a reject of a renewal from one of a release.
+	ts    [numKinds]uint64 // guarded by Client.mu
+	grant *Grant           // guarded by Client.mu; set while the lock is held
 }
 
 // New opens the client's socket and starts its reader.
@@ -294,10 +297,11 @@ func (c *Client) dispatch(f *wire.Fields, from net.Addr) {
 			}
 			break
 		}
-		// A reject does not say which request it answers; at most one of release (the last
-		// request of a txn), acquire and renewal is refused here, in that order of precedence.
+		// A reject names no op; its echoed timestamp says which request it answers. Without one
+		// (a server that does not echo), release (the last request of a txn) goes first, then
+		// acquire, then renewal.
 		for _, k := range []kind{kindRelease, kindAcquire, kindProbe} {
-			if w := e.waiters[k]; w != nil {
+			if w := e.waiters[k]; w != nil && (f.Timestamp == 0 || e.ts[k] == 0 || e.ts[k] == f.Timestamp) {
 				target = w
 				break
 			}
@@ -324,7 +328,8 @@ func (c *Client) deliver(w chan wire.Fields, f *wire.Fields) {
 }
 
 // register creates the waiter of kind k for (lock, txn), creating the entry if needed.
-func (c *Client) register(k key, kd kind) (chan wire.Fields, error) {
+// ts is the timestamp of the request (0: match any reject).
+func (c *Client) register(k key, kd kind, ts int64) (chan wire.Fields, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
@@ -340,6 +345,7 @@ func (c *Client) register(k key, kd kind) (chan wire.Fields, error) {
 	}
 	w := make(chan wire.Fields, 8)
 	e.waiters[kd] = w
+	e.ts[kd] = uint64(ts)
 	return w, nil
 }
 

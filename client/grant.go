@@ -170,11 +170,11 @@ func (c *Client) acquire(ctx context.Context, lock uint32, mode wire.Mode, txn u
 		return nil, err
 	}
 	k := key{lock, txn}
-	w, err := c.register(k, kindAcquire)
+	ts := c.timestamp()
+	w, err := c.register(k, kindAcquire, ts)
 	if err != nil {
 		return nil, err
 	}
-	ts := c.timestamp()
 	req := wire.Fields{Op: wire.OpAcquire, Mode: mode, Flags: flags, Priority: o.priority, Tenant: o.tenant,
 		Lock: lock, Txn: txn, Timestamp: uint64(ts), LeaseMicros: leaseMicros(o.lease)}
 	var g *Grant
@@ -241,8 +241,9 @@ func (g *Grant) startLease(ctx context.Context) error {
 		return nil
 	}
 	c := g.c
-	if c.cfg.Clock.Now().After(g.Deadline().Add(-g.lease / 3)) {
-		if err := g.renew(ctx); err != nil {
+	if now := c.cfg.Clock.Now(); now.After(g.Deadline().Add(-g.lease / 3)) {
+		// The server's lease runs from its grant, so it may well be valid still: ask.
+		if err := g.renew(ctx, now.Add(c.cfg.RequestTimeout)); err != nil {
 			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.cfg.RequestTimeout)
 			defer cancel()
 			_ = g.Release(rctx)
@@ -287,7 +288,7 @@ func (g *Grant) leaseLoop() {
 		if !c.cfg.KeepAlive {
 			continue
 		}
-		err := g.renew(context.Background())
+		err := g.renew(context.Background(), dl)
 		switch {
 		case err == nil:
 		case errors.Is(err, ErrClosed), errors.Is(err, errStopped):
@@ -301,20 +302,19 @@ func (g *Grant) leaseLoop() {
 
 var errStopped = errors.New("client: grant released")
 
-// renew sends a lease-probe and waits for the answer until the current deadline passes.
-func (g *Grant) renew(ctx context.Context) error {
+// renew sends a lease-probe and waits for the answer until ctx ends or the clock passes giveUp.
+func (g *Grant) renew(ctx context.Context, giveUp time.Time) error {
 	c := g.c
-	w, err := c.register(g.key, kindProbe)
+	ts := c.timestamp()
+	w, err := c.register(g.key, kindProbe, ts)
 	if err != nil {
 		return err
 	}
 	defer c.unregister(g.key, kindProbe)
-	ts := c.timestamp()
-	dl := g.Deadline()
 	req := wire.Fields{Op: wire.OpLeaseProbe, Mode: g.mode, Priority: g.opts.priority, Tenant: g.opts.tenant,
 		Lock: g.key.lock, Txn: g.key.txn, Token: g.token, Timestamp: uint64(ts), LeaseMicros: leaseMicros(g.opts.lease)}
 	var rej error
-	err = c.exchange(ctx, g.to, w, req, g.stop, func() bool { return !c.cfg.Clock.Now().Before(dl) },
+	err = c.exchange(ctx, g.to, w, req, g.stop, func() bool { return !c.cfg.Clock.Now().Before(giveUp) },
 		func(m *wire.Fields, _ int) bool {
 			if m.Token != g.token {
 				return false
@@ -365,19 +365,23 @@ func (g *Grant) release(ctx context.Context) error {
 		}
 		c.mu.Unlock()
 	}()
+	if dl := g.Deadline(); !dl.IsZero() && !c.cfg.Clock.Now().Before(dl) {
+		g.markLost(fmt.Errorf("%w: deadline %v passed before the release", ErrLeaseLost, dl))
+	}
 	lostErr := g.LostErr()
 	if re := (*RejectError)(nil); errors.As(lostErr, &re) {
 		// The server freed the lock already and said so.
 		return lostErr
 	}
-	w, err := c.register(g.key, kindRelease)
+	ts := c.timestamp()
+	w, err := c.register(g.key, kindRelease, ts)
 	if err != nil {
 		return err
 	}
 	defer c.unregister(g.key, kindRelease)
 	start := c.cfg.Clock.Now()
 	req := wire.Fields{Op: wire.OpRelease, Mode: g.mode, Priority: g.opts.priority, Tenant: g.opts.tenant,
-		Lock: g.key.lock, Txn: g.key.txn, Token: g.token, Timestamp: uint64(c.timestamp())}
+		Lock: g.key.lock, Txn: g.key.txn, Token: g.token, Timestamp: uint64(ts)}
 	var result error
 	err = c.exchange(ctx, g.to, w, req, nil,
 		func() bool { return c.cfg.Clock.Now().Sub(start) >= c.cfg.RequestTimeout },
@@ -400,6 +404,26 @@ func (g *Grant) release(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if errors.Is(result, ErrNotHolder) {
+		// The network may have duplicated the release: the reply to the first copy can follow
+		// the refusal of the second. Give it a retransmission interval to arrive.
+		t := c.cfg.Clock.NewTimer(c.cfg.RetryInterval)
+	grace:
+		for {
+			select {
+			case m := <-w:
+				if m.Op == wire.OpRelease && m.Token == g.token {
+					result = nil
+					break grace
+				}
+			case <-t.C():
+				break grace
+			case <-c.done:
+				break grace
+			}
+		}
+		t.Stop()
+	}
 	if lostErr := g.LostErr(); lostErr != nil {
 		// Whatever the server answered, the lock was not protected until the release.
 		return lostErr
@@ -418,6 +442,7 @@ func (c *Client) withdraw(k key, to net.Addr, acq wire.Fields) {
 	}
 	w := e.waiters[kindAcquire]
 	e.waiters[kindRelease] = w // grants and release answers arrive on one channel
+	e.ts[kindRelease] = 0      // every round of the withdrawal has its own timestamp
 	c.mu.Unlock()
 	defer func() {
 		c.mu.Lock()

@@ -1,0 +1,219 @@
+package client_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/netlock-go/netlock/client"
+	"github.com/netlock-go/netlock/lockcore"
+	"github.com/netlock-go/netlock/lockserver"
+	"github.com/netlock-go/netlock/wire"
+)
+
+const itTimeout = 20 * time.Second
+
+// startServer runs a real lock server on loopback until the test ends and returns its address
+// and a function that shuts it down early.
+func startServer(t *testing.T, core lockcore.Config) (string, func()) {
+	t.Helper()
+	srv, err := lockserver.New(lockserver.Config{Listen: "127.0.0.1:0", Shards: 2, Sockets: 1, Core: core})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(ctx) }()
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("server Run: %v", err)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return srv.Addr().String(), stop
+}
+
+func newTestClient(t *testing.T, cfg client.Config) *client.Client {
+	t.Helper()
+	cfg.Local = "127.0.0.1:0"
+	cfg.RetryInterval = 10 * time.Millisecond
+	cfg.MaxRetryInterval = 100 * time.Millisecond
+	c, err := client.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func itCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), itTimeout)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func TestLockServerBasics(t *testing.T) {
+	addr, _ := startServer(t, lockcore.Config{})
+	c := newTestClient(t, client.Config{Servers: []string{addr}})
+	ctx := itCtx(t)
+	g1, err := c.Acquire(ctx, 1, wire.Exclusive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.TryAcquire(ctx, 1, wire.Shared); !errors.Is(err, client.ErrWouldBlock) {
+		t.Fatalf("TryAcquire of a held lock = %v, want ErrWouldBlock", err)
+	}
+	if err := g1.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	s1, err := c.Acquire(ctx, 1, wire.Shared)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s2, err := c.TryAcquire(ctx, 1, wire.Shared)
+	if err != nil {
+		t.Fatalf("second shared: %v", err)
+	}
+	if s1.Token() <= g1.Token() || s2.Token() <= s1.Token() {
+		t.Errorf("tokens %d, %d, %d not increasing", g1.Token(), s1.Token(), s2.Token())
+	}
+	for _, g := range []*client.Grant{s1, s2} {
+		if err := g.Release(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err = c.RunTxn(ctx, []client.LockSpec{{Lock: 3, Mode: wire.Exclusive}, {Lock: 2, Mode: wire.Shared}},
+		func(context.Context) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestLockServerWithdraw: a waiter that gives up is withdrawn; with a 60s lease, a waiter left
+// in the queue (or an orphaned grant) would block the next acquire past the test's timeout.
+func TestLockServerWithdraw(t *testing.T) {
+	addr, _ := startServer(t, lockcore.Config{DefaultLease: 60 * time.Second})
+	c := newTestClient(t, client.Config{Servers: []string{addr}})
+	ctx := itCtx(t)
+	holder, err := c.Acquire(ctx, 7, wire.Exclusive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	if _, err := c.Acquire(short, 7, wire.Exclusive); !errors.Is(err, client.ErrTimeout) {
+		t.Fatalf("Acquire = %v, want ErrTimeout", err)
+	}
+	if err := holder.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	g, err := c.Acquire(ctx, 7, wire.Exclusive)
+	if err != nil {
+		t.Fatalf("Acquire after the withdrawal: %v", err)
+	}
+	if err := g.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestLockServerCrashedHolder: a holder that stops without releasing loses the lock when its lease
+// runs out, and the waiter proceeds.
+func TestLockServerCrashedHolder(t *testing.T) {
+	addr, _ := startServer(t, lockcore.Config{})
+	ctx := itCtx(t)
+	crash := newTestClient(t, client.Config{Servers: []string{addr}, Lease: 100 * time.Millisecond})
+	g, err := crash.Acquire(ctx, 5, wire.Exclusive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := g.Deadline()
+	crash.Close()
+	c := newTestClient(t, client.Config{Servers: []string{addr}})
+	g2, err := c.Acquire(ctx, 5, wire.Exclusive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if time.Now().Before(deadline) {
+		t.Errorf("granted before the crashed holder's deadline %v", deadline)
+	}
+	if g2.Token() <= g.Token() {
+		t.Errorf("token %d after %d", g2.Token(), g.Token())
+	}
+	if err := g2.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestLockServerLeaseLost(t *testing.T) {
+	addr, _ := startServer(t, lockcore.Config{})
+	c := newTestClient(t, client.Config{Servers: []string{addr}, Lease: 50 * time.Millisecond})
+	ctx := itCtx(t)
+	g, err := c.Acquire(ctx, 9, wire.Exclusive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-g.Lost():
+	case <-ctx.Done():
+		t.Fatal("lease never lost")
+	}
+	if err := g.Release(ctx); !errors.Is(err, client.ErrLeaseLost) {
+		t.Errorf("Release = %v, want ErrLeaseLost", err)
+	}
+}
+
+func TestLockServerKeepAlive(t *testing.T) {
+	addr, _ := startServer(t, lockcore.Config{})
+	c := newTestClient(t, client.Config{Servers: []string{addr}, Lease: 300 * time.Millisecond, KeepAlive: true})
+	ctx := itCtx(t)
+	g, err := c.Acquire(ctx, 4, wire.Exclusive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for c.Stats().Renewals < 4 {
+		select {
+		case <-g.Lost():
+			t.Fatalf("lease lost despite KeepAlive: %v", g.LostErr())
+		case <-ctx.Done():
+			t.Fatal("no renewals")
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	// More than a lease has passed since the grant: the server still holds it for g.
+	if _, err := c.TryAcquire(ctx, 4, wire.Exclusive); !errors.Is(err, client.ErrWouldBlock) {
+		t.Errorf("TryAcquire = %v, want ErrWouldBlock", err)
+	}
+	if err := g.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestLockServerShutdown: a waiter is rejected with status shutdown when the server stops.
+func TestLockServerShutdown(t *testing.T) {
+	addr, stop := startServer(t, lockcore.Config{})
+	c := newTestClient(t, client.Config{Servers: []string{addr}})
+	ctx := itCtx(t)
+	if _, err := c.Acquire(ctx, 1, wire.Exclusive); err != nil {
+		t.Fatal(err)
+	}
+	errc := make(chan error, 1)
+	go func() {
+		_, err := c.Acquire(ctx, 1, wire.Exclusive)
+		errc <- err
+	}()
+	// Wait until the waiter's acquire has been sent (and, with retransmissions, surely arrived).
+	for c.Stats().Sent < 3 {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(50 * time.Millisecond)
+	stop()
+	if err := <-errc; !errors.Is(err, client.ErrShutdown) {
+		t.Errorf("waiting Acquire = %v, want ErrShutdown", err)
+	}
+}
