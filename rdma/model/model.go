@@ -44,20 +44,20 @@ const (
 
 // Program counters.
 const (
-	pcNCS      = iota // reset descriptor: next := 0, budget := -1
-	pcSwap            // prev := tail[c]; tail[c] := me
-	pcLeader          // budget := B (queue was empty)
-	pcLink            // desc[prev].next := me
-	pcAwaitBud        // wait budget >= 0
-	pcVictim          // victim := c
-	pcReadTail        // t := tail[other]
-	pcReadVic         // v := victim
-	pcResetBud        // budget := B after pReacquire
-	pcCS              // critical section
-	pcUnlockNx        // [T]: if next != 0 goto pass
-	pcUnlockCAS       // CAS(tail[c], me, 0)
-	pcAwaitNext       // wait next != 0
-	pcPass            // desc[next].budget := budget-1
+	pcNCS       = iota // reset descriptor: next := 0, budget := -1
+	pcSwap             // prev := tail[c]; tail[c] := me
+	pcLeader           // budget := B (queue was empty)
+	pcLink             // desc[prev].next := me
+	pcAwaitBud         // wait budget >= 0
+	pcVictim           // victim := c
+	pcReadTail         // t := tail[other]
+	pcReadVic          // v := victim
+	pcResetBud         // budget := B after pReacquire
+	pcCS               // critical section
+	pcUnlockNx         // [T]: if next != 0 goto pass
+	pcUnlockCAS        // CAS(tail[c], me, 0)
+	pcAwaitNext        // wait next != 0
+	pcPass             // desc[next].budget := budget-1
 )
 
 var pcNames = []string{"ncs", "swap", "leader", "link", "await-budget", "victim", "read-tail", "read-victim", "reset-budget", "cs", "unlock-next", "unlock-cas", "await-next", "pass"}
