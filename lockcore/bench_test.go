@@ -8,31 +8,14 @@ import (
 	"github.com/netlock-go/netlock/wire"
 )
 
-// pairLoop runs n acquire+release pairs of txn-distinct exclusive requests over nlocks locks.
-func pairLoop(c *Core, n int, nlocks uint32, out []Effect) []Effect {
-	acq := &Request{From: netip.MustParseAddrPort("10.0.0.1:5000")}
-	acq.Op, acq.Mode = wire.OpAcquire, wire.Exclusive
-	rel := &Request{From: acq.From}
-	rel.Op, rel.Mode = wire.OpRelease, wire.Exclusive
-	now := int64(time.Second)
-	for i := 0; i < n; i++ {
-		lock := uint32(i) % nlocks
-		acq.Lock, acq.Txn = lock, uint64(i+1)
-		out = c.Step(now, acq, out[:0])
-		rel.Lock, rel.Txn, rel.Token = lock, acq.Txn, out[0].Msg.Token
-		out = c.Step(now, rel, out[:0])
-	}
-	return out
-}
-
 // BenchmarkAcquireRelease measures uncontended exclusive acquire+release pairs, the unit of the
 // DESIGN target (>= 10M pairs/s per core, 0 allocs/op).
 func BenchmarkAcquireRelease(b *testing.B) {
 	c := mustCore(b, Config{})
-	out := pairLoop(c, 4096, 1024, make([]Effect, 0, 8)) // warm the free list and the map
+	out := Pairs(c, 4096, 1024, make([]Effect, 0, 8)) // warm the free list and the map
 	b.ReportAllocs()
 	b.ResetTimer()
-	pairLoop(c, b.N, 1024, out)
+	Pairs(c, b.N, 1024, out)
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "pairs/s")
 }
 
@@ -76,8 +59,8 @@ func BenchmarkSharedContended(b *testing.B) {
 
 func TestSteadyStateAllocs(t *testing.T) {
 	c := mustCore(t, Config{})
-	out := pairLoop(c, 4096, 1024, make([]Effect, 0, 8))
-	if n := testing.AllocsPerRun(100, func() { out = pairLoop(c, 64, 1024, out) }); n != 0 {
+	out := Pairs(c, 4096, 1024, make([]Effect, 0, 8))
+	if n := testing.AllocsPerRun(100, func() { out = Pairs(c, 64, 1024, out) }); n != 0 {
 		t.Fatalf("acquire+release allocates %v times per 64 pairs, want 0", n)
 	}
 	var now int64
