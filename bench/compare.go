@@ -56,8 +56,11 @@ type VsEchoResult struct {
 	Echo       LoadResult   `json:"echo"`
 	ServerRuns []LoadResult `json:"server_runs"`
 	EchoRuns   []LoadResult `json:"echo_runs"`
-	// Ratio is the median server throughput over the median echo throughput.
-	Ratio float64 `json:"ratio"`
+	// Ratio is the median server throughput over the median echo throughput. RoundRatios are
+	// the ratios of the two runs of each round (run back to back, so they share the machine's load
+	// of the moment).
+	Ratio       float64   `json:"ratio"`
+	RoundRatios []float64 `json:"round_ratios"`
 	// Target is the ratio DESIGN.md section 5 asks for.
 	Target float64 `json:"target"`
 }
@@ -110,6 +113,11 @@ func CompareWithEcho(ctx context.Context, server netip.AddrPort, opts VsEchoOpti
 				}
 				res.EchoRuns = append(res.EchoRuns, lr)
 			}
+		}
+	}
+	for i := range res.EchoRuns {
+		if res.EchoRuns[i].OpsPerSec > 0 {
+			res.RoundRatios = append(res.RoundRatios, res.ServerRuns[i].OpsPerSec/res.EchoRuns[i].OpsPerSec)
 		}
 	}
 	res.Server, res.Echo = medianLoad(res.ServerRuns), medianLoad(res.EchoRuns)

@@ -42,8 +42,11 @@ type EchoConfig struct {
 //   - send the 48-byte header back to the sender's address, from the same buffer, in the next
 //     sendmmsg batch.
 //
-// It keeps no lock state, so every acquire is "granted": the load generator, whose per-worker
-// locks are never contended, cannot tell it from a lock server.
+// Its sockets are set up as the lock server's (SO_REUSEPORT, 4 MiB buffers requested). It keeps
+// no lock state, so every acquire is "granted": the load generator, whose per-worker locks are
+// never contended, cannot tell it from a lock server. What the lock server does beyond this per
+// datagram (the lock core's step under its shard's mutex, encoding the answer into a separate
+// buffer, building the destination address) is what the server/echo ratio measures.
 type EchoServer struct {
 	conns []*net.UDPConn
 	addr  netip.AddrPort
@@ -87,6 +90,9 @@ func listenReusePort(addr string, n int) ([]*net.UDPConn, error) {
 			return nil, fmt.Errorf("bench: listen %s: %w", addr, err)
 		}
 		c := pc.(*net.UDPConn)
+		// The lock server's socket buffers (the kernel caps them at net.core.[rw]mem_max).
+		_ = c.SetReadBuffer(4 << 20)
+		_ = c.SetWriteBuffer(4 << 20)
 		conns = append(conns, c)
 		if i == 0 {
 			addr = c.LocalAddr().String() // the others bind the port the first one got

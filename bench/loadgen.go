@@ -16,6 +16,9 @@ import (
 	"github.com/netlock-go/netlock/wire"
 )
 
+// BenchRetransmit is the first retransmission timeout of the benchmarks' UDP clients.
+const BenchRetransmit = 200 * time.Millisecond
+
 // LoadConfig configures the closed-loop load generator [RunLoad].
 type LoadConfig struct {
 	// Target is the server's UDP address (a lock server or an [EchoServer]).
@@ -35,7 +38,7 @@ type LoadConfig struct {
 	// wire.Exclusive.
 	Mode wire.Mode
 	// Retransmit is how long a request waits for its answer before it is sent again with
-	// FlagRetry (lock-server requests are idempotent). 0 means 200 ms.
+	// FlagRetry (lock-server requests are idempotent). 0 means [BenchRetransmit].
 	Retransmit time.Duration
 	// Drain bounds how long, after Duration, the generator waits to finish the cycles in flight
 	// (every granted lock is released before RunLoad returns). 0 means 2 s.
@@ -53,7 +56,7 @@ func (c *LoadConfig) setDefaults() {
 		c.Duration = time.Second
 	}
 	if c.Retransmit <= 0 {
-		c.Retransmit = 200 * time.Millisecond
+		c.Retransmit = BenchRetransmit
 	}
 	if c.Drain <= 0 {
 		c.Drain = 2 * time.Second

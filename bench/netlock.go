@@ -19,11 +19,15 @@ type NetLockLocker struct {
 }
 
 // NewNetLockLocker creates n clients of the lock server at server ("host:port"), each on its own
-// loopback UDP socket, asking for leases of lease (0: the server's default).
+// loopback UDP socket, asking for leases of lease (0: the server's default). The clients first
+// retransmit after [BenchRetransmit], as the load generator does, instead of the library's 25 ms
+// default: on a loaded two-core machine answers often take longer than 25 ms, and spurious
+// retransmissions would only add load (loopback loses nothing unless a socket buffer overflows).
 func NewNetLockLocker(server string, n int, lease time.Duration) (*NetLockLocker, error) {
 	l := &NetLockLocker{}
 	for i := 0; i < n; i++ {
-		c, err := client.New(client.Config{Servers: []string{server}, Local: "127.0.0.1:0", Lease: lease})
+		c, err := client.New(client.Config{Servers: []string{server}, Local: "127.0.0.1:0", Lease: lease,
+			RetryInterval: BenchRetransmit})
 		if err != nil {
 			l.Close()
 			return nil, fmt.Errorf("bench: netlock client: %w", err)
@@ -127,8 +131,10 @@ type RedisResult struct {
 	Redis       PairResult   `json:"redis"`
 	NetLockRuns []PairResult `json:"netlock_runs"`
 	RedisRuns   []PairResult `json:"redis_runs"`
-	// Ratio is netlock's median pairs/s over Redis's.
-	Ratio float64 `json:"ratio"`
+	// Ratio is netlock's median pairs/s over Redis's. RoundRatios are the ratios of the runs of
+	// each round (run close together in time, so they share the machine's load of the moment).
+	Ratio       float64   `json:"ratio"`
+	RoundRatios []float64 `json:"round_ratios"`
 	// Raw is the median run of the same lock workload against the same lock server driven by
 	// the batched UDP load generator ([RunLoad], Workers sockets with Outstanding cycles in
 	// flight each) instead of the client library: what the protocol and server allow without
@@ -223,6 +229,11 @@ func RunRedis(ctx context.Context, opts RedisOptions) (RedisResult, error) {
 	if res.Redis.PairsPerSec > 0 {
 		res.Ratio = res.NetLock.PairsPerSec / res.Redis.PairsPerSec
 		res.RawRatio = res.RawPairsPerSec / res.Redis.PairsPerSec
+	}
+	for i := range res.RedisRuns {
+		if res.RedisRuns[i].PairsPerSec > 0 {
+			res.RoundRatios = append(res.RoundRatios, res.NetLockRuns[i].PairsPerSec/res.RedisRuns[i].PairsPerSec)
+		}
 	}
 	res.RedisRetries = rl.Retries.Load()
 	res.NetLockRetransmits = nl.Stats().Retransmits

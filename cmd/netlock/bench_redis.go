@@ -90,6 +90,11 @@ func printRedis(w io.Writer, r *bench.RedisResult) {
 		fmt.Fprintf(w, " %.0f", float64(x.Pairs)/o.Duration.Seconds())
 	}
 	fmt.Fprintf(w, "\nnetlock retransmissions %d, redis SET NX retries %d\n", r.NetLockRetransmits, r.RedisRetries)
+	fmt.Fprintf(w, "ratio per round:")
+	for _, x := range r.RoundRatios {
+		fmt.Fprintf(w, " %.2f", x)
+	}
+	fmt.Fprintln(w)
 	fmt.Fprintf(w, "ratio netlock/redis: %.2f (target >= %.1f: %s); raw/redis: %.2f\n", r.Ratio, r.Target,
 		metString(r.Ratio >= r.Target), r.RawRatio)
 }

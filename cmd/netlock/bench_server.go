@@ -83,6 +83,11 @@ func printServerVsEcho(w io.Writer, r *bench.VsEchoResult) {
 			fmt.Fprintf(w, "warning: run against %s: %s\n", x.Target, p)
 		}
 	}
+	fmt.Fprintf(w, "ratio per round:")
+	for _, x := range r.RoundRatios {
+		fmt.Fprintf(w, " %.2f", x)
+	}
+	fmt.Fprintln(w)
 	fmt.Fprintf(w, "ratio server/echo: %.2f (target >= %.2f: %s)\n", r.Ratio, r.Target, metString(r.Ratio >= r.Target))
 }
 
