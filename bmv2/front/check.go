@@ -64,10 +64,13 @@ func Check(prog *Program) (*Checked, error) {
 		for _, d := range prog.Decls {
 			c.topDecl(d)
 		}
-		if c.out.Main == nil && len(c.errs) == 0 {
-			c.errorf(Pos{}, "the program declares no package instance called main (expected V1Switch(...) main;)")
-		}
 	}()
+	if len(c.errs) == 0 && c.out.Main != nil {
+		// Control-plane names must be unique (p4c checks this while compiling, too).
+		if _, err := c.out.P4Info(); err != nil {
+			c.errs = append(c.errs, err.(ErrorList)...)
+		}
+	}
 	if len(c.errs) > 0 {
 		return c.out, c.errs
 	}
@@ -303,6 +306,9 @@ func (c *checker) params(ps []*Param, sc *scope) {
 	seen := map[string]bool{}
 	for _, p := range ps {
 		p.T = c.resolveType(p.Type, sc)
+		if _, isInt := p.T.(*IntType); isInt && p.Dir != DirNone {
+			c.errorf(p.P, "%s: parameters with type int must be directionless", p.Name)
+		}
 		if seen[p.Name] {
 			c.errorf(p.P, "%s: duplicate parameter name", p.Name)
 		}
@@ -383,6 +389,10 @@ func (c *checker) topDecl(d Decl) {
 	case *InstanceDecl:
 		c.instanceDecl(d, cx)
 		c.declare(c.global, d.Name, d)
+		switch d.T.(type) {
+		case *ParserType, *ControlType:
+			c.errorf(d.P, "%s: parsers and controls cannot be instantiated at the top level", d.Name)
+		}
 		if d.Name == "main" {
 			if _, ok := d.T.(*PackageType); ok {
 				c.out.Main = d
@@ -536,6 +546,17 @@ func (c *checker) instanceDecl(d *InstanceDecl, cx *ctx) {
 			}
 		}
 		c.args(cands[0].Params, d.Args, sub, cx, d.P, "constructor of "+tt.Decl.Name, true)
+		if tt.Decl.Name == "register" && len(tt.Args) > 0 && tt.Args[0] != nil {
+			switch x := underlying(tt.Args[0]).(type) {
+			case *BitsType, *badType:
+			case *EnumType:
+				if x.Underlying == nil {
+					c.unsupported(d.P, "register %s of type %s (bmv2 registers hold bit<> or int<> values)", d.Name, tt.Args[0])
+				}
+			default:
+				c.unsupported(d.P, "register %s of type %s (bmv2 registers hold bit<> or int<> values)", d.Name, tt.Args[0])
+			}
+		}
 		for i, tv := range tps {
 			if tt.Args[i] == nil {
 				if b, ok := sub[tv]; ok {

@@ -43,6 +43,7 @@ func (c *checker) call(e *CallExpr, cx *ctx) Type {
 			return tBad
 		}
 		c.args(f.Decl.Params, e.Args, map[*TypeVar]Type{}, cx, e.P, "action "+f.Decl.Name, false)
+		c.noTableApply(e.Args)
 		return tVoid
 	case *TypeName:
 		// A constructor call such as MyIngress() as a package argument.
@@ -174,6 +175,22 @@ func (c *checker) methodCall(e *CallExpr, f *MethodRef, cx *ctx) Type {
 	c.bindExplicit(e, m.TypeParams, m, sub)
 	c.restrictCall(e, m, cx)
 	c.args(m.Params, e.Args, sub, cx, e.P, name, false)
+	if m.Owner == nil && m.Name == "static_assert" && len(e.Args) > 0 {
+		switch v := c.out.Const[e.Args[0].Value].(type) {
+		case bool:
+			if !v {
+				msg := "static assertion failed"
+				if len(e.Args) > 1 {
+					if s, ok := c.out.Const[e.Args[1].Value].(string); ok {
+						msg += ": " + s
+					}
+				}
+				c.errorf(e.P, "%s", msg)
+			}
+		default:
+			c.errorf(e.P, "static_assert needs a compile-time constant condition")
+		}
+	}
 	ret := subst(m.RetT, sub)
 	if hasTypeVar(ret) {
 		c.errorf(e.P, "%s: cannot infer the result type; give explicit type arguments", name)
@@ -181,9 +198,13 @@ func (c *checker) methodCall(e *CallExpr, f *MethodRef, cx *ctx) Type {
 	}
 	// Header-only arguments of packet methods.
 	if m.Owner != nil && (m.Owner.Name == "packet_in" && m.Name == "extract") && len(e.Args) > 0 {
-		if st, ok := e.Args[0].Value.Type().(*StructType); !ok || !st.IsHeader() {
-			if !isBad(e.Args[0].Value.Type()) {
-				c.errorf(e.Args[0].Value.Position(), "extract needs a header, not %s", e.Args[0].Value.Type())
+		at := e.Args[0].Value.Type()
+		if _, dc := at.(*DontCareType); dc && len(m.Params) > 0 {
+			at = subst(m.Params[0].T, sub)
+		}
+		if st, ok := at.(*StructType); !ok || !st.IsHeader() {
+			if !isBad(at) {
+				c.errorf(e.Args[0].Value.Position(), "extract needs a header, not %s", at)
 			}
 		}
 	}
@@ -205,7 +226,7 @@ func (c *checker) restrictCall(e *CallExpr, m *MethodDecl, cx *ctx) {
 	}
 	if cx.parser != nil && m.Owner == nil && m.Name != "verify" {
 		switch m.Name {
-		case "verify_checksum", "verify_checksum_with_payload", "log_msg", "assert", "assume":
+		case "verify_checksum", "verify_checksum_with_payload", "log_msg", "assert", "assume", "static_assert":
 		default:
 			c.errorf(e.P, "%s cannot be called from a parser", m.Name)
 		}
@@ -610,5 +631,18 @@ func (c *checker) packageArgs(d *InstanceDecl, pt *PackageType, cx *ctx) {
 				c.errorf(gp.P, "%s: parameter %s of %s has type %s, but %s expects %s", pd.Name, gp.Name, gotName, gp.T, p.Name, subst(wt, sub))
 			}
 		}
+	}
+}
+
+// noTableApply rejects table invocations inside action arguments, as p4c does.
+func (c *checker) noTableApply(args []*Arg) {
+	for _, a := range args {
+		walkExpr(a.Value, func(x Expr) {
+			if call, ok := x.(*CallExpr); ok && call.Method == "apply" {
+				if _, isTable := call.Callee.(*TableDecl); isTable {
+					c.unsupported(call.P, "table invocation in an action argument")
+				}
+			}
+		})
 	}
 }

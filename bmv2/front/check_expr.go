@@ -58,11 +58,12 @@ func (c *checker) expr1(e Expr, cx *ctx, want Type) Type {
 			c.errorf(e.P, "indexing needs a header stack, not %s", xt)
 			return tBad
 		}
-		switch it.(type) {
-		case *IntType:
-		case *BitsType:
-			if it.(*BitsType).Signed {
-				c.errorf(e.Index.Position(), "stack index must be unsigned, not %s", it)
+		switch x := it.(type) {
+		case *IntType, *BitsType:
+		case *EnumType:
+			if x.Underlying == nil {
+				c.errorf(e.Index.Position(), "stack index must be an integer, not %s", it)
+				return tBad
 			}
 		default:
 			c.errorf(e.Index.Position(), "stack index must be an integer, not %s", it)
@@ -499,13 +500,14 @@ func (c *checker) binary(e *BinaryExpr, cx *ctx, want Type) Type {
 	// The remaining operators need operands of one type; an untyped literal adopts the other side's.
 	_, xi := xt.(*IntType)
 	_, yi := yt.(*IntType)
+	// Values of type int are always compile-time known (constants or directionless parameters).
 	if xi && !yi {
-		if _, ok := c.out.Const[e.X]; ok && isNumeric(yt) {
+		if isNumeric(yt) {
 			c.convertInt(e.X, yt)
 			xt = yt
 		}
 	} else if yi && !xi {
-		if _, ok := c.out.Const[e.Y]; ok && isNumeric(xt) {
+		if isNumeric(xt) {
 			c.convertInt(e.Y, xt)
 			yt = xt
 		}
@@ -549,10 +551,6 @@ func (c *checker) binary(e *BinaryExpr, cx *ctx, want Type) Type {
 	case *IntType:
 		if e.Op == "|+|" || e.Op == "|-|" {
 			c.errorf(e.P, "saturating arithmetic needs a fixed-width type")
-			return tBad
-		}
-		if _, ok := c.out.Const[e.X]; !ok {
-			c.errorf(e.P, "arithmetic on non-constant int values")
 			return tBad
 		}
 		return xt
@@ -652,6 +650,9 @@ func (c *checker) assignable(dst Type, e Expr, what string) bool {
 		case *IntType:
 			return true
 		}
+	}
+	if se, ok := src.(*EnumType); ok && se.Underlying != nil && sameType(se.Underlying, dst) {
+		return true // serializable enums convert implicitly to their underlying type
 	}
 	if _, ok := src.(*DontCareType); ok {
 		return true

@@ -41,6 +41,9 @@ func (c *checker) parserDecl(d *ParserDecl) {
 	if !hasStart {
 		c.errorf(d.P, "parser %s has no start state", d.Name)
 	}
+	if hasStart {
+		c.parserReach(d)
+	}
 	for _, s := range d.States {
 		scx := &ctx{sc: newScope(states), parser: d}
 		for _, st := range s.Stmts {
@@ -54,6 +57,45 @@ func (c *checker) parserDecl(d *ParserDecl) {
 		} else {
 			c.selectExpr(s.Trans.Select, scx)
 		}
+	}
+}
+
+// parserReach reports a parser that can never reach accept or reject from start.
+func (c *checker) parserReach(d *ParserDecl) {
+	byName := map[string]*ParserState{}
+	for _, s := range d.States {
+		byName[s.Name] = s
+	}
+	seen := map[string]bool{}
+	final := false
+	var visit func(name string)
+	visit = func(name string) {
+		if name == "accept" || name == "reject" {
+			final = true
+			return
+		}
+		if seen[name] {
+			return
+		}
+		seen[name] = true
+		s := byName[name]
+		if s == nil {
+			return
+		}
+		switch {
+		case s.Trans == nil:
+			final = true // an implicit transition to reject
+		case s.Trans.Target != nil:
+			visit(s.Trans.Target.Name)
+		case s.Trans.Select != nil:
+			for _, cs := range s.Trans.Select.Cases {
+				visit(cs.State.Name)
+			}
+		}
+	}
+	visit("start")
+	if !final {
+		c.errorf(d.P, "parser %s never reaches the accept or reject state", d.Name)
 	}
 }
 
@@ -133,6 +175,13 @@ func (c *checker) keysetElem(ks Expr, kt Type, cx *ctx) {
 
 func (c *checker) constOf(e Expr, t Type, cx *ctx) {
 	c.expr(e, cx, t)
+	if et, ok := t.(*EnumType); ok && et.Underlying != nil {
+		if _, isInt := e.Type().(*IntType); isInt {
+			// An untyped integer stands for the enum value with that representation.
+			c.convertInt(e, et.Underlying)
+			return
+		}
+	}
 	if c.assignable(t, e, "keyset value") {
 		if _, ok := c.out.Const[e]; !ok && !isBad(e.Type()) {
 			c.errorf(e.Position(), "keyset values must be compile-time constants")
@@ -417,6 +466,19 @@ func (c *checker) tableDecl(t *TableDecl, cx *ctx) {
 	seen := map[string]bool{}
 	var actions map[string]*ActionRef
 	var keyTypes []Type
+	var keyKinds []string
+	keyIdx, entriesIdx := -1, -1
+	for i, p := range t.Props {
+		switch p.Name {
+		case "key":
+			keyIdx = i
+		case "entries":
+			entriesIdx = i
+		}
+	}
+	if entriesIdx >= 0 && keyIdx > entriesIdx {
+		c.errorf(t.Props[entriesIdx].P, "table %s: entries must come after the key", t.Name)
+	}
 	// Check key and actions first: other properties refer to them.
 	order := []string{"key", "actions"}
 	for _, name := range order {
@@ -429,6 +491,10 @@ func (c *checker) tableDecl(t *TableDecl, cx *ctx) {
 				for _, k := range p.Keys {
 					kt := c.expr(k.Expr, cx, nil)
 					keyTypes = append(keyTypes, kt)
+					keyKinds = append(keyKinds, k.MatchKind)
+					if k.Annos.Get("name") == nil && !simpleKey(k.Expr) {
+						c.errorf(k.Expr.Position(), "table %s: complex key expression %s requires a @name annotation", t.Name, ExprString(k.Expr))
+					}
 					switch underlying(kt).(type) {
 					case *BitsType, *BoolType, *ErrorType, *badType:
 					case *EnumType:
@@ -437,9 +503,6 @@ func (c *checker) tableDecl(t *TableDecl, cx *ctx) {
 					}
 					if c.matchKinds[k.MatchKind] == nil {
 						c.errorf(k.MKPos, "table %s: %s is not a match_kind", t.Name, k.MatchKind)
-					}
-					if k.MatchKind == "selector" && t.Prop("implementation") == nil {
-						c.errorf(k.MKPos, "table %s: selector keys need an action_selector implementation", t.Name)
 					}
 				}
 			case "actions":
@@ -483,6 +546,10 @@ func (c *checker) tableDecl(t *TableDecl, cx *ctx) {
 			}
 			for _, e := range p.Entries {
 				keys := e.Keys
+				if l, ok := keys[0].(*ListExpr); ok && len(keys) == 1 && len(l.Elems) == len(keyTypes) {
+					keys = l.Elems
+					e.Keys = keys
+				}
 				if len(keys) == 1 && len(keyTypes) > 1 {
 					switch keys[0].(type) {
 					case *DefaultExpr, *DontCareExpr:
@@ -497,6 +564,7 @@ func (c *checker) tableDecl(t *TableDecl, cx *ctx) {
 				}
 				for i, k := range keys {
 					c.keysetElem(k, keyTypes[i], cx)
+					c.entryKeyKind(k, keyKinds[i], t)
 				}
 				c.actionRef(e.Action, cx, t, true)
 				if e.Action.Action != nil && actions[e.Action.Action.Name] == nil {
@@ -530,6 +598,68 @@ func (c *checker) tableDecl(t *TableDecl, cx *ctx) {
 			c.unsupported(p.P, "table property %s", p.Name)
 		}
 	}
+}
+
+// simpleKey reports whether a key expression is a name, field, stack element, slice or
+// isValid() call: the forms p4c names without a @name annotation.
+func simpleKey(e Expr) bool {
+	switch e := e.(type) {
+	case *NameExpr:
+		return true
+	case *MemberExpr:
+		return simpleKey(e.X)
+	case *IndexExpr:
+		return simpleKey(e.X)
+	case *SliceExpr:
+		return simpleKey(e.X)
+	case *CallExpr:
+		if me, ok := e.Fun.(*MemberExpr); ok && me.Name == "isValid" {
+			return simpleKey(me.X)
+		}
+	case *TypeArgExpr:
+		return false
+	}
+	return false
+}
+
+// entryKeyKind checks that an entry's keyset element suits the key's match kind.
+func (c *checker) entryKeyKind(k Expr, kind string, t *TableDecl) {
+	switch k := k.(type) {
+	case *DefaultExpr, *DontCareExpr:
+		return
+	case *MaskExpr:
+		switch kind {
+		case "ternary":
+		case "lpm":
+			if m, ok := c.out.Const[k.Y].(*big.Int); ok {
+				w := WidthOf(k.Type())
+				if w > 0 && !prefixMask(m, w) {
+					c.errorf(k.P, "table %s: %s is an invalid mask for an lpm key (it must be a prefix of ones)", t.Name, ExprString(k))
+				}
+			}
+		default:
+			c.errorf(k.P, "table %s: a mask (&&&) is not allowed for a %s key", t.Name, kind)
+		}
+	case *RangeExpr:
+		if kind != "range" {
+			c.errorf(k.P, "table %s: a range (..) is not allowed for a %s key", t.Name, kind)
+		}
+	}
+}
+
+func prefixMask(m *big.Int, w int) bool {
+	m = wrap(m, bitsT(w))
+	seenZero := false
+	for i := w - 1; i >= 0; i-- {
+		if m.Bit(i) == 1 {
+			if seenZero {
+				return false
+			}
+		} else {
+			seenZero = true
+		}
+	}
+	return true
 }
 
 // actionRef resolves an action reference of a table. inDefault says all directionless arguments
@@ -582,6 +712,7 @@ func (c *checker) actionRef(a *ActionRef, cx *ctx, t *TableDecl, inDefault bool)
 		return
 	}
 	c.args(want, a.Args, map[*TypeVar]Type{}, cx, a.P, "action "+ad.Name, false)
+	c.noTableApply(a.Args)
 	if inDefault {
 		for i, p := range want {
 			if p.Dir == DirNone {

@@ -33,6 +33,11 @@ func (c *checker) evalConst(e Expr) (Value, bool) {
 			}
 		}
 	case *CallExpr:
+		if m, ok := e.Callee.(*MethodDecl); ok && m.Owner == nil && m.Name == "static_assert" && len(e.Args) > 0 {
+			if b, ok := k[e.Args[0].Value].(bool); ok && b {
+				return true, true
+			}
+		}
 		if sizeMethods[e.Method] {
 			if mr, ok := e.Fun.Type().(*MethodRef); ok {
 				r := mr.Recv

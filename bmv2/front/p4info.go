@@ -47,20 +47,27 @@ type symbol struct {
 	userID uint32 // from @id, 0 if none
 	pos    Pos
 	id     uint32
+	owner  any
 }
 
 type symtab struct {
 	syms     []*symbol
 	byKey    map[string]*symbol
 	assigned map[uint32]bool
+	errs     ErrorList
 }
 
-func (s *symtab) add(prefix uint32, name string, annos Annotations, pos Pos) *symbol {
+// add registers a control-plane entity. owner identifies the declaration (or declaration and
+// instance); a second owner under the same name is a conflict, as in p4c.
+func (s *symtab) add(prefix uint32, name string, annos Annotations, pos Pos, owner any) *symbol {
 	key := fmt.Sprintf("%d/%s", prefix, name)
 	if x := s.byKey[key]; x != nil {
+		if x.owner != owner || owner == nil {
+			s.errs = append(s.errs, errorf(pos, "%s: conflicting control plane name (also used at %s)", name, x.pos))
+		}
 		return x
 	}
-	sym := &symbol{prefix: prefix, name: name, pos: pos}
+	sym := &symbol{prefix: prefix, name: name, pos: pos, owner: owner}
 	if a := annos.Get("id"); a != nil && len(a.Exprs) == 1 {
 		if lit, ok := a.Exprs[0].(*IntExpr); ok && lit.Lit != nil && lit.Lit.Value.IsUint64() && lit.Lit.Value.Uint64() <= 0xffffffff {
 			sym.userID = uint32(lit.Lit.Value.Uint64())
@@ -213,9 +220,10 @@ func (c *Checked) P4Info() (*p4v1.P4Info, error) {
 		hdrSym:  map[*StructDecl]*symbol{},
 	}
 	if c.Main == nil {
-		return nil, ErrorList{errorf(Pos{}, "no main package instance")}
+		return nil, ErrorList{errorf(Pos{}, "the program declares no package instance called main (expected V1Switch(...) main;)")}
 	}
 	b.collect()
+	b.errs = append(b.errs, b.st.errs...)
 	b.errs = append(b.errs, b.st.assignIDs()...)
 	if len(b.errs) > 0 {
 		return nil, b.errs
@@ -271,7 +279,7 @@ func (b *p4infoBuilder) collect() {
 					continue
 				}
 				b.headers = append(b.headers, sd)
-				b.hdrSym[sd] = b.st.add(prefixControllerHeader, name, sd.Annos, sd.P)
+				b.hdrSym[sd] = b.st.add(prefixControllerHeader, name, sd.Annos, sd.P, sd)
 			}
 		}
 	}
@@ -320,13 +328,13 @@ func (b *p4infoBuilder) visitControl(d *ControlDecl, prefix string) {
 	for _, l := range d.Locals {
 		switch l := l.(type) {
 		case *TableDecl:
-			ts := &tableSym{decl: l, prefix: prefix, sym: b.st.add(prefixTable, cpName(prefix, l.Annos, l.Name), l.Annos, l.P)}
+			ts := &tableSym{decl: l, prefix: prefix, sym: b.st.add(prefixTable, cpName(prefix, l.Annos, l.Name), l.Annos, l.P, nil)}
 			b.tables = append(b.tables, ts)
 			if ip := l.Prop("implementation"); ip != nil {
 				if call, ok := ip.Value.(*CallExpr); ok {
 					if et, ok := call.Type().(*ExternType); ok {
 						es := &externSym{kind: et.Decl.Name, args: call.Args, et: et, call: call}
-						es.sym = b.st.add(prefixActionProfile, cpName(prefix, nil, l.Name+"_"+et.Decl.Name), nil, call.P)
+						es.sym = b.st.add(prefixActionProfile, cpName(prefix, nil, l.Name+"_"+et.Decl.Name), nil, call.P, nil)
 						b.externs = append(b.externs, es)
 					}
 				}
@@ -371,7 +379,7 @@ func (b *p4infoBuilder) action(a *ActionDecl, prefix string, locals map[*ActionD
 	if locals[a] {
 		p = prefix
 	}
-	b.actSym[a] = b.st.add(prefixAction, cpName(p, a.Annos, a.Name), a.Annos, a.P)
+	b.actSym[a] = b.st.add(prefixAction, cpName(p, a.Annos, a.Name), a.Annos, a.P, a)
 	b.actions = append(b.actions, a)
 }
 
@@ -397,7 +405,7 @@ func (b *p4infoBuilder) walkCalls(s Stmt, prefix string, locals map[*ActionDecl]
 			}
 			if !b.digSeen[name] {
 				b.digSeen[name] = true
-				b.digests = append(b.digests, &digestSym{t: t, sym: b.st.add(prefixDigest, name, nil, call.P)})
+				b.digests = append(b.digests, &digestSym{t: t, sym: b.st.add(prefixDigest, name, nil, call.P, name)})
 			}
 		}
 		if call.Method == "apply" {
@@ -436,7 +444,7 @@ func (b *p4infoBuilder) externInstance(inst *InstanceDecl, prefix string) {
 		return
 	}
 	es := &externSym{inst: inst, kind: et.Decl.Name, args: inst.Args, et: et}
-	es.sym = b.st.add(pfx, cpName(prefix, inst.Annos, inst.Name), inst.Annos, inst.P)
+	es.sym = b.st.add(pfx, cpName(prefix, inst.Annos, inst.Name), inst.Annos, inst.P, nil)
 	b.externs = append(b.externs, es)
 	b.extByI[inst] = es
 }

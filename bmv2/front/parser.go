@@ -798,7 +798,7 @@ func (p *parser) localDecl(annos Annotations, inControl bool) Decl {
 func (p *parser) actionDecl(annos Annotations) *ActionDecl {
 	p.expect("action")
 	d := &ActionDecl{Annos: annos}
-	d.Name, d.P = p.memberName()
+	d.Name, d.P = p.ident()
 	d.Params = p.params()
 	d.Body = p.block()
 	return d

@@ -41,6 +41,10 @@ extern void verify(in bool check, in error toSignal);
 @noWarn("unused")
 action NoAction() {}
 
+/* Compile-time assertions: a false check is a compile error; the value is true. */
+extern bool static_assert(bool check, string message);
+extern bool static_assert(bool check);
+
 /* Match kinds every target provides. */
 match_kind {
     exact,

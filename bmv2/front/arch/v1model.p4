@@ -11,6 +11,9 @@
 #ifndef V1MODEL_VERSION
 #define V1MODEL_VERSION 20180101
 #endif
+#if V1MODEL_VERSION < 20180101 || V1MODEL_VERSION > 20200408
+#error unknown v1model version; the supported versions are 20180101 to 20200408
+#endif
 const bit<32> __v1model_version = V1MODEL_VERSION;
 
 /* Extra match kinds of the v1model architecture. */
