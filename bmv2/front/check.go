@@ -306,8 +306,14 @@ func (c *checker) params(ps []*Param, sc *scope) {
 	seen := map[string]bool{}
 	for _, p := range ps {
 		p.T = c.resolveType(p.Type, sc)
-		if _, isInt := p.T.(*IntType); isInt && p.Dir != DirNone {
-			c.errorf(p.P, "%s: parameters with type int must be directionless", p.Name)
+		if p.Dir != DirNone {
+			switch p.T.(type) {
+			case *IntType, *StringType, *ExternType:
+				c.errorf(p.P, "%s: a parameter with type %s cannot have a direction", p.Name, p.T)
+			}
+			if p.Deflt != nil && p.Dir != DirIn {
+				c.errorf(p.P, "%s: %s parameters cannot have default values", p.Name, p.Dir)
+			}
 		}
 		if seen[p.Name] {
 			c.errorf(p.P, "%s: duplicate parameter name", p.Name)
@@ -396,6 +402,8 @@ func (c *checker) topDecl(d Decl) {
 		if d.Name == "main" {
 			if _, ok := d.T.(*PackageType); ok {
 				c.out.Main = d
+			} else if !isBad(d.T) {
+				c.errorf(d.P, "main must be an instance of a package, not %s", d.T)
 			}
 		}
 	default:
@@ -673,4 +681,14 @@ func arityOK(ps []*Param, args []*Arg) bool {
 		}
 	}
 	return len(args) >= need
+}
+
+// runtimeParams rejects parameter types that only packages and constructors may take.
+func (c *checker) runtimeParams(ps []*Param, what string) {
+	for _, p := range ps {
+		switch p.T.(type) {
+		case *ParserType, *ControlType, *PackageType, *TableType:
+			c.errorf(p.P, "%s: parameter %s cannot have type %s", what, p.Name, p.T)
+		}
+	}
 }

@@ -35,6 +35,9 @@ func (c *checker) call(e *CallExpr, cx *ctx) Type {
 	case *ActionType:
 		e.Callee = f.Decl
 		e.Params = f.Decl.Params
+		if cx.fn != nil {
+			c.errorf(e.P, "functions cannot call actions")
+		}
 		if cx.parser != nil {
 			c.errorf(e.P, "actions cannot be called from a parser")
 		}
@@ -205,6 +208,22 @@ func (c *checker) methodCall(e *CallExpr, f *MethodRef, cx *ctx) Type {
 		if st, ok := at.(*StructType); !ok || !st.IsHeader() {
 			if !isBad(at) {
 				c.errorf(e.Args[0].Value.Position(), "extract needs a header, not %s", at)
+			}
+		}
+	}
+	if m.Owner != nil && m.Owner.Name == "packet_in" && m.Name == "extract" && len(e.Args) > 0 {
+		if st, ok := e.Args[0].Value.Type().(*StructType); ok {
+			hasVarbit := false
+			for _, f := range st.Fields {
+				if _, ok := f.T.(*VarbitType); ok {
+					hasVarbit = true
+				}
+			}
+			if len(e.Args) == 2 && !hasVarbit {
+				c.errorf(e.Args[0].Value.Position(), "extract with a size: %s should contain a varbit field", st)
+			}
+			if len(e.Args) == 1 && hasVarbit {
+				c.errorf(e.Args[0].Value.Position(), "%s contains a varbit field; extract it with extract(hdr, sizeInBits)", st)
 			}
 		}
 	}

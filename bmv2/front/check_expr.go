@@ -383,6 +383,9 @@ func (c *checker) memberExpr(e *MemberExpr, cx *ctx) Type {
 			return t.Elem
 		case "lastIndex":
 			e.Kind = MemberStackProp
+			if cx.parser == nil {
+				c.errorf(e.P, "lastIndex of a header stack is only allowed in parsers")
+			}
 			return bitsT(32)
 		case "size":
 			e.Kind = MemberStackProp
@@ -519,7 +522,7 @@ func (c *checker) binary(e *BinaryExpr, cx *ctx, want Type) Type {
 			return tBad
 		}
 		switch xt.(type) {
-		case *ExternType, *ParserType, *ControlType, *TableType, *VoidType, *StringType, *MethodRef, *TypeName:
+		case *ExternType, *ParserType, *ControlType, *TableType, *VoidType, *StringType, *MethodRef, *TypeName, *ApplyResultType, *ActionRunType:
 			c.errorf(e.P, "values of type %s cannot be compared", xt)
 			return tBad
 		}
@@ -540,6 +543,23 @@ func (c *checker) binary(e *BinaryExpr, cx *ctx, want Type) Type {
 	if !sameType(xt, yt) {
 		c.errorf(e.P, "operator %s: operands have different types %s and %s (no implicit width conversion; use a cast)", e.Op, xt, yt)
 		return tBad
+	}
+	if e.Op == "/" || e.Op == "%" {
+		xv, xc := c.out.Const[e.X].(*big.Int)
+		yv, yc := c.out.Const[e.Y].(*big.Int)
+		// Like p4c, division needs a constant divisor (or a constant zero dividend, which
+		// strength reduction removes).
+		switch {
+		case !yc && !(xc && xv.Sign() == 0):
+			c.errorf(e.P, "operator %s needs a compile-time constant divisor", e.Op)
+			return tBad
+		case yc && yv.Sign() == 0:
+			c.errorf(e.P, "division by zero")
+			return tBad
+		case xc && xv.Sign() < 0 || yc && yv.Sign() < 0:
+			c.errorf(e.P, "operator %s is not defined for negative numbers", e.Op)
+			return tBad
+		}
 	}
 	switch t := xt.(type) {
 	case *BitsType:

@@ -7,6 +7,7 @@ import (
 func (c *checker) parserDecl(d *ParserDecl) {
 	sc := c.typeParamScope(c.global, d, d.TypeParams, d.P)
 	c.params(d.Params, sc)
+	c.runtimeParams(d.Params, "parser "+d.Name)
 	if !d.HasBody {
 		return
 	}
@@ -192,6 +193,7 @@ func (c *checker) constOf(e Expr, t Type, cx *ctx) {
 func (c *checker) controlDecl(d *ControlDecl) {
 	sc := c.typeParamScope(c.global, d, d.TypeParams, d.P)
 	c.params(d.Params, sc)
+	c.runtimeParams(d.Params, "control "+d.Name)
 	if !d.HasBody {
 		return
 	}
@@ -234,7 +236,18 @@ func (c *checker) localDecl(l Decl, cx *ctx) {
 	}
 }
 
+// noShadowParam rejects a local declaration that hides a parameter (p4c's shadow error).
+func (c *checker) noShadowParam(name string, pos Pos, cx *ctx) {
+	for _, d := range cx.sc.lookup(name) {
+		if _, ok := d.(*Param); ok {
+			c.errorf(pos, "declaration of %s shadows a parameter", name)
+			return
+		}
+	}
+}
+
 func (c *checker) varDecl(d *VarDecl, cx *ctx) {
+	c.noShadowParam(d.Name, d.P, cx)
 	d.T = c.resolveType(d.Type, cx.sc)
 	switch d.T.(type) {
 	case *ExternType, *ParserType, *ControlType, *PackageType, *VoidType, *StringType, *MatchKindType:
@@ -252,6 +265,7 @@ func (c *checker) varDecl(d *VarDecl, cx *ctx) {
 func (c *checker) actionDecl(d *ActionDecl, outer *ctx) {
 	sc := newScope(outer.sc)
 	c.params(d.Params, outer.sc)
+	c.runtimeParams(d.Params, "action "+d.Name)
 	seenNone := false
 	for _, p := range d.Params {
 		if p.Dir == DirNone {
@@ -273,6 +287,7 @@ func (c *checker) functionDecl(d *FunctionDecl) {
 	sc := c.typeParamScope(c.global, d, d.TypeParams, d.P)
 	d.RetT = c.resolveType(d.Ret, sc)
 	c.params(d.Params, sc)
+	c.runtimeParams(d.Params, "function "+d.Name)
 	body := newScope(sc)
 	for _, p := range d.Params {
 		c.declare(body, p.Name, p)

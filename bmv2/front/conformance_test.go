@@ -71,19 +71,38 @@ func TestConformance(t *testing.T) {
 	fmt.Printf("P4Info table/action (name, id) pairs matching p4c: %d of %d (%.1f%%)\n", idMatch, idPairs, pct(idMatch, idPairs))
 
 	errs, _ := filepath.Glob(filepath.Join(dir, "testdata/p4_16_errors/*.p4"))
-	var etotal, rejected int
+	var etotal, rejected, atotal, arejected int
 	for _, f := range errs {
+		_, err := Load(f)
+		atotal++
+		if err != nil {
+			arejected++
+		}
 		if !isV1(f) {
 			continue
 		}
 		etotal++
-		if _, err := Load(f); err != nil {
+		if err != nil {
 			rejected++
 			continue
 		}
 		fmt.Printf("  accepted but p4c rejects: %s\n", filepath.Base(f))
 	}
 	fmt.Printf("p4_16_errors (v1model): rejected %d of %d (%.1f%%)\n", rejected, etotal, pct(rejected, etotal))
+	fmt.Printf("p4_16_errors (all, incl. programs for other architectures): rejected %d of %d (%.1f%%)\n", arejected, atotal, pct(arejected, atotal))
+
+	// Every v1model sample, with or without an .stf file, for a wider view.
+	var all, allOK int
+	for _, f := range samples {
+		if !isV1(f) {
+			continue
+		}
+		all++
+		if _, err := Load(f); err == nil {
+			allOK++
+		}
+	}
+	fmt.Printf("p4_16_samples (all v1model): accepted %d of %d (%.1f%%)\n", allOK, all, pct(allOK, all))
 }
 
 func pct(a, b int) float64 {
