@@ -1,0 +1,164 @@
+package udpbatch
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"testing"
+	"time"
+)
+
+func listen(t *testing.T, network, addr string) *net.UDPConn {
+	t.Helper()
+	c, err := net.ListenPacket(network, addr)
+	if err != nil {
+		t.Skipf("listen %s %s: %v", network, addr, err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c.(*net.UDPConn)
+}
+
+func addrOf(c *net.UDPConn) netip.AddrPort {
+	ap := c.LocalAddr().(*net.UDPAddr).AddrPort()
+	return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
+}
+
+// exchange sends n datagrams from each of senders sockets to dst through Writers, and reads them
+// all through a Reader on dst, checking contents and senders.
+func exchange(t *testing.T, dst *net.UDPConn, dstAddr netip.AddrPort, senders []*net.UDPConn, n int) {
+	t.Helper()
+	r, err := NewReader(dst, 16, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]netip.AddrPort{}
+	for si, s := range senders {
+		w, err := NewWriter(s, 8, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < n; i++ {
+			msg := fmt.Sprintf("s%d-m%d", si, i)
+			want[msg] = addrOf(s)
+			if err := w.Add([]byte(msg), dstAddr); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if sent, err := w.Flush(); err != nil || sent != n%8 && n%8 != 0 {
+			t.Fatalf("flush sent %d: %v", sent, err)
+		}
+	}
+	_ = dst.SetReadDeadline(time.Now().Add(5 * time.Second))
+	for len(want) > 0 {
+		k, err := r.Read()
+		if err != nil {
+			t.Fatalf("read with %d datagrams missing: %v", len(want), err)
+		}
+		for i := 0; i < k; i++ {
+			b, from := r.Packet(i)
+			w, ok := want[string(b)]
+			if !ok {
+				t.Fatalf("unexpected datagram %q", b)
+			}
+			if w.Addr().IsUnspecified() {
+				// A wildcard-bound sender's datagrams come from the address it was routed out of.
+				w = netip.AddrPortFrom(from.Addr(), w.Port())
+			}
+			if w != from {
+				t.Fatalf("datagram %q from %v, want %v", b, from, w)
+			}
+			delete(want, string(b))
+		}
+	}
+}
+
+func TestIPv4(t *testing.T) {
+	dst := listen(t, "udp4", "127.0.0.1:0")
+	var senders []*net.UDPConn
+	for i := 0; i < 3; i++ {
+		senders = append(senders, listen(t, "udp4", "127.0.0.1:0"))
+	}
+	exchange(t, dst, addrOf(dst), senders, 50)
+}
+
+// TestDualStack: an AF_INET6 wildcard socket receives from and sends to IPv4 peers (v4-mapped on
+// the wire of the socket API, plain IPv4 in our addresses).
+func TestDualStack(t *testing.T) {
+	dst := listen(t, "udp", "[::]:0")
+	peer := listen(t, "udp4", "127.0.0.1:0")
+	to := netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), addrOf(dst).Port())
+	exchange(t, dst, to, []*net.UDPConn{peer}, 20)
+	// And back: the dual-stack socket writes to an IPv4 peer.
+	exchange(t, peer, addrOf(peer), []*net.UDPConn{dst}, 5)
+}
+
+func TestTruncationAndTooLarge(t *testing.T) {
+	dst := listen(t, "udp4", "127.0.0.1:0")
+	src := listen(t, "udp4", "127.0.0.1:0")
+	w, _ := NewWriter(src, 2, 8)
+	if err := w.Add(make([]byte, 9), addrOf(dst)); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("Add of 9 bytes into 8-byte buffers: %v", err)
+	}
+	if _, err := src.WriteToUDPAddrPort([]byte("0123456789"), addrOf(dst)); err != nil {
+		t.Fatal(err)
+	}
+	r, _ := NewReader(dst, 4, 4)
+	_ = dst.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if n, err := r.Read(); err != nil || n != 1 {
+		t.Fatalf("read %d: %v", n, err)
+	}
+	if b, _ := r.Packet(0); string(b) != "0123" {
+		t.Fatalf("truncated datagram %q, want %q", b, "0123")
+	}
+}
+
+func TestDeadlineAndClose(t *testing.T) {
+	c := listen(t, "udp4", "127.0.0.1:0")
+	r, _ := NewReader(c, 4, 64)
+	_ = c.SetReadDeadline(time.Now().Add(20 * time.Millisecond))
+	if _, err := r.Read(); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("read past deadline: %v", err)
+	}
+	_ = c.SetReadDeadline(time.Time{})
+	done := make(chan error)
+	go func() {
+		_, err := r.Read()
+		done <- err
+	}()
+	time.Sleep(10 * time.Millisecond)
+	c.Close()
+	if err := <-done; !errors.Is(err, net.ErrClosed) {
+		t.Fatalf("read on closed socket: %v", err)
+	}
+}
+
+func TestNoAllocations(t *testing.T) {
+	dst := listen(t, "udp4", "127.0.0.1:0")
+	src := listen(t, "udp4", "127.0.0.1:0")
+	r, _ := NewReader(dst, 8, 64)
+	w, _ := NewWriter(src, 8, 64)
+	to := addrOf(dst)
+	msg := []byte("netlock")
+	_ = dst.SetReadDeadline(time.Now().Add(10 * time.Second))
+	allocs := testing.AllocsPerRun(200, func() {
+		for i := 0; i < 4; i++ {
+			b := w.Next()
+			w.Commit(copy(b, msg), to)
+		}
+		if _, err := w.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		for got := 0; got < 4; {
+			n, err := r.Read()
+			if err != nil {
+				t.Fatal(err)
+			}
+			got += n
+		}
+	})
+	if allocs != 0 {
+		t.Fatalf("%v allocations per batch round trip, want 0", allocs)
+	}
+}
