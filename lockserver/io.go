@@ -4,9 +4,8 @@ import (
 	"net"
 	"net/netip"
 
-	"golang.org/x/net/ipv4"
-
 	"github.com/netlock-go/netlock/lockcore"
+	"github.com/netlock-go/netlock/udpbatch"
 	"github.com/netlock-go/netlock/wire"
 )
 
@@ -14,34 +13,30 @@ import (
 // tolerated (and ignored) so that a longer packet is not mistaken for a short one.
 const maxDatagram = 2048
 
-// reader reads datagrams from one socket: in batches (recvmmsg) from a raw UDP socket, one at a
-// time from a wrapped one.
+// reader reads datagrams from one socket: in batches (recvmmsg, no allocation) from a raw UDP
+// socket, one at a time from a wrapped one.
 type reader struct {
-	batch  *ipv4.PacketConn
+	batch  *udpbatch.Reader
 	pc     net.PacketConn
-	msgs   []ipv4.Message
 	buf    []byte
 	n      int
 	single netip.AddrPort
 }
 
-func (s *Server) newReader(i int) *reader {
+func (s *Server) newReader(i int) (*reader, error) {
 	r := &reader{pc: s.conns[i]}
-	if s.raw[i] != nil {
-		r.batch = ipv4.NewPacketConn(s.raw[i])
-		r.msgs = make([]ipv4.Message, s.cfg.Batch)
-		for k := range r.msgs {
-			r.msgs[k].Buffers = [][]byte{make([]byte, maxDatagram)}
-		}
-	} else {
+	if s.raw[i] == nil {
 		r.buf = make([]byte, maxDatagram)
+		return r, nil
 	}
-	return r
+	var err error
+	r.batch, err = udpbatch.NewReader(s.raw[i], s.cfg.Batch, maxDatagram)
+	return r, err
 }
 
 func (r *reader) read() (int, error) {
 	if r.batch != nil {
-		return r.batch.ReadBatch(r.msgs, 0)
+		return r.batch.Read()
 	}
 	n, from, err := r.pc.ReadFrom(r.buf)
 	if err != nil {
@@ -53,8 +48,7 @@ func (r *reader) read() (int, error) {
 
 func (r *reader) packet(k int) ([]byte, netip.AddrPort) {
 	if r.batch != nil {
-		m := &r.msgs[k]
-		return m.Buffers[0][:m.N], addrPort(m.Addr)
+		return r.batch.Packet(k)
 	}
 	return r.buf[:r.n], r.single
 }
@@ -72,66 +66,55 @@ func addrPort(a net.Addr) netip.AddrPort {
 // wrapped socket. A writer belongs to one goroutine.
 type writer struct {
 	s     *Server
-	batch *ipv4.PacketConn
+	batch *udpbatch.Writer
 	pc    net.PacketConn
-	msgs  []ipv4.Message
-	n     int
+	buf   []byte
+	queue []lockcore.Effect // wrapped socket only
 }
 
-func (s *Server) newWriter(i int) *writer {
-	w := &writer{s: s, pc: s.conns[i], msgs: make([]ipv4.Message, 4*s.cfg.Batch)}
-	if s.raw[i] != nil {
-		w.batch = ipv4.NewPacketConn(s.raw[i])
+func (s *Server) newWriter(i int) (*writer, error) {
+	w := &writer{s: s, pc: s.conns[i]}
+	if s.raw[i] == nil {
+		w.buf = make([]byte, wire.Len)
+		return w, nil
 	}
-	for k := range w.msgs {
-		w.msgs[k].Buffers = [][]byte{make([]byte, wire.Len)}
-	}
-	return w
+	var err error
+	w.batch, err = udpbatch.NewWriter(s.raw[i], 4*s.cfg.Batch, wire.Len)
+	return w, err
 }
 
 func (w *writer) addEffects(es []lockcore.Effect) {
+	if w.batch == nil {
+		w.queue = append(w.queue, es...)
+		return
+	}
 	for i := range es {
-		if w.n == len(w.msgs) {
-			w.flush()
-		}
-		m := &w.msgs[w.n]
-		wire.Header(m.Buffers[0]).Encode(&es[i].Msg)
-		m.Addr = net.UDPAddrFromAddrPort(es[i].To)
-		w.n++
+		wire.Header(w.batch.Next()).Encode(&es[i].Msg)
+		w.batch.Commit(wire.Len, es[i].To)
 	}
 }
 
 func (w *writer) flushIfFull() {
-	if w.n >= w.s.cfg.Batch {
+	if w.batch != nil && w.batch.Len() >= w.s.cfg.Batch {
 		w.flush()
 	}
 }
 
 func (w *writer) flush() {
-	if w.n == 0 {
-		return
-	}
 	if w.batch == nil {
-		for k := 0; k < w.n; k++ {
-			if _, err := w.pc.WriteTo(w.msgs[k].Buffers[0], w.msgs[k].Addr); err != nil {
+		for i := range w.queue {
+			wire.Header(w.buf).Encode(&w.queue[i].Msg)
+			if _, err := w.pc.WriteTo(w.buf, net.UDPAddrFromAddrPort(w.queue[i].To)); err != nil {
 				w.s.sendErr.Add(1)
 				continue
 			}
 			w.s.sent.Add(1)
 		}
-		w.n = 0
+		w.queue = w.queue[:0]
 		return
 	}
-	for sent := 0; sent < w.n; {
-		k, err := w.batch.WriteBatch(w.msgs[sent:w.n], 0)
-		if err != nil {
-			// One bad destination must not block the rest: skip it.
-			w.s.sendErr.Add(1)
-			k = max(k, 1)
-		} else {
-			w.s.sent.Add(uint64(k))
-		}
-		sent += k
-	}
-	w.n = 0
+	errsBefore := w.batch.Errors
+	n, _ := w.batch.Flush()
+	w.s.sent.Add(uint64(n))
+	w.s.sendErr.Add(w.batch.Errors - errsBefore)
 }

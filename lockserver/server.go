@@ -260,7 +260,11 @@ func (s *Server) Run(ctx context.Context) error {
 	wg.Wait()
 	<-sweepDone
 	// Reject what waits, on the first socket, then close.
-	w := s.newWriter(0)
+	w, werr := s.newWriter(0)
+	if werr != nil {
+		s.closeConns()
+		return errors.Join(err, werr)
+	}
 	for _, sh := range s.shards {
 		sh.mu.Lock()
 		sh.out = sh.core.Drain(sh.out[:0])
@@ -278,7 +282,11 @@ func (s *Server) now() int64 { return s.cfg.Clock.Now().UnixNano() }
 func (s *Server) sweeper(ctx context.Context) {
 	t := time.NewTicker(s.cfg.SweepInterval)
 	defer t.Stop()
-	w := s.newWriter(0)
+	w, err := s.newWriter(0)
+	if err != nil {
+		s.log.Error("lease sweeper", "err", err)
+		return
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -308,8 +316,14 @@ func (s *Server) shardOf(lock uint32) *shard { return s.shards[lock%uint32(len(s
 
 // serve is the read loop of socket i.
 func (s *Server) serve(i int) error {
-	r := s.newReader(i)
-	w := s.newWriter(i)
+	r, err := s.newReader(i)
+	if err != nil {
+		return err
+	}
+	w, err := s.newWriter(i)
+	if err != nil {
+		return err
+	}
 	var req lockcore.Request
 	for {
 		n, err := r.read()

@@ -1,0 +1,61 @@
+package lockserver
+
+import (
+	"testing"
+
+	"github.com/netlock-go/netlock/lockcore"
+	"github.com/netlock-go/netlock/wire"
+)
+
+// TestPacketPathAllocs checks that decoding a datagram, stepping it through its shard, encoding
+// the answers and sending them with sendmmsg allocates nothing in steady state.
+func TestPacketPathAllocs(t *testing.T) {
+	s, err := New(Config{Listen: "127.0.0.1:0", Shards: 2, Sockets: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.closeConns()
+	w, err := s.newWriter(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sink := newPeer(t, s.Addr()) // answers go here and are never read
+	from := sink.addr()
+	acq := wire.Append(nil, &wire.Fields{Op: wire.OpAcquire, Mode: wire.Exclusive, Lock: 1, Txn: 1})
+	rel := wire.Append(nil, &wire.Fields{Op: wire.OpRelease, Mode: wire.Exclusive, Lock: 1, Txn: 1})
+	var req lockcore.Request
+	now := s.now()
+	step := func(pkt []byte, txn uint64, lock uint32, token uint64) uint64 {
+		h := wire.Header(pkt)
+		h.SetTxn(txn)
+		h.SetLock(lock)
+		h.SetToken(token)
+		if !s.decode(pkt, from, &req) {
+			t.Fatal("decode failed")
+		}
+		sh := s.shardOf(req.Lock)
+		sh.mu.Lock()
+		sh.out = sh.core.Step(now, &req, sh.out[:0])
+		tok := sh.out[0].Msg.Token
+		w.addEffects(sh.out)
+		sh.mu.Unlock()
+		w.flushIfFull()
+		return tok
+	}
+	txn := uint64(0)
+	round := func() {
+		for i := 0; i < 8; i++ {
+			txn++
+			lock := uint32(txn % 64)
+			tok := step(acq, txn, lock, 0)
+			step(rel, txn, lock, tok)
+		}
+		w.flush()
+	}
+	for i := 0; i < 100; i++ {
+		round()
+	}
+	if n := testing.AllocsPerRun(200, round); n != 0 {
+		t.Fatalf("%v allocations per 16 packets, want 0", n)
+	}
+}
