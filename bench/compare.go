@@ -14,16 +14,17 @@ import (
 // VsEchoOptions configures a comparison of a UDP lock server with the [EchoServer].
 type VsEchoOptions struct {
 	// Duration is the measured length of each run. 0 means 2 s.
-	Duration time.Duration
+	Duration time.Duration `json:"duration_ns"`
 	// Warmup precedes each run's measured interval. 0 means Duration/10.
-	Warmup time.Duration
+	Warmup time.Duration `json:"warmup_ns"`
 	// Workers and Outstanding configure the load generator ([LoadConfig]). 0 means 4 and 16.
-	Workers, Outstanding int
+	Workers     int `json:"workers"`
+	Outstanding int `json:"outstanding"`
 	// Rounds is the number of runs against each server, alternated. 0 means 3.
-	Rounds int
+	Rounds int `json:"rounds"`
 	// Shards is the lock server's shard count and the echo server's socket count. 0 means
 	// GOMAXPROCS.
-	Shards int
+	Shards int `json:"shards"`
 }
 
 func (o *VsEchoOptions) setDefaults() {

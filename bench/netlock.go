@@ -80,22 +80,23 @@ func (l *NetLockLocker) Acquire(ctx context.Context, lock uint32) (func(context.
 // RedisOptions configures [RunRedis].
 type RedisOptions struct {
 	// Duration is the measured length of each run. 0 means 2 s.
-	Duration time.Duration
+	Duration time.Duration `json:"duration_ns"`
 	// Warmup precedes each run's measured interval. 0 means Duration/10.
-	Warmup time.Duration
+	Warmup time.Duration `json:"warmup_ns"`
 	// Workers and Outstanding set the client concurrency as in the server benchmark:
 	// Workers*Outstanding goroutines each loop acquire+release on their own lock. netlock uses
 	// Workers client sockets shared by Outstanding goroutines each; Redis a pool of
 	// Workers*Outstanding connections. 0 means 4 and 16.
-	Workers, Outstanding int
+	Workers     int `json:"workers"`
+	Outstanding int `json:"outstanding"`
 	// Rounds is the number of runs against each, alternated. 0 means 3.
-	Rounds int
+	Rounds int `json:"rounds"`
 	// Shards is the lock server's shard count. 0 means GOMAXPROCS.
-	Shards int
+	Shards int `json:"shards"`
 	// TTL is the Redis lock expiry (PX) and the netlock lease. 0 means 10 s.
-	TTL time.Duration
+	TTL time.Duration `json:"ttl_ns"`
 	// Unix connects to Redis over its Unix socket instead of loopback TCP.
-	Unix bool
+	Unix bool `json:"unix"`
 }
 
 func (o *RedisOptions) setDefaults() {
