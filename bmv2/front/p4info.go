@@ -3,6 +3,7 @@ package front
 import (
 	"fmt"
 	"math/big"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -242,7 +243,19 @@ func (c *Checked) P4InfoText() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return "# proto-file: p4/config/v1/p4info.proto\n# proto-message: p4.config.v1.P4Info\n\n" + string(out), nil
+	return "# proto-file: p4/config/v1/p4info.proto\n# proto-message: p4.config.v1.P4Info\n\n" + normalizeText(string(out)), nil
+}
+
+var (
+	msgField    = regexp.MustCompile(`(?m)^(\s*[A-Za-z_][A-Za-z0-9_]*):\s*\{$`)
+	scalarField = regexp.MustCompile(`(?m)^(\s*[A-Za-z_][A-Za-z0-9_]*):\s+`)
+)
+
+// normalizeText gives prototext output the stable layout p4c writes ("name {" and "key: value");
+// the protobuf library deliberately varies the spacing between builds.
+func normalizeText(s string) string {
+	s = msgField.ReplaceAllString(s, "$1 {")
+	return scalarField.ReplaceAllString(s, "$1: ")
 }
 
 func (b *p4infoBuilder) collect() {

@@ -16,6 +16,9 @@ func (p Pos) String() string {
 	if p.File == "" && p.Line == 0 {
 		return "<unknown>"
 	}
+	if p.Line == 0 {
+		return p.File
+	}
 	return fmt.Sprintf("%s:%d:%d", p.File, p.Line, p.Col)
 }
 

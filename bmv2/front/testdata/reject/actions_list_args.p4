@@ -1,0 +1,10 @@
+#include "skel.inc"
+control I(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) {
+    action fwd(bit<9> port) { sm.egress_spec = port; }
+    table t {
+        key = { hdr.h.f32: exact; }
+        actions = { fwd(9w1); }
+    }
+    apply { t.apply(); }
+}
+V1Switch(P(), VC(), I(), E(), CC(), D()) main;

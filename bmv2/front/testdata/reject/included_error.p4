@@ -1,0 +1,2 @@
+#include "skel.inc"
+#include "bad_decl.inc"

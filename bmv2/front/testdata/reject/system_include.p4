@@ -1,0 +1,2 @@
+#include <core.p4>
+#include <psa.p4>

@@ -1,0 +1,9 @@
+#include "skel.inc"
+control I(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) {
+    table t {
+        key = { meta: exact; }
+        actions = { NoAction; }
+    }
+    apply { t.apply(); }
+}
+V1Switch(P(), VC(), I(), E(), CC(), D()) main;

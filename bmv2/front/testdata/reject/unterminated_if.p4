@@ -1,0 +1,3 @@
+#include <core.p4>
+#ifdef SOMETHING
+const bit<8> X = 1;
