@@ -49,6 +49,10 @@ type Cost struct {
 	// AtomicWindow is the time between an atomic's read and its conditional write; it must be
 	// smaller than NICAtomic. Default 300.
 	AtomicWindow int64
+	// WireJitter is a random [0, WireJitter) ns added to every verb's trip to the target NIC
+	// (PCIe and switch variance). It breaks the lock-step that identical latencies
+	// would otherwise create between CAS retry loops. Default 100; negative disables it.
+	WireJitter int64
 	// QPLimit is the number of distinct threads a NIC serves before its per-verb cost grows.
 	// Default 450; negative disables thrashing.
 	QPLimit int
@@ -76,6 +80,7 @@ func (c *Cost) fill() {
 	def(&c.NICOp, 60)
 	def(&c.NICAtomic, 350)
 	def(&c.AtomicWindow, 300)
+	def(&c.WireJitter, 100)
 	if c.QPLimit == 0 {
 		c.QPLimit = 450
 	}
@@ -453,7 +458,7 @@ func (e *endpoint) PostSend(wrs ...verbs.WorkRequest) error {
 			e.done[wr.ID] = pd
 		}
 		wr, from := wr, e.node
-		s.push(src.free+oneWay, nil, func() { s.arrive(w, wr, from, dst, oneWay, pd) })
+		s.push(src.free+oneWay+s.jitter(c.WireJitter), nil, func() { s.arrive(w, wr, from, dst, oneWay, pd) })
 	}
 	return nil
 }

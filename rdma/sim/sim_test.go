@@ -25,6 +25,7 @@ func newSim(t *testing.T, cfg sim.Config) *sim.Sim {
 // wire, target NIC, wire back (plus the atomic unit for CAS).
 func TestVerbLatency(t *testing.T) {
 	c := sim.DefaultCost()
+	c.WireJitter = -1
 	tests := []struct {
 		name string
 		op   verbs.Opcode
@@ -37,7 +38,7 @@ func TestVerbLatency(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			s := newSim(t, sim.Config{Nodes: 2})
+			s := newSim(t, sim.Config{Nodes: 2, Cost: c})
 			p, _ := s.Endpoint(tc.to).Alloc(64)
 			var got int64
 			s.Go(0, func(ep verbs.Endpoint) error {
