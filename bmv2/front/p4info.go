@@ -49,6 +49,16 @@ type symbol struct {
 	pos    Pos
 	id     uint32
 	owner  any
+	// hashName is the name the id is derived from when it differs from name: controller
+	// headers are named by their @controller_header argument but hashed by the header type's name.
+	hashName string
+}
+
+func (s *symbol) key() string {
+	if s.hashName != "" {
+		return s.hashName
+	}
+	return s.name
 }
 
 type symtab struct {
@@ -110,10 +120,10 @@ func (s *symtab) assignIDs() ErrorList {
 		if todo[i].prefix != todo[j].prefix {
 			return todo[i].prefix < todo[j].prefix
 		}
-		return todo[i].name < todo[j].name
+		return todo[i].key() < todo[j].key()
 	})
 	for _, sym := range todo {
-		v := JenkinsOneAtATime(sym.name)
+		v := JenkinsOneAtATime(sym.key())
 		start := v
 		for {
 			id := sym.prefix<<24 | v&0xffffff
@@ -292,7 +302,9 @@ func (b *p4infoBuilder) collect() {
 					continue
 				}
 				b.headers = append(b.headers, sd)
-				b.hdrSym[sd] = b.st.add(prefixControllerHeader, name, sd.Annos, sd.P, sd)
+				sym := b.st.add(prefixControllerHeader, name, sd.Annos, sd.P, sd)
+				sym.hashName = cpName("", sd.Annos, sd.Name)
+				b.hdrSym[sd] = sym
 			}
 		}
 	}

@@ -6,7 +6,7 @@ import (
 
 // Parse parses preprocessed tokens into a Program. It stops at the first syntax error.
 func Parse(toks []Token) (prog *Program, err error) {
-	p := &parser{toks: toks, types: map[string]int{}}
+	p := &parser{toks: toks, types: map[string]int{}, maxSteps: 200*len(toks) + 10000}
 	defer func() {
 		if r := recover(); r != nil {
 			if e, ok := r.(*Error); ok {
@@ -32,6 +32,8 @@ type parser struct {
 	i     int
 	types map[string]int // names currently known to be types (count of active declarations)
 	steps int
+	// maxSteps bounds the work (speculative parsing can revisit tokens) so that no input hangs.
+	maxSteps int
 }
 
 func (p *parser) peek() Token { return p.at(0) }
@@ -131,8 +133,8 @@ func (p *parser) memberName() (string, Pos) {
 
 func (p *parser) tick() {
 	p.steps++
-	if p.steps > 10_000_000 {
-		p.fail(p.peek().Pos, "program too large")
+	if p.maxSteps > 0 && p.steps > p.maxSteps {
+		p.fail(p.peek().Pos, "program too complex to parse (nesting too deep)")
 	}
 }
 
@@ -193,7 +195,7 @@ func parseAnnotationExprs(toks []Token, types map[string]int) (exprs []Expr) {
 	if len(toks) == 0 {
 		return nil
 	}
-	sub := &parser{toks: append(append([]Token(nil), toks...), Token{Kind: TEOF, Pos: toks[len(toks)-1].Pos}), types: types}
+	sub := &parser{toks: append(append([]Token(nil), toks...), Token{Kind: TEOF, Pos: toks[len(toks)-1].Pos}), types: types, maxSteps: 200*len(toks) + 10000}
 	defer func() {
 		if r := recover(); r != nil {
 			if _, ok := r.(*Error); !ok {
@@ -1098,6 +1100,9 @@ func (p *parser) binary(minPrec int) Expr {
 			return x
 		}
 		opTok := p.peek()
+		if eq := p.at(n); eq.Kind == TPunct && eq.Text == "=" && eq.Pos.Line == opTok.Pos.Line && eq.Pos.Col == opTok.Pos.Col+len(op) {
+			p.fail(opTok.Pos, "%s", unsupported(opTok.Pos, "compound assignment %s=", op).Msg)
+		}
 		p.i += n
 		y := p.binary(prec)
 		x = &BinaryExpr{exprBase: exprBase{P: opTok.Pos}, Op: op, X: x, Y: y}

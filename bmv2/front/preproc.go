@@ -41,6 +41,7 @@ type preprocessor struct {
 	errs     ErrorList
 	depth    int
 	included map[string]bool // builtin includes already expanded
+	tooBig   bool
 }
 
 // Preprocess runs the C-like preprocessor over the file at path and returns its tokens, with
@@ -322,8 +323,18 @@ func (pp *preprocessor) emit(toks []Token) {
 	pp.out = pp.expand(pp.out, toks, nil, Pos{})
 }
 
+// maxTokens bounds macro expansion (nested macros can grow exponentially).
+const maxTokens = 1 << 20
+
 func (pp *preprocessor) expand(out, toks []Token, active []string, at Pos) []Token {
 	for _, t := range toks {
+		if len(out) > maxTokens {
+			if !pp.tooBig {
+				pp.tooBig = true
+				pp.errs = append(pp.errs, errorf(t.Pos, "program too large after macro expansion"))
+			}
+			return out
+		}
 		if at.Line != 0 {
 			t.Pos = at
 		}
