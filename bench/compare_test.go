@@ -10,11 +10,16 @@ import (
 // the lock server: both sides must make progress and match every answer.
 func TestCompareEchoWithEcho(t *testing.T) {
 	other := startEcho(t, 1)
-	res, err := CompareWithEcho(context.Background(), other.Addr(), VsEchoOptions{
-		Duration: 100 * time.Millisecond, Workers: 2, Outstanding: 2, Rounds: 2, Shards: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	var res VsEchoResult
+	untilProgress(t, func(d time.Duration) bool {
+		var err error
+		res, err = CompareWithEcho(context.Background(), other.Addr(), VsEchoOptions{
+			Duration: d / 2, Workers: 2, Outstanding: 2, Rounds: 2, Shards: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return allProgressed(res.ServerRuns) && allProgressed(res.EchoRuns)
+	})
 	if len(res.ServerRuns) != 2 || len(res.EchoRuns) != 2 {
 		t.Fatalf("runs: %d server, %d echo", len(res.ServerRuns), len(res.EchoRuns))
 	}
@@ -42,4 +47,13 @@ func TestMedian(t *testing.T) {
 	if (&LoadResult{}).Check() != "no answers" || (&LoadResult{Ops: 1, Rejects: 2, Unexpected: 1}).Check() != "1 unexpected answers, 2 rejects" {
 		t.Fatal("Check")
 	}
+}
+
+func allProgressed(runs []LoadResult) bool {
+	for _, r := range runs {
+		if r.Pairs == 0 {
+			return false
+		}
+	}
+	return true
 }

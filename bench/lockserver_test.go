@@ -14,11 +14,16 @@ import (
 // TestServerVsEcho runs a tiny `netlock bench server`: the lock server must answer every request
 // of the load generator, unchanged from the echo runs. Speed is not checked.
 func TestServerVsEcho(t *testing.T) {
-	res, err := RunServerVsEcho(context.Background(), VsEchoOptions{Duration: 200 * time.Millisecond,
-		Workers: 2, Outstanding: 4, Rounds: 1, Shards: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
+	var res VsEchoResult
+	untilProgress(t, func(d time.Duration) bool {
+		var err error
+		res, err = RunServerVsEcho(context.Background(), VsEchoOptions{Duration: d,
+			Workers: 2, Outstanding: 4, Rounds: 1, Shards: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return allProgressed(res.ServerRuns) && allProgressed(res.EchoRuns)
+	})
 	for _, r := range append(res.ServerRuns, res.EchoRuns...) {
 		checkLoad(t, r)
 	}
@@ -29,14 +34,19 @@ func TestServerVsEcho(t *testing.T) {
 
 // TestRunRedis runs a tiny `netlock bench redis`; it skips when redis-server is not installed.
 func TestRunRedis(t *testing.T) {
-	res, err := RunRedis(context.Background(), RedisOptions{Duration: 200 * time.Millisecond,
-		Workers: 2, Outstanding: 2, Rounds: 1, Shards: 2})
-	if errors.Is(err, ErrNoRedis) {
-		t.Skip(err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	var res RedisResult
+	untilProgress(t, func(d time.Duration) bool {
+		var err error
+		res, err = RunRedis(context.Background(), RedisOptions{Duration: d,
+			Workers: 2, Outstanding: 2, Rounds: 1, Shards: 2})
+		if errors.Is(err, ErrNoRedis) {
+			t.Skip(err)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.NetLock.Pairs > 0 && res.Redis.Pairs > 0 && res.Raw.Pairs > 0
+	})
 	t.Logf("netlock %+v", res.NetLock)
 	t.Logf("redis %+v", res.Redis)
 	for _, r := range []PairResult{res.NetLock, res.Redis} {
@@ -72,12 +82,19 @@ func TestLoadLossyLockServer(t *testing.T) {
 			t.Errorf("lock server: %v", err)
 		}
 	}()
-	res, err := RunLoad(context.Background(), LoadConfig{Target: srv.Addr(), Workers: 2, Outstanding: 4,
-		Duration: 300 * time.Millisecond, Retransmit: 20 * time.Millisecond, Drain: 5 * time.Second,
-		Mode: wire.Exclusive})
-	if err != nil {
-		t.Fatal(err)
-	}
+	var res LoadResult
+	base := uint32(1)
+	untilProgress(t, func(d time.Duration) bool {
+		var err error
+		res, err = RunLoad(context.Background(), LoadConfig{Target: srv.Addr(), Workers: 2, Outstanding: 4,
+			Duration: d, Retransmit: 20 * time.Millisecond, Drain: 5 * time.Second, LockBase: base,
+			Mode: wire.Exclusive})
+		if err != nil {
+			t.Fatal(err)
+		}
+		base += 100
+		return res.Pairs > 0 && res.Retransmits > 0
+	})
 	checkLoad(t, res)
 	if res.Retransmits == 0 {
 		t.Fatalf("no retransmissions under 5%% loss: %+v", res)
