@@ -435,6 +435,21 @@ func (c *checker) typedefDecl(d *TypedefDecl, sc *scope) {
 			c.errorf(d.P, "type %s: the underlying type must be bit<>, int<>, bool or another type, not %s", d.Name, t)
 		}
 		d.T = &NewType{Decl: d, Underlying: t}
+		if a := d.Annos.Get("p4runtime_translation"); a != nil {
+			ok := len(a.Args) >= 3 && a.Args[0].Kind == TString && a.Args[1].Text == ","
+			if ok {
+				rest := a.Args[2:]
+				switch {
+				case len(rest) == 1 && (rest[0].Kind == TInt || rest[0].Text == "string"):
+				case len(rest) == 4 && rest[0].Text == "bit" && rest[1].Text == "<" && rest[2].Kind == TInt && rest[3].Text == ">":
+				default:
+					ok = false
+				}
+			}
+			if !ok {
+				c.errorf(a.P, "@p4runtime_translation needs a URI string and a width (an integer, bit<W> or string)")
+			}
+		}
 	} else {
 		d.T = t
 	}

@@ -281,9 +281,10 @@ func (b *p4infoBuilder) collect() {
 		}
 		switch d := call.Callee.(type) {
 		case *ControlDecl:
-			b.visitControl(d, cpName("", d.Annos, d.Name))
+			// p4c names objects after the control type, ignoring a @name on the control.
+			b.visitControl(d, d.Name)
 		case *ParserDecl:
-			b.visitParser(d, cpName("", d.Annos, d.Name))
+			b.visitParser(d, d.Name)
 		}
 	}
 	// Top-level extern instances.
@@ -359,7 +360,11 @@ func (b *p4infoBuilder) visitControl(d *ControlDecl, prefix string) {
 				if call, ok := ip.Value.(*CallExpr); ok {
 					if et, ok := call.Type().(*ExternType); ok {
 						es := &externSym{kind: et.Decl.Name, args: call.Args, et: et, call: call}
-						es.sym = b.st.add(prefixActionProfile, cpName(prefix, nil, l.Name+"_"+et.Decl.Name), nil, call.P, nil)
+						name := cpName(prefix, nil, l.Name+"_"+et.Decl.Name)
+						if s, ok := ip.Annos.Get("name").StringArg(); ok {
+							name = strings.TrimPrefix(s, ".")
+						}
+						es.sym = b.st.add(prefixActionProfile, name, ip.Annos, call.P, nil)
 						b.externs = append(b.externs, es)
 					}
 				}
@@ -604,15 +609,31 @@ func (b *p4infoBuilder) build() {
 	for _, ts := range b.tables {
 		info.Tables = append(info.Tables, b.table(ts, pre))
 	}
+	inTable := map[*ActionDecl]bool{}
+	for _, ts := range b.tables {
+		for _, name := range []string{"actions", "default_action"} {
+			if p := ts.decl.Prop(name); p != nil {
+				for _, ar := range p.Actions {
+					inTable[ar.Action] = true
+				}
+			}
+		}
+	}
 	for _, a := range b.actions {
 		pa := &p4v1.Action{Preamble: pre(b.actSym[a], a.Annos)}
 		id := uint32(0)
 		for _, p := range a.Params {
-			if p.Dir != DirNone {
+			// Actions that are only called directly get their arguments at the call, so, as in
+			// p4c, they have no control-plane parameters.
+			if p.Dir != DirNone || !inTable[a] {
 				continue
 			}
 			id++
-			pa.Params = append(pa.Params, &p4v1.Action_Param{Id: id, Name: p.Name, Bitwidth: int32(max(WidthOf(p.T), 0)), TypeName: b.namedType(p.T)})
+			pname := p.Name
+			if s, ok := p.Annos.Get("name").StringArg(); ok {
+				pname = s
+			}
+			pa.Params = append(pa.Params, &p4v1.Action_Param{Id: id, Name: pname, Bitwidth: cpWidth(p.T), TypeName: b.namedType(p.T)})
 		}
 		info.Actions = append(info.Actions, pa)
 	}
@@ -657,9 +678,17 @@ func (b *p4infoBuilder) build() {
 	}
 	for _, h := range b.headers {
 		cpm := &p4v1.ControllerPacketMetadata{Preamble: pre(b.hdrSym[h], h.Annos)}
-		for i, f := range h.Fields {
-			cpm.Metadata = append(cpm.Metadata, &p4v1.ControllerPacketMetadata_Metadata{Id: uint32(i + 1), Name: f.Name, Bitwidth: int32(max(WidthOf(f.T), 0)), TypeName: b.namedType(f.T)})
+		var add func(prefix string, fs []*Field)
+		add = func(prefix string, fs []*Field) {
+			for _, f := range fs {
+				if st, ok := f.T.(*StructType); ok {
+					add(prefix+f.Name+".", st.Fields) // nested structs are flattened, as in p4c
+					continue
+				}
+				cpm.Metadata = append(cpm.Metadata, &p4v1.ControllerPacketMetadata_Metadata{Id: uint32(len(cpm.Metadata) + 1), Name: prefix + f.Name, Bitwidth: cpWidth(f.T), TypeName: b.namedType(f.T)})
+			}
 		}
+		add("", h.Fields)
 		info.ControllerPacketMetadata = append(info.ControllerPacketMetadata, cpm)
 	}
 }
@@ -695,7 +724,11 @@ func (b *p4infoBuilder) intArg(args []*Arg, i int) int64 {
 	if i >= len(args) {
 		return 0
 	}
-	if v, ok := b.c.Const[args[i].Value].(*big.Int); ok && v.IsInt64() {
+	v := b.c.Const[args[i].Value]
+	if m, ok := v.(*EnumMember); ok {
+		v = m.Val
+	}
+	if v, ok := v.(*big.Int); ok && v.IsInt64() {
 		return v.Int64()
 	}
 	return 0
@@ -748,13 +781,13 @@ func (b *p4infoBuilder) table(ts *tableSym, pre func(*symbol, Annotations) *p4v1
 				continue
 			}
 			id++
-			name := ExprString(k.Expr)
+			name := KeyName(k.Expr)
 			if a := k.Annos.Get("name"); a != nil {
 				if s, ok := a.StringArg(); ok {
 					name = s
 				}
 			}
-			mf := &p4v1.MatchField{Id: id, Name: name, Bitwidth: int32(max(WidthOf(k.Expr.Type()), 0)), TypeName: b.namedType(k.Expr.Type())}
+			mf := &p4v1.MatchField{Id: id, Name: name, Bitwidth: cpWidth(k.Expr.Type()), TypeName: b.namedType(k.Expr.Type())}
 			if mt, ok := matchTypes[k.MatchKind]; ok {
 				mf.Match = &p4v1.MatchField_MatchType_{MatchType: mt}
 			} else {
@@ -822,6 +855,29 @@ func (b *p4infoBuilder) table(ts *tableSym, pre func(*symbol, Annotations) *p4v1
 		t.IsConstTable = true
 	}
 	return t
+}
+
+// cpWidth is the bit width the control plane sees: @p4runtime_translation("uri", W) on a new
+// type sets it (W is an integer, or string for 0), otherwise the type's width.
+func cpWidth(t Type) int32 {
+	if nt, ok := t.(*NewType); ok {
+		if a := nt.Decl.Annos.Get("p4runtime_translation"); a != nil && len(a.Args) == 3 && a.Args[1].Text == "," {
+			switch a.Args[2].Kind {
+			case TInt:
+				if a.Args[2].Lit != nil && a.Args[2].Lit.Value.IsInt64() {
+					return int32(a.Args[2].Lit.Value.Int64())
+				}
+			case TIdent:
+				if a.Args[2].Text == "string" {
+					return 0
+				}
+			}
+		}
+		if a := nt.Decl.Annos.Get("p4runtime_translation"); a != nil && len(a.Args) == 6 && a.Args[2].Text == "bit" && a.Args[4].Lit != nil && a.Args[4].Lit.Value.IsInt64() {
+			return int32(a.Args[4].Lit.Value.Int64())
+		}
+	}
+	return int32(max(WidthOf(t), 0))
 }
 
 // namedType returns the P4NamedType for new types and serializable enums, registering them in

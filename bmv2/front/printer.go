@@ -125,6 +125,35 @@ func writeExpr(b *strings.Builder, e Expr) {
 	}
 }
 
+// KeyName is the control-plane name p4c gives a table key expression: its source text, with
+// fields renamed by their @name annotations (a leading dot drops what precedes the field) and
+// h.isValid() named after the hidden valid bit, h.$valid$.
+func KeyName(e Expr) string {
+	if c, ok := e.(*CallExpr); ok && len(c.Args) == 0 {
+		if me, ok := c.Fun.(*MemberExpr); ok && me.Name == "isValid" {
+			return KeyName(me.X) + ".$valid$"
+		}
+	}
+	switch x := e.(type) {
+	case *MemberExpr:
+		name := x.Name
+		if x.Field != nil {
+			if s, ok := x.Field.Annos.Get("name").StringArg(); ok {
+				if strings.HasPrefix(s, ".") {
+					return s[1:]
+				}
+				name = s
+			}
+		}
+		return KeyName(x.X) + "." + name
+	case *IndexExpr:
+		return KeyName(x.X) + "[" + ExprString(x.Index) + "]"
+	case *SliceExpr:
+		return KeyName(x.X) + "[" + ExprString(x.Hi) + ":" + ExprString(x.Lo) + "]"
+	}
+	return ExprString(e)
+}
+
 func typeRefString(t TypeRef) string {
 	switch t := t.(type) {
 	case *BaseTypeRef:
