@@ -284,7 +284,7 @@ func (c *Client) dispatch(f *wire.Fields, from net.Addr) {
 		target = e.waiters[kindProbe]
 	case f.Op == wire.OpReject && e != nil:
 		c.stats.rejects.Add(1)
-		if f.Status == wire.StatusLeaseExpired && e.grant != nil {
+		if f.Status == wire.StatusLeaseExpired && e.grant != nil && e.grant.token == f.Token {
 			if fn := e.grant.markLostLocked(&RejectError{Op: wire.OpGrant, Lock: f.Lock, Txn: f.Txn,
 				Status: f.Status}); fn != nil {
 				after = append(after, fn)

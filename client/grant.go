@@ -247,7 +247,7 @@ func (g *Grant) startLease(ctx context.Context) error {
 			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.cfg.RequestTimeout)
 			defer cancel()
 			_ = g.Release(rctx)
-			return fmt.Errorf("client: renew lock %d after a long wait: %w", g.key.lock, err)
+			return fmt.Errorf("client: lock %d: %w: renewal after a long wait failed: %w", g.key.lock, ErrLeaseLost, err)
 		}
 	}
 	if !c.goTracked(g.leaseLoop) {
@@ -294,6 +294,9 @@ func (g *Grant) leaseLoop() {
 		case errors.Is(err, ErrClosed), errors.Is(err, errStopped):
 			return
 		default:
+			if !errors.Is(err, ErrLeaseLost) {
+				err = fmt.Errorf("%w: renewal failed: %w", ErrLeaseLost, err)
+			}
 			g.markLost(err)
 			return
 		}
@@ -349,6 +352,14 @@ func (g *Grant) renew(ctx context.Context, giveUp time.Time) error {
 // of a retransmitted release counts as success (the first copy was applied); of the first one it
 // is an error matching [ErrNotHolder]. If the lease was lost before the release, the error
 // matches [ErrLeaseLost]. Only the first call does anything; later calls return its result.
+//
+// A network that duplicates datagrams can make the first release look refused: the server
+// applies the first copy and refuses the duplicate, and if the answer to the first copy is lost,
+// only the refusal arrives. Release waits one retransmission interval for a late answer before it
+// reports ErrNotHolder; a caller that sees ErrNotHolder knows the lock is not held by it any
+// more, but not whether it was held until the release.
+//
+// Release does not close Lost, and Lost is no longer watched once Release has started.
 func (g *Grant) Release(ctx context.Context) error {
 	g.relOnce.Do(func() { g.relErr = g.release(ctx) })
 	return g.relErr

@@ -47,7 +47,8 @@ func (t *Txn) Lock(lock uint32, mode wire.Mode) {
 
 // Acquire takes every lock added with Lock and not yet held, one at a time in ascending lock id
 // order (a global order: transactions that all use Txn cannot deadlock among themselves). On any
-// error it releases every lock of t and returns the error.
+// error it releases every lock of t and returns the error; this includes a lease lost while a
+// later lock was awaited (an error matching [ErrLeaseLost]).
 func (t *Txn) Acquire(ctx context.Context) error {
 	held := make(map[uint32]bool)
 	t.mu.Lock()
@@ -79,6 +80,15 @@ func (t *Txn) Acquire(ctx context.Context) error {
 		t.grants = append(t.grants, g)
 		t.mu.Unlock()
 		held[l] = true
+	}
+	// A lock taken early may have lost its lease while a later one was awaited.
+	for _, g := range t.Grants() {
+		if lerr := g.LostErr(); lerr != nil {
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), t.c.cfg.RequestTimeout)
+			defer cancel()
+			_ = t.Release(rctx)
+			return fmt.Errorf("client: txn %#x: lock %d lost while the others were acquired: %w", t.id, g.Lock(), lerr)
+		}
 	}
 	return nil
 }

@@ -33,7 +33,8 @@
 //     grants may reach their clients in either order);
 //   - FIFO, only when the server-side acceptance order is given ([Options.AcceptOrder], e.g. from an
 //     [AcceptLog] on the server's socket): among granted requests of equal priority, the one
-//     accepted first has the smaller token. Tokens are drawn in grant order on the server, so this
+//     accepted first has the smaller token (a request must be left out of the order if the server
+//     forgot it and accepted it again, see AcceptLog). Tokens are drawn in grant order on the server, so this
 //     checks that grants follow acceptance order. Client-side send order is NOT acceptance order
 //     (loss, retransmission and reordering change it), so without AcceptOrder FIFO is not checked;
 //   - nothing lost ([Options.RequireOutcome]): every AcquireSent ends in Granted or Rejected (and,
@@ -195,15 +196,15 @@ type txnKey struct {
 }
 
 // Intervals derives the holder intervals of a history, and the violations found on the way
-// (double grants, events out of sequence, lost acquisitions under opts.RequireOutcome).
+// (double grants, events out of sequence, lost acquisitions under opts.RequireOutcome). Events are
+// taken in the order they were recorded (by a Recorder; events that did not pass through one, in
+// the order given), so every acquisition's events must be recorded in the order they happened.
 func Intervals(events []Event, opts Options) ([]Interval, []Violation) {
+	// The events of one acquisition are taken in recording order, which is their causal order
+	// (a release can carry an earlier time than its grant: the lease deadline, if the lease ran
+	// out before the holder looked). The times only bound the intervals.
 	evs := slices.Clone(events)
-	slices.SortStableFunc(evs, func(a, b Event) int {
-		if c := a.At.Compare(b.At); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.seq, b.seq)
-	})
+	slices.SortStableFunc(evs, func(a, b Event) int { return cmp.Compare(a.seq, b.seq) })
 	type state struct {
 		pending  bool
 		priority uint8
@@ -407,17 +408,31 @@ func stamp(t time.Time) string {
 }
 
 // AcceptLog records the order in which a server accepted acquires: the first acquire of each
-// (lock, txn) it read, in reading order. Feed it every datagram the server reads (e.g. from a
-// net.PacketConn wrapper on the server's socket, inside any fault injection); it is safe for
-// concurrent use. The order is the server's acceptance order if the server processes the
-// requests of one lock in the order it reads them.
+// (lock, txn) it read, in reading order. Feed it every datagram the server reads with Observe and
+// every datagram it sends with ObserveSent (e.g. from a net.PacketConn wrapper on the server's
+// socket, inside any fault injection). It is safe for concurrent use.
+//
+// The order is the server's acceptance order if the server processes the requests of one lock in
+// the order it reads them (one socket, one reader). A request can be accepted twice: when its
+// grant is lost and its lease runs out before a retransmission fetches it again, the server
+// forgets it, and the next retransmission is a new request at the back of the queue. The log sees
+// that as grants of one (lock, txn) with different tokens, and leaves such requests out of Order.
 type AcceptLog struct {
-	mu    sync.Mutex
-	seen  map[txnKey]bool     // guarded by mu
-	order map[uint32][]uint64 // guarded by mu
+	mu     sync.Mutex
+	seen   map[txnKey]bool     // guarded by mu
+	order  map[uint32][]uint64 // guarded by mu
+	tokens map[txnKey]uint64   // guarded by mu: the first token granted
+	again  map[txnKey]bool     // guarded by mu: granted with two tokens
 }
 
-// Observe records b if it is an acquire not seen before. Other datagrams are ignored.
+func (l *AcceptLog) init() {
+	if l.seen == nil {
+		l.seen, l.order = make(map[txnKey]bool), make(map[uint32][]uint64)
+		l.tokens, l.again = make(map[txnKey]uint64), make(map[txnKey]bool)
+	}
+}
+
+// Observe records b, a datagram the server read, if it is an acquire not seen before.
 func (l *AcceptLog) Observe(b []byte) {
 	h, err := wire.Parse(b)
 	if err != nil || h.Op() != wire.OpAcquire {
@@ -426,9 +441,7 @@ func (l *AcceptLog) Observe(b []byte) {
 	k := txnKey{h.Lock(), h.Txn()}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.seen == nil {
-		l.seen, l.order = make(map[txnKey]bool), make(map[uint32][]uint64)
-	}
+	l.init()
 	if l.seen[k] {
 		return
 	}
@@ -436,13 +449,35 @@ func (l *AcceptLog) Observe(b []byte) {
 	l.order[k.lock] = append(l.order[k.lock], k.txn)
 }
 
-// Order returns the acceptance order per lock, for [Options.AcceptOrder].
+// ObserveSent records b, a datagram the server sent, if it is a grant.
+func (l *AcceptLog) ObserveSent(b []byte) {
+	h, err := wire.Parse(b)
+	if err != nil || h.Op() != wire.OpGrant {
+		return
+	}
+	k := txnKey{h.Lock(), h.Txn()}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.init()
+	if t, ok := l.tokens[k]; !ok {
+		l.tokens[k] = h.Token()
+	} else if t != h.Token() {
+		l.again[k] = true
+	}
+}
+
+// Order returns the acceptance order per lock, for [Options.AcceptOrder], without the requests
+// that were granted twice with different tokens.
 func (l *AcceptLog) Order() map[uint32][]uint64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	out := make(map[uint32][]uint64, len(l.order))
-	for k, v := range l.order {
-		out[k] = slices.Clone(v)
+	for lock, txns := range l.order {
+		for _, txn := range txns {
+			if !l.again[txnKey{lock, txn}] {
+				out[lock] = append(out[lock], txn)
+			}
+		}
 	}
 	return out
 }
