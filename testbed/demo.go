@@ -23,17 +23,22 @@ import (
 // Phase names. Contended phases are "contended/N": all workers draw exclusive locks from a pool
 // of N locks.
 const (
-	PhaseShared     = "shared"
-	PhaseExclusive  = "exclusive"
-	PhaseTPCCHigh   = "tpcc-high"
-	PhaseTPCCLow    = "tpcc-low"
+	PhaseShared    = "shared"
+	PhaseExclusive = "exclusive"
+	PhaseTPCCHigh  = "tpcc-high"
+	PhaseTPCCLow   = "tpcc-low"
+	// PhaseCrash: a client node takes crashLocks locks with a short lease and dies without
+	// releasing them; the workers contend for the same locks and get them once the leases expire.
+	PhaseCrash      = "crash"
 	contendedPrefix = "contended/"
+	crashLocks      = 8
+	crashLockBase   = 4_000_000
 )
 
 // DefaultPhases is the demo's default run: the microbenchmark (shared, exclusive uncontended, an
 // exclusive contention sweep) then TPC-C at high and low contention.
 var DefaultPhases = []string{PhaseShared, PhaseExclusive, "contended/64", "contended/8", "contended/1",
-	PhaseTPCCHigh, PhaseTPCCLow}
+	PhaseTPCCHigh, PhaseTPCCLow, PhaseCrash}
 
 // Config configures a demo run.
 type Config struct {
@@ -148,10 +153,12 @@ func parsePhase(p string, clients int) (phaseSpec, error) {
 		s.warehouses = clients
 	case PhaseTPCCLow:
 		s.warehouses = 10 * clients
+	case PhaseCrash:
+		s.locks = fmt.Sprintf("%d, holder crashed", crashLocks)
 	default:
 		var n int
 		if _, err := fmt.Sscanf(p, contendedPrefix+"%d", &n); err != nil || n < 1 {
-			return s, fmt.Errorf("unknown phase %q (want shared, exclusive, contended/N, tpcc-high, tpcc-low)", p)
+			return s, fmt.Errorf("unknown phase %q (want shared, exclusive, contended/N, tpcc-high, tpcc-low, crash)", p)
 		}
 		s.pool = n
 		s.locks = fmt.Sprintf("%d exclusive", n)
@@ -239,6 +246,11 @@ func runPhase(ctx context.Context, cfg *Config, spec phaseSpec, phaseNo uint64,
 	for _, c := range clients {
 		retransBefore += c.Stats().Retransmits
 	}
+	if spec.name == PhaseCrash {
+		if err := crashHolder(ctx, servers, cfg.Duration/5); err != nil {
+			return PhaseResult{}, fmt.Errorf("demo: crash phase: %w", err)
+		}
+	}
 	pctx, cancel := context.WithTimeout(ctx, cfg.Duration)
 	defer cancel()
 	var txns atomic.Uint64
@@ -285,6 +297,26 @@ func runPhase(ctx context.Context, cfg *Config, spec phaseSpec, phaseNo uint64,
 	return res, nil
 }
 
+// crashHolder plays a client node that takes the crash phase's locks with a short lease and then
+// dies: its socket is closed without releasing anything, as a crashed process would leave them.
+func crashHolder(ctx context.Context, servers []*lockserver.Server, lease time.Duration) error {
+	var addrs []string
+	for _, s := range servers {
+		addrs = append(addrs, s.Addr().String())
+	}
+	c, err := client.New(client.Config{Servers: addrs, Local: "127.0.0.1:0", Lease: lease, ClientID: 0xdead})
+	if err != nil {
+		return err
+	}
+	defer c.Close() // the crash: no release is ever sent
+	for i := uint32(0); i < crashLocks; i++ {
+		if _, err := c.Acquire(ctx, crashLockBase+i, wire.Exclusive); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // runWorker runs closed-loop transactions until ctx ends.
 func runWorker(ctx context.Context, c *client.Client, spec phaseSpec, worker int, seed uint64,
 	ws *workerStats, txns *atomic.Uint64) {
@@ -302,6 +334,8 @@ func runWorker(ctx context.Context, c *client.Client, spec phaseSpec, worker int
 			locks, _ = gen.next(locks)
 		case spec.name == PhaseShared:
 			locks = append(locks, client.LockSpec{Lock: 1_000_000 + uint32(rng.IntN(16)), Mode: wire.Shared})
+		case spec.name == PhaseCrash:
+			locks = append(locks, client.LockSpec{Lock: crashLockBase + uint32(rng.IntN(crashLocks)), Mode: wire.Exclusive})
 		case spec.name == PhaseExclusive:
 			locks = append(locks, client.LockSpec{Lock: 2_000_000 + uint32(worker)<<8 + uint32(i%256), Mode: wire.Exclusive})
 		default:

@@ -103,6 +103,9 @@ func TestDemoRuns(t *testing.T) {
 			t.Errorf("phase %s: %d errors, %d rejects", p.Name, p.Errors, p.Rejects)
 		}
 	}
+	if crash := rep.Phases[len(rep.Phases)-1]; crash.Name != PhaseCrash || crash.Expiries != crashLocks {
+		t.Errorf("crash phase: %d lease expiries, want %d (every lock of the crashed holder)", crash.Expiries, crashLocks)
+	}
 	if !strings.Contains(progress.String(), "tpcc-low") {
 		t.Errorf("no progress line for tpcc-low in %q", progress.String())
 	}
