@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -92,11 +93,13 @@ summary.md and PNG plots (throughput per node count, latency CDF) into --out.`,
 					return err
 				}
 				files = append(files, pngs...)
+				// The paper's Fig. 6 is 10 nodes x 8 threads; fall back to the sweep's middle node
+				// count and largest thread count when those were not measured.
 				cn, ct := cdfNodes, cdfThreads
-				if !f.Changed("cdf-nodes") {
+				if !slices.Contains(sw.Nodes, cn) {
 					cn = sw.Nodes[len(sw.Nodes)/2]
 				}
-				if !f.Changed("cdf-threads") {
+				if !slices.Contains(sw.Threads, ct) {
 					ct = sw.Threads[len(sw.Threads)-1]
 				}
 				cdf, err := rdmabench.PlotLatencyCDF(rs, cn, ct, out)
@@ -130,7 +133,7 @@ summary.md and PNG plots (throughput per node count, latency CDF) into --out.`,
 	f.Int64Var(&seed, "seed", 1, "seed for lock choice and jitter")
 	f.Int64Var(&localB, "local-budget", 0, "ALock local budget (default 5)")
 	f.Int64Var(&remoteB, "remote-budget", 0, "ALock remote budget (default 20)")
-	f.IntVar(&cdfNodes, "cdf-nodes", 10, "node count of the latency CDF plot (default: middle of --nodes)")
-	f.IntVar(&cdfThreads, "cdf-threads", 8, "threads per node of the latency CDF plot (default: largest of --threads)")
+	f.IntVar(&cdfNodes, "cdf-nodes", 10, "node count of the latency CDF plot (if not swept: middle of --nodes)")
+	f.IntVar(&cdfThreads, "cdf-threads", 8, "threads per node of the latency CDF plot (if not swept: largest of --threads)")
 	return cmd
 }

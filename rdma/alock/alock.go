@@ -32,7 +32,7 @@
 //
 //	// on the server's node (emu.Node "srv"), once:
 //	tbl, _ := alock.NewTable(srv.NewEndpoint(), 1024)
-//	alg := alock.New(alock.Config{})
+//	alg, _ := alock.New(alock.Config{}) // local budget 5, remote budget 20
 //	// (a) a co-located goroutine: local cohort, CPU atomics only
 //	h, _ := alg.NewHandle(srv.NewEndpoint())
 //	h.Lock(tbl.Lock(i)); /* critical section */ h.Unlock(tbl.Lock(i))

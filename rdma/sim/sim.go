@@ -11,10 +11,10 @@
 // the initiator's NIC pipeline (NICOp per verb) and, after OneWay (LoopbackOneWay for
 // loopback), the target NIC's pipeline, where it is applied, and its completion returns after
 // another OneWay. Loopback therefore loads the same NIC twice, sharing it with inbound
-// traffic. CAS/FAA additionally hold the target NIC's atomic unit for NICAtomic and apply as a
+// traffic. Every NIC slows down once it hosts more than QPLimit queue-pair ends. CAS/FAA
+// additionally hold the target NIC's atomic unit for NICAtomic and apply as a
 // read at the start and a conditional write AtomicWindow later, so CPU stores and CPU CAS can land
-// in between (not atomic with local atomics) while NIC atomics never overlap each other. A NIC
-// used by more than QPLimit distinct threads slows down (QP cache thrashing).
+// in between (not atomic with local atomics) while NIC atomics never overlap each other.
 //
 // The scheduler is deterministic for a given configuration, seed and thread program.
 package sim
@@ -53,10 +53,12 @@ type Cost struct {
 	// (PCIe and switch variance). It breaks the lock-step that identical latencies
 	// would otherwise create between CAS retry loops. Default 100; negative disables it.
 	WireJitter int64
-	// QPLimit is the number of distinct threads a NIC serves before its per-verb cost grows.
-	// Default 450; negative disables thrashing.
+	// QPLimit is the number of queue-pair ends a NIC hosts before its per-verb cost grows (QP
+	// context cache thrashing; "the message rate of commodity RNICs declines after 450
+	// connections"). A thread's first verb to a node opens one QP: one end on its own NIC and one
+	// on the target's (both on the same NIC for loopback). Default 450; negative disables it.
 	QPLimit int
-	// QPPenalty is the relative slowdown per QPLimit extra threads. Default 0.5.
+	// QPPenalty is the relative slowdown per QPLimit extra QP ends. Default 0.5.
 	QPPenalty float64
 }
 
@@ -158,9 +160,17 @@ func (h *eventHeap) Pop() any {
 	return e
 }
 
+// qpEnd is one end of a reliable-connection queue pair hosted by a NIC: the thread that owns
+// the QP, the NIC at the other end, and which end this is.
+type qpEnd struct {
+	th      *thread
+	peer    verbs.NodeID
+	inbound bool
+}
+
 type nicState struct {
 	free, atomicFree int64
-	users            map[*thread]struct{}
+	users            map[qpEnd]struct{} // QP ends hosted (QP cache pressure)
 }
 
 // Sim is a simulated fabric. Create threads with Go, then call Run once.
@@ -195,7 +205,7 @@ func New(cfg Config) (*Sim, error) {
 	for i := 0; i < cfg.Nodes; i++ {
 		s.mem = append(s.mem, make([]uint64, cfg.RegionSize/8))
 		s.alloc = append(s.alloc, 64)
-		s.nic = append(s.nic, nicState{users: map[*thread]struct{}{}})
+		s.nic = append(s.nic, nicState{users: map[qpEnd]struct{}{}})
 	}
 	return s, nil
 }
@@ -444,8 +454,8 @@ func (e *endpoint) PostSend(wrs ...verbs.WorkRequest) error {
 		}
 		e.th.debt += c.PostOp
 		src, dst := &s.nic[e.node], &s.nic[wr.Remote.Node()]
-		src.users[e.th] = struct{}{}
-		dst.users[e.th] = struct{}{}
+		src.users[qpEnd{e.th, wr.Remote.Node(), false}] = struct{}{}
+		dst.users[qpEnd{e.th, e.node, true}] = struct{}{}
 		oneWay := c.OneWay
 		if src == dst {
 			oneWay = c.LoopbackOneWay

@@ -187,3 +187,31 @@ func TestConfigValidate(t *testing.T) {
 		}
 	}
 }
+
+// A NIC hosting more queue-pair ends than QPLimit slows down (QP cache thrashing).
+func TestQPThrashing(t *testing.T) {
+	run := func(limit int) int64 {
+		s := newSim(t, sim.Config{Nodes: 2, Cost: sim.Cost{QPLimit: limit, QPPenalty: 1}})
+		p, _ := s.Endpoint(1).Alloc(64)
+		var ops int64
+		for i := 0; i < 16; i++ {
+			s.Go(0, func(ep verbs.Endpoint) error {
+				for {
+					if _, err := verbs.Read(ep, p); err != nil {
+						return err
+					}
+					ops++
+				}
+			})
+		}
+		if err := s.Run(200_000); err != nil {
+			t.Fatal(err)
+		}
+		return ops
+	}
+	off, on := run(-1), run(4)
+	t.Logf("verbs in 200us: no thrashing %d, QPLimit 4 with 16 QPs %d", off, on)
+	if on*3 > off*2 {
+		t.Fatalf("16 QPs over a limit of 4 did not slow the NIC: %d vs %d", on, off)
+	}
+}
