@@ -343,7 +343,7 @@ func (c *Client) register(k key, kd kind, ts int64) (chan wire.Fields, error) {
 	if e.waiters[kd] != nil {
 		return nil, fmt.Errorf("client: lock %d txn %#x: request already in flight", k.lock, k.txn)
 	}
-	w := make(chan wire.Fields, 8)
+	w := make(chan wire.Fields, 4)
 	e.waiters[kd] = w
 	e.ts[kd] = uint64(ts)
 	return w, nil

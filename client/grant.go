@@ -165,6 +165,9 @@ func (c *Client) acquire(ctx context.Context, lock uint32, mode wire.Mode, txn u
 	if !mode.Valid() {
 		return nil, fmt.Errorf("client: invalid mode %d", mode)
 	}
+	if ctx.Err() != nil {
+		return nil, fmt.Errorf("%w: acquire of lock %d: %w", ErrTimeout, lock, context.Cause(ctx))
+	}
 	to, err := c.serverFor(lock)
 	if err != nil {
 		return nil, err
@@ -247,6 +250,9 @@ func (g *Grant) startLease(ctx context.Context) error {
 			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.cfg.RequestTimeout)
 			defer cancel()
 			_ = g.Release(rctx)
+			if errors.Is(err, ErrTimeout) && ctx.Err() != nil {
+				return err // the caller gave up
+			}
 			return fmt.Errorf("client: lock %d: %w: renewal after a long wait failed: %w", g.key.lock, ErrLeaseLost, err)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -216,4 +217,42 @@ func TestLockServerShutdown(t *testing.T) {
 	if err := <-errc; !errors.Is(err, client.ErrShutdown) {
 		t.Errorf("waiting Acquire = %v, want ErrShutdown", err)
 	}
+}
+
+// BenchmarkLockServerAcquireRelease measures exclusive acquire+release round trips of one client
+// against a real lock server on loopback, over distinct locks from parallel goroutines.
+func BenchmarkLockServerAcquireRelease(b *testing.B) {
+	srv, err := lockserver.New(lockserver.Config{Listen: "127.0.0.1:0"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(ctx) }()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	c, err := client.New(client.Config{Servers: []string{srv.Addr().String()}, Local: "127.0.0.1:0"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	var next atomic.Uint32
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		lock := next.Add(1)
+		for pb.Next() {
+			g, err := c.Acquire(ctx, lock, wire.Exclusive)
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			if err := g.Release(ctx); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
 }
