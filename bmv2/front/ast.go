@@ -390,8 +390,12 @@ type Stmt interface {
 }
 
 // AssignStmt is LHS = RHS;.
+//
+// A compound assignment such as x += y has Op "+" and RHS the BinaryExpr x + y whose X is the
+// very LHS node; the location is evaluated once.
 type AssignStmt struct {
 	P        Pos
+	Op       string // "" for plain assignment, else the operator of a compound assignment
 	LHS, RHS Expr
 }
 

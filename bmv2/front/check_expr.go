@@ -449,6 +449,11 @@ func (c *checker) binary(e *BinaryExpr, cx *ctx, want Type) Type {
 	}
 	xt := c.expr(e.X, cx, wx)
 	yt := c.expr(e.Y, cx, wx)
+	return c.binaryTyped(e, xt, yt)
+}
+
+// binaryTyped types a binary expression whose operands are already checked.
+func (c *checker) binaryTyped(e *BinaryExpr, xt, yt Type) Type {
 	if isBad(xt) || isBad(yt) {
 		return tBad
 	}

@@ -335,6 +335,18 @@ func (c *checker) stmt(s Stmt, cx *ctx) {
 		if _, dc := s.LHS.(*DontCareExpr); dc {
 			c.errorf(s.LHS.Position(), "cannot assign to _")
 		}
+		if s.Op != "" {
+			// RHS is LHS op value; LHS is already checked.
+			b := s.RHS.(*BinaryExpr)
+			yt := c.expr(b.Y, cx, lt)
+			t := c.binaryTyped(b, lt, yt)
+			b.setType(t)
+			if v, ok := c.evalConst(b); ok {
+				c.out.Const[b] = v
+			}
+			c.assignable(lt, s.RHS, "compound assignment")
+			return
+		}
 		c.expr(s.RHS, cx, lt)
 		c.assignable(lt, s.RHS, "assignment")
 	case *CallStmt:

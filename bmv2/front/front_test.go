@@ -207,7 +207,9 @@ func TestTypeRules(t *testing.T) {
 		{"exit and return", "", "if (hdr.h.ok) { exit; } return;", ""},
 		{"switch on value", "", "switch (hdr.h.a) { 1: { } 2: 3: { } default: { } }", ""},
 		{"switch duplicate label", "", "switch (hdr.h.a) { 1: { } 1: { } }", "duplicate switch label"},
-		{"unsupported compound assign", "", "hdr.h.a += 1;", "not supported by the netlock target: compound assignment"},
+		{"compound assign", "", "hdr.h.a += 1; hdr.h.c <<= 2; hdr.h.c >>= hdr.h.a; hdr.h.a |+|= 7; hdr.h.b ^= hdr.h.b;", ""},
+		{"compound assign width", "", "hdr.h.a += hdr.h.b;", "operands have different types bit<8> and bit<16>"},
+		{"compound assign to in", "action a(in bit<8> v) { v += 1; }", "a(1);", "read-only"},
 		{"int variable", "", "int x = 1;", "variables of type int must be const"},
 		{"shadowing parameter", "", "bit<8> hdr = 1;", "shadows a parameter"},
 	}

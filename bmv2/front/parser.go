@@ -1006,10 +1006,12 @@ func (p *parser) stmt() Stmt {
 		p.expect(";")
 		return &AssignStmt{P: eq.Pos, LHS: lhs, RHS: rhs}
 	}
-	for _, op := range []string{"+", "-", "*", "|", "&", "^", "<<"} {
-		if p.is(op) && p.isAt(1, "=") {
-			p.fail(p.peek().Pos, "%s", unsupported(p.peek().Pos, "compound assignment %s=", op).Msg)
-		}
+	if op, n := p.compoundOp(); op != "" {
+		opTok := p.peek()
+		p.i += n
+		rhs := p.expr()
+		p.expect(";")
+		return &AssignStmt{P: opTok.Pos, Op: op, LHS: lhs, RHS: &BinaryExpr{exprBase: exprBase{P: opTok.Pos}, Op: op, X: lhs, Y: rhs}}
 	}
 	call, ok := lhs.(*CallExpr)
 	if !ok {
@@ -1017,6 +1019,30 @@ func (p *parser) stmt() Stmt {
 	}
 	p.expect(";")
 	return &CallStmt{P: call.P, Call: call}
+}
+
+// compoundOp recognizes a compound assignment operator (+=, <<=, |+|= ...) at the current token
+// and returns the binary operator and the number of tokens it spans.
+func (p *parser) compoundOp() (string, int) {
+	t := p.peek()
+	if t.Kind != TPunct {
+		return "", 0
+	}
+	adjacent := func(k int, text string, col int) bool {
+		n := p.at(k)
+		return n.Kind == TPunct && n.Text == text && n.Pos.Line == t.Pos.Line && n.Pos.Col == col
+	}
+	switch t.Text {
+	case "+", "-", "*", "/", "%", "&", "|", "^", "<<", "|+|", "|-|":
+		if adjacent(1, "=", t.Pos.Col+len(t.Text)) {
+			return t.Text, 2
+		}
+	case ">":
+		if adjacent(1, ">=", t.Pos.Col+1) {
+			return ">>", 2
+		}
+	}
+	return "", 0
 }
 
 func (p *parser) switchStmt() *SwitchStmt {
@@ -1101,7 +1127,7 @@ func (p *parser) binary(minPrec int) Expr {
 		}
 		opTok := p.peek()
 		if eq := p.at(n); eq.Kind == TPunct && eq.Text == "=" && eq.Pos.Line == opTok.Pos.Line && eq.Pos.Col == opTok.Pos.Col+len(op) {
-			p.fail(opTok.Pos, "%s", unsupported(opTok.Pos, "compound assignment %s=", op).Msg)
+			return x // a compound assignment operator such as +=; the statement parser takes it
 		}
 		p.i += n
 		y := p.binary(prec)

@@ -21,9 +21,11 @@ var builtinIncludes = map[string]string{
 type ReadFileFunc func(path string) ([]byte, error)
 
 type macro struct {
-	name string
-	body []Token
-	pos  Pos
+	name     string
+	body     []Token
+	pos      Pos
+	funcLike bool
+	params   []string
 }
 
 type condFrame struct {
@@ -227,24 +229,49 @@ func (pp *preprocessor) directive(dir, arg string, pos Pos, path string, lineNo 
 	case "include":
 		pp.include(arg, pos, path)
 	case "define":
-		name := firstWord(arg)
+		k := 0
+		for k < len(arg) && isIdentChar(arg[k]) {
+			k++
+		}
+		name := arg[:k]
 		if name == "" || !isIdentStart(name[0]) {
 			pp.errs = append(pp.errs, errorf(pos, "#define needs a macro name"))
 			return
 		}
-		bodyText := strings.TrimSpace(arg[len(name):])
-		if k := strings.IndexByte(name, '('); k >= 0 {
-			pp.errs = append(pp.errs, unsupported(pos, "function-like macro %s", name[:k]))
+		m := &macro{name: name, pos: pos}
+		rest := arg[k:]
+		if strings.HasPrefix(rest, "(") {
+			end := strings.IndexByte(rest, ')')
+			if end < 0 {
+				pp.errs = append(pp.errs, errorf(pos, "#define %s: missing ) in the parameter list", name))
+				return
+			}
+			m.funcLike = true
+			for _, p := range strings.Split(rest[1:end], ",") {
+				p = strings.TrimSpace(p)
+				if p == "" && strings.TrimSpace(rest[1:end]) == "" {
+					break
+				}
+				if p == "" || p == "..." || !isIdentStart(p[0]) {
+					pp.errs = append(pp.errs, unsupported(pos, "macro parameter %q of %s", p, name))
+					return
+				}
+				m.params = append(m.params, p)
+			}
+			rest = rest[end+1:]
+		}
+		bodyText := strings.TrimSpace(rest)
+		if strings.Contains(bodyText, "#") {
+			pp.errs = append(pp.errs, unsupported(pos, "the # and ## macro operators (in %s)", name))
 			return
 		}
 		// Lex the body in place so that positions inside it are meaningful.
-		off := strings.Index(text, bodyText)
-		var body []Token
+		off := strings.LastIndex(text, bodyText)
 		if bodyText != "" && off >= 0 {
 			pad := strings.Repeat(" ", off)
-			body = lexLine(pad+bodyText, path, lineNo, &pp.errs)
+			m.body = lexLine(pad+bodyText, path, lineNo, &pp.errs)
 		}
-		pp.macros[name] = &macro{name: name, body: body, pos: pos}
+		pp.macros[name] = m
 	case "undef":
 		delete(pp.macros, firstWord(arg))
 	case "error":
@@ -327,7 +354,8 @@ func (pp *preprocessor) emit(toks []Token) {
 const maxTokens = 1 << 20
 
 func (pp *preprocessor) expand(out, toks []Token, active []string, at Pos) []Token {
-	for _, t := range toks {
+	for i := 0; i < len(toks); i++ {
+		t := toks[i]
 		if len(out) > maxTokens {
 			if !pp.tooBig {
 				pp.tooBig = true
@@ -340,13 +368,86 @@ func (pp *preprocessor) expand(out, toks []Token, active []string, at Pos) []Tok
 		}
 		if t.Kind == TIdent {
 			if m, ok := pp.macros[t.Text]; ok && !contains(active, t.Text) {
-				out = pp.expand(out, m.body, append(active, t.Text), t.Pos)
+				if !m.funcLike {
+					out = pp.expand(out, m.body, append(active, t.Text), t.Pos)
+					continue
+				}
+				if i+1 < len(toks) && toks[i+1].Kind == TPunct && toks[i+1].Text == "(" {
+					args, next, ok := macroArgs(toks, i+1)
+					if !ok {
+						pp.errs = append(pp.errs, unsupported(t.Pos, "a call of macro %s that does not end on the same line", m.name))
+						return out
+					}
+					if len(args) != len(m.params) && !(len(m.params) == 0 && len(args) == 1 && len(args[0]) == 0) {
+						pp.errs = append(pp.errs, errorf(t.Pos, "macro %s expects %d arguments, got %d", m.name, len(m.params), len(args)))
+						return out
+					}
+					out = pp.expand(out, substitute(m, args), append(active, t.Text), t.Pos)
+					i = next
+					continue
+				}
+			}
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// macroArgs splits the tokens of a macro call's argument list, starting at the '(' at toks[open],
+// and returns the arguments and the index of the closing ')'.
+func macroArgs(toks []Token, open int) ([][]Token, int, bool) {
+	depth := 0
+	var args [][]Token
+	var cur []Token
+	for j := open; j < len(toks); j++ {
+		t := toks[j]
+		if t.Kind == TPunct {
+			switch t.Text {
+			case "(":
+				depth++
+				if depth == 1 {
+					continue
+				}
+			case ")":
+				depth--
+				if depth == 0 {
+					return append(args, cur), j, true
+				}
+			case ",":
+				if depth == 1 {
+					args = append(args, cur)
+					cur = nil
+					continue
+				}
+			}
+		}
+		cur = append(cur, t)
+	}
+	return nil, 0, false
+}
+
+// substitute replaces a function-like macro's parameters in its body by the arguments.
+func substitute(m *macro, args [][]Token) []Token {
+	var out []Token
+	for _, t := range m.body {
+		if t.Kind == TIdent {
+			if k := indexOf(m.params, t.Text); k >= 0 {
+				out = append(out, args[k]...)
 				continue
 			}
 		}
 		out = append(out, t)
 	}
 	return out
+}
+
+func indexOf(list []string, s string) int {
+	for i, x := range list {
+		if x == s {
+			return i
+		}
+	}
+	return -1
 }
 
 func contains(list []string, s string) bool {

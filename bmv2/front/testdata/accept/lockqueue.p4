@@ -13,6 +13,9 @@ const bit<32> SLOTS = QUEUE_SLOTS;
 const bit<9> CPU = CPU_PORT;
 #endif
 
+#define IS_RESUBMITTED(m) ((m).instance_type == 6)
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
+
 #undef QUEUE_SLOTS
 #ifdef QUEUE_SLOTS
 #error QUEUE_SLOTS is still defined
@@ -178,6 +181,9 @@ control LockIngress(inout headers hdr, inout metadata meta, inout standard_metad
 
 control LockEgress(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) {
     apply {
+        if (IS_RESUBMITTED(sm)) {
+            meta.rounds = MIN(meta.rounds, 8w16);
+        }
         if (sm.instance_type == 1 && hdr.lock.isValid()) {
             hdr.lock.op = LockOp.GRANT;
             hdr.packet_in.setValid();

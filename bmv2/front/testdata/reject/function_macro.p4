@@ -1,2 +1,2 @@
 #include <core.p4>
-#define MAX(a, b) ((a) > (b) ? (a) : (b))
+#define PASTE(a, b) a ## b
