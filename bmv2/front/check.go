@@ -306,6 +306,16 @@ func (c *checker) params(ps []*Param, sc *scope) {
 	seen := map[string]bool{}
 	for _, p := range ps {
 		p.T = c.resolveType(p.Type, sc)
+		switch pt := p.T.(type) {
+		case *ControlType:
+			if pt.Decl.HasBody {
+				c.errorf(p.P, "%s: parameter cannot have type control %s (use a control type declaration)", p.Name, pt.Decl.Name)
+			}
+		case *ParserType:
+			if pt.Decl.HasBody {
+				c.errorf(p.P, "%s: parameter cannot have type parser %s (use a parser type declaration)", p.Name, pt.Decl.Name)
+			}
+		}
 		if p.Dir != DirNone {
 			switch p.T.(type) {
 			case *IntType, *StringType, *ExternType:
@@ -361,6 +371,7 @@ func (c *checker) topDecl(d Decl) {
 		}
 	case *ExternDecl:
 		c.declare(c.global, d.Name, d)
+		c.noDuplicateMethods(d)
 		sc := c.typeParamScope(c.global, d, d.TypeParams, d.P)
 		for _, m := range d.Ctors {
 			c.params(m.Params, sc)
@@ -705,5 +716,22 @@ func (c *checker) runtimeParams(ps []*Param, what string) {
 		case *ParserType, *ControlType, *PackageType, *TableType:
 			c.errorf(p.P, "%s: parameter %s cannot have type %s", what, p.Name, p.T)
 		}
+	}
+}
+
+// noDuplicateMethods rejects overloads that no call can tell apart: same name, same number and
+// names of parameters.
+func (c *checker) noDuplicateMethods(d *ExternDecl) {
+	seen := map[string]*MethodDecl{}
+	for _, m := range append(append([]*MethodDecl(nil), d.Ctors...), d.Methods...) {
+		key := m.Name
+		for _, p := range m.Params {
+			key += "/" + p.Name
+		}
+		if prev := seen[key]; prev != nil {
+			c.errorf(m.P, "%s.%s: duplicate declaration (previous declaration at %s)", d.Name, m.Name, prev.P)
+			continue
+		}
+		seen[key] = m
 	}
 }

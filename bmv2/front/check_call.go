@@ -369,6 +369,15 @@ func (c *checker) args(ps []*Param, args []*Arg, sub map[*TypeVar]Type, cx *ctx,
 		if hasTypeVar(pt) && !untypedArg(a.Value) {
 			at := c.expr(a.Value, cx, nil)
 			done[i] = true
+			switch at.(type) {
+			case *ParserType, *ControlType, *TableType, *PackageType:
+				c.errorf(a.Value.Position(), "%s: argument %s cannot have type %s", what, ps[i].Name, at)
+				continue
+			}
+			if _, isStr := at.(*StringType); isStr && ps[i].Dir != DirNone {
+				c.errorf(a.Value.Position(), "%s: a parameter with type string cannot have a direction (argument %s)", what, ps[i].Name)
+				continue
+			}
 			if !unify(ps[i].T, at, sub) && !isBad(at) {
 				c.errorf(a.Value.Position(), "%s: argument %s has type %s, which does not match %s", what, ps[i].Name, at, subst(ps[i].T, sub))
 			}

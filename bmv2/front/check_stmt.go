@@ -559,7 +559,11 @@ func (c *checker) tableDecl(t *TableDecl, cx *ctx) {
 		case "key", "actions":
 		case "default_action":
 			a := p.Actions[0]
+			if keyIdx2 := propIndex(t, "actions"); keyIdx2 > propIndex(t, "default_action") {
+				c.errorf(p.P, "table %s: default_action must come after the actions list", t.Name)
+			}
 			c.actionRef(a, cx, t, true)
+			c.sameBoundArgs(a, actions[a.Name.Name], t)
 			if a.Action != nil && actions[a.Action.Name] == nil {
 				c.errorf(a.P, "table %s: default action %s is not in the actions list", t.Name, a.Name.Name)
 			}
@@ -594,6 +598,9 @@ func (c *checker) tableDecl(t *TableDecl, cx *ctx) {
 					c.entryKeyKind(k, keyKinds[i], t)
 				}
 				c.actionRef(e.Action, cx, t, true)
+				if e.Action.Action != nil {
+					c.sameBoundArgs(e.Action, actions[e.Action.Action.Name], t)
+				}
 				if e.Action.Action != nil && actions[e.Action.Action.Name] == nil {
 					c.errorf(e.Action.P, "table %s: entry action %s is not in the actions list", t.Name, e.Action.Name.Name)
 				}
@@ -624,6 +631,36 @@ func (c *checker) tableDecl(t *TableDecl, cx *ctx) {
 		default:
 			c.unsupported(p.P, "table property %s", p.Name)
 		}
+	}
+}
+
+func propIndex(t *TableDecl, name string) int {
+	for i, p := range t.Props {
+		if p.Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// sameBoundArgs checks that a default action or entry passes the same arguments for directional
+// parameters as the actions list binds (p4c compares them textually).
+func (c *checker) sameBoundArgs(use, listed *ActionRef, t *TableDecl) {
+	if listed == nil || use.Action == nil || !listed.HasArg {
+		return
+	}
+	k := 0
+	for i, p := range use.Action.Params {
+		if p.Dir == DirNone {
+			continue
+		}
+		if i >= len(use.Args) || k >= len(listed.Args) {
+			return
+		}
+		if ExprString(use.Args[i].Value) != ExprString(listed.Args[k].Value) {
+			c.errorf(use.Args[i].Value.Position(), "table %s: argument %s of %s does not match the actions list (%s)", t.Name, ExprString(use.Args[i].Value), use.Action.Name, ExprString(listed.Args[k].Value))
+		}
+		k++
 	}
 }
 

@@ -114,7 +114,7 @@ var softKeywords = map[string]bool{"type": true, "apply": true, "state": true, "
 
 func (p *parser) ident() (string, Pos) {
 	t := p.peek()
-	if t.Kind != TIdent || keywords[t.Text] && !softKeywords[t.Text] {
+	if t.Kind != TIdent || keywords[t.Text] && !softKeywords[t.Text] || t.Text == "_" {
 		p.fail(t.Pos, "syntax error: expected a name, found %s", describe(t))
 	}
 	p.next()
@@ -124,7 +124,7 @@ func (p *parser) ident() (string, Pos) {
 // nameOrKeyword accepts an identifier including keywords that may be used as names after '.'.
 func (p *parser) memberName() (string, Pos) {
 	t := p.peek()
-	if t.Kind != TIdent {
+	if t.Kind != TIdent || t.Text == "_" {
 		p.fail(t.Pos, "syntax error: expected a member name, found %s", describe(t))
 	}
 	p.next()
