@@ -124,7 +124,8 @@ func checkME(t *testing.T, res rdmatest.Result, w rdmatest.Workload) {
 func TestSaturatingMixedCohorts(t *testing.T) {
 	s := seed(t)
 	t.Run("sim", func(t *testing.T) {
-		w := rdmatest.Workload{Alg: newALock(t, alock.Config{}, nil), Locks: 1, Threads: []int{8, 8, 8, 8}, Ops: 150, Seed: s}
+		// One lock on node 0; half of the 32 threads are local to it (50% locality).
+		w := rdmatest.Workload{Alg: newALock(t, alock.Config{}, nil), Locks: 1, Threads: []int{16, 6, 5, 5}, Ops: 100, Seed: s}
 		res := runSim(t, w, sim.Config{Seed: s, OpJitter: 2000})
 		checkME(t, res, w)
 	})

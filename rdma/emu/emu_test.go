@@ -1,8 +1,14 @@
 package emu_test
 
 import (
+	"bufio"
 	"errors"
+	"fmt"
 	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -15,7 +21,12 @@ import (
 	"github.com/netlock-go/netlock/rdma/verbs"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	if os.Getenv(childEnv) != "" {
+		os.Exit(childMain())
+	}
+	goleak.VerifyTestMain(m)
+}
 
 func cluster(t *testing.T, cfg emu.Config, n int) *emu.Cluster {
 	t.Helper()
@@ -237,4 +248,148 @@ func TestTCPTransportSharedALock(t *testing.T) {
 	if _, err := verbs.Read(b.NewEndpoint(), verbs.MakePtr(0, 1<<40)); !errors.Is(err, verbs.ErrBadPtr) {
 		t.Fatalf("bad pointer over TCP: %v", err)
 	}
+}
+
+// Two real processes share one ALock table: this test process hosts node 0 (the table, the
+// detector and two local-cohort threads) and re-executes the test binary as node 1, which
+// serves its own region (its threads' descriptors) and runs two remote-cohort threads over TCP.
+const childEnv = "RDMA_EMU_CHILD"
+
+const childOps = 60
+
+func TestTwoProcessesShareALockTable(t *testing.T) {
+	a, err := emu.NewNode(emu.Config{}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Serve(ln)
+	tbl, err := alock.NewTable(a.NewEndpoint(), 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	det, err := rdmatest.NewDetector(a.NewEndpoint())
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner, counter := det.Words()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), childEnv+"="+strings.Join([]string{ln.Addr().String(),
+		strconv.FormatUint(uint64(tbl.Lock(5)), 10), strconv.FormatUint(uint64(owner), 10), strconv.FormatUint(uint64(counter), 10)}, ","))
+	cmd.Stderr = os.Stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// The child prints the address of node 1's server; node 0 needs it to pass the lock into
+	// the child's descriptors.
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("child: %v", err)
+	}
+	if err := a.Connect(1, strings.TrimSpace(line)); err != nil {
+		t.Fatal(err)
+	}
+	alg, err := alock.New(alock.Config{LocalBudget: 2, RemoteBudget: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for i := 0; i < 2; i++ {
+		wg.Add(1)
+		go func(id uint64) {
+			defer wg.Done()
+			if err := hammer(a.NewEndpoint(), alg, tbl.Lock(5), det, id); err != nil {
+				t.Error(err)
+			}
+		}(uint64(i + 1))
+	}
+	wg.Wait()
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("child process: %v", err)
+	}
+	if det.Violations() != 0 {
+		t.Fatalf("violations: %s", det.First())
+	}
+	cnt, _ := det.Count(a.NewEndpoint())
+	if cnt != 4*childOps {
+		t.Fatalf("counter %d, want %d (2 local threads here + 2 remote threads in the child)", cnt, 4*childOps)
+	}
+}
+
+func hammer(ep verbs.Endpoint, alg *alock.ALock, l verbs.Ptr, det *rdmatest.Detector, id uint64) error {
+	h, err := alg.NewHandle(ep)
+	if err != nil {
+		return err
+	}
+	for i := 0; i < childOps; i++ {
+		if err := h.Lock(l); err != nil {
+			return err
+		}
+		if err := det.CS(ep, id, nil); err != nil {
+			return err
+		}
+		if err := h.Unlock(l); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// childMain is node 1 in its own process.
+func childMain() int {
+	f := strings.Split(os.Getenv(childEnv), ",")
+	fail := func(err error) int { fmt.Fprintln(os.Stderr, "child:", err); return 1 }
+	if len(f) != 4 {
+		return fail(errors.New("bad " + childEnv))
+	}
+	var nums [3]uint64
+	for i := range nums {
+		v, err := strconv.ParseUint(f[i+1], 10, 64)
+		if err != nil {
+			return fail(err)
+		}
+		nums[i] = v
+	}
+	b, err := emu.NewNode(emu.Config{}, 1)
+	if err != nil {
+		return fail(err)
+	}
+	defer b.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return fail(err)
+	}
+	b.Serve(ln)
+	if err := b.Connect(0, f[0]); err != nil {
+		return fail(err)
+	}
+	fmt.Println(ln.Addr().String())
+	alg, err := alock.New(alock.Config{LocalBudget: 2, RemoteBudget: 3})
+	if err != nil {
+		return fail(err)
+	}
+	det := rdmatest.AttachDetector(verbs.Ptr(nums[1]), verbs.Ptr(nums[2]))
+	errs := make(chan error, 2)
+	for i := 0; i < 2; i++ {
+		go func(id uint64) { errs <- hammer(b.NewEndpoint(), alg, verbs.Ptr(nums[0]), det, id) }(uint64(10 + i))
+	}
+	for i := 0; i < 2; i++ {
+		if err := <-errs; err != nil {
+			return fail(err)
+		}
+	}
+	if det.Violations() != 0 {
+		return fail(errors.New(det.First()))
+	}
+	return 0
 }
