@@ -42,7 +42,9 @@ func NewDetector(home verbs.Endpoint) (*Detector, error) {
 
 // AttachDetector uses a detector whose words another process allocated (the Go-side occupancy
 // check then only covers this process's threads).
-func AttachDetector(owner, counter verbs.Ptr) *Detector { return &Detector{owner: owner, counter: counter} }
+func AttachDetector(owner, counter verbs.Ptr) *Detector {
+	return &Detector{owner: owner, counter: counter}
+}
 
 // Words returns the detector's owner and counter words (to exclude them from audits).
 func (d *Detector) Words() (owner, counter verbs.Ptr) { return d.owner, d.counter }
