@@ -171,7 +171,8 @@ func TestLockServerLeaseLost(t *testing.T) {
 
 func TestLockServerKeepAlive(t *testing.T) {
 	addr, _ := startServer(t, lockcore.Config{})
-	c := newTestClient(t, client.Config{Servers: []string{addr}, Lease: 300 * time.Millisecond, KeepAlive: true})
+	// Renewals every third of a second leave room for scheduling stalls on a loaded machine.
+	c := newTestClient(t, client.Config{Servers: []string{addr}, Lease: time.Second, KeepAlive: true})
 	ctx := itCtx(t)
 	g, err := c.Acquire(ctx, 4, wire.Exclusive)
 	if err != nil {
@@ -208,11 +209,12 @@ func TestLockServerShutdown(t *testing.T) {
 		_, err := c.Acquire(ctx, 1, wire.Exclusive)
 		errc <- err
 	}()
-	// Wait until the waiter's acquire has been sent (and, with retransmissions, surely arrived).
-	for c.Stats().Sent < 3 {
+	// Wait until the waiter's acquire has been retransmitted twice: the first copy has then had
+	// two retransmission intervals to arrive (on loopback, without loss).
+	for c.Stats().Retransmits < 2 {
 		time.Sleep(time.Millisecond)
 	}
-	time.Sleep(50 * time.Millisecond)
+	time.Sleep(20 * time.Millisecond)
 	stop()
 	if err := <-errc; !errors.Is(err, client.ErrShutdown) {
 		t.Errorf("waiting Acquire = %v, want ErrShutdown", err)
