@@ -62,7 +62,9 @@ func (c *checker) call(e *CallExpr, cx *ctx) Type {
 		case *ExternType:
 			inst := &InstanceDecl{P: e.P, Args: e.Args, Name: "<anonymous>"}
 			inst.T = t
-			c.instanceArgsFor(inst, t, cx)
+			if ctor := c.instanceArgsFor(inst, t, cx); ctor != nil {
+				e.Callee, e.Params = ctor, ctor.Params
+			}
 			return t
 		}
 	}
@@ -70,18 +72,21 @@ func (c *checker) call(e *CallExpr, cx *ctx) Type {
 	return tBad
 }
 
-func (c *checker) instanceArgsFor(d *InstanceDecl, t *ExternType, cx *ctx) {
+// instanceArgsFor checks the arguments of an inline extern instantiation and returns the
+// constructor used.
+func (c *checker) instanceArgsFor(d *InstanceDecl, t *ExternType, cx *ctx) *MethodDecl {
 	if len(t.Decl.Ctors) == 0 {
 		c.errorf(d.P, "extern %s has no constructor", t.Decl.Name)
-		return
+		return nil
 	}
 	for _, m := range t.Decl.Ctors {
 		if arityOK(m.Params, d.Args) {
 			c.args(m.Params, d.Args, map[*TypeVar]Type{}, cx, d.P, "constructor of "+t.Decl.Name, true)
-			return
+			return m
 		}
 	}
 	c.errorf(d.P, "no constructor of %s takes %d arguments", t.Decl.Name, len(d.Args))
+	return nil
 }
 
 func (c *checker) bindExplicit(e *CallExpr, tps []string, owner Decl, sub map[*TypeVar]Type) {

@@ -102,6 +102,7 @@ func (c *checker) parserReach(d *ParserDecl) {
 
 func (c *checker) stateRef(n *NameExpr, cx *ctx) {
 	if n.Name == "accept" || n.Name == "reject" {
+		n.setType(tState) // the built-in final states have no declaration
 		return
 	}
 	ds := cx.sc.lookup(n.Name)

@@ -74,7 +74,7 @@ func TestConformance(t *testing.T) {
 	fmt.Printf("p4_16_errors (all, incl. programs for other architectures): rejected %d of %d (%.1f%%)\n", arejected, atotal, pct(arejected, atotal))
 
 	// Every v1model sample, with or without an .stf file, for a wider view.
-	var all, allOK int
+	var all, allOK, exprs, unres int
 	for _, f := range samples {
 		if !isV1(f) {
 			continue
@@ -85,6 +85,12 @@ func TestConformance(t *testing.T) {
 			continue
 		}
 		allOK++
+		n, bad := unresolved(prog.Program)
+		exprs += n
+		unres += len(bad)
+		if len(bad) > 0 && os.Getenv("NETLOCK_P4C_VERBOSE") != "" {
+			t.Logf("%s: %s", filepath.Base(f), strings.Join(bad, "; "))
+		}
 		golden := filepath.Join(dir, "testdata/p4_16_samples_outputs", filepath.Base(f)+".p4info.txtpb")
 		data, err := os.ReadFile(golden)
 		if err != nil {
@@ -108,6 +114,7 @@ func TestConformance(t *testing.T) {
 		}
 	}
 	fmt.Printf("p4_16_samples (all v1model): accepted %d of %d (%.1f%%)\n", allOK, all, pct(allOK, all))
+	fmt.Printf("expressions of accepted samples without a type, declaration or callee: %d of %d\n", unres, exprs)
 	fmt.Printf("P4Info entities (name, id, widths, sizes) matching p4c's goldens of %d accepted samples: %d of %d (%.1f%%)\n", goldens, idMatch, idPairs, pct(idMatch, idPairs))
 }
 

@@ -1,0 +1,209 @@
+package front
+
+// Inspect calls f on every expression of the program's declarations (constants, parameter
+// defaults, variable initializers, parser statements and select cases, table properties and
+// entries, action and control bodies, package arguments), parents before children.
+func Inspect(prog *Program, f func(Expr)) {
+	for _, d := range prog.Decls {
+		inspectDecl(d, f)
+	}
+}
+
+func inspectParams(ps []*Param, f func(Expr)) {
+	for _, p := range ps {
+		if p.Deflt != nil {
+			walkExpr(p.Deflt, f)
+		}
+	}
+}
+
+func inspectDecl(d Decl, f func(Expr)) {
+	switch d := d.(type) {
+	case *ConstDecl:
+		walkExpr(d.Value, f)
+	case *VarDecl:
+		if d.Init != nil {
+			walkExpr(d.Init, f)
+		}
+	case *EnumDecl:
+		for _, m := range d.Members {
+			if m.Value != nil {
+				walkExpr(m.Value, f)
+			}
+		}
+	case *InstanceDecl:
+		for _, a := range d.Args {
+			walkExpr(a.Value, f)
+		}
+	case *ActionDecl:
+		inspectParams(d.Params, f)
+		walkStmt(d.Body, f)
+	case *FunctionDecl:
+		inspectParams(d.Params, f)
+		walkStmt(d.Body, f)
+	case *TableDecl:
+		for _, p := range d.Props {
+			for _, k := range p.Keys {
+				walkExpr(k.Expr, f)
+			}
+			for _, a := range p.Actions {
+				walkExpr(a.Name, f)
+				for _, x := range a.Args {
+					walkExpr(x.Value, f)
+				}
+			}
+			for _, e := range p.Entries {
+				for _, k := range e.Keys {
+					walkExpr(k, f)
+				}
+				walkExpr(e.Action.Name, f)
+				for _, x := range e.Action.Args {
+					walkExpr(x.Value, f)
+				}
+			}
+			if p.Value != nil {
+				walkExpr(p.Value, f)
+			}
+		}
+	case *ParserDecl:
+		inspectParams(d.Params, f)
+		inspectParams(d.CtorParams, f)
+		for _, l := range d.Locals {
+			inspectDecl(l, f)
+		}
+		for _, s := range d.States {
+			for _, st := range s.Stmts {
+				walkStmt(st, f)
+			}
+			if s.Trans == nil {
+				continue
+			}
+			if s.Trans.Target != nil {
+				walkExpr(s.Trans.Target, f)
+			}
+			if se := s.Trans.Select; se != nil {
+				walkExpr(se, f)
+				for _, k := range se.Keys {
+					walkExpr(k, f)
+				}
+				for _, c := range se.Cases {
+					for _, k := range c.Keyset {
+						walkExpr(k, f)
+					}
+					walkExpr(c.State, f)
+				}
+			}
+		}
+	case *ControlDecl:
+		inspectParams(d.Params, f)
+		inspectParams(d.CtorParams, f)
+		for _, l := range d.Locals {
+			inspectDecl(l, f)
+		}
+		if d.Body != nil {
+			walkStmt(d.Body, f)
+		}
+	case *MethodDecl:
+		inspectParams(d.Params, f)
+	case *ExternDecl:
+		for _, m := range d.Ctors {
+			inspectParams(m.Params, f)
+		}
+		for _, m := range d.Methods {
+			inspectParams(m.Params, f)
+		}
+	case *PackageDecl:
+		inspectParams(d.Params, f)
+	}
+}
+
+// walkStmt calls f on every expression under s.
+func walkStmt(s Stmt, f func(Expr)) {
+	switch s := s.(type) {
+	case nil:
+	case *BlockStmt:
+		if s == nil {
+			return
+		}
+		for _, x := range s.Stmts {
+			walkStmt(x, f)
+		}
+	case *AssignStmt:
+		walkExpr(s.LHS, f)
+		walkExpr(s.RHS, f)
+	case *CallStmt:
+		walkExpr(s.Call, f)
+	case *IfStmt:
+		walkExpr(s.Cond, f)
+		walkStmt(s.Then, f)
+		if s.Else != nil {
+			walkStmt(s.Else, f)
+		}
+	case *SwitchStmt:
+		walkExpr(s.Expr, f)
+		for _, c := range s.Cases {
+			if c.Label != nil {
+				walkExpr(c.Label, f)
+			}
+			if c.Body != nil {
+				walkStmt(c.Body, f)
+			}
+		}
+	case *ReturnStmt:
+		if s.Value != nil {
+			walkExpr(s.Value, f)
+		}
+	case *DeclStmt:
+		inspectDecl(s.Decl, f)
+	}
+}
+
+// walkExpr calls f on e and its subexpressions.
+func walkExpr(e Expr, f func(Expr)) {
+	if e == nil {
+		return
+	}
+	f(e)
+	switch e := e.(type) {
+	case *MemberExpr:
+		walkExpr(e.X, f)
+	case *IndexExpr:
+		walkExpr(e.X, f)
+		walkExpr(e.Index, f)
+	case *SliceExpr:
+		walkExpr(e.X, f)
+		walkExpr(e.Hi, f)
+		walkExpr(e.Lo, f)
+	case *UnaryExpr:
+		walkExpr(e.X, f)
+	case *BinaryExpr:
+		walkExpr(e.X, f)
+		walkExpr(e.Y, f)
+	case *TernaryExpr:
+		walkExpr(e.Cond, f)
+		walkExpr(e.Then, f)
+		walkExpr(e.Else, f)
+	case *CastExpr:
+		walkExpr(e.X, f)
+	case *CallExpr:
+		walkExpr(e.Fun, f)
+		for _, a := range e.Args {
+			walkExpr(a.Value, f)
+		}
+	case *ListExpr:
+		for _, x := range e.Elems {
+			walkExpr(x, f)
+		}
+	case *StructExpr:
+		for _, x := range e.Fields {
+			walkExpr(x.Value, f)
+		}
+	case *MaskExpr:
+		walkExpr(e.X, f)
+		walkExpr(e.Y, f)
+	case *RangeExpr:
+		walkExpr(e.X, f)
+		walkExpr(e.Y, f)
+	}
+}
+
