@@ -206,4 +206,3 @@ func walkExpr(e Expr, f func(Expr)) {
 		walkExpr(e.Y, f)
 	}
 }
-
