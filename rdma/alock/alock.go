@@ -44,7 +44,15 @@
 //
 // A handle owns one local and one remote descriptor, so it holds one lock at a time; a
 // goroutine that holds several locks at once (or a server acting for many clients) uses one
-// handle per held lock. Handles are not safe for concurrent use.
+// handle per held lock, e.g. from a [Pool]:
+//
+//	pool := alg.NewPool(srv.NewEndpoint) // handles on the server's node
+//	h, _ := pool.Get()
+//	h.Lock(tbl.Lock(i)); /* ... */ h.Unlock(tbl.Lock(i))
+//	pool.Put(h)
+//
+// Handles are not safe for concurrent use. Lock ids come from clients, so a server checks
+// i < tbl.Len() before calling Table.Lock (which panics on a bad index).
 package alock
 
 import (
