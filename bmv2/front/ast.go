@@ -597,7 +597,7 @@ type CallExpr struct {
 	Callee   Decl     // *MethodDecl, *ActionDecl, *FunctionDecl, *TableDecl, *ParserDecl or *ControlDecl (apply) or nil for built-in methods
 	Method   string   // method name for built-ins (isValid, setValid, push_front, apply, ...)
 	Params   []*Param // parameters matched to Args (same order as Args after reordering named args)
-	TypeArgT []Type   // resolved type arguments (explicit or inferred)
+	TypeArgT []Type   // type arguments of a generic callee, explicit or inferred, in declaration order
 }
 
 // ListExpr is { e1, e2, ... } (or a parenthesized tuple in select).

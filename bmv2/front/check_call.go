@@ -29,6 +29,10 @@ func (c *checker) call(e *CallExpr, cx *ctx) Type {
 			sub := map[*TypeVar]Type{}
 			c.bindExplicit(e, f.Function.TypeParams, f.Function, sub)
 			c.args(f.Function.Params, e.Args, sub, cx, e.P, f.Function.Name, false)
+			c.recordTypeArgs(e, f.Function.TypeParams, f.Function, sub)
+			if cx.fn == f.Function {
+				c.errorf(e.P, "function %s calls itself; recursion is not allowed", f.Function.Name)
+			}
 			return subst(f.Function.RetT, sub)
 		}
 		return c.methodCall(e, f, cx)
@@ -37,6 +41,9 @@ func (c *checker) call(e *CallExpr, cx *ctx) Type {
 		e.Params = f.Decl.Params
 		if cx.fn != nil {
 			c.errorf(e.P, "functions cannot call actions")
+		}
+		if cx.action == f.Decl {
+			c.errorf(e.P, "action %s calls itself; recursion is not allowed", f.Decl.Name)
 		}
 		if cx.parser != nil {
 			c.errorf(e.P, "actions cannot be called from a parser")
@@ -103,6 +110,23 @@ func (c *checker) bindExplicit(e *CallExpr, tps []string, owner Decl, sub map[*T
 		}
 		sub[c.findMethodTypeVar(owner, n)] = e.TypeArgT[i]
 	}
+}
+
+// recordTypeArgs stores the (explicit or inferred) type arguments of a generic call in
+// e.TypeArgT, in the order of the callee's type parameters.
+func (c *checker) recordTypeArgs(e *CallExpr, tps []string, owner Decl, sub map[*TypeVar]Type) {
+	if len(tps) == 0 {
+		return
+	}
+	out := make([]Type, len(tps))
+	for i, n := range tps {
+		if t, ok := sub[c.findMethodTypeVar(owner, n)]; ok {
+			out[i] = t
+		} else if i < len(e.TypeArgT) {
+			out[i] = e.TypeArgT[i]
+		}
+	}
+	e.TypeArgT = out
 }
 
 // findMethodTypeVar finds the TypeVar of a method's or function's own type parameter.
@@ -183,6 +207,7 @@ func (c *checker) methodCall(e *CallExpr, f *MethodRef, cx *ctx) Type {
 	c.bindExplicit(e, m.TypeParams, m, sub)
 	c.restrictCall(e, m, cx)
 	c.args(m.Params, e.Args, sub, cx, e.P, name, false)
+	c.recordTypeArgs(e, m.TypeParams, m, sub)
 	if m.Owner == nil && m.Name == "static_assert" && len(e.Args) > 0 {
 		switch v := c.out.Const[e.Args[0].Value].(type) {
 		case bool:

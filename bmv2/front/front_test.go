@@ -2,6 +2,7 @@ package front
 
 import (
 	"math/big"
+	"os"
 	"strings"
 	"testing"
 )
@@ -212,6 +213,8 @@ func TestTypeRules(t *testing.T) {
 		{"compound assign to in", "action a(in bit<8> v) { v += 1; }", "a(1);", "read-only"},
 		{"int variable", "", "int x = 1;", "variables of type int must be const"},
 		{"shadowing parameter", "", "bit<8> hdr = 1;", "shadows a parameter"},
+		{"recursive action", "action a() { a(); }", "a();", "recursion is not allowed"},
+		{"inferred type arguments", "", "hdr.h.setValid();", ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -353,6 +356,18 @@ func unresolved(prog *Program) (n int, bad []string) {
 		if ce, ok := e.(*CallExpr); ok && ce.Callee == nil && ce.Method == "" {
 			bad = append(bad, pos+": call "+ExprString(e)+" has no callee")
 		}
+		if ce, ok := e.(*CallExpr); ok {
+			if m, ok := ce.Callee.(*MethodDecl); ok && len(m.TypeParams) > 0 {
+				if len(ce.TypeArgT) != len(m.TypeParams) {
+					bad = append(bad, pos+": call "+ExprString(e)+" has no type arguments")
+				}
+				for _, ta := range ce.TypeArgT {
+					if ta == nil || hasTypeVar(ta) {
+						bad = append(bad, pos+": call "+ExprString(e)+" has an unresolved type argument")
+					}
+				}
+			}
+		}
 	})
 	return n, bad
 }
@@ -377,6 +392,11 @@ func TestResolved(t *testing.T) {
 
 // FuzzFrontEnd feeds arbitrary text through the whole front end: it must never panic or hang.
 func FuzzFrontEnd(f *testing.F) {
+	for _, name := range []string{"testdata/accept/basic.p4", "testdata/accept/lockqueue.p4", "testdata/reject/skel.inc"} {
+		if data, err := os.ReadFile(name); err == nil {
+			f.Add(string(data))
+		}
+	}
 	f.Add(wrapProgram("", "hdr.h.a = 1;"))
 	f.Add(wrapProgram("action a(bit<8> v) { hdr.h.a = v; } table t { key = { hdr.h.a: exact; } actions = { a; } }", "switch (t.apply().action_run) { a: { } }"))
 	f.Add("#define X 1\n#if X\nconst bit<8> c = 8w1 ++ 4w0;\n#endif\n")
