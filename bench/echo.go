@@ -11,9 +11,9 @@ import (
 	"sync/atomic"
 	"syscall"
 
-	"golang.org/x/net/ipv4"
 	"golang.org/x/sys/unix"
 
+	"github.com/netlock-go/netlock/udpbatch"
 	"github.com/netlock-go/netlock/wire"
 )
 
@@ -32,15 +32,15 @@ type EchoConfig struct {
 // EchoServer is the reference point of the lock-server benchmark: the least work a UDP server
 // that speaks netlock can do per request, with the I/O structure of the lock server (one
 // goroutine per SO_REUSEPORT socket, batches of up to 64 datagrams read with recvmmsg and
-// answered with sendmmsg through golang.org/x/net/ipv4).
+// answered with sendmmsg, through the lock server's allocation-free udpbatch package).
 //
 // Per datagram it does exactly this, and nothing else:
 //   - wire.Parse the datagram; a malformed one is counted and dropped (not answered);
-//   - turn the header into its answer in place: an acquire becomes a grant (the lease and token are
-//     left as the request had them), any other op gets FlagReply set (a release becomes the
-//     release acknowledgement);
-//   - send the 48-byte header back to the sender's address, from the same buffer, in the next
-//     sendmmsg batch.
+//   - copy the 48-byte header into the next slot of the sendmmsg batch (the lock server encodes its
+//     answer into the same kind of slot) and turn it into its answer there: an acquire becomes a
+//     grant (lease and token left as the request had them), any other op gets FlagReply set (a
+//     release becomes the release acknowledgement);
+//   - send it back to the sender's address with the rest of the batch, after the batch read.
 //
 // Its sockets are set up as the lock server's (SO_REUSEPORT, 4 MiB buffers requested). It keeps
 // no lock state, so every acquire is "granted": the load generator, whose per-worker locks are
@@ -58,6 +58,10 @@ type EchoServer struct {
 
 	closeOnce sync.Once
 }
+
+// maxDatagram is the largest datagram read, as in the lock server (longer ones are truncated,
+// and the header is all that is answered).
+const maxDatagram = 2048
 
 // EchoStats are an [EchoServer]'s counters.
 type EchoStats struct {
@@ -162,15 +166,16 @@ func (s *EchoServer) close() {
 
 // serve is the loop of one socket: read a batch, answer it, repeat.
 func (s *EchoServer) serve(c *net.UDPConn) error {
-	pc := ipv4.NewPacketConn(c)
-	rmsgs := make([]ipv4.Message, s.batch)
-	wmsgs := make([]ipv4.Message, s.batch)
-	for i := range rmsgs {
-		rmsgs[i].Buffers = [][]byte{make([]byte, 2048)}
-		wmsgs[i].Buffers = make([][]byte, 1)
+	r, err := udpbatch.NewReader(c, s.batch, maxDatagram)
+	if err != nil {
+		return err
+	}
+	w, err := udpbatch.NewWriter(c, s.batch, wire.Len)
+	if err != nil {
+		return err
 	}
 	for {
-		n, err := pc.ReadBatch(rmsgs, 0)
+		n, err := r.Read()
 		if err != nil {
 			if errors.Is(err, net.ErrClosed) {
 				return nil
@@ -178,37 +183,24 @@ func (s *EchoServer) serve(c *net.UDPConn) error {
 			return fmt.Errorf("bench: echo read: %w", err)
 		}
 		s.received.Add(uint64(n))
-		out := 0
 		for i := 0; i < n; i++ {
-			m := &rmsgs[i]
-			h, err := wire.Parse(m.Buffers[0][:m.N])
-			if err != nil {
+			b, from := r.Packet(i)
+			if _, err := wire.Parse(b); err != nil {
 				s.malformed.Add(1)
 				continue
 			}
-			if h.Op() == wire.OpAcquire {
-				h.SetOp(wire.OpGrant)
+			out := wire.Header(w.Next())
+			copy(out, b[:wire.Len])
+			if out.Op() == wire.OpAcquire {
+				out.SetOp(wire.OpGrant)
 			} else {
-				h.SetFlags(h.Flags() | wire.FlagReply)
+				out.SetFlags(out.Flags() | wire.FlagReply)
 			}
-			w := &wmsgs[out]
-			w.Buffers[0] = h
-			w.Addr = m.Addr
-			out++
+			w.Commit(wire.Len, from)
 		}
-		for done := 0; done < out; {
-			k, err := pc.WriteBatch(wmsgs[done:out], 0)
-			if err != nil {
-				if errors.Is(err, net.ErrClosed) {
-					return nil
-				}
-				// sendmmsg fails only on the first datagram of the batch (e.g. the client's
-				// socket is gone): drop that one datagram, as a lock server would.
-				done++
-				continue
-			}
-			s.sent.Add(uint64(k))
-			done += k
-		}
+		// A datagram the kernel refuses (the client's socket is gone) is dropped, as the lock
+		// server drops it; the others are sent.
+		k, _ := w.Flush()
+		s.sent.Add(uint64(k))
 	}
 }

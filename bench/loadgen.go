@@ -11,8 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/net/ipv4"
-
+	"github.com/netlock-go/netlock/udpbatch"
 	"github.com/netlock-go/netlock/wire"
 )
 
@@ -131,7 +130,13 @@ func RunLoad(ctx context.Context, cfg LoadConfig) (LoadResult, error) {
 		}
 		// Room for every answer in flight, so that a slow worker does not lose answers.
 		_ = c.SetReadBuffer(1 << 20)
-		workers[i] = newLoadWorker(&cfg, i, nonce, c)
+		if workers[i], err = newLoadWorker(&cfg, i, nonce, c); err != nil {
+			c.Close()
+			for _, w := range workers[:i] {
+				w.conn.Close()
+			}
+			return res, fmt.Errorf("bench: %w", err)
+		}
 	}
 	start := time.Now()
 	measureFrom := start.Add(cfg.Warmup)
@@ -181,70 +186,56 @@ type loadWorker struct {
 	cfg   *LoadConfig
 	id    int
 	conn  *net.UDPConn
-	pc    *ipv4.PacketConn
+	r     *udpbatch.Reader
+	w     *udpbatch.Writer
 	base  uint32
 	txn   uint64 // next txn id
 	slots []loadSlot
-	rmsgs []ipv4.Message
-	wmsgs []ipv4.Message
-	nout  int // queued in wmsgs
 	res   LoadResult
 	hist  Histogram
 }
 
-func newLoadWorker(cfg *LoadConfig, id int, nonce uint64, c *net.UDPConn) *loadWorker {
+func newLoadWorker(cfg *LoadConfig, id int, nonce uint64, c *net.UDPConn) (*loadWorker, error) {
 	k := cfg.Outstanding
-	w := &loadWorker{cfg: cfg, id: id, conn: c, pc: ipv4.NewPacketConn(c),
+	w := &loadWorker{cfg: cfg, id: id, conn: c,
 		base: cfg.LockBase + uint32(id*k), txn: nonce<<48 | uint64(id+1)<<32,
-		slots: make([]loadSlot, k), rmsgs: make([]ipv4.Message, k+8), wmsgs: make([]ipv4.Message, k)}
+		slots: make([]loadSlot, k)}
+	var err error
+	// Room for every answer in flight plus a few duplicates; a full writer flushes itself.
+	if w.r, err = udpbatch.NewReader(c, k+8, maxDatagram); err != nil {
+		return nil, err
+	}
+	if w.w, err = udpbatch.NewWriter(c, k+8, wire.Len); err != nil {
+		return nil, err
+	}
 	for i := range w.slots {
 		w.slots[i].lock = w.base + uint32(i)
 		w.slots[i].buf = make([]byte, wire.Len)
 	}
-	for i := range w.rmsgs {
-		w.rmsgs[i].Buffers = [][]byte{make([]byte, 2048)}
-	}
-	for i := range w.wmsgs {
-		w.wmsgs[i].Buffers = make([][]byte, 1)
-	}
-	return w
+	return w, nil
 }
 
 // queue appends slot s's request to the next write batch.
-func (w *loadWorker) queue(s *loadSlot) { w.queueBuf(s.buf) }
-
-func (w *loadWorker) queueBuf(b []byte) {
-	if w.nout == len(w.wmsgs) {
-		w.wmsgs = append(w.wmsgs, ipv4.Message{Buffers: make([][]byte, 1)})
-	}
-	w.wmsgs[w.nout].Buffers[0] = b
-	w.nout++
+func (w *loadWorker) queue(s *loadSlot) {
+	copy(w.w.Next(), s.buf)
+	w.w.Commit(wire.Len, w.cfg.Target)
 }
 
 // releaseStray sends a release for a grant of a cycle that has already ended. It is not
 // retransmitted: if it is lost, the server's lease expiry frees the lock.
 func (w *loadWorker) releaseStray(grant wire.Header) {
 	w.res.StrayGrants++
-	b := make([]byte, wire.Len) // rare: only under packet duplication
-	wire.Header(b).Encode(&wire.Fields{Op: wire.OpRelease, Mode: grant.Mode(), Lock: grant.Lock(),
-		Txn: grant.Txn(), Token: grant.Token()})
-	w.queueBuf(b)
+	wire.Header(w.w.Next()).Encode(&wire.Fields{Op: wire.OpRelease, Mode: grant.Mode(),
+		Lock: grant.Lock(), Txn: grant.Txn(), Token: grant.Token()})
+	w.w.Commit(wire.Len, w.cfg.Target)
 }
 
+// flush sends the queued requests. A datagram the kernel refuses is dropped and will be
+// retransmitted; only a closed socket is an error.
 func (w *loadWorker) flush() error {
-	for done := 0; done < w.nout; {
-		n, err := w.pc.WriteBatch(w.wmsgs[done:w.nout], 0)
-		if err != nil {
-			// A refused or dropped datagram is retransmitted later; only a closed socket is fatal.
-			if errors.Is(err, net.ErrClosed) {
-				return err
-			}
-			done++
-			continue
-		}
-		done += n
+	if _, err := w.w.Flush(); errors.Is(err, net.ErrClosed) {
+		return err
 	}
-	w.nout = 0
 	return nil
 }
 
@@ -294,7 +285,7 @@ func (w *loadWorker) run(ctx context.Context, start, measureFrom, measureTo time
 			}
 			deadlineSet = now
 		}
-		n, err := w.pc.ReadBatch(w.rmsgs, 0)
+		n, err := w.r.Read()
 		now = time.Since(start)
 		if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
 			return fmt.Errorf("bench: worker %d read: %w", w.id, err)
@@ -304,8 +295,8 @@ func (w *loadWorker) run(ctx context.Context, start, measureFrom, measureTo time
 		}
 		inWindow := now >= from && now < to
 		for i := 0; i < n; i++ {
-			m := &w.rmsgs[i]
-			h, err := wire.Parse(m.Buffers[0][:m.N])
+			b, _ := w.r.Packet(i) // the socket is connected: only the target's answers arrive
+			h, err := wire.Parse(b)
 			if err != nil {
 				w.res.Malformed++
 				continue
