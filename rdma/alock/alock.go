@@ -46,7 +46,7 @@
 // goroutine that holds several locks at once (or a server acting for many clients) uses one
 // handle per held lock, e.g. from a [Pool]:
 //
-//	pool := alg.NewPool(srv.NewEndpoint) // handles on the server's node
+//	pool := alg.NewPool(func() verbs.Endpoint { return srv.NewEndpoint() }) // server's node
 //	h, _ := pool.Get()
 //	h.Lock(tbl.Lock(i)); /* ... */ h.Unlock(tbl.Lock(i))
 //	pool.Put(h)

@@ -81,9 +81,9 @@ func TestMixedSpinlockFailsEmu(t *testing.T) {
 	for attempt := 0; attempt < 5; attempt++ {
 		// The local thread thinks for less than the window after each release and holds the
 		// lock longer than the window: a remote CAS that read "free" lands while it is inside.
-		w := rdmatest.Workload{Alg: locks.MixedSpin{}, Locks: 1, Threads: []int{1, 1}, Ops: 100, Seed: s,
-			Think: sleep(50 * time.Microsecond), Pause: sleep(300 * time.Microsecond)}
-		res := runEmu(t, w, emu.Config{AtomicWindow: 200 * time.Microsecond, Seed: s})
+		w := rdmatest.Workload{Alg: locks.MixedSpin{}, Locks: 1, Threads: []int{1, 1}, Ops: 60, Seed: s,
+			Think: sleep(50 * time.Microsecond), Pause: sleep(2 * time.Millisecond)}
+		res := runEmu(t, w, emu.Config{AtomicWindow: time.Millisecond, Seed: s})
 		if res.Violations > 0 {
 			t.Logf("attempt %d: %d violations in %d entries (counter %d), first: %s", attempt, res.Violations, res.Entries, res.Counted, res.First)
 			return

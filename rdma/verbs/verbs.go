@@ -18,9 +18,19 @@
 //     requests may be applied late and out of order relative to later accesses.
 //
 // Backends: rdma/emu (real goroutines, real time, in-process or over TCP) and rdma/sim
-// (deterministic virtual time with a cost model). A libibverbs backend would implement
-// Endpoint with ibv_post_send/ibv_poll_cq on RC queue pairs and Memory with atomics on the
-// registered buffer.
+// (deterministic virtual time with a cost model).
+//
+// Mapping onto libibverbs (a later backend behind a build tag): a node's region is one buffer
+// registered with ibv_reg_mr (local write, remote read, write and atomic access); Alloc
+// sub-allocates inside it. A Ptr's offset plus the peer region's base address and rkey,
+// exchanged when queue pairs are connected and kept in a per-node table, give remote_addr and
+// rkey. An Endpoint owns one completion queue and one RC queue pair per peer node (a QP
+// connected to its own node for loopback), created on first use; PostSend turns each
+// WorkRequest into an ibv_send_wr (RDMA_READ, RDMA_WRITE, ATOMIC_CMP_AND_SWP,
+// ATOMIC_FETCH_AND_ADD; IBV_SEND_SIGNALED when Signaled; wr_id = ID) chained into one list per
+// batch and QP; Wait polls the CQ until wr_id appears, buffering other completions; Memory is
+// atomic access to the registered buffer. 8-byte atomics need 8-byte aligned remote_addr,
+// which Ptr guarantees.
 package verbs
 
 import (
