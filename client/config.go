@@ -43,7 +43,9 @@ type Config struct {
 	// Servers[l % len(Servers)] unless Route is set. At least one of Servers and Route is required.
 	Servers []string
 	// Route, if set, overrides the static partition: it returns the "host:port" of the server that
-	// owns lock. It must be deterministic and safe for concurrent use; results are cached.
+	// owns lock. It must be safe for concurrent use. It is called for every datagram sent (so a
+	// changed answer, after a failover, applies to requests in flight, releases and renewals);
+	// the resolution of each distinct answer is cached.
 	Route func(lock uint32) string
 	// Local is the local UDP address to bind, e.g. "127.0.0.1:0". Default ":0".
 	Local string

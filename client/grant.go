@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
+	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -54,7 +54,6 @@ type Grant struct {
 	key    key
 	mode   wire.Mode
 	token  uint64
-	to     net.Addr
 	opts   reqOptions
 	lost   chan struct{} // closed when the lease is lost
 	stop   chan struct{} // closed when Release starts
@@ -168,8 +167,7 @@ func (c *Client) acquire(ctx context.Context, lock uint32, mode wire.Mode, txn u
 	if ctx.Err() != nil {
 		return nil, fmt.Errorf("%w: acquire of lock %d: %w", ErrTimeout, lock, context.Cause(ctx))
 	}
-	to, err := c.serverFor(lock)
-	if err != nil {
+	if _, err := c.serverFor(lock); err != nil {
 		return nil, err
 	}
 	k := key{lock, txn}
@@ -182,13 +180,13 @@ func (c *Client) acquire(ctx context.Context, lock uint32, mode wire.Mode, txn u
 		Lock: lock, Txn: txn, Timestamp: uint64(ts), LeaseMicros: leaseMicros(o.lease)}
 	var g *Grant
 	var rej error
-	err = c.exchange(ctx, to, w, req, nil, nil, func(m *wire.Fields, _ int) bool {
+	err = c.exchange(ctx, w, req, nil, nil, func(m *wire.Fields, _ int) bool {
 		switch m.Op {
 		case wire.OpGrant:
 			if m.Timestamp != 0 && m.Timestamp < uint64(ts) {
 				return false // a stale grant of an earlier request of this txn
 			}
-			g = c.holdGrant(k, m, ts, to, o)
+			g = c.holdGrant(k, m, ts, o)
 			return true
 		case wire.OpReject:
 			if m.Token != 0 {
@@ -201,7 +199,7 @@ func (c *Client) acquire(ctx context.Context, lock uint32, mode wire.Mode, txn u
 	})
 	switch {
 	case errors.Is(err, ErrTimeout):
-		if !c.goTracked(func() { c.withdraw(k, to, req) }) {
+		if !c.goTracked(func() { c.withdraw(k, req) }) {
 			c.unregister(k, kindAcquire)
 		}
 		return nil, err
@@ -220,8 +218,8 @@ func (c *Client) acquire(ctx context.Context, lock uint32, mode wire.Mode, txn u
 }
 
 // holdGrant turns the entry of k from waiting into held.
-func (c *Client) holdGrant(k key, m *wire.Fields, ts int64, to net.Addr, o reqOptions) *Grant {
-	g := &Grant{c: c, key: k, mode: m.Mode, token: m.Token, to: to, opts: o,
+func (c *Client) holdGrant(k key, m *wire.Fields, ts int64, o reqOptions) *Grant {
+	g := &Grant{c: c, key: k, mode: m.Mode, token: m.Token, opts: o,
 		lost: make(chan struct{}), stop: make(chan struct{})}
 	if m.LeaseMicros != 0 {
 		g.lease = time.Duration(m.LeaseMicros) * time.Microsecond
@@ -323,7 +321,7 @@ func (g *Grant) renew(ctx context.Context, giveUp time.Time) error {
 	req := wire.Fields{Op: wire.OpLeaseProbe, Mode: g.mode, Priority: g.opts.priority, Tenant: g.opts.tenant,
 		Lock: g.key.lock, Txn: g.key.txn, Token: g.token, Timestamp: uint64(ts), LeaseMicros: leaseMicros(g.opts.lease)}
 	var rej error
-	err = c.exchange(ctx, g.to, w, req, g.stop, func() bool { return !c.cfg.Clock.Now().Before(giveUp) },
+	err = c.exchange(ctx, w, req, g.stop, func() bool { return !c.cfg.Clock.Now().Before(giveUp) },
 		func(m *wire.Fields, _ int) bool {
 			if m.Token != g.token {
 				return false
@@ -400,7 +398,7 @@ func (g *Grant) release(ctx context.Context) error {
 	req := wire.Fields{Op: wire.OpRelease, Mode: g.mode, Priority: g.opts.priority, Tenant: g.opts.tenant,
 		Lock: g.key.lock, Txn: g.key.txn, Token: g.token, Timestamp: uint64(ts)}
 	var result error
-	err = c.exchange(ctx, g.to, w, req, nil,
+	err = c.exchange(ctx, w, req, nil,
 		func() bool { return c.cfg.Clock.Now().Sub(start) >= c.cfg.RequestTimeout },
 		func(m *wire.Fields, attempt int) bool {
 			if m.Token != g.token {
@@ -450,7 +448,7 @@ func (g *Grant) release(ctx context.Context) error {
 
 // withdraw takes back an acquire whose caller gave up: a release with token 0 removes a waiting
 // request. If the grant races with it, the grant is released. It runs in the background.
-func (c *Client) withdraw(k key, to net.Addr, acq wire.Fields) {
+func (c *Client) withdraw(k key, acq wire.Fields) {
 	c.mu.Lock()
 	e := c.entries[k]
 	if e == nil || e.waiters[kindAcquire] == nil || c.closed {
@@ -476,7 +474,7 @@ func (c *Client) withdraw(k key, to net.Addr, acq wire.Fields) {
 		req := wire.Fields{Op: wire.OpRelease, Mode: acq.Mode, Priority: acq.Priority, Tenant: acq.Tenant,
 			Lock: k.lock, Txn: k.txn, Token: token, Timestamp: uint64(c.timestamp())}
 		granted := false
-		err := c.exchange(context.Background(), to, w, req, nil, expired, func(m *wire.Fields, _ int) bool {
+		err := c.exchange(context.Background(), w, req, nil, expired, func(m *wire.Fields, _ int) bool {
 			switch m.Op {
 			case wire.OpGrant:
 				if token == 0 && (m.Timestamp == 0 || m.Timestamp >= acq.Timestamp) {
@@ -498,11 +496,12 @@ func (c *Client) withdraw(k key, to net.Addr, acq wire.Fields) {
 	}
 }
 
-// exchange sends req to to and retransmits it, flagged retry, with exponential backoff until
+// exchange sends req to the server of its lock and retransmits it, flagged retry, with
+// exponential backoff (and some jitter) until
 // handle accepts an answer from w (returns true). It fails with ErrTimeout when ctx ends or
 // expired (checked at each retransmission) reports true, with errStopped when stop is closed,
 // and with ErrClosed when the client closes.
-func (c *Client) exchange(ctx context.Context, to net.Addr, w <-chan wire.Fields, req wire.Fields,
+func (c *Client) exchange(ctx context.Context, w <-chan wire.Fields, req wire.Fields,
 	stop <-chan struct{}, expired func() bool, handle func(m *wire.Fields, attempt int) bool) error {
 	rto := c.cfg.RetryInterval
 	for attempt := 1; ; attempt++ {
@@ -513,10 +512,17 @@ func (c *Client) exchange(ctx context.Context, to net.Addr, w <-chan wire.Fields
 			}
 			req.Flags |= wire.FlagRetry
 		}
+		// The route is looked up for every copy, so that a changed Route (a failover) takes
+		// effect for requests in flight.
+		to, err := c.serverFor(req.Lock)
+		if err != nil {
+			return err
+		}
 		if err := c.send(to, &req); err != nil {
 			return err
 		}
-		t := c.cfg.Clock.NewTimer(rto)
+		// Up to 25% jitter keeps clients that lost packets together from retransmitting together.
+		t := c.cfg.Clock.NewTimer(rto - time.Duration(rand.Int64N(int64(rto/4)+1)))
 	wait:
 		for {
 			select {

@@ -197,6 +197,8 @@ type worker struct {
 	notHolder *atomic.Int64 // releases refused with not-holder, see releaseErr
 	leaseLost *atomic.Int64 // acquires failed with a lost lease, see acquireErr
 	priority  uint8
+	// allowShutdown accepts acquires refused because their server shut down.
+	allowShutdown bool
 }
 
 // endOf returns when a holder's protection ends if it stops now: now, or the lease deadline if
@@ -232,8 +234,11 @@ func (w *worker) releaseErr(err error) error {
 // a later one was awaited; this happens when renewals are lost). Anything else, a timeout above
 // all, means a request was lost.
 func (w *worker) acquireErr(err error) error {
-	if errors.Is(err, client.ErrLeaseLost) {
+	switch {
+	case errors.Is(err, client.ErrLeaseLost):
 		w.leaseLost.Add(1)
+		return nil
+	case w.allowShutdown && errors.Is(err, client.ErrShutdown):
 		return nil
 	}
 	return err
