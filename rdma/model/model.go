@@ -2,7 +2,9 @@
 // enumerates every interleaving of a small configuration (by default 2 local + 2 remote
 // threads, budgets 1-2, each thread looping forever) and checks mutual exclusion, the bypass
 // bound (P9: after a leader of cohort X writes victim, at most B_Y critical sections of cohort
-// Y begin before an X thread enters), the budget range (P7) and the absence of deadlocks.
+// Y begin before an X thread enters), the budget range (P7), the absence of deadlocks and,
+// optionally, that no state traps a thread (every thread can always still reach its critical
+// section; with the bypass bound this is the finite-state evidence for starvation freedom).
 //
 // Each step is one shared-memory access of rdma/alock's code, in its order: the
 // descriptor reset, the tail swap (an rCAS loop is a swap because remote RMWs are atomic with
@@ -32,6 +34,9 @@ type Config struct {
 	UnawaitedVictim bool
 	// MaxStates bounds the exploration (0: 5 million).
 	MaxStates int
+	// Liveness also checks that no reachable state traps a thread: from every state, every
+	// thread has some execution in which it enters the critical section again.
+	Liveness bool
 }
 
 // MaxThreads is the largest supported thread count.
@@ -132,6 +137,7 @@ func Explore(cfg Config) (Result, error) {
 	states := []State{init}
 	nodes := []node{{-1, -1, 0}}
 	var res Result
+	var edges []edge
 	trace := func(i int32) []string {
 		var out []string
 		for ; i >= 0; i = nodes[i].parent {
@@ -155,7 +161,11 @@ func Explore(cfg Config) (Result, error) {
 			for k := 1; k <= 2; k++ {
 				res.MaxBypass[k] = max(res.MaxBypass[k], int(next.bypass[k]))
 			}
-			if _, dup := seen[next]; dup && bad == "" {
+			entered := i < c.n && next.th[i].pc == pcCS && s.th[i].pc != pcCS
+			if to, dup := seen[next]; dup && bad == "" {
+				if cfg.Liveness {
+					edges = append(edges, edge{int32(head), to, int8(i), entered})
+				}
 				continue
 			}
 			if len(states) >= cfg.MaxStates {
@@ -164,6 +174,9 @@ func Explore(cfg Config) (Result, error) {
 				return res, nil
 			}
 			seen[next] = int32(len(states))
+			if cfg.Liveness {
+				edges = append(edges, edge{int32(head), int32(len(states)), int8(i), entered})
+			}
 			states = append(states, next)
 			nodes = append(nodes, node{int32(head), int8(i), s.pc(i)})
 			if bad != "" {
@@ -181,7 +194,67 @@ func Explore(cfg Config) (Result, error) {
 		}
 	}
 	res.States = len(states)
+	if cfg.Liveness {
+		if i, st := c.trapped(len(states), edges); st >= 0 {
+			res.Violation = fmt.Sprintf("liveness: from this state thread t%d can never enter the critical section", i)
+			res.Trace = trace(int32(st))
+		}
+	}
 	return res, nil
+}
+
+type edge struct {
+	from, to int32
+	thread   int8
+	enter    bool // the step takes thread into the critical section
+}
+
+// trapped returns a thread and a reachable state from which no execution lets that thread
+// enter the critical section again (-1 if there is none): for each thread, the states that can
+// reach one of its entering steps are computed backwards over the transition graph.
+func (c *checker) trapped(n int, edges []edge) (int, int) {
+	// Reverse adjacency in CSR form.
+	start := make([]int32, n+1)
+	for _, e := range edges {
+		start[e.to+1]++
+	}
+	for i := 1; i <= n; i++ {
+		start[i] += start[i-1]
+	}
+	fill := append([]int32(nil), start[:n]...)
+	rev := make([]int32, len(edges))
+	for _, e := range edges {
+		rev[fill[e.to]] = e.from
+		fill[e.to]++
+	}
+	good := make([]bool, n)
+	var queue []int32
+	for t := 0; t < c.n; t++ {
+		clear(good)
+		queue = queue[:0]
+		for _, e := range edges {
+			if e.enter && int(e.thread) == t && !good[e.from] {
+				good[e.from] = true
+				queue = append(queue, e.from)
+			}
+		}
+		for len(queue) > 0 {
+			v := queue[len(queue)-1]
+			queue = queue[:len(queue)-1]
+			for _, u := range rev[start[v]:start[v+1]] {
+				if !good[u] {
+					good[u] = true
+					queue = append(queue, u)
+				}
+			}
+		}
+		for st, ok := range good {
+			if !ok {
+				return t, st
+			}
+		}
+	}
+	return -1, -1
 }
 
 func (s *State) pc(i int) int8 {

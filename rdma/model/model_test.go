@@ -7,13 +7,13 @@ import (
 )
 
 // Scenario 11: exhaustive interleavings of 2 local + 2 remote threads, budgets 1-2, both unlock
-// variants: mutual exclusion, budget range, bypass bound and deadlock freedom hold, and the
-// bypass bound is reached (the check is not vacuous).
+// variants: mutual exclusion, budget range, bypass bound, deadlock freedom and no trapped thread
+// hold, and the bypass bound is reached (the check is not vacuous).
 func TestExhaustiveALock(t *testing.T) {
 	for _, nextFirst := range []bool{false, true} {
 		for _, lb := range []int{1, 2} {
 			for _, rb := range []int{1, 2} {
-				cfg := Config{Local: 2, Remote: 2, LocalBudget: lb, RemoteBudget: rb, NextFirst: nextFirst}
+				cfg := Config{Local: 2, Remote: 2, LocalBudget: lb, RemoteBudget: rb, NextFirst: nextFirst, Liveness: true}
 				t.Run(fmt.Sprintf("nextfirst=%v/L%d/R%d", nextFirst, lb, rb), func(t *testing.T) {
 					res, err := Explore(cfg)
 					if err != nil {
@@ -53,5 +53,21 @@ func TestConfigErrors(t *testing.T) {
 		if _, err := Explore(cfg); err == nil {
 			t.Errorf("#%d accepted", i)
 		}
+	}
+}
+
+// The trap check itself: in this 4-state graph thread 1 enters only on 0->1; state 3 is
+// reachable but can never lead back to 0, so thread 1 is trapped there (thread 0 is not).
+func TestTrappedDetectsTrap(t *testing.T) {
+	c := &checker{n: 2}
+	edges := []edge{
+		{0, 1, 1, true}, {1, 0, 0, false}, {1, 2, 0, true}, {2, 3, 0, false}, {3, 2, 0, true},
+	}
+	if th, st := c.trapped(4, edges); th != 1 || (st != 2 && st != 3) {
+		t.Fatalf("trapped = t%d at state %d, want t1 at state 2 or 3", th, st)
+	}
+	edges = append(edges, edge{3, 0, 0, false})
+	if th, st := c.trapped(4, edges); th != -1 {
+		t.Fatalf("no trap expected, got t%d at %d", th, st)
 	}
 }
