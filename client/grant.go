@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"sync"
 	"time"
@@ -180,7 +181,7 @@ func (c *Client) acquire(ctx context.Context, lock uint32, mode wire.Mode, txn u
 		Lock: lock, Txn: txn, Timestamp: uint64(ts), LeaseMicros: leaseMicros(o.lease)}
 	var g *Grant
 	var rej error
-	err = c.exchange(ctx, w, req, nil, nil, func(m *wire.Fields, _ int) bool {
+	err = c.exchange(ctx, w, req, nil, time.Time{}, func(m *wire.Fields, _ int) bool {
 		switch m.Op {
 		case wire.OpGrant:
 			if m.Timestamp != 0 && m.Timestamp < uint64(ts) {
@@ -321,7 +322,7 @@ func (g *Grant) renew(ctx context.Context, giveUp time.Time) error {
 	req := wire.Fields{Op: wire.OpLeaseProbe, Mode: g.mode, Priority: g.opts.priority, Tenant: g.opts.tenant,
 		Lock: g.key.lock, Txn: g.key.txn, Token: g.token, Timestamp: uint64(ts), LeaseMicros: leaseMicros(g.opts.lease)}
 	var rej error
-	err = c.exchange(ctx, w, req, g.stop, func() bool { return !c.cfg.Clock.Now().Before(giveUp) },
+	err = c.exchange(ctx, w, req, g.stop, giveUp,
 		func(m *wire.Fields, _ int) bool {
 			if m.Token != g.token {
 				return false
@@ -394,12 +395,10 @@ func (g *Grant) release(ctx context.Context) error {
 		return err
 	}
 	defer c.unregister(g.key, kindRelease)
-	start := c.cfg.Clock.Now()
 	req := wire.Fields{Op: wire.OpRelease, Mode: g.mode, Priority: g.opts.priority, Tenant: g.opts.tenant,
 		Lock: g.key.lock, Txn: g.key.txn, Token: g.token, Timestamp: uint64(ts)}
 	var result error
-	err = c.exchange(ctx, w, req, nil,
-		func() bool { return c.cfg.Clock.Now().Sub(start) >= c.cfg.RequestTimeout },
+	err = c.exchange(ctx, w, req, nil, c.cfg.Clock.Now().Add(c.cfg.RequestTimeout),
 		func(m *wire.Fields, attempt int) bool {
 			if m.Token != g.token {
 				return false
@@ -467,14 +466,13 @@ func (c *Client) withdraw(k key, acq wire.Fields) {
 		}
 		c.mu.Unlock()
 	}()
-	start := c.cfg.Clock.Now()
-	expired := func() bool { return c.cfg.Clock.Now().Sub(start) >= c.cfg.RequestTimeout }
+	giveUp := c.cfg.Clock.Now().Add(c.cfg.RequestTimeout)
 	var token uint64
 	for {
 		req := wire.Fields{Op: wire.OpRelease, Mode: acq.Mode, Priority: acq.Priority, Tenant: acq.Tenant,
 			Lock: k.lock, Txn: k.txn, Token: token, Timestamp: uint64(c.timestamp())}
 		granted := false
-		err := c.exchange(context.Background(), w, req, nil, expired, func(m *wire.Fields, _ int) bool {
+		err := c.exchange(context.Background(), w, req, nil, giveUp, func(m *wire.Fields, _ int) bool {
 			switch m.Op {
 			case wire.OpGrant:
 				if token == 0 && (m.Timestamp == 0 || m.Timestamp >= acq.Timestamp) {
@@ -497,19 +495,22 @@ func (c *Client) withdraw(k key, acq wire.Fields) {
 }
 
 // exchange sends req to the server of its lock and retransmits it, flagged retry, with
-// exponential backoff (and some jitter) until
-// handle accepts an answer from w (returns true). It fails with ErrTimeout when ctx ends or
-// expired (checked at each retransmission) reports true, with errStopped when stop is closed,
-// and with ErrClosed when the client closes.
+// exponential backoff (and some jitter) until handle accepts an answer from w (returns true). It
+// fails with ErrTimeout when ctx ends or the clock passes giveUp (unless zero), with errStopped
+// when stop is closed, and with ErrClosed when the client closes.
 func (c *Client) exchange(ctx context.Context, w <-chan wire.Fields, req wire.Fields,
-	stop <-chan struct{}, expired func() bool, handle func(m *wire.Fields, attempt int) bool) error {
+	stop <-chan struct{}, giveUp time.Time, handle func(m *wire.Fields, attempt int) bool) error {
 	rto := c.cfg.RetryInterval
 	for attempt := 1; ; attempt++ {
-		if attempt > 1 {
-			if expired != nil && expired() {
+		left := time.Duration(math.MaxInt64)
+		if !giveUp.IsZero() {
+			left = giveUp.Sub(c.cfg.Clock.Now())
+			if left <= 0 {
 				return fmt.Errorf("%w: %s of lock %d unanswered after %d attempts", ErrTimeout, req.Op, req.Lock,
 					attempt-1)
 			}
+		}
+		if attempt > 1 {
 			req.Flags |= wire.FlagRetry
 		}
 		// The route is looked up for every copy, so that a changed Route (a failover) takes
@@ -522,7 +523,7 @@ func (c *Client) exchange(ctx context.Context, w <-chan wire.Fields, req wire.Fi
 			return err
 		}
 		// Up to 25% jitter keeps clients that lost packets together from retransmitting together.
-		t := c.cfg.Clock.NewTimer(rto - time.Duration(rand.Int64N(int64(rto/4)+1)))
+		t := c.cfg.Clock.NewTimer(min(rto-time.Duration(rand.Int64N(int64(rto/4)+1)), left))
 	wait:
 		for {
 			select {
