@@ -656,3 +656,33 @@ func TestStrayGrant(t *testing.T) {
 		return n == 2 && c.Stats().StrayGrants == 1
 	})
 }
+
+func TestRenew(t *testing.T) {
+	s := newFakeServer(t, time.Hour)
+	c := newClient(t, Config{Servers: []string{s.addr()}, Lease: 10 * time.Second})
+	ctx := testCtx(t)
+	g, err := c.Acquire(ctx, 13, wire.Exclusive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := g.Deadline()
+	time.Sleep(2 * time.Millisecond)
+	if err := g.Renew(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !g.Deadline().After(before) {
+		t.Errorf("deadline %v not after %v", g.Deadline(), before)
+	}
+	s.set(func(s *fakeServer) { delete(s.locks, 13) })
+	if err := g.Renew(ctx); !errors.Is(err, ErrLeaseLost) || !errors.Is(err, ErrNotHolder) {
+		t.Fatalf("Renew of a forgotten grant = %v, want ErrLeaseLost and ErrNotHolder", err)
+	}
+	select {
+	case <-g.Lost():
+	default:
+		t.Error("Lost not closed after a refused renewal")
+	}
+	if err := g.Release(ctx); !errors.Is(err, ErrLeaseLost) {
+		t.Errorf("Release = %v, want ErrLeaseLost", err)
+	}
+}

@@ -6,7 +6,8 @@
 // [Client.TryAcquire] and [Grant.Release] at once: every request is sent on the one socket and a
 // single reader goroutine hands each answer to the request waiting for it, keyed by lock and
 // transaction id. Locks are mapped to servers by a static partition, lock % len(Servers), unless
-// [Config.Route] says otherwise.
+// [Config.Route] says otherwise. Route is consulted for every datagram, so a changed answer (a
+// partition moved to another server after a failover) applies to requests already in flight.
 //
 // # Reliability
 //
@@ -27,7 +28,9 @@
 // lease later than that, so the server never frees the lock before Deadline. [Grant.Lost] is closed
 // when the lease is lost: the server reported it expired, a renewal was refused, or Deadline passed
 // without a renewal. With [Config.KeepAlive] the client renews every lease with a lease-probe each
-// time a third of it has elapsed. A holder should stop using the resource guarded by a lock once
+// time a third of it has elapsed; without it, [Grant.Renew] renews on demand. A grant that
+// arrives with less than a third of its lease left on the client's reckoning (it waited long in
+// the queue) is renewed before Acquire returns. A holder should stop using the resource guarded by a lock once
 // Lost is closed, and should pass the token to that resource so that it can refuse stale writers.
 //
 // # Transactions

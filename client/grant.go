@@ -310,6 +310,28 @@ func (g *Grant) leaseLoop() {
 
 var errStopped = errors.New("client: grant released")
 
+// Renew extends the lease now with a lease-probe (KeepAlive does this by itself) and waits for the
+// answer until ctx ends or [Config.RequestTimeout] passes. A refusal loses the lease: Lost is
+// closed and the error matches [ErrLeaseLost]. Renew after Release fails.
+func (g *Grant) Renew(ctx context.Context) error {
+	if g.lease == 0 {
+		return nil
+	}
+	if err := g.LostErr(); err != nil {
+		return err
+	}
+	err := g.renew(ctx, g.c.cfg.Clock.Now().Add(g.c.cfg.RequestTimeout))
+	var re *RejectError
+	if errors.As(err, &re) {
+		err = fmt.Errorf("%w: renewal refused: %w", ErrLeaseLost, err)
+		g.markLost(err)
+	}
+	if errors.Is(err, errStopped) {
+		err = fmt.Errorf("client: renew lock %d: released", g.key.lock)
+	}
+	return err
+}
+
 // renew sends a lease-probe and waits for the answer until ctx ends or the clock passes giveUp.
 func (g *Grant) renew(ctx context.Context, giveUp time.Time) error {
 	c := g.c
