@@ -467,7 +467,7 @@ func (c *checker) checkArg(p *Param, pt Type, a *Arg, cx *ctx, what string, ctor
 		}
 	default:
 		if p.Dir == DirNone && ctor {
-			if _, ok := c.out.Const[e]; !ok {
+			if _, ok := c.out.Const[e]; !ok && !fromCtorParams(e) {
 				switch e.Type().(type) {
 				case *ExternType, *ParserType, *ControlType, *badType, *PackageType:
 				default:
@@ -703,4 +703,27 @@ func (c *checker) noTableApply(args []*Arg) {
 			}
 		})
 	}
+}
+
+// fromCtorParams reports whether e is computed only from constants and directionless
+// (constructor) parameters: a value known when the enclosing parser or control is instantiated.
+func fromCtorParams(e Expr) bool {
+	ok := true
+	walkExpr(e, func(x Expr) {
+		switch x := x.(type) {
+		case *NameExpr:
+			switch d := x.Decl.(type) {
+			case *Param:
+				if d.Dir != DirNone {
+					ok = false
+				}
+			case *ConstDecl:
+			default:
+				ok = false
+			}
+		case *CallExpr, *MemberExpr, *IndexExpr:
+			ok = false
+		}
+	})
+	return ok
 }

@@ -271,8 +271,12 @@ func (c *checker) actionDecl(d *ActionDecl, outer *ctx) {
 	for _, p := range d.Params {
 		if p.Dir == DirNone {
 			seenNone = true
-			switch underlying(p.T).(type) {
-			case *BitsType, *BoolType, *EnumType, *badType:
+			switch pt := underlying(p.T).(type) {
+			case *BitsType, *BoolType, *badType:
+			case *EnumType:
+				if pt.Underlying == nil {
+					c.errorf(p.P, "action %s: directionless parameter %s has type %s; control-plane parameters must be bit<>, int<>, bool or serializable enum", d.Name, p.Name, p.T)
+				}
 			default:
 				c.errorf(p.P, "action %s: directionless parameter %s has type %s; control-plane parameters must be bit<>, int<>, bool or serializable enum", d.Name, p.Name, p.T)
 			}

@@ -106,6 +106,24 @@ func (c *checker) evalConst(e Expr) (Value, bool) {
 		}
 		r := new(big.Int).Rsh(v, uint(e.LoV))
 		return wrap(r, bitsT(e.HiV-e.LoV+1)), true
+	case *StructExpr:
+		st, ok := e.T.(*StructType)
+		if !ok {
+			return nil, false
+		}
+		vs := make([]Value, len(st.Fields))
+		for _, f := range e.Fields {
+			v, ok := k[f.Value]
+			if !ok {
+				return nil, false
+			}
+			for i, sf := range st.Fields {
+				if sf.Name == f.Name {
+					vs[i] = v
+				}
+			}
+		}
+		return vs, true
 	case *ListExpr:
 		var vs []Value
 		for _, el := range e.Elems {

@@ -197,6 +197,7 @@ type externSym struct {
 	args []*Arg
 	et   *ExternType
 	call *CallExpr // anonymous instance in a table's implementation property
+	vals []Value   // constructor argument values (nil when not constant)
 }
 
 type digestSym struct {
@@ -206,6 +207,7 @@ type digestSym struct {
 
 type p4infoBuilder struct {
 	c       *Checked
+	env     map[*Param]Value // constructor parameters of the instance being visited
 	st      *symtab
 	tables  []*tableSym
 	actions []*ActionDecl
@@ -274,7 +276,7 @@ func (b *p4infoBuilder) collect() {
 		if !ok {
 			if n, ok := a.Value.(*NameExpr); ok {
 				if inst, ok := n.Decl.(*InstanceDecl); ok {
-					b.visitInstance(inst.T, inst.Name)
+					b.visitInstance(inst.T, inst.Name, inst.Args)
 				}
 			}
 			continue
@@ -282,9 +284,9 @@ func (b *p4infoBuilder) collect() {
 		switch d := call.Callee.(type) {
 		case *ControlDecl:
 			// p4c names objects after the control type, ignoring a @name on the control.
-			b.visitControl(d, d.Name)
+			b.withCtorArgs(d.CtorParams, call.Args, func() { b.visitControl(d, d.Name) })
 		case *ParserDecl:
-			b.visitParser(d, d.Name)
+			b.withCtorArgs(d.CtorParams, call.Args, func() { b.visitParser(d, d.Name) })
 		}
 	}
 	// Top-level extern instances.
@@ -311,20 +313,62 @@ func (b *p4infoBuilder) collect() {
 	}
 }
 
-func (b *p4infoBuilder) visitInstance(t Type, name string) {
+func (b *p4infoBuilder) visitInstance(t Type, name string, args []*Arg) {
 	switch tt := t.(type) {
 	case *ControlType:
-		b.visitControl(tt.Decl, name)
+		b.withCtorArgs(tt.Decl.CtorParams, args, func() { b.visitControl(tt.Decl, name) })
 	case *ParserType:
-		b.visitParser(tt.Decl, name)
+		b.withCtorArgs(tt.Decl.CtorParams, args, func() { b.visitParser(tt.Decl, name) })
 	}
+}
+
+// withCtorArgs runs f with the constructor parameters bound to the instantiation's arguments, so
+// that sizes given through parameters (Counting(SIZE) c; counter(buckets, ...)) are known.
+func (b *p4infoBuilder) withCtorArgs(ps []*Param, args []*Arg, f func()) {
+	saved := b.env
+	env := map[*Param]Value{}
+	for k, v := range saved {
+		env[k] = v
+	}
+	for i, p := range ps {
+		if i < len(args) {
+			if v, ok := b.value(args[i].Value); ok {
+				env[p] = v
+			}
+		}
+	}
+	b.env = env
+	f()
+	b.env = saved
+}
+
+func (b *p4infoBuilder) values(args []*Arg) []Value {
+	out := make([]Value, len(args))
+	for i, a := range args {
+		out[i], _ = b.value(a.Value)
+	}
+	return out
+}
+
+// value is the constant value of e, looking through constructor parameters.
+func (b *p4infoBuilder) value(e Expr) (Value, bool) {
+	if v, ok := b.c.Const[e]; ok {
+		return v, true
+	}
+	if n, ok := e.(*NameExpr); ok {
+		if p, ok := n.Decl.(*Param); ok {
+			v, ok := b.env[p]
+			return v, ok
+		}
+	}
+	return nil, false
 }
 
 func (b *p4infoBuilder) visitParser(d *ParserDecl, prefix string) {
 	for _, l := range d.Locals {
 		if inst, ok := l.(*InstanceDecl); ok {
 			if _, isP := inst.T.(*ParserType); isP {
-				b.visitInstance(inst.T, cpName(prefix, inst.Annos, inst.Name))
+				b.visitInstance(inst.T, cpName(prefix, inst.Annos, inst.Name), inst.Args)
 				continue
 			}
 			b.externInstance(inst, prefix)
@@ -345,7 +389,7 @@ func (b *p4infoBuilder) visitControl(d *ControlDecl, prefix string) {
 			locals[l] = true
 		case *InstanceDecl:
 			if _, isC := l.T.(*ControlType); isC {
-				b.visitInstance(l.T, cpName(prefix, l.Annos, l.Name))
+				b.visitInstance(l.T, cpName(prefix, l.Annos, l.Name), l.Args)
 				continue
 			}
 			b.externInstance(l, prefix)
@@ -359,7 +403,7 @@ func (b *p4infoBuilder) visitControl(d *ControlDecl, prefix string) {
 			if ip := l.Prop("implementation"); ip != nil {
 				if call, ok := ip.Value.(*CallExpr); ok {
 					if et, ok := call.Type().(*ExternType); ok {
-						es := &externSym{kind: et.Decl.Name, args: call.Args, et: et, call: call}
+						es := &externSym{kind: et.Decl.Name, args: call.Args, et: et, call: call, vals: b.values(call.Args)}
 						name := cpName(prefix, nil, l.Name+"_"+et.Decl.Name)
 						if s, ok := ip.Annos.Get("name").StringArg(); ok {
 							name = strings.TrimPrefix(s, ".")
@@ -441,7 +485,7 @@ func (b *p4infoBuilder) walkCalls(s Stmt, prefix string, locals map[*ActionDecl]
 		if call.Method == "apply" {
 			if me, ok := call.Fun.(*MemberExpr); ok {
 				if tn, ok := me.X.Type().(*TypeName); ok {
-					b.visitInstance(tn.T, prefix+"."+tn.T.(interface{ declName() string }).declName())
+					b.visitInstance(tn.T, prefix+"."+tn.T.(interface{ declName() string }).declName(), nil)
 				}
 			}
 		}
@@ -473,7 +517,7 @@ func (b *p4infoBuilder) externInstance(inst *InstanceDecl, prefix string) {
 	default:
 		return
 	}
-	es := &externSym{inst: inst, kind: et.Decl.Name, args: inst.Args, et: et}
+	es := &externSym{inst: inst, kind: et.Decl.Name, args: inst.Args, et: et, vals: b.values(inst.Args)}
 	es.sym = b.st.add(pfx, cpName(prefix, inst.Annos, inst.Name), inst.Annos, inst.P, nil)
 	b.externs = append(b.externs, es)
 	b.extByI[inst] = es
@@ -563,19 +607,19 @@ func (b *p4infoBuilder) build() {
 		}
 		switch es.kind {
 		case "counter":
-			info.Counters = append(info.Counters, &p4v1.Counter{Preamble: pre(es.sym, annos), Spec: &p4v1.CounterSpec{Unit: b.counterUnit(es.args, 1)}, Size: b.intArg(es.args, 0)})
+			info.Counters = append(info.Counters, &p4v1.Counter{Preamble: pre(es.sym, annos), Spec: &p4v1.CounterSpec{Unit: b.counterUnit(es, 1)}, Size: b.intArg(es, 0)})
 		case "direct_counter":
-			info.DirectCounters = append(info.DirectCounters, &p4v1.DirectCounter{Preamble: pre(es.sym, annos), Spec: &p4v1.CounterSpec{Unit: b.counterUnit(es.args, 0)}, DirectTableId: b.directTable(es, "counters")})
+			info.DirectCounters = append(info.DirectCounters, &p4v1.DirectCounter{Preamble: pre(es.sym, annos), Spec: &p4v1.CounterSpec{Unit: b.counterUnit(es, 0)}, DirectTableId: b.directTable(es, "counters")})
 		case "meter":
-			info.Meters = append(info.Meters, &p4v1.Meter{Preamble: pre(es.sym, annos), Spec: &p4v1.MeterSpec{Unit: b.meterUnit(es.args, 1)}, Size: b.intArg(es.args, 0)})
+			info.Meters = append(info.Meters, &p4v1.Meter{Preamble: pre(es.sym, annos), Spec: &p4v1.MeterSpec{Unit: b.meterUnit(es, 1)}, Size: b.intArg(es, 0)})
 		case "direct_meter":
-			info.DirectMeters = append(info.DirectMeters, &p4v1.DirectMeter{Preamble: pre(es.sym, annos), Spec: &p4v1.MeterSpec{Unit: b.meterUnit(es.args, 0)}, DirectTableId: b.directTable(es, "meters")})
+			info.DirectMeters = append(info.DirectMeters, &p4v1.DirectMeter{Preamble: pre(es.sym, annos), Spec: &p4v1.MeterSpec{Unit: b.meterUnit(es, 0)}, DirectTableId: b.directTable(es, "meters")})
 		case "register":
 			var ts *p4v1.P4DataTypeSpec
 			if len(es.et.Args) > 0 {
 				ts = b.typeSpec(es.et.Args[0])
 			}
-			info.Registers = append(info.Registers, &p4v1.Register{Preamble: pre(es.sym, annos), TypeSpec: ts, Size: int32(b.intArg(es.args, 0))})
+			info.Registers = append(info.Registers, &p4v1.Register{Preamble: pre(es.sym, annos), TypeSpec: ts, Size: int32(b.intArg(es, 0))})
 		case "action_profile", "action_selector":
 			ap := &p4v1.ActionProfile{Preamble: pre(es.sym, annos)}
 			for _, ts := range b.tables {
@@ -585,9 +629,9 @@ func (b *p4infoBuilder) build() {
 			}
 			if es.kind == "action_selector" {
 				ap.WithSelector = true
-				ap.Size = b.intArg(es.args, 1)
+				ap.Size = b.intArg(es, 1)
 			} else {
-				ap.Size = b.intArg(es.args, 0)
+				ap.Size = b.intArg(es, 0)
 			}
 			info.ActionProfiles = append(info.ActionProfiles, ap)
 		}
@@ -639,11 +683,11 @@ func (b *p4infoBuilder) directTable(es *externSym, prop string) uint32 {
 	return 0
 }
 
-func (b *p4infoBuilder) intArg(args []*Arg, i int) int64 {
-	if i >= len(args) {
+func (b *p4infoBuilder) intArg(es *externSym, i int) int64 {
+	if i >= len(es.vals) {
 		return 0
 	}
-	v := b.c.Const[args[i].Value]
+	v := es.vals[i]
 	if m, ok := v.(*EnumMember); ok {
 		v = m.Val
 	}
@@ -653,18 +697,18 @@ func (b *p4infoBuilder) intArg(args []*Arg, i int) int64 {
 	return 0
 }
 
-func (b *p4infoBuilder) enumArg(args []*Arg, i int) string {
-	if i >= len(args) {
+func (b *p4infoBuilder) enumArg(es *externSym, i int) string {
+	if i >= len(es.vals) {
 		return ""
 	}
-	if m, ok := b.c.Const[args[i].Value].(*EnumMember); ok {
+	if m, ok := es.vals[i].(*EnumMember); ok {
 		return m.Name
 	}
 	return ""
 }
 
-func (b *p4infoBuilder) counterUnit(args []*Arg, i int) p4v1.CounterSpec_Unit {
-	switch b.enumArg(args, i) {
+func (b *p4infoBuilder) counterUnit(es *externSym, i int) p4v1.CounterSpec_Unit {
+	switch b.enumArg(es, i) {
 	case "packets":
 		return p4v1.CounterSpec_PACKETS
 	case "bytes":
@@ -675,8 +719,8 @@ func (b *p4infoBuilder) counterUnit(args []*Arg, i int) p4v1.CounterSpec_Unit {
 	return p4v1.CounterSpec_UNSPECIFIED
 }
 
-func (b *p4infoBuilder) meterUnit(args []*Arg, i int) p4v1.MeterSpec_Unit {
-	switch b.enumArg(args, i) {
+func (b *p4infoBuilder) meterUnit(es *externSym, i int) p4v1.MeterSpec_Unit {
+	switch b.enumArg(es, i) {
 	case "packets":
 		return p4v1.MeterSpec_PACKETS
 	case "bytes":

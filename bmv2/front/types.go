@@ -13,7 +13,8 @@ type Type interface {
 }
 
 // Value is a compile-time constant: *big.Int (integers, already wrapped to their width), bool,
-// string, *EnumMember (enum, error and match_kind members) or []Value (lists).
+// string, *EnumMember (enum, error and match_kind members) or []Value (lists, and structs and
+// headers with their fields in declaration order).
 type Value any
 
 // BitsType is bit<Width> (Signed false) or int<Width> (Signed true).
