@@ -278,3 +278,52 @@ func TestHookSeeds(t *testing.T) {
 		t.Error("Hook gave two conns the same seed")
 	}
 }
+
+func TestRecvDelay(t *testing.T) {
+	a, b := udpPair(t)
+	defer a.Close()
+	fb := Wrap(b, Config{Seed: 3, Recv: Faults{Delay: 2 * time.Millisecond}})
+	defer fb.Close()
+	for _, p := range seq(5) {
+		if _, err := a.WriteTo(p, b.LocalAddr()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Receive delay is head-of-line: the order is kept.
+	if got := readN(t, fb, 5); !equal(got, seq(5)) {
+		t.Errorf("read %v", got)
+	}
+	if s := fb.Stats(); s.RecvDelayed != 5 || s.Recv != 5 {
+		t.Errorf("stats %+v, want 5 received, 5 delayed", s)
+	}
+	if s := fb.Stats().Add(fb.Stats()); s.RecvDelayed != 10 {
+		t.Errorf("Add: %+v", s)
+	}
+}
+
+// TestCloseUnblocksDelayedRead: Close ends a ReadFrom that sleeps in an injected delay.
+func TestCloseUnblocksDelayedRead(t *testing.T) {
+	a, b := udpPair(t)
+	defer a.Close()
+	fb := Wrap(b, Config{Seed: 3, Recv: Faults{Delay: time.Hour}})
+	if _, err := a.WriteTo([]byte{1}, b.LocalAddr()); err != nil {
+		t.Fatal(err)
+	}
+	errc := make(chan error, 1)
+	go func() {
+		_, _, err := fb.ReadFrom(make([]byte, 8))
+		errc <- err
+	}()
+	for fb.Stats().RecvDelayed == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	fb.Close()
+	select {
+	case err := <-errc:
+		if err == nil {
+			t.Error("ReadFrom returned a datagram after Close")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("ReadFrom still blocked after Close")
+	}
+}
