@@ -1,0 +1,5 @@
+#include <core.p4>
+header bad_t {
+    bit<8> a;
+    error  e;
+}
