@@ -33,7 +33,12 @@ func Load(path string) (*Checked, error) {
 
 // LoadWith is Load with a custom file reader (used by tests and the fuzzer).
 func LoadWith(path string, read ReadFileFunc) (*Checked, error) {
-	toks, errs := Preprocess(path, read)
+	return LoadOptions(path, Options{ReadFile: read})
+}
+
+// LoadOptions is Load with preprocessor options (predefined macros, a file reader).
+func LoadOptions(path string, opts Options) (*Checked, error) {
+	toks, errs := PreprocessWith(path, opts)
 	if len(errs) > 0 {
 		return nil, errs
 	}

@@ -423,3 +423,23 @@ func FuzzFrontEnd(f *testing.F) {
 		}
 	})
 }
+
+func TestDefines(t *testing.T) {
+	src := "#if MODE == 2\nconst bit<8> X = WIDTH;\n#endif\n#ifdef FLAG\nconst bit<8> Y = 1;\n#endif\n"
+	read := func(p string) ([]byte, error) { return []byte(src), nil }
+	toks, errs := PreprocessWith("d.p4", Options{ReadFile: read, Defines: map[string]string{"MODE": "2", "WIDTH": "8w7", "FLAG": ""}})
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	var got []string
+	for _, tk := range toks {
+		got = append(got, tk.Text)
+	}
+	want := "const bit < 8 > X = 8w7 ; const bit < 8 > Y = 1 ; "
+	if strings.Join(got, " ") != want {
+		t.Errorf("got %q, want %q", strings.Join(got, " "), want)
+	}
+	if _, errs := PreprocessWith("d.p4", Options{ReadFile: read, Defines: map[string]string{"9bad": "1"}}); len(errs) == 0 {
+		t.Error("accepted an invalid macro name")
+	}
+}

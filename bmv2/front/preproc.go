@@ -4,6 +4,7 @@ import (
 	"embed"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -49,10 +50,42 @@ type preprocessor struct {
 // Preprocess runs the C-like preprocessor over the file at path and returns its tokens, with
 // each token's position in its original file. readFile defaults to os.ReadFile.
 func Preprocess(path string, readFile ReadFileFunc) ([]Token, ErrorList) {
+	return PreprocessWith(path, Options{ReadFile: readFile})
+}
+
+// Options configure preprocessing.
+type Options struct {
+	// ReadFile reads the main file and quoted includes; nil means os.ReadFile.
+	ReadFile ReadFileFunc
+	// Defines are predefined object-like macros, like p4c's -DNAME=VALUE (an empty value
+	// defines NAME as 1).
+	Defines map[string]string
+}
+
+// PreprocessWith is Preprocess with options.
+func PreprocessWith(path string, opts Options) ([]Token, ErrorList) {
+	readFile := opts.ReadFile
 	if readFile == nil {
 		readFile = os.ReadFile
 	}
 	pp := &preprocessor{read: readFile, macros: map[string]*macro{}, included: map[string]bool{}}
+	names := make([]string, 0, len(opts.Defines))
+	for n := range opts.Defines {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		v := opts.Defines[n]
+		if v == "" {
+			v = "1"
+		}
+		pos := Pos{File: "<command line>", Line: 1, Col: 1}
+		if n == "" || !isIdentStart(n[0]) || strings.IndexFunc(n, func(r rune) bool { return r > 127 || !isIdentChar(byte(r)) }) >= 0 {
+			pp.errs = append(pp.errs, errorf(pos, "-D%s: invalid macro name", n))
+			continue
+		}
+		pp.macros[n] = &macro{name: n, body: lexLine(v, pos.File, 1, &pp.errs), pos: pos}
+	}
 	src, err := readFile(path)
 	if err != nil {
 		return nil, ErrorList{errorf(Pos{File: path}, "%v", err)}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -9,20 +10,48 @@ import (
 )
 
 func init() {
+	var defines []string
+	options := func() (front.Options, error) {
+		opts := front.Options{Defines: map[string]string{}}
+		for _, d := range defines {
+			name, value, _ := strings.Cut(d, "=")
+			if name == "" {
+				return opts, fmt.Errorf("-D %q: missing macro name", d)
+			}
+			opts.Defines[name] = value
+		}
+		return opts, nil
+	}
 	p4 := &cobra.Command{
 		Use:   "p4",
 		Short: "P4_16 tools of the netlock software target (front end, P4Info)",
 	}
+	p4.PersistentFlags().StringArrayVarP(&defines, "define", "D", nil, "predefine a macro, NAME or NAME=VALUE (as p4c -D)")
 	p4.AddCommand(&cobra.Command{
-		Use:   "check FILE.p4",
-		Short: "Preprocess, parse and type-check a v1model P4 program; print errors or OK",
-		Args:  cobra.ExactArgs(1),
+		Use:   "check FILE.p4...",
+		Short: "Preprocess, parse and type-check v1model P4 programs; print errors or OK",
+		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if _, err := front.Load(args[0]); err != nil {
-				fmt.Fprintln(cmd.OutOrStdout(), err)
-				return fmt.Errorf("%s: check failed", args[0])
+			opts, err := options()
+			if err != nil {
+				return err
 			}
-			fmt.Fprintln(cmd.OutOrStdout(), "OK")
+			failed := 0
+			for _, file := range args {
+				prefix := ""
+				if len(args) > 1 {
+					prefix = file + ": "
+				}
+				if _, err := front.LoadOptions(file, opts); err != nil {
+					fmt.Fprintln(cmd.OutOrStdout(), err)
+					failed++
+					continue
+				}
+				fmt.Fprintln(cmd.OutOrStdout(), prefix+"OK")
+			}
+			if failed > 0 {
+				return fmt.Errorf("%d of %d programs failed the check", failed, len(args))
+			}
 			return nil
 		},
 	})
@@ -31,7 +60,11 @@ func init() {
 		Short: "Print the P4Runtime P4Info (text format) of a v1model P4 program",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			prog, err := front.Load(args[0])
+			opts, err := options()
+			if err != nil {
+				return err
+			}
+			prog, err := front.LoadOptions(args[0], opts)
 			if err != nil {
 				fmt.Fprintln(cmd.ErrOrStderr(), err)
 				return fmt.Errorf("%s: check failed", args[0])
