@@ -244,17 +244,22 @@ func (c *Client) readLoop() {
 			c.log.Warn("netlock client: read failed", "err", err)
 			continue
 		}
-		h, err := wire.Parse(buf[:n])
-		if err != nil {
-			c.stats.malformed.Add(1)
-			c.log.Debug("netlock client: malformed datagram", "from", from, "err", err)
-			continue
-		}
-		c.stats.received.Add(1)
-		var f wire.Fields
-		h.Decode(&f)
-		c.dispatch(&f, from)
+		c.input(buf[:n], from)
 	}
+}
+
+// input handles one datagram read from the socket.
+func (c *Client) input(b []byte, from net.Addr) {
+	h, err := wire.Parse(b)
+	if err != nil {
+		c.stats.malformed.Add(1)
+		c.log.Debug("netlock client: malformed datagram", "from", from, "err", err)
+		return
+	}
+	c.stats.received.Add(1)
+	var f wire.Fields
+	h.Decode(&f)
+	c.dispatch(&f, from)
 }
 
 // dispatch hands f to the request waiting for it.
