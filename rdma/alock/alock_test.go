@@ -632,9 +632,14 @@ func TestUnawaitedVictimFails(t *testing.T) {
 		w.Alg = newALock(t, alock.Config{}, nil)
 		checkME(t, runSim(t, w, cfg), w)
 	}
-	// Real time: the victim write is applied by a goroutine after a random delay.
+	// Real time: the victim write is applied by a goroutine after a random delay. The local
+	// thread often enters uncontended (victim = LOCAL) and stays inside for 200us; a remote
+	// leader arriving meanwhile reads the local tail and the stale victim before its own write
+	// lands, and enters too.
+	sleep := func(d time.Duration) func(verbs.Endpoint) { return func(verbs.Endpoint) { time.Sleep(d) } }
 	for attempt := 0; ; attempt++ {
-		w := rdmatest.Workload{Alg: newALock(t, alock.Config{UnsafeUnawaitedVictim: true}, nil), Locks: 1, Threads: []int{2, 2}, Ops: 150, Seed: base}
+		w := rdmatest.Workload{Alg: newALock(t, alock.Config{UnsafeUnawaitedVictim: true}, nil), Locks: 1, Threads: []int{1, 1}, Ops: 40, Seed: base,
+			Pause: sleep(200 * time.Microsecond), Think: sleep(300 * time.Microsecond)}
 		res := runEmu(t, w, emu.Config{Seed: base, UnsignaledDelay: 500 * time.Microsecond})
 		if res.Violations > 0 {
 			t.Logf("emu attempt %d: %d violations, first: %s", attempt, res.Violations, res.First)
