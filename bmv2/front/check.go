@@ -380,11 +380,13 @@ func (c *checker) topDecl(d Decl) {
 		sc := c.typeParamScope(c.global, d, d.TypeParams, d.P)
 		for _, m := range d.Ctors {
 			c.params(m.Params, sc)
+			c.runtimeParams(m.Params, "constructor of "+d.Name)
 			m.RetT = &ExternType{Decl: d}
 		}
 		for _, m := range d.Methods {
 			msc := c.typeParamScope(sc, m, m.TypeParams, m.P)
 			c.params(m.Params, msc)
+			c.runtimeParams(m.Params, d.Name+"."+m.Name)
 			m.RetT = c.resolveType(m.Ret, msc)
 		}
 	case *MethodDecl:

@@ -273,13 +273,7 @@ func (c *checker) restrictCall(e *CallExpr, m *MethodDecl, cx *ctx) {
 	if m.Owner != nil && m.Owner.Name == "packet_in" && cx.parser == nil {
 		c.errorf(e.P, "packet_in.%s can only be called from a parser", m.Name)
 	}
-	if cx.parser != nil && m.Owner == nil && m.Name != "verify" {
-		switch m.Name {
-		case "verify_checksum", "verify_checksum_with_payload", "log_msg", "assert", "assume", "static_assert":
-		default:
-			c.errorf(e.P, "%s cannot be called from a parser", m.Name)
-		}
-	}
+
 }
 
 func (c *checker) builtinCall(e *CallExpr, f *MethodRef, cx *ctx) Type {
@@ -466,6 +460,10 @@ func (c *checker) checkArg(p *Param, pt Type, a *Arg, cx *ctx, what string, ctor
 			c.errorf(e.Position(), "%s: argument for %s parameter %s has type %s, expected exactly %s", what, p.Dir, p.Name, at, pt)
 		}
 	default:
+		if _, dc := e.(*DontCareExpr); dc {
+			c.errorf(e.Position(), "%s: _ can only be passed for out parameters, not for %s parameter %s", what, p.Dir, p.Name)
+			return
+		}
 		if p.Dir == DirNone && ctor {
 			if _, ok := c.out.Const[e]; !ok && !fromCtorParams(e) {
 				switch e.Type().(type) {
@@ -604,7 +602,7 @@ func unify(p, a Type, sub map[*TypeVar]Type) bool {
 // every argument must be a parser or control whose signature matches the package parameter's.
 func (c *checker) packageArgs(d *InstanceDecl, pt *PackageType, cx *ctx) {
 	pd := pt.Decl
-	if len(d.Args) != len(pd.Params) {
+	if !arityOK(pd.Params, d.Args) {
 		c.errorf(d.P, "%s expects %d arguments, got %d", pd.Name, len(pd.Params), len(d.Args))
 		return
 	}
@@ -630,13 +628,16 @@ func (c *checker) packageArgs(d *InstanceDecl, pt *PackageType, cx *ctx) {
 			}
 		}
 		for j, a := range args {
-			if a == nil {
+			if a == nil && pd.Params[j].Deflt == nil && pd.Params[j].Annos.Get("optional") == nil {
 				c.errorf(d.P, "%s: missing argument %s", pd.Name, pd.Params[j].Name)
 				return
 			}
 		}
 	}
 	for i, a := range args {
+		if a == nil {
+			continue // an optional package argument
+		}
 		p := pd.Params[i]
 		at := c.expr(a.Value, cx, nil)
 		if isBad(at) {

@@ -482,8 +482,8 @@ func (c *checker) binaryTyped(e *BinaryExpr, xt, yt Type) Type {
 		}
 		switch y := yt.(type) {
 		case *BitsType:
-			if y.Signed {
-				c.errorf(e.Y.Position(), "shift amount must be unsigned, not %s", yt)
+			if v, ok := c.out.Const[e.Y].(*big.Int); y.Signed && !(ok && v.Sign() >= 0) {
+				c.errorf(e.Y.Position(), "shift amount must be unsigned (or a non-negative constant), not %s", yt)
 				return tBad
 			}
 		case *IntType:
@@ -504,6 +504,17 @@ func (c *checker) binaryTyped(e *BinaryExpr, xt, yt Type) Type {
 			return tBad
 		}
 		return &BitsType{Width: bx.Width + by.Width, Signed: bx.Signed}
+	}
+	// Serializable enums convert implicitly to their underlying type when the other operand is
+	// of that type (or of another enum with the same underlying type).
+	if ex, ok := xt.(*EnumType); ok && ex.Underlying != nil {
+		if ey, ok := yt.(*EnumType); ok && ey.Underlying != nil && ex.Decl != ey.Decl && sameType(ex.Underlying, ey.Underlying) {
+			xt, yt = ex.Underlying, ey.Underlying
+		} else if sameType(ex.Underlying, yt) {
+			xt = yt
+		}
+	} else if ey, ok := yt.(*EnumType); ok && ey.Underlying != nil && sameType(ey.Underlying, xt) {
+		yt = xt
 	}
 	// The remaining operators need operands of one type; an untyped literal adopts the other side's.
 	_, xi := xt.(*IntType)

@@ -16,13 +16,16 @@ func (c *checker) parserDecl(d *ParserDecl) {
 		return
 	}
 	c.params(d.CtorParams, sc)
-	body := newScope(sc)
+	// Parameters live in their own scope: local declarations such as tables may reuse a
+	// parameter's name (variables may not; see noShadowParam).
+	paramScope := newScope(sc)
 	for _, p := range d.Params {
-		c.declare(body, p.Name, p)
+		c.declare(paramScope, p.Name, p)
 	}
 	for _, p := range d.CtorParams {
-		c.declare(body, p.Name, p)
+		c.declare(paramScope, p.Name, p)
 	}
+	body := newScope(paramScope)
 	cx := &ctx{sc: body, parser: d}
 	for _, l := range d.Locals {
 		c.localDecl(l, cx)
@@ -203,13 +206,16 @@ func (c *checker) controlDecl(d *ControlDecl) {
 		return
 	}
 	c.params(d.CtorParams, sc)
-	body := newScope(sc)
+	// Parameters live in their own scope: local declarations such as tables may reuse a
+	// parameter's name (variables may not; see noShadowParam).
+	paramScope := newScope(sc)
 	for _, p := range d.Params {
-		c.declare(body, p.Name, p)
+		c.declare(paramScope, p.Name, p)
 	}
 	for _, p := range d.CtorParams {
-		c.declare(body, p.Name, p)
+		c.declare(paramScope, p.Name, p)
 	}
+	body := newScope(paramScope)
 	cx := &ctx{sc: body, control: d}
 	for _, l := range d.Locals {
 		c.localDecl(l, cx)
@@ -424,9 +430,6 @@ func (c *checker) switchStmt(s *SwitchStmt, cx *ctx) {
 	}
 	seen := map[any]bool{}
 	for i, cs := range s.Cases {
-		if cs.Body == nil && i == len(s.Cases)-1 {
-			c.errorf(cs.P, "the last switch case must have a body")
-		}
 		if cs.Default {
 			if i != len(s.Cases)-1 {
 				c.errorf(cs.P, "default must be the last switch case")
@@ -612,6 +615,9 @@ func (c *checker) tableDecl(t *TableDecl, cx *ctx) {
 			}
 		case "size", "max_group_size", "priority_delta":
 			c.expr(p.Value, cx, tInt)
+			if fromCtorParams(p.Value) && c.out.Const[p.Value] == nil {
+				continue // known when the control is instantiated
+			}
 			if v, ok := c.out.Const[p.Value].(*big.Int); !ok || v.Sign() < 0 {
 				c.errorf(p.Value.Position(), "table %s: %s must be a non-negative compile-time constant", t.Name, p.Name)
 			}
