@@ -686,3 +686,22 @@ func TestRenew(t *testing.T) {
 		t.Errorf("Release = %v, want ErrLeaseLost", err)
 	}
 }
+
+func TestRunTxnPanicReleases(t *testing.T) {
+	s := newFakeServer(t, 10*time.Second)
+	c := newClient(t, Config{Servers: []string{s.addr()}})
+	ctx := testCtx(t)
+	func() {
+		defer func() {
+			if r := recover(); r != "boom" {
+				t.Errorf("recovered %v, want the panic of fn", r)
+			}
+		}()
+		_ = c.RunTxn(ctx, []LockSpec{{1, wire.Exclusive}, {2, wire.Shared}}, func(context.Context) error { panic("boom") })
+	}()
+	for _, l := range []uint32{1, 2} {
+		if txns, _ := s.queue(l); len(txns) != 0 {
+			t.Errorf("lock %d still held by %v after a panic", l, txns)
+		}
+	}
+}

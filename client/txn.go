@@ -124,7 +124,8 @@ func (t *Txn) Release(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// RunTxn takes locks as one transaction (see [Txn.Acquire]), runs fn, and releases them. The
+// RunTxn takes locks as one transaction (see [Txn.Acquire]), runs fn, and releases them (also
+// when fn panics; the panic then continues). The
 // context passed to fn is canceled, with a cause matching [ErrLeaseLost], when the lease of any of
 // the locks is lost. RunTxn returns fn's error; if fn succeeded but a lease was lost meanwhile or
 // a release failed, it returns that error instead.
@@ -144,7 +145,7 @@ func (c *Client) RunTxn(ctx context.Context, locks []LockSpec, fn func(ctx conte
 			cancel(fmt.Errorf("client: lock %d: %w", g.Lock(), ErrLeaseLost))
 		})
 	}
-	ferr := fn(fctx)
+	ferr := runReleasingOnPanic(fctx, t, fn)
 	var lostErr error
 	for _, g := range t.Grants() {
 		if err := g.LostErr(); err != nil {
@@ -162,4 +163,17 @@ func (c *Client) RunTxn(ctx context.Context, locks []LockSpec, fn func(ctx conte
 		return lostErr
 	}
 	return rerr
+}
+
+// runReleasingOnPanic runs fn; if fn panics, it releases t's locks before the panic goes on.
+func runReleasingOnPanic(ctx context.Context, t *Txn, fn func(ctx context.Context) error) error {
+	defer func() {
+		if r := recover(); r != nil {
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), t.c.cfg.RequestTimeout)
+			defer cancel()
+			_ = t.Release(rctx)
+			panic(r)
+		}
+	}()
+	return fn(ctx)
 }
