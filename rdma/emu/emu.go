@@ -20,8 +20,10 @@
 //  9. Descriptors are allocated by each thread in its own node's region ([Endpoint.Alloc]).
 //  10. Every endpoint counts its reads, writes, CAS, FAA, loopback, remote and local spins, and a
 //     [verbs.Tracer] sees every access with its class for audits.
-//  11. The cost model lives in rdma/sim (virtual time); here only delays that widen races exist,
-//     because wall-clock costs on a shared machine are noise.
+//  11. Cost: [Config.Latency] and [Config.NICRate] apply wire latency and a per-NIC message rate
+//     shared by outbound, inbound and loopback verbs in real time (coarse: sleeps). The cost
+//     model used for measurements is rdma/sim's, in virtual time, because wall-clock costs on
+//     a shared machine are noise.
 //
 // Nodes of one [Cluster] live in one process; [Node.Serve] and [Node.Connect] carry verbs over
 // TCP so that separate processes can share a region (and a lock table).
@@ -61,6 +63,16 @@ type Config struct {
 	UnsignaledDelay time.Duration
 	// Seed seeds the delay generator.
 	Seed int64
+	// Latency, if positive, is a real-time cost: the initiator sleeps this long before a verb
+	// reaches the target NIC and again before its completion (one way each).
+	Latency time.Duration
+	// NICRate, if positive, bounds every NIC to NICRate verbs per second in real time, shared by
+	// its outbound, inbound and loopback verbs (a loopback verb passes its NIC twice). Verbs
+	// wait for a slot on the initiator's NIC and then on the target's.
+	NICRate float64
+	// Clock is the time source for Latency, NICRate, delays and Endpoint.Now. Default: the
+	// wall clock.
+	Clock Clock
 	// Tracer, if set, sees every access to every region.
 	Tracer verbs.Tracer
 	// Log receives transport events. Default: discard.
@@ -74,14 +86,28 @@ func (c *Config) validate() error {
 	if c.RegionSize%64 != 0 || c.RegionSize < 128 {
 		return fmt.Errorf("emu: region size %d must be a multiple of 64 and at least 128", c.RegionSize)
 	}
-	if c.AtomicWindow < 0 || c.OpDelay < 0 || c.UnsignaledDelay < 0 || c.AtomicWindowYields < 0 {
-		return errors.New("emu: negative delay")
+	if c.AtomicWindow < 0 || c.OpDelay < 0 || c.UnsignaledDelay < 0 || c.AtomicWindowYields < 0 || c.Latency < 0 || c.NICRate < 0 {
+		return errors.New("emu: negative delay or rate")
+	}
+	if c.Clock == nil {
+		c.Clock = wallClock{}
 	}
 	if c.Log == nil {
 		c.Log = slog.New(slog.DiscardHandler)
 	}
 	return nil
 }
+
+// Clock is the real-time source of the emulator (injected so tests control time).
+type Clock interface {
+	Now() time.Time
+	Sleep(d time.Duration)
+}
+
+type wallClock struct{}
+
+func (wallClock) Now() time.Time        { return time.Now() }
+func (wallClock) Sleep(d time.Duration) { time.Sleep(d) }
 
 // target executes verbs on one node's region: the node's own NIC or a TCP connection to it.
 type target interface {
@@ -100,6 +126,9 @@ type Node struct {
 
 	atomicMu sync.Mutex // the NIC's atomic unit
 
+	paceMu   sync.Mutex
+	nextSlot time.Time // NICRate pacing: when the NIC can take its next verb
+
 	rngMu sync.Mutex
 	rng   *rand.Rand
 
@@ -117,7 +146,7 @@ func NewNode(cfg Config, id verbs.NodeID) (*Node, error) {
 		return nil, err
 	}
 	n := &Node{
-		id: id, cfg: cfg, words: make([]uint64, cfg.RegionSize/8), next: 64, start: time.Now(),
+		id: id, cfg: cfg, words: make([]uint64, cfg.RegionSize/8), next: 64, start: cfg.Clock.Now(),
 		rng: rand.New(rand.NewSource(cfg.Seed + int64(id))), peers: map[verbs.NodeID]target{},
 	}
 	n.peers[id] = n
@@ -201,6 +230,7 @@ func (n *Node) execute(wr verbs.WorkRequest, from verbs.NodeID) (uint64, error) 
 	if err := verbs.CheckPtr(wr.Remote, uint64(len(n.words))*8); err != nil {
 		return 0, err
 	}
+	n.pace() // inbound (or loopback) through this NIC
 	off := wr.Remote.Offset()
 	w := &n.words[off/8]
 	n.trace(off, verbs.ClassRemote, wr.Op, from)
@@ -235,7 +265,7 @@ func (n *Node) window(p verbs.Ptr) {
 		runtime.Gosched()
 	}
 	if n.cfg.AtomicWindow > 0 {
-		time.Sleep(n.cfg.AtomicWindow)
+		n.cfg.Clock.Sleep(n.cfg.AtomicWindow)
 	}
 }
 
@@ -305,7 +335,7 @@ func (e *Endpoint) Local() verbs.Memory { return e.mem }
 func (e *Endpoint) Alloc(size uint64) (verbs.Ptr, error) { return e.node.Alloc(size) }
 
 // Now implements verbs.Endpoint: nanoseconds since the node was created.
-func (e *Endpoint) Now() int64 { return int64(time.Since(e.node.start)) }
+func (e *Endpoint) Now() int64 { return int64(e.node.cfg.Clock.Now().Sub(e.node.start)) }
 
 // Stats implements verbs.Endpoint.
 func (e *Endpoint) Stats() *verbs.Stats { return &e.stats }
@@ -337,7 +367,7 @@ func (e *Endpoint) PostSend(wrs ...verbs.WorkRequest) error {
 			e.node.async.Add(1)
 			go func() {
 				defer e.node.async.Done()
-				time.Sleep(d)
+				e.node.cfg.Clock.Sleep(d)
 				e.run(t, wr)
 			}()
 			continue
@@ -350,7 +380,7 @@ func (e *Endpoint) PostSend(wrs ...verbs.WorkRequest) error {
 		d := e.node.randDur(e.node.cfg.OpDelay)
 		go func() {
 			defer e.node.async.Done()
-			time.Sleep(d)
+			e.node.cfg.Clock.Sleep(d)
 			for _, wr := range delayed {
 				t, _ := e.node.route(wr.Remote.Node())
 				e.run(t, wr)
@@ -360,8 +390,35 @@ func (e *Endpoint) PostSend(wrs ...verbs.WorkRequest) error {
 	return nil
 }
 
+// pace waits for this NIC's next slot under NICRate.
+func (n *Node) pace() {
+	if n.cfg.NICRate <= 0 {
+		return
+	}
+	step := time.Duration(float64(time.Second) / n.cfg.NICRate)
+	now := n.cfg.Clock.Now()
+	n.paceMu.Lock()
+	slot := n.nextSlot
+	if slot.Before(now) {
+		slot = now
+	}
+	n.nextSlot = slot.Add(step)
+	n.paceMu.Unlock()
+	if d := slot.Sub(now); d > 0 {
+		n.cfg.Clock.Sleep(d)
+	}
+}
+
 func (e *Endpoint) run(t target, wr verbs.WorkRequest) {
+	cfg := &e.node.cfg
+	e.node.pace() // outbound through the own NIC
+	if cfg.Latency > 0 {
+		cfg.Clock.Sleep(cfg.Latency)
+	}
 	v, err := t.execute(wr, e.node.id)
+	if cfg.Latency > 0 {
+		cfg.Clock.Sleep(cfg.Latency)
+	}
 	if !wr.Signaled {
 		if err != nil {
 			e.node.cfg.Log.Warn("unsignaled verb failed", "wr", wr.ID, "err", err)
