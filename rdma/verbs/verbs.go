@@ -101,7 +101,7 @@ func (o Opcode) String() string {
 
 // WorkRequest is one posted verb on one aligned 8-byte word.
 type WorkRequest struct {
-	// ID is echoed in the completion; the poster chooses it (wr_id).
+	// ID is echoed in the completion (wr_id); take it from Endpoint.NextID.
 	ID uint64
 	Op Opcode
 	// Remote is the target word; it may live on the poster's own node (loopback).
