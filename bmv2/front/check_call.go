@@ -448,7 +448,10 @@ func (c *checker) checkArg(p *Param, pt Type, a *Arg, cx *ctx, what string, ctor
 	e := a.Value
 	switch p.Dir {
 	case DirOut, DirInOut:
-		if _, dc := e.(*DontCareExpr); dc && p.Dir == DirOut {
+		if _, dc := e.(*DontCareExpr); dc {
+			if p.Dir != DirOut {
+				c.errorf(e.Position(), "%s: _ can only be passed for out parameters, not for %s parameter %s", what, p.Dir, p.Name)
+			}
 			return
 		}
 		if ok, why := c.lvalue(e); !ok {

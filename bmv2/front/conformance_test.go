@@ -85,6 +85,11 @@ func TestConformance(t *testing.T) {
 			continue
 		}
 		allOK++
+		if prog.Main != nil {
+			if _, err := prog.V1Switch(); err != nil {
+				t.Errorf("%s: V1Switch: %v", filepath.Base(f), err)
+			}
+		}
 		n, bad := unresolved(prog.Program)
 		exprs += n
 		unres += len(bad)

@@ -215,6 +215,14 @@ func TestTypeRules(t *testing.T) {
 		{"shadowing parameter", "", "bit<8> hdr = 1;", "shadows a parameter"},
 		{"recursive action", "action a() { a(); }", "a();", "recursion is not allowed"},
 		{"inferred type arguments", "", "hdr.h.setValid();", ""},
+		{"enum compares with underlying", "", "if (hdr.h.a == E.A) { }", ""},
+		{"enum does not compare with other widths", "", "if (hdr.h.b == E.A) { }", "cannot compare"},
+		{"signed constant shift", "", "hdr.h.c = hdr.h.c << 8s3;", ""},
+		{"signed negative shift", "", "hdr.h.c = hdr.h.c << -8s3;", "shift amount must be unsigned"},
+		{"dont care for in", "", "digest(_, { hdr.h.a });", "for out parameters"},
+		{"dont care for inout", "", "mark_to_drop(_);", "for out parameters"},
+		{"dont care for out", "register<bit<8>>(4) r;", "r.read(_, 0);", ""},
+		{"table may reuse a parameter name", "table m { actions = { NoAction; } }", "m.apply();", ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -441,5 +449,25 @@ func TestDefines(t *testing.T) {
 	}
 	if _, errs := PreprocessWith("d.p4", Options{ReadFile: read, Defines: map[string]string{"9bad": "1"}}); len(errs) == 0 {
 		t.Error("accepted an invalid macro name")
+	}
+}
+
+func TestV1SwitchBlocks(t *testing.T) {
+	for file, want := range map[string][6]string{
+		"testdata/accept/basic.p4":    {"MyParser", "MyVerifyChecksum", "MyIngress", "MyEgress", "MyComputeChecksum", "MyDeparser"},
+		"testdata/accept/features.p4": {"FeatParser", "FeatVerify", "FeatIngress", "FeatEgress", "FeatCompute", "FeatDeparser"},
+	} {
+		prog, err := Load(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sw, err := prog.V1Switch()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := [6]string{sw.Parser.Name(), sw.VerifyChecksum.Name(), sw.Ingress.Name(), sw.Egress.Name(), sw.ComputeChecksum.Name(), sw.Deparser.Name()}
+		if got != want {
+			t.Errorf("%s: blocks %v, want %v", file, got, want)
+		}
 	}
 }
