@@ -37,6 +37,24 @@ func (c *checker) call(e *CallExpr, cx *ctx) Type {
 		}
 		return c.methodCall(e, f, cx)
 	case *ActionType:
+		if !arityOK(f.Decl.Params, e.Args) {
+			// p4c resolves a call by its arguments among all visible declarations of the name:
+			// an action named like an extern function it calls still calls the extern.
+			if n, ok := e.Fun.(*NameExpr); ok {
+				var cands []*MethodDecl
+				for _, d := range c.global.names[n.Name] {
+					if m, ok := d.(*MethodDecl); ok && arityOK(m.Params, e.Args) {
+						cands = append(cands, m)
+					}
+				}
+				if len(cands) > 0 {
+					n.Decl = cands[0]
+					mr := &MethodRef{Candidates: cands}
+					e.Fun.setType(mr)
+					return c.methodCall(e, mr, cx)
+				}
+			}
+		}
 		e.Callee = f.Decl
 		e.Params = f.Decl.Params
 		if cx.fn != nil {
@@ -48,7 +66,7 @@ func (c *checker) call(e *CallExpr, cx *ctx) Type {
 		if cx.parser != nil {
 			c.errorf(e.P, "actions cannot be called from a parser")
 		}
-		if len(e.Args) != len(f.Decl.Params) {
+		if !arityOK(f.Decl.Params, e.Args) {
 			c.errorf(e.P, "action %s expects %d arguments, got %d", f.Decl.Name, len(f.Decl.Params), len(e.Args))
 			return tBad
 		}

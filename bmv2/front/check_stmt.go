@@ -691,8 +691,11 @@ func simpleKey(e Expr) bool {
 		if me, ok := e.Fun.(*MemberExpr); ok && me.Name == "isValid" {
 			return simpleKey(me.X)
 		}
-	case *TypeArgExpr:
-		return false
+	case *BinaryExpr:
+		// A field masked with a constant, as p4c allows: hdr.x & 0xff.
+		if _, isInt := e.Y.(*IntExpr); isInt && e.Op == "&" {
+			return simpleKey(e.X)
+		}
 	}
 	return false
 }

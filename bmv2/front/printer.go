@@ -150,6 +150,10 @@ func KeyName(e Expr) string {
 		return KeyName(x.X) + "[" + ExprString(x.Index) + "]"
 	case *SliceExpr:
 		return KeyName(x.X) + "[" + ExprString(x.Hi) + ":" + ExprString(x.Lo) + "]"
+	case *BinaryExpr:
+		if m, ok := x.Y.(*IntExpr); ok && x.Op == "&" && m.Lit != nil {
+			return KeyName(x.X) + " & 0x" + m.Lit.Value.Text(16)
+		}
 	}
 	return ExprString(e)
 }
