@@ -596,7 +596,8 @@ type CallExpr struct {
 	// Set by Check.
 	Callee   Decl     // *MethodDecl, *ActionDecl, *FunctionDecl, *TableDecl, *ParserDecl or *ControlDecl (apply) or nil for built-in methods
 	Method   string   // method name for built-ins (isValid, setValid, push_front, apply, ...)
-	Params   []*Param // parameters matched to Args (same order as Args after reordering named args)
+	Params   []*Param // the callee's parameters
+	Ordered  []*Arg   // the arguments in parameter order; nil where a parameter's default applies
 	TypeArgT []Type   // type arguments of a generic callee, explicit or inferred, in declaration order
 }
 

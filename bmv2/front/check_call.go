@@ -28,7 +28,7 @@ func (c *checker) call(e *CallExpr, cx *ctx) Type {
 			}
 			sub := map[*TypeVar]Type{}
 			c.bindExplicit(e, f.Function.TypeParams, f.Function, sub)
-			c.args(f.Function.Params, e.Args, sub, cx, e.P, f.Function.Name, false)
+			e.Ordered = c.args(f.Function.Params, e.Args, sub, cx, e.P, f.Function.Name, false)
 			c.recordTypeArgs(e, f.Function.TypeParams, f.Function, sub)
 			if cx.fn == f.Function {
 				c.errorf(e.P, "function %s calls itself; recursion is not allowed", f.Function.Name)
@@ -70,7 +70,7 @@ func (c *checker) call(e *CallExpr, cx *ctx) Type {
 			c.errorf(e.P, "action %s expects %d arguments, got %d", f.Decl.Name, len(f.Decl.Params), len(e.Args))
 			return tBad
 		}
-		c.args(f.Decl.Params, e.Args, map[*TypeVar]Type{}, cx, e.P, "action "+f.Decl.Name, false)
+		e.Ordered = c.args(f.Decl.Params, e.Args, map[*TypeVar]Type{}, cx, e.P, "action "+f.Decl.Name, false)
 		c.noTableApply(e.Args)
 		return tVoid
 	case *TypeName:
@@ -224,7 +224,7 @@ func (c *checker) methodCall(e *CallExpr, f *MethodRef, cx *ctx) Type {
 	}
 	c.bindExplicit(e, m.TypeParams, m, sub)
 	c.restrictCall(e, m, cx)
-	c.args(m.Params, e.Args, sub, cx, e.P, name, false)
+	e.Ordered = c.args(m.Params, e.Args, sub, cx, e.P, name, false)
 	c.recordTypeArgs(e, m.TypeParams, m, sub)
 	if m.Owner == nil && m.Name == "static_assert" && len(e.Args) > 0 {
 		switch v := c.out.Const[e.Args[0].Value].(type) {
@@ -343,7 +343,7 @@ func (c *checker) builtinCall(e *CallExpr, f *MethodRef, cx *ctx) Type {
 			if cx.parser == nil {
 				c.errorf(e.P, "parser %s can only be applied from a parser", r.Decl.Name)
 			}
-			c.args(r.Decl.Params, e.Args, map[*TypeVar]Type{}, cx, e.P, r.Decl.Name+".apply", false)
+			e.Ordered = c.args(r.Decl.Params, e.Args, map[*TypeVar]Type{}, cx, e.P, r.Decl.Name+".apply", false)
 			e.Params = r.Decl.Params
 			return tVoid
 		case *ControlType:
@@ -351,7 +351,7 @@ func (c *checker) builtinCall(e *CallExpr, f *MethodRef, cx *ctx) Type {
 			if cx.control == nil || cx.action != nil {
 				c.errorf(e.P, "control %s can only be applied from a control's apply block", r.Decl.Name)
 			}
-			c.args(r.Decl.Params, e.Args, map[*TypeVar]Type{}, cx, e.P, r.Decl.Name+".apply", false)
+			e.Ordered = c.args(r.Decl.Params, e.Args, map[*TypeVar]Type{}, cx, e.P, r.Decl.Name+".apply", false)
 			e.Params = r.Decl.Params
 			return tVoid
 		}
@@ -362,7 +362,7 @@ func (c *checker) builtinCall(e *CallExpr, f *MethodRef, cx *ctx) Type {
 
 // args checks call arguments against parameters, binding type variables in sub. ctor says the
 // parameters are constructor parameters (directionless, compile-time values).
-func (c *checker) args(ps []*Param, args []*Arg, sub map[*TypeVar]Type, cx *ctx, pos Pos, what string, ctor bool) {
+func (c *checker) args(ps []*Param, args []*Arg, sub map[*TypeVar]Type, cx *ctx, pos Pos, what string, ctor bool) []*Arg {
 	// Order arguments by parameter.
 	ordered := make([]*Arg, len(ps))
 	named := false
@@ -370,11 +370,11 @@ func (c *checker) args(ps []*Param, args []*Arg, sub map[*TypeVar]Type, cx *ctx,
 		if a.Name == "" {
 			if named {
 				c.errorf(a.P, "%s: positional argument after named arguments", what)
-				return
+				return ordered
 			}
 			if i >= len(ps) {
 				c.errorf(a.P, "%s: too many arguments", what)
-				return
+				return ordered
 			}
 			ordered[i] = a
 			continue
@@ -398,7 +398,7 @@ func (c *checker) args(ps []*Param, args []*Arg, sub map[*TypeVar]Type, cx *ctx,
 	for i, p := range ps {
 		if ordered[i] == nil && p.Deflt == nil && p.Annos.Get("optional") == nil {
 			c.errorf(pos, "%s: missing argument for parameter %s", what, p.Name)
-			return
+			return ordered
 		}
 	}
 	// First pass: arguments that determine type variables.
@@ -448,6 +448,7 @@ func (c *checker) args(ps []*Param, args []*Arg, sub map[*TypeVar]Type, cx *ctx,
 		}
 		c.checkArg(p, pt, a, cx, what, ctor)
 	}
+	return ordered
 }
 
 func untypedArg(e Expr) bool {

@@ -223,6 +223,8 @@ func TestTypeRules(t *testing.T) {
 		{"dont care for inout", "", "mark_to_drop(_);", "for out parameters"},
 		{"dont care for out", "register<bit<8>>(4) r;", "r.read(_, 0);", ""},
 		{"table may reuse a parameter name", "table m { actions = { NoAction; } }", "m.apply();", ""},
+		{"named and default arguments", "action a(in bit<8> x, in bit<8> y = 3) { hdr.h.a = x + y; }", "a(y = 1, x = 2); a(4);", ""},
+		{"missing argument", "action a(in bit<8> x, in bit<8> y = 3) { hdr.h.a = x + y; }", "a(y = 1);", "missing argument for parameter x"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -365,6 +367,11 @@ func unresolved(prog *Program) (n int, bad []string) {
 			bad = append(bad, pos+": call "+ExprString(e)+" has no callee")
 		}
 		if ce, ok := e.(*CallExpr); ok {
+			if len(ce.Params) > 0 && len(ce.Ordered) != len(ce.Params) {
+				if _, isCtor := ce.Type().(*ExternType); !isCtor {
+					bad = append(bad, pos+": call "+ExprString(e)+" has no ordered arguments")
+				}
+			}
 			if m, ok := ce.Callee.(*MethodDecl); ok && len(m.TypeParams) > 0 {
 				if len(ce.TypeArgT) != len(m.TypeParams) {
 					bad = append(bad, pos+": call "+ExprString(e)+" has no type arguments")
