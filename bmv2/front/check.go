@@ -84,6 +84,9 @@ func Check(prog *Program) (*Checked, error) {
 
 var errTooMany = fmt.Errorf("too many errors")
 
+// maxWidth is the widest bit<>/int<> type, as in p4c.
+const maxWidth = 2048
+
 type scope struct {
 	parent *scope
 	names  map[string][]Decl
@@ -180,6 +183,10 @@ func (c *checker) resolveType1(ref TypeRef, sc *scope) Type {
 			}
 			w, ok := c.constInt(r.Width, sc, "width")
 			if !ok {
+				return tBad
+			}
+			if w > maxWidth {
+				c.errorf(r.P, "%s<%d>: widths up to %d bits are supported", r.Kind, w, maxWidth)
 				return tBad
 			}
 			switch r.Kind {
@@ -569,6 +576,10 @@ func (c *checker) instanceDecl(d *InstanceDecl, cx *ctx) {
 			c.errorf(d.P, "%s: extern %s has no constructor", d.Name, tt.Decl.Name)
 			return
 		}
+		if hasAbstract(tt.Decl) {
+			c.unsupported(d.P, "extern %s with abstract methods", tt.Decl.Name)
+			return
+		}
 		var cands []*MethodDecl
 		for _, m := range tt.Decl.Ctors {
 			if arityOK(m.Params, d.Args) {
@@ -741,4 +752,13 @@ func (c *checker) noDuplicateMethods(d *ExternDecl) {
 		}
 		seen[key] = m
 	}
+}
+
+func hasAbstract(d *ExternDecl) bool {
+	for _, m := range d.Methods {
+		if m.Abstract {
+			return true
+		}
+	}
+	return false
 }

@@ -85,6 +85,10 @@ func (c *checker) call(e *CallExpr, cx *ctx) Type {
 			e.Callee = t.Decl
 			return t
 		case *ExternType:
+			if hasAbstract(t.Decl) {
+				c.errorf(e.P, "extern %s has abstract methods and cannot be instantiated by a constructor call", t.Decl.Name)
+				return tBad
+			}
 			inst := &InstanceDecl{P: e.P, Args: e.Args, Name: "<anonymous>"}
 			inst.T = t
 			if ctor := c.instanceArgsFor(inst, t, cx); ctor != nil {

@@ -472,8 +472,13 @@ func (c *checker) binaryTyped(e *BinaryExpr, xt, yt Type) Type {
 		switch xt.(type) {
 		case *BitsType:
 		case *IntType:
-			if _, ok := c.out.Const[e.Y]; !ok {
+			v, ok := c.out.Const[e.Y].(*big.Int)
+			if !ok {
 				c.errorf(e.P, "shifting an untyped integer by a non-constant amount; give it a width")
+				return tBad
+			}
+			if v.Cmp(big.NewInt(maxWidth)) > 0 {
+				c.errorf(e.P, "shift by %s: widths up to %d bits are supported", v, maxWidth)
 				return tBad
 			}
 		default:
@@ -497,6 +502,12 @@ func (c *checker) binaryTyped(e *BinaryExpr, xt, yt Type) Type {
 		}
 		return xt
 	case "++":
+		if ex, ok := xt.(*EnumType); ok && ex.Underlying != nil {
+			xt = ex.Underlying
+		}
+		if ey, ok := yt.(*EnumType); ok && ey.Underlying != nil {
+			yt = ey.Underlying
+		}
 		bx, ok1 := xt.(*BitsType)
 		by, ok2 := yt.(*BitsType)
 		if !ok1 || !ok2 {

@@ -558,6 +558,18 @@ func (c *checker) tableDecl(t *TableDecl, cx *ctx) {
 		c.errorf(t.P, "table %s has no actions property", t.Name)
 		actions = map[string]*ActionRef{}
 	}
+	if t.Prop("default_action") == nil {
+		// The implicit default action is core.p4's NoAction.
+		found := false
+		for _, d := range c.global.names["NoAction"] {
+			if a, ok := d.(*ActionDecl); ok && len(a.Params) == 0 {
+				found = true
+			}
+		}
+		if !found {
+			c.errorf(t.P, "table %s has no default_action and there is no NoAction() action; did you include core.p4?", t.Name)
+		}
+	}
 	for _, p := range t.Props {
 		if seen[p.Name] {
 			c.errorf(p.P, "table %s: duplicate property %s", t.Name, p.Name)

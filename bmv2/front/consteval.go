@@ -161,6 +161,13 @@ func binaryConst(op string, x, y Value, xt, yt, t Type) (Value, bool) {
 		eq := valuesEqual(x, y)
 		return eq == (op == "=="), true
 	}
+	// Serializable enum members take part in arithmetic through their values.
+	if m, ok := x.(*EnumMember); ok && m.Val != nil {
+		x = m.Val
+	}
+	if m, ok := y.(*EnumMember); ok && m.Val != nil {
+		y = m.Val
+	}
 	a, ok1 := x.(*big.Int)
 	b, ok2 := y.(*big.Int)
 	if !ok1 || !ok2 {
@@ -224,6 +231,12 @@ func binaryConst(op string, x, y Value, xt, yt, t Type) (Value, bool) {
 		}
 		return r, true
 	case "++":
+		if ex, ok := xt.(*EnumType); ok && ex.Underlying != nil {
+			xt = ex.Underlying
+		}
+		if ey, ok := yt.(*EnumType); ok && ey.Underlying != nil {
+			yt = ey.Underlying
+		}
 		bx, ok1 := xt.(*BitsType)
 		by, ok2 := yt.(*BitsType)
 		bt, ok3 := t.(*BitsType)
@@ -253,6 +266,17 @@ func bitsRange(t *BitsType) (lo, hi *big.Int) {
 }
 
 func valuesEqual(x, y Value) bool {
+	if m, ok := x.(*EnumMember); ok && m.Val != nil {
+		if n, ok := y.(*EnumMember); ok && n.Val != nil {
+			x, y = m.Val, n.Val
+		} else if _, ok := y.(*big.Int); ok {
+			x = m.Val
+		}
+	} else if n, ok := y.(*EnumMember); ok && n.Val != nil {
+		if _, ok := x.(*big.Int); ok {
+			y = n.Val
+		}
+	}
 	switch a := x.(type) {
 	case *big.Int:
 		b, ok := y.(*big.Int)

@@ -256,9 +256,11 @@ func TestConstFolding(t *testing.T) {
 		{"10 / 3 + 10 % 3", "4"},
 		{"-(8w1)", "255"},
 		{"(int<8>)8w255", "-1"},
+		{"(bit<8>)E.B ++ 8w1", "513"},
+		{"E.B ++ 8w1", "513"},
 	}
 	for _, tc := range tests {
-		src := "#include <core.p4>\nconst bit<128> unused = 0;\nconst int k = 0;\n"
+		src := "#include <core.p4>\nenum bit<8> E { A = 1, B = 2 }\nconst bit<128> unused = 0;\nconst int k = 0;\n"
 		toks, errs := PreprocessSource("c.p4", src+"const bit<64> dummy = 0;\n", nil)
 		if len(errs) > 0 {
 			t.Fatal(errs)

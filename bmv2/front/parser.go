@@ -183,6 +183,12 @@ func (p *parser) annotations() Annotations {
 				a.Args = append(a.Args, t)
 			}
 			a.Exprs = parseAnnotationExprs(a.Args, p.types)
+			switch name {
+			case "name", "deprecated", "controller_header", "brief", "description":
+				if len(a.Args) != 1 || a.Args[0].Kind != TString {
+					p.fail(at.Pos, "@%s: the argument must be a single string", name)
+				}
+			}
 		} else if p.is("[") {
 			p.fail(at.Pos, "%s", unsupported(at.Pos, "structured annotation @%s[...]", name).Msg)
 		}
@@ -555,6 +561,9 @@ func (p *parser) externDecl(annos Annotations) Decl {
 			p.pushTypeParams(tps)
 			m.Ret = p.typeRef()
 			m.Name, m.P = p.memberName()
+			if m.Name == d.Name {
+				p.fail(m.P, "%s: invalid constructor; a constructor cannot have a return type", d.Name)
+			}
 			m.TypeParams = p.typeParams()
 			m.Params = p.params()
 			p.popTypeParams(tps)

@@ -1,0 +1,9 @@
+#include <core.p4>
+extern Hooks {
+    Hooks();
+    abstract void on_packet();
+}
+control C() {
+    Hooks() hooks;
+    apply { }
+}

@@ -1,0 +1,3 @@
+#include <core.p4>
+@name(4)
+action a() { }
