@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/netip"
 	"sync"
 	"sync/atomic"
 
+	"github.com/netlock-go/netlock/udpbatch"
 	"github.com/netlock-go/netlock/wire"
 )
 
@@ -18,8 +20,10 @@ import (
 type Client struct {
 	cfg      Config
 	conn     net.PacketConn
+	raw      *net.UDPConn // the socket itself when not wrapped: batched I/O
+	out      outbox
 	clientID uint32
-	servers  []net.Addr
+	servers  []netip.AddrPort
 	log      *slog.Logger
 
 	txnSeq atomic.Uint32
@@ -27,7 +31,7 @@ type Client struct {
 
 	mu      sync.Mutex
 	entries map[key]*entry      // guarded by mu
-	routes  map[string]net.Addr // guarded by mu: resolved Route results
+	routes  map[string]netip.AddrPort // guarded by mu: resolved Route results
 	closed  bool                // guarded by mu
 
 	done      chan struct{} // closed by Close
@@ -93,7 +97,7 @@ func New(cfg Config) (*Client, error) {
 		clientID: cfg.ClientID,
 		log:      cfg.Logger,
 		entries:  make(map[key]*entry),
-		routes:   make(map[string]net.Addr),
+		routes:   make(map[string]netip.AddrPort),
 		done:     make(chan struct{}),
 	}
 	for _, s := range cfg.Servers {
@@ -101,7 +105,7 @@ func New(cfg Config) (*Client, error) {
 		if err != nil {
 			return nil, fmt.Errorf("client: server %q: %w", s, err)
 		}
-		c.servers = append(c.servers, a)
+		c.servers = append(c.servers, unmapped(a.AddrPort()))
 	}
 	for c.clientID == 0 {
 		var b [4]byte
@@ -119,6 +123,12 @@ func New(cfg Config) (*Client, error) {
 	c.conn = uc
 	if cfg.WrapConn != nil {
 		c.conn = cfg.WrapConn(uc)
+	} else {
+		c.raw = uc
+		if c.out.w, err = udpbatch.NewWriter(uc, sendBatch, wire.Len); err != nil {
+			uc.Close()
+			return nil, fmt.Errorf("client: %w", err)
+		}
 	}
 	c.wg.Add(1)
 	go c.readLoop()
@@ -183,8 +193,12 @@ func (c *Client) timestamp() int64 {
 	}
 }
 
+func unmapped(a netip.AddrPort) netip.AddrPort {
+	return netip.AddrPortFrom(a.Addr().Unmap(), a.Port())
+}
+
 // serverFor returns the address of the server that owns lock.
-func (c *Client) serverFor(lock uint32) (net.Addr, error) {
+func (c *Client) serverFor(lock uint32) (netip.AddrPort, error) {
 	if c.cfg.Route == nil {
 		return c.servers[int(lock%uint32(len(c.servers)))], nil
 	}
@@ -197,30 +211,91 @@ func (c *Client) serverFor(lock uint32) (net.Addr, error) {
 	}
 	ua, err := net.ResolveUDPAddr("udp", s)
 	if err != nil {
-		return nil, fmt.Errorf("client: route of lock %d: %w", lock, err)
+		return netip.AddrPort{}, fmt.Errorf("client: route of lock %d: %w", lock, err)
 	}
+	a = unmapped(ua.AddrPort())
 	c.mu.Lock()
-	c.routes[s] = ua
+	c.routes[s] = a
 	c.mu.Unlock()
-	return ua, nil
+	return a, nil
 }
 
-// send encodes f and sends it to to.
-func (c *Client) send(to net.Addr, f *wire.Fields) error {
-	var buf [wire.Len]byte
-	wire.Header(buf[:]).Encode(f)
+// sendBatch is the most datagrams one sendmmsg carries.
+const sendBatch = 64
+
+// outbox combines the sends of many goroutines into sendmmsg calls. A sender appends its datagram
+// to queue; if no flush is in progress it becomes the flusher and sends everything queued,
+// including what others append meanwhile, until the queue is empty. Under load one system call
+// thus carries many requests; alone, a sender pays one sendmmsg, as it would pay one sendto.
+type outbox struct {
+	mu       sync.Mutex
+	queue    []outPkt // guarded by mu
+	spare    []outPkt // guarded by mu
+	flushing bool     // guarded by mu
+	w        *udpbatch.Writer
+}
+
+type outPkt struct {
+	to  netip.AddrPort
+	buf [wire.Len]byte
+}
+
+// send encodes f and sends it to to. A failed send is treated like a lost datagram: the caller
+// retransmits. It returns ErrClosed once the client is closed.
+func (c *Client) send(to netip.AddrPort, f *wire.Fields) error {
 	c.stats.sent.Add(1)
 	if f.Flags&wire.FlagRetry != 0 {
 		c.stats.retransmits.Add(1)
 	}
-	if _, err := c.conn.WriteTo(buf[:], to); err != nil {
-		if c.isClosed() {
-			return ErrClosed
+	if c.raw == nil {
+		var buf [wire.Len]byte
+		wire.Header(buf[:]).Encode(f)
+		if _, err := c.conn.WriteTo(buf[:], net.UDPAddrFromAddrPort(to)); err != nil {
+			if c.isClosed() {
+				return ErrClosed
+			}
+			c.log.Debug("netlock client: send failed", "op", f.Op, "lock", f.Lock, "err", err)
 		}
-		// A failed send is treated like a lost datagram: the caller retransmits.
-		c.log.Debug("netlock client: send failed", "op", f.Op, "lock", f.Lock, "err", err)
+		return nil
+	}
+	o := &c.out
+	o.mu.Lock()
+	o.queue = append(o.queue, outPkt{to: to})
+	wire.Header(o.queue[len(o.queue)-1].buf[:]).Encode(f)
+	if o.flushing {
+		o.mu.Unlock()
+		return nil
+	}
+	o.flushing = true
+	for len(o.queue) > 0 {
+		batch := o.queue
+		o.queue, o.spare = o.spare[:0], nil
+		o.mu.Unlock()
+		for i := range batch {
+			if err := o.w.Add(batch[i].buf[:], batch[i].to); err != nil {
+				break
+			}
+			if o.w.Len() == o.w.Cap() {
+				c.flushOut()
+			}
+		}
+		c.flushOut()
+		o.mu.Lock()
+		o.spare = batch[:0]
+	}
+	o.flushing = false
+	o.mu.Unlock()
+	if c.isClosed() {
+		return ErrClosed
 	}
 	return nil
+}
+
+// flushOut sends the outbox writer's datagrams. Only the flusher calls it.
+func (c *Client) flushOut() {
+	if _, err := c.out.w.Flush(); err != nil && !c.isClosed() {
+		c.log.Debug("netlock client: send failed", "err", err)
+	}
 }
 
 func (c *Client) isClosed() bool {
@@ -232,8 +307,30 @@ func (c *Client) isClosed() bool {
 	}
 }
 
+// recvBatch is the most datagrams one recvmmsg returns.
+const recvBatch = 64
+
 func (c *Client) readLoop() {
 	defer c.wg.Done()
+	if c.raw != nil {
+		r, err := udpbatch.NewReader(c.raw, recvBatch, 2048)
+		if err == nil {
+			for {
+				n, err := r.Read()
+				if err != nil {
+					if c.isClosed() || errors.Is(err, net.ErrClosed) {
+						return
+					}
+					c.log.Warn("netlock client: read failed", "err", err)
+					continue
+				}
+				for i := 0; i < n; i++ {
+					c.input(r.Packet(i))
+				}
+			}
+		}
+		c.log.Warn("netlock client: batched reads unavailable", "err", err)
+	}
 	buf := make([]byte, 2048)
 	for {
 		n, from, err := c.conn.ReadFrom(buf)
@@ -244,12 +341,16 @@ func (c *Client) readLoop() {
 			c.log.Warn("netlock client: read failed", "err", err)
 			continue
 		}
-		c.input(buf[:n], from)
+		var ap netip.AddrPort
+		if ua, ok := from.(*net.UDPAddr); ok {
+			ap = unmapped(ua.AddrPort())
+		}
+		c.input(buf[:n], ap)
 	}
 }
 
 // input handles one datagram read from the socket.
-func (c *Client) input(b []byte, from net.Addr) {
+func (c *Client) input(b []byte, from netip.AddrPort) {
 	h, err := wire.Parse(b)
 	if err != nil {
 		c.stats.malformed.Add(1)
@@ -263,7 +364,7 @@ func (c *Client) input(b []byte, from net.Addr) {
 }
 
 // dispatch hands f to the request waiting for it.
-func (c *Client) dispatch(f *wire.Fields, from net.Addr) {
+func (c *Client) dispatch(f *wire.Fields, from netip.AddrPort) {
 	var after []func()
 	c.mu.Lock()
 	e := c.entries[key{f.Lock, f.Txn}]

@@ -1,7 +1,7 @@
 package client
 
 import (
-	"net"
+	"net/netip"
 	"testing"
 	"time"
 
@@ -29,7 +29,7 @@ func FuzzInput(f *testing.F) {
 		f.Fatal(err)
 	}
 	defer c.Close()
-	from := &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 9}
+	from := netip.MustParseAddrPort("127.0.0.1:9")
 	f.Fuzz(func(t *testing.T, b []byte) {
 		// A waiting acquire on (1, 1), a held grant with waiting release and renewal on (2, 2).
 		ka, kh := key{1, 1}, key{2, 2}
