@@ -30,9 +30,9 @@ type Client struct {
 	lastTS atomic.Int64
 
 	mu      sync.Mutex
-	entries map[key]*entry      // guarded by mu
+	entries map[key]*entry            // guarded by mu
 	routes  map[string]netip.AddrPort // guarded by mu: resolved Route results
-	closed  bool                // guarded by mu
+	closed  bool                      // guarded by mu
 
 	done      chan struct{} // closed by Close
 	closeOnce sync.Once
