@@ -413,9 +413,10 @@ type IfStmt struct {
 	Else Stmt
 }
 
-// BlockStmt is { ... }.
+// BlockStmt is { ... }, possibly annotated (@atomic { ... }).
 type BlockStmt struct {
 	P     Pos
+	Annos Annotations
 	Stmts []Stmt
 }
 
@@ -663,6 +664,7 @@ type TypeArgExpr struct {
 // Program is a parsed P4 program: the top-level declarations in source order, including those of
 // the included architecture files.
 type Program struct {
+	File  string // the main source file, when known
 	Decls []Decl
 }
 

@@ -46,6 +46,7 @@ func LoadOptions(path string, opts Options) (*Checked, error) {
 	if err != nil {
 		return nil, err
 	}
+	prog.File = path
 	return Check(prog)
 }
 

@@ -480,3 +480,27 @@ func TestV1SwitchBlocks(t *testing.T) {
 		}
 	}
 }
+
+func TestBlockAnnotations(t *testing.T) {
+	toks, errs := PreprocessSource("a.p4", wrapProgram("register<bit<8>>(4) r;", "@atomic { bit<8> v; r.read(v, 0); r.write(0, v + 1); }"), nil)
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	prog, err := Parse(toks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Check(prog); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range prog.Decls {
+		if c, ok := d.(*ControlDecl); ok && c.Name == "I" {
+			b, ok := c.Body.Stmts[0].(*BlockStmt)
+			if !ok || b.Annos.Get("atomic") == nil {
+				t.Fatalf("first statement %T lost its @atomic annotation", c.Body.Stmts[0])
+			}
+			return
+		}
+	}
+	t.Fatal("control I not found")
+}

@@ -233,7 +233,7 @@ func (c *Checked) P4Info() (*p4v1.P4Info, error) {
 		hdrSym:  map[*StructDecl]*symbol{},
 	}
 	if c.Main == nil {
-		return nil, ErrorList{errorf(Pos{}, "the program declares no package instance called main (expected V1Switch(...) main;)")}
+		return nil, ErrorList{errorf(Pos{File: c.Program.File}, "the program declares no package instance called main (expected V1Switch(...) main;)")}
 	}
 	b.collect()
 	b.errs = append(b.errs, b.st.errs...)

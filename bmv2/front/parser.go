@@ -950,7 +950,9 @@ func (p *parser) stmt() Stmt {
 	if t.Kind == TPunct {
 		switch t.Text {
 		case "{":
-			return p.block()
+			b := p.block()
+			b.Annos = annos
+			return b
 		case ";":
 			p.next()
 			return &EmptyStmt{P: t.Pos}
