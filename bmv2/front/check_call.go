@@ -338,7 +338,7 @@ func (c *checker) builtinCall(e *CallExpr, f *MethodRef, cx *ctx) Type {
 		case *TableType:
 			noArgs()
 			e.Callee = r.Decl
-			if cx.action != nil || cx.parser != nil || cx.fn != nil {
+			if !cx.inApply || cx.action != nil {
 				c.errorf(e.P, "table %s can only be applied from a control's apply block", r.Decl.Name)
 			}
 			return &ApplyResultType{Table: r.Decl}
@@ -352,7 +352,7 @@ func (c *checker) builtinCall(e *CallExpr, f *MethodRef, cx *ctx) Type {
 			return tVoid
 		case *ControlType:
 			e.Callee = r.Decl
-			if cx.control == nil || cx.action != nil {
+			if !cx.inApply || cx.action != nil {
 				c.errorf(e.P, "control %s can only be applied from a control's apply block", r.Decl.Name)
 			}
 			e.Ordered = c.args(r.Decl.Params, e.Args, map[*TypeVar]Type{}, cx, e.P, r.Decl.Name+".apply", false)

@@ -523,8 +523,11 @@ func (c *checker) tableDecl(t *TableDecl, cx *ctx) {
 			}
 			switch name {
 			case "key":
+				// Keys are evaluated when the table is applied (p4c even allows t.apply() in them).
+				kcx := *cx
+				kcx.inApply = true
 				for _, k := range p.Keys {
-					kt := c.expr(k.Expr, cx, nil)
+					kt := c.expr(k.Expr, &kcx, nil)
 					keyTypes = append(keyTypes, kt)
 					keyKinds = append(keyKinds, k.MatchKind)
 					if k.Annos.Get("name") == nil && !simpleKey(k.Expr) {

@@ -222,6 +222,8 @@ func TestTypeRules(t *testing.T) {
 		{"dont care for in", "", "digest(_, { hdr.h.a });", "for out parameters"},
 		{"dont care for inout", "", "mark_to_drop(_);", "for out parameters"},
 		{"dont care for out", "register<bit<8>>(4) r;", "r.read(_, 0);", ""},
+		{"table applied in a local initializer", "table t0 { actions = { NoAction; } } bool b = t0.apply().hit;", "", "can only be applied from a control's apply block"},
+		{"table applied in apply block", "table t0 { actions = { NoAction; } }", "bool b = t0.apply().hit; if (t0.apply().miss) { }", ""},
 		{"table may reuse a parameter name", "table m { actions = { NoAction; } }", "m.apply();", ""},
 		{"named and default arguments", "action a(in bit<8> x, in bit<8> y = 3) { hdr.h.a = x + y; }", "a(y = 1, x = 2); a(4);", ""},
 		{"missing argument", "action a(in bit<8> x, in bit<8> y = 3) { hdr.h.a = x + y; }", "a(y = 1);", "missing argument for parameter x"},
