@@ -120,7 +120,7 @@ func TestConformance(t *testing.T) {
 	}
 	fmt.Printf("p4_16_samples (all v1model): accepted %d of %d (%.1f%%)\n", allOK, all, pct(allOK, all))
 	fmt.Printf("expressions of accepted samples without a type, declaration or callee: %d of %d\n", unres, exprs)
-	fmt.Printf("P4Info entities (name, id, widths, sizes) matching p4c's goldens of %d accepted samples: %d of %d (%.1f%%)\n", goldens, idMatch, idPairs, pct(idMatch, idPairs))
+	fmt.Printf("P4Info entities (name, id, alias, widths, sizes) matching p4c's goldens of %d accepted samples: %d of %d (%.1f%%)\n", goldens, idMatch, idPairs, pct(idMatch, idPairs))
 }
 
 func pct(a, b int) float64 {
@@ -174,18 +174,19 @@ func printGroups(groups map[string][]string) {
 
 // comparePreambles counts the entities of want (tables, actions, action profiles, counters,
 // meters, registers, digests, controller headers; match fields and action parameters) and how many
-// of them got reproduces with the same name, id and bit width.
+// of them got reproduces with the same name, id, alias, bit widths and sizes.
 func comparePreambles(want, got *p4v1.P4Info) (n, match int) {
 	have := map[string]string{}
 	add := func(kind string, p *p4v1.Preamble, extra string) {
-		have[kind+"/"+p.Name] = fmt.Sprintf("%d%s", p.Id, extra)
+		have[kind+"/"+p.Name] = fmt.Sprintf("%d %s %s", p.Id, p.Alias, extra)
 	}
 	check := func(kind string, p *p4v1.Preamble, extra string) {
 		n++
-		if have[kind+"/"+p.Name] == fmt.Sprintf("%d%s", p.Id, extra) {
+		want := fmt.Sprintf("%d %s %s", p.Id, p.Alias, extra)
+		if have[kind+"/"+p.Name] == want {
 			match++
 		} else if os.Getenv("NETLOCK_P4C_VERBOSE") != "" {
-			fmt.Printf("    %s %s: want %d%s, got %q\n", kind, p.Name, p.Id, extra, have[kind+"/"+p.Name])
+			fmt.Printf("    %s %s: want %q, got %q\n", kind, p.Name, want, have[kind+"/"+p.Name])
 		}
 	}
 	walk := func(info *p4v1.P4Info, f func(string, *p4v1.Preamble, string)) {

@@ -346,8 +346,8 @@ func TestIDs(t *testing.T) {
 }
 
 func TestAliases(t *testing.T) {
-	got := aliases([]string{"ingress.t", "egress.t", "ingress.u", "NoAction"})
-	want := map[string]string{"ingress.t": "ingress.t", "egress.t": "egress.t", "ingress.u": "u", "NoAction": "NoAction"}
+	got := aliases([]string{"ingress.t", "egress.t", "ingress.u", "NoAction", "ingress.v", "ingress.v"})
+	want := map[string]string{"ingress.t": "ingress.t", "egress.t": "egress.t", "ingress.u": "u", "NoAction": "NoAction", "ingress.v": "v"}
 	for k, v := range want {
 		if got[k] != v {
 			t.Errorf("alias(%s) = %s, want %s", k, got[k], v)

@@ -145,8 +145,13 @@ func (s *symtab) assignIDs() ErrorList {
 // aliases computes p4c's alias: the shortest suffix of dot-separated components that is unique
 // among all names.
 func aliases(names []string) map[string]string {
-	count := map[string]int{}
+	// Entities of different kinds may share a full name; it counts once.
+	uniq := map[string]bool{}
 	for _, n := range names {
+		uniq[n] = true
+	}
+	count := map[string]int{}
+	for n := range uniq {
 		parts := strings.Split(n, ".")
 		for i := range parts {
 			count[strings.Join(parts[i:], ".")]++
