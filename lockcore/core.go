@@ -136,14 +136,18 @@ type entry struct {
 // is not grantable; overflow[ohead:] is the q2 buffer in (prio, arrival) order; inHeld is
 // len(holders) > 0, and then the lock is on the Core's held list.
 type lockState struct {
-	id           uint32
-	holdMode     wire.Mode
-	holders      []entry
-	waiters      []entry
-	whead        int
-	overflow     []entry
-	ohead        int
+	id       uint32
+	holdMode wire.Mode
+	holders  []entry
+	waiters  []entry
+	whead    int
+	overflow []entry
+	ohead    int
+	// The last request of this lock that ended: its txn, token (0 for a withdrawal) and whether it
+	// ended by lease expiry. Late retransmissions of its acquire or release are answered from it.
 	lastReleased uint64
+	lastToken    uint64
+	lastExpired  bool
 	inHeld       bool
 	prev, next   *lockState // held list
 	// Idle locks stay on the idle list until the second Expire after they became idle, so that
@@ -318,7 +322,7 @@ func (c *Core) freeIdle() {
 	for l := c.idleHead; l != nil && l.idleGen+1 < c.gen; l = c.idleHead {
 		c.unlinkIdle(l)
 		c.locks.del(l.id)
-		l.lastReleased = 0
+		l.lastReleased, l.lastToken, l.lastExpired = 0, 0, false
 		c.free = append(c.free, l)
 	}
 }
@@ -395,9 +399,13 @@ func (c *Core) acquire(now int64, r *Request, out []Effect) []Effect {
 		return out
 	}
 	if r.Flags&wire.FlagRetry != 0 && l.lastReleased == r.Txn {
-		// A late retransmission of a request that was granted and released already.
+		// A late retransmission of a request that ended already: ignored if it was released or
+		// withdrawn, answered lease-expired if its lease ran out (its client may still wait).
 		c.stats.Duplicates++
 		c.maybeFree(l)
+		if l.lastExpired {
+			return c.reject(r, wire.StatusLeaseExpired, out)
+		}
 		return out
 	}
 	if c.quotas && !c.admitTenant(now, r.Tenant) {
@@ -528,7 +536,7 @@ func (c *Core) release(now int64, r *Request, out []Effect) []Effect {
 		}
 		tenant := l.holders[i].tenant
 		c.removeHolder(l, i)
-		l.lastReleased = r.Txn
+		l.lastReleased, l.lastToken, l.lastExpired = r.Txn, r.Token, false
 		c.stats.Released++
 		if c.quotas {
 			c.leaveTenant(tenant)
@@ -538,11 +546,18 @@ func (c *Core) release(now int64, r *Request, out []Effect) []Effect {
 		c.maybeFree(l)
 		return out
 	}
-	if j := findTxn(l.waiters[l.whead:], r.Txn); j >= 0 && r.Token == 0 {
+	j := findTxn(l.waiters[l.whead:], r.Txn)
+	if j >= 0 && r.Token != 0 {
+		// A waiter has no token yet: this names some earlier grant of the txn.
+		c.maybeFree(l)
+		return c.reject(r, wire.StatusNotHolder, out)
+	}
+	if j >= 0 {
 		j += l.whead
 		tenant := l.waiters[j].tenant
 		copy(l.waiters[j:], l.waiters[j+1:])
 		l.waiters = l.waiters[:len(l.waiters)-1]
+		l.lastReleased, l.lastToken, l.lastExpired = r.Txn, 0, false
 		c.stats.Waiters--
 		c.stats.Withdrawn++
 		if c.quotas {
@@ -553,6 +568,15 @@ func (c *Core) release(now int64, r *Request, out []Effect) []Effect {
 		out = c.advance(now, l, out)
 		c.maybeFree(l)
 		return out
+	}
+	if l.lastReleased == r.Txn && l.lastToken == r.Token {
+		// A retransmission of the release (or withdrawal) that ended this txn's request.
+		c.stats.Duplicates++
+		c.maybeFree(l)
+		if l.lastExpired {
+			return c.reject(r, wire.StatusLeaseExpired, out)
+		}
+		return c.ack(r, out)
 	}
 	c.maybeFree(l)
 	return c.reject(r, wire.StatusNotHolder, out)
@@ -729,6 +753,7 @@ func (c *Core) Expire(now int64, out []Effect) []Effect {
 	c.minDL = math.MaxInt64
 	for l := c.held; l != nil; {
 		next := l.next
+		expired := false
 		for i := 0; i < len(l.holders); {
 			h := &l.holders[i]
 			if h.deadline > now {
@@ -739,6 +764,11 @@ func (c *Core) Expire(now int64, out []Effect) []Effect {
 				continue
 			}
 			e := *h
+			if !expired || e.token > l.lastToken {
+				// Of several holders expiring together, the latest grant is remembered.
+				l.lastReleased, l.lastToken, l.lastExpired = e.txn, e.token, true
+			}
+			expired = true
 			c.stats.Expired++
 			if c.quotas {
 				c.leaveTenant(e.tenant)

@@ -32,8 +32,12 @@
 // tells the old holder. Expire walks the locks that have holders, but only when the earliest deadline
 // it knows of has passed, so a sweep costs nothing while nothing can expire.
 //
-// A lock without requests keeps its state (and the txn of its last release, which filters late
-// retransmissions) until the second Expire after it became idle; then its memory is recycled.
+// Each lock remembers the last request that ended (released, withdrawn or expired: txn and token).
+// A retransmitted acquire of it is ignored, or answered lease-expired if its lease ran out; a
+// retransmitted release of it is acknowledged again (or answered lease-expired). This is best
+// effort: one slot per lock, so of several shared holders ending together only the last is
+// remembered, and a lock without requests keeps its state only until the second Expire after it
+// became idle; then its memory is recycled and a very late retransmission is a new request.
 //
 // The overflow role (q2) of NetLock section 4.3: for switch-resident locks the switch forwards
 // acquires it cannot queue as OpOverflow; the Core buffers them per lock in (priority, arrival)

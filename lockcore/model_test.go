@@ -36,6 +36,8 @@ type mlock struct {
 	reqs         []*mreq
 	buf          []*mreq
 	lastReleased uint64
+	lastToken    uint64
+	lastExpired  bool
 	idle         bool
 	idleGen      uint64
 }
@@ -170,6 +172,9 @@ func (m *model) step(now int64, r *Request) []Effect {
 		}
 		if r.Flags&wire.FlagRetry != 0 && l.lastReleased == r.Txn {
 			m.gc(r.Lock)
+			if l.lastExpired {
+				m.send(&out, reqFX(r, wire.OpReject, 0, wire.StatusLeaseExpired))
+			}
 			return out
 		}
 		if m.quotaOn() && !(&Core{tenants: m.tenants, cfg: m.cfg}).admitTenant(now, r.Tenant) {
@@ -214,13 +219,21 @@ func (m *model) step(now int64, r *Request) []Effect {
 		i := m.find(l, r.Txn)
 		if i < 0 || (l.reqs[i].granted && l.reqs[i].token != r.Token) || (!l.reqs[i].granted && r.Token != 0) {
 			m.gc(r.Lock)
-			m.send(&out, reqFX(r, wire.OpReject, 0, wire.StatusNotHolder))
+			switch {
+			case i >= 0 || l.lastReleased != r.Txn || l.lastToken != r.Token:
+				m.send(&out, reqFX(r, wire.OpReject, 0, wire.StatusNotHolder))
+			case l.lastExpired:
+				m.send(&out, reqFX(r, wire.OpReject, 0, wire.StatusLeaseExpired))
+			default:
+				m.send(&out, reqFX(r, wire.OpRelease, wire.FlagReply, 0))
+			}
 			return out
 		}
 		q := l.reqs[i]
 		l.reqs = slices.Delete(l.reqs, i, i+1)
-		if q.granted {
-			l.lastReleased = r.Txn
+		l.lastReleased, l.lastToken, l.lastExpired = r.Txn, q.token, false
+		if !q.granted {
+			l.lastToken = 0
 		}
 		m.leave(q.tenant)
 		m.send(&out, reqFX(r, wire.OpRelease, wire.FlagReply, 0))
@@ -301,6 +314,9 @@ func (m *model) expire(now int64) []Effect {
 		for i := 0; i < len(l.reqs); {
 			q := l.reqs[i]
 			if q.granted && q.deadline <= now {
+				if !changed || q.token > l.lastToken {
+					l.lastReleased, l.lastToken, l.lastExpired = q.txn, q.token, true
+				}
 				m.send(&out, m.rejectFX(id, q, wire.StatusLeaseExpired))
 				m.leave(q.tenant)
 				l.reqs = slices.Delete(l.reqs, i, i+1)
