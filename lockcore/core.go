@@ -536,15 +536,8 @@ func (c *Core) release(now int64, r *Request, out []Effect) []Effect {
 		}
 		tenant := l.holders[i].tenant
 		c.removeHolder(l, i)
-		l.lastReleased, l.lastToken, l.lastExpired = r.Txn, r.Token, false
 		c.stats.Released++
-		if c.quotas {
-			c.leaveTenant(tenant)
-		}
-		out = c.ack(r, out)
-		out = c.advance(now, l, out)
-		c.maybeFree(l)
-		return out
+		return c.ended(now, l, r, tenant, out)
 	}
 	j := findTxn(l.waiters[l.whead:], r.Txn)
 	if j >= 0 && r.Token != 0 {
@@ -557,17 +550,11 @@ func (c *Core) release(now int64, r *Request, out []Effect) []Effect {
 		tenant := l.waiters[j].tenant
 		copy(l.waiters[j:], l.waiters[j+1:])
 		l.waiters = l.waiters[:len(l.waiters)-1]
-		l.lastReleased, l.lastToken, l.lastExpired = r.Txn, 0, false
 		c.stats.Waiters--
 		c.stats.Withdrawn++
-		if c.quotas {
-			c.leaveTenant(tenant)
-		}
-		out = c.ack(r, out)
-		// A withdrawn exclusive waiter may have held back shared waiters behind it.
-		out = c.advance(now, l, out)
-		c.maybeFree(l)
-		return out
+		// A withdrawn exclusive waiter may have held back shared waiters behind it: ended
+		// re-examines the queue.
+		return c.ended(now, l, r, tenant, out)
 	}
 	if l.lastReleased == r.Txn && l.lastToken == r.Token {
 		// A retransmission of the release (or withdrawal) that ended this txn's request.
@@ -580,6 +567,19 @@ func (c *Core) release(now int64, r *Request, out []Effect) []Effect {
 	}
 	c.maybeFree(l)
 	return c.reject(r, wire.StatusNotHolder, out)
+}
+
+// ended finishes a release or withdrawal that removed r's request from l: it remembers the
+// request, frees the tenant's quota, acknowledges, and grants onward.
+func (c *Core) ended(now int64, l *lockState, r *Request, tenant uint16, out []Effect) []Effect {
+	l.lastReleased, l.lastToken, l.lastExpired = r.Txn, r.Token, false
+	if c.quotas {
+		c.leaveTenant(tenant)
+	}
+	out = c.ack(r, out)
+	out = c.advance(now, l, out)
+	c.maybeFree(l)
+	return out
 }
 
 func (c *Core) ack(r *Request, out []Effect) []Effect {
