@@ -13,8 +13,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/netlock-go/netlock/bench"
 	"github.com/netlock-go/netlock/client"
+	"github.com/netlock-go/netlock/latency"
 	"github.com/netlock-go/netlock/lockcore"
 	"github.com/netlock-go/netlock/lockserver"
 	"github.com/netlock-go/netlock/wire"
@@ -111,20 +111,20 @@ func (c *Config) validate() error {
 
 // PhaseResult is the outcome of one phase.
 type PhaseResult struct {
-	Name      string        `json:"name"`
-	Duration  time.Duration `json:"duration_ns"`
-	Txns      uint64        `json:"txns"`
-	TxnRate   float64       `json:"txns_per_sec"`
-	LockOps   uint64        `json:"lock_acquires"`
-	LockRate  float64       `json:"lock_acquires_per_sec"`
-	Latency   bench.Latency `json:"txn_latency"`
-	Grants    []uint64      `json:"grants_per_server"`
-	Rejects   uint64        `json:"rejects"`
-	Errors    uint64        `json:"errors"`
-	Expiries  uint64        `json:"lease_expiries"`
-	Retransm  int64         `json:"retransmits"`
-	Workers   int           `json:"workers"`
-	LocksUsed string        `json:"locks"`
+	Name      string          `json:"name"`
+	Duration  time.Duration   `json:"duration_ns"`
+	Txns      uint64          `json:"txns"`
+	TxnRate   float64         `json:"txns_per_sec"`
+	LockOps   uint64          `json:"lock_acquires"`
+	LockRate  float64         `json:"lock_acquires_per_sec"`
+	Latency   latency.Latency `json:"txn_latency"`
+	Grants    []uint64        `json:"grants_per_server"`
+	Rejects   uint64          `json:"rejects"`
+	Errors    uint64          `json:"errors"`
+	Expiries  uint64          `json:"lease_expiries"`
+	Retransm  int64           `json:"retransmits"`
+	Workers   int             `json:"workers"`
+	LocksUsed string          `json:"locks"`
 }
 
 // Report is the outcome of a demo run.
@@ -229,7 +229,7 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 }
 
 type workerStats struct {
-	hist    bench.Histogram
+	hist    latency.Histogram
 	txns    uint64
 	locks   uint64
 	rejects uint64
@@ -274,7 +274,7 @@ func runPhase(ctx context.Context, cfg *Config, spec phaseSpec, phaseNo uint64,
 	elapsed := time.Since(start)
 	stopProgress()
 	res := PhaseResult{Name: spec.name, Duration: elapsed, Workers: len(stats), LocksUsed: spec.locks}
-	var hist bench.Histogram
+	var hist latency.Histogram
 	for _, ws := range stats {
 		hist.Merge(&ws.hist)
 		res.Txns += ws.txns

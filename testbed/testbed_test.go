@@ -13,11 +13,7 @@ import (
 	"github.com/netlock-go/netlock/wire"
 )
 
-// TestMain checks for leaked goroutines. go-redis (linked through bench) starts a process-wide
-// time cache from an init function; it is not ours to stop.
-func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("github.com/redis/go-redis/v9/internal/pool.startGlobalTimeCache.func1"))
-}
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func TestParsePhase(t *testing.T) {
 	for _, tc := range []struct {

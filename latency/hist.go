@@ -1,4 +1,6 @@
-package bench
+// Package latency records durations in a log-bucketed histogram (HdrHistogram-style, 1.6% precision,
+// no allocation per record) and summarises them for reports.
+package latency
 
 import (
 	"math/bits"
