@@ -9,9 +9,6 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
-	"syscall"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/netlock-go/netlock/udpbatch"
 	"github.com/netlock-go/netlock/wire"
@@ -68,43 +65,6 @@ type EchoStats struct {
 	Received, Sent, Malformed uint64
 }
 
-// listenReusePort binds n UDP sockets to one address with SO_REUSEPORT. With port 0 the first
-// socket picks the port and the others join it.
-func listenReusePort(addr string, n int) ([]*net.UDPConn, error) {
-	lc := net.ListenConfig{Control: func(_, _ string, c syscall.RawConn) error {
-		var serr error
-		err := c.Control(func(fd uintptr) {
-			serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_REUSEPORT, 1)
-		})
-		if err != nil {
-			return err
-		}
-		return serr
-	}}
-	var conns []*net.UDPConn
-	closeAll := func() {
-		for _, c := range conns {
-			c.Close()
-		}
-	}
-	for i := 0; i < n; i++ {
-		pc, err := lc.ListenPacket(context.Background(), "udp4", addr)
-		if err != nil {
-			closeAll()
-			return nil, fmt.Errorf("bench: listen %s: %w", addr, err)
-		}
-		c := pc.(*net.UDPConn)
-		// The lock server's socket buffers (the kernel caps them at net.core.[rw]mem_max).
-		_ = c.SetReadBuffer(4 << 20)
-		_ = c.SetWriteBuffer(4 << 20)
-		conns = append(conns, c)
-		if i == 0 {
-			addr = c.LocalAddr().String() // the others bind the port the first one got
-		}
-	}
-	return conns, nil
-}
-
 // NewEcho binds the echo server's sockets. Call Run to serve.
 func NewEcho(cfg EchoConfig) (*EchoServer, error) {
 	if cfg.Listen == "" {
@@ -116,7 +76,7 @@ func NewEcho(cfg EchoConfig) (*EchoServer, error) {
 	if cfg.Batch <= 0 {
 		cfg.Batch = 64
 	}
-	conns, err := listenReusePort(cfg.Listen, cfg.Sockets)
+	conns, err := udpbatch.ListenReusePort("udp4", cfg.Listen, cfg.Sockets, 4<<20) // the lock server's socket buffers
 	if err != nil {
 		return nil, err
 	}

@@ -162,3 +162,45 @@ func TestNoAllocations(t *testing.T) {
 		t.Fatalf("%v allocations per batch round trip, want 0", allocs)
 	}
 }
+
+// TestListenReusePort: sockets share one port and every one of them can receive.
+func TestListenReusePort(t *testing.T) {
+	conns, err := ListenReusePort("udp4", "127.0.0.1:0", 3, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	port := addrOf(conns[0]).Port()
+	for _, c := range conns[1:] {
+		if p := addrOf(c).Port(); p != port {
+			t.Fatalf("socket on port %d, want %d", p, port)
+		}
+	}
+	// Many flows (source ports) spread over the sockets; each socket must get some.
+	got := make([]bool, len(conns))
+	for i := 0; i < 64; i++ {
+		src := listen(t, "udp4", "127.0.0.1:0")
+		if _, err := src.WriteToUDPAddrPort([]byte("x"), addrOf(conns[0])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, c := range conns {
+		_ = c.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
+		buf := make([]byte, 8)
+		if _, _, err := c.ReadFromUDPAddrPort(buf); err == nil {
+			got[i] = true
+		}
+	}
+	for i, ok := range got {
+		if !ok {
+			t.Errorf("socket %d received none of 64 flows", i)
+		}
+	}
+	if _, err := ListenReusePort("udp4", "127.0.0.1:0", 0, 0); err == nil {
+		t.Error("0 sockets accepted")
+	}
+}
