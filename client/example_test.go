@@ -8,16 +8,24 @@ import (
 	"time"
 
 	"github.com/netlock-go/netlock/client"
+	"github.com/netlock-go/netlock/lockserver"
 	"github.com/netlock-go/netlock/wire"
 )
 
 func Example() {
-	// A stand-in lock server on loopback; a real deployment lists its lock servers instead.
-	addr, stop, err := client.StartFakeServer(10 * time.Second)
+	// A lock server on loopback; a real deployment lists its lock servers' addresses instead.
+	srv, err := lockserver.New(lockserver.Config{Listen: "127.0.0.1:0", Shards: 1})
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer stop()
+	srvCtx, stopServer := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- srv.Run(srvCtx) }()
+	defer func() {
+		stopServer()
+		<-served
+	}()
+	addr := srv.Addr().String()
 
 	c, err := client.New(client.Config{
 		Servers:   []string{addr},
