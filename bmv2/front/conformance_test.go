@@ -10,6 +10,7 @@ import (
 
 	p4v1 "github.com/p4lang/p4runtime/go/p4/config/v1"
 	"google.golang.org/protobuf/encoding/prototext"
+	"google.golang.org/protobuf/proto"
 )
 
 // TestConformance measures the front end against p4c's own test corpus. It needs a checkout of
@@ -74,7 +75,7 @@ func TestConformance(t *testing.T) {
 	fmt.Printf("p4_16_errors (all, incl. programs for other architectures): rejected %d of %d (%.1f%%)\n", arejected, atotal, pct(arejected, atotal))
 
 	// Every v1model sample, with or without an .stf file, for a wider view.
-	var all, allOK, exprs, unres int
+	var all, allOK, exprs, unres, typeInfoSame, fullSame int
 	for _, f := range samples {
 		if !isV1(f) {
 			continue
@@ -111,6 +112,19 @@ func TestConformance(t *testing.T) {
 			continue
 		}
 		goldens++
+		if want.TypeInfo == nil {
+			want.TypeInfo = &p4v1.P4TypeInfo{}
+		}
+		if proto.Equal(want.TypeInfo, got.TypeInfo) {
+			typeInfoSame++
+		} else if os.Getenv("NETLOCK_P4C_VERBOSE") != "" {
+			t.Logf("%s: type_info differs", filepath.Base(f))
+		}
+		if proto.Equal(&want, got) {
+			fullSame++
+		} else if os.Getenv("NETLOCK_P4C_VERBOSE") != "" {
+			t.Logf("%s: P4Info differs", filepath.Base(f))
+		}
 		n, m := comparePreambles(&want, got)
 		idPairs += n
 		idMatch += m
@@ -121,6 +135,8 @@ func TestConformance(t *testing.T) {
 	fmt.Printf("p4_16_samples (all v1model): accepted %d of %d (%.1f%%)\n", allOK, all, pct(allOK, all))
 	fmt.Printf("expressions of accepted samples without a type, declaration or callee: %d of %d\n", unres, exprs)
 	fmt.Printf("P4Info entities (name, id, alias, widths, sizes) matching p4c's goldens of %d accepted samples: %d of %d (%.1f%%)\n", goldens, idMatch, idPairs, pct(idMatch, idPairs))
+	fmt.Printf("P4Info type_info equal to p4c's: %d of %d samples\n", typeInfoSame, goldens)
+	fmt.Printf("P4Info equal to p4c's as a whole (fields of p4runtime v1.4.0-rc.5): %d of %d samples\n", fullSame, goldens)
 }
 
 func pct(a, b int) float64 {
@@ -178,11 +194,11 @@ func printGroups(groups map[string][]string) {
 func comparePreambles(want, got *p4v1.P4Info) (n, match int) {
 	have := map[string]string{}
 	add := func(kind string, p *p4v1.Preamble, extra string) {
-		have[kind+"/"+p.Name] = fmt.Sprintf("%d %s %s", p.Id, p.Alias, extra)
+		have[kind+"/"+p.Name] = fmt.Sprintf("%d %s %q %v %s", p.Id, p.Alias, p.Annotations, p.Doc, extra)
 	}
 	check := func(kind string, p *p4v1.Preamble, extra string) {
 		n++
-		want := fmt.Sprintf("%d %s %s", p.Id, p.Alias, extra)
+		want := fmt.Sprintf("%d %s %q %v %s", p.Id, p.Alias, p.Annotations, p.Doc, extra)
 		if have[kind+"/"+p.Name] == want {
 			match++
 		} else if os.Getenv("NETLOCK_P4C_VERBOSE") != "" {
@@ -195,7 +211,13 @@ func comparePreambles(want, got *p4v1.P4Info) (n, match int) {
 			for _, m := range t.MatchFields {
 				mf = append(mf, fmt.Sprintf("%s:%d:%v", m.Name, m.Bitwidth, m.GetMatchType()))
 			}
-			f("table", t.Preamble, strings.Join(mf, ","))
+			var refs []string
+			for _, r := range t.ActionRefs {
+				refs = append(refs, fmt.Sprintf("%d/%v", r.Id, r.Scope))
+			}
+			sort.Strings(refs)
+			f("table", t.Preamble, strings.Join(mf, ",")+fmt.Sprintf(" refs=%v const=%d impl=%d direct=%v size=%d isconst=%v idle=%v",
+				refs, t.ConstDefaultActionId, t.ImplementationId, t.DirectResourceIds, t.Size, t.IsConstTable, t.IdleTimeoutBehavior))
 		}
 		for _, a := range info.Actions {
 			var ps []string
@@ -205,7 +227,7 @@ func comparePreambles(want, got *p4v1.P4Info) (n, match int) {
 			f("action", a.Preamble, strings.Join(ps, ","))
 		}
 		for _, x := range info.ActionProfiles {
-			f("action_profile", x.Preamble, fmt.Sprint(x.Size, x.WithSelector))
+			f("action_profile", x.Preamble, fmt.Sprint(x.Size, x.WithSelector, x.MaxGroupSize, x.TableIds))
 		}
 		for _, x := range info.Counters {
 			f("counter", x.Preamble, fmt.Sprint(x.Size, x.Spec.GetUnit()))

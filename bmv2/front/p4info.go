@@ -196,13 +196,14 @@ type tableSym struct {
 }
 
 type externSym struct {
-	inst *InstanceDecl // nil for anonymous instances
-	kind string
-	sym  *symbol
-	args []*Arg
-	et   *ExternType
-	call *CallExpr // anonymous instance in a table's implementation property
-	vals []Value   // constructor argument values (nil when not constant)
+	inst  *InstanceDecl // nil for anonymous instances
+	kind  string
+	sym   *symbol
+	args  []*Arg
+	et    *ExternType
+	call  *CallExpr   // anonymous instance in a table's implementation property
+	vals  []Value     // constructor argument values (nil when not constant)
+	annos Annotations // of the instance, or of the table property for inline instances
 }
 
 type digestSym struct {
@@ -211,36 +212,44 @@ type digestSym struct {
 }
 
 type p4infoBuilder struct {
-	c       *Checked
-	env     map[*Param]Value // constructor parameters of the instance being visited
-	st      *symtab
-	tables  []*tableSym
-	actions []*ActionDecl
-	actSym  map[*ActionDecl]*symbol
-	externs []*externSym
-	extByI  map[*InstanceDecl]*externSym
-	digests []*digestSym
-	digSeen map[string]bool
-	headers []*StructDecl
-	hdrSym  map[*StructDecl]*symbol
-	info    *p4v1.P4Info
-	errs    ErrorList
+	c          *Checked
+	env        map[*Param]Value // constructor parameters of the instance being visited
+	st         *symtab
+	tables     []*tableSym
+	actions    []*ActionDecl
+	actSym     map[*ActionDecl]*symbol
+	actKey     map[*ActionDecl][3]int // sort key: (control visit, global 0 / local 1, order)
+	referenced map[Decl]bool          // declarations used by the visited controls
+	visits     int                    // controls visited so far
+	visit      int                    // the control being visited
+	refs       int                    // global actions referenced so far
+	externs    []*externSym
+	extByI     map[*InstanceDecl]*externSym
+	digests    []*digestSym
+	digSeen    map[string]bool
+	headers    []*StructDecl
+	hdrSym     map[*StructDecl]*symbol
+	info       *p4v1.P4Info
+	errs       ErrorList
 }
 
 // P4Info builds the P4Runtime P4Info of a checked v1model program.
 func (c *Checked) P4Info() (*p4v1.P4Info, error) {
 	b := &p4infoBuilder{
-		c:       c,
-		st:      &symtab{byKey: map[string]*symbol{}, assigned: map[uint32]bool{}},
-		actSym:  map[*ActionDecl]*symbol{},
-		extByI:  map[*InstanceDecl]*externSym{},
-		digSeen: map[string]bool{},
-		hdrSym:  map[*StructDecl]*symbol{},
+		c:          c,
+		st:         &symtab{byKey: map[string]*symbol{}, assigned: map[uint32]bool{}},
+		actSym:     map[*ActionDecl]*symbol{},
+		actKey:     map[*ActionDecl][3]int{},
+		referenced: map[Decl]bool{},
+		extByI:     map[*InstanceDecl]*externSym{},
+		digSeen:    map[string]bool{},
+		hdrSym:     map[*StructDecl]*symbol{},
 	}
 	if c.Main == nil {
 		return nil, ErrorList{errorf(Pos{File: c.Program.File}, "the program declares no package instance called main (expected V1Switch(...) main;)")}
 	}
 	b.collect()
+	b.sortActions()
 	b.errs = append(b.errs, b.st.errs...)
 	b.errs = append(b.errs, b.st.assignIDs()...)
 	if len(b.errs) > 0 {
@@ -264,6 +273,7 @@ func (c *Checked) P4InfoText() (string, error) {
 }
 
 var (
+	emptyMsg    = regexp.MustCompile(`(?m)^(\s*)([A-Za-z_][A-Za-z0-9_]*):?\s*\{\}$`)
 	msgField    = regexp.MustCompile(`(?m)^(\s*[A-Za-z_][A-Za-z0-9_]*):\s*\{$`)
 	scalarField = regexp.MustCompile(`(?m)^(\s*[A-Za-z_][A-Za-z0-9_]*):\s+`)
 )
@@ -271,6 +281,7 @@ var (
 // normalizeText gives prototext output the stable layout p4c writes ("name {" and "key: value");
 // the protobuf library deliberately varies the spacing between builds.
 func normalizeText(s string) string {
+	s = emptyMsg.ReplaceAllString(s, "$1$2 {\n$1}")
 	s = msgField.ReplaceAllString(s, "$1 {")
 	return scalarField.ReplaceAllString(s, "$1: ")
 }
@@ -294,9 +305,9 @@ func (b *p4infoBuilder) collect() {
 			b.withCtorArgs(d.CtorParams, call.Args, func() { b.visitParser(d, d.Name) })
 		}
 	}
-	// Top-level extern instances.
+	// Top-level extern instances that some control uses.
 	for _, d := range b.c.Program.Decls {
-		if inst, ok := d.(*InstanceDecl); ok {
+		if inst, ok := d.(*InstanceDecl); ok && b.referenced[inst] {
 			b.externInstance(inst, "")
 		}
 	}
@@ -387,28 +398,58 @@ func (b *p4infoBuilder) visitParser(d *ParserDecl, prefix string) {
 }
 
 func (b *p4infoBuilder) visitControl(d *ControlDecl, prefix string) {
+	b.visits++
+	outer := b.visit
+	b.visit = b.visits
+	defer func() { b.visit = outer }()
+	// Like p4c, which removes unused declarations before generating P4Info, only tables that
+	// are applied, actions that can run and objects that are referenced count.
+	used := controlUsage(d)
+	for k := range used {
+		b.referenced[k] = true
+	}
 	locals := map[*ActionDecl]bool{}
-	for _, l := range d.Locals {
+	for i, l := range d.Locals {
 		switch l := l.(type) {
 		case *ActionDecl:
 			locals[l] = true
+			if _, seen := b.actKey[l]; !seen {
+				b.actKey[l] = [3]int{b.visit, 1, i}
+			}
 		case *InstanceDecl:
-			if _, isC := l.T.(*ControlType); isC {
-				b.visitInstance(l.T, cpName(prefix, l.Annos, l.Name), l.Args)
+			if et, ok := l.T.(*ExternType); ok && (et.Decl.Name == "action_profile" || et.Decl.Name == "action_selector") {
+				used[l] = true // p4c keeps action profiles even when no table uses them
+			}
+			if !used[l] {
 				continue
+			}
+			if _, isC := l.T.(*ControlType); isC {
+				continue // visited after this control's own objects, as p4c lists them
 			}
 			b.externInstance(l, prefix)
 		}
 	}
+	defer func() {
+		for _, l := range d.Locals {
+			if inst, ok := l.(*InstanceDecl); ok && used[inst] {
+				if _, isC := inst.T.(*ControlType); isC {
+					b.visitInstance(inst.T, cpName(prefix, inst.Annos, inst.Name), inst.Args)
+				}
+			}
+		}
+	}()
 	for _, l := range d.Locals {
 		switch l := l.(type) {
 		case *TableDecl:
+			if !used[l] {
+				continue
+			}
 			ts := &tableSym{decl: l, prefix: prefix, sym: b.st.add(prefixTable, cpName(prefix, l.Annos, l.Name), l.Annos, l.P, nil)}
 			b.tables = append(b.tables, ts)
 			if ip := l.Prop("implementation"); ip != nil {
 				if call, ok := ip.Value.(*CallExpr); ok {
 					if et, ok := call.Type().(*ExternType); ok {
-						es := &externSym{kind: et.Decl.Name, args: call.Args, et: et, call: call, vals: b.values(call.Args)}
+						es := &externSym{kind: et.Decl.Name, args: call.Args, et: et, call: call, vals: b.values(call.Args), annos: ip.Annos}
 						name := cpName(prefix, nil, l.Name+"_"+et.Decl.Name)
 						if s, ok := ip.Annos.Get("name").StringArg(); ok {
 							name = strings.TrimPrefix(s, ".")
@@ -418,15 +459,12 @@ func (b *p4infoBuilder) visitControl(d *ControlDecl, prefix string) {
 					}
 				}
 			}
-			refs := func(ars []*ActionRef) {
-				for _, ar := range ars {
+			if p := l.Prop("actions"); p != nil {
+				for _, ar := range p.Actions {
 					if ar.Action != nil {
 						b.action(ar.Action, prefix, locals)
 					}
 				}
-			}
-			if p := l.Prop("actions"); p != nil {
-				refs(p.Actions)
 			}
 			if l.Prop("default_action") == nil {
 				if na := b.noAction(); na != nil {
@@ -434,10 +472,79 @@ func (b *p4infoBuilder) visitControl(d *ControlDecl, prefix string) {
 				}
 			}
 		case *ActionDecl:
-			b.walkCalls(l.Body, prefix, locals)
+			if used[l] {
+				// Actions called from actions are inlined by p4c; only digests count here.
+				b.walkCalls(l.Body, prefix, nil)
+			}
 		}
 	}
 	b.walkCalls(d.Body, prefix, locals)
+}
+
+// controlUsage finds what a control uses: the tables it applies, the actions that can run
+// (through applied tables, calls from the apply block and calls from such actions) and every
+// declaration those refer to.
+func controlUsage(d *ControlDecl) map[Decl]bool {
+	used := map[Decl]bool{}
+	var queue []Decl
+	mark := func(x Decl) {
+		if x != nil && !used[x] {
+			used[x] = true
+			queue = append(queue, x)
+		}
+	}
+	visit := func(e Expr) {
+		switch x := e.(type) {
+		case *NameExpr:
+			if x.Decl != nil {
+				if _, isTable := x.Decl.(*TableDecl); !isTable {
+					mark(x.Decl)
+				}
+			}
+		case *CallExpr:
+			if t, ok := x.Callee.(*TableDecl); ok && x.Method == "apply" {
+				mark(t)
+			}
+		}
+	}
+	walkStmt(d.Body, visit)
+	for len(queue) > 0 {
+		x := queue[0]
+		queue = queue[1:]
+		switch x := x.(type) {
+		case *ActionDecl:
+			walkStmt(x.Body, visit)
+		case *TableDecl:
+			inspectDecl(x, visit)
+			for _, p := range x.Props {
+				for _, a := range p.Actions {
+					mark(a.Action)
+				}
+				for _, e := range p.Entries {
+					mark(e.Action.Action)
+				}
+			}
+		case *InstanceDecl:
+			for _, a := range x.Args {
+				walkExpr(a.Value, visit)
+			}
+		}
+	}
+	return used
+}
+
+// sortActions orders actions as p4c does: by control in pipeline order; within a control, the
+// global actions it uses in order of use, then its own actions in declaration order.
+func (b *p4infoBuilder) sortActions() {
+	sort.SliceStable(b.actions, func(i, j int) bool {
+		x, y := b.actKey[b.actions[i]], b.actKey[b.actions[j]]
+		for k := range x {
+			if x[k] != y[k] {
+				return x[k] < y[k]
+			}
+		}
+		return false
+	})
 }
 
 // noAction returns core.p4's NoAction.
@@ -457,6 +564,11 @@ func (b *p4infoBuilder) action(a *ActionDecl, prefix string, locals map[*ActionD
 	p := ""
 	if locals[a] {
 		p = prefix
+	} else if _, seen := b.actKey[a]; !seen {
+		// p4c copies the global actions a control uses into it, in order of use, before the
+		// control's own actions.
+		b.refs++
+		b.actKey[a] = [3]int{b.visit, 0, b.refs}
 	}
 	b.actSym[a] = b.st.add(prefixAction, cpName(p, a.Annos, a.Name), a.Annos, a.P, a)
 	b.actions = append(b.actions, a)
@@ -469,8 +581,8 @@ func (b *p4infoBuilder) walkCalls(s Stmt, prefix string, locals map[*ActionDecl]
 		if !ok {
 			return
 		}
-		if a, ok := call.Callee.(*ActionDecl); ok {
-			// Directly called actions are control-plane visible too (p4c keeps them).
+		if a, ok := call.Callee.(*ActionDecl); ok && locals != nil {
+			// Actions called from an apply block are control-plane visible too (p4c keeps them).
 			b.action(a, prefix, locals)
 		}
 		if m, ok := call.Callee.(*MethodDecl); ok && m.Owner == nil && m.Name == "digest" && len(call.Args) == 2 {
@@ -522,7 +634,7 @@ func (b *p4infoBuilder) externInstance(inst *InstanceDecl, prefix string) {
 	default:
 		return
 	}
-	es := &externSym{inst: inst, kind: et.Decl.Name, args: inst.Args, et: et, vals: b.values(inst.Args)}
+	es := &externSym{inst: inst, kind: et.Decl.Name, args: inst.Args, et: et, vals: b.values(inst.Args), annos: inst.Annos}
 	es.sym = b.st.add(pfx, cpName(prefix, inst.Annos, inst.Name), inst.Annos, inst.P, nil)
 	b.externs = append(b.externs, es)
 	b.extByI[inst] = es
@@ -530,17 +642,61 @@ func (b *p4infoBuilder) externInstance(inst *InstanceDecl, prefix string) {
 
 // ---- building the message -----------------------------------------------------------------------
 
-var exportedAnnotations = map[string]bool{"controller_header": true, "brief": true, "description": true}
+// pkgInfo builds pkg_info from @pkginfo(key = "value", ...) on the main instance.
+func pkgInfo(as Annotations) *p4v1.PkgInfo {
+	pi := &p4v1.PkgInfo{Arch: "v1model"}
+	a := as.Get("pkginfo")
+	if a == nil {
+		return pi
+	}
+	for i := 0; i+2 < len(a.Args); i++ {
+		if a.Args[i].Kind != TIdent || a.Args[i+1].Text != "=" || a.Args[i+2].Kind != TString {
+			continue
+		}
+		v := a.Args[i+2].Text
+		switch a.Args[i].Text {
+		case "name":
+			pi.Name = v
+		case "version":
+			pi.Version = v
+		case "arch":
+			pi.Arch = v
+		case "organization":
+			pi.Organization = v
+		case "contact":
+			pi.Contact = v
+		case "url":
+			pi.Url = v
+		}
+	}
+	return pi
+}
 
+// notExported lists annotations P4Info represents elsewhere (as p4c: names, ids, and the
+// documentation fields).
+var notExported = map[string]bool{"name": true, "id": true, "brief": true, "description": true}
+
+// annotationStrings renders the annotations P4Info carries verbatim: all but @name, @id, @brief
+// and @description.
 func annotationStrings(as Annotations) []string {
 	var out []string
 	for _, a := range as {
-		if !exportedAnnotations[a.Name] {
+		if notExported[a.Name] {
 			continue
 		}
 		out = append(out, annotationString(a))
 	}
 	return out
+}
+
+// documentation builds the doc field from @brief and @description.
+func documentation(as Annotations) *p4v1.Documentation {
+	brief, ok1 := as.Get("brief").StringArg()
+	desc, ok2 := as.Get("description").StringArg()
+	if !ok1 && !ok2 {
+		return nil
+	}
+	return &p4v1.Documentation{Brief: brief, Description: desc}
 }
 
 func annotationString(a *Annotation) string {
@@ -570,9 +726,9 @@ func (b *p4infoBuilder) build() {
 	}
 	alias := aliases(names)
 	pre := func(s *symbol, annos Annotations) *p4v1.Preamble {
-		return &p4v1.Preamble{Id: s.id, Name: s.name, Alias: alias[s.name], Annotations: annotationStrings(annos)}
+		return &p4v1.Preamble{Id: s.id, Name: s.name, Alias: alias[s.name], Annotations: annotationStrings(annos), Doc: documentation(annos)}
 	}
-	info := &p4v1.P4Info{PkgInfo: &p4v1.PkgInfo{Arch: "v1model"}, TypeInfo: &p4v1.P4TypeInfo{}}
+	info := &p4v1.P4Info{PkgInfo: pkgInfo(b.c.Main.Annos), TypeInfo: &p4v1.P4TypeInfo{}}
 	b.info = info
 	for _, ts := range b.tables {
 		info.Tables = append(info.Tables, b.table(ts, pre))
@@ -606,10 +762,7 @@ func (b *p4infoBuilder) build() {
 		info.Actions = append(info.Actions, pa)
 	}
 	for _, es := range b.externs {
-		var annos Annotations
-		if es.inst != nil {
-			annos = es.inst.Annos
-		}
+		annos := es.annos
 		switch es.kind {
 		case "counter":
 			info.Counters = append(info.Counters, &p4v1.Counter{Preamble: pre(es.sym, annos), Spec: &p4v1.CounterSpec{Unit: b.counterUnit(es, 1)}, Size: b.intArg(es, 0)})
@@ -626,7 +779,22 @@ func (b *p4infoBuilder) build() {
 			}
 			info.Registers = append(info.Registers, &p4v1.Register{Preamble: pre(es.sym, annos), TypeSpec: ts, Size: int32(b.intArg(es, 0))})
 		case "action_profile", "action_selector":
-			ap := &p4v1.ActionProfile{Preamble: pre(es.sym, annos)}
+			// Selector sizing annotations become fields (selector_size_semantics is not in
+			// p4runtime v1.4.0-rc.5's messages).
+			var kept Annotations
+			for _, a := range annos {
+				switch a.Name {
+				case "max_group_size", "selector_size_semantics", "max_member_weight":
+				default:
+					kept = append(kept, a)
+				}
+			}
+			ap := &p4v1.ActionProfile{Preamble: pre(es.sym, kept)}
+			if a := annos.Get("max_group_size"); a != nil && es.kind == "action_selector" && len(a.Exprs) == 1 {
+				if lit, ok := a.Exprs[0].(*IntExpr); ok && lit.Lit != nil && lit.Lit.Value.IsInt64() {
+					ap.MaxGroupSize = int32(lit.Lit.Value.Int64())
+				}
+			}
 			for _, ts := range b.tables {
 				if ip := ts.decl.Prop("implementation"); ip != nil && b.implementationOf(ip, ts) == es {
 					ap.TableIds = append(ap.TableIds, ts.sym.id)
@@ -755,7 +923,7 @@ func (b *p4infoBuilder) table(ts *tableSym, pre func(*symbol, Annotations) *p4v1
 					name = s
 				}
 			}
-			mf := &p4v1.MatchField{Id: id, Name: name, Bitwidth: cpWidth(k.Expr.Type()), TypeName: b.namedType(k.Expr.Type())}
+			mf := &p4v1.MatchField{Id: id, Name: name, Bitwidth: cpWidth(k.Expr.Type()), TypeName: b.namedType(k.Expr.Type()), Annotations: annotationStrings(k.Annos), Doc: documentation(k.Annos)}
 			if mt, ok := matchTypes[k.MatchKind]; ok {
 				mf.Match = &p4v1.MatchField_MatchType_{MatchType: mt}
 			} else {
@@ -769,13 +937,11 @@ func (b *p4infoBuilder) table(ts *tableSym, pre func(*symbol, Annotations) *p4v1
 			if ar.Action == nil {
 				continue
 			}
-			ref := &p4v1.ActionRef{Id: b.actSym[ar.Action].id}
+			ref := &p4v1.ActionRef{Id: b.actSym[ar.Action].id, Annotations: annotationStrings(ar.Annos)}
 			if ar.Annos.Get("defaultonly") != nil {
 				ref.Scope = p4v1.ActionRef_DEFAULT_ONLY
-				ref.Annotations = append(ref.Annotations, "@defaultonly")
 			} else if ar.Annos.Get("tableonly") != nil {
 				ref.Scope = p4v1.ActionRef_TABLE_ONLY
-				ref.Annotations = append(ref.Annotations, "@tableonly")
 			}
 			t.ActionRefs = append(t.ActionRefs, ref)
 		}
@@ -848,18 +1014,17 @@ func cpWidth(t Type) int32 {
 	return int32(max(WidthOf(t), 0))
 }
 
-// namedType returns the P4NamedType for new types and serializable enums, registering them in
-// type_info, or nil.
+// namedType returns the P4NamedType for new types (registering them in type_info), or nil.
+// Serializable enums get no type name but are described in type_info, as p4c does.
 func (b *p4infoBuilder) namedType(t Type) *p4v1.P4NamedType {
 	switch tt := t.(type) {
-	case *NewType:
-		b.typeSpec(t)
-		return &p4v1.P4NamedType{Name: tt.Decl.Name}
 	case *EnumType:
 		if tt.Underlying != nil {
 			b.typeSpec(t)
-			return &p4v1.P4NamedType{Name: tt.Decl.Name}
 		}
+	case *NewType:
+		b.typeSpec(t)
+		return &p4v1.P4NamedType{Name: tt.Decl.Name}
 	}
 	return nil
 }
@@ -991,7 +1156,27 @@ func (b *p4infoBuilder) typeSpec(t Type) *p4v1.P4DataTypeSpec {
 			ti.NewTypes = map[string]*p4v1.P4NewTypeSpec{}
 		}
 		if _, ok := ti.NewTypes[tt.Decl.Name]; !ok {
-			ti.NewTypes[tt.Decl.Name] = &p4v1.P4NewTypeSpec{Representation: &p4v1.P4NewTypeSpec_OriginalType{OriginalType: b.typeSpec(tt.Underlying)}}
+			spec := &p4v1.P4NewTypeSpec{}
+			var kept Annotations
+			for _, a := range tt.Decl.Annos {
+				if a.Name != "p4runtime_translation" {
+					kept = append(kept, a)
+				}
+			}
+			spec.Annotations = annotationStrings(kept)
+			if a := tt.Decl.Annos.Get("p4runtime_translation"); a != nil && len(a.Args) >= 3 && a.Args[0].Kind == TString {
+				tr := &p4v1.P4NewTypeTranslation{Uri: a.Args[0].Text}
+				if a.Args[2].Text == "string" {
+					tr.SdnType = &p4v1.P4NewTypeTranslation_SdnString_{SdnString: &p4v1.P4NewTypeTranslation_SdnString{}}
+				} else {
+					tr.SdnType = &p4v1.P4NewTypeTranslation_SdnBitwidth{SdnBitwidth: cpWidth(tt)}
+				}
+				spec.Representation = &p4v1.P4NewTypeSpec_TranslatedType{TranslatedType: tr}
+			} else {
+				// Like p4c, a new type of a new type is described by the innermost representation.
+				spec.Representation = &p4v1.P4NewTypeSpec_OriginalType{OriginalType: b.typeSpec(underlying(tt.Underlying))}
+			}
+			ti.NewTypes[tt.Decl.Name] = spec
 		}
 		return &p4v1.P4DataTypeSpec{TypeSpec: &p4v1.P4DataTypeSpec_NewType{NewType: &p4v1.P4NamedType{Name: tt.Decl.Name}}}
 	}
