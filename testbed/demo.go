@@ -424,6 +424,9 @@ func (r Report) WriteTable(w io.Writer) {
 		fmt.Fprintf(w, "%-14s %-20s %10.0f %12.0f %10s %10s  %-22s %8d %8d %8d\n", p.Name, p.LocksUsed,
 			p.TxnRate, p.LockRate, round(p.Latency.P50), round(p.Latency.P99), g, p.Rejects, p.Expiries, p.Retransm)
 	}
+	fmt.Fprintln(w, "\ntxn/s: committed transactions (a txn takes its locks in ascending order, strict 2PL); p50/p99: per"+
+		" transaction;\nexpiries: leases that ran out on the servers; retrans: client re-sends, including the periodic"+
+		" re-send of\nacquires that wait in a queue.")
 }
 
 func round(d time.Duration) string {
