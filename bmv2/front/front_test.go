@@ -506,3 +506,40 @@ func TestBlockAnnotations(t *testing.T) {
 	}
 	t.Fatal("control I not found")
 }
+
+func TestHiddenFromP4Info(t *testing.T) {
+	src := wrapProgram(`@hidden action secret() { }
+    action open() { }
+    @hidden table internal { key = { hdr.h.a: exact; } actions = { secret; open; } }
+    table visible { key = { hdr.h.a: exact; } actions = { secret; open; } const default_action = secret(); }
+    table unused_table { key = { hdr.h.b: exact; } actions = { open; } }`, "internal.apply(); visible.apply();")
+	toks, errs := PreprocessSource("h.p4", src, nil)
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	prog, err := Parse(toks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chk, err := Check(prog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := chk.P4Info()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tables, actions []string
+	for _, x := range info.Tables {
+		tables = append(tables, x.Preamble.Name)
+		if len(x.ActionRefs) != 1 || x.ConstDefaultActionId != 0 {
+			t.Errorf("table %s: refs %v, const default %d: the hidden action must not appear", x.Preamble.Name, x.ActionRefs, x.ConstDefaultActionId)
+		}
+	}
+	for _, x := range info.Actions {
+		actions = append(actions, x.Preamble.Name)
+	}
+	if strings.Join(tables, ",") != "I.visible" || strings.Join(actions, ",") != "I.open" {
+		t.Errorf("tables %v actions %v; want only I.visible and I.open", tables, actions)
+	}
+}

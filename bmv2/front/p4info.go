@@ -441,8 +441,8 @@ func (b *p4infoBuilder) visitControl(d *ControlDecl, prefix string) {
 	for _, l := range d.Locals {
 		switch l := l.(type) {
 		case *TableDecl:
-			if !used[l] {
-				continue
+			if !used[l] || l.Annos.Get("hidden") != nil {
+				continue // unused, or hidden from the control plane
 			}
 			ts := &tableSym{decl: l, prefix: prefix, sym: b.st.add(prefixTable, cpName(prefix, l.Annos, l.Name), l.Annos, l.P, nil)}
 			b.tables = append(b.tables, ts)
@@ -558,7 +558,7 @@ func (b *p4infoBuilder) noAction() *ActionDecl {
 }
 
 func (b *p4infoBuilder) action(a *ActionDecl, prefix string, locals map[*ActionDecl]bool) {
-	if _, done := b.actSym[a]; done {
+	if _, done := b.actSym[a]; done || a.Annos.Get("hidden") != nil {
 		return
 	}
 	p := ""
@@ -934,10 +934,11 @@ func (b *p4infoBuilder) table(ts *tableSym, pre func(*symbol, Annotations) *p4v1
 	}
 	if ap := d.Prop("actions"); ap != nil {
 		for _, ar := range ap.Actions {
-			if ar.Action == nil {
-				continue
+			sym := b.actSym[ar.Action]
+			if sym == nil {
+				continue // a @hidden action
 			}
-			ref := &p4v1.ActionRef{Id: b.actSym[ar.Action].id, Annotations: annotationStrings(ar.Annos)}
+			ref := &p4v1.ActionRef{Id: sym.id, Annotations: annotationStrings(ar.Annos)}
 			if ar.Annos.Get("defaultonly") != nil {
 				ref.Scope = p4v1.ActionRef_DEFAULT_ONLY
 			} else if ar.Annos.Get("tableonly") != nil {
@@ -948,7 +949,7 @@ func (b *p4infoBuilder) table(ts *tableSym, pre func(*symbol, Annotations) *p4v1
 	}
 	if d.Prop("default_action") == nil {
 		// Like p4c, a table without default_action gets NoAction as its default-only action.
-		if na := b.noAction(); na != nil {
+		if na := b.noAction(); na != nil && b.actSym[na] != nil {
 			listed := false
 			for _, ref := range t.ActionRefs {
 				listed = listed || ref.Id == b.actSym[na].id
@@ -958,7 +959,7 @@ func (b *p4infoBuilder) table(ts *tableSym, pre func(*symbol, Annotations) *p4v1
 			}
 		}
 	}
-	if dp := d.Prop("default_action"); dp != nil && dp.Const && dp.Actions[0].Action != nil {
+	if dp := d.Prop("default_action"); dp != nil && dp.Const && b.actSym[dp.Actions[0].Action] != nil {
 		t.ConstDefaultActionId = b.actSym[dp.Actions[0].Action].id
 	}
 	if sp := d.Prop("size"); sp != nil {
