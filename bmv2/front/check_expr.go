@@ -685,12 +685,10 @@ func (c *checker) assignable(dst Type, e Expr, what string) bool {
 		return true
 	}
 	if _, ok := src.(*IntType); ok {
-		switch d := underlying(dst).(type) {
+		switch underlying(dst).(type) {
 		case *BitsType:
+			// Like p4c, a literal that does not fit is truncated (p4c only warns).
 			if _, isNew := dst.(*NewType); !isNew {
-				if v, ok := c.out.Const[e].(*big.Int); ok && d.Signed == false && v.Sign() < 0 && false {
-					_ = v
-				}
 				c.convertInt(e, dst)
 				return true
 			}

@@ -262,16 +262,10 @@ func TestConstFolding(t *testing.T) {
 		{"E.B ++ 8w1", "513"},
 	}
 	for _, tc := range tests {
-		src := "#include <core.p4>\nenum bit<8> E { A = 1, B = 2 }\nconst bit<128> unused = 0;\nconst int k = 0;\n"
-		toks, errs := PreprocessSource("c.p4", src+"const bit<64> dummy = 0;\n", nil)
-		if len(errs) > 0 {
-			t.Fatal(errs)
-		}
-		_ = toks
-		// Check the expression as the initializer of an untyped-width const by using each
-		// result type the expression has.
-		full := src + "const int probe = 0;\n" + "control C() { apply { if (" + tc.expr + " == " + tc.expr + ") { } } }\n"
-		toks, errs = PreprocessSource("c.p4", full, nil)
+		// Compare the expression with itself in a condition: both sides fold, and so does ==.
+		src := "#include <core.p4>\nenum bit<8> E { A = 1, B = 2 }\n"
+		full := src + "control C() { apply { if (" + tc.expr + " == " + tc.expr + ") { } } }\n"
+		toks, errs := PreprocessSource("c.p4", full, nil)
 		if len(errs) > 0 {
 			t.Fatal(errs)
 		}

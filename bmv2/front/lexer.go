@@ -48,7 +48,7 @@ func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
 func isIdentChar(c byte) bool { return isIdentStart(c) || isDigit(c) }
 
-// lexLine tokenizes one line of comment-free source. col0 is the 1-based column of line[0].
+// lexLine tokenizes one line of comment-free source; columns are 1-based offsets into line.
 func lexLine(line string, file string, lineNo int, errs *ErrorList) []Token {
 	var toks []Token
 	i := 0

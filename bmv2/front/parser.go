@@ -1221,8 +1221,7 @@ func (p *parser) primary() Expr {
 		switch t.Text {
 		case ".":
 			p.next()
-			n, pos := p.ident()
-			_ = pos
+			n, _ := p.ident()
 			return &NameExpr{exprBase: exprBase{P: t.Pos}, Name: n, Global: true}
 		case "(":
 			p.next()
