@@ -42,7 +42,7 @@ func nuRand(rng *rand.Rand, a, x, y, c int) int {
 type tpccGen struct {
 	rng        *rand.Rand
 	warehouses int
-	cLast, cID int // NURand constants
+	cID        int // NURand constant C for customer ids
 	cItem      int
 }
 

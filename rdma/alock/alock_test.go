@@ -195,7 +195,7 @@ func TestRemoteOpCounts(t *testing.T) {
 		t.Fatal(err)
 	}
 	l := tbl.Lock(0)
-	type counts struct{ lock, unlock, waiting verbs.StatsSnapshot }
+	type counts struct{ lock, unlock verbs.StatsSnapshot }
 	var c1, c2 counts
 	held := false // thread 2 enqueues only once thread 1 holds the lock (one sim thread runs at a time)
 	var queuedAt verbs.StatsSnapshot
