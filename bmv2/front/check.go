@@ -342,8 +342,14 @@ func (c *checker) params(ps []*Param, sc *scope) {
 			c.errorf(p.P, "%s: duplicate parameter name", p.Name)
 		}
 		seen[p.Name] = true
-		if p.Deflt != nil {
+		if p.Deflt != nil && !pkgLike(p.T) {
 			c.expr(p.Deflt, &ctx{sc: sc}, p.T)
+			c.assignable(p.T, p.Deflt, "default value of "+p.Name)
+			if _, ok := c.out.Const[p.Deflt]; !ok && !isBad(p.Deflt.Type()) {
+				c.errorf(p.Deflt.Position(), "%s: a default value must be a compile-time constant", p.Name)
+			}
+		} else if p.Deflt != nil {
+			c.expr(p.Deflt, &ctx{sc: sc}, nil) // a parser or control instance for a package
 		}
 	}
 }
@@ -352,6 +358,12 @@ func (c *checker) params(ps []*Param, sc *scope) {
 
 func (c *checker) topDecl(d Decl) {
 	cx := &ctx{sc: c.global}
+	switch d.(type) {
+	case *ExternDecl, *StructDecl, *EnumDecl, *TypedefDecl, *PackageDecl, *ParserDecl, *ControlDecl:
+		if d.DeclName() == "main" {
+			c.errorf(d.Position(), "main must be a package instance, not a type")
+		}
+	}
 	switch d := d.(type) {
 	case *ConstDecl:
 		c.constDecl(d, cx)

@@ -208,12 +208,42 @@ func (c *checker) methodCall(e *CallExpr, f *MethodRef, cx *ctx) Type {
 	}
 	m := cands[0]
 	if len(cands) > 1 {
-		// Prefer the overload whose parameter count matches exactly.
+		// Prefer the overload whose parameter count matches exactly; two such overloads are
+		// ambiguous.
+		var exact []*MethodDecl
 		for _, x := range cands {
 			if len(x.Params) == len(e.Args) {
-				m = x
-				break
+				exact = append(exact, x)
 			}
+		}
+		if len(exact) > 1 {
+			// Named arguments can tell overloads apart.
+			var byName []*MethodDecl
+			for _, x := range exact {
+				ok := true
+				for _, a := range e.Args {
+					if a.Name == "" {
+						ok = false
+						break
+					}
+					found := false
+					for _, p := range x.Params {
+						found = found || p.Name == a.Name
+					}
+					ok = ok && found
+				}
+				if ok {
+					byName = append(byName, x)
+				}
+			}
+			if len(byName) != 1 {
+				c.errorf(e.P, "%s: ambiguous call; %d overloads take %d arguments", name, len(exact), len(e.Args))
+				return tBad
+			}
+			exact = byName
+		}
+		if len(exact) == 1 {
+			m = exact[0]
 		}
 	}
 	e.Callee = m
