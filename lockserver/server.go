@@ -64,6 +64,8 @@ type Config struct {
 	// WrapConn, if set, wraps each socket (tests inject faults with faultnet). A wrapped socket is
 	// served one datagram at a time: batching needs the raw socket.
 	WrapConn func(net.PacketConn) net.PacketConn
+	// RDMA configures the ALock table (RDMA.Locks > 0 enables it; see the package documentation).
+	RDMA RDMAConfig
 }
 
 func (c *Config) validate() error {
@@ -100,6 +102,9 @@ func (c *Config) validate() error {
 	if c.Sockets == 0 {
 		c.Sockets = c.Shards
 	}
+	if err := c.RDMA.validate(); err != nil {
+		return err
+	}
 	if _, err := netip.ParseAddrPort(c.Listen); err != nil {
 		if _, err2 := net.ResolveUDPAddr("udp", c.Listen); err2 != nil {
 			return fmt.Errorf("listen %q: %w", c.Listen, err)
@@ -122,6 +127,7 @@ type Server struct {
 	conns   []net.PacketConn
 	raw     []*net.UDPConn // nil entries for wrapped sockets
 	shards  []*shard
+	rdma    *rdmaTier // nil without an ALock table
 	addr    netip.AddrPort
 	closing atomic.Bool
 	bad     [badReasons]atomic.Uint64
@@ -165,8 +171,20 @@ func New(cfg Config) (*Server, error) {
 		s.closeConns()
 		return nil, fmt.Errorf("lockserver: %w", err)
 	}
+	if cfg.RDMA.Locks > 0 {
+		r, err := newRDMATier(s, cfg.RDMA)
+		if err != nil {
+			if r != nil && r.node != nil {
+				_ = r.node.Close()
+			}
+			s.closeConns()
+			return nil, fmt.Errorf("lockserver: %w", err)
+		}
+		s.rdma = r
+	}
 	if cfg.Registerer != nil {
 		if err := cfg.Registerer.Register(&collector{s: s}); err != nil {
+			s.closeRDMA()
 			s.closeConns()
 			return nil, fmt.Errorf("lockserver: register metrics: %w", err)
 		}
@@ -224,6 +242,23 @@ func (s *Server) closeConns() {
 	}
 }
 
+// closeRDMA releases the RDMA tier of a server that never ran.
+func (s *Server) closeRDMA() {
+	if s.rdma != nil {
+		_ = s.rdma.node.Close()
+		_ = s.rdma.ln.Close()
+	}
+}
+
+// RDMAAddr returns the TCP address of the server's emulated RDMA NIC, and false without an RDMA
+// tier.
+func (s *Server) RDMAAddr() (netip.AddrPort, bool) {
+	if s.rdma == nil {
+		return netip.AddrPort{}, false
+	}
+	return s.rdma.nic, true
+}
+
 // Addr returns the address the server is bound to.
 func (s *Server) Addr() netip.AddrPort { return s.addr }
 
@@ -231,6 +266,10 @@ func (s *Server) Addr() netip.AddrPort { return s.addr }
 // waiting requests are rejected with status shutdown, and the sockets are closed.
 func (s *Server) Run(ctx context.Context) error {
 	s.log.Info("lock server serving", "addr", s.addr, "shards", len(s.shards), "sockets", len(s.conns))
+	if s.rdma != nil {
+		s.rdma.start()
+		s.log.Info("rdma tier serving", "nic", s.rdma.nic, "locks", s.rdma.n)
+	}
 	var wg sync.WaitGroup
 	errc := make(chan error, len(s.conns))
 	for i := range s.conns {
@@ -262,6 +301,9 @@ func (s *Server) Run(ctx context.Context) error {
 	// Reject what waits, on the first socket, then close.
 	w, werr := s.newWriter(0)
 	if werr != nil {
+		if s.rdma != nil {
+			werr = errors.Join(werr, s.rdma.shutdown())
+		}
 		s.closeConns()
 		return errors.Join(err, werr)
 	}
@@ -272,6 +314,11 @@ func (s *Server) Run(ctx context.Context) error {
 		sh.mu.Unlock()
 	}
 	w.flush()
+	if s.rdma != nil {
+		if rerr := s.rdma.shutdown(); rerr != nil {
+			s.log.Error("rdma tier shutdown", "err", rerr)
+		}
+	}
 	s.closeConns()
 	s.log.Info("lock server stopped", "received", s.recv.Load(), "sent", s.sent.Load())
 	return err
@@ -304,6 +351,9 @@ func (s *Server) sweep(w *writer) {
 		sh.mu.Lock()
 		if now >= sh.core.NextDeadline() {
 			sh.out = sh.core.Expire(now, sh.out[:0])
+			if s.rdma != nil {
+				sh.out = s.rdma.filter(sh, sh.out)
+			}
 			w.addEffects(sh.out)
 		}
 		sh.mu.Unlock()
@@ -344,9 +394,15 @@ func (s *Server) serve(i int) error {
 			if !s.decode(b, from, &req) {
 				continue
 			}
+			if s.rdma != nil && !s.rdma.beforeStep(&req, w) {
+				continue
+			}
 			sh := s.shardOf(req.Lock)
 			sh.mu.Lock()
 			sh.out = sh.core.Step(now, &req, sh.out[:0])
+			if s.rdma != nil {
+				sh.out = s.rdma.afterStep(sh, &req, sh.out)
+			}
 			w.addEffects(sh.out)
 			sh.mu.Unlock()
 			w.flushIfFull()

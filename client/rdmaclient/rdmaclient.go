@@ -1,0 +1,366 @@
+// Package rdmaclient is the RDMA path of netlock's client library: a remote client takes the
+// lock server's RDMA-backed locks (lock ids below the server's --rdma-locks) as a member of
+// ALock's remote cohort, with one-sided verbs over the emulated RDMA fabric (rdma/emu's TCP
+// transport), without sending a single UDP lock request. It excludes the server's co-located
+// goroutines and the server's UDP clients of the same lock (both in ALock's local cohort).
+//
+// A Client is one emulated RDMA node. Dial joins the server's fabric with an admin exchange over
+// UDP (docs/protocol.md, "RDMA admin"): the server assigns the node id and answers with the
+// table's base pointer and size and its NIC's address. The client's own NIC serves the verbs of
+// its peers: ALock's remote descriptors live on their owner's node, and a remote waiter is
+// handed the lock by its predecessor writing into its descriptor, so remote clients write to
+// each other. A peer's NIC address is looked up on the server (admin again) the first time a
+// verb targets it, before the verb is posted.
+//
+// Limitations: ALock has no leases. A remote client that dies (or is closed) while it holds a
+// lock, or while it waits in the lock's queue, blocks that lock for every cohort until the
+// server restarts; the same holds for a transport error in the middle of an acquisition or
+// release. There are no fencing tokens on this path. The NIC address exchange is IPv4 only.
+package rdmaclient
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/netlock-go/netlock/internal/rdmaproto"
+	"github.com/netlock-go/netlock/rdma/alock"
+	"github.com/netlock-go/netlock/rdma/emu"
+	"github.com/netlock-go/netlock/rdma/verbs"
+	"github.com/netlock-go/netlock/wire"
+)
+
+// Config configures a Client.
+type Config struct {
+	// Server is the lock server's UDP address ("host:port").
+	Server string
+	// Listen is the TCP address (IPv4) of this client's emulated NIC, which its peers must be
+	// able to reach. Default "127.0.0.1:0".
+	Listen string
+	// Timeout bounds each admin exchange with the server (join, peer lookup). Default 5s.
+	Timeout time.Duration
+	// Retry is the retransmission interval of admin requests. Default 50ms.
+	Retry time.Duration
+	// Emu configures the client's emulated node (its region holds its descriptors; default
+	// 1 MiB, room for 8191 locks held or waited for at once).
+	Emu emu.Config
+	// ALock configures the algorithm; the remote budget is the one this cohort uses.
+	ALock alock.Config
+}
+
+// Errors.
+var (
+	// ErrClosed is returned once the client is closed, and by an acquisition the close abandoned.
+	ErrClosed = errors.New("rdmaclient: closed")
+	// ErrNotRDMALock is returned for a lock id outside the server's ALock table.
+	ErrNotRDMALock = errors.New("rdmaclient: lock is not RDMA-backed")
+	// ErrNotHeld is returned by Unlock for a lock this client does not hold.
+	ErrNotHeld = errors.New("rdmaclient: lock not held")
+	// ErrTimeout is returned when the server does not answer an admin request in time.
+	ErrTimeout = errors.New("rdmaclient: admin request timed out")
+	// ErrRejected is returned when the server refuses an admin request (a server without an
+	// RDMA table refuses the join).
+	ErrRejected = errors.New("rdmaclient: admin request rejected")
+)
+
+// Client is a remote-cohort member of a lock server's ALock table. Safe for concurrent use; a
+// lock may be unlocked by another goroutine than the one that locked it.
+type Client struct {
+	cfg    Config
+	server *net.UDPAddr
+	node   *emu.Node
+	tbl    *alock.Table
+	pool   *alock.Pool
+	held   []atomic.Pointer[alock.Handle]
+	stop   atomic.Bool
+
+	peerMu sync.Mutex
+	known  sync.Map // verbs.NodeID -> struct{}: reachable from node
+
+	goMu   sync.Mutex
+	closed bool
+	wg     sync.WaitGroup
+}
+
+// Dial joins the server's RDMA fabric.
+func Dial(ctx context.Context, cfg Config) (*Client, error) {
+	if cfg.Listen == "" {
+		cfg.Listen = "127.0.0.1:0"
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = 5 * time.Second
+	}
+	if cfg.Retry == 0 {
+		cfg.Retry = 50 * time.Millisecond
+	}
+	srv, err := net.ResolveUDPAddr("udp", cfg.Server)
+	if err != nil {
+		return nil, fmt.Errorf("rdmaclient: server %q: %w", cfg.Server, err)
+	}
+	alg, err := alock.New(cfg.ALock)
+	if err != nil {
+		return nil, fmt.Errorf("rdmaclient: %w", err)
+	}
+	ln, err := net.Listen("tcp4", cfg.Listen)
+	if err != nil {
+		return nil, fmt.Errorf("rdmaclient: listen: %w", err)
+	}
+	c := &Client{cfg: cfg, server: srv}
+	nic := ln.Addr().(*net.TCPAddr).AddrPort()
+	rep, err := c.exchange(ctx, wire.Fields{Op: wire.OpAdmin, Status: rdmaproto.AdminJoin,
+		Client: netip.AddrPortFrom(nic.Addr().Unmap(), nic.Port())})
+	if err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("rdmaclient: join %s: %w", cfg.Server, err)
+	}
+	j := rdmaproto.DecodeJoin(&rep)
+	if j.Node == rdmaproto.ServerNode || j.Locks <= 0 || j.Base.Node() != rdmaproto.ServerNode {
+		ln.Close()
+		return nil, fmt.Errorf("rdmaclient: join %s: bad answer %s", cfg.Server, rep.String())
+	}
+	c.node, err = emu.NewNode(cfg.Emu, j.Node)
+	if err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("rdmaclient: %w", err)
+	}
+	c.node.Serve(ln)
+	if err := c.connect(j.Base.Node(), c.resolveIP(j.NIC)); err != nil {
+		c.node.Close()
+		return nil, fmt.Errorf("rdmaclient: %w", err)
+	}
+	c.tbl = alock.OpenTable(j.Base, j.Locks)
+	c.held = make([]atomic.Pointer[alock.Handle], j.Locks)
+	c.pool = alg.NewPool(func() verbs.Endpoint { return rdmaproto.Wrap(c.node.NewEndpoint(), &c.stop, c.resolve) })
+	return c, nil
+}
+
+// resolveIP replaces an unspecified IP (a server NIC listening on all addresses) by the IP the
+// server's UDP port was reached at.
+func (c *Client) resolveIP(a netip.AddrPort) netip.AddrPort {
+	if a.Addr().IsUnspecified() {
+		ip, _ := netip.AddrFromSlice(c.server.IP)
+		return netip.AddrPortFrom(ip.Unmap(), a.Port())
+	}
+	return a
+}
+
+// NodeID is the emulated node id the server assigned to this client.
+func (c *Client) NodeID() verbs.NodeID { return c.node.ID() }
+
+// Len is the number of RDMA-backed locks (ids 0..Len()-1).
+func (c *Client) Len() int { return c.tbl.Len() }
+
+// Lock takes lock i in ALock's remote cohort, blocking until it is held (a queued waiter spins
+// on its own node's memory; a cohort leader polls the lock with RDMA reads).
+//
+// If ctx can be cancelled the acquisition runs on a helper goroutine and Lock returns ctx.Err()
+// when ctx ends first; ALock acquisitions cannot be withdrawn, so the helper finishes the
+// acquisition and unlocks at once.
+func (c *Client) Lock(ctx context.Context, i uint32) error {
+	if int(i) >= c.tbl.Len() {
+		return fmt.Errorf("lock %d of %d: %w", i, c.tbl.Len(), ErrNotRDMALock)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if c.stop.Load() {
+		return ErrClosed
+	}
+	h, err := c.pool.Get()
+	if err != nil {
+		return err
+	}
+	ptr := c.tbl.Lock(int(i))
+	lock := func() error {
+		err := rdmaproto.Do(func() error { return h.Lock(ptr) })
+		if err == nil {
+			return nil
+		}
+		if c.stop.Load() {
+			return ErrClosed
+		}
+		return fmt.Errorf("rdmaclient: lock %d (the lock may be left blocked): %w", i, err)
+	}
+	if ctx.Done() == nil {
+		if err := lock(); err != nil {
+			return err
+		}
+		c.held[i].Store(h)
+		return nil
+	}
+	var decided atomic.Bool
+	res := make(chan error, 1)
+	if !c.spawn(func() {
+		err := lock()
+		if err == nil && !decided.CompareAndSwap(false, true) {
+			if rdmaproto.Do(func() error { return h.Unlock(ptr) }) == nil {
+				_ = c.pool.Put(h)
+			}
+			return
+		}
+		res <- err
+	}) {
+		return ErrClosed
+	}
+	select {
+	case err := <-res:
+		if err != nil {
+			return err
+		}
+	case <-ctx.Done():
+		if decided.CompareAndSwap(false, true) {
+			return ctx.Err()
+		}
+		if err := <-res; err != nil {
+			return err
+		}
+	}
+	c.held[i].Store(h)
+	return nil
+}
+
+// Unlock releases lock i.
+func (c *Client) Unlock(i uint32) error {
+	if int(i) >= c.tbl.Len() {
+		return fmt.Errorf("lock %d of %d: %w", i, c.tbl.Len(), ErrNotRDMALock)
+	}
+	h := c.held[i].Swap(nil)
+	if h == nil {
+		return ErrNotHeld
+	}
+	if c.stop.Load() {
+		return ErrClosed
+	}
+	if err := rdmaproto.Do(func() error { return h.Unlock(c.tbl.Lock(int(i))) }); err != nil {
+		if c.stop.Load() {
+			return ErrClosed
+		}
+		return fmt.Errorf("rdmaclient: unlock %d (the lock may be left blocked): %w", i, err)
+	}
+	return c.pool.Put(h)
+}
+
+// Close abandons every acquisition in progress, stops the client's NIC and waits for the
+// client's goroutines. Locks still held stay held (see the package documentation).
+func (c *Client) Close() error {
+	c.goMu.Lock()
+	if c.closed {
+		c.goMu.Unlock()
+		return nil
+	}
+	c.closed = true
+	c.goMu.Unlock()
+	c.stop.Store(true)
+	err := c.node.Close()
+	c.wg.Wait()
+	if errors.Is(err, net.ErrClosed) {
+		err = nil
+	}
+	return err
+}
+
+func (c *Client) spawn(f func()) bool {
+	c.goMu.Lock()
+	defer c.goMu.Unlock()
+	if c.closed {
+		return false
+	}
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		f()
+	}()
+	return true
+}
+
+// resolve makes node id reachable before a verb to it is posted: the server's node is connected
+// at Dial, peers are looked up on the server on first use.
+func (c *Client) resolve(id verbs.NodeID) error {
+	if id == c.node.ID() {
+		return nil
+	}
+	if _, ok := c.known.Load(id); ok {
+		return nil
+	}
+	c.peerMu.Lock()
+	defer c.peerMu.Unlock()
+	if _, ok := c.known.Load(id); ok {
+		return nil
+	}
+	rep, err := c.exchange(context.Background(), wire.Fields{Op: wire.OpAdmin, Status: rdmaproto.AdminPeer, Tenant: uint16(id)})
+	if err != nil {
+		return fmt.Errorf("rdmaclient: look up node %d: %w", id, err)
+	}
+	return c.connectLocked(id, c.resolveIP(rep.Client))
+}
+
+func (c *Client) connect(id verbs.NodeID, addr netip.AddrPort) error {
+	c.peerMu.Lock()
+	defer c.peerMu.Unlock()
+	return c.connectLocked(id, addr)
+}
+
+func (c *Client) connectLocked(id verbs.NodeID, addr netip.AddrPort) error {
+	if err := c.node.Connect(id, addr.String()); err != nil {
+		return err
+	}
+	c.known.Store(id, struct{}{})
+	return nil
+}
+
+// exchange sends an admin request with a fresh nonce until the server answers it or the timeout
+// passes. Each exchange uses its own socket (they are rare: a join, one lookup per peer).
+func (c *Client) exchange(ctx context.Context, req wire.Fields) (wire.Fields, error) {
+	var nonce [8]byte
+	_, _ = rand.Read(nonce[:])
+	req.Txn = binary.BigEndian.Uint64(nonce[:]) | 1
+	conn, err := net.DialUDP("udp", nil, c.server)
+	if err != nil {
+		return wire.Fields{}, err
+	}
+	defer conn.Close()
+	pkt := wire.Append(nil, &req)
+	buf := make([]byte, 256)
+	deadline := time.Now().Add(c.cfg.Timeout)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	for time.Now().Before(deadline) {
+		if c.stop.Load() {
+			return wire.Fields{}, ErrClosed
+		}
+		if err := ctx.Err(); err != nil {
+			return wire.Fields{}, err
+		}
+		if _, err := conn.Write(pkt); err != nil {
+			return wire.Fields{}, err
+		}
+		_ = conn.SetReadDeadline(time.Now().Add(c.cfg.Retry))
+		for {
+			n, err := conn.Read(buf)
+			if err != nil {
+				break // timeout: retransmit
+			}
+			h, err := wire.Parse(buf[:n])
+			if err != nil || h.Txn() != req.Txn {
+				continue
+			}
+			var f wire.Fields
+			h.Decode(&f)
+			switch {
+			case f.Op == wire.OpAdmin && f.Flags&wire.FlagReply != 0 && f.Status == req.Status:
+				return f, nil
+			case f.Op == wire.OpReject:
+				return wire.Fields{}, fmt.Errorf("%w: status %d", ErrRejected, f.Status)
+			}
+		}
+	}
+	return wire.Fields{}, ErrTimeout
+}

@@ -1,0 +1,591 @@
+package lockserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+
+	"github.com/netlock-go/netlock/internal/rdmaproto"
+	"github.com/netlock-go/netlock/lockcore"
+	"github.com/netlock-go/netlock/rdma/alock"
+	"github.com/netlock-go/netlock/rdma/emu"
+	"github.com/netlock-go/netlock/rdma/verbs"
+	"github.com/netlock-go/netlock/wire"
+)
+
+// RDMAConfig configures the server's RDMA tier: an ALock table in the registered memory of an
+// emulated RDMA node (rdma/emu) owned by the server. See the package documentation.
+type RDMAConfig struct {
+	// Locks is the number of ALocks; lock ids below it are RDMA-backed. 0 disables the tier.
+	Locks int
+	// Listen is the TCP address where the server node's emulated NIC serves the verbs of remote
+	// clients (client/rdmaclient). Default "127.0.0.1:0". The address is handed to clients by the
+	// join admin exchange, which carries IPv4 only.
+	Listen string
+	// Emu configures the emulated node. If RegionSize is 0 it is sized for the table plus 32768
+	// descriptor pairs.
+	Emu emu.Config
+	// ALock configures the algorithm (budgets; Probe is for tests). The local budget is the one
+	// the server's cohort uses.
+	ALock alock.Config
+	// MaxPeers bounds the remote nodes that may join. Default 1024; at most 65535.
+	MaxPeers int
+}
+
+func (c *RDMAConfig) validate() error {
+	if c.Locks == 0 {
+		return nil
+	}
+	if c.Locks < 0 || c.Locks > 1<<20 {
+		return fmt.Errorf("rdma locks %d: must be in 0..%d", c.Locks, 1<<20)
+	}
+	if c.Listen == "" {
+		c.Listen = "127.0.0.1:0"
+	}
+	if c.MaxPeers == 0 {
+		c.MaxPeers = 1024
+	}
+	if c.MaxPeers < 0 || c.MaxPeers > 65535 {
+		return fmt.Errorf("rdma max peers %d: must be in 1..65535", c.MaxPeers)
+	}
+	if c.Emu.RegionSize == 0 {
+		c.Emu.RegionSize = uint64(c.Locks)*alock.Size + 64 + 32768*2*alock.Size
+	}
+	return nil
+}
+
+// Errors of the RDMA tier.
+var (
+	// ErrNotRDMALock is returned for a lock id outside the ALock table.
+	ErrNotRDMALock = errors.New("lockserver: lock is not RDMA-backed")
+	// ErrNotHeld is returned by LocalLocks.Unlock for a lock no co-located caller holds.
+	ErrNotHeld = errors.New("lockserver: lock not held through LocalLocks")
+	// ErrClosed is returned by LocalLocks once the server has shut its RDMA tier down.
+	ErrClosed = errors.New("lockserver: server closed")
+)
+
+// rdmaTier is the server's ALock table and the proxies that hold its locks for UDP clients.
+//
+// Lock order: shard.mu > rlock.mu > sendMu. The proxies take rlock.mu and sendMu only.
+type rdmaTier struct {
+	s     *Server
+	n     uint32 // table size: lock ids below it are RDMA-backed
+	node  *emu.Node
+	ln    net.Listener
+	nic   netip.AddrPort // the NIC's TCP address
+	tbl   *alock.Table
+	pool  *alock.Pool
+	stop  atomic.Bool // set on shutdown: aborts every spin on the server's node
+	locks []rlock
+	local *LocalLocks
+
+	// goMu guards spawning goroutines (proxies, abandoned local acquisitions) against shutdown.
+	goMu   sync.Mutex
+	closed bool
+	wg     sync.WaitGroup
+
+	sendMu  sync.Mutex
+	sendBuf []byte
+
+	peersMu sync.Mutex
+	peers   []netip.AddrPort // by node id - 1
+	byAddr  map[netip.AddrPort]verbs.NodeID
+
+	// unsafeNoALock makes proxies send grants without taking the ALock: the negative control of
+	// the three-way test (it must break mutual exclusion). Tests only.
+	unsafeNoALock bool
+}
+
+// rlock is the server-side state of one RDMA-backed lock: the grants the core made for it, in
+// grant order. q[0] is the one the proxy is acquiring the ALock for, or holds it for.
+type rlock struct {
+	mu      sync.Mutex
+	cond    sync.Cond
+	q       []*pending
+	running bool   // a proxy goroutine serves q
+	lastTok uint64 // largest token queued so far
+}
+
+// pending is one core grant of an RDMA lock.
+type pending struct {
+	grant lockcore.Effect
+	held  bool // the proxy holds the ALock and has sent the grant
+	ended bool // the core no longer lists this holder (release, expiry, reset)
+}
+
+func newRDMATier(s *Server, cfg RDMAConfig) (*rdmaTier, error) {
+	r := &rdmaTier{s: s, n: uint32(cfg.Locks), locks: make([]rlock, cfg.Locks),
+		byAddr: map[netip.AddrPort]verbs.NodeID{}, sendBuf: make([]byte, wire.Len)}
+	for i := range r.locks {
+		r.locks[i].cond.L = &r.locks[i].mu
+	}
+	node, err := emu.NewNode(cfg.Emu, rdmaproto.ServerNode)
+	if err != nil {
+		return nil, fmt.Errorf("rdma node: %w", err)
+	}
+	r.node = node
+	r.tbl, err = alock.NewTable(node.NewEndpoint(), cfg.Locks)
+	if err != nil {
+		return nil, fmt.Errorf("rdma table: %w", err)
+	}
+	alg, err := alock.New(cfg.ALock)
+	if err != nil {
+		return nil, err
+	}
+	r.pool = alg.NewPool(func() verbs.Endpoint { return rdmaproto.Wrap(node.NewEndpoint(), &r.stop, nil) })
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return nil, fmt.Errorf("rdma listen: %w", err)
+	}
+	r.ln = ln
+	r.nic = ln.Addr().(*net.TCPAddr).AddrPort()
+	r.nic = netip.AddrPortFrom(r.nic.Addr().Unmap(), r.nic.Port())
+	r.local = &LocalLocks{r: r, held: make([]atomic.Pointer[alock.Handle], cfg.Locks)}
+	return r, nil
+}
+
+// start makes the NIC serve remote verbs.
+func (r *rdmaTier) start() { r.node.Serve(r.ln) }
+
+// spawn runs f on a goroutine unless the tier is shut down.
+func (r *rdmaTier) spawn(f func()) bool {
+	r.goMu.Lock()
+	defer r.goMu.Unlock()
+	if r.closed {
+		return false
+	}
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		f()
+	}()
+	return true
+}
+
+// shutdown stops the tier: remote verbs stop being served, every spin on the server's node is
+// abandoned (the table is discarded, so nothing is unlocked), pending UDP grants are answered
+// with reject shutdown, and every goroutine of the tier has returned when it returns. The
+// serve loops and the sweeper must have stopped.
+func (r *rdmaTier) shutdown() error {
+	r.goMu.Lock()
+	r.closed = true
+	r.goMu.Unlock()
+	r.stop.Store(true)
+	err := r.node.Close() // also closes r.ln and the connections of remote clients
+	for i := range r.locks {
+		rl := &r.locks[i]
+		rl.mu.Lock()
+		rl.cond.Broadcast()
+		rl.mu.Unlock()
+	}
+	r.wg.Wait()
+	if errors.Is(err, net.ErrClosed) {
+		err = nil
+	}
+	return err
+}
+
+// isRDMA reports whether lock is RDMA-backed.
+func (r *rdmaTier) isRDMA(lock uint32) bool { return lock < r.n }
+
+// beforeStep adapts a request for an RDMA lock before the core sees it: a shared acquire is
+// served exclusively (ALock has no shared mode). It reports false when the request was an RDMA
+// admin operation, answered here (the core does not know them).
+func (r *rdmaTier) beforeStep(req *lockcore.Request, w *writer) bool {
+	if req.Op == wire.OpAdmin && (req.Status == rdmaproto.AdminJoin || req.Status == rdmaproto.AdminPeer) {
+		r.admin(req, w)
+		return false
+	}
+	if req.Op == wire.OpAcquire && r.isRDMA(req.Lock) {
+		req.Mode = wire.Exclusive
+	}
+	return true
+}
+
+// afterStep filters the effects of one step (see filter); an admin reset of an RDMA lock drops
+// its holders without any effect, so the lock is reconciled with the core.
+func (r *rdmaTier) afterStep(sh *shard, req *lockcore.Request, out []lockcore.Effect) []lockcore.Effect {
+	out = r.filter(sh, out)
+	if req.Op == wire.OpAdmin && req.Status == wire.AdminResetLock && r.isRDMA(req.Lock) {
+		r.reconcile(sh, req.Lock)
+	}
+	return out
+}
+
+// filter runs on the effects of a step or an expiry of shard sh, with sh.mu held. Grants of RDMA
+// locks are taken out and queued for the lock's proxy, which sends each once it holds the ALock
+// (a repeated grant of a holder whose grant went out already passes). A release
+// acknowledgement or a reject on an RDMA lock may mean that a holder ended; the lock is then
+// reconciled with the core.
+func (r *rdmaTier) filter(sh *shard, out []lockcore.Effect) []lockcore.Effect {
+	k := 0
+	var dirty []uint32
+	for i := range out {
+		e := &out[i]
+		if e.Msg.Op != wire.OpAdmin && r.isRDMA(e.Msg.Lock) {
+			switch {
+			case e.Msg.Op == wire.OpGrant:
+				if !r.queueGrant(e) {
+					continue
+				}
+			case e.Msg.Op == wire.OpReject, e.Msg.Op == wire.OpRelease && e.Msg.Flags&wire.FlagReply != 0:
+				dirty = append(dirty, e.Msg.Lock)
+			}
+		}
+		if k != i {
+			out[k] = *e
+		}
+		k++
+	}
+	for _, l := range dirty {
+		r.reconcile(sh, l)
+	}
+	return out[:k]
+}
+
+// queueGrant hands a core grant to its lock's proxy; it reports whether the grant should be sent
+// now (a repeat of a grant that already went out).
+func (r *rdmaTier) queueGrant(e *lockcore.Effect) bool {
+	rl := &r.locks[e.Msg.Lock]
+	rl.mu.Lock()
+	defer rl.mu.Unlock()
+	for _, p := range rl.q {
+		if p.grant.Msg.Token == e.Msg.Token && p.grant.Msg.Txn == e.Msg.Txn {
+			if p.held {
+				return true
+			}
+			p.grant = *e // a repeat while the ALock is being taken: the proxy sends the latest
+			return false
+		}
+	}
+	if e.Msg.Token <= rl.lastTok {
+		return false // a grant of a request that ended already (cannot happen: tokens grow)
+	}
+	rl.lastTok = e.Msg.Token
+	rl.q = append(rl.q, &pending{grant: *e})
+	if !rl.running {
+		lock := e.Msg.Lock
+		if r.spawn(func() { r.proxy(lock) }) {
+			rl.running = true
+		}
+	}
+	return false
+}
+
+// reconcile marks every queued grant of lock whose holder the core no longer lists as ended,
+// and wakes the proxy. The core is the authority: the server gives up the ALock of a UDP holder
+// only after the core has removed it (release, lease expiry, admin reset). sh.mu is held.
+func (r *rdmaTier) reconcile(sh *shard, lock uint32) {
+	rl := &r.locks[lock]
+	rl.mu.Lock()
+	defer rl.mu.Unlock()
+	if len(rl.q) == 0 {
+		return
+	}
+	info, _ := sh.core.Inspect(lock)
+	woke := false
+	for _, p := range rl.q {
+		if p.ended || isHolder(info.Holders, p.grant.Msg.Txn, p.grant.Msg.Token) {
+			continue
+		}
+		p.ended = true
+		woke = true
+	}
+	if woke {
+		rl.cond.Broadcast()
+	}
+}
+
+func isHolder(hs []lockcore.Entry, txn, token uint64) bool {
+	for i := range hs {
+		if hs[i].Txn == txn && hs[i].Token == token {
+			return true
+		}
+	}
+	return false
+}
+
+// proxy serves the queued grants of one RDMA lock in order: it takes the ALock in the local
+// cohort (blocking, outside every mutex), sends the grant unless the holder ended meanwhile,
+// waits until the core ends the holder, and unlocks. At most one grant per lock is being served
+// at a time because the core serialises the (exclusive) UDP holders of the lock. The proxy
+// returns when the queue is empty or the tier shuts down.
+func (r *rdmaTier) proxy(lock uint32) {
+	rl := &r.locks[lock]
+	ptr := r.tbl.Lock(int(lock))
+	h, err := r.pool.Get()
+	if err != nil {
+		r.s.log.Error("rdma proxy handle", "lock", lock, "err", err)
+		r.abandon(rl)
+		return
+	}
+	for {
+		rl.mu.Lock()
+		for len(rl.q) > 0 && rl.q[0].ended {
+			rl.pop()
+		}
+		if r.stop.Load() {
+			rl.mu.Unlock()
+			r.abandon(rl)
+			return
+		}
+		if len(rl.q) == 0 {
+			rl.mu.Unlock()
+			break
+		}
+		p := rl.q[0]
+		rl.mu.Unlock()
+		if !r.unsafeNoALock {
+			if err := rdmaproto.Do(func() error { return h.Lock(ptr) }); err != nil {
+				r.abandon(rl) // shutting down; the handle is left in the queue with the table
+				return
+			}
+		}
+		rl.mu.Lock()
+		if !p.ended && !r.stop.Load() {
+			p.held = true
+			r.send(&p.grant) // under rl.mu: before any later answer about this holder
+			for !p.ended && !r.stop.Load() {
+				rl.cond.Wait()
+			}
+		}
+		stopping := r.stop.Load()
+		if !stopping {
+			rl.pop()
+		}
+		rl.mu.Unlock()
+		if stopping {
+			r.abandon(rl)
+			return
+		}
+		if !r.unsafeNoALock {
+			if err := rdmaproto.Do(func() error { return h.Unlock(ptr) }); err != nil {
+				r.abandon(rl)
+				return
+			}
+		}
+	}
+	_ = r.pool.Put(h)
+	rl.mu.Lock()
+	rl.running = false
+	// A grant queued between the emptiness check and here would have found running set: serve it.
+	if len(rl.q) > 0 && !r.stop.Load() && r.spawn(func() { r.proxy(lock) }) {
+		rl.running = true
+	}
+	rl.mu.Unlock()
+}
+
+func (rl *rlock) pop() {
+	rl.q[0] = nil
+	rl.q = rl.q[1:]
+	if len(rl.q) == 0 {
+		rl.q = nil
+	}
+}
+
+// abandon ends a proxy on shutdown: the grants it had not sent are answered with reject
+// shutdown (their holders never got the lock); a grant already sent stays the client's until its
+// lease ends, as for any lock on a server that shuts down.
+func (r *rdmaTier) abandon(rl *rlock) {
+	rl.mu.Lock()
+	defer rl.mu.Unlock()
+	for _, p := range rl.q {
+		if !p.held && !p.ended {
+			m := p.grant.Msg
+			m.Op, m.Status, m.Flags, m.LeaseMicros = wire.OpReject, wire.StatusShutdown, m.Flags&wire.FlagForwarded, 0
+			rej := lockcore.Effect{To: p.grant.To, Msg: m}
+			r.send(&rej)
+		}
+	}
+	rl.q = nil
+	rl.running = false
+}
+
+// send writes one effect on the first socket (proxies do not own a batch writer).
+func (r *rdmaTier) send(e *lockcore.Effect) {
+	r.sendMu.Lock()
+	defer r.sendMu.Unlock()
+	wire.Header(r.sendBuf).Encode(&e.Msg)
+	var err error
+	if raw := r.s.raw[0]; raw != nil {
+		_, err = raw.WriteToUDPAddrPort(r.sendBuf, e.To)
+	} else {
+		_, err = r.s.conns[0].WriteTo(r.sendBuf, net.UDPAddrFromAddrPort(e.To))
+	}
+	if err != nil {
+		r.s.sendErr.Add(1)
+		return
+	}
+	r.s.sent.Add(1)
+}
+
+// admin answers the join and peer-lookup admin operations (docs/protocol.md, "RDMA admin").
+func (r *rdmaTier) admin(req *lockcore.Request, w *writer) {
+	m := wire.Fields{Op: wire.OpAdmin, Status: req.Status, Flags: wire.FlagReply, Txn: req.Txn}
+	reject := func(s wire.Status) {
+		m = wire.Fields{Op: wire.OpReject, Status: s, Txn: req.Txn, Lock: req.Lock, Tenant: req.Tenant,
+			Timestamp: req.Timestamp}
+	}
+	switch req.Status {
+	case rdmaproto.AdminJoin:
+		addr := req.Client
+		if !addr.IsValid() || addr.Port() == 0 {
+			reject(wire.StatusBadRequest)
+			break
+		}
+		if addr.Addr().IsUnspecified() {
+			addr = netip.AddrPortFrom(req.From.Addr(), addr.Port())
+		}
+		id, ok := r.join(addr)
+		if !ok {
+			reject(wire.StatusQueueFull)
+			break
+		}
+		m.Tenant, m.Token, m.Lock, m.Client = uint16(id), uint64(r.tbl.Base()), r.n, r.nic
+	case rdmaproto.AdminPeer:
+		addr, ok := r.peer(verbs.NodeID(req.Tenant))
+		if !ok {
+			reject(wire.StatusBadRequest)
+			break
+		}
+		m.Tenant, m.Client = req.Tenant, addr
+	}
+	w.addEffects([]lockcore.Effect{{To: req.From, Msg: m}})
+}
+
+func (r *rdmaTier) join(addr netip.AddrPort) (verbs.NodeID, bool) {
+	r.peersMu.Lock()
+	defer r.peersMu.Unlock()
+	if id, ok := r.byAddr[addr]; ok {
+		return id, true
+	}
+	if len(r.peers) >= r.s.cfg.RDMA.MaxPeers {
+		return 0, false
+	}
+	r.peers = append(r.peers, addr)
+	id := verbs.NodeID(len(r.peers))
+	r.byAddr[addr] = id
+	r.s.log.Info("rdma node joined", "node", id, "nic", addr)
+	return id, true
+}
+
+func (r *rdmaTier) peer(id verbs.NodeID) (netip.AddrPort, bool) {
+	if id == rdmaproto.ServerNode {
+		return r.nic, true
+	}
+	r.peersMu.Lock()
+	defer r.peersMu.Unlock()
+	if int(id) > len(r.peers) {
+		return netip.AddrPort{}, false
+	}
+	return r.peers[id-1], true
+}
+
+// LocalLocks is the co-located Go API of the ALock table: goroutines in the server's process
+// take RDMA-backed locks through ALock's local cohort (CPU atomics on the server node's memory,
+// no verbs, no UDP). They exclude UDP clients of the same lock (whose grants the server takes in
+// the same cohort) and remote clients (the remote cohort). Lock ids are the protocol's: lock i
+// is table entry i, for i < Len().
+//
+// A lock taken here has no lease and no fencing token: it is held until Unlock. Lock and Unlock
+// may be called by different goroutines, as with sync.Mutex. Safe for concurrent use.
+type LocalLocks struct {
+	r    *rdmaTier
+	held []atomic.Pointer[alock.Handle] // the handle holding lock i through this API
+}
+
+// LocalLocks returns the co-located API of the server's ALock table, or nil when the server
+// has no RDMA tier.
+func (s *Server) LocalLocks() *LocalLocks {
+	if s.rdma == nil {
+		return nil
+	}
+	return s.rdma.local
+}
+
+// Len is the number of RDMA-backed locks (ids 0..Len()-1).
+func (l *LocalLocks) Len() int { return int(l.r.n) }
+
+// Lock takes lock i in the local cohort, blocking (spinning) until it is held.
+//
+// If ctx can be cancelled the acquisition runs on a helper goroutine and Lock returns ctx.Err()
+// when ctx ends first; ALock acquisitions cannot be withdrawn, so the helper finishes the
+// acquisition and unlocks at once. With a context that is never done (context.Background())
+// the calling goroutine spins itself. Lock returns ErrClosed when the server shuts down first.
+func (l *LocalLocks) Lock(ctx context.Context, i uint32) error {
+	r := l.r
+	if !r.isRDMA(i) {
+		return fmt.Errorf("lock %d of %d: %w", i, r.n, ErrNotRDMALock)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if r.stop.Load() {
+		return ErrClosed
+	}
+	h, err := r.pool.Get()
+	if err != nil {
+		return err
+	}
+	ptr := r.tbl.Lock(int(i))
+	if ctx.Done() == nil {
+		if err := rdmaproto.Do(func() error { return h.Lock(ptr) }); err != nil {
+			return ErrClosed
+		}
+		l.held[i].Store(h)
+		return nil
+	}
+	var decided atomic.Bool // set by whichever of Lock and the helper gives up the other
+	res := make(chan error, 1)
+	if !r.spawn(func() {
+		err := rdmaproto.Do(func() error { return h.Lock(ptr) })
+		if err == nil && !decided.CompareAndSwap(false, true) {
+			// Abandoned by a cancelled Lock: give the lock back at once.
+			if rdmaproto.Do(func() error { return h.Unlock(ptr) }) == nil {
+				_ = r.pool.Put(h)
+			}
+			return
+		}
+		res <- err
+	}) {
+		return ErrClosed
+	}
+	select {
+	case err := <-res:
+		if err != nil {
+			return ErrClosed
+		}
+	case <-ctx.Done():
+		if decided.CompareAndSwap(false, true) {
+			return ctx.Err()
+		}
+		if err := <-res; err != nil { // the helper got the lock (or failed) first
+			return ErrClosed
+		}
+	}
+	l.held[i].Store(h)
+	return nil
+}
+
+// Unlock releases lock i taken with Lock.
+func (l *LocalLocks) Unlock(i uint32) error {
+	r := l.r
+	if !r.isRDMA(i) {
+		return fmt.Errorf("lock %d of %d: %w", i, r.n, ErrNotRDMALock)
+	}
+	h := l.held[i].Swap(nil)
+	if h == nil {
+		return ErrNotHeld
+	}
+	if r.stop.Load() {
+		return ErrClosed
+	}
+	if err := rdmaproto.Do(func() error { return h.Unlock(r.tbl.Lock(int(i))) }); err != nil {
+		return ErrClosed
+	}
+	return r.pool.Put(h)
+}
