@@ -57,6 +57,9 @@ func (c *checker) call(e *CallExpr, cx *ctx) Type {
 		}
 		e.Callee = f.Decl
 		e.Params = f.Decl.Params
+		if len(e.TypeArgs) > 0 {
+			c.errorf(e.P, "action %s: cannot supply type arguments for an action call", f.Decl.Name)
+		}
 		if cx.fn != nil {
 			c.errorf(e.P, "functions cannot call actions")
 		}
@@ -472,6 +475,10 @@ func (c *checker) args(ps []*Param, args []*Arg, sub map[*TypeVar]Type, cx *ctx,
 			}
 			at := c.expr(a.Value, cx, want)
 			if hasTypeVar(pt) {
+				if _, isStruct := at.(*StructExprType); isStruct {
+					c.errorf(a.Value.Position(), "%s: cannot infer the struct type of %s; declare a variable of a struct type or cast", what, ExprString(a.Value))
+					continue
+				}
 				if _, isInt := at.(*IntType); isInt {
 					c.errorf(a.Value.Position(), "%s: cannot infer a width for the untyped integer passed as %s; give it a width (e.g. 8w%v)", what, p.Name, c.out.Const[a.Value])
 					continue

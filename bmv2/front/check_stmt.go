@@ -232,6 +232,16 @@ func (c *checker) localDecl(l Decl, cx *ctx) {
 	case *InstanceDecl:
 		c.instanceDecl(l, cx)
 		c.declare(cx.sc, l.Name, l)
+		switch t := l.T.(type) {
+		case *ControlType:
+			if t.Decl == cx.control {
+				c.errorf(l.P, "control %s instantiates itself", t.Decl.Name)
+			}
+		case *ParserType:
+			if t.Decl == cx.parser {
+				c.errorf(l.P, "parser %s instantiates itself", t.Decl.Name)
+			}
+		}
 	case *ActionDecl:
 		c.declare(cx.sc, l.Name, l)
 		c.actionDecl(l, cx)
