@@ -2,8 +2,10 @@ package lockserver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand"
+	"net/netip"
 	"os"
 	"runtime"
 	"strconv"
@@ -14,6 +16,7 @@ import (
 
 	"github.com/netlock-go/netlock/client"
 	"github.com/netlock-go/netlock/client/rdmaclient"
+	"github.com/netlock-go/netlock/internal/rdmaproto"
 	"github.com/netlock-go/netlock/wire"
 )
 
@@ -220,5 +223,164 @@ func TestRDMAThreeWayDetects(t *testing.T) {
 	stop()
 	if d.violations.Load() == 0 {
 		t.Fatal("no violation without the ALock on the UDP path: the detector sees nothing")
+	}
+}
+
+// TestRDMALeaseExpiresWhileAcquiring: a UDP grant whose ALock is held elsewhere is not sent; its
+// lease ends on the server first, the client is told lease-expired, and the proxy, once it gets
+// the ALock for the dead grant, gives it back and serves the next grant instead.
+func TestRDMALeaseExpiresWhileAcquiring(t *testing.T) {
+	s, _ := startRDMA(t, 4, nil)
+	ll := s.LocalLocks()
+	bg := context.Background()
+	if err := ll.Lock(bg, 0); err != nil {
+		t.Fatal(err)
+	}
+	p := newPeer(t, s.Addr())
+	p.send(wire.Fields{Op: wire.OpAcquire, Mode: wire.Exclusive, Lock: 0, Txn: 1, Timestamp: 5, LeaseMicros: 20000})
+	if f := p.expect(wire.OpReject, 1); f.Status != wire.StatusLeaseExpired {
+		t.Fatalf("got %s, want reject lease-expired", f.String())
+	}
+	p.send(wire.Fields{Op: wire.OpAcquire, Mode: wire.Exclusive, Lock: 0, Txn: 2, Timestamp: 6})
+	p.expectNothing(50 * time.Millisecond) // the co-located holder still has the ALock
+	if err := ll.Unlock(0); err != nil {
+		t.Fatal(err)
+	}
+	g := p.expect(wire.OpGrant, 2) // not txn 1: its grant died in the proxy
+	// The UDP holder now excludes co-located callers.
+	ctx, cancel := context.WithTimeout(bg, 30*time.Millisecond)
+	defer cancel()
+	if err := ll.Lock(ctx, 0); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("local Lock while a UDP client holds the lock: %v, want deadline exceeded", err)
+	}
+	// A repeated acquire of the holder repeats its grant.
+	p.send(wire.Fields{Op: wire.OpAcquire, Mode: wire.Exclusive, Flags: wire.FlagRetry, Lock: 0, Txn: 2, Timestamp: 6})
+	if g2 := p.expect(wire.OpGrant, 2); g2.Token != g.Token {
+		t.Fatalf("repeated grant token %d, want %d", g2.Token, g.Token)
+	}
+	p.send(wire.Fields{Op: wire.OpRelease, Mode: wire.Exclusive, Lock: 0, Txn: 2, Token: g.Token})
+	p.expect(wire.OpRelease, 2)
+	if err := ll.Lock(bg, 0); err != nil { // after the abandoned helper's lock and unlock
+		t.Fatal(err)
+	}
+	if err := ll.Unlock(0); err != nil {
+		t.Fatal(err)
+	}
+	if err := ll.Unlock(0); !errors.Is(err, ErrNotHeld) {
+		t.Fatalf("second Unlock: %v, want ErrNotHeld", err)
+	}
+	if err := ll.Lock(bg, 4); !errors.Is(err, ErrNotRDMALock) {
+		t.Fatalf("Lock(4) of 4: %v, want ErrNotRDMALock", err)
+	}
+}
+
+// TestRDMAModesAndReset: shared acquires of RDMA locks are served exclusively, other locks
+// keep both modes; an admin reset of an RDMA lock, which drops its holders in the core, gives
+// the ALock back.
+func TestRDMAModesAndReset(t *testing.T) {
+	s, _ := startRDMA(t, 4, nil)
+	a, b := newPeer(t, s.Addr()), newPeer(t, s.Addr())
+	a.send(wire.Fields{Op: wire.OpAcquire, Mode: wire.Shared, Lock: 3, Txn: 1})
+	if g := a.expect(wire.OpGrant, 1); g.Mode != wire.Exclusive {
+		t.Fatalf("shared acquire of an RDMA lock granted %s, want exclusive", g.String())
+	}
+	b.send(wire.Fields{Op: wire.OpAcquire, Mode: wire.Shared, Lock: 3, Txn: 2})
+	b.expectNothing(30 * time.Millisecond)
+	a.send(wire.Fields{Op: wire.OpAcquire, Mode: wire.Shared, Lock: 9, Txn: 3})
+	b.send(wire.Fields{Op: wire.OpAcquire, Mode: wire.Shared, Lock: 9, Txn: 4})
+	if g := a.expect(wire.OpGrant, 3); g.Mode != wire.Shared {
+		t.Fatalf("lock 9 (not RDMA) granted %s, want shared", g.String())
+	}
+	if g := b.expect(wire.OpGrant, 4); g.Mode != wire.Shared {
+		t.Fatalf("lock 9 (not RDMA) granted %s, want shared", g.String())
+	}
+	// Reset lock 3: the holder (txn 1) is forgotten, the waiter (txn 2) rejected not-owner, and
+	// the ALock is free for a co-located caller.
+	a.send(wire.Fields{Op: wire.OpAdmin, Status: wire.AdminResetLock, Lock: 3, Txn: 77})
+	if f := b.expect(wire.OpReject, 2); f.Status != wire.StatusNotOwner {
+		t.Fatalf("got %s, want reject not-owner", f.String())
+	}
+	a.expect(wire.OpAdmin, 77)
+	ll := s.LocalLocks()
+	if err := ll.Lock(context.Background(), 3); err != nil {
+		t.Fatal(err)
+	}
+	if err := ll.Unlock(3); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestRDMAAdmin checks the join and peer-lookup admin operations, and that a server without an
+// RDMA table refuses them.
+func TestRDMAAdmin(t *testing.T) {
+	s, _ := startRDMA(t, 8, nil)
+	p := newPeer(t, s.Addr())
+	nic := netip.MustParseAddrPort("127.0.0.1:4242")
+	p.send(wire.Fields{Op: wire.OpAdmin, Status: rdmaproto.AdminJoin, Txn: 1, Client: nic})
+	f := p.expect(wire.OpAdmin, 1)
+	j := rdmaproto.DecodeJoin(&f)
+	srvNIC, _ := s.RDMAAddr()
+	if j.Node != 1 || j.Locks != 8 || j.Base != s.rdma.tbl.Base() || j.NIC != srvNIC {
+		t.Fatalf("join answer %+v, want node 1, 8 locks, base %v, nic %v", j, s.rdma.tbl.Base(), srvNIC)
+	}
+	p.send(wire.Fields{Op: wire.OpAdmin, Status: rdmaproto.AdminJoin, Txn: 2, Client: nic})
+	if f := p.expect(wire.OpAdmin, 2); f.Tenant != 1 {
+		t.Fatalf("second join of the same NIC got node %d, want 1", f.Tenant)
+	}
+	p.send(wire.Fields{Op: wire.OpAdmin, Status: rdmaproto.AdminPeer, Txn: 3, Tenant: 1})
+	if f := p.expect(wire.OpAdmin, 3); f.Client != nic {
+		t.Fatalf("peer 1 is %v, want %v", f.Client, nic)
+	}
+	p.send(wire.Fields{Op: wire.OpAdmin, Status: rdmaproto.AdminPeer, Txn: 4, Tenant: 9})
+	if f := p.expect(wire.OpReject, 4); f.Status != wire.StatusBadRequest {
+		t.Fatalf("unknown peer: %s, want reject bad-request", f.String())
+	}
+
+	plain, stop := startServer(t, Config{})
+	defer stop()
+	if plain.LocalLocks() != nil {
+		t.Fatal("LocalLocks of a server without RDMA tier is not nil")
+	}
+	_, err := rdmaclient.Dial(context.Background(), rdmaclient.Config{Server: plain.Addr().String()})
+	if !errors.Is(err, rdmaclient.ErrRejected) {
+		t.Fatalf("join of a server without RDMA table: %v, want ErrRejected", err)
+	}
+}
+
+// TestRDMAShutdownWithStuckHolder: a remote client holds a lock and never gives it back (ALock
+// has no lease). Shutdown must still return without leaking goroutines: the UDP grant waiting
+// for the ALock is answered reject shutdown, a blocked co-located Lock returns ErrClosed.
+func TestRDMAShutdownWithStuckHolder(t *testing.T) {
+	s, stop := startRDMA(t, 4, nil)
+	rc := dialRemote(t, s)
+	bg := context.Background()
+	if err := rc.Lock(bg, 2); err != nil {
+		t.Fatal(err)
+	}
+	p := newPeer(t, s.Addr())
+	p.send(wire.Fields{Op: wire.OpAcquire, Mode: wire.Exclusive, Lock: 2, Txn: 7})
+	p.expectNothing(30 * time.Millisecond)
+	local := make(chan error, 1)
+	go func() { local <- s.LocalLocks().Lock(bg, 2) }()
+	ctxLocal := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithCancel(bg)
+		defer cancel()
+		ctxLocal <- s.LocalLocks().Lock(ctx, 2)
+	}()
+	stop()
+	if f := p.expect(wire.OpReject, 7); f.Status != wire.StatusShutdown {
+		t.Fatalf("got %s, want reject shutdown", f.String())
+	}
+	for _, c := range []chan error{local, ctxLocal} {
+		if err := <-c; !errors.Is(err, ErrClosed) {
+			t.Fatalf("blocked local Lock: %v, want ErrClosed", err)
+		}
+	}
+	if err := rc.Unlock(2); err == nil {
+		t.Fatal("remote Unlock after the server closed succeeded")
+	}
+	if err := rc.Lock(bg, 1); err == nil {
+		t.Fatal("remote Lock after the server closed succeeded")
 	}
 }
