@@ -775,3 +775,53 @@ func hasAbstract(d *ExternDecl) bool {
 	}
 	return false
 }
+
+// visibleNames lists the names declared in s and its parents.
+func (s *scope) visibleNames() []string {
+	var out []string
+	for ; s != nil; s = s.parent {
+		for n := range s.names {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// suggest returns "; did you mean X?" for the known name closest to name (at most two edits
+// away, and less than half the name), or "".
+func suggest(name string, known []string) string {
+	best, bestD := "", 3
+	for _, k := range known {
+		if k == name {
+			continue
+		}
+		d := editDistance(name, k)
+		if d < bestD || d == bestD && best != "" && k < best {
+			best, bestD = k, d
+		}
+	}
+	if best == "" || bestD > 2 || 2*bestD >= len(name) {
+		return ""
+	}
+	return "; did you mean " + best + "?"
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

@@ -269,7 +269,7 @@ func (c *checker) nameExpr(e *NameExpr, cx *ctx) Type {
 	}
 	ds := sc.lookup(e.Name)
 	if len(ds) == 0 {
-		c.errorf(e.P, "%s: undeclared name", e.Name)
+		c.errorf(e.P, "%s: undeclared name%s", e.Name, suggest(e.Name, sc.visibleNames()))
 		return tBad
 	}
 	e.Decl = ds[0]
@@ -371,7 +371,11 @@ func (c *checker) memberExpr(e *MemberExpr, cx *ctx) Type {
 				}
 			}
 		}
-		c.errorf(e.P, "%s has no field %s", t, e.Name)
+		var names []string
+		for _, f := range t.Fields {
+			names = append(names, f.Name)
+		}
+		c.errorf(e.P, "%s has no field %s%s", t, e.Name, suggest(e.Name, names))
 		return tBad
 	case *StackType:
 		switch e.Name {

@@ -192,6 +192,8 @@ func TestTypeRules(t *testing.T) {
 		{"struct expression", "", "M mm = { x = 5 }; m = mm;", ""},
 		{"struct expression missing", "", "M mm = { };", "has 1 fields but the list has 0"},
 		{"undeclared field", "", "hdr.h.zz = 1;", "has no field zz"},
+		{"field suggestion", "", "hdr.h.okk = true;", "has no field okk; did you mean ok?"},
+		{"name suggestion", "", "hdr.h.a = hdr.h.a + m.x[7:0]; hdrs.h.a = 1;", "hdrs: undeclared name; did you mean hdr?"},
 		{"assign to const", "const bit<8> K = 3;", "K = 4;", "K is a constant"},
 		{"const folding width", "const bit<32> W = 4; const bit<32> W2 = W * 2;", "bit<(W2)> v = hdr.h.a;", ""},
 		{"header methods", "", "hdr.h.setValid(); if (!hdr.h.isValid()) { hdr.h.setInvalid(); }", ""},
