@@ -21,6 +21,9 @@ type Checked struct {
 	Types map[TypeRef]Type
 	// Globals maps top-level names to their declarations (several for overloaded externs).
 	Globals map[string][]Decl
+	// Warnings are diagnostics that do not reject the program (constants truncated to fit,
+	// deprecated externs), in the order found.
+	Warnings ErrorList
 }
 
 // TypeOf returns the resolved type of a type reference.
@@ -127,6 +130,11 @@ func (c *checker) errorf(pos Pos, format string, args ...any) {
 	if len(c.errs) >= 100 {
 		panic(errTooMany)
 	}
+}
+
+// warnf records a warning: the program is still accepted.
+func (c *checker) warnf(pos Pos, format string, args ...any) {
+	c.out.Warnings = append(c.out.Warnings, errorf(pos, format, args...))
 }
 
 func (c *checker) unsupported(pos Pos, format string, args ...any) {

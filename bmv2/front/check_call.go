@@ -251,6 +251,10 @@ func (c *checker) methodCall(e *CallExpr, f *MethodRef, cx *ctx) Type {
 	}
 	e.Callee = m
 	e.Params = m.Params
+	if a := m.Annos.Get("deprecated"); a != nil {
+		msg, _ := a.StringArg()
+		c.warnf(e.P, "%s is deprecated: %s", m.Name, msg)
+	}
 	sub := map[*TypeVar]Type{}
 	if et, ok := f.Recv.(*ExternType); ok {
 		for i, tv := range c.externTypeVars(et.Decl) {

@@ -29,7 +29,9 @@ func (c *checker) expr1(e Expr, cx *ctx, want Type) Type {
 			return tBad
 		}
 		if e.Lit.HasWidth {
-			return &BitsType{Width: e.Lit.Width, Signed: e.Lit.Signed}
+			t := &BitsType{Width: e.Lit.Width, Signed: e.Lit.Signed}
+			c.fits(e, e.Lit.Value, t)
+			return t
 		}
 		return tInt
 	case *BoolExpr:
@@ -255,7 +257,25 @@ func (c *checker) convertInt(e Expr, to Type) {
 	}
 	e.setType(to)
 	if v, ok := c.out.Const[e]; ok {
+		if b, ok := v.(*big.Int); ok {
+			if bt, ok := underlying(to).(*BitsType); ok {
+				c.fits(e, b, bt)
+			}
+		}
 		c.out.Const[e] = castValue(v, to)
+	}
+}
+
+// fits warns, as p4c does, when a constant does not fit the type it is converted to (it is
+// truncated).
+func (c *checker) fits(e Expr, v *big.Int, t *BitsType) {
+	lo, hi := bitsRange(t)
+	if !t.Signed {
+		// Unsigned targets also take negative values modulo 2^W without complaint from p4c.
+		lo = new(big.Int).Neg(new(big.Int).Add(hi, big.NewInt(1)))
+	}
+	if v.Cmp(lo) < 0 || v.Cmp(hi) > 0 {
+		c.warnf(e.Position(), "%s: value does not fit in %s; it is truncated", ExprString(e), t)
 	}
 }
 

@@ -539,3 +539,30 @@ func TestHiddenFromP4Info(t *testing.T) {
 		t.Errorf("tables %v actions %v; want only I.visible and I.open", tables, actions)
 	}
 }
+
+func TestWarnings(t *testing.T) {
+	toks, errs := PreprocessSource("w.p4", wrapProgram("", "hdr.h.a = 300; hdr.h.a = 8w255; hdr.h.s = -128; mark_to_drop(); hdr.h.b = 16w70000;"), nil)
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	prog, err := Parse(toks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chk, err := Check(prog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, w := range chk.Warnings {
+		got = append(got, w.Error())
+	}
+	want := []string{
+		"w.p4:14:11: 300: value does not fit in bit<8>; it is truncated",
+		"w.p4:14:49: mark_to_drop is deprecated: Please use mark_to_drop(standard_metadata) instead.",
+		"w.p4:14:75: 16w70000: value does not fit in bit<16>; it is truncated",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("warnings:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

@@ -1267,6 +1267,7 @@ func (p *parser) braceExpr() Expr {
 }
 
 func (p *parser) postfix(x Expr) Expr {
+	start := x.Position() // a call is positioned at the start of the callee expression
 	for {
 		p.tick()
 		t := p.peek()
@@ -1288,7 +1289,7 @@ func (p *parser) postfix(x Expr) Expr {
 			}
 		case p.is("("):
 			args := p.args()
-			x = &CallExpr{exprBase: exprBase{P: t.Pos}, Fun: x, Args: args}
+			x = &CallExpr{exprBase: exprBase{P: start}, Fun: x, Args: args}
 		case p.is("<") && p.callTypeArgsAhead():
 			p.next()
 			var tas []TypeRef
@@ -1300,7 +1301,7 @@ func (p *parser) postfix(x Expr) Expr {
 			}
 			p.expect(">")
 			args := p.args()
-			x = &CallExpr{exprBase: exprBase{P: t.Pos}, Fun: x, TypeArgs: tas, Args: args}
+			x = &CallExpr{exprBase: exprBase{P: start}, Fun: x, TypeArgs: tas, Args: args}
 		default:
 			return x
 		}

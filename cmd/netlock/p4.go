@@ -42,7 +42,9 @@ func init() {
 				if len(args) > 1 {
 					prefix = file + ": "
 				}
-				if _, err := front.LoadOptions(file, opts); err != nil {
+				prog, err := front.LoadOptions(file, opts)
+				printWarnings(cmd, prog)
+				if err != nil {
 					fmt.Fprintln(cmd.OutOrStdout(), err)
 					failed++
 					continue
@@ -65,6 +67,7 @@ func init() {
 				return err
 			}
 			prog, err := front.LoadOptions(args[0], opts)
+			printWarnings(cmd, prog)
 			if err != nil {
 				fmt.Fprintln(cmd.ErrOrStderr(), err)
 				return fmt.Errorf("%s: check failed", args[0])
@@ -79,4 +82,14 @@ func init() {
 		},
 	})
 	addCommand(p4)
+}
+
+// printWarnings writes the checker's warnings to stderr as file:line:col: warning: message.
+func printWarnings(cmd *cobra.Command, prog *front.Checked) {
+	if prog == nil {
+		return
+	}
+	for _, w := range prog.Warnings {
+		fmt.Fprintf(cmd.ErrOrStderr(), "%s: warning: %s\n", w.Pos, w.Msg)
+	}
 }
