@@ -1,0 +1,515 @@
+package engine
+
+import (
+	"math/big"
+
+	"github.com/netlock-go/netlock/bmv2/front"
+)
+
+type blockInst struct {
+	fr *frame
+}
+
+func isExtern(t front.Type) bool {
+	_, ok := under(t).(*front.ExternType)
+	return ok
+}
+
+// instance creates an extern object or a sub-block for a local instance declaration.
+func (cp *compiler) instance(sc *scope, d *front.InstanceDecl) {
+	name := cpName(sc.prefix, d.Annos, d.Name)
+	switch t := d.T.(type) {
+	case *front.ExternType:
+		arg := func(i int) uint64 {
+			if i < len(d.Args) {
+				if v, ok := cp.checked.Const[d.Args[i].Value]; ok {
+					if x, ok := cp.valueU128(v); ok {
+						return x.lo
+					}
+				}
+			}
+			return 0
+		}
+		argName := func(i int) string {
+			if i < len(d.Args) {
+				if m, ok := d.Args[i].Value.(*front.MemberExpr); ok {
+					return m.Name
+				}
+			}
+			return ""
+		}
+		id := cp.ids[name]
+		var obj any
+		switch t.Decl.Name {
+		case "register":
+			w := 0
+			if len(t.Args) > 0 {
+				w = widthOf(t.Args[0])
+			}
+			if w > 128 || w == 0 {
+				cp.fail(d.P, "not supported by the netlock engine: register of %v", t.Args)
+			}
+			r := &Register{Name: name, ID: id, Width: w, cells: make([]u128, arg(0))}
+			cp.sw.registers = append(cp.sw.registers, r)
+			obj = r
+		case "counter":
+			n := arg(0)
+			k := &Counter{Name: name, ID: id, Packets: make([]uint64, n), Bytes: make([]uint64, n)}
+			cp.sw.counters = append(cp.sw.counters, k)
+			obj = k
+		case "direct_counter":
+			k := &Counter{Name: name, ID: id, direct: true}
+			cp.sw.counters = append(cp.sw.counters, k)
+			obj = k
+		case "meter":
+			m := &Meter{Name: name, ID: id, cells: make([]meterState, arg(0)), bytes: argName(1) == "bytes"}
+			cp.sw.meters = append(cp.sw.meters, m)
+			obj = m
+		case "direct_meter":
+			m := &Meter{Name: name, ID: id, direct: true, bytes: argName(0) == "bytes"}
+			cp.sw.meters = append(cp.sw.meters, m)
+			obj = m
+		default:
+			cp.fail(d.P, "not supported by the netlock engine: extern %s", t.Decl.Name)
+		}
+		sc.m[d] = &binding{kind: bExtern, t: t, obj: obj}
+	case *front.ControlType:
+		inner := &scope{m: map[front.Decl]*binding{}, prefix: name, actions: map[*front.ActionDecl]*Action{}, parent: cp.root}
+		cp.bindCtor(inner, sc, t.Decl.CtorParams, d.Args)
+		fr := cp.newFrame(t.Decl.Params, inner, nil)
+		fr.body = cp.control(inner, t.Decl)
+		sc.m[d] = &binding{kind: bBlock, obj: &blockInst{fr: fr}}
+	case *front.ParserType:
+		inner := &scope{m: map[front.Decl]*binding{}, prefix: name, actions: map[*front.ActionDecl]*Action{}, parent: cp.root}
+		cp.bindCtor(inner, sc, t.Decl.CtorParams, d.Args)
+		fr := cp.newFrame(t.Decl.Params, inner, nil)
+		fr.body = cp.parser(inner, t.Decl)
+		sc.m[d] = &binding{kind: bBlock, obj: &blockInst{fr: fr}}
+	default:
+		cp.fail(d.P, "not supported by the netlock engine: instance of %s", d.T)
+	}
+}
+
+func (cp *compiler) bindCtor(inner, outer *scope, params []*front.Param, args []*front.Arg) {
+	for i, p := range params {
+		var e front.Expr
+		if i < len(args) {
+			e = args[i].Value
+		}
+		for _, a := range args {
+			if a.Name == p.Name {
+				e = a.Value
+			}
+		}
+		if e == nil {
+			e = p.Deflt
+		}
+		if e == nil {
+			continue
+		}
+		if v, ok := cp.checked.Const[e]; ok {
+			if x, ok := cp.valueU128(v); ok {
+				inner.m[p] = &binding{kind: bConst, t: p.T, val: x, cval: v}
+				continue
+			}
+		}
+		if n, ok := e.(*front.NameExpr); ok {
+			if b := outer.lookup(n.Decl); b != nil {
+				inner.m[p] = b
+				continue
+			}
+		}
+		cp.fail(e.Position(), "not supported by the netlock engine: constructor argument %s", front.ExprString(e))
+	}
+}
+
+// locals compiles the local declarations of a parser or control and returns their
+// per-invocation initialization.
+func (cp *compiler) locals(sc *scope, ls []front.Decl) []stmtFn {
+	var init []stmtFn
+	for _, l := range ls {
+		switch d := l.(type) {
+		case *front.VarDecl:
+			init = append(init, cp.declVar(sc, d))
+		case *front.ConstDecl:
+			init = append(init, cp.stmt(sc, &front.DeclStmt{P: d.P, Decl: d}))
+		case *front.InstanceDecl:
+			cp.instance(sc, d)
+		}
+	}
+	for _, l := range ls {
+		if d, ok := l.(*front.TableDecl); ok {
+			cp.table(sc, d)
+		}
+	}
+	return init
+}
+
+func (cp *compiler) control(sc *scope, d *front.ControlDecl) stmtFn {
+	init := cp.locals(sc, d.Locals)
+	body := cp.block(sc, d.Body)
+	all := seq(append(init, body))
+	return func(c *ctx) flow {
+		r := all(c)
+		if r == fExit {
+			return fExit
+		}
+		return fNext
+	}
+}
+
+const (
+	stAccept = -1
+	stReject = -2
+)
+
+func (cp *compiler) parser(sc *scope, d *front.ParserDecl) stmtFn {
+	init := seq(cp.locals(sc, d.Locals))
+	index := map[string]int{"accept": stAccept, "reject": stReject}
+	for i, s := range d.States {
+		index[s.Name] = i
+	}
+	type state struct {
+		body  stmtFn
+		trans func(*ctx) int
+	}
+	states := make([]state, len(d.States))
+	noMatch := cp.errCode("NoMatch")
+	for i, s := range d.States {
+		inner := sc.child()
+		var fs []stmtFn
+		for _, st := range s.Stmts {
+			fs = append(fs, cp.stmt(inner, st))
+		}
+		states[i].body = seq(fs)
+		tr := s.Trans
+		switch {
+		case tr == nil:
+			states[i].trans = func(*ctx) int { return stReject }
+		case tr.Target != nil:
+			n := index[tr.Target.Name]
+			states[i].trans = func(*ctx) int { return n }
+		default:
+			states[i].trans = cp.selectFn(inner, tr.Select, index, noMatch)
+		}
+	}
+	start := index["start"]
+	return func(c *ctx) flow {
+		init(c)
+		st := start
+		for steps := 0; steps < 10000; steps++ {
+			switch st {
+			case stAccept:
+				return fNext
+			case stReject:
+				return fExit
+			}
+			s := &states[st]
+			if r := s.body(c); r != fNext || c.perr != 0 {
+				return fExit
+			}
+			st = s.trans(c)
+			if c.perr != 0 {
+				return fExit
+			}
+		}
+		c.perr = cp.errCode("ParserTimeout")
+		return fExit
+	}
+}
+
+type keysetElem struct {
+	any       bool
+	rng       bool
+	val, mask u128
+	lo, hi    u128
+}
+
+func (cp *compiler) selectFn(sc *scope, se *front.SelectExpr, index map[string]int, noMatch int) func(*ctx) int {
+	var keys []scalarFn
+	var widths []int
+	for _, k := range se.Keys {
+		keys = append(keys, cp.scalarOf(sc, k, nil))
+		widths = append(widths, widthOf(k.Type()))
+	}
+	type cs struct {
+		elems []keysetElem
+		next  int
+	}
+	var cases []cs
+	for _, c := range se.Cases {
+		next, ok := index[c.State.Name]
+		if !ok {
+			cp.fail(c.P, "engine: unknown state %s", c.State.Name)
+		}
+		var elems []keysetElem
+		ks := c.Keyset
+		if len(ks) == 1 && len(keys) > 1 {
+			if l, ok := ks[0].(*front.ListExpr); ok {
+				ks = l.Elems
+			}
+		}
+		for i, k := range ks {
+			w := 128
+			if i < len(widths) {
+				w = widths[i]
+			}
+			elems = append(elems, cp.keysetElem(sc, k, w))
+		}
+		if len(ks) == 1 && elems[0].any {
+			elems = nil
+		}
+		cases = append(cases, cs{elems, next})
+	}
+	vals := make([]u128, len(keys))
+	return func(c *ctx) int {
+		for i, k := range keys {
+			vals[i] = k(c)
+		}
+	outer:
+		for i := range cases {
+			for j, e := range cases[i].elems {
+				v := vals[j]
+				switch {
+				case e.any:
+				case e.rng:
+					if v.cmp(e.lo) < 0 || v.cmp(e.hi) > 0 {
+						continue outer
+					}
+				default:
+					if v.and(e.mask) != e.val {
+						continue outer
+					}
+				}
+			}
+			return cases[i].next
+		}
+		c.perr = noMatch
+		return stReject
+	}
+}
+
+func (cp *compiler) keysetElem(sc *scope, e front.Expr, w int) keysetElem {
+	switch x := e.(type) {
+	case *front.DefaultExpr, *front.DontCareExpr:
+		return keysetElem{any: true}
+	case *front.MaskExpr:
+		v, m := cp.constScalar(sc, x.X).trunc(w), cp.constScalar(sc, x.Y).trunc(w)
+		return keysetElem{val: v.and(m), mask: m}
+	case *front.RangeExpr:
+		return keysetElem{rng: true, lo: cp.constScalar(sc, x.X).trunc(w), hi: cp.constScalar(sc, x.Y).trunc(w)}
+	}
+	return keysetElem{val: cp.constScalar(sc, e).trunc(w), mask: mask128(w)}
+}
+
+// table compiles a table declaration of a control instance.
+func (cp *compiler) table(sc *scope, d *front.TableDecl) {
+	t := &Table{Name: cpName(sc.prefix, d.Annos, d.Name), sw: cp.sw, defAction: 0}
+	t.ID = cp.ids[t.Name]
+	sc.m[d] = &binding{kind: bTable, obj: t}
+	cp.sw.tables = append(cp.sw.tables, t)
+	t.allExact = true
+	if p := d.Prop("key"); p != nil {
+		for i, k := range p.Keys {
+			kind := map[string]MatchKind{"exact": Exact, "lpm": LPM, "ternary": Ternary, "range": Range, "optional": Optional}[k.MatchKind]
+			if kind == 0 {
+				cp.fail(k.P, "not supported by the netlock engine: match kind %s", k.MatchKind)
+			}
+			if kind != Exact {
+				t.allExact = false
+			}
+			t.Keys = append(t.Keys, KeyField{Name: front.KeyName(k.Expr), ID: uint32(i + 1), Kind: kind, Width: widthOf(k.Expr.Type()), eval: cp.scalarOf(sc, k.Expr, nil)})
+		}
+	}
+	t.kbuf = make([]u128, len(t.Keys))
+	refIndex := map[*front.ActionDecl]int{}
+	if p := d.Prop("actions"); p != nil {
+		for _, ar := range p.Actions {
+			refIndex[ar.Action] = len(t.actions)
+			t.actions = append(t.actions, cp.boundAction(sc, ar))
+		}
+	}
+	argsOf := func(ar *front.ActionRef, a *Action) []u128 {
+		n := len(a.Params)
+		var out []u128
+		for i := len(ar.Args) - n; i < len(ar.Args); i++ {
+			if i < 0 {
+				continue
+			}
+			out = append(out, cp.constScalar(sc, ar.Args[i].Value).trunc(a.Params[len(out)].Width))
+		}
+		for len(out) < n {
+			out = append(out, u128{})
+		}
+		return out
+	}
+	if p := d.Prop("default_action"); p != nil && len(p.Actions) == 1 {
+		ar := p.Actions[0]
+		i, ok := refIndex[ar.Action]
+		if !ok {
+			i = len(t.actions)
+			t.actions = append(t.actions, cp.boundAction(sc, ar))
+		}
+		t.defAction, t.defArgs, t.defConst = i, argsOf(ar, t.actions[i]), p.Const
+	} else {
+		var na *front.ActionDecl
+		for _, g := range cp.checked.Globals["NoAction"] {
+			if a, ok := g.(*front.ActionDecl); ok {
+				na = a
+			}
+		}
+		i, ok := refIndex[na]
+		if !ok {
+			i = len(t.actions)
+			t.actions = append(t.actions, cp.action(sc, na))
+		}
+		t.defAction = i
+	}
+	if p := d.Prop("size"); p != nil {
+		if v, ok := cp.checked.Const[p.Value].(*big.Int); ok {
+			t.Size = int(v.Int64())
+		}
+	}
+	for _, pn := range []string{"counters", "meters"} {
+		if p := d.Prop(pn); p != nil {
+			n, ok := p.Value.(*front.NameExpr)
+			var b *binding
+			if ok {
+				b = sc.lookup(n.Decl)
+			}
+			if b == nil || b.kind != bExtern {
+				cp.fail(p.P, "not supported by the netlock engine: table %s = %s", pn, front.ExprString(p.Value))
+			}
+			switch o := b.obj.(type) {
+			case *Counter:
+				t.counter = o
+			case *Meter:
+				t.meter = o
+			}
+		}
+	}
+	if p := d.Prop("implementation"); p != nil {
+		cp.fail(p.P, "not supported by the netlock engine: table implementation (action profiles and selectors)")
+	}
+	if p := d.Prop("entries"); p != nil {
+		for i, en := range p.Entries {
+			ai, ok := refIndex[en.Action.Action]
+			if !ok {
+				cp.fail(en.P, "engine: entry action not in the table's actions")
+			}
+			a := t.actions[ai]
+			ent := &entry{action: ai, args: argsOf(en.Action, a), priority: int32(len(p.Entries) - i), match: make([]fieldMatch, len(t.Keys))}
+			keys := en.Keys
+			if len(keys) == 1 && len(t.Keys) > 1 {
+				if l, ok := keys[0].(*front.ListExpr); ok {
+					keys = l.Elems
+				}
+			}
+			for k, ke := range keys {
+				if k >= len(t.Keys) {
+					break
+				}
+				w := t.Keys[k].Width
+				ks := cp.keysetElem(sc, ke, w)
+				var fm fieldMatch
+				switch {
+				case ks.any:
+					if t.Keys[k].Kind == Range {
+						fm.hi = mask128(w)
+					}
+				case ks.rng:
+					fm.lo, fm.hi = ks.lo, ks.hi
+				default:
+					fm.value, fm.mask = ks.val, ks.mask
+					if t.Keys[k].Kind == Range {
+						fm.lo, fm.hi = ks.val, ks.val
+					}
+					if t.Keys[k].Kind == LPM {
+						fm.plen = onesCount(ks.mask)
+					}
+				}
+				ent.match[k] = fm
+			}
+			if t.lpmOnly() {
+				for _, fm := range ent.match {
+					ent.plen += fm.plen
+				}
+			}
+			ent.api = Entry{Priority: ent.priority, Action: a.Name, ActionID: a.ID}
+			for _, v := range ent.args {
+				ent.api.Args = append(ent.api.Args, v.toBytes(128))
+			}
+			t.seq++
+			ent.seq = t.seq
+			t.entries = append(t.entries, ent)
+		}
+		t.constEnts = p.Const
+		t.reindex()
+	}
+}
+
+func onesCount(m u128) int {
+	n := 0
+	for i := 0; i < 128; i++ {
+		if m.bit(i) {
+			n++
+		}
+	}
+	return n
+}
+
+// boundAction returns the action of an action-list reference, binding the arguments given in
+// the list (data-plane arguments) so that only action data remain for the control plane.
+func (cp *compiler) boundAction(sc *scope, ar *front.ActionRef) *Action {
+	a := cp.action(sc, ar.Action)
+	if len(ar.Args) == 0 {
+		return a
+	}
+	nbound := 0
+	for _, p := range ar.Action.Params {
+		if p.Dir != front.DirNone {
+			nbound++
+		}
+	}
+	if nbound == 0 || len(ar.Args) < nbound {
+		return a
+	}
+	call := &front.CallExpr{Args: ar.Args[:nbound], Params: ar.Action.Params[:nbound]}
+	ins, outs := cp.bindArgs(sc, a.fr, call.Args, call.Params)
+	run := a.run
+	b := *a
+	b.run = func(c *ctx) flow {
+		for _, f := range ins {
+			f(c)
+		}
+		r := run(c)
+		for _, f := range outs {
+			f(c)
+		}
+		return r
+	}
+	return &b
+}
+
+func (cp *compiler) tableOf(sc *scope, call *front.CallExpr) *Table {
+	d, ok := call.Callee.(*front.TableDecl)
+	if !ok {
+		cp.fail(call.Position(), "engine: apply of a non-table")
+	}
+	b := sc.lookup(d)
+	if b == nil || b.kind != bTable {
+		cp.fail(call.Position(), "engine: unknown table %s", d.Name)
+	}
+	return b.obj.(*Table)
+}
+
+func (cp *compiler) tableApply(sc *scope, call *front.CallExpr) func(*ctx) int {
+	t := cp.tableOf(sc, call)
+	return func(c *ctx) int {
+		r := t.apply(c)
+		if r == applyExit {
+			c.exiting = true
+		}
+		return r
+	}
+}

@@ -1,0 +1,310 @@
+package engine
+
+import (
+	"github.com/netlock-go/netlock/bmv2/front"
+)
+
+// frame is a compiled callable (action, function, control or parser instance): parameter
+// slots and a body.
+type frame struct {
+	params []*front.Param
+	bases  []int
+	types  []front.Type
+	body   stmtFn
+	retT   front.Type
+	retB   int
+}
+
+type argFn struct {
+	in  func(*ctx)
+	out func(*ctx)
+}
+
+// bindArgs compiles copy-in and copy-out of call arguments into a frame's parameter slots.
+// Parameters without arguments (action data) are skipped.
+func (cp *compiler) bindArgs(sc *scope, fr *frame, args []*front.Arg, params []*front.Param) (ins, outs []func(*ctx)) {
+	for i, p := range fr.params {
+		var e front.Expr
+		for j, q := range params {
+			if q == p && j < len(args) {
+				e = args[j].Value
+			}
+		}
+		if e == nil && params == nil && i < len(args) {
+			e = args[i].Value
+		}
+		if e == nil {
+			e = p.Deflt
+		}
+		if e == nil {
+			continue
+		}
+		base, t := fr.bases[i], fr.types[i]
+		if base < 0 {
+			continue
+		}
+		n := cp.slotsOf(t)
+		if _, dc := e.(*front.DontCareExpr); dc {
+			ins = append(ins, func(c *ctx) { clear(c.s[base : base+n]) })
+			continue
+		}
+		switch p.Dir {
+		case front.DirOut:
+			ins = append(ins, func(c *ctx) { clear(c.s[base : base+n]) })
+		default:
+			ins = append(ins, cp.storeInto(sc, t, base, e))
+		}
+		if p.Dir == front.DirOut || p.Dir == front.DirInOut {
+			l := cp.location(sc, e)
+			if isScalar(t) && isScalar(l.t) {
+				wr, w := cp.writeLoc(l), widthOf(t)
+				outs = append(outs, func(c *ctx) { wr(c, readSlot(c.s, base, w)) })
+			} else {
+				lb := l.baseFn()
+				outs = append(outs, func(c *ctx) { d := lb(c); copy(c.s[d:d+n], c.s[base:base+n]) })
+			}
+		}
+	}
+	return ins, outs
+}
+
+func (cp *compiler) newFrame(params []*front.Param, sc *scope, typeArgs map[string]front.Type) *frame {
+	fr := &frame{params: params}
+	for _, p := range params {
+		t := p.T
+		if isExtern(t) {
+			fr.bases = append(fr.bases, -1)
+			fr.types = append(fr.types, t)
+			continue
+		}
+		n := cp.slotsOf(t)
+		b := cp.alloc(n)
+		fr.bases = append(fr.bases, b)
+		fr.types = append(fr.types, t)
+		sc.m[p] = &binding{kind: bSlot, t: t, base: b}
+	}
+	return fr
+}
+
+func (cp *compiler) invoke(sc *scope, fr *frame, call *front.CallExpr) stmtFn {
+	ins, outs := cp.bindArgs(sc, fr, call.Args, call.Params)
+	body := fr.body
+	bodyRef := &fr.body
+	_ = body
+	return func(c *ctx) flow {
+		for _, f := range ins {
+			f(c)
+		}
+		r := (*bodyRef)(c)
+		for _, f := range outs {
+			f(c)
+		}
+		if r == fExit {
+			return fExit
+		}
+		return fNext
+	}
+}
+
+// action returns the compiled action decl in the scope's block instance.
+func (cp *compiler) action(sc *scope, d *front.ActionDecl) *Action {
+	if a, ok := sc.actions[d]; ok {
+		return a
+	}
+	inner := sc.child()
+	a := &Action{decl: d, Name: cpName(cp.actionPrefix(sc, d), d.Annos, d.Name)}
+	a.ID = cp.ids[a.Name]
+	sc.actions[d] = a
+	a.fr = cp.newFrame(d.Params, inner, nil)
+	for i, p := range d.Params {
+		if p.Dir == front.DirNone {
+			a.Params = append(a.Params, ActionParam{Name: p.Name, Width: widthOf(p.T), base: a.fr.bases[i]})
+		}
+	}
+	a.fr.body = cp.block(inner, d.Body)
+	body := a.fr.body
+	a.run = func(c *ctx) flow {
+		r := body(c)
+		if r == fExit {
+			return fExit
+		}
+		return fNext
+	}
+	return a
+}
+
+func (cp *compiler) actionPrefix(sc *scope, d *front.ActionDecl) string {
+	if cp.globalActions[d] {
+		return ""
+	}
+	return sc.prefix
+}
+
+func (cp *compiler) function(d *front.FunctionDecl) *frame {
+	if f, ok := cp.funcs[d]; ok {
+		return f
+	}
+	sc := cp.root.child()
+	fr := cp.newFrame(d.Params, sc, nil)
+	cp.funcs[d] = fr
+	if _, void := d.RetT.(*front.VoidType); !void && d.RetT != nil {
+		fr.retT = d.RetT
+		fr.retB = cp.alloc(cp.slotsOf(d.RetT))
+		sc.retT, sc.retBase = fr.retT, fr.retB
+	}
+	fr.body = cp.block(sc, d.Body)
+	return fr
+}
+
+// call compiles a call used as a statement.
+func (cp *compiler) call(sc *scope, call *front.CallExpr) stmtFn {
+	switch d := call.Callee.(type) {
+	case *front.ActionDecl:
+		a := cp.action(sc, d)
+		return cp.invoke(sc, a.fr, call)
+	case *front.FunctionDecl:
+		fr := cp.function(d)
+		inv := cp.invoke(sc, fr, call)
+		rb := fr.retB
+		return func(c *ctx) flow { r := inv(c); c.retBase = rb; return r }
+	case *front.TableDecl:
+		ap := cp.tableApply(sc, call)
+		return func(c *ctx) flow {
+			if ap(c) == applyExit {
+				return fExit
+			}
+			return fNext
+		}
+	case *front.ControlDecl, *front.ParserDecl:
+		recv := call.Fun.(*front.MemberExpr).X
+		b := sc.lookup(recv.(*front.NameExpr).Decl)
+		if b == nil || b.kind != bBlock {
+			cp.fail(call.Position(), "engine: apply of unknown instance")
+		}
+		bi := b.obj.(*blockInst)
+		return cp.invoke(sc, bi.fr, call)
+	case *front.MethodDecl:
+		return cp.externCall(sc, call, d)
+	}
+	if call.Method != "" {
+		return cp.builtin(sc, call)
+	}
+	cp.fail(call.Position(), "not supported by the netlock engine: call of %s", front.ExprString(call.Fun))
+	return nil
+}
+
+// scalarCall compiles a call whose scalar result is used.
+func (cp *compiler) scalarCall(sc *scope, call *front.CallExpr, t front.Type) scalarFn {
+	switch d := call.Callee.(type) {
+	case *front.FunctionDecl:
+		fr := cp.function(d)
+		inv := cp.invoke(sc, fr, call)
+		rb, w := fr.retB, widthOf(fr.retT)
+		return func(c *ctx) u128 { inv(c); return readSlot(c.s, rb, w) }
+	case *front.MethodDecl:
+		return cp.externValue(sc, call, d, t)
+	}
+	if call.Method == "isValid" {
+		recv := call.Fun.(*front.MemberExpr).X
+		rt := under(recv.Type()).(*front.StructType)
+		base := cp.composite(sc, recv, recv.Type())
+		if rt.IsUnion() {
+			var offs []int
+			off := 0
+			for _, f := range rt.Fields {
+				offs = append(offs, off)
+				off += cp.slotsOf(f.T)
+			}
+			return func(c *ctx) u128 {
+				b := base(c)
+				for _, o := range offs {
+					if c.s[b+o] != 0 {
+						return u128{lo: 1}
+					}
+				}
+				return u128{}
+			}
+		}
+		return func(c *ctx) u128 { return u128{lo: c.s[base(c)]} }
+	}
+	cp.fail(call.Position(), "not supported by the netlock engine: value of call %s", front.ExprString(call.Fun))
+	return nil
+}
+
+// builtin compiles setValid, setInvalid, push_front, pop_front and isValid as statements.
+func (cp *compiler) builtin(sc *scope, call *front.CallExpr) stmtFn {
+	recv := call.Fun.(*front.MemberExpr).X
+	switch call.Method {
+	case "setValid", "setInvalid":
+		l := cp.location(sc, recv)
+		b := l.baseFn()
+		v := uint64(0)
+		if call.Method == "setValid" {
+			v = 1
+		}
+		// A header inside a union: making it valid invalidates its siblings.
+		var sib []int
+		if m, ok := recv.(*front.MemberExpr); ok && m.Kind == front.MemberField && v == 1 {
+			if ut, ok := under(m.X.Type()).(*front.StructType); ok && ut.IsUnion() {
+				myOff, _ := cp.fieldOffset(ut, m.Name)
+				off := 0
+				for _, f := range ut.Fields {
+					if off != myOff {
+						sib = append(sib, off-myOff)
+					}
+					off += cp.slotsOf(f.T)
+				}
+			}
+		}
+		return func(c *ctx) flow {
+			at := b(c)
+			c.s[at] = v
+			for _, o := range sib {
+				c.s[at+o] = 0
+			}
+			return fNext
+		}
+	case "push_front", "pop_front":
+		l := cp.location(sc, recv)
+		st := under(l.t).(*front.StackType)
+		esz := cp.slotsOf(st.Elem)
+		b := l.baseFn()
+		cnt := cp.scalarOf(sc, call.Args[0].Value, nil)
+		size := st.Size
+		push := call.Method == "push_front"
+		return func(c *ctx) flow {
+			at := b(c)
+			nv := cnt(c)
+			n := size
+			if nv.hi == 0 && nv.lo < uint64(size) {
+				n = int(nv.lo)
+			}
+			el := c.s[at+1 : at+1+size*esz]
+			next := int(c.s[at])
+			if push {
+				copy(el[n*esz:], el[:(size-n)*esz])
+				clear(el[:n*esz])
+				next += n
+				if next > size {
+					next = size
+				}
+			} else {
+				copy(el, el[n*esz:])
+				clear(el[(size-n)*esz:])
+				next -= n
+				if next < 0 {
+					next = 0
+				}
+			}
+			c.s[at] = uint64(next)
+			return fNext
+		}
+	case "isValid":
+		f := cp.scalarCall(sc, call, nil)
+		return func(c *ctx) flow { f(c); return fNext }
+	case "apply":
+		return cp.call(sc, call)
+	}
+	cp.fail(call.Position(), "not supported by the netlock engine: method %s", call.Method)
+	return nil
+}

@@ -1,0 +1,628 @@
+package engine
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/netlock-go/netlock/bmv2/front"
+)
+
+// flat is a list of scalar pieces of a data argument (a list, struct or header), used by
+// hash, checksums, digests and field lists.
+type piece struct {
+	off   int // slot offset from the composite base, or -1 for a scalar expression
+	width int
+	f     scalarFn
+}
+
+func (cp *compiler) flattenType(t front.Type, off int, out *[]piece) {
+	if isScalar(t) {
+		*out = append(*out, piece{off: off, width: widthOf(t)})
+		return
+	}
+	switch tt := under(t).(type) {
+	case *front.StructType:
+		o := off
+		if tt.IsHeader() {
+			o++
+		}
+		for _, f := range tt.Fields {
+			cp.flattenType(f.T, o, out)
+			o += cp.slotsOf(f.T)
+		}
+	case *front.StackType:
+		esz := cp.slotsOf(tt.Elem)
+		for i := 0; i < tt.Size; i++ {
+			cp.flattenType(tt.Elem, off+1+i*esz, out)
+		}
+	case *front.TupleType:
+		o := off
+		for _, e := range tt.Elems {
+			cp.flattenType(e, o, out)
+			o += cp.slotsOf(e)
+		}
+	}
+}
+
+// flatten compiles a data argument into scalar pieces.
+func (cp *compiler) flatten(sc *scope, e front.Expr) []piece {
+	switch x := e.(type) {
+	case *front.ListExpr:
+		var out []piece
+		for _, el := range x.Elems {
+			out = append(out, cp.flatten(sc, el)...)
+		}
+		return out
+	case *front.StructExpr:
+		var out []piece
+		for _, el := range x.Fields {
+			out = append(out, cp.flatten(sc, el.Value)...)
+		}
+		return out
+	}
+	t := e.Type()
+	if isScalar(t) {
+		return []piece{{off: -1, width: widthOf(t), f: cp.scalarOf(sc, e, nil)}}
+	}
+	base := cp.composite(sc, e, t)
+	var ps []piece
+	cp.flattenType(t, 0, &ps)
+	for i := range ps {
+		off, w := ps[i].off, ps[i].width
+		ps[i] = piece{off: -1, width: w, f: func(c *ctx) u128 { return readSlot(c.s, base(c)+off, w) }}
+	}
+	return ps
+}
+
+// serialize writes the pieces MSB-first into c.hbuf and returns the byte slice (padded with
+// zero bits at the end to a whole byte).
+func serialize(c *ctx, ps []piece) []byte {
+	bitsN := 0
+	for _, p := range ps {
+		bitsN += p.width
+	}
+	n := (bitsN + 7) / 8
+	if cap(c.hbuf) < n {
+		c.hbuf = make([]byte, n)
+	}
+	b := c.hbuf[:n]
+	clear(b)
+	off := 0
+	for _, p := range ps {
+		writeBits(b, off, p.width, p.f(c))
+		off += p.width
+	}
+	return b
+}
+
+func (cp *compiler) recvBinding(sc *scope, call *front.CallExpr) *binding {
+	m, ok := call.Fun.(*front.MemberExpr)
+	if !ok {
+		return nil
+	}
+	n, ok := m.X.(*front.NameExpr)
+	if !ok {
+		return nil
+	}
+	return sc.lookup(n.Decl)
+}
+
+func (cp *compiler) arg(call *front.CallExpr, name string) front.Expr {
+	for i, p := range call.Params {
+		if p.Name == name && i < len(call.Args) {
+			return call.Args[i].Value
+		}
+	}
+	for _, a := range call.Args {
+		if a.Name == name {
+			return a.Value
+		}
+	}
+	return nil
+}
+
+func (cp *compiler) argN(call *front.CallExpr, i int) front.Expr {
+	if i < len(call.Args) {
+		return call.Args[i].Value
+	}
+	return nil
+}
+
+// outScalar compiles a write to an out argument.
+func (cp *compiler) outScalar(sc *scope, e front.Expr) func(*ctx, u128) {
+	if _, ok := e.(*front.DontCareExpr); ok {
+		return func(*ctx, u128) {}
+	}
+	return cp.writeLoc(cp.location(sc, e))
+}
+
+func (cp *compiler) externValue(sc *scope, call *front.CallExpr, d *front.MethodDecl, t front.Type) scalarFn {
+	if d.Owner != nil && d.Owner.Name == "packet_in" {
+		switch d.Name {
+		case "lookahead":
+			w := widthOf(t)
+			tooShort := cp.errCode("PacketTooShort")
+			return func(c *ctx) u128 {
+				if c.cur+w > len(c.in)*8 {
+					c.perr = tooShort
+					return u128{}
+				}
+				return readBits(c.in, c.cur, w)
+			}
+		case "length":
+			return func(c *ctx) u128 { return u128{lo: uint64(len(c.in))} }
+		}
+	}
+	if d.Owner == nil && d.Name == "static_assert" {
+		return constFn(u128{lo: 1})
+	}
+	cp.fail(call.Position(), "not supported by the netlock engine: value of %s", front.ExprString(call.Fun))
+	return nil
+}
+
+func (cp *compiler) externCall(sc *scope, call *front.CallExpr, d *front.MethodDecl) stmtFn {
+	pos := call.Position()
+	if d.Owner != nil {
+		switch d.Owner.Name {
+		case "packet_in":
+			return cp.packetIn(sc, call, d)
+		case "packet_out":
+			if d.Name == "emit" {
+				return cp.emit(sc, cp.argN(call, 0))
+			}
+		}
+		b := cp.recvBinding(sc, call)
+		if b == nil || b.kind != bExtern {
+			cp.fail(pos, "engine: method call on unknown extern instance")
+		}
+		switch o := b.obj.(type) {
+		case *Register:
+			return cp.registerCall(sc, call, d, o)
+		case *Counter:
+			if o.direct {
+				return func(*ctx) flow { return fNext } // bmv2 counts every hit of the table
+			}
+			idx := cp.scalarOf(sc, cp.argN(call, 0), nil)
+			return func(c *ctx) flow { o.count(idx(c), c.pktLen()); return fNext }
+		case *Meter:
+			if o.direct {
+				out := cp.outScalar(sc, cp.argN(call, 0))
+				return func(c *ctx) flow {
+					color := uint64(0)
+					if c.entry != nil && c.entry.meter != nil {
+						color = c.entry.meter.execute(c.sw.now(), o.bytes, c.pktLen())
+					}
+					out(c, u128{lo: color})
+					return fNext
+				}
+			}
+			idx := cp.scalarOf(sc, cp.argN(call, 0), nil)
+			out := cp.outScalar(sc, cp.argN(call, 1))
+			return func(c *ctx) flow {
+				out(c, u128{lo: o.execute(c, idx(c))})
+				return fNext
+			}
+		}
+		cp.fail(pos, "not supported by the netlock engine: %s.%s", d.Owner.Name, d.Name)
+	}
+	return cp.externFunc(sc, call, d)
+}
+
+func (cp *compiler) packetIn(sc *scope, call *front.CallExpr, d *front.MethodDecl) stmtFn {
+	tooShort := cp.errCode("PacketTooShort")
+	switch d.Name {
+	case "extract":
+		if len(call.Args) != 1 {
+			cp.fail(call.Position(), "not supported by the netlock engine: extract with a varbit length")
+		}
+		e := cp.argN(call, 0)
+		l := cp.location(sc, e)
+		st, ok := under(l.t).(*front.StructType)
+		if !ok || !st.IsHeader() {
+			cp.fail(call.Position(), "engine: extract of a non-header")
+		}
+		var ps []piece
+		cp.flattenType(st, 0, &ps)
+		total := 0
+		for _, p := range ps {
+			total += p.width
+		}
+		base := l.baseFn()
+		// extract(stack.next) advances the stack's next index.
+		var nextOf func(*ctx) int
+		if m, ok := e.(*front.MemberExpr); ok && m.Kind == front.MemberStackProp && m.Name == "next" {
+			nextOf = cp.location(sc, m.X).baseFn()
+		}
+		return func(c *ctx) flow {
+			c.stackErr = 0
+			b := base(c)
+			if c.stackErr != 0 {
+				c.perr = c.stackErr
+				return fExit
+			}
+			if c.cur+total > len(c.in)*8 {
+				c.perr = tooShort
+				return fExit
+			}
+			off := c.cur
+			for _, p := range ps {
+				writeSlot(c.s, b+p.off, p.width, readBits(c.in, off, p.width))
+				off += p.width
+			}
+			c.cur = off
+			c.s[b] = 1
+			if nextOf != nil {
+				c.s[nextOf(c)]++
+			}
+			return fNext
+		}
+	case "advance":
+		n := cp.scalarOf(sc, cp.argN(call, 0), nil)
+		return func(c *ctx) flow {
+			v := n(c)
+			if v.hi != 0 || c.cur+int(v.lo) > len(c.in)*8 {
+				c.perr = tooShort
+				return fExit
+			}
+			c.cur += int(v.lo)
+			return fNext
+		}
+	case "lookahead":
+		return func(*ctx) flow { return fNext }
+	}
+	cp.fail(call.Position(), "not supported by the netlock engine: packet_in.%s", d.Name)
+	return nil
+}
+
+// emit compiles packet.emit(x) for headers, and recursively for structs, stacks and unions.
+func (cp *compiler) emit(sc *scope, e front.Expr) stmtFn {
+	t := e.Type()
+	base := cp.composite(sc, e, t)
+	var hdrs []struct {
+		off int
+		ps  []piece
+		n   int
+	}
+	var walk func(t front.Type, off int)
+	walk = func(t front.Type, off int) {
+		switch tt := under(t).(type) {
+		case *front.StructType:
+			if tt.IsHeader() {
+				var ps []piece
+				cp.flattenType(tt, 0, &ps)
+				n := 0
+				for _, p := range ps {
+					n += p.width
+				}
+				hdrs = append(hdrs, struct {
+					off int
+					ps  []piece
+					n   int
+				}{off, ps, n})
+				return
+			}
+			o := off
+			for _, f := range tt.Fields {
+				walk(f.T, o)
+				o += cp.slotsOf(f.T)
+			}
+		case *front.StackType:
+			esz := cp.slotsOf(tt.Elem)
+			for i := 0; i < tt.Size; i++ {
+				walk(tt.Elem, off+1+i*esz)
+			}
+		}
+	}
+	walk(t, 0)
+	return func(c *ctx) flow {
+		b := base(c)
+		for i := range hdrs {
+			h := &hdrs[i]
+			hb := b + h.off
+			if c.s[hb] == 0 {
+				continue
+			}
+			need := (c.outBits + h.n + 7) / 8
+			for len(c.out) < need {
+				c.out = append(c.out, 0)
+			}
+			for _, p := range h.ps {
+				writeBits(c.out, c.outBits, p.width, readSlot(c.s, hb+p.off, p.width))
+				c.outBits += p.width
+			}
+		}
+		return fNext
+	}
+}
+
+func (cp *compiler) registerCall(sc *scope, call *front.CallExpr, d *front.MethodDecl, r *Register) stmtFn {
+	pos := call.Position().String()
+	switch d.Name {
+	case "read":
+		out := cp.outScalar(sc, cp.arg(call, "result"))
+		idx := cp.scalarOf(sc, cp.arg(call, "index"), nil)
+		return func(c *ctx) flow {
+			i := idx(c)
+			if err := r.access(c, i, pos); err != nil {
+				c.fail = err
+				return fExit
+			}
+			if i.hi != 0 || i.lo >= uint64(len(r.cells)) {
+				out(c, u128{}) // bmv2 reads 0 out of range
+				return fNext
+			}
+			out(c, r.cells[i.lo])
+			return fNext
+		}
+	case "write":
+		idx := cp.scalarOf(sc, cp.arg(call, "index"), nil)
+		val := cp.scalarOf(sc, cp.arg(call, "value"), nil)
+		m := mask128(r.Width)
+		return func(c *ctx) flow {
+			i := idx(c)
+			if err := r.access(c, i, pos); err != nil {
+				c.fail = err
+				return fExit
+			}
+			if i.hi != 0 || i.lo >= uint64(len(r.cells)) {
+				return fNext
+			}
+			r.cells[i.lo] = val(c).and(m)
+			return fNext
+		}
+	}
+	cp.fail(call.Position(), "not supported by the netlock engine: register.%s", d.Name)
+	return nil
+}
+
+// fieldList returns the slot pieces of user metadata fields annotated @field_list(index).
+func (cp *compiler) fieldList(idx uint64) []slotRange {
+	var out []slotRange
+	var walk func(t front.Type, off int)
+	walk = func(t front.Type, off int) {
+		st, ok := under(t).(*front.StructType)
+		if !ok {
+			return
+		}
+		o := off
+		if st.IsHeader() {
+			o++
+		}
+		for _, f := range st.Fields {
+			n := cp.slotsOf(f.T)
+			if a := f.Annos.Get("field_list"); a != nil {
+				for _, tok := range a.Args {
+					if tok.Lit != nil && tok.Lit.Value.IsUint64() && tok.Lit.Value.Uint64() == idx {
+						out = append(out, slotRange{o, n})
+					}
+				}
+			}
+			walk(f.T, o)
+			o += n
+		}
+	}
+	walk(cp.metaT, cp.metaBase)
+	return out
+}
+
+// oldFieldList registers the fields named in a resubmit/recirculate/clone3 data argument.
+func (cp *compiler) oldFieldList(sc *scope, e front.Expr) int {
+	var rs []slotRange
+	var add func(e front.Expr)
+	add = func(e front.Expr) {
+		switch x := e.(type) {
+		case *front.ListExpr:
+			for _, el := range x.Elems {
+				add(el)
+			}
+			return
+		case *front.StructExpr:
+			for _, el := range x.Fields {
+				add(el.Value)
+			}
+			return
+		}
+		if cp.isLoc(sc, e) {
+			l := cp.location(sc, e)
+			if l.dyn == nil && !l.slice {
+				rs = append(rs, slotRange{l.static, cp.slotsOf(l.t)})
+			}
+		}
+	}
+	add(e)
+	cp.sw.fieldLists = append(cp.sw.fieldLists, rs)
+	return len(cp.sw.fieldLists) - 1
+}
+
+func (cp *compiler) newFieldList(idx uint64) int {
+	if id, ok := cp.flIndex[idx]; ok {
+		return id
+	}
+	cp.sw.fieldLists = append(cp.sw.fieldLists, cp.fieldList(idx))
+	id := len(cp.sw.fieldLists) - 1
+	cp.flIndex[idx] = id
+	return id
+}
+
+func (cp *compiler) constArg(call *front.CallExpr, i int) uint64 {
+	e := cp.argN(call, i)
+	if v, ok := cp.checked.Const[e]; ok {
+		if x, ok := cp.valueU128(v); ok {
+			return x.lo
+		}
+	}
+	cp.fail(call.Position(), "engine: argument %d of %s must be a constant", i+1, front.ExprString(call.Fun))
+	return 0
+}
+
+func (cp *compiler) externFunc(sc *scope, call *front.CallExpr, d *front.MethodDecl) stmtFn {
+	pos := call.Position()
+	sw := cp.sw
+	switch d.Name {
+	case "mark_to_drop":
+		smBase := cp.smBase
+		if len(call.Args) == 1 {
+			smBase = cp.location(sc, cp.argN(call, 0)).static
+		}
+		off := smBase + cp.smOff["egress_spec"]
+		return func(c *ctx) flow { c.s[off] = DropPort; return fNext }
+	case "verify":
+		cond := cp.scalarOf(sc, cp.argN(call, 0), nil)
+		code := cp.scalarOf(sc, cp.argN(call, 1), nil)
+		return func(c *ctx) flow {
+			if cond(c).lo == 0 {
+				c.perr = int(code(c).lo)
+				return fExit
+			}
+			return fNext
+		}
+	case "assert", "assume":
+		cond := cp.scalarOf(sc, cp.argN(call, 0), nil)
+		msg := fmt.Errorf("%s: %s failed", pos, d.Name)
+		return func(c *ctx) flow {
+			if cond(c).lo == 0 {
+				c.fail = fmt.Errorf("%w: %w", ErrAssert, msg)
+				return fExit
+			}
+			return fNext
+		}
+	case "truncate":
+		n := cp.scalarOf(sc, cp.argN(call, 0), nil)
+		return func(c *ctx) flow { c.p.truncLen = int(n(c).lo); return fNext }
+	case "log_msg":
+		format := ""
+		if s, ok := cp.argN(call, 0).(*front.StringExpr); ok {
+			format = s.Val
+		}
+		var ps []piece
+		if len(call.Args) > 1 {
+			ps = cp.flatten(sc, cp.argN(call, 1))
+		}
+		return func(c *ctx) flow {
+			if sw.cfg.Log == nil {
+				return fNext
+			}
+			var sb strings.Builder
+			rest := format
+			for _, p := range ps {
+				i := strings.Index(rest, "{}")
+				if i < 0 {
+					break
+				}
+				sb.WriteString(rest[:i])
+				sb.WriteString(p.f(c).big().String())
+				rest = rest[i+2:]
+			}
+			sb.WriteString(rest)
+			sw.cfg.Log(sb.String())
+			return fNext
+		}
+	case "random":
+		out := cp.outScalar(sc, cp.argN(call, 0))
+		lo, hi := cp.scalarOf(sc, cp.argN(call, 1), nil), cp.scalarOf(sc, cp.argN(call, 2), nil)
+		return func(c *ctx) flow {
+			l, h := lo(c).lo, hi(c).lo
+			v := l
+			if h > l {
+				v = l + sw.cfg.Random()%(h-l+1)
+			}
+			out(c, u128{lo: v})
+			return fNext
+		}
+	case "digest":
+		recv := cp.scalarOf(sc, cp.argN(call, 0), nil)
+		data := cp.argN(call, 1)
+		ps := cp.flatten(sc, data)
+		name := data.Type().String()
+		if len(call.TypeArgT) > 0 && call.TypeArgT[0] != nil {
+			name = call.TypeArgT[0].String()
+		}
+		return func(c *ctx) flow {
+			dg := Digest{Receiver: uint32(recv(c).lo), Name: name}
+			for _, p := range ps {
+				dg.Fields = append(dg.Fields, p.f(c).toBytes(p.width))
+			}
+			c.p.digests = append(c.p.digests, dg)
+			return fNext
+		}
+	case "hash":
+		out := cp.outScalar(sc, cp.argN(call, 0))
+		algo := cp.constArg(call, 1)
+		base := cp.scalarOf(sc, cp.argN(call, 2), nil)
+		ps := cp.flatten(sc, cp.argN(call, 3))
+		max := cp.scalarOf(sc, cp.argN(call, 4), nil)
+		alg := cp.hashAlgo(algo, pos)
+		ow := widthOf(cp.argN(call, 0).Type())
+		return func(c *ctx) flow {
+			h := alg(c, serialize(c, ps))
+			m := max(c)
+			if !m.isZero() {
+				_, h = h.divmod(m)
+			}
+			out(c, base(c).add(h).trunc(ow))
+			return fNext
+		}
+	case "verify_checksum", "verify_checksum_with_payload", "update_checksum", "update_checksum_with_payload":
+		cond := cp.scalarOf(sc, cp.argN(call, 0), nil)
+		ps := cp.flatten(sc, cp.argN(call, 1))
+		alg := cp.hashAlgo(cp.constArg(call, 3), pos)
+		ck := cp.argN(call, 2)
+		cw := widthOf(ck.Type())
+		withPayload := strings.HasSuffix(d.Name, "_with_payload")
+		errOff := cp.smBase + cp.smOff["checksum_error"]
+		compute := func(c *ctx) u128 {
+			data := serialize(c, ps)
+			if withPayload {
+				data = append(data, c.payload()...)
+				c.hbuf = data[:0]
+			}
+			return alg(c, data).trunc(cw)
+		}
+		if strings.HasPrefix(d.Name, "verify") {
+			got := cp.scalarOf(sc, ck, nil)
+			return func(c *ctx) flow {
+				if cond(c).lo != 0 && compute(c) != got(c) {
+					c.s[errOff] = 1
+				}
+				return fNext
+			}
+		}
+		wr := cp.writeLoc(cp.location(sc, ck))
+		return func(c *ctx) flow {
+			if cond(c).lo != 0 {
+				wr(c, compute(c))
+			}
+			return fNext
+		}
+	case "clone", "clone3", "clone_preserving_field_list":
+		kind := cp.constArg(call, 0)
+		sess := cp.scalarOf(sc, cp.argN(call, 1), nil)
+		fl := -1
+		switch d.Name {
+		case "clone3":
+			fl = cp.oldFieldList(sc, cp.argN(call, 2))
+		case "clone_preserving_field_list":
+			fl = cp.newFieldList(cp.constArg(call, 2))
+		}
+		_ = kind // I2E or E2E follows from the block the call runs in, as in bmv2
+		return func(c *ctx) flow {
+			c.p.cloneSet = true
+			c.p.cloneSession = uint32(sess(c).lo)
+			c.p.cloneFL = fl
+			return fNext
+		}
+	case "resubmit", "resubmit_preserving_field_list", "recirculate", "recirculate_preserving_field_list":
+		fl := -1
+		if strings.HasSuffix(d.Name, "_preserving_field_list") {
+			fl = cp.newFieldList(cp.constArg(call, 0))
+		} else if len(call.Args) > 0 {
+			fl = cp.oldFieldList(sc, cp.argN(call, 0))
+		}
+		if strings.HasPrefix(d.Name, "resubmit") {
+			return func(c *ctx) flow { c.p.resubmitFL = fl; c.p.resubmit = true; return fNext }
+		}
+		return func(c *ctx) flow { c.p.recircFL = fl; c.p.recirc = true; return fNext }
+	}
+	cp.fail(pos, "not supported by the netlock engine: extern %s", d.Name)
+	return nil
+}

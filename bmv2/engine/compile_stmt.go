@@ -1,0 +1,245 @@
+package engine
+
+import (
+	"strings"
+
+	"github.com/netlock-go/netlock/bmv2/front"
+)
+
+// flow is how a statement finished.
+type flow uint8
+
+const (
+	fNext flow = iota
+	fReturn
+	fExit
+)
+
+type stmtFn func(*ctx) flow
+
+func cpName(prefix string, annos front.Annotations, name string) string {
+	if a := annos.Get("name"); a != nil {
+		if s, ok := a.StringArg(); ok {
+			if strings.HasPrefix(s, ".") {
+				return s[1:]
+			}
+			name = s
+		}
+	}
+	if prefix == "" {
+		return name
+	}
+	return prefix + "." + name
+}
+
+func seq(fs []stmtFn) stmtFn {
+	switch len(fs) {
+	case 0:
+		return func(*ctx) flow { return fNext }
+	case 1:
+		return fs[0]
+	case 2:
+		a, b := fs[0], fs[1]
+		return func(c *ctx) flow {
+			if f := a(c); f != fNext {
+				return f
+			}
+			return b(c)
+		}
+	}
+	return func(c *ctx) flow {
+		for _, f := range fs {
+			if r := f(c); r != fNext {
+				return r
+			}
+		}
+		return fNext
+	}
+}
+
+func (cp *compiler) block(sc *scope, b *front.BlockStmt) stmtFn {
+	if b == nil {
+		return seq(nil)
+	}
+	inner := sc.child()
+	var fs []stmtFn
+	for _, s := range b.Stmts {
+		fs = append(fs, cp.stmt(inner, s))
+	}
+	return seq(fs)
+}
+
+// declVar allocates a local variable and returns its initializer.
+func (cp *compiler) declVar(sc *scope, d *front.VarDecl) stmtFn {
+	t := d.T
+	n := cp.slotsOf(t)
+	base := cp.alloc(n)
+	sc.m[d] = &binding{kind: bSlot, t: t, base: base}
+	if d.Init == nil {
+		return func(c *ctx) flow { clear(c.s[base : base+n]); return fNext }
+	}
+	st := cp.storeInto(sc, t, base, d.Init)
+	return func(c *ctx) flow { st(c); return fNext }
+}
+
+func (cp *compiler) stmt(sc *scope, s front.Stmt) stmtFn {
+	switch s := s.(type) {
+	case *front.BlockStmt:
+		return cp.block(sc, s)
+	case *front.EmptyStmt:
+		return seq(nil)
+	case *front.AssignStmt:
+		if _, ok := s.LHS.(*front.DontCareExpr); ok {
+			x := cp.expr(sc, s.RHS, nil)
+			return func(c *ctx) flow {
+				if x.scalar != nil {
+					x.scalar(c)
+				} else {
+					x.comp(c)
+				}
+				return fNext
+			}
+		}
+		f := cp.assign(sc, s.LHS, s.RHS)
+		return func(c *ctx) flow { f(c); return fNext }
+	case *front.CallStmt:
+		return cp.call(sc, s.Call)
+	case *front.IfStmt:
+		cond := cp.scalarOf(sc, s.Cond, nil)
+		then := cp.stmt(sc.child(), s.Then)
+		if s.Else == nil {
+			return func(c *ctx) flow {
+				if cond(c).lo != 0 {
+					return then(c)
+				}
+				return fNext
+			}
+		}
+		els := cp.stmt(sc.child(), s.Else)
+		return func(c *ctx) flow {
+			v := cond(c).lo
+			if c.exiting {
+				return fExit
+			}
+			if v != 0 {
+				return then(c)
+			}
+			return els(c)
+		}
+	case *front.ExitStmt:
+		return func(*ctx) flow { return fExit }
+	case *front.ReturnStmt:
+		if s.Value == nil {
+			return func(*ctx) flow { return fReturn }
+		}
+		st := cp.storeInto(sc, sc.retT, sc.retBase, s.Value)
+		return func(c *ctx) flow { st(c); return fReturn }
+	case *front.DeclStmt:
+		switch d := s.Decl.(type) {
+		case *front.VarDecl:
+			return cp.declVar(sc, d)
+		case *front.ConstDecl:
+			if v, ok := cp.valueU128(d.Val); ok {
+				sc.m[d] = &binding{kind: bConst, t: d.T, val: v}
+				return seq(nil)
+			}
+			n := cp.slotsOf(d.T)
+			base := cp.alloc(n)
+			sc.m[d] = &binding{kind: bSlot, t: d.T, base: base}
+			init := cp.constInit(d.T, d.Val, base)
+			return func(c *ctx) flow { init(c); return fNext }
+		case *front.InstanceDecl:
+			cp.instance(sc, d)
+			return seq(nil)
+		}
+	case *front.SwitchStmt:
+		return cp.switchStmt(sc, s)
+	}
+	cp.fail(s.Position(), "not supported by the netlock engine: statement %T", s)
+	return nil
+}
+
+func (cp *compiler) switchStmt(sc *scope, s *front.SwitchStmt) stmtFn {
+	type arm struct {
+		vals []u128
+		def  bool
+		body stmtFn
+	}
+	var arms []arm
+	var pending []u128
+	var sel scalarFn
+	var tbl *Table
+	if s.OnActionRun {
+		mem := s.Expr.(*front.MemberExpr)
+		call := mem.X.(*front.CallExpr)
+		tbl = cp.tableOf(sc, call)
+		apply := cp.tableApply(sc, call)
+		sel = func(c *ctx) u128 { apply(c); return u128{lo: uint64(c.lastAction)} }
+	} else {
+		sel = cp.scalarOf(sc, s.Expr, nil)
+	}
+	for _, cs := range s.Cases {
+		def := cs.Default
+		if !def {
+			if _, ok := cs.Label.(*front.DefaultExpr); ok {
+				def = true
+			}
+		}
+		if !def {
+			if tbl != nil {
+				name := ""
+				var decl *front.ActionDecl
+				switch l := cs.Label.(type) {
+				case *front.NameExpr:
+					name = l.Name
+					decl, _ = l.Decl.(*front.ActionDecl)
+				}
+				idx := -1
+				for i, a := range tbl.actions {
+					if (decl != nil && a.decl == decl) || (decl == nil && a.decl.Name == name) {
+						idx = i
+					}
+				}
+				pending = append(pending, u128{lo: uint64(idx)})
+			} else {
+				pending = append(pending, cp.constScalar(sc, cs.Label))
+			}
+		}
+		if cs.Body == nil {
+			continue
+		}
+		arms = append(arms, arm{vals: pending, def: def, body: cp.block(sc.child(), cs.Body)})
+		pending = nil
+	}
+	return func(c *ctx) flow {
+		v := sel(c)
+		if c.exiting {
+			return fExit
+		}
+		for i := range arms {
+			a := &arms[i]
+			if a.def {
+				return a.body(c)
+			}
+			for _, x := range a.vals {
+				if x == v {
+					return a.body(c)
+				}
+			}
+		}
+		return fNext
+	}
+}
+
+func (cp *compiler) constScalar(sc *scope, e front.Expr) u128 {
+	if v, ok := cp.checked.Const[e]; ok {
+		if x, ok := cp.valueU128(v); ok {
+			return x
+		}
+	}
+	if m, ok := e.(*front.MemberExpr); ok && m.Kind == front.MemberEnum {
+		return cp.memberCode(m.Enum)
+	}
+	f := cp.scalarOf(sc, e, nil)
+	return f(&ctx{s: make([]uint64, cp.nslots+16)})
+}

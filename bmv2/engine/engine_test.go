@@ -1,0 +1,302 @@
+package engine
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/netlock-go/netlock/bmv2/front"
+)
+
+func load(t testing.TB, path string, cfg Config) *Switch {
+	t.Helper()
+	checked, err := front.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Now == nil {
+		now := time.Unix(0, 0)
+		cfg.Now = func() time.Time { now = now.Add(time.Microsecond); return now }
+	}
+	sw, err := Load(checked, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sw
+}
+
+func miscPkt(op, a byte) []byte { return []byte{op, a, 0, 0, 0, 0, 0, 0} }
+
+func TestDigestLogRandom(t *testing.T) {
+	var got []Digest
+	var logs []string
+	sw := load(t, "testdata/misc.p4", Config{
+		OnDigest: func(d Digest) { got = append(got, d) },
+		Log:      func(s string) { logs = append(logs, s) },
+		Random:   func() uint64 { return 57 },
+	})
+	res, err := sw.Process(3, miscPkt(1, 0x42))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Digests) != 1 || len(got) != 1 {
+		t.Fatalf("digests %v / callback %v, want one", res.Digests, got)
+	}
+	d := got[0]
+	if d.Receiver != 1 || len(d.Fields) != 2 || !bytes.Equal(d.Fields[0], []byte{0x42}) || !bytes.Equal(d.Fields[1], []byte{0, 3}) {
+		t.Errorf("digest = %+v", d)
+	}
+	if len(logs) != 1 || logs[0] != "a=66 port=3" {
+		t.Errorf("log_msg output %q", logs)
+	}
+	res, err = sw.Process(3, miscPkt(2, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// random(100, 200) with a source returning 57: 100 + 57 % 101.
+	if len(res.Out) != 1 || binary.BigEndian.Uint16(res.Out[0].Data[2:]) != 157 {
+		t.Errorf("random output %X", res.Out)
+	}
+}
+
+func TestAssert(t *testing.T) {
+	sw := load(t, "testdata/misc.p4", Config{})
+	_, err := sw.Process(0, miscPkt(2, 0))
+	if !errors.Is(err, ErrAssert) || !strings.Contains(err.Error(), "misc.p4:") {
+		t.Fatalf("err = %v, want ErrAssert with the position", err)
+	}
+	// The switch keeps working after a failed assertion.
+	if _, err := sw.Process(0, miscPkt(2, 1)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestTofinoConstraints(t *testing.T) {
+	tests := []struct {
+		op      byte
+		wantErr bool
+	}{
+		{3, false}, // one read-modify-write of one cell in an action
+		{4, true},  // two reads of one register in one action
+		{5, true},  // the same register in two actions of one pass
+		{0, false},
+	}
+	for _, tt := range tests {
+		sw := load(t, "testdata/misc.p4", Config{TofinoConstraints: true})
+		_, err := sw.Process(0, miscPkt(tt.op, 1))
+		if (err != nil) != tt.wantErr {
+			t.Errorf("op %d: err = %v, want error %v", tt.op, err, tt.wantErr)
+		}
+		if err != nil && (!errors.Is(err, ErrTofinoConstraint) || strings.Count(err.Error(), "misc.p4:") != 2) {
+			t.Errorf("op %d: err = %v, want both places named", tt.op, err)
+		}
+		// Without the mode the same packets run.
+		sw = load(t, "testdata/misc.p4", Config{})
+		if _, err := sw.Process(0, miscPkt(tt.op, 1)); err != nil {
+			t.Errorf("op %d without tofino mode: %v", tt.op, err)
+		}
+	}
+}
+
+func ipv4Packet(dst uint32, ttl byte) []byte {
+	p := make([]byte, 14+20+4)
+	copy(p, []byte{0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0xaa, 0x08, 0x00})
+	ip := p[14:34]
+	ip[0], ip[8], ip[9] = 0x45, ttl, 17
+	binary.BigEndian.PutUint16(ip[2:], 24)
+	binary.BigEndian.PutUint32(ip[12:], 0x0a000001)
+	binary.BigEndian.PutUint32(ip[16:], dst)
+	binary.BigEndian.PutUint16(ip[10:], csum16(ip))
+	return p
+}
+
+func TestRuntimeAPI(t *testing.T) {
+	sw := load(t, "testdata/l3.p4", Config{})
+	tbl, err := sw.Table("ipv4_lpm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tbl.Name != "MyIngress.ipv4_lpm" || tbl.ID == 0 {
+		t.Fatalf("table %q id %d", tbl.Name, tbl.ID)
+	}
+	byID, err := sw.TableByID(tbl.ID)
+	if err != nil || byID != tbl {
+		t.Fatalf("TableByID: %v", err)
+	}
+	var setNhop *Action
+	for _, a := range tbl.Actions() {
+		if a.Name == "MyIngress.set_nhop" {
+			setNhop = a
+		}
+	}
+	if setNhop == nil || setNhop.ID == 0 || len(setNhop.Params) != 2 || setNhop.Params[1].Width != 9 {
+		t.Fatalf("set_nhop action: %+v", setNhop)
+	}
+	e := Entry{
+		Match:    []FieldMatch{{Name: "hdr.ipv4.dstAddr", Value: []byte{10, 0, 0, 0}, PrefixLen: 8}},
+		ActionID: setNhop.ID,
+		Args:     [][]byte{{0, 0, 0, 0, 0, 7}, {0, 4}},
+	}
+	if err := tbl.Insert(e); err != nil {
+		t.Fatal(err)
+	}
+	if err := tbl.Insert(e); !errors.Is(err, ErrAlreadyExists) {
+		t.Errorf("duplicate insert: %v", err)
+	}
+	res, err := sw.Process(1, ipv4Packet(0x0a010203, 64))
+	if err != nil || len(res.Out) != 1 || res.Out[0].Port != 4 {
+		t.Fatalf("out %v err %v", res.Out, err)
+	}
+	e.Args = [][]byte{{0, 0, 0, 0, 0, 8}, {0, 5}}
+	if err := tbl.Modify(e); err != nil {
+		t.Fatal(err)
+	}
+	res, _ = sw.Process(1, ipv4Packet(0x0a010203, 64))
+	if len(res.Out) != 1 || res.Out[0].Port != 5 {
+		t.Fatalf("after modify: %v", res.Out)
+	}
+	ents := tbl.Entries()
+	if len(ents) != 1 || ents[0].Packets != 2 || ents[0].Bytes != 2*38 || ents[0].Action != "MyIngress.set_nhop" {
+		t.Errorf("entries %+v", ents)
+	}
+	if err := tbl.Delete(e); err != nil {
+		t.Fatal(err)
+	}
+	res, _ = sw.Process(1, ipv4Packet(0x0a010203, 64))
+	if len(res.Out) != 0 {
+		t.Errorf("after delete: %v", res.Out)
+	}
+	if err := tbl.Delete(e); !errors.Is(err, ErrNotFound) {
+		t.Errorf("second delete: %v", err)
+	}
+	if err := tbl.SetDefault("set_nhop", 0, [][]byte{{0, 0, 0, 0, 0, 9}, {0, 6}}); err != nil {
+		t.Fatal(err)
+	}
+	res, _ = sw.Process(1, ipv4Packet(0x0b000001, 64))
+	if len(res.Out) != 1 || res.Out[0].Port != 6 {
+		t.Errorf("default action: %v", res.Out)
+	}
+	if name, args := tbl.Default(); name != "MyIngress.set_nhop" || len(args) != 2 || args[1][1] != 6 {
+		t.Errorf("Default() = %s %v", name, args)
+	}
+	if err := tbl.Insert(Entry{Action: "nope"}); !errors.Is(err, ErrNotFound) {
+		t.Errorf("unknown action: %v", err)
+	}
+}
+
+func TestSteadyStateAllocs(t *testing.T) {
+	sw := load(t, "testdata/l3.p4", Config{})
+	tbl, _ := sw.Table("ipv4_lpm")
+	if err := tbl.Insert(Entry{Match: []FieldMatch{{Value: []byte{10, 0, 0, 0}, PrefixLen: 8}}, Action: "set_nhop", Args: [][]byte{{1}, {2}}}); err != nil {
+		t.Fatal(err)
+	}
+	pkt := ipv4Packet(0x0a010203, 64)
+	sw.Process(1, pkt)
+	n := testing.AllocsPerRun(200, func() {
+		res, err := sw.Process(1, pkt)
+		if err != nil || len(res.Out) != 1 {
+			t.Fatalf("%v %v", res, err)
+		}
+	})
+	if n != 0 {
+		t.Errorf("allocs per packet = %v, want 0", n)
+	}
+}
+
+func TestU128(t *testing.T) {
+	a := u128{lo: ^uint64(0)}
+	if s := a.add(u128{lo: 1}); s != (u128{0, 1}) {
+		t.Errorf("carry: %v", s)
+	}
+	if s := (u128{0, 1}).sub(u128{lo: 1}); s != a {
+		t.Errorf("borrow: %v", s)
+	}
+	if s := (u128{lo: 1}).shl(100).shr(100); s != (u128{lo: 1}) {
+		t.Errorf("shift: %v", s)
+	}
+	if scmp(u128{lo: 0xff}, u128{lo: 1}, 8) >= 0 {
+		t.Error("int<8> -1 < 1")
+	}
+	if v := (u128{lo: 0x80}).sext(8); v.hi != ^uint64(0) {
+		t.Errorf("sext: %v", v)
+	}
+	b := []byte{0, 0, 0}
+	writeBits(b, 3, 9, u128{lo: 0x1ff})
+	if got := readBits(b, 3, 9); got.lo != 0x1ff || b[0] != 0x1f || b[1] != 0xf0 {
+		t.Errorf("bits: %X %v", b, got)
+	}
+}
+
+func TestHashes(t *testing.T) {
+	// Reference values: CRC-16/ARC("123456789") = 0xBB3D; RFC 1071 example words.
+	if c := crc16([]byte("123456789")); c != 0xBB3D {
+		t.Errorf("crc16 = %#x", c)
+	}
+	if c := csum16([]byte{0x00, 0x01, 0xf2, 0x03, 0xf4, 0xf5, 0xf6, 0xf7}); c != ^uint16(0xddf2) {
+		t.Errorf("csum16 = %#x", c)
+	}
+}
+
+func FuzzProcess(f *testing.F) {
+	checked, err := front.Load("testdata/l3.p4")
+	if err != nil {
+		f.Fatal(err)
+	}
+	sw, err := Load(checked, Config{})
+	if err != nil {
+		f.Fatal(err)
+	}
+	tbl, _ := sw.Table("ipv4_lpm")
+	_ = tbl.Insert(Entry{Match: []FieldMatch{{Value: []byte{10, 0, 0, 0}, PrefixLen: 8}}, Action: "set_nhop", Args: [][]byte{{1}, {2}}})
+	f.Add(ipv4Packet(0x0a000001, 5))
+	f.Add([]byte{1, 2, 3})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		res, err := sw.Process(1, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range res.Out {
+			if len(o.Data) != len(b) {
+				t.Fatalf("router changed the length: %d -> %d", len(b), len(o.Data))
+			}
+		}
+	})
+}
+
+func benchSwitch(b *testing.B, path string, setup func(*Switch), pkt []byte) {
+	sw := load(b, path, Config{})
+	setup(sw)
+	if res, err := sw.Process(1, pkt); err != nil || len(res.Out) != 1 {
+		b.Fatalf("warm-up: %v %v", res, err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		sw.Process(1, pkt)
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "pkts/s")
+}
+
+// BenchmarkL3 routes one IPv4 packet through parser, checksum verify, LPM over 64 routes,
+// TTL decrement, checksum update and deparser.
+func BenchmarkL3(b *testing.B) {
+	benchSwitch(b, "testdata/l3.p4", func(sw *Switch) {
+		tbl, _ := sw.Table("ipv4_lpm")
+		for i := 0; i < 64; i++ {
+			if err := tbl.Insert(Entry{Match: []FieldMatch{{Value: []byte{10, byte(i), 0, 0}, PrefixLen: 16}}, Action: "set_nhop", Args: [][]byte{{byte(i)}, {2}}}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}, ipv4Packet(0x0a200203, 64))
+}
+
+// BenchmarkRegisters runs the queue program: two register reads, two register writes (or a
+// read and a write of the slot array) and a counter on every packet.
+func BenchmarkRegisters(b *testing.B) {
+	pkt := make([]byte, 17)
+	pkt[4] = 7
+	benchSwitch(b, "testdata/regs.p4", func(*Switch) {}, pkt)
+}

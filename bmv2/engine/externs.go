@@ -1,0 +1,264 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"time"
+
+	"github.com/netlock-go/netlock/bmv2/front"
+)
+
+// ErrAssert is returned by Process when an assert or assume call fails (bmv2 aborts).
+var ErrAssert = errors.New("engine: assertion failed")
+
+// ErrTofinoConstraint is returned in Tofino-constraint mode when one pipeline pass accesses
+// a register array twice.
+var ErrTofinoConstraint = errors.New("engine: tofino constraint violated")
+
+// hashAlgo returns the bmv2 implementation of a HashAlgorithm member (by declaration order:
+// crc32, crc32_custom, crc16, crc16_custom, random, identity, csum16, xor16).
+func (cp *compiler) hashAlgo(code uint64, pos front.Pos) func(*ctx, []byte) u128 {
+	var name string
+	for _, d := range cp.checked.Globals["HashAlgorithm"] {
+		if ed, ok := d.(*front.EnumDecl); ok && int(code) < len(ed.Members) {
+			name = ed.Members[code].Name
+		}
+	}
+	switch name {
+	case "crc32", "crc32_custom":
+		return func(_ *ctx, b []byte) u128 { return u128{lo: uint64(crc32.ChecksumIEEE(b))} }
+	case "crc16", "crc16_custom":
+		return func(_ *ctx, b []byte) u128 { return u128{lo: uint64(crc16(b))} }
+	case "identity":
+		return func(_ *ctx, b []byte) u128 {
+			var v u128
+			for _, x := range b {
+				v = v.shl(8).or(u128{lo: uint64(x)})
+			}
+			return v
+		}
+	case "csum16":
+		return func(_ *ctx, b []byte) u128 { return u128{lo: uint64(csum16(b))} }
+	case "xor16":
+		return func(_ *ctx, b []byte) u128 {
+			var x uint16
+			for i := 0; i < len(b); i += 2 {
+				w := uint16(b[i]) << 8
+				if i+1 < len(b) {
+					w |= uint16(b[i+1])
+				}
+				x ^= w
+			}
+			return u128{lo: uint64(x)}
+		}
+	case "random":
+		return func(c *ctx, _ []byte) u128 { return u128{lo: c.sw.cfg.Random()} }
+	}
+	cp.fail(pos, "not supported by the netlock engine: hash algorithm %q", name)
+	return nil
+}
+
+var crc16Table = func() (t [256]uint16) {
+	for i := range t {
+		c := uint16(i)
+		for k := 0; k < 8; k++ {
+			if c&1 == 1 {
+				c = c>>1 ^ 0xA001
+			} else {
+				c >>= 1
+			}
+		}
+		t[i] = c
+	}
+	return
+}()
+
+// crc16 is bmv2's crc16: CRC-16/ARC (polynomial 0x8005 reflected, init 0, no final xor).
+func crc16(b []byte) uint16 {
+	var c uint16
+	for _, x := range b {
+		c = c>>8 ^ crc16Table[byte(c)^x]
+	}
+	return c
+}
+
+// csum16 is the Internet checksum as bmv2 computes it: the ones' complement of the ones'
+// complement sum of the 16-bit big-endian words (an odd trailing byte is padded with zero).
+func csum16(b []byte) uint16 {
+	var sum uint32
+	for i := 0; i < len(b); i += 2 {
+		w := uint32(b[i]) << 8
+		if i+1 < len(b) {
+			w |= uint32(b[i+1])
+		}
+		sum += w
+	}
+	for sum>>16 != 0 {
+		sum = sum&0xffff + sum>>16
+	}
+	return ^uint16(sum)
+}
+
+// Register is a register array.
+type Register struct {
+	Name  string
+	ID    uint32
+	Width int
+	cells []u128
+	// Tofino-constraint bookkeeping.
+	lastPass uint64
+	lastPos  string
+	lastIdx  u128
+	lastAct  uint64
+}
+
+// Size is the number of cells.
+func (r *Register) Size() int { return len(r.cells) }
+
+// Read returns cell i big-endian in ceil(Width/8) bytes.
+func (r *Register) Read(i int) ([]byte, error) {
+	if i < 0 || i >= len(r.cells) {
+		return nil, fmt.Errorf("register %s: index %d out of range", r.Name, i)
+	}
+	return r.cells[i].toBytes(r.Width), nil
+}
+
+// Write sets cell i from a big-endian value (truncated to Width).
+func (r *Register) Write(i int, v []byte) error {
+	if i < 0 || i >= len(r.cells) {
+		return fmt.Errorf("register %s: index %d out of range", r.Name, i)
+	}
+	r.cells[i] = fromBytes(v).trunc(r.Width)
+	return nil
+}
+
+// Reset zeroes every cell.
+func (r *Register) Reset() { clear(r.cells) }
+
+func (r *Register) access(c *ctx, idx u128, pos string) error {
+	if !c.sw.cfg.TofinoConstraints {
+		return nil
+	}
+	if r.lastPass == c.pass {
+		// A read followed by a write of the same cell in one action is one read-modify-write.
+		if r.lastAct == c.actInvocation && r.lastIdx == idx && r.lastPos != pos {
+			return nil
+		}
+		return fmt.Errorf("%w: register %s accessed twice in one pass, at %s and at %s", ErrTofinoConstraint, r.Name, r.lastPos, pos)
+	}
+	r.lastPass, r.lastPos, r.lastIdx, r.lastAct = c.pass, pos, idx, c.actInvocation
+	return nil
+}
+
+// Counter is an indexed or direct counter.
+type Counter struct {
+	Name    string
+	ID      uint32
+	direct  bool
+	Packets []uint64
+	Bytes   []uint64
+}
+
+func (k *Counter) count(i u128, n int) {
+	if i.hi != 0 || i.lo >= uint64(len(k.Packets)) {
+		return
+	}
+	k.Packets[i.lo]++
+	k.Bytes[i.lo] += uint64(n)
+}
+
+// MeterConfig is a two-rate three-color meter configuration as bmv2 takes it: rates in units
+// (packets or bytes) per microsecond, bursts in units.
+type MeterConfig struct {
+	CIR, PIR float64
+	CBS, PBS uint64
+}
+
+// Meter colors as bmv2 reports them.
+const (
+	Green  = 0
+	Yellow = 1
+	Red    = 2
+)
+
+type meterState struct {
+	cfg        *MeterConfig
+	tc, tp     float64
+	last       time.Time
+	configured bool
+}
+
+// execute runs the trTCM of RFC 2698 in color-blind mode, as bmv2 does.
+func (m *meterState) execute(now time.Time, bytes bool, pktLen int) uint64 {
+	if m == nil || !m.configured {
+		return Green
+	}
+	if !m.last.IsZero() {
+		us := float64(now.Sub(m.last).Nanoseconds()) / 1000
+		m.tc = min(m.tc+us*m.cfg.CIR, float64(m.cfg.CBS))
+		m.tp = min(m.tp+us*m.cfg.PIR, float64(m.cfg.PBS))
+	}
+	m.last = now
+	n := 1.0
+	if bytes {
+		n = float64(pktLen)
+	}
+	if m.tp < n {
+		return Red
+	}
+	if m.tc < n {
+		m.tp -= n
+		return Yellow
+	}
+	m.tp -= n
+	m.tc -= n
+	return Green
+}
+
+func (m *meterState) set(cfg MeterConfig) {
+	c := cfg
+	m.cfg, m.configured = &c, true
+	m.tc, m.tp = float64(c.CBS), float64(c.PBS)
+	m.last = time.Time{}
+}
+
+// Meter is an indexed or direct meter.
+type Meter struct {
+	Name   string
+	ID     uint32
+	direct bool
+	bytes  bool
+	cells  []meterState
+}
+
+func (m *Meter) execute(c *ctx, i u128) uint64 {
+	if i.hi != 0 || i.lo >= uint64(len(m.cells)) {
+		return Green
+	}
+	return m.cells[i.lo].execute(c.sw.now(), m.bytes, c.pktLen())
+}
+
+// SetRates configures cell i (all cells when i < 0).
+func (m *Meter) SetRates(i int, cfg MeterConfig) error {
+	if i < 0 {
+		for k := range m.cells {
+			m.cells[k].set(cfg)
+		}
+		return nil
+	}
+	if i >= len(m.cells) {
+		return fmt.Errorf("meter %s: index %d out of range", m.Name, i)
+	}
+	m.cells[i].set(cfg)
+	return nil
+}
+
+// Rates returns the configuration of cell i, or nil if it is not configured.
+func (m *Meter) Rates(i int) *MeterConfig {
+	if i < 0 || i >= len(m.cells) || !m.cells[i].configured {
+		return nil
+	}
+	c := *m.cells[i].cfg
+	return &c
+}

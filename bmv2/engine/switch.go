@@ -1,0 +1,720 @@
+// Package engine executes checked v1model P4 programs with bmv2 simple_switch semantics.
+//
+// Load compiles a front.Checked program once into Go closures over a flat per-packet state of
+// 64-bit slots (headers, metadata, locals and parameters each have a fixed slot range), so a
+// packet runs without walking the AST and, in steady state, without allocating. A Switch is
+// the raw, single-threaded core: Process takes one packet on one port and returns every
+// packet the switch emits for it (after resubmits, recirculations, clones and multicast), with
+// the digests it produced. The runtime API (tables, registers, counters, meters, clone
+// sessions, multicast groups) identifies objects by P4Info id or by control-plane name.
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"github.com/netlock-go/netlock/bmv2/front"
+)
+
+// DropPort is bmv2's drop port: mark_to_drop sets egress_spec to it.
+const DropPort = 511
+
+// instance_type values as bmv2 simple_switch sets them.
+const (
+	InstanceNormal       = 0
+	InstanceIngressClone = 1
+	InstanceEgressClone  = 2
+	InstanceRecirc       = 4
+	InstanceReplication  = 5
+	InstanceResubmit     = 6
+)
+
+// MaxPasses bounds the pipeline passes (resubmit, recirculation, clones, replicas) one input
+// packet may cause.
+const MaxPasses = 1024
+
+// ErrTooManyPasses is returned when a packet loops through the pipeline more than MaxPasses
+// times.
+var ErrTooManyPasses = errors.New("engine: too many pipeline passes")
+
+// Config configures a Switch.
+type Config struct {
+	// Now is the clock for timestamps and meters. If nil, time.Now is used.
+	Now func() time.Time
+	// Random returns random numbers for random() and HashAlgorithm.random. If nil, a
+	// PCG seeded with (1, 2) is used.
+	Random func() uint64
+	// Log receives log_msg output. If nil, log_msg does nothing.
+	Log func(string)
+	// OnDigest, if set, receives every digest as it is produced (also returned in Result).
+	OnDigest func(Digest)
+	// TofinoConstraints makes a pipeline pass that accesses one register array twice an
+	// error (ErrTofinoConstraint). A read and a write of the same cell in one action count
+	// as one read-modify-write access.
+	TofinoConstraints bool
+}
+
+// Digest is one digest() call: the receiver and the field values, big-endian.
+type Digest struct {
+	Receiver uint32
+	Name     string
+	Fields   [][]byte
+}
+
+// Output is one packet leaving the switch.
+type Output struct {
+	Port int
+	Data []byte
+}
+
+// Result is what Process produced. Its slices are reused by the next call to Process.
+type Result struct {
+	Out     []Output
+	Digests []Digest
+}
+
+// CloneSession is a mirroring session: a port, a multicast group, or both.
+type CloneSession struct {
+	Port     int
+	HasPort  bool
+	McastGrp int
+}
+
+// Replica is one copy made by the packet replication engine.
+type Replica struct {
+	Port int
+	Rid  int
+}
+
+type slotRange struct{ off, n int }
+
+type packet struct {
+	s            []uint64
+	data         []byte
+	payload      int
+	inPort       int
+	egressPort   int
+	out          []byte
+	truncLen     int
+	cloneSet     bool
+	cloneSession uint32
+	cloneFL      int
+	resubmit     bool
+	resubmitFL   int
+	recirc       bool
+	recircFL     int
+	digests      []Digest
+}
+
+// ctx is the execution state of one pipeline pass.
+type ctx struct {
+	sw            *Switch
+	s             []uint64
+	p             *packet
+	in            []byte
+	cur           int
+	out           []byte
+	outBits       int
+	perr          int
+	stackErr      int
+	retBase       int
+	entry         *entry
+	lastAction    int
+	exiting       bool
+	fail          error
+	hbuf          []byte
+	pass          uint64
+	actInvocation uint64
+	plen          int
+}
+
+func (c *ctx) pktLen() int     { return c.plen }
+func (c *ctx) payload() []byte { return c.p.data[c.p.payload:] }
+
+// Switch is a loaded program with its tables and extern state. It is not safe for
+// concurrent use.
+type Switch struct {
+	cfg     Config
+	checked *front.Checked
+	nslots  int
+
+	parser, verify, ingress, egress, compute, deparser stmtFn
+
+	hdrBase, hdrN, metaBase, metaN, smBase, smN int
+	smOff                                       map[string]int
+
+	tables     []*Table
+	registers  []*Register
+	counters   []*Counter
+	meters     []*Meter
+	fieldLists [][]slotRange
+
+	mcGroups  map[int][]int
+	mcNodes   map[int]mcNode
+	mcNext    int
+	sessions  map[int]CloneSession
+	start     time.Time
+	startSet  bool
+	c         ctx
+	free      []*packet
+	used      []*packet
+	ingressQ  []*packet
+	egressQ   []*packet
+	res       Result
+	pass      uint64
+	digestBuf []Digest
+	f         smFields
+}
+
+type mcNode struct {
+	rid   int
+	ports []int
+}
+
+type compiler struct {
+	checked       *front.Checked
+	sw            *Switch
+	sizes         map[front.Type]int
+	nslots        int
+	errCodes      map[*front.EnumMember]int
+	root          *scope
+	funcs         map[*front.FunctionDecl]*frame
+	globalActions map[*front.ActionDecl]bool
+	ids           map[string]uint32
+	smOff         map[string]int
+	smBase        int
+	metaBase      int
+	metaT         front.Type
+	flIndex       map[uint64]int
+}
+
+func (cp *compiler) alloc(n int) int {
+	b := cp.nslots
+	cp.nslots += n
+	return b
+}
+
+// Load compiles a checked v1model program.
+func Load(checked *front.Checked, cfg Config) (sw *Switch, err error) {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Random == nil {
+		r := rand.New(rand.NewPCG(1, 2))
+		cfg.Random = r.Uint64
+	}
+	v1, err := checked.V1Switch()
+	if err != nil {
+		return nil, err
+	}
+	sw = &Switch{cfg: cfg, checked: checked, mcGroups: map[int][]int{}, mcNodes: map[int]mcNode{}, sessions: map[int]CloneSession{}}
+	cp := &compiler{checked: checked, sw: sw, sizes: map[front.Type]int{}, errCodes: map[*front.EnumMember]int{},
+		funcs: map[*front.FunctionDecl]*frame{}, globalActions: map[*front.ActionDecl]bool{}, ids: map[string]uint32{}, flIndex: map[uint64]int{}}
+	defer func() {
+		if r := recover(); r != nil {
+			ce, ok := r.(compileError)
+			if !ok {
+				panic(r)
+			}
+			sw, err = nil, ce.err
+		}
+	}()
+	for i, m := range checked.ErrorMembers {
+		cp.errCodes[m] = i
+	}
+	for _, d := range checked.Program.Decls {
+		if a, ok := d.(*front.ActionDecl); ok {
+			cp.globalActions[a] = true
+		}
+	}
+	if info, err := checked.P4Info(); err == nil {
+		for _, t := range info.Tables {
+			cp.ids[t.Preamble.Name] = t.Preamble.Id
+		}
+		for _, a := range info.Actions {
+			cp.ids[a.Preamble.Name] = a.Preamble.Id
+		}
+		for _, x := range info.Counters {
+			cp.ids[x.Preamble.Name] = x.Preamble.Id
+		}
+		for _, x := range info.DirectCounters {
+			cp.ids[x.Preamble.Name] = x.Preamble.Id
+		}
+		for _, x := range info.Meters {
+			cp.ids[x.Preamble.Name] = x.Preamble.Id
+		}
+		for _, x := range info.DirectMeters {
+			cp.ids[x.Preamble.Name] = x.Preamble.Id
+		}
+		for _, x := range info.Registers {
+			cp.ids[x.Preamble.Name] = x.Preamble.Id
+		}
+	}
+	cp.root = &scope{m: map[front.Decl]*binding{}, actions: map[*front.ActionDecl]*Action{}}
+	// Global constants.
+	for _, d := range checked.Program.Decls {
+		if c, ok := d.(*front.ConstDecl); ok {
+			if v, ok := cp.valueU128(c.Val); ok {
+				cp.root.m[c] = &binding{kind: bConst, t: c.T, val: v}
+			}
+		}
+	}
+	// The pipeline's shared state: headers, user metadata, standard metadata.
+	pp := v1.Parser.Parser
+	if pp == nil || len(pp.Params) < 4 {
+		return nil, fmt.Errorf("engine: the V1Switch parser must take (packet_in, out H, inout M, inout standard_metadata_t)")
+	}
+	hT, mT, smT := pp.Params[1].T, pp.Params[2].T, pp.Params[3].T
+	sw.hdrN, sw.metaN, sw.smN = cp.slotsOf(hT), cp.slotsOf(mT), cp.slotsOf(smT)
+	sw.hdrBase, sw.metaBase, sw.smBase = cp.alloc(sw.hdrN), cp.alloc(sw.metaN), cp.alloc(sw.smN)
+	cp.smBase, cp.metaBase, cp.metaT = sw.smBase, sw.metaBase, mT
+	sw.smOff = map[string]int{}
+	if st, ok := under(smT).(*front.StructType); ok {
+		for _, f := range st.Fields {
+			off, _ := cp.fieldOffset(st, f.Name)
+			sw.smOff[f.Name] = off
+		}
+	}
+	cp.smOff = sw.smOff
+	regions := []int{sw.hdrBase, sw.metaBase, sw.smBase}
+	bindTop := func(b front.Block, order []int) stmtFn {
+		sc := &scope{parent: cp.root, m: map[front.Decl]*binding{}, prefix: cpName("", nil, b.Name()), actions: map[*front.ActionDecl]*Action{}}
+		var params, ctor []*front.Param
+		if b.Parser != nil {
+			params, ctor = b.Parser.Params, b.Parser.CtorParams
+		} else {
+			params, ctor = b.Control.Params, b.Control.CtorParams
+		}
+		cp.bindCtor(sc, cp.root, ctor, b.Args)
+		for i, p := range params {
+			if i < len(order) && order[i] >= 0 {
+				sc.m[p] = &binding{kind: bSlot, t: p.T, base: regions[order[i]]}
+			}
+		}
+		if b.Parser != nil {
+			return cp.parser(sc, b.Parser)
+		}
+		return cp.control(sc, b.Control)
+	}
+	sw.parser = bindTop(v1.Parser, []int{-1, 0, 1, 2})
+	sw.verify = bindTop(v1.VerifyChecksum, []int{0, 1})
+	sw.ingress = bindTop(v1.Ingress, []int{0, 1, 2})
+	sw.egress = bindTop(v1.Egress, []int{0, 1, 2})
+	sw.compute = bindTop(v1.ComputeChecksum, []int{0, 1})
+	sw.deparser = bindTop(v1.Deparser, []int{-1, 0})
+	sw.nslots = cp.nslots
+	sw.c.sw = sw
+	sw.initSM()
+	return sw, nil
+}
+
+// LoadFile loads, checks and compiles a P4 file.
+func LoadFile(path string, opts front.Options, cfg Config) (*Switch, error) {
+	checked, err := front.LoadOptions(path, opts)
+	if err != nil {
+		return nil, err
+	}
+	return Load(checked, cfg)
+}
+
+func (s *Switch) now() time.Time { return s.cfg.Now() }
+
+func (s *Switch) micros() uint64 {
+	now := s.cfg.Now()
+	if !s.startSet {
+		s.start, s.startSet = now, true
+	}
+	return uint64(now.Sub(s.start).Microseconds())
+}
+
+func (s *Switch) newPacket() *packet {
+	var p *packet
+	if n := len(s.free); n > 0 {
+		p = s.free[n-1]
+		s.free = s.free[:n-1]
+	} else {
+		p = &packet{s: make([]uint64, s.nslots)}
+	}
+	clear(p.s)
+	p.data, p.out = p.data[:0], p.out[:0]
+	p.payload, p.truncLen = 0, 0
+	p.cloneSet, p.resubmit, p.recirc = false, false, false
+	p.cloneFL, p.resubmitFL, p.recircFL = -1, -1, -1
+	p.digests = p.digests[:0]
+	s.used = append(s.used, p)
+	return p
+}
+
+// Offsets of the standard_metadata fields the traffic manager uses.
+type smFields struct {
+	ingressPort, egressSpec, egressPort, instanceType, packetLength int
+	ingressTS, egressTS, mcastGrp, egressRid, parserError           int
+}
+
+func (s *Switch) sm(p *packet, name string) *uint64 { return &p.s[s.smBase+s.smOff[name]] }
+
+func (s *Switch) initSM() {
+	f := func(n string) int {
+		off, ok := s.smOff[n]
+		if !ok {
+			// A field missing from standard_metadata_t: use a scratch slot.
+			s.nslots++
+			return s.nslots - 1
+		}
+		return s.smBase + off
+	}
+	s.f = smFields{f("ingress_port"), f("egress_spec"), f("egress_port"), f("instance_type"), f("packet_length"),
+		f("ingress_global_timestamp"), f("egress_global_timestamp"), f("mcast_grp"), f("egress_rid"), f("parser_error")}
+}
+
+func (s *Switch) copyFieldList(dst, src *packet, fl int) {
+	if fl < 0 || fl >= len(s.fieldLists) {
+		return
+	}
+	for _, r := range s.fieldLists[fl] {
+		copy(dst.s[r.off:r.off+r.n], src.s[r.off:r.off+r.n])
+	}
+}
+
+// Process runs one packet received on port through the pipeline.
+func (s *Switch) Process(port int, data []byte) (*Result, error) {
+	s.free = append(s.free, s.used...)
+	s.used = s.used[:0]
+	s.res.Out = s.res.Out[:0]
+	s.res.Digests = s.res.Digests[:0]
+	p := s.newPacket()
+	p.data = append(p.data, data...)
+	p.inPort = port
+	p.s[s.f.instanceType] = InstanceNormal
+	s.ingressQ = append(s.ingressQ[:0], p)
+	s.egressQ = s.egressQ[:0]
+	passes := 0
+	for len(s.ingressQ) > 0 || len(s.egressQ) > 0 {
+		passes++
+		if passes > MaxPasses {
+			return &s.res, ErrTooManyPasses
+		}
+		if n := len(s.ingressQ); n > 0 {
+			p := s.ingressQ[n-1]
+			s.ingressQ = s.ingressQ[:n-1]
+			if err := s.ingressPass(p); err != nil {
+				return &s.res, err
+			}
+			continue
+		}
+		p := s.egressQ[0]
+		n := copy(s.egressQ, s.egressQ[1:])
+		s.egressQ = s.egressQ[:n]
+		if err := s.egressPass(p); err != nil {
+			return &s.res, err
+		}
+	}
+	return &s.res, nil
+}
+
+func (s *Switch) run(p *packet, f stmtFn) error {
+	c := &s.c
+	c.exiting = false
+	f(c)
+	if c.fail != nil {
+		err := c.fail
+		c.fail = nil
+		return err
+	}
+	return nil
+}
+
+func (s *Switch) beginPass(p *packet) *ctx {
+	s.pass++
+	c := &s.c
+	c.s, c.p, c.pass = p.s, p, s.pass
+	c.in, c.cur, c.perr, c.entry = p.data, 0, 0, nil
+	c.plen = len(p.data)
+	return c
+}
+
+func (s *Switch) ingressPass(p *packet) error {
+	c := s.beginPass(p)
+	p.s[s.f.ingressPort] = uint64(p.inPort)
+	p.s[s.f.packetLength] = uint64(len(p.data))
+	p.s[s.f.ingressTS] = s.micros() & (1<<48 - 1)
+	c.exiting = false
+	s.parser(c)
+	if c.fail != nil {
+		err := c.fail
+		c.fail = nil
+		return err
+	}
+	if c.perr != 0 {
+		p.s[s.f.parserError] = uint64(c.perr)
+	}
+	p.payload = c.cur / 8
+	if err := s.run(p, s.verify); err != nil {
+		return err
+	}
+	if err := s.run(p, s.ingress); err != nil {
+		return err
+	}
+	for _, d := range p.digests {
+		s.res.Digests = append(s.res.Digests, d)
+		if s.cfg.OnDigest != nil {
+			s.cfg.OnDigest(d)
+		}
+	}
+	p.digests = p.digests[:0]
+	// Traffic manager, in bmv2's order: clone, resubmit, multicast, drop, unicast.
+	if p.cloneSet {
+		if sess, ok := s.sessions[int(p.cloneSession)]; ok {
+			mk := func() *packet {
+				q := s.newPacket()
+				q.data = append(q.data, p.data...)
+				q.inPort = p.inPort
+				s.copyFieldList(q, p, p.cloneFL)
+				q.s[s.f.instanceType] = InstanceIngressClone
+				q.s[s.f.packetLength] = uint64(len(p.data))
+				return q
+			}
+			s.replicate(sess, mk)
+		}
+	}
+	if p.resubmit {
+		q := s.newPacket()
+		q.data = append(q.data, p.data...)
+		q.inPort = p.inPort
+		s.copyFieldList(q, p, p.resubmitFL)
+		q.s[s.f.instanceType] = InstanceResubmit
+		s.ingressQ = append(s.ingressQ, q)
+		return nil
+	}
+	if grp := p.s[s.f.mcastGrp]; grp != 0 {
+		for _, r := range s.replicas(int(grp)) {
+			q := s.clonePacket(p)
+			q.s[s.f.egressRid] = uint64(r.Rid)
+			q.s[s.f.instanceType] = InstanceReplication
+			q.egressPort = r.Port
+			s.egressQ = append(s.egressQ, q)
+		}
+		return nil
+	}
+	spec := p.s[s.f.egressSpec]
+	if spec == DropPort {
+		return nil
+	}
+	p.egressPort = int(spec)
+	s.egressQ = append(s.egressQ, p)
+	return nil
+}
+
+// clonePacket copies a packet with its whole state.
+func (s *Switch) clonePacket(p *packet) *packet {
+	q := s.newPacket()
+	copy(q.s, p.s)
+	q.data = append(q.data, p.data...)
+	q.payload, q.inPort, q.truncLen = p.payload, p.inPort, p.truncLen
+	return q
+}
+
+func (s *Switch) replicate(sess CloneSession, mk func() *packet) {
+	if sess.McastGrp != 0 {
+		for _, r := range s.replicas(sess.McastGrp) {
+			q := mk()
+			q.s[s.f.egressRid] = uint64(r.Rid)
+			q.egressPort = r.Port
+			s.egressQ = append(s.egressQ, q)
+		}
+	}
+	if sess.HasPort {
+		q := mk()
+		q.egressPort = sess.Port
+		s.egressQ = append(s.egressQ, q)
+	}
+}
+
+func (s *Switch) egressPass(p *packet) error {
+	c := s.beginPass(p)
+	p.s[s.f.egressPort] = uint64(p.egressPort)
+	p.s[s.f.egressTS] = s.micros() & (1<<48 - 1)
+	p.cloneSet, p.recirc = false, false
+	c.plen = int(p.s[s.f.packetLength])
+	if err := s.run(p, s.egress); err != nil {
+		return err
+	}
+	if p.cloneSet {
+		if sess, ok := s.sessions[int(p.cloneSession)]; ok {
+			mk := func() *packet {
+				q := s.clonePacket(p)
+				clear(q.s[s.metaBase : s.metaBase+s.metaN])
+				clear(q.s[s.smBase : s.smBase+s.smN])
+				s.copyFieldList(q, p, p.cloneFL)
+				q.s[s.f.instanceType] = InstanceEgressClone
+				q.s[s.f.packetLength] = p.s[s.f.packetLength]
+				return q
+			}
+			s.replicate(sess, mk)
+		}
+	}
+	if p.s[s.f.egressSpec] == DropPort {
+		return nil
+	}
+	if err := s.run(p, s.compute); err != nil {
+		return err
+	}
+	c.out, c.outBits = p.out[:0], 0
+	if err := s.run(p, s.deparser); err != nil {
+		return err
+	}
+	out := append(c.out, p.data[p.payload:]...)
+	if p.truncLen > 0 && p.truncLen < len(out) {
+		out = out[:p.truncLen]
+	}
+	p.out = out
+	if p.recirc {
+		q := s.newPacket()
+		q.data = append(q.data, out...)
+		q.inPort = p.inPort
+		s.copyFieldList(q, p, p.recircFL)
+		q.s[s.f.instanceType] = InstanceRecirc
+		s.ingressQ = append(s.ingressQ, q)
+		return nil
+	}
+	s.res.Out = append(s.res.Out, Output{Port: p.egressPort, Data: out})
+	return nil
+}
+
+// ---- Runtime API ----
+
+// Tables lists the tables.
+func (s *Switch) Tables() []*Table { return s.tables }
+
+// Registers lists the register arrays.
+func (s *Switch) Registers() []*Register { return s.registers }
+
+// Counters lists the counters (indexed and direct).
+func (s *Switch) Counters() []*Counter { return s.counters }
+
+// Meters lists the meters (indexed and direct).
+func (s *Switch) Meters() []*Meter { return s.meters }
+
+// lookupName finds a name exactly, or as a unique suffix after a dot (as p4c's STF runner).
+func lookupName[T any](kind, name string, xs []T, nameOf func(T) string) (T, error) {
+	var zero T
+	var cand []T
+	for _, x := range xs {
+		n := nameOf(x)
+		if n == name {
+			return x, nil
+		}
+		if strings.HasSuffix(n, "."+name) || strings.HasSuffix(n, name) && strings.HasSuffix(strings.ReplaceAll(n, ".", "_"), name) {
+			cand = append(cand, x)
+		}
+	}
+	if len(cand) == 1 {
+		return cand[0], nil
+	}
+	if len(cand) > 1 {
+		return zero, fmt.Errorf("%w: %s %q is ambiguous", ErrInvalid, kind, name)
+	}
+	return zero, fmt.Errorf("%w: %s %q", ErrNotFound, kind, name)
+}
+
+// Table finds a table by full control-plane name or unique suffix.
+func (s *Switch) Table(name string) (*Table, error) {
+	return lookupName("table", name, s.tables, func(t *Table) string { return t.Name })
+}
+
+// TableByID finds a table by P4Info id.
+func (s *Switch) TableByID(id uint32) (*Table, error) {
+	for _, t := range s.tables {
+		if t.ID == id {
+			return t, nil
+		}
+	}
+	return nil, fmt.Errorf("%w: table id %d", ErrNotFound, id)
+}
+
+// Register finds a register array by name or unique suffix.
+func (s *Switch) Register(name string) (*Register, error) {
+	return lookupName("register", name, s.registers, func(r *Register) string { return r.Name })
+}
+
+// RegisterByID finds a register array by P4Info id.
+func (s *Switch) RegisterByID(id uint32) (*Register, error) {
+	for _, r := range s.registers {
+		if r.ID == id {
+			return r, nil
+		}
+	}
+	return nil, fmt.Errorf("%w: register id %d", ErrNotFound, id)
+}
+
+// Counter finds a counter by name or unique suffix.
+func (s *Switch) Counter(name string) (*Counter, error) {
+	return lookupName("counter", name, s.counters, func(k *Counter) string { return k.Name })
+}
+
+// Meter finds a meter by name or unique suffix.
+func (s *Switch) Meter(name string) (*Meter, error) {
+	return lookupName("meter", name, s.meters, func(m *Meter) string { return m.Name })
+}
+
+// SetCloneSession configures a mirroring session.
+func (s *Switch) SetCloneSession(id int, sess CloneSession) { s.sessions[id] = sess }
+
+// DeleteCloneSession removes a mirroring session.
+func (s *Switch) DeleteCloneSession(id int) { delete(s.sessions, id) }
+
+// CloneSessionOf returns a session's configuration.
+func (s *Switch) CloneSessionOf(id int) (CloneSession, bool) {
+	sess, ok := s.sessions[id]
+	return sess, ok
+}
+
+// MulticastGroupCreate creates an empty multicast group (bmv2 mc_mgrp_create).
+func (s *Switch) MulticastGroupCreate(grp int) { s.mcGroups[grp] = s.mcGroups[grp][:0] }
+
+// MulticastNodeCreate creates a node of replicas with one rid (bmv2 mc_node_create) and
+// returns its handle.
+func (s *Switch) MulticastNodeCreate(rid int, ports []int) int {
+	h := s.mcNext
+	s.mcNext++
+	s.mcNodes[h] = mcNode{rid: rid, ports: append([]int(nil), ports...)}
+	return h
+}
+
+// MulticastNodeAssociate adds a node to a group (bmv2 mc_node_associate).
+func (s *Switch) MulticastNodeAssociate(grp, node int) error {
+	if _, ok := s.mcNodes[node]; !ok {
+		return fmt.Errorf("%w: multicast node %d", ErrNotFound, node)
+	}
+	if _, ok := s.mcGroups[grp]; !ok {
+		return fmt.Errorf("%w: multicast group %d", ErrNotFound, grp)
+	}
+	s.mcGroups[grp] = append(s.mcGroups[grp], node)
+	return nil
+}
+
+// SetMulticastGroup replaces a group's replicas (the P4Runtime MulticastGroupEntry shape).
+func (s *Switch) SetMulticastGroup(grp int, rs []Replica) {
+	s.mcGroups[grp] = nil
+	for _, r := range rs {
+		h := s.MulticastNodeCreate(r.Rid, []int{r.Port})
+		s.mcGroups[grp] = append(s.mcGroups[grp], h)
+	}
+}
+
+// DeleteMulticastGroup removes a group.
+func (s *Switch) DeleteMulticastGroup(grp int) { delete(s.mcGroups, grp) }
+
+func (s *Switch) replicas(grp int) []Replica {
+	var out []Replica
+	for _, h := range s.mcGroups[grp] {
+		n := s.mcNodes[h]
+		for _, p := range n.ports {
+			out = append(out, Replica{Port: p, Rid: n.rid})
+		}
+	}
+	return out
+}

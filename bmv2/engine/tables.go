@@ -1,0 +1,520 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/netlock-go/netlock/bmv2/front"
+)
+
+// MatchKind of a table key field.
+type MatchKind uint8
+
+// Match kinds.
+const (
+	Exact MatchKind = iota + 1
+	LPM
+	Ternary
+	Range
+	Optional
+)
+
+func (k MatchKind) String() string {
+	return [...]string{"?", "exact", "lpm", "ternary", "range", "optional"}[k]
+}
+
+// Errors of the runtime API.
+var (
+	ErrNotFound      = errors.New("engine: not found")
+	ErrAlreadyExists = errors.New("engine: entry already exists")
+	ErrInvalid       = errors.New("engine: invalid argument")
+	ErrConstTable    = errors.New("engine: table has const entries")
+)
+
+// KeyField describes one key element of a table.
+type KeyField struct {
+	Name  string // p4c's control-plane name (front.KeyName)
+	ID    uint32 // P4Info match field id (1-based position)
+	Kind  MatchKind
+	Width int
+	eval  scalarFn
+}
+
+// ActionParam is a control-plane parameter of an action.
+type ActionParam struct {
+	Name  string
+	Width int
+	base  int
+}
+
+// Action is a compiled action of a block instance.
+type Action struct {
+	Name   string
+	ID     uint32
+	Params []ActionParam
+	decl   *front.ActionDecl
+	fr     *frame
+	run    stmtFn
+}
+
+// FieldMatch is the match on one key field; values are big-endian byte strings as in
+// P4Runtime. Exact and Optional use Value; LPM uses Value and PrefixLen; Ternary uses Value
+// and Mask; Range uses Low and High. A field left out of Entry.Match (Optional, Ternary,
+// Range, LPM) is a wildcard.
+type FieldMatch struct {
+	Name      string
+	Value     []byte
+	Mask      []byte
+	PrefixLen int
+	Low, High []byte
+}
+
+// Entry is a table entry as the runtime API takes and returns it.
+type Entry struct {
+	Match []FieldMatch
+	// Priority orders ternary, range and optional entries: larger wins (P4Runtime).
+	Priority int32
+	Action   string // action name (full or suffix), or empty if ActionID is set
+	ActionID uint32
+	Args     [][]byte // action data, in parameter order
+	// Counter values of the entry's direct counter (read only).
+	Packets, Bytes uint64
+}
+
+type fieldMatch struct {
+	value, mask u128
+	lo, hi      u128
+	plen        int
+}
+
+type entry struct {
+	match    []fieldMatch
+	priority int32
+	plen     int // total LPM prefix length (longest wins)
+	seq      int
+	action   int
+	args     []u128
+	packets  uint64
+	bytes    uint64
+	meter    *meterState
+	api      Entry
+}
+
+// Table is a match-action table.
+type Table struct {
+	Name    string
+	ID      uint32
+	Keys    []KeyField
+	Size    int
+	actions []*Action
+	// default action
+	defAction  int
+	defArgs    []u128
+	defConst   bool
+	constEnts  bool
+	entries    []*entry
+	exactIdx   map[uint64][]*entry
+	allExact   bool
+	counter    *Counter
+	meter      *Meter
+	kbuf       []u128
+	seq        int
+	sw         *Switch
+	actionRefs []*front.ActionRef
+	exactHint  bool
+}
+
+// lpmOnly reports whether entries are ordered by prefix length (no ternary, range or
+// optional key), as bmv2 orders lpm tables.
+func (t *Table) lpmOnly() bool {
+	for _, k := range t.Keys {
+		if k.Kind == Ternary || k.Kind == Range || k.Kind == Optional {
+			return false
+		}
+	}
+	return true
+}
+
+// Actions lists the actions the table may run.
+func (t *Table) Actions() []*Action { return t.actions }
+
+func (t *Table) findAction(name string, id uint32) (int, error) {
+	if id != 0 {
+		for i, a := range t.actions {
+			if a.ID == id {
+				return i, nil
+			}
+		}
+		return -1, fmt.Errorf("%w: action id %d in table %s", ErrNotFound, id, t.Name)
+	}
+	cand := -1
+	for i, a := range t.actions {
+		if a.Name == name || a.decl.Name == name {
+			return i, nil
+		}
+		if len(a.Name) > len(name) && a.Name[len(a.Name)-len(name)-1:] == "."+name {
+			cand = i
+		}
+	}
+	if cand >= 0 {
+		return cand, nil
+	}
+	return -1, fmt.Errorf("%w: action %q in table %s", ErrNotFound, name, t.Name)
+}
+
+func (t *Table) args(ai int, raw [][]byte) ([]u128, error) {
+	a := t.actions[ai]
+	if len(raw) != len(a.Params) {
+		return nil, fmt.Errorf("%w: action %s takes %d arguments, got %d", ErrInvalid, a.Name, len(a.Params), len(raw))
+	}
+	out := make([]u128, len(raw))
+	for i, r := range raw {
+		out[i] = fromBytes(r).trunc(a.Params[i].Width)
+	}
+	return out, nil
+}
+
+func (t *Table) convert(e Entry) (*entry, error) {
+	ai, err := t.findAction(e.Action, e.ActionID)
+	if err != nil {
+		return nil, err
+	}
+	args, err := t.args(ai, e.Args)
+	if err != nil {
+		return nil, err
+	}
+	en := &entry{priority: e.Priority, action: ai, args: args, match: make([]fieldMatch, len(t.Keys))}
+	given := make([]bool, len(t.Keys))
+	for i, fm := range e.Match {
+		k := i
+		if fm.Name != "" {
+			k = -1
+			for j, kf := range t.Keys {
+				if kf.Name == fm.Name {
+					k = j
+				}
+			}
+			if k < 0 {
+				return nil, fmt.Errorf("%w: key field %q of table %s", ErrNotFound, fm.Name, t.Name)
+			}
+		}
+		if k >= len(t.Keys) {
+			return nil, fmt.Errorf("%w: too many key fields for table %s", ErrInvalid, t.Name)
+		}
+		given[k] = true
+		kf := t.Keys[k]
+		full := mask128(kf.Width)
+		m := fieldMatch{value: fromBytes(fm.Value).trunc(kf.Width)}
+		switch kf.Kind {
+		case Exact:
+			m.mask = full
+		case Optional:
+			m.mask = full
+			if fm.Mask != nil && fromBytes(fm.Mask).isZero() {
+				m.mask = u128{}
+			}
+		case LPM:
+			if fm.PrefixLen < 0 || fm.PrefixLen > kf.Width {
+				return nil, fmt.Errorf("%w: prefix length %d for %s", ErrInvalid, fm.PrefixLen, kf.Name)
+			}
+			m.plen = fm.PrefixLen
+			m.mask = full.and(mask128(kf.Width - fm.PrefixLen).not())
+			if t.lpmOnly() {
+				en.plen += fm.PrefixLen
+			}
+		case Ternary:
+			m.mask = fromBytes(fm.Mask).trunc(kf.Width)
+		case Range:
+			m.lo, m.hi = fromBytes(fm.Low).trunc(kf.Width), fromBytes(fm.High).trunc(kf.Width)
+		}
+		m.value = m.value.and(m.mask)
+		en.match[k] = m
+	}
+	for k, kf := range t.Keys {
+		if !given[k] {
+			switch kf.Kind {
+			case Exact:
+				return nil, fmt.Errorf("%w: exact key field %s missing", ErrInvalid, kf.Name)
+			case Range:
+				en.match[k] = fieldMatch{hi: mask128(kf.Width)}
+			}
+		}
+	}
+	en.api = e
+	en.api.Action = t.actions[ai].Name
+	en.api.ActionID = t.actions[ai].ID
+	if t.meter != nil {
+		en.meter = &meterState{}
+	}
+	return en, nil
+}
+
+func (t *Table) sameKey(a, b *entry) bool {
+	if a.priority != b.priority && !t.allExact {
+		return false
+	}
+	for i := range a.match {
+		if a.match[i] != b.match[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func (t *Table) find(en *entry) int {
+	for i, x := range t.entries {
+		if t.sameKey(x, en) {
+			return i
+		}
+	}
+	return -1
+}
+
+// Insert adds an entry.
+func (t *Table) Insert(e Entry) error {
+	if t.constEnts {
+		return fmt.Errorf("%w: %s", ErrConstTable, t.Name)
+	}
+	return t.insert(e)
+}
+
+func (t *Table) insert(e Entry) error {
+	en, err := t.convert(e)
+	if err != nil {
+		return err
+	}
+	if t.find(en) >= 0 {
+		return fmt.Errorf("%w in table %s", ErrAlreadyExists, t.Name)
+	}
+	if t.Size > 0 && len(t.entries) >= t.Size && !t.constEnts {
+		return fmt.Errorf("%w: table %s is full (%d entries)", ErrInvalid, t.Name, t.Size)
+	}
+	t.seq++
+	en.seq = t.seq
+	t.entries = append(t.entries, en)
+	t.reindex()
+	return nil
+}
+
+// Modify changes the action of an existing entry (matched by key and priority).
+func (t *Table) Modify(e Entry) error {
+	if t.constEnts {
+		return fmt.Errorf("%w: %s", ErrConstTable, t.Name)
+	}
+	en, err := t.convert(e)
+	if err != nil {
+		return err
+	}
+	i := t.find(en)
+	if i < 0 {
+		return fmt.Errorf("%w: entry in table %s", ErrNotFound, t.Name)
+	}
+	old := t.entries[i]
+	old.action, old.args, old.api = en.action, en.args, en.api
+	return nil
+}
+
+// Delete removes an entry (matched by key and priority).
+func (t *Table) Delete(e Entry) error {
+	if t.constEnts {
+		return fmt.Errorf("%w: %s", ErrConstTable, t.Name)
+	}
+	e.Action, e.ActionID, e.Args = "", 0, nil
+	if len(t.actions) > 0 {
+		e.ActionID = t.actions[0].ID
+		e.Action = t.actions[0].Name
+		e.Args = make([][]byte, len(t.actions[0].Params))
+	}
+	en, err := t.convert(e)
+	if err != nil {
+		return err
+	}
+	i := t.find(en)
+	if i < 0 {
+		return fmt.Errorf("%w: entry in table %s", ErrNotFound, t.Name)
+	}
+	t.entries = append(t.entries[:i], t.entries[i+1:]...)
+	t.reindex()
+	return nil
+}
+
+// Clear removes all non-const entries.
+func (t *Table) Clear() {
+	if t.constEnts {
+		return
+	}
+	t.entries = nil
+	t.reindex()
+}
+
+// Entries returns the entries in lookup order, with their direct counter values.
+func (t *Table) Entries() []Entry {
+	out := make([]Entry, 0, len(t.entries))
+	for _, en := range t.entries {
+		e := en.api
+		e.Packets, e.Bytes = en.packets, en.bytes
+		out = append(out, e)
+	}
+	return out
+}
+
+// SetDefault sets the default action (fails if it is declared const).
+func (t *Table) SetDefault(action string, id uint32, args [][]byte) error {
+	if t.defConst {
+		return fmt.Errorf("%w: default action of %s is const", ErrInvalid, t.Name)
+	}
+	ai, err := t.findAction(action, id)
+	if err != nil {
+		return err
+	}
+	a, err := t.args(ai, args)
+	if err != nil {
+		return err
+	}
+	t.defAction, t.defArgs = ai, a
+	return nil
+}
+
+// Default returns the current default action name and arguments.
+func (t *Table) Default() (string, [][]byte) {
+	a := t.actions[t.defAction]
+	var args [][]byte
+	for i, v := range t.defArgs {
+		args = append(args, v.toBytes(a.Params[i].Width))
+	}
+	return a.Name, args
+}
+
+// SetMeter configures the direct meter of the entry with e's key.
+func (t *Table) SetMeter(e Entry, cfg MeterConfig) error {
+	if t.meter == nil {
+		return fmt.Errorf("%w: table %s has no direct meter", ErrInvalid, t.Name)
+	}
+	if len(t.actions) > 0 && e.Action == "" && e.ActionID == 0 {
+		e.ActionID = t.actions[0].ID
+		e.Args = make([][]byte, len(t.actions[0].Params))
+	}
+	en, err := t.convert(e)
+	if err != nil {
+		return err
+	}
+	i := t.find(en)
+	if i < 0 {
+		return fmt.Errorf("%w: entry in table %s", ErrNotFound, t.Name)
+	}
+	t.entries[i].meter.set(cfg)
+	return nil
+}
+
+// reindex sorts entries into lookup order and rebuilds the exact-match index.
+func (t *Table) reindex() {
+	sort.SliceStable(t.entries, func(i, j int) bool {
+		a, b := t.entries[i], t.entries[j]
+		if a.plen != b.plen {
+			return a.plen > b.plen
+		}
+		if a.priority != b.priority {
+			return a.priority > b.priority
+		}
+		return a.seq < b.seq
+	})
+	if !t.allExact {
+		return
+	}
+	t.exactIdx = make(map[uint64][]*entry, len(t.entries))
+	for _, en := range t.entries {
+		h := hashKey(en.match, nil)
+		t.exactIdx[h] = append(t.exactIdx[h], en)
+	}
+}
+
+func hashKey(m []fieldMatch, k []u128) uint64 {
+	h := uint64(14695981039346656037)
+	mix := func(x uint64) {
+		h ^= x
+		h *= 1099511628211
+	}
+	if k != nil {
+		for _, v := range k {
+			mix(v.lo)
+			mix(v.hi)
+		}
+		return h
+	}
+	for _, f := range m {
+		mix(f.value.lo)
+		mix(f.value.hi)
+	}
+	return h
+}
+
+func (t *Table) matches(en *entry) bool {
+	for i := range t.Keys {
+		f := &en.match[i]
+		v := t.kbuf[i]
+		if t.Keys[i].Kind == Range {
+			if v.cmp(f.lo) < 0 || v.cmp(f.hi) > 0 {
+				return false
+			}
+			continue
+		}
+		if v.and(f.mask) != f.value {
+			return false
+		}
+	}
+	return true
+}
+
+// lookup returns the matching entry or nil.
+func (t *Table) lookup(c *ctx) *entry {
+	for i := range t.Keys {
+		t.kbuf[i] = t.Keys[i].eval(c)
+	}
+	if t.allExact {
+		for _, en := range t.exactIdx[hashKey(nil, t.kbuf)] {
+			if t.matches(en) {
+				return en
+			}
+		}
+		return nil
+	}
+	for _, en := range t.entries {
+		if t.matches(en) {
+			return en
+		}
+	}
+	return nil
+}
+
+const applyExit = -2
+
+// apply runs the table; it returns the hit entry's action index, -1 on a miss, or applyExit.
+func (t *Table) apply(c *ctx) int {
+	en := t.lookup(c)
+	ai, args := t.defAction, t.defArgs
+	hit := en != nil
+	if hit {
+		ai, args = en.action, en.args
+		en.packets++
+		en.bytes += uint64(c.pktLen())
+	}
+	a := t.actions[ai]
+	for i := range a.Params {
+		p := &a.Params[i]
+		writeSlot(c.s, p.base, p.Width, args[i])
+	}
+	prev := c.entry
+	c.entry = en
+	c.actInvocation++
+	r := a.run(c)
+	c.entry = prev
+	c.lastAction = ai
+	if r == fExit {
+		return applyExit
+	}
+	if hit {
+		return ai
+	}
+	return -1
+}

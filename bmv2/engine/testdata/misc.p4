@@ -1,0 +1,66 @@
+// Digest, log_msg, assert, random, and register accesses for the Tofino-constraint mode.
+#include <core.p4>
+#include <v1model.p4>
+
+header h_t {
+    bit<8>  op;
+    bit<8>  a;
+    bit<16> rnd;
+    bit<32> val;
+}
+struct headers_t { h_t h; }
+struct learn_t {
+    bit<8>  a;
+    bit<9>  port;
+}
+struct meta_t { bit<8> x; }
+
+parser P(packet_in pkt, out headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
+    state start { pkt.extract(hdr.h); transition accept; }
+}
+control V(inout headers_t hdr, inout meta_t meta) { apply { } }
+
+control I(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
+    register<bit<32>>(8) regs;
+
+    action rmw() {
+        bit<32> v;
+        regs.read(v, (bit<32>)hdr.h.a);
+        regs.write((bit<32>)hdr.h.a, v + 1);
+        hdr.h.val = v + 1;
+    }
+    action twice() {
+        bit<32> v;
+        regs.read(v, 0);
+        regs.read(v, 1);
+        hdr.h.val = v;
+    }
+    table t {
+        key = { hdr.h.op: exact; }
+        actions = { rmw; twice; NoAction; }
+        const entries = {
+            3: rmw();
+            4: twice();
+        }
+    }
+    apply {
+        sm.egress_spec = 2;
+        if (hdr.h.op == 1) {
+            digest<learn_t>(1, { hdr.h.a, sm.ingress_port });
+            log_msg("a={} port={}", { hdr.h.a, sm.ingress_port });
+        } else if (hdr.h.op == 2) {
+            assert(hdr.h.a != 0);
+            random(hdr.h.rnd, 16w100, 16w200);
+        } else if (hdr.h.op == 5) {
+            rmw();
+            rmw();
+        }
+        t.apply();
+    }
+}
+
+control E(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) { apply { } }
+control C(inout headers_t hdr, inout meta_t meta) { apply { } }
+control D(packet_out pkt, in headers_t hdr) { apply { pkt.emit(hdr.h); } }
+
+V1Switch(P(), V(), I(), E(), C(), D()) main;
