@@ -42,7 +42,10 @@ struct standard_metadata_t {
     bit<9> egress_spec;
     bit<9> egress_port;
 #endif
+    /* bmv2's instance types: 0 normal, 1 ingress clone, 2 egress clone, 3 coalesced,
+     * 4 recirculated, 5 replicated (multicast), 6 resubmitted. */
     bit<32> instance_type;
+    /* Length of the packet in bytes as received (not updated by the pipeline). */
     bit<32> packet_length;
     @alias("queueing_metadata.enq_timestamp") bit<32> enq_timestamp;
     @alias("queueing_metadata.enq_qdepth") bit<19> enq_qdepth;
@@ -52,7 +55,9 @@ struct standard_metadata_t {
     @alias("intrinsic_metadata.egress_global_timestamp") bit<48> egress_global_timestamp;
     @alias("intrinsic_metadata.mcast_grp") bit<16> mcast_grp;
     @alias("intrinsic_metadata.egress_rid") bit<16> egress_rid;
+    /* Set when verify_checksum finds a mismatch. */
     bit<1> checksum_error;
+    /* error.NoError, or the error the parser rejected the packet with. */
     error parser_error;
     @alias("intrinsic_metadata.priority") bit<3> priority;
 }
