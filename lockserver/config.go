@@ -31,6 +31,11 @@ const (
 	KeyQuotas        = "quotas"
 	KeyMetricsListen = "metrics_listen"
 	KeyLogLevel      = "log_level"
+	// KeyRDMA enables the ALock table (RDMAConfig) of KeyRDMALocks locks, its emulated NIC
+	// serving remote clients on KeyRDMAListen (TCP).
+	KeyRDMA       = "rdma.enabled"
+	KeyRDMALocks  = "rdma.locks"
+	KeyRDMAListen = "rdma.listen"
 )
 
 // NewViper returns a viper instance with netlock's defaults and environment binding.
@@ -53,6 +58,9 @@ func NewViper() *viper.Viper {
 	v.SetDefault(KeyDefaultRate, 0)
 	v.SetDefault(KeyMetricsListen, "")
 	v.SetDefault(KeyLogLevel, "info")
+	v.SetDefault(KeyRDMA, false)
+	v.SetDefault(KeyRDMALocks, 1024)
+	v.SetDefault(KeyRDMAListen, "127.0.0.1:0")
 	return v
 }
 
@@ -88,6 +96,15 @@ func ConfigFromViper(v *viper.Viper) (Config, error) {
 	}
 	if c.Core.Priorities == 0 {
 		return Config{}, fmt.Errorf("%s: must be at least 1", KeyPriorities)
+	}
+	if v.GetBool(KeyRDMA) {
+		if c.RDMA.Locks, err = getInt(v, KeyRDMALocks); err != nil {
+			return Config{}, err
+		}
+		if c.RDMA.Locks < 1 {
+			return Config{}, fmt.Errorf("%s: must be at least 1 with %s", KeyRDMALocks, KeyRDMA)
+		}
+		c.RDMA.Listen = v.GetString(KeyRDMAListen)
 	}
 	if err := c.validate(); err != nil {
 		return Config{}, err

@@ -45,6 +45,19 @@ quotas:
 				t.Fatalf("parsed %+v", c)
 			}
 		}},
+		{name: "rdma", format: "yaml", text: "rdma: {enabled: true, locks: 16, listen: 127.0.0.1:9999}",
+			check: func(t *testing.T, c Config) {
+				if c.RDMA.Locks != 16 || c.RDMA.Listen != "127.0.0.1:9999" || c.RDMA.MaxPeers != 1024 {
+					t.Fatalf("parsed %+v", c.RDMA)
+				}
+			}},
+		{name: "rdma off", format: "yaml", text: "rdma: {locks: 16}", check: func(t *testing.T, c Config) {
+			if c.RDMA.Locks != 0 {
+				t.Fatalf("rdma tier configured without rdma.enabled: %+v", c.RDMA)
+			}
+		}},
+		{name: "rdma no locks", format: "yaml", text: "rdma: {enabled: true, locks: 0}", err: "rdma.locks"},
+		{name: "rdma too many", format: "yaml", text: "rdma: {enabled: true, locks: 2000000}", err: "rdma locks"},
 		{name: "bad duration", format: "yaml", text: "lease: {default: soon}", err: "lease.default"},
 		{name: "bad int", format: "yaml", text: "shards: many", err: "shards"},
 		{name: "lease order", format: "yaml", text: "lease: {default: 2m, max: 1m}", err: "max lease"},

@@ -202,8 +202,46 @@ func (r *rdmaTier) beforeStep(req *lockcore.Request, w *writer) bool {
 	}
 	if req.Op == wire.OpAcquire && r.isRDMA(req.Lock) {
 		req.Mode = wire.Exclusive
+		if req.Flags&wire.FlagTry != 0 && r.busyElsewhere(req.Lock) {
+			r.rejectNow(req, wire.StatusWouldBlock, w)
+			return false
+		}
 	}
 	return true
+}
+
+// busyElsewhere reports whether the ALock of lock is held or wanted by someone other than a UDP
+// client (a co-located caller or a remote client): no live UDP grant is queued for it (a proxy
+// may still be queued for a grant that ended) and one of its cohort tails is set. A try acquire is then refused at once instead of being granted by the
+// core and made to wait for the ALock. It is a snapshot: an ALock caller arriving right after
+// it can still make a granted try wait for the other cohort.
+func (r *rdmaTier) busyElsewhere(lock uint32) bool {
+	rl := &r.locks[lock]
+	rl.mu.Lock()
+	live := false
+	for _, p := range rl.q {
+		live = live || !p.ended
+	}
+	rl.mu.Unlock()
+	if live {
+		return false // the core decides: its UDP holder makes it would-block there
+	}
+	off := r.tbl.Lock(int(lock)).Offset()
+	// Local loads of both tails: the server is on the lock's node (a Read never conflicts with
+	// the remote cohort's rCAS, Table 1).
+	return r.node.Load(off+alock.OffTailL) != 0 || r.node.Load(off+alock.OffTailR) != 0
+}
+
+// rejectNow answers req with a reject built as the core builds it.
+func (r *rdmaTier) rejectNow(req *lockcore.Request, st wire.Status, w *writer) {
+	m := wire.Fields{Op: wire.OpReject, Mode: req.Mode, Status: st, Priority: req.Priority, Tenant: req.Tenant,
+		Lock: req.Lock, Txn: req.Txn, Token: req.Token, Timestamp: req.Timestamp}
+	to := req.From
+	if req.Flags&wire.FlagForwarded != 0 && req.Client.IsValid() {
+		to = req.Client
+		m.Flags, m.Client = wire.FlagForwarded, req.Client
+	}
+	w.addEffects([]lockcore.Effect{{To: to, Msg: m}})
 }
 
 // afterStep filters the effects of one step (see filter); an admin reset of an RDMA lock drops

@@ -241,6 +241,11 @@ func TestRDMALeaseExpiresWhileAcquiring(t *testing.T) {
 	if f := p.expect(wire.OpReject, 1); f.Status != wire.StatusLeaseExpired {
 		t.Fatalf("got %s, want reject lease-expired", f.String())
 	}
+	// A try acquire is refused while a co-located caller holds the ALock.
+	p.send(wire.Fields{Op: wire.OpAcquire, Mode: wire.Exclusive, Flags: wire.FlagTry, Lock: 0, Txn: 3, Timestamp: 4})
+	if f := p.expect(wire.OpReject, 3); f.Status != wire.StatusWouldBlock || f.Timestamp != 4 {
+		t.Fatalf("try acquire: %s, want reject would-block echoing the timestamp", f.String())
+	}
 	p.send(wire.Fields{Op: wire.OpAcquire, Mode: wire.Exclusive, Lock: 0, Txn: 2, Timestamp: 6})
 	p.expectNothing(50 * time.Millisecond) // the co-located holder still has the ALock
 	if err := ll.Unlock(0); err != nil {
@@ -252,6 +257,11 @@ func TestRDMALeaseExpiresWhileAcquiring(t *testing.T) {
 	defer cancel()
 	if err := ll.Lock(ctx, 0); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("local Lock while a UDP client holds the lock: %v, want deadline exceeded", err)
+	}
+	// A try acquire is refused by the core while a UDP client holds the lock.
+	p.send(wire.Fields{Op: wire.OpAcquire, Mode: wire.Exclusive, Flags: wire.FlagTry, Lock: 0, Txn: 4})
+	if f := p.expect(wire.OpReject, 4); f.Status != wire.StatusWouldBlock {
+		t.Fatalf("try acquire: %s, want reject would-block", f.String())
 	}
 	// A repeated acquire of the holder repeats its grant.
 	p.send(wire.Fields{Op: wire.OpAcquire, Mode: wire.Exclusive, Flags: wire.FlagRetry, Lock: 0, Txn: 2, Timestamp: 6})

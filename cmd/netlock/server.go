@@ -41,7 +41,14 @@ Quotas are set in the file:
     7: {max_outstanding: 100, max_rate: 50000}
 
 SIGINT or SIGTERM shuts down gracefully: packets already read are answered, waiting requests
-are rejected with status shutdown.`,
+are rejected with status shutdown.
+
+With --rdma, lock ids below --rdma-locks are kept as ALocks in the registered memory of an
+emulated RDMA node (docs/architecture.md, "RDMA tier"): UDP clients get them through the server,
+which takes them in ALock's local cohort on their behalf (shared requests are served
+exclusively), and remote clients (client/rdmaclient) take them in the remote cohort over the
+emulated NIC, which serves verbs on --rdma-listen (TCP). Set --rdma-listen to a reachable
+address (e.g. 0.0.0.0:8889) to let other hosts in: the emulated NIC has no access control.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if cfgFile != "" {
 				v.SetConfigFile(cfgFile)
@@ -87,11 +94,15 @@ are rejected with status shutdown.`,
 	f.Int("max-waiters", 0, "waiters per lock before queue-full rejects (0: unbounded)")
 	f.String("metrics-listen", "", "serve Prometheus metrics on this TCP address (e.g. :9102)")
 	f.String("log-level", "info", "debug, info, warn or error")
+	f.Bool("rdma", false, "keep locks below --rdma-locks as an ALock table on an emulated RDMA NIC")
+	f.Int("rdma-locks", 1024, "number of RDMA-backed locks (ids 0..N-1) with --rdma")
+	f.String("rdma-listen", "127.0.0.1:0", "TCP address of the emulated RDMA NIC (remote clients' verbs)")
 	for flag, key := range map[string]string{"listen": lockserver.KeyListen, "shards": lockserver.KeyShards,
 		"sockets": lockserver.KeySockets, "batch": lockserver.KeyBatch, "lease": lockserver.KeyLease,
 		"max-lease": lockserver.KeyMaxLease, "takeover-grace": lockserver.KeyTakeover,
 		"priorities": lockserver.KeyPriorities, "max-waiters": lockserver.KeyMaxWaiters,
-		"metrics-listen": lockserver.KeyMetricsListen, "log-level": lockserver.KeyLogLevel} {
+		"metrics-listen": lockserver.KeyMetricsListen, "log-level": lockserver.KeyLogLevel,
+		"rdma": lockserver.KeyRDMA, "rdma-locks": lockserver.KeyRDMALocks, "rdma-listen": lockserver.KeyRDMAListen} {
 		bindFlag(v, key, f.Lookup(flag))
 	}
 	return cmd
