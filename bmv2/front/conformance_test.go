@@ -97,8 +97,8 @@ func TestConformance(t *testing.T) {
 		}
 		golden := filepath.Join(dir, "testdata/p4_16_samples_outputs", filepath.Base(f)+".p4info.txtpb")
 		data, err := os.ReadFile(golden)
-		if err != nil {
-			continue
+		if err != nil || prog.Main == nil {
+			continue // no golden, or a program without a package instance (p4c writes none)
 		}
 		var want p4v1.P4Info
 		if (prototext.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(data, &want) != nil {
