@@ -9,6 +9,39 @@
 //
 // Malformed datagrams and ops a server does not accept are counted and dropped. On shutdown the
 // server answers every packet it has read, then rejects the waiting requests (status shutdown).
+//
+// # RDMA tier
+//
+// With Config.RDMA.Locks = N > 0 (netlock server --rdma --rdma-locks N) the server owns an
+// emulated RDMA node (rdma/emu, node id 0) whose registered memory holds an ALock table of N
+// locks (rdma/alock); lock ids below N are RDMA-backed, the others behave as above. One lock is
+// then taken three ways, and ALock alone arbitrates between them:
+//
+//   - co-located goroutines call [Server.LocalLocks] and take it in ALock's local cohort (CPU
+//     atomics on the server node's memory), spinning in their own goroutine;
+//   - UDP clients send acquires as usual. The shard's core still orders them (a shared acquire of
+//     an RDMA lock is made exclusive first: ALock is exclusive-only), but a grant the core makes
+//     for an RDMA lock is not sent: the shard queues it for the lock's proxy goroutine, which
+//     takes the ALock in the local cohort on the client's behalf and only then sends the grant.
+//     The core serialises UDP holders, so one proxy acquisition per lock is outstanding at most;
+//   - remote clients (client/rdmaclient) join over UDP admin sub-operations and take it in the
+//     remote cohort with verbs over emu's TCP transport (Config.RDMA.Listen).
+//
+// Shard goroutines and the sweeper never wait for an ALock: they only queue grants and, after a
+// step or an expiry that may have ended a UDP holder of an RDMA lock (release, lease expiry,
+// admin reset), mark the queued grants the core no longer lists as holders (Core.Inspect) as
+// ended. The proxy sends a grant only if it has not ended by the time the ALock is taken (a
+// lease that ran out during the wait was reported by the core as lease-expired; the proxy gives
+// the ALock back unsent), sends it under the lock's mutex so that it precedes any later answer
+// about that holder, and unlocks once the holder has ended. Lock order: shard.mu, then the
+// per-lock mutex, then the proxies' send mutex.
+//
+// On shutdown, after the UDP drain, the tier stops its NIC, abandons every spin on the server's
+// node (the table is discarded with the node; nothing is unlocked), answers the grants still
+// waiting for their ALock with reject shutdown, and waits for its goroutines. ALock has no
+// leases: a remote client that dies holding or waiting for a lock blocks it until the server
+// restarts. docs/architecture.md ("RDMA tier") and docs/protocol.md ("RDMA admin") have the
+// details.
 package lockserver
 
 import (
