@@ -566,3 +566,40 @@ func TestWarnings(t *testing.T) {
 		t.Errorf("warnings:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+func TestP4InfoMap(t *testing.T) {
+	prog, err := Load("testdata/accept/features.p4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, m, err := prog.P4InfoWithMap()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tb := range info.Tables {
+		e := m.Tables[tb.Preamble.Id]
+		if e == nil || e.Path+"."+e.Decl.Name != tb.Preamble.Name {
+			t.Errorf("table %s: map entry %+v", tb.Preamble.Name, e)
+		}
+	}
+	for _, a := range info.Actions {
+		if m.Actions[a.Preamble.Id] == nil {
+			t.Errorf("action %s missing from the map", a.Preamble.Name)
+		}
+	}
+	for _, c := range info.Counters {
+		e := m.Externs[c.Preamble.Id]
+		if e == nil || e.Decl == nil || e.Path != "FeatIngress.counting" || e.Type.Decl.Name != "counter" {
+			t.Errorf("counter %s: map entry %+v", c.Preamble.Name, e)
+		}
+	}
+	for _, ap := range info.ActionProfiles {
+		e := m.Externs[ap.Preamble.Id]
+		if e == nil || e.Call == nil || e.Type.Decl.Name != "action_selector" {
+			t.Errorf("action profile %s: map entry %+v", ap.Preamble.Name, e)
+		}
+	}
+	if len(m.Tables) != len(info.Tables) || len(m.Externs) != len(info.Counters)+len(info.Registers)+len(info.ActionProfiles)+len(info.Meters)+len(info.DirectMeters)+len(info.DirectCounters) {
+		t.Errorf("map sizes do not match the P4Info")
+	}
+}

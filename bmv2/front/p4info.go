@@ -196,14 +196,15 @@ type tableSym struct {
 }
 
 type externSym struct {
-	inst  *InstanceDecl // nil for anonymous instances
-	kind  string
-	sym   *symbol
-	args  []*Arg
-	et    *ExternType
-	call  *CallExpr   // anonymous instance in a table's implementation property
-	vals  []Value     // constructor argument values (nil when not constant)
-	annos Annotations // of the instance, or of the table property for inline instances
+	inst   *InstanceDecl // nil for anonymous instances
+	kind   string
+	sym    *symbol
+	args   []*Arg
+	et     *ExternType
+	call   *CallExpr   // anonymous instance in a table's implementation property
+	vals   []Value     // constructor argument values (nil when not constant)
+	annos  Annotations // of the instance, or of the table property for inline instances
+	prefix string      // control-plane path of the owning control ("" at top level)
 }
 
 type digestSym struct {
@@ -235,6 +236,38 @@ type p4infoBuilder struct {
 
 // P4Info builds the P4Runtime P4Info of a checked v1model program.
 func (c *Checked) P4Info() (*p4v1.P4Info, error) {
+	info, _, err := c.P4InfoWithMap()
+	return info, err
+}
+
+// P4InfoMap links P4Info ids back to the program, for a P4Runtime server and the engine.
+type P4InfoMap struct {
+	Tables            map[uint32]*TableEntity
+	Actions           map[uint32]*ActionDecl
+	Externs           map[uint32]*ExternEntity // counters, meters, registers, action profiles
+	ControllerHeaders map[uint32]*StructDecl
+	Digests           map[uint32]Type // the type of the digested data
+}
+
+// TableEntity is a table as the control plane sees it: the declaration and the control-plane
+// path of the control instance that owns it ("MyIngress", or "MyIngress.inner" for a control
+// instantiated inside another).
+type TableEntity struct {
+	Decl *TableDecl
+	Path string
+}
+
+// ExternEntity is an extern instance the control plane can address. Inline instances (a
+// table's implementation = action_selector(...)) have Decl nil and Call set.
+type ExternEntity struct {
+	Decl *InstanceDecl
+	Call *CallExpr
+	Type *ExternType
+	Path string
+}
+
+// P4InfoWithMap builds the P4Info and the map from its ids to the program's declarations.
+func (c *Checked) P4InfoWithMap() (*p4v1.P4Info, *P4InfoMap, error) {
 	b := &p4infoBuilder{
 		c:          c,
 		st:         &symtab{byKey: map[string]*symbol{}, assigned: map[uint32]bool{}},
@@ -246,17 +279,39 @@ func (c *Checked) P4Info() (*p4v1.P4Info, error) {
 		hdrSym:     map[*StructDecl]*symbol{},
 	}
 	if c.Main == nil {
-		return nil, ErrorList{errorf(Pos{File: c.Program.File}, "the program declares no package instance called main (expected V1Switch(...) main;)")}
+		return nil, nil, ErrorList{errorf(Pos{File: c.Program.File}, "the program declares no package instance called main (expected V1Switch(...) main;)")}
 	}
 	b.collect()
 	b.sortActions()
 	b.errs = append(b.errs, b.st.errs...)
 	b.errs = append(b.errs, b.st.assignIDs()...)
 	if len(b.errs) > 0 {
-		return nil, b.errs
+		return nil, nil, b.errs
 	}
 	b.build()
-	return b.info, nil
+	m := &P4InfoMap{
+		Tables:            map[uint32]*TableEntity{},
+		Actions:           map[uint32]*ActionDecl{},
+		Externs:           map[uint32]*ExternEntity{},
+		ControllerHeaders: map[uint32]*StructDecl{},
+		Digests:           map[uint32]Type{},
+	}
+	for _, t := range b.tables {
+		m.Tables[t.sym.id] = &TableEntity{Decl: t.decl, Path: t.prefix}
+	}
+	for _, a := range b.actions {
+		m.Actions[b.actSym[a].id] = a
+	}
+	for _, e := range b.externs {
+		m.Externs[e.sym.id] = &ExternEntity{Decl: e.inst, Call: e.call, Type: e.et, Path: e.prefix}
+	}
+	for h, sym := range b.hdrSym {
+		m.ControllerHeaders[sym.id] = h
+	}
+	for _, d := range b.digests {
+		m.Digests[d.sym.id] = d.t
+	}
+	return b.info, m, nil
 }
 
 // P4InfoText renders the P4Info in protobuf text format, as p4c's --p4runtime-files *.txtpb.
@@ -449,7 +504,7 @@ func (b *p4infoBuilder) visitControl(d *ControlDecl, prefix string) {
 			if ip := l.Prop("implementation"); ip != nil {
 				if call, ok := ip.Value.(*CallExpr); ok {
 					if et, ok := call.Type().(*ExternType); ok {
-						es := &externSym{kind: et.Decl.Name, args: call.Args, et: et, call: call, vals: b.values(call.Args), annos: ip.Annos}
+						es := &externSym{kind: et.Decl.Name, args: call.Args, et: et, call: call, vals: b.values(call.Args), annos: ip.Annos, prefix: prefix}
 						name := cpName(prefix, nil, l.Name+"_"+et.Decl.Name)
 						if s, ok := ip.Annos.Get("name").StringArg(); ok {
 							name = strings.TrimPrefix(s, ".")
@@ -634,7 +689,7 @@ func (b *p4infoBuilder) externInstance(inst *InstanceDecl, prefix string) {
 	default:
 		return
 	}
-	es := &externSym{inst: inst, kind: et.Decl.Name, args: inst.Args, et: et, vals: b.values(inst.Args), annos: inst.Annos}
+	es := &externSym{inst: inst, kind: et.Decl.Name, args: inst.Args, et: et, vals: b.values(inst.Args), annos: inst.Annos, prefix: prefix}
 	es.sym = b.st.add(pfx, cpName(prefix, inst.Annos, inst.Name), inst.Annos, inst.P, nil)
 	b.externs = append(b.externs, es)
 	b.extByI[inst] = es
