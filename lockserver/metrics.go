@@ -64,11 +64,18 @@ var (
 	descLocks     = prometheus.NewDesc("netlock_locks", "Locks with requests.", nil, nil)
 	descBuffered  = prometheus.NewDesc("netlock_overflow_buffered", "Requests buffered in q2 for switch locks.", nil, nil)
 	descPackets   = prometheus.NewDesc("netlock_packets_total", "Datagrams received and sent.", []string{"dir"}, nil)
+
+	descRDMAGrants  = prometheus.NewDesc("netlock_rdma_proxy_grants_total", "UDP grants of RDMA locks sent after the server took the ALock.", nil, nil)
+	descRDMADropped = prometheus.NewDesc("netlock_rdma_proxy_dropped_total", "UDP grants of RDMA locks that ended before the ALock was taken.", nil, nil)
+	descRDMATry     = prometheus.NewDesc("netlock_rdma_try_refused_total", "Try acquires refused because the ALock was held outside UDP.", nil, nil)
+	descRDMAProxies = prometheus.NewDesc("netlock_rdma_proxies", "Proxy goroutines serving UDP grants of RDMA locks.", nil, nil)
+	descRDMAPeers   = prometheus.NewDesc("netlock_rdma_peers", "Remote RDMA nodes that joined.", nil, nil)
 )
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descRequests, descGrants, descRejects, descExpiries, descReleases,
-		descPushBacks, descMalformed, descDepth, descHolders, descLocks, descBuffered, descPackets} {
+		descPushBacks, descMalformed, descDepth, descHolders, descLocks, descBuffered, descPackets,
+		descRDMAGrants, descRDMADropped, descRDMATry, descRDMAProxies, descRDMAPeers} {
 		ch <- d
 	}
 }
@@ -100,4 +107,11 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	gauge(descHolders, st.Holders)
 	gauge(descLocks, st.Locks)
 	gauge(descBuffered, st.Buffered)
+	if rs, ok := c.s.RDMAStats(); ok {
+		counter(descRDMAGrants, rs.ProxyGrants)
+		counter(descRDMADropped, rs.ProxyDropped)
+		counter(descRDMATry, rs.TryRefused)
+		gauge(descRDMAProxies, rs.Proxies)
+		gauge(descRDMAPeers, rs.Peers)
+	}
 }

@@ -95,6 +95,10 @@ type rdmaTier struct {
 	peers   []netip.AddrPort // by node id - 1
 	byAddr  map[netip.AddrPort]verbs.NodeID
 
+	// Counters (RDMAStats).
+	proxyGrants, proxyDropped, tryRefused atomic.Uint64
+	proxies                               atomic.Int64
+
 	// unsafeNoALock makes proxies send grants without taking the ALock: the negative control of
 	// the three-way test (it must break mutual exclusion). Tests only.
 	unsafeNoALock bool
@@ -203,6 +207,7 @@ func (r *rdmaTier) beforeStep(req *lockcore.Request, w *writer) bool {
 	if req.Op == wire.OpAcquire && r.isRDMA(req.Lock) {
 		req.Mode = wire.Exclusive
 		if req.Flags&wire.FlagTry != 0 && r.busyElsewhere(req.Lock) {
+			r.tryRefused.Add(1)
 			r.rejectNow(req, wire.StatusWouldBlock, w)
 			return false
 		}
@@ -353,6 +358,8 @@ func isHolder(hs []lockcore.Entry, txn, token uint64) bool {
 // at a time because the core serialises the (exclusive) UDP holders of the lock. The proxy
 // returns when the queue is empty or the tier shuts down.
 func (r *rdmaTier) proxy(lock uint32) {
+	r.proxies.Add(1)
+	defer r.proxies.Add(-1)
 	rl := &r.locks[lock]
 	ptr := r.tbl.Lock(int(lock))
 	h, err := r.pool.Get()
@@ -387,9 +394,12 @@ func (r *rdmaTier) proxy(lock uint32) {
 		if !p.ended && !r.stop.Load() {
 			p.held = true
 			r.send(&p.grant) // under rl.mu: before any later answer about this holder
+			r.proxyGrants.Add(1)
 			for !p.ended && !r.stop.Load() {
 				rl.cond.Wait()
 			}
+		} else if p.ended {
+			r.proxyDropped.Add(1)
 		}
 		stopping := r.stop.Load()
 		if !stopping {
@@ -626,4 +636,32 @@ func (l *LocalLocks) Unlock(i uint32) error {
 		return ErrClosed
 	}
 	return r.pool.Put(h)
+}
+
+// RDMAStats are the counters of the RDMA tier.
+type RDMAStats struct {
+	// ProxyGrants counts UDP grants of RDMA locks sent after their proxy took the ALock.
+	ProxyGrants uint64
+	// ProxyDropped counts UDP grants that ended (lease expiry, reset) before their proxy got the
+	// ALock, and were never sent.
+	ProxyDropped uint64
+	// TryRefused counts try acquires refused because the ALock was held or wanted outside UDP.
+	TryRefused uint64
+	// Proxies is the number of proxy goroutines (locks with UDP grants being served).
+	Proxies int
+	// Peers is the number of remote nodes that joined.
+	Peers int
+}
+
+// RDMAStats returns the RDMA tier's counters, and false without an RDMA tier.
+func (s *Server) RDMAStats() (RDMAStats, bool) {
+	r := s.rdma
+	if r == nil {
+		return RDMAStats{}, false
+	}
+	r.peersMu.Lock()
+	peers := len(r.peers)
+	r.peersMu.Unlock()
+	return RDMAStats{ProxyGrants: r.proxyGrants.Load(), ProxyDropped: r.proxyDropped.Load(),
+		TryRefused: r.tryRefused.Load(), Proxies: int(r.proxies.Load()), Peers: peers}, true
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/netlock-go/netlock/client"
 	"github.com/netlock-go/netlock/client/rdmaclient"
 	"github.com/netlock-go/netlock/internal/rdmaproto"
+	"github.com/netlock-go/netlock/rdma/alock"
 	"github.com/netlock-go/netlock/wire"
 )
 
@@ -48,9 +49,12 @@ func startRDMA(t *testing.T, locks int, mod func(*Config)) (s *Server, stop func
 	return s, stop
 }
 
+// remoteALock configures the ALock of the remote clients dialRemote makes.
+var remoteALock alock.Config
+
 func dialRemote(t *testing.T, s *Server) *rdmaclient.Client {
 	t.Helper()
-	rc, err := rdmaclient.Dial(context.Background(), rdmaclient.Config{Server: s.Addr().String()})
+	rc, err := rdmaclient.Dial(context.Background(), rdmaclient.Config{Server: s.Addr().String(), ALock: remoteALock})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +198,22 @@ func threeWay(t *testing.T, s *Server, iters int, hold time.Duration, seed int64
 // clients and remote RDMA clients on one lock at once never overlap.
 func TestRDMAThreeWay(t *testing.T) {
 	seed := testSeed(t)
-	s, stop := startRDMA(t, 4, nil)
+	// Probes count ALock's handoffs: a critical section entered by a pass within a cohort, and
+	// Peterson rounds between the cohorts' leaders.
+	var remotePass, localPass, peterson atomic.Int64
+	probe := func(ev alock.Event) {
+		switch {
+		case ev.Kind == alock.EvEnter && ev.Passed && ev.Cohort == alock.Remote:
+			remotePass.Add(1)
+		case ev.Kind == alock.EvEnter && ev.Passed:
+			localPass.Add(1)
+		case ev.Kind == alock.EvVictim:
+			peterson.Add(1)
+		}
+	}
+	remoteALock = alock.Config{Probe: probe}
+	defer func() { remoteALock = alock.Config{} }()
+	s, stop := startRDMA(t, 4, func(c *Config) { c.RDMA.ALock.Probe = probe })
 	iters := 60
 	if testing.Short() {
 		iters = 20
@@ -203,8 +222,14 @@ func TestRDMAThreeWay(t *testing.T) {
 	stop()
 	t.Logf("critical sections: local %d, udp %d, remote %d; violations %d",
 		d.enters[viaLocal].Load(), d.enters[viaUDP].Load(), d.enters[viaRemote].Load(), d.violations.Load())
+	rs, _ := s.RDMAStats()
+	t.Logf("rdma tier: %+v; cohort handoffs: %d remote->remote, %d local->local (passed), %d Peterson rounds",
+		rs, remotePass.Load(), localPass.Load(), peterson.Load())
 	if v := d.violations.Load(); v != 0 {
 		t.Fatalf("%d mutual-exclusion violations", v)
+	}
+	if rs.ProxyGrants < uint64(d.enters[viaUDP].Load()) || rs.Peers != 2 || rs.Proxies != 0 {
+		t.Errorf("rdma stats %+v: want >= %d proxy grants, 2 peers, no proxy left", rs, d.enters[viaUDP].Load())
 	}
 	for via, want := range []int64{int64(2 * iters), int64(2 * iters), int64(2 * iters)} {
 		if got := d.enters[via].Load(); got != want {
