@@ -603,3 +603,50 @@ func TestP4InfoMap(t *testing.T) {
 		t.Errorf("map sizes do not match the P4Info")
 	}
 }
+
+func TestControlInstantiatedTwice(t *testing.T) {
+	src := strings.Replace(wrapProgram("Sub() s1; Sub() s2;", "s1.apply(hdr); s2.apply(hdr);"),
+		"control I(", `control Sub(inout H hdr) {
+    action set(bit<8> v) { hdr.h.a = v; }
+    table t { key = { hdr.h.b: exact; } actions = { set; } }
+    apply { t.apply(); }
+}
+control I(`, 1)
+	toks, errs := PreprocessSource("twice.p4", src, nil)
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	prog, err := Parse(toks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chk, err := Check(prog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, m, err := chk.P4InfoWithMap()
+	if err != nil {
+		t.Fatal(err)
+	}
+	actionName := map[uint32]string{}
+	for _, a := range info.Actions {
+		actionName[a.Preamble.Id] = a.Preamble.Name
+	}
+	var got []string
+	for _, tb := range info.Tables {
+		var refs []string
+		for _, r := range tb.ActionRefs {
+			refs = append(refs, actionName[r.Id])
+		}
+		got = append(got, tb.Preamble.Name+"->"+strings.Join(refs, ","))
+	}
+	want := "I.s1.t->I.s1.set,NoAction I.s2.t->I.s2.set,NoAction"
+	if strings.Join(got, " ") != want {
+		t.Errorf("got %q, want %q", strings.Join(got, " "), want)
+	}
+	for id, e := range m.Actions {
+		if e.Decl.Name == "set" && actionName[id] != e.Path+".set" {
+			t.Errorf("action %s mapped to path %q", actionName[id], e.Path)
+		}
+	}
+}

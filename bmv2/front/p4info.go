@@ -193,6 +193,27 @@ type tableSym struct {
 	decl   *TableDecl
 	sym    *symbol
 	prefix string
+	locals map[*ActionDecl]bool // the owning control's own actions
+}
+
+// actionID identifies an action of one control instance (path "" for top-level actions): a
+// control instantiated twice has two sets of actions in P4Info.
+type actID struct {
+	a    *ActionDecl
+	path string
+}
+
+func hasKey(m map[actID][3]int, id actID) bool {
+	_, ok := m[id]
+	return ok
+}
+
+// actionID is the identity of action a as referenced by this table.
+func (ts *tableSym) actionID(a *ActionDecl) actID {
+	if ts.locals[a] {
+		return actID{a, ts.prefix}
+	}
+	return actID{a, ""}
 }
 
 type externSym struct {
@@ -217,13 +238,13 @@ type p4infoBuilder struct {
 	env        map[*Param]Value // constructor parameters of the instance being visited
 	st         *symtab
 	tables     []*tableSym
-	actions    []*ActionDecl
-	actSym     map[*ActionDecl]*symbol
-	actKey     map[*ActionDecl][3]int // sort key: (control visit, global 0 / local 1, order)
-	referenced map[Decl]bool          // declarations used by the visited controls
-	visits     int                    // controls visited so far
-	visit      int                    // the control being visited
-	refs       int                    // global actions referenced so far
+	actions    []actID
+	actSym     map[actID]*symbol
+	actKey     map[actID][3]int // sort key: (control visit, global 0 / local 1, order)
+	referenced map[Decl]bool    // declarations used by the visited controls
+	visits     int              // controls visited so far
+	visit      int              // the control being visited
+	refs       int              // global actions referenced so far
 	externs    []*externSym
 	extByI     map[*InstanceDecl]*externSym
 	digests    []*digestSym
@@ -243,7 +264,7 @@ func (c *Checked) P4Info() (*p4v1.P4Info, error) {
 // P4InfoMap links P4Info ids back to the program, for a P4Runtime server and the engine.
 type P4InfoMap struct {
 	Tables            map[uint32]*TableEntity
-	Actions           map[uint32]*ActionDecl
+	Actions           map[uint32]*ActionEntity
 	Externs           map[uint32]*ExternEntity // counters, meters, registers, action profiles
 	ControllerHeaders map[uint32]*StructDecl
 	Digests           map[uint32]Type // the type of the digested data
@@ -254,6 +275,13 @@ type P4InfoMap struct {
 // instantiated inside another).
 type TableEntity struct {
 	Decl *TableDecl
+	Path string
+}
+
+// ActionEntity is an action as the control plane sees it; Path is the owning control
+// instance's path, "" for top-level actions such as NoAction.
+type ActionEntity struct {
+	Decl *ActionDecl
 	Path string
 }
 
@@ -271,8 +299,8 @@ func (c *Checked) P4InfoWithMap() (*p4v1.P4Info, *P4InfoMap, error) {
 	b := &p4infoBuilder{
 		c:          c,
 		st:         &symtab{byKey: map[string]*symbol{}, assigned: map[uint32]bool{}},
-		actSym:     map[*ActionDecl]*symbol{},
-		actKey:     map[*ActionDecl][3]int{},
+		actSym:     map[actID]*symbol{},
+		actKey:     map[actID][3]int{},
 		referenced: map[Decl]bool{},
 		extByI:     map[*InstanceDecl]*externSym{},
 		digSeen:    map[string]bool{},
@@ -291,7 +319,7 @@ func (c *Checked) P4InfoWithMap() (*p4v1.P4Info, *P4InfoMap, error) {
 	b.build()
 	m := &P4InfoMap{
 		Tables:            map[uint32]*TableEntity{},
-		Actions:           map[uint32]*ActionDecl{},
+		Actions:           map[uint32]*ActionEntity{},
 		Externs:           map[uint32]*ExternEntity{},
 		ControllerHeaders: map[uint32]*StructDecl{},
 		Digests:           map[uint32]Type{},
@@ -300,7 +328,7 @@ func (c *Checked) P4InfoWithMap() (*p4v1.P4Info, *P4InfoMap, error) {
 		m.Tables[t.sym.id] = &TableEntity{Decl: t.decl, Path: t.prefix}
 	}
 	for _, a := range b.actions {
-		m.Actions[b.actSym[a].id] = a
+		m.Actions[b.actSym[a].id] = &ActionEntity{Decl: a.a, Path: a.path}
 	}
 	for _, e := range b.externs {
 		m.Externs[e.sym.id] = &ExternEntity{Decl: e.inst, Call: e.call, Type: e.et, Path: e.prefix}
@@ -468,8 +496,8 @@ func (b *p4infoBuilder) visitControl(d *ControlDecl, prefix string) {
 		switch l := l.(type) {
 		case *ActionDecl:
 			locals[l] = true
-			if _, seen := b.actKey[l]; !seen {
-				b.actKey[l] = [3]int{b.visit, 1, i}
+			if id := (actID{l, prefix}); !hasKey(b.actKey, id) {
+				b.actKey[id] = [3]int{b.visit, 1, i}
 			}
 		case *InstanceDecl:
 			if et, ok := l.T.(*ExternType); ok && (et.Decl.Name == "action_profile" || et.Decl.Name == "action_selector") {
@@ -499,7 +527,7 @@ func (b *p4infoBuilder) visitControl(d *ControlDecl, prefix string) {
 			if !used[l] || l.Annos.Get("hidden") != nil {
 				continue // unused, or hidden from the control plane
 			}
-			ts := &tableSym{decl: l, prefix: prefix, sym: b.st.add(prefixTable, cpName(prefix, l.Annos, l.Name), l.Annos, l.P, nil)}
+			ts := &tableSym{decl: l, prefix: prefix, locals: locals, sym: b.st.add(prefixTable, cpName(prefix, l.Annos, l.Name), l.Annos, l.P, nil)}
 			b.tables = append(b.tables, ts)
 			if ip := l.Prop("implementation"); ip != nil {
 				if call, ok := ip.Value.(*CallExpr); ok {
@@ -613,20 +641,22 @@ func (b *p4infoBuilder) noAction() *ActionDecl {
 }
 
 func (b *p4infoBuilder) action(a *ActionDecl, prefix string, locals map[*ActionDecl]bool) {
-	if _, done := b.actSym[a]; done || a.Annos.Get("hidden") != nil {
-		return
-	}
 	p := ""
 	if locals[a] {
 		p = prefix
-	} else if _, seen := b.actKey[a]; !seen {
+	}
+	id := actID{a, p}
+	if _, done := b.actSym[id]; done || a.Annos.Get("hidden") != nil {
+		return
+	}
+	if !hasKey(b.actKey, id) {
 		// p4c copies the global actions a control uses into it, in order of use, before the
 		// control's own actions.
 		b.refs++
-		b.actKey[a] = [3]int{b.visit, 0, b.refs}
+		b.actKey[id] = [3]int{b.visit, 0, b.refs}
 	}
-	b.actSym[a] = b.st.add(prefixAction, cpName(p, a.Annos, a.Name), a.Annos, a.P, a)
-	b.actions = append(b.actions, a)
+	b.actSym[id] = b.st.add(prefixAction, cpName(p, a.Annos, a.Name), a.Annos, a.P, id)
+	b.actions = append(b.actions, id)
 }
 
 // walkCalls finds digest calls and direct control invocations (C.apply()) under s.
@@ -798,8 +828,9 @@ func (b *p4infoBuilder) build() {
 			}
 		}
 	}
-	for _, a := range b.actions {
-		pa := &p4v1.Action{Preamble: pre(b.actSym[a], a.Annos)}
+	for _, id := range b.actions {
+		a := id.a
+		pa := &p4v1.Action{Preamble: pre(b.actSym[id], a.Annos)}
 		id := uint32(0)
 		for _, p := range a.Params {
 			// Actions that are only called directly get their arguments at the call, so, as in
@@ -989,7 +1020,7 @@ func (b *p4infoBuilder) table(ts *tableSym, pre func(*symbol, Annotations) *p4v1
 	}
 	if ap := d.Prop("actions"); ap != nil {
 		for _, ar := range ap.Actions {
-			sym := b.actSym[ar.Action]
+			sym := b.actSym[ts.actionID(ar.Action)]
 			if sym == nil {
 				continue // a @hidden action
 			}
@@ -1004,18 +1035,18 @@ func (b *p4infoBuilder) table(ts *tableSym, pre func(*symbol, Annotations) *p4v1
 	}
 	if d.Prop("default_action") == nil {
 		// Like p4c, a table without default_action gets NoAction as its default-only action.
-		if na := b.noAction(); na != nil && b.actSym[na] != nil {
+		if na := b.noAction(); na != nil && b.actSym[actID{na, ""}] != nil {
 			listed := false
 			for _, ref := range t.ActionRefs {
-				listed = listed || ref.Id == b.actSym[na].id
+				listed = listed || ref.Id == b.actSym[actID{na, ""}].id
 			}
 			if !listed {
-				t.ActionRefs = append(t.ActionRefs, &p4v1.ActionRef{Id: b.actSym[na].id, Scope: p4v1.ActionRef_DEFAULT_ONLY, Annotations: []string{"@defaultonly"}})
+				t.ActionRefs = append(t.ActionRefs, &p4v1.ActionRef{Id: b.actSym[actID{na, ""}].id, Scope: p4v1.ActionRef_DEFAULT_ONLY, Annotations: []string{"@defaultonly"}})
 			}
 		}
 	}
-	if dp := d.Prop("default_action"); dp != nil && dp.Const && b.actSym[dp.Actions[0].Action] != nil {
-		t.ConstDefaultActionId = b.actSym[dp.Actions[0].Action].id
+	if dp := d.Prop("default_action"); dp != nil && dp.Const && b.actSym[ts.actionID(dp.Actions[0].Action)] != nil {
+		t.ConstDefaultActionId = b.actSym[ts.actionID(dp.Actions[0].Action)].id
 	}
 	if sp := d.Prop("size"); sp != nil {
 		if v, ok := b.c.Const[sp.Value].(*big.Int); ok && v.IsInt64() {
