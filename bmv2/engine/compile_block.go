@@ -318,7 +318,13 @@ func (cp *compiler) table(sc *scope, d *front.TableDecl) {
 			if kind != Exact {
 				t.allExact = false
 			}
-			t.Keys = append(t.Keys, KeyField{Name: front.KeyName(k.Expr), ID: uint32(i + 1), Kind: kind, Width: widthOf(k.Expr.Type()), eval: cp.scalarOf(sc, k.Expr, nil)})
+			kname := front.KeyName(k.Expr)
+			if a := k.Annos.Get("name"); a != nil {
+				if n, ok := a.StringArg(); ok {
+					kname = n
+				}
+			}
+			t.Keys = append(t.Keys, KeyField{Name: kname, ID: uint32(i + 1), Kind: kind, Width: widthOf(k.Expr.Type()), eval: cp.scalarOf(sc, k.Expr, nil)})
 		}
 	}
 	t.kbuf = make([]u128, len(t.Keys))

@@ -30,7 +30,12 @@ func (cp *compiler) bindArgs(sc *scope, fr *frame, args []*front.Arg, params []*
 				e = args[j].Value
 			}
 		}
-		if e == nil && params == nil && i < len(args) {
+		if e == nil && i < len(args) && i < len(params) && params[i] != p && params[i].Name == p.Name || e == nil && params == nil && i < len(args) {
+			// The call was checked against another declaration of the same signature (a
+			// control type passed as a constructor argument): match by position.
+			e = args[i].Value
+		}
+		if e == nil && i < len(args) && i < len(params) && params[i] != p {
 			e = args[i].Value
 		}
 		if e == nil {
@@ -177,7 +182,23 @@ func (cp *compiler) call(sc *scope, call *front.CallExpr) stmtFn {
 		}
 	case *front.ControlDecl, *front.ParserDecl:
 		recv := call.Fun.(*front.MemberExpr).X
-		b := sc.lookup(recv.(*front.NameExpr).Decl)
+		rn := recv.(*front.NameExpr)
+		b := sc.lookup(rn.Decl)
+		if b == nil {
+			// Direct invocation of a parser or control type: an anonymous instance per call site.
+			var t front.Type
+			switch d := rn.Decl.(type) {
+			case *front.ControlDecl:
+				t = &front.ControlType{Decl: d}
+			case *front.ParserDecl:
+				t = &front.ParserType{Decl: d}
+			}
+			if t != nil {
+				inst := &front.InstanceDecl{P: call.Position(), Name: rn.Name, T: t}
+				cp.instance(sc, inst)
+				b = sc.m[inst]
+			}
+		}
 		if b == nil || b.kind != bBlock {
 			cp.fail(call.Position(), "engine: apply of unknown instance")
 		}
@@ -244,17 +265,8 @@ func (cp *compiler) builtin(sc *scope, call *front.CallExpr) stmtFn {
 		}
 		// A header inside a union: making it valid invalidates its siblings.
 		var sib []int
-		if m, ok := recv.(*front.MemberExpr); ok && m.Kind == front.MemberField && v == 1 {
-			if ut, ok := under(m.X.Type()).(*front.StructType); ok && ut.IsUnion() {
-				myOff, _ := cp.fieldOffset(ut, m.Name)
-				off := 0
-				for _, f := range ut.Fields {
-					if off != myOff {
-						sib = append(sib, off-myOff)
-					}
-					off += cp.slotsOf(f.T)
-				}
-			}
+		if v == 1 {
+			sib = cp.unionSiblings(recv)
 		}
 		return func(c *ctx) flow {
 			at := b(c)
@@ -307,4 +319,27 @@ func (cp *compiler) builtin(sc *scope, call *front.CallExpr) stmtFn {
 	}
 	cp.fail(call.Position(), "not supported by the netlock engine: method %s", call.Method)
 	return nil
+}
+
+// unionSiblings returns, for a header that is a member of a header union, the slot offsets
+// (relative to the header) of the validity bits of the other members.
+func (cp *compiler) unionSiblings(e front.Expr) []int {
+	m, ok := e.(*front.MemberExpr)
+	if !ok || m.Kind != front.MemberField {
+		return nil
+	}
+	ut, ok := under(m.X.Type()).(*front.StructType)
+	if !ok || !ut.IsUnion() {
+		return nil
+	}
+	var sib []int
+	myOff, _ := cp.fieldOffset(ut, m.Name)
+	off := 0
+	for _, f := range ut.Fields {
+		if off != myOff {
+			sib = append(sib, off-myOff)
+		}
+		off += cp.slotsOf(f.T)
+	}
+	return sib
 }

@@ -116,24 +116,30 @@ func (cp *compiler) readLoc(l loc) scalarFn {
 }
 
 func (cp *compiler) writeLoc(l loc) func(*ctx, u128) {
+	if !l.slice {
+		w := widthOf(l.t)
+		if l.dyn == nil && w <= 64 {
+			b, m := l.static, mask128(w).lo
+			return func(c *ctx, v u128) { c.s[b] = v.lo & m }
+		}
+	}
+	base, wr := l.baseFn(), cp.writeLocAt(l)
+	return func(c *ctx, v u128) { wr(c, base(c), v) }
+}
+
+// writeLocAt writes a scalar location whose base slot the caller computed.
+func (cp *compiler) writeLocAt(l loc) func(*ctx, int, u128) {
 	if l.slice {
-		base := l.baseFn()
 		pw, lo := l.pw, uint(l.lo)
 		fm := mask128(l.hi - l.lo + 1)
 		m := fm.shl(lo)
-		return func(c *ctx, v u128) {
-			b := base(c)
+		return func(c *ctx, b int, v u128) {
 			old := readSlot(c.s, b, pw)
 			writeSlot(c.s, b, pw, old.and(m.not()).or(v.and(fm).shl(lo)))
 		}
 	}
 	w := widthOf(l.t)
-	if l.dyn == nil && w <= 64 {
-		b, m := l.static, mask128(w).lo
-		return func(c *ctx, v u128) { c.s[b] = v.lo & m }
-	}
-	base := l.baseFn()
-	return func(c *ctx, v u128) { writeSlot(c.s, base(c), w, v) }
+	return func(c *ctx, b int, v u128) { writeSlot(c.s, b, w, v) }
 }
 
 func constFn(v u128) scalarFn { return func(*ctx) u128 { return v } }
@@ -220,6 +226,9 @@ func (cp *compiler) scalarOf(sc *scope, e front.Expr, want front.Type) scalarFn 
 
 // isLoc reports whether e denotes storage.
 func (cp *compiler) isLoc(sc *scope, e front.Expr) bool {
+	if _, ok := cp.locOverride[e]; ok {
+		return true
+	}
 	switch e := e.(type) {
 	case *front.NameExpr:
 		b := sc.lookup(e.Decl)
@@ -241,6 +250,9 @@ func (cp *compiler) isLoc(sc *scope, e front.Expr) bool {
 
 // location compiles an lvalue.
 func (cp *compiler) location(sc *scope, e front.Expr) loc {
+	if l, ok := cp.locOverride[e]; ok {
+		return l
+	}
 	switch e := e.(type) {
 	case *front.NameExpr:
 		b := sc.lookup(e.Decl)
@@ -335,6 +347,9 @@ func (cp *compiler) composite(sc *scope, e front.Expr, t front.Type) compFn {
 	case *front.ListExpr:
 		return cp.buildStruct(sc, t, len(x.Elems), func(i int) (string, front.Expr) { return "", x.Elems[i] }, e.Position())
 	case *front.CallExpr:
+		if md, ok := x.Callee.(*front.MethodDecl); ok && md.Owner != nil && md.Owner.Name == "packet_in" && md.Name == "lookahead" {
+			return cp.lookaheadComposite(x, t)
+		}
 		f := cp.call(sc, x)
 		return func(c *ctx) int { f(c); return c.retBase }
 	case *front.TernaryExpr:
@@ -478,8 +493,17 @@ func (cp *compiler) assign(sc *scope, lhs, rhs front.Expr) func(*ctx) {
 	l := cp.location(sc, lhs)
 	x := cp.expr(sc, rhs, l.t)
 	if x.scalar != nil {
-		wr, f := cp.writeLoc(l), x.scalar
-		return func(c *ctx) { wr(c, f(c)) }
+		f := x.scalar
+		if l.dyn == nil {
+			wr := cp.writeLoc(l)
+			return func(c *ctx) { wr(c, f(c)) }
+		}
+		// The left side is evaluated before the right side.
+		base, wr := l.dyn, cp.writeLocAt(l)
+		return func(c *ctx) {
+			b := base(c)
+			wr(c, b, f(c))
+		}
 	}
 	n := cp.slotsOf(l.t)
 	base, f := l.baseFn(), x.comp
@@ -487,8 +511,8 @@ func (cp *compiler) assign(sc *scope, lhs, rhs front.Expr) func(*ctx) {
 		return func(c *ctx) { src := f(c); copy(c.s[base(c):base(c)+n], c.s[src:src+n]) }
 	}
 	return func(c *ctx) {
-		src := f(c)
 		d := base(c)
+		src := f(c)
 		copy(c.s[d:d+n], c.s[src:src+n])
 	}
 }

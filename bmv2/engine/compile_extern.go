@@ -216,6 +216,23 @@ func (cp *compiler) packetIn(sc *scope, call *front.CallExpr, d *front.MethodDec
 			cp.fail(call.Position(), "not supported by the netlock engine: extract with a varbit length")
 		}
 		e := cp.argN(call, 0)
+		if _, dc := e.(*front.DontCareExpr); dc && len(call.TypeArgT) > 0 {
+			// extract<T>(_): skip a T.
+			var ps []piece
+			cp.flattenType(call.TypeArgT[0], 0, &ps)
+			total := 0
+			for _, p := range ps {
+				total += p.width
+			}
+			return func(c *ctx) flow {
+				if c.cur+total > len(c.in)*8 {
+					c.perr = tooShort
+					return fExit
+				}
+				c.cur += total
+				return fNext
+			}
+		}
 		l := cp.location(sc, e)
 		st, ok := under(l.t).(*front.StructType)
 		if !ok || !st.IsHeader() {
@@ -230,9 +247,18 @@ func (cp *compiler) packetIn(sc *scope, call *front.CallExpr, d *front.MethodDec
 		base := l.baseFn()
 		// extract(stack.next) advances the stack's next index.
 		var nextOf func(*ctx) int
-		if m, ok := e.(*front.MemberExpr); ok && m.Kind == front.MemberStackProp && m.Name == "next" {
-			nextOf = cp.location(sc, m.X).baseFn()
+		for x := e; ; {
+			m, ok := x.(*front.MemberExpr)
+			if !ok {
+				break
+			}
+			if m.Kind == front.MemberStackProp && m.Name == "next" {
+				nextOf = cp.location(sc, m.X).baseFn()
+				break
+			}
+			x = m.X
 		}
+		sib := cp.unionSiblings(e)
 		return func(c *ctx) flow {
 			c.stackErr = 0
 			b := base(c)
@@ -251,6 +277,9 @@ func (cp *compiler) packetIn(sc *scope, call *front.CallExpr, d *front.MethodDec
 			}
 			c.cur = off
 			c.s[b] = 1
+			for _, o := range sib {
+				c.s[b+o] = 0
+			}
 			if nextOf != nil {
 				c.s[nextOf(c)]++
 			}
@@ -268,7 +297,28 @@ func (cp *compiler) packetIn(sc *scope, call *front.CallExpr, d *front.MethodDec
 			return fNext
 		}
 	case "lookahead":
-		return func(*ctx) flow { return fNext }
+		t := call.Type()
+		if len(call.TypeArgT) > 0 && call.TypeArgT[0] != nil {
+			t = call.TypeArgT[0]
+		}
+		if isScalar(t) {
+			f := cp.externValue(sc, call, d, t)
+			return func(c *ctx) flow {
+				f(c)
+				if c.perr != 0 {
+					return fExit
+				}
+				return fNext
+			}
+		}
+		f := cp.lookaheadComposite(call, t)
+		return func(c *ctx) flow {
+			f(c)
+			if c.perr != 0 {
+				return fExit
+			}
+			return fNext
+		}
 	}
 	cp.fail(call.Position(), "not supported by the netlock engine: packet_in.%s", d.Name)
 	return nil
@@ -625,4 +675,37 @@ func (cp *compiler) externFunc(sc *scope, call *front.CallExpr, d *front.MethodD
 	}
 	cp.fail(pos, "not supported by the netlock engine: extern %s", d.Name)
 	return nil
+}
+
+// lookaheadComposite compiles lookahead<T>() for a header or struct T into a temporary.
+func (cp *compiler) lookaheadComposite(call *front.CallExpr, t front.Type) compFn {
+	var ps []piece
+	cp.flattenType(t, 0, &ps)
+	total := 0
+	for _, p := range ps {
+		total += p.width
+	}
+	n := cp.slotsOf(t)
+	base := cp.alloc(n)
+	hdr := false
+	if st, ok := under(t).(*front.StructType); ok && st.IsHeader() {
+		hdr = true
+	}
+	tooShort := cp.errCode("PacketTooShort")
+	return func(c *ctx) int {
+		clear(c.s[base : base+n])
+		if c.cur+total > len(c.in)*8 {
+			c.perr = tooShort
+			return base
+		}
+		off := c.cur
+		for _, p := range ps {
+			writeSlot(c.s, base+p.off, p.width, readBits(c.in, off, p.width))
+			off += p.width
+		}
+		if hdr {
+			c.s[base] = 1
+		}
+		return base
+	}
 }

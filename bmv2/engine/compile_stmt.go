@@ -100,6 +100,18 @@ func (cp *compiler) stmt(sc *scope, s front.Stmt) stmtFn {
 				return fNext
 			}
 		}
+		if s.Op != "" {
+			// x op= y: the location of x is evaluated once, for the read and the write.
+			l := cp.location(sc, s.LHS)
+			if l.dyn != nil {
+				dyn, cache := l.dyn, cp.alloc(1)
+				l.dyn = func(c *ctx) int { return int(c.s[cache]) }
+				cp.locOverride[s.LHS] = l
+				f := cp.assign(sc, s.LHS, s.RHS)
+				delete(cp.locOverride, s.LHS)
+				return func(c *ctx) flow { c.s[cache] = uint64(dyn(c)); f(c); return fNext }
+			}
+		}
 		f := cp.assign(sc, s.LHS, s.RHS)
 		return func(c *ctx) flow { f(c); return fNext }
 	case *front.CallStmt:
@@ -169,7 +181,11 @@ func (cp *compiler) switchStmt(sc *scope, s *front.SwitchStmt) stmtFn {
 	var pending []u128
 	var sel scalarFn
 	var tbl *Table
-	if s.OnActionRun {
+	isRun := s.OnActionRun
+	if m, ok := s.Expr.(*front.MemberExpr); ok && m.Kind == front.MemberTableField && m.Name == "action_run" {
+		isRun = true
+	}
+	if isRun {
 		mem := s.Expr.(*front.MemberExpr)
 		call := mem.X.(*front.CallExpr)
 		tbl = cp.tableOf(sc, call)

@@ -189,6 +189,7 @@ type compiler struct {
 	metaBase      int
 	metaT         front.Type
 	flIndex       map[uint64]int
+	locOverride   map[front.Expr]loc
 }
 
 func (cp *compiler) alloc(n int) int {
@@ -212,7 +213,7 @@ func Load(checked *front.Checked, cfg Config) (sw *Switch, err error) {
 	}
 	sw = &Switch{cfg: cfg, checked: checked, mcGroups: map[int][]int{}, mcNodes: map[int]mcNode{}, sessions: map[int]CloneSession{}}
 	cp := &compiler{checked: checked, sw: sw, sizes: map[front.Type]int{}, errCodes: map[*front.EnumMember]int{},
-		funcs: map[*front.FunctionDecl]*frame{}, globalActions: map[*front.ActionDecl]bool{}, ids: map[string]uint32{}, flIndex: map[uint64]int{}}
+		funcs: map[*front.FunctionDecl]*frame{}, globalActions: map[*front.ActionDecl]bool{}, ids: map[string]uint32{}, flIndex: map[uint64]int{}, locOverride: map[front.Expr]loc{}}
 	defer func() {
 		if r := recover(); r != nil {
 			ce, ok := r.(compileError)
@@ -259,6 +260,14 @@ func Load(checked *front.Checked, cfg Config) (sw *Switch, err error) {
 		if c, ok := d.(*front.ConstDecl); ok {
 			if v, ok := cp.valueU128(c.Val); ok {
 				cp.root.m[c] = &binding{kind: bConst, t: c.T, val: v}
+			}
+		}
+	}
+	// Global extern instances (registers and friends declared at top level).
+	for _, d := range checked.Program.Decls {
+		if inst, ok := d.(*front.InstanceDecl); ok && inst != checked.Main {
+			if _, ok := inst.T.(*front.ExternType); ok {
+				cp.instance(cp.root, inst)
 			}
 		}
 	}
