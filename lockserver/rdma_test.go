@@ -166,8 +166,25 @@ func threeWay(t *testing.T, s *Server, iters int, hold time.Duration, seed int64
 	for id := 0; id < 2; id++ {
 		c := newUDPClient(t, s)
 		mode := wire.Mode(id) // one client asks shared: served exclusively on an RDMA lock
+		try := id == 1
+		n := 0
 		worker(viaUDP, id, func(ctx context.Context) (func() error, error) {
-			g, err := c.Acquire(ctx, lock, mode)
+			n++
+			var g *client.Grant
+			var err error
+			if try && n%4 == 0 {
+				// Every fourth acquisition of this client is a try, repeated until granted: it
+				// meets the would-block check against the ALock's other cohorts.
+				for {
+					g, err = c.TryAcquire(ctx, lock, mode)
+					if !errors.Is(err, client.ErrWouldBlock) {
+						break
+					}
+					time.Sleep(time.Millisecond)
+				}
+			} else {
+				g, err = c.Acquire(ctx, lock, mode)
+			}
 			if err != nil {
 				return nil, err
 			}
@@ -214,7 +231,7 @@ func TestRDMAThreeWay(t *testing.T) {
 	remoteALock = alock.Config{Probe: probe}
 	defer func() { remoteALock = alock.Config{} }()
 	s, stop := startRDMA(t, 4, func(c *Config) { c.RDMA.ALock.Probe = probe })
-	iters := 60
+	iters := 100
 	if testing.Short() {
 		iters = 20
 	}
