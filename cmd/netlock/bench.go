@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"runtime"
 	"testing"
 	"time"
@@ -83,9 +82,9 @@ func newBenchCoreCmd() *cobra.Command {
 				return err
 			}
 			if asJSON {
-				return json.NewEncoder(os.Stdout).Encode(r)
+				return json.NewEncoder(cmd.OutOrStdout()).Encode(r)
 			}
-			printCore(os.Stdout, r)
+			printCore(cmd.OutOrStdout(), r)
 			return nil
 		},
 	}
@@ -130,11 +129,11 @@ func newBenchAllCmd() *cobra.Command {
 				res.Redis = &rr
 			}
 			if asJSON {
-				enc := json.NewEncoder(os.Stdout)
+				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")
 				return enc.Encode(res)
 			}
-			w := os.Stdout
+			w := cmd.OutOrStdout()
 			fmt.Fprintf(w, "netlock benchmarks, %s, GOMAXPROCS=%d\n\n", res.Date, runtimeProcs())
 			printCore(w, res.Core)
 			v := res.VsEcho

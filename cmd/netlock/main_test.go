@@ -1,0 +1,90 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// run executes the netlock command line in-process and returns what it printed.
+func run(t *testing.T, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	rootCmd.SetArgs(args)
+	rootCmd.SetOut(&out)
+	rootCmd.SetErr(&errb)
+	err = rootCmd.Execute()
+	return out.String(), errb.String(), err
+}
+
+const frontData = "../../bmv2/front/testdata"
+
+func TestP4Check(t *testing.T) {
+	out, _, err := run(t, "p4", "check", filepath.Join(frontData, "accept", "basic.p4"))
+	if err != nil || strings.TrimSpace(out) != "OK" {
+		t.Fatalf("check of an accepted program: %q, %v", out, err)
+	}
+	bad := filepath.Join(frontData, "reject", "abstract_extern.p4")
+	want, err := os.ReadFile(strings.TrimSuffix(bad, ".p4") + ".err")
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, _, _ := strings.Cut(strings.TrimSpace(string(want)), "\n")
+	out, _, err = run(t, "p4", "check", bad)
+	if err == nil {
+		t.Fatalf("check of a rejected program succeeded: %q", out)
+	}
+	// The expected message (its text after the position) is printed.
+	_, msg, _ := strings.Cut(first, ": ")
+	if !strings.Contains(out, msg) {
+		t.Fatalf("output %q lacks %q", out, msg)
+	}
+}
+
+func TestP4Info(t *testing.T) {
+	out, _, err := run(t, "p4", "info", filepath.Join(frontData, "accept", "basic.p4"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden, err := os.ReadFile(filepath.Join(frontData, "accept", "basic.p4info.txtpb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	norm := func(s string) string { return strings.Join(strings.Fields(s), " ") }
+	if norm(out) != norm(string(golden)) {
+		t.Fatalf("p4 info differs from the golden P4Info:\n%s", out)
+	}
+}
+
+func TestBenchCore(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a one-second benchmark")
+	}
+	out, _, err := run(t, "bench", "core", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r CoreResult
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("bench core --json printed %q: %v", out, err)
+	}
+	if r.Pairs == 0 || r.PairsPerSec <= 0 || r.AllocsPerOp != 0 {
+		t.Fatalf("bench core: %+v (want pairs measured and 0 allocations per pair)", r)
+	}
+}
+
+func TestServerAndDemoFlagsValidated(t *testing.T) {
+	for _, args := range [][]string{
+		{"server", "--listen", "127.0.0.1:0", "--shards", "-1"},
+		{"server", "--config", filepath.Join(t.TempDir(), "missing.yaml")},
+		{"demo", "--phases", "bogus"},
+		{"demo", "--clients", "0", "--workers", "-2"},
+	} {
+		if _, _, err := run(t, args...); err == nil {
+			t.Errorf("netlock %s: no error", strings.Join(args, " "))
+		}
+	}
+}
