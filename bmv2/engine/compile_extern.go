@@ -81,18 +81,15 @@ func serialize(c *ctx, ps []piece) []byte {
 	for _, p := range ps {
 		bitsN += p.width
 	}
-	n := (bitsN + 7) / 8
-	if cap(c.hbuf) < n {
-		c.hbuf = make([]byte, n)
+	if cap(c.hbuf) < (bitsN+7)/8 {
+		c.hbuf = make([]byte, 0, (bitsN+7)/8)
 	}
-	b := c.hbuf[:n]
-	clear(b)
-	off := 0
+	w := bitWriter{b: c.hbuf[:0]}
 	for _, p := range ps {
-		writeBits(b, off, p.width, p.f(c))
-		off += p.width
+		w.put(p.width, p.f(c))
 	}
-	return b
+	c.hbuf = w.flush()
+	return c.hbuf
 }
 
 func (cp *compiler) recvBinding(sc *scope, call *front.CallExpr) *binding {
@@ -270,12 +267,20 @@ func (cp *compiler) packetIn(sc *scope, call *front.CallExpr, d *front.MethodDec
 				c.perr = tooShort
 				return fExit
 			}
-			off := c.cur
-			for _, p := range ps {
-				writeSlot(c.s, b+p.off, p.width, readBits(c.in, off, p.width))
-				off += p.width
+			if c.cur&7 == 0 {
+				r := bitReader{b: c.in, i: c.cur >> 3}
+				for _, p := range ps {
+					writeSlot(c.s, b+p.off, p.width, r.get(p.width))
+				}
+				c.cur += total
+			} else {
+				off := c.cur
+				for _, p := range ps {
+					writeSlot(c.s, b+p.off, p.width, readBits(c.in, off, p.width))
+					off += p.width
+				}
+				c.cur = off
 			}
-			c.cur = off
 			c.s[b] = 1
 			for _, o := range sib {
 				c.s[b+o] = 0
@@ -370,6 +375,15 @@ func (cp *compiler) emit(sc *scope, e front.Expr) stmtFn {
 			h := &hdrs[i]
 			hb := b + h.off
 			if c.s[hb] == 0 {
+				continue
+			}
+			if c.outBits&7 == 0 && h.n&7 == 0 {
+				w := bitWriter{b: c.out}
+				for _, p := range h.ps {
+					w.put(p.width, readSlot(c.s, hb+p.off, p.width))
+				}
+				c.out = w.b
+				c.outBits += h.n
 				continue
 			}
 			need := (c.outBits + h.n + 7) / 8

@@ -300,3 +300,51 @@ func BenchmarkRegisters(b *testing.B) {
 	pkt[4] = 7
 	benchSwitch(b, "testdata/regs.p4", func(*Switch) {}, pkt)
 }
+
+// refRead and refWrite are bit-at-a-time reference implementations.
+func refRead(b []byte, off, w int) u128 {
+	var v u128
+	for k := 0; k < w; k++ {
+		p := off + k
+		v = v.shl(1).or(u128{lo: uint64(b[p>>3]>>(7-uint(p&7))) & 1})
+	}
+	return v
+}
+
+func FuzzBits(f *testing.F) {
+	f.Add([]byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18}, uint8(3), uint8(77), uint64(0x123456789), uint64(7))
+	f.Fuzz(func(t *testing.T, b []byte, off, w uint8, lo, hi uint64) {
+		width := int(w)%128 + 1
+		o := int(off) % 16
+		if len(b)*8 < o+width {
+			return
+		}
+		if got, want := readBits(b, o, width), refRead(b, o, width); got != want {
+			t.Fatalf("readBits(%X, %d, %d) = %v, want %v", b, o, width, got, want)
+		}
+		v := u128{lo, hi}.trunc(width)
+		c := append([]byte(nil), b...)
+		writeBits(c, o, width, v)
+		if got := refRead(c, o, width); got != v {
+			t.Fatalf("writeBits then read = %v, want %v", got, v)
+		}
+		if o > 0 && refRead(c, 0, o) != refRead(b, 0, o) {
+			t.Fatal("writeBits changed bits before the field")
+		}
+		if end := o + width; len(b)*8 > end && refRead(c, end, len(b)*8-end) != refRead(b, end, len(b)*8-end) {
+			t.Fatal("writeBits changed bits after the field")
+		}
+		if o == 0 {
+			r := bitReader{b: b}
+			if got := r.get(width); got != refRead(b, 0, width) {
+				t.Fatalf("bitReader = %v", got)
+			}
+			bw := bitWriter{}
+			bw.put(width, v)
+			out := bw.flush()
+			if got := refRead(out, 0, width); got != v {
+				t.Fatalf("bitWriter = %v, want %v", got, v)
+			}
+		}
+	})
+}

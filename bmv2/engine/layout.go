@@ -129,50 +129,99 @@ func writeSlot(s []uint64, i, w int, v u128) {
 	}
 }
 
-// readBits reads w bits big-endian starting at bit offset off of b.
+// readBits reads w bits big-endian starting at bit offset off of b (which must hold them).
 func readBits(b []byte, off, w int) u128 {
-	var v u128
-	if off&7 == 0 && w&7 == 0 {
-		i := off >> 3
-		if w <= 64 {
-			var x uint64
-			for _, c := range b[i : i+w/8] {
-				x = x<<8 | uint64(c)
-			}
-			return u128{lo: x}
+	if w <= 56 {
+		i, sh := off>>3, off&7
+		n := (sh + w + 7) >> 3
+		var x uint64
+		for _, c := range b[i : i+n] {
+			x = x<<8 | uint64(c)
 		}
-		for _, c := range b[i : i+w/8] {
-			v = v.shl(8).or(u128{lo: uint64(c)})
-		}
-		return v
+		x >>= uint(n*8 - sh - w)
+		return u128{lo: x & (1<<uint(w) - 1)}
 	}
-	for k := 0; k < w; k++ {
-		p := off + k
-		bit := uint64(b[p>>3]>>(7-uint(p&7))) & 1
-		v = v.shl(1).or(u128{lo: bit})
+	if w <= 112 {
+		hi := readBits(b, off, w-56)
+		lo := readBits(b, off+w-56, 56)
+		return hi.shl(56).or(lo)
 	}
-	return v
+	hi := readBits(b, off, w-112)
+	mid := readBits(b, off+w-112, 56)
+	lo := readBits(b, off+w-56, 56)
+	return hi.shl(112).or(mid.shl(56)).or(lo)
 }
 
-// writeBits writes the low w bits of v big-endian at bit offset off of b (b must be long enough
-// and zeroed where not yet written).
+// writeBits writes the low w bits of v big-endian at bit offset off of b (b must be long
+// enough); other bits of b are kept.
 func writeBits(b []byte, off, w int, v u128) {
-	if off&7 == 0 && w&7 == 0 {
-		i := off>>3 + w/8 - 1
-		for k := 0; k < w/8; k++ {
-			b[i-k] = byte(v.lo)
-			v = v.shr(8)
-		}
+	if w > 56 {
+		writeBits(b, off+w-56, 56, v)
+		writeBits(b, off, w-56, v.shr(56))
 		return
 	}
-	for k := w - 1; k >= 0; k-- {
-		p := off + k
-		mask := byte(1) << (7 - uint(p&7))
-		if v.lo&1 == 1 {
-			b[p>>3] |= mask
-		} else {
-			b[p>>3] &^= mask
-		}
-		v = v.shr(1)
+	i, sh := off>>3, off&7
+	n := (sh + w + 7) >> 3
+	var x uint64
+	for _, c := range b[i : i+n] {
+		x = x<<8 | uint64(c)
 	}
+	pad := uint(n*8 - sh - w)
+	m := (uint64(1)<<uint(w) - 1) << pad
+	x = x&^m | (v.lo<<pad)&m
+	for k := n - 1; k >= 0; k-- {
+		b[i+k] = byte(x)
+		x >>= 8
+	}
+}
+
+// bitWriter appends fields MSB-first to a byte slice that starts byte-aligned.
+type bitWriter struct {
+	b   []byte
+	acc uint64
+	n   int
+}
+
+func (w *bitWriter) put(width int, v u128) {
+	if width > 56 {
+		w.put(width-56, v.shr(56))
+		v, width = v.and(mask128(56)), 56
+	}
+	w.acc = w.acc<<uint(width) | v.lo&(1<<uint(width)-1)
+	w.n += width
+	for w.n >= 8 {
+		w.n -= 8
+		w.b = append(w.b, byte(w.acc>>uint(w.n)))
+	}
+}
+
+// flush pads the last partial byte with zero bits.
+func (w *bitWriter) flush() []byte {
+	if w.n > 0 {
+		w.b = append(w.b, byte(w.acc<<uint(8-w.n)))
+		w.n = 0
+	}
+	return w.b
+}
+
+// bitReader reads fields MSB-first from a byte slice, starting at a byte boundary.
+type bitReader struct {
+	b   []byte
+	i   int
+	acc uint64
+	n   int
+}
+
+func (r *bitReader) get(width int) u128 {
+	if width > 56 {
+		hi := r.get(width - 56)
+		return hi.shl(56).or(r.get(56))
+	}
+	for r.n < width {
+		r.acc = r.acc<<8 | uint64(r.b[r.i])
+		r.i++
+		r.n += 8
+	}
+	r.n -= width
+	return u128{lo: r.acc >> uint(r.n) & (1<<uint(width) - 1)}
 }
