@@ -409,6 +409,10 @@ func TestRDMAShutdownWithStuckHolder(t *testing.T) {
 	if err := rc.Lock(bg, 2); err != nil {
 		t.Fatal(err)
 	}
+	// A UDP client holds lock 3: its proxy holds the ALock and waits for the release.
+	q := newPeer(t, s.Addr())
+	q.send(wire.Fields{Op: wire.OpAcquire, Mode: wire.Exclusive, Lock: 3, Txn: 8})
+	q.expect(wire.OpGrant, 8)
 	p := newPeer(t, s.Addr())
 	p.send(wire.Fields{Op: wire.OpAcquire, Mode: wire.Exclusive, Lock: 2, Txn: 7})
 	p.expectNothing(30 * time.Millisecond)
@@ -423,6 +427,10 @@ func TestRDMAShutdownWithStuckHolder(t *testing.T) {
 	stop()
 	if f := p.expect(wire.OpReject, 7); f.Status != wire.StatusShutdown {
 		t.Fatalf("got %s, want reject shutdown", f.String())
+	}
+	q.expectNothing(20 * time.Millisecond) // the holder keeps its grant (and lease), as any holder
+	if rs, _ := s.RDMAStats(); rs.Proxies != 0 {
+		t.Fatalf("%d proxies still running after Run returned", rs.Proxies)
 	}
 	for _, c := range []chan error{local, ctxLocal} {
 		if err := <-c; !errors.Is(err, ErrClosed) {
