@@ -371,6 +371,7 @@ func (cp *compiler) table(sc *scope, d *front.TableDecl) {
 		}
 		t.defAction = i
 	}
+	t.progDefAction, t.progDefArgs = t.defAction, t.defArgs
 	if p := d.Prop("size"); p != nil {
 		if v, ok := cp.checked.Const[p.Value].(*big.Int); ok {
 			t.Size = int(v.Int64())

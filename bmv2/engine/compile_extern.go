@@ -598,11 +598,17 @@ func (cp *compiler) externFunc(sc *scope, call *front.CallExpr, d *front.MethodD
 		data := cp.argN(call, 1)
 		ps := cp.flatten(sc, data)
 		name := data.Type().String()
+		dt := data.Type()
 		if len(call.TypeArgT) > 0 && call.TypeArgT[0] != nil {
-			name = call.TypeArgT[0].String()
+			dt = call.TypeArgT[0]
+		}
+		if st, ok := under(dt).(*front.StructType); ok {
+			name = st.Decl.Name
+		} else if dt != nil {
+			name = dt.String()
 		}
 		return func(c *ctx) flow {
-			dg := Digest{Receiver: uint32(recv(c).lo), Name: name}
+			dg := Digest{Receiver: uint32(recv(c).lo), Name: name, ID: sw.digestIDs[name]}
 			for _, p := range ps {
 				dg.Fields = append(dg.Fields, p.f(c).toBytes(p.width))
 			}

@@ -46,6 +46,9 @@ func TestDigestLogRandom(t *testing.T) {
 		t.Fatalf("digests %v / callback %v, want one", res.Digests, got)
 	}
 	d := got[0]
+	if d.ID == 0 || d.ID != sw.DigestID("learn_t") {
+		t.Errorf("digest id %d, want the P4Info id %d", d.ID, sw.DigestID("learn_t"))
+	}
 	if d.Receiver != 1 || len(d.Fields) != 2 || !bytes.Equal(d.Fields[0], []byte{0x42}) || !bytes.Equal(d.Fields[1], []byte{0, 3}) {
 		t.Errorf("digest = %+v", d)
 	}
@@ -162,6 +165,15 @@ func TestRuntimeAPI(t *testing.T) {
 	if len(ents) != 1 || ents[0].Packets != 2 || ents[0].Bytes != 2*38 || ents[0].Action != "MyIngress.set_nhop" {
 		t.Errorf("entries %+v", ents)
 	}
+	if got, err := tbl.Lookup(Entry{Match: e.Match}); err != nil || got.Packets != 2 {
+		t.Errorf("Lookup = %+v, %v", got, err)
+	}
+	if err := tbl.SetDirectCounter(Entry{Match: e.Match}, 7, 70); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := tbl.Lookup(Entry{Match: e.Match}); got.Packets != 7 || got.Bytes != 70 {
+		t.Errorf("after SetDirectCounter: %+v", got)
+	}
 	if err := tbl.Delete(e); err != nil {
 		t.Fatal(err)
 	}
@@ -181,6 +193,10 @@ func TestRuntimeAPI(t *testing.T) {
 	}
 	if name, args := tbl.Default(); name != "MyIngress.set_nhop" || len(args) != 2 || args[1][1] != 6 {
 		t.Errorf("Default() = %s %v", name, args)
+	}
+	tbl.ResetDefault()
+	if name, _ := tbl.Default(); name != "MyIngress.drop" {
+		t.Errorf("after ResetDefault: %s", name)
 	}
 	if err := tbl.Insert(Entry{Action: "nope"}); !errors.Is(err, ErrNotFound) {
 		t.Errorf("unknown action: %v", err)
@@ -347,4 +363,19 @@ func FuzzBits(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestCloneSessionReplicasAndPRE(t *testing.T) {
+	sw := load(t, "testdata/l3.p4", Config{})
+	sw.SetMulticastGroup(3, []Replica{{Port: 1, Rid: 10}, {Port: 2, Rid: 11}})
+	sw.SetCloneSession(9, CloneSession{Replicas: []Replica{{Port: 4, Rid: 1}}, TruncateLen: 8})
+	other := load(t, "testdata/l3.p4", Config{})
+	other.CopyPRE(sw)
+	rs, ok := other.MulticastGroup(3)
+	if !ok || len(rs) != 2 || rs[1] != (Replica{Port: 2, Rid: 11}) {
+		t.Errorf("copied group: %v", rs)
+	}
+	if sess := other.CloneSessions()[9]; len(sess.Replicas) != 1 || sess.TruncateLen != 8 {
+		t.Errorf("copied session: %+v", sess)
+	}
 }

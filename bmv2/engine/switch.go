@@ -57,10 +57,12 @@ type Config struct {
 	TofinoConstraints bool
 }
 
-// Digest is one digest() call: the receiver and the field values, big-endian.
+// Digest is one digest() call: the receiver, the data's type name and P4Info digest id,
+// and the field values, big-endian, in declaration order.
 type Digest struct {
 	Receiver uint32
 	Name     string
+	ID       uint32
 	Fields   [][]byte
 }
 
@@ -76,11 +78,15 @@ type Result struct {
 	Digests []Digest
 }
 
-// CloneSession is a mirroring session: a port, a multicast group, or both.
+// CloneSession is a mirroring session: a port (bmv2 mirroring_add), a multicast group
+// (mirroring_add_mc) and/or a list of replicas (P4Runtime CloneSessionEntry).
 type CloneSession struct {
 	Port     int
 	HasPort  bool
 	McastGrp int
+	Replicas []Replica
+	// TruncateLen, if > 0, truncates the clones to that many bytes.
+	TruncateLen int
 }
 
 // Replica is one copy made by the packet replication engine.
@@ -167,6 +173,7 @@ type Switch struct {
 	pass      uint64
 	digestBuf []Digest
 	f         smFields
+	digestIDs map[string]uint32
 }
 
 type mcNode struct {
@@ -252,6 +259,10 @@ func Load(checked *front.Checked, cfg Config) (sw *Switch, err error) {
 		}
 		for _, x := range info.Registers {
 			cp.ids[x.Preamble.Name] = x.Preamble.Id
+		}
+		sw.digestIDs = map[string]uint32{}
+		for _, x := range info.Digests {
+			sw.digestIDs[x.Preamble.Name] = x.Preamble.Id
 		}
 	}
 	cp.root = &scope{m: map[front.Decl]*binding{}, actions: map[*front.ActionDecl]*Action{}}
@@ -538,6 +549,14 @@ func (s *Switch) replicate(sess CloneSession, mk func() *packet) {
 	if sess.HasPort {
 		q := mk()
 		q.egressPort = sess.Port
+		q.truncLen = sess.TruncateLen
+		s.egressQ = append(s.egressQ, q)
+	}
+	for _, r := range sess.Replicas {
+		q := mk()
+		q.egressPort = r.Port
+		q.s[s.f.egressRid] = uint64(r.Rid)
+		q.truncLen = sess.TruncateLen
 		s.egressQ = append(s.egressQ, q)
 	}
 }

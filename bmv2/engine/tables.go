@@ -112,6 +112,9 @@ type Table struct {
 	defAction  int
 	defArgs    []u128
 	defConst   bool
+	// the program's default, for ResetDefault
+	progDefAction int
+	progDefArgs   []u128
 	constEnts  bool
 	entries    []*entry
 	exactIdx   map[uint64][]*entry
