@@ -109,23 +109,23 @@ type Table struct {
 	Size    int
 	actions []*Action
 	// default action
-	defAction  int
-	defArgs    []u128
-	defConst   bool
+	defAction int
+	defArgs   []u128
+	defConst  bool
 	// the program's default, for ResetDefault
 	progDefAction int
 	progDefArgs   []u128
-	constEnts  bool
-	entries    []*entry
-	exactIdx   map[uint64][]*entry
-	allExact   bool
-	counter    *Counter
-	meter      *Meter
-	kbuf       []u128
-	seq        int
-	sw         *Switch
-	actionRefs []*front.ActionRef
-	exactHint  bool
+	constEnts     bool
+	entries       []*entry
+	exactIdx      map[uint64][]*entry
+	allExact      bool
+	counter       *Counter
+	meter         *Meter
+	kbuf          []u128
+	seq           int
+	sw            *Switch
+	actionRefs    []*front.ActionRef
+	exactHint     bool
 }
 
 // lpmOnly reports whether entries are ordered by prefix length (no ternary, range or
