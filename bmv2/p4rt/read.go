@@ -57,9 +57,19 @@ func (r *reader) flush(final bool) error {
 	if len(r.batch) == 0 && (!final || r.sent) {
 		return nil
 	}
+	if r.srv == nil { // entityNoSend: collect only
+		r.batch, r.sent = r.batch[:0], true
+		return nil
+	}
 	err := r.srv.Send(&p4v1.ReadResponse{Entities: r.batch})
 	r.batch, r.sent = nil, true
 	return err
+}
+
+// entityNoSend reads e without a stream (the fuzzer uses it).
+func (r *reader) entityNoSend(e *p4v1.Entity) error {
+	r.srv = nil
+	return r.entity(e)
 }
 
 func devErr(err error) error {

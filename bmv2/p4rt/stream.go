@@ -201,7 +201,7 @@ func (s *Server) arbitrate(st *stream, a *p4v1.MasterArbitrationUpdate) error {
 	old := rs.primary
 	s.electLocked(rs)
 	if rs.primary != old {
-		s.cfg.Logf("p4rt: role %q: primary is now election id %v", role, eid.proto())
+		s.cfg.Logf("p4rt: role %q: primary is now election id %v", role, rs.primary.eid.proto())
 		s.notifyLocked(rs, nil)
 	} else {
 		s.notifyLocked(rs, st)
