@@ -15,6 +15,13 @@ type piece struct {
 	f     scalarFn
 }
 
+func (p *piece) value(c *ctx) u128 {
+	if p.f == nil {
+		return u128{lo: c.s[p.off]}
+	}
+	return p.f(c)
+}
+
 func (cp *compiler) flattenType(t front.Type, off int, out *[]piece) {
 	if isScalar(t) {
 		*out = append(*out, piece{off: off, width: widthOf(t)})
@@ -62,11 +69,32 @@ func (cp *compiler) flatten(sc *scope, e front.Expr) []piece {
 	}
 	t := e.Type()
 	if isScalar(t) {
+		if cp.isLoc(sc, e) {
+			if l := cp.location(sc, e); l.dyn == nil && !l.slice && widthOf(t) <= 64 {
+				return []piece{{off: l.static, width: widthOf(t)}}
+			}
+		}
 		return []piece{{off: -1, width: widthOf(t), f: cp.scalarOf(sc, e, nil)}}
 	}
-	base := cp.composite(sc, e, t)
 	var ps []piece
 	cp.flattenType(t, 0, &ps)
+	if cp.isLoc(sc, e) {
+		if l := cp.location(sc, e); l.dyn == nil {
+			static := true
+			for _, p := range ps {
+				if p.width > 64 {
+					static = false
+				}
+			}
+			if static {
+				for i := range ps {
+					ps[i].off += l.static
+				}
+				return ps
+			}
+		}
+	}
+	base := cp.composite(sc, e, t)
 	for i := range ps {
 		off, w := ps[i].off, ps[i].width
 		ps[i] = piece{off: -1, width: w, f: func(c *ctx) u128 { return readSlot(c.s, base(c)+off, w) }}
@@ -85,7 +113,13 @@ func serialize(c *ctx, ps []piece) []byte {
 		c.hbuf = make([]byte, 0, (bitsN+7)/8)
 	}
 	w := bitWriter{b: c.hbuf[:0]}
-	for _, p := range ps {
+	for i := range ps {
+		p := &ps[i]
+		if p.f == nil {
+			// A field at a fixed slot, at most 64 bits wide.
+			w.put64(p.width, c.s[p.off])
+			continue
+		}
 		w.put(p.width, p.f(c))
 	}
 	c.hbuf = w.flush()
@@ -574,7 +608,7 @@ func (cp *compiler) externFunc(sc *scope, call *front.CallExpr, d *front.MethodD
 					break
 				}
 				sb.WriteString(rest[:i])
-				sb.WriteString(p.f(c).big().String())
+				sb.WriteString(p.value(c).big().String())
 				rest = rest[i+2:]
 			}
 			sb.WriteString(rest)
@@ -610,7 +644,7 @@ func (cp *compiler) externFunc(sc *scope, call *front.CallExpr, d *front.MethodD
 		return func(c *ctx) flow {
 			dg := Digest{Receiver: uint32(recv(c).lo), Name: name, ID: sw.digestIDs[name]}
 			for _, p := range ps {
-				dg.Fields = append(dg.Fields, p.f(c).toBytes(p.width))
+				dg.Fields = append(dg.Fields, p.value(c).toBytes(p.width))
 			}
 			c.p.digests = append(c.p.digests, dg)
 			return fNext

@@ -195,6 +195,20 @@ func (w *bitWriter) put(width int, v u128) {
 	}
 }
 
+// put64 appends a field of at most 56 bits held in a uint64 (wider ones go through put).
+func (w *bitWriter) put64(width int, v uint64) {
+	if width > 56 {
+		w.put(width, u128{lo: v})
+		return
+	}
+	w.acc = w.acc<<uint(width) | v&(1<<uint(width)-1)
+	w.n += width
+	for w.n >= 8 {
+		w.n -= 8
+		w.b = append(w.b, byte(w.acc>>uint(w.n)))
+	}
+}
+
 // flush pads the last partial byte with zero bits.
 func (w *bitWriter) flush() []byte {
 	if w.n > 0 {

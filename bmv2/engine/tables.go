@@ -88,6 +88,12 @@ type fieldMatch struct {
 	plen        int
 }
 
+type lpmLevel struct {
+	plen  int
+	mask  u128
+	byKey map[u128]*entry
+}
+
 type entry struct {
 	match    []fieldMatch
 	priority int32
@@ -119,6 +125,7 @@ type Table struct {
 	entries       []*entry
 	exactIdx      map[uint64][]*entry
 	allExact      bool
+	lpmIdx        []lpmLevel // single-LPM-key tables: one map per prefix length, longest first
 	counter       *Counter
 	meter         *Meter
 	kbuf          []u128
@@ -422,6 +429,27 @@ func (t *Table) reindex() {
 		}
 		return a.seq < b.seq
 	})
+	if len(t.Keys) == 1 && t.Keys[0].Kind == LPM {
+		t.lpmIdx = t.lpmIdx[:0]
+		for _, en := range t.entries {
+			pl := en.match[0].plen
+			var lv *lpmLevel
+			for i := range t.lpmIdx {
+				if t.lpmIdx[i].plen == pl {
+					lv = &t.lpmIdx[i]
+				}
+			}
+			if lv == nil {
+				t.lpmIdx = append(t.lpmIdx, lpmLevel{plen: pl, mask: en.match[0].mask, byKey: map[u128]*entry{}})
+				lv = &t.lpmIdx[len(t.lpmIdx)-1]
+			}
+			if _, dup := lv.byKey[en.match[0].value]; !dup {
+				lv.byKey[en.match[0].value] = en
+			}
+		}
+		sort.Slice(t.lpmIdx, func(i, j int) bool { return t.lpmIdx[i].plen > t.lpmIdx[j].plen })
+		return
+	}
 	if !t.allExact {
 		return
 	}
@@ -473,6 +501,16 @@ func (t *Table) matches(en *entry) bool {
 func (t *Table) lookup(c *ctx) *entry {
 	for i := range t.Keys {
 		t.kbuf[i] = t.Keys[i].eval(c)
+	}
+	if t.lpmIdx != nil {
+		v := t.kbuf[0]
+		for i := range t.lpmIdx {
+			lv := &t.lpmIdx[i]
+			if en, ok := lv.byKey[v.and(lv.mask)]; ok {
+				return en
+			}
+		}
+		return nil
 	}
 	if t.allExact {
 		for _, en := range t.exactIdx[hashKey(nil, t.kbuf)] {
