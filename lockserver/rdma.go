@@ -217,9 +217,10 @@ func (r *rdmaTier) beforeStep(req *lockcore.Request, w *writer) bool {
 
 // busyElsewhere reports whether the ALock of lock is held or wanted by someone other than a UDP
 // client (a co-located caller or a remote client): no live UDP grant is queued for it (a proxy
-// may still be queued for a grant that ended) and one of its cohort tails is set. A try acquire is then refused at once instead of being granted by the
-// core and made to wait for the ALock. It is a snapshot: an ALock caller arriving right after
-// it can still make a granted try wait for the other cohort.
+// may still be queued for a grant that ended) and one of its cohort tails is set. A try acquire
+// is then refused at once instead of being granted by the core and made to wait for the ALock.
+// It is a snapshot: an ALock caller arriving right after it can still make a granted try wait
+// for the other cohort.
 func (r *rdmaTier) busyElsewhere(lock uint32) bool {
 	rl := &r.locks[lock]
 	rl.mu.Lock()
@@ -364,6 +365,8 @@ func (r *rdmaTier) proxy(lock uint32) {
 	ptr := r.tbl.Lock(int(lock))
 	h, err := r.pool.Get()
 	if err != nil {
+		// The region is out of descriptors (RDMAConfig.Emu.RegionSize): the queued grants cannot
+		// be served; their clients are refused as on shutdown, the core's holders expire.
 		r.s.log.Error("rdma proxy handle", "lock", lock, "err", err)
 		r.abandon(rl)
 		return
