@@ -41,6 +41,11 @@ type Listener interface {
 	// Digest delivers one digest message: the digest's P4Info id and its data
 	// (a P4Data struct of bitstrings, as the P4Info type_spec describes).
 	Digest(digestID uint32, data *p4v1.P4Data)
+	// IdleTimeout reports table entries (keys as EntryKey identifies them, in
+	// a table whose P4Info idle_timeout_behavior is NOTIFY_CONTROL) that were
+	// not hit for their idle_timeout_ns. The server sends one
+	// IdleTimeoutNotification to the primaries.
+	IdleTimeout(entries []*p4v1.TableEntry)
 }
 
 // Device is what the execution engine implements so that the server can

@@ -180,6 +180,12 @@ func TestPacketIO(t *testing.T) {
 		t.Fatal("primary lost a packet-in")
 	}
 	bk.none(t)
+	// Idle-timeout notifications go to the primary too.
+	key := &p4v1.TableEntry{TableId: names{e.srv.Pipeline().P4Info}.table("MyIngress.dmac"), Match: []*p4v1.FieldMatch{exact(1, 1)}}
+	e.dev.EmitIdleTimeout(key)
+	if n := c.next(t).GetIdleTimeoutNotification(); len(n.GetTableEntry()) != 1 || n.GetTableEntry()[0].GetTableId() != key.GetTableId() {
+		t.Fatalf("idle timeout: %v", n)
+	}
 }
 
 func TestDigests(t *testing.T) {

@@ -414,6 +414,16 @@ func (d *MemDevice) EmitPacketIn(frame []byte) {
 	}
 }
 
+// EmitIdleTimeout reports entries as idle to the listener.
+func (d *MemDevice) EmitIdleTimeout(entries ...*p4v1.TableEntry) {
+	d.mu.RLock()
+	l := d.listener
+	d.mu.RUnlock()
+	if l != nil {
+		l.IdleTimeout(entries)
+	}
+}
+
 // SetListener implements Device.
 func (d *MemDevice) SetListener(l Listener) {
 	d.mu.Lock()

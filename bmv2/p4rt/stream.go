@@ -314,6 +314,23 @@ func (s *Server) PacketIn(frame []byte) {
 	s.toPrimariesLocked(&p4v1.StreamMessageResponse{Update: &p4v1.StreamMessageResponse_Packet{Packet: pi}})
 }
 
+// IdleTimeout implements Listener.
+func (s *Server) IdleTimeout(entries []*p4v1.TableEntry) {
+	if len(entries) == 0 {
+		return
+	}
+	n := &p4v1.IdleTimeoutNotification{Timestamp: time.Now().UnixNano()}
+	for _, e := range entries {
+		n.TableEntry = append(n.TableEntry, proto.Clone(e).(*p4v1.TableEntry))
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.sch == nil || s.closed {
+		return
+	}
+	s.toPrimariesLocked(&p4v1.StreamMessageResponse{Update: &p4v1.StreamMessageResponse_IdleTimeoutNotification{IdleTimeoutNotification: n}})
+}
+
 // digestState batches digest data into DigestLists. Guarded by Server.mu.
 type digestState struct {
 	cfg     map[uint32]*p4v1.DigestEntry_Config

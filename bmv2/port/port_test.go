@@ -421,3 +421,39 @@ func TestRawVeth(t *testing.T) {
 		t.Fatalf("Recv after Close: %v", err)
 	}
 }
+
+// BenchmarkMemPort measures one frame through an in-memory link (send and receive).
+func BenchmarkMemPort(b *testing.B) {
+	a, c := NewPair("a", "b")
+	defer a.Close()
+	defer c.Close()
+	f, buf := frame(1), make([]byte, MaxFrame)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(f)))
+	for b.Loop() {
+		a.Send(f)
+		c.Recv(buf)
+	}
+}
+
+// BenchmarkUDPPort measures one frame through a UDP tunnel on loopback.
+func BenchmarkUDPPort(b *testing.B) {
+	sa, _ := ParseUDPSpec("1@127.0.0.1:0")
+	a, err := ListenUDP(sa)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer a.Close()
+	c, err := ListenUDP(UDPSpec{Num: 2, Local: netip.MustParseAddrPort("127.0.0.1:0"), Remote: a.LocalAddr()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	f, buf := frame(1), make([]byte, MaxFrame)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(f)))
+	for b.Loop() {
+		c.Send(f)
+		a.Recv(buf)
+	}
+}
