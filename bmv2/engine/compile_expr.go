@@ -209,7 +209,7 @@ func (cp *compiler) expr(sc *scope, e front.Expr, want front.Type) cexpr {
 		return cexpr{t: t, scalar: cp.scalar(sc, e, t)}
 	}
 	switch under(t).(type) {
-	case *front.StructType, *front.StackType, *front.TupleType:
+	case *front.StructType, *front.StackType, *front.TupleType, *front.VarbitType:
 		return cexpr{t: t, comp: cp.composite(sc, e, t)}
 	}
 	cp.fail(e.Position(), "not supported by the netlock engine: expression %s of type %s", front.ExprString(e), t)
@@ -809,6 +809,16 @@ func (cp *compiler) eqLayout(t front.Type) func(s []uint64, a, b int) bool {
 		}
 	}
 	switch tt := under(t).(type) {
+	case *front.VarbitType:
+		n := cp.slotsOf(t)
+		return func(s []uint64, a, b int) bool {
+			for i := 0; i < n; i++ {
+				if s[a+i] != s[b+i] {
+					return false
+				}
+			}
+			return true
+		}
 	case *front.StructType:
 		var parts []func(s []uint64, a, b int) bool
 		var offs []int

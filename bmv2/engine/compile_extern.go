@@ -10,12 +10,17 @@ import (
 // flat is a list of scalar pieces of a data argument (a list, struct or header), used by
 // hash, checksums, digests and field lists.
 type piece struct {
-	off   int // slot offset from the composite base, or -1 for a scalar expression
-	width int
-	f     scalarFn
+	off    int // slot offset from the composite base, or -1 for a scalar expression
+	width  int // for a varbit: its maximum width
+	f      scalarFn
+	varbit bool
+	base   compFn // for varbit pieces of a composite computed at run time
 }
 
 func (p *piece) value(c *ctx) u128 {
+	if p.varbit {
+		return u128{} // varbit values are not reported in digests and logs
+	}
 	if p.f == nil {
 		return u128{lo: c.s[p.off]}
 	}
@@ -23,6 +28,10 @@ func (p *piece) value(c *ctx) u128 {
 }
 
 func (cp *compiler) flattenType(t front.Type, off int, out *[]piece) {
+	if vt, ok := under(t).(*front.VarbitType); ok {
+		*out = append(*out, piece{off: off, width: vt.Max, varbit: true})
+		return
+	}
 	if isScalar(t) {
 		*out = append(*out, piece{off: off, width: widthOf(t)})
 		return
@@ -82,7 +91,7 @@ func (cp *compiler) flatten(sc *scope, e front.Expr) []piece {
 		if l := cp.location(sc, e); l.dyn == nil {
 			static := true
 			for _, p := range ps {
-				if p.width > 64 {
+				if p.width > 64 && !p.varbit {
 					static = false
 				}
 			}
@@ -96,6 +105,10 @@ func (cp *compiler) flatten(sc *scope, e front.Expr) []piece {
 	}
 	base := cp.composite(sc, e, t)
 	for i := range ps {
+		if ps[i].varbit {
+			ps[i].base = base
+			continue
+		}
 		off, w := ps[i].off, ps[i].width
 		ps[i] = piece{off: -1, width: w, f: func(c *ctx) u128 { return readSlot(c.s, base(c)+off, w) }}
 	}
@@ -107,7 +120,7 @@ func (cp *compiler) flatten(sc *scope, e front.Expr) []piece {
 func serialize(c *ctx, ps []piece) []byte {
 	bitsN := 0
 	for _, p := range ps {
-		bitsN += p.width
+		bitsN += p.width // an upper bound for varbits
 	}
 	if cap(c.hbuf) < (bitsN+7)/8 {
 		c.hbuf = make([]byte, 0, (bitsN+7)/8)
@@ -115,6 +128,14 @@ func serialize(c *ctx, ps []piece) []byte {
 	w := bitWriter{b: c.hbuf[:0]}
 	for i := range ps {
 		p := &ps[i]
+		if p.varbit {
+			b := p.off
+			if p.base != nil {
+				b += p.base(c)
+			}
+			varbitChunks(c.s, b, func(width int, v uint64) { w.put(width, u128{lo: v}) })
+			continue
+		}
 		if p.f == nil {
 			// A field at a fixed slot, at most 64 bits wide.
 			w.put64(p.width, c.s[p.off])
@@ -243,10 +264,10 @@ func (cp *compiler) packetIn(sc *scope, call *front.CallExpr, d *front.MethodDec
 	tooShort := cp.errCode("PacketTooShort")
 	switch d.Name {
 	case "extract":
-		if len(call.Args) != 1 {
-			cp.fail(call.Position(), "not supported by the netlock engine: extract with a varbit length")
-		}
 		e := cp.argN(call, 0)
+		if len(call.Args) == 2 {
+			return cp.extractVarbit(sc, call, e)
+		}
 		if _, dc := e.(*front.DontCareExpr); dc && len(call.TypeArgT) > 0 {
 			// extract<T>(_): skip a T.
 			var ps []piece
@@ -277,18 +298,7 @@ func (cp *compiler) packetIn(sc *scope, call *front.CallExpr, d *front.MethodDec
 		}
 		base := l.baseFn()
 		// extract(stack.next) advances the stack's next index.
-		var nextOf func(*ctx) int
-		for x := e; ; {
-			m, ok := x.(*front.MemberExpr)
-			if !ok {
-				break
-			}
-			if m.Kind == front.MemberStackProp && m.Name == "next" {
-				nextOf = cp.location(sc, m.X).baseFn()
-				break
-			}
-			x = m.X
-		}
+		nextOf := cp.nextOf(sc, e)
 		sib := cp.unionSiblings(e)
 		return func(c *ctx) flow {
 			c.stackErr = 0
@@ -371,6 +381,7 @@ func (cp *compiler) emit(sc *scope, e front.Expr) stmtFn {
 		off int
 		ps  []piece
 		n   int
+		vb  bool
 	}
 	var walk func(t front.Type, off int)
 	walk = func(t front.Type, off int) {
@@ -379,15 +390,17 @@ func (cp *compiler) emit(sc *scope, e front.Expr) stmtFn {
 			if tt.IsHeader() {
 				var ps []piece
 				cp.flattenType(tt, 0, &ps)
-				n := 0
+				n, vb := 0, false
 				for _, p := range ps {
 					n += p.width
+					vb = vb || p.varbit
 				}
 				hdrs = append(hdrs, struct {
 					off int
 					ps  []piece
 					n   int
-				}{off, ps, n})
+					vb  bool
+				}{off, ps, n, vb})
 				return
 			}
 			o := off
@@ -409,6 +422,28 @@ func (cp *compiler) emit(sc *scope, e front.Expr) stmtFn {
 			h := &hdrs[i]
 			hb := b + h.off
 			if c.s[hb] == 0 {
+				continue
+			}
+			if h.vb {
+				for _, p := range h.ps {
+					if p.varbit {
+						varbitChunks(c.s, hb+p.off, func(width int, v uint64) {
+							need := (c.outBits + width + 7) / 8
+							for len(c.out) < need {
+								c.out = append(c.out, 0)
+							}
+							writeBits(c.out, c.outBits, width, u128{lo: v})
+							c.outBits += width
+						})
+						continue
+					}
+					need := (c.outBits + p.width + 7) / 8
+					for len(c.out) < need {
+						c.out = append(c.out, 0)
+					}
+					writeBits(c.out, c.outBits, p.width, readSlot(c.s, hb+p.off, p.width))
+					c.outBits += p.width
+				}
 				continue
 			}
 			if c.outBits&7 == 0 && h.n&7 == 0 {
@@ -761,5 +796,91 @@ func (cp *compiler) lookaheadComposite(call *front.CallExpr, t front.Type) compF
 			c.s[base] = 1
 		}
 		return base
+	}
+}
+
+// extractVarbit compiles extract(hdr, lengthInBits) for a header with one varbit field, with
+// bmv2's errors: a length that is not a whole number of bytes is ParserInvalidArgument, one
+// above the varbit's maximum is HeaderTooShort, and missing bytes are PacketTooShort.
+func (cp *compiler) extractVarbit(sc *scope, call *front.CallExpr, e front.Expr) stmtFn {
+	l := cp.location(sc, e)
+	st, ok := under(l.t).(*front.StructType)
+	if !ok || !st.IsHeader() {
+		cp.fail(call.Position(), "engine: extract of a non-header")
+	}
+	var ps []piece
+	cp.flattenType(st, 0, &ps)
+	fixed := 0
+	for _, p := range ps {
+		if !p.varbit {
+			fixed += p.width
+		}
+	}
+	size := cp.scalarOf(sc, cp.argN(call, 1), nil)
+	base := l.baseFn()
+	nextOf := cp.nextOf(sc, e)
+	invalid, hdrShort, tooShort := cp.errCode("ParserInvalidArgument"), cp.errCode("HeaderTooShort"), cp.errCode("PacketTooShort")
+	return func(c *ctx) flow {
+		n := size(c)
+		vmax := 0
+		for _, p := range ps {
+			if p.varbit {
+				vmax = p.width
+			}
+		}
+		if n.hi != 0 || n.lo > 1<<20 {
+			c.perr = hdrShort
+			return fExit
+		}
+		vlen := int(n.lo)
+		if vlen%8 != 0 {
+			c.perr = invalid
+			return fExit
+		}
+		if vlen > vmax {
+			c.perr = hdrShort
+			return fExit
+		}
+		if c.cur+fixed+vlen > len(c.in)*8 {
+			c.perr = tooShort
+			return fExit
+		}
+		c.stackErr = 0
+		b := base(c)
+		if c.stackErr != 0 {
+			c.perr = c.stackErr
+			return fExit
+		}
+		off := c.cur
+		for _, p := range ps {
+			if p.varbit {
+				readVarbit(c.s, b+p.off, p.width, c.in, off, vlen)
+				off += vlen
+				continue
+			}
+			writeSlot(c.s, b+p.off, p.width, readBits(c.in, off, p.width))
+			off += p.width
+		}
+		c.cur = off
+		c.s[b] = 1
+		if nextOf != nil {
+			c.s[nextOf(c)]++
+		}
+		return fNext
+	}
+}
+
+// nextOf returns, for an extract target written stack.next (or a member of it), the base
+// slot of the stack, whose next index the extract advances.
+func (cp *compiler) nextOf(sc *scope, e front.Expr) func(*ctx) int {
+	for x := e; ; {
+		m, ok := x.(*front.MemberExpr)
+		if !ok {
+			return nil
+		}
+		if m.Kind == front.MemberStackProp && m.Name == "next" {
+			return cp.location(sc, m.X).baseFn()
+		}
+		x = m.X
 	}
 }

@@ -91,7 +91,8 @@ func (cp *compiler) slotsOf(t front.Type) int {
 			n += cp.slotsOf(e)
 		}
 	case *front.VarbitType:
-		cp.fail(front.Pos{}, "not supported by the netlock engine: varbit")
+		// The current length in bits, then the bits left-aligned in 64-bit words.
+		n = 1 + (tt.Max+63)/64
 	default:
 		cp.fail(front.Pos{}, "not supported by the netlock engine: values of type %s", t)
 	}
@@ -238,4 +239,28 @@ func (r *bitReader) get(width int) u128 {
 	}
 	r.n -= width
 	return u128{lo: r.acc >> uint(r.n) & (1<<uint(width) - 1)}
+}
+
+// readVarbit reads n bits at bit offset off of b into the words of a varbit at slot base.
+func readVarbit(s []uint64, base, maxBits int, b []byte, off, n int) {
+	nw := (maxBits + 63) / 64
+	clear(s[base+1 : base+1+nw])
+	s[base] = uint64(n)
+	for k := 0; n > 0; k++ {
+		w := min(n, 64)
+		v := readBits(b, off, w)
+		s[base+1+k] = v.lo << uint(64-w)
+		off += w
+		n -= w
+	}
+}
+
+// varbitWords calls f with each chunk (width, left-aligned bits) of a varbit value.
+func varbitChunks(s []uint64, base int, f func(width int, v uint64)) {
+	n := int(s[base])
+	for k := 0; n > 0; k++ {
+		w := min(n, 64)
+		f(w, s[base+1+k]>>uint(64-w))
+		n -= w
+	}
 }
