@@ -2,7 +2,6 @@ package p4rt
 
 import (
 	"context"
-	"net"
 	"os"
 	"testing"
 	"time"
@@ -39,20 +38,12 @@ func newEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, stop, err := Serve("127.0.0.1:0", srv)
 	if err != nil {
 		t.Fatal(err)
 	}
-	gs := grpc.NewServer(grpc.WaitForHandlers(true))
-	p4v1.RegisterP4RuntimeServer(gs, srv)
-	served := make(chan struct{})
-	go func() { defer close(served); gs.Serve(lis) }()
-	t.Cleanup(func() {
-		gs.Stop()
-		<-served
-		srv.Close()
-	})
-	return &env{t: t, dev: dev, srv: srv, addr: lis.Addr().String()}
+	t.Cleanup(stop)
+	return &env{t: t, dev: dev, srv: srv, addr: addr.String()}
 }
 
 // ctl is a controller: the antoninbas client with its stream running.

@@ -329,12 +329,15 @@ func (r *reader) direct(q *p4v1.TableEntry, meter bool) error {
 			}
 		}
 	default:
-		if _, err := sch.directKey(&p4v1.TableEntry{TableId: q.GetTableId()}, meter); err != nil && status.Code(err) == codes.NotFound {
-			return err
+		ti, ok := sch.tables[q.GetTableId()]
+		if !ok {
+			return status.Errorf(codes.NotFound, "unknown table id %d", q.GetTableId())
 		}
-		ti := sch.tables[q.GetTableId()]
-		if (meter && ti.directMeter == 0) || (!meter && ti.directCounter == 0) {
-			return status.Errorf(codes.InvalidArgument, "table %s has no direct %s", ti.t.GetPreamble().GetName(), map[bool]string{true: "meter", false: "counter"}[meter])
+		if meter && ti.directMeter == 0 {
+			return status.Errorf(codes.InvalidArgument, "table %s has no direct meter", ti.t.GetPreamble().GetName())
+		}
+		if !meter && ti.directCounter == 0 {
+			return status.Errorf(codes.InvalidArgument, "table %s has no direct counter", ti.t.GetPreamble().GetName())
 		}
 		ids = []uint32{q.GetTableId()}
 	}

@@ -49,7 +49,8 @@ type roleState struct {
 // stream is one StreamChannel.
 type stream struct {
 	srv   p4v1.P4Runtime_StreamChannelServer
-	out   chan *p4v1.StreamMessageResponse
+	out   chan *p4v1.StreamMessageResponse // packet-ins, digest lists
+	ctrl  chan *p4v1.StreamMessageResponse // arbitration updates, stream errors
 	quit  chan struct{}
 	sent  chan struct{} // closed when the send loop has ended
 	role  *p4v1.Role    // as arbitrated; nil before the first arbitration
@@ -57,36 +58,56 @@ type stream struct {
 	arbOK bool // has arbitrated
 }
 
-// streamQueue is how many messages may wait for a slow client before
-// packet-ins and digest lists are dropped.
-const streamQueue = 1024
+// streamQueue is how many packet-ins and digest lists may wait for a slow
+// client before more are dropped; ctrlQueue is the same for arbitration
+// updates and stream errors.
+const (
+	streamQueue = 1024
+	ctrlQueue   = 64
+)
 
-// send queues m; packet-ins and digests are dropped when the queue is full,
-// arbitration updates and errors wait.
-func (st *stream) send(m *p4v1.StreamMessageResponse, mayDrop bool) {
-	if mayDrop {
-		select {
-		case st.out <- m:
-		default:
-		}
-		return
+// send queues m without ever blocking (callers may hold Server.mu): data
+// messages (packet-ins, digest lists) go to the data queue, control messages
+// (arbitration, errors) to the control queue, which the send loop serves
+// first. A full queue drops the message; it reports whether m was queued.
+func (st *stream) send(m *p4v1.StreamMessageResponse, data bool) bool {
+	q := st.ctrl
+	if data {
+		q = st.out
 	}
 	select {
-	case st.out <- m:
-	case <-st.quit:
+	case q <- m:
+		return true
+	default:
+		return false
+	}
+}
+
+// sendWait queues a control message from the stream's own handler goroutine,
+// waiting for room (back-pressure on a client that floods bad requests).
+func (st *stream) sendWait(m *p4v1.StreamMessageResponse) {
+	select {
+	case st.ctrl <- m:
+	case <-st.srv.Context().Done():
 	}
 }
 
 func (st *stream) sendLoop() {
 	defer close(st.sent)
 	for {
+		var m *p4v1.StreamMessageResponse
 		select {
-		case m := <-st.out:
-			if err := st.srv.Send(m); err != nil {
-				<-st.quit
+		case m = <-st.ctrl:
+		default:
+			select {
+			case m = <-st.ctrl:
+			case m = <-st.out:
+			case <-st.quit:
 				return
 			}
-		case <-st.quit:
+		}
+		if err := st.srv.Send(m); err != nil {
+			<-st.quit
 			return
 		}
 	}
@@ -109,7 +130,7 @@ func (s *Server) checkPrimary(role string, eid *p4v1.Uint128) error {
 
 // StreamChannel implements p4v1.P4RuntimeServer.
 func (s *Server) StreamChannel(srv p4v1.P4Runtime_StreamChannelServer) error {
-	st := &stream{srv: srv, out: make(chan *p4v1.StreamMessageResponse, streamQueue), quit: make(chan struct{}), sent: make(chan struct{})}
+	st := &stream{srv: srv, out: make(chan *p4v1.StreamMessageResponse, streamQueue), ctrl: make(chan *p4v1.StreamMessageResponse, ctrlQueue), quit: make(chan struct{}), sent: make(chan struct{})}
 	go st.sendLoop()
 	s.streams.Add(1)
 	defer s.streams.Add(-1)
@@ -137,10 +158,10 @@ func (s *Server) StreamChannel(srv p4v1.P4Runtime_StreamChannelServer) error {
 			}
 			if err := s.packetOut(st, u.Packet); err != nil {
 				sst := status.Convert(err)
-				st.send(&p4v1.StreamMessageResponse{Update: &p4v1.StreamMessageResponse_Error{Error: &p4v1.StreamError{
+				st.sendWait(&p4v1.StreamMessageResponse{Update: &p4v1.StreamMessageResponse_Error{Error: &p4v1.StreamError{
 					CanonicalCode: int32(sst.Code()), Message: sst.Message(),
 					Details: &p4v1.StreamError_PacketOut{PacketOut: &p4v1.PacketOutError{PacketOut: u.Packet}},
-				}}}, false)
+				}}})
 			}
 		case *p4v1.StreamMessageRequest_DigestAck:
 			if !st.arbOK {
@@ -148,19 +169,19 @@ func (s *Server) StreamChannel(srv p4v1.P4Runtime_StreamChannelServer) error {
 			}
 			if err := s.digestAck(st, u.DigestAck); err != nil {
 				sst := status.Convert(err)
-				st.send(&p4v1.StreamMessageResponse{Update: &p4v1.StreamMessageResponse_Error{Error: &p4v1.StreamError{
+				st.sendWait(&p4v1.StreamMessageResponse{Update: &p4v1.StreamMessageResponse_Error{Error: &p4v1.StreamError{
 					CanonicalCode: int32(sst.Code()), Message: sst.Message(),
 					Details: &p4v1.StreamError_DigestListAck{DigestListAck: &p4v1.DigestListAckError{DigestListAck: u.DigestAck}},
-				}}}, false)
+				}}})
 			}
 		default:
 			if !st.arbOK {
 				return status.Error(codes.FailedPrecondition, "the first stream message must be a MasterArbitrationUpdate")
 			}
-			st.send(&p4v1.StreamMessageResponse{Update: &p4v1.StreamMessageResponse_Error{Error: &p4v1.StreamError{
+			st.sendWait(&p4v1.StreamMessageResponse{Update: &p4v1.StreamMessageResponse_Error{Error: &p4v1.StreamError{
 				CanonicalCode: int32(codes.Unimplemented), Message: "unsupported stream message",
 				Details: &p4v1.StreamError_Other{Other: &p4v1.StreamOtherError{Other: req.GetOther()}},
-			}}}, false)
+			}}})
 		}
 	}
 }
@@ -241,12 +262,14 @@ func (s *Server) notifyLocked(rs *roleState, only *stream) {
 		case rs.primary != nil:
 			code, msg = codes.AlreadyExists, "backup: another client is primary"
 		}
-		o.send(&p4v1.StreamMessageResponse{Update: &p4v1.StreamMessageResponse_Arbitration{Arbitration: &p4v1.MasterArbitrationUpdate{
+		if !o.send(&p4v1.StreamMessageResponse{Update: &p4v1.StreamMessageResponse_Arbitration{Arbitration: &p4v1.MasterArbitrationUpdate{
 			DeviceId:   s.cfg.DeviceID,
 			Role:       o.role,
 			ElectionId: eid.proto(),
 			Status:     &spb.Status{Code: int32(code), Message: msg},
-		}}}, false)
+		}}}, false) {
+			s.cfg.Logf("p4rt: role %q: arbitration update dropped for a client that does not read its stream", o.role.GetName())
+		}
 	}
 }
 
