@@ -23,19 +23,18 @@ type argFn struct {
 // bindArgs compiles copy-in and copy-out of call arguments into a frame's parameter slots.
 // Parameters without arguments (action data) are skipped.
 func (cp *compiler) bindArgs(sc *scope, fr *frame, args []*front.Arg, params []*front.Param) (ins, outs []func(*ctx)) {
+	named := len(args) > 0 && args[0].Name != ""
 	for i, p := range fr.params {
 		var e front.Expr
-		for j, q := range params {
-			if q == p && j < len(args) {
-				e = args[j].Value
+		if named {
+			for _, a := range args {
+				if a.Name == p.Name {
+					e = a.Value
+				}
 			}
-		}
-		if e == nil && i < len(args) && i < len(params) && params[i] != p && params[i].Name == p.Name || e == nil && params == nil && i < len(args) {
-			// The call was checked against another declaration of the same signature (a
-			// control type passed as a constructor argument): match by position.
-			e = args[i].Value
-		}
-		if e == nil && i < len(args) && i < len(params) && params[i] != p {
+		} else if i < len(args) {
+			// Positional: the frame's parameters are those of the declaration the call was
+			// checked against (or of a control type with the same signature).
 			e = args[i].Value
 		}
 		if e == nil {

@@ -160,20 +160,31 @@ func (cp *compiler) recvBinding(sc *scope, call *front.CallExpr) *binding {
 }
 
 func (cp *compiler) arg(call *front.CallExpr, name string) front.Expr {
-	for i, p := range call.Params {
-		if p.Name == name && i < len(call.Args) {
-			return call.Args[i].Value
+	named := len(call.Args) > 0 && call.Args[0].Name != ""
+	if named {
+		for _, a := range call.Args {
+			if a.Name == name {
+				return a.Value
+			}
 		}
 	}
-	for _, a := range call.Args {
-		if a.Name == name {
-			return a.Value
+	for i, p := range call.Params {
+		if p.Name == name {
+			if !named && i < len(call.Args) {
+				return call.Args[i].Value
+			}
+			return p.Deflt
 		}
 	}
 	return nil
 }
 
+// argN returns the argument of the callee's i-th declared parameter (arguments may be named
+// and in any order), or the parameter's default.
 func (cp *compiler) argN(call *front.CallExpr, i int) front.Expr {
+	if md, ok := call.Callee.(*front.MethodDecl); ok && i < len(md.Params) {
+		return cp.arg(call, md.Params[i].Name)
+	}
 	if i < len(call.Args) {
 		return call.Args[i].Value
 	}

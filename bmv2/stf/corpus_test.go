@@ -47,6 +47,35 @@ func TestP4CCorpus(t *testing.T) {
 		}
 		groups[group] = append(groups[group], base)
 	}
+	// Also compile every v1model sample the front end accepts (with or without .stf).
+	all, _ := filepath.Glob(filepath.Join(dir, "*.p4"))
+	var nAll, nLoaded int
+	loadFail := map[string][]string{}
+	for _, p4 := range all {
+		src, err := os.ReadFile(p4)
+		if err != nil || !v1.Match(src) {
+			continue
+		}
+		checked, err := front.Load(p4)
+		if err != nil {
+			continue
+		}
+		nAll++
+		if _, err := engine.Load(checked, engine.Config{}); err != nil {
+			msg := err.Error()
+			if i := strings.Index(msg, "not supported"); i >= 0 {
+				msg = msg[i:]
+			}
+			k := numRE.ReplaceAllString(firstLine(msg), "N")
+			loadFail[k] = append(loadFail[k], filepath.Base(p4))
+			continue
+		}
+		nLoaded++
+	}
+	t.Logf("v1model samples accepted by the front end: %d; compiled by the engine: %d (%.1f%%)", nAll, nLoaded, 100*float64(nLoaded)/float64(max(nAll, 1)))
+	for k, v := range loadFail {
+		t.Logf("  load failure %3d  %s: %s", len(v), k, strings.Join(v, " "))
+	}
 	t.Logf("v1model STF tests: %d; accepted by the front end: %d; passed: %d (%.1f%% of accepted)", total, accepted, passed, 100*float64(passed)/float64(max(accepted, 1)))
 	type g struct {
 		k string

@@ -43,7 +43,7 @@ control I(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) 
             bit<8> v;
             r8.read(v, (bit<32>)hdr.h.idx);
             v = v + hdr.h.data[7:0];
-            r8.write((bit<32>)hdr.h.idx, v);
+            r8.write(value = v, index = (bit<32>)hdr.h.idx);
             hdr.h.reg8 = v;
         } else if (hdr.h.op == 2) {
             r128.read(hdr.h.reg128, (bit<32>)hdr.h.idx);
