@@ -54,6 +54,10 @@ type Listener interface {
 // first, and never passes nil entities. Reads may run concurrently with one
 // another and with the data plane.
 //
+// The server never calls the Device while holding a lock that the Listener
+// methods take, so the Device may call its Listener from inside any method
+// (MemDevice.PacketOut does) and from data-plane goroutines.
+//
 // Table entries, counters, meters and registers are addressed by P4Info ids;
 // indices are in range. Every proto passed in belongs to the Device from then
 // on (the server does not modify it afterwards); values returned are not

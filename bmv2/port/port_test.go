@@ -413,6 +413,13 @@ func TestRawVeth(t *testing.T) {
 			t.Fatalf("veth0 frame %d: %v", i, err)
 		}
 	}
+	f := frame(7)
+	if n := testing.AllocsPerRun(50, func() {
+		a.Send(f)
+		recvOurs(b, buf)
+	}); n != 0 {
+		t.Fatalf("allocs per frame = %v, want 0", n)
+	}
 	// Close unblocks a pending Recv.
 	errc := make(chan error)
 	go func() { _, err := recvOurs(a, make([]byte, MaxFrame)); errc <- err }()
