@@ -379,3 +379,57 @@ func TestCloneSessionReplicasAndPRE(t *testing.T) {
 		t.Errorf("copied session: %+v", sess)
 	}
 }
+
+func TestTimestampFromInjectedClock(t *testing.T) {
+	now := time.Unix(500, 0)
+	sw := load(t, "testdata/misc.p4", Config{Now: func() time.Time { return now }})
+	var got []uint32
+	for _, step := range []time.Duration{0, 1500 * time.Microsecond, time.Second} {
+		now = now.Add(step)
+		res, err := sw.Process(0, miscPkt(6, 0))
+		if err != nil || len(res.Out) != 1 {
+			t.Fatalf("%v %v", res, err)
+		}
+		got = append(got, binary.BigEndian.Uint32(res.Out[0].Data[4:]))
+	}
+	// Microseconds since the switch's first reading, as bmv2 counts them.
+	if got[0] != 0 || got[1] != 1500 || got[2] != 1001500 {
+		t.Errorf("timestamps %v", got)
+	}
+}
+
+func TestDirectMeter(t *testing.T) {
+	sw := load(t, "testdata/misc.p4", Config{})
+	tbl, err := sw.Table("metered")
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := Entry{Match: []FieldMatch{{Value: []byte{9}}}, Action: "colour"}
+	if err := tbl.Insert(key); err != nil {
+		t.Fatal(err)
+	}
+	colours := func(n int) []byte {
+		var out []byte
+		for i := 0; i < n; i++ {
+			res, err := sw.Process(0, miscPkt(7, 9))
+			if err != nil || len(res.Out) != 1 {
+				t.Fatalf("%v %v", res, err)
+			}
+			out = append(out, res.Out[0].Data[1])
+		}
+		return out
+	}
+	if got := colours(2); !bytes.Equal(got, []byte{Green, Green}) {
+		t.Errorf("unconfigured meter: %v", got)
+	}
+	// Committed burst 1, peak burst 2, negligible rates: green, yellow, then red.
+	if err := tbl.SetMeter(Entry{Match: key.Match}, MeterConfig{CIR: 1e-9, CBS: 1, PIR: 1e-9, PBS: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if got := colours(4); !bytes.Equal(got, []byte{Green, Yellow, Red, Red}) {
+		t.Errorf("configured meter: %v", got)
+	}
+	if cfg, err := tbl.DirectMeter(Entry{Match: key.Match}); err != nil || cfg == nil || cfg.PBS != 2 {
+		t.Errorf("DirectMeter = %+v, %v", cfg, err)
+	}
+}

@@ -22,6 +22,18 @@ control V(inout headers_t hdr, inout meta_t meta) { apply { } }
 
 control I(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
     register<bit<32>>(8) regs;
+    direct_meter<bit<8>>(MeterType.packets) dm;
+
+    action colour() {
+        bit<8> c;
+        dm.read(c);
+        hdr.h.a = c;
+    }
+    table metered {
+        key = { hdr.h.a: exact; }
+        actions = { colour; NoAction; }
+        meters = dm;
+    }
 
     action rmw() {
         bit<32> v;
@@ -54,6 +66,10 @@ control I(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) 
         } else if (hdr.h.op == 5) {
             rmw();
             rmw();
+        } else if (hdr.h.op == 6) {
+            hdr.h.val = (bit<32>)sm.ingress_global_timestamp;
+        } else if (hdr.h.op == 7) {
+            metered.apply();
         }
         t.apply();
     }
