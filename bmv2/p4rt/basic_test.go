@@ -3,6 +3,7 @@ package p4rt
 import (
 	"bytes"
 	"context"
+	"os"
 	"testing"
 
 	"github.com/antoninbas/p4runtime-go-client/pkg/client"
@@ -224,4 +225,35 @@ func mustInfo(t testing.TB, b *Bundle) *p4configv1.P4Info {
 		t.Fatal(err)
 	}
 	return info
+}
+
+// TestPipelineOtherPrograms pushes the front end's accepted test programs
+// (read from bmv2/front/testdata, not copied) and checks that their P4Info
+// objects can be read back.
+func TestPipelineOtherPrograms(t *testing.T) {
+	e := newEnv(t)
+	c, ok := e.connect(10, "")
+	if !ok {
+		t.Fatal("not primary")
+	}
+	ctx := context.Background()
+	for _, files := range [][]string{{"lockqueue.p4", "lockqueue.h.p4"}, {"features.p4"}, {"basic.p4"}} {
+		b, err := BundleFromFS(os.DirFS("../front/testdata/accept"), files[0], files[1:]...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.SetFwdPipeFromBytes(ctx, b.Encode(), testInfoText(t, b), 1); err != nil {
+			t.Fatalf("%s: %v", files[0], err)
+		}
+		// Wildcard reads of every kind work on every program.
+		c.read(t,
+			&p4v1.Entity{Entity: &p4v1.Entity_TableEntry{TableEntry: &p4v1.TableEntry{}}},
+			&p4v1.Entity{Entity: &p4v1.Entity_TableEntry{TableEntry: &p4v1.TableEntry{IsDefaultAction: true}}},
+			&p4v1.Entity{Entity: &p4v1.Entity_CounterEntry{CounterEntry: &p4v1.CounterEntry{}}},
+			&p4v1.Entity{Entity: &p4v1.Entity_MeterEntry{MeterEntry: &p4v1.MeterEntry{}}},
+			&p4v1.Entity{Entity: &p4v1.Entity_RegisterEntry{RegisterEntry: &p4v1.RegisterEntry{}}},
+			&p4v1.Entity{Entity: &p4v1.Entity_DirectCounterEntry{DirectCounterEntry: &p4v1.DirectCounterEntry{}}},
+			&p4v1.Entity{Entity: &p4v1.Entity_DirectMeterEntry{DirectMeterEntry: &p4v1.DirectMeterEntry{}}},
+		)
+	}
 }
