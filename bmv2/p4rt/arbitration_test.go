@@ -201,3 +201,28 @@ func TestArbitrationCodes(t *testing.T) {
 		t.Fatalf("no primary left: %v %d", code, id)
 	}
 }
+
+// TestSlowClientDoesNotBlock: a primary that never reads its stream loses
+// packet-ins (its queue is bounded) but blocks neither the data plane nor
+// arbitration nor writes.
+func TestSlowClientDoesNotBlock(t *testing.T) {
+	e := newEnv(t)
+	c := e.primaryWithPipeline()
+	slow := e.raw(t)
+	slow.arb(t, devID, "", &p4v1.Uint128{Low: 20})
+	if c.nextArb(t) {
+		t.Fatal("c still primary")
+	}
+	frame := make([]byte, 1024)
+	for i := 0; i < 5000; i++ {
+		e.dev.EmitPacketIn(frame) // must return although nobody reads
+	}
+	// A new primary still gets its arbitration answer and can write.
+	c2, ok := e.connect(30, "")
+	if !ok {
+		t.Fatal("new primary not answered")
+	}
+	if err := c2.InsertMulticastGroup(context.Background(), 3, []uint32{1}); err != nil {
+		t.Fatal(err)
+	}
+}
