@@ -2,6 +2,7 @@ package stf
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -50,6 +51,7 @@ func TestP4CCorpus(t *testing.T) {
 	// Also compile every v1model sample the front end accepts (with or without .stf).
 	all, _ := filepath.Glob(filepath.Join(dir, "*.p4"))
 	var nAll, nLoaded int
+	var panics []string
 	loadFail := map[string][]string{}
 	for _, p4 := range all {
 		src, err := os.ReadFile(p4)
@@ -61,7 +63,8 @@ func TestP4CCorpus(t *testing.T) {
 			continue
 		}
 		nAll++
-		if _, err := engine.Load(checked, engine.Config{}); err != nil {
+		sw, err := engine.Load(checked, engine.Config{})
+		if err != nil {
 			msg := err.Error()
 			if i := strings.Index(msg, "not supported"); i >= 0 {
 				msg = msg[i:]
@@ -71,6 +74,13 @@ func TestP4CCorpus(t *testing.T) {
 			continue
 		}
 		nLoaded++
+		if msg := shake(sw, 200); msg != "" {
+			panics = append(panics, filepath.Base(p4)+": "+msg)
+		}
+	}
+	t.Logf("random packets (200 per compiled sample, 0-95 bytes, random ports): %d samples panicked", len(panics))
+	for _, p := range panics {
+		t.Logf("  panic: %s", p)
 	}
 	t.Logf("v1model samples accepted by the front end: %d; compiled by the engine: %d (%.1f%%)", nAll, nLoaded, 100*float64(nLoaded)/float64(max(nAll, 1)))
 	for k, v := range loadFail {
@@ -151,4 +161,26 @@ func firstLine(s string) string {
 		s = s[:100]
 	}
 	return s
+}
+
+// shake sends random packets through sw and reports the first panic.
+func shake(sw *engine.Switch, n int) (msg string) {
+	defer func() {
+		if r := recover(); r != nil {
+			msg = firstLine(fmt.Sprint(r))
+		}
+	}()
+	rng := rand.New(rand.NewPCG(7, 9))
+	buf := make([]byte, 96)
+	for i := 0; i < n; i++ {
+		b := buf[:rng.IntN(len(buf))]
+		for j := range b {
+			b[j] = byte(rng.Uint32())
+		}
+		if i%3 == 0 && len(b) > 14 {
+			b[12], b[13] = 0x08, 0x00
+		}
+		sw.Process(rng.IntN(8), b)
+	}
+	return ""
 }
