@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/antoninbas/p4runtime-go-client/pkg/client"
@@ -255,5 +256,38 @@ func TestPipelineOtherPrograms(t *testing.T) {
 			&p4v1.Entity{Entity: &p4v1.Entity_DirectCounterEntry{DirectCounterEntry: &p4v1.DirectCounterEntry{}}},
 			&p4v1.Entity{Entity: &p4v1.Entity_DirectMeterEntry{DirectMeterEntry: &p4v1.DirectMeterEntry{}}},
 		)
+	}
+}
+
+// TestReconcileChangedProgram: RECONCILE_AND_COMMIT to a changed program keeps
+// the entries that still validate and drops the others.
+func TestReconcileChangedProgram(t *testing.T) {
+	e := newEnv(t)
+	c := e.primaryWithPipeline()
+	ctx := context.Background()
+	if err := c.InsertTableEntry(ctx, c.NewTableEntry("MyIngress.dmac",
+		map[string]client.MatchInterface{"hdr.ethernet.dst": &client.ExactMatch{Value: mac(1)}},
+		c.NewTableActionDirect("MyIngress.forward", [][]byte{{2}}), nil)); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.InsertTableEntry(ctx, c.NewTableEntry("MyIngress.smac",
+		map[string]client.MatchInterface{"hdr.ethernet.src": &client.ExactMatch{Value: mac(1)}},
+		c.NewTableActionDirect("NoAction", nil), nil)); err != nil {
+		t.Fatal(err)
+	}
+	// The new program renames forward (a new action id) and grows smac.
+	b := testBundle(t)
+	src := string(b.Files[0].Data)
+	src = strings.ReplaceAll(src, "forward", "send_to")
+	src = strings.Replace(src, "size = 1024;", "size = 2048;", 1)
+	b.Files[0].Data = []byte(src)
+	if _, err := c.SetFwdPipeFromBytesWithAction(ctx, b.Encode(), testInfoText(t, b), 2, p4v1.SetForwardingPipelineConfigRequest_RECONCILE_AND_COMMIT); err != nil {
+		t.Fatal(err)
+	}
+	if es, err := c.ReadTableEntryWildcard(ctx, "MyIngress.smac"); err != nil || len(es) != 1 {
+		t.Fatalf("smac after reconcile: %v %v", es, err)
+	}
+	if es, err := c.ReadTableEntryWildcard(ctx, "MyIngress.dmac"); err != nil || len(es) != 0 {
+		t.Fatalf("dmac after reconcile: %v %v", es, err)
 	}
 }

@@ -209,6 +209,15 @@ func (s *Server) reconcileLocked(p *Pipeline) error {
 		if e.GetIsDefaultAction() {
 			op = p4v1.Update_MODIFY
 		}
+		if ti := sch.tables[e.GetTableId()]; ti != nil {
+			// Keep the entry where the new program dropped its direct resources.
+			if ti.directCounter == 0 {
+				e.CounterData = nil
+			}
+			if ti.directMeter == 0 {
+				e.MeterConfig = nil
+			}
+		}
 		if err := s.applyTable(sch, op, e); err != nil {
 			dropped++
 			continue
