@@ -5,7 +5,6 @@ import (
 	"io"
 	"testing"
 
-	"github.com/antoninbas/p4runtime-go-client/pkg/client"
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
 	"google.golang.org/grpc/codes"
 )
@@ -39,7 +38,6 @@ func TestArbitrationWithClient(t *testing.T) {
 	if !ok {
 		t.Fatal("first client of role r is not its primary")
 	}
-	_ = c0
 	cb, ok := e.connect(0, "")
 	if ok {
 		t.Fatal("election id 0 below the primary is primary")
@@ -71,7 +69,6 @@ func TestArbitrationWithClient(t *testing.T) {
 	if _, err := c0.Write(ctx, &p4v1.WriteRequest{DeviceId: devID, ElectionId: c0.eid, Role: "r"}); err != nil {
 		t.Fatal(err)
 	}
-	_ = client.P4RuntimePort
 }
 
 // rawStream opens a StreamChannel without the client library, to check codes.

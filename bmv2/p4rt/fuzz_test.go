@@ -58,8 +58,7 @@ func FuzzWriteValidation(f *testing.F) {
 				}
 			}
 			if ent := u.GetEntity(); ent != nil {
-				r := &reader{s: s, sch: s.sch, srv: nil}
-				r.batch = nil
+				r := &reader{s: s, sch: s.sch}
 				_ = r.entityNoSend(ent)
 			}
 		}

@@ -127,11 +127,11 @@ func (c *ctl) next(t *testing.T) *p4v1.StreamMessageResponse {
 	return nil
 }
 
-// none checks that no stream message is queued right now (after a round trip).
+// none checks that no stream message has arrived so far. Callers use it
+// after a message sent later to another client has arrived, so anything
+// addressed to c would have been queued before it.
 func (c *ctl) none(t *testing.T) {
 	t.Helper()
-	// A Capabilities round trip does not order the stream, so use a read of the
-	// pipeline, then look without waiting.
 	select {
 	case m := <-c.msgs:
 		t.Fatalf("unexpected stream message %v", m)

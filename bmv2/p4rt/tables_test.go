@@ -3,7 +3,9 @@ package p4rt
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"testing"
 
 	"github.com/antoninbas/p4runtime-go-client/pkg/client"
@@ -137,11 +139,11 @@ func (c *ctl) read(t *testing.T, ents ...*p4v1.Entity) []*p4v1.Entity {
 	var out []*p4v1.Entity
 	for {
 		r, err := rc.Recv()
-		if err != nil {
-			if code(err) != codes.Unknown { // io.EOF is not a status: Unknown
-				t.Fatal(err)
-			}
+		if errors.Is(err, io.EOF) {
 			return out
+		}
+		if err != nil {
+			t.Fatal(err)
 		}
 		out = append(out, r.GetEntities()...)
 	}
@@ -153,10 +155,9 @@ func (c *ctl) readErr(ents ...*p4v1.Entity) error {
 		return err
 	}
 	for {
-		if _, err := rc.Recv(); err != nil {
-			if code(err) == codes.Unknown {
-				return nil
-			}
+		if _, err := rc.Recv(); errors.Is(err, io.EOF) {
+			return nil
+		} else if err != nil {
 			return err
 		}
 	}
@@ -436,5 +437,4 @@ func TestWriteErrors(t *testing.T) {
 			wantCode(t, c.readErr(tc.ent), tc.want)
 		})
 	}
-	_ = vrf
 }

@@ -42,8 +42,8 @@ func Canonical(b []byte, width int) ([]byte, error) {
 	return slices.Clone(c), nil
 }
 
-// toBig reads a canonical bytestring into a byte slice of exactly n bytes
-// (big-endian), for mask arithmetic.
+// padded copies a canonical bytestring into a big-endian slice of exactly n
+// bytes, for mask arithmetic.
 func padded(b []byte, n int) []byte {
 	out := make([]byte, n)
 	copy(out[n-len(b):], b)
