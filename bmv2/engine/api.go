@@ -138,7 +138,7 @@ func (s *Switch) MulticastGroup(grp int) ([]Replica, bool) {
 	if _, ok := s.mcGroups[grp]; !ok {
 		return nil, false
 	}
-	return s.replicas(grp), true
+	return append([]Replica(nil), s.replicas(grp)...), true
 }
 
 // MulticastGroups lists the group ids.

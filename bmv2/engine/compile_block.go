@@ -8,6 +8,64 @@ import (
 
 type blockInst struct {
 	fr *frame
+	// A control with extern parameters is compiled at its (single) call site, once the
+	// extern arguments are known.
+	scope   *scope
+	decl    *front.ControlDecl
+	externs map[*front.Param]*binding
+}
+
+func hasExternParam(ps []*front.Param) bool {
+	for _, p := range ps {
+		if isExtern(p.T) {
+			if et, ok := under(p.T).(*front.ExternType); ok && et.Decl.Name != "packet_in" && et.Decl.Name != "packet_out" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// bindExterns binds the extern arguments of a call to a control with extern parameters and
+// compiles its body on the first call.
+func (cp *compiler) bindExterns(sc *scope, bi *blockInst, call *front.CallExpr) {
+	if bi.decl == nil || !hasExternParam(bi.decl.Params) {
+		return
+	}
+	named := len(call.Args) > 0 && call.Args[0].Name != ""
+	for i, p := range bi.decl.Params {
+		if !isExtern(p.T) {
+			continue
+		}
+		var e front.Expr
+		for _, a := range call.Args {
+			if named && a.Name == p.Name {
+				e = a.Value
+			}
+		}
+		if !named && i < len(call.Args) {
+			e = call.Args[i].Value
+		}
+		n, ok := e.(*front.NameExpr)
+		if !ok {
+			continue
+		}
+		b := sc.lookup(n.Decl)
+		if b == nil || b.kind != bExtern {
+			continue
+		}
+		if prev, ok := bi.externs[p]; ok && prev.obj != b.obj {
+			cp.fail(call.Position(), "not supported by the netlock engine: one control instance called with different extern arguments")
+		}
+		if bi.externs == nil {
+			bi.externs = map[*front.Param]*binding{}
+		}
+		bi.externs[p] = b
+		bi.scope.m[p] = b
+	}
+	if bi.fr.body == nil {
+		bi.fr.body = cp.control(bi.scope, bi.decl)
+	}
 }
 
 func isExtern(t front.Type) bool {
@@ -77,8 +135,11 @@ func (cp *compiler) instance(sc *scope, d *front.InstanceDecl) {
 		inner := &scope{m: map[front.Decl]*binding{}, prefix: name, actions: map[*front.ActionDecl]*Action{}, parent: cp.root}
 		cp.bindCtor(inner, sc, t.Decl.CtorParams, d.Args)
 		fr := cp.newFrame(t.Decl.Params, inner, nil)
-		fr.body = cp.control(inner, t.Decl)
-		sc.m[d] = &binding{kind: bBlock, obj: &blockInst{fr: fr}}
+		bi := &blockInst{fr: fr, scope: inner, decl: t.Decl}
+		if !hasExternParam(t.Decl.Params) {
+			fr.body = cp.control(inner, t.Decl)
+		}
+		sc.m[d] = &binding{kind: bBlock, obj: bi}
 	case *front.ParserType:
 		inner := &scope{m: map[front.Decl]*binding{}, prefix: name, actions: map[*front.ActionDecl]*Action{}, parent: cp.root}
 		cp.bindCtor(inner, sc, t.Decl.CtorParams, d.Args)

@@ -202,6 +202,7 @@ func (cp *compiler) call(sc *scope, call *front.CallExpr) stmtFn {
 			cp.fail(call.Position(), "engine: apply of unknown instance")
 		}
 		bi := b.obj.(*blockInst)
+		cp.bindExterns(sc, bi, call)
 		return cp.invoke(sc, bi.fr, call)
 	case *front.MethodDecl:
 		return cp.externCall(sc, call, d)

@@ -433,3 +433,47 @@ func TestDirectMeter(t *testing.T) {
 		t.Errorf("DirectMeter = %+v, %v", cfg, err)
 	}
 }
+
+func TestExternParameter(t *testing.T) {
+	sw := load(t, "testdata/misc.p4", Config{})
+	for want := uint32(10); want <= 30; want += 10 {
+		res, err := sw.Process(0, miscPkt(8, 0))
+		if err != nil || len(res.Out) != 1 {
+			t.Fatalf("%v %v", res, err)
+		}
+		if got := binary.BigEndian.Uint32(res.Out[0].Data[4:]); got != want {
+			t.Errorf("value %d, want %d", got, want)
+		}
+	}
+	r, err := sw.Register("regs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := r.Read(7); binary.BigEndian.Uint32(b) != 30 {
+		t.Errorf("regs[7] = %X", b)
+	}
+}
+
+func TestMulticastAllocs(t *testing.T) {
+	sw := load(t, "../stf/testdata/pre.p4", Config{})
+	sw.SetMulticastGroup(7, []Replica{{Port: 5, Rid: 1}, {Port: 6, Rid: 1}, {Port: 8, Rid: 2}})
+	sw.SetCloneSession(5, CloneSession{Port: 3, HasPort: true})
+	sw.SetCloneSession(6, CloneSession{Port: 4, HasPort: true})
+	mc := []byte{4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xaa, 0xbb}
+	clone := []byte{3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xaa, 0xbb}
+	for _, tt := range []struct {
+		pkt  []byte
+		outs int
+	}{{mc, 4}, {clone, 2}} {
+		sw.Process(0, tt.pkt)
+		n := testing.AllocsPerRun(100, func() {
+			res, err := sw.Process(0, tt.pkt)
+			if err != nil || len(res.Out) != tt.outs {
+				t.Fatalf("%v %v", res, err)
+			}
+		})
+		if n != 0 {
+			t.Errorf("op %d: allocs per packet = %v, want 0", tt.pkt[0], n)
+		}
+	}
+}

@@ -161,6 +161,7 @@ type Switch struct {
 	mcGroups  map[int][]int
 	mcNodes   map[int]mcNode
 	mcNext    int
+	mcCache   map[int][]Replica
 	sessions  map[int]CloneSession
 	start     time.Time
 	startSet  bool
@@ -701,7 +702,10 @@ func (s *Switch) CloneSessionOf(id int) (CloneSession, bool) {
 }
 
 // MulticastGroupCreate creates an empty multicast group (bmv2 mc_mgrp_create).
-func (s *Switch) MulticastGroupCreate(grp int) { s.mcGroups[grp] = s.mcGroups[grp][:0] }
+func (s *Switch) MulticastGroupCreate(grp int) {
+	s.mcCache = nil
+	s.mcGroups[grp] = s.mcGroups[grp][:0]
+}
 
 // MulticastNodeCreate creates a node of replicas with one rid (bmv2 mc_node_create) and
 // returns its handle.
@@ -720,12 +724,14 @@ func (s *Switch) MulticastNodeAssociate(grp, node int) error {
 	if _, ok := s.mcGroups[grp]; !ok {
 		return fmt.Errorf("%w: multicast group %d", ErrNotFound, grp)
 	}
+	s.mcCache = nil
 	s.mcGroups[grp] = append(s.mcGroups[grp], node)
 	return nil
 }
 
 // SetMulticastGroup replaces a group's replicas (the P4Runtime MulticastGroupEntry shape).
 func (s *Switch) SetMulticastGroup(grp int, rs []Replica) {
+	s.mcCache = nil
 	s.mcGroups[grp] = nil
 	for _, r := range rs {
 		h := s.MulticastNodeCreate(r.Rid, []int{r.Port})
@@ -734,9 +740,20 @@ func (s *Switch) SetMulticastGroup(grp int, rs []Replica) {
 }
 
 // DeleteMulticastGroup removes a group.
-func (s *Switch) DeleteMulticastGroup(grp int) { delete(s.mcGroups, grp) }
+func (s *Switch) DeleteMulticastGroup(grp int) {
+	s.mcCache = nil
+	delete(s.mcGroups, grp)
+}
 
+// replicas returns a group's replicas; the list is cached until the PRE changes, so
+// multicast does not allocate per packet. Callers must not modify it.
 func (s *Switch) replicas(grp int) []Replica {
+	if s.mcCache == nil {
+		s.mcCache = map[int][]Replica{}
+	}
+	if rs, ok := s.mcCache[grp]; ok {
+		return rs
+	}
 	var out []Replica
 	for _, h := range s.mcGroups[grp] {
 		n := s.mcNodes[h]
@@ -744,5 +761,6 @@ func (s *Switch) replicas(grp int) []Replica {
 			out = append(out, Replica{Port: p, Rid: n.rid})
 		}
 	}
+	s.mcCache[grp] = out
 	return out
 }

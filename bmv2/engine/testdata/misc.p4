@@ -20,9 +20,19 @@ parser P(packet_in pkt, out headers_t hdr, inout meta_t meta, inout standard_met
 }
 control V(inout headers_t hdr, inout meta_t meta) { apply { } }
 
+// A sub-control with an extern parameter.
+control Bump(inout bit<32> v, register<bit<32>> r) {
+    apply {
+        r.read(v, 7);
+        v = v + 10;
+        r.write(7, v);
+    }
+}
+
 control I(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
     register<bit<32>>(8) regs;
     direct_meter<bit<8>>(MeterType.packets) dm;
+    Bump() bump;
 
     action colour() {
         bit<8> c;
@@ -70,6 +80,8 @@ control I(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) 
             hdr.h.val = (bit<32>)sm.ingress_global_timestamp;
         } else if (hdr.h.op == 7) {
             metered.apply();
+        } else if (hdr.h.op == 8) {
+            bump.apply(hdr.h.val, regs);
         }
         t.apply();
     }
