@@ -165,7 +165,8 @@ func (cp *compiler) call(sc *scope, call *front.CallExpr) stmtFn {
 	switch d := call.Callee.(type) {
 	case *front.ActionDecl:
 		a := cp.action(sc, d)
-		return cp.invoke(sc, a.fr, call)
+		inv := cp.invoke(sc, a.fr, call)
+		return func(c *ctx) flow { c.actInvocation++; return inv(c) }
 	case *front.FunctionDecl:
 		fr := cp.function(d)
 		inv := cp.invoke(sc, fr, call)
