@@ -10,7 +10,8 @@ import (
 
 // FuzzWriteValidation feeds arbitrary WriteRequests (as protobuf bytes) to the
 // validation and apply path of Write, against the test program on a
-// MemDevice, and to Read of the same entities. It must never panic, and every
+// MemDevice (with the undo of ROLLBACK_ON_ERROR for every other update), and
+// to Read of the same entities. It must never panic, and every
 // error must be a gRPC status.
 func FuzzWriteValidation(f *testing.F) {
 	b := testBundle(f)
@@ -51,11 +52,15 @@ func FuzzWriteValidation(f *testing.F) {
 			t.Fatal(err)
 		}
 		s.writeMu.Unlock()
-		for _, u := range req.GetUpdates() {
-			if err := s.applyUpdate(s.sch, u); err != nil {
+		for i, u := range req.GetUpdates() {
+			un := s.undoFor(s.sch, u) // ROLLBACK_ON_ERROR's undo capture
+			err := s.applyUpdate(s.sch, u)
+			if err != nil {
 				if _, ok := status.FromError(err); !ok {
 					t.Fatalf("not a status: %v", err)
 				}
+			} else if un != nil && i%2 == 1 {
+				un()
 			}
 			if ent := u.GetEntity(); ent != nil {
 				r := &reader{s: s, sch: s.sch}

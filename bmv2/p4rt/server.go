@@ -350,9 +350,13 @@ func (s *Server) GetForwardingPipelineConfig(ctx context.Context, req *p4v1.GetF
 	return &p4v1.GetForwardingPipelineConfigResponse{Config: cfg}, nil
 }
 
-// Write implements p4v1.P4RuntimeServer. Updates are applied in order with
-// CONTINUE_ON_ERROR semantics; if any fails the RPC fails with UNKNOWN and one
-// p4.v1.Error detail per update (OK for those that succeeded).
+// Write implements p4v1.P4RuntimeServer. Updates are applied in order. With
+// CONTINUE_ON_ERROR, if any fails the RPC fails with UNKNOWN and one
+// p4.v1.Error detail per update (OK for those that succeeded). With
+// ROLLBACK_ON_ERROR the first failure stops the batch and the updates already
+// applied are undone: the failed update carries its error and every other
+// update ABORTED. DATAPLANE_ATOMIC is UNIMPLEMENTED (the data plane may see
+// intermediate states).
 func (s *Server) Write(ctx context.Context, req *p4v1.WriteRequest) (*p4v1.WriteResponse, error) {
 	if err := s.checkDevice(req.GetDeviceId()); err != nil {
 		return nil, err
@@ -368,19 +372,44 @@ func (s *Server) Write(ctx context.Context, req *p4v1.WriteRequest) (*p4v1.Write
 	if sch == nil {
 		return nil, status.Error(codes.FailedPrecondition, "no forwarding pipeline is installed")
 	}
+	rollback := false
 	switch req.GetAtomicity() {
 	case p4v1.WriteRequest_CONTINUE_ON_ERROR:
+	case p4v1.WriteRequest_ROLLBACK_ON_ERROR:
+		rollback = true
 	default:
-		return nil, status.Errorf(codes.Unimplemented, "atomicity %s is not supported (only CONTINUE_ON_ERROR)", req.GetAtomicity())
+		return nil, status.Errorf(codes.Unimplemented, "atomicity %s is not supported (CONTINUE_ON_ERROR and ROLLBACK_ON_ERROR are)", req.GetAtomicity())
 	}
 	errs := make([]error, len(req.GetUpdates()))
+	var undo []func()
 	failed := false
 	for i, u := range req.GetUpdates() {
+		if rollback && failed {
+			errs[i] = status.Error(codes.Aborted, "not applied: an earlier update of the batch failed")
+			continue
+		}
+		var un func()
+		if rollback {
+			un = s.undoFor(sch, u)
+		}
 		errs[i] = s.applyUpdate(sch, u)
 		failed = failed || errs[i] != nil
+		if errs[i] == nil && un != nil {
+			undo = append(undo, un)
+		}
 	}
 	if !failed {
 		return &p4v1.WriteResponse{}, nil
+	}
+	if rollback {
+		for i := len(undo) - 1; i >= 0; i-- {
+			undo[i]()
+		}
+		for i, err := range errs {
+			if err == nil {
+				errs[i] = status.Error(codes.Aborted, "rolled back: another update of the batch failed")
+			}
+		}
 	}
 	return nil, batchError(errs)
 }

@@ -415,8 +415,8 @@ func TestWriteErrors(t *testing.T) {
 	if es, _ := c.ReadTableEntryWildcard(ctx, "MyIngress.dmac"); len(es) != 3 {
 		t.Fatalf("batch applied %d entries, want 3", len(es))
 	}
-	// Other atomicity modes are not implemented.
-	_, err = c.Write(ctx, &p4v1.WriteRequest{DeviceId: devID, ElectionId: c.eid, Atomicity: p4v1.WriteRequest_ROLLBACK_ON_ERROR})
+	// Data-plane atomic batches are not implemented.
+	_, err = c.Write(ctx, &p4v1.WriteRequest{DeviceId: devID, ElectionId: c.eid, Atomicity: p4v1.WriteRequest_DATAPLANE_ATOMIC})
 	wantCode(t, err, codes.Unimplemented)
 	// Read errors.
 	for _, tc := range []struct {
@@ -436,5 +436,87 @@ func TestWriteErrors(t *testing.T) {
 		t.Run("read "+tc.name, func(t *testing.T) {
 			wantCode(t, c.readErr(tc.ent), tc.want)
 		})
+	}
+}
+
+// TestRollbackOnError: a ROLLBACK_ON_ERROR batch either applies completely or
+// leaves every entity as it was.
+func TestRollbackOnError(t *testing.T) {
+	e := newEnv(t)
+	c := e.primaryWithPipeline()
+	ctx := context.Background()
+	n := names{e.srv.Pipeline().P4Info}
+	dmac, fwd, drop := n.table("MyIngress.dmac"), n.action("MyIngress.forward"), n.action("MyIngress.drop")
+	cnt, reg := n.id("counter", "MyIngress.port_counter"), n.id("register", "MyIngress.seen")
+	dig := n.id("digest", "learn_t")
+	entry := func(m byte, port byte) *p4v1.TableEntry {
+		return &p4v1.TableEntry{TableId: dmac, Match: []*p4v1.FieldMatch{exact(1, mac(m)...)}, Action: act(fwd, []byte{port})}
+	}
+	batch := func(a p4v1.WriteRequest_Atomicity, us ...*p4v1.Update) error {
+		_, err := c.Write(ctx, &p4v1.WriteRequest{DeviceId: devID, ElectionId: c.eid, Atomicity: a, Updates: us})
+		return err
+	}
+	// Initial state: entry 1 (port 1), entry 2, counter cell 0 = 5 packets, register 0 = 7, group 1.
+	if err := batch(p4v1.WriteRequest_ROLLBACK_ON_ERROR,
+		upd(p4v1.Update_INSERT, entry(1, 1)),
+		upd(p4v1.Update_INSERT, entry(2, 1)),
+		upd(p4v1.Update_MODIFY, &p4v1.CounterEntry{CounterId: cnt, Index: &p4v1.Index{Index: 0}, Data: &p4v1.CounterData{PacketCount: 5}}),
+		upd(p4v1.Update_MODIFY, &p4v1.RegisterEntry{RegisterId: reg, Index: &p4v1.Index{Index: 0}, Data: &p4v1.P4Data{Data: &p4v1.P4Data_Bitstring{Bitstring: []byte{7}}}}),
+		upd(p4v1.Update_INSERT, &p4v1.MulticastGroupEntry{MulticastGroupId: 1, Replicas: []*p4v1.Replica{{EgressPort: 1}}}),
+	); err != nil {
+		t.Fatal(err)
+	}
+	snapshot := func() string {
+		ents := c.read(t,
+			&p4v1.Entity{Entity: &p4v1.Entity_TableEntry{TableEntry: &p4v1.TableEntry{}}},
+			&p4v1.Entity{Entity: &p4v1.Entity_TableEntry{TableEntry: &p4v1.TableEntry{TableId: dmac, IsDefaultAction: true}}},
+			&p4v1.Entity{Entity: &p4v1.Entity_CounterEntry{CounterEntry: &p4v1.CounterEntry{CounterId: cnt}}},
+			&p4v1.Entity{Entity: &p4v1.Entity_RegisterEntry{RegisterEntry: &p4v1.RegisterEntry{RegisterId: reg}}},
+			&p4v1.Entity{Entity: &p4v1.Entity_PacketReplicationEngineEntry{PacketReplicationEngineEntry: &p4v1.PacketReplicationEngineEntry{
+				Type: &p4v1.PacketReplicationEngineEntry_MulticastGroupEntry{MulticastGroupEntry: &p4v1.MulticastGroupEntry{}}}}},
+			&p4v1.Entity{Entity: &p4v1.Entity_DigestEntry{DigestEntry: &p4v1.DigestEntry{}}},
+		)
+		var out []byte
+		for _, x := range ents {
+			b, _ := proto.MarshalOptions{Deterministic: true}.Marshal(x)
+			out = append(out, b...)
+		}
+		return string(out)
+	}
+	before := snapshot()
+	err := batch(p4v1.WriteRequest_ROLLBACK_ON_ERROR,
+		upd(p4v1.Update_INSERT, entry(3, 1)),
+		upd(p4v1.Update_MODIFY, entry(1, 9)),
+		upd(p4v1.Update_DELETE, entry(2, 0)),
+		upd(p4v1.Update_MODIFY, &p4v1.TableEntry{TableId: dmac, IsDefaultAction: true, Action: act(drop)}),
+		upd(p4v1.Update_MODIFY, &p4v1.CounterEntry{CounterId: cnt, Data: &p4v1.CounterData{PacketCount: 99}}),
+		upd(p4v1.Update_MODIFY, &p4v1.RegisterEntry{RegisterId: reg, Data: &p4v1.P4Data{Data: &p4v1.P4Data_Bitstring{Bitstring: []byte{1}}}}),
+		upd(p4v1.Update_MODIFY, &p4v1.MulticastGroupEntry{MulticastGroupId: 1}),
+		upd(p4v1.Update_INSERT, &p4v1.MulticastGroupEntry{MulticastGroupId: 2}),
+		upd(p4v1.Update_INSERT, &p4v1.DigestEntry{DigestId: dig, Config: &p4v1.DigestEntry_Config{}}),
+		upd(p4v1.Update_INSERT, entry(1, 1)), // fails: ALREADY_EXISTS
+		upd(p4v1.Update_INSERT, entry(4, 1)), // never attempted
+	)
+	errs := UpdateErrors(err)
+	if len(errs) != 11 || errs[9].Code() != codes.AlreadyExists {
+		t.Fatalf("errors: %v", errs)
+	}
+	for i, st := range errs {
+		if i != 9 && st.Code() != codes.Aborted {
+			t.Fatalf("update %d: %v, want ABORTED", i, st)
+		}
+	}
+	if after := snapshot(); after != before {
+		t.Fatal("a failed ROLLBACK_ON_ERROR batch changed the state")
+	}
+	// The same batch without the failing update applies completely.
+	if err := batch(p4v1.WriteRequest_ROLLBACK_ON_ERROR,
+		upd(p4v1.Update_INSERT, entry(3, 1)),
+		upd(p4v1.Update_DELETE, entry(2, 0)),
+	); err != nil {
+		t.Fatal(err)
+	}
+	if es, _ := c.ReadTableEntryWildcard(ctx, "MyIngress.dmac"); len(es) != 2 {
+		t.Fatalf("entries after a good batch: %d", len(es))
 	}
 }
