@@ -464,3 +464,53 @@ func BenchmarkUDPPort(b *testing.B) {
 		a.Recv(buf)
 	}
 }
+
+func TestCaptureSplit(t *testing.T) {
+	a, b := NewPair("a", "b")
+	defer b.Close()
+	var in, out bytes.Buffer
+	c, err := WithCaptureSplit(a, &in, &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Send(frame(1))
+	c.Send(frame(2))
+	b.Send(frame(3))
+	if _, err := c.Recv(make([]byte, MaxFrame)); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	read := func(buf *bytes.Buffer) []int {
+		r, err := pcapgo.NewReader(buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var seqs []int
+		for {
+			data, _, err := r.ReadPacketData()
+			if err != nil {
+				return seqs
+			}
+			seqs = append(seqs, seq(data))
+		}
+	}
+	if got := fmt.Sprint(read(&in), read(&out)); got != "[3] [1 2]" {
+		t.Fatalf("in, out = %s", got)
+	}
+	only, err := WithCaptureSplit(NewMem("x", 1), nil, &out)
+	if err != nil || only.in != nil {
+		t.Fatal("nil writer captured")
+	}
+	only.Close()
+}
+
+func TestParseIfaceSpec(t *testing.T) {
+	if n, i, err := ParseIfaceSpec("3@veth1"); err != nil || n != 3 || i != "veth1" {
+		t.Fatalf("%d %q %v", n, i, err)
+	}
+	for _, bad := range []string{"veth1", "x@veth1", "3@", "-1@a"} {
+		if _, _, err := ParseIfaceSpec(bad); err == nil {
+			t.Errorf("accepted %q", bad)
+		}
+	}
+}

@@ -54,6 +54,19 @@ func (s UDPSpec) String() string {
 	return out
 }
 
+// ParseIfaceSpec parses simple_switch's "-i N@IFACE" argument.
+func ParseIfaceSpec(s string) (num uint32, iface string, err error) {
+	n, name, ok := strings.Cut(s, "@")
+	if !ok || name == "" {
+		return 0, "", fmt.Errorf("port: interface spec %q: want N@IFACE", s)
+	}
+	v, err := strconv.ParseUint(n, 10, 32)
+	if err != nil {
+		return 0, "", fmt.Errorf("port: interface spec %q: port number: %w", s, err)
+	}
+	return uint32(v), name, nil
+}
+
 // UDPPort is a UDP-tunnel port: each datagram carries one Ethernet frame.
 type UDPPort struct {
 	conn   *net.UDPConn
