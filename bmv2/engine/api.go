@@ -122,7 +122,7 @@ func (t *Table) findKey(key Entry) (int, error) {
 		key.Action = t.actions[0].Name
 		key.Args = make([][]byte, len(t.actions[0].Params))
 	}
-	en, err := t.convert(key)
+	en, err := t.convertDirect(key)
 	if err != nil {
 		return -1, err
 	}

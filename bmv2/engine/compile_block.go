@@ -2,6 +2,7 @@ package engine
 
 import (
 	"math/big"
+	"strings"
 
 	"github.com/netlock-go/netlock/bmv2/front"
 )
@@ -127,6 +128,8 @@ func (cp *compiler) instance(sc *scope, d *front.InstanceDecl) {
 			m := &Meter{Name: name, ID: id, direct: true, bytes: argName(0) == "bytes"}
 			cp.sw.meters = append(cp.sw.meters, m)
 			obj = m
+		case "action_profile", "action_selector":
+			obj = cp.newProfile(name, t.Decl.Name, d.Args, d.P)
 		default:
 			cp.fail(d.P, "not supported by the netlock engine: extern %s", t.Decl.Name)
 		}
@@ -371,7 +374,11 @@ func (cp *compiler) table(sc *scope, d *front.TableDecl) {
 	cp.sw.tables = append(cp.sw.tables, t)
 	t.allExact = true
 	if p := d.Prop("key"); p != nil {
-		for i, k := range p.Keys {
+		for _, k := range p.Keys {
+			if k.MatchKind == "selector" {
+				t.selector = append(t.selector, cp.flatten(sc, k.Expr)...)
+				continue
+			}
 			kind := map[string]MatchKind{"exact": Exact, "lpm": LPM, "ternary": Ternary, "range": Range, "optional": Optional}[k.MatchKind]
 			if kind == 0 {
 				cp.fail(k.P, "not supported by the netlock engine: match kind %s", k.MatchKind)
@@ -385,7 +392,7 @@ func (cp *compiler) table(sc *scope, d *front.TableDecl) {
 					kname = n
 				}
 			}
-			t.Keys = append(t.Keys, KeyField{Name: kname, ID: uint32(i + 1), Kind: kind, Width: widthOf(k.Expr.Type()), eval: cp.scalarOf(sc, k.Expr, nil)})
+			t.Keys = append(t.Keys, KeyField{Name: kname, ID: uint32(len(t.Keys) + 1), Kind: kind, Width: widthOf(k.Expr.Type()), eval: cp.scalarOf(sc, k.Expr, nil)})
 		}
 	}
 	t.kbuf = make([]u128, len(t.Keys))
@@ -457,7 +464,11 @@ func (cp *compiler) table(sc *scope, d *front.TableDecl) {
 		}
 	}
 	if p := d.Prop("implementation"); p != nil {
-		cp.fail(p.P, "not supported by the netlock engine: table implementation (action profiles and selectors)")
+		t.profile = cp.profileOf(sc, d, p)
+		t.profile.tables = append(t.profile.tables, t)
+	}
+	if t.profile == nil || !t.profile.Selector {
+		t.selector = nil // selector keys without an action selector select nothing
 	}
 	if p := d.Prop("entries"); p != nil {
 		for i, en := range p.Entries {
@@ -580,4 +591,55 @@ func (cp *compiler) tableApply(sc *scope, call *front.CallExpr) func(*ctx) int {
 		}
 		return r
 	}
+}
+
+// profileOf returns the action profile or selector of a table's implementation property: an
+// instance name or an inline constructor call.
+func (cp *compiler) profileOf(sc *scope, d *front.TableDecl, p *front.TableProp) *ActionProfile {
+	switch v := p.Value.(type) {
+	case *front.NameExpr:
+		if b := sc.lookup(v.Decl); b != nil {
+			if ap, ok := b.obj.(*ActionProfile); ok {
+				return ap
+			}
+		}
+	case *front.CallExpr:
+		et, ok := v.Type().(*front.ExternType)
+		if !ok {
+			break
+		}
+		name := cpName(sc.prefix, nil, d.Name+"_"+et.Decl.Name)
+		if s, ok := p.Annos.Get("name").StringArg(); ok {
+			name = strings.TrimPrefix(s, ".")
+		}
+		return cp.newProfile(name, et.Decl.Name, v.Args, p.P)
+	}
+	cp.fail(p.P, "not supported by the netlock engine: implementation = %s", front.ExprString(p.Value))
+	return nil
+}
+
+func (cp *compiler) newProfile(name, kind string, args []*front.Arg, pos front.Pos) *ActionProfile {
+	arg := func(i int) uint64 {
+		if i < len(args) {
+			if v, ok := cp.checked.Const[args[i].Value]; ok {
+				if x, ok := cp.valueU128(v); ok {
+					return x.lo
+				}
+			}
+		}
+		return 0
+	}
+	ap := &ActionProfile{Name: name, ID: cp.ids[name], members: map[uint32]*member{}, groups: map[uint32][]uint32{}}
+	switch kind {
+	case "action_profile":
+		ap.Size = int(arg(0))
+	case "action_selector":
+		ap.Selector = true
+		ap.algo = cp.hashAlgo(arg(0), pos)
+		ap.Size, ap.outWidth = int(arg(1)), int(arg(2))
+	default:
+		cp.fail(pos, "not supported by the netlock engine: implementation %s", kind)
+	}
+	cp.sw.profiles = append(cp.sw.profiles, ap)
+	return ap
 }

@@ -477,3 +477,63 @@ func TestMulticastAllocs(t *testing.T) {
 		}
 	}
 }
+
+func TestActionProfiles(t *testing.T) {
+	sw := load(t, "testdata/profile.p4", Config{})
+	sel, err := sw.Profile("sel")
+	if err != nil || !sel.Selector || sel.ID == 0 {
+		t.Fatalf("selector %+v %v", sel, err)
+	}
+	for i := uint32(0); i < 3; i++ {
+		if err := sel.SetMember(10+i, "set_out", [][]byte{{byte(0xA0 + i)}, {0, byte(2 + i)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := sel.SetGroup(1, []uint32{12, 10, 11}); err != nil {
+		t.Fatal(err)
+	}
+	ecmp, _ := sw.Table("ecmp")
+	if err := ecmp.Insert(Entry{Match: []FieldMatch{{Value: []byte{5}}}, GroupID: 1, HasGroup: true}); err != nil {
+		t.Fatal(err)
+	}
+	// identity hash of the 16-bit flow, modulo 3 members in id order (10, 11, 12).
+	for flow := 0; flow < 9; flow++ {
+		res, err := sw.Process(0, []byte{5, 0, byte(flow), 0})
+		if err != nil || len(res.Out) != 1 {
+			t.Fatalf("%v %v", res, err)
+		}
+		k := flow % 3
+		if o := res.Out[0]; o.Data[3] != byte(0xA0+k) || o.Port != 2+k {
+			t.Errorf("flow %d -> %X on port %d, want member %d", flow, o.Data, o.Port, 10+k)
+		}
+	}
+	if err := sel.DeleteMember(10); !errors.Is(err, ErrInvalid) {
+		t.Errorf("deleting a member in use: %v", err)
+	}
+	prof, err := sw.Profile("prof_action_profile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := prof.SetMember(1, "set_out", [][]byte{{0x77}, {0, 9}}); err != nil {
+		t.Fatal(err)
+	}
+	pt, _ := sw.Table("prof")
+	if err := pt.Insert(Entry{Match: []FieldMatch{{Value: []byte{200}}}, MemberID: 1, HasMember: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := pt.Insert(Entry{Match: []FieldMatch{{Value: []byte{201}}}, GroupID: 1, HasGroup: true}); !errors.Is(err, ErrInvalid) {
+		t.Errorf("group in an action profile: %v", err)
+	}
+	res, _ := sw.Process(0, []byte{200, 0, 0, 0})
+	if len(res.Out) != 1 || res.Out[0].Port != 9 || res.Out[0].Data[3] != 0x77 {
+		t.Errorf("profile member: %v", res.Out)
+	}
+	// A member deleted after use: the entry falls back to the default action.
+	if err := prof.DeleteMember(1); err != nil {
+		t.Fatal(err)
+	}
+	res, _ = sw.Process(0, []byte{200, 0, 0, 0})
+	if len(res.Out) != 1 || res.Out[0].Port != 1 {
+		t.Errorf("after member delete: %v", res.Out)
+	}
+}

@@ -156,6 +156,7 @@ type Switch struct {
 	registers  []*Register
 	counters   []*Counter
 	meters     []*Meter
+	profiles   []*ActionProfile
 	fieldLists [][]slotRange
 
 	mcGroups  map[int][]int
@@ -259,6 +260,9 @@ func Load(checked *front.Checked, cfg Config) (sw *Switch, err error) {
 			cp.ids[x.Preamble.Name] = x.Preamble.Id
 		}
 		for _, x := range info.Registers {
+			cp.ids[x.Preamble.Name] = x.Preamble.Id
+		}
+		for _, x := range info.ActionProfiles {
 			cp.ids[x.Preamble.Name] = x.Preamble.Id
 		}
 		sw.digestIDs = map[string]uint32{}

@@ -78,6 +78,12 @@ type Entry struct {
 	Action   string // action name (full or suffix), or empty if ActionID is set
 	ActionID uint32
 	Args     [][]byte // action data, in parameter order
+	// Tables with an action profile or selector take a member or a group instead of an
+	// action (set HasMember or HasGroup).
+	MemberID  uint32
+	HasMember bool
+	GroupID   uint32
+	HasGroup  bool
 	// Counter values of the entry's direct counter (read only).
 	Packets, Bytes uint64
 }
@@ -95,6 +101,8 @@ type lpmLevel struct {
 }
 
 type entry struct {
+	indirect uint8 // 0 direct action, 1 member, 2 group
+	ref      uint32
 	match    []fieldMatch
 	priority int32
 	plen     int // total LPM prefix length (longest wins)
@@ -128,11 +136,21 @@ type Table struct {
 	lpmIdx        []lpmLevel // single-LPM-key tables: one map per prefix length, longest first
 	counter       *Counter
 	meter         *Meter
+	profile       *ActionProfile
+	selector      []piece
 	kbuf          []u128
 	seq           int
 	sw            *Switch
 	actionRefs    []*front.ActionRef
 	exactHint     bool
+}
+
+func (t *Table) zeroArgs(ai int) [][]byte {
+	out := make([][]byte, len(t.actions[ai].Params))
+	for i := range out {
+		out[i] = []byte{0}
+	}
+	return out
 }
 
 // lpmOnly reports whether entries are ordered by prefix length (no ternary, range or
@@ -186,6 +204,30 @@ func (t *Table) args(ai int, raw [][]byte) ([]u128, error) {
 }
 
 func (t *Table) convert(e Entry) (*entry, error) {
+	if t.profile != nil && (e.HasMember || e.HasGroup) {
+		en, err := t.convertDirect(Entry{Match: e.Match, Priority: e.Priority, Action: t.actions[t.defAction].Name, Args: t.zeroArgs(t.defAction)})
+		if err != nil {
+			return nil, err
+		}
+		if e.HasGroup {
+			if !t.profile.Selector {
+				return nil, fmt.Errorf("%w: %s is not an action selector", ErrInvalid, t.profile.Name)
+			}
+			en.indirect, en.ref = 2, e.GroupID
+		} else {
+			en.indirect, en.ref = 1, e.MemberID
+		}
+		en.api = e
+		en.api.Action, en.api.ActionID, en.api.Args = "", 0, nil
+		return en, nil
+	}
+	if t.profile != nil {
+		return nil, fmt.Errorf("%w: table %s takes action profile members or groups", ErrInvalid, t.Name)
+	}
+	return t.convertDirect(e)
+}
+
+func (t *Table) convertDirect(e Entry) (*entry, error) {
 	ai, err := t.findAction(e.Action, e.ActionID)
 	if err != nil {
 		return nil, err
@@ -322,6 +364,7 @@ func (t *Table) Modify(e Entry) error {
 	}
 	old := t.entries[i]
 	old.action, old.args, old.api = en.action, en.args, en.api
+	old.indirect, old.ref = en.indirect, en.ref
 	return nil
 }
 
@@ -336,7 +379,7 @@ func (t *Table) Delete(e Entry) error {
 		e.Action = t.actions[0].Name
 		e.Args = make([][]byte, len(t.actions[0].Params))
 	}
-	en, err := t.convert(e)
+	en, err := t.convertDirect(e)
 	if err != nil {
 		return err
 	}
@@ -405,7 +448,7 @@ func (t *Table) SetMeter(e Entry, cfg MeterConfig) error {
 		e.ActionID = t.actions[0].ID
 		e.Args = make([][]byte, len(t.actions[0].Params))
 	}
-	en, err := t.convert(e)
+	en, err := t.convertDirect(e)
 	if err != nil {
 		return err
 	}
@@ -535,7 +578,14 @@ func (t *Table) apply(c *ctx) int {
 	en := t.lookup(c)
 	ai, args := t.defAction, t.defArgs
 	hit := en != nil
-	if hit {
+	if hit && en.indirect != 0 {
+		var ok bool
+		ai, args, ok = t.resolve(c, en)
+		if !ok {
+			hit, en = false, nil
+			ai, args = t.defAction, t.defArgs
+		}
+	} else if hit {
 		ai, args = en.action, en.args
 		en.packets++
 		en.bytes += uint64(c.pktLen())
