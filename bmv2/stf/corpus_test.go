@@ -74,7 +74,7 @@ func TestP4CCorpus(t *testing.T) {
 			continue
 		}
 		nLoaded++
-		if msg := shake(sw, 200); msg != "" {
+		if msg := shake(sw, 200, false); msg != "" {
 			panics = append(panics, filepath.Base(p4)+": "+msg)
 		}
 	}
@@ -164,7 +164,7 @@ func firstLine(s string) string {
 }
 
 // shake sends random packets through sw and reports the first panic.
-func shake(sw *engine.Switch, n int) (msg string) {
+func shake(sw *engine.Switch, n int, failOnErr bool) (msg string) {
 	defer func() {
 		if r := recover(); r != nil {
 			msg = firstLine(fmt.Sprint(r))
@@ -180,7 +180,9 @@ func shake(sw *engine.Switch, n int) (msg string) {
 		if i%3 == 0 && len(b) > 14 {
 			b[12], b[13] = 0x08, 0x00
 		}
-		sw.Process(rng.IntN(8), b)
+		if _, err := sw.Process(rng.IntN(8), b); err != nil && failOnErr {
+			return fmt.Sprintf("packet %X: %v", b, err)
+		}
 	}
 	return ""
 }

@@ -110,3 +110,40 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestRandomPackets sends random packets through every testdata program after its STF
+// setup: the switch must neither panic nor fail (no program here asserts).
+func TestRandomPackets(t *testing.T) {
+	stfs, _ := filepath.Glob("testdata/*.stf")
+	for _, path := range stfs {
+		checked, err := front.Load(strings.TrimSuffix(path, ".stf") + ".p4")
+		if err != nil {
+			t.Fatal(err)
+		}
+		sw, err := engine.Load(checked, engine.Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmds, err := Parse(f)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var setup []Command
+		for _, c := range cmds {
+			if c.Name != "packet" && c.Name != "expect" {
+				setup = append(setup, c)
+			}
+		}
+		if _, err := Run(sw, setup); err != nil {
+			t.Fatal(err)
+		}
+		if msg := shake(sw, 2000, true); msg != "" {
+			t.Errorf("%s: %s", path, msg)
+		}
+	}
+}
