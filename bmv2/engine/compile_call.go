@@ -92,9 +92,9 @@ func (cp *compiler) newFrame(params []*front.Param, sc *scope, typeArgs map[stri
 
 func (cp *compiler) invoke(sc *scope, fr *frame, call *front.CallExpr) stmtFn {
 	ins, outs := cp.bindArgs(sc, fr, call.Args, call.Params)
-	body := fr.body
+	// The body is read at run time: a control with extern parameters is compiled after its
+	// first call site.
 	bodyRef := &fr.body
-	_ = body
 	return func(c *ctx) flow {
 		for _, f := range ins {
 			f(c)

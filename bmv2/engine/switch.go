@@ -173,7 +173,6 @@ type Switch struct {
 	egressQ   []*packet
 	res       Result
 	pass      uint64
-	digestBuf []Digest
 	f         smFields
 	digestIDs map[string]uint32
 }
@@ -378,8 +377,6 @@ type smFields struct {
 	ingressPort, egressSpec, egressPort, instanceType, packetLength int
 	ingressTS, egressTS, mcastGrp, egressRid, parserError           int
 }
-
-func (s *Switch) sm(p *packet, name string) *uint64 { return &p.s[s.smBase+s.smOff[name]] }
 
 func (s *Switch) initSM() {
 	f := func(n string) int {
