@@ -537,3 +537,29 @@ func TestActionProfiles(t *testing.T) {
 		t.Errorf("after member delete: %v", res.Out)
 	}
 }
+
+func TestPacketInOut(t *testing.T) {
+	var ins [][]byte
+	sw := load(t, "testdata/l3.p4", Config{CPUPort: 64, OnPacketIn: func(f []byte) { ins = append(ins, append([]byte(nil), f...)) }})
+	tbl, _ := sw.Table("ipv4_lpm")
+	// Route 10/8 to the CPU port, 11/8 to port 3.
+	if err := tbl.Insert(Entry{Match: []FieldMatch{{Value: []byte{10, 0, 0, 0}, PrefixLen: 8}}, Action: "set_nhop", Args: [][]byte{{1}, {0, 64}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tbl.Insert(Entry{Match: []FieldMatch{{Value: []byte{11, 0, 0, 0}, PrefixLen: 8}}, Action: "set_nhop", Args: [][]byte{{1}, {0, 3}}}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := sw.Process(1, ipv4Packet(0x0a000001, 9))
+	if err != nil || len(res.Out) != 0 || len(res.PacketIn) != 1 || len(ins) != 1 {
+		t.Fatalf("packet-in: out %v in %d cb %d err %v", res.Out, len(res.PacketIn), len(ins), err)
+	}
+	res, err = sw.PacketOut(ipv4Packet(0x0b000001, 9))
+	if err != nil || len(res.Out) != 1 || res.Out[0].Port != 3 {
+		t.Fatalf("packet-out: %v %v", res, err)
+	}
+	if sw := load(t, "testdata/l3.p4", Config{}); sw != nil {
+		if _, err := sw.PacketOut([]byte{1}); !errors.Is(err, ErrInvalid) {
+			t.Errorf("PacketOut without a CPU port: %v", err)
+		}
+	}
+}

@@ -51,6 +51,13 @@ type Config struct {
 	Log func(string)
 	// OnDigest, if set, receives every digest as it is produced (also returned in Result).
 	OnDigest func(Digest)
+	// CPUPort, if not 0, is the port of the controller (bmv2 --cpu-port): packets the
+	// pipeline sends there are packet-ins (Result.PacketIn and OnPacketIn), and PacketOut
+	// injects a frame as if received on it.
+	CPUPort int
+	// OnPacketIn, if set, receives every packet-in (also returned in Result). The frame is
+	// only valid during the call.
+	OnPacketIn func(frame []byte)
 	// TofinoConstraints makes a pipeline pass that accesses one register array twice an
 	// error (ErrTofinoConstraint). A read and a write of the same cell in one action count
 	// as one read-modify-write access.
@@ -74,8 +81,9 @@ type Output struct {
 
 // Result is what Process produced. Its slices are reused by the next call to Process.
 type Result struct {
-	Out     []Output
-	Digests []Digest
+	Out      []Output
+	PacketIn [][]byte // frames sent to Config.CPUPort
+	Digests  []Digest
 }
 
 // CloneSession is a mirroring session: a port (bmv2 mirroring_add), a multicast group
@@ -406,6 +414,7 @@ func (s *Switch) Process(port int, data []byte) (*Result, error) {
 	s.free = append(s.free, s.used...)
 	s.used = s.used[:0]
 	s.res.Out = s.res.Out[:0]
+	s.res.PacketIn = s.res.PacketIn[:0]
 	s.res.Digests = s.res.Digests[:0]
 	p := s.newPacket()
 	p.data = append(p.data, data...)
@@ -610,8 +619,24 @@ func (s *Switch) egressPass(p *packet) error {
 		s.ingressQ = append(s.ingressQ, q)
 		return nil
 	}
+	if s.cfg.CPUPort != 0 && p.egressPort == s.cfg.CPUPort {
+		s.res.PacketIn = append(s.res.PacketIn, out)
+		if s.cfg.OnPacketIn != nil {
+			s.cfg.OnPacketIn(out)
+		}
+		return nil
+	}
 	s.res.Out = append(s.res.Out, Output{Port: p.egressPort, Data: out})
 	return nil
+}
+
+// PacketOut injects a frame from the controller, as received on Config.CPUPort (the
+// program's @controller_header("packet_out") header, if any, leads the frame).
+func (s *Switch) PacketOut(frame []byte) (*Result, error) {
+	if s.cfg.CPUPort == 0 {
+		return nil, fmt.Errorf("%w: no CPU port configured", ErrInvalid)
+	}
+	return s.Process(s.cfg.CPUPort, frame)
 }
 
 // ---- Runtime API ----
