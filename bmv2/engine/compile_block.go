@@ -121,11 +121,11 @@ func (cp *compiler) instance(sc *scope, d *front.InstanceDecl) {
 			cp.sw.counters = append(cp.sw.counters, k)
 			obj = k
 		case "meter":
-			m := &Meter{Name: name, ID: id, cells: make([]meterState, arg(0)), bytes: argName(1) == "bytes"}
+			m := &Meter{sw: cp.sw, Name: name, ID: id, cells: make([]meterState, arg(0)), bytes: argName(1) == "bytes"}
 			cp.sw.meters = append(cp.sw.meters, m)
 			obj = m
 		case "direct_meter":
-			m := &Meter{Name: name, ID: id, direct: true, bytes: argName(0) == "bytes"}
+			m := &Meter{sw: cp.sw, Name: name, ID: id, direct: true, bytes: argName(0) == "bytes"}
 			cp.sw.meters = append(cp.sw.meters, m)
 			obj = m
 		case "action_profile", "action_selector":

@@ -253,7 +253,7 @@ func (cp *compiler) externCall(sc *scope, call *front.CallExpr, d *front.MethodD
 				return func(c *ctx) flow {
 					color := uint64(0)
 					if c.entry != nil && c.entry.meter != nil {
-						color = c.entry.meter.execute(c.sw.now(), o.bytes, c.pktLen())
+						color = c.entry.meter.execute(c.sw.micros(), o.bytes, c.pktLen())
 					}
 					out(c, u128{lo: color})
 					return fNext

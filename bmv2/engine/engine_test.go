@@ -422,14 +422,15 @@ func TestDirectMeter(t *testing.T) {
 	if got := colours(2); !bytes.Equal(got, []byte{Green, Green}) {
 		t.Errorf("unconfigured meter: %v", got)
 	}
-	// Committed burst 1, peak burst 2, negligible rates: green, yellow, then red.
-	if err := tbl.SetMeter(Entry{Match: key.Match}, MeterConfig{CIR: 1e-9, CBS: 1, PIR: 1e-9, PBS: 2}); err != nil {
+	// bmv2's order: the committed bucket (burst 3) first, then the peak bucket (burst 1);
+	// negligible rates: green, red, red (committed tokens still consumed), then yellow.
+	if err := tbl.SetMeter(Entry{Match: key.Match}, MeterConfig{CIR: 1e-9, CBS: 3, PIR: 1e-9, PBS: 1}); err != nil {
 		t.Fatal(err)
 	}
-	if got := colours(4); !bytes.Equal(got, []byte{Green, Yellow, Red, Red}) {
+	if got := colours(4); !bytes.Equal(got, []byte{Green, Red, Red, Yellow}) {
 		t.Errorf("configured meter: %v", got)
 	}
-	if cfg, err := tbl.DirectMeter(Entry{Match: key.Match}); err != nil || cfg == nil || cfg.PBS != 2 {
+	if cfg, err := tbl.DirectMeter(Entry{Match: key.Match}); err != nil || cfg == nil || cfg.PBS != 1 {
 		t.Errorf("DirectMeter = %+v, %v", cfg, err)
 	}
 }
@@ -561,5 +562,31 @@ func TestPacketInOut(t *testing.T) {
 		if _, err := sw.PacketOut([]byte{1}); !errors.Is(err, ErrInvalid) {
 			t.Errorf("PacketOut without a CPU port: %v", err)
 		}
+	}
+}
+
+func TestMeterRefill(t *testing.T) {
+	var m meterState
+	m.set(MeterConfig{CIR: 0.5, CBS: 2, PIR: 1, PBS: 4}, 0)
+	steps := []struct {
+		at   uint64
+		want uint64
+	}{
+		{0, Green}, {0, Green}, {0, Yellow}, // committed bucket (2) exhausted
+		{4, Green}, {4, Green}, // 4 us at 0.5/us: 2 committed tokens; peak had 2 left + 4 (capped at 4)
+		{4, Yellow},
+		{5, Yellow}, // 0.5 token: still short (whole tokens, as bmv2)
+		{6, Green},
+	}
+	for i, s := range steps {
+		if got := m.execute(s.at, false, 64); got != s.want {
+			t.Errorf("step %d at %d us: colour %d, want %d", i, s.at, got, s.want)
+		}
+	}
+	// Byte meters charge the packet length.
+	var b meterState
+	b.set(MeterConfig{CIR: 1, CBS: 100, PIR: 1, PBS: 150}, 0)
+	if got := b.execute(0, true, 120); got != Yellow {
+		t.Errorf("120 bytes against a committed burst of 100: %d", got)
 	}
 }

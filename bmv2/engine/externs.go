@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
-	"time"
 
 	"github.com/netlock-go/netlock/bmv2/front"
 )
@@ -182,49 +181,56 @@ const (
 	Red    = 2
 )
 
+type meterRate struct {
+	rate       float64 // units per microsecond
+	burst      uint64
+	tokens     uint64
+	tokensLast uint64
+}
+
 type meterState struct {
 	cfg        *MeterConfig
-	tc, tp     float64
-	last       time.Time
+	rates      [2]meterRate // committed (YELLOW when short), then peak (RED when short)
 	configured bool
 }
 
-// execute runs the trTCM of RFC 2698 in color-blind mode, as bmv2 does.
-func (m *meterState) execute(now time.Time, bytes bool, pktLen int) uint64 {
+// execute is bmv2's Meter::execute: tokens accrue from the time origin (the switch's first
+// clock reading) in whole units; the committed bucket is checked first: if it is short the
+// packet is YELLOW and nothing is consumed; otherwise it is consumed and the peak bucket is
+// checked: short means RED, else it is consumed too and the packet is GREEN.
+func (m *meterState) execute(micros uint64, bytes bool, pktLen int) uint64 {
 	if m == nil || !m.configured {
 		return Green
 	}
-	if !m.last.IsZero() {
-		us := float64(now.Sub(m.last).Nanoseconds()) / 1000
-		m.tc = min(m.tc+us*m.cfg.CIR, float64(m.cfg.CBS))
-		m.tp = min(m.tp+us*m.cfg.PIR, float64(m.cfg.PBS))
-	}
-	m.last = now
-	n := 1.0
+	input := uint64(1)
 	if bytes {
-		n = float64(pktLen)
+		input = uint64(pktLen)
 	}
-	if m.tp < n {
-		return Red
+	for i := range m.rates {
+		r := &m.rates[i]
+		since := uint64(float64(micros) * r.rate)
+		if since >= r.tokensLast {
+			r.tokens = min(r.tokens+(since-r.tokensLast), r.burst)
+			r.tokensLast = since
+		}
+		if r.tokens < input {
+			return uint64(i + 1)
+		}
+		r.tokens -= input
 	}
-	if m.tc < n {
-		m.tp -= n
-		return Yellow
-	}
-	m.tp -= n
-	m.tc -= n
 	return Green
 }
 
-func (m *meterState) set(cfg MeterConfig) {
+func (m *meterState) set(cfg MeterConfig, micros uint64) {
 	c := cfg
 	m.cfg, m.configured = &c, true
-	m.tc, m.tp = float64(c.CBS), float64(c.PBS)
-	m.last = time.Time{}
+	m.rates[0] = meterRate{rate: c.CIR, burst: c.CBS, tokens: c.CBS, tokensLast: uint64(float64(micros) * c.CIR)}
+	m.rates[1] = meterRate{rate: c.PIR, burst: c.PBS, tokens: c.PBS, tokensLast: uint64(float64(micros) * c.PIR)}
 }
 
 // Meter is an indexed or direct meter.
 type Meter struct {
+	sw     *Switch
 	Name   string
 	ID     uint32
 	direct bool
@@ -236,21 +242,22 @@ func (m *Meter) execute(c *ctx, i u128) uint64 {
 	if i.hi != 0 || i.lo >= uint64(len(m.cells)) {
 		return Green
 	}
-	return m.cells[i.lo].execute(c.sw.now(), m.bytes, c.pktLen())
+	return m.cells[i.lo].execute(c.sw.micros(), m.bytes, c.pktLen())
 }
 
 // SetRates configures cell i (all cells when i < 0).
 func (m *Meter) SetRates(i int, cfg MeterConfig) error {
+	now := m.sw.micros()
 	if i < 0 {
 		for k := range m.cells {
-			m.cells[k].set(cfg)
+			m.cells[k].set(cfg, now)
 		}
 		return nil
 	}
 	if i >= len(m.cells) {
 		return fmt.Errorf("meter %s: index %d out of range", m.Name, i)
 	}
-	m.cells[i].set(cfg)
+	m.cells[i].set(cfg, now)
 	return nil
 }
 

@@ -456,7 +456,7 @@ func (t *Table) SetMeter(e Entry, cfg MeterConfig) error {
 	if i < 0 {
 		return fmt.Errorf("%w: entry in table %s", ErrNotFound, t.Name)
 	}
-	t.entries[i].meter.set(cfg)
+	t.entries[i].meter.set(cfg, t.sw.micros())
 	return nil
 }
 
