@@ -15,6 +15,15 @@ type piece struct {
 	f      scalarFn
 	varbit bool
 	base   compFn // for varbit pieces of a composite computed at run time
+	// Fields of an invalid header are left out of hash and checksum inputs, as bmv2's
+	// BufBuilder does: vslot is 1 + the slot of the header's validity bit (0: not in a
+	// header), validFn the same test for headers located at run time.
+	vslot   int
+	validFn func(*ctx) bool
+}
+
+func (p *piece) skip(c *ctx) bool {
+	return p.vslot > 0 && c.s[p.vslot-1] == 0 || p.validFn != nil && !p.validFn(c)
 }
 
 func (p *piece) value(c *ctx) u128 {
@@ -28,36 +37,59 @@ func (p *piece) value(c *ctx) u128 {
 }
 
 func (cp *compiler) flattenType(t front.Type, off int, out *[]piece) {
+	cp.flattenTypeV(t, off, 0, out)
+}
+
+func (cp *compiler) flattenTypeV(t front.Type, off, vslot int, out *[]piece) {
 	if vt, ok := under(t).(*front.VarbitType); ok {
-		*out = append(*out, piece{off: off, width: vt.Max, varbit: true})
+		*out = append(*out, piece{off: off, width: vt.Max, varbit: true, vslot: vslot})
 		return
 	}
 	if isScalar(t) {
-		*out = append(*out, piece{off: off, width: widthOf(t)})
+		*out = append(*out, piece{off: off, width: widthOf(t), vslot: vslot})
 		return
 	}
 	switch tt := under(t).(type) {
 	case *front.StructType:
 		o := off
 		if tt.IsHeader() {
+			vslot = off + 1
 			o++
 		}
 		for _, f := range tt.Fields {
-			cp.flattenType(f.T, o, out)
+			cp.flattenTypeV(f.T, o, vslot, out)
 			o += cp.slotsOf(f.T)
 		}
 	case *front.StackType:
 		esz := cp.slotsOf(tt.Elem)
 		for i := 0; i < tt.Size; i++ {
-			cp.flattenType(tt.Elem, off+1+i*esz, out)
+			cp.flattenTypeV(tt.Elem, off+1+i*esz, vslot, out)
 		}
 	case *front.TupleType:
 		o := off
 		for _, e := range tt.Elems {
-			cp.flattenType(e, o, out)
+			cp.flattenTypeV(e, o, vslot, out)
 			o += cp.slotsOf(e)
 		}
 	}
+}
+
+// headerValidity returns, for a field of a header, the validity test of that header.
+func (cp *compiler) headerValidity(sc *scope, e front.Expr) (vslot int, fn func(*ctx) bool) {
+	m, ok := e.(*front.MemberExpr)
+	if !ok || m.Kind != front.MemberField {
+		return 0, nil
+	}
+	st, ok := under(m.X.Type()).(*front.StructType)
+	if !ok || !st.IsHeader() || !cp.isLoc(sc, m.X) {
+		return 0, nil
+	}
+	l := cp.location(sc, m.X)
+	if l.dyn == nil {
+		return l.static + 1, nil
+	}
+	b := l.dyn
+	return 0, func(c *ctx) bool { return c.s[b(c)] != 0 }
 }
 
 // flatten compiles a data argument into scalar pieces.
@@ -78,12 +110,13 @@ func (cp *compiler) flatten(sc *scope, e front.Expr) []piece {
 	}
 	t := e.Type()
 	if isScalar(t) {
+		vs, vf := cp.headerValidity(sc, e)
 		if cp.isLoc(sc, e) {
 			if l := cp.location(sc, e); l.dyn == nil && !l.slice && widthOf(t) <= 64 {
-				return []piece{{off: l.static, width: widthOf(t)}}
+				return []piece{{off: l.static, width: widthOf(t), vslot: vs, validFn: vf}}
 			}
 		}
-		return []piece{{off: -1, width: widthOf(t), f: cp.scalarOf(sc, e, nil)}}
+		return []piece{{off: -1, width: widthOf(t), f: cp.scalarOf(sc, e, nil), vslot: vs, validFn: vf}}
 	}
 	var ps []piece
 	cp.flattenType(t, 0, &ps)
@@ -98,6 +131,9 @@ func (cp *compiler) flatten(sc *scope, e front.Expr) []piece {
 			if static {
 				for i := range ps {
 					ps[i].off += l.static
+					if ps[i].vslot > 0 {
+						ps[i].vslot += l.static
+					}
 				}
 				return ps
 			}
@@ -105,12 +141,16 @@ func (cp *compiler) flatten(sc *scope, e front.Expr) []piece {
 	}
 	base := cp.composite(sc, e, t)
 	for i := range ps {
+		var vf func(*ctx) bool
+		if vo := ps[i].vslot; vo > 0 {
+			vf = func(c *ctx) bool { return c.s[base(c)+vo-1] != 0 }
+		}
 		if ps[i].varbit {
-			ps[i].base = base
+			ps[i].base, ps[i].vslot, ps[i].validFn = base, 0, vf
 			continue
 		}
 		off, w := ps[i].off, ps[i].width
-		ps[i] = piece{off: -1, width: w, f: func(c *ctx) u128 { return readSlot(c.s, base(c)+off, w) }}
+		ps[i] = piece{off: -1, width: w, f: func(c *ctx) u128 { return readSlot(c.s, base(c)+off, w) }, validFn: vf}
 	}
 	return ps
 }
@@ -128,6 +168,9 @@ func serialize(c *ctx, ps []piece) []byte {
 	w := bitWriter{b: c.hbuf[:0]}
 	for i := range ps {
 		p := &ps[i]
+		if p.skip(c) {
+			continue
+		}
 		if p.varbit {
 			b := p.off
 			if p.base != nil {

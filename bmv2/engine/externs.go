@@ -30,12 +30,13 @@ func (cp *compiler) hashAlgo(code uint64, pos front.Pos) func(*ctx, []byte) u128
 	case "crc16", "crc16_custom":
 		return func(_ *ctx, b []byte) u128 { return u128{lo: uint64(crc16(b))} }
 	case "identity":
+		// bmv2: the first (up to) 8 bytes of the input as a big-endian integer.
 		return func(_ *ctx, b []byte) u128 {
-			var v u128
-			for _, x := range b {
-				v = v.shl(8).or(u128{lo: uint64(x)})
+			var v uint64
+			for _, x := range b[:min(len(b), 8)] {
+				v = v<<8 | uint64(x)
 			}
-			return v
+			return u128{lo: v}
 		}
 	case "csum16":
 		return func(_ *ctx, b []byte) u128 { return u128{lo: uint64(csum16(b))} }

@@ -18,7 +18,11 @@ header h_t {
     bit<8>   color;
 }
 
-struct headers_t { h_t h; }
+header opt_t {
+    bit<16> v;
+}
+
+struct headers_t { h_t h; opt_t opt; }
 struct meta_t { bit<8> tmp; }
 
 parser P(packet_in pkt, out headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
@@ -38,7 +42,7 @@ control I(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) 
         pkts.count((bit<32>)hdr.h.idx);
         // op 1: add data to r8[idx] and return the new value; op 2: read r128[idx]
         // op 3: write r128[idx] = data ++ data ++ data ++ data; op 4: hashes; op 5: meter;
-        // op 6: truncate to 4 bytes
+        // op 6: truncate to 4 bytes; op 7: hash with an invalid header's field
         if (hdr.h.op == 1) {
             bit<8> v;
             r8.read(v, (bit<32>)hdr.h.idx);
@@ -60,6 +64,10 @@ control I(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) 
             m.execute_meter((bit<32>)hdr.h.idx, hdr.h.color);
         } else if (hdr.h.op == 6) {
             truncate(4);
+        } else if (hdr.h.op == 7) {
+            // hdr.opt is invalid: bmv2 leaves its fields out of the hash input.
+            hdr.opt.v = 0xFFFF;
+            hash(hdr.h.crc16, HashAlgorithm.crc16, 16w0, { hdr.opt.v, hdr.h.data }, 32w65536);
         }
     }
 }
