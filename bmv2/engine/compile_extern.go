@@ -22,9 +22,6 @@ type piece struct {
 	validFn func(*ctx) bool
 }
 
-func (p *piece) skip(c *ctx) bool {
-	return p.vslot > 0 && c.s[p.vslot-1] == 0 || p.validFn != nil && !p.validFn(c)
-}
 
 func (p *piece) value(c *ctx) u128 {
 	if p.varbit {
@@ -168,7 +165,11 @@ func serialize(c *ctx, ps []piece) []byte {
 	w := bitWriter{b: c.hbuf[:0]}
 	for i := range ps {
 		p := &ps[i]
-		if p.skip(c) {
+		if p.validFn != nil {
+			if !p.validFn(c) {
+				continue
+			}
+		} else if p.vslot > 0 && c.s[p.vslot-1] == 0 {
 			continue
 		}
 		if p.varbit {
@@ -503,7 +504,11 @@ func (cp *compiler) emit(sc *scope, e front.Expr) stmtFn {
 			if c.outBits&7 == 0 && h.n&7 == 0 {
 				w := bitWriter{b: c.out}
 				for _, p := range h.ps {
-					w.put(p.width, readSlot(c.s, hb+p.off, p.width))
+					if p.width <= 56 {
+						w.put64(p.width, c.s[hb+p.off])
+					} else {
+						w.put(p.width, readSlot(c.s, hb+p.off, p.width))
+					}
 				}
 				c.out = w.b
 				c.outBits += h.n
