@@ -22,7 +22,6 @@ type piece struct {
 	validFn func(*ctx) bool
 }
 
-
 func (p *piece) value(c *ctx) u128 {
 	if p.varbit {
 		return u128{} // varbit values are not reported in digests and logs
