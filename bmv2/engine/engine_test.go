@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"math/rand/v2"
 	"encoding/binary"
 	"errors"
 	"strings"
@@ -588,5 +589,111 @@ func TestMeterRefill(t *testing.T) {
 	b.set(MeterConfig{CIR: 1, CBS: 100, PIR: 1, PBS: 150}, 0)
 	if got := b.execute(0, true, 120); got != Yellow {
 		t.Errorf("120 bytes against a committed burst of 100: %d", got)
+	}
+}
+
+// TestIndexedTablesAgainstReference inserts and deletes random routes and exact entries and
+// checks every lookup against a brute-force reference.
+func TestIndexedTablesAgainstReference(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	sw := load(t, "testdata/l3.p4", Config{})
+	tbl, _ := sw.Table("ipv4_lpm")
+	type route struct {
+		addr uint32
+		plen int
+		port int
+	}
+	routes := map[[2]uint32]route{}
+	key := func(a uint32, n int) uint32 {
+		if n == 0 {
+			return 0
+		}
+		return a &^ (1<<(32-uint(n)) - 1)
+	}
+	for step := 0; step < 3000; step++ {
+		n := []int{0, 8, 16, 20, 24, 32}[rng.IntN(6)]
+		a := key(0x0a000000|rng.Uint32()&0x00ff00ff, n)
+		k := [2]uint32{a, uint32(n)}
+		e := Entry{Match: []FieldMatch{{Value: binary.BigEndian.AppendUint32(nil, a), PrefixLen: n}}}
+		if _, ok := routes[k]; ok && rng.IntN(2) == 0 {
+			if err := tbl.Delete(e); err != nil {
+				t.Fatalf("delete %x/%d: %v", a, n, err)
+			}
+			delete(routes, k)
+		} else if !ok {
+			port := 1 + rng.IntN(200)
+			e.Action, e.Args = "set_nhop", [][]byte{{1}, {byte(port >> 8), byte(port)}}
+			if err := tbl.Insert(e); err != nil {
+				t.Fatalf("insert %x/%d: %v", a, n, err)
+			}
+			routes[k] = route{a, n, port}
+		}
+		if step%10 != 0 {
+			continue
+		}
+		dst := 0x0a000000 | rng.Uint32()&0x00ff00ff
+		want, best := -1, -1
+		for _, r := range routes {
+			if key(dst, r.plen) == r.addr && r.plen > best {
+				want, best = r.port, r.plen
+			}
+		}
+		res, err := sw.Process(1, ipv4Packet(dst, 64))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := -1
+		if len(res.Out) == 1 {
+			got = res.Out[0].Port
+		}
+		if got != want {
+			t.Fatalf("step %d: %x -> port %d, want %d (%d routes)", step, dst, got, want, len(routes))
+		}
+	}
+	if len(tbl.Entries()) != len(routes) {
+		t.Errorf("%d entries, want %d", len(tbl.Entries()), len(routes))
+	}
+
+	// An exact table (tables.p4 t_exact: k1, k2; default writes 0xEE).
+	sw = load(t, "../stf/testdata/tables.p4", Config{})
+	ex, _ := sw.Table("t_exact")
+	vals := map[[2]byte]byte{}
+	for step := 0; step < 3000; step++ {
+		k := [2]byte{byte(rng.IntN(16)), byte(rng.IntN(16))}
+		e := Entry{Match: []FieldMatch{{Value: []byte{k[0]}}, {Value: []byte{0, k[1]}}}}
+		if _, ok := vals[k]; ok {
+			if rng.IntN(2) == 0 {
+				if err := ex.Delete(e); err != nil {
+					t.Fatal(err)
+				}
+				delete(vals, k)
+			} else {
+				v := byte(rng.IntN(200))
+				e.Action, e.Args = "set_exact", [][]byte{{v}}
+				if err := ex.Modify(e); err != nil {
+					t.Fatal(err)
+				}
+				vals[k] = v
+			}
+		} else {
+			v := byte(rng.IntN(200))
+			e.Action, e.Args = "set_exact", [][]byte{{v}}
+			if err := ex.Insert(e); err != nil {
+				t.Fatal(err)
+			}
+			vals[k] = v
+		}
+		q := [2]byte{byte(rng.IntN(16)), byte(rng.IntN(16))}
+		res, err := sw.Process(0, []byte{q[0], 0, q[1], 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0})
+		if err != nil || len(res.Out) != 1 {
+			t.Fatalf("%v %v", res, err)
+		}
+		want, ok := vals[q]
+		if !ok {
+			want = 0xEE
+		}
+		if got := res.Out[0].Data[7]; got != want {
+			t.Fatalf("step %d: key %v -> %#x, want %#x", step, q, got, want)
+		}
 	}
 }

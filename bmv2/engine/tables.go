@@ -314,13 +314,142 @@ func (t *Table) sameKey(a, b *entry) bool {
 	return true
 }
 
+// find returns the index of the entry with en's key, or -1. Indexed tables (all-exact and
+// single-LPM) look the key up in their index and then locate the entry by pointer.
 func (t *Table) find(en *entry) int {
+	var hit *entry
+	switch {
+	case t.lpmSingle():
+		for i := range t.lpmIdx {
+			if lv := &t.lpmIdx[i]; lv.plen == en.match[0].plen {
+				if x, ok := lv.byKey[en.match[0].value]; ok && t.sameKey(x, en) {
+					hit = x
+				}
+			}
+		}
+		if hit == nil {
+			return t.findLinear(en) // a same-prefix entry with another priority
+		}
+	case t.allExact:
+		for _, x := range t.exactIdx[hashKey(en.match, nil)] {
+			if t.sameKey(x, en) {
+				hit = x
+			}
+		}
+		if hit == nil {
+			return -1
+		}
+	default:
+		return t.findLinear(en)
+	}
+	for i, x := range t.entries {
+		if x == hit {
+			return i
+		}
+	}
+	return -1
+}
+
+func (t *Table) findLinear(en *entry) int {
 	for i, x := range t.entries {
 		if t.sameKey(x, en) {
 			return i
 		}
 	}
 	return -1
+}
+
+func (t *Table) lpmSingle() bool { return len(t.Keys) == 1 && t.Keys[0].Kind == LPM }
+
+// before reports whether a comes before b in lookup order.
+func before(a, b *entry) bool {
+	if a.plen != b.plen {
+		return a.plen > b.plen
+	}
+	if a.priority != b.priority {
+		return a.priority > b.priority
+	}
+	return a.seq < b.seq
+}
+
+// add inserts an entry in lookup order and into the index.
+func (t *Table) add(en *entry) {
+	i := sort.Search(len(t.entries), func(i int) bool { return before(en, t.entries[i]) })
+	t.entries = append(t.entries, nil)
+	copy(t.entries[i+1:], t.entries[i:])
+	t.entries[i] = en
+	switch {
+	case t.lpmSingle():
+		t.lpmAdd(en)
+	case t.allExact:
+		if t.exactIdx == nil {
+			t.exactIdx = map[uint64][]*entry{}
+		}
+		h := hashKey(en.match, nil)
+		t.exactIdx[h] = append(t.exactIdx[h], en)
+	}
+}
+
+func (t *Table) lpmAdd(en *entry) {
+	pl := en.match[0].plen
+	var lv *lpmLevel
+	for i := range t.lpmIdx {
+		if t.lpmIdx[i].plen == pl {
+			lv = &t.lpmIdx[i]
+		}
+	}
+	if lv == nil {
+		t.lpmIdx = append(t.lpmIdx, lpmLevel{plen: pl, mask: en.match[0].mask, byKey: map[u128]*entry{}})
+		sort.Slice(t.lpmIdx, func(i, j int) bool { return t.lpmIdx[i].plen > t.lpmIdx[j].plen })
+		for i := range t.lpmIdx {
+			if t.lpmIdx[i].plen == pl {
+				lv = &t.lpmIdx[i]
+			}
+		}
+	}
+	if x, dup := lv.byKey[en.match[0].value]; !dup || before(en, x) {
+		lv.byKey[en.match[0].value] = en
+	}
+}
+
+// remove deletes entry i from the entries and the index.
+func (t *Table) remove(i int) {
+	en := t.entries[i]
+	t.entries = append(t.entries[:i], t.entries[i+1:]...)
+	switch {
+	case t.lpmSingle():
+		for k := range t.lpmIdx {
+			lv := &t.lpmIdx[k]
+			if lv.plen != en.match[0].plen || lv.byKey[en.match[0].value] != en {
+				continue
+			}
+			delete(lv.byKey, en.match[0].value)
+			for _, x := range t.entries { // another entry with the same prefix takes its place
+				if x.match[0].plen == lv.plen && x.match[0].value == en.match[0].value {
+					lv.byKey[x.match[0].value] = x
+					break
+				}
+			}
+			if len(lv.byKey) == 0 {
+				t.lpmIdx = append(t.lpmIdx[:k], t.lpmIdx[k+1:]...)
+			}
+			break
+		}
+	case t.allExact:
+		h := hashKey(en.match, nil)
+		b := t.exactIdx[h]
+		for j, x := range b {
+			if x == en {
+				b = append(b[:j], b[j+1:]...)
+				break
+			}
+		}
+		if len(b) == 0 {
+			delete(t.exactIdx, h)
+		} else {
+			t.exactIdx[h] = b
+		}
+	}
 }
 
 // Insert adds an entry.
@@ -344,8 +473,7 @@ func (t *Table) insert(e Entry) error {
 	}
 	t.seq++
 	en.seq = t.seq
-	t.entries = append(t.entries, en)
-	t.reindex()
+	t.add(en)
 	return nil
 }
 
@@ -387,8 +515,7 @@ func (t *Table) Delete(e Entry) error {
 	if i < 0 {
 		return fmt.Errorf("%w: entry in table %s", ErrNotFound, t.Name)
 	}
-	t.entries = append(t.entries[:i], t.entries[i+1:]...)
-	t.reindex()
+	t.remove(i)
 	return nil
 }
 
