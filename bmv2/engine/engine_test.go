@@ -2,9 +2,9 @@ package engine
 
 import (
 	"bytes"
-	"math/rand/v2"
 	"encoding/binary"
 	"errors"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
