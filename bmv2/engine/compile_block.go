@@ -514,9 +514,9 @@ func (cp *compiler) table(sc *scope, d *front.TableDecl) {
 					ent.plen += fm.plen
 				}
 			}
-			ent.api = Entry{Priority: ent.priority, Action: a.Name, ActionID: a.ID}
-			for _, v := range ent.args {
-				ent.api.Args = append(ent.api.Args, v.toBytes(128))
+			ent.api = Entry{Priority: ent.priority, Action: a.Name, ActionID: a.ID, Match: t.apiMatch(ent)}
+			for i, v := range ent.args {
+				ent.api.Args = append(ent.api.Args, v.toBytes(a.Params[i].Width))
 			}
 			t.seq++
 			ent.seq = t.seq

@@ -697,3 +697,21 @@ func TestIndexedTablesAgainstReference(t *testing.T) {
 		}
 	}
 }
+
+func TestConstEntriesReadBack(t *testing.T) {
+	sw := load(t, "../stf/testdata/tables.p4", Config{})
+	tbl, _ := sw.Table("t_const")
+	ents := tbl.Entries()
+	if len(ents) != 3 || !tbl.ConstEntries() {
+		t.Fatalf("entries %d const %v", len(ents), tbl.ConstEntries())
+	}
+	e := ents[0] // (0x01 &&& 0x0F, 0 .. 100): set_const(1), the highest priority
+	if e.Action != "I.set_const" || !bytes.Equal(e.Args[0], []byte{1}) ||
+		!bytes.Equal(e.Match[0].Value, []byte{1}) || !bytes.Equal(e.Match[0].Mask, []byte{0x0f}) ||
+		!bytes.Equal(e.Match[1].Low, []byte{0, 0}) || !bytes.Equal(e.Match[1].High, []byte{0, 100}) {
+		t.Errorf("first const entry %+v", e)
+	}
+	if err := tbl.Insert(Entry{}); !errors.Is(err, ErrConstTable) {
+		t.Errorf("insert into a const table: %v", err)
+	}
+}

@@ -153,6 +153,27 @@ func (t *Table) zeroArgs(ai int) [][]byte {
 	return out
 }
 
+// apiMatch renders an entry's match in the runtime API's form (used for const entries).
+func (t *Table) apiMatch(en *entry) []FieldMatch {
+	out := make([]FieldMatch, len(t.Keys))
+	for i, k := range t.Keys {
+		m := en.match[i]
+		fm := FieldMatch{Name: k.Name}
+		switch k.Kind {
+		case Exact:
+			fm.Value = m.value.toBytes(k.Width)
+		case LPM:
+			fm.Value, fm.PrefixLen = m.value.toBytes(k.Width), m.plen
+		case Ternary, Optional:
+			fm.Value, fm.Mask = m.value.toBytes(k.Width), m.mask.toBytes(k.Width)
+		case Range:
+			fm.Low, fm.High = m.lo.toBytes(k.Width), m.hi.toBytes(k.Width)
+		}
+		out[i] = fm
+	}
+	return out
+}
+
 // lpmOnly reports whether entries are ordered by prefix length (no ternary, range or
 // optional key), as bmv2 orders lpm tables.
 func (t *Table) lpmOnly() bool {
