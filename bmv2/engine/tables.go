@@ -239,6 +239,7 @@ func (t *Table) convert(e Entry) (*entry, error) {
 			en.indirect, en.ref = 1, e.MemberID
 		}
 		en.api = e
+		en.api.Match = t.apiMatch(en)
 		en.api.Action, en.api.ActionID, en.api.Args = "", 0, nil
 		return en, nil
 	}
@@ -315,6 +316,11 @@ func (t *Table) convertDirect(e Entry) (*entry, error) {
 		}
 	}
 	en.api = e
+	en.api.Match = t.apiMatch(en) // canonical: every key field, values at key width
+	en.api.Args = make([][]byte, len(args))
+	for i, v := range args {
+		en.api.Args[i] = v.toBytes(t.actions[ai].Params[i].Width)
+	}
 	en.api.Action = t.actions[ai].Name
 	en.api.ActionID = t.actions[ai].ID
 	if t.meter != nil {
