@@ -91,6 +91,11 @@ type rdmaTier struct {
 	sendMu  sync.Mutex
 	sendBuf []byte
 
+	// waiting holds the locks that may have a grant waiting for its ALock (keepAlive); a leaf
+	// mutex.
+	waitMu  sync.Mutex
+	waiting map[uint32]struct{}
+
 	peersMu sync.Mutex
 	peers   []netip.AddrPort // by node id - 1
 	byAddr  map[netip.AddrPort]verbs.NodeID
@@ -116,14 +121,15 @@ type rlock struct {
 
 // pending is one core grant of an RDMA lock.
 type pending struct {
-	grant lockcore.Effect
-	held  bool // the proxy holds the ALock and has sent the grant
-	ended bool // the core no longer lists this holder (release, expiry, reset)
+	grant   lockcore.Effect
+	held    bool  // the proxy holds the ALock and has sent the grant
+	ended   bool  // the core no longer lists this holder (release, expiry, reset)
+	renewed int64 // when the core's lease of this grant last (re)started, ns, until held
 }
 
 func newRDMATier(s *Server, cfg RDMAConfig) (*rdmaTier, error) {
 	r := &rdmaTier{s: s, n: uint32(cfg.Locks), locks: make([]rlock, cfg.Locks),
-		byAddr: map[netip.AddrPort]verbs.NodeID{}, sendBuf: make([]byte, wire.Len)}
+		byAddr: map[netip.AddrPort]verbs.NodeID{}, sendBuf: make([]byte, wire.Len), waiting: map[uint32]struct{}{}}
 	for i := range r.locks {
 		r.locks[i].cond.L = &r.locks[i].mu
 	}
@@ -310,7 +316,10 @@ func (r *rdmaTier) queueGrant(e *lockcore.Effect) bool {
 		return false // a grant of a request that ended already (cannot happen: tokens grow)
 	}
 	rl.lastTok = e.Msg.Token
-	rl.q = append(rl.q, &pending{grant: *e})
+	rl.q = append(rl.q, &pending{grant: *e, renewed: r.s.now()})
+	r.waitMu.Lock()
+	r.waiting[e.Msg.Lock] = struct{}{}
+	r.waitMu.Unlock()
 	if !rl.running {
 		lock := e.Msg.Lock
 		if r.spawn(func() { r.proxy(lock) }) {
@@ -341,6 +350,64 @@ func (r *rdmaTier) reconcile(sh *shard, lock uint32) {
 	}
 	if woke {
 		rl.cond.Broadcast()
+	}
+}
+
+// keepAlive renews the core's lease of every UDP grant still waiting for its ALock once a third
+// of its lease has passed, with a lease probe stepped on the client's behalf (its answer is
+// dropped): a UDP request waiting for a co-located or remote ALock holder holds nothing yet, so
+// its lease must not run out meanwhile. Its lease therefore starts, within a third of itself,
+// when the grant is sent. The sweeper calls it with no mutex held; w is its writer.
+func (r *rdmaTier) keepAlive(now int64, w *writer) {
+	r.waitMu.Lock()
+	locks := make([]uint32, 0, len(r.waiting))
+	for l := range r.waiting {
+		locks = append(locks, l)
+	}
+	r.waitMu.Unlock()
+	var probes []lockcore.Request
+	for _, lock := range locks {
+		sh := r.s.shardOf(lock)
+		sh.mu.Lock()
+		rl := &r.locks[lock]
+		rl.mu.Lock()
+		probes = probes[:0]
+		waits := false
+		for _, p := range rl.q {
+			if p.held || p.ended {
+				continue
+			}
+			waits = true
+			if lease := int64(p.grant.Msg.LeaseMicros) * 1000; now-p.renewed >= lease/3 {
+				p.renewed = now
+				m := &p.grant.Msg
+				probes = append(probes, lockcore.Request{From: p.grant.To, Fields: wire.Fields{Op: wire.OpLeaseProbe,
+					Mode: m.Mode, Priority: m.Priority, Tenant: m.Tenant, Lock: lock, Txn: m.Txn, Token: m.Token}})
+			}
+		}
+		if !waits {
+			r.waitMu.Lock()
+			delete(r.waiting, lock) // queueGrant adds it again, under rl.mu
+			r.waitMu.Unlock()
+		}
+		rl.mu.Unlock()
+		for i := range probes {
+			q := &probes[i]
+			sh.out = sh.core.Step(now, q, sh.out[:0])
+			k := 0
+			for _, e := range sh.out {
+				if e.Msg.Lock == lock && e.Msg.Txn == q.Txn && (e.Msg.Op == wire.OpLeaseProbe || e.Msg.Op == wire.OpReject) {
+					continue // the answer to the probe, which the client did not send
+				}
+				sh.out[k] = e
+				k++
+			}
+			sh.out = r.filter(sh, sh.out[:k])
+			w.addEffects(sh.out)
+			r.reconcile(sh, lock) // a refused probe means the holder ended
+		}
+		sh.mu.Unlock()
+		w.flushIfFull()
 	}
 }
 

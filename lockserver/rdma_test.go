@@ -268,10 +268,11 @@ func TestRDMAThreeWayDetects(t *testing.T) {
 	}
 }
 
-// TestRDMALeaseExpiresWhileAcquiring: a UDP grant whose ALock is held elsewhere is not sent; its
-// lease ends on the server first, the client is told lease-expired, and the proxy, once it gets
-// the ALock for the dead grant, gives it back and serves the next grant instead.
-func TestRDMALeaseExpiresWhileAcquiring(t *testing.T) {
+// TestRDMAGrantWaitsForALock: a UDP grant whose ALock is held elsewhere is not sent, and its
+// lease is kept alive meanwhile (the request holds nothing yet); once sent, the lease runs. A
+// grant that ends before its ALock is taken (here: an admin reset) is never sent: the proxy
+// gives the ALock back and serves the next grant.
+func TestRDMAGrantWaitsForALock(t *testing.T) {
 	s, _ := startRDMA(t, 4, nil)
 	ll := s.LocalLocks()
 	bg := context.Background()
@@ -280,38 +281,54 @@ func TestRDMALeaseExpiresWhileAcquiring(t *testing.T) {
 	}
 	p := newPeer(t, s.Addr())
 	p.send(wire.Fields{Op: wire.OpAcquire, Mode: wire.Exclusive, Lock: 0, Txn: 1, Timestamp: 5, LeaseMicros: 20000})
-	if f := p.expect(wire.OpReject, 1); f.Status != wire.StatusLeaseExpired {
-		t.Fatalf("got %s, want reject lease-expired", f.String())
-	}
-	// A try acquire is refused while a co-located caller holds the ALock.
+	p.expectNothing(100 * time.Millisecond) // five leases: no grant, and no lease-expired either
+	// A try acquire is refused while the lock is taken (here by the core: txn 1 holds it there).
 	p.send(wire.Fields{Op: wire.OpAcquire, Mode: wire.Exclusive, Flags: wire.FlagTry, Lock: 0, Txn: 3, Timestamp: 4})
 	if f := p.expect(wire.OpReject, 3); f.Status != wire.StatusWouldBlock || f.Timestamp != 4 {
 		t.Fatalf("try acquire: %s, want reject would-block echoing the timestamp", f.String())
 	}
-	p.send(wire.Fields{Op: wire.OpAcquire, Mode: wire.Exclusive, Lock: 0, Txn: 2, Timestamp: 6})
-	p.expectNothing(50 * time.Millisecond) // the co-located holder still has the ALock
 	if err := ll.Unlock(0); err != nil {
 		t.Fatal(err)
 	}
-	g := p.expect(wire.OpGrant, 2) // not txn 1: its grant died in the proxy
+	if g := p.expect(wire.OpGrant, 1); g.Timestamp != 5 {
+		t.Fatalf("grant %s does not echo the request", g.String())
+	}
+	// Nobody renews it now: the 20ms lease runs out and the ALock is given back.
+	if f := p.expect(wire.OpReject, 1); f.Status != wire.StatusLeaseExpired {
+		t.Fatalf("got %s, want reject lease-expired", f.String())
+	}
+	if err := ll.Lock(bg, 0); err != nil {
+		t.Fatal(err)
+	}
+	// A try acquire is refused at once while a co-located caller holds the ALock.
+	p.send(wire.Fields{Op: wire.OpAcquire, Mode: wire.Exclusive, Flags: wire.FlagTry, Lock: 0, Txn: 6})
+	if f := p.expect(wire.OpReject, 6); f.Status != wire.StatusWouldBlock {
+		t.Fatalf("try acquire: %s, want reject would-block", f.String())
+	}
+	p.send(wire.Fields{Op: wire.OpAcquire, Mode: wire.Exclusive, Lock: 0, Txn: 2})
+	p.expectNothing(20 * time.Millisecond)
+	p.send(wire.Fields{Op: wire.OpAdmin, Status: wire.AdminResetLock, Lock: 0, Txn: 99})
+	p.expect(wire.OpAdmin, 99)
+	if err := ll.Unlock(0); err != nil {
+		t.Fatal(err)
+	}
+	p.send(wire.Fields{Op: wire.OpAcquire, Mode: wire.Exclusive, Lock: 0, Txn: 5})
+	g := p.expect(wire.OpGrant, 5) // not txn 2: its grant died in the proxy
+	if rs, _ := s.RDMAStats(); rs.ProxyDropped != 1 || rs.TryRefused != 1 {
+		t.Fatalf("rdma stats %+v: want 1 dropped grant, 1 try refused by the tier", rs)
+	}
 	// The UDP holder now excludes co-located callers.
 	ctx, cancel := context.WithTimeout(bg, 30*time.Millisecond)
 	defer cancel()
 	if err := ll.Lock(ctx, 0); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("local Lock while a UDP client holds the lock: %v, want deadline exceeded", err)
 	}
-	// A try acquire is refused by the core while a UDP client holds the lock.
-	p.send(wire.Fields{Op: wire.OpAcquire, Mode: wire.Exclusive, Flags: wire.FlagTry, Lock: 0, Txn: 4})
-	if f := p.expect(wire.OpReject, 4); f.Status != wire.StatusWouldBlock {
-		t.Fatalf("try acquire: %s, want reject would-block", f.String())
-	}
-	// A repeated acquire of the holder repeats its grant.
-	p.send(wire.Fields{Op: wire.OpAcquire, Mode: wire.Exclusive, Flags: wire.FlagRetry, Lock: 0, Txn: 2, Timestamp: 6})
-	if g2 := p.expect(wire.OpGrant, 2); g2.Token != g.Token {
+	p.send(wire.Fields{Op: wire.OpAcquire, Mode: wire.Exclusive, Flags: wire.FlagRetry, Lock: 0, Txn: 5})
+	if g2 := p.expect(wire.OpGrant, 5); g2.Token != g.Token {
 		t.Fatalf("repeated grant token %d, want %d", g2.Token, g.Token)
 	}
-	p.send(wire.Fields{Op: wire.OpRelease, Mode: wire.Exclusive, Lock: 0, Txn: 2, Token: g.Token})
-	p.expect(wire.OpRelease, 2)
+	p.send(wire.Fields{Op: wire.OpRelease, Mode: wire.Exclusive, Lock: 0, Txn: 5, Token: g.Token})
+	p.expect(wire.OpRelease, 5)
 	if err := ll.Lock(bg, 0); err != nil { // after the abandoned helper's lock and unlock
 		t.Fatal(err)
 	}

@@ -30,11 +30,13 @@
 // Shard goroutines and the sweeper never wait for an ALock: they only queue grants and, after a
 // step or an expiry that may have ended a UDP holder of an RDMA lock (release, lease expiry,
 // admin reset), mark the queued grants the core no longer lists as holders (Core.Inspect) as
-// ended. The proxy sends a grant only if it has not ended by the time the ALock is taken (a
-// lease that ran out during the wait was reported by the core as lease-expired; the proxy gives
-// the ALock back unsent), sends it under the lock's mutex so that it precedes any later answer
-// about that holder, and unlocks once the holder has ended. Lock order: shard.mu, then the
-// per-lock mutex, then the proxies' send mutex.
+// ended. The proxy sends a grant only if it has not ended by the time the ALock is taken (else
+// it gives the ALock back unsent), sends it under the lock's mutex so that it precedes any later
+// answer about that holder, and unlocks once the holder has ended. While a grant waits for its
+// ALock the sweeper keeps its lease alive (a lease probe stepped on the client's behalf every
+// third of the lease, its answer dropped), so the lease effectively starts when the grant is
+// sent. Lock order: shard.mu, then the per-lock mutex, then the proxies' send mutex and the
+// waiting set's mutex.
 //
 // On shutdown, after the UDP drain, the tier stops its NIC, abandons every spin on the server's
 // node (the table is discarded with the node; nothing is unlocked), answers the grants still
@@ -380,6 +382,10 @@ func (s *Server) sweeper(ctx context.Context) {
 // sweep expires leases in every shard and sends what results.
 func (s *Server) sweep(w *writer) {
 	now := s.now()
+	if s.rdma != nil {
+		// Before Expire, so that a late sweep renews a waiting grant before it could expire it.
+		s.rdma.keepAlive(now, w)
+	}
 	for _, sh := range s.shards {
 		sh.mu.Lock()
 		if now >= sh.core.NextDeadline() {
