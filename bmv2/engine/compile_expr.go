@@ -209,7 +209,7 @@ func (cp *compiler) expr(sc *scope, e front.Expr, want front.Type) cexpr {
 		return cexpr{t: t, scalar: cp.scalar(sc, e, t)}
 	}
 	switch under(t).(type) {
-	case *front.StructType, *front.StackType, *front.TupleType, *front.VarbitType:
+	case *front.StructType, *front.StackType, *front.TupleType, *front.VarbitType, *front.BitsType:
 		return cexpr{t: t, comp: cp.composite(sc, e, t)}
 	}
 	cp.fail(e.Position(), "not supported by the netlock engine: expression %s of type %s", front.ExprString(e), t)
@@ -387,6 +387,20 @@ func (cp *compiler) constInit(t front.Type, v front.Value, base int) func(*ctx) 
 	var ws []w
 	var walk func(t front.Type, v front.Value, at int)
 	walk = func(t front.Type, v front.Value, at int) {
+		if isWide(t) {
+			x, _ := v.(*big.Int)
+			if x == nil {
+				return
+			}
+			nw := cp.slotsOf(t)
+			m := new(big.Int).Lsh(big.NewInt(1), uint(widthOf(t)))
+			x = new(big.Int).Mod(x, m)
+			for k := nw - 1; k >= 0; k-- {
+				ws = append(ws, w{at + k, new(big.Int).And(x, new(big.Int).SetUint64(^uint64(0))).Uint64()})
+				x = new(big.Int).Rsh(x, 64)
+			}
+			return
+		}
 		if isScalar(t) {
 			x, _ := cp.valueU128(v)
 			x = x.trunc(widthOf(t))
@@ -809,7 +823,7 @@ func (cp *compiler) eqLayout(t front.Type) func(s []uint64, a, b int) bool {
 		}
 	}
 	switch tt := under(t).(type) {
-	case *front.VarbitType:
+	case *front.VarbitType, *front.BitsType:
 		n := cp.slotsOf(t)
 		return func(s []uint64, a, b int) bool {
 			for i := 0; i < n; i++ {

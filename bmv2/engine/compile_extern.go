@@ -14,7 +14,8 @@ type piece struct {
 	width  int // for a varbit: its maximum width
 	f      scalarFn
 	varbit bool
-	base   compFn // for varbit pieces of a composite computed at run time
+	wide   bool   // a bit<W> with W > 128, in words
+	base   compFn // for varbit and wide pieces of a composite computed at run time
 	// Fields of an invalid header are left out of hash and checksum inputs, as bmv2's
 	// BufBuilder does: vslot is 1 + the slot of the header's validity bit (0: not in a
 	// header), validFn the same test for headers located at run time.
@@ -23,7 +24,7 @@ type piece struct {
 }
 
 func (p *piece) value(c *ctx) u128 {
-	if p.varbit {
+	if p.varbit || p.wide {
 		return u128{} // varbit values are not reported in digests and logs
 	}
 	if p.f == nil {
@@ -39,6 +40,10 @@ func (cp *compiler) flattenType(t front.Type, off int, out *[]piece) {
 func (cp *compiler) flattenTypeV(t front.Type, off, vslot int, out *[]piece) {
 	if vt, ok := under(t).(*front.VarbitType); ok {
 		*out = append(*out, piece{off: off, width: vt.Max, varbit: true, vslot: vslot})
+		return
+	}
+	if isWide(t) {
+		*out = append(*out, piece{off: off, width: widthOf(t), wide: true, vslot: vslot})
 		return
 	}
 	if isScalar(t) {
@@ -120,7 +125,7 @@ func (cp *compiler) flatten(sc *scope, e front.Expr) []piece {
 		if l := cp.location(sc, e); l.dyn == nil {
 			static := true
 			for _, p := range ps {
-				if p.width > 64 && !p.varbit {
+				if p.width > 64 && !p.varbit && !p.wide {
 					static = false
 				}
 			}
@@ -141,7 +146,7 @@ func (cp *compiler) flatten(sc *scope, e front.Expr) []piece {
 		if vo := ps[i].vslot; vo > 0 {
 			vf = func(c *ctx) bool { return c.s[base(c)+vo-1] != 0 }
 		}
-		if ps[i].varbit {
+		if ps[i].varbit || ps[i].wide {
 			ps[i].base, ps[i].vslot, ps[i].validFn = base, 0, vf
 			continue
 		}
@@ -171,12 +176,16 @@ func serialize(c *ctx, ps []piece) []byte {
 		} else if p.vslot > 0 && c.s[p.vslot-1] == 0 {
 			continue
 		}
-		if p.varbit {
+		if p.varbit || p.wide {
 			b := p.off
 			if p.base != nil {
 				b += p.base(c)
 			}
-			varbitChunks(c.s, b, func(width int, v uint64) { w.put(width, u128{lo: v}) })
+			if p.wide {
+				wideChunks(c.s, b, p.width, func(width int, v uint64) { w.put(width, u128{lo: v}) })
+			} else {
+				varbitChunks(c.s, b, func(width int, v uint64) { w.put(width, u128{lo: v}) })
+			}
 			continue
 		}
 		if p.f == nil {
@@ -346,9 +355,10 @@ func (cp *compiler) packetIn(sc *scope, call *front.CallExpr, d *front.MethodDec
 		}
 		var ps []piece
 		cp.flattenType(st, 0, &ps)
-		total := 0
+		total, wide := 0, false
 		for _, p := range ps {
 			total += p.width
+			wide = wide || p.wide
 		}
 		base := l.baseFn()
 		// extract(stack.next) advances the stack's next index.
@@ -365,7 +375,18 @@ func (cp *compiler) packetIn(sc *scope, call *front.CallExpr, d *front.MethodDec
 				c.perr = tooShort
 				return fExit
 			}
-			if c.cur&7 == 0 {
+			if wide {
+				off := c.cur
+				for _, p := range ps {
+					if p.wide {
+						readWide(c.s, b+p.off, p.width, c.in, off)
+					} else {
+						writeSlot(c.s, b+p.off, p.width, readBits(c.in, off, p.width))
+					}
+					off += p.width
+				}
+				c.cur = off
+			} else if c.cur&7 == 0 {
 				r := bitReader{b: c.in, i: c.cur >> 3}
 				for _, p := range ps {
 					writeSlot(c.s, b+p.off, p.width, r.get(p.width))
@@ -447,7 +468,7 @@ func (cp *compiler) emit(sc *scope, e front.Expr) stmtFn {
 				n, vb := 0, false
 				for _, p := range ps {
 					n += p.width
-					vb = vb || p.varbit
+					vb = vb || p.varbit || p.wide
 				}
 				hdrs = append(hdrs, struct {
 					off int
@@ -480,6 +501,17 @@ func (cp *compiler) emit(sc *scope, e front.Expr) stmtFn {
 			}
 			if h.vb {
 				for _, p := range h.ps {
+					if p.wide {
+						wideChunks(c.s, hb+p.off, p.width, func(width int, v uint64) {
+							need := (c.outBits + width + 7) / 8
+							for len(c.out) < need {
+								c.out = append(c.out, 0)
+							}
+							writeBits(c.out, c.outBits, width, u128{lo: v})
+							c.outBits += width
+						})
+						continue
+					}
 					if p.varbit {
 						varbitChunks(c.s, hb+p.off, func(width int, v uint64) {
 							need := (c.outBits + width + 7) / 8
@@ -849,7 +881,11 @@ func (cp *compiler) lookaheadComposite(call *front.CallExpr, t front.Type) compF
 		}
 		off := c.cur
 		for _, p := range ps {
-			writeSlot(c.s, base+p.off, p.width, readBits(c.in, off, p.width))
+			if p.wide {
+				readWide(c.s, base+p.off, p.width, c.in, off)
+			} else {
+				writeSlot(c.s, base+p.off, p.width, readBits(c.in, off, p.width))
+			}
 			off += p.width
 		}
 		if hdr {
@@ -916,6 +952,11 @@ func (cp *compiler) extractVarbit(sc *scope, call *front.CallExpr, e front.Expr)
 			if p.varbit {
 				readVarbit(c.s, b+p.off, p.width, c.in, off, vlen)
 				off += vlen
+				continue
+			}
+			if p.wide {
+				readWide(c.s, b+p.off, p.width, c.in, off)
+				off += p.width
 				continue
 			}
 			writeSlot(c.s, b+p.off, p.width, readBits(c.in, off, p.width))

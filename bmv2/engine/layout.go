@@ -19,11 +19,48 @@ func under(t front.Type) front.Type {
 
 // isScalar reports whether values of t live in one or two slots as a bit pattern.
 func isScalar(t front.Type) bool {
-	switch under(t).(type) {
-	case *front.BitsType, *front.BoolType, *front.EnumType, *front.ErrorType, *front.IntType:
+	switch tt := under(t).(type) {
+	case *front.BitsType:
+		return tt.Width <= 128
+	case *front.BoolType, *front.EnumType, *front.ErrorType, *front.IntType:
 		return true
 	}
 	return false
+}
+
+// isWide reports whether t is a bit<W> or int<W> with W > 128. Such values are stored as
+// ceil(W/64) words, most significant first, and may only be extracted, emitted, copied,
+// compared for equality and hashed.
+func isWide(t front.Type) bool {
+	bt, ok := under(t).(*front.BitsType)
+	return ok && bt.Width > 128
+}
+
+// wideChunks calls f with the width and bits of each word of a wide value at slot base.
+func wideChunks(s []uint64, base, w int, f func(width int, v uint64)) {
+	nw := (w + 63) / 64
+	first := w - 64*(nw-1)
+	for k := 0; k < nw; k++ {
+		cw := 64
+		if k == 0 {
+			cw = first
+		}
+		f(cw, s[base+k])
+	}
+}
+
+// readWide reads a wide value of w bits at bit offset off of b into the words at base.
+func readWide(s []uint64, base, w int, b []byte, off int) {
+	nw := (w + 63) / 64
+	first := w - 64*(nw-1)
+	for k := 0; k < nw; k++ {
+		cw := 64
+		if k == 0 {
+			cw = first
+		}
+		s[base+k] = readBits(b, off, cw).lo
+		off += cw
+	}
 }
 
 // widthOf is the bit width of a scalar type (int literals count as 128).
@@ -68,12 +105,12 @@ func (cp *compiler) slotsOf(t front.Type) int {
 	n := 0
 	switch tt := t.(type) {
 	case *front.BitsType:
-		if tt.Width > 128 {
-			cp.fail(front.Pos{}, "not supported by the netlock engine: %s wider than 128 bits", tt)
-		}
 		n = 1
 		if tt.Width > 64 {
 			n = 2
+		}
+		if tt.Width > 128 {
+			n = (tt.Width + 63) / 64
 		}
 	case *front.BoolType, *front.EnumType, *front.ErrorType, *front.IntType:
 		n = 1
