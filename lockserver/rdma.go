@@ -575,6 +575,9 @@ func (r *rdmaTier) admin(req *lockcore.Request, w *writer) {
 	w.addEffects([]lockcore.Effect{{To: req.From, Msg: m}})
 }
 
+// join registers a remote node's NIC address. Node ids are never reused (a stale descriptor
+// pointer in some lock's queue must never reach a different node), so MaxPeers bounds the
+// distinct addresses that ever joined since the server started.
 func (r *rdmaTier) join(addr netip.AddrPort) (verbs.NodeID, bool) {
 	r.peersMu.Lock()
 	defer r.peersMu.Unlock()
@@ -610,7 +613,9 @@ func (r *rdmaTier) peer(id verbs.NodeID) (netip.AddrPort, bool) {
 // is table entry i, for i < Len().
 //
 // A lock taken here has no lease and no fencing token: it is held until Unlock. Lock and Unlock
-// may be called by different goroutines, as with sync.Mutex. Safe for concurrent use.
+// may be called by different goroutines, as with sync.Mutex. Safe for concurrent use. The tier
+// shuts down when Run returns: blocked Lock calls then return ErrClosed, and so does every call
+// after it.
 type LocalLocks struct {
 	r    *rdmaTier
 	held []atomic.Pointer[alock.Handle] // the handle holding lock i through this API
@@ -670,6 +675,7 @@ func (l *LocalLocks) Lock(ctx context.Context, i uint32) error {
 		}
 		res <- err
 	}) {
+		_ = r.pool.Put(h)
 		return ErrClosed
 	}
 	select {
