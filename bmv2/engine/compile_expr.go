@@ -361,6 +361,25 @@ func (cp *compiler) composite(sc *scope, e front.Expr, t front.Type) compFn {
 			}
 			return b(c)
 		}
+	case *front.IndexExpr:
+		// An element of a stack value that is not a variable (e.g. a function's result).
+		st, ok := under(x.X.Type()).(*front.StackType)
+		if !ok {
+			break
+		}
+		inner := cp.composite(sc, x.X, x.X.Type())
+		idx := cp.scalarOf(sc, x.Index, nil)
+		esz := cp.slotsOf(st.Elem)
+		scratch := cp.alloc(esz)
+		return func(c *ctx) int {
+			b := inner(c)
+			i := idx(c)
+			if i.hi != 0 || i.lo >= uint64(st.Size) {
+				clear(c.s[scratch : scratch+esz])
+				return scratch
+			}
+			return b + 1 + int(i.lo)*esz
+		}
 	case *front.MemberExpr:
 		if x.Kind == front.MemberField {
 			inner := cp.composite(sc, x.X, x.X.Type())
