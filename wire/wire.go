@@ -181,6 +181,16 @@ const (
 	AdminSweep Status = 2
 	// AdminResetLock drops all state of Lock (used by the control plane when it moves a lock).
 	AdminResetLock Status = 3
+	// AdminRDMAJoin registers a remote RDMA node with a server that keeps an ALock table
+	// (netlock server --rdma). Request: Txn a nonce, Client the IPv4 address of the node's emulated
+	// NIC (TCP). Reply (FlagReply): Tenant the node id assigned to it (the same id again for the
+	// same NIC address), Token the table's base pointer (node id and offset), Lock the number of
+	// ALocks, Client the server NIC's address (an unspecified IP means "the IP you reached the
+	// server's UDP port at"). A server without a table rejects it with bad-request.
+	AdminRDMAJoin Status = 4
+	// AdminRDMAPeer looks up a joined node. Request: Txn a nonce, Tenant the node id. Reply: Client
+	// that node's NIC address, Tenant the node id; an unknown id is rejected with bad-request.
+	AdminRDMAPeer Status = 5
 )
 
 // Decoding errors. Callers count them and drop the packet.

@@ -53,6 +53,8 @@ local admin_names = {
     [1] = "ping",
     [2] = "lease-sweep",
     [3] = "reset-lock",
+    [4] = "rdma-join",
+    [5] = "rdma-peer",
 }
 
 local FLAG_REPLY   = 0x01

@@ -13,19 +13,10 @@ import (
 	"github.com/netlock-go/netlock/wire"
 )
 
-// Admin sub-operations of the RDMA tier, carried in Status of an OpAdmin packet (after
-// wire.AdminPing 1, wire.AdminSweep 2 and wire.AdminResetLock 3). A server without an RDMA table
-// rejects them with status bad-request.
+// Admin sub-operations of the RDMA tier; see wire.AdminRDMAJoin and wire.AdminRDMAPeer.
 const (
-	// AdminJoin registers a remote node. Request: Txn a nonce, Client the IPv4 address of the
-	// node's emulated NIC (TCP). Reply (FlagReply): Tenant the node id assigned to it (the same
-	// id again for the same NIC address), Token the table's base pointer (verbs.Ptr: server node
-	// id and offset), Lock the number of ALocks, Client the server NIC's address (an unspecified
-	// IP means "the IP you reached the server's UDP port at").
-	AdminJoin wire.Status = 4
-	// AdminPeer looks up a joined node. Request: Txn a nonce, Tenant the node id. Reply: Client
-	// that node's NIC address, Tenant the node id; an unknown id is rejected with bad-request.
-	AdminPeer wire.Status = 5
+	AdminJoin = wire.AdminRDMAJoin
+	AdminPeer = wire.AdminRDMAPeer
 )
 
 // ServerNode is the emulated node id of a lock server's NIC; joined nodes get 1, 2, ...
