@@ -56,13 +56,12 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"golang.org/x/sys/unix"
 
 	"github.com/netlock-go/netlock/lockcore"
+	"github.com/netlock-go/netlock/udpbatch"
 	"github.com/netlock-go/netlock/wire"
 )
 
@@ -80,6 +79,9 @@ type Config struct {
 	// Shards is the number of lock partitions. Default GOMAXPROCS.
 	Shards int
 	// Sockets is the number of SO_REUSEPORT sockets, each with its own reader. Default Shards.
+	// With one socket the port is bound exclusively; with several, another process of the same
+	// user that also uses SO_REUSEPORT could join the port (the kernel's rule), so give each
+	// server its own port.
 	Sockets int
 	// Batch is the number of datagrams read or written per system call. Default 64.
 	Batch int
@@ -227,39 +229,30 @@ func New(cfg Config) (*Server, error) {
 	return s, nil
 }
 
+// listen binds the server's sockets: one plain socket, or Sockets sockets sharing the port with
+// SO_REUSEPORT (only then: a lone server must not silently share its port with another process).
 func (s *Server) listen() error {
-	n := s.cfg.Sockets
-	lc := net.ListenConfig{}
-	if n > 1 {
-		lc.Control = func(network, address string, c syscall.RawConn) error {
-			var serr error
-			err := c.Control(func(fd uintptr) {
-				serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_REUSEPORT, 1)
-			})
-			if err != nil {
-				return err
-			}
-			return serr
+	var udps []*net.UDPConn
+	if s.cfg.Sockets == 1 {
+		la, err := net.ResolveUDPAddr("udp", s.cfg.Listen)
+		if err != nil {
+			return fmt.Errorf("listen %s: %w", s.cfg.Listen, err)
+		}
+		c, err := net.ListenUDP("udp", la)
+		if err != nil {
+			return fmt.Errorf("listen %s: %w", s.cfg.Listen, err)
+		}
+		_ = c.SetReadBuffer(4 << 20)
+		_ = c.SetWriteBuffer(4 << 20)
+		udps = []*net.UDPConn{c}
+	} else {
+		var err error
+		if udps, err = udpbatch.ListenReusePort("udp", s.cfg.Listen, s.cfg.Sockets, 4<<20); err != nil {
+			return err
 		}
 	}
-	addr := s.cfg.Listen
-	for i := 0; i < n; i++ {
-		pc, err := lc.ListenPacket(context.Background(), "udp", addr)
-		if err != nil {
-			return fmt.Errorf("listen %s: %w", addr, err)
-		}
-		udp := pc.(*net.UDPConn)
-		_ = udp.SetReadBuffer(4 << 20)
-		_ = udp.SetWriteBuffer(4 << 20)
-		if i == 0 {
-			s.addr = udp.LocalAddr().(*net.UDPAddr).AddrPort()
-			if s.addr.Port() == 0 {
-				return errors.New("listen: no port")
-			}
-			// Further sockets bind the port the first one got (Listen may say port 0); every
-			// socket set SO_REUSEPORT before binding, so they share it.
-			addr = s.addr.String()
-		}
+	s.addr = udps[0].LocalAddr().(*net.UDPAddr).AddrPort()
+	for _, udp := range udps {
 		var c net.PacketConn = udp
 		if s.cfg.WrapConn != nil {
 			c = s.cfg.WrapConn(udp)

@@ -315,3 +315,19 @@ func TestConfigValidate(t *testing.T) {
 		})
 	}
 }
+
+// TestPortInUse: a server does not share its port with another server by accident. (Two servers
+// that both use several SO_REUSEPORT sockets can share a port: the kernel allows it for one user.)
+func TestPortInUse(t *testing.T) {
+	for _, pair := range [][2]int{{1, 1}, {1, 2}, {2, 1}} {
+		a, err := New(Config{Listen: "127.0.0.1:0", Shards: 2, Sockets: pair[0]})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b, err := New(Config{Listen: a.Addr().String(), Shards: 2, Sockets: pair[1]}); err == nil {
+			b.closeConns()
+			t.Errorf("server with %d sockets started on the port of a server with %d", pair[1], pair[0])
+		}
+		a.closeConns()
+	}
+}
