@@ -15,11 +15,6 @@ type frame struct {
 	retB   int
 }
 
-type argFn struct {
-	in  func(*ctx)
-	out func(*ctx)
-}
-
 // bindArgs compiles copy-in and copy-out of call arguments into a frame's parameter slots.
 // Parameters without arguments (action data) are skipped.
 func (cp *compiler) bindArgs(sc *scope, fr *frame, args []*front.Arg, params []*front.Param) (ins, outs []func(*ctx)) {

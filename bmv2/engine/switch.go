@@ -352,8 +352,6 @@ func LoadFile(path string, opts front.Options, cfg Config) (*Switch, error) {
 	return Load(checked, cfg)
 }
 
-func (s *Switch) now() time.Time { return s.cfg.Now() }
-
 func (s *Switch) micros() uint64 {
 	now := s.cfg.Now()
 	if !s.startSet {

@@ -141,8 +141,6 @@ type Table struct {
 	kbuf          []u128
 	seq           int
 	sw            *Switch
-	actionRefs    []*front.ActionRef
-	exactHint     bool
 }
 
 func (t *Table) zeroArgs(ai int) [][]byte {

@@ -148,7 +148,7 @@ func Run(sw *engine.Switch, cmds []Command) (*Result, error) {
 		case "mc_node_create":
 			n, perr := ints(c.Args, len(c.Args))
 			if perr != nil || len(n) < 1 {
-				return res, fmt.Errorf("line %d: mc_node_create RID PORT...", c.Line)
+				return res, fmt.Errorf("line %d: want mc_node_create RID PORT [PORT ...]", c.Line)
 			}
 			h := sw.MulticastNodeCreate(n[0], n[1:])
 			res.Log = append(res.Log, fmt.Sprintf("mc node %d created", h))
