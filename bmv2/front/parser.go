@@ -870,7 +870,9 @@ func (p *parser) tableDecl(annos Annotations) *TableDecl {
 				e.Keys = p.keyset()
 				p.expect(":")
 				e.Action = p.actionRef()
-				p.annotations()
+				// Annotations after the action belong to the entry (p4c: keyset ':' actionRef
+				// optAnnotations ';'), e.g. @priority.
+				e.Annos = append(e.Annos, p.annotations()...)
 				p.expect(";")
 				prop.Entries = append(prop.Entries, e)
 			}
