@@ -593,7 +593,7 @@ type CallExpr struct {
 	exprBase
 	Fun      Expr
 	TypeArgs []TypeRef
-	Args     []*Arg
+	Args     []*Arg // as written, in source order; Ordered has them in parameter order
 	// Set by Check.
 	Callee   Decl     // *MethodDecl, *ActionDecl, *FunctionDecl, *TableDecl, *ParserDecl or *ControlDecl (apply) or nil for built-in methods
 	Method   string   // method name for built-ins (isValid, setValid, push_front, apply, ...)
