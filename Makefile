@@ -5,7 +5,7 @@ PKGS    := ./...
 # staticcheck, pinned (the module proxy refuses @latest); built on first use.
 STATICCHECK := $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.6.1
 
-.PHONY: all build test test-short demo bench vet lint fmt fuzz clean
+.PHONY: all build test test-short demo bench vet lint fmt fuzz clean mininet mininet-deps
 
 all: build
 
@@ -35,6 +35,14 @@ demo: build
 
 bench: build
 	./$(BIN) bench all
+
+# Two hosts on a netlock switch in Mininet (p4lang/tutorials style), with the Mininet CLI. Needs root.
+mininet: build mininet-deps
+	/usr/bin/python3 testbed/mininet/run.py --netlock $(CURDIR)/$(BIN)
+
+mininet-deps:
+	@[ -x /usr/bin/mn ] && command -v ping >/dev/null && command -v ethtool >/dev/null || \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends mininet iputils-ping ethtool; }
 
 fuzz:
 	$(GO) test ./wire -run '^$$' -fuzz FuzzHeader -fuzztime 30s
