@@ -23,15 +23,35 @@ import (
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/protobuf/encoding/prototext"
 
 	"github.com/netlock-go/netlock/bmv2/p4rt"
 )
 
-// Program is a P4 program ready to push.
+// Program is a P4 program ready to push: its device config (netlock's P4 source bundle, or a
+// compiler's output for another target) and its P4Info.
 type Program struct {
-	Bundle     *p4rt.Bundle
-	P4Info     *p4configv1.P4Info
-	P4InfoText []byte
+	DeviceConfig []byte
+	P4Info       *p4configv1.P4Info
+	P4InfoText   []byte
+}
+
+// LoadCompiled reads a program compiled for another target: a device config file (for bmv2, the
+// JSON p4c-bm2-ss writes) and its P4Info in text format.
+func LoadCompiled(deviceConfig, p4info string) (*Program, error) {
+	dc, err := os.ReadFile(deviceConfig)
+	if err != nil {
+		return nil, fmt.Errorf("p4ctl: %w", err)
+	}
+	text, err := os.ReadFile(p4info)
+	if err != nil {
+		return nil, fmt.Errorf("p4ctl: %w", err)
+	}
+	info := &p4configv1.P4Info{}
+	if err := prototext.Unmarshal(text, info); err != nil {
+		return nil, fmt.Errorf("p4ctl: %s: %w", p4info, err)
+	}
+	return &Program{DeviceConfig: dc, P4Info: info, P4InfoText: text}, nil
 }
 
 // LoadProgram reads a P4 program and every other .p4 file of its directory (the files it may
@@ -67,7 +87,7 @@ func LoadProgram(path string) (*Program, error) {
 	if err != nil {
 		return nil, fmt.Errorf("p4ctl: %s: %w", path, err)
 	}
-	return &Program{Bundle: b, P4Info: info, P4InfoText: []byte(text)}, nil
+	return &Program{DeviceConfig: b.Encode(), P4Info: info, P4InfoText: []byte(text)}, nil
 }
 
 // Runtime is a runtime file of the p4lang/tutorials exercises. Its "target", "p4info" and
@@ -183,7 +203,7 @@ func (s *Session) Close() {
 
 // Push installs the program with SetForwardingPipelineConfig (VERIFY_AND_COMMIT).
 func (s *Session) Push(ctx context.Context, p *Program) error {
-	if _, err := s.C.SetFwdPipeFromBytes(ctx, p.Bundle.Encode(), p.P4InfoText, uint64(time.Now().UnixNano())); err != nil {
+	if _, err := s.C.SetFwdPipeFromBytes(ctx, p.DeviceConfig, p.P4InfoText, uint64(time.Now().UnixNano())); err != nil {
 		return fmt.Errorf("p4ctl: set pipeline: %w", err)
 	}
 	return nil

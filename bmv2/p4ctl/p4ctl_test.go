@@ -138,3 +138,47 @@ func TestRuntimeErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadCompiled pushes a program given as a device config file and a P4Info file (the way
+// bmv2's p4c outputs are pushed); here the files hold netlock's bundle and the front end's P4Info.
+func TestLoadCompiled(t *testing.T) {
+	addr, _ := startServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	src, err := LoadProgram(program)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	dc, info := dir+"/device.cfg", dir+"/p4info.txt"
+	if err := os.WriteFile(dc, src.DeviceConfig, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(info, src.P4InfoText, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	prog, err := LoadCompiled(dc, info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(prog.P4Info.Tables) != len(src.P4Info.Tables) {
+		t.Fatalf("P4Info read back with %d tables, want %d", len(prog.P4Info.Tables), len(src.P4Info.Tables))
+	}
+	s, err := Dial(ctx, addr, 1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Push(ctx, prog); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadCompiled(dc, dir+"/missing.txt"); err == nil {
+		t.Fatal("missing P4Info accepted")
+	}
+	if err := os.WriteFile(info, []byte("tables { nonsense"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadCompiled(dc, info); err == nil {
+		t.Fatal("malformed P4Info accepted")
+	}
+}

@@ -87,6 +87,12 @@ def program(topo, switches, args, topo_dir):
         rt = topo["switches"][name].get("runtime_json")
         if rt:
             cmd.append(os.path.join(topo_dir, rt))
+            if sw.target == "bmv2":
+                # bmv2 runs p4c's output: the runtime file names it, as in the tutorials.
+                with open(os.path.join(topo_dir, rt)) as f:
+                    r = json.load(f)
+                cmd[-2:-2] = ["--device-config", os.path.join(topo_dir, r["bmv2_json"]),
+                              "--p4info", os.path.join(topo_dir, r["p4info"])]
         info("*** %s\n" % " ".join(cmd))
         subprocess.run(cmd, check=True)
 
