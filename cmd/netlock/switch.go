@@ -1,0 +1,280 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/netlock-go/netlock/bmv2/front"
+	"github.com/netlock-go/netlock/bmv2/p4rt"
+	"github.com/netlock-go/netlock/bmv2/port"
+	"github.com/netlock-go/netlock/bmv2/target"
+)
+
+func init() { addCommand(newSwitchCommand()) }
+
+// switchConfig is the command line of netlock switch.
+type switchConfig struct {
+	program    string
+	noP4       bool
+	ifaces     []string // -i N@IFACE
+	udpPorts   []string // --udp-port N@LOCAL[,REMOTE]
+	deviceID   uint64
+	grpcAddr   string
+	cpuPort    int
+	logConsole bool
+	pcapDir    string
+	thriftPort int
+	tofino     bool
+}
+
+// newSwitchCommand builds the command; tests build a fresh one per run, as
+// flag values stick to a command.
+func newSwitchCommand() *cobra.Command {
+	var c switchConfig
+	cmd := &cobra.Command{
+		Use:   "switch [flags] (PROGRAM.p4 | --no-p4) [-- target flags]",
+		Short: "Software P4 switch with a P4Runtime server, command line compatible with simple_switch_grpc",
+		Long: `netlock switch runs a v1model P4 program on netlock's execution engine and serves
+P4Runtime (gRPC) for it, taking simple_switch_grpc's command line where it applies.
+
+The program argument is P4 source (simple_switch_grpc takes bmv2 JSON). Given a
+FILE.json, the switch runs FILE.p4 from the same directory if it exists, else
+from the parent directory (p4c-bm2-ss writes build/FILE.json for FILE.p4). The
+P4Runtime device config a controller pushes is P4 source too (a p4rt bundle).
+
+As with simple_switch_grpc, flags after "--" are target flags; netlock switch
+accepts every flag on either side. --thrift-port is accepted and ignored: there
+is no Thrift runtime, use P4Runtime.`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			// simple_switch_grpc takes its gRPC flags after "--"; parse them here.
+			if dash := cmd.ArgsLenAtDash(); dash >= 0 {
+				post := args[dash:]
+				args = args[:dash]
+				if err := cmd.Flags().Parse(post); err != nil {
+					return err
+				}
+				args = append(args, cmd.Flags().Args()...)
+			}
+			switch {
+			case len(args) > 1:
+				return fmt.Errorf("one program argument expected, got %q", args)
+			case len(args) == 1 && c.noP4:
+				return errors.New("--no-p4 and a program argument exclude each other")
+			case len(args) == 0 && !c.noP4:
+				return errors.New("a program argument (FILE.p4) or --no-p4 is required")
+			case len(args) == 1:
+				c.program = args[0]
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return runSwitch(ctx, c, cmd.OutOrStdout())
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&c.noP4, "no-p4", false, "start without a program (a controller pushes one over P4Runtime)")
+	f.StringArrayVarP(&c.ifaces, "interface", "i", nil, "attach network interface IFACE as port N (AF_PACKET, needs CAP_NET_RAW), N@IFACE")
+	f.StringArrayVar(&c.udpPorts, "udp-port", nil, "UDP-tunnel port N bound to LOCAL, sending to REMOTE (learned from the first datagram if left out), N@LOCAL[,REMOTE]")
+	f.Uint64Var(&c.deviceID, "device-id", 0, "P4Runtime device id")
+	f.StringVar(&c.grpcAddr, "grpc-server-addr", p4rt.DefaultAddr, "P4Runtime gRPC server address")
+	f.IntVar(&c.cpuPort, "cpu-port", 0, "CPU port for packet-in/packet-out (0: none)")
+	f.BoolVar(&c.logConsole, "log-console", false, "log every packet event (received, transmitted, dropped, packet-in, digests) to stdout")
+	f.StringVar(&c.pcapDir, "pcap", "", "write <port>_in.pcap and <port>_out.pcap for every port to DIR")
+	f.IntVar(&c.thriftPort, "thrift-port", 0, "accepted for simple_switch_grpc compatibility and ignored (no Thrift runtime)")
+	f.BoolVar(&c.tofino, "tofino-constraints", false, "fail a packet that accesses one register array twice in a pass (Tofino)")
+	return cmd
+}
+
+// syncWriter serializes writes from the packet loop, the gRPC server and the command.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) printf(format string, args ...any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	fmt.Fprintf(s.w, format, args...)
+}
+
+// logLine prints one log line in bmv2's console format.
+func (s *syncWriter) logLine(msg string) {
+	s.printf("[%s] [netlock] [D] [cxt 0] %s\n", time.Now().Format("15:04:05.000"), msg)
+}
+
+// programPath resolves the program argument: P4 source, or the P4 source of a bmv2 JSON.
+func programPath(arg string) (string, error) {
+	if !strings.HasSuffix(arg, ".json") {
+		return arg, nil
+	}
+	base := strings.TrimSuffix(filepath.Base(arg), ".json") + ".p4"
+	for _, dir := range []string{filepath.Dir(arg), filepath.Dir(filepath.Dir(arg))} {
+		p := filepath.Join(dir, base)
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("%s: netlock switch runs P4 source, not bmv2 JSON, and found no %s next to it or in its parent directory", arg, base)
+}
+
+// switchPort is one port to open.
+type switchPort struct {
+	num  int
+	name string // for pcap file names
+	open func() (port.Port, string, error)
+}
+
+func switchPorts(c switchConfig) ([]switchPort, error) {
+	var out []switchPort
+	for _, s := range c.ifaces {
+		num, iface, err := port.ParseIfaceSpec(s)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, switchPort{num: int(num), name: iface, open: func() (port.Port, string, error) {
+			p, err := port.OpenRaw(iface)
+			if err != nil {
+				return nil, "", err
+			}
+			return p, fmt.Sprintf("Adding interface %s as port %d", iface, num), nil
+		}})
+	}
+	for _, s := range c.udpPorts {
+		sp, err := port.ParseUDPSpec(s)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, switchPort{num: int(sp.Num), name: fmt.Sprintf("port%d", sp.Num), open: func() (port.Port, string, error) {
+			p, err := port.ListenUDP(sp)
+			if err != nil {
+				return nil, "", err
+			}
+			remote := "learned from the first datagram"
+			if sp.Remote.IsValid() {
+				remote = sp.Remote.String()
+			}
+			return p, fmt.Sprintf("Adding UDP tunnel port %d on %s, peer %s", sp.Num, p.LocalAddr(), remote), nil
+		}})
+	}
+	return out, nil
+}
+
+// withPcap wraps p with bmv2-style capture files in dir.
+func withPcap(p port.Port, dir, name string) (port.Port, error) {
+	in, err := os.Create(filepath.Join(dir, name+"_in.pcap"))
+	if err != nil {
+		return nil, err
+	}
+	out, err := os.Create(filepath.Join(dir, name+"_out.pcap"))
+	if err != nil {
+		in.Close()
+		return nil, err
+	}
+	cp, err := port.WithCaptureSplit(p, in, out)
+	if err != nil {
+		in.Close()
+		out.Close()
+		return nil, err
+	}
+	return cp, nil
+}
+
+// runSwitch runs the switch until ctx ends.
+func runSwitch(ctx context.Context, c switchConfig, stdout io.Writer) error {
+	w := &syncWriter{w: stdout}
+	opts := target.Options{CPUPort: c.cpuPort, TofinoConstraints: c.tofino}
+	if c.logConsole {
+		opts.Log = w.logLine
+	}
+	if c.thriftPort != 0 {
+		w.printf("Ignoring --thrift-port %d: netlock switch has no Thrift runtime, use P4Runtime\n", c.thriftPort)
+	}
+	if c.cpuPort < 0 || c.cpuPort >= 511 {
+		return fmt.Errorf("--cpu-port %d: want 1..510 (0: none)", c.cpuPort)
+	}
+	var prog *front.Checked
+	if !c.noP4 {
+		path, err := programPath(c.program)
+		if err != nil {
+			return err
+		}
+		if path != c.program {
+			w.printf("Running %s (P4 source of %s)\n", path, c.program)
+		}
+		if prog, err = front.LoadOptions(path, front.Options{}); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	specs, err := switchPorts(c)
+	if err != nil {
+		return err
+	}
+	if c.pcapDir != "" {
+		if err := os.MkdirAll(c.pcapDir, 0o755); err != nil {
+			return err
+		}
+	}
+
+	dev := target.New(opts)
+	defer dev.Close()
+	if prog != nil {
+		if err := dev.LoadProgram(prog); err != nil {
+			return err
+		}
+	}
+	for _, sp := range specs {
+		p, msg, err := sp.open()
+		if err != nil {
+			return err
+		}
+		if c.pcapDir != "" {
+			cp, err := withPcap(p, c.pcapDir, sp.name)
+			if err != nil {
+				p.Close()
+				return err
+			}
+			p = cp
+		}
+		if err := dev.AddPort(sp.num, p); err != nil {
+			p.Close()
+			return err
+		}
+		w.printf("%s\n", msg)
+	}
+
+	cfg := p4rt.Config{DeviceID: c.deviceID, Device: dev}
+	if c.logConsole {
+		cfg.Logf = func(format string, args ...any) { w.logLine("p4runtime: " + fmt.Sprintf(format, args...)) }
+	}
+	srv, err := p4rt.NewServer(cfg)
+	if err != nil {
+		return err
+	}
+	addr, stopServer, err := p4rt.Serve(c.grpcAddr, srv)
+	if err != nil {
+		srv.Close()
+		return err
+	}
+	dev.Start()
+	w.printf("Server listening on %s\n", addr)
+
+	<-ctx.Done()
+	w.printf("Shutting down\n")
+	stopServer()
+	err = dev.Close()
+	st := dev.Stats()
+	w.printf("Switch stopped: %d frames received, %d transmitted, %d packet-ins, %d dropped, %d errors\n",
+		st.Received, st.Transmitted, st.PacketIns, st.Dropped, st.Errors)
+	return err
+}
