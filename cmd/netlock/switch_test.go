@@ -156,7 +156,7 @@ func checkDelivered(t *testing.T, f []byte, dst net.HardwareAddr, payload string
 func TestSwitchUDPEndToEnd(t *testing.T) {
 	ignore := goleak.IgnoreCurrent()
 	t.Cleanup(func() { goleak.VerifyNone(t, ignore) }) // runs after the other cleanups
-	logrus.SetLevel(logrus.PanicLevel) // the client logs every closed stream as an error
+	logrus.SetLevel(logrus.PanicLevel)                 // the client logs every closed stream as an error
 
 	a, b := newUDPHost(t), newUDPHost(t)
 	pcap := t.TempDir()
