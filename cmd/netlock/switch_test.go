@@ -150,33 +150,33 @@ func checkDelivered(t *testing.T, f []byte, dst net.HardwareAddr, payload string
 	}
 }
 
-// TestSwitchUDPEndToEnd runs netlock switch in-process with two UDP-tunnel
-// ports whose far ends are test "hosts", programs it over P4Runtime and
-// checks delivery both ways and a drop for an unrouted destination.
-func TestSwitchUDPEndToEnd(t *testing.T) {
-	ignore := goleak.IgnoreCurrent()
-	t.Cleanup(func() { goleak.VerifyNone(t, ignore) }) // runs after the other cleanups
-	logrus.SetLevel(logrus.PanicLevel)                 // the client logs every closed stream as an error
+// testHost is the far end of one switch port.
+type testHost interface {
+	send(t *testing.T, frame []byte)
+	next(t *testing.T) []byte
+	rxQueue() <-chan []byte
+}
 
-	a, b := newUDPHost(t), newUDPHost(t)
-	pcap := t.TempDir()
-	prog := filepath.Join("..", "..", "bmv2", "target", "testdata", "l3.p4")
-	out := &lockedBuffer{}
+func (h *udpHost) rxQueue() <-chan []byte { return h.rx }
+
+// switchRun is a netlock switch running in-process.
+type switchRun struct {
+	out  *lockedBuffer
+	stop func() // cancels and waits; idempotent
+	grpc string
+}
+
+func startSwitch(t *testing.T, args []string) *switchRun {
+	t.Helper()
+	r := &switchRun{out: &lockedBuffer{}}
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	cmd := newSwitchCommand()
-	cmd.SetOut(out)
-	cmd.SetArgs([]string{
-		"--udp-port", "1@127.0.0.1:0," + a.conn.LocalAddr().String(),
-		"--udp-port", "2@127.0.0.1:0," + b.conn.LocalAddr().String(),
-		"--device-id", "1", "--log-console", "--pcap", pcap, "--thrift-port", "9090",
-		prog,
-		"--", "--grpc-server-addr", "127.0.0.1:0", "--cpu-port", "255",
-	})
+	cmd.SetOut(r.out)
+	cmd.SetArgs(args)
 	done := make(chan error, 1)
 	go func() { done <- cmd.ExecuteContext(ctx) }()
 	stopped := false
-	stop := func() {
+	r.stop = func() {
 		if !stopped {
 			stopped = true
 			cancel()
@@ -185,24 +185,20 @@ func TestSwitchUDPEndToEnd(t *testing.T) {
 			}
 		}
 	}
-	defer stop()
+	t.Cleanup(r.stop)
+	r.grpc = r.out.waitFor(t, regexp.MustCompile(`Server listening on (\S+)`))[1]
+	return r
+}
 
-	grpcAddr := out.waitFor(t, regexp.MustCompile(`Server listening on (\S+)`))[1]
-	for i, h := range []*udpHost{a, b} {
-		m := out.waitFor(t, regexp.MustCompile(`Adding UDP tunnel port `+string(rune('1'+i))+` on (\S+),`))
-		addr, err := net.ResolveUDPAddr("udp", m[1])
-		if err != nil {
-			t.Fatal(err)
-		}
-		h.sw = addr
-	}
-	if !strings.Contains(out.String(), "Ignoring --thrift-port 9090") {
-		t.Errorf("no note about --thrift-port:\n%s", out)
-	}
+const l3Program = "../../bmv2/target/testdata/l3.p4"
 
-	// The controller pushes the same program (simple_switch_grpc also needs
-	// the P4Info pushed before writes) and routes 10.0.1.0/24 and 10.0.2.0/24.
-	conn, err := grpc.NewClient(grpcAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+// programL3 connects a primary controller to device 1, pushes l3.p4 (a
+// switch started with a program still needs the P4Info pushed, as
+// simple_switch_grpc does) and routes 10.0.1.0/24 to port 1 and 10.0.2.0/24
+// to port 2.
+func programL3(t *testing.T, addr string) *client.Client {
+	t.Helper()
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,10 +207,10 @@ func TestSwitchUDPEndToEnd(t *testing.T) {
 	msgs := make(chan *p4v1.StreamMessageResponse, 10)
 	runDone := make(chan error, 1)
 	go func() { runDone <- c.Run(make(chan struct{}), arb, msgs) }()
-	defer func() {
+	t.Cleanup(func() {
 		conn.Close()
 		<-runDone
-	}()
+	})
 	select {
 	case ok := <-arb:
 		if !ok {
@@ -223,7 +219,7 @@ func TestSwitchUDPEndToEnd(t *testing.T) {
 	case <-time.After(switchWait):
 		t.Fatal("no arbitration answer")
 	}
-	bundle, err := p4rt.BundleFromFS(os.DirFS(filepath.Dir(prog)), filepath.Base(prog))
+	bundle, err := p4rt.BundleFromFS(os.DirFS(filepath.Dir(l3Program)), filepath.Base(l3Program))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,7 +247,13 @@ func TestSwitchUDPEndToEnd(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	return c
+}
 
+// exchange checks delivery both ways between hosts a (port 1) and b (port
+// 2) and a drop for an unrouted destination.
+func exchange(t *testing.T, c *client.Client, a, b testHost) {
+	t.Helper()
 	a.send(t, ethUDP(t, aMAC, swMAC, "10.0.1.1", "10.0.2.2", "hello b"))
 	checkDelivered(t, b.next(t), bMAC, "hello b")
 	b.send(t, ethUDP(t, bMAC, swMAC, "10.0.2.2", "10.0.1.1", "hello a"))
@@ -262,20 +264,51 @@ func TestSwitchUDPEndToEnd(t *testing.T) {
 	a.send(t, ethUDP(t, aMAC, swMAC, "10.0.1.1", "10.0.2.2", "after"))
 	checkDelivered(t, b.next(t), bMAC, "after")
 	select {
-	case f := <-a.rx:
+	case f := <-a.rxQueue():
 		t.Fatalf("host a got %x", f)
 	default:
 	}
-	cd, err := c.ReadCounterEntry(bg, "MyIngress.rx_port", 1)
+	cd, err := c.ReadCounterEntry(context.Background(), "MyIngress.rx_port", 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if cd.PacketCount != 3 {
 		t.Fatalf("rx_port[1] = %d packets, want 3", cd.PacketCount)
 	}
+}
 
-	stop()
-	log := out.String()
+// TestSwitchUDPEndToEnd runs netlock switch in-process with two UDP-tunnel
+// ports whose far ends are test "hosts", programs it over P4Runtime and
+// checks delivery both ways and a drop for an unrouted destination.
+func TestSwitchUDPEndToEnd(t *testing.T) {
+	ignore := goleak.IgnoreCurrent()
+	t.Cleanup(func() { goleak.VerifyNone(t, ignore) }) // runs after the other cleanups
+	logrus.SetLevel(logrus.PanicLevel)                 // the client logs every closed stream as an error
+
+	a, b := newUDPHost(t), newUDPHost(t)
+	pcap := t.TempDir()
+	sw := startSwitch(t, []string{
+		"--udp-port", "1@127.0.0.1:0," + a.conn.LocalAddr().String(),
+		"--udp-port", "2@127.0.0.1:0," + b.conn.LocalAddr().String(),
+		"--device-id", "1", "--log-console", "--pcap", pcap, "--thrift-port", "9090",
+		l3Program,
+		"--", "--grpc-server-addr", "127.0.0.1:0", "--cpu-port", "255",
+	})
+	for i, h := range []*udpHost{a, b} {
+		m := sw.out.waitFor(t, regexp.MustCompile(`Adding UDP tunnel port `+string(rune('1'+i))+` on (\S+),`))
+		addr, err := net.ResolveUDPAddr("udp", m[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.sw = addr
+	}
+	if !strings.Contains(sw.out.String(), "Ignoring --thrift-port 9090") {
+		t.Errorf("no note about --thrift-port:\n%s", sw.out)
+	}
+	exchange(t, programL3(t, sw.grpc), a, b)
+
+	sw.stop()
+	log := sw.out.String()
 	for _, want := range []string{
 		"Processing packet received on port 1",
 		"Transmitting packet of size 60 out of port 2",
