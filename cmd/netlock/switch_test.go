@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -365,5 +366,34 @@ func TestSwitchCommandLine(t *testing.T) {
 	}
 	if got, err := programPath(filepath.Join(dir, "build", "basic.json")); err != nil || got != src {
 		t.Errorf("programPath: %q, %v; want %q", got, err, src)
+	}
+}
+
+// TestSwitchSignal: SIGTERM stops a running switch gracefully (the command
+// returns nil after printing its counts).
+func TestSwitchSignal(t *testing.T) {
+	ignore := goleak.IgnoreCurrent()
+	t.Cleanup(func() { goleak.VerifyNone(t, ignore) })
+	out := &lockedBuffer{}
+	cmd := newSwitchCommand()
+	cmd.SetOut(out)
+	cmd.SetArgs([]string{"--no-p4", "--grpc-server-addr", "127.0.0.1:0", "--udp-port", "1@127.0.0.1:0"})
+	done := make(chan error, 1)
+	go func() { done <- cmd.Execute() }()
+	// The handler is installed before this line is printed.
+	out.waitFor(t, regexp.MustCompile(`Server listening on`))
+	if err := syscall.Kill(os.Getpid(), syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("switch after SIGTERM: %v", err)
+		}
+	case <-time.After(switchWait):
+		t.Fatal("switch did not stop on SIGTERM")
+	}
+	if !strings.Contains(out.String(), "Switch stopped: 0 frames received") {
+		t.Fatalf("output:\n%s", out)
 	}
 }
