@@ -36,6 +36,10 @@ type switchConfig struct {
 	pcapDir    string
 	thriftPort int
 	tofino     bool
+	logFile    string
+	logLevel   string
+	nanolog    string
+	debugger   bool
 }
 
 // newSwitchCommand builds the command; tests build a fresh one per run, as
@@ -93,6 +97,10 @@ is no Thrift runtime, use P4Runtime.`,
 	f.StringVar(&c.pcapDir, "pcap", "", "write <port>_in.pcap and <port>_out.pcap for every port to DIR")
 	f.IntVar(&c.thriftPort, "thrift-port", 0, "accepted for simple_switch_grpc compatibility and ignored (no Thrift runtime)")
 	f.BoolVar(&c.tofino, "tofino-constraints", false, "fail a packet that accesses one register array twice in a pass (Tofino)")
+	f.StringVar(&c.logFile, "log-file", "", "log packet events as --log-console does, to FILE")
+	f.StringVarP(&c.logLevel, "log-level", "L", "", "bmv2 log level; \"off\" disables --log-console and --log-file, any other level logs the same events")
+	f.StringVar(&c.nanolog, "nanolog", "", "accepted for simple_switch_grpc compatibility and ignored (no nanomsg event log)")
+	f.BoolVar(&c.debugger, "debugger", false, "accepted for simple_switch_grpc compatibility and ignored (no bmv2 debugger)")
 	return cmd
 }
 
@@ -194,11 +202,35 @@ func withPcap(p port.Port, dir, name string) (port.Port, error) {
 func runSwitch(ctx context.Context, c switchConfig, stdout io.Writer) error {
 	w := &syncWriter{w: stdout}
 	opts := target.Options{CPUPort: c.cpuPort, TofinoConstraints: c.tofino}
-	if c.logConsole {
-		opts.Log = w.logLine
+	// Packet events go to stdout (--log-console), a file (--log-file) or both.
+	var logw *syncWriter
+	switch {
+	case c.logLevel == "off":
+	case c.logConsole && c.logFile == "":
+		logw = w
+	case c.logFile != "":
+		f, err := os.Create(c.logFile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		var dst io.Writer = f
+		if c.logConsole {
+			dst = io.MultiWriter(stdout, f)
+		}
+		logw = &syncWriter{w: dst}
+	}
+	if logw != nil {
+		opts.Log = logw.logLine
 	}
 	if c.thriftPort != 0 {
 		w.printf("Ignoring --thrift-port %d: netlock switch has no Thrift runtime, use P4Runtime\n", c.thriftPort)
+	}
+	if c.nanolog != "" {
+		w.printf("Ignoring --nanolog %s: netlock switch has no nanomsg event log\n", c.nanolog)
+	}
+	if c.debugger {
+		w.printf("Ignoring --debugger: netlock switch has no bmv2 debugger\n")
 	}
 	if c.cpuPort < 0 || c.cpuPort >= 511 {
 		return fmt.Errorf("--cpu-port %d: want 1..510 (0: none)", c.cpuPort)
@@ -254,8 +286,8 @@ func runSwitch(ctx context.Context, c switchConfig, stdout io.Writer) error {
 	}
 
 	cfg := p4rt.Config{DeviceID: c.deviceID, Device: dev}
-	if c.logConsole {
-		cfg.Logf = func(format string, args ...any) { w.logLine("p4runtime: " + fmt.Sprintf(format, args...)) }
+	if logw != nil {
+		cfg.Logf = func(format string, args ...any) { logw.logLine("p4runtime: " + fmt.Sprintf(format, args...)) }
 	}
 	srv, err := p4rt.NewServer(cfg)
 	if err != nil {

@@ -370,14 +370,17 @@ func TestSwitchCommandLine(t *testing.T) {
 }
 
 // TestSwitchSignal: SIGTERM stops a running switch gracefully (the command
-// returns nil after printing its counts).
+// returns nil after printing its counts). It also takes the bmv2 flags that
+// are accepted and ignored, and --log-file.
 func TestSwitchSignal(t *testing.T) {
 	ignore := goleak.IgnoreCurrent()
 	t.Cleanup(func() { goleak.VerifyNone(t, ignore) })
 	out := &lockedBuffer{}
 	cmd := newSwitchCommand()
 	cmd.SetOut(out)
-	cmd.SetArgs([]string{"--no-p4", "--grpc-server-addr", "127.0.0.1:0", "--udp-port", "1@127.0.0.1:0"})
+	logFile := filepath.Join(t.TempDir(), "switch.log")
+	cmd.SetArgs([]string{"--no-p4", "--grpc-server-addr", "127.0.0.1:0", "--udp-port", "1@127.0.0.1:0",
+		"--log-file", logFile, "-L", "debug", "--nanolog", "ipc:///tmp/bm-0-log.ipc", "--debugger"})
 	done := make(chan error, 1)
 	go func() { done <- cmd.Execute() }()
 	// The handler is installed before this line is printed.
@@ -393,7 +396,12 @@ func TestSwitchSignal(t *testing.T) {
 	case <-time.After(switchWait):
 		t.Fatal("switch did not stop on SIGTERM")
 	}
-	if !strings.Contains(out.String(), "Switch stopped: 0 frames received") {
-		t.Fatalf("output:\n%s", out)
+	for _, want := range []string{"Switch stopped: 0 frames received", "Ignoring --nanolog ipc:///tmp/bm-0-log.ipc", "Ignoring --debugger"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if _, err := os.Stat(logFile); err != nil {
+		t.Errorf("--log-file: %v", err)
 	}
 }
