@@ -52,10 +52,12 @@ type Options struct {
 
 // Stats counts what the packet loop did.
 type Stats struct {
-	// Received frames from ports, Transmitted frames to ports, PacketIns
-	// frames to the controller, Dropped input frames that produced no output
-	// at all, Errors frames the pipeline failed on (assert, pass limit,
-	// Tofino constraint) or that arrived with no pipeline installed.
+	// Received counts frames from ports and Transmitted frames sent to
+	// ports; PacketIns counts frames to the controller. Dropped counts input
+	// frames (and packet-outs) that produced no output at all, plus outputs
+	// for a port number with no port attached. Errors counts frames the
+	// pipeline failed on (assert, pass limit, Tofino constraint) or that
+	// arrived with no pipeline installed.
 	Received, Transmitted, PacketIns, Dropped, Errors uint64
 }
 
