@@ -53,14 +53,14 @@ class P4RuntimeSwitch(Switch):
         self.target = "bmv2" if shutil.which("simple_switch_grpc") else "netlock"
         self.proc = None
 
-    def ports(self):
+    def data_ports(self):
         """(port number, interface name) of every data port."""
         return [(port, intf.name) for port, intf in sorted(self.intfs.items())
                 if intf.name != "lo" and not intf.IP()]
 
     def command(self):
         ifaces = []
-        for port, name in self.ports():
+        for port, name in self.data_ports():
             ifaces += ["-i", "%d@%s" % (port, name)]
         if self.target == "bmv2":
             args = ["simple_switch_grpc"] + ifaces + ["--device-id", str(self.device_id), "--no-p4"]

@@ -97,8 +97,9 @@ def program(topo, switches, args, topo_dir):
         subprocess.run(cmd, check=True)
 
 
-def checks(net, topo):
-    """Ping and UDP between every pair of hosts; an unrouted address must be dropped."""
+def checks(net, topo, work_dir):
+    """Ping between every pair of hosts, UDP from the first to the second; an unrouted address
+    must be dropped."""
     hosts = sorted(topo["hosts"])
     ok = True
     for a in hosts:
@@ -112,9 +113,12 @@ def checks(net, topo):
             ok = ok and good
     a, b = hosts[0], hosts[1]
     ip = topo["hosts"][b]["ip"].split("/")[0]
+    client = os.path.join(work_dir, "udp_client.py")
+    with open(client, "w") as f:
+        f.write(UDP_CLIENT)
     server = net.get(b).popen(["/usr/bin/python3", "-c", UDP_SERVER])
     try:
-        out = net.get(a).cmd("/usr/bin/python3 -c '%s' %s" % (UDP_CLIENT.replace("'", "'\\''"), ip)).strip()
+        out = net.get(a).cmd("/usr/bin/python3 %s %s" % (client, ip)).strip()
     finally:
         server.terminate()
     good = out.endswith("NETLOCK OVER P4")
@@ -150,7 +154,7 @@ def main():
                 host.cmd(c)
         program(topo, switches, args, os.path.dirname(os.path.abspath(args.topo)))
         if args.test:
-            return 0 if checks(net, topo) else 1
+            return 0 if checks(net, topo, args.log_dir) else 1
         CLI(net)
         return 0
     finally:
