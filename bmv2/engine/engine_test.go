@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -63,6 +64,30 @@ func TestDigestLogRandom(t *testing.T) {
 	// random(100, 200) with a source returning 57: 100 + 57 % 101.
 	if len(res.Out) != 1 || binary.BigEndian.Uint16(res.Out[0].Data[2:]) != 157 {
 		t.Errorf("random output %X", res.Out)
+	}
+}
+
+// TestOnTable: the table hook reports every application with its action and hit or miss, and
+// costs nothing when unset (TestSteadyStateAllocs runs without it).
+func TestOnTable(t *testing.T) {
+	var lines []string
+	sw := load(t, "testdata/l3.p4", Config{OnTable: func(table, action string, hit bool) {
+		lines = append(lines, fmt.Sprintf("%s %s %v", table, action, hit))
+	}})
+	pkt := ipv4Packet(0x0a010203, 64)
+	if _, err := sw.Process(1, pkt); err != nil {
+		t.Fatal(err)
+	}
+	tbl, _ := sw.Table("ipv4_lpm")
+	if err := tbl.Insert(Entry{Match: []FieldMatch{{Value: []byte{10, 0, 0, 0}, PrefixLen: 8}}, Action: "set_nhop", Args: [][]byte{{1}, {2}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sw.Process(1, pkt); err != nil {
+		t.Fatal(err)
+	}
+	if len(lines) < 2 || !strings.HasPrefix(lines[0], "MyIngress.ipv4_lpm ") || !strings.HasSuffix(lines[0], " false") ||
+		lines[1] != "MyIngress.ipv4_lpm MyIngress.set_nhop true" {
+		t.Fatalf("table events %q: want a miss, then a hit running set_nhop", lines)
 	}
 }
 

@@ -58,6 +58,10 @@ type Config struct {
 	// OnPacketIn, if set, receives every packet-in (also returned in Result). The frame is
 	// only valid during the call.
 	OnPacketIn func(frame []byte)
+	// OnTable, if set, is called for every table application with the table's name, the
+	// action that ran and whether an entry was hit (bmv2's --log-console lines). It is off the
+	// fast path when nil.
+	OnTable func(table, action string, hit bool)
 	// TofinoConstraints makes a pipeline pass that accesses one register array twice an
 	// error (ErrTofinoConstraint). A read and a write of the same cell in one action count
 	// as one read-modify-write access.

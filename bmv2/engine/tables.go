@@ -743,6 +743,9 @@ func (t *Table) apply(c *ctx) int {
 		en.bytes += uint64(c.pktLen())
 	}
 	a := t.actions[ai]
+	if f := t.sw.cfg.OnTable; f != nil {
+		f(t.Name, a.Name, hit)
+	}
 	for i := range a.Params {
 		p := &a.Params[i]
 		writeSlot(c.s, p.base, p.Width, args[i])

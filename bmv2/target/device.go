@@ -142,6 +142,13 @@ func (d *Device) LoadProgram(prog *front.Checked) error {
 	if d.opts.Log != nil {
 		log := d.opts.Log
 		cfg.Log = func(s string) { log("log_msg: " + s) }
+		cfg.OnTable = func(table, action string, hit bool) {
+			if hit {
+				log("table " + table + ": hit, action " + action)
+			} else {
+				log("table " + table + ": miss, default action " + action)
+			}
+		}
 	}
 	sw, err := engine.Load(prog, cfg)
 	if err != nil {

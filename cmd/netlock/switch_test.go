@@ -314,6 +314,8 @@ func TestSwitchUDPEndToEnd(t *testing.T) {
 		"Processing packet received on port 1",
 		"Transmitting packet of size 60 out of port 2",
 		"Dropping packet received on port 1 (60 bytes): no output",
+		"table MyIngress.ipv4_lpm: hit, action MyIngress.route",
+		"table MyIngress.ipv4_lpm: miss, default action MyIngress.drop",
 		"Switch stopped: 4 frames received, 3 transmitted, 0 packet-ins, 1 dropped, 0 errors",
 	} {
 		if !strings.Contains(log, want) {
