@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"math"
 	"math/big"
+	"strconv"
 	"strings"
 
 	"github.com/netlock-go/netlock/bmv2/front"
@@ -471,13 +473,14 @@ func (cp *compiler) table(sc *scope, d *front.TableDecl) {
 		t.selector = nil // selector keys without an action selector select nothing
 	}
 	if p := d.Prop("entries"); p != nil {
+		prios := cp.entryPriorities(p.Entries)
 		for i, en := range p.Entries {
 			ai, ok := refIndex[en.Action.Action]
 			if !ok {
 				cp.fail(en.P, "engine: entry action not in the table's actions")
 			}
 			a := t.actions[ai]
-			ent := &entry{action: ai, args: argsOf(en.Action, a), priority: int32(len(p.Entries) - i), match: make([]fieldMatch, len(t.Keys))}
+			ent := &entry{action: ai, args: argsOf(en.Action, a), priority: prios[i], match: make([]fieldMatch, len(t.Keys))}
 			keys := en.Keys
 			if len(keys) == 1 && len(t.Keys) > 1 {
 				if l, ok := keys[0].(*front.ListExpr); ok {
@@ -642,4 +645,45 @@ func (cp *compiler) newProfile(name, kind string, args []*front.Arg, pos front.P
 	}
 	cp.sw.profiles = append(cp.sw.profiles, ap)
 	return ap
+}
+
+// entryPriorities gives the const entries of a table their matching priorities (larger wins in
+// the engine). As in bmv2 (p4c's non-standard @priority annotation), an entry's priority is its
+// @priority(N) if it has one, else its 1-based position, and the numerically smallest wins; the
+// engine's value is max+1-N, so without annotations earlier entries win, as the P4 spec says.
+func (cp *compiler) entryPriorities(ents []*front.Entry) []int32 {
+	bm := make([]int64, len(ents))
+	hi := int64(0)
+	for i, en := range ents {
+		bm[i] = int64(i + 1)
+		if a := en.Annos.Get("priority"); a != nil {
+			v, ok := annotationInt(a)
+			if !ok {
+				cp.fail(a.P, "engine: @priority wants a non-negative integer")
+			} else {
+				bm[i] = v
+			}
+		}
+		hi = max(hi, bm[i])
+	}
+	out := make([]int32, len(ents))
+	for i := range ents {
+		out[i] = int32(hi + 1 - bm[i])
+	}
+	return out
+}
+
+// annotationInt reads an annotation whose argument is one integer literal (8w3, 0x10, 42).
+func annotationInt(a *front.Annotation) (int64, bool) {
+	if len(a.Args) != 1 {
+		return 0, false
+	}
+	if l := a.Args[0].Lit; l != nil {
+		if l.Value.Sign() < 0 || !l.Value.IsInt64() || l.Value.Int64() > math.MaxInt32 {
+			return 0, false
+		}
+		return l.Value.Int64(), true
+	}
+	v, err := strconv.ParseInt(strings.ReplaceAll(a.Args[0].Text, "_", ""), 0, 32)
+	return v, err == nil && v >= 0
 }
