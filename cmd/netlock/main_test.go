@@ -7,12 +7,34 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
+
+// resetFlags puts every flag of the command tree back to its default, so that the global command
+// line can be executed again in-process (pflag keeps values, --help included, across parses).
+func resetFlags(c *cobra.Command) {
+	reset := func(f *pflag.Flag) {
+		if sv, ok := f.Value.(pflag.SliceValue); ok {
+			_ = sv.Replace(nil)
+		} else {
+			_ = f.Value.Set(f.DefValue)
+		}
+		f.Changed = false
+	}
+	c.Flags().VisitAll(reset)
+	c.PersistentFlags().VisitAll(reset)
+	for _, sub := range c.Commands() {
+		resetFlags(sub)
+	}
+}
 
 // run executes the netlock command line in-process and returns what it printed.
 func run(t *testing.T, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
 	var out, errb bytes.Buffer
+	resetFlags(rootCmd)
 	rootCmd.SetArgs(args)
 	rootCmd.SetOut(&out)
 	rootCmd.SetErr(&errb)

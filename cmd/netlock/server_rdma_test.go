@@ -35,6 +35,7 @@ func TestServerRDMAFlags(t *testing.T) {
 	}
 	srvCmd.SetContext(ctx)
 	defer srvCmd.SetContext(context.Background())
+	resetFlags(rootCmd)
 	rootCmd.SetArgs([]string{"server", "--config", "", "--listen", addr, "--shards", "1", "--sockets", "1", "--log-level", "error",
 		"--rdma", "--rdma-locks", "4", "--rdma-listen", "127.0.0.1:0"})
 	done := make(chan error, 1)
@@ -83,6 +84,7 @@ func TestServerRDMAFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Leave the shared command's flags as the other tests expect them.
+	resetFlags(rootCmd)
 	rootCmd.SetArgs([]string{"server", "--rdma=false", "--help"})
 	_ = rootCmd.Execute()
 }
