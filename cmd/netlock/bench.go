@@ -152,8 +152,8 @@ func newBenchAllCmd() *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.BoolVar(&asJSON, "json", false, "print JSON")
-	f.DurationVar(&dur, "duration", 2*time.Second, "length of each measured run")
-	f.IntVar(&rounds, "rounds", 3, "alternated rounds per comparison (the median run is reported)")
+	f.DurationVar(&dur, "duration", time.Second, "length of each measured run")
+	f.IntVar(&rounds, "rounds", 7, "alternated rounds per comparison (the median run is reported; 3-round medians are unreliable on a shared machine)")
 	return cmd
 }
 
