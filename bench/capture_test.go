@@ -158,6 +158,11 @@ func TestCaptureLockServerTraffic(t *testing.T) {
 	}
 	for i, line := range lines {
 		op, expert, _ := strings.Cut(line, "\t")
+		// Wireshark's UDP dissector flags ports in traceroute's range (33434-33534), where the
+		// kernel sometimes puts the server's random port; that note is not the dissector's.
+		if strings.HasPrefix(expert, "Possible traceroute") {
+			expert = ""
+		}
 		if op == "" || expert != "" {
 			t.Fatalf("tshark, packet %d: op %q, expert %q", i+1, op, expert)
 		}
