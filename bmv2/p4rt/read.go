@@ -170,45 +170,17 @@ func (r *reader) entity(e *p4v1.Entity) error {
 	case *p4v1.Entity_PacketReplicationEngineEntry:
 		switch pe := ent.PacketReplicationEngineEntry.GetType().(type) {
 		case *p4v1.PacketReplicationEngineEntry_MulticastGroupEntry:
-			want := pe.MulticastGroupEntry.GetMulticastGroupId()
-			var out []*p4v1.MulticastGroupEntry
-			err := dev.MulticastGroups(func(g *p4v1.MulticastGroupEntry) bool {
-				if want == 0 || g.GetMulticastGroupId() == want {
-					out = append(out, proto.Clone(g).(*p4v1.MulticastGroupEntry))
-				}
-				return true
-			})
-			if err != nil {
-				return toStatus(err)
-			}
-			sort.Slice(out, func(i, j int) bool { return out[i].GetMulticastGroupId() < out[j].GetMulticastGroupId() })
-			for _, g := range out {
-				if err := r.add(&p4v1.Entity{Entity: &p4v1.Entity_PacketReplicationEngineEntry{PacketReplicationEngineEntry: &p4v1.PacketReplicationEngineEntry{
-					Type: &p4v1.PacketReplicationEngineEntry_MulticastGroupEntry{MulticastGroupEntry: g}}}}); err != nil {
-					return err
-				}
-			}
-			return nil
+			return readPRE(r, dev.MulticastGroups, pe.MulticastGroupEntry.GetMulticastGroupId(),
+				(*p4v1.MulticastGroupEntry).GetMulticastGroupId,
+				func(g *p4v1.MulticastGroupEntry) *p4v1.PacketReplicationEngineEntry {
+					return &p4v1.PacketReplicationEngineEntry{Type: &p4v1.PacketReplicationEngineEntry_MulticastGroupEntry{MulticastGroupEntry: g}}
+				})
 		case *p4v1.PacketReplicationEngineEntry_CloneSessionEntry:
-			want := pe.CloneSessionEntry.GetSessionId()
-			var out []*p4v1.CloneSessionEntry
-			err := dev.CloneSessions(func(c *p4v1.CloneSessionEntry) bool {
-				if want == 0 || c.GetSessionId() == want {
-					out = append(out, proto.Clone(c).(*p4v1.CloneSessionEntry))
-				}
-				return true
-			})
-			if err != nil {
-				return toStatus(err)
-			}
-			sort.Slice(out, func(i, j int) bool { return out[i].GetSessionId() < out[j].GetSessionId() })
-			for _, c := range out {
-				if err := r.add(&p4v1.Entity{Entity: &p4v1.Entity_PacketReplicationEngineEntry{PacketReplicationEngineEntry: &p4v1.PacketReplicationEngineEntry{
-					Type: &p4v1.PacketReplicationEngineEntry_CloneSessionEntry{CloneSessionEntry: c}}}}); err != nil {
-					return err
-				}
-			}
-			return nil
+			return readPRE(r, dev.CloneSessions, pe.CloneSessionEntry.GetSessionId(),
+				(*p4v1.CloneSessionEntry).GetSessionId,
+				func(c *p4v1.CloneSessionEntry) *p4v1.PacketReplicationEngineEntry {
+					return &p4v1.PacketReplicationEngineEntry{Type: &p4v1.PacketReplicationEngineEntry_CloneSessionEntry{CloneSessionEntry: c}}
+				})
 		default:
 			return status.Error(codes.InvalidArgument, "empty packet replication engine entry")
 		}
@@ -377,6 +349,29 @@ func (r *reader) direct(q *p4v1.TableEntry, meter bool) error {
 			if err := emit(e); err != nil {
 				return err
 			}
+		}
+	}
+	return nil
+}
+
+// readPRE reads the multicast groups or clone sessions of the device: all of them when want is 0,
+// else the one with that id, in ascending id order, each wrapped into a replication-engine entity.
+func readPRE[T proto.Message](r *reader, walk func(func(T) bool) error, want uint32, id func(T) uint32,
+	wrap func(T) *p4v1.PacketReplicationEngineEntry) error {
+	var out []T
+	err := walk(func(e T) bool {
+		if want == 0 || id(e) == want {
+			out = append(out, proto.Clone(e).(T))
+		}
+		return true
+	})
+	if err != nil {
+		return toStatus(err)
+	}
+	sort.Slice(out, func(i, j int) bool { return id(out[i]) < id(out[j]) })
+	for _, e := range out {
+		if err := r.add(&p4v1.Entity{Entity: &p4v1.Entity_PacketReplicationEngineEntry{PacketReplicationEngineEntry: wrap(e)}}); err != nil {
+			return err
 		}
 	}
 	return nil
