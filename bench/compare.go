@@ -11,23 +11,28 @@ import (
 	"github.com/netlock-go/netlock/wire"
 )
 
-// VsEchoOptions configures a comparison of a UDP lock server with the [EchoServer].
-type VsEchoOptions struct {
+// RunOptions are the options every comparison shares: how long and how often to measure, and the
+// client concurrency.
+type RunOptions struct {
 	// Duration is the measured length of each run. 0 means 2 s.
 	Duration time.Duration `json:"duration_ns"`
 	// Warmup precedes each run's measured interval. 0 means Duration/10.
 	Warmup time.Duration `json:"warmup_ns"`
-	// Workers and Outstanding configure the load generator ([LoadConfig]). 0 means 4 and 16.
+	// Workers and Outstanding set the client concurrency. 0 means 4 and 16. Against servers: the
+	// load generator's workers, each with its own socket and Outstanding requests in flight
+	// ([LoadConfig]). Against Redis: Workers*Outstanding goroutines each loop acquire+release on
+	// their own lock; netlock uses Workers client sockets shared by Outstanding goroutines each,
+	// Redis a pool of Workers*Outstanding connections.
 	Workers     int `json:"workers"`
 	Outstanding int `json:"outstanding"`
-	// Rounds is the number of runs against each server, alternated. 0 means 3.
+	// Rounds is the number of runs against each side, alternated. 0 means 3.
 	Rounds int `json:"rounds"`
-	// Shards is the lock server's shard count and the echo server's socket count. 0 means
+	// Shards is the lock server's shard count (and the echo server's socket count). 0 means
 	// GOMAXPROCS.
 	Shards int `json:"shards"`
 }
 
-func (o *VsEchoOptions) setDefaults() {
+func (o *RunOptions) setDefaults() {
 	if o.Duration <= 0 {
 		o.Duration = 2 * time.Second
 	}
@@ -46,6 +51,11 @@ func (o *VsEchoOptions) setDefaults() {
 	if o.Shards <= 0 {
 		o.Shards = runtime.GOMAXPROCS(0)
 	}
+}
+
+// VsEchoOptions configures a comparison of a UDP lock server with the [EchoServer].
+type VsEchoOptions struct {
+	RunOptions
 }
 
 // VsEchoResult is the outcome of a server-versus-echo comparison.

@@ -13,8 +13,8 @@ func TestCompareEchoWithEcho(t *testing.T) {
 	var res VsEchoResult
 	untilProgress(t, func(d time.Duration) bool {
 		var err error
-		res, err = CompareWithEcho(context.Background(), other.Addr(), VsEchoOptions{
-			Duration: d / 2, Workers: 2, Outstanding: 2, Rounds: 2, Shards: 1})
+		res, err = CompareWithEcho(context.Background(), other.Addr(), VsEchoOptions{RunOptions: RunOptions{
+			Duration: d / 2, Workers: 2, Outstanding: 2, Rounds: 2, Shards: 1}})
 		if err != nil {
 			t.Fatal(err)
 		}

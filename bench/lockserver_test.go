@@ -17,8 +17,8 @@ func TestServerVsEcho(t *testing.T) {
 	var res VsEchoResult
 	untilProgress(t, func(d time.Duration) bool {
 		var err error
-		res, err = RunServerVsEcho(context.Background(), VsEchoOptions{Duration: d,
-			Workers: 2, Outstanding: 4, Rounds: 1, Shards: 2})
+		res, err = RunServerVsEcho(context.Background(), VsEchoOptions{RunOptions: RunOptions{Duration: d,
+			Workers: 2, Outstanding: 4, Rounds: 1, Shards: 2}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -37,8 +37,8 @@ func TestRunRedis(t *testing.T) {
 	var res RedisResult
 	untilProgress(t, func(d time.Duration) bool {
 		var err error
-		res, err = RunRedis(context.Background(), RedisOptions{Duration: d,
-			Workers: 2, Outstanding: 2, Rounds: 1, Shards: 2})
+		res, err = RunRedis(context.Background(), RedisOptions{RunOptions: RunOptions{Duration: d,
+			Workers: 2, Outstanding: 2, Rounds: 1, Shards: 2}})
 		if errors.Is(err, ErrNoRedis) {
 			t.Skip(err)
 		}

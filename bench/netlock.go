@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"time"
 
 	"github.com/netlock-go/netlock/client"
@@ -79,20 +78,7 @@ func (l *NetLockLocker) Acquire(ctx context.Context, lock uint32) (func(context.
 
 // RedisOptions configures [RunRedis].
 type RedisOptions struct {
-	// Duration is the measured length of each run. 0 means 2 s.
-	Duration time.Duration `json:"duration_ns"`
-	// Warmup precedes each run's measured interval. 0 means Duration/10.
-	Warmup time.Duration `json:"warmup_ns"`
-	// Workers and Outstanding set the client concurrency as in the server benchmark:
-	// Workers*Outstanding goroutines each loop acquire+release on their own lock. netlock uses
-	// Workers client sockets shared by Outstanding goroutines each; Redis a pool of
-	// Workers*Outstanding connections. 0 means 4 and 16.
-	Workers     int `json:"workers"`
-	Outstanding int `json:"outstanding"`
-	// Rounds is the number of runs against each, alternated. 0 means 3.
-	Rounds int `json:"rounds"`
-	// Shards is the lock server's shard count. 0 means GOMAXPROCS.
-	Shards int `json:"shards"`
+	RunOptions
 	// TTL is the Redis lock expiry (PX) and the netlock lease. 0 means 10 s.
 	TTL time.Duration `json:"ttl_ns"`
 	// Unix connects to Redis over its Unix socket instead of loopback TCP.
@@ -100,24 +86,7 @@ type RedisOptions struct {
 }
 
 func (o *RedisOptions) setDefaults() {
-	if o.Duration <= 0 {
-		o.Duration = 2 * time.Second
-	}
-	if o.Warmup <= 0 {
-		o.Warmup = o.Duration / 10
-	}
-	if o.Workers <= 0 {
-		o.Workers = 4
-	}
-	if o.Outstanding <= 0 {
-		o.Outstanding = 16
-	}
-	if o.Rounds <= 0 {
-		o.Rounds = 3
-	}
-	if o.Shards <= 0 {
-		o.Shards = runtime.GOMAXPROCS(0)
-	}
+	o.RunOptions.setDefaults()
 	if o.TTL <= 0 {
 		o.TTL = 10 * time.Second
 	}

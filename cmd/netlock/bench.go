@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -82,7 +81,7 @@ func newBenchCoreCmd() *cobra.Command {
 				return err
 			}
 			if asJSON {
-				return json.NewEncoder(cmd.OutOrStdout()).Encode(r)
+				return writeJSON(cmd.OutOrStdout(), r)
 			}
 			printCore(cmd.OutOrStdout(), r)
 			return nil
@@ -116,10 +115,10 @@ func newBenchAllCmd() *cobra.Command {
 			if res.Core, err = runCoreBench(); err != nil {
 				return fmt.Errorf("core: %w", err)
 			}
-			if res.VsEcho, err = bench.RunServerVsEcho(ctx, bench.VsEchoOptions{Duration: dur, Rounds: rounds}); err != nil {
+			if res.VsEcho, err = bench.RunServerVsEcho(ctx, bench.VsEchoOptions{RunOptions: bench.RunOptions{Duration: dur, Rounds: rounds}}); err != nil {
 				return fmt.Errorf("server vs echo: %w", err)
 			}
-			rr, err := bench.RunRedis(ctx, bench.RedisOptions{Duration: dur, Rounds: rounds})
+			rr, err := bench.RunRedis(ctx, bench.RedisOptions{RunOptions: bench.RunOptions{Duration: dur, Rounds: rounds}})
 			switch {
 			case errors.Is(err, bench.ErrNoRedis):
 				res.RedisSkipped = err.Error()
@@ -129,9 +128,7 @@ func newBenchAllCmd() *cobra.Command {
 				res.Redis = &rr
 			}
 			if asJSON {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				return enc.Encode(res)
+				return writeJSON(cmd.OutOrStdout(), res)
 			}
 			w := cmd.OutOrStdout()
 			fmt.Fprintf(w, "netlock benchmarks, %s, GOMAXPROCS=%d\n\n", res.Date, runtimeProcs())

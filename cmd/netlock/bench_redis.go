@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -37,21 +36,15 @@ acquire+release pairs per second, latency percentiles and the ratio netlock/redi
 				return err
 			}
 			if asJSON {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				return enc.Encode(res)
+				return writeJSON(cmd.OutOrStdout(), res)
 			}
 			printRedis(cmd.OutOrStdout(), &res)
 			return nil
 		},
 	}
 	f := cmd.Flags()
-	f.DurationVar(&opts.Duration, "duration", 2*time.Second, "measured length of each run")
-	f.DurationVar(&opts.Warmup, "warmup", 0, "unmeasured load before each run (default duration/10)")
-	f.IntVar(&opts.Workers, "workers", 4, "netlock client sockets; concurrency is workers*outstanding")
-	f.IntVar(&opts.Outstanding, "outstanding", 16, "goroutines per worker, each looping on its own lock")
-	f.IntVar(&opts.Rounds, "rounds", 3, "runs against each, alternated; the median is reported")
-	f.IntVar(&opts.Shards, "shards", 0, "lock server shards (default GOMAXPROCS)")
+	addRunFlags(f, &opts.RunOptions, "netlock client sockets; concurrency is workers*outstanding",
+		"goroutines per worker, each looping on its own lock", "lock server shards (default GOMAXPROCS)")
 	f.DurationVar(&opts.TTL, "ttl", 10*time.Second, "Redis lock expiry (PX) and netlock lease")
 	f.BoolVar(&opts.Unix, "unix", false, "connect to Redis over its Unix socket instead of loopback TCP")
 	f.BoolVar(&asJSON, "json", false, "print the result as JSON")

@@ -1,13 +1,13 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"runtime"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/netlock-go/netlock/bench"
 )
@@ -33,21 +33,15 @@ percentiles and the ratio server/echo.`,
 				return err
 			}
 			if asJSON {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				return enc.Encode(res)
+				return writeJSON(cmd.OutOrStdout(), res)
 			}
 			printServerVsEcho(cmd.OutOrStdout(), &res)
 			return nil
 		},
 	}
 	f := cmd.Flags()
-	f.DurationVar(&opts.Duration, "duration", 2*time.Second, "measured length of each run")
-	f.DurationVar(&opts.Warmup, "warmup", 0, "unmeasured load before each run (default duration/10)")
-	f.IntVar(&opts.Workers, "workers", 4, "load generator goroutines, each with its own UDP socket")
-	f.IntVar(&opts.Outstanding, "outstanding", 16, "requests each worker keeps in flight")
-	f.IntVar(&opts.Rounds, "rounds", 3, "runs against each server, alternated; the median is reported")
-	f.IntVar(&opts.Shards, "shards", 0, "lock server shards and echo sockets (default GOMAXPROCS)")
+	addRunFlags(f, &opts.RunOptions, "load generator goroutines, each with its own UDP socket",
+		"requests each worker keeps in flight", "lock server shards and echo sockets (default GOMAXPROCS)")
 	f.BoolVar(&asJSON, "json", false, "print the result as JSON")
 	return cmd
 }
@@ -96,4 +90,15 @@ func metString(ok bool) string {
 		return "met"
 	}
 	return "NOT met"
+}
+
+// addRunFlags registers the flags of the options every comparison shares; the help of the
+// concurrency flags differs between comparisons.
+func addRunFlags(f *pflag.FlagSet, o *bench.RunOptions, workers, outstanding, shards string) {
+	f.DurationVar(&o.Duration, "duration", 2*time.Second, "measured length of each run")
+	f.DurationVar(&o.Warmup, "warmup", 0, "unmeasured load before each run (default duration/10)")
+	f.IntVar(&o.Workers, "workers", 4, workers)
+	f.IntVar(&o.Outstanding, "outstanding", 16, outstanding)
+	f.IntVar(&o.Rounds, "rounds", 3, "runs against each side, alternated; the median is reported")
+	f.IntVar(&o.Shards, "shards", 0, shards)
 }

@@ -4,7 +4,9 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -25,4 +27,11 @@ func main() {
 		fmt.Fprintln(os.Stderr, "netlock:", err)
 		os.Exit(1)
 	}
+}
+
+// writeJSON prints v as indented JSON, the --json output of every command.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }
