@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/netlock-go/netlock/internal/gogroup"
 	"github.com/netlock-go/netlock/internal/rdmaproto"
 	"github.com/netlock-go/netlock/lockcore"
 	"github.com/netlock-go/netlock/rdma/alock"
@@ -83,10 +84,8 @@ type rdmaTier struct {
 	locks []rlock
 	local *LocalLocks
 
-	// goMu guards spawning goroutines (proxies, abandoned local acquisitions) against shutdown.
-	goMu   sync.Mutex
-	closed bool
-	wg     sync.WaitGroup
+	// goroutines are the tier's proxies and abandoned local acquisitions; shutdown waits for them.
+	goroutines gogroup.Group
 
 	sendMu  sync.Mutex
 	sendBuf []byte
@@ -161,29 +160,12 @@ func newRDMATier(s *Server, cfg RDMAConfig) (*rdmaTier, error) {
 // start makes the NIC serve remote verbs.
 func (r *rdmaTier) start() { r.node.Serve(r.ln) }
 
-// spawn runs f on a goroutine unless the tier is shut down.
-func (r *rdmaTier) spawn(f func()) bool {
-	r.goMu.Lock()
-	defer r.goMu.Unlock()
-	if r.closed {
-		return false
-	}
-	r.wg.Add(1)
-	go func() {
-		defer r.wg.Done()
-		f()
-	}()
-	return true
-}
-
 // shutdown stops the tier: remote verbs stop being served, every spin on the server's node is
 // abandoned (the table is discarded, so nothing is unlocked), pending UDP grants are answered
 // with reject shutdown, and every goroutine of the tier has returned when it returns. The
 // serve loops and the sweeper must have stopped.
 func (r *rdmaTier) shutdown() error {
-	r.goMu.Lock()
-	r.closed = true
-	r.goMu.Unlock()
+	r.goroutines.Close()
 	r.stop.Store(true)
 	err := r.node.Close() // also closes r.ln and the connections of remote clients
 	for i := range r.locks {
@@ -192,7 +174,7 @@ func (r *rdmaTier) shutdown() error {
 		rl.cond.Broadcast()
 		rl.mu.Unlock()
 	}
-	r.wg.Wait()
+	r.goroutines.Wait()
 	if errors.Is(err, net.ErrClosed) {
 		err = nil
 	}
@@ -322,7 +304,7 @@ func (r *rdmaTier) queueGrant(e *lockcore.Effect) bool {
 	r.waitMu.Unlock()
 	if !rl.running {
 		lock := e.Msg.Lock
-		if r.spawn(func() { r.proxy(lock) }) {
+		if r.goroutines.Go(func() { r.proxy(lock) }) {
 			rl.running = true
 		}
 	}
@@ -491,7 +473,7 @@ func (r *rdmaTier) proxy(lock uint32) {
 	rl.mu.Lock()
 	rl.running = false
 	// A grant queued between the emptiness check and here would have found running set: serve it.
-	if len(rl.q) > 0 && !r.stop.Load() && r.spawn(func() { r.proxy(lock) }) {
+	if len(rl.q) > 0 && !r.stop.Load() && r.goroutines.Go(func() { r.proxy(lock) }) {
 		rl.running = true
 	}
 	rl.mu.Unlock()
@@ -664,7 +646,7 @@ func (l *LocalLocks) Lock(ctx context.Context, i uint32) error {
 	}
 	var decided atomic.Bool // set by whichever of Lock and the helper gives up the other
 	res := make(chan error, 1)
-	if !r.spawn(func() {
+	if !r.goroutines.Go(func() {
 		err := rdmaproto.Do(func() error { return h.Lock(ptr) })
 		if err == nil && !decided.CompareAndSwap(false, true) {
 			// Abandoned by a cancelled Lock: give the lock back at once.

@@ -30,6 +30,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/netlock-go/netlock/internal/gogroup"
 	"github.com/netlock-go/netlock/internal/rdmaproto"
 	"github.com/netlock-go/netlock/rdma/alock"
 	"github.com/netlock-go/netlock/rdma/emu"
@@ -84,9 +85,7 @@ type Client struct {
 	peerMu sync.Mutex
 	known  sync.Map // verbs.NodeID -> struct{}: reachable from node
 
-	goMu   sync.Mutex
-	closed bool
-	wg     sync.WaitGroup
+	goroutines gogroup.Group
 }
 
 // Dial joins the server's RDMA fabric.
@@ -197,7 +196,7 @@ func (c *Client) Lock(ctx context.Context, i uint32) error {
 	}
 	var decided atomic.Bool
 	res := make(chan error, 1)
-	if !c.spawn(func() {
+	if !c.goroutines.Go(func() {
 		err := lock()
 		if err == nil && !decided.CompareAndSwap(false, true) {
 			if rdmaproto.Do(func() error { return h.Unlock(ptr) }) == nil {
@@ -250,34 +249,16 @@ func (c *Client) Unlock(i uint32) error {
 // Close abandons every acquisition in progress, stops the client's NIC and waits for the
 // client's goroutines. Locks still held stay held (see the package documentation).
 func (c *Client) Close() error {
-	c.goMu.Lock()
-	if c.closed {
-		c.goMu.Unlock()
+	if !c.goroutines.Close() {
 		return nil
 	}
-	c.closed = true
-	c.goMu.Unlock()
 	c.stop.Store(true)
 	err := c.node.Close()
-	c.wg.Wait()
+	c.goroutines.Wait()
 	if errors.Is(err, net.ErrClosed) {
 		err = nil
 	}
 	return err
-}
-
-func (c *Client) spawn(f func()) bool {
-	c.goMu.Lock()
-	defer c.goMu.Unlock()
-	if c.closed {
-		return false
-	}
-	c.wg.Add(1)
-	go func() {
-		defer c.wg.Done()
-		f()
-	}()
-	return true
 }
 
 // resolve makes node id reachable before a verb to it is posted: the server's node is connected
