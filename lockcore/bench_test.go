@@ -2,6 +2,7 @@ package lockcore
 
 import (
 	"net/netip"
+	"reflect"
 	"testing"
 	"time"
 
@@ -66,5 +67,49 @@ func TestSteadyStateAllocs(t *testing.T) {
 	var now int64
 	if n := testing.AllocsPerRun(100, func() { now += int64(time.Millisecond); out = c.Expire(now, out[:0]) }); n != 0 {
 		t.Fatalf("Expire allocates %v times, want 0", n)
+	}
+}
+
+// TestStatsAdd: every field of Stats is summed (a field added to Stats and forgotten in Add would
+// be missing from the lock server's totals).
+func TestStatsAdd(t *testing.T) {
+	var one Stats
+	v := reflect.ValueOf(&one).Elem()
+	for i := 0; i < v.NumField(); i++ {
+		f := v.Field(i)
+		switch f.Kind() {
+		case reflect.Array:
+			for k := 0; k < f.Len(); k++ {
+				f.Index(k).SetUint(1)
+			}
+		case reflect.Uint64:
+			f.SetUint(1)
+		case reflect.Int:
+			f.SetInt(1)
+		default:
+			t.Fatalf("field %s of kind %s: extend this test", v.Type().Field(i).Name, f.Kind())
+		}
+	}
+	var sum Stats
+	sum.Add(&one)
+	sum.Add(&one)
+	s := reflect.ValueOf(sum)
+	for i := 0; i < s.NumField(); i++ {
+		f := s.Field(i)
+		get := func(x reflect.Value) int64 {
+			if x.Kind() == reflect.Int {
+				return x.Int()
+			}
+			return int64(x.Uint())
+		}
+		if f.Kind() == reflect.Array {
+			for k := 0; k < f.Len(); k++ {
+				if get(f.Index(k)) != 2 {
+					t.Fatalf("Add does not sum %s[%d]", s.Type().Field(i).Name, k)
+				}
+			}
+		} else if get(f) != 2 {
+			t.Fatalf("Add does not sum %s", s.Type().Field(i).Name)
+		}
 	}
 }

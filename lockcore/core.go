@@ -117,6 +117,28 @@ type Stats struct {
 	Buffered int
 }
 
+// Add adds o's counters and gauges to s (the lock server sums its shards).
+func (s *Stats) Add(o *Stats) {
+	for i := range s.Requests {
+		s.Requests[i] += o.Requests[i]
+		s.Rejects[i] += o.Rejects[i]
+	}
+	s.Grants += o.Grants
+	s.Queued += o.Queued
+	s.Released += o.Released
+	s.Withdrawn += o.Withdrawn
+	s.Expired += o.Expired
+	s.Renewed += o.Renewed
+	s.Overflowed += o.Overflowed
+	s.PushedBack += o.PushedBack
+	s.Duplicates += o.Duplicates
+	s.Unexpected += o.Unexpected
+	s.Locks += o.Locks
+	s.Holders += o.Holders
+	s.Waiters += o.Waiters
+	s.Buffered += o.Buffered
+}
+
 // entry is one request in a lock's holders, waiters or overflow buffer.
 type entry struct {
 	txn      uint64

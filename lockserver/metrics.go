@@ -16,24 +16,7 @@ func (s *Server) Stats() lockcore.Stats {
 		sh.mu.Lock()
 		st := sh.core.Stats()
 		sh.mu.Unlock()
-		for i := range t.Requests {
-			t.Requests[i] += st.Requests[i]
-			t.Rejects[i] += st.Rejects[i]
-		}
-		t.Grants += st.Grants
-		t.Queued += st.Queued
-		t.Released += st.Released
-		t.Withdrawn += st.Withdrawn
-		t.Expired += st.Expired
-		t.Renewed += st.Renewed
-		t.Overflowed += st.Overflowed
-		t.PushedBack += st.PushedBack
-		t.Duplicates += st.Duplicates
-		t.Unexpected += st.Unexpected
-		t.Locks += st.Locks
-		t.Holders += st.Holders
-		t.Waiters += st.Waiters
-		t.Buffered += st.Buffered
+		t.Add(&st)
 	}
 	return t
 }
