@@ -10,7 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/netlock-go/netlock/udpbatch"
+	"github.com/netlock-go/netlock/internal/udpbatch"
 	"github.com/netlock-go/netlock/wire"
 )
 

@@ -1,6 +1,6 @@
 package bench
 
-import "github.com/netlock-go/netlock/latency"
+import "github.com/netlock-go/netlock/internal/latency"
 
 // Histogram and Latency are the latency package's types, kept under their old names for the
 // benchmarks' API and JSON.

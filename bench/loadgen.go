@@ -11,7 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/netlock-go/netlock/udpbatch"
+	"github.com/netlock-go/netlock/internal/udpbatch"
 	"github.com/netlock-go/netlock/wire"
 )
 

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/netlock-go/netlock/faultnet"
+	"github.com/netlock-go/netlock/internal/faultnet"
 	"github.com/netlock-go/netlock/lockserver"
 	"github.com/netlock-go/netlock/wire"
 )

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/netlock-go/netlock/client"
-	"github.com/netlock-go/netlock/faultnet"
 	"github.com/netlock-go/netlock/history"
+	"github.com/netlock-go/netlock/internal/faultnet"
 	"github.com/netlock-go/netlock/lockcore"
 	"github.com/netlock-go/netlock/lockserver"
 	"github.com/netlock-go/netlock/wire"

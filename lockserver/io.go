@@ -4,8 +4,8 @@ import (
 	"net"
 	"net/netip"
 
+	"github.com/netlock-go/netlock/internal/udpbatch"
 	"github.com/netlock-go/netlock/lockcore"
-	"github.com/netlock-go/netlock/udpbatch"
 	"github.com/netlock-go/netlock/wire"
 )
 

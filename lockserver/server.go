@@ -60,8 +60,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/netlock-go/netlock/internal/udpbatch"
 	"github.com/netlock-go/netlock/lockcore"
-	"github.com/netlock-go/netlock/udpbatch"
 	"github.com/netlock-go/netlock/wire"
 )
 

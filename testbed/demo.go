@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/netlock-go/netlock/client"
-	"github.com/netlock-go/netlock/latency"
+	"github.com/netlock-go/netlock/internal/latency"
 	"github.com/netlock-go/netlock/lockcore"
 	"github.com/netlock-go/netlock/lockserver"
 	"github.com/netlock-go/netlock/wire"
