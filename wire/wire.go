@@ -193,6 +193,46 @@ const (
 	AdminRDMAPeer Status = 5
 )
 
+// Admin sub-operation numbers are allocated in ranges so that the parts of the system that define
+// them never collide: 1-15 are lock-server admin operations (above, and those the hardening and
+// control-plane work add), 16-31 are switch admin operations carried in PacketOut/PacketIn to and from
+// p4/netlock.p4's CPU port (defined with the data plane), 32-255 are unallocated.
+const (
+	adminSwitchFirst Status = 16
+	adminSwitchLast  Status = 31
+)
+
+// IsSwitchAdmin reports whether s is in the range of switch admin sub-operations.
+func (s Status) IsSwitchAdmin() bool { return s >= adminSwitchFirst && s <= adminSwitchLast }
+
+// AuthLen is the length of the authentication trailer that follows the header of every control
+// message (see [Op.IsControl]): the 64-bit rack key in network byte order, at offset [Len].
+const AuthLen = 8
+
+// ControlLen is the length of a control message: the header and its authentication trailer.
+const ControlLen = Len + AuthLen
+
+// IsControl reports whether o is a control message, which changes lock state on behalf of the rack
+// rather than of one client: push-back, overflow, queue-empty and admin (every sub-operation, in both
+// directions). A control message must carry the rack key in its trailer ([SetRackKey]) and must come
+// from a configured peer (the switch, the controller, a fellow server); receivers drop and count
+// anything else. docs/protocol.md ("Who may send what") is the rule.
+func (o Op) IsControl() bool {
+	return o == OpPushBack || o == OpOverflow || o == OpQueueEmpty || o == OpAdmin
+}
+
+// RackKey returns the rack key of the control message b. ok is false when b is too short to hold
+// the trailer. It does not check that b is a control message.
+func RackKey(b []byte) (key uint64, ok bool) {
+	if len(b) < ControlLen {
+		return 0, false
+	}
+	return binary.BigEndian.Uint64(b[Len:]), true
+}
+
+// SetRackKey writes key into the trailer of b, which must be at least [ControlLen] bytes long.
+func SetRackKey(b []byte, key uint64) { binary.BigEndian.PutUint64(b[Len:ControlLen], key) }
+
 // Decoding errors. Callers count them and drop the packet.
 var (
 	ErrShort   = errors.New("wire: packet shorter than header")

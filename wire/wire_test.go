@@ -357,3 +357,27 @@ func FuzzHeader(f *testing.F) {
 type nopFeedback struct{}
 
 func (nopFeedback) SetTruncated() {}
+
+func TestRackKeyTrailer(t *testing.T) {
+	b := make([]byte, wire.ControlLen)
+	wire.Header(b).Encode(&wire.Fields{Op: wire.OpQueueEmpty, Lock: 7})
+	wire.SetRackKey(b, 0x0123456789abcdef)
+	if k, ok := wire.RackKey(b); !ok || k != 0x0123456789abcdef {
+		t.Fatalf("RackKey = %#x, %v", k, ok)
+	}
+	if _, ok := wire.RackKey(b[:wire.Len]); ok {
+		t.Fatal("RackKey of a bare header: ok")
+	}
+	if _, ok := wire.RackKey(b[:wire.ControlLen-1]); ok {
+		t.Fatal("RackKey of a truncated trailer: ok")
+	}
+	for op := wire.Op(0); op < 16; op++ {
+		want := op == wire.OpPushBack || op == wire.OpOverflow || op == wire.OpQueueEmpty || op == wire.OpAdmin
+		if op.IsControl() != want {
+			t.Errorf("%v.IsControl() = %v", op, !want)
+		}
+	}
+	if !wire.Status(16).IsSwitchAdmin() || !wire.Status(31).IsSwitchAdmin() || wire.Status(15).IsSwitchAdmin() || wire.Status(32).IsSwitchAdmin() {
+		t.Error("IsSwitchAdmin range")
+	}
+}
