@@ -62,9 +62,13 @@ type Config struct {
 	// action that ran and whether an entry was hit (bmv2's --log-console lines). It is off the
 	// fast path when nil.
 	OnTable func(table, action string, hit bool)
-	// TofinoConstraints makes a pipeline pass that accesses one register array twice an
-	// error (ErrTofinoConstraint). A read and a write of the same cell in one action count
-	// as one read-modify-write access.
+	// TofinoConstraints makes the engine enforce what a Tofino stateful ALU allows, failing
+	// the packet with ErrTofinoConstraint otherwise. In one pipeline pass (parser and
+	// ingress, or egress and deparser) each register array may be used by one register
+	// action: at most one read and at most one write, of one cell, within one action
+	// invocation (an action called from an action belongs to the caller's invocation; an
+	// access outside any action is an invocation of its own). A register array used by both
+	// ingress and egress is an error too (a Tofino register lives in one gress).
 	TofinoConstraints bool
 }
 
@@ -145,7 +149,9 @@ type ctx struct {
 	fail          error
 	hbuf          []byte
 	pass          uint64
-	actInvocation uint64
+	actInvocation uint64 // id of the outermost action invocation (Tofino-constraint groups)
+	actDepth      int    // nesting of action invocations
+	gress         uint8  // gressIngress or gressEgress during a pass
 	plen          int
 }
 
@@ -471,6 +477,7 @@ func (s *Switch) beginPass(p *packet) *ctx {
 
 func (s *Switch) ingressPass(p *packet) error {
 	c := s.beginPass(p)
+	c.gress = gressIngress
 	p.s[s.f.ingressPort] = uint64(p.inPort)
 	p.s[s.f.packetLength] = uint64(len(p.data))
 	p.s[s.f.ingressTS] = s.micros() & (1<<48 - 1)
@@ -576,6 +583,7 @@ func (s *Switch) replicate(sess CloneSession, mk func() *packet) {
 
 func (s *Switch) egressPass(p *packet) error {
 	c := s.beginPass(p)
+	c.gress = gressEgress
 	p.s[s.f.egressPort] = uint64(p.egressPort)
 	p.s[s.f.egressTS] = s.micros() & (1<<48 - 1)
 	p.cloneSet, p.recirc = false, false
