@@ -508,16 +508,26 @@ func (s *Switch) ingressPass(p *packet) error {
 	// Traffic manager, in bmv2's order: clone, resubmit, multicast, drop, unicast.
 	if p.cloneSet {
 		if sess, ok := s.sessions[int(p.cloneSession)]; ok {
+			var perr error
 			mk := func() *packet {
+				// As bmv2: the clone is the packet as received, parsed again (its headers
+				// are the original ones, not ingress's edits), with the field list's
+				// metadata copied after the parse.
 				q := s.newPacket()
 				q.data = append(q.data, p.data...)
 				q.inPort = p.inPort
+				if err := s.parseClone(q); err != nil && perr == nil {
+					perr = err
+				}
 				s.copyFieldList(q, p, p.cloneFL)
 				q.s[s.f.instanceType] = InstanceIngressClone
 				q.s[s.f.packetLength] = uint64(len(p.data))
 				return q
 			}
 			s.replicate(sess, mk)
+			if perr != nil {
+				return perr
+			}
 		}
 	}
 	if p.resubmit {
@@ -545,6 +555,30 @@ func (s *Switch) ingressPass(p *packet) error {
 	}
 	p.egressPort = int(spec)
 	s.egressQ = append(s.egressQ, p)
+	return nil
+}
+
+// parseClone runs the parser over an ingress clone, as bmv2 does before the clone enters
+// egress. It uses the switch's context, which the ingress pass no longer needs.
+func (s *Switch) parseClone(q *packet) error {
+	c := &s.c
+	c.s, c.p = q.s, q
+	c.in, c.cur, c.perr, c.entry = q.data, 0, 0, nil
+	c.plen = len(q.data)
+	c.gress = gressIngress
+	q.s[s.f.ingressPort] = uint64(q.inPort)
+	q.s[s.f.packetLength] = uint64(len(q.data))
+	c.exiting = false
+	s.parser(c)
+	if c.fail != nil {
+		err := c.fail
+		c.fail = nil
+		return err
+	}
+	if c.perr != 0 {
+		q.s[s.f.parserError] = uint64(c.perr)
+	}
+	q.payload = c.cur / 8
 	return nil
 }
 
