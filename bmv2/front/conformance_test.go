@@ -11,6 +11,8 @@ import (
 	p4v1 "github.com/p4lang/p4runtime/go/p4/config/v1"
 	"google.golang.org/protobuf/encoding/prototext"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/netlock-go/netlock/internal/testenv"
 )
 
 // TestConformance measures the front end against p4c's own test corpus. It needs a checkout of
@@ -23,10 +25,7 @@ import (
 // we reject, and (3) for accepted samples with a p4c P4Info golden, how many table and action
 // (name, id) pairs match p4c's. Failures are grouped by message.
 func TestConformance(t *testing.T) {
-	dir := os.Getenv("NETLOCK_P4C_DIR")
-	if dir == "" {
-		t.Skip("set NETLOCK_P4C_DIR to a p4c checkout to run the conformance measurement")
-	}
+	dir := testenv.OptIn(t, "NETLOCK_P4C_DIR", "a p4c checkout (docs/p4.md, Conformance)")
 	isV1 := func(path string) bool {
 		src, err := os.ReadFile(path)
 		return err == nil && strings.Contains(string(src), "v1model.p4")
