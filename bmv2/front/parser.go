@@ -439,8 +439,39 @@ func (p *parser) instanceRest(annos Annotations, ty TypeRef) *InstanceDecl {
 		p.fail(p.peek().Pos, "%s", unsupported(p.peek().Pos, "abstract method implementations in instantiations").Msg)
 	}
 	d.Name, d.P = p.ident()
+	if p.accept("=") {
+		d.Init = p.objInitializer()
+	}
 	p.expect(";")
 	return d
+}
+
+// objInitializer parses the { ... } of an instantiation that implements abstract methods:
+// a list of function declarations.
+func (p *parser) objInitializer() []*FunctionDecl {
+	p.expect("{")
+	fs := []*FunctionDecl{} // non-nil: the instance has an initializer, perhaps empty
+	for !p.is("}") {
+		p.tick()
+		annos := p.annotations()
+		if !p.startsType() && p.peek().Kind != TIdent {
+			p.fail(p.peek().Pos, "syntax error: expected a method implementation, found %s", describe(p.peek()))
+		}
+		ret := p.typeRef()
+		if p.is("(") {
+			p.fail(p.peek().Pos, "%s", unsupported(p.peek().Pos, "instantiations inside an instance initializer").Msg)
+		}
+		f := &FunctionDecl{Annos: annos, Ret: ret}
+		f.Name, f.P = p.ident()
+		f.TypeParams = p.typeParams()
+		p.pushTypeParams(f.TypeParams)
+		f.Params = p.params()
+		f.Body = p.block()
+		p.popTypeParams(f.TypeParams)
+		fs = append(fs, f)
+	}
+	p.expect("}")
+	return fs
 }
 
 func (p *parser) constDecl(annos Annotations) *ConstDecl {
