@@ -284,7 +284,9 @@ type InstanceDecl struct {
 	// Init implements the extern's abstract methods (RegisterAction's apply). Check sets
 	// each implementation's Abstract to the method it implements.
 	Init []*FunctionDecl
-	T    Type // set by Check
+	// InitInstances are instantiations inside the initializer (outside the netlock subset).
+	InitInstances []*InstanceDecl
+	T             Type // set by Check
 }
 
 // VarDecl is a local variable T name [= init];.

@@ -83,6 +83,9 @@ func (c *checker) implementAbstract(d *InstanceDecl, tt *ExternType, cx *ctx) {
 			sub[tv] = tt.Args[i]
 		}
 	}
+	for _, n := range d.InitInstances {
+		c.unsupported(n.P, "instantiations inside an instance initializer")
+	}
 	done := map[*MethodDecl]*FunctionDecl{}
 	for _, f := range d.Init {
 		f.Instance = d

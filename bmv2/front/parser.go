@@ -440,15 +440,15 @@ func (p *parser) instanceRest(annos Annotations, ty TypeRef) *InstanceDecl {
 	}
 	d.Name, d.P = p.ident()
 	if p.accept("=") {
-		d.Init = p.objInitializer()
+		d.Init = p.objInitializer(&d.InitInstances)
 	}
 	p.expect(";")
 	return d
 }
 
 // objInitializer parses the { ... } of an instantiation that implements abstract methods:
-// a list of function declarations.
-func (p *parser) objInitializer() []*FunctionDecl {
+// function declarations, and instantiations (returned in nested).
+func (p *parser) objInitializer(nested *[]*InstanceDecl) []*FunctionDecl {
 	p.expect("{")
 	fs := []*FunctionDecl{} // non-nil: the instance has an initializer, perhaps empty
 	for !p.is("}") {
@@ -459,7 +459,10 @@ func (p *parser) objInitializer() []*FunctionDecl {
 		}
 		ret := p.typeRef()
 		if p.is("(") {
-			p.fail(p.peek().Pos, "%s", unsupported(p.peek().Pos, "instantiations inside an instance initializer").Msg)
+			// An instance inside the initializer (this.x in p4c): outside the subset, reported
+			// by the checker so that errors before it come first.
+			*nested = append(*nested, p.instanceRest(annos, ret))
+			continue
 		}
 		f := &FunctionDecl{Annos: annos, Ret: ret}
 		f.Name, f.P = p.ident()

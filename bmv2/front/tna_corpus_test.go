@@ -36,7 +36,7 @@ func TestOpenTofinoCorpus(t *testing.T) {
 	var lines []string
 	for _, p := range progs {
 		rel, _ := filepath.Rel(dir, p)
-		verdict, why := classify(p, dir)
+		verdict, why := classifyCorpus(p, dir)
 		counts[verdict]++
 		lines = append(lines, fmt.Sprintf("%-60s %-12s %s", rel, verdict, why))
 		want, ok := openTofinoExpected[rel]
@@ -87,9 +87,9 @@ func fileExists(p string) bool {
 	return err == nil
 }
 
-// classify loads one program and returns its verdict (accepted, unsupported, missing-file,
+// classifyCorpus loads one program and returns its verdict (accepted, unsupported, missing-file,
 // checker) and the first diagnostic.
-func classify(path, incDir string) (string, string) {
+func classifyCorpus(path, incDir string) (string, string) {
 	_, err := LoadOptions(path, Options{IncludeDirs: []string{incDir}})
 	if err == nil {
 		return "accepted", ""
@@ -182,7 +182,7 @@ func TestClassify(t *testing.T) {
 	}
 	want := map[string]string{"ok.p4": "accepted", "unsupported.p4": "unsupported", "missing.p4": "missing-file", "checker.p4": "checker"}
 	for name, w := range want {
-		if got, why := classify(filepath.Join(dir, name), dir); got != w {
+		if got, why := classifyCorpus(filepath.Join(dir, name), dir); got != w {
 			t.Errorf("%s: %s (%s), want %s", name, got, why, w)
 		}
 	}
