@@ -8,7 +8,7 @@
 // batch, and signaled requests produce a [Completion] that the thread waits for. A thread also
 // has CPU access to its own node's region through [Memory] (atomic loads, stores, CAS and FAA).
 //
-// Atomicity contract (Table 1 of the ALock paper, notes/alock.md section 1.2):
+// Atomicity contract (Table 1 of the ALock paper; docs/rdma.md, Atomicity):
 //   - aligned 8-byte remote READ/WRITE never tear and are atomic with local loads, stores and
 //     CPU read-modify-writes;
 //   - remote CAS/FAA are atomic with each other (the target NIC serializes them) but NOT with
