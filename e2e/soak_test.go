@@ -150,20 +150,28 @@ type soakResult struct {
 	violations                   int
 	byRule                       map[string]int
 	firstViolations              []history.Violation
-	faults                       faultnet.Stats
-	client                       client.Stats
+	// faults: the servers' fault injection (every datagram once); delayedByClients: the delays
+	// injected on the clients' requests.
+	faults           faultnet.Stats
+	delayedByClients int64
+	// lateGrants: grants observed only after their lease had run out (empty holder intervals;
+	// see package history).
+	lateGrants int64
+	client     client.Stats
 }
 
 func (r soakResult) String() string {
 	return fmt.Sprintf("%v: %d operations checked (%d acquires: %d granted, %d refused (a server shutting down, or "+
 		"a lease lost before the acquire returned: %d); %d releases: %d refused not-holder, %d unanswered), "+
-		"%d crashed holders, %d failovers, %d rounds, %d events, FIFO checked on %d lock-rounds; %d violations %v; "+
-		"faults injected: %d lost, %d duplicated, %d reordered, %d delayed of %d datagrams; client: %d sent, %d retransmits",
+		"%d grants observed after their lease ran out, %d crashed holders, %d failovers, %d rounds, %d events, "+
+		"FIFO checked on %d lock-rounds; %d violations %v; of %d datagrams (%d requests, %d answers) %d lost, "+
+		"%d duplicated, %d reordered, %d delayed; clients sent %d datagrams, %d of them retransmissions",
 		r.elapsed.Round(time.Second), r.ops, r.acquires, r.granted, r.rejected, r.leaseLost, r.releases,
-		r.releasesRefused, r.releaseErrs, r.crashes, r.failovers, r.rounds, r.events, r.fifoLocks, r.violations, r.byRule,
+		r.releasesRefused, r.releaseErrs, r.lateGrants, r.crashes, r.failovers, r.rounds, r.events, r.fifoLocks,
+		r.violations, r.byRule, r.faults.Sent+r.faults.Recv, r.faults.Recv, r.faults.Sent,
 		r.faults.SendLost+r.faults.RecvLost, r.faults.SendDup+r.faults.RecvDup,
-		r.faults.SendReordered+r.faults.RecvReordered, r.faults.SendDelayed+r.faults.RecvDelayed,
-		r.faults.Sent+r.faults.Recv, r.client.Sent, r.client.Retransmits)
+		r.faults.SendReordered+r.faults.RecvReordered, r.faults.SendDelayed+r.delayedByClients,
+		r.client.Sent, r.client.Retransmits)
 }
 
 // soakRound is one round: its locks, its history and the operations still running in it.
@@ -223,7 +231,8 @@ type soakRack struct {
 	mu      sync.Mutex
 	servers []*runningServer                // guarded by mu: the current server of each partition
 	twin    *runningServer                  // guarded by mu: split brain's second server of partition 0
-	conns   []*faultnet.Conn                // guarded by mu
+	conns   []*faultnet.Conn                // guarded by mu: the servers' sockets
+	cconns  []*faultnet.Conn                // guarded by mu: the clients' sockets
 	logs    map[[2]int64]*history.AcceptLog // guarded by mu: by (round, server number)
 	nserver int64                           // guarded by mu: servers started
 	nclient int64                           // guarded by mu: client sockets wrapped
@@ -324,7 +333,7 @@ func (r *soakRack) wrapClient(pc net.PacketConn) net.PacketConn {
 	r.nclient++
 	fc := faultnet.Wrap(pc, faultnet.Config{Seed: r.cfg.seed ^ uint64(r.nclient)<<20,
 		Send: faultnet.Faults{DelayProb: r.cfg.faults.DelayProb, Delay: r.cfg.faults.Delay}})
-	r.conns = append(r.conns, fc)
+	r.cconns = append(r.cconns, fc)
 	return fc
 }
 
@@ -383,14 +392,17 @@ func (r *soakRack) acceptOrder(round int64) map[uint32][]uint64 {
 	return out
 }
 
-func (r *soakRack) stats() faultnet.Stats {
+// stats returns what the servers' fault injection did, and the delays injected by the clients'.
+func (r *soakRack) stats() (servers faultnet.Stats, clientDelays int64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var s faultnet.Stats
 	for _, c := range r.conns {
-		s = s.Add(c.Stats())
+		servers = servers.Add(c.Stats())
 	}
-	return s
+	for _, c := range r.cconns {
+		clientDelays += c.Stats().SendDelayed
+	}
+	return servers, clientDelays
 }
 
 func (r *soakRack) stop() error {
@@ -610,7 +622,15 @@ func runSoak(cfg soakConfig) (soakResult, error) {
 		rack.oldest.Store(r.id + 1)
 		events := r.rec.Events()
 		order := rack.acceptOrder(r.id)
-		vs := history.Check(events, history.Options{AcceptOrder: order, RequireOutcome: true})
+		opts := history.Options{AcceptOrder: order, RequireOutcome: true}
+		vs := history.Check(events, opts)
+		ivs, _ := history.Intervals(events, opts)
+		var late int64
+		for _, iv := range ivs {
+			if !iv.End.IsZero() && !iv.End.After(iv.Start) {
+				late++
+			}
+		}
 		var acq, rel, granted, rejected int64
 		for _, e := range events {
 			switch e.Kind {
@@ -627,6 +647,7 @@ func runSoak(cfg soakConfig) (soakResult, error) {
 		resMu.Lock()
 		defer resMu.Unlock()
 		res.rounds++
+		res.lateGrants += late
 		res.events += int64(len(events))
 		res.acquires += acq
 		res.releases += rel
@@ -667,12 +688,12 @@ loop:
 			break loop
 		case <-progress.C:
 			resMu.Lock()
-			fs := rack.stats()
+			fs, cd := rack.stats()
 			cfg.logf("soak: %v: %d of %d operations checked (%.0f/s), %d rounds, %d violations; round %d: %d events; "+
 				"%d failovers, %d crashed holders; faults: %d lost, %d duplicated, %d reordered, %d delayed",
 				time.Since(start).Round(time.Second), res.ops, cfg.ops, float64(res.ops)/time.Since(start).Seconds(),
 				res.rounds, res.violations, cur.Load().id, cur.Load().rec.Len(), res.failovers, crashes.Load(), fs.SendLost+fs.RecvLost,
-				fs.SendDup+fs.RecvDup, fs.SendReordered+fs.RecvReordered, fs.SendDelayed+fs.RecvDelayed)
+				fs.SendDup+fs.RecvDup, fs.SendReordered+fs.RecvReordered, fs.SendDelayed+cd)
 			resMu.Unlock()
 		case <-poll.C:
 			r := cur.Load()
@@ -721,7 +742,7 @@ loop:
 	res.releasesRefused = notHolder.Load()
 	res.releaseErrs = releaseErrs.Load()
 	res.crashes = crashes.Load()
-	res.faults = rack.stats()
+	res.faults, res.delayedByClients = rack.stats()
 	return res, runErr
 }
 
