@@ -11,7 +11,7 @@ import (
 )
 
 // BenchmarkAcquireRelease measures uncontended exclusive acquire+release pairs, the unit of the
-// DESIGN target (>= 10M pairs/s per core, 0 allocs/op).
+// target in docs/targets.md (>= 10M pairs/s per core, 0 allocs/op).
 func BenchmarkAcquireRelease(b *testing.B) {
 	c := mustCore(b, Config{})
 	out := Pairs(c, 4096, 1024, make([]Effect, 0, 8)) // warm the free list and the map

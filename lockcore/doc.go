@@ -6,7 +6,7 @@
 // clock; time is an int64 count of nanoseconds supplied by the caller. A Core is not safe for
 // concurrent use; the lock server gives each shard its own Core.
 //
-// # Rules (DESIGN 4.2, NetLock Algorithm 2)
+// # Rules (NetLock Algorithm 2; docs/protocol.md, Semantics)
 //
 // Per lock there are holders (all shared, or one exclusive) and waiters, ordered by priority (0 is
 // highest) and, within a priority, by arrival. A waiter is granted when every waiter before it has
