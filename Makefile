@@ -59,6 +59,9 @@ fuzz:
 	$(FUZZ) ./bmv2/stf -fuzz '^FuzzParse$$'
 	$(FUZZ) ./bmv2/stf -fuzz '^FuzzRun$$'
 	$(FUZZ) ./bmv2/p4rt -fuzz '^FuzzWriteValidation$$'
+	$(FUZZ) ./alloc -fuzz '^FuzzStep$$'
+	$(FUZZ) ./rdma/emu -fuzz '^FuzzRequestHeader$$'
+	$(FUZZ) ./rdma/emu -fuzz '^FuzzResponseHeader$$'
 
 # A million lock operations against the rack under 20% loss, duplication, reordering and delay,
 # crashing holders and failovers, every one checked by package history (docs/reliability.md).

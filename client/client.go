@@ -23,10 +23,12 @@ type Client struct {
 	raw      *net.UDPConn // the socket itself when not wrapped: batched I/O
 	out      outbox
 	clientID uint32
+	ids      txnSpace // with clientID 0
 	servers  []netip.AddrPort
+	switches []addrMatch // answers from these are accepted for any request
 	log      *slog.Logger
 
-	txnSeq atomic.Uint32
+	txnSeq atomic.Uint64
 	lastTS atomic.Int64
 
 	mu      sync.Mutex
@@ -40,7 +42,7 @@ type Client struct {
 
 	stats struct {
 		sent, retransmits, received, malformed, unknown, strayGrants, dupGrants,
-		overflow, grants, rejects, leaseLost, renewals atomic.Int64
+		overflow, grants, rejects, leaseLost, renewals, foreign atomic.Int64
 	}
 }
 
@@ -60,6 +62,15 @@ type Stats struct {
 	Overflow int64
 	// Grants, Rejects, LeaseLost and Renewals count outcomes.
 	Grants, Rejects, LeaseLost, Renewals int64
+	// Foreign counts well-formed datagrams dropped because they came from an address the client
+	// did not send the request to (nor a configured switch): forged or misrouted answers.
+	Foreign int64
+}
+
+// addrMatch is a resolved Config.Switches entry: an IP address and, if non-zero, a port.
+type addrMatch struct {
+	ip   netip.Addr
+	port uint16
 }
 
 // key identifies the requests of one transaction on one lock.
@@ -83,8 +94,11 @@ type entry struct {
 	waiters [numKinds]chan wire.Fields // guarded by Client.mu; nil when nobody waits
 	// ts holds the timestamp of each waiter's request (0: any). Servers echo the timestamp in
 	// rejects, which tells a reject of a renewal from one of a release.
-	ts    [numKinds]uint64 // guarded by Client.mu
-	grant *Grant           // guarded by Client.mu; set while the lock is held
+	ts [numKinds]uint64 // guarded by Client.mu
+	// peer is the address the requests of this (lock, txn) were last sent to: answers are
+	// accepted from it (or from a switch) only.
+	peer  netip.AddrPort // guarded by Client.mu
+	grant *Grant         // guarded by Client.mu; set while the lock is held
 }
 
 // New opens the client's socket and starts its reader.
@@ -107,10 +121,19 @@ func New(cfg Config) (*Client, error) {
 		}
 		c.servers = append(c.servers, unmapped(a.AddrPort()))
 	}
-	for c.clientID == 0 {
-		var b [4]byte
-		_, _ = rand.Read(b[:])
-		c.clientID = binary.BigEndian.Uint32(b[:])
+	for _, s := range cfg.Switches {
+		m, err := parseAddrMatch(s)
+		if err != nil {
+			return nil, fmt.Errorf("client: switch %q: %w", s, err)
+		}
+		c.switches = append(c.switches, m)
+	}
+	if c.clientID == 0 {
+		var b [16]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return nil, fmt.Errorf("client: transaction id key: %w", err)
+		}
+		c.ids = txnSpace{k0: binary.BigEndian.Uint64(b[:8]), k1: binary.BigEndian.Uint64(b[8:])}
 	}
 	la, err := net.ResolveUDPAddr("udp", cfg.Local)
 	if err != nil {
@@ -138,7 +161,8 @@ func New(cfg Config) (*Client, error) {
 // LocalAddr returns the address of the client's socket.
 func (c *Client) LocalAddr() net.Addr { return c.conn.LocalAddr() }
 
-// ID returns the client id, the high 32 bits of its transaction ids.
+// ID returns Config.ClientID: the high 32 bits of the client's transaction ids when it was set,
+// 0 when the ids are drawn from the client's random id space (the default).
 func (c *Client) ID() uint32 { return c.clientID }
 
 // Close stops the client: pending requests return [ErrClosed], lease renewals stop, the socket is
@@ -165,17 +189,49 @@ func (c *Client) Stats() Stats {
 		Malformed: s.malformed.Load(), Unknown: s.unknown.Load(), StrayGrants: s.strayGrants.Load(),
 		DupGrants: s.dupGrants.Load(), Overflow: s.overflow.Load(), Grants: s.grants.Load(),
 		Rejects: s.rejects.Load(), LeaseLost: s.leaseLost.Load(), Renewals: s.renewals.Load(),
+		Foreign: s.foreign.Load(),
 	}
 }
 
-// newTxnID returns a fresh transaction id: the client id in the high 32 bits, a counter in the
-// low 32 bits (never 0).
+// newTxnID returns a fresh transaction id, never 0. By default it is the counter's next value
+// mapped through the client's keyed permutation (txnSpace): distinct from every earlier id of
+// this client, and uniformly distributed over the 2^64 values independently of every other
+// client's ids (docs/protocol.md, "Transaction ids"). With Config.ClientID it is ClientID in the
+// high 32 bits and the counter in the low 32 bits.
 func (c *Client) newTxnID() uint64 {
-	n := c.txnSeq.Add(1)
-	if n == 0 {
-		n = c.txnSeq.Add(1)
+	for {
+		n := c.txnSeq.Add(1)
+		var id uint64
+		if c.clientID != 0 {
+			id = uint64(c.clientID)<<32 | n&0xffffffff
+		} else {
+			id = c.ids.id(n)
+		}
+		if id != 0 {
+			return id
+		}
 	}
-	return uint64(c.clientID)<<32 | uint64(n)
+}
+
+// txnSpace is a client's random transaction-id space: a permutation of the 64-bit counter values
+// keyed by two words from crypto/rand. id(n) = mix(mix(n^k0)^k1), where mix is the bijective
+// finalizer of SplitMix64 (xor-shifts and multiplications by odd constants). Because mix is a
+// bijection, one client never repeats an id before its counter wraps (2^64 ids); because k1 is
+// uniform and independent of everything else, each id of a client is uniform over the 2^64
+// values whatever the other clients drew, so a given id of one client equals a given id of
+// another with probability exactly 2^-64.
+type txnSpace struct{ k0, k1 uint64 }
+
+func (s txnSpace) id(n uint64) uint64 { return mix64(mix64(n^s.k0) ^ s.k1) }
+
+// mix64 is SplitMix64's finalizer, a bijection of uint64.
+func mix64(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	x ^= x >> 31
+	return x
 }
 
 // timestamp returns the clock in ns, strictly increasing across calls, so that every request
@@ -191,6 +247,45 @@ func (c *Client) timestamp() int64 {
 			return now
 		}
 	}
+}
+
+// parseAddrMatch reads "ip" (any port) or "host:port".
+func parseAddrMatch(s string) (addrMatch, error) {
+	if ip, err := netip.ParseAddr(s); err == nil {
+		return addrMatch{ip: ip.Unmap()}, nil
+	}
+	a, err := net.ResolveUDPAddr("udp", s)
+	if err != nil {
+		return addrMatch{}, err
+	}
+	ap := unmapped(a.AddrPort())
+	return addrMatch{ip: ap.Addr(), port: ap.Port()}, nil
+}
+
+// isSwitch reports whether from is a configured switch address.
+func (c *Client) isSwitch(from netip.AddrPort) bool {
+	for _, m := range c.switches {
+		if m.ip == from.Addr() && (m.port == 0 || m.port == from.Port()) {
+			return true
+		}
+	}
+	return false
+}
+
+// isServer reports whether from is a server the client sends to (a configured server or an
+// answer of Route it resolved), or a switch. Precondition: c.mu is held.
+func (c *Client) isServerLocked(from netip.AddrPort) bool {
+	for _, a := range c.servers {
+		if a == from {
+			return true
+		}
+	}
+	for _, a := range c.routes {
+		if a == from {
+			return true
+		}
+	}
+	return c.isSwitch(from)
 }
 
 func unmapped(a netip.AddrPort) netip.AddrPort {
@@ -360,14 +455,30 @@ func (c *Client) input(b []byte, from netip.AddrPort) {
 	c.stats.received.Add(1)
 	var f wire.Fields
 	h.Decode(&f)
-	c.dispatch(&f, from)
+	c.dispatch(&f, unmapped(from))
 }
 
-// dispatch hands f to the request waiting for it.
+// dispatch hands f to the request waiting for it. Answers are accepted only from the address
+// the request was sent to (a grant being held: the server that granted it) or from a configured
+// switch; the rest are counted as foreign and dropped.
 func (c *Client) dispatch(f *wire.Fields, from netip.AddrPort) {
 	var after []func()
 	c.mu.Lock()
 	e := c.entries[key{f.Lock, f.Txn}]
+	switch {
+	case e == nil:
+		if !c.isServerLocked(from) {
+			// In particular a stray grant is given back only to a server this client uses: the
+			// client must not be made to send releases anywhere.
+			c.stats.foreign.Add(1)
+			c.mu.Unlock()
+			return
+		}
+	case from != e.peer && !(e.grant != nil && from == e.grant.server) && !c.isSwitch(from):
+		c.stats.foreign.Add(1)
+		c.mu.Unlock()
+		return
+	}
 	var target chan wire.Fields
 	switch {
 	case f.Op == wire.OpGrant:
@@ -422,6 +533,15 @@ func (c *Client) dispatch(f *wire.Fields, from netip.AddrPort) {
 	for _, fn := range after {
 		fn()
 	}
+}
+
+// setPeer records the address the requests of k are sent to.
+func (c *Client) setPeer(k key, to netip.AddrPort) {
+	c.mu.Lock()
+	if e := c.entries[k]; e != nil {
+		e.peer = to
+	}
+	c.mu.Unlock()
 }
 
 // deliver queues f for a waiter without blocking; a full queue drops f (the waiter retransmits).

@@ -47,9 +47,16 @@ type Config struct {
 	// changed answer, after a failover, applies to requests in flight, releases and renewals);
 	// the resolution of each distinct answer is cached.
 	Route func(lock uint32) string
+	// Switches are the addresses ("ip" or "ip:port") of ToR switches that may answer requests
+	// for switch-resident locks. Answers are otherwise accepted only from the address a request
+	// was sent to; the rest are dropped and counted (Stats.Foreign).
+	Switches []string
 	// Local is the local UDP address to bind, e.g. "127.0.0.1:0". Default ":0".
 	Local string
-	// ClientID goes into the high 32 bits of every transaction id. Default: random, non-zero.
+	// ClientID, if non-zero, makes transaction ids deterministic: ClientID in the high 32 bits, a
+	// counter in the low 32 bits. The caller must then keep ClientIDs unique among the clients of
+	// a rack (tests and traces do). Default 0: ids from the client's random 64-bit id space
+	// (crypto/rand keys; see docs/protocol.md, "Transaction ids").
 	ClientID uint32
 
 	// Tenant and Priority are sent with every acquire unless overridden per request.

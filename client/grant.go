@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"net/netip"
 	"sync"
 	"time"
 
@@ -55,6 +56,7 @@ type Grant struct {
 	key    key
 	mode   wire.Mode
 	token  uint64
+	server netip.AddrPort // the address that granted it
 	opts   reqOptions
 	lost   chan struct{} // closed when the lease is lost
 	stop   chan struct{} // closed when Release starts
@@ -229,6 +231,7 @@ func (c *Client) holdGrant(k key, m *wire.Fields, ts int64, o reqOptions) *Grant
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e := c.entries[k]; e != nil {
+		g.server = e.peer
 		e.grant = g
 		e.waiters[kindAcquire] = nil
 	}
@@ -523,6 +526,8 @@ func (c *Client) withdraw(k key, acq wire.Fields) {
 func (c *Client) exchange(ctx context.Context, w <-chan wire.Fields, req wire.Fields,
 	stop <-chan struct{}, giveUp time.Time, handle func(m *wire.Fields, attempt int) bool) error {
 	rto := c.cfg.RetryInterval
+	var peer netip.AddrPort
+	k := key{req.Lock, req.Txn}
 	for attempt := 1; ; attempt++ {
 		left := time.Duration(math.MaxInt64)
 		if !giveUp.IsZero() {
@@ -540,6 +545,10 @@ func (c *Client) exchange(ctx context.Context, w <-chan wire.Fields, req wire.Fi
 		to, err := c.serverFor(req.Lock)
 		if err != nil {
 			return err
+		}
+		if to != peer {
+			c.setPeer(k, to)
+			peer = to
 		}
 		if err := c.send(to, &req); err != nil {
 			return err

@@ -247,7 +247,7 @@ func startSoakRack(cfg *soakConfig) (*soakRack, error) {
 	r := &soakRack{cfg: cfg, core: lockcore.Config{DefaultLease: cfg.lease, MaxLease: cfg.lease},
 		logs: map[[2]int64]*history.AcceptLog{}, addrs: make([]atomic.Pointer[string], cfg.servers)}
 	for p := range cfg.servers {
-		s, err := r.start(p, 0)
+		s, err := r.start(p, 0, 0)
 		if err != nil {
 			r.stop()
 			return nil, err
@@ -257,7 +257,7 @@ func startSoakRack(cfg *soakConfig) (*soakRack, error) {
 		r.addrs[p].Store(&a)
 	}
 	if cfg.broken == "split-brain" {
-		s, err := r.start(0, 0)
+		s, err := r.start(0, 0, 0)
 		if err != nil {
 			r.stop()
 			return nil, err
@@ -269,13 +269,16 @@ func startSoakRack(cfg *soakConfig) (*soakRack, error) {
 	return r, nil
 }
 
-// start starts a lock server for partition p with takeover grace grace.
-func (r *soakRack) start(p int, grace time.Duration) (*runningServer, error) {
+// start starts a lock server for partition p with takeover grace grace. A replacement is handed
+// the epoch of the server it replaces (takeoverEpoch), as a control plane would, so that its fencing
+// tokens start above every token its predecessor granted.
+func (r *soakRack) start(p int, grace time.Duration, takeoverEpoch uint64) (*runningServer, error) {
 	r.mu.Lock()
 	id := r.nserver
 	r.nserver++
 	r.mu.Unlock()
 	cfg := lockserver.Config{Listen: "127.0.0.1:0", Shards: 2, Sockets: 1, Core: r.core, TakeoverGrace: grace,
+		TakeoverEpoch: takeoverEpoch,
 		WrapConn: func(c net.PacketConn) net.PacketConn {
 			recv := r.cfg.faults
 			recv.DelayProb, recv.Delay = 0, 0
@@ -311,7 +314,7 @@ func (r *soakRack) failover(p int) error {
 	if err := old.stop(); err != nil {
 		return fmt.Errorf("stop server of partition %d: %w", p, err)
 	}
-	s, err := r.start(p, 2*r.cfg.lease)
+	s, err := r.start(p, 2*r.cfg.lease, old.srv.Epoch())
 	if err != nil {
 		return err
 	}

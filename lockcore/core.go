@@ -38,8 +38,10 @@ type Config struct {
 	DefaultQuota Quota
 	// Quotas holds per-tenant quotas.
 	Quotas map[uint16]Quota
-	// TokenBase is the fencing-token counter's start; the first grant gets TokenBase+1. A server
-	// sets it to its start time in ns so that tokens grow across restarts and failovers.
+	// TokenBase is the fencing-token counter's start; the first grant gets TokenBase+1. The lock
+	// server sets it to its token epoch shifted into the high bits (lockserver: tokens are
+	// epoch-major, the epoch persisted and bumped on every start), so that tokens grow across
+	// restarts and failovers without depending on any clock.
 	TokenBase uint64
 	// GrantAfter (ns, the caller's clock) holds all grants until that time: a server that takes
 	// over a failed server's locks waits out the leases the failed server may have granted.
@@ -696,12 +698,31 @@ func (c *Core) admin(now int64, r *Request, out []Effect) []Effect {
 		out = c.Expire(now, out)
 	case wire.AdminResetLock:
 		out = c.resetLock(r.Lock, wire.StatusNotOwner, out)
+	case wire.AdminTokenFloor:
+		c.RaiseTokenFloor(r.Token)
+		m := wire.Fields{Op: wire.OpAdmin, Status: r.Status, Flags: wire.FlagReply, Lock: r.Lock, Txn: r.Txn,
+			Token: c.token, Slots: r.Slots}
+		return append(out, Effect{To: r.From, Msg: m})
 	default:
 		return c.reject(r, wire.StatusBadRequest, out)
 	}
 	m := wire.Fields{Op: wire.OpAdmin, Status: r.Status, Flags: wire.FlagReply, Lock: r.Lock, Txn: r.Txn}
 	return append(out, Effect{To: r.From, Msg: m})
 }
+
+// RaiseTokenFloor makes every token granted from now on larger than t (tokens that are already
+// above it are unaffected: the counter never goes back). The lock server calls it when the
+// control plane hands it a floor (wire.AdminTokenFloor), e.g. when a lock moves from the switch
+// back to a server, and when it moves to a new token epoch.
+func (c *Core) RaiseTokenFloor(t uint64) {
+	if c.token < t {
+		c.token = t
+	}
+}
+
+// LastToken returns the largest token the Core has granted, or the floor it was raised to
+// (Config.TokenBase at first): the next grant's token is larger.
+func (c *Core) LastToken() uint64 { return c.token }
 
 // resetLock drops every request of a lock: waiters and buffered requests are rejected with s,
 // holders are forgotten silently (their leases stay valid on the clients' side; the control plane

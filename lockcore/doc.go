@@ -27,6 +27,10 @@
 //
 // Fencing tokens are drawn from one counter per Core, starting at Config.TokenBase: every grant's
 // token is larger than every earlier grant's token of the same Core, hence of the same lock.
+// [Core.RaiseTokenFloor] (and the admin sub-operation wire.AdminTokenFloor, answered with the floor
+// in force in Token) moves the counter up, never down. The Core reads no clock for tokens: the lock
+// server makes them epoch-major (TokenBase = epoch<<40, the epoch persisted and bumped on every
+// start; docs/protocol.md, "Fencing tokens").
 //
 // Leases start at the grant. Expired holders are removed by [Core.Expire], which grants onward and
 // tells the old holder. Expire walks the locks that have holders, but only when the earliest deadline

@@ -20,7 +20,8 @@ package lockcore
 //	    The switch (sw1) forwards an acquire of cN it could not queue.
 //	queue-empty lock=L slots=N
 //	    The switch (sw1) announces that lock L's switch queue drained with N free slots.
-//	admin ping|sweep|reset [lock=L]
+//	admin ping|sweep|reset|floor [lock=L] [token=K]
+//	    floor raises the token floor to K (wire.AdminTokenFloor).
 //	advance DUR
 //	    Moves the clock forward and runs Expire.
 //	state [lock=L]
@@ -154,6 +155,13 @@ func (s *scenario) run(d *datadriven.TestData) (string, error) {
 			r.Status = wire.AdminSweep
 		case a.has("reset"):
 			r.Status = wire.AdminResetLock
+		case a.has("floor"):
+			r.Status = wire.AdminTokenFloor
+			tok, err := a.uint("token", 0)
+			if err != nil {
+				return "", err
+			}
+			r.Token = tok
 		default:
 			r.Status = 99
 		}

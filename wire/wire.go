@@ -191,6 +191,11 @@ const (
 	// AdminRDMAPeer looks up a joined node. Request: Txn a nonce, Tenant the node id. Reply: Client
 	// that node's NIC address, Tenant the node id; an unknown id is rejected with bad-request.
 	AdminRDMAPeer Status = 5
+	// AdminTokenFloor raises a lock server's fencing-token floor: every token the server grants
+	// afterwards is larger than Token. Slots 0 raises it for the shard of Lock, 1 for every lock of
+	// the server. The reply carries in Token the floor now in force (the next token is larger).
+	// The control plane sends it when a lock moves from the switch back to a server.
+	AdminTokenFloor Status = 6
 )
 
 // Admin sub-operation numbers are allocated in ranges so that the parts of the system that define

@@ -566,7 +566,7 @@ func (cp *compiler) registerCall(sc *scope, call *front.CallExpr, d *front.Metho
 		idx := cp.scalarOf(sc, cp.arg(call, "index"), nil)
 		return func(c *ctx) flow {
 			i := idx(c)
-			if err := r.access(c, i, pos); err != nil {
+			if err := r.access(c, i, false, pos); err != nil {
 				c.fail = err
 				return fExit
 			}
@@ -583,7 +583,7 @@ func (cp *compiler) registerCall(sc *scope, call *front.CallExpr, d *front.Metho
 		m := mask128(r.Width)
 		return func(c *ctx) flow {
 			i := idx(c)
-			if err := r.access(c, i, pos); err != nil {
+			if err := r.access(c, i, true, pos); err != nil {
 				c.fail = err
 				return fExit
 			}
