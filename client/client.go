@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/netlock-go/netlock/internal/udpbatch"
 	"github.com/netlock-go/netlock/wire"
@@ -32,13 +33,16 @@ type Client struct {
 	lastTS atomic.Int64
 
 	mu      sync.Mutex
-	entries map[key]*entry            // guarded by mu
+	entries map[key]*Grant            // guarded by mu: requests in flight and held grants
 	routes  map[string]netip.AddrPort // guarded by mu: resolved Route results
 	closed  bool                      // guarded by mu
 
+	waiters sync.Pool // *waiter: reused, so that a request allocates no channel or timer
+	keep    keeper    // the leases of held grants
+
 	done      chan struct{} // closed by Close
 	closeOnce sync.Once
-	wg        sync.WaitGroup // the reader, lease loops and withdrawals
+	wg        sync.WaitGroup // the reader, the lease keeper and withdrawals
 
 	stats struct {
 		sent, retransmits, received, malformed, unknown, strayGrants, dupGrants,
@@ -89,16 +93,35 @@ const (
 	numKinds
 )
 
-// entry is the client's state for one (lock, txn).
-type entry struct {
-	waiters [numKinds]chan wire.Fields // guarded by Client.mu; nil when nobody waits
-	// ts holds the timestamp of each waiter's request (0: any). Servers echo the timestamp in
-	// rejects, which tells a reject of a renewal from one of a release.
-	ts [numKinds]uint64 // guarded by Client.mu
-	// peer is the address the requests of this (lock, txn) were last sent to: answers are
-	// accepted from it (or from a switch) only.
-	peer  netip.AddrPort // guarded by Client.mu
-	grant *Grant         // guarded by Client.mu; set while the lock is held
+// waiter is where the reader goroutine hands answers to one request in flight: a small
+// buffered channel and a timer of the client's clock for retransmissions. Waiters are pooled.
+type waiter struct {
+	ch chan wire.Fields
+	t  Timer
+	m  wire.Fields // the answer being handled (exchange)
+}
+
+func (c *Client) getWaiter() *waiter { return c.waiters.Get().(*waiter) }
+
+// putWaiter returns w to the pool; nobody may deliver to it any more (it was unregistered).
+func (c *Client) putWaiter(w *waiter) {
+	w.t.Stop()
+	for {
+		select {
+		case <-w.ch:
+		case <-w.t.C():
+		default:
+			c.waiters.Put(w)
+			return
+		}
+	}
+}
+
+// stoppedTimer returns a timer of clk that is not running.
+func stoppedTimer(clk Clock) Timer {
+	t := clk.NewTimer(time.Hour)
+	t.Stop()
+	return t
 }
 
 // New opens the client's socket and starts its reader.
@@ -110,7 +133,7 @@ func New(cfg Config) (*Client, error) {
 		cfg:      cfg,
 		clientID: cfg.ClientID,
 		log:      cfg.Logger,
-		entries:  make(map[key]*entry),
+		entries:  make(map[key]*Grant),
 		routes:   make(map[string]netip.AddrPort),
 		done:     make(chan struct{}),
 	}
@@ -153,8 +176,11 @@ func New(cfg Config) (*Client, error) {
 			return nil, fmt.Errorf("client: %w", err)
 		}
 	}
-	c.wg.Add(1)
+	c.waiters.New = func() any { return &waiter{ch: make(chan wire.Fields, 4), t: stoppedTimer(cfg.Clock)} }
+	c.keep.init(c)
+	c.wg.Add(2)
 	go c.readLoop()
+	go c.keep.run()
 	return c, nil
 }
 
@@ -462,7 +488,6 @@ func (c *Client) input(b []byte, from netip.AddrPort) {
 // the request was sent to (a grant being held: the server that granted it) or from a configured
 // switch; the rest are counted as foreign and dropped.
 func (c *Client) dispatch(f *wire.Fields, from netip.AddrPort) {
-	var after []func()
 	c.mu.Lock()
 	e := c.entries[key{f.Lock, f.Txn}]
 	switch {
@@ -474,50 +499,56 @@ func (c *Client) dispatch(f *wire.Fields, from netip.AddrPort) {
 			c.mu.Unlock()
 			return
 		}
-	case from != e.peer && !(e.grant != nil && from == e.grant.server) && !c.isSwitch(from):
+	case from != e.peer && !(e.held && from == e.server) && !c.isSwitch(from):
 		c.stats.foreign.Add(1)
 		c.mu.Unlock()
 		return
 	}
-	var target chan wire.Fields
+	var target *waiter
+	var lost func()
+	stray := false
 	switch {
 	case f.Op == wire.OpGrant:
 		switch {
 		case e != nil && e.waiters[kindAcquire] != nil:
 			target = e.waiters[kindAcquire]
-		case e != nil && e.grant != nil && e.grant.token == f.Token:
+		case e != nil && e.held && e.token == f.Token:
 			c.stats.dupGrants.Add(1)
 		default:
 			// Nobody waits for this grant (the acquire was abandoned, or the grant is a late
 			// duplicate of one released already): give it back.
 			c.stats.strayGrants.Add(1)
-			rel := wire.Fields{Op: wire.OpRelease, Mode: f.Mode, Lock: f.Lock, Txn: f.Txn, Token: f.Token,
-				Tenant: f.Tenant, Priority: f.Priority, Timestamp: uint64(c.timestamp())}
-			after = append(after, func() { _ = c.send(from, &rel) })
+			stray = true
 		}
 	case f.Op == wire.OpRelease && f.Flags&wire.FlagReply != 0 && e != nil:
 		target = e.waiters[kindRelease]
 	case f.Op == wire.OpLeaseProbe && f.Flags&wire.FlagReply != 0 && e != nil:
 		target = e.waiters[kindProbe]
+		if target == nil && e.held && e.probing && f.Token == e.token && f.Timestamp == e.probeTS {
+			e.renewedLocked(f) // the lease keeper's renewal
+		}
 	case f.Op == wire.OpReject && e != nil:
 		c.stats.rejects.Add(1)
-		if f.Status == wire.StatusLeaseExpired && e.grant != nil && e.grant.token == f.Token {
-			if fn := e.grant.markLostLocked(&RejectError{Op: wire.OpGrant, Lock: f.Lock, Txn: f.Txn,
-				Status: f.Status}); fn != nil {
-				after = append(after, fn)
-			}
+		if f.Status == wire.StatusLeaseExpired && e.held && e.token == f.Token {
+			lost = e.markLostLocked(&RejectError{Op: wire.OpGrant, Lock: f.Lock, Txn: f.Txn, Status: f.Status})
 			// Tell a pending release or renewal too.
-			for _, k := range []kind{kindRelease, kindProbe} {
+			for _, k := range [...]kind{kindRelease, kindProbe} {
 				if w := e.waiters[k]; w != nil {
 					c.deliver(w, f)
 				}
 			}
 			break
 		}
+		if e.held && e.probing && e.waiters[kindProbe] == nil && f.Token == e.token && f.Timestamp == e.probeTS {
+			// The lease keeper's renewal was refused: the lease is lost.
+			lost = e.markLostLocked(fmt.Errorf("%w: renewal refused: %w", ErrLeaseLost,
+				&RejectError{Op: wire.OpLeaseProbe, Lock: f.Lock, Txn: f.Txn, Status: f.Status}))
+			break
+		}
 		// A reject names no op; its echoed timestamp says which request it answers. Without one
 		// (a server that does not echo), release (the last request of a txn) goes first, then
 		// acquire, then renewal.
-		for _, k := range []kind{kindRelease, kindAcquire, kindProbe} {
+		for _, k := range [...]kind{kindRelease, kindAcquire, kindProbe} {
 			if w := e.waiters[k]; w != nil && (f.Timestamp == 0 || e.ts[k] == 0 || e.ts[k] == f.Timestamp) {
 				target = w
 				break
@@ -526,80 +557,85 @@ func (c *Client) dispatch(f *wire.Fields, from netip.AddrPort) {
 	}
 	if target != nil {
 		c.deliver(target, f)
-	} else if f.Op != wire.OpGrant && !(f.Op == wire.OpReject && e != nil && e.grant != nil) {
+	} else if !stray && f.Op != wire.OpGrant && !(f.Op == wire.OpReject && e != nil && e.held) &&
+		!(f.Op == wire.OpLeaseProbe && e != nil && e.held) {
 		c.stats.unknown.Add(1)
 	}
 	c.mu.Unlock()
-	for _, fn := range after {
-		fn()
+	if lost != nil {
+		lost()
+	}
+	if stray {
+		rel := wire.Fields{Op: wire.OpRelease, Mode: f.Mode, Lock: f.Lock, Txn: f.Txn, Token: f.Token,
+			Tenant: f.Tenant, Priority: f.Priority, Timestamp: uint64(c.timestamp())}
+		_ = c.send(from, &rel)
 	}
 }
 
-// setPeer records the address the requests of k are sent to.
-func (c *Client) setPeer(k key, to netip.AddrPort) {
+// setPeer records the address the requests of g are sent to.
+func (c *Client) setPeer(g *Grant, to netip.AddrPort) {
 	c.mu.Lock()
-	if e := c.entries[k]; e != nil {
-		e.peer = to
-	}
+	g.peer = to
 	c.mu.Unlock()
 }
 
 // deliver queues f for a waiter without blocking; a full queue drops f (the waiter retransmits).
-func (c *Client) deliver(w chan wire.Fields, f *wire.Fields) {
+func (c *Client) deliver(w *waiter, f *wire.Fields) {
 	select {
-	case w <- *f:
+	case w.ch <- *f:
 	default:
 		c.stats.overflow.Add(1)
 	}
 }
 
-// register creates the waiter of kind k for (lock, txn), creating the entry if needed.
-// ts is the timestamp of the request (0: match any reject).
-func (c *Client) register(k key, kd kind, ts int64) (chan wire.Fields, error) {
+// register makes w the waiter of kind kd of g's request, whose timestamp is ts (0: match any
+// reject). The first registration puts g into the client's entries; a second request for the
+// same (lock, txn) while one of the same kind is in flight is refused.
+func (c *Client) register(g *Grant, kd kind, ts int64, w *waiter) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
-		return nil, ErrClosed
+		return ErrClosed
 	}
-	e := c.entries[k]
-	if e == nil {
-		e = &entry{}
-		c.entries[k] = e
+	switch e := c.entries[g.key]; {
+	case e == nil:
+		c.entries[g.key] = g
+	case e != g:
+		return fmt.Errorf("client: lock %d txn %#x: request already in flight", g.key.lock, g.key.txn)
+	case g.waiters[kd] != nil:
+		return fmt.Errorf("client: lock %d txn %#x: %v already in flight", g.key.lock, g.key.txn, kd)
 	}
-	if e.waiters[kd] != nil {
-		return nil, fmt.Errorf("client: lock %d txn %#x: request already in flight", k.lock, k.txn)
-	}
-	w := make(chan wire.Fields, 4)
-	e.waiters[kd] = w
-	e.ts[kd] = uint64(ts)
-	return w, nil
+	g.waiters[kd] = w
+	g.ts[kd] = uint64(ts)
+	return nil
 }
 
-// unregisterLocked removes the waiter of kind kd and drops the entry once it is empty.
+// unregisterLocked removes the waiter of kind kd and drops the entry once it is idle.
 // Precondition: c.mu is held.
-func (c *Client) unregisterLocked(k key, kd kind) {
-	e := c.entries[k]
-	if e == nil {
-		return
-	}
-	e.waiters[kd] = nil
-	c.dropIfIdleLocked(k, e)
+func (c *Client) unregisterLocked(g *Grant, kd kind) {
+	g.waiters[kd] = nil
+	c.dropIfIdleLocked(g)
 }
 
-func (c *Client) dropIfIdleLocked(k key, e *entry) {
-	if e.grant != nil {
+// dropIfIdleLocked forgets g once it is neither held nor waited for. Precondition: c.mu is held.
+func (c *Client) dropIfIdleLocked(g *Grant) {
+	if g.held {
 		return
 	}
-	for _, w := range e.waiters {
+	for _, w := range g.waiters {
 		if w != nil {
 			return
 		}
 	}
-	delete(c.entries, k)
+	if c.entries[g.key] == g {
+		delete(c.entries, g.key)
+	}
 }
 
-func (c *Client) unregister(k key, kd kind) {
+// unregister removes the waiter w of kind kd and returns it to the pool.
+func (c *Client) unregister(g *Grant, kd kind, w *waiter) {
 	c.mu.Lock()
-	c.unregisterLocked(k, kd)
+	c.unregisterLocked(g, kd)
 	c.mu.Unlock()
+	c.putWaiter(w)
 }

@@ -16,11 +16,16 @@ type Clock interface {
 	NewTimer(d time.Duration) Timer
 }
 
-// Timer is a stoppable one-shot timer of a [Clock].
+// Timer is a stoppable, resettable one-shot timer of a [Clock]. The client reuses its timers
+// (one per request in flight, pooled, and one for the lease keeper): Reset must rearm a stopped
+// or fired timer, and after Stop or Reset no value of the earlier arming may be received (the
+// semantics of time.Timer since Go 1.23).
 type Timer interface {
 	C() <-chan time.Time
 	// Stop prevents the timer from firing; it reports whether it stopped it.
 	Stop() bool
+	// Reset rearms the timer to fire after d; it reports whether it had been active.
+	Reset(d time.Duration) bool
 }
 
 type realClock struct{}
@@ -32,6 +37,9 @@ type realTimer struct{ t *time.Timer }
 
 func (t realTimer) C() <-chan time.Time { return t.t.C }
 func (t realTimer) Stop() bool          { return t.t.Stop() }
+func (t realTimer) Reset(d time.Duration) bool {
+	return t.t.Reset(d)
+}
 
 // SystemClock is the wall clock.
 var SystemClock Clock = realClock{}

@@ -366,3 +366,26 @@ func TestPortInUse(t *testing.T) {
 		a.closeConns()
 	}
 }
+
+// TestIdleStatesFreedBySweeper: overflow-only traffic leaves no lease to expire, yet the sweeper
+// frees the idle lock states once the idle retention has passed (they used to stay until some
+// lease deadline passed, possibly never, while the locks gauge read 0).
+func TestIdleStatesFreedBySweeper(t *testing.T) {
+	clk := &manualClock{now: time.Unix(1000, 0)}
+	s, stop := startServer(t, trusted(Config{Shards: 2, Clock: clk,
+		Core: lockcore.Config{IdleRetention: 100 * time.Millisecond}}))
+	defer stop()
+	sw, client := newPeer(t, s.Addr()), newPeer(t, s.Addr())
+	const n = 500
+	for i := uint32(0); i < n; i++ {
+		sw.sendControl(wire.Fields{Op: wire.OpOverflow, Flags: wire.FlagForwarded, Lock: i, Txn: 1,
+			Mode: wire.Exclusive, Client: client.addr()})
+		sw.sendControl(wire.Fields{Op: wire.OpQueueEmpty, Lock: i, Slots: 1})
+		sw.expect(wire.OpPushBack, 1)
+	}
+	if st := s.Stats(); st.Locks != 0 || st.Idle != n {
+		t.Fatalf("after the traffic: locks %d idle %d, want 0 and %d", st.Locks, st.Idle, n)
+	}
+	clk.Advance(100 * time.Millisecond)
+	eventuallyT(t, "idle states freed", func() bool { return s.Stats().Idle == 0 })
+}

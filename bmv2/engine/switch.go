@@ -129,6 +129,7 @@ type packet struct {
 	recirc       bool
 	recircFL     int
 	digests      []Digest
+	tna          tnaPacket // TNA programs: what the pass needs to know of earlier passes
 }
 
 // ctx is the execution state of one pipeline pass.
@@ -193,6 +194,7 @@ type Switch struct {
 	pass      uint64
 	f         smFields
 	digestIDs map[string]uint32
+	tna       *tnaState // set for TNA programs (tna.go)
 }
 
 type mcNode struct {
@@ -233,9 +235,13 @@ func Load(checked *front.Checked, cfg Config) (sw *Switch, err error) {
 		r := rand.New(rand.NewPCG(1, 2))
 		cfg.Random = r.Uint64
 	}
-	v1, err := checked.V1Switch()
-	if err != nil {
-		return nil, err
+	// TNA programs (tna.go) share the compiler; their pipeline is set up by loadTNA.
+	tna := checked.Arch() == front.ArchTNA
+	var v1 *front.V1Switch
+	if !tna {
+		if v1, err = checked.V1Switch(); err != nil {
+			return nil, err
+		}
 	}
 	sw = &Switch{cfg: cfg, checked: checked, mcGroups: map[int][]int{}, mcNodes: map[int]mcNode{}, sessions: map[int]CloneSession{}}
 	cp := &compiler{checked: checked, sw: sw, sizes: map[front.Type]int{}, errCodes: map[*front.EnumMember]int{},
@@ -303,6 +309,10 @@ func Load(checked *front.Checked, cfg Config) (sw *Switch, err error) {
 				cp.instance(cp.root, inst)
 			}
 		}
+	}
+	if tna {
+		cp.loadTNA()
+		return sw, nil
 	}
 	// The pipeline's shared state: headers, user metadata, standard metadata.
 	pp := v1.Parser.Parser
@@ -419,6 +429,9 @@ func (s *Switch) copyFieldList(dst, src *packet, fl int) {
 
 // Process runs one packet received on port through the pipeline.
 func (s *Switch) Process(port int, data []byte) (*Result, error) {
+	if s.tna != nil {
+		return s.processTNA(port, data)
+	}
 	s.free = append(s.free, s.used...)
 	s.used = s.used[:0]
 	s.res.Out = s.res.Out[:0]

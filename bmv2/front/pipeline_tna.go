@@ -168,3 +168,7 @@ func blockOf(a *Arg) (Block, error) {
 	}
 	return Block{}, fmt.Errorf("%s: not a parser or control instantiation", a.Value.Position())
 }
+
+// IsTNADecl reports whether a declaration comes from netlock's tna.p4 (not a user
+// declaration that shares a name with a TNA extern).
+func IsTNADecl(d Decl) bool { return isTNADecl(d) }
