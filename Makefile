@@ -15,6 +15,8 @@ build:
 # The whole test suite, race detector on, after the linters (CI runs this).
 test: lint
 	$(GO) test -race -count=1 -timeout 20m $(PKGS)
+	# Allocation tests skip under the race detector (sync.Pool drops items at random): run them without.
+	$(GO) test -count=1 -timeout 10m -run 'Allocs' $(PKGS)
 
 test-short:
 	$(GO) test -short -count=1 $(PKGS)
