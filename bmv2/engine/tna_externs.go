@@ -20,7 +20,7 @@ type regAction struct {
 	name   string
 	reg    *Register     // a RegisterAction's register, or
 	dreg   *tnaDirectReg // a DirectRegisterAction's
-	fields []regField // the value parameter's scalar pieces and their place in the cell
+	fields []regField    // the value parameter's scalar pieces and their place in the cell
 	rvBase int
 	rvW    int
 	hasRV  bool
