@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -36,7 +37,24 @@ const (
 	KeyRDMA       = "rdma.enabled"
 	KeyRDMALocks  = "rdma.locks"
 	KeyRDMAListen = "rdma.listen"
+	// KeyRackKey is the rack key as 16 hexadecimal digits (a quoted string in YAML);
+	// KeyRackKeyFile names a file holding it instead (keeps the secret out of the config file,
+	// the environment and the process list). At most one of them may be set.
+	KeyRackKey     = "rack_key"
+	KeyRackKeyFile = "rack_key_file"
+	// Peers allowed to send control messages (lists of IP, prefix or IP:port).
+	KeySwitches    = "peers.switches"
+	KeyControllers = "peers.controllers"
+	KeyRDMANodes   = "peers.rdma_nodes"
+	// KeyStateFile is where the fencing-token epoch is persisted; KeyTakeoverEpoch is the epoch
+	// of the server whose locks this one takes over.
+	KeyStateFile     = "state_file"
+	KeyTakeoverEpoch = "takeover_epoch"
 )
+
+// DefaultStateFile is the state file of netlock server when none is configured (in the working
+// directory, as etcd keeps its data directory).
+const DefaultStateFile = "netlock-server.state"
 
 // NewViper returns a viper instance with netlock's defaults and environment binding.
 func NewViper() *viper.Viper {
@@ -61,6 +79,13 @@ func NewViper() *viper.Viper {
 	v.SetDefault(KeyRDMA, false)
 	v.SetDefault(KeyRDMALocks, 1024)
 	v.SetDefault(KeyRDMAListen, "127.0.0.1:0")
+	v.SetDefault(KeyRackKey, "")
+	v.SetDefault(KeyRackKeyFile, "")
+	v.SetDefault(KeySwitches, []string{})
+	v.SetDefault(KeyControllers, []string{})
+	v.SetDefault(KeyRDMANodes, []string{})
+	v.SetDefault(KeyStateFile, DefaultStateFile)
+	v.SetDefault(KeyTakeoverEpoch, 0)
 	return v
 }
 
@@ -97,6 +122,27 @@ func ConfigFromViper(v *viper.Viper) (Config, error) {
 	if c.Core.Priorities == 0 {
 		return Config{}, fmt.Errorf("%s: must be at least 1", KeyPriorities)
 	}
+	if c.RackKey, err = getRackKey(v); err != nil {
+		return Config{}, err
+	}
+	lists := []struct {
+		key string
+		dst *[]string
+	}{{KeySwitches, &c.Peers.Switches}, {KeyControllers, &c.Peers.Controllers}, {KeyRDMANodes, &c.Peers.RDMANodes}}
+	for _, f := range lists {
+		if *f.dst, err = getStrings(v, f.key); err != nil {
+			return Config{}, err
+		}
+	}
+	c.StateFile = v.GetString(KeyStateFile)
+	te, err := getInt(v, KeyTakeoverEpoch)
+	if err != nil {
+		return Config{}, err
+	}
+	if te < 0 {
+		return Config{}, fmt.Errorf("%s: %d is negative", KeyTakeoverEpoch, te)
+	}
+	c.TakeoverEpoch = uint64(te)
 	if v.GetBool(KeyRDMA) {
 		if c.RDMA.Locks, err = getInt(v, KeyRDMALocks); err != nil {
 			return Config{}, err
@@ -219,4 +265,66 @@ func getQuotas(raw any) (map[uint16]lockcore.Quota, error) {
 		qs[uint16(t)] = q
 	}
 	return qs, nil
+}
+
+// getRackKey reads the rack key from KeyRackKey or the file named by KeyRackKeyFile.
+func getRackKey(v *viper.Viper) (RackKey, error) {
+	raw := v.Get(KeyRackKey)
+	text, ok := raw.(string)
+	if raw != nil && !ok {
+		return 0, fmt.Errorf("%s: write the key as a quoted string of 16 hexadecimal digits", KeyRackKey)
+	}
+	file := v.GetString(KeyRackKeyFile)
+	switch {
+	case text != "" && file != "":
+		return 0, fmt.Errorf("%s and %s: set one of them, not both", KeyRackKey, KeyRackKeyFile)
+	case file != "":
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return 0, fmt.Errorf("%s: %w", KeyRackKeyFile, err)
+		}
+		k, err := ParseRackKey(string(b))
+		if err != nil {
+			return 0, fmt.Errorf("%s %s: %w", KeyRackKeyFile, file, err)
+		}
+		return k, nil
+	case text != "":
+		k, err := ParseRackKey(text)
+		if err != nil {
+			return 0, fmt.Errorf("%s: %w", KeyRackKey, err)
+		}
+		return k, nil
+	}
+	return 0, nil
+}
+
+// getStrings reads a list of strings: a YAML/TOML/JSON list, or one comma-separated string (the
+// environment's form).
+func getStrings(v *viper.Viper, key string) ([]string, error) {
+	switch x := v.Get(key).(type) {
+	case nil:
+		return nil, nil
+	case string:
+		var out []string
+		for _, f := range strings.Split(x, ",") {
+			if f = strings.TrimSpace(f); f != "" {
+				out = append(out, f)
+			}
+		}
+		return out, nil
+	case []string:
+		return x, nil
+	case []any:
+		out := make([]string, 0, len(x))
+		for i, e := range x {
+			s, ok := e.(string)
+			if !ok {
+				return nil, fmt.Errorf("%s[%d]: %v is not a string", key, i, e)
+			}
+			out = append(out, s)
+		}
+		return out, nil
+	default:
+		return nil, fmt.Errorf("%s: want a list of addresses", key)
+	}
 }

@@ -133,6 +133,10 @@ func (cp *compiler) instance(sc *scope, d *front.InstanceDecl) {
 		case "action_profile", "action_selector":
 			obj = cp.newProfile(name, t.Decl.Name, d.Args, d.P)
 		default:
+			if front.IsTNADecl(t.Decl) {
+				obj = cp.tnaInstance(sc, d, t, name, id) // tna_externs.go
+				break
+			}
 			cp.fail(d.P, "not supported by the netlock engine: extern %s", t.Decl.Name)
 		}
 		sc.m[d] = &binding{kind: bExtern, t: t, obj: obj}

@@ -252,6 +252,9 @@ func (cp *compiler) outScalar(sc *scope, e front.Expr) func(*ctx, u128) {
 }
 
 func (cp *compiler) externValue(sc *scope, call *front.CallExpr, d *front.MethodDecl, t front.Type) scalarFn {
+	if front.IsTNADecl(d) {
+		return cp.tnaExternValue(sc, call, d, t) // tna_externs.go
+	}
 	if d.Owner != nil && d.Owner.Name == "packet_in" {
 		switch d.Name {
 		case "lookahead":
@@ -277,6 +280,9 @@ func (cp *compiler) externValue(sc *scope, call *front.CallExpr, d *front.Method
 
 func (cp *compiler) externCall(sc *scope, call *front.CallExpr, d *front.MethodDecl) stmtFn {
 	pos := call.Position()
+	if front.IsTNADecl(d) {
+		return cp.tnaExternCall(sc, call, d) // tna_externs.go
+	}
 	if d.Owner != nil {
 		switch d.Owner.Name {
 		case "packet_in":
@@ -566,7 +572,7 @@ func (cp *compiler) registerCall(sc *scope, call *front.CallExpr, d *front.Metho
 		idx := cp.scalarOf(sc, cp.arg(call, "index"), nil)
 		return func(c *ctx) flow {
 			i := idx(c)
-			if err := r.access(c, i, pos); err != nil {
+			if err := r.access(c, i, false, pos); err != nil {
 				c.fail = err
 				return fExit
 			}
@@ -583,7 +589,7 @@ func (cp *compiler) registerCall(sc *scope, call *front.CallExpr, d *front.Metho
 		m := mask128(r.Width)
 		return func(c *ctx) flow {
 			i := idx(c)
-			if err := r.access(c, i, pos); err != nil {
+			if err := r.access(c, i, true, pos); err != nil {
 				c.fail = err
 				return fExit
 			}

@@ -40,6 +40,16 @@ Quotas are set in the file:
   quotas:
     7: {max_outstanding: 100, max_rate: 50000}
 
+Control messages (overflow and queue-empty from the switch, admin from the controller) are
+accepted only from the configured peers (--switch, --controller, --rdma-node; an IP, a prefix or
+an IP:port each) and with the rack key (--rack-key-file, NETLOCK_RACK_KEY or rack_key in the
+file: 16 hex digits); without a key every control message is dropped (docs/protocol.md).
+
+The fencing-token epoch is persisted in --state-file and bumped before the first grant of every
+start, so tokens grow across restarts whatever the clock says; a server that takes over another's
+locks is started with --takeover-epoch (the other's epoch, e.g. from its admin ping reply) and
+--takeover-grace.
+
 SIGINT or SIGTERM shuts down gracefully: packets already read are answered, waiting requests
 are rejected with status shutdown.
 
@@ -97,12 +107,21 @@ address (e.g. 0.0.0.0:8889) to let other hosts in: the emulated NIC has no acces
 	f.Bool("rdma", false, "keep locks below --rdma-locks as an ALock table on an emulated RDMA NIC")
 	f.Int("rdma-locks", 1024, "number of RDMA-backed locks (ids 0..N-1) with --rdma")
 	f.String("rdma-listen", "127.0.0.1:0", "TCP address of the emulated RDMA NIC (remote clients' verbs)")
+	f.String("rack-key-file", "", "file holding the rack key (16 hex digits) that control messages carry")
+	f.StringSlice("switch", nil, "switch address(es) allowed to send overflow and queue-empty (IP, prefix or IP:port)")
+	f.StringSlice("controller", nil, "controller/operator address(es) allowed to send admin (IP, prefix or IP:port)")
+	f.StringSlice("rdma-node", nil, "remote RDMA client address(es) allowed to join (IP, prefix or IP:port)")
+	f.String("state-file", lockserver.DefaultStateFile, "file persisting the fencing-token epoch")
+	f.Uint64("takeover-epoch", 0, "epoch of the server whose locks this one takes over (tokens start above it)")
 	for flag, key := range map[string]string{"listen": lockserver.KeyListen, "shards": lockserver.KeyShards,
 		"sockets": lockserver.KeySockets, "batch": lockserver.KeyBatch, "lease": lockserver.KeyLease,
 		"max-lease": lockserver.KeyMaxLease, "takeover-grace": lockserver.KeyTakeover,
 		"priorities": lockserver.KeyPriorities, "max-waiters": lockserver.KeyMaxWaiters,
 		"metrics-listen": lockserver.KeyMetricsListen, "log-level": lockserver.KeyLogLevel,
-		"rdma": lockserver.KeyRDMA, "rdma-locks": lockserver.KeyRDMALocks, "rdma-listen": lockserver.KeyRDMAListen} {
+		"rdma": lockserver.KeyRDMA, "rdma-locks": lockserver.KeyRDMALocks, "rdma-listen": lockserver.KeyRDMAListen,
+		"rack-key-file": lockserver.KeyRackKeyFile, "switch": lockserver.KeySwitches,
+		"controller": lockserver.KeyControllers, "rdma-node": lockserver.KeyRDMANodes,
+		"state-file": lockserver.KeyStateFile, "takeover-epoch": lockserver.KeyTakeoverEpoch} {
 		bindFlag(v, key, f.Lookup(flag))
 	}
 	return cmd
