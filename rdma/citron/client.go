@@ -256,7 +256,7 @@ func (c *Client) lockTree(ctx context.Context, h *Handle, l, r uint64, mode Mode
 	for {
 		restart := false
 		for i := 0; i < len(nodes) && !restart; i++ {
-			a := &attempt{c: c, lay: &c.lay, n: nodes[i], mode: lockMode, l: l, r: r, holding: len(h.held) > 0}
+			a := &attempt{c: c, lay: &c.lay, n: nodes[i], mode: lockMode, l: l, r: r, holding: len(h.held) > 0 && !c.cfg.UnsafeHoldAndWait}
 			res := a.run(ctx)
 			switch res {
 			case resAcquired:

@@ -78,6 +78,9 @@ type Config struct {
 	UnsafeNoAbort bool
 	// UnsafeIgnoreMarks ignores scale-up marks when acquiring.
 	UnsafeIgnoreMarks bool
+	// UnsafeHoldAndWait lets a multi-node request wait while holding its earlier nodes (the
+	// paper's sequential locking), which can deadlock.
+	UnsafeHoldAndWait bool
 }
 
 func (c *Config) validate() error {
