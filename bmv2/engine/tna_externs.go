@@ -655,6 +655,9 @@ func (cp *compiler) tnaExternValue(sc *scope, call *front.CallExpr, d *front.Met
 	case *regAction:
 		switch d.Name {
 		case "execute":
+			if arg("index") == nil { // DirectRegisterAction.execute(): the entry's cell
+				return func(c *ctx) u128 { return o.run(c, u128{}, pos) }
+			}
 			idx := cp.scalarOf(sc, arg("index"), nil)
 			return func(c *ctx) u128 { return o.run(c, idx(c), pos) }
 		case "execute_log":

@@ -62,3 +62,56 @@ func TestOpenTofinoScenarios(t *testing.T) {
 		})
 	}
 }
+
+// TestOpenTofinoEngineLoad loads every example program the front end accepts into the
+// engine and checks which ones the engine refuses, and why, against openTofinoEngineRefused.
+func TestOpenTofinoEngineLoad(t *testing.T) {
+	root := os.Getenv("NETLOCK_OPEN_TOFINO")
+	if root == "" {
+		t.Skip("set NETLOCK_OPEN_TOFINO to an Open-Tofino checkout (commit 5a805ae) to load the example programs")
+	}
+	dir := filepath.Join(root, "p4-examples", "p4_16_programs")
+	progs, _ := filepath.Glob(filepath.Join(dir, "*", "*.p4"))
+	subs, _ := filepath.Glob(filepath.Join(dir, "*", "program_*", "*.p4"))
+	accepted, loaded := 0, 0
+	for _, p := range append(progs, subs...) {
+		base := strings.TrimSuffix(filepath.Base(p), ".p4")
+		d := filepath.Base(filepath.Dir(p))
+		if base != d && !strings.HasPrefix(d, "program_") {
+			continue // an included file
+		}
+		if strings.HasPrefix(d, "program_") && !strings.HasPrefix(base, filepath.Base(filepath.Dir(filepath.Dir(p)))) {
+			continue
+		}
+		checked, err := front.LoadOptions(p, front.Options{IncludeDirs: []string{dir}})
+		if err != nil {
+			continue // the front end's verdict is TestOpenTofinoCorpus's (bmv2/front)
+		}
+		accepted++
+		_, err = engine.Load(checked, engine.Config{})
+		want, refused := openTofinoEngineRefused[base]
+		switch {
+		case err == nil && refused:
+			t.Errorf("%s loads; openTofinoEngineRefused says %q", base, want)
+		case err != nil && !refused:
+			t.Errorf("%s: %v", base, err)
+		case err != nil && !strings.Contains(err.Error(), want):
+			t.Errorf("%s: %v, want an error with %q", base, err, want)
+		case err == nil:
+			loaded++
+		default:
+			t.Logf("%-28s refused: %v", base, err)
+		}
+	}
+	t.Logf("front-end-accepted programs %d: loaded by the engine %d, refused %d", accepted, loaded, accepted-loaded)
+	if accepted-loaded != len(openTofinoEngineRefused) {
+		t.Errorf("%d refused, openTofinoEngineRefused lists %d", accepted-loaded, len(openTofinoEngineRefused))
+	}
+}
+
+// openTofinoEngineRefused lists the accepted example programs the engine does not run.
+var openTofinoEngineRefused = map[string]string{
+	"tna_32q_2pipe":      "2 pipes (the engine runs one pipe)",
+	"tna_meter_lpf_wred": "TNA extern Lpf",
+	"tna_ternary_match":  "TNA extern DirectLpf",
+}
