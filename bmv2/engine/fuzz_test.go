@@ -13,7 +13,7 @@ import (
 // fuzzSeedPrograms are the P4 programs of the repository's test data: the fuzzer mutates them.
 var fuzzSeedPrograms = []string{
 	"testdata/*.p4", "../front/testdata/accept/*.p4", "../stf/testdata/*.p4",
-	"../p4rt/testdata/*.p4", "../target/testdata/*.p4",
+	"../p4rt/testdata/*.p4", "../target/testdata/*.p4", "../../p4/*.p4",
 }
 
 // FuzzLoad feeds arbitrary source text through the front end and, when it checks, compiles it
