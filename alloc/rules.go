@@ -7,7 +7,10 @@ import (
 
 // Rules are the data plane's constraints on an allocation. netlock.p4 keeps one pooled queue
 // whose regions serve every priority level; a lock in the switch has one region per level, of
-// 1..32767 slots (dataplane.MaxRegion): Rules{Levels: 2, MinRegion: 1, MaxRegion: 32767}.
+// 1..32767 slots (dataplane.MaxRegion; docs/dataplane.md, lock_table):
+// Rules{Levels: 2, MinRegion: 1, MaxRegion: 32767}. On netlock switch a release may walk a whole
+// region in one packet and the engine bounds the passes per packet, so regions there should stay
+// well below 500 slots per level (docs/dataplane.md, "Passes per operation"): a smaller MaxRegion.
 type Rules struct {
 	// Levels is the number of priority levels, >= 1; items have Level < Levels.
 	Levels int
