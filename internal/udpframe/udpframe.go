@@ -47,6 +47,15 @@ var (
 // Append appends a frame from src to dst carrying payload to b and returns the extended
 // slice. TTL is 64; the UDP checksum is computed. Both addresses must be IPv4.
 func Append(b []byte, src, dst Endpoint, payload []byte) []byte {
+	return appendFrame(b, src, dst, payload, true)
+}
+
+// AppendNoChecksum is Append with the UDP checksum left zero (what netlock.p4 sends).
+func AppendNoChecksum(b []byte, src, dst Endpoint, payload []byte) []byte {
+	return appendFrame(b, src, dst, payload, false)
+}
+
+func appendFrame(b []byte, src, dst Endpoint, payload []byte, csum bool) []byte {
 	n := len(b)
 	total := HeaderLen + len(payload)
 	if cap(b)-n < total {
@@ -75,7 +84,9 @@ func Append(b []byte, src, dst Endpoint, payload []byte) []byte {
 	binary.BigEndian.PutUint16(u[4:], uint16(UDPLen+len(payload)))
 	binary.BigEndian.PutUint16(u[6:], 0)
 	copy(f[HeaderLen:], payload)
-	binary.BigEndian.PutUint16(u[6:], udpChecksum(ip, f[EthLen+IPv4Len:]))
+	if csum {
+		binary.BigEndian.PutUint16(u[6:], udpChecksum(ip, f[EthLen+IPv4Len:]))
+	}
 	return b
 }
 
