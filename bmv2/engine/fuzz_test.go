@@ -184,3 +184,39 @@ func TestArchFieldMissing(t *testing.T) {
 		t.Fatalf("Load: %v, want an error naming the missing field", err)
 	}
 }
+
+// TestExternParamRenamed is the second bug FuzzTokenEdits found: a register whose read method
+// declares its parameters under other names than v1model.p4's (a program that brings its own
+// architecture) crashed Load on the missing "index" argument; it must be an error.
+func TestExternParamRenamed(t *testing.T) {
+	toks, errs := front.Preprocess("testdata/regs.p4", os.ReadFile)
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	inRegister, renamed := false, 0
+	for i := range toks {
+		switch {
+		case toks[i].Text == "register" && i > 0 && toks[i-1].Text == "extern":
+			inRegister = true
+		case inRegister && toks[i].Text == "}" && toks[i].Pos.Col == 1:
+			inRegister = false
+		case inRegister && toks[i].Text == "index":
+			toks[i].Text = "idx"
+			renamed++
+		}
+	}
+	if renamed == 0 {
+		t.Fatal("no index parameter in v1model.p4's register")
+	}
+	p, err := front.Parse(toks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked, err := front.Check(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(checked, Config{}); err == nil || !strings.Contains(err.Error(), `no argument "index"`) {
+		t.Fatalf("Load: %v, want an error naming the missing argument", err)
+	}
+}

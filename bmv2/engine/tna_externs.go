@@ -735,8 +735,8 @@ func tnaIndex(i u128, n int) uint64 {
 }
 
 func (cp *compiler) tnaRegisterWrite(sc *scope, call *front.CallExpr, r *Register, pos string) scalarFn {
-	idx := cp.scalarOf(sc, cp.arg(call, "index"), nil)
-	ve := cp.arg(call, "value")
+	idx := cp.scalarOf(sc, cp.needArg(call, "index"), nil)
+	ve := cp.needArg(call, "value")
 	var val scalarFn
 	if isScalar(ve.Type()) {
 		val = cp.scalarOf(sc, ve, nil)
@@ -1022,7 +1022,7 @@ func (cp *compiler) tnaRegisterReadPair(sc *scope, call *front.CallExpr, r *Regi
 	if !ok {
 		cp.fail(call.Position(), "not supported by the netlock engine: a register read of %s", call.Type())
 	}
-	idx := cp.scalarOf(sc, cp.arg(call, "index"), nil)
+	idx := cp.scalarOf(sc, cp.needArg(call, "index"), nil)
 	n := cp.slotsOf(st)
 	tmp := cp.alloc(n)
 	type fld struct{ off, w, shift int }

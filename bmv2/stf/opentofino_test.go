@@ -9,6 +9,7 @@ import (
 
 	"github.com/netlock-go/netlock/bmv2/engine"
 	"github.com/netlock-go/netlock/bmv2/front"
+	"github.com/netlock-go/netlock/internal/testenv"
 )
 
 // TestOpenTofinoScenarios runs the scenarios of testdata/opentofino, restated here from the
@@ -22,10 +23,7 @@ import (
 // The TNA programs written here in the examples' style (testdata/tna_*.p4) run in every
 // test run.
 func TestOpenTofinoScenarios(t *testing.T) {
-	root := os.Getenv("NETLOCK_OPEN_TOFINO")
-	if root == "" {
-		t.Skip("set NETLOCK_OPEN_TOFINO to an Open-Tofino checkout (commit 5a805ae) to run the restated example tests")
-	}
+	root := testenv.OptIn(t, "NETLOCK_OPEN_TOFINO", "an Open-Tofino checkout (commit 5a805ae) to run the restated example tests")
 	dir := filepath.Join(root, "p4-examples", "p4_16_programs")
 	stfs, _ := filepath.Glob("testdata/opentofino/*.stf")
 	if len(stfs) == 0 {
@@ -66,10 +64,7 @@ func TestOpenTofinoScenarios(t *testing.T) {
 // TestOpenTofinoEngineLoad loads every example program the front end accepts into the
 // engine and checks which ones the engine refuses, and why, against openTofinoEngineRefused.
 func TestOpenTofinoEngineLoad(t *testing.T) {
-	root := os.Getenv("NETLOCK_OPEN_TOFINO")
-	if root == "" {
-		t.Skip("set NETLOCK_OPEN_TOFINO to an Open-Tofino checkout (commit 5a805ae) to load the example programs")
-	}
+	root := testenv.OptIn(t, "NETLOCK_OPEN_TOFINO", "an Open-Tofino checkout (commit 5a805ae) to load the example programs")
 	dir := filepath.Join(root, "p4-examples", "p4_16_programs")
 	progs, _ := filepath.Glob(filepath.Join(dir, "*", "*.p4"))
 	subs, _ := filepath.Glob(filepath.Join(dir, "*", "program_*", "*.p4"))
