@@ -56,6 +56,7 @@ fuzz:
 	$(FUZZ) ./lockserver -fuzz '^FuzzParseConfig$$'
 	$(FUZZ) ./bmv2/front -fuzz '^FuzzFrontEnd$$'
 	$(FUZZ) ./bmv2/engine -fuzz '^FuzzLoad$$'
+	$(FUZZ) ./bmv2/engine -fuzz '^FuzzTokenEdits$$'
 	$(FUZZ) ./bmv2/engine -fuzz '^FuzzProcess$$'
 	$(FUZZ) ./bmv2/engine -fuzz '^FuzzBits$$'
 	$(FUZZ) ./bmv2/stf -fuzz '^FuzzParse$$'

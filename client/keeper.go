@@ -14,8 +14,8 @@ import (
 // (Grant.renewedLocked) or the deadline passes. Grants wait in a min-heap by the time the keeper
 // must look at them next (Grant.kdue), so the keeper costs no goroutine and no timer per grant.
 //
-// Lock order: Client.mu, then keeper.mu; the keeper takes neither Client.mu nor Grant.mu while
-// it holds keeper.mu.
+// Lock order: Client.mu, then Grant.mu, then keeper.mu; nothing else is locked while keeper.mu
+// is held.
 type keeper struct {
 	c    *Client
 	mu   sync.Mutex

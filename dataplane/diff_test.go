@@ -30,7 +30,10 @@ import (
 //   - overflow: an acquire finding no free slot at its level, or requests buffered at the server,
 //     goes to the server's q2 (a second lockcore.Core, the real buffer code), which pushes
 //     requests back when the switch queue has drained (queue-empty, slots = the smaller region);
-//     a try acquire that would overflow is refused would-block;
+//     the count of buffered requests is the overflows sent less the push-backs received (with a
+//     request, or without one for an overflow q2 did not buffer); an acquire that overflows into
+//     an empty switch queue repeats queue-empty (sent before the overflow); a try acquire that
+//     would overflow is refused would-block;
 //   - tokens are compared by grant order (the switch's are (seq << slot bits) | slot);
 //   - duplicates: a retransmission (retry flag) is recognised only while its request holds or
 //     waits in the switch queue or is buffered at the server; the generator sends no other
@@ -258,24 +261,39 @@ func (o *oracle) queueEmpty(lock uint32) {
 	}
 }
 
+// overflow sends f to q2 and counts it as buffered until a push-back comes back for it: one
+// with a request later, or one without a request at once if q2 did not buffer it.
 func (o *oracle) overflow(f *wire.Fields, client netip.AddrPort) {
 	of := *f
 	of.Op, of.Flags, of.Client, of.Token = wire.OpOverflow, wire.FlagForwarded, client, 0
 	req := lockcore.Request{Fields: of, From: diffSwitchAddr}
-	o.record(o.q2.Step(0, &req, o.effs[:0]))
+	o.buf[f.Lock]++
+	for _, e := range o.q2.Step(0, &req, o.effs[:0]) {
+		if e.Msg.Op == wire.OpPushBack && e.Msg.Txn == 0 {
+			if o.buf[f.Lock] > 0 {
+				o.buf[f.Lock]--
+			}
+			continue
+		}
+		o.out = append(o.out, msg{to: e.To, f: e.Msg})
+	}
 }
 
 func (o *oracle) pushBack(f wire.Fields) {
 	s := o.lockSlots(f.Lock)
 	lv := level(f.Priority)
 	if len(s[lv]) >= int(o.rules.sizes[lv]) {
+		// No room: back to q2 (the push-back and the new overflow cancel out in the count).
+		if o.buf[f.Lock] > 0 {
+			o.buf[f.Lock]--
+		}
 		o.overflow(&f, f.Client)
 		return
 	}
-	s[lv] = append(s[lv], oslot{txn: f.Txn})
 	if o.buf[f.Lock] > 0 {
 		o.buf[f.Lock]--
 	}
+	s[lv] = append(s[lv], oslot{txn: f.Txn})
 	f.Op = wire.OpAcquire
 	req := lockcore.Request{Fields: f, From: diffSwitchAddr}
 	o.record(o.q1.Step(0, &req, o.effs[:0]))
@@ -307,14 +325,12 @@ func (o *oracle) acquire(f *wire.Fields, client netip.AddrPort) {
 		o.out = append(o.out, msg{to: client, f: wire.Fields{Op: wire.OpReject, Mode: f.Mode, Status: wire.StatusWouldBlock,
 			Priority: f.Priority, Tenant: f.Tenant, Lock: f.Lock, Txn: f.Txn, Token: f.Token, Timestamp: f.Timestamp}})
 	case full:
-		wasEmpty := o.empty(f.Lock)
-		o.overflow(f, client)
-		if !retry {
-			o.buf[f.Lock]++
-		}
-		if wasEmpty {
+		// The switch sends queue-empty (a clone) before the overflow (the packet) when q1 is
+		// empty; q2 sees them in that order.
+		if o.empty(f.Lock) {
 			o.queueEmpty(f.Lock)
 		}
+		o.overflow(f, client)
 	default:
 		effs := o.q1.Step(0, &req, o.effs[:0])
 		queued := len(effs) == 0 || effs[0].Msg.Op == wire.OpGrant

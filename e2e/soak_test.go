@@ -532,6 +532,11 @@ func runSoak(cfg soakConfig) (soakResult, error) {
 			KeepAlive: true, ClientID: clientID(), WrapConn: rack.wrapClient, RetryInterval: 5 * time.Millisecond,
 			MaxRetryInterval: 50 * time.Millisecond})
 		if err != nil {
+			close(stop)
+			wg.Wait()
+			for _, c := range clients {
+				c.Close()
+			}
 			rack.stop()
 			return res, err
 		}

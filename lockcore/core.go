@@ -723,21 +723,21 @@ func (c *Core) probe(now int64, r *Request, out []Effect) []Effect {
 // buffer (Config.MaxBuffered) rejects it queue-full.
 func (c *Core) buffer(now int64, r *Request, out []Effect) []Effect {
 	if r.Txn == 0 || r.Priority >= c.priorityN {
-		return c.reject(r, wire.StatusBadRequest, out)
+		return notBuffered(r, c.reject(r, wire.StatusBadRequest, out))
 	}
 	l := c.getLock(r.Lock)
 	if findTxn(l.overflow[l.ohead:], r.Txn) >= 0 {
 		c.stats.Duplicates++
-		return out
+		return notBuffered(r, out)
 	}
 	if len(l.overflow)-l.ohead >= c.cfg.MaxBuffered {
 		c.maybeFree(l)
-		return c.reject(r, wire.StatusQueueFull, out)
+		return notBuffered(r, c.reject(r, wire.StatusQueueFull, out))
 	}
 	charge := c.quotas && c.mutant != mutantQ2Uncharged
 	if charge && !c.admitTenant(now, r.Tenant) {
 		c.maybeFree(l)
-		return c.reject(r, wire.StatusQuota, out)
+		return notBuffered(r, c.reject(r, wire.StatusQuota, out))
 	}
 	e := c.newEntry(r)
 	n := len(l.overflow)
@@ -752,6 +752,13 @@ func (c *Core) buffer(now int64, r *Request, out []Effect) []Effect {
 	c.stats.Overflowed++
 	c.stats.Buffered++
 	return out
+}
+
+// notBuffered tells the switch that the overflow r did not add to q2 (a duplicate, or refused):
+// a push-back without a request (txn 0). The switch counts the overflows it sends as buffered
+// until they come back; this keeps its count equal to q2's length.
+func notBuffered(r *Request, out []Effect) []Effect {
+	return append(out, Effect{To: r.From, Msg: wire.Fields{Op: wire.OpPushBack, Lock: r.Lock}})
 }
 
 // pushBack answers a queue-empty notification with at most r.Slots buffered requests.

@@ -53,7 +53,9 @@
 // most n OpPushBack effects addressed to the switch. The buffer of one lock holds at most
 // Config.MaxBuffered requests (4096 by default; beyond it: reject queue-full to the original
 // client), and a buffered request counts against its tenant's quota (outstanding and rate) until it
-// is pushed back or dropped (admin reset, Drain).
+// is pushed back or dropped (admin reset, Drain). An overflow the Core does not buffer (a
+// duplicate, or refused) is answered to the switch with an OpPushBack without a request (txn 0):
+// the switch counts the overflows it sent as buffered until each comes back, either way.
 //
 // # Admin and shutdown
 //

@@ -289,22 +289,29 @@ func (m *model) step(now int64, r *Request) []Effect {
 		e.Msg.LeaseMicros = q.lease
 		m.send(&out, e)
 	case wire.OpOverflow:
+		// An overflow that is not buffered is answered to the switch by a push-back without a
+		// request, after any reject to the client.
+		notBuffered := Effect{To: r.From, Msg: wire.Fields{Op: wire.OpPushBack, Lock: r.Lock}}
 		if r.Txn == 0 || int(r.Priority) >= m.cfg.Priorities {
 			m.send(&out, reqFX(r, wire.OpReject, 0, wire.StatusBadRequest))
+			m.send(&out, notBuffered)
 			return out
 		}
 		l := m.lock(r.Lock)
 		if slices.IndexFunc(l.buf, func(q *mreq) bool { return q.txn == r.Txn }) >= 0 {
+			m.send(&out, notBuffered)
 			return out
 		}
 		if len(l.buf) >= m.cfg.MaxBuffered {
 			m.gc(now, r.Lock)
 			m.send(&out, reqFX(r, wire.OpReject, 0, wire.StatusQueueFull))
+			m.send(&out, notBuffered)
 			return out
 		}
 		if !m.admit(now, r.Tenant) {
 			m.gc(now, r.Lock)
 			m.send(&out, reqFX(r, wire.OpReject, 0, wire.StatusQuota))
+			m.send(&out, notBuffered)
 			return out
 		}
 		mseq++

@@ -117,7 +117,7 @@ const bit<8> PH_WDRAW = 5;   /* withdrawal walk: find a waiting txn among the wa
 /* meta.w.flags */
 const bit<8> WF_ACKED     = 1;   /* the answer to the sender went out already */
 const bit<8> WF_NOMETER   = 2;   /* the tenant meter ran already (or must not run) */
-const bit<8> WF_RETRYMISS = 4;   /* a retry whose request is not in the switch queue */
+const bit<8> WF_RETRYMISS = 4;   /* a retry whose request is not in the switch queue (a new acquire) */
 const bit<8> WF_FORCED    = 8;   /* admin force-release */
 
 /* ---- Headers ---- */
@@ -812,8 +812,9 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         meta.server = server;
         lock_hits.count();
     }
-    /* As lock_hit, but new acquires go to the server's q2 (overflow, not counted) while the
-     * switch queue drains: the first step of moving a lock out of the switch. */
+    /* As lock_hit, but new acquires go to the server's q2 (as overflow; the switch sends no
+     * queue-empty for the lock, so they stay there) while the switch queue drains: the first
+     * step of moving a lock out of the switch. */
     action lock_pause(bit<32> index, bit<32> left0, bit<16> size0, bit<32> left1, bit<16> size1,
                       bit<16> server) {
         lock_hit(index, left0, size0, left1, size1, server);
@@ -1136,9 +1137,11 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
 
     /* lk_q ops: 1 read, 2 acquire (take a slot or overflow), 3 push-back (take a slot),
      * 4 release (cond: valid; meta.lv.adv: the head moved), 5 clean step (cond: the head slot
-     * is done), 6 withdrawal (cond: found), 7 set buffered to value, 8 reset.
-     * nocount: an overflow that does not add to the buffered count (paused lock, retry). */
-    action q_access(bit<8> op, bit<8> level, bit<8> cond, bit<8> nocount, bit<16> value) {
+     * is done), 6 withdrawal (cond: found), 7 set buffered to value, 8 reset, 9 a push-back
+     * without a request (the server did not buffer an overflow).
+     * The buffered count is the number of overflows sent less the push-backs received, with or
+     * without a request: the length of the server's q2 (docs/protocol.md, "Overflow (q2)"). */
+    action q_access(bit<8> op, bit<8> level, bit<8> cond, bit<16> value) {
         bit<64> v;
         lk_q.read(v, meta.idx);
         bit<16> u0 = v[15:0];
@@ -1154,7 +1157,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 if (u0 + u1 == 0 && meta.paused == 0) {
                     meta.kick = 1;
                 }
-                if (nocount == 0 && meta.paused == 0) {
+                if (b != 0xffff) {
                     b = b + 1;
                 }
             } else {
@@ -1180,6 +1183,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             d = d + 1;
         } else if (op == 7) {
             b = value;
+        } else if (op == 9) {
+            b = (b > 0) ? b - 1 : 16w0;
         }
         if (level == 0) { u0 = up; } else { u1 = up; }
         if (op == 8) {
@@ -1339,7 +1344,10 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         bit<8> do_probe = 0;    /* lease-probe */
         bit<8> do_admin = 0;    /* admin, one pass */
         bit<8> badreq = 0;
-        if (meta.kind == K_PB && fresh == 1) {
+        if (meta.kind == K_PB && fresh == 1 && hdr.nl.txn == 0) {
+            /* A push-back without a request: an overflow the server did not buffer. */
+            q_access(9, 0, 0, 0);
+        } else if (meta.kind == K_PB && fresh == 1) {
             do_acq = 1;
         } else if (is_lock == 1 && op == OP_ACQUIRE) {
             if (fresh == 1 && hdr.nl.txn == 0) {
@@ -1387,6 +1395,11 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         if (badreq == 1) {
             ans_echo(meta.p, OP_REJECT, 0, ST_BADREQ);
         }
+        if (is_lock == 1 && op == OP_ACQUIRE && fresh == 1) {
+            /* The accept log: the order in which the switch saw acquires of its locks (netlock
+             * switch --log-console and bmv2's log print it; tests check FIFO order with it). */
+            log_msg("netlock: acquire lock={} txn={} prio={}", {hdr.nl.lock, hdr.nl.txn, hdr.nl.prio});
+        }
 
         /* ================= acquire, push-back, try ================= */
         if (do_acq == 1 || do_try == 1) {
@@ -1401,7 +1414,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 ans_echo(meta.p, OP_REJECT, 0, ST_QUOTA);
             } else if (do_try == 1) {
                 /* A try: check without changing anything, commit in a second pass. */
-                q_access(1, meta.level, 0, 0, 0);
+                q_access(1, meta.level, 0, 0);
                 state_access(1, hdr.nl.mode, meta.level, 0);
                 bit<16> up = (meta.level == 0) ? meta.used0 : meta.used1;
                 if (meta.paused == 1 || meta.buf > 0 || up >= meta.size || meta.compat == 0) {
@@ -1412,11 +1425,10 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 }
             } else {
                 /* Stage: take a slot or overflow. */
-                bit<8> nocount = ((meta.w.flags & WF_RETRYMISS) != 0) ? 8w1 : 8w0;
                 if (meta.kind == K_PB) {
-                    q_access(3, meta.level, 0, 0, 0);
+                    q_access(3, meta.level, 0, 0);
                 } else {
-                    q_access(2, meta.level, 0, nocount, 0);
+                    q_access(2, meta.level, 0, 0);
                 }
                 if (meta.ov == 1) {
                     /* To the server's q2 (a push-back that does not fit goes back, too). */
@@ -1472,7 +1484,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         if (do_rwalk == 1) {
             if (hdr.nl.prio == 0) { use_level(0); } else { use_level(1); }
             if (fresh == 1) {
-                q_access(1, meta.level, 0, 0, 0);
+                q_access(1, meta.level, 0, 0);
                 meta.lv.h_op = 1;
                 levels.apply(meta.lv, meta.lo, meta.level, meta.idx);
                 meta.w.cur = meta.lv.head;
@@ -1545,7 +1557,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 meta.lv.g_op = 1;   /* a released slot was granted: gnext is past it already */
                 meta.lo.g_op = 1;
                 levels.apply(meta.lv, meta.lo, meta.level, meta.idx);
-                q_access(4, meta.level, valid, 0, 0);
+                q_access(4, meta.level, valid, 0);
                 if (valid == 0) {
                     if (forced == 1) {
                         hdr.admin.result = AR_NOTHELD;
@@ -1678,7 +1690,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                     wdrawn = 1;
                 }
             }
-            q_access(5, meta.level, isdone, 0, 0);
+            q_access(5, meta.level, isdone, 0);
             lev_clear_ops();
             meta.lv.g_op = 3;
             meta.lv.cond = wdrawn;
@@ -1730,7 +1742,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             meta.lv.g_op = 1;
             meta.lo.g_op = 1;
             levels.apply(meta.lv, meta.lo, meta.level, meta.idx);
-            q_access(6, meta.level, found, 0, 0);
+            q_access(6, meta.level, found, 0);
             if (found == 1) {
                 if (meta.xheld == 0 && meta.w0 + meta.w1 > 0) {
                     walk = 1;
@@ -1815,7 +1827,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                     state_access(1, 0, 0, 0);
                     wait_access(1, 0, 0);
                     tok_access(1, 0, 0);
-                    q_access(1, meta.level, 0, 0, 0);
+                    q_access(1, meta.level, 0, 0);
                     meta.lv.h_op = 1;
                     meta.lv.t_op = 1;
                     meta.lv.g_op = 1;
@@ -1874,7 +1886,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 floor_access(2, meta.seq);
                 state_access(6, 0, 0, 0);
                 wait_access(6, 0, 0);
-                q_access(8, 0, 0, 0, 0);
+                q_access(8, 0, 0, 0);
                 meta.lv.h_op = 4;
                 meta.lv.t_op = 4;
                 meta.lv.g_op = 4;
@@ -1891,7 +1903,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             } else if (st == ADM_SET_COOKIE) {
                 cookie_access(2, hdr.admin.value);
             } else if (st == ADM_SET_BUFFERED) {
-                q_access(7, 0, 0, 0, (bit<16>)hdr.admin.value);
+                q_access(7, 0, 0, (bit<16>)hdr.admin.value);
                 if (meta.used0 + meta.used1 == 0 && meta.buf > 0 && meta.paused == 0) {
                     ans_queue_empty(meta.c);
                 }

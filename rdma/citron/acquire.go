@@ -86,6 +86,12 @@ type attempt struct {
 
 func (a *attempt) held() *held { h := a.h; return &h }
 
+func (c *Client) maybeCrash(point string) {
+	if c.opt.crashAt != nil && c.opt.crashAt(point) {
+		panic(crashed{point})
+	}
+}
+
 // run executes phases (a) to (d).
 func (a *attempt) run(ctx context.Context) result {
 	a.h = held{n: a.n, gen: a.lay.Gen(), mode: a.mode, leaf: a.lay.isLeaf(a.n), root: a.n.d == 0, slot: a.lay.slot(a.n)}
@@ -187,6 +193,7 @@ func (a *attempt) takeTicket(ctx context.Context) (result, bool) {
 	ticket := fTMax.Get(res[0])
 	if fTCnt.Get(res[0]) == ticket {
 		a.h.ticket = true
+		a.c.maybeCrash("ticket")
 		return 0, true
 	}
 	a.pre = nil
@@ -197,6 +204,7 @@ func (a *attempt) takeTicket(ctx context.Context) (result, bool) {
 	switch c.awaitServed(ctx, a.h.slot, ticket) {
 	case servedOK:
 		a.h.ticket = true
+		a.c.maybeCrash("ticket")
 		return 0, true
 	default: // skipped: a waiter recovered past our ticket (we were too slow); take a new one
 		c.stats.Aborts.Add(1)
@@ -491,6 +499,7 @@ func (a *attempt) occupyAndNotify(ctx context.Context) (res result, again bool) 
 			return 0, true
 		}
 	}
+	c.maybeCrash("notified")
 	// A scale-up visited the top of our notification chain (or our root) before our update:
 	// the scaler did not count us. Our layout is stale.
 	if !cfg.UnsafeIgnoreMarks {

@@ -252,15 +252,19 @@ func (c *Client) lockTree(ctx context.Context, h *Handle, l, r uint64, mode Mode
 	lockMode := mode
 	started := c.now()
 	streak := 0
+	repair := map[node]bool{} // escalated from a leaf: repair the leaves once held
 	for {
 		restart := false
 		for i := 0; i < len(nodes) && !restart; i++ {
-			a := &attempt{c: c, lay: &c.lay, n: nodes[i], mode: lockMode, l: l, r: r, holding: len(h.held) > 0}
+			a := &attempt{c: c, lay: &c.lay, n: nodes[i], mode: lockMode, l: l, r: r, holding: len(h.held) > 0 && !c.cfg.UnsafeHoldAndWait}
 			res := a.run(ctx)
 			switch res {
 			case resAcquired:
 				h.held = append(h.held, a.held())
 				streak = 0
+				if repair[nodes[i]] && lockMode == Exclusive && len(h.held[len(h.held)-1].kids) == 0 {
+					c.repairLeaves(nodes[i])
+				}
 			case resRetry:
 				// Aborts feed on load (every abort posts its undo); back off randomly, doubling
 				// the bound with each consecutive abort (an addition; the paper retries at once).
@@ -292,6 +296,9 @@ func (c *Client) lockTree(ctx context.Context, h *Handle, l, r uint64, mode Mode
 				h.held = nil
 				c.stats.Escalations.Add(1)
 				c.probe(EvEscalate, "%v -> %v (%s)", nodes[i], a.target, a.why)
+				if a.h.leaf {
+					repair[a.target] = true
+				}
 				nodes = escalateNodes(nodes, i, a.target)
 				if a.upgrade {
 					lockMode = Exclusive
@@ -337,4 +344,34 @@ func coveringNode(h int, ns []node, l, r uint64) node {
 		}
 	}
 	return c
+}
+
+// repairLeaves runs after an exclusive request that escalated from a leaf acquired the leaf's
+// parent without the shortcut (which found every leaf zero) (Alg. 2 line 22 and section 3.10): holding the parent after its descendant check, no
+// live request holds any of its leaves, so bits or shared counts still set there belong to
+// crashed clients and are cleared with one WRITE each.
+func (c *Client) repairLeaves(p node) {
+	H := c.lay.Height()
+	if p.d != H-1 {
+		return
+	}
+	for _, f := range c.lay.fragments(H, p.p*4, p.p*4+4) {
+		ws, err := verbs.ReadWords(c.ep, f.ptr, int(f.count*slotWords))
+		if err != nil {
+			panic(verbsError{err})
+		}
+		var wrs []verbs.WorkRequest
+		for i := range ws {
+			if ws[i] != 0 {
+				wrs = append(wrs, verbs.WorkRequest{Op: verbs.OpWrite, Remote: f.ptr.Add(uint64(8 * i)), Value: 0})
+			}
+		}
+		if len(wrs) > 0 {
+			if _, err := verbs.Exec(c.ep, wrs); err != nil {
+				panic(verbsError{err})
+			}
+			c.stats.Recoveries.Add(1)
+			c.probe(EvRecover, "leaves under %v: %d words of crashed holders cleared", p, len(wrs))
+		}
+	}
 }

@@ -78,6 +78,9 @@ type Config struct {
 	UnsafeNoAbort bool
 	// UnsafeIgnoreMarks ignores scale-up marks when acquiring.
 	UnsafeIgnoreMarks bool
+	// UnsafeHoldAndWait lets a multi-node request wait while holding its earlier nodes (the
+	// paper's sequential locking), which can deadlock.
+	UnsafeHoldAndWait bool
 }
 
 func (c *Config) validate() error {
@@ -139,4 +142,11 @@ type ClientOptions struct {
 	Drift float64
 	// Probe, if set, is called on protocol events (tests and metrics).
 	Probe func(Event)
+
+	// crashAt (tests) is asked at the named points of the protocol; true makes the client stop
+	// there as if it crashed (panicking with crashed{}), leaving its state behind.
+	crashAt func(point string) bool
 }
+
+// crashed is the panic value of a simulated client crash (tests).
+type crashed struct{ point string }

@@ -2,6 +2,7 @@ package citron
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand"
 	"os"
@@ -42,15 +43,24 @@ type lockRec struct {
 	start, end uint64
 	mode       Mode
 	who        int
+	until      int64 // a crashed holder's lock is void once its lease ran out
 }
 
 func newOracle() *oracle { return &oracle{held: map[int]lockRec{}} }
 
 func (o *oracle) grant(who int, start, end uint64, mode Mode) int {
+	return o.grantAt(who, start, end, mode, 0, 1<<62)
+}
+
+// grantAt records a grant at time now valid until until (a crashing holder's lease end).
+func (o *oracle) grantAt(who int, start, end uint64, mode Mode, now, until int64) int {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.grants++
 	for _, r := range o.held {
+		if r.until < now {
+			continue
+		}
 		if r.start < end && start < r.end && (r.mode == Exclusive || mode == Exclusive) {
 			o.violations++
 			if o.first == "" {
@@ -59,7 +69,7 @@ func (o *oracle) grant(who int, start, end uint64, mode Mode) int {
 		}
 	}
 	o.next++
-	o.held[o.next] = lockRec{start, end, mode, who}
+	o.held[o.next] = lockRec{start, end, mode, who, until}
 	return o.next
 }
 
@@ -195,8 +205,18 @@ func countLeadingZeros(x uint64) int {
 	return n
 }
 
-// runClient performs w.ops lock/CS/unlock cycles with client id on ep.
-func runClient(ctx context.Context, ep verbs.Endpoint, dir Directory, w workload, id int, o *oracle, dc *dataCheck, opt ClientOptions) error {
+// runClient performs w.ops lock/CS/unlock cycles with client id on ep. A client whose options
+// make it crash (crashAt) stops there and returns errCrashed; one told to crash "holding" stops
+// inside its critical section.
+func runClient(ctx context.Context, ep verbs.Endpoint, dir Directory, w workload, id int, o *oracle, dc *dataCheck, opt ClientOptions) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			if _, ok := r.(crashed); !ok {
+				panic(r)
+			}
+			err = errCrashed
+		}
+	}()
 	if opt.K == 0 {
 		opt.K = w.k
 	}
@@ -212,7 +232,10 @@ func runClient(ctx context.Context, ep verbs.Endpoint, dir Directory, w workload
 		if err != nil {
 			return fmt.Errorf("client %d op %d [%d,%d) %v: %w", id, i, s, e, m, err)
 		}
-		rid := o.grant(id, s, e, m)
+		rid := o.grantAt(id, s, e, m, ep.Now(), 1<<62)
+		if opt.crashAt != nil && opt.crashAt("holding") {
+			return errCrashed // never released: its lease runs out
+		}
 		var pause func()
 		if w.csPause != nil {
 			pause = func() { w.csPause(ep) }
@@ -231,6 +254,8 @@ func runClient(ctx context.Context, ep verbs.Endpoint, dir Directory, w workload
 	}
 	return nil
 }
+
+var errCrashed = errors.New("client crashed (test)")
 
 // quiescent checks the invariants that hold when no request is in flight: every leaf and every
 // shared count is zero, every internal node is unoccupied with balanced counter pairs, and the
@@ -299,6 +324,7 @@ type simResult struct {
 	end      int64
 	stats    []*Stats
 	finished int
+	crashed  int
 }
 
 func runSim(t *testing.T, w workload, st simSetup) simResult {
@@ -341,6 +367,10 @@ func runSim(t *testing.T, w workload, st simSetup) simResult {
 			probe := opt.Probe
 			opt.Probe = probe
 			err := runClient(context.Background(), ep, dir, w, id, o, dc, opt)
+			if errors.Is(err, errCrashed) {
+				res.crashed++
+				return nil
+			}
 			if err == nil {
 				res.finished++
 			}

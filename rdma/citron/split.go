@@ -11,12 +11,9 @@ import "sort"
 // its intersecting children. Ties go to fewer nodes, then to the higher split (deterministic).
 // The result is in ascending order of left boundary (the global lock order).
 func splitRange(h int, l, r uint64, k int) []node {
-	s := splitter{h: h, l: l, r: r, memo: map[splitKey]cover{}}
-	c, ok := s.best(node{0, 0}, k)
-	if !ok {
-		panic("citron: no cover") // k >= 1 always covers with the root
-	}
-	out := append([]node(nil), c.nodes...)
+	s := splitter{h: h, l: l, r: r, memo: make(map[splitKey]*entry, 4*(h+1)*k)}
+	s.best(node{0, 0}, k)
+	out := s.collect(node{0, 0}, k, nil)
 	sort.Slice(out, func(i, j int) bool {
 		a, _ := bounds(h, out[i])
 		b, _ := bounds(h, out[j])
@@ -25,16 +22,18 @@ func splitRange(h int, l, r uint64, k int) []node {
 	return out
 }
 
-type cover struct {
+// entry is the best cover of [l, r) ∩ range(x) with at most k nodes: its waste and node count,
+// and how it was obtained (x whole, or budgets for x's intersecting children).
+type entry struct {
 	waste uint64
-	nodes []node
+	count int
+	whole bool
+	kids  []node
+	kidK  []int
 }
 
-func (c cover) better(o cover) bool {
-	if c.waste != o.waste {
-		return c.waste < o.waste
-	}
-	return len(c.nodes) < len(o.nodes)
+func (e *entry) better(waste uint64, count int) bool {
+	return waste < e.waste || waste == e.waste && count < e.count
 }
 
 type splitKey struct {
@@ -45,27 +44,22 @@ type splitKey struct {
 type splitter struct {
 	h    int
 	l, r uint64
-	memo map[splitKey]cover
+	memo map[splitKey]*entry
 }
 
-// best covers [l, r) ∩ range(x) with at most k nodes of x's subtree; x intersects [l, r).
-func (s *splitter) best(x node, k int) (cover, bool) {
-	if k < 1 {
-		return cover{}, false
-	}
+// best covers [l, r) ∩ range(x) with at most k >= 1 nodes of x's subtree; x intersects [l, r).
+func (s *splitter) best(x node, k int) *entry {
 	key := splitKey{x, k}
-	if c, ok := s.memo[key]; ok {
-		return c, len(c.nodes) > 0
+	if e, ok := s.memo[key]; ok {
+		return e
 	}
 	lo, hi := bounds(s.h, x)
-	one := cover{nodes: []node{x}}
+	e := &entry{count: 1, whole: true}
+	s.memo[key] = e
 	if x.d == s.h || s.l <= lo && hi <= s.r {
-		s.memo[key] = one
-		return one, true
+		return e
 	}
-	one.waste = (hi - lo) - (min(hi, s.r) - max(lo, s.l))
-	res := one
-	// Children intersecting [l, r), each needing at least one node.
+	e.waste = (hi - lo) - (min(hi, s.r) - max(lo, s.l))
 	var kids []node
 	for i := 0; i < Fanout; i++ {
 		c := x.child(i)
@@ -74,37 +68,55 @@ func (s *splitter) best(x node, k int) (cover, bool) {
 			kids = append(kids, c)
 		}
 	}
-	if len(kids) <= k {
-		// dp over the children: acc[j] = best cover of the children so far with j nodes.
-		acc := make([]*cover, k+1)
-		acc[0] = &cover{}
-		for _, c := range kids {
-			next := make([]*cover, k+1)
-			for used, a := range acc {
-				if a == nil {
-					continue
-				}
-				for j := 1; used+j <= k; j++ {
-					b, ok := s.best(c, j)
-					if !ok {
-						continue
-					}
-					cand := cover{waste: a.waste + b.waste, nodes: append(append([]node(nil), a.nodes...), b.nodes...)}
-					if cur := next[len(cand.nodes)]; cur == nil || cand.better(*cur) {
-						next[len(cand.nodes)] = &cand
-					}
+	if len(kids) > k {
+		return e
+	}
+	// acc[j]: best cover of the children so far using j nodes (budgets per child).
+	type part struct {
+		ok    bool
+		waste uint64
+		alloc []int
+	}
+	acc := make([]part, k+1)
+	acc[0] = part{ok: true}
+	for ci, c := range kids {
+		next := make([]part, k+1)
+		for used := 0; used <= k; used++ {
+			if !acc[used].ok {
+				continue
+			}
+			for j := 1; used+j <= k; j++ {
+				b := s.best(c, j)
+				n := used + b.count
+				w := acc[used].waste + b.waste
+				if !next[n].ok || w < next[n].waste {
+					alloc := make([]int, ci+1)
+					copy(alloc, acc[used].alloc)
+					alloc[ci] = j
+					next[n] = part{ok: true, waste: w, alloc: alloc}
 				}
 			}
-			acc = next
 		}
-		for _, c := range acc {
-			if c != nil && c.better(res) {
-				res = *c
-			}
+		acc = next
+	}
+	for n := 1; n <= k; n++ {
+		if acc[n].ok && e.better(acc[n].waste, n) {
+			e.waste, e.count, e.whole, e.kids, e.kidK = acc[n].waste, n, false, kids, acc[n].alloc
 		}
 	}
-	s.memo[key] = res
-	return res, true
+	return e
+}
+
+// collect appends the nodes of the best cover of x with budget k.
+func (s *splitter) collect(x node, k int, out []node) []node {
+	e := s.memo[splitKey{x, k}]
+	if e.whole {
+		return append(out, x)
+	}
+	for i, c := range e.kids {
+		out = s.collect(c, e.kidK[i], out)
+	}
+	return out
 }
 
 // conflicts reports whether two node sets of exclusive requests on [l1,r1) and [l2,r2) would
