@@ -283,7 +283,9 @@ func (r *Rack) host(num int, a netip.Addr) (*hostshim.Host, error) {
 }
 
 // ServerAddr is server n's address.
-func (r *Rack) ServerAddr(n int) netip.AddrPort { return netip.AddrPortFrom(r.plan.Server(n), wire.Port) }
+func (r *Rack) ServerAddr(n int) netip.AddrPort {
+	return netip.AddrPortFrom(r.plan.Server(n), wire.Port)
+}
 
 // ServerAddrs are the servers' addresses, server 1 first: a client's Servers.
 func (r *Rack) ServerAddrs() []string {
