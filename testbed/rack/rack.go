@@ -72,6 +72,8 @@ type Config struct {
 	Backup bool
 	// WrapServer, if set, wraps every server's socket (faults, observation): n is the server.
 	WrapServer func(n uint16, c net.PacketConn) net.PacketConn
+	// OnAccept, if set, is every server's lockserver.Config.OnAccept (the acceptance order).
+	OnAccept func(lock uint32, txn uint64)
 	// SwitchLog, if set, receives the switch's log lines (packet events and the program's
 	// log_msg: the accept log of its locks). It slows the switch down.
 	SwitchLog func(string)
@@ -309,8 +311,9 @@ func (r *Rack) startServer(n uint16, h *hostshim.Host, standby bool) (*runningSe
 	s, err := lockserver.New(lockserver.Config{Listen: "127.0.0.1:0", Shards: r.cfg.Shards, Sockets: r.cfg.Sockets,
 		Core:    lockcore.Config{DefaultLease: r.cfg.Lease, MaxLease: r.cfg.MaxLease},
 		RackKey: lockserver.RackKey(r.cfg.Key), WrapConn: wrap, Standby: standby, ControllerLease: r.cfg.ServerLease,
-		Peers:  lockserver.Peers{Switches: []string{r.plan.Switch().String()}, Controllers: []string{r.plan.Controller().String(), backupAddr(r.plan).String()}},
-		Logger: log})
+		OnAccept: r.cfg.OnAccept,
+		Peers:    lockserver.Peers{Switches: []string{r.plan.Switch().String()}, Controllers: []string{r.plan.Controller().String(), backupAddr(r.plan).String()}},
+		Logger:   log})
 	if err != nil {
 		return nil, err
 	}
