@@ -218,6 +218,7 @@ type compiler struct {
 	metaT         front.Type
 	flIndex       map[uint64]int
 	locOverride   map[front.Expr]loc
+	specs         map[string]*frame // actions specialized for constant arguments
 }
 
 func (cp *compiler) alloc(n int) int {
@@ -245,7 +246,7 @@ func Load(checked *front.Checked, cfg Config) (sw *Switch, err error) {
 	}
 	sw = &Switch{cfg: cfg, checked: checked, mcGroups: map[int][]int{}, mcNodes: map[int]mcNode{}, sessions: map[int]CloneSession{}}
 	cp := &compiler{checked: checked, sw: sw, sizes: map[front.Type]int{}, errCodes: map[*front.EnumMember]int{},
-		funcs: map[*front.FunctionDecl]*frame{}, globalActions: map[*front.ActionDecl]bool{}, ids: map[string]uint32{}, flIndex: map[uint64]int{}, locOverride: map[front.Expr]loc{}}
+		funcs: map[*front.FunctionDecl]*frame{}, globalActions: map[*front.ActionDecl]bool{}, ids: map[string]uint32{}, flIndex: map[uint64]int{}, locOverride: map[front.Expr]loc{}, specs: map[string]*frame{}}
 	defer func() {
 		if r := recover(); r != nil {
 			ce, ok := r.(compileError)
