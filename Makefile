@@ -15,6 +15,8 @@ build:
 # The whole test suite, race detector on, after the linters (CI runs this).
 test: lint
 	$(GO) test -race -count=1 -timeout 20m $(PKGS)
+	# Allocation tests skip under the race detector (sync.Pool drops items at random): run them without.
+	$(GO) test -count=1 -timeout 10m -run 'Allocs' $(PKGS)
 
 test-short:
 	$(GO) test -short -count=1 $(PKGS)
@@ -54,11 +56,15 @@ fuzz:
 	$(FUZZ) ./lockserver -fuzz '^FuzzParseConfig$$'
 	$(FUZZ) ./bmv2/front -fuzz '^FuzzFrontEnd$$'
 	$(FUZZ) ./bmv2/engine -fuzz '^FuzzLoad$$'
+	$(FUZZ) ./bmv2/engine -fuzz '^FuzzTokenEdits$$'
 	$(FUZZ) ./bmv2/engine -fuzz '^FuzzProcess$$'
 	$(FUZZ) ./bmv2/engine -fuzz '^FuzzBits$$'
 	$(FUZZ) ./bmv2/stf -fuzz '^FuzzParse$$'
 	$(FUZZ) ./bmv2/stf -fuzz '^FuzzRun$$'
 	$(FUZZ) ./bmv2/p4rt -fuzz '^FuzzWriteValidation$$'
+	$(FUZZ) ./alloc -fuzz '^FuzzStep$$'
+	$(FUZZ) ./rdma/emu -fuzz '^FuzzRequestHeader$$'
+	$(FUZZ) ./rdma/emu -fuzz '^FuzzResponseHeader$$'
 
 # A million lock operations against the rack under 20% loss, duplication, reordering and delay,
 # crashing holders and failovers, every one checked by package history (docs/reliability.md).

@@ -11,10 +11,10 @@ import (
 type Strategy uint8
 
 const (
-	// StrategyKnapsack is Algorithm 3 (Knapsack), with the Config's hysteresis.
+	// StrategyKnapsack is Algorithm 3 (Allocate), with the Config's hysteresis.
 	StrategyKnapsack Strategy = iota
-	// StrategyRandom is the random allocation of the paper's Figure 13 (Random), seeded by
-	// Config.Seed; hysteresis does not apply (its order does not change between periods).
+	// StrategyRandom is the random allocation of the paper's Figure 13 (AllocateRandom), seeded
+	// by Config.Seed; hysteresis does not apply (its order does not change between periods).
 	StrategyRandom
 )
 
@@ -30,11 +30,12 @@ func (s Strategy) String() string {
 
 // Config configures an Allocator.
 type Config struct {
-	// Slots is the size of each priority level's pool of queue slots in the switch; the number
-	// of levels is len(Slots) (>= 1). The data plane keeps one pooled queue per priority level,
-	// so each level is allocated and laid out on its own: a lock with requests at two levels
-	// has one demand and one region per level.
-	Slots []int
+	// Slots is the size of the switch's pooled queue (netlock.p4: dataplane.Sizing.Slots()).
+	// The regions of every lock at every priority level share it.
+	Slots int
+	// Rules are the data plane's constraints: the number of priority levels and the bounds of
+	// a region (netlock.p4: Rules{Levels: 2, MinRegion: 1, MaxRegion: 32767}). Levels 0 means 1.
+	Rules Rules
 	// Hysteresis is h >= 0: slots a lock already holds count (1+h) times their value, so a lock
 	// loses them only to locks whose r/c is more than 1+h times its own (see Knapsack). The
 	// price is at most a factor 1/(1+h) of the optimum. Rule: set h to the relative change of
@@ -50,13 +51,14 @@ type Config struct {
 }
 
 func (c *Config) validate() error {
-	if len(c.Slots) == 0 {
-		return fmt.Errorf("alloc: Config.Slots is empty: want one pool size per priority level: %w", ErrInvalid)
+	if c.Slots < 0 {
+		return fmt.Errorf("alloc: Config.Slots = %d: %w", c.Slots, ErrInvalid)
 	}
-	for p, s := range c.Slots {
-		if s < 0 {
-			return fmt.Errorf("alloc: Config.Slots[%d] = %d: %w", p, s, ErrInvalid)
-		}
+	if c.Rules.Levels == 0 {
+		c.Rules.Levels = 1
+	}
+	if err := c.Rules.check(); err != nil {
+		return fmt.Errorf("alloc: Config.Rules: %w", err)
 	}
 	if math.IsNaN(c.Hysteresis) || math.IsInf(c.Hysteresis, 0) || c.Hysteresis < 0 {
 		return fmt.Errorf("alloc: Config.Hysteresis = %v: want a finite h >= 0: %w", c.Hysteresis, ErrInvalid)
@@ -70,129 +72,121 @@ func (c *Config) validate() error {
 // Demand is one lock's measured demand at one priority level for the coming period.
 type Demand struct {
 	Lock uint32
-	// Level is the priority level, 0 <= Level < len(Config.Slots).
+	// Level is the priority level, 0 <= Level < Config.Rules.Levels.
 	Level int
 	// Rate is r_i, Contention c_i (see Item).
 	Rate       float64
 	Contention int
 }
 
-// Plan is the outcome of one period: the allocation, each level's layout and the changes.
+// Plan is the outcome of one period: the allocation, the layout of the pool and the changes.
 type Plan struct {
-	// Levels holds one PoolPlan per priority level.
-	Levels []PoolPlan
-	// Value is the objective of the new allocation (sum over levels of sum r*s/c);
-	// Best is the objective of Algorithm 3 without hysteresis on the same demands (the
-	// optimum). Value >= Best/(1+h) with StrategyKnapsack.
+	PoolPlan
+	// Shares is the new allocation by (lock, level), including the MinRegion regions of levels
+	// without demand.
+	Shares []Share
+	// Value is the objective of the new allocation, sum of r*s/c over the demands. Best is the
+	// objective of Algorithm 3 on the same demands without hysteresis and without MinRegion
+	// (the optimum of the problem without the entry charge, so an upper bound). With
+	// StrategyKnapsack and MinRegion 0, Value >= Best/(1+h).
 	Value, Best float64
-	// Switch is the number of (lock, level) demands that got slots; Slots the slots used.
-	Switch, Slots int
-}
-
-// Moves is the total number of compaction moves of the plan.
-func (p *Plan) Moves() int {
-	n := 0
-	for _, l := range p.Levels {
-		n += l.Moves
-	}
-	return n
+	// Locks is the number of locks in the switch; Used the slots allocated.
+	Locks, Used int
 }
 
 // Allocator is the control plane's memory allocator: each period it turns the locks' measured
-// demands into per-level allocations (Algorithm 3 with hysteresis, or the random strawman) and
-// region layouts of the pooled queues, remembering the layout between periods. It is a pure
-// state machine: no I/O, no clock, no randomness beyond Config.Seed; not safe for concurrent use.
+// demands into an allocation (Algorithm 3 with hysteresis under the data plane's Rules, or
+// the random strawman) and a layout of the pooled queue, remembering the layout between
+// periods. It is a pure state machine: no I/O, no clock, no randomness beyond Config.Seed; not
+// safe for concurrent use.
 type Allocator struct {
 	cfg    Config
-	layout [][]Region // per level, sorted by Start
+	layout []Region // sorted by Start
 }
 
-// New returns an Allocator with empty pools.
+// New returns an Allocator with an empty pool.
 func New(cfg Config) (*Allocator, error) {
-	cfg.Slots = slices.Clone(cfg.Slots)
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	return &Allocator{cfg: cfg, layout: make([][]Region, len(cfg.Slots))}, nil
+	return &Allocator{cfg: cfg}, nil
 }
 
-// Layout returns a copy of the current layout of each level.
-func (a *Allocator) Layout() [][]Region {
-	out := make([][]Region, len(a.layout))
-	for p, l := range a.layout {
-		out[p] = slices.Clone(l)
-	}
-	return out
-}
+// Layout returns a copy of the current layout, sorted by Start.
+func (a *Allocator) Layout() []Region { return slices.Clone(a.layout) }
 
-// Restore replaces the current layout (one slice of regions per level), for a controller that
-// takes over a switch already programmed. It checks each level with CheckLayout; on error the
-// Allocator is unchanged.
-func (a *Allocator) Restore(layout [][]Region) error {
-	if len(layout) != len(a.cfg.Slots) {
-		return fmt.Errorf("alloc: restore: %d levels, the Allocator has %d: %w", len(layout), len(a.cfg.Slots), ErrInvalid)
+// Restore replaces the current layout, for a controller that takes over a switch already
+// programmed. It checks it with CheckLayout and the Rules' levels; on error the Allocator is
+// unchanged.
+func (a *Allocator) Restore(layout []Region) error {
+	if err := CheckLayout(a.cfg.Slots, layout); err != nil {
+		return fmt.Errorf("alloc: restore: %w", err)
 	}
-	next := make([][]Region, len(layout))
-	for p, l := range layout {
-		if err := CheckLayout(a.cfg.Slots[p], l); err != nil {
-			return fmt.Errorf("restore level %d: %w", p, err)
+	for _, r := range layout {
+		if r.Level < 0 || r.Level >= a.cfg.Rules.Levels {
+			return fmt.Errorf("alloc: restore: region %v: level out of range: %w", r.key(), ErrInvalid)
 		}
-		next[p] = slices.Clone(l)
-		slices.SortFunc(next[p], func(a, b Region) int { return cmp.Compare(a.Start, b.Start) })
 	}
+	next := slices.Clone(layout)
+	slices.SortFunc(next, func(a, b Region) int { return cmp.Compare(a.Start, b.Start) })
 	a.layout = next
 	return nil
 }
 
-// Step runs one period: demands holds every lock that should be considered (a lock in the
-// switch without a demand leaves it). On error (a bad demand) the Allocator is unchanged.
+// Step runs one period: demands holds every (lock, level) that should be considered (a lock in
+// the switch without any demand leaves it). On error (a bad demand) the Allocator is unchanged.
 func (a *Allocator) Step(demands []Demand) (*Plan, error) {
-	levels := len(a.cfg.Slots)
-	items := make([][]Item, levels)
-	for _, d := range demands {
-		if d.Level < 0 || d.Level >= levels {
-			return nil, fmt.Errorf("alloc: lock %d: level %d: want 0..%d: %w", d.Lock, d.Level, levels-1, ErrInvalid)
-		}
-		items[d.Level] = append(items[d.Level], Item{Lock: d.Lock, Rate: d.Rate, Contention: d.Contention})
+	r := a.cfg.Rules
+	items := make([]Item, len(demands))
+	held := make(map[key]int, len(a.layout))
+	for _, reg := range a.layout {
+		held[reg.key()] = reg.Len
 	}
-	plan := &Plan{Levels: make([]PoolPlan, levels)}
-	next := make([][]Region, levels)
-	for p := range levels {
-		its := items[p]
-		if err := CheckItems(its); err != nil {
-			return nil, fmt.Errorf("level %d: %w", p, err)
+	for i, d := range demands {
+		if d.Level < 0 || d.Level >= r.Levels {
+			return nil, fmt.Errorf("alloc: lock %d: level %d: want 0..%d: %w", d.Lock, d.Level, r.Levels-1, ErrInvalid)
 		}
-		held := make(map[uint32]int, len(a.layout[p]))
-		for _, r := range a.layout[p] {
-			held[r.Lock] = r.Len
-		}
-		for i := range its {
-			its[i].Held = held[its[i].Lock]
-		}
-		var slots []int
-		switch a.cfg.Strategy {
-		case StrategyRandom:
-			slots = Random(its, a.cfg.Slots[p], a.cfg.Seed^mix(uint64(p)))
-		default:
-			slots = Knapsack(its, a.cfg.Slots[p], a.cfg.Hysteresis)
-		}
-		want := make([]Want, 0, len(its))
-		for i, s := range slots {
-			if s > 0 {
-				want = append(want, Want{Lock: its[i].Lock, Len: s})
-				plan.Switch++
-				plan.Slots += s
-			}
-		}
-		pp, err := PlanPool(a.cfg.Slots[p], a.layout[p], want)
-		if err != nil {
-			return nil, fmt.Errorf("alloc: level %d: %w", p, err)
-		}
-		plan.Levels[p] = pp
-		next[p] = pp.Regions
-		plan.Value += Value(its, slots)
-		plan.Best += Value(its, Knapsack(its, a.cfg.Slots[p], 0))
+		items[i] = Item{Lock: d.Lock, Level: d.Level, Rate: d.Rate, Contention: d.Contention, Held: held[key{d.Lock, d.Level}]}
 	}
-	a.layout = next
+	if err := CheckItems(items); err != nil {
+		return nil, err
+	}
+	var shares []Share
+	switch a.cfg.Strategy {
+	case StrategyRandom:
+		shares = AllocateRandom(items, a.cfg.Slots, a.cfg.Seed, r)
+	default:
+		shares = Allocate(items, a.cfg.Slots, a.cfg.Hysteresis, r)
+	}
+	want := make([]Want, len(shares))
+	plan := &Plan{Shares: shares}
+	locks := map[uint32]bool{}
+	for i, s := range shares {
+		want[i] = Want{Lock: s.Lock, Level: s.Level, Len: s.Slots}
+		plan.Used += s.Slots
+		locks[s.Lock] = true
+	}
+	plan.Locks = len(locks)
+	pp, err := PlanPool(a.cfg.Slots, a.layout, want)
+	if err != nil {
+		return nil, fmt.Errorf("alloc: %w", err)
+	}
+	plan.PoolPlan = pp
+	plan.Value = shareValue(items, shares)
+	plan.Best = shareValue(items, Allocate(items, a.cfg.Slots, 0, Rules{Levels: r.Levels, MaxRegion: r.MaxRegion}))
+	a.layout = pp.Regions
 	return plan, nil
+}
+
+// shareValue is the objective of shares for items.
+func shareValue(items []Item, shares []Share) float64 {
+	got := make(map[key]int, len(shares))
+	for _, s := range shares {
+		got[key{s.Lock, s.Level}] = s.Slots
+	}
+	s := make([]int, len(items))
+	for i, it := range items {
+		s[i] = got[key{it.Lock, it.Level}]
+	}
+	return Value(items, s)
 }

@@ -16,12 +16,16 @@ import (
 
 const benchLocks, benchSlots = 100_000, 50_000
 
-// benchDemands draws 100k locks with Zipf-like rates (rank^-0.99) and contention 1..8.
+// benchDemands draws 100k locks with Zipf-like rates (rank^-0.99) and contention 1..8 at level
+// 0; a tenth of them also have a level-1 demand (110k demands).
 func benchDemands(seed uint64) []Demand {
 	r := rand.New(rand.NewPCG(seed, 0xbe))
-	ds := make([]Demand, benchLocks)
-	for i := range ds {
+	ds := make([]Demand, benchLocks, benchLocks+benchLocks/10)
+	for i := range benchLocks {
 		ds[i] = Demand{Lock: uint32(i), Rate: 1e6 * math.Pow(float64(i+1), -0.99), Contention: 1 + r.IntN(8)}
+		if i%10 == 0 { // a tenth of the locks also see high-priority requests
+			ds = append(ds, Demand{Lock: uint32(i), Level: 1, Rate: 1e5 * math.Pow(float64(i+1), -0.99), Contention: 1 + r.IntN(4)})
+		}
 	}
 	r.Shuffle(len(ds), func(i, j int) { ds[i], ds[j] = ds[j], ds[i] })
 	return ds
@@ -30,7 +34,7 @@ func benchDemands(seed uint64) []Demand {
 func benchItems(ds []Demand) []Item {
 	items := make([]Item, len(ds))
 	for i, d := range ds {
-		items[i] = Item{Lock: d.Lock, Rate: d.Rate, Contention: d.Contention}
+		items[i] = Item{Lock: d.Lock, Level: d.Level, Rate: d.Rate, Contention: d.Contention}
 	}
 	return items
 }
@@ -68,6 +72,20 @@ func BenchmarkKnapsack100k(b *testing.B) {
 	report(b, start)
 }
 
+// BenchmarkAllocate100k is Algorithm 3 under netlock.p4's rules (two levels, regions of
+// 1..32767 slots).
+func BenchmarkAllocate100k(b *testing.B) {
+	items := benchItems(benchDemands(1))
+	rules := Rules{Levels: 2, MinRegion: 1, MaxRegion: 32767}
+	b.ReportAllocs()
+	b.ResetTimer()
+	start := time.Now()
+	for range b.N {
+		Allocate(items, benchSlots, 0.1, rules)
+	}
+	report(b, start)
+}
+
 func BenchmarkRandom100k(b *testing.B) {
 	items := benchItems(benchDemands(1))
 	b.ReportAllocs()
@@ -87,7 +105,7 @@ func BenchmarkStepFirst100k(b *testing.B) {
 	start := time.Now()
 	for range b.N {
 		b.StopTimer()
-		a, err := New(Config{Slots: []int{benchSlots}, Hysteresis: 0.1})
+		a, err := New(Config{Slots: benchSlots, Rules: Rules{Levels: 2, MinRegion: 1, MaxRegion: 32767}, Hysteresis: 0.1})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -103,7 +121,7 @@ func BenchmarkStepFirst100k(b *testing.B) {
 // some leave the switch, contentions change), as a controller sees them.
 func BenchmarkStepChurn100k(b *testing.B) {
 	ds := benchDemands(1)
-	a, err := New(Config{Slots: []int{benchSlots}, Hysteresis: 0.1})
+	a, err := New(Config{Slots: benchSlots, Rules: Rules{Levels: 2, MinRegion: 1, MaxRegion: 32767}, Hysteresis: 0.1})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -127,8 +145,8 @@ func BenchmarkStepChurn100k(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		moves += p.Moves()
-		changes += len(p.Levels[0].Changes)
+		moves += p.Moves
+		changes += len(p.Changes)
 	}
 	report(b, start)
 	b.ReportMetric(float64(changes)/float64(b.N), "changes/op")

@@ -38,7 +38,7 @@ type compactor struct {
 	size     int
 	regs     []Region // the first-fit layout, sorted by Start
 	stayer   []bool   // parallel to regs
-	isStayer map[uint32]bool
+	isStayer map[key]bool
 	ff       *firstFit // gaps of the first-fit layout
 	ffStay   *firstFit // gaps between the stayers alone
 	unplaced []Region
@@ -52,11 +52,11 @@ type compactor struct {
 // the locks first fit could not place.
 func newCompactor(size int, regs []Region, stayer []bool, ff *firstFit, unplaced []Region, budget int) *compactor {
 	c := &compactor{size: size, regs: regs, stayer: stayer, ff: ff, unplaced: unplaced, budget: budget,
-		isStayer: make(map[uint32]bool, len(regs))}
+		isStayer: make(map[key]bool, len(regs))}
 	var stayers []Region
 	for i, r := range regs {
 		if stayer[i] {
-			c.isStayer[r.Lock] = true
+			c.isStayer[r.key()] = true
 			stayers = append(stayers, r)
 		}
 	}
@@ -151,12 +151,12 @@ func (c *compactor) inside(lo, hi int) (int, int) {
 	return ra, max(ra, rb)
 }
 
-// byLenDesc orders first fit decreasing: longest first, ties by lock id.
+// byLenDesc orders first fit decreasing: longest first, ties by (lock, level).
 func byLenDesc(a, b Region) int {
 	if a.Len != b.Len {
 		return cmp.Compare(b.Len, a.Len)
 	}
-	return cmp.Compare(a.Lock, b.Lock)
+	return a.key().compare(b.key())
 }
 
 // relocate tries the local relocating plan of window [lo, hi): first fit decreasing of the
@@ -239,7 +239,7 @@ func (c *compactor) ffd(ff *firstFit, pool []Region, lo, hi int) (window, []Regi
 			left = append(left, r)
 			continue
 		}
-		if c.isStayer[r.Lock] {
+		if c.isStayer[r.key()] {
 			w.cost++
 			if r.Start != old {
 				w.moves++
@@ -261,16 +261,16 @@ func (c *compactor) sequential() window {
 	}
 	// The layout after relocate-all: the stayers and what it placed.
 	layout := make([]Region, 0, len(c.regs)+len(c.unplaced))
-	origin := make(map[uint32]int, len(c.regs))
+	origin := make(map[key]int, len(c.regs))
 	for k, r := range c.regs {
 		if c.stayer[k] {
 			layout = append(layout, r)
-			origin[r.Lock] = r.Start
+			origin[r.key()] = r.Start
 		}
 	}
 	layout = append(layout, first.placed...)
 	slices.SortFunc(layout, func(a, b Region) int { return cmp.Compare(a.Start, b.Start) })
-	cost := map[uint32]bool{} // stayers still in place (taking them out costs a move)
+	cost := map[key]bool{} // stayers still in place (taking them out costs a move)
 	for l := range origin {
 		cost[l] = true
 	}
@@ -295,8 +295,8 @@ func (c *compactor) sequential() window {
 		}
 		cur := lo
 		for _, r := range append(in, u) {
-			if cost[r.Lock] && r.Start != cur {
-				delete(cost, r.Lock)
+			if cost[r.key()] && r.Start != cur {
+				delete(cost, r.key())
 			}
 			r.Start = cur
 			cur += r.Len
@@ -307,7 +307,7 @@ func (c *compactor) sequential() window {
 	}
 	w.placed = layout
 	for _, r := range layout {
-		if s, ok := origin[r.Lock]; ok && s != r.Start {
+		if s, ok := origin[r.key()]; ok && s != r.Start {
 			w.moves++
 		}
 	}

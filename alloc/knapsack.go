@@ -11,10 +11,12 @@ import (
 // ErrInvalid is wrapped by every error about bad input (a demand, a region, a Config).
 var ErrInvalid = errors.New("invalid input")
 
-// Item is one lock's demand on one pool of switch slots.
+// Item is one lock's demand at one priority level on the pool of switch slots.
 type Item struct {
-	// Lock is the lock id; items of one pool have distinct ids.
-	Lock uint32
+	// Lock is the lock id and Level the priority level; items have distinct (Lock, Level).
+	// Knapsack ignores Level (each item is on its own); Allocate keeps a lock's levels together.
+	Lock  uint32
+	Level int
 	// Rate is r_i, the lock's request rate (any unit, the same for every item). Finite and >= 0;
 	// an item of rate 0 gets no slots (it adds nothing to the objective).
 	Rate float64
@@ -34,21 +36,24 @@ func (it Item) check() error {
 		return fmt.Errorf("alloc: lock %d: contention %d: want >= 1: %w", it.Lock, it.Contention, ErrInvalid)
 	case it.Held < 0:
 		return fmt.Errorf("alloc: lock %d: held %d: want >= 0: %w", it.Lock, it.Held, ErrInvalid)
+	case it.Level < 0:
+		return fmt.Errorf("alloc: lock %d: level %d: want >= 0: %w", it.Lock, it.Level, ErrInvalid)
 	}
 	return nil
 }
 
-// CheckItems validates a pool's items: each one as Item documents, and distinct lock ids.
+// CheckItems validates items: each one as Item documents, and distinct (Lock, Level).
 func CheckItems(items []Item) error {
-	seen := make(map[uint32]struct{}, len(items))
+	seen := make(map[key]struct{}, len(items))
 	for _, it := range items {
 		if err := it.check(); err != nil {
 			return err
 		}
-		if _, dup := seen[it.Lock]; dup {
-			return fmt.Errorf("alloc: lock %d appears twice: %w", it.Lock, ErrInvalid)
+		k := key{it.Lock, it.Level}
+		if _, dup := seen[k]; dup {
+			return fmt.Errorf("alloc: lock %d level %d appears twice: %w", it.Lock, it.Level, ErrInvalid)
 		}
-		seen[it.Lock] = struct{}{}
+		seen[k] = struct{}{}
 	}
 	return nil
 }
@@ -75,7 +80,9 @@ type part struct {
 	w     float64 // rate * (1+h) for an incumbent part, rate otherwise: value per slot is w / c
 	c     int
 	lock  uint32
+	level int
 	order uint64 // Random's key; unused by Knapsack
+	grp   int32  // the lock's group (Allocate under Rules)
 }
 
 // Knapsack is the paper's Algorithm 3 (MemoryAllocation) with incumbent hysteresis h >= 0: it
@@ -99,10 +106,10 @@ func Knapsack(items []Item, slots int, h float64) []int {
 		}
 		held := min(it.Held, it.Contention)
 		if held > 0 {
-			parts = append(parts, part{item: int32(i), inc: true, n: held, w: it.Rate * (1 + h), c: it.Contention, lock: it.Lock})
+			parts = append(parts, part{item: int32(i), inc: true, n: held, w: it.Rate * (1 + h), c: it.Contention, lock: it.Lock, level: it.Level})
 		}
 		if rest := it.Contention - held; rest > 0 {
-			parts = append(parts, part{item: int32(i), n: rest, w: it.Rate, c: it.Contention, lock: it.Lock})
+			parts = append(parts, part{item: int32(i), n: rest, w: it.Rate, c: it.Contention, lock: it.Lock, level: it.Level})
 		}
 	}
 	slices.SortFunc(parts, byValue)
@@ -110,7 +117,8 @@ func Knapsack(items []Item, slots int, h float64) []int {
 }
 
 // byValue orders parts by value per slot w/c, highest first (compared as w_a*c_b against
-// w_b*c_a, exact for integer rates below 2^53/c), then incumbents first, then by lock id.
+// w_b*c_a, exact for integer rates below 2^53/c), then incumbents first, then by lock id, then
+// by level.
 func byValue(a, b part) int {
 	l, r := a.w*float64(b.c), b.w*float64(a.c)
 	switch {
@@ -129,7 +137,7 @@ func byValue(a, b part) int {
 		}
 		return 1
 	}
-	return 0
+	return cmp.Compare(a.level, b.level)
 }
 
 // fill walks parts in order, giving each min(remaining, n) slots.
@@ -149,25 +157,39 @@ func fill(parts []part, n, slots int) []int {
 // Random is the strawman of the paper's Figure 13: locks are taken in a random order (not by
 // r_i / c_i) and each gets s_i = min(remaining, c_i). The order is a keyed hash of (seed, lock),
 // so it is the same in every period for a given seed (no churn between periods) and the
-// function stays pure. Items of rate 0 get nothing, as in Knapsack; Held is ignored.
+// function stays pure; a lock's levels are taken together, in level order. Items of rate 0 get
+// nothing, as in Knapsack; Held is ignored.
 func Random(items []Item, slots int, seed uint64) []int {
+	return fill(randomParts(items, seed, 0), len(items), slots)
+}
+
+func randomParts(items []Item, seed uint64, maxRegion int) []part {
 	parts := make([]part, 0, len(items))
 	for i, it := range items {
 		if it.Rate <= 0 {
 			continue
 		}
-		parts = append(parts, part{item: int32(i), n: it.Contention, lock: it.Lock, order: mix(seed ^ mix(uint64(it.Lock)+1))})
+		parts = append(parts, part{item: int32(i), n: capped(it.Contention, maxRegion), lock: it.Lock, level: it.Level,
+			order: mix(seed ^ mix(uint64(it.Lock)+1))})
 	}
 	slices.SortFunc(parts, func(a, b part) int {
 		if a.order != b.order {
-			if a.order < b.order {
-				return -1
-			}
-			return 1
+			return cmp.Compare(a.order, b.order)
 		}
-		return cmp.Compare(a.lock, b.lock)
+		if a.lock != b.lock {
+			return cmp.Compare(a.lock, b.lock)
+		}
+		return cmp.Compare(a.level, b.level)
 	})
-	return fill(parts, len(items), slots)
+	return parts
+}
+
+// capped is min(n, max), or n if max is 0.
+func capped(n, max int) int {
+	if max > 0 && n > max {
+		return max
+	}
+	return n
 }
 
 // mix is splitmix64's finalizer: a bijection of uint64 with good avalanche.

@@ -19,10 +19,12 @@ var (
 )
 
 func instances(def int) int {
-	if *flagN > 0 {
+	switch {
+	case *flagN > 0:
 		return *flagN
-	}
-	if testing.Short() {
+	case testing.Short():
+		return def / 10
+	case raceEnabled:
 		return def / 10
 	}
 	return def

@@ -6,9 +6,11 @@ import (
 	"slices"
 )
 
-// Region is a lock's contiguous range [Start, Start+Len) of one pool of queue slots.
+// Region is the contiguous range [Start, Start+Len) of the pooled queue that holds the queue of
+// lock Lock at priority level Level. A lock has at most one region per level.
 type Region struct {
 	Lock  uint32
+	Level int
 	Start int
 	Len   int
 }
@@ -16,11 +18,31 @@ type Region struct {
 // End is one past the region's last slot.
 func (r Region) End() int { return r.Start + r.Len }
 
-// Want is the number of slots a lock should have in a pool after a period (0: none).
-type Want struct {
-	Lock uint32
-	Len  int
+// key identifies a region: (lock, level).
+type key struct {
+	lock  uint32
+	level int
 }
+
+func (r Region) key() key { return key{r.Lock, r.Level} }
+
+func (k key) compare(o key) int {
+	if k.lock != o.lock {
+		return cmp.Compare(k.lock, o.lock)
+	}
+	return cmp.Compare(k.level, o.level)
+}
+
+func (k key) String() string { return fmt.Sprintf("%d@%d", k.lock, k.level) }
+
+// Want is the number of slots lock Lock should have at level Level after a period (0: none).
+type Want struct {
+	Lock  uint32
+	Level int
+	Len   int
+}
+
+func (w Want) key() key { return key{w.Lock, w.Level} }
 
 // ChangeKind says what happens to one lock's region in a plan.
 type ChangeKind uint8
@@ -51,12 +73,14 @@ func (k ChangeKind) String() string {
 	return fmt.Sprintf("ChangeKind(%d)", uint8(k))
 }
 
-// Change is one lock's region before (From, zero for Insert) and after (To, zero for Delete).
+// Change is one region (lock, level) before (From, zero for Insert) and after (To, zero for
+// Delete).
 type Change struct {
-	Kind ChangeKind
-	Lock uint32
-	From Region
-	To   Region
+	Kind  ChangeKind
+	Lock  uint32
+	Level int
+	From  Region
+	To    Region
 }
 
 // PoolPlan is the new layout of one pool and how to get there from the old one.
@@ -108,10 +132,10 @@ func PlanPool(size int, old []Region, want []Want) (PoolPlan, error) {
 	}
 	old = slices.Clone(old)
 	slices.SortFunc(old, func(a, b Region) int { return cmp.Compare(a.Start, b.Start) })
-	wantLen := make(map[uint32]int, len(want))
+	wantLen := make(map[key]int, len(want))
 	for _, w := range want {
 		if w.Len > 0 {
-			wantLen[w.Lock] = w.Len
+			wantLen[w.key()] = w.Len
 		}
 	}
 
@@ -124,44 +148,39 @@ func PlanPool(size int, old []Region, want []Want) (PoolPlan, error) {
 	var (
 		fix     []fixed  // regions placed in step 1, in address order
 		pending []Region // growers placed again, then new locks (Start unset)
-		inOld   = make(map[uint32]Region, len(old))
+		inOld   = make(map[key]Region, len(old))
 	)
 	for i, r := range old {
-		inOld[r.Lock] = r
-		w, ok := wantLen[r.Lock]
+		inOld[r.key()] = r
+		w, ok := wantLen[r.key()]
 		switch {
 		case !ok:
 			continue
 		case w == r.Len:
 			fix = append(fix, fixed{r, true})
 		case w < r.Len:
-			fix = append(fix, fixed{Region{r.Lock, r.Start, w}, false})
+			fix = append(fix, fixed{Region{r.Lock, r.Level, r.Start, w}, false})
 		default:
 			limit := size
 			for _, n := range old[i+1:] {
-				if _, stays := wantLen[n.Lock]; stays {
+				if _, stays := wantLen[n.key()]; stays {
 					limit = n.Start
 					break
 				}
 			}
 			if r.Start+w <= limit {
-				fix = append(fix, fixed{Region{r.Lock, r.Start, w}, false})
+				fix = append(fix, fixed{Region{r.Lock, r.Level, r.Start, w}, false})
 			} else {
-				pending = append(pending, Region{Lock: r.Lock, Len: w})
+				pending = append(pending, Region{Lock: r.Lock, Level: r.Level, Len: w})
 			}
 		}
 	}
 	for _, w := range want {
-		if _, ok := inOld[w.Lock]; !ok && w.Len > 0 {
-			pending = append(pending, Region{Lock: w.Lock, Len: w.Len})
+		if _, ok := inOld[w.key()]; !ok && w.Len > 0 {
+			pending = append(pending, Region{Lock: w.Lock, Level: w.Level, Len: w.Len})
 		}
 	}
-	slices.SortFunc(pending, func(a, b Region) int {
-		if a.Len != b.Len {
-			return cmp.Compare(b.Len, a.Len)
-		}
-		return cmp.Compare(a.Lock, b.Lock)
-	})
+	slices.SortFunc(pending, byLenDesc)
 
 	// Step 2: first fit into the gaps between the fixed regions.
 	var gaps []Region // Lock unused
@@ -189,10 +208,10 @@ func PlanPool(size int, old []Region, want []Want) (PoolPlan, error) {
 
 	var plan PoolPlan
 	final := make([]Region, 0, len(fix)+len(pending))
-	stayer := make(map[uint32]bool, len(fix))
+	stayer := make(map[key]bool, len(fix))
 	for _, f := range fix {
 		final = append(final, f.Region)
-		stayer[f.Lock] = f.stayer
+		stayer[f.key()] = f.stayer
 	}
 	final = append(final, placed...)
 	slices.SortFunc(final, func(a, b Region) int { return cmp.Compare(a.Start, b.Start) })
@@ -201,7 +220,7 @@ func PlanPool(size int, old []Region, want []Want) (PoolPlan, error) {
 	if len(unplaced) > 0 {
 		st := make([]bool, len(final))
 		for i, r := range final {
-			st[i] = stayer[r.Lock]
+			st[i] = stayer[r.key()]
 		}
 		c := newCompactor(size, final, st, ff, unplaced, compactBudget(len(final)+len(ff.gaps)))
 		w, exhausted := c.choose()
@@ -212,19 +231,19 @@ func PlanPool(size int, old []Region, want []Want) (PoolPlan, error) {
 		if w.hi > w.lo {
 			plan.Window = [2]int{w.lo, w.hi}
 		}
-		moved := make(map[uint32]Region, len(w.placed))
+		moved := make(map[key]Region, len(w.placed))
 		for _, r := range w.placed {
-			moved[r.Lock] = r
+			moved[r.key()] = r
 		}
 		next := make([]Region, 0, len(final)+len(unplaced))
 		for _, r := range final {
-			if m, ok := moved[r.Lock]; ok {
+			if m, ok := moved[r.key()]; ok {
 				r = m
 			}
 			next = append(next, r)
 		}
 		for _, u := range unplaced {
-			next = append(next, moved[u.Lock])
+			next = append(next, moved[u.key()])
 		}
 		final = next
 		slices.SortFunc(final, func(a, b Region) int { return cmp.Compare(a.Start, b.Start) })
@@ -233,23 +252,23 @@ func PlanPool(size int, old []Region, want []Want) (PoolPlan, error) {
 
 	// Changes.
 	for _, r := range old {
-		if _, ok := wantLen[r.Lock]; !ok {
-			plan.Changes = append(plan.Changes, Change{Kind: Delete, Lock: r.Lock, From: r})
+		if _, ok := wantLen[r.key()]; !ok {
+			plan.Changes = append(plan.Changes, Change{Kind: Delete, Lock: r.Lock, Level: r.Level, From: r})
 		}
 	}
 	var resizes, moves, inserts []Change
 	for _, r := range final {
-		o, ok := inOld[r.Lock]
+		o, ok := inOld[r.key()]
 		switch {
 		case !ok:
-			inserts = append(inserts, Change{Kind: Insert, Lock: r.Lock, To: r})
+			inserts = append(inserts, Change{Kind: Insert, Lock: r.Lock, Level: r.Level, To: r})
 		case o.Len != r.Len:
-			resizes = append(resizes, Change{Kind: Resize, Lock: r.Lock, From: o, To: r})
+			resizes = append(resizes, Change{Kind: Resize, Lock: r.Lock, Level: r.Level, From: o, To: r})
 		case o.Start != r.Start:
-			moves = append(moves, Change{Kind: Move, Lock: r.Lock, From: o, To: r})
+			moves = append(moves, Change{Kind: Move, Lock: r.Lock, Level: r.Level, From: o, To: r})
 		}
 	}
-	byLock := func(a, b Change) int { return cmp.Compare(a.Lock, b.Lock) }
+	byLock := func(a, b Change) int { return key{a.Lock, a.Level}.compare(key{b.Lock, b.Level}) }
 	slices.SortFunc(plan.Changes, byLock)
 	for _, cs := range [][]Change{resizes, moves, inserts} {
 		slices.SortFunc(cs, byLock)
@@ -271,16 +290,16 @@ func checkPool(size int, old []Region, want []Want) error {
 	if err := CheckLayout(size, old); err != nil {
 		return err
 	}
-	seen := make(map[uint32]struct{}, len(want))
+	seen := make(map[key]struct{}, len(want))
 	total := 0
 	for _, w := range want {
 		if w.Len < 0 {
-			return fmt.Errorf("alloc: lock %d: length %d: %w", w.Lock, w.Len, ErrInvalid)
+			return fmt.Errorf("alloc: region %v: length %d: %w", w.key(), w.Len, ErrInvalid)
 		}
-		if _, dup := seen[w.Lock]; dup {
-			return fmt.Errorf("alloc: lock %d wanted twice: %w", w.Lock, ErrInvalid)
+		if _, dup := seen[w.key()]; dup {
+			return fmt.Errorf("alloc: region %v wanted twice: %w", w.key(), ErrInvalid)
 		}
-		seen[w.Lock] = struct{}{}
+		seen[w.key()] = struct{}{}
 		total += w.Len
 	}
 	if total > size {
@@ -294,19 +313,19 @@ func checkPool(size int, old []Region, want []Want) error {
 func CheckLayout(size int, regions []Region) error {
 	rs := slices.Clone(regions)
 	slices.SortFunc(rs, func(a, b Region) int { return cmp.Compare(a.Start, b.Start) })
-	seen := make(map[uint32]struct{}, len(rs))
+	seen := make(map[key]struct{}, len(rs))
 	at := 0
 	for _, r := range rs {
 		if r.Len < 1 || r.Start < 0 || r.End() > size {
-			return fmt.Errorf("alloc: region of lock %d [%d,%d) outside a pool of %d or empty: %w", r.Lock, r.Start, r.End(), size, ErrInvalid)
+			return fmt.Errorf("alloc: region %v [%d,%d) outside a pool of %d or empty: %w", r.key(), r.Start, r.End(), size, ErrInvalid)
 		}
 		if r.Start < at {
-			return fmt.Errorf("alloc: region of lock %d at %d overlaps the one before: %w", r.Lock, r.Start, ErrInvalid)
+			return fmt.Errorf("alloc: region %v at %d overlaps the one before: %w", r.key(), r.Start, ErrInvalid)
 		}
-		if _, dup := seen[r.Lock]; dup {
-			return fmt.Errorf("alloc: lock %d has two regions: %w", r.Lock, ErrInvalid)
+		if _, dup := seen[r.key()]; dup {
+			return fmt.Errorf("alloc: two regions for %v: %w", r.key(), ErrInvalid)
 		}
-		seen[r.Lock] = struct{}{}
+		seen[r.key()] = struct{}{}
 		at = r.End()
 	}
 	return nil
@@ -321,7 +340,7 @@ type segment struct {
 }
 
 // segments cuts [0, size) into the regions of layout (sorted, disjoint) and the gaps between.
-func segments(layout []Region, size int, stayer map[uint32]bool) []segment {
+func segments(layout []Region, size int, stayer map[key]bool) []segment {
 	segs := make([]segment, 0, 2*len(layout)+1)
 	at := 0
 	for _, r := range layout {
@@ -329,7 +348,7 @@ func segments(layout []Region, size int, stayer map[uint32]bool) []segment {
 			segs = append(segs, segment{start: at, end: r.Start, free: r.Start - at})
 		}
 		c := 0
-		if stayer[r.Lock] {
+		if stayer[r.key()] {
 			c = 1
 		}
 		segs = append(segs, segment{start: r.Start, end: r.End(), cost: c})

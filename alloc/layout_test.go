@@ -8,6 +8,9 @@ import (
 	"testing"
 )
 
+// W is a level-0 want.
+func W(lock uint32, l int) Want { return Want{Lock: lock, Len: l} }
+
 func TestPlanPoolTable(t *testing.T) {
 	R := func(lock uint32, start, l int) Region { return Region{Lock: lock, Start: start, Len: l} }
 	for _, tc := range []struct {
@@ -21,36 +24,36 @@ func TestPlanPoolTable(t *testing.T) {
 		only   bool // check only the invariants (checkPlan)
 	}{
 		{name: "empty pool: first fit, largest first",
-			size: 10, want: []Want{{1, 2}, {2, 5}, {3, 2}},
+			size: 10, want: []Want{W(1, 2), W(2, 5), W(3, 2)},
 			layout: []Region{R(2, 0, 5), R(1, 5, 2), R(3, 7, 2)}},
 		{name: "unchanged stays, delete frees, new goes to the lowest gap that fits",
-			size: 10, old: []Region{R(1, 0, 3), R(2, 3, 3), R(3, 6, 2)}, want: []Want{{1, 3}, {3, 2}, {4, 3}},
+			size: 10, old: []Region{R(1, 0, 3), R(2, 3, 3), R(3, 6, 2)}, want: []Want{W(1, 3), W(3, 2), W(4, 3)},
 			layout: []Region{R(1, 0, 3), R(4, 3, 3), R(3, 6, 2)}},
 		{name: "shrink keeps its start",
-			size: 10, old: []Region{R(1, 2, 5)}, want: []Want{{1, 2}},
+			size: 10, old: []Region{R(1, 2, 5)}, want: []Want{W(1, 2)},
 			layout: []Region{R(1, 2, 2)}},
 		{name: "grow in place into the free slots after",
-			size: 10, old: []Region{R(1, 0, 2), R(2, 6, 2)}, want: []Want{{1, 6}, {2, 2}},
+			size: 10, old: []Region{R(1, 0, 2), R(2, 6, 2)}, want: []Want{W(1, 6), W(2, 2)},
 			layout: []Region{R(1, 0, 6), R(2, 6, 2)}},
 		{name: "grow blocked: placed again by first fit",
-			size: 10, old: []Region{R(1, 0, 2), R(2, 2, 2)}, want: []Want{{1, 4}, {2, 2}},
+			size: 10, old: []Region{R(1, 0, 2), R(2, 2, 2)}, want: []Want{W(1, 4), W(2, 2)},
 			layout: []Region{R(2, 2, 2), R(1, 4, 4)}},
 		{name: "grow to the end of the pool",
-			size: 10, old: []Region{R(1, 6, 2)}, want: []Want{{1, 4}},
+			size: 10, old: []Region{R(1, 6, 2)}, want: []Want{W(1, 4)},
 			layout: []Region{R(1, 6, 4)}},
 		{name: "fragmented: compaction moves the one lock between two gaps",
-			size: 10, old: []Region{R(1, 0, 3), R(2, 4, 2), R(3, 7, 3)}, want: []Want{{1, 3}, {2, 2}, {3, 3}, {4, 2}},
+			size: 10, old: []Region{R(1, 0, 3), R(2, 4, 2), R(3, 7, 3)}, want: []Want{W(1, 3), W(2, 2), W(3, 3), W(4, 2)},
 			layout: []Region{R(1, 0, 3), R(2, 3, 2), R(4, 5, 2), R(3, 7, 3)}, moves: 1, window: [2]int{3, 7}},
 		{name: "compaction picks the window with the fewest stayers, not the shortest",
 			// gaps of 1 at 2, 4 and 9; new lock of 2: window [2,5) holds lock 2 (one stayer),
 			// window [4,10) holds lock 3 (one stayer) but is longer.
-			size: 10, old: []Region{R(1, 0, 2), R(2, 3, 1), R(3, 5, 4)}, want: []Want{{1, 2}, {2, 1}, {3, 4}, {5, 2}},
+			size: 10, old: []Region{R(1, 0, 2), R(2, 3, 1), R(3, 5, 4)}, want: []Want{W(1, 2), W(2, 1), W(3, 4), W(5, 2)},
 			layout: []Region{R(1, 0, 2), R(2, 2, 1), R(5, 3, 2), R(3, 5, 4)}, moves: 1, window: [2]int{2, 5}},
 		{name: "a resized lock in the window costs no move",
-			size: 8, old: []Region{R(1, 0, 2), R(2, 3, 3), R(3, 7, 1)}, want: []Want{{1, 2}, {2, 2}, {3, 1}, {4, 3}},
+			size: 8, old: []Region{R(1, 0, 2), R(2, 3, 3), R(3, 7, 1)}, want: []Want{W(1, 2), W(2, 2), W(3, 1), W(4, 3)},
 			only: true},
 		{name: "whole pool",
-			size: 6, old: []Region{R(1, 1, 1), R(2, 3, 1), R(3, 5, 1)}, want: []Want{{1, 1}, {2, 1}, {3, 1}, {4, 3}},
+			size: 6, old: []Region{R(1, 1, 1), R(2, 3, 1), R(3, 5, 1)}, want: []Want{W(1, 1), W(2, 1), W(3, 1), W(4, 3)},
 			only: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -85,9 +88,9 @@ func TestPlanPoolErrors(t *testing.T) {
 		{"outside", 10, []Region{R(1, 8, 3)}, nil},
 		{"empty region", 10, []Region{R(1, 2, 0)}, nil},
 		{"lock twice in the layout", 10, []Region{R(1, 0, 1), R(1, 2, 1)}, nil},
-		{"lock wanted twice", 10, nil, []Want{{1, 1}, {1, 2}}},
-		{"negative want", 10, nil, []Want{{1, -1}}},
-		{"too much", 10, nil, []Want{{1, 6}, {2, 5}}},
+		{"lock wanted twice", 10, nil, []Want{W(1, 1), W(1, 2)}},
+		{"negative want", 10, nil, []Want{W(1, -1)}},
+		{"too much", 10, nil, []Want{W(1, 6), W(2, 5)}},
 	} {
 		if _, err := PlanPool(tc.size, tc.old, tc.want); err == nil {
 			t.Errorf("%s: accepted", tc.name)
@@ -104,28 +107,28 @@ func checkPlan(size int, old []Region, want []Want, p PoolPlan) error {
 	if !slices.IsSortedFunc(p.Regions, func(a, b Region) int { return cmp.Compare(a.Start, b.Start) }) {
 		return fmt.Errorf("regions not sorted: %v", p.Regions)
 	}
-	w := map[uint32]int{}
+	w := map[key]int{}
 	for _, x := range want {
 		if x.Len > 0 {
-			w[x.Lock] = x.Len
+			w[x.key()] = x.Len
 		}
 	}
-	got := map[uint32]Region{}
+	got := map[key]Region{}
 	for _, r := range p.Regions {
-		got[r.Lock] = r
-		if w[r.Lock] != r.Len {
-			return fmt.Errorf("lock %d has %d slots, wants %d", r.Lock, r.Len, w[r.Lock])
+		got[r.key()] = r
+		if w[r.key()] != r.Len {
+			return fmt.Errorf("region %v has %d slots, wants %d", r.key(), r.Len, w[r.key()])
 		}
 	}
 	if len(got) != len(w) {
 		return fmt.Errorf("%d locks laid out, %d wanted", len(got), len(w))
 	}
-	o := map[uint32]Region{}
+	o := map[key]Region{}
 	for _, r := range old {
-		o[r.Lock] = r
+		o[r.key()] = r
 	}
 	// Replay the changes on the old layout: it must give the new one.
-	replay := map[uint32]Region{}
+	replay := map[key]Region{}
 	for k, v := range o {
 		replay[k] = v
 	}
@@ -136,20 +139,21 @@ func checkPlan(size int, old []Region, want []Want, p PoolPlan) error {
 			return fmt.Errorf("changes out of order: %v", p.Changes)
 		}
 		lastKind = c.Kind
-		prev, had := replay[c.Lock]
+		ck := key{c.Lock, c.Level}
+		prev, had := replay[ck]
 		switch c.Kind {
 		case Delete:
 			if !had || prev != c.From {
 				return fmt.Errorf("delete of %v, layout had %v", c.From, prev)
 			}
-			delete(replay, c.Lock)
+			delete(replay, ck)
 		case Insert:
-			if had {
-				return fmt.Errorf("insert of lock %d which is there", c.Lock)
+			if had || c.To.key() != ck {
+				return fmt.Errorf("insert of %v which is there (or mislabelled)", ck)
 			}
-			replay[c.Lock] = c.To
+			replay[ck] = c.To
 		case Resize, Move:
-			if !had || prev != c.From || c.From.Lock != c.Lock || c.To.Lock != c.Lock {
+			if !had || prev != c.From || c.From.key() != ck || c.To.key() != ck {
 				return fmt.Errorf("%v of %v, layout had %v", c.Kind, c.From, prev)
 			}
 			if (c.Kind == Move) != (c.From.Len == c.To.Len) || c.From == c.To {
@@ -158,7 +162,7 @@ func checkPlan(size int, old []Region, want []Want, p PoolPlan) error {
 			if c.Kind == Move {
 				moves++
 			}
-			replay[c.Lock] = c.To
+			replay[ck] = c.To
 		}
 	}
 	if len(replay) != len(got) {
@@ -166,7 +170,7 @@ func checkPlan(size int, old []Region, want []Want, p PoolPlan) error {
 	}
 	for k, v := range got {
 		if replay[k] != v {
-			return fmt.Errorf("lock %d: replayed %v, layout %v", k, replay[k], v)
+			return fmt.Errorf("%v: replayed %v, layout %v", k, replay[k], v)
 		}
 	}
 	if moves != p.Moves {
@@ -186,7 +190,7 @@ func poolInstance(seed uint64) (int, []Region, []Want) {
 		if at+l > size {
 			break
 		}
-		old = append(old, Region{Lock: uint32(len(old) + 1), Start: at, Len: l})
+		old = append(old, Region{Lock: uint32(len(old)/2 + 1), Level: len(old) % 2, Start: at, Len: l})
 		at += l + r.IntN(3)
 	}
 	var want []Want
@@ -201,11 +205,11 @@ func poolInstance(seed uint64) (int, []Region, []Want) {
 		case 2:
 			l += 1 + r.IntN(3)
 		}
-		want = append(want, Want{Lock: o.Lock, Len: l})
+		want = append(want, Want{Lock: o.Lock, Level: o.Level, Len: l})
 		total += l
 	}
 	for n := r.IntN(4); n > 0; n-- {
-		want = append(want, Want{Lock: uint32(100 + n), Len: 1 + r.IntN(5)})
+		want = append(want, Want{Lock: uint32(100 + n), Level: r.IntN(2), Len: 1 + r.IntN(5)})
 		total += want[len(want)-1].Len
 	}
 	r.Shuffle(len(want), func(i, j int) { want[i], want[j] = want[j], want[i] })
@@ -273,52 +277,52 @@ func firstFitState(size int, old []Region, want []Want) (*compactor, PoolPlan) {
 	if err != nil {
 		panic(err)
 	}
-	wantLen := map[uint32]int{}
+	wantLen := map[key]int{}
 	for _, w := range want {
 		if w.Len > 0 {
-			wantLen[w.Lock] = w.Len
+			wantLen[w.key()] = w.Len
 		}
 	}
 	oldSorted := slices.Clone(old)
 	slices.SortFunc(oldSorted, func(a, b Region) int { return cmp.Compare(a.Start, b.Start) })
-	stayer := map[uint32]bool{}
+	stayer := map[key]bool{}
 	var layout, pending, unplaced []Region
-	inOld := map[uint32]bool{}
+	inOld := map[key]bool{}
 	for i, r := range oldSorted {
-		inOld[r.Lock] = true
-		w, ok := wantLen[r.Lock]
+		inOld[r.key()] = true
+		w, ok := wantLen[r.key()]
 		switch {
 		case !ok:
 		case w == r.Len:
 			layout = append(layout, r)
-			stayer[r.Lock] = true
+			stayer[r.key()] = true
 		case w < r.Len:
-			layout = append(layout, Region{r.Lock, r.Start, w})
+			layout = append(layout, Region{r.Lock, r.Level, r.Start, w})
 		default:
 			limit := size
 			for _, n := range oldSorted[i+1:] {
-				if _, ok := wantLen[n.Lock]; ok {
+				if _, ok := wantLen[n.key()]; ok {
 					limit = n.Start
 					break
 				}
 			}
 			if r.Start+w <= limit {
-				layout = append(layout, Region{r.Lock, r.Start, w})
+				layout = append(layout, Region{r.Lock, r.Level, r.Start, w})
 			} else {
-				pending = append(pending, Region{Lock: r.Lock, Len: w})
+				pending = append(pending, Region{Lock: r.Lock, Level: r.Level, Len: w})
 			}
 		}
 	}
 	for _, w := range want {
-		if !inOld[w.Lock] && w.Len > 0 {
-			pending = append(pending, Region{Lock: w.Lock, Len: w.Len})
+		if !inOld[w.key()] && w.Len > 0 {
+			pending = append(pending, Region{Lock: w.Lock, Level: w.Level, Len: w.Len})
 		}
 	}
 	slices.SortFunc(pending, func(a, b Region) int {
 		if a.Len != b.Len {
 			return cmp.Compare(b.Len, a.Len)
 		}
-		return cmp.Compare(a.Lock, b.Lock)
+		return a.key().compare(b.key())
 	})
 	for _, q := range pending {
 		slices.SortFunc(layout, func(a, b Region) int { return cmp.Compare(a.Start, b.Start) })
@@ -351,7 +355,7 @@ func firstFitState(size int, old []Region, want []Want) (*compactor, PoolPlan) {
 			gaps = append(gaps, Region{Start: at, Len: r.Start - at})
 		}
 		at = r.End()
-		st[i] = stayer[r.Lock]
+		st[i] = stayer[r.key()]
 	}
 	if at < size {
 		gaps = append(gaps, Region{Start: at, Len: size - at})
@@ -367,9 +371,9 @@ func bruteWindows(c *compactor) int {
 	for _, u := range c.unplaced {
 		need += u.Len
 	}
-	st := map[uint32]bool{}
+	st := map[key]bool{}
 	for i, r := range c.regs {
-		st[r.Lock] = c.stayer[i]
+		st[r.key()] = c.stayer[i]
 	}
 	segs := segments(c.regs, c.size, st)
 	best := -1
@@ -495,11 +499,7 @@ func TestCompactionNegativeControl(t *testing.T) {
 		for _, u := range save {
 			need += u.Len
 		}
-		st := map[uint32]bool{}
-		for i, r := range c.regs {
-			st[r.Lock] = c.stayer[i]
-		}
-		segs := segments(c.regs, c.size, st)
+		segs := segments(c.regs, c.size, c.isStayer)
 		free := 0
 		for j := range segs {
 			free += segs[j].free
@@ -528,18 +528,18 @@ func TestCompactionNegativeControl(t *testing.T) {
 // every other wanted lock (new, resized, grown: free to go anywhere) into the gaps the
 // remaining stayers leave, exactly (backtracking bin packing).
 func globalMinMoves(size int, old []Region, want []Want) int {
-	w := map[uint32]int{}
+	w := map[key]int{}
 	for _, x := range want {
 		if x.Len > 0 {
-			w[x.Lock] = x.Len
+			w[x.key()] = x.Len
 		}
 	}
 	var stayers []Region
 	var free []int // lengths of locks placed anywhere
-	inOld := map[uint32]bool{}
+	inOld := map[key]bool{}
 	for _, r := range old {
-		inOld[r.Lock] = true
-		if l, ok := w[r.Lock]; ok {
+		inOld[r.key()] = true
+		if l, ok := w[r.key()]; ok {
 			if l == r.Len {
 				stayers = append(stayers, r)
 			} else {
@@ -548,7 +548,7 @@ func globalMinMoves(size int, old []Region, want []Want) int {
 		}
 	}
 	for _, x := range want {
-		if !inOld[x.Lock] && x.Len > 0 {
+		if !inOld[x.key()] && x.Len > 0 {
 			free = append(free, x.Len)
 		}
 	}

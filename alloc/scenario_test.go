@@ -6,15 +6,15 @@ package alloc
 //
 // Grammar:
 //
-//	new slots=N[,N...] [h=H] [strategy=knapsack|random] [seed=S]
-//	    A fresh Allocator: one pool per level of the given sizes, hysteresis H.
+//	new slots=N [levels=L] [min=M] [max=X] [h=H] [strategy=knapsack|random] [seed=S]
+//	    A fresh Allocator: a pool of N slots, Rules{L, M, X}, hysteresis H.
 //	step
 //	LOCK[@LEVEL] RATE C
 //	...
 //	    One period; each input line is a demand (level 0 by default). Output: the objective,
-//	    the optimum, then per level its layout ("lock[start,end)") and changes.
+//	    the optimum, the layout ("lock@level[start,end)") and the changes.
 //	restore
-//	LEVEL LOCK START LEN
+//	LOCK[@LEVEL] START LEN
 //	...
 //	    Restore a layout (a controller taking over a programmed switch).
 
@@ -61,17 +61,18 @@ func TestScenarios(t *testing.T) {
 				}
 				return formatPlan(p)
 			case "restore":
-				layout := make([][]Region, len(a.cfg.Slots))
+				var layout []Region
 				for _, line := range nonEmpty(d.Input) {
 					f := strings.Fields(line)
-					if len(f) != 4 {
-						d.Fatalf(t, "region %q: want LEVEL LOCK START LEN", line)
+					if len(f) != 3 {
+						d.Fatalf(t, "region %q: want LOCK[@LEVEL] START LEN", line)
 					}
-					l := atoi(t, d, f[0])
-					if l < 0 || l >= len(layout) {
-						d.Fatalf(t, "level %d", l)
+					lock, level, _ := strings.Cut(f[0], "@")
+					r := Region{Lock: uint32(atoi(t, d, lock)), Start: atoi(t, d, f[1]), Len: atoi(t, d, f[2])}
+					if level != "" {
+						r.Level = atoi(t, d, level)
 					}
-					layout[l] = append(layout[l], Region{Lock: uint32(atoi(t, d, f[1])), Start: atoi(t, d, f[2]), Len: atoi(t, d, f[3])})
+					layout = append(layout, r)
 				}
 				if err := a.Restore(layout); err != nil {
 					return "error: " + err.Error() + "\n"
@@ -88,21 +89,23 @@ func scenarioConfig(d *datadriven.TestData) (Config, error) {
 	var cfg Config
 	for _, arg := range d.CmdArgs {
 		v := strings.Join(arg.Vals, ",")
+		num := func(p *int) error {
+			n, err := strconv.Atoi(v)
+			*p = n
+			return err
+		}
+		var err error
 		switch arg.Key {
 		case "slots":
-			for _, s := range strings.Split(v, ",") {
-				n, err := strconv.Atoi(s)
-				if err != nil {
-					return cfg, err
-				}
-				cfg.Slots = append(cfg.Slots, n)
-			}
+			err = num(&cfg.Slots)
+		case "levels":
+			err = num(&cfg.Rules.Levels)
+		case "min":
+			err = num(&cfg.Rules.MinRegion)
+		case "max":
+			err = num(&cfg.Rules.MaxRegion)
 		case "h":
-			h, err := strconv.ParseFloat(v, 64)
-			if err != nil {
-				return cfg, err
-			}
-			cfg.Hysteresis = h
+			cfg.Hysteresis, err = strconv.ParseFloat(v, 64)
 		case "strategy":
 			switch v {
 			case "knapsack":
@@ -110,16 +113,15 @@ func scenarioConfig(d *datadriven.TestData) (Config, error) {
 			case "random":
 				cfg.Strategy = StrategyRandom
 			default:
-				return cfg, fmt.Errorf("strategy %q", v)
+				err = fmt.Errorf("strategy %q", v)
 			}
 		case "seed":
-			s, err := strconv.ParseUint(v, 10, 64)
-			if err != nil {
-				return cfg, err
-			}
-			cfg.Seed = s
+			cfg.Seed, err = strconv.ParseUint(v, 10, 64)
 		default:
-			return cfg, fmt.Errorf("unknown argument %q", arg.Key)
+			err = fmt.Errorf("unknown argument %q", arg.Key)
+		}
+		if err != nil {
+			return cfg, err
 		}
 	}
 	return cfg, nil
@@ -127,28 +129,27 @@ func scenarioConfig(d *datadriven.TestData) (Config, error) {
 
 func formatPlan(p *Plan) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "value %g best %g switch %d slots %d moves %d\n", p.Value, p.Best, p.Switch, p.Slots, p.Moves())
-	for l, pp := range p.Levels {
-		fmt.Fprintf(&b, "level %d:", l)
-		if len(pp.Regions) == 0 {
-			b.WriteString(" (empty)")
-		}
-		for _, r := range pp.Regions {
-			fmt.Fprintf(&b, " %d[%d,%d)", r.Lock, r.Start, r.End())
-		}
-		if pp.Compacted {
-			fmt.Fprintf(&b, " compacted [%d,%d)", pp.Window[0], pp.Window[1])
-		}
-		b.WriteString("\n")
-		for _, c := range pp.Changes {
-			switch c.Kind {
-			case Insert:
-				fmt.Fprintf(&b, "  insert %d [%d,%d)\n", c.Lock, c.To.Start, c.To.End())
-			case Delete:
-				fmt.Fprintf(&b, "  delete %d [%d,%d)\n", c.Lock, c.From.Start, c.From.End())
-			default:
-				fmt.Fprintf(&b, "  %v %d [%d,%d) -> [%d,%d)\n", c.Kind, c.Lock, c.From.Start, c.From.End(), c.To.Start, c.To.End())
-			}
+	fmt.Fprintf(&b, "value %g best %g locks %d used %d moves %d\n", p.Value, p.Best, p.Locks, p.Used, p.Moves)
+	b.WriteString("layout:")
+	if len(p.Regions) == 0 {
+		b.WriteString(" (empty)")
+	}
+	for _, r := range p.Regions {
+		fmt.Fprintf(&b, " %v[%d,%d)", r.key(), r.Start, r.End())
+	}
+	if p.Compacted {
+		fmt.Fprintf(&b, " compacted [%d,%d)", p.Window[0], p.Window[1])
+	}
+	b.WriteString("\n")
+	for _, c := range p.Changes {
+		k := key{c.Lock, c.Level}
+		switch c.Kind {
+		case Insert:
+			fmt.Fprintf(&b, "  insert %v [%d,%d)\n", k, c.To.Start, c.To.End())
+		case Delete:
+			fmt.Fprintf(&b, "  delete %v [%d,%d)\n", k, c.From.Start, c.From.End())
+		default:
+			fmt.Fprintf(&b, "  %v %v [%d,%d) -> [%d,%d)\n", c.Kind, k, c.From.Start, c.From.End(), c.To.Start, c.To.End())
 		}
 	}
 	return b.String()

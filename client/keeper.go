@@ -14,8 +14,8 @@ import (
 // (Grant.renewedLocked) or the deadline passes. Grants wait in a min-heap by the time the keeper
 // must look at them next (Grant.kdue), so the keeper costs no goroutine and no timer per grant.
 //
-// Lock order: Client.mu, then keeper.mu; the keeper takes neither Client.mu nor Grant.mu while
-// it holds keeper.mu.
+// Lock order: Client.mu, then Grant.mu, then keeper.mu; nothing else is locked while keeper.mu
+// is held.
 type keeper struct {
 	c    *Client
 	mu   sync.Mutex
@@ -191,7 +191,12 @@ func (k *keeper) event(g *Grant, now int64) {
 	}
 	next := min(now+int64(g.krto), dl.UnixNano())
 	k.mu.Unlock()
-	ts := c.timestamp()
+	c.mu.Lock()
+	ts := int64(g.probeTS) // a retransmission repeats the renewal's timestamp: any copy's answer counts
+	c.mu.Unlock()
+	if !retry || ts == 0 {
+		ts = c.timestamp()
+	}
 	req := wire.Fields{Op: wire.OpLeaseProbe, Mode: g.mode, Priority: g.opts.priority, Tenant: g.opts.tenant,
 		Lock: g.key.lock, Txn: g.key.txn, Token: g.token, Timestamp: uint64(ts), LeaseMicros: leaseMicros(g.opts.lease)}
 	if retry {

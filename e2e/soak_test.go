@@ -92,9 +92,14 @@ func (c *soakConfig) defaults() error {
 	switch c.path {
 	case pathServers:
 	case pathSwitch:
-		// The switch path puts netlock switch, running p4/netlock.p4, between the clients and the
-		// servers (the rack of docs/architecture.md); it is added when the data plane lands.
-		return errors.New("soak: -soak.path switch needs p4/netlock.p4 and its host shim, which are not on main yet")
+		// The switch path puts p4/netlock.p4 (package dataplane) between the clients and the
+		// servers, as in docs/architecture.md: a second implementation of soakTopology whose
+		// clients and servers are hosts on switch ports. It needs what main does not have yet: a
+		// host shim that carries the sockets of clients and servers to and from switch ports, and
+		// the control plane's share of the rack (which locks live in the switch, lease sweeps of
+		// switch-resident locks whose holder crashed, reprogramming the switch on failover).
+		return errors.New("soak: -soak.path switch needs a host shim between sockets and the ports of " +
+			"p4/netlock.p4, and the control plane's lock placement and lease sweeps; neither is on main yet")
 	default:
 		return fmt.Errorf("soak: unknown path %q", c.path)
 	}
@@ -222,6 +227,23 @@ func (r *soakRound) close() {
 	r.mu.Unlock()
 }
 
+// soakTopology is what the soak needs of a rack: the clients' routes and sockets, failovers,
+// the servers' acceptance order per round (for the FIFO check), fault figures and shutdown.
+// soakRack implements it for clients talking to the servers directly (-soak.path servers); the
+// switch path (-soak.path switch) is another implementation.
+type soakTopology interface {
+	route(client int) func(lock uint32) string
+	wrapClient(net.PacketConn) net.PacketConn
+	failover(partition int) error
+	// roundChecked says that rounds before next are checked: their acceptance logs may go.
+	roundChecked(next int64)
+	acceptOrder(round int64) map[uint32][]uint64
+	stats() (servers faultnet.Stats, clientDelays int64)
+	stop() error
+}
+
+var _ soakTopology = (*soakRack)(nil)
+
 // soakRack is the servers' side: one lock server per partition, failovers, accept logs per round
 // and server, and the negative controls.
 type soakRack struct {
@@ -347,6 +369,8 @@ func (r *soakRack) route(ci int) func(uint32) string {
 		return *r.addrs[p].Load()
 	}
 }
+
+func (r *soakRack) roundChecked(next int64) { r.oldest.Store(next) }
 
 func (r *soakRack) log(round, server int64) *history.AcceptLog {
 	if round < r.oldest.Load() {
@@ -476,6 +500,7 @@ func runSoak(cfg soakConfig) (soakResult, error) {
 		return soakResult{}, err
 	}
 	start := time.Now()
+	var rack soakTopology
 	rack, err := startSoakRack(&cfg)
 	if err != nil {
 		return soakResult{}, err
@@ -507,6 +532,11 @@ func runSoak(cfg soakConfig) (soakResult, error) {
 			KeepAlive: true, ClientID: clientID(), WrapConn: rack.wrapClient, RetryInterval: 5 * time.Millisecond,
 			MaxRetryInterval: 50 * time.Millisecond})
 		if err != nil {
+			close(stop)
+			wg.Wait()
+			for _, c := range clients {
+				c.Close()
+			}
 			rack.stop()
 			return res, err
 		}
@@ -619,7 +649,7 @@ func runSoak(cfg soakConfig) (soakResult, error) {
 	// closed one while the next runs.
 	check := func(r *soakRound) {
 		r.close()
-		rack.oldest.Store(r.id + 1)
+		rack.roundChecked(r.id + 1)
 		events := r.rec.Events()
 		order := rack.acceptOrder(r.id)
 		opts := history.Options{AcceptOrder: order, RequireOutcome: true}

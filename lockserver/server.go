@@ -10,6 +10,24 @@
 // Malformed datagrams and ops a server does not accept are counted and dropped. On shutdown the
 // server answers every packet it has read, then rejects the waiting requests (status shutdown).
 //
+// # Who may send what
+//
+// Control messages (overflow and queue-empty from the switch, admin from the controller, RDMA
+// joins from remote RDMA clients) are processed only when they come from an address listed in
+// Config.Peers for that op and carry Config.RackKey in their 8-byte trailer; anything else is
+// dropped unanswered and counted by reason (ControlRefused, netlock_control_refused_total). A
+// server without a rack key refuses every control message. Push-backs and admin replies the server
+// sends carry the key. The key never appears in logs (RackKey redacts itself).
+//
+// # Fencing tokens
+//
+// Tokens are epoch-major (token = epoch<<EpochShift | count): the epoch is persisted in
+// Config.StateFile and bumped, fsync'd, before the first grant of every start, so tokens grow
+// across restarts without any clock; Config.TakeoverEpoch hands a replacement server the failed
+// server's epoch; the admin sub-operation token floor (wire.AdminTokenFloor) raises the floor of
+// one lock's shard or of all shards at runtime, moving to a later epoch first when the floor lies
+// beyond half of the current one.
+//
 // # RDMA tier
 //
 // With Config.RDMA.Locks = N > 0 (netlock server --rdma --rdma-locks N) the server owns an

@@ -385,7 +385,8 @@ func (cp *compiler) table(sc *scope, d *front.TableDecl) {
 				t.selector = append(t.selector, cp.flatten(sc, k.Expr)...)
 				continue
 			}
-			kind := map[string]MatchKind{"exact": Exact, "lpm": LPM, "ternary": Ternary, "range": Range, "optional": Optional}[k.MatchKind]
+			// TNA's atcam_partition_index is an exact match on the partition index.
+			kind := map[string]MatchKind{"exact": Exact, "lpm": LPM, "ternary": Ternary, "range": Range, "optional": Optional, "atcam_partition_index": Exact}[k.MatchKind]
 			if kind == 0 {
 				cp.fail(k.P, "not supported by the netlock engine: match kind %s", k.MatchKind)
 			}
@@ -469,7 +470,7 @@ func (cp *compiler) table(sc *scope, d *front.TableDecl) {
 			}
 		}
 	}
-	if p := d.Prop("implementation"); p != nil {
+	if p := d.Prop("implementation"); p != nil && !cp.tnaStorageOnly(sc, p) {
 		t.profile = cp.profileOf(sc, d, p)
 		t.profile.tables = append(t.profile.tables, t)
 	}

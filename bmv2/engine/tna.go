@@ -38,7 +38,12 @@ const (
 	tnaPortMeta = 8  // port metadata / resubmit data
 )
 
-// tnaUnset marks ucast_egress_port as not written in the pass (a value no 9-bit field has).
+// tnaUnset marks ucast_egress_port, digest_type, resubmit_type and mirror_type as not
+// written in the pass (a value no field of 9 bits or fewer has). As on Tofino, where these
+// fields only count when the pipeline wrote them, there is no unicast without a
+// ucast_egress_port, and Digest.pack, Resubmit.emit and Mirror.emit do nothing unless the
+// pass wrote digest_type, resubmit_type or mirror_type; a deparser's comparison with an
+// unwritten one is false.
 const tnaUnset = 1 << 9
 
 // Parser error flags of parser_err (tna.p4's PARSER_ERROR_*).
@@ -65,7 +70,9 @@ type tnaState struct {
 	tmUcast, tmBypass, tmCopyToCPU, tmMcastA, tmMcastB, tmRid int // _for_tm_t
 	igPrsrTstamp, igPrsrErr                                   int // _from_parser_t
 	igDropCtl                                                 int // _for_deparser_t
+	igDigestType, igResubType, igMirrorType                   int
 	egPort, egPrsrTstamp, egPrsrErr, egDropCtl                int
+	egMirrorType                                              int
 
 	igPrefix, egPrefix prefixLayout // encoders of the intrinsic headers
 	errBits            []uint64     // parser error code -> parser_err flag
@@ -86,6 +93,11 @@ type tnaRequests struct {
 	mirrorSess uint32
 	mirrorHdr  []byte
 	deposits   []deposit
+}
+
+// reset clears the requests, keeping their buffers.
+func (r *tnaRequests) reset() {
+	*r = tnaRequests{mirrorHdr: r.mirrorHdr[:0], deposits: r.deposits[:0]}
 }
 
 // tnaPacket is what a TNA pass needs to know of the passes before it.
@@ -178,6 +190,9 @@ func (cp *compiler) loadTNA() {
 	t.tmMcastA, t.tmMcastB, t.tmRid = field(tm, tmT, "mcast_grp_a"), field(tm, tmT, "mcast_grp_b"), field(tm, tmT, "rid")
 	t.igPrsrTstamp, t.igPrsrErr = field(igPrsr, igPrsrT, "global_tstamp"), field(igPrsr, igPrsrT, "parser_err")
 	t.igDropCtl = field(igDprsr, igDprsrT, "drop_ctl")
+	t.igDigestType, t.igResubType = field(igDprsr, igDprsrT, "digest_type"), field(igDprsr, igDprsrT, "resubmit_type")
+	t.igMirrorType = field(igDprsr, igDprsrT, "mirror_type")
+	t.egMirrorType = field(egDprsr, egDprsrT, "mirror_type")
 	t.egPort = field(egIntr, egIntrT, "egress_port")
 	t.egPrsrTstamp, t.egPrsrErr = field(egPrsr, egPrsrT, "global_tstamp"), field(egPrsr, egPrsrT, "parser_err")
 	t.egDropCtl = field(egDprsr, egDprsrT, "drop_ctl")
@@ -328,9 +343,12 @@ func (t *tnaState) tnaInput(prefix int, frame []byte) []byte {
 }
 
 // payloadStart is where the payload begins in the frame, given the parser's cursor (bits)
-// in an input with prefix bytes in front of the frame.
+// in an input with prefix bytes in front of the frame. A cursor inside a byte rounds up: the
+// deparser pads what it emits to whole bytes before the payload (a bridged header of 19
+// bits and the Ethernet header after it end 5 bits short of a byte), so the rest of that
+// byte is padding.
 func payloadStart(cur, prefix, frame int) int {
-	return min(max(cur/8-prefix, 0), frame)
+	return min(max((cur+7)/8-prefix, 0), frame)
 }
 
 func (s *Switch) tnaIngressPass(p *packet) error {
@@ -351,8 +369,10 @@ func (s *Switch) tnaIngressPass(p *packet) error {
 	t.igPrefix.put(in, "ingress_mac_tstamp", now)
 	c.in = in
 	c.plen = len(p.data)
-	t.req = tnaRequests{}
+	t.req.reset()
+	// Fields the traffic manager and the deparser act on only when the pass wrote them.
 	p.s[t.tmUcast] = tnaUnset
+	p.s[t.igDigestType], p.s[t.igResubType], p.s[t.igMirrorType] = tnaUnset, tnaUnset, tnaUnset
 
 	r, err := s.runBlock(t.igParser)
 	if err != nil {
@@ -496,7 +516,8 @@ func (s *Switch) tnaEgressPass(p *packet) error {
 	t.egPrefix.put(in, "enq_tstamp", now)
 	c.in = in
 	c.plen = len(p.data)
-	t.req = tnaRequests{}
+	t.req.reset()
+	p.s[t.egMirrorType] = tnaUnset
 
 	r, err := s.runBlock(t.egParser)
 	if err != nil {

@@ -18,8 +18,9 @@ import (
 // parameters live.
 type regAction struct {
 	name   string
-	reg    *Register
-	fields []regField // the value parameter's scalar pieces and their place in the cell
+	reg    *Register     // a RegisterAction's register, or
+	dreg   *tnaDirectReg // a DirectRegisterAction's
+	fields []regField    // the value parameter's scalar pieces and their place in the cell
 	rvBase int
 	rvW    int
 	hasRV  bool
@@ -30,6 +31,14 @@ type regAction struct {
 // regField is one scalar of a register action's value and its bits in the register cell (the
 // first field of a pair is the high half).
 type regField struct{ slot, width, shift int }
+
+// tnaDirectReg is a DirectRegister: one cell per entry of the table whose registers
+// property names it, created with the initial value when the entry is first hit.
+type tnaDirectReg struct {
+	width int
+	init  u128
+	cells map[*entry]u128
+}
 
 // regParam is a RegisterParam: its initial value (the control plane cannot set it here).
 type regParam struct{ val u128 }
@@ -62,6 +71,27 @@ type deposit struct {
 	ck    *tnaChecksum
 	start int
 	write func(*ctx, u128)
+}
+
+// tnaStorage is an Atcam or Alpm table implementation: how Tofino stores the table, which
+// does not change what it matches.
+type tnaStorage struct{}
+
+// tnaStorageOnly reports whether a table's implementation property is an Atcam or Alpm (an
+// instance or a constructor call), which the engine runs as a plain table.
+func (cp *compiler) tnaStorageOnly(sc *scope, p *front.TableProp) bool {
+	switch v := p.Value.(type) {
+	case *front.NameExpr:
+		if b := sc.lookup(v.Decl); b != nil {
+			_, ok := b.obj.(*tnaStorage)
+			return ok
+		}
+	case *front.CallExpr:
+		if et, ok := v.Type().(*front.ExternType); ok && front.IsTNADecl(et.Decl) {
+			return et.Decl.Name == "Atcam" || et.Decl.Name == "Alpm"
+		}
+	}
+	return false
 }
 
 type tnaMirror struct{}
@@ -219,8 +249,20 @@ func (cp *compiler) tnaInstance(sc *scope, d *front.InstanceDecl, t *front.Exter
 		}
 		sw.registers = append(sw.registers, r)
 		return r
-	case "RegisterAction":
+	case "RegisterAction", "DirectRegisterAction":
 		return cp.newRegAction(sc, d, name)
+	case "DirectRegister":
+		w := front.WidthOf(t.Args[0])
+		if w <= 0 || w > 128 {
+			cp.fail(d.P, "not supported by the netlock engine: direct register %s of %s", d.Name, t.Args[0])
+		}
+		dr := &tnaDirectReg{width: w, cells: map[*entry]u128{}}
+		if len(d.Args) > 0 {
+			if v, ok := cp.registerInit(sc, arg(0), t.Args[0]); ok {
+				dr.init = v
+			}
+		}
+		return dr
 	case "RegisterParam":
 		v, _ := cp.ctorConst(sc, arg(0))
 		return &regParam{val: v}
@@ -247,6 +289,8 @@ func (cp *compiler) tnaInstance(sc *scope, d *front.InstanceDecl, t *front.Exter
 			dg.dtype = v.lo
 		}
 		return dg
+	case "Atcam", "Alpm":
+		return &tnaStorage{}
 	case "ActionProfile":
 		return cp.newProfile(name, "action_profile", d.Args, d.P)
 	case "ActionSelector":
@@ -313,9 +357,16 @@ func (cp *compiler) newRegAction(sc *scope, d *front.InstanceDecl, name string) 
 	if n, ok := d.Args[0].Value.(*front.NameExpr); ok {
 		if b := sc.lookup(n.Decl); b != nil {
 			ra.reg, _ = b.obj.(*Register)
+			ra.dreg, _ = b.obj.(*tnaDirectReg)
 		}
 	}
-	if ra.reg == nil {
+	cellWidth := 0
+	switch {
+	case ra.reg != nil:
+		cellWidth = ra.reg.Width
+	case ra.dreg != nil:
+		cellWidth = ra.dreg.width
+	default:
 		cp.fail(d.P, "not supported by the netlock engine: %s's register %s", d.Name, front.ExprString(d.Args[0].Value))
 	}
 	var impl *front.FunctionDecl
@@ -338,7 +389,7 @@ func (cp *compiler) newRegAction(sc *scope, d *front.InstanceDecl, name string) 
 		}
 		ra.fields = []regField{{slot: base, width: w}}
 	} else if st, ok := under(vt).(*front.StructType); ok && !st.IsHeader() {
-		shift := ra.reg.Width
+		shift := cellWidth
 		off := 0
 		for _, f := range st.Fields {
 			w := widthOf(f.T)
@@ -383,6 +434,20 @@ func (ra *regAction) access(c *ctx, pos string) error {
 // run executes the register action on cell i and returns rv. An index beyond the register is
 // taken modulo its size (Tofino uses the low bits of the index).
 func (ra *regAction) run(c *ctx, i u128, pos string) u128 {
+	if ra.dreg != nil {
+		// The cell of the table entry whose action runs (nothing outside a table's action).
+		d, e := ra.dreg, c.entry
+		if e == nil {
+			return u128{}
+		}
+		cell, ok := d.cells[e]
+		if !ok {
+			cell = d.init
+		}
+		v, rv := ra.apply(c, cell)
+		d.cells[e] = v.trunc(d.width)
+		return rv
+	}
 	r := ra.reg
 	if err := ra.access(c, pos); err != nil {
 		if c.fail == nil {
@@ -393,12 +458,14 @@ func (ra *regAction) run(c *ctx, i u128, pos string) u128 {
 	if len(r.cells) == 0 {
 		return u128{}
 	}
-	k := i.lo % uint64(len(r.cells))
-	if i.hi != 0 {
-		_, rem := i.divmod(u128{lo: uint64(len(r.cells))})
-		k = rem.lo
-	}
-	cell := r.cells[k]
+	k := tnaIndex(i, len(r.cells))
+	v, rv := ra.apply(c, r.cells[k])
+	r.cells[k] = v.trunc(r.Width)
+	return rv
+}
+
+// apply runs the body on a cell value; it returns the new value and rv.
+func (ra *regAction) apply(c *ctx, cell u128) (u128, u128) {
 	for _, f := range ra.fields {
 		c.s[f.slot] = cell.shr(uint(f.shift)).trunc(f.width).lo
 	}
@@ -410,11 +477,10 @@ func (ra *regAction) run(c *ctx, i u128, pos string) u128 {
 	for _, f := range ra.fields {
 		v = v.or(u128{lo: c.s[f.slot]}.trunc(f.width).shl(uint(f.shift)))
 	}
-	r.cells[k] = v.trunc(r.Width)
 	if !ra.hasRV {
-		return u128{}
+		return v, u128{}
 	}
-	return readSlot(c.s, ra.rvBase, ra.rvW)
+	return v, readSlot(c.s, ra.rvBase, ra.rvW)
 }
 
 // crcPoly builds a CRCPolynomial<T>(coeff, reversed, msb, extended, init, xor).
@@ -589,6 +655,9 @@ func (cp *compiler) tnaExternValue(sc *scope, call *front.CallExpr, d *front.Met
 	case *regAction:
 		switch d.Name {
 		case "execute":
+			if arg("index") == nil { // DirectRegisterAction.execute(): the entry's cell
+				return func(c *ctx) u128 { return o.run(c, u128{}, pos) }
+			}
 			idx := cp.scalarOf(sc, arg("index"), nil)
 			return func(c *ctx) u128 { return o.run(c, idx(c), pos) }
 		case "execute_log":
@@ -666,8 +735,8 @@ func tnaIndex(i u128, n int) uint64 {
 }
 
 func (cp *compiler) tnaRegisterWrite(sc *scope, call *front.CallExpr, r *Register, pos string) scalarFn {
-	idx := cp.scalarOf(sc, cp.arg(call, "index"), nil)
-	ve := cp.arg(call, "value")
+	idx := cp.scalarOf(sc, cp.needArg(call, "index"), nil)
+	ve := cp.needArg(call, "value")
 	var val scalarFn
 	if isScalar(ve.Type()) {
 		val = cp.scalarOf(sc, ve, nil)
@@ -879,9 +948,12 @@ func (cp *compiler) tnaExternCall(sc *scope, call *front.CallExpr, d *front.Meth
 		sess := cp.scalarOf(sc, arg("session_id"), nil)
 		var ps []piece
 		if e := arg("hdr"); e != nil {
-			ps = cp.flatten(sc, e)
+			ps = allFields(cp.flatten(sc, e))
 		}
 		return func(c *ctx) flow {
+			if !t.typeWritten(c, t.igMirrorType, t.egMirrorType) {
+				return fNext
+			}
 			t.req.mirror = true
 			t.req.mirrorSess = uint32(sess(c).lo)
 			t.req.mirrorHdr = t.req.mirrorHdr[:0]
@@ -893,9 +965,12 @@ func (cp *compiler) tnaExternCall(sc *scope, call *front.CallExpr, d *front.Meth
 	case *tnaResubmit:
 		var ps []piece
 		if e := arg("hdr"); e != nil {
-			ps = cp.flatten(sc, e)
+			ps = allFields(cp.flatten(sc, e))
 		}
 		return func(c *ctx) flow {
+			if !t.typeWritten(c, t.igResubType, t.igResubType) {
+				return fNext
+			}
 			t.req.resubmit, t.req.resubPos = true, pos
 			t.req.resubData = [tnaPortMeta]byte{}
 			if ps != nil {
@@ -906,6 +981,9 @@ func (cp *compiler) tnaExternCall(sc *scope, call *front.CallExpr, d *front.Meth
 	case *tnaDigest:
 		ps := cp.flatten(sc, arg("data"))
 		return func(c *ctx) flow {
+			if !t.typeWritten(c, t.igDigestType, t.igDigestType) {
+				return fNext
+			}
 			dg := Digest{Receiver: uint32(o.dtype), Name: o.name, ID: o.id}
 			for _, p := range ps {
 				dg.Fields = append(dg.Fields, p.value(c).toBytes(p.width))
@@ -917,6 +995,26 @@ func (cp *compiler) tnaExternCall(sc *scope, call *front.CallExpr, d *front.Meth
 	return value()
 }
 
+// typeWritten reports whether the pass wrote the deparser metadata field (digest_type,
+// resubmit_type or mirror_type) of its gress that enables a deparser extern.
+func (t *tnaState) typeWritten(c *ctx, ingressSlot, egressSlot int) bool {
+	slot := ingressSlot
+	if c.gress == gressEgress {
+		slot = egressSlot
+	}
+	return c.s[slot] < tnaUnset
+}
+
+// allFields makes a header's fields count whether or not the header is valid: bf-p4c packs
+// the mirror and resubmit headers (and digests) from the fields, without validity bits.
+func allFields(ps []piece) []piece {
+	out := append([]piece(nil), ps...)
+	for i := range out {
+		out[i].vslot, out[i].validFn = 0, nil
+	}
+	return out
+}
+
 // tnaRegisterReadPair compiles Register.read(index) of a pair: the fields, first one high,
 // in a temporary left at c.retBase.
 func (cp *compiler) tnaRegisterReadPair(sc *scope, call *front.CallExpr, r *Register, pos string) stmtFn {
@@ -924,7 +1022,7 @@ func (cp *compiler) tnaRegisterReadPair(sc *scope, call *front.CallExpr, r *Regi
 	if !ok {
 		cp.fail(call.Position(), "not supported by the netlock engine: a register read of %s", call.Type())
 	}
-	idx := cp.scalarOf(sc, cp.arg(call, "index"), nil)
+	idx := cp.scalarOf(sc, cp.needArg(call, "index"), nil)
 	n := cp.slotsOf(st)
 	tmp := cp.alloc(n)
 	type fld struct{ off, w, shift int }

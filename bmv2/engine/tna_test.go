@@ -419,3 +419,92 @@ func TestCRCCatalogue(t *testing.T) {
 		t.Errorf("msb %v", got)
 	}
 }
+
+// TestTNASteadyStateAllocs: a packet through a TNA program's ingress and egress, with a
+// register action, a counter and a table, allocates nothing once the switch is warm.
+func TestTNASteadyStateAllocs(t *testing.T) {
+	src := tnaSrc{igDecls: regDecls + `
+    Counter<bit<32>, bit<8>>(256, CounterType_t.PACKETS_AND_BYTES) ops;
+    action fwd(PortId_t p) { ig_tm_md.ucast_egress_port = p; }
+    table t { key = { hdr.reg.op : exact; } actions = { fwd; NoAction; } }`, igBody: `
+        ops.count(hdr.reg.op);
+        hdr.reg.rv = inc.execute(hdr.reg.idx);
+        t.apply();`}
+	sw, err := loadTNA(t, src.text(), Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb, err := sw.Table("Ing.t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tb.Insert(Entry{Match: []FieldMatch{{Value: []byte{1}}}, Action: "Ing.fwd", Args: [][]byte{{0, 2}}}); err != nil {
+		t.Fatal(err)
+	}
+	pkt := regPkt(1, 3, 0)
+	for i := 0; i < 10; i++ {
+		if res, err := sw.Process(1, pkt); err != nil || len(res.Out) != 1 || res.Out[0].Port != 2 {
+			t.Fatalf("warm-up: %v %v", res, err)
+		}
+	}
+	if n := testing.AllocsPerRun(200, func() { _, _ = sw.Process(1, pkt) }); n != 0 {
+		t.Errorf("%v allocations per packet, want 0", n)
+	}
+}
+
+// TestTNADeparserTypeWritten: Resubmit.emit does nothing unless the ingress wrote
+// resubmit_type (even when the deparser's condition compares it with 0, the value of an
+// unwritten field in the P4 source), as on Tofino; written as 0, it resubmits.
+func TestTNADeparserTypeWritten(t *testing.T) {
+	for _, tt := range []struct {
+		body      string
+		resubmits bool
+	}{
+		{"", false},
+		{"if (hdr.reg.op == 1 && ig_intr_md.resubmit_flag == 0) { ig_dprsr_md.resubmit_type = 0; }", true},
+	} {
+		src := tnaSrc{
+			igDecls: `
+    Counter<bit<32>, bit<1>>(2, CounterType_t.PACKETS) passes;`,
+			igBody: `
+        passes.count(ig_intr_md.resubmit_flag);
+        ` + tt.body,
+			dpDecls: `
+    Resubmit() resub;`,
+			dpBody: `
+        if (ig_dprsr_md.resubmit_type == 0) { resub.emit(); }`,
+		}.text()
+		// The ingress parser here skips the 64 bits after the intrinsic metadata whatever they
+		// hold, so a resubmitted packet parses as the original one.
+		sw, err := loadTNA(t, src, Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := sw.Process(1, regPkt(1, 0, 0))
+		if err != nil || len(res.Out) != 1 {
+			t.Fatalf("%q: %v %v", tt.body, res, err)
+		}
+		k, _ := sw.Counter("Ing.passes")
+		if second := k.Packets[1] == 1; second != tt.resubmits {
+			t.Errorf("%q: resubmitted %v, want %v (passes %v)", tt.body, second, tt.resubmits, k.Packets)
+		}
+	}
+}
+
+// TestTNARandom: Random<W>.get() takes the injected source, truncated to W bits.
+func TestTNARandom(t *testing.T) {
+	src := tnaSrc{igDecls: `
+    Random<bit<16>>() rnd;`, igBody: `
+        hdr.reg.rv[15:0] = rnd.get();`}
+	sw, err := loadTNA(t, src.text(), Config{Random: func() uint64 { return 0x123456789abcdef0 }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := sw.Process(1, regPkt(1, 0, 0))
+	if err != nil || len(res.Out) != 1 {
+		t.Fatalf("%v %v", res, err)
+	}
+	if got := res.Out[0].Data[25:27]; !bytes.Equal(got, []byte{0xde, 0xf0}) {
+		t.Errorf("random %x, want def0", got)
+	}
+}

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/netlock-go/netlock/internal/testenv"
 )
 
 // TestOpenTofinoCorpus measures the front end on the P4_16 example programs Barefoot/Intel
@@ -26,10 +28,7 @@ import (
 // openTofinoExpected; a change either way fails the test, so the table (and docs/p4.md)
 // stays current.
 func TestOpenTofinoCorpus(t *testing.T) {
-	root := os.Getenv("NETLOCK_OPEN_TOFINO")
-	if root == "" {
-		t.Skip("set NETLOCK_OPEN_TOFINO to an Open-Tofino checkout (commit 5a805ae, see the comment) to run the corpus")
-	}
+	root := testenv.OptIn(t, "NETLOCK_OPEN_TOFINO", "an Open-Tofino checkout (commit 5a805ae, see the comment) to run the corpus")
 	dir := filepath.Join(root, "p4-examples", "p4_16_programs")
 	progs := openTofinoPrograms(t, dir)
 	counts := map[string]int{}

@@ -576,13 +576,21 @@ func (s *Server) applyUpdate(sch *schema, u *p4v1.Update) (err error) {
 		if err := checkIndex(r.GetIndex(), int64(ri.r.GetSize()), name); err != nil {
 			return err
 		}
-		bs, ok := r.GetData().GetData().(*p4v1.P4Data_Bitstring)
-		if !ok || ri.width == 0 {
-			return invalid("register %s: data must be a bitstring", name)
-		}
-		v, err := Canonical(bs.Bitstring, ri.width)
-		if err != nil {
-			return invalid("register %s: %s", name, status.Convert(err).Message())
+		var v []byte
+		if ri.fields != nil {
+			var err error
+			if v, err = packStruct(r.GetData(), ri.fields, name); err != nil {
+				return err
+			}
+		} else {
+			bs, ok := r.GetData().GetData().(*p4v1.P4Data_Bitstring)
+			if !ok || ri.width == 0 {
+				return invalid("register %s: data must be a bitstring", name)
+			}
+			var err error
+			if v, err = Canonical(bs.Bitstring, ri.width); err != nil {
+				return invalid("register %s: %s", name, status.Convert(err).Message())
+			}
 		}
 		return forIndex(r.GetIndex(), int64(ri.r.GetSize()), func(i int64) error {
 			return toStatus(s.dev.SetRegister(r.GetRegisterId(), i, &p4v1.P4Data{Data: &p4v1.P4Data_Bitstring{Bitstring: v}}))

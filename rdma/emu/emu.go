@@ -360,6 +360,13 @@ func (e *Endpoint) Now() int64 { return int64(e.node.cfg.Clock.Now().Sub(e.node.
 // Stats implements verbs.Endpoint.
 func (e *Endpoint) Stats() *verbs.Stats { return &e.stats }
 
+// Spend implements verbs.Spender: the thread sleeps ns on the emulator's clock.
+func (e *Endpoint) Spend(ns int64) {
+	if ns > 0 {
+		e.node.cfg.Clock.Sleep(time.Duration(ns))
+	}
+}
+
 // NextID implements verbs.Endpoint.
 func (e *Endpoint) NextID() uint64 { return e.nextID.Add(1) }
 

@@ -78,6 +78,11 @@ type Cost struct {
 	// (PCIe and switch variance). It breaks the lock-step that identical latencies
 	// would otherwise create between CAS retry loops. Default 100; negative disables it.
 	WireJitter int64
+	// SlowVerbProb is the probability that a verb's trip to the target takes SlowVerbDelay
+	// longer (the occasional long-lasting verb of a real RNIC). Default 0.
+	SlowVerbProb float64
+	// SlowVerbDelay is the extra delay of a slow verb, ns.
+	SlowVerbDelay int64
 	// QPLimit is the number of queue-pair ends a NIC hosts before its per-verb cost grows (QP
 	// context cache thrashing; "the message rate of commodity RNICs declines after 450
 	// connections"). A thread's first verb to a node opens one QP: one end on its own NIC and one
@@ -154,6 +159,9 @@ func (c *Config) validate() error {
 	c.Cost.fill()
 	if c.Cost.AtomicWindow >= min(c.Cost.NICAtomic, c.Cost.NICMaskedAtomic) {
 		return fmt.Errorf("sim: atomic window %d must be below the atomic unit times %d and %d", c.Cost.AtomicWindow, c.Cost.NICAtomic, c.Cost.NICMaskedAtomic)
+	}
+	if c.Cost.SlowVerbProb < 0 || c.Cost.SlowVerbProb > 1 || c.Cost.SlowVerbDelay < 0 {
+		return fmt.Errorf("sim: slow verbs: probability %v, delay %d", c.Cost.SlowVerbProb, c.Cost.SlowVerbDelay)
 	}
 	if c.Cost.AtomicUnits < 1 || c.Cost.PollCQ < 0 {
 		return fmt.Errorf("sim: %d atomic units, poll cost %d", c.Cost.AtomicUnits, c.Cost.PollCQ)
@@ -552,6 +560,9 @@ func (e *endpoint) PostSend(wrs ...verbs.WorkRequest) error {
 			e.done[wr.ID] = pd
 		}
 		at := src.free + oneWay + s.jitter(c.WireJitter)
+		if c.SlowVerbProb > 0 && s.rng.Float64() < c.SlowVerbProb {
+			at += c.SlowVerbDelay
+		}
 		var qp *qpOrder
 		if wr.Signaled || s.cfg.UnsignaledJitter <= 0 {
 			k := qpKey{e.th, wr.Remote.Node()}

@@ -1,6 +1,7 @@
 /* TNA registers: RegisterActions on 32-bit cells, on a pair of 32-bit fields and on 8-bit
  * cells with an initial value; two register actions of one register in exclusive branches;
- * a register action that reads a header field; a register action run from a table's action.
+ * a register action that reads a header field; a register action run from a table's action;
+ * a DirectRegister with one cell per table entry.
  * The packet carries the operation and gets the results back on the port it came from. */
 #include <core.p4>
 #include <tna.p4>
@@ -109,6 +110,31 @@ control SwitchIngress(inout header_t hdr, inout metadata_t ig_md,
         }
     };
 
+    // One cell per entry of by_src, counting its hits from 10.
+    DirectRegister<bit<32>>(32w10) per_entry;
+    DirectRegisterAction<bit<32>, bit<32>>(per_entry) entry_hits = {
+        void apply(inout bit<32> value, out bit<32> rv) {
+            value = value + 1;
+            rv = value;
+        }
+    };
+
+    action count_entry() {
+        hdr.reg.rv = entry_hits.execute();
+    }
+
+    table by_src {
+        key = {
+            hdr.ethernet.src_addr : exact;
+        }
+        actions = {
+            count_entry;
+            NoAction;
+        }
+        registers = per_entry;
+        size = 16;
+    }
+
     action count_in_table(bit<32> idx) {
         hdr.reg.rv = inc.execute(idx);
     }
@@ -138,6 +164,8 @@ control SwitchIngress(inout header_t hdr, inout metadata_t ig_md,
                 hdr.reg.rv = track_max.execute(0);
             } else if (hdr.reg.op == 6) {
                 by_val.apply();
+            } else if (hdr.reg.op == 7) {
+                by_src.apply();
             }
         }
         ig_intr_tm_md.ucast_egress_port = ig_intr_md.ingress_port;
