@@ -25,7 +25,7 @@ func instances(def int) int {
 	case testing.Short():
 		return def / 10
 	case raceEnabled:
-		return def / 5
+		return def / 10
 	}
 	return def
 }

@@ -191,7 +191,12 @@ func (k *keeper) event(g *Grant, now int64) {
 	}
 	next := min(now+int64(g.krto), dl.UnixNano())
 	k.mu.Unlock()
-	ts := c.timestamp()
+	c.mu.Lock()
+	ts := int64(g.probeTS) // a retransmission repeats the renewal's timestamp: any copy's answer counts
+	c.mu.Unlock()
+	if !retry || ts == 0 {
+		ts = c.timestamp()
+	}
 	req := wire.Fields{Op: wire.OpLeaseProbe, Mode: g.mode, Priority: g.opts.priority, Tenant: g.opts.tenant,
 		Lock: g.key.lock, Txn: g.key.txn, Token: g.token, Timestamp: uint64(ts), LeaseMicros: leaseMicros(g.opts.lease)}
 	if retry {

@@ -31,9 +31,8 @@ import (
 //     goes to the server's q2 (a second lockcore.Core, the real buffer code), which pushes
 //     requests back when the switch queue has drained (queue-empty, slots = the smaller region);
 //     the count of buffered requests is the overflows sent less the push-backs received (with a
-//     request, or without one for an overflow q2 did not buffer); an acquire that overflows into
-//     an empty switch queue repeats queue-empty (sent before the overflow); a try acquire that
-//     would overflow is refused would-block;
+//     request, or without one for an overflow q2 did not buffer); a try acquire that would
+//     overflow is refused would-block;
 //   - tokens are compared by grant order (the switch's are (seq << slot bits) | slot);
 //   - duplicates: a retransmission (retry flag) is recognised only while its request holds or
 //     waits in the switch queue or is buffered at the server; the generator sends no other
@@ -325,11 +324,6 @@ func (o *oracle) acquire(f *wire.Fields, client netip.AddrPort) {
 		o.out = append(o.out, msg{to: client, f: wire.Fields{Op: wire.OpReject, Mode: f.Mode, Status: wire.StatusWouldBlock,
 			Priority: f.Priority, Tenant: f.Tenant, Lock: f.Lock, Txn: f.Txn, Token: f.Token, Timestamp: f.Timestamp}})
 	case full:
-		// The switch sends queue-empty (a clone) before the overflow (the packet) when q1 is
-		// empty; q2 sees them in that order.
-		if o.empty(f.Lock) {
-			o.queueEmpty(f.Lock)
-		}
 		o.overflow(f, client)
 	default:
 		effs := o.q1.Step(0, &req, o.effs[:0])

@@ -26,12 +26,15 @@ type Sizing struct {
 	PartBits int
 	// TenantMeters is the number of tenant meter cells (NETLOCK_TENANT_METERS, default 1024).
 	TenantMeters int
+	// Ended is the number of cells of the table of ended requests (NETLOCK_ENDED, default
+	// 65536), which tells late copies of retransmitted acquires from new requests.
+	Ended int
 	// CPUPort is the controller's port (CPU_PORT, default 255).
 	CPUPort int
 }
 
 // DefaultSizing is the program as written.
-var DefaultSizing = Sizing{Locks: 16384, PartBits: 15, TenantMeters: 1024, CPUPort: 255}
+var DefaultSizing = Sizing{Locks: 16384, PartBits: 15, TenantMeters: 1024, Ended: 65536, CPUPort: 255}
 
 // withDefaults fills zero fields from DefaultSizing.
 func (s Sizing) withDefaults() Sizing {
@@ -46,6 +49,9 @@ func (s Sizing) withDefaults() Sizing {
 	}
 	if s.CPUPort == 0 {
 		s.CPUPort = DefaultSizing.CPUPort
+	}
+	if s.Ended == 0 {
+		s.Ended = DefaultSizing.Ended
 	}
 	return s
 }
@@ -62,6 +68,8 @@ func (s Sizing) Validate() error {
 		return fmt.Errorf("dataplane: sizing: %d tenant meters: must be in 1..%d", s.TenantMeters, 1<<20)
 	case s.CPUPort < 1 || s.CPUPort > 510:
 		return fmt.Errorf("dataplane: sizing: CPU port %d: must be in 1..510", s.CPUPort)
+	case s.Ended < 1 || s.Ended > 1<<24:
+		return fmt.Errorf("dataplane: sizing: %d ended cells: must be in 1..%d", s.Ended, 1<<24)
 	}
 	return nil
 }
@@ -73,6 +81,7 @@ func (s Sizing) Defines() map[string]string {
 		"NETLOCK_LOCKS":         strconv.Itoa(s.Locks),
 		"NETLOCK_PART_BITS":     strconv.Itoa(s.PartBits),
 		"NETLOCK_TENANT_METERS": strconv.Itoa(s.TenantMeters),
+		"NETLOCK_ENDED":         strconv.Itoa(s.Ended),
 		"CPU_PORT":              strconv.Itoa(s.CPUPort),
 	}
 }
@@ -123,7 +132,8 @@ func (s Sizing) Bundle() *p4rt.Bundle {
 	s = s.withDefaults()
 	main := fmt.Sprintf("/* p4/netlock.p4 with its sizes (dataplane.Sizing). */\n"+
 		"#define NETLOCK_LOCKS %d\n#define NETLOCK_PART_BITS %d\n#define NETLOCK_TENANT_METERS %d\n"+
-		"#define CPU_PORT %d\n#include \"%s\"\n", s.Locks, s.PartBits, s.TenantMeters, s.CPUPort, p4.NetlockFile)
+		"#define NETLOCK_ENDED %d\n#define CPU_PORT %d\n#include \"%s\"\n", s.Locks, s.PartBits, s.TenantMeters,
+		s.Ended, s.CPUPort, p4.NetlockFile)
 	return &p4rt.Bundle{Files: []p4rt.BundleFile{
 		{Name: "netlock_sized.p4", Data: []byte(main)},
 		{Name: p4.NetlockFile, Data: p4.Netlock},

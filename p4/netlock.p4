@@ -33,6 +33,9 @@
 #ifndef NETLOCK_TENANT_METERS
 #define NETLOCK_TENANT_METERS 1024
 #endif
+#ifndef NETLOCK_ENDED
+#define NETLOCK_ENDED 65536          /* cells of the table of ended requests */
+#endif
 #ifndef CPU_PORT
 #define CPU_PORT 255
 #endif
@@ -366,7 +369,6 @@ struct metadata_t {
     bit<8>  tlevel;      /* 0, 1, or 2 when the slot is in neither region */
     /* register action results */
     bit<8>  ov;
-    bit<8>  kick;
     bit<8>  grant;
     bit<8>  compat;
     bit<16> nhold;
@@ -383,6 +385,7 @@ struct metadata_t {
     bit<64> floor;
     bit<16> off;
     bit<8>  found;
+    bit<8>  ended_hit;
     bit<8>  meter_color;
     bit<8>  quota;
     bit<32> route_dst;
@@ -766,6 +769,10 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     register<bit<64>>(NETLOCK_LOCKS) lk_tok;
     register<bit<64>>(NETLOCK_LOCKS) lk_q;
     register<bit<64>>(1) cookie;
+    /* Requests that ended (released, withdrawn, force-released): a fingerprint of the txn at a
+     * hash of (lock, txn). A retransmitted acquire that is not in the switch queue and is found
+     * here is a late copy of a request that ended (lockcore's "last released"), not a new one. */
+    register<bit<32>>(NETLOCK_ENDED) ended;
 
     meter(NETLOCK_TENANT_METERS, MeterType.packets) tenant_meter;
     counter(8, CounterType.packets) nl_drops;
@@ -1150,13 +1157,9 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         bit<16> d = v[63:48];
         bit<16> up = (level == 0) ? u0 : u1;
         meta.ov = 0;
-        meta.kick = 0;
         if (op == 2) {
             if (meta.paused == 1 || b > 0 || up >= meta.size) {
                 meta.ov = 1;
-                if (u0 + u1 == 0 && meta.paused == 0) {
-                    meta.kick = 1;
-                }
                 if (b != 0xffff) {
                     b = b + 1;
                 }
@@ -1197,6 +1200,23 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         meta.used1 = v[31:16];
         meta.buf = v[47:32];
         meta.done = v[63:48];
+    }
+
+    /* ended: 1 look up (meta.ended_hit), 2 record this request as ended */
+    action ended_access(bit<8> op) {
+        bit<32> i;
+        hash(i, HashAlgorithm.crc32, 32w0, {hdr.nl.lock, hdr.nl.txn}, (bit<32>)NETLOCK_ENDED);
+        bit<32> fp = hdr.nl.txn[63:32] ^ hdr.nl.txn[31:0];
+        if (fp == 0) {
+            fp = 1;   /* 0 is an empty cell */
+        }
+        bit<32> v;
+        ended.read(v, i);
+        meta.ended_hit = (v == fp) ? 8w1 : 8w0;
+        if (op == 2) {
+            v = fp;
+        }
+        ended.write(i, v);
     }
 
     action cookie_access(bit<8> op, bit<64> value) {
@@ -1404,13 +1424,21 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         /* ================= acquire, push-back, try ================= */
         if (do_acq == 1 || do_try == 1) {
             if (hdr.nl.prio == 0) { use_level(0); } else { use_level(1); }
-            /* Stage: the tenant meter (a fresh acquire; not a retry, not the commit of a try). */
+            /* Stage: a late copy of a request that ended (a datagram the network delayed or
+             * duplicated) is ignored; then the tenant meter (a fresh acquire; not a retry, not
+             * the commit of a try). */
+            meta.ended_hit = 0;
+            if (is_lock == 1 && fresh == 1) {
+                ended_access(1);
+            }
             meta.quota = 0;
             meta.meter_color = 0;
-            if (is_lock == 1 && (meta.w.flags & WF_NOMETER) == 0 && retry == 0) {
+            if (is_lock == 1 && (meta.w.flags & WF_NOMETER) == 0 && retry == 0 && meta.ended_hit == 0) {
                 tenant_quota.apply();
             }
-            if (meta.quota == 1 && meta.meter_color != 0) {
+            if (meta.ended_hit == 1) {
+                /* ignored: no answer */
+            } else if (meta.quota == 1 && meta.meter_color != 0) {
                 ans_echo(meta.p, OP_REJECT, 0, ST_QUOTA);
             } else if (do_try == 1) {
                 /* A try: check without changing anything, commit in a second pass. */
@@ -1431,11 +1459,11 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                     q_access(2, meta.level, 0, 0);
                 }
                 if (meta.ov == 1) {
-                    /* To the server's q2 (a push-back that does not fit goes back, too). */
+                    /* To the server's q2 (a push-back that does not fit goes back, too). No
+                     * queue-empty here even if q1 is empty: one was sent when q1 drained with
+                     * requests buffered, and a second would bring back more requests than q1
+                     * has room for. */
                     ans_overflow(meta.p);
-                    if (meta.kick == 1) {
-                        ans_queue_empty(meta.c);
-                    }
                 } else {
                     /* Stages: grant or wait; the waiter count; the tail (and gnext on a grant);
                      * the grant number. */
@@ -1491,8 +1519,11 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 meta.w.left = (meta.level == 0) ? meta.used0 : meta.used1;
             }
             if (meta.w.left == 0) {
-                meta.w.flags = meta.w.flags | WF_RETRYMISS;
-                again(PH_ACQ);
+                ended_access(1);
+                if (meta.ended_hit == 0) {
+                    meta.w.flags = meta.w.flags | WF_RETRYMISS;
+                    again(PH_ACQ);
+                }
             } else {
                 tok_access(1, 0, 0);
                 slot_at(meta.w.cur);
@@ -1514,8 +1545,13 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                     meta.w.left = meta.w.left - 1;
                     meta.w.cur = qnext(meta.w.cur, meta.size);
                     if (meta.w.left == 0) {
-                        meta.w.flags = meta.w.flags | WF_RETRYMISS;
-                        again(PH_ACQ);
+                        /* Not in the switch queue: a late copy of a request that ended is
+                         * ignored, anything else is a new acquire. */
+                        ended_access(1);
+                        if (meta.ended_hit == 0) {
+                            meta.w.flags = meta.w.flags | WF_RETRYMISS;
+                            again(PH_ACQ);
+                        }
                     } else {
                         again(PH_RWALK);
                     }
@@ -1558,6 +1594,9 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 meta.lo.g_op = 1;
                 levels.apply(meta.lv, meta.lo, meta.level, meta.idx);
                 q_access(4, meta.level, valid, 0);
+                if (valid == 1) {
+                    ended_access(2);
+                }
                 if (valid == 0) {
                     if (forced == 1) {
                         hdr.admin.result = AR_NOTHELD;
@@ -1603,8 +1642,13 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                         finished = 1;
                         if (meta.used0 + meta.used1 == 0 && meta.buf > 0 && meta.paused == 0) {
                             if (forced == 1) {
-                                /* the clone carries the holder's notice: queue-empty waits for
-                                 * the next release (documented) */
+                                /* The clone carries the holder's notice: a clean pass that
+                                 * examines nothing sends queue-empty. */
+                                finished = 0;
+                                clean = 1;
+                                meta.w.clevel = meta.level;
+                                meta.w.cleft = 0;
+                                meta.w.cadv = 0;
                             } else {
                                 ans_queue_empty(meta.c);
                             }
@@ -1744,6 +1788,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             levels.apply(meta.lv, meta.lo, meta.level, meta.idx);
             q_access(6, meta.level, found, 0);
             if (found == 1) {
+                ended_access(2);
                 if (meta.xheld == 0 && meta.w0 + meta.w1 > 0) {
                     walk = 1;
                     if (meta.w0 > 0) { meta.w.level = 0; } else { meta.w.level = 1; }

@@ -175,7 +175,8 @@ func (s Status) String() string {
 
 // Admin sub-operations, carried in Status of an OpAdmin packet.
 const (
-	// AdminPing asks for an answer with FlagReply; Slots carries the shard count.
+	// AdminPing asks for an answer with FlagReply; Slots carries the shard count and, from a lock
+	// server, Token its fencing-token epoch.
 	AdminPing Status = 1
 	// AdminSweep asks the server to expire every lease that has run out now (a lease sweep).
 	AdminSweep Status = 2

@@ -490,3 +490,21 @@ func TestTNADeparserTypeWritten(t *testing.T) {
 		}
 	}
 }
+
+// TestTNARandom: Random<W>.get() takes the injected source, truncated to W bits.
+func TestTNARandom(t *testing.T) {
+	src := tnaSrc{igDecls: `
+    Random<bit<16>>() rnd;`, igBody: `
+        hdr.reg.rv[15:0] = rnd.get();`}
+	sw, err := loadTNA(t, src.text(), Config{Random: func() uint64 { return 0x123456789abcdef0 }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := sw.Process(1, regPkt(1, 0, 0))
+	if err != nil || len(res.Out) != 1 {
+		t.Fatalf("%v %v", res, err)
+	}
+	if got := res.Out[0].Data[25:27]; !bytes.Equal(got, []byte{0xde, 0xf0}) {
+		t.Errorf("random %x, want def0", got)
+	}
+}
