@@ -16,8 +16,10 @@ build:
 test: lint
 	$(GO) test -race -count=1 -timeout 20m $(PKGS)
 	# Tests that skip under the race detector run without it: the allocation tests (sync.Pool drops
-	# items at random under it) and the soak through the switch (the engine is too slow under it).
+	# items at random under it), the soak through the switch (the engine is too slow under it) and
+	# the large RMA-RW model checks (millions of states).
 	$(GO) test -count=1 -timeout 10m -run 'Allocs|^TestSoakThroughSwitch$$' $(PKGS)
+	$(GO) test -count=1 -timeout 10m -run '^TestExhaustive$$' ./rdma/rma/rwmodel
 
 test-short:
 	$(GO) test -short -count=1 $(PKGS)
