@@ -161,7 +161,17 @@ func (cp *compiler) call(sc *scope, call *front.CallExpr) stmtFn {
 	case *front.ActionDecl:
 		a := cp.action(sc, d)
 		inv := cp.invoke(sc, a.fr, call)
-		return func(c *ctx) flow { c.actInvocation++; return inv(c) }
+		return func(c *ctx) flow {
+			// An action called from an action is inlined (as p4c does): its register accesses
+			// belong to the outermost action invocation.
+			if c.actDepth == 0 {
+				c.actInvocation++
+			}
+			c.actDepth++
+			r := inv(c)
+			c.actDepth--
+			return r
+		}
 	case *front.FunctionDecl:
 		fr := cp.function(d)
 		inv := cp.invoke(sc, fr, call)

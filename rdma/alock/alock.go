@@ -15,7 +15,7 @@
 // Unlock CASes the tail back to null (which also drops the Peterson flag) or, if a successor
 // enqueued, passes budget-1 to it. Default budgets: local 5, remote 20 (the paper's choice).
 //
-// Memory layout (the authors' code, notes/alock.md appendix A): a lock is a zeroed 64-byte
+// Memory layout (the authors' code; docs/rdma.md, ALock's memory layout): a lock is a zeroed 64-byte
 // block on its home node with tail_r at byte 0, tail_l at byte 16 and victim at byte 32
 // (0 initially, 1 LOCAL, 2 REMOTE). A descriptor is a 64-byte block in the owning thread's
 // node with the budget (int64, -1 while waiting) at byte 0 and next at byte 32.
@@ -156,7 +156,7 @@ type Config struct {
 	UnlockVariant int
 	// Probe, if set, is called synchronously at each EventKind; it may block to inject delays.
 	Probe func(Event)
-	// UnsafeUnawaitedVictim is negative control (c) of notes/alock.md section 6: remote leaders
+	// UnsafeUnawaitedVictim is negative control (c) of docs/rdma.md: remote leaders
 	// post rWrite(victim) unsignaled and read the local tail without waiting for it. It breaks
 	// mutual exclusion under a faithful emulator. Never set it outside tests.
 	UnsafeUnawaitedVictim bool

@@ -1,6 +1,6 @@
 package alock_test
 
-// Scenarios 3-10 and 12-14 of notes/alock.md section 7. Scenario 11 (exhaustive interleavings)
+// Scenarios 3-10 and 12-14 of docs/rdma.md, Test scenarios. Scenario 11 (exhaustive interleavings)
 // is in rdma/model, scenario 15 (the lock-table replica) in rdma/bench, scenarios 1-2 (negative
 // and positive controls of the emulator) in rdma/locks. Randomized runs log their seed; rerun
 // one with RDMA_SEED=<seed>.
@@ -612,7 +612,7 @@ func TestManyLocksDescriptorReuse(t *testing.T) {
 	})
 }
 
-// Negative control (c) of section 6: ALock with an unawaited victim rWrite must violate mutual
+// Negative control (c) of docs/rdma.md: ALock with an unawaited victim rWrite must violate mutual
 // exclusion under delayed application; the same workload with the awaited write passes.
 func TestUnawaitedVictimFails(t *testing.T) {
 	base := seed(t)

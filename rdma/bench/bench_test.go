@@ -83,7 +83,7 @@ func TestLockTableShapes(t *testing.T) {
 	}
 }
 
-// The unawaited-victim mutant fails the detector on the lock-table workload (section 7, 15).
+// The unawaited-victim mutant fails the detector on the lock-table workload (docs/rdma.md, scenario 15).
 func TestLockTableMutantFails(t *testing.T) {
 	mut, err := alock.New(alock.Config{UnsafeUnawaitedVictim: true})
 	if err != nil {

@@ -2,18 +2,23 @@
 // words and a NIC that executes one-sided verbs on it for local (loopback) and remote initiators.
 // Threads are ordinary goroutines, so the race detector sees every access.
 //
-// Semantics (notes/alock.md section 6):
+// Semantics (docs/rdma.md, Emulator semantics):
 //  1. Two access paths per word: CPU atomics through [verbs.Memory] for threads on the word's
 //     node, and the NIC for verbs. Regions are disjoint and addressed by verbs.Ptr.
-//  2. A NIC CAS/FAA is a plain atomic load, a window ([Config.AtomicWindow]), then a conditional
-//     plain atomic store: a local store or CPU CAS landing in the window is lost or makes the NIC
-//     CAS succeed on a stale value. It is never implemented with the CPU's CAS.
+//  2. A NIC atomic (CAS, FAA, masked CAS, masked FAA; semantics in verbs.Apply) is a plain atomic
+//     load, a window ([Config.AtomicWindow]), then a conditional plain atomic store: a local
+//     store or CPU CAS landing in the window is lost or makes the NIC CAS succeed on a stale
+//     value. It is never implemented with the CPU's CAS.
 //  3. NIC atomics to one node are serialized by that node's atomic unit (a mutex), whoever
 //     initiated them, so they are atomic among themselves.
-//  4. Aligned 8-byte READ/WRITE are single atomic loads/stores: they never tear.
+//  4. Every aligned 8-byte word of a READ/WRITE is one atomic load/store: it never tears. A
+//     multi-word READ/WRITE is applied word by word and is not atomic as a whole.
 //  5. CPU read-modify-writes are atomic with NIC reads and writes for the same reason.
-//  6. Completion is asynchronous: requests may be delayed ([Config.OpDelay]) and unsignaled
-//     requests may be applied late and out of order ([Config.UnsignaledDelay]).
+//  6. Completion is asynchronous: requests may be delayed ([Config.OpDelay]) but keep per-QP
+//     order (an endpoint's requests to one node are applied in posting order); unsignaled
+//     requests may be applied late and out of order ([Config.UnsignaledDelay], fault injection
+//     that breaks per-QP order on purpose). A failed unsignaled request puts its queue pair in
+//     error: the next signaled completion of that queue pair reports the error.
 //  7. Go's atomics are sequentially consistent; the NIC applying a verb is another goroutine's
 //     (or the initiator's) atomic access, so visibility is that of another core.
 //  8. Loopback goes through the node's own NIC (same atomic unit, same accounting).
@@ -59,7 +64,8 @@ type Config struct {
 	// applies it (signaled requests still complete before Wait returns).
 	OpDelay time.Duration
 	// UnsignaledDelay, if positive, applies each unsignaled request after a random delay in
-	// [0, UnsignaledDelay) on its own goroutine, so it is reordered with later accesses.
+	// [0, UnsignaledDelay) on its own goroutine, so it is reordered with later accesses, including
+	// later requests of the same queue pair (fault injection: it breaks per-QP order).
 	UnsignaledDelay time.Duration
 	// Seed seeds the delay generator.
 	Seed int64
@@ -111,7 +117,7 @@ func (wallClock) Sleep(d time.Duration) { time.Sleep(d) }
 
 // target executes verbs on one node's region: the node's own NIC or a TCP connection to it.
 type target interface {
-	execute(wr verbs.WorkRequest, from verbs.NodeID) (uint64, error)
+	execute(wr verbs.WorkRequest, from verbs.NodeID) (uint64, []uint64, error)
 }
 
 // Node is one emulated machine: a registered region and its NIC.
@@ -225,36 +231,46 @@ func (n *Node) trace(off uint64, cl verbs.Class, op verbs.Opcode, from verbs.Nod
 	}
 }
 
-// execute is the NIC applying a verb to this node's region.
-func (n *Node) execute(wr verbs.WorkRequest, from verbs.NodeID) (uint64, error) {
-	if err := verbs.CheckPtr(wr.Remote, uint64(len(n.words))*8); err != nil {
-		return 0, err
+// execute is the NIC applying a verb to this node's region. It returns the word read or the old
+// value of an atomic, and every word of a multi-word READ.
+func (n *Node) execute(wr verbs.WorkRequest, from verbs.NodeID) (uint64, []uint64, error) {
+	if err := verbs.CheckRequest(&wr, uint64(len(n.words))*8); err != nil {
+		return 0, nil, err
 	}
 	n.pace() // inbound (or loopback) through this NIC
 	off := wr.Remote.Offset()
 	w := &n.words[off/8]
-	n.trace(off, verbs.ClassRemote, wr.Op, from)
-	switch wr.Op {
-	case verbs.OpRead:
-		return atomic.LoadUint64(w), nil
-	case verbs.OpWrite:
-		atomic.StoreUint64(w, wr.Value)
-		return 0, nil
-	case verbs.OpCAS, verbs.OpFAA:
-		n.atomicMu.Lock()
-		defer n.atomicMu.Unlock()
-		old := atomic.LoadUint64(w) // the NIC reads the word over PCIe ...
-		n.window(wr.Remote)         // ... the line is not locked meanwhile ...
-		if wr.Op == verbs.OpCAS {
-			if old == wr.Compare {
-				atomic.StoreUint64(w, wr.Value) // ... and writes it back if it matched what it read
-			}
-		} else {
-			atomic.StoreUint64(w, old+wr.Value)
+	switch {
+	case wr.Op == verbs.OpRead && wr.Words > 1:
+		out := make([]uint64, wr.Words)
+		for i := range out {
+			n.trace(off+8*uint64(i), verbs.ClassRemote, wr.Op, from)
+			out[i] = atomic.LoadUint64(&n.words[off/8+uint64(i)])
 		}
-		return old, nil
+		return out[0], out, nil
+	case wr.Op == verbs.OpRead:
+		n.trace(off, verbs.ClassRemote, wr.Op, from)
+		return atomic.LoadUint64(w), nil, nil
+	case wr.Op == verbs.OpWrite && len(wr.Data) > 0:
+		for i, v := range wr.Data {
+			n.trace(off+8*uint64(i), verbs.ClassRemote, wr.Op, from)
+			atomic.StoreUint64(&n.words[off/8+uint64(i)], v)
+		}
+		return 0, nil, nil
+	case wr.Op == verbs.OpWrite:
+		n.trace(off, verbs.ClassRemote, wr.Op, from)
+		atomic.StoreUint64(w, wr.Value)
+		return 0, nil, nil
 	}
-	return 0, fmt.Errorf("opcode %v: %w", wr.Op, verbs.ErrBadPtr)
+	n.trace(off, verbs.ClassRemote, wr.Op, from)
+	n.atomicMu.Lock()
+	defer n.atomicMu.Unlock()
+	old := atomic.LoadUint64(w) // the NIC reads the word over PCIe ...
+	n.window(wr.Remote)         // ... the line is not locked meanwhile ...
+	if v, ok := verbs.Apply(&wr, old); ok {
+		atomic.StoreUint64(w, v) // ... and writes back what it computed from what it read
+	}
+	return old, nil, nil
 }
 
 func (n *Node) window(p verbs.Ptr) {
@@ -317,10 +333,14 @@ type Endpoint struct {
 	stats  verbs.Stats
 	nextID atomic.Uint64
 	mem    localMem
+	// qpTail is, per target node, the applied signal of the last request posted to it that may
+	// still be in flight (per-QP order); touched only by the posting goroutine.
+	qpTail map[verbs.NodeID]chan struct{}
 
-	mu   sync.Mutex
-	cond *sync.Cond
-	done map[uint64]verbs.Completion
+	mu    sync.Mutex
+	cond  *sync.Cond
+	done  map[uint64]verbs.Completion
+	qpErr map[verbs.NodeID]error // first error of an unsignaled request, per queue pair
 }
 
 var _ verbs.Endpoint = (*Endpoint)(nil)
@@ -340,51 +360,68 @@ func (e *Endpoint) Now() int64 { return int64(e.node.cfg.Clock.Now().Sub(e.node.
 // Stats implements verbs.Endpoint.
 func (e *Endpoint) Stats() *verbs.Stats { return &e.stats }
 
+// Spend implements verbs.Spender: the thread sleeps ns on the emulator's clock.
+func (e *Endpoint) Spend(ns int64) {
+	if ns > 0 {
+		e.node.cfg.Clock.Sleep(time.Duration(ns))
+	}
+}
+
 // NextID implements verbs.Endpoint.
 func (e *Endpoint) NextID() uint64 { return e.nextID.Add(1) }
 
-// PostSend implements verbs.Endpoint.
+// PostSend implements verbs.Endpoint. Requests without a delay and without an unfinished
+// predecessor on their queue pair are applied before PostSend returns; the others are applied
+// by goroutines that keep per-QP order (each waits for its predecessor on the same queue pair).
+// Unsignaled requests under UnsignaledDelay are applied independently, out of order.
 func (e *Endpoint) PostSend(wrs ...verbs.WorkRequest) error {
 	if e.node.closed.Load() {
 		return verbs.ErrClosed
 	}
-	var delayed []verbs.WorkRequest
 	for _, wr := range wrs {
 		e.stats.Add(wr, e.node.id)
-		t, err := e.node.route(wr.Remote.Node())
+		to := wr.Remote.Node()
+		t, err := e.node.route(to)
 		if err != nil {
 			return err
 		}
 		d := e.node.randDur(e.node.cfg.OpDelay)
-		if !wr.Signaled {
+		if !wr.Signaled && e.node.cfg.UnsignaledDelay > 0 {
 			d += e.node.randDur(e.node.cfg.UnsignaledDelay)
-		}
-		if d == 0 && len(delayed) == 0 {
-			e.run(t, wr)
-			continue
-		}
-		if !wr.Signaled {
 			e.node.async.Add(1)
 			go func() {
 				defer e.node.async.Done()
 				e.node.cfg.Clock.Sleep(d)
-				e.run(t, wr)
+				e.run(t, to, wr)
 			}()
 			continue
 		}
-		delayed = append(delayed, wr)
-	}
-	if len(delayed) > 0 {
-		// Signaled requests keep their order; one goroutine applies them after a delay.
+		prev := e.qpTail[to]
+		if prev != nil {
+			select {
+			case <-prev:
+				prev = nil
+			default:
+			}
+		}
+		if d == 0 && prev == nil {
+			e.run(t, to, wr)
+			continue
+		}
+		applied := make(chan struct{})
+		if e.qpTail == nil {
+			e.qpTail = map[verbs.NodeID]chan struct{}{}
+		}
+		e.qpTail[to] = applied
 		e.node.async.Add(1)
-		d := e.node.randDur(e.node.cfg.OpDelay)
 		go func() {
 			defer e.node.async.Done()
+			defer close(applied)
 			e.node.cfg.Clock.Sleep(d)
-			for _, wr := range delayed {
-				t, _ := e.node.route(wr.Remote.Node())
-				e.run(t, wr)
+			if prev != nil {
+				<-prev
 			}
+			e.run(t, to, wr)
 		}()
 	}
 	return nil
@@ -409,29 +446,47 @@ func (n *Node) pace() {
 	}
 }
 
-func (e *Endpoint) run(t target, wr verbs.WorkRequest) {
+// run carries one request to its target, stores its result in Dest and delivers its completion.
+func (e *Endpoint) run(t target, to verbs.NodeID, wr verbs.WorkRequest) {
 	cfg := &e.node.cfg
 	e.node.pace() // outbound through the own NIC
 	if cfg.Latency > 0 {
 		cfg.Clock.Sleep(cfg.Latency)
 	}
-	v, err := t.execute(wr, e.node.id)
+	v, words, err := t.execute(wr, e.node.id)
 	if cfg.Latency > 0 {
 		cfg.Clock.Sleep(cfg.Latency)
 	}
+	if err == nil && wr.Dest != nil {
+		if words != nil {
+			copy(wr.Dest, words)
+		} else if wr.Op != verbs.OpWrite {
+			wr.Dest[0] = v
+		}
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
 	if !wr.Signaled {
 		if err != nil {
 			e.node.cfg.Log.Warn("unsignaled verb failed", "wr", wr.ID, "err", err)
+			if e.qpErr == nil {
+				e.qpErr = map[verbs.NodeID]error{}
+			}
+			if e.qpErr[to] == nil {
+				e.qpErr[to] = fmt.Errorf("earlier unsignaled %v on this queue pair: %w", wr.Op, err)
+			}
 		}
 		return
 	}
-	e.mu.Lock()
+	if err == nil && e.qpErr[to] != nil {
+		err = e.qpErr[to]
+		delete(e.qpErr, to)
+	}
 	if e.cond == nil {
 		e.cond = sync.NewCond(&e.mu)
 	}
-	e.done[wr.ID] = verbs.Completion{ID: wr.ID, Op: wr.Op, Value: v, Err: err}
+	e.done[wr.ID] = verbs.Completion{ID: wr.ID, Op: wr.Op, Value: v, Words: words, Err: err}
 	e.cond.Broadcast()
-	e.mu.Unlock()
 }
 
 // Wait implements verbs.Endpoint.

@@ -66,7 +66,7 @@ func (s *spinLocker) Unlock(l verbs.Ptr) error {
 	return nil
 }
 
-// MixedSpin is negative control (a) of notes/alock.md section 6: threads on the lock's node use
+// MixedSpin is negative control (a) of docs/rdma.md: threads on the lock's node use
 // CPU CAS and stores on the word, others use rCAS and rWrite. Remote and local RMWs are not
 // atomic with each other, so a faithful emulator must let two holders in. Never use it.
 type MixedSpin struct{}

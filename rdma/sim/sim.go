@@ -7,14 +7,24 @@
 // hands control back to the scheduler, which resumes whichever thread or NIC event is due first.
 // Local loads are charged to the thread without yielding (they cannot be observed by others).
 //
-// Cost model ([Cost]): CPU accesses cost LocalOp; posting a verb costs PostOp; a verb crosses
-// the initiator's NIC pipeline (NICOp per verb) and, after OneWay (LoopbackOneWay for
-// loopback), the target NIC's pipeline, where it is applied, and its completion returns after
-// another OneWay. Loopback therefore loads the same NIC twice, sharing it with inbound
-// traffic. Every NIC slows down once it hosts more than QPLimit queue-pair ends. CAS/FAA
-// additionally hold the target NIC's atomic unit for NICAtomic and apply as a
-// read at the start and a conditional write AtomicWindow later, so CPU stores and CPU CAS can land
-// in between (not atomic with local atomics) while NIC atomics never overlap each other.
+// Cost model ([Cost]): CPU accesses cost LocalOp; posting a batch costs PostOp for its first
+// verb and PostWQE for each further one (one doorbell); consuming a completion costs PollCQ. A
+// verb crosses the initiator's NIC pipeline (NICOp per verb, plus NICLine per extra 64-byte line
+// of a multi-word READ/WRITE) and, after OneWay (LoopbackOneWay for loopback), the target NIC's
+// pipeline, where it is applied, and its completion returns after another OneWay. Loopback
+// therefore loads the same NIC twice, sharing it with inbound traffic. Every NIC slows down
+// once it hosts more than QPLimit queue-pair ends. Atomics (CAS, FAA and the masked ones)
+// additionally hold one of the target NIC's AtomicUnits (the one the word hashes to) for
+// NICAtomic (NICMaskedAtomic for masked ones) and apply as a read at the start and a
+// conditional write AtomicWindow later, so CPU stores and CPU CAS can land in between (not
+// atomic with local atomics) while NIC atomics on one word never overlap each other. A
+// multi-word READ/WRITE is applied one 64-byte line at a time, NICLine apart, so it is not
+// atomic as a whole. Requests of one queue pair (a thread and a target node) are applied in
+// posting order, each after the previous one took full effect; unsignaled requests under
+// UnsignaledJitter are exempt (fault injection).
+//
+// Two-sided messages ([RPC]) cost the same NIC and wire path as a verb each way, plus the
+// server thread's CPU time to receive (PollCQ) and whatever it spends handling ([Spend]).
 //
 // The scheduler is deterministic for a given configuration, seed and thread program.
 package sim
@@ -43,9 +53,24 @@ type Cost struct {
 	// NICOp is the NIC pipeline occupancy of one verb (inbound, outbound and loopback share it);
 	// 1e9/NICOp is the NIC's message rate. Default 60 (about 16 M verbs/s).
 	NICOp int64
-	// NICAtomic is how long one CAS/FAA holds the target NIC's atomic unit. Default 350
-	// (about 2.8 M atomics/s per NIC, ConnectX-3 class).
+	// NICAtomic is how long one CAS/FAA holds an atomic unit of the target NIC. Default 350
+	// (about 2.8 M atomics/s per unit, ConnectX-3 class).
 	NICAtomic int64
+	// NICMaskedAtomic is how long one masked CAS/FAA holds an atomic unit. Default NICAtomic.
+	NICMaskedAtomic int64
+	// AtomicUnits is the number of atomic units per NIC; atomics to one word always use the
+	// same unit, atomics to words in different units proceed in parallel. Default 1.
+	AtomicUnits int
+	// PostWQE is the CPU cost of each verb after the first of one PostSend call (the batch
+	// shares one doorbell). Default 10.
+	PostWQE int64
+	// PollCQ is the CPU cost of consuming one completion in Wait. Default 0 (folded into
+	// PostOp in the default model); selective signaling saves it per unsignaled verb.
+	PollCQ int64
+	// NICLine is the extra NIC pipeline occupancy (initiator and target) per 64-byte line of a
+	// multi-word READ/WRITE beyond the first, and the gap between applying successive lines.
+	// Default 6 (a line on PCIe 3.0 x16 or a 100 Gb/s link).
+	NICLine int64
 	// AtomicWindow is the time between an atomic's read and its conditional write; it must be
 	// smaller than NICAtomic. Default 300.
 	AtomicWindow int64
@@ -53,6 +78,11 @@ type Cost struct {
 	// (PCIe and switch variance). It breaks the lock-step that identical latencies
 	// would otherwise create between CAS retry loops. Default 100; negative disables it.
 	WireJitter int64
+	// SlowVerbProb is the probability that a verb's trip to the target takes SlowVerbDelay
+	// longer (the occasional long-lasting verb of a real RNIC). Default 0.
+	SlowVerbProb float64
+	// SlowVerbDelay is the extra delay of a slow verb, ns.
+	SlowVerbDelay int64
 	// QPLimit is the number of queue-pair ends a NIC hosts before its per-verb cost grows (QP
 	// context cache thrashing; "the message rate of commodity RNICs declines after 450
 	// connections"). A thread's first verb to a node opens one QP: one end on its own NIC and one
@@ -82,6 +112,12 @@ func (c *Cost) fill() {
 	def(&c.NICOp, 60)
 	def(&c.NICAtomic, 350)
 	def(&c.AtomicWindow, 300)
+	def(&c.NICMaskedAtomic, c.NICAtomic)
+	def(&c.PostWQE, 10)
+	def(&c.NICLine, 6)
+	if c.AtomicUnits == 0 {
+		c.AtomicUnits = 1
+	}
 	def(&c.WireJitter, 100)
 	if c.QPLimit == 0 {
 		c.QPLimit = 450
@@ -121,8 +157,14 @@ func (c *Config) validate() error {
 		return fmt.Errorf("sim: region size %d must be a multiple of 64 and at least 128", c.RegionSize)
 	}
 	c.Cost.fill()
-	if c.Cost.AtomicWindow >= c.Cost.NICAtomic {
-		return fmt.Errorf("sim: atomic window %d must be below the atomic unit time %d", c.Cost.AtomicWindow, c.Cost.NICAtomic)
+	if c.Cost.AtomicWindow >= min(c.Cost.NICAtomic, c.Cost.NICMaskedAtomic) {
+		return fmt.Errorf("sim: atomic window %d must be below the atomic unit times %d and %d", c.Cost.AtomicWindow, c.Cost.NICAtomic, c.Cost.NICMaskedAtomic)
+	}
+	if c.Cost.SlowVerbProb < 0 || c.Cost.SlowVerbProb > 1 || c.Cost.SlowVerbDelay < 0 {
+		return fmt.Errorf("sim: slow verbs: probability %v, delay %d", c.Cost.SlowVerbProb, c.Cost.SlowVerbDelay)
+	}
+	if c.Cost.AtomicUnits < 1 || c.Cost.PollCQ < 0 {
+		return fmt.Errorf("sim: %d atomic units, poll cost %d", c.Cost.AtomicUnits, c.Cost.PollCQ)
 	}
 	if c.OpJitter < 0 || c.UnsignaledJitter < 0 {
 		return errors.New("sim: negative jitter")
@@ -169,8 +211,21 @@ type qpEnd struct {
 }
 
 type nicState struct {
-	free, atomicFree int64
-	users            map[qpEnd]struct{} // QP ends hosted (QP cache pressure)
+	free       int64
+	atomicFree []int64            // per atomic unit
+	users      map[qpEnd]struct{} // QP ends hosted (QP cache pressure)
+}
+
+// qpKey names a queue pair by its owning thread and target node.
+type qpKey struct {
+	th  *thread
+	dst verbs.NodeID
+}
+
+// qpOrder is a queue pair's ordering state: when its last request reaches the target NIC and
+// when it has taken full effect there.
+type qpOrder struct {
+	arrive, done int64
 }
 
 // Sim is a simulated fabric. Create threads with Go, then call Run once.
@@ -187,6 +242,7 @@ type Sim struct {
 	yield   chan struct{}
 	threads []*thread
 	watch   map[verbs.Ptr][]*thread
+	qps     map[qpKey]*qpOrder
 
 	stopping bool
 	ran      bool
@@ -201,11 +257,11 @@ func New(cfg Config) (*Sim, error) {
 		return nil, err
 	}
 	s := &Sim{cfg: cfg, rng: rand.New(rand.NewSource(cfg.Seed)), yield: make(chan struct{}),
-		watch: map[verbs.Ptr][]*thread{}}
+		watch: map[verbs.Ptr][]*thread{}, qps: map[qpKey]*qpOrder{}}
 	for i := 0; i < cfg.Nodes; i++ {
 		s.mem = append(s.mem, make([]uint64, cfg.RegionSize/8))
 		s.alloc = append(s.alloc, 64)
-		s.nic = append(s.nic, nicState{users: map[qpEnd]struct{}{}})
+		s.nic = append(s.nic, nicState{users: map[qpEnd]struct{}{}, atomicFree: make([]int64, cfg.Cost.AtomicUnits)})
 	}
 	return s, nil
 }
@@ -241,6 +297,25 @@ func (s *Sim) trace(p verbs.Ptr, cl verbs.Class, op verbs.Opcode, from verbs.Nod
 	}
 }
 
+// check validates a request against the fabric and returns its first word.
+func (s *Sim) check(wr *verbs.WorkRequest) (*uint64, error) {
+	n := int(wr.Remote.Node())
+	if n >= len(s.mem) {
+		return nil, fmt.Errorf("%v: %w", wr.Remote, verbs.ErrNoNode)
+	}
+	if err := verbs.CheckRequest(wr, s.cfg.RegionSize); err != nil {
+		return nil, err
+	}
+	return &s.mem[n][wr.Remote.Offset()/8], nil
+}
+
+// lines is the number of 64-byte lines a request's block touches.
+func lines(wr *verbs.WorkRequest) int64 {
+	off := wr.Remote.Offset()
+	end := off + 8*uint64(wr.Len())
+	return int64((end+63)/64 - off/64)
+}
+
 // store writes a word and wakes threads parked on it.
 func (s *Sim) store(w *uint64, p verbs.Ptr, v uint64) {
 	atomic.StoreUint64(w, v)
@@ -270,8 +345,10 @@ func (s *Sim) Endpoint(n int) verbs.Endpoint {
 
 // Go creates a simulated thread on node n running fn; it starts at the current virtual time
 // when Run is called.
-func (s *Sim) Go(n int, fn func(ep verbs.Endpoint) error) {
-	th := &thread{s: s, wake: make(chan struct{})}
+func (s *Sim) Go(n int, fn func(ep verbs.Endpoint) error) { s.spawn(n, fn, false) }
+
+func (s *Sim) spawn(n int, fn func(ep verbs.Endpoint) error, daemon bool) {
+	th := &thread{s: s, wake: make(chan struct{}), daemon: daemon}
 	ep := &endpoint{s: s, node: verbs.NodeID(n), th: th, done: map[uint64]*pending{}}
 	th.ep = ep
 	s.threads = append(s.threads, th)
@@ -308,7 +385,7 @@ func (s *Sim) Run(until int64) error {
 	if s.q.Len() == 0 && s.panicked == nil {
 		parked := 0
 		for _, th := range s.threads {
-			if !th.done {
+			if !th.done && !th.daemon {
 				parked++
 			}
 		}
@@ -339,6 +416,7 @@ type thread struct {
 	parked bool
 	done   bool
 	atomic bool // inside Await's condition: loads must not yield
+	daemon bool // a server thread: parked forever is not a deadlock
 }
 
 func (th *thread) main(fn func(ep verbs.Endpoint) error) {
@@ -403,7 +481,16 @@ type endpoint struct {
 
 var _ verbs.Endpoint = (*endpoint)(nil)
 
-func (e *endpoint) Node() verbs.NodeID  { return e.node }
+func (e *endpoint) Node() verbs.NodeID { return e.node }
+
+// Spend implements verbs.Spender: the thread is busy for ns of virtual time (other threads and
+// NIC events proceed meanwhile).
+func (e *endpoint) Spend(ns int64) {
+	if e.th != nil && ns > 0 {
+		e.th.flush(ns)
+	}
+}
+
 func (e *endpoint) Local() verbs.Memory { return mem{e} }
 func (e *endpoint) Stats() *verbs.Stats { return &e.stats }
 func (e *endpoint) NextID() uint64      { e.nextID++; return e.nextID }
@@ -439,20 +526,24 @@ func (s *Sim) svc(n *nicState) int64 {
 // are always made at the current virtual time, so pipelines have no idle gaps.
 func (e *endpoint) PostSend(wrs ...verbs.WorkRequest) error {
 	s, c := e.s, e.s.cfg.Cost
-	for _, wr := range wrs {
+	for i, wr := range wrs {
 		e.stats.Add(wr, e.node)
-		w, err := s.word(wr.Remote)
+		w, err := s.check(&wr)
 		if err != nil {
 			return err
 		}
 		if e.th == nil { // setup endpoint: apply now
-			v := s.apply(w, wr, e.node, true)
+			v, words := s.applyNow(w, wr, e.node)
 			if wr.Signaled {
-				e.done[wr.ID] = &pending{c: verbs.Completion{ID: wr.ID, Op: wr.Op, Value: v}, ready: true}
+				e.done[wr.ID] = &pending{c: verbs.Completion{ID: wr.ID, Op: wr.Op, Value: v, Words: words}, ready: true}
 			}
 			continue
 		}
-		e.th.debt += c.PostOp
+		if i == 0 {
+			e.th.debt += c.PostOp
+		} else {
+			e.th.debt += c.PostWQE
+		}
 		src, dst := &s.nic[e.node], &s.nic[wr.Remote.Node()]
 		src.users[qpEnd{e.th, wr.Remote.Node(), false}] = struct{}{}
 		dst.users[qpEnd{e.th, e.node, true}] = struct{}{}
@@ -460,24 +551,40 @@ func (e *endpoint) PostSend(wrs ...verbs.WorkRequest) error {
 		if src == dst {
 			oneWay = c.LoopbackOneWay
 		}
+		extra := (lines(&wr) - 1) * c.NICLine
 		out := max(s.now+e.th.debt, src.free)
-		src.free = out + s.svc(src)
+		src.free = out + s.svc(src) + extra
 		var pd *pending
 		if wr.Signaled {
 			pd = &pending{c: verbs.Completion{ID: wr.ID, Op: wr.Op}}
 			e.done[wr.ID] = pd
 		}
+		at := src.free + oneWay + s.jitter(c.WireJitter)
+		if c.SlowVerbProb > 0 && s.rng.Float64() < c.SlowVerbProb {
+			at += c.SlowVerbDelay
+		}
+		var qp *qpOrder
+		if wr.Signaled || s.cfg.UnsignaledJitter <= 0 {
+			k := qpKey{e.th, wr.Remote.Node()}
+			if qp = s.qps[k]; qp == nil {
+				qp = &qpOrder{}
+				s.qps[k] = qp
+			}
+			at = max(at, qp.arrive) // a queue pair's requests reach the target in order
+			qp.arrive = at
+		}
 		wr, from := wr, e.node
-		s.push(src.free+oneWay+s.jitter(c.WireJitter), nil, func() { s.arrive(w, wr, from, dst, oneWay, pd) })
+		s.push(at, nil, func() { s.arrive(w, wr, from, dst, oneWay, extra, pd, qp) })
 	}
 	return nil
 }
 
-// arrive runs when a verb reaches the target NIC (at the current virtual time).
-func (s *Sim) arrive(w *uint64, wr verbs.WorkRequest, from verbs.NodeID, dst *nicState, oneWay int64, pd *pending) {
+// arrive runs when a verb reaches the target NIC (at the current virtual time). qp, if set, is
+// the verb's queue pair: the verb is applied only after the previous one took full effect.
+func (s *Sim) arrive(w *uint64, wr verbs.WorkRequest, from verbs.NodeID, dst *nicState, oneWay, extra int64, pd *pending, qp *qpOrder) {
 	c := s.cfg.Cost
 	in := max(s.now, dst.free)
-	dst.free = in + s.svc(dst)
+	dst.free = in + s.svc(dst) + extra
 	complete := func(at int64) {
 		if pd == nil {
 			return
@@ -497,32 +604,123 @@ func (s *Sim) arrive(w *uint64, wr verbs.WorkRequest, from verbs.NodeID, dst *ni
 		if pd == nil {
 			j += s.jitter(s.cfg.UnsignaledJitter)
 		}
-		s.push(in+j, nil, func() {
-			v := s.apply(w, wr, from, true)
-			if pd != nil {
-				pd.c.Value = v
-			}
-		})
-		complete(in + j + s.svc(dst) + oneWay)
+		at := in + j
+		if qp != nil {
+			at = max(at, qp.done)
+		}
+		last := s.applyLines(w, wr, from, at, pd)
+		if qp != nil {
+			qp.done = last
+		}
+		complete(max(last, in+j+extra) + s.svc(dst) + oneWay)
 		return
 	}
-	in = max(in, dst.atomicFree)
-	dst.atomicFree = in + c.NICAtomic
+	unit := int((wr.Remote.Offset() / 8) % uint64(c.AtomicUnits))
+	hold := c.NICAtomic
+	if wr.Op == verbs.OpMaskedCAS || wr.Op == verbs.OpMaskedFAA {
+		hold = c.NICMaskedAtomic
+	}
+	in = max(in, dst.atomicFree[unit])
+	if qp != nil {
+		in = max(in, qp.done)
+		qp.done = in + c.AtomicWindow
+	}
+	dst.atomicFree[unit] = in + hold
+	var old uint64
 	s.push(in, nil, func() {
 		s.trace(wr.Remote, verbs.ClassRemote, wr.Op, from)
-		old := atomic.LoadUint64(w) // the NIC reads ...
+		old = atomic.LoadUint64(w) // the NIC reads ...
 		if pd != nil {
 			pd.c.Value = old
 		}
-		s.push(in+c.AtomicWindow, nil, func() { // ... and writes back a window later
-			if wr.Op == verbs.OpFAA {
-				s.store(w, wr.Remote, old+wr.Value)
-			} else if old == wr.Compare {
-				s.store(w, wr.Remote, wr.Value)
+		if wr.Dest != nil {
+			wr.Dest[0] = old
+		}
+	})
+	// ... and writes back a window later (pushed now, so it precedes every later request of the
+	// queue pair that is applied at the same instant).
+	s.push(in+c.AtomicWindow, nil, func() {
+		if v, ok := verbs.Apply(&wr, old); ok {
+			s.store(w, wr.Remote, v)
+		}
+	})
+	complete(in + hold + oneWay)
+}
+
+// applyLines schedules a READ/WRITE to take effect one 64-byte line at a time from time at,
+// NICLine apart, storing results in the completion and Dest; it returns when the last line is
+// applied.
+func (s *Sim) applyLines(w *uint64, wr verbs.WorkRequest, from verbs.NodeID, at int64, pd *pending) int64 {
+	n := wr.Len()
+	if n == 1 {
+		s.push(at, nil, func() {
+			v, _ := s.applyRange(wr, from, 0, 1)
+			if pd != nil {
+				pd.c.Value = v
+			}
+			if wr.Dest != nil && wr.Op == verbs.OpRead {
+				wr.Dest[0] = v
 			}
 		})
-	})
-	complete(in + c.NICAtomic + oneWay)
+		return at
+	}
+	var words []uint64
+	if wr.Op == verbs.OpRead {
+		words = make([]uint64, n)
+		if pd != nil {
+			pd.c.Words = words
+		}
+	}
+	off := wr.Remote.Offset()
+	t := at
+	for i := 0; i < n; {
+		j := i + 1
+		for j < n && (off+8*uint64(j))%64 != 0 {
+			j++
+		}
+		lo, hi := i, j
+		s.push(t, nil, func() {
+			_, got := s.applyRange(wr, from, lo, hi)
+			if words != nil {
+				copy(words[lo:hi], got)
+				if lo == 0 && pd != nil {
+					pd.c.Value = got[0]
+				}
+				if wr.Dest != nil {
+					copy(wr.Dest[lo:hi], got)
+				}
+			}
+		})
+		i = j
+		if i < n {
+			t += s.cfg.Cost.NICLine
+		}
+	}
+	return t
+}
+
+// applyRange applies words [lo, hi) of a READ/WRITE.
+func (s *Sim) applyRange(wr verbs.WorkRequest, from verbs.NodeID, lo, hi int) (uint64, []uint64) {
+	n := int(wr.Remote.Node())
+	base := s.mem[n][wr.Remote.Offset()/8:]
+	var got []uint64
+	for i := lo; i < hi; i++ {
+		p := wr.Remote.Add(8 * uint64(i))
+		s.trace(p, verbs.ClassRemote, wr.Op, from)
+		if wr.Op == verbs.OpRead {
+			got = append(got, atomic.LoadUint64(&base[i]))
+			continue
+		}
+		v := wr.Value
+		if len(wr.Data) > 0 {
+			v = wr.Data[i]
+		}
+		s.store(&base[i], p, v)
+	}
+	if len(got) > 0 {
+		return got[0], got
+	}
+	return 0, nil
 }
 
 func (s *Sim) jitter(max int64) int64 {
@@ -532,28 +730,28 @@ func (s *Sim) jitter(max int64) int64 {
 	return s.rng.Int63n(max)
 }
 
-// apply executes a verb in one step (setup endpoints, and READ/WRITE from the scheduler).
-func (s *Sim) apply(w *uint64, wr verbs.WorkRequest, from verbs.NodeID, trace bool) uint64 {
-	if trace {
-		s.trace(wr.Remote, verbs.ClassRemote, wr.Op, from)
-	}
-	switch wr.Op {
-	case verbs.OpRead:
-		return atomic.LoadUint64(w)
-	case verbs.OpWrite:
-		s.store(w, wr.Remote, wr.Value)
-	case verbs.OpCAS:
-		old := atomic.LoadUint64(w)
-		if old == wr.Compare {
-			s.store(w, wr.Remote, wr.Value)
+// applyNow executes a verb in one step (setup endpoints) and stores its result in Dest.
+func (s *Sim) applyNow(w *uint64, wr verbs.WorkRequest, from verbs.NodeID) (uint64, []uint64) {
+	if wr.Op == verbs.OpRead || wr.Op == verbs.OpWrite {
+		v, words := s.applyRange(wr, from, 0, wr.Len())
+		if wr.Dest != nil && wr.Op == verbs.OpRead {
+			copy(wr.Dest, words)
+			wr.Dest[0] = v
 		}
-		return old
-	case verbs.OpFAA:
-		old := atomic.LoadUint64(w)
-		s.store(w, wr.Remote, old+wr.Value)
-		return old
+		if wr.Len() == 1 {
+			words = nil
+		}
+		return v, words
 	}
-	return 0
+	s.trace(wr.Remote, verbs.ClassRemote, wr.Op, from)
+	old := atomic.LoadUint64(w)
+	if v, ok := verbs.Apply(&wr, old); ok {
+		s.store(w, wr.Remote, v)
+	}
+	if wr.Dest != nil {
+		wr.Dest[0] = old
+	}
+	return old, nil
 }
 
 // Wait implements verbs.Endpoint: the thread parks until the completion event.
@@ -568,6 +766,7 @@ func (e *endpoint) Wait(id uint64) (verbs.Completion, error) {
 			p.waiter = th
 			th.block()
 		}
+		th.debt += e.s.cfg.Cost.PollCQ // the completion is polled once it is there
 	}
 	delete(e.done, id)
 	return p.c, nil
