@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/netlock-go/netlock/rdma/locks"
 	"github.com/netlock-go/netlock/rdma/verbs"
 )
 
@@ -354,7 +353,7 @@ func (h *Handle) post(i int, op Op, w verbs.Ptr) {
 
 func (h *Handle) swap(op Op, w verbs.Ptr, local bool) (uint64, error) {
 	if h.r.nicRMW(op.Word) {
-		return locks.Swap(h.ep, w, op.Arg) // rCAS loop: atomic with the other NIC atomics
+		return nicSwap(h.ep, w, op.Arg)
 	}
 	if !local {
 		panic(fmt.Sprintf("rma: swap of remote node-local word %v", op.Word))
@@ -366,6 +365,13 @@ func (h *Handle) swap(op Op, w verbs.Ptr, local bool) (uint64, error) {
 			return old, nil
 		}
 	}
+}
+
+// nicSwap is MPI's FAO(REPLACE) on RDMA (the paper's Table 3): one masked compare-and-swap
+// with an empty compare mask, which always succeeds and swaps every bit.
+func nicSwap(ep verbs.Endpoint, p verbs.Ptr, v uint64) (uint64, error) {
+	old, _, err := verbs.MaskedCAS(ep, p, 0, 0, v, ^uint64(0))
+	return old, err
 }
 
 func (h *Handle) await(op Op, w verbs.Ptr, local bool) (uint64, error) {
