@@ -17,6 +17,9 @@ test: lint
 	$(GO) test -race -count=1 -timeout 20m $(PKGS)
 	# Allocation tests skip under the race detector (sync.Pool drops items at random): run them without.
 	$(GO) test -count=1 -timeout 10m -run 'Allocs' $(PKGS)
+	# The data plane's differential test at full count and its mutants (single-threaded; under
+	# -race above they run a few sequences).
+	$(GO) test -count=1 -timeout 10m -run 'Differential' ./dataplane
 
 test-short:
 	$(GO) test -short -count=1 $(PKGS)

@@ -646,9 +646,14 @@ func diffSeeds(t *testing.T, n int) []uint64 {
 	return seeds
 }
 
+// TestDifferential runs 400 seeded sequences per configuration (1600 in all; 50 each with
+// -short, 10 each under the race detector: make test runs the full count without it).
 func TestDifferential(t *testing.T) {
 	n := 400
-	if testing.Short() {
+	switch {
+	case raceDetector:
+		n = 10
+	case testing.Short():
 		n = 50
 	}
 	for _, rules := range diffConfigs {
@@ -701,6 +706,9 @@ func diffFails(r *rig, rules diffRules, seed uint64) (msg string) {
 // TestDifferentialMutants is the negative control: each mutant breaks one rule of the program,
 // and the differential test must notice within a few hundred sequences.
 func TestDifferentialMutants(t *testing.T) {
+	if raceDetector {
+		t.Skip("the mutants run without the race detector (make test's second pass): the engine is single-threaded")
+	}
 	mutants := []struct {
 		name, rule, from, to string
 	}{
