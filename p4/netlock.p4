@@ -121,6 +121,7 @@ const bit<8> PH_WDRAW = 5;   /* withdrawal walk: find a waiting txn among the wa
 const bit<8> WF_ACKED     = 1;   /* the answer to the sender went out already */
 const bit<8> WF_NOMETER   = 2;   /* the tenant meter ran already (or must not run) */
 const bit<8> WF_RETRYMISS = 4;   /* a retry whose request is not in the switch queue (a new acquire) */
+const bit<8> WF_DUP       = 16;  /* an acquire without the retry flag the switch saw before: a duplicate */
 const bit<8> WF_FORCED    = 8;   /* admin force-release */
 
 /* ---- Headers ---- */
@@ -386,7 +387,8 @@ struct metadata_t {
     bit<64> floor;
     bit<16> off;
     bit<8>  found;
-    bit<8>  ended_hit;
+    bit<8>  ended_hit;   /* the request ended (ended table) */
+    bit<8>  dup_hit;     /* the request was seen and has not ended (ended table) */
     bit<8>  meter_color;
     bit<8>  quota;
     bit<32> route_dst;
@@ -1265,19 +1267,30 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         meta.done = v[63:48];
     }
 
-    /* ended: 1 look up (meta.ended_hit), 2 record this request as ended */
+    /* ended: the requests seen, [31:1] fingerprint, [0] 1 ended, 0 not (yet). op 1: look up
+     * (meta.ended_hit, meta.dup_hit) and record the request as seen unless it ended (an acquire
+     * about to be handled); op 2: record the request as ended. The cell is a CRC-32 of (lock,
+     * txn) modulo the table size, the fingerprint a CRC-32 of (txn, lock): two requests differing
+     * only within 32 consecutive bits never share a fingerprint, and other pairs share cell and
+     * fingerprint with probability about 2^-31 / NETLOCK_ENDED. A cell keeps the last request
+     * hashed to it: a request is remembered until NETLOCK_ENDED or so later requests. */
     action ended_access(bit<8> op) {
         bit<32> i;
         hash(i, HashAlgorithm.crc32, 32w0, {hdr.nl.lock, hdr.nl.txn}, (bit<32>)NETLOCK_ENDED);
-        bit<32> fp = hdr.nl.txn[63:32] ^ hdr.nl.txn[31:0];
+        bit<32> fp;
+        hash(fp, HashAlgorithm.crc32, 32w0, {hdr.nl.txn, hdr.nl.lock}, 33w0x100000000);
+        fp = fp & 0xfffffffe;
         if (fp == 0) {
-            fp = 1;   /* 0 is an empty cell */
+            fp = 2;   /* 0 is an empty cell */
         }
         bit<32> v;
         ended.read(v, i);
-        meta.ended_hit = (v == fp) ? 8w1 : 8w0;
-        if (op == 2) {
+        meta.ended_hit = (v == (fp | 1)) ? 8w1 : 8w0;
+        meta.dup_hit = (v == fp) ? 8w1 : 8w0;
+        if (op == 1 && v != (fp | 1)) {
             v = fp;
+        } else if (op == 2) {
+            v = fp | 1;
         }
         ended.write(i, v);
     }
@@ -1390,7 +1403,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                         log_msg("netlock: acquire lock={} txn={} prio={}", {hdr.nl.lock, hdr.nl.txn, hdr.nl.prio});
                         if (hdr.nl.txn == 0) {
                             pt = PT_BADREQ;
-                        } else if ((hdr.nl.flags & FL_RETRY) != 0) {
+                        } else if ((hdr.nl.flags & FL_RETRY) != 0 || (meta.w.flags & WF_DUP) != 0) {
                             pt = PT_RWALK;
                         } else if ((hdr.nl.flags & FL_TRY) != 0) {
                             pt = PT_TRY;
@@ -1425,7 +1438,10 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             } else if (ph == PH_WDRAW) {
                 pt = PT_WD;
             } else if (meta.kind == K_LOCK && op == OP_ACQUIRE) {
-                if (ph == PH_ACQ) {
+                if (ph == PH_ACQ && (hdr.nl.flags & FL_TRY) != 0 &&
+                        (meta.w.flags & (WF_RETRYMISS | WF_NOMETER)) == WF_RETRYMISS) {
+                    pt = PT_TRY;   /* a retried try not in the queue: checked again, as a new try */
+                } else if (ph == PH_ACQ) {
                     pt = PT_ACQ;
                 } else if (ph == PH_RWALK) {
                     pt = PT_RWALK;
@@ -1441,17 +1457,22 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             if (hdr.nl.prio == 0) { use_level(0); } else { use_level(1); }
             lease_of();
             /* Stage: a late copy of a request that ended (a datagram the network delayed or
-             * duplicated) is ignored; then the tenant meter (a fresh acquire; not a retry, not
-             * the commit of a try). */
+             * duplicated) is ignored, a copy of one the switch saw and that has not ended is a
+             * retransmission without the retry flag (a duplicated datagram): the retry walk looks
+             * for it; then the tenant meter (a fresh acquire; not a retry or a copy, not the
+             * commit of a try). */
             if (meta.kind == K_LOCK && ph == PH_FRESH) {
                 ended_access(1);
             }
-            if (meta.kind == K_LOCK && (meta.w.flags & WF_NOMETER) == 0 && (hdr.nl.flags & FL_RETRY) == 0 &&
-                    meta.ended_hit == 0) {
+            if (meta.kind == K_LOCK && (meta.w.flags & (WF_NOMETER | WF_DUP)) == 0 &&
+                    (hdr.nl.flags & FL_RETRY) == 0 && meta.ended_hit == 0 && meta.dup_hit == 0) {
                 tenant_quota.apply();
             }
             if (meta.ended_hit == 1) {
                 /* ignored: no answer */
+            } else if (meta.dup_hit == 1) {
+                meta.w.flags = meta.w.flags | WF_DUP;
+                again(PH_FRESH);
             } else if (meta.quota == 1 && meta.meter_color != 0) {
                 ans_echo_p(OP_REJECT, 0, ST_QUOTA);
             } else if (pt == PT_TRY) {
