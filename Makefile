@@ -5,7 +5,7 @@ PKGS    := ./...
 # staticcheck, pinned (the module proxy refuses @latest); built on first use.
 STATICCHECK := $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.6.1
 
-.PHONY: all build test test-short demo bench vet lint fmt fuzz clean mininet mininet-deps
+.PHONY: all build test test-short demo bench vet lint fmt fuzz soak clean mininet mininet-deps
 
 all: build
 
@@ -15,6 +15,11 @@ build:
 # The whole test suite, race detector on, after the linters (CI runs this).
 test: lint
 	$(GO) test -race -count=1 -timeout 20m $(PKGS)
+	# Tests that skip under the race detector run without it: the allocation tests (sync.Pool drops
+	# items at random under it), the soak through the switch (the engine is too slow under it) and
+	# the large RMA-RW model checks (millions of states).
+	$(GO) test -count=1 -timeout 10m -run 'Allocs|^TestSoakThroughSwitch$$' $(PKGS)
+	$(GO) test -count=1 -timeout 10m -run '^TestExhaustive$$' ./rdma/rma/rwmodel
 
 test-short:
 	$(GO) test -short -count=1 $(PKGS)
@@ -44,8 +49,33 @@ mininet-deps:
 	@[ -x /usr/bin/mn ] && command -v ping >/dev/null && command -v ethtool >/dev/null || \
 	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends mininet iputils-ping ethtool; }
 
+# Every fuzzer for FUZZTIME each (make fuzz FUZZTIME=10m to hunt). The fuzzers minimize each new
+# interesting input, for a minute by default, which stalls them on P4 programs: 10s is enough.
+FUZZTIME ?= 30s
+FUZZ := $(GO) test -run '^$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10s -timeout 0
 fuzz:
-	$(GO) test ./wire -run '^$$' -fuzz FuzzHeader -fuzztime 30s
+	$(FUZZ) ./wire -fuzz '^FuzzHeader$$'
+	$(FUZZ) ./client -fuzz '^FuzzInput$$'
+	$(FUZZ) ./lockserver -fuzz '^FuzzParseConfig$$'
+	$(FUZZ) ./bmv2/front -fuzz '^FuzzFrontEnd$$'
+	$(FUZZ) ./bmv2/engine -fuzz '^FuzzLoad$$'
+	$(FUZZ) ./bmv2/engine -fuzz '^FuzzTokenEdits$$'
+	$(FUZZ) ./bmv2/engine -fuzz '^FuzzProcess$$'
+	$(FUZZ) ./bmv2/engine -fuzz '^FuzzBits$$'
+	$(FUZZ) ./bmv2/stf -fuzz '^FuzzParse$$'
+	$(FUZZ) ./bmv2/stf -fuzz '^FuzzRun$$'
+	$(FUZZ) ./bmv2/p4rt -fuzz '^FuzzWriteValidation$$'
+	$(FUZZ) ./alloc -fuzz '^FuzzStep$$'
+	$(FUZZ) ./rdma/emu -fuzz '^FuzzRequestHeader$$'
+	$(FUZZ) ./rdma/emu -fuzz '^FuzzResponseHeader$$'
+
+# A million lock operations against the rack under 20% loss, duplication, reordering and delay,
+# crashing holders and failovers, every one checked by package history (docs/reliability.md).
+# Not part of make test, which runs the same soak with 20 000 operations.
+SOAK_OPS ?= 1000000
+soak:
+	$(GO) test ./e2e -run '^TestSoak$$' -soak.ops $(SOAK_OPS) -soak.path servers -v -count=1 -timeout 0
+	$(GO) test ./e2e -run '^TestSoak$$' -soak.ops $(SOAK_OPS) -soak.path switch -v -count=1 -timeout 0
 
 clean:
 	rm -rf bin

@@ -16,19 +16,21 @@ import (
 	"github.com/gopacket/gopacket/layers"
 	"github.com/gopacket/gopacket/pcapgo"
 
+	"github.com/netlock-go/netlock/internal/testenv"
 	"github.com/netlock-go/netlock/wire"
 )
 
 // TestCaptureLockServerTraffic captures real traffic between the load generator and the lock
-// server on the loopback interface (AF_PACKET; it skips where packet capture is not permitted),
-// writes it to a pcap file, and checks that every captured datagram decodes with the gopacket
-// layer and, when tshark is installed, with the Wireshark dissector. The server listens on a free
+// server on the loopback interface (AF_PACKET, so root), writes it to a pcap file, and checks that
+// every captured datagram decodes with the gopacket layer and with the Wireshark dissector
+// (tshark). Without root or tshark it fails under CI and skips elsewhere. The server listens on a free
 // port rather than 8888 (other programs on the machine may hold 8888), so decoding is asked for
 // explicitly (gopacket: LayerTypeNetLock on the UDP payload; tshark: -d udp.port==P,netlock).
 func TestCaptureLockServerTraffic(t *testing.T) {
+	testenv.RequireRoot(t, "packet capture on lo (an AF_PACKET socket)")
 	h, err := pcapgo.NewEthernetHandle("lo")
 	if err != nil {
-		t.Skipf("packet capture not available: %v", err)
+		testenv.Unavailable(t, "packet capture on lo: %v", err)
 	}
 	addr, stop, err := startLockServer(context.Background(), 1)
 	if err != nil {
@@ -141,9 +143,7 @@ func TestCaptureLockServerTraffic(t *testing.T) {
 	t.Logf("captured %d datagrams: %v", n, seen)
 
 	// The Wireshark dissector decodes the same capture.
-	if _, err := exec.LookPath("tshark"); err != nil {
-		return
-	}
+	testenv.RequireTool(t, "tshark", "apt-get install -y tshark")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, "tshark", "-n", "-X", "lua_script:"+filepath.Join("..", "wireshark", "netlock.lua"),

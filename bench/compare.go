@@ -72,7 +72,7 @@ type VsEchoResult struct {
 	// of the moment).
 	Ratio       float64   `json:"ratio"`
 	RoundRatios []float64 `json:"round_ratios"`
-	// Target is the ratio DESIGN.md section 5 asks for.
+	// Target is the ratio docs/targets.md asks for.
 	Target float64 `json:"target"`
 }
 

@@ -114,7 +114,7 @@ type RedisResult struct {
 	RawRuns        []LoadResult `json:"raw_runs"`
 	RawPairsPerSec float64      `json:"raw_pairs_per_sec"`
 	RawRatio       float64      `json:"raw_ratio"`
-	// Target is the ratio DESIGN.md section 5 asks for.
+	// Target is the ratio docs/targets.md asks for.
 	Target float64 `json:"target"`
 	// RedisRetries counts SET NX attempts that found a lock taken (none are expected: locks are
 	// not shared between goroutines). NetLockRetransmits counts client retransmissions.
@@ -122,7 +122,7 @@ type RedisResult struct {
 	NetLockRetransmits int64  `json:"netlock_retransmits"`
 }
 
-// RedisTarget is the netlock/Redis ratio DESIGN.md section 5 asks for.
+// RedisTarget is the netlock/Redis ratio docs/targets.md asks for.
 const RedisTarget = 5.0
 
 // RunRedis starts redis-server ([StartRedis]; [ErrNoRedis] if it is not installed) and an

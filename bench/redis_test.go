@@ -5,13 +5,15 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/netlock-go/netlock/internal/testenv"
 )
 
 func startRedisForTest(t *testing.T) *RedisServer {
 	t.Helper()
 	s, err := StartRedis(context.Background())
 	if errors.Is(err, ErrNoRedis) {
-		t.Skip(err)
+		testenv.Missing(t, "redis-server", RedisInstallHint)
 	}
 	if err != nil {
 		t.Fatal(err)

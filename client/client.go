@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/netlock-go/netlock/internal/udpbatch"
 	"github.com/netlock-go/netlock/wire"
@@ -23,24 +24,29 @@ type Client struct {
 	raw      *net.UDPConn // the socket itself when not wrapped: batched I/O
 	out      outbox
 	clientID uint32
+	ids      txnSpace // with clientID 0
 	servers  []netip.AddrPort
+	switches []addrMatch // answers from these are accepted for any request
 	log      *slog.Logger
 
-	txnSeq atomic.Uint32
+	txnSeq atomic.Uint64
 	lastTS atomic.Int64
 
 	mu      sync.Mutex
-	entries map[key]*entry            // guarded by mu
+	entries map[key]*Grant            // guarded by mu: requests in flight and held grants
 	routes  map[string]netip.AddrPort // guarded by mu: resolved Route results
 	closed  bool                      // guarded by mu
 
+	waiters sync.Pool // *waiter: reused, so that a request allocates no channel or timer
+	keep    keeper    // the leases of held grants
+
 	done      chan struct{} // closed by Close
 	closeOnce sync.Once
-	wg        sync.WaitGroup // the reader, lease loops and withdrawals
+	wg        sync.WaitGroup // the reader, the lease keeper and withdrawals
 
 	stats struct {
 		sent, retransmits, received, malformed, unknown, strayGrants, dupGrants,
-		overflow, grants, rejects, leaseLost, renewals atomic.Int64
+		overflow, grants, rejects, leaseLost, renewals, foreign atomic.Int64
 	}
 }
 
@@ -60,6 +66,15 @@ type Stats struct {
 	Overflow int64
 	// Grants, Rejects, LeaseLost and Renewals count outcomes.
 	Grants, Rejects, LeaseLost, Renewals int64
+	// Foreign counts well-formed datagrams dropped because they came from an address the client
+	// did not send the request to (nor a configured switch): forged or misrouted answers.
+	Foreign int64
+}
+
+// addrMatch is a resolved Config.Switches entry: an IP address and, if non-zero, a port.
+type addrMatch struct {
+	ip   netip.Addr
+	port uint16
 }
 
 // key identifies the requests of one transaction on one lock.
@@ -78,13 +93,35 @@ const (
 	numKinds
 )
 
-// entry is the client's state for one (lock, txn).
-type entry struct {
-	waiters [numKinds]chan wire.Fields // guarded by Client.mu; nil when nobody waits
-	// ts holds the timestamp of each waiter's request (0: any). Servers echo the timestamp in
-	// rejects, which tells a reject of a renewal from one of a release.
-	ts    [numKinds]uint64 // guarded by Client.mu
-	grant *Grant           // guarded by Client.mu; set while the lock is held
+// waiter is where the reader goroutine hands answers to one request in flight: a small
+// buffered channel and a timer of the client's clock for retransmissions. Waiters are pooled.
+type waiter struct {
+	ch chan wire.Fields
+	t  Timer
+	m  wire.Fields // the answer being handled (exchange)
+}
+
+func (c *Client) getWaiter() *waiter { return c.waiters.Get().(*waiter) }
+
+// putWaiter returns w to the pool; nobody may deliver to it any more (it was unregistered).
+func (c *Client) putWaiter(w *waiter) {
+	w.t.Stop()
+	for {
+		select {
+		case <-w.ch:
+		case <-w.t.C():
+		default:
+			c.waiters.Put(w)
+			return
+		}
+	}
+}
+
+// stoppedTimer returns a timer of clk that is not running.
+func stoppedTimer(clk Clock) Timer {
+	t := clk.NewTimer(time.Hour)
+	t.Stop()
+	return t
 }
 
 // New opens the client's socket and starts its reader.
@@ -96,7 +133,7 @@ func New(cfg Config) (*Client, error) {
 		cfg:      cfg,
 		clientID: cfg.ClientID,
 		log:      cfg.Logger,
-		entries:  make(map[key]*entry),
+		entries:  make(map[key]*Grant),
 		routes:   make(map[string]netip.AddrPort),
 		done:     make(chan struct{}),
 	}
@@ -107,10 +144,19 @@ func New(cfg Config) (*Client, error) {
 		}
 		c.servers = append(c.servers, unmapped(a.AddrPort()))
 	}
-	for c.clientID == 0 {
-		var b [4]byte
-		_, _ = rand.Read(b[:])
-		c.clientID = binary.BigEndian.Uint32(b[:])
+	for _, s := range cfg.Switches {
+		m, err := parseAddrMatch(s)
+		if err != nil {
+			return nil, fmt.Errorf("client: switch %q: %w", s, err)
+		}
+		c.switches = append(c.switches, m)
+	}
+	if c.clientID == 0 {
+		var b [16]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return nil, fmt.Errorf("client: transaction id key: %w", err)
+		}
+		c.ids = txnSpace{k0: binary.BigEndian.Uint64(b[:8]), k1: binary.BigEndian.Uint64(b[8:])}
 	}
 	la, err := net.ResolveUDPAddr("udp", cfg.Local)
 	if err != nil {
@@ -130,15 +176,19 @@ func New(cfg Config) (*Client, error) {
 			return nil, fmt.Errorf("client: %w", err)
 		}
 	}
-	c.wg.Add(1)
+	c.waiters.New = func() any { return &waiter{ch: make(chan wire.Fields, 4), t: stoppedTimer(cfg.Clock)} }
+	c.keep.init(c)
+	c.wg.Add(2)
 	go c.readLoop()
+	go c.keep.run()
 	return c, nil
 }
 
 // LocalAddr returns the address of the client's socket.
 func (c *Client) LocalAddr() net.Addr { return c.conn.LocalAddr() }
 
-// ID returns the client id, the high 32 bits of its transaction ids.
+// ID returns Config.ClientID: the high 32 bits of the client's transaction ids when it was set,
+// 0 when the ids are drawn from the client's random id space (the default).
 func (c *Client) ID() uint32 { return c.clientID }
 
 // Close stops the client: pending requests return [ErrClosed], lease renewals stop, the socket is
@@ -165,17 +215,49 @@ func (c *Client) Stats() Stats {
 		Malformed: s.malformed.Load(), Unknown: s.unknown.Load(), StrayGrants: s.strayGrants.Load(),
 		DupGrants: s.dupGrants.Load(), Overflow: s.overflow.Load(), Grants: s.grants.Load(),
 		Rejects: s.rejects.Load(), LeaseLost: s.leaseLost.Load(), Renewals: s.renewals.Load(),
+		Foreign: s.foreign.Load(),
 	}
 }
 
-// newTxnID returns a fresh transaction id: the client id in the high 32 bits, a counter in the
-// low 32 bits (never 0).
+// newTxnID returns a fresh transaction id, never 0. By default it is the counter's next value
+// mapped through the client's keyed permutation (txnSpace): distinct from every earlier id of
+// this client, and uniformly distributed over the 2^64 values independently of every other
+// client's ids (docs/protocol.md, "Transaction ids"). With Config.ClientID it is ClientID in the
+// high 32 bits and the counter in the low 32 bits.
 func (c *Client) newTxnID() uint64 {
-	n := c.txnSeq.Add(1)
-	if n == 0 {
-		n = c.txnSeq.Add(1)
+	for {
+		n := c.txnSeq.Add(1)
+		var id uint64
+		if c.clientID != 0 {
+			id = uint64(c.clientID)<<32 | n&0xffffffff
+		} else {
+			id = c.ids.id(n)
+		}
+		if id != 0 {
+			return id
+		}
 	}
-	return uint64(c.clientID)<<32 | uint64(n)
+}
+
+// txnSpace is a client's random transaction-id space: a permutation of the 64-bit counter values
+// keyed by two words from crypto/rand. id(n) = mix(mix(n^k0)^k1), where mix is the bijective
+// finalizer of SplitMix64 (xor-shifts and multiplications by odd constants). Because mix is a
+// bijection, one client never repeats an id before its counter wraps (2^64 ids); because k1 is
+// uniform and independent of everything else, each id of a client is uniform over the 2^64
+// values whatever the other clients drew, so a given id of one client equals a given id of
+// another with probability exactly 2^-64.
+type txnSpace struct{ k0, k1 uint64 }
+
+func (s txnSpace) id(n uint64) uint64 { return mix64(mix64(n^s.k0) ^ s.k1) }
+
+// mix64 is SplitMix64's finalizer, a bijection of uint64.
+func mix64(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	x ^= x >> 31
+	return x
 }
 
 // timestamp returns the clock in ns, strictly increasing across calls, so that every request
@@ -191,6 +273,45 @@ func (c *Client) timestamp() int64 {
 			return now
 		}
 	}
+}
+
+// parseAddrMatch reads "ip" (any port) or "host:port".
+func parseAddrMatch(s string) (addrMatch, error) {
+	if ip, err := netip.ParseAddr(s); err == nil {
+		return addrMatch{ip: ip.Unmap()}, nil
+	}
+	a, err := net.ResolveUDPAddr("udp", s)
+	if err != nil {
+		return addrMatch{}, err
+	}
+	ap := unmapped(a.AddrPort())
+	return addrMatch{ip: ap.Addr(), port: ap.Port()}, nil
+}
+
+// isSwitch reports whether from is a configured switch address.
+func (c *Client) isSwitch(from netip.AddrPort) bool {
+	for _, m := range c.switches {
+		if m.ip == from.Addr() && (m.port == 0 || m.port == from.Port()) {
+			return true
+		}
+	}
+	return false
+}
+
+// isServer reports whether from is a server the client sends to (a configured server or an
+// answer of Route it resolved), or a switch. Precondition: c.mu is held.
+func (c *Client) isServerLocked(from netip.AddrPort) bool {
+	for _, a := range c.servers {
+		if a == from {
+			return true
+		}
+	}
+	for _, a := range c.routes {
+		if a == from {
+			return true
+		}
+	}
+	return c.isSwitch(from)
 }
 
 func unmapped(a netip.AddrPort) netip.AddrPort {
@@ -360,53 +481,74 @@ func (c *Client) input(b []byte, from netip.AddrPort) {
 	c.stats.received.Add(1)
 	var f wire.Fields
 	h.Decode(&f)
-	c.dispatch(&f, from)
+	c.dispatch(&f, unmapped(from))
 }
 
-// dispatch hands f to the request waiting for it.
+// dispatch hands f to the request waiting for it. Answers are accepted only from the address
+// the request was sent to (a grant being held: the server that granted it) or from a configured
+// switch; the rest are counted as foreign and dropped.
 func (c *Client) dispatch(f *wire.Fields, from netip.AddrPort) {
-	var after []func()
 	c.mu.Lock()
 	e := c.entries[key{f.Lock, f.Txn}]
-	var target chan wire.Fields
+	switch {
+	case e == nil:
+		if !c.isServerLocked(from) {
+			// In particular a stray grant is given back only to a server this client uses: the
+			// client must not be made to send releases anywhere.
+			c.stats.foreign.Add(1)
+			c.mu.Unlock()
+			return
+		}
+	case from != e.peer && !(e.held && from == e.server) && !c.isSwitch(from):
+		c.stats.foreign.Add(1)
+		c.mu.Unlock()
+		return
+	}
+	var target *waiter
+	var lost func()
+	stray := false
 	switch {
 	case f.Op == wire.OpGrant:
 		switch {
 		case e != nil && e.waiters[kindAcquire] != nil:
 			target = e.waiters[kindAcquire]
-		case e != nil && e.grant != nil && e.grant.token == f.Token:
+		case e != nil && e.held && e.token == f.Token:
 			c.stats.dupGrants.Add(1)
 		default:
 			// Nobody waits for this grant (the acquire was abandoned, or the grant is a late
 			// duplicate of one released already): give it back.
 			c.stats.strayGrants.Add(1)
-			rel := wire.Fields{Op: wire.OpRelease, Mode: f.Mode, Lock: f.Lock, Txn: f.Txn, Token: f.Token,
-				Tenant: f.Tenant, Priority: f.Priority, Timestamp: uint64(c.timestamp())}
-			after = append(after, func() { _ = c.send(from, &rel) })
+			stray = true
 		}
 	case f.Op == wire.OpRelease && f.Flags&wire.FlagReply != 0 && e != nil:
 		target = e.waiters[kindRelease]
 	case f.Op == wire.OpLeaseProbe && f.Flags&wire.FlagReply != 0 && e != nil:
 		target = e.waiters[kindProbe]
+		if target == nil && e.held && e.probing && f.Token == e.token && f.Timestamp == e.probeTS {
+			e.renewedLocked(f) // the lease keeper's renewal
+		}
 	case f.Op == wire.OpReject && e != nil:
 		c.stats.rejects.Add(1)
-		if f.Status == wire.StatusLeaseExpired && e.grant != nil && e.grant.token == f.Token {
-			if fn := e.grant.markLostLocked(&RejectError{Op: wire.OpGrant, Lock: f.Lock, Txn: f.Txn,
-				Status: f.Status}); fn != nil {
-				after = append(after, fn)
-			}
+		if f.Status == wire.StatusLeaseExpired && e.held && e.token == f.Token {
+			lost = e.markLostLocked(&RejectError{Op: wire.OpGrant, Lock: f.Lock, Txn: f.Txn, Status: f.Status})
 			// Tell a pending release or renewal too.
-			for _, k := range []kind{kindRelease, kindProbe} {
+			for _, k := range [...]kind{kindRelease, kindProbe} {
 				if w := e.waiters[k]; w != nil {
 					c.deliver(w, f)
 				}
 			}
 			break
 		}
+		if e.held && e.probing && e.waiters[kindProbe] == nil && f.Token == e.token && f.Timestamp == e.probeTS {
+			// The lease keeper's renewal was refused: the lease is lost.
+			lost = e.markLostLocked(fmt.Errorf("%w: renewal refused: %w", ErrLeaseLost,
+				&RejectError{Op: wire.OpLeaseProbe, Lock: f.Lock, Txn: f.Txn, Status: f.Status}))
+			break
+		}
 		// A reject names no op; its echoed timestamp says which request it answers. Without one
 		// (a server that does not echo), release (the last request of a txn) goes first, then
 		// acquire, then renewal.
-		for _, k := range []kind{kindRelease, kindAcquire, kindProbe} {
+		for _, k := range [...]kind{kindRelease, kindAcquire, kindProbe} {
 			if w := e.waiters[k]; w != nil && (f.Timestamp == 0 || e.ts[k] == 0 || e.ts[k] == f.Timestamp) {
 				target = w
 				break
@@ -415,71 +557,85 @@ func (c *Client) dispatch(f *wire.Fields, from netip.AddrPort) {
 	}
 	if target != nil {
 		c.deliver(target, f)
-	} else if f.Op != wire.OpGrant && !(f.Op == wire.OpReject && e != nil && e.grant != nil) {
+	} else if !stray && f.Op != wire.OpGrant && !(f.Op == wire.OpReject && e != nil && e.held) &&
+		!(f.Op == wire.OpLeaseProbe && e != nil && e.held) {
 		c.stats.unknown.Add(1)
 	}
 	c.mu.Unlock()
-	for _, fn := range after {
-		fn()
+	if lost != nil {
+		lost()
+	}
+	if stray {
+		rel := wire.Fields{Op: wire.OpRelease, Mode: f.Mode, Lock: f.Lock, Txn: f.Txn, Token: f.Token,
+			Tenant: f.Tenant, Priority: f.Priority, Timestamp: uint64(c.timestamp())}
+		_ = c.send(from, &rel)
 	}
 }
 
+// setPeer records the address the requests of g are sent to.
+func (c *Client) setPeer(g *Grant, to netip.AddrPort) {
+	c.mu.Lock()
+	g.peer = to
+	c.mu.Unlock()
+}
+
 // deliver queues f for a waiter without blocking; a full queue drops f (the waiter retransmits).
-func (c *Client) deliver(w chan wire.Fields, f *wire.Fields) {
+func (c *Client) deliver(w *waiter, f *wire.Fields) {
 	select {
-	case w <- *f:
+	case w.ch <- *f:
 	default:
 		c.stats.overflow.Add(1)
 	}
 }
 
-// register creates the waiter of kind k for (lock, txn), creating the entry if needed.
-// ts is the timestamp of the request (0: match any reject).
-func (c *Client) register(k key, kd kind, ts int64) (chan wire.Fields, error) {
+// register makes w the waiter of kind kd of g's request, whose timestamp is ts (0: match any
+// reject). The first registration puts g into the client's entries; a second request for the
+// same (lock, txn) while one of the same kind is in flight is refused.
+func (c *Client) register(g *Grant, kd kind, ts int64, w *waiter) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
-		return nil, ErrClosed
+		return ErrClosed
 	}
-	e := c.entries[k]
-	if e == nil {
-		e = &entry{}
-		c.entries[k] = e
+	switch e := c.entries[g.key]; {
+	case e == nil:
+		c.entries[g.key] = g
+	case e != g:
+		return fmt.Errorf("client: lock %d txn %#x: request already in flight", g.key.lock, g.key.txn)
+	case g.waiters[kd] != nil:
+		return fmt.Errorf("client: lock %d txn %#x: %v already in flight", g.key.lock, g.key.txn, kd)
 	}
-	if e.waiters[kd] != nil {
-		return nil, fmt.Errorf("client: lock %d txn %#x: request already in flight", k.lock, k.txn)
-	}
-	w := make(chan wire.Fields, 4)
-	e.waiters[kd] = w
-	e.ts[kd] = uint64(ts)
-	return w, nil
+	g.waiters[kd] = w
+	g.ts[kd] = uint64(ts)
+	return nil
 }
 
-// unregisterLocked removes the waiter of kind kd and drops the entry once it is empty.
+// unregisterLocked removes the waiter of kind kd and drops the entry once it is idle.
 // Precondition: c.mu is held.
-func (c *Client) unregisterLocked(k key, kd kind) {
-	e := c.entries[k]
-	if e == nil {
-		return
-	}
-	e.waiters[kd] = nil
-	c.dropIfIdleLocked(k, e)
+func (c *Client) unregisterLocked(g *Grant, kd kind) {
+	g.waiters[kd] = nil
+	c.dropIfIdleLocked(g)
 }
 
-func (c *Client) dropIfIdleLocked(k key, e *entry) {
-	if e.grant != nil {
+// dropIfIdleLocked forgets g once it is neither held nor waited for. Precondition: c.mu is held.
+func (c *Client) dropIfIdleLocked(g *Grant) {
+	if g.held {
 		return
 	}
-	for _, w := range e.waiters {
+	for _, w := range g.waiters {
 		if w != nil {
 			return
 		}
 	}
-	delete(c.entries, k)
+	if c.entries[g.key] == g {
+		delete(c.entries, g.key)
+	}
 }
 
-func (c *Client) unregister(k key, kd kind) {
+// unregister removes the waiter w of kind kd and returns it to the pool.
+func (c *Client) unregister(g *Grant, kd kind, w *waiter) {
 	c.mu.Lock()
-	c.unregisterLocked(k, kd)
+	c.unregisterLocked(g, kd)
 	c.mu.Unlock()
+	c.putWaiter(w)
 }

@@ -568,10 +568,16 @@ func TestMalformedAndUnknown(t *testing.T) {
 		}
 	}
 	unknown := wire.Append(nil, &wire.Fields{Op: wire.OpRelease, Flags: wire.FlagReply, Lock: 1, Txn: 42})
-	if _, err := peer.WriteTo(unknown, c.LocalAddr()); err != nil {
+	if _, err := s.conn.WriteTo(unknown, c.LocalAddr()); err != nil { // from the server: unknown
 		t.Fatal(err)
 	}
-	eventually(t, "counters", func() bool { st := c.Stats(); return st.Malformed == 2 && st.Unknown == 1 })
+	if _, err := peer.WriteTo(unknown, c.LocalAddr()); err != nil { // from elsewhere: foreign
+		t.Fatal(err)
+	}
+	eventually(t, "counters", func() bool {
+		st := c.Stats()
+		return st.Malformed == 2 && st.Unknown == 1 && st.Foreign == 1
+	})
 	// The client still works.
 	g, err := c.Acquire(testCtx(t), 1, wire.Exclusive)
 	if err != nil {
@@ -703,5 +709,77 @@ func TestRunTxnPanicReleases(t *testing.T) {
 		if txns, _ := s.queue(l); len(txns) != 0 {
 			t.Errorf("lock %d still held by %v after a panic", l, txns)
 		}
+	}
+}
+
+// TestForgedAnswersIgnored: answers from an address the client did not ask are dropped and
+// counted: a forged grant does not complete an acquire, a forged lease-expired reject does not
+// lose a held lease, a forged stray grant does not make the client send a release to the forger.
+// Answers from a configured switch are accepted.
+func TestForgedAnswersIgnored(t *testing.T) {
+	s := newFakeServer(t, 10*time.Second)
+	forger, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer forger.Close()
+	sw, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sw.Close()
+	c := newClient(t, Config{Servers: []string{s.addr()}, Switches: []string{sw.LocalAddr().String()}})
+	ctx := testCtx(t)
+	holder, err := c.Acquire(ctx, 1, wire.Exclusive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan *Grant, 1)
+	go func() {
+		g, err := c.Acquire(ctx, 1, wire.Exclusive)
+		if err != nil {
+			t.Error(err)
+		}
+		got <- g
+	}()
+	eventually(t, "waiter queued", func() bool { txns, _ := s.queue(1); return len(txns) == 2 })
+	txns, _ := s.queue(1)
+	forge := func(f wire.Fields) {
+		t.Helper()
+		if _, err := forger.WriteTo(wire.Append(nil, &f), c.LocalAddr()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	forge(wire.Fields{Op: wire.OpGrant, Mode: wire.Exclusive, Lock: 1, Txn: txns[1], Token: 1 << 60, LeaseMicros: 1e6})
+	forge(wire.Fields{Op: wire.OpReject, Status: wire.StatusLeaseExpired, Lock: 1, Txn: holder.Txn(), Token: holder.Token()})
+	forge(wire.Fields{Op: wire.OpGrant, Mode: wire.Exclusive, Lock: 77, Txn: 5, Token: 9})
+	eventually(t, "three foreign answers", func() bool { return c.Stats().Foreign == 3 })
+	select {
+	case g := <-got:
+		t.Fatalf("acquire completed by a forged grant (token %d)", g.Token())
+	case <-holder.Lost():
+		t.Fatal("lease lost through a forged reject")
+	case <-time.After(30 * time.Millisecond):
+	}
+	_ = forger.SetReadDeadline(time.Now().Add(20 * time.Millisecond))
+	if _, _, err := forger.ReadFrom(make([]byte, 64)); err == nil {
+		t.Fatal("the client answered the forger")
+	}
+	if err := holder.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	g := <-got
+	if g == nil || g.Token() == 1<<60 {
+		t.Fatalf("waiter granted %v", g)
+	}
+	// A switch may answer: its lease-expired reject of a held lock is taken.
+	f := wire.Fields{Op: wire.OpReject, Status: wire.StatusLeaseExpired, Lock: 1, Txn: g.Txn(), Token: g.Token()}
+	if _, err := sw.WriteTo(wire.Append(nil, &f), c.LocalAddr()); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-g.Lost():
+	case <-time.After(testTimeout):
+		t.Fatal("a switch's reject was not taken")
 	}
 }

@@ -68,6 +68,25 @@ func (c *manualClock) Advance(d time.Duration) {
 
 func (t *manualTimer) C() <-chan time.Time { return t.ch }
 
+// Reset rearms t: no value of an earlier arming is received afterwards (time.Timer's semantics).
+func (t *manualTimer) Reset(d time.Duration) bool {
+	active := t.Stop()
+	t.c.mu.Lock()
+	defer t.c.mu.Unlock()
+	select {
+	case <-t.ch:
+	default:
+	}
+	t.at, t.done = t.c.now.Add(d), false
+	if d <= 0 {
+		t.done = true
+		t.ch <- t.c.now
+		return active
+	}
+	t.c.timers = append(t.c.timers, t)
+	return active
+}
+
 func (t *manualTimer) Stop() bool {
 	t.c.mu.Lock()
 	defer t.c.mu.Unlock()

@@ -16,11 +16,16 @@ type Clock interface {
 	NewTimer(d time.Duration) Timer
 }
 
-// Timer is a stoppable one-shot timer of a [Clock].
+// Timer is a stoppable, resettable one-shot timer of a [Clock]. The client reuses its timers
+// (one per request in flight, pooled, and one for the lease keeper): Reset must rearm a stopped
+// or fired timer, and after Stop or Reset no value of the earlier arming may be received (the
+// semantics of time.Timer since Go 1.23).
 type Timer interface {
 	C() <-chan time.Time
 	// Stop prevents the timer from firing; it reports whether it stopped it.
 	Stop() bool
+	// Reset rearms the timer to fire after d; it reports whether it had been active.
+	Reset(d time.Duration) bool
 }
 
 type realClock struct{}
@@ -32,6 +37,9 @@ type realTimer struct{ t *time.Timer }
 
 func (t realTimer) C() <-chan time.Time { return t.t.C }
 func (t realTimer) Stop() bool          { return t.t.Stop() }
+func (t realTimer) Reset(d time.Duration) bool {
+	return t.t.Reset(d)
+}
 
 // SystemClock is the wall clock.
 var SystemClock Clock = realClock{}
@@ -47,9 +55,16 @@ type Config struct {
 	// changed answer, after a failover, applies to requests in flight, releases and renewals);
 	// the resolution of each distinct answer is cached.
 	Route func(lock uint32) string
+	// Switches are the addresses ("ip" or "ip:port") of ToR switches that may answer requests
+	// for switch-resident locks. Answers are otherwise accepted only from the address a request
+	// was sent to; the rest are dropped and counted (Stats.Foreign).
+	Switches []string
 	// Local is the local UDP address to bind, e.g. "127.0.0.1:0". Default ":0".
 	Local string
-	// ClientID goes into the high 32 bits of every transaction id. Default: random, non-zero.
+	// ClientID, if non-zero, makes transaction ids deterministic: ClientID in the high 32 bits, a
+	// counter in the low 32 bits. The caller must then keep ClientIDs unique among the clients of
+	// a rack (tests and traces do). Default 0: ids from the client's random 64-bit id space
+	// (crypto/rand keys; see docs/protocol.md, "Transaction ids").
 	ClientID uint32
 
 	// Tenant and Priority are sent with every acquire unless overridden per request.

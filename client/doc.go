@@ -28,7 +28,18 @@
 // lease later than that, so the server never frees the lock before Deadline. [Grant.Lost] is closed
 // when the lease is lost: the server reported it expired, a renewal was refused, or Deadline passed
 // without a renewal. With [Config.KeepAlive] the client renews every lease with a lease-probe each
-// time a third of it has elapsed; without it, [Grant.Renew] renews on demand. A grant that
+// time a third of it has elapsed; without it, [Grant.Renew] renews on demand. One lease-keeper
+// goroutine per Client watches every held lease (a deadline heap and one timer), so holding a lock
+// costs no goroutine and no timer; a request in flight waits on a pooled channel and timer. An
+// acquire+release pair allocates one object, the Grant (BenchmarkAcquireRelease,
+// TestAcquireReleaseAllocs).
+//
+// # Who is believed
+//
+// Answers are accepted only from the address a request was sent to (for a held lock: the server
+// that granted it) or from a configured switch ([Config.Switches]); the rest are dropped and
+// counted ([Stats].Foreign). Transaction ids come from a per-client random 64-bit id space
+// (docs/protocol.md, "Transaction ids"). A grant that
 // arrives with less than a third of its lease left on the client's reckoning (it waited long in
 // the queue) is renewed before Acquire returns. A holder should stop using the resource guarded by a lock once
 // Lost is closed, and should pass the token to that resource so that it can refuse stale writers.

@@ -33,18 +33,20 @@ func FuzzInput(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		// A waiting acquire on (1, 1), a held grant with waiting release and renewal on (2, 2).
 		ka, kh := key{1, 1}, key{2, 2}
-		if _, err := c.register(ka, kindAcquire, 0); err != nil {
+		a := &Grant{c: c, key: ka, kidx: -1}
+		if err := c.register(a, kindAcquire, 0, c.getWaiter()); err != nil {
 			t.Fatal(err)
 		}
-		g := &Grant{c: c, key: kh, mode: wire.Exclusive, token: 9, lost: make(chan struct{}),
-			stop: make(chan struct{}), lease: time.Second}
+		g := &Grant{c: c, key: kh, mode: wire.Exclusive, token: 9, lease: time.Second, kidx: -1}
 		c.mu.Lock()
-		c.entries[kh] = &entry{grant: g}
+		c.entries[kh] = g
+		g.held, g.peer, g.server = true, from, from
+		a.peer = from
 		c.mu.Unlock()
-		if _, err := c.register(kh, kindRelease, 0); err != nil {
+		if err := c.register(g, kindRelease, 0, c.getWaiter()); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := c.register(kh, kindProbe, 0); err != nil {
+		if err := c.register(g, kindProbe, 0, c.getWaiter()); err != nil {
 			t.Fatal(err)
 		}
 		before := c.Stats()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"net/netip"
 	"sync"
 	"time"
 
@@ -32,6 +33,13 @@ func WithLease(d time.Duration) Option { return func(o *reqOptions) { o.lease = 
 
 func (c *Client) options(opts []Option) reqOptions {
 	o := reqOptions{tenant: c.cfg.Tenant, priority: c.cfg.Priority, lease: c.cfg.Lease}
+	if len(opts) == 0 {
+		return o // no options: o does not escape
+	}
+	return applyOptions(o, opts)
+}
+
+func applyOptions(o reqOptions, opts []Option) reqOptions {
 	for _, f := range opts {
 		f(&o)
 	}
@@ -50,25 +58,54 @@ func leaseMicros(d time.Duration) uint32 {
 }
 
 // Grant is a held lock. Its methods are safe for concurrent use.
+//
+// A Grant is also the client's record of its request while the acquire waits (the only object an
+// acquire+release allocates): the reader goroutine finds it by (lock, txn) in the client's
+// entries, and the lease keeper by its place in the keeper's deadline heap.
 type Grant struct {
-	c      *Client
-	key    key
+	c    *Client
+	key  key
+	opts reqOptions
+
+	// Set when granted, before the Grant is returned; read-only afterwards.
 	mode   wire.Mode
 	token  uint64
-	opts   reqOptions
-	lost   chan struct{} // closed when the lease is lost
-	stop   chan struct{} // closed when Release starts
-	stopMu sync.Once
+	server netip.AddrPort // the address that granted it
+
+	// Request state, guarded by c.mu.
+	waiters [numKinds]*waiter // nil when nobody waits
+	// ts holds the timestamp of each waiter's request (0: any). Servers echo the timestamp in
+	// rejects, which tells a reject of a renewal from one of a release.
+	ts [numKinds]uint64
+	// peer is the address the requests of this (lock, txn) were last sent to: answers are
+	// accepted from it (or from a switch) only.
+	peer    netip.AddrPort
+	held    bool   // granted and not yet released
+	probing bool   // the lease keeper's renewal is in flight
+	probeTS uint64 // its timestamp
+
+	// Lease keeper state, guarded by c.keep.mu.
+	kidx  int           // index in the keeper's heap, -1 when not in it
+	kdue  int64         // when the keeper must look at the grant next (ns, client clock)
+	krto  time.Duration // the keeper's current retransmission interval of a renewal
+	kprob bool          // the keeper sent a renewal that is not answered yet
 
 	mu       sync.Mutex
 	deadline time.Time // guarded by mu; zero: no lease
 	lease    time.Duration
-	lostErr  error    // guarded by mu; why the lease was lost
-	onLost   []func() // guarded by mu
+	lostErr  error         // guarded by mu; why the lease was lost
+	lostCh   chan struct{} // guarded by mu; made on the first Lost call, closed when lost
+	onLost   []func()      // guarded by mu
+	stopCh   chan struct{} // guarded by mu; made by Renew, closed when Release starts
+	released bool          // guarded by mu
 
-	relOnce sync.Once
-	relErr  error
+	relMu   sync.Mutex
+	relDone bool  // guarded by relMu
+	relErr  error // guarded by relMu
 }
+
+// closedCh is returned by Lost for a lease lost before anyone asked.
+var closedCh = func() chan struct{} { ch := make(chan struct{}); close(ch); return ch }()
 
 // Lock returns the lock id.
 func (g *Grant) Lock() uint32 { return g.key.lock }
@@ -95,7 +132,17 @@ func (g *Grant) Deadline() time.Time {
 // Lost returns a channel that is closed when the lease is lost: the server reported that it
 // expired, a renewal was refused, or Deadline passed without a renewal. It is not closed by
 // Release.
-func (g *Grant) Lost() <-chan struct{} { return g.lost }
+func (g *Grant) Lost() <-chan struct{} {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.lostCh == nil {
+		if g.lostErr != nil {
+			return closedCh
+		}
+		g.lostCh = make(chan struct{})
+	}
+	return g.lostCh
+}
 
 // LostErr returns why the lease was lost, or nil.
 func (g *Grant) LostErr() error {
@@ -125,11 +172,18 @@ func (g *Grant) markLostLocked(cause error) func() {
 		return nil
 	}
 	g.lostErr = cause
-	close(g.lost)
+	if g.lostCh != nil {
+		close(g.lostCh)
+	}
+	g.probing = false
+	g.c.keep.remove(g)
 	g.c.stats.leaseLost.Add(1)
 	g.c.log.Debug("netlock client: lease lost", "lock", g.key.lock, "txn", g.key.txn, "cause", cause)
 	fns := g.onLost
 	g.onLost = nil
+	if len(fns) == 0 {
+		return nil
+	}
 	return func() {
 		for _, f := range fns {
 			f()
@@ -144,6 +198,42 @@ func (g *Grant) markLost(cause error) {
 	if fn != nil {
 		fn()
 	}
+}
+
+// renewedLocked applies the answer f to the lease keeper's renewal. Precondition: c.mu is held.
+func (g *Grant) renewedLocked(f *wire.Fields) {
+	g.probing = false
+	g.mu.Lock()
+	if f.LeaseMicros != 0 {
+		g.lease = time.Duration(f.LeaseMicros) * time.Microsecond
+	}
+	g.deadline = time.Unix(0, int64(f.Timestamp)).Add(g.lease)
+	next := g.nextEventLocked()
+	g.mu.Unlock()
+	g.c.stats.renewals.Add(1)
+	g.c.keep.schedule(g, next, true)
+}
+
+// nextEventLocked is when the lease keeper must look at g next: the deadline, or with KeepAlive
+// when a third of the lease has passed since the deadline's start. Precondition: g.mu is held.
+func (g *Grant) nextEventLocked() int64 {
+	if g.c.cfg.KeepAlive {
+		return g.deadline.Add(-2 * g.lease / 3).UnixNano()
+	}
+	return g.deadline.UnixNano()
+}
+
+// stop returns the channel that Release closes (made on first use).
+func (g *Grant) stop() <-chan struct{} {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.stopCh == nil {
+		g.stopCh = make(chan struct{})
+		if g.released {
+			close(g.stopCh)
+		}
+	}
+	return g.stopCh
 }
 
 // Acquire takes lock in mode for a new transaction and waits until it is granted, the server
@@ -171,46 +261,50 @@ func (c *Client) acquire(ctx context.Context, lock uint32, mode wire.Mode, txn u
 	if _, err := c.serverFor(lock); err != nil {
 		return nil, err
 	}
-	k := key{lock, txn}
+	g := &Grant{c: c, key: key{lock, txn}, opts: o, mode: mode, kidx: -1}
 	ts := c.timestamp()
-	w, err := c.register(k, kindAcquire, ts)
-	if err != nil {
+	w := c.getWaiter()
+	if err := c.register(g, kindAcquire, ts, w); err != nil {
+		c.putWaiter(w)
 		return nil, err
 	}
 	req := wire.Fields{Op: wire.OpAcquire, Mode: mode, Flags: flags, Priority: o.priority, Tenant: o.tenant,
 		Lock: lock, Txn: txn, Timestamp: uint64(ts), LeaseMicros: leaseMicros(o.lease)}
-	var g *Grant
-	var rej error
-	err = c.exchange(ctx, w, req, nil, time.Time{}, func(m *wire.Fields, _ int) bool {
+	var rejected wire.Status
+	granted := false
+	err := c.exchange(ctx, g, w, &req, nil, time.Time{}, func(m *wire.Fields, _ int) bool {
 		switch m.Op {
 		case wire.OpGrant:
 			if m.Timestamp != 0 && m.Timestamp < uint64(ts) {
 				return false // a stale grant of an earlier request of this txn
 			}
-			g = c.holdGrant(k, m, ts, o)
+			c.holdGrant(g, m, ts)
+			granted = true
 			return true
 		case wire.OpReject:
 			if m.Token != 0 {
 				return false
 			}
-			rej = &RejectError{Op: wire.OpAcquire, Lock: lock, Txn: txn, Status: m.Status}
+			rejected = m.Status
 			return true
 		}
 		return false
 	})
 	switch {
 	case errors.Is(err, ErrTimeout):
-		if !c.goTracked(func() { c.withdraw(k, req) }) {
-			c.unregister(k, kindAcquire)
+		acq := req // only this path hands the request to a goroutine
+		if !c.goTracked(func() { c.withdraw(g, acq, w) }) {
+			c.unregister(g, kindAcquire, w)
 		}
 		return nil, err
 	case err != nil:
-		c.unregister(k, kindAcquire)
+		c.unregister(g, kindAcquire, w)
 		return nil, err
-	case rej != nil:
-		c.unregister(k, kindAcquire)
-		return nil, rej
+	case !granted:
+		c.unregister(g, kindAcquire, w)
+		return nil, &RejectError{Op: wire.OpAcquire, Lock: lock, Txn: txn, Status: rejected}
 	}
+	c.putWaiter(w) // holdGrant unregistered it
 	c.stats.grants.Add(1)
 	if err := g.startLease(ctx); err != nil {
 		return nil, err
@@ -218,26 +312,24 @@ func (c *Client) acquire(ctx context.Context, lock uint32, mode wire.Mode, txn u
 	return g, nil
 }
 
-// holdGrant turns the entry of k from waiting into held.
-func (c *Client) holdGrant(k key, m *wire.Fields, ts int64, o reqOptions) *Grant {
-	g := &Grant{c: c, key: k, mode: m.Mode, token: m.Token, opts: o,
-		lost: make(chan struct{}), stop: make(chan struct{})}
+// holdGrant turns g from waiting into held.
+func (c *Client) holdGrant(g *Grant, m *wire.Fields, ts int64) {
+	g.mode, g.token = m.Mode, m.Token
 	if m.LeaseMicros != 0 {
 		g.lease = time.Duration(m.LeaseMicros) * time.Microsecond
 		g.deadline = time.Unix(0, ts).Add(g.lease)
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if e := c.entries[k]; e != nil {
-		e.grant = g
-		e.waiters[kindAcquire] = nil
-	}
-	return g
+	g.server = g.peer
+	g.held = true
+	g.waiters[kindAcquire] = nil
+	c.mu.Unlock()
 }
 
 // startLease renews a grant that arrives with less than a third of its lease left (it waited in
 // the queue: the server started the lease when it granted, the client counts from its request)
-// and starts the goroutine that watches the deadline and, with KeepAlive, renews the lease.
+// and hands the grant to the client's lease keeper, which closes Lost when the deadline passes
+// and, with KeepAlive, renews the lease every third of it.
 func (g *Grant) startLease(ctx context.Context) error {
 	if g.lease == 0 {
 		return nil
@@ -255,57 +347,11 @@ func (g *Grant) startLease(ctx context.Context) error {
 			return fmt.Errorf("client: lock %d: %w: renewal after a long wait failed: %w", g.key.lock, ErrLeaseLost, err)
 		}
 	}
-	if !c.goTracked(g.leaseLoop) {
-		return ErrClosed
-	}
+	g.mu.Lock()
+	next := g.nextEventLocked()
+	g.mu.Unlock()
+	c.keep.schedule(g, next, false)
 	return nil
-}
-
-// leaseLoop closes Lost when the deadline passes and, with KeepAlive, renews the lease every
-// third of it. It ends when the grant is released, lost, or the client closed.
-func (g *Grant) leaseLoop() {
-	c := g.c
-	for {
-		g.mu.Lock()
-		dl, lease := g.deadline, g.lease
-		g.mu.Unlock()
-		next := dl
-		if c.cfg.KeepAlive {
-			next = dl.Add(-2 * lease / 3)
-		}
-		t := c.cfg.Clock.NewTimer(max(next.Sub(c.cfg.Clock.Now()), 0))
-		select {
-		case <-t.C():
-		case <-g.stop:
-			t.Stop()
-			return
-		case <-g.lost:
-			t.Stop()
-			return
-		case <-c.done:
-			t.Stop()
-			return
-		}
-		if !c.cfg.Clock.Now().Before(dl) {
-			g.markLost(fmt.Errorf("%w: deadline %v passed without renewal", ErrLeaseLost, dl))
-			return
-		}
-		if !c.cfg.KeepAlive {
-			continue
-		}
-		err := g.renew(context.Background(), dl)
-		switch {
-		case err == nil:
-		case errors.Is(err, ErrClosed), errors.Is(err, errStopped):
-			return
-		default:
-			if !errors.Is(err, ErrLeaseLost) {
-				err = fmt.Errorf("%w: renewal failed: %w", ErrLeaseLost, err)
-			}
-			g.markLost(err)
-			return
-		}
-	}
 }
 
 var errStopped = errors.New("client: grant released")
@@ -321,6 +367,12 @@ func (g *Grant) Renew(ctx context.Context) error {
 		return err
 	}
 	err := g.renew(ctx, g.c.cfg.Clock.Now().Add(g.c.cfg.RequestTimeout))
+	if err == nil {
+		g.mu.Lock()
+		next := g.nextEventLocked()
+		g.mu.Unlock()
+		g.c.keep.schedule(g, next, true)
+	}
 	var re *RejectError
 	if errors.As(err, &re) {
 		err = fmt.Errorf("%w: renewal refused: %w", ErrLeaseLost, err)
@@ -336,15 +388,16 @@ func (g *Grant) Renew(ctx context.Context) error {
 func (g *Grant) renew(ctx context.Context, giveUp time.Time) error {
 	c := g.c
 	ts := c.timestamp()
-	w, err := c.register(g.key, kindProbe, ts)
-	if err != nil {
+	w := c.getWaiter()
+	if err := c.register(g, kindProbe, ts, w); err != nil {
+		c.putWaiter(w)
 		return err
 	}
-	defer c.unregister(g.key, kindProbe)
+	defer c.unregister(g, kindProbe, w)
 	req := wire.Fields{Op: wire.OpLeaseProbe, Mode: g.mode, Priority: g.opts.priority, Tenant: g.opts.tenant,
 		Lock: g.key.lock, Txn: g.key.txn, Token: g.token, Timestamp: uint64(ts), LeaseMicros: leaseMicros(g.opts.lease)}
 	var rej error
-	err = c.exchange(ctx, w, req, g.stop, giveUp,
+	err := c.exchange(ctx, g, w, &req, g.stop(), giveUp,
 		func(m *wire.Fields, _ int) bool {
 			if m.Token != g.token {
 				return false
@@ -388,39 +441,47 @@ func (g *Grant) renew(ctx context.Context, giveUp time.Time) error {
 //
 // Release does not close Lost, and Lost is no longer watched once Release has started.
 func (g *Grant) Release(ctx context.Context) error {
-	g.relOnce.Do(func() { g.relErr = g.release(ctx) })
+	g.relMu.Lock()
+	defer g.relMu.Unlock()
+	if !g.relDone {
+		g.relErr, g.relDone = g.release(ctx), true
+	}
 	return g.relErr
 }
 
 func (g *Grant) release(ctx context.Context) error {
 	c := g.c
-	g.stopMu.Do(func() { close(g.stop) })
+	g.mu.Lock()
+	g.released = true
+	if g.stopCh != nil {
+		close(g.stopCh)
+	}
+	g.mu.Unlock()
+	c.keep.remove(g)
 	defer func() {
 		c.mu.Lock()
-		if e := c.entries[g.key]; e != nil && e.grant == g {
-			e.grant = nil
-			c.dropIfIdleLocked(g.key, e)
-		}
+		g.held, g.probing = false, false
+		c.dropIfIdleLocked(g)
 		c.mu.Unlock()
 	}()
 	if dl := g.Deadline(); !dl.IsZero() && !c.cfg.Clock.Now().Before(dl) {
 		g.markLost(fmt.Errorf("%w: deadline %v passed before the release", ErrLeaseLost, dl))
 	}
-	lostErr := g.LostErr()
-	if re := (*RejectError)(nil); errors.As(lostErr, &re) {
+	if lostErr := g.LostErr(); lostErr != nil && errors.As(lostErr, new(*RejectError)) {
 		// The server freed the lock already and said so.
 		return lostErr
 	}
 	ts := c.timestamp()
-	w, err := c.register(g.key, kindRelease, ts)
-	if err != nil {
+	w := c.getWaiter()
+	if err := c.register(g, kindRelease, ts, w); err != nil {
+		c.putWaiter(w)
 		return err
 	}
-	defer c.unregister(g.key, kindRelease)
+	defer c.unregister(g, kindRelease, w)
 	req := wire.Fields{Op: wire.OpRelease, Mode: g.mode, Priority: g.opts.priority, Tenant: g.opts.tenant,
 		Lock: g.key.lock, Txn: g.key.txn, Token: g.token, Timestamp: uint64(ts)}
 	var result error
-	err = c.exchange(ctx, w, req, nil, c.cfg.Clock.Now().Add(c.cfg.RequestTimeout),
+	err := c.exchange(ctx, g, w, &req, nil, c.cfg.Clock.Now().Add(c.cfg.RequestTimeout),
 		func(m *wire.Fields, attempt int) bool {
 			if m.Token != g.token {
 				return false
@@ -443,22 +504,22 @@ func (g *Grant) release(ctx context.Context) error {
 	if errors.Is(result, ErrNotHolder) {
 		// The network may have duplicated the release: the reply to the first copy can follow
 		// the refusal of the second. Give it a retransmission interval to arrive.
-		t := c.cfg.Clock.NewTimer(c.cfg.RetryInterval)
+		w.t.Reset(c.cfg.RetryInterval)
 	grace:
 		for {
 			select {
-			case m := <-w:
+			case m := <-w.ch:
 				if m.Op == wire.OpRelease && m.Token == g.token {
 					result = nil
 					break grace
 				}
-			case <-t.C():
+			case <-w.t.C():
 				break grace
 			case <-c.done:
 				break grace
 			}
 		}
-		t.Stop()
+		w.t.Stop()
 	}
 	if lostErr := g.LostErr(); lostErr != nil {
 		// Whatever the server answered, the lock was not protected until the release.
@@ -468,33 +529,33 @@ func (g *Grant) release(ctx context.Context) error {
 }
 
 // withdraw takes back an acquire whose caller gave up: a release with token 0 removes a waiting
-// request. If the grant races with it, the grant is released. It runs in the background.
-func (c *Client) withdraw(k key, acq wire.Fields) {
+// request. If the grant races with it, the grant is released. It runs in the background and
+// owns w, the acquire's waiter, which it returns to the pool.
+func (c *Client) withdraw(g *Grant, acq wire.Fields, w *waiter) {
 	c.mu.Lock()
-	e := c.entries[k]
-	if e == nil || e.waiters[kindAcquire] == nil || c.closed {
+	if g.waiters[kindAcquire] != w || c.closed {
+		c.unregisterLocked(g, kindAcquire)
 		c.mu.Unlock()
+		c.putWaiter(w)
 		return
 	}
-	w := e.waiters[kindAcquire]
-	e.waiters[kindRelease] = w // grants and release answers arrive on one channel
-	e.ts[kindRelease] = 0      // every round of the withdrawal has its own timestamp
+	g.waiters[kindRelease] = w // grants and release answers arrive on one waiter
+	g.ts[kindRelease] = 0      // every round of the withdrawal has its own timestamp
 	c.mu.Unlock()
 	defer func() {
 		c.mu.Lock()
-		if e := c.entries[k]; e != nil {
-			e.waiters[kindRelease] = nil
-			c.unregisterLocked(k, kindAcquire)
-		}
+		g.waiters[kindRelease] = nil
+		c.unregisterLocked(g, kindAcquire)
 		c.mu.Unlock()
+		c.putWaiter(w)
 	}()
 	giveUp := c.cfg.Clock.Now().Add(c.cfg.RequestTimeout)
 	var token uint64
 	for {
 		req := wire.Fields{Op: wire.OpRelease, Mode: acq.Mode, Priority: acq.Priority, Tenant: acq.Tenant,
-			Lock: k.lock, Txn: k.txn, Token: token, Timestamp: uint64(c.timestamp())}
+			Lock: g.key.lock, Txn: g.key.txn, Token: token, Timestamp: uint64(c.timestamp())}
 		granted := false
-		err := c.exchange(context.Background(), w, req, nil, giveUp, func(m *wire.Fields, _ int) bool {
+		err := c.exchange(context.Background(), g, w, &req, nil, giveUp, func(m *wire.Fields, _ int) bool {
 			switch m.Op {
 			case wire.OpGrant:
 				if token == 0 && (m.Timestamp == 0 || m.Timestamp >= acq.Timestamp) {
@@ -508,7 +569,7 @@ func (c *Client) withdraw(k key, acq wire.Fields) {
 		})
 		if err != nil || !granted {
 			if err != nil && !errors.Is(err, ErrClosed) {
-				c.log.Warn("netlock client: withdrawal not acknowledged", "lock", k.lock, "txn", k.txn, "err", err)
+				c.log.Warn("netlock client: withdrawal not acknowledged", "lock", g.key.lock, "txn", g.key.txn, "err", err)
 			}
 			return
 		}
@@ -519,10 +580,13 @@ func (c *Client) withdraw(k key, acq wire.Fields) {
 // exchange sends req to the server of its lock and retransmits it, flagged retry, with
 // exponential backoff (and some jitter) until handle accepts an answer from w (returns true). It
 // fails with ErrTimeout when ctx ends or the clock passes giveUp (unless zero), with errStopped
-// when stop is closed, and with ErrClosed when the client closes.
-func (c *Client) exchange(ctx context.Context, w <-chan wire.Fields, req wire.Fields,
+// when stop is closed, and with ErrClosed when the client closes. It waits on w's timer: no timer
+// or goroutine is created per request.
+func (c *Client) exchange(ctx context.Context, g *Grant, w *waiter, req *wire.Fields,
 	stop <-chan struct{}, giveUp time.Time, handle func(m *wire.Fields, attempt int) bool) error {
 	rto := c.cfg.RetryInterval
+	var peer netip.AddrPort
+	defer w.t.Stop()
 	for attempt := 1; ; attempt++ {
 		left := time.Duration(math.MaxInt64)
 		if !giveUp.IsZero() {
@@ -541,29 +605,29 @@ func (c *Client) exchange(ctx context.Context, w <-chan wire.Fields, req wire.Fi
 		if err != nil {
 			return err
 		}
-		if err := c.send(to, &req); err != nil {
+		if to != peer {
+			c.setPeer(g, to)
+			peer = to
+		}
+		if err := c.send(to, req); err != nil {
 			return err
 		}
 		// Up to 25% jitter keeps clients that lost packets together from retransmitting together.
-		t := c.cfg.Clock.NewTimer(min(rto-time.Duration(rand.Int64N(int64(rto/4)+1)), left))
+		w.t.Reset(min(rto-time.Duration(rand.Int64N(int64(rto/4)+1)), left))
 	wait:
 		for {
 			select {
-			case m := <-w:
-				if handle(&m, attempt) {
-					t.Stop()
+			case w.m = <-w.ch: // w.m: the answer is handed to handle without escaping a local
+				if handle(&w.m, attempt) {
 					return nil
 				}
-			case <-t.C():
+			case <-w.t.C():
 				break wait
 			case <-ctx.Done():
-				t.Stop()
 				return fmt.Errorf("%w: %s of lock %d: %w", ErrTimeout, req.Op, req.Lock, context.Cause(ctx))
 			case <-stop:
-				t.Stop()
 				return errStopped
 			case <-c.done:
-				t.Stop()
 				return ErrClosed
 			}
 		}

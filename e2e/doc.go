@@ -11,6 +11,11 @@
 //     grace takes the partition over; the clients' Route moves to it.
 //   - TestSplitBrainDetected and TestTakeoverGrace/no_grace are negative controls: setups that do
 //     break mutual exclusion, which the checker must report.
+//   - TestSoak (soak_test.go): the soak, clients against the rack under 20% loss, duplication,
+//     reordering and delay with holders crashing and servers failing over, checked round by round
+//     by package history; 20 000 operations by default, a million with `make soak` (-soak.ops;
+//     docs/reliability.md). TestSoakNegativeControls runs it against a split brain and against a
+//     server that forges grants, which the checker must catch.
 //
 // The seed of a run is logged; rerun one with
 //

@@ -62,14 +62,15 @@ func TestFailover(t *testing.T) {
 	core := lockcore.Config{DefaultLease: lease, MaxLease: lease}
 	faults := faultnet.Faults{Loss: 0.05, Dup: 0.05, Reorder: 0.05, HoldMax: 2 * time.Millisecond}
 	hook := faultnet.Hook(faultnet.Config{Seed: seed, Send: faults, Recv: faults})
-	serverCfg := func(grace time.Duration) lockserver.Config {
+	// A replacement is handed the failed server's token epoch (takeover), so its tokens are larger.
+	serverCfg := func(grace time.Duration, takeoverEpoch uint64) lockserver.Config {
 		return lockserver.Config{Listen: "127.0.0.1:0", Shards: 2, Sockets: 1, Core: core, WrapConn: hook,
-			TakeoverGrace: grace}
+			TakeoverGrace: grace, TakeoverEpoch: takeoverEpoch}
 	}
 	var servers [2]*runningServer
 	var addrs [2]atomic.Pointer[string]
 	for i := range servers {
-		servers[i] = runServer(t, serverCfg(0))
+		servers[i] = runServer(t, serverCfg(0, 0))
 		a := servers[i].srv.Addr().String()
 		addrs[i].Store(&a)
 	}
@@ -136,7 +137,7 @@ func TestFailover(t *testing.T) {
 		t.Errorf("server 0: %v", err)
 	}
 	failover := time.Now()
-	replacement = runServer(t, serverCfg(2*lease))
+	replacement = runServer(t, serverCfg(2*lease, servers[0].srv.Epoch()))
 	a := replacement.srv.Addr().String()
 	addrs[0].Store(&a)
 	time.Sleep(600 * time.Millisecond)
@@ -218,7 +219,8 @@ func TestTakeoverGrace(t *testing.T) {
 			if err := old.stop(); err != nil {
 				t.Fatal(err)
 			}
-			repl := runServer(t, lockserver.Config{Listen: "127.0.0.1:0", Shards: 1, Core: core, TakeoverGrace: tt.grace})
+			repl := runServer(t, lockserver.Config{Listen: "127.0.0.1:0", Shards: 1, Core: core, TakeoverGrace: tt.grace,
+				TakeoverEpoch: old.srv.Epoch()})
 			defer repl.stop()
 			b := repl.srv.Addr().String()
 			addr.Store(&b)

@@ -23,6 +23,11 @@
 // lease from the moment it sent its request, the server from a later moment). Intervals are half
 // open, so a release and a grant stamped with the same instant do not conflict.
 //
+// A grant observed only after its last known deadline (the network held it longer than the lease)
+// gives an empty interval: the holder was never protected, so the interval conflicts with nothing
+// and orders nothing for the fencing check (the server may well have granted the lock onward
+// meanwhile, with a larger token). Such grants still count for token reuse and FIFO.
+//
 // # What Check verifies
 //
 //   - exclusion: no two intervals of one lock overlap where either is exclusive;
@@ -183,6 +188,10 @@ type Interval struct {
 
 func (iv *Interval) open() bool { return iv.End.IsZero() }
 
+// empty reports whether iv holds no instant: it ended when it started (a grant observed after
+// its deadline). See the package documentation.
+func (iv *Interval) empty() bool { return !iv.open() && !iv.End.After(iv.Start) }
+
 // endsBy reports whether iv ends at or before t.
 func (iv *Interval) endsBy(t time.Time) bool { return !iv.open() && !iv.End.After(t) }
 
@@ -302,10 +311,12 @@ func Check(events []Event, opts Options) []Violation {
 	return vs
 }
 
-// checkLock checks exclusion, token uniqueness and fencing for the intervals of one lock.
-func checkLock(lock uint32, ivs []*Interval) []Violation {
+// checkLock checks exclusion, token uniqueness and fencing for the intervals of one lock. Empty
+// intervals take part only in the token-uniqueness check.
+func checkLock(lock uint32, all []*Interval) []Violation {
 	var vs []Violation
-	slices.SortFunc(ivs, func(a, b *Interval) int { return a.Start.Compare(b.Start) })
+	slices.SortFunc(all, func(a, b *Interval) int { return a.Start.Compare(b.Start) })
+	ivs := slices.DeleteFunc(slices.Clone(all), (*Interval).empty)
 	// Exclusion: sweep by start time keeping the intervals still open at each start.
 	var active []*Interval
 	for _, iv := range ivs {
@@ -328,7 +339,7 @@ func checkLock(lock uint32, ivs []*Interval) []Violation {
 	}
 	// Token reuse.
 	byToken := make(map[uint64]*Interval)
-	for _, iv := range ivs {
+	for _, iv := range all {
 		if o := byToken[iv.Token]; o != nil && o.Txn != iv.Txn {
 			vs = append(vs, Violation{"token-reuse", lock, []uint64{o.Txn, iv.Txn},
 				fmt.Sprintf("token %d granted twice", iv.Token)})

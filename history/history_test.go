@@ -73,6 +73,10 @@ func TestCheck(t *testing.T) {
 			Options{RequireOutcome: true, AllowAbandoned: true}, nil},
 		{"lease ran out before the grant was looked at", []Event{
 			granted(1, X, 10, 5, 0), ev(Released, 1, 3), granted(2, X, 11, 6, 0), ev(Released, 2, 9)}, Options{}, nil},
+		{"grant observed after its lease, inside another holder's interval", []Event{
+			granted(1, X, 10, 0, 0), granted(2, S, 9, 5, 0), ev(Released, 2, 3), ev(Released, 1, 10)}, Options{}, nil},
+		{"grant observed after its lease, after a later holder ended", []Event{
+			granted(1, S, 11, 0, 0), ev(Released, 1, 5), granted(2, X, 10, 6, 4), ev(Released, 2, 4)}, Options{}, nil},
 		{"duplicate grant with the same token", []Event{
 			granted(1, X, 10, 0, 0), granted(1, X, 10, 1, 0), ev(Released, 1, 2)}, Options{}, nil},
 
@@ -94,6 +98,12 @@ func TestCheck(t *testing.T) {
 		{"fencing after shared", []Event{
 			granted(1, S, 10, 0, 0), ev(Released, 1, 5), granted(2, X, 9, 6, 0), ev(Released, 2, 7)},
 			Options{}, []string{"fencing"}},
+		{"grant observed before its lease ran out, inside another holder's interval", []Event{
+			granted(1, X, 10, 0, 0), granted(2, S, 9, 5, 0), ev(Released, 2, 6), ev(Released, 1, 10)},
+			Options{}, []string{"exclusion"}},
+		{"token reused by a grant observed after its lease", []Event{
+			granted(1, X, 10, 0, 0), ev(Released, 1, 5), granted(2, X, 10, 6, 0), ev(Released, 2, 4)},
+			Options{}, []string{"token-reuse"}},
 		{"token reused", []Event{
 			granted(1, S, 10, 0, 0), granted(2, S, 10, 1, 0), ev(Released, 1, 5), ev(Released, 2, 5)},
 			Options{}, []string{"token-reuse"}},

@@ -1,6 +1,7 @@
 package lockcore
 
 import (
+	"math"
 	"net/netip"
 	"reflect"
 	"testing"
@@ -10,7 +11,7 @@ import (
 )
 
 // BenchmarkAcquireRelease measures uncontended exclusive acquire+release pairs, the unit of the
-// DESIGN target (>= 10M pairs/s per core, 0 allocs/op).
+// target in docs/targets.md (>= 10M pairs/s per core, 0 allocs/op).
 func BenchmarkAcquireRelease(b *testing.B) {
 	c := mustCore(b, Config{})
 	out := Pairs(c, 4096, 1024, make([]Effect, 0, 8)) // warm the free list and the map
@@ -111,5 +112,40 @@ func TestStatsAdd(t *testing.T) {
 		} else if get(f) != 2 {
 			t.Fatalf("Add does not sum %s", s.Type().Field(i).Name)
 		}
+	}
+}
+
+// TestIdleStatesBounded: with overflow-only traffic (no lease ever runs, so nothing else makes
+// the caller sweep) the states of 100k locks are freed once they have been idle for the
+// retention: NextDeadline asks for the sweep, the table shrinks back, and at most maxFree states
+// are kept for reuse.
+func TestIdleStatesBounded(t *testing.T) {
+	c := mustCore(t, Config{IdleRetention: 50 * time.Millisecond})
+	sw := netip.MustParseAddrPort("10.1.0.1:8888")
+	r := &Request{From: sw}
+	r.Flags, r.Client, r.Mode = wire.FlagForwarded, netip.MustParseAddrPort("10.0.0.1:5000"), wire.Exclusive
+	var out []Effect
+	const n = 100_000
+	for i := 0; i < n; i++ {
+		r.Op, r.Lock, r.Txn = wire.OpOverflow, uint32(i), uint64(i+1)
+		out = c.Step(int64(i), r, out[:0])
+		r.Op, r.Slots = wire.OpQueueEmpty, 1
+		if out = c.Step(int64(i), r, out[:0]); len(out) != 1 || out[0].Msg.Op != wire.OpPushBack {
+			t.Fatalf("lock %d: %v", i, out)
+		}
+	}
+	if st := c.Stats(); st.Locks != 0 || st.Idle != n || c.locks.n != n {
+		t.Fatalf("after the burst: %+v, table %d", st, c.locks.n)
+	}
+	now := c.NextDeadline()
+	if now != int64(50*time.Millisecond) {
+		t.Fatalf("NextDeadline %v, want the first idle state's retention (50ms)", time.Duration(now))
+	}
+	for d := now; d != math.MaxInt64; d = c.NextDeadline() {
+		out = c.Expire(d, out[:0])
+	}
+	if st := c.Stats(); st.Idle != 0 || c.locks.n != 0 || len(c.locks.vals) != minTable || len(c.free) > maxFree {
+		t.Fatalf("after the retention: idle %d, table %d entries in %d slots, %d free states", st.Idle,
+			c.locks.n, len(c.locks.vals), len(c.free))
 	}
 }

@@ -34,12 +34,22 @@ type Config struct {
 	// MaxWaiters bounds the waiters of one lock; beyond it acquires are rejected as queue-full.
 	// 0 means unbounded.
 	MaxWaiters int
+	// MaxBuffered bounds the q2 overflow buffer of one lock; beyond it overflow requests are
+	// rejected queue-full (to their original client). Default 4096.
+	MaxBuffered int
+	// IdleRetention is how long the state of a lock without requests is kept (with the memory of
+	// its last ended request, which filters late retransmissions) before it is freed. Default 1s.
+	// The Core asks for an Expire when the oldest idle state is due (NextDeadline), so idle states
+	// are freed on their own timer, whether or not any lease runs.
+	IdleRetention time.Duration
 	// DefaultQuota applies to tenants without an entry in Quotas.
 	DefaultQuota Quota
 	// Quotas holds per-tenant quotas.
 	Quotas map[uint16]Quota
-	// TokenBase is the fencing-token counter's start; the first grant gets TokenBase+1. A server
-	// sets it to its start time in ns so that tokens grow across restarts and failovers.
+	// TokenBase is the fencing-token counter's start; the first grant gets TokenBase+1. The lock
+	// server sets it to its token epoch shifted into the high bits (lockserver: tokens are
+	// epoch-major, the epoch persisted and bumped on every start), so that tokens grow across
+	// restarts and failovers without depending on any clock.
 	TokenBase uint64
 	// GrantAfter (ns, the caller's clock) holds all grants until that time: a server that takes
 	// over a failed server's locks waits out the leases the failed server may have granted.
@@ -59,6 +69,12 @@ func (c *Config) validate() error {
 	if c.Priorities == 0 {
 		c.Priorities = 8
 	}
+	if c.MaxBuffered == 0 {
+		c.MaxBuffered = 4096
+	}
+	if c.IdleRetention == 0 {
+		c.IdleRetention = time.Second
+	}
 	switch {
 	case c.DefaultLease < time.Microsecond:
 		return fmt.Errorf("default lease %v: must be at least 1µs", c.DefaultLease)
@@ -70,6 +86,10 @@ func (c *Config) validate() error {
 		return fmt.Errorf("priorities %d: must be in 1..%d", c.Priorities, MaxPriorities)
 	case c.MaxWaiters < 0:
 		return errors.New("max waiters must not be negative")
+	case c.MaxBuffered < 0:
+		return errors.New("max buffered must not be negative")
+	case c.IdleRetention < 0:
+		return errors.New("idle retention must not be negative")
 	}
 	for t, q := range c.Quotas {
 		if q.MaxOutstanding < 0 || q.MaxRate < 0 {
@@ -115,6 +135,8 @@ type Stats struct {
 	Holders  int
 	Waiters  int
 	Buffered int
+	// Idle counts the states of locks without requests that are kept for IdleRetention.
+	Idle int
 }
 
 // Add adds o's counters and gauges to s (the lock server sums its shards).
@@ -137,6 +159,7 @@ func (s *Stats) Add(o *Stats) {
 	s.Holders += o.Holders
 	s.Waiters += o.Waiters
 	s.Buffered += o.Buffered
+	s.Idle += o.Idle
 }
 
 // entry is one request in a lock's holders, waiters or overflow buffer.
@@ -155,8 +178,9 @@ type entry struct {
 
 // lockState is the state of one lock. Invariants: holders are all shared or a single exclusive
 // (holdMode); waiters[whead:] are the live waiters in (prio, arrival) order and the first of them
-// is not grantable; overflow[ohead:] is the q2 buffer in (prio, arrival) order; inHeld is
-// len(holders) > 0, and then the lock is on the Core's held list.
+// is not grantable; overflow[ohead:] is the q2 buffer in (prio, arrival) order; the lock is in the
+// Core's deadline heap (hidx >= 0) exactly when len(holders) > 0, with due the earliest deadline
+// of its holders.
 type lockState struct {
 	id       uint32
 	holdMode wire.Mode
@@ -170,12 +194,12 @@ type lockState struct {
 	lastReleased uint64
 	lastToken    uint64
 	lastExpired  bool
-	inHeld       bool
-	prev, next   *lockState // held list
-	// Idle locks stay on the idle list until the second Expire after they became idle, so that
-	// a lock used again soon keeps its map slot (and lastReleased keeps filtering late retries).
+	due          int64 // earliest holder deadline (ns), while in the heap
+	hidx         int32 // index in the deadline heap, -1 when not in it
+	// Idle locks stay on the idle list for Config.IdleRetention after they became idle, so that a
+	// lock used again soon keeps its table slot (and lastReleased keeps filtering late retries).
 	inIdle       bool
-	idleGen      uint64
+	idleSince    int64
 	iprev, inext *lockState
 }
 
@@ -198,19 +222,36 @@ type tenantState struct {
 type Core struct {
 	cfg       Config
 	locks     table
-	free      []*lockState
-	held      *lockState // head of the list of locks with holders
-	minDL     int64      // lower bound of every holder's deadline
+	free      []*lockState // recycled states, at most maxFree
+	dl        dlHeap       // locks with holders, by earliest deadline
 	token     uint64
 	quotas    bool
 	tenants   map[uint16]*tenantState
 	paused    bool
 	stats     Stats
 	priorityN uint8
-	gen       uint64     // number of Expire calls
+	now       int64      // the latest time the caller passed in
 	idleHead  *lockState // idle list, oldest first
 	idleTail  *lockState
+	mutant    mutation // tests only: a deliberate bug the model must catch
 }
+
+// mutation names a deliberate bug for the negative control of the model test (0: none).
+type mutation uint8
+
+const (
+	mutantQ2Uncharged        mutation = iota + 1 // q2 requests not charged to the tenant's quota
+	mutantResetKeepsHolders                      // an admin reset leaves the holders in place
+	mutantDrainKeepsBuffered                     // Drain leaves q2 alone
+)
+
+// maxFree bounds the recycled lock states kept for reuse: memory returns to the Go heap after a
+// burst of many distinct locks. maxSliceKeep is the largest holders/waiters/overflow capacity a
+// recycled state keeps.
+const (
+	maxFree      = 1024
+	maxSliceKeep = 16
+)
 
 // New returns an empty Core.
 func New(cfg Config) (*Core, error) {
@@ -220,7 +261,6 @@ func New(cfg Config) (*Core, error) {
 	c := &Core{
 		cfg:       cfg,
 		locks:     newTable(),
-		minDL:     math.MaxInt64,
 		token:     cfg.TokenBase,
 		tenants:   make(map[uint16]*tenantState),
 		paused:    cfg.GrantAfter > 0,
@@ -238,6 +278,7 @@ func (c *Core) Step(now int64, r *Request, out []Effect) []Effect {
 	if int(r.Op) < len(c.stats.Requests) {
 		c.stats.Requests[r.Op]++
 	}
+	c.now = now
 	if c.paused && now >= c.cfg.GrantAfter {
 		out = c.unpause(now, out)
 	}
@@ -249,7 +290,7 @@ func (c *Core) Step(now int64, r *Request, out []Effect) []Effect {
 	case wire.OpLeaseProbe:
 		return c.probe(now, r, out)
 	case wire.OpOverflow:
-		return c.buffer(r, out)
+		return c.buffer(now, r, out)
 	case wire.OpQueueEmpty:
 		return c.pushBack(r, out)
 	case wire.OpAdmin:
@@ -299,7 +340,7 @@ func (c *Core) getLock(id uint32) *lockState {
 	if n := len(c.free); n > 0 {
 		l, c.free = c.free[n-1], c.free[:n-1]
 	} else {
-		l = new(lockState)
+		l = &lockState{hidx: -1}
 	}
 	l.id = id
 	c.locks.put(id, l)
@@ -307,15 +348,16 @@ func (c *Core) getLock(id uint32) *lockState {
 	return l
 }
 
-// maybeFree puts an idle lock on the idle list; Expire frees it later.
+// maybeFree puts an idle lock on the idle list; Expire frees it IdleRetention later.
 func (c *Core) maybeFree(l *lockState) {
 	if l.inIdle || !l.idle() {
 		return
 	}
 	c.stats.Locks--
+	c.stats.Idle++
 	l.holders, l.waiters, l.overflow = l.holders[:0], l.waiters[:0], l.overflow[:0]
 	l.whead, l.ohead = 0, 0
-	l.inIdle, l.idleGen = true, c.gen
+	l.inIdle, l.idleSince = true, c.now
 	l.iprev, l.inext = c.idleTail, nil
 	if c.idleTail != nil {
 		c.idleTail.inext = l
@@ -337,14 +379,29 @@ func (c *Core) unlinkIdle(l *lockState) {
 		c.idleTail = l.iprev
 	}
 	l.iprev, l.inext, l.inIdle = nil, nil, false
+	c.stats.Idle--
 }
 
-// freeIdle returns the locks that became idle before the previous Expire to the free list.
-func (c *Core) freeIdle() {
-	for l := c.idleHead; l != nil && l.idleGen+1 < c.gen; l = c.idleHead {
+// freeIdle frees the states of the locks that have been idle for IdleRetention at now: they
+// leave the table, and up to maxFree of them are kept for reuse.
+func (c *Core) freeIdle(now int64) {
+	ret := int64(c.cfg.IdleRetention)
+	for l := c.idleHead; l != nil && now-l.idleSince >= ret; l = c.idleHead {
 		c.unlinkIdle(l)
 		c.locks.del(l.id)
+		if len(c.free) >= maxFree {
+			continue // dropped: the garbage collector takes it
+		}
 		l.lastReleased, l.lastToken, l.lastExpired = 0, 0, false
+		if cap(l.holders) > maxSliceKeep {
+			l.holders = nil
+		}
+		if cap(l.waiters) > maxSliceKeep {
+			l.waiters = nil
+		}
+		if cap(l.overflow) > maxSliceKeep {
+			l.overflow = nil
+		}
 		c.free = append(c.free, l)
 	}
 }
@@ -490,13 +547,15 @@ func (c *Core) grant(now int64, l *lockState, e *entry, out []Effect) []Effect {
 	c.token++
 	e.token = c.token
 	e.deadline = now + int64(e.lease)*int64(time.Microsecond)
-	if e.deadline < c.minDL {
-		c.minDL = e.deadline
-	}
 	l.holdMode = e.mode
 	l.holders = append(l.holders, *e)
-	if !l.inHeld {
-		c.pushHeld(l)
+	switch {
+	case l.hidx < 0:
+		l.due = e.deadline
+		c.dl.push(l)
+	case e.deadline < l.due:
+		l.due = e.deadline
+		c.dl.fix(l)
 	}
 	c.stats.Grants++
 	c.stats.Holders++
@@ -539,11 +598,27 @@ func (c *Core) advance(now int64, l *lockState, out []Effect) []Effect {
 }
 
 func (c *Core) removeHolder(l *lockState, i int) {
+	dl := l.holders[i].deadline
 	l.holders[i] = l.holders[len(l.holders)-1]
 	l.holders = l.holders[:len(l.holders)-1]
 	c.stats.Holders--
-	if len(l.holders) == 0 {
-		c.unlinkHeld(l)
+	switch {
+	case len(l.holders) == 0:
+		c.dl.remove(l)
+	case dl == l.due:
+		c.refreshDue(l)
+	}
+}
+
+// refreshDue recomputes the earliest deadline of l's holders (l has holders) and its heap place.
+func (c *Core) refreshDue(l *lockState) {
+	due := int64(math.MaxInt64)
+	for i := range l.holders {
+		due = min(due, l.holders[i].deadline)
+	}
+	if due != l.due {
+		l.due = due
+		c.dl.fix(l)
 	}
 }
 
@@ -636,21 +711,33 @@ func (c *Core) probe(now int64, r *Request, out []Effect) []Effect {
 	if r.Timestamp != 0 {
 		h.ts = r.Timestamp
 	}
+	c.refreshDue(l)
 	c.stats.Renewed++
 	out = c.ack(r, out)
 	out[len(out)-1].Msg.LeaseMicros = h.lease
 	return out
 }
 
-// buffer keeps an overflowed acquire of a switch-resident lock in q2.
-func (c *Core) buffer(r *Request, out []Effect) []Effect {
+// buffer keeps an overflowed acquire of a switch-resident lock in q2. A buffered request counts
+// against its tenant's quota (outstanding and rate) until it is pushed back or dropped; a full
+// buffer (Config.MaxBuffered) rejects it queue-full.
+func (c *Core) buffer(now int64, r *Request, out []Effect) []Effect {
 	if r.Txn == 0 || r.Priority >= c.priorityN {
-		return c.reject(r, wire.StatusBadRequest, out)
+		return notBuffered(r, c.reject(r, wire.StatusBadRequest, out))
 	}
 	l := c.getLock(r.Lock)
 	if findTxn(l.overflow[l.ohead:], r.Txn) >= 0 {
 		c.stats.Duplicates++
-		return out
+		return notBuffered(r, out)
+	}
+	if len(l.overflow)-l.ohead >= c.cfg.MaxBuffered {
+		c.maybeFree(l)
+		return notBuffered(r, c.reject(r, wire.StatusQueueFull, out))
+	}
+	charge := c.quotas && c.mutant != mutantQ2Uncharged
+	if charge && !c.admitTenant(now, r.Tenant) {
+		c.maybeFree(l)
+		return notBuffered(r, c.reject(r, wire.StatusQuota, out))
 	}
 	e := c.newEntry(r)
 	n := len(l.overflow)
@@ -667,6 +754,13 @@ func (c *Core) buffer(r *Request, out []Effect) []Effect {
 	return out
 }
 
+// notBuffered tells the switch that the overflow r did not add to q2 (a duplicate, or refused):
+// a push-back without a request (txn 0). The switch counts the overflows it sends as buffered
+// until they come back; this keeps its count equal to q2's length.
+func notBuffered(r *Request, out []Effect) []Effect {
+	return append(out, Effect{To: r.From, Msg: wire.Fields{Op: wire.OpPushBack, Lock: r.Lock}})
+}
+
 // pushBack answers a queue-empty notification with at most r.Slots buffered requests.
 func (c *Core) pushBack(r *Request, out []Effect) []Effect {
 	l := c.locks.get(r.Lock)
@@ -678,6 +772,9 @@ func (c *Core) pushBack(r *Request, out []Effect) []Effect {
 		l.ohead++
 		c.stats.PushedBack++
 		c.stats.Buffered--
+		if c.quotas && c.mutant != mutantQ2Uncharged {
+			c.leaveTenant(e.tenant)
+		}
 		out = append(out, Effect{To: r.From, Msg: wire.Fields{Op: wire.OpPushBack, Mode: e.mode,
 			Flags: wire.FlagForwarded, Priority: e.prio, Tenant: e.tenant, Lock: l.id, Txn: e.txn,
 			Timestamp: e.ts, LeaseMicros: e.lease, Client: e.to}})
@@ -696,12 +793,31 @@ func (c *Core) admin(now int64, r *Request, out []Effect) []Effect {
 		out = c.Expire(now, out)
 	case wire.AdminResetLock:
 		out = c.resetLock(r.Lock, wire.StatusNotOwner, out)
+	case wire.AdminTokenFloor:
+		c.RaiseTokenFloor(r.Token)
+		m := wire.Fields{Op: wire.OpAdmin, Status: r.Status, Flags: wire.FlagReply, Lock: r.Lock, Txn: r.Txn,
+			Token: c.token, Slots: r.Slots}
+		return append(out, Effect{To: r.From, Msg: m})
 	default:
 		return c.reject(r, wire.StatusBadRequest, out)
 	}
 	m := wire.Fields{Op: wire.OpAdmin, Status: r.Status, Flags: wire.FlagReply, Lock: r.Lock, Txn: r.Txn}
 	return append(out, Effect{To: r.From, Msg: m})
 }
+
+// RaiseTokenFloor makes every token granted from now on larger than t (tokens that are already
+// above it are unaffected: the counter never goes back). The lock server calls it when the
+// control plane hands it a floor (wire.AdminTokenFloor), e.g. when a lock moves from the switch
+// back to a server, and when it moves to a new token epoch.
+func (c *Core) RaiseTokenFloor(t uint64) {
+	if c.token < t {
+		c.token = t
+	}
+}
+
+// LastToken returns the largest token the Core has granted, or the floor it was raised to
+// (Config.TokenBase at first): the next grant's token is larger.
+func (c *Core) LastToken() uint64 { return c.token }
 
 // resetLock drops every request of a lock: waiters and buffered requests are rejected with s,
 // holders are forgotten silently (their leases stay valid on the clients' side; the control plane
@@ -711,6 +827,9 @@ func (c *Core) resetLock(id uint32, s wire.Status, out []Effect) []Effect {
 	if l == nil {
 		return out
 	}
+	if c.mutant == mutantResetKeepsHolders {
+		return c.dropQueued(l, s, out)
+	}
 	for i := range l.holders {
 		if c.quotas {
 			c.leaveTenant(l.holders[i].tenant)
@@ -719,7 +838,7 @@ func (c *Core) resetLock(id uint32, s wire.Status, out []Effect) []Effect {
 	c.stats.Holders -= len(l.holders)
 	if len(l.holders) > 0 {
 		l.holders = l.holders[:0]
-		c.unlinkHeld(l)
+		c.dl.remove(l)
 	}
 	out = c.dropQueued(l, s, out)
 	c.maybeFree(l)
@@ -735,7 +854,13 @@ func (c *Core) dropQueued(l *lockState, s wire.Status, out []Effect) []Effect {
 	}
 	c.stats.Waiters -= len(l.waiters) - l.whead
 	l.waiters, l.whead = l.waiters[:0], 0
+	if c.mutant == mutantDrainKeepsBuffered && s == wire.StatusShutdown {
+		return out
+	}
 	for i := l.ohead; i < len(l.overflow); i++ {
+		if c.quotas && c.mutant != mutantQ2Uncharged {
+			c.leaveTenant(l.overflow[i].tenant)
+		}
 		out = c.rejectEntry(l.id, &l.overflow[i], s, out)
 	}
 	c.stats.Buffered -= len(l.overflow) - l.ohead
@@ -753,35 +878,38 @@ func (c *Core) Drain(out []Effect) []Effect {
 	return out
 }
 
-// NextDeadline returns a time at or before which Expire has work to do, or math.MaxInt64.
+// NextDeadline returns a time at or before which Expire has work to do (a lease to end, the
+// grace period to end, or an idle lock state to free), or math.MaxInt64.
 func (c *Core) NextDeadline() int64 {
+	d := int64(math.MaxInt64)
 	if c.paused {
-		return c.cfg.GrantAfter
+		d = c.cfg.GrantAfter
 	}
-	return c.minDL
+	if len(c.dl) > 0 {
+		d = min(d, c.dl[0].due)
+	}
+	if c.idleHead != nil {
+		d = min(d, c.idleHead.idleSince+int64(c.cfg.IdleRetention))
+	}
+	return d
 }
 
 // Expire ends every lease that has run out at now: the holder is removed and told (reject,
-// lease-expired), and the lock passes to the next waiters. It also ends the takeover grace period.
+// lease-expired), and the lock passes to the next waiters. It also ends the takeover grace period
+// and frees the lock states that have been idle for IdleRetention. Its cost is proportional to
+// what expires (a deadline heap), not to the number of held locks.
 func (c *Core) Expire(now int64, out []Effect) []Effect {
-	c.gen++
-	c.freeIdle()
+	c.now = now
+	c.freeIdle(now)
 	if c.paused && now >= c.cfg.GrantAfter {
 		out = c.unpause(now, out)
 	}
-	if now < c.minDL {
-		return out
-	}
-	c.minDL = math.MaxInt64
-	for l := c.held; l != nil; {
-		next := l.next
+	for len(c.dl) > 0 && c.dl[0].due <= now {
+		l := c.dl[0]
 		expired := false
 		for i := 0; i < len(l.holders); {
 			h := &l.holders[i]
 			if h.deadline > now {
-				if h.deadline < c.minDL {
-					c.minDL = h.deadline
-				}
 				i++
 				continue
 			}
@@ -795,14 +923,13 @@ func (c *Core) Expire(now int64, out []Effect) []Effect {
 			if c.quotas {
 				c.leaveTenant(e.tenant)
 			}
-			c.removeHolder(l, i)
+			c.removeHolder(l, i) // moves the last holder to i: look at i again
 			out = c.rejectEntry(l.id, &e, wire.StatusLeaseExpired, out)
 		}
 		if len(l.holders) == 0 {
-			out = c.advance(now, l, out)
+			out = c.advance(now, l, out) // new holders' deadlines are after now
 			c.maybeFree(l)
 		}
-		l = next
 	}
 	return out
 }
@@ -812,30 +939,4 @@ func (c *Core) unpause(now int64, out []Effect) []Effect {
 	c.paused = false
 	c.locks.each(func(l *lockState) { out = c.advance(now, l, out) })
 	return out
-}
-
-// pushHeld puts l at the head of the held list (so that an Expire walk in progress, which goes
-// from head to tail, does not visit it again).
-func (c *Core) pushHeld(l *lockState) {
-	l.inHeld = true
-	l.prev, l.next = nil, c.held
-	if c.held != nil {
-		c.held.prev = l
-	}
-	c.held = l
-}
-
-func (c *Core) unlinkHeld(l *lockState) {
-	if !l.inHeld {
-		return
-	}
-	if l.prev != nil {
-		l.prev.next = l.next
-	} else {
-		c.held = l.next
-	}
-	if l.next != nil {
-		l.next.prev = l.prev
-	}
-	l.prev, l.next, l.inHeld = nil, nil, false
 }

@@ -16,14 +16,23 @@ import (
 var seedFlag = flag.Uint64("seed", 0, "seed for randomized tests (0: time-based)")
 
 // model is a trivially correct lock manager: per lock one list of all requests, re-sorted and
-// re-examined from scratch after every change. It defines what Core must do.
+// re-examined from scratch after every change. It defines what Core must do. It shares nothing
+// with Core but the entry type and the Config defaults: its quotas, its idle-state memory and its
+// q2 buffer are its own.
 type model struct {
 	cfg      Config
 	locks    map[uint32]*mlock
 	token    uint64
-	tenants  map[uint16]*tenantState
+	tenants  map[uint16]*mtenant
 	unpaused bool
-	gen      uint64
+}
+
+// mtenant is the model's quota state of one tenant: outstanding requests (held, waiting or
+// buffered in q2) and the acquires of the current one-second window.
+type mtenant struct {
+	outstanding int
+	winStart    int64
+	inWindow    int
 }
 
 type mreq struct {
@@ -39,14 +48,14 @@ type mlock struct {
 	lastToken    uint64
 	lastExpired  bool
 	idle         bool
-	idleGen      uint64
+	idleSince    int64
 }
 
 func newModel(cfg Config) *model {
 	if err := cfg.validate(); err != nil {
 		panic(err)
 	}
-	return &model{cfg: cfg, locks: map[uint32]*mlock{}, tenants: map[uint16]*tenantState{}}
+	return &model{cfg: cfg, locks: map[uint32]*mlock{}, tenants: map[uint16]*mtenant{}}
 }
 
 var mseq int
@@ -59,29 +68,54 @@ func (m *model) lock(id uint32) *mlock {
 	return m.locks[id]
 }
 
-// gc marks an idle lock; it is forgotten (with its lastReleased) at the second expire after.
-func (m *model) gc(id uint32) {
+// gc marks an idle lock at now; an expire IdleRetention later forgets it (with its
+// lastReleased).
+func (m *model) gc(now int64, id uint32) {
 	if l := m.locks[id]; l != nil && !l.idle && len(l.reqs) == 0 && len(l.buf) == 0 {
-		l.idle, l.idleGen = true, m.gen
+		l.idle, l.idleSince = true, now
 	}
 }
 
-func (m *model) quotaOn() bool { return len(m.cfg.Quotas) > 0 || m.cfg.DefaultQuota != (Quota{}) }
+func (m *model) quota(id uint16) Quota {
+	if q, ok := m.cfg.Quotas[id]; ok {
+		return q
+	}
+	return m.cfg.DefaultQuota
+}
 
-func (m *model) tenant(id uint16) *tenantState {
+func (m *model) tenant(id uint16) *mtenant {
 	if m.tenants[id] == nil {
-		q, ok := m.cfg.Quotas[id]
-		if !ok {
-			q = m.cfg.DefaultQuota
-		}
-		m.tenants[id] = &tenantState{q: q}
+		m.tenants[id] = &mtenant{}
 	}
 	return m.tenants[id]
 }
 
+// admit applies the quota rules of docs/protocol.md to a new request of tenant id at now: at most
+// MaxOutstanding requests held, waiting or buffered; at most MaxRate admitted acquires in a
+// window that restarts at the first acquire one second or more after the window's start (or
+// after a clock that went back). Zero bounds are unlimited. An admitted request is charged.
+func (m *model) admit(now int64, id uint16) bool {
+	q, t := m.quota(id), m.tenant(id)
+	if q.MaxOutstanding != 0 && t.outstanding >= q.MaxOutstanding {
+		return false
+	}
+	if q.MaxRate != 0 {
+		if now < t.winStart || now-t.winStart >= int64(time.Second) {
+			t.winStart, t.inWindow = now, 0
+		}
+		if t.inWindow == q.MaxRate {
+			return false
+		}
+		t.inWindow++
+	}
+	t.outstanding++
+	return true
+}
+
+// leave gives back one outstanding request of tenant id.
 func (m *model) leave(id uint16) {
-	if m.quotaOn() {
-		m.tenant(id).outstanding--
+	if t := m.tenants[id]; t != nil {
+		t.outstanding--
 	}
 }
 
@@ -171,24 +205,21 @@ func (m *model) step(now int64, r *Request) []Effect {
 			return out
 		}
 		if r.Flags&wire.FlagRetry != 0 && l.lastReleased == r.Txn {
-			m.gc(r.Lock)
+			m.gc(now, r.Lock)
 			if l.lastExpired {
 				m.send(&out, reqFX(r, wire.OpReject, 0, wire.StatusLeaseExpired))
 			}
 			return out
 		}
-		if m.quotaOn() && !(&Core{tenants: m.tenants, cfg: m.cfg}).admitTenant(now, r.Tenant) {
-			m.gc(r.Lock)
+		if !m.admit(now, r.Tenant) {
+			m.gc(now, r.Lock)
 			m.send(&out, reqFX(r, wire.OpReject, 0, wire.StatusQuota))
 			return out
 		}
 		mseq++
 		nr := &mreq{seq: mseq, entry: entry{txn: r.Txn, ts: r.Timestamp, to: to, tenant: r.Tenant,
 			prio: r.Priority, mode: r.Mode, fwd: fwd}}
-		nr.lease = uint32(m.cfg.DefaultLease / time.Microsecond)
-		if r.LeaseMicros != 0 {
-			nr.lease = uint32(min(time.Duration(r.LeaseMicros)*time.Microsecond, m.cfg.MaxLease) / time.Microsecond)
-		}
+		nr.lease = m.lease(r.LeaseMicros)
 		l.reqs = append(l.reqs, nr)
 		m.settle(now, r.Lock, l, &out)
 		if !nr.granted {
@@ -202,7 +233,7 @@ func (m *model) step(now int64, r *Request) []Effect {
 			if try || (m.cfg.MaxWaiters > 0 && waiting > m.cfg.MaxWaiters) {
 				l.reqs = l.reqs[:len(l.reqs)-1]
 				m.leave(r.Tenant)
-				m.gc(r.Lock)
+				m.gc(now, r.Lock)
 				s := wire.StatusQueueFull
 				if try {
 					s = wire.StatusWouldBlock
@@ -218,7 +249,7 @@ func (m *model) step(now int64, r *Request) []Effect {
 		}
 		i := m.find(l, r.Txn)
 		if i < 0 || (l.reqs[i].granted && l.reqs[i].token != r.Token) || (!l.reqs[i].granted && r.Token != 0) {
-			m.gc(r.Lock)
+			m.gc(now, r.Lock)
 			switch {
 			case i >= 0 || l.lastReleased != r.Txn || l.lastToken != r.Token:
 				m.send(&out, reqFX(r, wire.OpReject, 0, wire.StatusNotHolder))
@@ -238,7 +269,7 @@ func (m *model) step(now int64, r *Request) []Effect {
 		m.leave(q.tenant)
 		m.send(&out, reqFX(r, wire.OpRelease, wire.FlagReply, 0))
 		m.settle(now, r.Lock, l, &out)
-		m.gc(r.Lock)
+		m.gc(now, r.Lock)
 	case wire.OpLeaseProbe:
 		l := m.locks[r.Lock]
 		i := -1
@@ -258,21 +289,39 @@ func (m *model) step(now int64, r *Request) []Effect {
 		e.Msg.LeaseMicros = q.lease
 		m.send(&out, e)
 	case wire.OpOverflow:
+		// An overflow that is not buffered is answered to the switch by a push-back without a
+		// request, after any reject to the client.
+		notBuffered := Effect{To: r.From, Msg: wire.Fields{Op: wire.OpPushBack, Lock: r.Lock}}
 		if r.Txn == 0 || int(r.Priority) >= m.cfg.Priorities {
 			m.send(&out, reqFX(r, wire.OpReject, 0, wire.StatusBadRequest))
+			m.send(&out, notBuffered)
 			return out
 		}
 		l := m.lock(r.Lock)
 		if slices.IndexFunc(l.buf, func(q *mreq) bool { return q.txn == r.Txn }) >= 0 {
+			m.send(&out, notBuffered)
+			return out
+		}
+		if len(l.buf) >= m.cfg.MaxBuffered {
+			m.gc(now, r.Lock)
+			m.send(&out, reqFX(r, wire.OpReject, 0, wire.StatusQueueFull))
+			m.send(&out, notBuffered)
+			return out
+		}
+		if !m.admit(now, r.Tenant) {
+			m.gc(now, r.Lock)
+			m.send(&out, reqFX(r, wire.OpReject, 0, wire.StatusQuota))
+			m.send(&out, notBuffered)
 			return out
 		}
 		mseq++
 		l.buf = append(l.buf, &mreq{seq: mseq, entry: entry{txn: r.Txn, ts: r.Timestamp, to: to,
-			tenant: r.Tenant, prio: r.Priority, mode: r.Mode, fwd: fwd,
-			lease: uint32(m.cfg.DefaultLease / time.Microsecond)}})
+			tenant: r.Tenant, prio: r.Priority, mode: r.Mode, fwd: fwd, lease: m.lease(r.LeaseMicros)}})
 		slices.SortStableFunc(l.buf, func(a, b *mreq) int {
 			return cmp.Or(cmp.Compare(a.prio, b.prio), cmp.Compare(a.seq, b.seq))
 		})
+	case wire.OpAdmin:
+		m.admin(now, r, &out)
 	case wire.OpQueueEmpty:
 		l := m.locks[r.Lock]
 		if l == nil {
@@ -280,12 +329,13 @@ func (m *model) step(now int64, r *Request) []Effect {
 		}
 		n := min(int(r.Slots), len(l.buf))
 		for _, q := range l.buf[:n] {
+			m.leave(q.tenant)
 			m.send(&out, Effect{To: r.From, Msg: wire.Fields{Op: wire.OpPushBack, Mode: q.mode,
 				Flags: wire.FlagForwarded, Priority: q.prio, Tenant: q.tenant, Lock: r.Lock, Txn: q.txn,
 				Timestamp: q.ts, LeaseMicros: q.lease, Client: q.to}})
 		}
 		l.buf = l.buf[n:]
-		m.gc(r.Lock)
+		m.gc(now, r.Lock)
 	}
 	return out
 }
@@ -300,11 +350,77 @@ func (m *model) unpause(now int64, out *[]Effect) {
 	}
 }
 
+// lease is the lease in µs of a request that asked for req µs (0: the default), capped.
+func (m *model) lease(req uint32) uint32 {
+	if req == 0 {
+		return uint32(m.cfg.DefaultLease / time.Microsecond)
+	}
+	return uint32(min(time.Duration(req)*time.Microsecond, m.cfg.MaxLease) / time.Microsecond)
+}
+
+// admin applies an admin request: ping, sweep (an expire), reset (every request of the lock
+// dropped: holders silently, waiters and buffered ones told not-owner), token floor; anything
+// else is a bad request. The answer goes to the sender.
+func (m *model) admin(now int64, r *Request, out *[]Effect) {
+	reply := Effect{To: r.From, Msg: wire.Fields{Op: wire.OpAdmin, Status: r.Status, Flags: wire.FlagReply,
+		Lock: r.Lock, Txn: r.Txn}}
+	switch r.Status {
+	case wire.AdminPing:
+	case wire.AdminSweep:
+		*out = append(*out, m.expire(now)...)
+	case wire.AdminResetLock:
+		if l := m.locks[r.Lock]; l != nil {
+			m.dropQueued(r.Lock, l, wire.StatusNotOwner, out, true)
+			m.gc(now, r.Lock)
+		}
+	case wire.AdminTokenFloor:
+		m.token = max(m.token, r.Token)
+		reply.Msg.Token, reply.Msg.Slots = m.token, r.Slots
+	default:
+		m.send(out, reqFX(r, wire.OpReject, 0, wire.StatusBadRequest))
+		return
+	}
+	m.send(out, reply)
+}
+
+// dropQueued rejects every waiting and buffered request of l with s (waiters in queue order,
+// then buffered ones), and with holders also forgets the holders; each gives its quota back.
+func (m *model) dropQueued(id uint32, l *mlock, s wire.Status, out *[]Effect, holders bool) {
+	var waiting, kept []*mreq
+	for _, q := range l.reqs {
+		switch {
+		case !q.granted:
+			waiting = append(waiting, q)
+		case holders:
+			m.leave(q.tenant)
+		default:
+			kept = append(kept, q)
+		}
+	}
+	slices.SortStableFunc(waiting, func(a, b *mreq) int {
+		return cmp.Or(cmp.Compare(a.prio, b.prio), cmp.Compare(a.seq, b.seq))
+	})
+	for _, q := range append(waiting, l.buf...) {
+		m.leave(q.tenant)
+		m.send(out, m.rejectFX(id, q, s))
+	}
+	l.reqs, l.buf = kept, nil
+}
+
+// drain is Core.Drain: waiting and buffered requests are rejected with status shutdown.
+func (m *model) drain(now int64) []Effect {
+	var out []Effect
+	for id, l := range m.locks {
+		m.dropQueued(id, l, wire.StatusShutdown, &out, false)
+		m.gc(now, id)
+	}
+	return out
+}
+
 func (m *model) expire(now int64) []Effect {
 	var out []Effect
-	m.gen++
 	for id, l := range m.locks {
-		if l.idle && l.idleGen+1 < m.gen {
+		if l.idle && now-l.idleSince >= int64(m.cfg.IdleRetention) {
 			delete(m.locks, id)
 		}
 	}
@@ -328,7 +444,7 @@ func (m *model) expire(now int64) []Effect {
 		if changed {
 			m.settle(now, id, l, &out)
 		}
-		m.gc(id)
+		m.gc(now, id)
 	}
 	return out
 }
@@ -351,11 +467,36 @@ func TestCoreAgainstModel(t *testing.T) {
 		seed = uint64(time.Now().UnixNano())
 	}
 	t.Logf("seed %d (rerun with go test ./lockcore -run CoreAgainstModel -seed %d)", seed, seed)
-	rng := rand.New(rand.NewPCG(seed, 0x6e65746c6f636b))
-	runs, steps := 300, 400
+	runs := 300
 	if testing.Short() {
 		runs = 50
 	}
+	if err := runAgainstModel(seed, runs, 400, 0); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestModelCatchesMutants is the negative control of TestCoreAgainstModel: deliberately broken
+// cores (q2 not charged to quotas, an admin reset that keeps the holders, a Drain that keeps
+// q2) must each be caught.
+func TestModelCatchesMutants(t *testing.T) {
+	for _, mu := range []mutation{mutantQ2Uncharged, mutantResetKeepsHolders, mutantDrainKeepsBuffered} {
+		seed := *seedFlag
+		if seed == 0 {
+			seed = uint64(time.Now().UnixNano())
+		}
+		if err := runAgainstModel(seed, 300, 400, mu); err == nil {
+			t.Errorf("mutant %d not caught (seed %d)", mu, seed)
+		} else {
+			t.Logf("mutant %d caught: %.200s", mu, err)
+		}
+	}
+}
+
+// runAgainstModel runs randomized request sequences against a Core (with mutation mu) and the
+// model and returns the first disagreement.
+func runAgainstModel(seed uint64, runs, steps int, mu mutation) error {
+	rng := rand.New(rand.NewPCG(seed, 0x6e65746c6f636b))
 	for run := 0; run < runs; run++ {
 		cfg := Config{DefaultLease: 40 * time.Millisecond, MaxLease: 100 * time.Millisecond, Priorities: 3}
 		if rng.IntN(3) == 0 {
@@ -365,26 +506,41 @@ func TestCoreAgainstModel(t *testing.T) {
 			cfg.Quotas = map[uint16]Quota{1: {MaxOutstanding: 1 + rng.IntN(4)}, 2: {MaxRate: 1 + rng.IntN(6)}}
 		}
 		if rng.IntN(4) == 0 {
+			cfg.DefaultQuota = Quota{MaxOutstanding: 2 + rng.IntN(6), MaxRate: rng.IntN(2) * (5 + rng.IntN(10))}
+		}
+		if rng.IntN(3) == 0 {
+			cfg.MaxBuffered = 1 + rng.IntN(3)
+		}
+		cfg.IdleRetention = time.Duration(1+rng.IntN(60)) * time.Millisecond
+		if rng.IntN(4) == 0 {
 			cfg.GrantAfter = int64(time.Duration(rng.IntN(50)) * time.Millisecond)
 		}
-		core := mustCore(t, cfg)
+		core, err := New(cfg)
+		if err != nil {
+			return err
+		}
+		core.mutant = mu
 		m := newModel(cfg)
 		var now int64
 		tokens := map[uint32]uint64{} // last token granted per lock, as seen in effects
 		for step := 0; step < steps; step++ {
 			var got, want []Effect
 			var what string
-			if rng.IntN(8) == 0 {
+			switch k := rng.IntN(100); {
+			case k < 12:
 				now += int64(time.Duration(rng.IntN(30)) * time.Millisecond)
 				what = fmt.Sprintf("advance to %v", time.Duration(now))
 				got, want = core.Expire(now, nil), m.expire(now)
-			} else {
+			case k < 13:
+				what = "drain"
+				got, want = core.Drain(nil), m.drain(now)
+			default:
 				r := randomRequest(rng, m, now)
 				what = fmt.Sprintf("%s from %s", r.Fields.String(), r.From)
 				got, want = core.Step(now, r, nil), m.step(now, r)
 			}
 			if g, w := canon(got), canon(want); !slices.Equal(g, w) {
-				t.Fatalf("seed %d run %d step %d (%s):\ncore:  %q\nmodel: %q", seed, run, step, what, g, w)
+				return fmt.Errorf("seed %d run %d step %d (%s):\ncore:  %q\nmodel: %q", seed, run, step, what, g, w)
 			}
 			for _, e := range got {
 				if e.Msg.Op != wire.OpGrant {
@@ -400,15 +556,18 @@ func TestCoreAgainstModel(t *testing.T) {
 				if e.Msg.Token <= tokens[e.Msg.Lock] && !(e.Msg.Token == tokens[e.Msg.Lock] && e.Msg.Token != 0) {
 					// A re-sent grant repeats its token; a new one must exceed every earlier one.
 					if !isHolderToken(core, e.Msg.Lock, e.Msg.Txn, e.Msg.Token) {
-						t.Fatalf("seed %d run %d step %d: token %d of lock %d not above %d",
+						return fmt.Errorf("seed %d run %d step %d: token %d of lock %d not above %d",
 							seed, run, step, e.Msg.Token, e.Msg.Lock, tokens[e.Msg.Lock])
 					}
 				}
 				tokens[e.Msg.Lock] = max(tokens[e.Msg.Lock], e.Msg.Token)
 			}
-			checkInvariants(t, core, m, fmt.Sprintf("seed %d run %d step %d", seed, run, step))
+			if err := checkInvariants(core, m); err != nil {
+				return fmt.Errorf("seed %d run %d step %d (%s): %w", seed, run, step, what, err)
+			}
 		}
 	}
+	return nil
 }
 
 func isHolderToken(c *Core, lock uint32, txn, token uint64) bool {
@@ -434,7 +593,7 @@ func randomRequest(rng *rand.Rand, m *model, now int64) *Request {
 		r.Flags |= wire.FlagForwarded
 		r.Client, r.From = r.From, switchAddr
 	}
-	switch k := rng.IntN(20); {
+	switch k := rng.IntN(21); {
 	case k < 9:
 		r.Op = wire.OpAcquire
 		if rng.IntN(6) == 0 {
@@ -469,6 +628,19 @@ func randomRequest(rng *rand.Rand, m *model, now int64) *Request {
 		r.Client, r.From = clientAddr(int(r.Txn%4)+1), switchAddr
 		r.Lock += 10 // switch-resident locks are disjoint from server-owned ones
 		r.Priority %= 3
+		if rng.IntN(3) == 0 {
+			r.LeaseMicros = uint32(rng.IntN(150_000))
+		}
+	case k < 20 && rng.IntN(2) == 0:
+		r.Op, r.From, r.Flags, r.Mode, r.Priority, r.Tenant = wire.OpAdmin, switchAddr, 0, 0, 0, 0
+		r.Status = []wire.Status{wire.AdminPing, wire.AdminSweep, wire.AdminResetLock, wire.AdminResetLock,
+			wire.AdminTokenFloor, 99}[rng.IntN(6)]
+		if rng.IntN(2) == 0 {
+			r.Lock += 10
+		}
+		if r.Status == wire.AdminTokenFloor {
+			r.Token = uint64(rng.IntN(1000))
+		}
 	default:
 		r.Op = wire.OpQueueEmpty
 		r.From, r.Flags = switchAddr, 0
@@ -479,8 +651,7 @@ func randomRequest(rng *rand.Rand, m *model, now int64) *Request {
 }
 
 // checkInvariants compares the core's lock states with the model's and checks mutual exclusion.
-func checkInvariants(t *testing.T, c *Core, m *model, where string) {
-	t.Helper()
+func checkInvariants(c *Core, m *model) error {
 	ids := c.Locks()
 	var mids []uint32
 	for id, l := range m.locks {
@@ -490,7 +661,7 @@ func checkInvariants(t *testing.T, c *Core, m *model, where string) {
 	}
 	slices.Sort(mids)
 	if !slices.Equal(ids, mids) {
-		t.Fatalf("%s: core locks %v, model locks %v", where, ids, mids)
+		return fmt.Errorf("core locks %v, model locks %v", ids, mids)
 	}
 	st := c.Stats()
 	holders, waiters, buffered := 0, 0, 0
@@ -506,7 +677,7 @@ func checkInvariants(t *testing.T, c *Core, m *model, where string) {
 			}
 		}
 		if x > 1 || (x == 1 && s > 0) {
-			t.Fatalf("%s: lock %d has %d exclusive and %d shared holders", where, id, x, s)
+			return fmt.Errorf("lock %d has %d exclusive and %d shared holders", id, x, s)
 		}
 		var mh, mw []uint64
 		var wait []*mreq
@@ -533,20 +704,21 @@ func checkInvariants(t *testing.T, c *Core, m *model, where string) {
 		slices.Sort(ch)
 		slices.Sort(mh)
 		if !slices.Equal(ch, mh) || !slices.Equal(cw, mw) {
-			t.Fatalf("%s: lock %d: core holders %v waiters %v; model holders %v waiters %v",
-				where, id, ch, cw, mh, mw)
+			return fmt.Errorf("lock %d: core holders %v waiters %v; model holders %v waiters %v",
+				id, ch, cw, mh, mw)
 		}
 		if len(info.Buffered) != len(l.buf) {
-			t.Fatalf("%s: lock %d: core buffers %d, model %d", where, id, len(info.Buffered), len(l.buf))
+			return fmt.Errorf("lock %d: core buffers %d, model %d", id, len(info.Buffered), len(l.buf))
 		}
 		holders += len(ch)
 		waiters += len(cw)
 		buffered += len(info.Buffered)
 	}
 	if st.Holders != holders || st.Waiters != waiters || st.Buffered != buffered || st.Locks != len(ids) {
-		t.Fatalf("%s: gauges %+v disagree with state (holders %d waiters %d buffered %d locks %d)",
-			where, st, holders, waiters, buffered, len(ids))
+		return fmt.Errorf("gauges %+v disagree with state (holders %d waiters %d buffered %d locks %d)",
+			st, holders, waiters, buffered, len(ids))
 	}
+	return nil
 }
 
 var _ = netip.AddrPort{}

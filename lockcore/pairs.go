@@ -8,7 +8,7 @@ import (
 
 // Pairs runs n uncontended exclusive acquire+release pairs through c, over nlocks locks (lock
 // i%nlocks, txn i+1, at time 1s), reusing out for the effects. It is the unit of the lock-core
-// benchmark (DESIGN: >= 10M pairs per second per core, no allocation), shared by the Go benchmark
+// benchmark (docs/targets.md: >= 10M pairs per second per core, no allocation), shared by the Go benchmark
 // and `netlock bench core`. It panics if the core does not grant or release as it must.
 func Pairs(c *Core, n int, nlocks uint32, out []Effect) []Effect {
 	acq := &Request{From: netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 0, 0, 1}), 5000)}

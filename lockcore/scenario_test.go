@@ -6,7 +6,7 @@ package lockcore
 //
 // Grammar (one command per block; arguments are key=value, durations in Go syntax):
 //
-//	config [lease=DUR] [maxlease=DUR] [prio=N] [maxwaiters=N] [grant-after=DUR]
+//	config [lease=DUR] [maxlease=DUR] [prio=N] [maxwaiters=N] [maxbuffered=N] [idle=DUR] [grant-after=DUR]
 //	       [quota=TENANT:OUTSTANDING:RATE ...] [default-quota=OUTSTANDING:RATE]
 //	    Starts a fresh Core at time 0 with TokenBase 0 (the first token is 1). Files start with it;
 //	    without it a default Core is used.
@@ -20,11 +20,14 @@ package lockcore
 //	    The switch (sw1) forwards an acquire of cN it could not queue.
 //	queue-empty lock=L slots=N
 //	    The switch (sw1) announces that lock L's switch queue drained with N free slots.
-//	admin ping|sweep|reset [lock=L]
+//	admin ping|sweep|reset|floor [lock=L] [token=K]
+//	    floor raises the token floor to K (wire.AdminTokenFloor).
 //	advance DUR
 //	    Moves the clock forward and runs Expire.
 //	state [lock=L]
 //	    Prints holders (H), waiters (W) and buffered requests (B) of one lock or of all locks.
+//	drain
+//	    Core.Drain: rejects every waiting and buffered request with status shutdown.
 //	stats
 //
 // Output: one line per effect, "DEST <- MESSAGE", where DEST is cN or sw1 and MESSAGE is
@@ -32,6 +35,7 @@ package lockcore
 
 import (
 	"fmt"
+	"math"
 	"net/netip"
 	"strconv"
 	"strings"
@@ -138,12 +142,15 @@ func (s *scenario) run(d *datadriven.TestData) (string, error) {
 		effects = s.core.Expire(s.now, nil)
 	case "state":
 		return s.state(a)
+	case "drain":
+		effects = s.core.Drain(nil)
 	case "stats":
 		st := s.core.Stats()
 		return fmt.Sprintf("locks=%d holders=%d waiters=%d buffered=%d grants=%d queued=%d released=%d "+
-			"withdrawn=%d expired=%d renewed=%d overflowed=%d pushed=%d duplicates=%d\n",
+			"withdrawn=%d expired=%d renewed=%d overflowed=%d pushed=%d duplicates=%d idle=%d next=%v\n",
 			st.Locks, st.Holders, st.Waiters, st.Buffered, st.Grants, st.Queued, st.Released,
-			st.Withdrawn, st.Expired, st.Renewed, st.Overflowed, st.PushedBack, st.Duplicates), nil
+			st.Withdrawn, st.Expired, st.Renewed, st.Overflowed, st.PushedBack, st.Duplicates, st.Idle,
+			nextDeadline(s.core.NextDeadline())), nil
 	case "admin":
 		r := &Request{From: switchAddr}
 		r.Op = wire.OpAdmin
@@ -154,6 +161,13 @@ func (s *scenario) run(d *datadriven.TestData) (string, error) {
 			r.Status = wire.AdminSweep
 		case a.has("reset"):
 			r.Status = wire.AdminResetLock
+		case a.has("floor"):
+			r.Status = wire.AdminTokenFloor
+			tok, err := a.uint("token", 0)
+			if err != nil {
+				return "", err
+			}
+			r.Token = tok
 		default:
 			r.Status = 99
 		}
@@ -171,6 +185,14 @@ func (s *scenario) run(d *datadriven.TestData) (string, error) {
 		effects = s.core.Step(s.now, r, nil)
 	}
 	return render(effects), nil
+}
+
+// nextDeadline renders Core.NextDeadline: a time, or "none".
+func nextDeadline(d int64) string {
+	if d == math.MaxInt64 {
+		return "none"
+	}
+	return time.Duration(d).String()
 }
 
 func render(effects []Effect) string {
@@ -208,6 +230,14 @@ func (s *scenario) config(a args) error {
 		return err
 	}
 	cfg.MaxWaiters = int(mw)
+	mb, err := a.uint("maxbuffered", 0)
+	if err != nil {
+		return err
+	}
+	cfg.MaxBuffered = int(mb)
+	if cfg.IdleRetention, err = a.dur("idle"); err != nil {
+		return err
+	}
 	ga, err := a.dur("grant-after")
 	if err != nil {
 		return err

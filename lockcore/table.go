@@ -1,5 +1,7 @@
 package lockcore
 
+import "math/bits"
+
 // table maps lock ids to lock states: open addressing with linear probing and Fibonacci hashing,
 // load factor at most 1/2, backward-shift deletion (no tombstones). It replaces a Go map on the
 // hot path, where two lookups per acquire+release pair were half the cost.
@@ -14,8 +16,7 @@ type table struct {
 }
 
 func newTable() table {
-	const bits = 10
-	return table{keys: make([]uint32, 1<<bits), vals: make([]*lockState, 1<<bits), shift: 32 - bits}
+	return table{keys: make([]uint32, minTable), vals: make([]*lockState, minTable), shift: uint8(32 - bits.Len(minTable-1))}
 }
 
 func (t *table) home(k uint32) uint32 { return (k * 0x9E3779B1) >> t.shift }
@@ -67,13 +68,22 @@ func (t *table) del(k uint32) {
 	}
 	t.vals[i] = nil
 	t.n--
+	if len(t.vals) > minTable && 8*t.n < len(t.vals) {
+		t.resize(len(t.vals) / 2) // a table that emptied gives its memory back
+	}
 }
 
-func (t *table) grow() {
+func (t *table) grow() { t.resize(2 * len(t.vals)) }
+
+// minTable is the smallest table size; a table shrinks by half when it is less than 1/8 full.
+const minTable = 1 << 10
+
+// resize rehashes into n slots (a power of two).
+func (t *table) resize(n int) {
 	keys, vals := t.keys, t.vals
-	t.keys = make([]uint32, 2*len(keys))
-	t.vals = make([]*lockState, 2*len(vals))
-	t.shift--
+	t.keys = make([]uint32, n)
+	t.vals = make([]*lockState, n)
+	t.shift = uint8(32 - bits.Len(uint(n)-1))
 	t.n = 0
 	for i, v := range vals {
 		if v != nil {

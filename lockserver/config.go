@@ -1,20 +1,19 @@
 package lockserver
 
 import (
-	"bytes"
 	"fmt"
 	"math"
+	"os"
 	"strconv"
-	"strings"
 	"time"
 
-	"github.com/spf13/viper"
-
+	"github.com/netlock-go/netlock/internal/config"
 	"github.com/netlock-go/netlock/lockcore"
 )
 
 // Configuration keys, as written in a config file (YAML, TOML or JSON), as environment variables
-// (NETLOCK_ prefix, dots become underscores: NETLOCK_LEASE_DEFAULT) and as command-line flags.
+// (NETLOCK_ prefix, dots become underscores: NETLOCK_LEASE_DEFAULT) and, where noted in
+// ConfigSchema, as command-line flags.
 const (
 	KeyListen        = "listen"
 	KeyShards        = "shards"
@@ -26,6 +25,8 @@ const (
 	KeyMaxLease      = "lease.max"
 	KeyPriorities    = "priorities"
 	KeyMaxWaiters    = "max_waiters"
+	KeyMaxBuffered   = "max_buffered"
+	KeyIdleRetention = "idle_retention"
 	KeyDefaultOut    = "quota.default.max_outstanding"
 	KeyDefaultRate   = "quota.default.max_rate"
 	KeyQuotas        = "quotas"
@@ -36,187 +37,210 @@ const (
 	KeyRDMA       = "rdma.enabled"
 	KeyRDMALocks  = "rdma.locks"
 	KeyRDMAListen = "rdma.listen"
+	// KeyRackKey is the rack key as 16 hexadecimal digits (a quoted string in YAML);
+	// KeyRackKeyFile names a file holding it instead (keeps the secret out of the config file,
+	// the environment and the process list). At most one of them may be set.
+	KeyRackKey     = "rack_key"
+	KeyRackKeyFile = "rack_key_file"
+	// Peers allowed to send control messages (lists of IP, prefix or IP:port).
+	KeySwitches    = "peers.switches"
+	KeyControllers = "peers.controllers"
+	KeyRDMANodes   = "peers.rdma_nodes"
+	// KeyStateFile is where the fencing-token epoch is persisted; KeyTakeoverEpoch is the epoch
+	// of the server whose locks this one takes over.
+	KeyStateFile     = "state_file"
+	KeyTakeoverEpoch = "takeover_epoch"
 )
 
-// NewViper returns a viper instance with netlock's defaults and environment binding.
-func NewViper() *viper.Viper {
-	v := viper.New()
-	v.SetEnvPrefix("NETLOCK")
-	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_"))
-	v.AutomaticEnv()
-	v.SetDefault(KeyListen, "0.0.0.0:8888")
-	v.SetDefault(KeyShards, 0)
-	v.SetDefault(KeySockets, 0)
-	v.SetDefault(KeyBatch, 64)
-	v.SetDefault(KeySweep, "1ms")
-	v.SetDefault(KeyTakeover, "0s")
-	v.SetDefault(KeyLease, "10s")
-	v.SetDefault(KeyMaxLease, "60s")
-	v.SetDefault(KeyPriorities, 8)
-	v.SetDefault(KeyMaxWaiters, 0)
-	v.SetDefault(KeyDefaultOut, 0)
-	v.SetDefault(KeyDefaultRate, 0)
-	v.SetDefault(KeyMetricsListen, "")
-	v.SetDefault(KeyLogLevel, "info")
-	v.SetDefault(KeyRDMA, false)
-	v.SetDefault(KeyRDMALocks, 1024)
-	v.SetDefault(KeyRDMAListen, "127.0.0.1:0")
-	return v
+// DefaultStateFile is the state file of netlock server when none is configured (in the working
+// directory, as etcd keeps its data directory).
+const DefaultStateFile = "netlock-server.state"
+
+var nonEmpty = func(v any) error {
+	if v.(string) == "" {
+		return fmt.Errorf("must not be empty")
+	}
+	return nil
 }
 
-// ConfigFromViper builds a Config from v (file, env and flags already merged) and validates it,
-// without binding any socket. Quotas are a map from tenant id to {max_outstanding, max_rate}.
-func ConfigFromViper(v *viper.Viper) (Config, error) {
+// ConfigSchema returns the configuration schema of netlock server: every key, its type,
+// default, flag and sanity check (internal/config loads it strictly).
+func ConfigSchema() *config.Schema {
+	return &config.Schema{EnvPrefix: "NETLOCK", Keys: []config.Key{
+		{Name: KeyListen, Type: config.String, Default: "0.0.0.0:8888", Flag: "listen", Usage: "UDP address to serve", Check: nonEmpty},
+		{Name: KeyShards, Type: config.Int, Default: 0, Flag: "shards", Usage: "lock partitions (0: one per CPU)", Check: config.Range(0, 1024)},
+		{Name: KeySockets, Type: config.Int, Default: 0, Flag: "sockets", Usage: "SO_REUSEPORT sockets (0: one per shard)", Check: config.Range(0, 256)},
+		{Name: KeyBatch, Type: config.Int, Default: 64, Flag: "batch", Usage: "datagrams per recvmmsg/sendmmsg", Check: config.Range(1, 1024)},
+		{Name: KeySweep, Type: config.Duration, Default: time.Millisecond, Flag: "sweep-interval", Usage: "how often leases and idle lock states are checked", Check: config.Positive},
+		{Name: KeyTakeover, Type: config.Duration, Default: time.Duration(0), Flag: "takeover-grace", Usage: "grant nothing for this long after start (failover: >= longest lease)", Check: config.NonNegative},
+		{Name: KeyLease, Type: config.Duration, Default: 10 * time.Second, Flag: "lease", Usage: "default lease", Check: atLeastMicro},
+		{Name: KeyMaxLease, Type: config.Duration, Default: 60 * time.Second, Flag: "max-lease", Usage: "longest lease a client may ask for", Check: atLeastMicro},
+		{Name: KeyPriorities, Type: config.Int, Default: 8, Flag: "priorities", Usage: "priority levels", Check: config.Range(1, lockcore.MaxPriorities)},
+		{Name: KeyMaxWaiters, Type: config.Int, Default: 0, Flag: "max-waiters", Usage: "waiters per lock before queue-full rejects (0: unbounded)", Check: config.NonNegative},
+		{Name: KeyMaxBuffered, Type: config.Int, Default: 4096, Flag: "max-buffered", Usage: "overflow (q2) requests buffered per switch lock before queue-full rejects", Check: config.Range(1, 1<<24)},
+		{Name: KeyIdleRetention, Type: config.Duration, Default: time.Second, Flag: "idle-retention", Usage: "how long the state of a lock without requests is kept", Check: config.Positive},
+		{Name: KeyDefaultOut, Type: config.Int, Default: 0, Usage: "default per-tenant bound on held+waiting+buffered requests (0: none)", Check: config.NonNegative},
+		{Name: KeyDefaultRate, Type: config.Int, Default: 0, Usage: "default per-tenant bound on acquires per second (0: none)", Check: config.NonNegative},
+		{Name: KeyQuotas, Type: config.Table, Usage: "per-tenant quotas: TENANT: {max_outstanding, max_rate}"},
+		{Name: KeyMetricsListen, Type: config.String, Default: "", Flag: "metrics-listen", Usage: "serve Prometheus metrics on this TCP address (e.g. :9102)"},
+		{Name: KeyLogLevel, Type: config.String, Default: "info", Flag: "log-level", Usage: "debug, info, warn or error", Check: config.OneOf("debug", "info", "warn", "error")},
+		{Name: KeyRDMA, Type: config.Bool, Default: false, Flag: "rdma", Usage: "keep locks below --rdma-locks as an ALock table on an emulated RDMA NIC"},
+		{Name: KeyRDMALocks, Type: config.Int, Default: 1024, Flag: "rdma-locks", Usage: "number of RDMA-backed locks (ids 0..N-1) with --rdma", Check: config.Range(1, 1<<20)},
+		{Name: KeyRDMAListen, Type: config.String, Default: "127.0.0.1:0", Flag: "rdma-listen", Usage: "TCP address of the emulated RDMA NIC (remote clients' verbs)", Check: nonEmpty},
+		{Name: KeyRackKey, Type: config.String, Default: "", Usage: "rack key, 16 hex digits (prefer rack_key_file)"},
+		{Name: KeyRackKeyFile, Type: config.String, Default: "", Flag: "rack-key-file", Usage: "file holding the rack key (16 hex digits) that control messages carry"},
+		{Name: KeySwitches, Type: config.Strings, Default: []string(nil), Flag: "switch", Usage: "switch address(es) allowed to send overflow and queue-empty (IP, prefix or IP:port)"},
+		{Name: KeyControllers, Type: config.Strings, Default: []string(nil), Flag: "controller", Usage: "controller/operator address(es) allowed to send admin (IP, prefix or IP:port)"},
+		{Name: KeyRDMANodes, Type: config.Strings, Default: []string(nil), Flag: "rdma-node", Usage: "remote RDMA client address(es) allowed to join (IP, prefix or IP:port)"},
+		{Name: KeyStateFile, Type: config.String, Default: DefaultStateFile, Flag: "state-file", Usage: "file persisting the fencing-token epoch", Check: nonEmpty},
+		{Name: KeyTakeoverEpoch, Type: config.Uint, Default: uint64(0), Flag: "takeover-epoch", Usage: "epoch of the server whose locks this one takes over (tokens start above it)"},
+	}}
+}
+
+func atLeastMicro(v any) error {
+	if d := v.(time.Duration); d < time.Microsecond {
+		return fmt.Errorf("%v: a lease must be at least 1µs", d)
+	}
+	return nil
+}
+
+// ConfigFromValues builds a Config from values loaded with ConfigSchema (file, environment and
+// flags already merged) and checks what no single key can: the max lease against the default, the
+// rack key's syntax and its two sources, the peers, the quotas. Errors name the key and where its
+// value came from. No socket is bound.
+func ConfigFromValues(v *config.Values) (Config, error) {
 	var c Config
+	c.Listen = v.String(KeyListen)
+	c.Shards, c.Sockets, c.Batch = v.Int(KeyShards), v.Int(KeySockets), v.Int(KeyBatch)
+	c.SweepInterval, c.TakeoverGrace = v.Duration(KeySweep), v.Duration(KeyTakeover)
+	c.Core.DefaultLease, c.Core.MaxLease = v.Duration(KeyLease), v.Duration(KeyMaxLease)
+	c.Core.Priorities, c.Core.MaxWaiters = v.Int(KeyPriorities), v.Int(KeyMaxWaiters)
+	c.Core.MaxBuffered, c.Core.IdleRetention = v.Int(KeyMaxBuffered), v.Duration(KeyIdleRetention)
+	c.Core.DefaultQuota = lockcore.Quota{MaxOutstanding: v.Int(KeyDefaultOut), MaxRate: v.Int(KeyDefaultRate)}
+	if c.Core.MaxLease < c.Core.DefaultLease {
+		return Config{}, v.Errorf(KeyMaxLease, "%v is below %s %v", c.Core.MaxLease, KeyLease, c.Core.DefaultLease)
+	}
+	if c.Core.MaxLease/time.Microsecond > math.MaxUint32 {
+		return Config{}, v.Errorf(KeyMaxLease, "%v does not fit the protocol's 32-bit µs lease field", c.Core.MaxLease)
+	}
 	var err error
-	c.Listen = v.GetString(KeyListen)
-	ints := []struct {
-		key string
-		dst *int
-	}{{KeyShards, &c.Shards}, {KeySockets, &c.Sockets}, {KeyBatch, &c.Batch},
-		{KeyPriorities, &c.Core.Priorities}, {KeyMaxWaiters, &c.Core.MaxWaiters},
-		{KeyDefaultOut, &c.Core.DefaultQuota.MaxOutstanding}, {KeyDefaultRate, &c.Core.DefaultQuota.MaxRate}}
-	for _, f := range ints {
-		if *f.dst, err = getInt(v, f.key); err != nil {
-			return Config{}, err
-		}
-	}
-	durs := []struct {
-		key string
-		dst *time.Duration
-	}{{KeySweep, &c.SweepInterval}, {KeyTakeover, &c.TakeoverGrace}, {KeyLease, &c.Core.DefaultLease},
-		{KeyMaxLease, &c.Core.MaxLease}}
-	for _, f := range durs {
-		if *f.dst, err = getDuration(v, f.key); err != nil {
-			return Config{}, err
-		}
-	}
-	if c.Core.Quotas, err = getQuotas(v.Get(KeyQuotas)); err != nil {
+	if c.Core.Quotas, err = getQuotas(v); err != nil {
 		return Config{}, err
 	}
-	if c.Core.Priorities == 0 {
-		return Config{}, fmt.Errorf("%s: must be at least 1", KeyPriorities)
+	if v.Bool(KeyRDMA) {
+		c.RDMA.Locks, c.RDMA.Listen = v.Int(KeyRDMALocks), v.String(KeyRDMAListen)
 	}
-	if v.GetBool(KeyRDMA) {
-		if c.RDMA.Locks, err = getInt(v, KeyRDMALocks); err != nil {
-			return Config{}, err
+	if c.RackKey, err = getRackKey(v); err != nil {
+		return Config{}, err
+	}
+	c.Peers = Peers{Switches: v.Strings(KeySwitches), Controllers: v.Strings(KeyControllers),
+		RDMANodes: v.Strings(KeyRDMANodes)}
+	for key, list := range map[string][]string{KeySwitches: c.Peers.Switches, KeyControllers: c.Peers.Controllers,
+		KeyRDMANodes: c.Peers.RDMANodes} {
+		if _, err := parsePeers(key, list); err != nil {
+			return Config{}, v.Errorf(key, "%v", err)
 		}
-		if c.RDMA.Locks < 1 {
-			return Config{}, fmt.Errorf("%s: must be at least 1 with %s", KeyRDMALocks, KeyRDMA)
-		}
-		c.RDMA.Listen = v.GetString(KeyRDMAListen)
+	}
+	c.StateFile = v.String(KeyStateFile)
+	if c.TakeoverEpoch = v.Uint(KeyTakeoverEpoch); c.TakeoverEpoch >= MaxEpoch {
+		return Config{}, v.Errorf(KeyTakeoverEpoch, "%d: must be below %d", c.TakeoverEpoch, uint64(MaxEpoch))
 	}
 	if err := c.validate(); err != nil {
-		return Config{}, err
+		return Config{}, fmt.Errorf("config: %w", err)
 	}
 	if _, err := lockcore.New(c.Core); err != nil {
-		return Config{}, err
+		return Config{}, fmt.Errorf("config: %w", err)
 	}
 	return c, nil
 }
 
-// ParseConfig reads a config file's bytes in the given format ("yaml", "toml", "json") over the
-// defaults, without environment or flags.
+// ParseConfig reads a config file's content in format ("yaml", "toml", "json") over the
+// defaults, strictly, without environment or flags.
 func ParseConfig(data []byte, format string) (Config, error) {
-	v := viper.New()
-	def := NewViper()
-	for _, k := range def.AllKeys() {
-		v.SetDefault(k, def.Get(k))
+	v, err := ConfigSchema().LoadBytes(data, format)
+	if err != nil {
+		return Config{}, err
 	}
-	v.SetConfigType(format)
-	if err := v.ReadConfig(bytes.NewReader(data)); err != nil {
-		return Config{}, fmt.Errorf("config: %w", err)
-	}
-	return ConfigFromViper(v)
+	return ConfigFromValues(v)
 }
 
-func getInt(v *viper.Viper, key string) (int, error) {
-	switch x := v.Get(key).(type) {
-	case int:
-		return x, nil
-	case int64:
-		if x < math.MinInt32 || x > math.MaxInt32 {
-			return 0, fmt.Errorf("%s: %d out of range", key, x)
-		}
-		return int(x), nil
-	case uint64:
-		if x > math.MaxInt32 {
-			return 0, fmt.Errorf("%s: %d out of range", key, x)
-		}
-		return int(x), nil
-	case float64:
-		if x != math.Trunc(x) || x < math.MinInt32 || x > math.MaxInt32 {
-			return 0, fmt.Errorf("%s: %v is not an integer", key, x)
-		}
-		return int(x), nil
-	case string:
-		n, err := strconv.Atoi(strings.TrimSpace(x))
+// getRackKey reads the rack key from KeyRackKey or the file named by KeyRackKeyFile. Errors never
+// contain the key's text.
+func getRackKey(v *config.Values) (RackKey, error) {
+	text, file := v.String(KeyRackKey), v.String(KeyRackKeyFile)
+	switch {
+	case text != "" && file != "":
+		return 0, v.Errorf(KeyRackKeyFile, "set %s or %s, not both (%s comes from %s)", KeyRackKey, KeyRackKeyFile,
+			KeyRackKey, v.Source(KeyRackKey))
+	case file != "":
+		b, err := os.ReadFile(file)
 		if err != nil {
-			return 0, fmt.Errorf("%s: %q is not an integer", key, x)
+			return 0, v.Errorf(KeyRackKeyFile, "%v", err)
 		}
-		return n, nil
-	case nil:
-		return 0, nil
-	default:
-		return 0, fmt.Errorf("%s: %v is not an integer", key, x)
-	}
-}
-
-func getDuration(v *viper.Viper, key string) (time.Duration, error) {
-	switch x := v.Get(key).(type) {
-	case time.Duration:
-		return x, nil
-	case string:
-		d, err := time.ParseDuration(strings.TrimSpace(x))
+		k, err := ParseRackKey(string(b))
 		if err != nil {
-			return 0, fmt.Errorf("%s: %w", key, err)
+			return 0, v.Errorf(KeyRackKeyFile, "%s: %v", file, err)
 		}
-		if d < 0 {
-			return 0, fmt.Errorf("%s: %v is negative", key, d)
+		return k, nil
+	case text != "":
+		k, err := ParseRackKey(text)
+		if err != nil {
+			return 0, v.Errorf(KeyRackKey, "%v", err)
 		}
-		return d, nil
-	case nil:
-		return 0, nil
-	default:
-		return 0, fmt.Errorf("%s: %v is not a duration (write e.g. \"250ms\")", key, x)
+		return k, nil
 	}
+	return 0, nil
 }
 
-func getQuotas(raw any) (map[uint16]lockcore.Quota, error) {
-	if raw == nil {
+// getQuotas reads the per-tenant quotas: a section from tenant id to {max_outstanding, max_rate}.
+func getQuotas(v *config.Values) (map[uint16]lockcore.Quota, error) {
+	m := v.Table(KeyQuotas)
+	if m == nil {
 		return nil, nil
-	}
-	m, ok := raw.(map[string]any)
-	if !ok {
-		return nil, fmt.Errorf("%s: want a map from tenant id to {max_outstanding, max_rate}", KeyQuotas)
 	}
 	qs := make(map[uint16]lockcore.Quota, len(m))
 	for k, val := range m {
 		t, err := strconv.ParseUint(k, 10, 16)
 		if err != nil {
-			return nil, fmt.Errorf("%s: tenant %q is not a 16-bit number", KeyQuotas, k)
+			return nil, v.Errorf(KeyQuotas, "tenant %q is not a 16-bit number", k)
 		}
 		sub, ok := val.(map[string]any)
 		if !ok {
-			return nil, fmt.Errorf("%s.%s: want {max_outstanding, max_rate}", KeyQuotas, k)
-		}
-		sv := viper.New()
-		for sk, sval := range sub {
-			switch sk {
-			case "max_outstanding", "max_rate":
-				sv.Set(sk, sval)
-			default:
-				return nil, fmt.Errorf("%s.%s: unknown key %q", KeyQuotas, k, sk)
-			}
+			return nil, v.Errorf(KeyQuotas+"."+k, "want a section {max_outstanding, max_rate}, got %v", val)
 		}
 		var q lockcore.Quota
-		if q.MaxOutstanding, err = getInt(sv, "max_outstanding"); err != nil {
-			return nil, fmt.Errorf("%s.%s.%w", KeyQuotas, k, err)
-		}
-		if q.MaxRate, err = getInt(sv, "max_rate"); err != nil {
-			return nil, fmt.Errorf("%s.%s.%w", KeyQuotas, k, err)
+		for sk, sval := range sub {
+			var dst *int
+			switch sk {
+			case "max_outstanding":
+				dst = &q.MaxOutstanding
+			case "max_rate":
+				dst = &q.MaxRate
+			default:
+				return nil, v.Errorf(KeyQuotas+"."+k, "unknown key %s (want max_outstanding, max_rate)", sk)
+			}
+			n, ok := wholeInt(sval)
+			if !ok {
+				return nil, v.Errorf(KeyQuotas+"."+k+"."+sk, "%v is not an integer", sval)
+			}
+			if n < 0 {
+				return nil, v.Errorf(KeyQuotas+"."+k+"."+sk, "%d: must not be negative", n)
+			}
+			*dst = n
 		}
 		qs[uint16(t)] = q
 	}
 	return qs, nil
+}
+
+func wholeInt(v any) (int, bool) {
+	switch x := v.(type) {
+	case int:
+		return x, x <= math.MaxInt32
+	case int64:
+		return int(x), x >= math.MinInt32 && x <= math.MaxInt32
+	case float64:
+		return int(x), x == math.Trunc(x) && x >= math.MinInt32 && x <= math.MaxInt32
+	}
+	return 0, false
 }

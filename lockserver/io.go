@@ -75,12 +75,23 @@ type writer struct {
 func (s *Server) newWriter(i int) (*writer, error) {
 	w := &writer{s: s, pc: s.conns[i]}
 	if s.raw[i] == nil {
-		w.buf = make([]byte, wire.Len)
+		w.buf = make([]byte, wire.ControlLen)
 		return w, nil
 	}
 	var err error
-	w.batch, err = udpbatch.NewWriter(s.raw[i], 4*s.cfg.Batch, wire.Len)
+	w.batch, err = udpbatch.NewWriter(s.raw[i], 4*s.cfg.Batch, wire.ControlLen)
 	return w, err
+}
+
+// encode writes m into b (at least wire.ControlLen bytes) and returns the datagram's length: a
+// control message (push-back, admin reply) carries the rack key in its trailer.
+func (w *writer) encode(b []byte, m *wire.Fields) int {
+	wire.Header(b).Encode(m)
+	if !m.Op.IsControl() {
+		return wire.Len
+	}
+	wire.SetRackKey(b, uint64(w.s.cfg.RackKey))
+	return wire.ControlLen
 }
 
 func (w *writer) addEffects(es []lockcore.Effect) {
@@ -89,8 +100,8 @@ func (w *writer) addEffects(es []lockcore.Effect) {
 		return
 	}
 	for i := range es {
-		wire.Header(w.batch.Next()).Encode(&es[i].Msg)
-		w.batch.Commit(wire.Len, es[i].To)
+		n := w.encode(w.batch.Next(), &es[i].Msg)
+		w.batch.Commit(n, es[i].To)
 	}
 }
 
@@ -103,8 +114,8 @@ func (w *writer) flushIfFull() {
 func (w *writer) flush() {
 	if w.batch == nil {
 		for i := range w.queue {
-			wire.Header(w.buf).Encode(&w.queue[i].Msg)
-			if _, err := w.pc.WriteTo(w.buf, net.UDPAddrFromAddrPort(w.queue[i].To)); err != nil {
+			n := w.encode(w.buf, &w.queue[i].Msg)
+			if _, err := w.pc.WriteTo(w.buf[:n], net.UDPAddrFromAddrPort(w.queue[i].To)); err != nil {
 				w.s.sendErr.Add(1)
 				continue
 			}

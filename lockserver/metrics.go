@@ -30,6 +30,16 @@ func (s *Server) Malformed() map[string]uint64 {
 	return m
 }
 
+// ControlRefused returns the number of control messages refused, by reason (docs/protocol.md,
+// "Who may send what").
+func (s *Server) ControlRefused() map[string]uint64 {
+	m := make(map[string]uint64, refusedReasons)
+	for i := range s.refused {
+		m[refusedNames[i]] = s.refused[i].Load()
+	}
+	return m
+}
+
 // collector exports the server's counters to Prometheus, read from the cores at scrape time so
 // that the packet path updates no metric.
 type collector struct{ s *Server }
@@ -47,6 +57,8 @@ var (
 	descLocks     = prometheus.NewDesc("netlock_locks", "Locks with requests.", nil, nil)
 	descBuffered  = prometheus.NewDesc("netlock_overflow_buffered", "Requests buffered in q2 for switch locks.", nil, nil)
 	descPackets   = prometheus.NewDesc("netlock_packets_total", "Datagrams received and sent.", []string{"dir"}, nil)
+	descRefused   = prometheus.NewDesc("netlock_control_refused_total", "Control messages dropped unanswered, by reason.", []string{"reason"}, nil)
+	descEpoch     = prometheus.NewDesc("netlock_token_epoch", "The fencing-token epoch in force.", nil, nil)
 
 	descRDMAGrants  = prometheus.NewDesc("netlock_rdma_proxy_grants_total", "UDP grants of RDMA locks sent after the server took the ALock.", nil, nil)
 	descRDMADropped = prometheus.NewDesc("netlock_rdma_proxy_dropped_total", "UDP grants of RDMA locks that ended before the ALock was taken.", nil, nil)
@@ -58,7 +70,7 @@ var (
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descRequests, descGrants, descRejects, descExpiries, descReleases,
 		descPushBacks, descMalformed, descDepth, descHolders, descLocks, descBuffered, descPackets,
-		descRDMAGrants, descRDMADropped, descRDMATry, descRDMAProxies, descRDMAPeers} {
+		descRefused, descEpoch, descRDMAGrants, descRDMADropped, descRDMATry, descRDMAProxies, descRDMAPeers} {
 		ch <- d
 	}
 }
@@ -84,12 +96,16 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	for reason, v := range c.s.Malformed() {
 		counter(descMalformed, v, reason)
 	}
+	for reason, v := range c.s.ControlRefused() {
+		counter(descRefused, v, reason)
+	}
 	counter(descPackets, c.s.recv.Load(), "in")
 	counter(descPackets, c.s.sent.Load(), "out")
 	gauge(descDepth, st.Waiters)
 	gauge(descHolders, st.Holders)
 	gauge(descLocks, st.Locks)
 	gauge(descBuffered, st.Buffered)
+	gauge(descEpoch, int(c.s.Epoch()))
 	if rs, ok := c.s.RDMAStats(); ok {
 		counter(descRDMAGrants, rs.ProxyGrants)
 		counter(descRDMADropped, rs.ProxyDropped)

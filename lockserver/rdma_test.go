@@ -25,7 +25,7 @@ import (
 // Run's result.
 func startRDMA(t *testing.T, locks int, mod func(*Config)) (s *Server, stop func()) {
 	t.Helper()
-	cfg := Config{Listen: "127.0.0.1:0", Shards: 2, Sockets: 1, RDMA: RDMAConfig{Locks: locks}}
+	cfg := trusted(Config{Listen: "127.0.0.1:0", Shards: 2, Sockets: 1, RDMA: RDMAConfig{Locks: locks}})
 	if mod != nil {
 		mod(&cfg)
 	}
@@ -54,7 +54,8 @@ var remoteALock alock.Config
 
 func dialRemote(t *testing.T, s *Server) *rdmaclient.Client {
 	t.Helper()
-	rc, err := rdmaclient.Dial(context.Background(), rdmaclient.Config{Server: s.Addr().String(), ALock: remoteALock})
+	rc, err := rdmaclient.Dial(context.Background(), rdmaclient.Config{Server: s.Addr().String(), ALock: remoteALock,
+		RackKey: uint64(testKey)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -307,7 +308,7 @@ func TestRDMAGrantWaitsForALock(t *testing.T) {
 	}
 	p.send(wire.Fields{Op: wire.OpAcquire, Mode: wire.Exclusive, Lock: 0, Txn: 2})
 	p.expectNothing(20 * time.Millisecond)
-	p.send(wire.Fields{Op: wire.OpAdmin, Status: wire.AdminResetLock, Lock: 0, Txn: 99})
+	p.sendControl(wire.Fields{Op: wire.OpAdmin, Status: wire.AdminResetLock, Lock: 0, Txn: 99})
 	p.expect(wire.OpAdmin, 99)
 	if err := ll.Unlock(0); err != nil {
 		t.Fatal(err)
@@ -365,7 +366,7 @@ func TestRDMAModesAndReset(t *testing.T) {
 	}
 	// Reset lock 3: the holder (txn 1) is forgotten, the waiter (txn 2) rejected not-owner, and
 	// the ALock is free for a co-located caller.
-	a.send(wire.Fields{Op: wire.OpAdmin, Status: wire.AdminResetLock, Lock: 3, Txn: 77})
+	a.sendControl(wire.Fields{Op: wire.OpAdmin, Status: wire.AdminResetLock, Lock: 3, Txn: 77})
 	if f := b.expect(wire.OpReject, 2); f.Status != wire.StatusNotOwner {
 		t.Fatalf("got %s, want reject not-owner", f.String())
 	}
@@ -385,32 +386,33 @@ func TestRDMAAdmin(t *testing.T) {
 	s, _ := startRDMA(t, 8, nil)
 	p := newPeer(t, s.Addr())
 	nic := netip.MustParseAddrPort("127.0.0.1:4242")
-	p.send(wire.Fields{Op: wire.OpAdmin, Status: rdmaproto.AdminJoin, Txn: 1, Client: nic})
+	p.sendControl(wire.Fields{Op: wire.OpAdmin, Status: rdmaproto.AdminJoin, Txn: 1, Client: nic})
 	f := p.expect(wire.OpAdmin, 1)
 	j := rdmaproto.DecodeJoin(&f)
 	srvNIC, _ := s.RDMAAddr()
 	if j.Node != 1 || j.Locks != 8 || j.Base != s.rdma.tbl.Base() || j.NIC != srvNIC {
 		t.Fatalf("join answer %+v, want node 1, 8 locks, base %v, nic %v", j, s.rdma.tbl.Base(), srvNIC)
 	}
-	p.send(wire.Fields{Op: wire.OpAdmin, Status: rdmaproto.AdminJoin, Txn: 2, Client: nic})
+	p.sendControl(wire.Fields{Op: wire.OpAdmin, Status: rdmaproto.AdminJoin, Txn: 2, Client: nic})
 	if f := p.expect(wire.OpAdmin, 2); f.Tenant != 1 {
 		t.Fatalf("second join of the same NIC got node %d, want 1", f.Tenant)
 	}
-	p.send(wire.Fields{Op: wire.OpAdmin, Status: rdmaproto.AdminPeer, Txn: 3, Tenant: 1})
+	p.sendControl(wire.Fields{Op: wire.OpAdmin, Status: rdmaproto.AdminPeer, Txn: 3, Tenant: 1})
 	if f := p.expect(wire.OpAdmin, 3); f.Client != nic {
 		t.Fatalf("peer 1 is %v, want %v", f.Client, nic)
 	}
-	p.send(wire.Fields{Op: wire.OpAdmin, Status: rdmaproto.AdminPeer, Txn: 4, Tenant: 9})
+	p.sendControl(wire.Fields{Op: wire.OpAdmin, Status: rdmaproto.AdminPeer, Txn: 4, Tenant: 9})
 	if f := p.expect(wire.OpReject, 4); f.Status != wire.StatusBadRequest {
 		t.Fatalf("unknown peer: %s, want reject bad-request", f.String())
 	}
 
-	plain, stop := startServer(t, Config{})
+	plain, stop := startServer(t, trusted(Config{}))
 	defer stop()
 	if plain.LocalLocks() != nil {
 		t.Fatal("LocalLocks of a server without RDMA tier is not nil")
 	}
-	_, err := rdmaclient.Dial(context.Background(), rdmaclient.Config{Server: plain.Addr().String()})
+	_, err := rdmaclient.Dial(context.Background(), rdmaclient.Config{Server: plain.Addr().String(),
+		RackKey: uint64(testKey)})
 	if !errors.Is(err, rdmaclient.ErrRejected) {
 		t.Fatalf("join of a server without RDMA table: %v, want ErrRejected", err)
 	}

@@ -10,6 +10,24 @@
 // Malformed datagrams and ops a server does not accept are counted and dropped. On shutdown the
 // server answers every packet it has read, then rejects the waiting requests (status shutdown).
 //
+// # Who may send what
+//
+// Control messages (overflow and queue-empty from the switch, admin from the controller, RDMA
+// joins from remote RDMA clients) are processed only when they come from an address listed in
+// Config.Peers for that op and carry Config.RackKey in their 8-byte trailer; anything else is
+// dropped unanswered and counted by reason (ControlRefused, netlock_control_refused_total). A
+// server without a rack key refuses every control message. Push-backs and admin replies the server
+// sends carry the key. The key never appears in logs (RackKey redacts itself).
+//
+// # Fencing tokens
+//
+// Tokens are epoch-major (token = epoch<<EpochShift | count): the epoch is persisted in
+// Config.StateFile and bumped, fsync'd, before the first grant of every start, so tokens grow
+// across restarts without any clock; Config.TakeoverEpoch hands a replacement server the failed
+// server's epoch; the admin sub-operation token floor (wire.AdminTokenFloor) raises the floor of
+// one lock's shard or of all shards at runtime, moving to a later epoch first when the floor lies
+// beyond half of the current one.
+//
 // # RDMA tier
 //
 // With Config.RDMA.Locks = N > 0 (netlock server --rdma --rdma-locks N) the server owns an
@@ -87,8 +105,24 @@ type Config struct {
 	Batch int
 	// SweepInterval is how often leases are checked. Default 1ms.
 	SweepInterval time.Duration
-	// Core configures every shard's lock core. TokenBase is set by the server (its start time).
+	// Core configures every shard's lock core. TokenBase is set by the server (from its epoch).
 	Core lockcore.Config
+	// RackKey is the key every control message (overflow, queue-empty, admin) must carry in its
+	// trailer, and the key the server puts on the control messages it sends (push-back, admin
+	// replies). 0: no key; every control message is then refused.
+	RackKey RackKey
+	// Peers says which source addresses may send which control message; a control message from
+	// anyone else is refused, key or not (docs/protocol.md, "Who may send what").
+	Peers Peers
+	// StateFile is where the server persists its fencing-token epoch (a few bytes, fsync'd). The
+	// epoch is bumped before the first grant of every start, so tokens grow across restarts
+	// whatever the clock says. Empty: the epoch is kept in memory only and a restarted server
+	// starts again at TakeoverEpoch+1 (tests; netlock server always sets a file).
+	StateFile string
+	// TakeoverEpoch is the epoch of the server whose locks this one takes over (its Epoch, or
+	// the token of its admin ping reply): this server's epoch, hence every token it grants, is
+	// larger. Use it with TakeoverGrace.
+	TakeoverEpoch uint64
 	// TakeoverGrace holds all grants for this long after start: set it to at least the longest
 	// lease when this server takes over the locks of a failed one.
 	TakeoverGrace time.Duration
@@ -135,6 +169,11 @@ func (c *Config) validate() error {
 		return errors.New("sweep interval must not be negative")
 	case c.TakeoverGrace < 0:
 		return errors.New("takeover grace must not be negative")
+	case c.TakeoverEpoch >= MaxEpoch:
+		return fmt.Errorf("takeover epoch %d: must be below %d", c.TakeoverEpoch, uint64(MaxEpoch))
+	}
+	if _, err := newAuth(c.RackKey, c.Peers); err != nil {
+		return err
 	}
 	if c.Sockets == 0 {
 		c.Sockets = c.Shards
@@ -165,9 +204,12 @@ type Server struct {
 	raw     []*net.UDPConn // nil entries for wrapped sockets
 	shards  []*shard
 	rdma    *rdmaTier // nil without an ALock table
+	auth    *auth
+	epochs  *epochStore
 	addr    netip.AddrPort
 	closing atomic.Bool
 	bad     [badReasons]atomic.Uint64
+	refused [refusedReasons]atomic.Uint64
 	sent    atomic.Uint64
 	recv    atomic.Uint64
 	sendErr atomic.Uint64
@@ -191,15 +233,23 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("lockserver: %w", err)
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger}
+	var err error
+	if s.auth, err = newAuth(cfg.RackKey, cfg.Peers); err != nil {
+		return nil, fmt.Errorf("lockserver: %w", err)
+	}
+	if s.epochs, err = openEpoch(cfg.StateFile, cfg.TakeoverEpoch); err != nil {
+		return nil, fmt.Errorf("lockserver: %w", err)
+	}
 	start := cfg.Clock.Now()
 	for i := 0; i < cfg.Shards; i++ {
 		cc := cfg.Core
-		cc.TokenBase = uint64(start.UnixNano())
+		cc.TokenBase = epochBase(s.epochs.current())
 		if cfg.TakeoverGrace > 0 {
 			cc.GrantAfter = start.Add(cfg.TakeoverGrace).UnixNano()
 		}
 		core, err := lockcore.New(cc)
 		if err != nil {
+			s.epochs.close()
 			return nil, fmt.Errorf("lockserver: %w", err)
 		}
 		s.shards = append(s.shards, &shard{core: core, out: make([]lockcore.Effect, 0, 64)})
@@ -264,11 +314,17 @@ func (s *Server) listen() error {
 	return nil
 }
 
+// closeConns closes the sockets and releases the state file (a server that stops or never ran).
 func (s *Server) closeConns() {
 	for _, c := range s.conns {
 		c.Close()
 	}
+	s.epochs.close()
 }
+
+// Epoch returns the server's fencing-token epoch: every token it grants is at least
+// Epoch()<<EpochShift. Hand it to a server that takes this one's locks over (TakeoverEpoch).
+func (s *Server) Epoch() uint64 { return s.epochs.current() }
 
 // closeRDMA releases the RDMA tier of a server that never ran.
 func (s *Server) closeRDMA() {
@@ -293,7 +349,14 @@ func (s *Server) Addr() netip.AddrPort { return s.addr }
 // Run serves until ctx is done, then shuts down gracefully: the packets already read are answered,
 // waiting requests are rejected with status shutdown, and the sockets are closed.
 func (s *Server) Run(ctx context.Context) error {
-	s.log.Info("lock server serving", "addr", s.addr, "shards", len(s.shards), "sockets", len(s.conns))
+	s.log.Info("lock server serving", "addr", s.addr, "shards", len(s.shards), "sockets", len(s.conns),
+		"epoch", s.Epoch(), "rack_key", s.cfg.RackKey)
+	if s.cfg.RackKey == 0 {
+		s.log.Warn("no rack key configured: every control message (overflow, queue-empty, admin) is refused")
+	}
+	if s.cfg.StateFile == "" {
+		s.log.Warn("no state file: the token epoch is not persisted, a restart reissues smaller fencing tokens")
+	}
 	if s.rdma != nil {
 		s.rdma.start()
 		s.log.Info("rdma tier serving", "nic", s.rdma.nic, "locks", s.rdma.n)
@@ -379,6 +442,7 @@ func (s *Server) sweep(w *writer) {
 		// Before Expire, so that a late sweep renews a waiting grant before it could expire it.
 		s.rdma.keepAlive(now, w)
 	}
+	s.refillEpoch()
 	for _, sh := range s.shards {
 		sh.mu.Lock()
 		if now >= sh.core.NextDeadline() {
@@ -426,6 +490,17 @@ func (s *Server) serve(i int) error {
 			if !s.decode(b, from, &req) {
 				continue
 			}
+			if req.Op == wire.OpAdmin && req.Status == wire.AdminTokenFloor {
+				s.tokenFloor(&req, w)
+				continue
+			}
+			if req.Op == wire.OpAdmin && req.Status == wire.AdminPing {
+				// Answered here: the reply carries the server's epoch (a replacement server is
+				// handed it as TakeoverEpoch) and its shard count.
+				w.addEffects([]lockcore.Effect{{To: req.From, Msg: wire.Fields{Op: wire.OpAdmin, Status: req.Status,
+					Flags: wire.FlagReply, Lock: req.Lock, Txn: req.Txn, Token: s.Epoch(), Slots: uint16(len(s.shards))}}})
+				continue
+			}
 			if s.rdma != nil && !s.rdma.beforeStep(&req, w) {
 				continue
 			}
@@ -443,7 +518,8 @@ func (s *Server) serve(i int) error {
 	}
 }
 
-// decode validates a datagram into req; invalid ones are counted and false is returned.
+// decode validates a datagram into req; invalid ones, and control messages that are not
+// authorized (docs/protocol.md, "Who may send what"), are counted and false is returned.
 func (s *Server) decode(b []byte, from netip.AddrPort, req *lockcore.Request) bool {
 	h, err := wire.Parse(b)
 	if err != nil {
@@ -459,8 +535,18 @@ func (s *Server) decode(b []byte, from netip.AddrPort, req *lockcore.Request) bo
 		}
 		return false
 	}
-	switch h.Op() {
-	case wire.OpAcquire, wire.OpRelease, wire.OpOverflow, wire.OpQueueEmpty, wire.OpLeaseProbe, wire.OpAdmin:
+	switch op := h.Op(); {
+	case op == wire.OpAdmin && h.Has(wire.FlagReply):
+		// An answer is never a request: stepping it would answer it (two servers could bounce
+		// replies forever).
+		s.bad[badUnexpected].Add(1)
+		return false
+	case op.IsControl():
+		if why := s.auth.check(b, h, from); why >= 0 {
+			s.refused[why].Add(1)
+			return false
+		}
+	case op == wire.OpAcquire, op == wire.OpRelease, op == wire.OpLeaseProbe:
 	default:
 		s.bad[badUnexpected].Add(1)
 		return false
@@ -468,4 +554,77 @@ func (s *Server) decode(b []byte, from netip.AddrPort, req *lockcore.Request) bo
 	h.Decode(&req.Fields)
 	req.From = from
 	return true
+}
+
+// tokenFloor answers wire.AdminTokenFloor: every token granted afterwards, by the shard of
+// req.Lock (Slots 0) or by every shard (Slots 1), is larger than req.Token. A floor beyond the
+// current epoch's range moves the server to a new epoch first (persisted), so that the tokens of
+// a later restart stay above it. The reply carries the floor in force.
+func (s *Server) tokenFloor(req *lockcore.Request, w *writer) {
+	reply := wire.Fields{Op: wire.OpAdmin, Status: req.Status, Flags: wire.FlagReply, Lock: req.Lock, Txn: req.Txn,
+		Slots: req.Slots}
+	if req.Slots > 1 {
+		reply = wire.Fields{Op: wire.OpReject, Status: wire.StatusBadRequest, Lock: req.Lock, Txn: req.Txn,
+			Token: req.Token, Timestamp: req.Timestamp}
+		w.addEffects([]lockcore.Effect{{To: req.From, Msg: reply}})
+		return
+	}
+	floor := req.Token
+	e := s.Epoch()
+	if floor >= epochBase(e)+epochRefill {
+		// Past half of this epoch's range: a later epoch, persisted before any token above
+		// floor is granted.
+		ne, err := s.epochs.bump(floor>>EpochShift + 1)
+		if err != nil {
+			s.log.Error("token floor: cannot move to a new epoch", "err", err)
+			reply = wire.Fields{Op: wire.OpReject, Status: wire.StatusBadRequest, Lock: req.Lock, Txn: req.Txn,
+				Token: req.Token, Timestamp: req.Timestamp}
+			w.addEffects([]lockcore.Effect{{To: req.From, Msg: reply}})
+			return
+		}
+		s.raiseAll(epochBase(ne))
+		floor = epochBase(ne)
+	}
+	shards := s.shards
+	if req.Slots == 0 {
+		shards = []*shard{s.shardOf(req.Lock)}
+	}
+	for _, sh := range shards {
+		sh.mu.Lock()
+		sh.core.RaiseTokenFloor(floor)
+		reply.Token = max(reply.Token, sh.core.LastToken())
+		sh.mu.Unlock()
+	}
+	w.addEffects([]lockcore.Effect{{To: req.From, Msg: reply}})
+}
+
+// raiseAll raises every shard's token floor to t.
+func (s *Server) raiseAll(t uint64) {
+	for _, sh := range s.shards {
+		sh.mu.Lock()
+		sh.core.RaiseTokenFloor(t)
+		sh.mu.Unlock()
+	}
+}
+
+// refillEpoch moves the server to the next epoch once a shard has counted half-way through the
+// current one, so that no shard's tokens can ever reach the next epoch's range unannounced.
+func (s *Server) refillEpoch() {
+	e := s.Epoch()
+	limit := epochBase(e) + epochRefill
+	for _, sh := range s.shards {
+		sh.mu.Lock()
+		t := sh.core.LastToken()
+		sh.mu.Unlock()
+		if t >= limit {
+			ne, err := s.epochs.bump(max(e+1, t>>EpochShift+1))
+			if err != nil {
+				s.log.Error("cannot move to a new token epoch", "err", err)
+				return
+			}
+			s.raiseAll(epochBase(ne))
+			s.log.Info("moved to a new token epoch", "epoch", ne)
+			return
+		}
+	}
 }

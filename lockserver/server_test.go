@@ -44,6 +44,41 @@ func (p *peer) send(f wire.Fields) {
 	}
 }
 
+// testKey is the rack key of the tests' servers (trusted).
+const testKey RackKey = 0x6e65746c6f636b21
+
+// trusted configures cfg with testKey and every loopback address as switch, controller and RDMA
+// node: the tests' raw peers may then send control messages with sendControl.
+func trusted(cfg Config) Config {
+	cfg.RackKey = testKey
+	lo := []string{"127.0.0.0/8"}
+	cfg.Peers = Peers{Switches: lo, Controllers: lo, RDMANodes: lo}
+	return cfg
+}
+
+// sendControl sends f with the rack key testKey in its trailer.
+func (p *peer) sendControl(f wire.Fields) { p.sendKeyed(f, uint64(testKey)) }
+
+// sendKeyed sends f with key in its trailer.
+func (p *peer) sendKeyed(f wire.Fields, key uint64) {
+	p.t.Helper()
+	b := append(wire.Append(nil, &f), make([]byte, wire.AuthLen)...)
+	wire.SetRackKey(b, key)
+	p.sendRaw(b)
+}
+
+// recvRaw waits up to d for one datagram and returns its bytes.
+func (p *peer) recvRaw(d time.Duration) ([]byte, bool) {
+	p.t.Helper()
+	buf := make([]byte, 256)
+	_ = p.conn.SetReadDeadline(time.Now().Add(d))
+	n, _, err := p.conn.ReadFromUDPAddrPort(buf)
+	if err != nil {
+		return nil, false
+	}
+	return buf[:n], true
+}
+
 func (p *peer) sendRaw(b []byte) {
 	p.t.Helper()
 	if _, err := p.conn.WriteToUDPAddrPort(b, p.srv); err != nil {
@@ -265,15 +300,15 @@ func TestTakeoverGrace(t *testing.T) {
 }
 
 func TestOverflowPushBack(t *testing.T) {
-	s, stop := startServer(t, Config{Shards: 2})
+	s, stop := startServer(t, trusted(Config{Shards: 2}))
 	defer stop()
 	sw, client := newPeer(t, s.Addr()), newPeer(t, s.Addr())
 	for txn := uint64(1); txn <= 3; txn++ {
-		sw.send(wire.Fields{Op: wire.OpOverflow, Flags: wire.FlagForwarded, Lock: 9, Txn: txn,
+		sw.sendControl(wire.Fields{Op: wire.OpOverflow, Flags: wire.FlagForwarded, Lock: 9, Txn: txn,
 			Mode: wire.Exclusive, Client: client.addr()})
 	}
 	sw.expectNothing(30 * time.Millisecond)
-	sw.send(wire.Fields{Op: wire.OpQueueEmpty, Lock: 9, Slots: 2})
+	sw.sendControl(wire.Fields{Op: wire.OpQueueEmpty, Lock: 9, Slots: 2})
 	for txn := uint64(1); txn <= 2; txn++ {
 		pb := sw.expect(wire.OpPushBack, txn)
 		if pb.Client != client.addr() {
@@ -330,4 +365,27 @@ func TestPortInUse(t *testing.T) {
 		}
 		a.closeConns()
 	}
+}
+
+// TestIdleStatesFreedBySweeper: overflow-only traffic leaves no lease to expire, yet the sweeper
+// frees the idle lock states once the idle retention has passed (they used to stay until some
+// lease deadline passed, possibly never, while the locks gauge read 0).
+func TestIdleStatesFreedBySweeper(t *testing.T) {
+	clk := &manualClock{now: time.Unix(1000, 0)}
+	s, stop := startServer(t, trusted(Config{Shards: 2, Clock: clk,
+		Core: lockcore.Config{IdleRetention: 100 * time.Millisecond}}))
+	defer stop()
+	sw, client := newPeer(t, s.Addr()), newPeer(t, s.Addr())
+	const n = 500
+	for i := uint32(0); i < n; i++ {
+		sw.sendControl(wire.Fields{Op: wire.OpOverflow, Flags: wire.FlagForwarded, Lock: i, Txn: 1,
+			Mode: wire.Exclusive, Client: client.addr()})
+		sw.sendControl(wire.Fields{Op: wire.OpQueueEmpty, Lock: i, Slots: 1})
+		sw.expect(wire.OpPushBack, 1)
+	}
+	if st := s.Stats(); st.Locks != 0 || st.Idle != n {
+		t.Fatalf("after the traffic: locks %d idle %d, want 0 and %d", st.Locks, st.Idle, n)
+	}
+	clk.Advance(100 * time.Millisecond)
+	eventuallyT(t, "idle states freed", func() bool { return s.Stats().Idle == 0 })
 }

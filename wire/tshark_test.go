@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/netlock-go/netlock/internal/testenv"
 	"github.com/netlock-go/netlock/wire"
 )
 
@@ -27,14 +28,11 @@ var tsharkFields = []string{
 	"netlock.client_port", "netlock.slots", "netlock.trailer", "_ws.expert.message", "_ws.col.Info",
 }
 
-// runTshark runs tshark with the dissector on a capture and returns its standard output. It skips
-// the test when tshark is not installed.
+// runTshark runs tshark with the dissector on a capture and returns its standard output. When
+// tshark is not installed the test fails under CI and skips elsewhere (testenv.RequireTool).
 func runTshark(t *testing.T, args ...string) string {
 	t.Helper()
-	bin, err := exec.LookPath("tshark")
-	if err != nil {
-		t.Skip("tshark not installed (apt-get install -y tshark)")
-	}
+	bin := testenv.RequireTool(t, "tshark", "apt-get install -y tshark")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	// -o gui.column... is not needed: _ws.col.Info is read as a field. -n: no name resolution.

@@ -175,7 +175,8 @@ func (s Status) String() string {
 
 // Admin sub-operations, carried in Status of an OpAdmin packet.
 const (
-	// AdminPing asks for an answer with FlagReply; Slots carries the shard count.
+	// AdminPing asks for an answer with FlagReply; Slots carries the shard count and, from a lock
+	// server, Token its fencing-token epoch.
 	AdminPing Status = 1
 	// AdminSweep asks the server to expire every lease that has run out now (a lease sweep).
 	AdminSweep Status = 2
@@ -191,6 +192,11 @@ const (
 	// AdminRDMAPeer looks up a joined node. Request: Txn a nonce, Tenant the node id. Reply: Client
 	// that node's NIC address, Tenant the node id; an unknown id is rejected with bad-request.
 	AdminRDMAPeer Status = 5
+	// AdminTokenFloor raises a lock server's fencing-token floor: every token the server grants
+	// afterwards is larger than Token. Slots 0 raises it for the shard of Lock, 1 for every lock of
+	// the server. The reply carries in Token the floor now in force (the next token is larger).
+	// The control plane sends it when a lock moves from the switch back to a server.
+	AdminTokenFloor Status = 6
 )
 
 // Admin sub-operation numbers are allocated in ranges so that the parts of the system that define
@@ -204,6 +210,33 @@ const (
 
 // IsSwitchAdmin reports whether s is in the range of switch admin sub-operations.
 func (s Status) IsSwitchAdmin() bool { return s >= adminSwitchFirst && s <= adminSwitchLast }
+
+// Switch admin sub-operations: admin packets between the control plane and p4/netlock.p4,
+// sent as PacketOut to the switch's CPU port and answered as PacketIn. They carry the rack key
+// and, after it, the admin body of docs/dataplane.md ("Admin packets"); the dataplane package
+// encodes them. The switch drops them when they arrive on any other port.
+const (
+	// AdminSwitchProbe reads a lock's counters and queue pointers and one slot of a level
+	// (lease sweeps; c_i measurements).
+	AdminSwitchProbe Status = 16
+	// AdminSwitchReset forgets a lock's queue: holders, waiters and counts (the grant counter
+	// keeps growing; grants made before the reset can no longer be released or renewed).
+	AdminSwitchReset Status = 17
+	// AdminSwitchForceRelease ends the grant named by Txn and Token (a lease expiry): the
+	// holder is told (reject lease-expired) and the lock passes to the next waiters.
+	AdminSwitchForceRelease Status = 18
+	// AdminSwitchTokenBase raises a lock's grant counter so that every later token exceeds the
+	// value given (a lock moving into the switch keeps its tokens growing).
+	AdminSwitchTokenBase Status = 19
+	// AdminSwitchGetCookie and AdminSwitchSetCookie read and write the pipeline cookie, a
+	// register a restarted switch has lost.
+	AdminSwitchGetCookie Status = 20
+	AdminSwitchSetCookie Status = 21
+	// AdminSwitchSetBuffered sets the switch's count of a lock's requests buffered at its
+	// server (q2) after the control plane checked the server; when the switch queue is empty
+	// and the count is not zero the switch sends queue-empty at once.
+	AdminSwitchSetBuffered Status = 22
+)
 
 // AuthLen is the length of the authentication trailer that follows the header of every control
 // message (see [Op.IsControl]): the 64-bit rack key in network byte order, at offset [Len].

@@ -380,4 +380,18 @@ func TestRackKeyTrailer(t *testing.T) {
 	if !wire.Status(16).IsSwitchAdmin() || !wire.Status(31).IsSwitchAdmin() || wire.Status(15).IsSwitchAdmin() || wire.Status(32).IsSwitchAdmin() {
 		t.Error("IsSwitchAdmin range")
 	}
+	// Every switch admin sub-operation is in the switch range, and they are distinct.
+	seen := map[wire.Status]bool{}
+	for _, s := range []wire.Status{wire.AdminSwitchProbe, wire.AdminSwitchReset, wire.AdminSwitchForceRelease,
+		wire.AdminSwitchTokenBase, wire.AdminSwitchGetCookie, wire.AdminSwitchSetCookie, wire.AdminSwitchSetBuffered} {
+		if !s.IsSwitchAdmin() || seen[s] {
+			t.Errorf("switch admin sub-operation %d: outside 16-31 or defined twice", s)
+		}
+		seen[s] = true
+	}
+	for _, s := range []wire.Status{wire.AdminPing, wire.AdminSweep, wire.AdminResetLock, wire.AdminRDMAJoin, wire.AdminRDMAPeer} {
+		if s.IsSwitchAdmin() {
+			t.Errorf("server admin sub-operation %d in the switch range", s)
+		}
+	}
 }

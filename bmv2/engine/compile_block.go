@@ -133,6 +133,10 @@ func (cp *compiler) instance(sc *scope, d *front.InstanceDecl) {
 		case "action_profile", "action_selector":
 			obj = cp.newProfile(name, t.Decl.Name, d.Args, d.P)
 		default:
+			if front.IsTNADecl(t.Decl) {
+				obj = cp.tnaInstance(sc, d, t, name, id) // tna_externs.go
+				break
+			}
 			cp.fail(d.P, "not supported by the netlock engine: extern %s", t.Decl.Name)
 		}
 		sc.m[d] = &binding{kind: bExtern, t: t, obj: obj}
@@ -381,7 +385,8 @@ func (cp *compiler) table(sc *scope, d *front.TableDecl) {
 				t.selector = append(t.selector, cp.flatten(sc, k.Expr)...)
 				continue
 			}
-			kind := map[string]MatchKind{"exact": Exact, "lpm": LPM, "ternary": Ternary, "range": Range, "optional": Optional}[k.MatchKind]
+			// TNA's atcam_partition_index is an exact match on the partition index.
+			kind := map[string]MatchKind{"exact": Exact, "lpm": LPM, "ternary": Ternary, "range": Range, "optional": Optional, "atcam_partition_index": Exact}[k.MatchKind]
 			if kind == 0 {
 				cp.fail(k.P, "not supported by the netlock engine: match kind %s", k.MatchKind)
 			}
@@ -465,7 +470,7 @@ func (cp *compiler) table(sc *scope, d *front.TableDecl) {
 			}
 		}
 	}
-	if p := d.Prop("implementation"); p != nil {
+	if p := d.Prop("implementation"); p != nil && !cp.tnaStorageOnly(sc, p) {
 		t.profile = cp.profileOf(sc, d, p)
 		t.profile.tables = append(t.profile.tables, t)
 	}

@@ -231,6 +231,17 @@ func (cp *compiler) arg(call *front.CallExpr, name string) front.Expr {
 	return nil
 }
 
+// needArg is arg for an argument the engine cannot do without: a declaration that lacks the
+// parameter (a program that brings its own architecture file) is a compile error.
+func (cp *compiler) needArg(call *front.CallExpr, name string) front.Expr {
+	e := cp.arg(call, name)
+	if e == nil {
+		cp.fail(call.Position(), "engine: %s has no argument %q (its declaration differs from the architecture's)",
+			front.ExprString(call.Fun), name)
+	}
+	return e
+}
+
 // argN returns the argument of the callee's i-th declared parameter (arguments may be named
 // and in any order), or the parameter's default.
 func (cp *compiler) argN(call *front.CallExpr, i int) front.Expr {
@@ -252,6 +263,9 @@ func (cp *compiler) outScalar(sc *scope, e front.Expr) func(*ctx, u128) {
 }
 
 func (cp *compiler) externValue(sc *scope, call *front.CallExpr, d *front.MethodDecl, t front.Type) scalarFn {
+	if front.IsTNADecl(d) {
+		return cp.tnaExternValue(sc, call, d, t) // tna_externs.go
+	}
 	if d.Owner != nil && d.Owner.Name == "packet_in" {
 		switch d.Name {
 		case "lookahead":
@@ -277,6 +291,9 @@ func (cp *compiler) externValue(sc *scope, call *front.CallExpr, d *front.Method
 
 func (cp *compiler) externCall(sc *scope, call *front.CallExpr, d *front.MethodDecl) stmtFn {
 	pos := call.Position()
+	if front.IsTNADecl(d) {
+		return cp.tnaExternCall(sc, call, d) // tna_externs.go
+	}
 	if d.Owner != nil {
 		switch d.Owner.Name {
 		case "packet_in":
@@ -562,11 +579,11 @@ func (cp *compiler) registerCall(sc *scope, call *front.CallExpr, d *front.Metho
 	pos := call.Position().String()
 	switch d.Name {
 	case "read":
-		out := cp.outScalar(sc, cp.arg(call, "result"))
-		idx := cp.scalarOf(sc, cp.arg(call, "index"), nil)
+		out := cp.outScalar(sc, cp.needArg(call, "result"))
+		idx := cp.scalarOf(sc, cp.needArg(call, "index"), nil)
 		return func(c *ctx) flow {
 			i := idx(c)
-			if err := r.access(c, i, pos); err != nil {
+			if err := r.access(c, i, false, pos); err != nil {
 				c.fail = err
 				return fExit
 			}
@@ -578,12 +595,12 @@ func (cp *compiler) registerCall(sc *scope, call *front.CallExpr, d *front.Metho
 			return fNext
 		}
 	case "write":
-		idx := cp.scalarOf(sc, cp.arg(call, "index"), nil)
-		val := cp.scalarOf(sc, cp.arg(call, "value"), nil)
+		idx := cp.scalarOf(sc, cp.needArg(call, "index"), nil)
+		val := cp.scalarOf(sc, cp.needArg(call, "value"), nil)
 		m := mask128(r.Width)
 		return func(c *ctx) flow {
 			i := idx(c)
-			if err := r.access(c, i, pos); err != nil {
+			if err := r.access(c, i, true, pos); err != nil {
 				c.fail = err
 				return fExit
 			}

@@ -108,10 +108,17 @@ func TestTofinoConstraints(t *testing.T) {
 		op      byte
 		wantErr bool
 	}{
-		{3, false}, // one read-modify-write of one cell in an action
-		{4, true},  // two reads of one register in one action
-		{5, true},  // the same register in two actions of one pass
-		{0, false},
+		{3, false},  // one read-modify-write of one cell in an action
+		{4, true},   // two reads of one register (two cells) in one action
+		{5, true},   // the same register in two actions of one pass
+		{0, false},  // no register access
+		{8, true},   // read and write in an apply block: two register actions
+		{9, true},   // two reads of one cell at different places in one action
+		{10, true},  // read, write, write of one cell in one action
+		{11, false}, // write then read of one cell: one register action returning the new value
+		{12, false}, // read in an action called from the action that writes: inlined, one action
+		{13, true},  // one register used by ingress and egress
+		{14, true},  // read in an action, write of the same cell in the apply block after it
 	}
 	for _, tt := range tests {
 		sw := load(t, "testdata/misc.p4", Config{TofinoConstraints: true})

@@ -106,11 +106,17 @@ type Register struct {
 	ID    uint32
 	Width int
 	cells []u128
-	// Tofino-constraint bookkeeping.
-	lastPass uint64
-	lastPos  string
-	lastIdx  u128
-	lastAct  uint64
+	// Tofino-constraint bookkeeping: the register action of the current pass (its pass,
+	// action invocation, cell, reads and writes so far and where it started), and the gress
+	// that first used the register.
+	tPass    uint64
+	tGroup   uint64
+	tIdx     u128
+	tReads   uint8
+	tWrites  uint8
+	tPos     string
+	gress    uint8
+	gressPos string
 }
 
 // Size is the number of cells.
@@ -136,18 +142,55 @@ func (r *Register) Write(i int, v []byte) error {
 // Reset zeroes every cell.
 func (r *Register) Reset() { clear(r.cells) }
 
-func (r *Register) access(c *ctx, idx u128, pos string) error {
+// Gresses, for the Tofino-constraint check.
+const (
+	gressIngress = 1
+	gressEgress  = 2
+)
+
+var gressNames = [...]string{"", "ingress", "egress"}
+
+// access records a read (write false) or write of cell idx at pos and, in Tofino-constraint
+// mode, fails when it is not part of the one register action the array may run in this pass
+// (see Config.TofinoConstraints).
+func (r *Register) access(c *ctx, idx u128, write bool, pos string) error {
 	if !c.sw.cfg.TofinoConstraints {
 		return nil
 	}
-	if r.lastPass == c.pass {
-		// A read followed by a write of the same cell in one action is one read-modify-write.
-		if r.lastAct == c.actInvocation && r.lastIdx == idx && r.lastPos != pos {
-			return nil
-		}
-		return fmt.Errorf("%w: register %s accessed twice in one pass, at %s and at %s", ErrTofinoConstraint, r.Name, r.lastPos, pos)
+	if r.gress == 0 {
+		r.gress, r.gressPos = c.gress, pos
+	} else if r.gress != c.gress {
+		return fmt.Errorf("%w: register %s is used in %s at %s and in %s at %s", ErrTofinoConstraint, r.Name,
+			gressNames[r.gress], r.gressPos, gressNames[c.gress], pos)
 	}
-	r.lastPass, r.lastPos, r.lastIdx, r.lastAct = c.pass, pos, idx, c.actInvocation
+	group := c.actInvocation
+	if c.actDepth == 0 {
+		c.actInvocation++ // an access outside any action is a register action of its own
+		group = c.actInvocation
+	}
+	if r.tPass != c.pass {
+		r.tPass, r.tGroup, r.tIdx, r.tReads, r.tWrites, r.tPos = c.pass, group, idx, 0, 0, pos
+	} else {
+		var why string
+		switch {
+		case r.tGroup != group:
+			why = "accessed by two register actions in one pass"
+		case r.tIdx != idx:
+			why = "two cells accessed in one pass"
+		case write && r.tWrites > 0:
+			why = "written twice in one pass"
+		case !write && r.tReads > 0:
+			why = "read twice in one pass"
+		}
+		if why != "" {
+			return fmt.Errorf("%w: register %s %s, at %s and at %s", ErrTofinoConstraint, r.Name, why, r.tPos, pos)
+		}
+	}
+	if write {
+		r.tWrites++
+	} else {
+		r.tReads++
+	}
 	return nil
 }
 

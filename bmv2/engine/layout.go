@@ -149,7 +149,10 @@ func (cp *compiler) fieldOffset(st *front.StructType, name string) (int, front.T
 		}
 		off += cp.slotsOf(f.T)
 	}
-	panic(fmt.Sprintf("engine: no field %s in %s", name, st))
+	// A checked program never names a missing field, but the architecture's own structs are
+	// looked up by name (tna.go), and a program can bring its own tna.p4: a compile error, not a
+	// crash of the switch.
+	panic(compileError{fmt.Errorf("engine: no field %s in %s", name, st)})
 }
 
 func readSlot(s []uint64, i, w int) u128 {

@@ -62,9 +62,13 @@ type Config struct {
 	// action that ran and whether an entry was hit (bmv2's --log-console lines). It is off the
 	// fast path when nil.
 	OnTable func(table, action string, hit bool)
-	// TofinoConstraints makes a pipeline pass that accesses one register array twice an
-	// error (ErrTofinoConstraint). A read and a write of the same cell in one action count
-	// as one read-modify-write access.
+	// TofinoConstraints makes the engine enforce what a Tofino stateful ALU allows, failing
+	// the packet with ErrTofinoConstraint otherwise. In one pipeline pass (parser and
+	// ingress, or egress and deparser) each register array may be used by one register
+	// action: at most one read and at most one write, of one cell, within one action
+	// invocation (an action called from an action belongs to the caller's invocation; an
+	// access outside any action is an invocation of its own). A register array used by both
+	// ingress and egress is an error too (a Tofino register lives in one gress).
 	TofinoConstraints bool
 }
 
@@ -125,6 +129,7 @@ type packet struct {
 	recirc       bool
 	recircFL     int
 	digests      []Digest
+	tna          tnaPacket // TNA programs: what the pass needs to know of earlier passes
 }
 
 // ctx is the execution state of one pipeline pass.
@@ -145,7 +150,9 @@ type ctx struct {
 	fail          error
 	hbuf          []byte
 	pass          uint64
-	actInvocation uint64
+	actInvocation uint64 // id of the outermost action invocation (Tofino-constraint groups)
+	actDepth      int    // nesting of action invocations
+	gress         uint8  // gressIngress or gressEgress during a pass
 	plen          int
 }
 
@@ -187,6 +194,7 @@ type Switch struct {
 	pass      uint64
 	f         smFields
 	digestIDs map[string]uint32
+	tna       *tnaState // set for TNA programs (tna.go)
 }
 
 type mcNode struct {
@@ -210,6 +218,7 @@ type compiler struct {
 	metaT         front.Type
 	flIndex       map[uint64]int
 	locOverride   map[front.Expr]loc
+	specs         map[string]*frame // actions specialized for constant arguments
 }
 
 func (cp *compiler) alloc(n int) int {
@@ -227,13 +236,17 @@ func Load(checked *front.Checked, cfg Config) (sw *Switch, err error) {
 		r := rand.New(rand.NewPCG(1, 2))
 		cfg.Random = r.Uint64
 	}
-	v1, err := checked.V1Switch()
-	if err != nil {
-		return nil, err
+	// TNA programs (tna.go) share the compiler; their pipeline is set up by loadTNA.
+	tna := checked.Arch() == front.ArchTNA
+	var v1 *front.V1Switch
+	if !tna {
+		if v1, err = checked.V1Switch(); err != nil {
+			return nil, err
+		}
 	}
 	sw = &Switch{cfg: cfg, checked: checked, mcGroups: map[int][]int{}, mcNodes: map[int]mcNode{}, sessions: map[int]CloneSession{}}
 	cp := &compiler{checked: checked, sw: sw, sizes: map[front.Type]int{}, errCodes: map[*front.EnumMember]int{},
-		funcs: map[*front.FunctionDecl]*frame{}, globalActions: map[*front.ActionDecl]bool{}, ids: map[string]uint32{}, flIndex: map[uint64]int{}, locOverride: map[front.Expr]loc{}}
+		funcs: map[*front.FunctionDecl]*frame{}, globalActions: map[*front.ActionDecl]bool{}, ids: map[string]uint32{}, flIndex: map[uint64]int{}, locOverride: map[front.Expr]loc{}, specs: map[string]*frame{}}
 	defer func() {
 		if r := recover(); r != nil {
 			ce, ok := r.(compileError)
@@ -297,6 +310,10 @@ func Load(checked *front.Checked, cfg Config) (sw *Switch, err error) {
 				cp.instance(cp.root, inst)
 			}
 		}
+	}
+	if tna {
+		cp.loadTNA()
+		return sw, nil
 	}
 	// The pipeline's shared state: headers, user metadata, standard metadata.
 	pp := v1.Parser.Parser
@@ -413,6 +430,9 @@ func (s *Switch) copyFieldList(dst, src *packet, fl int) {
 
 // Process runs one packet received on port through the pipeline.
 func (s *Switch) Process(port int, data []byte) (*Result, error) {
+	if s.tna != nil {
+		return s.processTNA(port, data)
+	}
 	s.free = append(s.free, s.used...)
 	s.used = s.used[:0]
 	s.res.Out = s.res.Out[:0]
@@ -471,6 +491,7 @@ func (s *Switch) beginPass(p *packet) *ctx {
 
 func (s *Switch) ingressPass(p *packet) error {
 	c := s.beginPass(p)
+	c.gress = gressIngress
 	p.s[s.f.ingressPort] = uint64(p.inPort)
 	p.s[s.f.packetLength] = uint64(len(p.data))
 	p.s[s.f.ingressTS] = s.micros() & (1<<48 - 1)
@@ -501,16 +522,26 @@ func (s *Switch) ingressPass(p *packet) error {
 	// Traffic manager, in bmv2's order: clone, resubmit, multicast, drop, unicast.
 	if p.cloneSet {
 		if sess, ok := s.sessions[int(p.cloneSession)]; ok {
+			var perr error
 			mk := func() *packet {
+				// As bmv2: the clone is the packet as received, parsed again (its headers
+				// are the original ones, not ingress's edits), with the field list's
+				// metadata copied after the parse.
 				q := s.newPacket()
 				q.data = append(q.data, p.data...)
 				q.inPort = p.inPort
+				if err := s.parseClone(q); err != nil && perr == nil {
+					perr = err
+				}
 				s.copyFieldList(q, p, p.cloneFL)
 				q.s[s.f.instanceType] = InstanceIngressClone
 				q.s[s.f.packetLength] = uint64(len(p.data))
 				return q
 			}
 			s.replicate(sess, mk)
+			if perr != nil {
+				return perr
+			}
 		}
 	}
 	if p.resubmit {
@@ -538,6 +569,30 @@ func (s *Switch) ingressPass(p *packet) error {
 	}
 	p.egressPort = int(spec)
 	s.egressQ = append(s.egressQ, p)
+	return nil
+}
+
+// parseClone runs the parser over an ingress clone, as bmv2 does before the clone enters
+// egress. It uses the switch's context, which the ingress pass no longer needs.
+func (s *Switch) parseClone(q *packet) error {
+	c := &s.c
+	c.s, c.p = q.s, q
+	c.in, c.cur, c.perr, c.entry = q.data, 0, 0, nil
+	c.plen = len(q.data)
+	c.gress = gressIngress
+	q.s[s.f.ingressPort] = uint64(q.inPort)
+	q.s[s.f.packetLength] = uint64(len(q.data))
+	c.exiting = false
+	s.parser(c)
+	if c.fail != nil {
+		err := c.fail
+		c.fail = nil
+		return err
+	}
+	if c.perr != 0 {
+		q.s[s.f.parserError] = uint64(c.perr)
+	}
+	q.payload = c.cur / 8
 	return nil
 }
 
@@ -576,6 +631,7 @@ func (s *Switch) replicate(sess CloneSession, mk func() *packet) {
 
 func (s *Switch) egressPass(p *packet) error {
 	c := s.beginPass(p)
+	c.gress = gressEgress
 	p.s[s.f.egressPort] = uint64(p.egressPort)
 	p.s[s.f.egressTS] = s.micros() & (1<<48 - 1)
 	p.cloneSet, p.recirc = false, false

@@ -752,8 +752,12 @@ func (t *Table) apply(c *ctx) int {
 	}
 	prev := c.entry
 	c.entry = en
-	c.actInvocation++
+	if c.actDepth == 0 {
+		c.actInvocation++
+	}
+	c.actDepth++
 	r := a.run(c)
+	c.actDepth--
 	c.entry = prev
 	c.lastAction = ai
 	if r == fExit {

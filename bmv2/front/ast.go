@@ -273,14 +273,20 @@ type PackageDecl struct {
 	Params     []*Param
 }
 
-// InstanceDecl is Type(args) name;.
+// InstanceDecl is Type(args) name; or, for an extern with abstract methods,
+// Type(args) name = { implementations };.
 type InstanceDecl struct {
 	Annos Annotations
 	P     Pos
 	Type  TypeRef
 	Args  []*Arg
 	Name  string
-	T     Type // set by Check
+	// Init implements the extern's abstract methods (RegisterAction's apply). Check sets
+	// each implementation's Abstract to the method it implements.
+	Init []*FunctionDecl
+	// InitInstances are instantiations inside the initializer (outside the netlock subset).
+	InitInstances []*InstanceDecl
+	T             Type // set by Check
 }
 
 // VarDecl is a local variable T name [= init];.
@@ -302,7 +308,8 @@ type ActionDecl struct {
 	Body   *BlockStmt
 }
 
-// FunctionDecl is a function with a body.
+// FunctionDecl is a function with a body, or the implementation of an abstract extern
+// method in an instance initializer.
 type FunctionDecl struct {
 	Annos      Annotations
 	P          Pos
@@ -312,6 +319,10 @@ type FunctionDecl struct {
 	Params     []*Param
 	Body       *BlockStmt
 	RetT       Type // set by Check
+	// Abstract is, for an implementation in an instance initializer, the abstract method it
+	// implements (set by Check); Instance is that instance.
+	Abstract *MethodDecl
+	Instance *InstanceDecl
 }
 
 // TypeParam is a type parameter of a generic extern, method, parser, control or package.

@@ -74,6 +74,9 @@ func Check(prog *Program) (*Checked, error) {
 			c.topDecl(d)
 		}
 	}()
+	if len(c.errs) == 0 && c.out.Arch() == ArchTNA {
+		c.tnaPipelineRules()
+	}
 	if len(c.errs) == 0 && c.out.Main != nil {
 		// Control-plane names must be unique (p4c checks this while compiling, too).
 		if _, err := c.out.P4Info(); err != nil {
@@ -239,7 +242,12 @@ func (c *checker) resolveType1(ref TypeRef, sc *scope) Type {
 	case *TupleTypeRef:
 		tt := &TupleType{}
 		for _, e := range r.Elems {
-			tt.Elems = append(tt.Elems, c.resolveType(e, sc))
+			et := c.resolveType(e, sc)
+			switch et.(type) {
+			case *PackageType, *ParserType, *ControlType:
+				c.errorf(e.Position(), "%s: not supported as a tuple field", et)
+			}
+			tt.Elems = append(tt.Elems, et)
 		}
 		return tt
 	case *NamedTypeRef:
@@ -288,6 +296,11 @@ func (c *checker) resolveType1(ref TypeRef, sc *scope) Type {
 				}
 				noArgs(len(d.TypeParams))
 				return tBad
+			}
+			for _, a := range args {
+				if selfReferencing(a, d) {
+					c.errorf(r.P, "%s: contains itself (%s) as a type argument", r.Name, a)
+				}
 			}
 			return &ExternType{Decl: d, Args: args}
 		case *ParserDecl:
@@ -405,6 +418,7 @@ func (c *checker) topDecl(d Decl) {
 	case *ExternDecl:
 		c.declare(c.global, d.Name, d)
 		c.noDuplicateMethods(d)
+		c.synchronousAnnotations(d)
 		sc := c.typeParamScope(c.global, d, d.TypeParams, d.P)
 		for _, m := range d.Ctors {
 			c.params(m.Params, sc)
@@ -416,6 +430,9 @@ func (c *checker) topDecl(d Decl) {
 			c.params(m.Params, msc)
 			c.runtimeParams(m.Params, d.Name+"."+m.Name)
 			m.RetT = c.resolveType(m.Ret, msc)
+			if _, isInt := m.RetT.(*IntType); isInt {
+				c.errorf(m.P, "%s.%s: int is not a legal return type for a method", d.Name, m.Name)
+			}
 		}
 	case *MethodDecl:
 		c.declare(c.global, d.Name, d)
@@ -597,8 +614,12 @@ func (c *checker) instanceDecl(d *InstanceDecl, cx *ctx) {
 			c.errorf(d.P, "%s: extern %s has no constructor", d.Name, tt.Decl.Name)
 			return
 		}
-		if hasAbstract(tt.Decl) {
-			c.unsupported(d.P, "extern %s with abstract methods", tt.Decl.Name)
+		if hasAbstract(tt.Decl) && d.Init == nil {
+			c.errorf(d.P, "%s: extern %s has abstract methods (%s); the instance must implement them: %s(...) %s = { ... };", d.Name, tt.Decl.Name, abstractNames(tt.Decl), tt.Decl.Name, d.Name)
+			return
+		}
+		if !hasAbstract(tt.Decl) && d.Init != nil {
+			c.errorf(d.P, "%s: extern %s has no abstract methods to implement", d.Name, tt.Decl.Name)
 			return
 		}
 		var cands []*MethodDecl
@@ -639,11 +660,20 @@ func (c *checker) instanceDecl(d *InstanceDecl, cx *ctx) {
 				}
 			}
 		}
+		if d.Init != nil {
+			c.implementAbstract(d, tt, cx)
+		}
+		if isTNAExtern(tt.Decl) {
+			c.tnaInstance(d, tt)
+		}
 	case *ParserType:
+		c.noInitializer(d)
 		c.ctorArgs(d.P, tt.Decl.CtorParams, d.Args, cx, tt.Decl.Name)
 	case *ControlType:
+		c.noInitializer(d)
 		c.ctorArgs(d.P, tt.Decl.CtorParams, d.Args, cx, tt.Decl.Name)
 	case *PackageType:
+		c.noInitializer(d)
 		c.packageArgs(d, tt, cx)
 	default:
 		c.errorf(d.P, "%s: cannot instantiate %s", d.Name, t)
@@ -691,6 +721,10 @@ func (c *checker) findTypeVar(owner Decl, name string) *TypeVar {
 				visit(a)
 			}
 		case *ControlType:
+			for _, a := range x.Args {
+				visit(a)
+			}
+		case *PackageType:
 			for _, a := range x.Args {
 				visit(a)
 			}
@@ -773,6 +807,31 @@ func (c *checker) noDuplicateMethods(d *ExternDecl) {
 		}
 		seen[key] = m
 	}
+}
+
+// noInitializer rejects an initializer { ... } on an instance that is not an extern.
+func (c *checker) noInitializer(d *InstanceDecl) {
+	if d.Init != nil {
+		c.errorf(d.P, "%s: only instances of externs with abstract methods take an initializer", d.Name)
+	}
+}
+
+// selfReferencing reports whether type argument a of extern d is a parser or control whose
+// parameters have type d (an extern that would contain itself).
+func selfReferencing(a Type, d *ExternDecl) bool {
+	var ps []*Param
+	switch x := a.(type) {
+	case *ControlType:
+		ps = x.Decl.Params
+	case *ParserType:
+		ps = x.Decl.Params
+	}
+	for _, p := range ps {
+		if et, ok := p.T.(*ExternType); ok && et.Decl == d {
+			return true
+		}
+	}
+	return false
 }
 
 func hasAbstract(d *ExternDecl) bool {

@@ -87,6 +87,14 @@ func (c *checker) call(e *CallExpr, cx *ctx) Type {
 			c.ctorArgs(e.P, t.Decl.CtorParams, e.Args, cx, t.Decl.Name)
 			e.Callee = t.Decl
 			return t
+		case *PackageType:
+			// A package instance as a package argument: Switch(Pipeline(...)) main.
+			inst := &InstanceDecl{P: e.P, Args: e.Args, Name: "<anonymous>"}
+			pt := &PackageType{Decl: t.Decl, Args: append([]Type(nil), t.Args...)}
+			inst.T = pt
+			c.packageArgs(inst, pt, cx)
+			e.Callee = t.Decl
+			return pt
 		case *ExternType:
 			if hasAbstract(t.Decl) {
 				c.errorf(e.P, "extern %s has abstract methods and cannot be instantiated by a constructor call", t.Decl.Name)
@@ -210,6 +218,15 @@ func (c *checker) methodCall(e *CallExpr, f *MethodRef, cx *ctx) Type {
 		return tBad
 	}
 	m := cands[0]
+	if len(cands) > 1 && anyOptional(cands) {
+		// TNA's overloads differ in @optional parameters (Meter.execute(index, color) and
+		// execute(index, adjust_byte_count)): pick the first overload, those with exactly as
+		// many parameters as arguments first, whose parameter types the arguments fit.
+		if fit := c.fittingOverload(e, f, cands, cx); fit != nil {
+			cands = []*MethodDecl{fit}
+			m = fit
+		}
+	}
 	if len(cands) > 1 {
 		// Prefer the overload whose parameter count matches exactly; two such overloads are
 		// ambiguous.
@@ -324,6 +341,53 @@ func (c *checker) methodCall(e *CallExpr, f *MethodRef, cx *ctx) Type {
 	return ret
 }
 
+func anyOptional(ms []*MethodDecl) bool {
+	for _, m := range ms {
+		for _, p := range m.Params {
+			if p.Annos.Get("optional") != nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// fittingOverload checks the call's arguments against each candidate, discarding the
+// diagnostics, and returns the first candidate without errors (exact parameter count first),
+// or nil.
+func (c *checker) fittingOverload(e *CallExpr, f *MethodRef, cands []*MethodDecl, cx *ctx) *MethodDecl {
+	var order []*MethodDecl
+	for _, x := range cands {
+		if len(x.Params) == len(e.Args) {
+			order = append(order, x)
+		}
+	}
+	for _, x := range cands {
+		if len(x.Params) != len(e.Args) {
+			order = append(order, x)
+		}
+	}
+	for _, x := range order {
+		sub := map[*TypeVar]Type{}
+		if et, ok := f.Recv.(*ExternType); ok {
+			for i, tv := range c.externTypeVars(et.Decl) {
+				if i < len(et.Args) && et.Args[i] != nil {
+					sub[tv] = et.Args[i]
+				}
+			}
+		}
+		nerr, nwarn := len(c.errs), len(c.out.Warnings)
+		c.bindExplicit(e, x.TypeParams, x, sub)
+		c.args(x.Params, e.Args, sub, cx, e.P, x.Name, false)
+		ok := len(c.errs) == nerr
+		c.errs, c.out.Warnings = c.errs[:nerr], c.out.Warnings[:nwarn]
+		if ok {
+			return x
+		}
+	}
+	return nil
+}
+
 // restrictCall enforces where architecture functions may be called.
 func (c *checker) restrictCall(e *CallExpr, m *MethodDecl, cx *ctx) {
 	if m.Owner == nil && m.Name == "verify" && cx.parser == nil {
@@ -331,6 +395,9 @@ func (c *checker) restrictCall(e *CallExpr, m *MethodDecl, cx *ctx) {
 	}
 	if m.Owner != nil && m.Owner.Name == "packet_in" && cx.parser == nil {
 		c.errorf(e.P, "packet_in.%s can only be called from a parser", m.Name)
+	}
+	if m.Owner != nil && isTNAExtern(m.Owner) || m.Owner == nil && isTNADecl(m) {
+		c.tnaRestrictCall(e, m, cx)
 	}
 
 }
@@ -623,6 +690,9 @@ func unify(p, a Type, sub map[*TypeVar]Type) bool {
 	if isBad(a) {
 		return true
 	}
+	if _, dc := p.(*DontCareType); dc {
+		return true // Register<_, _>: any type argument
+	}
 	switch x := p.(type) {
 	case *TypeVar:
 		if b, ok := sub[x]; ok && b != nil {
@@ -649,6 +719,17 @@ func unify(p, a Type, sub map[*TypeVar]Type) bool {
 		return true
 	case *ExternType:
 		y, ok := a.(*ExternType)
+		if !ok || x.Decl != y.Decl {
+			return false
+		}
+		for i := range x.Args {
+			if i < len(y.Args) && x.Args[i] != nil && y.Args[i] != nil && !unify(x.Args[i], y.Args[i], sub) {
+				return false
+			}
+		}
+		return true
+	case *PackageType:
+		y, ok := a.(*PackageType)
 		if !ok || x.Decl != y.Decl {
 			return false
 		}
@@ -738,11 +819,25 @@ func (c *checker) packageArgs(d *InstanceDecl, pt *PackageType, cx *ctx) {
 					inner[c.findTypeVar(want.Decl, n)] = want.Args[k]
 				}
 			}
+		case *PackageType:
+			g, ok := at.(*PackageType)
+			if !ok || g.Decl != want.Decl {
+				c.errorf(a.Value.Position(), "%s: argument %s must be a %s package, not %s", pd.Name, p.Name, want.Decl.Name, at)
+				continue
+			}
+			for k := range want.Args {
+				if k < len(g.Args) && want.Args[k] != nil && g.Args[k] != nil && !unify(want.Args[k], g.Args[k], sub) {
+					c.errorf(a.Value.Position(), "%s: argument %s has type %s, which does not match %s", pd.Name, p.Name, g.Args[k], subst(want.Args[k], sub))
+				}
+			}
+			continue
 		default:
 			c.assignable(p.T, a.Value, pd.Name+": argument "+p.Name)
 			continue
 		}
-		if len(gotParams) != len(wantParams) {
+		// A block may leave out trailing @optional parameters of its type (TNA's intrinsic
+		// metadata).
+		if len(gotParams) > len(wantParams) || len(gotParams) < len(wantParams) && !optionalFrom(wantParams, len(gotParams)) {
 			c.errorf(a.Value.Position(), "%s: %s has %d parameters but %s expects %d", pd.Name, gotName, len(gotParams), p.Name, len(wantParams))
 			continue
 		}
@@ -758,6 +853,26 @@ func (c *checker) packageArgs(d *InstanceDecl, pt *PackageType, cx *ctx) {
 			}
 		}
 	}
+	// Record the inferred type arguments (a package passed to another package is matched
+	// by them).
+	if len(pt.Args) < len(pd.TypeParams) {
+		pt.Args = append(pt.Args, make([]Type, len(pd.TypeParams)-len(pt.Args))...)
+	}
+	for i, tv := range pd.TypeParams {
+		if pt.Args[i] == nil {
+			pt.Args[i] = sub[c.findTypeVar(pd, tv)]
+		}
+	}
+}
+
+// optionalFrom reports whether every parameter from index i on is @optional.
+func optionalFrom(ps []*Param, i int) bool {
+	for _, p := range ps[i:] {
+		if p.Annos.Get("optional") == nil {
+			return false
+		}
+	}
+	return true
 }
 
 // noTableApply rejects table invocations inside action arguments, as p4c does.

@@ -237,10 +237,18 @@ func (c *checker) localDecl(l Decl, cx *ctx) {
 			if t.Decl == cx.control {
 				c.errorf(l.P, "control %s instantiates itself", t.Decl.Name)
 			}
+			if cx.parser != nil {
+				c.errorf(l.P, "%s: a parser cannot instantiate control %s", l.Name, t.Decl.Name)
+			}
 		case *ParserType:
 			if t.Decl == cx.parser {
 				c.errorf(l.P, "parser %s instantiates itself", t.Decl.Name)
 			}
+			if cx.control != nil {
+				c.errorf(l.P, "%s: a control cannot instantiate parser %s", l.Name, t.Decl.Name)
+			}
+		case *PackageType:
+			c.errorf(l.P, "%s: packages can only be instantiated at the top level", l.Name)
 		}
 	case *ActionDecl:
 		c.declare(cx.sc, l.Name, l)
@@ -589,6 +597,13 @@ func (c *checker) tableDecl(t *TableDecl, cx *ctx) {
 		}
 		seen[p.Name] = true
 		switch p.Name {
+		case "idle_timeout", "registers", "filters", "proxy_hash", "atcam", "alpm":
+			if !c.tnaDeclared() {
+				c.unsupported(p.P, "table property %s", p.Name)
+				continue
+			}
+		}
+		switch p.Name {
 		case "key", "actions":
 		case "default_action":
 			a := p.Actions[0]
@@ -646,17 +661,25 @@ func (c *checker) tableDecl(t *TableDecl, cx *ctx) {
 			if v, ok := c.out.Const[p.Value].(*big.Int); !ok || v.Sign() < 0 {
 				c.errorf(p.Value.Position(), "table %s: %s must be a non-negative compile-time constant", t.Name, p.Name)
 			}
-		case "support_timeout", "largest_priority_wins":
+		case "support_timeout", "largest_priority_wins", "idle_timeout":
 			vt := c.expr(p.Value, cx, tBool)
 			if _, ok := vt.(*BoolType); !ok {
 				c.errorf(p.Value.Position(), "table %s: %s must be true or false", t.Name, p.Name)
 			}
-		case "counters", "meters", "implementation":
+		case "counters", "meters", "implementation", "registers", "filters", "proxy_hash", "atcam", "alpm":
 			vt := c.expr(p.Value, cx, nil)
+			// v1model's externs, then TNA's (arch/tna.p4): registers, filters, proxy_hash,
+			// atcam and alpm are TNA's direct registers, LPF/WRED filters, proxy hash and
+			// algorithmic TCAM/LPM implementations.
 			want := map[string][]string{
-				"counters":       {"direct_counter"},
-				"meters":         {"direct_meter"},
-				"implementation": {"action_profile", "action_selector"},
+				"counters":       {"direct_counter", "DirectCounter"},
+				"meters":         {"direct_meter", "DirectMeter"},
+				"implementation": {"action_profile", "action_selector", "ActionProfile", "ActionSelector", "Atcam", "Alpm"},
+				"registers":      {"DirectRegister"},
+				"filters":        {"Lpf", "DirectLpf", "Wred", "DirectWred"},
+				"proxy_hash":     {"Hash"},
+				"atcam":          {"Atcam"},
+				"alpm":           {"Alpm"},
 			}[p.Name]
 			et, ok := vt.(*ExternType)
 			if !ok || !contains(want, et.Decl.Name) {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -11,6 +12,8 @@ import (
 	p4v1 "github.com/p4lang/p4runtime/go/p4/config/v1"
 	"google.golang.org/protobuf/encoding/prototext"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/netlock-go/netlock/internal/testenv"
 )
 
 // TestConformance measures the front end against p4c's own test corpus. It needs a checkout of
@@ -19,14 +22,14 @@ import (
 //	NETLOCK_P4C_DIR=/tmp/p4c go test ./bmv2/front -run Conformance -v
 //
 // It reports (1) the fraction of v1model programs in testdata/p4_16_samples that have an .stf
-// file and that we accept, (2) the fraction of v1model programs in testdata/p4_16_errors that
-// we reject, and (3) for accepted samples with a p4c P4Info golden, how many table and action
-// (name, id) pairs match p4c's. Failures are grouped by message.
+// file and that we accept, (2) for the programs in testdata/p4_16_errors (v1model, and all), how
+// many we reject for an error, how many we refuse only as unsupported (kept apart: refusing a
+// program is not finding its error) and how many we accept, and how often our first diagnostic is
+// on the line of p4c's first error (testdata/p4_16_errors_outputs/NAME.p4-stderr), and (3) for
+// accepted samples with a p4c P4Info golden, how many table and action (name, id) pairs match
+// p4c's. Failures are grouped by message. A v1model error program that we accept fails the test.
 func TestConformance(t *testing.T) {
-	dir := os.Getenv("NETLOCK_P4C_DIR")
-	if dir == "" {
-		t.Skip("set NETLOCK_P4C_DIR to a p4c checkout to run the conformance measurement")
-	}
+	dir := testenv.OptIn(t, "NETLOCK_P4C_DIR", "a p4c checkout (docs/p4.md, Conformance)")
 	isV1 := func(path string) bool {
 		src, err := os.ReadFile(path)
 		return err == nil && strings.Contains(string(src), "v1model.p4")
@@ -52,25 +55,29 @@ func TestConformance(t *testing.T) {
 	printGroups(groups)
 
 	errs, _ := filepath.Glob(filepath.Join(dir, "testdata/p4_16_errors/*.p4"))
-	var etotal, rejected, atotal, arejected int
+	var v1Errs, allErrs errorFigures
 	for _, f := range errs {
 		_, err := Load(f)
-		atotal++
-		if err != nil {
-			arejected++
-		}
+		want, wantOK := p4cFirstError(filepath.Join(dir, "testdata/p4_16_errors_outputs", filepath.Base(f)+"-stderr"))
+		v := classify(err, want, wantOK)
+		allErrs.add(v)
 		if !isV1(f) {
 			continue
 		}
-		etotal++
-		if err != nil {
-			rejected++
-			continue
+		v1Errs.add(v)
+		switch v {
+		case errAccepted:
+			t.Errorf("v1model error program accepted, p4c rejects it: %s", filepath.Base(f))
+		case errLineDiffers:
+			if os.Getenv("NETLOCK_P4C_VERBOSE") != "" {
+				fmt.Printf("  first error elsewhere: %s: ours %v, p4c's %s\n", filepath.Base(f), err.(ErrorList)[0].Pos, want)
+			}
+		case errUnsupported:
+			fmt.Printf("  refused only as unsupported: %s: %s\n", filepath.Base(f), err.(ErrorList)[0].Msg)
 		}
-		fmt.Printf("  accepted but p4c rejects: %s\n", filepath.Base(f))
 	}
-	fmt.Printf("p4_16_errors (v1model): rejected %d of %d (%.1f%%)\n", rejected, etotal, pct(rejected, etotal))
-	fmt.Printf("p4_16_errors (all, incl. programs for other architectures): rejected %d of %d (%.1f%%)\n", arejected, atotal, pct(arejected, atotal))
+	fmt.Printf("p4_16_errors (v1model): %s\n", v1Errs)
+	fmt.Printf("p4_16_errors (all, incl. programs for other architectures): %s\n", allErrs)
 
 	// Every v1model sample, with or without an .stf file, for a wider view.
 	var all, allOK, exprs, unres, typeInfoSame, fullSame int
@@ -84,7 +91,7 @@ func TestConformance(t *testing.T) {
 			continue
 		}
 		allOK++
-		if prog.Main != nil {
+		if pt, ok := mainPackage(prog); ok && pt.Decl.Name == "V1Switch" {
 			if _, err := prog.V1Switch(); err != nil {
 				t.Errorf("%s: V1Switch: %v", filepath.Base(f), err)
 			}
@@ -135,6 +142,95 @@ func TestConformance(t *testing.T) {
 	fmt.Printf("P4Info entities (name, id, alias, widths, sizes) matching p4c's goldens of %d accepted samples: %d of %d (%.1f%%)\n", goldens, idMatch, idPairs, pct(idMatch, idPairs))
 	fmt.Printf("P4Info type_info equal to p4c's: %d of %d samples\n", typeInfoSame, goldens)
 	fmt.Printf("P4Info equal to p4c's as a whole (fields of p4runtime v1.4.0-rc.5): %d of %d samples\n", fullSame, goldens)
+}
+
+// errorVerdict is what the front end did with one of p4c's error programs, compared with p4c's
+// expected diagnostics (testdata/p4_16_errors_outputs/NAME.p4-stderr).
+type errorVerdict int
+
+const (
+	// errAccepted: the program was accepted; p4c rejects it.
+	errAccepted errorVerdict = iota
+	// errUnsupported: rejected, but every diagnostic is "not supported by the netlock target":
+	// the program was refused, not found wrong.
+	errUnsupported
+	// errLineSame: rejected with a real error, and the first diagnostic is on the file and line
+	// of p4c's first error.
+	errLineSame
+	// errLineDiffers: rejected with a real error, the first diagnostic elsewhere.
+	errLineDiffers
+	// errNoLine: rejected with a real error, but p4c's expected output has no first error with a
+	// file and line to compare with.
+	errNoLine
+)
+
+// errorFigures counts verdicts; the categories are reported apart, never summed into one rate.
+type errorFigures [errNoLine + 1]int
+
+func (f *errorFigures) add(v errorVerdict) { f[v]++ }
+
+func (f errorFigures) String() string {
+	total := 0
+	for _, n := range f {
+		total += n
+	}
+	real := f[errLineSame] + f[errLineDiffers] + f[errNoLine]
+	return fmt.Sprintf("%d programs: rejected for an error %d (%.1f%%), refused only as unsupported %d, accepted %d; "+
+		"of those rejected for an error, first diagnostic on p4c's line %d of %d with a line to compare (%.1f%%)",
+		total, real, pct(real, total), f[errUnsupported], f[errAccepted],
+		f[errLineSame], f[errLineSame]+f[errLineDiffers], pct(f[errLineSame], f[errLineSame]+f[errLineDiffers]))
+}
+
+// p4cDiag matches a p4c diagnostic that has a position: "FILE(LINE): [--Werror=kind] error: ...".
+var p4cDiag = regexp.MustCompile(`^(\S[^(]*)\((\d+)\):\s*(?:\[--W[^\]]*\]\s*)?(error|warning):`)
+
+// p4cNoPos matches a p4c error without a position: "[--Werror=kind] error: ..." or "error: ...".
+var p4cNoPos = regexp.MustCompile(`^(?:\[--W[^\]]*\]\s*)?error:`)
+
+// p4cFirstError returns "FILE:LINE" (FILE without directories) of the first error in p4c's
+// expected stderr, or false when the file is missing or its first error has no position.
+func p4cFirstError(path string) (string, bool) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", false
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if m := p4cDiag.FindStringSubmatch(line); m != nil {
+			if m[3] == "error" {
+				return filepath.Base(m[1]) + ":" + m[2], true
+			}
+			continue
+		}
+		if p4cNoPos.MatchString(line) {
+			return "", false
+		}
+	}
+	return "", false
+}
+
+// classify compares the front end's verdict err on an error program with p4c's first error.
+func classify(err error, want string, wantOK bool) errorVerdict {
+	if err == nil {
+		return errAccepted
+	}
+	list, _ := err.(ErrorList)
+	real := false
+	for _, e := range list {
+		if !strings.HasPrefix(e.Msg, "not supported by the netlock target: ") {
+			real = true
+		}
+	}
+	if !real {
+		return errUnsupported
+	}
+	if !wantOK {
+		return errNoLine
+	}
+	first := list[0].Pos
+	if fmt.Sprintf("%s:%d", filepath.Base(first.File), first.Line) == want {
+		return errLineSame
+	}
+	return errLineDiffers
 }
 
 func pct(a, b int) float64 {
@@ -252,4 +348,12 @@ func comparePreambles(want, got *p4v1.P4Info) (n, match int) {
 	walk(got, add)
 	walk(want, check)
 	return n, match
+}
+
+func mainPackage(c *Checked) (*PackageType, bool) {
+	if c.Main == nil {
+		return nil, false
+	}
+	pt, ok := c.Main.T.(*PackageType)
+	return pt, ok
 }

@@ -253,6 +253,11 @@ type p4infoBuilder struct {
 	hdrSym     map[*StructDecl]*symbol
 	info       *p4v1.P4Info
 	errs       ErrorList
+	// TNA programs (p4info_tna.go): tna is set for them; pipe is the control-plane prefix of
+	// the pipe being visited, which tables' and externs' ids are hashed with.
+	tna       bool
+	pipe      string
+	selectors map[*externSym]*externSym // TNA action profile -> the selector that uses it
 }
 
 // P4Info builds the P4Runtime P4Info of a checked v1model program.
@@ -305,6 +310,8 @@ func (c *Checked) P4InfoWithMap() (*p4v1.P4Info, *P4InfoMap, error) {
 		extByI:     map[*InstanceDecl]*externSym{},
 		digSeen:    map[string]bool{},
 		hdrSym:     map[*StructDecl]*symbol{},
+		tna:        c.Arch() == ArchTNA,
+		selectors:  map[*externSym]*externSym{},
 	}
 	if c.Main == nil {
 		return nil, nil, ErrorList{errorf(Pos{File: c.Program.File}, "the program declares no package instance called main (expected V1Switch(...) main;)")}
@@ -332,6 +339,9 @@ func (c *Checked) P4InfoWithMap() (*p4v1.P4Info, *P4InfoMap, error) {
 	}
 	for _, e := range b.externs {
 		m.Externs[e.sym.id] = &ExternEntity{Decl: e.inst, Call: e.call, Type: e.et, Path: e.prefix}
+		if b.tna && e.kind == "Digest" && len(e.et.Args) > 0 {
+			m.Digests[e.sym.id] = e.et.Args[0] // TNA's Digest<T> instances
+		}
 	}
 	for h, sym := range b.hdrSym {
 		m.ControllerHeaders[sym.id] = h
@@ -370,7 +380,13 @@ func normalizeText(s string) string {
 }
 
 func (b *p4infoBuilder) collect() {
+	if b.tna {
+		b.collectTNA()
+	}
 	for _, a := range b.c.Main.Args {
+		if b.tna {
+			break // the pipes' blocks were visited by collectTNA
+		}
 		call, ok := a.Value.(*CallExpr)
 		if !ok {
 			if n, ok := a.Value.(*NameExpr); ok {
@@ -500,7 +516,8 @@ func (b *p4infoBuilder) visitControl(d *ControlDecl, prefix string) {
 				b.actKey[id] = [3]int{b.visit, 1, i}
 			}
 		case *InstanceDecl:
-			if et, ok := l.T.(*ExternType); ok && (et.Decl.Name == "action_profile" || et.Decl.Name == "action_selector") {
+			if et, ok := l.T.(*ExternType); ok && (et.Decl.Name == "action_profile" || et.Decl.Name == "action_selector" ||
+				b.tna && (et.Decl.Name == "ActionProfile" || et.Decl.Name == "ActionSelector")) {
 				used[l] = true // p4c keeps action profiles even when no table uses them
 			}
 			if !used[l] {
@@ -527,7 +544,7 @@ func (b *p4infoBuilder) visitControl(d *ControlDecl, prefix string) {
 			if !used[l] || l.Annos.Get("hidden") != nil {
 				continue // unused, or hidden from the control plane
 			}
-			ts := &tableSym{decl: l, prefix: prefix, locals: locals, sym: b.st.add(prefixTable, cpName(prefix, l.Annos, l.Name), l.Annos, l.P, nil)}
+			ts := &tableSym{decl: l, prefix: prefix, locals: locals, sym: b.addPiped(prefixTable, cpName(prefix, l.Annos, l.Name), l.Annos, l.P, nil)}
 			b.tables = append(b.tables, ts)
 			if ip := l.Prop("implementation"); ip != nil {
 				if call, ok := ip.Value.(*CallExpr); ok {
@@ -717,10 +734,18 @@ func (b *p4infoBuilder) externInstance(inst *InstanceDecl, prefix string) {
 	case "action_profile", "action_selector":
 		pfx = prefixActionProfile
 	default:
-		return
+		if !b.tna || !isTNAExtern(et.Decl) {
+			return
+		}
+		if pfx = tnaExternPrefix(et.Decl.Name, inst.Args); pfx == 0 {
+			if et.Decl.Name == "ActionSelector" {
+				b.tnaSelector(inst)
+			}
+			return
+		}
 	}
 	es := &externSym{inst: inst, kind: et.Decl.Name, args: inst.Args, et: et, vals: b.values(inst.Args), annos: inst.Annos, prefix: prefix}
-	es.sym = b.st.add(pfx, cpName(prefix, inst.Annos, inst.Name), inst.Annos, inst.P, nil)
+	es.sym = b.addPiped(pfx, cpName(prefix, inst.Annos, inst.Name), inst.Annos, inst.P, nil)
 	b.externs = append(b.externs, es)
 	b.extByI[inst] = es
 }
@@ -807,13 +832,16 @@ func annotationString(a *Annotation) string {
 func (b *p4infoBuilder) build() {
 	var names []string
 	for _, s := range b.st.syms {
-		names = append(names, s.name)
+		names = append(names, b.aliasName(s))
 	}
 	alias := aliases(names)
 	pre := func(s *symbol, annos Annotations) *p4v1.Preamble {
-		return &p4v1.Preamble{Id: s.id, Name: s.name, Alias: alias[s.name], Annotations: annotationStrings(annos), Doc: documentation(annos)}
+		return &p4v1.Preamble{Id: s.id, Name: s.name, Alias: alias[b.aliasName(s)], Annotations: annotationStrings(annos), Doc: documentation(annos)}
 	}
 	info := &p4v1.P4Info{PkgInfo: pkgInfo(b.c.Main.Annos), TypeInfo: &p4v1.P4TypeInfo{}}
+	if b.tna {
+		info.PkgInfo.Arch = "tna"
+	}
 	b.info = info
 	for _, ts := range b.tables {
 		info.Tables = append(info.Tables, b.table(ts, pre))
@@ -893,6 +921,10 @@ func (b *p4infoBuilder) build() {
 				ap.Size = b.intArg(es, 0)
 			}
 			info.ActionProfiles = append(info.ActionProfiles, ap)
+		default:
+			if b.tna {
+				b.buildTNAExtern(info, es, pre)
+			}
 		}
 	}
 	for _, d := range b.digests {
@@ -967,7 +999,7 @@ func (b *p4infoBuilder) enumArg(es *externSym, i int) string {
 }
 
 func (b *p4infoBuilder) counterUnit(es *externSym, i int) p4v1.CounterSpec_Unit {
-	switch b.enumArg(es, i) {
+	switch strings.ToLower(b.enumArg(es, i)) { // v1model's packets, TNA's PACKETS
 	case "packets":
 		return p4v1.CounterSpec_PACKETS
 	case "bytes":
@@ -979,7 +1011,7 @@ func (b *p4infoBuilder) counterUnit(es *externSym, i int) p4v1.CounterSpec_Unit 
 }
 
 func (b *p4infoBuilder) meterUnit(es *externSym, i int) p4v1.MeterSpec_Unit {
-	switch b.enumArg(es, i) {
+	switch strings.ToLower(b.enumArg(es, i)) {
 	case "packets":
 		return p4v1.MeterSpec_PACKETS
 	case "bytes":
@@ -1057,6 +1089,9 @@ func (b *p4infoBuilder) table(ts *tableSym, pre func(*symbol, Annotations) *p4v1
 		if es := b.implementationOf(ip, ts); es != nil {
 			t.ImplementationId = es.sym.id
 		}
+		if es := b.tnaProfileOf(ip); es != nil {
+			t.ImplementationId = es.sym.id
+		}
 	}
 	for _, prop := range []string{"counters", "meters"} {
 		if p := d.Prop(prop); p != nil {
@@ -1065,6 +1100,11 @@ func (b *p4infoBuilder) table(ts *tableSym, pre func(*symbol, Annotations) *p4v1
 					t.DirectResourceIds = append(t.DirectResourceIds, b.extByI[inst].sym.id)
 				}
 			}
+		}
+	}
+	if p := d.Prop("idle_timeout"); p != nil && b.tna {
+		if v, ok := b.c.Const[p.Value].(bool); ok && v {
+			t.IdleTimeoutBehavior = p4v1.Table_NOTIFY_CONTROL
 		}
 	}
 	if p := d.Prop("support_timeout"); p != nil {

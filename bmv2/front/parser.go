@@ -439,8 +439,42 @@ func (p *parser) instanceRest(annos Annotations, ty TypeRef) *InstanceDecl {
 		p.fail(p.peek().Pos, "%s", unsupported(p.peek().Pos, "abstract method implementations in instantiations").Msg)
 	}
 	d.Name, d.P = p.ident()
+	if p.accept("=") {
+		d.Init = p.objInitializer(&d.InitInstances)
+	}
 	p.expect(";")
 	return d
+}
+
+// objInitializer parses the { ... } of an instantiation that implements abstract methods:
+// function declarations, and instantiations (returned in nested).
+func (p *parser) objInitializer(nested *[]*InstanceDecl) []*FunctionDecl {
+	p.expect("{")
+	fs := []*FunctionDecl{} // non-nil: the instance has an initializer, perhaps empty
+	for !p.is("}") {
+		p.tick()
+		annos := p.annotations()
+		if !p.startsType() && p.peek().Kind != TIdent {
+			p.fail(p.peek().Pos, "syntax error: expected a method implementation, found %s", describe(p.peek()))
+		}
+		ret := p.typeRef()
+		if p.is("(") {
+			// An instance inside the initializer (this.x in p4c): outside the subset, reported
+			// by the checker so that errors before it come first.
+			*nested = append(*nested, p.instanceRest(annos, ret))
+			continue
+		}
+		f := &FunctionDecl{Annos: annos, Ret: ret}
+		f.Name, f.P = p.ident()
+		f.TypeParams = p.typeParams()
+		p.pushTypeParams(f.TypeParams)
+		f.Params = p.params()
+		f.Body = p.block()
+		p.popTypeParams(f.TypeParams)
+		fs = append(fs, f)
+	}
+	p.expect("}")
+	return fs
 }
 
 func (p *parser) constDecl(annos Annotations) *ConstDecl {

@@ -9,13 +9,18 @@ import (
 	"strings"
 )
 
-//go:embed arch/core.p4 arch/v1model.p4
+//go:embed arch/*.p4
 var archFS embed.FS
 
-// builtinIncludes maps the system includes netlock provides to their embedded files.
+// builtinIncludes maps the system includes netlock provides to their embedded files: core.p4,
+// v1model.p4, and tna.p4 with the files it includes.
 var builtinIncludes = map[string]string{
-	"core.p4":    "arch/core.p4",
-	"v1model.p4": "arch/v1model.p4",
+	"core.p4":          "arch/core.p4",
+	"v1model.p4":       "arch/v1model.p4",
+	"tna.p4":           "arch/tna.p4",
+	"tofino1_specs.p4": "arch/tofino1_specs.p4",
+	"tofino1_base.p4":  "arch/tofino1_base.p4",
+	"tofino1_arch.p4":  "arch/tofino1_arch.p4",
 }
 
 // ReadFileFunc reads a source file; Preprocess uses it for the main file and quoted includes.
@@ -45,6 +50,7 @@ type preprocessor struct {
 	depth    int
 	included map[string]bool // builtin includes already expanded
 	tooBig   bool
+	dirs     []string // include directories for quoted includes
 }
 
 // Preprocess runs the C-like preprocessor over the file at path and returns its tokens, with
@@ -60,6 +66,9 @@ type Options struct {
 	// Defines are predefined object-like macros, like p4c's -DNAME=VALUE (an empty value
 	// defines NAME as 1).
 	Defines map[string]string
+	// IncludeDirs are searched, in order, for a quoted #include that is not found next to the
+	// including file (p4c's -I).
+	IncludeDirs []string
 }
 
 // PreprocessWith is Preprocess with options.
@@ -68,7 +77,7 @@ func PreprocessWith(path string, opts Options) ([]Token, ErrorList) {
 	if readFile == nil {
 		readFile = os.ReadFile
 	}
-	pp := &preprocessor{read: readFile, macros: map[string]*macro{}, included: map[string]bool{}}
+	pp := &preprocessor{read: readFile, macros: map[string]*macro{}, included: map[string]bool{}, dirs: opts.IncludeDirs}
 	names := make([]string, 0, len(opts.Defines))
 	for n := range opts.Defines {
 		names = append(names, n)
@@ -294,15 +303,17 @@ func (pp *preprocessor) directive(dir, arg string, pos Pos, path string, lineNo 
 			rest = rest[end+1:]
 		}
 		bodyText := strings.TrimSpace(rest)
-		if strings.Contains(bodyText, "#") {
-			pp.errs = append(pp.errs, unsupported(pos, "the # and ## macro operators (in %s)", name))
+		if strings.Contains(strings.ReplaceAll(bodyText, "##", ""), "#") {
+			pp.errs = append(pp.errs, unsupported(pos, "the # macro operator (in %s)", name))
 			return
 		}
 		// Lex the body in place so that positions inside it are meaningful.
 		off := strings.LastIndex(text, bodyText)
 		if bodyText != "" && off >= 0 {
 			pad := strings.Repeat(" ", off)
-			m.body = lexLine(pad+bodyText, path, lineNo, &pp.errs)
+			// Token pasting (a ## b): a marker token that substitute replaces by joining its
+			// neighbours.
+			m.body = lexLine(pad+strings.ReplaceAll(bodyText, "##", " "+pasteMarker+" "), path, lineNo, &pp.errs)
 		}
 		pp.macros[name] = m
 	case "undef":
@@ -333,7 +344,7 @@ func (pp *preprocessor) include(arg string, pos Pos, path string) {
 		name := arg[1:end]
 		emb, ok := builtinIncludes[name]
 		if !ok {
-			pp.errs = append(pp.errs, unsupported(pos, "system include <%s> (only <core.p4> and <v1model.p4> are provided)", name))
+			pp.errs = append(pp.errs, unsupported(pos, "system include <%s> (only <core.p4>, <v1model.p4> and <tna.p4> are provided)", name))
 			return
 		}
 		if pp.included[name] {
@@ -367,6 +378,14 @@ func (pp *preprocessor) include(arg string, pos Pos, path string) {
 			full = filepath.Join(filepath.Dir(path), name)
 		}
 		data, err := pp.read(full)
+		if err != nil && !filepath.IsAbs(name) {
+			for _, dir := range pp.dirs {
+				if d, err2 := pp.read(filepath.Join(dir, name)); err2 == nil {
+					full, data, err = filepath.Join(dir, name), d, nil
+					break
+				}
+			}
+		}
 		if err != nil {
 			pp.errs = append(pp.errs, errorf(pos, "cannot include %q: %v", name, err))
 			return
@@ -402,7 +421,7 @@ func (pp *preprocessor) expand(out, toks []Token, active []string, at Pos) []Tok
 		if t.Kind == TIdent {
 			if m, ok := pp.macros[t.Text]; ok && !contains(active, t.Text) {
 				if !m.funcLike {
-					out = pp.expand(out, m.body, append(active, t.Text), t.Pos)
+					out = pp.expand(out, substitute(m, nil), append(active, t.Text), t.Pos)
 					continue
 				}
 				if i+1 < len(toks) && toks[i+1].Kind == TPunct && toks[i+1].Text == "(" {
@@ -460,16 +479,37 @@ func macroArgs(toks []Token, open int) ([][]Token, int, bool) {
 }
 
 // substitute replaces a function-like macro's parameters in its body by the arguments.
+// pasteMarker stands for the ## operator in a macro body.
+const pasteMarker = "__netlock_token_paste__"
+
 func substitute(m *macro, args [][]Token) []Token {
 	var out []Token
+	paste := false
 	for _, t := range m.body {
+		if t.Kind == TIdent && t.Text == pasteMarker {
+			paste = true
+			continue
+		}
+		toks := []Token{t}
 		if t.Kind == TIdent {
-			if k := indexOf(m.params, t.Text); k >= 0 {
-				out = append(out, args[k]...)
-				continue
+			if k := indexOf(m.params, t.Text); k >= 0 && args != nil {
+				toks = args[k]
 			}
 		}
-		out = append(out, t)
+		if paste && len(out) > 0 && len(toks) > 0 {
+			// a ## b: the last token so far and the first of b become one token, when their
+			// texts form one.
+			left := out[len(out)-1]
+			var errs ErrorList
+			joined := lexLine(left.Text+toks[0].Text, left.Pos.File, left.Pos.Line, &errs)
+			if len(joined) == 1 && len(errs) == 0 {
+				joined[0].Pos = left.Pos
+				out[len(out)-1] = joined[0]
+				toks = toks[1:]
+			}
+		}
+		paste = false
+		out = append(out, toks...)
 	}
 	return out
 }

@@ -292,7 +292,17 @@ func sameType(a, b Type) bool {
 		return ok && x.Decl == y.Decl
 	case *ExternType:
 		y, ok := b.(*ExternType)
-		return ok && x.Decl == y.Decl && sameTypes(x.Args, y.Args)
+		if !ok || x.Decl != y.Decl || len(x.Args) != len(y.Args) {
+			return false
+		}
+		for i := range x.Args {
+			_, dx := x.Args[i].(*DontCareType)
+			_, dy := y.Args[i].(*DontCareType)
+			if !dx && !dy && x.Args[i] != nil && y.Args[i] != nil && !sameType(x.Args[i], y.Args[i]) {
+				return false // Register<_, _> stands for any register
+			}
+		}
+		return true
 	case *ParserType:
 		y, ok := b.(*ParserType)
 		return ok && x.Decl == y.Decl

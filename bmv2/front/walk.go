@@ -35,6 +35,9 @@ func inspectDecl(d Decl, f func(Expr)) {
 		for _, a := range d.Args {
 			walkExpr(a.Value, f)
 		}
+		for _, m := range d.Init {
+			inspectDecl(m, f)
+		}
 	case *ActionDecl:
 		inspectParams(d.Params, f)
 		walkStmt(d.Body, f)

@@ -2,8 +2,9 @@
 // P4 program (the device config is netlock's P4 source bundle, the P4Info comes from the front end),
 // pushes it with SetForwardingPipelineConfig, and installs the table entries, multicast groups and
 // clone sessions of a runtime file in the format of the p4lang/tutorials exercises (runtime.json).
-// It drives the switch through github.com/antoninbas/p4runtime-go-client; `netlock p4 push` is its
-// command line, and the Mininet scripts in testbed/mininet use it to program each switch.
+// It drives the switch through netlock's controlplane package (on
+// github.com/antoninbas/p4runtime-go-client); `netlock p4 push` is its command line, and the
+// Mininet scripts in testbed/mininet use it to program each switch.
 package p4ctl
 
 import (
@@ -12,8 +13,6 @@ import (
 	"fmt"
 	"math/big"
 	"net"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -21,74 +20,22 @@ import (
 	"github.com/antoninbas/p4runtime-go-client/pkg/client"
 	p4configv1 "github.com/p4lang/p4runtime/go/p4/config/v1"
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/protobuf/encoding/prototext"
 
-	"github.com/netlock-go/netlock/bmv2/p4rt"
+	"github.com/netlock-go/netlock/controlplane"
 )
 
-// Program is a P4 program ready to push: its device config (netlock's P4 source bundle, or a
-// compiler's output for another target) and its P4Info.
-type Program struct {
-	DeviceConfig []byte
-	P4Info       *p4configv1.P4Info
-	P4InfoText   []byte
-}
+// Program is a P4 program ready to push (see controlplane.Program).
+type Program = controlplane.Program
 
 // LoadCompiled reads a program compiled for another target: a device config file (for bmv2, the
 // JSON p4c-bm2-ss writes) and its P4Info in text format.
 func LoadCompiled(deviceConfig, p4info string) (*Program, error) {
-	dc, err := os.ReadFile(deviceConfig)
-	if err != nil {
-		return nil, fmt.Errorf("p4ctl: %w", err)
-	}
-	text, err := os.ReadFile(p4info)
-	if err != nil {
-		return nil, fmt.Errorf("p4ctl: %w", err)
-	}
-	info := &p4configv1.P4Info{}
-	if err := prototext.Unmarshal(text, info); err != nil {
-		return nil, fmt.Errorf("p4ctl: %s: %w", p4info, err)
-	}
-	return &Program{DeviceConfig: dc, P4Info: info, P4InfoText: text}, nil
+	return controlplane.LoadCompiled(deviceConfig, p4info)
 }
 
 // LoadProgram reads a P4 program and every other .p4 file of its directory (the files it may
 // #include) into a bundle, and checks it with the front end to produce its P4Info.
-func LoadProgram(path string) (*Program, error) {
-	dir, main := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, fmt.Errorf("p4ctl: %w", err)
-	}
-	var others []string
-	for _, e := range ents {
-		if !e.IsDir() && strings.HasSuffix(e.Name(), ".p4") && e.Name() != main {
-			others = append(others, e.Name())
-		}
-	}
-	b, err := p4rt.BundleFromFS(os.DirFS(dir), main, others...)
-	if err != nil {
-		return nil, fmt.Errorf("p4ctl: %w", err)
-	}
-	prog, err := b.Compile()
-	if err != nil {
-		return nil, fmt.Errorf("p4ctl: %s: %w", path, err)
-	}
-	info, err := prog.P4Info()
-	if err != nil {
-		return nil, fmt.Errorf("p4ctl: %s: %w", path, err)
-	}
-	text, err := prog.P4InfoText()
-	if err != nil {
-		return nil, fmt.Errorf("p4ctl: %s: %w", path, err)
-	}
-	return &Program{DeviceConfig: b.Encode(), P4Info: info, P4InfoText: []byte(text)}, nil
-}
+func LoadProgram(path string) (*Program, error) { return controlplane.LoadProgram(path) }
 
 // Runtime is a runtime file of the p4lang/tutorials exercises. Its "target", "p4info" and
 // "bmv2_json" fields are ignored: the program comes from LoadProgram.
@@ -137,12 +84,12 @@ func ParseRuntime(data []byte) (*Runtime, error) {
 	return &rt, nil
 }
 
-// Session is a primary controller connection to one device.
+// Session is a primary controller connection to one device: a controlplane.Client, which ends
+// its stream without the client library's error logs, and the library's client for the
+// runtime-file helpers.
 type Session struct {
-	C    *client.Client
-	conn *grpc.ClientConn
-	stop chan struct{}
-	done chan struct{}
+	C  *client.Client
+	cp *controlplane.Client
 }
 
 // Dial connects to the P4Runtime server at addr and becomes the primary controller of deviceID
@@ -151,59 +98,24 @@ func Dial(ctx context.Context, addr string, deviceID uint64, electionID uint64) 
 	if electionID == 0 {
 		electionID = 1
 	}
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	cp, err := controlplane.Dial(controlplane.Config{Addr: addr, DeviceID: deviceID, ElectionID: controlplane.ElectionID{Low: electionID}})
 	if err != nil {
-		return nil, fmt.Errorf("p4ctl: dial %s: %w", addr, err)
+		return nil, fmt.Errorf("p4ctl: %w", err)
 	}
-	s := &Session{conn: conn, stop: make(chan struct{}), done: make(chan struct{})}
-	s.C = client.NewClient(p4v1.NewP4RuntimeClient(conn), deviceID, &p4v1.Uint128{Low: electionID})
-	arb := make(chan bool, 16)
-	msgs := make(chan *p4v1.StreamMessageResponse, 1024)
-	go func() {
-		defer close(s.done)
-		_ = s.C.Run(s.stop, arb, msgs)
-	}()
-	go func() { // drain stream messages nobody reads here
-		for {
-			select {
-			case <-msgs:
-			case <-s.done:
-				return
-			}
-		}
-	}()
-	for {
-		select {
-		case primary := <-arb:
-			if primary {
-				return s, nil
-			}
-		case <-s.done:
-			s.conn.Close()
-			return nil, fmt.Errorf("p4ctl: %s: stream closed before arbitration", addr)
-		case <-ctx.Done():
-			s.Close()
-			return nil, fmt.Errorf("p4ctl: %s: not primary: %w", addr, ctx.Err())
-		}
+	if err := cp.WaitPrimary(ctx); err != nil {
+		cp.Close()
+		return nil, fmt.Errorf("p4ctl: %w", err)
 	}
+	return &Session{C: cp.P4RT(), cp: cp}, nil
 }
 
-// Close ends the session. The connection is closed first: the client library's stream reader
-// then reports the error to Run, which returns; stopping Run first would leave the reader blocked
-// on that report forever.
-func (s *Session) Close() {
-	s.conn.Close()
-	<-s.done
-	select {
-	case <-s.stop:
-	default:
-		close(s.stop)
-	}
-}
+// Close ends the session: the stream ends, the switch elects another primary if there is one.
+func (s *Session) Close() { s.cp.Close() }
 
-// Push installs the program with SetForwardingPipelineConfig (VERIFY_AND_COMMIT).
+// Push installs the program with SetForwardingPipelineConfig (VERIFY_AND_COMMIT), with the
+// current time as the cookie.
 func (s *Session) Push(ctx context.Context, p *Program) error {
-	if _, err := s.C.SetFwdPipeFromBytes(ctx, p.DeviceConfig, p.P4InfoText, uint64(time.Now().UnixNano())); err != nil {
+	if err := s.cp.SetPipeline(ctx, p, uint64(time.Now().UnixNano())); err != nil {
 		return fmt.Errorf("p4ctl: set pipeline: %w", err)
 	}
 	return nil

@@ -18,7 +18,7 @@ const BundleMagic = "netlock-p4-bundle 1\n"
 // Bundle is the device config of a pipeline: P4 source files, the first of
 // which is the program's main file. Quoted #includes resolve among the
 // bundle's files (relative to the including file's directory, as the
-// preprocessor does); <core.p4> and <v1model.p4> come with the front end.
+// preprocessor does); <core.p4>, <v1model.p4> and <tna.p4> come with the front end.
 //
 // The encoding is proto-free text with length-prefixed contents:
 //

@@ -60,7 +60,7 @@ func FuzzWriteValidation(f *testing.F) {
 					t.Fatalf("not a status: %v", err)
 				}
 			} else if un != nil && i%2 == 1 {
-				un()
+				_ = un()
 			}
 			if ent := u.GetEntity(); ent != nil {
 				r := &reader{s: s, sch: s.sch}

@@ -155,6 +155,9 @@ func (r *reader) entity(e *p4v1.Entity) error {
 				if err != nil {
 					return toStatus(err)
 				}
+				if bs := v.GetBitstring(); ri.fields != nil && bs != nil {
+					v = splitStruct(bs, ri.fields)
+				}
 				return r.add(&p4v1.Entity{Entity: &p4v1.Entity_RegisterEntry{RegisterEntry: &p4v1.RegisterEntry{
 					RegisterId: id, Index: &p4v1.Index{Index: i}, Data: cloneOr(v, nil)}}})
 			})

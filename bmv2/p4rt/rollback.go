@@ -1,15 +1,21 @@
 package p4rt
 
 import (
+	"errors"
+	"fmt"
+
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
 	"google.golang.org/protobuf/proto"
 )
 
 // undoFor captures, before u is applied, how to restore the state u changes.
-// It returns nil when u changes nothing that can be read back (an update that
-// will fail validation, for instance); the caller only keeps the undo of an
-// update that succeeded. Precondition: s.writeMu is held.
-func (s *Server) undoFor(sch *schema, u *p4v1.Update) func() {
+// The returned function restores it and reports every device error it met,
+// and also a failure to read the previous state here (then it cannot restore
+// that part). undoFor returns nil when u will fail validation, so there is
+// nothing to undo; the caller only keeps the undo of an update that succeeded,
+// and treats a successful update without one as not undoable.
+// Precondition: s.writeMu is held.
+func (s *Server) undoFor(sch *schema, u *p4v1.Update) func() error {
 	dev := s.dev
 	op := u.GetType()
 	switch ent := u.GetEntity().GetEntity().(type) {
@@ -21,25 +27,36 @@ func (s *Server) undoFor(sch *schema, u *p4v1.Update) func() {
 		if ce.GetIsDefaultAction() {
 			old, err := dev.DefaultAction(ce.GetTableId())
 			if err != nil {
-				return nil
+				return captureFailed("default action of table %d", ce.GetTableId(), err)
 			}
 			old = cloneOr(old, nil)
-			return func() { _ = dev.SetDefaultAction(ce.GetTableId(), old) }
+			return func() error {
+				return wrapUndo(dev.SetDefaultAction(ce.GetTableId(), old), "restore the default action of table %d", ce.GetTableId())
+			}
 		}
 		key := &p4v1.TableEntry{TableId: ce.GetTableId(), Match: ce.GetMatch(), Priority: ce.GetPriority()}
 		old, err := dev.TableEntry(key)
-		if err != nil {
+		switch {
+		case errors.Is(err, ErrNotFound):
 			old = nil
-		} else {
+		case err != nil:
+			return captureFailed("entry of table %d", ce.GetTableId(), err)
+		default:
 			old = proto.Clone(old).(*p4v1.TableEntry)
 		}
 		switch {
 		case op == p4v1.Update_INSERT && old == nil:
-			return func() { _ = dev.DeleteTableEntry(key) }
+			return func() error {
+				return wrapUndo(dev.DeleteTableEntry(key), "delete the inserted entry of table %d", key.GetTableId())
+			}
 		case op == p4v1.Update_MODIFY && old != nil:
-			return func() { _ = dev.ModifyTableEntry(old) }
+			return func() error {
+				return wrapUndo(dev.ModifyTableEntry(old), "restore the modified entry of table %d", key.GetTableId())
+			}
 		case op == p4v1.Update_DELETE && old != nil:
-			return func() { _ = dev.InsertTableEntry(old) }
+			return func() error {
+				return wrapUndo(dev.InsertTableEntry(old), "re-insert the deleted entry of table %d", key.GetTableId())
+			}
 		}
 		return nil
 	case *p4v1.Entity_CounterEntry:
@@ -49,17 +66,20 @@ func (s *Server) undoFor(sch *schema, u *p4v1.Update) func() {
 			return nil
 		}
 		olds := map[int64]*p4v1.CounterData{}
-		_ = forIndex(c.GetIndex(), ci.GetSize(), func(i int64) error {
+		capErr := forIndex(c.GetIndex(), ci.GetSize(), func(i int64) error {
 			d, err := dev.Counter(c.GetCounterId(), i)
-			if err == nil {
-				olds[i] = cloneOr(d, &p4v1.CounterData{})
+			if err != nil {
+				return fmt.Errorf("the previous state of counter %d[%d] could not be read: %w", c.GetCounterId(), i, err)
 			}
+			olds[i] = cloneOr(d, &p4v1.CounterData{})
 			return nil
 		})
-		return func() {
+		return func() error {
+			errs := []error{capErr}
 			for i, d := range olds {
-				_ = dev.SetCounter(c.GetCounterId(), i, d)
+				errs = append(errs, wrapUndo(dev.SetCounter(c.GetCounterId(), i, d), "restore counter %d[%d]", c.GetCounterId(), i))
 			}
+			return errors.Join(errs...)
 		}
 	case *p4v1.Entity_MeterEntry:
 		m := ent.MeterEntry
@@ -68,17 +88,20 @@ func (s *Server) undoFor(sch *schema, u *p4v1.Update) func() {
 			return nil
 		}
 		olds := map[int64]*p4v1.MeterConfig{}
-		_ = forIndex(m.GetIndex(), mi.GetSize(), func(i int64) error {
+		capErr := forIndex(m.GetIndex(), mi.GetSize(), func(i int64) error {
 			c, err := dev.Meter(m.GetMeterId(), i)
-			if err == nil {
-				olds[i] = cloneOr(c, nil)
+			if err != nil {
+				return fmt.Errorf("the previous state of meter %d[%d] could not be read: %w", m.GetMeterId(), i, err)
 			}
+			olds[i] = cloneOr(c, nil)
 			return nil
 		})
-		return func() {
+		return func() error {
+			errs := []error{capErr}
 			for i, c := range olds {
-				_ = dev.SetMeter(m.GetMeterId(), i, c)
+				errs = append(errs, wrapUndo(dev.SetMeter(m.GetMeterId(), i, c), "restore meter %d[%d]", m.GetMeterId(), i))
 			}
+			return errors.Join(errs...)
 		}
 	case *p4v1.Entity_RegisterEntry:
 		r := ent.RegisterEntry
@@ -87,17 +110,20 @@ func (s *Server) undoFor(sch *schema, u *p4v1.Update) func() {
 			return nil
 		}
 		olds := map[int64]*p4v1.P4Data{}
-		_ = forIndex(r.GetIndex(), int64(ri.r.GetSize()), func(i int64) error {
+		capErr := forIndex(r.GetIndex(), int64(ri.r.GetSize()), func(i int64) error {
 			v, err := dev.Register(r.GetRegisterId(), i)
-			if err == nil {
-				olds[i] = cloneOr(v, nil)
+			if err != nil {
+				return fmt.Errorf("the previous state of register %d[%d] could not be read: %w", r.GetRegisterId(), i, err)
 			}
+			olds[i] = cloneOr(v, nil)
 			return nil
 		})
-		return func() {
+		return func() error {
+			errs := []error{capErr}
 			for i, v := range olds {
-				_ = dev.SetRegister(r.GetRegisterId(), i, v)
+				errs = append(errs, wrapUndo(dev.SetRegister(r.GetRegisterId(), i, v), "restore register %d[%d]", r.GetRegisterId(), i))
 			}
+			return errors.Join(errs...)
 		}
 	case *p4v1.Entity_DirectCounterEntry, *p4v1.Entity_DirectMeterEntry:
 		var te *p4v1.TableEntry
@@ -112,37 +138,48 @@ func (s *Server) undoFor(sch *schema, u *p4v1.Update) func() {
 			return nil
 		}
 		old, err := dev.TableEntry(key)
+		if errors.Is(err, ErrNotFound) {
+			return nil // the update fails: no such entry
+		}
 		if err != nil {
-			return nil
+			return captureFailed("entry of table %d", key.GetTableId(), err)
 		}
 		if meter {
 			c := cloneOr(old.GetMeterConfig(), nil)
-			return func() { _ = dev.SetDirectMeter(key, c) }
+			return func() error {
+				return wrapUndo(dev.SetDirectMeter(key, c), "restore a direct meter of table %d", key.GetTableId())
+			}
 		}
 		d := cloneOr(old.GetCounterData(), &p4v1.CounterData{})
-		return func() { _ = dev.SetDirectCounter(key, d) }
+		return func() error {
+			return wrapUndo(dev.SetDirectCounter(key, d), "restore a direct counter of table %d", key.GetTableId())
+		}
 	case *p4v1.Entity_PacketReplicationEngineEntry:
 		switch pe := ent.PacketReplicationEngineEntry.GetType().(type) {
 		case *p4v1.PacketReplicationEngineEntry_MulticastGroupEntry:
 			id := pe.MulticastGroupEntry.GetMulticastGroupId()
 			var old *p4v1.MulticastGroupEntry
-			_ = dev.MulticastGroups(func(g *p4v1.MulticastGroupEntry) bool {
+			if err := dev.MulticastGroups(func(g *p4v1.MulticastGroupEntry) bool {
 				if g.GetMulticastGroupId() == id {
 					old = proto.Clone(g).(*p4v1.MulticastGroupEntry)
 				}
 				return old == nil
-			})
-			return preUndo(op, old, &p4v1.MulticastGroupEntry{MulticastGroupId: id}, dev.WriteMulticastGroup)
+			}); err != nil {
+				return captureFailed("multicast group %d", id, err)
+			}
+			return preUndo(op, old, &p4v1.MulticastGroupEntry{MulticastGroupId: id}, dev.WriteMulticastGroup, "multicast group", id)
 		case *p4v1.PacketReplicationEngineEntry_CloneSessionEntry:
 			id := pe.CloneSessionEntry.GetSessionId()
 			var old *p4v1.CloneSessionEntry
-			_ = dev.CloneSessions(func(c *p4v1.CloneSessionEntry) bool {
+			if err := dev.CloneSessions(func(c *p4v1.CloneSessionEntry) bool {
 				if c.GetSessionId() == id {
 					old = proto.Clone(c).(*p4v1.CloneSessionEntry)
 				}
 				return old == nil
-			})
-			return preUndo(op, old, &p4v1.CloneSessionEntry{SessionId: id}, dev.WriteCloneSession)
+			}); err != nil {
+				return captureFailed("clone session %d", id, err)
+			}
+			return preUndo(op, old, &p4v1.CloneSessionEntry{SessionId: id}, dev.WriteCloneSession, "clone session", id)
 		}
 		return nil
 	case *p4v1.Entity_DigestEntry:
@@ -150,7 +187,7 @@ func (s *Server) undoFor(sch *schema, u *p4v1.Update) func() {
 		s.mu.Lock()
 		old, had := s.dig.cfg[id]
 		s.mu.Unlock()
-		return func() {
+		return func() error {
 			s.mu.Lock()
 			defer s.mu.Unlock()
 			if had {
@@ -158,21 +195,37 @@ func (s *Server) undoFor(sch *schema, u *p4v1.Update) func() {
 			} else {
 				delete(s.dig.cfg, id)
 			}
+			return nil
 		}
 	}
 	return nil
 }
 
 // preUndo undoes a PRE write: old is the entry before it (nil if absent),
-// key names the entry for a delete.
-func preUndo[T any](op p4v1.Update_Type, old *T, key *T, write func(p4v1.Update_Type, *T) error) func() {
+// key names the entry for a delete; what and id name it in errors.
+func preUndo[T any](op p4v1.Update_Type, old *T, key *T, write func(p4v1.Update_Type, *T) error, what string, id uint32) func() error {
 	switch {
 	case op == p4v1.Update_INSERT && old == nil:
-		return func() { _ = write(p4v1.Update_DELETE, key) }
+		return func() error { return wrapUndo(write(p4v1.Update_DELETE, key), "delete the inserted %s %d", what, id) }
 	case op == p4v1.Update_MODIFY && old != nil:
-		return func() { _ = write(p4v1.Update_MODIFY, old) }
+		return func() error { return wrapUndo(write(p4v1.Update_MODIFY, old), "restore the modified %s %d", what, id) }
 	case op == p4v1.Update_DELETE && old != nil:
-		return func() { _ = write(p4v1.Update_INSERT, old) }
+		return func() error { return wrapUndo(write(p4v1.Update_INSERT, old), "re-insert the deleted %s %d", what, id) }
 	}
 	return nil
+}
+
+// wrapUndo describes a failed undo step; nil stays nil.
+func wrapUndo(err error, format string, args ...any) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s: %w", fmt.Sprintf(format, args...), err)
+}
+
+// captureFailed is the undo of an update whose previous state could not be
+// read: it restores nothing and says why.
+func captureFailed(format string, id uint32, err error) func() error {
+	err = fmt.Errorf("the previous state of %s could not be read: %w", fmt.Sprintf(format, id), err)
+	return func() error { return err }
 }

@@ -34,8 +34,9 @@ type actionInfo struct {
 }
 
 type registerInfo struct {
-	r     *p4configv1.Register
-	width int // bitwidth of a cell; 0 if the type is not a bitstring
+	r      *p4configv1.Register
+	width  int   // bitwidth of a cell; 0 if the type is not a bitstring
+	fields []int // member widths of a cell that is a struct of bitstrings (register_struct.go)
 }
 
 func newSchema(info *p4configv1.P4Info) *schema {
@@ -77,6 +78,12 @@ func newSchema(info *p4configv1.P4Info) *schema {
 				ri.width = int(bs.GetBit().GetBitwidth())
 			case bs.GetInt() != nil:
 				ri.width = int(bs.GetInt().GetBitwidth())
+			}
+		}
+		if ri.fields = structFields(info, r.GetTypeSpec()); ri.fields != nil {
+			ri.width = 0
+			for _, w := range ri.fields {
+				ri.width += w
 			}
 		}
 		s.registers[r.GetPreamble().GetId()] = ri

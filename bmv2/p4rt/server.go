@@ -354,9 +354,13 @@ func (s *Server) GetForwardingPipelineConfig(ctx context.Context, req *p4v1.GetF
 // CONTINUE_ON_ERROR, if any fails the RPC fails with UNKNOWN and one
 // p4.v1.Error detail per update (OK for those that succeeded). With
 // ROLLBACK_ON_ERROR the first failure stops the batch and the updates already
-// applied are undone: the failed update carries its error and every other
-// update ABORTED. DATAPLANE_ATOMIC is UNIMPLEMENTED (the data plane may see
-// intermediate states).
+// applied are undone, last first: the failed update carries its error, the
+// updates not attempted and those undone are ABORTED. An applied update that
+// could not be undone (the device refused the undo, or its previous state could
+// not be read) carries INTERNAL with the reason and stays applied; the RPC's
+// message then says the rollback is incomplete, and it is logged.
+// DATAPLANE_ATOMIC is UNIMPLEMENTED (the data plane may see intermediate
+// states).
 func (s *Server) Write(ctx context.Context, req *p4v1.WriteRequest) (*p4v1.WriteResponse, error) {
 	if err := s.checkDevice(req.GetDeviceId()); err != nil {
 		return nil, err
@@ -380,30 +384,47 @@ func (s *Server) Write(ctx context.Context, req *p4v1.WriteRequest) (*p4v1.Write
 	default:
 		return nil, status.Errorf(codes.Unimplemented, "atomicity %s is not supported (CONTINUE_ON_ERROR and ROLLBACK_ON_ERROR are)", req.GetAtomicity())
 	}
-	errs := make([]error, len(req.GetUpdates()))
-	var undo []func()
+	updates := req.GetUpdates()
+	errs := make([]error, len(updates))
+	type undoStep struct {
+		update int
+		undo   func() error // nil: the update cannot be undone
+	}
+	var undo []undoStep
 	failed := false
-	for i, u := range req.GetUpdates() {
+	for i, u := range updates {
 		if rollback && failed {
 			errs[i] = status.Error(codes.Aborted, "not applied: an earlier update of the batch failed")
 			continue
 		}
-		var un func()
+		var un func() error
 		if rollback {
 			un = s.undoFor(sch, u)
 		}
 		errs[i] = s.applyUpdate(sch, u)
 		failed = failed || errs[i] != nil
-		if errs[i] == nil && un != nil {
-			undo = append(undo, un)
+		if errs[i] == nil && rollback {
+			undo = append(undo, undoStep{i, un})
 		}
 	}
 	if !failed {
 		return &p4v1.WriteResponse{}, nil
 	}
+	undoFailed := 0
 	if rollback {
-		for i := len(undo) - 1; i >= 0; i-- {
-			undo[i]()
+		for k := len(undo) - 1; k >= 0; k-- {
+			st := undo[k]
+			err := errors.New("no undo was captured for it")
+			if st.undo != nil {
+				err = st.undo()
+			}
+			if err != nil {
+				undoFailed++
+				errs[st.update] = status.Errorf(codes.Internal,
+					"applied, and the rollback could not undo it, so the device keeps it: %v", err)
+				s.cfg.Logf("p4rt: Write ROLLBACK_ON_ERROR: update %d of %d stays applied, its undo failed: %v",
+					st.update, len(updates), err)
+			}
 		}
 		for i, err := range errs {
 			if err == nil {
@@ -411,12 +432,13 @@ func (s *Server) Write(ctx context.Context, req *p4v1.WriteRequest) (*p4v1.Write
 			}
 		}
 	}
-	return nil, batchError(errs)
+	return nil, batchError(errs, undoFailed)
 }
 
 // batchError builds the P4Runtime batch error: UNKNOWN with one p4.v1.Error
-// per update.
-func batchError(errs []error) error {
+// per update. undoFailed counts the updates a ROLLBACK_ON_ERROR batch could
+// not undo; the message says so when there are any.
+func batchError(errs []error, undoFailed int) error {
 	st := &spb.Status{Code: int32(codes.Unknown), Message: "write failed"}
 	n := 0
 	for _, err := range errs {
@@ -432,6 +454,9 @@ func batchError(errs []error) error {
 	st.Message = fmt.Sprintf("%d of %d updates failed", n, len(errs))
 	if n == 1 && len(errs) == 1 {
 		st.Message += ": " + status.Convert(errs[0]).Message()
+	}
+	if undoFailed > 0 {
+		st.Message += fmt.Sprintf("; rollback incomplete: %d applied updates could not be undone (INTERNAL in their details)", undoFailed)
 	}
 	return status.FromProto(st).Err()
 }
@@ -551,13 +576,21 @@ func (s *Server) applyUpdate(sch *schema, u *p4v1.Update) (err error) {
 		if err := checkIndex(r.GetIndex(), int64(ri.r.GetSize()), name); err != nil {
 			return err
 		}
-		bs, ok := r.GetData().GetData().(*p4v1.P4Data_Bitstring)
-		if !ok || ri.width == 0 {
-			return invalid("register %s: data must be a bitstring", name)
-		}
-		v, err := Canonical(bs.Bitstring, ri.width)
-		if err != nil {
-			return invalid("register %s: %s", name, status.Convert(err).Message())
+		var v []byte
+		if ri.fields != nil {
+			var err error
+			if v, err = packStruct(r.GetData(), ri.fields, name); err != nil {
+				return err
+			}
+		} else {
+			bs, ok := r.GetData().GetData().(*p4v1.P4Data_Bitstring)
+			if !ok || ri.width == 0 {
+				return invalid("register %s: data must be a bitstring", name)
+			}
+			var err error
+			if v, err = Canonical(bs.Bitstring, ri.width); err != nil {
+				return invalid("register %s: %s", name, status.Convert(err).Message())
+			}
 		}
 		return forIndex(r.GetIndex(), int64(ri.r.GetSize()), func(i int64) error {
 			return toStatus(s.dev.SetRegister(r.GetRegisterId(), i, &p4v1.P4Data{Data: &p4v1.P4Data_Bitstring{Bitstring: v}}))

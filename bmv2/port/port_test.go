@@ -15,6 +15,8 @@ import (
 	"github.com/gopacket/gopacket/pcapgo"
 	"go.uber.org/goleak"
 	"golang.org/x/sys/unix"
+
+	"github.com/netlock-go/netlock/internal/testenv"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -331,15 +333,11 @@ func TestCapture(t *testing.T) {
 // TestRawVeth creates a network namespace with a veth pair, opens an AF_PACKET
 // port on each end from inside the namespace and exchanges frames.
 func TestRawVeth(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root")
-	}
-	if _, err := exec.LookPath("ip"); err != nil {
-		t.Skip("no ip command")
-	}
+	testenv.RequireRoot(t, "an AF_PACKET port in a network namespace")
+	testenv.RequireTool(t, "ip", "apt-get install -y iproute2")
 	ns := fmt.Sprintf("nlport%d", os.Getpid())
 	if out, err := exec.Command("ip", "netns", "add", ns).CombinedOutput(); err != nil {
-		t.Skipf("ip netns add: %v %s", err, out)
+		testenv.Unavailable(t, "ip netns add: %v %s", err, out)
 	}
 	defer exec.Command("ip", "netns", "del", ns).Run()
 	for _, args := range [][]string{
@@ -348,7 +346,7 @@ func TestRawVeth(t *testing.T) {
 		{"-n", ns, "link", "set", "veth1", "up"},
 	} {
 		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
-			t.Skipf("ip %v: %v %s", args, err, out)
+			testenv.Unavailable(t, "ip %v: %v %s", args, err, out)
 		}
 	}
 	var a, b *RawPort
@@ -379,7 +377,7 @@ func TestRawVeth(t *testing.T) {
 		if a != nil {
 			a.Close()
 		}
-		t.Skipf("open raw ports: %v", openErr)
+		testenv.Unavailable(t, "open AF_PACKET ports: %v", openErr)
 	}
 	defer a.Close()
 	defer b.Close()

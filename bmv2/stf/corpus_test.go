@@ -13,16 +13,14 @@ import (
 
 	"github.com/netlock-go/netlock/bmv2/engine"
 	"github.com/netlock-go/netlock/bmv2/front"
+	"github.com/netlock-go/netlock/internal/testenv"
 )
 
 // TestP4CCorpus runs p4c's p4_16_samples/*.stf v1model tests when NETLOCK_P4C_SAMPLES names
 // the extracted directory (never committed). It prints the pass rate and failure groups; it
 // fails only if the runner itself panics.
 func TestP4CCorpus(t *testing.T) {
-	dir := os.Getenv("NETLOCK_P4C_SAMPLES")
-	if dir == "" {
-		t.Skip("set NETLOCK_P4C_SAMPLES to p4c's testdata/p4_16_samples")
-	}
+	dir := testenv.OptIn(t, "NETLOCK_P4C_SAMPLES", "p4c's testdata/p4_16_samples (docs/p4.md, Conformance)")
 	stfs, _ := filepath.Glob(filepath.Join(dir, "*.stf"))
 	sort.Strings(stfs)
 	v1 := regexp.MustCompile(`#include\s*<v1model.p4>`)

@@ -74,6 +74,7 @@ func (r *Result) Passed() bool { return len(r.Failures) == 0 }
 // Run executes commands against sw.
 func Run(sw *engine.Switch, cmds []Command) (*Result, error) {
 	res := &Result{}
+	ext := &extState{} // our commands beyond p4c's STF (stf_ext.go)
 	mentioned := map[int]bool{}
 	expected := map[int][]expectation{}
 	received := map[int][][]byte{}
@@ -106,6 +107,7 @@ func Run(sw *engine.Switch, cmds []Command) (*Result, error) {
 				fail(c, "processing packet: %v", perr2)
 			}
 			if out != nil {
+				ext.received(out)
 				for _, o := range out.Out {
 					res.Received++
 					received[o.Port] = append(received[o.Port], append([]byte(nil), o.Data...))
@@ -165,12 +167,17 @@ func Run(sw *engine.Switch, cmds []Command) (*Result, error) {
 		case "meter_set_rates", "meter_array_set_rates":
 			err = meterCmd(sw, c)
 		default:
-			return res, fmt.Errorf("line %d: unknown STF command %q", c.Line, c.Name)
+			ok, xerr := ext.command(sw, c)
+			if !ok {
+				return res, fmt.Errorf("line %d: unknown STF command %q", c.Line, c.Name)
+			}
+			err = xerr
 		}
 		if err != nil {
 			return res, fmt.Errorf("line %d: %s: %w", c.Line, c.Name, err)
 		}
 	}
+	ext.finish(res)
 	ports := make([]int, 0, len(mentioned))
 	for p := range mentioned {
 		ports = append(ports, p)

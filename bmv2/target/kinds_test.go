@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"slices"
 	"testing"
 
 	"github.com/antoninbas/p4runtime-go-client/pkg/client"
@@ -134,6 +135,9 @@ func TestMatchKindsAndExterns(t *testing.T) {
 		t.Fatalf("acl direct counter %v, want 1 packet", got.GetCounterData())
 	}
 	got.CounterData = nil
+	// The client builds match fields from a Go map, so their order varies; the server answers in
+	// canonical order (by field id).
+	slices.SortFunc(acl.Match, func(a, b *p4v1.FieldMatch) int { return int(a.GetFieldId()) - int(b.GetFieldId()) })
 	if !proto.Equal(got, acl) {
 		t.Fatalf("acl entry read back as %v, want %v", got, acl)
 	}

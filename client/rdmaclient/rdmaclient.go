@@ -42,6 +42,10 @@ import (
 type Config struct {
 	// Server is the lock server's UDP address ("host:port").
 	Server string
+	// RackKey is the rack key (docs/protocol.md, "Who may send what"): the join and peer-lookup
+	// admin requests carry it, and answers must carry it too. Required; the server must also
+	// list this client's address among its peers (lockserver.Peers.RDMANodes).
+	RackKey uint64
 	// Listen is the TCP address (IPv4) of this client's emulated NIC, which its peers must be
 	// able to reach. Default "127.0.0.1:0".
 	Listen string
@@ -69,6 +73,9 @@ var (
 	// ErrRejected is returned when the server refuses an admin request (a server without an
 	// RDMA table refuses the join).
 	ErrRejected = errors.New("rdmaclient: admin request rejected")
+	// ErrNoRackKey is returned by Dial without Config.RackKey: servers drop admin requests that
+	// do not carry the rack key, unanswered.
+	ErrNoRackKey = errors.New("rdmaclient: no rack key configured")
 )
 
 // Client is a remote-cohort member of a lock server's ALock table. Safe for concurrent use; a
@@ -98,6 +105,9 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 	}
 	if cfg.Retry == 0 {
 		cfg.Retry = 50 * time.Millisecond
+	}
+	if cfg.RackKey == 0 {
+		return nil, ErrNoRackKey
 	}
 	srv, err := net.ResolveUDPAddr("udp", cfg.Server)
 	if err != nil {
@@ -297,7 +307,10 @@ func (c *Client) connectLocked(id verbs.NodeID, addr netip.AddrPort) error {
 }
 
 // exchange sends an admin request with a fresh nonce until the server answers it or the timeout
-// passes. Each exchange uses its own socket (they are rare: a join, one lookup per peer).
+// passes. Each exchange uses its own socket (they are rare: a join, one lookup per peer),
+// connected to the server, so the kernel delivers only datagrams from the server's address. The
+// request carries the rack key, and an admin answer without it is ignored (a reject, a client op,
+// carries none; it must echo the random nonce).
 func (c *Client) exchange(ctx context.Context, req wire.Fields) (wire.Fields, error) {
 	var nonce [8]byte
 	_, _ = rand.Read(nonce[:])
@@ -308,6 +321,8 @@ func (c *Client) exchange(ctx context.Context, req wire.Fields) (wire.Fields, er
 	}
 	defer conn.Close()
 	pkt := wire.Append(nil, &req)
+	pkt = append(pkt, make([]byte, wire.AuthLen)...)
+	wire.SetRackKey(pkt, c.cfg.RackKey)
 	buf := make([]byte, 256)
 	deadline := time.Now().Add(c.cfg.Timeout)
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
@@ -337,6 +352,9 @@ func (c *Client) exchange(ctx context.Context, req wire.Fields) (wire.Fields, er
 			h.Decode(&f)
 			switch {
 			case f.Op == wire.OpAdmin && f.Flags&wire.FlagReply != 0 && f.Status == req.Status:
+				if key, ok := wire.RackKey(buf[:n]); !ok || key != c.cfg.RackKey {
+					continue // not from a holder of the rack key
+				}
 				return f, nil
 			case f.Op == wire.OpReject:
 				return wire.Fields{}, fmt.Errorf("%w: status %d", ErrRejected, f.Status)

@@ -3,6 +3,7 @@ package rdmaclient_test
 import (
 	"context"
 	"errors"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -12,13 +13,18 @@ import (
 	"github.com/netlock-go/netlock/client/rdmaclient"
 	"github.com/netlock-go/netlock/lockserver"
 	"github.com/netlock-go/netlock/rdma/alock"
+	"github.com/netlock-go/netlock/wire"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
+// rackKey is the tests' rack key; the servers accept RDMA admin from loopback with it.
+const rackKey = 0x7264_6d61_6b65_7921
+
 func startServer(t *testing.T, locks int) *lockserver.Server {
 	t.Helper()
-	s, err := lockserver.New(lockserver.Config{Listen: "127.0.0.1:0", Shards: 1, RDMA: lockserver.RDMAConfig{Locks: locks}})
+	s, err := lockserver.New(lockserver.Config{Listen: "127.0.0.1:0", Shards: 1, RDMA: lockserver.RDMAConfig{Locks: locks},
+		RackKey: rackKey, Peers: lockserver.Peers{RDMANodes: []string{"127.0.0.1"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,6 +43,7 @@ func startServer(t *testing.T, locks int) *lockserver.Server {
 func dial(t *testing.T, s *lockserver.Server, cfg rdmaclient.Config) *rdmaclient.Client {
 	t.Helper()
 	cfg.Server = s.Addr().String()
+	cfg.RackKey = rackKey
 	c, err := rdmaclient.Dial(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -126,4 +133,58 @@ func TestCloseWhileWaiting(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "left blocked") {
 		t.Fatalf("handing the lock to a dead waiter: %v, want an error saying the lock is left blocked", err)
 	}
+}
+
+// TestDialNeedsRackKey: without the key Dial fails at once; with a wrong key the server drops
+// the join unanswered and Dial times out.
+func TestDialNeedsRackKey(t *testing.T) {
+	s := startServer(t, 2)
+	if _, err := rdmaclient.Dial(context.Background(), rdmaclient.Config{Server: s.Addr().String()}); !errors.Is(err, rdmaclient.ErrNoRackKey) {
+		t.Fatalf("Dial without a key: %v, want ErrNoRackKey", err)
+	}
+	_, err := rdmaclient.Dial(context.Background(), rdmaclient.Config{Server: s.Addr().String(), RackKey: rackKey ^ 1,
+		Timeout: 100 * time.Millisecond, Retry: 20 * time.Millisecond})
+	if !errors.Is(err, rdmaclient.ErrTimeout) {
+		t.Fatalf("Dial with a wrong key: %v, want ErrTimeout", err)
+	}
+	if n := s.ControlRefused()["bad-key"]; n == 0 {
+		t.Fatalf("no bad-key refusal counted: %v", s.ControlRefused())
+	}
+}
+
+// TestAnswerWithoutKeyIgnored: an admin answer without the rack key (a forger who guessed
+// nothing but the nonce) is not taken for the server's.
+func TestAnswerWithoutKeyIgnored(t *testing.T) {
+	pc, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pc.Close()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		buf := make([]byte, 256)
+		for {
+			n, from, err := pc.ReadFromUDPAddrPort(buf)
+			if err != nil {
+				return
+			}
+			h, err := wire.Parse(buf[:n])
+			if err != nil {
+				continue
+			}
+			var f wire.Fields
+			h.Decode(&f)
+			f.Flags |= wire.FlagReply
+			f.Tenant, f.Lock, f.Token = 1, 4, 64
+			_, _ = pc.WriteToUDPAddrPort(wire.Append(nil, &f), from) // no trailer
+		}
+	}()
+	_, err = rdmaclient.Dial(context.Background(), rdmaclient.Config{Server: pc.LocalAddr().String(), RackKey: rackKey,
+		Timeout: 100 * time.Millisecond, Retry: 20 * time.Millisecond})
+	if !errors.Is(err, rdmaclient.ErrTimeout) {
+		t.Fatalf("Dial answered without the key: %v, want ErrTimeout", err)
+	}
+	pc.Close()
+	<-done
 }

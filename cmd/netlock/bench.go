@@ -26,7 +26,7 @@ func init() {
 	benchCmd.AddCommand(newBenchCoreCmd(), newBenchAllCmd())
 }
 
-// coreTarget is DESIGN.md section 5's lock-core target, pairs per second per core.
+// coreTarget is the lock-core target of docs/targets.md, pairs per second per core.
 const coreTarget = 10e6
 
 // CoreResult is the lock-core benchmark's outcome.

@@ -10,9 +10,9 @@ import (
 )
 
 func init() {
-	var defines []string
+	var defines, includes []string
 	options := func() (front.Options, error) {
-		opts := front.Options{Defines: map[string]string{}}
+		opts := front.Options{Defines: map[string]string{}, IncludeDirs: includes}
 		for _, d := range defines {
 			name, value, _ := strings.Cut(d, "=")
 			if name == "" {
@@ -27,9 +27,10 @@ func init() {
 		Short: "P4_16 tools of the netlock software target (front end, P4Info)",
 	}
 	p4.PersistentFlags().StringArrayVarP(&defines, "define", "D", nil, "predefine a macro, NAME or NAME=VALUE (as p4c -D)")
+	p4.PersistentFlags().StringArrayVarP(&includes, "include", "I", nil, "search DIR for quoted #includes not found next to the including file (as p4c -I)")
 	p4.AddCommand(&cobra.Command{
 		Use:   "check FILE.p4...",
-		Short: "Preprocess, parse and type-check v1model P4 programs; print errors or OK",
+		Short: "Preprocess, parse and type-check v1model or TNA P4 programs; print errors or OK",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts, err := options()
@@ -59,7 +60,7 @@ func init() {
 	})
 	p4.AddCommand(&cobra.Command{
 		Use:   "info FILE.p4",
-		Short: "Print the P4Runtime P4Info (text format) of a v1model P4 program",
+		Short: "Print the P4Runtime P4Info (text format) of a v1model or TNA P4 program",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts, err := options()

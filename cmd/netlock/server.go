@@ -17,8 +17,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
-	"github.com/spf13/viper"
 
 	"github.com/netlock-go/netlock/lockserver"
 )
@@ -26,7 +24,7 @@ import (
 func init() { addCommand(newServerCmd()) }
 
 func newServerCmd() *cobra.Command {
-	v := lockserver.NewViper()
+	schema := lockserver.ConfigSchema()
 	var cfgFile string
 	cmd := &cobra.Command{
 		Use:   "server",
@@ -34,11 +32,24 @@ func newServerCmd() *cobra.Command {
 		Long: `Run a netlock lock server.
 
 Configuration comes from, in increasing precedence: defaults, a config file (--config, YAML, TOML
-or JSON), environment variables (NETLOCK_ prefix, e.g. NETLOCK_LEASE_DEFAULT=2s), and flags.
+or JSON), environment variables (NETLOCK_ prefix, e.g. NETLOCK_LEASE_DEFAULT=2s), and flags. The
+file is read strictly: an unknown key, a value of the wrong type or a nonsensical value (a zero
+lease, a max lease below the default, ...) stops the server with a message naming the key and
+the file.
 Quotas are set in the file:
 
   quotas:
     7: {max_outstanding: 100, max_rate: 50000}
+
+Control messages (overflow and queue-empty from the switch, admin from the controller) are
+accepted only from the configured peers (--switch, --controller, --rdma-node; an IP, a prefix or
+an IP:port each) and with the rack key (--rack-key-file, NETLOCK_RACK_KEY or rack_key in the
+file: 16 hex digits); without a key every control message is dropped (docs/protocol.md).
+
+The fencing-token epoch is persisted in --state-file and bumped before the first grant of every
+start, so tokens grow across restarts whatever the clock says; a server that takes over another's
+locks is started with --takeover-epoch (the other's epoch, e.g. from its admin ping reply) and
+--takeover-grace.
 
 SIGINT or SIGTERM shuts down gracefully: packets already read are answered, waiting requests
 are rejected with status shutdown.
@@ -50,17 +61,15 @@ exclusively), and remote clients (client/rdmaclient) take them in the remote coh
 emulated NIC, which serves verbs on --rdma-listen (TCP). Set --rdma-listen to a reachable
 address (e.g. 0.0.0.0:8889) to let other hosts in: the emulated NIC has no access control.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if cfgFile != "" {
-				v.SetConfigFile(cfgFile)
-				if err := v.ReadInConfig(); err != nil {
-					return fmt.Errorf("read config: %w", err)
-				}
-			}
-			cfg, err := lockserver.ConfigFromViper(v)
+			v, err := schema.Load(cfgFile, cmd.Flags())
 			if err != nil {
 				return err
 			}
-			log, err := newLogger(v.GetString(lockserver.KeyLogLevel))
+			cfg, err := lockserver.ConfigFromValues(v)
+			if err != nil {
+				return err
+			}
+			log, err := newLogger(v.String(lockserver.KeyLogLevel))
 			if err != nil {
 				return err
 			}
@@ -73,7 +82,7 @@ address (e.g. 0.0.0.0:8889) to let other hosts in: the emulated NIC has no acces
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			if addr := v.GetString(lockserver.KeyMetricsListen); addr != "" {
+			if addr := v.String(lockserver.KeyMetricsListen); addr != "" {
 				if err := serveMetrics(ctx, addr, reg, log); err != nil {
 					return err
 				}
@@ -83,36 +92,8 @@ address (e.g. 0.0.0.0:8889) to let other hosts in: the emulated NIC has no acces
 	}
 	f := cmd.Flags()
 	f.StringVar(&cfgFile, "config", "", "config file (YAML, TOML or JSON)")
-	f.String("listen", "0.0.0.0:8888", "UDP address to serve")
-	f.Int("shards", 0, "lock partitions (0: one per CPU)")
-	f.Int("sockets", 0, "SO_REUSEPORT sockets (0: one per shard)")
-	f.Int("batch", 64, "datagrams per recvmmsg/sendmmsg")
-	f.Duration("lease", 10*time.Second, "default lease")
-	f.Duration("max-lease", 60*time.Second, "longest lease a client may ask for")
-	f.Duration("takeover-grace", 0, "grant nothing for this long after start (failover: >= longest lease)")
-	f.Int("priorities", 8, "priority levels")
-	f.Int("max-waiters", 0, "waiters per lock before queue-full rejects (0: unbounded)")
-	f.String("metrics-listen", "", "serve Prometheus metrics on this TCP address (e.g. :9102)")
-	f.String("log-level", "info", "debug, info, warn or error")
-	f.Bool("rdma", false, "keep locks below --rdma-locks as an ALock table on an emulated RDMA NIC")
-	f.Int("rdma-locks", 1024, "number of RDMA-backed locks (ids 0..N-1) with --rdma")
-	f.String("rdma-listen", "127.0.0.1:0", "TCP address of the emulated RDMA NIC (remote clients' verbs)")
-	for flag, key := range map[string]string{"listen": lockserver.KeyListen, "shards": lockserver.KeyShards,
-		"sockets": lockserver.KeySockets, "batch": lockserver.KeyBatch, "lease": lockserver.KeyLease,
-		"max-lease": lockserver.KeyMaxLease, "takeover-grace": lockserver.KeyTakeover,
-		"priorities": lockserver.KeyPriorities, "max-waiters": lockserver.KeyMaxWaiters,
-		"metrics-listen": lockserver.KeyMetricsListen, "log-level": lockserver.KeyLogLevel,
-		"rdma": lockserver.KeyRDMA, "rdma-locks": lockserver.KeyRDMALocks, "rdma-listen": lockserver.KeyRDMAListen} {
-		bindFlag(v, key, f.Lookup(flag))
-	}
+	schema.AddFlags(f)
 	return cmd
-}
-
-// bindFlag binds a flag to a viper key (a flag that was set overrides file and environment).
-func bindFlag(v *viper.Viper, key string, fl *pflag.Flag) {
-	if err := v.BindPFlag(key, fl); err != nil {
-		panic(err)
-	}
 }
 
 func newLogger(level string) (*slog.Logger, error) {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"net"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -16,6 +18,11 @@ import (
 // its doors: a remote client over the emulated NIC (which makes a try acquire over UDP refuse),
 // then a UDP client (which gets a shared request granted exclusively).
 func TestServerRDMAFlags(t *testing.T) {
+	dir := t.TempDir()
+	keyFile := filepath.Join(dir, "rack.key")
+	if err := os.WriteFile(keyFile, []byte("0x72646d616b657921\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	if _, _, err := run(t, "server", "--listen", "127.0.0.1:0", "--rdma", "--rdma-locks", "0"); err == nil {
 		t.Error("netlock server --rdma --rdma-locks 0: no error")
 	}
@@ -37,10 +44,11 @@ func TestServerRDMAFlags(t *testing.T) {
 	defer srvCmd.SetContext(context.Background())
 	resetFlags(rootCmd)
 	rootCmd.SetArgs([]string{"server", "--config", "", "--listen", addr, "--shards", "1", "--sockets", "1", "--log-level", "error",
-		"--rdma", "--rdma-locks", "4", "--rdma-listen", "127.0.0.1:0"})
+		"--rdma", "--rdma-locks", "4", "--rdma-listen", "127.0.0.1:0", "--rack-key-file", keyFile,
+		"--rdma-node", "127.0.0.1", "--state-file", filepath.Join(dir, "server.state")})
 	done := make(chan error, 1)
 	go func() { done <- rootCmd.Execute() }()
-	rc, err := rdmaclient.Dial(ctx, rdmaclient.Config{Server: addr})
+	rc, err := rdmaclient.Dial(ctx, rdmaclient.Config{Server: addr, RackKey: 0x72646d616b657921})
 	if err != nil {
 		select {
 		case serr := <-done:

@@ -49,8 +49,9 @@ func newSwitchCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "switch [flags] (PROGRAM.p4 | --no-p4) [-- target flags]",
 		Short: "Software P4 switch with a P4Runtime server, command line compatible with simple_switch_grpc",
-		Long: `netlock switch runs a v1model P4 program on netlock's execution engine and serves
-P4Runtime (gRPC) for it, taking simple_switch_grpc's command line where it applies.
+		Long: `netlock switch runs a v1model or TNA (Tofino) P4 program on netlock's execution engine
+and serves P4Runtime (gRPC) for it, taking simple_switch_grpc's command line where it
+applies. The architecture follows from the program (#include <tna.p4> and Switch(...) main).
 
 The program argument is P4 source (simple_switch_grpc takes bmv2 JSON). Given a
 FILE.json, the switch runs FILE.p4 from the same directory if it exists, else
@@ -96,7 +97,7 @@ is no Thrift runtime, use P4Runtime.`,
 	f.BoolVar(&c.logConsole, "log-console", false, "log every packet event (received, transmitted, dropped, packet-in, digests) to stdout")
 	f.StringVar(&c.pcapDir, "pcap", "", "write <port>_in.pcap and <port>_out.pcap for every port to DIR")
 	f.IntVar(&c.thriftPort, "thrift-port", 0, "accepted for simple_switch_grpc compatibility and ignored (no Thrift runtime)")
-	f.BoolVar(&c.tofino, "tofino-constraints", false, "fail a packet that accesses one register array twice in a pass (Tofino)")
+	f.BoolVar(&c.tofino, "tofino-constraints", false, "fail a packet that accesses one register array twice in a pass (Tofino; always on for TNA programs)")
 	f.StringVar(&c.logFile, "log-file", "", "log packet events as --log-console does, to FILE")
 	f.StringVarP(&c.logLevel, "log-level", "L", "", "bmv2 log level; \"off\" disables --log-console and --log-file, any other level logs the same events")
 	f.StringVar(&c.nanolog, "nanolog", "", "accepted for simple_switch_grpc compatibility and ignored (no nanomsg event log)")

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/netlock-go/netlock/bmv2/port"
+	"github.com/netlock-go/netlock/internal/testenv"
 )
 
 // rawHost is a host on the far end of a veth pair: an AF_PACKET socket on
@@ -72,12 +73,8 @@ func newRawHost(t *testing.T, p *port.RawPort) *rawHost {
 // live in a fresh network namespace where test goroutines act as hosts.
 // Needs root; deleting the namespace removes both veth pairs.
 func TestSwitchRawEndToEnd(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root")
-	}
-	if _, err := exec.LookPath("ip"); err != nil {
-		t.Skip("no ip command")
-	}
+	testenv.RequireRoot(t, "netlock switch on AF_PACKET ports in a network namespace")
+	testenv.RequireTool(t, "ip", "apt-get install -y iproute2")
 	ignore := goleak.IgnoreCurrent()
 	t.Cleanup(func() { goleak.VerifyNone(t, ignore) })
 	logrus.SetLevel(logrus.PanicLevel)
@@ -86,7 +83,7 @@ func TestSwitchRawEndToEnd(t *testing.T) {
 	ns := fmt.Sprintf("nlsw%d", id)
 	sw1, sw2 := fmt.Sprintf("nls%da", id), fmt.Sprintf("nls%db", id)
 	if out, err := exec.Command("ip", "netns", "add", ns).CombinedOutput(); err != nil {
-		t.Skipf("ip netns add: %v %s", err, out)
+		testenv.Unavailable(t, "ip netns add: %v %s", err, out)
 	}
 	t.Cleanup(func() { exec.Command("ip", "netns", "del", ns).Run() })
 	for _, args := range [][]string{
@@ -98,7 +95,7 @@ func TestSwitchRawEndToEnd(t *testing.T) {
 		{"-n", ns, "link", "set", "h2", "up"},
 	} {
 		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
-			t.Skipf("ip %v: %v %s", args, err, out)
+			testenv.Unavailable(t, "ip %v: %v %s", args, err, out)
 		}
 	}
 
@@ -127,7 +124,7 @@ func TestSwitchRawEndToEnd(t *testing.T) {
 		if h1 != nil {
 			h1.Close()
 		}
-		t.Skipf("open raw ports in the namespace: %v", openErr)
+		testenv.Unavailable(t, "open AF_PACKET ports in the namespace: %v", openErr)
 	}
 	a, b := newRawHost(t, h1), newRawHost(t, h2)
 

@@ -8,13 +8,15 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"github.com/netlock-go/netlock/internal/testenv"
 )
 
 func listen(t *testing.T, network, addr string) *net.UDPConn {
 	t.Helper()
 	c, err := net.ListenPacket(network, addr)
 	if err != nil {
-		t.Skipf("listen %s %s: %v", network, addr, err)
+		testenv.Unavailable(t, "listen %s %s: %v", network, addr, err)
 	}
 	t.Cleanup(func() { c.Close() })
 	return c.(*net.UDPConn)

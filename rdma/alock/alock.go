@@ -15,7 +15,7 @@
 // Unlock CASes the tail back to null (which also drops the Peterson flag) or, if a successor
 // enqueued, passes budget-1 to it. Default budgets: local 5, remote 20 (the paper's choice).
 //
-// Memory layout (the authors' code, notes/alock.md appendix A): a lock is a zeroed 64-byte
+// Memory layout (the authors' code; docs/rdma.md, ALock's memory layout): a lock is a zeroed 64-byte
 // block on its home node with tail_r at byte 0, tail_l at byte 16 and victim at byte 32
 // (0 initially, 1 LOCAL, 2 REMOTE). A descriptor is a 64-byte block in the owning thread's
 // node with the budget (int64, -1 while waiting) at byte 0 and next at byte 32.
@@ -156,7 +156,7 @@ type Config struct {
 	UnlockVariant int
 	// Probe, if set, is called synchronously at each EventKind; it may block to inject delays.
 	Probe func(Event)
-	// UnsafeUnawaitedVictim is negative control (c) of notes/alock.md section 6: remote leaders
+	// UnsafeUnawaitedVictim is negative control (c) of docs/rdma.md: remote leaders
 	// post rWrite(victim) unsignaled and read the local tail without waiting for it. It breaks
 	// mutual exclusion under a faithful emulator. Never set it outside tests.
 	UnsafeUnawaitedVictim bool
@@ -377,7 +377,9 @@ func (h *Handle) lockRemote(l verbs.Ptr) error {
 }
 
 // petersonRemote is Alg. 4 for a remote leader. The victim rWrite completes before the local
-// tail is read (store->load order over RDMA); the wait re-reads tail_l, then victim.
+// tail is read (store->load order over RDMA); each poll then posts the reads of tail_l and
+// victim as one batch with one completion wait, as the authors' code reads the whole lock in
+// one RDMA READ (the two reads may be applied in either order; rdma/model explores both).
 func (h *Handle) petersonRemote(l verbs.Ptr, re bool) error {
 	h.probe(Event{Kind: EvVictim, Cohort: Remote, Lock: l, Reacquired: re})
 	if h.a.cfg.UnsafeUnawaitedVictim {
@@ -388,23 +390,16 @@ func (h *Handle) petersonRemote(l verbs.Ptr, re bool) error {
 	} else if err := verbs.Write(h.ep, l.Add(OffVictim), VictimRemote); err != nil {
 		return fmt.Errorf("alock victim on %v: %w", l, err)
 	}
-	read := verbs.Read
+	poll := [2]verbs.WorkRequest{{Op: verbs.OpRead, Remote: l.Add(OffTailL)}, {Op: verbs.OpRead, Remote: l.Add(OffVictim)}}
 	for {
-		tl, err := read(h.ep, l.Add(OffTailL))
+		cs, err := verbs.Batch(h.ep, poll[:])
 		if err != nil {
 			return fmt.Errorf("alock peterson on %v: %w", l, err)
 		}
-		if tl == 0 {
+		if cs[0].Value == 0 || cs[1].Value != VictimRemote {
 			return nil
 		}
-		v, err := verbs.Read(h.ep, l.Add(OffVictim))
-		if err != nil {
-			return fmt.Errorf("alock peterson on %v: %w", l, err)
-		}
-		if v != VictimRemote {
-			return nil
-		}
-		read = verbs.SpinRead
+		poll[0].Spin, poll[1].Spin = true, true
 	}
 }
 

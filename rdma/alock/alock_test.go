@@ -1,6 +1,6 @@
 package alock_test
 
-// Scenarios 3-10 and 12-14 of notes/alock.md section 7. Scenario 11 (exhaustive interleavings)
+// Scenarios 3-10 and 12-14 of docs/rdma.md, Test scenarios. Scenario 11 (exhaustive interleavings)
 // is in rdma/model, scenario 15 (the lock-table replica) in rdma/bench, scenarios 1-2 (negative
 // and positive controls of the emulator) in rdma/locks. Randomized runs log their seed; rerun
 // one with RDMA_SEED=<seed>.
@@ -259,7 +259,9 @@ func TestRemoteOpCounts(t *testing.T) {
 			t.Errorf("%s: got %d reads %d writes %d CAS %d spins, want %d/%d/%d/0", name, got.Reads, got.Writes, got.CASes, got.RemoteSpins, r, w, c)
 		}
 	}
-	want("uncontended lock", c1.lock, 1, 1, 1)
+	// Uncontended lock: rCAS enqueue, the awaited victim rWrite, and one poll of tail_l and
+	// victim posted as one batch (two READs, one completion wait).
+	want("uncontended lock", c1.lock, 2, 1, 1)
 	want("uncontended unlock", c1.unlock, 0, 0, 1)
 	want("contended unlock", c2.unlock, 0, 1, 1)
 	// Queued lock: 2 CAS (the first learns the tail), 1 link write, and nothing while waiting:
@@ -610,7 +612,7 @@ func TestManyLocksDescriptorReuse(t *testing.T) {
 	})
 }
 
-// Negative control (c) of section 6: ALock with an unawaited victim rWrite must violate mutual
+// Negative control (c) of docs/rdma.md: ALock with an unawaited victim rWrite must violate mutual
 // exclusion under delayed application; the same workload with the awaited write passes.
 func TestUnawaitedVictimFails(t *testing.T) {
 	base := seed(t)

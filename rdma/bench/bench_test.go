@@ -83,7 +83,7 @@ func TestLockTableShapes(t *testing.T) {
 	}
 }
 
-// The unawaited-victim mutant fails the detector on the lock-table workload (section 7, 15).
+// The unawaited-victim mutant fails the detector on the lock-table workload (docs/rdma.md, scenario 15).
 func TestLockTableMutantFails(t *testing.T) {
 	mut, err := alock.New(alock.Config{UnsafeUnawaitedVictim: true})
 	if err != nil {
@@ -137,7 +137,7 @@ func TestQuickSweepFilesAndPlots(t *testing.T) {
 		t.Fatal(err)
 	}
 	ss := Summarize(rs)
-	if len(ss) != 4 || ss[0].MaxVsMCS <= 0 {
+	if len(ss) != 4 || ss[0].MaxVsMCS <= 0 || ss[0].MaxVsClassic <= 0 || ss[0].MaxVsSpin <= 0 {
 		t.Fatalf("summary %+v", ss)
 	}
 }

@@ -2,7 +2,7 @@
 // words and a NIC that executes one-sided verbs on it for local (loopback) and remote initiators.
 // Threads are ordinary goroutines, so the race detector sees every access.
 //
-// Semantics (notes/alock.md section 6):
+// Semantics (docs/rdma.md, Emulator semantics):
 //  1. Two access paths per word: CPU atomics through [verbs.Memory] for threads on the word's
 //     node, and the NIC for verbs. Regions are disjoint and addressed by verbs.Ptr.
 //  2. A NIC atomic (CAS, FAA, masked CAS, masked FAA; semantics in verbs.Apply) is a plain atomic

@@ -17,7 +17,7 @@ import (
 	"github.com/netlock-go/netlock/rdma/verbs"
 )
 
-// Detector is the mutual-exclusion detector of notes/alock.md section 7, for one lock. On entry a
+// Detector is the mutual-exclusion detector of docs/rdma.md, Test scenarios, for one lock. On entry a
 // thread CASes an owner word from 0 to its id through its own class path (CPU CAS on the home
 // node, rCAS elsewhere) and must succeed; in the critical section it increments a non-atomic
 // counter (load+store locally, rRead+rWrite remotely); on exit it clears the owner. An

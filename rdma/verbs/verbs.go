@@ -14,7 +14,7 @@
 // boundaries ([OpMaskedFAA], see [MaskedAdd]). [Field] describes one bit field of a word and
 // builds masked-FAA operands.
 //
-// Atomicity contract (Table 1 of the ALock paper; the CITRON paper, section 2.1):
+// Atomicity contract (Table 1 of the ALock paper; the CITRON paper, section 2.1; docs/rdma.md, Atomicity):
 //   - every aligned 8-byte word of a remote READ/WRITE is read or written atomically (it never
 //     tears) and is atomic with local loads, stores and CPU read-modify-writes; a multi-word
 //     READ/WRITE is NOT atomic as a whole: other accesses may land between its words (the

@@ -12,39 +12,34 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/netlock-go/netlock/internal/testenv"
 )
 
 // TestMininetPingAndUDP builds netlock, starts topology.json in Mininet (two hosts on one
 // `netlock switch` running basic.p4, programmed over P4Runtime by `netlock p4 push`), and checks
 // ping and a UDP exchange between the hosts and that an unrouted address is dropped. It needs root
 // and Debian's mininet (apt-get install mininet iputils-ping ethtool); .ci/run installs them.
+// Without them it fails under CI=true and skips elsewhere (internal/testenv). Mininet's interface
+// names are global, so runs of this test in several processes take turns (lockMininet).
 func TestMininetPingAndUDP(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Mininet")
 	}
-	if os.Geteuid() != 0 {
-		t.Skip("Mininet needs root")
+	const install = "apt-get install -y mininet iputils-ping ethtool"
+	testenv.RequireRoot(t, "Mininet")
+	testenv.RequireTool(t, "/usr/bin/mn", install)
+	testenv.RequireTool(t, "/usr/bin/python3", install)
+	testenv.RequireCommand(t, "Debian's python3 module mininet", install, "/usr/bin/python3", "-c", "import mininet.net")
+	testenv.RequireTool(t, "ping", install)
+	testenv.RequireTool(t, "ethtool", install)
+	bin := testenv.BuildNetlock(t)
+	if out, err := exec.Command(bin, "switch", "--help").CombinedOutput(); err != nil {
+		t.Fatalf("%s switch --help: %v\n%s", bin, err, out)
 	}
-	for _, tool := range []string{"/usr/bin/mn", "/usr/bin/python3"} {
-		if _, err := os.Stat(tool); err != nil {
-			t.Skipf("%s not installed (apt-get install mininet)", tool)
-		}
-	}
-	if err := exec.Command("/usr/bin/python3", "-c", "import mininet.net").Run(); err != nil {
-		t.Skip("Debian's python3 has no mininet module (apt-get install mininet)")
-	}
-	if _, err := exec.LookPath("ping"); err != nil {
-		t.Skip("ping not installed (apt-get install iputils-ping)")
-	}
-	bin := filepath.Join(t.TempDir(), "netlock")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/netlock")
-	build.Dir = "../.."
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	if err := exec.Command(bin, "switch", "--help").Run(); err != nil {
-		t.Skip("this build has no netlock switch command")
-	}
+	lockMininet(t)
 	// Interfaces left over by an earlier run that was killed would make Mininet fail.
 	for _, ifc := range []string{"s1-eth1", "s1-eth2"} {
 		_ = exec.Command("ip", "link", "del", ifc).Run()
@@ -85,4 +80,19 @@ func tail(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// lockMininet takes an exclusive lock on a file that every run of this test takes, and holds it
+// until the test ends, so that two test processes never run Mininet at once (its interface names,
+// s1-eth1 and so on, are global, and this test deletes leftovers of killed runs).
+func lockMininet(t *testing.T) {
+	f, err := os.OpenFile(filepath.Join(os.TempDir(), "netlock-mininet.lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+		f.Close()
+		t.Fatalf("lock %s: %v", f.Name(), err)
+	}
+	t.Cleanup(func() { f.Close() }) // closing releases the lock
 }

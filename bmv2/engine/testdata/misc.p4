@@ -15,6 +15,9 @@ struct learn_t {
 }
 struct meta_t { bit<8> x; }
 
+// Used by ingress and egress (op 13): not allowed in Tofino-constraint mode.
+register<bit<32>>(4) both_gresses;
+
 parser P(packet_in pkt, out headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
     state start { pkt.extract(hdr.h); transition accept; }
 }
@@ -57,6 +60,41 @@ control I(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) 
         regs.read(v, 1);
         hdr.h.val = v;
     }
+    // Accesses the Tofino-constraint mode must refuse or accept (TestTofinoConstraints).
+    action reread() {
+        bit<32> v;
+        bit<32> w;
+        regs.read(v, 0);
+        hdr.h.val = v + 1;
+        regs.read(w, 0);
+        hdr.h.val = hdr.h.val + w;
+    }
+    action rww() {
+        bit<32> v;
+        regs.read(v, 0);
+        regs.write(0, v + 1);
+        regs.write(0, v + 2);
+    }
+    action wr() {
+        bit<32> v;
+        regs.write(0, 5);
+        regs.read(v, 0);
+        hdr.h.val = v;
+    }
+    action inner_read() {
+        bit<32> v;
+        regs.read(v, 1);
+        meta.x = (bit<8>)v;
+    }
+    action nested() {
+        inner_read();
+        regs.write(1, (bit<32>)meta.x + 1);
+    }
+    action read_only() {
+        bit<32> v;
+        regs.read(v, 2);
+        hdr.h.val = v;
+    }
     table t {
         key = { hdr.h.op: exact; }
         actions = { rmw; twice; NoAction; }
@@ -82,12 +120,31 @@ control I(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) 
             metered.apply();
         } else if (hdr.h.op == 8) {
             bump.apply(hdr.h.val, regs);
+        } else if (hdr.h.op == 9) {
+            reread();
+        } else if (hdr.h.op == 10) {
+            rww();
+        } else if (hdr.h.op == 11) {
+            wr();
+        } else if (hdr.h.op == 12) {
+            nested();
+        } else if (hdr.h.op == 13) {
+            both_gresses.write(0, 1);
+        } else if (hdr.h.op == 14) {
+            read_only();
+            regs.write(2, hdr.h.val + 1);
         }
         t.apply();
     }
 }
 
-control E(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) { apply { } }
+control E(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
+    apply {
+        if (hdr.h.op == 13) {
+            both_gresses.write(1, 2);
+        }
+    }
+}
 control C(inout headers_t hdr, inout meta_t meta) { apply { } }
 control D(packet_out pkt, in headers_t hdr) { apply { pkt.emit(hdr.h); } }
 

@@ -54,7 +54,8 @@ control I(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) 
 control E(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
     apply {
         if (sm.instance_type == 1) {
-            // I2E clone: the clone carries the original packet, headers not yet parsed.
+            // I2E clone: the received packet, parsed again (bmv2's simple_switch re-runs the
+            // parser on ingress clones); ingress's header edits are not in it.
             hdr.h.setValid();
             hdr.h.op = 0xC1;
             hdr.h.count = 0;

@@ -1,2 +1,2 @@
 #include <core.p4>
-#define PASTE(a, b) a ## b
+#define STR(a) #a

@@ -1,0 +1,341 @@
+package front
+
+import (
+	"strings"
+)
+
+// This file checks instances that implement abstract extern methods (RegisterAction's apply)
+// and the rules of the Tofino Native Architecture (arch/tna.p4) that a type checker can see:
+// where the parser and deparser externs may be called, what a register action's apply body
+// may do, and that a RegisterAction's cell and index types are its Register's.
+
+// tnaArchFiles are the embedded files that declare TNA; declarations from them are TNA's.
+var tnaArchFiles = map[string]bool{"tofino1_base.p4": true, "tofino1_arch.p4": true, "tofino1_specs.p4": true}
+
+// isTNAExtern reports whether d is one of tna.p4's externs (not a user declaration that
+// happens to share a name).
+func isTNAExtern(d *ExternDecl) bool { return d != nil && tnaArchFiles[d.P.File] }
+
+// isTNADecl reports whether a declaration comes from tna.p4.
+func isTNADecl(d Decl) bool { return d != nil && tnaArchFiles[d.Position().File] }
+
+// tnaDeclared reports whether the program includes tna.p4.
+func (c *checker) tnaDeclared() bool {
+	for _, d := range c.global.names["Pipeline"] {
+		if isTNADecl(d) {
+			return true
+		}
+	}
+	return false
+}
+
+func abstractNames(d *ExternDecl) string {
+	var ns []string
+	for _, m := range d.Methods {
+		if m.Abstract {
+			ns = append(ns, m.Name)
+		}
+	}
+	return strings.Join(ns, ", ")
+}
+
+// synchronousAnnotations checks @synchronous(m1, m2, ...) on abstract methods: it names the
+// methods of the extern during whose call the abstract method runs.
+func (c *checker) synchronousAnnotations(d *ExternDecl) {
+	for _, m := range d.Methods {
+		a := m.Annos.Get("synchronous")
+		if a == nil {
+			continue
+		}
+		if !m.Abstract {
+			c.errorf(a.P, "%s.%s: @synchronous applies to abstract methods only", d.Name, m.Name)
+			continue
+		}
+		n := 0
+		for _, t := range a.Args {
+			if t.Text == "," {
+				continue
+			}
+			n++
+			found := false
+			for _, x := range d.Methods {
+				found = found || x.Name == t.Text && !x.Abstract
+			}
+			if t.Kind != TIdent || !found {
+				c.errorf(a.P, "%s.%s: @synchronous names %s, which is not a method of %s", d.Name, m.Name, t.Text, d.Name)
+			}
+		}
+		if n == 0 {
+			c.errorf(a.P, "%s.%s: @synchronous needs the methods that run it", d.Name, m.Name)
+		}
+	}
+}
+
+// implementAbstract checks the { ... } of an instance: one implementation per abstract
+// method, with the method's name, return type and parameters (directions and types, with
+// the instance's type arguments substituted; trailing @optional parameters may be left
+// out), and a body checked like a function body that can see the enclosing block's
+// declarations.
+func (c *checker) implementAbstract(d *InstanceDecl, tt *ExternType, cx *ctx) {
+	sub := map[*TypeVar]Type{}
+	for i, tv := range c.externTypeVars(tt.Decl) {
+		if i < len(tt.Args) && tt.Args[i] != nil {
+			sub[tv] = tt.Args[i]
+		}
+	}
+	for _, n := range d.InitInstances {
+		c.unsupported(n.P, "instantiations inside an instance initializer")
+	}
+	done := map[*MethodDecl]*FunctionDecl{}
+	for _, f := range d.Init {
+		f.Instance = d
+		var m *MethodDecl
+		for _, x := range tt.Decl.Methods {
+			if x.Abstract && x.Name == f.Name {
+				m = x
+			}
+		}
+		if m == nil {
+			c.errorf(f.P, "%s: extern %s has no abstract method %s (abstract methods: %s)", d.Name, tt.Decl.Name, f.Name, abstractNames(tt.Decl))
+			continue
+		}
+		if prev := done[m]; prev != nil {
+			c.errorf(f.P, "%s: %s is implemented twice (previous implementation at %s)", d.Name, f.Name, prev.P)
+			continue
+		}
+		done[m] = f
+		f.Abstract = m
+		if len(f.TypeParams) > 0 {
+			c.unsupported(f.P, "generic abstract method implementations")
+			continue
+		}
+		f.RetT = c.resolveType(f.Ret, cx.sc)
+		c.params(f.Params, cx.sc)
+		if want := subst(m.RetT, sub); !sameType(want, f.RetT) {
+			c.errorf(f.P, "%s.%s must return %s, not %s", d.Name, f.Name, want, f.RetT)
+		}
+		if len(f.Params) > len(m.Params) {
+			c.errorf(f.P, "%s.%s takes at most %d parameters, not %d", d.Name, f.Name, len(m.Params), len(f.Params))
+		}
+		for i, mp := range m.Params {
+			if i >= len(f.Params) {
+				if mp.Annos.Get("optional") == nil {
+					c.errorf(f.P, "%s.%s: missing parameter %s %s %s", d.Name, f.Name, mp.Dir, subst(mp.T, sub), mp.Name)
+				}
+				continue
+			}
+			fp := f.Params[i]
+			if fp.Dir != mp.Dir {
+				c.errorf(fp.P, "%s.%s: parameter %s must have direction %s, not %s", d.Name, f.Name, fp.Name, mp.Dir, fp.Dir)
+			}
+			if want := subst(mp.T, sub); !hasTypeVar(want) && !sameType(want, fp.T) {
+				c.errorf(fp.P, "%s.%s: parameter %s must have type %s, not %s", d.Name, f.Name, fp.Name, want, fp.T)
+			}
+		}
+		body := newScope(cx.sc)
+		for _, p := range f.Params {
+			c.noShadowParam(p.Name, p.P, &ctx{sc: cx.sc})
+			c.declare(body, p.Name, p)
+		}
+		c.block(f.Body, &ctx{sc: body, control: cx.control, parser: cx.parser, fn: f})
+		if _, void := f.RetT.(*VoidType); !void && !isBad(f.RetT) && !alwaysReturns(f.Body) {
+			c.errorf(f.P, "%s.%s: not every path returns a value", d.Name, f.Name)
+		}
+		if isTNAExtern(tt.Decl) {
+			c.registerActionBody(d, f)
+		}
+	}
+	for _, m := range tt.Decl.Methods {
+		if m.Abstract && done[m] == nil {
+			c.errorf(d.P, "%s: abstract method %s of %s is not implemented", d.Name, m.Name, tt.Decl.Name)
+		}
+	}
+}
+
+// registerActionBody checks the apply body of a TNA register action: it runs on the
+// stateful ALU, so it may not apply tables, call actions or access other stateful objects;
+// the only calls it may make are MathUnit.execute, RegisterParam.read, min and max.
+func (c *checker) registerActionBody(d *InstanceDecl, f *FunctionDecl) {
+	walkStmt(f.Body, func(e Expr) {
+		call, ok := e.(*CallExpr)
+		if !ok {
+			return
+		}
+		if call.Method != "" {
+			if call.Method == "isValid" {
+				return
+			}
+			c.errorf(call.P, "%s.%s: a register action cannot call %s (it runs on the register's ALU)", d.Name, f.Name, ExprString(call.Fun))
+			return
+		}
+		switch m := call.Callee.(type) {
+		case *MethodDecl:
+			if m.Owner != nil && isTNAExtern(m.Owner) && (m.Owner.Name == "MathUnit" && m.Name == "execute" || m.Owner.Name == "RegisterParam" && m.Name == "read") {
+				return
+			}
+			if m.Owner == nil && isTNADecl(m) && (m.Name == "min" || m.Name == "max") {
+				return
+			}
+			if m.Owner != nil && (m.Owner.Name == "Register" || strings.HasSuffix(m.Owner.Name, "RegisterAction")) {
+				c.errorf(call.P, "%s.%s: a register action reads and writes one cell of its own register; it cannot call %s", d.Name, f.Name, ExprString(call.Fun))
+				return
+			}
+		case nil:
+			return
+		}
+		c.errorf(call.P, "%s.%s: a register action cannot call %s (it runs on the register's ALU)", d.Name, f.Name, ExprString(call.Fun))
+	})
+}
+
+// tnaInstance checks instances of TNA externs: a RegisterAction's cell and index types
+// must be those of its Register, as bf-p4c requires.
+func (c *checker) tnaInstance(d *InstanceDecl, tt *ExternType) {
+	if tt.Decl.Name != "RegisterAction" || len(d.Args) == 0 || len(tt.Args) < 2 {
+		return
+	}
+	rt, ok := d.Args[0].Value.Type().(*ExternType)
+	if !ok || rt.Decl.Name != "Register" || len(rt.Args) < 2 {
+		return
+	}
+	if tt.Args[0] != nil && rt.Args[0] != nil && !sameType(tt.Args[0], rt.Args[0]) {
+		c.errorf(d.P, "%s: RegisterAction on %s has cell type %s, but the register holds %s", d.Name, ExprString(d.Args[0].Value), tt.Args[0], rt.Args[0])
+	}
+	if tt.Args[1] != nil && rt.Args[1] != nil && !sameType(tt.Args[1], rt.Args[1]) {
+		c.errorf(d.P, "%s: RegisterAction on %s has index type %s, but the register is indexed by %s", d.Name, ExprString(d.Args[0].Value), tt.Args[1], rt.Args[1])
+	}
+}
+
+// hasPacketOut reports whether a control is a deparser (takes a packet_out).
+func hasPacketOut(d *ControlDecl) bool {
+	if d == nil {
+		return false
+	}
+	for _, p := range d.Params {
+		if et, ok := p.T.(*ExternType); ok && et.Decl.Name == "packet_out" {
+			return true
+		}
+	}
+	return false
+}
+
+// tnaRestrictCall enforces where TNA's externs may be called: the parser externs in parsers,
+// the deparser externs in deparsers (controls with a packet_out parameter), and the
+// match-action externs in controls that are not deparsers.
+func (c *checker) tnaRestrictCall(e *CallExpr, m *MethodDecl, cx *ctx) {
+	inParser := cx.parser != nil
+	inDeparser := cx.parser == nil && hasPacketOut(cx.control)
+	where := func(ok bool, what string) {
+		if !ok {
+			c.errorf(e.P, "%s can only be called in %s", ExprString(e.Fun), what)
+		}
+	}
+	if m.Owner == nil {
+		switch m.Name {
+		case "port_metadata_unpack":
+			where(inParser, "an ingress parser")
+		}
+		return
+	}
+	switch m.Owner.Name {
+	case "Checksum":
+		if m.Name == "update" {
+			where(inDeparser, "a deparser")
+		} else {
+			where(inParser, "a parser")
+		}
+	case "ParserCounter", "ParserPriority":
+		where(inParser, "a parser")
+	case "Mirror", "Resubmit", "Digest":
+		where(inDeparser, "a deparser")
+	case "Counter", "DirectCounter", "Meter", "DirectMeter", "Lpf", "DirectLpf", "Wred", "DirectWred",
+		"Register", "DirectRegister", "RegisterAction", "DirectRegisterAction", "Hash", "Random", "SelectorAction":
+		if cx.fn != nil && cx.fn.Abstract != nil {
+			return // reported by registerActionBody
+		}
+		where(!inParser && !inDeparser, "a control that is not a deparser (a match-action stage)")
+	}
+}
+
+// tnaPipelineRules checks what depends on a block's place in the pipeline: resubmission and
+// digests are ingress deparser operations, port metadata exists in the ingress parser only,
+// and a resubmit header is at most 64 bits on Tofino 1.
+func (c *checker) tnaPipelineRules() {
+	pipes, err := c.out.TNAPipes()
+	if err != nil {
+		return // reported where it matters (the engine); MultiParserSwitch is accepted here
+	}
+	for _, p := range pipes {
+		c.tnaBlockCalls(p.EgressParser, func(call *CallExpr, m *MethodDecl) {
+			if m.Owner == nil && m.Name == "port_metadata_unpack" {
+				c.errorf(call.P, "port_metadata_unpack: port metadata only exists in the ingress parser")
+			}
+		})
+		c.tnaBlockCalls(p.EgressDeparser, func(call *CallExpr, m *MethodDecl) {
+			if m.Owner != nil && (m.Owner.Name == "Resubmit" || m.Owner.Name == "Digest") {
+				c.errorf(call.P, "%s: %s is an ingress deparser extern", ExprString(call.Fun), m.Owner.Name)
+			}
+		})
+		c.tnaBlockCalls(p.IngressDeparser, func(call *CallExpr, m *MethodDecl) {
+			if m.Owner != nil && m.Owner.Name == "Resubmit" && m.Name == "emit" && len(call.Args) == 1 {
+				t := call.Args[0].Value.Type()
+				if len(call.TypeArgT) > 0 && call.TypeArgT[0] != nil {
+					t = call.TypeArgT[0]
+				}
+				if w := WidthOf(t); w > 64 {
+					c.errorf(call.P, "%s: a resubmit header is at most 64 bits on Tofino 1, not %d", ExprString(call.Fun), w)
+				}
+			}
+		})
+	}
+}
+
+// tnaBlockCalls calls f for every extern method or function call in a block and in the
+// parsers and controls it applies.
+func (c *checker) tnaBlockCalls(b Block, f func(*CallExpr, *MethodDecl)) {
+	seen := map[Decl]bool{}
+	var visitDecl func(d Decl)
+	visit := func(e Expr) {
+		call, ok := e.(*CallExpr)
+		if !ok {
+			return
+		}
+		switch d := call.Callee.(type) {
+		case *MethodDecl:
+			f(call, d)
+		case *ParserDecl, *ControlDecl, *ActionDecl, *FunctionDecl:
+			visitDecl(d)
+		}
+	}
+	visitDecl = func(d Decl) {
+		if d == nil || seen[d] {
+			return
+		}
+		seen[d] = true
+		switch d := d.(type) {
+		case *ParserDecl:
+			for _, l := range d.Locals {
+				inspectDecl(l, visit)
+			}
+			for _, s := range d.States {
+				for _, st := range s.Stmts {
+					walkStmt(st, visit)
+				}
+			}
+		case *ControlDecl:
+			for _, l := range d.Locals {
+				inspectDecl(l, visit)
+			}
+			walkStmt(d.Body, visit)
+		case *ActionDecl:
+			walkStmt(d.Body, visit)
+		case *FunctionDecl:
+			walkStmt(d.Body, visit)
+		}
+	}
+	if b.Parser != nil {
+		visitDecl(b.Parser)
+	}
+	if b.Control != nil {
+		visitDecl(b.Control)
+	}
+}

@@ -1,0 +1,107 @@
+package dataplane
+
+// P4Info names of everything the control plane programs or reads in p4/netlock.p4 (full
+// control-plane names, as `netlock p4 info p4/netlock.p4` prints them). docs/dataplane.md
+// ("Control interface") describes each one.
+const (
+	// TableRack is keyless; the control plane sets its default action to ActionSetRack.
+	TableRack       = "NetlockIngress.rack"
+	ActionSetRack   = "NetlockIngress.set_rack"
+	ActionRackUnset = "NetlockIngress.rack_unset"
+
+	// TableLock maps a lock id (exact, key KeyLock) to ActionLockHit or ActionLockPause.
+	TableLock       = "NetlockIngress.lock_table"
+	KeyLock         = "lock"
+	ActionLockHit   = "NetlockIngress.lock_hit"
+	ActionLockPause = "NetlockIngress.lock_pause"
+	ActionLockMiss  = "NetlockIngress.lock_miss"
+	// CounterLockHits is TableLock's direct counter (packets per lock entry: r_i).
+	CounterLockHits = "NetlockIngress.lock_hits"
+
+	// TableServers maps a server number (exact, key KeyServer) to ActionSetServer.
+	TableServers        = "NetlockIngress.lock_servers"
+	KeyServer           = "server"
+	ActionSetServer     = "NetlockIngress.set_server"
+	ActionServerUnknown = "NetlockIngress.server_unknown"
+
+	// TableTenant maps a tenant (exact, key KeyTenant) to ActionTenantLimit(meter index).
+	TableTenant       = "NetlockIngress.tenant_quota"
+	KeyTenant         = "tenant"
+	ActionTenantLimit = "NetlockIngress.tenant_limit"
+	// MeterTenant is the indexed packet meter the tenant entries point into.
+	MeterTenant = "NetlockIngress.tenant_meter"
+
+	// TableRoute is IPv4 routing (lpm, key KeyRouteDst): ActionRoute or ActionNoRoute.
+	TableRoute      = "NetlockIngress.ipv4_lpm"
+	KeyRouteDst     = "dst"
+	ActionRoute     = "NetlockIngress.route"
+	ActionNoRoute   = "NetlockIngress.no_route"
+	CounterRouteHit = "NetlockIngress.route_hits"
+
+	// CounterDrops counts the packets the program drops, indexed by Drop*.
+	CounterDrops = "NetlockIngress.nl_drops"
+
+	// Registers (read-only for the control plane: admin packets change lock state).
+	RegisterCookie = "NetlockIngress.cookie"
+	RegisterState  = "NetlockIngress.lk_state"
+	RegisterWait   = "NetlockIngress.lk_wait"
+	RegisterQueue  = "NetlockIngress.lk_q"
+	RegisterToken  = "NetlockIngress.lk_tok"
+	RegisterFloor  = "NetlockIngress.lk_floor"
+
+	// Controller packet metadata (@controller_header).
+	PacketOutHeader = "packet_out"
+	PacketInHeader  = "packet_in"
+)
+
+// Parameter names of the actions above, in order.
+var (
+	ParamsSetRack     = []string{"key", "switch_ip", "switch_mac", "default_lease", "max_lease"}
+	ParamsLockHit     = []string{"index", "left0", "size0", "left1", "size1", "server"}
+	ParamsSetServer   = []string{"ip", "udp_port", "port", "mac"}
+	ParamsTenantLimit = []string{"meter_index"}
+	ParamsRoute       = []string{"smac", "dmac", "port"}
+)
+
+// Drop reasons: indices of CounterDrops.
+const (
+	DropMalformed    = 0 // UDP to port 8888 without a valid netlock header
+	DropChecksum     = 1 // IPv4 header checksum wrong
+	DropPushBackKey  = 2 // push-back to the switch without the rack key
+	DropAdminPort    = 3 // switch admin packet from a port other than the CPU port
+	DropAdminKey     = 4 // switch admin packet without the rack key (or before the rack is set)
+	DropPushBackLock = 5 // push-back for a lock that is not in the switch
+	DropNoRoute      = 6 // no route for a packet or an answer
+	DropTTL          = 7 // TTL expired
+	DropReasons      = 8
+)
+
+// DropNames names the drop reasons (for metrics labels).
+var DropNames = [DropReasons]string{"malformed", "checksum", "pushback-key", "admin-port", "admin-key",
+	"pushback-lock", "no-route", "ttl"}
+
+// CloneSession is the clone session the program uses to send an answer out of port: the
+// control plane creates session port+1 -> port for every port (answers to hosts and servers
+// are ingress-to-egress clones when a pass sends two packets).
+func CloneSession(port int) int { return port + 1 }
+
+// Levels is the number of priority levels the switch keeps (one queue per level per lock):
+// priority 0 is level 0, every other priority level 1 (FIFO among them).
+const Levels = 2
+
+// PacketOut kinds (packet_out.kind).
+const (
+	PacketOutAdmin = 0 // a netlock admin frame follows
+	PacketOutRaw   = 1 // send the frame that follows out of packet_out.egress_port
+)
+
+// PacketInAdminReply is packet_in.reason of an admin reply.
+const PacketInAdminReply = 1
+
+// Admin results (the result byte of an admin reply).
+const (
+	AdminOK         = 0 // done
+	AdminNoLock     = 1 // the lock is not in the switch (TableLock has no entry for it)
+	AdminNotHeld    = 2 // force-release: no such grant (token, txn) is held
+	AdminBadRequest = 3 // unknown sub-operation or bad argument
+)

@@ -1,0 +1,139 @@
+package dataplane
+
+import (
+	"fmt"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/netlock-go/netlock/bmv2/engine"
+	"github.com/netlock-go/netlock/internal/udpframe"
+	"github.com/netlock-go/netlock/p4"
+	"github.com/netlock-go/netlock/wire"
+)
+
+// rig is a switch with a small rack: the switch at 10.0.0.1, servers 10.0.1.S on port 100+S,
+// clients 10.0.2.C on port C (C < 100).
+type rig struct {
+	t   tb
+	sw  *Switch
+	now time.Time
+	buf []byte
+}
+
+const rigKey = 0x5eC12e7_0000_1234
+
+var rigSwitchMAC = MAC{2, 0, 0, 0, 0, 1}
+
+func hostMAC(ip netip.Addr) MAC {
+	a := ip.As4()
+	return MAC{2, 0, a[0], a[1], a[2], a[3]}
+}
+
+func clientAddr(c int) netip.AddrPort {
+	return netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 0, 2, byte(c)}), uint16(40000+c))
+}
+
+func serverAddr(s int) netip.AddrPort {
+	return netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 0, 1, byte(s)}), wire.Port)
+}
+
+func newRig(t testing.TB, sz Sizing) *rig { return newRigSource(t, sz, nil) }
+
+// newRigSource loads src instead of the embedded program when it is not nil.
+func newRigSource(t testing.TB, sz Sizing, src []byte) *rig {
+	r := &rig{t: t, now: time.Unix(1000, 0)}
+	if src == nil {
+		src = p4.Netlock
+	}
+	sw, err := load(sz, src, engine.Config{TofinoConstraints: true, Now: func() time.Time { return r.now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.sw = sw
+	must(t, sw.SetRack(Rack{Key: rigKey, SwitchIP: netip.MustParseAddr("10.0.0.1"), SwitchMAC: rigSwitchMAC,
+		DefaultLease: 10 * time.Second, MaxLease: 60 * time.Second}))
+	for s := 1; s <= 2; s++ {
+		a := serverAddr(s)
+		must(t, sw.SetServer(uint16(s), Server{Addr: a, Port: 100 + s, MAC: hostMAC(a.Addr())}))
+		must(t, sw.AddRoute(netip.PrefixFrom(a.Addr(), 32), NextHop{SrcMAC: rigSwitchMAC, DstMAC: hostMAC(a.Addr()), Port: 100 + s}))
+	}
+	for c := 1; c <= 20; c++ {
+		a := clientAddr(c)
+		must(t, sw.AddRoute(netip.PrefixFrom(a.Addr(), 32), NextHop{SrcMAC: rigSwitchMAC, DstMAC: hostMAC(a.Addr()), Port: c}))
+	}
+	return r
+}
+
+// tb is what the rig and the differential test need of a testing.TB (the mutation test
+// passes a recorder instead).
+type tb interface {
+	Helper()
+	Fatalf(format string, args ...any)
+}
+
+func must(t tb, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+}
+
+// out is one packet the switch sent, decoded.
+type out struct {
+	Port   int
+	Frame  udpframe.Frame
+	F      wire.Fields
+	Key    uint64
+	HasKey bool
+}
+
+func (o out) String() string {
+	s := fmt.Sprintf("port %d %s->%s %s", o.Port, o.Frame.Src, o.Frame.Dst, o.F.String())
+	if o.HasKey {
+		s += fmt.Sprintf(" key=%#x", o.Key)
+	}
+	return s
+}
+
+// send injects a netlock datagram from src to dst on port and returns what came out.
+func (r *rig) send(port int, src, dst netip.AddrPort, f *wire.Fields, key *uint64) []out {
+	r.t.Helper()
+	payload := wire.Append(nil, f)
+	if key != nil {
+		payload = append(payload, make([]byte, 8)...)
+		wire.SetRackKey(payload, *key)
+	}
+	r.buf = udpframe.Append(r.buf[:0], udpframe.Endpoint{MAC: hostMAC(src.Addr()), Addr: src},
+		udpframe.Endpoint{MAC: rigSwitchMAC, Addr: dst}, payload)
+	res, err := r.sw.Process(port, r.buf)
+	if err != nil {
+		r.t.Fatalf("process %s: %v", f, err)
+	}
+	var outs []out
+	for _, o := range res.Out {
+		var x out
+		x.Port = o.Port
+		if err := udpframe.Parse(o.Data, &x.Frame); err != nil {
+			r.t.Fatalf("output on port %d: %v (% x)", o.Port, err, o.Data)
+		}
+		h, err := wire.Parse(x.Frame.Payload)
+		if err != nil {
+			r.t.Fatalf("output on port %d: %v", o.Port, err)
+		}
+		h.Decode(&x.F)
+		x.Key, x.HasKey = wire.RackKey(x.Frame.Payload)
+		outs = append(outs, x)
+	}
+	return outs
+}
+
+func dump(outs []out) string {
+	var b strings.Builder
+	for _, o := range outs {
+		b.WriteString(o.String())
+		b.WriteByte('\n')
+	}
+	return b.String()
+}

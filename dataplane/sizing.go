@@ -1,0 +1,141 @@
+package dataplane
+
+import (
+	"fmt"
+	"io/fs"
+	"path"
+	"strconv"
+
+	"github.com/netlock-go/netlock/bmv2/front"
+	"github.com/netlock-go/netlock/bmv2/p4rt"
+	"github.com/netlock-go/netlock/p4"
+)
+
+// Parts is the number of register arrays per slot field the pool is split over (NetLock's
+// shared queue pooled from several arrays, figure 5): slot s is in part s >> PartBits.
+const Parts = 4
+
+// Sizing holds the program's compile-time sizes: the -D macros of p4/netlock.p4. The zero
+// value of a field selects the program's default.
+type Sizing struct {
+	// Locks is the number of per-lock state entries (NETLOCK_LOCKS, default 16384): lock
+	// indices in TableLock are below it.
+	Locks int
+	// PartBits is log2 of the slots of one pool part (NETLOCK_PART_BITS, default 15: 4 x 32768
+	// slots). Region bounds and slot numbers are below Parts << PartBits.
+	PartBits int
+	// TenantMeters is the number of tenant meter cells (NETLOCK_TENANT_METERS, default 1024).
+	TenantMeters int
+	// Ended is the number of cells of the table of ended requests (NETLOCK_ENDED, default
+	// 65536), which tells late copies of retransmitted acquires from new requests.
+	Ended int
+	// CPUPort is the controller's port (CPU_PORT, default 255).
+	CPUPort int
+}
+
+// DefaultSizing is the program as written.
+var DefaultSizing = Sizing{Locks: 16384, PartBits: 15, TenantMeters: 1024, Ended: 65536, CPUPort: 255}
+
+// withDefaults fills zero fields from DefaultSizing.
+func (s Sizing) withDefaults() Sizing {
+	if s.Locks == 0 {
+		s.Locks = DefaultSizing.Locks
+	}
+	if s.PartBits == 0 {
+		s.PartBits = DefaultSizing.PartBits
+	}
+	if s.TenantMeters == 0 {
+		s.TenantMeters = DefaultSizing.TenantMeters
+	}
+	if s.CPUPort == 0 {
+		s.CPUPort = DefaultSizing.CPUPort
+	}
+	if s.Ended == 0 {
+		s.Ended = DefaultSizing.Ended
+	}
+	return s
+}
+
+// Validate checks the sizes the program accepts.
+func (s Sizing) Validate() error {
+	s = s.withDefaults()
+	switch {
+	case s.Locks < 1 || s.Locks > 1<<24:
+		return fmt.Errorf("dataplane: sizing: %d locks: must be in 1..%d", s.Locks, 1<<24)
+	case s.PartBits < 1 || s.PartBits > 16:
+		return fmt.Errorf("dataplane: sizing: part bits %d: must be in 1..16", s.PartBits)
+	case s.TenantMeters < 1 || s.TenantMeters > 1<<20:
+		return fmt.Errorf("dataplane: sizing: %d tenant meters: must be in 1..%d", s.TenantMeters, 1<<20)
+	case s.CPUPort < 1 || s.CPUPort > 510:
+		return fmt.Errorf("dataplane: sizing: CPU port %d: must be in 1..510", s.CPUPort)
+	case s.Ended < 1 || s.Ended > 1<<24:
+		return fmt.Errorf("dataplane: sizing: %d ended cells: must be in 1..%d", s.Ended, 1<<24)
+	}
+	return nil
+}
+
+// Defines returns the preprocessor macros that select s (front.Options.Defines, or -D).
+func (s Sizing) Defines() map[string]string {
+	s = s.withDefaults()
+	return map[string]string{
+		"NETLOCK_LOCKS":         strconv.Itoa(s.Locks),
+		"NETLOCK_PART_BITS":     strconv.Itoa(s.PartBits),
+		"NETLOCK_TENANT_METERS": strconv.Itoa(s.TenantMeters),
+		"NETLOCK_ENDED":         strconv.Itoa(s.Ended),
+		"CPU_PORT":              strconv.Itoa(s.CPUPort),
+	}
+}
+
+// Slots is the size of the slot pool.
+func (s Sizing) Slots() int { return Parts << s.withDefaults().PartBits }
+
+// SlotBits is the number of low token bits that hold the slot number.
+func (s Sizing) SlotBits() uint { return uint(s.withDefaults().PartBits) + 2 }
+
+// Token is the fencing token of the grant numbered seq in slot: (seq << SlotBits) | slot.
+// Tokens of one lock grow with seq, and seq grows with every grant of the lock.
+func (s Sizing) Token(seq uint64, slot uint32) uint64 {
+	return seq<<s.SlotBits() | uint64(slot)
+}
+
+// SplitToken returns the grant number and the slot of a token.
+func (s Sizing) SplitToken(token uint64) (seq uint64, slot uint32) {
+	b := s.SlotBits()
+	return token >> b, uint32(token & (1<<b - 1))
+}
+
+// Load checks the embedded p4/netlock.p4 with s's macros.
+func (s Sizing) Load() (*front.Checked, error) { return s.loadSource(p4.Netlock) }
+
+// loadSource checks src (a version of p4/netlock.p4: the mutation tests change it) with s's
+// macros.
+func (s Sizing) loadSource(src []byte) (*front.Checked, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	read := func(name string) ([]byte, error) {
+		if path.Clean(name) == p4.NetlockFile {
+			return src, nil
+		}
+		return nil, fmt.Errorf("%s: %w", name, fs.ErrNotExist)
+	}
+	c, err := front.LoadOptions(p4.NetlockFile, front.Options{Defines: s.Defines(), ReadFile: read})
+	if err != nil {
+		return nil, fmt.Errorf("dataplane: %w", err)
+	}
+	return c, nil
+}
+
+// Bundle returns the device config that installs the program with s's sizes over
+// P4Runtime on netlock switch: a main file with the #defines that includes netlock.p4.
+func (s Sizing) Bundle() *p4rt.Bundle {
+	s = s.withDefaults()
+	main := fmt.Sprintf("/* p4/netlock.p4 with its sizes (dataplane.Sizing). */\n"+
+		"#define NETLOCK_LOCKS %d\n#define NETLOCK_PART_BITS %d\n#define NETLOCK_TENANT_METERS %d\n"+
+		"#define NETLOCK_ENDED %d\n#define CPU_PORT %d\n#include \"%s\"\n", s.Locks, s.PartBits, s.TenantMeters,
+		s.Ended, s.CPUPort, p4.NetlockFile)
+	return &p4rt.Bundle{Files: []p4rt.BundleFile{
+		{Name: "netlock_sized.p4", Data: []byte(main)},
+		{Name: p4.NetlockFile, Data: p4.Netlock},
+	}}
+}

@@ -1,0 +1,131 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/pflag"
+)
+
+func testSchema() *Schema {
+	return &Schema{EnvPrefix: "CFGTEST", Keys: []Key{
+		{Name: "name", Type: String, Default: "x", Flag: "name"},
+		{Name: "count", Type: Int, Default: 2, Flag: "count", Check: Range(1, 10)},
+		{Name: "epoch", Type: Uint, Default: uint64(0), Flag: "epoch"},
+		{Name: "on", Type: Bool, Default: false, Flag: "on"},
+		{Name: "wait.short", Type: Duration, Default: time.Second, Flag: "short", Check: Positive},
+		{Name: "wait.long", Type: Duration, Default: time.Minute},
+		{Name: "peers", Type: Strings, Flag: "peer"},
+		{Name: "table", Type: Table},
+	}}
+}
+
+func write(t *testing.T, name, text string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestLoadSources(t *testing.T) {
+	s := testSchema()
+	fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
+	s.AddFlags(fs)
+	f := write(t, "c.yaml", "name: file\ncount: 3\nwait: {short: 2s}\npeers: [a, b]\ntable: {k: {v: 1}}\n")
+	t.Setenv("CFGTEST_COUNT", "4")
+	t.Setenv("CFGTEST_WAIT_LONG", "5m")
+	if err := fs.Parse([]string{"--name", "flag", "--peer", "c,d", "--epoch", "9"}); err != nil {
+		t.Fatal(err)
+	}
+	v, err := s.Load(f, fs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		key, src  string
+		got, want any
+	}{
+		{"name", "flag --name", v.String("name"), "flag"},
+		{"count", "environment CFGTEST_COUNT", v.Int("count"), 4},
+		{"epoch", "flag --epoch", v.Uint("epoch"), uint64(9)},
+		{"on", "default", v.Bool("on"), false},
+		{"wait.short", "config file " + f, v.Duration("wait.short"), 2 * time.Second},
+		{"wait.long", "environment CFGTEST_WAIT_LONG", v.Duration("wait.long"), 5 * time.Minute},
+		{"peers", "flag --peer", strings.Join(v.Strings("peers"), ","), "c,d"},
+	} {
+		if c.got != c.want || v.Source(c.key) != c.src {
+			t.Errorf("%s = %v from %q, want %v from %q", c.key, c.got, v.Source(c.key), c.want, c.src)
+		}
+	}
+	if v.Table("table")["k"] == nil {
+		t.Errorf("table %v", v.Table("table"))
+	}
+	if err := v.Errorf("table.k.v", "bad"); !strings.Contains(err.Error(), "config file "+f+": key table.k.v: bad") {
+		t.Errorf("Errorf inside a table: %v", err)
+	}
+}
+
+func TestLoadErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name, file, env, flag, want string
+	}{
+		{name: "unknown", file: "nmae: x", want: "unknown key nmae (did you mean name?)"},
+		{name: "unknown nested", file: "wait: {shrot: 1s}", want: "unknown key wait.shrot (did you mean wait.short?)"},
+		{name: "scalar section", file: "wait: 3", want: "key wait: want a section with wait.short, wait.long"},
+		{name: "type", file: "count: three", want: `key count: "three" is not an integer`},
+		{name: "string", file: "name: 12", want: "key name: 12 is not a string"},
+		{name: "duration number", file: "wait: {long: 60}", want: "key wait.long: 60 is not a duration"},
+		{name: "check", file: "count: 11", want: "key count: 11: must be in 1..10"},
+		{name: "zero duration", file: "wait: {short: 0s}", want: "key wait.short: 0s: must be positive"},
+		{name: "negative uint", file: "epoch: -1", want: "key epoch"},
+		{name: "env type", env: "CFGTEST_ON=maybe", want: `environment CFGTEST_ON: key on: "maybe" is not true or false`},
+		{name: "env check", env: "CFGTEST_COUNT=0", want: "environment CFGTEST_COUNT: key count: 0: must be in 1..10"},
+		{name: "env table", env: "CFGTEST_TABLE=x", want: "key table is a section"},
+		{name: "flag check", flag: "--count=20", want: "flag --count: key count: 20: must be in 1..10"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := testSchema()
+			fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
+			s.AddFlags(fs)
+			var file string
+			if tc.file != "" {
+				file = write(t, "c.yaml", tc.file)
+			}
+			if tc.env != "" {
+				k, v, _ := strings.Cut(tc.env, "=")
+				t.Setenv(k, v)
+			}
+			if tc.flag != "" {
+				if err := fs.Parse([]string{tc.flag}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			_, err := s.Load(file, fs)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want %q", err, tc.want)
+			}
+			if tc.file != "" && !strings.Contains(err.Error(), file) {
+				t.Fatalf("error %v does not name the file", err)
+			}
+		})
+	}
+	if _, err := testSchema().Load(filepath.Join(t.TempDir(), "missing.yaml"), nil); err == nil {
+		t.Error("a missing file was accepted")
+	}
+}
+
+func TestEditDistance(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		d    int
+	}{{"lese", "lease", 1}, {"", "abc", 3}, {"kitten", "sitting", 3}, {"same", "same", 0}} {
+		if d := editDistance(c.a, c.b); d != c.d {
+			t.Errorf("editDistance(%q, %q) = %d, want %d", c.a, c.b, d, c.d)
+		}
+	}
+}

@@ -1,0 +1,172 @@
+package lockserver
+
+import (
+	"crypto/subtle"
+	"encoding/binary"
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"strconv"
+	"strings"
+
+	"github.com/netlock-go/netlock/wire"
+)
+
+// RackKey is the 64-bit secret that every control message carries in its trailer
+// (docs/protocol.md, "Who may send what"). 0 means no key: a server without a key refuses every
+// control message. Its formatting methods never print the value, so that a key cannot end up
+// in a log line or an error message by accident.
+type RackKey uint64
+
+// String returns "(set)" or "(none)", never the key.
+func (k RackKey) String() string {
+	if k == 0 {
+		return "(none)"
+	}
+	return "(set)"
+}
+
+// Format prints k as String does, whatever the verb (%d and %x included).
+func (k RackKey) Format(f fmt.State, _ rune) { _, _ = f.Write([]byte(k.String())) }
+
+// LogValue keeps the key out of structured logs.
+func (k RackKey) LogValue() slog.Value { return slog.StringValue(k.String()) }
+
+// ParseRackKey reads a key written as 16 hexadecimal digits (an optional 0x prefix, and
+// surrounding white space, allowed). The zero key is refused: it means "no key".
+func ParseRackKey(s string) (RackKey, error) {
+	t := strings.TrimPrefix(strings.TrimPrefix(strings.TrimSpace(s), "0x"), "0X")
+	if len(t) != 16 {
+		return 0, fmt.Errorf("rack key: want 16 hexadecimal digits, got %d characters", len(t))
+	}
+	v, err := strconv.ParseUint(t, 16, 64)
+	if err != nil {
+		return 0, fmt.Errorf("rack key: not hexadecimal")
+	}
+	if v == 0 {
+		return 0, fmt.Errorf("rack key: the zero key is not a key")
+	}
+	return RackKey(v), nil
+}
+
+// Peers says who may send which control message to a server. Each entry is an IP address
+// ("10.0.0.1"), a prefix ("10.0.1.0/24") or an address with a port ("10.0.0.1:9559",
+// "[fd00::1]:9559"); a packet matches when its source address does. Empty lists allow nobody.
+type Peers struct {
+	// Switches may send overflow and queue-empty (the ToR switch's data-plane address(es)).
+	Switches []string
+	// Controllers may send every admin sub-operation (the control plane and operators' tools).
+	Controllers []string
+	// RDMANodes may send the RDMA admin sub-operations rdma-join and rdma-peer only (remote
+	// RDMA clients, client/rdmaclient).
+	RDMANodes []string
+}
+
+// peerRule is one parsed Peers entry: a prefix and, if non-zero, a port.
+type peerRule struct {
+	prefix netip.Prefix
+	port   uint16
+}
+
+// peerSet is a parsed list of Peers entries.
+type peerSet []peerRule
+
+func parsePeers(what string, list []string) (peerSet, error) {
+	var ps peerSet
+	for _, s := range list {
+		s = strings.TrimSpace(s)
+		var p peerRule
+		if ap, err := netip.ParseAddrPort(s); err == nil {
+			a := ap.Addr().Unmap()
+			p = peerRule{prefix: netip.PrefixFrom(a, a.BitLen()), port: ap.Port()}
+		} else if pf, err := netip.ParsePrefix(s); err == nil {
+			if pf.Addr().Is4In6() {
+				return nil, fmt.Errorf("%s: %q: write an IPv4 prefix as such", what, s)
+			}
+			p = peerRule{prefix: pf.Masked()}
+		} else if a, err := netip.ParseAddr(s); err == nil {
+			a = a.Unmap()
+			p = peerRule{prefix: netip.PrefixFrom(a, a.BitLen())}
+		} else {
+			return nil, fmt.Errorf("%s: %q is not an IP address, prefix or address:port", what, s)
+		}
+		ps = append(ps, p)
+	}
+	return ps, nil
+}
+
+func (ps peerSet) contains(a netip.AddrPort) bool {
+	ip := a.Addr().Unmap()
+	for i := range ps {
+		if ps[i].prefix.Contains(ip) && (ps[i].port == 0 || ps[i].port == a.Port()) {
+			return true
+		}
+	}
+	return false
+}
+
+// Reasons a control message is refused, for netlock_control_refused_total{reason}. They are
+// checked in this order.
+const (
+	refusedNoKey  = iota // the server has no rack key configured
+	refusedPeer          // the source is not a peer allowed to send this op
+	refusedShort         // no authentication trailer
+	refusedBadKey        // the trailer holds another key
+	refusedReasons
+)
+
+var refusedNames = [refusedReasons]string{"no-key-configured", "peer-not-allowed", "short", "bad-key"}
+
+// auth is a server's parsed control-message policy.
+type auth struct {
+	key         [8]byte // the rack key in network byte order
+	hasKey      bool
+	switches    peerSet
+	controllers peerSet
+	rdmaNodes   peerSet
+}
+
+func newAuth(key RackKey, p Peers) (*auth, error) {
+	a := &auth{hasKey: key != 0}
+	binary.BigEndian.PutUint64(a.key[:], uint64(key))
+	var err error
+	if a.switches, err = parsePeers("peers.switches", p.Switches); err != nil {
+		return nil, err
+	}
+	if a.controllers, err = parsePeers("peers.controllers", p.Controllers); err != nil {
+		return nil, err
+	}
+	if a.rdmaNodes, err = parsePeers("peers.rdma_nodes", p.RDMANodes); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// check decides whether the control message b (a valid header of a control op) from from may
+// be processed. It returns -1 if so, else the reason it is refused. It does not allocate.
+func (a *auth) check(b []byte, h wire.Header, from netip.AddrPort) int {
+	if !a.hasKey {
+		return refusedNoKey
+	}
+	allowed := false
+	switch h.Op() {
+	case wire.OpOverflow, wire.OpQueueEmpty:
+		allowed = a.switches.contains(from)
+	case wire.OpAdmin:
+		allowed = a.controllers.contains(from)
+		if s := h.Status(); !allowed && (s == wire.AdminRDMAJoin || s == wire.AdminRDMAPeer) {
+			allowed = a.rdmaNodes.contains(from)
+		}
+	}
+	// Push-back goes from servers to the switch: no server accepts it from anyone.
+	if !allowed {
+		return refusedPeer
+	}
+	if len(b) < wire.ControlLen {
+		return refusedShort
+	}
+	if subtle.ConstantTimeCompare(b[wire.Len:wire.ControlLen], a.key[:]) != 1 {
+		return refusedBadKey
+	}
+	return -1
+}

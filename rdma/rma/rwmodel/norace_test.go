@@ -1,0 +1,5 @@
+//go:build !race
+
+package rwmodel
+
+const raceEnabled = false
