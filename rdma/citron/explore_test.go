@@ -445,8 +445,8 @@ func explore(t *testing.T, cfg Config, opt ClientOptions, reqs []xreq, maxPreemp
 // exploration reported in docs/rdma.md (about 15 minutes; two configurations reach the limit of
 // 200000 schedules).
 func TestExploreSmall(t *testing.T) {
-	if testing.Short() {
-		t.Skip("exhaustive exploration")
+	if testing.Short() || raceEnabled {
+		t.Skip("schedule exploration: skipped with -short and under the race detector (make test runs it without)")
 	}
 	preempt, limit := 2, 50000
 	if v := os.Getenv("CITRON_EXPLORE_PREEMPT"); v != "" {
@@ -486,6 +486,9 @@ func TestExploreSmall(t *testing.T) {
 
 // The explorer finds the negative controls' bugs and the sequential-split deadlock.
 func TestExploreFindsBugs(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("schedule exploration: skipped with -short and under the race detector (make test runs it without)")
+	}
 	root := xreq{0, 1024, Exclusive}
 	tests := []struct {
 		name   string
