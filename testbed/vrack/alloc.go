@@ -68,19 +68,40 @@ type Allocation struct {
 	// Locks is the number of locks moved into the switch; Demands the locks measured.
 	Locks, Demands int
 	// Value is the allocation's objective (sum r_i s_i / c_i, requests per second the switch is
-	// guaranteed to serve under the paper's worst case), Total the measured rate of all locks.
+	// guaranteed to serve under the paper's worst case), Total the measured rate of all locks
+	// (with BothLevels, of the level-0 allocation in half the memory).
 	Value, Total float64
+	// BothLevels is AllocSpec.BothLevels.
+	BothLevels bool
 }
 
 // ErrNotQuiet is returned by Allocate when workers are in a transaction.
 var ErrNotQuiet = errors.New("vrack: allocate needs a quiesced rack")
 
+// AllocSpec says how to allocate the switch's memory.
+type AllocSpec struct {
+	// Strategy is Algorithm 3 (alloc.StrategyKnapsack) or the random strawman.
+	Strategy alloc.Strategy
+	// Slots is the switch memory the allocator may use (at most the pool).
+	Slots int
+	// Seed seeds the random strategy.
+	Seed uint64
+	// BothLevels makes every switch lock's level-1 region as large as its level-0 one: the
+	// allocator places level 0 in half of Slots and the other half mirrors it. The workloads use
+	// one priority, and by default a switch lock's level-1 region is alloc's minimum (1 slot);
+	// but netlock.p4's queue-empty announces min(size0, size1) free slots (docs/dataplane.md),
+	// so then every push-back cycle of an overflowing lock admits one request. BothLevels trades
+	// half the memory for full push-backs.
+	BothLevels bool
+}
+
 // Allocate runs the allocator (alloc, Algorithm 3 or the random strawman) on the measured demand
-// with slots switch slots and moves the chosen locks into the switch, as docs/dataplane.md
-// "Moving a lock" does it for a lock without requests: reset of the lock's index, token base
-// above every token its server granted, lock_table entry. The rack must be quiesced (Quiesce), so
-// that no request of a moving lock is in flight; measuring stops.
-func (r *Rack) Allocate(strategy alloc.Strategy, slots int, seed uint64) (Allocation, error) {
+// and moves the chosen locks into the switch, as docs/dataplane.md "Moving a lock" does it for a
+// lock without requests: reset of the lock's index, token base above every token its server
+// granted, lock_table entry. The rack must be quiesced (Quiesce), so that no request of a moving
+// lock is in flight; measuring stops.
+func (r *Rack) Allocate(spec AllocSpec) (Allocation, error) {
+	strategy, slots, seed := spec.Strategy, spec.Slots, spec.Seed
 	if r.idleWorkers() != r.p.Clients*r.p.Workers {
 		return Allocation{}, ErrNotQuiet
 	}
@@ -90,14 +111,19 @@ func (r *Rack) Allocate(strategy alloc.Strategy, slots int, seed uint64) (Alloca
 	}
 	demands := r.Demands()
 	r.measure = nil
-	a := Allocation{Strategy: strategy, Slots: slots, Demands: len(demands)}
+	a := Allocation{Strategy: strategy, Slots: slots, Demands: len(demands), BothLevels: spec.BothLevels}
 	for _, d := range demands {
 		a.Total += d.Rate
 	}
 	if slots == 0 || len(demands) == 0 {
 		return a, nil
 	}
-	al, err := alloc.New(alloc.Config{Slots: slots, Rules: alloc.Rules{Levels: dataplane.Levels, MinRegion: 1,
+	levels, half := dataplane.Levels, slots
+	if spec.BothLevels {
+		// One level allocated in half the memory; the other half mirrors it.
+		levels, half = 1, slots/2
+	}
+	al, err := alloc.New(alloc.Config{Slots: half, Rules: alloc.Rules{Levels: levels, MinRegion: 1,
 		MaxRegion: r.p.MaxRegion}, Strategy: strategy, Seed: seed})
 	if err != nil {
 		return a, err
@@ -117,6 +143,10 @@ func (r *Rack) Allocate(strategy alloc.Strategy, slots int, seed uint64) (Alloca
 			order = append(order, reg.Lock)
 		}
 		e.Regions[reg.Level] = dataplane.Region{Left: uint32(reg.Start), Size: uint16(reg.Len)}
+		if spec.BothLevels {
+			e.Regions[1] = dataplane.Region{Left: uint32(half + reg.Start), Size: uint16(reg.Len)}
+			a.Used += reg.Len
+		}
 	}
 	if len(order) > r.p.Sizing.Locks {
 		return a, fmt.Errorf("vrack: %d switch locks: the program has state for %d", len(order), r.p.Sizing.Locks)

@@ -139,5 +139,41 @@ func (p *Params) validate() error {
 	if err := p.Sizing.Validate(); err != nil {
 		return fmt.Errorf("vrack: %w", err)
 	}
+	if sz := p.Sizing; sz.Slots() > dataplane.Levels*sz.Locks {
+		// A switch lock takes at least a slot per level: then any allocation of the pool fits
+		// the per-lock state.
+		return fmt.Errorf("vrack: sizing: %d slots for %d locks: at most %d slots per lock", sz.Slots(), sz.Locks,
+			dataplane.Levels)
+	}
 	return nil
+}
+
+// Rows returns the parameters as (name, value, meaning) rows, for the tables next to figures.
+func (p Params) Rows() [][3]string {
+	p.fill()
+	sz := p.Sizing
+	return [][3]string{
+		{"clients", fmt.Sprint(p.Clients), "client machines"},
+		{"workers", fmt.Sprint(p.Workers), "worker threads per client, one transaction at a time each"},
+		{"servers", fmt.Sprint(p.Servers), "lock servers"},
+		{"server cores", fmt.Sprint(p.ServerCores), "cores (lockcore shards) per server"},
+		{"server CPU", p.ServerCPU.String(), fmt.Sprintf("per request per core (%.1f MRPS per server)",
+			float64(p.ServerCores)/p.ServerCPU.Seconds()/1e6)},
+		{"client CPU", p.ClientCPU.String(), "per message sent or received by a worker"},
+		{"host latency", p.HostLatency.String(), "stack and NIC, each way, at every host"},
+		{"links", fmt.Sprintf("%g Gb/s, %v", p.LinkGbps, p.Propagation), "host-switch rate and propagation"},
+		{"switch", fmt.Sprintf("%v + %v per extra pass, %g Mpps", p.SwitchLatency, p.PassLatency, p.SwitchMpps),
+			"port-to-port latency, line rate in pipeline passes"},
+		{"lease", p.Lease.String(), "asked by clients"},
+		{"retry", p.RetryTimeout.String(), "client retransmission timeout"},
+		{"think time", p.ThinkTime.String(), "a transaction holds its locks this long"},
+		{"switch memory", fmt.Sprintf("%d slots, %d locks, region <= %d", sz.Slots(), sz.Locks, p.MaxRegion),
+			"netlock.p4's pool and per-lock state"},
+	}
+}
+
+// WithDefaults returns p with its zero fields set to PaperParams' values.
+func (p Params) WithDefaults() Params {
+	p.fill()
+	return p
 }

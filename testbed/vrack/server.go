@@ -115,6 +115,12 @@ func (id *identity) step(k int, req *lockcore.Request) {
 	}
 	now := r.sim.now
 	c := id.cores[k]
+	switch req.Op {
+	case wire.OpOverflow:
+		r.stats.Overflows++
+	case wire.OpQueueEmpty:
+		r.stats.QueueEmpties++
+	}
 	id.effs = c.Step(now, req, id.effs[:0])
 	if r.measure != nil && req.Op == wire.OpAcquire && req.Flags&wire.FlagRetry == 0 {
 		r.measure.observe(c, req.Lock)
@@ -131,9 +137,12 @@ func (id *identity) send(now int64, effs []lockcore.Effect) {
 		if e.Msg.Op.IsControl() {
 			key = &r.key
 		}
-		if e.Msg.Op == wire.OpGrant {
+		switch {
+		case e.Msg.Op == wire.OpGrant:
 			r.stats.ServerGrants++
 			r.series.grant(now, false)
+		case e.Msg.Op == wire.OpPushBack && e.Msg.Txn != 0:
+			r.stats.PushBacks++
 		}
 		r.hostSend(id.host, id.host.port, now, frame(id.addr, e.To, &e.Msg, key))
 	}

@@ -32,6 +32,10 @@ type Counters struct {
 	SwitchDropped uint64 // packets that reached a switch that was down
 	EngineErrors  uint64 // packets the engine failed on (too many passes, ...)
 	PacketIns     uint64 // packets the program sent to the CPU port outside admin requests
+	// The overflow path of switch locks (q2 at the servers).
+	Overflows    uint64 // acquires the switch sent to a server's q2 (no room in the lock's region)
+	QueueEmpties uint64 // queue-empty notifications the servers received
+	PushBacks    uint64 // requests the servers pushed back into the switch
 	// Servers and network.
 	ServerDropped  uint64 // packets that reached a server that was down
 	ControlRefused uint64 // control messages without the rack key or from the wrong peer
@@ -51,6 +55,7 @@ func (c Counters) Sub(o Counters) Counters {
 		SwitchPackets: c.SwitchPackets - o.SwitchPackets, SwitchPasses: c.SwitchPasses - o.SwitchPasses,
 		SwitchDropped: c.SwitchDropped - o.SwitchDropped, EngineErrors: c.EngineErrors - o.EngineErrors,
 		PacketIns: c.PacketIns - o.PacketIns, ServerDropped: c.ServerDropped - o.ServerDropped,
+		Overflows: c.Overflows - o.Overflows, QueueEmpties: c.QueueEmpties - o.QueueEmpties, PushBacks: c.PushBacks - o.PushBacks,
 		ControlRefused: c.ControlRefused - o.ControlRefused, Malformed: c.Malformed - o.Malformed,
 		Unroutable: c.Unroutable - o.Unroutable,
 	}

@@ -34,9 +34,9 @@ func testSeed(t *testing.T) uint64 {
 }
 
 // small is a rack small enough for the race detector: 3 clients x 4 workers, 2 servers of 2 cores,
-// a program with 1024 locks and 4 x 1024 slots.
+// a program with 2048 locks and 4 x 1024 slots.
 func small() Params {
-	return Params{Clients: 3, Workers: 4, Servers: 2, ServerCores: 2, Sizing: dataplane.Sizing{Locks: 1024, PartBits: 10}}
+	return Params{Clients: 3, Workers: 4, Servers: 2, ServerCores: 2, Sizing: dataplane.Sizing{Locks: 2048, PartBits: 10}}
 }
 
 // run is one rack run: warm-up on the servers with demand measured, allocation, measured run,
@@ -71,7 +71,7 @@ func runRackErr(t *testing.T, cfg Config, strategy alloc.Strategy, slots int, wa
 		t.Fatal(err)
 	}
 	out.warm = r.Counters()
-	if out.alloc, err = r.Allocate(strategy, slots, 7); err != nil {
+	if out.alloc, err = r.Allocate(AllocSpec{Strategy: strategy, Slots: slots, Seed: 7}); err != nil {
 		t.Fatal(err)
 	}
 	r.ResetLatency()
@@ -124,6 +124,7 @@ func TestParamsValidate(t *testing.T) {
 		{"link rate", Params{LinkGbps: -40}},
 		{"region", Params{MaxRegion: dataplane.MaxRegion + 1}},
 		{"sizing", Params{Sizing: dataplane.Sizing{PartBits: 17}}},
+		{"slots per lock", Params{Sizing: dataplane.Sizing{Locks: 100, PartBits: 8}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if _, err := New(Config{Params: tc.p}); err == nil {
@@ -204,7 +205,7 @@ func TestDeterministic(t *testing.T) {
 // the model's costs on its path, through the switch (lock in the switch) or through the switch to
 // the lock's server and back.
 func TestCostModel(t *testing.T) {
-	p := Params{Clients: 1, Workers: 1, Servers: 1, ServerCores: 1, Sizing: dataplane.Sizing{Locks: 64, PartBits: 6}}
+	p := Params{Clients: 1, Workers: 1, Servers: 1, ServerCores: 1, Sizing: dataplane.Sizing{Locks: 128, PartBits: 6}}
 	p.fill()
 	ser := func(n int) int64 { return int64(float64((n+20)*8)/p.LinkGbps + 0.5) }
 	const frameLen = 14 + 20 + 8 + wire.Len
@@ -363,5 +364,55 @@ func TestCheckerAgreesWithHistory(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestPushBackAdmitsMinRegion pins down how an overflowing switch lock drains q2: netlock.p4
+// announces min(size0, size1) free slots in queue-empty, so with alloc's 1-slot region at the
+// unused level every queue-empty brings back one request, and with BothLevels (level 1 as large
+// as level 0) several.
+func TestPushBackAdmitsMinRegion(t *testing.T) {
+	p := small()
+	for _, tc := range []struct {
+		name  string
+		both  bool
+		slots int
+	}{{"min-region", false, 4}, {"both-levels", true, 8}} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := New(Config{Params: p, Phase: "contended/1", Seed: testSeed(t)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.MeasureDemand()
+			r.Start()
+			r.Run(time.Millisecond)
+			if err := r.Quiesce(50 * time.Millisecond); err != nil {
+				t.Fatal(err)
+			}
+			a, err := r.Allocate(AllocSpec{Strategy: alloc.StrategyKnapsack, Slots: tc.slots, BothLevels: tc.both})
+			if err != nil || a.Locks != 1 {
+				t.Fatalf("allocation %+v, %v: want the one lock in the switch", a, err)
+			}
+			c0 := r.Counters()
+			r.Start()
+			r.Run(3 * time.Millisecond)
+			if err := r.Quiesce(50 * time.Millisecond); err != nil {
+				t.Fatal(err)
+			}
+			c := r.Counters().Sub(c0)
+			if c.Overflows == 0 || c.QueueEmpties == 0 {
+				t.Fatalf("12 workers on a lock with %d slots never overflowed: %+v", tc.slots, c)
+			}
+			perQE := float64(c.PushBacks) / float64(c.QueueEmpties)
+			if !tc.both && perQE != 1 {
+				t.Errorf("%d push-backs for %d queue-empties, want one each", c.PushBacks, c.QueueEmpties)
+			}
+			if tc.both && perQE <= 1.5 {
+				t.Errorf("both levels: %.2f push-backs per queue-empty, want several", perQE)
+			}
+			for _, e := range conservationErrors(r, r.Counters()) {
+				t.Error(e)
+			}
+		})
 	}
 }
