@@ -377,9 +377,10 @@ func (h *Handle) lockRemote(l verbs.Ptr) error {
 }
 
 // petersonRemote is Alg. 4 for a remote leader. The victim rWrite completes before the local
-// tail is read (store->load order over RDMA); each poll then posts the reads of tail_l and
-// victim as one batch with one completion wait, as the authors' code reads the whole lock in
-// one RDMA READ (the two reads may be applied in either order; rdma/model explores both).
+// tail is read (store->load order over RDMA); each poll then reads tail_l and victim with one
+// three-word RDMA READ (bytes 16 to 40 of the lock), as the authors' code reads the whole lock in
+// one READ. A multi-word READ is atomic per word only, so the two words may be read in either
+// order; rdma/model explores both.
 func (h *Handle) petersonRemote(l verbs.Ptr, re bool) error {
 	h.probe(Event{Kind: EvVictim, Cohort: Remote, Lock: l, Reacquired: re})
 	if h.a.cfg.UnsafeUnawaitedVictim {
@@ -390,16 +391,24 @@ func (h *Handle) petersonRemote(l verbs.Ptr, re bool) error {
 	} else if err := verbs.Write(h.ep, l.Add(OffVictim), VictimRemote); err != nil {
 		return fmt.Errorf("alock victim on %v: %w", l, err)
 	}
-	poll := [2]verbs.WorkRequest{{Op: verbs.OpRead, Remote: l.Add(OffTailL)}, {Op: verbs.OpRead, Remote: l.Add(OffVictim)}}
+	const words = (OffVictim-OffTailL)/8 + 1
+	poll := [1]verbs.WorkRequest{{Op: verbs.OpRead, Remote: l.Add(OffTailL), Words: words}}
 	for {
 		cs, err := verbs.Batch(h.ep, poll[:])
 		if err != nil {
 			return fmt.Errorf("alock peterson on %v: %w", l, err)
 		}
-		if cs[0].Value == 0 || cs[1].Value != VictimRemote {
+		if err := cs[0].Err; err != nil {
+			return fmt.Errorf("alock peterson on %v: %w", l, err)
+		}
+		w := cs[0].Words
+		if len(w) != words {
+			return fmt.Errorf("alock peterson on %v: read %d words, want %d", l, len(w), words)
+		}
+		if w[0] == 0 || w[words-1] != VictimRemote {
 			return nil
 		}
-		poll[0].Spin, poll[1].Spin = true, true
+		poll[0].Spin = true
 	}
 }
 
