@@ -156,7 +156,7 @@ func citronFalseConfCmd(f *citronFlags) *cobra.Command {
 				trials = 2000
 			}
 			var lengths []uint64
-			for L := uint64(1); L <= 1<<20; L *= 4 {
+			for L := uint64(1); L <= min(1<<20, treeN); L *= 4 {
 				lengths = append(lengths, L)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "netlock bench citron falseconf: N=%d, k=%v, %d pairs per point, seed %d (%s)\n",

@@ -54,7 +54,6 @@ type xclient struct {
 	stats   verbs.Stats
 	spinVer uint64 // memory version when the client's last spin batch completed
 	spun    bool
-	inSpin  bool
 	err     error
 }
 
@@ -89,8 +88,6 @@ func newExplorer(prefix []int, maxPreempt, maxSteps, maxTicks int) *explorer {
 	return &explorer{mem: make([]uint64, 1<<16), alloc: 64, prefix: prefix, maxPreempt: maxPreempt,
 		maxSteps: maxSteps, maxTicks: maxTicks, yield: make(chan struct{}), cur: -1}
 }
-
-func (x *explorer) word(p verbs.Ptr) *uint64 { return &x.mem[p.Offset()/8] }
 
 func (x *explorer) apply(wr verbs.WorkRequest) (uint64, []uint64, bool) {
 	off := wr.Remote.Offset() / 8
