@@ -59,6 +59,10 @@ const (
 	// of the server whose locks this one takes over.
 	KeyStateFile     = "state_file"
 	KeyTakeoverEpoch = "takeover_epoch"
+	// KeyStandby starts the server as a standby for a failed server's address (it grants nothing
+	// until the controller's takeover); KeyControllerLease fences it to the controller's pings.
+	KeyStandby         = "standby"
+	KeyControllerLease = "controller_lease"
 )
 
 // DefaultStateFile is the state file of netlock server when none is configured (in the working
@@ -108,6 +112,8 @@ func ConfigSchema() *config.Schema {
 		{Name: KeyRDMANodes, Type: config.Strings, Default: []string(nil), Flag: "rdma-node", Usage: "remote RDMA client address(es) allowed to join (IP, prefix or IP:port)"},
 		{Name: KeyStateFile, Type: config.String, Default: DefaultStateFile, Flag: "state-file", Usage: "file persisting the fencing-token epoch", Check: nonEmpty},
 		{Name: KeyTakeoverEpoch, Type: config.Uint, Default: uint64(0), Flag: "takeover-epoch", Usage: "epoch of the server whose locks this one takes over (tokens start above it)"},
+		{Name: KeyStandby, Type: config.Bool, Default: false, Flag: "standby", Usage: "start as a standby: grant nothing until the controller's takeover"},
+		{Name: KeyControllerLease, Type: config.Duration, Default: time.Duration(0), Flag: "controller-lease", Usage: "grant only while the controller's last ping is younger than this (0: no fencing)", Check: config.NonNegative},
 	}}
 }
 
@@ -159,6 +165,7 @@ func ConfigFromValues(v *config.Values) (Config, error) {
 		}
 	}
 	c.StateFile = v.String(KeyStateFile)
+	c.Standby, c.ControllerLease = v.Bool(KeyStandby), v.Duration(KeyControllerLease)
 	if c.TakeoverEpoch = v.Uint(KeyTakeoverEpoch); c.TakeoverEpoch >= MaxEpoch {
 		return Config{}, v.Errorf(KeyTakeoverEpoch, "%d: must be below %d", c.TakeoverEpoch, uint64(MaxEpoch))
 	}

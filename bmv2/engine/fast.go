@@ -287,3 +287,65 @@ func (cp *compiler) scalar64(sc *scope, e front.Expr, t front.Type) (f func(*ctx
 	g := x.scalar
 	return func(c *ctx) uint64 { return g(c).lo & m }, true
 }
+
+// registerRead64 compiles r.read(result, index) for a register of at most 64 bits read into a
+// static slot with an index computed in 64 bits, or returns nil.
+func (cp *compiler) registerRead64(sc *scope, call *front.CallExpr, r *Register, pos string) stmtFn {
+	if r.Width > 64 {
+		return nil
+	}
+	d, ok := cp.staticSlot(sc, cp.needArg(call, "result"))
+	if !ok {
+		return nil
+	}
+	idx, ok := cp.scalar64(sc, cp.needArg(call, "index"), nil)
+	if !ok {
+		return nil
+	}
+	return func(c *ctx) flow {
+		i := idx(c)
+		if c.sw.cfg.TofinoConstraints {
+			if err := r.access(c, u128{lo: i}, false, pos); err != nil {
+				c.fail = err
+				return fExit
+			}
+		}
+		if i >= uint64(len(r.cells)) {
+			c.s[d] = 0 // bmv2 reads 0 out of range
+			return fNext
+		}
+		c.s[d] = r.cells[i].lo
+		return fNext
+	}
+}
+
+// registerWrite64 compiles r.write(index, value) for a register of at most 64 bits with index
+// and value computed in 64 bits, or returns nil.
+func (cp *compiler) registerWrite64(sc *scope, call *front.CallExpr, r *Register, pos string) stmtFn {
+	if r.Width > 64 {
+		return nil
+	}
+	idx, ok := cp.scalar64(sc, cp.needArg(call, "index"), nil)
+	if !ok {
+		return nil
+	}
+	val, ok := cp.scalar64(sc, cp.needArg(call, "value"), nil)
+	if !ok {
+		return nil
+	}
+	m := mask128(r.Width).lo
+	return func(c *ctx) flow {
+		i := idx(c)
+		if c.sw.cfg.TofinoConstraints {
+			if err := r.access(c, u128{lo: i}, true, pos); err != nil {
+				c.fail = err
+				return fExit
+			}
+		}
+		if i >= uint64(len(r.cells)) {
+			return fNext
+		}
+		r.cells[i] = u128{lo: val(c) & m}
+		return fNext
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"time"
 
@@ -484,6 +485,7 @@ func (s *Switch) beginPass(p *packet) *ctx {
 	s.pass++
 	c := &s.c
 	c.s, c.p, c.pass = p.s, p, s.pass
+	p.data = slices.Grow(p.data, 8) // spare bytes for the parser's 8-byte windows
 	c.in, c.cur, c.perr, c.entry = p.data, 0, 0, nil
 	c.plen = len(p.data)
 	return c
@@ -577,6 +579,7 @@ func (s *Switch) ingressPass(p *packet) error {
 func (s *Switch) parseClone(q *packet) error {
 	c := &s.c
 	c.s, c.p = q.s, q
+	q.data = slices.Grow(q.data, 8) // spare bytes for the parser's 8-byte windows
 	c.in, c.cur, c.perr, c.entry = q.data, 0, 0, nil
 	c.plen = len(q.data)
 	c.gress = gressIngress

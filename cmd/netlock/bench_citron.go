@@ -23,11 +23,12 @@ type citronFlags struct {
 	seed                 int64
 	threads              []int
 	schemes              []string
+	hotspot              bool
 }
 
 func (f *citronFlags) options() rangebench.Options {
 	o := rangebench.Options{N: f.n, Warmup: int64(f.warmupUS * 1000), Duration: int64(f.durationUS * 1000), Seed: f.seed,
-		Threads: f.threads, Schemes: f.schemes}
+		Threads: f.threads, Schemes: f.schemes, Hotspot: f.hotspot}
 	if len(o.Threads) == 0 {
 		o.Threads = []int{6, 24, 96, 192}
 		if f.quick {
@@ -60,6 +61,7 @@ table and a PNG into --out and prints the paper's ratios next to the measured on
 	pf.Int64Var(&f.seed, "seed", 1, "seed")
 	pf.IntSliceVar(&f.threads, "threads", nil, "client thread counts (default 6,24,96,192)")
 	pf.StringSliceVar(&f.schemes, "schemes", nil, "schemes (citron, ss-exact, ss-over, ss-under, server)")
+	pf.BoolVar(&f.hotspot, "hotspot", false, "unscrambled Zipf ranks: the hottest starts are the lowest addresses (default: scrambled, as YCSB)")
 	cmd.AddCommand(citronMicroCmd(f), citronFastPathCmd(f), citronFalseConfCmd(f), citronKCmd(f))
 	return cmd
 }
@@ -71,8 +73,11 @@ func runPoints(cmd *cobra.Command, f *citronFlags, name string, sw rangebench.Sw
 		}
 	}
 	start := time.Now()
-	fmt.Fprintf(cmd.OutOrStdout(), "netlock bench citron %s: %d points, N=%d, %.0fus virtual each, seed %d (%s)\n",
-		name, len(sw), f.n, float64(sw[0].Duration)/1000, f.seed, time.Now().UTC().Format(time.RFC3339))
+	if f.hotspot {
+		name += "-hotspot"
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "netlock bench citron %s: %d points, N=%d, hotspot=%v, %.0fus virtual each, seed %d (%s)\n",
+		name, len(sw), f.n, f.hotspot, float64(sw[0].Duration)/1000, f.seed, time.Now().UTC().Format(time.RFC3339))
 	rs, err := rangebench.RunSweep(cmd.Context(), sw, func(done, total int, r rangebench.Result) {
 		fmt.Fprintf(os.Stderr, "  %d/%d %s L=%d alpha=%.2f threads=%d k=%d fast=%v: %.3f Mlocks/s (%v)\n", done, total, r.Scheme, r.L,
 			r.Alpha, r.Threads, r.K, r.Fast, r.Throughput/1e6, time.Since(start).Round(time.Second))
@@ -100,7 +105,7 @@ func citronMicroCmd(f *citronFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			png := filepath.Join(f.out, "micro.png")
+			png := filepath.Join(f.out, map[bool]string{false: "micro.png", true: "micro-hotspot.png"}[f.hotspot])
 			if err := rangebench.PlotMicro(rs, png); err != nil {
 				return err
 			}
@@ -125,7 +130,7 @@ func citronFastPathCmd(f *citronFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			png := filepath.Join(f.out, "fastpath.png")
+			png := filepath.Join(f.out, map[bool]string{false: "fastpath.png", true: "fastpath-hotspot.png"}[f.hotspot])
 			if err := rangebench.PlotFastPath(rs, png); err != nil {
 				return err
 			}
@@ -151,7 +156,7 @@ func citronFalseConfCmd(f *citronFlags) *cobra.Command {
 				trials = 2000
 			}
 			var lengths []uint64
-			for L := uint64(1); L <= 1<<20; L *= 4 {
+			for L := uint64(1); L <= min(1<<20, treeN); L *= 4 {
 				lengths = append(lengths, L)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "netlock bench citron falseconf: N=%d, k=%v, %d pairs per point, seed %d (%s)\n",

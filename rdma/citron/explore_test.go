@@ -54,7 +54,6 @@ type xclient struct {
 	stats   verbs.Stats
 	spinVer uint64 // memory version when the client's last spin batch completed
 	spun    bool
-	inSpin  bool
 	err     error
 }
 
@@ -89,8 +88,6 @@ func newExplorer(prefix []int, maxPreempt, maxSteps, maxTicks int) *explorer {
 	return &explorer{mem: make([]uint64, 1<<16), alloc: 64, prefix: prefix, maxPreempt: maxPreempt,
 		maxSteps: maxSteps, maxTicks: maxTicks, yield: make(chan struct{}), cur: -1}
 }
-
-func (x *explorer) word(p verbs.Ptr) *uint64 { return &x.mem[p.Offset()/8] }
 
 func (x *explorer) apply(wr verbs.WorkRequest) (uint64, []uint64, bool) {
 	off := wr.Remote.Offset() / 8
@@ -445,8 +442,8 @@ func explore(t *testing.T, cfg Config, opt ClientOptions, reqs []xreq, maxPreemp
 // exploration reported in docs/rdma.md (about 15 minutes; two configurations reach the limit of
 // 200000 schedules).
 func TestExploreSmall(t *testing.T) {
-	if testing.Short() {
-		t.Skip("exhaustive exploration")
+	if testing.Short() || raceEnabled {
+		t.Skip("schedule exploration: skipped with -short and under the race detector (make test runs it without)")
 	}
 	preempt, limit := 2, 50000
 	if v := os.Getenv("CITRON_EXPLORE_PREEMPT"); v != "" {
@@ -486,6 +483,9 @@ func TestExploreSmall(t *testing.T) {
 
 // The explorer finds the negative controls' bugs and the sequential-split deadlock.
 func TestExploreFindsBugs(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("schedule exploration: skipped with -short and under the race detector (make test runs it without)")
+	}
 	root := xreq{0, 1024, Exclusive}
 	tests := []struct {
 		name   string

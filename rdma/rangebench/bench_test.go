@@ -35,7 +35,7 @@ func TestSchemesRun(t *testing.T) {
 // 10^theta, and theta 0 is uniform.
 func TestZipf(t *testing.T) {
 	for _, theta := range []float64{0, 0.5, 0.9} {
-		z := NewZipf(rand.New(rand.NewSource(1)), 1000, theta)
+		z := NewZipf(rand.New(rand.NewSource(1)), 1000, theta, false)
 		var c [1000]int
 		for i := 0; i < 400000; i++ {
 			c[z.Next()]++

@@ -2,6 +2,7 @@ package rangebench
 
 import (
 	"fmt"
+	"math/bits"
 
 	"github.com/netlock-go/netlock/rdma/sim"
 	"github.com/netlock-go/netlock/rdma/verbs"
@@ -10,7 +11,7 @@ import (
 // The server-CPU range lock manager: the paper's type-I baselines (a maple tree, an interval
 // tree, a lock-free list behind eRPC), reduced to what their cost depends on in this model. A
 // lock request is a two-sided message; a server thread spends RPC ns on it, then updates the
-// range table under its mutex (TableOp + PerEntry per entry held or waiting): a request that
+// range table under its write lock (see ServerModel): a request that
 // conflicts with a held lock or an earlier waiter waits in FIFO order, and is answered when an
 // unlock grants it. An unlock is a message answered at once. Simulated threads run one at a
 // time, so the table needs no Go lock; its mutex is modelled by busyUntil.
@@ -37,11 +38,16 @@ type rangeServer struct {
 	busyUntil int64
 }
 
-// table charges one table operation on the server thread behind ep, queueing behind the mutex.
-func (s *rangeServer) table(ep verbs.Endpoint) {
+// table charges one table operation on the server thread behind ep, queueing behind the
+// table's write lock: a tree operation over the held locks, plus, for an unlock, the waiters it
+// examines.
+func (s *rangeServer) table(ep verbs.Endpoint, unlock bool) {
 	now := ep.Now()
 	start := max(now, s.busyUntil)
-	cost := s.m.TableOp + s.m.PerEntry*int64(len(s.held)+len(s.waiting))
+	cost := s.m.TableOp + s.m.PerLevel*int64(bits.Len(uint(len(s.held)+1)))
+	if unlock {
+		cost += s.m.PerWaiter * int64(len(s.waiting))
+	}
 	s.busyUntil = start + cost
 	verbs.Spend(ep, s.busyUntil-now)
 }
@@ -64,7 +70,7 @@ func (s *rangeServer) free(x srvLock, before int) bool {
 
 func (s *rangeServer) handle(ep verbs.Endpoint, r *sim.Request) {
 	verbs.Spend(ep, s.m.RPC)
-	s.table(ep)
+	s.table(ep, r.Body[0] == opUnlock)
 	switch r.Body[0] {
 	case opLock:
 		s.next++

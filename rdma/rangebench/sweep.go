@@ -37,10 +37,11 @@ type Options struct {
 	Seed             int64
 	Threads          []int // thread counts of the microbenchmark
 	Schemes          []string
+	Hotspot          bool
 }
 
 func (o Options) base() Config {
-	return Config{N: o.N, Warmup: o.Warmup, Duration: o.Duration, Seed: o.Seed}
+	return Config{N: o.N, Warmup: o.Warmup, Duration: o.Duration, Seed: o.Seed, Hotspot: o.Hotspot}
 }
 
 // MicroSweep is the paper's Fig. 6: every scheme, L in {1, 16, 256}, Zipf-0.9 starts, thread
