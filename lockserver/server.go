@@ -45,6 +45,9 @@
 //   - remote clients (client/rdmaclient) join over UDP admin sub-operations and take it in the
 //     remote cohort with verbs over emu's TCP transport (Config.RDMA.Listen).
 //
+// With Config.RDMA.Mode = RDMAModeRW (--rdma-mode rw) the table holds RMA-RW locks (rdma/rma)
+// instead and shared acquisitions are shared on all three paths (rdma_rw.go).
+//
 // Shard goroutines and the sweeper never wait for an ALock: they only queue grants and, after a
 // step or an expiry that may have ended a UDP holder of an RDMA lock (release, lease expiry,
 // admin reset), mark the queued grants the core no longer lists as holders (Core.Inspect) as
