@@ -2,9 +2,12 @@ package e2e
 
 import (
 	"context"
+	"flag"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"net"
+	"os"
 	"regexp"
 	"strconv"
 	"sync"
@@ -37,7 +40,10 @@ type rackRun struct {
 	trace  *trace
 	// counters the workers keep
 	notHolder, leaseLost, releaseTimeouts atomic.Int64
+	lastPhase                             atomic.Int64
 }
+
+var rackLog = flag.String("e2e.racklog", "", "file that receives the rack's logs (controllers, servers) at debug level")
 
 var acceptLine = regexp.MustCompile(`log_msg: netlock: acquire lock=(\d+) txn=(\d+)`)
 
@@ -53,6 +59,14 @@ func startRackRun(t *testing.T, seed uint64, cfg rack.Config) *rackRun {
 	}
 	cfg.OnAccept = func(lock uint32, txn uint64) {
 		rr.accept.Observe(wire.Append(nil, &wire.Fields{Op: wire.OpAcquire, Lock: lock, Txn: txn}))
+	}
+	if *rackLog != "" {
+		f, err := os.Create(*rackLog)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { f.Close() })
+		cfg.Log = slog.New(slog.NewTextHandler(f, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -92,20 +106,65 @@ func (rr *rackRun) clients(n int, seed uint64, lease time.Duration) []*client.Cl
 	return cs
 }
 
-// pick chooses a worker's locks: a hot set of four locks that changes every 700ms (so that the
-// controller moves locks in and out while the workers run) and a few cold ones.
-func pick(rng *rand.Rand, start time.Time) uint32 {
-	phase := int(time.Since(start) / (700 * time.Millisecond))
+// phase is the workload's phase: it advances every four allocation periods of the controller
+// running as primary (not with the clock, so that a slow run, under the race detector, moves
+// as many locks as a fast one). It never goes back, also while no controller is primary.
+func (rr *rackRun) phase() int {
+	if p := rr.r.Primary(); p != nil {
+		v := int64(p.Snapshot().Stats.Periods / 4)
+		for {
+			old := rr.lastPhase.Load()
+			if v <= old || rr.lastPhase.CompareAndSwap(old, v) {
+				break
+			}
+		}
+	}
+	return int(rr.lastPhase.Load())
+}
+
+// pick chooses a worker's locks: a hot set of four locks that changes with the phase (so that
+// the controller moves locks in and out while the workers run) and a few cold ones.
+func pick(rng *rand.Rand, phase int) uint32 {
 	if rng.IntN(6) == 0 {
 		return uint32(5000 + rng.IntN(32))
 	}
 	return uint32(100 + (phase*4)%40 + rng.IntN(4))
 }
 
+// stats sums both controllers' counters (a failure may be handled by either).
+func (rr *rackRun) stats() ctlcore.Stats {
+	var sum ctlcore.Stats
+	for i := range 2 {
+		st := rr.r.Controller(i).Snapshot().Stats
+		sum.BringUps += st.BringUps
+		sum.ServerDeaths += st.ServerDeaths
+		sum.Failovers += st.Failovers
+		sum.MovesIn += st.MovesIn
+		sum.MovesOut += st.MovesOut
+		sum.Takeovers += st.Takeovers
+	}
+	return sum
+}
+
+// until waits until cond holds, polling; it gives up after rackPatience (a hang guard, not a
+// timing assertion) and reports whether cond held.
+func until(cond func() bool) bool {
+	deadline := time.Now().Add(rackPatience)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return true
+}
+
+// rackPatience bounds every wait of the rack tests for the rack to make progress.
+const rackPatience = 3 * time.Minute
+
 // work runs every client's workers until stop is closed: single acquisitions and two-lock
 // transactions.
 func (rr *rackRun) work(cs []*client.Client, seed uint64, stop <-chan struct{}) []error {
-	start := time.Now()
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var errs []error
@@ -125,7 +184,7 @@ func (rr *rackRun) work(cs []*client.Client, seed uint64, stop <-chan struct{}) 
 					default:
 					}
 					ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-					err := rr.op(ctx, w, rng, start)
+					err := rr.op(ctx, w, rng)
 					cancel()
 					if err != nil {
 						mu.Lock()
@@ -144,7 +203,7 @@ func (rr *rackRun) work(cs []*client.Client, seed uint64, stop <-chan struct{}) 
 
 // op is one operation of a worker: a single lock (two times in three) or a transaction over two
 // locks in global order.
-func (rr *rackRun) op(ctx context.Context, w *worker, rng *rand.Rand, start time.Time) error {
+func (rr *rackRun) op(ctx context.Context, w *worker, rng *rand.Rand) error {
 	txn := w.c.Begin(client.WithPriority(w.priority))
 	want := map[uint32]wire.Mode{}
 	n := 1
@@ -152,7 +211,7 @@ func (rr *rackRun) op(ctx context.Context, w *worker, rng *rand.Rand, start time
 		n = 2
 	}
 	for range n {
-		l, m := pick(rng, start), wire.Mode(rng.IntN(2))
+		l, m := pick(rng, rr.phase()), wire.Mode(rng.IntN(2))
 		txn.Lock(l, m)
 		if m == wire.Exclusive || want[l] == wire.Shared {
 			want[l] = max(want[l], m)
@@ -244,12 +303,18 @@ func TestRackMigrations(t *testing.T) {
 		}
 	}()
 	stop := make(chan struct{})
-	time.AfterFunc(5*time.Second, func() { close(stop) })
+	go func() {
+		defer close(stop)
+		// Run until the hot set went through ten phases, with locks moved both ways.
+		if !until(func() bool { st := rr.stats(); return rr.phase() >= 10 && st.MovesIn >= 12 && st.MovesOut >= 6 }) {
+			t.Errorf("the rack did not make progress: phase %d, %+v", rr.phase(), rr.stats())
+		}
+	}()
 	for _, err := range rr.work(cs, seed, stop) {
 		t.Error(err)
 	}
 	rr.check(true)
-	if st := rr.r.Primary().Snapshot().Stats; st.MovesIn < 4 || st.MovesOut < 2 {
+	if st := rr.r.Primary().Snapshot().Stats; st.MovesIn < 12 || st.MovesOut < 6 {
 		t.Errorf("too few moves: %+v", st)
 	}
 }
@@ -277,23 +342,53 @@ func TestRackFailures(t *testing.T) {
 	}()
 	stop := make(chan struct{})
 	go func() {
-		time.Sleep(1500 * time.Millisecond)
+		defer close(stop)
+		// Each failure comes once the rack has recovered from the one before and moved locks
+		// again (progress, not time: the waits only guard against hangs).
+		step := func(what string, cond func() bool) bool {
+			if !until(cond) {
+				t.Errorf("%s: the rack did not get there: phase %d, %+v", what, rr.phase(), rr.stats())
+				return false
+			}
+			return true
+		}
+		movedSince := func(base ctlcore.Stats) func() bool {
+			return func() bool {
+				st := rr.stats()
+				return rr.r.Primary() != nil && st.MovesIn >= base.MovesIn+6 && st.MovesOut >= base.MovesOut+3
+			}
+		}
+		if !step("before the switch restart", movedSince(ctlcore.Stats{})) {
+			return
+		}
 		t.Log("restarting the switch")
 		if err := rr.r.RestartSwitch(); err != nil {
 			t.Error(err)
+			return
 		}
-		time.Sleep(4 * time.Second)
+		if !step("switch restart", func() bool { return rr.stats().BringUps >= 2 }) ||
+			!step("after the switch restart", movedSince(rr.stats())) {
+			return
+		}
 		t.Log("killing server 1")
 		if err := rr.r.KillServer(1); err != nil {
 			t.Error(err)
+			return
 		}
-		time.Sleep(4 * time.Second)
+		if !step("server failover", func() bool { return rr.stats().Failovers >= 1 }) ||
+			!step("after the failover", movedSince(rr.stats())) {
+			return
+		}
 		t.Log("killing the primary controller")
 		if err := rr.r.KillController(0); err != nil {
 			t.Error(err)
+			return
 		}
-		time.Sleep(3 * time.Second)
-		close(stop)
+		step("controller takeover", func() bool {
+			p := rr.r.Primary()
+			return p != nil && p == rr.r.Controller(1) && p.Snapshot().Stats.MovesIn > 0
+		})
+		step("after the takeover", movedSince(rr.stats()))
 	}()
 	for _, err := range rr.work(cs, seed, stop) {
 		t.Error(err)
@@ -305,6 +400,13 @@ func TestRackFailures(t *testing.T) {
 	}
 	if st := p.Snapshot().Stats; st.Takeovers == 0 {
 		t.Errorf("backup: %+v", st)
+	}
+	// Every failure was handled, by one controller or the other: the restarted switch was
+	// programmed again (a bring-up beyond the first), server 1 failed over to its standby.
+	sum := rr.stats()
+	if sum.BringUps < 2 || sum.ServerDeaths < 1 || sum.Failovers < 1 {
+		t.Errorf("failures not handled: bring-ups %d (want 2: start and restart), server deaths %d, failovers %d",
+			sum.BringUps, sum.ServerDeaths, sum.Failovers)
 	}
 }
 
@@ -327,10 +429,13 @@ func TestRackNegativeControl(t *testing.T) {
 		}
 	}()
 	stop := make(chan struct{})
-	time.AfterFunc(5*time.Second, func() { close(stop) })
+	go func() {
+		defer close(stop)
+		until(func() bool { return rr.phase() >= 10 && rr.stats().MovesOut >= 20 })
+	}()
 	rr.work(cs, seed, stop)
 	vs := history.Check(rr.rec.Events(), history.Options{})
-	t.Logf("%d violations with the drain skipped", len(vs))
+	t.Logf("%d violations with the drain skipped; controller %+v", len(vs), rr.stats())
 	if len(vs) == 0 {
 		t.Fatal("a move out without the drain was not caught")
 	}
