@@ -83,6 +83,13 @@ func (c *Core) setMode(lock uint32, resident bool) {
 // Resident reports whether lock is switch-resident (AdminYield without a later AdminAdopt).
 func (c *Core) Resident(lock uint32) bool { return c.modes[lock] }
 
+// Adopted reports whether lock was adopted back (AdminAdopt without a later AdminYield): its
+// overflows are taken as acquires.
+func (c *Core) Adopted(lock uint32) bool {
+	res, ok := c.modes[lock]
+	return ok && !res
+}
+
 // Residents appends to dst the switch-resident locks with ids >= from, in ascending order, at
 // most max of them.
 func (c *Core) Residents(dst []uint32, from uint32, max int) []uint32 {

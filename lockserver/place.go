@@ -2,6 +2,8 @@ package lockserver
 
 import (
 	"cmp"
+	"crypto/rand"
+	"encoding/binary"
 	"math"
 	"net"
 	"net/netip"
@@ -32,6 +34,7 @@ type placeState struct {
 	leaseUntil int64 // ns: the authority the last ping gave
 	applied    int64 // the grant hold last applied to the cores
 	lastStats  int64 // ns: the end of the previous AdminStats interval
+	instance   uint32
 }
 
 func (p *placeState) init(cfg Config, now int64) {
@@ -43,6 +46,9 @@ func (p *placeState) init(cfg Config, now int64) {
 	p.leaseUntil = now + p.lease
 	p.lastStats = now
 	p.applied = p.holdLocked(now)
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	p.instance = binary.BigEndian.Uint32(b[:]) | 1 // never 0: 0 means "unknown" to a controller
 }
 
 // holdLocked returns the time before which the cores must grant nothing.

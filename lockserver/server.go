@@ -519,12 +519,12 @@ func (s *Server) serve(i int) error {
 			}
 			if req.Op == wire.OpAdmin && req.Status == wire.AdminPing {
 				// Answered here: the reply carries the server's epoch (a replacement server is
-				// handed it as TakeoverEpoch), its shard count and the controller term in force;
-				// it renews the controller lease.
+				// handed it as TakeoverEpoch), its shard count, the controller term in force and
+				// the process instance (a restart changes it); it renews the controller lease.
 				term := s.ping(&req)
 				w.addEffects([]lockcore.Effect{{To: req.From, Msg: wire.Fields{Op: wire.OpAdmin, Status: req.Status,
 					Flags: wire.FlagReply, Lock: req.Lock, Txn: req.Txn, Token: s.Epoch(), Slots: uint16(len(s.shards)),
-					Timestamp: term}}})
+					Timestamp: term, LeaseMicros: s.place.instance}}})
 				continue
 			}
 			if req.Op == wire.OpAdmin && isPlacement(req.Status) {
