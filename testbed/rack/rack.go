@@ -517,6 +517,33 @@ func (r *Rack) SwitchMAC() hostshim.MAC { return r.swMAC }
 // Key is the rack key.
 func (r *Rack) Key() uint64 { return r.cfg.Key }
 
+// SwitchDrops reads the switch's drop counter (dataplane.CounterDrops of p4/netlock.p4):
+// packets dropped per reason (dataplane.Drop*: DropAdminPort, DropPushBackKey, ...).
+func (r *Rack) SwitchDrops() ([dataplane.DropReasons]uint64, error) {
+	var out [dataplane.DropReasons]uint64
+	info, err := r.prog.P4Info()
+	if err != nil {
+		return out, fmt.Errorf("rack: %w", err)
+	}
+	var id uint32
+	for _, c := range info.GetCounters() {
+		if c.GetPreamble().GetName() == dataplane.CounterDrops {
+			id = c.GetPreamble().GetId()
+		}
+	}
+	if id == 0 {
+		return out, fmt.Errorf("rack: the program has no counter %s", dataplane.CounterDrops)
+	}
+	for i := range out {
+		d, err := r.dev.Counter(id, int64(i))
+		if err != nil {
+			return out, fmt.Errorf("rack: counter %s(%d): %w", dataplane.CounterDrops, i, err)
+		}
+		out[i] = uint64(d.GetPacketCount())
+	}
+	return out, nil
+}
+
 // GRPCAddr is the switch's P4Runtime address.
 func (r *Rack) GRPCAddr() string { return r.grpc }
 
