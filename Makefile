@@ -16,14 +16,18 @@ build:
 test: lint
 	$(GO) test -race -count=1 -timeout 20m $(PKGS)
 	# Tests that skip under the race detector run without it: the allocation tests (sync.Pool drops
-	# items at random under it), the soak through the switch (the engine is too slow under it), the
+	# items at random under it), the soak through the switch (the engine is too slow under it; the
+	# rack tests run under it with half the clients, here at full size), the
 	# large RMA-RW model checks (millions of states) and CITRON's schedule exploration.
-	$(GO) test -count=1 -timeout 10m -run 'Allocs|^TestSoakThroughSwitch$$' $(PKGS)
+	$(GO) test -count=1 -timeout 10m -run 'Allocs|^TestSoakThroughSwitch$$|^TestRack(Migrations|Failures|NegativeControl)$$' $(PKGS)
 	$(GO) test -count=1 -timeout 10m -run '^TestExhaustive$$' ./rdma/rma/rwmodel
 	$(GO) test -count=1 -timeout 10m -run '^TestExplore' ./rdma/citron
 	# The data plane's differential test at full count and its mutants (single-threaded; under
 	# -race above they run a few sequences).
 	$(GO) test -count=1 -timeout 10m -run 'Differential' ./dataplane
+	# The controller's rack simulation runs in one goroutine: under -race above it runs one seed per
+	# test and no negative controls; here every seed and the negative controls.
+	$(GO) test -count=1 -timeout 10m ./controlplane/simrack
 
 test-short:
 	$(GO) test -short -count=1 $(PKGS)

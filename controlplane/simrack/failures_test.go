@@ -77,6 +77,9 @@ func TestEvictionsSlowServerLinks(t *testing.T) {
 // TestNegativeControls runs the Core with one rule broken at a time (ctlcore.Mutation) in a
 // scenario that exercises it; the checker must report each.
 func TestNegativeControls(t *testing.T) {
+	if raceEnabled {
+		t.Skip("single-goroutine simulation: the negative controls run without the race detector (make test's second pass)")
+	}
 	restart := func(s *Sim) { s.At(1500*time.Millisecond, func() { s.RestartSwitch(20 * time.Millisecond) }) }
 	for _, tc := range []struct {
 		name  string

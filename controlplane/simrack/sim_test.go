@@ -19,10 +19,14 @@ var (
 	verbose  = flag.Bool("sim.log", false, "log the controllers' decisions")
 )
 
-// seeds returns the seeds a randomized test runs: n of them, or -sim.seed.
+// seeds returns the seeds a randomized test runs: n of them (one under the race detector), or
+// -sim.seed.
 func seeds(n int) []uint64 {
 	if *seedFlag != 0 {
 		return []uint64{*seedFlag}
+	}
+	if raceEnabled {
+		n = 1
 	}
 	var out []uint64
 	for i := 1; i <= n; i++ {

@@ -1,0 +1,5 @@
+//go:build !race
+
+package simrack
+
+const raceEnabled = false
