@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/netlock-go/netlock/lockcore"
-	"github.com/netlock-go/netlock/p4"
 	"github.com/netlock-go/netlock/wire"
 )
 
@@ -577,10 +576,10 @@ func (d *diffRun) drain() {
 	}
 }
 
-// newDiffSwitch loads the program for rules (src nil: the embedded program).
-func newDiffSwitch(t testing.TB, rules diffRules, src []byte) *rig {
+// newDiffSwitch loads prog for rules (src nil: the embedded program).
+func newDiffSwitch(t testing.TB, prog Program, rules diffRules, src []byte) *rig {
 	sz := Sizing{Locks: 8, PartBits: 6}
-	r := newRigSource(t, sz, src)
+	r := newRigSource(t, prog, sz, src)
 	left := uint32(0)
 	for l := 0; l < rules.locks; l++ {
 		e := LockEntry{Lock: uint32(l), Index: uint32(l), Server: diffQ2Server}
@@ -646,26 +645,32 @@ func diffSeeds(t *testing.T, n int) []uint64 {
 	return seeds
 }
 
+// TestDifferential runs each program against the oracle.
 func TestDifferential(t *testing.T) {
 	n := 400
 	if testing.Short() {
 		n = 50
 	}
-	for _, rules := range diffConfigs {
-		t.Run(rules.name, func(t *testing.T) {
-			r := newDiffSwitch(t, rules, nil)
-			for _, seed := range diffSeeds(t, n) {
-				ok := t.Run("", func(t *testing.T) {
-					defer func() {
-						if t.Failed() {
-							t.Logf("seed %d (re-run: go test ./dataplane -run 'TestDifferential/%s' -seed=%d)", seed, rules.name, seed)
+	for _, prog := range Programs {
+		t.Run(prog.Name, func(t *testing.T) {
+			for _, rules := range diffConfigs {
+				t.Run(rules.name, func(t *testing.T) {
+					r := newDiffSwitch(t, prog, rules, nil)
+					for _, seed := range diffSeeds(t, n) {
+						ok := t.Run("", func(t *testing.T) {
+							defer func() {
+								if t.Failed() {
+									t.Logf("seed %d (re-run: go test ./dataplane -run 'TestDifferential/%s/%s' -seed=%d)",
+										seed, prog.Name, rules.name, seed)
+								}
+							}()
+							runDiff(t, r, rules, seed)
+						})
+						if !ok {
+							return
 						}
-					}()
-					runDiff(t, r, rules, seed)
+					}
 				})
-				if !ok {
-					return
-				}
 			}
 		})
 	}
@@ -698,12 +703,14 @@ func diffFails(r *rig, rules diffRules, seed uint64) (msg string) {
 	return ""
 }
 
-// TestDifferentialMutants is the negative control: each mutant breaks one rule of the program,
-// and the differential test must notice within a few hundred sequences.
-func TestDifferentialMutants(t *testing.T) {
-	mutants := []struct {
-		name, rule, from, to string
-	}{
+// mutant is a copy of a program that breaks one rule: from is replaced by to.
+type mutant struct {
+	name, rule, from, to string
+}
+
+// mutants are the negative controls of the differential test, per program.
+var mutants = map[string][]mutant{
+	V1Model.Name: {
 		{"shared-overtakes-waiting-exclusive", "a shared request waits behind an exclusive one at its level",
 			"meta.compat = (xheld == 0 && wx0 == 0) ? 8w1 : 8w0;", "meta.compat = (xheld == 0) ? 8w1 : 8w0;"},
 		{"overflow-ignores-q2", "no request overtakes the server's q2",
@@ -715,25 +722,48 @@ func TestDifferentialMutants(t *testing.T) {
 			"io.txn_ok == 1 && v[63:32] == io.chk_seq && v[63:32] != 0", "io.txn_ok == 1 && v[63:32] != 0"},
 		{"walk-prefers-low-priority", "level 0 is granted before level 1",
 			"bit<8> nl = (meta.w0 > 0) ? 8w0 : 8w1;", "bit<8> nl = (meta.w1 > 0) ? 8w1 : 8w0;"},
-	}
-	for _, m := range mutants {
-		t.Run(m.name, func(t *testing.T) {
-			from := strings.ReplaceAll(m.from, "\\n", "\n")
-			to := strings.ReplaceAll(m.to, "\\n", "\n")
-			if strings.Count(string(p4.Netlock), from) != 1 {
-				t.Fatalf("the mutation site %q is not in p4/netlock.p4 exactly once: update the mutant", from)
-			}
-			src := []byte(strings.Replace(string(p4.Netlock), from, to, 1))
-			for _, rules := range diffConfigs {
-				r := newDiffSwitch(t, rules, src)
-				for seed := uint64(1); seed <= 300; seed++ {
-					if msg := diffFails(r, rules, seed); msg != "" {
-						t.Logf("caught (%s) by configuration %s, seed %d:\n%.600s", m.rule, rules.name, seed, msg)
-						return
+	},
+	TNA.Name: {
+		{"shared-overtakes-waiting-exclusive", "a shared request waits behind an exclusive one at its level",
+			"if (xheld == 0 && wx0 == 0) { compat = 1; }", "if (xheld == 0) { compat = 1; }"},
+		{"overflow-ignores-q2", "no request overtakes the server's q2",
+			"if (meta.paused == 1 || b != 0 || up >= meta.size) {\n                ov = 0x20000000;\n                if (b != 0xffff)",
+			"if (meta.paused == 1 || up >= meta.size) {\n                ov = 0x20000000;\n                if (b != 0xffff)"},
+		{"walk-grants-exclusive-to-holders", "an exclusive waiter is granted only when nobody holds",
+			"                if (nhold == 0) { rv = 1; }\n            } else {\n                if (xheld == 0) { rv = 1; }",
+			"                rv = 1;\n            } else {\n                if (xheld == 0) { rv = 1; }"},
+		{"release-ignores-token", "a release must name the holder's token",
+			"if (v.hi == meta.tseq_lo && v.hi != 0) { v.hi = 0; rv = 1; }", "if (v.hi != 0) { v.hi = 0; rv = 1; }"},
+		{"walk-prefers-low-priority", "level 0 is granted before level 1",
+			"bit<8> nl = (w0 > 0) ? 8w0 : 8w1;", "bit<8> nl = (w1 > 0) ? 8w1 : 8w0;"},
+	},
+}
+
+// TestDifferentialMutants is the negative control: each mutant breaks one rule of a program,
+// and the differential test must notice within a few hundred sequences.
+func TestDifferentialMutants(t *testing.T) {
+	for _, prog := range Programs {
+		t.Run(prog.Name, func(t *testing.T) {
+			for _, m := range mutants[prog.Name] {
+				t.Run(m.name, func(t *testing.T) {
+					from := strings.ReplaceAll(m.from, "\\n", "\n")
+					to := strings.ReplaceAll(m.to, "\\n", "\n")
+					if strings.Count(string(prog.Source), from) != 1 {
+						t.Fatalf("the mutation site %q is not in p4/%s exactly once: update the mutant", from, prog.File)
 					}
-				}
+					src := []byte(strings.Replace(string(prog.Source), from, to, 1))
+					for _, rules := range diffConfigs {
+						r := newDiffSwitch(t, prog, rules, src)
+						for seed := uint64(1); seed <= 300; seed++ {
+							if msg := diffFails(r, rules, seed); msg != "" {
+								t.Logf("caught (%s) by configuration %s, seed %d:\n%.600s", m.rule, rules.name, seed, msg)
+								return
+							}
+						}
+					}
+					t.Errorf("mutant %s (breaks: %s) passed the differential test", m.name, m.rule)
+				})
 			}
-			t.Errorf("mutant %s (breaks: %s) passed the differential test", m.name, m.rule)
 		})
 	}
 }

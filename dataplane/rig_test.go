@@ -9,7 +9,6 @@ import (
 
 	"github.com/netlock-go/netlock/bmv2/engine"
 	"github.com/netlock-go/netlock/internal/udpframe"
-	"github.com/netlock-go/netlock/p4"
 	"github.com/netlock-go/netlock/wire"
 )
 
@@ -39,15 +38,13 @@ func serverAddr(s int) netip.AddrPort {
 	return netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 0, 1, byte(s)}), wire.Port)
 }
 
-func newRig(t testing.TB, sz Sizing) *rig { return newRigSource(t, sz, nil) }
-
-// newRigSource loads src instead of the embedded program when it is not nil.
-func newRigSource(t testing.TB, sz Sizing, src []byte) *rig {
+// newRigSource loads prog, or src (a version of prog) when it is not nil.
+func newRigSource(t testing.TB, prog Program, sz Sizing, src []byte) *rig {
 	r := &rig{t: t, now: time.Unix(1000, 0)}
 	if src == nil {
-		src = p4.Netlock
+		src = prog.Source
 	}
-	sw, err := load(sz, src, engine.Config{TofinoConstraints: true, Now: func() time.Time { return r.now }})
+	sw, err := load(prog, sz, src, engine.Config{TofinoConstraints: true, Now: func() time.Time { return r.now }})
 	if err != nil {
 		t.Fatal(err)
 	}
