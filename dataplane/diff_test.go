@@ -157,14 +157,31 @@ type sut struct {
 	r      *rig
 	q2     *lockcore.Core
 	toks   *tokens
-	out    []msg
+	out    []msg    // answers to clients
+	srv    []msg    // control messages to the server (overflow, queue-empty)
+	pins   [][]byte // admin replies
 	effs   []lockcore.Effect
 	failed string
 }
 
 // inject sends one client datagram into the switch, runs the server's answers (push-backs)
-// back into it, and records the answers to clients.
+// back into it, and records the answers to clients and the messages to the server.
 func (s *sut) inject(c int, f *wire.Fields) {
+	s.run(func() []out { return s.r.send(c, clientAddr(c), serverAddr(diffQ2Server), f, nil) })
+}
+
+// admin sends an admin request from the controller, as inject sends a client datagram; the
+// replies are recorded too.
+func (s *sut) admin(req *AdminRequest) {
+	s.run(func() []out {
+		outs, pins := s.r.admin(req)
+		s.pins = append(s.pins, pins...)
+		return outs
+	})
+}
+
+// run runs first (a packet into the switch) and then the server's push-backs.
+func (s *sut) run(first func() []out) {
 	type pkt struct {
 		port     int
 		src, dst netip.AddrPort
@@ -172,16 +189,23 @@ func (s *sut) inject(c int, f *wire.Fields) {
 		key      *uint64
 	}
 	key := uint64(rigKey)
-	q := []pkt{{port: c, src: clientAddr(c), dst: serverAddr(diffQ2Server), f: *f}}
-	for len(q) > 0 {
-		p := q[0]
-		q = q[1:]
-		for _, o := range s.r.send(p.port, p.src, p.dst, &p.f, p.key) {
+	var q []pkt
+	for n := 0; n == 0 || len(q) > 0; n++ {
+		var outs []out
+		if n == 0 {
+			outs = first()
+		} else {
+			p := q[0]
+			q = q[1:]
+			outs = s.r.send(p.port, p.src, p.dst, &p.f, p.key)
+		}
+		for _, o := range outs {
 			if o.Port == 100+diffQ2Server {
 				if !o.HasKey || o.Key != rigKey || !o.F.Op.IsControl() {
 					s.failed = fmt.Sprintf("to the server without the rack key: %s", o)
 					return
 				}
+				s.srv = append(s.srv, msg{to: o.Frame.Dst, f: o.F})
 				req := lockcore.Request{Fields: o.F, From: o.Frame.Src}
 				s.effs = s.q2.Step(0, &req, s.effs[:0])
 				for _, e := range s.effs {
@@ -375,6 +399,7 @@ type diffRun struct {
 	rules  diffRules
 	rng    *rand.Rand
 	sw     *sut
+	sw2    *sut // the other program, which must answer alike (TestProgramsAgree), or nil
 	or     *oracle
 	otoks  *tokens
 	txns   []*gtxn
@@ -396,10 +421,15 @@ func (d *diffRun) fail(format string, args ...any) {
 // step runs one client datagram through both sides and compares the answers.
 func (d *diffRun) step(c int, sf, of wire.Fields, what string) {
 	d.t.Helper()
-	d.sw.out, d.or.out = d.sw.out[:0], d.or.out[:0]
+	d.sw.out, d.sw.srv, d.or.out = d.sw.out[:0], d.sw.srv[:0], d.or.out[:0]
 	d.sw.inject(c, &sf)
 	if d.sw.failed != "" {
 		d.fail("%s: %s", what, d.sw.failed)
+	}
+	if d.sw2 != nil {
+		d.sw2.out, d.sw2.srv = d.sw2.out[:0], d.sw2.srv[:0]
+		d.sw2.inject(c, &sf)
+		d.agree(what)
 	}
 	switch of.Op {
 	case wire.OpAcquire:
@@ -483,6 +513,10 @@ func (d *diffRun) waitingQ1(g *gtxn) bool { return g.orTok == 0 && d.or.inQ1(g.l
 
 func (d *diffRun) next() {
 	d.ts++
+	if d.sw2 != nil && d.rng.IntN(100) < 6 {
+		d.adminProbe()
+		return
+	}
 	p := d.rng.IntN(100)
 	r := d.rules
 	switch {
@@ -592,13 +626,19 @@ func newDiffSwitch(t testing.TB, prog Program, rules diffRules, src []byte) *rig
 	return r
 }
 
-// runDiff runs one seeded sequence on sw (whose registers it resets).
-func runDiff(t tb, r *rig, rules diffRules, seed uint64) {
-	for _, reg := range r.sw.Registers() {
-		reg.Reset()
-	}
-	if rules.quotaBurst > 0 {
-		must(t, r.sw.SetTenantLimit(1, 1, 0, uint64(rules.quotaBurst)))
+// runDiff runs one seeded sequence on r (whose registers it resets), and on r2 too, which
+// must answer alike, when it is not nil.
+func runDiff(t tb, r, r2 *rig, rules diffRules, seed uint64) {
+	for _, x := range []*rig{r, r2} {
+		if x == nil {
+			continue
+		}
+		for _, reg := range x.sw.Registers() {
+			reg.Reset()
+		}
+		if rules.quotaBurst > 0 {
+			must(t, x.sw.SetTenantLimit(1, 1, 0, uint64(rules.quotaBurst)))
+		}
 	}
 	cfg := lockcore.Config{DefaultLease: diffLease, MaxLease: diffMaxLease, Priorities: 2}
 	if rules.quotaBurst > 0 {
@@ -614,6 +654,11 @@ func runDiff(t tb, r *rig, rules diffRules, seed uint64) {
 		sw:    &sut{r: r, q2: q2a, toks: newTokens()},
 		or:    &oracle{rules: rules, q1: q1, q2: q2b, slots: map[uint32]*[Levels][]oslot{}, buf: map[uint32]int{}},
 		otoks: newTokens(), byKey: map[[2]uint64]*gtxn{}}
+	if r2 != nil {
+		q2c, err := lockcore.New(lockcore.Config{DefaultLease: diffLease, MaxLease: diffMaxLease, Priorities: 2})
+		must(t, err)
+		d.sw2 = &sut{r: r2, q2: q2c, toks: newTokens()}
+	}
 	for i := 0; i < rules.events; i++ {
 		d.next()
 	}
@@ -648,8 +693,8 @@ func diffSeeds(t *testing.T, n int) []uint64 {
 // TestDifferential runs each program against the oracle.
 func TestDifferential(t *testing.T) {
 	n := 400
-	if testing.Short() {
-		n = 50
+	if testing.Short() || raceEnabled {
+		n = 40
 	}
 	for _, prog := range Programs {
 		t.Run(prog.Name, func(t *testing.T) {
@@ -664,7 +709,7 @@ func TestDifferential(t *testing.T) {
 										seed, prog.Name, rules.name, seed)
 								}
 							}()
-							runDiff(t, r, rules, seed)
+							runDiff(t, r, nil, rules, seed)
 						})
 						if !ok {
 							return
@@ -699,7 +744,7 @@ func diffFails(r *rig, rules diffRules, seed uint64) (msg string) {
 			msg = rec.msg
 		}
 	}()
-	runDiff(rec, r, rules, seed)
+	runDiff(rec, r, nil, rules, seed)
 	return ""
 }
 

@@ -3,7 +3,6 @@ package dataplane
 import (
 	"fmt"
 	"net/netip"
-	"strings"
 	"testing"
 	"time"
 
@@ -108,6 +107,28 @@ func (r *rig) send(port int, src, dst netip.AddrPort, f *wire.Fields, key *uint6
 	if err != nil {
 		r.t.Fatalf("process %s: %v", f, err)
 	}
+	return r.outs(res)
+}
+
+// admin sends an admin request from the controller and returns what came out, and the
+// packet-ins (the frames after the packet_in header).
+func (r *rig) admin(req *AdminRequest) ([]out, [][]byte) {
+	r.t.Helper()
+	r.buf = req.Frame(append(r.buf[:0], PacketOutAdmin, 0, 0), rigKey)
+	res, err := r.sw.PacketOut(r.buf)
+	if err != nil {
+		r.t.Fatalf("admin %d: %v", req.Op, err)
+	}
+	var pins [][]byte
+	for _, p := range res.PacketIn {
+		pins = append(pins, append([]byte(nil), p...))
+	}
+	return r.outs(res), pins
+}
+
+// outs decodes the packets the switch sent.
+func (r *rig) outs(res *engine.Result) []out {
+	r.t.Helper()
 	var outs []out
 	for _, o := range res.Out {
 		var x out
@@ -124,13 +145,4 @@ func (r *rig) send(port int, src, dst netip.AddrPort, f *wire.Fields, key *uint6
 		outs = append(outs, x)
 	}
 	return outs
-}
-
-func dump(outs []out) string {
-	var b strings.Builder
-	for _, o := range outs {
-		b.WriteString(o.String())
-		b.WriteByte('\n')
-	}
-	return b.String()
 }
