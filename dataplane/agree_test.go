@@ -21,7 +21,7 @@ import (
 // not affected). Re-run one sequence with -seed=N.
 func TestProgramsAgree(t *testing.T) {
 	n := 200
-	if testing.Short() || raceEnabled {
+	if testing.Short() || raceDetector {
 		n = 20
 	}
 	for _, rules := range diffConfigs {

@@ -2,4 +2,5 @@
 
 package dataplane
 
-const raceEnabled = false
+// raceDetector: see race_on_test.go.
+const raceDetector = false

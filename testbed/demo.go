@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -55,6 +54,12 @@ type Config struct {
 	Phases []string
 	// Lease is the lease clients ask for. Default 2s.
 	Lease time.Duration
+	// ThinkTime is how long a transaction works while it holds all its locks, between its last
+	// grant and its first release (NetLock section 4.5 and Figure 14: with the round trips it is
+	// the time a request occupies a switch queue slot). 0, the default, releases at once. The
+	// wait is a timer, so on a loaded machine it lasts longer than asked (PhaseResult.Think
+	// reports the mean measured).
+	ThinkTime time.Duration
 	// Seed seeds the workload generators. Default 1.
 	Seed uint64
 	// Progress, if set, receives progress: a live line updated in place when ProgressLive is set
@@ -93,6 +98,8 @@ func (c *Config) validate() error {
 	switch {
 	case c.Duration < 0:
 		return errors.New("duration must be positive")
+	case c.ThinkTime < 0:
+		return errors.New("think time must not be negative")
 	case c.Clients < 1 || c.Clients*10 > MaxWarehouses:
 		return fmt.Errorf("clients %d: must be in 1..%d (10 warehouses per client at low contention)",
 			c.Clients, MaxWarehouses/10)
@@ -125,6 +132,10 @@ type PhaseResult struct {
 	Retransm  int64           `json:"retransmits"`
 	Workers   int             `json:"workers"`
 	LocksUsed string          `json:"locks"`
+	// ThinkTime is the think time asked for; Think the mean measured over the committed
+	// transactions (a timer on a loaded machine overshoots).
+	ThinkTime time.Duration `json:"think_time_ns"`
+	Think     time.Duration `json:"think_measured_ns"`
 }
 
 // Report is the outcome of a demo run.
@@ -230,6 +241,7 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 
 type workerStats struct {
 	hist    latency.Histogram
+	think   time.Duration
 	txns    uint64
 	locks   uint64
 	rejects uint64
@@ -265,7 +277,7 @@ func runPhase(ctx context.Context, cfg *Config, spec phaseSpec, phaseNo uint64,
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				runWorker(pctx, c, spec, ci*cfg.Workers+w, seed, ws, &txns)
+				runWorker(pctx, c, newWorkload(spec, ci*cfg.Workers+w, seed), cfg.ThinkTime, ws, &txns)
 			}()
 		}
 	}
@@ -273,16 +285,22 @@ func runPhase(ctx context.Context, cfg *Config, spec phaseSpec, phaseNo uint64,
 	wg.Wait()
 	elapsed := time.Since(start)
 	stopProgress()
-	res := PhaseResult{Name: spec.name, Duration: elapsed, Workers: len(stats), LocksUsed: spec.locks}
+	res := PhaseResult{Name: spec.name, Duration: elapsed, Workers: len(stats), LocksUsed: spec.locks,
+		ThinkTime: cfg.ThinkTime}
 	var hist latency.Histogram
+	var think time.Duration
 	for _, ws := range stats {
 		hist.Merge(&ws.hist)
+		think += ws.think
 		res.Txns += ws.txns
 		res.LockOps += ws.locks
 		res.Rejects += ws.rejects
 		res.Errors += ws.errs
 	}
 	res.Latency = hist.Summary()
+	if res.Txns > 0 {
+		res.Think = think / time.Duration(res.Txns)
+	}
 	res.TxnRate = float64(res.Txns) / elapsed.Seconds()
 	res.LockRate = float64(res.LockOps) / elapsed.Seconds()
 	for i, s := range servers {
@@ -317,32 +335,31 @@ func crashHolder(ctx context.Context, servers []*lockserver.Server, lease time.D
 	return nil
 }
 
-// runWorker runs closed-loop transactions until ctx ends.
-func runWorker(ctx context.Context, c *client.Client, spec phaseSpec, worker int, seed uint64,
-	ws *workerStats, txns *atomic.Uint64) {
-	rng := rand.New(rand.NewPCG(seed, 1))
-	var gen *tpccGen
-	if spec.warehouses > 0 {
-		gen = newTPCCGen(seed, spec.warehouses)
-	}
+// runWorker runs closed-loop transactions drawn from w until ctx ends; each holds its locks for
+// think before releasing them.
+func runWorker(ctx context.Context, c *client.Client, w *Workload, think time.Duration, ws *workerStats,
+	txns *atomic.Uint64) {
 	locks := make([]client.LockSpec, 0, 20)
-	nop := func(context.Context) error { return nil }
-	for i := 0; ctx.Err() == nil; i++ {
-		locks = locks[:0]
-		switch {
-		case gen != nil:
-			locks, _ = gen.next(locks)
-		case spec.name == PhaseShared:
-			locks = append(locks, client.LockSpec{Lock: 1_000_000 + uint32(rng.IntN(16)), Mode: wire.Shared})
-		case spec.name == PhaseCrash:
-			locks = append(locks, client.LockSpec{Lock: crashLockBase + uint32(rng.IntN(crashLocks)), Mode: wire.Exclusive})
-		case spec.name == PhaseExclusive:
-			locks = append(locks, client.LockSpec{Lock: 2_000_000 + uint32(worker)<<8 + uint32(i%256), Mode: wire.Exclusive})
-		default:
-			locks = append(locks, client.LockSpec{Lock: 3_000_000 + uint32(rng.IntN(spec.pool)), Mode: wire.Exclusive})
+	var thought time.Duration
+	body := func(ctx context.Context) error {
+		if think <= 0 {
+			return nil
 		}
 		t0 := time.Now()
-		err := c.RunTxn(ctx, locks, nop)
+		t := time.NewTimer(think)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		thought = time.Since(t0)
+		return nil
+	}
+	for ctx.Err() == nil {
+		locks = w.Next(locks)
+		t0 := time.Now()
+		err := c.RunTxn(ctx, locks, body)
 		if err != nil {
 			if ctx.Err() != nil {
 				return // the phase ended mid-transaction: not counted
@@ -356,6 +373,7 @@ func runWorker(ctx context.Context, c *client.Client, spec phaseSpec, worker int
 			continue
 		}
 		ws.hist.Record(time.Since(t0))
+		ws.think += thought
 		ws.txns++
 		ws.locks += uint64(len(locks))
 		txns.Add(1)
@@ -423,6 +441,12 @@ func (r Report) WriteTable(w io.Writer) {
 		}
 		fmt.Fprintf(w, "%-14s %-20s %10.0f %12.0f %10s %10s  %-22s %8d %8d %8d\n", p.Name, p.LocksUsed,
 			p.TxnRate, p.LockRate, round(p.Latency.P50), round(p.Latency.P99), g, p.Rejects, p.Expiries, p.Retransm)
+	}
+	for _, p := range r.Phases {
+		if p.ThinkTime > 0 {
+			fmt.Fprintf(w, "\n%s: think time %v asked, %v measured (mean per committed transaction)", p.Name,
+				p.ThinkTime, round(p.Think))
+		}
 	}
 	fmt.Fprintln(w, "\ntxn/s: committed transactions (a txn takes its locks in ascending order, strict 2PL); p50/p99: per"+
 		" transaction;\nexpiries: leases that ran out on the servers; retrans: client re-sends, including the periodic"+

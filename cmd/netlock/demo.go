@@ -61,6 +61,7 @@ func newDemoCmd() *cobra.Command {
 	f.IntVar(&cfg.Servers, "servers", 2, "lock servers")
 	f.StringVar(&phases, "phases", "", "comma-separated phases (default: "+strings.Join(testbed.DefaultPhases, ",")+")")
 	f.DurationVar(&cfg.Lease, "lease", 2*time.Second, "lease clients ask for")
+	f.DurationVar(&cfg.ThinkTime, "think-time", 0, "time a transaction holds its locks before releasing them (NetLock's think time)")
 	f.Uint64Var(&cfg.Seed, "seed", 1, "workload seed")
 	f.BoolVar(&asJSON, "json", false, "print the report as JSON")
 	return cmd

@@ -142,6 +142,7 @@ const bit<8> SEND_REPLY = 2;  /* the admin reply */
 const bit<8> WF_NOMETER   = 2;
 const bit<8> WF_RETRYMISS = 4;
 const bit<8> WF_FORCED    = 8;
+const bit<8> WF_DUP       = 16;  /* an acquire without the retry flag the switch saw before: a duplicate */
 
 /* The first byte of what the ingress sends to the egress, and of a mirrored copy. */
 const bit<8> KD_ANSWER = 0xa1;   /* an answer header follows; the egress writes the answer */
@@ -417,7 +418,8 @@ struct metadata_t {
     bit<32> n_seq;
     bit<32> a_hi;
     bit<32> a_lo;
-    bit<32> fp;
+    bit<32> fp;        /* ended: the request's fingerprint, bit 0 clear (seen) */
+    bit<32> fp_end;    /* fp | 1 (ended) */
     bit<32> e_idx;
     bit<8>  s_mode;
     bit<16> h_arg;
@@ -432,7 +434,8 @@ struct metadata_t {
     bit<8>  txn_lo_ok;
     bit<8>  valid;
     bit<8>  found;
-    bit<8>  ended_hit;
+    bit<8>  ended_hit;   /* the request ended (ended table) */
+    bit<8>  dup_hit;     /* the request was seen and has not ended (ended table) */
     bit<8>  meter_color;
     bit<8>  quota;
     bit<32> qv;        /* lk_q: [31] queue-empty due, [30] done slots, [29] overflow, [15:0] used */
@@ -800,8 +803,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     Register<bit<32>, bit<32>>(NETLOCK_LOCKS) lk_tok_hi;
     Register<pair32_t, bit<32>>(NETLOCK_LOCKS) lk_q;
     Register<pair32_t, bit<32>>(1) cookie;
-    /* Requests that ended: a fingerprint of the txn at a hash of (lock, txn), as
-     * p4/netlock.p4's ended. */
+    /* The requests seen, as p4/netlock.p4's ended: at a CRC-32 of (lock, txn) modulo the table
+     * size, [31:1] a CRC-32 of (txn, lock), [0] 1 ended, 0 not (yet). */
     Register<bit<32>, bit<32>>(NETLOCK_ENDED) ended;
 
     LEVEL_REGS(0, "levels.level0.head", "levels.level0.tail", "levels.level0.gnext")
@@ -817,6 +820,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     DirectCounter<bit<64>>(CounterType_t.PACKETS) lock_hits;
     DirectCounter<bit<64>>(CounterType_t.PACKETS_AND_BYTES) route_hits;
     Hash<bit<32>>(HashAlgorithm_t.CRC32) ended_hash;
+    Hash<bit<32>>(HashAlgorithm_t.CRC32) ended_fp;
 
     /* ---- Per-lock register actions ---- */
     /* lk_floor: is the token's grant number above the floor? */
@@ -1083,11 +1087,26 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         void apply(inout pair32_t v, out bit<32> rv) { rv = v.lo; }
     };
 
+    /* ended: look up (1 ended, 2 seen and not ended, 0 neither) and record the request as seen
+     * unless it ended (an acquire about to be handled); look up only; record as ended. */
+    RegisterAction<bit<32>, bit<32>, bit<8>>(ended) ended_seen = {
+        void apply(inout bit<32> v, out bit<8> rv) {
+            rv = 0;
+            if (v == meta.fp_end) {
+                rv = 1;
+            } else {
+                if (v == meta.fp) {
+                    rv = 2;
+                }
+                v = meta.fp;
+            }
+        }
+    };
     RegisterAction<bit<32>, bit<32>, bit<8>>(ended) ended_lookup = {
-        void apply(inout bit<32> v, out bit<8> rv) { rv = (v == meta.fp) ? 8w1 : 8w0; }
+        void apply(inout bit<32> v, out bit<8> rv) { rv = (v == meta.fp_end) ? 8w1 : 8w0; }
     };
     RegisterAction<bit<32>, bit<32>, bit<8>>(ended) ended_record = {
-        void apply(inout bit<32> v) { v = meta.fp; }
+        void apply(inout bit<32> v) { v = meta.fp_end; }
     };
 
     /* ---- Tables (as p4/netlock.p4) ---- */
@@ -1481,6 +1500,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         meta.txn_hi_ok = 0;
         meta.txn_lo_ok = 0;
         meta.ended_hit = 0;
+        meta.dup_hit = 0;
         meta.quota = 0;
         meta.meter_color = 0;
         meta.ov = 0;
@@ -1532,12 +1552,14 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         } else if (is_lock == 1 && op == OP_ACQUIRE) {
             if (fresh == 1 && hdr.nl.txn == 0) {
                 badreq = 1;
+            } else if (ph == PH_ACQ && tryf == 1 && (meta.wflags & (WF_RETRYMISS | WF_NOMETER)) == WF_RETRYMISS) {
+                do_try = 1;     /* a retried try not in the queue: checked again, as a new try */
             } else if (ph == PH_ACQ) {
                 do_acq = 1;
             } else if (ph == PH_RWALK) {
                 do_rw = 1;
-            } else if (fresh == 1 && retry == 1) {
-                do_rw0 = 1;
+            } else if (fresh == 1 && (retry == 1 || (meta.wflags & WF_DUP) != 0)) {
+                do_rw0 = 1;     /* a retransmission, or a copy of an acquire seen before */
             } else if (fresh == 1 && tryf == 1) {
                 do_try = 1;
             } else if (fresh == 1) {
@@ -1773,23 +1795,37 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         }
 
         /* ================= stage: ended requests ================= */
+        /* A fresh acquire is looked up and recorded as seen: a request that ended is a late
+         * copy (ignored), one seen and not ended a copy without the retry flag (the retry walk
+         * looks for it). A retry walk looks up only: when it does not find its request (not
+         * ended), the acquire pass it continues in records it as seen (p4/netlock.p4 records it
+         * at the end of the walk; the cell is the same). */
         meta.e_idx = ended_hash.get({hdr.nl.lock, hdr.nl.txn});
-        meta.fp = hdr.nl.txn[63:32] ^ hdr.nl.txn[31:0];
+        meta.fp = ended_fp.get({hdr.nl.txn, hdr.nl.lock}) & 0xfffffffe;
         if (meta.fp == 0) {
-            meta.fp = 1;   /* 0 is an empty cell */
+            meta.fp = 2;   /* 0 is an empty cell */
         }
-        if (((do_acq == 1 || do_try == 1) && is_lock == 1 && fresh == 1) || do_rw0 == 1 || do_rw == 1) {
-            meta.ended_hit = ended_lookup.execute(meta.e_idx);
+        meta.fp_end = meta.fp | 1;
+        bit<8> e_code = 0;
+        if ((do_acq == 1 || do_try == 1) && is_lock == 1 && fresh == 1) {
+            e_code = ended_seen.execute(meta.e_idx);
+        } else if ((do_acq == 1 || do_try == 1) && is_lock == 1 && (meta.wflags & WF_RETRYMISS) != 0) {
+            ended_seen.execute(meta.e_idx);
+        } else if (do_rw0 == 1 || do_rw == 1) {
+            e_code = ended_lookup.execute(meta.e_idx);
         } else if ((do_rel == 1 && meta.valid == 1) || meta.found == 1) {
             ended_record.execute(meta.e_idx);
         }
+        meta.ended_hit = (e_code == 1) ? 8w1 : 8w0;
+        meta.dup_hit = (e_code == 2) ? 8w1 : 8w0;
 
         /* ================= stage: the tenant meter ================= */
         if (do_acq == 1 || do_try == 1) {
             if (is_lock == 1 && fresh == 1) {
                 /* The accept log of p4/netlock.p4 (log_msg) has no Tofino counterpart. */
             }
-            if (is_lock == 1 && (meta.wflags & WF_NOMETER) == 0 && retry == 0 && meta.ended_hit == 0) {
+            if (is_lock == 1 && (meta.wflags & (WF_NOMETER | WF_DUP)) == 0 && retry == 0 &&
+                    meta.ended_hit == 0 && meta.dup_hit == 0) {
                 tenant_quota.apply();
             }
         }
@@ -1797,6 +1833,10 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         if (do_acq == 1 || do_try == 1) {
             if (meta.ended_hit == 1) {
                 /* a late copy of a request that ended: ignored */
+            } else if (meta.dup_hit == 1) {
+                /* a copy of a request seen and not ended: a retransmission */
+                hdr.recirc.wflags = hdr.recirc.wflags | WF_DUP;
+                again(PH_FRESH);
             } else if (meta.quota == 1 && meta.meter_color != 0) {
                 ans_echo(OP_REJECT, 0, ST_QUOTA);
             } else {

@@ -1,0 +1,178 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/netlock-go/netlock/alloc"
+	"github.com/netlock-go/netlock/testbed/experiment"
+	"github.com/netlock-go/netlock/testbed/vrack"
+)
+
+func init() {
+	addCommand(newExperimentCmd())
+	benchCmd.AddCommand(newBenchRackCmd())
+}
+
+// rackFlags are the rack model's parameters as flags (vrack.Params; 0 keeps the paper's value).
+func rackFlags(f *pflag.FlagSet, p *vrack.Params) {
+	f.IntVar(&p.Clients, "clients", 0, "client machines (0: 10, the paper's)")
+	f.IntVar(&p.Workers, "workers", 0, "worker threads per client machine (0: 8)")
+	f.IntVar(&p.Servers, "servers", 0, "lock servers (0: 2)")
+	f.IntVar(&p.ServerCores, "server-cores", 0, "cores per lock server (0: 8)")
+	f.DurationVar(&p.ServerCPU, "server-cpu", 0, "server core time per request (0: 444ns, 18 MRPS per 8-core server)")
+	f.DurationVar(&p.HostLatency, "host-latency", 0, "host stack and NIC latency each way (0: 3µs)")
+	f.DurationVar(&p.ThinkTime, "think-time", 0, "time a transaction holds its locks")
+}
+
+func newExperimentCmd() *cobra.Command {
+	var (
+		o       experiment.Options
+		out     string
+		img     string
+		asJSON  bool
+		figures = map[string]func(experiment.Options) *experiment.Figure{
+			"fig13": experiment.Fig13, "fig14": experiment.Fig14, "fig10": experiment.Fig10,
+		}
+	)
+	cmd := &cobra.Command{
+		Use:   "experiment fig13|fig14|fig10|all",
+		Short: "Regenerate a figure of the NetLock paper on the rack model (virtual time, the paper's scale)",
+		Long: `Regenerates a figure of the NetLock paper (SIGCOMM'20, section 6) on the rack model
+(testbed/vrack): p4/netlock.p4 on the engine decides every switch grant, lockcore serves the lock
+servers, and only time is modelled, at the paper's scale (10 clients, 2 lock servers, a Tofino-class
+switch; --clients etc. change it). Every point is a deterministic run for its seed, checked for
+exclusion and fencing.
+
+  fig13  knapsack vs random allocation on TPC-C (10 warehouses per client), with every lock on the
+         servers as the reference, for 8-, 2- and 1-core lock servers
+  fig14  throughput against switch slots, by think time, knapsack vs random
+  fig10  TPC-C with the hot locks in the switch vs every lock on the servers, high and low contention
+
+Prints the results as Markdown with the parameters; writes FIG.json into --out and FIG.png into --img.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			names := []string{args[0]}
+			if args[0] == "all" {
+				names = []string{"fig13", "fig14", "fig10"}
+			}
+			w := cmd.OutOrStdout()
+			for _, name := range names {
+				mk, ok := figures[name]
+				if !ok {
+					return fmt.Errorf("unknown figure %q (want fig13, fig14, fig10 or all)", name)
+				}
+				f := mk(o)
+				start := time.Now()
+				fmt.Fprintf(os.Stderr, "%s: %d points\n", f.Name, len(f.Specs))
+				err := f.Run(cmd.Context(), func(done, total int, r experiment.Result) {
+					fmt.Fprintf(os.Stderr, "  %d/%d %-32s slots %5d: %6.2f MRPS (switch %5.2f) %7.0f TPS  [%v]\n", done, total,
+						r.Label, r.Slots, r.RPS/1e6, r.SwitchRPS/1e6, r.TPS, time.Since(start).Round(time.Second))
+				})
+				if err != nil {
+					return err
+				}
+				if err := writeFigure(w, f, out, img, asJSON); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	rackFlags(fl, &o.Params)
+	fl.Uint64Var(&o.Seed, "seed", 1, "workload seed")
+	fl.BoolVar(&o.Quick, "quick", false, "a small sweep with short windows (a first look; not for figures)")
+	fl.DurationVar(&o.Warmup, "warmup", 0, "warm-up of every point, virtual time (0: 20ms)")
+	fl.DurationVar(&o.Window, "window", 0, "measured window of every point, virtual time (0: 10ms)")
+	fl.StringVar(&out, "out", "out/experiment", "directory for FIG.json")
+	fl.StringVar(&img, "img", "out/experiment", "directory for FIG.png")
+	fl.BoolVar(&asJSON, "json", false, "print the results as JSON instead of Markdown")
+	return cmd
+}
+
+func writeFigure(w io.Writer, f *experiment.Figure, out, img string, asJSON bool) error {
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(f, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(out, f.Name+".json"), b, 0o644); err != nil {
+		return err
+	}
+	png, err := f.Plot(img)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return writeJSON(w, f)
+	}
+	fmt.Fprintf(w, "Command: `netlock %s`, %s.\n\n", strings.Join(os.Args[1:], " "), time.Now().UTC().Format(time.RFC1123))
+	f.WriteMarkdown(w)
+	fmt.Fprintf(w, "\n![%s](%s)\n\nRack model parameters:\n\n", f.Name, png)
+	experiment.WriteParams(w, f.Params)
+	fmt.Fprintln(w)
+	return nil
+}
+
+func newBenchRackCmd() *cobra.Command {
+	var (
+		s        experiment.Spec
+		strategy string
+	)
+	cmd := &cobra.Command{
+		Use:   "rack",
+		Short: "One rack-model run with locks in the switch, and the same rack with every lock on the servers (virtual time)",
+		Long: `Runs the rack model (testbed/vrack; virtual time, deterministic for a seed) twice with the same
+workload: once with --slots switch slots allocated by --strategy from the demand measured in the
+warm-up, once with every lock on the servers; prints both and their ratio.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			switch strategy {
+			case "knapsack":
+				s.Strategy = alloc.StrategyKnapsack
+			case "random":
+				s.Strategy = alloc.StrategyRandom
+			default:
+				return fmt.Errorf("--strategy %q: want knapsack or random", strategy)
+			}
+			ref := s
+			ref.Slots, ref.Label = 0, "servers only"
+			s.Label = fmt.Sprintf("%s, %d slots", strategy, s.Slots)
+			w := cmd.OutOrStdout()
+			var rs []experiment.Result
+			for _, sp := range []experiment.Spec{s, ref} {
+				r, err := experiment.Run(cmd.Context(), sp)
+				if err != nil {
+					return err
+				}
+				rs = append(rs, r)
+				fmt.Fprintf(w, "%-24s %7.3f MRPS granted (switch %.3f, servers %.3f), %8.0f TPS, acquire p50 %v p99 %v, txn p50 %v p99 %v  [%v wall]\n",
+					r.Label, r.RPS/1e6, r.SwitchRPS/1e6, r.ServerRPS/1e6, r.TPS, r.Acquire.P50, r.Acquire.P99, r.Txn.P50,
+					r.Txn.P99, r.Wall.Round(time.Millisecond))
+			}
+			fmt.Fprintf(w, "ratio: %.2fx requests/s, %.2fx transactions/s (%s, virtual time; the allocation put %d of %d locks in the switch)\n",
+				rs[0].RPS/rs[1].RPS, rs[0].TPS/rs[1].TPS, s.Phase, rs[0].Alloc.Locks, rs[0].Alloc.Demands)
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	rackFlags(fl, &s.Params)
+	fl.StringVar(&s.Phase, "phase", "tpcc-low", "workload (tpcc-low, tpcc-high, contended/N, shared, exclusive)")
+	fl.IntVar(&s.Slots, "slots", experiment.Fig13Slots, "switch slots to allocate")
+	fl.StringVar(&strategy, "strategy", "knapsack", "allocation: knapsack or random")
+	fl.Uint64Var(&s.Seed, "seed", 1, "workload seed")
+	fl.DurationVar(&s.Warmup, "warmup", 20*time.Millisecond, "warm-up (demand measured), virtual time")
+	fl.DurationVar(&s.Window, "window", 10*time.Millisecond, "measured window, virtual time")
+	return cmd
+}

@@ -1,0 +1,209 @@
+package experiment
+
+import (
+	"fmt"
+	"image/color"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+)
+
+var palette = []color.Color{
+	color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff},
+	color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff},
+	color.RGBA{R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff},
+	color.RGBA{R: 0xff, G: 0x7f, B: 0x0e, A: 0xff},
+	color.RGBA{R: 0x94, G: 0x67, B: 0xbd, A: 0xff},
+	color.RGBA{R: 0x8c, G: 0x56, B: 0x4b, A: 0xff},
+}
+
+// Plot writes the figure's PNG into dir and returns its path.
+func (f *Figure) Plot(dir string) (string, error) {
+	if len(f.Results) == 0 {
+		return "", fmt.Errorf("experiment: %s has no results to plot", f.Name)
+	}
+	var grid [][]*plot.Plot
+	var err error
+	switch f.Name {
+	case "fig13":
+		grid, err = f.plot13()
+	case "fig14":
+		grid, err = f.plot14()
+	case "fig10":
+		grid, err = f.plot10()
+	default:
+		return "", fmt.Errorf("experiment: no plot for %s", f.Name)
+	}
+	if err != nil {
+		return "", err
+	}
+	file := filepath.Join(dir, f.Name+".png")
+	cols := len(grid[0])
+	return file, saveGrid(grid, file, vg.Length(cols)*11*vg.Centimeter, vg.Length(len(grid))*8*vg.Centimeter)
+}
+
+// plot13: per rack variant, stacked bars of switch and server grants for knapsack, random and
+// servers only.
+func (f *Figure) plot13() ([][]*plot.Plot, error) {
+	var row []*plot.Plot
+	for _, v := range distinctStrings(f.Results, func(r Result) string { return r.Variant }) {
+		p := plot.New()
+		p.Title.Text = v
+		p.Y.Label.Text = "MRPS (virtual time)"
+		k, rn, s := f.variant(v)
+		var sw, srv plotter.Values
+		top := 0.0
+		for _, r := range []*Result{k, rn, s} {
+			if r == nil {
+				sw, srv = append(sw, 0), append(srv, 0)
+				continue
+			}
+			sw, srv = append(sw, r.SwitchRPS/1e6), append(srv, r.ServerRPS/1e6)
+			top = max(top, r.RPS/1e6)
+		}
+		bs, err := plotter.NewBarChart(srv, vg.Centimeter*1.5)
+		if err != nil {
+			return nil, err
+		}
+		bs.Color = palette[1]
+		bw, err := plotter.NewBarChart(sw, vg.Centimeter*1.5)
+		if err != nil {
+			return nil, err
+		}
+		bw.Color = palette[0]
+		bw.StackOn(bs)
+		p.Add(bs, bw)
+		p.Legend.Add("granted by the switch", bw)
+		p.Legend.Add("granted by the servers", bs)
+		p.Legend.Top = true
+		p.Y.Min, p.Y.Max = 0, top*1.35
+		p.NominalX("knapsack", "random", "servers only")
+		row = append(row, p)
+	}
+	return rows(row, 2), nil
+}
+
+// rows lays panels out n to a row (the last row padded with empty panels).
+func rows(ps []*plot.Plot, n int) [][]*plot.Plot {
+	var g [][]*plot.Plot
+	for len(ps) > 0 {
+		k := min(n, len(ps))
+		row := append([]*plot.Plot(nil), ps[:k]...)
+		for len(row) < n && len(g) > 0 {
+			row = append(row, nil)
+		}
+		g = append(g, row)
+		ps = ps[k:]
+	}
+	return g
+}
+
+// plot14: one panel per think time, throughput against slots, knapsack and random.
+func (f *Figure) plot14() ([][]*plot.Plot, error) {
+	thinks := distinctDurations(f.Results, func(r Result) time.Duration { return r.ThinkTime })
+	var row []*plot.Plot
+	for _, th := range thinks {
+		p := plot.New()
+		p.Title.Text = fmt.Sprintf("think time %v", th)
+		p.X.Label.Text = "switch slots"
+		p.Y.Label.Text = "MRPS (virtual time)"
+		p.Y.Min = 0
+		p.Legend.Top = true
+		p.Legend.Left = true
+		for i, s := range []string{"knapsack", "random"} {
+			var xys plotter.XYs
+			for _, r := range f.Results {
+				if r.ThinkTime == th && r.StrategyName == s {
+					xys = append(xys, plotter.XY{X: float64(r.Slots), Y: r.RPS / 1e6})
+				}
+			}
+			if len(xys) == 0 {
+				continue
+			}
+			slices.SortFunc(xys, func(a, b plotter.XY) int { return int(a.X - b.X) })
+			l, pts, err := plotter.NewLinePoints(xys)
+			if err != nil {
+				return nil, err
+			}
+			l.Color, pts.Color = palette[i], palette[i]
+			p.Add(l, pts)
+			p.Legend.Add(s, l)
+		}
+		row = append(row, p)
+	}
+	return [][]*plot.Plot{row}, nil
+}
+
+// plot10: transaction throughput and mean latency, netlock vs servers only, by contention.
+func (f *Figure) plot10() ([][]*plot.Plot, error) {
+	phases := []string{"tpcc-high", "tpcc-low"}
+	tput, lat := plot.New(), plot.New()
+	tput.Title.Text, lat.Title.Text = "TPC-C transactions", "TPC-C transaction latency"
+	tput.Y.Label.Text, lat.Y.Label.Text = "kTPS (virtual time)", "mean µs (virtual time)"
+	for i, n := range []string{"netlock", "servers only"} {
+		var t, l plotter.Values
+		for _, ph := range phases {
+			var r *Result
+			for k := range f.Results {
+				if f.Results[k].Label == ph+", "+n {
+					r = &f.Results[k]
+				}
+			}
+			if r == nil {
+				t, l = append(t, 0), append(l, 0)
+				continue
+			}
+			t, l = append(t, r.TPS/1e3), append(l, float64(r.Txn.Mean)/1e3)
+		}
+		for j, v := range []plotter.Values{t, l} {
+			b, err := plotter.NewBarChart(v, vg.Centimeter*1.2)
+			if err != nil {
+				return nil, err
+			}
+			b.Color = palette[i]
+			b.Offset = vg.Length(i*2-1) * vg.Centimeter * 0.6
+			pl := []*plot.Plot{tput, lat}[j]
+			pl.Add(b)
+			pl.Legend.Add(n, b)
+		}
+	}
+	for _, pl := range []*plot.Plot{tput, lat} {
+		pl.NominalX("high contention", "low contention")
+		pl.Legend.Top = true
+	}
+	return [][]*plot.Plot{{tput, lat}}, nil
+}
+
+func saveGrid(grid [][]*plot.Plot, file string, w, h vg.Length) error {
+	img := vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(96))
+	dc := draw.New(img)
+	tiles := draw.Tiles{Rows: len(grid), Cols: len(grid[0]), PadX: vg.Millimeter * 4, PadY: vg.Millimeter * 4,
+		PadTop: vg.Millimeter * 2, PadBottom: vg.Millimeter * 2, PadLeft: vg.Millimeter * 2, PadRight: vg.Millimeter * 2}
+	canvases := plot.Align(grid, tiles, dc)
+	for i := range grid {
+		for j := range grid[i] {
+			if grid[i][j] != nil {
+				grid[i][j].Draw(canvases[i][j])
+			}
+		}
+	}
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		return fmt.Errorf("experiment: %w", err)
+	}
+	fh, err := os.Create(file)
+	if err != nil {
+		return fmt.Errorf("experiment: %w", err)
+	}
+	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(fh); err != nil {
+		fh.Close()
+		return fmt.Errorf("experiment: plot %s: %w", file, err)
+	}
+	return fh.Close()
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package vrack
+
+const raceEnabled = false

@@ -1,0 +1,62 @@
+package testbed
+
+import (
+	"math/rand/v2"
+
+	"github.com/netlock-go/netlock/client"
+	"github.com/netlock-go/netlock/wire"
+)
+
+// Workload draws the lock sets of one closed-loop worker's transactions for a phase: the
+// microbenchmarks (shared, exclusive, contended/N, crash) and the TPC-C-like mix. The demo's
+// workers (wall-clock time) and the rack model's (testbed/vrack, virtual time) draw from it, so
+// both run the same transactions for a seed. A Workload is not safe for concurrent use.
+type Workload struct {
+	spec   phaseSpec
+	worker int
+	rng    *rand.Rand
+	gen    *tpccGen
+	i      int
+}
+
+// NewWorkload returns the workload of worker (0-based, unique in the rack) in phase, in a rack
+// of clients client nodes (TPC-C: one warehouse per node for tpcc-high, ten for tpcc-low).
+func NewWorkload(phase string, clients, worker int, seed uint64) (*Workload, error) {
+	spec, err := parsePhase(phase, clients)
+	if err != nil {
+		return nil, err
+	}
+	return newWorkload(spec, worker, seed), nil
+}
+
+func newWorkload(spec phaseSpec, worker int, seed uint64) *Workload {
+	w := &Workload{spec: spec, worker: worker, rng: rand.New(rand.NewPCG(seed, 1))}
+	if spec.warehouses > 0 {
+		w.gen = newTPCCGen(seed, spec.warehouses)
+	}
+	return w
+}
+
+// Warehouses is the number of TPC-C warehouses of the phase (0 for a microbenchmark).
+func (w *Workload) Warehouses() int { return w.spec.warehouses }
+
+// Next appends the locks of the next transaction to dst[:0] and returns it. TPC-C sets hold
+// distinct locks; a transaction takes them in ascending lock order (client.Txn).
+func (w *Workload) Next(dst []client.LockSpec) []client.LockSpec {
+	dst = dst[:0]
+	i := w.i
+	w.i++
+	switch spec := w.spec; {
+	case w.gen != nil:
+		dst, _ = w.gen.next(dst)
+	case spec.name == PhaseShared:
+		dst = append(dst, client.LockSpec{Lock: 1_000_000 + uint32(w.rng.IntN(16)), Mode: wire.Shared})
+	case spec.name == PhaseCrash:
+		dst = append(dst, client.LockSpec{Lock: crashLockBase + uint32(w.rng.IntN(crashLocks)), Mode: wire.Exclusive})
+	case spec.name == PhaseExclusive:
+		dst = append(dst, client.LockSpec{Lock: 2_000_000 + uint32(w.worker)<<8 + uint32(i%256), Mode: wire.Exclusive})
+	default:
+		dst = append(dst, client.LockSpec{Lock: 3_000_000 + uint32(w.rng.IntN(spec.pool)), Mode: wire.Exclusive})
+	}
+	return dst
+}

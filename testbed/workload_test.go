@@ -1,0 +1,77 @@
+package testbed
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/netlock-go/netlock/client"
+)
+
+// TestWorkloadDeterministic: one seed gives one sequence of lock sets, another seed another one,
+// and TPC-C phases draw exactly the generator's transactions.
+func TestWorkloadDeterministic(t *testing.T) {
+	for _, phase := range []string{PhaseShared, PhaseExclusive, "contended/8", PhaseTPCCHigh, PhaseTPCCLow, PhaseCrash} {
+		draw := func(seed uint64) [][]client.LockSpec {
+			w, err := NewWorkload(phase, 3, 5, seed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out [][]client.LockSpec
+			var buf []client.LockSpec
+			for i := 0; i < 200; i++ {
+				buf = w.Next(buf)
+				out = append(out, slices.Clone(buf))
+			}
+			return out
+		}
+		a, b, c := draw(11), draw(11), draw(12)
+		if !slices.EqualFunc(a, b, slices.Equal) {
+			t.Errorf("%s: seed 11 drew two different sequences", phase)
+		}
+		if phase != PhaseExclusive && slices.EqualFunc(a, c, slices.Equal) {
+			t.Errorf("%s: seeds 11 and 12 drew the same sequence", phase)
+		}
+	}
+	w, _ := NewWorkload(PhaseTPCCLow, 3, 0, 7)
+	g := newTPCCGen(7, 30)
+	var x, y []client.LockSpec
+	for i := 0; i < 100; i++ {
+		x = w.Next(x)
+		y, _ = g.next(y)
+		if !slices.Equal(x, y) {
+			t.Fatalf("transaction %d: workload %v, generator %v", i, x, y)
+		}
+	}
+	if w.Warehouses() != 30 {
+		t.Errorf("tpcc-low with 3 clients: %d warehouses, want 30", w.Warehouses())
+	}
+	if _, err := NewWorkload("tpcc", 3, 0, 1); err == nil {
+		t.Error("NewWorkload accepted an unknown phase")
+	}
+}
+
+// TestThinkTime: with a think time every committed transaction holds its locks at least that
+// long (a timer never fires early), and the report says what was asked and measured.
+func TestThinkTime(t *testing.T) {
+	const think = 3 * time.Millisecond
+	rep, err := Run(context.Background(), Config{Duration: 100 * time.Millisecond, Clients: 1, Workers: 2,
+		Phases: []string{"contended/4"}, ThinkTime: think})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := rep.Phases[0]
+	if p.Txns == 0 {
+		t.Fatal("no transaction committed")
+	}
+	if p.ThinkTime != think || p.Think < think {
+		t.Errorf("think time asked %v (want %v), measured mean %v (at least %v)", p.ThinkTime, think, p.Think, think)
+	}
+	if p.Latency.P50 < think {
+		t.Errorf("median transaction %v is shorter than its think time %v", p.Latency.P50, think)
+	}
+	if _, err := Run(context.Background(), Config{ThinkTime: -time.Millisecond}); err == nil {
+		t.Error("Run accepted a negative think time")
+	}
+}
