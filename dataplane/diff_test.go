@@ -424,6 +424,10 @@ func (d *diffRun) fail(format string, args ...any) {
 func (d *diffRun) step(c int, sf, of wire.Fields, what string) {
 	d.t.Helper()
 	d.sw.out, d.sw.srv, d.or.out = d.sw.out[:0], d.sw.srv[:0], d.or.out[:0]
+	d.sw.r.label = inputKind(what, &sf)
+	if d.sw2 != nil {
+		d.sw2.r.label = d.sw.r.label
+	}
 	d.sw.inject(c, &sf)
 	if d.sw.failed != "" {
 		d.fail("%s: %s", what, d.sw.failed)
@@ -829,4 +833,25 @@ func TestDifferentialMutants(t *testing.T) {
 			}
 		})
 	}
+}
+
+// inputKind is the kind of a client datagram the differential test sends: the first word of
+// its description, "try acquire" for a try.
+func inputKind(what string, f *wire.Fields) string {
+	k, _, _ := strings.Cut(what, " ")
+	switch {
+	case k == "acquire" && f.Flags&wire.FlagTry != 0:
+		k = "try acquire"
+	case k == "bogus":
+		k = "release by a non-holder"
+	case k == "duplicate":
+		k = "duplicate (exact copy of a live acquire)"
+	case k == "retry":
+		k = "retry (retransmitted acquire)"
+	case k == "withdraw":
+		k = "withdraw (release with token 0)"
+	case k == "probe":
+		k = "lease-probe"
+	}
+	return k
 }
