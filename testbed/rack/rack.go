@@ -83,6 +83,8 @@ type Config struct {
 	SwitchLog func(string)
 	// Log receives the rack's logs (controller, servers); nil discards them.
 	Log *slog.Logger
+	// AdminTimeout is the controllers' controller.Config.AdminTimeout (0: its default).
+	AdminTimeout time.Duration
 }
 
 func (c *Config) defaults() error {
@@ -389,7 +391,7 @@ func (r *Rack) startController(election uint64, h *hostshim.Host) error {
 	log := r.cfg.Log.With("controller", election)
 	cc := r.controllerConfig()
 	cc.Log = log
-	ctl, err := controller.New(controller.Config{Core: cc, AdminConn: conn, Log: log,
+	ctl, err := controller.New(controller.Config{Core: cc, AdminConn: conn, Log: log, AdminTimeout: r.cfg.AdminTimeout,
 		Switch: controlplane.Config{Addr: r.grpc, ElectionID: controlplane.ElectionID{Low: election},
 			Backoff: controlplane.Backoff{Initial: 20 * time.Millisecond, Max: 500 * time.Millisecond}}})
 	if err != nil {
