@@ -23,16 +23,12 @@ import (
 // JSON), as environment variables (NETLOCK_ prefix, dots become underscores) and, where
 // ConfigSchema says so, as flags. testbed/rack.yaml is an example.
 const (
-	KeySwitchAddr = "switch.addr"        // P4Runtime address of the switch
-	KeyDeviceID   = "switch.device_id"   // its P4Runtime device id
-	KeyElectionID = "switch.election_id" // 0: from the start time, the earlier start is primary
-	KeySwitchIP   = "switch.ip"          // the switch's own address (overflow and queue-empty come from it)
-	KeySwitchMAC  = "switch.mac"         // the source MAC of the packets it sends to servers
-	KeyProgram    = "program"            // a P4 file to push instead of the embedded p4/netlock.p4
-	// A compiled pipeline to push instead (a Tofino under Stratum: bf-p4c's output packed by
-	// Stratum's bf_pipeline_builder, and bf-p4c's P4Info text; docs/dataplane.md, "Tofino").
-	KeyDeviceConfig   = "pipeline.device_config"
-	KeyP4Info         = "pipeline.p4info"
+	KeySwitchAddr     = "switch.addr"        // P4Runtime address of the switch
+	KeyDeviceID       = "switch.device_id"   // its P4Runtime device id
+	KeyElectionID     = "switch.election_id" // 0: from the start time, the earlier start is primary
+	KeySwitchIP       = "switch.ip"          // the switch's own address (overflow and queue-empty come from it)
+	KeySwitchMAC      = "switch.mac"         // the source MAC of the packets it sends to servers
+	KeyProgram        = "program"            // a P4 file to push instead of the embedded p4/netlock.p4
 	KeyLocks          = "sizing.locks"
 	KeyPartBits       = "sizing.part_bits"
 	KeyTenantMeters   = "sizing.tenant_meters"
@@ -61,6 +57,13 @@ const (
 	KeyStateFile      = "state_file"
 	KeyMetricsAddr    = "metrics_addr"
 	KeyLogLevel       = "log_level"
+)
+
+// A compiled pipeline to push instead of a P4 program (a Tofino under Stratum: bf-p4c's output
+// packed by Stratum's bf_pipeline_builder, and bf-p4c's P4Info text; docs/dataplane.md, "Tofino").
+const (
+	KeyDeviceConfig = "pipeline.device_config"
+	KeyP4Info       = "pipeline.p4info"
 )
 
 // ConfigSchema returns the configuration schema of `netlock controller` (internal/config loads
