@@ -119,3 +119,49 @@ func TestTofinoStages(t *testing.T) {
 		t.Errorf("the egress uses tables or registers now: %v (docs/dataplane.md says it does not)", names)
 	}
 }
+
+// TestTofinoStagesFollowData is the analysis's negative control: its stages come from the
+// data, not from the order of the source. In the program the high half of the grant counter
+// waits for the low half (the carry); a copy whose high-half increment no longer depends on the
+// carry must get lk_tok_hi placed beside lk_tok, one stage earlier, though its block still comes
+// after. (A register used at two places of a pass is refused by the engine before any layout:
+// TestTNARulesRefuseTwoActions; bmv2/tofino's TestStagesCycle shows the analysis refusing the
+// dependency cycle such a program would make.)
+func TestTofinoStagesFollowData(t *testing.T) {
+	layout := func(src string) *tofino.Layout {
+		t.Helper()
+		s := Sizing{Locks: 8, PartBits: 6}
+		checked, err := s.loadSource(TNA, []byte(src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pipes, err := checked.TNAPipes()
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := tofino.Analyze(pipes[0].Ingress.Control, tofino.Tofino2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	src := string(TNA.Source)
+	from := "        if (carry == 1) {\n            meta.tok_hi = tokhi_inc.execute(meta.idx);"
+	to := "        if (next_seq == 2) {\n            meta.tok_hi = tokhi_inc.execute(meta.idx);"
+	if strings.Count(src, from) != 1 {
+		t.Fatalf("%q is not in p4/%s once: update the test", from, TNA.File)
+	}
+	mutant := strings.Replace(src, from, to, 1)
+	if err := loadCopy(mutant); err != nil {
+		t.Fatal(err)
+	}
+	a, b := layout(src), layout(mutant)
+	lo, hi := a.Op("lk_tok"), a.Op("lk_tok_hi")
+	if hi.Floor != lo.Floor+1 {
+		t.Fatalf("program: lk_tok floor %d, lk_tok_hi floor %d", lo.Floor, hi.Floor)
+	}
+	lo, hi = b.Op("lk_tok"), b.Op("lk_tok_hi")
+	if hi.Floor != lo.Floor {
+		t.Errorf("without the carry: lk_tok floor %d, lk_tok_hi floor %d, want equal", lo.Floor, hi.Floor)
+	}
+}
