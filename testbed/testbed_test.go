@@ -11,6 +11,7 @@ import (
 
 	"github.com/netlock-go/netlock/client"
 	"github.com/netlock-go/netlock/controlplane/ctlcore"
+	"github.com/netlock-go/netlock/history"
 	"github.com/netlock-go/netlock/wire"
 )
 
@@ -260,5 +261,56 @@ func TestSourceTracker(t *testing.T) {
 				t.Errorf("after take: source %d, want unknown", got)
 			}
 		})
+	}
+}
+
+// TestRunNode runs two client nodes (`netlock loadgen`'s core) against lock servers on loopback and
+// checks their merged history; a crash phase and a node outside the rack are refused.
+func TestRunNode(t *testing.T) {
+	cfg := Config{Loopback: true, Servers: 2, Clients: 1}
+	if err := cfg.validate(); err != nil {
+		t.Fatal(err)
+	}
+	rg, err := startLoopback(&cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rg.close()
+	for _, bad := range []NodeConfig{{Servers: rg.addrs, Node: 1, Nodes: 1, Phases: []string{PhaseCrash}},
+		{Servers: rg.addrs, Node: 3, Nodes: 2}, {Node: 1, Nodes: 1}} {
+		if _, err := RunNode(context.Background(), bad); err == nil {
+			t.Errorf("RunNode accepted %+v", bad)
+		}
+	}
+	phases := []string{"contended/2", PhaseTPCCHigh}
+	reps := make([]NodeReport, 2)
+	errs := make(chan error, 2)
+	for i := range reps {
+		go func() {
+			var err error
+			reps[i], err = RunNode(context.Background(), NodeConfig{Servers: rg.addrs, Node: i + 1, Nodes: 2, Workers: 2,
+				Duration: 200 * time.Millisecond, Phases: phases, Local: "127.0.0.1:0", Record: true})
+			errs <- err
+		}()
+	}
+	for range reps {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	var events []history.Event
+	for _, r := range reps {
+		if len(r.Phases) != len(phases) {
+			t.Fatalf("node %d: %d phases", r.Node, len(r.Phases))
+		}
+		for _, p := range r.Phases {
+			if p.Txns == 0 || p.LockOps < p.Txns || len(p.Events) == 0 || p.Errors != 0 {
+				t.Errorf("node %d phase %s: %+v", r.Node, p.Name, p)
+			}
+			events = append(events, p.Events...)
+		}
+	}
+	if vs := history.Check(events, history.Options{}); len(vs) != 0 {
+		t.Errorf("%d violations, first %v", len(vs), vs[0])
 	}
 }
