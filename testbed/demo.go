@@ -204,8 +204,9 @@ type PhaseResult struct {
 	LocksUsed string `json:"locks"`
 	// SwitchLocks is the number of locks in the switch at the end of the phase; MovesIn and
 	// MovesOut the controller's migrations during the whole phase (rack only).
-	SwitchLocks       int    `json:"switch_locks"`
-	MovesIn, MovesOut uint64 `json:"-"`
+	SwitchLocks int    `json:"switch_locks"`
+	MovesIn     uint64 `json:"moves_in"`
+	MovesOut    uint64 `json:"moves_out"`
 	// Periods counts the controller's allocation periods during the whole phase.
 	Periods uint64 `json:"alloc_periods"`
 	// Events is the number of history events checked (the whole phase); Violations what the

@@ -24,7 +24,7 @@ type rackSummary struct {
 	Servers    map[string]float64 `json:"servers"` // grants each server sent (its netlock_grants_total)
 	Nodes      int                `json:"nodes"`
 	Controller bool               `json:"controller"` // netlock controller ran
-	Phases  []struct {
+	Phases     []struct {
 		Name    string `json:"name"`
 		Txns    uint64 `json:"txns"`
 		LockOps uint64 `json:"lock_acquires"`
