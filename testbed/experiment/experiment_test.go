@@ -24,7 +24,7 @@ func TestFigureSpecs(t *testing.T) {
 	}{
 		{Fig13(Options{}), 3 * len(Fig13Variants)},
 		{Fig14(Options{}), 2 * len(Fig14Think) * len(Fig14Slots)},
-		{Fig10(Options{}), 4},
+		{Fig10(Options{}), 6},
 	} {
 		if len(tc.f.Specs) != tc.want {
 			t.Errorf("%s: %d points, want %d", tc.f.Name, len(tc.f.Specs), tc.want)

@@ -137,7 +137,9 @@ func Fig14(o Options) *Figure {
 
 // Fig10 is the paper's Figure 10 in shape: the TPC-C rack (ten clients, two servers) with the hot
 // locks in the switch (knapsack over the whole pool) against the same rack with every lock on
-// the servers, at high contention (one warehouse per client) and low (ten).
+// the servers, at high contention (one warehouse per client) and low (ten). The switch runs with
+// alloc's minimum level-1 regions ("netlock") and with mirrored ones ("netlock, both levels":
+// vrack.AllocSpec.BothLevels).
 func Fig10(o Options) *Figure {
 	o.fill()
 	f := &Figure{Name: "fig10", Title: "Figure 10 in shape: locks in the switch vs every lock on the servers (TPC-C)",
@@ -146,11 +148,20 @@ func Fig10(o Options) *Figure {
 	pool := p.Sizing.Slots()
 	for _, ph := range []string{testbed.PhaseTPCCHigh, testbed.PhaseTPCCLow} {
 		f.Specs = append(f.Specs,
-			o.spec(Spec{Params: p, Phase: ph, Strategy: alloc.StrategyKnapsack, Slots: pool, Label: ph + ", netlock"}),
-			o.spec(Spec{Params: p, Phase: ph, Strategy: alloc.StrategyKnapsack, Slots: 0, Label: ph + ", servers only"}))
+			o.spec(Spec{Params: p, Phase: ph, Strategy: alloc.StrategyKnapsack, Slots: pool, Label: ph + ", " + Fig10Netlock}),
+			o.spec(Spec{Params: p, Phase: ph, Strategy: alloc.StrategyKnapsack, Slots: pool, BothLevels: true,
+				Label: ph + ", " + Fig10Both}),
+			o.spec(Spec{Params: p, Phase: ph, Strategy: alloc.StrategyKnapsack, Slots: 0, Label: ph + ", " + Fig10Servers}))
 	}
 	return f
 }
+
+// The racks of Figure 10.
+const (
+	Fig10Netlock = "netlock"
+	Fig10Both    = "netlock, both levels"
+	Fig10Servers = "servers only"
+)
 
 // Run runs every point of f in order, calling progress after each.
 func (f *Figure) Run(ctx context.Context, progress func(done, total int, r Result)) error {

@@ -141,21 +141,18 @@ func (f *Figure) plot14() ([][]*plot.Plot, error) {
 	return [][]*plot.Plot{row}, nil
 }
 
-// plot10: transaction throughput and mean latency, netlock vs servers only, by contention.
+// plot10: transaction throughput and mean latency, netlock (two level policies) vs servers
+// only, by contention.
 func (f *Figure) plot10() ([][]*plot.Plot, error) {
 	phases := []string{"tpcc-high", "tpcc-low"}
 	tput, lat := plot.New(), plot.New()
 	tput.Title.Text, lat.Title.Text = "TPC-C transactions", "TPC-C transaction latency"
 	tput.Y.Label.Text, lat.Y.Label.Text = "kTPS (virtual time)", "mean µs (virtual time)"
-	for i, n := range []string{"netlock", "servers only"} {
+	racks := []string{Fig10Netlock, Fig10Both, Fig10Servers}
+	for i, n := range racks {
 		var t, l plotter.Values
 		for _, ph := range phases {
-			var r *Result
-			for k := range f.Results {
-				if f.Results[k].Label == ph+", "+n {
-					r = &f.Results[k]
-				}
-			}
+			r := f.find(ph+", "+n, -1)
 			if r == nil {
 				t, l = append(t, 0), append(l, 0)
 				continue
@@ -163,12 +160,12 @@ func (f *Figure) plot10() ([][]*plot.Plot, error) {
 			t, l = append(t, r.TPS/1e3), append(l, float64(r.Txn.Mean)/1e3)
 		}
 		for j, v := range []plotter.Values{t, l} {
-			b, err := plotter.NewBarChart(v, vg.Centimeter*1.2)
+			b, err := plotter.NewBarChart(v, vg.Centimeter*0.9)
 			if err != nil {
 				return nil, err
 			}
 			b.Color = palette[i]
-			b.Offset = vg.Length(i*2-1) * vg.Centimeter * 0.6
+			b.Offset = vg.Length(i-1) * vg.Centimeter * 0.9
 			pl := []*plot.Plot{tput, lat}[j]
 			pl.Add(b)
 			pl.Legend.Add(n, b)
@@ -177,6 +174,8 @@ func (f *Figure) plot10() ([][]*plot.Plot, error) {
 	for _, pl := range []*plot.Plot{tput, lat} {
 		pl.NominalX("high contention", "low contention")
 		pl.Legend.Top = true
+		pl.Y.Min = 0
+		pl.Y.Max *= 1.35 // room for the legend
 	}
 	return [][]*plot.Plot{{tput, lat}}, nil
 }
