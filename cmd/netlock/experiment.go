@@ -39,6 +39,7 @@ func newExperimentCmd() *cobra.Command {
 		out     string
 		img     string
 		asJSON  bool
+		from    string
 		figures = map[string]func(experiment.Options) *experiment.Figure{
 			"fig13": experiment.Fig13, "fig14": experiment.Fig14, "fig10": experiment.Fig10,
 		}
@@ -71,6 +72,24 @@ Prints the results as Markdown with the parameters; writes FIG.json into --out a
 					return fmt.Errorf("unknown figure %q (want fig13, fig14, fig10 or all)", name)
 				}
 				f := mk(o)
+				if from != "" {
+					// Report and plot results of an earlier run.
+					b, err := os.ReadFile(from)
+					if err != nil {
+						return err
+					}
+					var saved experiment.Figure
+					if err := json.Unmarshal(b, &saved); err != nil {
+						return fmt.Errorf("%s: %w", from, err)
+					}
+					if saved.Name != f.Name {
+						return fmt.Errorf("%s holds %s, not %s", from, saved.Name, f.Name)
+					}
+					if err := writeFigure(w, &saved, out, img, asJSON); err != nil {
+						return err
+					}
+					continue
+				}
 				start := time.Now()
 				fmt.Fprintf(os.Stderr, "%s: %d points\n", f.Name, len(f.Specs))
 				err := f.Run(cmd.Context(), func(done, total int, r experiment.Result) {
@@ -96,6 +115,7 @@ Prints the results as Markdown with the parameters; writes FIG.json into --out a
 	fl.StringVar(&out, "out", "out/experiment", "directory for FIG.json")
 	fl.StringVar(&img, "img", "out/experiment", "directory for FIG.png")
 	fl.BoolVar(&asJSON, "json", false, "print the results as JSON instead of Markdown")
+	fl.StringVar(&from, "from", "", "report and plot the results in this FIG.json instead of running the figure")
 	return cmd
 }
 

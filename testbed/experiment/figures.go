@@ -108,8 +108,23 @@ func Fig13(o Options) *Figure {
 // Fig14Slots are the switch memory sizes of Figure 14.
 var Fig14Slots = []int{0, 250, 500, 1000, 2000, 3000, 5000, 10000, 20000, 30000}
 
-// Fig14Think are its think times (the paper's panel (a) ranges from 0 to 100µs).
-var Fig14Think = []time.Duration{0, 10 * time.Microsecond, 100 * time.Microsecond}
+// Think is a think time: once per transaction, or after every grant (vrack.Params.ThinkEachLock).
+type Think struct {
+	Time time.Duration
+	Each bool
+}
+
+func (t Think) String() string {
+	if t.Each && t.Time > 0 {
+		return fmt.Sprintf("think %v after every grant", t.Time)
+	}
+	return fmt.Sprintf("think %v", t.Time)
+}
+
+// Fig14Think are its think times: the paper's panel (a) ranges from 0 to 100µs; 100µs after every
+// grant is the reading its numbers fit (vrack.Params.ThinkEachLock).
+var Fig14Think = []Think{{0, false}, {10 * time.Microsecond, false}, {100 * time.Microsecond, false},
+	{100 * time.Microsecond, true}}
 
 // Fig14 is the paper's Figure 14: throughput against switch slots, for each think time, with the
 // knapsack and the random allocation (TPC-C, ten warehouses per client).
@@ -119,16 +134,16 @@ func Fig14(o Options) *Figure {
 		Params: o.Params}
 	slots, thinks := Fig14Slots, Fig14Think
 	if o.Quick {
-		slots, thinks = []int{0, 1000, 10000}, []time.Duration{0, 100 * time.Microsecond}
+		slots, thinks = []int{0, 1000, 10000}, []Think{{0, false}, {100 * time.Microsecond, true}}
 	}
 	slots = slices.DeleteFunc(slices.Clone(slots), func(n int) bool { return n > o.Params.Sizing.Slots() })
 	for _, th := range thinks {
 		p := o.Params
-		p.ThinkTime = th
+		p.ThinkTime, p.ThinkEachLock = th.Time, th.Each
 		for _, s := range []alloc.Strategy{alloc.StrategyKnapsack, alloc.StrategyRandom} {
 			for _, n := range slots {
 				f.Specs = append(f.Specs, o.spec(Spec{Params: p, Phase: testbed.PhaseTPCCLow, Strategy: s, Slots: n,
-					Label: fmt.Sprintf("%s, think %v", s, th)}))
+					Variant: th.String(), Label: fmt.Sprintf("%s, %s", s, th)}))
 			}
 		}
 	}

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"time"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -105,40 +104,75 @@ func rows(ps []*plot.Plot, n int) [][]*plot.Plot {
 	return g
 }
 
-// plot14: one panel per think time, throughput against slots, knapsack and random.
+// plot14: one panel per think time, throughput against slots (log scale) for knapsack and random,
+// solid the total and dashed the part granted by the switch; the horizontal line is the rack
+// without switch memory (0 slots).
 func (f *Figure) plot14() ([][]*plot.Plot, error) {
-	thinks := distinctDurations(f.Results, func(r Result) time.Duration { return r.ThinkTime })
-	var row []*plot.Plot
-	for _, th := range thinks {
+	var panels []*plot.Plot
+	for _, th := range distinctStrings(f.Results, func(r Result) string { return r.Variant }) {
 		p := plot.New()
-		p.Title.Text = fmt.Sprintf("think time %v", th)
+		p.Title.Text = th
 		p.X.Label.Text = "switch slots"
 		p.Y.Label.Text = "MRPS (virtual time)"
-		p.Y.Min = 0
+		p.X.Scale = plot.LogScale{}
+		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
 		p.Legend.Top = true
 		p.Legend.Left = true
-		for i, s := range []string{"knapsack", "random"} {
-			var xys plotter.XYs
-			for _, r := range f.Results {
-				if r.ThinkTime == th && r.StrategyName == s {
-					xys = append(xys, plotter.XY{X: float64(r.Slots), Y: r.RPS / 1e6})
+		top, lo, hi := 0.0, 0.0, 0.0
+		for _, r := range f.Results {
+			if r.Variant == th && r.Slots > 0 {
+				if lo == 0 || float64(r.Slots) < lo {
+					lo = float64(r.Slots)
 				}
+				hi = max(hi, float64(r.Slots))
 			}
-			if len(xys) == 0 {
+		}
+		for i, s := range []string{"knapsack", "random"} {
+			var total, sw plotter.XYs
+			for _, r := range f.Results {
+				if r.Variant != th || r.StrategyName != s {
+					continue
+				}
+				top = max(top, r.RPS/1e6)
+				if r.Slots == 0 {
+					if i == 0 && hi > 0 {
+						base, err := plotter.NewLine(plotter.XYs{{X: lo, Y: r.RPS / 1e6}, {X: hi, Y: r.RPS / 1e6}})
+						if err != nil {
+							return nil, err
+						}
+						base.Color = color.Gray{Y: 0x80}
+						p.Add(base)
+						p.Legend.Add("no switch memory", base)
+					}
+					continue
+				}
+				total = append(total, plotter.XY{X: float64(r.Slots), Y: r.RPS / 1e6})
+				sw = append(sw, plotter.XY{X: float64(r.Slots), Y: r.SwitchRPS / 1e6})
+			}
+			if len(total) == 0 {
 				continue
 			}
-			slices.SortFunc(xys, func(a, b plotter.XY) int { return int(a.X - b.X) })
-			l, pts, err := plotter.NewLinePoints(xys)
+			for _, xys := range []plotter.XYs{total, sw} {
+				slices.SortFunc(xys, func(a, b plotter.XY) int { return int(a.X - b.X) })
+			}
+			l, pts, err := plotter.NewLinePoints(total)
 			if err != nil {
 				return nil, err
 			}
 			l.Color, pts.Color = palette[i], palette[i]
-			p.Add(l, pts)
+			ls, err := plotter.NewLine(sw)
+			if err != nil {
+				return nil, err
+			}
+			ls.Color, ls.Dashes = palette[i], []vg.Length{vg.Points(4), vg.Points(3)}
+			p.Add(l, pts, ls)
 			p.Legend.Add(s, l)
+			p.Legend.Add(s+", by the switch", ls)
 		}
-		row = append(row, p)
+		p.Y.Min, p.Y.Max = 0, top*1.45
+		panels = append(panels, p)
 	}
-	return [][]*plot.Plot{row}, nil
+	return rows(panels, 2), nil
 }
 
 // plot10: transaction throughput and mean latency, netlock (two level policies) vs servers

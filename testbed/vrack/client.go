@@ -241,6 +241,16 @@ func (w *worker) acquired(f *wire.Fields) {
 		Deadline: vtime(dl), At: vtime(r.sim.now)})
 	w.i++
 	if w.i < len(w.spec) {
+		if r.p.ThinkEachLock && r.p.ThinkTime > 0 {
+			// Work with this lock before asking for the next one.
+			w.state = wThinking
+			w.gen++
+			r.sim.at(r.sim.now+int64(r.p.ThinkTime), func() {
+				w.state = wAcquiring
+				w.sendAcquire(false)
+			})
+			return
+		}
 		w.sendAcquire(false)
 		return
 	}
