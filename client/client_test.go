@@ -783,3 +783,24 @@ func TestForgedAnswersIgnored(t *testing.T) {
 		t.Fatal("a switch's reject was not taken")
 	}
 }
+
+// TestReservedLockRefused: lock ids reserved for the control plane never leave the client, and a
+// declared contention travels in the acquire's slots field.
+func TestReservedLockRefused(t *testing.T) {
+	srv := newFakeServer(t, time.Second)
+	c := newClient(t, Config{Servers: []string{srv.addr()}})
+	if _, err := c.Acquire(testCtx(t), wire.ReservedLockBase, wire.Exclusive); !errors.Is(err, ErrReservedLock) {
+		t.Fatalf("reserved lock: %v", err)
+	}
+	if n := len(srv.requests()); n != 0 {
+		t.Fatalf("%d requests sent for a reserved lock", n)
+	}
+	g, err := c.Acquire(testCtx(t), 3, wire.Exclusive, WithContention(6))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Release(testCtx(t))
+	if r := srv.requests(); len(r) == 0 || r[0].Slots != 6 {
+		t.Fatalf("acquire sent %v, want slots=6", r)
+	}
+}

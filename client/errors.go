@@ -27,6 +27,9 @@ var (
 	ErrShutdown = errors.New("client: server shutting down")
 	// ErrClosed is returned by requests made on, or interrupted by, a closed Client.
 	ErrClosed = errors.New("client: closed")
+	// ErrReservedLock is returned for a lock id reserved for the control plane
+	// (wire.IsReservedLock: 0xFFFFFF00 and up).
+	ErrReservedLock = errors.New("client: lock id reserved for the control plane")
 )
 
 // RejectError is a refusal by a lock server (op reject).

@@ -17,9 +17,10 @@ import (
 type Option func(*reqOptions)
 
 type reqOptions struct {
-	tenant   uint16
-	priority uint8
-	lease    time.Duration
+	tenant     uint16
+	priority   uint8
+	lease      time.Duration
+	contention uint16
 }
 
 // WithTenant overrides [Config.Tenant] for one request.
@@ -30,6 +31,13 @@ func WithPriority(p uint8) Option { return func(o *reqOptions) { o.priority = p 
 
 // WithLease overrides [Config.Lease] for one request; it is clamped to the protocol's range.
 func WithLease(d time.Duration) Option { return func(o *reqOptions) { o.lease = d } }
+
+// WithContention declares that up to n requests for the lock may be outstanding at once (the
+// contention c_i of NetLock's allocator): the acquire carries n in its slots field, the lock
+// server reports the largest declaration per lock to the control plane (wire.AdminStats), which
+// gives a switch lock at least that many queue slots when it can (docs/controlplane.md,
+// "Statistics"). 0 declares nothing.
+func WithContention(n uint16) Option { return func(o *reqOptions) { o.contention = n } }
 
 func (c *Client) options(opts []Option) reqOptions {
 	o := reqOptions{tenant: c.cfg.Tenant, priority: c.cfg.Priority, lease: c.cfg.Lease}
@@ -258,6 +266,9 @@ func (c *Client) acquire(ctx context.Context, lock uint32, mode wire.Mode, txn u
 	if ctx.Err() != nil {
 		return nil, fmt.Errorf("%w: acquire of lock %d: %w", ErrTimeout, lock, context.Cause(ctx))
 	}
+	if wire.IsReservedLock(lock) {
+		return nil, fmt.Errorf("client: lock %d: %w", lock, ErrReservedLock)
+	}
 	if _, err := c.serverFor(lock); err != nil {
 		return nil, err
 	}
@@ -269,7 +280,7 @@ func (c *Client) acquire(ctx context.Context, lock uint32, mode wire.Mode, txn u
 		return nil, err
 	}
 	req := wire.Fields{Op: wire.OpAcquire, Mode: mode, Flags: flags, Priority: o.priority, Tenant: o.tenant,
-		Lock: lock, Txn: txn, Timestamp: uint64(ts), LeaseMicros: leaseMicros(o.lease)}
+		Lock: lock, Txn: txn, Timestamp: uint64(ts), LeaseMicros: leaseMicros(o.lease), Slots: o.contention}
 	var rejected wire.Status
 	granted := false
 	err := c.exchange(ctx, g, w, &req, nil, time.Time{}, func(m *wire.Fields, _ int) bool {

@@ -70,6 +70,24 @@ func ProgramFromFS(fsys fs.FS, main string, others ...string) (*Program, error) 
 	return &Program{DeviceConfig: b.Encode(), P4Info: info, P4InfoText: []byte(text)}, nil
 }
 
+// ProgramFromBundle builds a Program from a P4 source bundle (dataplane.Sizing.Bundle: netlock.p4
+// with its sizes), checking it with the front end for its P4Info.
+func ProgramFromBundle(b *p4rt.Bundle) (*Program, error) {
+	prog, err := b.Compile()
+	if err != nil {
+		return nil, fmt.Errorf("controlplane: %s: %w", b.Main(), err)
+	}
+	info, err := prog.P4Info()
+	if err != nil {
+		return nil, fmt.Errorf("controlplane: %s: %w", b.Main(), err)
+	}
+	text, err := prog.P4InfoText()
+	if err != nil {
+		return nil, fmt.Errorf("controlplane: %s: %w", b.Main(), err)
+	}
+	return &Program{DeviceConfig: b.Encode(), P4Info: info, P4InfoText: []byte(text)}, nil
+}
+
 // LoadCompiled reads a program compiled for another target: a device config file (for bmv2,
 // the JSON p4c-bm2-ss writes) and its P4Info in text format.
 func LoadCompiled(deviceConfig, p4info string) (*Program, error) {

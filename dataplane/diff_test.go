@@ -34,9 +34,10 @@ import (
 //     request, or without one for an overflow q2 did not buffer); a try acquire that would
 //     overflow is refused would-block;
 //   - tokens are compared by grant order (the switch's are (seq << slot bits) | slot);
-//   - duplicates: a retransmission (retry flag) is recognised only while its request holds or
-//     waits in the switch queue or is buffered at the server; the generator sends no other
-//     duplicates, no duplicate releases, and no retries of requests that ended;
+//   - duplicates: a copy of an acquire (a retransmission with the retry flag, or an exact copy
+//     of the datagram) is recognised while its request holds or waits in the switch queue or is
+//     buffered at the server; the generator sends no other duplicates, no duplicate releases, and
+//     no copies of requests that ended (the switch ignores those, lockcore only with the flag);
 //   - quotas: a tenant meter with no refill admits as many acquires as lockcore's MaxRate within
 //     one window; configurations with quotas have regions large enough never to overflow (the
 //     switch meters an acquire before it overflows, lockcore's q2 does not), and no retries.
@@ -318,7 +319,8 @@ func (o *oracle) acquire(f *wire.Fields, client netip.AddrPort) {
 	switch {
 	case f.Txn == 0:
 		o.record(o.q1.Step(0, &req, o.effs[:0]))
-	case retry && o.inQ1(f.Lock, f.Txn):
+	case o.inQ1(f.Lock, f.Txn):
+		// A copy (retransmitted or duplicated) of a request that holds or waits.
 		o.record(o.q1.Step(0, &req, o.effs[:0]))
 	case f.Flags&wire.FlagTry != 0 && full && !retry:
 		o.out = append(o.out, msg{to: client, f: wire.Fields{Op: wire.OpReject, Mode: f.Mode, Status: wire.StatusWouldBlock,
@@ -502,9 +504,13 @@ func (d *diffRun) next() {
 		}
 	case p < r.relPct+r.wdPct+r.retryPct:
 		if g := d.pick(func(g *gtxn) bool { return true }); g != nil {
-			f := g.f
-			f.Flags |= wire.FlagRetry
-			d.step(g.client, f, f, fmt.Sprintf("retry lock=%d txn=%d", g.lock, g.txn))
+			// A retransmission (retry flag) or a duplicated datagram (an exact copy).
+			f, what := g.f, "duplicate"
+			if d.rng.IntN(2) == 0 {
+				f.Flags |= wire.FlagRetry
+				what = "retry"
+			}
+			d.step(g.client, f, f, fmt.Sprintf("%s lock=%d txn=%d", what, g.lock, g.txn))
 			return
 		}
 	case p < r.relPct+r.wdPct+r.retryPct+r.probePct:
@@ -646,9 +652,14 @@ func diffSeeds(t *testing.T, n int) []uint64 {
 	return seeds
 }
 
+// TestDifferential runs 400 seeded sequences per configuration (1600 in all; 50 each with
+// -short, 10 each under the race detector: make test runs the full count without it).
 func TestDifferential(t *testing.T) {
 	n := 400
-	if testing.Short() {
+	switch {
+	case raceDetector:
+		n = 10
+	case testing.Short():
 		n = 50
 	}
 	for _, rules := range diffConfigs {
@@ -701,6 +712,9 @@ func diffFails(r *rig, rules diffRules, seed uint64) (msg string) {
 // TestDifferentialMutants is the negative control: each mutant breaks one rule of the program,
 // and the differential test must notice within a few hundred sequences.
 func TestDifferentialMutants(t *testing.T) {
+	if raceDetector {
+		t.Skip("the mutants run without the race detector (make test's second pass): the engine is single-threaded")
+	}
 	mutants := []struct {
 		name, rule, from, to string
 	}{
@@ -713,6 +727,8 @@ func TestDifferentialMutants(t *testing.T) {
 			"                meta.compat = 1;\n            } else {\n                meta.compat = (xheld == 0) ? 8w1 : 8w0;"},
 		{"release-ignores-token", "a release must name the holder's token",
 			"io.txn_ok == 1 && v[63:32] == io.chk_seq && v[63:32] != 0", "io.txn_ok == 1 && v[63:32] != 0"},
+		{"duplicate-is-a-new-request", "a copy of a live acquire without the retry flag is a retransmission",
+			"} else if (meta.dup_hit == 1) {", "} else if (meta.dup_hit == 2) {"},
 		{"walk-prefers-low-priority", "level 0 is granted before level 1",
 			"bit<8> nl = (meta.w0 > 0) ? 8w0 : 8w1;", "bit<8> nl = (meta.w1 > 0) ? 8w1 : 8w0;"},
 	}

@@ -3,7 +3,6 @@ package dataplane
 import (
 	"fmt"
 	"net/netip"
-	"strings"
 	"testing"
 	"time"
 
@@ -38,8 +37,6 @@ func clientAddr(c int) netip.AddrPort {
 func serverAddr(s int) netip.AddrPort {
 	return netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 0, 1, byte(s)}), wire.Port)
 }
-
-func newRig(t testing.TB, sz Sizing) *rig { return newRigSource(t, sz, nil) }
 
 // newRigSource loads src instead of the embedded program when it is not nil.
 func newRigSource(t testing.TB, sz Sizing, src []byte) *rig {
@@ -127,13 +124,4 @@ func (r *rig) send(port int, src, dst netip.AddrPort, f *wire.Fields, key *uint6
 		outs = append(outs, x)
 	}
 	return outs
-}
-
-func dump(outs []out) string {
-	var b strings.Builder
-	for _, o := range outs {
-		b.WriteString(o.String())
-		b.WriteByte('\n')
-	}
-	return b.String()
 }

@@ -130,6 +130,11 @@ type Stats struct {
 	PushedBack uint64
 	Duplicates uint64
 	Unexpected uint64
+	// ResidentDropped counts new acquires dropped because their lock is switch-resident
+	// (wire.AdminYield): the client retransmits them, through the switch.
+	ResidentDropped uint64
+	// Adopted counts the buffered requests moved into a lock's queue by wire.AdminAdopt.
+	Adopted uint64
 	// Gauges.
 	Locks    int
 	Holders  int
@@ -155,6 +160,8 @@ func (s *Stats) Add(o *Stats) {
 	s.PushedBack += o.PushedBack
 	s.Duplicates += o.Duplicates
 	s.Unexpected += o.Unexpected
+	s.ResidentDropped += o.ResidentDropped
+	s.Adopted += o.Adopted
 	s.Locks += o.Locks
 	s.Holders += o.Holders
 	s.Waiters += o.Waiters
@@ -201,6 +208,11 @@ type lockState struct {
 	inIdle       bool
 	idleSince    int64
 	iprev, inext *lockState
+	// What AdminStats reports (TopLocks takes and resets them): requests processed, overflows
+	// buffered, the largest depth (holders + waiters + buffered) and the largest contention a
+	// client declared.
+	nreq, novf      uint32
+	depth, declared uint16
 }
 
 func (l *lockState) idle() bool {
@@ -233,7 +245,11 @@ type Core struct {
 	now       int64      // the latest time the caller passed in
 	idleHead  *lockState // idle list, oldest first
 	idleTail  *lockState
-	mutant    mutation // tests only: a deliberate bug the model must catch
+	// modes holds the locks the control plane placed: true for switch-resident (AdminYield),
+	// false for adopted back (AdminAdopt). A lock without an entry keeps the plain rules
+	// (overflows buffered, acquires served).
+	modes  map[uint32]bool
+	mutant mutation // tests only: a deliberate bug the model must catch
 }
 
 // mutation names a deliberate bug for the negative control of the model test (0: none).
@@ -282,16 +298,31 @@ func (c *Core) Step(now int64, r *Request, out []Effect) []Effect {
 	if c.paused && now >= c.cfg.GrantAfter {
 		out = c.unpause(now, out)
 	}
+	if r.Op != wire.OpAdmin && wire.IsReservedLock(r.Lock) {
+		return c.reserved(r, out)
+	}
 	switch r.Op {
 	case wire.OpAcquire:
+		if c.modes != nil && c.modes[r.Lock] && !c.known(r) {
+			c.stats.ResidentDropped++
+			return out
+		}
 		return c.acquire(now, r, out)
 	case wire.OpRelease:
 		return c.release(now, r, out)
 	case wire.OpLeaseProbe:
 		return c.probe(now, r, out)
 	case wire.OpOverflow:
+		if resident, ok := c.modes[r.Lock]; c.modes != nil && ok && !resident {
+			// Adopted back: an overflow the switch sent before the lock left it is an acquire
+			// now, behind everything adopted from q2.
+			return c.acquire(now, r, out)
+		}
 		return c.buffer(now, r, out)
 	case wire.OpQueueEmpty:
+		if resident, ok := c.modes[r.Lock]; ok && !resident {
+			return out // a late queue-empty of a lock that left the switch: nothing to push
+		}
 		return c.pushBack(r, out)
 	case wire.OpAdmin:
 		return c.admin(now, r, out)
@@ -393,6 +424,7 @@ func (c *Core) freeIdle(now int64) {
 			continue // dropped: the garbage collector takes it
 		}
 		l.lastReleased, l.lastToken, l.lastExpired = 0, 0, false
+		l.nreq, l.novf, l.depth, l.declared = 0, 0, 0, 0
 		if cap(l.holders) > maxSliceKeep {
 			l.holders = nil
 		}
@@ -469,6 +501,7 @@ func (c *Core) acquire(now int64, r *Request, out []Effect) []Effect {
 		return c.reject(r, wire.StatusBadRequest, out)
 	}
 	l := c.getLock(r.Lock)
+	l.count(r, false)
 	if i := findTxn(l.holders, r.Txn); i >= 0 {
 		c.stats.Duplicates++
 		return appendGrant(out, l.id, &l.holders[i])
@@ -627,6 +660,7 @@ func (c *Core) release(now int64, r *Request, out []Effect) []Effect {
 	if l == nil {
 		return c.reject(r, wire.StatusNotHolder, out)
 	}
+	l.count(r, false)
 	if i := findTxn(l.holders, r.Txn); i >= 0 {
 		if l.holders[i].token != r.Token {
 			return c.reject(r, wire.StatusNotHolder, out)
@@ -699,6 +733,7 @@ func (c *Core) probe(now int64, r *Request, out []Effect) []Effect {
 	if l == nil {
 		return c.reject(r, wire.StatusNotHolder, out)
 	}
+	l.count(r, false)
 	i := findTxn(l.holders, r.Txn)
 	if i < 0 || l.holders[i].token != r.Token {
 		return c.reject(r, wire.StatusNotHolder, out)
@@ -726,6 +761,7 @@ func (c *Core) buffer(now int64, r *Request, out []Effect) []Effect {
 		return notBuffered(r, c.reject(r, wire.StatusBadRequest, out))
 	}
 	l := c.getLock(r.Lock)
+	l.count(r, true)
 	if findTxn(l.overflow[l.ohead:], r.Txn) >= 0 {
 		c.stats.Duplicates++
 		return notBuffered(r, out)
@@ -798,6 +834,13 @@ func (c *Core) admin(now int64, r *Request, out []Effect) []Effect {
 		m := wire.Fields{Op: wire.OpAdmin, Status: r.Status, Flags: wire.FlagReply, Lock: r.Lock, Txn: r.Txn,
 			Token: c.token, Slots: r.Slots}
 		return append(out, Effect{To: r.From, Msg: m})
+	case wire.AdminYield:
+		c.setMode(r.Lock, true)
+		return c.lockStatus(r, out)
+	case wire.AdminAdopt:
+		c.RaiseTokenFloor(r.Token)
+		out = c.adopt(now, r.Lock, out)
+		return c.lockStatus(r, out)
 	default:
 		return c.reject(r, wire.StatusBadRequest, out)
 	}

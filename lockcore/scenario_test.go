@@ -20,8 +20,13 @@ package lockcore
 //	    The switch (sw1) forwards an acquire of cN it could not queue.
 //	queue-empty lock=L slots=N
 //	    The switch (sw1) announces that lock L's switch queue drained with N free slots.
-//	admin ping|sweep|reset|floor [lock=L] [token=K]
-//	    floor raises the token floor to K (wire.AdminTokenFloor).
+//	admin ping|sweep|reset|floor|yield|adopt [lock=L] [token=K]
+//	    floor raises the token floor to K (wire.AdminTokenFloor); yield makes L switch-resident
+//	    (wire.AdminYield), adopt makes it server-owned again with floor K (wire.AdminAdopt).
+//	top k=N
+//	    Core.TopLocks: the AdminStats records of the N busiest locks since the last top.
+//	hold until=DUR|none
+//	    Core.SetGrantAfter: no grants before DUR (none: MaxInt64; 0: lift the hold).
 //	advance DUR
 //	    Moves the clock forward and runs Expire.
 //	state [lock=L]
@@ -144,13 +149,37 @@ func (s *scenario) run(d *datadriven.TestData) (string, error) {
 		return s.state(a)
 	case "drain":
 		effects = s.core.Drain(nil)
+	case "top":
+		k, err := a.uint("k", 10)
+		if err != nil {
+			return "", err
+		}
+		var b strings.Builder
+		for _, st := range s.core.TopLocks(nil, int(k)) {
+			fmt.Fprintf(&b, "lock=%d requests=%d overflows=%d depth=%d declared=%d\n", st.Lock, st.Requests,
+				st.Overflows, st.Depth, st.Declared)
+		}
+		if b.Len() == 0 {
+			return "(none)\n", nil
+		}
+		return b.String(), nil
+	case "hold":
+		until := int64(math.MaxInt64)
+		if v := a["until"]; v != "none" {
+			d, err := a.dur("until")
+			if err != nil {
+				return "", err
+			}
+			until = int64(d)
+		}
+		effects = s.core.SetGrantAfter(s.now, until, nil)
 	case "stats":
 		st := s.core.Stats()
 		return fmt.Sprintf("locks=%d holders=%d waiters=%d buffered=%d grants=%d queued=%d released=%d "+
-			"withdrawn=%d expired=%d renewed=%d overflowed=%d pushed=%d duplicates=%d idle=%d next=%v\n",
+			"withdrawn=%d expired=%d renewed=%d overflowed=%d pushed=%d duplicates=%d idle=%d next=%v%s\n",
 			st.Locks, st.Holders, st.Waiters, st.Buffered, st.Grants, st.Queued, st.Released,
 			st.Withdrawn, st.Expired, st.Renewed, st.Overflowed, st.PushedBack, st.Duplicates, st.Idle,
-			nextDeadline(s.core.NextDeadline())), nil
+			nextDeadline(s.core.NextDeadline()), placeStats(st)), nil
 	case "admin":
 		r := &Request{From: switchAddr}
 		r.Op = wire.OpAdmin
@@ -161,13 +190,18 @@ func (s *scenario) run(d *datadriven.TestData) (string, error) {
 			r.Status = wire.AdminSweep
 		case a.has("reset"):
 			r.Status = wire.AdminResetLock
-		case a.has("floor"):
+		case a.has("floor"), a.has("adopt"):
 			r.Status = wire.AdminTokenFloor
+			if a.has("adopt") {
+				r.Status = wire.AdminAdopt
+			}
 			tok, err := a.uint("token", 0)
 			if err != nil {
 				return "", err
 			}
 			r.Token = tok
+		case a.has("yield"):
+			r.Status = wire.AdminYield
 		default:
 			r.Status = 99
 		}
@@ -185,6 +219,14 @@ func (s *scenario) run(d *datadriven.TestData) (string, error) {
 		effects = s.core.Step(s.now, r, nil)
 	}
 	return render(effects), nil
+}
+
+// placeStats renders the counters of lock placement, when any is set.
+func placeStats(st Stats) string {
+	if st.ResidentDropped == 0 && st.Adopted == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" resident-dropped=%d adopted=%d", st.ResidentDropped, st.Adopted)
 }
 
 // nextDeadline renders Core.NextDeadline: a time, or "none".

@@ -9,6 +9,7 @@ import (
 
 	"github.com/netlock-go/netlock/internal/config"
 	"github.com/netlock-go/netlock/lockcore"
+	"github.com/netlock-go/netlock/rdma/rma"
 )
 
 // Configuration keys, as written in a config file (YAML, TOML or JSON), as environment variables
@@ -37,6 +38,14 @@ const (
 	KeyRDMA       = "rdma.enabled"
 	KeyRDMALocks  = "rdma.locks"
 	KeyRDMAListen = "rdma.listen"
+	// KeyRDMAMode selects the table's algorithm: "alock" (exclusive only) or "rw" (RMA-RW:
+	// shared requests are shared); the rw table's parameters are KeyRDMACounters (reader
+	// counters per lock), KeyRDMATLMachine and KeyRDMATLNode (T_L,1 and T_L,2) and KeyRDMATR (T_R).
+	KeyRDMAMode      = "rdma.mode"
+	KeyRDMACounters  = "rdma.counters"
+	KeyRDMATLMachine = "rdma.tl_machine"
+	KeyRDMATLNode    = "rdma.tl_node"
+	KeyRDMATR        = "rdma.tr"
 	// KeyRackKey is the rack key as 16 hexadecimal digits (a quoted string in YAML);
 	// KeyRackKeyFile names a file holding it instead (keeps the secret out of the config file,
 	// the environment and the process list). At most one of them may be set.
@@ -50,6 +59,10 @@ const (
 	// of the server whose locks this one takes over.
 	KeyStateFile     = "state_file"
 	KeyTakeoverEpoch = "takeover_epoch"
+	// KeyStandby starts the server as a standby for a failed server's address (it grants nothing
+	// until the controller's takeover); KeyControllerLease fences it to the controller's pings.
+	KeyStandby         = "standby"
+	KeyControllerLease = "controller_lease"
 )
 
 // DefaultStateFile is the state file of netlock server when none is configured (in the working
@@ -87,6 +100,11 @@ func ConfigSchema() *config.Schema {
 		{Name: KeyRDMA, Type: config.Bool, Default: false, Flag: "rdma", Usage: "keep locks below --rdma-locks as an ALock table on an emulated RDMA NIC"},
 		{Name: KeyRDMALocks, Type: config.Int, Default: 1024, Flag: "rdma-locks", Usage: "number of RDMA-backed locks (ids 0..N-1) with --rdma", Check: config.Range(1, 1<<20)},
 		{Name: KeyRDMAListen, Type: config.String, Default: "127.0.0.1:0", Flag: "rdma-listen", Usage: "TCP address of the emulated RDMA NIC (remote clients' verbs)", Check: nonEmpty},
+		{Name: KeyRDMAMode, Type: config.String, Default: RDMAModeALock, Flag: "rdma-mode", Usage: "RDMA table: alock (exclusive only) or rw (RMA-RW reader-writer locks)", Check: config.OneOf(RDMAModeALock, RDMAModeRW)},
+		{Name: KeyRDMACounters, Type: config.Int, Default: 1, Flag: "rdma-counters", Usage: "rw mode: reader counters per lock (T_DC)", Check: config.Range(1, 64)},
+		{Name: KeyRDMATLMachine, Type: config.Int, Default: rma.DefaultTLRoot, Flag: "rdma-tl-machine", Usage: "rw mode: writer hand-overs between nodes before the readers' turn (T_L,1)", Check: config.Range(1, 65535)},
+		{Name: KeyRDMATLNode, Type: config.Int, Default: rma.DefaultTLLeaf, Flag: "rdma-tl-node", Usage: "rw mode: consecutive writers of one node (T_L,2)", Check: config.Range(1, 65535)},
+		{Name: KeyRDMATR, Type: config.Int, Default: rma.DefaultTR, Flag: "rdma-tr", Usage: "rw mode: reader arrivals per counter between resets (T_R)", Check: config.Range(1, 65535)},
 		{Name: KeyRackKey, Type: config.String, Default: "", Usage: "rack key, 16 hex digits (prefer rack_key_file)"},
 		{Name: KeyRackKeyFile, Type: config.String, Default: "", Flag: "rack-key-file", Usage: "file holding the rack key (16 hex digits) that control messages carry"},
 		{Name: KeySwitches, Type: config.Strings, Default: []string(nil), Flag: "switch", Usage: "switch address(es) allowed to send overflow and queue-empty (IP, prefix or IP:port)"},
@@ -94,6 +112,8 @@ func ConfigSchema() *config.Schema {
 		{Name: KeyRDMANodes, Type: config.Strings, Default: []string(nil), Flag: "rdma-node", Usage: "remote RDMA client address(es) allowed to join (IP, prefix or IP:port)"},
 		{Name: KeyStateFile, Type: config.String, Default: DefaultStateFile, Flag: "state-file", Usage: "file persisting the fencing-token epoch", Check: nonEmpty},
 		{Name: KeyTakeoverEpoch, Type: config.Uint, Default: uint64(0), Flag: "takeover-epoch", Usage: "epoch of the server whose locks this one takes over (tokens start above it)"},
+		{Name: KeyStandby, Type: config.Bool, Default: false, Flag: "standby", Usage: "start as a standby: grant nothing until the controller's takeover"},
+		{Name: KeyControllerLease, Type: config.Duration, Default: time.Duration(0), Flag: "controller-lease", Usage: "grant only while the controller's last ping is younger than this (0: no fencing)", Check: config.NonNegative},
 	}}
 }
 
@@ -129,6 +149,9 @@ func ConfigFromValues(v *config.Values) (Config, error) {
 	}
 	if v.Bool(KeyRDMA) {
 		c.RDMA.Locks, c.RDMA.Listen = v.Int(KeyRDMALocks), v.String(KeyRDMAListen)
+		c.RDMA.Mode = v.String(KeyRDMAMode)
+		c.RDMA.RW = rma.TableParams{Counters: v.Int(KeyRDMACounters), TL: [2]int{v.Int(KeyRDMATLMachine), v.Int(KeyRDMATLNode)},
+			TR: v.Int(KeyRDMATR)}
 	}
 	if c.RackKey, err = getRackKey(v); err != nil {
 		return Config{}, err
@@ -142,6 +165,7 @@ func ConfigFromValues(v *config.Values) (Config, error) {
 		}
 	}
 	c.StateFile = v.String(KeyStateFile)
+	c.Standby, c.ControllerLease = v.Bool(KeyStandby), v.Duration(KeyControllerLease)
 	if c.TakeoverEpoch = v.Uint(KeyTakeoverEpoch); c.TakeoverEpoch >= MaxEpoch {
 		return Config{}, v.Errorf(KeyTakeoverEpoch, "%d: must be below %d", c.TakeoverEpoch, uint64(MaxEpoch))
 	}

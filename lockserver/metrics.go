@@ -59,6 +59,10 @@ var (
 	descPackets   = prometheus.NewDesc("netlock_packets_total", "Datagrams received and sent.", []string{"dir"}, nil)
 	descRefused   = prometheus.NewDesc("netlock_control_refused_total", "Control messages dropped unanswered, by reason.", []string{"reason"}, nil)
 	descEpoch     = prometheus.NewDesc("netlock_token_epoch", "The fencing-token epoch in force.", nil, nil)
+	descResDrop   = prometheus.NewDesc("netlock_resident_dropped_total", "New acquires of switch-resident locks dropped (the client retransmits through the switch).", nil, nil)
+	descAdopted   = prometheus.NewDesc("netlock_adopted_total", "Buffered requests moved into a lock's queue when the lock left the switch.", nil, nil)
+	descHeld      = prometheus.NewDesc("netlock_grants_held", "1 while every grant is held (a standby before its takeover, a lapsed controller lease).", nil, nil)
+	descTerm      = prometheus.NewDesc("netlock_controller_term", "The largest controller term seen.", nil, nil)
 
 	descRDMAGrants  = prometheus.NewDesc("netlock_rdma_proxy_grants_total", "UDP grants of RDMA locks sent after the server took the ALock.", nil, nil)
 	descRDMADropped = prometheus.NewDesc("netlock_rdma_proxy_dropped_total", "UDP grants of RDMA locks that ended before the ALock was taken.", nil, nil)
@@ -70,7 +74,7 @@ var (
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descRequests, descGrants, descRejects, descExpiries, descReleases,
 		descPushBacks, descMalformed, descDepth, descHolders, descLocks, descBuffered, descPackets,
-		descRefused, descEpoch, descRDMAGrants, descRDMADropped, descRDMATry, descRDMAProxies, descRDMAPeers} {
+		descRefused, descEpoch, descResDrop, descAdopted, descHeld, descTerm, descRDMAGrants, descRDMADropped, descRDMATry, descRDMAProxies, descRDMAPeers} {
 		ch <- d
 	}
 }
@@ -106,6 +110,14 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	gauge(descLocks, st.Locks)
 	gauge(descBuffered, st.Buffered)
 	gauge(descEpoch, int(c.s.Epoch()))
+	counter(descResDrop, st.ResidentDropped)
+	counter(descAdopted, st.Adopted)
+	held := 0
+	if c.s.Holding() {
+		held = 1
+	}
+	gauge(descHeld, held)
+	gauge(descTerm, int(c.s.Term()))
 	if rs, ok := c.s.RDMAStats(); ok {
 		counter(descRDMAGrants, rs.ProxyGrants)
 		counter(descRDMADropped, rs.ProxyDropped)

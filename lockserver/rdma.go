@@ -14,12 +14,14 @@ import (
 	"github.com/netlock-go/netlock/lockcore"
 	"github.com/netlock-go/netlock/rdma/alock"
 	"github.com/netlock-go/netlock/rdma/emu"
+	"github.com/netlock-go/netlock/rdma/rma"
 	"github.com/netlock-go/netlock/rdma/verbs"
 	"github.com/netlock-go/netlock/wire"
 )
 
-// RDMAConfig configures the server's RDMA tier: an ALock table in the registered memory of an
-// emulated RDMA node (rdma/emu) owned by the server. See the package documentation.
+// RDMAConfig configures the server's RDMA tier: an ALock table (or, in Mode RDMAModeRW, an RMA-RW
+// table) in the registered memory of an emulated RDMA node (rdma/emu) owned by the server. See the
+// package documentation.
 type RDMAConfig struct {
 	// Locks is the number of ALocks; lock ids below it are RDMA-backed. 0 disables the tier.
 	Locks int
@@ -33,6 +35,11 @@ type RDMAConfig struct {
 	// ALock configures the algorithm (budgets; Probe is for tests). The local budget is the one
 	// the server's cohort uses.
 	ALock alock.Config
+	// Mode selects the table: RDMAModeALock (the default; exclusive only, shared requests are
+	// served exclusively) or RDMAModeRW (RMA-RW, rdma/rma: shared requests are shared).
+	Mode string
+	// RW configures the RMA-RW table (Mode RDMAModeRW): counters per lock, T_L,1, T_L,2, T_R.
+	RW rma.TableParams
 	// MaxPeers bounds the remote nodes that may join. Default 1024; at most 65535.
 	MaxPeers int
 }
@@ -53,8 +60,22 @@ func (c *RDMAConfig) validate() error {
 	if c.MaxPeers < 0 || c.MaxPeers > 65535 {
 		return fmt.Errorf("rdma max peers %d: must be in 1..65535", c.MaxPeers)
 	}
-	if c.Emu.RegionSize == 0 {
-		c.Emu.RegionSize = uint64(c.Locks)*alock.Size + 64 + 32768*2*alock.Size
+	switch c.Mode {
+	case "", RDMAModeALock:
+		c.Mode = RDMAModeALock
+		if c.Emu.RegionSize == 0 {
+			c.Emu.RegionSize = uint64(c.Locks)*alock.Size + 64 + 32768*2*alock.Size
+		}
+	case RDMAModeRW:
+		if err := c.RW.Validate(); err != nil {
+			return err
+		}
+		if c.Emu.RegionSize == 0 {
+			// The table, a node block per lock used on this node, 32768 handles' queue nodes.
+			c.Emu.RegionSize = uint64(c.Locks)*(c.RW.BlockSize()+128) + 64 + 32768*64
+		}
+	default:
+		return fmt.Errorf("rdma mode %q: must be %q or %q", c.Mode, RDMAModeALock, RDMAModeRW)
 	}
 	return nil
 }
@@ -78,8 +99,9 @@ type rdmaTier struct {
 	node  *emu.Node
 	ln    net.Listener
 	nic   netip.AddrPort // the NIC's TCP address
-	tbl   *alock.Table
+	tbl   *alock.Table   // ALock mode
 	pool  *alock.Pool
+	rw    *rwTable    // RW mode (nil in ALock mode)
 	stop  atomic.Bool // set on shutdown: aborts every spin on the server's node
 	locks []rlock
 	local *LocalLocks
@@ -103,8 +125,9 @@ type rdmaTier struct {
 	proxyGrants, proxyDropped, tryRefused atomic.Uint64
 	proxies                               atomic.Int64
 
-	// unsafeNoALock makes proxies send grants without taking the ALock: the negative control of
-	// the three-way test (it must break mutual exclusion). Tests only.
+	// unsafeNoALock makes proxies send grants without taking the ALock (or, in RW mode, the
+	// RMA-RW lock): the negative control of the three-way tests (it must break exclusion). Tests
+	// only.
 	unsafeNoALock bool
 }
 
@@ -137,15 +160,21 @@ func newRDMATier(s *Server, cfg RDMAConfig) (*rdmaTier, error) {
 		return nil, fmt.Errorf("rdma node: %w", err)
 	}
 	r.node = node
-	r.tbl, err = alock.NewTable(node.NewEndpoint(), cfg.Locks)
-	if err != nil {
-		return nil, fmt.Errorf("rdma table: %w", err)
+	if cfg.Mode == RDMAModeRW {
+		if r.rw, err = newRWTable(node, &r.stop, cfg.Locks, cfg.RW); err != nil {
+			return nil, err
+		}
+	} else {
+		r.tbl, err = alock.NewTable(node.NewEndpoint(), cfg.Locks)
+		if err != nil {
+			return nil, fmt.Errorf("rdma table: %w", err)
+		}
+		alg, err := alock.New(cfg.ALock)
+		if err != nil {
+			return nil, err
+		}
+		r.pool = alg.NewPool(func() verbs.Endpoint { return rdmaproto.Wrap(node.NewEndpoint(), &r.stop, nil) })
 	}
-	alg, err := alock.New(cfg.ALock)
-	if err != nil {
-		return nil, err
-	}
-	r.pool = alg.NewPool(func() verbs.Endpoint { return rdmaproto.Wrap(node.NewEndpoint(), &r.stop, nil) })
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return nil, fmt.Errorf("rdma listen: %w", err)
@@ -153,7 +182,7 @@ func newRDMATier(s *Server, cfg RDMAConfig) (*rdmaTier, error) {
 	r.ln = ln
 	r.nic = ln.Addr().(*net.TCPAddr).AddrPort()
 	r.nic = netip.AddrPortFrom(r.nic.Addr().Unmap(), r.nic.Port())
-	r.local = &LocalLocks{r: r, held: make([]atomic.Pointer[alock.Handle], cfg.Locks)}
+	r.local = &LocalLocks{r: r, held: make([]localHeld, cfg.Locks)}
 	return r, nil
 }
 
@@ -184,17 +213,19 @@ func (r *rdmaTier) shutdown() error {
 // isRDMA reports whether lock is RDMA-backed.
 func (r *rdmaTier) isRDMA(lock uint32) bool { return lock < r.n }
 
-// beforeStep adapts a request for an RDMA lock before the core sees it: a shared acquire is
-// served exclusively (ALock has no shared mode). It reports false when the request was an RDMA
-// admin operation, answered here (the core does not know them).
+// beforeStep adapts a request for an RDMA lock before the core sees it: in ALock mode a shared
+// acquire is served exclusively (ALock has no shared mode). It reports false when the request was
+// an RDMA admin operation, answered here (the core does not know them).
 func (r *rdmaTier) beforeStep(req *lockcore.Request, w *writer) bool {
 	if req.Op == wire.OpAdmin && (req.Status == rdmaproto.AdminJoin || req.Status == rdmaproto.AdminPeer) {
 		r.admin(req, w)
 		return false
 	}
 	if req.Op == wire.OpAcquire && r.isRDMA(req.Lock) {
-		req.Mode = wire.Exclusive
-		if req.Flags&wire.FlagTry != 0 && r.busyElsewhere(req.Lock) {
+		if r.rw == nil {
+			req.Mode = wire.Exclusive
+		}
+		if req.Flags&wire.FlagTry != 0 && r.busyElsewhere(req.Lock, req.Mode == wire.Shared) {
 			r.tryRefused.Add(1)
 			r.rejectNow(req, wire.StatusWouldBlock, w)
 			return false
@@ -208,8 +239,9 @@ func (r *rdmaTier) beforeStep(req *lockcore.Request, w *writer) bool {
 // may still be queued for a grant that ended) and one of its cohort tails is set. A try acquire
 // is then refused at once instead of being granted by the core and made to wait for the ALock.
 // It is a snapshot: an ALock caller arriving right after it can still make a granted try wait
-// for the other cohort.
-func (r *rdmaTier) busyElsewhere(lock uint32) bool {
+// for the other cohort. In RW mode the RMA-RW lock is busy for a shared try when a writer holds
+// or wants it, and for an exclusive try also when readers are inside.
+func (r *rdmaTier) busyElsewhere(lock uint32, shared bool) bool {
 	rl := &r.locks[lock]
 	rl.mu.Lock()
 	live := false
@@ -219,6 +251,9 @@ func (r *rdmaTier) busyElsewhere(lock uint32) bool {
 	rl.mu.Unlock()
 	if live {
 		return false // the core decides: its UDP holder makes it would-block there
+	}
+	if r.rw != nil {
+		return r.rw.busy(r.node, lock, shared)
 	}
 	off := r.tbl.Lock(int(lock)).Offset()
 	// Local loads of both tails: the server is on the lock's node (a Read never conflicts with
@@ -302,6 +337,11 @@ func (r *rdmaTier) queueGrant(e *lockcore.Effect) bool {
 	r.waitMu.Lock()
 	r.waiting[e.Msg.Lock] = struct{}{}
 	r.waitMu.Unlock()
+	if r.rw != nil {
+		p, lock := rl.q[len(rl.q)-1], e.Msg.Lock
+		r.goroutines.Go(func() { r.holder(lock, p) })
+		return false
+	}
 	if !rl.running {
 		lock := e.Msg.Lock
 		if r.goroutines.Go(func() { r.proxy(lock) }) {
@@ -545,7 +585,12 @@ func (r *rdmaTier) admin(req *lockcore.Request, w *writer) {
 			reject(wire.StatusQueueFull)
 			break
 		}
-		m.Tenant, m.Token, m.Lock, m.Client = uint16(id), uint64(r.tbl.Base()), r.n, r.nic
+		m.Tenant, m.Lock, m.Client = uint16(id), r.n, r.nic
+		if r.rw != nil {
+			m.Token, m.Timestamp = uint64(r.rw.tbl.Base()), rdmaproto.PackParams(r.rw.tbl.Params())
+		} else {
+			m.Token = uint64(r.tbl.Base())
+		}
 	case rdmaproto.AdminPeer:
 		addr, ok := r.peer(verbs.NodeID(req.Tenant))
 		if !ok {
@@ -569,8 +614,16 @@ func (r *rdmaTier) join(addr netip.AddrPort) (verbs.NodeID, bool) {
 	if len(r.peers) >= r.s.cfg.RDMA.MaxPeers {
 		return 0, false
 	}
+	id := verbs.NodeID(len(r.peers) + 1)
+	if r.rw != nil {
+		// RMA-RW hands the lock over between nodes by writing into the next holder's queue node,
+		// which lives on its node: the server's node must reach every client's NIC.
+		if err := r.node.Connect(id, addr.String()); err != nil {
+			r.s.log.Error("rdma join: connect to the node's NIC", "node", id, "nic", addr, "err", err)
+			return 0, false
+		}
+	}
 	r.peers = append(r.peers, addr)
-	id := verbs.NodeID(len(r.peers))
 	r.byAddr[addr] = id
 	r.s.log.Info("rdma node joined", "node", id, "nic", addr)
 	return id, true
@@ -600,11 +653,18 @@ func (r *rdmaTier) peer(id verbs.NodeID) (netip.AddrPort, bool) {
 // after it.
 type LocalLocks struct {
 	r    *rdmaTier
-	held []atomic.Pointer[alock.Handle] // the handle holding lock i through this API
+	held []localHeld
 }
 
-// LocalLocks returns the co-located API of the server's ALock table, or nil when the server
-// has no RDMA tier.
+// localHeld is what LocalLocks holds of one lock: an exclusive hold and the shared ones.
+type localHeld struct {
+	mu sync.Mutex
+	x  tierHandle
+	s  []tierHandle
+}
+
+// LocalLocks returns the co-located API of the server's RDMA table, or nil when the server has
+// no RDMA tier.
 func (s *Server) LocalLocks() *LocalLocks {
 	if s.rdma == nil {
 		return nil
@@ -615,13 +675,20 @@ func (s *Server) LocalLocks() *LocalLocks {
 // Len is the number of RDMA-backed locks (ids 0..Len()-1).
 func (l *LocalLocks) Len() int { return int(l.r.n) }
 
-// Lock takes lock i in the local cohort, blocking (spinning) until it is held.
+// Lock takes lock i exclusively (ALock: in the local cohort), blocking (spinning) until it is
+// held.
 //
 // If ctx can be cancelled the acquisition runs on a helper goroutine and Lock returns ctx.Err()
-// when ctx ends first; ALock acquisitions cannot be withdrawn, so the helper finishes the
-// acquisition and unlocks at once. With a context that is never done (context.Background())
-// the calling goroutine spins itself. Lock returns ErrClosed when the server shuts down first.
-func (l *LocalLocks) Lock(ctx context.Context, i uint32) error {
+// when ctx ends first; acquisitions cannot be withdrawn, so the helper finishes the acquisition
+// and unlocks at once. With a context that is never done (context.Background()) the calling
+// goroutine spins itself. Lock returns ErrClosed when the server shuts down first.
+func (l *LocalLocks) Lock(ctx context.Context, i uint32) error { return l.acquire(ctx, i, false) }
+
+// RLock takes lock i shared: in RW mode several holders (co-located, UDP, remote) may hold it
+// at once; in ALock mode it is taken exclusively. Release it with RUnlock. Otherwise as Lock.
+func (l *LocalLocks) RLock(ctx context.Context, i uint32) error { return l.acquire(ctx, i, true) }
+
+func (l *LocalLocks) acquire(ctx context.Context, i uint32, shared bool) error {
 	r := l.r
 	if !r.isRDMA(i) {
 		return fmt.Errorf("lock %d of %d: %w", i, r.n, ErrNotRDMALock)
@@ -632,68 +699,102 @@ func (l *LocalLocks) Lock(ctx context.Context, i uint32) error {
 	if r.stop.Load() {
 		return ErrClosed
 	}
-	h, err := r.pool.Get()
+	h, err := r.getHandle()
 	if err != nil {
 		return err
 	}
-	ptr := r.tbl.Lock(int(i))
 	if ctx.Done() == nil {
-		if err := rdmaproto.Do(func() error { return h.Lock(ptr) }); err != nil {
-			return ErrClosed
+		if err := rdmaproto.Do(func() error { return h.lock(i, shared) }); err != nil {
+			return r.lockErr(i, err)
 		}
-		l.held[i].Store(h)
+		l.hold(i, h, shared)
 		return nil
 	}
 	var decided atomic.Bool // set by whichever of Lock and the helper gives up the other
 	res := make(chan error, 1)
 	if !r.goroutines.Go(func() {
-		err := rdmaproto.Do(func() error { return h.Lock(ptr) })
+		err := rdmaproto.Do(func() error { return h.lock(i, shared) })
 		if err == nil && !decided.CompareAndSwap(false, true) {
 			// Abandoned by a cancelled Lock: give the lock back at once.
-			if rdmaproto.Do(func() error { return h.Unlock(ptr) }) == nil {
-				_ = r.pool.Put(h)
+			if rdmaproto.Do(func() error { return h.unlock(i) }) == nil {
+				_ = r.putHandle(h)
 			}
 			return
 		}
 		res <- err
 	}) {
-		_ = r.pool.Put(h)
+		_ = r.putHandle(h)
 		return ErrClosed
 	}
 	select {
 	case err := <-res:
 		if err != nil {
-			return ErrClosed
+			return r.lockErr(i, err)
 		}
 	case <-ctx.Done():
 		if decided.CompareAndSwap(false, true) {
 			return ctx.Err()
 		}
 		if err := <-res; err != nil { // the helper got the lock (or failed) first
-			return ErrClosed
+			return r.lockErr(i, err)
 		}
 	}
-	l.held[i].Store(h)
+	l.hold(i, h, shared)
 	return nil
 }
 
+// lockErr is the error of a failed acquisition: ErrClosed once the tier shuts down, else the
+// cause (a verb that failed in the middle: the lock may be left blocked, as for a remote client).
+func (r *rdmaTier) lockErr(i uint32, err error) error {
+	if r.stop.Load() || errors.Is(err, rdmaproto.ErrAborted) {
+		return ErrClosed
+	}
+	return fmt.Errorf("lock %d (the lock may be left blocked): %w", i, err)
+}
+
+func (l *LocalLocks) hold(i uint32, h tierHandle, shared bool) {
+	lh := &l.held[i]
+	lh.mu.Lock()
+	defer lh.mu.Unlock()
+	if shared {
+		lh.s = append(lh.s, h)
+	} else {
+		lh.x = h
+	}
+}
+
 // Unlock releases lock i taken with Lock.
-func (l *LocalLocks) Unlock(i uint32) error {
+func (l *LocalLocks) Unlock(i uint32) error { return l.release(i, false) }
+
+// RUnlock releases one shared hold of lock i taken with RLock.
+func (l *LocalLocks) RUnlock(i uint32) error { return l.release(i, true) }
+
+func (l *LocalLocks) release(i uint32, shared bool) error {
 	r := l.r
 	if !r.isRDMA(i) {
 		return fmt.Errorf("lock %d of %d: %w", i, r.n, ErrNotRDMALock)
 	}
-	h := l.held[i].Swap(nil)
+	lh := &l.held[i]
+	lh.mu.Lock()
+	var h tierHandle
+	if shared {
+		if k := len(lh.s); k > 0 {
+			h, lh.s = lh.s[k-1], lh.s[:k-1]
+		}
+	} else {
+		h, lh.x = lh.x, nil
+	}
+	lh.mu.Unlock()
 	if h == nil {
 		return ErrNotHeld
 	}
 	if r.stop.Load() {
 		return ErrClosed
 	}
-	if err := rdmaproto.Do(func() error { return h.Unlock(r.tbl.Lock(int(i))) }); err != nil {
-		return ErrClosed
+	if err := rdmaproto.Do(func() error { return h.unlock(i) }); err != nil {
+		return r.lockErr(i, err)
 	}
-	return r.pool.Put(h)
+	return r.putHandle(h)
 }
 
 // RDMAStats are the counters of the RDMA tier.

@@ -422,18 +422,24 @@ func TestRDMAAdmin(t *testing.T) {
 // has no lease). Shutdown must still return without leaking goroutines: the UDP grant waiting
 // for the ALock is answered reject shutdown, a blocked co-located Lock returns ErrClosed.
 func TestRDMAShutdownWithStuckHolder(t *testing.T) {
-	s, stop := startRDMA(t, 4, nil)
+	for _, mode := range []string{RDMAModeALock, RDMAModeRW} {
+		t.Run(mode, func(t *testing.T) { shutdownWithStuckHolder(t, mode) })
+	}
+}
+
+func shutdownWithStuckHolder(t *testing.T, mode string) {
+	s, stop := startRDMA(t, 4, func(c *Config) { c.RDMA.Mode = mode })
 	rc := dialRemote(t, s)
 	bg := context.Background()
 	if err := rc.Lock(bg, 2); err != nil {
 		t.Fatal(err)
 	}
-	// A UDP client holds lock 3: its proxy holds the ALock and waits for the release.
+	// A UDP client holds lock 3: its proxy holds the lock and waits for the release.
 	q := newPeer(t, s.Addr())
 	q.send(wire.Fields{Op: wire.OpAcquire, Mode: wire.Exclusive, Lock: 3, Txn: 8})
 	q.expect(wire.OpGrant, 8)
 	p := newPeer(t, s.Addr())
-	p.send(wire.Fields{Op: wire.OpAcquire, Mode: wire.Exclusive, Lock: 2, Txn: 7})
+	p.send(wire.Fields{Op: wire.OpAcquire, Mode: wire.Shared, Lock: 2, Txn: 7})
 	p.expectNothing(30 * time.Millisecond)
 	local := make(chan error, 1)
 	go func() { local <- s.LocalLocks().Lock(bg, 2) }()

@@ -45,6 +45,9 @@
 //   - remote clients (client/rdmaclient) join over UDP admin sub-operations and take it in the
 //     remote cohort with verbs over emu's TCP transport (Config.RDMA.Listen).
 //
+// With Config.RDMA.Mode = RDMAModeRW (--rdma-mode rw) the table holds RMA-RW locks (rdma/rma)
+// instead and shared acquisitions are shared on all three paths (rdma_rw.go).
+//
 // Shard goroutines and the sweeper never wait for an ALock: they only queue grants and, after a
 // step or an expiry that may have ended a UDP holder of an RDMA lock (release, lease expiry,
 // admin reset), mark the queued grants the core no longer lists as holders (Core.Inspect) as
@@ -69,6 +72,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"net/netip"
 	"runtime"
@@ -137,6 +141,17 @@ type Config struct {
 	WrapConn func(net.PacketConn) net.PacketConn
 	// RDMA configures the ALock table (RDMA.Locks > 0 enables it; see the package documentation).
 	RDMA RDMAConfig
+	// Standby makes the server a standby for a failed server's address: it queues requests but
+	// grants nothing until the controller's wire.AdminTakeover (which hands it the failed
+	// server's epoch and a grace period).
+	Standby bool
+	// ControllerLease, if positive, fences the server to the controller: each authenticated admin
+	// ping renews the server's authority for this long, and the server grants nothing while it
+	// has none (the controller declares a server dead only after it stopped pinging it and this
+	// lease has run out, so a server it cut off cannot grant beside its replacement;
+	// docs/controlplane.md, "Failures"). The server starts with one lease of authority. 0: no
+	// fencing.
+	ControllerLease time.Duration
 }
 
 func (c *Config) validate() error {
@@ -171,6 +186,8 @@ func (c *Config) validate() error {
 		return errors.New("takeover grace must not be negative")
 	case c.TakeoverEpoch >= MaxEpoch:
 		return fmt.Errorf("takeover epoch %d: must be below %d", c.TakeoverEpoch, uint64(MaxEpoch))
+	case c.ControllerLease < 0:
+		return errors.New("controller lease must not be negative")
 	}
 	if _, err := newAuth(c.RackKey, c.Peers); err != nil {
 		return err
@@ -213,6 +230,7 @@ type Server struct {
 	sent    atomic.Uint64
 	recv    atomic.Uint64
 	sendErr atomic.Uint64
+	place   placeState
 }
 
 // Reasons a datagram is dropped, for netlock_malformed_packets_total{reason}.
@@ -241,11 +259,15 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("lockserver: %w", err)
 	}
 	start := cfg.Clock.Now()
+	s.place.init(cfg, start.UnixNano())
 	for i := 0; i < cfg.Shards; i++ {
 		cc := cfg.Core
 		cc.TokenBase = epochBase(s.epochs.current())
 		if cfg.TakeoverGrace > 0 {
 			cc.GrantAfter = start.Add(cfg.TakeoverGrace).UnixNano()
+		}
+		if cfg.Standby {
+			cc.GrantAfter = math.MaxInt64
 		}
 		core, err := lockcore.New(cc)
 		if err != nil {
@@ -443,6 +465,7 @@ func (s *Server) sweep(w *writer) {
 		s.rdma.keepAlive(now, w)
 	}
 	s.refillEpoch()
+	s.applyHold(now, w)
 	for _, sh := range s.shards {
 		sh.mu.Lock()
 		if now >= sh.core.NextDeadline() {
@@ -496,9 +519,16 @@ func (s *Server) serve(i int) error {
 			}
 			if req.Op == wire.OpAdmin && req.Status == wire.AdminPing {
 				// Answered here: the reply carries the server's epoch (a replacement server is
-				// handed it as TakeoverEpoch) and its shard count.
+				// handed it as TakeoverEpoch), its shard count, the controller term in force and
+				// the process instance (a restart changes it); it renews the controller lease.
+				term := s.ping(&req)
 				w.addEffects([]lockcore.Effect{{To: req.From, Msg: wire.Fields{Op: wire.OpAdmin, Status: req.Status,
-					Flags: wire.FlagReply, Lock: req.Lock, Txn: req.Txn, Token: s.Epoch(), Slots: uint16(len(s.shards))}}})
+					Flags: wire.FlagReply, Lock: req.Lock, Txn: req.Txn, Token: s.Epoch(), Slots: uint16(len(s.shards)),
+					Timestamp: term, LeaseMicros: s.place.instance}}})
+				continue
+			}
+			if req.Op == wire.OpAdmin && isPlacement(req.Status) {
+				s.placement(&req, w)
 				continue
 			}
 			if s.rdma != nil && !s.rdma.beforeStep(&req, w) {
@@ -569,7 +599,21 @@ func (s *Server) tokenFloor(req *lockcore.Request, w *writer) {
 		w.addEffects([]lockcore.Effect{{To: req.From, Msg: reply}})
 		return
 	}
-	floor := req.Token
+	inForce, err := s.raiseFloor(req.Lock, req.Token, req.Slots == 1)
+	if err != nil {
+		reply = wire.Fields{Op: wire.OpReject, Status: wire.StatusBadRequest, Lock: req.Lock, Txn: req.Txn,
+			Token: req.Token, Timestamp: req.Timestamp}
+		w.addEffects([]lockcore.Effect{{To: req.From, Msg: reply}})
+		return
+	}
+	reply.Token = inForce
+	w.addEffects([]lockcore.Effect{{To: req.From, Msg: reply}})
+}
+
+// raiseFloor makes every token granted afterwards by the shard of lock (every shard with all)
+// larger than floor, moving the server to a later epoch first (persisted) when floor lies beyond
+// half of the current one. It returns the floor in force (the largest of the shards').
+func (s *Server) raiseFloor(lock uint32, floor uint64, all bool) (uint64, error) {
 	e := s.Epoch()
 	if floor >= epochBase(e)+epochRefill {
 		// Past half of this epoch's range: a later epoch, persisted before any token above
@@ -577,25 +621,23 @@ func (s *Server) tokenFloor(req *lockcore.Request, w *writer) {
 		ne, err := s.epochs.bump(floor>>EpochShift + 1)
 		if err != nil {
 			s.log.Error("token floor: cannot move to a new epoch", "err", err)
-			reply = wire.Fields{Op: wire.OpReject, Status: wire.StatusBadRequest, Lock: req.Lock, Txn: req.Txn,
-				Token: req.Token, Timestamp: req.Timestamp}
-			w.addEffects([]lockcore.Effect{{To: req.From, Msg: reply}})
-			return
+			return 0, err
 		}
 		s.raiseAll(epochBase(ne))
 		floor = epochBase(ne)
 	}
 	shards := s.shards
-	if req.Slots == 0 {
-		shards = []*shard{s.shardOf(req.Lock)}
+	if !all {
+		shards = []*shard{s.shardOf(lock)}
 	}
+	var inForce uint64
 	for _, sh := range shards {
 		sh.mu.Lock()
 		sh.core.RaiseTokenFloor(floor)
-		reply.Token = max(reply.Token, sh.core.LastToken())
+		inForce = max(inForce, sh.core.LastToken())
 		sh.mu.Unlock()
 	}
-	w.addEffects([]lockcore.Effect{{To: req.From, Msg: reply}})
+	return inForce, nil
 }
 
 // raiseAll raises every shard's token floor to t.

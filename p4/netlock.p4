@@ -121,6 +121,7 @@ const bit<8> PH_WDRAW = 5;   /* withdrawal walk: find a waiting txn among the wa
 const bit<8> WF_ACKED     = 1;   /* the answer to the sender went out already */
 const bit<8> WF_NOMETER   = 2;   /* the tenant meter ran already (or must not run) */
 const bit<8> WF_RETRYMISS = 4;   /* a retry whose request is not in the switch queue (a new acquire) */
+const bit<8> WF_DUP       = 16;  /* an acquire without the retry flag the switch saw before: a duplicate */
 const bit<8> WF_FORCED    = 8;   /* admin force-release */
 
 /* ---- Headers ---- */
@@ -330,6 +331,7 @@ struct metadata_t {
     @field_list(1) walk_t w;
     @field_list(2) ans_t c;
     ans_t   p;
+    bit<8>  p_echo;  /* 1: meta.p answers a client's own lock packet, written over it */
     slot_io_t sl;
     lev_io_t  lv;    /* the level being worked on */
     lev_io_t  lo;    /* the other level (gnext reads) */
@@ -385,7 +387,8 @@ struct metadata_t {
     bit<64> floor;
     bit<16> off;
     bit<8>  found;
-    bit<8>  ended_hit;
+    bit<8>  ended_hit;   /* the request ended (ended table) */
+    bit<8>  dup_hit;     /* the request was seen and has not ended (ended table) */
     bit<8>  meter_color;
     bit<8>  quota;
     bit<32> route_dst;
@@ -403,6 +406,21 @@ const bit<8> K_LOCK  = 1;    /* acquire, release or lease-probe */
 const bit<8> K_PB    = 2;    /* push-back to the switch */
 const bit<8> K_ADMIN = 3;    /* switch admin from the CPU port */
 const bit<8> K_DROP  = 4;
+
+/* Pass types (the ingress apply block runs one per pass). */
+const bit<8> PT_NONE   = 0;    /* not a lock operation (routed) */
+const bit<8> PT_ACQ    = 1;    /* take a slot (acquire, push-back, try commit) */
+const bit<8> PT_TRY    = 2;    /* check a try acquire */
+const bit<8> PT_RWALK  = 3;    /* retry walk */
+const bit<8> PT_REL    = 4;    /* release or admin force-release (first pass) */
+const bit<8> PT_GRANT  = 5;    /* grant walk */
+const bit<8> PT_CLEAN  = 6;    /* clean walk */
+const bit<8> PT_WD0    = 7;    /* withdrawal, first pass */
+const bit<8> PT_WD     = 8;    /* withdrawal walk */
+const bit<8> PT_PROBE  = 9;    /* lease-probe */
+const bit<8> PT_ADMIN  = 10;   /* admin, one pass */
+const bit<8> PT_BADREQ = 11;   /* an acquire without a txn */
+const bit<8> PT_PBNULL = 12;   /* a push-back without a request */
 
 /* ---- Parser ---- */
 parser NetlockParser(packet_in pkt, out headers_t hdr, inout metadata_t meta,
@@ -909,6 +927,31 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         }
     }
 
+    /* The lease this request gets: the default for 0, at most the maximum. */
+    action lease_of() {
+        if (hdr.nl.lease == 0) {
+            meta.lease = meta.def_lease;
+        } else if (hdr.nl.lease > meta.max_lease) {
+            meta.lease = meta.max_lease;
+        } else {
+            meta.lease = hdr.nl.lease;
+        }
+    }
+
+    /* The slot, grant number and level named by the request's token (releases, probes,
+     * force-release); level 2: the slot is in neither region. */
+    action token_slot() {
+        meta.tslot = (bit<32>)(hdr.nl.token & ((64w1 << SLOT_BITS) - 1));
+        meta.tseq = hdr.nl.token >> SLOT_BITS;
+        if (meta.tslot >= meta.left0 && meta.tslot - meta.left0 < (bit<32>)meta.size0) {
+            meta.tlevel = 0;
+        } else if (meta.tslot >= meta.left1 && meta.tslot - meta.left1 < (bit<32>)meta.size1) {
+            meta.tlevel = 1;
+        } else {
+            meta.tlevel = 2;
+        }
+    }
+
     /* Point the slot access at position pos of the current level's region. */
     action slot_at(bit<16> pos) {
         bit<32> s = meta.left + (bit<32>)(pos & 0x7fff);
@@ -962,6 +1005,28 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         a.txn = hdr.nl.txn;
         a.token = hdr.nl.token;
         a.ts = hdr.nl.ts;
+    }
+    /* An answer to a client's own lock packet (kind K_LOCK: sent by the requester, no
+     * trailer): only what differs from the request is kept here, and the headers are rewritten
+     * in place at the end of the pass (addresses swapped, op, flags, status, token, lease). */
+    action ans_reply(bit<8> op, bit<8> flags, bit<8> status) {
+        meta.p.valid = 1;
+        meta.p.routed = 1;
+        meta.p.dip = hdr.ipv4.src;
+        meta.p_echo = 1;
+        meta.p.op = op;
+        meta.p.flags = flags;
+        meta.p.status = status;
+        meta.p.token = hdr.nl.token;
+        meta.p.lease = 0;
+    }
+    /* An answer to the requester echoing the request, as the packet itself. */
+    action ans_echo_p(bit<8> op, bit<8> flags, bit<8> status) {
+        if (meta.kind == K_LOCK) {
+            ans_reply(op, flags, status);
+        } else {
+            ans_echo(meta.p, op, flags, status);
+        }
     }
     /* A grant to the request held in the slot just read (meta.sl). */
     action ans_grant_slot(inout ans_t a, bit<64> token) {
@@ -1202,19 +1267,30 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         meta.done = v[63:48];
     }
 
-    /* ended: 1 look up (meta.ended_hit), 2 record this request as ended */
+    /* ended: the requests seen, [31:1] fingerprint, [0] 1 ended, 0 not (yet). op 1: look up
+     * (meta.ended_hit, meta.dup_hit) and record the request as seen unless it ended (an acquire
+     * about to be handled); op 2: record the request as ended. The cell is a CRC-32 of (lock,
+     * txn) modulo the table size, the fingerprint a CRC-32 of (txn, lock): two requests differing
+     * only within 32 consecutive bits never share a fingerprint, and other pairs share cell and
+     * fingerprint with probability about 2^-31 / NETLOCK_ENDED. A cell keeps the last request
+     * hashed to it: a request is remembered until NETLOCK_ENDED or so later requests. */
     action ended_access(bit<8> op) {
         bit<32> i;
         hash(i, HashAlgorithm.crc32, 32w0, {hdr.nl.lock, hdr.nl.txn}, (bit<32>)NETLOCK_ENDED);
-        bit<32> fp = hdr.nl.txn[63:32] ^ hdr.nl.txn[31:0];
+        bit<32> fp;
+        hash(fp, HashAlgorithm.crc32, 32w0, {hdr.nl.txn, hdr.nl.lock}, 33w0x100000000);
+        fp = fp & 0xfffffffe;
         if (fp == 0) {
-            fp = 1;   /* 0 is an empty cell */
+            fp = 2;   /* 0 is an empty cell */
         }
         bit<32> v;
         ended.read(v, i);
-        meta.ended_hit = (v == fp) ? 8w1 : 8w0;
-        if (op == 2) {
+        meta.ended_hit = (v == (fp | 1)) ? 8w1 : 8w0;
+        meta.dup_hit = (v == fp) ? 8w1 : 8w0;
+        if (op == 1 && v != (fp | 1)) {
             v = fp;
+        } else if (op == 2) {
+            v = fp | 1;
         }
         ended.write(i, v);
     }
@@ -1248,7 +1324,6 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
 
     apply {
         /* ================= classification ================= */
-        meta.p.valid = 0;
         meta.now = sm.ingress_global_timestamp[31:0];
         if (hdr.packet_out.isValid() && hdr.packet_out.kind != 0) {
             /* A raw frame from the controller. */
@@ -1256,12 +1331,11 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             hdr.packet_out.setInvalid();
             exit;
         }
-        meta.c.valid = 0;
         if (hdr.ipv4.isValid() && sm.checksum_error == 1) {
             drop_count(DR_CHECKSUM);
             exit;
         }
-        meta.kind = K_ROUTE;
+        /* meta.kind is K_ROUTE (0) unless set below. */
         if (hdr.udp.isValid() && hdr.udp.dst == NL_PORT) {
             if (!hdr.nl.isValid() || sm.parser_error != error.NoError ||
                     hdr.nl.version != NL_VERSION || hdr.nl.op > OP_ADMIN || hdr.nl.mode > MODE_X) {
@@ -1304,7 +1378,13 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             }
         }
 
-        if (meta.kind == K_LOCK || meta.kind == K_PB || meta.kind == K_ADMIN) {
+        /* ================= the pass type =================
+         * Metadata is zero at the start of every pass (v1model; walk_t survives a resubmit). */
+        bit<8> pt = PT_NONE;
+        bit<8> ph = meta.w.phase;
+        bit<8> op = hdr.nl.op;
+        bit<8> st = hdr.nl.status;
+        if (meta.kind != K_ROUTE) {
             /* The requester: the client, also for a pushed-back request. */
             if (meta.kind == K_PB) {
                 meta.rq_ip = hdr.nl.cip;
@@ -1313,140 +1393,95 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             } else {
                 meta.rq_ip = hdr.ipv4.src;
                 meta.rq_port = hdr.udp.src;
-                meta.rq_fwd = 0;
             }
-            if (hdr.nl.lease == 0) {
-                meta.lease = meta.def_lease;
-            } else if (hdr.nl.lease > meta.max_lease) {
-                meta.lease = meta.max_lease;
-            } else {
-                meta.lease = hdr.nl.lease;
-            }
-            /* The slot and level named by the token (releases, probes, force-release). */
-            meta.tslot = (bit<32>)(hdr.nl.token & ((64w1 << SLOT_BITS) - 1));
-            meta.tseq = hdr.nl.token >> SLOT_BITS;
-            if (meta.tslot >= meta.left0 && meta.tslot - meta.left0 < (bit<32>)meta.size0) {
-                meta.tlevel = 0;
-            } else if (meta.tslot >= meta.left1 && meta.tslot - meta.left1 < (bit<32>)meta.size1) {
-                meta.tlevel = 1;
-            } else {
-                meta.tlevel = 2;
-            }
-            slot_clear_ops();
-            lev_clear_ops();
-            meta.sl.pre_ok = 0;
-            meta.sl.valid = 0;
-            meta.sl.cond = 0;
-            meta.lv.cond = 0;
-            meta.lo.cond = 0;
-            meta.lv.adv = 0;
-        }
-
-
-        bit<8> op = hdr.nl.op;
-        bit<8> ph = meta.w.phase;
-        bit<8> st = hdr.nl.status;
-        bit<8> fresh = (ph == PH_FRESH) ? 8w1 : 8w0;
-        bit<8> is_lock = (meta.kind == K_LOCK) ? 8w1 : 8w0;
-        bit<8> is_admin = (meta.kind == K_ADMIN) ? 8w1 : 8w0;
-        bit<8> retry = ((hdr.nl.flags & FL_RETRY) != 0) ? 8w1 : 8w0;
-        bit<8> tryf = ((hdr.nl.flags & FL_TRY) != 0) ? 8w1 : 8w0;
-
-        /* Which pass type. */
-        bit<8> do_acq = 0;      /* take a slot (acquire, push-back, try commit) */
-        bit<8> do_try = 0;      /* check a try acquire */
-        bit<8> do_rwalk = 0;    /* retry walk */
-        bit<8> do_rel = 0;      /* release or admin force-release (first pass) */
-        bit<8> do_grant = 0;    /* grant walk */
-        bit<8> do_clean = 0;    /* clean walk */
-        bit<8> do_wd0 = 0;      /* withdrawal, first pass */
-        bit<8> do_wd = 0;       /* withdrawal walk */
-        bit<8> do_probe = 0;    /* lease-probe */
-        bit<8> do_admin = 0;    /* admin, one pass */
-        bit<8> badreq = 0;
-        if (meta.kind == K_PB && fresh == 1 && hdr.nl.txn == 0) {
-            /* A push-back without a request: an overflow the server did not buffer. */
-            q_access(9, 0, 0, 0);
-        } else if (meta.kind == K_PB && fresh == 1) {
-            do_acq = 1;
-        } else if (is_lock == 1 && op == OP_ACQUIRE) {
-            if (fresh == 1 && hdr.nl.txn == 0) {
-                badreq = 1;
-            } else if (ph == PH_ACQ) {
-                do_acq = 1;
-            } else if (ph == PH_RWALK || (fresh == 1 && retry == 1)) {
-                do_rwalk = 1;
-            } else if (fresh == 1 && tryf == 1) {
-                do_try = 1;
-            } else if (fresh == 1) {
-                do_acq = 1;
-            }
-        } else if (is_lock == 1 && op == OP_RELEASE && fresh == 1) {
-            if (hdr.nl.token != 0) {
-                do_rel = 1;
-            } else {
-                do_wd0 = 1;
-            }
-        } else if (is_lock == 1 && op == OP_PROBE && fresh == 1) {
-            do_probe = 1;
-        } else if (is_admin == 1 && fresh == 1) {
-            if (st == ADM_FORCE && meta.hit == 1 && meta.srv_ok == 1) {
-                do_rel = 1;
-                meta.w.flags = meta.w.flags | WF_FORCED;
-            } else {
-                do_admin = 1;
-            }
-        }
-        if (meta.kind == K_LOCK || meta.kind == K_ADMIN || meta.kind == K_PB) {
-            if (ph == PH_GRANT) {
-                do_grant = 1;
+            if (ph == PH_FRESH) {
+                if (meta.kind == K_LOCK) {
+                    if (op == OP_ACQUIRE) {
+                        /* The accept log: the order in which the switch saw acquires of its
+                         * locks (netlock switch --log-console and bmv2's log print it; tests
+                         * check FIFO order with it). */
+                        log_msg("netlock: acquire lock={} txn={} prio={}", {hdr.nl.lock, hdr.nl.txn, hdr.nl.prio});
+                        if (hdr.nl.txn == 0) {
+                            pt = PT_BADREQ;
+                        } else if ((hdr.nl.flags & FL_RETRY) != 0 || (meta.w.flags & WF_DUP) != 0) {
+                            pt = PT_RWALK;
+                        } else if ((hdr.nl.flags & FL_TRY) != 0) {
+                            pt = PT_TRY;
+                        } else {
+                            pt = PT_ACQ;
+                        }
+                    } else if (op == OP_RELEASE) {
+                        if (hdr.nl.token != 0) {
+                            pt = PT_REL;
+                        } else {
+                            pt = PT_WD0;
+                        }
+                    } else {
+                        pt = PT_PROBE;
+                    }
+                } else if (meta.kind == K_PB) {
+                    if (hdr.nl.txn == 0) {
+                        pt = PT_PBNULL;
+                    } else {
+                        pt = PT_ACQ;
+                    }
+                } else if (st == ADM_FORCE && meta.hit == 1 && meta.srv_ok == 1) {
+                    pt = PT_REL;
+                    meta.w.flags = meta.w.flags | WF_FORCED;
+                } else {
+                    pt = PT_ADMIN;
+                }
+            } else if (ph == PH_GRANT) {
+                pt = PT_GRANT;
             } else if (ph == PH_CLEAN) {
-                do_clean = 1;
+                pt = PT_CLEAN;
             } else if (ph == PH_WDRAW) {
-                do_wd = 1;
+                pt = PT_WD;
+            } else if (meta.kind == K_LOCK && op == OP_ACQUIRE) {
+                if (ph == PH_ACQ && (hdr.nl.flags & FL_TRY) != 0 &&
+                        (meta.w.flags & (WF_RETRYMISS | WF_NOMETER)) == WF_RETRYMISS) {
+                    pt = PT_TRY;   /* a retried try not in the queue: checked again, as a new try */
+                } else if (ph == PH_ACQ) {
+                    pt = PT_ACQ;
+                } else if (ph == PH_RWALK) {
+                    pt = PT_RWALK;
+                }
             }
         }
-        bit<8> forced = ((meta.w.flags & WF_FORCED) != 0) ? 8w1 : 8w0;
         /* After this pass: grant walk, clean walk (set by the pass types below). */
         bit<8> walk = 0;
         bit<8> clean = 0;
-        bit<8> finished = 0;    /* the operation ended in this pass */
-
-        if (badreq == 1) {
-            ans_echo(meta.p, OP_REJECT, 0, ST_BADREQ);
-        }
-        if (is_lock == 1 && op == OP_ACQUIRE && fresh == 1) {
-            /* The accept log: the order in which the switch saw acquires of its locks (netlock
-             * switch --log-console and bmv2's log print it; tests check FIFO order with it). */
-            log_msg("netlock: acquire lock={} txn={} prio={}", {hdr.nl.lock, hdr.nl.txn, hdr.nl.prio});
-        }
 
         /* ================= acquire, push-back, try ================= */
-        if (do_acq == 1 || do_try == 1) {
+        if (pt == PT_ACQ || pt == PT_TRY) {
             if (hdr.nl.prio == 0) { use_level(0); } else { use_level(1); }
+            lease_of();
             /* Stage: a late copy of a request that ended (a datagram the network delayed or
-             * duplicated) is ignored; then the tenant meter (a fresh acquire; not a retry, not
-             * the commit of a try). */
-            meta.ended_hit = 0;
-            if (is_lock == 1 && fresh == 1) {
+             * duplicated) is ignored, a copy of one the switch saw and that has not ended is a
+             * retransmission without the retry flag (a duplicated datagram): the retry walk looks
+             * for it; then the tenant meter (a fresh acquire; not a retry or a copy, not the
+             * commit of a try). */
+            if (meta.kind == K_LOCK && ph == PH_FRESH) {
                 ended_access(1);
             }
-            meta.quota = 0;
-            meta.meter_color = 0;
-            if (is_lock == 1 && (meta.w.flags & WF_NOMETER) == 0 && retry == 0 && meta.ended_hit == 0) {
+            if (meta.kind == K_LOCK && (meta.w.flags & (WF_NOMETER | WF_DUP)) == 0 &&
+                    (hdr.nl.flags & FL_RETRY) == 0 && meta.ended_hit == 0 && meta.dup_hit == 0) {
                 tenant_quota.apply();
             }
             if (meta.ended_hit == 1) {
                 /* ignored: no answer */
+            } else if (meta.dup_hit == 1) {
+                meta.w.flags = meta.w.flags | WF_DUP;
+                again(PH_FRESH);
             } else if (meta.quota == 1 && meta.meter_color != 0) {
-                ans_echo(meta.p, OP_REJECT, 0, ST_QUOTA);
-            } else if (do_try == 1) {
+                ans_echo_p(OP_REJECT, 0, ST_QUOTA);
+            } else if (pt == PT_TRY) {
                 /* A try: check without changing anything, commit in a second pass. */
                 q_access(1, meta.level, 0, 0);
                 state_access(1, hdr.nl.mode, meta.level, 0);
                 bit<16> up = (meta.level == 0) ? meta.used0 : meta.used1;
                 if (meta.paused == 1 || meta.buf > 0 || up >= meta.size || meta.compat == 0) {
-                    ans_echo(meta.p, OP_REJECT, 0, ST_WOULDBLOCK);
+                    ans_echo_p(OP_REJECT, 0, ST_WOULDBLOCK);
                 } else {
                     meta.w.flags = meta.w.flags | WF_NOMETER;
                     again(PH_ACQ);
@@ -1499,19 +1534,23 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                     if (meta.grant == 1) {
                         bit<64> token;
                         token_of(token, meta.seq[31:0], meta.tslot);
-                        ans_grant_slot(meta.p, token);
+                        if (meta.kind == K_LOCK) {
+                            ans_reply(OP_GRANT, 0, 0);
+                            meta.p.token = token;
+                            meta.p.lease = meta.lease;
+                        } else {
+                            ans_grant_slot(meta.p, token);
+                        }
                     }
                     /* A waiter gets no answer now. */
                 }
             }
-        }
-
-        /* ================= retry walk =================
-         * A retransmitted acquire: is the txn in an occupied slot of its level? A granted one
-         * gets its grant again, a waiting one nothing; otherwise it is a new acquire. */
-        if (do_rwalk == 1) {
+        } else if (pt == PT_RWALK) {
+            /* ================= retry walk =================
+             * A retransmitted acquire: is the txn in an occupied slot of its level? A granted one
+             * gets its grant again, a waiting one nothing; otherwise it is a new acquire. */
             if (hdr.nl.prio == 0) { use_level(0); } else { use_level(1); }
-            if (fresh == 1) {
+            if (ph == PH_FRESH) {
                 q_access(1, meta.level, 0, 0);
                 meta.lv.h_op = 1;
                 levels.apply(meta.lv, meta.lo, meta.level, meta.idx);
@@ -1557,17 +1596,16 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                     }
                 }
             }
-        }
-
-        /* ================= release (and admin force-release), first pass ================= */
-        if (do_rel == 1) {
+        } else if (pt == PT_REL) {
+            /* ================= release (and admin force-release), first pass ================= */
+            bit<8> forced = ((meta.w.flags & WF_FORCED) != 0) ? 8w1 : 8w0;
+            token_slot();
             if (meta.tlevel == 2) {
                 if (forced == 1) {
                     hdr.admin.result = AR_NOTHELD;
                 } else {
-                    ans_echo(meta.p, OP_REJECT, 0, ST_NOTHOLDER);
+                    ans_echo_p(OP_REJECT, 0, ST_NOTHOLDER);
                 }
-                finished = 1;
             } else {
                 use_level(meta.tlevel);
                 /* Stage: the floor; then the slot (txn, grant number: valid? clear it; done). */
@@ -1579,8 +1617,11 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 meta.sl.h_op = 3;
                 meta.sl.chk_seq = meta.tseq[31:0];
                 meta.sl.f_op = 3;
-                meta.sl.w_op = 1;
-                meta.sl.t_op = 1;
+                if (forced == 1) {
+                    /* the old holder's address and timestamp, for its notice */
+                    meta.sl.w_op = 1;
+                    meta.sl.t_op = 1;
+                }
                 pool.apply(meta.sl);
                 bit<8> valid = meta.sl.valid;
                 /* Stages: holders; waiters (read); the head (moves if the slot was the head) and
@@ -1601,9 +1642,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                     if (forced == 1) {
                         hdr.admin.result = AR_NOTHELD;
                     } else {
-                        ans_echo(meta.p, OP_REJECT, 0, ST_NOTHOLDER);
+                        ans_echo_p(OP_REJECT, 0, ST_NOTHOLDER);
                     }
-                    finished = 1;
                 } else {
                     if (meta.nhold == 0 && meta.w0 + meta.w1 > 0) {
                         walk = 1;
@@ -1636,15 +1676,13 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                         ans_echo(meta.c, OP_RELEASE, FL_REPLY, 0);
                         meta.w.flags = meta.w.flags | WF_ACKED;
                     } else {
-                        ans_echo(meta.p, OP_RELEASE, FL_REPLY, 0);
+                        ans_echo_p(OP_RELEASE, FL_REPLY, 0);
                     }
                     if (walk == 0 && clean == 0) {
-                        finished = 1;
                         if (meta.used0 + meta.used1 == 0 && meta.buf > 0 && meta.paused == 0) {
                             if (forced == 1) {
                                 /* The clone carries the holder's notice: a clean pass that
                                  * examines nothing sends queue-empty. */
-                                finished = 0;
                                 clean = 1;
                                 meta.w.clevel = meta.level;
                                 meta.w.cleft = 0;
@@ -1656,12 +1694,10 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                     }
                 }
             }
-        }
-
-        /* ================= grant walk =================
-         * One waiter per pass, in queue order (level 0 first): grant it when it is compatible
-         * with the holders, skip it when it was withdrawn, stop otherwise. */
-        if (do_grant == 1) {
+        } else if (pt == PT_GRANT) {
+            /* ================= grant walk =================
+             * One waiter per pass, in queue order (level 0 first): grant it when it is compatible
+             * with the holders, skip it when it was withdrawn, stop otherwise. */
             use_level(meta.w.level);
             bit<16> c = meta.w.cur;
             /* Stage: the slot (read). */
@@ -1708,14 +1744,11 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             } else if (meta.w.pclean == 1) {
                 clean = 1;
             } else {
-                finished = 1;
             }
-        }
-
-        /* ================= clean walk =================
-         * Move the head of a level over done slots (released out of order, or withdrawn), so
-         * that they can be used again; the walk counts slots (cleft) from the head. */
-        if (do_clean == 1) {
+        } else if (pt == PT_CLEAN) {
+            /* ================= clean walk =================
+             * Move the head of a level over done slots (released out of order, or withdrawn), so
+             * that they can be used again; the walk counts slots (cleft) from the head. */
             use_level(meta.w.clevel);
             meta.lv.h_op = 3;
             meta.lv.cond = meta.w.cadv;
@@ -1746,17 +1779,14 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 meta.w.pclean = 0;
                 clean = 1;
             } else {
-                finished = 1;
                 if (meta.used0 + meta.used1 == 0 && meta.buf > 0 && meta.paused == 0) {
                     ans_queue_empty(meta.c);
                 }
             }
-        }
-
-        /* ================= withdrawal =================
-         * A release with token 0: the txn withdraws its waiting request. The first pass reads
-         * where the waiters of its level start; the walk looks at one slot per pass. */
-        if (do_wd0 == 1) {
+        } else if (pt == PT_WD0) {
+            /* ================= withdrawal =================
+             * A release with token 0: the txn withdraws its waiting request. The first pass reads
+             * where the waiters of its level start; the walk looks at one slot per pass. */
             if (hdr.nl.prio == 0) { use_level(0); } else { use_level(1); }
             wait_access(1, meta.level, 0);
             meta.lv.g_op = 1;
@@ -1765,13 +1795,11 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             meta.w.cur = meta.lv.gnext;
             meta.w.steps = meta.size;
             if (meta.w.left == 0) {
-                ans_echo(meta.p, OP_REJECT, 0, ST_NOTHOLDER);
-                finished = 1;
+                ans_echo_p(OP_REJECT, 0, ST_NOTHOLDER);
             } else {
                 again(PH_WDRAW);
             }
-        }
-        if (do_wd == 1) {
+        } else if (pt == PT_WD) {
             if (hdr.nl.prio == 0) { use_level(0); } else { use_level(1); }
             bit<16> c = meta.w.cur;
             slot_at(c);
@@ -1808,8 +1836,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                     ans_echo(meta.c, OP_RELEASE, FL_REPLY, 0);
                     meta.w.flags = meta.w.flags | WF_ACKED;
                 } else {
-                    ans_echo(meta.p, OP_RELEASE, FL_REPLY, 0);
-                    finished = 1;
+                    ans_echo_p(OP_RELEASE, FL_REPLY, 0);
                 }
             } else {
                 if (meta.sl.state == SS_LIVE) {
@@ -1818,18 +1845,17 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 meta.w.steps = meta.w.steps - 1;
                 meta.w.cur = qnext(c, meta.size);
                 if (meta.w.left == 0 || meta.w.steps == 0) {
-                    ans_echo(meta.p, OP_REJECT, 0, ST_NOTHOLDER);
-                    finished = 1;
+                    ans_echo_p(OP_REJECT, 0, ST_NOTHOLDER);
                 } else {
                     again(PH_WDRAW);
                 }
             }
-        }
-
-        /* ================= lease-probe ================= */
-        if (do_probe == 1) {
+        } else if (pt == PT_PROBE) {
+            /* ================= lease-probe ================= */
+            lease_of();
+            token_slot();
             if (meta.tlevel == 2) {
-                ans_echo(meta.p, OP_REJECT, 0, ST_NOTHOLDER);
+                ans_echo_p(OP_REJECT, 0, ST_NOTHOLDER);
             } else {
                 use_level(meta.tlevel);
                 floor_access(1, 0);
@@ -1846,16 +1872,14 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 meta.sl.n_ts = hdr.nl.ts;
                 pool.apply(meta.sl);
                 if (meta.sl.valid == 1) {
-                    ans_echo(meta.p, OP_PROBE, FL_REPLY, 0);
+                    ans_echo_p(OP_PROBE, FL_REPLY, 0);
                     meta.p.lease = meta.sl.lease;
                 } else {
-                    ans_echo(meta.p, OP_REJECT, 0, ST_NOTHOLDER);
+                    ans_echo_p(OP_REJECT, 0, ST_NOTHOLDER);
                 }
             }
-        }
-
-        /* ================= admin (one pass) ================= */
-        if (do_admin == 1) {
+        } else if (pt == PT_ADMIN) {
+            /* ================= admin (one pass) ================= */
             hdr.admin.result = AR_OK;
             hdr.admin.now = meta.now;
             bit<8> needs_lock = 1;
@@ -1955,12 +1979,16 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             } else {
                 hdr.admin.result = AR_BADREQ;
             }
-            finished = 1;
+        } else if (pt == PT_BADREQ) {
+            ans_echo_p(OP_REJECT, 0, ST_BADREQ);
+        } else if (pt == PT_PBNULL) {
+            /* A push-back without a request: an overflow the server did not buffer. */
+            q_access(9, 0, 0, 0);
         }
 
         /* ================= what comes next ================= */
         if (walk == 1) {
-            if (clean == 1 && do_grant == 0) {
+            if (clean == 1 && pt != PT_GRANT) {
                 meta.w.pclean = 1;   /* clean once the walk ends */
             }
             again(PH_GRANT);
@@ -2025,6 +2053,28 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 hdr.packet_in.ingress_port = sm.ingress_port;
                 hdr.packet_in.reason = 1;
                 sm.egress_spec = CPU_PORT;
+            } else if (meta.p.valid == 1 && meta.p_echo == 1) {
+                /* The answer over the client's own request (ans_reply). */
+                hdr.ethernet.src = meta.p.smac;
+                hdr.ethernet.dst = meta.p.dmac;
+                hdr.ipv4.dst = hdr.ipv4.src;
+                hdr.ipv4.src = meta.srv_ip;
+                hdr.ipv4.ttl = 64;
+                hdr.ipv4.totalLen = 20 + 8 + 48;
+                hdr.udp.dst = hdr.udp.src;
+                hdr.udp.src = meta.srv_udp;
+                hdr.udp.len = 8 + 48;
+                hdr.udp.csum = 0;
+                hdr.nl.op = meta.p.op;
+                hdr.nl.flags = meta.p.flags;
+                hdr.nl.status = meta.p.status;
+                hdr.nl.token = meta.p.token;
+                hdr.nl.lease = meta.p.lease;
+                hdr.nl.cip = 0;
+                hdr.nl.cport = 0;
+                hdr.nl.slots = 0;
+                truncate(14 + 20 + 8 + 48);
+                sm.egress_spec = meta.p.port;
             } else if (meta.p.valid == 1) {
                 write_answer.apply(hdr, meta.p);
                 sm.egress_spec = meta.p.port;

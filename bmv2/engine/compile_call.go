@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"fmt"
+
 	"github.com/netlock-go/netlock/bmv2/front"
 )
 
@@ -90,6 +92,14 @@ func (cp *compiler) invoke(sc *scope, fr *frame, call *front.CallExpr) stmtFn {
 	// The body is read at run time: a control with extern parameters is compiled after its
 	// first call site.
 	bodyRef := &fr.body
+	if len(ins) == 0 && len(outs) == 0 {
+		return func(c *ctx) flow {
+			if (*bodyRef)(c) == fExit {
+				return fExit
+			}
+			return fNext
+		}
+	}
 	return func(c *ctx) flow {
 		for _, f := range ins {
 			f(c)
@@ -103,6 +113,63 @@ func (cp *compiler) invoke(sc *scope, fr *frame, call *front.CallExpr) stmtFn {
 		}
 		return fNext
 	}
+}
+
+// specialized compiles a direct call of action d whose arguments for some directionless
+// parameters are compile-time constants (an action called with op codes): the body is compiled
+// for those values, so conditions on them fold and only the branches taken remain. Call sites
+// with the same constants in one block instance share the compiled body. It returns nil when no
+// argument is constant.
+func (cp *compiler) specialized(sc *scope, d *front.ActionDecl, call *front.CallExpr) stmtFn {
+	vals := make([]*u128, len(d.Params))
+	any := false
+	for i, p := range d.Params {
+		if p.Dir != front.DirNone || i >= len(call.Ordered) || call.Ordered[i] == nil || !isScalar(p.T) {
+			continue
+		}
+		a := call.Ordered[i].Value
+		if !cp.isConstExpr(sc, a) {
+			continue
+		}
+		v := cp.scalarOf(sc, a, p.T)(nil).trunc(widthOf(p.T))
+		vals[i], any = &v, true
+	}
+	if !any {
+		return nil
+	}
+	key := fmt.Sprintf("%p|%s", d, sc.prefix)
+	for _, v := range vals {
+		if v == nil {
+			key += "|-"
+		} else {
+			key += fmt.Sprintf("|%x.%x", v.hi, v.lo)
+		}
+	}
+	fr, ok := cp.specs[key]
+	if !ok {
+		inner := sc.child()
+		fr = &frame{params: d.Params}
+		for i, p := range d.Params {
+			if vals[i] != nil {
+				inner.m[p] = &binding{kind: bConst, t: p.T, val: *vals[i]}
+				fr.bases = append(fr.bases, -1)
+				fr.types = append(fr.types, p.T)
+				continue
+			}
+			if isExtern(p.T) {
+				fr.bases = append(fr.bases, -1)
+				fr.types = append(fr.types, p.T)
+				continue
+			}
+			b := cp.alloc(cp.slotsOf(p.T))
+			fr.bases = append(fr.bases, b)
+			fr.types = append(fr.types, p.T)
+			inner.m[p] = &binding{kind: bSlot, t: p.T, base: b}
+		}
+		cp.specs[key] = fr
+		fr.body = cp.block(inner, d.Body)
+	}
+	return cp.invoke(sc, fr, call)
 }
 
 // action returns the compiled action decl in the scope's block instance.
@@ -160,7 +227,10 @@ func (cp *compiler) call(sc *scope, call *front.CallExpr) stmtFn {
 	switch d := call.Callee.(type) {
 	case *front.ActionDecl:
 		a := cp.action(sc, d)
-		inv := cp.invoke(sc, a.fr, call)
+		inv := cp.specialized(sc, d, call)
+		if inv == nil {
+			inv = cp.invoke(sc, a.fr, call)
+		}
 		return func(c *ctx) flow {
 			// An action called from an action is inlined (as p4c does): its register accesses
 			// belong to the outermost action invocation.

@@ -69,6 +69,60 @@ type cexpr struct {
 	t      front.Type
 	scalar scalarFn
 	comp   compFn
+	// isConst: the scalar is a compile-time constant, cval.
+	isConst bool
+	cval    u128
+}
+
+// isConstExpr reports whether the scalar expression e is a compile-time constant in scope sc:
+// a constant of the front end, a name bound to a constant (an action parameter specialized at
+// its call site, a local constant) or an operator applied to constants.
+func (cp *compiler) isConstExpr(sc *scope, e front.Expr) bool {
+	if _, ok := cp.checked.Const[e]; ok {
+		return true
+	}
+	switch x := e.(type) {
+	case *front.NameExpr:
+		if b := sc.lookup(x.Decl); b != nil {
+			return b.kind == bConst
+		}
+		if d, ok := x.Decl.(*front.ConstDecl); ok {
+			_, ok := cp.valueU128(d.Val)
+			return ok
+		}
+	case *front.MemberExpr:
+		return x.Kind == front.MemberEnum
+	case *front.UnaryExpr:
+		return isScalar(x.X.Type()) && cp.isConstExpr(sc, x.X)
+	case *front.BinaryExpr:
+		switch x.Op {
+		case "==", "!=", "<", "<=", ">", ">=":
+			if !isScalar(x.X.Type()) && !isScalar(x.Y.Type()) {
+				return false
+			}
+		case "&&", "||":
+			// Short-circuit: a constant left side that decides the result is enough.
+			if v, ok := cp.constCond(sc, x.X); ok && v == (x.Op == "||") {
+				return true
+			}
+		}
+		return cp.isConstExpr(sc, x.X) && cp.isConstExpr(sc, x.Y)
+	case *front.TernaryExpr:
+		return cp.isConstExpr(sc, x.Cond) && cp.isConstExpr(sc, x.Then) && cp.isConstExpr(sc, x.Else)
+	case *front.CastExpr:
+		return isScalar(x.X.Type()) && cp.isConstExpr(sc, x.X)
+	case *front.SliceExpr:
+		return cp.isConstExpr(sc, x.X)
+	}
+	return false
+}
+
+// constCond returns the value of a condition that is a compile-time constant.
+func (cp *compiler) constCond(sc *scope, e front.Expr) (v, ok bool) {
+	if !isScalar(e.Type()) || !cp.isConstExpr(sc, e) {
+		return false, false
+	}
+	return !cp.scalarOf(sc, e, nil)(nil).isZero(), true
 }
 
 // loc is an assignable location.
@@ -203,10 +257,18 @@ func (cp *compiler) expr(sc *scope, e front.Expr, want front.Type) cexpr {
 	if isScalar(t) {
 		if v, ok := cp.checked.Const[e]; ok {
 			if x, ok := cp.valueU128(v); ok {
-				return cexpr{t: t, scalar: constFn(x.trunc(widthOf(t)))}
+				return cexpr{t: t, scalar: constFn(x.trunc(widthOf(t))), isConst: true, cval: x.trunc(widthOf(t))}
 			}
 		}
-		return cexpr{t: t, scalar: cp.scalar(sc, e, t)}
+		f := cp.scalar(sc, e, t)
+		if cp.isConstExpr(sc, e) {
+			// Every leaf is a constant (a constant, or an action parameter bound to a
+			// constant argument): evaluate once, here. The closures of constant leaves do
+			// not read the context.
+			v := f(nil)
+			return cexpr{t: t, scalar: constFn(v), isConst: true, cval: v}
+		}
+		return cexpr{t: t, scalar: f}
 	}
 	switch under(t).(type) {
 	case *front.StructType, *front.StackType, *front.TupleType, *front.VarbitType, *front.BitsType:
@@ -628,6 +690,12 @@ func (cp *compiler) scalar(sc *scope, e front.Expr, t front.Type) scalarFn {
 	case *front.BinaryExpr:
 		return cp.binary(sc, x, t)
 	case *front.TernaryExpr:
+		if v, ok := cp.constCond(sc, x.Cond); ok {
+			if v {
+				return cp.scalarOf(sc, x.Then, t)
+			}
+			return cp.scalarOf(sc, x.Else, t)
+		}
 		cond := cp.scalarOf(sc, x.Cond, nil)
 		a, b := cp.scalarOf(sc, x.Then, t), cp.scalarOf(sc, x.Else, t)
 		return func(c *ctx) u128 {
@@ -667,12 +735,26 @@ func (cp *compiler) binary(sc *scope, x *front.BinaryExpr, t front.Type) scalarF
 	w := widthOf(t)
 	m := mask128(w)
 	switch x.Op {
-	case "&&":
-		a, b := cp.scalarOf(sc, x.X, nil), cp.scalarOf(sc, x.Y, nil)
+	case "&&", "||":
+		// A constant left side decides the result or drops out; a constant right side drops
+		// out when it does not decide (the left side is always evaluated: it may apply a table).
+		or := x.Op == "||"
+		xa, ya := cp.expr(sc, x.X, nil), cp.expr(sc, x.Y, nil)
+		if xa.isConst {
+			if !xa.cval.isZero() == or {
+				return constFn(b2u(or))
+			}
+			b := ya.scalar
+			return func(c *ctx) u128 { return b2u(b(c).lo != 0) }
+		}
+		a, b := xa.scalar, ya.scalar
+		if ya.isConst && !ya.cval.isZero() != or {
+			return func(c *ctx) u128 { return b2u(a(c).lo != 0) }
+		}
+		if or {
+			return func(c *ctx) u128 { return b2u(a(c).lo != 0 || b(c).lo != 0) }
+		}
 		return func(c *ctx) u128 { return b2u(a(c).lo != 0 && b(c).lo != 0) }
-	case "||":
-		a, b := cp.scalarOf(sc, x.X, nil), cp.scalarOf(sc, x.Y, nil)
-		return func(c *ctx) u128 { return b2u(a(c).lo != 0 || b(c).lo != 0) }
 	case "==", "!=", "<", "<=", ">", ">=":
 		ot := x.X.Type()
 		if _, ok := under(ot).(*front.IntType); ok {

@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"encoding/binary"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/netlock-go/netlock/bmv2/front"
@@ -378,6 +380,7 @@ func (cp *compiler) packetIn(sc *scope, call *front.CallExpr, d *front.MethodDec
 			wide = wide || p.wide
 		}
 		base := l.baseFn()
+		fw, win := fieldWins(ps)
 		// extract(stack.next) advances the stack's next index.
 		nextOf := cp.nextOf(sc, e)
 		sib := cp.unionSiblings(e)
@@ -403,6 +406,12 @@ func (cp *compiler) packetIn(sc *scope, call *front.CallExpr, d *front.MethodDec
 					off += p.width
 				}
 				c.cur = off
+			} else if c.cur&7 == 0 && (c.cur>>3)+win <= cap(c.in) {
+				// Every field from one 8-byte big-endian window (fieldWins). The windows of
+				// the last fields may reach past the packet into the buffer's spare capacity
+				// (the switch keeps 8 bytes): those bits are shifted out.
+				extractWins(c.s, b, c.in[c.cur>>3:cap(c.in)], fw)
+				c.cur += total
 			} else if c.cur&7 == 0 {
 				r := bitReader{b: c.in, i: c.cur >> 3}
 				for _, p := range ps {
@@ -474,6 +483,7 @@ func (cp *compiler) emit(sc *scope, e front.Expr) stmtFn {
 		ps  []piece
 		n   int
 		vb  bool
+		fw  []fieldWin
 	}
 	var walk func(t front.Type, off int)
 	walk = func(t front.Type, off int) {
@@ -487,12 +497,17 @@ func (cp *compiler) emit(sc *scope, e front.Expr) stmtFn {
 					n += p.width
 					vb = vb || p.varbit || p.wide
 				}
+				var fw []fieldWin
+				if n&7 == 0 {
+					fw, _ = fieldWins(ps)
+				}
 				hdrs = append(hdrs, struct {
 					off int
 					ps  []piece
 					n   int
 					vb  bool
-				}{off, ps, n, vb})
+					fw  []fieldWin
+				}{off, ps, n, vb, fw})
 				return
 			}
 			o := off
@@ -549,6 +564,11 @@ func (cp *compiler) emit(sc *scope, e front.Expr) stmtFn {
 				}
 				continue
 			}
+			if c.outBits&7 == 0 && h.fw != nil {
+				c.out = emitWins(c.out, c.s, hb, h.n>>3, h.fw)
+				c.outBits += h.n
+				continue
+			}
 			if c.outBits&7 == 0 && h.n&7 == 0 {
 				w := bitWriter{b: c.out}
 				for _, p := range h.ps {
@@ -579,6 +599,9 @@ func (cp *compiler) registerCall(sc *scope, call *front.CallExpr, d *front.Metho
 	pos := call.Position().String()
 	switch d.Name {
 	case "read":
+		if f := cp.registerRead64(sc, call, r, pos); f != nil {
+			return f
+		}
 		out := cp.outScalar(sc, cp.needArg(call, "result"))
 		idx := cp.scalarOf(sc, cp.needArg(call, "index"), nil)
 		return func(c *ctx) flow {
@@ -595,6 +618,9 @@ func (cp *compiler) registerCall(sc *scope, call *front.CallExpr, d *front.Metho
 			return fNext
 		}
 	case "write":
+		if f := cp.registerWrite64(sc, call, r, pos); f != nil {
+			return f
+		}
 		idx := cp.scalarOf(sc, cp.needArg(call, "index"), nil)
 		val := cp.scalarOf(sc, cp.needArg(call, "value"), nil)
 		m := mask128(r.Width)
@@ -1001,4 +1027,53 @@ func (cp *compiler) nextOf(sc *scope, e front.Expr) func(*ctx) int {
 		}
 		x = m.X
 	}
+}
+
+// fieldWin reads one field of a header that starts on a byte boundary: the 8 bytes at byteOff,
+// big-endian, shifted left by shift and right by drop (64 - width).
+type fieldWin struct {
+	slot, byteOff int
+	shift, drop   uint
+}
+
+// fieldWins plans the extraction of a header's fields through 8-byte windows, when every field
+// fits one (at most 57 bits, or 64 bits on a byte boundary). win is the number of bytes from
+// the header's start the plan reads (up to 7 past the header's end: the caller checks the
+// buffer's capacity holds them, or uses the bit reader). nil when a field does not fit.
+func fieldWins(ps []piece) (fw []fieldWin, win int) {
+	off := 0
+	for _, p := range ps {
+		if p.wide || p.varbit || p.width > 64 || p.width == 0 || (p.width > 57 && (p.width != 64 || off&7 != 0)) {
+			return nil, 1 << 62
+		}
+		fw = append(fw, fieldWin{slot: p.off, byteOff: off >> 3, shift: uint(off & 7), drop: uint(64 - p.width)})
+		win = max(win, off>>3+8)
+		off += p.width
+	}
+	return fw, win
+}
+
+// extractWins stores the fields of a header planned by fieldWins from in (the header's first
+// byte on: len(in) must cover the plan's window) into the slots from base b.
+func extractWins(s []uint64, b int, in []byte, fw []fieldWin) {
+	for _, f := range fw {
+		v := binary.BigEndian.Uint64(in[f.byteOff:])
+		s[b+f.slot] = v << f.shift >> f.drop
+	}
+}
+
+// emitWins appends a header of nb bytes planned by fieldWins from the slots from base b: every
+// field is ORed into an 8-byte big-endian window over zeroed bytes (the 8 bytes past the
+// header are zeroed and left in the spare capacity).
+func emitWins(out []byte, s []uint64, b, nb int, fw []fieldWin) []byte {
+	l := len(out)
+	out = slices.Grow(out, nb+8)[:l+nb]
+	buf := out[l : l+nb+8]
+	clear(buf)
+	for _, f := range fw {
+		v := s[b+f.slot] & (^uint64(0) >> f.drop)
+		w := binary.BigEndian.Uint64(buf[f.byteOff:])
+		binary.BigEndian.PutUint64(buf[f.byteOff:], w|v<<(f.drop-f.shift))
+	}
+	return out
 }

@@ -78,6 +78,9 @@ func (cp *compiler) declVar(sc *scope, d *front.VarDecl) stmtFn {
 	if d.Init == nil {
 		return func(c *ctx) flow { clear(c.s[base : base+n]); return fNext }
 	}
+	if f := cp.storeSlot(sc, base, t, d.Init); f != nil {
+		return f
+	}
 	st := cp.storeInto(sc, t, base, d.Init)
 	return func(c *ctx) flow { st(c); return fNext }
 }
@@ -112,28 +115,46 @@ func (cp *compiler) stmt(sc *scope, s front.Stmt) stmtFn {
 				return func(c *ctx) flow { c.s[cache] = uint64(dyn(c)); f(c); return fNext }
 			}
 		}
-		f := cp.assign(sc, s.LHS, s.RHS)
-		return func(c *ctx) flow { f(c); return fNext }
+		return cp.assignStmt(sc, s.LHS, s.RHS)
 	case *front.CallStmt:
 		return cp.call(sc, s.Call)
 	case *front.IfStmt:
-		cond := cp.scalarOf(sc, s.Cond, nil)
+		if v, ok := cp.constCond(sc, s.Cond); ok {
+			// A constant condition (e.g. an op-code parameter of an action specialized at its
+			// call site): only the branch taken is compiled.
+			if v {
+				return cp.stmt(sc.child(), s.Then)
+			}
+			if s.Else == nil {
+				return seq(nil)
+			}
+			return cp.stmt(sc.child(), s.Else)
+		}
+		cond, pure := cp.cond(sc, s.Cond)
 		then := cp.stmt(sc.child(), s.Then)
 		if s.Else == nil {
 			return func(c *ctx) flow {
-				if cond(c).lo != 0 {
+				if cond(c) {
 					return then(c)
 				}
 				return fNext
 			}
 		}
 		els := cp.stmt(sc.child(), s.Else)
+		if pure {
+			return func(c *ctx) flow {
+				if cond(c) {
+					return then(c)
+				}
+				return els(c)
+			}
+		}
 		return func(c *ctx) flow {
-			v := cond(c).lo
+			v := cond(c)
 			if c.exiting {
 				return fExit
 			}
-			if v != 0 {
+			if v {
 				return then(c)
 			}
 			return els(c)

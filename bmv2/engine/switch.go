@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"time"
 
@@ -218,6 +219,7 @@ type compiler struct {
 	metaT         front.Type
 	flIndex       map[uint64]int
 	locOverride   map[front.Expr]loc
+	specs         map[string]*frame // actions specialized for constant arguments
 }
 
 func (cp *compiler) alloc(n int) int {
@@ -245,7 +247,7 @@ func Load(checked *front.Checked, cfg Config) (sw *Switch, err error) {
 	}
 	sw = &Switch{cfg: cfg, checked: checked, mcGroups: map[int][]int{}, mcNodes: map[int]mcNode{}, sessions: map[int]CloneSession{}}
 	cp := &compiler{checked: checked, sw: sw, sizes: map[front.Type]int{}, errCodes: map[*front.EnumMember]int{},
-		funcs: map[*front.FunctionDecl]*frame{}, globalActions: map[*front.ActionDecl]bool{}, ids: map[string]uint32{}, flIndex: map[uint64]int{}, locOverride: map[front.Expr]loc{}}
+		funcs: map[*front.FunctionDecl]*frame{}, globalActions: map[*front.ActionDecl]bool{}, ids: map[string]uint32{}, flIndex: map[uint64]int{}, locOverride: map[front.Expr]loc{}, specs: map[string]*frame{}}
 	defer func() {
 		if r := recover(); r != nil {
 			ce, ok := r.(compileError)
@@ -483,6 +485,7 @@ func (s *Switch) beginPass(p *packet) *ctx {
 	s.pass++
 	c := &s.c
 	c.s, c.p, c.pass = p.s, p, s.pass
+	p.data = slices.Grow(p.data, 8) // spare bytes for the parser's 8-byte windows
 	c.in, c.cur, c.perr, c.entry = p.data, 0, 0, nil
 	c.plen = len(p.data)
 	return c
@@ -576,6 +579,7 @@ func (s *Switch) ingressPass(p *packet) error {
 func (s *Switch) parseClone(q *packet) error {
 	c := &s.c
 	c.s, c.p = q.s, q
+	q.data = slices.Grow(q.data, 8) // spare bytes for the parser's 8-byte windows
 	c.in, c.cur, c.perr, c.entry = q.data, 0, 0, nil
 	c.plen = len(q.data)
 	c.gress = gressIngress

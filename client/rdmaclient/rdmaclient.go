@@ -4,6 +4,13 @@
 // transport), without sending a single UDP lock request. It excludes the server's co-located
 // goroutines and the server's UDP clients of the same lock (both in ALock's local cohort).
 //
+// Against a server run with --rdma-mode rw the table holds RMA-RW locks (rdma/rma): the client
+// is one element of each lock's tree (a node-level queue per lock in its own memory) and takes
+// locks as a writer (Lock) or a reader (RLock: one fetch-and-add on the lock's reader counter in
+// the server's memory while no writer is in); readers of every path share the lock. The join
+// answer says which table the server has, with its parameters; Shared reports it. With an
+// ALock table RLock takes the lock exclusively.
+//
 // A Client is one emulated RDMA node. Dial joins the server's fabric with an admin exchange over
 // UDP (docs/protocol.md, "RDMA admin"): the server assigns the node id and answers with the
 // table's base pointer and size and its NIC's address. The client's own NIC serves the verbs of
@@ -12,7 +19,7 @@
 // each other. A peer's NIC address is looked up on the server (admin again) the first time a
 // verb targets it, before the verb is posted.
 //
-// Limitations: ALock has no leases. A remote client that dies (or is closed) while it holds a
+// Limitations: neither ALock nor RMA-RW has leases. A remote client that dies (or is closed) while it holds a
 // lock, or while it waits in the lock's queue, blocks that lock for every cohort until the
 // server restarts; the same holds for a transport error in the middle of an acquisition or
 // release. There are no fencing tokens on this path. The NIC address exchange is IPv4 only.
@@ -34,6 +41,7 @@ import (
 	"github.com/netlock-go/netlock/internal/rdmaproto"
 	"github.com/netlock-go/netlock/rdma/alock"
 	"github.com/netlock-go/netlock/rdma/emu"
+	"github.com/netlock-go/netlock/rdma/rma"
 	"github.com/netlock-go/netlock/rdma/verbs"
 	"github.com/netlock-go/netlock/wire"
 )
@@ -84,9 +92,11 @@ type Client struct {
 	cfg    Config
 	server *net.UDPAddr
 	node   *emu.Node
-	tbl    *alock.Table
+	n      int
+	tbl    *alock.Table // ALock table
 	pool   *alock.Pool
-	held   []atomic.Pointer[alock.Handle]
+	rw     *rma.TablePool // RMA-RW table (nil for an ALock table)
+	held   []held
 	stop   atomic.Bool
 
 	peerMu sync.Mutex
@@ -144,9 +154,20 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 		c.node.Close()
 		return nil, fmt.Errorf("rdmaclient: %w", err)
 	}
+	c.n = j.Locks
+	c.held = make([]held, j.Locks)
+	newEP := func() verbs.Endpoint { return rdmaproto.Wrap(c.node.NewEndpoint(), &c.stop, c.resolve) }
+	if j.RW {
+		tbl, err := rma.OpenTable(j.Base, j.Locks, j.Params)
+		if err != nil {
+			c.node.Close()
+			return nil, fmt.Errorf("rdmaclient: join %s: %w", cfg.Server, err)
+		}
+		c.rw = tbl.NodeView(c.node.ID(), c.node.Alloc).NewPool(newEP)
+		return c, nil
+	}
 	c.tbl = alock.OpenTable(j.Base, j.Locks)
-	c.held = make([]atomic.Pointer[alock.Handle], j.Locks)
-	c.pool = alg.NewPool(func() verbs.Endpoint { return rdmaproto.Wrap(c.node.NewEndpoint(), &c.stop, c.resolve) })
+	c.pool = alg.NewPool(newEP)
 	return c, nil
 }
 
@@ -164,17 +185,30 @@ func (c *Client) resolveIP(a netip.AddrPort) netip.AddrPort {
 func (c *Client) NodeID() verbs.NodeID { return c.node.ID() }
 
 // Len is the number of RDMA-backed locks (ids 0..Len()-1).
-func (c *Client) Len() int { return c.tbl.Len() }
+func (c *Client) Len() int { return c.n }
 
-// Lock takes lock i in ALock's remote cohort, blocking until it is held (a queued waiter spins
-// on its own node's memory; a cohort leader polls the lock with RDMA reads).
+// Shared reports whether the server's table has a shared mode (an RMA-RW table: RLock holders
+// share the lock); with an ALock table RLock takes the lock exclusively.
+func (c *Client) Shared() bool { return c.rw != nil }
+
+// Lock takes lock i exclusively, blocking until it is held: in ALock's remote cohort (a queued
+// waiter spins on its own node's memory; a cohort leader polls the lock with RDMA reads), or as
+// an RMA-RW writer (queued first among this node's writers, with CPU atomics, then at the
+// machine level in the server's memory).
 //
 // If ctx can be cancelled the acquisition runs on a helper goroutine and Lock returns ctx.Err()
-// when ctx ends first; ALock acquisitions cannot be withdrawn, so the helper finishes the
-// acquisition and unlocks at once.
-func (c *Client) Lock(ctx context.Context, i uint32) error {
-	if int(i) >= c.tbl.Len() {
-		return fmt.Errorf("lock %d of %d: %w", i, c.tbl.Len(), ErrNotRDMALock)
+// when ctx ends first; acquisitions cannot be withdrawn, so the helper finishes the acquisition
+// and unlocks at once.
+func (c *Client) Lock(ctx context.Context, i uint32) error { return c.acquire(ctx, i, false) }
+
+// RLock takes lock i shared (an RMA-RW reader: one fetch-and-add on the lock's reader counter in
+// the server's memory when no writer is in); with an ALock table it takes it exclusively.
+// Release it with RUnlock. Otherwise as Lock.
+func (c *Client) RLock(ctx context.Context, i uint32) error { return c.acquire(ctx, i, true) }
+
+func (c *Client) acquire(ctx context.Context, i uint32, shared bool) error {
+	if int(i) >= c.n {
+		return fmt.Errorf("lock %d of %d: %w", i, c.n, ErrNotRDMALock)
 	}
 	if err := ctx.Err(); err != nil {
 		return err
@@ -182,13 +216,12 @@ func (c *Client) Lock(ctx context.Context, i uint32) error {
 	if c.stop.Load() {
 		return ErrClosed
 	}
-	h, err := c.pool.Get()
+	h, err := c.get()
 	if err != nil {
 		return err
 	}
-	ptr := c.tbl.Lock(int(i))
 	lock := func() error {
-		err := rdmaproto.Do(func() error { return h.Lock(ptr) })
+		err := rdmaproto.Do(func() error { return h.lock(i, shared) })
 		if err == nil {
 			return nil
 		}
@@ -201,7 +234,7 @@ func (c *Client) Lock(ctx context.Context, i uint32) error {
 		if err := lock(); err != nil {
 			return err
 		}
-		c.held[i].Store(h)
+		c.held[i].add(h, shared)
 		return nil
 	}
 	var decided atomic.Bool
@@ -209,8 +242,8 @@ func (c *Client) Lock(ctx context.Context, i uint32) error {
 	if !c.goroutines.Go(func() {
 		err := lock()
 		if err == nil && !decided.CompareAndSwap(false, true) {
-			if rdmaproto.Do(func() error { return h.Unlock(ptr) }) == nil {
-				_ = c.pool.Put(h)
+			if rdmaproto.Do(func() error { return h.unlock(i) }) == nil {
+				_ = c.put(h)
 			}
 			return
 		}
@@ -231,29 +264,34 @@ func (c *Client) Lock(ctx context.Context, i uint32) error {
 			return err
 		}
 	}
-	c.held[i].Store(h)
+	c.held[i].add(h, shared)
 	return nil
 }
 
-// Unlock releases lock i.
-func (c *Client) Unlock(i uint32) error {
-	if int(i) >= c.tbl.Len() {
-		return fmt.Errorf("lock %d of %d: %w", i, c.tbl.Len(), ErrNotRDMALock)
+// Unlock releases lock i taken with Lock.
+func (c *Client) Unlock(i uint32) error { return c.release(i, false) }
+
+// RUnlock releases one shared hold of lock i taken with RLock.
+func (c *Client) RUnlock(i uint32) error { return c.release(i, true) }
+
+func (c *Client) release(i uint32, shared bool) error {
+	if int(i) >= c.n {
+		return fmt.Errorf("lock %d of %d: %w", i, c.n, ErrNotRDMALock)
 	}
-	h := c.held[i].Swap(nil)
+	h := c.held[i].take(shared)
 	if h == nil {
 		return ErrNotHeld
 	}
 	if c.stop.Load() {
 		return ErrClosed
 	}
-	if err := rdmaproto.Do(func() error { return h.Unlock(c.tbl.Lock(int(i))) }); err != nil {
+	if err := rdmaproto.Do(func() error { return h.unlock(i) }); err != nil {
 		if c.stop.Load() {
 			return ErrClosed
 		}
 		return fmt.Errorf("rdmaclient: unlock %d (the lock may be left blocked): %w", i, err)
 	}
-	return c.pool.Put(h)
+	return c.put(h)
 }
 
 // Close abandons every acquisition in progress, stops the client's NIC and waits for the

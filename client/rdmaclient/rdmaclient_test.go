@@ -21,9 +21,11 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // rackKey is the tests' rack key; the servers accept RDMA admin from loopback with it.
 const rackKey = 0x7264_6d61_6b65_7921
 
-func startServer(t *testing.T, locks int) *lockserver.Server {
+func startServer(t *testing.T, locks int) *lockserver.Server { return startServerMode(t, locks, "") }
+
+func startServerMode(t *testing.T, locks int, mode string) *lockserver.Server {
 	t.Helper()
-	s, err := lockserver.New(lockserver.Config{Listen: "127.0.0.1:0", Shards: 1, RDMA: lockserver.RDMAConfig{Locks: locks},
+	s, err := lockserver.New(lockserver.Config{Listen: "127.0.0.1:0", Shards: 1, RDMA: lockserver.RDMAConfig{Locks: locks, Mode: mode},
 		RackKey: rackKey, Peers: lockserver.Peers{RDMANodes: []string{"127.0.0.1"}}})
 	if err != nil {
 		t.Fatal(err)
@@ -97,6 +99,71 @@ func TestLockUnlockCancel(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := s.LocalLocks().Unlock(1); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Against an RW-mode server (RMA-RW table): readers of two nodes and of the server's node share
+// a lock, a writer waits for all of them, and an ALock server's client takes RLock exclusively.
+func TestSharedLocks(t *testing.T) {
+	s := startServerMode(t, 2, lockserver.RDMAModeRW)
+	a, b := dial(t, s, rdmaclient.Config{}), dial(t, s, rdmaclient.Config{})
+	if !a.Shared() {
+		t.Fatal("client of an RW server sees no shared mode")
+	}
+	bg := context.Background()
+	for _, c := range []*rdmaclient.Client{a, b, a} { // a twice: two handles of one node
+		if err := c.RLock(bg, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ll := s.LocalLocks()
+	if err := ll.RLock(bg, 1); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(bg, 30*time.Millisecond)
+	defer cancel()
+	if err := b.Lock(ctx, 1); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("writer beside readers: %v, want deadline exceeded", err)
+	}
+	for _, c := range []*rdmaclient.Client{a, b, a} {
+		if err := c.RUnlock(1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := a.RUnlock(1); !errors.Is(err, rdmaclient.ErrNotHeld) {
+		t.Fatalf("third RUnlock of a: %v, want ErrNotHeld", err)
+	}
+	if err := ll.RUnlock(1); err != nil {
+		t.Fatal(err)
+	}
+	// The abandoned writer finishes and gives the lock back; then a writer excludes readers.
+	if err := a.Lock(bg, 1); err != nil {
+		t.Fatal(err)
+	}
+	ctx2, cancel2 := context.WithTimeout(bg, 30*time.Millisecond)
+	defer cancel2()
+	if err := b.RLock(ctx2, 1); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("reader beside a writer: %v, want deadline exceeded", err)
+	}
+	if err := a.Unlock(1); err != nil {
+		t.Fatal(err)
+	}
+
+	al := startServer(t, 1)
+	c := dial(t, al, rdmaclient.Config{})
+	if c.Shared() {
+		t.Fatal("client of an ALock server sees a shared mode")
+	}
+	if err := c.RLock(bg, 0); err != nil {
+		t.Fatal(err)
+	}
+	ctx3, cancel3 := context.WithTimeout(bg, 30*time.Millisecond)
+	defer cancel3()
+	if err := al.LocalLocks().RLock(ctx3, 0); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("ALock RLock beside another: %v, want deadline exceeded (exclusive)", err)
+	}
+	if err := c.RUnlock(0); err != nil {
 		t.Fatal(err)
 	}
 }

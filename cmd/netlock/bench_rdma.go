@@ -28,7 +28,7 @@ func newBenchRDMACmd() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "rdma",
-		Short: "ALock vs RDMA MCS vs RDMA spinlock on the emulated RDMA lock table (virtual time)",
+		Short: "ALock vs RDMA MCS (CAS-first and classic) vs RDMA spinlock on the emulated RDMA lock table (virtual time)",
 		Long: `Runs the ALock paper's distributed lock-table benchmark (SPAA '24, section 6) on the
 virtual-time emulated RDMA fabric (rdma/sim): locks partitioned equally over the nodes, each thread
 locks and unlocks a lock of its own node with probability --locality, otherwise a lock of another
@@ -123,7 +123,7 @@ summary.md and PNG plots (throughput per node count, latency CDF) into --out.`,
 	f.StringVar(&out, "out", "out/bench-rdma", "output directory for results and plots")
 	f.BoolVar(&quick, "quick", false, "CI-size sweep (5 nodes, 20/1000 locks, 85/100% locality, 2/8 threads)")
 	f.BoolVar(&noPlots, "no-plots", false, "skip the PNG plots")
-	f.StringSliceVar(&algs, "algs", nil, "algorithms (alock, mcs, spinlock)")
+	f.StringSliceVar(&algs, "algs", nil, "algorithms (alock, mcs, mcs-classic, spinlock)")
 	f.IntSliceVar(&nodes, "nodes", nil, "node counts (paper: 5,10,20)")
 	f.IntSliceVar(&lockSizes, "locks", nil, "lock table sizes (paper: 20,100,1000)")
 	f.IntSliceVar(&threads, "threads", nil, "threads per node (paper: 1..12)")

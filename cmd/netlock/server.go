@@ -59,7 +59,9 @@ emulated RDMA node (docs/architecture.md, "RDMA tier"): UDP clients get them thr
 which takes them in ALock's local cohort on their behalf (shared requests are served
 exclusively), and remote clients (client/rdmaclient) take them in the remote cohort over the
 emulated NIC, which serves verbs on --rdma-listen (TCP). Set --rdma-listen to a reachable
-address (e.g. 0.0.0.0:8889) to let other hosts in: the emulated NIC has no access control.`,
+address (e.g. 0.0.0.0:8889) to let other hosts in: the emulated NIC has no access control.
+With --rdma-mode rw they are RMA-RW reader-writer locks instead (shared requests are shared on
+every path; --rdma-counters, --rdma-tl-machine, --rdma-tl-node and --rdma-tr tune them).`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			v, err := schema.Load(cfgFile, cmd.Flags())
 			if err != nil {

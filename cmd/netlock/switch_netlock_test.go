@@ -151,10 +151,8 @@ func (o observed) WriteTo(p []byte, a net.Addr) (int, error) {
 // answered; and at the end the switch's queues are empty.
 //
 // Clients renew their leases (KeepAlive), and the test runs the control plane's lease sweep
-// (probe, force-release) over the switch locks. The clients' send side does not duplicate: the
-// switch takes an exact copy of an acquire (not a retransmission, which carries the retry flag)
-// for a new request, whose grant the client gives back at once; if that one release were lost,
-// the grant would wait for the sweep. Replies to the clients are duplicated.
+// (probe, force-release) over the switch locks. Both directions duplicate: the switch knows a
+// copy of an acquire without the retry flag by its table of requests seen (netlock.p4's ended).
 func TestSwitchNetlockEndToEnd(t *testing.T) {
 	ignore := goleak.IgnoreCurrent()
 	t.Cleanup(func() { goleak.VerifyNone(t, ignore) })
@@ -290,7 +288,7 @@ func TestSwitchNetlockEndToEnd(t *testing.T) {
 	for i := 1; i <= nClients; i++ {
 		h := hosts[plan.Client(i)]
 		fcfg := faultnet.Config{Seed: seed + uint64(i),
-			Send: faultnet.Faults{Loss: 0.05, Reorder: 0.05, DelayProb: 0.1, Delay: 2 * time.Millisecond},
+			Send: faultnet.Faults{Loss: 0.05, Dup: 0.05, Reorder: 0.05, DelayProb: 0.1, Delay: 2 * time.Millisecond},
 			Recv: faultnet.Faults{Loss: 0.05, Dup: 0.05, Reorder: 0.05}}
 		c, err := nlclient.New(nlclient.Config{Servers: []string{srvAddr.String()}, Lease: e2eLease, KeepAlive: true,
 			RetryInterval: 20 * time.Millisecond, MaxRetryInterval: 200 * time.Millisecond,
@@ -385,7 +383,7 @@ func TestSwitchNetlockEndToEnd(t *testing.T) {
 		fs = fs.Add(f.Stats())
 	}
 	t.Logf("faults injected: %+v", fs)
-	if fs.SendLost == 0 || fs.RecvDup == 0 {
+	if fs.SendLost == 0 || fs.SendDup == 0 || fs.RecvDup == 0 {
 		t.Errorf("no faults injected: %+v", fs)
 	}
 

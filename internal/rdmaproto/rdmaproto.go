@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"sync/atomic"
 
+	"github.com/netlock-go/netlock/rdma/rma"
 	"github.com/netlock-go/netlock/rdma/verbs"
 	"github.com/netlock-go/netlock/wire"
 )
@@ -28,11 +29,31 @@ type JoinReply struct {
 	Base  verbs.Ptr
 	Locks int
 	NIC   netip.AddrPort
+	// RW is set when the table is an RMA-RW table (rdma/rma) with parameters Params; otherwise
+	// it is an ALock table.
+	RW     bool
+	Params rma.TableParams
 }
 
 // DecodeJoin reads an AdminJoin reply.
 func DecodeJoin(f *wire.Fields) JoinReply {
-	return JoinReply{Node: verbs.NodeID(f.Tenant), Base: verbs.Ptr(f.Token), Locks: int(f.Lock), NIC: f.Client}
+	j := JoinReply{Node: verbs.NodeID(f.Tenant), Base: verbs.Ptr(f.Token), Locks: int(f.Lock), NIC: f.Client}
+	if f.Timestamp != 0 {
+		j.RW, j.Params = true, UnpackParams(f.Timestamp)
+	}
+	return j
+}
+
+// PackParams packs an RMA-RW table's parameters into the timestamp field of a join answer:
+// counters in bits 0-15, T_L,1 in 16-31, T_L,2 in 32-47, T_R in 48-63 (never 0: T_L,1 >= 1).
+// An ALock table's answer carries 0.
+func PackParams(p rma.TableParams) uint64 {
+	return uint64(p.Counters) | uint64(p.TL[0])<<16 | uint64(p.TL[1])<<32 | uint64(p.TR)<<48
+}
+
+// UnpackParams reverses PackParams.
+func UnpackParams(v uint64) rma.TableParams {
+	return rma.TableParams{Counters: int(v & 0xffff), TL: [2]int{int(v >> 16 & 0xffff), int(v >> 32 & 0xffff)}, TR: int(v >> 48)}
 }
 
 // ErrAborted is returned by Do when the endpoint's owner aborted a spin.

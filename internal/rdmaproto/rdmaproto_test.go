@@ -7,7 +7,9 @@ import (
 
 	"github.com/netlock-go/netlock/rdma/alock"
 	"github.com/netlock-go/netlock/rdma/emu"
+	"github.com/netlock-go/netlock/rdma/rma"
 	"github.com/netlock-go/netlock/rdma/verbs"
+	"github.com/netlock-go/netlock/wire"
 )
 
 // TestAbortUnwindsSpin: a local-cohort acquisition spinning behind a holder returns ErrAborted
@@ -49,4 +51,46 @@ func TestDoRepanics(t *testing.T) {
 		}
 	}()
 	_ = Do(func() error { panic("boom") })
+}
+
+// The RMA-RW parameters survive the join answer's timestamp field, and an ALock table's answer
+// (timestamp 0) decodes as ALock.
+func TestParamsRoundTrip(t *testing.T) {
+	for _, p := range []rma.TableParams{{Counters: 1, TL: [2]int{1, 1}, TR: 1}, {Counters: 64, TL: [2]int{65535, 50}, TR: 65535}, {Counters: 3, TL: [2]int{20, 50}, TR: 1000}} {
+		f := wire.Fields{Timestamp: PackParams(p)}
+		j := DecodeJoin(&f)
+		if !j.RW || j.Params != p {
+			t.Errorf("%+v -> %+v (rw %v)", p, j.Params, j.RW)
+		}
+	}
+	if j := DecodeJoin(&wire.Fields{}); j.RW {
+		t.Error("timestamp 0 decoded as an RMA-RW table")
+	}
+}
+
+// An acquisition of an RMA-RW table spinning behind a writer is abandoned the same way.
+func TestAbortUnwindsRWSpin(t *testing.T) {
+	node, err := emu.NewNode(emu.Config{}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer node.Close()
+	tbl, err := rma.NewTable(node.NewEndpoint(), 1, rma.TableParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stop atomic.Bool
+	view := tbl.NodeView(node.ID(), node.Alloc)
+	pool := view.NewPool(func() verbs.Endpoint { return Wrap(node.NewEndpoint(), &stop, nil) })
+	holder, _ := pool.Get()
+	reader, _ := pool.Get()
+	if err := Do(func() error { return holder.Lock(0) }); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- Do(func() error { return reader.RLock(0) }) }()
+	stop.Store(true)
+	if err := <-done; !errors.Is(err, ErrAborted) {
+		t.Fatalf("reader behind a writer: %v, want ErrAborted", err)
+	}
 }

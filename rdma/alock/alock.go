@@ -377,7 +377,10 @@ func (h *Handle) lockRemote(l verbs.Ptr) error {
 }
 
 // petersonRemote is Alg. 4 for a remote leader. The victim rWrite completes before the local
-// tail is read (store->load order over RDMA); the wait re-reads tail_l, then victim.
+// tail is read (store->load order over RDMA); each poll then reads tail_l and victim with one
+// three-word RDMA READ (bytes 16 to 40 of the lock), as the authors' code reads the whole lock in
+// one READ. A multi-word READ is atomic per word only, so the two words may be read in either
+// order; rdma/model explores both.
 func (h *Handle) petersonRemote(l verbs.Ptr, re bool) error {
 	h.probe(Event{Kind: EvVictim, Cohort: Remote, Lock: l, Reacquired: re})
 	if h.a.cfg.UnsafeUnawaitedVictim {
@@ -388,23 +391,24 @@ func (h *Handle) petersonRemote(l verbs.Ptr, re bool) error {
 	} else if err := verbs.Write(h.ep, l.Add(OffVictim), VictimRemote); err != nil {
 		return fmt.Errorf("alock victim on %v: %w", l, err)
 	}
-	read := verbs.Read
+	const words = (OffVictim-OffTailL)/8 + 1
+	poll := [1]verbs.WorkRequest{{Op: verbs.OpRead, Remote: l.Add(OffTailL), Words: words}}
 	for {
-		tl, err := read(h.ep, l.Add(OffTailL))
+		cs, err := verbs.Batch(h.ep, poll[:])
 		if err != nil {
 			return fmt.Errorf("alock peterson on %v: %w", l, err)
 		}
-		if tl == 0 {
-			return nil
-		}
-		v, err := verbs.Read(h.ep, l.Add(OffVictim))
-		if err != nil {
+		if err := cs[0].Err; err != nil {
 			return fmt.Errorf("alock peterson on %v: %w", l, err)
 		}
-		if v != VictimRemote {
+		w := cs[0].Words
+		if len(w) != words {
+			return fmt.Errorf("alock peterson on %v: read %d words, want %d", l, len(w), words)
+		}
+		if w[0] == 0 || w[words-1] != VictimRemote {
 			return nil
 		}
-		read = verbs.SpinRead
+		poll[0].Spin = true
 	}
 }
 

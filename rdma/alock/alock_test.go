@@ -259,6 +259,8 @@ func TestRemoteOpCounts(t *testing.T) {
 			t.Errorf("%s: got %d reads %d writes %d CAS %d spins, want %d/%d/%d/0", name, got.Reads, got.Writes, got.CASes, got.RemoteSpins, r, w, c)
 		}
 	}
+	// Uncontended lock: rCAS enqueue, the awaited victim rWrite, and one poll of tail_l and
+	// victim (one three-word READ).
 	want("uncontended lock", c1.lock, 1, 1, 1)
 	want("uncontended unlock", c1.unlock, 0, 0, 1)
 	want("contended unlock", c2.unlock, 0, 1, 1)

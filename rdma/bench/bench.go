@@ -20,7 +20,7 @@ import (
 )
 
 // Algorithm names accepted by NewAlgorithm.
-var AlgorithmNames = []string{"alock", "mcs", "spinlock"}
+var AlgorithmNames = []string{"alock", "mcs", "mcs-classic", "spinlock"}
 
 // NewAlgorithm returns the named algorithm; ALock uses the given budgets (0: paper defaults).
 func NewAlgorithm(name string, localBudget, remoteBudget int64) (locks.Algorithm, error) {
@@ -28,7 +28,9 @@ func NewAlgorithm(name string, localBudget, remoteBudget int64) (locks.Algorithm
 	case "alock":
 		return alock.New(alock.Config{LocalBudget: localBudget, RemoteBudget: remoteBudget})
 	case "mcs":
-		return locks.MCS{}, nil
+		return locks.MCS{}, nil // CAS-first release, as ALock's remote cohort
+	case "mcs-classic":
+		return locks.MCS{NextFirst: true}, nil // successor first, then CAS
 	case "spinlock":
 		return locks.Spin{}, nil
 	}

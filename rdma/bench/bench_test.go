@@ -137,7 +137,7 @@ func TestQuickSweepFilesAndPlots(t *testing.T) {
 		t.Fatal(err)
 	}
 	ss := Summarize(rs)
-	if len(ss) != 4 || ss[0].MaxVsMCS <= 0 {
+	if len(ss) != 4 || ss[0].MaxVsMCS <= 0 || ss[0].MaxVsClassic <= 0 || ss[0].MaxVsSpin <= 0 {
 		t.Fatalf("summary %+v", ss)
 	}
 }

@@ -15,9 +15,10 @@ import (
 )
 
 var algColor = map[string]color.Color{
-	"alock":    color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff},
-	"mcs":      color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff},
-	"spinlock": color.RGBA{R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff},
+	"alock":       color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff},
+	"mcs":         color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff},
+	"mcs-classic": color.RGBA{R: 0x94, G: 0x67, B: 0xbd, A: 0xff},
+	"spinlock":    color.RGBA{R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff},
 }
 
 func distinct[T comparable](rs []Result, f func(Result) T, less func(a, b T) bool) []T {

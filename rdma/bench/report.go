@@ -37,9 +37,11 @@ type Summary struct {
 	Locality     float64
 	// ALockMax is ALock's highest throughput in the panel (ops/s).
 	ALockMax float64
-	// MaxVsMCS and MaxVsSpin are the largest ratios, at ThreadsMCS/ThreadsSpin threads/node.
-	MaxVsMCS, MaxVsSpin     float64
-	ThreadsMCS, ThreadsSpin int
+	// MaxVsMCS, MaxVsClassic and MaxVsSpin are the largest ratios over the CAS-first MCS, the
+	// classic (successor-first) MCS and the spinlock, at ThreadsMCS/ThreadsClassic/ThreadsSpin
+	// threads per node.
+	MaxVsMCS, MaxVsClassic, MaxVsSpin       float64
+	ThreadsMCS, ThreadsClassic, ThreadsSpin int
 }
 
 // Summarize computes one Summary per panel, in (nodes, locks, locality) order.
@@ -70,6 +72,9 @@ func Summarize(rs []Result) []Summary {
 		if v := ratios[k]["mcs"]; v > s.MaxVsMCS {
 			s.MaxVsMCS, s.ThreadsMCS = v, k.Threads
 		}
+		if v := ratios[k]["mcs-classic"]; v > s.MaxVsClassic {
+			s.MaxVsClassic, s.ThreadsClassic = v, k.Threads
+		}
 		if v := ratios[k]["spinlock"]; v > s.MaxVsSpin {
 			s.MaxVsSpin, s.ThreadsSpin = v, k.Threads
 		}
@@ -90,12 +95,12 @@ func WriteTable(w io.Writer, rs []Result) error {
 
 // WriteSummary prints the per-panel ratios as a Markdown table.
 func WriteSummary(w io.Writer, ss []Summary) error {
-	if _, err := fmt.Fprintln(w, "| nodes | locks | local | ALock peak Mops/s | max ALock/MCS (thr/node) | max ALock/spinlock (thr/node) |\n|---:|---:|---:|---:|---:|---:|"); err != nil {
+	if _, err := fmt.Fprintln(w, "| nodes | locks | local | ALock peak Mops/s | max ALock/MCS CAS-first (thr/node) | max ALock/MCS classic (thr/node) | max ALock/spinlock (thr/node) |\n|---:|---:|---:|---:|---:|---:|---:|"); err != nil {
 		return err
 	}
 	for _, s := range ss {
-		if _, err := fmt.Fprintf(w, "| %d | %d | %.0f%% | %.1f | %.1fx (%d) | %.1fx (%d) |\n", s.Nodes, s.Locks, s.Locality*100,
-			s.ALockMax/1e6, s.MaxVsMCS, s.ThreadsMCS, s.MaxVsSpin, s.ThreadsSpin); err != nil {
+		if _, err := fmt.Fprintf(w, "| %d | %d | %.0f%% | %.1f | %.1fx (%d) | %.1fx (%d) | %.1fx (%d) |\n", s.Nodes, s.Locks, s.Locality*100,
+			s.ALockMax/1e6, s.MaxVsMCS, s.ThreadsMCS, s.MaxVsClassic, s.ThreadsClassic, s.MaxVsSpin, s.ThreadsSpin); err != nil {
 			return err
 		}
 	}

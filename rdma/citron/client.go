@@ -73,7 +73,11 @@ func NewClient(ep verbs.Endpoint, dir Directory, opt ClientOptions) (*Client, er
 	if opt.K < 1 || opt.K > 16 {
 		return nil, fmt.Errorf("citron: K %d outside [1, 16]", opt.K)
 	}
-	c := &Client{ep: ep, dir: dir, opt: opt, rng: rand.New(rand.NewSource(clientSeeds.Add(1)*7919 + int64(ep.Node())))}
+	seed := opt.Seed
+	if seed == 0 {
+		seed = clientSeeds.Add(1)*7919 + int64(ep.Node())
+	}
+	c := &Client{ep: ep, dir: dir, opt: opt, rng: rand.New(rand.NewSource(seed))}
 	if err := c.refresh(); err != nil {
 		return nil, err
 	}

@@ -142,6 +142,8 @@ type ClientOptions struct {
 	Drift float64
 	// Probe, if set, is called on protocol events (tests and metrics).
 	Probe func(Event)
+	// Seed seeds the client's backoff randomness (0: a process-wide sequence).
+	Seed int64
 
 	// crashAt (tests) is asked at the named points of the protocol; true makes the client stop
 	// there as if it crashed (panicking with crashed{}), leaving its state behind.

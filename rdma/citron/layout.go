@@ -138,9 +138,3 @@ func (l *Layout) fragments(d int, lo, hi uint64) []frag {
 
 // isLeaf reports whether n is a leaf of the newest tree.
 func (l *Layout) isLeaf(n node) bool { return n.d == l.Height() }
-
-// bounds is the range node n covers.
-func (l *Layout) bounds(n node) (lo, hi uint64) { return bounds(l.Height(), n) }
-
-// lift converts a node of generation g's tree to the newest tree's coordinates.
-func (l *Layout) lift(g int, n node) node { return node{n.d + l.Height() - l.gens[g].Height, n.p} }

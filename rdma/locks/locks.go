@@ -104,10 +104,23 @@ func (s *mixedLocker) Unlock(l verbs.Ptr) error {
 // itself with an rWrite to its predecessor's descriptor and spins on its own descriptor (local
 // memory), and the holder passes with an rWrite. All lock-word and neighbour accesses are
 // verbs, also for threads on the lock's node (loopback).
-type MCS struct{}
+//
+// The zero value releases CAS-first, as ALock's remote cohort does ([S] Alg. 3): it always
+// compare-and-swaps the tail back to null and looks at its successor only when that fails, so a
+// contended hand-over costs a failed rCAS before the pass. NextFirst selects the classic MCS
+// release (Mellor-Crummey and Scott, and D-MCS in the HPDC '16 paper): read the own next
+// pointer first and rCAS only when it is null.
+type MCS struct {
+	NextFirst bool
+}
 
 // Name implements Algorithm.
-func (MCS) Name() string { return "mcs" }
+func (m MCS) Name() string {
+	if m.NextFirst {
+		return "mcs-classic"
+	}
+	return "mcs"
+}
 
 // Descriptor layout shared by MCS and ALock: word 0 is the state (MCS: locked flag, ALock:
 // budget), word 4 (byte 32) the next pointer.
@@ -117,17 +130,18 @@ const (
 )
 
 // NewLocker implements Algorithm.
-func (MCS) NewLocker(ep verbs.Endpoint) (Locker, error) {
+func (m MCS) NewLocker(ep verbs.Endpoint) (Locker, error) {
 	d, err := ep.Alloc(64)
 	if err != nil {
 		return nil, fmt.Errorf("mcs descriptor: %w", err)
 	}
-	return &mcsLocker{ep: ep, desc: d}, nil
+	return &mcsLocker{ep: ep, desc: d, nextFirst: m.NextFirst}, nil
 }
 
 type mcsLocker struct {
-	ep   verbs.Endpoint
-	desc verbs.Ptr
+	ep        verbs.Endpoint
+	desc      verbs.Ptr
+	nextFirst bool
 }
 
 func (q *mcsLocker) Lock(l verbs.Ptr) error {
@@ -150,15 +164,20 @@ func (q *mcsLocker) Lock(l verbs.Ptr) error {
 
 func (q *mcsLocker) Unlock(l verbs.Ptr) error {
 	m, d := q.ep.Local(), q.desc.Offset()
-	old, err := verbs.CAS(q.ep, l, uint64(q.desc), 0)
-	if err != nil {
-		return fmt.Errorf("mcs unlock %v: %w", l, err)
+	var next verbs.Ptr
+	if q.nextFirst {
+		next = verbs.Ptr(m.Load(d + descNext))
 	}
-	if old == uint64(q.desc) {
-		return nil
+	if next == 0 {
+		old, err := verbs.CAS(q.ep, l, uint64(q.desc), 0)
+		if err != nil {
+			return fmt.Errorf("mcs unlock %v: %w", l, err)
+		}
+		if old == uint64(q.desc) {
+			return nil
+		}
+		m.Await(func() bool { next = verbs.Ptr(m.Load(d + descNext)); return next != 0 }, d+descNext)
 	}
-	m.Await(func() bool { return m.Load(d+descNext) != 0 }, d+descNext)
-	next := verbs.Ptr(m.Load(d + descNext))
 	if err := verbs.Write(q.ep, next.Add(descState), 0); err != nil {
 		return fmt.Errorf("mcs pass %v: %w", l, err)
 	}

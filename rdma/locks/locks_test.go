@@ -96,7 +96,7 @@ func TestMixedSpinlockFailsEmu(t *testing.T) {
 // emulation, in both backends; local threads issue only loopback verbs.
 func TestPositiveControls(t *testing.T) {
 	s := seed(t)
-	for _, alg := range []locks.Algorithm{locks.Spin{}, locks.MCS{}} {
+	for _, alg := range []locks.Algorithm{locks.Spin{}, locks.MCS{}, locks.MCS{NextFirst: true}} {
 		t.Run(alg.Name()+"/sim", func(t *testing.T) {
 			w := rdmatest.Workload{Alg: alg, Locks: 2, Threads: []int{3, 3}, Ops: 300, Seed: s, Locality: 0.5, Think: rdmatest.Think(8)}
 			res := runSim(t, w, sim.Config{Seed: s, OpJitter: 3000})
@@ -107,6 +107,31 @@ func TestPositiveControls(t *testing.T) {
 			res := runEmu(t, w, emu.Config{AtomicWindowYields: 2, OpDelay: 20 * time.Microsecond, Seed: s})
 			check(t, res, w)
 		})
+	}
+}
+
+// The classic MCS release looks at its successor first: under saturation (one lock, every
+// thread queued) a hand-over to a linked successor issues no compare-and-swap, while the
+// CAS-first release issues one failing rCAS per hand-over.
+func TestClassicMCSLooksFirst(t *testing.T) {
+	s := seed(t)
+	cas := func(alg locks.Algorithm) (float64, rdmatest.Result) {
+		w := rdmatest.Workload{Alg: alg, Locks: 1, Threads: []int{3, 3}, Ops: 200, Seed: s, Locality: 0.5, Pause: rdmatest.Think(40)}
+		res := runSim(t, w, sim.Config{Seed: s, OpJitter: 100})
+		check(t, res, w)
+		var n, ops uint64
+		for i, st := range res.Stats {
+			n += st.CASes
+			ops += uint64(res.ThreadOps[i])
+		}
+		return float64(n) / float64(ops), res
+	}
+	first, _ := cas(locks.MCS{})
+	classic, _ := cas(locks.MCS{NextFirst: true})
+	t.Logf("rCAS per op: CAS-first %.2f, classic %.2f", first, classic)
+	// Enqueue costs at least one rCAS in both; CAS-first adds about one per release.
+	if classic >= first-0.5 {
+		t.Fatalf("classic MCS issued %.2f rCAS per op, CAS-first %.2f: the classic release did not skip the CAS", classic, first)
 	}
 }
 

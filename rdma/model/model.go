@@ -55,8 +55,9 @@ const (
 	pcLink             // desc[prev].next := me
 	pcAwaitBud         // wait budget >= 0
 	pcVictim           // victim := c
-	pcReadTail         // t := tail[other]
-	pcReadVic          // v := victim
+	pcReadTail         // local leader: t := tail[other]
+	pcReadVic          // local leader: v := victim
+	pcPoll             // remote leader: read tail[other] and victim, in either order
 	pcResetBud         // budget := B after pReacquire
 	pcCS               // critical section
 	pcUnlockNx         // [T]: if next != 0 goto pass
@@ -65,7 +66,7 @@ const (
 	pcPass             // desc[next].budget := budget-1
 )
 
-var pcNames = []string{"ncs", "swap", "leader", "link", "await-budget", "victim", "read-tail", "read-victim", "reset-budget", "cs", "unlock-next", "unlock-cas", "await-next", "pass"}
+var pcNames = []string{"ncs", "swap", "leader", "link", "await-budget", "victim", "read-tail", "read-victim", "poll", "reset-budget", "cs", "unlock-next", "unlock-cas", "await-next", "pass"}
 
 type thread struct {
 	pc     int8
@@ -73,6 +74,8 @@ type thread struct {
 	next   int8 // 0 none, else thread index+1
 	prev   int8
 	reacq  bool
+	// pt and pv are a remote leader's poll results of the current batch (-1: not read yet).
+	pt, pv int8
 }
 
 // State is one global state; it is comparable and used as a map key.
@@ -151,7 +154,7 @@ func Explore(cfg Config) (Result, error) {
 	for head := 0; head < len(states); head++ {
 		s := states[head]
 		enabled := 0
-		for i := 0; i < c.n+1; i++ {
+		for i := 0; i < 2*c.n+1; i++ {
 			next, ok, bad := c.step(s, i)
 			if !ok {
 				continue
@@ -270,14 +273,20 @@ func (c *checker) label(i, pc int8) string {
 		return "init"
 	case int(i) == c.n:
 		return "nic: posted victim write applied"
+	case int(i) > c.n:
+		return fmt.Sprintf("t%d(R) poll: victim read", int(i)-c.n-1)
+	case pc == pcPoll:
+		return fmt.Sprintf("t%d(R) poll: tail read", i)
 	case c.cohort[i] == cohortL:
 		return fmt.Sprintf("t%d(L) %s", i, pcNames[pc])
 	}
 	return fmt.Sprintf("t%d(R) %s", i, pcNames[pc])
 }
 
-// step executes thread i's next step in s (i == n is the NIC applying a pending victim write).
-// It returns the successor, whether the step was enabled, and a violation, if any.
+// step executes thread i's next step in s. i == n is the NIC applying a pending victim write;
+// i == n+1+k is the victim read of remote leader k's batched poll (its tail read is thread k's
+// own step), so the two reads happen in either order. It returns the successor, whether the
+// step was enabled, and a violation, if any.
 func (c *checker) step(s State, i int) (State, bool, string) {
 	if i == c.n {
 		if s.pending == 0 {
@@ -285,6 +294,15 @@ func (c *checker) step(s State, i int) (State, bool, string) {
 		}
 		s.victim, s.pending = s.pending, 0
 		return s, true, ""
+	}
+	if i > c.n {
+		k := i - c.n - 1
+		t := &s.th[k]
+		if t.pc != pcPoll || t.pv >= 0 {
+			return s, false, ""
+		}
+		t.pv = s.victim
+		return s, true, c.polled(&s, k)
 	}
 	t := &s.th[i]
 	me := int8(i + 1)
@@ -328,7 +346,17 @@ func (c *checker) step(s State, i int) (State, bool, string) {
 		}
 		s.waiting[co] = true
 		s.bypass[other] = 0
-		t.pc = pcReadTail
+		if co == cohortR {
+			t.pc, t.pt, t.pv = pcPoll, -1, -1
+		} else {
+			t.pc = pcReadTail
+		}
+	case pcPoll:
+		if t.pt >= 0 {
+			return s, false, "" // waiting for the victim read of the same batch
+		}
+		t.pt = s.tail[other]
+		bad = c.polled(&s, i)
 	case pcReadTail:
 		if s.tail[other] == 0 {
 			bad = c.afterPeterson(&s, i)
@@ -374,6 +402,22 @@ func (c *checker) step(s State, i int) (State, bool, string) {
 		t.pc = pcNCS
 	}
 	return s, true, bad
+}
+
+// polled evaluates remote leader i's poll once both reads of the batch were applied: it leaves
+// the Peterson wait, or posts the next poll.
+func (c *checker) polled(s *State, i int) string {
+	t := &s.th[i]
+	if t.pt < 0 || t.pv < 0 {
+		return ""
+	}
+	done := t.pt == 0 || t.pv != c.cohort[i]
+	t.pt, t.pv = -1, -1
+	if !done {
+		return ""
+	}
+	t.pt, t.pv = 0, 0
+	return c.afterPeterson(s, i)
 }
 
 // afterPeterson leaves the Peterson wait: a reacquirer resets its budget first, a leader

@@ -3,7 +3,6 @@ package rma
 import (
 	"fmt"
 
-	"github.com/netlock-go/netlock/rdma/locks"
 	"github.com/netlock-go/netlock/rdma/verbs"
 )
 
@@ -33,8 +32,9 @@ func place(nodes, ppn int) error {
 // DMCS is the paper's D-MCS lock (section 2.4, Listings 2 and 3), transcribed on its own as
 // the topology-oblivious baseline: one queue whose TAIL lives on rank 0's node and one queue
 // node (NEXT, WAIT) per process on its node. Erratum E1 is resolved by treating the STATUS of
-// Listing 2 as WAIT and succ/successor of Listing 3 as one variable. The enqueue is a swap (an
-// rCAS loop); the lock is passed with one rWrite; each waiter spins on its own memory. On a
+// Listing 2 as WAIT and succ/successor of Listing 3 as one variable. The enqueue is a swap (one
+// masked compare-and-swap with an empty compare mask, the paper's FAO(REPLACE) on RDMA); the lock
+// is passed with one rWrite; each waiter spins on its own memory. On a
 // one-node machine every access is a CPU atomic (all processes share that node's memory).
 type DMCS struct {
 	tail  verbs.Ptr
@@ -91,7 +91,7 @@ func (h *DMCSHandle) Lock() error {
 		}
 	} else {
 		var err error
-		if pred, err = locks.Swap(h.ep, h.d.tail, uint64(h.me)); err != nil {
+		if pred, err = nicSwap(h.ep, h.d.tail, uint64(h.me)); err != nil {
 			return fmt.Errorf("d-mcs enqueue: %w", err)
 		}
 	}

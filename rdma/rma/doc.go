@@ -89,7 +89,9 @@
 // # Layout and access classes
 //
 // Each tail, queue node (NEXT at byte 0, STATUS at 8) and counter (ARRIVE at 0, DEPART at 8)
-// is a 64-byte block. Tails hold queue-node pointers. The structures of an element that lies
+// is a 64-byte block. Tails hold queue-node pointers. The enqueue's FAO(REPLACE) is one masked
+// compare-and-swap with an empty compare mask on the NIC (the paper's Table 3 mapping for
+// RDMA), a CPU compare-and-swap loop on node-local tails. The structures of an element that lies
 // inside one node (the node-level queues of N = 2) are only touched by that node's CPUs, with
 // CPU atomics. Everything else follows the verbs contract (NIC atomics are atomic among
 // themselves, not with CPU atomics): the tails of multi-node queues and the counters of a

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/netlock-go/netlock/rdma/locks"
 	"github.com/netlock-go/netlock/rdma/verbs"
 )
 
@@ -123,6 +122,22 @@ func (l *Lock) nicRMW(w Word) bool {
 	return false
 }
 
+func (l *Lock) levelLocal(lv int) bool { return l.sh.LevelLocal(lv) }
+
+func (l *Lock) counter(k uint64) verbs.Ptr { return l.ctrs[k] }
+
+// resolver maps the words of one lock to memory and says which path each takes.
+type resolver interface {
+	// Ptr is the word's address (queue-node references are queue-node pointers).
+	Ptr(w Word) verbs.Ptr
+	// nicRMW reports whether read-modify-writes of w go through the NIC.
+	nicRMW(w Word) bool
+	// levelLocal reports whether the queues of level lv are node-local (CPU atomics only).
+	levelLocal(lv int) bool
+	// counter is the block of physical counter k (ARRIVE at 0, DEPART at 8).
+	counter(k uint64) verbs.Ptr
+}
+
 // Hook observes a process's batches before they are executed (tests use it to record the
 // protocol and to widen race windows); it runs on the process's goroutine.
 type Hook func(rank int, ops []Op)
@@ -137,7 +152,7 @@ type Hook func(rank int, ops []Op)
 // CPUs; queue-node NEXT/STATUS words are never read-modify-written, so their owner loads and
 // stores them with the CPU while neighbours use rRead/rWrite.
 type Handle struct {
-	l    *Lock
+	r    resolver
 	p    *Proc
 	ep   verbs.Endpoint
 	m    verbs.Memory
@@ -162,7 +177,7 @@ func (l *Lock) Handle(rank int, ep verbs.Endpoint) (*Handle, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Handle{l: l, p: p, ep: ep, m: ep.Local(), node: ep.Node()}, nil
+	return &Handle{r: l, p: p, ep: ep, m: ep.Local(), node: ep.Node()}, nil
 }
 
 // SetHook installs h (nil removes it).
@@ -194,7 +209,7 @@ func (h *Handle) RLock() error {
 	if !h.st.Idle() {
 		return ErrHeld
 	}
-	if !h.l.sh.cfg.Readers {
+	if !h.p.sh.cfg.Readers {
 		return ErrNoRead
 	}
 	return h.run(h.p.RLock(&h.st, h.bufs[0][:0]), 0)
@@ -248,7 +263,7 @@ func (h *Handle) exec(ops []Op) error {
 	}
 	h.wrs, h.wix = h.wrs[:0], h.wix[:0]
 	for i, op := range ops {
-		w := h.l.Ptr(op.Word)
+		w := h.r.Ptr(op.Word)
 		local := w.Node() == h.node
 		switch op.Kind {
 		case OpSwap:
@@ -268,7 +283,7 @@ func (h *Handle) exec(ops []Op) error {
 		case OpAwaitDrain:
 			return fmt.Errorf("rma: drain mixed into a batch")
 		}
-		if h.l.nicRMW(op.Word) {
+		if h.r.nicRMW(op.Word) {
 			if op.Kind == OpStore {
 				panic(fmt.Sprintf("rma: CPU store to NIC-atomic word %v", op.Word))
 			}
@@ -282,7 +297,7 @@ func (h *Handle) exec(ops []Op) error {
 		if !local {
 			// Only queue nodes of multi-node queues are read or written by other nodes.
 			qn := op.Word.Kind == WNext || op.Word.Kind == WStatus
-			if !qn || h.l.sh.LevelLocal(int(op.Word.Lvl)) || (op.Kind != OpLoad && op.Kind != OpStore) {
+			if !qn || h.r.levelLocal(int(op.Word.Lvl)) || (op.Kind != OpLoad && op.Kind != OpStore) {
 				panic(fmt.Sprintf("rma: rank %d on node %d: %v of node %d's word outside its access class", h.p.rank, h.node, op, w.Node()))
 			}
 			h.post(i, op, w)
@@ -337,8 +352,8 @@ func (h *Handle) post(i int, op Op, w verbs.Ptr) {
 }
 
 func (h *Handle) swap(op Op, w verbs.Ptr, local bool) (uint64, error) {
-	if h.l.nicRMW(op.Word) {
-		return locks.Swap(h.ep, w, op.Arg) // rCAS loop: atomic with the other NIC atomics
+	if h.r.nicRMW(op.Word) {
+		return nicSwap(h.ep, w, op.Arg)
 	}
 	if !local {
 		panic(fmt.Sprintf("rma: swap of remote node-local word %v", op.Word))
@@ -350,6 +365,13 @@ func (h *Handle) swap(op Op, w verbs.Ptr, local bool) (uint64, error) {
 			return old, nil
 		}
 	}
+}
+
+// nicSwap is MPI's FAO(REPLACE) on RDMA (the paper's Table 3): one masked compare-and-swap
+// with an empty compare mask, which always succeeds and swaps every bit.
+func nicSwap(ep verbs.Endpoint, p verbs.Ptr, v uint64) (uint64, error) {
+	old, _, err := verbs.MaskedCAS(ep, p, 0, 0, v, ^uint64(0))
+	return old, err
 }
 
 func (h *Handle) await(op Op, w verbs.Ptr, local bool) (uint64, error) {
@@ -389,7 +411,7 @@ func (h *Handle) drain(ops []Op) error {
 	}
 	var remote []pend
 	for _, op := range ops {
-		c := h.l.ctrs[op.Word.Idx]
+		c := h.r.counter(op.Word.Idx)
 		a, d := c.Add(offArrive), c.Add(offDepart)
 		if c.Node() != h.node {
 			remote = append(remote, pend{a: a, d: d, arr: op.Tag, haveA: true})

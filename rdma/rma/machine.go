@@ -244,21 +244,46 @@ func NewProc(sh *Shape, rank int, ref func(l, o int) uint64) (*Proc, error) {
 	if rank < 0 || rank >= sh.Procs() {
 		return nil, fmt.Errorf("rma: rank %d of %d", rank, sh.Procs())
 	}
-	p := &Proc{sh: sh, rank: rank}
+	var pos Position
 	for l := 0; l < sh.n; l++ {
-		p.ref[l] = ref(l, sh.Owner(rank, l))
+		pos.Ref[l] = ref(l, sh.Owner(rank, l))
+		pos.Elem[l] = uint64(sh.Element(rank, l))
+	}
+	if sh.cfg.Readers {
+		pos.Counter = uint64(sh.CounterOf(rank))
+	}
+	p, err := NewProcAt(sh, pos)
+	if err != nil {
+		return nil, err
+	}
+	p.rank = rank
+	return p, nil
+}
+
+// Position places a process explicitly: its queue (element) and its queue node per level and
+// its counter. Lock tables whose processes come and go (a lock server's) place them this way.
+type Position struct {
+	Elem    [MaxLevels]uint64
+	Ref     [MaxLevels]uint64
+	Counter uint64
+}
+
+// NewProcAt builds a machine at an explicit position; sh gives the levels, thresholds and the
+// number of counters.
+func NewProcAt(sh *Shape, pos Position) (*Proc, error) {
+	p := &Proc{sh: sh, rank: -1, ref: pos.Ref, elem: pos.Elem, ctr: pos.Counter}
+	for l := 0; l < sh.n; l++ {
 		if p.ref[l] == 0 {
 			return nil, fmt.Errorf("rma: zero queue-node reference at level %d", l+1)
 		}
-		p.elem[l] = uint64(sh.Element(rank, l))
 	}
-	if sh.cfg.Readers {
-		p.ctr = uint64(sh.CounterOf(rank))
+	if sh.cfg.Readers && pos.Counter >= uint64(sh.Counters()) {
+		return nil, fmt.Errorf("rma: counter %d of %d", pos.Counter, sh.Counters())
 	}
 	return p, nil
 }
 
-// Rank is the process's rank.
+// Rank is the process's rank (-1 for a machine built by NewProcAt).
 func (p *Proc) Rank() int { return p.rank }
 
 // Shape is the lock's shape.

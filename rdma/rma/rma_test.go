@@ -340,7 +340,7 @@ func TestAccessClasses(t *testing.T) {
 			u.cpuWrite = true
 		case a.Class == verbs.ClassRemote:
 			u.nic = true
-			if a.Op == verbs.OpCAS || a.Op == verbs.OpFAA {
+			if a.Op.IsAtomic() {
 				u.nicRMW = true
 			}
 		}
@@ -421,10 +421,10 @@ func TestUncontendedCosts(t *testing.T) {
 	if rd.Remote() != 1 || rd.FAAs != 1 || rr.Remote() != 1 || rr.FAAs != 1 {
 		t.Errorf("reader acquire %+v, release %+v: want one FAA each", rd, rr)
 	}
-	// Writer: node level by CPU; machine level: swap (1 CAS), 4 FAAs (+W), 4 drain reads of the
-	// remote... counters (one local counter is read by the CPU): 3 reads.
-	if wa.CASes != 1 || wa.FAAs != 4 || wa.Reads != 3 || wa.Writes != 0 {
-		t.Errorf("writer acquire %+v: want 1 CAS, 4 FAA, 3 READ", wa)
+	// Writer: node level by CPU; machine level: the swap (one masked CAS), 4 FAAs (+W), then
+	// DEPART of the 3 remote counters (the local one is read by the CPU): 3 reads.
+	if wa.MaskedCASes != 1 || wa.CASes != 0 || wa.FAAs != 4 || wa.Reads != 3 || wa.Writes != 0 {
+		t.Errorf("writer acquire %+v: want 1 masked CAS, 4 FAA, 3 READ", wa)
 	}
 	// Release: tail CAS, then the reset: 3 DEPART reads (one local), 4+4 FAAs.
 	if wr.CASes != 1 || wr.FAAs != 8 || wr.Reads != 3 || wr.Writes != 0 {

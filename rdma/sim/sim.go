@@ -58,8 +58,9 @@ type Cost struct {
 	NICAtomic int64
 	// NICMaskedAtomic is how long one masked CAS/FAA holds an atomic unit. Default NICAtomic.
 	NICMaskedAtomic int64
-	// AtomicUnits is the number of atomic units per NIC; atomics to one word always use the
-	// same unit, atomics to words in different units proceed in parallel. Default 1.
+	// AtomicUnits is the number of atomic units per NIC; a word's address hashes to its unit, so
+	// atomics to one word always use the same unit and atomics to words in different units
+	// proceed in parallel. Default 1.
 	AtomicUnits int
 	// PostWQE is the CPU cost of each verb after the first of one PostSend call (the batch
 	// shares one doorbell). Default 10.
@@ -211,9 +212,36 @@ type qpEnd struct {
 }
 
 type nicState struct {
-	free       int64
-	atomicFree []int64            // per atomic unit
-	users      map[qpEnd]struct{} // QP ends hosted (QP cache pressure)
+	free  int64
+	units []unitSched        // per atomic unit
+	users map[qpEnd]struct{} // QP ends hosted (QP cache pressure)
+}
+
+// unitSched is an atomic unit's reservations, [start, end) pairs in order. An atomic takes the
+// earliest free slot at or after the time it is ready, so one that waits for its queue pair
+// does not hold the unit idle for others.
+type unitSched struct{ iv [][2]int64 }
+
+func (u *unitSched) reserve(now, ready, hold int64) int64 {
+	k := 0
+	for k < len(u.iv) && u.iv[k][1] <= now {
+		k++
+	}
+	u.iv = u.iv[k:]
+	t, i := ready, 0
+	for ; i < len(u.iv); i++ {
+		if u.iv[i][1] <= t {
+			continue
+		}
+		if u.iv[i][0] >= t+hold {
+			break
+		}
+		t = u.iv[i][1]
+	}
+	u.iv = append(u.iv, [2]int64{})
+	copy(u.iv[i+1:], u.iv[i:])
+	u.iv[i] = [2]int64{t, t + hold}
+	return t
 }
 
 // qpKey names a queue pair by its owning thread and target node.
@@ -261,7 +289,7 @@ func New(cfg Config) (*Sim, error) {
 	for i := 0; i < cfg.Nodes; i++ {
 		s.mem = append(s.mem, make([]uint64, cfg.RegionSize/8))
 		s.alloc = append(s.alloc, 64)
-		s.nic = append(s.nic, nicState{users: map[qpEnd]struct{}{}, atomicFree: make([]int64, cfg.Cost.AtomicUnits)})
+		s.nic = append(s.nic, nicState{users: map[qpEnd]struct{}{}, units: make([]unitSched, cfg.Cost.AtomicUnits)})
 	}
 	return s, nil
 }
@@ -615,17 +643,19 @@ func (s *Sim) arrive(w *uint64, wr verbs.WorkRequest, from verbs.NodeID, dst *ni
 		complete(max(last, in+j+extra) + s.svc(dst) + oneWay)
 		return
 	}
-	unit := int((wr.Remote.Offset() / 8) % uint64(c.AtomicUnits))
+	// The unit a word hashes to (Fibonacci hashing): words at any stride spread over all units.
+	unit := int((wr.Remote.Offset() / 8 * 0x9E3779B97F4A7C15 >> 32) % uint64(c.AtomicUnits))
 	hold := c.NICAtomic
 	if wr.Op == verbs.OpMaskedCAS || wr.Op == verbs.OpMaskedFAA {
 		hold = c.NICMaskedAtomic
 	}
-	in = max(in, dst.atomicFree[unit])
 	if qp != nil {
-		in = max(in, qp.done)
+		in = max(in, qp.done) // after the previous request of the queue pair took effect
+	}
+	in = dst.units[unit].reserve(s.now, in, hold)
+	if qp != nil {
 		qp.done = in + c.AtomicWindow
 	}
-	dst.atomicFree[unit] = in + hold
 	var old uint64
 	s.push(in, nil, func() {
 		s.trace(wr.Remote, verbs.ClassRemote, wr.Op, from)

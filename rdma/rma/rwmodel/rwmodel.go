@@ -8,7 +8,8 @@
 // the RNIC's contract as rdma/rma uses it: every word is read-modify-written through one path
 // only (CPU atomics for node-local structures, NIC atomics otherwise, checked by the access
 // audit of rdma/rma's tests), and aligned 8-byte reads and writes are atomic with both. A swap
-// is one step because rdma/rma performs it as an rCAS loop on a word no CPU writes. A wait
+// is one step: one masked compare-and-swap on the NIC, or a CPU compare-and-swap loop on a
+// node-local word. A wait
 // (OpAwait) is a step enabled when its condition holds; a drain wait (OpAwaitDrain) reads
 // ARRIVE and DEPART in two steps.
 //

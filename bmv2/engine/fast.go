@@ -1,0 +1,351 @@
+package engine
+
+import "github.com/netlock-go/netlock/bmv2/front"
+
+// Fast paths: the shapes of statement and condition that dominate real programs (a field set
+// to a constant or copied from another field, a field compared with a constant, a header's
+// validity) compiled into one closure each instead of a tree of closures returning u128.
+
+// staticSlot reports whether e is a scalar of at most 64 bits at a fixed slot (a field of a
+// header or struct, a variable, a parameter), and returns the slot.
+func (cp *compiler) staticSlot(sc *scope, e front.Expr) (int, bool) {
+	if !isScalar(e.Type()) || widthOf(e.Type()) > 64 || !cp.isLoc(sc, e) {
+		return 0, false
+	}
+	l := cp.location(sc, e)
+	if l.dyn != nil || l.slice || widthOf(l.t) > 64 {
+		return 0, false
+	}
+	return l.static, true
+}
+
+// assignStmt compiles lhs = rhs as a statement, fused when lhs is a static slot of at most 64
+// bits.
+func (cp *compiler) assignStmt(sc *scope, lhs, rhs front.Expr) stmtFn {
+	if _, ok := cp.locOverride[lhs]; !ok {
+		if d, ok := cp.staticSlot(sc, lhs); ok {
+			if f := cp.storeSlot(sc, d, lhs.Type(), rhs); f != nil {
+				return f
+			}
+		}
+	}
+	f := cp.assign(sc, lhs, rhs)
+	return func(c *ctx) flow { f(c); return fNext }
+}
+
+// storeSlot compiles "slot d (a scalar of type t, at most 64 bits) = e" into one closure, or
+// returns nil.
+func (cp *compiler) storeSlot(sc *scope, d int, t front.Type, e front.Expr) stmtFn {
+	w := widthOf(t)
+	if w > 64 || !isScalar(t) {
+		return nil
+	}
+	m := mask128(w).lo
+	x := cp.expr(sc, e, t)
+	if x.scalar == nil {
+		return nil
+	}
+	if x.isConst {
+		v := x.cval.lo & m
+		return func(c *ctx) flow { c.s[d] = v; return fNext }
+	}
+	if s, ok := cp.staticSlot(sc, e); ok && widthOf(e.Type()) <= w {
+		return func(c *ctx) flow { c.s[d] = c.s[s]; return fNext }
+	}
+	if g, ok := cp.scalar64(sc, e, t); ok {
+		return func(c *ctx) flow { c.s[d] = g(c); return fNext }
+	}
+	f := x.scalar
+	return func(c *ctx) flow { c.s[d] = f(c).lo & m; return fNext }
+}
+
+// cond compiles a condition into a func returning bool, with fast paths for comparisons of
+// static slots and constants, validity tests and their boolean combinations. pure reports
+// whether evaluating it has no side effect (no table application, which may exit).
+func (cp *compiler) cond(sc *scope, e front.Expr) (f func(*ctx) bool, pure bool) {
+	switch x := e.(type) {
+	case *front.BinaryExpr:
+		switch x.Op {
+		case "&&", "||":
+			if v, ok := cp.constCond(sc, x.X); ok {
+				if v == (x.Op == "||") {
+					return func(*ctx) bool { return v }, true
+				}
+				return cp.cond(sc, x.Y)
+			}
+			a, pa := cp.cond(sc, x.X)
+			b, pb := cp.cond(sc, x.Y)
+			if x.Op == "&&" {
+				return func(c *ctx) bool { return a(c) && b(c) }, pa && pb
+			}
+			return func(c *ctx) bool { return a(c) || b(c) }, pa && pb
+		case "==", "!=", "<", "<=", ">", ">=":
+			ot := x.X.Type()
+			if _, ok := under(ot).(*front.IntType); ok {
+				ot = x.Y.Type()
+			}
+			if !isScalar(ot) || signed(ot) || widthOf(ot) > 64 {
+				break
+			}
+			sa, oka := cp.staticSlot(sc, x.X)
+			sb, okb := cp.staticSlot(sc, x.Y)
+			xb := cp.expr(sc, x.Y, ot)
+			if oka && xb.isConst {
+				k := xb.cval.lo
+				switch x.Op {
+				case "==":
+					return func(c *ctx) bool { return c.s[sa] == k }, true
+				case "!=":
+					return func(c *ctx) bool { return c.s[sa] != k }, true
+				case "<":
+					return func(c *ctx) bool { return c.s[sa] < k }, true
+				case "<=":
+					return func(c *ctx) bool { return c.s[sa] <= k }, true
+				case ">":
+					return func(c *ctx) bool { return c.s[sa] > k }, true
+				case ">=":
+					return func(c *ctx) bool { return c.s[sa] >= k }, true
+				}
+			}
+			if !oka || !okb {
+				a, ok1 := cp.scalar64(sc, x.X, ot)
+				b, ok2 := cp.scalar64(sc, x.Y, ot)
+				if ok1 && ok2 {
+					switch x.Op {
+					case "==":
+						return func(c *ctx) bool { return a(c) == b(c) }, true
+					case "!=":
+						return func(c *ctx) bool { return a(c) != b(c) }, true
+					case "<":
+						return func(c *ctx) bool { return a(c) < b(c) }, true
+					case "<=":
+						return func(c *ctx) bool { return a(c) <= b(c) }, true
+					case ">":
+						return func(c *ctx) bool { return a(c) > b(c) }, true
+					case ">=":
+						return func(c *ctx) bool { return a(c) >= b(c) }, true
+					}
+				}
+			}
+			if oka && okb {
+				switch x.Op {
+				case "==":
+					return func(c *ctx) bool { return c.s[sa] == c.s[sb] }, true
+				case "!=":
+					return func(c *ctx) bool { return c.s[sa] != c.s[sb] }, true
+				case "<":
+					return func(c *ctx) bool { return c.s[sa] < c.s[sb] }, true
+				case "<=":
+					return func(c *ctx) bool { return c.s[sa] <= c.s[sb] }, true
+				case ">":
+					return func(c *ctx) bool { return c.s[sa] > c.s[sb] }, true
+				case ">=":
+					return func(c *ctx) bool { return c.s[sa] >= c.s[sb] }, true
+				}
+			}
+		}
+	case *front.UnaryExpr:
+		if x.Op == "!" {
+			a, p := cp.cond(sc, x.X)
+			return func(c *ctx) bool { return !a(c) }, p
+		}
+	case *front.CallExpr:
+		if x.Method == "isValid" {
+			recv := x.Fun.(*front.MemberExpr).X
+			if rt, ok := under(recv.Type()).(*front.StructType); ok && !rt.IsUnion() && cp.isLoc(sc, recv) {
+				if l := cp.location(sc, recv); l.dyn == nil {
+					b := l.static
+					return func(c *ctx) bool { return c.s[b] != 0 }, true
+				}
+			}
+		}
+	}
+	g := cp.scalarOf(sc, e, nil)
+	return func(c *ctx) bool { return g(c).lo != 0 }, cp.isPure(e)
+}
+
+// isPure reports whether evaluating e certainly cannot apply a table (the only expression with
+// an effect on control flow: an action may exit). Calls other than isValid count as impure.
+func (cp *compiler) isPure(e front.Expr) bool {
+	switch x := e.(type) {
+	case *front.BinaryExpr:
+		return cp.isPure(x.X) && cp.isPure(x.Y)
+	case *front.UnaryExpr:
+		return cp.isPure(x.X)
+	case *front.TernaryExpr:
+		return cp.isPure(x.Cond) && cp.isPure(x.Then) && cp.isPure(x.Else)
+	case *front.CastExpr:
+		return cp.isPure(x.X)
+	case *front.SliceExpr:
+		return cp.isPure(x.X)
+	case *front.IndexExpr:
+		return cp.isPure(x.X) && cp.isPure(x.Index)
+	case *front.MemberExpr:
+		return x.Kind != front.MemberTableField && cp.isPure(x.X)
+	case *front.CallExpr:
+		return x.Method == "isValid"
+	}
+	return true
+}
+
+// scalar64 compiles a scalar expression of at most 64 bits (unsigned) into a func returning
+// its value, with operands fetched straight from static slots and constants folded; ok is
+// false when e does not fit (it then uses the general u128 path).
+func (cp *compiler) scalar64(sc *scope, e front.Expr, t front.Type) (f func(*ctx) uint64, ok bool) {
+	if t == nil {
+		t = e.Type()
+	}
+	if !isScalar(t) || signed(t) || widthOf(t) > 64 {
+		return nil, false
+	}
+	if _, isInt := under(t).(*front.IntType); isInt {
+		return nil, false
+	}
+	w := widthOf(t)
+	m := mask128(w).lo
+	x := cp.expr(sc, e, t)
+	if x.scalar == nil {
+		return nil, false
+	}
+	if x.isConst {
+		v := x.cval.lo & m
+		return func(*ctx) uint64 { return v }, true
+	}
+	if s, ok := cp.staticSlot(sc, e); ok && widthOf(e.Type()) <= w {
+		return func(c *ctx) uint64 { return c.s[s] }, true
+	}
+	switch b := e.(type) {
+	case *front.BinaryExpr:
+		switch b.Op {
+		case "+", "-", "&", "|", "^":
+			a, oka := cp.scalar64(sc, b.X, t)
+			y, oky := cp.scalar64(sc, b.Y, t)
+			if !oka || !oky {
+				break
+			}
+			yc := cp.expr(sc, b.Y, t)
+			if yc.isConst {
+				k := yc.cval.lo & m
+				switch b.Op {
+				case "+":
+					return func(c *ctx) uint64 { return (a(c) + k) & m }, true
+				case "-":
+					return func(c *ctx) uint64 { return (a(c) - k) & m }, true
+				case "&":
+					return func(c *ctx) uint64 { return a(c) & k }, true
+				case "|":
+					return func(c *ctx) uint64 { return a(c) | k }, true
+				case "^":
+					return func(c *ctx) uint64 { return a(c) ^ k }, true
+				}
+			}
+			switch b.Op {
+			case "+":
+				return func(c *ctx) uint64 { return (a(c) + y(c)) & m }, true
+			case "-":
+				return func(c *ctx) uint64 { return (a(c) - y(c)) & m }, true
+			case "&":
+				return func(c *ctx) uint64 { return a(c) & y(c) }, true
+			case "|":
+				return func(c *ctx) uint64 { return a(c) | y(c) }, true
+			case "^":
+				return func(c *ctx) uint64 { return a(c) ^ y(c) }, true
+			}
+		case "==", "!=", "<", "<=", ">", ">=", "&&", "||":
+			g, _ := cp.cond(sc, b)
+			return func(c *ctx) uint64 {
+				if g(c) {
+					return 1
+				}
+				return 0
+			}, true
+		}
+	case *front.TernaryExpr:
+		g, pure := cp.cond(sc, b.Cond)
+		a, oka := cp.scalar64(sc, b.Then, t)
+		y, oky := cp.scalar64(sc, b.Else, t)
+		if pure && oka && oky {
+			return func(c *ctx) uint64 {
+				if g(c) {
+					return a(c)
+				}
+				return y(c)
+			}, true
+		}
+	case *front.SliceExpr:
+		if s, ok := cp.staticSlot(sc, b.X); ok {
+			lo, sm := uint(b.LoV), mask128(b.HiV-b.LoV+1).lo
+			return func(c *ctx) uint64 { return c.s[s] >> lo & sm }, true
+		}
+	case *front.CastExpr:
+		if a, ok := cp.scalar64(sc, b.X, nil); ok && !signed(b.X.Type()) {
+			if _, isBool := under(t).(*front.BoolType); !isBool {
+				return func(c *ctx) uint64 { return a(c) & m }, true
+			}
+		}
+	}
+	g := x.scalar
+	return func(c *ctx) uint64 { return g(c).lo & m }, true
+}
+
+// registerRead64 compiles r.read(result, index) for a register of at most 64 bits read into a
+// static slot with an index computed in 64 bits, or returns nil.
+func (cp *compiler) registerRead64(sc *scope, call *front.CallExpr, r *Register, pos string) stmtFn {
+	if r.Width > 64 {
+		return nil
+	}
+	d, ok := cp.staticSlot(sc, cp.needArg(call, "result"))
+	if !ok {
+		return nil
+	}
+	idx, ok := cp.scalar64(sc, cp.needArg(call, "index"), nil)
+	if !ok {
+		return nil
+	}
+	return func(c *ctx) flow {
+		i := idx(c)
+		if c.sw.cfg.TofinoConstraints {
+			if err := r.access(c, u128{lo: i}, false, pos); err != nil {
+				c.fail = err
+				return fExit
+			}
+		}
+		if i >= uint64(len(r.cells)) {
+			c.s[d] = 0 // bmv2 reads 0 out of range
+			return fNext
+		}
+		c.s[d] = r.cells[i].lo
+		return fNext
+	}
+}
+
+// registerWrite64 compiles r.write(index, value) for a register of at most 64 bits with index
+// and value computed in 64 bits, or returns nil.
+func (cp *compiler) registerWrite64(sc *scope, call *front.CallExpr, r *Register, pos string) stmtFn {
+	if r.Width > 64 {
+		return nil
+	}
+	idx, ok := cp.scalar64(sc, cp.needArg(call, "index"), nil)
+	if !ok {
+		return nil
+	}
+	val, ok := cp.scalar64(sc, cp.needArg(call, "value"), nil)
+	if !ok {
+		return nil
+	}
+	m := mask128(r.Width).lo
+	return func(c *ctx) flow {
+		i := idx(c)
+		if c.sw.cfg.TofinoConstraints {
+			if err := r.access(c, u128{lo: i}, true, pos); err != nil {
+				c.fail = err
+				return fExit
+			}
+		}
+		if i >= uint64(len(r.cells)) {
+			return fNext
+		}
+		r.cells[i] = u128{lo: val(c) & m}
+		return fNext
+	}
+}

@@ -1,0 +1,151 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/netlock-go/netlock/rdma/rma/rmabench"
+)
+
+func init() { benchCmd.AddCommand(newBenchRMACmd()) }
+
+func newBenchRMACmd() *cobra.Command {
+	var (
+		out               string
+		quick, noPlots    bool
+		figs              []string
+		procs, rwProcs    []int
+		fwProcs           []int
+		seed              int64
+		parallel          int
+		showClaims, jsonF bool
+	)
+	cmd := &cobra.Command{
+		Use:   "rma",
+		Short: "RMA-MCS, RMA-RW and their baselines (HPDC '16, section 5) on the emulated RDMA fabric (virtual time)",
+		Long: `Reproduces the evaluation of "High-Performance Distributed RMA Locks" (HPDC '16) on the
+virtual-time emulated RDMA fabric (rdma/sim), 16 processes per node:
+
+  fig3  RMA-MCS vs D-MCS vs a spin lock: latency (LB) and throughput of the empty critical
+        section (ECSB), one remote access in it (SOB), a counter increment and 1-4 us of work in
+        it (WCSB), 1-4 us of work after it (WARB), against P
+  fig4  RMA-RW parameters: T_DC, T_W = T_L,1 x T_L,2, its split, T_R, T_R with F_W
+  fw    RMA-RW and the central RW lock against the writer fraction F_W
+  fig5  RMA-RW vs a central RMA reader-writer lock at F_W = 0.2%, 2%, 5%
+
+Times are virtual (the sim cost model), deterministic for a seed; the ratios between locks are
+the result. Writes results.json, tables.md, claims.md (each reproduced ratio next to the
+paper's) and one PNG per figure into --out.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			sc := rmabench.PaperScale()
+			if quick {
+				sc = rmabench.QuickScale()
+			}
+			f := cmd.Flags()
+			if f.Changed("procs") {
+				sc.Procs = procs
+			}
+			if f.Changed("rw-procs") {
+				sc.RWProcs = rwProcs
+			}
+			if f.Changed("fw-procs") {
+				sc.FWProcs = fwProcs
+			}
+			sc.Seed = seed
+			all := rmabench.Figures(sc)
+			var sel []rmabench.Figure
+			for _, fg := range all {
+				if len(figs) == 0 || slices.Contains(figs, fg.Name) {
+					sel = append(sel, fg)
+				}
+			}
+			if len(sel) == 0 {
+				var names []string
+				for _, fg := range all {
+					names = append(names, fg.Name)
+				}
+				return fmt.Errorf("bench rma: no figure among %v (have %s)", figs, strings.Join(names, ", "))
+			}
+			w := cmd.OutOrStdout()
+			start := time.Now()
+			rs, err := rmabench.RunFigures(cmd.Context(), sel, parallel, func(done, total int, r rmabench.Result) {
+				if done%20 == 0 || done == total {
+					fmt.Fprintf(os.Stderr, "  %d/%d points (%v)\n", done, total, time.Since(start).Round(time.Second))
+				}
+			})
+			if err != nil {
+				return err
+			}
+			if err := os.MkdirAll(out, 0o755); err != nil {
+				return err
+			}
+			var files []string
+			write := func(name string, fn func(*os.File) error) error {
+				p := filepath.Join(out, name)
+				fh, err := os.Create(p)
+				if err != nil {
+					return err
+				}
+				if err := fn(fh); err != nil {
+					fh.Close()
+					return fmt.Errorf("%s: %w", p, err)
+				}
+				files = append(files, p)
+				return fh.Close()
+			}
+			if err := write("results.json", func(fh *os.File) error { return rmabench.WriteJSON(fh, rs) }); err != nil {
+				return err
+			}
+			if err := write("tables.md", func(fh *os.File) error { return rmabench.WriteTables(fh, sel, rs) }); err != nil {
+				return err
+			}
+			claims := len(figs) == 0 // the claims need every figure's points
+			if claims {
+				if err := write("claims.md", func(fh *os.File) error { return rmabench.WriteClaims(fh, rmabench.Claims(sc, rs)) }); err != nil {
+					return err
+				}
+			}
+			if !noPlots {
+				pngs, err := rmabench.Plot(sel, rs, out)
+				if err != nil {
+					return err
+				}
+				files = append(files, pngs...)
+			}
+			if jsonF {
+				return writeJSON(w, rs)
+			}
+			if claims && showClaims {
+				fmt.Fprintln(w)
+				if err := rmabench.WriteClaims(w, rmabench.Claims(sc, rs)); err != nil {
+					return err
+				}
+			}
+			fmt.Fprintf(w, "\n%d points in %v (seed %d); wrote:\n", len(rs), time.Since(start).Round(time.Millisecond), sc.Seed)
+			for _, f := range files {
+				fmt.Fprintln(w, " ", f)
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&out, "out", "out/bench-rma", "output directory for results, tables and plots")
+	f.BoolVar(&quick, "quick", false, "CI-size sweep (P up to 64)")
+	f.BoolVar(&noPlots, "no-plots", false, "skip the PNG plots")
+	f.StringSliceVar(&figs, "figs", nil, "figures to run (fig3, fig4, fw, fig5; default all)")
+	f.IntSliceVar(&procs, "procs", nil, "process counts of fig3 and fig5 (paper: 4..1024)")
+	f.IntSliceVar(&rwProcs, "rw-procs", nil, "process counts of the fig4 sweeps")
+	f.IntSliceVar(&fwProcs, "fw-procs", nil, "process counts of the F_W sweep")
+	f.Int64Var(&seed, "seed", 1, "seed of the simulation (jitter and the processes' choices)")
+	f.IntVar(&parallel, "parallel", 2, "points simulated at once")
+	f.BoolVar(&showClaims, "claims", true, "print the reproduced ratios next to the paper's")
+	f.BoolVar(&jsonF, "json", false, "print the results as JSON")
+	return cmd
+}

@@ -1,0 +1,150 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/netlock-go/netlock/controlplane"
+	"github.com/netlock-go/netlock/controlplane/ctlcore"
+	"github.com/netlock-go/netlock/dataplane"
+)
+
+// write turns a core Write into P4Runtime updates of p4/netlock.p4's tables (dataplane's names)
+// and sends them in one Write RPC.
+func (c *Controller) write(ctx context.Context, cl *controlplane.Client, w ctlcore.Write) error {
+	var ups []controlplane.Update
+	for _, u := range w.Updates {
+		us, err := c.updates(cl, u)
+		if err != nil {
+			return err
+		}
+		ups = append(ups, us...)
+	}
+	err := cl.Write(ctx, w.Atomic, ups...)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, controlplane.ErrNotFound):
+		return fmt.Errorf("%w: %w", ctlcore.ErrNotFound, err)
+	case errors.Is(err, controlplane.ErrAlreadyExists):
+		return fmt.Errorf("%w: %w", ctlcore.ErrAlreadyExists, err)
+	}
+	return err
+}
+
+func op(o ctlcore.Op) controlplane.Update {
+	switch o {
+	case ctlcore.Insert:
+		return controlplane.Update{Op: controlplane.Insert}
+	case ctlcore.Delete:
+		return controlplane.Update{Op: controlplane.Delete}
+	}
+	return controlplane.Update{Op: controlplane.Modify}
+}
+
+func params(names []string, args [][]byte) []controlplane.Param {
+	ps := make([]controlplane.Param, len(names))
+	for i, n := range names {
+		ps[i] = controlplane.Param{Name: n, Value: args[i]}
+	}
+	return ps
+}
+
+// updates renders one core update as P4Runtime updates.
+func (c *Controller) updates(cl *controlplane.Client, u ctlcore.Update) ([]controlplane.Update, error) {
+	e := u.Entity
+	o := op(u.Op).Op
+	entry := func(en controlplane.Entry) ([]controlplane.Update, error) {
+		up, err := cl.TableUpdate(o, en)
+		if err != nil {
+			return nil, err
+		}
+		return []controlplane.Update{up}, nil
+	}
+	switch {
+	case e.Rack != nil:
+		name, args, err := e.Rack.Action()
+		if err != nil {
+			return nil, err
+		}
+		up, err := cl.TableUpdate(controlplane.Modify, controlplane.Entry{Table: dataplane.TableRack, Default: true,
+			Action: name, Params: params(dataplane.ParamsSetRack, args)})
+		if err != nil {
+			return nil, err
+		}
+		return []controlplane.Update{up}, nil
+	case e.Server != nil:
+		name, args, err := e.Server.Action()
+		if err != nil {
+			return nil, err
+		}
+		return entry(controlplane.Entry{Table: dataplane.TableServers,
+			Match:  []controlplane.Match{controlplane.Exact{Field: dataplane.KeyServer, Value: dataplane.ServerMatch(e.ServerNum)}},
+			Action: name, Params: params(dataplane.ParamsSetServer, args)})
+	case e.Route != nil:
+		key, plen, err := dataplane.RouteMatch(e.Prefix)
+		if err != nil {
+			return nil, err
+		}
+		name, args := e.Route.Action()
+		return entry(controlplane.Entry{Table: dataplane.TableRoute,
+			Match:  []controlplane.Match{controlplane.LPM{Field: dataplane.KeyRouteDst, Value: key, PrefixLen: int32(plen)}},
+			Action: name, Params: params(dataplane.ParamsRoute, args)})
+	case e.Lock != nil:
+		name, args := e.Lock.Action()
+		en := controlplane.Entry{Table: dataplane.TableLock,
+			Match: []controlplane.Match{controlplane.Exact{Field: dataplane.KeyLock, Value: e.Lock.Match()}}}
+		if o != controlplane.Delete {
+			en.Action, en.Params = name, params(dataplane.ParamsLockHit, args)
+		}
+		return entry(en)
+	case e.Tenant != nil:
+		name, args := dataplane.TenantAction(e.Tenant.Meter)
+		ups, err := entry(controlplane.Entry{Table: dataplane.TableTenant,
+			Match:  []controlplane.Match{controlplane.Exact{Field: dataplane.KeyTenant, Value: dataplane.TenantMatch(e.Tenant.ID)}},
+			Action: name, Params: params(dataplane.ParamsTenantLimit, args)})
+		if err != nil || o == controlplane.Delete {
+			return ups, err
+		}
+		rate, burst := int64(e.Tenant.Rate), int64(e.Tenant.Burst)
+		m, err := cl.MeterUpdate(dataplane.MeterTenant, int64(e.Tenant.Meter),
+			controlplane.Meter{CIR: rate, CBurst: burst, PIR: rate, PBurst: burst})
+		if err != nil {
+			return nil, err
+		}
+		return append(ups, m), nil
+	}
+	s := controlplane.CloneSession{ID: uint32(dataplane.CloneSession(e.ClonePort)),
+		Replicas: []controlplane.Replica{{Port: uint32(e.ClonePort)}}}
+	return []controlplane.Update{controlplane.CloneSessionUpdate(o, s)}, nil
+}
+
+// readLocks reads the lock table and its direct counters.
+func (c *Controller) readLocks(ctx context.Context, cl *controlplane.Client) ([]dataplane.LockEntry, map[uint32]uint64, error) {
+	ens, counts, err := cl.ReadEntries(ctx, dataplane.TableLock)
+	if err != nil {
+		return nil, nil, err
+	}
+	hits := make(map[uint32]uint64, len(ens))
+	out := make([]dataplane.LockEntry, 0, len(ens))
+	for i, en := range ens {
+		var key []byte
+		if len(en.Match) == 1 {
+			if m, ok := en.Match[0].(controlplane.Exact); ok {
+				key = m.Value
+			}
+		}
+		args := make([][]byte, len(en.Params))
+		for j, p := range en.Params {
+			args[j] = p.Value
+		}
+		le, err := dataplane.ParseLockEntry(key, en.Action, args)
+		if err != nil {
+			return nil, nil, err
+		}
+		out = append(out, le)
+		hits[le.Lock] = counts[i]
+	}
+	return out, hits, nil
+}

@@ -1,0 +1,206 @@
+package ctlcore
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+
+	"github.com/netlock-go/netlock/dataplane"
+	"github.com/netlock-go/netlock/wire"
+)
+
+// Input is what the I/O shell hands the Core: Tick, Primary, or the Result of an Effect.
+type Input interface{ input() }
+
+// Tick lets time pass: the Core runs the timers that are due (sweeps, pings, allocation
+// periods, waits). The shell sends one at NextDeadline or earlier.
+type Tick struct{}
+
+// Primary says whether the controller is the switch's primary controller (P4Runtime
+// arbitration). The Core acts only while primary; becoming primary starts a takeover
+// (docs/controlplane.md, "Controller death").
+type Primary struct{ IsPrimary bool }
+
+func (Tick) input()    {}
+func (Primary) input() {}
+func (Result) input()  {}
+
+// Effect is one thing the shell must do for the Core. Every Effect has an ID; the shell answers
+// each with exactly one Result of that ID (success, failure or timeout), in any order.
+type Effect interface {
+	EffectID() uint64
+	String() string
+}
+
+// Op is a P4Runtime update type.
+type Op uint8
+
+// Update types.
+const (
+	Insert Op = iota + 1
+	Modify
+	Delete
+)
+
+func (o Op) String() string {
+	switch o {
+	case Insert:
+		return "insert"
+	case Modify:
+		return "modify"
+	case Delete:
+		return "delete"
+	}
+	return fmt.Sprintf("Op(%d)", uint8(o))
+}
+
+// Entity is one thing of the switch a Write changes: exactly one field is set.
+type Entity struct {
+	// Rack is the default action of dataplane.TableRack (Modify).
+	Rack *dataplane.Rack
+	// Server is entry ServerNum of dataplane.TableServers.
+	Server    *dataplane.Server
+	ServerNum uint16
+	// Route is the dataplane.TableRoute entry of Prefix.
+	Route  *dataplane.NextHop
+	Prefix netip.Prefix
+	// ClonePort is the clone session dataplane.CloneSession(ClonePort) sending to ClonePort.
+	ClonePort int
+	// Lock is a dataplane.TableLock entry (Delete needs only Lock.Lock).
+	Lock *dataplane.LockEntry
+	// Tenant is a dataplane.TableTenant entry limiting Tenant.ID by its meter cell, with the
+	// meter's rate and burst (packets per second, packets).
+	Tenant *Tenant
+}
+
+func (e Entity) String() string {
+	switch {
+	case e.Rack != nil:
+		return "rack"
+	case e.Server != nil:
+		return fmt.Sprintf("server %d %v port %d", e.ServerNum, e.Server.Addr, e.Server.Port)
+	case e.Route != nil:
+		return fmt.Sprintf("route %v port %d", e.Prefix, e.Route.Port)
+	case e.Lock != nil:
+		if e.Lock.Paused {
+			return fmt.Sprintf("lock %d index %d paused", e.Lock.Lock, e.Lock.Index)
+		}
+		return fmt.Sprintf("lock %d index %d", e.Lock.Lock, e.Lock.Index)
+	case e.Tenant != nil:
+		return fmt.Sprintf("tenant %d", e.Tenant.ID)
+	}
+	return fmt.Sprintf("clone session %d", dataplane.CloneSession(e.ClonePort))
+}
+
+// Update is one update of a Write.
+type Update struct {
+	Op     Op
+	Entity Entity
+}
+
+// Write is a P4Runtime Write of Updates, atomic (all or none) when Atomic is set.
+type Write struct {
+	ID      uint64
+	Updates []Update
+	Atomic  bool
+}
+
+// PushPipeline installs p4/netlock.p4 with Config.Sizing (dataplane.Sizing.Bundle) on the
+// switch, with pipeline cookie Cookie.
+type PushPipeline struct {
+	ID     uint64
+	Cookie uint64
+}
+
+// GetPipeline asks whether the switch has a pipeline (P4Runtime), and adopts its P4Info.
+// Result.HasPipeline answers.
+type GetPipeline struct{ ID uint64 }
+
+// ReadLocks reads dataplane.TableLock: Result.Locks has its entries and Result.Hits their
+// direct counters (lock_hits, packets).
+type ReadLocks struct{ ID uint64 }
+
+// SwitchAdmin sends an admin PacketOut (with the rack key) and waits for its PacketIn:
+// Result.Admin. The shell sets Req.ID to match the reply.
+type SwitchAdmin struct {
+	ID  uint64
+	Req dataplane.AdminRequest
+}
+
+// ServerAdmin sends an admin request (a control message with the rack key) to server Server's
+// address (Config.Servers) and waits for the answer: Result.Server, and Result.Body after the
+// answer's trailer. An answer with another op (a reject) is a Result too, not an error.
+type ServerAdmin struct {
+	ID     uint64
+	Server uint16
+	Msg    wire.Fields
+}
+
+func (e Write) EffectID() uint64        { return e.ID }
+func (e PushPipeline) EffectID() uint64 { return e.ID }
+func (e GetPipeline) EffectID() uint64  { return e.ID }
+func (e ReadLocks) EffectID() uint64    { return e.ID }
+func (e SwitchAdmin) EffectID() uint64  { return e.ID }
+func (e ServerAdmin) EffectID() uint64  { return e.ID }
+
+func (e Write) String() string {
+	s := fmt.Sprintf("#%d write", e.ID)
+	if e.Atomic {
+		s += " (atomic)"
+	}
+	for _, u := range e.Updates {
+		s += fmt.Sprintf(" [%s %s]", u.Op, u.Entity)
+	}
+	return s
+}
+func (e PushPipeline) String() string {
+	return fmt.Sprintf("#%d push pipeline cookie %#x", e.ID, e.Cookie)
+}
+func (e GetPipeline) String() string { return fmt.Sprintf("#%d get pipeline", e.ID) }
+func (e ReadLocks) String() string   { return fmt.Sprintf("#%d read lock table", e.ID) }
+func (e SwitchAdmin) String() string {
+	return fmt.Sprintf("#%d switch admin %d lock %d level %d offset %d value %d txn %d token %d", e.ID, e.Req.Op,
+		e.Req.Lock, e.Req.Level, e.Req.Offset, e.Req.Value, e.Req.Txn, e.Req.Token)
+}
+func (e ServerAdmin) String() string {
+	return fmt.Sprintf("#%d server %d admin %d lock %d token %d", e.ID, e.Server, e.Msg.Status, e.Msg.Lock, e.Msg.Token)
+}
+
+// Result answers the Effect with the same ID. Err is set when it failed (a refused write, a
+// timeout); the other fields are those of the Effect's kind.
+type Result struct {
+	ID  uint64
+	Err error
+	// GetPipeline.
+	HasPipeline bool
+	// ReadLocks.
+	Locks []dataplane.LockEntry
+	Hits  map[uint32]uint64
+	// SwitchAdmin.
+	Admin dataplane.AdminReply
+	// ServerAdmin.
+	Server wire.Fields
+	Body   []byte
+}
+
+// Tenant is a tenant's quota at the switch: a packet meter of Rate acquires per second with
+// bursts of Burst (dataplane's tenant_limit and tenant_meter).
+type Tenant struct {
+	ID    uint16
+	Meter int
+	Rate  float64
+	Burst uint64
+}
+
+// Errors the shell reports in Result.Err (wrapped: the Core tests them with errors.Is).
+var (
+	// ErrTimeout: the Effect got no answer in time (the shell's deadline).
+	ErrTimeout = errors.New("ctlcore: no answer")
+	// ErrNotFound: a Modify or Delete named an entry the switch does not have.
+	ErrNotFound = errors.New("ctlcore: no such entry")
+	// ErrAlreadyExists: an Insert named an entry the switch has.
+	ErrAlreadyExists = errors.New("ctlcore: entry exists")
+)
+
+func isNotFound(err error) bool      { return errors.Is(err, ErrNotFound) }
+func isAlreadyExists(err error) bool { return errors.Is(err, ErrAlreadyExists) }

@@ -1,0 +1,416 @@
+package ctlcore
+
+import (
+	"github.com/netlock-go/netlock/dataplane"
+	"github.com/netlock-go/netlock/wire"
+)
+
+// Moving a lock (docs/controlplane.md, "Moving a lock"). Every step is idempotent and is retried
+// after the poll interval when it fails, so a move survives lost messages; a move is one task of
+// its lock (lockRec.task): starting another, or the failure handling, makes the callbacks of the
+// old one stale.
+//
+// Out of the switch (lock L, server S, entry E on index i):
+//
+//	pause    MODIFY E -> lock_pause: new acquires go to S's q2 (counted by the switch), the
+//	         switch sends no queue-empty for L, its queue only drains
+//	yield    S marks L resident (a standby that took S's place learns it here)
+//	barrier  through S's staging entry: every push-back S sent for L before (in answer to a
+//	         queue-empty sent before the pause) has reached the switch, and none will follow
+//	drain    probe until L has no holder, no waiter and no occupied slot (the lease sweep
+//	         force-releases expired holders meanwhile)
+//	reset    AdminSwitchReset(L): the queue forgotten; the reply's grant counter bounds every
+//	         token the switch granted for L: F = (counter>>SlotBits + 1) << SlotBits
+//	floor    AdminTokenFloor(S, L, F) (before the delete: a controller taking over later may adopt
+//	         a lock found resident without an entry without knowing F)
+//	delete   DELETE E: requests now reach S unchanged (new acquires dropped until the adopt)
+//	adopt    AdminAdopt(S, L, F): q2 joins S's queue in its order, S grants
+//
+// Into the switch (L owned by S, to index i with regions R):
+//
+//	yield    S marks L resident: new acquires dropped (the clients retransmit), the holders and
+//	         waiters S has are served; polled until S has none left and nothing buffered
+//	stage    through S's staging entry lent to index i: AdminSwitchReset and
+//	         AdminSwitchTokenBase(S's last token): the switch's tokens for L start above S's
+//	insert   INSERT L -> lock_hit(i, R, S): the switch grants L from now on, its q1 and S's q2
+//	         empty and its count of buffered requests 0
+
+type moveStep uint8
+
+const (
+	stepPause moveStep = iota
+	stepYield
+	stepBarrier
+	stepDrain
+	stepReset
+	stepFloor
+	stepDelete
+	stepAdopt
+)
+
+// beginTask starts a new task of lk and returns its number.
+func (c *Core) beginTask(lk *lockRec) uint64 {
+	lk.task++
+	if !lk.moving {
+		lk.moving = true
+		c.moves++
+	}
+	return lk.task
+}
+
+// endTask ends lk's current task.
+func (c *Core) endTask(lk *lockRec) {
+	if lk.moving {
+		lk.moving = false
+		c.moves--
+	}
+	if f := lk.onDone; f != nil {
+		lk.onDone = nil
+		f()
+	}
+}
+
+// moveOut moves lk (in the switch) back to its server.
+func (c *Core) moveOut(lk *lockRec) { c.moveOutFrom(lk, stepPause) }
+
+// moveOutFrom runs the move out from step on (a controller that takes over resumes a move).
+func (c *Core) moveOutFrom(lk *lockRec, step moveStep) {
+	t := c.beginTask(lk)
+	lk.state = stateMovingOut
+	c.log.Info("moving out of the switch", "lock", lk.id, "server", lk.server, "from", step)
+	c.outStep(lk, t, step, 0)
+}
+
+func (c *Core) outStep(lk *lockRec, t uint64, step moveStep, floor uint64) {
+	if lk.task != t {
+		return
+	}
+	again := func() { c.retry(func() { c.outStep(lk, t, step, floor) }) }
+	next := func(f uint64) {
+		if lk.task == t {
+			c.outStep(lk, t, step+1, f)
+		}
+	}
+	switch step {
+	case stepPause:
+		if lk.paused {
+			next(floor)
+			return
+		}
+		e := lk.entry()
+		e.Paused = true
+		c.write(false, func(err error) {
+			if err != nil {
+				again()
+				return
+			}
+			lk.paused = true
+			next(floor)
+		}, Update{Op: Modify, Entity: Entity{Lock: &e}})
+	case stepYield:
+		c.serverAdmin(lk.server, wire.Fields{Status: wire.AdminYield, Lock: lk.id}, func(_ wire.Fields, _ []byte, err error) {
+			if err != nil {
+				again()
+				return
+			}
+			next(floor)
+		})
+	case stepBarrier:
+		if c.cfg.Mutation == MutationSkipBarrier {
+			next(floor)
+			return
+		}
+		c.barrier(lk.server, func() { next(floor) })
+	case stepDrain:
+		if c.cfg.Mutation == MutationSkipDrain {
+			next(floor)
+			return
+		}
+		lk.adminSent++
+		c.switchAdmin(dataplane.AdminRequest{Op: wire.AdminSwitchProbe, Lock: lk.id}, func(rep dataplane.AdminReply, err error) {
+			if err != nil || rep.Result != dataplane.AdminOK {
+				again()
+				return
+			}
+			c.observe(rep.Value)
+			if rep.Holders != 0 || rep.Waiting != [dataplane.Levels]uint16{} || rep.Used != [dataplane.Levels]uint16{} {
+				again()
+				return
+			}
+			next(floor)
+		})
+	case stepReset:
+		lk.adminSent++
+		c.switchAdmin(dataplane.AdminRequest{Op: wire.AdminSwitchReset, Lock: lk.id}, func(rep dataplane.AdminReply, err error) {
+			if err != nil || rep.Result != dataplane.AdminOK {
+				again()
+				return
+			}
+			c.observe(rep.Value)
+			sb := c.sz.SlotBits()
+			next((rep.Value>>sb + 1) << sb)
+		})
+	case stepFloor:
+		if c.cfg.Mutation == MutationSkipFloor {
+			next(0)
+			return
+		}
+		c.serverAdmin(lk.server, wire.Fields{Status: wire.AdminTokenFloor, Lock: lk.id, Token: floor},
+			func(rep wire.Fields, _ []byte, err error) {
+				if err != nil || rep.Token < floor {
+					again()
+					return
+				}
+				c.serverEpoch(lk.server, rep.Token)
+				next(floor)
+			})
+	case stepDelete:
+		e := lk.entry()
+		c.write(false, func(err error) {
+			if err != nil && !isNotFound(err) {
+				again()
+				return
+			}
+			lk.inTable, lk.paused = false, false
+			c.freeIndex(lk.index)
+			next(floor)
+		}, Update{Op: Delete, Entity: Entity{Lock: &e}})
+	case stepAdopt:
+		c.serverAdmin(lk.server, wire.Fields{Status: wire.AdminAdopt, Lock: lk.id, Token: floor},
+			func(rep wire.Fields, _ []byte, err error) {
+				if err != nil || rep.Priority != 0 {
+					again()
+					return
+				}
+				c.serverEpoch(lk.server, rep.Token)
+				lk.state = stateServer
+				c.stats.MovesOut++
+				c.log.Info("moved out of the switch", "lock", lk.id, "server", lk.server, "floor", floor)
+				c.endTask(lk)
+			})
+	}
+}
+
+// moveIn moves lk (owned by its server) into the switch with regions r.
+func (c *Core) moveIn(lk *lockRec, r [dataplane.Levels]dataplane.Region) {
+	t := c.beginTask(lk)
+	lk.state = stateMovingIn
+	c.log.Info("moving into the switch", "lock", lk.id, "server", lk.server, "regions", r)
+	start := c.now
+	var yield func()
+	yield = func() {
+		c.serverAdmin(lk.server, wire.Fields{Status: wire.AdminYield, Lock: lk.id}, func(rep wire.Fields, _ []byte, err error) {
+			if lk.task != t {
+				return
+			}
+			if err == nil && ((rep.LeaseMicros == 0 && rep.Slots == 0) || c.cfg.Mutation == MutationSkipYieldDrain) {
+				c.moveInStage(lk, t, r, rep.Token)
+				return
+			}
+			c.log.Debug("waiting for the server's queue to drain", "lock", lk.id, "own", rep.LeaseMicros, "buffered", rep.Slots, "err", err)
+			if c.now.Sub(start) > c.cfg.MoveTimeout {
+				c.abortMoveIn(lk, t, "the server's queue did not drain")
+				return
+			}
+			c.retry(yield)
+		})
+	}
+	yield()
+}
+
+// abortMoveIn gives a move in up: the server takes the lock back (nothing reached the switch).
+func (c *Core) abortMoveIn(lk *lockRec, t uint64, why string) {
+	c.log.Warn("move into the switch abandoned", "lock", lk.id, "server", lk.server, "why", why)
+	c.stats.MovesAborted++
+	var adopt func()
+	adopt = func() {
+		c.serverAdmin(lk.server, wire.Fields{Status: wire.AdminAdopt, Lock: lk.id}, func(_ wire.Fields, _ []byte, err error) {
+			if lk.task != t {
+				return
+			}
+			if err != nil {
+				c.retry(adopt)
+				return
+			}
+			lk.state = stateServer
+			c.endTask(lk)
+		})
+	}
+	adopt()
+}
+
+// moveInStage prepares an index for lk (reset, token base above the server's last token) through
+// the server's staging entry, then inserts lk's entry.
+func (c *Core) moveInStage(lk *lockRec, t uint64, r [dataplane.Levels]dataplane.Region, lastToken uint64) {
+	i, ok := c.takeIndex()
+	if !ok {
+		c.abortMoveIn(lk, t, "no free lock index")
+		return
+	}
+	n := lk.server
+	c.withStaging(n, func(release func()) {
+		st := c.staging[n]
+		lent := stagingEntry(n, i)
+		var step func(k int)
+		step = func(k int) {
+			if lk.task != t {
+				// The move was cancelled (server failure): put the staging entry back, free the
+				// index.
+				c.write(false, func(error) { release() }, Update{Op: Modify, Entity: Entity{Lock: &st.home}})
+				c.freeIndex(i)
+				return
+			}
+			again := func() { c.retry(func() { step(k) }) }
+			switch k {
+			case 0:
+				c.write(false, func(err error) {
+					if err != nil {
+						again()
+						return
+					}
+					step(1)
+				}, Update{Op: Modify, Entity: Entity{Lock: &lent}})
+			case 1:
+				c.switchAdmin(dataplane.AdminRequest{Op: wire.AdminSwitchReset, Lock: lent.Lock}, func(rep dataplane.AdminReply, err error) {
+					if err != nil || rep.Result != dataplane.AdminOK {
+						again()
+						return
+					}
+					step(2)
+				})
+			case 2:
+				if c.cfg.Mutation == MutationSkipTokenBase {
+					step(3)
+					return
+				}
+				c.switchAdmin(dataplane.AdminRequest{Op: wire.AdminSwitchTokenBase, Lock: lent.Lock, Value: lastToken},
+					func(rep dataplane.AdminReply, err error) {
+						// The reply is the grant counter as a token: the next token, one grant
+						// later, must be above the server's last.
+						sb := c.sz.SlotBits()
+						if err != nil || rep.Result != dataplane.AdminOK || rep.Value>>sb < lastToken>>sb {
+							again()
+							return
+						}
+						c.observe(rep.Value)
+						step(3)
+					})
+			case 3:
+				c.write(false, func(err error) {
+					if err != nil {
+						again()
+						return
+					}
+					release()
+					c.moveInInsert(lk, t, i, r)
+				}, Update{Op: Modify, Entity: Entity{Lock: &st.home}})
+			}
+		}
+		step(0)
+	})
+}
+
+func (c *Core) moveInInsert(lk *lockRec, t uint64, i uint32, r [dataplane.Levels]dataplane.Region) {
+	if lk.task != t {
+		c.freeIndex(i)
+		return
+	}
+	e := dataplane.LockEntry{Lock: lk.id, Index: i, Regions: r, Server: lk.server}
+	op := Insert
+	var insert func()
+	insert = func() {
+		c.write(false, func(err error) {
+			if lk.task != t {
+				return
+			}
+			if err != nil {
+				if isAlreadyExists(err) {
+					op = Modify
+				}
+				c.retry(insert)
+				return
+			}
+			lk.inTable, lk.paused, lk.index, lk.regions = true, false, i, r
+			lk.lastHits, lk.adminSent = 0, 0
+			lk.state = stateSwitch
+			c.stats.MovesIn++
+			c.log.Info("moved into the switch", "lock", lk.id, "server", lk.server, "index", i)
+			c.endTask(lk)
+		}, Update{Op: op, Entity: Entity{Lock: &e}})
+	}
+	insert()
+}
+
+// barrier makes sure that every push-back server n sent before it has reached the switch:
+// through n's staging entry (unpaused for the purpose, queue reset) the switch is told that one
+// request is buffered, so it sends n a queue-empty of the staging lock; n answers it with a
+// push-back without a request, after every push-back it sent before (one socket, in order), and
+// the switch's count goes back to 0 when it arrives (docs/controlplane.md, "The barrier").
+func (c *Core) barrier(n uint16, fn func()) {
+	c.withStaging(n, func(release func()) {
+		st := c.staging[n]
+		open := st.home
+		open.Paused = false
+		polls := 0
+		var step func(k int)
+		step = func(k int) {
+			again := func() { c.retry(func() { step(k) }) }
+			switch k {
+			case 0:
+				c.write(false, func(err error) {
+					if err != nil {
+						again()
+						return
+					}
+					step(1)
+				}, Update{Op: Modify, Entity: Entity{Lock: &open}})
+			case 1:
+				c.switchAdmin(dataplane.AdminRequest{Op: wire.AdminSwitchReset, Lock: open.Lock}, func(rep dataplane.AdminReply, err error) {
+					if err != nil || rep.Result != dataplane.AdminOK {
+						again()
+						return
+					}
+					step(2)
+				})
+			case 2:
+				c.switchAdmin(dataplane.AdminRequest{Op: wire.AdminSwitchSetBuffered, Lock: open.Lock, Value: 1},
+					func(rep dataplane.AdminReply, err error) {
+						if err != nil || rep.Result != dataplane.AdminOK {
+							again()
+							return
+						}
+						polls = 0
+						step(3)
+					})
+			case 3:
+				c.switchAdmin(dataplane.AdminRequest{Op: wire.AdminSwitchProbe, Lock: open.Lock}, func(rep dataplane.AdminReply, err error) {
+					switch {
+					case err != nil || rep.Result != dataplane.AdminOK:
+						again()
+					case rep.Buffered == 0:
+						step(4)
+					default:
+						polls++
+						if polls*int(c.cfg.PollInterval) > int(c.cfg.PingPeriod)*c.cfg.DeadAfter {
+							// No echo yet (a lost queue-empty, a server away): ask again.
+							c.retry(func() { step(1) })
+							return
+						}
+						again()
+					}
+				})
+			case 4:
+				c.write(false, func(err error) {
+					if err != nil {
+						again()
+						return
+					}
+					c.stats.Barriers++
+					release()
+					fn()
+				}, Update{Op: Modify, Entity: Entity{Lock: &st.home}})
+			}
+		}
+		step(0)
+	})
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package citron
+
+const raceEnabled = false

@@ -1,0 +1,357 @@
+// Package rmabench reproduces the evaluation of "High-Performance Distributed RMA Locks"
+// (HPDC '16, section 5) on the virtual-time emulated fabric of rdma/sim: P processes, 16 per
+// node (one node below 16), hammer one lock; the paper's benchmarks are the empty critical
+// section (ECSB), a single remote memory access inside it (SOB), a shared-counter increment
+// plus 1-4 us of work inside it (WCSB), 1-4 us of work after each release (WARB); latency is
+// the mean time of one acquire+release. Readers and writers are drawn per acquisition with
+// the writer fraction F_W. Results are virtual (the sim cost model), deterministic for a seed.
+package rmabench
+
+import (
+	"fmt"
+	"math/rand"
+	"slices"
+
+	"github.com/netlock-go/netlock/rdma/bench"
+	"github.com/netlock-go/netlock/rdma/rma"
+	"github.com/netlock-go/netlock/rdma/sim"
+	"github.com/netlock-go/netlock/rdma/verbs"
+)
+
+// Algorithms.
+const (
+	RMAMCS    = "rma-mcs"    // RMA-MCS, N = 2 (node, machine)
+	DMCS      = "d-mcs"      // the topology-oblivious D-MCS (Listings 2-3)
+	Spin      = "spin"       // foMPI-Spin: compare-and-swap spin lock
+	RMARW     = "rma-rw"     // RMA-RW, N = 2
+	CentralRW = "central-rw" // foMPI-RW-like central reader-writer lock
+)
+
+// Algorithms lists every algorithm name.
+var Algorithms = []string{RMAMCS, DMCS, Spin, RMARW, CentralRW}
+
+// Benchmarks of section 5.
+const (
+	ECSB = "ecsb" // empty critical section
+	SOB  = "sob"  // one memory access (a read of a shared word on rank 0's node) in the section
+	WCSB = "wcsb" // shared counter increment and 1-4 us of work in the section
+	WARB = "warb" // 1-4 us of work after each release
+)
+
+// Benchmarks lists every benchmark name.
+var Benchmarks = []string{ECSB, SOB, WCSB, WARB}
+
+// DefaultPPN is the processes per node (the paper's one process per hardware thread of a
+// 16-thread Cray XC30 node).
+const DefaultPPN = 16
+
+// Config is one measured point.
+type Config struct {
+	Alg   string
+	Bench string
+	// Procs is P; ProcsPerNode defaults to DefaultPPN (P below it: one node).
+	Procs, ProcsPerNode int
+	// WriteFrac is F_W for the reader-writer locks (0..1); exclusive locks take only writers.
+	WriteFrac float64
+	// TL, TDC, TR configure RMA-MCS and RMA-RW (nil/0: rdma/rma defaults, T_DC one counter per
+	// node).
+	TL      []int
+	TDC, TR int
+	// Warmup and Duration are virtual ns. With Duration 0 the window adapts: it starts at
+	// 200 us + 1 us * P (warm-up half of it) and is quadrupled until the processes completed at
+	// least two acquisitions each inside it on average, so that a closed loop of P processes on
+	// one lock runs several rounds whether a hand-over costs a CPU access or a network trip.
+	Warmup   int64
+	Duration int64
+	Cost     sim.Cost
+	Seed     int64
+}
+
+func (c *Config) validate() error {
+	if !slices.Contains(Algorithms, c.Alg) {
+		return fmt.Errorf("rmabench: algorithm %q (want one of %v)", c.Alg, Algorithms)
+	}
+	if c.Bench == "" {
+		c.Bench = ECSB
+	}
+	if !slices.Contains(Benchmarks, c.Bench) {
+		return fmt.Errorf("rmabench: benchmark %q (want one of %v)", c.Bench, Benchmarks)
+	}
+	if c.ProcsPerNode == 0 {
+		c.ProcsPerNode = DefaultPPN
+	}
+	if c.Procs < 1 || c.ProcsPerNode < 1 || c.Procs > 1<<14 {
+		return fmt.Errorf("rmabench: %d processes, %d per node", c.Procs, c.ProcsPerNode)
+	}
+	if c.Procs < c.ProcsPerNode {
+		c.ProcsPerNode = c.Procs
+	}
+	if c.Procs%c.ProcsPerNode != 0 {
+		return fmt.Errorf("rmabench: %d processes are not whole nodes of %d", c.Procs, c.ProcsPerNode)
+	}
+	if c.WriteFrac < 0 || c.WriteFrac > 1 {
+		return fmt.Errorf("rmabench: F_W %v outside [0,1]", c.WriteFrac)
+	}
+	if !c.rw() {
+		c.WriteFrac = 1
+	}
+	if c.Warmup < 0 || c.Duration < 0 {
+		return fmt.Errorf("rmabench: warmup %d, duration %d", c.Warmup, c.Duration)
+	}
+	return nil
+}
+
+func (c *Config) rw() bool { return c.Alg == RMARW || c.Alg == CentralRW }
+
+// Nodes is the number of nodes of the point.
+func (c *Config) Nodes() int { return c.Procs / c.ProcsPerNode }
+
+// Result is one measured point.
+type Result struct {
+	Alg          string  `json:"alg"`
+	Bench        string  `json:"bench"`
+	Procs        int     `json:"procs"`
+	ProcsPerNode int     `json:"procs_per_node"`
+	WriteFrac    float64 `json:"write_frac"`
+	TL           []int   `json:"tl,omitempty"`
+	TDC          int     `json:"tdc,omitempty"`
+	TR           int     `json:"tr,omitempty"`
+	// Ops is the number of acquire+release pairs completed in the window (Writes of them
+	// exclusive); Samples is the number of them that also started in it (the latency samples).
+	Ops, Writes, Samples int64
+	// Throughput is Ops per virtual second.
+	Throughput float64 `json:"throughput"`
+	// Mean, P50 and P99 are the latency of one acquire+release (virtual ns); WriteMean and
+	// ReadMean split the mean by kind.
+	Mean, P50, P99      float64
+	WriteMean, ReadMean float64
+	// VerbsPerOp is the number of verbs posted per acquire+release (loopback included).
+	VerbsPerOp float64
+	// Window is the measured virtual time (ns).
+	Window int64 `json:"window_ns"`
+}
+
+// Label names the point's parameters for tables.
+func (r Result) Label() string {
+	s := r.Alg
+	if r.TL != nil {
+		s += fmt.Sprintf(" T_L=%v", r.TL)
+	}
+	if r.TDC != 0 {
+		s += fmt.Sprintf(" T_DC=%d", r.TDC)
+	}
+	if r.TR != 0 {
+		s += fmt.Sprintf(" T_R=%d", r.TR)
+	}
+	return s
+}
+
+// locker is a process's handle plus its kind of lock.
+type factory func(rank int, ep verbs.Endpoint) (rma.Locker, error)
+
+func build(c *Config, s *sim.Sim) (factory, *rma.Shape, error) {
+	alloc := func(n int, size uint64) (verbs.Ptr, error) { return s.Endpoint(n).Alloc(size) }
+	nodes := c.Nodes()
+	switch c.Alg {
+	case RMAMCS, RMARW:
+		cfg := rma.Config{Nodes: nodes, ProcsPerNode: c.ProcsPerNode, Elements: []int{c.ProcsPerNode},
+			TL: c.TL, Readers: c.Alg == RMARW}
+		if cfg.Readers {
+			cfg.TDC, cfg.TR = c.TDC, c.TR
+		}
+		l, err := rma.New(cfg, alloc)
+		if err != nil {
+			return nil, nil, err
+		}
+		sh := l.Shape()
+		return func(r int, ep verbs.Endpoint) (rma.Locker, error) { return l.Handle(r, ep) }, sh, nil
+	case DMCS:
+		d, err := rma.NewDMCS(nodes, c.ProcsPerNode, alloc)
+		return func(r int, ep verbs.Endpoint) (rma.Locker, error) { return d.Handle(r, ep) }, nil, err
+	case Spin:
+		sp, err := rma.NewSpin(nodes, c.ProcsPerNode, alloc)
+		return func(r int, ep verbs.Endpoint) (rma.Locker, error) { return sp.Handle(r, ep) }, nil, err
+	}
+	cr, err := rma.NewCentralRW(nodes, c.ProcsPerNode, alloc)
+	return func(r int, ep verbs.Endpoint) (rma.Locker, error) { return cr.Handle(r, ep) }, nil, err
+}
+
+// work spends n CPU accesses of virtual time (25 ns each under the default cost model).
+func work(ep verbs.Endpoint, n int) {
+	m := ep.Local()
+	for i := 0; i < n; i++ {
+		m.Load(0)
+	}
+}
+
+// Run measures one point.
+func Run(cfg Config) (Result, error) {
+	if err := cfg.validate(); err != nil {
+		return Result{}, err
+	}
+	if cfg.Duration > 0 {
+		return run(cfg)
+	}
+	d := 200_000 + 1_000*int64(cfg.Procs)
+	for {
+		c := cfg
+		c.Duration, c.Warmup = d, d/2
+		r, err := run(c)
+		if err != nil || r.Samples >= 2*int64(cfg.Procs) || d > 1<<32 {
+			return r, err
+		}
+		d *= 4
+	}
+}
+
+func run(cfg Config) (Result, error) {
+	nodes := cfg.Nodes()
+	region := uint64(1<<16 + cfg.Procs*4*64)
+	s, err := sim.New(sim.Config{Nodes: nodes, RegionSize: (region + 63) &^ 63, Cost: cfg.Cost, Seed: cfg.Seed})
+	if err != nil {
+		return Result{}, err
+	}
+	mk, sh, err := build(&cfg, s)
+	if err != nil {
+		return Result{}, err
+	}
+	shared, err := s.Endpoint(0).Alloc(64) // the data the critical sections touch
+	if err != nil {
+		return Result{}, err
+	}
+	// 1-4 us of work in CPU accesses of the cost model.
+	lo, hi := int(1000/s.Cost().LocalOp), int(4000/s.Cost().LocalOp)
+	end := cfg.Warmup + cfg.Duration
+	type pstat struct {
+		ops, writes int64
+		samples, wn int64
+		wsum, rsum  int64
+		hist        bench.Hist
+		base, last  verbs.StatsSnapshot
+		st          *verbs.Stats
+		based       bool
+	}
+	stats := make([]*pstat, cfg.Procs)
+	for r := 0; r < cfg.Procs; r++ {
+		ps := &pstat{}
+		stats[r] = ps
+		rank := r
+		rng := rand.New(rand.NewSource(cfg.Seed*104729 + int64(r)))
+		s.Go(r/cfg.ProcsPerNode, func(ep verbs.Endpoint) error {
+			lk, err := mk(rank, ep)
+			if err != nil {
+				return err
+			}
+			ps.st = ep.Stats()
+			m := ep.Local()
+			for {
+				write := cfg.WriteFrac >= 1 || rng.Float64() < cfg.WriteFrac
+				t0 := ep.Now()
+				if t0 >= cfg.Warmup && !ps.based {
+					ps.base, ps.based = ps.st.Snapshot(), true
+				}
+				if write {
+					err = lk.Lock()
+				} else {
+					err = lk.RLock()
+				}
+				if err != nil {
+					return err
+				}
+				switch cfg.Bench {
+				case SOB, WCSB:
+					var v uint64
+					if shared.Node() == ep.Node() {
+						v = m.Load(shared.Offset())
+					} else if v, err = verbs.Read(ep, shared); err != nil {
+						return err
+					}
+					if cfg.Bench == WCSB && write {
+						if shared.Node() == ep.Node() {
+							m.Store(shared.Offset(), v+1)
+						} else if err := verbs.Write(ep, shared, v+1); err != nil {
+							return err
+						}
+					}
+					if cfg.Bench == WCSB {
+						work(ep, lo+rng.Intn(hi-lo+1))
+					}
+				}
+				if write {
+					err = lk.Unlock()
+				} else {
+					err = lk.RUnlock()
+				}
+				if err != nil {
+					return err
+				}
+				t1 := ep.Now()
+				if t1 > cfg.Warmup && t1 <= end {
+					ps.ops++
+					if write {
+						ps.writes++
+					}
+					if t0 >= cfg.Warmup {
+						ps.samples++
+						ps.hist.Record(t1 - t0)
+						if write {
+							ps.wn++
+							ps.wsum += t1 - t0
+						} else {
+							ps.rsum += t1 - t0
+						}
+					}
+					ps.last = ps.st.Snapshot()
+				}
+				if cfg.Bench == WARB {
+					work(ep, lo+rng.Intn(hi-lo+1))
+				}
+			}
+		})
+	}
+	if err := s.Run(end); err != nil {
+		return Result{}, fmt.Errorf("rmabench %s P=%d: %w", cfg.Alg, cfg.Procs, err)
+	}
+	res := Result{Alg: cfg.Alg, Bench: cfg.Bench, Procs: cfg.Procs, ProcsPerNode: cfg.ProcsPerNode, WriteFrac: cfg.WriteFrac,
+		Window: cfg.Duration}
+	if sh != nil {
+		c := sh.Config()
+		res.TL = c.TL
+		if c.Readers {
+			res.TDC, res.TR = c.TDC, c.TR
+		}
+	}
+	var hist bench.Hist
+	var wsum, rsum, wn int64
+	var verbsN uint64
+	for _, ps := range stats {
+		res.Ops += ps.ops
+		res.Writes += ps.writes
+		res.Samples += ps.samples
+		wn += ps.wn
+		wsum += ps.wsum
+		rsum += ps.rsum
+		hist.Merge(&ps.hist)
+		if ps.ops > 0 {
+			verbsN += ps.last.Sub(ps.base).Remote()
+		}
+	}
+	res.Throughput = float64(res.Ops) / (float64(cfg.Duration) / 1e9)
+	if sh != nil && res.TL == nil {
+		res.TL = sh.Config().TL
+	}
+	if res.Samples > 0 {
+		res.Mean = float64(wsum+rsum) / float64(res.Samples)
+		res.P50, res.P99 = hist.Quantile(0.5), hist.Quantile(0.99)
+	}
+	if res.Ops > 0 {
+		res.VerbsPerOp = float64(verbsN) / float64(res.Ops)
+	}
+	if wn > 0 {
+		res.WriteMean = float64(wsum) / float64(wn)
+	}
+	if rn := res.Samples - wn; rn > 0 {
+		res.ReadMean = float64(rsum) / float64(rn)
+	}
+	return res, nil
+}
