@@ -53,6 +53,8 @@ type Figure struct {
 	// Params is the rack every point starts from (a point may change one parameter: its label
 	// says which).
 	Params vrack.Params `json:"params"`
+	// Timelines are the runs of a figure over time (Figure 15), instead of Specs and Results.
+	Timelines []Timeline `json:"timelines,omitempty"`
 }
 
 // Fig13Slots is the switch memory of Figure 13: the paper reports "significant improvement with
@@ -180,6 +182,9 @@ const (
 
 // Run runs every point of f in order, calling progress after each.
 func (f *Figure) Run(ctx context.Context, progress func(done, total int, r Result)) error {
+	if len(f.Timelines) > 0 {
+		return f.runTimelines(ctx, progress)
+	}
 	f.Results = f.Results[:0]
 	for i, s := range f.Specs {
 		r, err := Run(ctx, s)

@@ -25,7 +25,7 @@ var palette = []color.Color{
 
 // Plot writes the figure's PNG into dir and returns its path.
 func (f *Figure) Plot(dir string) (string, error) {
-	if len(f.Results) == 0 {
+	if len(f.Results) == 0 && len(f.Timelines) == 0 {
 		return "", fmt.Errorf("experiment: %s has no results to plot", f.Name)
 	}
 	var grid [][]*plot.Plot
@@ -37,6 +37,8 @@ func (f *Figure) Plot(dir string) (string, error) {
 		grid, err = f.plot14()
 	case "fig10":
 		grid, err = f.plot10()
+	case "fig15":
+		grid, err = f.plot15()
 	default:
 		return "", fmt.Errorf("experiment: no plot for %s", f.Name)
 	}
@@ -45,6 +47,9 @@ func (f *Figure) Plot(dir string) (string, error) {
 	}
 	file := filepath.Join(dir, f.Name+".png")
 	cols := len(grid[0])
+	if f.Name == "fig15" {
+		return file, saveGrid(grid, file, 24*vg.Centimeter, 10*vg.Centimeter)
+	}
 	return file, saveGrid(grid, file, vg.Length(cols)*11*vg.Centimeter, vg.Length(len(grid))*8*vg.Centimeter)
 }
 

@@ -52,6 +52,8 @@ func (f *Figure) WriteMarkdown(w io.Writer) {
 		f.fig14(w)
 	case "fig10":
 		f.fig10(w)
+	case "fig15":
+		f.fig15(w)
 	}
 	if len(f.Results) > 0 {
 		r := f.Results[0]

@@ -315,7 +315,9 @@ func (w *worker) released(h *hold, f *wire.Fields) {
 	w.gen++
 	if w.pend == 0 {
 		w.finish()
+		return
 	}
+	w.arm() // the retry timer of the releases still unanswered (the answer ended the old one)
 }
 
 func (w *worker) finish() {

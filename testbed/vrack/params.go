@@ -69,6 +69,18 @@ type Params struct {
 	// about 80 request streams each doing one request per RTT + think time.)
 	ThinkEachLock bool
 
+	// SweepPeriod is the period of the controller's sweep (StartControl): the switch's cookie,
+	// its grant counters, force-release of expired switch holders, the drain of a lock moving
+	// out. Default 1ms.
+	SweepPeriod time.Duration
+	// PingPeriod is the period of the controller's pings of the servers; DeadAfter pings missed
+	// in a row declare a server dead. Defaults 1ms, 3.
+	PingPeriod time.Duration
+	DeadAfter  int
+	// LeaseMargin is added to the longest lease (2 x Lease, the switch's and servers' maximum)
+	// when the rack waits out leases after a failure. Default 1ms.
+	LeaseMargin time.Duration
+
 	// Sizing is the switch program's sizes (dataplane.Sizing): the per-lock state entries bound
 	// the number of switch locks, the pool the slots. Default: 16384 locks, 4 x 8192 slots.
 	Sizing dataplane.Sizing
@@ -113,6 +125,10 @@ func (p *Params) fill() {
 	}
 	defDur(&p.Lease, 10*time.Millisecond)
 	defDur(&p.RetryTimeout, 5*time.Millisecond)
+	defDur(&p.SweepPeriod, time.Millisecond)
+	defDur(&p.PingPeriod, time.Millisecond)
+	defInt(&p.DeadAfter, 3)
+	defDur(&p.LeaseMargin, time.Millisecond)
 	if p.Sizing == (dataplane.Sizing{}) {
 		p.Sizing = dataplane.Sizing{Locks: 16384, PartBits: 13}
 	}
@@ -138,6 +154,8 @@ func (p *Params) validate() error {
 		return errors.New("vrack: link and switch rates must be positive")
 	case p.Lease < time.Microsecond || p.RetryTimeout < time.Microsecond:
 		return errors.New("vrack: lease and retry timeout must be at least 1µs")
+	case p.SweepPeriod < time.Microsecond || p.PingPeriod < time.Microsecond || p.DeadAfter < 1 || p.LeaseMargin < 0:
+		return errors.New("vrack: sweep and ping periods must be at least 1µs, dead-after at least 1")
 	case p.MaxRegion < 1 || p.MaxRegion > dataplane.MaxRegion:
 		return fmt.Errorf("vrack: max region %d: want 1..%d", p.MaxRegion, dataplane.MaxRegion)
 	}
@@ -172,6 +190,8 @@ func (p Params) Rows() [][3]string {
 		{"lease", p.Lease.String(), "asked by clients"},
 		{"retry", p.RetryTimeout.String(), "client retransmission timeout"},
 		{"think time", thinkString(p), "a transaction holds its locks this long"},
+		{"controller", fmt.Sprintf("sweep %v, ping %v, dead after %d, lease margin %v", p.SweepPeriod, p.PingPeriod,
+			p.DeadAfter, p.LeaseMargin), "failure handling (Figure 15): detection and waits"},
 		{"switch memory", fmt.Sprintf("%d slots, %d locks, region <= %d", sz.Slots(), sz.Locks, p.MaxRegion),
 			"netlock.p4's pool and per-lock state"},
 	}
