@@ -205,6 +205,9 @@ func TestControllerConfigStrict(t *testing.T) {
 		// A key the file leaves out is named with where its value came from: the default.
 		{name: "no servers", file: "switch: {ip: 10.0.0.1}\nrack_key: \"006e65746c6f636b\"\n", want: "default: key servers: no lock servers"},
 		{name: "max below default", file: "lease: {default: 30s, max: 10s}\n", want: "key lease.max: 10s is below lease.default 30s"},
+		{name: "pipeline without p4info", file: "pipeline:\n  device_config: device_config.pb.bin\n", want: "key pipeline.device_config: needs pipeline.p4info too"},
+		{name: "program and pipeline", file: "program: ../../p4/tna/netlock.p4\npipeline: {device_config: d.bin, p4info: p.txt}\n",
+			want: "key pipeline.device_config: give program or a compiled pipeline, not both"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "_")+".yaml")

@@ -59,6 +59,13 @@ const (
 	KeyLogLevel       = "log_level"
 )
 
+// A compiled pipeline to push instead of a P4 program (a Tofino under Stratum: bf-p4c's output
+// packed by Stratum's bf_pipeline_builder, and bf-p4c's P4Info text; docs/dataplane.md, "Tofino").
+const (
+	KeyDeviceConfig = "pipeline.device_config"
+	KeyP4Info       = "pipeline.p4info"
+)
+
 // ConfigSchema returns the configuration schema of `netlock controller` (internal/config loads
 // it strictly: an unknown key or a wrong type stops the command naming the key and the file).
 func ConfigSchema() *config.Schema {
@@ -69,6 +76,8 @@ func ConfigSchema() *config.Schema {
 		{Name: KeySwitchIP, Type: config.String, Default: "", Usage: "the switch's own IPv4 address (the servers' peers.switches)", Check: nonEmpty},
 		{Name: KeySwitchMAC, Type: config.String, Default: "02:00:00:00:00:fe", Usage: "the switch's MAC (source of the packets it sends to servers)"},
 		{Name: KeyProgram, Type: config.String, Default: "", Flag: "program", Usage: "P4 program to push (\"\": the embedded p4/netlock.p4 with the sizing keys)"},
+		{Name: KeyDeviceConfig, Type: config.String, Default: "", Flag: "device-config", Usage: "a compiled pipeline's device config to push instead of a P4 program (with pipeline.p4info)"},
+		{Name: KeyP4Info, Type: config.String, Default: "", Flag: "p4info", Usage: "the compiled pipeline's P4Info (text format; with pipeline.device_config)"},
 		{Name: KeyLocks, Type: config.Int, Default: dataplane.DefaultSizing.Locks, Usage: "NETLOCK_LOCKS of the program", Check: config.Positive},
 		{Name: KeyPartBits, Type: config.Int, Default: dataplane.DefaultSizing.PartBits, Usage: "NETLOCK_PART_BITS of the program", Check: config.Positive},
 		{Name: KeyTenantMeters, Type: config.Int, Default: dataplane.DefaultSizing.TenantMeters, Usage: "NETLOCK_TENANT_METERS of the program", Check: config.Positive},
@@ -145,6 +154,21 @@ func ConfigFromValues(v *config.Values) (FileConfig, error) {
 		prog, err := controlplane.LoadProgram(p)
 		if err != nil {
 			return FileConfig{}, v.Errorf(KeyProgram, "%v", err)
+		}
+		c.Program = prog
+	}
+	switch dc, info := v.String(KeyDeviceConfig), v.String(KeyP4Info); {
+	case dc == "" && info == "":
+	case dc == "":
+		return FileConfig{}, v.Errorf(KeyP4Info, "needs %s too", KeyDeviceConfig)
+	case info == "":
+		return FileConfig{}, v.Errorf(KeyDeviceConfig, "needs %s too", KeyP4Info)
+	case c.Program != nil:
+		return FileConfig{}, v.Errorf(KeyDeviceConfig, "give %s or a compiled pipeline, not both", KeyProgram)
+	default:
+		prog, err := controlplane.LoadCompiled(dc, info)
+		if err != nil {
+			return FileConfig{}, v.Errorf(KeyDeviceConfig, "%v", err)
 		}
 		c.Program = prog
 	}
