@@ -5,6 +5,12 @@
 // plus 1-4 us of work inside it (WCSB), 1-4 us of work after each release (WARB); latency is
 // the mean time of one acquire+release. Readers and writers are drawn per acquisition with
 // the writer fraction F_W. Results are virtual (the sim cost model), deterministic for a seed.
+//
+// Every point also reports the protocol events of its window (Result.Counts: writes, writer
+// phases, T_R hits and resets, T_L,i passes and hits), and CheckSweeps tells, per swept
+// threshold and P, whether its values differ in the events it governs: a threshold that is
+// never reached leaves its sweep flat, and the counts say so instead of the flat line passing
+// for a reproduced result.
 package rmabench
 
 import (
@@ -313,8 +319,12 @@ func run(cfg Config) (Result, error) {
 				write := cfg.WriteFrac >= 1 || rng.Float64() < cfg.WriteFrac
 				t0 := ep.Now()
 				if t0 >= cfg.Warmup && !ps.based {
+					// The window's events start here; a process that completes nothing
+					// inside the window contributes none.
 					ps.base, ps.based = ps.st.Snapshot(), true
+					ps.last = ps.base
 					ps.cbase = counts()
+					ps.cnow = ps.cbase
 				}
 				if write {
 					err = lk.Lock()
@@ -367,8 +377,8 @@ func run(cfg Config) (Result, error) {
 							ps.rsum += t1 - t0
 						}
 					}
-					ps.last = ps.st.Snapshot()
 					if ps.based {
+						ps.last = ps.st.Snapshot()
 						ps.cnow = counts()
 					}
 				}
@@ -402,10 +412,8 @@ func run(cfg Config) (Result, error) {
 		wsum += ps.wsum
 		rsum += ps.rsum
 		hist.Merge(&ps.hist)
-		if ps.ops > 0 {
-			verbsN += ps.last.Sub(ps.base).Remote()
-		}
 		if ps.based {
+			verbsN += ps.last.Sub(ps.base).Remote()
 			res.Counts.Add(ps.cnow.Sub(ps.cbase))
 		}
 	}

@@ -97,6 +97,7 @@ func TestQuickFigures(t *testing.T) {
 	}
 	// The window minimum: every RMA-RW point with rare writers saw MinWrites writes.
 	for _, r := range rs {
+		checkCounts(t, r)
 		if r.Alg == RMARW && r.WriteFrac > 0 && r.WriteFrac < 1 && r.Writes < int64(sc.MinWrites) && !r.Capped {
 			t.Errorf("%s P=%d F_W=%g: %d writes in the window (minimum %d)", r.Label(), r.Procs, r.WriteFrac, r.Writes, sc.MinWrites)
 		}
@@ -208,4 +209,29 @@ func rmaCounts(trResets, tl1, tl2 int64) Result {
 	r.Counts.TRResets = trResets
 	r.Counts.TLHits[0], r.Counts.TLHits[1] = tl1, tl2
 	return r
+}
+
+// A window's counts are the events of the processes' acquisitions inside it: never negative,
+// even for processes that start an acquisition in the window and do not finish it (a window
+// of 20 us on 4 nodes ends with most processes waiting).
+func TestCountsShortWindow(t *testing.T) {
+	r, err := Run(Config{Alg: RMARW, Procs: 64, WriteFrac: 0.25, TL: []int{2, 5}, TR: 16, Warmup: 200_000, Duration: 20_000, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkCounts(t, r)
+	t.Logf("%d ops, counts %+v", r.Ops, r.Counts)
+}
+
+// checkCounts fails if any count of r is negative.
+func checkCounts(t *testing.T, r Result) {
+	t.Helper()
+	c := r.Counts
+	all := []int64{c.ReaderEntries, c.BackOffs, c.TRHits, c.TRWriterQueued, c.TRClaimLost, c.TRResets, c.WritePhases, c.WriterResets}
+	all = append(append(all, c.Passes[:]...), c.TLHits[:]...)
+	for i, v := range all {
+		if v < 0 {
+			t.Fatalf("%s P=%d F_W=%g: count #%d is %d: %+v", r.Label(), r.Procs, r.WriteFrac, i, v, c)
+		}
+	}
 }
