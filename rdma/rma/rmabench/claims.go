@@ -34,7 +34,7 @@ func Claims(sc Scale, rs Results) []Claim {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return "-"
 		}
-		return fmt.Sprintf("%.2gx", v)
+		return fmt.Sprintf("%.3gx", v)
 	}
 	var out []Claim
 	pmax := slices.Max(sc.Procs)
