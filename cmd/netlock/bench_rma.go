@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -23,6 +24,8 @@ func newBenchRMACmd() *cobra.Command {
 		procs, rwProcs    []int
 		fwProcs           []int
 		seed              int64
+		minWrites         int
+		from              []string
 		parallel          int
 		showClaims, jsonF bool
 	)
@@ -40,8 +43,12 @@ virtual-time emulated RDMA fabric (rdma/sim), 16 processes per node:
   fig5  RMA-RW vs a central RMA reader-writer lock at F_W = 0.2%, 2%, 5%
 
 Times are virtual (the sim cost model), deterministic for a seed; the ratios between locks are
-the result. Writes results.json, tables.md, claims.md (each reproduced ratio next to the
-paper's) and one PNG per figure into --out.`,
+the result. Each point's window adapts until every process completed two acquisitions on
+average and, for the reader-writer locks with 0 < F_W < 1, --min-writes writes completed.
+Writes results.json, tables.md, counts.md (per point: writes, writer phases, T_R hits and
+resets, T_L,i passes and hits, and whether each swept threshold acted), claims.md (each
+reproduced ratio next to the paper's) and one PNG per figure into --out; a sweep whose values
+all give the same events is reported on stderr.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			sc := rmabench.PaperScale()
@@ -59,6 +66,9 @@ paper's) and one PNG per figure into --out.`,
 				sc.FWProcs = fwProcs
 			}
 			sc.Seed = seed
+			if f.Changed("min-writes") {
+				sc.MinWrites = minWrites
+			}
 			all := rmabench.Figures(sc)
 			var sel []rmabench.Figure
 			for _, fg := range all {
@@ -75,11 +85,17 @@ paper's) and one PNG per figure into --out.`,
 			}
 			w := cmd.OutOrStdout()
 			start := time.Now()
-			rs, err := rmabench.RunFigures(cmd.Context(), sel, parallel, func(done, total int, r rmabench.Result) {
-				if done%20 == 0 || done == total {
-					fmt.Fprintf(os.Stderr, "  %d/%d points (%v)\n", done, total, time.Since(start).Round(time.Second))
-				}
-			})
+			var rs rmabench.Results
+			var err error
+			if len(from) > 0 {
+				rs, err = loadPoints(from, sel)
+			} else {
+				rs, err = rmabench.RunFigures(cmd.Context(), sel, parallel, func(done, total int, r rmabench.Result) {
+					if done%20 == 0 || done == total {
+						fmt.Fprintf(os.Stderr, "  %d/%d points (%v)\n", done, total, time.Since(start).Round(time.Second))
+					}
+				})
+			}
 			if err != nil {
 				return err
 			}
@@ -103,8 +119,32 @@ paper's) and one PNG per figure into --out.`,
 			if err := write("results.json", func(fh *os.File) error { return rmabench.WriteJSON(fh, rs) }); err != nil {
 				return err
 			}
+			if err := write("points.json", func(fh *os.File) error { return json.NewEncoder(fh).Encode(rs) }); err != nil {
+				return err
+			}
 			if err := write("tables.md", func(fh *os.File) error { return rmabench.WriteTables(fh, sel, rs) }); err != nil {
 				return err
+			}
+			checks := rmabench.CheckSweeps(sel, rs)
+			if err := write("counts.md", func(fh *os.File) error {
+				if err := rmabench.WriteCounts(fh, sel, rs); err != nil {
+					return err
+				}
+				if len(checks) == 0 {
+					return nil
+				}
+				if _, err := fmt.Fprintln(fh, "### Do the swept thresholds act?"); err != nil {
+					return err
+				}
+				return rmabench.WriteSweepChecks(fh, checks)
+			}); err != nil {
+				return err
+			}
+			for _, c := range checks {
+				if !c.Acts {
+					fmt.Fprintf(os.Stderr, "  vacuous sweep: %s at P=%d (%s): %s %v give the same events %v\n",
+						c.Panel, c.Procs, c.Fixed, c.Param, c.Values, c.Events)
+				}
 			}
 			claims := len(figs) == 0 // the claims need every figure's points
 			if claims {
@@ -145,7 +185,45 @@ paper's) and one PNG per figure into --out.`,
 	f.IntSliceVar(&fwProcs, "fw-procs", nil, "process counts of the F_W sweep")
 	f.Int64Var(&seed, "seed", 1, "seed of the simulation (jitter and the processes' choices)")
 	f.IntVar(&parallel, "parallel", 2, "points simulated at once")
+	f.IntVar(&minWrites, "min-writes", rmabench.DefaultMinWrites, "minimum writes in a reader-writer point's window (0 < F_W < 1; --quick: 40; negative: none)")
 	f.BoolVar(&showClaims, "claims", true, "print the reproduced ratios next to the paper's")
 	f.BoolVar(&jsonF, "json", false, "print the results as JSON")
+	f.StringSliceVar(&from, "from", nil, "directories of earlier runs (their points.json): write the files from their points instead of simulating (e.g. one run per figure, then all figures with their claims)")
 	return cmd
+}
+
+// loadPoints merges the points.json files of dirs and checks that they hold every point of figs
+// (the scale and seed of those runs must be the ones given now).
+func loadPoints(dirs []string, figs []rmabench.Figure) (rmabench.Results, error) {
+	rs := rmabench.Results{}
+	for _, d := range dirs {
+		p := filepath.Join(d, "points.json")
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return nil, fmt.Errorf("bench rma --from: %w", err)
+		}
+		var part rmabench.Results
+		if err := json.Unmarshal(b, &part); err != nil {
+			return nil, fmt.Errorf("bench rma --from %s: %w", p, err)
+		}
+		for k, r := range part {
+			rs[k] = r
+		}
+	}
+	missing := 0
+	for _, f := range figs {
+		for _, pn := range f.Panels {
+			for _, s := range pn.Series {
+				for _, c := range s.Points {
+					if _, ok := rs.Get(c); !ok {
+						missing++
+					}
+				}
+			}
+		}
+	}
+	if missing > 0 {
+		return nil, fmt.Errorf("bench rma --from %v: %d points of the selected figures are missing (same --seed, --procs and --min-writes?)", dirs, missing)
+	}
+	return rs, nil
 }

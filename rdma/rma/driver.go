@@ -163,6 +163,7 @@ type Handle struct {
 	wrs  []verbs.WorkRequest
 	wix  []int
 	hook Hook
+	cnt  Counts
 }
 
 // Handle returns rank's handle; ep must be on rank's node.
@@ -179,6 +180,9 @@ func (l *Lock) Handle(rank int, ep verbs.Endpoint) (*Handle, error) {
 	}
 	return &Handle{r: l, p: p, ep: ep, m: ep.Local(), node: ep.Node()}, nil
 }
+
+// Counts returns the protocol events of this handle so far.
+func (h *Handle) Counts() Counts { return h.cnt }
 
 // SetHook installs h (nil removes it).
 func (h *Handle) SetHook(hk Hook) { h.hook = hk }
@@ -243,7 +247,9 @@ func (h *Handle) run(ops []Op, cur int) error {
 			return fmt.Errorf("rma rank %d: %w", h.p.rank, err)
 		}
 		cur ^= 1
+		before := h.st
 		ops = h.p.Resume(&h.st, ops, h.res, h.bufs[cur][:0])
+		h.cnt.observe(&before, &h.st, ops)
 		if cap(ops) > cap(h.bufs[cur]) {
 			h.bufs[cur] = ops
 		}

@@ -5,10 +5,17 @@
 // plus 1-4 us of work inside it (WCSB), 1-4 us of work after each release (WARB); latency is
 // the mean time of one acquire+release. Readers and writers are drawn per acquisition with
 // the writer fraction F_W. Results are virtual (the sim cost model), deterministic for a seed.
+//
+// Every point also reports the protocol events of its window (Result.Counts: writes, writer
+// phases, T_R hits and resets, T_L,i passes and hits), and CheckSweeps tells, per swept
+// threshold and P, whether its values differ in the events it governs: a threshold that is
+// never reached leaves its sweep flat, and the counts say so instead of the flat line passing
+// for a reproduced result.
 package rmabench
 
 import (
 	"fmt"
+	"math"
 	"math/rand"
 	"slices"
 
@@ -60,12 +67,25 @@ type Config struct {
 	// Warmup and Duration are virtual ns. With Duration 0 the window adapts: it starts at
 	// 200 us + 1 us * P (warm-up half of it) and is quadrupled until the processes completed at
 	// least two acquisitions each inside it on average, so that a closed loop of P processes on
-	// one lock runs several rounds whether a hand-over costs a CPU access or a network trip.
+	// one lock runs several rounds whether a hand-over costs a CPU access or a network trip,
+	// and, for RMA-RW with 0 < F_W < 1, until at least MinWrites writer acquisitions
+	// completed inside it (a rare writer must act often enough for its cost and the
+	// thresholds it triggers to be measured), or the window reached MaxWindow.
 	Warmup   int64
 	Duration int64
-	Cost     sim.Cost
-	Seed     int64
+	// MinWrites is the adaptive window's minimum of completed writes for RMA-RW points with
+	// 0 < F_W < 1: 0 takes DefaultMinWrites, a negative value none.
+	MinWrites int
+	Cost      sim.Cost
+	Seed      int64
 }
+
+// DefaultMinWrites is the adaptive window's default minimum of writes (RMA-RW points).
+const DefaultMinWrites = 200
+
+// MaxWindow is the longest adaptive window (virtual ns); a point that reaches it without its
+// minimums says so (Result.Capped).
+const MaxWindow = int64(1) << 33
 
 func (c *Config) validate() error {
 	if !slices.Contains(Algorithms, c.Alg) {
@@ -94,6 +114,9 @@ func (c *Config) validate() error {
 	}
 	if !c.rw() {
 		c.WriteFrac = 1
+	}
+	if c.MinWrites == 0 {
+		c.MinWrites = DefaultMinWrites
 	}
 	if c.Warmup < 0 || c.Duration < 0 {
 		return fmt.Errorf("rmabench: warmup %d, duration %d", c.Warmup, c.Duration)
@@ -129,6 +152,24 @@ type Result struct {
 	VerbsPerOp float64
 	// Window is the measured virtual time (ns).
 	Window int64 `json:"window_ns"`
+	// Capped says the adaptive window stopped at MaxWindow before its minimums were met.
+	Capped bool `json:"capped,omitempty"`
+	// Counters is the number of physical reader counters (RMA-RW).
+	Counters int `json:"counters,omitempty"`
+	// Counts are the protocol events inside the window, summed over the processes (RMA-MCS
+	// and RMA-RW): writer phases, T_R hits and resets, T_L,i passes and hits.
+	Counts rma.Counts `json:"counts"`
+}
+
+// EntriesPerEpoch is the mean number of reader entries per counter between two resets of it
+// (a writer's reset resets every counter, a reader's one): T_R can only act when this
+// approaches T_R. NaN without resets.
+func (r Result) EntriesPerEpoch() float64 {
+	epochs := float64(r.Counters)*float64(r.Counts.WriterResets) + float64(r.Counts.TRResets)
+	if epochs == 0 {
+		return math.NaN()
+	}
+	return float64(r.Counts.ReaderEntries) / epochs
 }
 
 // Label names the point's parameters for tables.
@@ -197,11 +238,36 @@ func Run(cfg Config) (Result, error) {
 		c := cfg
 		c.Duration, c.Warmup = d, d/2
 		r, err := run(c)
-		if err != nil || r.Samples >= 2*int64(cfg.Procs) || d > 1<<32 {
+		if err != nil || cfg.enough(r) {
 			return r, err
 		}
-		d *= 4
+		if d*4 > MaxWindow {
+			r.Capped = true
+			return r, nil
+		}
+		// Grow by 4, or at once to what the write rate measured so far asks for.
+		next := d * 4
+		if cfg.needWrites() && r.Writes > 0 {
+			want := d * int64(cfg.MinWrites) / r.Writes * 5 / 4
+			next = max(next, min(want, MaxWindow))
+		}
+		d = next
 	}
+}
+
+// needWrites: the write minimum applies to RMA-RW. The central lock favours readers, and its
+// writers wait for a moment without readers, which at F_W = 0.2% and P >= 32 takes longer
+// than any window here; its writes are reported (Result.Writes) instead.
+func (c *Config) needWrites() bool {
+	return c.Alg == RMARW && c.WriteFrac > 0 && c.WriteFrac < 1 && c.MinWrites > 0
+}
+
+// enough reports whether r meets the adaptive window's minimums.
+func (c *Config) enough(r Result) bool {
+	if r.Samples < 2*int64(c.Procs) {
+		return false
+	}
+	return !c.needWrites() || r.Writes >= int64(c.MinWrites)
 }
 
 func run(cfg Config) (Result, error) {
@@ -230,6 +296,7 @@ func run(cfg Config) (Result, error) {
 		base, last  verbs.StatsSnapshot
 		st          *verbs.Stats
 		based       bool
+		cbase, cnow rma.Counts
 	}
 	stats := make([]*pstat, cfg.Procs)
 	for r := 0; r < cfg.Procs; r++ {
@@ -243,12 +310,21 @@ func run(cfg Config) (Result, error) {
 				return err
 			}
 			ps.st = ep.Stats()
+			counts := func() rma.Counts { return rma.Counts{} }
+			if c, ok := lk.(interface{ Counts() rma.Counts }); ok {
+				counts = c.Counts
+			}
 			m := ep.Local()
 			for {
 				write := cfg.WriteFrac >= 1 || rng.Float64() < cfg.WriteFrac
 				t0 := ep.Now()
 				if t0 >= cfg.Warmup && !ps.based {
+					// The window's events start here; a process that completes nothing
+					// inside the window contributes none.
 					ps.base, ps.based = ps.st.Snapshot(), true
+					ps.last = ps.base
+					ps.cbase = counts()
+					ps.cnow = ps.cbase
 				}
 				if write {
 					err = lk.Lock()
@@ -301,7 +377,10 @@ func run(cfg Config) (Result, error) {
 							ps.rsum += t1 - t0
 						}
 					}
-					ps.last = ps.st.Snapshot()
+					if ps.based {
+						ps.last = ps.st.Snapshot()
+						ps.cnow = counts()
+					}
 				}
 				if cfg.Bench == WARB {
 					work(ep, lo+rng.Intn(hi-lo+1))
@@ -319,6 +398,7 @@ func run(cfg Config) (Result, error) {
 		res.TL = c.TL
 		if c.Readers {
 			res.TDC, res.TR = c.TDC, c.TR
+			res.Counters = sh.Counters()
 		}
 	}
 	var hist bench.Hist
@@ -332,8 +412,9 @@ func run(cfg Config) (Result, error) {
 		wsum += ps.wsum
 		rsum += ps.rsum
 		hist.Merge(&ps.hist)
-		if ps.ops > 0 {
+		if ps.based {
 			verbsN += ps.last.Sub(ps.base).Remote()
+			res.Counts.Add(ps.cnow.Sub(ps.cbase))
 		}
 	}
 	res.Throughput = float64(res.Ops) / (float64(cfg.Duration) / 1e9)

@@ -61,7 +61,9 @@ func TestAdaptiveWindow(t *testing.T) {
 // lock across nodes, RMA-RW ahead of the central RW lock at F_W = 0.2%; files and plots are
 // written.
 func TestQuickFigures(t *testing.T) {
-	sc := QuickScale()
+	// Smaller than QuickScale, so that it runs under the race detector on a shared machine:
+	// one node (P=8) and two (P=32).
+	sc := Scale{Procs: []int{8, 32}, RWProcs: []int{32}, FWProcs: []int{32}, MinWrites: 20, Seed: 1}
 	figs := Figures(sc)
 	rs, err := RunFigures(context.Background(), figs, 2, nil)
 	if err != nil {
@@ -74,14 +76,14 @@ func TestQuickFigures(t *testing.T) {
 		}
 		return r
 	}
-	m, d, s := get(Config{Alg: RMAMCS, Bench: ECSB, Procs: 64, Seed: 1}), get(Config{Alg: DMCS, Bench: ECSB, Procs: 64, Seed: 1}),
-		get(Config{Alg: Spin, Bench: ECSB, Procs: 64, Seed: 1})
+	m, d, s := get(Config{Alg: RMAMCS, Bench: ECSB, Procs: 32, Seed: 1}), get(Config{Alg: DMCS, Bench: ECSB, Procs: 32, Seed: 1}),
+		get(Config{Alg: Spin, Bench: ECSB, Procs: 32, Seed: 1})
 	if m.Throughput <= d.Throughput || m.Throughput <= s.Throughput {
-		t.Errorf("P=64 ECSB: RMA-MCS %.3g, D-MCS %.3g, spin %.3g ops/s", m.Throughput, d.Throughput, s.Throughput)
+		t.Errorf("P=32 ECSB: RMA-MCS %.3g, D-MCS %.3g, spin %.3g ops/s", m.Throughput, d.Throughput, s.Throughput)
 	}
-	rw, cr := get(Config{Alg: RMARW, Bench: ECSB, Procs: 64, WriteFrac: 0.002, Seed: 1}), get(Config{Alg: CentralRW, Bench: ECSB, Procs: 64, WriteFrac: 0.002, Seed: 1})
+	rw, cr := get(Config{Alg: RMARW, Bench: ECSB, Procs: 32, WriteFrac: 0.002, Seed: 1}), get(Config{Alg: CentralRW, Bench: ECSB, Procs: 32, WriteFrac: 0.002, Seed: 1})
 	if rw.Throughput <= cr.Throughput {
-		t.Errorf("P=64 F_W=0.2%%: RMA-RW %.3g, central %.3g ops/s", rw.Throughput, cr.Throughput)
+		t.Errorf("P=32 F_W=0.2%%: RMA-RW %.3g, central %.3g ops/s", rw.Throughput, cr.Throughput)
 	}
 	var tables, claims bytes.Buffer
 	if err := WriteTables(&tables, figs, rs); err != nil {
@@ -92,6 +94,62 @@ func TestQuickFigures(t *testing.T) {
 	}
 	if !strings.Contains(tables.String(), "Fig. 5") || strings.Count(claims.String(), "\n") < 10 {
 		t.Fatalf("tables or claims missing:\n%s\n%s", tables.String(), claims.String())
+	}
+	// The window minimum: every RMA-RW point with rare writers saw MinWrites writes.
+	for _, r := range rs {
+		checkCounts(t, r)
+		if r.Alg == RMARW && r.WriteFrac > 0 && r.WriteFrac < 1 && r.Writes < int64(sc.MinWrites) && !r.Capped {
+			t.Errorf("%s P=%d F_W=%g: %d writes in the window (minimum %d)", r.Label(), r.Procs, r.WriteFrac, r.Writes, sc.MinWrites)
+		}
+	}
+	// The T_R sweeps act: at every P the values of Fig. 4e differ in T_R-triggered resets, and
+	// so do those of Fig. 4f at each F_W.
+	checks := CheckSweeps(figs, rs)
+	trGroups := 0
+	for _, c := range checks {
+		if c.Param == ParamTR {
+			trGroups++
+			if !c.Acts {
+				t.Errorf("vacuous T_R sweep: %+v", c)
+			}
+		}
+	}
+	if want := 3 * len(sc.RWProcs); trGroups != want {
+		t.Errorf("%d T_R sweep groups checked, want %d", trGroups, want)
+	}
+	// Negative control: the paper's larger T_R values alone (2000 to 8000) at F_W = 0.2% are
+	// never reached at this scale, and the check must say so.
+	var paperTR Panel
+	for _, f := range figs {
+		for _, pn := range f.Panels {
+			if pn.Title == "T_R (F_W=0.2%)" {
+				paperTR = Panel{Title: pn.Title, X: pn.X, Metric: pn.Metric}
+				for _, se := range pn.Series {
+					if se.Points[0].TR >= 2000 {
+						paperTR.Series = append(paperTR.Series, se)
+					}
+				}
+			}
+		}
+	}
+	neg := CheckSweeps([]Figure{{Name: "neg", Panels: []Panel{paperTR}}}, rs)
+	if len(neg) != len(sc.RWProcs) {
+		t.Fatalf("negative control: %d groups for %d process counts", len(neg), len(sc.RWProcs))
+	}
+	for _, c := range neg {
+		if c.Acts {
+			t.Errorf("negative control: T_R %v at P=%d reported acting (resets %v)", c.Values, c.Procs, c.Events)
+		}
+	}
+	var counts bytes.Buffer
+	if err := WriteCounts(&counts, figs, rs); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteSweepChecks(&counts, checks); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(counts.String(), "T_R resets") || !strings.Contains(counts.String(), "writer phases") {
+		t.Fatalf("counts without the T_R resets:\n%s", counts.String())
 	}
 	dir := t.TempDir()
 	files, err := Plot(figs, rs, dir)
@@ -107,4 +165,73 @@ func TestQuickFigures(t *testing.T) {
 		}
 	}
 	t.Logf("\n%s", claims.String())
+}
+
+// CheckSweeps says a sweep acts iff its values differ in the events the threshold governs.
+func TestCheckSweeps(t *testing.T) {
+	pt := func(tr int, tl []int) Config {
+		return Config{Alg: RMARW, Bench: ECSB, Procs: 64, WriteFrac: 0.002, TR: tr, TL: tl, Seed: 1}
+	}
+	for _, tc := range []struct {
+		name   string
+		series [][2]any // config, result counts
+		param  string
+		acts   bool
+	}{
+		{"T_R resets differ", [][2]any{{pt(16, nil), rmaCounts(9, 0, 0)}, {pt(1000, nil), rmaCounts(0, 0, 0)}}, ParamTR, true},
+		{"T_R resets equal", [][2]any{{pt(1000, nil), rmaCounts(0, 0, 0)}, {pt(4000, nil), rmaCounts(0, 0, 0)}}, ParamTR, false},
+		{"T_R resets equal but non-zero", [][2]any{{pt(100, nil), rmaCounts(3, 0, 0)}, {pt(200, nil), rmaCounts(3, 0, 0)}}, ParamTR, false},
+		{"T_L hits differ at level 2", [][2]any{{pt(0, []int{2, 5}), rmaCounts(0, 0, 4)}, {pt(0, []int{20, 50}), rmaCounts(0, 0, 0)}}, ParamTL, true},
+		{"T_L hits differ at level 1", [][2]any{{pt(0, []int{2, 5}), rmaCounts(0, 1, 0)}, {pt(0, []int{20, 50}), rmaCounts(0, 0, 0)}}, ParamTL, true},
+		{"T_L never hit", [][2]any{{pt(0, []int{100, 10}), rmaCounts(0, 0, 0)}, {pt(0, []int{20, 50}), rmaCounts(0, 0, 0)}}, ParamTL, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pn := Panel{Title: tc.name, X: "procs", Metric: "throughput"}
+			rs := Results{}
+			for _, sr := range tc.series {
+				c, r := sr[0].(Config), sr[1].(Result)
+				pn.Series = append(pn.Series, Series{Label: "x", Points: []Config{c}})
+				rs[key(c)] = r
+			}
+			cs := CheckSweeps([]Figure{{Name: "t", Panels: []Panel{pn}}}, rs)
+			if len(cs) != 1 || cs[0].Param != tc.param {
+				t.Fatalf("checks %+v, want one of %s", cs, tc.param)
+			}
+			if cs[0].Acts != tc.acts {
+				t.Fatalf("acts = %v, want %v: %+v", cs[0].Acts, tc.acts, cs[0])
+			}
+		})
+	}
+}
+
+func rmaCounts(trResets, tl1, tl2 int64) Result {
+	var r Result
+	r.Counts.TRResets = trResets
+	r.Counts.TLHits[0], r.Counts.TLHits[1] = tl1, tl2
+	return r
+}
+
+// A window's counts are the events of the processes' acquisitions inside it: never negative,
+// even for processes that start an acquisition in the window and do not finish it (a window
+// of 20 us on 4 nodes ends with most processes waiting).
+func TestCountsShortWindow(t *testing.T) {
+	r, err := Run(Config{Alg: RMARW, Procs: 64, WriteFrac: 0.25, TL: []int{2, 5}, TR: 16, Warmup: 200_000, Duration: 20_000, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkCounts(t, r)
+	t.Logf("%d ops, counts %+v", r.Ops, r.Counts)
+}
+
+// checkCounts fails if any count of r is negative.
+func checkCounts(t *testing.T, r Result) {
+	t.Helper()
+	c := r.Counts
+	all := []int64{c.ReaderEntries, c.BackOffs, c.TRHits, c.TRWriterQueued, c.TRClaimLost, c.TRResets, c.WritePhases, c.WriterResets}
+	all = append(append(all, c.Passes[:]...), c.TLHits[:]...)
+	for i, v := range all {
+		if v < 0 {
+			t.Fatalf("%s P=%d F_W=%g: count #%d is %d: %+v", r.Label(), r.Procs, r.WriteFrac, i, v, c)
+		}
+	}
 }
