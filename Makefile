@@ -53,7 +53,8 @@ mininet-deps:
 	@[ -x /usr/bin/mn ] && command -v ping >/dev/null && command -v ethtool >/dev/null || \
 	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends mininet iputils-ping ethtool; }
 
-# Every fuzzer for FUZZTIME each (make fuzz FUZZTIME=10m to hunt). The fuzzers minimize each new
+# Every fuzzer for FUZZTIME each (make fuzz FUZZTIME=10m to hunt); cmd/netlock's
+# TestMakeFuzzListsEveryFuzzer fails when a func Fuzz of the repository is missing here. The fuzzers minimize each new
 # interesting input, for a minute by default, which stalls them on P4 programs: 10s is enough.
 FUZZTIME ?= 30s
 FUZZ := $(GO) test -run '^$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10s -timeout 0
@@ -72,6 +73,9 @@ fuzz:
 	$(FUZZ) ./alloc -fuzz '^FuzzStep$$'
 	$(FUZZ) ./rdma/emu -fuzz '^FuzzRequestHeader$$'
 	$(FUZZ) ./rdma/emu -fuzz '^FuzzResponseHeader$$'
+	$(FUZZ) ./dataplane -fuzz '^FuzzParseAdminReply$$'
+	$(FUZZ) ./wire -fuzz '^FuzzParseLockStats$$'
+	$(FUZZ) ./internal/udpframe -fuzz '^FuzzParse$$'
 
 # A million lock operations against the rack under 20% loss, duplication, reordering and delay,
 # crashing holders and failovers, every one checked by package history (docs/reliability.md).
