@@ -10,6 +10,9 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+
+	"github.com/netlock-go/netlock/internal/config"
+	"github.com/netlock-go/netlock/lockserver"
 )
 
 var rootCmd = &cobra.Command{
@@ -17,6 +20,16 @@ var rootCmd = &cobra.Command{
 	Short:         "netlock: a switch-accelerated lock manager (NetLock) in Go",
 	SilenceUsage:  true,
 	SilenceErrors: true,
+	// Only netlock server reads configuration from NETLOCK_ variables; every command refuses a
+	// NETLOCK_ variable that no command knows (a typo would otherwise be ignored silently).
+	PersistentPreRunE: func(*cobra.Command, []string) error { return checkEnv(os.Environ()) },
+}
+
+// checkEnv refuses a NETLOCK_ variable of environ that is neither a configuration key's nor
+// one of config.OtherEnv.
+func checkEnv(environ []string) error {
+	s := lockserver.ConfigSchema()
+	return s.CheckEnv(environ, config.OtherEnv...)
 }
 
 // addCommand registers a subcommand; called from init functions of the files in this package.
