@@ -5,7 +5,7 @@ PKGS    := ./...
 # staticcheck, pinned (the module proxy refuses @latest); built on first use.
 STATICCHECK := $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.6.1
 
-.PHONY: all build test test-short demo bench vet lint fmt fuzz soak clean mininet mininet-deps
+.PHONY: all build test test-short demo bench vet lint fmt fuzz soak clean mininet mininet-rack mininet-deps
 
 all: build
 
@@ -42,7 +42,9 @@ lint: vet
 fmt:
 	gofmt -w $$(git ls-files '*.go')
 
-# The rack on one machine, on loopback, with the embedded default configuration.
+# The whole rack on one machine, in one process, with the embedded default configuration:
+# p4/netlock.p4 on the software switch, the controller over P4Runtime, two lock servers, client
+# nodes (`netlock demo --help`; --loopback for servers and clients without a switch).
 demo: build
 	./$(BIN) demo
 
@@ -52,6 +54,11 @@ bench: build
 # Two hosts on a netlock switch in Mininet (p4lang/tutorials style), with the Mininet CLI. Needs root.
 mininet: build mininet-deps
 	/usr/bin/python3 testbed/mininet/run.py --netlock $(CURDIR)/$(BIN)
+
+# The rack as processes on Mininet hosts: netlock switch running p4/netlock.p4 on AF_PACKET ports,
+# two netlock server, two netlock loadgen client nodes (testbed/mininet/rack.py). Needs root.
+mininet-rack: build mininet-deps
+	/usr/bin/python3 testbed/mininet/rack.py --netlock $(CURDIR)/$(BIN)
 
 mininet-deps:
 	@[ -x /usr/bin/mn ] && command -v ping >/dev/null && command -v ethtool >/dev/null || \

@@ -1,5 +1,13 @@
-// Package testbed runs netlock end to end on one machine: lock servers and client workers in one
-// process on loopback, driven by microbenchmarks and a TPC-C-like lock workload (`netlock demo`).
+// Package testbed runs netlock end to end on one machine (`netlock demo`): by default the whole
+// rack of package testbed/rack in one process (the software switch running p4/netlock.p4, the
+// controller over P4Runtime gRPC, lock servers, client nodes attached to switch ports), driven by
+// microbenchmarks and a TPC-C-like lock workload; or, with Config.Loopback, lock servers and
+// client workers on loopback UDP without a switch.
+//
+// Every acquisition a demo worker makes is recorded in a history (package history) and each
+// phase's history is checked for violations of mutual exclusion and fencing-token order; every
+// committed acquisition is attributed to the switch or to a server by the address its grant came
+// from (sourceTracker).
 package testbed
 
 import (
@@ -8,15 +16,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"sync"
-	"sync/atomic"
 	"time"
 
-	"github.com/netlock-go/netlock/client"
+	"github.com/netlock-go/netlock/controlplane/ctlcore"
 	"github.com/netlock-go/netlock/internal/latency"
-	"github.com/netlock-go/netlock/lockcore"
-	"github.com/netlock-go/netlock/lockserver"
-	"github.com/netlock-go/netlock/wire"
 )
 
 // Phase names. Contended phases are "contended/N": all workers draw exclusive locks from a pool
@@ -35,14 +38,34 @@ const (
 )
 
 // DefaultPhases is the demo's default run: the microbenchmark (shared, exclusive uncontended, an
-// exclusive contention sweep) then TPC-C at high and low contention.
+// exclusive contention sweep) then TPC-C at high and low contention, then a crashed holder.
 var DefaultPhases = []string{PhaseShared, PhaseExclusive, "contended/64", "contended/8", "contended/1",
 	PhaseTPCCHigh, PhaseTPCCLow, PhaseCrash}
 
+// Defaults of the rack (and, in parentheses in Config, of the loopback mode).
+const (
+	DefaultRackDuration = 5 * time.Second
+	DefaultRackWarmup   = 1500 * time.Millisecond
+	DefaultAllocPeriod  = 500 * time.Millisecond
+	DefaultMinRate      = 50
+)
+
 // Config configures a demo run.
 type Config struct {
-	// Duration is the length of each phase. Default 2s.
+	// Loopback runs lock servers and clients on loopback UDP without a switch or a controller
+	// (the demo before the rack existed). Default: the rack.
+	Loopback bool
+	// UDPPorts attaches the rack's hosts to the switch through UDP tunnels on loopback instead
+	// of in-memory ports.
+	UDPPorts bool
+	// Duration is the measured length of each phase. Default DefaultRackDuration (loopback 2s).
 	Duration time.Duration
+	// Warmup is how long each phase's workload runs before its measured window (the controller
+	// sees the phase's hot locks and moves them into the switch meanwhile); in the rack the
+	// warm-up also lasts until the controller has completed two allocation periods in the phase
+	// (at most ten times Warmup: a loaded machine slows the controller down). Its transactions
+	// are checked but not counted. Default DefaultRackWarmup (loopback: none). Negative: none.
+	Warmup time.Duration
 	// Clients is the number of client nodes; each is one client.Client with one UDP socket.
 	// Default 4. TPC-C uses 1 warehouse per client node (high contention) and 10 (low).
 	Clients int
@@ -52,7 +75,7 @@ type Config struct {
 	Servers int
 	// Phases to run, in order. Default DefaultPhases.
 	Phases []string
-	// Lease is the lease clients ask for. Default 2s.
+	// Lease is the lease clients ask for (and the servers' and the switch's default). Default 2s.
 	Lease time.Duration
 	// ThinkTime is how long a transaction works while it holds all its locks, between its last
 	// grant and its first release (NetLock section 4.5 and Figure 14: with the round trips it is
@@ -60,19 +83,37 @@ type Config struct {
 	// wait is a timer, so on a loaded machine it lasts longer than asked (PhaseResult.Think
 	// reports the mean measured).
 	ThinkTime time.Duration
+	// AllocPeriod is the controller's allocation period (DefaultAllocPeriod); Slots the switch
+	// slots its allocator may use (0: all of them).
+	AllocPeriod time.Duration
+	Slots       int
+	// MinRate is the request rate (per second) below which the controller leaves a lock on its
+	// server (DefaultMinRate; negative: 0, every lock the servers report is a candidate).
+	MinRate float64
+	// Mutation runs the controller's deliberately broken variant: negative controls only.
+	Mutation ctlcore.Mutation
 	// Seed seeds the workload generators. Default 1.
 	Seed uint64
 	// Progress, if set, receives progress: a live line updated in place when ProgressLive is set
 	// (a terminal), else one line per finished phase.
 	Progress     io.Writer
 	ProgressLive bool
-	// Logger receives the servers' logs. Default: discard.
+	// Logger receives the servers' and the controller's logs. Default: discard.
 	Logger *slog.Logger
 }
 
 func (c *Config) validate() error {
 	if c.Duration == 0 {
-		c.Duration = 2 * time.Second
+		c.Duration = DefaultRackDuration
+		if c.Loopback {
+			c.Duration = 2 * time.Second
+		}
+	}
+	switch {
+	case c.Warmup < 0:
+		c.Warmup = 0
+	case c.Warmup == 0 && !c.Loopback:
+		c.Warmup = DefaultRackWarmup
 	}
 	if c.Clients == 0 {
 		c.Clients = 4
@@ -89,6 +130,15 @@ func (c *Config) validate() error {
 	if c.Lease == 0 {
 		c.Lease = 2 * time.Second
 	}
+	if c.AllocPeriod == 0 {
+		c.AllocPeriod = DefaultAllocPeriod
+	}
+	switch {
+	case c.MinRate == 0:
+		c.MinRate = DefaultMinRate
+	case c.MinRate < 0:
+		c.MinRate = 0
+	}
 	if c.Seed == 0 {
 		c.Seed = 1
 	}
@@ -100,6 +150,8 @@ func (c *Config) validate() error {
 		return errors.New("duration must be positive")
 	case c.ThinkTime < 0:
 		return errors.New("think time must not be negative")
+	case c.Lease < 0 || c.AllocPeriod < 0 || c.Slots < 0:
+		return errors.New("lease, allocation period and slots must not be negative")
 	case c.Clients < 1 || c.Clients*10 > MaxWarehouses:
 		return fmt.Errorf("clients %d: must be in 1..%d (10 warehouses per client at low contention)",
 			c.Clients, MaxWarehouses/10)
@@ -107,6 +159,8 @@ func (c *Config) validate() error {
 		return fmt.Errorf("workers %d: must be in 1..256", c.Workers)
 	case c.Servers < 1 || c.Servers > 16:
 		return fmt.Errorf("servers %d: must be in 1..16", c.Servers)
+	case c.Loopback && (c.UDPPorts || c.Mutation != ctlcore.NoMutation):
+		return errors.New("udp ports and controller mutations need the rack, not loopback")
 	}
 	for _, p := range c.Phases {
 		if _, err := parsePhase(p, c.Clients); err != nil {
@@ -116,34 +170,91 @@ func (c *Config) validate() error {
 	return nil
 }
 
-// PhaseResult is the outcome of one phase.
+// PhaseResult is the outcome of one phase. Counts are of the measured window unless said
+// otherwise.
 type PhaseResult struct {
-	Name      string          `json:"name"`
-	Duration  time.Duration   `json:"duration_ns"`
-	Txns      uint64          `json:"txns"`
-	TxnRate   float64         `json:"txns_per_sec"`
-	LockOps   uint64          `json:"lock_acquires"`
-	LockRate  float64         `json:"lock_acquires_per_sec"`
-	Latency   latency.Latency `json:"txn_latency"`
-	Grants    []uint64        `json:"grants_per_server"`
-	Rejects   uint64          `json:"rejects"`
-	Errors    uint64          `json:"errors"`
-	Expiries  uint64          `json:"lease_expiries"`
-	Retransm  int64           `json:"retransmits"`
-	Workers   int             `json:"workers"`
-	LocksUsed string          `json:"locks"`
+	Name     string        `json:"name"`
+	Duration time.Duration `json:"duration_ns"`
+	// Warmup is how long the phase ran before its measured window opened.
+	Warmup   time.Duration   `json:"warmup_ns"`
+	Txns     uint64          `json:"txns"`
+	TxnRate  float64         `json:"txns_per_sec"`
+	LockOps  uint64          `json:"lock_acquires"`
+	LockRate float64         `json:"lock_acquires_per_sec"`
+	Latency  latency.Latency `json:"txn_latency"`
+	// SwitchGrants and ServerGrants are the committed transactions' acquisitions by who granted
+	// them (the source address of the grant the client took); UnknownGrants those whose grant
+	// the tracker did not see (should be 0). They add up to LockOps.
+	SwitchGrants  uint64 `json:"switch_grants"`
+	ServerGrants  uint64 `json:"server_grants"`
+	UnknownGrants uint64 `json:"unknown_grants"`
+	// Grants are the grants each server counted (lockserver's statistics, every grant it sent).
+	Grants []uint64 `json:"grants_per_server"`
+	// AllTxns counts the transactions committed in the whole phase, warm-up included.
+	AllTxns uint64 `json:"txns_with_warmup"`
+	Rejects uint64 `json:"rejects"`
+	Errors  uint64 `json:"errors"`
+	// LeaseLost counts transactions that lost a lease before they released (an error too).
+	LeaseLost uint64 `json:"lease_lost"`
+	// Expiries are the leases that ran out on the servers during the whole phase.
+	Expiries uint64 `json:"lease_expiries"`
+	Retransm int64  `json:"retransmits"`
+	Workers  int    `json:"workers"`
+	// LocksUsed describes the phase's locks.
+	LocksUsed string `json:"locks"`
+	// SwitchLocks is the number of locks in the switch at the end of the phase; MovesIn and
+	// MovesOut the controller's migrations during the whole phase (rack only).
+	SwitchLocks int    `json:"switch_locks"`
+	MovesIn     uint64 `json:"moves_in"`
+	MovesOut    uint64 `json:"moves_out"`
+	// Periods counts the controller's allocation periods during the whole phase.
+	Periods uint64 `json:"alloc_periods"`
+	// Events is the number of history events checked (the whole phase); Violations what the
+	// check found (mutual exclusion, double grants, token reuse, fencing order).
+	Events     int      `json:"history_events"`
+	Violations []string `json:"violations"`
 	// ThinkTime is the think time asked for; Think the mean measured over the committed
 	// transactions (a timer on a loaded machine overshoots).
 	ThinkTime time.Duration `json:"think_time_ns"`
 	Think     time.Duration `json:"think_measured_ns"`
 }
 
+// SwitchShare is the part of the committed acquisitions the switch granted (0 with none).
+func (p PhaseResult) SwitchShare() float64 {
+	if t := p.SwitchGrants + p.ServerGrants + p.UnknownGrants; t > 0 {
+		return float64(p.SwitchGrants) / float64(t)
+	}
+	return 0
+}
+
+// ServerShare is the part of the committed acquisitions the servers granted.
+func (p PhaseResult) ServerShare() float64 {
+	if t := p.SwitchGrants + p.ServerGrants + p.UnknownGrants; t > 0 {
+		return float64(p.ServerGrants) / float64(t)
+	}
+	return 0
+}
+
 // Report is the outcome of a demo run.
 type Report struct {
+	// Mode is "rack" or "loopback"; Ports how the rack's hosts reach the switch.
+	Mode    string        `json:"mode"`
+	Ports   string        `json:"ports,omitempty"`
 	Servers []string      `json:"servers"`
 	Clients int           `json:"clients"`
 	Workers int           `json:"workers_per_client"`
 	Phases  []PhaseResult `json:"phases"`
+	// Controller is the primary controller's counters at the end (rack only).
+	Controller *ctlcore.Stats `json:"controller,omitempty"`
+}
+
+// Violations is the number of history violations over every phase.
+func (r Report) Violations() int {
+	n := 0
+	for _, p := range r.Phases {
+		n += len(p.Violations)
+	}
+	return n
 }
 
 type phaseSpec struct {
@@ -180,54 +291,36 @@ func parsePhase(p string, clients int) (phaseSpec, error) {
 	return s, nil
 }
 
-// Run starts the servers and clients on loopback, runs every phase and returns the report.
-func Run(ctx context.Context, cfg Config) (Report, error) {
+// Run starts the rack (or, with cfg.Loopback, servers on loopback), runs every phase and returns
+// the report. A history violation is in the report, not an error: the caller decides.
+func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 	if err := cfg.validate(); err != nil {
 		return Report{}, fmt.Errorf("demo: %w", err)
 	}
-	srvCtx, stopServers := context.WithCancel(context.Background())
-	var srvWG sync.WaitGroup
-	defer func() {
-		stopServers()
-		srvWG.Wait()
-	}()
-	var servers []*lockserver.Server
-	var addrs []string
-	for i := 0; i < cfg.Servers; i++ {
-		s, err := lockserver.New(lockserver.Config{Listen: "127.0.0.1:0", Shards: 1,
-			Core:   lockcore.Config{DefaultLease: cfg.Lease, MaxLease: 2 * cfg.Lease},
-			Logger: cfg.Logger.With("server", i+1)})
-		if err != nil {
-			return Report{}, fmt.Errorf("demo: %w", err)
-		}
-		servers = append(servers, s)
-		addrs = append(addrs, s.Addr().String())
-		srvWG.Add(1)
-		go func() {
-			defer srvWG.Done()
-			if err := s.Run(srvCtx); err != nil {
-				cfg.Logger.Error("lock server", "err", err)
-			}
-		}()
+	var rg *rig
+	if cfg.Loopback {
+		rg, err = startLoopback(&cfg)
+	} else {
+		rg, err = startRack(ctx, &cfg)
 	}
-	var clients []*client.Client
+	if err != nil {
+		return Report{}, fmt.Errorf("demo: %w", err)
+	}
 	defer func() {
-		for _, c := range clients {
-			c.Close()
+		if cerr := rg.close(); cerr != nil && err == nil {
+			err = fmt.Errorf("demo: shutdown: %w", cerr)
 		}
 	}()
-	for i := 0; i < cfg.Clients; i++ {
-		c, err := client.New(client.Config{Servers: addrs, Local: "127.0.0.1:0", Lease: cfg.Lease,
-			ClientID: uint32(i + 1), RequestTimeout: 2 * time.Second})
-		if err != nil {
-			return Report{}, fmt.Errorf("demo: %w", err)
+	rep = Report{Mode: "loopback", Servers: rg.addrs, Clients: cfg.Clients, Workers: cfg.Workers}
+	if !cfg.Loopback {
+		rep.Mode, rep.Ports = "rack", "in-memory ports"
+		if cfg.UDPPorts {
+			rep.Ports = "UDP tunnels"
 		}
-		clients = append(clients, c)
 	}
-	rep := Report{Servers: addrs, Clients: cfg.Clients, Workers: cfg.Workers}
 	for i, name := range cfg.Phases {
 		spec, _ := parsePhase(name, cfg.Clients)
-		res, err := runPhase(ctx, &cfg, spec, uint64(i), servers, clients)
+		res, err := runPhase(ctx, &cfg, spec, uint64(i), rg)
 		if err != nil {
 			return rep, err
 		}
@@ -236,221 +329,53 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 			break
 		}
 	}
+	if rg.controller != nil {
+		if st, ok := rg.controller(); ok {
+			rep.Controller = &st
+		}
+	}
 	return rep, nil
-}
-
-type workerStats struct {
-	hist    latency.Histogram
-	think   time.Duration
-	txns    uint64
-	locks   uint64
-	rejects uint64
-	errs    uint64
-}
-
-func runPhase(ctx context.Context, cfg *Config, spec phaseSpec, phaseNo uint64,
-	servers []*lockserver.Server, clients []*client.Client) (PhaseResult, error) {
-	before := make([]lockcore.Stats, len(servers))
-	for i, s := range servers {
-		before[i] = s.Stats()
-	}
-	var retransBefore int64
-	for _, c := range clients {
-		retransBefore += c.Stats().Retransmits
-	}
-	if spec.name == PhaseCrash {
-		if err := crashHolder(ctx, servers, cfg.Duration/5); err != nil {
-			return PhaseResult{}, fmt.Errorf("demo: crash phase: %w", err)
-		}
-	}
-	pctx, cancel := context.WithTimeout(ctx, cfg.Duration)
-	defer cancel()
-	var txns atomic.Uint64
-	stats := make([]*workerStats, 0, len(clients)*cfg.Workers)
-	var wg sync.WaitGroup
-	start := time.Now()
-	for ci, c := range clients {
-		for w := 0; w < cfg.Workers; w++ {
-			ws := &workerStats{}
-			stats = append(stats, ws)
-			seed := cfg.Seed<<32 ^ phaseNo<<24 ^ uint64(ci)<<12 ^ uint64(w)
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				runWorker(pctx, c, newWorkload(spec, ci*cfg.Workers+w, seed), cfg.ThinkTime, ws, &txns)
-			}()
-		}
-	}
-	stopProgress := startProgress(cfg.Progress, cfg.ProgressLive, spec.name, start, &txns, servers, before)
-	wg.Wait()
-	elapsed := time.Since(start)
-	stopProgress()
-	res := PhaseResult{Name: spec.name, Duration: elapsed, Workers: len(stats), LocksUsed: spec.locks,
-		ThinkTime: cfg.ThinkTime}
-	var hist latency.Histogram
-	var think time.Duration
-	for _, ws := range stats {
-		hist.Merge(&ws.hist)
-		think += ws.think
-		res.Txns += ws.txns
-		res.LockOps += ws.locks
-		res.Rejects += ws.rejects
-		res.Errors += ws.errs
-	}
-	res.Latency = hist.Summary()
-	if res.Txns > 0 {
-		res.Think = think / time.Duration(res.Txns)
-	}
-	res.TxnRate = float64(res.Txns) / elapsed.Seconds()
-	res.LockRate = float64(res.LockOps) / elapsed.Seconds()
-	for i, s := range servers {
-		st := s.Stats()
-		res.Grants = append(res.Grants, st.Grants-before[i].Grants)
-		res.Expiries += st.Expired - before[i].Expired
-	}
-	for _, c := range clients {
-		res.Retransm += c.Stats().Retransmits
-	}
-	res.Retransm -= retransBefore
-	return res, nil
-}
-
-// crashHolder plays a client node that takes the crash phase's locks with a short lease and then
-// dies: its socket is closed without releasing anything, as a crashed process would leave them.
-func crashHolder(ctx context.Context, servers []*lockserver.Server, lease time.Duration) error {
-	var addrs []string
-	for _, s := range servers {
-		addrs = append(addrs, s.Addr().String())
-	}
-	c, err := client.New(client.Config{Servers: addrs, Local: "127.0.0.1:0", Lease: lease, ClientID: 0xdead})
-	if err != nil {
-		return err
-	}
-	defer c.Close() // the crash: no release is ever sent
-	for i := uint32(0); i < crashLocks; i++ {
-		if _, err := c.Acquire(ctx, crashLockBase+i, wire.Exclusive); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// runWorker runs closed-loop transactions drawn from w until ctx ends; each holds its locks for
-// think before releasing them.
-func runWorker(ctx context.Context, c *client.Client, w *Workload, think time.Duration, ws *workerStats,
-	txns *atomic.Uint64) {
-	locks := make([]client.LockSpec, 0, 20)
-	var thought time.Duration
-	body := func(ctx context.Context) error {
-		if think <= 0 {
-			return nil
-		}
-		t0 := time.Now()
-		t := time.NewTimer(think)
-		defer t.Stop()
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-		thought = time.Since(t0)
-		return nil
-	}
-	for ctx.Err() == nil {
-		locks = w.Next(locks)
-		t0 := time.Now()
-		err := c.RunTxn(ctx, locks, body)
-		if err != nil {
-			if ctx.Err() != nil {
-				return // the phase ended mid-transaction: not counted
-			}
-			var rej *client.RejectError
-			if errors.As(err, &rej) {
-				ws.rejects++
-			} else {
-				ws.errs++
-			}
-			continue
-		}
-		ws.hist.Record(time.Since(t0))
-		ws.think += thought
-		ws.txns++
-		ws.locks += uint64(len(locks))
-		txns.Add(1)
-	}
-}
-
-// startProgress prints a live progress line until the returned function is called.
-func startProgress(w io.Writer, live bool, name string, start time.Time, txns *atomic.Uint64,
-	servers []*lockserver.Server, before []lockcore.Stats) func() {
-	if w == nil {
-		return func() {}
-	}
-	done := make(chan struct{})
-	stopped := make(chan struct{})
-	line := func() {
-		el := time.Since(start)
-		n := txns.Load()
-		grants := ""
-		for i, s := range servers {
-			grants += fmt.Sprintf(" s%d=%d", i+1, s.Stats().Grants-before[i].Grants)
-		}
-		cr := "\r"
-		if !live {
-			cr = ""
-		}
-		fmt.Fprintf(w, "%s%-14s %5.1fs %10d txns %10.0f txn/s  grants%s   ", cr, name, el.Seconds(), n,
-			float64(n)/el.Seconds(), grants)
-	}
-	go func() {
-		defer close(stopped)
-		t := time.NewTicker(200 * time.Millisecond)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				line()
-				fmt.Fprintln(w)
-				return
-			case <-t.C:
-				if live {
-					line()
-				}
-			}
-		}
-	}()
-	return func() {
-		close(done)
-		<-stopped
-	}
 }
 
 // WriteTable prints the report as a table.
 func (r Report) WriteTable(w io.Writer) {
-	fmt.Fprintf(w, "\nnetlock demo: %d lock servers (%v), %d client nodes x %d workers, loopback UDP\n\n",
-		len(r.Servers), r.Servers, r.Clients, r.Workers)
-	fmt.Fprintf(w, "%-14s %-20s %10s %12s %10s %10s  %-22s %8s %8s %8s\n", "phase", "locks", "txn/s",
-		"acquires/s", "p50", "p99", "grants per server", "rejects", "expiries", "retrans")
+	if r.Mode == "rack" {
+		fmt.Fprintf(w, "\nnetlock demo: the rack in one process: p4/netlock.p4 on the software switch (%s), the controller"+
+			" over P4Runtime gRPC,\n%d lock servers (%v), %d client nodes x %d workers\n\n",
+			r.Ports, len(r.Servers), r.Servers, r.Clients, r.Workers)
+	} else {
+		fmt.Fprintf(w, "\nnetlock demo: %d lock servers (%v), %d client nodes x %d workers, loopback UDP, no switch\n\n",
+			len(r.Servers), r.Servers, r.Clients, r.Workers)
+	}
+	fmt.Fprintf(w, "%-12s %-18s %8s %10s %9s %9s %7s %7s %6s %7s %6s %8s %7s %6s\n", "phase", "locks", "txn/s",
+		"acquires/s", "p50", "p99", "switch", "server", "in-sw", "rejects", "errors", "expiries", "retrans", "viol")
 	for _, p := range r.Phases {
-		g := ""
-		for i, n := range p.Grants {
-			if i > 0 {
-				g += " / "
-			}
-			g += fmt.Sprint(n)
-		}
-		fmt.Fprintf(w, "%-14s %-20s %10.0f %12.0f %10s %10s  %-22s %8d %8d %8d\n", p.Name, p.LocksUsed,
-			p.TxnRate, p.LockRate, round(p.Latency.P50), round(p.Latency.P99), g, p.Rejects, p.Expiries, p.Retransm)
+		fmt.Fprintf(w, "%-12s %-18s %8.0f %10.0f %9s %9s %6.1f%% %6.1f%% %6d %7d %6d %8d %7d %6d\n", p.Name, p.LocksUsed,
+			p.TxnRate, p.LockRate, round(p.Latency.P50), round(p.Latency.P99), 100*p.SwitchShare(), 100*p.ServerShare(),
+			p.SwitchLocks, p.Rejects, p.Errors, p.Expiries, p.Retransm, len(p.Violations))
 	}
 	for _, p := range r.Phases {
 		if p.ThinkTime > 0 {
 			fmt.Fprintf(w, "\n%s: think time %v asked, %v measured (mean per committed transaction)", p.Name,
 				p.ThinkTime, round(p.Think))
 		}
+		if p.UnknownGrants > 0 {
+			fmt.Fprintf(w, "\n%s: %d acquisitions whose grant was not seen on the wire (counted in neither share)",
+				p.Name, p.UnknownGrants)
+		}
+		for _, v := range p.Violations {
+			fmt.Fprintf(w, "\n%s: VIOLATION %s", p.Name, v)
+		}
 	}
-	fmt.Fprintln(w, "\ntxn/s: committed transactions (a txn takes its locks in ascending order, strict 2PL); p50/p99: per"+
-		" transaction;\nexpiries: leases that ran out on the servers; retrans: client re-sends, including the periodic"+
-		" re-send of\nacquires that wait in a queue.")
+	if c := r.Controller; c != nil {
+		fmt.Fprintf(w, "\ncontroller: %d allocation periods, %d locks moved into the switch, %d out, %d moves aborted, "+
+			"%d lease sweeps (%d forced releases)", c.Periods, c.MovesIn, c.MovesOut, c.MovesAborted, c.Sweeps, c.ForceReleases)
+	}
+	fmt.Fprintln(w, "\ntxn/s: committed transactions in the measured window (a txn takes its locks in ascending order,"+
+		" strict 2PL);\np50/p99: per transaction; switch/server: the share of the committed acquisitions each granted"+
+		" (by the\nsource of the grant); in-sw: locks in the switch at the end of the phase; expiries: leases that ran"+
+		" out on\nthe servers; retrans: client re-sends, including the periodic re-send of acquires that wait in a queue;"+
+		"\nviol: history violations (mutual exclusion, token order) over the whole phase, warm-up included.")
 }
 
 func round(d time.Duration) string {

@@ -39,12 +39,14 @@ func newExperimentCmd() *cobra.Command {
 		out     string
 		img     string
 		asJSON  bool
+		from    string
 		figures = map[string]func(experiment.Options) *experiment.Figure{
 			"fig13": experiment.Fig13, "fig14": experiment.Fig14, "fig10": experiment.Fig10,
+			"fig15": experiment.Fig15,
 		}
 	)
 	cmd := &cobra.Command{
-		Use:   "experiment fig13|fig14|fig10|all",
+		Use:   "experiment fig13|fig14|fig10|fig15|all",
 		Short: "Regenerate a figure of the NetLock paper on the rack model (virtual time, the paper's scale)",
 		Long: `Regenerates a figure of the NetLock paper (SIGCOMM'20, section 6) on the rack model
 (testbed/vrack): p4/netlock.p4 on the engine decides every switch grant, lockcore serves the lock
@@ -56,24 +58,50 @@ exclusion and fencing.
          servers as the reference, for 8-, 2- and 1-core lock servers
   fig14  throughput against switch slots, by think time, knapsack vs random
   fig10  TPC-C with the hot locks in the switch vs every lock on the servers, high and low contention
+  fig15  throughput over time through a switch restart and a lock server failure, with the
+         controller's failure handling, checked for exclusion and fencing; the same timeline
+         without the waits as negative controls
 
 Prints the results as Markdown with the parameters; writes FIG.json into --out and FIG.png into --img.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			names := []string{args[0]}
 			if args[0] == "all" {
-				names = []string{"fig13", "fig14", "fig10"}
+				names = []string{"fig13", "fig14", "fig10", "fig15"}
 			}
 			w := cmd.OutOrStdout()
 			for _, name := range names {
 				mk, ok := figures[name]
 				if !ok {
-					return fmt.Errorf("unknown figure %q (want fig13, fig14, fig10 or all)", name)
+					return fmt.Errorf("unknown figure %q (want fig13, fig14, fig10, fig15 or all)", name)
 				}
 				f := mk(o)
+				if from != "" {
+					// Report and plot results of an earlier run.
+					b, err := os.ReadFile(from)
+					if err != nil {
+						return err
+					}
+					var saved experiment.Figure
+					if err := json.Unmarshal(b, &saved); err != nil {
+						return fmt.Errorf("%s: %w", from, err)
+					}
+					if saved.Name != f.Name {
+						return fmt.Errorf("%s holds %s, not %s", from, saved.Name, f.Name)
+					}
+					if err := writeFigure(w, &saved, out, img, asJSON); err != nil {
+						return err
+					}
+					continue
+				}
 				start := time.Now()
-				fmt.Fprintf(os.Stderr, "%s: %d points\n", f.Name, len(f.Specs))
+				fmt.Fprintf(os.Stderr, "%s: %d points, %d timelines\n", f.Name, len(f.Specs), len(f.Timelines))
 				err := f.Run(cmd.Context(), func(done, total int, r experiment.Result) {
+					if len(f.Timelines) > 0 {
+						fmt.Fprintf(os.Stderr, "  %d/%d %s: %d violations [%v]\n", done, total, r.Label, r.Violations,
+							time.Since(start).Round(time.Second))
+						return
+					}
 					fmt.Fprintf(os.Stderr, "  %d/%d %-32s slots %5d: %6.2f MRPS (switch %5.2f) %7.0f TPS  [%v]\n", done, total,
 						r.Label, r.Slots, r.RPS/1e6, r.SwitchRPS/1e6, r.TPS, time.Since(start).Round(time.Second))
 				})
@@ -96,6 +124,7 @@ Prints the results as Markdown with the parameters; writes FIG.json into --out a
 	fl.StringVar(&out, "out", "out/experiment", "directory for FIG.json")
 	fl.StringVar(&img, "img", "out/experiment", "directory for FIG.png")
 	fl.BoolVar(&asJSON, "json", false, "print the results as JSON instead of Markdown")
+	fl.StringVar(&from, "from", "", "report and plot the results in this FIG.json instead of running the figure")
 	return cmd
 }
 

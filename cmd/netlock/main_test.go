@@ -104,6 +104,10 @@ func TestServerAndDemoFlagsValidated(t *testing.T) {
 		{"server", "--config", filepath.Join(t.TempDir(), "missing.yaml")},
 		{"demo", "--phases", "bogus"},
 		{"demo", "--clients", "0", "--workers", "-2"},
+		{"demo", "--loopback", "--udp-ports"},
+		{"loadgen"},
+		{"loadgen", "--servers", "127.0.0.1:1", "--phases", "crash"},
+		{"loadgen", "--servers", "127.0.0.1:1", "--node", "3", "--nodes", "2"},
 	} {
 		if _, _, err := run(t, args...); err == nil {
 			t.Errorf("netlock %s: no error", strings.Join(args, " "))

@@ -24,7 +24,8 @@ func TestFigureSpecs(t *testing.T) {
 	}{
 		{Fig13(Options{}), 3 * len(Fig13Variants)},
 		{Fig14(Options{}), 2 * len(Fig14Think) * len(Fig14Slots)},
-		{Fig10(Options{}), 4},
+		{Fig10(Options{}), 6},
+		{Fig15(Options{}), 0},
 	} {
 		if len(tc.f.Specs) != tc.want {
 			t.Errorf("%s: %d points, want %d", tc.f.Name, len(tc.f.Specs), tc.want)
@@ -90,3 +91,69 @@ func TestRunCanceled(t *testing.T) {
 		t.Error("Run ignored a canceled context")
 	}
 }
+
+// TestFig15: the quick timeline on a tiny rack goes through every phase, has no violation with
+// the waits, and the negative control without the recovery wait has one; the report and the plot
+// are written.
+func TestFig15(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs three timelines of the rack model")
+	}
+	// Contended enough for the negative control (the run is deterministic for its seed).
+	p := vrack.Params{Clients: 3, Workers: 4, Servers: 2, ServerCores: 2, Sizing: dataplane.Sizing{Locks: 2048, PartBits: 10}}
+	f := Fig15(Options{Params: p, Quick: true})
+	if f.Timelines[0].Slots != p.Sizing.Slots() {
+		t.Errorf("fig15 allocates %d slots, want the small pool %d", f.Timelines[0].Slots, p.Sizing.Slots())
+	}
+	if err := f.Run(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	main := f.Timelines[0]
+	if main.Violations != 0 {
+		t.Errorf("with the waits: %d violations, first %s", main.Violations, main.FirstViolation)
+	}
+	if f.Timelines[1].Violations == 0 {
+		t.Errorf("%s: no violation", f.Timelines[1].Label)
+	}
+	names := map[string]PhaseStat{}
+	for _, p := range main.Phases {
+		names[p.Name] = p
+	}
+	for _, n := range []string{"before the restart", "re-programmed; the switch's locks wait out the leases",
+		"every lock on the servers", "after the reallocation", "server 0 serves both, waiting out the leases",
+		"after the failover"} {
+		if _, ok := names[n]; !ok {
+			t.Errorf("no phase %q in %+v", n, main.Phases)
+		}
+	}
+	if p := names["before the restart"]; p.RPS == 0 || p.SwitchRPS == 0 {
+		t.Errorf("before the restart: %+v", p)
+	}
+	if p := names["re-programmed; the switch's locks wait out the leases"]; p.SwitchRPS != 0 {
+		t.Errorf("the switch granted while its locks waited out the leases: %+v", p)
+	}
+	if p := names["after the failover"]; p.RPS == 0 {
+		t.Errorf("nothing granted after the failover: %+v", p)
+	}
+	dir := t.TempDir()
+	png, err := f.Plot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(png)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pngDecode(b); err != nil {
+		t.Fatal(err)
+	}
+	var md strings.Builder
+	f.WriteMarkdown(&md)
+	for _, want := range []string{"switch down", "server 1 declared dead", "negative control", "**0 violations**"} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, md.String())
+		}
+	}
+}
+
+func pngDecode(b []byte) (any, error) { return png.Decode(bytes.NewReader(b)) }

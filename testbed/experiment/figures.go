@@ -53,6 +53,8 @@ type Figure struct {
 	// Params is the rack every point starts from (a point may change one parameter: its label
 	// says which).
 	Params vrack.Params `json:"params"`
+	// Timelines are the runs of a figure over time (Figure 15), instead of Specs and Results.
+	Timelines []Timeline `json:"timelines,omitempty"`
 }
 
 // Fig13Slots is the switch memory of Figure 13: the paper reports "significant improvement with
@@ -108,8 +110,23 @@ func Fig13(o Options) *Figure {
 // Fig14Slots are the switch memory sizes of Figure 14.
 var Fig14Slots = []int{0, 250, 500, 1000, 2000, 3000, 5000, 10000, 20000, 30000}
 
-// Fig14Think are its think times (the paper's panel (a) ranges from 0 to 100µs).
-var Fig14Think = []time.Duration{0, 10 * time.Microsecond, 100 * time.Microsecond}
+// Think is a think time: once per transaction, or after every grant (vrack.Params.ThinkEachLock).
+type Think struct {
+	Time time.Duration
+	Each bool
+}
+
+func (t Think) String() string {
+	if t.Each && t.Time > 0 {
+		return fmt.Sprintf("think %v after every grant", t.Time)
+	}
+	return fmt.Sprintf("think %v", t.Time)
+}
+
+// Fig14Think are its think times: the paper's panel (a) ranges from 0 to 100µs; 100µs after every
+// grant is the reading its numbers fit (vrack.Params.ThinkEachLock).
+var Fig14Think = []Think{{0, false}, {10 * time.Microsecond, false}, {100 * time.Microsecond, false},
+	{100 * time.Microsecond, true}}
 
 // Fig14 is the paper's Figure 14: throughput against switch slots, for each think time, with the
 // knapsack and the random allocation (TPC-C, ten warehouses per client).
@@ -119,16 +136,16 @@ func Fig14(o Options) *Figure {
 		Params: o.Params}
 	slots, thinks := Fig14Slots, Fig14Think
 	if o.Quick {
-		slots, thinks = []int{0, 1000, 10000}, []time.Duration{0, 100 * time.Microsecond}
+		slots, thinks = []int{0, 1000, 10000}, []Think{{0, false}, {100 * time.Microsecond, true}}
 	}
 	slots = slices.DeleteFunc(slices.Clone(slots), func(n int) bool { return n > o.Params.Sizing.Slots() })
 	for _, th := range thinks {
 		p := o.Params
-		p.ThinkTime = th
+		p.ThinkTime, p.ThinkEachLock = th.Time, th.Each
 		for _, s := range []alloc.Strategy{alloc.StrategyKnapsack, alloc.StrategyRandom} {
 			for _, n := range slots {
 				f.Specs = append(f.Specs, o.spec(Spec{Params: p, Phase: testbed.PhaseTPCCLow, Strategy: s, Slots: n,
-					Label: fmt.Sprintf("%s, think %v", s, th)}))
+					Variant: th.String(), Label: fmt.Sprintf("%s, %s", s, th)}))
 			}
 		}
 	}
@@ -137,7 +154,9 @@ func Fig14(o Options) *Figure {
 
 // Fig10 is the paper's Figure 10 in shape: the TPC-C rack (ten clients, two servers) with the hot
 // locks in the switch (knapsack over the whole pool) against the same rack with every lock on
-// the servers, at high contention (one warehouse per client) and low (ten).
+// the servers, at high contention (one warehouse per client) and low (ten). The switch runs with
+// alloc's minimum level-1 regions ("netlock") and with mirrored ones ("netlock, both levels":
+// vrack.AllocSpec.BothLevels).
 func Fig10(o Options) *Figure {
 	o.fill()
 	f := &Figure{Name: "fig10", Title: "Figure 10 in shape: locks in the switch vs every lock on the servers (TPC-C)",
@@ -146,14 +165,26 @@ func Fig10(o Options) *Figure {
 	pool := p.Sizing.Slots()
 	for _, ph := range []string{testbed.PhaseTPCCHigh, testbed.PhaseTPCCLow} {
 		f.Specs = append(f.Specs,
-			o.spec(Spec{Params: p, Phase: ph, Strategy: alloc.StrategyKnapsack, Slots: pool, Label: ph + ", netlock"}),
-			o.spec(Spec{Params: p, Phase: ph, Strategy: alloc.StrategyKnapsack, Slots: 0, Label: ph + ", servers only"}))
+			o.spec(Spec{Params: p, Phase: ph, Strategy: alloc.StrategyKnapsack, Slots: pool, Label: ph + ", " + Fig10Netlock}),
+			o.spec(Spec{Params: p, Phase: ph, Strategy: alloc.StrategyKnapsack, Slots: pool, BothLevels: true,
+				Label: ph + ", " + Fig10Both}),
+			o.spec(Spec{Params: p, Phase: ph, Strategy: alloc.StrategyKnapsack, Slots: 0, Label: ph + ", " + Fig10Servers}))
 	}
 	return f
 }
 
+// The racks of Figure 10.
+const (
+	Fig10Netlock = "netlock"
+	Fig10Both    = "netlock, both levels"
+	Fig10Servers = "servers only"
+)
+
 // Run runs every point of f in order, calling progress after each.
 func (f *Figure) Run(ctx context.Context, progress func(done, total int, r Result)) error {
+	if len(f.Timelines) > 0 {
+		return f.runTimelines(ctx, progress)
+	}
 	f.Results = f.Results[:0]
 	for i, s := range f.Specs {
 		r, err := Run(ctx, s)

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"time"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -26,7 +25,7 @@ var palette = []color.Color{
 
 // Plot writes the figure's PNG into dir and returns its path.
 func (f *Figure) Plot(dir string) (string, error) {
-	if len(f.Results) == 0 {
+	if len(f.Results) == 0 && len(f.Timelines) == 0 {
 		return "", fmt.Errorf("experiment: %s has no results to plot", f.Name)
 	}
 	var grid [][]*plot.Plot
@@ -38,6 +37,8 @@ func (f *Figure) Plot(dir string) (string, error) {
 		grid, err = f.plot14()
 	case "fig10":
 		grid, err = f.plot10()
+	case "fig15":
+		grid, err = f.plot15()
 	default:
 		return "", fmt.Errorf("experiment: no plot for %s", f.Name)
 	}
@@ -46,6 +47,9 @@ func (f *Figure) Plot(dir string) (string, error) {
 	}
 	file := filepath.Join(dir, f.Name+".png")
 	cols := len(grid[0])
+	if f.Name == "fig15" {
+		return file, saveGrid(grid, file, 24*vg.Centimeter, 10*vg.Centimeter)
+	}
 	return file, saveGrid(grid, file, vg.Length(cols)*11*vg.Centimeter, vg.Length(len(grid))*8*vg.Centimeter)
 }
 
@@ -105,57 +109,89 @@ func rows(ps []*plot.Plot, n int) [][]*plot.Plot {
 	return g
 }
 
-// plot14: one panel per think time, throughput against slots, knapsack and random.
+// plot14: one panel per think time, throughput against slots (log scale) for knapsack and random,
+// solid the total and dashed the part granted by the switch; the horizontal line is the rack
+// without switch memory (0 slots).
 func (f *Figure) plot14() ([][]*plot.Plot, error) {
-	thinks := distinctDurations(f.Results, func(r Result) time.Duration { return r.ThinkTime })
-	var row []*plot.Plot
-	for _, th := range thinks {
+	var panels []*plot.Plot
+	for _, th := range distinctStrings(f.Results, func(r Result) string { return r.Variant }) {
 		p := plot.New()
-		p.Title.Text = fmt.Sprintf("think time %v", th)
+		p.Title.Text = th
 		p.X.Label.Text = "switch slots"
 		p.Y.Label.Text = "MRPS (virtual time)"
-		p.Y.Min = 0
+		p.X.Scale = plot.LogScale{}
+		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
 		p.Legend.Top = true
 		p.Legend.Left = true
-		for i, s := range []string{"knapsack", "random"} {
-			var xys plotter.XYs
-			for _, r := range f.Results {
-				if r.ThinkTime == th && r.StrategyName == s {
-					xys = append(xys, plotter.XY{X: float64(r.Slots), Y: r.RPS / 1e6})
+		top, lo, hi := 0.0, 0.0, 0.0
+		for _, r := range f.Results {
+			if r.Variant == th && r.Slots > 0 {
+				if lo == 0 || float64(r.Slots) < lo {
+					lo = float64(r.Slots)
 				}
+				hi = max(hi, float64(r.Slots))
 			}
-			if len(xys) == 0 {
+		}
+		for i, s := range []string{"knapsack", "random"} {
+			var total, sw plotter.XYs
+			for _, r := range f.Results {
+				if r.Variant != th || r.StrategyName != s {
+					continue
+				}
+				top = max(top, r.RPS/1e6)
+				if r.Slots == 0 {
+					if i == 0 && hi > 0 {
+						base, err := plotter.NewLine(plotter.XYs{{X: lo, Y: r.RPS / 1e6}, {X: hi, Y: r.RPS / 1e6}})
+						if err != nil {
+							return nil, err
+						}
+						base.Color = color.Gray{Y: 0x80}
+						p.Add(base)
+						p.Legend.Add("no switch memory", base)
+					}
+					continue
+				}
+				total = append(total, plotter.XY{X: float64(r.Slots), Y: r.RPS / 1e6})
+				sw = append(sw, plotter.XY{X: float64(r.Slots), Y: r.SwitchRPS / 1e6})
+			}
+			if len(total) == 0 {
 				continue
 			}
-			slices.SortFunc(xys, func(a, b plotter.XY) int { return int(a.X - b.X) })
-			l, pts, err := plotter.NewLinePoints(xys)
+			for _, xys := range []plotter.XYs{total, sw} {
+				slices.SortFunc(xys, func(a, b plotter.XY) int { return int(a.X - b.X) })
+			}
+			l, pts, err := plotter.NewLinePoints(total)
 			if err != nil {
 				return nil, err
 			}
 			l.Color, pts.Color = palette[i], palette[i]
-			p.Add(l, pts)
+			ls, err := plotter.NewLine(sw)
+			if err != nil {
+				return nil, err
+			}
+			ls.Color, ls.Dashes = palette[i], []vg.Length{vg.Points(4), vg.Points(3)}
+			p.Add(l, pts, ls)
 			p.Legend.Add(s, l)
+			p.Legend.Add(s+", by the switch", ls)
 		}
-		row = append(row, p)
+		p.Y.Min, p.Y.Max = 0, top*1.45
+		panels = append(panels, p)
 	}
-	return [][]*plot.Plot{row}, nil
+	return rows(panels, 2), nil
 }
 
-// plot10: transaction throughput and mean latency, netlock vs servers only, by contention.
+// plot10: transaction throughput and mean latency, netlock (two level policies) vs servers
+// only, by contention.
 func (f *Figure) plot10() ([][]*plot.Plot, error) {
 	phases := []string{"tpcc-high", "tpcc-low"}
 	tput, lat := plot.New(), plot.New()
 	tput.Title.Text, lat.Title.Text = "TPC-C transactions", "TPC-C transaction latency"
 	tput.Y.Label.Text, lat.Y.Label.Text = "kTPS (virtual time)", "mean µs (virtual time)"
-	for i, n := range []string{"netlock", "servers only"} {
+	racks := []string{Fig10Netlock, Fig10Both, Fig10Servers}
+	for i, n := range racks {
 		var t, l plotter.Values
 		for _, ph := range phases {
-			var r *Result
-			for k := range f.Results {
-				if f.Results[k].Label == ph+", "+n {
-					r = &f.Results[k]
-				}
-			}
+			r := f.find(ph+", "+n, -1)
 			if r == nil {
 				t, l = append(t, 0), append(l, 0)
 				continue
@@ -163,12 +199,12 @@ func (f *Figure) plot10() ([][]*plot.Plot, error) {
 			t, l = append(t, r.TPS/1e3), append(l, float64(r.Txn.Mean)/1e3)
 		}
 		for j, v := range []plotter.Values{t, l} {
-			b, err := plotter.NewBarChart(v, vg.Centimeter*1.2)
+			b, err := plotter.NewBarChart(v, vg.Centimeter*0.9)
 			if err != nil {
 				return nil, err
 			}
 			b.Color = palette[i]
-			b.Offset = vg.Length(i*2-1) * vg.Centimeter * 0.6
+			b.Offset = vg.Length(i-1) * vg.Centimeter * 0.9
 			pl := []*plot.Plot{tput, lat}[j]
 			pl.Add(b)
 			pl.Legend.Add(n, b)
@@ -177,6 +213,8 @@ func (f *Figure) plot10() ([][]*plot.Plot, error) {
 	for _, pl := range []*plot.Plot{tput, lat} {
 		pl.NominalX("high contention", "low contention")
 		pl.Legend.Top = true
+		pl.Y.Min = 0
+		pl.Y.Max *= 1.35 // room for the legend
 	}
 	return [][]*plot.Plot{{tput, lat}}, nil
 }

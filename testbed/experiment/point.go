@@ -54,6 +54,7 @@ type Result struct {
 	Spec
 	StrategyName string           `json:"strategy"`
 	ThinkTime    time.Duration    `json:"think_time_ns"`
+	ThinkEach    bool             `json:"think_after_every_grant"`
 	ServerCores  int              `json:"server_cores"`
 	Workers      int              `json:"workers_per_client"`
 	Alloc        vrack.Allocation `json:"allocation"`
@@ -82,7 +83,7 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 		return res, err
 	}
 	p := r.Params()
-	res.ThinkTime, res.ServerCores, res.Workers = p.ThinkTime, p.ServerCores, p.Workers
+	res.ThinkTime, res.ThinkEach, res.ServerCores, res.Workers = p.ThinkTime, p.ThinkEachLock, p.ServerCores, p.Workers
 	step := func(d time.Duration) error {
 		// Run in slices so that a canceled context stops a long run.
 		for end := r.Now() + d; r.Now() < end; {

@@ -52,6 +52,8 @@ func (f *Figure) WriteMarkdown(w io.Writer) {
 		f.fig14(w)
 	case "fig10":
 		f.fig10(w)
+	case "fig15":
+		f.fig15(w)
 	}
 	if len(f.Results) > 0 {
 		r := f.Results[0]
@@ -118,14 +120,17 @@ func (f *Figure) fig14(w io.Writer) {
 		fmt.Fprintln(w)
 	}
 	fmt.Fprintln(w, "\nMRPS granted (in parentheses: the share granted by the switch).")
-	fmt.Fprintln(w, "\n| think time | knapsack at 0 slots | knapsack, best | random, best | knapsack / random (best) | paper |")
-	fmt.Fprintln(w, "|---:|---:|---:|---:|---:|---|")
-	for _, th := range distinctDurations(f.Results, func(r Result) time.Duration { return r.ThinkTime }) {
+	fmt.Fprintln(w, "\n| think time | knapsack at 0 slots | knapsack, best | random, best | knapsack / random (best) | best / 0 slots | paper |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---|")
+	for _, th := range distinctStrings(f.Results, func(r Result) string { return r.Variant }) {
 		var k0, kb, rb float64
+		var think time.Duration
+		each := false
 		for _, r := range f.Results {
-			if r.ThinkTime != th {
+			if r.Variant != th {
 				continue
 			}
+			think, each = r.ThinkTime, r.ThinkEach
 			if r.StrategyName == "knapsack" {
 				kb = max(kb, r.RPS)
 				if r.Slots == 0 {
@@ -136,44 +141,43 @@ func (f *Figure) fig14(w io.Writer) {
 			}
 		}
 		paper := ""
-		switch th {
-		case 0:
+		switch {
+		case think == 0:
 			paper = fmt.Sprintf("%.2f MRPS max; knapsack reaches it with 3000 slots, random stays flat", PaperFig14Max)
-		case 100 * time.Microsecond:
-			paper = fmt.Sprintf("%.2f MRPS max", PaperFig14Think100)
+		case think == 100*time.Microsecond && each:
+			paper = fmt.Sprintf("%.2f MRPS max (think time 100µs)", PaperFig14Think100)
 		}
-		fmt.Fprintf(w, "| %v | %s | %s | %s | %s | %s |\n", th, mrps(k0), mrps(kb), mrps(rb), ratio(kb, rb), paper)
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s |\n", th, mrps(k0), mrps(kb), mrps(rb), ratio(kb, rb), ratio(kb, k0), paper)
 	}
 }
 
 func (f *Figure) fig10(w io.Writer) {
-	fmt.Fprintln(w, "| TPC-C | netlock kTPS (switch share) | servers only kTPS | TPS ratio | mean txn latency ratio | p99 txn latency ratio | paper (NetLock / DSLR, TPS) |")
-	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|")
+	fmt.Fprintln(w, "| TPC-C | rack | kTPS | switch share of grants | TPS / servers only | mean txn latency: servers only / this | p99: servers only / this | overflows | paper (NetLock / DSLR, TPS) |")
+	fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|---:|---:|")
 	for _, ph := range []string{"tpcc-high", "tpcc-low"} {
-		var n, s *Result
-		for i := range f.Results {
-			r := &f.Results[i]
-			if r.Phase != ph {
-				continue
-			}
-			if r.Slots > 0 {
-				n = r
-			} else {
-				s = r
-			}
-		}
-		if n == nil || s == nil {
+		s := f.find(ph+", "+Fig10Servers, -1)
+		if s == nil {
 			continue
 		}
 		paper := PaperFig10Low
 		if ph == "tpcc-high" {
 			paper = PaperFig10High
 		}
-		fmt.Fprintf(w, "| %s | %.0f (%.0f%%) | %.0f | **%s** | %s | %s | %.1fx |\n", ph, n.TPS/1e3, 100*n.SwitchRPS/max(n.RPS, 1),
-			s.TPS/1e3, ratio(n.TPS, s.TPS), ratio(float64(s.Txn.Mean), float64(n.Txn.Mean)),
-			ratio(float64(s.Txn.P99), float64(n.Txn.P99)), paper)
+		for _, v := range []string{Fig10Netlock, Fig10Both, Fig10Servers} {
+			r := f.find(ph+", "+v, -1)
+			if r == nil {
+				continue
+			}
+			pp := ""
+			if v == Fig10Netlock {
+				pp = fmt.Sprintf("%.1fx", paper)
+			}
+			fmt.Fprintf(w, "| %s | %s | %.0f | %.0f%% | **%s** | %s | %s | %d | %s |\n", ph, v, r.TPS/1e3,
+				100*r.SwitchRPS/max(r.RPS, 1), ratio(r.TPS, s.TPS), ratio(float64(s.Txn.Mean), float64(r.Txn.Mean)),
+				ratio(float64(s.Txn.P99), float64(r.Txn.P99)), r.Counters.Overflows, pp)
+		}
 	}
-	fmt.Fprintln(w, "\nLatency ratios are servers-only over netlock (larger: netlock is faster).")
+	fmt.Fprintln(w, "\nLatency ratios above 1: this rack is faster than servers only.")
 }
 
 func distinctInts(rs []Result, f func(Result) int) []int {
@@ -191,18 +195,6 @@ func distinctInts(rs []Result, f func(Result) int) []int {
 func distinctStrings(rs []Result, f func(Result) string) []string {
 	var out []string
 	seen := map[string]bool{}
-	for _, r := range rs {
-		if v := f(r); !seen[v] {
-			seen[v] = true
-			out = append(out, v)
-		}
-	}
-	return out
-}
-
-func distinctDurations(rs []Result, f func(Result) time.Duration) []time.Duration {
-	var out []time.Duration
-	seen := map[time.Duration]bool{}
 	for _, r := range rs {
 		if v := f(r); !seen[v] {
 			seen[v] = true

@@ -78,6 +78,8 @@ type Allocation struct {
 // ErrNotQuiet is returned by Allocate when workers are in a transaction.
 var ErrNotQuiet = errors.New("vrack: allocate needs a quiesced rack")
 
+var errRecovering = errors.New("vrack: allocate during a switch restart's recovery")
+
 // AllocSpec says how to allocate the switch's memory.
 type AllocSpec struct {
 	// Strategy is Algorithm 3 (alloc.StrategyKnapsack) or the random strawman.
@@ -108,6 +110,12 @@ func (r *Rack) Allocate(spec AllocSpec) (Allocation, error) {
 	pool := r.p.Sizing.Slots()
 	if slots < 0 || slots > pool {
 		return Allocation{}, fmt.Errorf("vrack: %d slots: the pool has %d", slots, pool)
+	}
+	if r.ctl.recovering {
+		return Allocation{}, errRecovering
+	}
+	if err := r.clearSwitch(); err != nil {
+		return Allocation{}, err
 	}
 	demands := r.Demands()
 	r.measure = nil
@@ -160,6 +168,7 @@ func (r *Rack) Allocate(spec AllocSpec) (Allocation, error) {
 		}
 	}
 	a.Locks = len(order)
+	r.event("allocation (%s): %d locks in the switch", strategy, a.Locks)
 	return a, nil
 }
 
@@ -182,5 +191,37 @@ func (r *Rack) moveIn(e *dataplane.LockEntry) error {
 			return fmt.Errorf("vrack: move lock %d in: %w", e.Lock, err)
 		}
 	}
-	return r.sw.dp.SetLock(*e)
+	// The lock's server drops acquires that reach it directly from now on (the clients'
+	// retransmissions go through the switch), buffers its overflows in q2 and knows the lock is
+	// in the switch (wire.AdminYield): after a switch restart, the controller finds the locks to
+	// recover there.
+	r.adminServer(r.idents[e.Server], wire.Fields{Status: wire.AdminYield, Lock: e.Lock})
+	if err := r.sw.dp.SetLock(*e); err != nil {
+		return err
+	}
+	r.installed[e.Lock] = *e
+	return nil
+}
+
+// clearSwitch moves every lock of the switch back to its server, on a quiesced rack: each
+// lock's switch queue is empty, its server adopts it above the switch's tokens, its entry goes.
+func (r *Rack) clearSwitch() error {
+	bits := r.p.Sizing.SlotBits()
+	for _, l := range r.installedLocks() {
+		e := r.installed[l]
+		head, err := r.sw.admin(dataplane.AdminRequest{Op: wire.AdminSwitchProbe, ID: 9, Lock: l})
+		if err != nil {
+			return fmt.Errorf("vrack: move lock %d out: %w", l, err)
+		}
+		if head.Holders > 0 || head.Waiting != [dataplane.Levels]uint16{} {
+			return fmt.Errorf("vrack: move lock %d out: %d holders, %v waiting on a quiesced rack", l, head.Holders,
+				head.Waiting)
+		}
+		r.adopt(r.idents[e.Server], l, ((head.Value>>bits)+1)<<bits)
+		if err := r.sw.dp.DeleteLock(l); err != nil {
+			return fmt.Errorf("vrack: move lock %d out: %w", l, err)
+		}
+		delete(r.installed, l)
+	}
+	return nil
 }

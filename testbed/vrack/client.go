@@ -241,6 +241,16 @@ func (w *worker) acquired(f *wire.Fields) {
 		Deadline: vtime(dl), At: vtime(r.sim.now)})
 	w.i++
 	if w.i < len(w.spec) {
+		if r.p.ThinkEachLock && r.p.ThinkTime > 0 {
+			// Work with this lock before asking for the next one.
+			w.state = wThinking
+			w.gen++
+			r.sim.at(r.sim.now+int64(r.p.ThinkTime), func() {
+				w.state = wAcquiring
+				w.sendAcquire(false)
+			})
+			return
+		}
 		w.sendAcquire(false)
 		return
 	}
@@ -305,7 +315,9 @@ func (w *worker) released(h *hold, f *wire.Fields) {
 	w.gen++
 	if w.pend == 0 {
 		w.finish()
+		return
 	}
+	w.arm() // the retry timer of the releases still unanswered (the answer ended the old one)
 }
 
 func (w *worker) finish() {

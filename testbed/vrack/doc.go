@@ -33,7 +33,8 @@
 // runs all passes of a packet at once (a resubmitted pass of one packet is not interleaved with
 // other packets; NetLock's algorithm is written so that it need not be); links do not lose
 // packets unless a fault says so; a lease sweep costs a server no CPU; the control plane's
-// table writes and admin packets take no virtual time (they run while the rack is quiesced).
+// table writes and admin packets take no virtual time (allocations run while the rack is
+// quiesced; the failure handling runs while clients run).
 //
 // # Checks
 //
@@ -50,4 +51,12 @@
 // acquire) at the servers during a warm-up, as NetLock's control plane learns them;
 // [Rack.Allocate] runs alloc (Algorithm 3 or the random strawman) on them and moves the chosen
 // locks into the switch while the rack is quiesced ([Rack.Quiesce]).
+//
+// # Failures
+//
+// [Rack.StartControl] starts the controller's sweeps and pings; [Rack.RestartSwitch] and
+// [Rack.FailServer] inject the failures of the paper's Figure 15, handled as
+// controlplane/ctlcore handles them (failure.go): a restarted switch is re-programmed and its
+// locks wait out the leases before their servers adopt them; a dead server's address and locks
+// move to another server, which waits out the leases, and its switch locks move out.
 package vrack

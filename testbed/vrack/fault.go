@@ -15,4 +15,8 @@ type Fault struct {
 	// NoLeaseWait lets a lock server that takes over a failed server's locks grant at once,
 	// instead of waiting out the leases the failed server may have granted.
 	NoLeaseWait bool
+	// NoRecoveryWait lets the controller hand the locks of a restarted switch back to their
+	// servers as soon as it has re-programmed the switch, instead of waiting out the leases the
+	// lost switch may have granted.
+	NoRecoveryWait bool
 }

@@ -63,6 +63,23 @@ type Params struct {
 	// ThinkTime is how long a transaction works while holding all its locks, between its last
 	// grant and its releases (paper Figure 14). Default 0.
 	ThinkTime time.Duration
+	// ThinkEachLock makes a transaction think after every grant, not only after the last: the
+	// next acquire is sent ThinkTime after a grant. (The paper's section 4.5 counts the think
+	// time in the time a request occupies its slot; its Figure 14 numbers fit this reading:
+	// about 80 request streams each doing one request per RTT + think time.)
+	ThinkEachLock bool
+
+	// SweepPeriod is the period of the controller's sweep (StartControl): the switch's cookie,
+	// its grant counters, force-release of expired switch holders, the drain of a lock moving
+	// out. Default 1ms.
+	SweepPeriod time.Duration
+	// PingPeriod is the period of the controller's pings of the servers; DeadAfter pings missed
+	// in a row declare a server dead. Defaults 1ms, 3.
+	PingPeriod time.Duration
+	DeadAfter  int
+	// LeaseMargin is added to the longest lease (2 x Lease, the switch's and servers' maximum)
+	// when the rack waits out leases after a failure. Default 1ms.
+	LeaseMargin time.Duration
 
 	// Sizing is the switch program's sizes (dataplane.Sizing): the per-lock state entries bound
 	// the number of switch locks, the pool the slots. Default: 16384 locks, 4 x 8192 slots.
@@ -108,6 +125,10 @@ func (p *Params) fill() {
 	}
 	defDur(&p.Lease, 10*time.Millisecond)
 	defDur(&p.RetryTimeout, 5*time.Millisecond)
+	defDur(&p.SweepPeriod, time.Millisecond)
+	defDur(&p.PingPeriod, time.Millisecond)
+	defInt(&p.DeadAfter, 3)
+	defDur(&p.LeaseMargin, time.Millisecond)
 	if p.Sizing == (dataplane.Sizing{}) {
 		p.Sizing = dataplane.Sizing{Locks: 16384, PartBits: 13}
 	}
@@ -133,6 +154,8 @@ func (p *Params) validate() error {
 		return errors.New("vrack: link and switch rates must be positive")
 	case p.Lease < time.Microsecond || p.RetryTimeout < time.Microsecond:
 		return errors.New("vrack: lease and retry timeout must be at least 1µs")
+	case p.SweepPeriod < time.Microsecond || p.PingPeriod < time.Microsecond || p.DeadAfter < 1 || p.LeaseMargin < 0:
+		return errors.New("vrack: sweep and ping periods must be at least 1µs, dead-after at least 1")
 	case p.MaxRegion < 1 || p.MaxRegion > dataplane.MaxRegion:
 		return fmt.Errorf("vrack: max region %d: want 1..%d", p.MaxRegion, dataplane.MaxRegion)
 	}
@@ -166,7 +189,9 @@ func (p Params) Rows() [][3]string {
 			"port-to-port latency, line rate in pipeline passes"},
 		{"lease", p.Lease.String(), "asked by clients"},
 		{"retry", p.RetryTimeout.String(), "client retransmission timeout"},
-		{"think time", p.ThinkTime.String(), "a transaction holds its locks this long"},
+		{"think time", thinkString(p), "a transaction holds its locks this long"},
+		{"controller", fmt.Sprintf("sweep %v, ping %v, dead after %d, lease margin %v", p.SweepPeriod, p.PingPeriod,
+			p.DeadAfter, p.LeaseMargin), "failure handling (Figure 15): detection and waits"},
 		{"switch memory", fmt.Sprintf("%d slots, %d locks, region <= %d", sz.Slots(), sz.Locks, p.MaxRegion),
 			"netlock.p4's pool and per-lock state"},
 	}
@@ -176,4 +201,11 @@ func (p Params) Rows() [][3]string {
 func (p Params) WithDefaults() Params {
 	p.fill()
 	return p
+}
+
+func thinkString(p Params) string {
+	if p.ThinkEachLock && p.ThinkTime > 0 {
+		return p.ThinkTime.String() + " after every grant"
+	}
+	return p.ThinkTime.String()
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/netlock-go/netlock/dataplane"
 	"github.com/netlock-go/netlock/history"
 	"github.com/netlock-go/netlock/internal/udpframe"
 	"github.com/netlock-go/netlock/testbed"
@@ -97,6 +98,10 @@ type Rack struct {
 	series   *series
 	measure  *demandMeter
 	lat      latencies
+
+	ctl       control
+	events    []Event
+	installed map[uint32]dataplane.LockEntry // the switch's lock_table as the controller wrote it
 }
 
 // New builds a rack: the switch with its routes, the servers, the clients. Every lock starts
@@ -115,7 +120,8 @@ func New(cfg Config) (*Rack, error) {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	p := cfg.Params
-	r := &Rack{cfg: cfg, p: p, log: cfg.Logger, key: 0x6e6c_7672_6163_6b00 ^ cfg.Seed, ports: map[int]host{}}
+	r := &Rack{cfg: cfg, p: p, log: cfg.Logger, key: 0x6e6c_7672_6163_6b00 ^ cfg.Seed, ports: map[int]host{},
+		installed: map[uint32]dataplane.LockEntry{}}
 	r.check.init()
 	if cfg.Record {
 		r.rec = &history.Recorder{}

@@ -36,6 +36,9 @@ type Counters struct {
 	Overflows    uint64 // acquires the switch sent to a server's q2 (no room in the lock's region)
 	QueueEmpties uint64 // queue-empty notifications the servers received
 	PushBacks    uint64 // requests the servers pushed back into the switch
+	// The control plane (StartControl).
+	ForceReleases uint64 // switch holders whose lease ran out, force-released by the sweep
+	MovedOut      uint64 // switch locks moved out while clients ran (a server's failover)
 	// Servers and network.
 	ServerDropped  uint64 // packets that reached a server that was down
 	ControlRefused uint64 // control messages without the rack key or from the wrong peer
@@ -56,6 +59,7 @@ func (c Counters) Sub(o Counters) Counters {
 		SwitchDropped: c.SwitchDropped - o.SwitchDropped, EngineErrors: c.EngineErrors - o.EngineErrors,
 		PacketIns: c.PacketIns - o.PacketIns, ServerDropped: c.ServerDropped - o.ServerDropped,
 		Overflows: c.Overflows - o.Overflows, QueueEmpties: c.QueueEmpties - o.QueueEmpties, PushBacks: c.PushBacks - o.PushBacks,
+		ForceReleases: c.ForceReleases - o.ForceReleases, MovedOut: c.MovedOut - o.MovedOut,
 		ControlRefused: c.ControlRefused - o.ControlRefused, Malformed: c.Malformed - o.Malformed,
 		Unroutable: c.Unroutable - o.Unroutable,
 	}
@@ -82,20 +86,24 @@ func (r *Rack) Latency() (acquire, txn latency.Latency) {
 // series is the rack's throughput over time (Figure 15): grants by the switch and by the servers
 // and committed transactions per bucket.
 type series struct {
+	origin        int64
 	bucket        int64
 	sw, srv, txns []uint64
 }
 
 // Sample is one bucket of a Series.
 type Sample struct {
-	At           time.Duration // the bucket's start (virtual time)
+	At           time.Duration // the bucket's start (virtual time since the rack started)
 	SwitchGrants uint64
 	ServerGrants uint64
 	Txns         uint64
 }
 
-// StartSeries records throughput in buckets of width from now on (replacing any series).
-func (r *Rack) StartSeries(width time.Duration) { r.series = &series{bucket: int64(width)} }
+// StartSeries records throughput in buckets of width from now on (replacing any series): the
+// first bucket starts now.
+func (r *Rack) StartSeries(width time.Duration) {
+	r.series = &series{origin: r.sim.now, bucket: int64(width)}
+}
 
 // Series returns the buckets recorded so far.
 func (r *Rack) Series() []Sample {
@@ -106,7 +114,7 @@ func (r *Rack) Series() []Sample {
 	n := max(len(s.sw), len(s.srv), len(s.txns))
 	out := make([]Sample, n)
 	for i := range out {
-		out[i].At = time.Duration(int64(i) * s.bucket)
+		out[i].At = time.Duration(s.origin + int64(i)*s.bucket)
 		if i < len(s.sw) {
 			out[i].SwitchGrants = s.sw[i]
 		}
@@ -132,7 +140,10 @@ func (s *series) grant(t int64, sw bool) {
 	if s == nil {
 		return
 	}
-	i := int(t / s.bucket)
+	if t < s.origin {
+		return
+	}
+	i := int((t - s.origin) / s.bucket)
 	if sw {
 		s.sw = bump(s.sw, i)
 	} else {
@@ -144,5 +155,8 @@ func (s *series) txn(t int64) {
 	if s == nil {
 		return
 	}
-	s.txns = bump(s.txns, int(t/s.bucket))
+	if t < s.origin {
+		return
+	}
+	s.txns = bump(s.txns, int((t-s.origin)/s.bucket))
 }

@@ -22,7 +22,8 @@ import (
 type vswitch struct {
 	r        *Rack
 	dp       *dataplane.Switch
-	up       bool
+	up       bool  // false from a restart until the switch is back
+	pipeline bool  // a program is pushed (false after a restart until the controller pushes it)
 	now      int64 // the engine's clock while it processes a packet
 	passes   int   // ingress passes of the packet being processed (applications of the rack table)
 	pipeFree int64 // picoseconds
@@ -30,7 +31,7 @@ type vswitch struct {
 }
 
 func newSwitch(r *Rack) (*vswitch, error) {
-	s := &vswitch{r: r, up: true}
+	s := &vswitch{r: r, up: true, pipeline: true}
 	if err := s.load(); err != nil {
 		return nil, err
 	}
@@ -118,7 +119,7 @@ func (s *vswitch) route(ip netip.Addr, port int) error {
 // arrive runs a frame that arrived on port through the pipeline.
 func (s *vswitch) arrive(port int, frame []byte) {
 	r := s.r
-	if !s.up {
+	if !s.up || !s.pipeline {
 		r.stats.SwitchDropped++
 		return
 	}
@@ -139,9 +140,17 @@ func (s *vswitch) arrive(port int, frame []byte) {
 	r.stats.SwitchPasses += uint64(passes)
 	s.pipeFree = startPS + int64(passes)*passPS
 	dep := start + int64(r.p.SwitchLatency) + int64(passes-1)*int64(r.p.PassLatency)
-	for _, o := range res.Out {
+	s.emit(res.Out, dep, inOK && in.Op != wire.OpGrant)
+	r.stats.PacketIns += uint64(len(res.PacketIn))
+}
+
+// emit sends the packets a pipeline run sent out, leaving the switch at dep. countGrants says
+// whether a grant among them was made by the switch (not a server's grant it routed).
+func (s *vswitch) emit(out []engine.Output, dep int64, countGrants bool) {
+	r := s.r
+	for _, o := range out {
 		data := append([]byte(nil), o.Data...)
-		if inOK && in.Op != wire.OpGrant {
+		if countGrants {
 			var f wire.Fields
 			if parse(data, &s.fr, &f) == nil && f.Op == wire.OpGrant {
 				r.stats.SwitchGrants++
@@ -153,16 +162,20 @@ func (s *vswitch) arrive(port int, frame []byte) {
 		}
 		r.deliver(o.Port, dep, data)
 	}
-	r.stats.PacketIns += uint64(len(res.PacketIn))
 }
 
 // admin sends an admin request through the CPU port now and returns the switch's reply.
 func (s *vswitch) admin(req dataplane.AdminRequest) (dataplane.AdminReply, error) {
+	if !s.up || !s.pipeline {
+		return dataplane.AdminReply{}, fmt.Errorf("vrack: admin %d: %w", req.Op, errSwitchDown)
+	}
 	s.now = s.r.sim.now
 	res, err := s.dp.Process(s.cpuPort(), req.PacketOut(nil, s.r.key))
 	if err != nil {
 		return dataplane.AdminReply{}, fmt.Errorf("vrack: admin %d: %w", req.Op, err)
 	}
+	// A force-release sends packets (the holder's reject, grants onward).
+	s.emit(res.Out, s.now+int64(s.r.p.SwitchLatency), true)
 	for _, pi := range res.PacketIn {
 		_, _, fr, err := dataplane.ParsePacketIn(pi)
 		if err != nil {

@@ -234,20 +234,34 @@ func TestCostModel(t *testing.T) {
 	}
 }
 
-// TestThinkTime: a transaction holds its locks for the think time, so a closed loop of n workers
-// commits at most n/think transactions per second, and every transaction lasts longer than it.
+// TestThinkTime: a transaction holds its locks for the think time (once, or after every grant
+// with ThinkEachLock), so a closed loop of n workers commits at most n/think transactions per
+// second (n/(3 think) after every grant: a TPC-C transaction takes at least 3 locks), and every
+// transaction lasts longer than its think times.
 func TestThinkTime(t *testing.T) {
 	const think = 50 * time.Microsecond
-	p := small()
-	p.ThinkTime = think
-	x := runRack(t, Config{Params: p, Phase: testbed.PhaseTPCCLow, Seed: testSeed(t)}, alloc.StrategyKnapsack, 300,
-		time.Millisecond, 4*time.Millisecond)
-	if lo := x.r.lat.txn.Min(); lo <= think {
-		t.Errorf("shortest transaction %v, not longer than the think time %v", lo, think)
-	}
-	workers := p.Clients * p.Workers
-	if max := float64(workers) * (4 * time.Millisecond).Seconds() / think.Seconds(); float64(x.window.Txns) > max {
-		t.Errorf("%d transactions in 4ms with %d workers thinking %v: more than %.0f", x.window.Txns, workers, think, max)
+	for _, each := range []bool{false, true} {
+		t.Run(fmt.Sprintf("each=%v", each), func(t *testing.T) {
+			p := small()
+			p.ThinkTime, p.ThinkEachLock = think, each
+			thinks := time.Duration(1)
+			if each {
+				thinks = 3
+			}
+			x := runRack(t, Config{Params: p, Phase: testbed.PhaseTPCCLow, Seed: testSeed(t)}, alloc.StrategyKnapsack, 300,
+				time.Millisecond, 4*time.Millisecond)
+			if lo := x.r.lat.txn.Min(); lo <= thinks*think {
+				t.Errorf("shortest transaction %v, not longer than %d think times of %v", lo, thinks, think)
+			}
+			workers := p.Clients * p.Workers
+			if max := float64(workers) * (4 * time.Millisecond).Seconds() / (thinks * think).Seconds(); float64(x.window.Txns) > max {
+				t.Errorf("%d transactions in 4ms with %d workers thinking %v: more than %.0f", x.window.Txns, workers,
+					thinks*think, max)
+			}
+			for _, e := range conservationErrors(x.r, x.r.Counters()) {
+				t.Error(e)
+			}
+		})
 	}
 }
 

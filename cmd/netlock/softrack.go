@@ -1,0 +1,139 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/netlock-go/netlock/alloc"
+	"github.com/netlock-go/netlock/controlplane/ctlcore"
+	"github.com/netlock-go/netlock/testbed"
+	"github.com/netlock-go/netlock/testbed/rackexp"
+)
+
+func init() { addCommand(newSoftRackCmd()) }
+
+func newSoftRackCmd() *cobra.Command {
+	var (
+		cfg    rackexp.Config
+		slots  int
+		period time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "softrack fig13|fig14|fig10|fig15",
+		Short: "A figure of the NetLock paper on the software rack, in wall-clock time (ratios within one run)",
+		Long: `Runs a figure of the NetLock paper (SIGCOMM'20, section 6) on the software rack (testbed/rack):
+p4/netlock.p4 on the software switch, the controller over P4Runtime, lock servers and lock clients,
+all in this process, in wall-clock time. The racks compared run side by side and take turns under
+the same load (testbed/rackexp), so a ratio is measured within one run on the same machine.
+
+  fig13  knapsack vs random allocation of --slots switch slots, and every lock on the servers (TPC-C)
+  fig14  servers only, knapsack over --slots, knapsack over the whole pool; think time 0 and 2ms
+  fig10  netlock (knapsack over the whole pool) vs every lock on the servers, TPC-C high and low
+  fig15  one rack through a switch restart and a server death (standbys), throughput over time,
+         the clients' history checked
+
+Prints Markdown.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			w := cmd.OutOrStdout()
+			ctx := cmd.Context()
+			cc := func(s alloc.Strategy, n int) ctlcore.Config {
+				return ctlcore.Config{Strategy: s, Slots: n, Seed: cfg.Seed, AllocPeriod: period}
+			}
+			start := time.Now()
+			fmt.Fprintf(w, "Command: `netlock %s`, %s.\n\n", strings.Join(os.Args[1:], " "), start.UTC().Format(time.RFC1123))
+			switch args[0] {
+			case "fig13":
+				res, err := rackexp.Alternate(ctx, cfg, []rackexp.Variant{
+					{Name: "knapsack", Controller: cc(alloc.StrategyKnapsack, slots)},
+					{Name: "random", Controller: cc(alloc.StrategyRandom, slots)},
+					{Name: "servers only", Controller: cc(alloc.StrategyKnapsack, slots), NoSwitch: true}})
+				if err != nil {
+					return err
+				}
+				writeSoft(w, cfg, res)
+				fmt.Fprintf(w, "\nknapsack / random: **%.2fx** transactions/s; knapsack / servers only: %.2fx (paper, Figure 13: 2.95x knapsack / random).\n",
+					res[0].TPS/res[1].TPS, res[0].TPS/res[2].TPS)
+			case "fig14":
+				for _, think := range []time.Duration{0, 2 * time.Millisecond} {
+					c := cfg
+					c.Think = think
+					res, err := rackexp.Alternate(ctx, c, []rackexp.Variant{
+						{Name: "servers only", Controller: cc(alloc.StrategyKnapsack, 0), NoSwitch: true},
+						{Name: fmt.Sprintf("knapsack, %d slots", slots), Controller: cc(alloc.StrategyKnapsack, slots)},
+						{Name: "knapsack, whole pool", Controller: cc(alloc.StrategyKnapsack, 0)}})
+					if err != nil {
+						return err
+					}
+					fmt.Fprintf(w, "Think time %v:\n\n", think)
+					writeSoft(w, c, res)
+					fmt.Fprintf(w, "\n%d slots / servers only: **%.2fx**; whole pool / servers only: **%.2fx** (transactions/s).\n\n",
+						slots, res[1].TPS/res[0].TPS, res[2].TPS/res[0].TPS)
+				}
+			case "fig10":
+				for _, ph := range []string{testbed.PhaseTPCCHigh, testbed.PhaseTPCCLow} {
+					c := cfg
+					c.Phase = ph
+					res, err := rackexp.Alternate(ctx, c, []rackexp.Variant{
+						{Name: "netlock", Controller: cc(alloc.StrategyKnapsack, 0)},
+						{Name: "servers only", Controller: cc(alloc.StrategyKnapsack, 0), NoSwitch: true}})
+					if err != nil {
+						return err
+					}
+					fmt.Fprintf(w, "%s:\n\n", ph)
+					writeSoft(w, c, res)
+					fmt.Fprintf(w, "\nnetlock / servers only: **%.2fx** transactions/s (paper, Figure 10, NetLock / DSLR: 18.4x high, 14.9x low contention).\n\n",
+						res[0].TPS/res[1].TPS)
+				}
+			case "fig15":
+				tl := rackexp.Timeline{Label: "switch restart, then a server death", Bin: 250 * time.Millisecond,
+					RestartAt: 2 * time.Second, KillAt: 6 * time.Second, End: 10 * time.Second,
+					Controller: ctlcore.Config{AllocPeriod: period, SweepPeriod: 50 * time.Millisecond,
+						PingPeriod: 50 * time.Millisecond}}
+				if err := rackexp.RunTimeline(ctx, cfg, &tl); err != nil {
+					return err
+				}
+				fmt.Fprintf(w, "| t (s) | committed txns in the bin | grants by the servers |\n|---:|---:|---:|\n")
+				for _, s := range tl.Samples {
+					fmt.Fprintf(w, "| %.2f | %d | %d |\n", s.At.Seconds(), s.Txns, s.ServerGrants)
+				}
+				fmt.Fprintln(w)
+				for _, e := range tl.Events {
+					fmt.Fprintf(w, "- %.2f s: %s\n", e.At.Seconds(), e.What)
+				}
+				fmt.Fprintf(w, "\nhistory.Check over %d recorded events: %d violations %s\n", tl.Checked, tl.Violations, tl.FirstViolation)
+			default:
+				return fmt.Errorf("unknown figure %q (want fig13, fig14, fig10 or fig15)", args[0])
+			}
+			fmt.Fprintf(w, "\nTook %v.\n", time.Since(start).Round(time.Second))
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.IntVar(&cfg.Clients, "clients", 2, "client hosts")
+	fl.IntVar(&cfg.Workers, "workers", 4, "closed-loop workers per client host")
+	fl.StringVar(&cfg.Phase, "phase", testbed.PhaseTPCCLow, "workload (fig13, fig14, fig15)")
+	fl.DurationVar(&cfg.Warmup, "warmup", 3*time.Second, "load per rack before the measurement (in turns)")
+	fl.DurationVar(&cfg.Window, "window", time.Second, "one measured window")
+	fl.IntVar(&cfg.Rounds, "rounds", 3, "measured windows per rack")
+	fl.Uint64Var(&cfg.Seed, "seed", 1, "workload seed")
+	fl.IntVar(&slots, "slots", 64, "switch slots of the small allocations (fig13, fig14)")
+	fl.DurationVar(&period, "alloc-period", 300*time.Millisecond, "the controller's allocation period")
+	return cmd
+}
+
+func writeSoft(w io.Writer, cfg rackexp.Config, res []rackexp.Result) {
+	fmt.Fprintln(w, "| rack | txns/s | locks/s | servers' grants / locks | locks in the switch | failed txns | txn p50 / p99 |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---|")
+	for _, r := range res {
+		fmt.Fprintf(w, "| %s | %.0f | %.0f | %.2f | %d | %d | %v / %v |\n", r.Variant, r.TPS, r.LPS, r.ServerShare(),
+			r.SwitchLocks, r.Errors, r.Txn.P50, r.Txn.P99)
+	}
+	fmt.Fprintf(w, "\n%d client hosts x %d workers, %s, think %v; each rack %v of warm-up then %d windows of %v, "+
+		"in turns.\n", cfg.Clients, cfg.Workers, cfg.Phase, cfg.Think, cfg.Warmup, cfg.Rounds, cfg.Window)
+}

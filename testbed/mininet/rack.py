@@ -1,0 +1,337 @@
+#!/usr/bin/python3
+"""The netlock rack on Mininet hosts, one process per component: `netlock switch` running
+p4/netlock.p4 on AF_PACKET ports (the P4RuntimeSwitch class), two `netlock server` processes on
+their hosts, and `netlock loadgen` client nodes on theirs, running the demo's workloads through
+the switch.
+
+With a controller (`--controller yes`, or `auto` when the binary has `netlock controller`), the
+controller programs the switch (pipeline, rack, servers, routes, clone sessions) and moves hot locks
+into it. It runs in the root namespace (it reaches the switch's P4Runtime port on 127.0.0.1) on a
+Mininet host that is not in a namespace, attached to switch port 250 as 10.0.0.2/32, with /32 routes to
+the servers only on that interface. Without one (`--controller no`, or `auto` without the command),
+the switch is programmed with the rack's bring-up (docs/dataplane.md, "Bring-up": the pipeline,
+`set_rack`, the lock servers, a route and a clone session per host) by `netlock p4 push` from a
+runtime file this script generates, no lock moves into the switch, and the switch routes every lock
+request to its server.
+
+    sudo /usr/bin/python3 testbed/mininet/rack.py --netlock bin/netlock            # run, print, exit
+    sudo /usr/bin/python3 testbed/mininet/rack.py --netlock bin/netlock --cli      # the Mininet CLI after
+
+Addresses follow testbed/hostshim's plan (10.0.0.0/16): the switch 10.0.0.1, server n 10.0.1.n on
+switch port 100+n, client i 10.0.2.i on port i; MACs 02:00 and the four address bytes. Hosts reach
+each other through the switch only (static neighbour entries point every rack address at the
+switch's MAC; netlock.p4 does not answer ARP).
+
+Mininet is Debian's (apt-get install mininet); run it with /usr/bin/python3, which has it.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+from mininet.cli import CLI
+from mininet.log import info, setLogLevel
+from mininet.net import Mininet
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from p4runtime_switch import P4RuntimeSwitch  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PROGRAM = os.path.join(HERE, "..", "..", "p4", "netlock.p4")
+
+RACK_KEY = 0x6E65746C6F636B  # the rack key (testbed/rack's default), 16 hex digits in the key file
+SWITCH_IP = "10.0.0.1"
+CONTROLLER_IP = "10.0.0.2"
+LOCK_PORT = 8888
+SERVER_PORT_BASE = 100
+CONTROLLER_PORT = 250
+METRICS_PORT = 9102
+
+
+def mac_for(ip):
+    """testbed/hostshim.MACFor: 02:00 and the address's four bytes."""
+    return "02:00:" + ":".join("%02x" % int(b) for b in ip.split("."))
+
+
+def server_ip(n):
+    return "10.0.1.%d" % n
+
+
+def client_ip(i):
+    return "10.0.2.%d" % i
+
+
+def runtime(servers, clients, lease_us):
+    """The rack's bring-up as a p4lang/tutorials runtime file for `netlock p4 push`."""
+    sw_mac = mac_for(SWITCH_IP)
+    entries = [{
+        "table": "NetlockIngress.rack", "default_action": True, "action_name": "NetlockIngress.set_rack",
+        "action_params": {"key": "0x%016x" % RACK_KEY, "switch_ip": SWITCH_IP, "switch_mac": sw_mac,
+                          "default_lease": lease_us, "max_lease": 2 * lease_us}}]
+    hosts = []  # (ip, port)
+    for n in range(1, servers + 1):
+        ip, port = server_ip(n), SERVER_PORT_BASE + n
+        hosts.append((ip, port))
+        entries.append({"table": "NetlockIngress.lock_servers", "match": {"server": n},
+                        "action_name": "NetlockIngress.set_server",
+                        "action_params": {"ip": ip, "udp_port": LOCK_PORT, "port": port, "mac": mac_for(ip)}})
+    for i in range(1, clients + 1):
+        hosts.append((client_ip(i), i))
+    for ip, port in hosts:
+        entries.append({"table": "NetlockIngress.ipv4_lpm", "match": {"dst": [ip, 32]},
+                        "action_name": "NetlockIngress.route",
+                        "action_params": {"smac": sw_mac, "dmac": mac_for(ip), "port": port}})
+    clones = [{"clone_session_id": port + 1, "replicas": [{"egress_port": port, "instance": 1}]}
+              for _, port in hosts]
+    return {"target": "netlock", "table_entries": entries, "clone_session_entries": clones}
+
+
+def build(args):
+    net = Mininet(controller=None, autoSetMacs=False, autoStaticArp=False)
+    sw = net.addSwitch(args.prefix + "s1", cls=P4RuntimeSwitch, grpc_port=args.grpc_port, device_id=0,
+                       netlock=args.netlock, log_dir=args.out, log_console=False)
+    servers, clients = [], []
+    for n in range(1, args.servers + 1):
+        ip = server_ip(n)
+        h = net.addHost("%ssrv%d" % (args.prefix, n), ip=ip + "/16", mac=mac_for(ip))
+        net.addLink(h, sw, port2=SERVER_PORT_BASE + n, intfName1="eth0",
+                    intfName2="%s-eth%d" % (sw.name, SERVER_PORT_BASE + n))
+        servers.append(h)
+    for i in range(1, args.clients + 1):
+        ip = client_ip(i)
+        h = net.addHost("%scl%d" % (args.prefix, i), ip=ip + "/16", mac=mac_for(ip))
+        net.addLink(h, sw, port2=i, intfName1="eth0", intfName2="%s-eth%d" % (sw.name, i))
+        clients.append(h)
+    ctl = None
+    if args.with_controller:
+        # In the root namespace (for the switch's P4Runtime port on 127.0.0.1); its interface keeps a
+        # unique name and a /32 address, so the root namespace gets no route to the rack but the
+        # servers' (prepare_controller).
+        ctl = net.addHost(args.prefix + "ctl", inNamespace=False, ip=CONTROLLER_IP + "/32", mac=mac_for(CONTROLLER_IP))
+        net.addLink(ctl, sw, port2=CONTROLLER_PORT, intfName1="%sctl-eth0" % args.prefix,
+                    intfName2="%s-eth%d" % (sw.name, CONTROLLER_PORT))
+    return net, sw, servers, clients, ctl
+
+
+def prepare_hosts(hosts, args):
+    """Full checksums on the wire (the switch drops a bad IPv4 checksum) and every rack address
+    behind the switch's MAC."""
+    addrs = [SWITCH_IP, CONTROLLER_IP] + [server_ip(n) for n in range(1, args.servers + 1)] + \
+        [client_ip(i) for i in range(1, args.clients + 1)]
+    sw_mac = mac_for(SWITCH_IP)
+    for h in hosts:
+        h.cmd("ethtool -K eth0 rx off tx off sg off >/dev/null 2>&1")
+        for a in addrs:
+            if a != h.IP():
+                h.cmd("ip neigh replace %s lladdr %s dev eth0 nud permanent" % (a, sw_mac))
+
+
+def prepare_controller(ctl, args):
+    """The controller's interface in the root namespace: full checksums, and a /32 route and a static
+    neighbour entry (the switch's MAC) for each server, nothing else."""
+    intf = "%sctl-eth0" % args.prefix
+    ctl.cmd("ethtool -K %s rx off tx off sg off >/dev/null 2>&1" % intf)
+    for n in range(1, args.servers + 1):
+        ctl.cmd("ip route replace %s/32 dev %s src %s" % (server_ip(n), intf, CONTROLLER_IP))
+        ctl.cmd("ip neigh replace %s lladdr %s dev %s nud permanent" % (server_ip(n), mac_for(SWITCH_IP), intf))
+
+
+def controller_config(args, grpc_port, keyfile):
+    """The controller's configuration (netlock controller --config; testbed/rack.yaml explains every
+    key): JSON, which the controller reads as strictly as YAML."""
+    servers = {str(n): {"addr": "%s:%d" % (server_ip(n), LOCK_PORT), "port": SERVER_PORT_BASE + n,
+                        "mac": mac_for(server_ip(n))} for n in range(1, args.servers + 1)}
+    hosts = {"controller": {"prefix": CONTROLLER_IP + "/32", "port": CONTROLLER_PORT, "mac": mac_for(CONTROLLER_IP)}}
+    for i in range(1, args.clients + 1):
+        hosts["client%d" % i] = {"prefix": client_ip(i) + "/32", "port": i, "mac": mac_for(client_ip(i))}
+    return {"switch": {"addr": "127.0.0.1:%d" % grpc_port, "device_id": 0, "ip": SWITCH_IP, "mac": mac_for(SWITCH_IP)},
+            "rack_key_file": keyfile, "lease": {"default": "%gs" % args.lease, "max": "%gs" % (2 * args.lease)},
+            "admin": {"listen": CONTROLLER_IP + ":0"}, "servers": servers, "hosts": hosts,
+            "alloc": {"period": "%gms" % (args.alloc_period * 1000)}}
+
+
+def has_controller(netlock):
+    return subprocess.run([netlock, "controller", "--help"], stdout=subprocess.DEVNULL,
+                          stderr=subprocess.DEVNULL).returncode == 0
+
+
+def metric(host, name):
+    """The value of a metric without labels on a server's Prometheus endpoint (in its namespace)."""
+    out = host.cmd("/usr/bin/python3 -c 'import urllib.request; print(urllib.request.urlopen("
+                   "\"http://127.0.0.1:%d/metrics\", timeout=5).read().decode())'" % METRICS_PORT)
+    for line in out.splitlines():
+        if line.startswith(name + " "):
+            return float(line.split()[1])
+    return None
+
+
+def wait_ping(host, ip, timeout):
+    """Wait until host reaches ip through the switch (UDP: netlock.p4 routes IPv4; ping is ICMP, also
+    routed)."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if " 0% packet loss" in host.cmd("ping -c 1 -W 1 %s" % ip):
+            return True
+        time.sleep(0.2)
+    return False
+
+
+def wait_metric(host, name, timeout):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        v = metric(host, name)
+        if v is not None:
+            return v
+        time.sleep(0.2)
+    return None
+
+
+def run(net, sw, servers, clients, ctl, args):
+    """Program the switch (or start the controller), start the servers and the client nodes, wait
+    for the clients; returns the summary (also written to OUT/rack.json)."""
+    keyfile = os.path.join(args.out, "rack.key")
+    with open(keyfile, "w") as f:
+        f.write("%016x\n" % RACK_KEY)
+    procs = []
+    if ctl is None:
+        rt = os.path.join(args.out, "runtime.json")
+        with open(rt, "w") as f:
+            json.dump(runtime(args.servers, args.clients, int(args.lease * 1e6)), f, indent=1)
+        cmd = [args.netlock, "p4", "push", "--addr", "127.0.0.1:%d" % sw.grpc_port, "--device-id", "0",
+               args.program, rt]
+        info("*** %s\n" % " ".join(cmd))
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    for n, h in enumerate(servers, 1):
+        log = open(os.path.join(args.out, "%s.log" % h.name), "w")
+        argv = [args.netlock, "server", "--listen", "%s:%d" % (server_ip(n), LOCK_PORT),
+                "--lease", "%gs" % args.lease, "--max-lease", "%gs" % (2 * args.lease),
+                "--rack-key-file", keyfile, "--switch", SWITCH_IP, "--controller", CONTROLLER_IP,
+                "--state-file", os.path.join(args.out, "%s.state" % h.name),
+                "--metrics-listen", "127.0.0.1:%d" % METRICS_PORT]
+        info("*** %s: %s\n" % (h.name, " ".join(argv)))
+        procs.append((h.popen(argv, stdout=log, stderr=log), log))
+    try:
+        for h in servers:
+            if wait_metric(h, "netlock_grants_total", 20) is None:
+                raise RuntimeError("%s: the lock server did not come up; see %s.log" % (h.name, h.name))
+        if ctl is not None:
+            cfgfile = os.path.join(args.out, "controller.json")
+            with open(cfgfile, "w") as f:
+                json.dump(controller_config(args, sw.grpc_port, keyfile), f, indent=1)
+            log = open(os.path.join(args.out, "%s.log" % ctl.name), "w")
+            argv = [args.controller_bin, "controller", "--config", cfgfile]
+            info("*** %s: %s\n" % (ctl.name, " ".join(argv)))
+            procs.append((ctl.popen(argv, stdout=log, stderr=log), log))
+            # The controller is up once it has programmed the switch: the servers' routes work.
+            if not wait_ping(clients[0], server_ip(1), 30):
+                raise RuntimeError("the controller did not program the switch; see %s.log" % ctl.name)
+        servers_arg = ",".join("%s:%d" % (server_ip(n), LOCK_PORT) for n in range(1, args.servers + 1))
+        loads = []
+        for i, h in enumerate(clients, 1):
+            out = os.path.join(args.out, "%s.json" % h.name)
+            log = open(os.path.join(args.out, "%s.log" % h.name), "w")
+            argv = [args.netlock, "loadgen", "--servers", servers_arg, "--switch", SWITCH_IP,
+                    "--node", str(i), "--nodes", str(args.clients), "--workers", str(args.workers),
+                    "--duration", "%gs" % args.duration, "--lease", "%gs" % args.lease, "--out", out,
+                    "--local", "%s:0" % client_ip(i)]
+            if args.phases:
+                argv += ["--phases", args.phases]
+            if args.record:
+                argv += ["--record"]
+            info("*** %s: %s\n" % (h.name, " ".join(argv)))
+            loads.append((h, h.popen(argv, stdout=log, stderr=log), log, out))
+        ok = True
+        nodes = []
+        for h, p, log, out in loads:
+            rc = p.wait()
+            log.close()
+            if rc != 0:
+                ok = False
+                print("%s: loadgen exit status %d; see %s.log" % (h.name, rc, h.name))
+                continue
+            with open(out) as f:
+                nodes.append(json.load(f))
+        grants = {h.name: metric(h, "netlock_grants_total") for h in servers}
+    finally:
+        for p, log in procs:
+            p.terminate()
+            try:
+                p.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+            log.close()
+    summary = {"servers": grants, "nodes": len(nodes), "controller": ctl is not None, "phases": []}
+    for k, name in enumerate(p["name"] for p in (nodes[0]["phases"] if nodes else [])):
+        ph = [n["phases"][k] for n in nodes]
+        dur = max(p["duration_ns"] for p in ph) / 1e9
+        s = {"name": name, "txns": sum(p["txns"] for p in ph), "lock_acquires": sum(p["lock_acquires"] for p in ph),
+             "txns_per_sec": sum(p["txns_per_sec"] for p in ph), "duration_s": dur,
+             "p50_ms_max": max(p["txn_latency"]["p50_ns"] for p in ph) / 1e6,
+             "p99_ms_max": max(p["txn_latency"]["p99_ns"] for p in ph) / 1e6,
+             "rejects": sum(p["rejects"] for p in ph), "errors": sum(p["errors"] for p in ph)}
+        summary["phases"].append(s)
+    with open(os.path.join(args.out, "rack.json"), "w") as f:
+        json.dump(summary, f, indent=1)
+    print("netlock rack on Mininet: %s running p4/netlock.p4 on AF_PACKET ports, %d lock servers, "
+          "%d client nodes x %d workers; %s" %
+          (sw.name, len(servers), len(clients), args.workers,
+           "netlock controller" if ctl is not None else "every lock on its server (no controller)"))
+    print("%-14s %10s %12s %10s %10s %8s %8s" % ("phase", "txn/s", "acquires", "p50 max", "p99 max", "rejects",
+                                                  "errors"))
+    for s in summary["phases"]:
+        print("%-14s %10.0f %12d %8.2fms %8.2fms %8d %8d" % (s["name"], s["txns_per_sec"], s["lock_acquires"],
+                                                             s["p50_ms_max"], s["p99_ms_max"], s["rejects"],
+                                                             s["errors"]))
+    print("grants sent by the servers: %s" % ", ".join("%s %d" % (k, v or 0) for k, v in sorted(grants.items())))
+    acquires = sum(s["lock_acquires"] for s in summary["phases"])
+    sent = sum(v or 0 for v in grants.values())
+    # A server's count includes grants repeated for retransmitted acquires, so the switch granted at
+    # least the difference, never less.
+    print("acquisitions: %d; granted by the switch: at least %d" % (acquires, max(acquires - sent, 0)))
+    return ok and len(nodes) == len(clients), summary
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--netlock", default="netlock", help="the netlock binary")
+    ap.add_argument("--program", default=PROGRAM, help="p4/netlock.p4")
+    ap.add_argument("--prefix", default="nl", help="prefix of the Mininet node names (interface names are global)")
+    ap.add_argument("--servers", type=int, default=2)
+    ap.add_argument("--clients", type=int, default=2)
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--duration", type=float, default=2.0, help="seconds per phase")
+    ap.add_argument("--phases", default="", help="comma-separated phases (default: the demo's but crash)")
+    ap.add_argument("--lease", type=float, default=2.0, help="lease in seconds")
+    ap.add_argument("--record", action="store_true", help="the client nodes record their histories")
+    ap.add_argument("--out", default="/tmp/netlock-mininet-rack", help="logs, runtime file, results")
+    ap.add_argument("--grpc-port", type=int, default=50061)
+    ap.add_argument("--controller", choices=["auto", "yes", "no"], default="auto",
+                    help="start netlock controller (auto: if the binary has the command)")
+    ap.add_argument("--controller-bin", default="", help="the binary to run netlock controller from (default: --netlock)")
+    ap.add_argument("--alloc-period", type=float, default=0.5, help="the controller's allocation period, seconds")
+    ap.add_argument("--cli", action="store_true", help="the Mininet CLI after the run")
+    args = ap.parse_args()
+    args.netlock = os.path.abspath(args.netlock) if os.sep in args.netlock else args.netlock
+    os.makedirs(args.out, exist_ok=True)
+    args.controller_bin = os.path.abspath(args.controller_bin) if args.controller_bin else args.netlock
+    args.with_controller = args.controller == "yes" or (args.controller == "auto" and has_controller(args.controller_bin))
+    setLogLevel("info" if args.cli else "warning")
+    net, sw, servers, clients, ctl = build(args)
+    net.start()
+    try:
+        prepare_hosts(servers + clients, args)
+        if ctl is not None:
+            prepare_controller(ctl, args)
+        ok, _ = run(net, sw, servers, clients, ctl, args)
+        if args.cli:
+            CLI(net)
+        return 0 if ok else 1
+    finally:
+        net.stop()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
