@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/netlock-go/netlock/controlplane/controller"
 	"github.com/netlock-go/netlock/internal/config"
 	"github.com/netlock-go/netlock/lockserver"
 )
@@ -25,10 +26,21 @@ var rootCmd = &cobra.Command{
 	PersistentPreRunE: func(*cobra.Command, []string) error { return checkEnv(os.Environ()) },
 }
 
-// checkEnv refuses a NETLOCK_ variable of environ that is neither a configuration key's nor
-// one of config.OtherEnv.
+// init makes every command's key variables known to every command's configuration (one shell
+// may export the server's and the controller's): config.Load then refuses only NETLOCK_
+// variables that no netlock command knows.
+func init() {
+	for _, s := range []*config.Schema{lockserver.ConfigSchema(), controller.ConfigSchema()} {
+		for _, k := range s.Keys {
+			config.OtherEnv = append(config.OtherEnv, s.EnvName(k.Name))
+		}
+	}
+}
+
+// checkEnv refuses a NETLOCK_ variable of environ that no netlock command knows: neither a
+// configuration key's (of any command) nor one of config.OtherEnv.
 func checkEnv(environ []string) error {
-	s := lockserver.ConfigSchema()
+	s := config.Schema{EnvPrefix: "NETLOCK"}
 	return s.CheckEnv(environ, config.OtherEnv...)
 }
 

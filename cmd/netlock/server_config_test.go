@@ -100,6 +100,9 @@ func TestCommandsRefuseUnknownEnv(t *testing.T) {
 		{[]string{"PATH=/bin", "NETLOCK_SHARDZ=3"}, "environment NETLOCK_SHARDZ: unknown variable (did you mean NETLOCK_SHARDS?)"},
 		{[]string{"NETLOCK_LEASE_DEFUALT=1s"}, "environment NETLOCK_LEASE_DEFUALT: unknown variable (did you mean NETLOCK_LEASE_DEFAULT?)"},
 		{[]string{"NETLOCK_SHARDS=3", "NETLOCK_SEED=4", "NETLOCK_TEST_RUN_MAIN=1", "HOME=/"}, ""},
+		// A controller key's variable is known too (one shell may configure both commands).
+		{[]string{"NETLOCK_ALLOC_PERIOD=500ms", "NETLOCK_SHARDS=3"}, ""},
+		{[]string{"NETLOCK_ALLOC_PERIUD=500ms"}, "environment NETLOCK_ALLOC_PERIUD: unknown variable (did you mean NETLOCK_ALLOC_PERIOD?)"},
 	} {
 		err := checkEnv(tc.env)
 		switch {

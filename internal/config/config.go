@@ -30,6 +30,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"slices"
@@ -89,9 +90,11 @@ type Schema struct {
 	Keys      []Key
 }
 
-// OtherEnv are the variables with the NETLOCK_ prefix that are not configuration keys: the
-// tests' opt-ins and knobs (docs/p4.md and the tests that read them). Load accepts them in the
-// environment; every other NETLOCK_ variable that is not a key stops the command.
+// OtherEnv are the variables with the NETLOCK_ prefix that Load accepts in the environment
+// besides the schema's own keys: the tests' opt-ins and knobs (docs/p4.md and the tests that
+// read them), and what a program with several commands adds at start-up (cmd/netlock adds
+// every command's key variables, so that one shell may configure all of them). Every other
+// NETLOCK_ variable stops the command. Not safe to change while commands load.
 var OtherEnv = []string{"NETLOCK_OPEN_TOFINO", "NETLOCK_P4C_DIR", "NETLOCK_P4C_SAMPLES", "NETLOCK_P4C_VERBOSE",
 	"NETLOCK_SEED", "NETLOCK_PORT_CHILD", "NETLOCK_TEST_RUN_MAIN", "NETLOCK_TEST_ADDR", "NETLOCK_TEST_HELPER",
 	"NETLOCK_TESTENV_X", "NETLOCK_TESTENV_CHILD"}
@@ -99,7 +102,7 @@ var OtherEnv = []string{"NETLOCK_OPEN_TOFINO", "NETLOCK_P4C_DIR", "NETLOCK_P4C_S
 // CheckEnv rejects every variable of environ (KEY=VALUE, as os.Environ) that has the schema's
 // prefix but is neither a key's variable nor one of also: a mistyped variable
 // (NETLOCK_LEASE_DEFUALT) would otherwise be ignored silently. The error names the variable and
-// the closest key's variable.
+// the closest known variable.
 func (s *Schema) CheckEnv(environ []string, also ...string) error {
 	prefix := s.EnvPrefix + "_"
 	known := map[string]bool{}
@@ -122,9 +125,10 @@ func (s *Schema) CheckEnv(environ []string, also ...string) error {
 	slices.Sort(names)
 	msg := fmt.Sprintf("environment %s: unknown variable", names[0])
 	best, bestD := "", math.MaxInt
-	for _, k := range s.Keys {
-		if d := editDistance(names[0], s.EnvName(k.Name)); d < bestD {
-			best, bestD = s.EnvName(k.Name), d
+	cands := slices.Sorted(maps.Keys(known))
+	for _, c := range cands {
+		if d := editDistance(names[0], c); d < bestD {
+			best, bestD = c, d
 		}
 	}
 	if best != "" && bestD <= max(2, len(names[0])/4) {
