@@ -28,7 +28,9 @@ import (
 var (
 	soakOps      = flag.Int64("soak.ops", 20000, "lock operations (acquires and releases) the soak runs and checks")
 	soakProgress = flag.Duration("soak.progress", 10*time.Second, "interval of the soak's progress line")
-	soakPath     = flag.String("soak.path", "servers", `the rack the soak runs against: "servers" (clients talk to the lock `+
+	soakSwLocks  = flag.Bool("soak.switch-locks", false, "on the switch path, put a quarter of the locks in the switch "+
+		"(lock_table entries with small regions, the soak's lease sweep; soak_switch_test.go)")
+	soakPath = flag.String("soak.path", "servers", `the rack the soak runs against: "servers" (clients talk to the lock `+
 		`servers directly over loopback UDP) or "switch" (clients and servers are hosts on the ports of p4/netlock.p4)`)
 )
 
@@ -45,6 +47,8 @@ type soakConfig struct {
 	// path is the rack: pathServers (clients talk to the servers directly) or pathSwitch (through
 	// p4/netlock.p4 on the engine; soak_switch_test.go).
 	path string
+	// switchLocks, on the switch path, puts a quarter of every round's locks in the switch.
+	switchLocks bool
 	// servers is the number of partitions, each served by one lock server at a time.
 	servers int
 	// clients and workers: client processes (each a client.Client with its own socket) and
@@ -72,9 +76,10 @@ type soakConfig struct {
 	// opTimeout bounds one acquisition; one that takes longer is abandoned, a "lost" violation.
 	opTimeout time.Duration
 	// broken selects a negative control: "" (none), "split-brain" (partition 0 has two live
-	// servers and the clients disagree which one owns it) or "forged-grants" (partition 0's
+	// servers and the clients disagree which one owns it), "forged-grants" (partition 0's
 	// server answers some exclusive acquires at once with a grant of its own making, a server
-	// that skips the lock's queue and state).
+	// that skips the lock's queue and state) or, on the switch path, "switch-mutant" (the switch
+	// runs a copy of p4/netlock.p4 that grants an exclusive acquire whoever holds the lock).
 	broken string
 	// progress is the interval of the progress line given to logf.
 	progress time.Duration
@@ -159,6 +164,16 @@ type soakResult struct {
 	// The switch path: frames the switch processed, pipeline errors, its drop counter.
 	switchFrames, switchErrors uint64
 	switchDrops                string
+	// The switch path's switch-resident locks (a category of their own): acquisitions of them
+	// and how many were granted; the control messages between the switch and the servers
+	// (overflow and queue-empty the servers read, push-backs they sent with a request and
+	// without one); the soak's control-plane work (lease sweeps, grants force-released, repeated
+	// queue-empty, buffered counts reset on failover, admin requests that failed).
+	switchAcquires, switchGranted                    int64
+	serverLinkDrops, clientLinkDrops                 uint64
+	overflows, queueEmpties, pushBacks, pushBacksNil int64
+	sweeps, forceReleased, requeued, failResets      uint64
+	adminErrs                                        uint64
 }
 
 func (r soakResult) String() string {
@@ -179,8 +194,13 @@ func (r soakResult) switchString() string {
 	if r.switchFrames == 0 {
 		return ""
 	}
-	return fmt.Sprintf("; switch (p4/netlock.p4): %d frames processed, %d pipeline errors, drops:%s",
-		r.switchFrames, r.switchErrors, r.switchDrops)
+	return fmt.Sprintf("; switch (p4/netlock.p4): %d frames processed, %d pipeline errors, drops:%s; "+
+		"frames dropped by full link queues: %d on the servers' links, %d on the clients'; "+
+		"switch-resident locks: %d acquisitions, %d granted; %d overflows, %d queue-empties, %d push-backs with a "+
+		"request and %d without; %d lease sweeps force-released %d grants, %d queue-empties repeated, %d buffered "+
+		"counts reset on failover, %d admin errors",
+		r.switchFrames, r.switchErrors, r.switchDrops, r.serverLinkDrops, r.clientLinkDrops, r.switchAcquires, r.switchGranted, r.overflows,
+		r.queueEmpties, r.pushBacks, r.pushBacksNil, r.sweeps, r.forceReleased, r.requeued, r.failResets, r.adminErrs)
 }
 
 // soakRound is one round: its locks, its history and the operations still running in it.
@@ -235,14 +255,16 @@ func (r *soakRound) close() {
 // the servers' acceptance order per round (for the FIFO check), fault figures and shutdown.
 // soakRack implements it for both paths: clients talking to the servers over loopback UDP
 // (-soak.path servers), and clients and servers as hosts on the ports of p4/netlock.p4
-// (-soak.path switch, soak_switch_test.go). A rack with switch-resident locks would be another
-// implementation.
+// (-soak.path switch, soak_switch_test.go, where a quarter of the locks live in the switch).
 type soakTopology interface {
 	route(client int) func(lock uint32) string
 	wrapClient(net.PacketConn) net.PacketConn
 	failover(partition int) error
-	// roundChecked says that rounds before next are checked: their acceptance logs may go.
-	roundChecked(next int64)
+	// openRound prepares round id before its first operation (its switch locks).
+	openRound(id int64) error
+	// roundChecked says that rounds before next are closed and checked: their acceptance logs
+	// and switch locks may go.
+	roundChecked(next int64) error
 	acceptOrder(round int64) map[uint32][]uint64
 	stats() (servers faultnet.Stats, clientDelays int64)
 	stop() error
@@ -260,7 +282,8 @@ type soakRack struct {
 	servers []*runningServer                // guarded by mu: the current server of each partition
 	twin    *runningServer                  // guarded by mu: split brain's second server of partition 0
 	conns   []*faultnet.Conn                // guarded by mu: the servers' sockets
-	cconns  []*faultnet.Conn                // guarded by mu: the clients' sockets
+	cconns  []*faultnet.Conn                // guarded by mu: the clients' sockets (delays)
+	sconns  []*faultnet.Conn                // guarded by mu: the clients' sockets (faults of switch locks)
 	logs    map[[2]int64]*history.AcceptLog // guarded by mu: by (round, server number)
 	nserver int64                           // guarded by mu: servers started
 	nclient int64                           // guarded by mu: client sockets wrapped
@@ -270,6 +293,25 @@ type soakRack struct {
 	// oldest is the oldest round not yet checked: datagrams of older rounds (late duplicates)
 	// are not logged, so logs of checked rounds are never re-created.
 	oldest atomic.Int64
+	// The control messages the servers read (overflow, queue-empty) and sent (push-backs with
+	// and without a request), on the switch path.
+	overflows, queueEmpties, pushBacks, pushBacksNil atomic.Int64
+}
+
+// switchLock reports whether lock lives in the switch (only on the switch path, with
+// switchLocks).
+func (r *soakRack) switchLock(lock uint32) bool {
+	return r.sw != nil && r.cfg.switchLocks && isSwitchLock(lock, r.cfg.locks)
+}
+
+// exempt selects the datagrams the servers' fault injection leaves alone: on the switch path,
+// those of switch locks. Their client datagrams suffer the faults on the clients' sockets
+// instead (the switch is their server), and the control messages between the switch and the
+// servers (overflow, queue-empty, push-back) cross the rack's own links, which the program
+// assumes do not lose packets (docs/dataplane.md, "Overflow bookkeeping").
+func (r *soakRack) exempt(p []byte) bool {
+	h, err := wire.Parse(p)
+	return err == nil && r.switchLock(h.Lock())
 }
 
 func startSoakRack(cfg *soakConfig) (*soakRack, error) {
@@ -331,7 +373,8 @@ func (r *soakRack) start(p, slot int, grace time.Duration, takeoverEpoch uint64)
 			}
 			recv := r.cfg.faults
 			recv.DelayProb, recv.Delay = 0, 0
-			fc := faultnet.Wrap(c, faultnet.Config{Seed: r.cfg.seed + uint64(id)*7919, Send: r.cfg.faults, Recv: recv})
+			fc := faultnet.Wrap(c, faultnet.Config{Seed: r.cfg.seed + uint64(id)*7919, Send: r.cfg.faults, Recv: recv,
+				Exempt: r.exempt})
 			r.mu.Lock()
 			r.conns = append(r.conns, fc)
 			r.mu.Unlock()
@@ -359,7 +402,8 @@ func (r *soakRack) start(p, slot int, grace time.Duration, takeoverEpoch uint64)
 	}}, nil
 }
 
-// failover stops partition p's server and starts a replacement that waits out two leases.
+// failover stops partition p's server and starts a replacement that waits out two leases. On
+// the switch path the switch forgets the requests it counted as buffered at the old server.
 func (r *soakRack) failover(p int) error {
 	r.mu.Lock()
 	old := r.servers[p]
@@ -367,7 +411,17 @@ func (r *soakRack) failover(p int) error {
 	if err := old.stop(); err != nil {
 		return fmt.Errorf("stop server of partition %d: %w", p, err)
 	}
-	s, err := r.start(p, p, 2*r.cfg.lease, old.srv.Epoch())
+	var s *runningServer
+	start := func() (err error) {
+		s, err = r.start(p, p, 2*r.cfg.lease, old.srv.Epoch())
+		return err
+	}
+	var err error
+	if r.sw != nil {
+		err = r.sw.failover(p, start)
+	} else {
+		err = start()
+	}
 	if err != nil {
 		return err
 	}
@@ -378,12 +432,20 @@ func (r *soakRack) failover(p int) error {
 	return nil
 }
 
-// wrapClient is a client's WrapConn: the delay of the requests it sends.
+// wrapClient is a client's WrapConn: the delay of the requests it sends, and on the switch path
+// the faults of the switch locks' datagrams (the switch is their server: loss, duplication and
+// reordering where the client sends requests and reads answers).
 func (r *soakRack) wrapClient(pc net.PacketConn) net.PacketConn {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.sw != nil { // an ephemeral port of a client host, the hosts taken in turn
 		pc = r.sw.clients[int(r.nclient)%len(r.sw.clients)].WrapConn(0)(pc)
+		f := r.cfg.faults
+		f.DelayProb, f.Delay = 0, 0
+		sc := faultnet.Wrap(pc, faultnet.Config{Seed: r.cfg.seed ^ uint64(r.nclient+1)<<40, Send: f, Recv: f,
+			Exempt: func(p []byte) bool { return !r.exempt(p) }})
+		r.sconns = append(r.sconns, sc)
+		pc = sc
 	}
 	r.nclient++
 	fc := faultnet.Wrap(pc, faultnet.Config{Seed: r.cfg.seed ^ uint64(r.nclient)<<20,
@@ -403,7 +465,20 @@ func (r *soakRack) route(ci int) func(uint32) string {
 	}
 }
 
-func (r *soakRack) roundChecked(next int64) { r.oldest.Store(next) }
+func (r *soakRack) roundChecked(next int64) error {
+	r.oldest.Store(next)
+	if r.sw != nil {
+		return r.sw.closeRounds(next)
+	}
+	return nil
+}
+
+func (r *soakRack) openRound(id int64) error {
+	if r.sw != nil {
+		return r.sw.openRound(id)
+	}
+	return nil
+}
 
 func (r *soakRack) log(round, server int64) *history.AcceptLog {
 	if round < r.oldest.Load() {
@@ -459,6 +534,12 @@ func (r *soakRack) stats() (servers faultnet.Stats, clientDelays int64) {
 	for _, c := range r.cconns {
 		clientDelays += c.Stats().SendDelayed
 	}
+	for _, c := range r.sconns { // as the switch would count them: requests received, answers sent
+		s := c.Stats()
+		servers = servers.Add(faultnet.Stats{Recv: s.Sent, RecvLost: s.SendLost, RecvDup: s.SendDup,
+			RecvReordered: s.SendReordered, Sent: s.Recv, SendLost: s.RecvLost, SendDup: s.RecvDup,
+			SendReordered: s.RecvReordered})
+	}
 	return servers, clientDelays
 }
 
@@ -496,6 +577,14 @@ func (c *soakConn) ReadFrom(p []byte) (int, net.Addr, error) {
 			return n, a, err
 		}
 		h, perr := wire.Parse(p[:n])
+		if perr == nil {
+			switch h.Op() {
+			case wire.OpOverflow:
+				c.rack.overflows.Add(1)
+			case wire.OpQueueEmpty:
+				c.rack.queueEmpties.Add(1)
+			}
+		}
 		if perr != nil || h.Op() != wire.OpAcquire {
 			return n, a, err
 		}
@@ -521,7 +610,13 @@ func (c *soakConn) ReadFrom(p []byte) (int, net.Addr, error) {
 }
 
 func (c *soakConn) WriteTo(p []byte, a net.Addr) (int, error) {
-	if h, err := wire.Parse(p); err == nil && h.Op() == wire.OpGrant {
+	if h, err := wire.Parse(p); err == nil && h.Op() == wire.OpPushBack {
+		if h.Txn() == 0 {
+			c.rack.pushBacksNil.Add(1)
+		} else {
+			c.rack.pushBacks.Add(1)
+		}
+	} else if err == nil && h.Op() == wire.OpGrant {
 		if l := c.rack.log(c.round(h.Lock()), c.server); l != nil {
 			l.ObserveSent(p)
 		}
@@ -645,6 +740,7 @@ func runSoak(cfg soakConfig) (soakResult, error) {
 			ctx, cancel := context.WithTimeout(context.Background(), cfg.opTimeout)
 			err = w.crash(ctx, rng, cfg.locks)
 			cancel()
+			_ = c.Close() // crash closes it, but not when its acquire timed out
 			r.leave()
 			s := c.Stats()
 			cstatsMu.Lock()
@@ -685,7 +781,9 @@ func runSoak(cfg soakConfig) (soakResult, error) {
 	// closed one while the next runs.
 	check := func(r *soakRound) {
 		r.close()
-		rack.roundChecked(r.id + 1)
+		if err := rack.roundChecked(r.id + 1); err != nil {
+			fail(err)
+		}
 		events := r.rec.Events()
 		order := rack.acceptOrder(r.id)
 		opts := history.Options{AcceptOrder: order, RequireOutcome: true}
@@ -697,15 +795,22 @@ func runSoak(cfg soakConfig) (soakResult, error) {
 				late++
 			}
 		}
-		var acq, rel, granted, rejected int64
+		var acq, rel, granted, rejected, swAcq, swGranted int64
+		sr, _ := rack.(*soakRack)
 		for _, e := range events {
 			switch e.Kind {
 			case history.AcquireSent:
 				acq++
+				if sr != nil && sr.switchLock(e.Lock) {
+					swAcq++
+				}
 			case history.Released:
 				rel++
 			case history.Granted:
 				granted++
+				if sr != nil && sr.switchLock(e.Lock) {
+					swGranted++
+				}
 			case history.Rejected:
 				rejected++
 			}
@@ -720,6 +825,8 @@ func runSoak(cfg soakConfig) (soakResult, error) {
 		res.ops += acq + rel
 		res.granted += granted
 		res.rejected += rejected
+		res.switchAcquires += swAcq
+		res.switchGranted += swGranted
 		res.fifoLocks += int64(len(order))
 		res.violations += len(vs)
 		for _, v := range vs {
@@ -766,6 +873,10 @@ loop:
 			if r.rec.Len() < roundEvents {
 				continue
 			}
+			if err := rack.openRound(r.id + 1); err != nil {
+				runErr = err
+				break loop
+			}
 			cur.Store(newSoakRound(r.id+1, cfg.locks))
 			checking.Add(1)
 			go func() {
@@ -810,7 +921,13 @@ loop:
 	res.crashes = crashes.Load()
 	res.faults, res.delayedByClients = rack.stats()
 	if sr, ok := rack.(*soakRack); ok && sr.sw != nil {
-		res.switchFrames, res.switchErrors, res.switchDrops = sr.sw.frames.Load(), sr.sw.errs.Load(), sr.sw.drops()
+		sw := sr.sw
+		res.switchFrames, res.switchErrors, res.switchDrops = sw.frames.Load(), sw.errs.Load(), sw.drops()
+		res.overflows, res.queueEmpties = sr.overflows.Load(), sr.queueEmpties.Load()
+		res.pushBacks, res.pushBacksNil = sr.pushBacks.Load(), sr.pushBacksNil.Load()
+		res.sweeps, res.forceReleased, res.requeued = sw.sweeps.Load(), sw.forced.Load(), sw.requeued.Load()
+		res.failResets, res.adminErrs = sw.failResets.Load(), sw.adminErrs.Load()
+		res.serverLinkDrops, res.clientLinkDrops = sw.linkDrops()
 	}
 	return res, runErr
 }
@@ -843,7 +960,7 @@ func testSoak(t *testing.T, path string, ops int64) {
 		seed = uint64(time.Now().UnixNano())
 	}
 	t.Logf("seed %d (rerun with -e2e.seed=%d)", seed, seed)
-	cfg := soakConfig{ops: ops, seed: seed, path: path, progress: *soakProgress, logf: t.Logf}
+	cfg := soakConfig{ops: ops, seed: seed, path: path, switchLocks: *soakSwLocks, progress: *soakProgress, logf: t.Logf}
 	if cfg.ops < 100000 {
 		// The short run in make test: fail over and crash often enough to see both.
 		cfg.failoverEvery, cfg.roundOps = time.Second, min(5000, max(cfg.ops/2, 1))
@@ -869,6 +986,43 @@ func testSoak(t *testing.T, path string, ops int64) {
 	if path == pathSwitch && (res.switchFrames == 0 || res.switchErrors > 0) {
 		t.Errorf("switch: %d frames, %d pipeline errors", res.switchFrames, res.switchErrors)
 	}
+	if cfg.switchLocks && (res.switchGranted == 0 || res.overflows == 0 || res.queueEmpties == 0 ||
+		res.pushBacks == 0 || res.forceReleased == 0) {
+		t.Errorf("the switch-resident locks were not exercised: %d granted, %d overflows, %d queue-empties, "+
+			"%d push-backs, %d force-released", res.switchGranted, res.overflows, res.queueEmpties, res.pushBacks,
+			res.forceReleased)
+	}
+}
+
+// TestSoakSwitchMutant is the switch path's negative control: a short soak against a switch
+// whose program grants an exclusive acquire whoever holds the lock must report exclusion
+// violations on the switch-resident locks. Like TestSoakThroughSwitch it runs without the race
+// detector (make test's second pass).
+func TestSoakSwitchMutant(t *testing.T) {
+	if testing.Short() {
+		t.Skip("soak skipped in -short mode")
+	}
+	if raceEnabled {
+		t.Skip("the engine under the race detector is too slow for the soak's leases; make test runs this test without it")
+	}
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	// The mutant also leaves acquires unanswered: give up on them after 10 s, not 60.
+	res, err := runSoak(soakConfig{ops: 3000, roundOps: 1500, seed: seed, path: pathSwitch, switchLocks: true, broken: "switch-mutant",
+		failoverEvery: time.Hour, opTimeout: 10 * time.Second, progress: time.Minute, logf: t.Logf})
+	t.Logf("soak: %v", res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.byRule["exclusion"] == 0 {
+		t.Fatalf("the checker missed the mutant switch: violations %v", res.byRule)
+	}
+	for _, v := range res.firstViolations {
+		if v.Rule == "exclusion" && !isSwitchLock(v.Lock, 256) {
+			t.Errorf("an exclusion violation on a server lock, where the mutant changes nothing: %v", v)
+		}
+	}
+	t.Logf("caught: violations %v, e.g. %v", res.byRule, res.firstViolations[0])
 }
 
 // TestSoakNegativeControls runs short soaks against deliberately broken racks: the checker must

@@ -10,6 +10,10 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+
+	"github.com/netlock-go/netlock/controlplane/controller"
+	"github.com/netlock-go/netlock/internal/config"
+	"github.com/netlock-go/netlock/lockserver"
 )
 
 var rootCmd = &cobra.Command{
@@ -17,6 +21,27 @@ var rootCmd = &cobra.Command{
 	Short:         "netlock: a switch-accelerated lock manager (NetLock) in Go",
 	SilenceUsage:  true,
 	SilenceErrors: true,
+	// Only netlock server reads configuration from NETLOCK_ variables; every command refuses a
+	// NETLOCK_ variable that no command knows (a typo would otherwise be ignored silently).
+	PersistentPreRunE: func(*cobra.Command, []string) error { return checkEnv(os.Environ()) },
+}
+
+// init makes every command's key variables known to every command's configuration (one shell
+// may export the server's and the controller's): config.Load then refuses only NETLOCK_
+// variables that no netlock command knows.
+func init() {
+	for _, s := range []*config.Schema{lockserver.ConfigSchema(), controller.ConfigSchema()} {
+		for _, k := range s.Keys {
+			config.OtherEnv = append(config.OtherEnv, s.EnvName(k.Name))
+		}
+	}
+}
+
+// checkEnv refuses a NETLOCK_ variable of environ that no netlock command knows: neither a
+// configuration key's (of any command) nor one of config.OtherEnv.
+func checkEnv(environ []string) error {
+	s := config.Schema{EnvPrefix: "NETLOCK"}
+	return s.CheckEnv(environ, config.OtherEnv...)
 }
 
 // addCommand registers a subcommand; called from init functions of the files in this package.

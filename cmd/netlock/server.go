@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
 
+	"github.com/netlock-go/netlock/internal/config"
 	"github.com/netlock-go/netlock/lockserver"
 )
 
@@ -61,10 +62,18 @@ exclusively), and remote clients (client/rdmaclient) take them in the remote coh
 emulated NIC, which serves verbs on --rdma-listen (TCP). Set --rdma-listen to a reachable
 address (e.g. 0.0.0.0:8889) to let other hosts in: the emulated NIC has no access control.
 With --rdma-mode rw they are RMA-RW reader-writer locks instead (shared requests are shared on
-every path; --rdma-counters, --rdma-tl-machine, --rdma-tl-node and --rdma-tr tune them).`,
+every path; --rdma-counters, --rdma-tl-machine, --rdma-tl-node and --rdma-tr tune them). An RDMA
+option without --rdma (or an rw parameter without --rdma-mode rw) is an error, not ignored.
+
+A NETLOCK_ environment variable that is not a key's (NETLOCK_LEASE_DEFUALT, NETLOCK_SHARDZ) stops
+the server, naming it; every other netlock command reads no NETLOCK_ variable but refuses one that
+no command knows.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			v, err := schema.Load(cfgFile, cmd.Flags())
 			if err != nil {
+				return err
+			}
+			if err := checkRDMAKeys(v); err != nil {
 				return err
 			}
 			cfg, err := lockserver.ConfigFromValues(v)
@@ -96,6 +105,38 @@ every path; --rdma-counters, --rdma-tl-machine, --rdma-tl-node and --rdma-tr tun
 	f.StringVar(&cfgFile, "config", "", "config file (YAML, TOML or JSON)")
 	schema.AddFlags(f)
 	return cmd
+}
+
+// rdmaKeys are the keys that only mean something with rdma.enabled (--rdma); rwKeys those that
+// only mean something with rdma.mode rw.
+var (
+	rdmaKeys = []string{lockserver.KeyRDMALocks, lockserver.KeyRDMAListen, lockserver.KeyRDMAMode,
+		lockserver.KeyRDMACounters, lockserver.KeyRDMATLMachine, lockserver.KeyRDMATLNode, lockserver.KeyRDMATR,
+		lockserver.KeyRDMANodes}
+	rwKeys = []string{lockserver.KeyRDMACounters, lockserver.KeyRDMATLMachine, lockserver.KeyRDMATLNode,
+		lockserver.KeyRDMATR}
+)
+
+// checkRDMAKeys refuses an RDMA option set (by flag, environment or file) where it would be
+// ignored: any of them without --rdma, the RMA-RW parameters without --rdma-mode rw.
+func checkRDMAKeys(v *config.Values) error {
+	if !v.Bool(lockserver.KeyRDMA) {
+		for _, k := range rdmaKeys {
+			if v.Source(k) != "default" {
+				return v.Errorf(k, "has no effect without %s (--rdma): enable RDMA or remove it", lockserver.KeyRDMA)
+			}
+		}
+		return nil
+	}
+	if v.String(lockserver.KeyRDMAMode) != lockserver.RDMAModeRW {
+		for _, k := range rwKeys {
+			if v.Source(k) != "default" {
+				return v.Errorf(k, "is a parameter of %s rw (--rdma-mode rw), not of %s %s", lockserver.KeyRDMAMode,
+					lockserver.KeyRDMAMode, v.String(lockserver.KeyRDMAMode))
+			}
+		}
+	}
+	return nil
 }
 
 func newLogger(level string) (*slog.Logger, error) {

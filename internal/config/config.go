@@ -30,6 +30,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"slices"
@@ -87,6 +88,58 @@ type Schema struct {
 	// EnvPrefix is the prefix of the environment variables ("NETLOCK").
 	EnvPrefix string
 	Keys      []Key
+}
+
+// OtherEnv are the variables with the NETLOCK_ prefix that Load accepts in the environment
+// besides the schema's own keys: the tests' opt-ins and knobs (docs/p4.md and the tests that
+// read them), and what a program with several commands adds at start-up (cmd/netlock adds
+// every command's key variables, so that one shell may configure all of them). Every other
+// NETLOCK_ variable stops the command. Not safe to change while commands load.
+var OtherEnv = []string{"NETLOCK_OPEN_TOFINO", "NETLOCK_P4C_DIR", "NETLOCK_P4C_SAMPLES", "NETLOCK_P4C_VERBOSE",
+	"NETLOCK_SEED", "NETLOCK_PORT_CHILD", "NETLOCK_TEST_RUN_MAIN", "NETLOCK_TEST_ADDR", "NETLOCK_TEST_HELPER",
+	"NETLOCK_TESTENV_X", "NETLOCK_TESTENV_CHILD"}
+
+// CheckEnv rejects every variable of environ (KEY=VALUE, as os.Environ) that has the schema's
+// prefix but is neither a key's variable nor one of also: a mistyped variable
+// (NETLOCK_LEASE_DEFUALT) would otherwise be ignored silently. The error names the variable and
+// the closest known variable.
+func (s *Schema) CheckEnv(environ []string, also ...string) error {
+	prefix := s.EnvPrefix + "_"
+	known := map[string]bool{}
+	for _, k := range s.Keys {
+		known[s.EnvName(k.Name)] = true
+	}
+	for _, a := range also {
+		known[a] = true
+	}
+	var names []string
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(name, prefix) && !known[name] {
+			names = append(names, name)
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	slices.Sort(names)
+	msg := fmt.Sprintf("environment %s: unknown variable", names[0])
+	best, bestD := "", math.MaxInt
+	cands := slices.Sorted(maps.Keys(known))
+	for _, c := range cands {
+		if d := editDistance(names[0], c); d < bestD {
+			best, bestD = c, d
+		}
+	}
+	if best != "" && bestD <= max(2, len(names[0])/4) {
+		msg += fmt.Sprintf(" (did you mean %s?)", best)
+	} else {
+		msg += " (no netlock configuration key has it)"
+	}
+	if len(names) > 1 {
+		msg += fmt.Sprintf("; also unknown: %s", strings.Join(names[1:], ", "))
+	}
+	return errors.New(msg)
 }
 
 func (s *Schema) key(name string) *Key {
@@ -147,7 +200,8 @@ type Values struct {
 
 // Load reads the configuration: defaults, then the file (if file != ""), then the environment,
 // then the flags of fs that were set (fs may be nil). It fails on the first unknown key, wrong
-// type or failed Check, naming the key and its source.
+// type or failed Check, naming the key and its source, and on an environment variable with the
+// schema's prefix that is neither a key's nor in OtherEnv (CheckEnv).
 func (s *Schema) Load(file string, fs *pflag.FlagSet) (*Values, error) {
 	var fv *viper.Viper
 	if file != "" {
@@ -173,6 +227,11 @@ func (s *Schema) LoadBytes(data []byte, format string) (*Values, error) {
 
 func (s *Schema) loadFrom(fv *viper.Viper, fileSrc string, fs *pflag.FlagSet, env bool) (*Values, error) {
 	v := &Values{schema: s, vals: map[string]any{}, source: map[string]string{}}
+	if env && s.EnvPrefix != "" {
+		if err := s.CheckEnv(os.Environ(), OtherEnv...); err != nil {
+			return nil, err
+		}
+	}
 	if fv != nil {
 		if err := s.checkFileKeys(fv, fileSrc); err != nil {
 			return nil, err

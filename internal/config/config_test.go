@@ -129,3 +129,52 @@ func TestEditDistance(t *testing.T) {
 		}
 	}
 }
+
+// TestEnvStrict: a variable with the schema's prefix that is no key's stops Load, naming the
+// variable and the closest key's variable; a wrong type in a key's variable names the variable.
+func TestEnvStrict(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		want string // "" : Load succeeds
+	}{
+		{"typo", map[string]string{"CFGTEST_WAIT_SHROT": "1s"},
+			"environment CFGTEST_WAIT_SHROT: unknown variable (did you mean CFGTEST_WAIT_SHORT?)"},
+		{"plural", map[string]string{"CFGTEST_COUNTZ": "3"}, "environment CFGTEST_COUNTZ: unknown variable (did you mean CFGTEST_COUNT?)"},
+		{"far off", map[string]string{"CFGTEST_SOMETHING_ELSE_ENTIRELY": "1"},
+			"environment CFGTEST_SOMETHING_ELSE_ENTIRELY: unknown variable (no netlock configuration key has it)"},
+		{"two", map[string]string{"CFGTEST_B": "1", "CFGTEST_A": "1"}, "environment CFGTEST_A: unknown variable"},
+		{"wrong type", map[string]string{"CFGTEST_COUNT": "many"}, "environment CFGTEST_COUNT: key count:"},
+		{"wrong duration", map[string]string{"CFGTEST_WAIT_SHORT": "5"}, "environment CFGTEST_WAIT_SHORT: key wait.short:"},
+		{"wrong bool", map[string]string{"CFGTEST_ON": "yes please"}, "environment CFGTEST_ON: key on:"},
+		{"known", map[string]string{"CFGTEST_COUNT": "3", "CFGTEST_ON": "true"}, ""},
+		{"other prefix", map[string]string{"CFGTESTX_COUNTZ": "3"}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for k, v := range tc.env {
+				t.Setenv(k, v)
+			}
+			_, err := testSchema().Load("", nil)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("Load: %v", err)
+			case tc.want != "" && err == nil:
+				t.Fatalf("Load accepted %v, want an error %q", tc.env, tc.want)
+			case tc.want != "" && !strings.Contains(err.Error(), tc.want):
+				t.Fatalf("error %q lacks %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestCheckEnvAlso: the variables passed as also (OtherEnv for Load) are accepted.
+func TestCheckEnvAlso(t *testing.T) {
+	s := testSchema()
+	env := []string{"CFGTEST_KNOB=1", "PATH=/bin", "CFGTEST_COUNT=2"}
+	if err := s.CheckEnv(env, "CFGTEST_KNOB"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CheckEnv(env); err == nil || !strings.Contains(err.Error(), "CFGTEST_KNOB") {
+		t.Fatalf("CheckEnv without also: %v, want an error naming CFGTEST_KNOB", err)
+	}
+}

@@ -80,6 +80,10 @@ type Config struct {
 	Send Faults
 	// Recv are the faults injected into ReadFrom.
 	Recv Faults
+	// Exempt, if set, selects datagrams that pass untouched in both directions: no fault is
+	// drawn for them and they are not counted in Stats (a rack's own links, say, while the
+	// faults model the network between clients and servers).
+	Exempt func(p []byte) bool
 }
 
 // Stats counts injected faults. Each field counts datagrams.
@@ -192,6 +196,9 @@ func (c *Conn) decide(f *Faults) decision {
 
 // WriteTo sends p to addr through the send-side faults. A dropped datagram is reported as sent.
 func (c *Conn) WriteTo(p []byte, addr net.Addr) (int, error) {
+	if c.cfg.Exempt != nil && c.cfg.Exempt(p) {
+		return c.PacketConn.WriteTo(p, addr)
+	}
 	c.sent.Add(1)
 	d := c.decide(&c.cfg.Send)
 	if d.lose {
@@ -331,6 +338,9 @@ func (c *Conn) ReadFrom(p []byte) (int, net.Addr, error) {
 				return copy(p, q.b), q.addr, nil
 			}
 			return n, addr, err
+		}
+		if c.cfg.Exempt != nil && c.cfg.Exempt(p[:n]) {
+			return n, addr, nil
 		}
 		c.recv.Add(1)
 		d := c.decide(&c.cfg.Recv)

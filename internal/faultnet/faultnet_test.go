@@ -327,3 +327,37 @@ func TestCloseUnblocksDelayedRead(t *testing.T) {
 		t.Fatal("ReadFrom still blocked after Close")
 	}
 }
+
+// TestExempt: datagrams Exempt selects pass untouched and uncounted in both directions, the
+// others suffer the faults.
+func TestExempt(t *testing.T) {
+	exempt := func(p []byte) bool { return p[0]%2 == 1 }
+	rc := &recordConn{}
+	c := Wrap(rc, Config{Seed: 1, Send: Faults{Loss: 1}, Exempt: exempt})
+	sendAll(t, c, seq(4))
+	if got, want := rc.written(), [][]byte{{1}, {3}}; !equal(got, want) {
+		t.Errorf("sent %v, want %v", got, want)
+	}
+	if s := c.Stats(); s.Sent != 2 || s.SendLost != 2 {
+		t.Errorf("send stats %+v, want 2 sent, 2 lost", s)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	a, b := udpPair(t)
+	defer a.Close()
+	fb := Wrap(b, Config{Seed: 3, Recv: Faults{Loss: 1}, Exempt: exempt})
+	defer fb.Close()
+	for _, p := range seq(6) {
+		if _, err := a.WriteTo(p, b.LocalAddr()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, want := readN(t, fb, 3), [][]byte{{1}, {3}, {5}}; !equal(got, want) {
+		t.Errorf("read %v, want %v", got, want)
+	}
+	if s := fb.Stats(); s.Recv < 2 || s.Recv != s.RecvLost {
+		t.Errorf("recv stats %+v: every counted datagram should be a lost even one", s)
+	}
+}

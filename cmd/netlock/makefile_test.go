@@ -1,0 +1,102 @@
+package main
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+)
+
+var (
+	fuzzFunc   = regexp.MustCompile(`(?m)^func (Fuzz\w+)\(`)
+	fuzzTarget = regexp.MustCompile(`(?m)^\t\$\(FUZZ\) (\./\S+) -fuzz '\^(Fuzz\w+)\$\$'`)
+)
+
+// makeFuzzTargets returns the fuzzers the Makefile's fuzz target runs, as "./pkg Name".
+func makeFuzzTargets(makefile string) map[string]bool {
+	out := map[string]bool{}
+	for _, m := range fuzzTarget.FindAllStringSubmatch(makefile, -1) {
+		out[m[1]+" "+m[2]] = true
+	}
+	return out
+}
+
+// repoFuzzers returns every func Fuzz in the *_test.go files under root, as "./pkg Name".
+func repoFuzzers(root string) ([]string, error) {
+	var out []string
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if name := d.Name(); path != root && (strings.HasPrefix(name, ".") || name == "testdata" || name == "vendor") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		dir, err := filepath.Rel(root, filepath.Dir(path))
+		if err != nil {
+			return err
+		}
+		for _, m := range fuzzFunc.FindAllStringSubmatch(string(b), -1) {
+			out = append(out, "./"+filepath.ToSlash(dir)+" "+m[1])
+		}
+		return nil
+	})
+	sort.Strings(out)
+	return out, err
+}
+
+// TestMakeFuzzListsEveryFuzzer: `make fuzz` runs every fuzzer of the repository. A new func
+// Fuzz must be added to the Makefile's fuzz target.
+func TestMakeFuzzListsEveryFuzzer(t *testing.T) {
+	root := filepath.Join("..", "..")
+	mk, err := os.ReadFile(filepath.Join(root, "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := makeFuzzTargets(string(mk))
+	all, err := repoFuzzers(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) == 0 {
+		t.Fatal("no func Fuzz found in the repository: the search is broken")
+	}
+	for _, f := range all {
+		if !listed[f] {
+			pkg, name, _ := strings.Cut(f, " ")
+			t.Errorf("make fuzz misses %s in %s: add \"$(FUZZ) %s -fuzz '^%s$$'\" to the Makefile", name, pkg, pkg, name)
+		}
+		delete(listed, f)
+	}
+	for f := range listed {
+		t.Errorf("make fuzz runs %s, which is not a func Fuzz of the repository", f)
+	}
+}
+
+// TestMakeFuzzCheckCatchesMissing is the negative control: a Makefile without one of the
+// fuzzers fails the check.
+func TestMakeFuzzCheckCatchesMissing(t *testing.T) {
+	mk, err := os.ReadFile(filepath.Join("..", "..", "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := "\t$(FUZZ) ./wire -fuzz '^FuzzParseLockStats$$'\n"
+	if !strings.Contains(string(mk), line) {
+		t.Fatalf("the Makefile has no line %q", line)
+	}
+	if makeFuzzTargets(strings.Replace(string(mk), line, "", 1))["./wire FuzzParseLockStats"] {
+		t.Fatal("a removed fuzz line is still found")
+	}
+}
