@@ -130,6 +130,15 @@ func (cp *compiler) stmt(sc *scope, s front.Stmt) stmtFn {
 			}
 			return cp.stmt(sc.child(), s.Else)
 		}
+		if slot, k, eq, ok := cp.slotTest(sc, s.Cond); ok {
+			// The common shape, a field against a constant or a validity test: the test inline.
+			then := cp.stmt(sc.child(), s.Then)
+			var els stmtFn
+			if s.Else != nil {
+				els = cp.stmt(sc.child(), s.Else)
+			}
+			return ifSlotTest(slot, k, eq, then, els)
+		}
 		cond, pure := cp.cond(sc, s.Cond)
 		then := cp.stmt(sc.child(), s.Then)
 		if s.Else == nil {
