@@ -84,3 +84,59 @@ func TestFieldWins(t *testing.T) {
 		t.Fatalf("only %d layouts planned", planned)
 	}
 }
+
+// TestSerialPlan: the compile-time serialization plan (hash and checksum inputs) gives the
+// bytes serialize gives, on random field lists with and without a shared validity test,
+// valid and invalid, byte-aligned or not; lists it cannot plan (fields of two headers, a
+// computed value) fall back to serialize.
+func TestSerialPlan(t *testing.T) {
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	r := rand.New(rand.NewPCG(seed, 2))
+	fast := 0
+	for iter := 0; iter < 3000; iter++ {
+		s := make([]uint64, 40)
+		for i := range s {
+			s[i] = r.Uint64()
+		}
+		vslot := 0
+		if r.IntN(2) == 0 {
+			vslot = 1 + 30 + r.IntN(2) // slot 30 or 31
+			s[vslot-1] = uint64(r.IntN(2))
+		}
+		var ps []piece
+		for n := r.IntN(10); n > 0; n-- {
+			w := 1 + r.IntN(64)
+			slot := len(ps)
+			s[slot] &= mask128(w).lo // slots hold values masked to their width
+			ps = append(ps, piece{off: slot, width: w, vslot: vslot})
+		}
+		mixed := false
+		if len(ps) > 1 && r.IntN(4) == 0 {
+			ps[r.IntN(len(ps))].vslot = 1 + 32 // another header
+			s[32] = 1
+			mixed = true
+		}
+		if len(ps) > 0 && r.IntN(6) == 0 {
+			k := r.Uint64() & 0xff
+			ps[r.IntN(len(ps))] = piece{off: -1, width: 8, f: func(*ctx) u128 { return u128{lo: k} }}
+			mixed = true
+		}
+		sp := planSerial(ps)
+		if sp.fast && mixed {
+			t.Fatalf("seed %d: planned a list with two validity tests or a computed value: %v", seed, ps)
+		}
+		if sp.fast {
+			fast++
+		}
+		c := &ctx{s: s}
+		want := append([]byte(nil), serialize(c, ps)...)
+		c.hbuf = append(c.hbuf[:0], 0xee, 0xee) // stale bytes must not leak
+		if got := sp.run(c); !bytes.Equal(got, want) {
+			t.Fatalf("seed %d: plan % x, serialize % x (pieces %v, fast %v)", seed, got, want, ps, sp.fast)
+		}
+	}
+	if fast < 1000 {
+		t.Fatalf("seed %d: only %d lists planned", seed, fast)
+	}
+}
