@@ -61,12 +61,7 @@ func (cp *compiler) block(sc *scope, b *front.BlockStmt) stmtFn {
 	if b == nil {
 		return seq(nil)
 	}
-	inner := sc.child()
-	var fs []stmtFn
-	for _, s := range b.Stmts {
-		fs = append(fs, cp.stmt(inner, s))
-	}
-	return seq(fs)
+	return seq(cp.stmts(sc.child(), b.Stmts))
 }
 
 // declVar allocates a local variable and returns its initializer.

@@ -33,30 +33,14 @@ func (cp *compiler) assignStmt(sc *scope, lhs, rhs front.Expr) stmtFn {
 	return func(c *ctx) flow { f(c); return fNext }
 }
 
-// storeSlot compiles "slot d (a scalar of type t, at most 64 bits) = e" into one closure, or
-// returns nil.
+// storeSlot compiles "slot d (a scalar of type t, at most 64 bits) = e" into one closure (a
+// store instruction, runs.go), or returns nil.
 func (cp *compiler) storeSlot(sc *scope, d int, t front.Type, e front.Expr) stmtFn {
-	w := widthOf(t)
-	if w > 64 || !isScalar(t) {
+	in, ok := cp.storeInstr(sc, d, t, e)
+	if !ok {
 		return nil
 	}
-	m := mask128(w).lo
-	x := cp.expr(sc, e, t)
-	if x.scalar == nil {
-		return nil
-	}
-	if x.isConst {
-		v := x.cval.lo & m
-		return func(c *ctx) flow { c.s[d] = v; return fNext }
-	}
-	if s, ok := cp.staticSlot(sc, e); ok && widthOf(e.Type()) <= w {
-		return func(c *ctx) flow { c.s[d] = c.s[s]; return fNext }
-	}
-	if g, ok := cp.scalar64(sc, e, t); ok {
-		return func(c *ctx) flow { c.s[d] = g(c); return fNext }
-	}
-	f := x.scalar
-	return func(c *ctx) flow { c.s[d] = f(c).lo & m; return fNext }
+	return runFn([]sinstr{in})
 }
 
 // cond compiles a condition into a func returning bool, with fast paths for comparisons of

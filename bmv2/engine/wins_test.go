@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -138,5 +139,38 @@ func TestSerialPlan(t *testing.T) {
 	}
 	if fast < 1000 {
 		t.Fatalf("seed %d: only %d lists planned", seed, fast)
+	}
+}
+
+// TestStoreRuns: a run of store instructions (runFn, its inlined dispatch) computes what the
+// instructions compute one at a time (exec), for every operation, on random slots and values.
+func TestStoreRuns(t *testing.T) {
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	r := rand.New(rand.NewPCG(seed, 3))
+	for iter := 0; iter < 2000; iter++ {
+		s := make([]uint64, 16)
+		for i := range s {
+			s[i] = r.Uint64()
+		}
+		var ins []sinstr
+		for n := 2 + r.IntN(8); n > 0; n-- {
+			w := 1 + r.IntN(64)
+			k := r.Uint64()
+			ins = append(ins, sinstr{op: sop(r.IntN(int(sFn) + 1)), d: r.IntN(16), a: r.IntN(16), b: r.IntN(16),
+				sh: uint(r.IntN(64)), k: k, m: mask128(w).lo, g: func(c *ctx) uint64 { return c.s[3] ^ k }})
+		}
+		want := append([]uint64(nil), s...)
+		cw := &ctx{s: want}
+		for i := range ins {
+			ins[i].exec(cw, want)
+		}
+		c := &ctx{s: s}
+		if runFn(ins)(c) != fNext {
+			t.Fatalf("seed %d: a run did not continue", seed)
+		}
+		if !slices.Equal(s, want) {
+			t.Fatalf("seed %d: run %v gave %x, one at a time %x", seed, ins, s, want)
+		}
 	}
 }
