@@ -71,6 +71,9 @@ func (cp *compiler) declVar(sc *scope, d *front.VarDecl) stmtFn {
 	base := cp.alloc(n)
 	sc.m[d] = &binding{kind: bSlot, t: t, base: base}
 	if d.Init == nil {
+		if brokenNoLocalInit {
+			return seq(nil)
+		}
 		return func(c *ctx) flow { clear(c.s[base : base+n]); return fNext }
 	}
 	if f := cp.storeSlot(sc, base, t, d.Init); f != nil {

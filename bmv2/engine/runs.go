@@ -258,6 +258,9 @@ func (cp *compiler) simpleStore(sc *scope, s front.Stmt) (sinstr, bool) {
 		base := cp.alloc(1)
 		sc.m[v] = &binding{kind: bSlot, t: v.T, base: base}
 		if v.Init == nil {
+			if brokenNoLocalInit {
+				return sinstr{op: sMove, d: base, a: base}, true
+			}
 			return sinstr{op: sConst, d: base}, true
 		}
 		if in, ok := cp.storeInstr(sc, base, v.T, v.Init); ok {
