@@ -115,6 +115,23 @@ func runFn(ins []sinstr) stmtFn {
 	}
 }
 
+// fn returns the instruction as a function (a copy-in of a call argument).
+func (in sinstr) fn() func(*ctx) {
+	d := in.d
+	switch in.op {
+	case sConst:
+		k := in.k
+		return func(c *ctx) { c.s[d] = k }
+	case sMove:
+		a := in.a
+		return func(c *ctx) { c.s[d] = c.s[a] }
+	case sFn:
+		g := in.g
+		return func(c *ctx) { c.s[d] = g(c) }
+	}
+	return func(c *ctx) { in.exec(c, c.s) }
+}
+
 // storeInstr compiles "slot d (a scalar of type t, at most 64 bits) = e" into one store
 // instruction, or returns false.
 func (cp *compiler) storeInstr(sc *scope, d int, t front.Type, e front.Expr) (sinstr, bool) {
