@@ -1,17 +1,31 @@
 package dataplane
 
 import (
+	"fmt"
+	"maps"
 	"math/big"
+	"slices"
+	"sort"
+	"strings"
 	"testing"
+
+	p4v1 "github.com/p4lang/p4runtime/go/p4/config/v1"
 
 	"github.com/netlock-go/netlock/bmv2/front"
 	"github.com/netlock-go/netlock/wire"
 )
 
-// TestProgramConstants checks that the program's protocol constants are wire's and that the
-// Go names of its tables, actions, parameters, counters and registers exist in its P4Info.
+// TestProgramConstants checks, for each program, that its protocol constants are wire's and
+// that the Go names of its tables, actions, parameters, counters and registers exist in its
+// P4Info.
 func TestProgramConstants(t *testing.T) {
-	checked, err := DefaultSizing.Load()
+	for _, prog := range Programs {
+		t.Run(prog.Name, func(t *testing.T) { testProgramConstants(t, prog) })
+	}
+}
+
+func testProgramConstants(t *testing.T, prog Program) {
+	checked, err := DefaultSizing.LoadProgram(prog)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +63,7 @@ func TestProgramConstants(t *testing.T) {
 	}
 	for name, v := range want {
 		if got := constant(name); got != v {
-			t.Errorf("%s = %d in p4/netlock.p4, %d in Go", name, got, v)
+			t.Errorf("%s = %d in p4/%s, %d in Go", name, got, prog.File, v)
 		}
 	}
 
@@ -111,4 +125,153 @@ func equal(a, b []string) bool {
 		}
 	}
 	return true
+}
+
+// interfaceLines renders what a controller programs in a P4Info (tables, their actions,
+// counters, meters, controller packet metadata) without ids, sorted.
+func interfaceLines(info *p4v1.P4Info) []string {
+	var out []string
+	names := map[uint32]string{}
+	inTable := map[uint32]bool{} // actions a table can run: the others are the program's helpers
+	for _, x := range info.Tables {
+		for _, a := range x.ActionRefs {
+			inTable[a.Id] = true
+		}
+	}
+	for _, a := range info.Actions {
+		names[a.Preamble.Id] = a.Preamble.Name
+		if !inTable[a.Preamble.Id] {
+			continue
+		}
+		var ps []string
+		for _, p := range a.Params {
+			ps = append(ps, fmt.Sprintf("%s:%d", p.Name, p.Bitwidth))
+		}
+		out = append(out, fmt.Sprintf("action %s(%s)", a.Preamble.Name, strings.Join(ps, ", ")))
+	}
+	for _, x := range info.Tables {
+		names[x.Preamble.Id] = x.Preamble.Name
+	}
+	for _, x := range info.Tables {
+		var ks, as []string
+		for _, m := range x.MatchFields {
+			ks = append(ks, fmt.Sprintf("%s:%d:%s", m.Name, m.Bitwidth, m.GetMatchType()))
+		}
+		for _, a := range x.ActionRefs {
+			as = append(as, names[a.Id])
+		}
+		sort.Strings(as)
+		var direct []string
+		for _, id := range x.DirectResourceIds {
+			for _, c := range info.DirectCounters {
+				if c.Preamble.Id == id {
+					direct = append(direct, c.Preamble.Name)
+				}
+			}
+		}
+		out = append(out, fmt.Sprintf("table %s key(%s) actions(%s) size %d direct(%s) default %s",
+			x.Preamble.Name, strings.Join(ks, ", "), strings.Join(as, ", "), x.Size, strings.Join(direct, ", "),
+			names[x.ConstDefaultActionId]))
+	}
+	for _, c := range info.Counters {
+		out = append(out, fmt.Sprintf("counter %s %s size %d", c.Preamble.Name, c.Spec.GetUnit(), c.Size))
+	}
+	for _, c := range info.DirectCounters {
+		out = append(out, fmt.Sprintf("direct_counter %s %s table %s", c.Preamble.Name, c.Spec.GetUnit(), names[c.DirectTableId]))
+	}
+	for _, m := range info.Meters {
+		out = append(out, fmt.Sprintf("meter %s %s size %d", m.Preamble.Name, m.Spec.GetUnit(), m.Size))
+	}
+	for _, c := range info.ControllerPacketMetadata {
+		var fs []string
+		for _, m := range c.Metadata {
+			fs = append(fs, fmt.Sprintf("%s:%d", m.Name, m.Bitwidth))
+		}
+		out = append(out, fmt.Sprintf("packet_metadata %s(%s)", c.Preamble.Name, strings.Join(fs, ", ")))
+	}
+	sort.Strings(out)
+	return out
+}
+
+// registerLines renders the registers of a P4Info: name, size and cell type.
+func registerLines(info *p4v1.P4Info) map[string]string {
+	out := map[string]string{}
+	for _, r := range info.Registers {
+		t := ""
+		if b := r.TypeSpec.GetBitstring(); b != nil {
+			t = fmt.Sprintf("bit<%d>", b.GetBit().GetBitwidth())
+		} else if s := r.TypeSpec.GetStruct(); s != nil {
+			t = "struct " + s.GetName()
+		}
+		out[r.Preamble.Name] = fmt.Sprintf("%s size %d", t, r.Size)
+	}
+	return out
+}
+
+// TestProgramsControlInterface: the controller drives both programs alike. Their P4Info has
+// the same tables (keys, actions, sizes, direct counters), actions (parameters), counters,
+// meters and controller packet metadata, by name (ids differ: TNA ids hash the pipe's name);
+// the registers (read-only for the control plane) differ as docs/dataplane.md says: the TNA
+// program's 64-bit cells are pairs of 32-bit halves, its grant counter is two 32-bit registers,
+// and its slot pool is split into 32-bit registers.
+func TestProgramsControlInterface(t *testing.T) {
+	infos := map[string]*p4v1.P4Info{}
+	for _, prog := range Programs {
+		checked, err := DefaultSizing.LoadProgram(prog)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if infos[prog.Name], err = checked.P4Info(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	v1, tna := interfaceLines(infos[V1Model.Name]), interfaceLines(infos[TNA.Name])
+	if len(v1) < 20 {
+		t.Fatalf("only %d control-interface entries: %v", len(v1), v1)
+	}
+	if !slices.Equal(v1, tna) {
+		for _, l := range v1 {
+			if !slices.Contains(tna, l) {
+				t.Errorf("only in the v1model program: %s", l)
+			}
+		}
+		for _, l := range tna {
+			if !slices.Contains(v1, l) {
+				t.Errorf("only in the TNA program: %s", l)
+			}
+		}
+	}
+	rv, rt := registerLines(infos[V1Model.Name]), registerLines(infos[TNA.Name])
+	const locks = "size 16384"
+	wantTNA := map[string]string{
+		RegisterCookie: "struct pair32_t size 1", RegisterState: "struct pair32_t " + locks,
+		RegisterWait: "struct pair32_t " + locks, RegisterQueue: "struct pair32_t " + locks,
+		RegisterFloor: "struct pair32_t " + locks, RegisterToken: "bit<32> " + locks,
+		"NetlockIngress.lk_tok_hi": "bit<32> " + locks, "NetlockIngress.ended": "bit<32> size 65536",
+	}
+	wantV1 := map[string]string{
+		RegisterCookie: "bit<64> size 1", RegisterState: "bit<64> " + locks, RegisterWait: "bit<64> " + locks,
+		RegisterQueue: "bit<64> " + locks, RegisterFloor: "bit<64> " + locks, RegisterToken: "bit<64> " + locks,
+		"NetlockIngress.ended": "bit<32> size 65536",
+	}
+	for l := 0; l < Levels; l++ {
+		for _, f := range []string{"head", "tail", "gnext"} {
+			n := fmt.Sprintf("NetlockIngress.levels.level%d.%s", l, f)
+			wantTNA[n], wantV1[n] = "bit<16> "+locks, "bit<16> "+locks
+		}
+	}
+	for p := 0; p < Parts; p++ {
+		for _, f := range []string{"s_txn", "s_flags", "s_who", "s_ts", "s_hold"} {
+			wantV1[fmt.Sprintf("NetlockIngress.pool.part%d.%s", p, f)] = "bit<64> size 32768"
+		}
+		for _, f := range []string{"s_txn_hi", "s_txn_lo", "s_flags", "s_lease", "s_ip", "s_pt", "s_ts_hi", "s_ts_lo"} {
+			wantTNA[fmt.Sprintf("NetlockIngress.pool.part%d.%s", p, f)] = "bit<32> size 32768"
+		}
+		wantTNA[fmt.Sprintf("NetlockIngress.pool.part%d.s_hold", p)] = "struct pair32_t size 32768"
+	}
+	for name, regs := range map[string][2]map[string]string{V1Model.Name: {rv, wantV1}, TNA.Name: {rt, wantTNA}} {
+		if !maps.Equal(regs[0], regs[1]) {
+			t.Errorf("%s registers:\n got %v\nwant %v", name, regs[0], regs[1])
+		}
+	}
 }

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/netlock-go/netlock/lockcore"
-	"github.com/netlock-go/netlock/p4"
 	"github.com/netlock-go/netlock/wire"
 )
 
@@ -159,14 +158,31 @@ type sut struct {
 	r      *rig
 	q2     *lockcore.Core
 	toks   *tokens
-	out    []msg
+	out    []msg    // answers to clients
+	srv    []msg    // control messages to the server (overflow, queue-empty)
+	pins   [][]byte // admin replies
 	effs   []lockcore.Effect
 	failed string
 }
 
 // inject sends one client datagram into the switch, runs the server's answers (push-backs)
-// back into it, and records the answers to clients.
+// back into it, and records the answers to clients and the messages to the server.
 func (s *sut) inject(c int, f *wire.Fields) {
+	s.run(func() []out { return s.r.send(c, clientAddr(c), serverAddr(diffQ2Server), f, nil) })
+}
+
+// admin sends an admin request from the controller, as inject sends a client datagram; the
+// replies are recorded too.
+func (s *sut) admin(req *AdminRequest) {
+	s.run(func() []out {
+		outs, pins := s.r.admin(req)
+		s.pins = append(s.pins, pins...)
+		return outs
+	})
+}
+
+// run runs first (a packet into the switch) and then the server's push-backs.
+func (s *sut) run(first func() []out) {
 	type pkt struct {
 		port     int
 		src, dst netip.AddrPort
@@ -174,16 +190,23 @@ func (s *sut) inject(c int, f *wire.Fields) {
 		key      *uint64
 	}
 	key := uint64(rigKey)
-	q := []pkt{{port: c, src: clientAddr(c), dst: serverAddr(diffQ2Server), f: *f}}
-	for len(q) > 0 {
-		p := q[0]
-		q = q[1:]
-		for _, o := range s.r.send(p.port, p.src, p.dst, &p.f, p.key) {
+	var q []pkt
+	for n := 0; n == 0 || len(q) > 0; n++ {
+		var outs []out
+		if n == 0 {
+			outs = first()
+		} else {
+			p := q[0]
+			q = q[1:]
+			outs = s.r.send(p.port, p.src, p.dst, &p.f, p.key)
+		}
+		for _, o := range outs {
 			if o.Port == 100+diffQ2Server {
 				if !o.HasKey || o.Key != rigKey || !o.F.Op.IsControl() {
 					s.failed = fmt.Sprintf("to the server without the rack key: %s", o)
 					return
 				}
+				s.srv = append(s.srv, msg{to: o.Frame.Dst, f: o.F})
 				req := lockcore.Request{Fields: o.F, From: o.Frame.Src}
 				s.effs = s.q2.Step(0, &req, s.effs[:0])
 				for _, e := range s.effs {
@@ -378,6 +401,7 @@ type diffRun struct {
 	rules  diffRules
 	rng    *rand.Rand
 	sw     *sut
+	sw2    *sut // the other program, which must answer alike (TestProgramsAgree), or nil
 	or     *oracle
 	otoks  *tokens
 	txns   []*gtxn
@@ -399,10 +423,19 @@ func (d *diffRun) fail(format string, args ...any) {
 // step runs one client datagram through both sides and compares the answers.
 func (d *diffRun) step(c int, sf, of wire.Fields, what string) {
 	d.t.Helper()
-	d.sw.out, d.or.out = d.sw.out[:0], d.or.out[:0]
+	d.sw.out, d.sw.srv, d.or.out = d.sw.out[:0], d.sw.srv[:0], d.or.out[:0]
+	d.sw.r.label = inputKind(what, &sf)
+	if d.sw2 != nil {
+		d.sw2.r.label = d.sw.r.label
+	}
 	d.sw.inject(c, &sf)
 	if d.sw.failed != "" {
 		d.fail("%s: %s", what, d.sw.failed)
+	}
+	if d.sw2 != nil {
+		d.sw2.out, d.sw2.srv = d.sw2.out[:0], d.sw2.srv[:0]
+		d.sw2.inject(c, &sf)
+		d.agree(what)
 	}
 	switch of.Op {
 	case wire.OpAcquire:
@@ -486,6 +519,10 @@ func (d *diffRun) waitingQ1(g *gtxn) bool { return g.orTok == 0 && d.or.inQ1(g.l
 
 func (d *diffRun) next() {
 	d.ts++
+	if d.sw2 != nil && d.rng.IntN(100) < 6 {
+		d.adminProbe()
+		return
+	}
 	p := d.rng.IntN(100)
 	r := d.rules
 	switch {
@@ -583,10 +620,10 @@ func (d *diffRun) drain() {
 	}
 }
 
-// newDiffSwitch loads the program for rules (src nil: the embedded program).
-func newDiffSwitch(t testing.TB, rules diffRules, src []byte) *rig {
+// newDiffSwitch loads prog for rules (src nil: the embedded program).
+func newDiffSwitch(t testing.TB, prog Program, rules diffRules, src []byte) *rig {
 	sz := Sizing{Locks: 8, PartBits: 6}
-	r := newRigSource(t, sz, src)
+	r := newRigSource(t, prog, sz, src)
 	left := uint32(0)
 	for l := 0; l < rules.locks; l++ {
 		e := LockEntry{Lock: uint32(l), Index: uint32(l), Server: diffQ2Server}
@@ -599,13 +636,19 @@ func newDiffSwitch(t testing.TB, rules diffRules, src []byte) *rig {
 	return r
 }
 
-// runDiff runs one seeded sequence on sw (whose registers it resets).
-func runDiff(t tb, r *rig, rules diffRules, seed uint64) {
-	for _, reg := range r.sw.Registers() {
-		reg.Reset()
-	}
-	if rules.quotaBurst > 0 {
-		must(t, r.sw.SetTenantLimit(1, 1, 0, uint64(rules.quotaBurst)))
+// runDiff runs one seeded sequence on r (whose registers it resets), and on r2 too, which
+// must answer alike, when it is not nil.
+func runDiff(t tb, r, r2 *rig, rules diffRules, seed uint64) {
+	for _, x := range []*rig{r, r2} {
+		if x == nil {
+			continue
+		}
+		for _, reg := range x.sw.Registers() {
+			reg.Reset()
+		}
+		if rules.quotaBurst > 0 {
+			must(t, x.sw.SetTenantLimit(1, 1, 0, uint64(rules.quotaBurst)))
+		}
 	}
 	cfg := lockcore.Config{DefaultLease: diffLease, MaxLease: diffMaxLease, Priorities: 2}
 	if rules.quotaBurst > 0 {
@@ -621,6 +664,11 @@ func runDiff(t tb, r *rig, rules diffRules, seed uint64) {
 		sw:    &sut{r: r, q2: q2a, toks: newTokens()},
 		or:    &oracle{rules: rules, q1: q1, q2: q2b, slots: map[uint32]*[Levels][]oslot{}, buf: map[uint32]int{}},
 		otoks: newTokens(), byKey: map[[2]uint64]*gtxn{}}
+	if r2 != nil {
+		q2c, err := lockcore.New(lockcore.Config{DefaultLease: diffLease, MaxLease: diffMaxLease, Priorities: 2})
+		must(t, err)
+		d.sw2 = &sut{r: r2, q2: q2c, toks: newTokens()}
+	}
 	for i := 0; i < rules.events; i++ {
 		d.next()
 	}
@@ -652,8 +700,9 @@ func diffSeeds(t *testing.T, n int) []uint64 {
 	return seeds
 }
 
-// TestDifferential runs 400 seeded sequences per configuration (1600 in all; 50 each with
-// -short, 10 each under the race detector: make test runs the full count without it).
+// TestDifferential runs 400 seeded sequences per configuration and program (1600 per program;
+// 50 each with -short, 10 each under the race detector: make test runs the full count without
+// it).
 func TestDifferential(t *testing.T) {
 	n := 400
 	switch {
@@ -662,21 +711,26 @@ func TestDifferential(t *testing.T) {
 	case testing.Short():
 		n = 50
 	}
-	for _, rules := range diffConfigs {
-		t.Run(rules.name, func(t *testing.T) {
-			r := newDiffSwitch(t, rules, nil)
-			for _, seed := range diffSeeds(t, n) {
-				ok := t.Run("", func(t *testing.T) {
-					defer func() {
-						if t.Failed() {
-							t.Logf("seed %d (re-run: go test ./dataplane -run 'TestDifferential/%s' -seed=%d)", seed, rules.name, seed)
+	for _, prog := range Programs {
+		t.Run(prog.Name, func(t *testing.T) {
+			for _, rules := range diffConfigs {
+				t.Run(rules.name, func(t *testing.T) {
+					r := newDiffSwitch(t, prog, rules, nil)
+					for _, seed := range diffSeeds(t, n) {
+						ok := t.Run("", func(t *testing.T) {
+							defer func() {
+								if t.Failed() {
+									t.Logf("seed %d (re-run: go test ./dataplane -run 'TestDifferential/%s/%s' -seed=%d)",
+										seed, prog.Name, rules.name, seed)
+								}
+							}()
+							runDiff(t, r, nil, rules, seed)
+						})
+						if !ok {
+							return
 						}
-					}()
-					runDiff(t, r, rules, seed)
+					}
 				})
-				if !ok {
-					return
-				}
 			}
 		})
 	}
@@ -705,19 +759,18 @@ func diffFails(r *rig, rules diffRules, seed uint64) (msg string) {
 			msg = rec.msg
 		}
 	}()
-	runDiff(rec, r, rules, seed)
+	runDiff(rec, r, nil, rules, seed)
 	return ""
 }
 
-// TestDifferentialMutants is the negative control: each mutant breaks one rule of the program,
-// and the differential test must notice within a few hundred sequences.
-func TestDifferentialMutants(t *testing.T) {
-	if raceDetector {
-		t.Skip("the mutants run without the race detector (make test's second pass): the engine is single-threaded")
-	}
-	mutants := []struct {
-		name, rule, from, to string
-	}{
+// mutant is a copy of a program that breaks one rule: from is replaced by to.
+type mutant struct {
+	name, rule, from, to string
+}
+
+// mutants are the negative controls of the differential test, per program.
+var mutants = map[string][]mutant{
+	V1Model.Name: {
 		{"shared-overtakes-waiting-exclusive", "a shared request waits behind an exclusive one at its level",
 			"meta.compat = (xheld == 0 && wx0 == 0) ? 8w1 : 8w0;", "meta.compat = (xheld == 0) ? 8w1 : 8w0;"},
 		{"overflow-ignores-q2", "no request overtakes the server's q2",
@@ -731,25 +784,74 @@ func TestDifferentialMutants(t *testing.T) {
 			"} else if (meta.dup_hit == 1) {", "} else if (meta.dup_hit == 2) {"},
 		{"walk-prefers-low-priority", "level 0 is granted before level 1",
 			"bit<8> nl = (meta.w0 > 0) ? 8w0 : 8w1;", "bit<8> nl = (meta.w1 > 0) ? 8w1 : 8w0;"},
+	},
+	TNA.Name: {
+		{"shared-overtakes-waiting-exclusive", "a shared request waits behind an exclusive one at its level",
+			"if (xheld == 0 && wx0 == 0) { compat = 1; }", "if (xheld == 0) { compat = 1; }"},
+		{"overflow-ignores-q2", "no request overtakes the server's q2",
+			"if (meta.paused == 1 || b != 0 || up >= meta.size) {\n                ov = 0x20000000;\n                if (b != 0xffff)",
+			"if (meta.paused == 1 || up >= meta.size) {\n                ov = 0x20000000;\n                if (b != 0xffff)"},
+		{"walk-grants-exclusive-to-holders", "an exclusive waiter is granted only when nobody holds",
+			"                if (nhold == 0) { rv = 1; }\n            } else {\n                if (xheld == 0) { rv = 1; }",
+			"                rv = 1;\n            } else {\n                if (xheld == 0) { rv = 1; }"},
+		{"release-ignores-token", "a release must name the holder's token",
+			"if (v.hi == meta.tseq_lo && v.hi != 0) { v.hi = 0; rv = 1; }", "if (v.hi != 0) { v.hi = 0; rv = 1; }"},
+		{"duplicate-is-a-new-request", "a copy of a live acquire without the retry flag is a retransmission",
+			"meta.dup_hit = (e_code == 2) ? 8w1 : 8w0;", "meta.dup_hit = (e_code == 3) ? 8w1 : 8w0;"},
+		{"walk-prefers-low-priority", "level 0 is granted before level 1",
+			"bit<8> nl = (w0 > 0) ? 8w0 : 8w1;", "bit<8> nl = (w1 > 0) ? 8w1 : 8w0;"},
+	},
+}
+
+// TestDifferentialMutants is the negative control: each mutant breaks one rule of a program,
+// and the differential test must notice within a few hundred sequences.
+func TestDifferentialMutants(t *testing.T) {
+	if raceDetector {
+		t.Skip("the mutants run without the race detector (make test's second pass): the engine is single-threaded")
 	}
-	for _, m := range mutants {
-		t.Run(m.name, func(t *testing.T) {
-			from := strings.ReplaceAll(m.from, "\\n", "\n")
-			to := strings.ReplaceAll(m.to, "\\n", "\n")
-			if strings.Count(string(p4.Netlock), from) != 1 {
-				t.Fatalf("the mutation site %q is not in p4/netlock.p4 exactly once: update the mutant", from)
-			}
-			src := []byte(strings.Replace(string(p4.Netlock), from, to, 1))
-			for _, rules := range diffConfigs {
-				r := newDiffSwitch(t, rules, src)
-				for seed := uint64(1); seed <= 300; seed++ {
-					if msg := diffFails(r, rules, seed); msg != "" {
-						t.Logf("caught (%s) by configuration %s, seed %d:\n%.600s", m.rule, rules.name, seed, msg)
-						return
+	for _, prog := range Programs {
+		t.Run(prog.Name, func(t *testing.T) {
+			for _, m := range mutants[prog.Name] {
+				t.Run(m.name, func(t *testing.T) {
+					from := strings.ReplaceAll(m.from, "\\n", "\n")
+					to := strings.ReplaceAll(m.to, "\\n", "\n")
+					if strings.Count(string(prog.Source), from) != 1 {
+						t.Fatalf("the mutation site %q is not in p4/%s exactly once: update the mutant", from, prog.File)
 					}
-				}
+					src := []byte(strings.Replace(string(prog.Source), from, to, 1))
+					for _, rules := range diffConfigs {
+						r := newDiffSwitch(t, prog, rules, src)
+						for seed := uint64(1); seed <= 300; seed++ {
+							if msg := diffFails(r, rules, seed); msg != "" {
+								t.Logf("caught (%s) by configuration %s, seed %d:\n%.600s", m.rule, rules.name, seed, msg)
+								return
+							}
+						}
+					}
+					t.Errorf("mutant %s (breaks: %s) passed the differential test", m.name, m.rule)
+				})
 			}
-			t.Errorf("mutant %s (breaks: %s) passed the differential test", m.name, m.rule)
 		})
 	}
+}
+
+// inputKind is the kind of a client datagram the differential test sends: the first word of
+// its description, "try acquire" for a try.
+func inputKind(what string, f *wire.Fields) string {
+	k, _, _ := strings.Cut(what, " ")
+	switch {
+	case k == "acquire" && f.Flags&wire.FlagTry != 0:
+		k = "try acquire"
+	case k == "bogus":
+		k = "release by a non-holder"
+	case k == "duplicate":
+		k = "duplicate (exact copy of a live acquire)"
+	case k == "retry":
+		k = "retry (retransmitted acquire)"
+	case k == "withdraw":
+		k = "withdraw (release with token 0)"
+	case k == "probe":
+		k = "lease-probe"
+	}
+	return k
 }

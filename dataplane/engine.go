@@ -5,24 +5,32 @@ import (
 	"net/netip"
 
 	"github.com/netlock-go/netlock/bmv2/engine"
-	"github.com/netlock-go/netlock/p4"
 )
 
-// Switch is p4/netlock.p4 loaded into the execution engine, with the control interface as
-// methods on the engine's runtime API: the harness of the tests, the differential test and
-// the benchmarks. It is not safe for concurrent use (the engine is not).
+// Switch is one of the programs (p4/netlock.p4 unless loaded with LoadProgram) loaded into
+// the execution engine, with the control interface as methods on the engine's runtime API:
+// the harness of the tests, the differential test and the benchmarks. It is not safe for
+// concurrent use (the engine is not).
 type Switch struct {
 	*engine.Switch
-	Sizing Sizing
+	Sizing  Sizing
+	Program Program
 }
 
-// Load compiles the program with sizes s into a new engine switch. cfg.CPUPort is set from
+// Load compiles p4/netlock.p4 with sizes s into a new engine switch. cfg.CPUPort is set from
 // s when zero.
-func Load(s Sizing, cfg engine.Config) (*Switch, error) { return load(s, p4.Netlock, cfg) }
+func Load(s Sizing, cfg engine.Config) (*Switch, error) { return load(V1Model, s, V1Model.Source, cfg) }
 
-func load(s Sizing, src []byte, cfg engine.Config) (*Switch, error) {
+// LoadProgram compiles prog with sizes s into a new engine switch. cfg.CPUPort is set from s
+// when zero. The TNA program recirculates through engine.TNARecirculationPort (the engine's
+// default loopback port).
+func LoadProgram(prog Program, s Sizing, cfg engine.Config) (*Switch, error) {
+	return load(prog, s, prog.Source, cfg)
+}
+
+func load(prog Program, s Sizing, src []byte, cfg engine.Config) (*Switch, error) {
 	s = s.withDefaults()
-	checked, err := s.loadSource(src)
+	checked, err := s.loadSource(prog, src)
 	if err != nil {
 		return nil, err
 	}
@@ -33,7 +41,7 @@ func load(s Sizing, src []byte, cfg engine.Config) (*Switch, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dataplane: %w", err)
 	}
-	return &Switch{Switch: sw, Sizing: s}, nil
+	return &Switch{Switch: sw, Sizing: s, Program: prog}, nil
 }
 
 func (sw *Switch) table(name string) (*engine.Table, error) {

@@ -48,6 +48,9 @@ const (
 	RegisterQueue  = "NetlockIngress.lk_q"
 	RegisterToken  = "NetlockIngress.lk_tok"
 	RegisterFloor  = "NetlockIngress.lk_floor"
+	// RegisterTokenHigh is the TNA program's high half of the grant counter (its
+	// RegisterToken holds the low half; docs/dataplane.md "Tofino").
+	RegisterTokenHigh = "NetlockIngress.lk_tok_hi"
 
 	// Controller packet metadata (@controller_header).
 	PacketOutHeader = "packet_out"

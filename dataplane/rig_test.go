@@ -8,7 +8,6 @@ import (
 
 	"github.com/netlock-go/netlock/bmv2/engine"
 	"github.com/netlock-go/netlock/internal/udpframe"
-	"github.com/netlock-go/netlock/p4"
 	"github.com/netlock-go/netlock/wire"
 )
 
@@ -19,7 +18,17 @@ type rig struct {
 	sw  *Switch
 	now time.Time
 	buf []byte
+	// passes counts ingress passes of netlock packets (applications of the rack table)
+	// when the rig was made with rigCountPasses set; onInput, if set, receives each input's
+	// label and count.
+	passes  int
+	onInput func(label string, passes int)
+	label   string // what the next client datagram is (set by the test)
 }
+
+// rigCountPasses makes newRigSource count passes (the engine's table hook, off otherwise:
+// it slows the pipeline).
+var rigCountPasses bool
 
 const rigKey = 0x5eC12e7_0000_1234
 
@@ -38,13 +47,21 @@ func serverAddr(s int) netip.AddrPort {
 	return netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 0, 1, byte(s)}), wire.Port)
 }
 
-// newRigSource loads src instead of the embedded program when it is not nil.
-func newRigSource(t testing.TB, sz Sizing, src []byte) *rig {
+// newRigSource loads prog, or src (a version of prog) when it is not nil.
+func newRigSource(t testing.TB, prog Program, sz Sizing, src []byte) *rig {
 	r := &rig{t: t, now: time.Unix(1000, 0)}
 	if src == nil {
-		src = p4.Netlock
+		src = prog.Source
 	}
-	sw, err := load(sz, src, engine.Config{TofinoConstraints: true, Now: func() time.Time { return r.now }})
+	cfg := engine.Config{TofinoConstraints: true, Now: func() time.Time { return r.now }}
+	if rigCountPasses {
+		cfg.OnTable = func(table, _ string, _ bool) {
+			if table == TableRack {
+				r.passes++
+			}
+		}
+	}
+	sw, err := load(prog, sz, src, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,10 +121,44 @@ func (r *rig) send(port int, src, dst netip.AddrPort, f *wire.Fields, key *uint6
 	}
 	r.buf = udpframe.Append(r.buf[:0], udpframe.Endpoint{MAC: hostMAC(src.Addr()), Addr: src},
 		udpframe.Endpoint{MAC: rigSwitchMAC, Addr: dst}, payload)
+	r.passes = 0
 	res, err := r.sw.Process(port, r.buf)
 	if err != nil {
 		r.t.Fatalf("process %s: %v", f, err)
 	}
+	if r.onInput != nil {
+		label := r.label
+		if key != nil {
+			label = "push-back (from the server)"
+		}
+		r.onInput(label, r.passes)
+	}
+	return r.outs(res)
+}
+
+// admin sends an admin request from the controller and returns what came out, and the
+// packet-ins (the frames after the packet_in header).
+func (r *rig) admin(req *AdminRequest) ([]out, [][]byte) {
+	r.t.Helper()
+	r.buf = req.Frame(append(r.buf[:0], PacketOutAdmin, 0, 0), rigKey)
+	r.passes = 0
+	res, err := r.sw.PacketOut(r.buf)
+	if err != nil {
+		r.t.Fatalf("admin %d: %v", req.Op, err)
+	}
+	if r.onInput != nil {
+		r.onInput(fmt.Sprintf("admin %d", req.Op), r.passes)
+	}
+	var pins [][]byte
+	for _, p := range res.PacketIn {
+		pins = append(pins, append([]byte(nil), p...))
+	}
+	return r.outs(res), pins
+}
+
+// outs decodes the packets the switch sent.
+func (r *rig) outs(res *engine.Result) []out {
+	r.t.Helper()
 	var outs []out
 	for _, o := range res.Out {
 		var x out

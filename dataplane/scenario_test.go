@@ -725,14 +725,21 @@ func generate(path string, src []byte) ([]byte, error) {
 	return []byte(s.out.String()), nil
 }
 
-// TestScenarios checks that each STF file is the translation of its scenario, then runs it on
-// the engine in Tofino-constraint mode.
+// TestScenarios checks that each STF file is the translation of its scenario, then runs it,
+// unchanged, on each program (p4/netlock.p4 in Tofino-constraint mode, p4/tna/netlock.p4 with
+// Tofino's rules, always on for TNA).
 func TestScenarios(t *testing.T) {
 	srcs, err := filepath.Glob(filepath.Join(scenarioDir, "scenarios", "*.scn"))
 	if err != nil || len(srcs) == 0 {
 		t.Fatalf("no scenarios in %s: %v", scenarioDir, err)
 	}
-	checked, err := front.Load(filepath.Join("..", "p4", "netlock.p4"))
+	for _, prog := range Programs {
+		t.Run(prog.Name, func(t *testing.T) { testScenarios(t, prog, srcs) })
+	}
+}
+
+func testScenarios(t *testing.T, prog Program, srcs []string) {
+	checked, err := front.Load(filepath.Join("..", "p4", filepath.FromSlash(prog.File)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -748,7 +755,7 @@ func TestScenarios(t *testing.T) {
 				t.Fatal(err)
 			}
 			stfPath := filepath.Join(scenarioDir, name+".stf")
-			if *updateFlag {
+			if *updateFlag && prog.Name == V1Model.Name {
 				if err := os.WriteFile(stfPath, gen, 0o644); err != nil {
 					t.Fatal(err)
 				}

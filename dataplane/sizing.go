@@ -8,7 +8,6 @@ import (
 
 	"github.com/netlock-go/netlock/bmv2/front"
 	"github.com/netlock-go/netlock/bmv2/p4rt"
-	"github.com/netlock-go/netlock/p4"
 )
 
 // Parts is the number of register arrays per slot field the pool is split over (NetLock's
@@ -105,37 +104,45 @@ func (s Sizing) SplitToken(token uint64) (seq uint64, slot uint32) {
 }
 
 // Load checks the embedded p4/netlock.p4 with s's macros.
-func (s Sizing) Load() (*front.Checked, error) { return s.loadSource(p4.Netlock) }
+func (s Sizing) Load() (*front.Checked, error) { return s.LoadProgram(V1Model) }
 
-// loadSource checks src (a version of p4/netlock.p4: the mutation tests change it) with s's
-// macros.
-func (s Sizing) loadSource(src []byte) (*front.Checked, error) {
+// LoadProgram checks prog with s's macros.
+func (s Sizing) LoadProgram(prog Program) (*front.Checked, error) {
+	return s.loadSource(prog, prog.Source)
+}
+
+// loadSource checks src (a version of prog: the mutation tests change it) with s's macros.
+func (s Sizing) loadSource(prog Program, src []byte) (*front.Checked, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
 	read := func(name string) ([]byte, error) {
-		if path.Clean(name) == p4.NetlockFile {
+		if path.Clean(name) == prog.File {
 			return src, nil
 		}
 		return nil, fmt.Errorf("%s: %w", name, fs.ErrNotExist)
 	}
-	c, err := front.LoadOptions(p4.NetlockFile, front.Options{Defines: s.Defines(), ReadFile: read})
+	c, err := front.LoadOptions(prog.File, front.Options{Defines: s.Defines(), ReadFile: read})
 	if err != nil {
 		return nil, fmt.Errorf("dataplane: %w", err)
 	}
 	return c, nil
 }
 
-// Bundle returns the device config that installs the program with s's sizes over
+// Bundle returns the device config that installs p4/netlock.p4 with s's sizes over
 // P4Runtime on netlock switch: a main file with the #defines that includes netlock.p4.
-func (s Sizing) Bundle() *p4rt.Bundle {
+func (s Sizing) Bundle() *p4rt.Bundle { return s.BundleProgram(V1Model) }
+
+// BundleProgram returns the device config that installs prog with s's sizes over P4Runtime
+// on netlock switch: a main file with the #defines that includes the program.
+func (s Sizing) BundleProgram(prog Program) *p4rt.Bundle {
 	s = s.withDefaults()
-	main := fmt.Sprintf("/* p4/netlock.p4 with its sizes (dataplane.Sizing). */\n"+
+	main := fmt.Sprintf("/* p4/%s with its sizes (dataplane.Sizing). */\n"+
 		"#define NETLOCK_LOCKS %d\n#define NETLOCK_PART_BITS %d\n#define NETLOCK_TENANT_METERS %d\n"+
-		"#define NETLOCK_ENDED %d\n#define CPU_PORT %d\n#include \"%s\"\n", s.Locks, s.PartBits, s.TenantMeters,
-		s.Ended, s.CPUPort, p4.NetlockFile)
+		"#define NETLOCK_ENDED %d\n#define CPU_PORT %d\n#include \"%s\"\n", prog.File, s.Locks, s.PartBits, s.TenantMeters,
+		s.Ended, s.CPUPort, prog.base())
 	return &p4rt.Bundle{Files: []p4rt.BundleFile{
 		{Name: "netlock_sized.p4", Data: []byte(main)},
-		{Name: p4.NetlockFile, Data: p4.Netlock},
+		{Name: prog.base(), Data: prog.Source},
 	}}
 }

@@ -145,6 +145,11 @@ type Config struct {
 	// grants nothing until the controller's wire.AdminTakeover (which hands it the failed
 	// server's epoch and a grace period).
 	Standby bool
+	// OnAccept, if set, is told every acquire the server accepts into a lock's queue (granted
+	// or waiting; not a duplicate, a refusal, a buffered overflow or a dropped acquire of a
+	// switch-resident lock), in the order the lock's shard took them: the acceptance order of
+	// the history checker's FIFO rule, for tests. It runs under the shard's lock.
+	OnAccept func(lock uint32, txn uint64)
 	// ControllerLease, if positive, fences the server to the controller: each authenticated admin
 	// ping renews the server's authority for this long, and the server grants nothing while it
 	// has none (the controller declares a server dead only after it stopped pinging it and this
@@ -536,7 +541,19 @@ func (s *Server) serve(i int) error {
 			}
 			sh := s.shardOf(req.Lock)
 			sh.mu.Lock()
+			hook := s.cfg.OnAccept != nil && (req.Op == wire.OpAcquire || req.Op == wire.OpOverflow)
+			var taken uint64
+			if hook {
+				st := sh.core.Stats()
+				taken = st.Grants + st.Queued
+			}
 			sh.out = sh.core.Step(now, &req, sh.out[:0])
+			if hook {
+				// An acquire grants or queues only itself, so this counts its acceptance.
+				if st := sh.core.Stats(); st.Grants+st.Queued > taken {
+					s.cfg.OnAccept(req.Lock, req.Txn)
+				}
+			}
 			if s.rdma != nil {
 				sh.out = s.rdma.afterStep(sh, &req, sh.out)
 			}

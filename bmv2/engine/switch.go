@@ -71,7 +71,17 @@ type Config struct {
 	// access outside any action is an invocation of its own). A register array used by both
 	// ingress and egress is an error too (a Tofino register lives in one gress).
 	TofinoConstraints bool
+	// Loopback lists the ports in loopback mode, for TNA programs: a packet sent out of one
+	// enters the ingress pipeline again, received on that port (Tofino recirculates this way,
+	// through its recirculation ports or front-panel ports put in loopback). nil means
+	// TNARecirculationPort alone; an empty slice, no port. v1model programs recirculate with
+	// recirculate() instead and ignore it.
+	Loopback []int
 }
+
+// TNARecirculationPort is Tofino 1's recirculation port of pipe 0 (always in loopback),
+// the loopback port of a TNA program unless Config.Loopback says otherwise.
+const TNARecirculationPort = 68
 
 // Digest is one digest() call: the receiver, the data's type name and P4Info digest id,
 // and the field values, big-endian, in declaration order.

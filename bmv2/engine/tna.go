@@ -27,7 +27,8 @@ import (
 // pkt_length, ...), then what the ingress deparser emitted (bridged headers and the frame).
 // Parser errors set parser_err and never drop. After the egress control and deparser,
 // Mirror.emit mirrors the deparsed packet (egress to egress), and unless drop_ctl bit 0 is
-// set the packet leaves on egress_port.
+// set the packet leaves on egress_port; a port in loopback mode (Config.Loopback, by default
+// Tofino's recirculation port 68) sends it into the ingress again: recirculation.
 //
 // Intrinsic metadata bytes are never part of the payload: the payload starts where the
 // parser stopped, or after the intrinsic metadata if the parser did not consume it.
@@ -79,6 +80,7 @@ type tnaState struct {
 	parserErrRead      bool         // the program reads parser_err
 
 	portMeta map[int][]byte // port metadata by ingress port (phase 0)
+	loopback map[int]bool   // ports in loopback mode (Config.Loopback)
 	req      tnaRequests
 	inBuf    []byte
 	meterCol map[*Meter][3]uint64 // GREEN, YELLOW, RED values of TNA meters
@@ -144,8 +146,14 @@ func (cp *compiler) loadTNA() {
 		cp.fail(cp.checked.Main.P, "not supported by the netlock engine: %d pipes (the engine runs one pipe)", len(pipes))
 	}
 	p := pipes[0]
-	t := &tnaState{portMeta: map[int][]byte{}, meterCol: map[*Meter][3]uint64{}}
+	t := &tnaState{portMeta: map[int][]byte{}, meterCol: map[*Meter][3]uint64{}, loopback: map[int]bool{}}
 	sw.tna = t
+	if sw.cfg.Loopback == nil {
+		t.loopback[TNARecirculationPort] = true
+	}
+	for _, port := range sw.cfg.Loopback {
+		t.loopback[port] = true
+	}
 	// Every TNA program runs with Tofino's register rules.
 	sw.cfg.TofinoConstraints = true
 	cp.tnaRules(p) // tna_rules.go: refuse what a Tofino cannot run
@@ -488,8 +496,17 @@ func (s *Switch) tnaMirror(session uint32, hdr, frame []byte, inPort int) {
 	}
 }
 
-// tnaEmit sends a frame out of port (the CPU port makes it a packet-in).
+// tnaEmit sends a frame out of port (the CPU port makes it a packet-in; a port in loopback
+// mode recirculates it: it enters the ingress again, received on that port).
 func (s *Switch) tnaEmit(port int, frame []byte) {
+	if s.tna.loopback[port] {
+		q := s.newPacket()
+		q.data = append(q.data, frame...)
+		q.inPort = port
+		q.tna = tnaPacket{}
+		s.ingressQ = append(s.ingressQ, q)
+		return
+	}
 	if s.cfg.CPUPort != 0 && port == s.cfg.CPUPort {
 		s.res.PacketIn = append(s.res.PacketIn, frame)
 		if s.cfg.OnPacketIn != nil {

@@ -508,3 +508,61 @@ func TestTNARandom(t *testing.T) {
 		t.Errorf("random %x, want def0", got)
 	}
 }
+
+// TestTNALoopback: a packet sent to a port in loopback mode enters the ingress again, received
+// on that port, as the egress deparsed it (Tofino's recirculation). Port 68 (pipe 0's
+// recirculation port) is in loopback by default; Config.Loopback replaces the set.
+func TestTNALoopback(t *testing.T) {
+	src := tnaSrc{igBody: `
+        if (hdr.reg.val != 0) {
+            hdr.reg.val = hdr.reg.val - 1;
+            hdr.reg.rv = hdr.reg.rv + 1;
+            ig_tm_md.ucast_egress_port = (PortId_t)hdr.reg.idx;
+        } else {
+            hdr.reg.op = (bit<8>)ig_intr_md.ingress_port;
+            ig_tm_md.ucast_egress_port = 5;
+        }`}
+	for _, tc := range []struct {
+		name     string
+		loopback []int
+		port     uint32
+		out      int    // the port the packet leaves on
+		passes   uint32 // recirculations counted in rv
+	}{
+		{"default port 68", nil, TNARecirculationPort, 5, 3},
+		{"a front-panel port in loopback", []int{30}, 30, 5, 3},
+		{"68 not in loopback", []int{30}, TNARecirculationPort, TNARecirculationPort, 1},
+		{"no loopback port", []int{}, TNARecirculationPort, TNARecirculationPort, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sw, err := loadTNA(t, src.text(), Config{Loopback: tc.loopback})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := sw.Process(1, regPkt(0, tc.port, 3))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Out) != 1 || res.Out[0].Port != tc.out {
+				t.Fatalf("outputs %v, want one on port %d", res.Out, tc.out)
+			}
+			d := res.Out[0].Data
+			rv := uint32(d[23])<<24 | uint32(d[24])<<16 | uint32(d[25])<<8 | uint32(d[26])
+			if rv != tc.passes {
+				t.Errorf("%d recirculations, want %d", rv, tc.passes)
+			}
+			if tc.out == 5 && d[14] != byte(tc.port) {
+				t.Errorf("the last pass was received on port %d, want %d", d[14], tc.port)
+			}
+		})
+	}
+	// A loop is bounded by MaxPasses.
+	sw, err := loadTNA(t, tnaSrc{igBody: `
+        ig_tm_md.ucast_egress_port = 68;`}.text(), Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sw.Process(1, regPkt(0, 0, 0)); !errors.Is(err, ErrTooManyPasses) {
+		t.Errorf("endless recirculation: %v, want ErrTooManyPasses", err)
+	}
+}

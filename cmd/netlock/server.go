@@ -107,9 +107,16 @@ func newLogger(level string) (*slog.Logger, error) {
 }
 
 func serveMetrics(ctx context.Context, addr string, reg *prometheus.Registry, log *slog.Logger) error {
+	_, err := listenMetrics(ctx, addr, reg, log)
+	return err
+}
+
+// listenMetrics serves reg on addr's /metrics until ctx ends and returns the address it listens
+// on.
+func listenMetrics(ctx context.Context, addr string, reg *prometheus.Registry, log *slog.Logger) (net.Addr, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return fmt.Errorf("metrics listen: %w", err)
+		return nil, fmt.Errorf("metrics listen: %w", err)
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
@@ -124,5 +131,5 @@ func serveMetrics(ctx context.Context, addr string, reg *prometheus.Registry, lo
 		_ = hs.Close()
 	}()
 	log.Info("metrics", "addr", ln.Addr().String())
-	return nil
+	return ln.Addr(), nil
 }

@@ -37,6 +37,10 @@ import (
 type Config struct {
 	// Core is the decision core's configuration (servers, routes, periods, allocation).
 	Core ctlcore.Config
+	// Program is the P4 program pushed to a switch without one (nil: the embedded
+	// p4/netlock.p4 with Core.Sizing's sizes; a program of its own must keep netlock.p4's tables,
+	// actions and registers, with Core.Sizing's sizes).
+	Program *controlplane.Program
 	// Switch is the P4Runtime connection (address, device id, election id; the Log is set from
 	// Log when nil).
 	Switch controlplane.Config
@@ -115,6 +119,8 @@ type Snapshot struct {
 	Primary bool
 	Stats   ctlcore.Stats
 	Locks   []uint32 // in the switch
+	// Stopped: Run has returned (Primary is then false).
+	Stopped bool
 }
 
 // New checks cfg and builds a Controller (nothing runs before Run).
@@ -126,9 +132,11 @@ func New(cfg Config) (*Controller, error) {
 	if err != nil {
 		return nil, err
 	}
-	prog, err := controlplane.ProgramFromBundle(cfg.Core.Sizing.Bundle())
-	if err != nil {
-		return nil, err
+	prog := cfg.Program
+	if prog == nil {
+		if prog, err = controlplane.ProgramFromBundle(cfg.Core.Sizing.Bundle()); err != nil {
+			return nil, err
+		}
 	}
 	c := &Controller{cfg: cfg, core: core, prog: prog, servers: map[uint16]netip.AddrPort{}, log: cfg.Log,
 		inputs: make(chan ctlcore.Input, 1024), adminW: map[uint16]chan dataplane.AdminReply{},
@@ -174,6 +182,8 @@ func (c *Controller) Run(ctx context.Context) error {
 		cl.Close()
 		c.cfg.AdminConn.Close()
 		wg.Wait()
+		// A controller that stopped is nobody's primary, whatever its last step saw.
+		c.snap.Store(&Snapshot{Phase: ctlcore.Backup, Term: c.core.Term(), Stats: c.core.Stats(), Stopped: true})
 	}()
 	sub := cl.Subscribe("admin replies", func(p *controlplane.PacketIn) bool {
 		r, _ := p.Uint("reason")

@@ -403,7 +403,7 @@ func (c *Core) fresh(why string) {
 			c.after(c.cfg.SweepPeriod, func() { c.fresh(why) })
 			return
 		}
-		c.write(false, func(err error) {
+		c.upsert(func(err error) {
 			if err != nil {
 				c.log.Error("bring-up writes failed; starting again", "err", err)
 				c.after(c.cfg.SweepPeriod, func() { c.fresh(why) })
@@ -423,6 +423,28 @@ func (c *Core) fresh(why string) {
 			})
 		}, c.bringUpUpdates()...)
 	})
+}
+
+// upsert writes ups (not atomically) and, if some of them found their entity already there,
+// writes them all again as modifications: the bring-up must succeed on a switch that kept part
+// of its state (a P4Runtime pipeline push keeps the clone sessions, as bmv2 does; a controller
+// that died halfway through a bring-up left entries behind).
+func (c *Core) upsert(fn func(error), ups ...Update) {
+	c.write(false, func(err error) {
+		if err == nil || !isAlreadyExists(err) {
+			fn(err)
+			return
+		}
+		mod := make([]Update, len(ups))
+		for i, u := range ups {
+			if u.Op == Insert {
+				u.Op = Modify
+			}
+			mod[i] = u
+		}
+		c.log.Info("bring-up: entries already there, writing them again as modifications", "err", err)
+		c.write(false, fn, mod...)
+	}, ups...)
 }
 
 // bringUpUpdates are the writes of docs/dataplane.md's bring-up, in its order: the rack, clone
@@ -479,7 +501,7 @@ func (c *Core) afterFresh(detected time.Time) {
 		}
 		floor := uint64(0)
 		if total > 0 {
-			floor = c.tokenBound(detected)
+			floor = c.recoveryFloor(detected)
 		}
 		wait := detected.Add(c.cfg.Rack.MaxLease + c.cfg.LeaseMargin).Sub(c.now)
 		if c.cfg.Mutation == MutationSkipRecoveryWait {
@@ -521,14 +543,31 @@ func (c *Core) adoptRecovered(lk *lockRec, floor uint64) {
 	})
 }
 
+// recoveryFloor is the token floor of the locks a lost switch held, as of detected: tokenBound
+// when the Core has observed the switch's token counters (or restored an observation). A Core
+// that never did (a backup that became primary just as the switch restarted, without a state
+// file) falls back to the servers' next epochs, (epoch+1) << 40: the switch's tokens for a lock
+// start at its server's last token, within the server's epoch, so this covers them unless the
+// switch granted the lock more than 2^(40-SlotBits) times since it moved in (docs/controlplane.md,
+// "Switch restart").
+func (c *Core) recoveryFloor(detected time.Time) uint64 {
+	f := c.tokenBound(detected)
+	if c.maxTokenAt.IsZero() {
+		for _, s := range c.servers {
+			f = max(f, (s.epoch+1)<<40)
+		}
+	}
+	return f
+}
+
 // tokenBound bounds every token the switch may have granted before detected: the largest token
 // counter observed, plus MaxGrantRate grants for every second between that observation and
 // detected, as the next token value (docs/controlplane.md, "Switch restart").
 func (c *Core) tokenBound(detected time.Time) uint64 {
 	if c.maxTokenAt.IsZero() {
 		if c.maxToken == 0 {
-			c.log.Error("no switch token counter was ever observed: the servers' floors cannot be raised above " +
-				"the tokens the lost switch granted (restore the observation with Core.Observe)")
+			c.log.Warn("no switch token counter was ever observed: the floors of the lost switch's locks are the " +
+				"servers' next epochs (restore an observation with Core.Observe, the controller's state file)")
 		}
 		return 0
 	}

@@ -287,14 +287,12 @@ func (c *Core) reconcile() {
 						resident[id] = n
 					}
 				}
+				var orphans []*lockRec
 				for id, n := range resident {
 					lk := c.lock(id)
 					if !lk.inTable {
-						// Resident at its server, not in the switch: a move in that never inserted
-						// its entry, or a move out past its delete (whose token floor came before
-						// the delete). The server takes it back.
 						lk.server = n
-						c.moveOutFrom(lk, stepAdopt)
+						orphans = append(orphans, lk)
 					}
 				}
 				for _, lk := range c.locks {
@@ -309,6 +307,7 @@ func (c *Core) reconcile() {
 					}
 				}
 				c.run()
+				c.recoverOrphans(orphans)
 			})
 		}
 		if len(fixes) == 0 {
@@ -316,6 +315,37 @@ func (c *Core) reconcile() {
 			return
 		}
 		c.writeStaging(fixes, finish)
+	})
+}
+
+// recoverOrphans hands back to their servers the locks a controller taking over finds resident
+// at their servers without a switch entry. It cannot tell which of three histories left them
+// so: a move in that never inserted the entry (the switch granted nothing), a move out past its
+// delete (drained, its floor given), or a switch that restarted under another controller which
+// died or lost primacy before it recovered them (holders of the lost switch may still hold,
+// with tokens no floor covers yet). It treats every one as the last, which is safe for all
+// three: a token floor above every token the switch may have granted (recoveryFloor, as of now)
+// and the longest lease waited out from now before the server grants the lock again.
+func (c *Core) recoverOrphans(lks []*lockRec) {
+	if len(lks) == 0 {
+		return
+	}
+	floor := c.recoveryFloor(c.now)
+	wait := c.cfg.Rack.MaxLease + c.cfg.LeaseMargin
+	if c.cfg.Mutation == MutationSkipRecoveryWait {
+		wait = 0
+	}
+	c.log.Warn("locks resident at their servers without a switch entry: recovering them after the leases",
+		"locks", len(lks), "wait", wait, "token_floor", floor)
+	for _, lk := range lks {
+		lk.task++
+		lk.state = stateRecovering
+	}
+	c.recovery += len(lks)
+	c.after(wait, func() {
+		for _, lk := range lks {
+			c.adoptRecovered(lk, floor)
+		}
 	})
 }
 

@@ -231,3 +231,40 @@ func TestCrashedHolderSwept(t *testing.T) {
 		t.Errorf("no force-release: %+v", st)
 	}
 }
+
+// TestSwitchRestartPrimacyMoves: the switch restarts; the backup wins the election first (it
+// reconnected first, as in testbed/rack), programs the fresh switch and starts recovering the
+// lost switch's locks, then the primary takes over again in the middle of that recovery. It finds
+// those locks resident at their servers without a switch entry and must hand them back only after
+// the leases and above the lost switch's tokens (it used to adopt them at once with floor 0, as if
+// they were the end of a move out: fencing violations; this test fails without
+// ctlcore's recoverOrphans).
+func TestSwitchRestartPrimacyMoves(t *testing.T) {
+	for _, seed := range seeds(3) {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			cfg := testConfig(seed)
+			cfg.Pick = hot
+			cfg.Backup = true
+			s, _ := run(t, cfg, 0, nil)
+			s.Run(1500 * time.Millisecond)
+			before := s.Core(0).SwitchLockIDs()
+			s.RestartSwitch(100 * time.Millisecond)
+			failAt := s.Now()
+			// Scheduled after RestartSwitch's own promotion of controller 0 at the same instant.
+			s.At(100*time.Millisecond, func() {
+				s.ctls[0].step(ctlcore.Primary{IsPrimary: false})
+				s.ctls[1].step(ctlcore.Primary{IsPrimary: true})
+			})
+			s.At(400*time.Millisecond, func() {
+				s.ctls[1].step(ctlcore.Primary{IsPrimary: false})
+				s.ctls[0].step(ctlcore.Primary{IsPrimary: true})
+			})
+			s.Run(6 * time.Second)
+			failureCheck(t, s, seed, "TestSwitchRestartPrimacyMoves", failAt.Add(3*time.Second))
+			b, p := s.Core(1).Stats(), s.Core(0).Stats()
+			if len(before) == 0 || b.BringUps != 1 || p.Recovered == 0 || s.Core(0).Phase() != ctlcore.Running {
+				t.Errorf("switch locks before %v; backup %+v; primary %s %+v", before, b, s.Core(0).Phase(), p)
+			}
+		})
+	}
+}

@@ -70,8 +70,14 @@ type Config struct {
 	Controller ctlcore.Config
 	// Backup starts a second controller (election id 1, the primary has 2).
 	Backup bool
+	// NoController starts no controller: the switch runs without a program until one is pushed
+	// over P4Runtime (GRPCAddr) by a controller of the caller's, whose admin socket is on
+	// ControllerHost. Start then returns at once.
+	NoController bool
 	// WrapServer, if set, wraps every server's socket (faults, observation): n is the server.
 	WrapServer func(n uint16, c net.PacketConn) net.PacketConn
+	// OnAccept, if set, is every server's lockserver.Config.OnAccept (the acceptance order).
+	OnAccept func(lock uint32, txn uint64)
 	// SwitchLog, if set, receives the switch's log lines (packet events and the program's
 	// log_msg: the accept log of its locks). It slows the switch down.
 	SwitchLog func(string)
@@ -120,6 +126,7 @@ type Rack struct {
 	swMAC  hostshim.MAC
 	dev    *target.Device
 	prog   *front.Checked
+	p4mu   sync.Mutex // guards stopP4 (RestartSwitch replaces it)
 	stopP4 func()
 	grpc   string
 
@@ -129,6 +136,7 @@ type Rack struct {
 	standbys map[uint16]*runningServer
 	clients  map[int]*hostshim.Host
 	ctls     []*runningController
+	ctlHost  *hostshim.Host // the controller's admin host (ControllerPort)
 
 	wg sync.WaitGroup
 }
@@ -144,7 +152,16 @@ type runningController struct {
 	ctl    *controller.Controller
 	host   *hostshim.Host
 	cancel context.CancelFunc
-	done   chan error
+	// stopped is closed when Run has returned; err is what it returned.
+	stopped chan struct{}
+	err     error
+}
+
+// wait stops the controller and returns what its Run returned (any number of times).
+func (rc *runningController) wait() error {
+	rc.cancel()
+	<-rc.stopped
+	return rc.err
 }
 
 // Start builds and starts a rack: switch, servers (and standbys), controller(s). It returns once
@@ -226,7 +243,14 @@ func Start(ctx context.Context, cfg Config) (*Rack, error) {
 	if err != nil {
 		return nil, err
 	}
+	r.p4mu.Lock()
 	r.stopP4, r.grpc = stop, addr.String()
+	r.p4mu.Unlock()
+	r.ctlHost = ctlHost
+	if cfg.NoController {
+		ok = true
+		return r, nil
+	}
 	if err := r.startController(2, ctlHost); err != nil {
 		return nil, err
 	}
@@ -309,8 +333,9 @@ func (r *Rack) startServer(n uint16, h *hostshim.Host, standby bool) (*runningSe
 	s, err := lockserver.New(lockserver.Config{Listen: "127.0.0.1:0", Shards: r.cfg.Shards, Sockets: r.cfg.Sockets,
 		Core:    lockcore.Config{DefaultLease: r.cfg.Lease, MaxLease: r.cfg.MaxLease},
 		RackKey: lockserver.RackKey(r.cfg.Key), WrapConn: wrap, Standby: standby, ControllerLease: r.cfg.ServerLease,
-		Peers:  lockserver.Peers{Switches: []string{r.plan.Switch().String()}, Controllers: []string{r.plan.Controller().String(), backupAddr(r.plan).String()}},
-		Logger: log})
+		OnAccept: r.cfg.OnAccept,
+		Peers:    lockserver.Peers{Switches: []string{r.plan.Switch().String()}, Controllers: []string{r.plan.Controller().String(), backupAddr(r.plan).String()}},
+		Logger:   log})
 	if err != nil {
 		return nil, err
 	}
@@ -372,11 +397,12 @@ func (r *Rack) startController(election uint64, h *hostshim.Host) error {
 		return err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	rc := &runningController{ctl: ctl, host: h, cancel: cancel, done: make(chan error, 1)}
+	rc := &runningController{ctl: ctl, host: h, cancel: cancel, stopped: make(chan struct{})}
 	r.wg.Add(1)
 	go func() {
 		defer r.wg.Done()
-		rc.done <- ctl.Run(ctx)
+		rc.err = ctl.Run(ctx)
+		close(rc.stopped)
 	}()
 	r.mu.Lock()
 	r.ctls = append(r.ctls, rc)
@@ -391,11 +417,17 @@ func (r *Rack) Controller(i int) *controller.Controller {
 	return r.ctls[i].ctl
 }
 
-// Primary returns the controller that runs as primary, or nil.
+// Primary returns the controller that runs as primary, or nil. A killed controller is never
+// the primary, whatever its last snapshot says.
 func (r *Rack) Primary() *controller.Controller {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, c := range r.ctls {
+		select {
+		case <-c.stopped:
+			continue
+		default:
+		}
 		if s := c.ctl.Snapshot(); s.Primary && s.Phase == ctlcore.Running {
 			return c.ctl
 		}
@@ -471,6 +503,47 @@ func (r *Rack) NewClient(i int, cfg client.Config) (*client.Client, error) {
 	return client.New(cfg)
 }
 
+// ControllerHost is the host of the controller's admin socket (switch port ControllerPort,
+// address Plan().Controller()): with Config.NoController, the caller's controller listens on
+// it (ListenUDP).
+func (r *Rack) ControllerHost() *hostshim.Host { return r.ctlHost }
+
+// Plan is the rack's address plan (every host's MAC is hostshim.MACFor of its address).
+func (r *Rack) Plan() hostshim.Plan { return r.plan }
+
+// SwitchMAC is the switch's MAC.
+func (r *Rack) SwitchMAC() hostshim.MAC { return r.swMAC }
+
+// Key is the rack key.
+func (r *Rack) Key() uint64 { return r.cfg.Key }
+
+// SwitchDrops reads the switch's drop counter (dataplane.CounterDrops of p4/netlock.p4):
+// packets dropped per reason (dataplane.Drop*: DropAdminPort, DropPushBackKey, ...).
+func (r *Rack) SwitchDrops() ([dataplane.DropReasons]uint64, error) {
+	var out [dataplane.DropReasons]uint64
+	info, err := r.prog.P4Info()
+	if err != nil {
+		return out, fmt.Errorf("rack: %w", err)
+	}
+	var id uint32
+	for _, c := range info.GetCounters() {
+		if c.GetPreamble().GetName() == dataplane.CounterDrops {
+			id = c.GetPreamble().GetId()
+		}
+	}
+	if id == 0 {
+		return out, fmt.Errorf("rack: the program has no counter %s", dataplane.CounterDrops)
+	}
+	for i := range out {
+		d, err := r.dev.Counter(id, int64(i))
+		if err != nil {
+			return out, fmt.Errorf("rack: counter %s(%d): %w", dataplane.CounterDrops, i, err)
+		}
+		out[i] = uint64(d.GetPacketCount())
+	}
+	return out, nil
+}
+
 // GRPCAddr is the switch's P4Runtime address.
 func (r *Rack) GRPCAddr() string { return r.grpc }
 
@@ -487,10 +560,32 @@ func (r *Rack) Host(num int) *hostshim.Host {
 	return nil
 }
 
-// RestartSwitch makes the switch lose its state, as a restarted switch does: a fresh engine
-// with empty tables and fresh registers (cookie 0) replaces the running one; everything is
-// dropped until the controller has programmed it again.
-func (r *Rack) RestartSwitch() error { return r.dev.LoadProgram(r.prog) }
+// RestartSwitch restarts the switch as a `netlock switch` process restarts: its P4Runtime
+// server stops (the controllers' streams break), a fresh engine with empty tables and fresh
+// registers (cookie 0) replaces the running one, and a new P4Runtime server without a pipeline
+// listens on the same address. Every frame is dropped until the controller that wins the
+// election again has programmed it.
+func (r *Rack) RestartSwitch() error {
+	r.p4mu.Lock()
+	defer r.p4mu.Unlock()
+	if r.stopP4 != nil {
+		r.stopP4()
+		r.stopP4 = nil
+	}
+	if err := r.dev.LoadProgram(r.prog); err != nil {
+		return fmt.Errorf("rack: restarting the switch: %w", err)
+	}
+	srv, err := p4rt.NewServer(p4rt.Config{Device: r.dev})
+	if err != nil {
+		return fmt.Errorf("rack: restarting the switch: %w", err)
+	}
+	_, stop, err := p4rt.Serve(r.grpc, srv)
+	if err != nil {
+		return fmt.Errorf("rack: restarting the switch: %w", err)
+	}
+	r.stopP4 = stop
+	return nil
+}
 
 // KillServer stops server n abruptly: its host goes off the wire first (nothing it would say on
 // the way out reaches anyone), then the process ends. Its standby, if any, is what the
@@ -524,8 +619,9 @@ func (r *Rack) KillController(i int) error {
 	}
 	rc := r.ctls[i]
 	r.mu.Unlock()
-	rc.cancel()
-	<-rc.done
+	if err := rc.wait(); err != nil && !errors.Is(err, context.Canceled) {
+		return fmt.Errorf("rack: controller %d: %w", i, err)
+	}
 	return nil
 }
 
@@ -551,7 +647,7 @@ func (r *Rack) Close() error {
 	}
 	r.wg.Wait()
 	for _, c := range ctls {
-		if err := <-c.done; err != nil && !errors.Is(err, context.Canceled) {
+		if err := c.wait(); err != nil && !errors.Is(err, context.Canceled) {
 			errs = append(errs, err)
 		}
 	}
@@ -564,9 +660,12 @@ func (r *Rack) Close() error {
 		default:
 		}
 	}
+	r.p4mu.Lock()
 	if r.stopP4 != nil {
 		r.stopP4()
+		r.stopP4 = nil
 	}
+	r.p4mu.Unlock()
 	if r.dev != nil {
 		r.dev.Close()
 	}

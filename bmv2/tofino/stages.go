@@ -1,0 +1,974 @@
+// Package tofino estimates how a TNA control would be laid out on Tofino's match-action
+// stages: a dependency analysis over the front end's IR computes which tables and registers
+// (with all of their register actions) need the results of which others, and a list scheduler
+// places them on stages under a generation's per-stage resources.
+//
+// It is an estimate, not bf-p4c. The model (docs/dataplane.md "Tofino"):
+//
+//   - The operations placed are table applies, registers (one node per Register: all of its
+//     RegisterActions run in the stage that holds it, at most one per pass, which the engine
+//     enforces) and meters. Counters, hashes, gateways and assignments are not placed.
+//   - An operation in stage s writes its result to the PHV at the end of s: a table, register
+//     action or meter that reads it (as a key, an index, an input of its apply body, or in a
+//     condition guarding it) goes in s+1 or later.
+//   - Every assignment that computes (arithmetic, comparison, a choice) or that runs under a
+//     condition is an action of its own: its result is ready one stage after its inputs and
+//     guard. Plain copies at the top level (a field, a slice, a cast, a register action's or
+//     a hash's result) cost nothing. bf-p4c merges many such actions into one stage's VLIW
+//     instructions, and splits others (an action cannot chain two dependent operations), so
+//     the stage counts are estimates; Floor ignores assignments altogether (only operations
+//     feeding operations), a lower bound.
+//   - Conditions are merged path-insensitively: a value set in either branch of an if depends
+//     on both. A register whose own result reaches one of its register actions (only possible
+//     on exclusive paths) is not a dependency.
+//   - Placement: operations in order of their earliest stage, each in the first stage at or
+//     after it with a free stateful ALU (registers and meters) and enough SRAM blocks
+//     (registers: ceil(cells x cell bits / block bits) plus one spare block). Tables are
+//     assumed to fit beside them (their memory is not counted).
+package tofino
+
+import (
+	"fmt"
+	"math/big"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/netlock-go/netlock/bmv2/front"
+)
+
+// Resources are one Tofino generation's per-pipe resources as the model uses them.
+type Resources struct {
+	Name       string
+	Stages     int // match-action stages per pipe
+	SALUs      int // stateful ALUs (registers and meters) per stage
+	SRAMBlocks int // SRAM blocks per stage
+	BlockBits  int // bits per SRAM block
+}
+
+// Tofino1 and Tofino2: 12 and 20 stages, 4 stateful ALUs and 80 SRAM blocks of 1024 x 128
+// bits per stage.
+var (
+	Tofino1 = Resources{Name: "Tofino 1", Stages: 12, SALUs: 4, SRAMBlocks: 80, BlockBits: 1024 * 128}
+	Tofino2 = Resources{Name: "Tofino 2", Stages: 20, SALUs: 4, SRAMBlocks: 80, BlockBits: 1024 * 128}
+)
+
+// Kind says what an operation is.
+type Kind uint8
+
+// Operation kinds.
+const (
+	KindTable Kind = iota + 1
+	KindRegister
+	KindMeter
+)
+
+func (k Kind) String() string {
+	switch k {
+	case KindTable:
+		return "table"
+	case KindRegister:
+		return "register"
+	case KindMeter:
+		return "meter"
+	}
+	return "?"
+}
+
+// Op is a table, a register (with its register actions) or a meter of the control.
+type Op struct {
+	Kind    Kind
+	Name    string      // the P4 name of the table or instance
+	Sites   []front.Pos // applies, executes
+	Actions []string    // a register's register actions executed, in source order
+	Cells   int         // a register's or meter's size
+	Bits    int         // a register's cell width
+	Blocks  int         // SRAM blocks (registers)
+	Deps    []Dep       // the operations whose results it reads
+	Base    int         // the earliest stage its inputs that depend on no operation allow
+
+	Floor    int // the earliest stage counting operations only (a lower bound)
+	Earliest int // the earliest stage counting computing assignments too
+	Stage    int // the stage placed in, under the resources
+}
+
+// Dep is a result of On that Op reads after Steps computing assignments, first at At.
+type Dep struct {
+	On    *Op
+	Steps int
+	At    front.Pos
+}
+
+// Layout is the analysis of one control.
+type Layout struct {
+	Control string
+	Res     Resources
+	Ops     []*Op // in order of first use
+	Floor   int   // stages needed counting operations only
+	Depth   int   // stages needed by the dependencies (assignments counted)
+	Stages  int   // stages needed once placed under Res
+}
+
+// Fits reports whether the placed layout fits Res's stages.
+func (l *Layout) Fits() bool { return l.Stages <= l.Res.Stages }
+
+// Op returns the operation called name, or nil.
+func (l *Layout) Op(name string) *Op {
+	for _, o := range l.Ops {
+		if o.Name == name {
+			return o
+		}
+	}
+	return nil
+}
+
+// Analyze computes the layout of ctl (a checked TNA control) under res.
+func Analyze(ctl *front.ControlDecl, res Resources) (*Layout, error) {
+	a := &analysis{ops: map[front.Decl]*Op{}, res: res}
+	st := &state{vals: map[string]taint{}}
+	if _, err := a.block(ctl.Body, st, ctx{}); err != nil {
+		return nil, err
+	}
+	l := &Layout{Control: ctl.Name, Res: res, Ops: a.order}
+	index := map[*Op]int{}
+	for i, o := range l.Ops {
+		index[o] = i
+	}
+	for _, o := range l.Ops {
+		sort.Slice(o.Deps, func(i, j int) bool { return index[o.Deps[i].On] < index[o.Deps[j].On] })
+	}
+	if err := l.schedule(); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// taint says where a value comes from: base is the stage it is ready at without any
+// operation's result, src the operations whose results it carries with the computing
+// assignments after each (-1: usable in the operation's own stage, a table's action data).
+type taint struct {
+	base int
+	src  map[*Op]int
+}
+
+func (t taint) join(u taint) taint {
+	if len(u.src) == 0 && u.base <= t.base {
+		return t
+	}
+	if len(t.src) == 0 && t.base <= u.base {
+		return u
+	}
+	r := taint{base: max(t.base, u.base), src: make(map[*Op]int, len(t.src)+len(u.src))}
+	for o, n := range t.src {
+		r.src[o] = n
+	}
+	for o, n := range u.src {
+		if m, ok := r.src[o]; !ok || n > m {
+			r.src[o] = n
+		}
+	}
+	return r
+}
+
+// step is the taint of a value computed from t by one assignment.
+func (t taint) step() taint {
+	r := taint{base: t.base + 1, src: make(map[*Op]int, len(t.src))}
+	for o, n := range t.src {
+		r.src[o] = n + 1
+	}
+	return r
+}
+
+func opResult(o *Op, steps int) taint { return taint{src: map[*Op]int{o: steps}} }
+
+// state maps value paths (meta.sv.state, hdr.recirc.cur, a local) to their taints.
+type state struct{ vals map[string]taint }
+
+func (s *state) clone() *state {
+	c := &state{vals: make(map[string]taint, len(s.vals))}
+	for k, v := range s.vals {
+		c.vals[k] = v
+	}
+	return c
+}
+
+func (s *state) get(path string) taint {
+	var t taint
+	for k, v := range s.vals {
+		if k == path || strings.HasPrefix(path, k+".") || strings.HasPrefix(k, path+".") {
+			t = t.join(v)
+		}
+	}
+	return t
+}
+
+func (s *state) set(path string, t taint, weak bool) {
+	if weak {
+		t = t.join(s.get(path))
+	}
+	for k := range s.vals {
+		if strings.HasPrefix(k, path+".") {
+			delete(s.vals, k)
+		}
+	}
+	s.vals[path] = t
+}
+
+// joinStates merges the states of the live paths (nil when there is none).
+func joinStates(states []*state) *state {
+	if len(states) == 0 {
+		return nil
+	}
+	r := states[0].clone()
+	for _, s := range states[1:] {
+		for k, v := range s.vals {
+			r.vals[k] = r.vals[k].join(v)
+		}
+		for k := range r.vals {
+			if _, ok := s.vals[k]; !ok {
+				r.vals[k] = r.vals[k].join(s.get(k))
+			}
+		}
+	}
+	return r
+}
+
+// ctx is where a statement runs: the guard of the conditions around it, whether there is
+// one, and the frame of the action or function it is inlined in.
+type ctx struct {
+	guard   taint
+	guarded bool
+	frame   *frame
+}
+
+type frame struct {
+	prefix   string // the keys of its parameters
+	params   map[string]bool
+	returned []*state
+	ret      taint
+}
+
+type analysis struct {
+	res   Resources
+	ops   map[front.Decl]*Op
+	order []*Op
+	depth int // of inlined calls
+}
+
+func (a *analysis) op(d front.Decl, kind Kind, name string) *Op {
+	o := a.ops[d]
+	if o == nil {
+		o = &Op{Kind: kind, Name: name}
+		a.ops[d] = o
+		a.order = append(a.order, o)
+	}
+	return o
+}
+
+// use records that o runs at pos with inputs t.
+func (a *analysis) use(o *Op, t taint, pos front.Pos) {
+	if !slices.Contains(o.Sites, pos) {
+		o.Sites = append(o.Sites, pos)
+	}
+	o.Base = max(o.Base, t.base)
+	for on, n := range t.src {
+		if on == o {
+			continue // exclusive paths: a register runs one action per pass
+		}
+		found := false
+		for i := range o.Deps {
+			if o.Deps[i].On == on {
+				found = true
+				if n > o.Deps[i].Steps {
+					o.Deps[i].Steps, o.Deps[i].At = n, pos
+				}
+			}
+		}
+		if !found {
+			o.Deps = append(o.Deps, Dep{On: on, Steps: n, At: pos})
+		}
+	}
+}
+
+// block runs the statements of b from st; it returns the state after them, nil when no path
+// leaves the block (exit, return).
+func (a *analysis) block(b *front.BlockStmt, st *state, c ctx) (*state, error) {
+	for _, s := range b.Stmts {
+		var err error
+		if st, err = a.stmt(s, st, c); err != nil || st == nil {
+			return st, err
+		}
+	}
+	return st, nil
+}
+
+// stmt runs s from st and returns the state after it (nil: no path continues).
+func (a *analysis) stmt(s front.Stmt, st *state, c ctx) (*state, error) {
+	switch s := s.(type) {
+	case *front.BlockStmt:
+		return a.block(s, st, c)
+	case *front.AssignStmt:
+		t, err := a.expr(s.RHS, st, c)
+		if err != nil {
+			return nil, err
+		}
+		return st, a.assign(s.LHS, t, copyLike(s.RHS), st, c)
+	case *front.DeclStmt:
+		if v, ok := s.Decl.(*front.VarDecl); ok {
+			key := a.varKey(v, c)
+			if v.Init == nil {
+				st.set(key, taint{}, false)
+				return st, nil
+			}
+			t, err := a.expr(v.Init, st, c)
+			if err != nil {
+				return nil, err
+			}
+			if !copyLike(v.Init) || c.guarded {
+				t = t.join(c.guard).step()
+			}
+			st.set(key, t, false)
+		}
+		return st, nil
+	case *front.CallStmt:
+		_, err := a.call(s.Call, st, c)
+		return st, err
+	case *front.IfStmt:
+		cond, err := a.expr(s.Cond, st, c)
+		if err != nil {
+			return nil, err
+		}
+		in := ctx{guard: c.guard.join(cond), guarded: true, frame: c.frame}
+		var live []*state
+		then, err := a.stmt(s.Then, st.clone(), in)
+		if err != nil {
+			return nil, err
+		}
+		if then != nil {
+			live = append(live, then)
+		}
+		els := st
+		if s.Else != nil {
+			if els, err = a.stmt(s.Else, st.clone(), in); err != nil {
+				return nil, err
+			}
+		}
+		if els != nil {
+			live = append(live, els)
+		}
+		return joinStates(live), nil
+	case *front.SwitchStmt:
+		sel, err := a.expr(s.Expr, st, c)
+		if err != nil {
+			return nil, err
+		}
+		in := ctx{guard: c.guard.join(sel), guarded: true, frame: c.frame}
+		live := []*state{st}
+		for _, k := range s.Cases {
+			if k.Body == nil {
+				continue
+			}
+			out, err := a.block(k.Body, st.clone(), in)
+			if err != nil {
+				return nil, err
+			}
+			if out != nil {
+				live = append(live, out)
+			}
+		}
+		return joinStates(live), nil
+	case *front.ExitStmt:
+		return nil, nil
+	case *front.ReturnStmt:
+		if c.frame == nil {
+			return nil, nil
+		}
+		if s.Value != nil {
+			t, err := a.expr(s.Value, st, c)
+			if err != nil {
+				return nil, err
+			}
+			c.frame.ret = c.frame.ret.join(t)
+		}
+		c.frame.returned = append(c.frame.returned, st)
+		return nil, nil
+	case *front.EmptyStmt:
+		return st, nil
+	}
+	return nil, fmt.Errorf("%s: %T is not analysed", s.Position(), s)
+}
+
+// copyLike reports whether e only moves a value (no computing assignment needed).
+func copyLike(e front.Expr) bool {
+	switch e := e.(type) {
+	case *front.NameExpr, *front.IntExpr, *front.BoolExpr:
+		return true
+	case *front.MemberExpr:
+		return e.Kind == front.MemberField || e.Kind == front.MemberEnum
+	case *front.SliceExpr:
+		return copyLike(e.X)
+	case *front.CastExpr:
+		return copyLike(e.X)
+	case *front.CallExpr:
+		m, ok := e.Fun.(*front.MemberExpr)
+		return ok && instanceOf(m.X) != nil && (m.Name == "execute" || m.Name == "get")
+	}
+	return false
+}
+
+func (a *analysis) assign(lhs front.Expr, t taint, isCopy bool, st *state, c ctx) error {
+	if !isCopy || c.guarded {
+		t = t.join(c.guard).step()
+	}
+	weak := false
+	for {
+		switch x := lhs.(type) {
+		case *front.SliceExpr:
+			lhs, weak = x.X, true
+			continue
+		case *front.IndexExpr:
+			lhs, weak = x.X, true
+			continue
+		}
+		break
+	}
+	p, ok := a.path(lhs, c)
+	if !ok {
+		return fmt.Errorf("%s: cannot analyse an assignment to %T", lhs.Position(), lhs)
+	}
+	st.set(p, t, weak)
+	return nil
+}
+
+func (a *analysis) varKey(v *front.VarDecl, c ctx) string {
+	pre := ""
+	if c.frame != nil {
+		pre = c.frame.prefix
+	}
+	return fmt.Sprintf("%s%s@%d:%d", pre, v.Name, v.P.Line, v.P.Col)
+}
+
+// path names the value e denotes.
+func (a *analysis) path(e front.Expr, c ctx) (string, bool) {
+	switch e := e.(type) {
+	case *front.NameExpr:
+		switch d := e.Decl.(type) {
+		case *front.VarDecl:
+			return a.varKey(d, c), true
+		case *front.Param:
+			if c.frame != nil && c.frame.params[e.Name] {
+				return c.frame.prefix + e.Name, true
+			}
+			return e.Name, true
+		}
+		return "", false
+	case *front.MemberExpr:
+		if e.Kind != front.MemberField {
+			return "", false
+		}
+		p, ok := a.path(e.X, c)
+		return p + "." + e.Name, ok
+	case *front.SliceExpr:
+		return a.path(e.X, c)
+	case *front.IndexExpr:
+		return a.path(e.X, c)
+	}
+	return "", false
+}
+
+// expr returns the taint of e's value, recording the operations it runs.
+func (a *analysis) expr(e front.Expr, st *state, c ctx) (taint, error) {
+	switch e := e.(type) {
+	case nil, *front.IntExpr, *front.BoolExpr, *front.StringExpr, *front.DefaultExpr, *front.DontCareExpr,
+		*front.TypeArgExpr:
+		return taint{}, nil
+	case *front.NameExpr:
+		if p, ok := a.path(e, c); ok {
+			return st.get(p), nil
+		}
+		return taint{}, nil
+	case *front.MemberExpr:
+		if e.Kind == front.MemberTableField {
+			return a.expr(e.X, st, c)
+		}
+		if p, ok := a.path(e, c); ok {
+			return st.get(p), nil
+		}
+		return a.expr(e.X, st, c)
+	case *front.SliceExpr:
+		return a.expr(e.X, st, c)
+	case *front.IndexExpr:
+		t, err := a.expr(e.X, st, c)
+		if err != nil {
+			return t, err
+		}
+		u, err := a.expr(e.Index, st, c)
+		return t.join(u), err
+	case *front.CastExpr:
+		return a.expr(e.X, st, c)
+	case *front.UnaryExpr:
+		return a.expr(e.X, st, c)
+	case *front.BinaryExpr:
+		t, err := a.expr(e.X, st, c)
+		if err != nil {
+			return t, err
+		}
+		u, err := a.expr(e.Y, st, c)
+		return t.join(u), err
+	case *front.TernaryExpr:
+		var t taint
+		for _, x := range []front.Expr{e.Cond, e.Then, e.Else} {
+			u, err := a.expr(x, st, c)
+			if err != nil {
+				return t, err
+			}
+			t = t.join(u)
+		}
+		return t, nil
+	case *front.ListExpr:
+		var t taint
+		for _, x := range e.Elems {
+			u, err := a.expr(x, st, c)
+			if err != nil {
+				return t, err
+			}
+			t = t.join(u)
+		}
+		return t, nil
+	case *front.StructExpr:
+		var t taint
+		for _, x := range e.Fields {
+			u, err := a.expr(x.Value, st, c)
+			if err != nil {
+				return t, err
+			}
+			t = t.join(u)
+		}
+		return t, nil
+	case *front.CallExpr:
+		return a.call(e, st, c)
+	}
+	return taint{}, fmt.Errorf("%s: %T is not analysed", e.Position(), e)
+}
+
+// args joins the taints of a call's arguments.
+func (a *analysis) args(call *front.CallExpr, st *state, c ctx) (taint, error) {
+	var t taint
+	for _, x := range call.Args {
+		u, err := a.expr(x.Value, st, c)
+		if err != nil {
+			return t, err
+		}
+		t = t.join(u)
+	}
+	return t, nil
+}
+
+// call runs a call and returns the taint of its result.
+func (a *analysis) call(call *front.CallExpr, st *state, c ctx) (taint, error) {
+	switch callee := call.Callee.(type) {
+	case *front.TableDecl:
+		return a.apply(callee, call, st, c)
+	case *front.ActionDecl:
+		return a.inline(callee.Name, callee.Params, callee.Body, call, st, c)
+	case *front.FunctionDecl:
+		return a.inline(callee.Name, callee.Params, callee.Body, call, st, c)
+	}
+	m, _ := call.Fun.(*front.MemberExpr)
+	if m == nil {
+		return a.args(call, st, c)
+	}
+	inst := instanceOf(m.X)
+	switch {
+	case call.Method == "setValid" || call.Method == "setInvalid":
+		if p, ok := a.path(m.X, c); ok {
+			st.set(p+".$valid", c.guard.step(), false)
+		}
+		return taint{}, nil
+	case call.Method == "isValid":
+		if p, ok := a.path(m.X, c); ok {
+			return st.get(p + ".$valid"), nil
+		}
+		return taint{}, nil
+	case inst != nil && m.Name == "execute":
+		return a.execute(inst, call, st, c)
+	}
+	return a.args(call, st, c) // hash get, counter count, emit: no placed operation
+}
+
+// rootParam returns the parameter a field path starts at, or nil.
+func rootParam(e front.Expr) *front.Param {
+	for {
+		switch x := e.(type) {
+		case *front.MemberExpr:
+			if x.Kind != front.MemberField {
+				return nil
+			}
+			e = x.X
+		case *front.NameExpr:
+			p, _ := x.Decl.(*front.Param)
+			return p
+		default:
+			return nil
+		}
+	}
+}
+
+// inner is the expression a field access selects from, or nil.
+func inner(e front.Expr) front.Expr {
+	if m, ok := e.(*front.MemberExpr); ok {
+		return m.X
+	}
+	return nil
+}
+
+func instanceOf(e front.Expr) *front.InstanceDecl {
+	if n, ok := e.(*front.NameExpr); ok {
+		if d, ok := n.Decl.(*front.InstanceDecl); ok {
+			return d
+		}
+	}
+	return nil
+}
+
+func externName(inst *front.InstanceDecl) string {
+	if et, ok := inst.T.(*front.ExternType); ok {
+		return et.Decl.Name
+	}
+	return ""
+}
+
+// execute runs a RegisterAction's or a Meter's execute.
+func (a *analysis) execute(inst *front.InstanceDecl, call *front.CallExpr, st *state, c ctx) (taint, error) {
+	in, err := a.args(call, st, c)
+	if err != nil {
+		return in, err
+	}
+	in = in.join(c.guard)
+	switch externName(inst) {
+	case "RegisterAction", "DirectRegisterAction":
+		if len(inst.Args) == 0 {
+			return taint{}, fmt.Errorf("%s: %s has no register", inst.P, inst.Name)
+		}
+		reg := instanceOf(inst.Args[0].Value)
+		if reg == nil {
+			return taint{}, fmt.Errorf("%s: %s: the register is not an instance", inst.P, inst.Name)
+		}
+		o := a.op(reg, KindRegister, reg.Name)
+		if o.Bits == 0 {
+			o.Cells, o.Bits = registerSize(reg)
+			o.Blocks = blocks(o.Cells, o.Bits, a.res.BlockBits)
+		}
+		if !slices.Contains(o.Actions, inst.Name) {
+			o.Actions = append(o.Actions, inst.Name)
+		}
+		// The apply body reads the control's values (metadata) besides its parameters.
+		for _, fn := range inst.Init {
+			if fn.Body == nil {
+				continue
+			}
+			local := map[string]bool{}
+			for _, p := range fn.Params {
+				local[p.Name] = true
+			}
+			covered := map[front.Expr]bool{}
+			front.Inspect(&front.Program{Decls: []front.Decl{fn}}, func(e front.Expr) {
+				if covered[e] {
+					return
+				}
+				if root := rootParam(e); root != nil && !local[root.Name] {
+					if p, ok := a.path(e, ctx{}); ok {
+						in = in.join(st.get(p))
+						for x := e; x != nil; x = inner(x) {
+							covered[x] = true
+						}
+					}
+				}
+			})
+		}
+		a.use(o, in, call.P)
+		return opResult(o, 0), nil
+	case "Meter", "DirectMeter", "Lpf", "Wred":
+		o := a.op(inst, KindMeter, inst.Name)
+		if o.Cells == 0 && len(inst.Args) > 0 {
+			o.Cells = constInt(inst.Args[0].Value)
+		}
+		a.use(o, in, call.P)
+		return opResult(o, 0), nil
+	}
+	return in, nil
+}
+
+// apply runs a table: its keys are its inputs; its actions run with its action data.
+func (a *analysis) apply(t *front.TableDecl, call *front.CallExpr, st *state, c ctx) (taint, error) {
+	o := a.op(t, KindTable, t.Name)
+	in := c.guard
+	if p := t.Prop("key"); p != nil {
+		for _, k := range p.Keys {
+			u, err := a.expr(k.Expr, st, c)
+			if err != nil {
+				return in, err
+			}
+			in = in.join(u)
+		}
+	}
+	a.use(o, in, call.P)
+	data := opResult(o, -1)
+	inner := ctx{guard: c.guard.join(data), guarded: true, frame: c.frame}
+	outs := []*state{st}
+	if p := t.Prop("actions"); p != nil {
+		for _, ref := range p.Actions {
+			act := ref.Action
+			if act == nil || act.Body == nil {
+				continue
+			}
+			s := st.clone()
+			f := &frame{prefix: "act:" + act.Name + ".", params: map[string]bool{}}
+			for _, prm := range act.Params {
+				f.params[prm.Name] = true
+				s.set(f.prefix+prm.Name, data, false)
+			}
+			in := inner
+			in.frame = f
+			out, err := a.block(act.Body, s, in)
+			if err != nil {
+				return taint{}, err
+			}
+			if out != nil {
+				f.returned = append(f.returned, out)
+			}
+			if j := joinStates(f.returned); j != nil {
+				outs = append(outs, j)
+			}
+		}
+	}
+	*st = *joinStates(outs)
+	return opResult(o, 0), nil
+}
+
+// inline runs an action or function called directly.
+func (a *analysis) inline(name string, params []*front.Param, body *front.BlockStmt, call *front.CallExpr,
+	st *state, c ctx) (taint, error) {
+	if body == nil {
+		return a.args(call, st, c)
+	}
+	a.depth++
+	defer func() { a.depth-- }()
+	if a.depth > 32 {
+		return taint{}, fmt.Errorf("%s: calls nested too deep", call.P)
+	}
+	f := &frame{prefix: fmt.Sprintf("call%d:%s.", a.depth, name), params: map[string]bool{}}
+	args := call.Ordered
+	if args == nil {
+		args = call.Args
+	}
+	for i, p := range params {
+		f.params[p.Name] = true
+		var t taint
+		if i < len(args) && args[i] != nil && p.Dir != front.DirOut {
+			var err error
+			if t, err = a.expr(args[i].Value, st, c); err != nil {
+				return t, err
+			}
+		}
+		st.set(f.prefix+p.Name, t, false)
+	}
+	in := c
+	in.frame = f
+	out, err := a.block(body, st, in)
+	if err != nil {
+		return taint{}, err
+	}
+	if out != nil {
+		f.returned = append(f.returned, out)
+	}
+	res := joinStates(f.returned)
+	if res == nil {
+		return taint{}, nil // every path exits
+	}
+	for i, p := range params {
+		if (p.Dir == front.DirOut || p.Dir == front.DirInOut) && i < len(args) && args[i] != nil {
+			if err := a.assign(args[i].Value, res.get(f.prefix+p.Name), true, res, ctx{frame: c.frame}); err != nil {
+				return taint{}, err
+			}
+		}
+	}
+	for k := range res.vals {
+		if strings.HasPrefix(k, f.prefix) {
+			delete(res.vals, k)
+		}
+	}
+	*st = *res
+	return f.ret, nil
+}
+
+// registerSize returns a Register's cells and cell width.
+func registerSize(reg *front.InstanceDecl) (cells, bits int) {
+	if len(reg.Args) > 0 {
+		cells = constInt(reg.Args[0].Value)
+	}
+	if et, ok := reg.T.(*front.ExternType); ok && len(et.Args) > 0 {
+		bits = front.WidthOf(et.Args[0])
+	}
+	return cells, bits
+}
+
+// blocks is the SRAM blocks a register of cells x bits takes: its data and a spare block.
+func blocks(cells, bits, blockBits int) int {
+	if cells <= 0 || bits <= 0 {
+		return 1
+	}
+	return (cells*bits+blockBits-1)/blockBits + 1
+}
+
+// constInt evaluates a constant size expression (literals, constants, + - * << and casts).
+func constInt(e front.Expr) int {
+	v := constBig(e)
+	if v == nil || !v.IsInt64() {
+		return 0
+	}
+	return int(v.Int64())
+}
+
+func constBig(e front.Expr) *big.Int {
+	switch e := e.(type) {
+	case *front.IntExpr:
+		return e.Lit.Value
+	case *front.CastExpr:
+		return constBig(e.X)
+	case *front.NameExpr:
+		if d, ok := e.Decl.(*front.ConstDecl); ok {
+			return constBig(d.Value)
+		}
+	case *front.BinaryExpr:
+		x, y := constBig(e.X), constBig(e.Y)
+		if x == nil || y == nil {
+			return nil
+		}
+		switch e.Op {
+		case "+":
+			return new(big.Int).Add(x, y)
+		case "-":
+			return new(big.Int).Sub(x, y)
+		case "*":
+			return new(big.Int).Mul(x, y)
+		case "<<":
+			return new(big.Int).Lsh(x, uint(y.Uint64()))
+		}
+	}
+	return nil
+}
+
+// schedule computes Floor and Earliest (longest paths over the dependencies) and places the
+// operations under the resources.
+func (l *Layout) schedule() error {
+	// Longest paths by relaxation: the graph is acyclic unless a dependency cycle spans
+	// registers, which no stage order can hold.
+	n := len(l.Ops)
+	for _, o := range l.Ops {
+		o.Floor, o.Earliest = 0, o.Base
+	}
+	for round := 0; ; round++ {
+		changed := false
+		for _, o := range l.Ops {
+			for _, d := range o.Deps {
+				if f := d.On.Floor + 1; f > o.Floor {
+					o.Floor, changed = f, true
+				}
+				if e := d.On.Earliest + 1 + max(d.Steps, 0); e > o.Earliest {
+					o.Earliest, changed = e, true
+				}
+			}
+		}
+		if !changed {
+			break
+		}
+		if round > n+1 {
+			var cyc []string
+			for _, o := range l.Ops {
+				if o.Earliest > 2*n {
+					cyc = append(cyc, o.Name)
+				}
+			}
+			return fmt.Errorf("%s: a dependency cycle through %s", l.Control, strings.Join(cyc, ", "))
+		}
+	}
+	// Placement, in order of earliest stage (then first use).
+	order := slices.Clone(l.Ops)
+	sort.SliceStable(order, func(i, j int) bool { return order[i].Earliest < order[j].Earliest })
+	salus := map[int]int{}
+	sram := map[int]int{}
+	placed := map[*Op]bool{}
+	for len(placed) < n {
+		progress := false
+		for _, o := range order {
+			if placed[o] {
+				continue
+			}
+			s, ready := o.Base, true
+			for _, d := range o.Deps {
+				if !placed[d.On] {
+					ready = false
+					break
+				}
+				s = max(s, d.On.Stage+1+max(d.Steps, 0))
+			}
+			if !ready {
+				continue
+			}
+			if o.Kind != KindTable {
+				if o.Blocks > l.Res.SRAMBlocks {
+					return fmt.Errorf("%s: register %s needs %d SRAM blocks, a stage has %d", l.Control, o.Name, o.Blocks, l.Res.SRAMBlocks)
+				}
+				for salus[s] >= l.Res.SALUs || sram[s]+o.Blocks > l.Res.SRAMBlocks {
+					s++
+				}
+				salus[s]++
+				sram[s] += o.Blocks
+			}
+			o.Stage = s
+			placed[o] = true
+			progress = true
+		}
+		if !progress {
+			return fmt.Errorf("%s: dependencies not placeable", l.Control)
+		}
+	}
+	for _, o := range l.Ops {
+		l.Floor = max(l.Floor, o.Floor+1)
+		l.Depth = max(l.Depth, o.Earliest+1)
+		l.Stages = max(l.Stages, o.Stage+1)
+	}
+	return nil
+}
+
+// Markdown renders the layout as a table, operations in order of stage.
+func (l *Layout) Markdown() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "| stage | floor | earliest | operation | register actions, cells x bits, SRAM blocks | waits for |\n")
+	fmt.Fprintf(&b, "|---:|---:|---:|---|---|---|\n")
+	ops := slices.Clone(l.Ops)
+	sort.SliceStable(ops, func(i, j int) bool { return ops[i].Stage < ops[j].Stage })
+	for _, o := range ops {
+		what := ""
+		switch o.Kind {
+		case KindRegister:
+			what = fmt.Sprintf("%s; %d x %d, %d blocks", strings.Join(o.Actions, ", "), o.Cells, o.Bits, o.Blocks)
+		case KindMeter:
+			what = fmt.Sprintf("%d meters", o.Cells)
+		}
+		// The dependency that sets the earliest stage.
+		wait := ""
+		best := -1
+		for _, d := range o.Deps {
+			if e := d.On.Earliest + 1 + max(d.Steps, 0); e > best {
+				best = e
+				wait = fmt.Sprintf("%s (+%d, line %d)", d.On.Name, max(d.Steps, 0), d.At.Line)
+			}
+		}
+		fmt.Fprintf(&b, "| %d | %d | %d | %s %s | %s | %s |\n", o.Stage, o.Floor, o.Earliest, o.Kind, o.Name, what, wait)
+	}
+	fmt.Fprintf(&b, "\n%s: %d stages placed (%d by the dependencies, %d counting operations only); %d available.\n",
+		l.Res.Name, l.Stages, l.Depth, l.Floor, l.Res.Stages)
+	return b.String()
+}

@@ -1,0 +1,208 @@
+package tofino
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/netlock-go/netlock/bmv2/front"
+)
+
+// program is a TNA program whose ingress has the given locals and apply body.
+func program(locals, body string) string {
+	return `#include <core.p4>
+#include <tna.p4>
+header ethernet_h { bit<48> dst; bit<48> src; bit<16> ether_type; }
+struct header_t { ethernet_h ethernet; }
+struct metadata_t { bit<32> a; bit<32> b; bit<32> c; bit<32> d; }
+parser IgParser(packet_in pkt, out header_t hdr, out metadata_t meta, out ingress_intrinsic_metadata_t ig_intr_md) {
+    state start { pkt.extract(ig_intr_md); pkt.advance(PORT_METADATA_SIZE); pkt.extract(hdr.ethernet); transition accept; }
+}
+control Ingress(inout header_t hdr, inout metadata_t meta, in ingress_intrinsic_metadata_t ig_intr_md,
+                in ingress_intrinsic_metadata_from_parser_t ig_prsr_md,
+                inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md,
+                inout ingress_intrinsic_metadata_for_tm_t ig_tm_md) {
+` + locals + `
+    apply {
+` + body + `
+    }
+}
+control IgDeparser(packet_out pkt, inout header_t hdr, in metadata_t meta, in ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md) {
+    apply { pkt.emit(hdr); }
+}
+parser EgParser(packet_in pkt, out header_t hdr, out metadata_t meta, out egress_intrinsic_metadata_t eg_intr_md) {
+    state start { pkt.extract(eg_intr_md); transition accept; }
+}
+control Egress(inout header_t hdr, inout metadata_t meta, in egress_intrinsic_metadata_t eg_intr_md,
+               in egress_intrinsic_metadata_from_parser_t eg_prsr_md,
+               inout egress_intrinsic_metadata_for_deparser_t eg_dprsr_md,
+               inout egress_intrinsic_metadata_for_output_port_t eg_oport_md) {
+    apply { }
+}
+control EgDeparser(packet_out pkt, inout header_t hdr, in metadata_t meta, in egress_intrinsic_metadata_for_deparser_t eg_dprsr_md) {
+    apply { pkt.emit(hdr); }
+}
+Pipeline(IgParser(), Ingress(), IgDeparser(), EgParser(), Egress(), EgDeparser()) pipe;
+Switch(pipe) main;
+`
+}
+
+// reg declares a register of n 32-bit cells with a reading action NAME_rd that returns the
+// cell plus meta.d, and a writing action NAME_wr.
+func reg(name string, n int) string {
+	return strings.NewReplacer("NAME", name, "N", itoa(n)).Replace(`
+    Register<bit<32>, bit<32>>(N) NAME;
+    RegisterAction<bit<32>, bit<32>, bit<32>>(NAME) NAME_rd = {
+        void apply(inout bit<32> v, out bit<32> rv) { rv = v; }
+    };
+    RegisterAction<bit<32>, bit<32>, bit<32>>(NAME) NAME_wr = {
+        void apply(inout bit<32> v) { v = meta.d; }
+    };`)
+}
+
+func itoa(n int) string {
+	s := ""
+	for ; n > 0 || s == ""; n /= 10 {
+		s = string(rune('0'+n%10)) + s
+	}
+	return s
+}
+
+func analyze(t *testing.T, src string, res Resources) (*Layout, error) {
+	t.Helper()
+	checked, err := front.LoadWith("t.p4", func(p string) ([]byte, error) {
+		if p == "t.p4" {
+			return []byte(src), nil
+		}
+		return nil, errors.New("not found")
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pipes, err := checked.TNAPipes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Analyze(pipes[0].Ingress.Control, res)
+}
+
+func TestStages(t *testing.T) {
+	small := 1024
+	for _, tt := range []struct {
+		name, locals, body string
+		// per operation: floor, earliest, stage
+		want map[string][3]int
+		used int
+	}{
+		{"independent registers share stage 0", reg("r1", small) + reg("r2", small),
+			`meta.a = r1_rd.execute(0); meta.b = r2_rd.execute((bit<32>)hdr.ethernet.ether_type);`,
+			map[string][3]int{"r1": {0, 0, 0}, "r2": {0, 0, 0}}, 1},
+		{"an index read from a register's result waits a stage", reg("r1", small) + reg("r2", small),
+			`meta.a = r1_rd.execute(0); meta.b = r2_rd.execute(meta.a);`,
+			map[string][3]int{"r1": {0, 0, 0}, "r2": {1, 1, 1}}, 2},
+		{"a computed index waits another stage (not in the floor)", reg("r1", small) + reg("r2", small),
+			`meta.a = r1_rd.execute(0); meta.c = meta.a + 1; meta.b = r2_rd.execute(meta.c);`,
+			map[string][3]int{"r1": {0, 0, 0}, "r2": {1, 2, 2}}, 3},
+		{"an apply body's input counts", reg("r1", small) + reg("r2", small),
+			`meta.d = r1_rd.execute(0); r2_wr.execute(0);`,
+			map[string][3]int{"r1": {0, 0, 0}, "r2": {1, 1, 1}}, 2},
+		{"a condition guarding a register action counts", reg("r1", small) + reg("r2", small),
+			`if (r1_rd.execute(0) == 1) { r2_wr.execute(0); }`,
+			map[string][3]int{"r1": {0, 0, 0}, "r2": {1, 1, 1}}, 2},
+		{"a value set under a condition waits for it", reg("r1", small) + reg("r2", small),
+			`meta.a = r1_rd.execute(0); if (meta.a == 1) { meta.b = 3; } r2_wr.execute(meta.b);`,
+			map[string][3]int{"r1": {0, 0, 0}, "r2": {1, 2, 2}}, 3},
+		{"a value overwritten at the top level forgets its past", reg("r1", small) + reg("r2", small),
+			`meta.a = r1_rd.execute(0); meta.a = (bit<32>)hdr.ethernet.ether_type; r2_wr.execute(meta.a);`,
+			map[string][3]int{"r1": {0, 0, 0}, "r2": {0, 0, 0}}, 1},
+		{"a register's register actions share its stage", reg("r1", small) + reg("r2", small),
+			`meta.a = r1_rd.execute(0); if (hdr.ethernet.ether_type == 1) { meta.b = r2_rd.execute(meta.a); } else { r2_wr.execute(0); }`,
+			map[string][3]int{"r1": {0, 0, 0}, "r2": {1, 1, 1}}, 2},
+		{"a table's action data", reg("r1", small) + `
+    action set(bit<32> x) { meta.a = x; }
+    table t { key = { hdr.ethernet.dst : exact; } actions = { set; NoAction; } size = 16; }`,
+			`t.apply(); r1_wr.execute(meta.a);`,
+			map[string][3]int{"t": {0, 0, 0}, "r1": {1, 1, 1}}, 2},
+		{"a table keyed on a register's result", reg("r1", small) + `
+    action set(bit<32> x) { meta.b = x; }
+    table t { key = { meta.a : exact; } actions = { set; NoAction; } size = 16; }`,
+			`meta.a = r1_rd.execute(0); t.apply();`,
+			map[string][3]int{"r1": {0, 0, 0}, "t": {1, 1, 1}}, 2},
+		{"a called action's out parameter", reg("r1", small) + reg("r2", small) + `
+    action pick(in bit<32> x, out bit<32> y) { y = x; }`,
+			`meta.a = r1_rd.execute(0); pick(meta.a, meta.b); r2_wr.execute(meta.b);`,
+			map[string][3]int{"r1": {0, 0, 0}, "r2": {1, 1, 1}}, 2},
+		{"a path that exits does not join", reg("r1", small) + reg("r2", small),
+			`meta.a = r1_rd.execute(0); meta.b = 0; if (hdr.ethernet.ether_type == 1) { meta.b = meta.a; exit; } r2_wr.execute(meta.b);`,
+			map[string][3]int{"r1": {0, 0, 0}, "r2": {0, 0, 0}}, 1},
+		{"five registers take two stages (four stateful ALUs)",
+			reg("r1", small) + reg("r2", small) + reg("r3", small) + reg("r4", small) + reg("r5", small),
+			`r1_wr.execute(0); r2_wr.execute(0); r3_wr.execute(0); r4_wr.execute(0); r5_wr.execute(0);`,
+			map[string][3]int{"r1": {0, 0, 0}, "r4": {0, 0, 0}, "r5": {0, 0, 1}}, 2},
+		{"SRAM: two registers of 33 blocks and one of 17 do not share a stage",
+			reg("r1", 131072) + reg("r2", 131072) + reg("r3", 65536),
+			`r1_wr.execute(0); r2_wr.execute(0); r3_wr.execute(0);`,
+			map[string][3]int{"r1": {0, 0, 0}, "r2": {0, 0, 0}, "r3": {0, 0, 1}}, 2},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			l, err := analyze(t, program(tt.locals, tt.body), Tofino1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for name, w := range tt.want {
+				o := l.Op(name)
+				if o == nil {
+					t.Fatalf("no operation %s in %v", name, l.Markdown())
+				}
+				if got := [3]int{o.Floor, o.Earliest, o.Stage}; got != w {
+					t.Errorf("%s: floor, earliest, stage = %v, want %v\n%s", name, got, w, l.Markdown())
+				}
+			}
+			if l.Stages != tt.used {
+				t.Errorf("%d stages, want %d\n%s", l.Stages, tt.used, l.Markdown())
+			}
+		})
+	}
+}
+
+// TestStagesRegisterSize: cells, width and blocks (data and a spare).
+func TestStagesRegisterSize(t *testing.T) {
+	l, err := analyze(t, program(reg("r1", 32768)+`
+    Register<bit<64>, bit<32>>(1 << 14) wide;
+    RegisterAction<bit<64>, bit<32>, bit<32>>(wide) wide_rd = {
+        void apply(inout bit<64> v, out bit<32> rv) { rv = v[31:0]; }
+    };`, `r1_wr.execute(0); meta.a = wide_rd.execute(1);`), Tofino1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string][3]int{"r1": {32768, 32, 9}, "wide": {16384, 64, 9}} {
+		o := l.Op(name)
+		if got := [3]int{o.Cells, o.Bits, o.Blocks}; got != want {
+			t.Errorf("%s: cells, bits, blocks = %v, want %v", name, got, want)
+		}
+	}
+	if o := l.Op("r1"); len(o.Actions) != 1 || o.Actions[0] != "r1_wr" {
+		t.Errorf("r1's actions: %v", o.Actions)
+	}
+}
+
+// TestStagesCycle: a register whose action needs a result that needs the register's own
+// result cannot be placed (a real dependency cycle across two registers).
+func TestStagesCycle(t *testing.T) {
+	_, err := analyze(t, program(reg("r1", 1024)+reg("r2", 1024),
+		`meta.a = r1_rd.execute(0);
+        meta.b = r2_rd.execute(meta.a);
+        if (meta.b == 1) { meta.d = meta.b; r1_wr.execute(0); }`), Tofino1)
+	if err == nil || !strings.Contains(err.Error(), "cycle") || !strings.Contains(err.Error(), "r1") ||
+		!strings.Contains(err.Error(), "r2") {
+		t.Fatalf("err = %v, want a cycle through r1 and r2", err)
+	}
+}
+
+// TestStagesTooBig: a register larger than a stage's SRAM is refused.
+func TestStagesTooBig(t *testing.T) {
+	_, err := analyze(t, program(reg("huge", 1<<19), `huge_wr.execute(0);`), Tofino1)
+	if err == nil || !strings.Contains(err.Error(), "huge needs 129 SRAM blocks") {
+		t.Fatalf("err = %v", err)
+	}
+}

@@ -1,0 +1,33 @@
+package dataplane
+
+import (
+	"path"
+
+	"github.com/netlock-go/netlock/p4"
+)
+
+// Program is one of netlock's switch programs. Both implement the same data plane with the
+// same control interface (docs/dataplane.md lists where the TNA program differs); the tests of
+// this package run on each.
+type Program struct {
+	// Name is "v1model" or "tna".
+	Name string
+	// File is the program's path relative to the repository's p4/ directory.
+	File string
+	// Source is the program's text.
+	Source []byte
+}
+
+// The programs.
+var (
+	// V1Model is p4/netlock.p4, for v1model (bmv2's simple_switch and netlock switch).
+	V1Model = Program{Name: "v1model", File: p4.NetlockFile, Source: p4.Netlock}
+	// TNA is p4/tna/netlock.p4, for Tofino (bf-p4c) and netlock switch.
+	TNA = Program{Name: "tna", File: p4.NetlockTNAFile, Source: p4.NetlockTNA}
+)
+
+// Programs lists the programs, v1model first.
+var Programs = []Program{V1Model, TNA}
+
+// base is the program's file name without its directory (what a bundle names it).
+func (p Program) base() string { return path.Base(p.File) }

@@ -1,0 +1,2788 @@
+/*
+ * p4/tna/netlock.p4: the NetLock data plane (NetLock, SIGCOMM'20, sections 4.2-4.4, Algorithms
+ * 1-2) for Tofino, in P4_16 for the Tofino Native Architecture (TNA), with IPv4 routing for all
+ * other traffic of the rack.
+ *
+ * It is p4/netlock.p4 (v1model) written the Tofino way, with the same wire format, lock table,
+ * control interface, pooled slots, Algorithm 2, overflow protocol, quotas, priorities and admin
+ * packets; the same tests run on both and compare them (dataplane/). docs/dataplane.md is the
+ * reference for both programs; its section "Tofino (p4/tna/netlock.p4)" lists every difference
+ * and gives the stages of every register action.
+ *
+ * How it differs in structure from the v1model program:
+ *
+ *  - State lives in Register arrays of 8, 16 or 32-bit cells or pairs of 32-bit cells, and
+ *    every update is a RegisterAction whose apply body computes on 32 bits and returns at most
+ *    32 bits. 64-bit values (grant counters, txns, timestamps) are split into 32-bit halves:
+ *    pairs where one register action needs both halves, two registers where a pass must read
+ *    all 64 bits.
+ *  - Each register is used at one place of the ingress control (its "stage block"), where an
+ *    if-else chain picks one of its register actions: at most one register action per
+ *    register per pass, as on Tofino. The blocks run in one fixed order for every kind of
+ *    pass, and every block's decisions use only blocks before it, so that the order is a
+ *    stage order (the dependency analysis of docs/dataplane.md derives the stages from this
+ *    file). Where an operation needs a register before one it already used, it continues in
+ *    another pass.
+ *  - Passes: the second pass of an acquire (writing the slot) is a resubmit with a 64-bit
+ *    resubmit header (Tofino resubmits a packet once); every other continuation is a
+ *    recirculation through RECIRC_PORT with the state in a recirculation header before the
+ *    request.
+ *  - A pass sends at most one answer. A pass that sends an answer and continues sends the
+ *    packet, with the answer in a header, through the egress to the recirculation port; the
+ *    egress mirrors it (egress to egress) to the answer's port (mirror session port + 1, the
+ *    sessions the v1model program uses for its clones), and the mirrored copy's egress pass
+ *    writes the answer. An answer without a continuation goes out directly, written by the
+ *    egress from the answer header.
+ */
+#include <core.p4>
+#include <tna.p4>
+
+/* ---- Sizing: override with -D (as for p4/netlock.p4). ---- */
+#ifndef NETLOCK_LOCKS
+#define NETLOCK_LOCKS 16384          /* per-lock state entries (lock_table indices) */
+#endif
+#ifndef NETLOCK_PART_BITS
+#define NETLOCK_PART_BITS 15         /* log2 of the slots in each of the 4 pool parts */
+#endif
+#ifndef NETLOCK_TENANT_METERS
+#define NETLOCK_TENANT_METERS 1024
+#endif
+#ifndef NETLOCK_ENDED
+#define NETLOCK_ENDED 65536          /* cells of the table of ended requests */
+#endif
+#ifndef CPU_PORT
+#define CPU_PORT 255                 /* the controller's port (Tofino: 192 or 320, the PCIe port) */
+#endif
+#ifndef RECIRC_PORT
+#define RECIRC_PORT 68               /* Tofino 1's recirculation port of pipe 0 */
+#endif
+#if NETLOCK_PART_BITS > 16
+#error NETLOCK_PART_BITS must be at most 16 (region offsets are 16 bits)
+#endif
+
+#define SLOT_BITS (NETLOCK_PART_BITS + 2)
+#define PART_SLOTS (32w1 << NETLOCK_PART_BITS)
+#define PART_MASK (PART_SLOTS - 1)
+
+/* ---- Protocol constants (docs/protocol.md, wire/wire.go): as p4/netlock.p4. ---- */
+const bit<16> NL_PORT = 8888;
+const bit<8> NL_VERSION = 1;
+
+const bit<8> OP_ACQUIRE  = 0;
+const bit<8> OP_RELEASE  = 1;
+const bit<8> OP_PUSHBACK = 2;
+const bit<8> OP_GRANT    = 3;
+const bit<8> OP_REJECT   = 4;
+const bit<8> OP_OVERFLOW = 5;
+const bit<8> OP_QEMPTY   = 6;
+const bit<8> OP_PROBE    = 7;
+const bit<8> OP_ADMIN    = 8;
+
+const bit<8> MODE_S = 0;
+const bit<8> MODE_X = 1;
+
+const bit<8> FL_REPLY = 1;
+const bit<8> FL_RETRY = 2;
+const bit<8> FL_TRY   = 4;
+const bit<8> FL_FWD   = 8;
+
+const bit<8> ST_QUOTA      = 1;
+const bit<8> ST_WOULDBLOCK = 2;
+const bit<8> ST_NOTHOLDER  = 3;
+const bit<8> ST_LEASEEXP   = 4;
+const bit<8> ST_BADREQ     = 8;
+
+const bit<8> ADM_PROBE        = 16;
+const bit<8> ADM_RESET        = 17;
+const bit<8> ADM_FORCE        = 18;
+const bit<8> ADM_TOKEN_BASE   = 19;
+const bit<8> ADM_GET_COOKIE   = 20;
+const bit<8> ADM_SET_COOKIE   = 21;
+const bit<8> ADM_SET_BUFFERED = 22;
+
+const bit<8> AR_OK      = 0;
+const bit<8> AR_NOLOCK  = 1;
+const bit<8> AR_NOTHELD = 2;
+const bit<8> AR_BADREQ  = 3;
+
+const bit<32> DR_MALFORMED     = 0;
+const bit<32> DR_CHECKSUM      = 1;
+const bit<32> DR_PUSHBACK_KEY  = 2;
+const bit<32> DR_ADMIN_PORT    = 3;
+const bit<32> DR_ADMIN_KEY     = 4;
+const bit<32> DR_PUSHBACK_LOCK = 5;
+const bit<32> DR_NO_ROUTE      = 6;
+const bit<32> DR_TTL           = 7;
+
+/* Slot states (s_flags[31:24]): as p4/netlock.p4. */
+const bit<8> SS_DONE    = 0;
+const bit<8> SS_LIVE    = 1;
+const bit<8> SS_WDRAWN  = 2;
+
+/* Pass types (the phase of a resubmitted or recirculated pass). */
+const bit<8> PH_FRESH  = 0;   /* a packet as received */
+const bit<8> PH_ACQ    = 1;   /* acquire, deciding pass (after a try check or a retry miss) */
+const bit<8> PH_RWALK  = 2;   /* retry walk: look for the txn in the occupied slots */
+const bit<8> PH_GRANT  = 3;   /* grant walk */
+const bit<8> PH_CLEAN  = 4;   /* move the head over done slots */
+const bit<8> PH_WDRAW  = 5;   /* withdrawal walk */
+const bit<8> PH_WRITE  = 6;   /* acquire, second pass: write the slot (resubmitted) */
+const bit<8> PH_SEND   = 7;   /* send an answer decided in the pass before */
+const bit<8> PH_PROBE2 = 8;   /* admin probe, second pass: counters' second halves, grant time */
+const bit<8> PH_PROBE3 = 9;   /* admin probe, third pass: the slot */
+const bit<8> PH_RESET2 = 10;  /* admin reset, second pass: the floor */
+const bit<8> PH_TBASE2 = 11;  /* admin token base, second pass: raise the counter */
+const bit<8> PH_COOKIE2 = 12; /* admin get-cookie, second pass: the low half */
+
+/* What a PH_SEND pass sends. */
+const bit<8> SEND_ACK   = 1;  /* the release's answer */
+const bit<8> SEND_REPLY = 2;  /* the admin reply */
+
+/* Walk flags (recirc.wflags), as p4/netlock.p4's meta.w.flags. */
+const bit<8> WF_NOMETER   = 2;
+const bit<8> WF_RETRYMISS = 4;
+const bit<8> WF_FORCED    = 8;
+const bit<8> WF_DUP       = 16;  /* an acquire without the retry flag the switch saw before: a duplicate */
+
+/* The first byte of what the ingress sends to the egress, and of a mirrored copy. */
+const bit<8> KD_ANSWER = 0xa1;   /* an answer header follows; the egress writes the answer */
+const bit<8> KD_RECIRC = 0xa2;   /* a recirculation header follows (and an answer header) */
+const bit<8> KD_MIRROR = 0xa3;   /* a mirrored copy of a KD_RECIRC packet: write its answer */
+
+const ResubmitType_t RESUB_WRITE = 1;
+const MirrorType_t MIRROR_ANSWER = 1;
+
+/* ---- Headers ---- */
+@controller_header("packet_out")
+header packet_out_t {
+    bit<8> kind;          /* 0: a netlock admin frame follows; 1: send the frame on egress_port */
+    bit<9> egress_port;
+    bit<7> pad;
+}
+
+@controller_header("packet_in")
+header packet_in_t {
+    bit<9> ingress_port;
+    bit<7> reason;        /* 1: admin reply */
+}
+
+header ethernet_t {
+    bit<48> dst;
+    bit<48> src;
+    bit<16> etherType;
+}
+
+header ipv4_t {
+    bit<4>  version;
+    bit<4>  ihl;
+    bit<8>  diffserv;
+    bit<16> totalLen;
+    bit<16> identification;
+    bit<3>  flags;
+    bit<13> fragOffset;
+    bit<8>  ttl;
+    bit<8>  protocol;
+    bit<16> hdrChecksum;
+    bit<32> src;
+    bit<32> dst;
+}
+
+header udp_t {
+    bit<16> src;
+    bit<16> dst;
+    bit<16> len;
+    bit<16> csum;
+}
+
+header nl_t {
+    bit<8>  version;
+    bit<8>  op;
+    bit<8>  mode;
+    bit<8>  flags;
+    bit<8>  status;
+    bit<8>  prio;
+    bit<16> tenant;
+    bit<32> lock;
+    bit<64> txn;
+    bit<64> token;
+    bit<64> ts;
+    bit<32> lease;
+    bit<32> cip;
+    bit<16> cport;
+    bit<16> slots;
+}
+
+header nl_auth_t {
+    bit<64> key;
+}
+
+header nl_admin_t {
+    bit<8>  result;
+    bit<8>  level;
+    bit<16> offset;
+    bit<64> value;
+    bit<32> now;
+    bit<16> holders;
+    bit<8>  xheld;
+    bit<8>  sstate;
+    bit<16> xwait0;
+    bit<16> xwait;
+    bit<16> wait0;
+    bit<16> wait1;
+    bit<16> used0;
+    bit<16> used1;
+    bit<16> buffered;
+    bit<16> done;
+    bit<16> head;
+    bit<16> tail;
+    bit<16> gnext;
+    bit<16> size;
+    bit<32> slot;
+    bit<32> gts;
+}
+
+/* The first byte of a bridged or recirculated packet (KD_*), and the mirror header. */
+header nl_kind_t {
+    bit<8> kind;
+}
+
+/* The state a recirculated pass continues from (p4/netlock.p4's walk_t, resubmit field list
+ * 1, plus what the passes split here carry from one to the next). */
+header nl_recirc_t {
+    bit<8>  phase;
+    bit<8>  wflags;     /* WF_* */
+    bit<8>  send;       /* PH_SEND: SEND_* */
+    bit<8>  has_ans;    /* 1: an answer header follows, for the egress to mirror to its port */
+    bit<7>  pad0;
+    bit<9>  in_port;    /* the port the request arrived on */
+    bit<8>  level;      /* grant walk: the level it is at */
+    bit<8>  examine;    /* grant walk: 1 when the slot at cur is to be examined */
+    bit<16> cur;        /* slot offset in the level's region */
+    bit<16> left;       /* live slots still to examine (retry, withdrawal) */
+    bit<16> steps;      /* slots the withdrawal walk may still visit */
+    bit<8>  pclean;     /* 1: clean clevel when the grant walk ends */
+    bit<8>  clevel;
+    bit<16> cleft;      /* occupied slots of clevel from its head */
+    bit<16> chead;      /* the head of clevel (the slot the next clean pass examines) */
+    /* The grant the grant walk decided in the pass before: this pass writes its grant number
+     * into the slot and sends it. */
+    bit<8>  pend;
+    bit<8>  pmode;
+    bit<8>  pprio;
+    bit<8>  pfwd;
+    bit<32> pslot;
+    bit<32> pseq_hi;
+    bit<32> pseq_lo;
+    bit<64> ptxn;
+    bit<64> pts;
+    bit<32> pip;
+    bit<16> pport;
+    bit<16> ptenant;
+    bit<32> please;
+    /* Admin passes: a 64-bit value and a slot. */
+    bit<32> a_hi;
+    bit<32> a_lo;
+    bit<32> a_slot;
+}
+
+/* The answer a pass sends (p4/netlock.p4's ans_t), written into a packet by the egress. */
+header nl_ans_t {
+    bit<7>  pad0;
+    bit<9>  port;
+    bit<8>  auth;       /* 1: carries the rack key */
+    bit<48> smac;
+    bit<48> dmac;
+    bit<32> sip;
+    bit<32> dip;
+    bit<16> sport;
+    bit<16> dport;
+    bit<8>  op;
+    bit<8>  mode;
+    bit<8>  flags;
+    bit<8>  status;
+    bit<8>  prio;
+    bit<16> tenant;
+    bit<32> lock;
+    bit<64> txn;
+    bit<64> token;
+    bit<64> ts;
+    bit<32> lease;
+    bit<32> cip;
+    bit<16> cport;
+    bit<16> slots;
+    bit<64> key;
+}
+
+/* The resubmit header of the acquire's second pass (64 bits, Tofino 1's resubmit data). */
+header nl_resub_t {
+    bit<8>  phase;
+    bit<7>  pad0;
+    bit<1>  grant;
+    bit<16> off;        /* the slot's offset in the level's region */
+    bit<32> seq;        /* the grant number's low 32 bits */
+}
+
+struct headers_t {
+    nl_kind_t    kind;
+    nl_recirc_t  recirc;
+    nl_ans_t     ans;
+    packet_in_t  packet_in;
+    packet_out_t packet_out;
+    ethernet_t   ethernet;
+    ipv4_t       ipv4;
+    udp_t        udp;
+    nl_t         nl;
+    nl_auth_t    auth;
+    nl_admin_t   admin;
+}
+
+/* A register cell of two 32-bit halves: hi is bits 63:32 of the 64-bit value it holds. */
+struct pair32_t {
+    bit<32> hi;
+    bit<32> lo;
+}
+
+/* A slot's request, as read from the pool, carried, or taken from the request. */
+struct slotv_t {
+    bit<8>  state;
+    bit<8>  mode;
+    bit<8>  prio;
+    bit<8>  fwd;
+    bit<32> lease;
+    bit<32> ip;
+    bit<16> port;
+    bit<16> tenant;
+    bit<64> txn;
+    bit<64> ts;
+    bit<32> seq;
+    bit<32> gts;
+}
+
+struct metadata_t {
+    nl_resub_t resub;
+    bool    csum_ok;
+    /* the pass */
+    bit<8>  phase;
+    bit<9>  in_port;
+    bit<8>  wflags;
+    /* rack */
+    bit<8>  rack_ok;
+    bit<64> key;
+    bit<32> sw_ip;
+    bit<48> sw_mac;
+    bit<32> def_lease;
+    bit<32> max_lease;
+    /* lock */
+    bit<8>  hit;
+    bit<8>  paused;
+    bit<32> idx;
+    bit<32> left0;
+    bit<16> size0;
+    bit<32> left1;
+    bit<16> size1;
+    bit<16> server;
+    bit<8>  srv_ok;
+    bit<32> srv_ip;
+    bit<16> srv_udp;
+    bit<9>  srv_port;
+    bit<48> srv_mac;
+    /* classification */
+    bit<8>  kind;
+    bit<8>  level;
+    bit<32> left;
+    bit<16> size;
+    bit<32> rq_ip;
+    bit<16> rq_port;
+    bit<8>  rq_fwd;
+    bit<32> lease;
+    bit<32> now;
+    bit<32> tslot;
+    bit<32> tseq_hi;
+    bit<32> tseq_lo;
+    bit<8>  tlevel;
+    /* the slot the pool blocks use (sl), and the one s_hold uses (hd) */
+    bit<2>  sl_part;
+    bit<32> sl_idx;
+    bit<32> sl_slot;
+    bit<2>  hd_part;
+    bit<32> hd_idx;
+    /* register action ops (0: not used in this pass) */
+    bit<8>  x_op;
+    bit<8>  who_op;
+    bit<8>  hd_op;
+    bit<8>  fl_op;
+    bit<8>  ls_op;
+    bit<8>  ts_op;
+    /* register action inputs */
+    bit<32> n_flags;
+    bit<32> n_seq;
+    bit<32> a_hi;
+    bit<32> a_lo;
+    bit<32> fp;        /* ended: the request's fingerprint, bit 0 clear (seen) */
+    bit<32> fp_end;    /* fp | 1 (ended) */
+    bit<32> e_idx;
+    bit<8>  s_mode;
+    bit<16> h_arg;
+    bit<16> g_arg;
+    bit<16> g_tail;
+    bit<8>  q_adv;
+    bit<16> q_val;
+    /* register action results */
+    slotv_t sv;
+    bit<8>  pre_ok;
+    bit<8>  txn_hi_ok;
+    bit<8>  txn_lo_ok;
+    bit<8>  valid;
+    bit<8>  found;
+    bit<8>  ended_hit;   /* the request ended (ended table) */
+    bit<8>  dup_hit;     /* the request was seen and has not ended (ended table) */
+    bit<8>  meter_color;
+    bit<8>  quota;
+    bit<32> qv;        /* lk_q: [31] queue-empty due, [30] done slots, [29] overflow, [15:0] used */
+    bit<8>  ov;
+    bit<8>  grant;
+    bit<8>  nhold0;
+    bit<8>  xheld;
+    bit<32> wv;        /* lk_wait: [31:16] waiters at level 1, [15:0] at level 0 */
+    bit<32> tok_lo;
+    bit<32> tok_hi;
+    bit<32> hv;        /* head of the worked level: [16] it moved, [15:0] the head after */
+    bit<16> tail;
+    bit<16> gn_lv;
+    bit<16> gn_lo;
+    bit<32> rd32;
+    /* answers and what comes next */
+    bit<8>  a_valid;
+    bit<8>  a_routed;
+    bit<8>  reply;     /* the pass answers the controller with the request itself */
+    bit<8>  cont;
+    bit<8>  resub_go;
+    /* routing */
+    bit<32> route_dst;
+    bit<8>  nh_ok;
+    bit<48> nh_smac;
+    bit<48> nh_dmac;
+    bit<9>  nh_port;
+}
+
+/* Packet kinds (meta.kind), as p4/netlock.p4. */
+const bit<8> K_ROUTE = 0;
+const bit<8> K_LOCK  = 1;
+const bit<8> K_PB    = 2;
+const bit<8> K_ADMIN = 3;
+
+/* Register action selectors (meta.*_op). */
+const bit<8> OP_RD  = 1;   /* read */
+const bit<8> OP_WR  = 2;   /* write */
+const bit<8> OP_CMP = 3;   /* compare (txn halves) */
+const bit<8> OP_REL = 4;   /* s_hold: validate and clear; s_flags: done */
+const bit<8> OP_TCH = 5;   /* s_hold: validate and touch */
+const bit<8> OP_WDR = 6;   /* s_flags: withdraw */
+const bit<8> OP_GTS = 7;   /* s_hold: read the grant time */
+
+/* ---- Ingress parser ---- */
+parser NetlockIngressParser(packet_in pkt, out headers_t hdr, out metadata_t meta,
+                            out ingress_intrinsic_metadata_t ig_md) {
+    Checksum() ipv4_csum;
+
+    state start {
+        pkt.extract(ig_md);
+        meta.csum_ok = true;
+        transition select(ig_md.resubmit_flag) {
+            1: parse_resubmit;
+            default: parse_port_metadata;
+        }
+    }
+    state parse_resubmit {
+        pkt.extract(meta.resub);
+        transition select(ig_md.ingress_port) {
+            RECIRC_PORT: parse_kind;
+            CPU_PORT: parse_packet_out;
+            default: parse_ethernet;
+        }
+    }
+    state parse_port_metadata {
+        pkt.advance(PORT_METADATA_SIZE);
+        transition select(ig_md.ingress_port) {
+            RECIRC_PORT: parse_kind;
+            CPU_PORT: parse_packet_out;
+            default: parse_ethernet;
+        }
+    }
+    /* A recirculated pass: the state, the answer the last pass sent (skipped), the request. */
+    state parse_kind {
+        pkt.extract(hdr.kind);
+        pkt.extract(hdr.recirc);
+        transition select(hdr.recirc.has_ans) {
+            1: parse_old_answer;
+            default: parse_after_recirc;
+        }
+    }
+    state parse_old_answer {
+        pkt.extract(hdr.ans);
+        transition parse_after_recirc;
+    }
+    state parse_after_recirc {
+        transition select(hdr.recirc.in_port) {
+            CPU_PORT: parse_packet_out;
+            default: parse_ethernet;
+        }
+    }
+    state parse_packet_out {
+        pkt.extract(hdr.packet_out);
+        transition select(hdr.packet_out.kind) {
+            0: parse_ethernet;
+            default: accept;
+        }
+    }
+    state parse_ethernet {
+        pkt.extract(hdr.ethernet);
+        transition select(hdr.ethernet.etherType) {
+            0x0800: parse_ipv4;
+            default: accept;
+        }
+    }
+    state parse_ipv4 {
+        pkt.extract(hdr.ipv4);
+        ipv4_csum.add(hdr.ipv4);
+        meta.csum_ok = ipv4_csum.verify();
+        transition select(hdr.ipv4.ihl, hdr.ipv4.fragOffset, hdr.ipv4.protocol) {
+            (5, 0, 17): parse_udp;
+            default: accept;
+        }
+    }
+    state parse_udp {
+        pkt.extract(hdr.udp);
+        transition select(hdr.udp.dst) {
+            NL_PORT: parse_nl;
+            default: accept;
+        }
+    }
+    state parse_nl {
+        pkt.extract(hdr.nl);
+        transition select(hdr.nl.op) {
+            OP_PUSHBACK: parse_auth;
+            OP_OVERFLOW: parse_auth;
+            OP_QEMPTY: parse_auth;
+            OP_ADMIN: parse_auth_admin;
+            default: accept;
+        }
+    }
+    state parse_auth {
+        pkt.extract(hdr.auth);
+        transition accept;
+    }
+    state parse_auth_admin {
+        pkt.extract(hdr.auth);
+        transition select(hdr.nl.status) {
+            16 .. 31: parse_admin;
+            default: accept;
+        }
+    }
+    state parse_admin {
+        pkt.extract(hdr.admin);
+        transition accept;
+    }
+}
+
+/* ---- Register helpers ----
+ * qnext(x, size): the queue position after x in a region of size slots ([14:0] offset, [15]
+ * lap bit, as p4/netlock.p4). Register action bodies cannot call functions, so the macro
+ * writes it out. */
+#define QNEXT(x, size) ((((x) & 0x7fff) + 1 == (size)) ? (((x) & 0x8000) ^ 0x8000) : ((x) + 1))
+
+/* One part of the slot pool: 2^NETLOCK_PART_BITS slots, nine registers per slot (40 bytes):
+ *   s_txn_hi, s_txn_lo   the txn
+ *   s_hold               pair: hi the grant number (low 32 bits; 0 while waiting and after
+ *                        release), lo the grant time (us)
+ *   s_flags              [31:24] state, [23:16] mode, [15:8] priority, [7:0] forwarded
+ *   s_lease              the lease (us)
+ *   s_ip, s_pt           the client's IPv4 address; [31:16] its UDP port, [15:0] the tenant
+ *   s_ts_hi, s_ts_lo     the request's timestamp
+ * Sixty-four-bit fields are two registers because a grant reads all of them in one pass and a
+ * register action returns 32 bits. NP is the part's number, N0..N8 the registers' names. */
+#define POOL_PART(NP, N0, N1, N2, N3, N4, N5, N6, N7, N8) \
+    @name(N0) Register<bit<32>, bit<32>>(PART_SLOTS) s_txn_hi##NP; \
+    @name(N1) Register<bit<32>, bit<32>>(PART_SLOTS) s_txn_lo##NP; \
+    @name(N2) Register<pair32_t, bit<32>>(PART_SLOTS) s_hold##NP; \
+    @name(N3) Register<bit<32>, bit<32>>(PART_SLOTS) s_flags##NP; \
+    @name(N4) Register<bit<32>, bit<32>>(PART_SLOTS) s_lease##NP; \
+    @name(N5) Register<bit<32>, bit<32>>(PART_SLOTS) s_ip##NP; \
+    @name(N6) Register<bit<32>, bit<32>>(PART_SLOTS) s_pt##NP; \
+    @name(N7) Register<bit<32>, bit<32>>(PART_SLOTS) s_ts_hi##NP; \
+    @name(N8) Register<bit<32>, bit<32>>(PART_SLOTS) s_ts_lo##NP; \
+    RegisterAction<bit<32>, bit<32>, bit<8>>(s_txn_hi##NP) txn_hi_cmp##NP = { \
+        void apply(inout bit<32> v, out bit<8> rv) { rv = (v == meta.sv.txn[63:32]) ? 8w1 : 8w0; } }; \
+    RegisterAction<bit<32>, bit<32>, bit<32>>(s_txn_hi##NP) txn_hi_rd##NP = { \
+        void apply(inout bit<32> v, out bit<32> rv) { rv = v; } }; \
+    RegisterAction<bit<32>, bit<32>, bit<32>>(s_txn_hi##NP) txn_hi_wr##NP = { \
+        void apply(inout bit<32> v) { v = meta.sv.txn[63:32]; } }; \
+    RegisterAction<bit<32>, bit<32>, bit<8>>(s_txn_lo##NP) txn_lo_cmp##NP = { \
+        void apply(inout bit<32> v, out bit<8> rv) { rv = (v == meta.sv.txn[31:0]) ? 8w1 : 8w0; } }; \
+    RegisterAction<bit<32>, bit<32>, bit<32>>(s_txn_lo##NP) txn_lo_rd##NP = { \
+        void apply(inout bit<32> v, out bit<32> rv) { rv = v; } }; \
+    RegisterAction<bit<32>, bit<32>, bit<32>>(s_txn_lo##NP) txn_lo_wr##NP = { \
+        void apply(inout bit<32> v) { v = meta.sv.txn[31:0]; } }; \
+    RegisterAction<pair32_t, bit<32>, bit<8>>(s_hold##NP) hold_rel##NP = { \
+        void apply(inout pair32_t v, out bit<8> rv) { \
+            rv = 0; \
+            if (v.hi == meta.tseq_lo && v.hi != 0) { v.hi = 0; rv = 1; } } }; \
+    RegisterAction<pair32_t, bit<32>, bit<8>>(s_hold##NP) hold_touch##NP = { \
+        void apply(inout pair32_t v, out bit<8> rv) { \
+            rv = 0; \
+            if (v.hi == meta.tseq_lo && v.hi != 0) { v.lo = meta.now; rv = 1; } } }; \
+    RegisterAction<pair32_t, bit<32>, bit<32>>(s_hold##NP) hold_wr##NP = { \
+        void apply(inout pair32_t v) { v.hi = meta.n_seq; v.lo = meta.now; } }; \
+    RegisterAction<pair32_t, bit<32>, bit<32>>(s_hold##NP) hold_seq##NP = { \
+        void apply(inout pair32_t v, out bit<32> rv) { rv = v.hi; } }; \
+    RegisterAction<pair32_t, bit<32>, bit<32>>(s_hold##NP) hold_gts##NP = { \
+        void apply(inout pair32_t v, out bit<32> rv) { rv = v.lo; } }; \
+    RegisterAction<bit<32>, bit<32>, bit<32>>(s_flags##NP) flags_rd##NP = { \
+        void apply(inout bit<32> v, out bit<32> rv) { rv = v; } }; \
+    RegisterAction<bit<32>, bit<32>, bit<32>>(s_flags##NP) flags_wr##NP = { \
+        void apply(inout bit<32> v, out bit<32> rv) { v = meta.n_flags; rv = v; } }; \
+    RegisterAction<bit<32>, bit<32>, bit<32>>(s_flags##NP) flags_done##NP = { \
+        void apply(inout bit<32> v, out bit<32> rv) { rv = v; v = v & 0x00ffffff; } }; \
+    RegisterAction<bit<32>, bit<32>, bit<32>>(s_flags##NP) flags_wdraw##NP = { \
+        void apply(inout bit<32> v, out bit<32> rv) { \
+            rv = v; \
+            if (v[31:24] == SS_LIVE) { v = (v & 0x00ffffff) | 0x02000000; } } }; \
+    RegisterAction<bit<32>, bit<32>, bit<32>>(s_lease##NP) lease_rd##NP = { \
+        void apply(inout bit<32> v, out bit<32> rv) { rv = v; } }; \
+    RegisterAction<bit<32>, bit<32>, bit<32>>(s_lease##NP) lease_wr##NP = { \
+        void apply(inout bit<32> v, out bit<32> rv) { v = meta.sv.lease; rv = v; } }; \
+    RegisterAction<bit<32>, bit<32>, bit<32>>(s_ip##NP) ip_rd##NP = { \
+        void apply(inout bit<32> v, out bit<32> rv) { rv = v; } }; \
+    RegisterAction<bit<32>, bit<32>, bit<32>>(s_ip##NP) ip_wr##NP = { \
+        void apply(inout bit<32> v) { v = meta.sv.ip; } }; \
+    RegisterAction<bit<32>, bit<32>, bit<32>>(s_pt##NP) pt_rd##NP = { \
+        void apply(inout bit<32> v, out bit<32> rv) { rv = v; } }; \
+    RegisterAction<bit<32>, bit<32>, bit<32>>(s_pt##NP) pt_wr##NP = { \
+        void apply(inout bit<32> v) { v = meta.sv.port ++ meta.sv.tenant; } }; \
+    RegisterAction<bit<32>, bit<32>, bit<32>>(s_ts_hi##NP) ts_hi_rd##NP = { \
+        void apply(inout bit<32> v, out bit<32> rv) { rv = v; } }; \
+    RegisterAction<bit<32>, bit<32>, bit<32>>(s_ts_hi##NP) ts_hi_wr##NP = { \
+        void apply(inout bit<32> v) { v = meta.sv.ts[63:32]; } }; \
+    RegisterAction<bit<32>, bit<32>, bit<32>>(s_ts_lo##NP) ts_lo_rd##NP = { \
+        void apply(inout bit<32> v, out bit<32> rv) { rv = v; } }; \
+    RegisterAction<bit<32>, bit<32>, bit<32>>(s_ts_lo##NP) ts_lo_wr##NP = { \
+        void apply(inout bit<32> v) { v = meta.sv.ts[31:0]; } };
+
+/* Stage blocks of the pool, for part NP (the caller picks the part). */
+#define POOL_TXN(NP) \
+    if (meta.x_op == OP_CMP) { \
+        meta.txn_hi_ok = txn_hi_cmp##NP.execute(meta.sl_idx); \
+        meta.txn_lo_ok = txn_lo_cmp##NP.execute(meta.sl_idx); \
+    } else if (meta.x_op == OP_RD) { \
+        meta.sv.txn[63:32] = txn_hi_rd##NP.execute(meta.sl_idx); \
+        meta.sv.txn[31:0] = txn_lo_rd##NP.execute(meta.sl_idx); \
+    } else if (meta.x_op == OP_WR) { \
+        txn_hi_wr##NP.execute(meta.sl_idx); \
+        txn_lo_wr##NP.execute(meta.sl_idx); \
+    }
+#define POOL_WHO(NP) \
+    if (meta.who_op == OP_RD) { \
+        meta.sv.ip = ip_rd##NP.execute(meta.sl_idx); \
+        meta.rd32 = pt_rd##NP.execute(meta.sl_idx); \
+    } else if (meta.who_op == OP_WR) { \
+        ip_wr##NP.execute(meta.sl_idx); \
+        pt_wr##NP.execute(meta.sl_idx); \
+    }
+#define POOL_HOLD(NP) \
+    if (meta.hd_op == OP_REL) { \
+        meta.valid = hold_rel##NP.execute(meta.hd_idx); \
+    } else if (meta.hd_op == OP_TCH) { \
+        meta.valid = hold_touch##NP.execute(meta.hd_idx); \
+    } else if (meta.hd_op == OP_WR) { \
+        hold_wr##NP.execute(meta.hd_idx); \
+    } else if (meta.hd_op == OP_RD) { \
+        meta.sv.seq = hold_seq##NP.execute(meta.hd_idx); \
+    } else if (meta.hd_op == OP_GTS) { \
+        meta.sv.gts = hold_gts##NP.execute(meta.hd_idx); \
+    }
+#define POOL_FLAGS(NP) \
+    if (meta.fl_op == OP_RD) { \
+        meta.rd32 = flags_rd##NP.execute(meta.sl_idx); \
+    } else if (meta.fl_op == OP_WR) { \
+        meta.rd32 = flags_wr##NP.execute(meta.sl_idx); \
+    } else if (meta.fl_op == OP_REL) { \
+        meta.rd32 = flags_done##NP.execute(meta.sl_idx); \
+    } else if (meta.fl_op == OP_WDR) { \
+        meta.rd32 = flags_wdraw##NP.execute(meta.sl_idx); \
+    } \
+    if (meta.ls_op == OP_RD) { \
+        meta.sv.lease = lease_rd##NP.execute(meta.sl_idx); \
+    } else if (meta.ls_op == OP_WR) { \
+        meta.sv.lease = lease_wr##NP.execute(meta.sl_idx); \
+    } \
+    if (meta.ts_op == OP_RD) { \
+        meta.sv.ts[63:32] = ts_hi_rd##NP.execute(meta.sl_idx); \
+        meta.sv.ts[31:0] = ts_lo_rd##NP.execute(meta.sl_idx); \
+    } else if (meta.ts_op == OP_WR) { \
+        ts_hi_wr##NP.execute(meta.sl_idx); \
+        ts_lo_wr##NP.execute(meta.sl_idx); \
+    }
+
+/* The queue positions of one level, per lock: head, tail, gnext (16-bit positions, as
+ * p4/netlock.p4's LevelQueue). NL is the level, NH/NT/NG the registers' names. The worked
+ * level's size is meta.size. */
+#define LEVEL_REGS(NL, NH, NT, NG) \
+    @name(NH) Register<bit<16>, bit<32>>(NETLOCK_LOCKS) head##NL; \
+    @name(NT) Register<bit<16>, bit<32>>(NETLOCK_LOCKS) tail##NL; \
+    @name(NG) Register<bit<16>, bit<32>>(NETLOCK_LOCKS) gnext##NL; \
+    RegisterAction<bit<16>, bit<32>, bit<32>>(head##NL) head_rd##NL = { \
+        void apply(inout bit<16> v, out bit<32> rv) { rv = (bit<32>)v; } }; \
+    RegisterAction<bit<16>, bit<32>, bit<32>>(head##NL) head_at##NL = { \
+        void apply(inout bit<16> v, out bit<32> rv) { \
+            rv = (bit<32>)v; \
+            if ((v & 0x7fff) == meta.h_arg) { v = QNEXT(v, meta.size); rv = 0x10000 | (bit<32>)v; } } }; \
+    RegisterAction<bit<16>, bit<32>, bit<32>>(head##NL) head_eq##NL = { \
+        void apply(inout bit<16> v, out bit<32> rv) { \
+            rv = (bit<32>)v; \
+            if (v == meta.h_arg) { v = QNEXT(v, meta.size); rv = 0x10000 | (bit<32>)v; } } }; \
+    RegisterAction<bit<16>, bit<32>, bit<32>>(head##NL) head_clr##NL = { \
+        void apply(inout bit<16> v) { v = 0; } }; \
+    RegisterAction<bit<16>, bit<32>, bit<16>>(tail##NL) tail_rd##NL = { \
+        void apply(inout bit<16> v, out bit<16> rv) { rv = v; } }; \
+    RegisterAction<bit<16>, bit<32>, bit<16>>(tail##NL) tail_enq##NL = { \
+        void apply(inout bit<16> v, out bit<16> rv) { rv = v; v = QNEXT(v, meta.size); } }; \
+    RegisterAction<bit<16>, bit<32>, bit<16>>(tail##NL) tail_clr##NL = { \
+        void apply(inout bit<16> v) { v = 0; } }; \
+    RegisterAction<bit<16>, bit<32>, bit<16>>(gnext##NL) gnext_rd##NL = { \
+        void apply(inout bit<16> v, out bit<16> rv) { rv = v; } }; \
+    RegisterAction<bit<16>, bit<32>, bit<16>>(gnext##NL) gnext_set##NL = { \
+        void apply(inout bit<16> v, out bit<16> rv) { v = meta.g_arg; rv = v; } }; \
+    RegisterAction<bit<16>, bit<32>, bit<16>>(gnext##NL) gnext_follow##NL = { \
+        void apply(inout bit<16> v, out bit<16> rv) { \
+            if (v == meta.h_arg) { v = QNEXT(v, meta.size); } \
+            rv = v; } }; \
+    RegisterAction<bit<16>, bit<32>, bit<16>>(gnext##NL) gnext_after##NL = { \
+        void apply(inout bit<16> v, out bit<16> rv) { v = QNEXT(meta.g_tail, meta.size); rv = v; } }; \
+    RegisterAction<bit<16>, bit<32>, bit<16>>(gnext##NL) gnext_clr##NL = { \
+        void apply(inout bit<16> v) { v = 0; } };
+
+/* lk_q register actions end alike: write the fields back and return [31] queue-empty due (no
+ * occupied slot at either level, requests buffered), [30] done slots, [29] overflow, [15:0]
+ * the worked level's occupied slots. */
+#define Q_FIELDS \
+    bit<16> u0 = v.lo[15:0]; \
+    bit<16> u1 = v.lo[31:16]; \
+    bit<16> b = v.hi[15:0]; \
+    bit<16> d = v.hi[31:16]; \
+    bit<16> up = u0; \
+    if (meta.level != 0) { up = u1; } \
+    bit<32> ov = 0;
+#define Q_STORE \
+    if (meta.level == 0) { u0 = up; } else { u1 = up; } \
+    v.lo = u1 ++ u0; \
+    v.hi = d ++ b; \
+    rv = (bit<32>)up | ov; \
+    if (u0 == 0 && u1 == 0 && b != 0) { rv = rv | 0x80000000; } \
+    if (d != 0) { rv = rv | 0x40000000; }
+
+control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
+                       in ingress_intrinsic_metadata_t ig_md,
+                       in ingress_intrinsic_metadata_from_parser_t ig_prsr_md,
+                       inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md,
+                       inout ingress_intrinsic_metadata_for_tm_t ig_tm_md) {
+
+    /* ---- Per-lock state (index: the lock's index from lock_table) ----
+     * lk_state pair: lo [14:0] holders, [15] the holder is exclusive, [31:16] exclusive
+     *          waiters at level 0; hi [15:0] exclusive waiters at all levels
+     * lk_wait  pair: lo waiters at level 0, hi waiters at level 1
+     * lk_q     pair: lo [15:0] occupied slots at level 0, [31:16] at level 1; hi [15:0]
+     *          requests buffered at the server (q2), [31:16] done slots not yet passed by a head
+     * lk_tok, lk_tok_hi   the grant counter's low and high halves
+     * lk_floor pair: grants numbered at or below it are void (set by an admin reset)
+     * Read as 64-bit values (hi ++ lo) they are p4/netlock.p4's registers of the same names
+     * (lk_tok: the low half). */
+    Register<pair32_t, bit<32>>(NETLOCK_LOCKS) lk_floor;
+    Register<pair32_t, bit<32>>(NETLOCK_LOCKS) lk_state;
+    Register<pair32_t, bit<32>>(NETLOCK_LOCKS) lk_wait;
+    Register<bit<32>, bit<32>>(NETLOCK_LOCKS) lk_tok;
+    Register<bit<32>, bit<32>>(NETLOCK_LOCKS) lk_tok_hi;
+    Register<pair32_t, bit<32>>(NETLOCK_LOCKS) lk_q;
+    Register<pair32_t, bit<32>>(1) cookie;
+    /* The requests seen, as p4/netlock.p4's ended: at a CRC-32 of (lock, txn) modulo the table
+     * size, [31:1] a CRC-32 of (txn, lock), [0] 1 ended, 0 not (yet). */
+    Register<bit<32>, bit<32>>(NETLOCK_ENDED) ended;
+
+    LEVEL_REGS(0, "levels.level0.head", "levels.level0.tail", "levels.level0.gnext")
+    LEVEL_REGS(1, "levels.level1.head", "levels.level1.tail", "levels.level1.gnext")
+
+    POOL_PART(0, "pool.part0.s_txn_hi", "pool.part0.s_txn_lo", "pool.part0.s_hold", "pool.part0.s_flags", "pool.part0.s_lease", "pool.part0.s_ip", "pool.part0.s_pt", "pool.part0.s_ts_hi", "pool.part0.s_ts_lo")
+    POOL_PART(1, "pool.part1.s_txn_hi", "pool.part1.s_txn_lo", "pool.part1.s_hold", "pool.part1.s_flags", "pool.part1.s_lease", "pool.part1.s_ip", "pool.part1.s_pt", "pool.part1.s_ts_hi", "pool.part1.s_ts_lo")
+    POOL_PART(2, "pool.part2.s_txn_hi", "pool.part2.s_txn_lo", "pool.part2.s_hold", "pool.part2.s_flags", "pool.part2.s_lease", "pool.part2.s_ip", "pool.part2.s_pt", "pool.part2.s_ts_hi", "pool.part2.s_ts_lo")
+    POOL_PART(3, "pool.part3.s_txn_hi", "pool.part3.s_txn_lo", "pool.part3.s_hold", "pool.part3.s_flags", "pool.part3.s_lease", "pool.part3.s_ip", "pool.part3.s_pt", "pool.part3.s_ts_hi", "pool.part3.s_ts_lo")
+
+    Meter<bit<32>>(NETLOCK_TENANT_METERS, MeterType_t.PACKETS) tenant_meter;
+    Counter<bit<64>, bit<32>>(8, CounterType_t.PACKETS) nl_drops;
+    DirectCounter<bit<64>>(CounterType_t.PACKETS) lock_hits;
+    DirectCounter<bit<64>>(CounterType_t.PACKETS_AND_BYTES) route_hits;
+    Hash<bit<32>>(HashAlgorithm_t.CRC32) ended_hash;
+    Hash<bit<32>>(HashAlgorithm_t.CRC32) ended_fp;
+
+    /* ---- Per-lock register actions ---- */
+    /* lk_floor: is the token's grant number above the floor? */
+    RegisterAction<pair32_t, bit<32>, bit<8>>(lk_floor) floor_cmp = {
+        void apply(inout pair32_t v, out bit<8> rv) {
+            rv = 0;
+            if (meta.tseq_hi > v.hi) {
+                rv = 1;
+            } else if (meta.tseq_hi == v.hi && meta.tseq_lo > v.lo) {
+                rv = 1;
+            }
+        }
+    };
+    RegisterAction<pair32_t, bit<32>, bit<8>>(lk_floor) floor_set = {
+        void apply(inout pair32_t v) {
+            v.hi = meta.a_hi;
+            v.lo = meta.a_lo;
+        }
+    };
+
+    /* lk_state: a new request (s_mode) at meta.level is granted when compatible (an exclusive
+     * one when nobody holds; a shared one when no exclusive request holds, or waits at its
+     * level or above), else it waits. Returns 1 for a grant. */
+    RegisterAction<pair32_t, bit<32>, bit<8>>(lk_state) state_acq = {
+        void apply(inout pair32_t v, out bit<8> rv) {
+            bit<16> nhold = 1w0 ++ v.lo[14:0];
+            bit<1> xheld = v.lo[15:15];
+            bit<16> wx0 = v.lo[31:16];
+            bit<16> wxall = v.hi[15:0];
+            bit<8> compat = 0;
+            if (meta.s_mode == MODE_X) {
+                if (nhold == 0) { compat = 1; }
+            } else if (meta.level == 0) {
+                if (xheld == 0 && wx0 == 0) { compat = 1; }
+            } else {
+                if (xheld == 0 && wxall == 0) { compat = 1; }
+            }
+            rv = compat;
+            if (compat == 1) {
+                nhold = nhold + 1;
+                if (meta.s_mode == MODE_X) { xheld = 1; } else { xheld = 0; }
+            } else if (meta.s_mode == MODE_X) {
+                wxall = wxall + 1;
+                if (meta.level == 0) { wx0 = wx0 + 1; }
+            }
+            v.lo = wx0 ++ xheld ++ nhold[14:0];
+            v.hi = 16w0 ++ wxall;
+        }
+    };
+    /* A try acquire's check: would it be granted? */
+    RegisterAction<pair32_t, bit<32>, bit<8>>(lk_state) state_check = {
+        void apply(inout pair32_t v, out bit<8> rv) {
+            rv = 0;
+            if (meta.s_mode == MODE_X) {
+                if (v.lo[14:0] == 0) { rv = 1; }
+            } else if (meta.level == 0) {
+                if (v.lo[15:15] == 0 && v.lo[31:16] == 0) { rv = 1; }
+            } else {
+                if (v.lo[15:15] == 0 && v.hi[15:0] == 0) { rv = 1; }
+            }
+        }
+    };
+    /* A holder (s_mode) released: returns 1 when nobody holds now. */
+    RegisterAction<pair32_t, bit<32>, bit<8>>(lk_state) state_rel = {
+        void apply(inout pair32_t v, out bit<8> rv) {
+            bit<15> nhold = v.lo[14:0] - 1;
+            bit<1> xheld = v.lo[15:15];
+            if (meta.s_mode == MODE_X) { xheld = 0; }
+            v.lo = v.lo[31:16] ++ xheld ++ nhold;
+            rv = 0;
+            if (nhold == 0) { rv = 1; }
+        }
+    };
+    /* The grant walk's waiter (s_mode, at meta.level): granted when compatible with the
+     * holders (the walk goes in queue order, so no waiter blocks it). Returns 1 for a grant. */
+    RegisterAction<pair32_t, bit<32>, bit<8>>(lk_state) state_walk = {
+        void apply(inout pair32_t v, out bit<8> rv) {
+            bit<15> nhold = v.lo[14:0];
+            bit<1> xheld = v.lo[15:15];
+            bit<16> wx0 = v.lo[31:16];
+            bit<16> wxall = v.hi[15:0];
+            rv = 0;
+            if (meta.s_mode == MODE_X) {
+                if (nhold == 0) { rv = 1; }
+            } else {
+                if (xheld == 0) { rv = 1; }
+            }
+            if (rv == 1) {
+                nhold = nhold + 1;
+                if (meta.s_mode == MODE_X) {
+                    xheld = 1;
+                    wxall = wxall - 1;
+                    if (meta.level == 0) { wx0 = wx0 - 1; }
+                } else {
+                    xheld = 0;
+                }
+            }
+            v.lo = wx0 ++ xheld ++ nhold;
+            v.hi = 16w0 ++ wxall;
+        }
+    };
+    /* A waiter (s_mode) withdrew: returns 1 when the holder is exclusive. */
+    RegisterAction<pair32_t, bit<32>, bit<8>>(lk_state) state_wd = {
+        void apply(inout pair32_t v, out bit<8> rv) {
+            bit<16> wx0 = v.lo[31:16];
+            bit<16> wxall = v.hi[15:0];
+            if (meta.s_mode == MODE_X) {
+                wxall = wxall - 1;
+                if (meta.level == 0) { wx0 = wx0 - 1; }
+            }
+            v.lo = wx0 ++ v.lo[15:0];
+            v.hi = 16w0 ++ wxall;
+            rv = 7w0 ++ v.lo[15:15];
+        }
+    };
+    RegisterAction<pair32_t, bit<32>, bit<32>>(lk_state) state_lo = {
+        void apply(inout pair32_t v, out bit<32> rv) { rv = v.lo; }
+    };
+    RegisterAction<pair32_t, bit<32>, bit<32>>(lk_state) state_hi = {
+        void apply(inout pair32_t v, out bit<32> rv) { rv = v.hi; }
+    };
+    RegisterAction<pair32_t, bit<32>, bit<32>>(lk_state) state_clr = {
+        void apply(inout pair32_t v) { v.hi = 0; v.lo = 0; }
+    };
+
+    /* lk_wait: returns [31:16] waiters at level 1, [15:0] at level 0 (after the update). */
+    RegisterAction<pair32_t, bit<32>, bit<32>>(lk_wait) wait_rd = {
+        void apply(inout pair32_t v, out bit<32> rv) { rv = v.hi[15:0] ++ v.lo[15:0]; }
+    };
+    RegisterAction<pair32_t, bit<32>, bit<32>>(lk_wait) wait_inc = {
+        void apply(inout pair32_t v, out bit<32> rv) {
+            if (meta.level == 0) { v.lo = v.lo + 1; } else { v.hi = v.hi + 1; }
+            rv = v.hi[15:0] ++ v.lo[15:0];
+        }
+    };
+    RegisterAction<pair32_t, bit<32>, bit<32>>(lk_wait) wait_dec = {
+        void apply(inout pair32_t v, out bit<32> rv) {
+            if (meta.level == 0) { v.lo = v.lo - 1; } else { v.hi = v.hi - 1; }
+            rv = v.hi[15:0] ++ v.lo[15:0];
+        }
+    };
+    RegisterAction<pair32_t, bit<32>, bit<32>>(lk_wait) wait_clr = {
+        void apply(inout pair32_t v) { v.hi = 0; v.lo = 0; }
+    };
+
+    /* lk_q (see Q_FIELDS and Q_STORE). */
+    RegisterAction<pair32_t, bit<32>, bit<32>>(lk_q) q_acq = {
+        /* An acquire takes a slot of its level, or overflows to the server's q2 when none is
+         * free, requests are buffered there, or the lock is paused. */
+        void apply(inout pair32_t v, out bit<32> rv) {
+            Q_FIELDS
+            if (meta.paused == 1 || b != 0 || up >= meta.size) {
+                ov = 0x20000000;
+                if (b != 0xffff) { b = b + 1; }
+            } else {
+                up = up + 1;
+            }
+            Q_STORE
+        }
+    };
+    RegisterAction<pair32_t, bit<32>, bit<32>>(lk_q) q_pb = {
+        /* A push-back takes a slot (one request fewer buffered), or goes back as overflow. */
+        void apply(inout pair32_t v, out bit<32> rv) {
+            Q_FIELDS
+            if (up >= meta.size) {
+                ov = 0x20000000;
+            } else {
+                up = up + 1;
+                if (b != 0) { b = b - 1; }
+            }
+            Q_STORE
+        }
+    };
+    RegisterAction<pair32_t, bit<32>, bit<32>>(lk_q) q_rel = {
+        /* A release: its slot is free when the head moved past it, else done. */
+        void apply(inout pair32_t v, out bit<32> rv) {
+            Q_FIELDS
+            if (meta.q_adv == 1) { up = up - 1; } else { d = d + 1; }
+            Q_STORE
+        }
+    };
+    RegisterAction<pair32_t, bit<32>, bit<32>>(lk_q) q_clean = {
+        /* The head moved over a done slot. */
+        void apply(inout pair32_t v, out bit<32> rv) {
+            Q_FIELDS
+            up = up - 1;
+            d = d - 1;
+            Q_STORE
+        }
+    };
+    RegisterAction<pair32_t, bit<32>, bit<32>>(lk_q) q_wd = {
+        /* A waiter withdrew: its slot is done. */
+        void apply(inout pair32_t v, out bit<32> rv) {
+            Q_FIELDS
+            d = d + 1;
+            Q_STORE
+        }
+    };
+    RegisterAction<pair32_t, bit<32>, bit<32>>(lk_q) q_setbuf = {
+        void apply(inout pair32_t v, out bit<32> rv) {
+            Q_FIELDS
+            b = meta.q_val;
+            Q_STORE
+        }
+    };
+    RegisterAction<pair32_t, bit<32>, bit<32>>(lk_q) q_pbnone = {
+        /* A push-back without a request: an overflow the server did not buffer. */
+        void apply(inout pair32_t v, out bit<32> rv) {
+            Q_FIELDS
+            if (b != 0) { b = b - 1; }
+            Q_STORE
+        }
+    };
+    RegisterAction<pair32_t, bit<32>, bit<32>>(lk_q) q_rd = {
+        /* Read; [29]: an acquire would overflow. */
+        void apply(inout pair32_t v, out bit<32> rv) {
+            Q_FIELDS
+            if (meta.paused == 1 || b != 0 || up >= meta.size) { ov = 0x20000000; }
+            Q_STORE
+        }
+    };
+    RegisterAction<pair32_t, bit<32>, bit<32>>(lk_q) q_lo = {
+        void apply(inout pair32_t v, out bit<32> rv) { rv = v.lo; }
+    };
+    RegisterAction<pair32_t, bit<32>, bit<32>>(lk_q) q_hi = {
+        void apply(inout pair32_t v, out bit<32> rv) { rv = v.hi; }
+    };
+    RegisterAction<pair32_t, bit<32>, bit<32>>(lk_q) q_clr = {
+        void apply(inout pair32_t v) { v.hi = 0; v.lo = 0; }
+    };
+
+    /* lk_tok: the next grant number's low half (0 is skipped: slots keep the low 32 bits, and
+     * 0 there means "not granted"). Returns the low half before. */
+    RegisterAction<bit<32>, bit<32>, bit<32>>(lk_tok) tok_next = {
+        void apply(inout bit<32> v, out bit<32> rv) {
+            rv = v;
+            if (v == 0xffffffff) { v = 1; } else { v = v + 1; }
+        }
+    };
+    RegisterAction<bit<32>, bit<32>, bit<32>>(lk_tok) tok_rd = {
+        void apply(inout bit<32> v, out bit<32> rv) { rv = v; }
+    };
+    RegisterAction<bit<32>, bit<32>, bit<32>>(lk_tok) tok_set = {
+        void apply(inout bit<32> v) { v = meta.a_lo; }
+    };
+    /* lk_tok_hi: the carry of lk_tok. */
+    RegisterAction<bit<32>, bit<32>, bit<32>>(lk_tok_hi) tokhi_inc = {
+        void apply(inout bit<32> v, out bit<32> rv) { v = v + 1; rv = v; }
+    };
+    RegisterAction<bit<32>, bit<32>, bit<32>>(lk_tok_hi) tokhi_rd = {
+        void apply(inout bit<32> v, out bit<32> rv) { rv = v; }
+    };
+    RegisterAction<bit<32>, bit<32>, bit<32>>(lk_tok_hi) tokhi_set = {
+        void apply(inout bit<32> v) { v = meta.a_hi; }
+    };
+
+    RegisterAction<pair32_t, bit<32>, bit<32>>(cookie) cookie_set = {
+        void apply(inout pair32_t v) { v.hi = meta.a_hi; v.lo = meta.a_lo; }
+    };
+    RegisterAction<pair32_t, bit<32>, bit<32>>(cookie) cookie_hi = {
+        void apply(inout pair32_t v, out bit<32> rv) { rv = v.hi; }
+    };
+    RegisterAction<pair32_t, bit<32>, bit<32>>(cookie) cookie_lo = {
+        void apply(inout pair32_t v, out bit<32> rv) { rv = v.lo; }
+    };
+
+    /* ended: look up (1 ended, 2 seen and not ended, 0 neither) and record the request as seen
+     * unless it ended (an acquire about to be handled); look up only; record as ended. */
+    RegisterAction<bit<32>, bit<32>, bit<8>>(ended) ended_seen = {
+        void apply(inout bit<32> v, out bit<8> rv) {
+            rv = 0;
+            if (v == meta.fp_end) {
+                rv = 1;
+            } else {
+                if (v == meta.fp) {
+                    rv = 2;
+                }
+                v = meta.fp;
+            }
+        }
+    };
+    RegisterAction<bit<32>, bit<32>, bit<8>>(ended) ended_lookup = {
+        void apply(inout bit<32> v, out bit<8> rv) { rv = (v == meta.fp_end) ? 8w1 : 8w0; }
+    };
+    RegisterAction<bit<32>, bit<32>, bit<8>>(ended) ended_record = {
+        void apply(inout bit<32> v) { v = meta.fp_end; }
+    };
+
+    /* ---- Tables (as p4/netlock.p4) ---- */
+    action rack_unset() {
+        meta.rack_ok = 0;
+    }
+    action set_rack(bit<64> key, bit<32> switch_ip, bit<48> switch_mac, bit<32> default_lease,
+                    bit<32> max_lease) {
+        meta.rack_ok = 1;
+        meta.key = key;
+        meta.sw_ip = switch_ip;
+        meta.sw_mac = switch_mac;
+        meta.def_lease = default_lease;
+        meta.max_lease = max_lease;
+    }
+    table rack {
+        key = { }
+        actions = { set_rack; rack_unset; }
+        default_action = rack_unset();
+    }
+
+    action lock_miss() {
+        meta.hit = 0;
+        lock_hits.count();
+    }
+    action lock_hit(bit<32> index, bit<32> left0, bit<16> size0, bit<32> left1, bit<16> size1,
+                    bit<16> server) {
+        meta.hit = 1;
+        meta.paused = 0;
+        meta.idx = index;
+        meta.left0 = left0;
+        meta.size0 = size0;
+        meta.left1 = left1;
+        meta.size1 = size1;
+        meta.server = server;
+        lock_hits.count();
+    }
+    action lock_pause(bit<32> index, bit<32> left0, bit<16> size0, bit<32> left1, bit<16> size1,
+                      bit<16> server) {
+        lock_hit(index, left0, size0, left1, size1, server);
+        meta.paused = 1;
+    }
+    table lock_table {
+        key = { hdr.nl.lock : exact @name("lock"); }
+        actions = { lock_hit; lock_pause; lock_miss; }
+        default_action = lock_miss();
+        counters = lock_hits;
+        size = NETLOCK_LOCKS;
+    }
+
+    action set_server(bit<32> ip, bit<16> udp_port, bit<9> port, bit<48> mac) {
+        meta.srv_ok = 1;
+        meta.srv_ip = ip;
+        meta.srv_udp = udp_port;
+        meta.srv_port = port;
+        meta.srv_mac = mac;
+    }
+    action server_unknown() {
+        meta.srv_ok = 0;
+    }
+    table lock_servers {
+        key = { meta.server : exact @name("server"); }
+        actions = { set_server; server_unknown; }
+        default_action = server_unknown();
+        size = 256;
+    }
+
+    action tenant_limit(bit<32> meter_index) {
+        meta.meter_color = tenant_meter.execute(meter_index);
+        meta.quota = 1;
+    }
+    table tenant_quota {
+        key = { hdr.nl.tenant : exact @name("tenant"); }
+        actions = { tenant_limit; NoAction; }
+        default_action = NoAction();
+        size = NETLOCK_TENANT_METERS;
+    }
+
+    action route(bit<48> smac, bit<48> dmac, bit<9> port) {
+        meta.nh_ok = 1;
+        meta.nh_smac = smac;
+        meta.nh_dmac = dmac;
+        meta.nh_port = port;
+        route_hits.count();
+    }
+    action no_route() {
+        meta.nh_ok = 0;
+        route_hits.count();
+    }
+    table ipv4_lpm {
+        key = { meta.route_dst : lpm @name("dst"); }
+        actions = { route; no_route; }
+        default_action = no_route();
+        counters = route_hits;
+        size = 1024;
+    }
+
+    /* ---- Helpers ---- */
+    action drop_count(bit<32> reason) {
+        nl_drops.count(reason);
+        ig_dprsr_md.drop_ctl = 1;
+        hdr.ans.setInvalid();
+    }
+
+    action use_level(bit<8> level) {
+        meta.level = level;
+        if (level == 0) {
+            meta.left = meta.left0;
+            meta.size = meta.size0;
+        } else {
+            meta.left = meta.left1;
+            meta.size = meta.size1;
+        }
+    }
+
+    /* Point the pool blocks at position pos of the current level's region. */
+    action slot_at(bit<16> pos) {
+        bit<32> s = meta.left + (bit<32>)(pos & 0x7fff);
+        meta.sl_part = s[SLOT_BITS - 1:NETLOCK_PART_BITS];
+        meta.sl_idx = s & PART_MASK;
+        meta.sl_slot = s;
+        meta.hd_part = meta.sl_part;
+        meta.hd_idx = meta.sl_idx;
+    }
+    action slot_abs(bit<32> s) {
+        meta.sl_part = s[SLOT_BITS - 1:NETLOCK_PART_BITS];
+        meta.sl_idx = s & PART_MASK;
+        meta.sl_slot = s;
+        meta.hd_part = meta.sl_part;
+        meta.hd_idx = meta.sl_idx;
+    }
+
+    /* Unpack s_flags and s_pt (read into rd32 and sv.*) into the slot view. */
+    action flags_view() {
+        meta.sv.state = meta.rd32[31:24];
+        meta.sv.mode = meta.rd32[23:16];
+        meta.sv.prio = meta.rd32[15:8];
+        meta.sv.fwd = meta.rd32[7:0];
+    }
+
+    /* Answers. The source of every answer to a client is the lock's server address. */
+    action ans_to_client(bit<8> op, bit<32> ip, bit<16> port, bit<8> fwd) {
+        meta.a_valid = 1;
+        meta.a_routed = 1;
+        hdr.ans.auth = 0;
+        hdr.ans.key = 0;
+        hdr.ans.sip = meta.srv_ip;
+        hdr.ans.sport = meta.srv_udp;
+        hdr.ans.dip = ip;
+        hdr.ans.dport = port;
+        hdr.ans.op = op;
+        hdr.ans.status = 0;
+        hdr.ans.flags = 0;
+        hdr.ans.cip = 0;
+        hdr.ans.cport = 0;
+        if (fwd == 1) {
+            hdr.ans.flags = FL_FWD;
+            hdr.ans.cip = ip;
+            hdr.ans.cport = port;
+        }
+        hdr.ans.lock = hdr.nl.lock;
+        hdr.ans.mode = 0;
+        hdr.ans.prio = 0;
+        hdr.ans.tenant = 0;
+        hdr.ans.txn = 0;
+        hdr.ans.token = 0;
+        hdr.ans.ts = 0;
+        hdr.ans.lease = 0;
+        hdr.ans.slots = 0;
+    }
+    /* An answer to the requester echoing the request (release ack, reject, probe reply). */
+    action ans_echo(bit<8> op, bit<8> flags, bit<8> status) {
+        ans_to_client(op, meta.rq_ip, meta.rq_port, meta.rq_fwd);
+        hdr.ans.flags = hdr.ans.flags | flags;
+        hdr.ans.status = status;
+        hdr.ans.mode = hdr.nl.mode;
+        hdr.ans.prio = hdr.nl.prio;
+        hdr.ans.tenant = hdr.nl.tenant;
+        hdr.ans.txn = hdr.nl.txn;
+        hdr.ans.token = hdr.nl.token;
+        hdr.ans.ts = hdr.nl.ts;
+    }
+    /* A grant to the request in the slot view. */
+    action ans_grant(bit<64> token) {
+        ans_to_client(OP_GRANT, meta.sv.ip, meta.sv.port, meta.sv.fwd);
+        hdr.ans.mode = meta.sv.mode;
+        hdr.ans.prio = meta.sv.prio;
+        hdr.ans.tenant = meta.sv.tenant;
+        hdr.ans.txn = meta.sv.txn;
+        hdr.ans.token = token;
+        hdr.ans.ts = meta.sv.ts;
+        hdr.ans.lease = meta.sv.lease;
+    }
+    /* The grant the grant walk decided in the pass before (carried in the recirculation
+     * header). */
+    action ans_grant_pending() {
+        ans_to_client(OP_GRANT, hdr.recirc.pip, hdr.recirc.pport, hdr.recirc.pfwd);
+        hdr.ans.mode = hdr.recirc.pmode;
+        hdr.ans.prio = hdr.recirc.pprio;
+        hdr.ans.tenant = hdr.recirc.ptenant;
+        hdr.ans.txn = hdr.recirc.ptxn;
+        hdr.ans.token = ((hdr.recirc.pseq_hi ++ hdr.recirc.pseq_lo) << SLOT_BITS) | (bit<64>)hdr.recirc.pslot;
+        hdr.ans.ts = hdr.recirc.pts;
+        hdr.ans.lease = hdr.recirc.please;
+    }
+    /* A control message to the lock's server. */
+    action ans_to_server(bit<8> op) {
+        meta.a_valid = 1;
+        meta.a_routed = 0;
+        hdr.ans.auth = 1;
+        hdr.ans.key = meta.key;
+        hdr.ans.port = meta.srv_port;
+        hdr.ans.smac = meta.sw_mac;
+        hdr.ans.dmac = meta.srv_mac;
+        hdr.ans.sip = meta.sw_ip;
+        hdr.ans.sport = NL_PORT;
+        hdr.ans.dip = meta.srv_ip;
+        hdr.ans.dport = meta.srv_udp;
+        hdr.ans.op = op;
+        hdr.ans.mode = 0;
+        hdr.ans.flags = 0;
+        hdr.ans.status = 0;
+        hdr.ans.prio = 0;
+        hdr.ans.tenant = 0;
+        hdr.ans.lock = hdr.nl.lock;
+        hdr.ans.txn = 0;
+        hdr.ans.token = 0;
+        hdr.ans.ts = 0;
+        hdr.ans.lease = 0;
+        hdr.ans.cip = 0;
+        hdr.ans.cport = 0;
+        hdr.ans.slots = 0;
+    }
+    action ans_queue_empty() {
+        ans_to_server(OP_QEMPTY);
+        hdr.ans.slots = (meta.size0 < meta.size1) ? meta.size0 : meta.size1;
+    }
+    action ans_overflow() {
+        ans_to_server(OP_OVERFLOW);
+        hdr.ans.flags = FL_FWD;
+        hdr.ans.mode = hdr.nl.mode;
+        hdr.ans.prio = hdr.nl.prio;
+        hdr.ans.tenant = hdr.nl.tenant;
+        hdr.ans.txn = hdr.nl.txn;
+        hdr.ans.ts = hdr.nl.ts;
+        hdr.ans.lease = hdr.nl.lease;
+        hdr.ans.cip = meta.rq_ip;
+        hdr.ans.cport = meta.rq_port;
+    }
+
+    /* Continue in another pass of type phase (recirculated). */
+    action again(bit<8> phase) {
+        hdr.recirc.phase = phase;
+        meta.cont = 1;
+    }
+    /* Continue to send an answer decided now (after this pass's one). */
+    action send_next(bit<8> what) {
+        hdr.recirc.phase = PH_SEND;
+        hdr.recirc.send = what;
+        meta.cont = 1;
+    }
+
+    apply {
+        /* ================= classification ================= */
+        meta.a_valid = 0;
+        meta.reply = 0;
+        meta.cont = 0;
+        meta.resub_go = 0;
+        /* The switch's clock in microseconds, low 32 bits: the MAC timestamp (ns) times
+         * 2^-10 + 2^-16 + 2^-17 + 2^-21 = 0.99993/1000 (Tofino cannot divide by 1000). */
+        meta.now = ig_md.ingress_mac_tstamp[41:10] + ig_md.ingress_mac_tstamp[47:16] +
+                   (1w0 ++ ig_md.ingress_mac_tstamp[47:17]) + (5w0 ++ ig_md.ingress_mac_tstamp[47:21]);
+        hdr.ans.setValid();    /* the answer is built here; invalid again unless sent */
+        hdr.kind.setInvalid();
+        if (hdr.packet_out.isValid() && hdr.packet_out.kind != 0) {
+            /* A raw frame from the controller. */
+            ig_tm_md.ucast_egress_port = hdr.packet_out.egress_port;
+            ig_tm_md.bypass_egress = 1;
+            hdr.packet_out.setInvalid();
+            hdr.ans.setInvalid();
+            exit;
+        }
+        if (hdr.ipv4.isValid() && !meta.csum_ok) {
+            drop_count(DR_CHECKSUM);
+            exit;
+        }
+        /* The pass: as received, resubmitted (resubmit header) or recirculated (its header). */
+        meta.phase = PH_FRESH;
+        meta.in_port = ig_md.ingress_port;
+        meta.wflags = 0;
+        if (hdr.recirc.isValid()) {
+            meta.phase = hdr.recirc.phase;
+            meta.in_port = hdr.recirc.in_port;
+            meta.wflags = hdr.recirc.wflags;
+        } else {
+            hdr.recirc.setValid();
+            hdr.recirc.phase = PH_FRESH;
+            hdr.recirc.wflags = 0;
+            hdr.recirc.send = 0;
+            hdr.recirc.pad0 = 0;
+            hdr.recirc.in_port = ig_md.ingress_port;
+            hdr.recirc.pend = 0;
+            hdr.recirc.examine = 0;
+            hdr.recirc.pclean = 0;
+        }
+        if (ig_md.resubmit_flag == 1) {
+            meta.phase = meta.resub.phase;
+        }
+        hdr.recirc.has_ans = 0;
+        meta.kind = K_ROUTE;
+        if (hdr.udp.isValid() && hdr.udp.dst == NL_PORT) {
+            if (!hdr.nl.isValid() || ig_prsr_md.parser_err != 0 ||
+                    hdr.nl.version != NL_VERSION || hdr.nl.op > OP_ADMIN || hdr.nl.mode > MODE_X) {
+                drop_count(DR_MALFORMED);
+                exit;
+            }
+            rack.apply();
+            if (hdr.nl.op == OP_ACQUIRE || hdr.nl.op == OP_RELEASE || hdr.nl.op == OP_PROBE) {
+                if (meta.rack_ok == 1) {
+                    meta.kind = K_LOCK;
+                }
+            } else if (hdr.nl.op == OP_PUSHBACK && meta.rack_ok == 1 && hdr.ipv4.dst == meta.sw_ip) {
+                if (hdr.auth.key != meta.key) {
+                    drop_count(DR_PUSHBACK_KEY);
+                    exit;
+                }
+                meta.kind = K_PB;
+            } else if (hdr.nl.op == OP_ADMIN && hdr.nl.status >= 16 && hdr.nl.status <= 31) {
+                if (meta.in_port != CPU_PORT) {
+                    drop_count(DR_ADMIN_PORT);
+                    exit;
+                }
+                if (meta.rack_ok == 0 || hdr.auth.key != meta.key || !hdr.admin.isValid()) {
+                    drop_count(DR_ADMIN_KEY);
+                    exit;
+                }
+                meta.kind = K_ADMIN;
+            }
+        }
+        if (meta.kind != K_ROUTE) {
+            lock_table.apply();
+            if (meta.hit == 1) {
+                lock_servers.apply();
+            }
+            if (meta.kind == K_LOCK && (meta.hit == 0 || meta.srv_ok == 0)) {
+                meta.kind = K_ROUTE;
+            } else if (meta.kind == K_PB && (meta.hit == 0 || meta.srv_ok == 0)) {
+                drop_count(DR_PUSHBACK_LOCK);
+                exit;
+            }
+        }
+
+        if (meta.kind != K_ROUTE) {
+            if (meta.kind == K_PB) {
+                meta.rq_ip = hdr.nl.cip;
+                meta.rq_port = hdr.nl.cport;
+                meta.rq_fwd = 1;
+            } else {
+                meta.rq_ip = hdr.ipv4.src;
+                meta.rq_port = hdr.udp.src;
+                meta.rq_fwd = 0;
+            }
+            if (hdr.nl.lease == 0) {
+                meta.lease = meta.def_lease;
+            } else if (hdr.nl.lease > meta.max_lease) {
+                meta.lease = meta.max_lease;
+            } else {
+                meta.lease = hdr.nl.lease;
+            }
+            meta.tslot = (bit<32>)(hdr.nl.token & ((64w1 << SLOT_BITS) - 1));
+            bit<64> tseq = hdr.nl.token >> SLOT_BITS;
+            meta.tseq_hi = tseq[63:32];
+            meta.tseq_lo = tseq[31:0];
+            if (meta.tslot >= meta.left0 && meta.tslot - meta.left0 < (bit<32>)meta.size0) {
+                meta.tlevel = 0;
+            } else if (meta.tslot >= meta.left1 && meta.tslot - meta.left1 < (bit<32>)meta.size1) {
+                meta.tlevel = 1;
+            } else {
+                meta.tlevel = 2;
+            }
+        }
+        meta.x_op = 0;
+        meta.who_op = 0;
+        meta.hd_op = 0;
+        meta.fl_op = 0;
+        meta.ls_op = 0;
+        meta.ts_op = 0;
+        meta.valid = 0;
+        meta.found = 0;
+        meta.pre_ok = 0;
+        meta.txn_hi_ok = 0;
+        meta.txn_lo_ok = 0;
+        meta.ended_hit = 0;
+        meta.dup_hit = 0;
+        meta.quota = 0;
+        meta.meter_color = 0;
+        meta.ov = 0;
+        meta.grant = 0;
+        meta.qv = 0;
+        meta.wv = 0;
+        meta.hv = 0;
+
+        bit<8> op = hdr.nl.op;
+        bit<8> ph = meta.phase;
+        bit<8> st = hdr.nl.status;
+        bit<8> fresh = (ph == PH_FRESH) ? 8w1 : 8w0;
+        bit<8> is_lock = (meta.kind == K_LOCK) ? 8w1 : 8w0;
+        bit<8> is_admin = (meta.kind == K_ADMIN) ? 8w1 : 8w0;
+        bit<8> retry = ((hdr.nl.flags & FL_RETRY) != 0) ? 8w1 : 8w0;
+        bit<8> tryf = ((hdr.nl.flags & FL_TRY) != 0) ? 8w1 : 8w0;
+        bit<8> work = (meta.kind != K_ROUTE) ? 8w1 : 8w0;
+
+        /* Which pass type. */
+        bit<8> do_acq = 0;      /* acquire, deciding pass (acquire, push-back, try commit) */
+        bit<8> do_write = 0;    /* acquire, writing pass */
+        bit<8> do_try = 0;      /* check a try acquire */
+        bit<8> do_rw0 = 0;      /* retry, first pass */
+        bit<8> do_rw = 0;       /* retry walk */
+        bit<8> do_rel = 0;      /* release or admin force-release (first pass) */
+        bit<8> do_grant = 0;    /* grant walk */
+        bit<8> do_clean = 0;    /* clean walk */
+        bit<8> do_wd0 = 0;      /* withdrawal, first pass */
+        bit<8> do_wd = 0;       /* withdrawal walk */
+        bit<8> do_probe = 0;    /* lease-probe */
+        bit<8> do_admin = 0;    /* admin, first pass */
+        bit<8> do_send = 0;     /* send an answer decided before */
+        bit<8> do_pbnone = 0;   /* push-back without a request */
+        bit<8> badreq = 0;
+        if (work == 1 && ph == PH_WRITE) {
+            do_write = 1;
+        } else if (work == 1 && ph == PH_SEND) {
+            do_send = 1;
+        } else if (work == 1 && ph == PH_GRANT) {
+            do_grant = 1;
+        } else if (work == 1 && ph == PH_CLEAN) {
+            do_clean = 1;
+        } else if (work == 1 && ph == PH_WDRAW) {
+            do_wd = 1;
+        } else if (meta.kind == K_PB && fresh == 1 && hdr.nl.txn == 0) {
+            do_pbnone = 1;
+        } else if (meta.kind == K_PB && fresh == 1) {
+            do_acq = 1;
+        } else if (is_lock == 1 && op == OP_ACQUIRE) {
+            if (fresh == 1 && hdr.nl.txn == 0) {
+                badreq = 1;
+            } else if (ph == PH_ACQ && tryf == 1 && (meta.wflags & (WF_RETRYMISS | WF_NOMETER)) == WF_RETRYMISS) {
+                do_try = 1;     /* a retried try not in the queue: checked again, as a new try */
+            } else if (ph == PH_ACQ) {
+                do_acq = 1;
+            } else if (ph == PH_RWALK) {
+                do_rw = 1;
+            } else if (fresh == 1 && (retry == 1 || (meta.wflags & WF_DUP) != 0)) {
+                do_rw0 = 1;     /* a retransmission, or a copy of an acquire seen before */
+            } else if (fresh == 1 && tryf == 1) {
+                do_try = 1;
+            } else if (fresh == 1) {
+                do_acq = 1;
+            }
+        } else if (is_lock == 1 && op == OP_RELEASE && fresh == 1) {
+            if (hdr.nl.token != 0) {
+                do_rel = 1;
+            } else {
+                do_wd0 = 1;
+            }
+        } else if (is_lock == 1 && op == OP_PROBE && fresh == 1) {
+            do_probe = 1;
+        } else if (is_admin == 1 && fresh == 1) {
+            if (st == ADM_FORCE && meta.hit == 1 && meta.srv_ok == 1) {
+                do_rel = 1;
+                meta.wflags = meta.wflags | WF_FORCED;
+            } else {
+                do_admin = 1;
+            }
+        }
+        bit<8> adm2 = 0;        /* the admin passes after the first */
+        if (is_admin == 1 && (ph == PH_PROBE2 || ph == PH_PROBE3 || ph == PH_RESET2 ||
+                ph == PH_TBASE2 || ph == PH_COOKIE2)) {
+            adm2 = 1;
+        }
+        hdr.recirc.wflags = meta.wflags;
+        bit<8> forced = ((meta.wflags & WF_FORCED) != 0) ? 8w1 : 8w0;
+        bit<8> finished = 0;
+        bit<8> walk = 0;
+        bit<8> clean = 0;
+
+        /* The admin first pass: what it does, and the answers of the ones that touch nothing. */
+        bit<8> ad_probe = 0;
+        bit<8> ad_reset = 0;
+        bit<8> ad_tbase = 0;
+        bit<8> ad_getc = 0;
+        bit<8> ad_setc = 0;
+        bit<8> ad_setb = 0;
+        if (do_admin == 1) {
+            hdr.admin.result = AR_OK;
+            bit<8> needs_lock = 1;
+            if (st == ADM_GET_COOKIE || st == ADM_SET_COOKIE) {
+                needs_lock = 0;
+            }
+            if (needs_lock == 1 && (meta.hit == 0 || meta.srv_ok == 0)) {
+                hdr.admin.result = AR_NOLOCK;
+            } else if (st == ADM_PROBE) {
+                if (hdr.admin.level > 1) {
+                    hdr.admin.result = AR_BADREQ;
+                } else {
+                    ad_probe = 1;
+                }
+            } else if (st == ADM_RESET) {
+                ad_reset = 1;
+            } else if (st == ADM_TOKEN_BASE) {
+                ad_tbase = 1;
+            } else if (st == ADM_GET_COOKIE) {
+                ad_getc = 1;
+            } else if (st == ADM_SET_COOKIE) {
+                ad_setc = 1;
+            } else if (st == ADM_SET_BUFFERED) {
+                ad_setb = 1;
+            } else {
+                hdr.admin.result = AR_BADREQ;
+            }
+        }
+        bit<8> ph_probe2 = (adm2 == 1 && ph == PH_PROBE2) ? 8w1 : 8w0;
+        bit<8> ph_probe3 = (adm2 == 1 && ph == PH_PROBE3) ? 8w1 : 8w0;
+
+        if (badreq == 1) {
+            ans_echo(OP_REJECT, 0, ST_BADREQ);
+        }
+
+        /* ================= the level and the slot ================= */
+        bit<8> lvl = (hdr.nl.prio == 0) ? 8w0 : 8w1;
+        if (do_rel == 1 || do_probe == 1) {
+            lvl = meta.tlevel;
+        } else if (do_grant == 1) {
+            lvl = hdr.recirc.level;
+        } else if (do_clean == 1) {
+            lvl = hdr.recirc.clevel;
+        } else if (ad_probe == 1 || ph_probe2 == 1 || ph_probe3 == 1) {
+            lvl = hdr.admin.level;
+        }
+        use_level(lvl);
+        bit<16> lvl_osize = (lvl == 0) ? meta.size1 : meta.size0;
+        /* The slot the pool blocks use. */
+        if (do_write == 1) {
+            slot_at(meta.resub.off);
+        } else if ((do_rel == 1 || do_probe == 1) && meta.tlevel != 2) {
+            slot_abs(meta.tslot);
+        } else if (do_grant == 1 || do_rw == 1 || do_wd == 1) {
+            slot_at(hdr.recirc.cur);
+        } else if (do_clean == 1) {
+            slot_at(hdr.recirc.chead);
+        } else if (ph_probe2 == 1 || ph_probe3 == 1) {
+            slot_abs(hdr.recirc.a_slot);
+        }
+        bit<8> rel_go = (do_rel == 1 || do_probe == 1) && meta.tlevel != 2 ? 8w1 : 8w0;
+        /* The request the pool blocks write or compare with. */
+        meta.sv.txn = hdr.nl.txn;
+        meta.sv.ts = hdr.nl.ts;
+        meta.sv.lease = meta.lease;
+        meta.sv.ip = meta.rq_ip;
+        meta.sv.port = meta.rq_port;
+        meta.sv.tenant = hdr.nl.tenant;
+        meta.sv.mode = hdr.nl.mode;
+        meta.sv.prio = hdr.nl.prio;
+        meta.sv.fwd = meta.rq_fwd;
+        meta.sv.state = SS_LIVE;
+        meta.sv.seq = 0;
+        meta.sv.gts = 0;
+        meta.n_flags = SS_LIVE ++ hdr.nl.mode ++ hdr.nl.prio ++ meta.rq_fwd;
+
+        /* ================= stage: lk_floor ================= */
+        if (rel_go == 1) {
+            meta.pre_ok = floor_cmp.execute(meta.idx);
+        } else if (adm2 == 1 && ph == PH_RESET2) {
+            meta.a_hi = hdr.recirc.a_hi;
+            meta.a_lo = hdr.recirc.a_lo;
+            floor_set.execute(meta.idx);
+        }
+
+        /* ================= stage: the pool's txn and client ================= */
+        bit<8> examine = (do_grant == 1 && hdr.recirc.examine == 1) ? 8w1 : 8w0;
+        if (do_write == 1) {
+            meta.x_op = OP_WR;
+            meta.who_op = OP_WR;
+        } else if (rel_go == 1 || do_wd == 1 || do_rw == 1) {
+            meta.x_op = OP_CMP;
+            meta.who_op = OP_RD;
+        } else if (examine == 1 || ph_probe3 == 1) {
+            meta.x_op = OP_RD;
+            meta.who_op = OP_RD;
+        }
+        if (meta.x_op != 0 || meta.who_op != 0) {
+            if (meta.sl_part == 0) {
+                POOL_TXN(0)
+                POOL_WHO(0)
+            } else if (meta.sl_part == 1) {
+                POOL_TXN(1)
+                POOL_WHO(1)
+            } else if (meta.sl_part == 2) {
+                POOL_TXN(2)
+                POOL_WHO(2)
+            } else {
+                POOL_TXN(3)
+                POOL_WHO(3)
+            }
+        }
+        if (meta.who_op == OP_RD) {
+            meta.sv.port = meta.rd32[31:16];
+            meta.sv.tenant = meta.rd32[15:0];
+        }
+        bit<8> txn_ok = (meta.txn_hi_ok == 1 && meta.txn_lo_ok == 1) ? 8w1 : 8w0;
+
+        /* ================= stage: the pool's grant number and time ================= */
+        if (do_write == 1) {
+            meta.hd_op = OP_WR;
+            meta.n_seq = 0;
+            if (meta.resub.grant == 1) {
+                meta.n_seq = meta.resub.seq;
+            }
+        } else if (rel_go == 1 && meta.pre_ok == 1 && txn_ok == 1) {
+            meta.hd_op = (do_rel == 1) ? OP_REL : OP_TCH;
+        } else if (do_grant == 1 && hdr.recirc.pend == 1) {
+            /* The grant decided in the pass before: its number and time. */
+            meta.hd_op = OP_WR;
+            meta.n_seq = hdr.recirc.pseq_lo;
+            meta.hd_part = hdr.recirc.pslot[SLOT_BITS - 1:NETLOCK_PART_BITS];
+            meta.hd_idx = hdr.recirc.pslot & PART_MASK;
+        } else if (do_rw == 1 || ph_probe3 == 1) {
+            meta.hd_op = OP_RD;
+        } else if (ph_probe2 == 1) {
+            meta.hd_op = OP_GTS;
+        }
+        if (meta.hd_op != 0) {
+            if (meta.hd_part == 0) {
+                POOL_HOLD(0)
+            } else if (meta.hd_part == 1) {
+                POOL_HOLD(1)
+            } else if (meta.hd_part == 2) {
+                POOL_HOLD(2)
+            } else {
+                POOL_HOLD(3)
+            }
+        }
+
+        /* ================= stage: the pool's flags, lease and timestamp ================= */
+        if (do_write == 1) {
+            meta.fl_op = OP_WR;
+            meta.ls_op = OP_WR;
+            meta.ts_op = OP_WR;
+        } else if (do_rel == 1 && meta.tlevel != 2) {
+            meta.fl_op = (meta.valid == 1) ? OP_REL : OP_RD;
+            meta.ts_op = OP_RD;
+        } else if (do_probe == 1 && meta.tlevel != 2) {
+            /* A valid lease-probe renews the lease (if it asks for one) and the timestamp. */
+            meta.ls_op = OP_RD;
+            if (meta.valid == 1 && hdr.nl.lease != 0) {
+                meta.ls_op = OP_WR;
+            }
+            if (meta.valid == 1 && hdr.nl.ts != 0) {
+                meta.ts_op = OP_WR;
+            }
+        } else if (do_wd == 1) {
+            meta.fl_op = (txn_ok == 1) ? OP_WDR : OP_RD;
+        } else if (examine == 1 || do_rw == 1 || ph_probe3 == 1) {
+            meta.fl_op = OP_RD;
+            meta.ls_op = OP_RD;
+            meta.ts_op = OP_RD;
+        } else if (do_clean == 1 && hdr.recirc.cleft > 0) {
+            meta.fl_op = OP_RD;
+        }
+        if (meta.fl_op != 0 || meta.ls_op != 0 || meta.ts_op != 0) {
+            if (meta.sl_part == 0) {
+                POOL_FLAGS(0)
+            } else if (meta.sl_part == 1) {
+                POOL_FLAGS(1)
+            } else if (meta.sl_part == 2) {
+                POOL_FLAGS(2)
+            } else {
+                POOL_FLAGS(3)
+            }
+        }
+        if (meta.fl_op != 0) {
+            flags_view();
+        }
+        if (do_wd == 1 && txn_ok == 1 && meta.sv.state == SS_LIVE) {
+            meta.found = 1;
+            meta.sv.state = SS_WDRAWN;
+        }
+
+        /* ================= stage: ended requests ================= */
+        /* A fresh acquire is looked up and recorded as seen: a request that ended is a late
+         * copy (ignored), one seen and not ended a copy without the retry flag (the retry walk
+         * looks for it). A retry walk looks up only: when it does not find its request (not
+         * ended), the acquire pass it continues in records it as seen (p4/netlock.p4 records it
+         * at the end of the walk; the cell is the same). */
+        meta.e_idx = ended_hash.get({hdr.nl.lock, hdr.nl.txn});
+        meta.fp = ended_fp.get({hdr.nl.txn, hdr.nl.lock}) & 0xfffffffe;
+        if (meta.fp == 0) {
+            meta.fp = 2;   /* 0 is an empty cell */
+        }
+        meta.fp_end = meta.fp | 1;
+        bit<8> e_code = 0;
+        if ((do_acq == 1 || do_try == 1) && is_lock == 1 && fresh == 1) {
+            e_code = ended_seen.execute(meta.e_idx);
+        } else if ((do_acq == 1 || do_try == 1) && is_lock == 1 && (meta.wflags & WF_RETRYMISS) != 0) {
+            ended_seen.execute(meta.e_idx);
+        } else if (do_rw0 == 1 || do_rw == 1) {
+            e_code = ended_lookup.execute(meta.e_idx);
+        } else if ((do_rel == 1 && meta.valid == 1) || meta.found == 1) {
+            ended_record.execute(meta.e_idx);
+        }
+        meta.ended_hit = (e_code == 1) ? 8w1 : 8w0;
+        meta.dup_hit = (e_code == 2) ? 8w1 : 8w0;
+
+        /* ================= stage: the tenant meter ================= */
+        if (do_acq == 1 || do_try == 1) {
+            if (is_lock == 1 && fresh == 1) {
+                /* The accept log of p4/netlock.p4 (log_msg) has no Tofino counterpart. */
+            }
+            if (is_lock == 1 && (meta.wflags & (WF_NOMETER | WF_DUP)) == 0 && retry == 0 &&
+                    meta.ended_hit == 0 && meta.dup_hit == 0) {
+                tenant_quota.apply();
+            }
+        }
+        bit<8> acq_go = 0;      /* the acquire takes a slot or overflows */
+        if (do_acq == 1 || do_try == 1) {
+            if (meta.ended_hit == 1) {
+                /* a late copy of a request that ended: ignored */
+            } else if (meta.dup_hit == 1) {
+                /* a copy of a request seen and not ended: a retransmission */
+                hdr.recirc.wflags = hdr.recirc.wflags | WF_DUP;
+                again(PH_FRESH);
+            } else if (meta.quota == 1 && meta.meter_color != 0) {
+                ans_echo(OP_REJECT, 0, ST_QUOTA);
+            } else {
+                acq_go = 1;
+            }
+        }
+
+        /* ================= stage: the heads ================= */
+        bit<8> hop = 0;         /* 1 read, 2 move at offset h_arg, 3 move at position h_arg, 4 clear */
+        bit<8> clean_done = 0;  /* clean: the slot at the head is done (released or withdrawn) */
+        bit<8> clean_wd = 0;
+        if (do_clean == 1 && hdr.recirc.cleft > 0 && meta.sv.state != SS_LIVE) {
+            clean_done = 1;
+            if (meta.sv.state == SS_WDRAWN) {
+                clean_wd = 1;
+            }
+        }
+        if (do_rel == 1 && meta.valid == 1) {
+            hop = 2;
+            meta.h_arg = (bit<16>)(meta.tslot - meta.left);
+        } else if (clean_done == 1) {
+            hop = 3;
+            meta.h_arg = hdr.recirc.chead;
+        } else if (do_rw0 == 1 || meta.found == 1 || ad_probe == 1) {
+            hop = 1;
+        } else if (ad_reset == 1) {
+            hop = 4;
+        }
+        if (meta.level == 0 || hop == 4) {
+            if (hop == 1) {
+                meta.hv = head_rd0.execute(meta.idx);
+            } else if (hop == 2) {
+                meta.hv = head_at0.execute(meta.idx);
+            } else if (hop == 3) {
+                meta.hv = head_eq0.execute(meta.idx);
+            } else if (hop == 4) {
+                head_clr0.execute(meta.idx);
+            }
+        }
+        if (meta.level == 1 || hop == 4) {
+            if (hop == 1) {
+                meta.hv = head_rd1.execute(meta.idx);
+            } else if (hop == 2) {
+                meta.hv = head_at1.execute(meta.idx);
+            } else if (hop == 3) {
+                meta.hv = head_eq1.execute(meta.idx);
+            } else if (hop == 4) {
+                head_clr1.execute(meta.idx);
+            }
+        }
+        bit<8> adv = (meta.hv[16:16] == 1) ? 8w1 : 8w0;
+        bit<16> head = meta.hv[15:0];
+        if (do_clean == 1 && clean_done == 1 && adv == 0) {
+            clean_done = 0;   /* the head is not where the walk left it: stop */
+            clean_wd = 0;
+        }
+
+        /* ================= stage: lk_q ================= */
+        meta.q_adv = adv;
+        if (ad_setb == 1) {
+            meta.q_val = (bit<16>)hdr.admin.value;
+        }
+        if (do_acq == 1 && acq_go == 1) {
+            if (meta.kind == K_PB) {
+                meta.qv = q_pb.execute(meta.idx);
+            } else {
+                meta.qv = q_acq.execute(meta.idx);
+            }
+        } else if ((do_try == 1 && acq_go == 1) || do_rw0 == 1 || (do_clean == 1 && clean_done == 0)) {
+            meta.qv = q_rd.execute(meta.idx);
+        } else if (do_rel == 1 && meta.valid == 1) {
+            meta.qv = q_rel.execute(meta.idx);
+        } else if (clean_done == 1) {
+            meta.qv = q_clean.execute(meta.idx);
+        } else if (meta.found == 1) {
+            meta.qv = q_wd.execute(meta.idx);
+        } else if (ad_setb == 1) {
+            meta.qv = q_setbuf.execute(meta.idx);
+        } else if (ad_reset == 1) {
+            q_clr.execute(meta.idx);
+        } else if (do_pbnone == 1) {
+            q_pbnone.execute(meta.idx);
+        } else if (ad_probe == 1) {
+            meta.qv = q_lo.execute(meta.idx);
+        } else if (ph_probe2 == 1) {
+            meta.qv = q_hi.execute(meta.idx);
+        }
+        bit<8> qe = (meta.qv[31:31] == 1 && meta.paused == 0) ? 8w1 : 8w0;
+        bit<8> qdone = (meta.qv[30:30] == 1) ? 8w1 : 8w0;
+        bit<16> qused = meta.qv[15:0];
+        meta.ov = (meta.qv[29:29] == 1) ? 8w1 : 8w0;
+
+        /* ================= stage: lk_state ================= */
+        bit<8> take = (do_acq == 1 && acq_go == 1 && meta.ov == 0) ? 8w1 : 8w0;
+        meta.s_mode = hdr.nl.mode;
+        if (do_rel == 1 || examine == 1 || do_wd == 1) {
+            meta.s_mode = meta.sv.mode;
+        }
+        bit<8> compat = 0;
+        if (take == 1) {
+            meta.grant = state_acq.execute(meta.idx);
+        } else if (do_try == 1 && acq_go == 1) {
+            compat = state_check.execute(meta.idx);
+        } else if (do_rel == 1 && meta.valid == 1) {
+            meta.nhold0 = state_rel.execute(meta.idx);
+        } else if (examine == 1 && meta.sv.state == SS_LIVE) {
+            meta.grant = state_walk.execute(meta.idx);
+        } else if (meta.found == 1) {
+            meta.xheld = state_wd.execute(meta.idx);
+        } else if (ad_probe == 1) {
+            meta.rd32 = state_lo.execute(meta.idx);
+        } else if (ph_probe2 == 1) {
+            meta.rd32 = state_hi.execute(meta.idx);
+        } else if (ad_reset == 1) {
+            state_clr.execute(meta.idx);
+        }
+
+        /* ================= stage: lk_wait ================= */
+        if (take == 1 && meta.grant == 0) {
+            meta.wv = wait_inc.execute(meta.idx);
+        } else if ((examine == 1 && meta.grant == 1) || meta.found == 1) {
+            meta.wv = wait_dec.execute(meta.idx);
+        } else if ((do_rel == 1 && meta.valid == 1) || examine == 1 || do_wd0 == 1 || ad_probe == 1) {
+            meta.wv = wait_rd.execute(meta.idx);
+        } else if (ad_reset == 1) {
+            wait_clr.execute(meta.idx);
+        }
+        bit<16> w0 = meta.wv[15:0];
+        bit<16> w1 = meta.wv[31:16];
+
+        /* ================= stage: the grant counter ================= */
+        bit<8> next_seq = ((take == 1 || examine == 1) && meta.grant == 1) ? 8w1 : 8w0;
+        bit<8> tb_raise = 0;
+        if (next_seq == 1) {
+            meta.tok_lo = tok_next.execute(meta.idx);
+        } else if ((do_write == 1 && meta.resub.grant == 1) || do_rw == 1 || ad_probe == 1 || ad_reset == 1 ||
+                   ad_tbase == 1) {
+            meta.tok_lo = tok_rd.execute(meta.idx);
+        } else if (adm2 == 1 && ph == PH_TBASE2) {
+            meta.a_lo = hdr.recirc.a_lo;
+            tok_set.execute(meta.idx);
+        }
+        bit<8> carry = 0;
+        if (next_seq == 1) {
+            if (meta.tok_lo == 0xffffffff) {
+                carry = 1;
+                meta.tok_lo = 1;
+            } else {
+                meta.tok_lo = meta.tok_lo + 1;
+            }
+        }
+        if (carry == 1) {
+            meta.tok_hi = tokhi_inc.execute(meta.idx);
+        } else if (next_seq == 1 || (do_write == 1 && meta.resub.grant == 1) || do_rw == 1 || ad_probe == 1 ||
+                   ad_reset == 1 || ad_tbase == 1) {
+            meta.tok_hi = tokhi_rd.execute(meta.idx);
+        } else if (adm2 == 1 && ph == PH_TBASE2) {
+            meta.a_hi = hdr.recirc.a_hi;
+            tokhi_set.execute(meta.idx);
+        }
+        bit<64> seq = meta.tok_hi ++ meta.tok_lo;
+
+        /* ================= stage: the tails ================= */
+        bit<8> top = 0;   /* 1 read, 2 enqueue, 4 clear */
+        if (take == 1) {
+            top = 2;
+        } else if (ad_probe == 1) {
+            top = 1;
+        } else if (ad_reset == 1) {
+            top = 4;
+        }
+        if (meta.level == 0 || top == 4) {
+            if (top == 1) {
+                meta.tail = tail_rd0.execute(meta.idx);
+            } else if (top == 2) {
+                meta.tail = tail_enq0.execute(meta.idx);
+            } else if (top == 4) {
+                tail_clr0.execute(meta.idx);
+            }
+        }
+        if (meta.level == 1 || top == 4) {
+            if (top == 1) {
+                meta.tail = tail_rd1.execute(meta.idx);
+            } else if (top == 2) {
+                meta.tail = tail_enq1.execute(meta.idx);
+            } else if (top == 4) {
+                tail_clr1.execute(meta.idx);
+            }
+        }
+
+        /* ================= stage: gnext ================= */
+        bit<16> nc = QNEXT(hdr.recirc.cur, meta.size);
+        bit<8> used = 0;   /* grant walk: the slot examined is passed (granted, or not live) */
+        if (examine == 1 && (meta.sv.state != SS_LIVE || meta.grant == 1)) {
+            used = 1;
+        }
+        bit<8> gop = 0;    /* this level: 1 read, 2 set to g_arg, 3 follow the head, 4 clear, 5 after the tail */
+        bit<8> goo = 0;    /* the other level: 1 read, 4 clear */
+        if (take == 1 && meta.grant == 1) {
+            gop = 5;
+            meta.g_tail = meta.tail;
+        } else if ((do_rel == 1 && meta.valid == 1) || meta.found == 1) {
+            gop = 1;
+            goo = 1;
+        } else if (examine == 1) {
+            gop = 1;
+            if (used == 1) {
+                gop = 2;
+                meta.g_arg = nc;
+            }
+            goo = 1;
+        } else if (clean_wd == 1) {
+            gop = 3;
+            meta.h_arg = hdr.recirc.chead;
+        } else if (do_wd0 == 1 || ad_probe == 1) {
+            gop = 1;
+        } else if (ad_reset == 1) {
+            gop = 4;
+            goo = 4;
+        }
+        bit<8> g0op = (meta.level == 0) ? gop : goo;
+        bit<8> g1op = (meta.level == 0) ? goo : gop;
+        bit<16> g0 = 0;
+        bit<16> g1 = 0;
+        if (g0op == 1) {
+            g0 = gnext_rd0.execute(meta.idx);
+        } else if (g0op == 2) {
+            g0 = gnext_set0.execute(meta.idx);
+        } else if (g0op == 3) {
+            g0 = gnext_follow0.execute(meta.idx);
+        } else if (g0op == 4) {
+            gnext_clr0.execute(meta.idx);
+        } else if (g0op == 5) {
+            g0 = gnext_after0.execute(meta.idx);
+        }
+        if (g1op == 1) {
+            g1 = gnext_rd1.execute(meta.idx);
+        } else if (g1op == 2) {
+            g1 = gnext_set1.execute(meta.idx);
+        } else if (g1op == 3) {
+            g1 = gnext_follow1.execute(meta.idx);
+        } else if (g1op == 4) {
+            gnext_clr1.execute(meta.idx);
+        } else if (g1op == 5) {
+            g1 = gnext_after1.execute(meta.idx);
+        }
+        meta.gn_lv = (meta.level == 0) ? g0 : g1;
+        meta.gn_lo = (meta.level == 0) ? g1 : g0;
+
+        /* ================= stage: the cookie ================= */
+        if (ad_setc == 1) {
+            meta.a_hi = hdr.admin.value[63:32];
+            meta.a_lo = hdr.admin.value[31:0];
+            cookie_set.execute(0);
+        } else if (ad_getc == 1) {
+            hdr.recirc.a_hi = cookie_hi.execute(0);
+        } else if (adm2 == 1 && ph == PH_COOKIE2) {
+            hdr.recirc.a_lo = cookie_lo.execute(0);
+        }
+
+        /* =============================== decisions =============================== */
+
+        /* ---- acquire: deciding pass (a slot taken: write it in the resubmitted pass) ---- */
+        if (do_try == 1 && acq_go == 1) {
+            if (meta.ov == 1 || compat == 0) {
+                ans_echo(OP_REJECT, 0, ST_WOULDBLOCK);
+            } else {
+                hdr.recirc.wflags = hdr.recirc.wflags | WF_NOMETER;
+                again(PH_ACQ);
+            }
+        }
+        if (do_acq == 1 && acq_go == 1) {
+            if (meta.ov == 1) {
+                /* To the server's q2 (a push-back that does not fit goes back, too). */
+                ans_overflow();
+            } else {
+                meta.resub.setValid();
+                meta.resub.phase = PH_WRITE;
+                meta.resub.pad0 = 0;
+                meta.resub.grant = meta.grant[0:0];
+                meta.resub.off = meta.tail;
+                meta.resub.seq = meta.tok_lo;
+                meta.resub_go = 1;
+            }
+        }
+
+        /* ---- acquire: writing pass (the slot is written; a grant goes out) ---- */
+        if (do_write == 1 && meta.resub.grant == 1) {
+            bit<32> hi = meta.tok_hi;
+            if (meta.resub.seq > meta.tok_lo) {
+                hi = hi - 1;
+            }
+            ans_grant(((hi ++ meta.resub.seq) << SLOT_BITS) | (bit<64>)meta.sl_slot);
+        }
+
+        /* ---- retry ---- */
+        if (do_rw0 == 1) {
+            hdr.recirc.cur = head;
+            hdr.recirc.left = qused;
+            if (qused == 0) {
+                if (meta.ended_hit == 0) {
+                    hdr.recirc.wflags = hdr.recirc.wflags | WF_RETRYMISS;
+                    again(PH_ACQ);
+                }
+            } else {
+                again(PH_RWALK);
+            }
+        }
+        if (do_rw == 1) {
+            if (meta.sv.state == SS_LIVE && txn_ok == 1) {
+                if (meta.sv.seq != 0) {
+                    bit<32> hi = meta.tok_hi;
+                    if (meta.sv.seq > meta.tok_lo) {
+                        hi = hi - 1;
+                    }
+                    meta.sv.txn = hdr.nl.txn;
+                    ans_grant(((hi ++ meta.sv.seq) << SLOT_BITS) | (bit<64>)meta.sl_slot);
+                }
+                /* else: still waiting, nothing to say */
+            } else {
+                hdr.recirc.left = hdr.recirc.left - 1;
+                hdr.recirc.cur = QNEXT(hdr.recirc.cur, meta.size);
+                if (hdr.recirc.left == 0) {
+                    if (meta.ended_hit == 0) {
+                        hdr.recirc.wflags = hdr.recirc.wflags | WF_RETRYMISS;
+                        again(PH_ACQ);
+                    }
+                } else {
+                    again(PH_RWALK);
+                }
+            }
+        }
+
+        /* ---- release and force-release ---- */
+        if (do_rel == 1) {
+            if (meta.tlevel == 2 || meta.valid == 0) {
+                if (forced == 1) {
+                    hdr.admin.result = AR_NOTHELD;
+                } else {
+                    ans_echo(OP_REJECT, 0, ST_NOTHOLDER);
+                }
+                finished = 1;
+            } else {
+                if (meta.nhold0 == 1 && w0 + w1 > 0) {
+                    walk = 1;
+                    if (w0 > 0) {
+                        hdr.recirc.level = 0;
+                    } else {
+                        hdr.recirc.level = 1;
+                    }
+                    if (hdr.recirc.level == meta.level) {
+                        hdr.recirc.cur = meta.gn_lv;
+                    } else {
+                        hdr.recirc.cur = meta.gn_lo;
+                    }
+                }
+                if (adv == 1 && qdone == 1) {
+                    clean = 1;
+                    hdr.recirc.clevel = meta.level;
+                    hdr.recirc.cleft = qused;
+                    hdr.recirc.chead = head;
+                }
+                if (forced == 1) {
+                    /* Tell the old holder its lease ended (lockcore's expiry answer). */
+                    meta.sv.txn = hdr.nl.txn;
+                    ans_grant(hdr.nl.token);
+                    hdr.ans.op = OP_REJECT;
+                    hdr.ans.status = ST_LEASEEXP;
+                    hdr.ans.lease = 0;
+                    hdr.admin.result = AR_OK;
+                } else if (walk == 1 || clean == 1) {
+                    ans_echo(OP_RELEASE, FL_REPLY, 0);
+                } else if (qe == 1) {
+                    /* As p4/netlock.p4: queue-empty first, then the answer. */
+                    ans_queue_empty();
+                    send_next(SEND_ACK);
+                } else {
+                    ans_echo(OP_RELEASE, FL_REPLY, 0);
+                }
+                if (walk == 0 && clean == 0) {
+                    finished = 1;
+                    if (forced == 1 && qe == 1) {
+                        /* A clean pass that examines nothing sends queue-empty. */
+                        finished = 0;
+                        clean = 1;
+                        hdr.recirc.clevel = meta.level;
+                        hdr.recirc.cleft = 0;
+                        hdr.recirc.chead = head;
+                    }
+                }
+            }
+        }
+
+        /* ---- grant walk: send the grant decided before; examine the next waiter ---- */
+        if (do_grant == 1) {
+            if (hdr.recirc.pend == 1) {
+                ans_grant_pending();
+                hdr.recirc.pend = 0;
+            }
+            bit<8> more = 0;
+            if (examine == 1) {
+                if (meta.grant == 1) {
+                    /* Granted: the next pass writes the grant number and sends the grant. */
+                    hdr.recirc.pend = 1;
+                    hdr.recirc.pslot = meta.sl_slot;
+                    hdr.recirc.pseq_hi = seq[63:32];
+                    hdr.recirc.pseq_lo = seq[31:0];
+                    hdr.recirc.ptxn = meta.sv.txn;
+                    hdr.recirc.pts = meta.sv.ts;
+                    hdr.recirc.pip = meta.sv.ip;
+                    hdr.recirc.pport = meta.sv.port;
+                    hdr.recirc.ptenant = meta.sv.tenant;
+                    hdr.recirc.pmode = meta.sv.mode;
+                    hdr.recirc.pprio = meta.sv.prio;
+                    hdr.recirc.pfwd = meta.sv.fwd;
+                    hdr.recirc.please = meta.sv.lease;
+                }
+                if (used == 1 && (meta.sv.state != SS_LIVE || meta.sv.mode == MODE_S) && w0 + w1 > 0) {
+                    more = 1;
+                    bit<8> nl = (w0 > 0) ? 8w0 : 8w1;
+                    if (nl == meta.level) {
+                        hdr.recirc.cur = nc;
+                    } else {
+                        hdr.recirc.cur = meta.gn_lo;
+                    }
+                    hdr.recirc.level = nl;
+                }
+            }
+            hdr.recirc.examine = more;
+            if (hdr.recirc.pend == 1 || more == 1) {
+                walk = 1;
+            } else if (hdr.recirc.pclean == 1) {
+                clean = 1;
+            } else {
+                finished = 1;
+            }
+        }
+
+        /* ---- clean walk: move the head over done slots ---- */
+        if (do_clean == 1) {
+            if (clean_done == 1) {
+                hdr.recirc.cleft = hdr.recirc.cleft - 1;
+                hdr.recirc.chead = head;
+                hdr.recirc.pclean = 0;
+                clean = 1;
+            } else {
+                finished = 1;
+                if (qe == 1) {
+                    ans_queue_empty();
+                }
+            }
+        }
+
+        /* ---- withdrawal ---- */
+        if (do_wd0 == 1) {
+            if (meta.level == 0) {
+                hdr.recirc.left = w0;
+            } else {
+                hdr.recirc.left = w1;
+            }
+            hdr.recirc.cur = meta.gn_lv;
+            hdr.recirc.steps = meta.size;
+            if (hdr.recirc.left == 0) {
+                ans_echo(OP_REJECT, 0, ST_NOTHOLDER);
+                finished = 1;
+            } else {
+                again(PH_WDRAW);
+            }
+        }
+        if (do_wd == 1) {
+            bit<16> c = hdr.recirc.cur;
+            if (meta.found == 1) {
+                if (meta.xheld == 0 && w0 + w1 > 0) {
+                    walk = 1;
+                    if (w0 > 0) {
+                        hdr.recirc.level = 0;
+                    } else {
+                        hdr.recirc.level = 1;
+                    }
+                    if (hdr.recirc.level == meta.level) {
+                        hdr.recirc.cur = meta.gn_lv;
+                    } else {
+                        hdr.recirc.cur = meta.gn_lo;
+                    }
+                }
+                if (c == head) {
+                    clean = 1;
+                    hdr.recirc.clevel = meta.level;
+                    hdr.recirc.cleft = qused;
+                    hdr.recirc.chead = head;
+                }
+                ans_echo(OP_RELEASE, FL_REPLY, 0);
+                if (walk == 0 && clean == 0) {
+                    finished = 1;
+                }
+            } else {
+                if (meta.sv.state == SS_LIVE) {
+                    hdr.recirc.left = hdr.recirc.left - 1;
+                }
+                hdr.recirc.steps = hdr.recirc.steps - 1;
+                hdr.recirc.cur = QNEXT(c, meta.size);
+                if (hdr.recirc.left == 0 || hdr.recirc.steps == 0) {
+                    ans_echo(OP_REJECT, 0, ST_NOTHOLDER);
+                    finished = 1;
+                } else {
+                    again(PH_WDRAW);
+                }
+            }
+        }
+
+        /* ---- lease-probe ---- */
+        if (do_probe == 1) {
+            if (meta.valid == 1) {
+                ans_echo(OP_PROBE, FL_REPLY, 0);
+                hdr.ans.lease = meta.sv.lease;
+            } else {
+                ans_echo(OP_REJECT, 0, ST_NOTHOLDER);
+            }
+        }
+
+        /* ---- admin ---- */
+        if (do_admin == 1) {
+            hdr.admin.now = meta.now;
+            if (ad_probe == 1) {
+                bit<32> lo = meta.rd32;
+                hdr.admin.holders = 1w0 ++ lo[14:0];
+                hdr.admin.xheld = 7w0 ++ lo[15:15];
+                hdr.admin.xwait0 = lo[31:16];
+                hdr.admin.wait0 = w0;
+                hdr.admin.wait1 = w1;
+                hdr.admin.used0 = meta.qv[15:0];
+                hdr.admin.used1 = meta.qv[31:16];
+                hdr.admin.head = head;
+                hdr.admin.tail = meta.tail;
+                hdr.admin.gnext = meta.gn_lv;
+                hdr.admin.size = meta.size;
+                hdr.admin.value = seq << SLOT_BITS;
+                if (meta.size == 0) {
+                    hdr.admin.result = AR_BADREQ;
+                    meta.reply = 1;
+                } else {
+                    bit<32> o = (bit<32>)(head & 0x7fff) + (bit<32>)hdr.admin.offset;
+                    if (o >= (bit<32>)meta.size) {
+                        o = o - (bit<32>)meta.size;
+                    }
+                    hdr.recirc.a_slot = meta.left + (bit<32>)((bit<16>)o & 0x7fff);
+                    hdr.recirc.a_hi = meta.tok_hi;
+                    hdr.recirc.a_lo = meta.tok_lo;
+                    again(PH_PROBE2);
+                }
+            } else if (ad_reset == 1) {
+                hdr.recirc.a_hi = meta.tok_hi;
+                hdr.recirc.a_lo = meta.tok_lo;
+                again(PH_RESET2);
+            } else if (ad_tbase == 1) {
+                /* Raise the grant counter so that every later token is above value. */
+                bit<64> want = hdr.admin.value >> SLOT_BITS;
+                if (want > seq) {
+                    hdr.recirc.a_hi = want[63:32];
+                    hdr.recirc.a_lo = want[31:0];
+                    again(PH_TBASE2);
+                } else {
+                    hdr.admin.value = seq << SLOT_BITS;
+                    meta.reply = 1;
+                }
+            } else if (ad_getc == 1) {
+                again(PH_COOKIE2);
+            } else if (ad_setb == 1) {
+                if (qe == 1) {
+                    ans_queue_empty();
+                    send_next(SEND_REPLY);
+                } else {
+                    meta.reply = 1;
+                }
+            } else {
+                /* set-cookie (the value stays), or an error result */
+                meta.reply = 1;
+            }
+        }
+        if (adm2 == 1) {
+            if (ph == PH_PROBE2) {
+                hdr.admin.xwait = meta.rd32[15:0];
+                hdr.admin.buffered = meta.qv[15:0];
+                hdr.admin.done = meta.qv[31:16];
+                hdr.admin.gts = meta.sv.gts;
+                again(PH_PROBE3);
+            } else if (ph == PH_PROBE3) {
+                hdr.admin.sstate = meta.sv.state;
+                hdr.admin.slot = meta.sl_slot;
+                hdr.nl.txn = meta.sv.txn;
+                hdr.nl.mode = meta.sv.mode;
+                hdr.nl.prio = meta.sv.prio;
+                hdr.nl.tenant = meta.sv.tenant;
+                hdr.nl.ts = meta.sv.ts;
+                hdr.nl.lease = meta.sv.lease;
+                hdr.nl.cip = meta.sv.ip;
+                hdr.nl.cport = meta.sv.port;
+                if (meta.sv.seq != 0) {
+                    bit<32> hi = hdr.recirc.a_hi;
+                    if (meta.sv.seq > hdr.recirc.a_lo) {
+                        hi = hi - 1;
+                    }
+                    hdr.nl.token = ((hi ++ meta.sv.seq) << SLOT_BITS) | (bit<64>)meta.sl_slot;
+                } else {
+                    hdr.nl.token = 0;
+                }
+                meta.reply = 1;
+            } else if (ph == PH_RESET2) {
+                hdr.admin.value = (hdr.recirc.a_hi ++ hdr.recirc.a_lo) << SLOT_BITS;
+                meta.reply = 1;
+            } else if (ph == PH_TBASE2) {
+                hdr.admin.value = (hdr.recirc.a_hi ++ hdr.recirc.a_lo) << SLOT_BITS;
+                meta.reply = 1;
+            } else if (ph == PH_COOKIE2) {
+                hdr.admin.value = hdr.recirc.a_hi ++ hdr.recirc.a_lo;
+                meta.reply = 1;
+            }
+        }
+
+        /* ---- an answer decided in the pass before ---- */
+        if (do_send == 1) {
+            if (hdr.recirc.send == SEND_ACK) {
+                ans_echo(OP_RELEASE, FL_REPLY, 0);
+            } else {
+                meta.reply = 1;
+            }
+        }
+
+        /* ================= what comes next ================= */
+        if (walk == 1) {
+            if (clean == 1 && do_grant == 0) {
+                hdr.recirc.pclean = 1;   /* clean once the walk ends */
+            }
+            again(PH_GRANT);
+        } else if (clean == 1) {
+            again(PH_CLEAN);
+        }
+        if (walk == 1 && do_grant == 0) {
+            hdr.recirc.examine = 1;
+            hdr.recirc.pend = 0;
+        }
+        /* A force-release answers the controller when it has ended. */
+        if (forced == 1 && finished == 1 && meta.cont == 0) {
+            if (meta.a_valid == 1) {
+                send_next(SEND_REPLY);
+            } else {
+                meta.reply = 1;
+            }
+        }
+
+        /* ================= routing and answers ================= */
+        if (meta.kind == K_ROUTE) {
+            hdr.recirc.setInvalid();
+            hdr.ans.setInvalid();
+            if (hdr.ipv4.isValid()) {
+                meta.route_dst = hdr.ipv4.dst;
+                ipv4_lpm.apply();
+                if (meta.nh_ok == 0) {
+                    drop_count(DR_NO_ROUTE);
+                } else if (hdr.ipv4.ttl <= 1) {
+                    drop_count(DR_TTL);
+                } else {
+                    hdr.ethernet.src = meta.nh_smac;
+                    hdr.ethernet.dst = meta.nh_dmac;
+                    hdr.ipv4.ttl = hdr.ipv4.ttl - 1;
+                    ig_tm_md.ucast_egress_port = meta.nh_port;
+                    ig_tm_md.bypass_egress = 1;
+                }
+            } else {
+                ig_dprsr_md.drop_ctl = 1;
+            }
+        } else {
+            if (meta.a_valid == 1 && meta.a_routed == 1) {
+                meta.route_dst = hdr.ans.dip;
+                ipv4_lpm.apply();
+                hdr.ans.smac = meta.nh_smac;
+                hdr.ans.dmac = meta.nh_dmac;
+                hdr.ans.port = meta.nh_port;
+                if (meta.nh_ok == 0) {
+                    meta.a_valid = 0;
+                    nl_drops.count(DR_NO_ROUTE);
+                }
+            }
+            hdr.ans.pad0 = 0;
+            if (meta.resub_go == 1) {
+                /* The acquire's second pass: the packet as it arrived, with the resubmit header. */
+                hdr.recirc.setInvalid();
+                hdr.ans.setInvalid();
+                ig_dprsr_md.resubmit_type = RESUB_WRITE;
+            } else if (meta.cont == 1) {
+                /* Recirculate the request with the state; an answer rides along, and the
+                 * egress mirrors it to its port. */
+                hdr.kind.setValid();
+                hdr.kind.kind = KD_RECIRC;
+                hdr.recirc.in_port = meta.in_port;
+                ig_tm_md.ucast_egress_port = RECIRC_PORT;
+                if (meta.a_valid == 1) {
+                    hdr.recirc.has_ans = 1;
+                } else {
+                    hdr.ans.setInvalid();
+                    ig_tm_md.bypass_egress = 1;
+                }
+            } else if (meta.reply == 1) {
+                /* The reply to the controller: the request, answered. */
+                hdr.recirc.setInvalid();
+                hdr.ans.setInvalid();
+                hdr.nl.flags = hdr.nl.flags | FL_REPLY;
+                hdr.admin.now = meta.now;
+                hdr.packet_out.setInvalid();
+                hdr.packet_in.setValid();
+                hdr.packet_in.ingress_port = meta.in_port;
+                hdr.packet_in.reason = 1;
+                ig_tm_md.ucast_egress_port = CPU_PORT;
+                ig_tm_md.bypass_egress = 1;
+            } else if (meta.a_valid == 1) {
+                /* The answer replaces the request; the egress writes it. */
+                hdr.kind.setValid();
+                hdr.kind.kind = KD_ANSWER;
+                hdr.recirc.setInvalid();
+                hdr.packet_out.setInvalid();
+                hdr.ethernet.setInvalid();
+                hdr.ipv4.setInvalid();
+                hdr.udp.setInvalid();
+                hdr.nl.setInvalid();
+                hdr.auth.setInvalid();
+                hdr.admin.setInvalid();
+                ig_tm_md.ucast_egress_port = hdr.ans.port;
+            } else {
+                hdr.ans.setInvalid();
+                ig_dprsr_md.drop_ctl = 1;
+            }
+        }
+    }
+}
+
+control NetlockIngressDeparser(packet_out pkt, inout headers_t hdr, in metadata_t meta,
+                               in ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md) {
+    Checksum() ipv4_csum;
+    Resubmit(RESUB_WRITE) resubmit;
+
+    apply {
+        if (ig_dprsr_md.resubmit_type == RESUB_WRITE) {
+            resubmit.emit(meta.resub);
+        }
+        if (hdr.ipv4.isValid()) {
+            hdr.ipv4.hdrChecksum = ipv4_csum.update({
+                hdr.ipv4.version, hdr.ipv4.ihl, hdr.ipv4.diffserv, hdr.ipv4.totalLen,
+                hdr.ipv4.identification, hdr.ipv4.flags, hdr.ipv4.fragOffset, hdr.ipv4.ttl,
+                hdr.ipv4.protocol, hdr.ipv4.src, hdr.ipv4.dst });
+        }
+        pkt.emit(hdr);
+    }
+}
+
+/* ---- Egress: writes answers ---- */
+struct eg_metadata_t {
+    bit<8>     mirrored;
+    MirrorId_t session;
+}
+
+parser NetlockEgressParser(packet_in pkt, out headers_t hdr, out eg_metadata_t meta,
+                           out egress_intrinsic_metadata_t eg_md) {
+    state start {
+        pkt.extract(eg_md);
+        meta.mirrored = 0;
+        nl_kind_t k = pkt.lookahead<nl_kind_t>();
+        transition select(k.kind) {
+            KD_ANSWER: parse_answer;
+            KD_RECIRC: parse_recirc;
+            KD_MIRROR: parse_mirror;
+            default: accept;
+        }
+    }
+    state parse_answer {
+        pkt.extract(hdr.kind);
+        pkt.extract(hdr.ans);
+        transition accept;
+    }
+    state parse_recirc {
+        pkt.extract(hdr.kind);
+        pkt.extract(hdr.recirc);
+        transition select(hdr.recirc.has_ans) {
+            1: parse_recirc_answer;
+            default: accept;
+        }
+    }
+    state parse_recirc_answer {
+        pkt.extract(hdr.ans);
+        transition accept;
+    }
+    /* A mirrored copy: its answer, and the request it replaces. */
+    state parse_mirror {
+        nl_kind_t m;
+        pkt.extract(m);
+        meta.mirrored = 1;
+        pkt.extract(hdr.kind);
+        pkt.extract(hdr.recirc);
+        pkt.extract(hdr.ans);
+        transition select(hdr.recirc.in_port) {
+            CPU_PORT: parse_packet_out;
+            default: parse_ethernet;
+        }
+    }
+    state parse_packet_out {
+        pkt.extract(hdr.packet_out);
+        transition parse_ethernet;
+    }
+    state parse_ethernet {
+        pkt.extract(hdr.ethernet);
+        transition select(hdr.ethernet.etherType) {
+            0x0800: parse_ipv4;
+            default: accept;
+        }
+    }
+    state parse_ipv4 {
+        pkt.extract(hdr.ipv4);
+        transition select(hdr.ipv4.ihl, hdr.ipv4.fragOffset, hdr.ipv4.protocol) {
+            (5, 0, 17): parse_udp;
+            default: accept;
+        }
+    }
+    state parse_udp {
+        pkt.extract(hdr.udp);
+        transition select(hdr.udp.dst) {
+            NL_PORT: parse_nl;
+            default: accept;
+        }
+    }
+    state parse_nl {
+        pkt.extract(hdr.nl);
+        transition select(hdr.nl.op) {
+            OP_PUSHBACK: parse_auth;
+            OP_OVERFLOW: parse_auth;
+            OP_QEMPTY: parse_auth;
+            OP_ADMIN: parse_auth_admin;
+            default: accept;
+        }
+    }
+    state parse_auth {
+        pkt.extract(hdr.auth);
+        transition accept;
+    }
+    state parse_auth_admin {
+        pkt.extract(hdr.auth);
+        transition select(hdr.nl.status) {
+            16 .. 31: parse_admin;
+            default: accept;
+        }
+    }
+    state parse_admin {
+        pkt.extract(hdr.admin);
+        transition accept;
+    }
+}
+
+control NetlockEgress(inout headers_t hdr, inout eg_metadata_t meta,
+                      in egress_intrinsic_metadata_t eg_md,
+                      in egress_intrinsic_metadata_from_parser_t eg_prsr_md,
+                      inout egress_intrinsic_metadata_for_deparser_t eg_dprsr_md,
+                      inout egress_intrinsic_metadata_for_output_port_t eg_oport_md) {
+    /* Writes the answer in hdr.ans as the packet (p4/netlock.p4's WriteAnswer). */
+    action write_answer() {
+        hdr.kind.setInvalid();
+        hdr.recirc.setInvalid();
+        hdr.packet_out.setInvalid();
+        hdr.admin.setInvalid();
+        hdr.ethernet.setValid();
+        hdr.ethernet.dst = hdr.ans.dmac;
+        hdr.ethernet.src = hdr.ans.smac;
+        hdr.ethernet.etherType = 0x0800;
+        hdr.ipv4.setValid();
+        hdr.ipv4.version = 4;
+        hdr.ipv4.ihl = 5;
+        hdr.ipv4.diffserv = 0;
+        hdr.ipv4.identification = 0;
+        hdr.ipv4.flags = 0;
+        hdr.ipv4.fragOffset = 0;
+        hdr.ipv4.ttl = 64;
+        hdr.ipv4.protocol = 17;
+        hdr.ipv4.hdrChecksum = 0;
+        hdr.ipv4.src = hdr.ans.sip;
+        hdr.ipv4.dst = hdr.ans.dip;
+        hdr.udp.setValid();
+        hdr.udp.src = hdr.ans.sport;
+        hdr.udp.dst = hdr.ans.dport;
+        hdr.udp.csum = 0;
+        hdr.nl.setValid();
+        hdr.nl.version = NL_VERSION;
+        hdr.nl.op = hdr.ans.op;
+        hdr.nl.mode = hdr.ans.mode;
+        hdr.nl.flags = hdr.ans.flags;
+        hdr.nl.status = hdr.ans.status;
+        hdr.nl.prio = hdr.ans.prio;
+        hdr.nl.tenant = hdr.ans.tenant;
+        hdr.nl.lock = hdr.ans.lock;
+        hdr.nl.txn = hdr.ans.txn;
+        hdr.nl.token = hdr.ans.token;
+        hdr.nl.ts = hdr.ans.ts;
+        hdr.nl.lease = hdr.ans.lease;
+        hdr.nl.cip = hdr.ans.cip;
+        hdr.nl.cport = hdr.ans.cport;
+        hdr.nl.slots = hdr.ans.slots;
+        if (hdr.ans.auth == 1) {
+            hdr.auth.setValid();
+            hdr.auth.key = hdr.ans.key;
+            hdr.udp.len = 8 + 56;
+            hdr.ipv4.totalLen = 20 + 8 + 56;
+        } else {
+            hdr.auth.setInvalid();
+            hdr.udp.len = 8 + 48;
+            hdr.ipv4.totalLen = 20 + 8 + 48;
+        }
+        hdr.ans.setInvalid();
+    }
+    apply {
+        if (meta.mirrored == 1 || (hdr.kind.isValid() && hdr.kind.kind == KD_ANSWER)) {
+            write_answer();
+        } else if (hdr.recirc.isValid() && hdr.recirc.has_ans == 1) {
+            /* A recirculating pass with an answer: a copy to the answer's port (mirror session
+             * port + 1), whose own egress pass writes the answer. */
+            meta.session = (MirrorId_t)hdr.ans.port + 1;
+            eg_dprsr_md.mirror_type = MIRROR_ANSWER;
+        }
+    }
+}
+
+control NetlockEgressDeparser(packet_out pkt, inout headers_t hdr, in eg_metadata_t meta,
+                              in egress_intrinsic_metadata_for_deparser_t eg_dprsr_md) {
+    Checksum() ipv4_csum;
+    Mirror(MIRROR_ANSWER) mirror;
+
+    apply {
+        if (eg_dprsr_md.mirror_type == MIRROR_ANSWER) {
+            mirror.emit<nl_kind_t>(meta.session, {KD_MIRROR});
+        }
+        if (hdr.ipv4.isValid()) {
+            hdr.ipv4.hdrChecksum = ipv4_csum.update({
+                hdr.ipv4.version, hdr.ipv4.ihl, hdr.ipv4.diffserv, hdr.ipv4.totalLen,
+                hdr.ipv4.identification, hdr.ipv4.flags, hdr.ipv4.fragOffset, hdr.ipv4.ttl,
+                hdr.ipv4.protocol, hdr.ipv4.src, hdr.ipv4.dst });
+        }
+        pkt.emit(hdr);
+    }
+}
+
+Pipeline(NetlockIngressParser(), NetlockIngress(), NetlockIngressDeparser(),
+         NetlockEgressParser(), NetlockEgress(), NetlockEgressDeparser()) pipe;
+
+Switch(pipe) main;
