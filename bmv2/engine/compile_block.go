@@ -247,11 +247,7 @@ func (cp *compiler) parser(sc *scope, d *front.ParserDecl) stmtFn {
 	noMatch := cp.errCode("NoMatch")
 	for i, s := range d.States {
 		inner := sc.child()
-		var fs []stmtFn
-		for _, st := range s.Stmts {
-			fs = append(fs, cp.stmt(inner, st))
-		}
-		states[i].body = seq(fs)
+		states[i].body = seq(cp.stmts(inner, s.Stmts))
 		tr := s.Trans
 		switch {
 		case tr == nil:

@@ -576,6 +576,9 @@ func (cp *compiler) buildStruct(sc *scope, t front.Type, n int, elem func(int) (
 func (cp *compiler) storeInto(sc *scope, t front.Type, dst int, e front.Expr) func(*ctx) {
 	x := cp.expr(sc, e, t)
 	if x.scalar != nil {
+		if in, ok := cp.storeInstr(sc, dst, t, e); ok {
+			return in.fn()
+		}
 		f, w := x.scalar, widthOf(t)
 		return func(c *ctx) { writeSlot(c.s, dst, w, f(c)) }
 	}

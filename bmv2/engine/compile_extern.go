@@ -201,6 +201,53 @@ func serialize(c *ctx, ps []piece) []byte {
 	return c.hbuf
 }
 
+// serialPlan serializes a list of pieces (serialize) with a layout fixed at compile time when
+// every piece is a field of at most 64 bits at a fixed slot, all of them under one header
+// validity test or none (the fields of one header, say): the bytes are then written through
+// 8-byte windows at offsets known at compile time (emitWins), or are empty when the header is
+// invalid. Any other list goes through serialize.
+type serialPlan struct {
+	ps    []piece
+	fast  bool
+	fw    []fieldWin
+	nb    int // bytes written
+	vslot int // 1 + the validity slot shared by every piece, or 0
+}
+
+func planSerial(ps []piece) *serialPlan {
+	sp := &serialPlan{ps: ps}
+	total, vslot := 0, -1
+	for _, p := range ps {
+		if p.f != nil || p.varbit || p.wide || p.validFn != nil || p.width > 64 || p.off < 0 {
+			return sp
+		}
+		if vslot >= 0 && p.vslot != vslot {
+			return sp
+		}
+		vslot = p.vslot
+		total += p.width
+	}
+	fw, _ := fieldWins(ps)
+	if fw == nil && len(ps) > 0 {
+		return sp
+	}
+	sp.fast, sp.fw, sp.nb, sp.vslot = true, fw, (total+7)/8, max(vslot, 0)
+	return sp
+}
+
+// run returns the serialized bytes in c.hbuf, as serialize.
+func (sp *serialPlan) run(c *ctx) []byte {
+	if !sp.fast {
+		return serialize(c, sp.ps)
+	}
+	if sp.vslot > 0 && c.s[sp.vslot-1] == 0 {
+		c.hbuf = c.hbuf[:0]
+		return c.hbuf
+	}
+	c.hbuf = emitWins(c.hbuf[:0], c.s, 0, sp.nb, sp.fw)
+	return c.hbuf
+}
+
 func (cp *compiler) recvBinding(sc *scope, call *front.CallExpr) *binding {
 	m, ok := call.Fun.(*front.MemberExpr)
 	if !ok {
@@ -823,12 +870,12 @@ func (cp *compiler) externFunc(sc *scope, call *front.CallExpr, d *front.MethodD
 		out := cp.outScalar(sc, cp.argN(call, 0))
 		algo := cp.constArg(call, 1)
 		base := cp.scalarOf(sc, cp.argN(call, 2), nil)
-		ps := cp.flatten(sc, cp.argN(call, 3))
+		sp := planSerial(cp.flatten(sc, cp.argN(call, 3)))
 		max := cp.scalarOf(sc, cp.argN(call, 4), nil)
 		alg := cp.hashAlgo(algo, pos)
 		ow := widthOf(cp.argN(call, 0).Type())
 		return func(c *ctx) flow {
-			h := alg(c, serialize(c, ps))
+			h := alg(c, sp.run(c))
 			m := max(c)
 			if !m.isZero() {
 				_, h = h.divmod(m)
@@ -838,14 +885,14 @@ func (cp *compiler) externFunc(sc *scope, call *front.CallExpr, d *front.MethodD
 		}
 	case "verify_checksum", "verify_checksum_with_payload", "update_checksum", "update_checksum_with_payload":
 		cond := cp.scalarOf(sc, cp.argN(call, 0), nil)
-		ps := cp.flatten(sc, cp.argN(call, 1))
+		sp := planSerial(cp.flatten(sc, cp.argN(call, 1)))
 		alg := cp.hashAlgo(cp.constArg(call, 3), pos)
 		ck := cp.argN(call, 2)
 		cw := widthOf(ck.Type())
 		withPayload := strings.HasSuffix(d.Name, "_with_payload")
 		errOff := cp.smBase + cp.smOff["checksum_error"]
 		compute := func(c *ctx) u128 {
-			data := serialize(c, ps)
+			data := sp.run(c)
 			if withPayload {
 				data = append(data, c.payload()...)
 				c.hbuf = data[:0]

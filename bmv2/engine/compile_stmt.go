@@ -61,12 +61,7 @@ func (cp *compiler) block(sc *scope, b *front.BlockStmt) stmtFn {
 	if b == nil {
 		return seq(nil)
 	}
-	inner := sc.child()
-	var fs []stmtFn
-	for _, s := range b.Stmts {
-		fs = append(fs, cp.stmt(inner, s))
-	}
-	return seq(fs)
+	return seq(cp.stmts(sc.child(), b.Stmts))
 }
 
 // declVar allocates a local variable and returns its initializer.
@@ -76,6 +71,9 @@ func (cp *compiler) declVar(sc *scope, d *front.VarDecl) stmtFn {
 	base := cp.alloc(n)
 	sc.m[d] = &binding{kind: bSlot, t: t, base: base}
 	if d.Init == nil {
+		if brokenNoLocalInit {
+			return seq(nil)
+		}
 		return func(c *ctx) flow { clear(c.s[base : base+n]); return fNext }
 	}
 	if f := cp.storeSlot(sc, base, t, d.Init); f != nil {
@@ -129,6 +127,15 @@ func (cp *compiler) stmt(sc *scope, s front.Stmt) stmtFn {
 				return seq(nil)
 			}
 			return cp.stmt(sc.child(), s.Else)
+		}
+		if slot, k, eq, ok := cp.slotTest(sc, s.Cond); ok {
+			// The common shape, a field against a constant or a validity test: the test inline.
+			then := cp.stmt(sc.child(), s.Then)
+			var els stmtFn
+			if s.Else != nil {
+				els = cp.stmt(sc.child(), s.Else)
+			}
+			return ifSlotTest(slot, k, eq, then, els)
 		}
 		cond, pure := cp.cond(sc, s.Cond)
 		then := cp.stmt(sc.child(), s.Then)

@@ -33,30 +33,14 @@ func (cp *compiler) assignStmt(sc *scope, lhs, rhs front.Expr) stmtFn {
 	return func(c *ctx) flow { f(c); return fNext }
 }
 
-// storeSlot compiles "slot d (a scalar of type t, at most 64 bits) = e" into one closure, or
-// returns nil.
+// storeSlot compiles "slot d (a scalar of type t, at most 64 bits) = e" into one closure (a
+// store instruction, runs.go), or returns nil.
 func (cp *compiler) storeSlot(sc *scope, d int, t front.Type, e front.Expr) stmtFn {
-	w := widthOf(t)
-	if w > 64 || !isScalar(t) {
+	in, ok := cp.storeInstr(sc, d, t, e)
+	if !ok {
 		return nil
 	}
-	m := mask128(w).lo
-	x := cp.expr(sc, e, t)
-	if x.scalar == nil {
-		return nil
-	}
-	if x.isConst {
-		v := x.cval.lo & m
-		return func(c *ctx) flow { c.s[d] = v; return fNext }
-	}
-	if s, ok := cp.staticSlot(sc, e); ok && widthOf(e.Type()) <= w {
-		return func(c *ctx) flow { c.s[d] = c.s[s]; return fNext }
-	}
-	if g, ok := cp.scalar64(sc, e, t); ok {
-		return func(c *ctx) flow { c.s[d] = g(c); return fNext }
-	}
-	f := x.scalar
-	return func(c *ctx) flow { c.s[d] = f(c).lo & m; return fNext }
+	return runFn([]sinstr{in})
 }
 
 // cond compiles a condition into a func returning bool, with fast paths for comparisons of
@@ -251,6 +235,36 @@ func (cp *compiler) scalar64(sc *scope, e front.Expr, t front.Type) (f func(*ctx
 			case "^":
 				return func(c *ctx) uint64 { return a(c) ^ y(c) }, true
 			}
+		case "++":
+			// Both operands unsigned and at most 64 bits together: a shift and an or.
+			bw := widthOf(b.Y.Type())
+			if widthOf(b.X.Type())+bw > 64 {
+				break
+			}
+			a, oka := cp.scalar64(sc, b.X, nil)
+			y, oky := cp.scalar64(sc, b.Y, nil)
+			if !oka || !oky {
+				break
+			}
+			return func(c *ctx) uint64 { return (a(c)<<uint(bw) | y(c)) & m }, true
+		case "<<", ">>":
+			// A constant shift amount of an unsigned value.
+			yc := cp.expr(sc, b.Y, nil)
+			if !yc.isConst {
+				break
+			}
+			a, ok := cp.scalar64(sc, b.X, t)
+			if !ok {
+				break
+			}
+			if yc.cval.hi != 0 || yc.cval.lo >= uint64(w) {
+				return func(*ctx) uint64 { return 0 }, true
+			}
+			n := uint(yc.cval.lo)
+			if b.Op == "<<" {
+				return func(c *ctx) uint64 { return a(c) << n & m }, true
+			}
+			return func(c *ctx) uint64 { return a(c) >> n }, true
 		case "==", "!=", "<", "<=", ">", ">=", "&&", "||":
 			g, _ := cp.cond(sc, b)
 			return func(c *ctx) uint64 {
@@ -347,5 +361,80 @@ func (cp *compiler) registerWrite64(sc *scope, call *front.CallExpr, r *Register
 		}
 		r.cells[i] = u128{lo: val(c) & m}
 		return fNext
+	}
+}
+
+// slotTest recognizes a condition that compares a static slot of at most 64 bits (unsigned)
+// with a constant for equality, or tests a header's validity (its validity slot != 0), and
+// returns the slot, the constant and whether the test is for equality.
+func (cp *compiler) slotTest(sc *scope, e front.Expr) (s int, k uint64, eq, ok bool) {
+	switch x := e.(type) {
+	case *front.BinaryExpr:
+		if x.Op != "==" && x.Op != "!=" {
+			return 0, 0, false, false
+		}
+		ot := x.X.Type()
+		if _, isInt := under(ot).(*front.IntType); isInt {
+			ot = x.Y.Type()
+		}
+		if !isScalar(ot) || signed(ot) || widthOf(ot) > 64 {
+			return 0, 0, false, false
+		}
+		sa, oka := cp.staticSlot(sc, x.X)
+		if !oka {
+			return 0, 0, false, false
+		}
+		if !cp.isConstExpr(sc, x.Y) {
+			return 0, 0, false, false
+		}
+		yc := cp.expr(sc, x.Y, ot)
+		if !yc.isConst {
+			return 0, 0, false, false
+		}
+		return sa, yc.cval.lo, x.Op == "==", true
+	case *front.CallExpr:
+		if x.Method == "isValid" {
+			recv := x.Fun.(*front.MemberExpr).X
+			if rt, ok := under(recv.Type()).(*front.StructType); ok && !rt.IsUnion() && cp.isLoc(sc, recv) {
+				if l := cp.location(sc, recv); l.dyn == nil {
+					return l.static, 0, false, true
+				}
+			}
+		}
+	}
+	return 0, 0, false, false
+}
+
+// ifSlotTest compiles "if (slot == k) then else els" (eq) or "if (slot != k) ..." into one
+// closure, the test inline; els may be nil.
+func ifSlotTest(s int, k uint64, eq bool, then, els stmtFn) stmtFn {
+	switch {
+	case eq && els == nil:
+		return func(c *ctx) flow {
+			if c.s[s] == k {
+				return then(c)
+			}
+			return fNext
+		}
+	case eq:
+		return func(c *ctx) flow {
+			if c.s[s] == k {
+				return then(c)
+			}
+			return els(c)
+		}
+	case els == nil:
+		return func(c *ctx) flow {
+			if c.s[s] != k {
+				return then(c)
+			}
+			return fNext
+		}
+	}
+	return func(c *ctx) flow {
+		if c.s[s] != k {
+			return then(c)
+		}
+		return els(c)
 	}
 }

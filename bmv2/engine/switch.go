@@ -206,6 +206,24 @@ type Switch struct {
 	f         smFields
 	digestIDs map[string]uint32
 	tna       *tnaState // set for TNA programs (tna.go)
+	// A v1model packet's state cleared when it starts: the headers, user and standard
+	// metadata [zeroLo, zeroHi) (allocated in that order) and the scratch slots from scratchLo
+	// on (initSM). 0, 0: the whole state (TNA).
+	zeroLo, zeroHi, scratchLo int
+}
+
+// poisonTemps makes newPacket fill the slots it does not clear with garbage (tests: a slot
+// read before it is written changes the packet's result).
+var poisonTemps bool
+
+// brokenNoLocalInit compiles declarations without an initializer into nothing (the negative
+// control of TestStaleTemps; never set outside it).
+var brokenNoLocalInit bool
+
+func poison(s []uint64) {
+	for i := range s {
+		s[i] = 0xa5a5_5a5a_a5a5_5a5a ^ uint64(i)*0x9e37_79b9_7f4a_7c15
+	}
 }
 
 type mcNode struct {
@@ -370,6 +388,7 @@ func Load(checked *front.Checked, cfg Config) (sw *Switch, err error) {
 	sw.compute = bindTop(v1.ComputeChecksum, []int{0, 1})
 	sw.deparser = bindTop(v1.Deparser, []int{-1, 0})
 	sw.nslots = cp.nslots
+	sw.zeroLo, sw.zeroHi, sw.scratchLo = sw.hdrBase, sw.smBase+sw.smN, cp.nslots
 	sw.c.sw = sw
 	sw.initSM()
 	return sw, nil
@@ -400,7 +419,20 @@ func (s *Switch) newPacket() *packet {
 	} else {
 		p = &packet{s: make([]uint64, s.nslots)}
 	}
-	clear(p.s)
+	if s.tna != nil || s.zeroHi == 0 {
+		clear(p.s)
+	} else {
+		// A v1model packet starts with its headers invalid and its metadata zero; every other
+		// slot (locals, parameters, temporaries) is written before it is read (declarations
+		// clear or initialize, calls copy in, tables write action data), so it keeps whatever
+		// the previous packet left (TestStaleTemps runs the STF suite over poisoned slots).
+		clear(p.s[s.zeroLo:s.zeroHi])
+		clear(p.s[s.scratchLo:])
+		if poisonTemps {
+			poison(p.s[:s.zeroLo])
+			poison(p.s[s.zeroHi:s.scratchLo])
+		}
+	}
 	p.data, p.out = p.data[:0], p.out[:0]
 	p.payload, p.truncLen = 0, 0
 	p.cloneSet, p.resubmit, p.recirc = false, false, false

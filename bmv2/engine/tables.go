@@ -748,6 +748,10 @@ func (t *Table) apply(c *ctx) int {
 	}
 	for i := range a.Params {
 		p := &a.Params[i]
+		if p.Width < 64 {
+			c.s[p.base] = args[i].lo & (1<<uint(p.Width) - 1)
+			continue
+		}
 		writeSlot(c.s, p.base, p.Width, args[i])
 	}
 	prev := c.entry
