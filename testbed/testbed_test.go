@@ -168,8 +168,9 @@ func TestDemoRuns(t *testing.T) {
 		if sent < p.ServerGrants {
 			t.Errorf("phase %s: the servers counted %d grants, the clients took %d from them", p.Name, sent, p.ServerGrants)
 		}
-		if hotPhases[p.Name] && p.SwitchGrants == 0 {
-			t.Errorf("phase %s: the switch granted nothing (%d acquisitions, %d locks in the switch)", p.Name, p.LockOps,
+		// Over the whole phase: on a loaded machine the short measured window may see no transaction.
+		if hotPhases[p.Name] && p.AllSwitchGrants == 0 {
+			t.Errorf("phase %s: the switch granted nothing (%d transactions, %d locks in the switch)", p.Name, p.AllTxns,
 				p.SwitchLocks)
 		}
 		if p.Errors != 0 || p.Rejects != 0 {
