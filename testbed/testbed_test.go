@@ -122,11 +122,11 @@ func TestDemoLoopback(t *testing.T) {
 // rackTestConfig is a short rack demo: a warm-up of several allocation periods per phase so that
 // the controller has moved the phase's hot locks before the measured window opens. The request
 // rates under the race detector on a loaded machine are a few per second per lock, so MinRate is
-// low; Slots bounds how many of the exclusive phase's 1024 private locks the controller moves in
-// (hundreds of moves would keep it busy through the next phases).
+// low, but above the exclusive phase's 1024 private locks (hundreds of moves would keep the
+// controller busy through the next phases).
 func rackTestConfig() Config {
 	return Config{Duration: 300 * time.Millisecond, Warmup: 1500 * time.Millisecond, AllocPeriod: 150 * time.Millisecond,
-		MinRate: 5, Slots: 128, Clients: 2, Workers: 2}
+		MinRate: 5, Clients: 2, Workers: 2}
 }
 
 // hotPhases are the phases whose locks are few and hot: the controller must put them in the
