@@ -190,10 +190,12 @@ type PhaseResult struct {
 	UnknownGrants uint64 `json:"unknown_grants"`
 	// Grants are the grants each server counted (lockserver's statistics, every grant it sent).
 	Grants []uint64 `json:"grants_per_server"`
-	// AllTxns counts the transactions committed in the whole phase, warm-up included.
-	AllTxns uint64 `json:"txns_with_warmup"`
-	Rejects uint64 `json:"rejects"`
-	Errors  uint64 `json:"errors"`
+	// AllTxns counts the transactions committed in the whole phase, warm-up included, and
+	// AllSwitchGrants their acquisitions the switch granted.
+	AllTxns         uint64 `json:"txns_with_warmup"`
+	AllSwitchGrants uint64 `json:"switch_grants_with_warmup"`
+	Rejects         uint64 `json:"rejects"`
+	Errors          uint64 `json:"errors"`
 	// LeaseLost counts transactions that lost a lease before they released (an error too).
 	LeaseLost uint64 `json:"lease_lost"`
 	// Expiries are the leases that ran out on the servers during the whole phase.

@@ -28,6 +28,7 @@ type workerStats struct {
 	all      uint64 // the whole phase
 	locks    uint64
 	bySource [3]uint64 // indexed by Source
+	swAll    uint64    // switch grants of the whole phase
 	rejects  uint64
 	errs     uint64
 	lost     uint64
@@ -126,6 +127,7 @@ func runPhase(ctx context.Context, cfg *Config, spec phaseSpec, phaseNo uint64, 
 		think += ws.think
 		res.Txns += ws.txns
 		res.AllTxns += ws.all
+		res.AllSwitchGrants += ws.swAll
 		res.LockOps += ws.locks
 		res.SwitchGrants += ws.bySource[SourceSwitch]
 		res.ServerGrants += ws.bySource[SourceServer]
@@ -354,6 +356,11 @@ func (w *worker) run(ctx context.Context, wl *Workload) {
 			continue
 		}
 		w.ws.all++
+		for _, src := range srcs {
+			if src == SourceSwitch {
+				w.ws.swAll++
+			}
+		}
 		if !measured {
 			continue
 		}

@@ -120,10 +120,13 @@ func TestDemoLoopback(t *testing.T) {
 }
 
 // rackTestConfig is a short rack demo: a warm-up of several allocation periods per phase so that
-// the controller has moved the phase's hot locks before the measured window opens.
+// the controller has moved the phase's hot locks before the measured window opens. The request
+// rates under the race detector on a loaded machine are a few per second per lock, so MinRate is
+// low, but above the exclusive phase's 1024 private locks (hundreds of moves would keep the
+// controller busy through the next phases).
 func rackTestConfig() Config {
-	return Config{Duration: 300 * time.Millisecond, Warmup: 1500 * time.Millisecond, AllocPeriod: 150 * time.Millisecond, MinRate: 1,
-		Clients: 2, Workers: 2}
+	return Config{Duration: 300 * time.Millisecond, Warmup: 1500 * time.Millisecond, AllocPeriod: 150 * time.Millisecond,
+		MinRate: 5, Clients: 2, Workers: 2}
 }
 
 // hotPhases are the phases whose locks are few and hot: the controller must put them in the
@@ -165,8 +168,9 @@ func TestDemoRuns(t *testing.T) {
 		if sent < p.ServerGrants {
 			t.Errorf("phase %s: the servers counted %d grants, the clients took %d from them", p.Name, sent, p.ServerGrants)
 		}
-		if hotPhases[p.Name] && p.SwitchGrants == 0 {
-			t.Errorf("phase %s: the switch granted nothing (%d acquisitions, %d locks in the switch)", p.Name, p.LockOps,
+		// Over the whole phase: on a loaded machine the short measured window may see no transaction.
+		if hotPhases[p.Name] && p.AllSwitchGrants == 0 {
+			t.Errorf("phase %s: the switch granted nothing (%d transactions, %d locks in the switch)", p.Name, p.AllTxns,
 				p.SwitchLocks)
 		}
 		if p.Errors != 0 || p.Rejects != 0 {
