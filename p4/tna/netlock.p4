@@ -2140,6 +2140,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 if (meta.ended_hit == 0) {
                     hdr.recirc.wflags = hdr.recirc.wflags | WF_RETRYMISS;
                     again(PH_ACQ);
+                } else {
+                    ans_echo(OP_REJECT, 0, ST_LEASEEXP);
                 }
             } else {
                 again(PH_RWALK);
@@ -2163,6 +2165,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                     if (meta.ended_hit == 0) {
                         hdr.recirc.wflags = hdr.recirc.wflags | WF_RETRYMISS;
                         again(PH_ACQ);
+                    } else {
+                        ans_echo(OP_REJECT, 0, ST_LEASEEXP);
                     }
                 } else {
                     again(PH_RWALK);
