@@ -1562,11 +1562,6 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 if (meta.ended_hit == 0) {
                     meta.w.flags = meta.w.flags | WF_RETRYMISS;
                     again(PH_ACQ);
-                } else {
-                    /* A retransmission of a request that ended: its grant may have been lost
-                     * and its lease run out (force-released, the notice lost too); answer as
-                     * lockcore does, or the client retransmits unanswered forever. */
-                    ans_echo_p(OP_REJECT, 0, ST_LEASEEXP);
                 }
             } else {
                 tok_access(1, 0, 0);
@@ -1595,8 +1590,6 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                         if (meta.ended_hit == 0) {
                             meta.w.flags = meta.w.flags | WF_RETRYMISS;
                             again(PH_ACQ);
-                        } else {
-                            ans_echo_p(OP_REJECT, 0, ST_LEASEEXP);
                         }
                     } else {
                         again(PH_RWALK);

@@ -2140,8 +2140,6 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 if (meta.ended_hit == 0) {
                     hdr.recirc.wflags = hdr.recirc.wflags | WF_RETRYMISS;
                     again(PH_ACQ);
-                } else {
-                    ans_echo(OP_REJECT, 0, ST_LEASEEXP);
                 }
             } else {
                 again(PH_RWALK);
@@ -2165,8 +2163,6 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                     if (meta.ended_hit == 0) {
                         hdr.recirc.wflags = hdr.recirc.wflags | WF_RETRYMISS;
                         again(PH_ACQ);
-                    } else {
-                        ans_echo(OP_REJECT, 0, ST_LEASEEXP);
                     }
                 } else {
                     again(PH_RWALK);
