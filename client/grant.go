@@ -293,7 +293,12 @@ func (c *Client) acquire(ctx context.Context, lock uint32, mode wire.Mode, txn u
 			granted = true
 			return true
 		case wire.OpReject:
-			if m.Token != 0 {
+			// A reject with a token is about a grant. The one this acquire takes is the notice
+			// that its own grant's lease ran out before the client saw the grant (the grant was
+			// lost; the switch's lease sweep force-released it and echoes the acquire's
+			// timestamp): the switch ignores the acquire's retransmissions from then on, so the
+			// notice is its last answer. Others (an earlier request of the txn) are ignored.
+			if m.Token != 0 && (m.Status != wire.StatusLeaseExpired || m.Timestamp != uint64(ts)) {
 				return false
 			}
 			rejected = m.Status

@@ -288,7 +288,11 @@ func (w *worker) single(ctx context.Context, rng *rand.Rand, locks int) error {
 	txn := w.c.Begin(client.WithPriority(w.priority))
 	txn.Lock(lock, mode)
 	w.sent(lock, txn.ID(), mode)
+	started := time.Now()
 	if err := txn.Acquire(ctx); err != nil {
+		if diagLostHook != nil && errors.Is(err, client.ErrTimeout) {
+			diagLostHook(lock, txn.ID(), started)
+		}
 		w.failed(lock, txn.ID(), err)
 		return w.acquireErr(err)
 	}
@@ -316,8 +320,12 @@ func (w *worker) multi(ctx context.Context, rng *rand.Rand, locks int) error {
 	for l, m := range want {
 		w.sent(l, txn.ID(), m)
 	}
+	started := time.Now()
 	if err := txn.Acquire(ctx); err != nil {
 		for l := range want {
+			if diagLostHook != nil && errors.Is(err, client.ErrTimeout) {
+				diagLostHook(l, txn.ID(), started)
+			}
 			w.failed(l, txn.ID(), err)
 		}
 		return w.acquireErr(err)

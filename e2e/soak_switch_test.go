@@ -307,6 +307,9 @@ func (s *soakSwitch) sendLocked(res *engine.Result) {
 		return
 	}
 	for _, o := range res.Out {
+		if diagSoak {
+			soakDiag.add(s, o.Port, "out", o.Data)
+		}
 		if out := s.ports[o.Port]; out != nil {
 			_ = out.Send(o.Data) // a closed host's port: the frame is lost, as on a wire
 		}
@@ -423,6 +426,9 @@ func (s *soakSwitch) forward(num int, p port.Port) {
 			continue
 		}
 		s.mu.Lock()
+		if diagSoak {
+			soakDiag.add(s, num, "in", buf[:n])
+		}
 		res, err := s.sw.Process(num, buf[:n])
 		s.frames.Add(1)
 		if err != nil {

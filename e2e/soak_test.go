@@ -451,6 +451,9 @@ func (r *soakRack) wrapClient(pc net.PacketConn) net.PacketConn {
 	fc := faultnet.Wrap(pc, faultnet.Config{Seed: r.cfg.seed ^ uint64(r.nclient)<<20,
 		Send: faultnet.Faults{DelayProb: r.cfg.faults.DelayProb, Delay: r.cfg.faults.Delay}})
 	r.cconns = append(r.cconns, fc)
+	if diagSoak && r.sw != nil {
+		return diagConn{PacketConn: fc, s: r.sw, name: fmt.Sprintf("client%d", r.nclient)}
+	}
 	return fc
 }
 
@@ -642,6 +645,14 @@ func runSoak(cfg soakConfig) (soakResult, error) {
 	var nextClient atomic.Uint32
 	clientID := func() uint32 { return uint32(cfg.seed<<16) ^ nextClient.Add(1) }
 
+	if sr, ok := rack.(*soakRack); diagSoak && ok && sr.sw != nil {
+		diagLostHook = func(lock uint32, txn uint64, started time.Time) {
+			if isSwitchLock(lock, cfg.locks) {
+				soakDiag.lost(sr.sw, lock, txn, started)
+			}
+		}
+		defer func() { diagLostHook = nil }()
+	}
 	var cur atomic.Pointer[soakRound]
 	cur.Store(newSoakRound(0, cfg.locks))
 	stop := make(chan struct{})
@@ -960,7 +971,8 @@ func testSoak(t *testing.T, path string, ops int64) {
 		seed = uint64(time.Now().UnixNano())
 	}
 	t.Logf("seed %d (rerun with -e2e.seed=%d)", seed, seed)
-	cfg := soakConfig{ops: ops, seed: seed, path: path, switchLocks: *soakSwLocks, progress: *soakProgress, logf: t.Logf}
+	cfg := soakConfig{ops: ops, seed: seed, path: path, switchLocks: *soakSwLocks, progress: *soakProgress, logf: t.Logf,
+		opTimeout: diagOpTimeout}
 	if cfg.ops < 100000 {
 		// The short run in make test: fail over and crash often enough to see both.
 		cfg.failoverEvery, cfg.roundOps = time.Second, min(5000, max(cfg.ops/2, 1))

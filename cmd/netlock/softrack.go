@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"strings"
 	"time"
@@ -22,6 +23,9 @@ func newSoftRackCmd() *cobra.Command {
 		cfg    rackexp.Config
 		slots  int
 		period time.Duration
+		// fig15's timeline (diagnosis): zero leaves a failure out.
+		restartAt, killAt, end time.Duration
+		logLevel               string
 	)
 	cmd := &cobra.Command{
 		Use:   "softrack fig13|fig14|fig10|fig15",
@@ -91,8 +95,15 @@ Prints Markdown.`,
 						res[0].TPS/res[1].TPS)
 				}
 			case "fig15":
+				if logLevel != "" {
+					var lv slog.Level
+					if err := lv.UnmarshalText([]byte(logLevel)); err != nil {
+						return fmt.Errorf("--log: %w", err)
+					}
+					cfg.Log = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: lv}))
+				}
 				tl := rackexp.Timeline{Label: "switch restart, then a server death", Bin: 250 * time.Millisecond,
-					RestartAt: 2 * time.Second, KillAt: 6 * time.Second, End: 10 * time.Second,
+					RestartAt: restartAt, KillAt: killAt, End: end,
 					Controller: ctlcore.Config{AllocPeriod: period, SweepPeriod: 50 * time.Millisecond,
 						PingPeriod: 50 * time.Millisecond}}
 				if err := rackexp.RunTimeline(ctx, cfg, &tl); err != nil {
@@ -124,6 +135,10 @@ Prints Markdown.`,
 	fl.Uint64Var(&cfg.Seed, "seed", 1, "workload seed")
 	fl.IntVar(&slots, "slots", 64, "switch slots of the small allocations (fig13, fig14)")
 	fl.DurationVar(&period, "alloc-period", 300*time.Millisecond, "the controller's allocation period")
+	fl.DurationVar(&restartAt, "restart-at", 2*time.Second, "fig15: when the switch restarts (0: never)")
+	fl.DurationVar(&killAt, "kill-at", 6*time.Second, "fig15: when server 2 dies (0: never)")
+	fl.DurationVar(&end, "end", 10*time.Second, "fig15: length of the timeline")
+	fl.StringVar(&logLevel, "log", "", "fig15: the rack's log level on stderr (debug, info, warn; empty: none)")
 	return cmd
 }
 

@@ -254,11 +254,17 @@ func (b *bench) load(ctx context.Context, d time.Duration, think time.Duration, 
 func runTxn(ctx context.Context, c *client.Client, specs []client.LockSpec, think time.Duration,
 	rec *history.Recorder) (int, error) {
 	t := c.Begin()
-	for _, s := range specs {
-		t.Lock(s.Lock, s.Mode)
-	}
-	if err := t.Acquire(ctx); err != nil {
-		return 0, err
+	if diagSlow > 0 {
+		if err := diagAcquire(ctx, c, t, specs); err != nil {
+			return 0, err
+		}
+	} else {
+		for _, s := range specs {
+			t.Lock(s.Lock, s.Mode)
+		}
+		if err := t.Acquire(ctx); err != nil {
+			return 0, err
+		}
 	}
 	gs := t.Grants()
 	if rec != nil {
