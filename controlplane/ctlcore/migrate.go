@@ -346,8 +346,25 @@ func (c *Core) moveInInsert(lk *lockRec, t uint64, i uint32, r [dataplane.Levels
 // request is buffered, so it sends n a queue-empty of the staging lock; n answers it with a
 // push-back without a request, after every push-back it sent before (one socket, in order), and
 // the switch's count goes back to 0 when it arrives (docs/controlplane.md, "The barrier").
+//
+// Barriers are shared: fn joins the barrier queued for n if one is queued and has not started
+// (it starts after fn was asked for, so it covers fn's push-backs too); otherwise it queues one.
+// A failover moves every switch lock of the dead server out at once, and one barrier each,
+// taken one at a time through the staging entry, made that take seconds.
 func (c *Core) barrier(n uint16, fn func()) {
+	st0 := c.staging[n]
+	st0.barrierWaiters = append(st0.barrierWaiters, fn)
+	if len(st0.barrierWaiters) > 1 {
+		return
+	}
 	c.withStaging(n, func(release func()) {
+		waiters := st0.barrierWaiters
+		st0.barrierWaiters = nil
+		fn := func() {
+			for _, w := range waiters {
+				w()
+			}
+		}
 		st := c.staging[n]
 		open := st.home
 		open.Paused = false

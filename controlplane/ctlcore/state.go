@@ -94,6 +94,10 @@ type stagingRec struct {
 	home  dataplane.LockEntry
 	busy  bool
 	queue []func(release func())
+	// barrierWaiters wait for the next barrier that starts (one queued, not yet started, when
+	// not empty): a barrier satisfies every waiter that asked before it started, so waiters
+	// that ask together share one.
+	barrierWaiters []func()
 }
 
 // withStaging runs fn when server n's staging entry is free; fn calls release when done.

@@ -112,7 +112,7 @@ func (c *Core) cancelAll() {
 	c.pending = map[uint64]pendingOp{}
 	c.sweeping, c.allocBusy, c.moves, c.recovery = false, false, 0, 0
 	for _, st := range c.staging {
-		st.busy, st.queue = false, nil
+		st.busy, st.queue, st.barrierWaiters = false, nil, nil
 	}
 	for _, lk := range c.locks {
 		lk.task++

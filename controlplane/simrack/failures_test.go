@@ -271,3 +271,45 @@ func TestSwitchRestartPrimacyMoves(t *testing.T) {
 		})
 	}
 }
+
+// spread is a workload over 48 locks, each hot enough to go into the switch.
+func spread(r *rand.Rand, _ int) (uint32, wire.Mode, uint8) {
+	return uint32(200 + r.IntN(48)), wire.Mode(min(r.IntN(4), 1)), uint8(r.IntN(2))
+}
+
+// TestServerDeathSharesBarriers: a server dies with many of its locks in the switch; the
+// failover moves them all out at once, and their barriers through the server's staging entry
+// are shared (a barrier covers every move that asked for one before it started) instead of one
+// each, taken one at a time (seconds for hundreds of locks: the software rack's Figure 15
+// stalled on it). The history is checked as in TestServerDeath.
+func TestServerDeathSharesBarriers(t *testing.T) {
+	for _, seed := range seeds(3) {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			cfg := testConfig(seed)
+			cfg.Pick = spread
+			cfg.Standbys = true
+			cfg.ServerLease = 300 * time.Millisecond
+			s, _ := run(t, cfg, 0, nil)
+			s.Run(1500 * time.Millisecond)
+			before := s.Core(0).Stats()
+			s.KillServer(1)
+			failAt := s.Now()
+			s.Run(7 * time.Second)
+			st := s.Core(0).Stats()
+			failureCheck(t, s, seed, "TestServerDeathSharesBarriers", failAt.Add(4*time.Second))
+			if st.Failovers != 1 {
+				t.Fatalf("failovers %d", st.Failovers)
+			}
+			outs, barriers := st.MovesOut-before.MovesOut, st.Barriers-before.Barriers
+			t.Logf("after the death: %d moves out, %d barriers", outs, barriers)
+			if outs < 8 {
+				t.Fatalf("only %d moves out after the death: the test needs many switch locks", outs)
+			}
+			// One barrier each would be as many barriers as moves out (the allocator's own
+			// moves of the surviving server, later, share less).
+			if barriers*4 > outs*3 {
+				t.Errorf("%d barriers for %d moves out: the failover's barriers were not shared", barriers, outs)
+			}
+		})
+	}
+}
