@@ -106,32 +106,36 @@ func arith64(op string, a, b opnd, m uint64) func(*ctx) uint64 {
 			return func(c *ctx) uint64 { return c.s[s] ^ c.s[t] }
 		}
 	case a.kind == oFn && b.kind == oSlot:
+		// g runs first (it may write the slot), in a statement of its own.
 		g, t := a.g, b.s
 		switch op {
 		case "+":
-			return func(c *ctx) uint64 { return (g(c) + c.s[t]) & m }
+			return func(c *ctx) uint64 { x := g(c); return (x + c.s[t]) & m }
 		case "-":
-			return func(c *ctx) uint64 { return (g(c) - c.s[t]) & m }
+			return func(c *ctx) uint64 { x := g(c); return (x - c.s[t]) & m }
 		case "&":
-			return func(c *ctx) uint64 { return g(c) & c.s[t] }
+			return func(c *ctx) uint64 { x := g(c); return x & c.s[t] }
 		case "|":
-			return func(c *ctx) uint64 { return g(c) | c.s[t] }
+			return func(c *ctx) uint64 { x := g(c); return x | c.s[t] }
 		case "^":
-			return func(c *ctx) uint64 { return g(c) ^ c.s[t] }
+			return func(c *ctx) uint64 { x := g(c); return x ^ c.s[t] }
 		}
 	case a.kind == oSlot && b.kind == oFn:
+		// P4 evaluates left to right and g may write the slot (a function with an inout
+		// argument): the slot is read first, in a statement of its own (Go does not order an
+		// index expression against a call in one expression).
 		s, g := a.s, b.g
 		switch op {
 		case "+":
-			return func(c *ctx) uint64 { return (c.s[s] + g(c)) & m }
+			return func(c *ctx) uint64 { x := c.s[s]; return (x + g(c)) & m }
 		case "-":
-			return func(c *ctx) uint64 { return (c.s[s] - g(c)) & m }
+			return func(c *ctx) uint64 { x := c.s[s]; return (x - g(c)) & m }
 		case "&":
-			return func(c *ctx) uint64 { return c.s[s] & g(c) }
+			return func(c *ctx) uint64 { x := c.s[s]; return x & g(c) }
 		case "|":
-			return func(c *ctx) uint64 { return c.s[s] | g(c) }
+			return func(c *ctx) uint64 { x := c.s[s]; return x | g(c) }
 		case "^":
-			return func(c *ctx) uint64 { return c.s[s] ^ g(c) }
+			return func(c *ctx) uint64 { x := c.s[s]; return x ^ g(c) }
 		}
 	}
 	return nil
@@ -158,36 +162,37 @@ func cmp64(op string, a, b opnd) func(*ctx) bool {
 			return func(c *ctx) bool { return g(c) >= k }
 		}
 	case a.kind == oSlot && b.kind == oFn:
+		// The slot is read before g runs (see arith64).
 		s, g := a.s, b.g
 		switch op {
 		case "==":
-			return func(c *ctx) bool { return c.s[s] == g(c) }
+			return func(c *ctx) bool { x := c.s[s]; return x == g(c) }
 		case "!=":
-			return func(c *ctx) bool { return c.s[s] != g(c) }
+			return func(c *ctx) bool { x := c.s[s]; return x != g(c) }
 		case "<":
-			return func(c *ctx) bool { return c.s[s] < g(c) }
+			return func(c *ctx) bool { x := c.s[s]; return x < g(c) }
 		case "<=":
-			return func(c *ctx) bool { return c.s[s] <= g(c) }
+			return func(c *ctx) bool { x := c.s[s]; return x <= g(c) }
 		case ">":
-			return func(c *ctx) bool { return c.s[s] > g(c) }
+			return func(c *ctx) bool { x := c.s[s]; return x > g(c) }
 		case ">=":
-			return func(c *ctx) bool { return c.s[s] >= g(c) }
+			return func(c *ctx) bool { x := c.s[s]; return x >= g(c) }
 		}
 	case a.kind == oFn && b.kind == oSlot:
 		g, s := a.g, b.s
 		switch op {
 		case "==":
-			return func(c *ctx) bool { return g(c) == c.s[s] }
+			return func(c *ctx) bool { x := g(c); return x == c.s[s] }
 		case "!=":
-			return func(c *ctx) bool { return g(c) != c.s[s] }
+			return func(c *ctx) bool { x := g(c); return x != c.s[s] }
 		case "<":
-			return func(c *ctx) bool { return g(c) < c.s[s] }
+			return func(c *ctx) bool { x := g(c); return x < c.s[s] }
 		case "<=":
-			return func(c *ctx) bool { return g(c) <= c.s[s] }
+			return func(c *ctx) bool { x := g(c); return x <= c.s[s] }
 		case ">":
-			return func(c *ctx) bool { return g(c) > c.s[s] }
+			return func(c *ctx) bool { x := g(c); return x > c.s[s] }
 		case ">=":
-			return func(c *ctx) bool { return g(c) >= c.s[s] }
+			return func(c *ctx) bool { x := g(c); return x >= c.s[s] }
 		}
 	}
 	return nil
