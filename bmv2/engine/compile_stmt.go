@@ -46,14 +46,40 @@ func seq(fs []stmtFn) stmtFn {
 			}
 			return b(c)
 		}
-	}
-	return func(c *ctx) flow {
-		for _, f := range fs {
-			if r := f(c); r != fNext {
-				return r
+	case 3:
+		a, b, d := fs[0], fs[1], fs[2]
+		return func(c *ctx) flow {
+			if f := a(c); f != fNext {
+				return f
 			}
+			if f := b(c); f != fNext {
+				return f
+			}
+			return d(c)
 		}
-		return fNext
+	case 4:
+		a, b, d, e := fs[0], fs[1], fs[2], fs[3]
+		return func(c *ctx) flow {
+			if f := a(c); f != fNext {
+				return f
+			}
+			if f := b(c); f != fNext {
+				return f
+			}
+			if f := d(c); f != fNext {
+				return f
+			}
+			return e(c)
+		}
+	}
+	// Longer lists: the first four unrolled, then the rest (a statement costs a call, not
+	// a turn of a loop too).
+	head, tail := seq(fs[:4]), seq(fs[4:])
+	return func(c *ctx) flow {
+		if f := head(c); f != fNext {
+			return f
+		}
+		return tail(c)
 	}
 }
 
