@@ -192,7 +192,8 @@ func (cp *compiler) action(sc *scope, d *front.ActionDecl) *Action {
 	a.fr = cp.newFrame(d.Params, inner, nil)
 	for i, p := range d.Params {
 		if p.Dir == front.DirNone {
-			a.Params = append(a.Params, ActionParam{Name: p.Name, Width: widthOf(p.T), base: a.fr.bases[i]})
+			w := widthOf(p.T)
+			a.Params = append(a.Params, ActionParam{Name: p.Name, Width: w, base: a.fr.bases[i], mask: mask128(min(w, 64)).lo})
 		}
 	}
 	a.fr.body = cp.block(inner, d.Body)
