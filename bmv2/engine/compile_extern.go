@@ -1119,7 +1119,7 @@ func fieldWins(ps []piece) (fw []fieldWin, win int) {
 func extractWins(s []uint64, b int, in []byte, fw []fieldWin) {
 	for _, f := range fw {
 		v := binary.BigEndian.Uint64(in[f.byteOff:])
-		s[b+f.slot] = v << f.shift >> f.drop
+		s[b+f.slot] = v << (f.shift & 63) >> (f.drop & 63) // both < 64: no range checks
 	}
 }
 

@@ -303,8 +303,46 @@ func (cp *compiler) scalar64(sc *scope, e front.Expr, t front.Type) (f func(*ctx
 		}
 	case *front.TernaryExpr:
 		g, pure := cp.cond(sc, b.Cond)
-		a, oka := cp.scalar64(sc, b.Then, t)
-		y, oky := cp.scalar64(sc, b.Else, t)
+		oa, oka := cp.operand64(sc, b.Then, t)
+		oy, oky := cp.operand64(sc, b.Else, t)
+		if pure && oka && oky {
+			// Arms that are constants or slots (a flag, a choice of field) read inline.
+			switch {
+			case oa.kind == oConst && oy.kind == oConst:
+				ka, ky := oa.k, oy.k
+				return func(c *ctx) uint64 {
+					if g(c) {
+						return ka
+					}
+					return ky
+				}, true
+			case oa.kind == oSlot && oy.kind == oConst:
+				sa, ky := oa.s, oy.k
+				return func(c *ctx) uint64 {
+					if g(c) {
+						return c.s[sa]
+					}
+					return ky
+				}, true
+			case oa.kind == oConst && oy.kind == oSlot:
+				ka, sy := oa.k, oy.s
+				return func(c *ctx) uint64 {
+					if g(c) {
+						return ka
+					}
+					return c.s[sy]
+				}, true
+			case oa.kind == oSlot && oy.kind == oSlot:
+				sa, sy := oa.s, oy.s
+				return func(c *ctx) uint64 {
+					if g(c) {
+						return c.s[sa]
+					}
+					return c.s[sy]
+				}, true
+			}
+		}
+		a, y := oa.fn(), oy.fn()
 		if pure && oka && oky {
 			return func(c *ctx) uint64 {
 				if g(c) {

@@ -72,7 +72,7 @@ control I(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) 
         t.apply();
         hdr.o.odd = hdr.i.a ++ (bit<12>)hdr.i.b;
         hdr.o.w = hdr.i.a ++ hdr.i.b ++ hdr.i.c ++ hdr.i.d[3:0];
-        hdr.o.after = 8w0xAA;
+        hdr.o.after = (hdr.i.a == 8w1) ? 8w0xAA : hdr.i.d;
         sm.egress_spec = 9w1;
     }
 }
