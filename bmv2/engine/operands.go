@@ -254,3 +254,25 @@ func leafCond(ts []leafTest, and bool) func(*ctx) bool {
 		return false
 	}
 }
+
+// ifLeaf2 compiles "if (a && b) then else els" (and) or "if (a || b) ..." for two slot tests
+// into one closure, the tests inline; els may be nil.
+func ifLeaf2(a, b leafTest, and bool, then, els stmtFn) stmtFn {
+	if els == nil {
+		els = func(*ctx) flow { return fNext }
+	}
+	if and {
+		return func(c *ctx) flow {
+			if (c.s[a.slot] == a.k) == a.eq && (c.s[b.slot] == b.k) == b.eq {
+				return then(c)
+			}
+			return els(c)
+		}
+	}
+	return func(c *ctx) flow {
+		if (c.s[a.slot] == a.k) == a.eq || (c.s[b.slot] == b.k) == b.eq {
+			return then(c)
+		}
+		return els(c)
+	}
+}

@@ -194,3 +194,41 @@ func TestCsum16Words(t *testing.T) {
 		}
 	}
 }
+
+// TestSeq: a compiled statement list (unrolled for up to six statements, then six and the
+// rest) runs its statements in order and stops at the first that returns or exits, with that
+// flow, for every length up to 20 and every stopping position.
+func TestSeq(t *testing.T) {
+	for n := 0; n <= 20; n++ {
+		for stop := -1; stop < n; stop++ {
+			for _, how := range []flow{fReturn, fExit} {
+				fs := make([]stmtFn, n)
+				for i := range fs {
+					i := i
+					fs[i] = func(c *ctx) flow {
+						c.s[0]++
+						c.s[1+i] = c.s[0] // the order statements ran in
+						if i == stop {
+							return how
+						}
+						return fNext
+					}
+				}
+				c := &ctx{s: make([]uint64, 22)}
+				got := seq(fs)(c)
+				ran, want := n, fNext
+				if stop >= 0 {
+					ran, want = stop+1, how
+				}
+				if got != want || c.s[0] != uint64(ran) {
+					t.Fatalf("n %d stop %d: flow %d after %d statements, want %d after %d", n, stop, got, c.s[0], want, ran)
+				}
+				for i := 0; i < ran; i++ {
+					if c.s[1+i] != uint64(i+1) {
+						t.Fatalf("n %d stop %d: statement %d ran as number %d", n, stop, i, c.s[1+i])
+					}
+				}
+			}
+		}
+	}
+}
