@@ -21,10 +21,12 @@
 //   - Conditions are merged path-insensitively: a value set in either branch of an if depends
 //     on both. A register whose own result reaches one of its register actions (only possible
 //     on exclusive paths) is not a dependency.
-//   - Placement: operations in order of their earliest stage, each in the first stage at or
-//     after it with a free stateful ALU (registers and meters) and enough SRAM blocks
-//     (registers: ceil(cells x cell bits / block bits) plus one spare block). Tables are
-//     assumed to fit beside them (their memory is not counted).
+//   - Placement: a list scheduler, stage by stage; of the operations whose dependencies allow
+//     the stage, those with the longest chain of operations after them first, each into the
+//     stage if it has a free stateful ALU (registers and meters) and enough SRAM blocks
+//     (registers: ceil(cells x cell bits / block bits) plus one spare block), else left for
+//     a later stage. Tables are assumed to fit beside them (their memory is not counted).
+//     Stage is that placement with the assignments counted, AtFloor with operations only.
 package tofino
 
 import (
@@ -89,7 +91,8 @@ type Op struct {
 
 	Floor    int // the earliest stage counting operations only (a lower bound)
 	Earliest int // the earliest stage counting computing assignments too
-	Stage    int // the stage placed in, under the resources
+	Stage    int // the stage placed in, under the resources (dependencies as for Earliest)
+	AtFloor  int // the stage placed in, under the resources, counting operations only
 }
 
 // Dep is a result of On that Op reads after Steps computing assignments, first at At.
@@ -107,6 +110,12 @@ type Layout struct {
 	Floor   int   // stages needed counting operations only
 	Depth   int   // stages needed by the dependencies (assignments counted)
 	Stages  int   // stages needed once placed under Res
+	// FloorStages is the stages needed once placed under Res counting operations only
+	// (each dependency one stage): the layout if bf-p4c fits every computing assignment into
+	// the VLIW instructions of stages the operations use anyway.
+	FloorStages int
+	SALUs       int // stateful ALUs: registers and meters
+	Blocks      int // SRAM blocks of the registers
 }
 
 // Fits reports whether the placed layout fits Res's stages.
@@ -893,51 +902,115 @@ func (l *Layout) schedule() error {
 			return fmt.Errorf("%s: a dependency cycle through %s", l.Control, strings.Join(cyc, ", "))
 		}
 	}
-	// Placement, in order of earliest stage (then first use).
-	order := slices.Clone(l.Ops)
-	sort.SliceStable(order, func(i, j int) bool { return order[i].Earliest < order[j].Earliest })
-	salus := map[int]int{}
-	sram := map[int]int{}
-	placed := map[*Op]bool{}
-	for len(placed) < n {
-		progress := false
-		for _, o := range order {
-			if placed[o] {
-				continue
-			}
-			s, ready := o.Base, true
-			for _, d := range o.Deps {
-				if !placed[d.On] {
-					ready = false
-					break
-				}
-				s = max(s, d.On.Stage+1+max(d.Steps, 0))
-			}
-			if !ready {
-				continue
-			}
-			if o.Kind != KindTable {
-				if o.Blocks > l.Res.SRAMBlocks {
-					return fmt.Errorf("%s: register %s needs %d SRAM blocks, a stage has %d", l.Control, o.Name, o.Blocks, l.Res.SRAMBlocks)
-				}
-				for salus[s] >= l.Res.SALUs || sram[s]+o.Blocks > l.Res.SRAMBlocks {
-					s++
-				}
-				salus[s]++
-				sram[s] += o.Blocks
-			}
-			o.Stage = s
-			placed[o] = true
-			progress = true
-		}
-		if !progress {
-			return fmt.Errorf("%s: dependencies not placeable", l.Control)
+	// Placement, in order of earliest stage (then first use), and again counting
+	// operations only, in order of floor.
+	earliest := placement{
+		base: func(o *Op) int { return o.Base },
+		lat:  func(d Dep) int { return 1 + max(d.Steps, 0) },
+		set:  func(o *Op, s int) { o.Stage = s },
+		get:  func(o *Op) int { return o.Stage },
+	}
+	floor := placement{
+		base: func(*Op) int { return 0 },
+		lat:  func(Dep) int { return 1 },
+		set:  func(o *Op, s int) { o.AtFloor = s },
+		get:  func(o *Op) int { return o.AtFloor },
+	}
+	for _, p := range []placement{earliest, floor} {
+		if err := l.place(p); err != nil {
+			return err
 		}
 	}
 	for _, o := range l.Ops {
 		l.Floor = max(l.Floor, o.Floor+1)
 		l.Depth = max(l.Depth, o.Earliest+1)
 		l.Stages = max(l.Stages, o.Stage+1)
+		l.FloorStages = max(l.FloorStages, o.AtFloor+1)
+		if o.Kind != KindTable {
+			l.SALUs++
+			l.Blocks += o.Blocks
+		}
+	}
+	return nil
+}
+
+// placement says how to place: each operation at or after base and its dependencies'
+// stages plus lat; set records the stage, get reads it back.
+type placement struct {
+	base func(*Op) int
+	lat  func(Dep) int
+	set  func(*Op, int)
+	get  func(*Op) int
+}
+
+// place is a list scheduler: stage by stage, the operations whose dependencies allow the
+// stage are taken in order of their height (the stages the longest chain of operations
+// after them needs; then first use), each into the stage if it has a free stateful ALU and
+// enough SRAM blocks (tables always fit), the others left for the next stage.
+func (l *Layout) place(p placement) error {
+	n := len(l.Ops)
+	index := map[*Op]int{}
+	for i, o := range l.Ops {
+		index[o] = i
+	}
+	after := map[*Op][]Dep{} // dependencies by the operation depended on, On the dependent
+	for _, o := range l.Ops {
+		for _, d := range o.Deps {
+			after[d.On] = append(after[d.On], Dep{On: o, Steps: d.Steps})
+		}
+	}
+	height := map[*Op]int{}
+	for range n + 1 { // longest paths by relaxation: the graph is acyclic (schedule checked)
+		for _, o := range l.Ops {
+			for _, d := range after[o] {
+				height[o] = max(height[o], height[d.On]+p.lat(Dep{On: o, Steps: d.Steps}))
+			}
+		}
+	}
+	for _, o := range l.Ops {
+		if o.Kind != KindTable && o.Blocks > l.Res.SRAMBlocks {
+			return fmt.Errorf("%s: register %s needs %d SRAM blocks, a stage has %d", l.Control, o.Name, o.Blocks, l.Res.SRAMBlocks)
+		}
+	}
+	placed := map[*Op]bool{}
+	for s := 0; len(placed) < n; s++ {
+		if s > 4*n+64 {
+			return fmt.Errorf("%s: dependencies not placeable", l.Control)
+		}
+		var ready []*Op
+		for _, o := range l.Ops {
+			if placed[o] || p.base(o) > s {
+				continue
+			}
+			ok := true
+			for _, d := range o.Deps {
+				if !placed[d.On] || p.get(d.On)+p.lat(d) > s {
+					ok = false
+					break
+				}
+			}
+			if ok {
+				ready = append(ready, o)
+			}
+		}
+		sort.SliceStable(ready, func(i, j int) bool {
+			if height[ready[i]] != height[ready[j]] {
+				return height[ready[i]] > height[ready[j]]
+			}
+			return index[ready[i]] < index[ready[j]]
+		})
+		salus, sram := 0, 0
+		for _, o := range ready {
+			if o.Kind != KindTable {
+				if salus >= l.Res.SALUs || sram+o.Blocks > l.Res.SRAMBlocks {
+					continue
+				}
+				salus++
+				sram += o.Blocks
+			}
+			p.set(o, s)
+			placed[o] = true
+		}
 	}
 	return nil
 }
@@ -945,10 +1018,15 @@ func (l *Layout) schedule() error {
 // Markdown renders the layout as a table, operations in order of stage.
 func (l *Layout) Markdown() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "| stage | floor | earliest | operation | register actions, cells x bits, SRAM blocks | waits for |\n")
-	fmt.Fprintf(&b, "|---:|---:|---:|---|---|---|\n")
+	fmt.Fprintf(&b, "| at floor | floor | stage | earliest | operation | register actions, cells x bits, SRAM blocks | waits for |\n")
+	fmt.Fprintf(&b, "|---:|---:|---:|---:|---|---|---|\n")
 	ops := slices.Clone(l.Ops)
-	sort.SliceStable(ops, func(i, j int) bool { return ops[i].Stage < ops[j].Stage })
+	sort.SliceStable(ops, func(i, j int) bool {
+		if ops[i].AtFloor != ops[j].AtFloor {
+			return ops[i].AtFloor < ops[j].AtFloor
+		}
+		return ops[i].Stage < ops[j].Stage
+	})
 	for _, o := range ops {
 		what := ""
 		switch o.Kind {
@@ -966,9 +1044,12 @@ func (l *Layout) Markdown() string {
 				wait = fmt.Sprintf("%s (+%d, line %d)", d.On.Name, max(d.Steps, 0), d.At.Line)
 			}
 		}
-		fmt.Fprintf(&b, "| %d | %d | %d | %s %s | %s | %s |\n", o.Stage, o.Floor, o.Earliest, o.Kind, o.Name, what, wait)
+		fmt.Fprintf(&b, "| %d | %d | %d | %d | %s %s | %s | %s |\n", o.AtFloor, o.Floor, o.Stage, o.Earliest, o.Kind, o.Name, what, wait)
 	}
-	fmt.Fprintf(&b, "\n%s: %d stages placed (%d by the dependencies, %d counting operations only); %d available.\n",
-		l.Res.Name, l.Stages, l.Depth, l.Floor, l.Res.Stages)
+	fmt.Fprintf(&b, "\n%s: counting operations only, %d stages (%d placed under the resources); counting "+
+		"computing assignments, %d (%d placed); %d available. %d stateful ALUs (%d available), %d SRAM blocks for "+
+		"registers (%d available).\n",
+		l.Res.Name, l.Floor, l.FloorStages, l.Depth, l.Stages, l.Res.Stages, l.SALUs, l.Res.Stages*l.Res.SALUs,
+		l.Blocks, l.Res.Stages*l.Res.SRAMBlocks)
 	return b.String()
 }

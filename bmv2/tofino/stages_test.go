@@ -206,3 +206,42 @@ func TestStagesTooBig(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// TestStagesLongestChainFirst: the list scheduler gives a stage's stateful ALUs to the
+// operations with the longest chain after them. r5's result indexes r6; r1..r4 end chains.
+// Taking them in order of first use would fill stage 0 with r1..r4 and need three stages
+// (r5, then r6); taking r5 first needs two. The placement counting operations only (AtFloor)
+// ignores the computed index that delays r7 by a stage in Stage.
+func TestStagesLongestChainFirst(t *testing.T) {
+	locals := ""
+	for _, r := range []string{"r1", "r2", "r3", "r4", "r5", "r6", "r7"} {
+		locals += reg(r, 1024)
+	}
+	l, err := analyze(t, program(locals, `
+        r1_wr.execute(0); r2_wr.execute(0); r3_wr.execute(0); r4_wr.execute(0);
+        meta.a = r5_rd.execute(0);
+        meta.b = r6_rd.execute(meta.a);
+        meta.c = meta.b + 1;
+        r7_wr.execute(meta.c);`), Tofino1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string][2]int{"r5": {0, 0}, "r6": {1, 1}, "r7": {2, 3}} {
+		if o := l.Op(name); o.AtFloor != want[0] || o.Stage != want[1] {
+			t.Errorf("%s: at floor %d, stage %d, want %v\n%s", name, o.AtFloor, o.Stage, want, l.Markdown())
+		}
+	}
+	if l.FloorStages != 3 || l.Stages != 4 || l.SALUs != 7 || l.Blocks != 7*2 {
+		t.Errorf("%d stages at floor, %d placed, %d stateful ALUs, %d blocks\n%s", l.FloorStages, l.Stages, l.SALUs, l.Blocks, l.Markdown())
+	}
+	// r1..r4 share the stages left beside the chain: no stage holds more than four.
+	per := map[int]int{}
+	for _, o := range l.Ops {
+		per[o.AtFloor]++
+	}
+	for s, n := range per {
+		if n > Tofino1.SALUs {
+			t.Errorf("stage %d holds %d registers", s, n)
+		}
+	}
+}
