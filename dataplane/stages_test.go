@@ -43,8 +43,9 @@ func TestTofinoStages(t *testing.T) {
 		}
 		seen := map[string]string{}
 		for _, o := range l.Ops {
-			if o.Stage < o.Earliest || o.Earliest < o.Floor || o.AtFloor < o.Floor {
-				t.Errorf("%s: stage %d, earliest %d, floor %d, at floor %d", o.Name, o.Stage, o.Earliest, o.Floor, o.AtFloor)
+			if o.Stage < o.Earliest || o.Earliest < o.Folded || o.Folded < o.Floor || o.AtFloor < o.Floor || o.AtFolded < o.Folded {
+				t.Errorf("%s: stage %d, earliest %d, folded %d (placed %d), floor %d (placed %d)", o.Name, o.Stage, o.Earliest,
+					o.Folded, o.AtFolded, o.Floor, o.AtFloor)
 			}
 			for _, a := range o.Actions {
 				seen[a] = o.Name
@@ -78,13 +79,18 @@ func TestTofinoStages(t *testing.T) {
 
 		// What docs/dataplane.md concludes ("What this says"): counting operations only, the
 		// program fits a pipe of either generation, placed under the stateful ALUs and SRAM
-		// of each stage, with the pipe's stateful ALUs and SRAM to spare; counting every
-		// computing assignment as a stage of its own, it fits neither.
+		// of each stage, with the pipe's stateful ALUs and SRAM to spare; with its decisions
+		// folded it fits Tofino 2, not Tofino 1; counting every computing assignment as a
+		// stage of its own, it fits neither.
 		if l.Floor > res.Stages || l.FloorStages > res.Stages {
 			t.Errorf("%s: floor %d, %d stages placed at the floor: docs/dataplane.md says it fits; update it", res.Name, l.Floor, l.FloorStages)
 		}
 		if l.SALUs > res.Stages*res.SALUs || l.Blocks > res.Stages*res.SRAMBlocks {
 			t.Errorf("%s: %d stateful ALUs, %d SRAM blocks: docs/dataplane.md says they fit; update it", res.Name, l.SALUs, l.Blocks)
+		}
+		if fits := l.FoldedStages <= res.Stages; fits != (res == tofino.Tofino2) {
+			t.Errorf("%s: %d stages with decisions folded (%d placed): docs/dataplane.md says that fits only Tofino 2; update it",
+				res.Name, l.FoldedDepth, l.FoldedStages)
 		}
 		if l.Depth <= res.Stages {
 			t.Errorf("%s: %d stages counting assignments: docs/dataplane.md says that exceeds the pipe; update it", res.Name, l.Depth)

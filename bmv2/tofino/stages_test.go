@@ -245,3 +245,50 @@ func TestStagesLongestChainFirst(t *testing.T) {
 		}
 	}
 }
+
+// TestStagesFolded: with decisions folded, a chain of flags costs one stage after its inputs
+// however long it is written, and so does an arithmetic assignment on a selected value; an
+// arithmetic chain still costs a stage per assignment, and a decision read as an index must
+// be in the PHV (a stage after its inputs).
+func TestStagesFolded(t *testing.T) {
+	regs := reg("r1", 1024) + reg("r2", 1024)
+	for _, tt := range []struct {
+		name, body string
+		earliest   int // r2's
+		folded     int
+	}{
+		{"a chain of flags", `meta.a = r1_rd.execute(0);
+            if (meta.a == 1) { meta.b = 1; }
+            if (meta.b == 1) { meta.c = 2; }
+            if (meta.c == 2) { r2_wr.execute(0); }`, 3, 1},
+		{"a flag from a comparison", `meta.a = r1_rd.execute(0);
+            meta.b = (meta.a == 3) ? 32w1 : 32w0;
+            bool x = meta.b == 1 && hdr.ethernet.ether_type == 2;
+            if (x) { r2_wr.execute(0); }`, 3, 1},
+		{"arithmetic on a selected value", `meta.a = r1_rd.execute(0);
+            if (meta.a == 1) { meta.b = 5; } else { meta.b = 7; }
+            meta.c = meta.b + meta.d;
+            meta.d = r2_rd.execute(meta.c);`, 3, 2},
+		{"an arithmetic chain", `meta.a = r1_rd.execute(0);
+            meta.b = meta.a + 1;
+            meta.c = meta.b + 1;
+            meta.d = r2_rd.execute(meta.c);`, 3, 3},
+		{"a decision as an index", `meta.a = r1_rd.execute(0);
+            if (meta.a == 1) { meta.b = 5; }
+            meta.d = r2_rd.execute(meta.b);`, 2, 2},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			l, err := analyze(t, program(regs, tt.body), Tofino1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			o := l.Op("r2")
+			if o.Earliest != tt.earliest || o.Folded != tt.folded {
+				t.Errorf("r2: earliest %d, folded %d, want %d, %d\n%s", o.Earliest, o.Folded, tt.earliest, tt.folded, l.Markdown())
+			}
+			if o.Folded < o.Floor || o.Folded > o.Earliest || o.AtFolded < o.Folded {
+				t.Errorf("r2: floor %d, folded %d (placed %d), earliest %d", o.Floor, o.Folded, o.AtFolded, o.Earliest)
+			}
+		})
+	}
+}
