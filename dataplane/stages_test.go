@@ -115,6 +115,24 @@ func TestTofinoStages(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// The smaller build docs/dataplane.md offers in case bf-p4c allows fewer RAMs in one
+	// stateful table (NETLOCK_PART_BITS=14: every pool array halved) fits as well.
+	small := DefaultSizing
+	small.PartBits = 14
+	sc, err := small.LoadProgram(TNA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp, err := sc.TNAPipes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l, err := tofino.Analyze(sp[0].Ingress.Control, tofino.Tofino1); err != nil || l.FloorStages > tofino.Tofino1.Stages {
+		t.Errorf("NETLOCK_PART_BITS=14: %v", err)
+		if l != nil {
+			t.Errorf("%d stages placed at the floor:\n%s", l.FloorStages, l.Markdown())
+		}
+	}
 	// The egress places nothing: it writes answers from headers.
 	l, err := tofino.Analyze(pipes[0].Egress.Control, tofino.Tofino1)
 	if err != nil {
