@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/netlock-go/netlock/client"
 	"github.com/netlock-go/netlock/internal/rdmaproto"
 	"github.com/netlock-go/netlock/rdma/rma"
 	"github.com/netlock-go/netlock/wire"
@@ -124,18 +123,7 @@ func rwThreeWay(t *testing.T, s *Server, iters int, wf float64, hold time.Durati
 	}
 	ll := s.LocalLocks()
 	for id := 0; id < 2; id++ {
-		worker(viaLocal, id, func(ctx context.Context, shared bool) (func() error, error) {
-			if shared {
-				if err := ll.RLock(ctx, lock); err != nil {
-					return nil, err
-				}
-				return func() error { return ll.RUnlock(lock) }, nil
-			}
-			if err := ll.Lock(ctx, lock); err != nil {
-				return nil, err
-			}
-			return func() error { return ll.Unlock(lock) }, nil
-		})
+		worker(viaLocal, id, func(ctx context.Context, shared bool) (func() error, error) { return lockVia(ctx, ll, lock, shared) })
 	}
 	for id := 0; id < 2; id++ {
 		c := newUDPClient(t, s)
@@ -146,19 +134,7 @@ func rwThreeWay(t *testing.T, s *Server, iters int, wf float64, hold time.Durati
 				mode = wire.Shared
 			}
 			n++
-			var g *client.Grant
-			var err error
-			if id == 1 && n%4 == 0 {
-				for { // a try acquire, repeated until granted
-					g, err = c.TryAcquire(ctx, lock, mode)
-					if !errors.Is(err, client.ErrWouldBlock) {
-						break
-					}
-					time.Sleep(time.Millisecond)
-				}
-			} else {
-				g, err = c.Acquire(ctx, lock, mode)
-			}
+			g, err := acquireUDP(ctx, c, lock, mode, id == 1 && n%4 == 0) // every fourth of client 1 a try
 			if err != nil {
 				return nil, err
 			}
@@ -173,18 +149,7 @@ func rwThreeWay(t *testing.T, s *Server, iters int, wf float64, hold time.Durati
 		if !rc.Shared() {
 			t.Fatal("remote client of an RW server does not see a shared table")
 		}
-		worker(viaRemote, id, func(ctx context.Context, shared bool) (func() error, error) {
-			if shared {
-				if err := rc.RLock(ctx, lock); err != nil {
-					return nil, err
-				}
-				return func() error { return rc.RUnlock(lock) }, nil
-			}
-			if err := rc.Lock(ctx, lock); err != nil {
-				return nil, err
-			}
-			return func() error { return rc.Unlock(lock) }, nil
-		})
+		worker(viaRemote, id, func(ctx context.Context, shared bool) (func() error, error) { return lockVia(ctx, rc, lock, shared) })
 	}
 	wg.Wait()
 	close(errc)

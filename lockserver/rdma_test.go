@@ -117,6 +117,45 @@ func testSeed(t *testing.T) int64 {
 	return seed
 }
 
+// locker is what the co-located path (LocalLocks) and the remote path (rdmaclient.Client) both
+// offer.
+type locker interface {
+	Lock(ctx context.Context, lock uint32) error
+	Unlock(lock uint32) error
+	RLock(ctx context.Context, lock uint32) error
+	RUnlock(lock uint32) error
+}
+
+// lockVia acquires lock through l, shared or exclusive, and returns the matching release.
+func lockVia(ctx context.Context, l locker, lock uint32, shared bool) (release func() error, err error) {
+	if shared {
+		if err := l.RLock(ctx, lock); err != nil {
+			return nil, err
+		}
+		return func() error { return l.RUnlock(lock) }, nil
+	}
+	if err := l.Lock(ctx, lock); err != nil {
+		return nil, err
+	}
+	return func() error { return l.Unlock(lock) }, nil
+}
+
+// acquireUDP acquires lock in mode through the UDP client c: with Acquire, or if try, with
+// TryAcquire repeated (a millisecond apart) until it is granted or fails other than with
+// client.ErrWouldBlock.
+func acquireUDP(ctx context.Context, c *client.Client, lock uint32, mode wire.Mode, try bool) (*client.Grant, error) {
+	if !try {
+		return c.Acquire(ctx, lock, mode)
+	}
+	for {
+		g, err := c.TryAcquire(ctx, lock, mode)
+		if !errors.Is(err, client.ErrWouldBlock) {
+			return g, err
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
 // threeWay runs co-located goroutines (LocalLocks), UDP clients (client package, through the
 // server's proxies) and remote RDMA clients (rdmaclient over emu's TCP transport) on one lock
 // at once, each holding it for hold (0: a few yields; otherwise a random duration up to hold).
@@ -157,12 +196,7 @@ func threeWay(t *testing.T, s *Server, iters int, hold time.Duration, seed int64
 	}
 	ll := s.LocalLocks()
 	for id := 0; id < 2; id++ {
-		worker(viaLocal, id, func(ctx context.Context) (func() error, error) {
-			if err := ll.Lock(ctx, lock); err != nil {
-				return nil, err
-			}
-			return func() error { return ll.Unlock(lock) }, nil
-		})
+		worker(viaLocal, id, func(ctx context.Context) (func() error, error) { return lockVia(ctx, ll, lock, false) })
 	}
 	for id := 0; id < 2; id++ {
 		c := newUDPClient(t, s)
@@ -171,21 +205,9 @@ func threeWay(t *testing.T, s *Server, iters int, hold time.Duration, seed int64
 		n := 0
 		worker(viaUDP, id, func(ctx context.Context) (func() error, error) {
 			n++
-			var g *client.Grant
-			var err error
-			if try && n%4 == 0 {
-				// Every fourth acquisition of this client is a try, repeated until granted: it
-				// meets the would-block check against the ALock's other cohorts.
-				for {
-					g, err = c.TryAcquire(ctx, lock, mode)
-					if !errors.Is(err, client.ErrWouldBlock) {
-						break
-					}
-					time.Sleep(time.Millisecond)
-				}
-			} else {
-				g, err = c.Acquire(ctx, lock, mode)
-			}
+			// Every fourth acquisition of this client is a try, repeated until granted: it meets
+			// the would-block check against the ALock's other cohorts.
+			g, err := acquireUDP(ctx, c, lock, mode, try && n%4 == 0)
 			if err != nil {
 				return nil, err
 			}
@@ -197,12 +219,7 @@ func threeWay(t *testing.T, s *Server, iters int, hold time.Duration, seed int64
 	}
 	for id := 0; id < 2; id++ {
 		rc := dialRemote(t, s)
-		worker(viaRemote, id, func(ctx context.Context) (func() error, error) {
-			if err := rc.Lock(ctx, lock); err != nil {
-				return nil, err
-			}
-			return func() error { return rc.Unlock(lock) }, nil
-		})
+		worker(viaRemote, id, func(ctx context.Context) (func() error, error) { return lockVia(ctx, rc, lock, false) })
 	}
 	wg.Wait()
 	close(errc)
