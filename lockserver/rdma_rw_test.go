@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/netlock-go/netlock/internal/rdmaproto"
+	"github.com/netlock-go/netlock/rdma/rdmatest"
 	"github.com/netlock-go/netlock/rdma/rma"
 	"github.com/netlock-go/netlock/wire"
 )
@@ -163,7 +164,7 @@ func rwThreeWay(t *testing.T, s *Server, iters int, wf float64, hold time.Durati
 // readers (across paths) and exclude each other as writers, with small thresholds so that the
 // counters are reset and handed over often.
 func TestRDMARWThreeWay(t *testing.T) {
-	seed := testSeed(t)
+	seed := rdmatest.Seed(t)
 	s := startRW(t, 4, rma.TableParams{Counters: 2, TL: [2]int{2, 2}, TR: 3})
 	iters := 60
 	if testing.Short() {
@@ -197,7 +198,7 @@ func TestRDMARWThreeWay(t *testing.T) {
 
 // Negative control: RW-mode proxies that grant without taking the RMA-RW lock must be caught.
 func TestRDMARWThreeWayDetects(t *testing.T) {
-	seed := testSeed(t)
+	seed := rdmatest.Seed(t)
 	s := startRW(t, 4, rma.TableParams{})
 	s.rdma.unsafeNoALock = true
 	d := rwThreeWay(t, s, 40, 0.5, 2*time.Millisecond, seed)

@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"math/rand"
 	"net/netip"
-	"os"
 	"runtime"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -18,6 +16,7 @@ import (
 	"github.com/netlock-go/netlock/client/rdmaclient"
 	"github.com/netlock-go/netlock/internal/rdmaproto"
 	"github.com/netlock-go/netlock/rdma/alock"
+	"github.com/netlock-go/netlock/rdma/rdmatest"
 	"github.com/netlock-go/netlock/wire"
 )
 
@@ -103,18 +102,6 @@ func (d *detector) cs(via int, hold time.Duration) {
 		}
 	}
 	d.in.Add(-1)
-}
-
-func testSeed(t *testing.T) int64 {
-	seed := time.Now().UnixNano()
-	if v := os.Getenv("RDMA_SEED"); v != "" {
-		var err error
-		if seed, err = strconv.ParseInt(v, 10, 64); err != nil {
-			t.Fatal(err)
-		}
-	}
-	t.Logf("seed %d (rerun with RDMA_SEED=%d)", seed, seed)
-	return seed
 }
 
 // locker is what the co-located path (LocalLocks) and the remote path (rdmaclient.Client) both
@@ -232,7 +219,7 @@ func threeWay(t *testing.T, s *Server, iters int, hold time.Duration, seed int64
 // TestRDMAThreeWay is the integration test of issue 6 part 6: co-located goroutines, UDP
 // clients and remote RDMA clients on one lock at once never overlap.
 func TestRDMAThreeWay(t *testing.T) {
-	seed := testSeed(t)
+	seed := rdmatest.Seed(t)
 	// Probes count ALock's handoffs: a critical section entered by a pass within a cohort, and
 	// Peterson rounds between the cohorts' leaders.
 	var remotePass, localPass, peterson atomic.Int64
@@ -276,7 +263,7 @@ func TestRDMAThreeWay(t *testing.T) {
 // TestRDMAThreeWayDetects is the negative control: with proxies that send UDP grants without
 // taking the ALock, the same workload must show overlaps (so the detector can see them).
 func TestRDMAThreeWayDetects(t *testing.T) {
-	seed := testSeed(t)
+	seed := rdmatest.Seed(t)
 	s, stop := startRDMA(t, 4, nil)
 	s.rdma.unsafeNoALock = true
 	d := threeWay(t, s, 200, 2*time.Millisecond, seed, func(d *detector) bool { return d.violations.Load() > 0 })
