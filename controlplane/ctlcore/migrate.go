@@ -251,63 +251,82 @@ func (c *Core) moveInStage(lk *lockRec, t uint64, r [dataplane.Levels]dataplane.
 	c.withStaging(n, func(release func()) {
 		st := c.staging[n]
 		lent := stagingEntry(n, i)
-		var step func(k int)
-		step = func(k int) {
-			if lk.task != t {
-				// The move was cancelled (server failure): put the staging entry back, free the
-				// index.
-				c.write(false, func(error) { release() }, Update{Op: Modify, Entity: Entity{Lock: &st.home}})
-				c.freeIndex(i)
-				return
+		sb := c.sz.SlotBits()
+		steps := []stagingStep{
+			{write: &lent},
+			{admin: dataplane.AdminRequest{Op: wire.AdminSwitchReset, Lock: lent.Lock}},
+			// The reply is the grant counter as a token: the next token, one grant later, must be
+			// above the server's last.
+			{admin: dataplane.AdminRequest{Op: wire.AdminSwitchTokenBase, Lock: lent.Lock, Value: lastToken},
+				accept: func(rep dataplane.AdminReply) bool {
+					if rep.Value>>sb < lastToken>>sb {
+						return false
+					}
+					c.observe(rep.Value)
+					return true
+				}},
+			{write: &st.home},
+		}
+		if c.cfg.Mutation == MutationSkipTokenBase {
+			steps = append(steps[:2], steps[3])
+		}
+		live := func() bool { return lk.task == t }
+		c.stagingSteps(steps, live, func() {
+			// The move was cancelled (server failure): put the staging entry back, free the index.
+			c.write(false, func(error) { release() }, Update{Op: Modify, Entity: Entity{Lock: &st.home}})
+			c.freeIndex(i)
+		}, func() {
+			release()
+			c.moveInInsert(lk, t, i, r)
+		})
+	})
+}
+
+// stagingStep is one step of an operation through a server's staging entry: a write of the
+// entry (write set) or a switch admin request whose OK reply accept (if set) must also take.
+type stagingStep struct {
+	write  *dataplane.LockEntry
+	admin  dataplane.AdminRequest
+	accept func(dataplane.AdminReply) bool
+}
+
+// stagingSteps runs steps in order, each tried again after the poll interval until it succeeds,
+// then calls done. live (if set) is asked before every attempt: once it says no, the run ends
+// with gone (if set) instead.
+func (c *Core) stagingSteps(steps []stagingStep, live func() bool, gone func(), done func()) {
+	var step func(k int)
+	step = func(k int) {
+		if live != nil && !live() {
+			if gone != nil {
+				gone()
 			}
-			again := func() { c.retry(func() { step(k) }) }
-			switch k {
-			case 0:
-				c.write(false, func(err error) {
-					if err != nil {
-						again()
-						return
-					}
-					step(1)
-				}, Update{Op: Modify, Entity: Entity{Lock: &lent}})
-			case 1:
-				c.switchAdmin(dataplane.AdminRequest{Op: wire.AdminSwitchReset, Lock: lent.Lock}, func(rep dataplane.AdminReply, err error) {
-					if err != nil || rep.Result != dataplane.AdminOK {
-						again()
-						return
-					}
-					step(2)
-				})
-			case 2:
-				if c.cfg.Mutation == MutationSkipTokenBase {
-					step(3)
+			return
+		}
+		if k == len(steps) {
+			done()
+			return
+		}
+		again := func() { c.retry(func() { step(k) }) }
+		st := steps[k]
+		if st.write != nil {
+			c.write(false, func(err error) {
+				if err != nil {
+					again()
 					return
 				}
-				c.switchAdmin(dataplane.AdminRequest{Op: wire.AdminSwitchTokenBase, Lock: lent.Lock, Value: lastToken},
-					func(rep dataplane.AdminReply, err error) {
-						// The reply is the grant counter as a token: the next token, one grant
-						// later, must be above the server's last.
-						sb := c.sz.SlotBits()
-						if err != nil || rep.Result != dataplane.AdminOK || rep.Value>>sb < lastToken>>sb {
-							again()
-							return
-						}
-						c.observe(rep.Value)
-						step(3)
-					})
-			case 3:
-				c.write(false, func(err error) {
-					if err != nil {
-						again()
-						return
-					}
-					release()
-					c.moveInInsert(lk, t, i, r)
-				}, Update{Op: Modify, Entity: Entity{Lock: &st.home}})
-			}
+				step(k + 1)
+			}, Update{Op: Modify, Entity: Entity{Lock: st.write}})
+			return
 		}
-		step(0)
-	})
+		c.switchAdmin(st.admin, func(rep dataplane.AdminReply, err error) {
+			if err != nil || rep.Result != dataplane.AdminOK || (st.accept != nil && !st.accept(rep)) {
+				again()
+				return
+			}
+			step(k + 1)
+		})
+	}
+	step(0)
 }
 
 func (c *Core) moveInInsert(lk *lockRec, t uint64, i uint32, r [dataplane.Levels]dataplane.Region) {
@@ -368,66 +387,41 @@ func (c *Core) barrier(n uint16, fn func()) {
 		st := c.staging[n]
 		open := st.home
 		open.Paused = false
-		polls := 0
-		var step func(k int)
-		step = func(k int) {
-			again := func() { c.retry(func() { step(k) }) }
-			switch k {
-			case 0:
-				c.write(false, func(err error) {
-					if err != nil {
-						again()
-						return
-					}
-					step(1)
-				}, Update{Op: Modify, Entity: Entity{Lock: &open}})
-			case 1:
-				c.switchAdmin(dataplane.AdminRequest{Op: wire.AdminSwitchReset, Lock: open.Lock}, func(rep dataplane.AdminReply, err error) {
-					if err != nil || rep.Result != dataplane.AdminOK {
-						again()
-						return
-					}
-					step(2)
-				})
-			case 2:
-				c.switchAdmin(dataplane.AdminRequest{Op: wire.AdminSwitchSetBuffered, Lock: open.Lock, Value: 1},
-					func(rep dataplane.AdminReply, err error) {
-						if err != nil || rep.Result != dataplane.AdminOK {
-							again()
-							return
-						}
-						polls = 0
-						step(3)
-					})
-			case 3:
-				c.switchAdmin(dataplane.AdminRequest{Op: wire.AdminSwitchProbe, Lock: open.Lock}, func(rep dataplane.AdminReply, err error) {
-					switch {
-					case err != nil || rep.Result != dataplane.AdminOK:
-						again()
-					case rep.Buffered == 0:
-						step(4)
-					default:
-						polls++
-						if polls*int(c.cfg.PollInterval) > int(c.cfg.PingPeriod)*c.cfg.DeadAfter {
-							// No echo yet (a lost queue-empty, a server away): ask again.
-							c.retry(func() { step(1) })
-							return
-						}
-						again()
-					}
-				})
-			case 4:
-				c.write(false, func(err error) {
-					if err != nil {
-						again()
-						return
-					}
-					c.stats.Barriers++
-					release()
-					fn()
-				}, Update{Op: Modify, Entity: Entity{Lock: &st.home}})
-			}
+		reset := dataplane.AdminRequest{Op: wire.AdminSwitchReset, Lock: open.Lock}
+		setBuffered := dataplane.AdminRequest{Op: wire.AdminSwitchSetBuffered, Lock: open.Lock, Value: 1}
+		finish := func() {
+			c.stagingSteps([]stagingStep{{write: &st.home}}, nil, nil, func() {
+				c.stats.Barriers++
+				release()
+				fn()
+			})
 		}
-		step(0)
+		var ask func(from []stagingStep)
+		ask = func(from []stagingStep) {
+			c.stagingSteps(from, nil, nil, func() {
+				polls := 0
+				var poll func()
+				poll = func() {
+					c.switchAdmin(dataplane.AdminRequest{Op: wire.AdminSwitchProbe, Lock: open.Lock}, func(rep dataplane.AdminReply, err error) {
+						switch {
+						case err != nil || rep.Result != dataplane.AdminOK:
+							c.retry(poll)
+						case rep.Buffered == 0:
+							finish()
+						default:
+							polls++
+							if polls*int(c.cfg.PollInterval) > int(c.cfg.PingPeriod)*c.cfg.DeadAfter {
+								// No echo yet (a lost queue-empty, a server away): ask again.
+								c.retry(func() { ask([]stagingStep{{admin: reset}, {admin: setBuffered}}) })
+								return
+							}
+							c.retry(poll)
+						}
+					})
+				}
+				poll()
+			})
+		}
+		ask([]stagingStep{{write: &open}, {admin: reset}, {admin: setBuffered}})
 	})
 }
