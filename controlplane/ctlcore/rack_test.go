@@ -33,9 +33,13 @@ type fakeRack struct {
 	// replyLoss is the probability that a ping's answer from the server on port 1 is lost (the
 	// ping itself arrived).
 	replyLoss float64
-	srv       map[uint16]*fakeServer
-	port      map[uint16]int // the port the switch sends server n's traffic to
-	entries   map[uint32]dataplane.LockEntry
+	// busy[lock] is how many more yields of lock find its server's queue not drained.
+	busy map[uint32]int
+	// onEffect, if set, sees every effect when the Core emits it.
+	onEffect func(Effect)
+	srv      map[uint16]*fakeServer
+	port     map[uint16]int // the port the switch sends server n's traffic to
+	entries  map[uint32]dataplane.LockEntry
 }
 
 // fakeServer is a lock server (or a standby) as the failure handling sees it.
@@ -106,7 +110,7 @@ func newFakeRack(t *testing.T, cfg Config, seed uint64) *fakeRack {
 	}
 	r := &fakeRack{t: t, rng: rand.New(rand.NewPCG(seed, 1)), core: c, cfg: c.cfg, now: t0, maxDelay: time.Millisecond,
 		timeout: 50 * time.Millisecond, srv: map[uint16]*fakeServer{}, port: map[uint16]int{},
-		entries: map[uint32]dataplane.LockEntry{}}
+		entries: map[uint32]dataplane.LockEntry{}, busy: map[uint32]int{}}
 	for _, s := range cfg.Servers {
 		r.srv[uint16(s.Port)] = &fakeServer{port: s.Port, leaseUntil: t0.Add(cfg.ServerLease)}
 		r.port[s.Num] = s.Port
@@ -144,6 +148,9 @@ func (r *fakeRack) timeoutOf(id uint64) {
 }
 
 func (r *fakeRack) handle(e Effect) {
+	if r.onEffect != nil {
+		r.onEffect(e)
+	}
 	rtt := r.delay() + r.delay()
 	switch e := e.(type) {
 	case Write:
@@ -215,6 +222,10 @@ func (r *fakeRack) handle(e Effect) {
 			})
 		case wire.AdminYield:
 			rep.LeaseMicros, rep.Slots = 0, 0
+			if r.busy[msg.Lock] > 0 {
+				r.busy[msg.Lock]--
+				rep.LeaseMicros = 1 // a holder left
+			}
 		case wire.AdminResidents, wire.AdminStats:
 			rep.Slots = 0
 		}
