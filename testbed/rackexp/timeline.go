@@ -158,8 +158,9 @@ func (tl *Timeline) EventAt(what string, from time.Duration) (time.Duration, boo
 
 // Recovery measures the recovery from a failure at at: before is the mean of the committed
 // transactions per second over the bins in the window before at (the bins that end in
-// (at-window, at]); back is how long after at the first bin ends from which the mean of
-// three bins in a row is at least frac of before (ok false: never within the run).
+// (at-window, at]); back is how long after at the first three bins in a row after at whose
+// mean is at least frac of before end (the trailing mean: a bin counts once it has ended; ok
+// false: never within the run).
 func (tl *Timeline) Recovery(at, window time.Duration, frac float64) (before float64, back time.Duration, ok bool) {
 	var sum uint64
 	n := 0
@@ -178,10 +179,10 @@ func (tl *Timeline) Recovery(at, window time.Duration, frac float64) (before flo
 	}
 	secs := tl.Bin.Seconds()
 	before = float64(sum) / float64(n) / secs
-	for i := first; i+2 < len(tl.Samples); i++ {
-		m := float64(tl.Samples[i].Txns+tl.Samples[i+1].Txns+tl.Samples[i+2].Txns) / 3 / secs
+	for j := first + 2; j < len(tl.Samples); j++ {
+		m := float64(tl.Samples[j-2].Txns+tl.Samples[j-1].Txns+tl.Samples[j].Txns) / 3 / secs
 		if m >= frac*before {
-			return before, tl.Samples[i].At - at, true
+			return before, tl.Samples[j].At - at, true
 		}
 	}
 	return before, 0, false

@@ -25,11 +25,12 @@ func TestRecovery(t *testing.T) {
 		back   time.Duration
 		ok     bool
 	}{
-		{"back at once", tlOf(10, 10, 10, 10, 10, 10), 300 * time.Millisecond, 100, 100 * time.Millisecond, true},
-		{"a dip of two bins", tlOf(10, 10, 10, 0, 0, 9, 10, 9, 10), 300 * time.Millisecond, 100, 300 * time.Millisecond, true},
-		{"one good bin is not enough", tlOf(10, 10, 10, 0, 20, 0, 0, 10, 10, 10), 300 * time.Millisecond, 100, 500 * time.Millisecond, true},
+		{"back at once", tlOf(10, 10, 10, 10, 10, 10), 300 * time.Millisecond, 100, 300 * time.Millisecond, true},
+		{"a dip of two bins", tlOf(10, 10, 10, 0, 0, 9, 10, 9, 10), 300 * time.Millisecond, 100, 500 * time.Millisecond, true},
+		{"a low bin then two high ones", tlOf(10, 10, 10, 0, 0, 2, 14, 14, 0), 300 * time.Millisecond, 100, 500 * time.Millisecond, true},
+		{"one good bin is not enough", tlOf(10, 10, 10, 0, 20, 0, 0, 10, 10, 10), 300 * time.Millisecond, 100, 700 * time.Millisecond, true},
 		{"never", tlOf(10, 10, 10, 0, 0, 0, 5, 5, 5), 300 * time.Millisecond, 100, 0, false},
-		{"the window before only", tlOf(100, 10, 10, 10, 10, 10, 10), 400 * time.Millisecond, 100, 100 * time.Millisecond, true},
+		{"the window before only", tlOf(100, 10, 10, 10, 10, 10, 10), 400 * time.Millisecond, 100, 300 * time.Millisecond, true},
 		{"no bins before", tlOf(10, 10), 0, 0, 0, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
