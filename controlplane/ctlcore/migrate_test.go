@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/netlock-go/netlock/dataplane"
 	"github.com/netlock-go/netlock/wire"
@@ -148,5 +147,4 @@ func TestMoveInCancelledWhileQueued(t *testing.T) {
 	if st := c.staging[1]; st.busy || len(st.queue) != 0 {
 		t.Errorf("staging entry of server 1 busy %v, %d queued", st.busy, len(st.queue))
 	}
-	_ = time.Second
 }

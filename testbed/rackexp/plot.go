@@ -3,14 +3,12 @@ package rackexp
 import (
 	"fmt"
 	"image/color"
-	"os"
-	"path/filepath"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
+
+	"github.com/netlock-go/netlock/internal/pngplot"
 )
 
 // timelineMarks are the events drawn on a Timeline's plot.
@@ -89,27 +87,8 @@ func (tl *Timeline) SavePNG(file string) error {
 	if err != nil {
 		return fmt.Errorf("rackexp: %w", err)
 	}
-	w, h := 24*vg.Centimeter, 16*vg.Centimeter
-	img := vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(96))
-	dc := draw.New(img)
-	tiles := draw.Tiles{Rows: 2, Cols: 1, PadX: vg.Millimeter * 4, PadY: vg.Millimeter * 4, PadTop: vg.Millimeter * 2,
-		PadBottom: vg.Millimeter * 2, PadLeft: vg.Millimeter * 2, PadRight: vg.Millimeter * 2}
-	grid := [][]*plot.Plot{{top}, {bottom}}
-	canvases := plot.Align(grid, tiles, dc)
-	top.Draw(canvases[0][0])
-	bottom.Draw(canvases[1][0])
-	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
-		return fmt.Errorf("rackexp: %w", err)
-	}
-	fh, err := os.Create(file)
-	if err != nil {
-		return fmt.Errorf("rackexp: %w", err)
-	}
-	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(fh); err != nil {
-		fh.Close()
-		return fmt.Errorf("rackexp: %w", err)
-	}
-	if err := fh.Close(); err != nil {
+	if err := pngplot.SaveGrid([][]*plot.Plot{{top}, {bottom}}, file, 24*vg.Centimeter, 16*vg.Centimeter,
+		pngplot.Options{DPI: 96, Pad: 4 * vg.Millimeter}); err != nil {
 		return fmt.Errorf("rackexp: %w", err)
 	}
 	return nil
