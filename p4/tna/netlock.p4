@@ -418,8 +418,10 @@ struct metadata_t {
     bit<32> n_seq;
     bit<32> a_hi;
     bit<32> a_lo;
-    bit<32> fp;        /* ended: the request's fingerprint, bit 0 clear (seen) */
+    bit<32> fp;        /* ended: the request's fingerprint, bits 1:0 clear (seen) */
     bit<32> fp_end;    /* fp | 1 (ended) */
+    bit<32> fp_exp;    /* fp | 3 (force-released) */
+    bit<32> fp_rec;    /* what a release records: fp_end, or fp_exp for a force-release */
     bit<32> e_idx;
     bit<8>  s_mode;
     bit<16> h_arg;
@@ -435,6 +437,7 @@ struct metadata_t {
     bit<8>  valid;
     bit<8>  found;
     bit<8>  ended_hit;   /* the request ended (ended table) */
+    bit<8>  expired_hit; /* the request ended by force-release: its lease ran out (ended table) */
     bit<8>  dup_hit;     /* the request was seen and has not ended (ended table) */
     bit<8>  meter_color;
     bit<8>  quota;
@@ -804,7 +807,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     Register<pair32_t, bit<32>>(NETLOCK_LOCKS) lk_q;
     Register<pair32_t, bit<32>>(1) cookie;
     /* The requests seen, as p4/netlock.p4's ended: at a CRC-32 of (lock, txn) modulo the table
-     * size, [31:1] a CRC-32 of (txn, lock), [0] 1 ended, 0 not (yet). */
+     * size, [31:2] a CRC-32 of (txn[31:0], lock, txn[63:32]) (not a rotation of the index's
+     * field list: see p4/netlock.p4's ended_access), [1:0] 0 seen, 1 ended, 3 force-released. */
     Register<bit<32>, bit<32>>(NETLOCK_ENDED) ended;
 
     LEVEL_REGS(0, "levels.level0.head", "levels.level0.tail", "levels.level0.gnext")
@@ -1087,13 +1091,16 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         void apply(inout pair32_t v, out bit<32> rv) { rv = v.lo; }
     };
 
-    /* ended: look up (1 ended, 2 seen and not ended, 0 neither) and record the request as seen
-     * unless it ended (an acquire about to be handled); look up only; record as ended. */
+    /* ended: look up (1 ended, 3 force-released, 2 seen and not ended, 0 neither) and record
+     * the request as seen unless it ended (an acquire about to be handled); look up only;
+     * record as ended or force-released (meta.fp_rec). */
     RegisterAction<bit<32>, bit<32>, bit<8>>(ended) ended_seen = {
         void apply(inout bit<32> v, out bit<8> rv) {
             rv = 0;
             if (v == meta.fp_end) {
                 rv = 1;
+            } else if (v == meta.fp_exp) {
+                rv = 3;
             } else {
                 if (v == meta.fp) {
                     rv = 2;
@@ -1103,10 +1110,17 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         }
     };
     RegisterAction<bit<32>, bit<32>, bit<8>>(ended) ended_lookup = {
-        void apply(inout bit<32> v, out bit<8> rv) { rv = (v == meta.fp_end) ? 8w1 : 8w0; }
+        void apply(inout bit<32> v, out bit<8> rv) {
+            rv = 0;
+            if (v == meta.fp_end) {
+                rv = 1;
+            } else if (v == meta.fp_exp) {
+                rv = 3;
+            }
+        }
     };
     RegisterAction<bit<32>, bit<32>, bit<8>>(ended) ended_record = {
-        void apply(inout bit<32> v) { v = meta.fp_end; }
+        void apply(inout bit<32> v) { v = meta.fp_rec; }
     };
 
     /* ---- Tables (as p4/netlock.p4) ---- */
@@ -1500,6 +1514,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         meta.txn_hi_ok = 0;
         meta.txn_lo_ok = 0;
         meta.ended_hit = 0;
+        meta.expired_hit = 0;
         meta.dup_hit = 0;
         meta.quota = 0;
         meta.meter_color = 0;
@@ -1801,11 +1816,13 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
          * ended), the acquire pass it continues in records it as seen (p4/netlock.p4 records it
          * at the end of the walk; the cell is the same). */
         meta.e_idx = ended_hash.get({hdr.nl.lock, hdr.nl.txn});
-        meta.fp = ended_fp.get({hdr.nl.txn, hdr.nl.lock}) & 0xfffffffe;
+        meta.fp = ended_fp.get({hdr.nl.txn[31:0], hdr.nl.lock, hdr.nl.txn[63:32]}) & 0xfffffffc;
         if (meta.fp == 0) {
-            meta.fp = 2;   /* 0 is an empty cell */
+            meta.fp = 4;   /* 0 is an empty cell */
         }
         meta.fp_end = meta.fp | 1;
+        meta.fp_exp = meta.fp | 3;
+        meta.fp_rec = (forced == 1) ? meta.fp_exp : meta.fp_end;
         bit<8> e_code = 0;
         if ((do_acq == 1 || do_try == 1) && is_lock == 1 && fresh == 1) {
             e_code = ended_seen.execute(meta.e_idx);
@@ -1816,7 +1833,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         } else if ((do_rel == 1 && meta.valid == 1) || meta.found == 1) {
             ended_record.execute(meta.e_idx);
         }
-        meta.ended_hit = (e_code == 1) ? 8w1 : 8w0;
+        meta.ended_hit = (e_code == 1 || e_code == 3) ? 8w1 : 8w0;
+        meta.expired_hit = (e_code == 3) ? 8w1 : 8w0;
         meta.dup_hit = (e_code == 2) ? 8w1 : 8w0;
 
         /* ================= stage: the tenant meter ================= */
@@ -2140,6 +2158,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 if (meta.ended_hit == 0) {
                     hdr.recirc.wflags = hdr.recirc.wflags | WF_RETRYMISS;
                     again(PH_ACQ);
+                } else if (meta.expired_hit == 1) {
+                    ans_echo(OP_REJECT, 0, ST_LEASEEXP);   /* force-released: told again */
                 }
             } else {
                 again(PH_RWALK);
@@ -2163,6 +2183,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                     if (meta.ended_hit == 0) {
                         hdr.recirc.wflags = hdr.recirc.wflags | WF_RETRYMISS;
                         again(PH_ACQ);
+                    } else if (meta.expired_hit == 1) {
+                        ans_echo(OP_REJECT, 0, ST_LEASEEXP);   /* force-released: told again */
                     }
                 } else {
                     again(PH_RWALK);
