@@ -797,7 +797,7 @@ var mutants = map[string][]mutant{
 		{"release-ignores-token", "a release must name the holder's token",
 			"if (v.hi == meta.tseq_lo && v.hi != 0) { v.hi = 0; rv = 1; }", "if (v.hi != 0) { v.hi = 0; rv = 1; }"},
 		{"duplicate-is-a-new-request", "a copy of a live acquire without the retry flag is a retransmission",
-			"meta.dup_hit = (e_code == 2) ? 8w1 : 8w0;", "meta.dup_hit = (e_code == 3) ? 8w1 : 8w0;"},
+			"meta.dup_hit = (e_code == 2) ? 8w1 : 8w0;", "meta.dup_hit = (e_code == 4) ? 8w1 : 8w0;"},
 		{"walk-prefers-low-priority", "level 0 is granted before level 1",
 			"bit<8> nl = (w0 > 0) ? 8w0 : 8w1;", "bit<8> nl = (w1 > 0) ? 8w1 : 8w0;"},
 	},

@@ -13,13 +13,13 @@ import (
 	"github.com/netlock-go/netlock/wire"
 )
 
-// Diagnosis of the switch soak's lost acquisitions (DIAG_SOAK_TRACE=1): every frame of a switch
-// lock that enters or leaves the switch is recorded (port, direction, the NetLock header), and
-// an acquisition abandoned at its time limit (DIAG_OP_TIMEOUT shortens it) prints the switch's
-// record of its (lock, txn), the lock's last frames, and the switch's probe of the lock.
-var diagSoak = os.Getenv("DIAG_SOAK_TRACE") != ""
-
-var diagOpTimeout, _ = time.ParseDuration(os.Getenv("DIAG_OP_TIMEOUT"))
+// The soak's frame trace (-soak.trace, on the switch path): every frame of a switch lock that
+// enters or leaves the switch is recorded (port, direction, the NetLock header), and so is what
+// the clients read; an acquisition abandoned at its time limit (-soak.op-timeout shortens it)
+// prints the record of its (lock, txn), the lock's last frames, and the switch's probe of the
+// lock. It found the causes of the switch soak's lost acquisitions (docs/reliability.md).
+//
+//	go test ./e2e -run '^TestSoak$' -soak.path switch -soak.switch-locks -soak.trace -soak.op-timeout 5s -v
 
 type diagRec struct {
 	at   time.Time

@@ -307,7 +307,7 @@ func (s *soakSwitch) sendLocked(res *engine.Result) {
 		return
 	}
 	for _, o := range res.Out {
-		if diagSoak {
+		if *soakTrace {
 			soakDiag.add(s, o.Port, "out", o.Data)
 		}
 		if out := s.ports[o.Port]; out != nil {
@@ -426,7 +426,7 @@ func (s *soakSwitch) forward(num int, p port.Port) {
 			continue
 		}
 		s.mu.Lock()
-		if diagSoak {
+		if *soakTrace {
 			soakDiag.add(s, num, "in", buf[:n])
 		}
 		res, err := s.sw.Process(num, buf[:n])

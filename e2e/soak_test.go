@@ -32,6 +32,10 @@ var (
 		"(lock_table entries with small regions, the soak's lease sweep; soak_switch_test.go)")
 	soakPath = flag.String("soak.path", "servers", `the rack the soak runs against: "servers" (clients talk to the lock `+
 		`servers directly over loopback UDP) or "switch" (clients and servers are hosts on the ports of p4/netlock.p4)`)
+	soakOpTimeout = flag.Duration("soak.op-timeout", 60*time.Second, "time limit of one acquisition: one that takes "+
+		"longer is abandoned and reported as a lost violation")
+	soakTrace = flag.Bool("soak.trace", false, "on the switch path, record every frame of a switch lock (switch ports, "+
+		"client sockets) and print the record of an acquisition abandoned at its time limit (soak_diag_test.go)")
 )
 
 // soakConfig configures one soak run. The zero value of a field selects the default in
@@ -451,7 +455,7 @@ func (r *soakRack) wrapClient(pc net.PacketConn) net.PacketConn {
 	fc := faultnet.Wrap(pc, faultnet.Config{Seed: r.cfg.seed ^ uint64(r.nclient)<<20,
 		Send: faultnet.Faults{DelayProb: r.cfg.faults.DelayProb, Delay: r.cfg.faults.Delay}})
 	r.cconns = append(r.cconns, fc)
-	if diagSoak && r.sw != nil {
+	if *soakTrace && r.sw != nil {
 		return diagConn{PacketConn: fc, s: r.sw, name: fmt.Sprintf("client%d", r.nclient)}
 	}
 	return fc
@@ -645,7 +649,7 @@ func runSoak(cfg soakConfig) (soakResult, error) {
 	var nextClient atomic.Uint32
 	clientID := func() uint32 { return uint32(cfg.seed<<16) ^ nextClient.Add(1) }
 
-	if sr, ok := rack.(*soakRack); diagSoak && ok && sr.sw != nil {
+	if sr, ok := rack.(*soakRack); *soakTrace && ok && sr.sw != nil {
 		diagLostHook = func(lock uint32, txn uint64, started time.Time) {
 			if isSwitchLock(lock, cfg.locks) {
 				soakDiag.lost(sr.sw, lock, txn, started)
@@ -972,7 +976,7 @@ func testSoak(t *testing.T, path string, ops int64) {
 	}
 	t.Logf("seed %d (rerun with -e2e.seed=%d)", seed, seed)
 	cfg := soakConfig{ops: ops, seed: seed, path: path, switchLocks: *soakSwLocks, progress: *soakProgress, logf: t.Logf,
-		opTimeout: diagOpTimeout}
+		opTimeout: *soakOpTimeout}
 	if cfg.ops < 100000 {
 		// The short run in make test: fail over and crash often enough to see both.
 		cfg.failoverEvery, cfg.roundOps = time.Second, min(5000, max(cfg.ops/2, 1))

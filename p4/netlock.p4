@@ -388,6 +388,7 @@ struct metadata_t {
     bit<16> off;
     bit<8>  found;
     bit<8>  ended_hit;   /* the request ended (ended table) */
+    bit<8>  expired_hit; /* the request ended by force-release: its lease ran out (ended table) */
     bit<8>  dup_hit;     /* the request was seen and has not ended (ended table) */
     bit<8>  meter_color;
     bit<8>  quota;
@@ -787,9 +788,10 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     register<bit<64>>(NETLOCK_LOCKS) lk_tok;
     register<bit<64>>(NETLOCK_LOCKS) lk_q;
     register<bit<64>>(1) cookie;
-    /* Requests that ended (released, withdrawn, force-released): a fingerprint of the txn at a
-     * hash of (lock, txn). A retransmitted acquire that is not in the switch queue and is found
-     * here is a late copy of a request that ended (lockcore's "last released"), not a new one. */
+    /* Requests seen and requests that ended (released, withdrawn, force-released): a
+     * fingerprint of (lock, txn) at a hash of (lock, txn). A retransmitted acquire that is not in
+     * the switch queue and is found here as ended is a late copy of a request that ended
+     * (lockcore's "last released"), not a new one; one found force-released is told so. */
     register<bit<32>>(NETLOCK_ENDED) ended;
 
     meter(NETLOCK_TENANT_METERS, MeterType.packets) tenant_meter;
@@ -1267,30 +1269,43 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         meta.done = v[63:48];
     }
 
-    /* ended: the requests seen, [31:1] fingerprint, [0] 1 ended, 0 not (yet). op 1: look up
-     * (meta.ended_hit, meta.dup_hit) and record the request as seen unless it ended (an acquire
-     * about to be handled); op 2: record the request as ended. The cell is a CRC-32 of (lock,
-     * txn) modulo the table size, the fingerprint a CRC-32 of (txn, lock): two requests differing
-     * only within 32 consecutive bits never share a fingerprint, and other pairs share cell and
-     * fingerprint with probability about 2^-31 / NETLOCK_ENDED. A cell keeps the last request
-     * hashed to it: a request is remembered until NETLOCK_ENDED or so later requests. */
+    /* ended: the requests seen, [31:2] fingerprint, [1:0] 0 seen (live), 1 ended (released or
+     * withdrawn), 3 force-released (its lease ran out). op 1: look up (meta.ended_hit,
+     * meta.expired_hit, meta.dup_hit) and record the request as seen unless it ended (an acquire
+     * about to be handled); op 2: record the request as ended; op 3: as force-released.
+     *
+     * The cell is a CRC-32 of (lock, txn) modulo the table size, the fingerprint a CRC-32 of
+     * (txn[31:0], lock, txn[63:32]). The two field lists must not be rotations of each other:
+     * a CRC is linear, and the CRC-32 of (txn, lock) is an invertible linear function of the
+     * CRC-32 of (lock, txn) for a fixed lock, so such a fingerprint adds nothing to the full
+     * index hash: two txns of one lock sharing a cell of 65536 then shared the fingerprint with
+     * probability 2^-16, not 2^-30, and a live request found another's "ended" (seen in
+     * testbed/rack, docs/dataplane.md "Resources"). With the txn's halves apart, the index hash
+     * and the fingerprint are 64 independent linear functions of the txn (for one lock the pair
+     * determines the txn; dataplane.TestEndedHashIndependent), so two requests of one lock
+     * share cell and fingerprint with probability 2^-30 / NETLOCK_ENDED. A cell keeps the last
+     * request hashed to it: a request is remembered until NETLOCK_ENDED or so later requests. */
     action ended_access(bit<8> op) {
         bit<32> i;
         hash(i, HashAlgorithm.crc32, 32w0, {hdr.nl.lock, hdr.nl.txn}, (bit<32>)NETLOCK_ENDED);
         bit<32> fp;
-        hash(fp, HashAlgorithm.crc32, 32w0, {hdr.nl.txn, hdr.nl.lock}, 33w0x100000000);
-        fp = fp & 0xfffffffe;
+        hash(fp, HashAlgorithm.crc32, 32w0, {hdr.nl.txn[31:0], hdr.nl.lock, hdr.nl.txn[63:32]},
+             33w0x100000000);
+        fp = fp & 0xfffffffc;
         if (fp == 0) {
-            fp = 2;   /* 0 is an empty cell */
+            fp = 4;   /* 0 is an empty cell */
         }
         bit<32> v;
         ended.read(v, i);
-        meta.ended_hit = (v == (fp | 1)) ? 8w1 : 8w0;
+        meta.ended_hit = ((v & 0xfffffffd) == (fp | 1)) ? 8w1 : 8w0;
+        meta.expired_hit = (v == (fp | 3)) ? 8w1 : 8w0;
         meta.dup_hit = (v == fp) ? 8w1 : 8w0;
-        if (op == 1 && v != (fp | 1)) {
+        if (op == 1 && meta.ended_hit == 0) {
             v = fp;
         } else if (op == 2) {
             v = fp | 1;
+        } else if (op == 3) {
+            v = fp | 3;
         }
         ended.write(i, v);
     }
@@ -1562,6 +1577,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 if (meta.ended_hit == 0) {
                     meta.w.flags = meta.w.flags | WF_RETRYMISS;
                     again(PH_ACQ);
+                } else if (meta.expired_hit == 1) {
+                    ans_echo_p(OP_REJECT, 0, ST_LEASEEXP);
                 }
             } else {
                 tok_access(1, 0, 0);
@@ -1585,11 +1602,16 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                     meta.w.cur = qnext(meta.w.cur, meta.size);
                     if (meta.w.left == 0) {
                         /* Not in the switch queue: a late copy of a request that ended is
-                         * ignored, anything else is a new acquire. */
+                         * ignored, anything else is a new acquire. A retransmission of a
+                         * request that was force-released (its grant and the holder's notice
+                         * lost, its lease ran out) gets the notice's answer again, reject
+                         * lease-expired: its client is still waiting for it. */
                         ended_access(1);
                         if (meta.ended_hit == 0) {
                             meta.w.flags = meta.w.flags | WF_RETRYMISS;
                             again(PH_ACQ);
+                        } else if (meta.expired_hit == 1) {
+                            ans_echo_p(OP_REJECT, 0, ST_LEASEEXP);
                         }
                     } else {
                         again(PH_RWALK);
@@ -1636,7 +1658,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 levels.apply(meta.lv, meta.lo, meta.level, meta.idx);
                 q_access(4, meta.level, valid, 0);
                 if (valid == 1) {
-                    ended_access(2);
+                    /* ended: force-released requests apart (a retransmission is answered) */
+                    ended_access(2 + forced);
                 }
                 if (valid == 0) {
                     if (forced == 1) {
