@@ -140,33 +140,27 @@ func CompareWithEcho(ctx context.Context, server netip.AddrPort, opts VsEchoOpti
 
 // medianLoad returns the run with the median throughput (the lower middle one for an even count).
 func medianLoad(runs []LoadResult) LoadResult {
-	if len(runs) == 0 {
-		return LoadResult{}
-	}
-	s := slices.Clone(runs)
-	slices.SortFunc(s, func(a, b LoadResult) int {
-		switch {
-		case a.OpsPerSec < b.OpsPerSec:
-			return -1
-		case a.OpsPerSec > b.OpsPerSec:
-			return 1
-		}
-		return 0
-	})
-	return s[(len(s)-1)/2]
+	return medianBy(runs, func(r LoadResult) float64 { return r.OpsPerSec })
 }
 
 // medianPairs is medianLoad for pair results.
 func medianPairs(runs []PairResult) PairResult {
+	return medianBy(runs, func(r PairResult) float64 { return r.PairsPerSec })
+}
+
+// medianBy returns the run with the median rate (the lower middle one for an even count; the
+// zero value for none). runs is left as it is.
+func medianBy[T any](runs []T, rate func(T) float64) T {
 	if len(runs) == 0 {
-		return PairResult{}
+		var zero T
+		return zero
 	}
 	s := slices.Clone(runs)
-	slices.SortFunc(s, func(a, b PairResult) int {
-		switch {
-		case a.PairsPerSec < b.PairsPerSec:
+	slices.SortFunc(s, func(a, b T) int {
+		switch ra, rb := rate(a), rate(b); {
+		case ra < rb:
 			return -1
-		case a.PairsPerSec > b.PairsPerSec:
+		case ra > rb:
 			return 1
 		}
 		return 0

@@ -174,7 +174,8 @@ func reg(sw *Switch, name string, i int) uint64 {
 // Register names stateDiff compares.
 var (
 	levelRegs [Levels][3]string
-	poolRegs  [Parts]struct{ v1, tna []string }
+	poolRegs  [Parts][]string // the v1model program's, per part (index: the slot in the part)
+	poolTNA   []string        // the TNA program's: one array per field (index: the slot)
 )
 
 func init() {
@@ -186,11 +187,11 @@ func init() {
 	for p := range poolRegs {
 		pre := fmt.Sprintf("NetlockIngress.pool.part%d.", p)
 		for _, f := range []string{"s_txn", "s_hold", "s_flags", "s_who", "s_ts"} {
-			poolRegs[p].v1 = append(poolRegs[p].v1, pre+f)
+			poolRegs[p] = append(poolRegs[p], pre+f)
 		}
-		for _, f := range []string{"s_txn_hi", "s_txn_lo", "s_hold", "s_flags", "s_lease", "s_ip", "s_pt", "s_ts_hi", "s_ts_lo"} {
-			poolRegs[p].tna = append(poolRegs[p].tna, pre+f)
-		}
+	}
+	for _, f := range []string{"s_txn_hi", "s_txn_lo", "s_hold", "s_flags", "s_lease", "s_ip", "s_pt", "s_ts_hi", "s_ts_lo"} {
+		poolTNA = append(poolTNA, "NetlockIngress.pool."+f)
 	}
 }
 
@@ -218,8 +219,8 @@ func stateDiff(v1, tna *Switch, rules diffRules) string {
 	bits := v1.Sizing.withDefaults().PartBits
 	for s := 0; s < slots; s++ {
 		part, i := s>>bits, s&(1<<bits-1)
-		a, b := poolRegs[part].v1, poolRegs[part].tna
-		t := func(k int) uint64 { return reg(tna, b[k], i) }
+		a := poolRegs[part]
+		t := func(k int) uint64 { return reg(tna, poolTNA[k], s) }
 		want := [5]uint64{t(0)<<32 | t(1), t(2), t(3)<<32 | t(4), t(5)<<32 | t(6), t(7)<<32 | t(8)}
 		for k, name := range a {
 			if x := reg(v1, name, i); x != want[k] {
@@ -252,7 +253,7 @@ func TestStateDiffCatches(t *testing.T) {
 		{RegisterWait, 1, RegisterWait + "[1]"},
 		{RegisterTokenHigh, 0, "grant counter of lock 0"},
 		{levelRegs[1][0], rules.locks - 1, fmt.Sprintf("%s[%d]", levelRegs[1][0], rules.locks-1)},
-		{poolRegs[slot>>bits].tna[4], slot & (1<<bits - 1), fmt.Sprintf("slot %d: %s", slot, poolRegs[slot>>bits].v1[2])},
+		{poolTNA[4], slot, fmt.Sprintf("slot %d: %s", slot, poolRegs[slot>>bits][2])},
 	} {
 		t.Run(c.reg, func(t *testing.T) {
 			r, err := b.sw.Register(c.reg)

@@ -264,11 +264,14 @@ func TestProgramsControlInterface(t *testing.T) {
 		for _, f := range []string{"s_txn", "s_flags", "s_who", "s_ts", "s_hold"} {
 			wantV1[fmt.Sprintf("NetlockIngress.pool.part%d.%s", p, f)] = "bit<64> size 32768"
 		}
-		for _, f := range []string{"s_txn_hi", "s_txn_lo", "s_flags", "s_lease", "s_ip", "s_pt", "s_ts_hi", "s_ts_lo"} {
-			wantTNA[fmt.Sprintf("NetlockIngress.pool.part%d.%s", p, f)] = "bit<32> size 32768"
-		}
-		wantTNA[fmt.Sprintf("NetlockIngress.pool.part%d.s_hold", p)] = "struct pair32_t size 32768"
 	}
+	// The TNA program's pool is one array per field over all the slots (docs/dataplane.md,
+	// "SRAM for the slot pool").
+	const slots = "size 131072"
+	for _, f := range []string{"s_txn_hi", "s_txn_lo", "s_flags", "s_lease", "s_ip", "s_pt", "s_ts_hi", "s_ts_lo"} {
+		wantTNA["NetlockIngress.pool."+f] = "bit<32> " + slots
+	}
+	wantTNA["NetlockIngress.pool.s_hold"] = "struct pair32_t " + slots
 	for name, regs := range map[string][2]map[string]string{V1Model.Name: {rv, wantV1}, TNA.Name: {rt, wantTNA}} {
 		if !maps.Equal(regs[0], regs[1]) {
 			t.Errorf("%s registers:\n got %v\nwant %v", name, regs[0], regs[1])

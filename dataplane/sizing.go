@@ -10,8 +10,10 @@ import (
 	"github.com/netlock-go/netlock/bmv2/p4rt"
 )
 
-// Parts is the number of register arrays per slot field the pool is split over (NetLock's
-// shared queue pooled from several arrays, figure 5): slot s is in part s >> PartBits.
+// Parts is the number of register arrays per slot field p4/netlock.p4's pool is split over
+// (NetLock's shared queue pooled from several arrays, figure 5): slot s is in part
+// s >> PartBits. p4/tna/netlock.p4 keeps each field in one array of all Parts << PartBits
+// slots (docs/dataplane.md, "SRAM for the slot pool").
 const Parts = 4
 
 // Sizing holds the program's compile-time sizes: the -D macros of p4/netlock.p4. The zero

@@ -118,18 +118,18 @@ func TestTNARulesRefuseTwoActions(t *testing.T) {
 	if tested < 10 {
 		t.Errorf("%d registers tested", tested)
 	}
-	// The pool's register actions run from macros (one block per part): a second action of
-	// part 0's grant-number register after its stage block.
+	// The pool's register actions run from macros: a second action of the grant-number
+	// register after its stage block.
 	r, ok := blocks["the pool's grant number and time"]
 	if !ok {
 		t.Fatalf("no stage block of the pool's s_hold in p4/%s: update the test", TNA.File)
 	}
-	copyLines := append(append(append([]string(nil), lines[:r[1]]...), "        hold_seq0.execute(meta.hd_idx);"), lines[r[1]:]...)
+	copyLines := append(append(append([]string(nil), lines[:r[1]]...), "        hold_seq.execute(meta.hd_idx);"), lines[r[1]:]...)
 	err := loadCopy(strings.Join(copyLines, "\n"))
-	if actions["hold_seq0"] != "s_hold0" || err == nil ||
-		!strings.Contains(err.Error(), "register s_hold0 is accessed by two register actions in one pass") ||
+	if actions["hold_seq"] != "s_hold" || err == nil ||
+		!strings.Contains(err.Error(), "register s_hold is accessed by two register actions in one pass") ||
 		!strings.Contains(err.Error(), fmt.Sprintf("netlock.p4:%d:", r[1]+1)) {
-		t.Errorf("a second action of s_hold0 after line %d: %v", r[1], err)
+		t.Errorf("a second action of s_hold after line %d: %v", r[1], err)
 	} else {
 		t.Log(err)
 	}

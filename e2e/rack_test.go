@@ -297,27 +297,37 @@ func rackSeed(t *testing.T) uint64 {
 	return seed
 }
 
+// startRackTest is the scaffolding of the rack tests: it skips under -short, picks the seed
+// (rackSeed), starts the rack with cfg (startRackRun) and its rackClients clients (leases of a
+// second), and closes both when t ends: the clients first, then the rack, whose Close error
+// fails t.
+func startRackTest(t *testing.T, cfg rack.Config) (rr *rackRun, cs []*client.Client, seed uint64) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("runs the rack for seconds")
+	}
+	seed = rackSeed(t)
+	rr = startRackRun(t, seed, cfg)
+	t.Cleanup(func() {
+		if err := rr.r.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	cs = rr.clients(rackClients, seed, time.Second)
+	t.Cleanup(func() {
+		for _, c := range cs {
+			c.Close()
+		}
+	})
+	return rr, cs, seed
+}
+
 // TestRackMigrations: locks move into the switch and out again while clients run (the hot set
 // changes every 700ms), under loss, reordering and delay. Checked: exclusion, fencing, FIFO per
 // priority against the rack's acceptance order (the switch's accept log merged with the
 // servers'), every acquire answered.
 func TestRackMigrations(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the rack for seconds")
-	}
-	seed := rackSeed(t)
-	rr := startRackRun(t, seed, rackConfig(ctlcore.NoMutation))
-	defer func() {
-		if err := rr.r.Close(); err != nil {
-			t.Error(err)
-		}
-	}()
-	cs := rr.clients(rackClients, seed, time.Second)
-	defer func() {
-		for _, c := range cs {
-			c.Close()
-		}
-	}()
+	rr, cs, seed := startRackTest(t, rackConfig(ctlcore.NoMutation))
 	stop := make(chan struct{})
 	go func() {
 		defer close(stop)
@@ -340,22 +350,7 @@ func TestRackMigrations(t *testing.T) {
 // backup takes over). Checked: exclusion and fencing order; every acquire ends (a grant, a
 // refusal, or, for the requests the failures stranded past the client's patience, abandoned).
 func TestRackFailures(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the rack for seconds")
-	}
-	seed := rackSeed(t)
-	rr := startRackRun(t, seed, rackConfig(ctlcore.NoMutation))
-	defer func() {
-		if err := rr.r.Close(); err != nil {
-			t.Error(err)
-		}
-	}()
-	cs := rr.clients(rackClients, seed, time.Second)
-	defer func() {
-		for _, c := range cs {
-			c.Close()
-		}
-	}()
+	rr, cs, seed := startRackTest(t, rackConfig(ctlcore.NoMutation))
 	stop := make(chan struct{})
 	go func() {
 		defer close(stop)

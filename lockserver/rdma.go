@@ -15,6 +15,7 @@ import (
 	"github.com/netlock-go/netlock/rdma/alock"
 	"github.com/netlock-go/netlock/rdma/emu"
 	"github.com/netlock-go/netlock/rdma/rma"
+	"github.com/netlock-go/netlock/rdma/tablehandle"
 	"github.com/netlock-go/netlock/rdma/verbs"
 	"github.com/netlock-go/netlock/wire"
 )
@@ -182,7 +183,7 @@ func newRDMATier(s *Server, cfg RDMAConfig) (*rdmaTier, error) {
 	r.ln = ln
 	r.nic = ln.Addr().(*net.TCPAddr).AddrPort()
 	r.nic = netip.AddrPortFrom(r.nic.Addr().Unmap(), r.nic.Port())
-	r.local = &LocalLocks{r: r, held: make([]localHeld, cfg.Locks)}
+	r.local = &LocalLocks{r: r, held: make([]tablehandle.Held, cfg.Locks)}
 	return r, nil
 }
 
@@ -483,17 +484,7 @@ func (r *rdmaTier) proxy(lock uint32) {
 			}
 		}
 		rl.mu.Lock()
-		if !p.ended && !r.stop.Load() {
-			p.held = true
-			r.send(&p.grant) // under rl.mu: before any later answer about this holder
-			r.proxyGrants.Add(1)
-			for !p.ended && !r.stop.Load() {
-				rl.cond.Wait()
-			}
-		} else if p.ended {
-			r.proxyDropped.Add(1)
-		}
-		stopping := r.stop.Load()
+		stopping := r.serveLocked(rl, p)
 		if !stopping {
 			rl.pop()
 		}
@@ -517,6 +508,23 @@ func (r *rdmaTier) proxy(lock uint32) {
 		rl.running = true
 	}
 	rl.mu.Unlock()
+}
+
+// serveLocked hands p its grant, unless p has ended (counted as dropped) or the tier is
+// stopping, and then waits on rl.cond until p ends or the tier stops. It reports whether the tier
+// is stopping. Precondition: rl.mu is held; it is held again when serveLocked returns.
+func (r *rdmaTier) serveLocked(rl *rlock, p *pending) (stopping bool) {
+	if !p.ended && !r.stop.Load() {
+		p.held = true
+		r.send(&p.grant) // under rl.mu: before any later answer about this holder
+		r.proxyGrants.Add(1)
+		for !p.ended && !r.stop.Load() {
+			rl.cond.Wait()
+		}
+	} else if p.ended {
+		r.proxyDropped.Add(1)
+	}
+	return r.stop.Load()
 }
 
 func (rl *rlock) pop() {
@@ -653,14 +661,7 @@ func (r *rdmaTier) peer(id verbs.NodeID) (netip.AddrPort, bool) {
 // after it.
 type LocalLocks struct {
 	r    *rdmaTier
-	held []localHeld
-}
-
-// localHeld is what LocalLocks holds of one lock: an exclusive hold and the shared ones.
-type localHeld struct {
-	mu sync.Mutex
-	x  tierHandle
-	s  []tierHandle
+	held []tablehandle.Held
 }
 
 // LocalLocks returns the co-located API of the server's RDMA table, or nil when the server has
@@ -699,31 +700,31 @@ func (l *LocalLocks) acquire(ctx context.Context, i uint32, shared bool) error {
 	if r.stop.Load() {
 		return ErrClosed
 	}
-	h, err := r.getHandle()
+	h, err := r.handles().Get()
 	if err != nil {
 		return err
 	}
 	if ctx.Done() == nil {
-		if err := rdmaproto.Do(func() error { return h.lock(i, shared) }); err != nil {
+		if err := rdmaproto.Do(func() error { return h.Lock(i, shared) }); err != nil {
 			return r.lockErr(i, err)
 		}
-		l.hold(i, h, shared)
+		l.held[i].Add(h, shared)
 		return nil
 	}
 	var decided atomic.Bool // set by whichever of Lock and the helper gives up the other
 	res := make(chan error, 1)
 	if !r.goroutines.Go(func() {
-		err := rdmaproto.Do(func() error { return h.lock(i, shared) })
+		err := rdmaproto.Do(func() error { return h.Lock(i, shared) })
 		if err == nil && !decided.CompareAndSwap(false, true) {
 			// Abandoned by a cancelled Lock: give the lock back at once.
-			if rdmaproto.Do(func() error { return h.unlock(i) }) == nil {
-				_ = r.putHandle(h)
+			if rdmaproto.Do(func() error { return h.Unlock(i) }) == nil {
+				_ = r.handles().Put(h)
 			}
 			return
 		}
 		res <- err
 	}) {
-		_ = r.putHandle(h)
+		_ = r.handles().Put(h)
 		return ErrClosed
 	}
 	select {
@@ -739,7 +740,7 @@ func (l *LocalLocks) acquire(ctx context.Context, i uint32, shared bool) error {
 			return r.lockErr(i, err)
 		}
 	}
-	l.hold(i, h, shared)
+	l.held[i].Add(h, shared)
 	return nil
 }
 
@@ -750,17 +751,6 @@ func (r *rdmaTier) lockErr(i uint32, err error) error {
 		return ErrClosed
 	}
 	return fmt.Errorf("lock %d (the lock may be left blocked): %w", i, err)
-}
-
-func (l *LocalLocks) hold(i uint32, h tierHandle, shared bool) {
-	lh := &l.held[i]
-	lh.mu.Lock()
-	defer lh.mu.Unlock()
-	if shared {
-		lh.s = append(lh.s, h)
-	} else {
-		lh.x = h
-	}
 }
 
 // Unlock releases lock i taken with Lock.
@@ -774,27 +764,17 @@ func (l *LocalLocks) release(i uint32, shared bool) error {
 	if !r.isRDMA(i) {
 		return fmt.Errorf("lock %d of %d: %w", i, r.n, ErrNotRDMALock)
 	}
-	lh := &l.held[i]
-	lh.mu.Lock()
-	var h tierHandle
-	if shared {
-		if k := len(lh.s); k > 0 {
-			h, lh.s = lh.s[k-1], lh.s[:k-1]
-		}
-	} else {
-		h, lh.x = lh.x, nil
-	}
-	lh.mu.Unlock()
+	h := l.held[i].Take(shared)
 	if h == nil {
 		return ErrNotHeld
 	}
 	if r.stop.Load() {
 		return ErrClosed
 	}
-	if err := rdmaproto.Do(func() error { return h.unlock(i) }); err != nil {
+	if err := rdmaproto.Do(func() error { return h.Unlock(i) }); err != nil {
 		return r.lockErr(i, err)
 	}
-	return r.putHandle(h)
+	return r.handles().Put(h)
 }
 
 // RDMAStats are the counters of the RDMA tier.

@@ -6,9 +6,9 @@ import (
 
 	"github.com/netlock-go/netlock/internal/rdmaproto"
 	"github.com/netlock-go/netlock/lockcore"
-	"github.com/netlock-go/netlock/rdma/alock"
 	"github.com/netlock-go/netlock/rdma/emu"
 	"github.com/netlock-go/netlock/rdma/rma"
+	"github.com/netlock-go/netlock/rdma/tablehandle"
 	"github.com/netlock-go/netlock/rdma/verbs"
 	"github.com/netlock-go/netlock/wire"
 )
@@ -48,48 +48,14 @@ func (t *rwTable) busy(node *emu.Node, lock uint32, shared bool) bool {
 	return t.tbl.Busy(int(lock), !shared, func(p verbs.Ptr) uint64 { return node.Load(p.Offset()) })
 }
 
-// tierHandle is one handle of the tier's table, whichever the algorithm.
-type tierHandle interface {
-	// lock takes lock i, shared if asked and the algorithm has a shared mode.
-	lock(i uint32, shared bool) error
-	unlock(i uint32) error
-}
-
-type alockHandle struct {
-	h   *alock.Handle
-	tbl *alock.Table
-}
-
-func (a alockHandle) lock(i uint32, _ bool) error { return a.h.Lock(a.tbl.Lock(int(i))) }
-func (a alockHandle) unlock(i uint32) error       { return a.h.Unlock(a.tbl.Lock(int(i))) }
-
-type rwHandle struct{ h *rma.TableHandle }
-
-func (w rwHandle) lock(i uint32, shared bool) error {
-	if shared {
-		return w.h.RLock(int(i))
-	}
-	return w.h.Lock(int(i))
-}
-func (w rwHandle) unlock(i uint32) error { return w.h.Unlock(int(i)) }
-
-func (r *rdmaTier) getHandle() (tierHandle, error) {
+// handles is where the tier's table handles come from and go back to: the RMA-RW pool in RW mode,
+// else the ALock pool.
+func (r *rdmaTier) handles() tablehandle.Source {
+	src := tablehandle.Source{ALock: r.pool, Table: r.tbl}
 	if r.rw != nil {
-		h, err := r.rw.pool.Get()
-		return rwHandle{h}, err
+		src.RW = r.rw.pool
 	}
-	h, err := r.pool.Get()
-	return alockHandle{h, r.tbl}, err
-}
-
-func (r *rdmaTier) putHandle(h tierHandle) error {
-	switch h := h.(type) {
-	case rwHandle:
-		return r.rw.pool.Put(h.h)
-	case alockHandle:
-		return r.pool.Put(h.h)
-	}
-	return nil
+	return src
 }
 
 // holder serves one core grant of an RDMA lock in RW mode: it takes the RMA-RW lock in the
@@ -125,17 +91,7 @@ func (r *rdmaTier) holder(lock uint32, p *pending) {
 		return
 	}
 	rl.mu.Lock()
-	if !p.ended && !r.stop.Load() {
-		p.held = true
-		r.send(&p.grant) // under rl.mu: before any later answer about this holder
-		r.proxyGrants.Add(1)
-		for !p.ended && !r.stop.Load() {
-			rl.cond.Wait()
-		}
-	} else if p.ended {
-		r.proxyDropped.Add(1)
-	}
-	stopping := r.stop.Load()
+	stopping := r.serveLocked(rl, p)
 	if !stopping {
 		rl.remove(p)
 	}

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/netlock-go/netlock/client"
 	"github.com/netlock-go/netlock/internal/rdmaproto"
+	"github.com/netlock-go/netlock/rdma/rdmatest"
 	"github.com/netlock-go/netlock/rdma/rma"
 	"github.com/netlock-go/netlock/wire"
 )
@@ -124,18 +124,7 @@ func rwThreeWay(t *testing.T, s *Server, iters int, wf float64, hold time.Durati
 	}
 	ll := s.LocalLocks()
 	for id := 0; id < 2; id++ {
-		worker(viaLocal, id, func(ctx context.Context, shared bool) (func() error, error) {
-			if shared {
-				if err := ll.RLock(ctx, lock); err != nil {
-					return nil, err
-				}
-				return func() error { return ll.RUnlock(lock) }, nil
-			}
-			if err := ll.Lock(ctx, lock); err != nil {
-				return nil, err
-			}
-			return func() error { return ll.Unlock(lock) }, nil
-		})
+		worker(viaLocal, id, func(ctx context.Context, shared bool) (func() error, error) { return lockVia(ctx, ll, lock, shared) })
 	}
 	for id := 0; id < 2; id++ {
 		c := newUDPClient(t, s)
@@ -146,19 +135,7 @@ func rwThreeWay(t *testing.T, s *Server, iters int, wf float64, hold time.Durati
 				mode = wire.Shared
 			}
 			n++
-			var g *client.Grant
-			var err error
-			if id == 1 && n%4 == 0 {
-				for { // a try acquire, repeated until granted
-					g, err = c.TryAcquire(ctx, lock, mode)
-					if !errors.Is(err, client.ErrWouldBlock) {
-						break
-					}
-					time.Sleep(time.Millisecond)
-				}
-			} else {
-				g, err = c.Acquire(ctx, lock, mode)
-			}
+			g, err := acquireUDP(ctx, c, lock, mode, id == 1 && n%4 == 0) // every fourth of client 1 a try
 			if err != nil {
 				return nil, err
 			}
@@ -173,18 +150,7 @@ func rwThreeWay(t *testing.T, s *Server, iters int, wf float64, hold time.Durati
 		if !rc.Shared() {
 			t.Fatal("remote client of an RW server does not see a shared table")
 		}
-		worker(viaRemote, id, func(ctx context.Context, shared bool) (func() error, error) {
-			if shared {
-				if err := rc.RLock(ctx, lock); err != nil {
-					return nil, err
-				}
-				return func() error { return rc.RUnlock(lock) }, nil
-			}
-			if err := rc.Lock(ctx, lock); err != nil {
-				return nil, err
-			}
-			return func() error { return rc.Unlock(lock) }, nil
-		})
+		worker(viaRemote, id, func(ctx context.Context, shared bool) (func() error, error) { return lockVia(ctx, rc, lock, shared) })
 	}
 	wg.Wait()
 	close(errc)
@@ -198,7 +164,7 @@ func rwThreeWay(t *testing.T, s *Server, iters int, wf float64, hold time.Durati
 // readers (across paths) and exclude each other as writers, with small thresholds so that the
 // counters are reset and handed over often.
 func TestRDMARWThreeWay(t *testing.T) {
-	seed := testSeed(t)
+	seed := rdmatest.Seed(t)
 	s := startRW(t, 4, rma.TableParams{Counters: 2, TL: [2]int{2, 2}, TR: 3})
 	iters := 60
 	if testing.Short() {
@@ -232,7 +198,7 @@ func TestRDMARWThreeWay(t *testing.T) {
 
 // Negative control: RW-mode proxies that grant without taking the RMA-RW lock must be caught.
 func TestRDMARWThreeWayDetects(t *testing.T) {
-	seed := testSeed(t)
+	seed := rdmatest.Seed(t)
 	s := startRW(t, 4, rma.TableParams{})
 	s.rdma.unsafeNoALock = true
 	d := rwThreeWay(t, s, 40, 0.5, 2*time.Millisecond, seed)

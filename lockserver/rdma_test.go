@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"math/rand"
 	"net/netip"
-	"os"
 	"runtime"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -18,6 +16,7 @@ import (
 	"github.com/netlock-go/netlock/client/rdmaclient"
 	"github.com/netlock-go/netlock/internal/rdmaproto"
 	"github.com/netlock-go/netlock/rdma/alock"
+	"github.com/netlock-go/netlock/rdma/rdmatest"
 	"github.com/netlock-go/netlock/wire"
 )
 
@@ -105,16 +104,43 @@ func (d *detector) cs(via int, hold time.Duration) {
 	d.in.Add(-1)
 }
 
-func testSeed(t *testing.T) int64 {
-	seed := time.Now().UnixNano()
-	if v := os.Getenv("RDMA_SEED"); v != "" {
-		var err error
-		if seed, err = strconv.ParseInt(v, 10, 64); err != nil {
-			t.Fatal(err)
+// locker is what the co-located path (LocalLocks) and the remote path (rdmaclient.Client) both
+// offer.
+type locker interface {
+	Lock(ctx context.Context, lock uint32) error
+	Unlock(lock uint32) error
+	RLock(ctx context.Context, lock uint32) error
+	RUnlock(lock uint32) error
+}
+
+// lockVia acquires lock through l, shared or exclusive, and returns the matching release.
+func lockVia(ctx context.Context, l locker, lock uint32, shared bool) (release func() error, err error) {
+	if shared {
+		if err := l.RLock(ctx, lock); err != nil {
+			return nil, err
 		}
+		return func() error { return l.RUnlock(lock) }, nil
 	}
-	t.Logf("seed %d (rerun with RDMA_SEED=%d)", seed, seed)
-	return seed
+	if err := l.Lock(ctx, lock); err != nil {
+		return nil, err
+	}
+	return func() error { return l.Unlock(lock) }, nil
+}
+
+// acquireUDP acquires lock in mode through the UDP client c: with Acquire, or if try, with
+// TryAcquire repeated (a millisecond apart) until it is granted or fails other than with
+// client.ErrWouldBlock.
+func acquireUDP(ctx context.Context, c *client.Client, lock uint32, mode wire.Mode, try bool) (*client.Grant, error) {
+	if !try {
+		return c.Acquire(ctx, lock, mode)
+	}
+	for {
+		g, err := c.TryAcquire(ctx, lock, mode)
+		if !errors.Is(err, client.ErrWouldBlock) {
+			return g, err
+		}
+		time.Sleep(time.Millisecond)
+	}
 }
 
 // threeWay runs co-located goroutines (LocalLocks), UDP clients (client package, through the
@@ -157,12 +183,7 @@ func threeWay(t *testing.T, s *Server, iters int, hold time.Duration, seed int64
 	}
 	ll := s.LocalLocks()
 	for id := 0; id < 2; id++ {
-		worker(viaLocal, id, func(ctx context.Context) (func() error, error) {
-			if err := ll.Lock(ctx, lock); err != nil {
-				return nil, err
-			}
-			return func() error { return ll.Unlock(lock) }, nil
-		})
+		worker(viaLocal, id, func(ctx context.Context) (func() error, error) { return lockVia(ctx, ll, lock, false) })
 	}
 	for id := 0; id < 2; id++ {
 		c := newUDPClient(t, s)
@@ -171,21 +192,9 @@ func threeWay(t *testing.T, s *Server, iters int, hold time.Duration, seed int64
 		n := 0
 		worker(viaUDP, id, func(ctx context.Context) (func() error, error) {
 			n++
-			var g *client.Grant
-			var err error
-			if try && n%4 == 0 {
-				// Every fourth acquisition of this client is a try, repeated until granted: it
-				// meets the would-block check against the ALock's other cohorts.
-				for {
-					g, err = c.TryAcquire(ctx, lock, mode)
-					if !errors.Is(err, client.ErrWouldBlock) {
-						break
-					}
-					time.Sleep(time.Millisecond)
-				}
-			} else {
-				g, err = c.Acquire(ctx, lock, mode)
-			}
+			// Every fourth acquisition of this client is a try, repeated until granted: it meets
+			// the would-block check against the ALock's other cohorts.
+			g, err := acquireUDP(ctx, c, lock, mode, try && n%4 == 0)
 			if err != nil {
 				return nil, err
 			}
@@ -197,12 +206,7 @@ func threeWay(t *testing.T, s *Server, iters int, hold time.Duration, seed int64
 	}
 	for id := 0; id < 2; id++ {
 		rc := dialRemote(t, s)
-		worker(viaRemote, id, func(ctx context.Context) (func() error, error) {
-			if err := rc.Lock(ctx, lock); err != nil {
-				return nil, err
-			}
-			return func() error { return rc.Unlock(lock) }, nil
-		})
+		worker(viaRemote, id, func(ctx context.Context) (func() error, error) { return lockVia(ctx, rc, lock, false) })
 	}
 	wg.Wait()
 	close(errc)
@@ -215,7 +219,7 @@ func threeWay(t *testing.T, s *Server, iters int, hold time.Duration, seed int64
 // TestRDMAThreeWay is the integration test of issue 6 part 6: co-located goroutines, UDP
 // clients and remote RDMA clients on one lock at once never overlap.
 func TestRDMAThreeWay(t *testing.T) {
-	seed := testSeed(t)
+	seed := rdmatest.Seed(t)
 	// Probes count ALock's handoffs: a critical section entered by a pass within a cohort, and
 	// Peterson rounds between the cohorts' leaders.
 	var remotePass, localPass, peterson atomic.Int64
@@ -259,7 +263,7 @@ func TestRDMAThreeWay(t *testing.T) {
 // TestRDMAThreeWayDetects is the negative control: with proxies that send UDP grants without
 // taking the ALock, the same workload must show overlaps (so the detector can see them).
 func TestRDMAThreeWayDetects(t *testing.T) {
-	seed := testSeed(t)
+	seed := rdmatest.Seed(t)
 	s, stop := startRDMA(t, 4, nil)
 	s.rdma.unsafeNoALock = true
 	d := threeWay(t, s, 200, 2*time.Millisecond, seed, func(d *detector) bool { return d.violations.Load() > 0 })

@@ -18,13 +18,23 @@
 //     instructions, and splits others (an action cannot chain two dependent operations), so
 //     the stage counts are estimates; Floor ignores assignments altogether (only operations
 //     feeding operations), a lower bound.
+//   - Folded (a third estimate) counts the same assignments with the program's decisions
+//     folded into match tables: a value selected by conditions (constants or copies assigned
+//     under conditions, comparisons, boolean operators, choices between such values) is a
+//     function of its inputs that one ternary table computes a stage after them, however
+//     long the chain of flags it is written as; conditions, guards and the operands of an
+//     arithmetic assignment are matched or selected on their inputs the same way. What is
+//     left is a stage per dependent arithmetic assignment and per value an operation reads
+//     (an index, a key, an apply-body input). Table widths and entries are not checked.
 //   - Conditions are merged path-insensitively: a value set in either branch of an if depends
 //     on both. A register whose own result reaches one of its register actions (only possible
 //     on exclusive paths) is not a dependency.
-//   - Placement: operations in order of their earliest stage, each in the first stage at or
-//     after it with a free stateful ALU (registers and meters) and enough SRAM blocks
-//     (registers: ceil(cells x cell bits / block bits) plus one spare block). Tables are
-//     assumed to fit beside them (their memory is not counted).
+//   - Placement: a list scheduler, stage by stage; of the operations whose dependencies allow
+//     the stage, those with the longest chain of operations after them first, each into the
+//     stage if it has a free stateful ALU (registers and meters) and enough SRAM blocks
+//     (registers: ceil(cells x cell bits / block bits) plus one spare block), else left for
+//     a later stage. Tables are assumed to fit beside them (their memory is not counted).
+//     Stage is that placement with the assignments counted, AtFloor with operations only.
 package tofino
 
 import (
@@ -89,7 +99,15 @@ type Op struct {
 
 	Floor    int // the earliest stage counting operations only (a lower bound)
 	Earliest int // the earliest stage counting computing assignments too
-	Stage    int // the stage placed in, under the resources
+	// Folded is the earliest stage counting computing assignments with decisions folded
+	// into match tables (ftaint): each decision one stage after its inputs.
+	Folded  int
+	FBase   int         // Base, folded
+	folded  map[*Op]Dep // the operations whose results it reads, with the steps folded
+	Stage   int         // the stage placed in, under the resources (dependencies as for Earliest)
+	AtFloor int         // the stage placed in, under the resources, counting operations only
+	// AtFolded is the stage placed in, under the resources, with decisions folded.
+	AtFolded int
 }
 
 // Dep is a result of On that Op reads after Steps computing assignments, first at At.
@@ -107,6 +125,15 @@ type Layout struct {
 	Floor   int   // stages needed counting operations only
 	Depth   int   // stages needed by the dependencies (assignments counted)
 	Stages  int   // stages needed once placed under Res
+	// FloorStages is the stages needed once placed under Res counting operations only
+	// (each dependency one stage): the layout if bf-p4c fits every computing assignment into
+	// the VLIW instructions of stages the operations use anyway.
+	FloorStages int
+	// FoldedDepth and FoldedStages are Depth and Stages with decisions folded into match
+	// tables (each decision one stage after its inputs).
+	FoldedDepth, FoldedStages int
+	SALUs                     int // stateful ALUs: registers and meters
+	Blocks                    int // SRAM blocks of the registers
 }
 
 // Fits reports whether the placed layout fits Res's stages.
@@ -146,40 +173,127 @@ func Analyze(ctl *front.ControlDecl, res Resources) (*Layout, error) {
 // taint says where a value comes from: base is the stage it is ready at without any
 // operation's result, src the operations whose results it carries with the computing
 // assignments after each (-1: usable in the operation's own stage, a table's action data).
+// f is the same with decisions folded (ftaint).
 type taint struct {
 	base int
 	src  map[*Op]int
+	f    ftaint
 }
 
 func (t taint) join(u taint) taint {
-	if len(u.src) == 0 && u.base <= t.base {
-		return t
+	base, src := joinSrc(t.base, t.src, u.base, u.src)
+	return taint{base: base, src: src, f: t.f.join(u.f)}
+}
+
+func joinSrc(tb int, ts map[*Op]int, ub int, us map[*Op]int) (int, map[*Op]int) {
+	if len(us) == 0 && ub <= tb {
+		return tb, ts
 	}
-	if len(t.src) == 0 && t.base <= u.base {
-		return u
+	if len(ts) == 0 && tb <= ub {
+		return ub, us
 	}
-	r := taint{base: max(t.base, u.base), src: make(map[*Op]int, len(t.src)+len(u.src))}
-	for o, n := range t.src {
-		r.src[o] = n
+	r := make(map[*Op]int, len(ts)+len(us))
+	for o, n := range ts {
+		r[o] = n
 	}
-	for o, n := range u.src {
-		if m, ok := r.src[o]; !ok || n > m {
-			r.src[o] = n
+	for o, n := range us {
+		if m, ok := r[o]; !ok || n > m {
+			r[o] = n
 		}
 	}
-	return r
+	return max(tb, ub), r
 }
 
-// step is the taint of a value computed from t by one assignment.
-func (t taint) step() taint {
-	r := taint{base: t.base + 1, src: make(map[*Op]int, len(t.src))}
-	for o, n := range t.src {
-		r.src[o] = n + 1
+func stepSrc(b int, s map[*Op]int) (int, map[*Op]int) {
+	r := make(map[*Op]int, len(s))
+	for o, n := range s {
+		r[o] = n + 1
 	}
-	return r
+	return b + 1, r
 }
 
-func opResult(o *Op, steps int) taint { return taint{src: map[*Op]int{o: steps}} }
+// step is the taint of a value computed from t by one assignment (for the folded part, an
+// assignment that is not a decision).
+func (t taint) step() taint {
+	base, src := stepSrc(t.base, t.src)
+	return taint{base: base, src: src, f: t.f.value().step()}
+}
+
+func opResult(o *Op, steps int) taint {
+	return taint{src: map[*Op]int{o: steps}, f: ftaint{src: map[*Op]int{o: steps}}}
+}
+
+// ftaint is a value's origin when decisions are folded into match tables. A decision is a
+// value selected by conditions: assigned constants or copies under conditions, or computed by
+// comparisons, boolean operators and choices between such values. It is a function of its
+// inputs (header fields, table and register results, computed values) that one ternary
+// table keyed on those inputs computes in one stage, however long the chain of flags it is
+// written as. For a decision base and src are its inputs (the value is ready a stage after
+// them); for any other value, the value's own.
+type ftaint struct {
+	base int
+	src  map[*Op]int
+	dec  bool
+}
+
+func (f ftaint) empty() bool { return f.base == 0 && len(f.src) == 0 && !f.dec }
+
+// inputs is what a match on f's value would match on: a decision's inputs, else the value.
+func (f ftaint) inputs() ftaint { return ftaint{base: f.base, src: f.src} }
+
+// value is when f's value is ready: a decision a stage after its inputs.
+func (f ftaint) value() ftaint {
+	if f.dec {
+		return f.inputs().step()
+	}
+	return f
+}
+
+func (f ftaint) step() ftaint {
+	base, src := stepSrc(f.base, f.src)
+	return ftaint{base: base, src: src}
+}
+
+// merge joins the origins as they are, a decision when dec.
+func (f ftaint) merge(g ftaint, dec bool) ftaint {
+	base, src := joinSrc(f.base, f.src, g.base, g.src)
+	return ftaint{base: base, src: src, dec: dec}
+}
+
+// join is the origin of a value that is f or g (conditions merging): still a decision when
+// both are decisions or constants, else the later of the values.
+func (f ftaint) join(g ftaint) ftaint {
+	switch {
+	case g.empty():
+		return f
+	case f.empty():
+		return g
+	case f.dec && g.dec:
+		return f.inputs().merge(g.inputs(), true)
+	}
+	return f.value().merge(g.value(), false)
+}
+
+// assigned is the taint of a value assigned from rhs under the guard g (a computing or
+// guarded assignment): one stage after both; folded, a decision when rhs selects (selecting,
+// a copy or a decision), ready a stage after its inputs and the guard's.
+func assigned(rhs, g taint, selecting bool) taint {
+	t := rhs.join(g).step()
+	if selecting {
+		t.f = rhs.f.inputs().merge(g.f.inputs(), true)
+	} else {
+		t.f = rhs.f.value().merge(g.f.inputs(), false).step()
+	}
+	return t
+}
+
+// guardOf is the guard inside a condition cond under the guard g: folded, the inputs of both
+// (the table running what the condition guards matches on them).
+func guardOf(g, cond taint) taint {
+	t := g.join(cond)
+	t.f = g.f.inputs().merge(cond.f.inputs(), true)
+	return t
+}
 
 // state maps value paths (meta.sv.state, hdr.recirc.cur, a local) to their taints.
 type state struct{ vals map[string]taint }
@@ -265,12 +379,24 @@ func (a *analysis) op(d front.Decl, kind Kind, name string) *Op {
 	return o
 }
 
-// use records that o runs at pos with inputs t.
+// use records that o runs at pos with inputs t (t.f: the folded inputs, not a decision).
 func (a *analysis) use(o *Op, t taint, pos front.Pos) {
 	if !slices.Contains(o.Sites, pos) {
 		o.Sites = append(o.Sites, pos)
 	}
 	o.Base = max(o.Base, t.base)
+	o.FBase = max(o.FBase, t.f.base)
+	for on, n := range t.f.src {
+		if on == o {
+			continue
+		}
+		if o.folded == nil {
+			o.folded = map[*Op]Dep{}
+		}
+		if d, ok := o.folded[on]; !ok || n > d.Steps {
+			o.folded[on] = Dep{On: on, Steps: n, At: pos}
+		}
+	}
 	for on, n := range t.src {
 		if on == o {
 			continue // exclusive paths: a register runs one action per pass
@@ -325,7 +451,7 @@ func (a *analysis) stmt(s front.Stmt, st *state, c ctx) (*state, error) {
 				return nil, err
 			}
 			if !copyLike(v.Init) || c.guarded {
-				t = t.join(c.guard).step()
+				t = assigned(t, c.guard, copyLike(v.Init) || t.f.dec)
 			}
 			st.set(key, t, false)
 		}
@@ -338,7 +464,7 @@ func (a *analysis) stmt(s front.Stmt, st *state, c ctx) (*state, error) {
 		if err != nil {
 			return nil, err
 		}
-		in := ctx{guard: c.guard.join(cond), guarded: true, frame: c.frame}
+		in := ctx{guard: guardOf(c.guard, cond), guarded: true, frame: c.frame}
 		var live []*state
 		then, err := a.stmt(s.Then, st.clone(), in)
 		if err != nil {
@@ -362,7 +488,7 @@ func (a *analysis) stmt(s front.Stmt, st *state, c ctx) (*state, error) {
 		if err != nil {
 			return nil, err
 		}
-		in := ctx{guard: c.guard.join(sel), guarded: true, frame: c.frame}
+		in := ctx{guard: guardOf(c.guard, sel), guarded: true, frame: c.frame}
 		live := []*state{st}
 		for _, k := range s.Cases {
 			if k.Body == nil {
@@ -418,7 +544,7 @@ func copyLike(e front.Expr) bool {
 
 func (a *analysis) assign(lhs front.Expr, t taint, isCopy bool, st *state, c ctx) error {
 	if !isCopy || c.guarded {
-		t = t.join(c.guard).step()
+		t = assigned(t, c.guard, isCopy || t.f.dec)
 	}
 	weak := false
 	for {
@@ -507,23 +633,39 @@ func (a *analysis) expr(e front.Expr, st *state, c ctx) (taint, error) {
 	case *front.CastExpr:
 		return a.expr(e.X, st, c)
 	case *front.UnaryExpr:
-		return a.expr(e.X, st, c)
+		t, err := a.expr(e.X, st, c)
+		t.f = t.f.inputs().merge(ftaint{}, e.Op == "!")
+		return t, err
 	case *front.BinaryExpr:
 		t, err := a.expr(e.X, st, c)
 		if err != nil {
 			return t, err
 		}
 		u, err := a.expr(e.Y, st, c)
-		return t.join(u), err
+		r := t.join(u)
+		switch e.Op {
+		case "==", "!=", "<", ">", "<=", ">=", "&&", "||":
+			r.f = t.f.inputs().merge(u.f.inputs(), true) // a decision
+		default:
+			r.f = t.f.inputs().merge(u.f.inputs(), false) // arithmetic: on the selected operands
+		}
+		return r, err
 	case *front.TernaryExpr:
 		var t taint
-		for _, x := range []front.Expr{e.Cond, e.Then, e.Else} {
+		selecting := true
+		var f ftaint
+		for i, x := range []front.Expr{e.Cond, e.Then, e.Else} {
 			u, err := a.expr(x, st, c)
 			if err != nil {
 				return t, err
 			}
 			t = t.join(u)
+			if i > 0 && !copyLike(x) && !u.f.dec {
+				selecting = false
+			}
+			f = f.merge(u.f.inputs(), false)
 		}
+		t.f = f.merge(ftaint{}, selecting) // selecting: a choice between copies or decisions
 		return t, nil
 	case *front.ListExpr:
 		var t taint
@@ -582,7 +724,7 @@ func (a *analysis) call(call *front.CallExpr, st *state, c ctx) (taint, error) {
 	switch {
 	case call.Method == "setValid" || call.Method == "setInvalid":
 		if p, ok := a.path(m.X, c); ok {
-			st.set(p+".$valid", c.guard.step(), false)
+			st.set(p+".$valid", assigned(taint{}, c.guard, true), false)
 		}
 		return taint{}, nil
 	case call.Method == "isValid":
@@ -644,7 +786,8 @@ func (a *analysis) execute(inst *front.InstanceDecl, call *front.CallExpr, st *s
 	if err != nil {
 		return in, err
 	}
-	in = in.join(c.guard)
+	in.f = in.f.value()
+	in = opInput(in, c.guard)
 	switch externName(inst) {
 	case "RegisterAction", "DirectRegisterAction":
 		if len(inst.Args) == 0 {
@@ -678,7 +821,9 @@ func (a *analysis) execute(inst *front.InstanceDecl, call *front.CallExpr, st *s
 				}
 				if root := rootParam(e); root != nil && !local[root.Name] {
 					if p, ok := a.path(e, ctx{}); ok {
-						in = in.join(st.get(p))
+						v := st.get(p)
+						v.f = v.f.value()
+						in = in.join(v)
 						for x := e; x != nil; x = inner(x) {
 							covered[x] = true
 						}
@@ -699,22 +844,31 @@ func (a *analysis) execute(inst *front.InstanceDecl, call *front.CallExpr, st *s
 	return in, nil
 }
 
+// opInput is the input of an operation reading in (values) under the guard g: folded, the
+// guard's inputs (the operation's table or gateway matches on them).
+func opInput(in, g taint) taint {
+	t := in.join(g)
+	t.f = in.f.value().merge(g.f.inputs(), false)
+	return t
+}
+
 // apply runs a table: its keys are its inputs; its actions run with its action data.
 func (a *analysis) apply(t *front.TableDecl, call *front.CallExpr, st *state, c ctx) (taint, error) {
 	o := a.op(t, KindTable, t.Name)
-	in := c.guard
+	var in taint
 	if p := t.Prop("key"); p != nil {
 		for _, k := range p.Keys {
 			u, err := a.expr(k.Expr, st, c)
 			if err != nil {
 				return in, err
 			}
+			u.f = u.f.value()
 			in = in.join(u)
 		}
 	}
-	a.use(o, in, call.P)
+	a.use(o, opInput(in, c.guard), call.P)
 	data := opResult(o, -1)
-	inner := ctx{guard: c.guard.join(data), guarded: true, frame: c.frame}
+	inner := ctx{guard: guardOf(c.guard, data), guarded: true, frame: c.frame}
 	outs := []*state{st}
 	if p := t.Prop("actions"); p != nil {
 		for _, ref := range p.Actions {
@@ -866,7 +1020,7 @@ func (l *Layout) schedule() error {
 	// registers, which no stage order can hold.
 	n := len(l.Ops)
 	for _, o := range l.Ops {
-		o.Floor, o.Earliest = 0, o.Base
+		o.Floor, o.Earliest, o.Folded = 0, o.Base, o.FBase
 	}
 	for round := 0; ; round++ {
 		changed := false
@@ -877,6 +1031,11 @@ func (l *Layout) schedule() error {
 				}
 				if e := d.On.Earliest + 1 + max(d.Steps, 0); e > o.Earliest {
 					o.Earliest, changed = e, true
+				}
+			}
+			for on, d := range o.folded {
+				if e := on.Folded + 1 + max(d.Steps, 0); e > o.Folded {
+					o.Folded, changed = e, true
 				}
 			}
 		}
@@ -893,51 +1052,117 @@ func (l *Layout) schedule() error {
 			return fmt.Errorf("%s: a dependency cycle through %s", l.Control, strings.Join(cyc, ", "))
 		}
 	}
-	// Placement, in order of earliest stage (then first use).
-	order := slices.Clone(l.Ops)
-	sort.SliceStable(order, func(i, j int) bool { return order[i].Earliest < order[j].Earliest })
-	salus := map[int]int{}
-	sram := map[int]int{}
-	placed := map[*Op]bool{}
-	for len(placed) < n {
-		progress := false
-		for _, o := range order {
-			if placed[o] {
-				continue
-			}
-			s, ready := o.Base, true
-			for _, d := range o.Deps {
-				if !placed[d.On] {
-					ready = false
-					break
-				}
-				s = max(s, d.On.Stage+1+max(d.Steps, 0))
-			}
-			if !ready {
-				continue
-			}
-			if o.Kind != KindTable {
-				if o.Blocks > l.Res.SRAMBlocks {
-					return fmt.Errorf("%s: register %s needs %d SRAM blocks, a stage has %d", l.Control, o.Name, o.Blocks, l.Res.SRAMBlocks)
-				}
-				for salus[s] >= l.Res.SALUs || sram[s]+o.Blocks > l.Res.SRAMBlocks {
-					s++
-				}
-				salus[s]++
-				sram[s] += o.Blocks
-			}
-			o.Stage = s
-			placed[o] = true
-			progress = true
-		}
-		if !progress {
-			return fmt.Errorf("%s: dependencies not placeable", l.Control)
+	// Placement, in order of earliest stage (then first use), and again counting
+	// operations only, in order of floor.
+	earliest := placement{
+		base: func(o *Op) int { return o.Base },
+		lat:  func(_ *Op, d Dep) int { return 1 + max(d.Steps, 0) },
+		set:  func(o *Op, s int) { o.Stage = s },
+		get:  func(o *Op) int { return o.Stage },
+	}
+	floor := placement{
+		base: func(*Op) int { return 0 },
+		lat:  func(*Op, Dep) int { return 1 },
+		set:  func(o *Op, s int) { o.AtFloor = s },
+		get:  func(o *Op) int { return o.AtFloor },
+	}
+	folded := placement{
+		base: func(o *Op) int { return o.FBase },
+		lat:  func(o *Op, d Dep) int { return 1 + max(o.folded[d.On].Steps, 0) },
+		set:  func(o *Op, s int) { o.AtFolded = s },
+		get:  func(o *Op) int { return o.AtFolded },
+	}
+	for _, p := range []placement{earliest, floor, folded} {
+		if err := l.place(p); err != nil {
+			return err
 		}
 	}
 	for _, o := range l.Ops {
 		l.Floor = max(l.Floor, o.Floor+1)
 		l.Depth = max(l.Depth, o.Earliest+1)
 		l.Stages = max(l.Stages, o.Stage+1)
+		l.FloorStages = max(l.FloorStages, o.AtFloor+1)
+		l.FoldedDepth = max(l.FoldedDepth, o.Folded+1)
+		l.FoldedStages = max(l.FoldedStages, o.AtFolded+1)
+		if o.Kind != KindTable {
+			l.SALUs++
+			l.Blocks += o.Blocks
+		}
+	}
+	return nil
+}
+
+// placement says how to place: each operation at or after base and its dependencies'
+// stages plus lat; set records the stage, get reads it back.
+type placement struct {
+	base func(*Op) int
+	lat  func(o *Op, d Dep) int // o depending on d.On
+	set  func(*Op, int)
+	get  func(*Op) int
+}
+
+// place is a list scheduler: stage by stage, the operations whose dependencies allow the
+// stage are taken in order of their height (the stages the longest chain of operations
+// after them needs; then first use), each into the stage if it has a free stateful ALU and
+// enough SRAM blocks (tables always fit), the others left for the next stage.
+func (l *Layout) place(p placement) error {
+	n := len(l.Ops)
+	index := map[*Op]int{}
+	for i, o := range l.Ops {
+		index[o] = i
+	}
+	height := map[*Op]int{}
+	for range n + 1 { // longest paths by relaxation: the graph is acyclic (schedule checked)
+		for _, o := range l.Ops {
+			for _, d := range o.Deps {
+				height[d.On] = max(height[d.On], height[o]+p.lat(o, d))
+			}
+		}
+	}
+	for _, o := range l.Ops {
+		if o.Kind != KindTable && o.Blocks > l.Res.SRAMBlocks {
+			return fmt.Errorf("%s: register %s needs %d SRAM blocks, a stage has %d", l.Control, o.Name, o.Blocks, l.Res.SRAMBlocks)
+		}
+	}
+	placed := map[*Op]bool{}
+	for s := 0; len(placed) < n; s++ {
+		if s > 4*n+64 {
+			return fmt.Errorf("%s: dependencies not placeable", l.Control)
+		}
+		var ready []*Op
+		for _, o := range l.Ops {
+			if placed[o] || p.base(o) > s {
+				continue
+			}
+			ok := true
+			for _, d := range o.Deps {
+				if !placed[d.On] || p.get(d.On)+p.lat(o, d) > s {
+					ok = false
+					break
+				}
+			}
+			if ok {
+				ready = append(ready, o)
+			}
+		}
+		sort.SliceStable(ready, func(i, j int) bool {
+			if height[ready[i]] != height[ready[j]] {
+				return height[ready[i]] > height[ready[j]]
+			}
+			return index[ready[i]] < index[ready[j]]
+		})
+		salus, sram := 0, 0
+		for _, o := range ready {
+			if o.Kind != KindTable {
+				if salus >= l.Res.SALUs || sram+o.Blocks > l.Res.SRAMBlocks {
+					continue
+				}
+				salus++
+				sram += o.Blocks
+			}
+			p.set(o, s)
+			placed[o] = true
+		}
 	}
 	return nil
 }
@@ -945,10 +1170,16 @@ func (l *Layout) schedule() error {
 // Markdown renders the layout as a table, operations in order of stage.
 func (l *Layout) Markdown() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "| stage | floor | earliest | operation | register actions, cells x bits, SRAM blocks | waits for |\n")
-	fmt.Fprintf(&b, "|---:|---:|---:|---|---|---|\n")
+	fmt.Fprintf(&b, "| at floor | floor | folded | earliest | operation | register actions, cells x bits, SRAM blocks | "+
+		"waits for, folded | waits for, earliest |\n")
+	fmt.Fprintf(&b, "|---:|---:|---:|---:|---|---|---|---|\n")
 	ops := slices.Clone(l.Ops)
-	sort.SliceStable(ops, func(i, j int) bool { return ops[i].Stage < ops[j].Stage })
+	sort.SliceStable(ops, func(i, j int) bool {
+		if ops[i].AtFloor != ops[j].AtFloor {
+			return ops[i].AtFloor < ops[j].AtFloor
+		}
+		return ops[i].Folded < ops[j].Folded
+	})
 	for _, o := range ops {
 		what := ""
 		switch o.Kind {
@@ -957,18 +1188,34 @@ func (l *Layout) Markdown() string {
 		case KindMeter:
 			what = fmt.Sprintf("%d meters", o.Cells)
 		}
-		// The dependency that sets the earliest stage.
-		wait := ""
-		best := -1
+		// The dependencies that set the folded and the earliest stage.
+		waitFor := func(base int, deps []Dep, stage func(*Op) int) string {
+			wait, best := "", base
+			if base > 0 {
+				wait = fmt.Sprintf("inputs (%d)", base)
+			}
+			for _, d := range deps {
+				if e := stage(d.On) + 1 + max(d.Steps, 0); e > best {
+					best = e
+					wait = fmt.Sprintf("%s (+%d, line %d)", d.On.Name, max(d.Steps, 0), d.At.Line)
+				}
+			}
+			return wait
+		}
+		var fdeps []Dep
 		for _, d := range o.Deps {
-			if e := d.On.Earliest + 1 + max(d.Steps, 0); e > best {
-				best = e
-				wait = fmt.Sprintf("%s (+%d, line %d)", d.On.Name, max(d.Steps, 0), d.At.Line)
+			if f, ok := o.folded[d.On]; ok {
+				fdeps = append(fdeps, f)
 			}
 		}
-		fmt.Fprintf(&b, "| %d | %d | %d | %s %s | %s | %s |\n", o.Stage, o.Floor, o.Earliest, o.Kind, o.Name, what, wait)
+		fmt.Fprintf(&b, "| %d | %d | %d | %d | %s %s | %s | %s | %s |\n", o.AtFloor, o.Floor, o.Folded, o.Earliest, o.Kind, o.Name, what,
+			waitFor(o.FBase, fdeps, func(x *Op) int { return x.Folded }),
+			waitFor(o.Base, o.Deps, func(x *Op) int { return x.Earliest }))
 	}
-	fmt.Fprintf(&b, "\n%s: %d stages placed (%d by the dependencies, %d counting operations only); %d available.\n",
-		l.Res.Name, l.Stages, l.Depth, l.Floor, l.Res.Stages)
+	fmt.Fprintf(&b, "\n%s: counting operations only, %d stages (%d placed under the resources); with decisions "+
+		"folded, %d (%d placed); counting every computing assignment, %d (%d placed); %d available. %d stateful "+
+		"ALUs (%d available), %d SRAM blocks for registers (%d available).\n",
+		l.Res.Name, l.Floor, l.FloorStages, l.FoldedDepth, l.FoldedStages, l.Depth, l.Stages, l.Res.Stages,
+		l.SALUs, l.Res.Stages*l.Res.SALUs, l.Blocks, l.Res.Stages*l.Res.SRAMBlocks)
 	return b.String()
 }

@@ -206,3 +206,89 @@ func TestStagesTooBig(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// TestStagesLongestChainFirst: the list scheduler gives a stage's stateful ALUs to the
+// operations with the longest chain after them. r5's result indexes r6; r1..r4 end chains.
+// Taking them in order of first use would fill stage 0 with r1..r4 and need three stages
+// (r5, then r6); taking r5 first needs two. The placement counting operations only (AtFloor)
+// ignores the computed index that delays r7 by a stage in Stage.
+func TestStagesLongestChainFirst(t *testing.T) {
+	locals := ""
+	for _, r := range []string{"r1", "r2", "r3", "r4", "r5", "r6", "r7"} {
+		locals += reg(r, 1024)
+	}
+	l, err := analyze(t, program(locals, `
+        r1_wr.execute(0); r2_wr.execute(0); r3_wr.execute(0); r4_wr.execute(0);
+        meta.a = r5_rd.execute(0);
+        meta.b = r6_rd.execute(meta.a);
+        meta.c = meta.b + 1;
+        r7_wr.execute(meta.c);`), Tofino1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string][2]int{"r5": {0, 0}, "r6": {1, 1}, "r7": {2, 3}} {
+		if o := l.Op(name); o.AtFloor != want[0] || o.Stage != want[1] {
+			t.Errorf("%s: at floor %d, stage %d, want %v\n%s", name, o.AtFloor, o.Stage, want, l.Markdown())
+		}
+	}
+	if l.FloorStages != 3 || l.Stages != 4 || l.SALUs != 7 || l.Blocks != 7*2 {
+		t.Errorf("%d stages at floor, %d placed, %d stateful ALUs, %d blocks\n%s", l.FloorStages, l.Stages, l.SALUs, l.Blocks, l.Markdown())
+	}
+	// r1..r4 share the stages left beside the chain: no stage holds more than four.
+	per := map[int]int{}
+	for _, o := range l.Ops {
+		per[o.AtFloor]++
+	}
+	for s, n := range per {
+		if n > Tofino1.SALUs {
+			t.Errorf("stage %d holds %d registers", s, n)
+		}
+	}
+}
+
+// TestStagesFolded: with decisions folded, a chain of flags costs one stage after its inputs
+// however long it is written, and so does an arithmetic assignment on a selected value; an
+// arithmetic chain still costs a stage per assignment, and a decision read as an index must
+// be in the PHV (a stage after its inputs).
+func TestStagesFolded(t *testing.T) {
+	regs := reg("r1", 1024) + reg("r2", 1024)
+	for _, tt := range []struct {
+		name, body string
+		earliest   int // r2's
+		folded     int
+	}{
+		{"a chain of flags", `meta.a = r1_rd.execute(0);
+            if (meta.a == 1) { meta.b = 1; }
+            if (meta.b == 1) { meta.c = 2; }
+            if (meta.c == 2) { r2_wr.execute(0); }`, 3, 1},
+		{"a flag from a comparison", `meta.a = r1_rd.execute(0);
+            meta.b = (meta.a == 3) ? 32w1 : 32w0;
+            bool x = meta.b == 1 && hdr.ethernet.ether_type == 2;
+            if (x) { r2_wr.execute(0); }`, 3, 1},
+		{"arithmetic on a selected value", `meta.a = r1_rd.execute(0);
+            if (meta.a == 1) { meta.b = 5; } else { meta.b = 7; }
+            meta.c = meta.b + meta.d;
+            meta.d = r2_rd.execute(meta.c);`, 3, 2},
+		{"an arithmetic chain", `meta.a = r1_rd.execute(0);
+            meta.b = meta.a + 1;
+            meta.c = meta.b + 1;
+            meta.d = r2_rd.execute(meta.c);`, 3, 3},
+		{"a decision as an index", `meta.a = r1_rd.execute(0);
+            if (meta.a == 1) { meta.b = 5; }
+            meta.d = r2_rd.execute(meta.b);`, 2, 2},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			l, err := analyze(t, program(regs, tt.body), Tofino1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			o := l.Op("r2")
+			if o.Earliest != tt.earliest || o.Folded != tt.folded {
+				t.Errorf("r2: earliest %d, folded %d, want %d, %d\n%s", o.Earliest, o.Folded, tt.earliest, tt.folded, l.Markdown())
+			}
+			if o.Folded < o.Floor || o.Folded > o.Earliest || o.AtFolded < o.Folded {
+				t.Errorf("r2: floor %d, folded %d (placed %d), earliest %d", o.Floor, o.Folded, o.AtFolded, o.Earliest)
+			}
+		})
+	}
+}

@@ -42,6 +42,7 @@ import (
 	"github.com/netlock-go/netlock/rdma/alock"
 	"github.com/netlock-go/netlock/rdma/emu"
 	"github.com/netlock-go/netlock/rdma/rma"
+	"github.com/netlock-go/netlock/rdma/tablehandle"
 	"github.com/netlock-go/netlock/rdma/verbs"
 	"github.com/netlock-go/netlock/wire"
 )
@@ -96,7 +97,7 @@ type Client struct {
 	tbl    *alock.Table // ALock table
 	pool   *alock.Pool
 	rw     *rma.TablePool // RMA-RW table (nil for an ALock table)
-	held   []held
+	held   []tablehandle.Held
 	stop   atomic.Bool
 
 	peerMu sync.Mutex
@@ -155,7 +156,7 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 		return nil, fmt.Errorf("rdmaclient: %w", err)
 	}
 	c.n = j.Locks
-	c.held = make([]held, j.Locks)
+	c.held = make([]tablehandle.Held, j.Locks)
 	newEP := func() verbs.Endpoint { return rdmaproto.Wrap(c.node.NewEndpoint(), &c.stop, c.resolve) }
 	if j.RW {
 		tbl, err := rma.OpenTable(j.Base, j.Locks, j.Params)
@@ -216,12 +217,12 @@ func (c *Client) acquire(ctx context.Context, i uint32, shared bool) error {
 	if c.stop.Load() {
 		return ErrClosed
 	}
-	h, err := c.get()
+	h, err := c.handles().Get()
 	if err != nil {
 		return err
 	}
 	lock := func() error {
-		err := rdmaproto.Do(func() error { return h.lock(i, shared) })
+		err := rdmaproto.Do(func() error { return h.Lock(i, shared) })
 		if err == nil {
 			return nil
 		}
@@ -234,7 +235,7 @@ func (c *Client) acquire(ctx context.Context, i uint32, shared bool) error {
 		if err := lock(); err != nil {
 			return err
 		}
-		c.held[i].add(h, shared)
+		c.held[i].Add(h, shared)
 		return nil
 	}
 	var decided atomic.Bool
@@ -242,8 +243,8 @@ func (c *Client) acquire(ctx context.Context, i uint32, shared bool) error {
 	if !c.goroutines.Go(func() {
 		err := lock()
 		if err == nil && !decided.CompareAndSwap(false, true) {
-			if rdmaproto.Do(func() error { return h.unlock(i) }) == nil {
-				_ = c.put(h)
+			if rdmaproto.Do(func() error { return h.Unlock(i) }) == nil {
+				_ = c.handles().Put(h)
 			}
 			return
 		}
@@ -264,7 +265,7 @@ func (c *Client) acquire(ctx context.Context, i uint32, shared bool) error {
 			return err
 		}
 	}
-	c.held[i].add(h, shared)
+	c.held[i].Add(h, shared)
 	return nil
 }
 
@@ -278,20 +279,20 @@ func (c *Client) release(i uint32, shared bool) error {
 	if int(i) >= c.n {
 		return fmt.Errorf("lock %d of %d: %w", i, c.n, ErrNotRDMALock)
 	}
-	h := c.held[i].take(shared)
+	h := c.held[i].Take(shared)
 	if h == nil {
 		return ErrNotHeld
 	}
 	if c.stop.Load() {
 		return ErrClosed
 	}
-	if err := rdmaproto.Do(func() error { return h.unlock(i) }); err != nil {
+	if err := rdmaproto.Do(func() error { return h.Unlock(i) }); err != nil {
 		if c.stop.Load() {
 			return ErrClosed
 		}
 		return fmt.Errorf("rdmaclient: unlock %d (the lock may be left blocked): %w", i, err)
 	}
-	return c.put(h)
+	return c.handles().Put(h)
 }
 
 // Close abandons every acquisition in progress, stops the client's NIC and waits for the

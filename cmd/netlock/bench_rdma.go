@@ -15,8 +15,7 @@ func init() { benchCmd.AddCommand(newBenchRDMACmd()) }
 
 func newBenchRDMACmd() *cobra.Command {
 	var (
-		out                  string
-		quick, noPlots       bool
+		sf                   sweepFlags
 		algs                 []string
 		nodes, lockSizes     []int
 		threads              []int
@@ -38,7 +37,7 @@ summary.md and PNG plots (throughput per node count, latency CDF) into --out.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			sw := rdmabench.PaperSweep()
-			if quick {
+			if sf.quick {
 				sw = rdmabench.QuickSweep()
 			}
 			f := cmd.Flags()
@@ -75,20 +74,16 @@ summary.md and PNG plots (throughput per node count, latency CDF) into --out.`,
 			total := len(sw.Points())
 			fmt.Fprintf(w, "rdma lock table: %d points (algs %v, nodes %v, locks %v, locality %v, threads/node %v, %.0fus virtual each, seed %d)\n",
 				total, sw.Algs, sw.Nodes, sw.Locks, sw.Localities, sw.Threads, float64(sw.Duration)/1000, sw.Seed)
-			rs, err := rdmabench.RunSweep(cmd.Context(), sw, func(done, total int, r rdmabench.Result) {
-				if done%25 == 0 || done == total {
-					fmt.Fprintf(os.Stderr, "  %d/%d points (%v)\n", done, total, time.Since(start).Round(time.Second))
-				}
-			})
+			rs, err := rdmabench.RunSweep(cmd.Context(), sw, sweepProgress[rdmabench.Result](os.Stderr, start, 25))
 			if err != nil {
 				return err
 			}
-			files, err := rdmabench.WriteFiles(rs, out)
+			files, err := rdmabench.WriteFiles(rs, sf.out)
 			if err != nil {
 				return err
 			}
-			if !noPlots {
-				pngs, err := rdmabench.PlotThroughput(rs, out)
+			if !sf.noPlots {
+				pngs, err := rdmabench.PlotThroughput(rs, sf.out)
 				if err != nil {
 					return err
 				}
@@ -102,7 +97,7 @@ summary.md and PNG plots (throughput per node count, latency CDF) into --out.`,
 				if !slices.Contains(sw.Threads, ct) {
 					ct = sw.Threads[len(sw.Threads)-1]
 				}
-				cdf, err := rdmabench.PlotLatencyCDF(rs, cn, ct, out)
+				cdf, err := rdmabench.PlotLatencyCDF(rs, cn, ct, sf.out)
 				if err != nil {
 					return err
 				}
@@ -112,17 +107,12 @@ summary.md and PNG plots (throughput per node count, latency CDF) into --out.`,
 			if err := rdmabench.WriteSummary(w, rdmabench.Summarize(rs)); err != nil {
 				return err
 			}
-			fmt.Fprintf(w, "\n%d points in %v; wrote:\n", len(rs), time.Since(start).Round(time.Millisecond))
-			for _, f := range files {
-				fmt.Fprintln(w, " ", f)
-			}
+			printWrote(w, len(rs), start, "", files)
 			return nil
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&out, "out", "out/bench-rdma", "output directory for results and plots")
-	f.BoolVar(&quick, "quick", false, "CI-size sweep (5 nodes, 20/1000 locks, 85/100% locality, 2/8 threads)")
-	f.BoolVar(&noPlots, "no-plots", false, "skip the PNG plots")
+	sf.add(f, "out/bench-rdma", "output directory for results and plots", "CI-size sweep (5 nodes, 20/1000 locks, 85/100% locality, 2/8 threads)")
 	f.StringSliceVar(&algs, "algs", nil, "algorithms (alock, mcs, mcs-classic, spinlock)")
 	f.IntSliceVar(&nodes, "nodes", nil, "node counts (paper: 5,10,20)")
 	f.IntSliceVar(&lockSizes, "locks", nil, "lock table sizes (paper: 20,100,1000)")

@@ -18,8 +18,7 @@ func init() { benchCmd.AddCommand(newBenchRMACmd()) }
 
 func newBenchRMACmd() *cobra.Command {
 	var (
-		out               string
-		quick, noPlots    bool
+		sf                sweepFlags
 		figs              []string
 		procs, rwProcs    []int
 		fwProcs           []int
@@ -52,7 +51,7 @@ all give the same events is reported on stderr.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			sc := rmabench.PaperScale()
-			if quick {
+			if sf.quick {
 				sc = rmabench.QuickScale()
 			}
 			f := cmd.Flags()
@@ -90,21 +89,17 @@ all give the same events is reported on stderr.`,
 			if len(from) > 0 {
 				rs, err = loadPoints(from, sel)
 			} else {
-				rs, err = rmabench.RunFigures(cmd.Context(), sel, parallel, func(done, total int, r rmabench.Result) {
-					if done%20 == 0 || done == total {
-						fmt.Fprintf(os.Stderr, "  %d/%d points (%v)\n", done, total, time.Since(start).Round(time.Second))
-					}
-				})
+				rs, err = rmabench.RunFigures(cmd.Context(), sel, parallel, sweepProgress[rmabench.Result](os.Stderr, start, 20))
 			}
 			if err != nil {
 				return err
 			}
-			if err := os.MkdirAll(out, 0o755); err != nil {
+			if err := os.MkdirAll(sf.out, 0o755); err != nil {
 				return err
 			}
 			var files []string
 			write := func(name string, fn func(*os.File) error) error {
-				p := filepath.Join(out, name)
+				p := filepath.Join(sf.out, name)
 				fh, err := os.Create(p)
 				if err != nil {
 					return err
@@ -152,8 +147,8 @@ all give the same events is reported on stderr.`,
 					return err
 				}
 			}
-			if !noPlots {
-				pngs, err := rmabench.Plot(sel, rs, out)
+			if !sf.noPlots {
+				pngs, err := rmabench.Plot(sel, rs, sf.out)
 				if err != nil {
 					return err
 				}
@@ -168,17 +163,12 @@ all give the same events is reported on stderr.`,
 					return err
 				}
 			}
-			fmt.Fprintf(w, "\n%d points in %v (seed %d); wrote:\n", len(rs), time.Since(start).Round(time.Millisecond), sc.Seed)
-			for _, f := range files {
-				fmt.Fprintln(w, " ", f)
-			}
+			printWrote(w, len(rs), start, fmt.Sprintf("seed %d", sc.Seed), files)
 			return nil
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&out, "out", "out/bench-rma", "output directory for results, tables and plots")
-	f.BoolVar(&quick, "quick", false, "CI-size sweep (P up to 64)")
-	f.BoolVar(&noPlots, "no-plots", false, "skip the PNG plots")
+	sf.add(f, "out/bench-rma", "output directory for results, tables and plots", "CI-size sweep (P up to 64)")
 	f.StringSliceVar(&figs, "figs", nil, "figures to run (fig3, fig4, fw, fig5; default all)")
 	f.IntSliceVar(&procs, "procs", nil, "process counts of fig3 and fig5 (paper: 4..1024)")
 	f.IntSliceVar(&rwProcs, "rw-procs", nil, "process counts of the fig4 sweeps")

@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,7 +20,6 @@ import (
 	"github.com/netlock-go/netlock/client"
 	"github.com/netlock-go/netlock/controlplane/controller"
 	"github.com/netlock-go/netlock/testbed/rack"
-	"github.com/netlock-go/netlock/wire"
 )
 
 // TestControllerCommand: the rack of testbed/rack without its controller (the software switch
@@ -82,41 +80,18 @@ func TestControllerCommand(t *testing.T) {
 		t.Fatalf("the controller ended: %v", err)
 	}
 
-	var clients []*client.Client
-	for i := 1; i <= 4; i++ {
-		c, err := r.NewClient(i, client.Config{RetryInterval: 20 * time.Millisecond})
-		if err != nil {
-			t.Fatal(err)
-		}
+	clients, err := r.NewClients(4, client.Config{RetryInterval: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range clients {
 		defer c.Close()
-		clients = append(clients, c)
 	}
 	run := func(d time.Duration) uint64 {
-		var wg sync.WaitGroup
-		var mu sync.Mutex
-		var n uint64
-		end := time.Now().Add(d)
-		for ci, c := range clients {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for i := 0; time.Now().Before(end); i++ {
-					g, err := c.Acquire(ctx, uint32(100+(ci+i)%4), wire.Exclusive)
-					if err != nil {
-						t.Error(err)
-						return
-					}
-					if err := g.Release(ctx); err != nil {
-						t.Error(err)
-						return
-					}
-					mu.Lock()
-					n++
-					mu.Unlock()
-				}
-			}()
+		n, err := rack.HotLoad(ctx, clients, d)
+		if err != nil {
+			t.Error(err)
 		}
-		wg.Wait()
 		return n
 	}
 	// Load until the controller reports the four hot locks in the switch (a hang guard, not a

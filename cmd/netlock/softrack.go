@@ -24,8 +24,10 @@ func newSoftRackCmd() *cobra.Command {
 		slots  int
 		period time.Duration
 		// fig15's timeline (diagnosis): zero leaves a failure out.
-		restartAt, killAt, end time.Duration
-		logLevel               string
+		restartAt, killAt, end, bin time.Duration
+		pingPeriod                  time.Duration
+		deadAfter                   int
+		logLevel, img               string
 	)
 	cmd := &cobra.Command{
 		Use:   "softrack fig13|fig14|fig10|fig15",
@@ -95,6 +97,9 @@ Prints Markdown.`,
 						res[0].TPS/res[1].TPS)
 				}
 			case "fig15":
+				if logLevel == "" && cfg.SlowAcquire > 0 {
+					logLevel = "warn"
+				}
 				if logLevel != "" {
 					var lv slog.Level
 					if err := lv.UnmarshalText([]byte(logLevel)); err != nil {
@@ -102,13 +107,21 @@ Prints Markdown.`,
 					}
 					cfg.Log = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: lv}))
 				}
-				tl := rackexp.Timeline{Label: "switch restart, then a server death", Bin: 250 * time.Millisecond,
+				tl := rackexp.Timeline{Label: "switch restart, then a server death", Bin: bin,
 					RestartAt: restartAt, KillAt: killAt, End: end,
 					Controller: ctlcore.Config{AllocPeriod: period, SweepPeriod: 50 * time.Millisecond,
-						PingPeriod: 50 * time.Millisecond}}
+						PingPeriod: pingPeriod, DeadAfter: deadAfter}}
 				if err := rackexp.RunTimeline(ctx, cfg, &tl); err != nil {
 					return err
 				}
+				lease := cfg.Lease
+				if lease == 0 {
+					lease = time.Second // rackexp's default
+				}
+				fmt.Fprintf(w, "Leases %v (max %v), the servers' controller lease %v, pings every %v, dead after %d missed, "+
+					"bins of %v; %d client hosts x %d workers, %s.\n\n", lease, 2*lease, cfg.ServerLease, pingPeriod,
+					deadAfter, bin, cfg.Clients, cfg.Workers, cfg.Phase)
+				writeRecovery(w, &tl)
 				fmt.Fprintf(w, "| t (s) | committed txns in the bin | grants by the servers |\n|---:|---:|---:|\n")
 				for _, s := range tl.Samples {
 					fmt.Fprintf(w, "| %.2f | %d | %d |\n", s.At.Seconds(), s.Txns, s.ServerGrants)
@@ -118,6 +131,12 @@ Prints Markdown.`,
 					fmt.Fprintf(w, "- %.2f s: %s\n", e.At.Seconds(), e.What)
 				}
 				fmt.Fprintf(w, "\nhistory.Check over %d recorded events: %d violations %s\n", tl.Checked, tl.Violations, tl.FirstViolation)
+				if img != "" {
+					if err := tl.SavePNG(img); err != nil {
+						return err
+					}
+					fmt.Fprintf(w, "\nPlot: %s\n", img)
+				}
 			default:
 				return fmt.Errorf("unknown figure %q (want fig13, fig14, fig10 or fig15)", args[0])
 			}
@@ -139,6 +158,12 @@ Prints Markdown.`,
 	fl.DurationVar(&killAt, "kill-at", 6*time.Second, "fig15: when server 2 dies (0: never)")
 	fl.DurationVar(&end, "end", 10*time.Second, "fig15: length of the timeline")
 	fl.StringVar(&logLevel, "log", "", "fig15: the rack's log level on stderr (debug, info, warn; empty: none)")
+	fl.DurationVar(&cfg.SlowAcquire, "slow-acquire", 0, "fig15: take a transaction's locks one at a time and log each acquisition slower than this (0: off)")
+	fl.DurationVar(&cfg.ServerLease, "server-lease", 500*time.Millisecond, "fig15: the lock servers' controller lease (0: not fenced)")
+	fl.DurationVar(&pingPeriod, "ping-period", 50*time.Millisecond, "fig15: the controller's ping period")
+	fl.IntVar(&deadAfter, "dead-after", ctlcore.DefaultDeadAfter, "fig15: pings missed in a row before a server is suspected")
+	fl.DurationVar(&bin, "bin", 100*time.Millisecond, "fig15: the throughput's sampling bin")
+	fl.StringVar(&img, "img", "", "fig15: also plot the timeline into this PNG file")
 	return cmd
 }
 
@@ -151,4 +176,40 @@ func writeSoft(w io.Writer, cfg rackexp.Config, res []rackexp.Result) {
 	}
 	fmt.Fprintf(w, "\n%d client hosts x %d workers, %s, think %v; each rack %v of warm-up then %d windows of %v, "+
 		"in turns.\n", cfg.Clients, cfg.Workers, cfg.Phase, cfg.Think, cfg.Warmup, cfg.Rounds, cfg.Window)
+}
+
+// writeRecovery prints the recovery from each failure of tl: detection, the first grant of the
+// standby, and when the throughput is back at 90% of what it was in the 1.5 s before.
+func writeRecovery(w io.Writer, tl *rackexp.Timeline) {
+	const window, frac = 1500 * time.Millisecond, 0.9
+	fmt.Fprintf(w, "| failure | at (s) | | after the failure |\n|---|---:|---|---:|\n")
+	since := func(at time.Duration, what string) string {
+		if t, ok := tl.EventAt(what, at); ok {
+			return fmt.Sprintf("%.2f s", (t - at).Seconds())
+		}
+		return "not within the run"
+	}
+	back := func(at time.Duration) string {
+		before, d, ok := tl.Recovery(at, window, frac)
+		if !ok {
+			return fmt.Sprintf("not within the run (before: %.0f txns/s)", before)
+		}
+		return fmt.Sprintf("%.2f s (before: %.0f txns/s)", d.Seconds(), before)
+	}
+	if tl.RestartAt > 0 {
+		if at, ok := tl.EventAt(rackexp.EventRestart, 0); ok {
+			fmt.Fprintf(w, "| switch restart | %.2f | re-programmed | %s |\n", at.Seconds(), since(at, rackexp.EventReprogrammed))
+			fmt.Fprintf(w, "| | | locks handed back to their servers | %s |\n", since(at, rackexp.EventRecovered))
+			fmt.Fprintf(w, "| | | throughput at 90%% of before (3 bins) | %s |\n", back(at))
+		}
+	}
+	if tl.KillAt > 0 {
+		if at, ok := tl.EventAt(rackexp.EventKill, 0); ok {
+			fmt.Fprintf(w, "| server 2 killed | %.2f | suspected (detection) | %s |\n", at.Seconds(), since(at, rackexp.EventSuspected))
+			fmt.Fprintf(w, "| | | standby took over | %s |\n", since(at, rackexp.EventTookOver))
+			fmt.Fprintf(w, "| | | standby's first grant | %s |\n", since(at, rackexp.EventStandbyGrants))
+			fmt.Fprintf(w, "| | | throughput at 90%% of before (3 bins) | %s |\n", back(at))
+		}
+	}
+	fmt.Fprintf(w, "\nThe controller's events are seen at the end of the bin (%v) in which its counters changed.\n\n", tl.Bin)
 }

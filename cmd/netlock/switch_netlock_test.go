@@ -19,8 +19,6 @@ import (
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
 	"github.com/sirupsen/logrus"
 	"go.uber.org/goleak"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/netlock-go/netlock/bmv2/port"
 	nlclient "github.com/netlock-go/netlock/client"
@@ -45,41 +43,11 @@ type nlController struct {
 
 func connectNetlock(t *testing.T, addr string) *nlController {
 	t.Helper()
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := client.NewClient(p4v1.NewP4RuntimeClient(conn), 0, &p4v1.Uint128{Low: 1})
-	arb := make(chan bool, 10)
 	msgs := make(chan *p4v1.StreamMessageResponse, 100)
-	runDone := make(chan error, 1)
-	go func() { runDone <- c.Run(make(chan struct{}), arb, msgs) }()
-	t.Cleanup(func() {
-		conn.Close()
-		<-runDone
-	})
-	select {
-	case ok := <-arb:
-		if !ok {
-			t.Fatal("not primary")
-		}
-	case <-time.After(switchWait):
-		t.Fatal("no arbitration answer")
-	}
+	c := primaryController(t, addr, 0, msgs)
 	ctl := &nlController{c: c, msgs: msgs, ctx: context.Background()}
 	// Push p4/netlock.p4 (the switch runs it already; a controller pushes the P4Info anyway).
-	bundle := dataplane.DefaultSizing.Bundle()
-	checked, err := bundle.Compile()
-	if err != nil {
-		t.Fatal(err)
-	}
-	info, err := checked.P4InfoText()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.SetFwdPipeFromBytes(ctl.ctx, bundle.Encode(), []byte(info), 1); err != nil {
-		t.Fatal(err)
-	}
+	pushPipeline(t, c, dataplane.DefaultSizing.Bundle())
 	return ctl
 }
 

@@ -19,10 +19,6 @@ import (
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
 	"github.com/sirupsen/logrus"
 	"go.uber.org/goleak"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
-
-	"github.com/netlock-go/netlock/bmv2/p4rt"
 )
 
 // switchWait guards against hangs only; no test asserts timing.
@@ -199,43 +195,9 @@ const l3Program = "../../bmv2/target/testdata/l3.p4"
 // to port 2.
 func programL3(t *testing.T, addr string) *client.Client {
 	t.Helper()
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := client.NewClient(p4v1.NewP4RuntimeClient(conn), 1, &p4v1.Uint128{Low: 1})
-	arb := make(chan bool, 10)
-	msgs := make(chan *p4v1.StreamMessageResponse, 10)
-	runDone := make(chan error, 1)
-	go func() { runDone <- c.Run(make(chan struct{}), arb, msgs) }()
-	t.Cleanup(func() {
-		conn.Close()
-		<-runDone
-	})
-	select {
-	case ok := <-arb:
-		if !ok {
-			t.Fatal("not primary")
-		}
-	case <-time.After(switchWait):
-		t.Fatal("no arbitration answer")
-	}
-	bundle, err := p4rt.BundleFromFS(os.DirFS(filepath.Dir(l3Program)), filepath.Base(l3Program))
-	if err != nil {
-		t.Fatal(err)
-	}
-	checked, err := bundle.Compile()
-	if err != nil {
-		t.Fatal(err)
-	}
-	info, err := checked.P4InfoText()
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := primaryController(t, addr, 1, make(chan *p4v1.StreamMessageResponse, 10))
+	pushPipeline(t, c, bundleFile(t, l3Program))
 	bg := context.Background()
-	if _, err := c.SetFwdPipeFromBytes(bg, bundle.Encode(), []byte(info), 1); err != nil {
-		t.Fatal(err)
-	}
 	for _, r := range []struct {
 		prefix string
 		mac    net.HardwareAddr

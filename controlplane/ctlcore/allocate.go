@@ -216,11 +216,7 @@ func (c *Core) plan(reports map[uint16][]wire.LockStat, intervals map[uint16]flo
 		"slots", p.Used, "locks", p.Locks, "out", len(outs), "in", len(ins))
 	startIns := func() {
 		c.allocBusy = false
-		for _, lk := range ins {
-			if lk.state == stateServer && !lk.moving {
-				c.moveIn(lk, *want[lk.id])
-			}
-		}
+		c.startMovesIn(ins, want)
 	}
 	if len(outs) == 0 {
 		startIns()

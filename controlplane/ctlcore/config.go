@@ -86,9 +86,11 @@ type Config struct {
 	// SweepPeriod is how often the switch locks' queues are probed (lease sweep, queue depths,
 	// the cookie). Default 100ms.
 	SweepPeriod time.Duration
-	// PingPeriod is how often every server is pinged; a server that misses DeadAfter pings in a
-	// row is suspected, no longer pinged, and declared dead ServerLease + LeaseMargin after the
-	// last ping sent to it. Defaults 200ms, 5.
+	// PingPeriod is how often every server is pinged; a ping unanswered for a PingPeriod (while
+	// the switch answers) is missed, and a server that misses DeadAfter pings in a row is
+	// suspected, no longer pinged, and declared dead: at once when ServerLease is set (its
+	// standby's grace covers the lease), LeaseMargin after the last ping sent to it otherwise.
+	// Defaults 200ms, 5.
 	PingPeriod time.Duration
 	DeadAfter  int
 	// ServerLease is the controller lease the servers enforce (lockserver's controller_lease):
@@ -138,6 +140,9 @@ const (
 	// MutationSkipRecoveryWait: after a switch restart, its locks go back to their servers at
 	// once, without waiting out the leases.
 	MutationSkipRecoveryWait
+	// MutationGraceFromAnswer: a standby's takeover grace is counted from the last ping the
+	// dead server answered instead of the last one sent to it (takeoverGrace).
+	MutationGraceFromAnswer
 )
 
 // Defaults.

@@ -79,6 +79,10 @@ type Core struct {
 
 	lastHitsAt time.Time // when the lock_hits counters were last read
 
+	// lastSwitchSent is when the latest switch admin request was sent, switchOK the send time
+	// of the latest one the switch answered (liveness: the switch carries the pings).
+	lastSwitchSent, switchOK time.Time
+
 	sweeping  bool
 	allocBusy bool // an allocation period (statistics, plan, moves) is under way
 	moves     int  // migrations in flight
@@ -202,7 +206,12 @@ func (c *Core) write(atomic bool, fn func(error), ups ...Update) {
 
 func (c *Core) switchAdmin(req dataplane.AdminRequest, fn func(dataplane.AdminReply, error)) {
 	c.stats.SwitchAdmin++
+	sent := c.now
+	c.lastSwitchSent = sent
 	c.emit(SwitchAdmin{ID: c.id(), Req: req}, func(r Result) {
+		if r.Err == nil && sent.After(c.switchOK) {
+			c.switchOK = sent
+		}
 		if r.Err == nil && r.Admin.Result == dataplane.AdminBadRequest {
 			r.Err = fmt.Errorf("switch admin %d of lock %d: bad request", req.Op, req.Lock)
 		}
@@ -313,7 +322,8 @@ func (c *Core) takeover() {
 	c.log.Info("primary: taking over the rack")
 	for _, n := range c.order {
 		s := c.servers[n]
-		s.misses, s.suspect = 0, false
+		s.suspect = false
+		s.live.reset()
 	}
 	c.emit(GetPipeline{ID: c.id()}, func(r Result) {
 		if r.Err != nil {

@@ -1,52 +1,156 @@
 package ctlcore
 
 import (
+	"math"
+	"time"
+
 	"github.com/netlock-go/netlock/dataplane"
 	"github.com/netlock-go/netlock/wire"
 )
 
 // Servers (docs/controlplane.md, "Lock server death"). The Core pings every server each
-// PingPeriod with its term; a ping renews the server's controller lease (lockserver's
-// controller_lease: a server grants nothing once its lease ran out). A server that misses
-// DeadAfter pings in a row is suspected and no longer pinged; once ServerLease + LeaseMargin have
-// passed since the last ping sent to it, it can no longer grant, and it is declared dead. Its
-// standby takes over its address: the switch routes the dead server's IP to the standby's port
-// (ipv4_lpm, lock_servers), so the clients' retransmissions reach the standby unchanged; the
-// standby is told the dead server's epoch (its tokens start above) and a grace of the longest
-// lease (the dead server's holders may still hold); every switch lock of the dead server goes
+// PingPeriod with its term, whether or not earlier pings are still unanswered; a ping renews the
+// server's controller lease (lockserver's controller_lease: a server grants nothing once its
+// lease ran out). A ping unanswered for a PingPeriod is a miss (liveness); a server that misses
+// DeadAfter pings in a row is suspected and no longer pinged. Its standby takes over its address
+// at once: the switch routes the dead server's IP to the standby's port (ipv4_lpm,
+// lock_servers), so the clients' retransmissions reach the standby unchanged; the standby is
+// told the dead server's epoch (its tokens start above) and a grace (takeoverGrace: until every
+// lease the dead server may have granted has ended); every switch lock of the dead server goes
 // out and back in through the standby, since its q2 died with the server. A ping answered with
 // another process instance (the server restarted) is handled the same way, without the standby.
 
-func (c *Core) pingAll() {
-	for _, n := range c.order {
-		if s := c.servers[n]; !s.suspect && !s.pinging {
-			c.ping(n, nil)
+// maxPending bounds the unanswered pings liveness remembers (the oldest are forgotten).
+const maxPending = 64
+
+// liveness is the ping record of one server, a pure decision: times are arguments.
+//
+// A ping sent at T is missed once a PingPeriod has passed without its answer and the switch,
+// which carries the pings, has answered a request sent at T or later: a switch that is down or
+// restarting does not make its servers look dead (the switch restart is handled on its own, and
+// taking both servers for dead on it was a bug of the software rack). The misses in a row are
+// the pings missed since the last answer: an answer to a ping sent at T makes every ping sent
+// up to T moot (the server was alive after they were sent).
+//
+// Invariant: pending is sorted by send time, and every entry is later than the send time of
+// the last answered ping.
+type liveness struct {
+	pending  []time.Time // send times of the pings not answered since the last answer, oldest first
+	answered time.Time   // send time of the latest ping answered
+}
+
+// sent records a ping sent at at (at is not before any earlier ping's).
+func (l *liveness) sent(at time.Time) {
+	if len(l.pending) == maxPending {
+		l.pending = append(l.pending[:0], l.pending[1:]...)
+	}
+	l.pending = append(l.pending, at)
+}
+
+// answer records the answer to the ping sent at at.
+func (l *liveness) answer(at time.Time) {
+	i := 0
+	for i < len(l.pending) && !l.pending[i].After(at) {
+		i++
+	}
+	l.pending = append(l.pending[:0], l.pending[i:]...)
+	if at.After(l.answered) {
+		l.answered = at
+	}
+}
+
+// misses returns the pings missed in a row at now, with period the PingPeriod and switchOK the
+// send time of the latest switch request the switch answered.
+func (l *liveness) misses(now time.Time, period time.Duration, switchOK time.Time) int {
+	n := 0
+	for _, t := range l.pending {
+		if now.Sub(t) < period || switchOK.Before(t) {
+			break
 		}
+		n++
+	}
+	return n
+}
+
+// reset forgets the unanswered pings (a takeover starts counting again).
+func (l *liveness) reset() { l.pending = l.pending[:0] }
+
+// takeoverGrace is how long a standby that takes over a server, told so at now, must grant
+// nothing: until every lease the server it replaces may have granted has ended. lastPing is
+// when the Core last sent that server a ping (answered or not: an answer can be lost after the
+// ping renewed the server's controller lease).
+//
+// Safety (serverLease > 0): the server grants nothing once serverLease has passed since the
+// last ping reached it (lockserver's controller_lease), and that ping left the Core at
+// lastPing; a ping's delay in the network and the difference of the two clocks' rates are
+// within margin. So its last grant is before lastPing + serverLease + margin, and every lease it
+// granted ends maxLease after its grant at the latest: by lastPing + serverLease + maxLease +
+// margin. The standby counts the grace from when the takeover reaches it, after now, so it
+// grants nothing before that bound. Counting from the last ping answered instead would be
+// shorter and wrong: a ping whose answer was lost renewed the lease all the same
+// (MutationGraceFromAnswer, caught by TestTakeoverGraceCoversLeases).
+//
+// Without a controller lease (serverLease 0) nothing bounds the server's last grant (a server
+// cut off, not dead, keeps granting): the Core assumes it died when it was suspected and the
+// grace is a whole maxLease + margin from now.
+func takeoverGrace(now, lastPing time.Time, serverLease, maxLease, margin time.Duration) time.Duration {
+	if serverLease <= 0 {
+		return maxLease + margin
+	}
+	return max(lastPing.Add(serverLease+maxLease+margin).Sub(now), 0)
+}
+
+// deadWait is how long after its suspicion at now a server is declared dead (its standby takes
+// its address). With a controller lease the standby's grace covers the server's lease
+// (takeoverGrace), so at once; without one, margin after the last ping sent to it, as before.
+func deadWait(now, lastPing time.Time, serverLease, margin time.Duration) time.Duration {
+	if serverLease > 0 {
+		return 0
+	}
+	return max(lastPing.Add(margin).Sub(now), 0)
+}
+
+func (c *Core) pingAll() {
+	if c.lastSwitchSent.IsZero() || c.now.Sub(c.lastSwitchSent) >= c.cfg.PingPeriod {
+		// Evidence that the switch carries the pings (liveness): a cookie read, its answer
+		// ignored otherwise (the sweep acts on a changed cookie).
+		c.switchAdmin(dataplane.AdminRequest{Op: wire.AdminSwitchGetCookie}, func(dataplane.AdminReply, error) {})
+	}
+	for _, n := range c.order {
+		s := c.servers[n]
+		if s.suspect {
+			continue
+		}
+		m := s.live.misses(c.now, c.cfg.PingPeriod, c.switchOK)
+		if m > 0 {
+			s.alive = false
+		}
+		if m >= c.cfg.DeadAfter && !s.dead {
+			c.suspect(n, m)
+			continue
+		}
+		c.ping(n, nil)
 	}
 }
 
 // ping pings server n with the Core's term; done (if set) runs when it is answered or failed.
 func (c *Core) ping(n uint16, done func()) {
 	s := c.servers[n]
-	s.pinging = true
-	s.lastPing = c.now
+	at := c.now
+	s.lastPing = at
+	s.live.sent(at)
 	c.serverAdmin(n, wire.Fields{Status: wire.AdminPing}, func(rep wire.Fields, _ []byte, err error) {
-		s.pinging = false
 		if done != nil {
 			defer done()
 		}
-		if err != nil {
-			s.alive = false
-			s.misses++
-			if s.misses >= c.cfg.DeadAfter && !s.suspect && !s.dead {
-				c.suspect(n)
-			}
+		if err != nil || s.suspect {
 			return
 		}
 		if s.dead {
 			c.log.Info("server answers again", "server", n)
 		}
-		s.alive, s.dead, s.misses = true, false, 0
+		s.live.answer(at)
+		s.alive, s.dead = true, false
 		c.serverEpoch(n, rep.Token<<40)
 		inst := rep.LeaseMicros
 		if s.instance != 0 && inst != s.instance {
@@ -63,15 +167,16 @@ func (c *Core) serverEpoch(n uint16, token uint64) {
 	}
 }
 
-// suspect stops pinging server n and declares it dead once its controller lease has surely run
-// out.
-func (c *Core) suspect(n uint16) {
+// suspect stops pinging server n (it missed misses pings in a row) and declares it dead after
+// deadWait.
+func (c *Core) suspect(n uint16, misses int) {
 	s := c.servers[n]
-	s.suspect = true
-	wait := s.lastPing.Add(c.cfg.ServerLease + c.cfg.LeaseMargin).Sub(c.now)
-	c.log.Warn("server does not answer: suspected; declared dead once its controller lease has run out",
-		"server", n, "misses", s.misses, "in", wait)
-	c.after(max(wait, 0), func() { c.declareDead(n) })
+	s.suspect, s.alive = true, false
+	c.stats.Suspicions++
+	wait := deadWait(c.now, s.lastPing, c.cfg.ServerLease, c.cfg.LeaseMargin)
+	c.log.Warn("server does not answer: suspected", "server", n, "misses", misses,
+		"last_answered_ping", s.live.answered, "declared_dead_in", wait)
+	c.after(wait, func() { c.declareDead(n) })
 }
 
 func (c *Core) declareDead(n uint16) {
@@ -85,7 +190,8 @@ func (c *Core) declareDead(n uint16) {
 		}
 	}
 	c.log.Error("server dead and no standby left for it: its locks wait for it to return", "server", n)
-	s.suspect, s.dead, s.misses = false, true, 0
+	s.suspect, s.dead = false, true
+	s.live.reset()
 }
 
 // failover moves server s's address to standby sb and hands it s's locks.
@@ -107,16 +213,23 @@ func (c *Core) failover(s *serverRec, sb Standby) {
 		}, Update{Op: Modify, Entity: Entity{Prefix: netipPrefix32(s), Route: &hop}},
 			Update{Op: Modify, Entity: Entity{ServerNum: n, Server: &srv}})
 	}
+	lastPing := s.lastPing
+	if c.cfg.Mutation == MutationGraceFromAnswer {
+		lastPing = s.live.answered
+	}
 	start = func() {
-		grace := c.cfg.Rack.MaxLease + c.cfg.LeaseMargin
-		c.serverAdmin(n, wire.Fields{Status: wire.AdminTakeover, Token: s.epoch + 1, LeaseMicros: uint32(grace.Microseconds())},
+		grace := takeoverGrace(c.now, lastPing, c.cfg.ServerLease, c.cfg.Rack.MaxLease, c.cfg.LeaseMargin)
+		// Rounded up: the standby must not count a microsecond less.
+		us := (grace + time.Microsecond - 1) / time.Microsecond
+		c.serverAdmin(n, wire.Fields{Status: wire.AdminTakeover, Token: s.epoch + 1, LeaseMicros: uint32(min(us, math.MaxUint32))},
 			func(rep wire.Fields, _ []byte, err error) {
 				if err != nil {
 					c.retry(start)
 					return
 				}
 				c.serverEpoch(n, rep.Token<<40)
-				s.suspect, s.dead, s.misses, s.instance, s.alive = false, false, 0, 0, true
+				s.suspect, s.dead, s.instance, s.alive = false, false, 0, true
+				s.live.reset()
 				c.stats.Failovers++
 				c.log.Info("standby took over", "server", n, "epoch", rep.Token, "grace", grace)
 				for _, lk := range c.locks {

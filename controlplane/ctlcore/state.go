@@ -77,14 +77,13 @@ func (lk *lockRec) entry() dataplane.LockEntry {
 // serverRec is what the Core knows of one server.
 type serverRec struct {
 	Server
-	alive    bool      // answered its last ping
-	misses   int       // pings missed in a row
-	suspect  bool      // no longer pinged: waiting for its lease to run out
+	alive    bool      // no ping missed since its last answer
+	live     liveness  // its pings, answered and not
+	suspect  bool      // no longer pinged: about to be declared dead
 	dead     bool      // declared dead, no standby left: pinged again in case it returns
 	lastPing time.Time // when the last ping was sent
 	epoch    uint64    // its token epoch (pings, floors)
 	instance uint32    // its process instance (pings): a change is a restart
-	pinging  bool
 }
 
 // stagingRec is a server's staging entry and the queue of the operations that use it one at a
@@ -142,9 +141,9 @@ type Stats struct {
 	Periods     uint64
 	Value, Best float64
 	Slots       int
-	// ServerDeaths counts servers declared dead; Failovers standbys that took over;
-	// ServerRestarts servers found restarted.
-	ServerDeaths, Failovers, ServerRestarts uint64
+	// Suspicions counts servers that missed DeadAfter pings in a row; ServerDeaths servers
+	// declared dead; Failovers standbys that took over; ServerRestarts servers found restarted.
+	Suspicions, ServerDeaths, Failovers, ServerRestarts uint64
 	// Effects by kind, and those that failed.
 	Writes, WriteErrors, SwitchAdmin, SwitchAdminErrors, ServerAdmin, ServerAdminErrors uint64
 	// SwitchLocks is the number of locks in the switch now.

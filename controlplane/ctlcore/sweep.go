@@ -118,7 +118,4 @@ func (c *Core) cancelAll() {
 		lk.task++
 		lk.moving = false
 	}
-	for _, s := range c.servers {
-		s.pinging = false
-	}
 }

@@ -42,7 +42,7 @@
 #define NETLOCK_LOCKS 16384          /* per-lock state entries (lock_table indices) */
 #endif
 #ifndef NETLOCK_PART_BITS
-#define NETLOCK_PART_BITS 15         /* log2 of the slots in each of the 4 pool parts */
+#define NETLOCK_PART_BITS 15         /* the pool has 4 x 2^NETLOCK_PART_BITS slots */
 #endif
 #ifndef NETLOCK_TENANT_METERS
 #define NETLOCK_TENANT_METERS 1024
@@ -61,8 +61,7 @@
 #endif
 
 #define SLOT_BITS (NETLOCK_PART_BITS + 2)
-#define PART_SLOTS (32w1 << NETLOCK_PART_BITS)
-#define PART_MASK (PART_SLOTS - 1)
+#define POOL_SLOTS (32w1 << SLOT_BITS)
 
 /* ---- Protocol constants (docs/protocol.md, wire/wire.go): as p4/netlock.p4. ---- */
 const bit<16> NL_PORT = 8888;
@@ -401,10 +400,8 @@ struct metadata_t {
     bit<32> tseq_lo;
     bit<8>  tlevel;
     /* the slot the pool blocks use (sl), and the one s_hold uses (hd) */
-    bit<2>  sl_part;
     bit<32> sl_idx;
     bit<32> sl_slot;
-    bit<2>  hd_part;
     bit<32> hd_idx;
     /* register action ops (0: not used in this pass) */
     bit<8>  x_op;
@@ -594,7 +591,8 @@ parser NetlockIngressParser(packet_in pkt, out headers_t hdr, out metadata_t met
  * writes it out. */
 #define QNEXT(x, size) ((((x) & 0x7fff) + 1 == (size)) ? (((x) & 0x8000) ^ 0x8000) : ((x) + 1))
 
-/* One part of the slot pool: 2^NETLOCK_PART_BITS slots, nine registers per slot (40 bytes):
+/* The slot pool: 4 x 2^NETLOCK_PART_BITS slots (slot s at index s), nine registers per slot
+ * (40 bytes):
  *   s_txn_hi, s_txn_lo   the txn
  *   s_hold               pair: hi the grant number (low 32 bits; 0 while waiting and after
  *                        release), lo the grant time (us)
@@ -603,127 +601,132 @@ parser NetlockIngressParser(packet_in pkt, out headers_t hdr, out metadata_t met
  *   s_ip, s_pt           the client's IPv4 address; [31:16] its UDP port, [15:0] the tenant
  *   s_ts_hi, s_ts_lo     the request's timestamp
  * Sixty-four-bit fields are two registers because a grant reads all of them in one pass and a
- * register action returns 32 bits. NP is the part's number, N0..N8 the registers' names. */
-#define POOL_PART(NP, N0, N1, N2, N3, N4, N5, N6, N7, N8) \
-    @name(N0) Register<bit<32>, bit<32>>(PART_SLOTS) s_txn_hi##NP; \
-    @name(N1) Register<bit<32>, bit<32>>(PART_SLOTS) s_txn_lo##NP; \
-    @name(N2) Register<pair32_t, bit<32>>(PART_SLOTS) s_hold##NP; \
-    @name(N3) Register<bit<32>, bit<32>>(PART_SLOTS) s_flags##NP; \
-    @name(N4) Register<bit<32>, bit<32>>(PART_SLOTS) s_lease##NP; \
-    @name(N5) Register<bit<32>, bit<32>>(PART_SLOTS) s_ip##NP; \
-    @name(N6) Register<bit<32>, bit<32>>(PART_SLOTS) s_pt##NP; \
-    @name(N7) Register<bit<32>, bit<32>>(PART_SLOTS) s_ts_hi##NP; \
-    @name(N8) Register<bit<32>, bit<32>>(PART_SLOTS) s_ts_lo##NP; \
-    RegisterAction<bit<32>, bit<32>, bit<8>>(s_txn_hi##NP) txn_hi_cmp##NP = { \
+ * Tofino 1 register action returns one 32-bit value. p4/netlock.p4 splits the pool into 4
+ * parts (NetLock's figure 5: more SRAM than one stage holds); here each field is one array
+ * over all the slots, so the pool takes nine stateful ALUs instead of 36 (a pipe has 48), and
+ * the fields spread over stages instead: each array is in one stage, 33 SRAM blocks for the
+ * default 131072 slots (65 for s_hold), within a stage's 80 (docs/dataplane.md, "SRAM for the
+ * slot pool"). N0..N8 are the registers' names. */
+#define POOL_PART(N0, N1, N2, N3, N4, N5, N6, N7, N8) \
+    @name(N0) Register<bit<32>, bit<32>>(POOL_SLOTS) s_txn_hi; \
+    @name(N1) Register<bit<32>, bit<32>>(POOL_SLOTS) s_txn_lo; \
+    @name(N2) Register<pair32_t, bit<32>>(POOL_SLOTS) s_hold; \
+    @name(N3) Register<bit<32>, bit<32>>(POOL_SLOTS) s_flags; \
+    @name(N4) Register<bit<32>, bit<32>>(POOL_SLOTS) s_lease; \
+    @name(N5) Register<bit<32>, bit<32>>(POOL_SLOTS) s_ip; \
+    @name(N6) Register<bit<32>, bit<32>>(POOL_SLOTS) s_pt; \
+    @name(N7) Register<bit<32>, bit<32>>(POOL_SLOTS) s_ts_hi; \
+    @name(N8) Register<bit<32>, bit<32>>(POOL_SLOTS) s_ts_lo; \
+    RegisterAction<bit<32>, bit<32>, bit<8>>(s_txn_hi) txn_hi_cmp = { \
         void apply(inout bit<32> v, out bit<8> rv) { rv = (v == meta.sv.txn[63:32]) ? 8w1 : 8w0; } }; \
-    RegisterAction<bit<32>, bit<32>, bit<32>>(s_txn_hi##NP) txn_hi_rd##NP = { \
+    RegisterAction<bit<32>, bit<32>, bit<32>>(s_txn_hi) txn_hi_rd = { \
         void apply(inout bit<32> v, out bit<32> rv) { rv = v; } }; \
-    RegisterAction<bit<32>, bit<32>, bit<32>>(s_txn_hi##NP) txn_hi_wr##NP = { \
+    RegisterAction<bit<32>, bit<32>, bit<32>>(s_txn_hi) txn_hi_wr = { \
         void apply(inout bit<32> v) { v = meta.sv.txn[63:32]; } }; \
-    RegisterAction<bit<32>, bit<32>, bit<8>>(s_txn_lo##NP) txn_lo_cmp##NP = { \
+    RegisterAction<bit<32>, bit<32>, bit<8>>(s_txn_lo) txn_lo_cmp = { \
         void apply(inout bit<32> v, out bit<8> rv) { rv = (v == meta.sv.txn[31:0]) ? 8w1 : 8w0; } }; \
-    RegisterAction<bit<32>, bit<32>, bit<32>>(s_txn_lo##NP) txn_lo_rd##NP = { \
+    RegisterAction<bit<32>, bit<32>, bit<32>>(s_txn_lo) txn_lo_rd = { \
         void apply(inout bit<32> v, out bit<32> rv) { rv = v; } }; \
-    RegisterAction<bit<32>, bit<32>, bit<32>>(s_txn_lo##NP) txn_lo_wr##NP = { \
+    RegisterAction<bit<32>, bit<32>, bit<32>>(s_txn_lo) txn_lo_wr = { \
         void apply(inout bit<32> v) { v = meta.sv.txn[31:0]; } }; \
-    RegisterAction<pair32_t, bit<32>, bit<8>>(s_hold##NP) hold_rel##NP = { \
+    RegisterAction<pair32_t, bit<32>, bit<8>>(s_hold) hold_rel = { \
         void apply(inout pair32_t v, out bit<8> rv) { \
             rv = 0; \
             if (v.hi == meta.tseq_lo && v.hi != 0) { v.hi = 0; rv = 1; } } }; \
-    RegisterAction<pair32_t, bit<32>, bit<8>>(s_hold##NP) hold_touch##NP = { \
+    RegisterAction<pair32_t, bit<32>, bit<8>>(s_hold) hold_touch = { \
         void apply(inout pair32_t v, out bit<8> rv) { \
             rv = 0; \
             if (v.hi == meta.tseq_lo && v.hi != 0) { v.lo = meta.now; rv = 1; } } }; \
-    RegisterAction<pair32_t, bit<32>, bit<32>>(s_hold##NP) hold_wr##NP = { \
+    RegisterAction<pair32_t, bit<32>, bit<32>>(s_hold) hold_wr = { \
         void apply(inout pair32_t v) { v.hi = meta.n_seq; v.lo = meta.now; } }; \
-    RegisterAction<pair32_t, bit<32>, bit<32>>(s_hold##NP) hold_seq##NP = { \
+    RegisterAction<pair32_t, bit<32>, bit<32>>(s_hold) hold_seq = { \
         void apply(inout pair32_t v, out bit<32> rv) { rv = v.hi; } }; \
-    RegisterAction<pair32_t, bit<32>, bit<32>>(s_hold##NP) hold_gts##NP = { \
+    RegisterAction<pair32_t, bit<32>, bit<32>>(s_hold) hold_gts = { \
         void apply(inout pair32_t v, out bit<32> rv) { rv = v.lo; } }; \
-    RegisterAction<bit<32>, bit<32>, bit<32>>(s_flags##NP) flags_rd##NP = { \
+    RegisterAction<bit<32>, bit<32>, bit<32>>(s_flags) flags_rd = { \
         void apply(inout bit<32> v, out bit<32> rv) { rv = v; } }; \
-    RegisterAction<bit<32>, bit<32>, bit<32>>(s_flags##NP) flags_wr##NP = { \
+    RegisterAction<bit<32>, bit<32>, bit<32>>(s_flags) flags_wr = { \
         void apply(inout bit<32> v, out bit<32> rv) { v = meta.n_flags; rv = v; } }; \
-    RegisterAction<bit<32>, bit<32>, bit<32>>(s_flags##NP) flags_done##NP = { \
+    RegisterAction<bit<32>, bit<32>, bit<32>>(s_flags) flags_done = { \
         void apply(inout bit<32> v, out bit<32> rv) { rv = v; v = v & 0x00ffffff; } }; \
-    RegisterAction<bit<32>, bit<32>, bit<32>>(s_flags##NP) flags_wdraw##NP = { \
+    RegisterAction<bit<32>, bit<32>, bit<32>>(s_flags) flags_wdraw = { \
         void apply(inout bit<32> v, out bit<32> rv) { \
             rv = v; \
             if (v[31:24] == SS_LIVE) { v = (v & 0x00ffffff) | 0x02000000; } } }; \
-    RegisterAction<bit<32>, bit<32>, bit<32>>(s_lease##NP) lease_rd##NP = { \
+    RegisterAction<bit<32>, bit<32>, bit<32>>(s_lease) lease_rd = { \
         void apply(inout bit<32> v, out bit<32> rv) { rv = v; } }; \
-    RegisterAction<bit<32>, bit<32>, bit<32>>(s_lease##NP) lease_wr##NP = { \
+    RegisterAction<bit<32>, bit<32>, bit<32>>(s_lease) lease_wr = { \
         void apply(inout bit<32> v, out bit<32> rv) { v = meta.sv.lease; rv = v; } }; \
-    RegisterAction<bit<32>, bit<32>, bit<32>>(s_ip##NP) ip_rd##NP = { \
+    RegisterAction<bit<32>, bit<32>, bit<32>>(s_ip) ip_rd = { \
         void apply(inout bit<32> v, out bit<32> rv) { rv = v; } }; \
-    RegisterAction<bit<32>, bit<32>, bit<32>>(s_ip##NP) ip_wr##NP = { \
+    RegisterAction<bit<32>, bit<32>, bit<32>>(s_ip) ip_wr = { \
         void apply(inout bit<32> v) { v = meta.sv.ip; } }; \
-    RegisterAction<bit<32>, bit<32>, bit<32>>(s_pt##NP) pt_rd##NP = { \
+    RegisterAction<bit<32>, bit<32>, bit<32>>(s_pt) pt_rd = { \
         void apply(inout bit<32> v, out bit<32> rv) { rv = v; } }; \
-    RegisterAction<bit<32>, bit<32>, bit<32>>(s_pt##NP) pt_wr##NP = { \
+    RegisterAction<bit<32>, bit<32>, bit<32>>(s_pt) pt_wr = { \
         void apply(inout bit<32> v) { v = meta.sv.port ++ meta.sv.tenant; } }; \
-    RegisterAction<bit<32>, bit<32>, bit<32>>(s_ts_hi##NP) ts_hi_rd##NP = { \
+    RegisterAction<bit<32>, bit<32>, bit<32>>(s_ts_hi) ts_hi_rd = { \
         void apply(inout bit<32> v, out bit<32> rv) { rv = v; } }; \
-    RegisterAction<bit<32>, bit<32>, bit<32>>(s_ts_hi##NP) ts_hi_wr##NP = { \
+    RegisterAction<bit<32>, bit<32>, bit<32>>(s_ts_hi) ts_hi_wr = { \
         void apply(inout bit<32> v) { v = meta.sv.ts[63:32]; } }; \
-    RegisterAction<bit<32>, bit<32>, bit<32>>(s_ts_lo##NP) ts_lo_rd##NP = { \
+    RegisterAction<bit<32>, bit<32>, bit<32>>(s_ts_lo) ts_lo_rd = { \
         void apply(inout bit<32> v, out bit<32> rv) { rv = v; } }; \
-    RegisterAction<bit<32>, bit<32>, bit<32>>(s_ts_lo##NP) ts_lo_wr##NP = { \
+    RegisterAction<bit<32>, bit<32>, bit<32>>(s_ts_lo) ts_lo_wr = { \
         void apply(inout bit<32> v) { v = meta.sv.ts[31:0]; } };
 
-/* Stage blocks of the pool, for part NP (the caller picks the part). */
-#define POOL_TXN(NP) \
+/* Stage blocks of the pool. */
+#define POOL_TXN \
     if (meta.x_op == OP_CMP) { \
-        meta.txn_hi_ok = txn_hi_cmp##NP.execute(meta.sl_idx); \
-        meta.txn_lo_ok = txn_lo_cmp##NP.execute(meta.sl_idx); \
+        meta.txn_hi_ok = txn_hi_cmp.execute(meta.sl_idx); \
+        meta.txn_lo_ok = txn_lo_cmp.execute(meta.sl_idx); \
     } else if (meta.x_op == OP_RD) { \
-        meta.sv.txn[63:32] = txn_hi_rd##NP.execute(meta.sl_idx); \
-        meta.sv.txn[31:0] = txn_lo_rd##NP.execute(meta.sl_idx); \
+        meta.sv.txn[63:32] = txn_hi_rd.execute(meta.sl_idx); \
+        meta.sv.txn[31:0] = txn_lo_rd.execute(meta.sl_idx); \
     } else if (meta.x_op == OP_WR) { \
-        txn_hi_wr##NP.execute(meta.sl_idx); \
-        txn_lo_wr##NP.execute(meta.sl_idx); \
+        txn_hi_wr.execute(meta.sl_idx); \
+        txn_lo_wr.execute(meta.sl_idx); \
     }
-#define POOL_WHO(NP) \
+#define POOL_WHO \
     if (meta.who_op == OP_RD) { \
-        meta.sv.ip = ip_rd##NP.execute(meta.sl_idx); \
-        meta.rd32 = pt_rd##NP.execute(meta.sl_idx); \
+        meta.sv.ip = ip_rd.execute(meta.sl_idx); \
+        meta.rd32 = pt_rd.execute(meta.sl_idx); \
     } else if (meta.who_op == OP_WR) { \
-        ip_wr##NP.execute(meta.sl_idx); \
-        pt_wr##NP.execute(meta.sl_idx); \
+        ip_wr.execute(meta.sl_idx); \
+        pt_wr.execute(meta.sl_idx); \
     }
-#define POOL_HOLD(NP) \
+#define POOL_HOLD \
     if (meta.hd_op == OP_REL) { \
-        meta.valid = hold_rel##NP.execute(meta.hd_idx); \
+        meta.valid = hold_rel.execute(meta.hd_idx); \
     } else if (meta.hd_op == OP_TCH) { \
-        meta.valid = hold_touch##NP.execute(meta.hd_idx); \
+        meta.valid = hold_touch.execute(meta.hd_idx); \
     } else if (meta.hd_op == OP_WR) { \
-        hold_wr##NP.execute(meta.hd_idx); \
+        hold_wr.execute(meta.hd_idx); \
     } else if (meta.hd_op == OP_RD) { \
-        meta.sv.seq = hold_seq##NP.execute(meta.hd_idx); \
+        meta.sv.seq = hold_seq.execute(meta.hd_idx); \
     } else if (meta.hd_op == OP_GTS) { \
-        meta.sv.gts = hold_gts##NP.execute(meta.hd_idx); \
+        meta.sv.gts = hold_gts.execute(meta.hd_idx); \
     }
-#define POOL_FLAGS(NP) \
+#define POOL_FLAGS \
     if (meta.fl_op == OP_RD) { \
-        meta.rd32 = flags_rd##NP.execute(meta.sl_idx); \
+        meta.rd32 = flags_rd.execute(meta.sl_idx); \
     } else if (meta.fl_op == OP_WR) { \
-        meta.rd32 = flags_wr##NP.execute(meta.sl_idx); \
+        meta.rd32 = flags_wr.execute(meta.sl_idx); \
     } else if (meta.fl_op == OP_REL) { \
-        meta.rd32 = flags_done##NP.execute(meta.sl_idx); \
+        meta.rd32 = flags_done.execute(meta.sl_idx); \
     } else if (meta.fl_op == OP_WDR) { \
-        meta.rd32 = flags_wdraw##NP.execute(meta.sl_idx); \
+        meta.rd32 = flags_wdraw.execute(meta.sl_idx); \
     } \
     if (meta.ls_op == OP_RD) { \
-        meta.sv.lease = lease_rd##NP.execute(meta.sl_idx); \
+        meta.sv.lease = lease_rd.execute(meta.sl_idx); \
     } else if (meta.ls_op == OP_WR) { \
-        meta.sv.lease = lease_wr##NP.execute(meta.sl_idx); \
+        meta.sv.lease = lease_wr.execute(meta.sl_idx); \
     } \
     if (meta.ts_op == OP_RD) { \
-        meta.sv.ts[63:32] = ts_hi_rd##NP.execute(meta.sl_idx); \
-        meta.sv.ts[31:0] = ts_lo_rd##NP.execute(meta.sl_idx); \
+        meta.sv.ts[63:32] = ts_hi_rd.execute(meta.sl_idx); \
+        meta.sv.ts[31:0] = ts_lo_rd.execute(meta.sl_idx); \
     } else if (meta.ts_op == OP_WR) { \
-        ts_hi_wr##NP.execute(meta.sl_idx); \
-        ts_lo_wr##NP.execute(meta.sl_idx); \
+        ts_hi_wr.execute(meta.sl_idx); \
+        ts_lo_wr.execute(meta.sl_idx); \
     }
 
 /* The queue positions of one level, per lock: head, tail, gnext (16-bit positions, as
@@ -814,10 +817,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     LEVEL_REGS(0, "levels.level0.head", "levels.level0.tail", "levels.level0.gnext")
     LEVEL_REGS(1, "levels.level1.head", "levels.level1.tail", "levels.level1.gnext")
 
-    POOL_PART(0, "pool.part0.s_txn_hi", "pool.part0.s_txn_lo", "pool.part0.s_hold", "pool.part0.s_flags", "pool.part0.s_lease", "pool.part0.s_ip", "pool.part0.s_pt", "pool.part0.s_ts_hi", "pool.part0.s_ts_lo")
-    POOL_PART(1, "pool.part1.s_txn_hi", "pool.part1.s_txn_lo", "pool.part1.s_hold", "pool.part1.s_flags", "pool.part1.s_lease", "pool.part1.s_ip", "pool.part1.s_pt", "pool.part1.s_ts_hi", "pool.part1.s_ts_lo")
-    POOL_PART(2, "pool.part2.s_txn_hi", "pool.part2.s_txn_lo", "pool.part2.s_hold", "pool.part2.s_flags", "pool.part2.s_lease", "pool.part2.s_ip", "pool.part2.s_pt", "pool.part2.s_ts_hi", "pool.part2.s_ts_lo")
-    POOL_PART(3, "pool.part3.s_txn_hi", "pool.part3.s_txn_lo", "pool.part3.s_hold", "pool.part3.s_flags", "pool.part3.s_lease", "pool.part3.s_ip", "pool.part3.s_pt", "pool.part3.s_ts_hi", "pool.part3.s_ts_lo")
+    POOL_PART("pool.s_txn_hi", "pool.s_txn_lo", "pool.s_hold", "pool.s_flags", "pool.s_lease", "pool.s_ip", "pool.s_pt", "pool.s_ts_hi", "pool.s_ts_lo")
 
     Meter<bit<32>>(NETLOCK_TENANT_METERS, MeterType_t.PACKETS) tenant_meter;
     Counter<bit<64>, bit<32>>(8, CounterType_t.PACKETS) nl_drops;
@@ -1239,18 +1239,14 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     /* Point the pool blocks at position pos of the current level's region. */
     action slot_at(bit<16> pos) {
         bit<32> s = meta.left + (bit<32>)(pos & 0x7fff);
-        meta.sl_part = s[SLOT_BITS - 1:NETLOCK_PART_BITS];
-        meta.sl_idx = s & PART_MASK;
+        meta.sl_idx = s;
         meta.sl_slot = s;
-        meta.hd_part = meta.sl_part;
-        meta.hd_idx = meta.sl_idx;
+        meta.hd_idx = s;
     }
     action slot_abs(bit<32> s) {
-        meta.sl_part = s[SLOT_BITS - 1:NETLOCK_PART_BITS];
-        meta.sl_idx = s & PART_MASK;
+        meta.sl_idx = s;
         meta.sl_slot = s;
-        meta.hd_part = meta.sl_part;
-        meta.hd_idx = meta.sl_idx;
+        meta.hd_idx = s;
     }
 
     /* Unpack s_flags and s_pt (read into rd32 and sv.*) into the slot view. */
@@ -1438,6 +1434,18 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 exit;
             }
             rack.apply();
+            /* The lock's entry is looked up beside rack, on the header alone, not after the
+             * rack's checks decided the kind: one stage fewer (docs/dataplane.md, "Stages").
+             * Only a lock, push-back or admin request can use it; the ones the checks below
+             * route or drop count a hit in lock_hits that p4/netlock.p4 does not count (a
+             * request while rack is unset, a push-back to another address or with a wrong key,
+             * an admin request with a wrong key). */
+            if (hdr.nl.op == OP_ACQUIRE || hdr.nl.op == OP_RELEASE || hdr.nl.op == OP_PROBE ||
+                    hdr.nl.op == OP_PUSHBACK ||
+                    (hdr.nl.op == OP_ADMIN && hdr.nl.status >= 16 && hdr.nl.status <= 31 &&
+                     meta.in_port == CPU_PORT)) {
+                lock_table.apply();
+            }
             if (hdr.nl.op == OP_ACQUIRE || hdr.nl.op == OP_RELEASE || hdr.nl.op == OP_PROBE) {
                 if (meta.rack_ok == 1) {
                     meta.kind = K_LOCK;
@@ -1461,7 +1469,6 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             }
         }
         if (meta.kind != K_ROUTE) {
-            lock_table.apply();
             if (meta.hit == 1) {
                 lock_servers.apply();
             }
@@ -1711,21 +1718,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             meta.x_op = OP_RD;
             meta.who_op = OP_RD;
         }
-        if (meta.x_op != 0 || meta.who_op != 0) {
-            if (meta.sl_part == 0) {
-                POOL_TXN(0)
-                POOL_WHO(0)
-            } else if (meta.sl_part == 1) {
-                POOL_TXN(1)
-                POOL_WHO(1)
-            } else if (meta.sl_part == 2) {
-                POOL_TXN(2)
-                POOL_WHO(2)
-            } else {
-                POOL_TXN(3)
-                POOL_WHO(3)
-            }
-        }
+        POOL_TXN
+        POOL_WHO
         if (meta.who_op == OP_RD) {
             meta.sv.port = meta.rd32[31:16];
             meta.sv.tenant = meta.rd32[15:0];
@@ -1745,24 +1739,13 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             /* The grant decided in the pass before: its number and time. */
             meta.hd_op = OP_WR;
             meta.n_seq = hdr.recirc.pseq_lo;
-            meta.hd_part = hdr.recirc.pslot[SLOT_BITS - 1:NETLOCK_PART_BITS];
-            meta.hd_idx = hdr.recirc.pslot & PART_MASK;
+            meta.hd_idx = hdr.recirc.pslot;
         } else if (do_rw == 1 || ph_probe3 == 1) {
             meta.hd_op = OP_RD;
         } else if (ph_probe2 == 1) {
             meta.hd_op = OP_GTS;
         }
-        if (meta.hd_op != 0) {
-            if (meta.hd_part == 0) {
-                POOL_HOLD(0)
-            } else if (meta.hd_part == 1) {
-                POOL_HOLD(1)
-            } else if (meta.hd_part == 2) {
-                POOL_HOLD(2)
-            } else {
-                POOL_HOLD(3)
-            }
-        }
+        POOL_HOLD
 
         /* ================= stage: the pool's flags, lease and timestamp ================= */
         if (do_write == 1) {
@@ -1790,17 +1773,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         } else if (do_clean == 1 && hdr.recirc.cleft > 0) {
             meta.fl_op = OP_RD;
         }
-        if (meta.fl_op != 0 || meta.ls_op != 0 || meta.ts_op != 0) {
-            if (meta.sl_part == 0) {
-                POOL_FLAGS(0)
-            } else if (meta.sl_part == 1) {
-                POOL_FLAGS(1)
-            } else if (meta.sl_part == 2) {
-                POOL_FLAGS(2)
-            } else {
-                POOL_FLAGS(3)
-            }
-        }
+        POOL_FLAGS
         if (meta.fl_op != 0) {
             flags_view();
         }

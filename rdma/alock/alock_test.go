@@ -7,8 +7,6 @@ package alock_test
 
 import (
 	"fmt"
-	"os"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -25,18 +23,8 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-func seed(t *testing.T) int64 {
-	t.Helper()
-	s := time.Now().UnixNano()
-	if v := os.Getenv("RDMA_SEED"); v != "" {
-		var err error
-		if s, err = strconv.ParseInt(v, 10, 64); err != nil {
-			t.Fatalf("RDMA_SEED: %v", err)
-		}
-	}
-	t.Logf("seed %d (rerun with RDMA_SEED=%d)", s, s)
-	return s
-}
+// simUntil bounds every simulated run (virtual ns).
+const simUntil = 1 << 42
 
 // recorder collects probe events.
 type recorder struct {
@@ -73,34 +61,6 @@ func newALock(t *testing.T, cfg alock.Config, r *recorder) *alock.ALock {
 	return a
 }
 
-func runSim(t *testing.T, w rdmatest.Workload, cfg sim.Config) rdmatest.Result {
-	t.Helper()
-	cfg.Nodes = len(w.Threads)
-	s, err := sim.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := rdmatest.Run(&rdmatest.SimFabric{S: s, Until: 1 << 42}, w)
-	if err != nil {
-		t.Fatalf("%s: %v", w.Alg.Name(), err)
-	}
-	return res
-}
-
-func runEmu(t *testing.T, w rdmatest.Workload, cfg emu.Config) rdmatest.Result {
-	t.Helper()
-	c, err := emu.NewCluster(cfg, len(w.Threads))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	res, err := rdmatest.Run(&rdmatest.EmuFabric{C: c}, w)
-	if err != nil {
-		t.Fatalf("%s: %v", w.Alg.Name(), err)
-	}
-	return res
-}
-
 // checkME asserts P1 (no overlap), a correct protected counter and that every thread finished
 // all its operations (P2/P3 for bounded runs).
 func checkME(t *testing.T, res rdmatest.Result, w rdmatest.Workload) {
@@ -122,23 +82,23 @@ func checkME(t *testing.T, res rdmatest.Result, w rdmatest.Workload) {
 
 // Scenario 3: one hot lock, mixed cohorts, saturating, random delays on every verb.
 func TestSaturatingMixedCohorts(t *testing.T) {
-	s := seed(t)
+	s := rdmatest.Seed(t)
 	t.Run("sim", func(t *testing.T) {
 		// One lock on node 0; half of the 32 threads are local to it (50% locality).
 		w := rdmatest.Workload{Alg: newALock(t, alock.Config{}, nil), Locks: 1, Threads: []int{16, 6, 5, 5}, Ops: 100, Seed: s}
-		res := runSim(t, w, sim.Config{Seed: s, OpJitter: 2000})
+		res := rdmatest.RunSim(t, w, sim.Config{Seed: s, OpJitter: 2000}, simUntil)
 		checkME(t, res, w)
 	})
 	t.Run("emu", func(t *testing.T) {
 		w := rdmatest.Workload{Alg: newALock(t, alock.Config{}, nil), Locks: 1, Threads: []int{3, 2, 2}, Ops: 100, Seed: s,
 			Pause: rdmatest.Think(1)}
-		res := runEmu(t, w, emu.Config{Seed: s, OpDelay: 20 * time.Microsecond, AtomicWindowYields: 1})
+		res := rdmatest.RunEmu(t, w, emu.Config{Seed: s, OpDelay: 20 * time.Microsecond, AtomicWindowYields: 1})
 		checkME(t, res, w)
 	})
 	t.Run("emu-next-first", func(t *testing.T) {
 		w := rdmatest.Workload{Alg: newALock(t, alock.Config{UnlockVariant: alock.UnlockNextFirst}, nil), Locks: 2,
 			Threads: []int{2, 2, 2}, Ops: 100, Seed: s, Locality: 0.5}
-		res := runEmu(t, w, emu.Config{Seed: s, OpDelay: 10 * time.Microsecond, AtomicWindowYields: 1})
+		res := rdmatest.RunEmu(t, w, emu.Config{Seed: s, OpDelay: 10 * time.Microsecond, AtomicWindowYields: 1})
 		checkME(t, res, w)
 	})
 }
@@ -162,7 +122,7 @@ func throughput(t *testing.T, w rdmatest.Workload, cfg sim.Config) (float64, rdm
 // Scenario 4: 100% locality: local threads issue no verbs at all (P4), and ALock's throughput
 // is far above the loopback competitors under the cost model.
 func TestFullLocality(t *testing.T) {
-	s := seed(t)
+	s := rdmatest.Seed(t)
 	w := rdmatest.Workload{Locks: 4, Threads: []int{4, 4}, Ops: 200, Seed: s, Locality: 1}
 	w.Alg = newALock(t, alock.Config{}, nil)
 	tpA, res := throughput(t, w, sim.Config{Seed: s})
@@ -302,7 +262,7 @@ func cohortRuns(evs []alock.Event) (maxRun map[alock.Cohort]int, reacq map[alock
 // Scenario 6 (P8) and 7 (P9): budget-run and bypass bounds with both cohorts saturated, and the
 // lopsided 1-vs-many cases. The run bound is reached, showing that passing happens.
 func TestBudgetAndBypassBounds(t *testing.T) {
-	s := seed(t)
+	s := rdmatest.Seed(t)
 	cases := []struct {
 		name    string
 		threads []int
@@ -318,7 +278,7 @@ func TestBudgetAndBypassBounds(t *testing.T) {
 			r := &recorder{}
 			a := newALock(t, alock.Config{LocalBudget: tc.lb, RemoteBudget: tc.rb}, r)
 			w := rdmatest.Workload{Alg: a, Locks: 1, Threads: tc.threads, Ops: 120, Seed: s}
-			res := runSim(t, w, sim.Config{Seed: s, OpJitter: 500})
+			res := rdmatest.RunSim(t, w, sim.Config{Seed: s, OpJitter: 500}, simUntil)
 			checkME(t, res, w)
 			maxRun, reacq, entries := cohortRuns(r.events())
 			t.Logf("max runs while other waits: local %d (budget %d), remote %d (budget %d); reacquires local %d remote %d; entries %v",
@@ -346,11 +306,11 @@ func TestBudgetAndBypassBounds(t *testing.T) {
 // Scenario 8: budget 1: every passed acquisition receives 0 and pReacquires, so no thread
 // ever enters by a plain pass, and reacquires equal passes (links).
 func TestBudgetOne(t *testing.T) {
-	s := seed(t)
+	s := rdmatest.Seed(t)
 	r := &recorder{}
 	a := newALock(t, alock.Config{LocalBudget: 1, RemoteBudget: 1}, r)
 	w := rdmatest.Workload{Alg: a, Locks: 1, Threads: []int{4, 3, 3}, Ops: 100, Seed: s}
-	res := runSim(t, w, sim.Config{Seed: s, OpJitter: 1000})
+	res := rdmatest.RunSim(t, w, sim.Config{Seed: s, OpJitter: 1000}, simUntil)
 	checkME(t, res, w)
 	var links, reacq, passed int
 	for _, e := range r.events() {
@@ -371,7 +331,7 @@ func TestBudgetOne(t *testing.T) {
 // Scenario 9 (P10, P5): only remote threads contend: a budget-0 receiver reacquires at once
 // (its next CS entry is its own), resets its budget, and tail_r stays non-null meanwhile.
 func TestReacquireWithoutOpposition(t *testing.T) {
-	sd := seed(t)
+	sd := rdmatest.Seed(t)
 	s, err := sim.New(sim.Config{Nodes: 3, Seed: sd, OpJitter: 1000})
 	if err != nil {
 		t.Fatal(err)
@@ -418,7 +378,7 @@ func TestReacquireWithoutOpposition(t *testing.T) {
 // itself; the holder's unlock CAS fails, it waits for next and then passes holder.budget-1
 // (P7). Real goroutines, the delay is a sleep in the probe.
 func TestUnlockRace(t *testing.T) {
-	s := seed(t)
+	s := rdmatest.Seed(t)
 	for _, variant := range []int{alock.UnlockCASFirst, alock.UnlockNextFirst} {
 		t.Run(fmt.Sprint("variant", variant), func(t *testing.T) {
 			r := &recorder{hook: func(e alock.Event) {
@@ -431,7 +391,7 @@ func TestUnlockRace(t *testing.T) {
 			// successor is still unlinked when the holder releases.
 			w := rdmatest.Workload{Alg: a, Locks: 1, Threads: []int{2, 2}, Ops: 20, Seed: s,
 				Pause: func(verbs.Endpoint) { time.Sleep(100 * time.Microsecond) }}
-			res := runEmu(t, w, emu.Config{Seed: s})
+			res := rdmatest.RunEmu(t, w, emu.Config{Seed: s})
 			checkME(t, res, w)
 			checkPasses(t, r.events(), a.Config())
 		})
@@ -473,7 +433,7 @@ func checkPasses(t *testing.T, evs []alock.Event, cfg alock.Config) {
 // descriptors; no local write or RMW on tail_r; remote descriptors are touched remotely only by
 // rWrite. Detector words are excluded (the detector mixes classes on purpose).
 func TestAsymmetricAtomicityAudit(t *testing.T) {
-	s := seed(t)
+	s := rdmatest.Seed(t)
 	var mu sync.Mutex
 	var accesses []verbs.Access
 	tracer := func(a verbs.Access) {
@@ -556,14 +516,14 @@ func (c *captureAlg) NewLocker(ep verbs.Endpoint) (locks.Locker, error) {
 // Scenario 13 (P6): within a cohort, CS entry order follows the queue: a thread that enqueued
 // behind descriptor d enters right after d's owner among that cohort's entries.
 func TestIntraCohortFIFO(t *testing.T) {
-	s := seed(t)
+	s := rdmatest.Seed(t)
 	r := &recorder{}
 	var handles []*alock.Handle
 	var mu sync.Mutex
 	a := newALock(t, alock.Config{}, r)
 	alg := &captureAlg{a: a, handles: &handles, mu: &mu}
 	w := rdmatest.Workload{Alg: alg, Locks: 1, Threads: []int{5, 3, 3}, Ops: 100, Seed: s}
-	res := runSim(t, w, sim.Config{Seed: s, OpJitter: 2000})
+	res := rdmatest.RunSim(t, w, sim.Config{Seed: s, OpJitter: 2000}, simUntil)
 	checkME(t, res, w)
 	owner := map[verbs.Ptr]int{}
 	for _, h := range handles {
@@ -597,17 +557,17 @@ func TestIntraCohortFIFO(t *testing.T) {
 // some locks and remote for others. Stale next/budget values must never cause a spurious pass
 // or a hang.
 func TestManyLocksDescriptorReuse(t *testing.T) {
-	s := seed(t)
+	s := rdmatest.Seed(t)
 	for _, n := range []int{20, 100, 1000} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
 			w := rdmatest.Workload{Alg: newALock(t, alock.Config{}, nil), Locks: n, Threads: []int{4, 4, 4, 4}, Ops: 150, Seed: s, Locality: 0.5}
-			res := runSim(t, w, sim.Config{Seed: s, OpJitter: 1000})
+			res := rdmatest.RunSim(t, w, sim.Config{Seed: s, OpJitter: 1000}, simUntil)
 			checkME(t, res, w)
 		})
 	}
 	t.Run("emu", func(t *testing.T) {
 		w := rdmatest.Workload{Alg: newALock(t, alock.Config{LocalBudget: 2, RemoteBudget: 2}, nil), Locks: 6, Threads: []int{2, 2, 2}, Ops: 150, Seed: s, Locality: 0.5}
-		res := runEmu(t, w, emu.Config{Seed: s, AtomicWindowYields: 1})
+		res := rdmatest.RunEmu(t, w, emu.Config{Seed: s, AtomicWindowYields: 1})
 		checkME(t, res, w)
 	})
 }
@@ -615,7 +575,7 @@ func TestManyLocksDescriptorReuse(t *testing.T) {
 // Negative control (c) of docs/rdma.md: ALock with an unawaited victim rWrite must violate mutual
 // exclusion under delayed application; the same workload with the awaited write passes.
 func TestUnawaitedVictimFails(t *testing.T) {
-	base := seed(t)
+	base := rdmatest.Seed(t)
 	for i := int64(0); i < 3; i++ {
 		w := rdmatest.Workload{Alg: newALock(t, alock.Config{UnsafeUnawaitedVictim: true}, nil), Locks: 1, Threads: []int{2, 2}, Ops: 300, Seed: base + i}
 		cfg := sim.Config{Nodes: 2, Seed: base + i, UnsignaledJitter: 50000}
@@ -632,7 +592,7 @@ func TestUnawaitedVictimFails(t *testing.T) {
 		}
 		t.Logf("seed %d: %d violations, first: %s", base+i, res.Violations, res.First)
 		w.Alg = newALock(t, alock.Config{}, nil)
-		checkME(t, runSim(t, w, cfg), w)
+		checkME(t, rdmatest.RunSim(t, w, cfg, simUntil), w)
 	}
 	// Real time: the victim write is applied by a goroutine after a random delay. The local
 	// thread often enters uncontended (victim = LOCAL) and stays inside for 200us; a remote
@@ -642,7 +602,7 @@ func TestUnawaitedVictimFails(t *testing.T) {
 	for attempt := 0; ; attempt++ {
 		w := rdmatest.Workload{Alg: newALock(t, alock.Config{UnsafeUnawaitedVictim: true}, nil), Locks: 1, Threads: []int{1, 1}, Ops: 40, Seed: base,
 			Pause: sleep(200 * time.Microsecond), Think: sleep(300 * time.Microsecond)}
-		res := runEmu(t, w, emu.Config{Seed: base, UnsignaledDelay: 500 * time.Microsecond})
+		res := rdmatest.RunEmu(t, w, emu.Config{Seed: base, UnsignaledDelay: 500 * time.Microsecond})
 		if res.Violations > 0 {
 			t.Logf("emu attempt %d: %d violations, first: %s", attempt, res.Violations, res.First)
 			break

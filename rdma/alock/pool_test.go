@@ -16,7 +16,7 @@ import (
 // (local cohort, through a handle pool) and threads of another node (remote cohort) take
 // locks, some holding two locks at once (two handles, locks taken in index order).
 func TestTablePoolServerShape(t *testing.T) {
-	s := seed(t)
+	s := rdmatest.Seed(t)
 	c, err := emu.NewCluster(emu.Config{Seed: s, AtomicWindowYields: 1}, 2)
 	if err != nil {
 		t.Fatal(err)

@@ -3,15 +3,14 @@ package bench
 import (
 	"fmt"
 	"image/color"
-	"os"
 	"path/filepath"
 	"sort"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
+
+	"github.com/netlock-go/netlock/internal/pngplot"
 )
 
 var algColor = map[string]color.Color{
@@ -79,7 +78,7 @@ func PlotThroughput(rs []Result, dir string) ([]string, error) {
 			}
 		}
 		f := filepath.Join(dir, fmt.Sprintf("throughput_%dnodes.png", n))
-		if err := saveGrid(grid, f, vg.Length(len(locs))*9*vg.Centimeter, vg.Length(len(lockSizes))*7*vg.Centimeter); err != nil {
+		if err := pngplot.SaveGrid(grid, f, vg.Length(len(locs))*9*vg.Centimeter, vg.Length(len(lockSizes))*7*vg.Centimeter, pngplot.Options{}); err != nil {
 			return nil, err
 		}
 		files = append(files, f)
@@ -135,29 +134,5 @@ func PlotLatencyCDF(rs []Result, nodes, threads int, dir string) (string, error)
 		}
 	}
 	f := filepath.Join(dir, fmt.Sprintf("latency_cdf_%dnodes_%dthreads.png", nodes, threads))
-	return f, saveGrid(grid, f, vg.Length(len(locs))*9*vg.Centimeter, vg.Length(len(lockSizes))*7*vg.Centimeter)
-}
-
-func saveGrid(grid [][]*plot.Plot, file string, w, h vg.Length) error {
-	img := vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(72))
-	dc := draw.New(img)
-	tiles := draw.Tiles{Rows: len(grid), Cols: len(grid[0]), PadX: vg.Millimeter * 3, PadY: vg.Millimeter * 3,
-		PadTop: vg.Millimeter * 2, PadBottom: vg.Millimeter * 2, PadLeft: vg.Millimeter * 2, PadRight: vg.Millimeter * 2}
-	canvases := plot.Align(grid, tiles, dc)
-	for i := range grid {
-		for j := range grid[i] {
-			if grid[i][j] != nil {
-				grid[i][j].Draw(canvases[i][j])
-			}
-		}
-	}
-	fh, err := os.Create(file)
-	if err != nil {
-		return fmt.Errorf("bench plot: %w", err)
-	}
-	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(fh); err != nil {
-		fh.Close()
-		return fmt.Errorf("bench plot %s: %w", file, err)
-	}
-	return fh.Close()
+	return f, pngplot.SaveGrid(grid, f, vg.Length(len(locs))*9*vg.Centimeter, vg.Length(len(lockSizes))*7*vg.Centimeter, pngplot.Options{})
 }

@@ -1,7 +1,6 @@
 package locks_test
 
 import (
-	"os"
 	"testing"
 	"time"
 
@@ -16,57 +15,19 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-func seed(t *testing.T) int64 {
-	t.Helper()
-	s := time.Now().UnixNano()
-	if v := os.Getenv("RDMA_SEED"); v != "" {
-		if _, err := fmtSscan(v, &s); err != nil {
-			t.Fatalf("RDMA_SEED: %v", err)
-		}
-	}
-	t.Logf("seed %d (rerun with RDMA_SEED=%d)", s, s)
-	return s
-}
-
-// runSim runs w on a 2-node simulated fabric; the lock lives on node 0.
-func runSim(t *testing.T, w rdmatest.Workload, cfg sim.Config) rdmatest.Result {
-	t.Helper()
-	cfg.Nodes = len(w.Threads)
-	s, err := sim.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := rdmatest.Run(&rdmatest.SimFabric{S: s, Until: 1 << 40}, w)
-	if err != nil {
-		t.Fatalf("%s: %v", w.Alg.Name(), err)
-	}
-	return res
-}
-
-func runEmu(t *testing.T, w rdmatest.Workload, cfg emu.Config) rdmatest.Result {
-	t.Helper()
-	c, err := emu.NewCluster(cfg, len(w.Threads))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	res, err := rdmatest.Run(&rdmatest.EmuFabric{C: c}, w)
-	if err != nil {
-		t.Fatalf("%s: %v", w.Alg.Name(), err)
-	}
-	return res
-}
+// simUntil bounds every simulated run (virtual ns).
+const simUntil = 1 << 40
 
 // Scenario 1 (virtual time): the mixed local-CAS/remote-CAS spinlock must let two threads in.
 // The simulation is deterministic per seed; every seed tried must expose the race.
 func TestMixedSpinlockFailsSim(t *testing.T) {
-	base := seed(t)
+	base := rdmatest.Seed(t)
 	for i := int64(0); i < 5; i++ {
 		// The critical section (about 2us) outlasts a remote CAS's window plus its completion,
 		// so a remote thread that slipped in overlaps the local holder.
 		w := rdmatest.Workload{Alg: locks.MixedSpin{}, Locks: 1, Threads: []int{1, 1}, Ops: 200, Seed: base + i,
 			Think: rdmatest.Think(8), Pause: rdmatest.Think(80)}
-		res := runSim(t, w, sim.Config{Seed: base + i, OpJitter: 400})
+		res := rdmatest.RunSim(t, w, sim.Config{Seed: base + i, OpJitter: 400}, simUntil)
 		if res.Violations == 0 {
 			t.Fatalf("seed %d: mixed spinlock passed the detector (%d entries): the emulator made NIC CAS atomic with CPU CAS", base+i, res.Entries)
 		}
@@ -77,13 +38,13 @@ func TestMixedSpinlockFailsSim(t *testing.T) {
 // Scenario 1 (real time, -race): the same negative control on goroutines. The NIC's atomic
 // window sleeps, so the local thread's CAS lands inside it; bounded attempts.
 func TestMixedSpinlockFailsEmu(t *testing.T) {
-	s := seed(t)
+	s := rdmatest.Seed(t)
 	for attempt := 0; attempt < 5; attempt++ {
 		// The local thread thinks for less than the window after each release and holds the
 		// lock longer than the window: a remote CAS that read "free" lands while it is inside.
 		w := rdmatest.Workload{Alg: locks.MixedSpin{}, Locks: 1, Threads: []int{1, 1}, Ops: 60, Seed: s,
 			Think: sleep(50 * time.Microsecond), Pause: sleep(2 * time.Millisecond)}
-		res := runEmu(t, w, emu.Config{AtomicWindow: time.Millisecond, Seed: s})
+		res := rdmatest.RunEmu(t, w, emu.Config{AtomicWindow: time.Millisecond, Seed: s})
 		if res.Violations > 0 {
 			t.Logf("attempt %d: %d violations in %d entries (counter %d), first: %s", attempt, res.Violations, res.Entries, res.Counted, res.First)
 			return
@@ -95,16 +56,16 @@ func TestMixedSpinlockFailsEmu(t *testing.T) {
 // Scenario 2: the all-RDMA spinlock and MCS (loopback for local threads) pass under the same
 // emulation, in both backends; local threads issue only loopback verbs.
 func TestPositiveControls(t *testing.T) {
-	s := seed(t)
+	s := rdmatest.Seed(t)
 	for _, alg := range []locks.Algorithm{locks.Spin{}, locks.MCS{}, locks.MCS{NextFirst: true}} {
 		t.Run(alg.Name()+"/sim", func(t *testing.T) {
 			w := rdmatest.Workload{Alg: alg, Locks: 2, Threads: []int{3, 3}, Ops: 300, Seed: s, Locality: 0.5, Think: rdmatest.Think(8)}
-			res := runSim(t, w, sim.Config{Seed: s, OpJitter: 3000})
+			res := rdmatest.RunSim(t, w, sim.Config{Seed: s, OpJitter: 3000}, simUntil)
 			check(t, res, w)
 		})
 		t.Run(alg.Name()+"/emu", func(t *testing.T) {
 			w := rdmatest.Workload{Alg: alg, Locks: 2, Threads: []int{2, 2}, Ops: 150, Seed: s, Locality: 0.5, Think: rdmatest.Think(1)}
-			res := runEmu(t, w, emu.Config{AtomicWindowYields: 2, OpDelay: 20 * time.Microsecond, Seed: s})
+			res := rdmatest.RunEmu(t, w, emu.Config{AtomicWindowYields: 2, OpDelay: 20 * time.Microsecond, Seed: s})
 			check(t, res, w)
 		})
 	}
@@ -114,10 +75,10 @@ func TestPositiveControls(t *testing.T) {
 // thread queued) a hand-over to a linked successor issues no compare-and-swap, while the
 // CAS-first release issues one failing rCAS per hand-over.
 func TestClassicMCSLooksFirst(t *testing.T) {
-	s := seed(t)
+	s := rdmatest.Seed(t)
 	cas := func(alg locks.Algorithm) (float64, rdmatest.Result) {
 		w := rdmatest.Workload{Alg: alg, Locks: 1, Threads: []int{3, 3}, Ops: 200, Seed: s, Locality: 0.5, Pause: rdmatest.Think(40)}
-		res := runSim(t, w, sim.Config{Seed: s, OpJitter: 100})
+		res := rdmatest.RunSim(t, w, sim.Config{Seed: s, OpJitter: 100}, simUntil)
 		check(t, res, w)
 		var n, ops uint64
 		for i, st := range res.Stats {

@@ -216,41 +216,16 @@ type edge struct {
 // enter the critical section again (-1 if there is none): for each thread, the states that can
 // reach one of its entering steps are computed backwards over the transition graph.
 func (c *checker) trapped(n int, edges []edge) (int, int) {
-	// Reverse adjacency in CSR form.
-	start := make([]int32, n+1)
-	for _, e := range edges {
-		start[e.to+1]++
-	}
-	for i := 1; i <= n; i++ {
-		start[i] += start[i-1]
-	}
-	fill := append([]int32(nil), start[:n]...)
-	rev := make([]int32, len(edges))
-	for _, e := range edges {
-		rev[fill[e.to]] = e.from
-		fill[e.to]++
-	}
+	rev := NewReverse(n, edges, func(e edge) (int32, int32) { return e.from, e.to })
 	good := make([]bool, n)
-	var queue []int32
 	for t := 0; t < c.n; t++ {
 		clear(good)
-		queue = queue[:0]
 		for _, e := range edges {
-			if e.enter && int(e.thread) == t && !good[e.from] {
+			if e.enter && int(e.thread) == t {
 				good[e.from] = true
-				queue = append(queue, e.from)
 			}
 		}
-		for len(queue) > 0 {
-			v := queue[len(queue)-1]
-			queue = queue[:len(queue)-1]
-			for _, u := range rev[start[v]:start[v+1]] {
-				if !good[u] {
-					good[u] = true
-					queue = append(queue, u)
-				}
-			}
-		}
+		rev.CanReach(good)
 		for st, ok := range good {
 			if !ok {
 				return t, st

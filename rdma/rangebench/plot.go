@@ -3,15 +3,13 @@ package rangebench
 import (
 	"fmt"
 	"image/color"
-	"os"
-	"path/filepath"
 	"sort"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
+
+	"github.com/netlock-go/netlock/internal/pngplot"
 )
 
 var schemeColor = map[string]color.Color{
@@ -101,7 +99,7 @@ func PlotMicro(rs []Result, file string) error {
 		}
 		grid = append(grid, line)
 	}
-	return saveGrid(grid, file, 3*10*vg.Centimeter, 3*8*vg.Centimeter)
+	return pngplot.SaveGrid(grid, file, 3*10*vg.Centimeter, 3*8*vg.Centimeter, pngplot.Options{})
 }
 
 // PlotFastPath writes Fig. 9: throughput and median latency against the Zipf skew, fast path
@@ -133,7 +131,7 @@ func PlotFastPath(rs []Result, file string) error {
 		}
 		grid = append(grid, line)
 	}
-	return saveGrid(grid, file, 2*10*vg.Centimeter, 2*8*vg.Centimeter)
+	return pngplot.SaveGrid(grid, file, 2*10*vg.Centimeter, 2*8*vg.Centimeter, pngplot.Options{})
 }
 
 // PlotFalseConflicts writes Fig. 11 (rate against L, one line per k, log-log; zero rates are
@@ -183,30 +181,5 @@ func PlotFalseConflicts(ps []FalseConflictPoint, ks []Result, file string) error
 		}
 		row = append(row, right)
 	}
-	return saveGrid([][]*plot.Plot{row}, file, vg.Length(len(row))*11*vg.Centimeter, 8*vg.Centimeter)
-}
-
-func saveGrid(grid [][]*plot.Plot, file string, w, h vg.Length) error {
-	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
-		return fmt.Errorf("rangebench plot: %w", err)
-	}
-	img := vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(72))
-	dc := draw.New(img)
-	tiles := draw.Tiles{Rows: len(grid), Cols: len(grid[0]), PadX: vg.Millimeter * 3, PadY: vg.Millimeter * 3,
-		PadTop: vg.Millimeter * 2, PadBottom: vg.Millimeter * 2, PadLeft: vg.Millimeter * 2, PadRight: vg.Millimeter * 2}
-	canvases := plot.Align(grid, tiles, dc)
-	for i := range grid {
-		for j := range grid[i] {
-			grid[i][j].Draw(canvases[i][j])
-		}
-	}
-	fh, err := os.Create(file)
-	if err != nil {
-		return fmt.Errorf("rangebench plot: %w", err)
-	}
-	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(fh); err != nil {
-		fh.Close()
-		return fmt.Errorf("rangebench plot %s: %w", file, err)
-	}
-	return fh.Close()
+	return pngplot.SaveGrid([][]*plot.Plot{row}, file, vg.Length(len(row))*11*vg.Centimeter, 8*vg.Centimeter, pngplot.Options{})
 }

@@ -79,7 +79,7 @@ func rmatestThink(ep verbs.Endpoint, n int) { rdmatest.Think(n)(ep) }
 // is one reader entry, every T_R hit ends in exactly one of (writer queued, claim lost,
 // reset), every writer phase begun is ended, and the thresholds act where they must.
 func TestCounts(t *testing.T) {
-	s := seed(t)
+	s := rdmatest.Seed(t)
 	for _, tc := range []struct {
 		name string
 		cfg  rma.Config

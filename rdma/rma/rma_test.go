@@ -3,8 +3,6 @@ package rma_test
 import (
 	"errors"
 	"fmt"
-	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -21,19 +19,6 @@ import (
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
-
-func seed(t *testing.T) int64 {
-	t.Helper()
-	s := time.Now().UnixNano()
-	if v := os.Getenv("RDMA_SEED"); v != "" {
-		var err error
-		if s, err = strconv.ParseInt(v, 10, 64); err != nil {
-			t.Fatalf("RDMA_SEED: %v", err)
-		}
-	}
-	t.Logf("seed %d (rerun with RDMA_SEED=%d)", s, s)
-	return s
-}
 
 // algo builds a lock on a fabric and returns its per-rank constructor.
 type algo struct {
@@ -132,7 +117,7 @@ func think(n int) func(ep verbs.Endpoint) { return rdmatest.Think(n) }
 // The writer-only locks of Fig. 3 keep mutual exclusion on both emulators, with 2 and 3 level
 // trees, several thresholds and a node-spanning middle level.
 func TestWritersExclusive(t *testing.T) {
-	s := seed(t)
+	s := rdmatest.Seed(t)
 	cases := []struct {
 		a          algo
 		nodes, ppn int
@@ -170,7 +155,7 @@ func TestWritersExclusive(t *testing.T) {
 // small thresholds so that every path (T_R resets by readers, T_L,1 mode changes, counter
 // drains, intra-node passes) runs often, on both emulators; readers do share the lock.
 func TestReadersWriters(t *testing.T) {
-	s := seed(t)
+	s := rdmatest.Seed(t)
 	cases := []struct {
 		cfg        rma.Config
 		nodes, ppn int
@@ -206,7 +191,7 @@ func TestReadersWriters(t *testing.T) {
 
 // The positive control of the Fig. 5 baseline: the central RW lock is correct too.
 func TestCentralRW(t *testing.T) {
-	s := seed(t)
+	s := rdmatest.Seed(t)
 	w := rmatest.Workload{Nodes: 3, ProcsPerNode: 2, Ops: 60, WriteFrac: 0.3, Seed: s, Pause: think(8), Think: think(2)}
 	r, err := runSim(t, centralAlgo, w, sim.Config{Seed: s, OpJitter: 300})
 	checkClean(t, r, err)
@@ -221,7 +206,7 @@ func TestCentralRW(t *testing.T) {
 // Negative controls: a writer that skips the counter drain and a reader that ignores WRITE
 // mode must be caught by the detector (each within a few seeded runs), on both emulators.
 func TestNegativeControls(t *testing.T) {
-	s := seed(t)
+	s := rdmatest.Seed(t)
 	for _, f := range []struct {
 		name   string
 		faults rma.Faults
@@ -259,7 +244,7 @@ func TestNegativeControls(t *testing.T) {
 // writer that inherited the machine level from a node neighbour releases it with a queue node
 // it never enqueued. The simulator must report the resulting hang (or an overlap).
 func TestPaperQueueNodesHang(t *testing.T) {
-	s := seed(t)
+	s := rdmatest.Seed(t)
 	a := rmaAlgo(rma.Config{Elements: []int{2}, TL: []int{1, 2}, Faults: rma.Faults{PaperQueueNodes: true}})
 	w := rmatest.Workload{Nodes: 2, ProcsPerNode: 2, Ops: 30, WriteFrac: 1, Seed: s, Pause: think(4)}
 	r, err := runSim(t, a, w, sim.Config{Seed: s})
@@ -273,7 +258,7 @@ func TestPaperQueueNodesHang(t *testing.T) {
 // same operations at the same instants, so every writer enters in the same order, every
 // process has the same operation counts and the runs end at the same virtual time.
 func TestRMAMCSOneLevelIsDMCS(t *testing.T) {
-	s := seed(t)
+	s := rdmatest.Seed(t)
 	for _, shape := range [][2]int{{3, 2}, {4, 3}, {2, 1}} {
 		t.Run(fmt.Sprintf("%dx%d", shape[0], shape[1]), func(t *testing.T) {
 			run := func(a algo) (rmatest.Result, int64) {
@@ -323,7 +308,7 @@ func TestRMAMCSOneLevelIsDMCS(t *testing.T) {
 // NIC and written or read-modify-written by a CPU (the verbs contract makes those non-atomic),
 // and the words of node-local queues are never touched by a NIC.
 func TestAccessClasses(t *testing.T) {
-	s := seed(t)
+	s := rdmatest.Seed(t)
 	type use struct{ cpuWrite, nicRMW, nic bool }
 	var mu sync.Mutex
 	uses := map[verbs.Ptr]*use{}

@@ -73,7 +73,7 @@ func tableRun(t *testing.T, f rdmatest.Fabric, p rma.TableParams, locks, perNode
 // A lock table shared by several nodes (the lock server's use): reader/writer exclusion per
 // lock on both emulators, with small thresholds so that every path runs.
 func TestTable(t *testing.T) {
-	s := seed(t)
+	s := rdmatest.Seed(t)
 	p := rma.TableParams{Counters: 2, TL: [2]int{2, 3}, TR: 3}
 	check := func(t *testing.T, dets []*rmatest.Detector, err error) {
 		t.Helper()

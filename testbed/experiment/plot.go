@@ -3,16 +3,18 @@ package experiment
 import (
 	"fmt"
 	"image/color"
-	"os"
 	"path/filepath"
 	"slices"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
+
+	"github.com/netlock-go/netlock/internal/pngplot"
 )
+
+// pngOptions render the figures at 96 dpi with 4 mm between plots.
+var pngOptions = pngplot.Options{DPI: 96, Pad: 4 * vg.Millimeter}
 
 var palette = []color.Color{
 	color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff},
@@ -48,9 +50,9 @@ func (f *Figure) Plot(dir string) (string, error) {
 	file := filepath.Join(dir, f.Name+".png")
 	cols := len(grid[0])
 	if f.Name == "fig15" {
-		return file, saveGrid(grid, file, 24*vg.Centimeter, 10*vg.Centimeter)
+		return file, pngplot.SaveGrid(grid, file, 24*vg.Centimeter, 10*vg.Centimeter, pngOptions)
 	}
-	return file, saveGrid(grid, file, vg.Length(cols)*11*vg.Centimeter, vg.Length(len(grid))*8*vg.Centimeter)
+	return file, pngplot.SaveGrid(grid, file, vg.Length(cols)*11*vg.Centimeter, vg.Length(len(grid))*8*vg.Centimeter, pngOptions)
 }
 
 // plot13: per rack variant, stacked bars of switch and server grants for knapsack, random and
@@ -217,31 +219,4 @@ func (f *Figure) plot10() ([][]*plot.Plot, error) {
 		pl.Y.Max *= 1.35 // room for the legend
 	}
 	return [][]*plot.Plot{{tput, lat}}, nil
-}
-
-func saveGrid(grid [][]*plot.Plot, file string, w, h vg.Length) error {
-	img := vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(96))
-	dc := draw.New(img)
-	tiles := draw.Tiles{Rows: len(grid), Cols: len(grid[0]), PadX: vg.Millimeter * 4, PadY: vg.Millimeter * 4,
-		PadTop: vg.Millimeter * 2, PadBottom: vg.Millimeter * 2, PadLeft: vg.Millimeter * 2, PadRight: vg.Millimeter * 2}
-	canvases := plot.Align(grid, tiles, dc)
-	for i := range grid {
-		for j := range grid[i] {
-			if grid[i][j] != nil {
-				grid[i][j].Draw(canvases[i][j])
-			}
-		}
-	}
-	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
-		return fmt.Errorf("experiment: %w", err)
-	}
-	fh, err := os.Create(file)
-	if err != nil {
-		return fmt.Errorf("experiment: %w", err)
-	}
-	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(fh); err != nil {
-		fh.Close()
-		return fmt.Errorf("experiment: plot %s: %w", file, err)
-	}
-	return fh.Close()
 }

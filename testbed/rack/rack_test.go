@@ -2,7 +2,6 @@ package rack
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
 
@@ -10,7 +9,6 @@ import (
 
 	"github.com/netlock-go/netlock/client"
 	"github.com/netlock-go/netlock/controlplane/ctlcore"
-	"github.com/netlock-go/netlock/wire"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -32,41 +30,18 @@ func TestHotLocksIntoTheSwitch(t *testing.T) {
 			t.Error(err)
 		}
 	}()
-	var clients []*client.Client
-	for i := 1; i <= 4; i++ {
-		c, err := r.NewClient(i, client.Config{RetryInterval: 20 * time.Millisecond})
-		if err != nil {
-			t.Fatal(err)
-		}
+	clients, err := r.NewClients(4, client.Config{RetryInterval: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range clients {
 		defer c.Close()
-		clients = append(clients, c)
 	}
 	run := func(d time.Duration) uint64 {
-		var wg sync.WaitGroup
-		var mu sync.Mutex
-		var n uint64
-		stop := time.Now().Add(d)
-		for ci, c := range clients {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for i := 0; time.Now().Before(stop); i++ {
-					g, err := c.Acquire(ctx, uint32(100+(ci+i)%4), wire.Exclusive)
-					if err != nil {
-						t.Error(err)
-						return
-					}
-					if err := g.Release(ctx); err != nil {
-						t.Error(err)
-						return
-					}
-					mu.Lock()
-					n++
-					mu.Unlock()
-				}
-			}()
+		n, err := HotLoad(ctx, clients, d)
+		if err != nil {
+			t.Error(err)
 		}
-		wg.Wait()
 		return n
 	}
 	run(time.Second)

@@ -47,8 +47,14 @@ type Config struct {
 	Seed uint64
 	// Lease is the racks' lease (default 1s; MaxLease twice that).
 	Lease time.Duration
+	// ServerLease is the controller lease the lock servers enforce (rack.Config.ServerLease; 0:
+	// none).
+	ServerLease time.Duration
 	// Log receives the racks' logs; nil discards them.
 	Log *slog.Logger
+	// SlowAcquire, if positive, makes every transaction take its locks one at a time and logs
+	// (to Log, level warn) each acquisition that took at least this long (a diagnosis of stalls).
+	SlowAcquire time.Duration
 }
 
 func (c *Config) defaults() error {
@@ -86,6 +92,8 @@ func (c *Config) defaults() error {
 		return fmt.Errorf("rackexp: %d workers per client: want 1..256", c.Workers)
 	case c.Think < 0 || c.Warmup < 0 || c.Window <= 0 || c.Rounds < 1:
 		return errors.New("rackexp: negative think or warm-up, or no measured window")
+	case c.ServerLease < 0 || c.SlowAcquire < 0:
+		return errors.New("rackexp: negative server lease or slow-acquire threshold")
 	}
 	if _, err := testbed.NewWorkload(c.Phase, c.Clients, 0, 1); err != nil {
 		return fmt.Errorf("rackexp: %w", err)
@@ -137,6 +145,8 @@ type bench struct {
 	hist    latency.Histogram
 	// committed counts every committed transaction (for timelines).
 	committed atomic.Uint64
+	// slow, if set, logs slow acquisitions (Config.SlowAcquire).
+	slow *slowLog
 }
 
 func startBench(ctx context.Context, cfg Config, v Variant) (*bench, error) {
@@ -154,11 +164,14 @@ func startBenchRack(ctx context.Context, cfg Config, v Variant, standbys bool) (
 		cc.AllocPeriod = 24 * time.Hour
 	}
 	r, err := rack.Start(ctx, rack.Config{Clients: cfg.Clients, Controller: cc, Lease: cfg.Lease, Log: cfg.Log,
-		Standbys: standbys})
+		Standbys: standbys, ServerLease: cfg.ServerLease})
 	if err != nil {
 		return nil, fmt.Errorf("rackexp: %s: %w", v.Name, err)
 	}
 	b := &bench{v: v, r: r, res: Result{Variant: v.Name, Think: cfg.Think}}
+	if cfg.SlowAcquire > 0 {
+		b.slow = &slowLog{min: cfg.SlowAcquire, log: cfg.Log, start: time.Now()}
+	}
 	for h := 1; h <= cfg.Clients; h++ {
 		for w := 0; w < cfg.Workers; w++ {
 			c, err := r.NewClient(h, client.Config{})
@@ -218,7 +231,7 @@ func (b *bench) load(ctx context.Context, d time.Duration, think time.Duration, 
 			for lctx.Err() == nil {
 				specs = b.wls[i].Next(specs)
 				t0 := time.Now()
-				n, err := runTxn(lctx, c, specs, think, rec)
+				n, err := runTxn(lctx, c, specs, think, rec, b.slow)
 				if err != nil {
 					if lctx.Err() == nil {
 						errs.Add(1)
@@ -250,12 +263,13 @@ func (b *bench) load(ctx context.Context, d time.Duration, think time.Duration, 
 }
 
 // runTxn takes specs' locks as one transaction (client.Txn), holds them for think, releases
-// them, and returns how many it held.
+// them, and returns how many it held. With slow set, the locks are taken one at a time and the
+// slow acquisitions logged.
 func runTxn(ctx context.Context, c *client.Client, specs []client.LockSpec, think time.Duration,
-	rec *history.Recorder) (int, error) {
+	rec *history.Recorder, slow *slowLog) (int, error) {
 	t := c.Begin()
-	if diagSlow > 0 {
-		if err := diagAcquire(ctx, c, t, specs); err != nil {
+	if slow != nil {
+		if err := slow.acquire(ctx, c, t, specs); err != nil {
 			return 0, err
 		}
 	} else {

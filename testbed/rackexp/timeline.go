@@ -34,6 +34,18 @@ type Sample struct {
 	ServerGrants uint64        `json:"server_grants"`
 }
 
+// Events of a Timeline (Event.What starts with one of them). The controller's are seen at the end
+// of the bin in which its counters changed.
+const (
+	EventRestart       = "switch restarted (state lost)"
+	EventKill          = "server 2 killed (its standby takes over)"
+	EventReprogrammed  = "controller: switch programmed"
+	EventRecovered     = "controller: the lost switch's locks handed back to their servers"
+	EventSuspected     = "controller: a server suspected (missed pings)"
+	EventTookOver      = "controller: a standby took over"
+	EventStandbyGrants = "server 2's standby grants"
+)
+
 // Event is a failure the timeline injected, or what the controller reported.
 type Event struct {
 	At   time.Duration `json:"at_ns"`
@@ -69,18 +81,46 @@ func RunTimeline(ctx context.Context, cfg Config, tl *Timeline) error {
 	lastT, lastG := b.committed.Load(), b.serverGrants()
 	restarted, killed := false, false
 	var ferr error
+	// The controller's counters at the last bin (the rack has one controller; Primary is nil
+	// while it recovers from the switch restart).
+	ctl := b.r.Controller(0)
+	seen := ctl.Snapshot().Stats
+	standbyGranted := false
 	for time.Since(start) < tl.End {
 		<-tick.C
 		el := time.Since(start)
 		t, g := b.committed.Load(), b.serverGrants()
 		tl.Samples = append(tl.Samples, Sample{At: el, Txns: t - lastT, ServerGrants: g - lastG})
 		lastT, lastG = t, g
+		// What the controller did in the bin (counters: the bin's end is an upper bound of when).
+		{
+			st := ctl.Snapshot().Stats
+			if st.Suspicions > seen.Suspicions {
+				event(EventSuspected)
+			}
+			if st.Failovers > seen.Failovers {
+				event(EventTookOver)
+			}
+			if st.BringUps > seen.BringUps {
+				event(EventReprogrammed)
+			}
+			if st.Recovered > seen.Recovered {
+				event(EventRecovered)
+			}
+			seen = st
+		}
+		if killed && !standbyGranted {
+			if s := b.r.Server(2); s != nil && s.Stats().Grants > 0 {
+				standbyGranted = true
+				event(EventStandbyGrants)
+			}
+		}
 		if !restarted && tl.RestartAt > 0 && el >= tl.RestartAt {
 			restarted = true
 			if err := b.r.RestartSwitch(); err != nil && ferr == nil {
 				ferr = err
 			}
-			event("switch restarted (state lost)")
+			event(EventRestart)
 		}
 		if !killed && tl.KillAt > 0 && el >= tl.KillAt {
 			killed = true
@@ -88,7 +128,7 @@ func RunTimeline(ctx context.Context, cfg Config, tl *Timeline) error {
 				ferr = err
 			}
 			lastG = b.serverGrants() // server 2's counts are its standby's from now on
-			event("server 2 killed (its standby takes over)")
+			event(EventKill)
 		}
 	}
 	wg.Wait()
@@ -104,4 +144,46 @@ func RunTimeline(ctx context.Context, cfg Config, tl *Timeline) error {
 		tl.FirstViolation = vs[0].String()
 	}
 	return ferr
+}
+
+// EventAt returns when the first event named what happened at or after from.
+func (tl *Timeline) EventAt(what string, from time.Duration) (time.Duration, bool) {
+	for _, e := range tl.Events {
+		if e.At >= from && len(e.What) >= len(what) && e.What[:len(what)] == what {
+			return e.At, true
+		}
+	}
+	return 0, false
+}
+
+// Recovery measures the recovery from a failure at at: before is the mean of the committed
+// transactions per second over the bins in the window before at (the bins that end in
+// (at-window, at]); back is how long after at the first three bins in a row after at whose
+// mean is at least frac of before end (the trailing mean: a bin counts once it has ended; ok
+// false: never within the run).
+func (tl *Timeline) Recovery(at, window time.Duration, frac float64) (before float64, back time.Duration, ok bool) {
+	var sum uint64
+	n := 0
+	first := -1
+	for i, s := range tl.Samples {
+		if s.At > at-window && s.At <= at {
+			sum += s.Txns
+			n++
+		}
+		if s.At > at && first < 0 {
+			first = i
+		}
+	}
+	if n == 0 || first < 0 {
+		return 0, 0, false
+	}
+	secs := tl.Bin.Seconds()
+	before = float64(sum) / float64(n) / secs
+	for j := first + 2; j < len(tl.Samples); j++ {
+		m := float64(tl.Samples[j-2].Txns+tl.Samples[j-1].Txns+tl.Samples[j].Txns) / 3 / secs
+		if m >= frac*before {
+			return before, tl.Samples[j].At - at, true
+		}
+	}
+	return before, 0, false
 }

@@ -14,8 +14,8 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
+
+	"github.com/netlock-go/netlock/internal/pngplot"
 )
 
 // Value is a panel's metric of r: M ops/s, or the closed-loop latency P/throughput in us.
@@ -194,34 +194,10 @@ func Plot(figs []Figure, rs Results, dir string) ([]string, error) {
 			grid[rows-1] = append(grid[rows-1], nil)
 		}
 		file := filepath.Join(dir, f.Name+".png")
-		if err := saveGrid(grid, file, vg.Length(cols)*11*vg.Centimeter, vg.Length(rows)*8*vg.Centimeter); err != nil {
+		if err := pngplot.SaveGrid(grid, file, vg.Length(cols)*11*vg.Centimeter, vg.Length(rows)*8*vg.Centimeter, pngplot.Options{}); err != nil {
 			return nil, err
 		}
 		files = append(files, file)
 	}
 	return files, nil
-}
-
-func saveGrid(grid [][]*plot.Plot, file string, w, h vg.Length) error {
-	img := vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(72))
-	dc := draw.New(img)
-	tiles := draw.Tiles{Rows: len(grid), Cols: len(grid[0]), PadX: vg.Millimeter * 3, PadY: vg.Millimeter * 3,
-		PadTop: vg.Millimeter * 2, PadBottom: vg.Millimeter * 2, PadLeft: vg.Millimeter * 2, PadRight: vg.Millimeter * 2}
-	canvases := plot.Align(grid, tiles, dc)
-	for i := range grid {
-		for j := range grid[i] {
-			if grid[i][j] != nil {
-				grid[i][j].Draw(canvases[i][j])
-			}
-		}
-	}
-	fh, err := os.Create(file)
-	if err != nil {
-		return fmt.Errorf("rmabench plot: %w", err)
-	}
-	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(fh); err != nil {
-		fh.Close()
-		return fmt.Errorf("rmabench plot %s: %w", file, err)
-	}
-	return fh.Close()
 }

@@ -30,6 +30,7 @@ import (
 	"hash/maphash"
 	"strings"
 
+	"github.com/netlock-go/netlock/rdma/model"
 	"github.com/netlock-go/netlock/rdma/rma"
 )
 
@@ -621,54 +622,25 @@ func modeName(m rma.Mode) string {
 // goal (-1 if there is none): with Rounds == 0 an entering move, else a state where it has
 // finished every round. Computed backwards over the transition graph.
 func (c *checker) trapped(n int, edges []edge) (int, int) {
-	start := make([]int32, n+1)
-	for _, e := range edges {
-		start[e.to+1]++
-	}
-	for i := 1; i <= n; i++ {
-		start[i] += start[i-1]
-	}
-	fill := append([]int32(nil), start[:n]...)
-	rev := make([]int32, len(edges))
-	for _, e := range edges {
-		rev[fill[e.to]] = e.from
-		fill[e.to]++
-	}
+	rev := model.NewReverse(n, edges, func(e edge) (int32, int32) { return e.from, e.to })
 	good := make([]bool, n)
-	var queue []int32
 	for t := range c.procs {
 		if c.cfg.Roles[t] == Idle {
 			continue
 		}
 		clear(good)
-		queue = queue[:0]
-		for _, e := range edges {
-			if int(e.proc) != t {
-				continue
+		if c.cfg.Rounds == 0 {
+			for _, e := range edges {
+				if int(e.proc) == t && e.goal {
+					good[e.from] = true
+				}
 			}
-			if c.cfg.Rounds == 0 && e.goal && !good[e.from] {
-				good[e.from] = true
-				queue = append(queue, e.from)
-			}
-		}
-		if c.cfg.Rounds > 0 {
+		} else {
 			for _, st := range c.finished(t) {
-				if !good[st] {
-					good[st] = true
-					queue = append(queue, st)
-				}
+				good[st] = true
 			}
 		}
-		for len(queue) > 0 {
-			v := queue[len(queue)-1]
-			queue = queue[:len(queue)-1]
-			for _, u := range rev[start[v]:start[v+1]] {
-				if !good[u] {
-					good[u] = true
-					queue = append(queue, u)
-				}
-			}
-		}
+		rev.CanReach(good)
 		for st, ok := range good {
 			if !ok {
 				return t, st
