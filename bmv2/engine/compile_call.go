@@ -15,6 +15,9 @@ type frame struct {
 	body   stmtFn
 	retT   front.Type
 	retB   int
+	// noReturn: body is an action's without a return statement (it finishes with fNext or
+	// fExit, never fReturn).
+	noReturn bool
 }
 
 // bindArgs compiles copy-in and copy-out of call arguments into a frame's parameter slots.
@@ -92,6 +95,10 @@ func (cp *compiler) invoke(sc *scope, fr *frame, call *front.CallExpr) stmtFn {
 	// The body is read at run time: a control with extern parameters is compiled after its
 	// first call site.
 	bodyRef := &fr.body
+	if len(ins) == 0 && len(outs) == 0 && fr.body != nil && fr.noReturn {
+		// The body is known and ends with fNext or fExit only: it is the invocation.
+		return fr.body
+	}
 	if len(ins) == 0 && len(outs) == 0 {
 		return func(c *ctx) flow {
 			if (*bodyRef)(c) == fExit {
@@ -168,6 +175,7 @@ func (cp *compiler) specialized(sc *scope, d *front.ActionDecl, call *front.Call
 		}
 		cp.specs[key] = fr
 		fr.body = cp.block(inner, d.Body)
+		fr.noReturn = !hasReturn(d.Body)
 	}
 	return cp.invoke(sc, fr, call)
 }
@@ -184,11 +192,17 @@ func (cp *compiler) action(sc *scope, d *front.ActionDecl) *Action {
 	a.fr = cp.newFrame(d.Params, inner, nil)
 	for i, p := range d.Params {
 		if p.Dir == front.DirNone {
-			a.Params = append(a.Params, ActionParam{Name: p.Name, Width: widthOf(p.T), base: a.fr.bases[i]})
+			w := widthOf(p.T)
+			a.Params = append(a.Params, ActionParam{Name: p.Name, Width: w, base: a.fr.bases[i], mask: mask128(min(w, 64)).lo})
 		}
 	}
 	a.fr.body = cp.block(inner, d.Body)
+	a.fr.noReturn = !hasReturn(d.Body)
 	body := a.fr.body
+	if a.fr.noReturn {
+		a.run = body
+		return a
+	}
 	a.run = func(c *ctx) flow {
 		r := body(c)
 		if r == fExit {
@@ -230,6 +244,10 @@ func (cp *compiler) call(sc *scope, call *front.CallExpr) stmtFn {
 		inv := cp.specialized(sc, d, call)
 		if inv == nil {
 			inv = cp.invoke(sc, a.fr, call)
+		}
+		if !cp.sw.cfg.TofinoConstraints {
+			// The invocation count only groups register accesses in Tofino-constraint mode.
+			return inv
 		}
 		return func(c *ctx) flow {
 			// An action called from an action is inlined (as p4c does): its register accesses
@@ -418,4 +436,31 @@ func (cp *compiler) unionSiblings(e front.Expr) []int {
 		off += cp.slotsOf(f.T)
 	}
 	return sib
+}
+
+// hasReturn reports whether a return statement occurs in s (an action's body: a return ends
+// the action, so its compiled body may finish with fReturn, which the call turns into fNext).
+func hasReturn(s front.Stmt) bool {
+	switch s := s.(type) {
+	case *front.ReturnStmt:
+		return true
+	case *front.BlockStmt:
+		if s == nil {
+			return false
+		}
+		for _, x := range s.Stmts {
+			if hasReturn(x) {
+				return true
+			}
+		}
+	case *front.IfStmt:
+		return hasReturn(s.Then) || (s.Else != nil && hasReturn(s.Else))
+	case *front.SwitchStmt:
+		for _, cs := range s.Cases {
+			if cs.Body != nil && hasReturn(cs.Body) {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -3,6 +3,7 @@ package engine
 import (
 	"encoding/binary"
 	"fmt"
+	"math/bits"
 	"slices"
 	"strings"
 
@@ -210,8 +211,9 @@ type serialPlan struct {
 	ps    []piece
 	fast  bool
 	fw    []fieldWin
-	nb    int // bytes written
-	vslot int // 1 + the validity slot shared by every piece, or 0
+	wp    []wordPart // fw word by word (nil: emitted field by field)
+	nb    int        // bytes written
+	vslot int        // 1 + the validity slot shared by every piece, or 0
 }
 
 func planSerial(ps []piece) *serialPlan {
@@ -232,6 +234,7 @@ func planSerial(ps []piece) *serialPlan {
 		return sp
 	}
 	sp.fast, sp.fw, sp.nb, sp.vslot = true, fw, (total+7)/8, max(vslot, 0)
+	sp.wp = wordParts(fw, sp.nb)
 	return sp
 }
 
@@ -242,6 +245,10 @@ func (sp *serialPlan) run(c *ctx) []byte {
 	}
 	if sp.vslot > 0 && c.s[sp.vslot-1] == 0 {
 		c.hbuf = c.hbuf[:0]
+		return c.hbuf
+	}
+	if sp.wp != nil {
+		c.hbuf = emitWords(c.hbuf[:0], c.s, 0, sp.nb, sp.wp)
 		return c.hbuf
 	}
 	c.hbuf = emitWins(c.hbuf[:0], c.s, 0, sp.nb, sp.fw)
@@ -531,6 +538,7 @@ func (cp *compiler) emit(sc *scope, e front.Expr) stmtFn {
 		n   int
 		vb  bool
 		fw  []fieldWin
+		wp  []wordPart
 	}
 	var walk func(t front.Type, off int)
 	walk = func(t front.Type, off int) {
@@ -554,7 +562,8 @@ func (cp *compiler) emit(sc *scope, e front.Expr) stmtFn {
 					n   int
 					vb  bool
 					fw  []fieldWin
-				}{off, ps, n, vb, fw})
+					wp  []wordPart
+				}{off, ps, n, vb, fw, wordParts(fw, n>>3)})
 				return
 			}
 			o := off
@@ -609,6 +618,11 @@ func (cp *compiler) emit(sc *scope, e front.Expr) stmtFn {
 					writeBits(c.out, c.outBits, p.width, readSlot(c.s, hb+p.off, p.width))
 					c.outBits += p.width
 				}
+				continue
+			}
+			if c.outBits&7 == 0 && h.wp != nil {
+				c.out = emitWords(c.out, c.s, hb, h.n>>3, h.wp)
+				c.outBits += h.n
 				continue
 			}
 			if c.outBits&7 == 0 && h.fw != nil {
@@ -1105,7 +1119,7 @@ func fieldWins(ps []piece) (fw []fieldWin, win int) {
 func extractWins(s []uint64, b int, in []byte, fw []fieldWin) {
 	for _, f := range fw {
 		v := binary.BigEndian.Uint64(in[f.byteOff:])
-		s[b+f.slot] = v << f.shift >> f.drop
+		s[b+f.slot] = v << (f.shift & 63) >> (f.drop & 63) // both < 64: no range checks
 	}
 }
 
@@ -1121,6 +1135,80 @@ func emitWins(out []byte, s []uint64, b, nb int, fw []fieldWin) []byte {
 		v := s[b+f.slot] & (^uint64(0) >> f.drop)
 		w := binary.BigEndian.Uint64(buf[f.byteOff:])
 		binary.BigEndian.PutUint64(buf[f.byteOff:], w|v<<(f.drop-f.shift))
+	}
+	return out
+}
+
+// wordPart is one field, or the part of a field in one 64-bit word, of a header emitted word
+// by word (emitWords): the slot's value rotated left by rot and masked by m (the part's bits
+// in the word; bits of the value above the field's width are masked off too) is ORed into
+// the word; last marks the last part of a word (the word is then stored).
+type wordPart struct {
+	slot int
+	m    uint64
+	rot  int
+	last bool
+}
+
+// wordParts turns a fieldWins plan of a header of nb bytes into the parts of its 64-bit
+// words, in order: a field within one word is one part, a field across two is two (its high
+// bits at the bottom of the first word, its low bits at the top of the next). nil when the
+// plan does not cover the header's words (no field in some word).
+func wordParts(fw []fieldWin, nb int) []wordPart {
+	var ps []wordPart
+	var words []int
+	for _, f := range fw {
+		off, w := f.byteOff*8+int(f.shift), 64-int(f.drop)
+		i, end := off/64, off+w-1
+		if j := end / 64; j == i {
+			ls := 64*i + 63 - end
+			ps = append(ps, wordPart{slot: f.slot, m: mask128(w).lo << ls, rot: ls})
+			words = append(words, i)
+		} else {
+			// The high n1 bits end the first word (the value shifted right by n2), the low
+			// n2 bits start the next.
+			n2 := end - 64*j + 1
+			n1 := w - n2
+			ps = append(ps, wordPart{slot: f.slot, m: mask128(n1).lo, rot: 64 - n2},
+				wordPart{slot: f.slot, m: mask128(n2).lo << (64 - n2), rot: 64 - n2})
+			words = append(words, i, j)
+		}
+	}
+	nw := (nb + 7) / 8
+	for k := range ps {
+		ps[k].last = k == len(ps)-1 || words[k+1] != words[k]
+	}
+	// Every word from 0 to nw-1 must have a part, in order.
+	want := 0
+	for k := range ps {
+		if words[k] != want {
+			return nil
+		}
+		if ps[k].last {
+			want++
+		}
+	}
+	if want != nw {
+		return nil
+	}
+	return ps
+}
+
+// emitWords appends a header of nb bytes planned by wordParts from the slots from base b, one
+// 64-bit big-endian store per word (the bytes of the last word past the header are zero and
+// left in the spare capacity).
+func emitWords(out []byte, s []uint64, b, nb int, ps []wordPart) []byte {
+	l := len(out)
+	out = slices.Grow(out, nb+8)[:l+nb]
+	buf := out[l : l+nb+8]
+	o, x := 0, uint64(0)
+	for i := range ps {
+		p := &ps[i]
+		x |= bits.RotateLeft64(s[b+p.slot], p.rot) & p.m
+		if p.last {
+			binary.BigEndian.PutUint64(buf[o:], x)
+			o, x = o+8, 0
+		}
 	}
 	return out
 }

@@ -46,14 +46,77 @@ func seq(fs []stmtFn) stmtFn {
 			}
 			return b(c)
 		}
-	}
-	return func(c *ctx) flow {
-		for _, f := range fs {
-			if r := f(c); r != fNext {
-				return r
+	case 3:
+		a, b, d := fs[0], fs[1], fs[2]
+		return func(c *ctx) flow {
+			if f := a(c); f != fNext {
+				return f
 			}
+			if f := b(c); f != fNext {
+				return f
+			}
+			return d(c)
 		}
-		return fNext
+	case 4:
+		a, b, d, e := fs[0], fs[1], fs[2], fs[3]
+		return func(c *ctx) flow {
+			if f := a(c); f != fNext {
+				return f
+			}
+			if f := b(c); f != fNext {
+				return f
+			}
+			if f := d(c); f != fNext {
+				return f
+			}
+			return e(c)
+		}
+	case 5:
+		a, b, d, e, g := fs[0], fs[1], fs[2], fs[3], fs[4]
+		return func(c *ctx) flow {
+			if f := a(c); f != fNext {
+				return f
+			}
+			if f := b(c); f != fNext {
+				return f
+			}
+			if f := d(c); f != fNext {
+				return f
+			}
+			if f := e(c); f != fNext {
+				return f
+			}
+			return g(c)
+		}
+	case 6:
+		a, b, d, e, g, h := fs[0], fs[1], fs[2], fs[3], fs[4], fs[5]
+		return func(c *ctx) flow {
+			if f := a(c); f != fNext {
+				return f
+			}
+			if f := b(c); f != fNext {
+				return f
+			}
+			if f := d(c); f != fNext {
+				return f
+			}
+			if f := e(c); f != fNext {
+				return f
+			}
+			if f := g(c); f != fNext {
+				return f
+			}
+			return h(c)
+		}
+	}
+	// Longer lists: the first six unrolled, then the rest (a statement costs a call, not
+	// a turn of a loop too).
+	head, tail := seq(fs[:6]), seq(fs[6:])
+	return func(c *ctx) flow {
+		if f := head(c); f != fNext {
+			return f
+		}
+		return tail(c)
 	}
 }
 
@@ -136,6 +199,17 @@ func (cp *compiler) stmt(sc *scope, s front.Stmt) stmtFn {
 				els = cp.stmt(sc.child(), s.Else)
 			}
 			return ifSlotTest(slot, k, eq, then, els)
+		}
+		if b, ok := s.Cond.(*front.BinaryExpr); ok && (b.Op == "&&" || b.Op == "||") {
+			if ts, ok := cp.leafTests(sc, b, b.Op, nil); ok && len(ts) == 2 {
+				// Two slot tests (a field and a flag, two op codes): both inline.
+				then := cp.stmt(sc.child(), s.Then)
+				var els stmtFn
+				if s.Else != nil {
+					els = cp.stmt(sc.child(), s.Else)
+				}
+				return ifLeaf2(ts[0], ts[1], b.Op == "&&", then, els)
+			}
 		}
 		cond, pure := cp.cond(sc, s.Cond)
 		then := cp.stmt(sc.child(), s.Then)

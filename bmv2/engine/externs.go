@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/crc32"
@@ -86,13 +87,20 @@ func crc16(b []byte) uint16 {
 // csum16 is the Internet checksum as bmv2 computes it: the ones' complement of the ones'
 // complement sum of the 16-bit big-endian words (an odd trailing byte is padded with zero).
 func csum16(b []byte) uint16 {
-	var sum uint32
-	for i := 0; i < len(b); i += 2 {
-		w := uint32(b[i]) << 8
-		if i+1 < len(b) {
-			w |= uint32(b[i+1])
-		}
-		sum += w
+	// 32-bit big-endian halves of 8-byte loads: ones' complement addition is the same in
+	// any grouping of 16-bit words once the carries are folded back (RFC 1071).
+	var sum uint64
+	for len(b) >= 8 {
+		w := binary.BigEndian.Uint64(b)
+		sum += w>>32 + w&0xffffffff
+		b = b[8:]
+	}
+	for len(b) >= 2 {
+		sum += uint64(b[0])<<8 | uint64(b[1])
+		b = b[2:]
+	}
+	if len(b) == 1 {
+		sum += uint64(b[0]) << 8
 	}
 	for sum>>16 != 0 {
 		sum = sum&0xffff + sum>>16

@@ -57,6 +57,9 @@ func (cp *compiler) cond(sc *scope, e front.Expr) (f func(*ctx) bool, pure bool)
 				}
 				return cp.cond(sc, x.Y)
 			}
+			if ts, ok := cp.leafTests(sc, x, x.Op, nil); ok {
+				return leafCond(ts, x.Op == "&&"), true
+			}
 			a, pa := cp.cond(sc, x.X)
 			b, pb := cp.cond(sc, x.Y)
 			if x.Op == "&&" {
@@ -92,6 +95,13 @@ func (cp *compiler) cond(sc *scope, e front.Expr) (f func(*ctx) bool, pure bool)
 				}
 			}
 			if !oka || !okb {
+				if a, ok1 := cp.operand64(sc, x.X, ot); ok1 {
+					if b, ok2 := cp.operand64(sc, x.Y, ot); ok2 {
+						if f := cmp64(x.Op, a, b); f != nil {
+							return f, true
+						}
+					}
+				}
 				a, ok1 := cp.scalar64(sc, x.X, ot)
 				b, ok2 := cp.scalar64(sc, x.Y, ot)
 				if ok1 && ok2 {
@@ -202,11 +212,15 @@ func (cp *compiler) scalar64(sc *scope, e front.Expr, t front.Type) (f func(*ctx
 	case *front.BinaryExpr:
 		switch b.Op {
 		case "+", "-", "&", "|", "^":
-			a, oka := cp.scalar64(sc, b.X, t)
-			y, oky := cp.scalar64(sc, b.Y, t)
+			oa, oka := cp.operand64(sc, b.X, t)
+			oy, oky := cp.operand64(sc, b.Y, t)
 			if !oka || !oky {
 				break
 			}
+			if f := arith64(b.Op, oa, oy, m); f != nil {
+				return f, true
+			}
+			a, y := oa.fn(), oy.fn()
 			yc := cp.expr(sc, b.Y, t)
 			if yc.isConst {
 				k := yc.cval.lo & m
@@ -241,11 +255,16 @@ func (cp *compiler) scalar64(sc *scope, e front.Expr, t front.Type) (f func(*ctx
 			if widthOf(b.X.Type())+bw > 64 {
 				break
 			}
-			a, oka := cp.scalar64(sc, b.X, nil)
-			y, oky := cp.scalar64(sc, b.Y, nil)
+			oa, oka := cp.operand64(sc, b.X, nil)
+			oy, oky := cp.operand64(sc, b.Y, nil)
 			if !oka || !oky {
 				break
 			}
+			if oa.kind == oSlot && oy.kind == oSlot {
+				sa, sy := oa.s, oy.s
+				return func(c *ctx) uint64 { return (c.s[sa]<<uint(bw) | c.s[sy]) & m }, true
+			}
+			a, y := oa.fn(), oy.fn()
 			return func(c *ctx) uint64 { return (a(c)<<uint(bw) | y(c)) & m }, true
 		case "<<", ">>":
 			// A constant shift amount of an unsigned value.
@@ -253,7 +272,7 @@ func (cp *compiler) scalar64(sc *scope, e front.Expr, t front.Type) (f func(*ctx
 			if !yc.isConst {
 				break
 			}
-			a, ok := cp.scalar64(sc, b.X, t)
+			oa, ok := cp.operand64(sc, b.X, t)
 			if !ok {
 				break
 			}
@@ -261,6 +280,14 @@ func (cp *compiler) scalar64(sc *scope, e front.Expr, t front.Type) (f func(*ctx
 				return func(*ctx) uint64 { return 0 }, true
 			}
 			n := uint(yc.cval.lo)
+			if oa.kind == oSlot {
+				s := oa.s
+				if b.Op == "<<" {
+					return func(c *ctx) uint64 { return c.s[s] << n & m }, true
+				}
+				return func(c *ctx) uint64 { return c.s[s] >> n }, true
+			}
+			a := oa.fn()
 			if b.Op == "<<" {
 				return func(c *ctx) uint64 { return a(c) << n & m }, true
 			}
@@ -276,8 +303,46 @@ func (cp *compiler) scalar64(sc *scope, e front.Expr, t front.Type) (f func(*ctx
 		}
 	case *front.TernaryExpr:
 		g, pure := cp.cond(sc, b.Cond)
-		a, oka := cp.scalar64(sc, b.Then, t)
-		y, oky := cp.scalar64(sc, b.Else, t)
+		oa, oka := cp.operand64(sc, b.Then, t)
+		oy, oky := cp.operand64(sc, b.Else, t)
+		if pure && oka && oky {
+			// Arms that are constants or slots (a flag, a choice of field) read inline.
+			switch {
+			case oa.kind == oConst && oy.kind == oConst:
+				ka, ky := oa.k, oy.k
+				return func(c *ctx) uint64 {
+					if g(c) {
+						return ka
+					}
+					return ky
+				}, true
+			case oa.kind == oSlot && oy.kind == oConst:
+				sa, ky := oa.s, oy.k
+				return func(c *ctx) uint64 {
+					if g(c) {
+						return c.s[sa]
+					}
+					return ky
+				}, true
+			case oa.kind == oConst && oy.kind == oSlot:
+				ka, sy := oa.k, oy.s
+				return func(c *ctx) uint64 {
+					if g(c) {
+						return ka
+					}
+					return c.s[sy]
+				}, true
+			case oa.kind == oSlot && oy.kind == oSlot:
+				sa, sy := oa.s, oy.s
+				return func(c *ctx) uint64 {
+					if g(c) {
+						return c.s[sa]
+					}
+					return c.s[sy]
+				}, true
+			}
+		}
+		a, y := oa.fn(), oy.fn()
 		if pure && oka && oky {
 			return func(c *ctx) uint64 {
 				if g(c) {
@@ -292,8 +357,13 @@ func (cp *compiler) scalar64(sc *scope, e front.Expr, t front.Type) (f func(*ctx
 			return func(c *ctx) uint64 { return c.s[s] >> lo & sm }, true
 		}
 	case *front.CastExpr:
-		if a, ok := cp.scalar64(sc, b.X, nil); ok && !signed(b.X.Type()) {
+		if oa, ok := cp.operand64(sc, b.X, nil); ok && !signed(b.X.Type()) {
 			if _, isBool := under(t).(*front.BoolType); !isBool {
+				if oa.kind == oSlot {
+					s := oa.s
+					return func(c *ctx) uint64 { return c.s[s] & m }, true
+				}
+				a := oa.fn()
 				return func(c *ctx) uint64 { return a(c) & m }, true
 			}
 		}
@@ -312,10 +382,23 @@ func (cp *compiler) registerRead64(sc *scope, call *front.CallExpr, r *Register,
 	if !ok {
 		return nil
 	}
-	idx, ok := cp.scalar64(sc, cp.needArg(call, "index"), nil)
+	oi, ok := cp.operand64(sc, cp.needArg(call, "index"), nil)
 	if !ok {
 		return nil
 	}
+	if oi.kind == oSlot && !cp.sw.cfg.TofinoConstraints {
+		// The common shape: the index in a slot (an action parameter, a metadata field).
+		si := oi.s
+		return func(c *ctx) flow {
+			if i := c.s[si]; i < uint64(len(r.cells)) {
+				c.s[d] = r.cells[i].lo
+			} else {
+				c.s[d] = 0
+			}
+			return fNext
+		}
+	}
+	idx := oi.fn()
 	return func(c *ctx) flow {
 		i := idx(c)
 		if c.sw.cfg.TofinoConstraints {
@@ -339,15 +422,25 @@ func (cp *compiler) registerWrite64(sc *scope, call *front.CallExpr, r *Register
 	if r.Width > 64 {
 		return nil
 	}
-	idx, ok := cp.scalar64(sc, cp.needArg(call, "index"), nil)
+	oi, ok := cp.operand64(sc, cp.needArg(call, "index"), nil)
 	if !ok {
 		return nil
 	}
-	val, ok := cp.scalar64(sc, cp.needArg(call, "value"), nil)
+	ov, ok := cp.operand64(sc, cp.needArg(call, "value"), nil)
 	if !ok {
 		return nil
 	}
 	m := mask128(r.Width).lo
+	if oi.kind == oSlot && ov.kind == oSlot && !cp.sw.cfg.TofinoConstraints {
+		si, sv := oi.s, ov.s
+		return func(c *ctx) flow {
+			if i := c.s[si]; i < uint64(len(r.cells)) {
+				r.cells[i] = u128{lo: c.s[sv] & m}
+			}
+			return fNext
+		}
+	}
+	idx, val := oi.fn(), ov.fn()
 	return func(c *ctx) flow {
 		i := idx(c)
 		if c.sw.cfg.TofinoConstraints {

@@ -48,7 +48,7 @@ func (in *sinstr) exec(c *ctx, s []uint64) {
 	case sMove:
 		s[in.d] = s[in.a]
 	case sSlice:
-		s[in.d] = s[in.a] >> in.sh & in.k
+		s[in.d] = s[in.a] >> (in.sh & 63) & in.k
 	case sAddK:
 		s[in.d] = (s[in.a] + in.k) & in.m
 	case sSubK:
@@ -70,7 +70,7 @@ func (in *sinstr) exec(c *ctx, s []uint64) {
 	case sXor:
 		s[in.d] = s[in.a] ^ s[in.b]
 	case sCat:
-		s[in.d] = (s[in.a]<<in.sh | s[in.b]) & in.m
+		s[in.d] = (s[in.a]<<(in.sh&63) | s[in.b]) & in.m
 	case sFn:
 		s[in.d] = in.g(c)
 	}
@@ -104,7 +104,7 @@ func runFn(ins []sinstr) stmtFn {
 			case sMove:
 				s[in.d] = s[in.a]
 			case sSlice:
-				s[in.d] = s[in.a] >> in.sh & in.k
+				s[in.d] = s[in.a] >> (in.sh & 63) & in.k
 			case sFn:
 				s[in.d] = in.g(c)
 			default:

@@ -46,6 +46,7 @@ type ActionParam struct {
 	Name  string
 	Width int
 	base  int
+	mask  uint64 // the low min(Width, 64) bits
 }
 
 // Action is a compiled action of a block instance.
@@ -749,7 +750,7 @@ func (t *Table) apply(c *ctx) int {
 	for i := range a.Params {
 		p := &a.Params[i]
 		if p.Width < 64 {
-			c.s[p.base] = args[i].lo & (1<<uint(p.Width) - 1)
+			c.s[p.base] = args[i].lo & p.mask
 			continue
 		}
 		writeSlot(c.s, p.base, p.Width, args[i])

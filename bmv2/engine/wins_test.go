@@ -80,6 +80,17 @@ func TestFieldWins(t *testing.T) {
 		if out := emitWins(nil, wide, 0, total/8, fw); !bytes.Equal(out, bw.flush()) {
 			t.Fatalf("seed %d: emitted % x, bit writer % x", seed, out, bw.b)
 		}
+		// Word by word: the same bytes, for the fields and for values wider than them.
+		wp := wordParts(fw, total/8)
+		if wp == nil {
+			t.Fatalf("seed %d: no word plan for %v", seed, ps)
+		}
+		if out := emitWords(append([]byte(nil), prefix...), got, 0, total/8, wp); !bytes.Equal(out, append(prefix, in...)) {
+			t.Fatalf("seed %d: emitted word by word % x, want % x", seed, out, append(prefix, in...))
+		}
+		if out := emitWords(nil, wide, 0, total/8, wp); !bytes.Equal(out, bw.b) {
+			t.Fatalf("seed %d: emitted word by word % x, bit writer % x", seed, out, bw.b)
+		}
 	}
 	if planned < 100 {
 		t.Fatalf("only %d layouts planned", planned)
