@@ -57,6 +57,15 @@ func TestProgramsAgreeCatches(t *testing.T) {
 		{"slot-forgets-forwarded", "the slot keeps whether the server pushed the request back",
 			"meta.n_flags = SS_LIVE ++ hdr.nl.mode ++ hdr.nl.prio ++ meta.rq_fwd;",
 			"meta.n_flags = SS_LIVE ++ hdr.nl.mode ++ hdr.nl.prio ++ 8w0;"},
+		{"route-pending-grant-to-requester", "the next hop of a grant walk's pending grant is the granted client's",
+			"meta.route_dst = hdr.recirc.pip;",
+			"meta.route_dst = meta.rq_ip;"},
+		{"grant-walk-slot-by-priority", "a grant walk examines the slot at the level it walks",
+			"sl = (hdr.recirc.level == 0) ? meta.at_cur0 : meta.at_cur1;",
+			"sl = (hdr.nl.prio == 0) ? meta.at_cur0 : meta.at_cur1;"},
+		{"write-slot-other-level", "the writing pass writes the slot at the request's level",
+			"sl = (hdr.nl.prio == 0) ? meta.at_off0 : meta.at_off1;",
+			"sl = (hdr.nl.prio == 0) ? meta.at_off1 : meta.at_off0;"},
 	} {
 		t.Run(m.name, func(t *testing.T) {
 			if strings.Count(string(TNA.Source), m.from) != 1 {

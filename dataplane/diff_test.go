@@ -222,6 +222,12 @@ func (s *sut) run(first func() []out) {
 				s.failed = fmt.Sprintf("answer not from the lock's server: %s", o)
 				return
 			}
+			// The next hop is the route of the answer's destination (the rig routes client c
+			// to port c): the destination address alone would not show a lookup on another key.
+			if port, ok := clientPort(o.Frame.Dst.Addr()); !ok || o.Port != port || o.Frame.DstMAC != hostMAC(o.Frame.Dst.Addr()) {
+				s.failed = fmt.Sprintf("answer not on its destination's route (port %d, MAC %v): %s", port, hostMAC(o.Frame.Dst.Addr()), o)
+				return
+			}
 			s.out = append(s.out, msg{to: o.Frame.Dst, f: o.F})
 		}
 	}

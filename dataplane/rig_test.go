@@ -47,6 +47,16 @@ func serverAddr(s int) netip.AddrPort {
 	return netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 0, 1, byte(s)}), wire.Port)
 }
 
+// clientPort is the port the rig routes client address a to (clientAddr), and whether a is a
+// client's.
+func clientPort(a netip.Addr) (int, bool) {
+	b := a.As4()
+	if !a.Is4() || b[0] != 10 || b[1] != 0 || b[2] != 2 || b[3] < 1 || b[3] > 20 {
+		return 0, false
+	}
+	return int(b[3]), true
+}
+
 // newRigSource loads prog, or src (a version of prog) when it is not nil.
 func newRigSource(t testing.TB, prog Program, sz Sizing, src []byte) *rig {
 	r := &rig{t: t, now: time.Unix(1000, 0)}

@@ -403,6 +403,13 @@ struct metadata_t {
     bit<32> sl_idx;
     bit<32> sl_slot;
     bit<32> hd_idx;
+    /* each level's region start plus the positions a pass may use (lock_table's action) */
+    bit<32> at_off0;
+    bit<32> at_off1;
+    bit<32> at_cur0;
+    bit<32> at_cur1;
+    bit<32> at_ch0;
+    bit<32> at_ch1;
     /* register action ops (0: not used in this pass) */
     bit<8>  x_op;
     bit<8>  who_op;
@@ -840,8 +847,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     };
     RegisterAction<pair32_t, bit<32>, bit<8>>(lk_floor) floor_set = {
         void apply(inout pair32_t v) {
-            v.hi = meta.a_hi;
-            v.lo = meta.a_lo;
+            v.hi = hdr.recirc.a_hi;
+            v.lo = hdr.recirc.a_lo;
         }
     };
 
@@ -1067,8 +1074,10 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     RegisterAction<bit<32>, bit<32>, bit<32>>(lk_tok) tok_rd = {
         void apply(inout bit<32> v, out bit<32> rv) { rv = v; }
     };
+    /* The admin token base's low half, read from the recirculation header itself: a copy into
+     * metadata under the pass's conditions would be a step of its own before the register. */
     RegisterAction<bit<32>, bit<32>, bit<32>>(lk_tok) tok_set = {
-        void apply(inout bit<32> v) { v = meta.a_lo; }
+        void apply(inout bit<32> v) { v = hdr.recirc.a_lo; }
     };
     /* lk_tok_hi: the carry of lk_tok. */
     RegisterAction<bit<32>, bit<32>, bit<32>>(lk_tok_hi) tokhi_inc = {
@@ -1078,7 +1087,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         void apply(inout bit<32> v, out bit<32> rv) { rv = v; }
     };
     RegisterAction<bit<32>, bit<32>, bit<32>>(lk_tok_hi) tokhi_set = {
-        void apply(inout bit<32> v) { v = meta.a_hi; }
+        void apply(inout bit<32> v) { v = hdr.recirc.a_hi; }
     };
 
     RegisterAction<pair32_t, bit<32>, bit<32>>(cookie) cookie_set = {
@@ -1156,6 +1165,15 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         meta.left1 = left1;
         meta.size1 = size1;
         meta.server = server;
+        /* The slot indices a pass may use, each region start plus a position (its wrap bit
+         * cut off), added here with the action data: one add each, in the table's stage, so
+         * that choosing the slot later is a choice and not an add after it. */
+        meta.at_off0 = left0 + (bit<32>)meta.resub.off[14:0];
+        meta.at_off1 = left1 + (bit<32>)meta.resub.off[14:0];
+        meta.at_cur0 = left0 + (bit<32>)hdr.recirc.cur[14:0];
+        meta.at_cur1 = left1 + (bit<32>)hdr.recirc.cur[14:0];
+        meta.at_ch0 = left0 + (bit<32>)hdr.recirc.chead[14:0];
+        meta.at_ch1 = left1 + (bit<32>)hdr.recirc.chead[14:0];
         lock_hits.count();
     }
     action lock_pause(bit<32> index, bit<32> left0, bit<16> size0, bit<32> left1, bit<16> size1,
@@ -1236,13 +1254,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         }
     }
 
-    /* Point the pool blocks at position pos of the current level's region. */
-    action slot_at(bit<16> pos) {
-        bit<32> s = meta.left + (bit<32>)(pos & 0x7fff);
-        meta.sl_idx = s;
-        meta.sl_slot = s;
-        meta.hd_idx = s;
-    }
+    /* Point the pool blocks at slot s. */
     action slot_abs(bit<32> s) {
         meta.sl_idx = s;
         meta.sl_slot = s;
@@ -1480,6 +1492,10 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             }
         }
 
+        /* The token's grant number (token >> SLOT_BITS) in halves, as slices of the header
+         * field: lk_floor's comparison reads them in the stage after the lock's server. */
+        meta.tseq_hi = (bit<32>)hdr.nl.token[63:SLOT_BITS + 32];
+        meta.tseq_lo = hdr.nl.token[SLOT_BITS + 31:SLOT_BITS];
         if (meta.kind != K_ROUTE) {
             if (meta.kind == K_PB) {
                 meta.rq_ip = hdr.nl.cip;
@@ -1498,9 +1514,6 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 meta.lease = hdr.nl.lease;
             }
             meta.tslot = (bit<32>)(hdr.nl.token & ((64w1 << SLOT_BITS) - 1));
-            bit<64> tseq = hdr.nl.token >> SLOT_BITS;
-            meta.tseq_hi = tseq[63:32];
-            meta.tseq_lo = tseq[31:0];
             if (meta.tslot >= meta.left0 && meta.tslot - meta.left0 < (bit<32>)meta.size0) {
                 meta.tlevel = 0;
             } else if (meta.tslot >= meta.left1 && meta.tslot - meta.left1 < (bit<32>)meta.size1) {
@@ -1669,18 +1682,26 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         }
         use_level(lvl);
         bit<16> lvl_osize = (lvl == 0) ? meta.size1 : meta.size0;
-        /* The slot the pool blocks use. */
-        if (do_write == 1) {
-            slot_at(meta.resub.off);
-        } else if ((do_rel == 1 || do_probe == 1) && meta.tlevel != 2) {
-            slot_abs(meta.tslot);
-        } else if (do_grant == 1 || do_rw == 1 || do_wd == 1) {
-            slot_at(hdr.recirc.cur);
-        } else if (do_clean == 1) {
-            slot_at(hdr.recirc.chead);
-        } else if (ph_probe2 == 1 || ph_probe3 == 1) {
-            slot_abs(hdr.recirc.a_slot);
+        /* The slot the pool blocks use, chosen by the pass's phase alone: every pass type that
+         * uses a slot has a phase of its own (the acquire's write, the grant, retry, withdrawal
+         * and clean walks, the admin probe's later passes; a fresh release, lease-probe or
+         * force-release uses the token's slot), and in the others no pool block runs. The level
+         * is the one use_level picks for that pass type. */
+        bit<32> sl = (bit<32>)hdr.nl.token[SLOT_BITS - 1:0];
+        if (ph == PH_WRITE || ph == PH_RWALK || ph == PH_WDRAW) {
+            if (ph == PH_WRITE) {
+                sl = (hdr.nl.prio == 0) ? meta.at_off0 : meta.at_off1;
+            } else {
+                sl = (hdr.nl.prio == 0) ? meta.at_cur0 : meta.at_cur1;
+            }
+        } else if (ph == PH_GRANT) {
+            sl = (hdr.recirc.level == 0) ? meta.at_cur0 : meta.at_cur1;
+        } else if (ph == PH_CLEAN) {
+            sl = (hdr.recirc.clevel == 0) ? meta.at_ch0 : meta.at_ch1;
+        } else if (ph == PH_PROBE2 || ph == PH_PROBE3) {
+            sl = hdr.recirc.a_slot;
         }
+        slot_abs(sl);
         bit<8> rel_go = (do_rel == 1 || do_probe == 1) && meta.tlevel != 2 ? 8w1 : 8w0;
         /* The request the pool blocks write or compare with. */
         meta.sv.txn = hdr.nl.txn;
@@ -1701,8 +1722,6 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         if (rel_go == 1) {
             meta.pre_ok = floor_cmp.execute(meta.idx);
         } else if (adm2 == 1 && ph == PH_RESET2) {
-            meta.a_hi = hdr.recirc.a_hi;
-            meta.a_lo = hdr.recirc.a_lo;
             floor_set.execute(meta.idx);
         }
 
@@ -1727,19 +1746,25 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         bit<8> txn_ok = (meta.txn_hi_ok == 1 && meta.txn_lo_ok == 1) ? 8w1 : 8w0;
 
         /* ================= stage: the pool's grant number and time ================= */
+        /* The grant number written and the slot written, chosen by the pass type alone (the
+         * writing pass and a grant walk's pending grant exclude the other branches below), so
+         * that they do not wait for the txn comparison or the floor. */
         if (do_write == 1) {
-            meta.hd_op = OP_WR;
             meta.n_seq = 0;
             if (meta.resub.grant == 1) {
                 meta.n_seq = meta.resub.seq;
             }
+        } else if (do_grant == 1 && hdr.recirc.pend == 1) {
+            /* The grant decided in the pass before: its number and time. */
+            meta.n_seq = hdr.recirc.pseq_lo;
+            meta.hd_idx = hdr.recirc.pslot;
+        }
+        if (do_write == 1) {
+            meta.hd_op = OP_WR;
         } else if (rel_go == 1 && meta.pre_ok == 1 && txn_ok == 1) {
             meta.hd_op = (do_rel == 1) ? OP_REL : OP_TCH;
         } else if (do_grant == 1 && hdr.recirc.pend == 1) {
-            /* The grant decided in the pass before: its number and time. */
             meta.hd_op = OP_WR;
-            meta.n_seq = hdr.recirc.pseq_lo;
-            meta.hd_idx = hdr.recirc.pslot;
         } else if (do_rw == 1 || ph_probe3 == 1) {
             meta.hd_op = OP_RD;
         } else if (ph_probe2 == 1) {
@@ -1780,6 +1805,27 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         if (do_wd == 1 && txn_ok == 1 && meta.sv.state == SS_LIVE) {
             meta.found = 1;
             meta.sv.state = SS_WDRAWN;
+        }
+
+        /* ================= stage: the next hop ================= */
+        /* The route is looked up here, not after the answer is decided: a pass sends at most
+         * one answer to a host, and its destination is known from the pass type and the slot
+         * already: the grant decided in the pass before goes to the address it carries, a
+         * force-release's expiry notice and a retry walk's grant (its request found live) to the
+         * slot's client, every other answer to the requester; a packet routed through to its
+         * IPv4 destination. The result is used only when a routed answer goes out (or the packet
+         * is routed); route_hits counts every lookup (docs/dataplane.md, "What differs"). */
+        if (meta.kind == K_ROUTE) {
+            meta.route_dst = hdr.ipv4.dst;
+        } else if (do_grant == 1 && hdr.recirc.pend == 1) {
+            meta.route_dst = hdr.recirc.pip;
+        } else if ((do_rel == 1 && forced == 1) || (do_rw == 1 && meta.sv.state == SS_LIVE && txn_ok == 1)) {
+            meta.route_dst = meta.sv.ip;
+        } else {
+            meta.route_dst = meta.rq_ip;
+        }
+        if (meta.kind != K_ROUTE || hdr.ipv4.isValid()) {
+            ipv4_lpm.apply();
         }
 
         /* ================= stage: ended requests ================= */
@@ -1967,7 +2013,6 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                    ad_tbase == 1) {
             meta.tok_lo = tok_rd.execute(meta.idx);
         } else if (adm2 == 1 && ph == PH_TBASE2) {
-            meta.a_lo = hdr.recirc.a_lo;
             tok_set.execute(meta.idx);
         }
         bit<8> carry = 0;
@@ -1985,7 +2030,6 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                    ad_reset == 1 || ad_tbase == 1) {
             meta.tok_hi = tokhi_rd.execute(meta.idx);
         } else if (adm2 == 1 && ph == PH_TBASE2) {
-            meta.a_hi = hdr.recirc.a_hi;
             tokhi_set.execute(meta.idx);
         }
         bit<64> seq = meta.tok_hi ++ meta.tok_lo;
@@ -2487,8 +2531,6 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             hdr.recirc.setInvalid();
             hdr.ans.setInvalid();
             if (hdr.ipv4.isValid()) {
-                meta.route_dst = hdr.ipv4.dst;
-                ipv4_lpm.apply();
                 if (meta.nh_ok == 0) {
                     drop_count(DR_NO_ROUTE);
                 } else if (hdr.ipv4.ttl <= 1) {
@@ -2505,8 +2547,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             }
         } else {
             if (meta.a_valid == 1 && meta.a_routed == 1) {
-                meta.route_dst = hdr.ans.dip;
-                ipv4_lpm.apply();
+                /* hdr.ans.dip is meta.route_dst: the next hop was looked up above. */
                 hdr.ans.smac = meta.nh_smac;
                 hdr.ans.dmac = meta.nh_dmac;
                 hdr.ans.port = meta.nh_port;
