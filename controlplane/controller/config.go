@@ -100,7 +100,7 @@ func ConfigSchema() *config.Schema {
 		{Name: KeyAllocManual, Type: config.Bool, Default: false, Usage: "no periodic allocation (locks stay where they are)"},
 		{Name: KeySweepPeriod, Type: config.Duration, Default: ctlcore.DefaultSweepPeriod, Usage: "how often the switch's queues are probed (lease sweep, the cookie)", Check: config.Positive},
 		{Name: KeyPingPeriod, Type: config.Duration, Default: ctlcore.DefaultPingPeriod, Usage: "how often every server is pinged", Check: config.Positive},
-		{Name: KeyDeadAfter, Type: config.Int, Default: ctlcore.DefaultDeadAfter, Usage: "pings missed in a row before a server is suspected", Check: config.Range(1, 1000)},
+		{Name: KeyDeadAfter, Type: config.Int, Default: ctlcore.DefaultDeadAfter, Usage: "pings missed in a row before a server is suspected", Check: config.Range(1, 64)},
 		{Name: KeyServerLease, Type: config.Duration, Default: time.Duration(0), Usage: "the servers' controller_lease (0: the servers are not fenced)", Check: config.NonNegative},
 		{Name: KeyLeaseMargin, Type: config.Duration, Default: 50 * time.Millisecond, Usage: "margin added to every wait on a lease", Check: config.NonNegative},
 		{Name: KeyStateFile, Type: config.String, Default: "", Flag: "state-file", Usage: "file keeping the largest switch token observed across restarts of the controller"},

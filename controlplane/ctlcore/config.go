@@ -88,8 +88,8 @@ type Config struct {
 	SweepPeriod time.Duration
 	// PingPeriod is how often every server is pinged; a ping unanswered for a PingPeriod (while
 	// the switch answers) is missed, and a server that misses DeadAfter pings in a row is
-	// suspected, no longer pinged, and declared dead: at once when ServerLease is set (its
-	// standby's grace covers the lease), LeaseMargin after the last ping sent to it otherwise.
+	// suspected, no longer pinged, and declared dead ServerLease + LeaseMargin after the last
+	// ping sent to it (deadWait). DeadAfter is at most 64 (the unanswered pings remembered).
 	// Defaults 200ms, 5.
 	PingPeriod time.Duration
 	DeadAfter  int
@@ -274,6 +274,8 @@ func (c *Config) validate() error {
 		return bad("negative period")
 	case c.DeadAfter < 1:
 		return bad("dead after %d pings: must be at least 1", c.DeadAfter)
+	case c.DeadAfter > maxPending:
+		return bad("dead after %d pings: at most %d unanswered pings are remembered", c.DeadAfter, maxPending)
 	case c.StatsLocks < 1 || c.StatsLocks > wire.MaxLockStats:
 		return bad("stats locks %d: must be in 1..%d", c.StatsLocks, wire.MaxLockStats)
 	case c.DefaultContention < 1:

@@ -210,6 +210,14 @@ func (c *Core) switchAdmin(req dataplane.AdminRequest, fn func(dataplane.AdminRe
 	c.lastSwitchSent = sent
 	c.emit(SwitchAdmin{ID: c.id(), Req: req}, func(r Result) {
 		if r.Err == nil && sent.After(c.switchOK) {
+			if !c.switchOK.IsZero() && sent.Sub(c.switchOK) > 2*c.cfg.PingPeriod {
+				// A gap in the answered switch requests (pingAll sends one every PingPeriod):
+				// the switch lost those sent in between, and the pings sent before this one
+				// may have been lost with them. They are not misses (liveness.forgive).
+				for _, s := range c.servers {
+					s.live.forgive(sent)
+				}
+			}
 			c.switchOK = sent
 		}
 		if r.Err == nil && r.Admin.Result == dataplane.AdminBadRequest {

@@ -201,7 +201,7 @@ func (c *Core) outStep(lk *lockRec, t uint64, step moveStep, floor uint64) {
 // server yields lk only when lk's turn has come: a yielded lock serves no new request until its
 // switch entry is in (the server drops its acquires, the clients back off and retransmit), so
 // it must not wait its turn yielded (it used to: the software rack's throughput fell to 0 for
-// the median 0.4 s a move waited for its turn).
+// the median 0.4 s a move waited for its turn: docs/controlplane.md, "Moving a lock").
 func (c *Core) moveIn(lk *lockRec, r [dataplane.Levels]dataplane.Region) {
 	t := c.beginTask(lk)
 	lk.state = stateMovingIn

@@ -12,8 +12,9 @@ import (
 // PingPeriod with its term, whether or not earlier pings are still unanswered; a ping renews the
 // server's controller lease (lockserver's controller_lease: a server grants nothing once its
 // lease ran out). A ping unanswered for a PingPeriod is a miss (liveness); a server that misses
-// DeadAfter pings in a row is suspected and no longer pinged. Its standby takes over its address
-// at once: the switch routes the dead server's IP to the standby's port (ipv4_lpm,
+// DeadAfter pings in a row is suspected and no longer pinged (pings sent while the switch lost
+// requests are not counted: liveness.forgive). It is declared dead once its controller lease
+// has run out (deadWait), and its standby takes over its address: the switch routes the dead server's IP to the standby's port (ipv4_lpm,
 // lock_servers), so the clients' retransmissions reach the standby unchanged; the standby is
 // told the dead server's epoch (its tokens start above) and a grace (takeoverGrace: until every
 // lease the dead server may have granted has ended); every switch lock of the dead server goes
@@ -72,6 +73,19 @@ func (l *liveness) misses(now time.Time, period time.Duration, switchOK time.Tim
 	return n
 }
 
+// forgive forgets the unanswered pings sent before at: the switch, which carries them, lost
+// requests sent around then, so their silence says nothing about the server. Without it, the
+// first switch answer after an outage (a sweep or a move step between two ping ticks) made
+// every ping of the outage a miss, and a healthy server was failed over
+// (TestSwitchOutageEndsWithOtherRequest).
+func (l *liveness) forgive(at time.Time) {
+	i := 0
+	for i < len(l.pending) && l.pending[i].Before(at) {
+		i++
+	}
+	l.pending = append(l.pending[:0], l.pending[i:]...)
+}
+
 // reset forgets the unanswered pings (a takeover starts counting again).
 func (l *liveness) reset() { l.pending = l.pending[:0] }
 
@@ -82,8 +96,9 @@ func (l *liveness) reset() { l.pending = l.pending[:0] }
 //
 // Safety (serverLease > 0): the server grants nothing once serverLease has passed since the
 // last ping reached it (lockserver's controller_lease), and that ping left the Core at
-// lastPing; a ping's delay in the network and the difference of the two clocks' rates are
-// within margin. So its last grant is before lastPing + serverLease + margin, and every lease it
+// lastPing; a ping's delay in the shell (the Core records when it emits the ping, not when the
+// datagram leaves) and in the network and the difference of the two clocks' rates are within
+// margin (an assumption of the deployment: LeaseMargin must cover them). So its last grant is before lastPing + serverLease + margin, and every lease it
 // granted ends maxLease after its grant at the latest: by lastPing + serverLease + maxLease +
 // margin. The standby counts the grace from when the takeover reaches it, after now, so it
 // grants nothing before that bound. Counting from the last ping answered instead would be
@@ -101,13 +116,14 @@ func takeoverGrace(now, lastPing time.Time, serverLease, maxLease, margin time.D
 }
 
 // deadWait is how long after its suspicion at now a server is declared dead (its standby takes
-// its address). With a controller lease the standby's grace covers the server's lease
-// (takeoverGrace), so at once; without one, margin after the last ping sent to it, as before.
+// its address and its switch locks move out). With a controller lease, not before that lease has
+// run out since the last ping sent to it (+ margin): until then a server that is slow, not dead,
+// may still grant, push back and answer queue-empties, and the move-out of its switch locks must
+// not meet any of that (lockserver's Config.ControllerLease states this contract). The standby's
+// grace (takeoverGrace) ends later still, so this costs the first grant nothing. Without a
+// controller lease, margin after the last ping sent to it.
 func deadWait(now, lastPing time.Time, serverLease, margin time.Duration) time.Duration {
-	if serverLease > 0 {
-		return 0
-	}
-	return max(lastPing.Add(margin).Sub(now), 0)
+	return max(lastPing.Add(serverLease+margin).Sub(now), 0)
 }
 
 func (c *Core) pingAll() {

@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/netlock-go/netlock/dataplane"
+	"github.com/netlock-go/netlock/wire"
 )
 
 func ms(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
@@ -76,9 +79,10 @@ func TestTakeoverGraceTable(t *testing.T) {
 		// No controller lease: a whole lease from the takeover; declared margin after the last ping.
 		{1000, 900, 0, maxLease + margin, 0},
 		{1000, 980, 0, maxLease + margin, 30 * time.Millisecond},
-		// With one: until the last ping + server lease + max lease + margin; declared at once.
-		{1000, 900, 500 * time.Millisecond, 900*time.Millisecond + maxLease + margin - 1000*time.Millisecond + 500*time.Millisecond, 0},
-		{1000, 990, 100 * time.Millisecond, 90*time.Millisecond + maxLease + margin, 0},
+		// With one: until the last ping + server lease + max lease + margin; declared dead once
+		// the server lease ran out since the last ping (+ margin).
+		{1000, 900, 500 * time.Millisecond, 900*time.Millisecond + maxLease + margin - 1000*time.Millisecond + 500*time.Millisecond, 450 * time.Millisecond},
+		{1000, 990, 100 * time.Millisecond, 90*time.Millisecond + maxLease + margin, 140 * time.Millisecond},
 		// Long after: nothing left to wait.
 		{5000, 900, 500 * time.Millisecond, 0, 0},
 	} {
@@ -200,6 +204,54 @@ func TestSwitchOutageSuspectsNoServer(t *testing.T) {
 	for _, n := range r.core.order {
 		if !r.core.servers[n].alive {
 			t.Errorf("server %d not alive after the outage", n)
+		}
+	}
+}
+
+// TestSwitchOutageEndsWithOtherRequest: the outage ends and the first switch request answered is
+// not pingAll's own (a sweep, a probe, a move step sent between two ping ticks), at every offset
+// of the recovery within a ping period, with and without a controller lease. The pings lost in
+// the outage must not count as misses then either (they were counted, and a healthy server was
+// failed over, before the switch's answers were watched for gaps).
+func TestSwitchOutageEndsWithOtherRequest(t *testing.T) {
+	for _, lease := range []time.Duration{0, 60 * time.Millisecond} {
+		for off := 0; off < 20; off++ {
+			t.Run(fmt.Sprintf("lease=%v/offset=%dms", lease, off), func(t *testing.T) {
+				cfg := testConfig()
+				cfg.ServerLease = lease
+				r := newFakeRack(t, cfg, uint64(off)+1)
+				r.run(ms(300), nil)
+				r.switchDown = true
+				up := ms(300 + 10*cfg.DeadAfter*int(cfg.PingPeriod/time.Millisecond) + off)
+				r.run(up, nil)
+				r.switchDown = false
+				asked := false
+				r.run(ms(1500), func() {
+					if !asked && !r.now.Before(up) {
+						asked = true
+						r.core.switchAdmin(dataplane.AdminRequest{Op: wire.AdminSwitchGetCookie},
+							func(dataplane.AdminReply, error) {})
+					}
+				})
+				if st := r.core.Stats(); st.Suspicions != 0 || st.ServerDeaths != 0 {
+					t.Fatalf("a server suspected after a switch outage: %+v", st)
+				}
+			})
+		}
+	}
+}
+
+// TestConfigDeadAfterBound: DeadAfter above the unanswered pings remembered could never be
+// reached (no server would ever be suspected), so New refuses it.
+func TestConfigDeadAfterBound(t *testing.T) {
+	for _, tc := range []struct {
+		deadAfter int
+		ok        bool
+	}{{1, true}, {maxPending, true}, {maxPending + 1, false}, {-1, false}} {
+		cfg := testConfig()
+		cfg.DeadAfter = tc.deadAfter
+		if _, err := New(cfg); (err == nil) != tc.ok {
+			t.Errorf("DeadAfter %d: err %v, want ok %v", tc.deadAfter, err, tc.ok)
 		}
 	}
 }
