@@ -158,9 +158,10 @@ func (tl *Timeline) EventAt(what string, from time.Duration) (time.Duration, boo
 
 // Recovery measures the recovery from a failure at at: before is the mean of the committed
 // transactions per second over the bins in the window before at (the bins that end in
-// (at-window, at]); back is how long after at the first three bins in a row after at whose
-// mean is at least frac of before end (the trailing mean: a bin counts once it has ended; ok
-// false: never within the run).
+// (at-window, at]); back is how long after at the first three bins in a row that start at or
+// after at (a bin the failure falls in holds traffic from before it, and counts for neither)
+// whose mean is at least frac of before end (the trailing mean: a bin counts once it has ended;
+// ok false: never within the run).
 func (tl *Timeline) Recovery(at, window time.Duration, frac float64) (before float64, back time.Duration, ok bool) {
 	var sum uint64
 	n := 0
@@ -170,7 +171,7 @@ func (tl *Timeline) Recovery(at, window time.Duration, frac float64) (before flo
 			sum += s.Txns
 			n++
 		}
-		if s.At > at && first < 0 {
+		if s.At-tl.Bin >= at && first < 0 {
 			first = i
 		}
 	}

@@ -32,6 +32,9 @@ func TestRecovery(t *testing.T) {
 		{"never", tlOf(10, 10, 10, 0, 0, 0, 5, 5, 5), 300 * time.Millisecond, 100, 0, false},
 		{"the window before only", tlOf(100, 10, 10, 10, 10, 10, 10), 400 * time.Millisecond, 100, 300 * time.Millisecond, true},
 		{"no bins before", tlOf(10, 10), 0, 0, 0, false},
+		// The failure at 250 ms falls in the bin (200, 300]: its traffic is from before the
+		// failure and must not make the recovery look sooner (it gave 250 ms).
+		{"the bin the failure falls in", tlOf(10, 10, 10, 10, 10, 0, 10, 10, 10), 250 * time.Millisecond, 100, 650 * time.Millisecond, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before, back, ok := tc.tl.Recovery(tc.at, 300*time.Millisecond, 0.9)
