@@ -5,6 +5,7 @@
 package tablehandle
 
 import (
+	"fmt"
 	"sync"
 
 	"github.com/netlock-go/netlock/rdma/alock"
@@ -33,10 +34,16 @@ type Source struct {
 func (s Source) Get() (Handle, error) {
 	if s.RW != nil {
 		h, err := s.RW.Get()
-		return rwHandle{h}, err
+		if err != nil {
+			return nil, err
+		}
+		return rwHandle{h}, nil
 	}
 	h, err := s.ALock.Get()
-	return alockHandle{h, s.Table}, err
+	if err != nil {
+		return nil, err
+	}
+	return alockHandle{h, s.Table}, nil
 }
 
 // Put returns h, which must come from s's Get and hold no lock, to its pool (the pool's
@@ -48,7 +55,7 @@ func (s Source) Put(h Handle) error {
 	case alockHandle:
 		return s.ALock.Put(h.h)
 	}
-	return nil
+	return fmt.Errorf("tablehandle: put of a %T, not a handle of this source", h)
 }
 
 type alockHandle struct {
