@@ -285,6 +285,19 @@ func section(v *config.Values, key, name string, val any, want ...string) (map[s
 	return sub, nil
 }
 
+// macAt reads the required MAC sub[k] of the table at path.
+func macAt(v *config.Values, path string, sub map[string]any, k string) (dataplane.MAC, error) {
+	text, err := str(v, path, sub, k, true)
+	if err != nil {
+		return dataplane.MAC{}, err
+	}
+	mac, err := parseMAC(text)
+	if err != nil {
+		return dataplane.MAC{}, v.Errorf(path+"."+k, "%v", err)
+	}
+	return mac, nil
+}
+
 func str(v *config.Values, path string, sub map[string]any, k string, required bool) (string, error) {
 	x, ok := sub[k]
 	if !ok {
@@ -365,13 +378,9 @@ func servers(v *config.Values, cc *ctlcore.Config) error {
 		if err != nil {
 			return err
 		}
-		macText, err := str(v, path, sub, "mac", true)
+		mac, err := macAt(v, path, sub, "mac")
 		if err != nil {
 			return err
-		}
-		mac, err := parseMAC(macText)
-		if err != nil {
-			return v.Errorf(path+".mac", "%v", err)
 		}
 		cc.Servers = append(cc.Servers, ctlcore.Server{Num: uint16(num), Addr: addr, Port: int(port), MAC: mac})
 		sport, hasStandby, err := whole(v, path, sub, "standby_port", false, 0, 510)
@@ -427,13 +436,9 @@ func hosts(v *config.Values, cc *ctlcore.Config) error {
 		if err != nil {
 			return err
 		}
-		macText, err := str(v, path, sub, "mac", true)
+		mac, err := macAt(v, path, sub, "mac")
 		if err != nil {
 			return err
-		}
-		mac, err := parseMAC(macText)
-		if err != nil {
-			return v.Errorf(path+".mac", "%v", err)
 		}
 		cc.Hosts = append(cc.Hosts, ctlcore.Host{Prefix: p.Masked(), Port: int(port), MAC: mac})
 	}
