@@ -754,19 +754,8 @@ func (r *recorder) Fatalf(format string, args ...any) {
 }
 
 // diffFails runs seed through rules on r and returns the failure, or "".
-func diffFails(r *rig, rules diffRules, seed uint64) (msg string) {
-	rec := &recorder{}
-	r.t = rec
-	defer func() {
-		if x := recover(); x != nil {
-			if _, ok := x.(stopRun); !ok {
-				panic(x)
-			}
-			msg = rec.msg
-		}
-	}()
-	runDiff(rec, r, nil, rules, seed)
-	return ""
+func diffFails(r *rig, rules diffRules, seed uint64) string {
+	return agreeFails(r, nil, rules, seed)
 }
 
 // mutant is a copy of a program that breaks one rule: from is replaced by to.
