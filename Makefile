@@ -5,12 +5,17 @@ PKGS    := ./...
 # staticcheck, pinned (the module proxy refuses @latest); built on first use.
 STATICCHECK := $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.6.1
 
-.PHONY: all build test test-short demo bench vet lint fmt fuzz soak clean mininet mininet-rack mininet-deps
+.PHONY: all build gen test test-short demo bench vet lint fmt fuzz soak clean mininet mininet-rack mininet-deps
 
 all: build
 
 build:
 	$(GO) build -o $(BIN) ./cmd/netlock
+
+# Regenerate the Go pipelines of p4/netlock.p4 (p4/netlockgen, the engine's Go backend) after
+# changing the program or the generator; TestGeneratedUpToDate fails while they are stale.
+gen:
+	$(GO) generate ./p4/netlockgen
 
 # The whole test suite, race detector on, after the linters (CI runs this).
 test: lint

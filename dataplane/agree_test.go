@@ -26,8 +26,8 @@ func TestProgramsAgree(t *testing.T) {
 	}
 	for _, rules := range diffConfigs {
 		t.Run(rules.name, func(t *testing.T) {
-			a := newDiffSwitch(t, V1Model, rules, nil)
-			b := newDiffSwitch(t, TNA, rules, nil)
+			a := newDiffSwitch(t, V1Model, rules, nil, engine.PipelineInterpreted)
+			b := newDiffSwitch(t, TNA, rules, nil, engine.PipelineInterpreted)
 			for _, seed := range diffSeeds(t, n) {
 				ok := t.Run("", func(t *testing.T) {
 					defer func() {
@@ -74,8 +74,8 @@ func TestProgramsAgreeCatches(t *testing.T) {
 			src := []byte(strings.Replace(string(TNA.Source), m.from, m.to, 1))
 			// The configuration with overflow first: the forwarded flag is set by push-backs.
 			for _, rules := range []diffRules{diffConfigs[1], diffConfigs[0], diffConfigs[2], diffConfigs[3]} {
-				a := newDiffSwitch(t, V1Model, rules, nil)
-				b := newDiffSwitch(t, TNA, rules, src)
+				a := newDiffSwitch(t, V1Model, rules, nil, engine.PipelineInterpreted)
+				b := newDiffSwitch(t, TNA, rules, src, engine.PipelineInterpreted)
 				for seed := uint64(1); seed <= 200; seed++ {
 					if msg := agreeFails(a, b, rules, seed); msg != "" {
 						t.Logf("caught (%s) by configuration %s, seed %d:\n%.500s", m.rule, rules.name, seed, msg)
@@ -250,8 +250,8 @@ func stateDiff(v1, tna *Switch, rules diffRules) string {
 // the register or the slot; restoring it makes the states equal again.
 func TestStateDiffCatches(t *testing.T) {
 	rules := diffConfigs[0]
-	a := newDiffSwitch(t, V1Model, rules, nil)
-	b := newDiffSwitch(t, TNA, rules, nil)
+	a := newDiffSwitch(t, V1Model, rules, nil, engine.PipelineInterpreted)
+	b := newDiffSwitch(t, TNA, rules, nil, engine.PipelineInterpreted)
 	runDiff(t, a, b, rules, 7)
 	if d := stateDiff(a.sw, b.sw, rules); d != "" {
 		t.Fatalf("the programs differ after seed 7: %s", d)

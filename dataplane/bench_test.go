@@ -27,9 +27,9 @@ type pairBench struct {
 
 const benchLocks = 64
 
-func newPairBench(tb testing.TB, tofino bool) *pairBench {
+func newPairBench(tb testing.TB, tofino bool, pl engine.Pipeline) *pairBench {
 	now := time.Unix(1000, 0)
-	sw, err := Load(Sizing{Locks: benchLocks, PartBits: 8}, engine.Config{TofinoConstraints: tofino,
+	sw, err := Load(Sizing{Locks: benchLocks, PartBits: 8}, engine.Config{TofinoConstraints: tofino, Pipeline: pl,
 		Now: func() time.Time { return now }})
 	if err != nil {
 		tb.Fatal(err)
@@ -153,8 +153,19 @@ func (f *framePairs) pair(nlocks uint32) {
 // to lockcore doing the same pairs from the same frames in the same run (framePairs).
 // Metrics: lockpkts/s (wall clock), lockpkts/cpu-s (CPU time of the process: steadier on a
 // loaded machine), x_lockcore (the switch's rate per CPU second over lockcore's).
+//
+// Sub-benchmarks: interp (the interpreter) and gen (the generated pipeline, p4/netlockgen).
 func BenchmarkSwitchPairs(b *testing.B) {
-	pb := newPairBench(b, false)
+	for _, pl := range benchPipelines {
+		b.Run(pl.String(), func(b *testing.B) { benchSwitchPairs(b, pl) })
+	}
+}
+
+// benchPipelines are the pipelines the benchmarks and TestSwitchPairAllocs run.
+var benchPipelines = []engine.Pipeline{engine.PipelineInterpreted, engine.PipelineGenerated}
+
+func benchSwitchPairs(b *testing.B, pl engine.Pipeline) {
+	pb := newPairBench(b, false, pl)
 	ref := newFramePairs(b, pb)
 	for i := 0; i < 1000; i++ {
 		pb.pair()
@@ -183,7 +194,13 @@ func BenchmarkSwitchPairs(b *testing.B) {
 // BenchmarkSwitchRoute: an ordinary UDP frame routed by p4/netlock.p4 (ipv4_lpm), the floor
 // of what a packet costs through the program on the engine.
 func BenchmarkSwitchRoute(b *testing.B) {
-	pb := newPairBench(b, false)
+	for _, pl := range benchPipelines {
+		b.Run(pl.String(), func(b *testing.B) { benchSwitchRoute(b, pl) })
+	}
+}
+
+func benchSwitchRoute(b *testing.B, pl engine.Pipeline) {
+	pb := newPairBench(b, false, pl)
 	src := udpframe.Endpoint{MAC: hostMAC(serverAddr(1).Addr()), Addr: netip.AddrPortFrom(serverAddr(1).Addr(), 7000)}
 	dst := udpframe.Endpoint{MAC: rigSwitchMAC, Addr: netip.AddrPortFrom(clientAddr(1).Addr(), 7000)}
 	frame := udpframe.AppendNoChecksum(nil, src, dst, make([]byte, 48))
@@ -204,13 +221,21 @@ func BenchmarkSwitchRoute(b *testing.B) {
 	}
 }
 
-// TestSwitchPairAllocs: an acquire and a release through the program allocate nothing.
+// TestSwitchPairAllocs: an acquire and a release through the program allocate nothing, on the
+// interpreter (in Tofino-constraint mode) and on the generated pipeline.
 func TestSwitchPairAllocs(t *testing.T) {
-	pb := newPairBench(t, true)
-	for i := 0; i < 100; i++ {
-		pb.pair()
-	}
-	if n := testing.AllocsPerRun(200, pb.pair); n != 0 {
-		t.Errorf("%v allocations per acquire+release, want 0", n)
+	for _, pl := range benchPipelines {
+		t.Run(pl.String(), func(t *testing.T) {
+			pb := newPairBench(t, pl == engine.PipelineInterpreted, pl)
+			if got := pb.sw.GeneratedPipeline() != ""; got != (pl == engine.PipelineGenerated) {
+				t.Fatalf("pipeline %v: generated pipeline bound = %v", pl, got)
+			}
+			for i := 0; i < 100; i++ {
+				pb.pair()
+			}
+			if n := testing.AllocsPerRun(200, pb.pair); n != 0 {
+				t.Errorf("%v allocations per acquire+release, want 0", n)
+			}
+		})
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/netlock-go/netlock/bmv2/engine"
 	"github.com/netlock-go/netlock/lockcore"
 	"github.com/netlock-go/netlock/wire"
 )
@@ -626,10 +627,10 @@ func (d *diffRun) drain() {
 	}
 }
 
-// newDiffSwitch loads prog for rules (src nil: the embedded program).
-func newDiffSwitch(t testing.TB, prog Program, rules diffRules, src []byte) *rig {
+// newDiffSwitch loads prog for rules (src nil: the embedded program) on pipeline pl.
+func newDiffSwitch(t testing.TB, prog Program, rules diffRules, src []byte, pl engine.Pipeline) *rig {
 	sz := Sizing{Locks: 8, PartBits: 6}
-	r := newRigSource(t, prog, sz, src)
+	r := newRigSource(t, prog, sz, src, pl)
 	left := uint32(0)
 	for l := 0; l < rules.locks; l++ {
 		e := LockEntry{Lock: uint32(l), Index: uint32(l), Server: diffQ2Server}
@@ -717,17 +718,18 @@ func TestDifferential(t *testing.T) {
 	case testing.Short():
 		n = 50
 	}
-	for _, prog := range Programs {
-		t.Run(prog.Name, func(t *testing.T) {
+	for _, run := range pipelineRuns {
+		prog := run.prog
+		t.Run(run.name, func(t *testing.T) {
 			for _, rules := range diffConfigs {
 				t.Run(rules.name, func(t *testing.T) {
-					r := newDiffSwitch(t, prog, rules, nil)
+					r := newDiffSwitch(t, prog, rules, nil, run.pl)
 					for _, seed := range diffSeeds(t, n) {
 						ok := t.Run("", func(t *testing.T) {
 							defer func() {
 								if t.Failed() {
 									t.Logf("seed %d (re-run: go test ./dataplane -run 'TestDifferential/%s/%s' -seed=%d)",
-										seed, prog.Name, rules.name, seed)
+										seed, run.name, rules.name, seed)
 								}
 							}()
 							runDiff(t, r, nil, rules, seed)
@@ -815,7 +817,7 @@ func TestDifferentialMutants(t *testing.T) {
 					}
 					src := []byte(strings.Replace(string(prog.Source), from, to, 1))
 					for _, rules := range diffConfigs {
-						r := newDiffSwitch(t, prog, rules, src)
+						r := newDiffSwitch(t, prog, rules, src, engine.PipelineInterpreted)
 						for seed := uint64(1); seed <= 300; seed++ {
 							if msg := diffFails(r, rules, seed); msg != "" {
 								t.Logf("caught (%s) by configuration %s, seed %d:\n%.600s", m.rule, rules.name, seed, msg)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/netlock-go/netlock/bmv2/engine"
 	"github.com/netlock-go/netlock/wire"
 )
 
@@ -55,8 +56,8 @@ func TestPassesPerOperation(t *testing.T) {
 		}
 	}
 	for _, rules := range diffConfigs {
-		a := newDiffSwitch(t, V1Model, rules, nil)
-		b := newDiffSwitch(t, TNA, rules, nil)
+		a := newDiffSwitch(t, V1Model, rules, nil, engine.PipelineInterpreted)
+		b := newDiffSwitch(t, TNA, rules, nil, engine.PipelineInterpreted)
 		a.onInput, b.onInput = record(0), record(1)
 		for seed := uint64(1); seed <= 40; seed++ {
 			runDiff(t, a, b, rules, seed)

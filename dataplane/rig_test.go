@@ -57,13 +57,15 @@ func clientPort(a netip.Addr) (int, bool) {
 	return int(b[3]), true
 }
 
-// newRigSource loads prog, or src (a version of prog) when it is not nil.
-func newRigSource(t testing.TB, prog Program, sz Sizing, src []byte) *rig {
+// newRigSource loads prog, or src (a version of prog) when it is not nil, on pipeline pl: the
+// interpreter in Tofino-constraint mode, or the generated pipeline (p4/netlockgen), which does
+// not check the Tofino rules.
+func newRigSource(t testing.TB, prog Program, sz Sizing, src []byte, pl engine.Pipeline) *rig {
 	r := &rig{t: t, now: time.Unix(1000, 0)}
 	if src == nil {
 		src = prog.Source
 	}
-	cfg := engine.Config{TofinoConstraints: true, Now: func() time.Time { return r.now }}
+	cfg := engine.Config{TofinoConstraints: pl != engine.PipelineGenerated, Pipeline: pl, Now: func() time.Time { return r.now }}
 	if rigCountPasses {
 		cfg.OnTable = func(table, _ string, _ bool) {
 			if table == TableRack {

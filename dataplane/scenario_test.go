@@ -733,12 +733,12 @@ func TestScenarios(t *testing.T) {
 	if err != nil || len(srcs) == 0 {
 		t.Fatalf("no scenarios in %s: %v", scenarioDir, err)
 	}
-	for _, prog := range Programs {
-		t.Run(prog.Name, func(t *testing.T) { testScenarios(t, prog, srcs) })
+	for _, run := range pipelineRuns {
+		t.Run(run.name, func(t *testing.T) { testScenarios(t, run.prog, run.pl, srcs) })
 	}
 }
 
-func testScenarios(t *testing.T, prog Program, srcs []string) {
+func testScenarios(t *testing.T, prog Program, pl engine.Pipeline, srcs []string) {
 	checked, err := front.Load(filepath.Join("..", "p4", filepath.FromSlash(prog.File)))
 	if err != nil {
 		t.Fatal(err)
@@ -755,7 +755,7 @@ func testScenarios(t *testing.T, prog Program, srcs []string) {
 				t.Fatal(err)
 			}
 			stfPath := filepath.Join(scenarioDir, name+".stf")
-			if *updateFlag && prog.Name == V1Model.Name {
+			if *updateFlag && prog.Name == V1Model.Name && pl == engine.PipelineInterpreted {
 				if err := os.WriteFile(stfPath, gen, 0o644); err != nil {
 					t.Fatal(err)
 				}
@@ -770,7 +770,7 @@ func testScenarios(t *testing.T, prog Program, srcs []string) {
 			// As netlock p4 stf runs it: no CPU port configured (port 255 is a port), a clock
 			// that advances one microsecond per reading.
 			now := time.Unix(0, 0)
-			sw, err := engine.Load(checked, engine.Config{TofinoConstraints: true,
+			sw, err := engine.Load(checked, engine.Config{TofinoConstraints: pl != engine.PipelineGenerated, Pipeline: pl,
 				Now: func() time.Time { now = now.Add(time.Microsecond); return now }})
 			if err != nil {
 				t.Fatal(err)

@@ -77,6 +77,9 @@ type Config struct {
 	// TNARecirculationPort alone; an empty slice, no port. v1model programs recirculate with
 	// recirculate() instead and ignore it.
 	Loopback []int
+	// Pipeline chooses between the interpreter and a generated pipeline registered for the
+	// program (v1model programs; see Pipeline and GenerateGo). The zero value is PipelineAuto.
+	Pipeline Pipeline
 }
 
 // TNARecirculationPort is Tofino 1's recirculation port of pipe 0 (always in loopback),
@@ -165,6 +168,8 @@ type ctx struct {
 	actDepth      int    // nesting of action invocations
 	gress         uint8  // gressIngress or gressEgress during a pass
 	plen          int
+	genArgs       []u128    // action data of the last Apply of generated code
+	packer        BitPacker // generated code's hash and checksum inputs laid out at run time
 }
 
 func (c *ctx) pktLen() int     { return c.plen }
@@ -210,6 +215,7 @@ type Switch struct {
 	// metadata [zeroLo, zeroHi) (allocated in that order) and the scratch slots from scratchLo
 	// on (initSM). 0, 0: the whole state (TNA).
 	zeroLo, zeroHi, scratchLo int
+	genName                   string // the generated pipeline that runs the blocks, if any
 }
 
 // poisonTemps makes newPacket fill the slots it does not clear with garbage (tests: a slot
@@ -391,6 +397,9 @@ func Load(checked *front.Checked, cfg Config) (sw *Switch, err error) {
 	sw.zeroLo, sw.zeroHi, sw.scratchLo = sw.hdrBase, sw.smBase+sw.smN, cp.nslots
 	sw.c.sw = sw
 	sw.initSM()
+	if err := sw.usePipeline(checked); err != nil {
+		return nil, err
+	}
 	return sw, nil
 }
 

@@ -698,6 +698,11 @@ func (t *Table) lookup(c *ctx) *entry {
 	for i := range t.Keys {
 		t.kbuf[i] = t.Keys[i].eval(c)
 	}
+	return t.search()
+}
+
+// search returns the entry matching the key in t.kbuf, or nil.
+func (t *Table) search() *entry {
 	if t.lpmIdx != nil {
 		v := t.kbuf[0]
 		for i := range t.lpmIdx {

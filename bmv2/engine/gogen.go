@@ -1,0 +1,2228 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"go/format"
+	"math/big"
+	"strconv"
+	"strings"
+
+	"github.com/netlock-go/netlock/bmv2/front"
+)
+
+// The Go backend: GenerateGo compiles a checked v1model program into the Go source of a
+// package whose init registers the program's six blocks (RegisterPipeline) under the program's
+// Fingerprint. The generated code is straight-line Go over the same flat slot state as the
+// interpreter (headers, user metadata and standard_metadata at the interpreter's slots, so
+// the traffic manager, clone/resubmit field lists and the runtime API are shared); locals,
+// parameters and temporaries are Go variables, constants are folded (also through the
+// parameters of actions and functions called with constant arguments), actions, functions and
+// sub-controls are inlined, a table application is a key store, one lookup in the engine and a
+// Go switch over the table's actions, and headers are extracted and emitted with constant
+// shifts over 8-byte big-endian words. What it does not support it refuses with an error
+// wrapping ErrGenUnsupported that names the construct and its file:line:col.
+
+// ErrGenUnsupported is wrapped by GenerateGo's errors for a construct the Go backend does not
+// compile (the interpreter still runs such programs).
+var ErrGenUnsupported = errors.New("not supported by the Go backend")
+
+// GenOptions configures GenerateGo.
+type GenOptions struct {
+	// Package is the generated package's name (default "main").
+	Package string
+	// Name is the pipeline's Go identifier and registered name (default "pipeline"); a
+	// package may hold several pipelines of different names.
+	Name string
+	// Source names the program in the generated file's header (e.g. the command's arguments).
+	Source string
+	// Generate, if set, is the command of the file's //go:generate line.
+	Generate string
+}
+
+type genRefusal struct{ err error }
+
+// GenerateGo compiles a checked v1model program to gofmt'ed Go source (see the comment at the
+// top of this file).
+func GenerateGo(checked *front.Checked, opts GenOptions) (src []byte, err error) {
+	if opts.Package == "" {
+		opts.Package = "main"
+	}
+	if opts.Name == "" {
+		opts.Name = "pipeline"
+	}
+	if !isGoIdent(opts.Name) || !isGoIdent(opts.Package) {
+		return nil, fmt.Errorf("%w: package %q and pipeline name %q must be Go identifiers", ErrInvalid, opts.Package, opts.Name)
+	}
+	if checked.Arch() == front.ArchTNA {
+		return nil, fmt.Errorf("%s: %w: TNA programs", programName(checked), ErrGenUnsupported)
+	}
+	sw, err := Load(checked, Config{Pipeline: PipelineInterpreted})
+	if err != nil {
+		return nil, err
+	}
+	gn := &gen{checked: checked, sw: sw, opts: opts,
+		regIdx: map[*Register]int{}, ctrIdx: map[*Counter]int{}, mtrIdx: map[*Meter]int{}, tblIdx: map[*Table]int{}}
+	gn.cp = &compiler{checked: checked, sw: sw, sizes: map[front.Type]int{}, errCodes: map[*front.EnumMember]int{}}
+	for i, m := range checked.ErrorMembers {
+		gn.cp.errCodes[m] = i
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			switch e := r.(type) {
+			case genRefusal:
+				src, err = nil, e.err
+			case compileError:
+				src, err = nil, e.err
+			default:
+				panic(r)
+			}
+		}
+	}()
+	return gn.program()
+}
+
+func isGoIdent(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, r := range s {
+		if !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || i > 0 && r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+type gen struct {
+	checked *front.Checked
+	sw      *Switch
+	cp      *compiler
+	opts    GenOptions
+	b       *strings.Builder
+	n       int
+	root    *gsc
+
+	regs    []*Register
+	regIdx  map[*Register]int
+	ctrs    []*Counter
+	ctrIdx  map[*Counter]int
+	mtrs    []*Meter
+	mtrIdx  map[*Meter]int
+	tbls    []*Table
+	tblIdx  map[*Table]int
+	tblActs [][]string
+	fls     [][]int
+	flIdx   map[uint64]int
+
+	nslots int // slots of headers, metadata and standard metadata (what the code indexes)
+	lazy   int // > 0 inside a right operand of && / || or a ternary arm
+	usesBE bool
+}
+
+func (gn *gen) refuse(pos front.Pos, format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	if pos.Line > 0 {
+		panic(genRefusal{fmt.Errorf("%s: %w: %s", pos, ErrGenUnsupported, msg)})
+	}
+	panic(genRefusal{fmt.Errorf("%w: %s", ErrGenUnsupported, msg)})
+}
+
+func (gn *gen) p(format string, args ...any) {
+	fmt.Fprintf(gn.b, format, args...)
+	gn.b.WriteByte('\n')
+}
+
+func (gn *gen) tmp(prefix string) string {
+	gn.n++
+	return prefix + strconv.Itoa(gn.n)
+}
+
+// ---- scopes ----
+
+type gbKind uint8
+
+const (
+	gbLoc gbKind = iota + 1
+	gbConst
+	gbReg
+	gbCounter
+	gbMeter
+	gbTable
+	gbInst
+	gbPacket
+)
+
+// gloc is where a value lives: slots of an array (the packet's state "s" or a local array),
+// or, for a scalar, a Go variable.
+type gloc struct {
+	arr  string
+	base int
+	v    string
+	t    front.Type
+}
+
+func (l gloc) ref() string {
+	if l.arr == "" {
+		return l.v
+	}
+	return l.arr + "[" + strconv.Itoa(l.base) + "]"
+}
+
+type gb struct {
+	kind gbKind
+	loc  gloc
+	val  uint64
+	idx  int
+	obj  any
+	inst *ginst
+}
+
+type ginst struct {
+	decl   *front.ControlDecl
+	static *gsc
+}
+
+// gret is the end of an inlined body (action, function, control apply): return jumps there.
+type gret struct {
+	label string
+	used  bool
+	v     string // a function's result variable
+	w     int
+}
+
+type gsc struct {
+	parent *gsc
+	m      map[front.Decl]*gb
+	prefix string
+	ctrl   *front.ControlDecl // set on the scope of a control apply
+	ret    *gret
+}
+
+func (s *gsc) child() *gsc { return &gsc{parent: s, m: map[front.Decl]*gb{}, prefix: s.prefix} }
+
+func (s *gsc) lookup(d front.Decl) *gb {
+	for ; s != nil; s = s.parent {
+		if b, ok := s.m[d]; ok {
+			return b
+		}
+	}
+	return nil
+}
+
+func (s *gsc) retOf() *gret {
+	for ; s != nil; s = s.parent {
+		if s.ret != nil {
+			return s.ret
+		}
+	}
+	return nil
+}
+
+// ---- the program ----
+
+func (gn *gen) program() ([]byte, error) {
+	v1, err := gn.checked.V1Switch()
+	if err != nil {
+		return nil, err
+	}
+	sw := gn.sw
+	gn.nslots = sw.smBase + sw.smN
+	gn.root = &gsc{m: map[front.Decl]*gb{}}
+	for _, d := range gn.checked.Program.Decls {
+		switch d := d.(type) {
+		case *front.ConstDecl:
+			if v, ok := gn.cp.valueU128(d.Val); ok {
+				gn.root.m[d] = &gb{kind: gbConst, val: v.lo, loc: gloc{t: d.T}}
+			}
+		case *front.InstanceDecl:
+			if d == gn.checked.Main {
+				continue
+			}
+			if _, ok := d.T.(*front.ExternType); ok {
+				gn.instance(gn.root, d)
+			}
+		}
+	}
+	var body strings.Builder
+	hT := v1.Parser.Parser.Params[1].T
+	_ = hT
+	regions := []gloc{{arr: "s", base: sw.hdrBase}, {arr: "s", base: sw.metaBase}, {arr: "s", base: sw.smBase}}
+	block := func(name string, b front.Block, order []int) {
+		gn.b = &body
+		var params, ctor []*front.Param
+		if b.Parser != nil {
+			params, ctor = b.Parser.Params, b.Parser.CtorParams
+		} else {
+			params, ctor = b.Control.Params, b.Control.CtorParams
+		}
+		if len(ctor) > 0 {
+			gn.refuse(b.Args[0].P, "constructor parameters of %s", b.Name())
+		}
+		static := &gsc{parent: gn.root, m: map[front.Decl]*gb{}, prefix: cpName("", nil, b.Name())}
+		binds := map[front.Decl]*gb{}
+		for i, p := range params {
+			if i < len(order) && order[i] >= 0 {
+				l := regions[order[i]]
+				l.t = p.T
+				binds[p] = &gb{kind: gbLoc, loc: l}
+			} else {
+				binds[p] = &gb{kind: gbPacket}
+			}
+		}
+		gn.p("func (p *%s) %s(g *engine.Gen) {", gn.opts.Name, name)
+		gn.p("s := (*[%d]uint64)(g.S())", gn.nslots)
+		gn.p("_ = s")
+		if b.Parser != nil {
+			gn.parser(static, b.Parser, binds)
+		} else {
+			gn.staticControl(static, b.Control)
+			gn.applyControl(&ginst{decl: b.Control, static: static}, binds)
+		}
+		gn.p("}")
+		gn.p("")
+	}
+	block("parser", v1.Parser, []int{-1, 0, 1, 2})
+	block("verify", v1.VerifyChecksum, []int{0, 1})
+	block("ingress", v1.Ingress, []int{0, 1, 2})
+	block("egress", v1.Egress, []int{0, 1, 2})
+	block("compute", v1.ComputeChecksum, []int{0, 1})
+	block("deparser", v1.Deparser, []int{-1, 0})
+
+	var out strings.Builder
+	gn.b = &out
+	name := gn.opts.Name
+	src := gn.opts.Source
+	if src == "" {
+		src = programName(gn.checked)
+	}
+	gn.p("// Code generated by netlock p4 gen-go from %s; DO NOT EDIT.", src)
+	gn.p("")
+	if gn.opts.Generate != "" {
+		gn.p("//go:generate %s", gn.opts.Generate)
+		gn.p("")
+	}
+	gn.p("//lint:file-ignore SA4006 constant folding leaves some values unused (a register read an action overwrites)")
+	gn.p("")
+	gn.p("package %s", gn.opts.Package)
+	gn.p("")
+	gn.p("import (")
+	if gn.usesBE {
+		gn.p("\"encoding/binary\"")
+	}
+	gn.p("\"fmt\"")
+	gn.p("")
+	gn.p("\"github.com/netlock-go/netlock/bmv2/engine\"")
+	gn.p(")")
+	gn.p("")
+	gn.p("// %sFingerprint is engine.Fingerprint of the program this pipeline was generated from.", name)
+	gn.p("const %sFingerprint = %q", name, Fingerprint(gn.checked))
+	gn.p("")
+	gn.p("func init() { engine.RegisterPipeline(%sFingerprint, %q, %sBind) }", name, name, name)
+	gn.p("")
+	gn.p("// %s holds the runtime objects of a switch the pipeline is bound to.", name)
+	gn.p("type %s struct {", name)
+	gn.p("t [%d]*engine.Table", len(gn.tbls))
+	gn.p("r [%d]*engine.Register", len(gn.regs))
+	gn.p("k [%d]*engine.Counter", len(gn.ctrs))
+	gn.p("m [%d]*engine.Meter", len(gn.mtrs))
+	gn.p("fl [%d]int", len(gn.fls))
+	gn.p("}")
+	gn.p("")
+	gn.p("// %sBind binds the pipeline to a switch loaded from the same program.", name)
+	gn.p("func %sBind(sw *engine.Switch) (engine.GenBlocks, error) {", name)
+	gn.p("p := &%s{}", name)
+	gn.p("var err error")
+	gn.p("_ = err")
+	gn.p("if n := sw.GenSlots(); n < %d { return engine.GenBlocks{}, fmt.Errorf(\"the switch has %%d slots, the pipeline uses %d\", n) }", gn.nslots, gn.nslots)
+	for i, t := range gn.tbls {
+		gn.p("if p.t[%d], err = sw.GenTable(%q); err != nil { return engine.GenBlocks{}, err }", i, t.Name)
+		var qs []string
+		for _, a := range gn.tblActs[i] {
+			qs = append(qs, strconv.Quote(a))
+		}
+		gn.p("if err = p.t[%d].GenTableActions(%s); err != nil { return engine.GenBlocks{}, err }", i, strings.Join(qs, ", "))
+	}
+	for i, r := range gn.regs {
+		gn.p("if p.r[%d], err = sw.GenRegister(%q); err != nil { return engine.GenBlocks{}, err }", i, r.Name)
+	}
+	for i, k := range gn.ctrs {
+		gn.p("if p.k[%d], err = sw.GenCounter(%q); err != nil { return engine.GenBlocks{}, err }", i, k.Name)
+	}
+	for i, m := range gn.mtrs {
+		gn.p("if p.m[%d], err = sw.GenMeter(%q); err != nil { return engine.GenBlocks{}, err }", i, m.Name)
+	}
+	for i, fl := range gn.fls {
+		var xs []string
+		for _, x := range fl {
+			xs = append(xs, strconv.Itoa(x))
+		}
+		gn.p("p.fl[%d] = sw.GenFieldList(%s)", i, strings.Join(xs, ", "))
+	}
+	gn.p("return engine.GenBlocks{Parser: p.parser, Verify: p.verify, Ingress: p.ingress, Egress: p.egress, Compute: p.compute, Deparser: p.deparser}, nil")
+	gn.p("}")
+	gn.p("")
+	out.WriteString(body.String())
+	res, err := format.Source([]byte(out.String()))
+	if err != nil {
+		return []byte(out.String()), fmt.Errorf("engine: the generated Go does not parse (a generator bug): %w", err)
+	}
+	return res, nil
+}
+
+// instance binds a local or global instance declaration (as the interpreter names it).
+func (gn *gen) instance(sc *gsc, d *front.InstanceDecl) {
+	name := cpName(sc.prefix, d.Annos, d.Name)
+	switch t := d.T.(type) {
+	case *front.ExternType:
+		switch t.Decl.Name {
+		case "register":
+			r, err := gn.sw.GenRegister(name)
+			if err != nil {
+				gn.refuse(d.P, "register %s", name)
+			}
+			if r.Width > 64 {
+				gn.refuse(d.P, "register %s of %d bits (at most 64)", name, r.Width)
+			}
+			if _, ok := gn.regIdx[r]; !ok {
+				gn.regIdx[r] = len(gn.regs)
+				gn.regs = append(gn.regs, r)
+			}
+			sc.m[d] = &gb{kind: gbReg, idx: gn.regIdx[r], obj: r}
+		case "counter", "direct_counter":
+			k, err := gn.sw.GenCounter(name)
+			if err != nil {
+				gn.refuse(d.P, "counter %s", name)
+			}
+			if _, ok := gn.ctrIdx[k]; !ok {
+				gn.ctrIdx[k] = len(gn.ctrs)
+				gn.ctrs = append(gn.ctrs, k)
+			}
+			sc.m[d] = &gb{kind: gbCounter, idx: gn.ctrIdx[k], obj: k}
+		case "meter", "direct_meter":
+			m, err := gn.sw.GenMeter(name)
+			if err != nil {
+				gn.refuse(d.P, "meter %s", name)
+			}
+			if _, ok := gn.mtrIdx[m]; !ok {
+				gn.mtrIdx[m] = len(gn.mtrs)
+				gn.mtrs = append(gn.mtrs, m)
+			}
+			sc.m[d] = &gb{kind: gbMeter, idx: gn.mtrIdx[m], obj: m}
+		default:
+			gn.refuse(d.P, "extern %s", t.Decl.Name)
+		}
+	case *front.ControlType:
+		if len(t.Decl.CtorParams) > 0 {
+			gn.refuse(d.P, "constructor parameters of control %s", t.Decl.Name)
+		}
+		if hasExternParam(t.Decl.Params) {
+			gn.refuse(d.P, "extern parameters of control %s", t.Decl.Name)
+		}
+		inner := &gsc{parent: gn.root, m: map[front.Decl]*gb{}, prefix: name}
+		gn.staticControl(inner, t.Decl)
+		sc.m[d] = &gb{kind: gbInst, inst: &ginst{decl: t.Decl, static: inner}}
+	default:
+		gn.refuse(d.P, "instance of %s", d.T)
+	}
+}
+
+// staticControl binds a control instance's extern instances, sub-controls and tables.
+func (gn *gen) staticControl(sc *gsc, d *front.ControlDecl) {
+	for _, l := range d.Locals {
+		if in, ok := l.(*front.InstanceDecl); ok {
+			gn.instance(sc, in)
+		}
+	}
+	for _, l := range d.Locals {
+		if td, ok := l.(*front.TableDecl); ok {
+			gn.table(sc, td)
+		}
+	}
+}
+
+type gtable struct {
+	t    *Table
+	decl *front.TableDecl
+	acts []gtact
+}
+
+type gtact struct {
+	decl *front.ActionDecl
+	ref  *front.ActionRef
+}
+
+func (gn *gen) table(sc *gsc, d *front.TableDecl) {
+	name := cpName(sc.prefix, d.Annos, d.Name)
+	t, err := gn.sw.GenTable(name)
+	if err != nil {
+		gn.refuse(d.P, "table %s", name)
+	}
+	if t.profile != nil {
+		gn.refuse(d.P, "table %s with an action profile or selector", name)
+	}
+	gt := &gtable{t: t, decl: d}
+	idx := map[*front.ActionDecl]bool{}
+	if p := d.Prop("actions"); p != nil {
+		for _, ar := range p.Actions {
+			idx[ar.Action] = true
+			gt.acts = append(gt.acts, gtact{ar.Action, ar})
+		}
+	}
+	if p := d.Prop("default_action"); p != nil && len(p.Actions) == 1 {
+		if ar := p.Actions[0]; !idx[ar.Action] {
+			gt.acts = append(gt.acts, gtact{ar.Action, ar})
+		}
+	} else {
+		var na *front.ActionDecl
+		for _, g := range gn.checked.Globals["NoAction"] {
+			if a, ok := g.(*front.ActionDecl); ok {
+				na = a
+			}
+		}
+		if !idx[na] {
+			gt.acts = append(gt.acts, gtact{na, nil})
+		}
+	}
+	if len(gt.acts) != len(t.actions) {
+		gn.refuse(d.P, "table %s: action list", name)
+	}
+	if p := d.Prop("key"); p != nil {
+		for _, k := range p.Keys {
+			if k.MatchKind == "selector" {
+				gn.refuse(k.P, "selector keys")
+			}
+			if widthOf(k.Expr.Type()) > 64 {
+				gn.refuse(k.P, "table keys wider than 64 bits")
+			}
+		}
+	}
+	if _, ok := gn.tblIdx[t]; !ok {
+		gn.tblIdx[t] = len(gn.tbls)
+		gn.tbls = append(gn.tbls, t)
+		var names []string
+		for _, a := range t.actions {
+			names = append(names, a.Name)
+		}
+		gn.tblActs = append(gn.tblActs, names)
+	}
+	sc.m[d] = &gb{kind: gbTable, idx: gn.tblIdx[t], obj: gt}
+}
+
+// applyControl inlines a control's apply block with its parameters bound.
+func (gn *gen) applyControl(in *ginst, binds map[front.Decl]*gb) {
+	sc := &gsc{parent: in.static, m: binds, prefix: in.static.prefix, ctrl: in.decl}
+	ret := &gret{label: gn.tmp("end")}
+	sc.ret = ret
+	gn.p("{")
+	gn.p("{")
+	for _, l := range in.decl.Locals {
+		switch d := l.(type) {
+		case *front.VarDecl:
+			gn.declVar(sc, d)
+		case *front.ConstDecl:
+			gn.declConst(sc, d)
+		}
+	}
+	gn.stmts(sc, in.decl.Body.Stmts)
+	gn.p("}")
+	if ret.used {
+		gn.p("%s:", ret.label)
+	}
+	gn.p("}")
+}
+
+func (gn *gen) declConst(sc *gsc, d *front.ConstDecl) {
+	v, ok := gn.cp.valueU128(d.Val)
+	if !ok || v.hi != 0 {
+		gn.refuse(d.P, "constant %s", d.Name)
+	}
+	sc.m[d] = &gb{kind: gbConst, val: v.lo, loc: gloc{t: d.T}}
+}
+
+// declVar declares a local variable: a Go variable for a scalar, a local slot array otherwise.
+func (gn *gen) declVar(sc *gsc, d *front.VarDecl) {
+	t := d.T
+	if isScalar(t) {
+		gn.scalarType(d.P, t)
+		v := gn.tmp("v")
+		init := "0"
+		if d.Init != nil {
+			init = gn.val(sc, d.Init).s
+		}
+		gn.p("%s := uint64(%s)", v, init)
+		gn.p("_ = %s", v)
+		sc.m[d] = &gb{kind: gbLoc, loc: gloc{v: v, t: t}}
+		return
+	}
+	n := gn.cp.slotsOf(t)
+	a := gn.tmp("l")
+	gn.p("var %s [%d]uint64", a, n)
+	gn.p("_ = %s", a)
+	l := gloc{arr: a, base: 0, t: t}
+	sc.m[d] = &gb{kind: gbLoc, loc: l}
+	if d.Init != nil {
+		gn.assignComposite(sc, l, d.Init, d.P)
+	}
+}
+
+func (gn *gen) scalarType(pos front.Pos, t front.Type) {
+	if widthOf(t) > 64 {
+		gn.refuse(pos, "values wider than 64 bits (%s)", t)
+	}
+	if signed(t) {
+		if _, ok := under(t).(*front.IntType); !ok {
+			gn.refuse(pos, "signed values (%s)", t)
+		}
+	}
+}
+
+// ---- statements ----
+
+func (gn *gen) stmts(sc *gsc, ss []front.Stmt) {
+	for _, s := range ss {
+		gn.stmt(sc, s)
+	}
+}
+
+func (gn *gen) stmt(sc *gsc, s front.Stmt) {
+	switch s := s.(type) {
+	case *front.BlockStmt:
+		gn.p("{")
+		gn.stmts(sc.child(), s.Stmts)
+		gn.p("}")
+	case *front.EmptyStmt:
+	case *front.DeclStmt:
+		switch d := s.Decl.(type) {
+		case *front.VarDecl:
+			gn.declVar(sc, d)
+		case *front.ConstDecl:
+			gn.declConst(sc, d)
+		default:
+			gn.refuse(s.P, "local declaration %T", d)
+		}
+	case *front.AssignStmt:
+		gn.assign(sc, s)
+	case *front.IfStmt:
+		c := gn.cond(sc, s.Cond)
+		if c.c {
+			if c.v != 0 {
+				gn.p("{")
+				gn.stmt(sc.child(), s.Then)
+				gn.p("}")
+			} else if s.Else != nil {
+				gn.p("{")
+				gn.stmt(sc.child(), s.Else)
+				gn.p("}")
+			}
+			return
+		}
+		gn.p("if %s {", c.s)
+		gn.stmt(sc.child(), s.Then)
+		if s.Else != nil {
+			gn.p("} else {")
+			gn.stmt(sc.child(), s.Else)
+		}
+		gn.p("}")
+	case *front.ExitStmt:
+		gn.p("return")
+	case *front.ReturnStmt:
+		r := sc.retOf()
+		if r == nil {
+			gn.refuse(s.P, "return outside an action, function or control")
+		}
+		if s.Value != nil {
+			if r.v == "" {
+				gn.refuse(s.P, "return value")
+			}
+			gn.p("%s = %s", r.v, gn.val(sc, s.Value).s)
+		}
+		r.used = true
+		gn.p("goto %s", r.label)
+	case *front.CallStmt:
+		gn.call(sc, s.Call)
+	case *front.SwitchStmt:
+		gn.switchStmt(sc, s)
+	default:
+		gn.refuse(s.Position(), "statement %T", s)
+	}
+}
+
+func (gn *gen) switchStmt(sc *gsc, s *front.SwitchStmt) {
+	var sel string
+	var labelOf func(e front.Expr) string
+	if s.OnActionRun {
+		m := s.Expr.(*front.MemberExpr)
+		call := m.X.(*front.CallExpr)
+		ai, _, gt := gn.applyTable(sc, call, false)
+		sel = ai
+		labelOf = func(e front.Expr) string {
+			n, ok := e.(*front.NameExpr)
+			if !ok {
+				gn.refuse(e.Position(), "switch label %s", front.ExprString(e))
+			}
+			for i, a := range gt.acts {
+				if a.decl == n.Decl {
+					return strconv.Itoa(i)
+				}
+			}
+			gn.refuse(e.Position(), "switch label %s is not an action of the table", front.ExprString(e))
+			return ""
+		}
+	} else {
+		x := gn.val(sc, s.Expr)
+		sel = x.s
+		labelOf = func(e front.Expr) string {
+			c := gn.val(sc, e)
+			if !c.c {
+				gn.refuse(e.Position(), "a switch label that is not constant")
+			}
+			return fmt.Sprintf("%#x", c.v)
+		}
+	}
+	gn.p("switch %s {", sel)
+	var pending []string
+	for _, c := range s.Cases {
+		if c.Default {
+			pending = append(pending, "default")
+		} else {
+			pending = append(pending, labelOf(c.Label))
+		}
+		if c.Body == nil {
+			continue
+		}
+		var vals []string
+		def := false
+		for _, l := range pending {
+			if l == "default" {
+				def = true
+			} else {
+				vals = append(vals, l)
+			}
+		}
+		switch {
+		case def && len(vals) > 0:
+			gn.refuse(c.P, "default grouped with labels")
+		case def:
+			gn.p("default:")
+		default:
+			gn.p("case %s:", strings.Join(vals, ", "))
+		}
+		gn.stmt(sc.child(), c.Body)
+		pending = nil
+	}
+	gn.p("}")
+}
+
+func (gn *gen) assign(sc *gsc, s *front.AssignStmt) {
+	if _, ok := s.LHS.(*front.DontCareExpr); ok {
+		x := gn.val(sc, s.RHS)
+		gn.p("_ = %s", x.s)
+		return
+	}
+	t := s.LHS.Type()
+	if sl, ok := s.LHS.(*front.SliceExpr); ok {
+		l := gn.loc(sc, sl.X)
+		v := gn.val(sc, s.RHS)
+		w := sl.HiV - sl.LoV + 1
+		m := mask64(w) << uint(sl.LoV)
+		gn.p("%s = %s&^%#x | (%s)<<%d&%#x", l.ref(), l.ref(), m, v.s, sl.LoV, m)
+		return
+	}
+	if isScalar(t) {
+		l := gn.loc(sc, s.LHS)
+		v := gn.val(sc, s.RHS)
+		if v.s != l.ref() { // x = x | 0 folds to nothing
+			gn.p("%s = %s", l.ref(), v.s)
+		}
+		return
+	}
+	gn.assignComposite(sc, gn.loc(sc, s.LHS), s.RHS, s.P)
+}
+
+// assignComposite stores a struct or header value: from another location, a struct
+// expression or a list.
+func (gn *gen) assignComposite(sc *gsc, dst gloc, e front.Expr, pos front.Pos) {
+	st, ok := under(dst.t).(*front.StructType)
+	if !ok {
+		gn.refuse(pos, "assignment of %s", dst.t)
+	}
+	switch x := e.(type) {
+	case *front.StructExpr:
+		if st.IsHeader() {
+			gn.p("%s[%d] = 1", dst.arr, dst.base)
+		}
+		for _, f := range x.Fields {
+			off, ft := gn.cp.fieldOffset(st, f.Name)
+			fl := gloc{arr: dst.arr, base: dst.base + off, t: ft}
+			if isScalar(ft) {
+				gn.scalarType(pos, ft)
+				gn.p("%s = %s", fl.ref(), gn.val(sc, f.Value).s)
+			} else {
+				gn.assignComposite(sc, fl, f.Value, pos)
+			}
+		}
+		return
+	case *front.ListExpr:
+		if st.IsHeader() {
+			gn.p("%s[%d] = 1", dst.arr, dst.base)
+		}
+		for i, f := range st.Fields {
+			if i >= len(x.Elems) {
+				break
+			}
+			off, ft := gn.cp.fieldOffset(st, f.Name)
+			fl := gloc{arr: dst.arr, base: dst.base + off, t: ft}
+			if isScalar(ft) {
+				gn.scalarType(pos, ft)
+				gn.p("%s = %s", fl.ref(), gn.val(sc, x.Elems[i]).s)
+			} else {
+				gn.assignComposite(sc, fl, x.Elems[i], pos)
+			}
+		}
+		return
+	}
+	src := gn.loc(sc, e)
+	n := gn.cp.slotsOf(dst.t)
+	gn.p("copy(%s[%d:%d], %s[%d:%d])", dst.arr, dst.base, dst.base+n, src.arr, src.base, src.base+n)
+}
+
+// ---- locations ----
+
+func (gn *gen) isLoc(sc *gsc, e front.Expr) bool {
+	switch x := e.(type) {
+	case *front.NameExpr:
+		b := sc.lookup(x.Decl)
+		return b != nil && b.kind == gbLoc
+	case *front.MemberExpr:
+		return x.Kind == front.MemberField && gn.isLoc(sc, x.X)
+	}
+	return false
+}
+
+func (gn *gen) loc(sc *gsc, e front.Expr) gloc {
+	switch x := e.(type) {
+	case *front.NameExpr:
+		b := sc.lookup(x.Decl)
+		if b == nil || b.kind != gbLoc {
+			gn.refuse(e.Position(), "%s is not a location", x.Name)
+		}
+		return b.loc
+	case *front.MemberExpr:
+		if x.Kind != front.MemberField {
+			break
+		}
+		l := gn.loc(sc, x.X)
+		st, ok := under(l.t).(*front.StructType)
+		if !ok || l.arr == "" {
+			gn.refuse(e.Position(), "field of %s", l.t)
+		}
+		if st.IsUnion() {
+			gn.refuse(e.Position(), "header unions")
+		}
+		off, ft := gn.cp.fieldOffset(st, x.Name)
+		if _, ok := under(ft).(*front.VarbitType); ok {
+			gn.refuse(e.Position(), "varbit fields")
+		}
+		if _, ok := under(ft).(*front.StackType); ok {
+			gn.refuse(e.Position(), "header stacks")
+		}
+		return gloc{arr: l.arr, base: l.base + off, t: ft}
+	case *front.IndexExpr:
+		gn.refuse(e.Position(), "header stacks")
+	}
+	gn.refuse(e.Position(), "location %s", front.ExprString(e))
+	return gloc{}
+}
+
+// ---- expressions ----
+
+// gx is a generated expression: Go source of a uint64 (values, within their width) or a bool
+// (conditions); c and v when it is a constant.
+type gx struct {
+	s string
+	c bool
+	v uint64
+}
+
+func cx(v uint64) gx { return gx{s: fmt.Sprintf("%#x", v), c: true, v: v} }
+
+func cb(b bool) gx {
+	if b {
+		return gx{s: "true", c: true, v: 1}
+	}
+	return gx{s: "false", c: true, v: 0}
+}
+
+func mask64(w int) uint64 {
+	if w >= 64 {
+		return ^uint64(0)
+	}
+	return 1<<uint(w) - 1
+}
+
+func (gn *gen) width(e front.Expr) int {
+	t := e.Type()
+	if _, ok := under(t).(*front.IntType); ok {
+		return 64
+	}
+	w := widthOf(t)
+	if w > 64 {
+		gn.refuse(e.Position(), "values wider than 64 bits (%s)", t)
+	}
+	if signed(t) {
+		gn.refuse(e.Position(), "signed values (%s)", t)
+	}
+	return w
+}
+
+func (gn *gen) constOf(e front.Expr) (uint64, bool) {
+	v, ok := gn.checked.Const[e]
+	if !ok {
+		return 0, false
+	}
+	if b, ok := v.(*big.Int); ok && b.Sign() < 0 {
+		w := widthOf(e.Type())
+		if _, isInt := under(e.Type()).(*front.IntType); isInt || w == 0 {
+			gn.refuse(e.Position(), "negative constants")
+		}
+	}
+	u, ok := gn.cp.valueU128(v)
+	if !ok {
+		return 0, false
+	}
+	if w := widthOf(e.Type()); w > 0 && w < 128 {
+		u = u.trunc(w)
+	}
+	if u.hi != 0 {
+		gn.refuse(e.Position(), "constants wider than 64 bits")
+	}
+	return u.lo, true
+}
+
+func isBool(t front.Type) bool {
+	_, ok := under(t).(*front.BoolType)
+	return ok
+}
+
+// val generates a value expression (bools as 0 or 1).
+func (gn *gen) val(sc *gsc, e front.Expr) gx {
+	if v, ok := gn.constOf(e); ok {
+		return cx(v)
+	}
+	if isBool(e.Type()) {
+		c := gn.cond(sc, e)
+		if c.c {
+			return cx(c.v)
+		}
+		return gx{s: "engine.B2U(" + c.s + ")"}
+	}
+	w := gn.width(e)
+	m := mask64(w)
+	switch x := e.(type) {
+	case *front.NameExpr:
+		b := sc.lookup(x.Decl)
+		if b == nil {
+			gn.refuse(e.Position(), "name %s", x.Name)
+		}
+		switch b.kind {
+		case gbConst:
+			return cx(b.val & m)
+		case gbLoc:
+			return gx{s: b.loc.ref()}
+		}
+		gn.refuse(e.Position(), "value of %s", x.Name)
+	case *front.MemberExpr:
+		if x.Kind == front.MemberField {
+			return gx{s: gn.loc(sc, e).ref()}
+		}
+		gn.refuse(e.Position(), "value %s", front.ExprString(e))
+	case *front.CastExpr:
+		if isBool(x.X.Type()) {
+			c := gn.cond(sc, x.X)
+			if c.c {
+				return cx(c.v & m)
+			}
+			return gx{s: "engine.B2U(" + c.s + ")"}
+		}
+		in := gn.val(sc, x.X)
+		if gn.width(x.X) <= w {
+			return in
+		}
+		return gn.maskx(in, m)
+	case *front.SliceExpr:
+		in := gn.val(sc, x.X)
+		if in.c {
+			return cx(in.v >> uint(x.LoV) & m)
+		}
+		if x.LoV == 0 {
+			return gn.maskx(in, m)
+		}
+		if x.HiV+1 >= gn.width(x.X) {
+			return gx{s: "(" + in.s + ")>>" + strconv.Itoa(x.LoV)}
+		}
+		return gx{s: fmt.Sprintf("(%s)>>%d&%#x", in.s, x.LoV, m)}
+	case *front.UnaryExpr:
+		in := gn.val(sc, x.X)
+		switch x.Op {
+		case "~":
+			if in.c {
+				return cx(^in.v & m)
+			}
+			return gn.maskx(gx{s: "^(" + in.s + ")"}, m)
+		case "-":
+			if in.c {
+				return cx(-in.v & m)
+			}
+			return gn.maskx(gx{s: "-(" + in.s + ")"}, m)
+		case "+":
+			return in
+		}
+	case *front.BinaryExpr:
+		return gn.binary(sc, x, w)
+	case *front.TernaryExpr:
+		c := gn.cond(sc, x.Cond)
+		if c.c {
+			if c.v != 0 {
+				return gn.val(sc, x.Then)
+			}
+			return gn.val(sc, x.Else)
+		}
+		gn.lazy++
+		a, b := gn.val(sc, x.Then), gn.val(sc, x.Else)
+		gn.lazy--
+		return gx{s: fmt.Sprintf("engine.Sel(%s, %s, %s)", c.s, a.s, b.s)}
+	case *front.CallExpr:
+		if fd, ok := x.Callee.(*front.FunctionDecl); ok {
+			return gx{s: gn.callFunction(sc, x, fd)}
+		}
+	}
+	gn.refuse(e.Position(), "expression %s", front.ExprString(e))
+	return gx{}
+}
+
+func (gn *gen) maskx(x gx, m uint64) gx {
+	if x.c {
+		return cx(x.v & m)
+	}
+	if m == ^uint64(0) {
+		return x
+	}
+	return gx{s: fmt.Sprintf("(%s)&%#x", x.s, m)}
+}
+
+// snap keeps P4's left-to-right order: when the right operand calls a function (which may
+// write what the left one read), the left operand's value is taken into a variable first.
+func (gn *gen) snap(a gx, right front.Expr) gx {
+	if a.c || !hasCall(right) {
+		return a
+	}
+	t := gn.tmp("t")
+	gn.p("%s := %s", t, a.s)
+	return gx{s: t}
+}
+
+// hasCall reports whether e calls a function.
+func hasCall(e front.Expr) bool {
+	found := false
+	var walk func(e front.Expr)
+	walk = func(e front.Expr) {
+		if e == nil || found {
+			return
+		}
+		switch x := e.(type) {
+		case *front.CallExpr:
+			if _, ok := x.Callee.(*front.FunctionDecl); ok {
+				found = true
+				return
+			}
+			for _, a := range x.Args {
+				walk(a.Value)
+			}
+		case *front.BinaryExpr:
+			walk(x.X)
+			walk(x.Y)
+		case *front.UnaryExpr:
+			walk(x.X)
+		case *front.CastExpr:
+			walk(x.X)
+		case *front.SliceExpr:
+			walk(x.X)
+		case *front.TernaryExpr:
+			walk(x.Cond)
+			walk(x.Then)
+			walk(x.Else)
+		case *front.MemberExpr:
+			walk(x.X)
+		case *front.ListExpr:
+			for _, el := range x.Elems {
+				walk(el)
+			}
+		}
+	}
+	walk(e)
+	return found
+}
+
+func (gn *gen) binary(sc *gsc, x *front.BinaryExpr, w int) gx {
+	m := mask64(w)
+	if x.Op == "++" {
+		a := gn.snap(gn.val(sc, x.X), x.Y)
+		b := gn.val(sc, x.Y)
+		wb := gn.width(x.Y)
+		if a.c && b.c {
+			return cx((a.v<<uint(wb) | b.v) & m)
+		}
+		return gx{s: fmt.Sprintf("(%s)<<%d | %s", a.s, wb, b.s)}
+	}
+	a := gn.snap(gn.val(sc, x.X), x.Y)
+	b := gn.val(sc, x.Y)
+	if a.c && b.c {
+		var r uint64
+		switch x.Op {
+		case "+":
+			r = a.v + b.v
+		case "-":
+			r = a.v - b.v
+		case "*":
+			r = a.v * b.v
+		case "&":
+			r = a.v & b.v
+		case "|":
+			r = a.v | b.v
+		case "^":
+			r = a.v ^ b.v
+		case "<<":
+			if b.v < 64 {
+				r = a.v << b.v
+			}
+		case ">>":
+			if b.v < 64 {
+				r = a.v >> b.v
+			}
+		case "/":
+			if b.v == 0 {
+				gn.refuse(x.P, "division by zero")
+			}
+			r = a.v / b.v
+		case "%":
+			if b.v == 0 {
+				gn.refuse(x.P, "division by zero")
+			}
+			r = a.v % b.v
+		case "|+|":
+			r = a.v + b.v
+			if r > m || r < a.v {
+				r = m
+			}
+		case "|-|":
+			r = 0
+			if a.v > b.v {
+				r = a.v - b.v
+			}
+		default:
+			gn.refuse(x.P, "operator %s", x.Op)
+		}
+		return cx(r & m)
+	}
+	// Identities with a constant operand (both are within the width).
+	if b.c {
+		switch {
+		case b.v == 0 && (x.Op == "+" || x.Op == "-" || x.Op == "|" || x.Op == "^" || x.Op == "<<" || x.Op == ">>"):
+			return a
+		case b.v == 0 && (x.Op == "&" || x.Op == "*"):
+			return cx(0)
+		case x.Op == "&" && b.v&m == m, x.Op == "*" && b.v == 1:
+			return a
+		}
+	}
+	if a.c {
+		switch {
+		case a.v == 0 && (x.Op == "+" || x.Op == "|" || x.Op == "^"):
+			return b
+		case a.v == 0 && (x.Op == "&" || x.Op == "*" || x.Op == "<<" || x.Op == ">>"):
+			return cx(0)
+		case x.Op == "&" && a.v&m == m, x.Op == "*" && a.v == 1:
+			return b
+		}
+	}
+	switch x.Op {
+	case "+", "-", "*":
+		return gn.maskx(gx{s: fmt.Sprintf("(%s %s %s)", a.s, x.Op, b.s)}, m)
+	case "&", "|", "^":
+		return gx{s: fmt.Sprintf("(%s %s %s)", a.s, x.Op, b.s)}
+	case "<<":
+		return gn.maskx(gx{s: fmt.Sprintf("(%s << (%s))", a.s, b.s)}, m)
+	case ">>":
+		return gx{s: fmt.Sprintf("(%s >> (%s))", a.s, b.s)}
+	case "/", "%":
+		if !b.c || b.v == 0 {
+			gn.refuse(x.P, "division by a value that is not a non-zero constant")
+		}
+		return gx{s: fmt.Sprintf("(%s %s %#x)", a.s, x.Op, b.v)}
+	case "|+|":
+		t := gn.tmp("t")
+		gn.p("%s := %s + %s", t, a.s, b.s)
+		gn.p("if %s > %#x || %s < %s { %s = %#x }", t, m, t, a.s, t, m)
+		return gx{s: t}
+	case "|-|":
+		t := gn.tmp("t")
+		gn.p("%s := uint64(0)", t)
+		gn.p("if %s > %s { %s = %s - %s }", a.s, b.s, t, a.s, b.s)
+		return gx{s: t}
+	}
+	gn.refuse(x.P, "operator %s", x.Op)
+	return gx{}
+}
+
+// cond generates a Go bool expression.
+func (gn *gen) cond(sc *gsc, e front.Expr) gx {
+	if v, ok := gn.constOf(e); ok {
+		return cb(v != 0)
+	}
+	switch x := e.(type) {
+	case *front.UnaryExpr:
+		if x.Op == "!" {
+			c := gn.cond(sc, x.X)
+			if c.c {
+				return cb(c.v == 0)
+			}
+			return gx{s: "!(" + c.s + ")"}
+		}
+	case *front.BinaryExpr:
+		switch x.Op {
+		case "&&", "||":
+			a := gn.cond(sc, x.X)
+			if a.c {
+				if (a.v != 0) == (x.Op == "&&") {
+					return gn.cond(sc, x.Y)
+				}
+				return a
+			}
+			gn.lazy++
+			b := gn.cond(sc, x.Y)
+			gn.lazy--
+			if b.c {
+				if (b.v != 0) == (x.Op == "&&") {
+					return a
+				}
+				// a && false, a || true: a has no side effects (calls are hoisted).
+				return b
+			}
+			return gx{s: "(" + a.s + " " + x.Op + " " + b.s + ")"}
+		case "==", "!=", "<", "<=", ">", ">=":
+			if isBool(x.X.Type()) && (x.Op == "==" || x.Op == "!=") {
+				a, b := gn.cond(sc, x.X), gn.cond(sc, x.Y)
+				if a.c && b.c {
+					return cb((a.v == b.v) == (x.Op == "=="))
+				}
+				return gx{s: "(" + a.s + " " + x.Op + " " + b.s + ")"}
+			}
+			if _, ok := under(x.X.Type()).(*front.StructType); ok {
+				gn.refuse(x.P, "comparison of %s", x.X.Type())
+			}
+			a := gn.snap(gn.val(sc, x.X), x.Y)
+			b := gn.val(sc, x.Y)
+			if a.c && b.c {
+				var r bool
+				switch x.Op {
+				case "==":
+					r = a.v == b.v
+				case "!=":
+					r = a.v != b.v
+				case "<":
+					r = a.v < b.v
+				case "<=":
+					r = a.v <= b.v
+				case ">":
+					r = a.v > b.v
+				case ">=":
+					r = a.v >= b.v
+				}
+				return cb(r)
+			}
+			return gx{s: "(" + a.s + " " + x.Op + " " + b.s + ")"}
+		}
+	case *front.CastExpr:
+		if !isBool(x.X.Type()) {
+			v := gn.val(sc, x.X)
+			return gx{s: "(" + v.s + " != 0)"}
+		}
+		return gn.cond(sc, x.X)
+	case *front.TernaryExpr:
+		c := gn.cond(sc, x.Cond)
+		if c.c {
+			if c.v != 0 {
+				return gn.cond(sc, x.Then)
+			}
+			return gn.cond(sc, x.Else)
+		}
+		gn.lazy++
+		a, b := gn.cond(sc, x.Then), gn.cond(sc, x.Else)
+		gn.lazy--
+		return gx{s: fmt.Sprintf("(engine.Sel(%s, %s, %s) != 0)", c.s, "engine.B2U("+a.s+")", "engine.B2U("+b.s+")")}
+	case *front.CallExpr:
+		if x.Method == "isValid" {
+			m := x.Fun.(*front.MemberExpr)
+			l := gn.loc(sc, m.X)
+			if st, ok := under(l.t).(*front.StructType); !ok || !st.IsHeader() {
+				gn.refuse(x.P, "isValid of %s", l.t)
+			}
+			return gx{s: l.ref() + " != 0"}
+		}
+	case *front.MemberExpr:
+		if x.Kind == front.MemberTableField {
+			call, ok := x.X.(*front.CallExpr)
+			if !ok {
+				break
+			}
+			if x.Name != "hit" && x.Name != "miss" {
+				break
+			}
+			_, hit, _ := gn.applyTable(sc, call, true)
+			if x.Name == "hit" {
+				return gx{s: hit}
+			}
+			return gx{s: "!" + hit}
+		}
+	}
+	if isBool(e.Type()) {
+		v := gn.val2(sc, e)
+		if v.c {
+			return cb(v.v != 0)
+		}
+		return gx{s: "(" + v.s + " != 0)"}
+	}
+	gn.refuse(e.Position(), "condition %s", front.ExprString(e))
+	return gx{}
+}
+
+// val2 reads a bool-typed location or calls a bool function (bools stored as 0 or 1).
+func (gn *gen) val2(sc *gsc, e front.Expr) gx {
+	switch x := e.(type) {
+	case *front.NameExpr:
+		b := sc.lookup(x.Decl)
+		if b != nil && b.kind == gbConst {
+			return cx(b.val)
+		}
+		if b != nil && b.kind == gbLoc {
+			return gx{s: b.loc.ref()}
+		}
+	case *front.MemberExpr:
+		if x.Kind == front.MemberField {
+			return gx{s: gn.loc(sc, e).ref()}
+		}
+	case *front.CallExpr:
+		if fd, ok := x.Callee.(*front.FunctionDecl); ok {
+			return gx{s: gn.callFunction(sc, x, fd)}
+		}
+	}
+	gn.refuse(e.Position(), "bool expression %s", front.ExprString(e))
+	return gx{}
+}
+
+// ---- calls ----
+
+func (gn *gen) call(sc *gsc, call *front.CallExpr) {
+	switch call.Method {
+	case "setValid", "setInvalid":
+		l := gn.loc(sc, call.Fun.(*front.MemberExpr).X)
+		if st, ok := under(l.t).(*front.StructType); !ok || !st.IsHeader() {
+			gn.refuse(call.P, "%s of %s", call.Method, l.t)
+		}
+		v := 0
+		if call.Method == "setValid" {
+			v = 1
+		}
+		gn.p("%s = %d", l.ref(), v)
+		return
+	case "isValid":
+		return
+	case "push_front", "pop_front":
+		gn.refuse(call.P, "header stacks")
+	}
+	switch d := call.Callee.(type) {
+	case *front.TableDecl:
+		gn.applyTable(sc, call, false)
+	case *front.ControlDecl:
+		m, ok := call.Fun.(*front.MemberExpr)
+		if !ok {
+			gn.refuse(call.P, "direct control invocation")
+		}
+		n, ok := m.X.(*front.NameExpr)
+		if !ok {
+			gn.refuse(call.P, "apply of %s", front.ExprString(m.X))
+		}
+		b := sc.lookup(n.Decl)
+		if b == nil || b.kind != gbInst {
+			gn.refuse(call.P, "apply of %s (direct control invocation)", n.Name)
+		}
+		binds := map[front.Decl]*gb{}
+		for i, p := range d.Params {
+			var a front.Expr
+			if i < len(call.Ordered) && call.Ordered[i] != nil {
+				a = call.Ordered[i].Value
+			} else if p.Deflt != nil {
+				a = p.Deflt
+			} else {
+				gn.refuse(call.P, "missing argument %s", p.Name)
+			}
+			binds[p] = gn.bindParam(sc, p, a, call.P)
+		}
+		gn.applyControl(b.inst, binds)
+	case *front.ActionDecl:
+		gn.callAction(sc, d, call.Ordered, nil, call.P)
+	case *front.FunctionDecl:
+		gn.callFunction(sc, call, d)
+	case *front.MethodDecl:
+		gn.externCall(sc, call, d)
+	default:
+		gn.refuse(call.P, "call of %s", front.ExprString(call.Fun))
+	}
+}
+
+// bindParam binds a parameter to an argument: a constant, a Go variable holding the value of
+// an in argument, or the argument's location (inout and out, and composite in arguments).
+func (gn *gen) bindParam(sc *gsc, p *front.Param, a front.Expr, pos front.Pos) *gb {
+	if isExtern(p.T) {
+		gn.refuse(pos, "extern arguments")
+	}
+	switch p.Dir {
+	case front.DirOut, front.DirInOut:
+		l := gn.loc(sc, a)
+		if isScalar(p.T) {
+			gn.scalarType(pos, p.T)
+		}
+		if p.Dir == front.DirOut {
+			if st, ok := under(p.T).(*front.StructType); ok && st.IsHeader() {
+				gn.p("%s = 0", l.ref())
+			}
+		}
+		return &gb{kind: gbLoc, loc: gloc{arr: l.arr, base: l.base, v: l.v, t: p.T}}
+	}
+	if !isScalar(p.T) {
+		if !gn.isLoc(sc, a) {
+			gn.refuse(pos, "a composite argument that is not a location")
+		}
+		l := gn.loc(sc, a)
+		return &gb{kind: gbLoc, loc: gloc{arr: l.arr, base: l.base, t: p.T}}
+	}
+	gn.scalarType(pos, p.T)
+	x := gn.val(sc, a)
+	if x.c {
+		return &gb{kind: gbConst, val: x.v, loc: gloc{t: p.T}}
+	}
+	v := gn.tmp("a")
+	gn.p("%s := %s", v, x.s)
+	gn.p("_ = %s", v)
+	return &gb{kind: gbLoc, loc: gloc{v: v, t: p.T}}
+}
+
+// actionScope is the scope an action's body resolves names in: the apply scope of the control
+// that declares it, or the top level.
+func (gn *gen) actionScope(sc *gsc, d *front.ActionDecl) *gsc {
+	for s := sc; s != nil; s = s.parent {
+		if s.ctrl != nil {
+			for _, l := range s.ctrl.Locals {
+				if l == d {
+					return s
+				}
+			}
+		}
+	}
+	return gn.root
+}
+
+// callAction inlines an action. args are the call's arguments in parameter order; with
+// fromTable, the parameters after them take the action data of the last Apply.
+func (gn *gen) callAction(sc *gsc, d *front.ActionDecl, args []*front.Arg, ref *front.ActionRef, pos front.Pos) {
+	as := gn.actionScope(sc, d).child()
+	ret := &gret{label: gn.tmp("end")}
+	as.ret = ret
+	gn.p("{")
+	gn.p("{")
+	cpi := 0
+	for i, p := range d.Params {
+		var a front.Expr
+		if i < len(args) && args[i] != nil {
+			a = args[i].Value
+		}
+		if a == nil && p.Dir == front.DirNone && ref != nil {
+			// Control-plane data from the table.
+			gn.scalarType(p.P, p.T)
+			v := gn.tmp("d")
+			gn.p("%s := g.Arg(%d)&%#x", v, cpi, mask64(widthOf(p.T)))
+			gn.p("_ = %s", v)
+			cpi++
+			as.m[p] = &gb{kind: gbLoc, loc: gloc{v: v, t: p.T}}
+			continue
+		}
+		if a == nil {
+			gn.refuse(pos, "missing argument %s of action %s", p.Name, d.Name)
+		}
+		// Arguments evaluate in the caller's scope.
+		as.m[p] = gn.bindParam(sc, p, a, pos)
+	}
+	gn.stmts(as, d.Body.Stmts)
+	gn.p("}")
+	if ret.used {
+		gn.p("%s:", ret.label)
+	}
+	gn.p("}")
+}
+
+// callFunction inlines a function and returns the Go variable holding its result ("" for
+// void). Functions with out or inout parameters are only called as statements.
+func (gn *gen) callFunction(sc *gsc, call *front.CallExpr, d *front.FunctionDecl) string {
+	if d.Abstract != nil {
+		gn.refuse(call.P, "extern method implementations")
+	}
+	if gn.lazy > 0 {
+		gn.refuse(call.P, "a function call in a conditional operand (&&, ||, ?:)")
+	}
+	fs := &gsc{parent: gn.root, m: map[front.Decl]*gb{}}
+	ret := &gret{label: gn.tmp("end")}
+	fs.ret = ret
+	void := d.RetT == nil
+	if _, ok := d.RetT.(*front.VoidType); ok {
+		void = true
+	}
+	if !void {
+		gn.scalarType(d.P, d.RetT)
+		ret.v = gn.tmp("r")
+		ret.w = widthOf(d.RetT)
+		gn.p("var %s uint64", ret.v)
+	}
+	for _, p := range d.Params {
+		if gn.lazy > 0 && p.Dir != front.DirIn && p.Dir != front.DirNone {
+			gn.refuse(call.P, "a call with out or inout arguments in a conditional operand")
+		}
+	}
+	gn.p("{")
+	gn.p("{")
+	for i, p := range d.Params {
+		if i >= len(call.Ordered) || call.Ordered[i] == nil {
+			gn.refuse(call.P, "missing argument %s", p.Name)
+		}
+		fs.m[p] = gn.bindParam(sc, p, call.Ordered[i].Value, call.P)
+	}
+	gn.stmts(fs, d.Body.Stmts)
+	gn.p("}")
+	if ret.used {
+		gn.p("%s:", ret.label)
+	}
+	gn.p("}")
+	return ret.v
+}
+
+// applyTable generates a table application and returns the Go variables of the action index
+// and (if wantHit) the hit flag.
+func (gn *gen) applyTable(sc *gsc, call *front.CallExpr, wantHit bool) (string, string, *gtable) {
+	if gn.lazy > 0 {
+		gn.refuse(call.P, "a table application in a conditional operand")
+	}
+	d := call.Callee.(*front.TableDecl)
+	b := sc.lookup(d)
+	if b == nil || b.kind != gbTable {
+		gn.refuse(call.P, "table %s", d.Name)
+	}
+	gt := b.obj.(*gtable)
+	t := fmt.Sprintf("p.t[%d]", b.idx)
+	if p := d.Prop("key"); p != nil {
+		for i, k := range p.Keys {
+			gn.p("g.Key(%s, %d, %s)", t, i, gn.val(sc, k.Expr).s)
+		}
+	}
+	ai, hit := gn.tmp("ai"), gn.tmp("hit")
+	gn.p("%s, %s := g.Apply(%s)", ai, hit, t)
+	gn.p("_ = %s", hit)
+	gn.p("switch %s {", ai)
+	for i, a := range gt.acts {
+		gn.p("case %d:", i)
+		var args []*front.Arg
+		if a.ref != nil {
+			args = a.ref.Args
+		}
+		// Arguments in an action reference bind the first (directional) parameters.
+		ordered := make([]*front.Arg, len(args))
+		copy(ordered, args)
+		gn.callAction(sc, a.decl, ordered, &front.ActionRef{}, call.P)
+	}
+	gn.p("}")
+	return ai, hit, gt
+}
+
+// ---- externs ----
+
+func (gn *gen) argN(call *front.CallExpr, i int) front.Expr {
+	if i < len(call.Ordered) && call.Ordered[i] != nil {
+		return call.Ordered[i].Value
+	}
+	if i < len(call.Params) && call.Params[i].Deflt != nil {
+		return call.Params[i].Deflt
+	}
+	gn.refuse(call.P, "missing argument %d of %s", i+1, front.ExprString(call.Fun))
+	return nil
+}
+
+func (gn *gen) constArg(call *front.CallExpr, i int) uint64 {
+	e := gn.argN(call, i)
+	v, ok := gn.constOf(e)
+	if !ok {
+		gn.refuse(e.Position(), "argument %d of %s must be a constant", i+1, front.ExprString(call.Fun))
+	}
+	return v
+}
+
+func (gn *gen) recv(sc *gsc, call *front.CallExpr) *gb {
+	m, ok := call.Fun.(*front.MemberExpr)
+	if !ok {
+		return nil
+	}
+	n, ok := m.X.(*front.NameExpr)
+	if !ok {
+		return nil
+	}
+	return sc.lookup(n.Decl)
+}
+
+func (gn *gen) externCall(sc *gsc, call *front.CallExpr, d *front.MethodDecl) {
+	pos := call.P
+	if d.Owner == nil {
+		gn.externFunc(sc, call, d)
+		return
+	}
+	switch d.Owner.Name {
+	case "packet_in":
+		if d.Name == "extract" && len(call.Args) == 1 {
+			gn.extract(sc, gn.argN(call, 0))
+			return
+		}
+		gn.refuse(pos, "packet_in.%s", d.Name)
+	case "packet_out":
+		if d.Name == "emit" {
+			gn.emit(sc, gn.argN(call, 0))
+			return
+		}
+		gn.refuse(pos, "packet_out.%s", d.Name)
+	}
+	b := gn.recv(sc, call)
+	if b == nil {
+		gn.refuse(pos, "method call %s", front.ExprString(call.Fun))
+	}
+	switch b.kind {
+	case gbReg:
+		r := b.obj.(*Register)
+		switch d.Name {
+		case "read":
+			out := gn.loc(sc, gn.argN(call, 0))
+			idx := gn.val(sc, gn.argN(call, 1))
+			gn.p("%s = p.r[%d].Get64(%s)", out.ref(), b.idx, idx.s)
+			return
+		case "write":
+			idx := gn.val(sc, gn.argN(call, 0))
+			v := gn.maskx(gn.val(sc, gn.argN(call, 1)), mask64(r.Width))
+			gn.p("p.r[%d].Set64(%s, %s)", b.idx, idx.s, v.s)
+			return
+		}
+	case gbCounter:
+		k := b.obj.(*Counter)
+		if d.Name == "count" {
+			if k.direct {
+				return // every hit of the table counts
+			}
+			gn.p("g.Count(p.k[%d], %s)", b.idx, gn.val(sc, gn.argN(call, 0)).s)
+			return
+		}
+	case gbMeter:
+		m := b.obj.(*Meter)
+		if m.direct && d.Name == "read" {
+			out := gn.loc(sc, gn.argN(call, 0))
+			gn.p("%s = g.ReadDirectMeter(p.m[%d])&%#x", out.ref(), b.idx, mask64(widthOf(out.t)))
+			return
+		}
+		if !m.direct && d.Name == "execute_meter" {
+			idx := gn.val(sc, gn.argN(call, 0))
+			out := gn.loc(sc, gn.argN(call, 1))
+			gn.p("%s = g.ExecuteMeter(p.m[%d], %s)&%#x", out.ref(), b.idx, idx.s, mask64(widthOf(out.t)))
+			return
+		}
+	}
+	gn.refuse(pos, "%s.%s", d.Owner.Name, d.Name)
+}
+
+// fieldList returns the slot ranges (offset, count pairs) of the metadata fields annotated
+// @field_list(idx), as the interpreter's, and its index in the bound pipeline.
+func (gn *gen) fieldList(idx uint64) int {
+	if gn.flIdx == nil {
+		gn.flIdx = map[uint64]int{}
+	}
+	if i, ok := gn.flIdx[idx]; ok {
+		return i
+	}
+	cp := gn.cp
+	cp.metaBase, cp.metaT = gn.sw.metaBase, nil
+	v1, _ := gn.checked.V1Switch()
+	cp.metaT = v1.Parser.Parser.Params[2].T
+	var pairs []int
+	for _, r := range cp.fieldList(idx) {
+		pairs = append(pairs, r.off, r.n)
+	}
+	gn.fls = append(gn.fls, pairs)
+	gn.flIdx[idx] = len(gn.fls) - 1
+	return len(gn.fls) - 1
+}
+
+func (gn *gen) smSlot(pos front.Pos, name string) int {
+	off, ok := gn.sw.smOff[name]
+	if !ok {
+		gn.refuse(pos, "standard_metadata_t without %s", name)
+	}
+	return gn.sw.smBase + off
+}
+
+func (gn *gen) externFunc(sc *gsc, call *front.CallExpr, d *front.MethodDecl) {
+	pos := call.P
+	switch d.Name {
+	case "mark_to_drop":
+		base := gn.sw.smBase
+		if len(call.Args) == 1 {
+			base = gn.loc(sc, gn.argN(call, 0)).base
+		}
+		gn.p("s[%d] = %d", base+gn.sw.smOff["egress_spec"], DropPort)
+	case "static_assert":
+	case "verify":
+		c := gn.cond(sc, gn.argN(call, 0))
+		code := gn.val(sc, gn.argN(call, 1))
+		if c.c && c.v != 0 {
+			return
+		}
+		gn.p("if !(%s) { g.ParserError(int(%s)); return }", c.s, code.s)
+	case "assert", "assume":
+		c := gn.cond(sc, gn.argN(call, 0))
+		if c.c && c.v != 0 {
+			return
+		}
+		gn.p("if !(%s) { g.Fail(%q); return }", c.s, fmt.Sprintf("%s: %s failed", pos, d.Name))
+	case "truncate":
+		gn.p("g.Truncate(%s)", gn.val(sc, gn.argN(call, 0)).s)
+	case "log_msg":
+		format := ""
+		if s, ok := gn.argN(call, 0).(*front.StringExpr); ok {
+			format = s.Val
+		}
+		var vals []string
+		if len(call.Args) > 1 {
+			for _, pc := range gn.flatten(sc, gn.argN(call, 1)) {
+				vals = append(vals, pc.v)
+			}
+		}
+		args := ""
+		if len(vals) > 0 {
+			args = ", " + strings.Join(vals, ", ")
+		}
+		gn.p("if g.Logging() { g.LogMsg(%q%s) }", format, args)
+	case "random":
+		out := gn.loc(sc, gn.argN(call, 0))
+		lo, hi := gn.val(sc, gn.argN(call, 1)), gn.val(sc, gn.argN(call, 2))
+		l, h, v := gn.tmp("lo"), gn.tmp("hi"), gn.tmp("rnd")
+		gn.p("%s, %s := uint64(%s), uint64(%s)", l, h, lo.s, hi.s)
+		gn.p("%s := %s", v, l)
+		gn.p("if %s > %s { %s = %s + g.Random()%%(%s-%s+1) }", h, l, v, l, h, l)
+		gn.p("%s = %s&%#x", out.ref(), v, mask64(widthOf(out.t)))
+	case "hash":
+		out := gn.loc(sc, gn.argN(call, 0))
+		algo := gn.algo(pos, gn.constArg(call, 1))
+		base := gn.val(sc, gn.argN(call, 2))
+		h := gn.serialHash(sc, gn.argN(call, 3), algo, false)
+		mx := gn.val(sc, gn.argN(call, 4))
+		ow := widthOf(out.t)
+		if w := widthOf(gn.argN(call, 4).Type()); w > 64 {
+			// A max of 2^64 or more leaves a 64-bit hash as it is.
+			if v, ok := gn.checked.Const[gn.argN(call, 4)]; ok {
+				if bi, ok := v.(*big.Int); ok && bi.BitLen() > 64 {
+					mx = cx(0)
+				}
+			}
+		}
+		r := h
+		if !mx.c {
+			r = fmt.Sprintf("engine.Sel(%s != 0, %s %% (%s|engine.B2U(%s == 0)), %s)", mx.s, h, mx.s, mx.s, h)
+		} else if mx.v != 0 {
+			r = fmt.Sprintf("%s %% %#x", h, mx.v)
+		}
+		gn.p("%s = (%s + %s)&%#x", out.ref(), base.s, r, mask64(ow))
+	case "verify_checksum", "verify_checksum_with_payload", "update_checksum", "update_checksum_with_payload":
+		c := gn.cond(sc, gn.argN(call, 0))
+		if c.c && c.v == 0 {
+			return
+		}
+		algo := gn.algo(pos, gn.constArg(call, 3))
+		ck := gn.argN(call, 2)
+		cw := widthOf(ck.Type())
+		if cw > 64 {
+			gn.refuse(pos, "checksums wider than 64 bits")
+		}
+		gn.p("if %s {", c.s)
+		h := gn.serialHash(sc, gn.argN(call, 1), algo, strings.HasSuffix(d.Name, "_with_payload"))
+		if strings.HasPrefix(d.Name, "verify") {
+			got := gn.val(sc, ck)
+			gn.p("if (%s)&%#x != %s { s[%d] = 1 }", h, mask64(cw), got.s, gn.smSlot(pos, "checksum_error"))
+		} else {
+			gn.p("%s = (%s)&%#x", gn.loc(sc, ck).ref(), h, mask64(cw))
+		}
+		gn.p("}")
+	case "clone", "clone_preserving_field_list":
+		sess := gn.val(sc, gn.argN(call, 1))
+		fl := "-1"
+		if d.Name == "clone_preserving_field_list" {
+			fl = fmt.Sprintf("p.fl[%d]", gn.fieldList(gn.constArg(call, 2)))
+		}
+		gn.p("g.Clone(%s, %s)", sess.s, fl)
+	case "resubmit_preserving_field_list", "recirculate_preserving_field_list":
+		fl := fmt.Sprintf("p.fl[%d]", gn.fieldList(gn.constArg(call, 0)))
+		if strings.HasPrefix(d.Name, "resubmit") {
+			gn.p("g.Resubmit(%s)", fl)
+		} else {
+			gn.p("g.Recirculate(%s)", fl)
+		}
+	case "resubmit", "recirculate":
+		if len(call.Args) > 0 {
+			gn.refuse(pos, "%s with a field list argument (the deprecated form)", d.Name)
+		}
+		if d.Name == "resubmit" {
+			gn.p("g.Resubmit(-1)")
+		} else {
+			gn.p("g.Recirculate(-1)")
+		}
+	default:
+		gn.refuse(pos, "extern %s", d.Name)
+	}
+}
+
+func (gn *gen) algo(pos front.Pos, code uint64) string {
+	var name string
+	for _, d := range gn.checked.Globals["HashAlgorithm"] {
+		if ed, ok := d.(*front.EnumDecl); ok && int(code) < len(ed.Members) {
+			name = ed.Members[code].Name
+		}
+	}
+	switch name {
+	case "crc32", "crc32_custom":
+		return "engine.HashCRC32"
+	case "crc16", "crc16_custom":
+		return "engine.HashCRC16"
+	case "identity":
+		return "engine.HashIdentity"
+	case "csum16":
+		return "engine.HashCsum16"
+	case "xor16":
+		return "engine.HashXor16"
+	}
+	gn.refuse(pos, "hash algorithm %q", name)
+	return ""
+}
+
+// gpiece is one scalar of a hash, checksum or log input: its Go value, width and the
+// validity slot of the header it is a field of (-1: none).
+type gpiece struct {
+	v      string
+	w      int
+	vslot  int
+	varr   string
+	constv bool
+}
+
+func (gn *gen) flatten(sc *gsc, e front.Expr) []gpiece {
+	switch x := e.(type) {
+	case *front.ListExpr:
+		var out []gpiece
+		for _, el := range x.Elems {
+			out = append(out, gn.flatten(sc, el)...)
+		}
+		return out
+	case *front.StructExpr:
+		var out []gpiece
+		for _, el := range x.Fields {
+			out = append(out, gn.flatten(sc, el.Value)...)
+		}
+		return out
+	}
+	t := e.Type()
+	if isScalar(t) {
+		w := gn.width(e)
+		pc := gpiece{w: w, vslot: -1}
+		if m, ok := e.(*front.MemberExpr); ok && m.Kind == front.MemberField && gn.isLoc(sc, m.X) {
+			if st, ok := under(m.X.Type()).(*front.StructType); ok && st.IsHeader() {
+				l := gn.loc(sc, m.X)
+				pc.vslot, pc.varr = l.base, l.arr
+			}
+		}
+		x := gn.val(sc, e)
+		pc.v, pc.constv = x.s, x.c
+		return []gpiece{pc}
+	}
+	if !gn.isLoc(sc, e) {
+		gn.refuse(e.Position(), "data argument %s", front.ExprString(e))
+	}
+	var out []gpiece
+	var walk func(l gloc, vslot int, varr string)
+	walk = func(l gloc, vslot int, varr string) {
+		switch tt := under(l.t).(type) {
+		case *front.StructType:
+			if tt.IsHeader() {
+				vslot, varr = l.base, l.arr
+			}
+			for _, f := range tt.Fields {
+				off, ft := gn.cp.fieldOffset(tt, f.Name)
+				walk(gloc{arr: l.arr, base: l.base + off, t: ft}, vslot, varr)
+			}
+		default:
+			if !isScalar(l.t) || widthOf(l.t) > 64 {
+				gn.refuse(e.Position(), "data of type %s", l.t)
+			}
+			out = append(out, gpiece{v: l.ref(), w: widthOf(l.t), vslot: vslot, varr: varr})
+		}
+	}
+	walk(gn.loc(sc, e), -1, "")
+	return out
+}
+
+// serialHash lays the pieces out MSB-first (as bmv2's BufBuilder: fields of invalid headers
+// left out) and returns a Go expression of the algorithm over them. It writes statements.
+func (gn *gen) serialHash(sc *gsc, e front.Expr, algo string, withPayload bool) string {
+	ps := gn.flatten(sc, e)
+	same := true
+	for _, pc := range ps {
+		if pc.vslot != ps[0].vslot || pc.varr != ps[0].varr {
+			same = false
+		}
+	}
+	h := gn.tmp("h")
+	gn.p("var %s uint64", h)
+	if !same {
+		pk := gn.tmp("pk")
+		gn.p("%s := g.Packer()", pk)
+		for _, pc := range ps {
+			if pc.vslot >= 0 {
+				gn.p("if %s[%d] != 0 { %s.Put(%d, %s) }", pc.varr, pc.vslot, pk, pc.w, pc.v)
+			} else {
+				gn.p("%s.Put(%d, %s)", pk, pc.w, pc.v)
+			}
+		}
+		data := "g.Packed()"
+		if withPayload {
+			data = "g.WithPayload(g.Packed())"
+		}
+		gn.p("%s = %s(%s)", h, algo, data)
+		return h
+	}
+	total := 0
+	for _, pc := range ps {
+		total += pc.w
+	}
+	nb := (total + 7) / 8
+	if len(ps) > 0 && ps[0].vslot >= 0 {
+		gn.p("if %s[%d] != 0 {", ps[0].varr, ps[0].vslot)
+	} else {
+		gn.p("{")
+	}
+	b := gn.tmp("b")
+	gn.p("%s := g.Scratch(%d)", b, nb)
+	gn.words(b, ps, nb)
+	data := fmt.Sprintf("%s[:%d]", b, nb)
+	if withPayload {
+		data = "g.WithPayload(" + data + ")"
+	}
+	gn.p("%s = %s(%s)", h, algo, data)
+	if len(ps) > 0 && ps[0].vslot >= 0 {
+		empty := "nil"
+		if withPayload {
+			empty = "g.WithPayload(nil)"
+		}
+		gn.p("} else { %s = %s(%s) }", h, algo, empty)
+	} else {
+		gn.p("}")
+	}
+	return h
+}
+
+// words writes pieces (values within their widths) MSB-first into buffer b of nb bytes (and 8
+// spare) as 64-bit big-endian words built with constant shifts.
+func (gn *gen) words(b string, ps []gpiece, nb int) {
+	gn.usesBE = true
+	nw := (nb + 7) / 8
+	parts := make([][]string, nw)
+	o := 0
+	for _, pc := range ps {
+		end := o + pc.w
+		k := o / 64
+		if end <= 64*(k+1) {
+			parts[k] = append(parts[k], shl(pc.v, 64*(k+1)-end))
+		} else {
+			parts[k] = append(parts[k], fmt.Sprintf("(%s)>>%d", pc.v, end-64*(k+1)))
+			parts[k+1] = append(parts[k+1], shl(pc.v, 64*(k+2)-end))
+		}
+		o = end
+	}
+	for k := 0; k < nw; k++ {
+		w := "0"
+		if len(parts[k]) > 0 {
+			w = strings.Join(parts[k], " | ")
+		}
+		gn.p("binary.BigEndian.PutUint64(%s[%d:], %s)", b, 8*k, w)
+	}
+}
+
+func shl(v string, n int) string {
+	if n == 0 {
+		return v
+	}
+	return fmt.Sprintf("(%s)<<%d", v, n)
+}
+
+// ---- parser, extraction, emission ----
+
+func (gn *gen) headerFields(pos front.Pos, l gloc) (*front.StructType, int) {
+	st, ok := under(l.t).(*front.StructType)
+	if !ok || !st.IsHeader() {
+		gn.refuse(pos, "extract or emit of %s", l.t)
+	}
+	total := 0
+	for _, f := range st.Fields {
+		if _, ok := under(f.T).(*front.VarbitType); ok {
+			gn.refuse(pos, "varbit fields")
+		}
+		if !isScalar(f.T) || widthOf(f.T) > 64 {
+			gn.refuse(pos, "header fields wider than 64 bits")
+		}
+		total += widthOf(f.T)
+	}
+	if total%8 != 0 {
+		gn.refuse(pos, "headers whose width is not a whole number of bytes")
+	}
+	return st, total
+}
+
+func (gn *gen) extract(sc *gsc, e front.Expr) {
+	l := gn.loc(sc, e)
+	st, total := gn.headerFields(e.Position(), l)
+	nb := total / 8
+	gn.usesBE = true
+	off, ok := gn.tmp("off"), gn.tmp("ok")
+	gn.p("{")
+	gn.p("%s, %s := g.Extract(%d, %d)", off, ok, nb, gn.cp.errCode("PacketTooShort"))
+	gn.p("if !%s { return }", ok)
+	in := gn.tmp("in")
+	gn.p("%s := g.In()", in)
+	nw := (nb + 7) / 8
+	ws := make([]string, nw)
+	for k := range ws {
+		ws[k] = gn.tmp("w")
+		gn.p("%s := binary.BigEndian.Uint64(%s[%s+%d:])", ws[k], in, off, 8*k)
+	}
+	o := 0
+	for _, f := range st.Fields {
+		fo, ft := gn.cp.fieldOffset(st, f.Name)
+		w := widthOf(ft)
+		k := o / 64
+		end := o + w
+		fl := gloc{arr: l.arr, base: l.base + fo}
+		var v string
+		if end <= 64*(k+1) {
+			v = fmt.Sprintf("%s<<%d>>%d", ws[k], o-64*k, 64-w)
+		} else {
+			a := o - 64*k
+			v = fmt.Sprintf("(%s<<%d | %s>>%d)>>%d", ws[k], a, ws[k+1], 64-a, 64-w)
+		}
+		gn.p("%s = %s", fl.ref(), v)
+		o = end
+	}
+	gn.p("%s[%d] = 1", l.arr, l.base)
+	gn.p("}")
+}
+
+func (gn *gen) emit(sc *gsc, e front.Expr) {
+	l := gn.loc(sc, e)
+	gn.emitLoc(e.Position(), l)
+}
+
+func (gn *gen) emitLoc(pos front.Pos, l gloc) {
+	st, ok := under(l.t).(*front.StructType)
+	if !ok {
+		gn.refuse(pos, "emit of %s", l.t)
+	}
+	if !st.IsHeader() {
+		for _, f := range st.Fields {
+			off, ft := gn.cp.fieldOffset(st, f.Name)
+			gn.emitLoc(pos, gloc{arr: l.arr, base: l.base + off, t: ft})
+		}
+		return
+	}
+	_, total := gn.headerFields(pos, l)
+	nb := total / 8
+	var ps []gpiece
+	for _, f := range st.Fields {
+		off, ft := gn.cp.fieldOffset(st, f.Name)
+		ps = append(ps, gpiece{v: gloc{arr: l.arr, base: l.base + off}.ref(), w: widthOf(ft)})
+	}
+	gn.p("if %s[%d] != 0 {", l.arr, l.base)
+	b := gn.tmp("o")
+	gn.p("%s := g.Emit(%d)", b, nb)
+	gn.words(b, ps, nb)
+	gn.p("}")
+}
+
+func (gn *gen) parser(static *gsc, d *front.ParserDecl, binds map[front.Decl]*gb) {
+	sc := &gsc{parent: static, m: binds, prefix: static.prefix}
+	for _, l := range d.Locals {
+		switch x := l.(type) {
+		case *front.VarDecl:
+			gn.declVar(sc, x)
+		case *front.ConstDecl:
+			gn.declConst(sc, x)
+		case *front.InstanceDecl:
+			gn.refuse(x.P, "instances in a parser")
+		}
+	}
+	index := map[string]int{}
+	for i, s := range d.States {
+		index[s.Name] = i
+	}
+	// The state graph must be acyclic (no parser loops: header stacks are not supported).
+	color := make([]int, len(d.States))
+	var visit func(i int)
+	visit = func(i int) {
+		color[i] = 1
+		s := d.States[i]
+		var next []string
+		if s.Trans != nil {
+			if s.Trans.Target != nil {
+				next = append(next, s.Trans.Target.Name)
+			} else {
+				for _, c := range s.Trans.Select.Cases {
+					next = append(next, c.State.Name)
+				}
+			}
+		}
+		for _, n := range next {
+			j, ok := index[n]
+			if !ok {
+				continue
+			}
+			if color[j] == 1 {
+				gn.refuse(s.P, "parser loops (state %s goes back to %s)", s.Name, n)
+			}
+			if color[j] == 0 {
+				visit(j)
+			}
+		}
+		color[i] = 2
+	}
+	start, ok := index["start"]
+	if !ok {
+		gn.refuse(d.P, "parser without a start state")
+	}
+	visit(start)
+	outer := gn.b
+	bodies := make([]string, len(d.States))
+	used := map[string]bool{}
+	noMatch := gn.cp.errCode("NoMatch")
+	goTo := func(name string) string {
+		switch name {
+		case "accept", "reject":
+			return "return"
+		}
+		used[name] = true
+		return "goto st_" + name
+	}
+	order := []int{start}
+	for i := range d.States {
+		if i != start && color[i] == 2 {
+			order = append(order, i)
+		}
+	}
+	for _, i := range order {
+		s := d.States[i]
+		var b strings.Builder
+		gn.b = &b
+		st := sc.child()
+		gn.p("{")
+		gn.stmts(st, s.Stmts)
+		switch {
+		case s.Trans == nil:
+			gn.p("return")
+		case s.Trans.Target != nil:
+			gn.p("%s", goTo(s.Trans.Target.Name))
+		default:
+			gn.selectTrans(st, s.Trans.Select, goTo, noMatch)
+		}
+		gn.p("}")
+		bodies[i] = b.String()
+	}
+	gn.b = outer
+	for _, i := range order {
+		if used[d.States[i].Name] {
+			gn.p("st_%s:", d.States[i].Name)
+		}
+		gn.b.WriteString(bodies[i])
+	}
+}
+
+func (gn *gen) selectTrans(sc *gsc, se *front.SelectExpr, goTo func(string) string, noMatch int) {
+	var keys []string
+	var widths []int
+	for _, k := range se.Keys {
+		x := gn.val(sc, k)
+		v := gn.tmp("k")
+		gn.p("%s := uint64(%s)", v, x.s)
+		gn.p("_ = %s", v)
+		keys = append(keys, v)
+		widths = append(widths, gn.width(k))
+	}
+	for _, c := range se.Cases {
+		ks := c.Keyset
+		if len(ks) == 1 && len(keys) > 1 {
+			if l, ok := ks[0].(*front.ListExpr); ok {
+				ks = l.Elems
+			}
+		}
+		var conds []string
+		for i, k := range ks {
+			if i >= len(keys) {
+				break
+			}
+			m := mask64(widths[i])
+			switch x := k.(type) {
+			case *front.DefaultExpr, *front.DontCareExpr:
+			case *front.MaskExpr:
+				v, ok1 := gn.constOf(x.X)
+				mk, ok2 := gn.constOf(x.Y)
+				if !ok1 || !ok2 {
+					gn.refuse(k.Position(), "keyset that is not constant")
+				}
+				conds = append(conds, fmt.Sprintf("%s&%#x == %#x", keys[i], mk&m, v&mk&m))
+			case *front.RangeExpr:
+				lo, ok1 := gn.constOf(x.X)
+				hi, ok2 := gn.constOf(x.Y)
+				if !ok1 || !ok2 {
+					gn.refuse(k.Position(), "keyset that is not constant")
+				}
+				conds = append(conds, fmt.Sprintf("%s >= %#x && %s <= %#x", keys[i], lo&m, keys[i], hi&m))
+			default:
+				v, ok := gn.constOf(k)
+				if !ok {
+					gn.refuse(k.Position(), "keyset that is not constant")
+				}
+				conds = append(conds, fmt.Sprintf("%s == %#x", keys[i], v&m))
+			}
+		}
+		if len(conds) == 0 {
+			gn.p("%s", goTo(c.State.Name))
+			return
+		}
+		gn.p("if %s { %s }", strings.Join(conds, " && "), goTo(c.State.Name))
+	}
+	gn.p("g.ParserError(%d)", noMatch)
+	gn.p("return")
+}

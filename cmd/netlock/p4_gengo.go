@@ -1,0 +1,99 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/netlock-go/netlock/bmv2/engine"
+	"github.com/netlock-go/netlock/bmv2/front"
+)
+
+// p4genGoCommand compiles a v1model program to a Go package (the engine's Go backend).
+func p4genGoCommand() *cobra.Command {
+	var out, pkg, name, generate string
+	cmd := &cobra.Command{
+		Use:   "gen-go -o FILE -pkg NAME PROGRAM.p4",
+		Short: "Compile a v1model P4 program to a Go pipeline package for the engine (the Go backend)",
+		Long: "gen-go writes the Go source of a pipeline that registers itself with the engine under\n" +
+			"the program's fingerprint (engine.Fingerprint): a binary that links the package runs the\n" +
+			"program's blocks as compiled Go (engine.Config.Pipeline auto or gen). A construct the\n" +
+			"backend does not support is an error naming file:line:col and the construct; the\n" +
+			"interpreter still runs such programs.",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts := front.Options{Defines: map[string]string{}}
+			defines, _ := cmd.Flags().GetStringArray("define")
+			includes, _ := cmd.Flags().GetStringArray("include")
+			opts.IncludeDirs = includes
+			for _, d := range defines {
+				n, v, _ := strings.Cut(d, "=")
+				if n == "" {
+					return fmt.Errorf("-D %q: missing macro name", d)
+				}
+				opts.Defines[n] = v
+			}
+			checked, err := front.LoadOptions(args[0], opts)
+			if err != nil {
+				fmt.Fprintln(cmd.ErrOrStderr(), err)
+				return fmt.Errorf("%s: check failed", args[0])
+			}
+			source := args[0]
+			for _, d := range defines {
+				source += " -D " + d
+			}
+			line := ""
+			if generate != "" {
+				// The //go:generate line repeats this command line after the prefix.
+				rest := os.Args
+				for i, a := range os.Args {
+					if a == "gen-go" {
+						rest = os.Args[i+1:]
+						break
+					}
+				}
+				var qs []string
+				for _, a := range rest {
+					if a == "" || strings.ContainsAny(a, " \t\"'") {
+						a = strconv.Quote(a)
+					}
+					qs = append(qs, a)
+				}
+				line = generate + " p4 gen-go " + strings.Join(qs, " ")
+			}
+			src, err := engine.GenerateGo(checked, engine.GenOptions{Package: pkg, Name: name, Source: source, Generate: line})
+			if errors.Is(err, engine.ErrGenUnsupported) {
+				fmt.Fprintln(cmd.ErrOrStderr(), err)
+				return fmt.Errorf("%s: refused by the Go backend", args[0])
+			}
+			if err != nil {
+				return err
+			}
+			if out == "" || out == "-" {
+				_, err = cmd.OutOrStdout().Write(src)
+				return err
+			}
+			return os.WriteFile(out, src, 0o644)
+		},
+	}
+	cmd.Flags().StringVarP(&out, "out", "o", "", "the Go file to write (default: stdout)")
+	cmd.Flags().StringVar(&pkg, "pkg", "main", "the Go package name")
+	cmd.Flags().StringVar(&name, "name", "pipeline", "the pipeline's Go identifier (several pipelines may share a package)")
+	cmd.Flags().StringVar(&generate, "go-generate", "", "write a //go:generate line: this command (how to run netlock from the output's directory) followed by this command line")
+	return cmd
+}
+
+func init() {
+	// p4.go registers the parent "p4" command in its init function (files initialize in name
+	// order).
+	for _, c := range rootCmd.Commands() {
+		if c.Name() == "p4" {
+			c.AddCommand(p4genGoCommand())
+			return
+		}
+	}
+}
