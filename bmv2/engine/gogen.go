@@ -116,6 +116,7 @@ type gen struct {
 	flIdx   map[uint64]int
 
 	nslots int // slots of headers, metadata and standard metadata (what the code indexes)
+	active []aliasRange
 	lazy   int // > 0 inside a right operand of && / || or a ternary arm
 	usesBE bool
 }
@@ -176,6 +177,21 @@ type gb struct {
 	idx  int
 	obj  any
 	inst *ginst
+	// A parameter bound to its argument's location (inout, out, composite in): the binding
+	// the argument was reached through (nil: a block parameter or a local), so that an access
+	// through a parameter bound from it is not taken for an alias.
+	byRef bool
+	via   *gb
+}
+
+// aliasRange is the location of a parameter bound by reference while its callee's body is
+// generated: an access to it through any other name would see the argument change under
+// copy-in/copy-out semantics (or not see it), so the generator refuses such programs.
+type aliasRange struct {
+	b   *gb
+	l   gloc
+	n   int
+	pos front.Pos
 }
 
 type ginst struct {
@@ -514,6 +530,7 @@ func (gn *gen) applyControl(in *ginst, binds map[front.Decl]*gb) {
 	sc := &gsc{parent: in.static, m: binds, prefix: in.static.prefix, ctrl: in.decl}
 	ret := &gret{label: gn.tmp("end")}
 	sc.ret = ret
+	defer gn.activate(binds, in.decl.Params, in.decl.P)()
 	gn.p("{")
 	gn.p("{")
 	for _, l := range in.decl.Locals {
@@ -800,19 +817,45 @@ func (gn *gen) isLoc(sc *gsc, e front.Expr) bool {
 	return false
 }
 
+// loc resolves a location and checks it against the parameters bound by reference (aliasRange).
 func (gn *gen) loc(sc *gsc, e front.Expr) gloc {
+	l, root := gn.locRoot(sc, e)
+	n := 1
+	if !isScalar(l.t) {
+		n = gn.cp.slotsOf(l.t)
+	}
+	for _, a := range gn.active {
+		if a.l.arr != l.arr || (l.arr == "" && a.l.v != l.v) || (l.arr != "" && (l.base >= a.l.base+a.n || a.l.base >= l.base+n)) {
+			continue
+		}
+		ok := false
+		for b := root; b != nil; b = b.via {
+			if b == a.b {
+				ok = true
+				break
+			}
+		}
+		if !ok {
+			gn.refuse(e.Position(), "%s aliases the argument of a parameter passed at %s (copy-in/copy-out)", front.ExprString(e), a.pos)
+		}
+	}
+	return l
+}
+
+// locRoot resolves a location and returns the binding it starts from.
+func (gn *gen) locRoot(sc *gsc, e front.Expr) (gloc, *gb) {
 	switch x := e.(type) {
 	case *front.NameExpr:
 		b := sc.lookup(x.Decl)
 		if b == nil || b.kind != gbLoc {
 			gn.refuse(e.Position(), "%s is not a location", x.Name)
 		}
-		return b.loc
+		return b.loc, b
 	case *front.MemberExpr:
 		if x.Kind != front.MemberField {
 			break
 		}
-		l := gn.loc(sc, x.X)
+		l, root := gn.locRoot(sc, x.X)
 		st, ok := under(l.t).(*front.StructType)
 		if !ok || l.arr == "" {
 			gn.refuse(e.Position(), "field of %s", l.t)
@@ -827,12 +870,12 @@ func (gn *gen) loc(sc *gsc, e front.Expr) gloc {
 		if _, ok := under(ft).(*front.StackType); ok {
 			gn.refuse(e.Position(), "header stacks")
 		}
-		return gloc{arr: l.arr, base: l.base + off, t: ft}
+		return gloc{arr: l.arr, base: l.base + off, t: ft}, root
 	case *front.IndexExpr:
 		gn.refuse(e.Position(), "header stacks")
 	}
 	gn.refuse(e.Position(), "location %s", front.ExprString(e))
-	return gloc{}
+	return gloc{}, nil
 }
 
 // ---- expressions ----
@@ -1387,25 +1430,44 @@ func (gn *gen) bindParam(sc *gsc, p *front.Param, a front.Expr, pos front.Pos) *
 	if isExtern(p.T) {
 		gn.refuse(pos, "extern arguments")
 	}
+	if _, ok := a.(*front.DontCareExpr); ok {
+		// _ as an argument: a fresh variable, zero as the interpreter's.
+		if isScalar(p.T) {
+			gn.scalarType(pos, p.T)
+			v := gn.tmp("v")
+			gn.p("%s := uint64(0)", v)
+			gn.p("_ = %s", v)
+			return &gb{kind: gbLoc, loc: gloc{v: v, t: p.T}}
+		}
+		v := gn.tmp("l")
+		gn.p("var %s [%d]uint64", v, gn.cp.slotsOf(p.T))
+		gn.p("_ = %s", v)
+		return &gb{kind: gbLoc, loc: gloc{arr: v, t: p.T}}
+	}
 	switch p.Dir {
 	case front.DirOut, front.DirInOut:
-		l := gn.loc(sc, a)
+		l, root := gn.locRoot(sc, a)
+		l = gn.loc(sc, a)
 		if isScalar(p.T) {
 			gn.scalarType(pos, p.T)
 		}
 		if p.Dir == front.DirOut {
-			if st, ok := under(p.T).(*front.StructType); ok && st.IsHeader() {
+			// An out parameter starts at zero (the interpreter clears it; copy-out writes it).
+			if isScalar(p.T) {
 				gn.p("%s = 0", l.ref())
+			} else {
+				gn.p("clear(%s[%d:%d])", l.arr, l.base, l.base+gn.cp.slotsOf(p.T))
 			}
 		}
-		return &gb{kind: gbLoc, loc: gloc{arr: l.arr, base: l.base, v: l.v, t: p.T}}
+		return &gb{kind: gbLoc, loc: gloc{arr: l.arr, base: l.base, v: l.v, t: p.T}, byRef: true, via: root}
 	}
 	if !isScalar(p.T) {
 		if !gn.isLoc(sc, a) {
 			gn.refuse(pos, "a composite argument that is not a location")
 		}
-		l := gn.loc(sc, a)
-		return &gb{kind: gbLoc, loc: gloc{arr: l.arr, base: l.base, t: p.T}}
+		l, root := gn.locRoot(sc, a)
+		l = gn.loc(sc, a)
+		return &gb{kind: gbLoc, loc: gloc{arr: l.arr, base: l.base, t: p.T}, byRef: true, via: root}
 	}
 	gn.scalarType(pos, p.T)
 	x := gn.val(sc, a)
@@ -1416,6 +1478,24 @@ func (gn *gen) bindParam(sc *gsc, p *front.Param, a front.Expr, pos front.Pos) *
 	gn.p("%s := %s", v, x.s)
 	gn.p("_ = %s", v)
 	return &gb{kind: gbLoc, loc: gloc{v: v, t: p.T}}
+}
+
+// activate marks the by-reference parameters of a call (bindings in m) active while its body is
+// generated; the returned function ends that.
+func (gn *gen) activate(m map[front.Decl]*gb, params []*front.Param, pos front.Pos) func() {
+	n := len(gn.active)
+	for _, p := range params {
+		b := m[p]
+		if b == nil || !b.byRef {
+			continue
+		}
+		k := 1
+		if !isScalar(b.loc.t) {
+			k = gn.cp.slotsOf(b.loc.t)
+		}
+		gn.active = append(gn.active, aliasRange{b: b, l: b.loc, n: k, pos: pos})
+	}
+	return func() { gn.active = gn.active[:n] }
 }
 
 // actionScope is the scope an action's body resolves names in: the apply scope of the control
@@ -1463,6 +1543,7 @@ func (gn *gen) callAction(sc *gsc, d *front.ActionDecl, args []*front.Arg, ref *
 		// Arguments evaluate in the caller's scope.
 		as.m[p] = gn.bindParam(sc, p, a, pos)
 	}
+	defer gn.activate(as.m, d.Params, pos)()
 	gn.stmts(as, d.Body.Stmts)
 	gn.p("}")
 	if ret.used {
@@ -1506,6 +1587,7 @@ func (gn *gen) callFunction(sc *gsc, call *front.CallExpr, d *front.FunctionDecl
 		}
 		fs.m[p] = gn.bindParam(sc, p, call.Ordered[i].Value, call.P)
 	}
+	defer gn.activate(fs.m, d.Params, call.P)()
 	gn.stmts(fs, d.Body.Stmts)
 	gn.p("}")
 	if ret.used {

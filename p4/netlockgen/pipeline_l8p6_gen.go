@@ -2925,6 +2925,7 @@ func (p *netlockL8P6) ingress(g *engine.Gen) {
 														_ = v352
 														{
 															{
+																v352 = 0
 																a354 := (s[230]) & 0xffffffff
 																_ = a354
 																a355 := s[214]
@@ -4618,6 +4619,7 @@ func (p *netlockL8P6) ingress(g *engine.Gen) {
 												_ = v543
 												{
 													{
+														v543 = 0
 														a545 := s[163]
 														_ = a545
 														a546 := s[214]
@@ -9064,6 +9066,7 @@ func (p *netlockL8P6) ingress(g *engine.Gen) {
 										_ = v1029
 										{
 											{
+												v1029 = 0
 												a1031 := (s[230]) & 0xffffffff
 												_ = a1031
 												a1032 := s[214]
@@ -16637,6 +16640,7 @@ func (p *netlockL8P6) ingress(g *engine.Gen) {
 																						_ = v1895
 																						{
 																							{
+																								v1895 = 0
 																								a1897 := s[163]
 																								_ = a1897
 																								a1898 := s[214]
