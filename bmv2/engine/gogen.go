@@ -1971,18 +1971,33 @@ func (gn *gen) flatten(sc *gsc, e front.Expr) []gpiece {
 }
 
 // serialHash lays the pieces out MSB-first (as bmv2's BufBuilder: fields of invalid headers
-// left out) and returns a Go expression of the algorithm over them. It writes statements.
+// left out) and returns a Go variable holding the algorithm over them. With up to three
+// headers among the pieces, each combination of their validity bits gets a layout fixed at
+// generation time (built with constant shifts); with more, a bit packer lays them out at run
+// time. It writes statements.
 func (gn *gen) serialHash(sc *gsc, e front.Expr, algo string, withPayload bool) string {
 	ps := gn.flatten(sc, e)
-	same := true
+	type vkey struct {
+		arr  string
+		slot int
+	}
+	var hdrs []vkey
+	seen := map[vkey]bool{}
 	for _, pc := range ps {
-		if pc.vslot != ps[0].vslot || pc.varr != ps[0].varr {
-			same = false
+		if k := (vkey{pc.varr, pc.vslot}); pc.vslot >= 0 && !seen[k] {
+			seen[k] = true
+			hdrs = append(hdrs, k)
 		}
 	}
 	h := gn.tmp("h")
 	gn.p("var %s uint64", h)
-	if !same {
+	wrap := func(data string) string {
+		if withPayload {
+			return "g.WithPayload(" + data + ")"
+		}
+		return data
+	}
+	if len(hdrs) > 3 {
 		pk := gn.tmp("pk")
 		gn.p("%s := g.Packer()", pk)
 		for _, pc := range ps {
@@ -1992,40 +2007,51 @@ func (gn *gen) serialHash(sc *gsc, e front.Expr, algo string, withPayload bool) 
 				gn.p("%s.Put(%d, %s)", pk, pc.w, pc.v)
 			}
 		}
-		data := "g.Packed()"
-		if withPayload {
-			data = "g.WithPayload(g.Packed())"
-		}
-		gn.p("%s = %s(%s)", h, algo, data)
+		gn.p("%s = %s(%s)", h, algo, wrap("g.Packed()"))
 		return h
 	}
-	total := 0
-	for _, pc := range ps {
-		total += pc.w
-	}
-	nb := (total + 7) / 8
-	if len(ps) > 0 && ps[0].vslot >= 0 {
-		gn.p("if %s[%d] != 0 {", ps[0].varr, ps[0].vslot)
-	} else {
-		gn.p("{")
-	}
-	b := gn.tmp("b")
-	gn.p("%s := g.Scratch(%d)", b, nb)
-	gn.words(b, ps, nb)
-	data := fmt.Sprintf("%s[:%d]", b, nb)
-	if withPayload {
-		data = "g.WithPayload(" + data + ")"
-	}
-	gn.p("%s = %s(%s)", h, algo, data)
-	if len(ps) > 0 && ps[0].vslot >= 0 {
-		empty := "nil"
-		if withPayload {
-			empty = "g.WithPayload(nil)"
+	// layout emits the static layout of the pieces present when the headers in valid are.
+	layout := func(valid map[vkey]bool) {
+		var in []gpiece
+		total := 0
+		for _, pc := range ps {
+			if pc.vslot < 0 || valid[vkey{pc.varr, pc.vslot}] {
+				in = append(in, pc)
+				total += pc.w
+			}
 		}
-		gn.p("} else { %s = %s(%s) }", h, algo, empty)
-	} else {
+		if len(in) == 0 {
+			data := "nil"
+			if withPayload {
+				data = "g.WithPayload(g.Scratch(0)[:0])"
+			}
+			gn.p("%s = %s(%s)", h, algo, data)
+			return
+		}
+		nb := (total + 7) / 8
+		b := gn.tmp("b")
+		gn.p("%s := g.Scratch(%d)", b, nb)
+		gn.words(b, in, nb)
+		gn.p("%s = %s(%s)", h, algo, wrap(fmt.Sprintf("%s[:%d]", b, nb)))
+	}
+	var rec func(k int, valid map[vkey]bool)
+	rec = func(k int, valid map[vkey]bool) {
+		if k == len(hdrs) {
+			layout(valid)
+			return
+		}
+		v := hdrs[k]
+		gn.p("if %s[%d] != 0 {", v.arr, v.slot)
+		valid[v] = true
+		rec(k+1, valid)
+		gn.p("} else {")
+		valid[v] = false
+		rec(k+1, valid)
 		gn.p("}")
 	}
+	gn.p("{")
+	rec(0, map[vkey]bool{})
+	gn.p("}")
 	return h
 }
 
