@@ -38,6 +38,9 @@ type GenOptions struct {
 	Source string
 	// Generate, if set, is the command of the file's //go:generate line.
 	Generate string
+	// NoRegister leaves the registration out of the package's init: the pipeline is bound
+	// only through Config.Generated (e.g. a deliberately broken copy of a registered one).
+	NoRegister bool
 }
 
 type genRefusal struct{ err error }
@@ -331,11 +334,14 @@ func (gn *gen) program() ([]byte, error) {
 	gn.p("\"github.com/netlock-go/netlock/bmv2/engine\"")
 	gn.p(")")
 	gn.p("")
-	gn.p("// %sFingerprint is engine.Fingerprint of the program this pipeline was generated from.", name)
-	gn.p("const %sFingerprint = %q", name, Fingerprint(gn.checked))
+	exp := strings.ToUpper(name[:1]) + name[1:]
+	gn.p("// %sFingerprint is engine.Fingerprint of the program this pipeline was generated from.", exp)
+	gn.p("const %sFingerprint = %q", exp, Fingerprint(gn.checked))
 	gn.p("")
-	gn.p("func init() { engine.RegisterPipeline(%sFingerprint, %q, %sBind) }", name, name, name)
-	gn.p("")
+	if !gn.opts.NoRegister {
+		gn.p("func init() { engine.RegisterPipeline(%sFingerprint, %q, %sBind) }", exp, name, exp)
+		gn.p("")
+	}
 	gn.p("// %s holds the runtime objects of a switch the pipeline is bound to.", name)
 	gn.p("type %s struct {", name)
 	gn.p("t [%d]*engine.Table", len(gn.tbls))
@@ -345,8 +351,8 @@ func (gn *gen) program() ([]byte, error) {
 	gn.p("fl [%d]int", len(gn.fls))
 	gn.p("}")
 	gn.p("")
-	gn.p("// %sBind binds the pipeline to a switch loaded from the same program.", name)
-	gn.p("func %sBind(sw *engine.Switch) (engine.GenBlocks, error) {", name)
+	gn.p("// %sBind binds the pipeline to a switch loaded from the same program (an engine.GenBinder).", exp)
+	gn.p("func %sBind(sw *engine.Switch) (engine.GenBlocks, error) {", exp)
 	gn.p("p := &%s{}", name)
 	gn.p("var err error")
 	gn.p("_ = err")

@@ -215,7 +215,10 @@ func (s *Switch) usePipeline(checked *front.Checked) error {
 		}
 		return nil
 	}
-	e, ok := lookupGen(Fingerprint(checked))
+	e, ok := genEntry{name: "Config.Generated", bind: s.cfg.Generated}, s.cfg.Generated != nil
+	if !ok {
+		e, ok = lookupGen(Fingerprint(checked))
+	}
 	if !ok {
 		if s.cfg.Pipeline == PipelineGenerated {
 			return fmt.Errorf("%w: no generated pipeline is registered for %s (netlock p4 gen-go, then link the package)", ErrNotFound, programName(checked))

@@ -13,10 +13,10 @@ import (
 	"github.com/netlock-go/netlock/bmv2/engine"
 )
 
-// netlockFingerprint is engine.Fingerprint of the program this pipeline was generated from.
-const netlockFingerprint = "be03d0ea5a8e129ac1a4f69eca8ef5084228c359c3fd4726539d8e5ebd33f8f2"
+// NetlockFingerprint is engine.Fingerprint of the program this pipeline was generated from.
+const NetlockFingerprint = "be03d0ea5a8e129ac1a4f69eca8ef5084228c359c3fd4726539d8e5ebd33f8f2"
 
-func init() { engine.RegisterPipeline(netlockFingerprint, "netlock", netlockBind) }
+func init() { engine.RegisterPipeline(NetlockFingerprint, "netlock", NetlockBind) }
 
 // netlock holds the runtime objects of a switch the pipeline is bound to.
 type netlock struct {
@@ -27,8 +27,8 @@ type netlock struct {
 	fl [2]int
 }
 
-// netlockBind binds the pipeline to a switch loaded from the same program.
-func netlockBind(sw *engine.Switch) (engine.GenBlocks, error) {
+// NetlockBind binds the pipeline to a switch loaded from the same program (an engine.GenBinder).
+func NetlockBind(sw *engine.Switch) (engine.GenBlocks, error) {
 	p := &netlock{}
 	var err error
 	_ = err

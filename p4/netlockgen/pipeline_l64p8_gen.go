@@ -13,10 +13,10 @@ import (
 	"github.com/netlock-go/netlock/bmv2/engine"
 )
 
-// netlockL64P8Fingerprint is engine.Fingerprint of the program this pipeline was generated from.
-const netlockL64P8Fingerprint = "f15fa58bb2528f3c7468093a0bee00c3e994f95f03f34a49a1146c7a80da02ed"
+// NetlockL64P8Fingerprint is engine.Fingerprint of the program this pipeline was generated from.
+const NetlockL64P8Fingerprint = "f15fa58bb2528f3c7468093a0bee00c3e994f95f03f34a49a1146c7a80da02ed"
 
-func init() { engine.RegisterPipeline(netlockL64P8Fingerprint, "netlockL64P8", netlockL64P8Bind) }
+func init() { engine.RegisterPipeline(NetlockL64P8Fingerprint, "netlockL64P8", NetlockL64P8Bind) }
 
 // netlockL64P8 holds the runtime objects of a switch the pipeline is bound to.
 type netlockL64P8 struct {
@@ -27,8 +27,8 @@ type netlockL64P8 struct {
 	fl [2]int
 }
 
-// netlockL64P8Bind binds the pipeline to a switch loaded from the same program.
-func netlockL64P8Bind(sw *engine.Switch) (engine.GenBlocks, error) {
+// NetlockL64P8Bind binds the pipeline to a switch loaded from the same program (an engine.GenBinder).
+func NetlockL64P8Bind(sw *engine.Switch) (engine.GenBlocks, error) {
 	p := &netlockL64P8{}
 	var err error
 	_ = err

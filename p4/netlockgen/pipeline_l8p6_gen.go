@@ -13,10 +13,10 @@ import (
 	"github.com/netlock-go/netlock/bmv2/engine"
 )
 
-// netlockL8P6Fingerprint is engine.Fingerprint of the program this pipeline was generated from.
-const netlockL8P6Fingerprint = "1bbea1665839e3e101bcd3245a2bc7c3cb3d658705d0ed561c0b2f9502c2442a"
+// NetlockL8P6Fingerprint is engine.Fingerprint of the program this pipeline was generated from.
+const NetlockL8P6Fingerprint = "1bbea1665839e3e101bcd3245a2bc7c3cb3d658705d0ed561c0b2f9502c2442a"
 
-func init() { engine.RegisterPipeline(netlockL8P6Fingerprint, "netlockL8P6", netlockL8P6Bind) }
+func init() { engine.RegisterPipeline(NetlockL8P6Fingerprint, "netlockL8P6", NetlockL8P6Bind) }
 
 // netlockL8P6 holds the runtime objects of a switch the pipeline is bound to.
 type netlockL8P6 struct {
@@ -27,8 +27,8 @@ type netlockL8P6 struct {
 	fl [2]int
 }
 
-// netlockL8P6Bind binds the pipeline to a switch loaded from the same program.
-func netlockL8P6Bind(sw *engine.Switch) (engine.GenBlocks, error) {
+// NetlockL8P6Bind binds the pipeline to a switch loaded from the same program (an engine.GenBinder).
+func NetlockL8P6Bind(sw *engine.Switch) (engine.GenBlocks, error) {
 	p := &netlockL8P6{}
 	var err error
 	_ = err
