@@ -1008,9 +1008,9 @@ func (gn *gen) val(sc *gsc, e front.Expr) gx {
 			return gn.maskx(in, m)
 		}
 		if x.HiV+1 >= gn.width(x.X) {
-			return gx{s: "(" + in.s + ")>>" + strconv.Itoa(x.LoV)}
+			return gx{s: "((" + in.s + ")>>" + strconv.Itoa(x.LoV) + ")"}
 		}
-		return gx{s: fmt.Sprintf("(%s)>>%d&%#x", in.s, x.LoV, m)}
+		return gx{s: fmt.Sprintf("((%s)>>%d&%#x)", in.s, x.LoV, m)}
 	case *front.UnaryExpr:
 		in := gn.val(sc, x.X)
 		switch x.Op {
@@ -1057,7 +1057,7 @@ func (gn *gen) maskx(x gx, m uint64) gx {
 	if m == ^uint64(0) {
 		return x
 	}
-	return gx{s: fmt.Sprintf("(%s)&%#x", x.s, m)}
+	return gx{s: fmt.Sprintf("((%s)&%#x)", x.s, m)}
 }
 
 // snap keeps P4's left-to-right order: when the right operand calls a function (which may
@@ -1122,7 +1122,7 @@ func (gn *gen) binary(sc *gsc, x *front.BinaryExpr, w int) gx {
 		if a.c && b.c {
 			return cx((a.v<<uint(wb) | b.v) & m)
 		}
-		return gx{s: fmt.Sprintf("(%s)<<%d | %s", a.s, wb, b.s)}
+		return gx{s: fmt.Sprintf("((%s)<<%d | %s)", a.s, wb, b.s)}
 	}
 	a := gn.snap(gn.val(sc, x.X), x.Y)
 	b := gn.val(sc, x.Y)
@@ -1317,7 +1317,7 @@ func (gn *gen) cond(sc *gsc, e front.Expr) gx {
 			if st, ok := under(l.t).(*front.StructType); !ok || !st.IsHeader() {
 				gn.refuse(x.P, "isValid of %s", l.t)
 			}
-			return gx{s: l.ref() + " != 0"}
+			return gx{s: "(" + l.ref() + " != 0)"}
 		}
 	case *front.MemberExpr:
 		if x.Kind == front.MemberTableField {
@@ -1452,8 +1452,8 @@ func (gn *gen) bindParam(sc *gsc, p *front.Param, a front.Expr, pos front.Pos) *
 	}
 	switch p.Dir {
 	case front.DirOut, front.DirInOut:
-		l, root := gn.locRoot(sc, a)
-		l = gn.loc(sc, a)
+		_, root := gn.locRoot(sc, a)
+		l := gn.loc(sc, a)
 		if isScalar(p.T) {
 			gn.scalarType(pos, p.T)
 		}
@@ -1471,8 +1471,8 @@ func (gn *gen) bindParam(sc *gsc, p *front.Param, a front.Expr, pos front.Pos) *
 		if !gn.isLoc(sc, a) {
 			gn.refuse(pos, "a composite argument that is not a location")
 		}
-		l, root := gn.locRoot(sc, a)
-		l = gn.loc(sc, a)
+		_, root := gn.locRoot(sc, a)
+		l := gn.loc(sc, a)
 		return &gb{kind: gbLoc, loc: gloc{arr: l.arr, base: l.base, t: p.T}, byRef: true, via: root}
 	}
 	gn.scalarType(pos, p.T)

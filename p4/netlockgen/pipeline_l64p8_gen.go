@@ -447,15 +447,15 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 	_ = s
 	{
 		{
-			s[213] = (s[255]) & 0xffffffff
-			if s[3] != 0 && (s[4] != 0x0) {
+			s[213] = ((s[255]) & 0xffffffff)
+			if (s[3] != 0) && (s[4] != 0x0) {
 				{
 					s[247] = s[5]
 					s[3] = 0
 					return
 				}
 			}
-			if s[11] != 0 && (s[259] == 0x1) {
+			if (s[11] != 0) && (s[259] == 0x1) {
 				{
 					{
 						{
@@ -467,7 +467,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 					return
 				}
 			}
-			if s[24] != 0 && (s[26] == 0x22b8) {
+			if (s[24] != 0) && (s[26] == 0x22b8) {
 				{
 					if (((!(s[29] != 0) || (s[260] != 0x0)) || (s[30] != 0x1)) || (s[31] > 0x8)) || (s[32] > 0x1) {
 						{
@@ -942,7 +942,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 											h121 = engine.HashCRC32(b122[:12])
 										} else {
 											b123 := g.Scratch(8)
-											binary.BigEndian.PutUint64(b123[0:], ((s[38])&0xffffffff)<<32|(s[38])>>32)
+											binary.BigEndian.PutUint64(b123[0:], ((s[38])&0xffffffff)<<32|((s[38])>>32))
 											h121 = engine.HashCRC32(b123[:8])
 										}
 									}
@@ -967,7 +967,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 										{
 										}
 									}
-									p.r[6].Set64(v117, (v124)&0xffffffff)
+									p.r[6].Set64(v117, ((v124) & 0xffffffff))
 								}
 							}
 						}
@@ -1090,13 +1090,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 												v140 := uint64(0)
 												_ = v140
 												v140 = p.r[4].Get64(s[194])
-												v141 := uint64((v140) & 0xffff)
+												v141 := uint64(((v140) & 0xffff))
 												_ = v141
-												v142 := uint64((v140) >> 16 & 0xffff)
+												v142 := uint64(((v140) >> 16 & 0xffff))
 												_ = v142
-												v143 := uint64((v140) >> 32 & 0xffff)
+												v143 := uint64(((v140) >> 32 & 0xffff))
 												_ = v143
-												v144 := uint64((v140) >> 48)
+												v144 := uint64(((v140) >> 48))
 												_ = v144
 												v145 := uint64(engine.Sel((a139 == 0x0), v141, v142))
 												_ = v145
@@ -1124,14 +1124,14 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 												}
 												{
 													{
-														v140 = (((v144)<<16|v143)<<16|v142)<<16 | v141
+														v140 = ((((v144)<<16|v143)<<16|v142)<<16 | v141)
 													}
 												}
 												p.r[4].Set64(s[194], v140)
-												s[226] = (v140) & 0xffff
-												s[227] = (v140) >> 16 & 0xffff
-												s[228] = (v140) >> 32 & 0xffff
-												s[229] = (v140) >> 48
+												s[226] = ((v140) & 0xffff)
+												s[227] = ((v140) >> 16 & 0xffff)
+												s[228] = ((v140) >> 32 & 0xffff)
+												s[229] = ((v140) >> 48)
 											}
 										}
 										{
@@ -1143,13 +1143,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 												v149 := uint64(0)
 												_ = v149
 												v149 = p.r[1].Get64(s[194])
-												v150 := uint64((0x0)<<15 | (v149)&0x7fff)
+												v150 := uint64(((0x0)<<15 | ((v149) & 0x7fff)))
 												_ = v150
-												v151 := uint64((0x0)<<1 | (v149)>>15&0x1)
+												v151 := uint64(((0x0)<<1 | ((v149) >> 15 & 0x1)))
 												_ = v151
-												v152 := uint64((v149) >> 16 & 0xffff)
+												v152 := uint64(((v149) >> 16 & 0xffff))
 												_ = v152
-												v153 := uint64((v149) >> 32 & 0xffff)
+												v153 := uint64(((v149) >> 32 & 0xffff))
 												_ = v153
 												v154 := uint64(engine.Sel(((a147 == 0x1) && (a148 == 0x0)), 0x1, 0x0))
 												_ = v154
@@ -1179,14 +1179,14 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 												}
 												{
 													{
-														v149 = ((((0x0)<<16|v153)<<16|v152)<<1|(v151)&0x1)<<15 | (v150)&0x7fff
+														v149 = (((((0x0)<<16|v153)<<16|v152)<<1|((v151)&0x1))<<15 | ((v150) & 0x7fff))
 													}
 												}
 												p.r[1].Set64(s[194], v149)
-												s[220] = (0x0)<<15 | (v149)&0x7fff
-												s[221] = (0x0)<<1 | (v149)>>15&0x1
-												s[222] = (v149) >> 16 & 0xffff
-												s[223] = (v149) >> 32 & 0xffff
+												s[220] = ((0x0)<<15 | ((v149) & 0x7fff))
+												s[221] = ((0x0)<<1 | ((v149) >> 15 & 0x1))
+												s[222] = ((v149) >> 16 & 0xffff)
+												s[223] = ((v149) >> 32 & 0xffff)
 											}
 										}
 										v156 := uint64(engine.Sel((s[206] == 0x0), s[226], s[227]))
@@ -1284,13 +1284,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 														v167 := uint64(0)
 														_ = v167
 														v167 = p.r[4].Get64(s[194])
-														v168 := uint64((v167) & 0xffff)
+														v168 := uint64(((v167) & 0xffff))
 														_ = v168
-														v169 := uint64((v167) >> 16 & 0xffff)
+														v169 := uint64(((v167) >> 16 & 0xffff))
 														_ = v169
-														v170 := uint64((v167) >> 32 & 0xffff)
+														v170 := uint64(((v167) >> 32 & 0xffff))
 														_ = v170
-														v171 := uint64((v167) >> 48)
+														v171 := uint64(((v167) >> 48))
 														_ = v171
 														v172 := uint64(engine.Sel((a166 == 0x0), v168, v169))
 														_ = v172
@@ -1304,8 +1304,8 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		}
 																	} else {
 																		{
-																			v172 = (v172 + 0x1) & 0xffff
-																			v170 = engine.Sel((v170 > 0x0), (v170-0x1)&0xffff, 0x0)
+																			v172 = ((v172 + 0x1) & 0xffff)
+																			v170 = engine.Sel((v170 > 0x0), ((v170 - 0x1) & 0xffff), 0x0)
 																		}
 																	}
 																}
@@ -1322,14 +1322,14 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 														}
 														{
 															{
-																v167 = (((v171)<<16|v170)<<16|v169)<<16 | v168
+																v167 = ((((v171)<<16|v170)<<16|v169)<<16 | v168)
 															}
 														}
 														p.r[4].Set64(s[194], v167)
-														s[226] = (v167) & 0xffff
-														s[227] = (v167) >> 16 & 0xffff
-														s[228] = (v167) >> 32 & 0xffff
-														s[229] = (v167) >> 48
+														s[226] = ((v167) & 0xffff)
+														s[227] = ((v167) >> 16 & 0xffff)
+														s[228] = ((v167) >> 32 & 0xffff)
+														s[229] = ((v167) >> 48)
 													}
 												}
 											}
@@ -1342,13 +1342,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 														v175 := uint64(0)
 														_ = v175
 														v175 = p.r[4].Get64(s[194])
-														v176 := uint64((v175) & 0xffff)
+														v176 := uint64(((v175) & 0xffff))
 														_ = v176
-														v177 := uint64((v175) >> 16 & 0xffff)
+														v177 := uint64(((v175) >> 16 & 0xffff))
 														_ = v177
-														v178 := uint64((v175) >> 32 & 0xffff)
+														v178 := uint64(((v175) >> 32 & 0xffff))
 														_ = v178
-														v179 := uint64((v175) >> 48)
+														v179 := uint64(((v175) >> 48))
 														_ = v179
 														v180 := uint64(engine.Sel((a174 == 0x0), v176, v177))
 														_ = v180
@@ -1360,13 +1360,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		s[217] = 0x1
 																		if v178 != 0xffff {
 																			{
-																				v178 = (v178 + 0x1) & 0xffff
+																				v178 = ((v178 + 0x1) & 0xffff)
 																			}
 																		}
 																	}
 																} else {
 																	{
-																		v180 = (v180 + 0x1) & 0xffff
+																		v180 = ((v180 + 0x1) & 0xffff)
 																	}
 																}
 															}
@@ -1382,14 +1382,14 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 														}
 														{
 															{
-																v175 = (((v179)<<16|v178)<<16|v177)<<16 | v176
+																v175 = ((((v179)<<16|v178)<<16|v177)<<16 | v176)
 															}
 														}
 														p.r[4].Set64(s[194], v175)
-														s[226] = (v175) & 0xffff
-														s[227] = (v175) >> 16 & 0xffff
-														s[228] = (v175) >> 32 & 0xffff
-														s[229] = (v175) >> 48
+														s[226] = ((v175) & 0xffff)
+														s[227] = ((v175) >> 16 & 0xffff)
+														s[228] = ((v175) >> 32 & 0xffff)
+														s[229] = ((v175) >> 48)
 													}
 												}
 											}
@@ -1450,13 +1450,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 														v186 := uint64(0)
 														_ = v186
 														v186 = p.r[1].Get64(s[194])
-														v187 := uint64((0x0)<<15 | (v186)&0x7fff)
+														v187 := uint64(((0x0)<<15 | ((v186) & 0x7fff)))
 														_ = v187
-														v188 := uint64((0x0)<<1 | (v186)>>15&0x1)
+														v188 := uint64(((0x0)<<1 | ((v186) >> 15 & 0x1)))
 														_ = v188
-														v189 := uint64((v186) >> 16 & 0xffff)
+														v189 := uint64(((v186) >> 16 & 0xffff))
 														_ = v189
-														v190 := uint64((v186) >> 32 & 0xffff)
+														v190 := uint64(((v186) >> 32 & 0xffff))
 														_ = v190
 														v191 := uint64(engine.Sel(((a184 == 0x1) && (a185 == 0x0)), 0x1, 0x0))
 														_ = v191
@@ -1483,27 +1483,27 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																if s[219] == 0x1 {
 																	{
 																		s[218] = 0x1
-																		v187 = (v187 + 0x1) & 0xffff
+																		v187 = ((v187 + 0x1) & 0xffff)
 																		v188 = engine.Sel((a184 == 0x1), 0x1, 0x0)
 																	}
 																} else {
 																	{
-																		v189 = (v189 + v191) & 0xffff
-																		v190 = (v190 + v192) & 0xffff
+																		v189 = ((v189 + v191) & 0xffff)
+																		v190 = ((v190 + v192) & 0xffff)
 																	}
 																}
 															}
 														}
 														{
 															{
-																v186 = ((((0x0)<<16|v190)<<16|v189)<<1|(v188)&0x1)<<15 | (v187)&0x7fff
+																v186 = (((((0x0)<<16|v190)<<16|v189)<<1|((v188)&0x1))<<15 | ((v187) & 0x7fff))
 															}
 														}
 														p.r[1].Set64(s[194], v186)
-														s[220] = (0x0)<<15 | (v186)&0x7fff
-														s[221] = (0x0)<<1 | (v186)>>15&0x1
-														s[222] = (v186) >> 16 & 0xffff
-														s[223] = (v186) >> 32 & 0xffff
+														s[220] = ((0x0)<<15 | ((v186) & 0x7fff))
+														s[221] = ((0x0)<<1 | ((v186) >> 15 & 0x1))
+														s[222] = ((v186) >> 16 & 0xffff)
+														s[223] = ((v186) >> 32 & 0xffff)
 													}
 												}
 												{
@@ -1515,19 +1515,19 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 														v196 := uint64(0)
 														_ = v196
 														v196 = p.r[2].Get64(s[194])
-														v197 := uint64((v196) & 0xffffffff)
+														v197 := uint64(((v196) & 0xffffffff))
 														_ = v197
-														v198 := uint64((v196) >> 32)
+														v198 := uint64(((v196) >> 32))
 														_ = v198
 														if a195 == 0x1 {
 															{
 																if a194 == 0x0 {
 																	{
-																		v197 = (v197 + 0x1) & 0xffffffff
+																		v197 = ((v197 + 0x1) & 0xffffffff)
 																	}
 																} else {
 																	{
-																		v198 = (v198 + 0x1) & 0xffffffff
+																		v198 = ((v198 + 0x1) & 0xffffffff)
 																	}
 																}
 															}
@@ -1535,12 +1535,12 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 														}
 														{
 															{
-																v196 = (v198)<<32 | v197
+																v196 = ((v198)<<32 | v197)
 															}
 														}
 														p.r[2].Set64(s[194], v196)
-														s[224] = (v196) & 0xffffffff
-														s[225] = (v196) >> 32
+														s[224] = ((v196) & 0xffffffff)
+														s[225] = ((v196) >> 32)
 													}
 												}
 												s[167] = 0x2
@@ -1577,13 +1577,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								_ = a209
 																								a210 := s[169]
 																								_ = a210
-																								if ((a209&0x7fff)+0x1)&0xffff == a210 {
+																								if (((a209 & 0x7fff) + 0x1) & 0xffff) == a210 {
 																									{
 																										r208 = ((a209 & 0x8000) ^ 0x8000)
 																										goto end207
 																									}
 																								}
-																								r208 = (a209 + 0x1) & 0xffff
+																								r208 = ((a209 + 0x1) & 0xffff)
 																								goto end207
 																							}
 																						end207:
@@ -1614,7 +1614,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								}
 																							}
 																						}
-																						p.r[27].Set64(a202, (v205)&0xffff)
+																						p.r[27].Set64(a202, ((v205) & 0xffff))
 																						if s[166] == 0x3 {
 																							{
 																								s[172] = v205
@@ -1641,13 +1641,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																										_ = a215
 																										a216 := s[169]
 																										_ = a216
-																										if ((a215&0x7fff)+0x1)&0xffff == a216 {
+																										if (((a215 & 0x7fff) + 0x1) & 0xffff) == a216 {
 																											{
 																												r214 = ((a215 & 0x8000) ^ 0x8000)
 																												goto end213
 																											}
 																										}
-																										r214 = (a215 + 0x1) & 0xffff
+																										r214 = ((a215 + 0x1) & 0xffff)
 																										goto end213
 																									}
 																								end213:
@@ -1661,7 +1661,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								}
 																							}
 																						}
-																						p.r[28].Set64(a202, (v212)&0xffff)
+																						p.r[28].Set64(a202, ((v212) & 0xffff))
 																					}
 																				}
 																			}
@@ -1687,13 +1687,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																											_ = a221
 																											a222 := s[169]
 																											_ = a222
-																											if ((a221&0x7fff)+0x1)&0xffff == a222 {
+																											if (((a221 & 0x7fff) + 0x1) & 0xffff) == a222 {
 																												{
 																													r220 = ((a221 & 0x8000) ^ 0x8000)
 																													goto end219
 																												}
 																											}
-																											r220 = (a221 + 0x1) & 0xffff
+																											r220 = ((a221 + 0x1) & 0xffff)
 																											goto end219
 																										}
 																									end219:
@@ -1715,13 +1715,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																													_ = a225
 																													a226 := s[169]
 																													_ = a226
-																													if ((a225&0x7fff)+0x1)&0xffff == a226 {
+																													if (((a225 & 0x7fff) + 0x1) & 0xffff) == a226 {
 																														{
 																															r224 = ((a225 & 0x8000) ^ 0x8000)
 																															goto end223
 																														}
 																													}
-																													r224 = (a225 + 0x1) & 0xffff
+																													r224 = ((a225 + 0x1) & 0xffff)
 																													goto end223
 																												}
 																											end223:
@@ -1732,7 +1732,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								}
 																							}
 																						}
-																						p.r[29].Set64(a202, (v218)&0xffff)
+																						p.r[29].Set64(a202, ((v218) & 0xffff))
 																						s[174] = v218
 																					}
 																				}
@@ -1758,13 +1758,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								_ = a234
 																								a235 := s[179]
 																								_ = a235
-																								if ((a234&0x7fff)+0x1)&0xffff == a235 {
+																								if (((a234 & 0x7fff) + 0x1) & 0xffff) == a235 {
 																									{
 																										r233 = ((a234 & 0x8000) ^ 0x8000)
 																										goto end232
 																									}
 																								}
-																								r233 = (a234 + 0x1) & 0xffff
+																								r233 = ((a234 + 0x1) & 0xffff)
 																								goto end232
 																							}
 																						end232:
@@ -1795,7 +1795,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								}
 																							}
 																						}
-																						p.r[30].Set64(a227, (v230)&0xffff)
+																						p.r[30].Set64(a227, ((v230) & 0xffff))
 																						if s[176] == 0x3 {
 																							{
 																								s[182] = v230
@@ -1822,13 +1822,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																										_ = a240
 																										a241 := s[179]
 																										_ = a241
-																										if ((a240&0x7fff)+0x1)&0xffff == a241 {
+																										if (((a240 & 0x7fff) + 0x1) & 0xffff) == a241 {
 																											{
 																												r239 = ((a240 & 0x8000) ^ 0x8000)
 																												goto end238
 																											}
 																										}
-																										r239 = (a240 + 0x1) & 0xffff
+																										r239 = ((a240 + 0x1) & 0xffff)
 																										goto end238
 																									}
 																								end238:
@@ -1842,7 +1842,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								}
 																							}
 																						}
-																						p.r[31].Set64(a227, (v237)&0xffff)
+																						p.r[31].Set64(a227, ((v237) & 0xffff))
 																					}
 																				}
 																			}
@@ -1868,13 +1868,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																											_ = a246
 																											a247 := s[179]
 																											_ = a247
-																											if ((a246&0x7fff)+0x1)&0xffff == a247 {
+																											if (((a246 & 0x7fff) + 0x1) & 0xffff) == a247 {
 																												{
 																													r245 = ((a246 & 0x8000) ^ 0x8000)
 																													goto end244
 																												}
 																											}
-																											r245 = (a246 + 0x1) & 0xffff
+																											r245 = ((a246 + 0x1) & 0xffff)
 																											goto end244
 																										}
 																									end244:
@@ -1896,13 +1896,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																													_ = a250
 																													a251 := s[179]
 																													_ = a251
-																													if ((a250&0x7fff)+0x1)&0xffff == a251 {
+																													if (((a250 & 0x7fff) + 0x1) & 0xffff) == a251 {
 																														{
 																															r249 = ((a250 & 0x8000) ^ 0x8000)
 																															goto end248
 																														}
 																													}
-																													r249 = (a250 + 0x1) & 0xffff
+																													r249 = ((a250 + 0x1) & 0xffff)
 																													goto end248
 																												}
 																											end248:
@@ -1913,7 +1913,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								}
 																							}
 																						}
-																						p.r[32].Set64(a227, (v243)&0xffff)
+																						p.r[32].Set64(a227, ((v243) & 0xffff))
 																						s[184] = v243
 																					}
 																				}
@@ -1942,13 +1942,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								_ = a259
 																								a260 := s[169]
 																								_ = a260
-																								if ((a259&0x7fff)+0x1)&0xffff == a260 {
+																								if (((a259 & 0x7fff) + 0x1) & 0xffff) == a260 {
 																									{
 																										r258 = ((a259 & 0x8000) ^ 0x8000)
 																										goto end257
 																									}
 																								}
-																								r258 = (a259 + 0x1) & 0xffff
+																								r258 = ((a259 + 0x1) & 0xffff)
 																								goto end257
 																							}
 																						end257:
@@ -1979,7 +1979,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								}
 																							}
 																						}
-																						p.r[30].Set64(a252, (v255)&0xffff)
+																						p.r[30].Set64(a252, ((v255) & 0xffff))
 																						if s[166] == 0x3 {
 																							{
 																								s[172] = v255
@@ -2006,13 +2006,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																										_ = a265
 																										a266 := s[169]
 																										_ = a266
-																										if ((a265&0x7fff)+0x1)&0xffff == a266 {
+																										if (((a265 & 0x7fff) + 0x1) & 0xffff) == a266 {
 																											{
 																												r264 = ((a265 & 0x8000) ^ 0x8000)
 																												goto end263
 																											}
 																										}
-																										r264 = (a265 + 0x1) & 0xffff
+																										r264 = ((a265 + 0x1) & 0xffff)
 																										goto end263
 																									}
 																								end263:
@@ -2026,7 +2026,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								}
 																							}
 																						}
-																						p.r[31].Set64(a252, (v262)&0xffff)
+																						p.r[31].Set64(a252, ((v262) & 0xffff))
 																					}
 																				}
 																			}
@@ -2052,13 +2052,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																											_ = a271
 																											a272 := s[169]
 																											_ = a272
-																											if ((a271&0x7fff)+0x1)&0xffff == a272 {
+																											if (((a271 & 0x7fff) + 0x1) & 0xffff) == a272 {
 																												{
 																													r270 = ((a271 & 0x8000) ^ 0x8000)
 																													goto end269
 																												}
 																											}
-																											r270 = (a271 + 0x1) & 0xffff
+																											r270 = ((a271 + 0x1) & 0xffff)
 																											goto end269
 																										}
 																									end269:
@@ -2080,13 +2080,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																													_ = a275
 																													a276 := s[169]
 																													_ = a276
-																													if ((a275&0x7fff)+0x1)&0xffff == a276 {
+																													if (((a275 & 0x7fff) + 0x1) & 0xffff) == a276 {
 																														{
 																															r274 = ((a275 & 0x8000) ^ 0x8000)
 																															goto end273
 																														}
 																													}
-																													r274 = (a275 + 0x1) & 0xffff
+																													r274 = ((a275 + 0x1) & 0xffff)
 																													goto end273
 																												}
 																											end273:
@@ -2097,7 +2097,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								}
 																							}
 																						}
-																						p.r[32].Set64(a252, (v268)&0xffff)
+																						p.r[32].Set64(a252, ((v268) & 0xffff))
 																						s[174] = v268
 																					}
 																				}
@@ -2123,13 +2123,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								_ = a284
 																								a285 := s[179]
 																								_ = a285
-																								if ((a284&0x7fff)+0x1)&0xffff == a285 {
+																								if (((a284 & 0x7fff) + 0x1) & 0xffff) == a285 {
 																									{
 																										r283 = ((a284 & 0x8000) ^ 0x8000)
 																										goto end282
 																									}
 																								}
-																								r283 = (a284 + 0x1) & 0xffff
+																								r283 = ((a284 + 0x1) & 0xffff)
 																								goto end282
 																							}
 																						end282:
@@ -2160,7 +2160,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								}
 																							}
 																						}
-																						p.r[27].Set64(a277, (v280)&0xffff)
+																						p.r[27].Set64(a277, ((v280) & 0xffff))
 																						if s[176] == 0x3 {
 																							{
 																								s[182] = v280
@@ -2187,13 +2187,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																										_ = a290
 																										a291 := s[179]
 																										_ = a291
-																										if ((a290&0x7fff)+0x1)&0xffff == a291 {
+																										if (((a290 & 0x7fff) + 0x1) & 0xffff) == a291 {
 																											{
 																												r289 = ((a290 & 0x8000) ^ 0x8000)
 																												goto end288
 																											}
 																										}
-																										r289 = (a290 + 0x1) & 0xffff
+																										r289 = ((a290 + 0x1) & 0xffff)
 																										goto end288
 																									}
 																								end288:
@@ -2207,7 +2207,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								}
 																							}
 																						}
-																						p.r[28].Set64(a277, (v287)&0xffff)
+																						p.r[28].Set64(a277, ((v287) & 0xffff))
 																					}
 																				}
 																			}
@@ -2233,13 +2233,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																											_ = a296
 																											a297 := s[179]
 																											_ = a297
-																											if ((a296&0x7fff)+0x1)&0xffff == a297 {
+																											if (((a296 & 0x7fff) + 0x1) & 0xffff) == a297 {
 																												{
 																													r295 = ((a296 & 0x8000) ^ 0x8000)
 																													goto end294
 																												}
 																											}
-																											r295 = (a296 + 0x1) & 0xffff
+																											r295 = ((a296 + 0x1) & 0xffff)
 																											goto end294
 																										}
 																									end294:
@@ -2261,13 +2261,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																													_ = a300
 																													a301 := s[179]
 																													_ = a301
-																													if ((a300&0x7fff)+0x1)&0xffff == a301 {
+																													if (((a300 & 0x7fff) + 0x1) & 0xffff) == a301 {
 																														{
 																															r299 = ((a300 & 0x8000) ^ 0x8000)
 																															goto end298
 																														}
 																													}
-																													r299 = (a300 + 0x1) & 0xffff
+																													r299 = ((a300 + 0x1) & 0xffff)
 																													goto end298
 																												}
 																											end298:
@@ -2278,7 +2278,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								}
 																							}
 																						}
-																						p.r[29].Set64(a277, (v293)&0xffff)
+																						p.r[29].Set64(a277, ((v293) & 0xffff))
 																						s[184] = v293
 																					}
 																				}
@@ -2300,7 +2300,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 														if a303 == 0x1 {
 															{
 																v304 = (v304 + 0x1)
-																if (v304)&0xffffffff == 0x0 {
+																if ((v304) & 0xffffffff) == 0x0 {
 																	{
 																		v304 = (v304 + 0x1)
 																	}
@@ -2316,9 +2316,9 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 													{
 														a306 := s[173]
 														_ = a306
-														v307 := uint64((s[207] + (a306 & 0x7fff)) & 0xffffffff)
+														v307 := uint64(((s[207] + (a306 & 0x7fff)) & 0xffffffff))
 														_ = v307
-														s[131] = (v307) >> 8 & 0x3
+														s[131] = ((v307) >> 8 & 0x3)
 														s[132] = (v307 & 0xff)
 														s[214] = v307
 													}
@@ -2337,7 +2337,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 												s[144] = s[210]
 												s[145] = s[36]
 												s[146] = s[40]
-												s[147] = engine.Sel((s[218] == 0x1), (s[230])&0xffffffff, 0x0)
+												s[147] = engine.Sel((s[218] == 0x1), ((s[230]) & 0xffffffff), 0x0)
 												s[148] = s[213]
 												{
 													{
@@ -2373,7 +2373,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						v313 = p.r[11].Get64(s[132])
 																						if (s[137] == 0x3) || (s[137] == 0x4) {
 																							{
-																								if (((s[150] == 0x1) && (s[158] == 0x1)) && ((v313)>>32 == s[149])) && ((v313)>>32 != 0x0) {
+																								if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v313) >> 32) == s[149])) && (((v313) >> 32) != 0x0) {
 																									{
 																										s[165] = 0x1
 																									}
@@ -2382,7 +2382,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						}
 																						if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
 																							{
-																								v313 = (s[147])<<32 | s[148]
+																								v313 = ((s[147])<<32 | s[148])
 																							}
 																						} else {
 																							if (s[137] == 0x3) && (s[165] == 0x1) {
@@ -2398,8 +2398,8 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							}
 																						}
 																						p.r[11].Set64(s[132], v313)
-																						s[163] = (v313) >> 32
-																						s[164] = (v313) & 0xffffffff
+																						s[163] = ((v313) >> 32)
+																						s[164] = ((v313) & 0xffffffff)
 																					}
 																				}
 																			}
@@ -2413,7 +2413,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						v315 = p.r[8].Get64(s[132])
 																						if s[133] == 0x2 {
 																							{
-																								v315 = ((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141]
+																								v315 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
 																							}
 																						} else {
 																							if (s[133] == 0x3) && (s[165] == 0x1) {
@@ -2426,7 +2426,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																										v315 = v315&^0xffffffff | (s[141])<<0&0xffffffff
 																									}
 																								} else {
-																									if ((s[133] == 0x5) && ((v315)>>56 == 0x1)) && (s[158] == 0x1) {
+																									if ((s[133] == 0x5) && (((v315) >> 56) == 0x1)) && (s[158] == 0x1) {
 																										{
 																											v315 = v315&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 																											s[165] = 0x1
@@ -2436,11 +2436,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							}
 																						}
 																						p.r[8].Set64(s[132], v315)
-																						s[152] = (v315) >> 56
-																						s[153] = (v315) >> 48 & 0xff
-																						s[154] = (v315) >> 40 & 0xff
-																						s[155] = (v315) >> 32 & 0xff
-																						s[156] = (v315) & 0xffffffff
+																						s[152] = ((v315) >> 56)
+																						s[153] = ((v315) >> 48 & 0xff)
+																						s[154] = ((v315) >> 40 & 0xff)
+																						s[155] = ((v315) >> 32 & 0xff)
+																						s[156] = ((v315) & 0xffffffff)
 																					}
 																				}
 																			}
@@ -2454,13 +2454,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						v317 = p.r[9].Get64(s[132])
 																						if s[135] == 0x2 {
 																							{
-																								v317 = ((s[143])<<16|s[144])<<16 | s[145]
+																								v317 = (((s[143])<<16|s[144])<<16 | s[145])
 																							}
 																						}
 																						p.r[9].Set64(s[132], v317)
-																						s[159] = (v317) >> 32
-																						s[160] = (v317) >> 16 & 0xffff
-																						s[161] = (v317) & 0xffff
+																						s[159] = ((v317) >> 32)
+																						s[160] = ((v317) >> 16 & 0xffff)
+																						s[161] = ((v317) & 0xffff)
 																					}
 																				}
 																			}
@@ -2519,7 +2519,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							v324 = p.r[16].Get64(s[132])
 																							if (s[137] == 0x3) || (s[137] == 0x4) {
 																								{
-																									if (((s[150] == 0x1) && (s[158] == 0x1)) && ((v324)>>32 == s[149])) && ((v324)>>32 != 0x0) {
+																									if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v324) >> 32) == s[149])) && (((v324) >> 32) != 0x0) {
 																										{
 																											s[165] = 0x1
 																										}
@@ -2528,7 +2528,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							}
 																							if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
 																								{
-																									v324 = (s[147])<<32 | s[148]
+																									v324 = ((s[147])<<32 | s[148])
 																								}
 																							} else {
 																								if (s[137] == 0x3) && (s[165] == 0x1) {
@@ -2544,8 +2544,8 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								}
 																							}
 																							p.r[16].Set64(s[132], v324)
-																							s[163] = (v324) >> 32
-																							s[164] = (v324) & 0xffffffff
+																							s[163] = ((v324) >> 32)
+																							s[164] = ((v324) & 0xffffffff)
 																						}
 																					}
 																				}
@@ -2559,7 +2559,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							v326 = p.r[13].Get64(s[132])
 																							if s[133] == 0x2 {
 																								{
-																									v326 = ((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141]
+																									v326 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
 																								}
 																							} else {
 																								if (s[133] == 0x3) && (s[165] == 0x1) {
@@ -2572,7 +2572,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																											v326 = v326&^0xffffffff | (s[141])<<0&0xffffffff
 																										}
 																									} else {
-																										if ((s[133] == 0x5) && ((v326)>>56 == 0x1)) && (s[158] == 0x1) {
+																										if ((s[133] == 0x5) && (((v326) >> 56) == 0x1)) && (s[158] == 0x1) {
 																											{
 																												v326 = v326&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 																												s[165] = 0x1
@@ -2582,11 +2582,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								}
 																							}
 																							p.r[13].Set64(s[132], v326)
-																							s[152] = (v326) >> 56
-																							s[153] = (v326) >> 48 & 0xff
-																							s[154] = (v326) >> 40 & 0xff
-																							s[155] = (v326) >> 32 & 0xff
-																							s[156] = (v326) & 0xffffffff
+																							s[152] = ((v326) >> 56)
+																							s[153] = ((v326) >> 48 & 0xff)
+																							s[154] = ((v326) >> 40 & 0xff)
+																							s[155] = ((v326) >> 32 & 0xff)
+																							s[156] = ((v326) & 0xffffffff)
 																						}
 																					}
 																				}
@@ -2600,13 +2600,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							v328 = p.r[14].Get64(s[132])
 																							if s[135] == 0x2 {
 																								{
-																									v328 = ((s[143])<<16|s[144])<<16 | s[145]
+																									v328 = (((s[143])<<16|s[144])<<16 | s[145])
 																								}
 																							}
 																							p.r[14].Set64(s[132], v328)
-																							s[159] = (v328) >> 32
-																							s[160] = (v328) >> 16 & 0xffff
-																							s[161] = (v328) & 0xffff
+																							s[159] = ((v328) >> 32)
+																							s[160] = ((v328) >> 16 & 0xffff)
+																							s[161] = ((v328) & 0xffff)
 																						}
 																					}
 																				}
@@ -2665,7 +2665,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								v335 = p.r[21].Get64(s[132])
 																								if (s[137] == 0x3) || (s[137] == 0x4) {
 																									{
-																										if (((s[150] == 0x1) && (s[158] == 0x1)) && ((v335)>>32 == s[149])) && ((v335)>>32 != 0x0) {
+																										if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v335) >> 32) == s[149])) && (((v335) >> 32) != 0x0) {
 																											{
 																												s[165] = 0x1
 																											}
@@ -2674,7 +2674,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								}
 																								if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
 																									{
-																										v335 = (s[147])<<32 | s[148]
+																										v335 = ((s[147])<<32 | s[148])
 																									}
 																								} else {
 																									if (s[137] == 0x3) && (s[165] == 0x1) {
@@ -2690,8 +2690,8 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																									}
 																								}
 																								p.r[21].Set64(s[132], v335)
-																								s[163] = (v335) >> 32
-																								s[164] = (v335) & 0xffffffff
+																								s[163] = ((v335) >> 32)
+																								s[164] = ((v335) & 0xffffffff)
 																							}
 																						}
 																					}
@@ -2705,7 +2705,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								v337 = p.r[18].Get64(s[132])
 																								if s[133] == 0x2 {
 																									{
-																										v337 = ((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141]
+																										v337 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
 																									}
 																								} else {
 																									if (s[133] == 0x3) && (s[165] == 0x1) {
@@ -2718,7 +2718,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																												v337 = v337&^0xffffffff | (s[141])<<0&0xffffffff
 																											}
 																										} else {
-																											if ((s[133] == 0x5) && ((v337)>>56 == 0x1)) && (s[158] == 0x1) {
+																											if ((s[133] == 0x5) && (((v337) >> 56) == 0x1)) && (s[158] == 0x1) {
 																												{
 																													v337 = v337&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 																													s[165] = 0x1
@@ -2728,11 +2728,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																									}
 																								}
 																								p.r[18].Set64(s[132], v337)
-																								s[152] = (v337) >> 56
-																								s[153] = (v337) >> 48 & 0xff
-																								s[154] = (v337) >> 40 & 0xff
-																								s[155] = (v337) >> 32 & 0xff
-																								s[156] = (v337) & 0xffffffff
+																								s[152] = ((v337) >> 56)
+																								s[153] = ((v337) >> 48 & 0xff)
+																								s[154] = ((v337) >> 40 & 0xff)
+																								s[155] = ((v337) >> 32 & 0xff)
+																								s[156] = ((v337) & 0xffffffff)
 																							}
 																						}
 																					}
@@ -2746,13 +2746,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								v339 = p.r[19].Get64(s[132])
 																								if s[135] == 0x2 {
 																									{
-																										v339 = ((s[143])<<16|s[144])<<16 | s[145]
+																										v339 = (((s[143])<<16|s[144])<<16 | s[145])
 																									}
 																								}
 																								p.r[19].Set64(s[132], v339)
-																								s[159] = (v339) >> 32
-																								s[160] = (v339) >> 16 & 0xffff
-																								s[161] = (v339) & 0xffff
+																								s[159] = ((v339) >> 32)
+																								s[160] = ((v339) >> 16 & 0xffff)
+																								s[161] = ((v339) & 0xffff)
 																							}
 																						}
 																					}
@@ -2810,7 +2810,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								v346 = p.r[26].Get64(s[132])
 																								if (s[137] == 0x3) || (s[137] == 0x4) {
 																									{
-																										if (((s[150] == 0x1) && (s[158] == 0x1)) && ((v346)>>32 == s[149])) && ((v346)>>32 != 0x0) {
+																										if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v346) >> 32) == s[149])) && (((v346) >> 32) != 0x0) {
 																											{
 																												s[165] = 0x1
 																											}
@@ -2819,7 +2819,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								}
 																								if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
 																									{
-																										v346 = (s[147])<<32 | s[148]
+																										v346 = ((s[147])<<32 | s[148])
 																									}
 																								} else {
 																									if (s[137] == 0x3) && (s[165] == 0x1) {
@@ -2835,8 +2835,8 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																									}
 																								}
 																								p.r[26].Set64(s[132], v346)
-																								s[163] = (v346) >> 32
-																								s[164] = (v346) & 0xffffffff
+																								s[163] = ((v346) >> 32)
+																								s[164] = ((v346) & 0xffffffff)
 																							}
 																						}
 																					}
@@ -2850,7 +2850,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								v348 = p.r[23].Get64(s[132])
 																								if s[133] == 0x2 {
 																									{
-																										v348 = ((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141]
+																										v348 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
 																									}
 																								} else {
 																									if (s[133] == 0x3) && (s[165] == 0x1) {
@@ -2863,7 +2863,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																												v348 = v348&^0xffffffff | (s[141])<<0&0xffffffff
 																											}
 																										} else {
-																											if ((s[133] == 0x5) && ((v348)>>56 == 0x1)) && (s[158] == 0x1) {
+																											if ((s[133] == 0x5) && (((v348) >> 56) == 0x1)) && (s[158] == 0x1) {
 																												{
 																													v348 = v348&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 																													s[165] = 0x1
@@ -2873,11 +2873,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																									}
 																								}
 																								p.r[23].Set64(s[132], v348)
-																								s[152] = (v348) >> 56
-																								s[153] = (v348) >> 48 & 0xff
-																								s[154] = (v348) >> 40 & 0xff
-																								s[155] = (v348) >> 32 & 0xff
-																								s[156] = (v348) & 0xffffffff
+																								s[152] = ((v348) >> 56)
+																								s[153] = ((v348) >> 48 & 0xff)
+																								s[154] = ((v348) >> 40 & 0xff)
+																								s[155] = ((v348) >> 32 & 0xff)
+																								s[156] = ((v348) & 0xffffffff)
 																							}
 																						}
 																					}
@@ -2891,13 +2891,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								v350 = p.r[24].Get64(s[132])
 																								if s[135] == 0x2 {
 																									{
-																										v350 = ((s[143])<<16|s[144])<<16 | s[145]
+																										v350 = (((s[143])<<16|s[144])<<16 | s[145])
 																									}
 																								}
 																								p.r[24].Set64(s[132], v350)
-																								s[159] = (v350) >> 32
-																								s[160] = (v350) >> 16 & 0xffff
-																								s[161] = (v350) & 0xffff
+																								s[159] = ((v350) >> 32)
+																								s[160] = ((v350) >> 16 & 0xffff)
+																								s[161] = ((v350) & 0xffff)
 																							}
 																						}
 																					}
@@ -2935,18 +2935,18 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 														{
 															{
 																v353 = 0
-																a355 := (s[230]) & 0xffffffff
+																a355 := ((s[230]) & 0xffffffff)
 																_ = a355
 																a356 := s[214]
 																_ = a356
-																v357 := uint64((s[230]) >> 32)
+																v357 := uint64(((s[230]) >> 32))
 																_ = v357
-																if a355 > (s[230])&0xffffffff {
+																if a355 > ((s[230]) & 0xffffffff) {
 																	{
-																		v357 = (v357 - 0x1) & 0xffffffff
+																		v357 = ((v357 - 0x1) & 0xffffffff)
 																	}
 																}
-																v353 = (((v357)<<32 | a355<<(0xa)) | a356)
+																v353 = ((((v357)<<32 | a355) << (0xa)) | a356)
 															}
 														}
 														if s[205] == 0x1 {
@@ -3079,13 +3079,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 										v369 := uint64(0)
 										_ = v369
 										v369 = p.r[4].Get64(s[194])
-										v370 := uint64((v369) & 0xffff)
+										v370 := uint64(((v369) & 0xffff))
 										_ = v370
-										v371 := uint64((v369) >> 16 & 0xffff)
+										v371 := uint64(((v369) >> 16 & 0xffff))
 										_ = v371
-										v372 := uint64((v369) >> 32 & 0xffff)
+										v372 := uint64(((v369) >> 32 & 0xffff))
 										_ = v372
-										v373 := uint64((v369) >> 48)
+										v373 := uint64(((v369) >> 48))
 										_ = v373
 										v374 := uint64(engine.Sel((a368 == 0x0), v370, v371))
 										_ = v374
@@ -3113,14 +3113,14 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 										}
 										{
 											{
-												v369 = (((v373)<<16|v372)<<16|v371)<<16 | v370
+												v369 = ((((v373)<<16|v372)<<16|v371)<<16 | v370)
 											}
 										}
 										p.r[4].Set64(s[194], v369)
-										s[226] = (v369) & 0xffff
-										s[227] = (v369) >> 16 & 0xffff
-										s[228] = (v369) >> 32 & 0xffff
-										s[229] = (v369) >> 48
+										s[226] = ((v369) & 0xffff)
+										s[227] = ((v369) >> 16 & 0xffff)
+										s[228] = ((v369) >> 32 & 0xffff)
+										s[229] = ((v369) >> 48)
 									}
 								}
 								s[166] = 0x1
@@ -3150,13 +3150,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				_ = a385
 																				a386 := s[169]
 																				_ = a386
-																				if ((a385&0x7fff)+0x1)&0xffff == a386 {
+																				if (((a385 & 0x7fff) + 0x1) & 0xffff) == a386 {
 																					{
 																						r384 = ((a385 & 0x8000) ^ 0x8000)
 																						goto end383
 																					}
 																				}
-																				r384 = (a385 + 0x1) & 0xffff
+																				r384 = ((a385 + 0x1) & 0xffff)
 																				goto end383
 																			}
 																		end383:
@@ -3187,7 +3187,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[27].Set64(a378, (v381)&0xffff)
+																		p.r[27].Set64(a378, ((v381) & 0xffff))
 																		if s[166] == 0x3 {
 																			{
 																				s[172] = v381
@@ -3214,13 +3214,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						_ = a391
 																						a392 := s[169]
 																						_ = a392
-																						if ((a391&0x7fff)+0x1)&0xffff == a392 {
+																						if (((a391 & 0x7fff) + 0x1) & 0xffff) == a392 {
 																							{
 																								r390 = ((a391 & 0x8000) ^ 0x8000)
 																								goto end389
 																							}
 																						}
-																						r390 = (a391 + 0x1) & 0xffff
+																						r390 = ((a391 + 0x1) & 0xffff)
 																						goto end389
 																					}
 																				end389:
@@ -3234,7 +3234,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[28].Set64(a378, (v388)&0xffff)
+																		p.r[28].Set64(a378, ((v388) & 0xffff))
 																	}
 																}
 															}
@@ -3260,13 +3260,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							_ = a397
 																							a398 := s[169]
 																							_ = a398
-																							if ((a397&0x7fff)+0x1)&0xffff == a398 {
+																							if (((a397 & 0x7fff) + 0x1) & 0xffff) == a398 {
 																								{
 																									r396 = ((a397 & 0x8000) ^ 0x8000)
 																									goto end395
 																								}
 																							}
-																							r396 = (a397 + 0x1) & 0xffff
+																							r396 = ((a397 + 0x1) & 0xffff)
 																							goto end395
 																						}
 																					end395:
@@ -3288,13 +3288,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																									_ = a401
 																									a402 := s[169]
 																									_ = a402
-																									if ((a401&0x7fff)+0x1)&0xffff == a402 {
+																									if (((a401 & 0x7fff) + 0x1) & 0xffff) == a402 {
 																										{
 																											r400 = ((a401 & 0x8000) ^ 0x8000)
 																											goto end399
 																										}
 																									}
-																									r400 = (a401 + 0x1) & 0xffff
+																									r400 = ((a401 + 0x1) & 0xffff)
 																									goto end399
 																								}
 																							end399:
@@ -3305,7 +3305,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[29].Set64(a378, (v394)&0xffff)
+																		p.r[29].Set64(a378, ((v394) & 0xffff))
 																		s[174] = v394
 																	}
 																}
@@ -3331,13 +3331,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				_ = a410
 																				a411 := s[179]
 																				_ = a411
-																				if ((a410&0x7fff)+0x1)&0xffff == a411 {
+																				if (((a410 & 0x7fff) + 0x1) & 0xffff) == a411 {
 																					{
 																						r409 = ((a410 & 0x8000) ^ 0x8000)
 																						goto end408
 																					}
 																				}
-																				r409 = (a410 + 0x1) & 0xffff
+																				r409 = ((a410 + 0x1) & 0xffff)
 																				goto end408
 																			}
 																		end408:
@@ -3368,7 +3368,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[30].Set64(a403, (v406)&0xffff)
+																		p.r[30].Set64(a403, ((v406) & 0xffff))
 																		if s[176] == 0x3 {
 																			{
 																				s[182] = v406
@@ -3395,13 +3395,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						_ = a416
 																						a417 := s[179]
 																						_ = a417
-																						if ((a416&0x7fff)+0x1)&0xffff == a417 {
+																						if (((a416 & 0x7fff) + 0x1) & 0xffff) == a417 {
 																							{
 																								r415 = ((a416 & 0x8000) ^ 0x8000)
 																								goto end414
 																							}
 																						}
-																						r415 = (a416 + 0x1) & 0xffff
+																						r415 = ((a416 + 0x1) & 0xffff)
 																						goto end414
 																					}
 																				end414:
@@ -3415,7 +3415,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[31].Set64(a403, (v413)&0xffff)
+																		p.r[31].Set64(a403, ((v413) & 0xffff))
 																	}
 																}
 															}
@@ -3441,13 +3441,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							_ = a422
 																							a423 := s[179]
 																							_ = a423
-																							if ((a422&0x7fff)+0x1)&0xffff == a423 {
+																							if (((a422 & 0x7fff) + 0x1) & 0xffff) == a423 {
 																								{
 																									r421 = ((a422 & 0x8000) ^ 0x8000)
 																									goto end420
 																								}
 																							}
-																							r421 = (a422 + 0x1) & 0xffff
+																							r421 = ((a422 + 0x1) & 0xffff)
 																							goto end420
 																						}
 																					end420:
@@ -3469,13 +3469,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																									_ = a426
 																									a427 := s[179]
 																									_ = a427
-																									if ((a426&0x7fff)+0x1)&0xffff == a427 {
+																									if (((a426 & 0x7fff) + 0x1) & 0xffff) == a427 {
 																										{
 																											r425 = ((a426 & 0x8000) ^ 0x8000)
 																											goto end424
 																										}
 																									}
-																									r425 = (a426 + 0x1) & 0xffff
+																									r425 = ((a426 + 0x1) & 0xffff)
 																									goto end424
 																								}
 																							end424:
@@ -3486,7 +3486,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[32].Set64(a403, (v419)&0xffff)
+																		p.r[32].Set64(a403, ((v419) & 0xffff))
 																		s[184] = v419
 																	}
 																}
@@ -3515,13 +3515,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				_ = a435
 																				a436 := s[169]
 																				_ = a436
-																				if ((a435&0x7fff)+0x1)&0xffff == a436 {
+																				if (((a435 & 0x7fff) + 0x1) & 0xffff) == a436 {
 																					{
 																						r434 = ((a435 & 0x8000) ^ 0x8000)
 																						goto end433
 																					}
 																				}
-																				r434 = (a435 + 0x1) & 0xffff
+																				r434 = ((a435 + 0x1) & 0xffff)
 																				goto end433
 																			}
 																		end433:
@@ -3552,7 +3552,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[30].Set64(a428, (v431)&0xffff)
+																		p.r[30].Set64(a428, ((v431) & 0xffff))
 																		if s[166] == 0x3 {
 																			{
 																				s[172] = v431
@@ -3579,13 +3579,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						_ = a441
 																						a442 := s[169]
 																						_ = a442
-																						if ((a441&0x7fff)+0x1)&0xffff == a442 {
+																						if (((a441 & 0x7fff) + 0x1) & 0xffff) == a442 {
 																							{
 																								r440 = ((a441 & 0x8000) ^ 0x8000)
 																								goto end439
 																							}
 																						}
-																						r440 = (a441 + 0x1) & 0xffff
+																						r440 = ((a441 + 0x1) & 0xffff)
 																						goto end439
 																					}
 																				end439:
@@ -3599,7 +3599,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[31].Set64(a428, (v438)&0xffff)
+																		p.r[31].Set64(a428, ((v438) & 0xffff))
 																	}
 																}
 															}
@@ -3625,13 +3625,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							_ = a447
 																							a448 := s[169]
 																							_ = a448
-																							if ((a447&0x7fff)+0x1)&0xffff == a448 {
+																							if (((a447 & 0x7fff) + 0x1) & 0xffff) == a448 {
 																								{
 																									r446 = ((a447 & 0x8000) ^ 0x8000)
 																									goto end445
 																								}
 																							}
-																							r446 = (a447 + 0x1) & 0xffff
+																							r446 = ((a447 + 0x1) & 0xffff)
 																							goto end445
 																						}
 																					end445:
@@ -3653,13 +3653,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																									_ = a451
 																									a452 := s[169]
 																									_ = a452
-																									if ((a451&0x7fff)+0x1)&0xffff == a452 {
+																									if (((a451 & 0x7fff) + 0x1) & 0xffff) == a452 {
 																										{
 																											r450 = ((a451 & 0x8000) ^ 0x8000)
 																											goto end449
 																										}
 																									}
-																									r450 = (a451 + 0x1) & 0xffff
+																									r450 = ((a451 + 0x1) & 0xffff)
 																									goto end449
 																								}
 																							end449:
@@ -3670,7 +3670,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[32].Set64(a428, (v444)&0xffff)
+																		p.r[32].Set64(a428, ((v444) & 0xffff))
 																		s[174] = v444
 																	}
 																}
@@ -3696,13 +3696,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				_ = a460
 																				a461 := s[179]
 																				_ = a461
-																				if ((a460&0x7fff)+0x1)&0xffff == a461 {
+																				if (((a460 & 0x7fff) + 0x1) & 0xffff) == a461 {
 																					{
 																						r459 = ((a460 & 0x8000) ^ 0x8000)
 																						goto end458
 																					}
 																				}
-																				r459 = (a460 + 0x1) & 0xffff
+																				r459 = ((a460 + 0x1) & 0xffff)
 																				goto end458
 																			}
 																		end458:
@@ -3733,7 +3733,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[27].Set64(a453, (v456)&0xffff)
+																		p.r[27].Set64(a453, ((v456) & 0xffff))
 																		if s[176] == 0x3 {
 																			{
 																				s[182] = v456
@@ -3760,13 +3760,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						_ = a466
 																						a467 := s[179]
 																						_ = a467
-																						if ((a466&0x7fff)+0x1)&0xffff == a467 {
+																						if (((a466 & 0x7fff) + 0x1) & 0xffff) == a467 {
 																							{
 																								r465 = ((a466 & 0x8000) ^ 0x8000)
 																								goto end464
 																							}
 																						}
-																						r465 = (a466 + 0x1) & 0xffff
+																						r465 = ((a466 + 0x1) & 0xffff)
 																						goto end464
 																					}
 																				end464:
@@ -3780,7 +3780,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[28].Set64(a453, (v463)&0xffff)
+																		p.r[28].Set64(a453, ((v463) & 0xffff))
 																	}
 																}
 															}
@@ -3806,13 +3806,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							_ = a472
 																							a473 := s[179]
 																							_ = a473
-																							if ((a472&0x7fff)+0x1)&0xffff == a473 {
+																							if (((a472 & 0x7fff) + 0x1) & 0xffff) == a473 {
 																								{
 																									r471 = ((a472 & 0x8000) ^ 0x8000)
 																									goto end470
 																								}
 																							}
-																							r471 = (a472 + 0x1) & 0xffff
+																							r471 = ((a472 + 0x1) & 0xffff)
 																							goto end470
 																						}
 																					end470:
@@ -3834,13 +3834,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																									_ = a476
 																									a477 := s[179]
 																									_ = a477
-																									if ((a476&0x7fff)+0x1)&0xffff == a477 {
+																									if (((a476 & 0x7fff) + 0x1) & 0xffff) == a477 {
 																										{
 																											r475 = ((a476 & 0x8000) ^ 0x8000)
 																											goto end474
 																										}
 																									}
-																									r475 = (a476 + 0x1) & 0xffff
+																									r475 = ((a476 + 0x1) & 0xffff)
 																									goto end474
 																								}
 																							end474:
@@ -3851,7 +3851,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[29].Set64(a453, (v469)&0xffff)
+																		p.r[29].Set64(a453, ((v469) & 0xffff))
 																		s[184] = v469
 																	}
 																}
@@ -3896,7 +3896,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 												h483 = engine.HashCRC32(b484[:12])
 											} else {
 												b485 := g.Scratch(8)
-												binary.BigEndian.PutUint64(b485[0:], ((s[38])&0xffffffff)<<32|(s[38])>>32)
+												binary.BigEndian.PutUint64(b485[0:], ((s[38])&0xffffffff)<<32|((s[38])>>32))
 												h483 = engine.HashCRC32(b485[:8])
 											}
 										}
@@ -3921,7 +3921,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 											{
 											}
 										}
-										p.r[6].Set64(v479, (v486)&0xffffffff)
+										p.r[6].Set64(v479, ((v486) & 0xffffffff))
 									}
 								}
 								if s[234] == 0x0 {
@@ -4025,9 +4025,9 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 									{
 										a498 := s[72]
 										_ = a498
-										v499 := uint64((s[207] + (a498 & 0x7fff)) & 0xffffffff)
+										v499 := uint64(((s[207] + (a498 & 0x7fff)) & 0xffffffff))
 										_ = v499
-										s[131] = (v499) >> 8 & 0x3
+										s[131] = ((v499) >> 8 & 0x3)
 										s[132] = (v499 & 0xff)
 										s[214] = v499
 									}
@@ -4072,7 +4072,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		v505 = p.r[11].Get64(s[132])
 																		if (s[137] == 0x3) || (s[137] == 0x4) {
 																			{
-																				if (((s[150] == 0x1) && (s[158] == 0x1)) && ((v505)>>32 == s[149])) && ((v505)>>32 != 0x0) {
+																				if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v505) >> 32) == s[149])) && (((v505) >> 32) != 0x0) {
 																					{
 																						s[165] = 0x1
 																					}
@@ -4081,7 +4081,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		}
 																		if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
 																			{
-																				v505 = (s[147])<<32 | s[148]
+																				v505 = ((s[147])<<32 | s[148])
 																			}
 																		} else {
 																			if (s[137] == 0x3) && (s[165] == 0x1) {
@@ -4097,8 +4097,8 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																			}
 																		}
 																		p.r[11].Set64(s[132], v505)
-																		s[163] = (v505) >> 32
-																		s[164] = (v505) & 0xffffffff
+																		s[163] = ((v505) >> 32)
+																		s[164] = ((v505) & 0xffffffff)
 																	}
 																}
 															}
@@ -4112,7 +4112,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		v507 = p.r[8].Get64(s[132])
 																		if s[133] == 0x2 {
 																			{
-																				v507 = ((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141]
+																				v507 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
 																			}
 																		} else {
 																			if (s[133] == 0x3) && (s[165] == 0x1) {
@@ -4125,7 +4125,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						v507 = v507&^0xffffffff | (s[141])<<0&0xffffffff
 																					}
 																				} else {
-																					if ((s[133] == 0x5) && ((v507)>>56 == 0x1)) && (s[158] == 0x1) {
+																					if ((s[133] == 0x5) && (((v507) >> 56) == 0x1)) && (s[158] == 0x1) {
 																						{
 																							v507 = v507&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 																							s[165] = 0x1
@@ -4135,11 +4135,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																			}
 																		}
 																		p.r[8].Set64(s[132], v507)
-																		s[152] = (v507) >> 56
-																		s[153] = (v507) >> 48 & 0xff
-																		s[154] = (v507) >> 40 & 0xff
-																		s[155] = (v507) >> 32 & 0xff
-																		s[156] = (v507) & 0xffffffff
+																		s[152] = ((v507) >> 56)
+																		s[153] = ((v507) >> 48 & 0xff)
+																		s[154] = ((v507) >> 40 & 0xff)
+																		s[155] = ((v507) >> 32 & 0xff)
+																		s[156] = ((v507) & 0xffffffff)
 																	}
 																}
 															}
@@ -4153,13 +4153,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		v509 = p.r[9].Get64(s[132])
 																		if s[135] == 0x2 {
 																			{
-																				v509 = ((s[143])<<16|s[144])<<16 | s[145]
+																				v509 = (((s[143])<<16|s[144])<<16 | s[145])
 																			}
 																		}
 																		p.r[9].Set64(s[132], v509)
-																		s[159] = (v509) >> 32
-																		s[160] = (v509) >> 16 & 0xffff
-																		s[161] = (v509) & 0xffff
+																		s[159] = ((v509) >> 32)
+																		s[160] = ((v509) >> 16 & 0xffff)
+																		s[161] = ((v509) & 0xffff)
 																	}
 																}
 															}
@@ -4218,7 +4218,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																			v516 = p.r[16].Get64(s[132])
 																			if (s[137] == 0x3) || (s[137] == 0x4) {
 																				{
-																					if (((s[150] == 0x1) && (s[158] == 0x1)) && ((v516)>>32 == s[149])) && ((v516)>>32 != 0x0) {
+																					if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v516) >> 32) == s[149])) && (((v516) >> 32) != 0x0) {
 																						{
 																							s[165] = 0x1
 																						}
@@ -4227,7 +4227,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																			}
 																			if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
 																				{
-																					v516 = (s[147])<<32 | s[148]
+																					v516 = ((s[147])<<32 | s[148])
 																				}
 																			} else {
 																				if (s[137] == 0x3) && (s[165] == 0x1) {
@@ -4243,8 +4243,8 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																			}
 																			p.r[16].Set64(s[132], v516)
-																			s[163] = (v516) >> 32
-																			s[164] = (v516) & 0xffffffff
+																			s[163] = ((v516) >> 32)
+																			s[164] = ((v516) & 0xffffffff)
 																		}
 																	}
 																}
@@ -4258,7 +4258,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																			v518 = p.r[13].Get64(s[132])
 																			if s[133] == 0x2 {
 																				{
-																					v518 = ((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141]
+																					v518 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
 																				}
 																			} else {
 																				if (s[133] == 0x3) && (s[165] == 0x1) {
@@ -4271,7 +4271,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							v518 = v518&^0xffffffff | (s[141])<<0&0xffffffff
 																						}
 																					} else {
-																						if ((s[133] == 0x5) && ((v518)>>56 == 0x1)) && (s[158] == 0x1) {
+																						if ((s[133] == 0x5) && (((v518) >> 56) == 0x1)) && (s[158] == 0x1) {
 																							{
 																								v518 = v518&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 																								s[165] = 0x1
@@ -4281,11 +4281,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																			}
 																			p.r[13].Set64(s[132], v518)
-																			s[152] = (v518) >> 56
-																			s[153] = (v518) >> 48 & 0xff
-																			s[154] = (v518) >> 40 & 0xff
-																			s[155] = (v518) >> 32 & 0xff
-																			s[156] = (v518) & 0xffffffff
+																			s[152] = ((v518) >> 56)
+																			s[153] = ((v518) >> 48 & 0xff)
+																			s[154] = ((v518) >> 40 & 0xff)
+																			s[155] = ((v518) >> 32 & 0xff)
+																			s[156] = ((v518) & 0xffffffff)
 																		}
 																	}
 																}
@@ -4299,13 +4299,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																			v520 = p.r[14].Get64(s[132])
 																			if s[135] == 0x2 {
 																				{
-																					v520 = ((s[143])<<16|s[144])<<16 | s[145]
+																					v520 = (((s[143])<<16|s[144])<<16 | s[145])
 																				}
 																			}
 																			p.r[14].Set64(s[132], v520)
-																			s[159] = (v520) >> 32
-																			s[160] = (v520) >> 16 & 0xffff
-																			s[161] = (v520) & 0xffff
+																			s[159] = ((v520) >> 32)
+																			s[160] = ((v520) >> 16 & 0xffff)
+																			s[161] = ((v520) & 0xffff)
 																		}
 																	}
 																}
@@ -4364,7 +4364,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				v527 = p.r[21].Get64(s[132])
 																				if (s[137] == 0x3) || (s[137] == 0x4) {
 																					{
-																						if (((s[150] == 0x1) && (s[158] == 0x1)) && ((v527)>>32 == s[149])) && ((v527)>>32 != 0x0) {
+																						if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v527) >> 32) == s[149])) && (((v527) >> 32) != 0x0) {
 																							{
 																								s[165] = 0x1
 																							}
@@ -4373,7 +4373,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																				if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
 																					{
-																						v527 = (s[147])<<32 | s[148]
+																						v527 = ((s[147])<<32 | s[148])
 																					}
 																				} else {
 																					if (s[137] == 0x3) && (s[165] == 0x1) {
@@ -4389,8 +4389,8 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																				p.r[21].Set64(s[132], v527)
-																				s[163] = (v527) >> 32
-																				s[164] = (v527) & 0xffffffff
+																				s[163] = ((v527) >> 32)
+																				s[164] = ((v527) & 0xffffffff)
 																			}
 																		}
 																	}
@@ -4404,7 +4404,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				v529 = p.r[18].Get64(s[132])
 																				if s[133] == 0x2 {
 																					{
-																						v529 = ((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141]
+																						v529 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
 																					}
 																				} else {
 																					if (s[133] == 0x3) && (s[165] == 0x1) {
@@ -4417,7 +4417,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								v529 = v529&^0xffffffff | (s[141])<<0&0xffffffff
 																							}
 																						} else {
-																							if ((s[133] == 0x5) && ((v529)>>56 == 0x1)) && (s[158] == 0x1) {
+																							if ((s[133] == 0x5) && (((v529) >> 56) == 0x1)) && (s[158] == 0x1) {
 																								{
 																									v529 = v529&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 																									s[165] = 0x1
@@ -4427,11 +4427,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																				p.r[18].Set64(s[132], v529)
-																				s[152] = (v529) >> 56
-																				s[153] = (v529) >> 48 & 0xff
-																				s[154] = (v529) >> 40 & 0xff
-																				s[155] = (v529) >> 32 & 0xff
-																				s[156] = (v529) & 0xffffffff
+																				s[152] = ((v529) >> 56)
+																				s[153] = ((v529) >> 48 & 0xff)
+																				s[154] = ((v529) >> 40 & 0xff)
+																				s[155] = ((v529) >> 32 & 0xff)
+																				s[156] = ((v529) & 0xffffffff)
 																			}
 																		}
 																	}
@@ -4445,13 +4445,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				v531 = p.r[19].Get64(s[132])
 																				if s[135] == 0x2 {
 																					{
-																						v531 = ((s[143])<<16|s[144])<<16 | s[145]
+																						v531 = (((s[143])<<16|s[144])<<16 | s[145])
 																					}
 																				}
 																				p.r[19].Set64(s[132], v531)
-																				s[159] = (v531) >> 32
-																				s[160] = (v531) >> 16 & 0xffff
-																				s[161] = (v531) & 0xffff
+																				s[159] = ((v531) >> 32)
+																				s[160] = ((v531) >> 16 & 0xffff)
+																				s[161] = ((v531) & 0xffff)
 																			}
 																		}
 																	}
@@ -4509,7 +4509,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				v538 = p.r[26].Get64(s[132])
 																				if (s[137] == 0x3) || (s[137] == 0x4) {
 																					{
-																						if (((s[150] == 0x1) && (s[158] == 0x1)) && ((v538)>>32 == s[149])) && ((v538)>>32 != 0x0) {
+																						if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v538) >> 32) == s[149])) && (((v538) >> 32) != 0x0) {
 																							{
 																								s[165] = 0x1
 																							}
@@ -4518,7 +4518,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																				if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
 																					{
-																						v538 = (s[147])<<32 | s[148]
+																						v538 = ((s[147])<<32 | s[148])
 																					}
 																				} else {
 																					if (s[137] == 0x3) && (s[165] == 0x1) {
@@ -4534,8 +4534,8 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																				p.r[26].Set64(s[132], v538)
-																				s[163] = (v538) >> 32
-																				s[164] = (v538) & 0xffffffff
+																				s[163] = ((v538) >> 32)
+																				s[164] = ((v538) & 0xffffffff)
 																			}
 																		}
 																	}
@@ -4549,7 +4549,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				v540 = p.r[23].Get64(s[132])
 																				if s[133] == 0x2 {
 																					{
-																						v540 = ((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141]
+																						v540 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
 																					}
 																				} else {
 																					if (s[133] == 0x3) && (s[165] == 0x1) {
@@ -4562,7 +4562,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								v540 = v540&^0xffffffff | (s[141])<<0&0xffffffff
 																							}
 																						} else {
-																							if ((s[133] == 0x5) && ((v540)>>56 == 0x1)) && (s[158] == 0x1) {
+																							if ((s[133] == 0x5) && (((v540) >> 56) == 0x1)) && (s[158] == 0x1) {
 																								{
 																									v540 = v540&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 																									s[165] = 0x1
@@ -4572,11 +4572,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																				p.r[23].Set64(s[132], v540)
-																				s[152] = (v540) >> 56
-																				s[153] = (v540) >> 48 & 0xff
-																				s[154] = (v540) >> 40 & 0xff
-																				s[155] = (v540) >> 32 & 0xff
-																				s[156] = (v540) & 0xffffffff
+																				s[152] = ((v540) >> 56)
+																				s[153] = ((v540) >> 48 & 0xff)
+																				s[154] = ((v540) >> 40 & 0xff)
+																				s[155] = ((v540) >> 32 & 0xff)
+																				s[156] = ((v540) & 0xffffffff)
 																			}
 																		}
 																	}
@@ -4590,13 +4590,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				v542 = p.r[24].Get64(s[132])
 																				if s[135] == 0x2 {
 																					{
-																						v542 = ((s[143])<<16|s[144])<<16 | s[145]
+																						v542 = (((s[143])<<16|s[144])<<16 | s[145])
 																					}
 																				}
 																				p.r[24].Set64(s[132], v542)
-																				s[159] = (v542) >> 32
-																				s[160] = (v542) >> 16 & 0xffff
-																				s[161] = (v542) & 0xffff
+																				s[159] = ((v542) >> 32)
+																				s[160] = ((v542) >> 16 & 0xffff)
+																				s[161] = ((v542) & 0xffff)
 																			}
 																		}
 																	}
@@ -4640,14 +4640,14 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 														_ = a547
 														a548 := s[214]
 														_ = a548
-														v549 := uint64((s[230]) >> 32)
+														v549 := uint64(((s[230]) >> 32))
 														_ = v549
-														if a547 > (s[230])&0xffffffff {
+														if a547 > ((s[230]) & 0xffffffff) {
 															{
-																v549 = (v549 - 0x1) & 0xffffffff
+																v549 = ((v549 - 0x1) & 0xffffffff)
 															}
 														}
-														v545 = (((v549)<<32 | a547<<(0xa)) | a548)
+														v545 = ((((v549)<<32 | a547) << (0xa)) | a548)
 													}
 												}
 												{
@@ -4700,7 +4700,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 									}
 								} else {
 									{
-										s[73] = (s[73] - 0x1) & 0xffff
+										s[73] = ((s[73] - 0x1) & 0xffff)
 										var r557 uint64
 										{
 											{
@@ -4708,13 +4708,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 												_ = a558
 												a559 := s[208]
 												_ = a559
-												if ((a558&0x7fff)+0x1)&0xffff == a559 {
+												if (((a558 & 0x7fff) + 0x1) & 0xffff) == a559 {
 													{
 														r557 = ((a558 & 0x8000) ^ 0x8000)
 														goto end556
 													}
 												}
-												r557 = (a558 + 0x1) & 0xffff
+												r557 = ((a558 + 0x1) & 0xffff)
 												goto end556
 											}
 										end556:
@@ -4749,7 +4749,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																h565 = engine.HashCRC32(b566[:12])
 															} else {
 																b567 := g.Scratch(8)
-																binary.BigEndian.PutUint64(b567[0:], ((s[38])&0xffffffff)<<32|(s[38])>>32)
+																binary.BigEndian.PutUint64(b567[0:], ((s[38])&0xffffffff)<<32|((s[38])>>32))
 																h565 = engine.HashCRC32(b567[:8])
 															}
 														}
@@ -4774,7 +4774,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 															{
 															}
 														}
-														p.r[6].Set64(v561, (v568)&0xffffffff)
+														p.r[6].Set64(v561, ((v568) & 0xffffffff))
 													}
 												}
 												if s[234] == 0x0 {
@@ -4883,14 +4883,14 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 							_ = v578
 							{
 								{
-									s[214] = (s[39] & 0x3ff) & 0xffffffff
+									s[214] = ((s[39] & 0x3ff) & 0xffffffff)
 									s[215] = (s[39] >> (0xa))
-									if (s[214] >= s[195]) && ((s[214]-s[195])&0xffffffff < s[196]) {
+									if (s[214] >= s[195]) && (((s[214] - s[195]) & 0xffffffff) < s[196]) {
 										{
 											s[216] = 0x0
 										}
 									} else {
-										if (s[214] >= s[197]) && ((s[214]-s[197])&0xffffffff < s[198]) {
+										if (s[214] >= s[197]) && (((s[214] - s[197]) & 0xffffffff) < s[198]) {
 											{
 												s[216] = 0x1
 											}
@@ -5022,11 +5022,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 									s[150] = engine.Sel((s[215] > s[231]), 0x1, 0x0)
 									{
 										{
-											a592 := ((s[214] - s[207]) & 0xffffffff) & 0xffff
+											a592 := (((s[214] - s[207]) & 0xffffffff) & 0xffff)
 											_ = a592
-											v593 := uint64((s[207] + (a592 & 0x7fff)) & 0xffffffff)
+											v593 := uint64(((s[207] + (a592 & 0x7fff)) & 0xffffffff))
 											_ = v593
-											s[131] = (v593) >> 8 & 0x3
+											s[131] = ((v593) >> 8 & 0x3)
 											s[132] = (v593 & 0xff)
 											s[214] = v593
 										}
@@ -5034,7 +5034,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 									s[134] = 0x1
 									s[142] = s[38]
 									s[137] = 0x3
-									s[149] = (s[215]) & 0xffffffff
+									s[149] = ((s[215]) & 0xffffffff)
 									s[133] = 0x3
 									if v578 == 0x1 {
 										{
@@ -5076,7 +5076,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																			v599 = p.r[11].Get64(s[132])
 																			if (s[137] == 0x3) || (s[137] == 0x4) {
 																				{
-																					if (((s[150] == 0x1) && (s[158] == 0x1)) && ((v599)>>32 == s[149])) && ((v599)>>32 != 0x0) {
+																					if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v599) >> 32) == s[149])) && (((v599) >> 32) != 0x0) {
 																						{
 																							s[165] = 0x1
 																						}
@@ -5085,7 +5085,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																			}
 																			if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
 																				{
-																					v599 = (s[147])<<32 | s[148]
+																					v599 = ((s[147])<<32 | s[148])
 																				}
 																			} else {
 																				if (s[137] == 0x3) && (s[165] == 0x1) {
@@ -5101,8 +5101,8 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																			}
 																			p.r[11].Set64(s[132], v599)
-																			s[163] = (v599) >> 32
-																			s[164] = (v599) & 0xffffffff
+																			s[163] = ((v599) >> 32)
+																			s[164] = ((v599) & 0xffffffff)
 																		}
 																	}
 																}
@@ -5116,7 +5116,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																			v601 = p.r[8].Get64(s[132])
 																			if s[133] == 0x2 {
 																				{
-																					v601 = ((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141]
+																					v601 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
 																				}
 																			} else {
 																				if (s[133] == 0x3) && (s[165] == 0x1) {
@@ -5129,7 +5129,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							v601 = v601&^0xffffffff | (s[141])<<0&0xffffffff
 																						}
 																					} else {
-																						if ((s[133] == 0x5) && ((v601)>>56 == 0x1)) && (s[158] == 0x1) {
+																						if ((s[133] == 0x5) && (((v601) >> 56) == 0x1)) && (s[158] == 0x1) {
 																							{
 																								v601 = v601&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 																								s[165] = 0x1
@@ -5139,11 +5139,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																			}
 																			p.r[8].Set64(s[132], v601)
-																			s[152] = (v601) >> 56
-																			s[153] = (v601) >> 48 & 0xff
-																			s[154] = (v601) >> 40 & 0xff
-																			s[155] = (v601) >> 32 & 0xff
-																			s[156] = (v601) & 0xffffffff
+																			s[152] = ((v601) >> 56)
+																			s[153] = ((v601) >> 48 & 0xff)
+																			s[154] = ((v601) >> 40 & 0xff)
+																			s[155] = ((v601) >> 32 & 0xff)
+																			s[156] = ((v601) & 0xffffffff)
 																		}
 																	}
 																}
@@ -5157,13 +5157,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																			v603 = p.r[9].Get64(s[132])
 																			if s[135] == 0x2 {
 																				{
-																					v603 = ((s[143])<<16|s[144])<<16 | s[145]
+																					v603 = (((s[143])<<16|s[144])<<16 | s[145])
 																				}
 																			}
 																			p.r[9].Set64(s[132], v603)
-																			s[159] = (v603) >> 32
-																			s[160] = (v603) >> 16 & 0xffff
-																			s[161] = (v603) & 0xffff
+																			s[159] = ((v603) >> 32)
+																			s[160] = ((v603) >> 16 & 0xffff)
+																			s[161] = ((v603) & 0xffff)
 																		}
 																	}
 																}
@@ -5222,7 +5222,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				v610 = p.r[16].Get64(s[132])
 																				if (s[137] == 0x3) || (s[137] == 0x4) {
 																					{
-																						if (((s[150] == 0x1) && (s[158] == 0x1)) && ((v610)>>32 == s[149])) && ((v610)>>32 != 0x0) {
+																						if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v610) >> 32) == s[149])) && (((v610) >> 32) != 0x0) {
 																							{
 																								s[165] = 0x1
 																							}
@@ -5231,7 +5231,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																				if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
 																					{
-																						v610 = (s[147])<<32 | s[148]
+																						v610 = ((s[147])<<32 | s[148])
 																					}
 																				} else {
 																					if (s[137] == 0x3) && (s[165] == 0x1) {
@@ -5247,8 +5247,8 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																				p.r[16].Set64(s[132], v610)
-																				s[163] = (v610) >> 32
-																				s[164] = (v610) & 0xffffffff
+																				s[163] = ((v610) >> 32)
+																				s[164] = ((v610) & 0xffffffff)
 																			}
 																		}
 																	}
@@ -5262,7 +5262,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				v612 = p.r[13].Get64(s[132])
 																				if s[133] == 0x2 {
 																					{
-																						v612 = ((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141]
+																						v612 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
 																					}
 																				} else {
 																					if (s[133] == 0x3) && (s[165] == 0x1) {
@@ -5275,7 +5275,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								v612 = v612&^0xffffffff | (s[141])<<0&0xffffffff
 																							}
 																						} else {
-																							if ((s[133] == 0x5) && ((v612)>>56 == 0x1)) && (s[158] == 0x1) {
+																							if ((s[133] == 0x5) && (((v612) >> 56) == 0x1)) && (s[158] == 0x1) {
 																								{
 																									v612 = v612&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 																									s[165] = 0x1
@@ -5285,11 +5285,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																				p.r[13].Set64(s[132], v612)
-																				s[152] = (v612) >> 56
-																				s[153] = (v612) >> 48 & 0xff
-																				s[154] = (v612) >> 40 & 0xff
-																				s[155] = (v612) >> 32 & 0xff
-																				s[156] = (v612) & 0xffffffff
+																				s[152] = ((v612) >> 56)
+																				s[153] = ((v612) >> 48 & 0xff)
+																				s[154] = ((v612) >> 40 & 0xff)
+																				s[155] = ((v612) >> 32 & 0xff)
+																				s[156] = ((v612) & 0xffffffff)
 																			}
 																		}
 																	}
@@ -5303,13 +5303,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				v614 = p.r[14].Get64(s[132])
 																				if s[135] == 0x2 {
 																					{
-																						v614 = ((s[143])<<16|s[144])<<16 | s[145]
+																						v614 = (((s[143])<<16|s[144])<<16 | s[145])
 																					}
 																				}
 																				p.r[14].Set64(s[132], v614)
-																				s[159] = (v614) >> 32
-																				s[160] = (v614) >> 16 & 0xffff
-																				s[161] = (v614) & 0xffff
+																				s[159] = ((v614) >> 32)
+																				s[160] = ((v614) >> 16 & 0xffff)
+																				s[161] = ((v614) & 0xffff)
 																			}
 																		}
 																	}
@@ -5368,7 +5368,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					v621 = p.r[21].Get64(s[132])
 																					if (s[137] == 0x3) || (s[137] == 0x4) {
 																						{
-																							if (((s[150] == 0x1) && (s[158] == 0x1)) && ((v621)>>32 == s[149])) && ((v621)>>32 != 0x0) {
+																							if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v621) >> 32) == s[149])) && (((v621) >> 32) != 0x0) {
 																								{
 																									s[165] = 0x1
 																								}
@@ -5377,7 +5377,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																					if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
 																						{
-																							v621 = (s[147])<<32 | s[148]
+																							v621 = ((s[147])<<32 | s[148])
 																						}
 																					} else {
 																						if (s[137] == 0x3) && (s[165] == 0x1) {
@@ -5393,8 +5393,8 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						}
 																					}
 																					p.r[21].Set64(s[132], v621)
-																					s[163] = (v621) >> 32
-																					s[164] = (v621) & 0xffffffff
+																					s[163] = ((v621) >> 32)
+																					s[164] = ((v621) & 0xffffffff)
 																				}
 																			}
 																		}
@@ -5408,7 +5408,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					v623 = p.r[18].Get64(s[132])
 																					if s[133] == 0x2 {
 																						{
-																							v623 = ((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141]
+																							v623 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
 																						}
 																					} else {
 																						if (s[133] == 0x3) && (s[165] == 0x1) {
@@ -5421,7 +5421,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																									v623 = v623&^0xffffffff | (s[141])<<0&0xffffffff
 																								}
 																							} else {
-																								if ((s[133] == 0x5) && ((v623)>>56 == 0x1)) && (s[158] == 0x1) {
+																								if ((s[133] == 0x5) && (((v623) >> 56) == 0x1)) && (s[158] == 0x1) {
 																									{
 																										v623 = v623&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 																										s[165] = 0x1
@@ -5431,11 +5431,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						}
 																					}
 																					p.r[18].Set64(s[132], v623)
-																					s[152] = (v623) >> 56
-																					s[153] = (v623) >> 48 & 0xff
-																					s[154] = (v623) >> 40 & 0xff
-																					s[155] = (v623) >> 32 & 0xff
-																					s[156] = (v623) & 0xffffffff
+																					s[152] = ((v623) >> 56)
+																					s[153] = ((v623) >> 48 & 0xff)
+																					s[154] = ((v623) >> 40 & 0xff)
+																					s[155] = ((v623) >> 32 & 0xff)
+																					s[156] = ((v623) & 0xffffffff)
 																				}
 																			}
 																		}
@@ -5449,13 +5449,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					v625 = p.r[19].Get64(s[132])
 																					if s[135] == 0x2 {
 																						{
-																							v625 = ((s[143])<<16|s[144])<<16 | s[145]
+																							v625 = (((s[143])<<16|s[144])<<16 | s[145])
 																						}
 																					}
 																					p.r[19].Set64(s[132], v625)
-																					s[159] = (v625) >> 32
-																					s[160] = (v625) >> 16 & 0xffff
-																					s[161] = (v625) & 0xffff
+																					s[159] = ((v625) >> 32)
+																					s[160] = ((v625) >> 16 & 0xffff)
+																					s[161] = ((v625) & 0xffff)
 																				}
 																			}
 																		}
@@ -5513,7 +5513,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					v632 = p.r[26].Get64(s[132])
 																					if (s[137] == 0x3) || (s[137] == 0x4) {
 																						{
-																							if (((s[150] == 0x1) && (s[158] == 0x1)) && ((v632)>>32 == s[149])) && ((v632)>>32 != 0x0) {
+																							if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v632) >> 32) == s[149])) && (((v632) >> 32) != 0x0) {
 																								{
 																									s[165] = 0x1
 																								}
@@ -5522,7 +5522,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																					if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
 																						{
-																							v632 = (s[147])<<32 | s[148]
+																							v632 = ((s[147])<<32 | s[148])
 																						}
 																					} else {
 																						if (s[137] == 0x3) && (s[165] == 0x1) {
@@ -5538,8 +5538,8 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						}
 																					}
 																					p.r[26].Set64(s[132], v632)
-																					s[163] = (v632) >> 32
-																					s[164] = (v632) & 0xffffffff
+																					s[163] = ((v632) >> 32)
+																					s[164] = ((v632) & 0xffffffff)
 																				}
 																			}
 																		}
@@ -5553,7 +5553,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					v634 = p.r[23].Get64(s[132])
 																					if s[133] == 0x2 {
 																						{
-																							v634 = ((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141]
+																							v634 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
 																						}
 																					} else {
 																						if (s[133] == 0x3) && (s[165] == 0x1) {
@@ -5566,7 +5566,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																									v634 = v634&^0xffffffff | (s[141])<<0&0xffffffff
 																								}
 																							} else {
-																								if ((s[133] == 0x5) && ((v634)>>56 == 0x1)) && (s[158] == 0x1) {
+																								if ((s[133] == 0x5) && (((v634) >> 56) == 0x1)) && (s[158] == 0x1) {
 																									{
 																										v634 = v634&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 																										s[165] = 0x1
@@ -5576,11 +5576,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						}
 																					}
 																					p.r[23].Set64(s[132], v634)
-																					s[152] = (v634) >> 56
-																					s[153] = (v634) >> 48 & 0xff
-																					s[154] = (v634) >> 40 & 0xff
-																					s[155] = (v634) >> 32 & 0xff
-																					s[156] = (v634) & 0xffffffff
+																					s[152] = ((v634) >> 56)
+																					s[153] = ((v634) >> 48 & 0xff)
+																					s[154] = ((v634) >> 40 & 0xff)
+																					s[155] = ((v634) >> 32 & 0xff)
+																					s[156] = ((v634) & 0xffffffff)
 																				}
 																			}
 																		}
@@ -5594,13 +5594,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					v636 = p.r[24].Get64(s[132])
 																					if s[135] == 0x2 {
 																						{
-																							v636 = ((s[143])<<16|s[144])<<16 | s[145]
+																							v636 = (((s[143])<<16|s[144])<<16 | s[145])
 																						}
 																					}
 																					p.r[24].Set64(s[132], v636)
-																					s[159] = (v636) >> 32
-																					s[160] = (v636) >> 16 & 0xffff
-																					s[161] = (v636) & 0xffff
+																					s[159] = ((v636) >> 32)
+																					s[160] = ((v636) >> 16 & 0xffff)
+																					s[161] = ((v636) & 0xffff)
 																				}
 																			}
 																		}
@@ -5644,13 +5644,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 											v644 := uint64(0)
 											_ = v644
 											v644 = p.r[1].Get64(s[194])
-											v645 := uint64((0x0)<<15 | (v644)&0x7fff)
+											v645 := uint64(((0x0)<<15 | ((v644) & 0x7fff)))
 											_ = v645
-											v646 := uint64((0x0)<<1 | (v644)>>15&0x1)
+											v646 := uint64(((0x0)<<1 | ((v644) >> 15 & 0x1)))
 											_ = v646
-											v647 := uint64((v644) >> 16 & 0xffff)
+											v647 := uint64(((v644) >> 16 & 0xffff))
 											_ = v647
-											v648 := uint64((v644) >> 32 & 0xffff)
+											v648 := uint64(((v644) >> 32 & 0xffff))
 											_ = v648
 											v649 := uint64(engine.Sel(((a641 == 0x1) && (a642 == 0x0)), 0x1, 0x0))
 											_ = v649
@@ -5675,7 +5675,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 											{
 												if a643 == 0x1 {
 													{
-														v645 = (v645 - 0x1) & 0xffff
+														v645 = ((v645 - 0x1) & 0xffff)
 														if a641 == 0x1 {
 															{
 																v646 = 0x0
@@ -5689,14 +5689,14 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 											}
 											{
 												{
-													v644 = ((((0x0)<<16|v648)<<16|v647)<<1|(v646)&0x1)<<15 | (v645)&0x7fff
+													v644 = (((((0x0)<<16|v648)<<16|v647)<<1|((v646)&0x1))<<15 | ((v645) & 0x7fff))
 												}
 											}
 											p.r[1].Set64(s[194], v644)
-											s[220] = (0x0)<<15 | (v644)&0x7fff
-											s[221] = (0x0)<<1 | (v644)>>15&0x1
-											s[222] = (v644) >> 16 & 0xffff
-											s[223] = (v644) >> 32 & 0xffff
+											s[220] = ((0x0)<<15 | ((v644) & 0x7fff))
+											s[221] = ((0x0)<<1 | ((v644) >> 15 & 0x1))
+											s[222] = ((v644) >> 16 & 0xffff)
+											s[223] = ((v644) >> 32 & 0xffff)
 										}
 									}
 									{
@@ -5706,25 +5706,25 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 											v653 := uint64(0)
 											_ = v653
 											v653 = p.r[2].Get64(s[194])
-											v654 := uint64((v653) & 0xffffffff)
+											v654 := uint64(((v653) & 0xffffffff))
 											_ = v654
-											v655 := uint64((v653) >> 32)
+											v655 := uint64(((v653) >> 32))
 											_ = v655
 											{
 											}
 											{
 												{
-													v653 = (v655)<<32 | v654
+													v653 = ((v655)<<32 | v654)
 												}
 											}
 											p.r[2].Set64(s[194], v653)
-											s[224] = (v653) & 0xffffffff
-											s[225] = (v653) >> 32
+											s[224] = ((v653) & 0xffffffff)
+											s[225] = ((v653) >> 32)
 										}
 									}
 									s[166] = 0x2
 									s[171] = v639
-									s[170] = ((s[214] - s[207]) & 0xffffffff) & 0xffff
+									s[170] = (((s[214] - s[207]) & 0xffffffff) & 0xffff)
 									s[168] = 0x1
 									s[178] = 0x1
 									a656 := s[206]
@@ -5753,13 +5753,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					_ = a666
 																					a667 := s[169]
 																					_ = a667
-																					if ((a666&0x7fff)+0x1)&0xffff == a667 {
+																					if (((a666 & 0x7fff) + 0x1) & 0xffff) == a667 {
 																						{
 																							r665 = ((a666 & 0x8000) ^ 0x8000)
 																							goto end664
 																						}
 																					}
-																					r665 = (a666 + 0x1) & 0xffff
+																					r665 = ((a666 + 0x1) & 0xffff)
 																					goto end664
 																				}
 																			end664:
@@ -5790,7 +5790,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[27].Set64(a659, (v662)&0xffff)
+																			p.r[27].Set64(a659, ((v662) & 0xffff))
 																			if s[166] == 0x3 {
 																				{
 																					s[172] = v662
@@ -5817,13 +5817,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							_ = a672
 																							a673 := s[169]
 																							_ = a673
-																							if ((a672&0x7fff)+0x1)&0xffff == a673 {
+																							if (((a672 & 0x7fff) + 0x1) & 0xffff) == a673 {
 																								{
 																									r671 = ((a672 & 0x8000) ^ 0x8000)
 																									goto end670
 																								}
 																							}
-																							r671 = (a672 + 0x1) & 0xffff
+																							r671 = ((a672 + 0x1) & 0xffff)
 																							goto end670
 																						}
 																					end670:
@@ -5837,7 +5837,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[28].Set64(a659, (v669)&0xffff)
+																			p.r[28].Set64(a659, ((v669) & 0xffff))
 																		}
 																	}
 																}
@@ -5863,13 +5863,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								_ = a678
 																								a679 := s[169]
 																								_ = a679
-																								if ((a678&0x7fff)+0x1)&0xffff == a679 {
+																								if (((a678 & 0x7fff) + 0x1) & 0xffff) == a679 {
 																									{
 																										r677 = ((a678 & 0x8000) ^ 0x8000)
 																										goto end676
 																									}
 																								}
-																								r677 = (a678 + 0x1) & 0xffff
+																								r677 = ((a678 + 0x1) & 0xffff)
 																								goto end676
 																							}
 																						end676:
@@ -5891,13 +5891,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																										_ = a682
 																										a683 := s[169]
 																										_ = a683
-																										if ((a682&0x7fff)+0x1)&0xffff == a683 {
+																										if (((a682 & 0x7fff) + 0x1) & 0xffff) == a683 {
 																											{
 																												r681 = ((a682 & 0x8000) ^ 0x8000)
 																												goto end680
 																											}
 																										}
-																										r681 = (a682 + 0x1) & 0xffff
+																										r681 = ((a682 + 0x1) & 0xffff)
 																										goto end680
 																									}
 																								end680:
@@ -5908,7 +5908,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[29].Set64(a659, (v675)&0xffff)
+																			p.r[29].Set64(a659, ((v675) & 0xffff))
 																			s[174] = v675
 																		}
 																	}
@@ -5934,13 +5934,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					_ = a691
 																					a692 := s[179]
 																					_ = a692
-																					if ((a691&0x7fff)+0x1)&0xffff == a692 {
+																					if (((a691 & 0x7fff) + 0x1) & 0xffff) == a692 {
 																						{
 																							r690 = ((a691 & 0x8000) ^ 0x8000)
 																							goto end689
 																						}
 																					}
-																					r690 = (a691 + 0x1) & 0xffff
+																					r690 = ((a691 + 0x1) & 0xffff)
 																					goto end689
 																				}
 																			end689:
@@ -5971,7 +5971,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[30].Set64(a684, (v687)&0xffff)
+																			p.r[30].Set64(a684, ((v687) & 0xffff))
 																			if s[176] == 0x3 {
 																				{
 																					s[182] = v687
@@ -5998,13 +5998,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							_ = a697
 																							a698 := s[179]
 																							_ = a698
-																							if ((a697&0x7fff)+0x1)&0xffff == a698 {
+																							if (((a697 & 0x7fff) + 0x1) & 0xffff) == a698 {
 																								{
 																									r696 = ((a697 & 0x8000) ^ 0x8000)
 																									goto end695
 																								}
 																							}
-																							r696 = (a697 + 0x1) & 0xffff
+																							r696 = ((a697 + 0x1) & 0xffff)
 																							goto end695
 																						}
 																					end695:
@@ -6018,7 +6018,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[31].Set64(a684, (v694)&0xffff)
+																			p.r[31].Set64(a684, ((v694) & 0xffff))
 																		}
 																	}
 																}
@@ -6044,13 +6044,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								_ = a703
 																								a704 := s[179]
 																								_ = a704
-																								if ((a703&0x7fff)+0x1)&0xffff == a704 {
+																								if (((a703 & 0x7fff) + 0x1) & 0xffff) == a704 {
 																									{
 																										r702 = ((a703 & 0x8000) ^ 0x8000)
 																										goto end701
 																									}
 																								}
-																								r702 = (a703 + 0x1) & 0xffff
+																								r702 = ((a703 + 0x1) & 0xffff)
 																								goto end701
 																							}
 																						end701:
@@ -6072,13 +6072,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																										_ = a707
 																										a708 := s[179]
 																										_ = a708
-																										if ((a707&0x7fff)+0x1)&0xffff == a708 {
+																										if (((a707 & 0x7fff) + 0x1) & 0xffff) == a708 {
 																											{
 																												r706 = ((a707 & 0x8000) ^ 0x8000)
 																												goto end705
 																											}
 																										}
-																										r706 = (a707 + 0x1) & 0xffff
+																										r706 = ((a707 + 0x1) & 0xffff)
 																										goto end705
 																									}
 																								end705:
@@ -6089,7 +6089,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[32].Set64(a684, (v700)&0xffff)
+																			p.r[32].Set64(a684, ((v700) & 0xffff))
 																			s[184] = v700
 																		}
 																	}
@@ -6118,13 +6118,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					_ = a716
 																					a717 := s[169]
 																					_ = a717
-																					if ((a716&0x7fff)+0x1)&0xffff == a717 {
+																					if (((a716 & 0x7fff) + 0x1) & 0xffff) == a717 {
 																						{
 																							r715 = ((a716 & 0x8000) ^ 0x8000)
 																							goto end714
 																						}
 																					}
-																					r715 = (a716 + 0x1) & 0xffff
+																					r715 = ((a716 + 0x1) & 0xffff)
 																					goto end714
 																				}
 																			end714:
@@ -6155,7 +6155,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[30].Set64(a709, (v712)&0xffff)
+																			p.r[30].Set64(a709, ((v712) & 0xffff))
 																			if s[166] == 0x3 {
 																				{
 																					s[172] = v712
@@ -6182,13 +6182,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							_ = a722
 																							a723 := s[169]
 																							_ = a723
-																							if ((a722&0x7fff)+0x1)&0xffff == a723 {
+																							if (((a722 & 0x7fff) + 0x1) & 0xffff) == a723 {
 																								{
 																									r721 = ((a722 & 0x8000) ^ 0x8000)
 																									goto end720
 																								}
 																							}
-																							r721 = (a722 + 0x1) & 0xffff
+																							r721 = ((a722 + 0x1) & 0xffff)
 																							goto end720
 																						}
 																					end720:
@@ -6202,7 +6202,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[31].Set64(a709, (v719)&0xffff)
+																			p.r[31].Set64(a709, ((v719) & 0xffff))
 																		}
 																	}
 																}
@@ -6228,13 +6228,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								_ = a728
 																								a729 := s[169]
 																								_ = a729
-																								if ((a728&0x7fff)+0x1)&0xffff == a729 {
+																								if (((a728 & 0x7fff) + 0x1) & 0xffff) == a729 {
 																									{
 																										r727 = ((a728 & 0x8000) ^ 0x8000)
 																										goto end726
 																									}
 																								}
-																								r727 = (a728 + 0x1) & 0xffff
+																								r727 = ((a728 + 0x1) & 0xffff)
 																								goto end726
 																							}
 																						end726:
@@ -6256,13 +6256,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																										_ = a732
 																										a733 := s[169]
 																										_ = a733
-																										if ((a732&0x7fff)+0x1)&0xffff == a733 {
+																										if (((a732 & 0x7fff) + 0x1) & 0xffff) == a733 {
 																											{
 																												r731 = ((a732 & 0x8000) ^ 0x8000)
 																												goto end730
 																											}
 																										}
-																										r731 = (a732 + 0x1) & 0xffff
+																										r731 = ((a732 + 0x1) & 0xffff)
 																										goto end730
 																									}
 																								end730:
@@ -6273,7 +6273,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[32].Set64(a709, (v725)&0xffff)
+																			p.r[32].Set64(a709, ((v725) & 0xffff))
 																			s[174] = v725
 																		}
 																	}
@@ -6299,13 +6299,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					_ = a741
 																					a742 := s[179]
 																					_ = a742
-																					if ((a741&0x7fff)+0x1)&0xffff == a742 {
+																					if (((a741 & 0x7fff) + 0x1) & 0xffff) == a742 {
 																						{
 																							r740 = ((a741 & 0x8000) ^ 0x8000)
 																							goto end739
 																						}
 																					}
-																					r740 = (a741 + 0x1) & 0xffff
+																					r740 = ((a741 + 0x1) & 0xffff)
 																					goto end739
 																				}
 																			end739:
@@ -6336,7 +6336,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[27].Set64(a734, (v737)&0xffff)
+																			p.r[27].Set64(a734, ((v737) & 0xffff))
 																			if s[176] == 0x3 {
 																				{
 																					s[182] = v737
@@ -6363,13 +6363,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							_ = a747
 																							a748 := s[179]
 																							_ = a748
-																							if ((a747&0x7fff)+0x1)&0xffff == a748 {
+																							if (((a747 & 0x7fff) + 0x1) & 0xffff) == a748 {
 																								{
 																									r746 = ((a747 & 0x8000) ^ 0x8000)
 																									goto end745
 																								}
 																							}
-																							r746 = (a747 + 0x1) & 0xffff
+																							r746 = ((a747 + 0x1) & 0xffff)
 																							goto end745
 																						}
 																					end745:
@@ -6383,7 +6383,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[28].Set64(a734, (v744)&0xffff)
+																			p.r[28].Set64(a734, ((v744) & 0xffff))
 																		}
 																	}
 																}
@@ -6409,13 +6409,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								_ = a753
 																								a754 := s[179]
 																								_ = a754
-																								if ((a753&0x7fff)+0x1)&0xffff == a754 {
+																								if (((a753 & 0x7fff) + 0x1) & 0xffff) == a754 {
 																									{
 																										r752 = ((a753 & 0x8000) ^ 0x8000)
 																										goto end751
 																									}
 																								}
-																								r752 = (a753 + 0x1) & 0xffff
+																								r752 = ((a753 + 0x1) & 0xffff)
 																								goto end751
 																							}
 																						end751:
@@ -6437,13 +6437,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																										_ = a757
 																										a758 := s[179]
 																										_ = a758
-																										if ((a757&0x7fff)+0x1)&0xffff == a758 {
+																										if (((a757 & 0x7fff) + 0x1) & 0xffff) == a758 {
 																											{
 																												r756 = ((a757 & 0x8000) ^ 0x8000)
 																												goto end755
 																											}
 																										}
-																										r756 = (a757 + 0x1) & 0xffff
+																										r756 = ((a757 + 0x1) & 0xffff)
 																										goto end755
 																									}
 																								end755:
@@ -6454,7 +6454,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[29].Set64(a734, (v750)&0xffff)
+																			p.r[29].Set64(a734, ((v750) & 0xffff))
 																			s[184] = v750
 																		}
 																	}
@@ -6475,13 +6475,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 											v762 := uint64(0)
 											_ = v762
 											v762 = p.r[4].Get64(s[194])
-											v763 := uint64((v762) & 0xffff)
+											v763 := uint64(((v762) & 0xffff))
 											_ = v763
-											v764 := uint64((v762) >> 16 & 0xffff)
+											v764 := uint64(((v762) >> 16 & 0xffff))
 											_ = v764
-											v765 := uint64((v762) >> 32 & 0xffff)
+											v765 := uint64(((v762) >> 32 & 0xffff))
 											_ = v765
-											v766 := uint64((v762) >> 48)
+											v766 := uint64(((v762) >> 48))
 											_ = v766
 											v767 := uint64(engine.Sel((a760 == 0x0), v763, v764))
 											_ = v767
@@ -6492,11 +6492,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 														{
 															if s[175] == 0x1 {
 																{
-																	v767 = (v767 - 0x1) & 0xffff
+																	v767 = ((v767 - 0x1) & 0xffff)
 																}
 															} else {
 																{
-																	v766 = (v766 + 0x1) & 0xffff
+																	v766 = ((v766 + 0x1) & 0xffff)
 																}
 															}
 														}
@@ -6521,21 +6521,21 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 											}
 											{
 												{
-													v762 = (((v766)<<16|v765)<<16|v764)<<16 | v763
+													v762 = ((((v766)<<16|v765)<<16|v764)<<16 | v763)
 												}
 											}
 											p.r[4].Set64(s[194], v762)
-											s[226] = (v762) & 0xffff
-											s[227] = (v762) >> 16 & 0xffff
-											s[228] = (v762) >> 32 & 0xffff
-											s[229] = (v762) >> 48
+											s[226] = ((v762) & 0xffff)
+											s[227] = ((v762) >> 16 & 0xffff)
+											s[228] = ((v762) >> 32 & 0xffff)
+											s[229] = ((v762) >> 48)
 										}
 									}
 									if v639 == 0x1 {
 										{
 											{
 												{
-													a769 := (0x2 + v578) & 0xff
+													a769 := ((0x2 + v578) & 0xff)
 													_ = a769
 													v770 := uint64(0)
 													_ = v770
@@ -6562,7 +6562,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 															h774 = engine.HashCRC32(b775[:12])
 														} else {
 															b776 := g.Scratch(8)
-															binary.BigEndian.PutUint64(b776[0:], ((s[38])&0xffffffff)<<32|(s[38])>>32)
+															binary.BigEndian.PutUint64(b776[0:], ((s[38])&0xffffffff)<<32|((s[38])>>32))
 															h774 = engine.HashCRC32(b776[:8])
 														}
 													}
@@ -6596,7 +6596,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 															}
 														}
 													}
-													p.r[6].Set64(v770, (v777)&0xffffffff)
+													p.r[6].Set64(v770, ((v777) & 0xffffffff))
 												}
 											}
 										}
@@ -6681,7 +6681,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 										}
 									} else {
 										{
-											if (s[220] == 0x0) && ((s[224]+s[225])&0xffffffff > 0x0) {
+											if (s[220] == 0x0) && (((s[224] + s[225]) & 0xffffffff) > 0x0) {
 												{
 													v111 = 0x1
 													if s[224] > 0x0 {
@@ -6890,7 +6890,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 											}
 											if (v111 == 0x0) && (v112 == 0x0) {
 												{
-													if (((s[226]+s[227])&0xffff == 0x0) && (s[228] > 0x0)) && (s[193] == 0x0) {
+													if ((((s[226] + s[227]) & 0xffff) == 0x0) && (s[228] > 0x0)) && (s[193] == 0x0) {
 														{
 															if v578 == 0x1 {
 																{
@@ -6983,9 +6983,9 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 									{
 										a810 := v808
 										_ = a810
-										v811 := uint64((s[207] + (a810 & 0x7fff)) & 0xffffffff)
+										v811 := uint64(((s[207] + (a810 & 0x7fff)) & 0xffffffff))
 										_ = v811
-										s[131] = (v811) >> 8 & 0x3
+										s[131] = ((v811) >> 8 & 0x3)
 										s[132] = (v811 & 0xff)
 										s[214] = v811
 									}
@@ -7028,7 +7028,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		v817 = p.r[11].Get64(s[132])
 																		if (s[137] == 0x3) || (s[137] == 0x4) {
 																			{
-																				if (((s[150] == 0x1) && (s[158] == 0x1)) && ((v817)>>32 == s[149])) && ((v817)>>32 != 0x0) {
+																				if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v817) >> 32) == s[149])) && (((v817) >> 32) != 0x0) {
 																					{
 																						s[165] = 0x1
 																					}
@@ -7037,7 +7037,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		}
 																		if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
 																			{
-																				v817 = (s[147])<<32 | s[148]
+																				v817 = ((s[147])<<32 | s[148])
 																			}
 																		} else {
 																			if (s[137] == 0x3) && (s[165] == 0x1) {
@@ -7053,8 +7053,8 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																			}
 																		}
 																		p.r[11].Set64(s[132], v817)
-																		s[163] = (v817) >> 32
-																		s[164] = (v817) & 0xffffffff
+																		s[163] = ((v817) >> 32)
+																		s[164] = ((v817) & 0xffffffff)
 																	}
 																}
 															}
@@ -7068,7 +7068,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		v819 = p.r[8].Get64(s[132])
 																		if s[133] == 0x2 {
 																			{
-																				v819 = ((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141]
+																				v819 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
 																			}
 																		} else {
 																			if (s[133] == 0x3) && (s[165] == 0x1) {
@@ -7081,7 +7081,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						v819 = v819&^0xffffffff | (s[141])<<0&0xffffffff
 																					}
 																				} else {
-																					if ((s[133] == 0x5) && ((v819)>>56 == 0x1)) && (s[158] == 0x1) {
+																					if ((s[133] == 0x5) && (((v819) >> 56) == 0x1)) && (s[158] == 0x1) {
 																						{
 																							v819 = v819&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 																							s[165] = 0x1
@@ -7091,11 +7091,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																			}
 																		}
 																		p.r[8].Set64(s[132], v819)
-																		s[152] = (v819) >> 56
-																		s[153] = (v819) >> 48 & 0xff
-																		s[154] = (v819) >> 40 & 0xff
-																		s[155] = (v819) >> 32 & 0xff
-																		s[156] = (v819) & 0xffffffff
+																		s[152] = ((v819) >> 56)
+																		s[153] = ((v819) >> 48 & 0xff)
+																		s[154] = ((v819) >> 40 & 0xff)
+																		s[155] = ((v819) >> 32 & 0xff)
+																		s[156] = ((v819) & 0xffffffff)
 																	}
 																}
 															}
@@ -7109,13 +7109,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		v821 = p.r[9].Get64(s[132])
 																		if s[135] == 0x2 {
 																			{
-																				v821 = ((s[143])<<16|s[144])<<16 | s[145]
+																				v821 = (((s[143])<<16|s[144])<<16 | s[145])
 																			}
 																		}
 																		p.r[9].Set64(s[132], v821)
-																		s[159] = (v821) >> 32
-																		s[160] = (v821) >> 16 & 0xffff
-																		s[161] = (v821) & 0xffff
+																		s[159] = ((v821) >> 32)
+																		s[160] = ((v821) >> 16 & 0xffff)
+																		s[161] = ((v821) & 0xffff)
 																	}
 																}
 															}
@@ -7174,7 +7174,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																			v828 = p.r[16].Get64(s[132])
 																			if (s[137] == 0x3) || (s[137] == 0x4) {
 																				{
-																					if (((s[150] == 0x1) && (s[158] == 0x1)) && ((v828)>>32 == s[149])) && ((v828)>>32 != 0x0) {
+																					if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v828) >> 32) == s[149])) && (((v828) >> 32) != 0x0) {
 																						{
 																							s[165] = 0x1
 																						}
@@ -7183,7 +7183,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																			}
 																			if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
 																				{
-																					v828 = (s[147])<<32 | s[148]
+																					v828 = ((s[147])<<32 | s[148])
 																				}
 																			} else {
 																				if (s[137] == 0x3) && (s[165] == 0x1) {
@@ -7199,8 +7199,8 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																			}
 																			p.r[16].Set64(s[132], v828)
-																			s[163] = (v828) >> 32
-																			s[164] = (v828) & 0xffffffff
+																			s[163] = ((v828) >> 32)
+																			s[164] = ((v828) & 0xffffffff)
 																		}
 																	}
 																}
@@ -7214,7 +7214,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																			v830 = p.r[13].Get64(s[132])
 																			if s[133] == 0x2 {
 																				{
-																					v830 = ((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141]
+																					v830 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
 																				}
 																			} else {
 																				if (s[133] == 0x3) && (s[165] == 0x1) {
@@ -7227,7 +7227,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							v830 = v830&^0xffffffff | (s[141])<<0&0xffffffff
 																						}
 																					} else {
-																						if ((s[133] == 0x5) && ((v830)>>56 == 0x1)) && (s[158] == 0x1) {
+																						if ((s[133] == 0x5) && (((v830) >> 56) == 0x1)) && (s[158] == 0x1) {
 																							{
 																								v830 = v830&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 																								s[165] = 0x1
@@ -7237,11 +7237,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																			}
 																			p.r[13].Set64(s[132], v830)
-																			s[152] = (v830) >> 56
-																			s[153] = (v830) >> 48 & 0xff
-																			s[154] = (v830) >> 40 & 0xff
-																			s[155] = (v830) >> 32 & 0xff
-																			s[156] = (v830) & 0xffffffff
+																			s[152] = ((v830) >> 56)
+																			s[153] = ((v830) >> 48 & 0xff)
+																			s[154] = ((v830) >> 40 & 0xff)
+																			s[155] = ((v830) >> 32 & 0xff)
+																			s[156] = ((v830) & 0xffffffff)
 																		}
 																	}
 																}
@@ -7255,13 +7255,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																			v832 = p.r[14].Get64(s[132])
 																			if s[135] == 0x2 {
 																				{
-																					v832 = ((s[143])<<16|s[144])<<16 | s[145]
+																					v832 = (((s[143])<<16|s[144])<<16 | s[145])
 																				}
 																			}
 																			p.r[14].Set64(s[132], v832)
-																			s[159] = (v832) >> 32
-																			s[160] = (v832) >> 16 & 0xffff
-																			s[161] = (v832) & 0xffff
+																			s[159] = ((v832) >> 32)
+																			s[160] = ((v832) >> 16 & 0xffff)
+																			s[161] = ((v832) & 0xffff)
 																		}
 																	}
 																}
@@ -7320,7 +7320,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				v839 = p.r[21].Get64(s[132])
 																				if (s[137] == 0x3) || (s[137] == 0x4) {
 																					{
-																						if (((s[150] == 0x1) && (s[158] == 0x1)) && ((v839)>>32 == s[149])) && ((v839)>>32 != 0x0) {
+																						if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v839) >> 32) == s[149])) && (((v839) >> 32) != 0x0) {
 																							{
 																								s[165] = 0x1
 																							}
@@ -7329,7 +7329,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																				if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
 																					{
-																						v839 = (s[147])<<32 | s[148]
+																						v839 = ((s[147])<<32 | s[148])
 																					}
 																				} else {
 																					if (s[137] == 0x3) && (s[165] == 0x1) {
@@ -7345,8 +7345,8 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																				p.r[21].Set64(s[132], v839)
-																				s[163] = (v839) >> 32
-																				s[164] = (v839) & 0xffffffff
+																				s[163] = ((v839) >> 32)
+																				s[164] = ((v839) & 0xffffffff)
 																			}
 																		}
 																	}
@@ -7360,7 +7360,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				v841 = p.r[18].Get64(s[132])
 																				if s[133] == 0x2 {
 																					{
-																						v841 = ((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141]
+																						v841 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
 																					}
 																				} else {
 																					if (s[133] == 0x3) && (s[165] == 0x1) {
@@ -7373,7 +7373,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								v841 = v841&^0xffffffff | (s[141])<<0&0xffffffff
 																							}
 																						} else {
-																							if ((s[133] == 0x5) && ((v841)>>56 == 0x1)) && (s[158] == 0x1) {
+																							if ((s[133] == 0x5) && (((v841) >> 56) == 0x1)) && (s[158] == 0x1) {
 																								{
 																									v841 = v841&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 																									s[165] = 0x1
@@ -7383,11 +7383,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																				p.r[18].Set64(s[132], v841)
-																				s[152] = (v841) >> 56
-																				s[153] = (v841) >> 48 & 0xff
-																				s[154] = (v841) >> 40 & 0xff
-																				s[155] = (v841) >> 32 & 0xff
-																				s[156] = (v841) & 0xffffffff
+																				s[152] = ((v841) >> 56)
+																				s[153] = ((v841) >> 48 & 0xff)
+																				s[154] = ((v841) >> 40 & 0xff)
+																				s[155] = ((v841) >> 32 & 0xff)
+																				s[156] = ((v841) & 0xffffffff)
 																			}
 																		}
 																	}
@@ -7401,13 +7401,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				v843 = p.r[19].Get64(s[132])
 																				if s[135] == 0x2 {
 																					{
-																						v843 = ((s[143])<<16|s[144])<<16 | s[145]
+																						v843 = (((s[143])<<16|s[144])<<16 | s[145])
 																					}
 																				}
 																				p.r[19].Set64(s[132], v843)
-																				s[159] = (v843) >> 32
-																				s[160] = (v843) >> 16 & 0xffff
-																				s[161] = (v843) & 0xffff
+																				s[159] = ((v843) >> 32)
+																				s[160] = ((v843) >> 16 & 0xffff)
+																				s[161] = ((v843) & 0xffff)
 																			}
 																		}
 																	}
@@ -7465,7 +7465,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				v850 = p.r[26].Get64(s[132])
 																				if (s[137] == 0x3) || (s[137] == 0x4) {
 																					{
-																						if (((s[150] == 0x1) && (s[158] == 0x1)) && ((v850)>>32 == s[149])) && ((v850)>>32 != 0x0) {
+																						if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v850) >> 32) == s[149])) && (((v850) >> 32) != 0x0) {
 																							{
 																								s[165] = 0x1
 																							}
@@ -7474,7 +7474,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																				if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
 																					{
-																						v850 = (s[147])<<32 | s[148]
+																						v850 = ((s[147])<<32 | s[148])
 																					}
 																				} else {
 																					if (s[137] == 0x3) && (s[165] == 0x1) {
@@ -7490,8 +7490,8 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																				p.r[26].Set64(s[132], v850)
-																				s[163] = (v850) >> 32
-																				s[164] = (v850) & 0xffffffff
+																				s[163] = ((v850) >> 32)
+																				s[164] = ((v850) & 0xffffffff)
 																			}
 																		}
 																	}
@@ -7505,7 +7505,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				v852 = p.r[23].Get64(s[132])
 																				if s[133] == 0x2 {
 																					{
-																						v852 = ((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141]
+																						v852 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
 																					}
 																				} else {
 																					if (s[133] == 0x3) && (s[165] == 0x1) {
@@ -7518,7 +7518,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								v852 = v852&^0xffffffff | (s[141])<<0&0xffffffff
 																							}
 																						} else {
-																							if ((s[133] == 0x5) && ((v852)>>56 == 0x1)) && (s[158] == 0x1) {
+																							if ((s[133] == 0x5) && (((v852) >> 56) == 0x1)) && (s[158] == 0x1) {
 																								{
 																									v852 = v852&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 																									s[165] = 0x1
@@ -7528,11 +7528,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																				p.r[23].Set64(s[132], v852)
-																				s[152] = (v852) >> 56
-																				s[153] = (v852) >> 48 & 0xff
-																				s[154] = (v852) >> 40 & 0xff
-																				s[155] = (v852) >> 32 & 0xff
-																				s[156] = (v852) & 0xffffffff
+																				s[152] = ((v852) >> 56)
+																				s[153] = ((v852) >> 48 & 0xff)
+																				s[154] = ((v852) >> 40 & 0xff)
+																				s[155] = ((v852) >> 32 & 0xff)
+																				s[156] = ((v852) & 0xffffffff)
 																			}
 																		}
 																	}
@@ -7546,13 +7546,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				v854 = p.r[24].Get64(s[132])
 																				if s[135] == 0x2 {
 																					{
-																						v854 = ((s[143])<<16|s[144])<<16 | s[145]
+																						v854 = (((s[143])<<16|s[144])<<16 | s[145])
 																					}
 																				}
 																				p.r[24].Set64(s[132], v854)
-																				s[159] = (v854) >> 32
-																				s[160] = (v854) >> 16 & 0xffff
-																				s[161] = (v854) & 0xffff
+																				s[159] = ((v854) >> 32)
+																				s[160] = ((v854) >> 16 & 0xffff)
+																				s[161] = ((v854) & 0xffff)
 																			}
 																		}
 																	}
@@ -7596,13 +7596,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 										v862 := uint64(0)
 										_ = v862
 										v862 = p.r[1].Get64(s[194])
-										v863 := uint64((0x0)<<15 | (v862)&0x7fff)
+										v863 := uint64(((0x0)<<15 | ((v862) & 0x7fff)))
 										_ = v863
-										v864 := uint64((0x0)<<1 | (v862)>>15&0x1)
+										v864 := uint64(((0x0)<<1 | ((v862) >> 15 & 0x1)))
 										_ = v864
-										v865 := uint64((v862) >> 16 & 0xffff)
+										v865 := uint64(((v862) >> 16 & 0xffff))
 										_ = v865
-										v866 := uint64((v862) >> 32 & 0xffff)
+										v866 := uint64(((v862) >> 32 & 0xffff))
 										_ = v866
 										v867 := uint64(engine.Sel(((a859 == 0x1) && (a860 == 0x0)), 0x1, 0x0))
 										_ = v867
@@ -7640,10 +7640,10 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 														if s[219] == 0x1 {
 															{
 																s[218] = 0x1
-																v863 = (v863 + 0x1) & 0xffff
+																v863 = ((v863 + 0x1) & 0xffff)
 																v864 = engine.Sel((a859 == 0x1), 0x1, 0x0)
-																v865 = (v865 - v867) & 0xffff
-																v866 = (v866 - v868) & 0xffff
+																v865 = ((v865 - v867) & 0xffff)
+																v866 = ((v866 - v868) & 0xffff)
 															}
 														}
 													}
@@ -7653,14 +7653,14 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 										}
 										{
 											{
-												v862 = ((((0x0)<<16|v866)<<16|v865)<<1|(v864)&0x1)<<15 | (v863)&0x7fff
+												v862 = (((((0x0)<<16|v866)<<16|v865)<<1|((v864)&0x1))<<15 | ((v863) & 0x7fff))
 											}
 										}
 										p.r[1].Set64(s[194], v862)
-										s[220] = (0x0)<<15 | (v862)&0x7fff
-										s[221] = (0x0)<<1 | (v862)>>15&0x1
-										s[222] = (v862) >> 16 & 0xffff
-										s[223] = (v862) >> 32 & 0xffff
+										s[220] = ((0x0)<<15 | ((v862) & 0x7fff))
+										s[221] = ((0x0)<<1 | ((v862) >> 15 & 0x1))
+										s[222] = ((v862) >> 16 & 0xffff)
+										s[223] = ((v862) >> 32 & 0xffff)
 									}
 								}
 								{
@@ -7672,20 +7672,20 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 										v872 := uint64(0)
 										_ = v872
 										v872 = p.r[2].Get64(s[194])
-										v873 := uint64((v872) & 0xffffffff)
+										v873 := uint64(((v872) & 0xffffffff))
 										_ = v873
-										v874 := uint64((v872) >> 32)
+										v874 := uint64(((v872) >> 32))
 										_ = v874
 										{
 											if a871 == 0x1 {
 												{
 													if a870 == 0x0 {
 														{
-															v873 = (v873 - 0x1) & 0xffffffff
+															v873 = ((v873 - 0x1) & 0xffffffff)
 														}
 													} else {
 														{
-															v874 = (v874 - 0x1) & 0xffffffff
+															v874 = ((v874 - 0x1) & 0xffffffff)
 														}
 													}
 												}
@@ -7693,12 +7693,12 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 										}
 										{
 											{
-												v872 = (v874)<<32 | v873
+												v872 = ((v874)<<32 | v873)
 											}
 										}
 										p.r[2].Set64(s[194], v872)
-										s[224] = (v872) & 0xffffffff
-										s[225] = (v872) >> 32
+										s[224] = ((v872) & 0xffffffff)
+										s[225] = ((v872) >> 32)
 									}
 								}
 								{
@@ -7711,7 +7711,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 										if a876 == 0x1 {
 											{
 												v877 = (v877 + 0x1)
-												if (v877)&0xffffffff == 0x0 {
+												if ((v877) & 0xffffffff) == 0x0 {
 													{
 														v877 = (v877 + 0x1)
 													}
@@ -7734,7 +7734,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 								}
 								s[137] = 0x5
 								s[151] = s[218]
-								s[147] = (s[230]) & 0xffffffff
+								s[147] = ((s[230]) & 0xffffffff)
 								s[148] = s[213]
 								{
 									{
@@ -7770,7 +7770,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		v884 = p.r[11].Get64(s[132])
 																		if (s[137] == 0x3) || (s[137] == 0x4) {
 																			{
-																				if (((s[150] == 0x1) && (s[158] == 0x1)) && ((v884)>>32 == s[149])) && ((v884)>>32 != 0x0) {
+																				if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v884) >> 32) == s[149])) && (((v884) >> 32) != 0x0) {
 																					{
 																						s[165] = 0x1
 																					}
@@ -7779,7 +7779,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		}
 																		if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
 																			{
-																				v884 = (s[147])<<32 | s[148]
+																				v884 = ((s[147])<<32 | s[148])
 																			}
 																		} else {
 																			if (s[137] == 0x3) && (s[165] == 0x1) {
@@ -7795,8 +7795,8 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																			}
 																		}
 																		p.r[11].Set64(s[132], v884)
-																		s[163] = (v884) >> 32
-																		s[164] = (v884) & 0xffffffff
+																		s[163] = ((v884) >> 32)
+																		s[164] = ((v884) & 0xffffffff)
 																	}
 																}
 															}
@@ -7810,7 +7810,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		v886 = p.r[8].Get64(s[132])
 																		if s[133] == 0x2 {
 																			{
-																				v886 = ((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141]
+																				v886 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
 																			}
 																		} else {
 																			if (s[133] == 0x3) && (s[165] == 0x1) {
@@ -7823,7 +7823,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						v886 = v886&^0xffffffff | (s[141])<<0&0xffffffff
 																					}
 																				} else {
-																					if ((s[133] == 0x5) && ((v886)>>56 == 0x1)) && (s[158] == 0x1) {
+																					if ((s[133] == 0x5) && (((v886) >> 56) == 0x1)) && (s[158] == 0x1) {
 																						{
 																							v886 = v886&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 																							s[165] = 0x1
@@ -7833,11 +7833,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																			}
 																		}
 																		p.r[8].Set64(s[132], v886)
-																		s[152] = (v886) >> 56
-																		s[153] = (v886) >> 48 & 0xff
-																		s[154] = (v886) >> 40 & 0xff
-																		s[155] = (v886) >> 32 & 0xff
-																		s[156] = (v886) & 0xffffffff
+																		s[152] = ((v886) >> 56)
+																		s[153] = ((v886) >> 48 & 0xff)
+																		s[154] = ((v886) >> 40 & 0xff)
+																		s[155] = ((v886) >> 32 & 0xff)
+																		s[156] = ((v886) & 0xffffffff)
 																	}
 																}
 															}
@@ -7851,13 +7851,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		v888 = p.r[9].Get64(s[132])
 																		if s[135] == 0x2 {
 																			{
-																				v888 = ((s[143])<<16|s[144])<<16 | s[145]
+																				v888 = (((s[143])<<16|s[144])<<16 | s[145])
 																			}
 																		}
 																		p.r[9].Set64(s[132], v888)
-																		s[159] = (v888) >> 32
-																		s[160] = (v888) >> 16 & 0xffff
-																		s[161] = (v888) & 0xffff
+																		s[159] = ((v888) >> 32)
+																		s[160] = ((v888) >> 16 & 0xffff)
+																		s[161] = ((v888) & 0xffff)
 																	}
 																}
 															}
@@ -7916,7 +7916,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																			v895 = p.r[16].Get64(s[132])
 																			if (s[137] == 0x3) || (s[137] == 0x4) {
 																				{
-																					if (((s[150] == 0x1) && (s[158] == 0x1)) && ((v895)>>32 == s[149])) && ((v895)>>32 != 0x0) {
+																					if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v895) >> 32) == s[149])) && (((v895) >> 32) != 0x0) {
 																						{
 																							s[165] = 0x1
 																						}
@@ -7925,7 +7925,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																			}
 																			if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
 																				{
-																					v895 = (s[147])<<32 | s[148]
+																					v895 = ((s[147])<<32 | s[148])
 																				}
 																			} else {
 																				if (s[137] == 0x3) && (s[165] == 0x1) {
@@ -7941,8 +7941,8 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																			}
 																			p.r[16].Set64(s[132], v895)
-																			s[163] = (v895) >> 32
-																			s[164] = (v895) & 0xffffffff
+																			s[163] = ((v895) >> 32)
+																			s[164] = ((v895) & 0xffffffff)
 																		}
 																	}
 																}
@@ -7956,7 +7956,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																			v897 = p.r[13].Get64(s[132])
 																			if s[133] == 0x2 {
 																				{
-																					v897 = ((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141]
+																					v897 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
 																				}
 																			} else {
 																				if (s[133] == 0x3) && (s[165] == 0x1) {
@@ -7969,7 +7969,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							v897 = v897&^0xffffffff | (s[141])<<0&0xffffffff
 																						}
 																					} else {
-																						if ((s[133] == 0x5) && ((v897)>>56 == 0x1)) && (s[158] == 0x1) {
+																						if ((s[133] == 0x5) && (((v897) >> 56) == 0x1)) && (s[158] == 0x1) {
 																							{
 																								v897 = v897&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 																								s[165] = 0x1
@@ -7979,11 +7979,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																			}
 																			p.r[13].Set64(s[132], v897)
-																			s[152] = (v897) >> 56
-																			s[153] = (v897) >> 48 & 0xff
-																			s[154] = (v897) >> 40 & 0xff
-																			s[155] = (v897) >> 32 & 0xff
-																			s[156] = (v897) & 0xffffffff
+																			s[152] = ((v897) >> 56)
+																			s[153] = ((v897) >> 48 & 0xff)
+																			s[154] = ((v897) >> 40 & 0xff)
+																			s[155] = ((v897) >> 32 & 0xff)
+																			s[156] = ((v897) & 0xffffffff)
 																		}
 																	}
 																}
@@ -7997,13 +7997,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																			v899 = p.r[14].Get64(s[132])
 																			if s[135] == 0x2 {
 																				{
-																					v899 = ((s[143])<<16|s[144])<<16 | s[145]
+																					v899 = (((s[143])<<16|s[144])<<16 | s[145])
 																				}
 																			}
 																			p.r[14].Set64(s[132], v899)
-																			s[159] = (v899) >> 32
-																			s[160] = (v899) >> 16 & 0xffff
-																			s[161] = (v899) & 0xffff
+																			s[159] = ((v899) >> 32)
+																			s[160] = ((v899) >> 16 & 0xffff)
+																			s[161] = ((v899) & 0xffff)
 																		}
 																	}
 																}
@@ -8062,7 +8062,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				v906 = p.r[21].Get64(s[132])
 																				if (s[137] == 0x3) || (s[137] == 0x4) {
 																					{
-																						if (((s[150] == 0x1) && (s[158] == 0x1)) && ((v906)>>32 == s[149])) && ((v906)>>32 != 0x0) {
+																						if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v906) >> 32) == s[149])) && (((v906) >> 32) != 0x0) {
 																							{
 																								s[165] = 0x1
 																							}
@@ -8071,7 +8071,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																				if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
 																					{
-																						v906 = (s[147])<<32 | s[148]
+																						v906 = ((s[147])<<32 | s[148])
 																					}
 																				} else {
 																					if (s[137] == 0x3) && (s[165] == 0x1) {
@@ -8087,8 +8087,8 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																				p.r[21].Set64(s[132], v906)
-																				s[163] = (v906) >> 32
-																				s[164] = (v906) & 0xffffffff
+																				s[163] = ((v906) >> 32)
+																				s[164] = ((v906) & 0xffffffff)
 																			}
 																		}
 																	}
@@ -8102,7 +8102,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				v908 = p.r[18].Get64(s[132])
 																				if s[133] == 0x2 {
 																					{
-																						v908 = ((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141]
+																						v908 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
 																					}
 																				} else {
 																					if (s[133] == 0x3) && (s[165] == 0x1) {
@@ -8115,7 +8115,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								v908 = v908&^0xffffffff | (s[141])<<0&0xffffffff
 																							}
 																						} else {
-																							if ((s[133] == 0x5) && ((v908)>>56 == 0x1)) && (s[158] == 0x1) {
+																							if ((s[133] == 0x5) && (((v908) >> 56) == 0x1)) && (s[158] == 0x1) {
 																								{
 																									v908 = v908&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 																									s[165] = 0x1
@@ -8125,11 +8125,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																				p.r[18].Set64(s[132], v908)
-																				s[152] = (v908) >> 56
-																				s[153] = (v908) >> 48 & 0xff
-																				s[154] = (v908) >> 40 & 0xff
-																				s[155] = (v908) >> 32 & 0xff
-																				s[156] = (v908) & 0xffffffff
+																				s[152] = ((v908) >> 56)
+																				s[153] = ((v908) >> 48 & 0xff)
+																				s[154] = ((v908) >> 40 & 0xff)
+																				s[155] = ((v908) >> 32 & 0xff)
+																				s[156] = ((v908) & 0xffffffff)
 																			}
 																		}
 																	}
@@ -8143,13 +8143,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				v910 = p.r[19].Get64(s[132])
 																				if s[135] == 0x2 {
 																					{
-																						v910 = ((s[143])<<16|s[144])<<16 | s[145]
+																						v910 = (((s[143])<<16|s[144])<<16 | s[145])
 																					}
 																				}
 																				p.r[19].Set64(s[132], v910)
-																				s[159] = (v910) >> 32
-																				s[160] = (v910) >> 16 & 0xffff
-																				s[161] = (v910) & 0xffff
+																				s[159] = ((v910) >> 32)
+																				s[160] = ((v910) >> 16 & 0xffff)
+																				s[161] = ((v910) & 0xffff)
 																			}
 																		}
 																	}
@@ -8207,7 +8207,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				v917 = p.r[26].Get64(s[132])
 																				if (s[137] == 0x3) || (s[137] == 0x4) {
 																					{
-																						if (((s[150] == 0x1) && (s[158] == 0x1)) && ((v917)>>32 == s[149])) && ((v917)>>32 != 0x0) {
+																						if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v917) >> 32) == s[149])) && (((v917) >> 32) != 0x0) {
 																							{
 																								s[165] = 0x1
 																							}
@@ -8216,7 +8216,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																				if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
 																					{
-																						v917 = (s[147])<<32 | s[148]
+																						v917 = ((s[147])<<32 | s[148])
 																					}
 																				} else {
 																					if (s[137] == 0x3) && (s[165] == 0x1) {
@@ -8232,8 +8232,8 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																				p.r[26].Set64(s[132], v917)
-																				s[163] = (v917) >> 32
-																				s[164] = (v917) & 0xffffffff
+																				s[163] = ((v917) >> 32)
+																				s[164] = ((v917) & 0xffffffff)
 																			}
 																		}
 																	}
@@ -8247,7 +8247,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				v919 = p.r[23].Get64(s[132])
 																				if s[133] == 0x2 {
 																					{
-																						v919 = ((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141]
+																						v919 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
 																					}
 																				} else {
 																					if (s[133] == 0x3) && (s[165] == 0x1) {
@@ -8260,7 +8260,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								v919 = v919&^0xffffffff | (s[141])<<0&0xffffffff
 																							}
 																						} else {
-																							if ((s[133] == 0x5) && ((v919)>>56 == 0x1)) && (s[158] == 0x1) {
+																							if ((s[133] == 0x5) && (((v919) >> 56) == 0x1)) && (s[158] == 0x1) {
 																								{
 																									v919 = v919&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 																									s[165] = 0x1
@@ -8270,11 +8270,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																				p.r[23].Set64(s[132], v919)
-																				s[152] = (v919) >> 56
-																				s[153] = (v919) >> 48 & 0xff
-																				s[154] = (v919) >> 40 & 0xff
-																				s[155] = (v919) >> 32 & 0xff
-																				s[156] = (v919) & 0xffffffff
+																				s[152] = ((v919) >> 56)
+																				s[153] = ((v919) >> 48 & 0xff)
+																				s[154] = ((v919) >> 40 & 0xff)
+																				s[155] = ((v919) >> 32 & 0xff)
+																				s[156] = ((v919) & 0xffffffff)
 																			}
 																		}
 																	}
@@ -8288,13 +8288,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				v921 = p.r[24].Get64(s[132])
 																				if s[135] == 0x2 {
 																					{
-																						v921 = ((s[143])<<16|s[144])<<16 | s[145]
+																						v921 = (((s[143])<<16|s[144])<<16 | s[145])
 																					}
 																				}
 																				p.r[24].Set64(s[132], v921)
-																				s[159] = (v921) >> 32
-																				s[160] = (v921) >> 16 & 0xffff
-																				s[161] = (v921) & 0xffff
+																				s[159] = ((v921) >> 32)
+																				s[160] = ((v921) >> 16 & 0xffff)
+																				s[161] = ((v921) & 0xffff)
 																			}
 																		}
 																	}
@@ -8334,13 +8334,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 										_ = a928
 										a929 := s[208]
 										_ = a929
-										if ((a928&0x7fff)+0x1)&0xffff == a929 {
+										if (((a928 & 0x7fff) + 0x1) & 0xffff) == a929 {
 											{
 												r927 = ((a928 & 0x8000) ^ 0x8000)
 												goto end926
 											}
 										}
-										r927 = (a928 + 0x1) & 0xffff
+										r927 = ((a928 + 0x1) & 0xffff)
 										goto end926
 									}
 								end926:
@@ -8377,13 +8377,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				_ = a940
 																				a941 := s[169]
 																				_ = a941
-																				if ((a940&0x7fff)+0x1)&0xffff == a941 {
+																				if (((a940 & 0x7fff) + 0x1) & 0xffff) == a941 {
 																					{
 																						r939 = ((a940 & 0x8000) ^ 0x8000)
 																						goto end938
 																					}
 																				}
-																				r939 = (a940 + 0x1) & 0xffff
+																				r939 = ((a940 + 0x1) & 0xffff)
 																				goto end938
 																			}
 																		end938:
@@ -8414,7 +8414,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[27].Set64(a933, (v936)&0xffff)
+																		p.r[27].Set64(a933, ((v936) & 0xffff))
 																		if s[166] == 0x3 {
 																			{
 																				s[172] = v936
@@ -8441,13 +8441,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						_ = a946
 																						a947 := s[169]
 																						_ = a947
-																						if ((a946&0x7fff)+0x1)&0xffff == a947 {
+																						if (((a946 & 0x7fff) + 0x1) & 0xffff) == a947 {
 																							{
 																								r945 = ((a946 & 0x8000) ^ 0x8000)
 																								goto end944
 																							}
 																						}
-																						r945 = (a946 + 0x1) & 0xffff
+																						r945 = ((a946 + 0x1) & 0xffff)
 																						goto end944
 																					}
 																				end944:
@@ -8461,7 +8461,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[28].Set64(a933, (v943)&0xffff)
+																		p.r[28].Set64(a933, ((v943) & 0xffff))
 																	}
 																}
 															}
@@ -8487,13 +8487,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							_ = a952
 																							a953 := s[169]
 																							_ = a953
-																							if ((a952&0x7fff)+0x1)&0xffff == a953 {
+																							if (((a952 & 0x7fff) + 0x1) & 0xffff) == a953 {
 																								{
 																									r951 = ((a952 & 0x8000) ^ 0x8000)
 																									goto end950
 																								}
 																							}
-																							r951 = (a952 + 0x1) & 0xffff
+																							r951 = ((a952 + 0x1) & 0xffff)
 																							goto end950
 																						}
 																					end950:
@@ -8515,13 +8515,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																									_ = a956
 																									a957 := s[169]
 																									_ = a957
-																									if ((a956&0x7fff)+0x1)&0xffff == a957 {
+																									if (((a956 & 0x7fff) + 0x1) & 0xffff) == a957 {
 																										{
 																											r955 = ((a956 & 0x8000) ^ 0x8000)
 																											goto end954
 																										}
 																									}
-																									r955 = (a956 + 0x1) & 0xffff
+																									r955 = ((a956 + 0x1) & 0xffff)
 																									goto end954
 																								}
 																							end954:
@@ -8532,7 +8532,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[29].Set64(a933, (v949)&0xffff)
+																		p.r[29].Set64(a933, ((v949) & 0xffff))
 																		s[174] = v949
 																	}
 																}
@@ -8558,13 +8558,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				_ = a965
 																				a966 := s[179]
 																				_ = a966
-																				if ((a965&0x7fff)+0x1)&0xffff == a966 {
+																				if (((a965 & 0x7fff) + 0x1) & 0xffff) == a966 {
 																					{
 																						r964 = ((a965 & 0x8000) ^ 0x8000)
 																						goto end963
 																					}
 																				}
-																				r964 = (a965 + 0x1) & 0xffff
+																				r964 = ((a965 + 0x1) & 0xffff)
 																				goto end963
 																			}
 																		end963:
@@ -8595,7 +8595,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[30].Set64(a958, (v961)&0xffff)
+																		p.r[30].Set64(a958, ((v961) & 0xffff))
 																		if s[176] == 0x3 {
 																			{
 																				s[182] = v961
@@ -8622,13 +8622,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						_ = a971
 																						a972 := s[179]
 																						_ = a972
-																						if ((a971&0x7fff)+0x1)&0xffff == a972 {
+																						if (((a971 & 0x7fff) + 0x1) & 0xffff) == a972 {
 																							{
 																								r970 = ((a971 & 0x8000) ^ 0x8000)
 																								goto end969
 																							}
 																						}
-																						r970 = (a971 + 0x1) & 0xffff
+																						r970 = ((a971 + 0x1) & 0xffff)
 																						goto end969
 																					}
 																				end969:
@@ -8642,7 +8642,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[31].Set64(a958, (v968)&0xffff)
+																		p.r[31].Set64(a958, ((v968) & 0xffff))
 																	}
 																}
 															}
@@ -8668,13 +8668,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							_ = a977
 																							a978 := s[179]
 																							_ = a978
-																							if ((a977&0x7fff)+0x1)&0xffff == a978 {
+																							if (((a977 & 0x7fff) + 0x1) & 0xffff) == a978 {
 																								{
 																									r976 = ((a977 & 0x8000) ^ 0x8000)
 																									goto end975
 																								}
 																							}
-																							r976 = (a977 + 0x1) & 0xffff
+																							r976 = ((a977 + 0x1) & 0xffff)
 																							goto end975
 																						}
 																					end975:
@@ -8696,13 +8696,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																									_ = a981
 																									a982 := s[179]
 																									_ = a982
-																									if ((a981&0x7fff)+0x1)&0xffff == a982 {
+																									if (((a981 & 0x7fff) + 0x1) & 0xffff) == a982 {
 																										{
 																											r980 = ((a981 & 0x8000) ^ 0x8000)
 																											goto end979
 																										}
 																									}
-																									r980 = (a981 + 0x1) & 0xffff
+																									r980 = ((a981 + 0x1) & 0xffff)
 																									goto end979
 																								}
 																							end979:
@@ -8713,7 +8713,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[32].Set64(a958, (v974)&0xffff)
+																		p.r[32].Set64(a958, ((v974) & 0xffff))
 																		s[184] = v974
 																	}
 																}
@@ -8742,13 +8742,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				_ = a990
 																				a991 := s[169]
 																				_ = a991
-																				if ((a990&0x7fff)+0x1)&0xffff == a991 {
+																				if (((a990 & 0x7fff) + 0x1) & 0xffff) == a991 {
 																					{
 																						r989 = ((a990 & 0x8000) ^ 0x8000)
 																						goto end988
 																					}
 																				}
-																				r989 = (a990 + 0x1) & 0xffff
+																				r989 = ((a990 + 0x1) & 0xffff)
 																				goto end988
 																			}
 																		end988:
@@ -8779,7 +8779,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[30].Set64(a983, (v986)&0xffff)
+																		p.r[30].Set64(a983, ((v986) & 0xffff))
 																		if s[166] == 0x3 {
 																			{
 																				s[172] = v986
@@ -8806,13 +8806,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						_ = a996
 																						a997 := s[169]
 																						_ = a997
-																						if ((a996&0x7fff)+0x1)&0xffff == a997 {
+																						if (((a996 & 0x7fff) + 0x1) & 0xffff) == a997 {
 																							{
 																								r995 = ((a996 & 0x8000) ^ 0x8000)
 																								goto end994
 																							}
 																						}
-																						r995 = (a996 + 0x1) & 0xffff
+																						r995 = ((a996 + 0x1) & 0xffff)
 																						goto end994
 																					}
 																				end994:
@@ -8826,7 +8826,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[31].Set64(a983, (v993)&0xffff)
+																		p.r[31].Set64(a983, ((v993) & 0xffff))
 																	}
 																}
 															}
@@ -8852,13 +8852,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							_ = a1002
 																							a1003 := s[169]
 																							_ = a1003
-																							if ((a1002&0x7fff)+0x1)&0xffff == a1003 {
+																							if (((a1002 & 0x7fff) + 0x1) & 0xffff) == a1003 {
 																								{
 																									r1001 = ((a1002 & 0x8000) ^ 0x8000)
 																									goto end1000
 																								}
 																							}
-																							r1001 = (a1002 + 0x1) & 0xffff
+																							r1001 = ((a1002 + 0x1) & 0xffff)
 																							goto end1000
 																						}
 																					end1000:
@@ -8880,13 +8880,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																									_ = a1006
 																									a1007 := s[169]
 																									_ = a1007
-																									if ((a1006&0x7fff)+0x1)&0xffff == a1007 {
+																									if (((a1006 & 0x7fff) + 0x1) & 0xffff) == a1007 {
 																										{
 																											r1005 = ((a1006 & 0x8000) ^ 0x8000)
 																											goto end1004
 																										}
 																									}
-																									r1005 = (a1006 + 0x1) & 0xffff
+																									r1005 = ((a1006 + 0x1) & 0xffff)
 																									goto end1004
 																								}
 																							end1004:
@@ -8897,7 +8897,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[32].Set64(a983, (v999)&0xffff)
+																		p.r[32].Set64(a983, ((v999) & 0xffff))
 																		s[174] = v999
 																	}
 																}
@@ -8923,13 +8923,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				_ = a1015
 																				a1016 := s[179]
 																				_ = a1016
-																				if ((a1015&0x7fff)+0x1)&0xffff == a1016 {
+																				if (((a1015 & 0x7fff) + 0x1) & 0xffff) == a1016 {
 																					{
 																						r1014 = ((a1015 & 0x8000) ^ 0x8000)
 																						goto end1013
 																					}
 																				}
-																				r1014 = (a1015 + 0x1) & 0xffff
+																				r1014 = ((a1015 + 0x1) & 0xffff)
 																				goto end1013
 																			}
 																		end1013:
@@ -8960,7 +8960,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[27].Set64(a1008, (v1011)&0xffff)
+																		p.r[27].Set64(a1008, ((v1011) & 0xffff))
 																		if s[176] == 0x3 {
 																			{
 																				s[182] = v1011
@@ -8987,13 +8987,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						_ = a1021
 																						a1022 := s[179]
 																						_ = a1022
-																						if ((a1021&0x7fff)+0x1)&0xffff == a1022 {
+																						if (((a1021 & 0x7fff) + 0x1) & 0xffff) == a1022 {
 																							{
 																								r1020 = ((a1021 & 0x8000) ^ 0x8000)
 																								goto end1019
 																							}
 																						}
-																						r1020 = (a1021 + 0x1) & 0xffff
+																						r1020 = ((a1021 + 0x1) & 0xffff)
 																						goto end1019
 																					}
 																				end1019:
@@ -9007,7 +9007,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[28].Set64(a1008, (v1018)&0xffff)
+																		p.r[28].Set64(a1008, ((v1018) & 0xffff))
 																	}
 																}
 															}
@@ -9033,13 +9033,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							_ = a1027
 																							a1028 := s[179]
 																							_ = a1028
-																							if ((a1027&0x7fff)+0x1)&0xffff == a1028 {
+																							if (((a1027 & 0x7fff) + 0x1) & 0xffff) == a1028 {
 																								{
 																									r1026 = ((a1027 & 0x8000) ^ 0x8000)
 																									goto end1025
 																								}
 																							}
-																							r1026 = (a1027 + 0x1) & 0xffff
+																							r1026 = ((a1027 + 0x1) & 0xffff)
 																							goto end1025
 																						}
 																					end1025:
@@ -9061,13 +9061,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																									_ = a1031
 																									a1032 := s[179]
 																									_ = a1032
-																									if ((a1031&0x7fff)+0x1)&0xffff == a1032 {
+																									if (((a1031 & 0x7fff) + 0x1) & 0xffff) == a1032 {
 																										{
 																											r1030 = ((a1031 & 0x8000) ^ 0x8000)
 																											goto end1029
 																										}
 																									}
-																									r1030 = (a1031 + 0x1) & 0xffff
+																									r1030 = ((a1031 + 0x1) & 0xffff)
 																									goto end1029
 																								}
 																							end1029:
@@ -9078,7 +9078,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[29].Set64(a1008, (v1024)&0xffff)
+																		p.r[29].Set64(a1008, ((v1024) & 0xffff))
 																		s[184] = v1024
 																	}
 																}
@@ -9097,18 +9097,18 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 										{
 											{
 												v1033 = 0
-												a1035 := (s[230]) & 0xffffffff
+												a1035 := ((s[230]) & 0xffffffff)
 												_ = a1035
 												a1036 := s[214]
 												_ = a1036
-												v1037 := uint64((s[230]) >> 32)
+												v1037 := uint64(((s[230]) >> 32))
 												_ = v1037
-												if a1035 > (s[230])&0xffffffff {
+												if a1035 > ((s[230]) & 0xffffffff) {
 													{
-														v1037 = (v1037 - 0x1) & 0xffffffff
+														v1037 = ((v1037 - 0x1) & 0xffffffff)
 													}
 												}
-												v1033 = (((v1037)<<32 | a1035<<(0xa)) | a1036)
+												v1033 = ((((v1037)<<32 | a1035) << (0xa)) | a1036)
 											}
 										}
 										{
@@ -9158,7 +9158,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 										}
 									}
 								}
-								if ((v924 == 0x1) && ((v857 == 0x0) || (s[153] == 0x0))) && ((s[224]+s[225])&0xffffffff > 0x0) {
+								if ((v924 == 0x1) && ((v857 == 0x0) || (s[153] == 0x0))) && (((s[224] + s[225]) & 0xffffffff) > 0x0) {
 									{
 										v111 = 0x1
 										v1044 := uint64(engine.Sel((s[224] > 0x0), 0x0, 0x1))
@@ -9244,13 +9244,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					_ = a1057
 																					a1058 := s[169]
 																					_ = a1058
-																					if ((a1057&0x7fff)+0x1)&0xffff == a1058 {
+																					if (((a1057 & 0x7fff) + 0x1) & 0xffff) == a1058 {
 																						{
 																							r1056 = ((a1057 & 0x8000) ^ 0x8000)
 																							goto end1055
 																						}
 																					}
-																					r1056 = (a1057 + 0x1) & 0xffff
+																					r1056 = ((a1057 + 0x1) & 0xffff)
 																					goto end1055
 																				}
 																			end1055:
@@ -9281,7 +9281,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[27].Set64(a1050, (v1053)&0xffff)
+																			p.r[27].Set64(a1050, ((v1053) & 0xffff))
 																			if s[166] == 0x3 {
 																				{
 																					s[172] = v1053
@@ -9308,13 +9308,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							_ = a1063
 																							a1064 := s[169]
 																							_ = a1064
-																							if ((a1063&0x7fff)+0x1)&0xffff == a1064 {
+																							if (((a1063 & 0x7fff) + 0x1) & 0xffff) == a1064 {
 																								{
 																									r1062 = ((a1063 & 0x8000) ^ 0x8000)
 																									goto end1061
 																								}
 																							}
-																							r1062 = (a1063 + 0x1) & 0xffff
+																							r1062 = ((a1063 + 0x1) & 0xffff)
 																							goto end1061
 																						}
 																					end1061:
@@ -9328,7 +9328,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[28].Set64(a1050, (v1060)&0xffff)
+																			p.r[28].Set64(a1050, ((v1060) & 0xffff))
 																		}
 																	}
 																}
@@ -9354,13 +9354,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								_ = a1069
 																								a1070 := s[169]
 																								_ = a1070
-																								if ((a1069&0x7fff)+0x1)&0xffff == a1070 {
+																								if (((a1069 & 0x7fff) + 0x1) & 0xffff) == a1070 {
 																									{
 																										r1068 = ((a1069 & 0x8000) ^ 0x8000)
 																										goto end1067
 																									}
 																								}
-																								r1068 = (a1069 + 0x1) & 0xffff
+																								r1068 = ((a1069 + 0x1) & 0xffff)
 																								goto end1067
 																							}
 																						end1067:
@@ -9382,13 +9382,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																										_ = a1073
 																										a1074 := s[169]
 																										_ = a1074
-																										if ((a1073&0x7fff)+0x1)&0xffff == a1074 {
+																										if (((a1073 & 0x7fff) + 0x1) & 0xffff) == a1074 {
 																											{
 																												r1072 = ((a1073 & 0x8000) ^ 0x8000)
 																												goto end1071
 																											}
 																										}
-																										r1072 = (a1073 + 0x1) & 0xffff
+																										r1072 = ((a1073 + 0x1) & 0xffff)
 																										goto end1071
 																									}
 																								end1071:
@@ -9399,7 +9399,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[29].Set64(a1050, (v1066)&0xffff)
+																			p.r[29].Set64(a1050, ((v1066) & 0xffff))
 																			s[174] = v1066
 																		}
 																	}
@@ -9425,13 +9425,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					_ = a1082
 																					a1083 := s[179]
 																					_ = a1083
-																					if ((a1082&0x7fff)+0x1)&0xffff == a1083 {
+																					if (((a1082 & 0x7fff) + 0x1) & 0xffff) == a1083 {
 																						{
 																							r1081 = ((a1082 & 0x8000) ^ 0x8000)
 																							goto end1080
 																						}
 																					}
-																					r1081 = (a1082 + 0x1) & 0xffff
+																					r1081 = ((a1082 + 0x1) & 0xffff)
 																					goto end1080
 																				}
 																			end1080:
@@ -9462,7 +9462,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[30].Set64(a1075, (v1078)&0xffff)
+																			p.r[30].Set64(a1075, ((v1078) & 0xffff))
 																			if s[176] == 0x3 {
 																				{
 																					s[182] = v1078
@@ -9489,13 +9489,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							_ = a1088
 																							a1089 := s[179]
 																							_ = a1089
-																							if ((a1088&0x7fff)+0x1)&0xffff == a1089 {
+																							if (((a1088 & 0x7fff) + 0x1) & 0xffff) == a1089 {
 																								{
 																									r1087 = ((a1088 & 0x8000) ^ 0x8000)
 																									goto end1086
 																								}
 																							}
-																							r1087 = (a1088 + 0x1) & 0xffff
+																							r1087 = ((a1088 + 0x1) & 0xffff)
 																							goto end1086
 																						}
 																					end1086:
@@ -9509,7 +9509,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[31].Set64(a1075, (v1085)&0xffff)
+																			p.r[31].Set64(a1075, ((v1085) & 0xffff))
 																		}
 																	}
 																}
@@ -9535,13 +9535,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								_ = a1094
 																								a1095 := s[179]
 																								_ = a1095
-																								if ((a1094&0x7fff)+0x1)&0xffff == a1095 {
+																								if (((a1094 & 0x7fff) + 0x1) & 0xffff) == a1095 {
 																									{
 																										r1093 = ((a1094 & 0x8000) ^ 0x8000)
 																										goto end1092
 																									}
 																								}
-																								r1093 = (a1094 + 0x1) & 0xffff
+																								r1093 = ((a1094 + 0x1) & 0xffff)
 																								goto end1092
 																							}
 																						end1092:
@@ -9563,13 +9563,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																										_ = a1098
 																										a1099 := s[179]
 																										_ = a1099
-																										if ((a1098&0x7fff)+0x1)&0xffff == a1099 {
+																										if (((a1098 & 0x7fff) + 0x1) & 0xffff) == a1099 {
 																											{
 																												r1097 = ((a1098 & 0x8000) ^ 0x8000)
 																												goto end1096
 																											}
 																										}
-																										r1097 = (a1098 + 0x1) & 0xffff
+																										r1097 = ((a1098 + 0x1) & 0xffff)
 																										goto end1096
 																									}
 																								end1096:
@@ -9580,7 +9580,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[32].Set64(a1075, (v1091)&0xffff)
+																			p.r[32].Set64(a1075, ((v1091) & 0xffff))
 																			s[184] = v1091
 																		}
 																	}
@@ -9609,13 +9609,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					_ = a1107
 																					a1108 := s[169]
 																					_ = a1108
-																					if ((a1107&0x7fff)+0x1)&0xffff == a1108 {
+																					if (((a1107 & 0x7fff) + 0x1) & 0xffff) == a1108 {
 																						{
 																							r1106 = ((a1107 & 0x8000) ^ 0x8000)
 																							goto end1105
 																						}
 																					}
-																					r1106 = (a1107 + 0x1) & 0xffff
+																					r1106 = ((a1107 + 0x1) & 0xffff)
 																					goto end1105
 																				}
 																			end1105:
@@ -9646,7 +9646,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[30].Set64(a1100, (v1103)&0xffff)
+																			p.r[30].Set64(a1100, ((v1103) & 0xffff))
 																			if s[166] == 0x3 {
 																				{
 																					s[172] = v1103
@@ -9673,13 +9673,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							_ = a1113
 																							a1114 := s[169]
 																							_ = a1114
-																							if ((a1113&0x7fff)+0x1)&0xffff == a1114 {
+																							if (((a1113 & 0x7fff) + 0x1) & 0xffff) == a1114 {
 																								{
 																									r1112 = ((a1113 & 0x8000) ^ 0x8000)
 																									goto end1111
 																								}
 																							}
-																							r1112 = (a1113 + 0x1) & 0xffff
+																							r1112 = ((a1113 + 0x1) & 0xffff)
 																							goto end1111
 																						}
 																					end1111:
@@ -9693,7 +9693,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[31].Set64(a1100, (v1110)&0xffff)
+																			p.r[31].Set64(a1100, ((v1110) & 0xffff))
 																		}
 																	}
 																}
@@ -9719,13 +9719,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								_ = a1119
 																								a1120 := s[169]
 																								_ = a1120
-																								if ((a1119&0x7fff)+0x1)&0xffff == a1120 {
+																								if (((a1119 & 0x7fff) + 0x1) & 0xffff) == a1120 {
 																									{
 																										r1118 = ((a1119 & 0x8000) ^ 0x8000)
 																										goto end1117
 																									}
 																								}
-																								r1118 = (a1119 + 0x1) & 0xffff
+																								r1118 = ((a1119 + 0x1) & 0xffff)
 																								goto end1117
 																							}
 																						end1117:
@@ -9747,13 +9747,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																										_ = a1123
 																										a1124 := s[169]
 																										_ = a1124
-																										if ((a1123&0x7fff)+0x1)&0xffff == a1124 {
+																										if (((a1123 & 0x7fff) + 0x1) & 0xffff) == a1124 {
 																											{
 																												r1122 = ((a1123 & 0x8000) ^ 0x8000)
 																												goto end1121
 																											}
 																										}
-																										r1122 = (a1123 + 0x1) & 0xffff
+																										r1122 = ((a1123 + 0x1) & 0xffff)
 																										goto end1121
 																									}
 																								end1121:
@@ -9764,7 +9764,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[32].Set64(a1100, (v1116)&0xffff)
+																			p.r[32].Set64(a1100, ((v1116) & 0xffff))
 																			s[174] = v1116
 																		}
 																	}
@@ -9790,13 +9790,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					_ = a1132
 																					a1133 := s[179]
 																					_ = a1133
-																					if ((a1132&0x7fff)+0x1)&0xffff == a1133 {
+																					if (((a1132 & 0x7fff) + 0x1) & 0xffff) == a1133 {
 																						{
 																							r1131 = ((a1132 & 0x8000) ^ 0x8000)
 																							goto end1130
 																						}
 																					}
-																					r1131 = (a1132 + 0x1) & 0xffff
+																					r1131 = ((a1132 + 0x1) & 0xffff)
 																					goto end1130
 																				}
 																			end1130:
@@ -9827,7 +9827,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[27].Set64(a1125, (v1128)&0xffff)
+																			p.r[27].Set64(a1125, ((v1128) & 0xffff))
 																			if s[176] == 0x3 {
 																				{
 																					s[182] = v1128
@@ -9854,13 +9854,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							_ = a1138
 																							a1139 := s[179]
 																							_ = a1139
-																							if ((a1138&0x7fff)+0x1)&0xffff == a1139 {
+																							if (((a1138 & 0x7fff) + 0x1) & 0xffff) == a1139 {
 																								{
 																									r1137 = ((a1138 & 0x8000) ^ 0x8000)
 																									goto end1136
 																								}
 																							}
-																							r1137 = (a1138 + 0x1) & 0xffff
+																							r1137 = ((a1138 + 0x1) & 0xffff)
 																							goto end1136
 																						}
 																					end1136:
@@ -9874,7 +9874,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[28].Set64(a1125, (v1135)&0xffff)
+																			p.r[28].Set64(a1125, ((v1135) & 0xffff))
 																		}
 																	}
 																}
@@ -9900,13 +9900,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								_ = a1144
 																								a1145 := s[179]
 																								_ = a1145
-																								if ((a1144&0x7fff)+0x1)&0xffff == a1145 {
+																								if (((a1144 & 0x7fff) + 0x1) & 0xffff) == a1145 {
 																									{
 																										r1143 = ((a1144 & 0x8000) ^ 0x8000)
 																										goto end1142
 																									}
 																								}
-																								r1143 = (a1144 + 0x1) & 0xffff
+																								r1143 = ((a1144 + 0x1) & 0xffff)
 																								goto end1142
 																							}
 																						end1142:
@@ -9928,13 +9928,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																										_ = a1148
 																										a1149 := s[179]
 																										_ = a1149
-																										if ((a1148&0x7fff)+0x1)&0xffff == a1149 {
+																										if (((a1148 & 0x7fff) + 0x1) & 0xffff) == a1149 {
 																											{
 																												r1147 = ((a1148 & 0x8000) ^ 0x8000)
 																												goto end1146
 																											}
 																										}
-																										r1147 = (a1148 + 0x1) & 0xffff
+																										r1147 = ((a1148 + 0x1) & 0xffff)
 																										goto end1146
 																									}
 																								end1146:
@@ -9945,7 +9945,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[29].Set64(a1125, (v1141)&0xffff)
+																			p.r[29].Set64(a1125, ((v1141) & 0xffff))
 																			s[184] = v1141
 																		}
 																	}
@@ -9969,9 +9969,9 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 												{
 													a1154 := v1150
 													_ = a1154
-													v1155 := uint64((s[207] + (a1154 & 0x7fff)) & 0xffffffff)
+													v1155 := uint64(((s[207] + (a1154 & 0x7fff)) & 0xffffffff))
 													_ = v1155
-													s[131] = (v1155) >> 8 & 0x3
+													s[131] = ((v1155) >> 8 & 0x3)
 													s[132] = (v1155 & 0xff)
 													s[214] = v1155
 												}
@@ -10011,7 +10011,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					v1161 = p.r[11].Get64(s[132])
 																					if (s[137] == 0x3) || (s[137] == 0x4) {
 																						{
-																							if (((s[150] == 0x1) && (s[158] == 0x1)) && ((v1161)>>32 == s[149])) && ((v1161)>>32 != 0x0) {
+																							if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v1161) >> 32) == s[149])) && (((v1161) >> 32) != 0x0) {
 																								{
 																									s[165] = 0x1
 																								}
@@ -10020,7 +10020,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																					if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
 																						{
-																							v1161 = (s[147])<<32 | s[148]
+																							v1161 = ((s[147])<<32 | s[148])
 																						}
 																					} else {
 																						if (s[137] == 0x3) && (s[165] == 0x1) {
@@ -10036,8 +10036,8 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						}
 																					}
 																					p.r[11].Set64(s[132], v1161)
-																					s[163] = (v1161) >> 32
-																					s[164] = (v1161) & 0xffffffff
+																					s[163] = ((v1161) >> 32)
+																					s[164] = ((v1161) & 0xffffffff)
 																				}
 																			}
 																		}
@@ -10051,7 +10051,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					v1163 = p.r[8].Get64(s[132])
 																					if s[133] == 0x2 {
 																						{
-																							v1163 = ((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141]
+																							v1163 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
 																						}
 																					} else {
 																						if (s[133] == 0x3) && (s[165] == 0x1) {
@@ -10064,7 +10064,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																									v1163 = v1163&^0xffffffff | (s[141])<<0&0xffffffff
 																								}
 																							} else {
-																								if ((s[133] == 0x5) && ((v1163)>>56 == 0x1)) && (s[158] == 0x1) {
+																								if ((s[133] == 0x5) && (((v1163) >> 56) == 0x1)) && (s[158] == 0x1) {
 																									{
 																										v1163 = v1163&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 																										s[165] = 0x1
@@ -10074,11 +10074,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						}
 																					}
 																					p.r[8].Set64(s[132], v1163)
-																					s[152] = (v1163) >> 56
-																					s[153] = (v1163) >> 48 & 0xff
-																					s[154] = (v1163) >> 40 & 0xff
-																					s[155] = (v1163) >> 32 & 0xff
-																					s[156] = (v1163) & 0xffffffff
+																					s[152] = ((v1163) >> 56)
+																					s[153] = ((v1163) >> 48 & 0xff)
+																					s[154] = ((v1163) >> 40 & 0xff)
+																					s[155] = ((v1163) >> 32 & 0xff)
+																					s[156] = ((v1163) & 0xffffffff)
 																				}
 																			}
 																		}
@@ -10092,13 +10092,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					v1165 = p.r[9].Get64(s[132])
 																					if s[135] == 0x2 {
 																						{
-																							v1165 = ((s[143])<<16|s[144])<<16 | s[145]
+																							v1165 = (((s[143])<<16|s[144])<<16 | s[145])
 																						}
 																					}
 																					p.r[9].Set64(s[132], v1165)
-																					s[159] = (v1165) >> 32
-																					s[160] = (v1165) >> 16 & 0xffff
-																					s[161] = (v1165) & 0xffff
+																					s[159] = ((v1165) >> 32)
+																					s[160] = ((v1165) >> 16 & 0xffff)
+																					s[161] = ((v1165) & 0xffff)
 																				}
 																			}
 																		}
@@ -10157,7 +10157,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						v1172 = p.r[16].Get64(s[132])
 																						if (s[137] == 0x3) || (s[137] == 0x4) {
 																							{
-																								if (((s[150] == 0x1) && (s[158] == 0x1)) && ((v1172)>>32 == s[149])) && ((v1172)>>32 != 0x0) {
+																								if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v1172) >> 32) == s[149])) && (((v1172) >> 32) != 0x0) {
 																									{
 																										s[165] = 0x1
 																									}
@@ -10166,7 +10166,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						}
 																						if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
 																							{
-																								v1172 = (s[147])<<32 | s[148]
+																								v1172 = ((s[147])<<32 | s[148])
 																							}
 																						} else {
 																							if (s[137] == 0x3) && (s[165] == 0x1) {
@@ -10182,8 +10182,8 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							}
 																						}
 																						p.r[16].Set64(s[132], v1172)
-																						s[163] = (v1172) >> 32
-																						s[164] = (v1172) & 0xffffffff
+																						s[163] = ((v1172) >> 32)
+																						s[164] = ((v1172) & 0xffffffff)
 																					}
 																				}
 																			}
@@ -10197,7 +10197,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						v1174 = p.r[13].Get64(s[132])
 																						if s[133] == 0x2 {
 																							{
-																								v1174 = ((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141]
+																								v1174 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
 																							}
 																						} else {
 																							if (s[133] == 0x3) && (s[165] == 0x1) {
@@ -10210,7 +10210,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																										v1174 = v1174&^0xffffffff | (s[141])<<0&0xffffffff
 																									}
 																								} else {
-																									if ((s[133] == 0x5) && ((v1174)>>56 == 0x1)) && (s[158] == 0x1) {
+																									if ((s[133] == 0x5) && (((v1174) >> 56) == 0x1)) && (s[158] == 0x1) {
 																										{
 																											v1174 = v1174&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 																											s[165] = 0x1
@@ -10220,11 +10220,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							}
 																						}
 																						p.r[13].Set64(s[132], v1174)
-																						s[152] = (v1174) >> 56
-																						s[153] = (v1174) >> 48 & 0xff
-																						s[154] = (v1174) >> 40 & 0xff
-																						s[155] = (v1174) >> 32 & 0xff
-																						s[156] = (v1174) & 0xffffffff
+																						s[152] = ((v1174) >> 56)
+																						s[153] = ((v1174) >> 48 & 0xff)
+																						s[154] = ((v1174) >> 40 & 0xff)
+																						s[155] = ((v1174) >> 32 & 0xff)
+																						s[156] = ((v1174) & 0xffffffff)
 																					}
 																				}
 																			}
@@ -10238,13 +10238,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						v1176 = p.r[14].Get64(s[132])
 																						if s[135] == 0x2 {
 																							{
-																								v1176 = ((s[143])<<16|s[144])<<16 | s[145]
+																								v1176 = (((s[143])<<16|s[144])<<16 | s[145])
 																							}
 																						}
 																						p.r[14].Set64(s[132], v1176)
-																						s[159] = (v1176) >> 32
-																						s[160] = (v1176) >> 16 & 0xffff
-																						s[161] = (v1176) & 0xffff
+																						s[159] = ((v1176) >> 32)
+																						s[160] = ((v1176) >> 16 & 0xffff)
+																						s[161] = ((v1176) & 0xffff)
 																					}
 																				}
 																			}
@@ -10303,7 +10303,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							v1183 = p.r[21].Get64(s[132])
 																							if (s[137] == 0x3) || (s[137] == 0x4) {
 																								{
-																									if (((s[150] == 0x1) && (s[158] == 0x1)) && ((v1183)>>32 == s[149])) && ((v1183)>>32 != 0x0) {
+																									if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v1183) >> 32) == s[149])) && (((v1183) >> 32) != 0x0) {
 																										{
 																											s[165] = 0x1
 																										}
@@ -10312,7 +10312,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							}
 																							if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
 																								{
-																									v1183 = (s[147])<<32 | s[148]
+																									v1183 = ((s[147])<<32 | s[148])
 																								}
 																							} else {
 																								if (s[137] == 0x3) && (s[165] == 0x1) {
@@ -10328,8 +10328,8 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								}
 																							}
 																							p.r[21].Set64(s[132], v1183)
-																							s[163] = (v1183) >> 32
-																							s[164] = (v1183) & 0xffffffff
+																							s[163] = ((v1183) >> 32)
+																							s[164] = ((v1183) & 0xffffffff)
 																						}
 																					}
 																				}
@@ -10343,7 +10343,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							v1185 = p.r[18].Get64(s[132])
 																							if s[133] == 0x2 {
 																								{
-																									v1185 = ((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141]
+																									v1185 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
 																								}
 																							} else {
 																								if (s[133] == 0x3) && (s[165] == 0x1) {
@@ -10356,7 +10356,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																											v1185 = v1185&^0xffffffff | (s[141])<<0&0xffffffff
 																										}
 																									} else {
-																										if ((s[133] == 0x5) && ((v1185)>>56 == 0x1)) && (s[158] == 0x1) {
+																										if ((s[133] == 0x5) && (((v1185) >> 56) == 0x1)) && (s[158] == 0x1) {
 																											{
 																												v1185 = v1185&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 																												s[165] = 0x1
@@ -10366,11 +10366,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								}
 																							}
 																							p.r[18].Set64(s[132], v1185)
-																							s[152] = (v1185) >> 56
-																							s[153] = (v1185) >> 48 & 0xff
-																							s[154] = (v1185) >> 40 & 0xff
-																							s[155] = (v1185) >> 32 & 0xff
-																							s[156] = (v1185) & 0xffffffff
+																							s[152] = ((v1185) >> 56)
+																							s[153] = ((v1185) >> 48 & 0xff)
+																							s[154] = ((v1185) >> 40 & 0xff)
+																							s[155] = ((v1185) >> 32 & 0xff)
+																							s[156] = ((v1185) & 0xffffffff)
 																						}
 																					}
 																				}
@@ -10384,13 +10384,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							v1187 = p.r[19].Get64(s[132])
 																							if s[135] == 0x2 {
 																								{
-																									v1187 = ((s[143])<<16|s[144])<<16 | s[145]
+																									v1187 = (((s[143])<<16|s[144])<<16 | s[145])
 																								}
 																							}
 																							p.r[19].Set64(s[132], v1187)
-																							s[159] = (v1187) >> 32
-																							s[160] = (v1187) >> 16 & 0xffff
-																							s[161] = (v1187) & 0xffff
+																							s[159] = ((v1187) >> 32)
+																							s[160] = ((v1187) >> 16 & 0xffff)
+																							s[161] = ((v1187) & 0xffff)
 																						}
 																					}
 																				}
@@ -10448,7 +10448,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							v1194 = p.r[26].Get64(s[132])
 																							if (s[137] == 0x3) || (s[137] == 0x4) {
 																								{
-																									if (((s[150] == 0x1) && (s[158] == 0x1)) && ((v1194)>>32 == s[149])) && ((v1194)>>32 != 0x0) {
+																									if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v1194) >> 32) == s[149])) && (((v1194) >> 32) != 0x0) {
 																										{
 																											s[165] = 0x1
 																										}
@@ -10457,7 +10457,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							}
 																							if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
 																								{
-																									v1194 = (s[147])<<32 | s[148]
+																									v1194 = ((s[147])<<32 | s[148])
 																								}
 																							} else {
 																								if (s[137] == 0x3) && (s[165] == 0x1) {
@@ -10473,8 +10473,8 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								}
 																							}
 																							p.r[26].Set64(s[132], v1194)
-																							s[163] = (v1194) >> 32
-																							s[164] = (v1194) & 0xffffffff
+																							s[163] = ((v1194) >> 32)
+																							s[164] = ((v1194) & 0xffffffff)
 																						}
 																					}
 																				}
@@ -10488,7 +10488,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							v1196 = p.r[23].Get64(s[132])
 																							if s[133] == 0x2 {
 																								{
-																									v1196 = ((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141]
+																									v1196 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
 																								}
 																							} else {
 																								if (s[133] == 0x3) && (s[165] == 0x1) {
@@ -10501,7 +10501,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																											v1196 = v1196&^0xffffffff | (s[141])<<0&0xffffffff
 																										}
 																									} else {
-																										if ((s[133] == 0x5) && ((v1196)>>56 == 0x1)) && (s[158] == 0x1) {
+																										if ((s[133] == 0x5) && (((v1196) >> 56) == 0x1)) && (s[158] == 0x1) {
 																											{
 																												v1196 = v1196&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 																												s[165] = 0x1
@@ -10511,11 +10511,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								}
 																							}
 																							p.r[23].Set64(s[132], v1196)
-																							s[152] = (v1196) >> 56
-																							s[153] = (v1196) >> 48 & 0xff
-																							s[154] = (v1196) >> 40 & 0xff
-																							s[155] = (v1196) >> 32 & 0xff
-																							s[156] = (v1196) & 0xffffffff
+																							s[152] = ((v1196) >> 56)
+																							s[153] = ((v1196) >> 48 & 0xff)
+																							s[154] = ((v1196) >> 40 & 0xff)
+																							s[155] = ((v1196) >> 32 & 0xff)
+																							s[156] = ((v1196) & 0xffffffff)
 																						}
 																					}
 																				}
@@ -10529,13 +10529,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							v1198 = p.r[24].Get64(s[132])
 																							if s[135] == 0x2 {
 																								{
-																									v1198 = ((s[143])<<16|s[144])<<16 | s[145]
+																									v1198 = (((s[143])<<16|s[144])<<16 | s[145])
 																								}
 																							}
 																							p.r[24].Set64(s[132], v1198)
-																							s[159] = (v1198) >> 32
-																							s[160] = (v1198) >> 16 & 0xffff
-																							s[161] = (v1198) & 0xffff
+																							s[159] = ((v1198) >> 32)
+																							s[160] = ((v1198) >> 16 & 0xffff)
+																							s[161] = ((v1198) & 0xffff)
 																						}
 																					}
 																				}
@@ -10587,13 +10587,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 											v1204 := uint64(0)
 											_ = v1204
 											v1204 = p.r[4].Get64(s[194])
-											v1205 := uint64((v1204) & 0xffff)
+											v1205 := uint64(((v1204) & 0xffff))
 											_ = v1205
-											v1206 := uint64((v1204) >> 16 & 0xffff)
+											v1206 := uint64(((v1204) >> 16 & 0xffff))
 											_ = v1206
-											v1207 := uint64((v1204) >> 32 & 0xffff)
+											v1207 := uint64(((v1204) >> 32 & 0xffff))
 											_ = v1207
-											v1208 := uint64((v1204) >> 48)
+											v1208 := uint64(((v1204) >> 48))
 											_ = v1208
 											v1209 := uint64(engine.Sel((a1202 == 0x0), v1205, v1206))
 											_ = v1209
@@ -10603,8 +10603,8 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 													{
 														if a1203 == 0x1 {
 															{
-																v1209 = (v1209 - 0x1) & 0xffff
-																v1208 = (v1208 - 0x1) & 0xffff
+																v1209 = ((v1209 - 0x1) & 0xffff)
+																v1208 = ((v1208 - 0x1) & 0xffff)
 															}
 														} else {
 															{
@@ -10626,14 +10626,14 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 											}
 											{
 												{
-													v1204 = (((v1208)<<16|v1207)<<16|v1206)<<16 | v1205
+													v1204 = ((((v1208)<<16|v1207)<<16|v1206)<<16 | v1205)
 												}
 											}
 											p.r[4].Set64(s[194], v1204)
-											s[226] = (v1204) & 0xffff
-											s[227] = (v1204) >> 16 & 0xffff
-											s[228] = (v1204) >> 32 & 0xffff
-											s[229] = (v1204) >> 48
+											s[226] = ((v1204) & 0xffff)
+											s[227] = ((v1204) >> 16 & 0xffff)
+											s[228] = ((v1204) >> 32 & 0xffff)
+											s[229] = ((v1204) >> 48)
 										}
 									}
 									{
@@ -10675,13 +10675,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					_ = a1221
 																					a1222 := s[169]
 																					_ = a1222
-																					if ((a1221&0x7fff)+0x1)&0xffff == a1222 {
+																					if (((a1221 & 0x7fff) + 0x1) & 0xffff) == a1222 {
 																						{
 																							r1220 = ((a1221 & 0x8000) ^ 0x8000)
 																							goto end1219
 																						}
 																					}
-																					r1220 = (a1221 + 0x1) & 0xffff
+																					r1220 = ((a1221 + 0x1) & 0xffff)
 																					goto end1219
 																				}
 																			end1219:
@@ -10712,7 +10712,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[27].Set64(a1214, (v1217)&0xffff)
+																			p.r[27].Set64(a1214, ((v1217) & 0xffff))
 																			if s[166] == 0x3 {
 																				{
 																					s[172] = v1217
@@ -10739,13 +10739,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							_ = a1227
 																							a1228 := s[169]
 																							_ = a1228
-																							if ((a1227&0x7fff)+0x1)&0xffff == a1228 {
+																							if (((a1227 & 0x7fff) + 0x1) & 0xffff) == a1228 {
 																								{
 																									r1226 = ((a1227 & 0x8000) ^ 0x8000)
 																									goto end1225
 																								}
 																							}
-																							r1226 = (a1227 + 0x1) & 0xffff
+																							r1226 = ((a1227 + 0x1) & 0xffff)
 																							goto end1225
 																						}
 																					end1225:
@@ -10759,7 +10759,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[28].Set64(a1214, (v1224)&0xffff)
+																			p.r[28].Set64(a1214, ((v1224) & 0xffff))
 																		}
 																	}
 																}
@@ -10785,13 +10785,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								_ = a1233
 																								a1234 := s[169]
 																								_ = a1234
-																								if ((a1233&0x7fff)+0x1)&0xffff == a1234 {
+																								if (((a1233 & 0x7fff) + 0x1) & 0xffff) == a1234 {
 																									{
 																										r1232 = ((a1233 & 0x8000) ^ 0x8000)
 																										goto end1231
 																									}
 																								}
-																								r1232 = (a1233 + 0x1) & 0xffff
+																								r1232 = ((a1233 + 0x1) & 0xffff)
 																								goto end1231
 																							}
 																						end1231:
@@ -10813,13 +10813,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																										_ = a1237
 																										a1238 := s[169]
 																										_ = a1238
-																										if ((a1237&0x7fff)+0x1)&0xffff == a1238 {
+																										if (((a1237 & 0x7fff) + 0x1) & 0xffff) == a1238 {
 																											{
 																												r1236 = ((a1237 & 0x8000) ^ 0x8000)
 																												goto end1235
 																											}
 																										}
-																										r1236 = (a1237 + 0x1) & 0xffff
+																										r1236 = ((a1237 + 0x1) & 0xffff)
 																										goto end1235
 																									}
 																								end1235:
@@ -10830,7 +10830,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[29].Set64(a1214, (v1230)&0xffff)
+																			p.r[29].Set64(a1214, ((v1230) & 0xffff))
 																			s[174] = v1230
 																		}
 																	}
@@ -10856,13 +10856,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					_ = a1246
 																					a1247 := s[179]
 																					_ = a1247
-																					if ((a1246&0x7fff)+0x1)&0xffff == a1247 {
+																					if (((a1246 & 0x7fff) + 0x1) & 0xffff) == a1247 {
 																						{
 																							r1245 = ((a1246 & 0x8000) ^ 0x8000)
 																							goto end1244
 																						}
 																					}
-																					r1245 = (a1246 + 0x1) & 0xffff
+																					r1245 = ((a1246 + 0x1) & 0xffff)
 																					goto end1244
 																				}
 																			end1244:
@@ -10893,7 +10893,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[30].Set64(a1239, (v1242)&0xffff)
+																			p.r[30].Set64(a1239, ((v1242) & 0xffff))
 																			if s[176] == 0x3 {
 																				{
 																					s[182] = v1242
@@ -10920,13 +10920,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							_ = a1252
 																							a1253 := s[179]
 																							_ = a1253
-																							if ((a1252&0x7fff)+0x1)&0xffff == a1253 {
+																							if (((a1252 & 0x7fff) + 0x1) & 0xffff) == a1253 {
 																								{
 																									r1251 = ((a1252 & 0x8000) ^ 0x8000)
 																									goto end1250
 																								}
 																							}
-																							r1251 = (a1252 + 0x1) & 0xffff
+																							r1251 = ((a1252 + 0x1) & 0xffff)
 																							goto end1250
 																						}
 																					end1250:
@@ -10940,7 +10940,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[31].Set64(a1239, (v1249)&0xffff)
+																			p.r[31].Set64(a1239, ((v1249) & 0xffff))
 																		}
 																	}
 																}
@@ -10966,13 +10966,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								_ = a1258
 																								a1259 := s[179]
 																								_ = a1259
-																								if ((a1258&0x7fff)+0x1)&0xffff == a1259 {
+																								if (((a1258 & 0x7fff) + 0x1) & 0xffff) == a1259 {
 																									{
 																										r1257 = ((a1258 & 0x8000) ^ 0x8000)
 																										goto end1256
 																									}
 																								}
-																								r1257 = (a1258 + 0x1) & 0xffff
+																								r1257 = ((a1258 + 0x1) & 0xffff)
 																								goto end1256
 																							}
 																						end1256:
@@ -10994,13 +10994,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																										_ = a1262
 																										a1263 := s[179]
 																										_ = a1263
-																										if ((a1262&0x7fff)+0x1)&0xffff == a1263 {
+																										if (((a1262 & 0x7fff) + 0x1) & 0xffff) == a1263 {
 																											{
 																												r1261 = ((a1262 & 0x8000) ^ 0x8000)
 																												goto end1260
 																											}
 																										}
-																										r1261 = (a1262 + 0x1) & 0xffff
+																										r1261 = ((a1262 + 0x1) & 0xffff)
 																										goto end1260
 																									}
 																								end1260:
@@ -11011,7 +11011,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[32].Set64(a1239, (v1255)&0xffff)
+																			p.r[32].Set64(a1239, ((v1255) & 0xffff))
 																			s[184] = v1255
 																		}
 																	}
@@ -11040,13 +11040,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					_ = a1271
 																					a1272 := s[169]
 																					_ = a1272
-																					if ((a1271&0x7fff)+0x1)&0xffff == a1272 {
+																					if (((a1271 & 0x7fff) + 0x1) & 0xffff) == a1272 {
 																						{
 																							r1270 = ((a1271 & 0x8000) ^ 0x8000)
 																							goto end1269
 																						}
 																					}
-																					r1270 = (a1271 + 0x1) & 0xffff
+																					r1270 = ((a1271 + 0x1) & 0xffff)
 																					goto end1269
 																				}
 																			end1269:
@@ -11077,7 +11077,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[30].Set64(a1264, (v1267)&0xffff)
+																			p.r[30].Set64(a1264, ((v1267) & 0xffff))
 																			if s[166] == 0x3 {
 																				{
 																					s[172] = v1267
@@ -11104,13 +11104,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							_ = a1277
 																							a1278 := s[169]
 																							_ = a1278
-																							if ((a1277&0x7fff)+0x1)&0xffff == a1278 {
+																							if (((a1277 & 0x7fff) + 0x1) & 0xffff) == a1278 {
 																								{
 																									r1276 = ((a1277 & 0x8000) ^ 0x8000)
 																									goto end1275
 																								}
 																							}
-																							r1276 = (a1277 + 0x1) & 0xffff
+																							r1276 = ((a1277 + 0x1) & 0xffff)
 																							goto end1275
 																						}
 																					end1275:
@@ -11124,7 +11124,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[31].Set64(a1264, (v1274)&0xffff)
+																			p.r[31].Set64(a1264, ((v1274) & 0xffff))
 																		}
 																	}
 																}
@@ -11150,13 +11150,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								_ = a1283
 																								a1284 := s[169]
 																								_ = a1284
-																								if ((a1283&0x7fff)+0x1)&0xffff == a1284 {
+																								if (((a1283 & 0x7fff) + 0x1) & 0xffff) == a1284 {
 																									{
 																										r1282 = ((a1283 & 0x8000) ^ 0x8000)
 																										goto end1281
 																									}
 																								}
-																								r1282 = (a1283 + 0x1) & 0xffff
+																								r1282 = ((a1283 + 0x1) & 0xffff)
 																								goto end1281
 																							}
 																						end1281:
@@ -11178,13 +11178,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																										_ = a1287
 																										a1288 := s[169]
 																										_ = a1288
-																										if ((a1287&0x7fff)+0x1)&0xffff == a1288 {
+																										if (((a1287 & 0x7fff) + 0x1) & 0xffff) == a1288 {
 																											{
 																												r1286 = ((a1287 & 0x8000) ^ 0x8000)
 																												goto end1285
 																											}
 																										}
-																										r1286 = (a1287 + 0x1) & 0xffff
+																										r1286 = ((a1287 + 0x1) & 0xffff)
 																										goto end1285
 																									}
 																								end1285:
@@ -11195,7 +11195,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[32].Set64(a1264, (v1280)&0xffff)
+																			p.r[32].Set64(a1264, ((v1280) & 0xffff))
 																			s[174] = v1280
 																		}
 																	}
@@ -11221,13 +11221,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					_ = a1296
 																					a1297 := s[179]
 																					_ = a1297
-																					if ((a1296&0x7fff)+0x1)&0xffff == a1297 {
+																					if (((a1296 & 0x7fff) + 0x1) & 0xffff) == a1297 {
 																						{
 																							r1295 = ((a1296 & 0x8000) ^ 0x8000)
 																							goto end1294
 																						}
 																					}
-																					r1295 = (a1296 + 0x1) & 0xffff
+																					r1295 = ((a1296 + 0x1) & 0xffff)
 																					goto end1294
 																				}
 																			end1294:
@@ -11258,7 +11258,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[27].Set64(a1289, (v1292)&0xffff)
+																			p.r[27].Set64(a1289, ((v1292) & 0xffff))
 																			if s[176] == 0x3 {
 																				{
 																					s[182] = v1292
@@ -11285,13 +11285,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							_ = a1302
 																							a1303 := s[179]
 																							_ = a1303
-																							if ((a1302&0x7fff)+0x1)&0xffff == a1303 {
+																							if (((a1302 & 0x7fff) + 0x1) & 0xffff) == a1303 {
 																								{
 																									r1301 = ((a1302 & 0x8000) ^ 0x8000)
 																									goto end1300
 																								}
 																							}
-																							r1301 = (a1302 + 0x1) & 0xffff
+																							r1301 = ((a1302 + 0x1) & 0xffff)
 																							goto end1300
 																						}
 																					end1300:
@@ -11305,7 +11305,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[28].Set64(a1289, (v1299)&0xffff)
+																			p.r[28].Set64(a1289, ((v1299) & 0xffff))
 																		}
 																	}
 																}
@@ -11331,13 +11331,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								_ = a1308
 																								a1309 := s[179]
 																								_ = a1309
-																								if ((a1308&0x7fff)+0x1)&0xffff == a1309 {
+																								if (((a1308 & 0x7fff) + 0x1) & 0xffff) == a1309 {
 																									{
 																										r1307 = ((a1308 & 0x8000) ^ 0x8000)
 																										goto end1306
 																									}
 																								}
-																								r1307 = (a1308 + 0x1) & 0xffff
+																								r1307 = ((a1308 + 0x1) & 0xffff)
 																								goto end1306
 																							}
 																						end1306:
@@ -11359,13 +11359,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																										_ = a1312
 																										a1313 := s[179]
 																										_ = a1313
-																										if ((a1312&0x7fff)+0x1)&0xffff == a1313 {
+																										if (((a1312 & 0x7fff) + 0x1) & 0xffff) == a1313 {
 																											{
 																												r1311 = ((a1312 & 0x8000) ^ 0x8000)
 																												goto end1310
 																											}
 																										}
-																										r1311 = (a1312 + 0x1) & 0xffff
+																										r1311 = ((a1312 + 0x1) & 0xffff)
 																										goto end1310
 																									}
 																								end1310:
@@ -11376,7 +11376,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[29].Set64(a1289, (v1305)&0xffff)
+																			p.r[29].Set64(a1289, ((v1305) & 0xffff))
 																			s[184] = v1305
 																		}
 																	}
@@ -11390,14 +11390,14 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 									}
 									if v1151 == 0x1 {
 										{
-											s[78] = (s[78] - 0x1) & 0xffff
+											s[78] = ((s[78] - 0x1) & 0xffff)
 											s[79] = 0x1
 											s[76] = 0x0
 											v112 = 0x1
 										}
 									} else {
 										{
-											if (((s[226]+s[227])&0xffff == 0x0) && (s[228] > 0x0)) && (s[193] == 0x0) {
+											if ((((s[226] + s[227]) & 0xffff) == 0x0) && (s[228] > 0x0)) && (s[193] == 0x0) {
 												{
 													{
 														{
@@ -11489,20 +11489,20 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 												v1320 := uint64(0)
 												_ = v1320
 												v1320 = p.r[2].Get64(s[194])
-												v1321 := uint64((v1320) & 0xffffffff)
+												v1321 := uint64(((v1320) & 0xffffffff))
 												_ = v1321
-												v1322 := uint64((v1320) >> 32)
+												v1322 := uint64(((v1320) >> 32))
 												_ = v1322
 												{
 												}
 												{
 													{
-														v1320 = (v1322)<<32 | v1321
+														v1320 = ((v1322)<<32 | v1321)
 													}
 												}
 												p.r[2].Set64(s[194], v1320)
-												s[224] = (v1320) & 0xffffffff
-												s[225] = (v1320) >> 32
+												s[224] = ((v1320) & 0xffffffff)
+												s[225] = ((v1320) >> 32)
 											}
 										}
 										s[168] = 0x1
@@ -11532,13 +11532,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						_ = a1333
 																						a1334 := s[169]
 																						_ = a1334
-																						if ((a1333&0x7fff)+0x1)&0xffff == a1334 {
+																						if (((a1333 & 0x7fff) + 0x1) & 0xffff) == a1334 {
 																							{
 																								r1332 = ((a1333 & 0x8000) ^ 0x8000)
 																								goto end1331
 																							}
 																						}
-																						r1332 = (a1333 + 0x1) & 0xffff
+																						r1332 = ((a1333 + 0x1) & 0xffff)
 																						goto end1331
 																					}
 																				end1331:
@@ -11569,7 +11569,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						}
 																					}
 																				}
-																				p.r[27].Set64(a1326, (v1329)&0xffff)
+																				p.r[27].Set64(a1326, ((v1329) & 0xffff))
 																				if s[166] == 0x3 {
 																					{
 																						s[172] = v1329
@@ -11596,13 +11596,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								_ = a1339
 																								a1340 := s[169]
 																								_ = a1340
-																								if ((a1339&0x7fff)+0x1)&0xffff == a1340 {
+																								if (((a1339 & 0x7fff) + 0x1) & 0xffff) == a1340 {
 																									{
 																										r1338 = ((a1339 & 0x8000) ^ 0x8000)
 																										goto end1337
 																									}
 																								}
-																								r1338 = (a1339 + 0x1) & 0xffff
+																								r1338 = ((a1339 + 0x1) & 0xffff)
 																								goto end1337
 																							}
 																						end1337:
@@ -11616,7 +11616,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						}
 																					}
 																				}
-																				p.r[28].Set64(a1326, (v1336)&0xffff)
+																				p.r[28].Set64(a1326, ((v1336) & 0xffff))
 																			}
 																		}
 																	}
@@ -11642,13 +11642,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																									_ = a1345
 																									a1346 := s[169]
 																									_ = a1346
-																									if ((a1345&0x7fff)+0x1)&0xffff == a1346 {
+																									if (((a1345 & 0x7fff) + 0x1) & 0xffff) == a1346 {
 																										{
 																											r1344 = ((a1345 & 0x8000) ^ 0x8000)
 																											goto end1343
 																										}
 																									}
-																									r1344 = (a1345 + 0x1) & 0xffff
+																									r1344 = ((a1345 + 0x1) & 0xffff)
 																									goto end1343
 																								}
 																							end1343:
@@ -11670,13 +11670,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																											_ = a1349
 																											a1350 := s[169]
 																											_ = a1350
-																											if ((a1349&0x7fff)+0x1)&0xffff == a1350 {
+																											if (((a1349 & 0x7fff) + 0x1) & 0xffff) == a1350 {
 																												{
 																													r1348 = ((a1349 & 0x8000) ^ 0x8000)
 																													goto end1347
 																												}
 																											}
-																											r1348 = (a1349 + 0x1) & 0xffff
+																											r1348 = ((a1349 + 0x1) & 0xffff)
 																											goto end1347
 																										}
 																									end1347:
@@ -11687,7 +11687,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						}
 																					}
 																				}
-																				p.r[29].Set64(a1326, (v1342)&0xffff)
+																				p.r[29].Set64(a1326, ((v1342) & 0xffff))
 																				s[174] = v1342
 																			}
 																		}
@@ -11713,13 +11713,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						_ = a1358
 																						a1359 := s[179]
 																						_ = a1359
-																						if ((a1358&0x7fff)+0x1)&0xffff == a1359 {
+																						if (((a1358 & 0x7fff) + 0x1) & 0xffff) == a1359 {
 																							{
 																								r1357 = ((a1358 & 0x8000) ^ 0x8000)
 																								goto end1356
 																							}
 																						}
-																						r1357 = (a1358 + 0x1) & 0xffff
+																						r1357 = ((a1358 + 0x1) & 0xffff)
 																						goto end1356
 																					}
 																				end1356:
@@ -11750,7 +11750,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						}
 																					}
 																				}
-																				p.r[30].Set64(a1351, (v1354)&0xffff)
+																				p.r[30].Set64(a1351, ((v1354) & 0xffff))
 																				if s[176] == 0x3 {
 																					{
 																						s[182] = v1354
@@ -11777,13 +11777,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								_ = a1364
 																								a1365 := s[179]
 																								_ = a1365
-																								if ((a1364&0x7fff)+0x1)&0xffff == a1365 {
+																								if (((a1364 & 0x7fff) + 0x1) & 0xffff) == a1365 {
 																									{
 																										r1363 = ((a1364 & 0x8000) ^ 0x8000)
 																										goto end1362
 																									}
 																								}
-																								r1363 = (a1364 + 0x1) & 0xffff
+																								r1363 = ((a1364 + 0x1) & 0xffff)
 																								goto end1362
 																							}
 																						end1362:
@@ -11797,7 +11797,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						}
 																					}
 																				}
-																				p.r[31].Set64(a1351, (v1361)&0xffff)
+																				p.r[31].Set64(a1351, ((v1361) & 0xffff))
 																			}
 																		}
 																	}
@@ -11823,13 +11823,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																									_ = a1370
 																									a1371 := s[179]
 																									_ = a1371
-																									if ((a1370&0x7fff)+0x1)&0xffff == a1371 {
+																									if (((a1370 & 0x7fff) + 0x1) & 0xffff) == a1371 {
 																										{
 																											r1369 = ((a1370 & 0x8000) ^ 0x8000)
 																											goto end1368
 																										}
 																									}
-																									r1369 = (a1370 + 0x1) & 0xffff
+																									r1369 = ((a1370 + 0x1) & 0xffff)
 																									goto end1368
 																								}
 																							end1368:
@@ -11851,13 +11851,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																											_ = a1374
 																											a1375 := s[179]
 																											_ = a1375
-																											if ((a1374&0x7fff)+0x1)&0xffff == a1375 {
+																											if (((a1374 & 0x7fff) + 0x1) & 0xffff) == a1375 {
 																												{
 																													r1373 = ((a1374 & 0x8000) ^ 0x8000)
 																													goto end1372
 																												}
 																											}
-																											r1373 = (a1374 + 0x1) & 0xffff
+																											r1373 = ((a1374 + 0x1) & 0xffff)
 																											goto end1372
 																										}
 																									end1372:
@@ -11868,7 +11868,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						}
 																					}
 																				}
-																				p.r[32].Set64(a1351, (v1367)&0xffff)
+																				p.r[32].Set64(a1351, ((v1367) & 0xffff))
 																				s[184] = v1367
 																			}
 																		}
@@ -11897,13 +11897,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						_ = a1383
 																						a1384 := s[169]
 																						_ = a1384
-																						if ((a1383&0x7fff)+0x1)&0xffff == a1384 {
+																						if (((a1383 & 0x7fff) + 0x1) & 0xffff) == a1384 {
 																							{
 																								r1382 = ((a1383 & 0x8000) ^ 0x8000)
 																								goto end1381
 																							}
 																						}
-																						r1382 = (a1383 + 0x1) & 0xffff
+																						r1382 = ((a1383 + 0x1) & 0xffff)
 																						goto end1381
 																					}
 																				end1381:
@@ -11934,7 +11934,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						}
 																					}
 																				}
-																				p.r[30].Set64(a1376, (v1379)&0xffff)
+																				p.r[30].Set64(a1376, ((v1379) & 0xffff))
 																				if s[166] == 0x3 {
 																					{
 																						s[172] = v1379
@@ -11961,13 +11961,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								_ = a1389
 																								a1390 := s[169]
 																								_ = a1390
-																								if ((a1389&0x7fff)+0x1)&0xffff == a1390 {
+																								if (((a1389 & 0x7fff) + 0x1) & 0xffff) == a1390 {
 																									{
 																										r1388 = ((a1389 & 0x8000) ^ 0x8000)
 																										goto end1387
 																									}
 																								}
-																								r1388 = (a1389 + 0x1) & 0xffff
+																								r1388 = ((a1389 + 0x1) & 0xffff)
 																								goto end1387
 																							}
 																						end1387:
@@ -11981,7 +11981,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						}
 																					}
 																				}
-																				p.r[31].Set64(a1376, (v1386)&0xffff)
+																				p.r[31].Set64(a1376, ((v1386) & 0xffff))
 																			}
 																		}
 																	}
@@ -12007,13 +12007,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																									_ = a1395
 																									a1396 := s[169]
 																									_ = a1396
-																									if ((a1395&0x7fff)+0x1)&0xffff == a1396 {
+																									if (((a1395 & 0x7fff) + 0x1) & 0xffff) == a1396 {
 																										{
 																											r1394 = ((a1395 & 0x8000) ^ 0x8000)
 																											goto end1393
 																										}
 																									}
-																									r1394 = (a1395 + 0x1) & 0xffff
+																									r1394 = ((a1395 + 0x1) & 0xffff)
 																									goto end1393
 																								}
 																							end1393:
@@ -12035,13 +12035,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																											_ = a1399
 																											a1400 := s[169]
 																											_ = a1400
-																											if ((a1399&0x7fff)+0x1)&0xffff == a1400 {
+																											if (((a1399 & 0x7fff) + 0x1) & 0xffff) == a1400 {
 																												{
 																													r1398 = ((a1399 & 0x8000) ^ 0x8000)
 																													goto end1397
 																												}
 																											}
-																											r1398 = (a1399 + 0x1) & 0xffff
+																											r1398 = ((a1399 + 0x1) & 0xffff)
 																											goto end1397
 																										}
 																									end1397:
@@ -12052,7 +12052,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						}
 																					}
 																				}
-																				p.r[32].Set64(a1376, (v1392)&0xffff)
+																				p.r[32].Set64(a1376, ((v1392) & 0xffff))
 																				s[174] = v1392
 																			}
 																		}
@@ -12078,13 +12078,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						_ = a1408
 																						a1409 := s[179]
 																						_ = a1409
-																						if ((a1408&0x7fff)+0x1)&0xffff == a1409 {
+																						if (((a1408 & 0x7fff) + 0x1) & 0xffff) == a1409 {
 																							{
 																								r1407 = ((a1408 & 0x8000) ^ 0x8000)
 																								goto end1406
 																							}
 																						}
-																						r1407 = (a1408 + 0x1) & 0xffff
+																						r1407 = ((a1408 + 0x1) & 0xffff)
 																						goto end1406
 																					}
 																				end1406:
@@ -12115,7 +12115,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						}
 																					}
 																				}
-																				p.r[27].Set64(a1401, (v1404)&0xffff)
+																				p.r[27].Set64(a1401, ((v1404) & 0xffff))
 																				if s[176] == 0x3 {
 																					{
 																						s[182] = v1404
@@ -12142,13 +12142,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								_ = a1414
 																								a1415 := s[179]
 																								_ = a1415
-																								if ((a1414&0x7fff)+0x1)&0xffff == a1415 {
+																								if (((a1414 & 0x7fff) + 0x1) & 0xffff) == a1415 {
 																									{
 																										r1413 = ((a1414 & 0x8000) ^ 0x8000)
 																										goto end1412
 																									}
 																								}
-																								r1413 = (a1414 + 0x1) & 0xffff
+																								r1413 = ((a1414 + 0x1) & 0xffff)
 																								goto end1412
 																							}
 																						end1412:
@@ -12162,7 +12162,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						}
 																					}
 																				}
-																				p.r[28].Set64(a1401, (v1411)&0xffff)
+																				p.r[28].Set64(a1401, ((v1411) & 0xffff))
 																			}
 																		}
 																	}
@@ -12188,13 +12188,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																									_ = a1420
 																									a1421 := s[179]
 																									_ = a1421
-																									if ((a1420&0x7fff)+0x1)&0xffff == a1421 {
+																									if (((a1420 & 0x7fff) + 0x1) & 0xffff) == a1421 {
 																										{
 																											r1419 = ((a1420 & 0x8000) ^ 0x8000)
 																											goto end1418
 																										}
 																									}
-																									r1419 = (a1420 + 0x1) & 0xffff
+																									r1419 = ((a1420 + 0x1) & 0xffff)
 																									goto end1418
 																								}
 																							end1418:
@@ -12216,13 +12216,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																											_ = a1424
 																											a1425 := s[179]
 																											_ = a1425
-																											if ((a1424&0x7fff)+0x1)&0xffff == a1425 {
+																											if (((a1424 & 0x7fff) + 0x1) & 0xffff) == a1425 {
 																												{
 																													r1423 = ((a1424 & 0x8000) ^ 0x8000)
 																													goto end1422
 																												}
 																											}
-																											r1423 = (a1424 + 0x1) & 0xffff
+																											r1423 = ((a1424 + 0x1) & 0xffff)
 																											goto end1422
 																										}
 																									end1422:
@@ -12233,7 +12233,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						}
 																					}
 																				}
-																				p.r[29].Set64(a1401, (v1417)&0xffff)
+																				p.r[29].Set64(a1401, ((v1417) & 0xffff))
 																				s[184] = v1417
 																			}
 																		}
@@ -12245,7 +12245,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 												}
 											}
 										}
-										s[73] = engine.Sel((s[206] == 0x0), (s[224])&0xffff, (s[225])&0xffff)
+										s[73] = engine.Sel((s[206] == 0x0), ((s[224]) & 0xffff), ((s[225]) & 0xffff))
 										s[72] = s[174]
 										s[74] = s[208]
 										if s[73] == 0x0 {
@@ -12379,9 +12379,9 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 												{
 													a1438 := v1436
 													_ = a1438
-													v1439 := uint64((s[207] + (a1438 & 0x7fff)) & 0xffffffff)
+													v1439 := uint64(((s[207] + (a1438 & 0x7fff)) & 0xffffffff))
 													_ = v1439
-													s[131] = (v1439) >> 8 & 0x3
+													s[131] = ((v1439) >> 8 & 0x3)
 													s[132] = (v1439 & 0xff)
 													s[214] = v1439
 												}
@@ -12423,7 +12423,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					v1445 = p.r[11].Get64(s[132])
 																					if (s[137] == 0x3) || (s[137] == 0x4) {
 																						{
-																							if (((s[150] == 0x1) && (s[158] == 0x1)) && ((v1445)>>32 == s[149])) && ((v1445)>>32 != 0x0) {
+																							if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v1445) >> 32) == s[149])) && (((v1445) >> 32) != 0x0) {
 																								{
 																									s[165] = 0x1
 																								}
@@ -12432,7 +12432,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																					if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
 																						{
-																							v1445 = (s[147])<<32 | s[148]
+																							v1445 = ((s[147])<<32 | s[148])
 																						}
 																					} else {
 																						if (s[137] == 0x3) && (s[165] == 0x1) {
@@ -12448,8 +12448,8 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						}
 																					}
 																					p.r[11].Set64(s[132], v1445)
-																					s[163] = (v1445) >> 32
-																					s[164] = (v1445) & 0xffffffff
+																					s[163] = ((v1445) >> 32)
+																					s[164] = ((v1445) & 0xffffffff)
 																				}
 																			}
 																		}
@@ -12463,7 +12463,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					v1447 = p.r[8].Get64(s[132])
 																					if s[133] == 0x2 {
 																						{
-																							v1447 = ((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141]
+																							v1447 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
 																						}
 																					} else {
 																						if (s[133] == 0x3) && (s[165] == 0x1) {
@@ -12476,7 +12476,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																									v1447 = v1447&^0xffffffff | (s[141])<<0&0xffffffff
 																								}
 																							} else {
-																								if ((s[133] == 0x5) && ((v1447)>>56 == 0x1)) && (s[158] == 0x1) {
+																								if ((s[133] == 0x5) && (((v1447) >> 56) == 0x1)) && (s[158] == 0x1) {
 																									{
 																										v1447 = v1447&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 																										s[165] = 0x1
@@ -12486,11 +12486,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						}
 																					}
 																					p.r[8].Set64(s[132], v1447)
-																					s[152] = (v1447) >> 56
-																					s[153] = (v1447) >> 48 & 0xff
-																					s[154] = (v1447) >> 40 & 0xff
-																					s[155] = (v1447) >> 32 & 0xff
-																					s[156] = (v1447) & 0xffffffff
+																					s[152] = ((v1447) >> 56)
+																					s[153] = ((v1447) >> 48 & 0xff)
+																					s[154] = ((v1447) >> 40 & 0xff)
+																					s[155] = ((v1447) >> 32 & 0xff)
+																					s[156] = ((v1447) & 0xffffffff)
 																				}
 																			}
 																		}
@@ -12504,13 +12504,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					v1449 = p.r[9].Get64(s[132])
 																					if s[135] == 0x2 {
 																						{
-																							v1449 = ((s[143])<<16|s[144])<<16 | s[145]
+																							v1449 = (((s[143])<<16|s[144])<<16 | s[145])
 																						}
 																					}
 																					p.r[9].Set64(s[132], v1449)
-																					s[159] = (v1449) >> 32
-																					s[160] = (v1449) >> 16 & 0xffff
-																					s[161] = (v1449) & 0xffff
+																					s[159] = ((v1449) >> 32)
+																					s[160] = ((v1449) >> 16 & 0xffff)
+																					s[161] = ((v1449) & 0xffff)
 																				}
 																			}
 																		}
@@ -12569,7 +12569,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						v1456 = p.r[16].Get64(s[132])
 																						if (s[137] == 0x3) || (s[137] == 0x4) {
 																							{
-																								if (((s[150] == 0x1) && (s[158] == 0x1)) && ((v1456)>>32 == s[149])) && ((v1456)>>32 != 0x0) {
+																								if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v1456) >> 32) == s[149])) && (((v1456) >> 32) != 0x0) {
 																									{
 																										s[165] = 0x1
 																									}
@@ -12578,7 +12578,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						}
 																						if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
 																							{
-																								v1456 = (s[147])<<32 | s[148]
+																								v1456 = ((s[147])<<32 | s[148])
 																							}
 																						} else {
 																							if (s[137] == 0x3) && (s[165] == 0x1) {
@@ -12594,8 +12594,8 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							}
 																						}
 																						p.r[16].Set64(s[132], v1456)
-																						s[163] = (v1456) >> 32
-																						s[164] = (v1456) & 0xffffffff
+																						s[163] = ((v1456) >> 32)
+																						s[164] = ((v1456) & 0xffffffff)
 																					}
 																				}
 																			}
@@ -12609,7 +12609,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						v1458 = p.r[13].Get64(s[132])
 																						if s[133] == 0x2 {
 																							{
-																								v1458 = ((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141]
+																								v1458 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
 																							}
 																						} else {
 																							if (s[133] == 0x3) && (s[165] == 0x1) {
@@ -12622,7 +12622,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																										v1458 = v1458&^0xffffffff | (s[141])<<0&0xffffffff
 																									}
 																								} else {
-																									if ((s[133] == 0x5) && ((v1458)>>56 == 0x1)) && (s[158] == 0x1) {
+																									if ((s[133] == 0x5) && (((v1458) >> 56) == 0x1)) && (s[158] == 0x1) {
 																										{
 																											v1458 = v1458&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 																											s[165] = 0x1
@@ -12632,11 +12632,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							}
 																						}
 																						p.r[13].Set64(s[132], v1458)
-																						s[152] = (v1458) >> 56
-																						s[153] = (v1458) >> 48 & 0xff
-																						s[154] = (v1458) >> 40 & 0xff
-																						s[155] = (v1458) >> 32 & 0xff
-																						s[156] = (v1458) & 0xffffffff
+																						s[152] = ((v1458) >> 56)
+																						s[153] = ((v1458) >> 48 & 0xff)
+																						s[154] = ((v1458) >> 40 & 0xff)
+																						s[155] = ((v1458) >> 32 & 0xff)
+																						s[156] = ((v1458) & 0xffffffff)
 																					}
 																				}
 																			}
@@ -12650,13 +12650,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						v1460 = p.r[14].Get64(s[132])
 																						if s[135] == 0x2 {
 																							{
-																								v1460 = ((s[143])<<16|s[144])<<16 | s[145]
+																								v1460 = (((s[143])<<16|s[144])<<16 | s[145])
 																							}
 																						}
 																						p.r[14].Set64(s[132], v1460)
-																						s[159] = (v1460) >> 32
-																						s[160] = (v1460) >> 16 & 0xffff
-																						s[161] = (v1460) & 0xffff
+																						s[159] = ((v1460) >> 32)
+																						s[160] = ((v1460) >> 16 & 0xffff)
+																						s[161] = ((v1460) & 0xffff)
 																					}
 																				}
 																			}
@@ -12715,7 +12715,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							v1467 = p.r[21].Get64(s[132])
 																							if (s[137] == 0x3) || (s[137] == 0x4) {
 																								{
-																									if (((s[150] == 0x1) && (s[158] == 0x1)) && ((v1467)>>32 == s[149])) && ((v1467)>>32 != 0x0) {
+																									if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v1467) >> 32) == s[149])) && (((v1467) >> 32) != 0x0) {
 																										{
 																											s[165] = 0x1
 																										}
@@ -12724,7 +12724,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							}
 																							if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
 																								{
-																									v1467 = (s[147])<<32 | s[148]
+																									v1467 = ((s[147])<<32 | s[148])
 																								}
 																							} else {
 																								if (s[137] == 0x3) && (s[165] == 0x1) {
@@ -12740,8 +12740,8 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								}
 																							}
 																							p.r[21].Set64(s[132], v1467)
-																							s[163] = (v1467) >> 32
-																							s[164] = (v1467) & 0xffffffff
+																							s[163] = ((v1467) >> 32)
+																							s[164] = ((v1467) & 0xffffffff)
 																						}
 																					}
 																				}
@@ -12755,7 +12755,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							v1469 = p.r[18].Get64(s[132])
 																							if s[133] == 0x2 {
 																								{
-																									v1469 = ((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141]
+																									v1469 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
 																								}
 																							} else {
 																								if (s[133] == 0x3) && (s[165] == 0x1) {
@@ -12768,7 +12768,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																											v1469 = v1469&^0xffffffff | (s[141])<<0&0xffffffff
 																										}
 																									} else {
-																										if ((s[133] == 0x5) && ((v1469)>>56 == 0x1)) && (s[158] == 0x1) {
+																										if ((s[133] == 0x5) && (((v1469) >> 56) == 0x1)) && (s[158] == 0x1) {
 																											{
 																												v1469 = v1469&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 																												s[165] = 0x1
@@ -12778,11 +12778,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								}
 																							}
 																							p.r[18].Set64(s[132], v1469)
-																							s[152] = (v1469) >> 56
-																							s[153] = (v1469) >> 48 & 0xff
-																							s[154] = (v1469) >> 40 & 0xff
-																							s[155] = (v1469) >> 32 & 0xff
-																							s[156] = (v1469) & 0xffffffff
+																							s[152] = ((v1469) >> 56)
+																							s[153] = ((v1469) >> 48 & 0xff)
+																							s[154] = ((v1469) >> 40 & 0xff)
+																							s[155] = ((v1469) >> 32 & 0xff)
+																							s[156] = ((v1469) & 0xffffffff)
 																						}
 																					}
 																				}
@@ -12796,13 +12796,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							v1471 = p.r[19].Get64(s[132])
 																							if s[135] == 0x2 {
 																								{
-																									v1471 = ((s[143])<<16|s[144])<<16 | s[145]
+																									v1471 = (((s[143])<<16|s[144])<<16 | s[145])
 																								}
 																							}
 																							p.r[19].Set64(s[132], v1471)
-																							s[159] = (v1471) >> 32
-																							s[160] = (v1471) >> 16 & 0xffff
-																							s[161] = (v1471) & 0xffff
+																							s[159] = ((v1471) >> 32)
+																							s[160] = ((v1471) >> 16 & 0xffff)
+																							s[161] = ((v1471) & 0xffff)
 																						}
 																					}
 																				}
@@ -12860,7 +12860,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							v1478 = p.r[26].Get64(s[132])
 																							if (s[137] == 0x3) || (s[137] == 0x4) {
 																								{
-																									if (((s[150] == 0x1) && (s[158] == 0x1)) && ((v1478)>>32 == s[149])) && ((v1478)>>32 != 0x0) {
+																									if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v1478) >> 32) == s[149])) && (((v1478) >> 32) != 0x0) {
 																										{
 																											s[165] = 0x1
 																										}
@@ -12869,7 +12869,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							}
 																							if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
 																								{
-																									v1478 = (s[147])<<32 | s[148]
+																									v1478 = ((s[147])<<32 | s[148])
 																								}
 																							} else {
 																								if (s[137] == 0x3) && (s[165] == 0x1) {
@@ -12885,8 +12885,8 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								}
 																							}
 																							p.r[26].Set64(s[132], v1478)
-																							s[163] = (v1478) >> 32
-																							s[164] = (v1478) & 0xffffffff
+																							s[163] = ((v1478) >> 32)
+																							s[164] = ((v1478) & 0xffffffff)
 																						}
 																					}
 																				}
@@ -12900,7 +12900,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							v1480 = p.r[23].Get64(s[132])
 																							if s[133] == 0x2 {
 																								{
-																									v1480 = ((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141]
+																									v1480 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
 																								}
 																							} else {
 																								if (s[133] == 0x3) && (s[165] == 0x1) {
@@ -12913,7 +12913,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																											v1480 = v1480&^0xffffffff | (s[141])<<0&0xffffffff
 																										}
 																									} else {
-																										if ((s[133] == 0x5) && ((v1480)>>56 == 0x1)) && (s[158] == 0x1) {
+																										if ((s[133] == 0x5) && (((v1480) >> 56) == 0x1)) && (s[158] == 0x1) {
 																											{
 																												v1480 = v1480&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 																												s[165] = 0x1
@@ -12923,11 +12923,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								}
 																							}
 																							p.r[23].Set64(s[132], v1480)
-																							s[152] = (v1480) >> 56
-																							s[153] = (v1480) >> 48 & 0xff
-																							s[154] = (v1480) >> 40 & 0xff
-																							s[155] = (v1480) >> 32 & 0xff
-																							s[156] = (v1480) & 0xffffffff
+																							s[152] = ((v1480) >> 56)
+																							s[153] = ((v1480) >> 48 & 0xff)
+																							s[154] = ((v1480) >> 40 & 0xff)
+																							s[155] = ((v1480) >> 32 & 0xff)
+																							s[156] = ((v1480) & 0xffffffff)
 																						}
 																					}
 																				}
@@ -12941,13 +12941,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							v1482 = p.r[24].Get64(s[132])
 																							if s[135] == 0x2 {
 																								{
-																									v1482 = ((s[143])<<16|s[144])<<16 | s[145]
+																									v1482 = (((s[143])<<16|s[144])<<16 | s[145])
 																								}
 																							}
 																							p.r[24].Set64(s[132], v1482)
-																							s[159] = (v1482) >> 32
-																							s[160] = (v1482) >> 16 & 0xffff
-																							s[161] = (v1482) & 0xffff
+																							s[159] = ((v1482) >> 32)
+																							s[160] = ((v1482) >> 16 & 0xffff)
+																							s[161] = ((v1482) & 0xffff)
 																						}
 																					}
 																				}
@@ -12991,13 +12991,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 													v1490 := uint64(0)
 													_ = v1490
 													v1490 = p.r[1].Get64(s[194])
-													v1491 := uint64((0x0)<<15 | (v1490)&0x7fff)
+													v1491 := uint64(((0x0)<<15 | ((v1490) & 0x7fff)))
 													_ = v1491
-													v1492 := uint64((0x0)<<1 | (v1490)>>15&0x1)
+													v1492 := uint64(((0x0)<<1 | ((v1490) >> 15 & 0x1)))
 													_ = v1492
-													v1493 := uint64((v1490) >> 16 & 0xffff)
+													v1493 := uint64(((v1490) >> 16 & 0xffff))
 													_ = v1493
-													v1494 := uint64((v1490) >> 32 & 0xffff)
+													v1494 := uint64(((v1490) >> 32 & 0xffff))
 													_ = v1494
 													v1495 := uint64(engine.Sel(((a1487 == 0x1) && (a1488 == 0x0)), 0x1, 0x0))
 													_ = v1495
@@ -13024,8 +13024,8 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 															{
 																if a1489 == 0x1 {
 																	{
-																		v1493 = (v1493 - v1495) & 0xffff
-																		v1494 = (v1494 - v1496) & 0xffff
+																		v1493 = ((v1493 - v1495) & 0xffff)
+																		v1494 = ((v1494 - v1496) & 0xffff)
 																	}
 																}
 															}
@@ -13033,14 +13033,14 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 													}
 													{
 														{
-															v1490 = ((((0x0)<<16|v1494)<<16|v1493)<<1|(v1492)&0x1)<<15 | (v1491)&0x7fff
+															v1490 = (((((0x0)<<16|v1494)<<16|v1493)<<1|((v1492)&0x1))<<15 | ((v1491) & 0x7fff))
 														}
 													}
 													p.r[1].Set64(s[194], v1490)
-													s[220] = (0x0)<<15 | (v1490)&0x7fff
-													s[221] = (0x0)<<1 | (v1490)>>15&0x1
-													s[222] = (v1490) >> 16 & 0xffff
-													s[223] = (v1490) >> 32 & 0xffff
+													s[220] = ((0x0)<<15 | ((v1490) & 0x7fff))
+													s[221] = ((0x0)<<1 | ((v1490) >> 15 & 0x1))
+													s[222] = ((v1490) >> 16 & 0xffff)
+													s[223] = ((v1490) >> 32 & 0xffff)
 												}
 											}
 											{
@@ -13052,20 +13052,20 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 													v1500 := uint64(0)
 													_ = v1500
 													v1500 = p.r[2].Get64(s[194])
-													v1501 := uint64((v1500) & 0xffffffff)
+													v1501 := uint64(((v1500) & 0xffffffff))
 													_ = v1501
-													v1502 := uint64((v1500) >> 32)
+													v1502 := uint64(((v1500) >> 32))
 													_ = v1502
 													{
 														if a1499 == 0x1 {
 															{
 																if a1498 == 0x0 {
 																	{
-																		v1501 = (v1501 - 0x1) & 0xffffffff
+																		v1501 = ((v1501 - 0x1) & 0xffffffff)
 																	}
 																} else {
 																	{
-																		v1502 = (v1502 - 0x1) & 0xffffffff
+																		v1502 = ((v1502 - 0x1) & 0xffffffff)
 																	}
 																}
 															}
@@ -13073,12 +13073,12 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 													}
 													{
 														{
-															v1500 = (v1502)<<32 | v1501
+															v1500 = ((v1502)<<32 | v1501)
 														}
 													}
 													p.r[2].Set64(s[194], v1500)
-													s[224] = (v1500) & 0xffffffff
-													s[225] = (v1500) >> 32
+													s[224] = ((v1500) & 0xffffffff)
+													s[225] = ((v1500) >> 32)
 												}
 											}
 											s[166] = 0x1
@@ -13110,13 +13110,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							_ = a1513
 																							a1514 := s[169]
 																							_ = a1514
-																							if ((a1513&0x7fff)+0x1)&0xffff == a1514 {
+																							if (((a1513 & 0x7fff) + 0x1) & 0xffff) == a1514 {
 																								{
 																									r1512 = ((a1513 & 0x8000) ^ 0x8000)
 																									goto end1511
 																								}
 																							}
-																							r1512 = (a1513 + 0x1) & 0xffff
+																							r1512 = ((a1513 + 0x1) & 0xffff)
 																							goto end1511
 																						}
 																					end1511:
@@ -13147,7 +13147,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							}
 																						}
 																					}
-																					p.r[27].Set64(a1506, (v1509)&0xffff)
+																					p.r[27].Set64(a1506, ((v1509) & 0xffff))
 																					if s[166] == 0x3 {
 																						{
 																							s[172] = v1509
@@ -13174,13 +13174,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																									_ = a1519
 																									a1520 := s[169]
 																									_ = a1520
-																									if ((a1519&0x7fff)+0x1)&0xffff == a1520 {
+																									if (((a1519 & 0x7fff) + 0x1) & 0xffff) == a1520 {
 																										{
 																											r1518 = ((a1519 & 0x8000) ^ 0x8000)
 																											goto end1517
 																										}
 																									}
-																									r1518 = (a1519 + 0x1) & 0xffff
+																									r1518 = ((a1519 + 0x1) & 0xffff)
 																									goto end1517
 																								}
 																							end1517:
@@ -13194,7 +13194,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							}
 																						}
 																					}
-																					p.r[28].Set64(a1506, (v1516)&0xffff)
+																					p.r[28].Set64(a1506, ((v1516) & 0xffff))
 																				}
 																			}
 																		}
@@ -13220,13 +13220,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																										_ = a1525
 																										a1526 := s[169]
 																										_ = a1526
-																										if ((a1525&0x7fff)+0x1)&0xffff == a1526 {
+																										if (((a1525 & 0x7fff) + 0x1) & 0xffff) == a1526 {
 																											{
 																												r1524 = ((a1525 & 0x8000) ^ 0x8000)
 																												goto end1523
 																											}
 																										}
-																										r1524 = (a1525 + 0x1) & 0xffff
+																										r1524 = ((a1525 + 0x1) & 0xffff)
 																										goto end1523
 																									}
 																								end1523:
@@ -13248,13 +13248,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																												_ = a1529
 																												a1530 := s[169]
 																												_ = a1530
-																												if ((a1529&0x7fff)+0x1)&0xffff == a1530 {
+																												if (((a1529 & 0x7fff) + 0x1) & 0xffff) == a1530 {
 																													{
 																														r1528 = ((a1529 & 0x8000) ^ 0x8000)
 																														goto end1527
 																													}
 																												}
-																												r1528 = (a1529 + 0x1) & 0xffff
+																												r1528 = ((a1529 + 0x1) & 0xffff)
 																												goto end1527
 																											}
 																										end1527:
@@ -13265,7 +13265,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							}
 																						}
 																					}
-																					p.r[29].Set64(a1506, (v1522)&0xffff)
+																					p.r[29].Set64(a1506, ((v1522) & 0xffff))
 																					s[174] = v1522
 																				}
 																			}
@@ -13291,13 +13291,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							_ = a1538
 																							a1539 := s[179]
 																							_ = a1539
-																							if ((a1538&0x7fff)+0x1)&0xffff == a1539 {
+																							if (((a1538 & 0x7fff) + 0x1) & 0xffff) == a1539 {
 																								{
 																									r1537 = ((a1538 & 0x8000) ^ 0x8000)
 																									goto end1536
 																								}
 																							}
-																							r1537 = (a1538 + 0x1) & 0xffff
+																							r1537 = ((a1538 + 0x1) & 0xffff)
 																							goto end1536
 																						}
 																					end1536:
@@ -13328,7 +13328,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							}
 																						}
 																					}
-																					p.r[30].Set64(a1531, (v1534)&0xffff)
+																					p.r[30].Set64(a1531, ((v1534) & 0xffff))
 																					if s[176] == 0x3 {
 																						{
 																							s[182] = v1534
@@ -13355,13 +13355,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																									_ = a1544
 																									a1545 := s[179]
 																									_ = a1545
-																									if ((a1544&0x7fff)+0x1)&0xffff == a1545 {
+																									if (((a1544 & 0x7fff) + 0x1) & 0xffff) == a1545 {
 																										{
 																											r1543 = ((a1544 & 0x8000) ^ 0x8000)
 																											goto end1542
 																										}
 																									}
-																									r1543 = (a1544 + 0x1) & 0xffff
+																									r1543 = ((a1544 + 0x1) & 0xffff)
 																									goto end1542
 																								}
 																							end1542:
@@ -13375,7 +13375,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							}
 																						}
 																					}
-																					p.r[31].Set64(a1531, (v1541)&0xffff)
+																					p.r[31].Set64(a1531, ((v1541) & 0xffff))
 																				}
 																			}
 																		}
@@ -13401,13 +13401,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																										_ = a1550
 																										a1551 := s[179]
 																										_ = a1551
-																										if ((a1550&0x7fff)+0x1)&0xffff == a1551 {
+																										if (((a1550 & 0x7fff) + 0x1) & 0xffff) == a1551 {
 																											{
 																												r1549 = ((a1550 & 0x8000) ^ 0x8000)
 																												goto end1548
 																											}
 																										}
-																										r1549 = (a1550 + 0x1) & 0xffff
+																										r1549 = ((a1550 + 0x1) & 0xffff)
 																										goto end1548
 																									}
 																								end1548:
@@ -13429,13 +13429,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																												_ = a1554
 																												a1555 := s[179]
 																												_ = a1555
-																												if ((a1554&0x7fff)+0x1)&0xffff == a1555 {
+																												if (((a1554 & 0x7fff) + 0x1) & 0xffff) == a1555 {
 																													{
 																														r1553 = ((a1554 & 0x8000) ^ 0x8000)
 																														goto end1552
 																													}
 																												}
-																												r1553 = (a1554 + 0x1) & 0xffff
+																												r1553 = ((a1554 + 0x1) & 0xffff)
 																												goto end1552
 																											}
 																										end1552:
@@ -13446,7 +13446,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							}
 																						}
 																					}
-																					p.r[32].Set64(a1531, (v1547)&0xffff)
+																					p.r[32].Set64(a1531, ((v1547) & 0xffff))
 																					s[184] = v1547
 																				}
 																			}
@@ -13475,13 +13475,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							_ = a1563
 																							a1564 := s[169]
 																							_ = a1564
-																							if ((a1563&0x7fff)+0x1)&0xffff == a1564 {
+																							if (((a1563 & 0x7fff) + 0x1) & 0xffff) == a1564 {
 																								{
 																									r1562 = ((a1563 & 0x8000) ^ 0x8000)
 																									goto end1561
 																								}
 																							}
-																							r1562 = (a1563 + 0x1) & 0xffff
+																							r1562 = ((a1563 + 0x1) & 0xffff)
 																							goto end1561
 																						}
 																					end1561:
@@ -13512,7 +13512,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							}
 																						}
 																					}
-																					p.r[30].Set64(a1556, (v1559)&0xffff)
+																					p.r[30].Set64(a1556, ((v1559) & 0xffff))
 																					if s[166] == 0x3 {
 																						{
 																							s[172] = v1559
@@ -13539,13 +13539,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																									_ = a1569
 																									a1570 := s[169]
 																									_ = a1570
-																									if ((a1569&0x7fff)+0x1)&0xffff == a1570 {
+																									if (((a1569 & 0x7fff) + 0x1) & 0xffff) == a1570 {
 																										{
 																											r1568 = ((a1569 & 0x8000) ^ 0x8000)
 																											goto end1567
 																										}
 																									}
-																									r1568 = (a1569 + 0x1) & 0xffff
+																									r1568 = ((a1569 + 0x1) & 0xffff)
 																									goto end1567
 																								}
 																							end1567:
@@ -13559,7 +13559,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							}
 																						}
 																					}
-																					p.r[31].Set64(a1556, (v1566)&0xffff)
+																					p.r[31].Set64(a1556, ((v1566) & 0xffff))
 																				}
 																			}
 																		}
@@ -13585,13 +13585,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																										_ = a1575
 																										a1576 := s[169]
 																										_ = a1576
-																										if ((a1575&0x7fff)+0x1)&0xffff == a1576 {
+																										if (((a1575 & 0x7fff) + 0x1) & 0xffff) == a1576 {
 																											{
 																												r1574 = ((a1575 & 0x8000) ^ 0x8000)
 																												goto end1573
 																											}
 																										}
-																										r1574 = (a1575 + 0x1) & 0xffff
+																										r1574 = ((a1575 + 0x1) & 0xffff)
 																										goto end1573
 																									}
 																								end1573:
@@ -13613,13 +13613,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																												_ = a1579
 																												a1580 := s[169]
 																												_ = a1580
-																												if ((a1579&0x7fff)+0x1)&0xffff == a1580 {
+																												if (((a1579 & 0x7fff) + 0x1) & 0xffff) == a1580 {
 																													{
 																														r1578 = ((a1579 & 0x8000) ^ 0x8000)
 																														goto end1577
 																													}
 																												}
-																												r1578 = (a1579 + 0x1) & 0xffff
+																												r1578 = ((a1579 + 0x1) & 0xffff)
 																												goto end1577
 																											}
 																										end1577:
@@ -13630,7 +13630,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							}
 																						}
 																					}
-																					p.r[32].Set64(a1556, (v1572)&0xffff)
+																					p.r[32].Set64(a1556, ((v1572) & 0xffff))
 																					s[174] = v1572
 																				}
 																			}
@@ -13656,13 +13656,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							_ = a1588
 																							a1589 := s[179]
 																							_ = a1589
-																							if ((a1588&0x7fff)+0x1)&0xffff == a1589 {
+																							if (((a1588 & 0x7fff) + 0x1) & 0xffff) == a1589 {
 																								{
 																									r1587 = ((a1588 & 0x8000) ^ 0x8000)
 																									goto end1586
 																								}
 																							}
-																							r1587 = (a1588 + 0x1) & 0xffff
+																							r1587 = ((a1588 + 0x1) & 0xffff)
 																							goto end1586
 																						}
 																					end1586:
@@ -13693,7 +13693,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							}
 																						}
 																					}
-																					p.r[27].Set64(a1581, (v1584)&0xffff)
+																					p.r[27].Set64(a1581, ((v1584) & 0xffff))
 																					if s[176] == 0x3 {
 																						{
 																							s[182] = v1584
@@ -13720,13 +13720,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																									_ = a1594
 																									a1595 := s[179]
 																									_ = a1595
-																									if ((a1594&0x7fff)+0x1)&0xffff == a1595 {
+																									if (((a1594 & 0x7fff) + 0x1) & 0xffff) == a1595 {
 																										{
 																											r1593 = ((a1594 & 0x8000) ^ 0x8000)
 																											goto end1592
 																										}
 																									}
-																									r1593 = (a1594 + 0x1) & 0xffff
+																									r1593 = ((a1594 + 0x1) & 0xffff)
 																									goto end1592
 																								}
 																							end1592:
@@ -13740,7 +13740,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							}
 																						}
 																					}
-																					p.r[28].Set64(a1581, (v1591)&0xffff)
+																					p.r[28].Set64(a1581, ((v1591) & 0xffff))
 																				}
 																			}
 																		}
@@ -13766,13 +13766,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																										_ = a1600
 																										a1601 := s[179]
 																										_ = a1601
-																										if ((a1600&0x7fff)+0x1)&0xffff == a1601 {
+																										if (((a1600 & 0x7fff) + 0x1) & 0xffff) == a1601 {
 																											{
 																												r1599 = ((a1600 & 0x8000) ^ 0x8000)
 																												goto end1598
 																											}
 																										}
-																										r1599 = (a1600 + 0x1) & 0xffff
+																										r1599 = ((a1600 + 0x1) & 0xffff)
 																										goto end1598
 																									}
 																								end1598:
@@ -13794,13 +13794,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																												_ = a1604
 																												a1605 := s[179]
 																												_ = a1605
-																												if ((a1604&0x7fff)+0x1)&0xffff == a1605 {
+																												if (((a1604 & 0x7fff) + 0x1) & 0xffff) == a1605 {
 																													{
 																														r1603 = ((a1604 & 0x8000) ^ 0x8000)
 																														goto end1602
 																													}
 																												}
-																												r1603 = (a1604 + 0x1) & 0xffff
+																												r1603 = ((a1604 + 0x1) & 0xffff)
 																												goto end1602
 																											}
 																										end1602:
@@ -13811,7 +13811,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							}
 																						}
 																					}
-																					p.r[29].Set64(a1581, (v1597)&0xffff)
+																					p.r[29].Set64(a1581, ((v1597) & 0xffff))
 																					s[184] = v1597
 																				}
 																			}
@@ -13832,13 +13832,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 													v1609 := uint64(0)
 													_ = v1609
 													v1609 = p.r[4].Get64(s[194])
-													v1610 := uint64((v1609) & 0xffff)
+													v1610 := uint64(((v1609) & 0xffff))
 													_ = v1610
-													v1611 := uint64((v1609) >> 16 & 0xffff)
+													v1611 := uint64(((v1609) >> 16 & 0xffff))
 													_ = v1611
-													v1612 := uint64((v1609) >> 32 & 0xffff)
+													v1612 := uint64(((v1609) >> 32 & 0xffff))
 													_ = v1612
-													v1613 := uint64((v1609) >> 48)
+													v1613 := uint64(((v1609) >> 48))
 													_ = v1613
 													v1614 := uint64(engine.Sel((a1607 == 0x0), v1610, v1611))
 													_ = v1614
@@ -13849,7 +13849,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																{
 																	if a1608 == 0x1 {
 																		{
-																			v1613 = (v1613 + 0x1) & 0xffff
+																			v1613 = ((v1613 + 0x1) & 0xffff)
 																		}
 																	} else {
 																		{
@@ -13870,14 +13870,14 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 													}
 													{
 														{
-															v1609 = (((v1613)<<16|v1612)<<16|v1611)<<16 | v1610
+															v1609 = ((((v1613)<<16|v1612)<<16|v1611)<<16 | v1610)
 														}
 													}
 													p.r[4].Set64(s[194], v1609)
-													s[226] = (v1609) & 0xffff
-													s[227] = (v1609) >> 16 & 0xffff
-													s[228] = (v1609) >> 32 & 0xffff
-													s[229] = (v1609) >> 48
+													s[226] = ((v1609) & 0xffff)
+													s[227] = ((v1609) >> 16 & 0xffff)
+													s[228] = ((v1609) >> 32 & 0xffff)
+													s[229] = ((v1609) >> 48)
 												}
 											}
 											if v1485 == 0x1 {
@@ -13909,7 +13909,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	h1620 = engine.HashCRC32(b1621[:12])
 																} else {
 																	b1622 := g.Scratch(8)
-																	binary.BigEndian.PutUint64(b1622[0:], ((s[38])&0xffffffff)<<32|(s[38])>>32)
+																	binary.BigEndian.PutUint64(b1622[0:], ((s[38])&0xffffffff)<<32|((s[38])>>32))
 																	h1620 = engine.HashCRC32(b1622[:8])
 																}
 															}
@@ -13933,10 +13933,10 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	}
 																}
 															}
-															p.r[6].Set64(v1616, (v1623)&0xffffffff)
+															p.r[6].Set64(v1616, ((v1623) & 0xffffffff))
 														}
 													}
-													if (s[221] == 0x0) && ((s[224]+s[225])&0xffffffff > 0x0) {
+													if (s[221] == 0x0) && (((s[224] + s[225]) & 0xffffffff) > 0x0) {
 														{
 															v111 = 0x1
 															if s[224] > 0x0 {
@@ -14092,10 +14092,10 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 												{
 													if s[152] == 0x1 {
 														{
-															s[73] = (s[73] - 0x1) & 0xffff
+															s[73] = ((s[73] - 0x1) & 0xffff)
 														}
 													}
-													s[74] = (s[74] - 0x1) & 0xffff
+													s[74] = ((s[74] - 0x1) & 0xffff)
 													var r1637 uint64
 													{
 														{
@@ -14103,13 +14103,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 															_ = a1638
 															a1639 := s[208]
 															_ = a1639
-															if ((a1638&0x7fff)+0x1)&0xffff == a1639 {
+															if (((a1638 & 0x7fff) + 0x1) & 0xffff) == a1639 {
 																{
 																	r1637 = ((a1638 & 0x8000) ^ 0x8000)
 																	goto end1636
 																}
 															}
-															r1637 = (a1638 + 0x1) & 0xffff
+															r1637 = ((a1638 + 0x1) & 0xffff)
 															goto end1636
 														}
 													end1636:
@@ -14222,14 +14222,14 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 												}
 												{
 													{
-														s[214] = (s[39] & 0x3ff) & 0xffffffff
+														s[214] = ((s[39] & 0x3ff) & 0xffffffff)
 														s[215] = (s[39] >> (0xa))
-														if (s[214] >= s[195]) && ((s[214]-s[195])&0xffffffff < s[196]) {
+														if (s[214] >= s[195]) && (((s[214] - s[195]) & 0xffffffff) < s[196]) {
 															{
 																s[216] = 0x0
 															}
 														} else {
-															if (s[214] >= s[197]) && ((s[214]-s[197])&0xffffffff < s[198]) {
+															if (s[214] >= s[197]) && (((s[214] - s[197]) & 0xffffffff) < s[198]) {
 																{
 																	s[216] = 0x1
 																}
@@ -14353,11 +14353,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 														s[150] = engine.Sel((s[215] > s[231]), 0x1, 0x0)
 														{
 															{
-																a1662 := ((s[214] - s[207]) & 0xffffffff) & 0xffff
+																a1662 := (((s[214] - s[207]) & 0xffffffff) & 0xffff)
 																_ = a1662
-																v1663 := uint64((s[207] + (a1662 & 0x7fff)) & 0xffffffff)
+																v1663 := uint64(((s[207] + (a1662 & 0x7fff)) & 0xffffffff))
 																_ = v1663
-																s[131] = (v1663) >> 8 & 0x3
+																s[131] = ((v1663) >> 8 & 0x3)
 																s[132] = (v1663 & 0xff)
 																s[214] = v1663
 															}
@@ -14365,7 +14365,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 														s[134] = 0x1
 														s[142] = s[38]
 														s[137] = 0x4
-														s[149] = (s[215]) & 0xffffffff
+														s[149] = ((s[215]) & 0xffffffff)
 														s[148] = s[213]
 														s[133] = 0x4
 														s[141] = engine.Sel((s[41] == 0x0), 0x0, s[212])
@@ -14405,7 +14405,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								v1669 = p.r[11].Get64(s[132])
 																								if (s[137] == 0x3) || (s[137] == 0x4) {
 																									{
-																										if (((s[150] == 0x1) && (s[158] == 0x1)) && ((v1669)>>32 == s[149])) && ((v1669)>>32 != 0x0) {
+																										if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v1669) >> 32) == s[149])) && (((v1669) >> 32) != 0x0) {
 																											{
 																												s[165] = 0x1
 																											}
@@ -14414,7 +14414,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								}
 																								if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
 																									{
-																										v1669 = (s[147])<<32 | s[148]
+																										v1669 = ((s[147])<<32 | s[148])
 																									}
 																								} else {
 																									if (s[137] == 0x3) && (s[165] == 0x1) {
@@ -14430,8 +14430,8 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																									}
 																								}
 																								p.r[11].Set64(s[132], v1669)
-																								s[163] = (v1669) >> 32
-																								s[164] = (v1669) & 0xffffffff
+																								s[163] = ((v1669) >> 32)
+																								s[164] = ((v1669) & 0xffffffff)
 																							}
 																						}
 																					}
@@ -14445,7 +14445,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								v1671 = p.r[8].Get64(s[132])
 																								if s[133] == 0x2 {
 																									{
-																										v1671 = ((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141]
+																										v1671 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
 																									}
 																								} else {
 																									if (s[133] == 0x3) && (s[165] == 0x1) {
@@ -14458,7 +14458,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																												v1671 = v1671&^0xffffffff | (s[141])<<0&0xffffffff
 																											}
 																										} else {
-																											if ((s[133] == 0x5) && ((v1671)>>56 == 0x1)) && (s[158] == 0x1) {
+																											if ((s[133] == 0x5) && (((v1671) >> 56) == 0x1)) && (s[158] == 0x1) {
 																												{
 																													v1671 = v1671&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 																													s[165] = 0x1
@@ -14468,11 +14468,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																									}
 																								}
 																								p.r[8].Set64(s[132], v1671)
-																								s[152] = (v1671) >> 56
-																								s[153] = (v1671) >> 48 & 0xff
-																								s[154] = (v1671) >> 40 & 0xff
-																								s[155] = (v1671) >> 32 & 0xff
-																								s[156] = (v1671) & 0xffffffff
+																								s[152] = ((v1671) >> 56)
+																								s[153] = ((v1671) >> 48 & 0xff)
+																								s[154] = ((v1671) >> 40 & 0xff)
+																								s[155] = ((v1671) >> 32 & 0xff)
+																								s[156] = ((v1671) & 0xffffffff)
 																							}
 																						}
 																					}
@@ -14486,13 +14486,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								v1673 = p.r[9].Get64(s[132])
 																								if s[135] == 0x2 {
 																									{
-																										v1673 = ((s[143])<<16|s[144])<<16 | s[145]
+																										v1673 = (((s[143])<<16|s[144])<<16 | s[145])
 																									}
 																								}
 																								p.r[9].Set64(s[132], v1673)
-																								s[159] = (v1673) >> 32
-																								s[160] = (v1673) >> 16 & 0xffff
-																								s[161] = (v1673) & 0xffff
+																								s[159] = ((v1673) >> 32)
+																								s[160] = ((v1673) >> 16 & 0xffff)
+																								s[161] = ((v1673) & 0xffff)
 																							}
 																						}
 																					}
@@ -14551,7 +14551,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																									v1680 = p.r[16].Get64(s[132])
 																									if (s[137] == 0x3) || (s[137] == 0x4) {
 																										{
-																											if (((s[150] == 0x1) && (s[158] == 0x1)) && ((v1680)>>32 == s[149])) && ((v1680)>>32 != 0x0) {
+																											if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v1680) >> 32) == s[149])) && (((v1680) >> 32) != 0x0) {
 																												{
 																													s[165] = 0x1
 																												}
@@ -14560,7 +14560,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																									}
 																									if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
 																										{
-																											v1680 = (s[147])<<32 | s[148]
+																											v1680 = ((s[147])<<32 | s[148])
 																										}
 																									} else {
 																										if (s[137] == 0x3) && (s[165] == 0x1) {
@@ -14576,8 +14576,8 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																										}
 																									}
 																									p.r[16].Set64(s[132], v1680)
-																									s[163] = (v1680) >> 32
-																									s[164] = (v1680) & 0xffffffff
+																									s[163] = ((v1680) >> 32)
+																									s[164] = ((v1680) & 0xffffffff)
 																								}
 																							}
 																						}
@@ -14591,7 +14591,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																									v1682 = p.r[13].Get64(s[132])
 																									if s[133] == 0x2 {
 																										{
-																											v1682 = ((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141]
+																											v1682 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
 																										}
 																									} else {
 																										if (s[133] == 0x3) && (s[165] == 0x1) {
@@ -14604,7 +14604,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																													v1682 = v1682&^0xffffffff | (s[141])<<0&0xffffffff
 																												}
 																											} else {
-																												if ((s[133] == 0x5) && ((v1682)>>56 == 0x1)) && (s[158] == 0x1) {
+																												if ((s[133] == 0x5) && (((v1682) >> 56) == 0x1)) && (s[158] == 0x1) {
 																													{
 																														v1682 = v1682&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 																														s[165] = 0x1
@@ -14614,11 +14614,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																										}
 																									}
 																									p.r[13].Set64(s[132], v1682)
-																									s[152] = (v1682) >> 56
-																									s[153] = (v1682) >> 48 & 0xff
-																									s[154] = (v1682) >> 40 & 0xff
-																									s[155] = (v1682) >> 32 & 0xff
-																									s[156] = (v1682) & 0xffffffff
+																									s[152] = ((v1682) >> 56)
+																									s[153] = ((v1682) >> 48 & 0xff)
+																									s[154] = ((v1682) >> 40 & 0xff)
+																									s[155] = ((v1682) >> 32 & 0xff)
+																									s[156] = ((v1682) & 0xffffffff)
 																								}
 																							}
 																						}
@@ -14632,13 +14632,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																									v1684 = p.r[14].Get64(s[132])
 																									if s[135] == 0x2 {
 																										{
-																											v1684 = ((s[143])<<16|s[144])<<16 | s[145]
+																											v1684 = (((s[143])<<16|s[144])<<16 | s[145])
 																										}
 																									}
 																									p.r[14].Set64(s[132], v1684)
-																									s[159] = (v1684) >> 32
-																									s[160] = (v1684) >> 16 & 0xffff
-																									s[161] = (v1684) & 0xffff
+																									s[159] = ((v1684) >> 32)
+																									s[160] = ((v1684) >> 16 & 0xffff)
+																									s[161] = ((v1684) & 0xffff)
 																								}
 																							}
 																						}
@@ -14697,7 +14697,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																										v1691 = p.r[21].Get64(s[132])
 																										if (s[137] == 0x3) || (s[137] == 0x4) {
 																											{
-																												if (((s[150] == 0x1) && (s[158] == 0x1)) && ((v1691)>>32 == s[149])) && ((v1691)>>32 != 0x0) {
+																												if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v1691) >> 32) == s[149])) && (((v1691) >> 32) != 0x0) {
 																													{
 																														s[165] = 0x1
 																													}
@@ -14706,7 +14706,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																										}
 																										if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
 																											{
-																												v1691 = (s[147])<<32 | s[148]
+																												v1691 = ((s[147])<<32 | s[148])
 																											}
 																										} else {
 																											if (s[137] == 0x3) && (s[165] == 0x1) {
@@ -14722,8 +14722,8 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																											}
 																										}
 																										p.r[21].Set64(s[132], v1691)
-																										s[163] = (v1691) >> 32
-																										s[164] = (v1691) & 0xffffffff
+																										s[163] = ((v1691) >> 32)
+																										s[164] = ((v1691) & 0xffffffff)
 																									}
 																								}
 																							}
@@ -14737,7 +14737,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																										v1693 = p.r[18].Get64(s[132])
 																										if s[133] == 0x2 {
 																											{
-																												v1693 = ((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141]
+																												v1693 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
 																											}
 																										} else {
 																											if (s[133] == 0x3) && (s[165] == 0x1) {
@@ -14750,7 +14750,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																														v1693 = v1693&^0xffffffff | (s[141])<<0&0xffffffff
 																													}
 																												} else {
-																													if ((s[133] == 0x5) && ((v1693)>>56 == 0x1)) && (s[158] == 0x1) {
+																													if ((s[133] == 0x5) && (((v1693) >> 56) == 0x1)) && (s[158] == 0x1) {
 																														{
 																															v1693 = v1693&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 																															s[165] = 0x1
@@ -14760,11 +14760,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																											}
 																										}
 																										p.r[18].Set64(s[132], v1693)
-																										s[152] = (v1693) >> 56
-																										s[153] = (v1693) >> 48 & 0xff
-																										s[154] = (v1693) >> 40 & 0xff
-																										s[155] = (v1693) >> 32 & 0xff
-																										s[156] = (v1693) & 0xffffffff
+																										s[152] = ((v1693) >> 56)
+																										s[153] = ((v1693) >> 48 & 0xff)
+																										s[154] = ((v1693) >> 40 & 0xff)
+																										s[155] = ((v1693) >> 32 & 0xff)
+																										s[156] = ((v1693) & 0xffffffff)
 																									}
 																								}
 																							}
@@ -14778,13 +14778,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																										v1695 = p.r[19].Get64(s[132])
 																										if s[135] == 0x2 {
 																											{
-																												v1695 = ((s[143])<<16|s[144])<<16 | s[145]
+																												v1695 = (((s[143])<<16|s[144])<<16 | s[145])
 																											}
 																										}
 																										p.r[19].Set64(s[132], v1695)
-																										s[159] = (v1695) >> 32
-																										s[160] = (v1695) >> 16 & 0xffff
-																										s[161] = (v1695) & 0xffff
+																										s[159] = ((v1695) >> 32)
+																										s[160] = ((v1695) >> 16 & 0xffff)
+																										s[161] = ((v1695) & 0xffff)
 																									}
 																								}
 																							}
@@ -14842,7 +14842,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																										v1702 = p.r[26].Get64(s[132])
 																										if (s[137] == 0x3) || (s[137] == 0x4) {
 																											{
-																												if (((s[150] == 0x1) && (s[158] == 0x1)) && ((v1702)>>32 == s[149])) && ((v1702)>>32 != 0x0) {
+																												if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v1702) >> 32) == s[149])) && (((v1702) >> 32) != 0x0) {
 																													{
 																														s[165] = 0x1
 																													}
@@ -14851,7 +14851,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																										}
 																										if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
 																											{
-																												v1702 = (s[147])<<32 | s[148]
+																												v1702 = ((s[147])<<32 | s[148])
 																											}
 																										} else {
 																											if (s[137] == 0x3) && (s[165] == 0x1) {
@@ -14867,8 +14867,8 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																											}
 																										}
 																										p.r[26].Set64(s[132], v1702)
-																										s[163] = (v1702) >> 32
-																										s[164] = (v1702) & 0xffffffff
+																										s[163] = ((v1702) >> 32)
+																										s[164] = ((v1702) & 0xffffffff)
 																									}
 																								}
 																							}
@@ -14882,7 +14882,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																										v1704 = p.r[23].Get64(s[132])
 																										if s[133] == 0x2 {
 																											{
-																												v1704 = ((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141]
+																												v1704 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
 																											}
 																										} else {
 																											if (s[133] == 0x3) && (s[165] == 0x1) {
@@ -14895,7 +14895,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																														v1704 = v1704&^0xffffffff | (s[141])<<0&0xffffffff
 																													}
 																												} else {
-																													if ((s[133] == 0x5) && ((v1704)>>56 == 0x1)) && (s[158] == 0x1) {
+																													if ((s[133] == 0x5) && (((v1704) >> 56) == 0x1)) && (s[158] == 0x1) {
 																														{
 																															v1704 = v1704&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 																															s[165] = 0x1
@@ -14905,11 +14905,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																											}
 																										}
 																										p.r[23].Set64(s[132], v1704)
-																										s[152] = (v1704) >> 56
-																										s[153] = (v1704) >> 48 & 0xff
-																										s[154] = (v1704) >> 40 & 0xff
-																										s[155] = (v1704) >> 32 & 0xff
-																										s[156] = (v1704) & 0xffffffff
+																										s[152] = ((v1704) >> 56)
+																										s[153] = ((v1704) >> 48 & 0xff)
+																										s[154] = ((v1704) >> 40 & 0xff)
+																										s[155] = ((v1704) >> 32 & 0xff)
+																										s[156] = ((v1704) & 0xffffffff)
 																									}
 																								}
 																							}
@@ -14923,13 +14923,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																										v1706 = p.r[24].Get64(s[132])
 																										if s[135] == 0x2 {
 																											{
-																												v1706 = ((s[143])<<16|s[144])<<16 | s[145]
+																												v1706 = (((s[143])<<16|s[144])<<16 | s[145])
 																											}
 																										}
 																										p.r[24].Set64(s[132], v1706)
-																										s[159] = (v1706) >> 32
-																										s[160] = (v1706) >> 16 & 0xffff
-																										s[161] = (v1706) & 0xffff
+																										s[159] = ((v1706) >> 32)
+																										s[160] = ((v1706) >> 16 & 0xffff)
+																										s[161] = ((v1706) & 0xffff)
 																									}
 																								}
 																							}
@@ -15164,13 +15164,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				v1727 := uint64(0)
 																				_ = v1727
 																				v1727 = p.r[1].Get64(s[194])
-																				v1728 := uint64((0x0)<<15 | (v1727)&0x7fff)
+																				v1728 := uint64(((0x0)<<15 | ((v1727) & 0x7fff)))
 																				_ = v1728
-																				v1729 := uint64((0x0)<<1 | (v1727)>>15&0x1)
+																				v1729 := uint64(((0x0)<<1 | ((v1727) >> 15 & 0x1)))
 																				_ = v1729
-																				v1730 := uint64((v1727) >> 16 & 0xffff)
+																				v1730 := uint64(((v1727) >> 16 & 0xffff))
 																				_ = v1730
-																				v1731 := uint64((v1727) >> 32 & 0xffff)
+																				v1731 := uint64(((v1727) >> 32 & 0xffff))
 																				_ = v1731
 																				v1732 := uint64(0x0)
 																				_ = v1732
@@ -15192,14 +15192,14 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																				{
 																					{
-																						v1727 = ((((0x0)<<16|v1731)<<16|v1730)<<1|(v1729)&0x1)<<15 | (v1728)&0x7fff
+																						v1727 = (((((0x0)<<16|v1731)<<16|v1730)<<1|((v1729)&0x1))<<15 | ((v1728) & 0x7fff))
 																					}
 																				}
 																				p.r[1].Set64(s[194], v1727)
-																				s[220] = (0x0)<<15 | (v1727)&0x7fff
-																				s[221] = (0x0)<<1 | (v1727)>>15&0x1
-																				s[222] = (v1727) >> 16 & 0xffff
-																				s[223] = (v1727) >> 32 & 0xffff
+																				s[220] = ((0x0)<<15 | ((v1727) & 0x7fff))
+																				s[221] = ((0x0)<<1 | ((v1727) >> 15 & 0x1))
+																				s[222] = ((v1727) >> 16 & 0xffff)
+																				s[223] = ((v1727) >> 32 & 0xffff)
 																			}
 																		}
 																		{
@@ -15207,20 +15207,20 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				v1735 := uint64(0)
 																				_ = v1735
 																				v1735 = p.r[2].Get64(s[194])
-																				v1736 := uint64((v1735) & 0xffffffff)
+																				v1736 := uint64(((v1735) & 0xffffffff))
 																				_ = v1736
-																				v1737 := uint64((v1735) >> 32)
+																				v1737 := uint64(((v1735) >> 32))
 																				_ = v1737
 																				{
 																				}
 																				{
 																					{
-																						v1735 = (v1737)<<32 | v1736
+																						v1735 = ((v1737)<<32 | v1736)
 																					}
 																				}
 																				p.r[2].Set64(s[194], v1735)
-																				s[224] = (v1735) & 0xffffffff
-																				s[225] = (v1735) >> 32
+																				s[224] = ((v1735) & 0xffffffff)
+																				s[225] = ((v1735) >> 32)
 																			}
 																		}
 																		{
@@ -15241,13 +15241,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				v1742 := uint64(0)
 																				_ = v1742
 																				v1742 = p.r[4].Get64(s[194])
-																				v1743 := uint64((v1742) & 0xffff)
+																				v1743 := uint64(((v1742) & 0xffff))
 																				_ = v1743
-																				v1744 := uint64((v1742) >> 16 & 0xffff)
+																				v1744 := uint64(((v1742) >> 16 & 0xffff))
 																				_ = v1744
-																				v1745 := uint64((v1742) >> 32 & 0xffff)
+																				v1745 := uint64(((v1742) >> 32 & 0xffff))
 																				_ = v1745
-																				v1746 := uint64((v1742) >> 48)
+																				v1746 := uint64(((v1742) >> 48))
 																				_ = v1746
 																				v1747 := uint64(engine.Sel((a1741 == 0x0), v1743, v1744))
 																				_ = v1747
@@ -15275,14 +15275,14 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																				{
 																					{
-																						v1742 = (((v1746)<<16|v1745)<<16|v1744)<<16 | v1743
+																						v1742 = ((((v1746)<<16|v1745)<<16|v1744)<<16 | v1743)
 																					}
 																				}
 																				p.r[4].Set64(s[194], v1742)
-																				s[226] = (v1742) & 0xffff
-																				s[227] = (v1742) >> 16 & 0xffff
-																				s[228] = (v1742) >> 32 & 0xffff
-																				s[229] = (v1742) >> 48
+																				s[226] = ((v1742) & 0xffff)
+																				s[227] = ((v1742) >> 16 & 0xffff)
+																				s[228] = ((v1742) >> 32 & 0xffff)
+																				s[229] = ((v1742) >> 48)
 																			}
 																		}
 																		s[166] = 0x1
@@ -15314,13 +15314,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																														_ = a1758
 																														a1759 := s[169]
 																														_ = a1759
-																														if ((a1758&0x7fff)+0x1)&0xffff == a1759 {
+																														if (((a1758 & 0x7fff) + 0x1) & 0xffff) == a1759 {
 																															{
 																																r1757 = ((a1758 & 0x8000) ^ 0x8000)
 																																goto end1756
 																															}
 																														}
-																														r1757 = (a1758 + 0x1) & 0xffff
+																														r1757 = ((a1758 + 0x1) & 0xffff)
 																														goto end1756
 																													}
 																												end1756:
@@ -15351,7 +15351,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																														}
 																													}
 																												}
-																												p.r[27].Set64(a1751, (v1754)&0xffff)
+																												p.r[27].Set64(a1751, ((v1754) & 0xffff))
 																												if s[166] == 0x3 {
 																													{
 																														s[172] = v1754
@@ -15378,13 +15378,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																																_ = a1764
 																																a1765 := s[169]
 																																_ = a1765
-																																if ((a1764&0x7fff)+0x1)&0xffff == a1765 {
+																																if (((a1764 & 0x7fff) + 0x1) & 0xffff) == a1765 {
 																																	{
 																																		r1763 = ((a1764 & 0x8000) ^ 0x8000)
 																																		goto end1762
 																																	}
 																																}
-																																r1763 = (a1764 + 0x1) & 0xffff
+																																r1763 = ((a1764 + 0x1) & 0xffff)
 																																goto end1762
 																															}
 																														end1762:
@@ -15398,7 +15398,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																														}
 																													}
 																												}
-																												p.r[28].Set64(a1751, (v1761)&0xffff)
+																												p.r[28].Set64(a1751, ((v1761) & 0xffff))
 																											}
 																										}
 																									}
@@ -15424,13 +15424,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																																	_ = a1770
 																																	a1771 := s[169]
 																																	_ = a1771
-																																	if ((a1770&0x7fff)+0x1)&0xffff == a1771 {
+																																	if (((a1770 & 0x7fff) + 0x1) & 0xffff) == a1771 {
 																																		{
 																																			r1769 = ((a1770 & 0x8000) ^ 0x8000)
 																																			goto end1768
 																																		}
 																																	}
-																																	r1769 = (a1770 + 0x1) & 0xffff
+																																	r1769 = ((a1770 + 0x1) & 0xffff)
 																																	goto end1768
 																																}
 																															end1768:
@@ -15452,13 +15452,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																																			_ = a1774
 																																			a1775 := s[169]
 																																			_ = a1775
-																																			if ((a1774&0x7fff)+0x1)&0xffff == a1775 {
+																																			if (((a1774 & 0x7fff) + 0x1) & 0xffff) == a1775 {
 																																				{
 																																					r1773 = ((a1774 & 0x8000) ^ 0x8000)
 																																					goto end1772
 																																				}
 																																			}
-																																			r1773 = (a1774 + 0x1) & 0xffff
+																																			r1773 = ((a1774 + 0x1) & 0xffff)
 																																			goto end1772
 																																		}
 																																	end1772:
@@ -15469,7 +15469,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																														}
 																													}
 																												}
-																												p.r[29].Set64(a1751, (v1767)&0xffff)
+																												p.r[29].Set64(a1751, ((v1767) & 0xffff))
 																												s[174] = v1767
 																											}
 																										}
@@ -15495,13 +15495,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																														_ = a1783
 																														a1784 := s[179]
 																														_ = a1784
-																														if ((a1783&0x7fff)+0x1)&0xffff == a1784 {
+																														if (((a1783 & 0x7fff) + 0x1) & 0xffff) == a1784 {
 																															{
 																																r1782 = ((a1783 & 0x8000) ^ 0x8000)
 																																goto end1781
 																															}
 																														}
-																														r1782 = (a1783 + 0x1) & 0xffff
+																														r1782 = ((a1783 + 0x1) & 0xffff)
 																														goto end1781
 																													}
 																												end1781:
@@ -15532,7 +15532,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																														}
 																													}
 																												}
-																												p.r[30].Set64(a1776, (v1779)&0xffff)
+																												p.r[30].Set64(a1776, ((v1779) & 0xffff))
 																												if s[176] == 0x3 {
 																													{
 																														s[182] = v1779
@@ -15559,13 +15559,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																																_ = a1789
 																																a1790 := s[179]
 																																_ = a1790
-																																if ((a1789&0x7fff)+0x1)&0xffff == a1790 {
+																																if (((a1789 & 0x7fff) + 0x1) & 0xffff) == a1790 {
 																																	{
 																																		r1788 = ((a1789 & 0x8000) ^ 0x8000)
 																																		goto end1787
 																																	}
 																																}
-																																r1788 = (a1789 + 0x1) & 0xffff
+																																r1788 = ((a1789 + 0x1) & 0xffff)
 																																goto end1787
 																															}
 																														end1787:
@@ -15579,7 +15579,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																														}
 																													}
 																												}
-																												p.r[31].Set64(a1776, (v1786)&0xffff)
+																												p.r[31].Set64(a1776, ((v1786) & 0xffff))
 																											}
 																										}
 																									}
@@ -15605,13 +15605,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																																	_ = a1795
 																																	a1796 := s[179]
 																																	_ = a1796
-																																	if ((a1795&0x7fff)+0x1)&0xffff == a1796 {
+																																	if (((a1795 & 0x7fff) + 0x1) & 0xffff) == a1796 {
 																																		{
 																																			r1794 = ((a1795 & 0x8000) ^ 0x8000)
 																																			goto end1793
 																																		}
 																																	}
-																																	r1794 = (a1795 + 0x1) & 0xffff
+																																	r1794 = ((a1795 + 0x1) & 0xffff)
 																																	goto end1793
 																																}
 																															end1793:
@@ -15633,13 +15633,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																																			_ = a1799
 																																			a1800 := s[179]
 																																			_ = a1800
-																																			if ((a1799&0x7fff)+0x1)&0xffff == a1800 {
+																																			if (((a1799 & 0x7fff) + 0x1) & 0xffff) == a1800 {
 																																				{
 																																					r1798 = ((a1799 & 0x8000) ^ 0x8000)
 																																					goto end1797
 																																				}
 																																			}
-																																			r1798 = (a1799 + 0x1) & 0xffff
+																																			r1798 = ((a1799 + 0x1) & 0xffff)
 																																			goto end1797
 																																		}
 																																	end1797:
@@ -15650,7 +15650,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																														}
 																													}
 																												}
-																												p.r[32].Set64(a1776, (v1792)&0xffff)
+																												p.r[32].Set64(a1776, ((v1792) & 0xffff))
 																												s[184] = v1792
 																											}
 																										}
@@ -15679,13 +15679,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																														_ = a1808
 																														a1809 := s[169]
 																														_ = a1809
-																														if ((a1808&0x7fff)+0x1)&0xffff == a1809 {
+																														if (((a1808 & 0x7fff) + 0x1) & 0xffff) == a1809 {
 																															{
 																																r1807 = ((a1808 & 0x8000) ^ 0x8000)
 																																goto end1806
 																															}
 																														}
-																														r1807 = (a1808 + 0x1) & 0xffff
+																														r1807 = ((a1808 + 0x1) & 0xffff)
 																														goto end1806
 																													}
 																												end1806:
@@ -15716,7 +15716,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																														}
 																													}
 																												}
-																												p.r[30].Set64(a1801, (v1804)&0xffff)
+																												p.r[30].Set64(a1801, ((v1804) & 0xffff))
 																												if s[166] == 0x3 {
 																													{
 																														s[172] = v1804
@@ -15743,13 +15743,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																																_ = a1814
 																																a1815 := s[169]
 																																_ = a1815
-																																if ((a1814&0x7fff)+0x1)&0xffff == a1815 {
+																																if (((a1814 & 0x7fff) + 0x1) & 0xffff) == a1815 {
 																																	{
 																																		r1813 = ((a1814 & 0x8000) ^ 0x8000)
 																																		goto end1812
 																																	}
 																																}
-																																r1813 = (a1814 + 0x1) & 0xffff
+																																r1813 = ((a1814 + 0x1) & 0xffff)
 																																goto end1812
 																															}
 																														end1812:
@@ -15763,7 +15763,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																														}
 																													}
 																												}
-																												p.r[31].Set64(a1801, (v1811)&0xffff)
+																												p.r[31].Set64(a1801, ((v1811) & 0xffff))
 																											}
 																										}
 																									}
@@ -15789,13 +15789,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																																	_ = a1820
 																																	a1821 := s[169]
 																																	_ = a1821
-																																	if ((a1820&0x7fff)+0x1)&0xffff == a1821 {
+																																	if (((a1820 & 0x7fff) + 0x1) & 0xffff) == a1821 {
 																																		{
 																																			r1819 = ((a1820 & 0x8000) ^ 0x8000)
 																																			goto end1818
 																																		}
 																																	}
-																																	r1819 = (a1820 + 0x1) & 0xffff
+																																	r1819 = ((a1820 + 0x1) & 0xffff)
 																																	goto end1818
 																																}
 																															end1818:
@@ -15817,13 +15817,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																																			_ = a1824
 																																			a1825 := s[169]
 																																			_ = a1825
-																																			if ((a1824&0x7fff)+0x1)&0xffff == a1825 {
+																																			if (((a1824 & 0x7fff) + 0x1) & 0xffff) == a1825 {
 																																				{
 																																					r1823 = ((a1824 & 0x8000) ^ 0x8000)
 																																					goto end1822
 																																				}
 																																			}
-																																			r1823 = (a1824 + 0x1) & 0xffff
+																																			r1823 = ((a1824 + 0x1) & 0xffff)
 																																			goto end1822
 																																		}
 																																	end1822:
@@ -15834,7 +15834,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																														}
 																													}
 																												}
-																												p.r[32].Set64(a1801, (v1817)&0xffff)
+																												p.r[32].Set64(a1801, ((v1817) & 0xffff))
 																												s[174] = v1817
 																											}
 																										}
@@ -15860,13 +15860,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																														_ = a1833
 																														a1834 := s[179]
 																														_ = a1834
-																														if ((a1833&0x7fff)+0x1)&0xffff == a1834 {
+																														if (((a1833 & 0x7fff) + 0x1) & 0xffff) == a1834 {
 																															{
 																																r1832 = ((a1833 & 0x8000) ^ 0x8000)
 																																goto end1831
 																															}
 																														}
-																														r1832 = (a1833 + 0x1) & 0xffff
+																														r1832 = ((a1833 + 0x1) & 0xffff)
 																														goto end1831
 																													}
 																												end1831:
@@ -15897,7 +15897,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																														}
 																													}
 																												}
-																												p.r[27].Set64(a1826, (v1829)&0xffff)
+																												p.r[27].Set64(a1826, ((v1829) & 0xffff))
 																												if s[176] == 0x3 {
 																													{
 																														s[182] = v1829
@@ -15924,13 +15924,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																																_ = a1839
 																																a1840 := s[179]
 																																_ = a1840
-																																if ((a1839&0x7fff)+0x1)&0xffff == a1840 {
+																																if (((a1839 & 0x7fff) + 0x1) & 0xffff) == a1840 {
 																																	{
 																																		r1838 = ((a1839 & 0x8000) ^ 0x8000)
 																																		goto end1837
 																																	}
 																																}
-																																r1838 = (a1839 + 0x1) & 0xffff
+																																r1838 = ((a1839 + 0x1) & 0xffff)
 																																goto end1837
 																															}
 																														end1837:
@@ -15944,7 +15944,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																														}
 																													}
 																												}
-																												p.r[28].Set64(a1826, (v1836)&0xffff)
+																												p.r[28].Set64(a1826, ((v1836) & 0xffff))
 																											}
 																										}
 																									}
@@ -15970,13 +15970,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																																	_ = a1845
 																																	a1846 := s[179]
 																																	_ = a1846
-																																	if ((a1845&0x7fff)+0x1)&0xffff == a1846 {
+																																	if (((a1845 & 0x7fff) + 0x1) & 0xffff) == a1846 {
 																																		{
 																																			r1844 = ((a1845 & 0x8000) ^ 0x8000)
 																																			goto end1843
 																																		}
 																																	}
-																																	r1844 = (a1845 + 0x1) & 0xffff
+																																	r1844 = ((a1845 + 0x1) & 0xffff)
 																																	goto end1843
 																																}
 																															end1843:
@@ -15998,13 +15998,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																																			_ = a1849
 																																			a1850 := s[179]
 																																			_ = a1850
-																																			if ((a1849&0x7fff)+0x1)&0xffff == a1850 {
+																																			if (((a1849 & 0x7fff) + 0x1) & 0xffff) == a1850 {
 																																				{
 																																					r1848 = ((a1849 & 0x8000) ^ 0x8000)
 																																					goto end1847
 																																				}
 																																			}
-																																			r1848 = (a1849 + 0x1) & 0xffff
+																																			r1848 = ((a1849 + 0x1) & 0xffff)
 																																			goto end1847
 																																		}
 																																	end1847:
@@ -16015,7 +16015,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																														}
 																													}
 																												}
-																												p.r[29].Set64(a1826, (v1842)&0xffff)
+																												p.r[29].Set64(a1826, ((v1842) & 0xffff))
 																												s[184] = v1842
 																											}
 																										}
@@ -16031,8 +16031,8 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		s[54] = s[221]
 																		s[56] = s[222]
 																		s[57] = s[223]
-																		s[58] = (s[224]) & 0xffff
-																		s[59] = (s[225]) & 0xffff
+																		s[58] = ((s[224]) & 0xffff)
+																		s[59] = ((s[225]) & 0xffff)
 																		s[60] = s[226]
 																		s[61] = s[227]
 																		s[62] = s[228]
@@ -16048,20 +16048,20 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																			}
 																		} else {
 																			{
-																				v1851 := uint64(((s[172] & 0x7fff) + s[50]) & 0xffffffff)
+																				v1851 := uint64((((s[172] & 0x7fff) + s[50]) & 0xffffffff))
 																				_ = v1851
 																				if v1851 >= s[208] {
 																					{
-																						v1851 = (v1851 - s[208]) & 0xffffffff
+																						v1851 = ((v1851 - s[208]) & 0xffffffff)
 																					}
 																				}
 																				{
 																					{
-																						a1853 := (v1851) & 0xffff
+																						a1853 := ((v1851) & 0xffff)
 																						_ = a1853
-																						v1854 := uint64((s[207] + (a1853 & 0x7fff)) & 0xffffffff)
+																						v1854 := uint64(((s[207] + (a1853 & 0x7fff)) & 0xffffffff))
 																						_ = v1854
-																						s[131] = (v1854) >> 8 & 0x3
+																						s[131] = ((v1854) >> 8 & 0x3)
 																						s[132] = (v1854 & 0xff)
 																						s[214] = v1854
 																					}
@@ -16105,7 +16105,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																														v1860 = p.r[11].Get64(s[132])
 																														if (s[137] == 0x3) || (s[137] == 0x4) {
 																															{
-																																if (((s[150] == 0x1) && (s[158] == 0x1)) && ((v1860)>>32 == s[149])) && ((v1860)>>32 != 0x0) {
+																																if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v1860) >> 32) == s[149])) && (((v1860) >> 32) != 0x0) {
 																																	{
 																																		s[165] = 0x1
 																																	}
@@ -16114,7 +16114,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																														}
 																														if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
 																															{
-																																v1860 = (s[147])<<32 | s[148]
+																																v1860 = ((s[147])<<32 | s[148])
 																															}
 																														} else {
 																															if (s[137] == 0x3) && (s[165] == 0x1) {
@@ -16130,8 +16130,8 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																															}
 																														}
 																														p.r[11].Set64(s[132], v1860)
-																														s[163] = (v1860) >> 32
-																														s[164] = (v1860) & 0xffffffff
+																														s[163] = ((v1860) >> 32)
+																														s[164] = ((v1860) & 0xffffffff)
 																													}
 																												}
 																											}
@@ -16145,7 +16145,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																														v1862 = p.r[8].Get64(s[132])
 																														if s[133] == 0x2 {
 																															{
-																																v1862 = ((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141]
+																																v1862 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
 																															}
 																														} else {
 																															if (s[133] == 0x3) && (s[165] == 0x1) {
@@ -16158,7 +16158,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																																		v1862 = v1862&^0xffffffff | (s[141])<<0&0xffffffff
 																																	}
 																																} else {
-																																	if ((s[133] == 0x5) && ((v1862)>>56 == 0x1)) && (s[158] == 0x1) {
+																																	if ((s[133] == 0x5) && (((v1862) >> 56) == 0x1)) && (s[158] == 0x1) {
 																																		{
 																																			v1862 = v1862&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 																																			s[165] = 0x1
@@ -16168,11 +16168,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																															}
 																														}
 																														p.r[8].Set64(s[132], v1862)
-																														s[152] = (v1862) >> 56
-																														s[153] = (v1862) >> 48 & 0xff
-																														s[154] = (v1862) >> 40 & 0xff
-																														s[155] = (v1862) >> 32 & 0xff
-																														s[156] = (v1862) & 0xffffffff
+																														s[152] = ((v1862) >> 56)
+																														s[153] = ((v1862) >> 48 & 0xff)
+																														s[154] = ((v1862) >> 40 & 0xff)
+																														s[155] = ((v1862) >> 32 & 0xff)
+																														s[156] = ((v1862) & 0xffffffff)
 																													}
 																												}
 																											}
@@ -16186,13 +16186,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																														v1864 = p.r[9].Get64(s[132])
 																														if s[135] == 0x2 {
 																															{
-																																v1864 = ((s[143])<<16|s[144])<<16 | s[145]
+																																v1864 = (((s[143])<<16|s[144])<<16 | s[145])
 																															}
 																														}
 																														p.r[9].Set64(s[132], v1864)
-																														s[159] = (v1864) >> 32
-																														s[160] = (v1864) >> 16 & 0xffff
-																														s[161] = (v1864) & 0xffff
+																														s[159] = ((v1864) >> 32)
+																														s[160] = ((v1864) >> 16 & 0xffff)
+																														s[161] = ((v1864) & 0xffff)
 																													}
 																												}
 																											}
@@ -16251,7 +16251,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																															v1871 = p.r[16].Get64(s[132])
 																															if (s[137] == 0x3) || (s[137] == 0x4) {
 																																{
-																																	if (((s[150] == 0x1) && (s[158] == 0x1)) && ((v1871)>>32 == s[149])) && ((v1871)>>32 != 0x0) {
+																																	if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v1871) >> 32) == s[149])) && (((v1871) >> 32) != 0x0) {
 																																		{
 																																			s[165] = 0x1
 																																		}
@@ -16260,7 +16260,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																															}
 																															if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
 																																{
-																																	v1871 = (s[147])<<32 | s[148]
+																																	v1871 = ((s[147])<<32 | s[148])
 																																}
 																															} else {
 																																if (s[137] == 0x3) && (s[165] == 0x1) {
@@ -16276,8 +16276,8 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																																}
 																															}
 																															p.r[16].Set64(s[132], v1871)
-																															s[163] = (v1871) >> 32
-																															s[164] = (v1871) & 0xffffffff
+																															s[163] = ((v1871) >> 32)
+																															s[164] = ((v1871) & 0xffffffff)
 																														}
 																													}
 																												}
@@ -16291,7 +16291,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																															v1873 = p.r[13].Get64(s[132])
 																															if s[133] == 0x2 {
 																																{
-																																	v1873 = ((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141]
+																																	v1873 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
 																																}
 																															} else {
 																																if (s[133] == 0x3) && (s[165] == 0x1) {
@@ -16304,7 +16304,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																																			v1873 = v1873&^0xffffffff | (s[141])<<0&0xffffffff
 																																		}
 																																	} else {
-																																		if ((s[133] == 0x5) && ((v1873)>>56 == 0x1)) && (s[158] == 0x1) {
+																																		if ((s[133] == 0x5) && (((v1873) >> 56) == 0x1)) && (s[158] == 0x1) {
 																																			{
 																																				v1873 = v1873&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 																																				s[165] = 0x1
@@ -16314,11 +16314,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																																}
 																															}
 																															p.r[13].Set64(s[132], v1873)
-																															s[152] = (v1873) >> 56
-																															s[153] = (v1873) >> 48 & 0xff
-																															s[154] = (v1873) >> 40 & 0xff
-																															s[155] = (v1873) >> 32 & 0xff
-																															s[156] = (v1873) & 0xffffffff
+																															s[152] = ((v1873) >> 56)
+																															s[153] = ((v1873) >> 48 & 0xff)
+																															s[154] = ((v1873) >> 40 & 0xff)
+																															s[155] = ((v1873) >> 32 & 0xff)
+																															s[156] = ((v1873) & 0xffffffff)
 																														}
 																													}
 																												}
@@ -16332,13 +16332,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																															v1875 = p.r[14].Get64(s[132])
 																															if s[135] == 0x2 {
 																																{
-																																	v1875 = ((s[143])<<16|s[144])<<16 | s[145]
+																																	v1875 = (((s[143])<<16|s[144])<<16 | s[145])
 																																}
 																															}
 																															p.r[14].Set64(s[132], v1875)
-																															s[159] = (v1875) >> 32
-																															s[160] = (v1875) >> 16 & 0xffff
-																															s[161] = (v1875) & 0xffff
+																															s[159] = ((v1875) >> 32)
+																															s[160] = ((v1875) >> 16 & 0xffff)
+																															s[161] = ((v1875) & 0xffff)
 																														}
 																													}
 																												}
@@ -16397,7 +16397,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																																v1882 = p.r[21].Get64(s[132])
 																																if (s[137] == 0x3) || (s[137] == 0x4) {
 																																	{
-																																		if (((s[150] == 0x1) && (s[158] == 0x1)) && ((v1882)>>32 == s[149])) && ((v1882)>>32 != 0x0) {
+																																		if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v1882) >> 32) == s[149])) && (((v1882) >> 32) != 0x0) {
 																																			{
 																																				s[165] = 0x1
 																																			}
@@ -16406,7 +16406,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																																}
 																																if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
 																																	{
-																																		v1882 = (s[147])<<32 | s[148]
+																																		v1882 = ((s[147])<<32 | s[148])
 																																	}
 																																} else {
 																																	if (s[137] == 0x3) && (s[165] == 0x1) {
@@ -16422,8 +16422,8 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																																	}
 																																}
 																																p.r[21].Set64(s[132], v1882)
-																																s[163] = (v1882) >> 32
-																																s[164] = (v1882) & 0xffffffff
+																																s[163] = ((v1882) >> 32)
+																																s[164] = ((v1882) & 0xffffffff)
 																															}
 																														}
 																													}
@@ -16437,7 +16437,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																																v1884 = p.r[18].Get64(s[132])
 																																if s[133] == 0x2 {
 																																	{
-																																		v1884 = ((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141]
+																																		v1884 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
 																																	}
 																																} else {
 																																	if (s[133] == 0x3) && (s[165] == 0x1) {
@@ -16450,7 +16450,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																																				v1884 = v1884&^0xffffffff | (s[141])<<0&0xffffffff
 																																			}
 																																		} else {
-																																			if ((s[133] == 0x5) && ((v1884)>>56 == 0x1)) && (s[158] == 0x1) {
+																																			if ((s[133] == 0x5) && (((v1884) >> 56) == 0x1)) && (s[158] == 0x1) {
 																																				{
 																																					v1884 = v1884&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 																																					s[165] = 0x1
@@ -16460,11 +16460,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																																	}
 																																}
 																																p.r[18].Set64(s[132], v1884)
-																																s[152] = (v1884) >> 56
-																																s[153] = (v1884) >> 48 & 0xff
-																																s[154] = (v1884) >> 40 & 0xff
-																																s[155] = (v1884) >> 32 & 0xff
-																																s[156] = (v1884) & 0xffffffff
+																																s[152] = ((v1884) >> 56)
+																																s[153] = ((v1884) >> 48 & 0xff)
+																																s[154] = ((v1884) >> 40 & 0xff)
+																																s[155] = ((v1884) >> 32 & 0xff)
+																																s[156] = ((v1884) & 0xffffffff)
 																															}
 																														}
 																													}
@@ -16478,13 +16478,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																																v1886 = p.r[19].Get64(s[132])
 																																if s[135] == 0x2 {
 																																	{
-																																		v1886 = ((s[143])<<16|s[144])<<16 | s[145]
+																																		v1886 = (((s[143])<<16|s[144])<<16 | s[145])
 																																	}
 																																}
 																																p.r[19].Set64(s[132], v1886)
-																																s[159] = (v1886) >> 32
-																																s[160] = (v1886) >> 16 & 0xffff
-																																s[161] = (v1886) & 0xffff
+																																s[159] = ((v1886) >> 32)
+																																s[160] = ((v1886) >> 16 & 0xffff)
+																																s[161] = ((v1886) & 0xffff)
 																															}
 																														}
 																													}
@@ -16542,7 +16542,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																																v1893 = p.r[26].Get64(s[132])
 																																if (s[137] == 0x3) || (s[137] == 0x4) {
 																																	{
-																																		if (((s[150] == 0x1) && (s[158] == 0x1)) && ((v1893)>>32 == s[149])) && ((v1893)>>32 != 0x0) {
+																																		if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v1893) >> 32) == s[149])) && (((v1893) >> 32) != 0x0) {
 																																			{
 																																				s[165] = 0x1
 																																			}
@@ -16551,7 +16551,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																																}
 																																if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
 																																	{
-																																		v1893 = (s[147])<<32 | s[148]
+																																		v1893 = ((s[147])<<32 | s[148])
 																																	}
 																																} else {
 																																	if (s[137] == 0x3) && (s[165] == 0x1) {
@@ -16567,8 +16567,8 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																																	}
 																																}
 																																p.r[26].Set64(s[132], v1893)
-																																s[163] = (v1893) >> 32
-																																s[164] = (v1893) & 0xffffffff
+																																s[163] = ((v1893) >> 32)
+																																s[164] = ((v1893) & 0xffffffff)
 																															}
 																														}
 																													}
@@ -16582,7 +16582,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																																v1895 = p.r[23].Get64(s[132])
 																																if s[133] == 0x2 {
 																																	{
-																																		v1895 = ((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141]
+																																		v1895 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
 																																	}
 																																} else {
 																																	if (s[133] == 0x3) && (s[165] == 0x1) {
@@ -16595,7 +16595,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																																				v1895 = v1895&^0xffffffff | (s[141])<<0&0xffffffff
 																																			}
 																																		} else {
-																																			if ((s[133] == 0x5) && ((v1895)>>56 == 0x1)) && (s[158] == 0x1) {
+																																			if ((s[133] == 0x5) && (((v1895) >> 56) == 0x1)) && (s[158] == 0x1) {
 																																				{
 																																					v1895 = v1895&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 																																					s[165] = 0x1
@@ -16605,11 +16605,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																																	}
 																																}
 																																p.r[23].Set64(s[132], v1895)
-																																s[152] = (v1895) >> 56
-																																s[153] = (v1895) >> 48 & 0xff
-																																s[154] = (v1895) >> 40 & 0xff
-																																s[155] = (v1895) >> 32 & 0xff
-																																s[156] = (v1895) & 0xffffffff
+																																s[152] = ((v1895) >> 56)
+																																s[153] = ((v1895) >> 48 & 0xff)
+																																s[154] = ((v1895) >> 40 & 0xff)
+																																s[155] = ((v1895) >> 32 & 0xff)
+																																s[156] = ((v1895) & 0xffffffff)
 																															}
 																														}
 																													}
@@ -16623,13 +16623,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																																v1897 = p.r[24].Get64(s[132])
 																																if s[135] == 0x2 {
 																																	{
-																																		v1897 = ((s[143])<<16|s[144])<<16 | s[145]
+																																		v1897 = (((s[143])<<16|s[144])<<16 | s[145])
 																																	}
 																																}
 																																p.r[24].Set64(s[132], v1897)
-																																s[159] = (v1897) >> 32
-																																s[160] = (v1897) >> 16 & 0xffff
-																																s[161] = (v1897) & 0xffff
+																																s[159] = ((v1897) >> 32)
+																																s[160] = ((v1897) >> 16 & 0xffff)
+																																s[161] = ((v1897) & 0xffff)
 																															}
 																														}
 																													}
@@ -16682,14 +16682,14 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								_ = a1902
 																								a1903 := s[214]
 																								_ = a1903
-																								v1904 := uint64((s[230]) >> 32)
+																								v1904 := uint64(((s[230]) >> 32))
 																								_ = v1904
-																								if a1902 > (s[230])&0xffffffff {
+																								if a1902 > ((s[230]) & 0xffffffff) {
 																									{
-																										v1904 = (v1904 - 0x1) & 0xffffffff
+																										v1904 = ((v1904 - 0x1) & 0xffffffff)
 																									}
 																								}
-																								v1900 = (((v1904)<<32 | a1902<<(0xa)) | a1903)
+																								v1900 = ((((v1904)<<32 | a1902) << (0xa)) | a1903)
 																							}
 																						}
 																						s[39] = v1900
@@ -16739,13 +16739,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																			v1911 := uint64(0)
 																			_ = v1911
 																			v1911 = p.r[1].Get64(s[194])
-																			v1912 := uint64((0x0)<<15 | (v1911)&0x7fff)
+																			v1912 := uint64(((0x0)<<15 | ((v1911) & 0x7fff)))
 																			_ = v1912
-																			v1913 := uint64((0x0)<<1 | (v1911)>>15&0x1)
+																			v1913 := uint64(((0x0)<<1 | ((v1911) >> 15 & 0x1)))
 																			_ = v1913
-																			v1914 := uint64((v1911) >> 16 & 0xffff)
+																			v1914 := uint64(((v1911) >> 16 & 0xffff))
 																			_ = v1914
-																			v1915 := uint64((v1911) >> 32 & 0xffff)
+																			v1915 := uint64(((v1911) >> 32 & 0xffff))
 																			_ = v1915
 																			v1916 := uint64(0x0)
 																			_ = v1916
@@ -16771,10 +16771,10 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																			}
 																			p.r[1].Set64(s[194], v1911)
-																			s[220] = (0x0)<<15 | (v1911)&0x7fff
-																			s[221] = (0x0)<<1 | (v1911)>>15&0x1
-																			s[222] = (v1911) >> 16 & 0xffff
-																			s[223] = (v1911) >> 32 & 0xffff
+																			s[220] = ((0x0)<<15 | ((v1911) & 0x7fff))
+																			s[221] = ((0x0)<<1 | ((v1911) >> 15 & 0x1))
+																			s[222] = ((v1911) >> 16 & 0xffff)
+																			s[223] = ((v1911) >> 32 & 0xffff)
 																		}
 																	}
 																	{
@@ -16782,9 +16782,9 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																			v1919 := uint64(0)
 																			_ = v1919
 																			v1919 = p.r[2].Get64(s[194])
-																			v1920 := uint64((v1919) & 0xffffffff)
+																			v1920 := uint64(((v1919) & 0xffffffff))
 																			_ = v1920
-																			v1921 := uint64((v1919) >> 32)
+																			v1921 := uint64(((v1919) >> 32))
 																			_ = v1921
 																			{
 																			}
@@ -16794,8 +16794,8 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																			}
 																			p.r[2].Set64(s[194], v1919)
-																			s[224] = (v1919) & 0xffffffff
-																			s[225] = (v1919) >> 32
+																			s[224] = ((v1919) & 0xffffffff)
+																			s[225] = ((v1919) >> 32)
 																		}
 																	}
 																	{
@@ -16803,13 +16803,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																			v1923 := uint64(0)
 																			_ = v1923
 																			v1923 = p.r[4].Get64(s[194])
-																			v1924 := uint64((v1923) & 0xffff)
+																			v1924 := uint64(((v1923) & 0xffff))
 																			_ = v1924
-																			v1925 := uint64((v1923) >> 16 & 0xffff)
+																			v1925 := uint64(((v1923) >> 16 & 0xffff))
 																			_ = v1925
-																			v1926 := uint64((v1923) >> 32 & 0xffff)
+																			v1926 := uint64(((v1923) >> 32 & 0xffff))
 																			_ = v1926
-																			v1927 := uint64((v1923) >> 48)
+																			v1927 := uint64(((v1923) >> 48))
 																			_ = v1927
 																			v1928 := uint64(v1924)
 																			_ = v1928
@@ -16837,10 +16837,10 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																			}
 																			p.r[4].Set64(s[194], v1923)
-																			s[226] = (v1923) & 0xffff
-																			s[227] = (v1923) >> 16 & 0xffff
-																			s[228] = (v1923) >> 32 & 0xffff
-																			s[229] = (v1923) >> 48
+																			s[226] = ((v1923) & 0xffff)
+																			s[227] = ((v1923) >> 16 & 0xffff)
+																			s[228] = ((v1923) >> 32 & 0xffff)
+																			s[229] = ((v1923) >> 48)
 																		}
 																	}
 																	s[166] = 0x4
@@ -16873,13 +16873,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																													_ = a1938
 																													a1939 := s[169]
 																													_ = a1939
-																													if ((a1938&0x7fff)+0x1)&0xffff == a1939 {
+																													if (((a1938 & 0x7fff) + 0x1) & 0xffff) == a1939 {
 																														{
 																															r1937 = ((a1938 & 0x8000) ^ 0x8000)
 																															goto end1936
 																														}
 																													}
-																													r1937 = (a1938 + 0x1) & 0xffff
+																													r1937 = ((a1938 + 0x1) & 0xffff)
 																													goto end1936
 																												}
 																											end1936:
@@ -16910,7 +16910,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																													}
 																												}
 																											}
-																											p.r[27].Set64(a1931, (v1934)&0xffff)
+																											p.r[27].Set64(a1931, ((v1934) & 0xffff))
 																											if s[166] == 0x3 {
 																												{
 																													s[172] = v1934
@@ -16937,13 +16937,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																															_ = a1944
 																															a1945 := s[169]
 																															_ = a1945
-																															if ((a1944&0x7fff)+0x1)&0xffff == a1945 {
+																															if (((a1944 & 0x7fff) + 0x1) & 0xffff) == a1945 {
 																																{
 																																	r1943 = ((a1944 & 0x8000) ^ 0x8000)
 																																	goto end1942
 																																}
 																															}
-																															r1943 = (a1944 + 0x1) & 0xffff
+																															r1943 = ((a1944 + 0x1) & 0xffff)
 																															goto end1942
 																														}
 																													end1942:
@@ -16957,7 +16957,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																													}
 																												}
 																											}
-																											p.r[28].Set64(a1931, (v1941)&0xffff)
+																											p.r[28].Set64(a1931, ((v1941) & 0xffff))
 																										}
 																									}
 																								}
@@ -16983,13 +16983,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																																_ = a1950
 																																a1951 := s[169]
 																																_ = a1951
-																																if ((a1950&0x7fff)+0x1)&0xffff == a1951 {
+																																if (((a1950 & 0x7fff) + 0x1) & 0xffff) == a1951 {
 																																	{
 																																		r1949 = ((a1950 & 0x8000) ^ 0x8000)
 																																		goto end1948
 																																	}
 																																}
-																																r1949 = (a1950 + 0x1) & 0xffff
+																																r1949 = ((a1950 + 0x1) & 0xffff)
 																																goto end1948
 																															}
 																														end1948:
@@ -17011,13 +17011,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																																		_ = a1954
 																																		a1955 := s[169]
 																																		_ = a1955
-																																		if ((a1954&0x7fff)+0x1)&0xffff == a1955 {
+																																		if (((a1954 & 0x7fff) + 0x1) & 0xffff) == a1955 {
 																																			{
 																																				r1953 = ((a1954 & 0x8000) ^ 0x8000)
 																																				goto end1952
 																																			}
 																																		}
-																																		r1953 = (a1954 + 0x1) & 0xffff
+																																		r1953 = ((a1954 + 0x1) & 0xffff)
 																																		goto end1952
 																																	}
 																																end1952:
@@ -17028,7 +17028,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																													}
 																												}
 																											}
-																											p.r[29].Set64(a1931, (v1947)&0xffff)
+																											p.r[29].Set64(a1931, ((v1947) & 0xffff))
 																											s[174] = v1947
 																										}
 																									}
@@ -17054,13 +17054,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																													_ = a1963
 																													a1964 := s[179]
 																													_ = a1964
-																													if ((a1963&0x7fff)+0x1)&0xffff == a1964 {
+																													if (((a1963 & 0x7fff) + 0x1) & 0xffff) == a1964 {
 																														{
 																															r1962 = ((a1963 & 0x8000) ^ 0x8000)
 																															goto end1961
 																														}
 																													}
-																													r1962 = (a1963 + 0x1) & 0xffff
+																													r1962 = ((a1963 + 0x1) & 0xffff)
 																													goto end1961
 																												}
 																											end1961:
@@ -17091,7 +17091,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																													}
 																												}
 																											}
-																											p.r[30].Set64(a1956, (v1959)&0xffff)
+																											p.r[30].Set64(a1956, ((v1959) & 0xffff))
 																											if s[176] == 0x3 {
 																												{
 																													s[182] = v1959
@@ -17118,13 +17118,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																															_ = a1969
 																															a1970 := s[179]
 																															_ = a1970
-																															if ((a1969&0x7fff)+0x1)&0xffff == a1970 {
+																															if (((a1969 & 0x7fff) + 0x1) & 0xffff) == a1970 {
 																																{
 																																	r1968 = ((a1969 & 0x8000) ^ 0x8000)
 																																	goto end1967
 																																}
 																															}
-																															r1968 = (a1969 + 0x1) & 0xffff
+																															r1968 = ((a1969 + 0x1) & 0xffff)
 																															goto end1967
 																														}
 																													end1967:
@@ -17138,7 +17138,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																													}
 																												}
 																											}
-																											p.r[31].Set64(a1956, (v1966)&0xffff)
+																											p.r[31].Set64(a1956, ((v1966) & 0xffff))
 																										}
 																									}
 																								}
@@ -17164,13 +17164,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																																_ = a1975
 																																a1976 := s[179]
 																																_ = a1976
-																																if ((a1975&0x7fff)+0x1)&0xffff == a1976 {
+																																if (((a1975 & 0x7fff) + 0x1) & 0xffff) == a1976 {
 																																	{
 																																		r1974 = ((a1975 & 0x8000) ^ 0x8000)
 																																		goto end1973
 																																	}
 																																}
-																																r1974 = (a1975 + 0x1) & 0xffff
+																																r1974 = ((a1975 + 0x1) & 0xffff)
 																																goto end1973
 																															}
 																														end1973:
@@ -17192,13 +17192,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																																		_ = a1979
 																																		a1980 := s[179]
 																																		_ = a1980
-																																		if ((a1979&0x7fff)+0x1)&0xffff == a1980 {
+																																		if (((a1979 & 0x7fff) + 0x1) & 0xffff) == a1980 {
 																																			{
 																																				r1978 = ((a1979 & 0x8000) ^ 0x8000)
 																																				goto end1977
 																																			}
 																																		}
-																																		r1978 = (a1979 + 0x1) & 0xffff
+																																		r1978 = ((a1979 + 0x1) & 0xffff)
 																																		goto end1977
 																																	}
 																																end1977:
@@ -17209,7 +17209,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																													}
 																												}
 																											}
-																											p.r[32].Set64(a1956, (v1972)&0xffff)
+																											p.r[32].Set64(a1956, ((v1972) & 0xffff))
 																											s[184] = v1972
 																										}
 																									}
@@ -17284,18 +17284,18 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				{
 																					{
 																						{
-																							a1990 := (s[51]) & 0xffff
+																							a1990 := ((s[51]) & 0xffff)
 																							_ = a1990
 																							v1991 := uint64(0)
 																							_ = v1991
 																							v1991 = p.r[4].Get64(s[194])
-																							v1992 := uint64((v1991) & 0xffff)
+																							v1992 := uint64(((v1991) & 0xffff))
 																							_ = v1992
-																							v1993 := uint64((v1991) >> 16 & 0xffff)
+																							v1993 := uint64(((v1991) >> 16 & 0xffff))
 																							_ = v1993
-																							v1994 := uint64((v1991) >> 32 & 0xffff)
+																							v1994 := uint64(((v1991) >> 32 & 0xffff))
 																							_ = v1994
-																							v1995 := uint64((v1991) >> 48)
+																							v1995 := uint64(((v1991) >> 48))
 																							_ = v1995
 																							v1996 := uint64(v1992)
 																							_ = v1996
@@ -17322,17 +17322,17 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							}
 																							{
 																								{
-																									v1991 = (((v1995)<<16|v1994)<<16|v1993)<<16 | v1992
+																									v1991 = ((((v1995)<<16|v1994)<<16|v1993)<<16 | v1992)
 																								}
 																							}
 																							p.r[4].Set64(s[194], v1991)
-																							s[226] = (v1991) & 0xffff
-																							s[227] = (v1991) >> 16 & 0xffff
-																							s[228] = (v1991) >> 32 & 0xffff
-																							s[229] = (v1991) >> 48
+																							s[226] = ((v1991) & 0xffff)
+																							s[227] = ((v1991) >> 16 & 0xffff)
+																							s[228] = ((v1991) >> 32 & 0xffff)
+																							s[229] = ((v1991) >> 48)
 																						}
 																					}
-																					if (((s[226]+s[227])&0xffff == 0x0) && (s[228] > 0x0)) && (s[193] == 0x0) {
+																					if ((((s[226] + s[227]) & 0xffff) == 0x0) && (s[228] > 0x0)) && (s[193] == 0x0) {
 																						{
 																							{
 																								{
@@ -17462,13 +17462,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	v2007 := uint64(0)
 																	_ = v2007
 																	v2007 = p.r[4].Get64(s[194])
-																	v2008 := uint64((v2007) & 0xffff)
+																	v2008 := uint64(((v2007) & 0xffff))
 																	_ = v2008
-																	v2009 := uint64((v2007) >> 16 & 0xffff)
+																	v2009 := uint64(((v2007) >> 16 & 0xffff))
 																	_ = v2009
-																	v2010 := uint64((v2007) >> 32 & 0xffff)
+																	v2010 := uint64(((v2007) >> 32 & 0xffff))
 																	_ = v2010
-																	v2011 := uint64((v2007) >> 48)
+																	v2011 := uint64(((v2007) >> 48))
 																	_ = v2011
 																	v2012 := uint64(v2008)
 																	_ = v2012
@@ -17481,7 +17481,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						{
 																							{
 																								{
-																									v2010 = engine.Sel((v2010 > 0x0), (v2010-0x1)&0xffff, 0x0)
+																									v2010 = engine.Sel((v2010 > 0x0), ((v2010 - 0x1) & 0xffff), 0x0)
 																								}
 																							}
 																						}
@@ -17497,14 +17497,14 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	}
 																	{
 																		{
-																			v2007 = (((v2011)<<16|v2010)<<16|v2009)<<16 | v2008
+																			v2007 = ((((v2011)<<16|v2010)<<16|v2009)<<16 | v2008)
 																		}
 																	}
 																	p.r[4].Set64(s[194], v2007)
-																	s[226] = (v2007) & 0xffff
-																	s[227] = (v2007) >> 16 & 0xffff
-																	s[228] = (v2007) >> 32 & 0xffff
-																	s[229] = (v2007) >> 48
+																	s[226] = ((v2007) & 0xffff)
+																	s[227] = ((v2007) >> 16 & 0xffff)
+																	s[228] = ((v2007) >> 32 & 0xffff)
+																	s[229] = ((v2007) >> 48)
 																}
 															}
 														}
@@ -17601,7 +17601,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 									{
 										s[9] = s[241]
 										s[8] = s[242]
-										s[19] = (s[19] - 0x1) & 0xff
+										s[19] = ((s[19] - 0x1) & 0xff)
 										s[247] = s[243]
 									}
 								}
@@ -17698,7 +17698,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 					}
 					if s[80] == 0x1 {
 						{
-							g.Clone((s[83]+0x1)&0xffffffff, p.fl[0])
+							g.Clone(((s[83] + 0x1) & 0xffffffff), p.fl[0])
 						}
 					}
 					if s[244] == 0x1 {
