@@ -515,8 +515,19 @@ func Sel(c bool, a, b uint64) uint64 {
 	return b
 }
 
-// HashCRC32 is bmv2's crc32 (IEEE).
-func HashCRC32(b []byte) uint64 { return uint64(crc32.ChecksumIEEE(b)) }
+// HashCRC32 is bmv2's crc32 (IEEE). Short inputs (hash keys of a few fields) take a byte
+// loop over the table: the library's dispatch and slicing cost more than the work there.
+func HashCRC32(b []byte) uint64 {
+	if len(b) > 32 {
+		return uint64(crc32.ChecksumIEEE(b))
+	}
+	t := crc32.IEEETable
+	crc := ^uint32(0)
+	for _, x := range b {
+		crc = t[byte(crc)^x] ^ crc>>8
+	}
+	return uint64(^crc)
+}
 
 // HashCRC16 is bmv2's crc16 (CRC-16/ARC).
 func HashCRC16(b []byte) uint64 { return uint64(crc16(b)) }

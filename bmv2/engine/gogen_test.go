@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"go/format"
+	"hash/crc32"
 	"io/fs"
+	"math/rand/v2"
 	"path"
 	"regexp"
 	"strings"
@@ -260,5 +262,18 @@ func TestBitPacker(t *testing.T) {
 	got := p.Bytes()
 	if want := []byte{0xab, 0xcd, 0xa0}; !bytes.Equal(got, want) {
 		t.Errorf("packed % x, want % x", got, want)
+	}
+}
+
+func TestHashCRC32(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for n := 0; n < 80; n++ {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = byte(rng.Uint32())
+		}
+		if got, want := HashCRC32(b), uint64(crc32.ChecksumIEEE(b)); got != want {
+			t.Errorf("HashCRC32(% x) = %#x, want %#x", b, got, want)
+		}
 	}
 }
