@@ -1528,12 +1528,28 @@ func (gn *gen) callAction(sc *gsc, d *front.ActionDecl, args []*front.Arg, ref *
 	gn.p("{")
 	gn.p("{")
 	cpi := 0
+	if ref != nil {
+		// From a table, as the interpreter's boundAction: the arguments of the action reference
+		// bind the directional parameters (all of them, or none); the directionless ones always
+		// take the action data.
+		nbound := 0
+		for _, p := range d.Params {
+			if p.Dir != front.DirNone {
+				nbound++
+			}
+		}
+		if len(args) < nbound {
+			args = nil
+		} else {
+			args = args[:nbound]
+		}
+	}
 	for i, p := range d.Params {
 		var a front.Expr
 		if i < len(args) && args[i] != nil {
 			a = args[i].Value
 		}
-		if a == nil && p.Dir == front.DirNone && ref != nil {
+		if p.Dir == front.DirNone && ref != nil {
 			// Control-plane data from the table.
 			gn.scalarType(p.P, p.T)
 			v := gn.tmp("d")
