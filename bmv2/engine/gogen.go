@@ -1890,6 +1890,29 @@ func (gn *gen) externFunc(sc *gsc, call *front.CallExpr, d *front.MethodDecl) {
 		} else {
 			gn.p("g.Recirculate(%s)", fl)
 		}
+	case "digest":
+		recv := gn.val(sc, gn.argN(call, 0))
+		data := gn.argN(call, 1)
+		name := data.Type().String()
+		dt := data.Type()
+		if len(call.TypeArgT) > 0 && call.TypeArgT[0] != nil {
+			dt = call.TypeArgT[0]
+		}
+		if st, ok := under(dt).(*front.StructType); ok {
+			name = st.Decl.Name
+		} else if dt != nil {
+			name = dt.String()
+		}
+		var ws, vs []string
+		for _, pc := range gn.flatten(sc, data) {
+			ws = append(ws, strconv.Itoa(pc.w))
+			vs = append(vs, pc.v)
+		}
+		vals := ""
+		if len(vs) > 0 {
+			vals = ", " + strings.Join(vs, ", ")
+		}
+		gn.p("g.Digest(%s, %q, []int{%s}%s)", recv.s, name, strings.Join(ws, ", "), vals)
 	case "resubmit", "recirculate":
 		if len(call.Args) > 0 {
 			gn.refuse(pos, "%s with a field list argument (the deprecated form)", d.Name)

@@ -612,3 +612,13 @@ func (g *Gen) WithPayload(b []byte) []byte {
 	g.hbuf = b[:0]
 	return b
 }
+
+// Digest records a digest() call: the values (widths[i] bits each) of the data's fields, for the
+// digest type name.
+func (g *Gen) Digest(receiver uint64, name string, widths []int, vals ...uint64) {
+	dg := Digest{Receiver: uint32(receiver), Name: name, ID: g.sw.digestIDs[name]}
+	for i, v := range vals {
+		dg.Fields = append(dg.Fields, u128{lo: v}.toBytes(widths[i]))
+	}
+	g.p.digests = append(g.p.digests, dg)
+}

@@ -75,7 +75,6 @@ func TestGenerateGoRefuses(t *testing.T) {
 		{name: "stack", apply: "hdr.st[0].setValid();", want: "header stacks"},
 		{name: "parser loop", parse: "transition more;", want: "parser loops"},
 		{name: "wide register", decl: "register<bit<128>>(4) r;", apply: "r.write(0, 1);", want: "register I.r of 128 bits"},
-		{name: "digest", apply: "digest<meta_t>(1, meta);", want: "extern digest"},
 		{name: "wide local", decl: "bit<100> v;", apply: "v = 1; hdr.h.a = v[7:0];", want: "values wider than 64 bits"},
 		{name: "alias", decl: "action f(inout bit<8> x) { x = 1; hdr.h.a = meta.m; }", apply: "f(meta.m);",
 			want: "meta.m aliases the argument of a parameter"},

@@ -276,3 +276,96 @@ func TestShapesCatches(t *testing.T) {
 		t.Error("a generated pipeline that changes hdr.o.r2 passed")
 	}
 }
+
+// TestTargetL3 runs random frames through bmv2/target's l3.p4 (routes, a CPU port, an
+// indexed and a direct counter, digests of known sources) on both pipelines: outputs,
+// packet-ins, digests and counters must be identical.
+func TestTargetL3(t *testing.T) {
+	checked, err := front.Load(filepath.Join("..", "..", "target", "testdata", "l3.p4"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seed := *seedFlag
+	if seed == 0 {
+		seed = uint64(time.Now().UnixNano())
+	}
+	var sws [2]*engine.Switch
+	for i, pl := range []engine.Pipeline{engine.PipelineInterpreted, engine.PipelineGenerated} {
+		sw, err := engine.Load(checked, engine.Config{Pipeline: pl, CPUPort: 255, Now: clock()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		known, err := sw.Table("known_src")
+		if err != nil {
+			t.Fatal(err)
+		}
+		lpm, err := sw.Table("ipv4_lpm")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for m := byte(0); m < 4; m++ {
+			must(t, known.Insert(engine.Entry{Match: []engine.FieldMatch{{Value: []byte{2, 0, 0, 0, 0, m}}}, Action: "learn"}))
+		}
+		must(t, lpm.Insert(engine.Entry{Match: []engine.FieldMatch{{Value: []byte{10, 0, 0, 0}, PrefixLen: 8}}, Action: "route",
+			Args: [][]byte{{2, 0, 0, 0, 0, 0xaa}, {2, 0, 0, 0, 0, 0xbb}, {0, 3}}}))
+		must(t, lpm.Insert(engine.Entry{Match: []engine.FieldMatch{{Value: []byte{10, 1, 0, 0}, PrefixLen: 16}}, Action: "to_cpu"}))
+		sws[i] = sw
+	}
+	rng := rand.New(rand.NewPCG(seed, 3))
+	outs, ins, digests := 0, 0, 0
+	for i := 0; i < 500; i++ {
+		f := make([]byte, 14+20+rng.IntN(10))
+		for k := range f {
+			f[k] = byte(rng.Uint32())
+		}
+		copy(f[0:6], []byte{2, 0, 0, 0, 0, 9})
+		copy(f[6:12], []byte{2, 0, 0, 0, 0, byte(rng.IntN(6))})
+		if rng.IntN(5) != 0 {
+			f[12], f[13] = 0x08, 0x00
+		}
+		f[14] = 0x45
+		f[14+8] = byte(rng.IntN(4)) // ttl
+		f[14+16], f[14+17] = 10, byte(rng.IntN(3))
+		port := 1 + rng.IntN(4)
+		if rng.IntN(10) == 0 {
+			port = 255 // a packet-out header first
+		}
+		var got [2]string
+		for k, sw := range sws {
+			res, err := sw.Process(port, f)
+			got[k] = fmt.Sprintf("%v out=%v in=%x digests=%v", err, res.Out, res.PacketIn, res.Digests)
+			if k == 0 {
+				outs, ins, digests = outs+len(res.Out), ins+len(res.PacketIn), digests+len(res.Digests)
+			}
+		}
+		if got[0] != got[1] {
+			t.Fatalf("seed %d (re-run: -seed=%d), frame %d %x on port %d:\ninterpreter %s\ngenerated   %s", seed, seed, i, f, port, got[0], got[1])
+		}
+	}
+	if outs == 0 || ins == 0 || digests == 0 {
+		t.Errorf("the frames exercised too little: %d outputs, %d packet-ins, %d digests", outs, ins, digests)
+	}
+	for k := 0; k < 8; k++ {
+		c0, _ := sws[0].Counter("rx_port")
+		c1, _ := sws[1].Counter("rx_port")
+		p0, b0, _ := c0.Read(k)
+		p1, b1, _ := c1.Read(k)
+		if p0 != p1 || b0 != b1 {
+			t.Errorf("rx_port[%d]: %d/%d and %d/%d", k, p0, b0, p1, b1)
+		}
+	}
+	for _, name := range []string{"ipv4_lpm", "known_src"} {
+		t0, _ := sws[0].Table(name)
+		t1, _ := sws[1].Table(name)
+		if a, b := fmt.Sprint(t0.Entries()), fmt.Sprint(t1.Entries()); a != b {
+			t.Errorf("%s entries (with direct counters):\n%s\n%s", name, a, b)
+		}
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
