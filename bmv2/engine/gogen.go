@@ -119,6 +119,7 @@ type gen struct {
 	flIdx   map[uint64]int
 
 	nslots int // slots of headers, metadata and standard metadata (what the code indexes)
+	outs   []string // the clearing of out parameters bound by the current call (flushOuts)
 	active []aliasRange
 	lazy   int // > 0 inside a right operand of && / || or a ternary arm
 	usesBE bool
@@ -1407,6 +1408,7 @@ func (gn *gen) call(sc *gsc, call *front.CallExpr) {
 			gn.refuse(call.P, "apply of %s (direct control invocation)", n.Name)
 		}
 		binds := map[front.Decl]*gb{}
+		start := len(gn.outs)
 		for i, p := range d.Params {
 			var a front.Expr
 			if i < len(call.Ordered) && call.Ordered[i] != nil {
@@ -1418,6 +1420,7 @@ func (gn *gen) call(sc *gsc, call *front.CallExpr) {
 			}
 			binds[p] = gn.bindParam(sc, p, a, call.P)
 		}
+		gn.flushOuts(start)
 		gn.applyControl(b.inst, binds)
 	case *front.ActionDecl:
 		gn.callAction(sc, d, call.Ordered, nil, call.P)
@@ -1458,11 +1461,12 @@ func (gn *gen) bindParam(sc *gsc, p *front.Param, a front.Expr, pos front.Pos) *
 			gn.scalarType(pos, p.T)
 		}
 		if p.Dir == front.DirOut {
-			// An out parameter starts at zero (the interpreter clears it; copy-out writes it).
+			// An out parameter starts at zero (the interpreter clears it; copy-out writes it),
+			// after every argument is copied in (flushOuts).
 			if isScalar(p.T) {
-				gn.p("%s = 0", l.ref())
+				gn.outs = append(gn.outs, l.ref()+" = 0")
 			} else {
-				gn.p("clear(%s[%d:%d])", l.arr, l.base, l.base+gn.cp.slotsOf(p.T))
+				gn.outs = append(gn.outs, fmt.Sprintf("clear(%s[%d:%d])", l.arr, l.base, l.base+gn.cp.slotsOf(p.T)))
 			}
 		}
 		return &gb{kind: gbLoc, loc: gloc{arr: l.arr, base: l.base, v: l.v, t: p.T}, byRef: true, via: root}
@@ -1484,6 +1488,15 @@ func (gn *gen) bindParam(sc *gsc, p *front.Param, a front.Expr, pos front.Pos) *
 	gn.p("%s := %s", v, x.s)
 	gn.p("_ = %s", v)
 	return &gb{kind: gbLoc, loc: gloc{v: v, t: p.T}}
+}
+
+// flushOuts clears the out parameters of the call whose arguments were just bound (those
+// recorded since start: a call in an argument flushes its own).
+func (gn *gen) flushOuts(start int) {
+	for _, st := range gn.outs[start:] {
+		gn.p("%s", st)
+	}
+	gn.outs = gn.outs[:start]
 }
 
 // activate marks the by-reference parameters of a call (bindings in m) active while its body is
@@ -1528,6 +1541,7 @@ func (gn *gen) callAction(sc *gsc, d *front.ActionDecl, args []*front.Arg, ref *
 	gn.p("{")
 	gn.p("{")
 	cpi := 0
+	start := len(gn.outs)
 	if ref != nil {
 		// From a table, as the interpreter's boundAction: the arguments of the action reference
 		// bind the directional parameters (all of them, or none); the directionless ones always
@@ -1565,6 +1579,7 @@ func (gn *gen) callAction(sc *gsc, d *front.ActionDecl, args []*front.Arg, ref *
 		// Arguments evaluate in the caller's scope.
 		as.m[p] = gn.bindParam(sc, p, a, pos)
 	}
+	gn.flushOuts(start)
 	defer gn.activate(as.m, d.Params, pos)()
 	gn.stmts(as, d.Body.Stmts)
 	gn.p("}")
@@ -1595,6 +1610,7 @@ func (gn *gen) callFunction(sc *gsc, call *front.CallExpr, d *front.FunctionDecl
 		ret.v = gn.tmp("r")
 		ret.w = widthOf(d.RetT)
 		gn.p("var %s uint64", ret.v)
+		gn.p("_ = %s", ret.v)
 	}
 	for _, p := range d.Params {
 		if gn.lazy > 0 && p.Dir != front.DirIn && p.Dir != front.DirNone {
@@ -1603,12 +1619,14 @@ func (gn *gen) callFunction(sc *gsc, call *front.CallExpr, d *front.FunctionDecl
 	}
 	gn.p("{")
 	gn.p("{")
+	start := len(gn.outs)
 	for i, p := range d.Params {
 		if i >= len(call.Ordered) || call.Ordered[i] == nil {
 			gn.refuse(call.P, "missing argument %s", p.Name)
 		}
 		fs.m[p] = gn.bindParam(sc, p, call.Ordered[i].Value, call.P)
 	}
+	gn.flushOuts(start)
 	defer gn.activate(fs.m, d.Params, call.P)()
 	gn.stmts(fs, d.Body.Stmts)
 	gn.p("}")

@@ -1571,6 +1571,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																						_ = v205
 																						v205 = p.r[27].Get64(a202)
 																						var r208 uint64
+																						_ = r208
 																						{
 																							{
 																								a209 := v205
@@ -1635,6 +1636,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																						if (s[167] == 0x2) && (s[171] == 0x1) {
 																							{
 																								var r214 uint64
+																								_ = r214
 																								{
 																									{
 																										a215 := v212
@@ -1681,6 +1683,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																							if ((s[168] == 0x3) && (s[171] == 0x1)) && (v218 == s[172]) {
 																								{
 																									var r220 uint64
+																									_ = r220
 																									{
 																										{
 																											a221 := v218
@@ -1709,6 +1712,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																									if (s[168] == 0x5) && (s[171] == 0x1) {
 																										{
 																											var r224 uint64
+																											_ = r224
 																											{
 																												{
 																													a225 := s[173]
@@ -1752,6 +1756,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																						_ = v230
 																						v230 = p.r[30].Get64(a227)
 																						var r233 uint64
+																						_ = r233
 																						{
 																							{
 																								a234 := v230
@@ -1816,6 +1821,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																						if (s[177] == 0x2) && (s[181] == 0x1) {
 																							{
 																								var r239 uint64
+																								_ = r239
 																								{
 																									{
 																										a240 := v237
@@ -1862,6 +1868,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																							if ((s[178] == 0x3) && (s[181] == 0x1)) && (v243 == s[182]) {
 																								{
 																									var r245 uint64
+																									_ = r245
 																									{
 																										{
 																											a246 := v243
@@ -1890,6 +1897,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																									if (s[178] == 0x5) && (s[181] == 0x1) {
 																										{
 																											var r249 uint64
+																											_ = r249
 																											{
 																												{
 																													a250 := s[183]
@@ -1936,6 +1944,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																						_ = v255
 																						v255 = p.r[30].Get64(a252)
 																						var r258 uint64
+																						_ = r258
 																						{
 																							{
 																								a259 := v255
@@ -2000,6 +2009,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																						if (s[167] == 0x2) && (s[171] == 0x1) {
 																							{
 																								var r264 uint64
+																								_ = r264
 																								{
 																									{
 																										a265 := v262
@@ -2046,6 +2056,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																							if ((s[168] == 0x3) && (s[171] == 0x1)) && (v268 == s[172]) {
 																								{
 																									var r270 uint64
+																									_ = r270
 																									{
 																										{
 																											a271 := v268
@@ -2074,6 +2085,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																									if (s[168] == 0x5) && (s[171] == 0x1) {
 																										{
 																											var r274 uint64
+																											_ = r274
 																											{
 																												{
 																													a275 := s[173]
@@ -2117,6 +2129,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																						_ = v280
 																						v280 = p.r[27].Get64(a277)
 																						var r283 uint64
+																						_ = r283
 																						{
 																							{
 																								a284 := v280
@@ -2181,6 +2194,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																						if (s[177] == 0x2) && (s[181] == 0x1) {
 																							{
 																								var r289 uint64
+																								_ = r289
 																								{
 																									{
 																										a290 := v287
@@ -2227,6 +2241,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																							if ((s[178] == 0x3) && (s[181] == 0x1)) && (v293 == s[182]) {
 																								{
 																									var r295 uint64
+																									_ = r295
 																									{
 																										{
 																											a296 := v293
@@ -2255,6 +2270,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																									if (s[178] == 0x5) && (s[181] == 0x1) {
 																										{
 																											var r299 uint64
+																											_ = r299
 																											{
 																												{
 																													a300 := s[183]
@@ -2934,11 +2950,11 @@ func (p *netlock) ingress(g *engine.Gen) {
 														_ = v353
 														{
 															{
-																v353 = 0
 																a355 := ((s[230]) & 0xffffffff)
 																_ = a355
 																a356 := s[214]
 																_ = a356
+																v353 = 0
 																v357 := uint64(((s[230]) >> 32))
 																_ = v357
 																if a355 > ((s[230]) & 0xffffffff) {
@@ -3144,6 +3160,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																		_ = v381
 																		v381 = p.r[27].Get64(a378)
 																		var r384 uint64
+																		_ = r384
 																		{
 																			{
 																				a385 := v381
@@ -3208,6 +3225,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																		if (s[167] == 0x2) && (s[171] == 0x1) {
 																			{
 																				var r390 uint64
+																				_ = r390
 																				{
 																					{
 																						a391 := v388
@@ -3254,6 +3272,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																			if ((s[168] == 0x3) && (s[171] == 0x1)) && (v394 == s[172]) {
 																				{
 																					var r396 uint64
+																					_ = r396
 																					{
 																						{
 																							a397 := v394
@@ -3282,6 +3301,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																					if (s[168] == 0x5) && (s[171] == 0x1) {
 																						{
 																							var r400 uint64
+																							_ = r400
 																							{
 																								{
 																									a401 := s[173]
@@ -3325,6 +3345,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																		_ = v406
 																		v406 = p.r[30].Get64(a403)
 																		var r409 uint64
+																		_ = r409
 																		{
 																			{
 																				a410 := v406
@@ -3389,6 +3410,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																		if (s[177] == 0x2) && (s[181] == 0x1) {
 																			{
 																				var r415 uint64
+																				_ = r415
 																				{
 																					{
 																						a416 := v413
@@ -3435,6 +3457,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																			if ((s[178] == 0x3) && (s[181] == 0x1)) && (v419 == s[182]) {
 																				{
 																					var r421 uint64
+																					_ = r421
 																					{
 																						{
 																							a422 := v419
@@ -3463,6 +3486,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																					if (s[178] == 0x5) && (s[181] == 0x1) {
 																						{
 																							var r425 uint64
+																							_ = r425
 																							{
 																								{
 																									a426 := s[183]
@@ -3509,6 +3533,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																		_ = v431
 																		v431 = p.r[30].Get64(a428)
 																		var r434 uint64
+																		_ = r434
 																		{
 																			{
 																				a435 := v431
@@ -3573,6 +3598,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																		if (s[167] == 0x2) && (s[171] == 0x1) {
 																			{
 																				var r440 uint64
+																				_ = r440
 																				{
 																					{
 																						a441 := v438
@@ -3619,6 +3645,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																			if ((s[168] == 0x3) && (s[171] == 0x1)) && (v444 == s[172]) {
 																				{
 																					var r446 uint64
+																					_ = r446
 																					{
 																						{
 																							a447 := v444
@@ -3647,6 +3674,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																					if (s[168] == 0x5) && (s[171] == 0x1) {
 																						{
 																							var r450 uint64
+																							_ = r450
 																							{
 																								{
 																									a451 := s[173]
@@ -3690,6 +3718,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																		_ = v456
 																		v456 = p.r[27].Get64(a453)
 																		var r459 uint64
+																		_ = r459
 																		{
 																			{
 																				a460 := v456
@@ -3754,6 +3783,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																		if (s[177] == 0x2) && (s[181] == 0x1) {
 																			{
 																				var r465 uint64
+																				_ = r465
 																				{
 																					{
 																						a466 := v463
@@ -3800,6 +3830,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																			if ((s[178] == 0x3) && (s[181] == 0x1)) && (v469 == s[182]) {
 																				{
 																					var r471 uint64
+																					_ = r471
 																					{
 																						{
 																							a472 := v469
@@ -3828,6 +3859,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																					if (s[178] == 0x5) && (s[181] == 0x1) {
 																						{
 																							var r475 uint64
+																							_ = r475
 																							{
 																								{
 																									a476 := s[183]
@@ -4635,11 +4667,11 @@ func (p *netlock) ingress(g *engine.Gen) {
 												_ = v545
 												{
 													{
-														v545 = 0
 														a547 := s[163]
 														_ = a547
 														a548 := s[214]
 														_ = a548
+														v545 = 0
 														v549 := uint64(((s[230]) >> 32))
 														_ = v549
 														if a547 > ((s[230]) & 0xffffffff) {
@@ -4702,6 +4734,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 									{
 										s[73] = ((s[73] - 0x1) & 0xffff)
 										var r557 uint64
+										_ = r557
 										{
 											{
 												a558 := s[72]
@@ -5747,6 +5780,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																			_ = v662
 																			v662 = p.r[27].Get64(a659)
 																			var r665 uint64
+																			_ = r665
 																			{
 																				{
 																					a666 := v662
@@ -5811,6 +5845,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																			if (s[167] == 0x2) && (s[171] == 0x1) {
 																				{
 																					var r671 uint64
+																					_ = r671
 																					{
 																						{
 																							a672 := v669
@@ -5857,6 +5892,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																				if ((s[168] == 0x3) && (s[171] == 0x1)) && (v675 == s[172]) {
 																					{
 																						var r677 uint64
+																						_ = r677
 																						{
 																							{
 																								a678 := v675
@@ -5885,6 +5921,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																						if (s[168] == 0x5) && (s[171] == 0x1) {
 																							{
 																								var r681 uint64
+																								_ = r681
 																								{
 																									{
 																										a682 := s[173]
@@ -5928,6 +5965,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																			_ = v687
 																			v687 = p.r[30].Get64(a684)
 																			var r690 uint64
+																			_ = r690
 																			{
 																				{
 																					a691 := v687
@@ -5992,6 +6030,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																			if (s[177] == 0x2) && (s[181] == 0x1) {
 																				{
 																					var r696 uint64
+																					_ = r696
 																					{
 																						{
 																							a697 := v694
@@ -6038,6 +6077,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																				if ((s[178] == 0x3) && (s[181] == 0x1)) && (v700 == s[182]) {
 																					{
 																						var r702 uint64
+																						_ = r702
 																						{
 																							{
 																								a703 := v700
@@ -6066,6 +6106,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																						if (s[178] == 0x5) && (s[181] == 0x1) {
 																							{
 																								var r706 uint64
+																								_ = r706
 																								{
 																									{
 																										a707 := s[183]
@@ -6112,6 +6153,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																			_ = v712
 																			v712 = p.r[30].Get64(a709)
 																			var r715 uint64
+																			_ = r715
 																			{
 																				{
 																					a716 := v712
@@ -6176,6 +6218,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																			if (s[167] == 0x2) && (s[171] == 0x1) {
 																				{
 																					var r721 uint64
+																					_ = r721
 																					{
 																						{
 																							a722 := v719
@@ -6222,6 +6265,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																				if ((s[168] == 0x3) && (s[171] == 0x1)) && (v725 == s[172]) {
 																					{
 																						var r727 uint64
+																						_ = r727
 																						{
 																							{
 																								a728 := v725
@@ -6250,6 +6294,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																						if (s[168] == 0x5) && (s[171] == 0x1) {
 																							{
 																								var r731 uint64
+																								_ = r731
 																								{
 																									{
 																										a732 := s[173]
@@ -6293,6 +6338,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																			_ = v737
 																			v737 = p.r[27].Get64(a734)
 																			var r740 uint64
+																			_ = r740
 																			{
 																				{
 																					a741 := v737
@@ -6357,6 +6403,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																			if (s[177] == 0x2) && (s[181] == 0x1) {
 																				{
 																					var r746 uint64
+																					_ = r746
 																					{
 																						{
 																							a747 := v744
@@ -6403,6 +6450,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																				if ((s[178] == 0x3) && (s[181] == 0x1)) && (v750 == s[182]) {
 																					{
 																						var r752 uint64
+																						_ = r752
 																						{
 																							{
 																								a753 := v750
@@ -6431,6 +6479,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																						if (s[178] == 0x5) && (s[181] == 0x1) {
 																							{
 																								var r756 uint64
+																								_ = r756
 																								{
 																									{
 																										a757 := s[183]
@@ -8328,6 +8377,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 								v924 := uint64(engine.Sel(((v857 == 0x0) || (s[218] == 0x1)), 0x1, 0x0))
 								_ = v924
 								var r927 uint64
+								_ = r927
 								{
 									{
 										a928 := v808
@@ -8371,6 +8421,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																		_ = v936
 																		v936 = p.r[27].Get64(a933)
 																		var r939 uint64
+																		_ = r939
 																		{
 																			{
 																				a940 := v936
@@ -8435,6 +8486,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																		if (s[167] == 0x2) && (s[171] == 0x1) {
 																			{
 																				var r945 uint64
+																				_ = r945
 																				{
 																					{
 																						a946 := v943
@@ -8481,6 +8533,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																			if ((s[168] == 0x3) && (s[171] == 0x1)) && (v949 == s[172]) {
 																				{
 																					var r951 uint64
+																					_ = r951
 																					{
 																						{
 																							a952 := v949
@@ -8509,6 +8562,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																					if (s[168] == 0x5) && (s[171] == 0x1) {
 																						{
 																							var r955 uint64
+																							_ = r955
 																							{
 																								{
 																									a956 := s[173]
@@ -8552,6 +8606,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																		_ = v961
 																		v961 = p.r[30].Get64(a958)
 																		var r964 uint64
+																		_ = r964
 																		{
 																			{
 																				a965 := v961
@@ -8616,6 +8671,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																		if (s[177] == 0x2) && (s[181] == 0x1) {
 																			{
 																				var r970 uint64
+																				_ = r970
 																				{
 																					{
 																						a971 := v968
@@ -8662,6 +8718,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																			if ((s[178] == 0x3) && (s[181] == 0x1)) && (v974 == s[182]) {
 																				{
 																					var r976 uint64
+																					_ = r976
 																					{
 																						{
 																							a977 := v974
@@ -8690,6 +8747,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																					if (s[178] == 0x5) && (s[181] == 0x1) {
 																						{
 																							var r980 uint64
+																							_ = r980
 																							{
 																								{
 																									a981 := s[183]
@@ -8736,6 +8794,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																		_ = v986
 																		v986 = p.r[30].Get64(a983)
 																		var r989 uint64
+																		_ = r989
 																		{
 																			{
 																				a990 := v986
@@ -8800,6 +8859,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																		if (s[167] == 0x2) && (s[171] == 0x1) {
 																			{
 																				var r995 uint64
+																				_ = r995
 																				{
 																					{
 																						a996 := v993
@@ -8846,6 +8906,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																			if ((s[168] == 0x3) && (s[171] == 0x1)) && (v999 == s[172]) {
 																				{
 																					var r1001 uint64
+																					_ = r1001
 																					{
 																						{
 																							a1002 := v999
@@ -8874,6 +8935,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																					if (s[168] == 0x5) && (s[171] == 0x1) {
 																						{
 																							var r1005 uint64
+																							_ = r1005
 																							{
 																								{
 																									a1006 := s[173]
@@ -8917,6 +8979,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																		_ = v1011
 																		v1011 = p.r[27].Get64(a1008)
 																		var r1014 uint64
+																		_ = r1014
 																		{
 																			{
 																				a1015 := v1011
@@ -8981,6 +9044,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																		if (s[177] == 0x2) && (s[181] == 0x1) {
 																			{
 																				var r1020 uint64
+																				_ = r1020
 																				{
 																					{
 																						a1021 := v1018
@@ -9027,6 +9091,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																			if ((s[178] == 0x3) && (s[181] == 0x1)) && (v1024 == s[182]) {
 																				{
 																					var r1026 uint64
+																					_ = r1026
 																					{
 																						{
 																							a1027 := v1024
@@ -9055,6 +9120,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																					if (s[178] == 0x5) && (s[181] == 0x1) {
 																						{
 																							var r1030 uint64
+																							_ = r1030
 																							{
 																								{
 																									a1031 := s[183]
@@ -9096,11 +9162,11 @@ func (p *netlock) ingress(g *engine.Gen) {
 										_ = v1033
 										{
 											{
-												v1033 = 0
 												a1035 := ((s[230]) & 0xffffffff)
 												_ = a1035
 												a1036 := s[214]
 												_ = a1036
+												v1033 = 0
 												v1037 := uint64(((s[230]) >> 32))
 												_ = v1037
 												if a1035 > ((s[230]) & 0xffffffff) {
@@ -9238,6 +9304,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																			_ = v1053
 																			v1053 = p.r[27].Get64(a1050)
 																			var r1056 uint64
+																			_ = r1056
 																			{
 																				{
 																					a1057 := v1053
@@ -9302,6 +9369,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																			if (s[167] == 0x2) && (s[171] == 0x1) {
 																				{
 																					var r1062 uint64
+																					_ = r1062
 																					{
 																						{
 																							a1063 := v1060
@@ -9348,6 +9416,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																				if ((s[168] == 0x3) && (s[171] == 0x1)) && (v1066 == s[172]) {
 																					{
 																						var r1068 uint64
+																						_ = r1068
 																						{
 																							{
 																								a1069 := v1066
@@ -9376,6 +9445,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																						if (s[168] == 0x5) && (s[171] == 0x1) {
 																							{
 																								var r1072 uint64
+																								_ = r1072
 																								{
 																									{
 																										a1073 := s[173]
@@ -9419,6 +9489,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																			_ = v1078
 																			v1078 = p.r[30].Get64(a1075)
 																			var r1081 uint64
+																			_ = r1081
 																			{
 																				{
 																					a1082 := v1078
@@ -9483,6 +9554,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																			if (s[177] == 0x2) && (s[181] == 0x1) {
 																				{
 																					var r1087 uint64
+																					_ = r1087
 																					{
 																						{
 																							a1088 := v1085
@@ -9529,6 +9601,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																				if ((s[178] == 0x3) && (s[181] == 0x1)) && (v1091 == s[182]) {
 																					{
 																						var r1093 uint64
+																						_ = r1093
 																						{
 																							{
 																								a1094 := v1091
@@ -9557,6 +9630,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																						if (s[178] == 0x5) && (s[181] == 0x1) {
 																							{
 																								var r1097 uint64
+																								_ = r1097
 																								{
 																									{
 																										a1098 := s[183]
@@ -9603,6 +9677,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																			_ = v1103
 																			v1103 = p.r[30].Get64(a1100)
 																			var r1106 uint64
+																			_ = r1106
 																			{
 																				{
 																					a1107 := v1103
@@ -9667,6 +9742,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																			if (s[167] == 0x2) && (s[171] == 0x1) {
 																				{
 																					var r1112 uint64
+																					_ = r1112
 																					{
 																						{
 																							a1113 := v1110
@@ -9713,6 +9789,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																				if ((s[168] == 0x3) && (s[171] == 0x1)) && (v1116 == s[172]) {
 																					{
 																						var r1118 uint64
+																						_ = r1118
 																						{
 																							{
 																								a1119 := v1116
@@ -9741,6 +9818,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																						if (s[168] == 0x5) && (s[171] == 0x1) {
 																							{
 																								var r1122 uint64
+																								_ = r1122
 																								{
 																									{
 																										a1123 := s[173]
@@ -9784,6 +9862,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																			_ = v1128
 																			v1128 = p.r[27].Get64(a1125)
 																			var r1131 uint64
+																			_ = r1131
 																			{
 																				{
 																					a1132 := v1128
@@ -9848,6 +9927,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																			if (s[177] == 0x2) && (s[181] == 0x1) {
 																				{
 																					var r1137 uint64
+																					_ = r1137
 																					{
 																						{
 																							a1138 := v1135
@@ -9894,6 +9974,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																				if ((s[178] == 0x3) && (s[181] == 0x1)) && (v1141 == s[182]) {
 																					{
 																						var r1143 uint64
+																						_ = r1143
 																						{
 																							{
 																								a1144 := v1141
@@ -9922,6 +10003,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																						if (s[178] == 0x5) && (s[181] == 0x1) {
 																							{
 																								var r1147 uint64
+																								_ = r1147
 																								{
 																									{
 																										a1148 := s[183]
@@ -10669,6 +10751,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																			_ = v1217
 																			v1217 = p.r[27].Get64(a1214)
 																			var r1220 uint64
+																			_ = r1220
 																			{
 																				{
 																					a1221 := v1217
@@ -10733,6 +10816,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																			if (s[167] == 0x2) && (s[171] == 0x1) {
 																				{
 																					var r1226 uint64
+																					_ = r1226
 																					{
 																						{
 																							a1227 := v1224
@@ -10779,6 +10863,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																				if ((s[168] == 0x3) && (s[171] == 0x1)) && (v1230 == s[172]) {
 																					{
 																						var r1232 uint64
+																						_ = r1232
 																						{
 																							{
 																								a1233 := v1230
@@ -10807,6 +10892,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																						if (s[168] == 0x5) && (s[171] == 0x1) {
 																							{
 																								var r1236 uint64
+																								_ = r1236
 																								{
 																									{
 																										a1237 := s[173]
@@ -10850,6 +10936,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																			_ = v1242
 																			v1242 = p.r[30].Get64(a1239)
 																			var r1245 uint64
+																			_ = r1245
 																			{
 																				{
 																					a1246 := v1242
@@ -10914,6 +11001,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																			if (s[177] == 0x2) && (s[181] == 0x1) {
 																				{
 																					var r1251 uint64
+																					_ = r1251
 																					{
 																						{
 																							a1252 := v1249
@@ -10960,6 +11048,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																				if ((s[178] == 0x3) && (s[181] == 0x1)) && (v1255 == s[182]) {
 																					{
 																						var r1257 uint64
+																						_ = r1257
 																						{
 																							{
 																								a1258 := v1255
@@ -10988,6 +11077,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																						if (s[178] == 0x5) && (s[181] == 0x1) {
 																							{
 																								var r1261 uint64
+																								_ = r1261
 																								{
 																									{
 																										a1262 := s[183]
@@ -11034,6 +11124,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																			_ = v1267
 																			v1267 = p.r[30].Get64(a1264)
 																			var r1270 uint64
+																			_ = r1270
 																			{
 																				{
 																					a1271 := v1267
@@ -11098,6 +11189,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																			if (s[167] == 0x2) && (s[171] == 0x1) {
 																				{
 																					var r1276 uint64
+																					_ = r1276
 																					{
 																						{
 																							a1277 := v1274
@@ -11144,6 +11236,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																				if ((s[168] == 0x3) && (s[171] == 0x1)) && (v1280 == s[172]) {
 																					{
 																						var r1282 uint64
+																						_ = r1282
 																						{
 																							{
 																								a1283 := v1280
@@ -11172,6 +11265,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																						if (s[168] == 0x5) && (s[171] == 0x1) {
 																							{
 																								var r1286 uint64
+																								_ = r1286
 																								{
 																									{
 																										a1287 := s[173]
@@ -11215,6 +11309,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																			_ = v1292
 																			v1292 = p.r[27].Get64(a1289)
 																			var r1295 uint64
+																			_ = r1295
 																			{
 																				{
 																					a1296 := v1292
@@ -11279,6 +11374,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																			if (s[177] == 0x2) && (s[181] == 0x1) {
 																				{
 																					var r1301 uint64
+																					_ = r1301
 																					{
 																						{
 																							a1302 := v1299
@@ -11325,6 +11421,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																				if ((s[178] == 0x3) && (s[181] == 0x1)) && (v1305 == s[182]) {
 																					{
 																						var r1307 uint64
+																						_ = r1307
 																						{
 																							{
 																								a1308 := v1305
@@ -11353,6 +11450,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																						if (s[178] == 0x5) && (s[181] == 0x1) {
 																							{
 																								var r1311 uint64
+																								_ = r1311
 																								{
 																									{
 																										a1312 := s[183]
@@ -11526,6 +11624,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																				_ = v1329
 																				v1329 = p.r[27].Get64(a1326)
 																				var r1332 uint64
+																				_ = r1332
 																				{
 																					{
 																						a1333 := v1329
@@ -11590,6 +11689,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																				if (s[167] == 0x2) && (s[171] == 0x1) {
 																					{
 																						var r1338 uint64
+																						_ = r1338
 																						{
 																							{
 																								a1339 := v1336
@@ -11636,6 +11736,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																					if ((s[168] == 0x3) && (s[171] == 0x1)) && (v1342 == s[172]) {
 																						{
 																							var r1344 uint64
+																							_ = r1344
 																							{
 																								{
 																									a1345 := v1342
@@ -11664,6 +11765,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																							if (s[168] == 0x5) && (s[171] == 0x1) {
 																								{
 																									var r1348 uint64
+																									_ = r1348
 																									{
 																										{
 																											a1349 := s[173]
@@ -11707,6 +11809,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																				_ = v1354
 																				v1354 = p.r[30].Get64(a1351)
 																				var r1357 uint64
+																				_ = r1357
 																				{
 																					{
 																						a1358 := v1354
@@ -11771,6 +11874,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																				if (s[177] == 0x2) && (s[181] == 0x1) {
 																					{
 																						var r1363 uint64
+																						_ = r1363
 																						{
 																							{
 																								a1364 := v1361
@@ -11817,6 +11921,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																					if ((s[178] == 0x3) && (s[181] == 0x1)) && (v1367 == s[182]) {
 																						{
 																							var r1369 uint64
+																							_ = r1369
 																							{
 																								{
 																									a1370 := v1367
@@ -11845,6 +11950,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																							if (s[178] == 0x5) && (s[181] == 0x1) {
 																								{
 																									var r1373 uint64
+																									_ = r1373
 																									{
 																										{
 																											a1374 := s[183]
@@ -11891,6 +11997,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																				_ = v1379
 																				v1379 = p.r[30].Get64(a1376)
 																				var r1382 uint64
+																				_ = r1382
 																				{
 																					{
 																						a1383 := v1379
@@ -11955,6 +12062,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																				if (s[167] == 0x2) && (s[171] == 0x1) {
 																					{
 																						var r1388 uint64
+																						_ = r1388
 																						{
 																							{
 																								a1389 := v1386
@@ -12001,6 +12109,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																					if ((s[168] == 0x3) && (s[171] == 0x1)) && (v1392 == s[172]) {
 																						{
 																							var r1394 uint64
+																							_ = r1394
 																							{
 																								{
 																									a1395 := v1392
@@ -12029,6 +12138,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																							if (s[168] == 0x5) && (s[171] == 0x1) {
 																								{
 																									var r1398 uint64
+																									_ = r1398
 																									{
 																										{
 																											a1399 := s[173]
@@ -12072,6 +12182,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																				_ = v1404
 																				v1404 = p.r[27].Get64(a1401)
 																				var r1407 uint64
+																				_ = r1407
 																				{
 																					{
 																						a1408 := v1404
@@ -12136,6 +12247,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																				if (s[177] == 0x2) && (s[181] == 0x1) {
 																					{
 																						var r1413 uint64
+																						_ = r1413
 																						{
 																							{
 																								a1414 := v1411
@@ -12182,6 +12294,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																					if ((s[178] == 0x3) && (s[181] == 0x1)) && (v1417 == s[182]) {
 																						{
 																							var r1419 uint64
+																							_ = r1419
 																							{
 																								{
 																									a1420 := v1417
@@ -12210,6 +12323,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																							if (s[178] == 0x5) && (s[181] == 0x1) {
 																								{
 																									var r1423 uint64
+																									_ = r1423
 																									{
 																										{
 																											a1424 := s[183]
@@ -13104,6 +13218,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																					_ = v1509
 																					v1509 = p.r[27].Get64(a1506)
 																					var r1512 uint64
+																					_ = r1512
 																					{
 																						{
 																							a1513 := v1509
@@ -13168,6 +13283,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																					if (s[167] == 0x2) && (s[171] == 0x1) {
 																						{
 																							var r1518 uint64
+																							_ = r1518
 																							{
 																								{
 																									a1519 := v1516
@@ -13214,6 +13330,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																						if ((s[168] == 0x3) && (s[171] == 0x1)) && (v1522 == s[172]) {
 																							{
 																								var r1524 uint64
+																								_ = r1524
 																								{
 																									{
 																										a1525 := v1522
@@ -13242,6 +13359,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																								if (s[168] == 0x5) && (s[171] == 0x1) {
 																									{
 																										var r1528 uint64
+																										_ = r1528
 																										{
 																											{
 																												a1529 := s[173]
@@ -13285,6 +13403,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																					_ = v1534
 																					v1534 = p.r[30].Get64(a1531)
 																					var r1537 uint64
+																					_ = r1537
 																					{
 																						{
 																							a1538 := v1534
@@ -13349,6 +13468,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																					if (s[177] == 0x2) && (s[181] == 0x1) {
 																						{
 																							var r1543 uint64
+																							_ = r1543
 																							{
 																								{
 																									a1544 := v1541
@@ -13395,6 +13515,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																						if ((s[178] == 0x3) && (s[181] == 0x1)) && (v1547 == s[182]) {
 																							{
 																								var r1549 uint64
+																								_ = r1549
 																								{
 																									{
 																										a1550 := v1547
@@ -13423,6 +13544,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																								if (s[178] == 0x5) && (s[181] == 0x1) {
 																									{
 																										var r1553 uint64
+																										_ = r1553
 																										{
 																											{
 																												a1554 := s[183]
@@ -13469,6 +13591,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																					_ = v1559
 																					v1559 = p.r[30].Get64(a1556)
 																					var r1562 uint64
+																					_ = r1562
 																					{
 																						{
 																							a1563 := v1559
@@ -13533,6 +13656,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																					if (s[167] == 0x2) && (s[171] == 0x1) {
 																						{
 																							var r1568 uint64
+																							_ = r1568
 																							{
 																								{
 																									a1569 := v1566
@@ -13579,6 +13703,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																						if ((s[168] == 0x3) && (s[171] == 0x1)) && (v1572 == s[172]) {
 																							{
 																								var r1574 uint64
+																								_ = r1574
 																								{
 																									{
 																										a1575 := v1572
@@ -13607,6 +13732,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																								if (s[168] == 0x5) && (s[171] == 0x1) {
 																									{
 																										var r1578 uint64
+																										_ = r1578
 																										{
 																											{
 																												a1579 := s[173]
@@ -13650,6 +13776,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																					_ = v1584
 																					v1584 = p.r[27].Get64(a1581)
 																					var r1587 uint64
+																					_ = r1587
 																					{
 																						{
 																							a1588 := v1584
@@ -13714,6 +13841,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																					if (s[177] == 0x2) && (s[181] == 0x1) {
 																						{
 																							var r1593 uint64
+																							_ = r1593
 																							{
 																								{
 																									a1594 := v1591
@@ -13760,6 +13888,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																						if ((s[178] == 0x3) && (s[181] == 0x1)) && (v1597 == s[182]) {
 																							{
 																								var r1599 uint64
+																								_ = r1599
 																								{
 																									{
 																										a1600 := v1597
@@ -13788,6 +13917,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																								if (s[178] == 0x5) && (s[181] == 0x1) {
 																									{
 																										var r1603 uint64
+																										_ = r1603
 																										{
 																											{
 																												a1604 := s[183]
@@ -14097,6 +14227,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 													}
 													s[74] = ((s[74] - 0x1) & 0xffff)
 													var r1637 uint64
+													_ = r1637
 													{
 														{
 															a1638 := v1436
@@ -15308,6 +15439,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																												_ = v1754
 																												v1754 = p.r[27].Get64(a1751)
 																												var r1757 uint64
+																												_ = r1757
 																												{
 																													{
 																														a1758 := v1754
@@ -15372,6 +15504,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																												if (s[167] == 0x2) && (s[171] == 0x1) {
 																													{
 																														var r1763 uint64
+																														_ = r1763
 																														{
 																															{
 																																a1764 := v1761
@@ -15418,6 +15551,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																													if ((s[168] == 0x3) && (s[171] == 0x1)) && (v1767 == s[172]) {
 																														{
 																															var r1769 uint64
+																															_ = r1769
 																															{
 																																{
 																																	a1770 := v1767
@@ -15446,6 +15580,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																															if (s[168] == 0x5) && (s[171] == 0x1) {
 																																{
 																																	var r1773 uint64
+																																	_ = r1773
 																																	{
 																																		{
 																																			a1774 := s[173]
@@ -15489,6 +15624,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																												_ = v1779
 																												v1779 = p.r[30].Get64(a1776)
 																												var r1782 uint64
+																												_ = r1782
 																												{
 																													{
 																														a1783 := v1779
@@ -15553,6 +15689,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																												if (s[177] == 0x2) && (s[181] == 0x1) {
 																													{
 																														var r1788 uint64
+																														_ = r1788
 																														{
 																															{
 																																a1789 := v1786
@@ -15599,6 +15736,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																													if ((s[178] == 0x3) && (s[181] == 0x1)) && (v1792 == s[182]) {
 																														{
 																															var r1794 uint64
+																															_ = r1794
 																															{
 																																{
 																																	a1795 := v1792
@@ -15627,6 +15765,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																															if (s[178] == 0x5) && (s[181] == 0x1) {
 																																{
 																																	var r1798 uint64
+																																	_ = r1798
 																																	{
 																																		{
 																																			a1799 := s[183]
@@ -15673,6 +15812,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																												_ = v1804
 																												v1804 = p.r[30].Get64(a1801)
 																												var r1807 uint64
+																												_ = r1807
 																												{
 																													{
 																														a1808 := v1804
@@ -15737,6 +15877,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																												if (s[167] == 0x2) && (s[171] == 0x1) {
 																													{
 																														var r1813 uint64
+																														_ = r1813
 																														{
 																															{
 																																a1814 := v1811
@@ -15783,6 +15924,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																													if ((s[168] == 0x3) && (s[171] == 0x1)) && (v1817 == s[172]) {
 																														{
 																															var r1819 uint64
+																															_ = r1819
 																															{
 																																{
 																																	a1820 := v1817
@@ -15811,6 +15953,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																															if (s[168] == 0x5) && (s[171] == 0x1) {
 																																{
 																																	var r1823 uint64
+																																	_ = r1823
 																																	{
 																																		{
 																																			a1824 := s[173]
@@ -15854,6 +15997,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																												_ = v1829
 																												v1829 = p.r[27].Get64(a1826)
 																												var r1832 uint64
+																												_ = r1832
 																												{
 																													{
 																														a1833 := v1829
@@ -15918,6 +16062,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																												if (s[177] == 0x2) && (s[181] == 0x1) {
 																													{
 																														var r1838 uint64
+																														_ = r1838
 																														{
 																															{
 																																a1839 := v1836
@@ -15964,6 +16109,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																													if ((s[178] == 0x3) && (s[181] == 0x1)) && (v1842 == s[182]) {
 																														{
 																															var r1844 uint64
+																															_ = r1844
 																															{
 																																{
 																																	a1845 := v1842
@@ -15992,6 +16138,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																															if (s[178] == 0x5) && (s[181] == 0x1) {
 																																{
 																																	var r1848 uint64
+																																	_ = r1848
 																																	{
 																																		{
 																																			a1849 := s[183]
@@ -16677,11 +16824,11 @@ func (p *netlock) ingress(g *engine.Gen) {
 																						_ = v1900
 																						{
 																							{
-																								v1900 = 0
 																								a1902 := s[163]
 																								_ = a1902
 																								a1903 := s[214]
 																								_ = a1903
+																								v1900 = 0
 																								v1904 := uint64(((s[230]) >> 32))
 																								_ = v1904
 																								if a1902 > ((s[230]) & 0xffffffff) {
@@ -16867,6 +17014,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																											_ = v1934
 																											v1934 = p.r[27].Get64(a1931)
 																											var r1937 uint64
+																											_ = r1937
 																											{
 																												{
 																													a1938 := v1934
@@ -16931,6 +17079,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																											if (s[167] == 0x2) && (s[171] == 0x1) {
 																												{
 																													var r1943 uint64
+																													_ = r1943
 																													{
 																														{
 																															a1944 := v1941
@@ -16977,6 +17126,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																												if ((s[168] == 0x3) && (s[171] == 0x1)) && (v1947 == s[172]) {
 																													{
 																														var r1949 uint64
+																														_ = r1949
 																														{
 																															{
 																																a1950 := v1947
@@ -17005,6 +17155,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																														if (s[168] == 0x5) && (s[171] == 0x1) {
 																															{
 																																var r1953 uint64
+																																_ = r1953
 																																{
 																																	{
 																																		a1954 := s[173]
@@ -17048,6 +17199,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																											_ = v1959
 																											v1959 = p.r[30].Get64(a1956)
 																											var r1962 uint64
+																											_ = r1962
 																											{
 																												{
 																													a1963 := v1959
@@ -17112,6 +17264,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																											if (s[177] == 0x2) && (s[181] == 0x1) {
 																												{
 																													var r1968 uint64
+																													_ = r1968
 																													{
 																														{
 																															a1969 := v1966
@@ -17158,6 +17311,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																												if ((s[178] == 0x3) && (s[181] == 0x1)) && (v1972 == s[182]) {
 																													{
 																														var r1974 uint64
+																														_ = r1974
 																														{
 																															{
 																																a1975 := v1972
@@ -17186,6 +17340,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 																														if (s[178] == 0x5) && (s[181] == 0x1) {
 																															{
 																																var r1978 uint64
+																																_ = r1978
 																																{
 																																	{
 																																		a1979 := s[183]

@@ -14,7 +14,7 @@ import (
 )
 
 // ShapesFingerprint is engine.Fingerprint of the program this pipeline was generated from.
-const ShapesFingerprint = "094a7081955ad0b332ddc65a3c67cde83b98b7aedbce5dec75e30c36c89134f8"
+const ShapesFingerprint = "82d8eb307f2da46a141ba4bdb4287f1182c57baf4168e413308a8553f8efc77c"
 
 func init() { engine.RegisterPipeline(ShapesFingerprint, "shapes", ShapesBind) }
 
@@ -145,6 +145,7 @@ func (p *shapes) ingress(g *engine.Gen) {
 			s[23] = s[2]
 			t17 := s[23]
 			var r19 uint64
+			_ = r19
 			{
 				{
 					s[23] = ((s[23] + 0xa) & 0xff)
@@ -156,6 +157,7 @@ func (p *shapes) ingress(g *engine.Gen) {
 			s[21] = ((t17 + r19) & 0xff)
 			s[21] = ((s[21] + s[23]) & 0xff)
 			var r21 uint64
+			_ = r21
 			{
 				{
 					a22 := s[3]
@@ -176,9 +178,9 @@ func (p *shapes) ingress(g *engine.Gen) {
 			_ = v23
 			{
 				{
-					v23 = 0
 					a25 := s[22]
 					_ = a25
+					v23 = 0
 					v23 = (a25 ^ 0x5a5a)
 				}
 			}
@@ -217,91 +219,103 @@ func (p *shapes) ingress(g *engine.Gen) {
 				}
 			}
 			s[18] = (s[18] ^ v26)
-			s[16] = s[16]&^0xff | (s[2])<<0&0xff
-			s[16] = s[16]&^0xf0000000 | ((s[1])&0xf)<<28&0xf0000000
-			v30 := uint64(engine.B2U((((s[3] > 0x3e8) && (s[2] != 0x0)) || !(s[5] == 0x5))))
+			v30 := uint64(s[2])
 			_ = v30
-			s[14] = engine.Sel((v30 != 0), ((s[14] + 0x1) & 0xff), ((s[14] - 0x1) & 0xff))
-			s[15] = engine.Sel(((v30 != 0) == (s[2] > 0x7)), 0x1, 0x2)
-			s[24] = s[2]
-			s[25] = s[3]
-			a31 := (s[1] & 0x3)
-			_ = a31
 			{
 				{
-					if a31 == 0x0 {
+					a32 := v30
+					_ = a32
+					v30 = 0
+					s[13] = (s[13] ^ a32)
+					v30 = ((a32 + 0x1) & 0xff)
+				}
+			}
+			s[14] = (s[14] ^ v30)
+			s[16] = s[16]&^0xff | (s[2])<<0&0xff
+			s[16] = s[16]&^0xf0000000 | ((s[1])&0xf)<<28&0xf0000000
+			v33 := uint64(engine.B2U((((s[3] > 0x3e8) && (s[2] != 0x0)) || !(s[5] == 0x5))))
+			_ = v33
+			s[14] = engine.Sel((v33 != 0), ((s[14] + 0x1) & 0xff), ((s[14] - 0x1) & 0xff))
+			s[15] = engine.Sel(((v33 != 0) == (s[2] > 0x7)), 0x1, 0x2)
+			s[24] = s[2]
+			s[25] = s[3]
+			a34 := (s[1] & 0x3)
+			_ = a34
+			{
+				{
+					if a34 == 0x0 {
 						{
-							goto end32
+							goto end35
 						}
 					}
 					{
 						{
-							a34 := ((a31 * 0x3) & 0xff)
-							_ = a34
-							s[24] = ((a34 + a31) & 0xff)
+							a37 := ((a34 * 0x3) & 0xff)
+							_ = a37
+							s[24] = ((a37 + a34) & 0xff)
 						}
 					}
-					t35 := s[25] + a31
-					if t35 > 0xffff || t35 < s[25] {
-						t35 = 0xffff
+					t38 := s[25] + a34
+					if t38 > 0xffff || t38 < s[25] {
+						t38 = 0xffff
 					}
-					s[25] = t35
+					s[25] = t38
 				}
-			end32:
+			end35:
 			}
 			s[13] = (s[13] ^ s[24])
 			s[22] = (s[22] ^ s[25])
-			var h36 uint64
+			var h39 uint64
 			{
 				if s[9] != 0 {
 					if s[0] != 0 {
-						b37 := g.Scratch(5)
-						binary.BigEndian.PutUint64(b37[0:], (s[10])<<56|(s[2])<<48|(s[11])<<24)
-						h36 = engine.HashCRC32(b37[:5])
+						b40 := g.Scratch(5)
+						binary.BigEndian.PutUint64(b40[0:], (s[10])<<56|(s[2])<<48|(s[11])<<24)
+						h39 = engine.HashCRC32(b40[:5])
 					} else {
-						b38 := g.Scratch(4)
-						binary.BigEndian.PutUint64(b38[0:], (s[10])<<56|(s[11])<<32)
-						h36 = engine.HashCRC32(b38[:4])
+						b41 := g.Scratch(4)
+						binary.BigEndian.PutUint64(b41[0:], (s[10])<<56|(s[11])<<32)
+						h39 = engine.HashCRC32(b41[:4])
 					}
 				} else {
 					if s[0] != 0 {
-						b39 := g.Scratch(1)
-						binary.BigEndian.PutUint64(b39[0:], (s[2])<<56)
-						h36 = engine.HashCRC32(b39[:1])
+						b42 := g.Scratch(1)
+						binary.BigEndian.PutUint64(b42[0:], (s[2])<<56)
+						h39 = engine.HashCRC32(b42[:1])
 					} else {
-						h36 = engine.HashCRC32(nil)
+						h39 = engine.HashCRC32(nil)
 					}
 				}
 			}
-			s[26] = (0x0 + h36) & 0xffffffff
-			var h40 uint64
+			s[26] = (0x0 + h39) & 0xffffffff
+			var h43 uint64
 			{
 				if s[0] != 0 {
-					b41 := g.Scratch(3)
-					binary.BigEndian.PutUint64(b41[0:], (s[3])<<48|(s[5])<<45)
-					h40 = engine.HashCRC16(b41[:3])
+					b44 := g.Scratch(3)
+					binary.BigEndian.PutUint64(b44[0:], (s[3])<<48|(s[5])<<45)
+					h43 = engine.HashCRC16(b44[:3])
 				} else {
-					h40 = engine.HashCRC16(nil)
+					h43 = engine.HashCRC16(nil)
 				}
 			}
-			s[27] = (0x5 + h40%0x3e8) & 0xffffffff
+			s[27] = (0x5 + h43%0x3e8) & 0xffffffff
 			s[17] = ((s[17] ^ s[26]) ^ s[27])
-			v42 := uint64(0)
-			_ = v42
-			v42 = p.r[0].Get64(((s[2]) & 0x7))
-			p.r[0].Set64(((s[2]) & 0x7), (((v42 + s[4]) & 0xffffffff) & 0xffffffff))
-			s[16] = ((s[16] + v42) & 0xffffffff)
+			v45 := uint64(0)
+			_ = v45
+			v45 = p.r[0].Get64(((s[2]) & 0x7))
+			p.r[0].Set64(((s[2]) & 0x7), (((v45 + s[4]) & 0xffffffff) & 0xffffffff))
+			s[16] = ((s[16] + v45) & 0xffffffff)
 			g.Count(p.k[0], ((s[1]) & 0x3))
 			g.Key(p.t[0], 0, s[1])
-			ai43, hit44 := g.Apply(p.t[0])
-			_ = hit44
-			switch ai43 {
+			ai46, hit47 := g.Apply(p.t[0])
+			_ = hit47
+			switch ai46 {
 			case 0:
 				{
 					{
-						d46 := g.Arg(0) & 0xff
-						_ = d46
-						s[20] = d46
+						d49 := g.Arg(0) & 0xff
+						_ = d49
+						s[20] = d49
 					}
 				}
 			case 1:
@@ -317,7 +331,7 @@ func (p *shapes) ingress(g *engine.Gen) {
 					}
 				}
 			}
-			switch ai43 {
+			switch ai46 {
 			case 0:
 				{
 					s[21] = (s[21] | 0x80)
@@ -376,21 +390,21 @@ func (p *shapes) deparser(g *engine.Gen) {
 	{
 		{
 			if s[0] != 0 {
-				o52 := g.Emit(24)
-				binary.BigEndian.PutUint64(o52[0:], (s[1])<<56|(s[2])<<48|(s[3])<<32|s[4])
-				binary.BigEndian.PutUint64(o52[8:], (s[5])<<61|(s[6])<<48|s[7])
-				binary.BigEndian.PutUint64(o52[16:], s[8])
+				o55 := g.Emit(24)
+				binary.BigEndian.PutUint64(o55[0:], (s[1])<<56|(s[2])<<48|(s[3])<<32|s[4])
+				binary.BigEndian.PutUint64(o55[8:], (s[5])<<61|(s[6])<<48|s[7])
+				binary.BigEndian.PutUint64(o55[16:], s[8])
 			}
 			if s[9] != 0 {
-				o53 := g.Emit(4)
-				binary.BigEndian.PutUint64(o53[0:], (s[10])<<56|(s[11])<<32)
+				o56 := g.Emit(4)
+				binary.BigEndian.PutUint64(o56[0:], (s[10])<<56|(s[11])<<32)
 			}
 			if s[12] != 0 {
-				o54 := g.Emit(32)
-				binary.BigEndian.PutUint64(o54[0:], (s[13])<<56|(s[14])<<48|(s[15])<<32|s[16])
-				binary.BigEndian.PutUint64(o54[8:], (s[17])<<32|(s[18])>>32)
-				binary.BigEndian.PutUint64(o54[16:], (s[18])<<32|(s[19])>>32)
-				binary.BigEndian.PutUint64(o54[24:], (s[19])<<32|(s[20])<<24|(s[21])<<16|s[22])
+				o57 := g.Emit(32)
+				binary.BigEndian.PutUint64(o57[0:], (s[13])<<56|(s[14])<<48|(s[15])<<32|s[16])
+				binary.BigEndian.PutUint64(o57[8:], (s[17])<<32|(s[18])>>32)
+				binary.BigEndian.PutUint64(o57[16:], (s[18])<<32|(s[19])>>32)
+				binary.BigEndian.PutUint64(o57[24:], (s[19])<<32|(s[20])<<24|(s[21])<<16|s[22])
 			}
 		}
 	}

@@ -96,6 +96,7 @@ func (p *stf_round3) ingress(g *engine.Gen) {
 			s[14] = s[4]
 			t8 := s[14]
 			var r10 uint64
+			_ = r10
 			{
 				{
 					s[14] = ((s[14] + 0xa) & 0xff)

@@ -102,6 +102,10 @@ control I(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) 
             acc = acc * 7;
         }
     }
+    action oi(out bit<8> o, in bit<8> i) {
+        hdr.o.r1 = hdr.o.r1 ^ i;
+        o = i + 1;
+    }
     action a1(bit<8> v) { hdr.o.r8 = v; }
     action a2() { hdr.o.r8 = 0xa2; exit; }
     table t {
@@ -138,6 +142,10 @@ control I(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) 
         opsel(acc, 1);
         opsel(acc, 2);
         hdr.o.r6 = hdr.o.r6 ^ acc;
+        // An out argument that is also an in argument: copied in before it is cleared.
+        bit<8> tt = hdr.a.x;
+        oi(tt, tt);
+        hdr.o.r2 = hdr.o.r2 ^ tt;
         // Slices as targets, bools, ternaries.
         hdr.o.r4[7:0] = hdr.a.x;
         hdr.o.r4[31:28] = hdr.a.op[3:0];
