@@ -38,6 +38,9 @@ type GenOptions struct {
 	Source string
 	// Generate, if set, is the command of the file's //go:generate line.
 	Generate string
+	// NoRegister leaves the registration out of the package's init: the pipeline is bound
+	// only through Config.Generated (e.g. a deliberately broken copy of a registered one).
+	NoRegister bool
 }
 
 type genRefusal struct{ err error }
@@ -116,6 +119,7 @@ type gen struct {
 	flIdx   map[uint64]int
 
 	nslots int // slots of headers, metadata and standard metadata (what the code indexes)
+	outs   []string // the clearing of out parameters bound by the current call (flushOuts)
 	active []aliasRange
 	lazy   int // > 0 inside a right operand of && / || or a ternary arm
 	usesBE bool
@@ -331,11 +335,14 @@ func (gn *gen) program() ([]byte, error) {
 	gn.p("\"github.com/netlock-go/netlock/bmv2/engine\"")
 	gn.p(")")
 	gn.p("")
-	gn.p("// %sFingerprint is engine.Fingerprint of the program this pipeline was generated from.", name)
-	gn.p("const %sFingerprint = %q", name, Fingerprint(gn.checked))
+	exp := strings.ToUpper(name[:1]) + name[1:]
+	gn.p("// %sFingerprint is engine.Fingerprint of the program this pipeline was generated from.", exp)
+	gn.p("const %sFingerprint = %q", exp, Fingerprint(gn.checked))
 	gn.p("")
-	gn.p("func init() { engine.RegisterPipeline(%sFingerprint, %q, %sBind) }", name, name, name)
-	gn.p("")
+	if !gn.opts.NoRegister {
+		gn.p("func init() { engine.RegisterPipeline(%sFingerprint, %q, %sBind) }", exp, name, exp)
+		gn.p("")
+	}
 	gn.p("// %s holds the runtime objects of a switch the pipeline is bound to.", name)
 	gn.p("type %s struct {", name)
 	gn.p("t [%d]*engine.Table", len(gn.tbls))
@@ -345,8 +352,8 @@ func (gn *gen) program() ([]byte, error) {
 	gn.p("fl [%d]int", len(gn.fls))
 	gn.p("}")
 	gn.p("")
-	gn.p("// %sBind binds the pipeline to a switch loaded from the same program.", name)
-	gn.p("func %sBind(sw *engine.Switch) (engine.GenBlocks, error) {", name)
+	gn.p("// %sBind binds the pipeline to a switch loaded from the same program (an engine.GenBinder).", exp)
+	gn.p("func %sBind(sw *engine.Switch) (engine.GenBlocks, error) {", exp)
 	gn.p("p := &%s{}", name)
 	gn.p("var err error")
 	gn.p("_ = err")
@@ -1002,9 +1009,9 @@ func (gn *gen) val(sc *gsc, e front.Expr) gx {
 			return gn.maskx(in, m)
 		}
 		if x.HiV+1 >= gn.width(x.X) {
-			return gx{s: "(" + in.s + ")>>" + strconv.Itoa(x.LoV)}
+			return gx{s: "((" + in.s + ")>>" + strconv.Itoa(x.LoV) + ")"}
 		}
-		return gx{s: fmt.Sprintf("(%s)>>%d&%#x", in.s, x.LoV, m)}
+		return gx{s: fmt.Sprintf("((%s)>>%d&%#x)", in.s, x.LoV, m)}
 	case *front.UnaryExpr:
 		in := gn.val(sc, x.X)
 		switch x.Op {
@@ -1051,7 +1058,7 @@ func (gn *gen) maskx(x gx, m uint64) gx {
 	if m == ^uint64(0) {
 		return x
 	}
-	return gx{s: fmt.Sprintf("(%s)&%#x", x.s, m)}
+	return gx{s: fmt.Sprintf("((%s)&%#x)", x.s, m)}
 }
 
 // snap keeps P4's left-to-right order: when the right operand calls a function (which may
@@ -1116,7 +1123,7 @@ func (gn *gen) binary(sc *gsc, x *front.BinaryExpr, w int) gx {
 		if a.c && b.c {
 			return cx((a.v<<uint(wb) | b.v) & m)
 		}
-		return gx{s: fmt.Sprintf("(%s)<<%d | %s", a.s, wb, b.s)}
+		return gx{s: fmt.Sprintf("((%s)<<%d | %s)", a.s, wb, b.s)}
 	}
 	a := gn.snap(gn.val(sc, x.X), x.Y)
 	b := gn.val(sc, x.Y)
@@ -1311,7 +1318,7 @@ func (gn *gen) cond(sc *gsc, e front.Expr) gx {
 			if st, ok := under(l.t).(*front.StructType); !ok || !st.IsHeader() {
 				gn.refuse(x.P, "isValid of %s", l.t)
 			}
-			return gx{s: l.ref() + " != 0"}
+			return gx{s: "(" + l.ref() + " != 0)"}
 		}
 	case *front.MemberExpr:
 		if x.Kind == front.MemberTableField {
@@ -1401,6 +1408,7 @@ func (gn *gen) call(sc *gsc, call *front.CallExpr) {
 			gn.refuse(call.P, "apply of %s (direct control invocation)", n.Name)
 		}
 		binds := map[front.Decl]*gb{}
+		start := len(gn.outs)
 		for i, p := range d.Params {
 			var a front.Expr
 			if i < len(call.Ordered) && call.Ordered[i] != nil {
@@ -1412,6 +1420,7 @@ func (gn *gen) call(sc *gsc, call *front.CallExpr) {
 			}
 			binds[p] = gn.bindParam(sc, p, a, call.P)
 		}
+		gn.flushOuts(start)
 		gn.applyControl(b.inst, binds)
 	case *front.ActionDecl:
 		gn.callAction(sc, d, call.Ordered, nil, call.P)
@@ -1446,17 +1455,18 @@ func (gn *gen) bindParam(sc *gsc, p *front.Param, a front.Expr, pos front.Pos) *
 	}
 	switch p.Dir {
 	case front.DirOut, front.DirInOut:
-		l, root := gn.locRoot(sc, a)
-		l = gn.loc(sc, a)
+		_, root := gn.locRoot(sc, a)
+		l := gn.loc(sc, a)
 		if isScalar(p.T) {
 			gn.scalarType(pos, p.T)
 		}
 		if p.Dir == front.DirOut {
-			// An out parameter starts at zero (the interpreter clears it; copy-out writes it).
+			// An out parameter starts at zero (the interpreter clears it; copy-out writes it),
+			// after every argument is copied in (flushOuts).
 			if isScalar(p.T) {
-				gn.p("%s = 0", l.ref())
+				gn.outs = append(gn.outs, l.ref()+" = 0")
 			} else {
-				gn.p("clear(%s[%d:%d])", l.arr, l.base, l.base+gn.cp.slotsOf(p.T))
+				gn.outs = append(gn.outs, fmt.Sprintf("clear(%s[%d:%d])", l.arr, l.base, l.base+gn.cp.slotsOf(p.T)))
 			}
 		}
 		return &gb{kind: gbLoc, loc: gloc{arr: l.arr, base: l.base, v: l.v, t: p.T}, byRef: true, via: root}
@@ -1465,8 +1475,8 @@ func (gn *gen) bindParam(sc *gsc, p *front.Param, a front.Expr, pos front.Pos) *
 		if !gn.isLoc(sc, a) {
 			gn.refuse(pos, "a composite argument that is not a location")
 		}
-		l, root := gn.locRoot(sc, a)
-		l = gn.loc(sc, a)
+		_, root := gn.locRoot(sc, a)
+		l := gn.loc(sc, a)
 		return &gb{kind: gbLoc, loc: gloc{arr: l.arr, base: l.base, t: p.T}, byRef: true, via: root}
 	}
 	gn.scalarType(pos, p.T)
@@ -1478,6 +1488,15 @@ func (gn *gen) bindParam(sc *gsc, p *front.Param, a front.Expr, pos front.Pos) *
 	gn.p("%s := %s", v, x.s)
 	gn.p("_ = %s", v)
 	return &gb{kind: gbLoc, loc: gloc{v: v, t: p.T}}
+}
+
+// flushOuts clears the out parameters of the call whose arguments were just bound (those
+// recorded since start: a call in an argument flushes its own).
+func (gn *gen) flushOuts(start int) {
+	for _, st := range gn.outs[start:] {
+		gn.p("%s", st)
+	}
+	gn.outs = gn.outs[:start]
 }
 
 // activate marks the by-reference parameters of a call (bindings in m) active while its body is
@@ -1522,12 +1541,29 @@ func (gn *gen) callAction(sc *gsc, d *front.ActionDecl, args []*front.Arg, ref *
 	gn.p("{")
 	gn.p("{")
 	cpi := 0
+	start := len(gn.outs)
+	if ref != nil {
+		// From a table, as the interpreter's boundAction: the arguments of the action reference
+		// bind the directional parameters (all of them, or none); the directionless ones always
+		// take the action data.
+		nbound := 0
+		for _, p := range d.Params {
+			if p.Dir != front.DirNone {
+				nbound++
+			}
+		}
+		if len(args) < nbound {
+			args = nil
+		} else {
+			args = args[:nbound]
+		}
+	}
 	for i, p := range d.Params {
 		var a front.Expr
 		if i < len(args) && args[i] != nil {
 			a = args[i].Value
 		}
-		if a == nil && p.Dir == front.DirNone && ref != nil {
+		if p.Dir == front.DirNone && ref != nil {
 			// Control-plane data from the table.
 			gn.scalarType(p.P, p.T)
 			v := gn.tmp("d")
@@ -1543,6 +1579,7 @@ func (gn *gen) callAction(sc *gsc, d *front.ActionDecl, args []*front.Arg, ref *
 		// Arguments evaluate in the caller's scope.
 		as.m[p] = gn.bindParam(sc, p, a, pos)
 	}
+	gn.flushOuts(start)
 	defer gn.activate(as.m, d.Params, pos)()
 	gn.stmts(as, d.Body.Stmts)
 	gn.p("}")
@@ -1573,6 +1610,7 @@ func (gn *gen) callFunction(sc *gsc, call *front.CallExpr, d *front.FunctionDecl
 		ret.v = gn.tmp("r")
 		ret.w = widthOf(d.RetT)
 		gn.p("var %s uint64", ret.v)
+		gn.p("_ = %s", ret.v)
 	}
 	for _, p := range d.Params {
 		if gn.lazy > 0 && p.Dir != front.DirIn && p.Dir != front.DirNone {
@@ -1581,12 +1619,14 @@ func (gn *gen) callFunction(sc *gsc, call *front.CallExpr, d *front.FunctionDecl
 	}
 	gn.p("{")
 	gn.p("{")
+	start := len(gn.outs)
 	for i, p := range d.Params {
 		if i >= len(call.Ordered) || call.Ordered[i] == nil {
 			gn.refuse(call.P, "missing argument %s", p.Name)
 		}
 		fs.m[p] = gn.bindParam(sc, p, call.Ordered[i].Value, call.P)
 	}
+	gn.flushOuts(start)
 	defer gn.activate(fs.m, d.Params, call.P)()
 	gn.stmts(fs, d.Body.Stmts)
 	gn.p("}")
@@ -1868,6 +1908,29 @@ func (gn *gen) externFunc(sc *gsc, call *front.CallExpr, d *front.MethodDecl) {
 		} else {
 			gn.p("g.Recirculate(%s)", fl)
 		}
+	case "digest":
+		recv := gn.val(sc, gn.argN(call, 0))
+		data := gn.argN(call, 1)
+		name := data.Type().String()
+		dt := data.Type()
+		if len(call.TypeArgT) > 0 && call.TypeArgT[0] != nil {
+			dt = call.TypeArgT[0]
+		}
+		if st, ok := under(dt).(*front.StructType); ok {
+			name = st.Decl.Name
+		} else if dt != nil {
+			name = dt.String()
+		}
+		var ws, vs []string
+		for _, pc := range gn.flatten(sc, data) {
+			ws = append(ws, strconv.Itoa(pc.w))
+			vs = append(vs, pc.v)
+		}
+		vals := ""
+		if len(vs) > 0 {
+			vals = ", " + strings.Join(vs, ", ")
+		}
+		gn.p("g.Digest(%s, %q, []int{%s}%s)", recv.s, name, strings.Join(ws, ", "), vals)
 	case "resubmit", "recirculate":
 		if len(call.Args) > 0 {
 			gn.refuse(pos, "%s with a field list argument (the deprecated form)", d.Name)
@@ -1971,18 +2034,33 @@ func (gn *gen) flatten(sc *gsc, e front.Expr) []gpiece {
 }
 
 // serialHash lays the pieces out MSB-first (as bmv2's BufBuilder: fields of invalid headers
-// left out) and returns a Go expression of the algorithm over them. It writes statements.
+// left out) and returns a Go variable holding the algorithm over them. With up to three
+// headers among the pieces, each combination of their validity bits gets a layout fixed at
+// generation time (built with constant shifts); with more, a bit packer lays them out at run
+// time. It writes statements.
 func (gn *gen) serialHash(sc *gsc, e front.Expr, algo string, withPayload bool) string {
 	ps := gn.flatten(sc, e)
-	same := true
+	type vkey struct {
+		arr  string
+		slot int
+	}
+	var hdrs []vkey
+	seen := map[vkey]bool{}
 	for _, pc := range ps {
-		if pc.vslot != ps[0].vslot || pc.varr != ps[0].varr {
-			same = false
+		if k := (vkey{pc.varr, pc.vslot}); pc.vslot >= 0 && !seen[k] {
+			seen[k] = true
+			hdrs = append(hdrs, k)
 		}
 	}
 	h := gn.tmp("h")
 	gn.p("var %s uint64", h)
-	if !same {
+	wrap := func(data string) string {
+		if withPayload {
+			return "g.WithPayload(" + data + ")"
+		}
+		return data
+	}
+	if len(hdrs) > 3 {
 		pk := gn.tmp("pk")
 		gn.p("%s := g.Packer()", pk)
 		for _, pc := range ps {
@@ -1992,40 +2070,51 @@ func (gn *gen) serialHash(sc *gsc, e front.Expr, algo string, withPayload bool) 
 				gn.p("%s.Put(%d, %s)", pk, pc.w, pc.v)
 			}
 		}
-		data := "g.Packed()"
-		if withPayload {
-			data = "g.WithPayload(g.Packed())"
-		}
-		gn.p("%s = %s(%s)", h, algo, data)
+		gn.p("%s = %s(%s)", h, algo, wrap("g.Packed()"))
 		return h
 	}
-	total := 0
-	for _, pc := range ps {
-		total += pc.w
-	}
-	nb := (total + 7) / 8
-	if len(ps) > 0 && ps[0].vslot >= 0 {
-		gn.p("if %s[%d] != 0 {", ps[0].varr, ps[0].vslot)
-	} else {
-		gn.p("{")
-	}
-	b := gn.tmp("b")
-	gn.p("%s := g.Scratch(%d)", b, nb)
-	gn.words(b, ps, nb)
-	data := fmt.Sprintf("%s[:%d]", b, nb)
-	if withPayload {
-		data = "g.WithPayload(" + data + ")"
-	}
-	gn.p("%s = %s(%s)", h, algo, data)
-	if len(ps) > 0 && ps[0].vslot >= 0 {
-		empty := "nil"
-		if withPayload {
-			empty = "g.WithPayload(nil)"
+	// layout emits the static layout of the pieces present when the headers in valid are.
+	layout := func(valid map[vkey]bool) {
+		var in []gpiece
+		total := 0
+		for _, pc := range ps {
+			if pc.vslot < 0 || valid[vkey{pc.varr, pc.vslot}] {
+				in = append(in, pc)
+				total += pc.w
+			}
 		}
-		gn.p("} else { %s = %s(%s) }", h, algo, empty)
-	} else {
+		if len(in) == 0 {
+			data := "nil"
+			if withPayload {
+				data = "g.WithPayload(g.Scratch(0)[:0])"
+			}
+			gn.p("%s = %s(%s)", h, algo, data)
+			return
+		}
+		nb := (total + 7) / 8
+		b := gn.tmp("b")
+		gn.p("%s := g.Scratch(%d)", b, nb)
+		gn.words(b, in, nb)
+		gn.p("%s = %s(%s)", h, algo, wrap(fmt.Sprintf("%s[:%d]", b, nb)))
+	}
+	var rec func(k int, valid map[vkey]bool)
+	rec = func(k int, valid map[vkey]bool) {
+		if k == len(hdrs) {
+			layout(valid)
+			return
+		}
+		v := hdrs[k]
+		gn.p("if %s[%d] != 0 {", v.arr, v.slot)
+		valid[v] = true
+		rec(k+1, valid)
+		gn.p("} else {")
+		valid[v] = false
+		rec(k+1, valid)
 		gn.p("}")
 	}
+	gn.p("{")
+	rec(0, map[vkey]bool{})
+	gn.p("}")
 	return h
 }
 

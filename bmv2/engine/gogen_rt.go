@@ -215,7 +215,10 @@ func (s *Switch) usePipeline(checked *front.Checked) error {
 		}
 		return nil
 	}
-	e, ok := lookupGen(Fingerprint(checked))
+	e, ok := genEntry{name: "Config.Generated", bind: s.cfg.Generated}, s.cfg.Generated != nil
+	if !ok {
+		e, ok = lookupGen(Fingerprint(checked))
+	}
 	if !ok {
 		if s.cfg.Pipeline == PipelineGenerated {
 			return fmt.Errorf("%w: no generated pipeline is registered for %s (netlock p4 gen-go, then link the package)", ErrNotFound, programName(checked))
@@ -512,8 +515,19 @@ func Sel(c bool, a, b uint64) uint64 {
 	return b
 }
 
-// HashCRC32 is bmv2's crc32 (IEEE).
-func HashCRC32(b []byte) uint64 { return uint64(crc32.ChecksumIEEE(b)) }
+// HashCRC32 is bmv2's crc32 (IEEE). Short inputs (hash keys of a few fields) take a byte
+// loop over the table: the library's dispatch and slicing cost more than the work there.
+func HashCRC32(b []byte) uint64 {
+	if len(b) > 32 {
+		return uint64(crc32.ChecksumIEEE(b))
+	}
+	t := crc32.IEEETable
+	crc := ^uint32(0)
+	for _, x := range b {
+		crc = t[byte(crc)^x] ^ crc>>8
+	}
+	return uint64(^crc)
+}
 
 // HashCRC16 is bmv2's crc16 (CRC-16/ARC).
 func HashCRC16(b []byte) uint64 { return uint64(crc16(b)) }
@@ -597,4 +611,14 @@ func (g *Gen) WithPayload(b []byte) []byte {
 	b = append(b, g.Payload()...)
 	g.hbuf = b[:0]
 	return b
+}
+
+// Digest records a digest() call: the values (widths[i] bits each) of the data's fields, for the
+// digest type name.
+func (g *Gen) Digest(receiver uint64, name string, widths []int, vals ...uint64) {
+	dg := Digest{Receiver: uint32(receiver), Name: name, ID: g.sw.digestIDs[name]}
+	for i, v := range vals {
+		dg.Fields = append(dg.Fields, u128{lo: v}.toBytes(widths[i]))
+	}
+	g.p.digests = append(g.p.digests, dg)
 }

@@ -80,6 +80,11 @@ type Config struct {
 	// Pipeline chooses between the interpreter and a generated pipeline registered for the
 	// program (v1model programs; see Pipeline and GenerateGo). The zero value is PipelineAuto.
 	Pipeline Pipeline
+	// Generated, if set, is the generated pipeline to bind instead of the one registered for
+	// the program (with PipelineAuto or PipelineGenerated); the caller vouches that it was
+	// generated from this program (its fingerprint is not checked). Tests bind pipelines that
+	// are not registered (GenOptions.NoRegister) this way.
+	Generated GenBinder
 }
 
 // TNARecirculationPort is Tofino 1's recirculation port of pipe 0 (always in loopback),

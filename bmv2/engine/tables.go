@@ -703,6 +703,9 @@ func (t *Table) lookup(c *ctx) *entry {
 
 // search returns the entry matching the key in t.kbuf, or nil.
 func (t *Table) search() *entry {
+	if len(t.entries) == 0 {
+		return nil // a table the control plane has not filled (or a keyless one): its default
+	}
 	if t.lpmIdx != nil {
 		v := t.kbuf[0]
 		for i := range t.lpmIdx {

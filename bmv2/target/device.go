@@ -48,6 +48,8 @@ type Options struct {
 	Log func(string)
 	// Now is the engine's clock (timestamps, meters); nil is time.Now.
 	Now func() time.Time
+	// Pipeline chooses the interpreter or a generated pipeline (engine.Config.Pipeline).
+	Pipeline engine.Pipeline
 }
 
 // Stats counts what the packet loop did.
@@ -136,6 +138,7 @@ func (d *Device) LoadProgram(prog *front.Checked) error {
 		Now:               d.opts.Now,
 		CPUPort:           d.opts.CPUPort,
 		TofinoConstraints: d.opts.TofinoConstraints,
+		Pipeline:          d.opts.Pipeline,
 		OnPacketIn:        d.onPacketIn,
 		OnDigest:          d.onDigest,
 	}

@@ -48,22 +48,19 @@ func p4genGoCommand() *cobra.Command {
 			}
 			line := ""
 			if generate != "" {
-				// The //go:generate line repeats this command line after the prefix.
-				rest := os.Args
-				for i, a := range os.Args {
-					if a == "gen-go" {
-						rest = os.Args[i+1:]
-						break
-					}
-				}
-				var qs []string
-				for _, a := range rest {
+				// The //go:generate line: the prefix, then this command in a canonical form.
+				q := func(a string) string {
 					if a == "" || strings.ContainsAny(a, " \t\"'") {
-						a = strconv.Quote(a)
+						return strconv.Quote(a)
 					}
-					qs = append(qs, a)
+					return a
 				}
-				line = generate + " p4 gen-go " + strings.Join(qs, " ")
+				words := []string{generate, "p4 gen-go --go-generate", q(generate), "--pkg", q(pkg), "--name", q(name)}
+				for _, d := range defines {
+					words = append(words, "-D", q(d))
+				}
+				words = append(words, "-o", q(out), q(args[0]))
+				line = strings.Join(words, " ")
 			}
 			src, err := engine.GenerateGo(checked, engine.GenOptions{Package: pkg, Name: name, Source: source, Generate: line})
 			if errors.Is(err, engine.ErrGenUnsupported) {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/netlock-go/netlock/bmv2/engine"
 	"github.com/netlock-go/netlock/bmv2/front"
 	"github.com/netlock-go/netlock/bmv2/p4rt"
 	"github.com/netlock-go/netlock/bmv2/port"
@@ -36,6 +37,7 @@ type switchConfig struct {
 	pcapDir    string
 	thriftPort int
 	tofino     bool
+	pipeline   string
 	logFile    string
 	logLevel   string
 	nanolog    string
@@ -98,6 +100,7 @@ is no Thrift runtime, use P4Runtime.`,
 	f.StringVar(&c.pcapDir, "pcap", "", "write <port>_in.pcap and <port>_out.pcap for every port to DIR")
 	f.IntVar(&c.thriftPort, "thrift-port", 0, "accepted for simple_switch_grpc compatibility and ignored (no Thrift runtime)")
 	f.BoolVar(&c.tofino, "tofino-constraints", false, "fail a packet that accesses one register array twice in a pass (Tofino; always on for TNA programs)")
+	f.StringVar(&c.pipeline, "pipeline", "auto", "what runs the program: auto (its generated Go pipeline when the binary has one for it, as for p4/netlock.p4, else the interpreter), interp, or gen (fail without one)")
 	f.StringVar(&c.logFile, "log-file", "", "log packet events as --log-console does, to FILE")
 	f.StringVarP(&c.logLevel, "log-level", "L", "", "bmv2 log level; \"off\" disables --log-console and --log-file, any other level logs the same events")
 	f.StringVar(&c.nanolog, "nanolog", "", "accepted for simple_switch_grpc compatibility and ignored (no nanomsg event log)")
@@ -202,7 +205,11 @@ func withPcap(p port.Port, dir, name string) (port.Port, error) {
 // runSwitch runs the switch until ctx ends.
 func runSwitch(ctx context.Context, c switchConfig, stdout io.Writer) error {
 	w := &syncWriter{w: stdout}
-	opts := target.Options{CPUPort: c.cpuPort, TofinoConstraints: c.tofino}
+	pl, err := engine.ParsePipeline(c.pipeline)
+	if err != nil {
+		return err
+	}
+	opts := target.Options{CPUPort: c.cpuPort, TofinoConstraints: c.tofino, Pipeline: pl}
 	// Packet events go to stdout (--log-console), a file (--log-file) or both.
 	var logw *syncWriter
 	switch {
@@ -264,6 +271,12 @@ func runSwitch(ctx context.Context, c switchConfig, stdout io.Writer) error {
 	if prog != nil {
 		if err := dev.LoadProgram(prog); err != nil {
 			return err
+		}
+		name, ok := engine.RegisteredPipeline(prog)
+		if ok && pl != engine.PipelineInterpreted && !c.tofino && prog.Arch() != front.ArchTNA {
+			w.printf("Pipeline: generated Go (%s)\n", name)
+		} else {
+			w.printf("Pipeline: interpreter\n")
 		}
 	}
 	for _, sp := range specs {

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/netip"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -122,7 +123,14 @@ func (o observed) WriteTo(p []byte, a net.Addr) (int, error) {
 // (probe, force-release) over the switch locks. Both directions duplicate: the switch knows a
 // copy of an acquire without the retry flag by its table of requests seen (netlock.p4's ended).
 func TestSwitchNetlockEndToEnd(t *testing.T) {
-	testSwitchNetlockEndToEnd(t, "../../p4/netlock.p4", true)
+	testSwitchNetlockEndToEnd(t, "../../p4/netlock.p4", true, "--tofino-constraints", "--pipeline", "interp")
+}
+
+// TestSwitchNetlockGenEndToEnd runs the same rack through `netlock switch --pipeline gen
+// p4/netlock.p4`: the program's generated Go pipeline (p4/netlockgen), which does not check
+// the Tofino rules.
+func TestSwitchNetlockGenEndToEnd(t *testing.T) {
+	testSwitchNetlockEndToEnd(t, "../../p4/netlock.p4", true, "--pipeline", "gen")
 }
 
 // TestSwitchNetlockTNAEndToEnd runs the same rack through `netlock switch p4/tna/netlock.p4`
@@ -130,12 +138,12 @@ func TestSwitchNetlockEndToEnd(t *testing.T) {
 // switch has no accept log: FIFO is checked for the server's locks only; exclusion, fencing,
 // answers and empty queues for all.
 func TestSwitchNetlockTNAEndToEnd(t *testing.T) {
-	testSwitchNetlockEndToEnd(t, "../../p4/tna/netlock.p4", false)
+	testSwitchNetlockEndToEnd(t, "../../p4/tna/netlock.p4", false, "--tofino-constraints")
 }
 
-// testSwitchNetlockEndToEnd runs the end-to-end test on program; acceptLog says whether the
-// program prints the switch's accept log (log_msg).
-func testSwitchNetlockEndToEnd(t *testing.T, program string, acceptLog bool) {
+// testSwitchNetlockEndToEnd runs the end-to-end test on program, with more switch flags;
+// acceptLog says whether the program prints the switch's accept log (log_msg).
+func testSwitchNetlockEndToEnd(t *testing.T, program string, acceptLog bool, flags ...string) {
 	ignore := goleak.IgnoreCurrent()
 	t.Cleanup(func() { goleak.VerifyNone(t, ignore) })
 	logrus.SetLevel(logrus.PanicLevel)
@@ -175,9 +183,14 @@ func testSwitchNetlockEndToEnd(t *testing.T, program string, acceptLog bool) {
 		wires[i].link = l
 		args = append(args, "--udp-port", fmt.Sprintf("%d@127.0.0.1:0,%s", wires[i].num, l.LocalAddr()))
 	}
-	args = append(args, "--log-console", "--tofino-constraints", program,
+	args = append(args, "--log-console")
+	args = append(args, flags...)
+	args = append(args, program,
 		"--", "--grpc-server-addr", "127.0.0.1:0", "--cpu-port", "255")
 	sw := startSwitch(t, args)
+	if slices.Contains(flags, "gen") {
+		sw.out.waitFor(t, regexp.MustCompile(`Pipeline: generated Go \(netlock\)`))
+	}
 	hosts := map[netip.Addr]*hostshim.Host{}
 	for _, w := range wires {
 		m := sw.out.waitFor(t, regexp.MustCompile(`Adding UDP tunnel port `+strconv.Itoa(w.num)+` on (\S+),`))

@@ -13,10 +13,10 @@ import (
 	"github.com/netlock-go/netlock/bmv2/engine"
 )
 
-// netlockL64P8Fingerprint is engine.Fingerprint of the program this pipeline was generated from.
-const netlockL64P8Fingerprint = "f15fa58bb2528f3c7468093a0bee00c3e994f95f03f34a49a1146c7a80da02ed"
+// NetlockL64P8Fingerprint is engine.Fingerprint of the program this pipeline was generated from.
+const NetlockL64P8Fingerprint = "f15fa58bb2528f3c7468093a0bee00c3e994f95f03f34a49a1146c7a80da02ed"
 
-func init() { engine.RegisterPipeline(netlockL64P8Fingerprint, "netlockL64P8", netlockL64P8Bind) }
+func init() { engine.RegisterPipeline(NetlockL64P8Fingerprint, "netlockL64P8", NetlockL64P8Bind) }
 
 // netlockL64P8 holds the runtime objects of a switch the pipeline is bound to.
 type netlockL64P8 struct {
@@ -27,8 +27,8 @@ type netlockL64P8 struct {
 	fl [2]int
 }
 
-// netlockL64P8Bind binds the pipeline to a switch loaded from the same program.
-func netlockL64P8Bind(sw *engine.Switch) (engine.GenBlocks, error) {
+// NetlockL64P8Bind binds the pipeline to a switch loaded from the same program (an engine.GenBinder).
+func NetlockL64P8Bind(sw *engine.Switch) (engine.GenBlocks, error) {
 	p := &netlockL64P8{}
 	var err error
 	_ = err
@@ -423,14 +423,16 @@ func (p *netlockL64P8) verify(g *engine.Gen) {
 		{
 			if s[11] != 0 {
 				var h57 uint64
-				if s[11] != 0 {
-					b58 := g.Scratch(18)
-					binary.BigEndian.PutUint64(b58[0:], (s[12])<<60|(s[13])<<56|(s[14])<<48|(s[15])<<32|(s[16])<<16|(s[17])<<13|s[18])
-					binary.BigEndian.PutUint64(b58[8:], (s[19])<<56|(s[20])<<48|(s[22])<<16|(s[23])>>16)
-					binary.BigEndian.PutUint64(b58[16:], (s[23])<<48)
-					h57 = engine.HashCsum16(b58[:18])
-				} else {
-					h57 = engine.HashCsum16(nil)
+				{
+					if s[11] != 0 {
+						b58 := g.Scratch(18)
+						binary.BigEndian.PutUint64(b58[0:], (s[12])<<60|(s[13])<<56|(s[14])<<48|(s[15])<<32|(s[16])<<16|(s[17])<<13|s[18])
+						binary.BigEndian.PutUint64(b58[8:], (s[19])<<56|(s[20])<<48|(s[22])<<16|(s[23])>>16)
+						binary.BigEndian.PutUint64(b58[16:], (s[23])<<48)
+						h57 = engine.HashCsum16(b58[:18])
+					} else {
+						h57 = engine.HashCsum16(nil)
+					}
 				}
 				if (h57)&0xffff != s[21] {
 					s[259] = 1
@@ -445,15 +447,15 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 	_ = s
 	{
 		{
-			s[213] = (s[255]) & 0xffffffff
-			if s[3] != 0 && (s[4] != 0x0) {
+			s[213] = ((s[255]) & 0xffffffff)
+			if (s[3] != 0) && (s[4] != 0x0) {
 				{
 					s[247] = s[5]
 					s[3] = 0
 					return
 				}
 			}
-			if s[11] != 0 && (s[259] == 0x1) {
+			if (s[11] != 0) && (s[259] == 0x1) {
 				{
 					{
 						{
@@ -465,7 +467,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 					return
 				}
 			}
-			if s[24] != 0 && (s[26] == 0x22b8) {
+			if (s[24] != 0) && (s[26] == 0x22b8) {
 				{
 					if (((!(s[29] != 0) || (s[260] != 0x0)) || (s[30] != 0x1)) || (s[31] > 0x8)) || (s[32] > 0x1) {
 						{
@@ -918,25 +920,32 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 									v117 := uint64(0)
 									_ = v117
 									var h118 uint64
-									if s[29] != 0 {
-										b119 := g.Scratch(12)
-										binary.BigEndian.PutUint64(b119[0:], (s[37])<<32|(s[38])>>32)
-										binary.BigEndian.PutUint64(b119[8:], (s[38])<<32)
-										h118 = engine.HashCRC32(b119[:12])
-									} else {
-										h118 = engine.HashCRC32(nil)
+									{
+										if s[29] != 0 {
+											b119 := g.Scratch(12)
+											binary.BigEndian.PutUint64(b119[0:], (s[37])<<32|(s[38])>>32)
+											binary.BigEndian.PutUint64(b119[8:], (s[38])<<32)
+											h118 = engine.HashCRC32(b119[:12])
+										} else {
+											h118 = engine.HashCRC32(nil)
+										}
 									}
 									v117 = (0x0 + h118%0x10000) & 0xffffffff
 									v120 := uint64(0)
 									_ = v120
 									var h121 uint64
-									pk122 := g.Packer()
-									pk122.Put(32, (s[38])&0xffffffff)
-									if s[29] != 0 {
-										pk122.Put(32, s[37])
+									{
+										if s[29] != 0 {
+											b122 := g.Scratch(12)
+											binary.BigEndian.PutUint64(b122[0:], ((s[38])&0xffffffff)<<32|s[37])
+											binary.BigEndian.PutUint64(b122[8:], ((s[38])>>32)<<32)
+											h121 = engine.HashCRC32(b122[:12])
+										} else {
+											b123 := g.Scratch(8)
+											binary.BigEndian.PutUint64(b123[0:], ((s[38])&0xffffffff)<<32|((s[38])>>32))
+											h121 = engine.HashCRC32(b123[:8])
+										}
 									}
-									pk122.Put(32, (s[38])>>32)
-									h121 = engine.HashCRC32(g.Packed())
 									v120 = (0x0 + h121%0x100000000) & 0xffffffff
 									v120 = (v120 & 0xfffffffc)
 									if v120 == 0x0 {
@@ -944,21 +953,21 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 											v120 = 0x4
 										}
 									}
-									v123 := uint64(0)
-									_ = v123
-									v123 = p.r[6].Get64(v117)
-									s[234] = engine.Sel(((v123 & 0xfffffffd) == (v120 | 0x1)), 0x1, 0x0)
-									s[235] = engine.Sel((v123 == (v120 | 0x3)), 0x1, 0x0)
-									s[236] = engine.Sel((v123 == v120), 0x1, 0x0)
+									v124 := uint64(0)
+									_ = v124
+									v124 = p.r[6].Get64(v117)
+									s[234] = engine.Sel(((v124 & 0xfffffffd) == (v120 | 0x1)), 0x1, 0x0)
+									s[235] = engine.Sel((v124 == (v120 | 0x3)), 0x1, 0x0)
+									s[236] = engine.Sel((v124 == v120), 0x1, 0x0)
 									if s[234] == 0x0 {
 										{
-											v123 = v120
+											v124 = v120
 										}
 									} else {
 										{
 										}
 									}
-									p.r[6].Set64(v117, (v123)&0xffffffff)
+									p.r[6].Set64(v117, ((v124) & 0xffffffff))
 								}
 							}
 						}
@@ -966,15 +975,15 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 					if ((((s[205] == 0x1) && ((s[75] & 0x12) == 0x0)) && ((s[33] & 0x2) == 0x0)) && (s[234] == 0x0)) && (s[236] == 0x0) {
 						{
 							g.Key(p.t[3], 0, s[36])
-							ai124, hit125 := g.Apply(p.t[3])
-							_ = hit125
-							switch ai124 {
+							ai125, hit126 := g.Apply(p.t[3])
+							_ = hit126
+							switch ai125 {
 							case 0:
 								{
 									{
-										d127 := g.Arg(0) & 0xffffffff
-										_ = d127
-										s[237] = g.ExecuteMeter(p.m[0], d127) & 0xff
+										d128 := g.Arg(0) & 0xffffffff
+										_ = d128
+										s[237] = g.ExecuteMeter(p.m[0], d128) & 0xff
 										s[238] = 0x1
 									}
 								}
@@ -1027,29 +1036,29 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 														{
 															{
 																{
-																	a134 := s[209]
-																	_ = a134
-																	a135 := s[210]
+																	a135 := s[209]
 																	_ = a135
-																	a136 := s[211]
+																	a136 := s[210]
 																	_ = a136
+																	a137 := s[211]
+																	_ = a137
 																	s[105] = 0x1
 																	s[106] = 0x1
 																	s[107] = 0x0
 																	s[111] = s[201]
 																	s[113] = s[202]
-																	s[112] = a134
-																	s[114] = a135
+																	s[112] = a135
+																	s[114] = a136
 																	s[115] = 0x4
 																	s[118] = 0x0
 																	s[117] = 0x0
 																	s[126] = 0x0
 																	s[127] = 0x0
-																	if a136 == 0x1 {
+																	if a137 == 0x1 {
 																		{
 																			s[117] = 0x8
-																			s[126] = a134
-																			s[127] = a135
+																			s[126] = a135
+																			s[127] = a136
 																		}
 																	}
 																	s[121] = s[37]
@@ -1076,21 +1085,21 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 									{
 										{
 											{
-												a138 := s[206]
-												_ = a138
-												v139 := uint64(0)
-												_ = v139
-												v139 = p.r[4].Get64(s[194])
-												v140 := uint64((v139) & 0xffff)
+												a139 := s[206]
+												_ = a139
+												v140 := uint64(0)
 												_ = v140
-												v141 := uint64((v139) >> 16 & 0xffff)
+												v140 = p.r[4].Get64(s[194])
+												v141 := uint64(((v140) & 0xffff))
 												_ = v141
-												v142 := uint64((v139) >> 32 & 0xffff)
+												v142 := uint64(((v140) >> 16 & 0xffff))
 												_ = v142
-												v143 := uint64((v139) >> 48)
+												v143 := uint64(((v140) >> 32 & 0xffff))
 												_ = v143
-												v144 := uint64(engine.Sel((a138 == 0x0), v140, v141))
+												v144 := uint64(((v140) >> 48))
 												_ = v144
+												v145 := uint64(engine.Sel((a139 == 0x0), v141, v142))
+												_ = v145
 												s[217] = 0x0
 												{
 													{
@@ -1104,60 +1113,60 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 														}
 													}
 												}
-												if a138 == 0x0 {
+												if a139 == 0x0 {
 													{
-														v140 = v144
+														v141 = v145
 													}
 												} else {
 													{
-														v141 = v144
+														v142 = v145
 													}
 												}
 												{
 													{
-														v139 = (((v143)<<16|v142)<<16|v141)<<16 | v140
+														v140 = ((((v144)<<16|v143)<<16|v142)<<16 | v141)
 													}
 												}
-												p.r[4].Set64(s[194], v139)
-												s[226] = (v139) & 0xffff
-												s[227] = (v139) >> 16 & 0xffff
-												s[228] = (v139) >> 32 & 0xffff
-												s[229] = (v139) >> 48
+												p.r[4].Set64(s[194], v140)
+												s[226] = ((v140) & 0xffff)
+												s[227] = ((v140) >> 16 & 0xffff)
+												s[228] = ((v140) >> 32 & 0xffff)
+												s[229] = ((v140) >> 48)
 											}
 										}
 										{
 											{
-												a146 := s[32]
-												_ = a146
-												a147 := s[206]
+												a147 := s[32]
 												_ = a147
-												v148 := uint64(0)
-												_ = v148
-												v148 = p.r[1].Get64(s[194])
-												v149 := uint64((0x0)<<15 | (v148)&0x7fff)
+												a148 := s[206]
+												_ = a148
+												v149 := uint64(0)
 												_ = v149
-												v150 := uint64((0x0)<<1 | (v148)>>15&0x1)
+												v149 = p.r[1].Get64(s[194])
+												v150 := uint64(((0x0)<<15 | ((v149) & 0x7fff)))
 												_ = v150
-												v151 := uint64((v148) >> 16 & 0xffff)
+												v151 := uint64(((0x0)<<1 | ((v149) >> 15 & 0x1)))
 												_ = v151
-												v152 := uint64((v148) >> 32 & 0xffff)
+												v152 := uint64(((v149) >> 16 & 0xffff))
 												_ = v152
-												v153 := uint64(engine.Sel(((a146 == 0x1) && (a147 == 0x0)), 0x1, 0x0))
+												v153 := uint64(((v149) >> 32 & 0xffff))
 												_ = v153
-												v154 := uint64(engine.Sel((a146 == 0x1), 0x1, 0x0))
+												v154 := uint64(engine.Sel(((a147 == 0x1) && (a148 == 0x0)), 0x1, 0x0))
 												_ = v154
-												if a146 == 0x1 {
+												v155 := uint64(engine.Sel((a147 == 0x1), 0x1, 0x0))
+												_ = v155
+												if a147 == 0x1 {
 													{
-														s[219] = engine.Sel((v149 == 0x0), 0x1, 0x0)
+														s[219] = engine.Sel((v150 == 0x0), 0x1, 0x0)
 													}
 												} else {
-													if a147 == 0x0 {
+													if a148 == 0x0 {
 														{
-															s[219] = engine.Sel(((v150 == 0x0) && (v151 == 0x0)), 0x1, 0x0)
+															s[219] = engine.Sel(((v151 == 0x0) && (v152 == 0x0)), 0x1, 0x0)
 														}
 													} else {
 														{
-															s[219] = engine.Sel(((v150 == 0x0) && (v152 == 0x0)), 0x1, 0x0)
+															s[219] = engine.Sel(((v151 == 0x0) && (v153 == 0x0)), 0x1, 0x0)
 														}
 													}
 												}
@@ -1170,19 +1179,19 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 												}
 												{
 													{
-														v148 = ((((0x0)<<16|v152)<<16|v151)<<1|(v150)&0x1)<<15 | (v149)&0x7fff
+														v149 = (((((0x0)<<16|v153)<<16|v152)<<1|((v151)&0x1))<<15 | ((v150) & 0x7fff))
 													}
 												}
-												p.r[1].Set64(s[194], v148)
-												s[220] = (0x0)<<15 | (v148)&0x7fff
-												s[221] = (0x0)<<1 | (v148)>>15&0x1
-												s[222] = (v148) >> 16 & 0xffff
-												s[223] = (v148) >> 32 & 0xffff
+												p.r[1].Set64(s[194], v149)
+												s[220] = ((0x0)<<15 | ((v149) & 0x7fff))
+												s[221] = ((0x0)<<1 | ((v149) >> 15 & 0x1))
+												s[222] = ((v149) >> 16 & 0xffff)
+												s[223] = ((v149) >> 32 & 0xffff)
 											}
 										}
-										v155 := uint64(engine.Sel((s[206] == 0x0), s[226], s[227]))
-										_ = v155
-										if (((s[193] == 0x1) || (s[228] > 0x0)) || (v155 >= s[208])) || (s[219] == 0x0) {
+										v156 := uint64(engine.Sel((s[206] == 0x0), s[226], s[227]))
+										_ = v156
+										if (((s[193] == 0x1) || (s[228] > 0x0)) || (v156 >= s[208])) || (s[219] == 0x0) {
 											{
 												{
 													{
@@ -1208,29 +1217,29 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		{
 																			{
-																				a160 := s[209]
-																				_ = a160
-																				a161 := s[210]
+																				a161 := s[209]
 																				_ = a161
-																				a162 := s[211]
+																				a162 := s[210]
 																				_ = a162
+																				a163 := s[211]
+																				_ = a163
 																				s[105] = 0x1
 																				s[106] = 0x1
 																				s[107] = 0x0
 																				s[111] = s[201]
 																				s[113] = s[202]
-																				s[112] = a160
-																				s[114] = a161
+																				s[112] = a161
+																				s[114] = a162
 																				s[115] = 0x4
 																				s[118] = 0x0
 																				s[117] = 0x0
 																				s[126] = 0x0
 																				s[127] = 0x0
-																				if a162 == 0x1 {
+																				if a163 == 0x1 {
 																					{
 																						s[117] = 0x8
-																						s[126] = a160
-																						s[127] = a161
+																						s[126] = a161
+																						s[127] = a162
 																					}
 																				}
 																				s[121] = s[37]
@@ -1270,57 +1279,57 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 											{
 												{
 													{
-														a165 := s[206]
-														_ = a165
-														v166 := uint64(0)
-														_ = v166
-														v166 = p.r[4].Get64(s[194])
-														v167 := uint64((v166) & 0xffff)
+														a166 := s[206]
+														_ = a166
+														v167 := uint64(0)
 														_ = v167
-														v168 := uint64((v166) >> 16 & 0xffff)
+														v167 = p.r[4].Get64(s[194])
+														v168 := uint64(((v167) & 0xffff))
 														_ = v168
-														v169 := uint64((v166) >> 32 & 0xffff)
+														v169 := uint64(((v167) >> 16 & 0xffff))
 														_ = v169
-														v170 := uint64((v166) >> 48)
+														v170 := uint64(((v167) >> 32 & 0xffff))
 														_ = v170
-														v171 := uint64(engine.Sel((a165 == 0x0), v167, v168))
+														v171 := uint64(((v167) >> 48))
 														_ = v171
+														v172 := uint64(engine.Sel((a166 == 0x0), v168, v169))
+														_ = v172
 														s[217] = 0x0
 														{
 															{
 																{
-																	if v171 >= s[208] {
+																	if v172 >= s[208] {
 																		{
 																			s[217] = 0x1
 																		}
 																	} else {
 																		{
-																			v171 = (v171 + 0x1) & 0xffff
-																			v169 = engine.Sel((v169 > 0x0), (v169-0x1)&0xffff, 0x0)
+																			v172 = ((v172 + 0x1) & 0xffff)
+																			v170 = engine.Sel((v170 > 0x0), ((v170 - 0x1) & 0xffff), 0x0)
 																		}
 																	}
 																}
 															}
 														}
-														if a165 == 0x0 {
+														if a166 == 0x0 {
 															{
-																v167 = v171
+																v168 = v172
 															}
 														} else {
 															{
-																v168 = v171
+																v169 = v172
 															}
 														}
 														{
 															{
-																v166 = (((v170)<<16|v169)<<16|v168)<<16 | v167
+																v167 = ((((v171)<<16|v170)<<16|v169)<<16 | v168)
 															}
 														}
-														p.r[4].Set64(s[194], v166)
-														s[226] = (v166) & 0xffff
-														s[227] = (v166) >> 16 & 0xffff
-														s[228] = (v166) >> 32 & 0xffff
-														s[229] = (v166) >> 48
+														p.r[4].Set64(s[194], v167)
+														s[226] = ((v167) & 0xffff)
+														s[227] = ((v167) >> 16 & 0xffff)
+														s[228] = ((v167) >> 32 & 0xffff)
+														s[229] = ((v167) >> 48)
 													}
 												}
 											}
@@ -1328,59 +1337,59 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 											{
 												{
 													{
-														a173 := s[206]
-														_ = a173
-														v174 := uint64(0)
-														_ = v174
-														v174 = p.r[4].Get64(s[194])
-														v175 := uint64((v174) & 0xffff)
+														a174 := s[206]
+														_ = a174
+														v175 := uint64(0)
 														_ = v175
-														v176 := uint64((v174) >> 16 & 0xffff)
+														v175 = p.r[4].Get64(s[194])
+														v176 := uint64(((v175) & 0xffff))
 														_ = v176
-														v177 := uint64((v174) >> 32 & 0xffff)
+														v177 := uint64(((v175) >> 16 & 0xffff))
 														_ = v177
-														v178 := uint64((v174) >> 48)
+														v178 := uint64(((v175) >> 32 & 0xffff))
 														_ = v178
-														v179 := uint64(engine.Sel((a173 == 0x0), v175, v176))
+														v179 := uint64(((v175) >> 48))
 														_ = v179
+														v180 := uint64(engine.Sel((a174 == 0x0), v176, v177))
+														_ = v180
 														s[217] = 0x0
 														{
 															{
-																if ((s[193] == 0x1) || (v177 > 0x0)) || (v179 >= s[208]) {
+																if ((s[193] == 0x1) || (v178 > 0x0)) || (v180 >= s[208]) {
 																	{
 																		s[217] = 0x1
-																		if v177 != 0xffff {
+																		if v178 != 0xffff {
 																			{
-																				v177 = (v177 + 0x1) & 0xffff
+																				v178 = ((v178 + 0x1) & 0xffff)
 																			}
 																		}
 																	}
 																} else {
 																	{
-																		v179 = (v179 + 0x1) & 0xffff
+																		v180 = ((v180 + 0x1) & 0xffff)
 																	}
 																}
 															}
 														}
-														if a173 == 0x0 {
+														if a174 == 0x0 {
 															{
-																v175 = v179
+																v176 = v180
 															}
 														} else {
 															{
-																v176 = v179
+																v177 = v180
 															}
 														}
 														{
 															{
-																v174 = (((v178)<<16|v177)<<16|v176)<<16 | v175
+																v175 = ((((v179)<<16|v178)<<16|v177)<<16 | v176)
 															}
 														}
-														p.r[4].Set64(s[194], v174)
-														s[226] = (v174) & 0xffff
-														s[227] = (v174) >> 16 & 0xffff
-														s[228] = (v174) >> 32 & 0xffff
-														s[229] = (v174) >> 48
+														p.r[4].Set64(s[194], v175)
+														s[226] = ((v175) & 0xffff)
+														s[227] = ((v175) >> 16 & 0xffff)
+														s[228] = ((v175) >> 32 & 0xffff)
+														s[229] = ((v175) >> 48)
 													}
 												}
 											}
@@ -1434,37 +1443,37 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 											{
 												{
 													{
-														a183 := s[32]
-														_ = a183
-														a184 := s[206]
+														a184 := s[32]
 														_ = a184
-														v185 := uint64(0)
-														_ = v185
-														v185 = p.r[1].Get64(s[194])
-														v186 := uint64((0x0)<<15 | (v185)&0x7fff)
+														a185 := s[206]
+														_ = a185
+														v186 := uint64(0)
 														_ = v186
-														v187 := uint64((0x0)<<1 | (v185)>>15&0x1)
+														v186 = p.r[1].Get64(s[194])
+														v187 := uint64(((0x0)<<15 | ((v186) & 0x7fff)))
 														_ = v187
-														v188 := uint64((v185) >> 16 & 0xffff)
+														v188 := uint64(((0x0)<<1 | ((v186) >> 15 & 0x1)))
 														_ = v188
-														v189 := uint64((v185) >> 32 & 0xffff)
+														v189 := uint64(((v186) >> 16 & 0xffff))
 														_ = v189
-														v190 := uint64(engine.Sel(((a183 == 0x1) && (a184 == 0x0)), 0x1, 0x0))
+														v190 := uint64(((v186) >> 32 & 0xffff))
 														_ = v190
-														v191 := uint64(engine.Sel((a183 == 0x1), 0x1, 0x0))
+														v191 := uint64(engine.Sel(((a184 == 0x1) && (a185 == 0x0)), 0x1, 0x0))
 														_ = v191
-														if a183 == 0x1 {
+														v192 := uint64(engine.Sel((a184 == 0x1), 0x1, 0x0))
+														_ = v192
+														if a184 == 0x1 {
 															{
-																s[219] = engine.Sel((v186 == 0x0), 0x1, 0x0)
+																s[219] = engine.Sel((v187 == 0x0), 0x1, 0x0)
 															}
 														} else {
-															if a184 == 0x0 {
+															if a185 == 0x0 {
 																{
-																	s[219] = engine.Sel(((v187 == 0x0) && (v188 == 0x0)), 0x1, 0x0)
+																	s[219] = engine.Sel(((v188 == 0x0) && (v189 == 0x0)), 0x1, 0x0)
 																}
 															} else {
 																{
-																	s[219] = engine.Sel(((v187 == 0x0) && (v189 == 0x0)), 0x1, 0x0)
+																	s[219] = engine.Sel(((v188 == 0x0) && (v190 == 0x0)), 0x1, 0x0)
 																}
 															}
 														}
@@ -1474,51 +1483,51 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																if s[219] == 0x1 {
 																	{
 																		s[218] = 0x1
-																		v186 = (v186 + 0x1) & 0xffff
-																		v187 = engine.Sel((a183 == 0x1), 0x1, 0x0)
+																		v187 = ((v187 + 0x1) & 0xffff)
+																		v188 = engine.Sel((a184 == 0x1), 0x1, 0x0)
 																	}
 																} else {
 																	{
-																		v188 = (v188 + v190) & 0xffff
-																		v189 = (v189 + v191) & 0xffff
+																		v189 = ((v189 + v191) & 0xffff)
+																		v190 = ((v190 + v192) & 0xffff)
 																	}
 																}
 															}
 														}
 														{
 															{
-																v185 = ((((0x0)<<16|v189)<<16|v188)<<1|(v187)&0x1)<<15 | (v186)&0x7fff
+																v186 = (((((0x0)<<16|v190)<<16|v189)<<1|((v188)&0x1))<<15 | ((v187) & 0x7fff))
 															}
 														}
-														p.r[1].Set64(s[194], v185)
-														s[220] = (0x0)<<15 | (v185)&0x7fff
-														s[221] = (0x0)<<1 | (v185)>>15&0x1
-														s[222] = (v185) >> 16 & 0xffff
-														s[223] = (v185) >> 32 & 0xffff
+														p.r[1].Set64(s[194], v186)
+														s[220] = ((0x0)<<15 | ((v186) & 0x7fff))
+														s[221] = ((0x0)<<1 | ((v186) >> 15 & 0x1))
+														s[222] = ((v186) >> 16 & 0xffff)
+														s[223] = ((v186) >> 32 & 0xffff)
 													}
 												}
 												{
 													{
-														a193 := s[206]
-														_ = a193
-														a194 := engine.Sel((s[218] == 0x0), 0x1, 0x0)
+														a194 := s[206]
 														_ = a194
-														v195 := uint64(0)
-														_ = v195
-														v195 = p.r[2].Get64(s[194])
-														v196 := uint64((v195) & 0xffffffff)
+														a195 := engine.Sel((s[218] == 0x0), 0x1, 0x0)
+														_ = a195
+														v196 := uint64(0)
 														_ = v196
-														v197 := uint64((v195) >> 32)
+														v196 = p.r[2].Get64(s[194])
+														v197 := uint64(((v196) & 0xffffffff))
 														_ = v197
-														if a194 == 0x1 {
+														v198 := uint64(((v196) >> 32))
+														_ = v198
+														if a195 == 0x1 {
 															{
-																if a193 == 0x0 {
+																if a194 == 0x0 {
 																	{
-																		v196 = (v196 + 0x1) & 0xffffffff
+																		v197 = ((v197 + 0x1) & 0xffffffff)
 																	}
 																} else {
 																	{
-																		v197 = (v197 + 0x1) & 0xffffffff
+																		v198 = ((v198 + 0x1) & 0xffffffff)
 																	}
 																}
 															}
@@ -1526,12 +1535,12 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 														}
 														{
 															{
-																v195 = (v197)<<32 | v196
+																v196 = ((v198)<<32 | v197)
 															}
 														}
-														p.r[2].Set64(s[194], v195)
-														s[224] = (v195) & 0xffffffff
-														s[225] = (v195) >> 32
+														p.r[2].Set64(s[194], v196)
+														s[224] = ((v196) & 0xffffffff)
+														s[225] = ((v196) >> 32)
 													}
 												}
 												s[167] = 0x2
@@ -1542,47 +1551,48 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 														s[168] = 0x0
 													}
 												}
-												a198 := s[206]
-												_ = a198
-												a199 := s[194]
+												a199 := s[206]
 												_ = a199
+												a200 := s[194]
+												_ = a200
 												{
 													{
-														if a198 == 0x0 {
+														if a199 == 0x0 {
 															{
-																a201 := a199
-																_ = a201
+																a202 := a200
+																_ = a202
 																{
 																	{
 																		if s[166] != 0x0 {
 																			{
 																				{
 																					{
-																						v204 := uint64(0)
-																						_ = v204
-																						v204 = p.r[27].Get64(a201)
-																						var r207 uint64
-																						{
-																							{
-																								a208 := v204
-																								_ = a208
-																								a209 := s[169]
-																								_ = a209
-																								if ((a208&0x7fff)+0x1)&0xffff == a209 {
-																									{
-																										r207 = ((a208 & 0x8000) ^ 0x8000)
-																										goto end206
-																									}
-																								}
-																								r207 = (a208 + 0x1) & 0xffff
-																								goto end206
-																							}
-																						end206:
-																						}
-																						v205 := uint64(r207)
+																						v205 := uint64(0)
 																						_ = v205
+																						v205 = p.r[27].Get64(a202)
+																						var r208 uint64
+																						_ = r208
+																						{
+																							{
+																								a209 := v205
+																								_ = a209
+																								a210 := s[169]
+																								_ = a210
+																								if (((a209 & 0x7fff) + 0x1) & 0xffff) == a210 {
+																									{
+																										r208 = ((a209 & 0x8000) ^ 0x8000)
+																										goto end207
+																									}
+																								}
+																								r208 = ((a209 + 0x1) & 0xffff)
+																								goto end207
+																							}
+																						end207:
+																						}
+																						v206 := uint64(r208)
+																						_ = v206
 																						s[175] = 0x0
-																						if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v204 & 0x7fff)) {
+																						if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v205 & 0x7fff)) {
 																							{
 																								s[175] = 0x1
 																							}
@@ -1593,22 +1603,22 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								}
 																							}
 																						}
-																						s[172] = v204
+																						s[172] = v205
 																						if s[175] == 0x1 {
 																							{
-																								v204 = v205
+																								v205 = v206
 																							}
 																						} else {
 																							if s[166] == 0x4 {
 																								{
-																									v204 = 0x0
+																									v205 = 0x0
 																								}
 																							}
 																						}
-																						p.r[27].Set64(a201, (v204)&0xffff)
+																						p.r[27].Set64(a202, ((v205) & 0xffff))
 																						if s[166] == 0x3 {
 																							{
-																								s[172] = v204
+																								s[172] = v205
 																							}
 																						}
 																					}
@@ -1619,40 +1629,41 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																			{
 																				{
 																					{
-																						v211 := uint64(0)
-																						_ = v211
-																						v211 = p.r[28].Get64(a201)
-																						s[173] = v211
+																						v212 := uint64(0)
+																						_ = v212
+																						v212 = p.r[28].Get64(a202)
+																						s[173] = v212
 																						if (s[167] == 0x2) && (s[171] == 0x1) {
 																							{
-																								var r213 uint64
+																								var r214 uint64
+																								_ = r214
 																								{
 																									{
-																										a214 := v211
-																										_ = a214
-																										a215 := s[169]
+																										a215 := v212
 																										_ = a215
-																										if ((a214&0x7fff)+0x1)&0xffff == a215 {
+																										a216 := s[169]
+																										_ = a216
+																										if (((a215 & 0x7fff) + 0x1) & 0xffff) == a216 {
 																											{
-																												r213 = ((a214 & 0x8000) ^ 0x8000)
-																												goto end212
+																												r214 = ((a215 & 0x8000) ^ 0x8000)
+																												goto end213
 																											}
 																										}
-																										r213 = (a214 + 0x1) & 0xffff
-																										goto end212
+																										r214 = ((a215 + 0x1) & 0xffff)
+																										goto end213
 																									}
-																								end212:
+																								end213:
 																								}
-																								v211 = r213
+																								v212 = r214
 																							}
 																						} else {
 																							if s[167] == 0x4 {
 																								{
-																									v211 = 0x0
+																									v212 = 0x0
 																								}
 																							}
 																						}
-																						p.r[28].Set64(a201, (v211)&0xffff)
+																						p.r[28].Set64(a202, ((v212) & 0xffff))
 																					}
 																				}
 																			}
@@ -1661,109 +1672,112 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																			{
 																				{
 																					{
-																						v217 := uint64(0)
-																						_ = v217
-																						v217 = p.r[29].Get64(a201)
+																						v218 := uint64(0)
+																						_ = v218
+																						v218 = p.r[29].Get64(a202)
 																						if (s[168] == 0x2) && (s[171] == 0x1) {
 																							{
-																								v217 = s[170]
+																								v218 = s[170]
 																							}
 																						} else {
-																							if ((s[168] == 0x3) && (s[171] == 0x1)) && (v217 == s[172]) {
+																							if ((s[168] == 0x3) && (s[171] == 0x1)) && (v218 == s[172]) {
 																								{
-																									var r219 uint64
+																									var r220 uint64
+																									_ = r220
 																									{
 																										{
-																											a220 := v217
-																											_ = a220
-																											a221 := s[169]
+																											a221 := v218
 																											_ = a221
-																											if ((a220&0x7fff)+0x1)&0xffff == a221 {
+																											a222 := s[169]
+																											_ = a222
+																											if (((a221 & 0x7fff) + 0x1) & 0xffff) == a222 {
 																												{
-																													r219 = ((a220 & 0x8000) ^ 0x8000)
-																													goto end218
+																													r220 = ((a221 & 0x8000) ^ 0x8000)
+																													goto end219
 																												}
 																											}
-																											r219 = (a220 + 0x1) & 0xffff
-																											goto end218
+																											r220 = ((a221 + 0x1) & 0xffff)
+																											goto end219
 																										}
-																									end218:
+																									end219:
 																									}
-																									v217 = r219
+																									v218 = r220
 																								}
 																							} else {
 																								if s[168] == 0x4 {
 																									{
-																										v217 = 0x0
+																										v218 = 0x0
 																									}
 																								} else {
 																									if (s[168] == 0x5) && (s[171] == 0x1) {
 																										{
-																											var r223 uint64
+																											var r224 uint64
+																											_ = r224
 																											{
 																												{
-																													a224 := s[173]
-																													_ = a224
-																													a225 := s[169]
+																													a225 := s[173]
 																													_ = a225
-																													if ((a224&0x7fff)+0x1)&0xffff == a225 {
+																													a226 := s[169]
+																													_ = a226
+																													if (((a225 & 0x7fff) + 0x1) & 0xffff) == a226 {
 																														{
-																															r223 = ((a224 & 0x8000) ^ 0x8000)
-																															goto end222
+																															r224 = ((a225 & 0x8000) ^ 0x8000)
+																															goto end223
 																														}
 																													}
-																													r223 = (a224 + 0x1) & 0xffff
-																													goto end222
+																													r224 = ((a225 + 0x1) & 0xffff)
+																													goto end223
 																												}
-																											end222:
+																											end223:
 																											}
-																											v217 = r223
+																											v218 = r224
 																										}
 																									}
 																								}
 																							}
 																						}
-																						p.r[29].Set64(a201, (v217)&0xffff)
-																						s[174] = v217
+																						p.r[29].Set64(a202, ((v218) & 0xffff))
+																						s[174] = v218
 																					}
 																				}
 																			}
 																		}
 																	}
 																}
-																a226 := a199
-																_ = a226
+																a227 := a200
+																_ = a227
 																{
 																	{
 																		if s[176] != 0x0 {
 																			{
 																				{
 																					{
-																						v229 := uint64(0)
-																						_ = v229
-																						v229 = p.r[30].Get64(a226)
-																						var r232 uint64
+																						v230 := uint64(0)
+																						_ = v230
+																						v230 = p.r[30].Get64(a227)
+																						var r233 uint64
+																						_ = r233
 																						{
 																							{
-																								a233 := v229
-																								_ = a233
-																								a234 := s[179]
+																								a234 := v230
 																								_ = a234
-																								if ((a233&0x7fff)+0x1)&0xffff == a234 {
+																								a235 := s[179]
+																								_ = a235
+																								if (((a234 & 0x7fff) + 0x1) & 0xffff) == a235 {
 																									{
-																										r232 = ((a233 & 0x8000) ^ 0x8000)
-																										goto end231
+																										r233 = ((a234 & 0x8000) ^ 0x8000)
+																										goto end232
 																									}
 																								}
-																								r232 = (a233 + 0x1) & 0xffff
-																								goto end231
+																								r233 = ((a234 + 0x1) & 0xffff)
+																								goto end232
 																							}
-																						end231:
+																						end232:
 																						}
-																						v230 := uint64(r232)
-																						_ = v230
+																						v231 := uint64(r233)
+																						_ = v231
 																						s[185] = 0x0
-																						if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v229 & 0x7fff)) {
+																						if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v230 & 0x7fff)) {
 																							{
 																								s[185] = 0x1
 																							}
@@ -1774,22 +1788,22 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								}
 																							}
 																						}
-																						s[182] = v229
+																						s[182] = v230
 																						if s[185] == 0x1 {
 																							{
-																								v229 = v230
+																								v230 = v231
 																							}
 																						} else {
 																							if s[176] == 0x4 {
 																								{
-																									v229 = 0x0
+																									v230 = 0x0
 																								}
 																							}
 																						}
-																						p.r[30].Set64(a226, (v229)&0xffff)
+																						p.r[30].Set64(a227, ((v230) & 0xffff))
 																						if s[176] == 0x3 {
 																							{
-																								s[182] = v229
+																								s[182] = v230
 																							}
 																						}
 																					}
@@ -1800,40 +1814,41 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																			{
 																				{
 																					{
-																						v236 := uint64(0)
-																						_ = v236
-																						v236 = p.r[31].Get64(a226)
-																						s[183] = v236
+																						v237 := uint64(0)
+																						_ = v237
+																						v237 = p.r[31].Get64(a227)
+																						s[183] = v237
 																						if (s[177] == 0x2) && (s[181] == 0x1) {
 																							{
-																								var r238 uint64
+																								var r239 uint64
+																								_ = r239
 																								{
 																									{
-																										a239 := v236
-																										_ = a239
-																										a240 := s[179]
+																										a240 := v237
 																										_ = a240
-																										if ((a239&0x7fff)+0x1)&0xffff == a240 {
+																										a241 := s[179]
+																										_ = a241
+																										if (((a240 & 0x7fff) + 0x1) & 0xffff) == a241 {
 																											{
-																												r238 = ((a239 & 0x8000) ^ 0x8000)
-																												goto end237
+																												r239 = ((a240 & 0x8000) ^ 0x8000)
+																												goto end238
 																											}
 																										}
-																										r238 = (a239 + 0x1) & 0xffff
-																										goto end237
+																										r239 = ((a240 + 0x1) & 0xffff)
+																										goto end238
 																									}
-																								end237:
+																								end238:
 																								}
-																								v236 = r238
+																								v237 = r239
 																							}
 																						} else {
 																							if s[177] == 0x4 {
 																								{
-																									v236 = 0x0
+																									v237 = 0x0
 																								}
 																							}
 																						}
-																						p.r[31].Set64(a226, (v236)&0xffff)
+																						p.r[31].Set64(a227, ((v237) & 0xffff))
 																					}
 																				}
 																			}
@@ -1842,70 +1857,72 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																			{
 																				{
 																					{
-																						v242 := uint64(0)
-																						_ = v242
-																						v242 = p.r[32].Get64(a226)
+																						v243 := uint64(0)
+																						_ = v243
+																						v243 = p.r[32].Get64(a227)
 																						if (s[178] == 0x2) && (s[181] == 0x1) {
 																							{
-																								v242 = s[180]
+																								v243 = s[180]
 																							}
 																						} else {
-																							if ((s[178] == 0x3) && (s[181] == 0x1)) && (v242 == s[182]) {
+																							if ((s[178] == 0x3) && (s[181] == 0x1)) && (v243 == s[182]) {
 																								{
-																									var r244 uint64
+																									var r245 uint64
+																									_ = r245
 																									{
 																										{
-																											a245 := v242
-																											_ = a245
-																											a246 := s[179]
+																											a246 := v243
 																											_ = a246
-																											if ((a245&0x7fff)+0x1)&0xffff == a246 {
+																											a247 := s[179]
+																											_ = a247
+																											if (((a246 & 0x7fff) + 0x1) & 0xffff) == a247 {
 																												{
-																													r244 = ((a245 & 0x8000) ^ 0x8000)
-																													goto end243
+																													r245 = ((a246 & 0x8000) ^ 0x8000)
+																													goto end244
 																												}
 																											}
-																											r244 = (a245 + 0x1) & 0xffff
-																											goto end243
+																											r245 = ((a246 + 0x1) & 0xffff)
+																											goto end244
 																										}
-																									end243:
+																									end244:
 																									}
-																									v242 = r244
+																									v243 = r245
 																								}
 																							} else {
 																								if s[178] == 0x4 {
 																									{
-																										v242 = 0x0
+																										v243 = 0x0
 																									}
 																								} else {
 																									if (s[178] == 0x5) && (s[181] == 0x1) {
 																										{
-																											var r248 uint64
+																											var r249 uint64
+																											_ = r249
 																											{
 																												{
-																													a249 := s[183]
-																													_ = a249
-																													a250 := s[179]
+																													a250 := s[183]
 																													_ = a250
-																													if ((a249&0x7fff)+0x1)&0xffff == a250 {
+																													a251 := s[179]
+																													_ = a251
+																													if (((a250 & 0x7fff) + 0x1) & 0xffff) == a251 {
 																														{
-																															r248 = ((a249 & 0x8000) ^ 0x8000)
-																															goto end247
+																															r249 = ((a250 & 0x8000) ^ 0x8000)
+																															goto end248
 																														}
 																													}
-																													r248 = (a249 + 0x1) & 0xffff
-																													goto end247
+																													r249 = ((a250 + 0x1) & 0xffff)
+																													goto end248
 																												}
-																											end247:
+																											end248:
 																											}
-																											v242 = r248
+																											v243 = r249
 																										}
 																									}
 																								}
 																							}
 																						}
-																						p.r[32].Set64(a226, (v242)&0xffff)
-																						s[184] = v242
+																						p.r[32].Set64(a227, ((v243) & 0xffff))
+																						s[184] = v243
 																					}
 																				}
 																			}
@@ -1915,39 +1932,40 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 															}
 														} else {
 															{
-																a251 := a199
-																_ = a251
+																a252 := a200
+																_ = a252
 																{
 																	{
 																		if s[166] != 0x0 {
 																			{
 																				{
 																					{
-																						v254 := uint64(0)
-																						_ = v254
-																						v254 = p.r[30].Get64(a251)
-																						var r257 uint64
+																						v255 := uint64(0)
+																						_ = v255
+																						v255 = p.r[30].Get64(a252)
+																						var r258 uint64
+																						_ = r258
 																						{
 																							{
-																								a258 := v254
-																								_ = a258
-																								a259 := s[169]
+																								a259 := v255
 																								_ = a259
-																								if ((a258&0x7fff)+0x1)&0xffff == a259 {
+																								a260 := s[169]
+																								_ = a260
+																								if (((a259 & 0x7fff) + 0x1) & 0xffff) == a260 {
 																									{
-																										r257 = ((a258 & 0x8000) ^ 0x8000)
-																										goto end256
+																										r258 = ((a259 & 0x8000) ^ 0x8000)
+																										goto end257
 																									}
 																								}
-																								r257 = (a258 + 0x1) & 0xffff
-																								goto end256
+																								r258 = ((a259 + 0x1) & 0xffff)
+																								goto end257
 																							}
-																						end256:
+																						end257:
 																						}
-																						v255 := uint64(r257)
-																						_ = v255
+																						v256 := uint64(r258)
+																						_ = v256
 																						s[175] = 0x0
-																						if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v254 & 0x7fff)) {
+																						if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v255 & 0x7fff)) {
 																							{
 																								s[175] = 0x1
 																							}
@@ -1958,22 +1976,22 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								}
 																							}
 																						}
-																						s[172] = v254
+																						s[172] = v255
 																						if s[175] == 0x1 {
 																							{
-																								v254 = v255
+																								v255 = v256
 																							}
 																						} else {
 																							if s[166] == 0x4 {
 																								{
-																									v254 = 0x0
+																									v255 = 0x0
 																								}
 																							}
 																						}
-																						p.r[30].Set64(a251, (v254)&0xffff)
+																						p.r[30].Set64(a252, ((v255) & 0xffff))
 																						if s[166] == 0x3 {
 																							{
-																								s[172] = v254
+																								s[172] = v255
 																							}
 																						}
 																					}
@@ -1984,40 +2002,41 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																			{
 																				{
 																					{
-																						v261 := uint64(0)
-																						_ = v261
-																						v261 = p.r[31].Get64(a251)
-																						s[173] = v261
+																						v262 := uint64(0)
+																						_ = v262
+																						v262 = p.r[31].Get64(a252)
+																						s[173] = v262
 																						if (s[167] == 0x2) && (s[171] == 0x1) {
 																							{
-																								var r263 uint64
+																								var r264 uint64
+																								_ = r264
 																								{
 																									{
-																										a264 := v261
-																										_ = a264
-																										a265 := s[169]
+																										a265 := v262
 																										_ = a265
-																										if ((a264&0x7fff)+0x1)&0xffff == a265 {
+																										a266 := s[169]
+																										_ = a266
+																										if (((a265 & 0x7fff) + 0x1) & 0xffff) == a266 {
 																											{
-																												r263 = ((a264 & 0x8000) ^ 0x8000)
-																												goto end262
+																												r264 = ((a265 & 0x8000) ^ 0x8000)
+																												goto end263
 																											}
 																										}
-																										r263 = (a264 + 0x1) & 0xffff
-																										goto end262
+																										r264 = ((a265 + 0x1) & 0xffff)
+																										goto end263
 																									}
-																								end262:
+																								end263:
 																								}
-																								v261 = r263
+																								v262 = r264
 																							}
 																						} else {
 																							if s[167] == 0x4 {
 																								{
-																									v261 = 0x0
+																									v262 = 0x0
 																								}
 																							}
 																						}
-																						p.r[31].Set64(a251, (v261)&0xffff)
+																						p.r[31].Set64(a252, ((v262) & 0xffff))
 																					}
 																				}
 																			}
@@ -2026,109 +2045,112 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																			{
 																				{
 																					{
-																						v267 := uint64(0)
-																						_ = v267
-																						v267 = p.r[32].Get64(a251)
+																						v268 := uint64(0)
+																						_ = v268
+																						v268 = p.r[32].Get64(a252)
 																						if (s[168] == 0x2) && (s[171] == 0x1) {
 																							{
-																								v267 = s[170]
+																								v268 = s[170]
 																							}
 																						} else {
-																							if ((s[168] == 0x3) && (s[171] == 0x1)) && (v267 == s[172]) {
+																							if ((s[168] == 0x3) && (s[171] == 0x1)) && (v268 == s[172]) {
 																								{
-																									var r269 uint64
+																									var r270 uint64
+																									_ = r270
 																									{
 																										{
-																											a270 := v267
-																											_ = a270
-																											a271 := s[169]
+																											a271 := v268
 																											_ = a271
-																											if ((a270&0x7fff)+0x1)&0xffff == a271 {
+																											a272 := s[169]
+																											_ = a272
+																											if (((a271 & 0x7fff) + 0x1) & 0xffff) == a272 {
 																												{
-																													r269 = ((a270 & 0x8000) ^ 0x8000)
-																													goto end268
+																													r270 = ((a271 & 0x8000) ^ 0x8000)
+																													goto end269
 																												}
 																											}
-																											r269 = (a270 + 0x1) & 0xffff
-																											goto end268
+																											r270 = ((a271 + 0x1) & 0xffff)
+																											goto end269
 																										}
-																									end268:
+																									end269:
 																									}
-																									v267 = r269
+																									v268 = r270
 																								}
 																							} else {
 																								if s[168] == 0x4 {
 																									{
-																										v267 = 0x0
+																										v268 = 0x0
 																									}
 																								} else {
 																									if (s[168] == 0x5) && (s[171] == 0x1) {
 																										{
-																											var r273 uint64
+																											var r274 uint64
+																											_ = r274
 																											{
 																												{
-																													a274 := s[173]
-																													_ = a274
-																													a275 := s[169]
+																													a275 := s[173]
 																													_ = a275
-																													if ((a274&0x7fff)+0x1)&0xffff == a275 {
+																													a276 := s[169]
+																													_ = a276
+																													if (((a275 & 0x7fff) + 0x1) & 0xffff) == a276 {
 																														{
-																															r273 = ((a274 & 0x8000) ^ 0x8000)
-																															goto end272
+																															r274 = ((a275 & 0x8000) ^ 0x8000)
+																															goto end273
 																														}
 																													}
-																													r273 = (a274 + 0x1) & 0xffff
-																													goto end272
+																													r274 = ((a275 + 0x1) & 0xffff)
+																													goto end273
 																												}
-																											end272:
+																											end273:
 																											}
-																											v267 = r273
+																											v268 = r274
 																										}
 																									}
 																								}
 																							}
 																						}
-																						p.r[32].Set64(a251, (v267)&0xffff)
-																						s[174] = v267
+																						p.r[32].Set64(a252, ((v268) & 0xffff))
+																						s[174] = v268
 																					}
 																				}
 																			}
 																		}
 																	}
 																}
-																a276 := a199
-																_ = a276
+																a277 := a200
+																_ = a277
 																{
 																	{
 																		if s[176] != 0x0 {
 																			{
 																				{
 																					{
-																						v279 := uint64(0)
-																						_ = v279
-																						v279 = p.r[27].Get64(a276)
-																						var r282 uint64
+																						v280 := uint64(0)
+																						_ = v280
+																						v280 = p.r[27].Get64(a277)
+																						var r283 uint64
+																						_ = r283
 																						{
 																							{
-																								a283 := v279
-																								_ = a283
-																								a284 := s[179]
+																								a284 := v280
 																								_ = a284
-																								if ((a283&0x7fff)+0x1)&0xffff == a284 {
+																								a285 := s[179]
+																								_ = a285
+																								if (((a284 & 0x7fff) + 0x1) & 0xffff) == a285 {
 																									{
-																										r282 = ((a283 & 0x8000) ^ 0x8000)
-																										goto end281
+																										r283 = ((a284 & 0x8000) ^ 0x8000)
+																										goto end282
 																									}
 																								}
-																								r282 = (a283 + 0x1) & 0xffff
-																								goto end281
+																								r283 = ((a284 + 0x1) & 0xffff)
+																								goto end282
 																							}
-																						end281:
+																						end282:
 																						}
-																						v280 := uint64(r282)
-																						_ = v280
+																						v281 := uint64(r283)
+																						_ = v281
 																						s[185] = 0x0
-																						if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v279 & 0x7fff)) {
+																						if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v280 & 0x7fff)) {
 																							{
 																								s[185] = 0x1
 																							}
@@ -2139,22 +2161,22 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								}
 																							}
 																						}
-																						s[182] = v279
+																						s[182] = v280
 																						if s[185] == 0x1 {
 																							{
-																								v279 = v280
+																								v280 = v281
 																							}
 																						} else {
 																							if s[176] == 0x4 {
 																								{
-																									v279 = 0x0
+																									v280 = 0x0
 																								}
 																							}
 																						}
-																						p.r[27].Set64(a276, (v279)&0xffff)
+																						p.r[27].Set64(a277, ((v280) & 0xffff))
 																						if s[176] == 0x3 {
 																							{
-																								s[182] = v279
+																								s[182] = v280
 																							}
 																						}
 																					}
@@ -2165,40 +2187,41 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																			{
 																				{
 																					{
-																						v286 := uint64(0)
-																						_ = v286
-																						v286 = p.r[28].Get64(a276)
-																						s[183] = v286
+																						v287 := uint64(0)
+																						_ = v287
+																						v287 = p.r[28].Get64(a277)
+																						s[183] = v287
 																						if (s[177] == 0x2) && (s[181] == 0x1) {
 																							{
-																								var r288 uint64
+																								var r289 uint64
+																								_ = r289
 																								{
 																									{
-																										a289 := v286
-																										_ = a289
-																										a290 := s[179]
+																										a290 := v287
 																										_ = a290
-																										if ((a289&0x7fff)+0x1)&0xffff == a290 {
+																										a291 := s[179]
+																										_ = a291
+																										if (((a290 & 0x7fff) + 0x1) & 0xffff) == a291 {
 																											{
-																												r288 = ((a289 & 0x8000) ^ 0x8000)
-																												goto end287
+																												r289 = ((a290 & 0x8000) ^ 0x8000)
+																												goto end288
 																											}
 																										}
-																										r288 = (a289 + 0x1) & 0xffff
-																										goto end287
+																										r289 = ((a290 + 0x1) & 0xffff)
+																										goto end288
 																									}
-																								end287:
+																								end288:
 																								}
-																								v286 = r288
+																								v287 = r289
 																							}
 																						} else {
 																							if s[177] == 0x4 {
 																								{
-																									v286 = 0x0
+																									v287 = 0x0
 																								}
 																							}
 																						}
-																						p.r[28].Set64(a276, (v286)&0xffff)
+																						p.r[28].Set64(a277, ((v287) & 0xffff))
 																					}
 																				}
 																			}
@@ -2207,70 +2230,72 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																			{
 																				{
 																					{
-																						v292 := uint64(0)
-																						_ = v292
-																						v292 = p.r[29].Get64(a276)
+																						v293 := uint64(0)
+																						_ = v293
+																						v293 = p.r[29].Get64(a277)
 																						if (s[178] == 0x2) && (s[181] == 0x1) {
 																							{
-																								v292 = s[180]
+																								v293 = s[180]
 																							}
 																						} else {
-																							if ((s[178] == 0x3) && (s[181] == 0x1)) && (v292 == s[182]) {
+																							if ((s[178] == 0x3) && (s[181] == 0x1)) && (v293 == s[182]) {
 																								{
-																									var r294 uint64
+																									var r295 uint64
+																									_ = r295
 																									{
 																										{
-																											a295 := v292
-																											_ = a295
-																											a296 := s[179]
+																											a296 := v293
 																											_ = a296
-																											if ((a295&0x7fff)+0x1)&0xffff == a296 {
+																											a297 := s[179]
+																											_ = a297
+																											if (((a296 & 0x7fff) + 0x1) & 0xffff) == a297 {
 																												{
-																													r294 = ((a295 & 0x8000) ^ 0x8000)
-																													goto end293
+																													r295 = ((a296 & 0x8000) ^ 0x8000)
+																													goto end294
 																												}
 																											}
-																											r294 = (a295 + 0x1) & 0xffff
-																											goto end293
+																											r295 = ((a296 + 0x1) & 0xffff)
+																											goto end294
 																										}
-																									end293:
+																									end294:
 																									}
-																									v292 = r294
+																									v293 = r295
 																								}
 																							} else {
 																								if s[178] == 0x4 {
 																									{
-																										v292 = 0x0
+																										v293 = 0x0
 																									}
 																								} else {
 																									if (s[178] == 0x5) && (s[181] == 0x1) {
 																										{
-																											var r298 uint64
+																											var r299 uint64
+																											_ = r299
 																											{
 																												{
-																													a299 := s[183]
-																													_ = a299
-																													a300 := s[179]
+																													a300 := s[183]
 																													_ = a300
-																													if ((a299&0x7fff)+0x1)&0xffff == a300 {
+																													a301 := s[179]
+																													_ = a301
+																													if (((a300 & 0x7fff) + 0x1) & 0xffff) == a301 {
 																														{
-																															r298 = ((a299 & 0x8000) ^ 0x8000)
-																															goto end297
+																															r299 = ((a300 & 0x8000) ^ 0x8000)
+																															goto end298
 																														}
 																													}
-																													r298 = (a299 + 0x1) & 0xffff
-																													goto end297
+																													r299 = ((a300 + 0x1) & 0xffff)
+																													goto end298
 																												}
-																											end297:
+																											end298:
 																											}
-																											v292 = r298
+																											v293 = r299
 																										}
 																									}
 																								}
 																							}
 																						}
-																						p.r[29].Set64(a276, (v292)&0xffff)
-																						s[184] = v292
+																						p.r[29].Set64(a277, ((v293) & 0xffff))
+																						s[184] = v293
 																					}
 																				}
 																			}
@@ -2283,35 +2308,35 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 												}
 												{
 													{
-														a302 := s[218]
-														_ = a302
-														v303 := uint64(0)
-														_ = v303
-														v303 = p.r[3].Get64(s[194])
-														if a302 == 0x1 {
+														a303 := s[218]
+														_ = a303
+														v304 := uint64(0)
+														_ = v304
+														v304 = p.r[3].Get64(s[194])
+														if a303 == 0x1 {
 															{
-																v303 = (v303 + 0x1)
-																if (v303)&0xffffffff == 0x0 {
+																v304 = (v304 + 0x1)
+																if ((v304) & 0xffffffff) == 0x0 {
 																	{
-																		v303 = (v303 + 0x1)
+																		v304 = (v304 + 0x1)
 																	}
 																}
 															}
 														} else {
 														}
-														p.r[3].Set64(s[194], v303)
-														s[230] = v303
+														p.r[3].Set64(s[194], v304)
+														s[230] = v304
 													}
 												}
 												{
 													{
-														a305 := s[173]
-														_ = a305
-														v306 := uint64((s[207] + (a305 & 0x7fff)) & 0xffffffff)
-														_ = v306
-														s[131] = (v306) >> 8 & 0x3
-														s[132] = (v306 & 0xff)
-														s[214] = v306
+														a306 := s[173]
+														_ = a306
+														v307 := uint64(((s[207] + (a306 & 0x7fff)) & 0xffffffff))
+														_ = v307
+														s[131] = ((v307) >> 8 & 0x3)
+														s[132] = (v307 & 0xff)
+														s[214] = v307
 													}
 												}
 												s[134] = 0x2
@@ -2328,7 +2353,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 												s[144] = s[210]
 												s[145] = s[36]
 												s[146] = s[40]
-												s[147] = engine.Sel((s[218] == 0x1), (s[230])&0xffffffff, 0x0)
+												s[147] = engine.Sel((s[218] == 0x1), ((s[230]) & 0xffffffff), 0x0)
 												s[148] = s[213]
 												{
 													{
@@ -2340,17 +2365,17 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																			{
 																				{
 																					{
-																						v310 := uint64(0)
-																						_ = v310
-																						v310 = p.r[7].Get64(s[132])
-																						s[158] = engine.Sel((v310 == s[142]), 0x1, 0x0)
+																						v311 := uint64(0)
+																						_ = v311
+																						v311 = p.r[7].Get64(s[132])
+																						s[158] = engine.Sel((v311 == s[142]), 0x1, 0x0)
 																						if s[134] == 0x2 {
 																							{
-																								v310 = s[142]
+																								v311 = s[142]
 																							}
 																						}
-																						p.r[7].Set64(s[132], v310)
-																						s[157] = v310
+																						p.r[7].Set64(s[132], v311)
+																						s[157] = v311
 																					}
 																				}
 																			}
@@ -2359,12 +2384,12 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																			{
 																				{
 																					{
-																						v312 := uint64(0)
-																						_ = v312
-																						v312 = p.r[11].Get64(s[132])
+																						v313 := uint64(0)
+																						_ = v313
+																						v313 = p.r[11].Get64(s[132])
 																						if (s[137] == 0x3) || (s[137] == 0x4) {
 																							{
-																								if (((s[150] == 0x1) && (s[158] == 0x1)) && ((v312)>>32 == s[149])) && ((v312)>>32 != 0x0) {
+																								if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v313) >> 32) == s[149])) && (((v313) >> 32) != 0x0) {
 																									{
 																										s[165] = 0x1
 																									}
@@ -2373,24 +2398,24 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						}
 																						if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
 																							{
-																								v312 = (s[147])<<32 | s[148]
+																								v313 = ((s[147])<<32 | s[148])
 																							}
 																						} else {
 																							if (s[137] == 0x3) && (s[165] == 0x1) {
 																								{
-																									v312 = v312&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+																									v313 = v313&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 																								}
 																							} else {
 																								if (s[137] == 0x4) && (s[165] == 0x1) {
 																									{
-																										v312 = v312&^0xffffffff | (s[148])<<0&0xffffffff
+																										v313 = v313&^0xffffffff | (s[148])<<0&0xffffffff
 																									}
 																								}
 																							}
 																						}
-																						p.r[11].Set64(s[132], v312)
-																						s[163] = (v312) >> 32
-																						s[164] = (v312) & 0xffffffff
+																						p.r[11].Set64(s[132], v313)
+																						s[163] = ((v313) >> 32)
+																						s[164] = ((v313) & 0xffffffff)
 																					}
 																				}
 																			}
@@ -2399,39 +2424,39 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																			{
 																				{
 																					{
-																						v314 := uint64(0)
-																						_ = v314
-																						v314 = p.r[8].Get64(s[132])
+																						v315 := uint64(0)
+																						_ = v315
+																						v315 = p.r[8].Get64(s[132])
 																						if s[133] == 0x2 {
 																							{
-																								v314 = ((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141]
+																								v315 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
 																							}
 																						} else {
 																							if (s[133] == 0x3) && (s[165] == 0x1) {
 																								{
-																									v314 = v314&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+																									v315 = v315&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
 																								}
 																							} else {
 																								if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
 																									{
-																										v314 = v314&^0xffffffff | (s[141])<<0&0xffffffff
+																										v315 = v315&^0xffffffff | (s[141])<<0&0xffffffff
 																									}
 																								} else {
-																									if ((s[133] == 0x5) && ((v314)>>56 == 0x1)) && (s[158] == 0x1) {
+																									if ((s[133] == 0x5) && (((v315) >> 56) == 0x1)) && (s[158] == 0x1) {
 																										{
-																											v314 = v314&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+																											v315 = v315&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 																											s[165] = 0x1
 																										}
 																									}
 																								}
 																							}
 																						}
-																						p.r[8].Set64(s[132], v314)
-																						s[152] = (v314) >> 56
-																						s[153] = (v314) >> 48 & 0xff
-																						s[154] = (v314) >> 40 & 0xff
-																						s[155] = (v314) >> 32 & 0xff
-																						s[156] = (v314) & 0xffffffff
+																						p.r[8].Set64(s[132], v315)
+																						s[152] = ((v315) >> 56)
+																						s[153] = ((v315) >> 48 & 0xff)
+																						s[154] = ((v315) >> 40 & 0xff)
+																						s[155] = ((v315) >> 32 & 0xff)
+																						s[156] = ((v315) & 0xffffffff)
 																					}
 																				}
 																			}
@@ -2440,18 +2465,18 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																			{
 																				{
 																					{
-																						v316 := uint64(0)
-																						_ = v316
-																						v316 = p.r[9].Get64(s[132])
+																						v317 := uint64(0)
+																						_ = v317
+																						v317 = p.r[9].Get64(s[132])
 																						if s[135] == 0x2 {
 																							{
-																								v316 = ((s[143])<<16|s[144])<<16 | s[145]
+																								v317 = (((s[143])<<16|s[144])<<16 | s[145])
 																							}
 																						}
-																						p.r[9].Set64(s[132], v316)
-																						s[159] = (v316) >> 32
-																						s[160] = (v316) >> 16 & 0xffff
-																						s[161] = (v316) & 0xffff
+																						p.r[9].Set64(s[132], v317)
+																						s[159] = ((v317) >> 32)
+																						s[160] = ((v317) >> 16 & 0xffff)
+																						s[161] = ((v317) & 0xffff)
 																					}
 																				}
 																			}
@@ -2460,16 +2485,16 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																			{
 																				{
 																					{
-																						v318 := uint64(0)
-																						_ = v318
-																						v318 = p.r[10].Get64(s[132])
+																						v319 := uint64(0)
+																						_ = v319
+																						v319 = p.r[10].Get64(s[132])
 																						if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
 																							{
-																								v318 = s[146]
+																								v319 = s[146]
 																							}
 																						}
-																						p.r[10].Set64(s[132], v318)
-																						s[162] = v318
+																						p.r[10].Set64(s[132], v319)
+																						s[162] = v319
 																					}
 																				}
 																			}
@@ -2486,17 +2511,17 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				{
 																					{
 																						{
-																							v321 := uint64(0)
-																							_ = v321
-																							v321 = p.r[12].Get64(s[132])
-																							s[158] = engine.Sel((v321 == s[142]), 0x1, 0x0)
+																							v322 := uint64(0)
+																							_ = v322
+																							v322 = p.r[12].Get64(s[132])
+																							s[158] = engine.Sel((v322 == s[142]), 0x1, 0x0)
 																							if s[134] == 0x2 {
 																								{
-																									v321 = s[142]
+																									v322 = s[142]
 																								}
 																							}
-																							p.r[12].Set64(s[132], v321)
-																							s[157] = v321
+																							p.r[12].Set64(s[132], v322)
+																							s[157] = v322
 																						}
 																					}
 																				}
@@ -2505,12 +2530,12 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				{
 																					{
 																						{
-																							v323 := uint64(0)
-																							_ = v323
-																							v323 = p.r[16].Get64(s[132])
+																							v324 := uint64(0)
+																							_ = v324
+																							v324 = p.r[16].Get64(s[132])
 																							if (s[137] == 0x3) || (s[137] == 0x4) {
 																								{
-																									if (((s[150] == 0x1) && (s[158] == 0x1)) && ((v323)>>32 == s[149])) && ((v323)>>32 != 0x0) {
+																									if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v324) >> 32) == s[149])) && (((v324) >> 32) != 0x0) {
 																										{
 																											s[165] = 0x1
 																										}
@@ -2519,24 +2544,24 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							}
 																							if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
 																								{
-																									v323 = (s[147])<<32 | s[148]
+																									v324 = ((s[147])<<32 | s[148])
 																								}
 																							} else {
 																								if (s[137] == 0x3) && (s[165] == 0x1) {
 																									{
-																										v323 = v323&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+																										v324 = v324&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 																									}
 																								} else {
 																									if (s[137] == 0x4) && (s[165] == 0x1) {
 																										{
-																											v323 = v323&^0xffffffff | (s[148])<<0&0xffffffff
+																											v324 = v324&^0xffffffff | (s[148])<<0&0xffffffff
 																										}
 																									}
 																								}
 																							}
-																							p.r[16].Set64(s[132], v323)
-																							s[163] = (v323) >> 32
-																							s[164] = (v323) & 0xffffffff
+																							p.r[16].Set64(s[132], v324)
+																							s[163] = ((v324) >> 32)
+																							s[164] = ((v324) & 0xffffffff)
 																						}
 																					}
 																				}
@@ -2545,39 +2570,39 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				{
 																					{
 																						{
-																							v325 := uint64(0)
-																							_ = v325
-																							v325 = p.r[13].Get64(s[132])
+																							v326 := uint64(0)
+																							_ = v326
+																							v326 = p.r[13].Get64(s[132])
 																							if s[133] == 0x2 {
 																								{
-																									v325 = ((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141]
+																									v326 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
 																								}
 																							} else {
 																								if (s[133] == 0x3) && (s[165] == 0x1) {
 																									{
-																										v325 = v325&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+																										v326 = v326&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
 																									}
 																								} else {
 																									if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
 																										{
-																											v325 = v325&^0xffffffff | (s[141])<<0&0xffffffff
+																											v326 = v326&^0xffffffff | (s[141])<<0&0xffffffff
 																										}
 																									} else {
-																										if ((s[133] == 0x5) && ((v325)>>56 == 0x1)) && (s[158] == 0x1) {
+																										if ((s[133] == 0x5) && (((v326) >> 56) == 0x1)) && (s[158] == 0x1) {
 																											{
-																												v325 = v325&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+																												v326 = v326&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 																												s[165] = 0x1
 																											}
 																										}
 																									}
 																								}
 																							}
-																							p.r[13].Set64(s[132], v325)
-																							s[152] = (v325) >> 56
-																							s[153] = (v325) >> 48 & 0xff
-																							s[154] = (v325) >> 40 & 0xff
-																							s[155] = (v325) >> 32 & 0xff
-																							s[156] = (v325) & 0xffffffff
+																							p.r[13].Set64(s[132], v326)
+																							s[152] = ((v326) >> 56)
+																							s[153] = ((v326) >> 48 & 0xff)
+																							s[154] = ((v326) >> 40 & 0xff)
+																							s[155] = ((v326) >> 32 & 0xff)
+																							s[156] = ((v326) & 0xffffffff)
 																						}
 																					}
 																				}
@@ -2586,18 +2611,18 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				{
 																					{
 																						{
-																							v327 := uint64(0)
-																							_ = v327
-																							v327 = p.r[14].Get64(s[132])
+																							v328 := uint64(0)
+																							_ = v328
+																							v328 = p.r[14].Get64(s[132])
 																							if s[135] == 0x2 {
 																								{
-																									v327 = ((s[143])<<16|s[144])<<16 | s[145]
+																									v328 = (((s[143])<<16|s[144])<<16 | s[145])
 																								}
 																							}
-																							p.r[14].Set64(s[132], v327)
-																							s[159] = (v327) >> 32
-																							s[160] = (v327) >> 16 & 0xffff
-																							s[161] = (v327) & 0xffff
+																							p.r[14].Set64(s[132], v328)
+																							s[159] = ((v328) >> 32)
+																							s[160] = ((v328) >> 16 & 0xffff)
+																							s[161] = ((v328) & 0xffff)
 																						}
 																					}
 																				}
@@ -2606,16 +2631,16 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				{
 																					{
 																						{
-																							v329 := uint64(0)
-																							_ = v329
-																							v329 = p.r[15].Get64(s[132])
+																							v330 := uint64(0)
+																							_ = v330
+																							v330 = p.r[15].Get64(s[132])
 																							if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
 																								{
-																									v329 = s[146]
+																									v330 = s[146]
 																								}
 																							}
-																							p.r[15].Set64(s[132], v329)
-																							s[162] = v329
+																							p.r[15].Set64(s[132], v330)
+																							s[162] = v330
 																						}
 																					}
 																				}
@@ -2632,17 +2657,17 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					{
 																						{
 																							{
-																								v332 := uint64(0)
-																								_ = v332
-																								v332 = p.r[17].Get64(s[132])
-																								s[158] = engine.Sel((v332 == s[142]), 0x1, 0x0)
+																								v333 := uint64(0)
+																								_ = v333
+																								v333 = p.r[17].Get64(s[132])
+																								s[158] = engine.Sel((v333 == s[142]), 0x1, 0x0)
 																								if s[134] == 0x2 {
 																									{
-																										v332 = s[142]
+																										v333 = s[142]
 																									}
 																								}
-																								p.r[17].Set64(s[132], v332)
-																								s[157] = v332
+																								p.r[17].Set64(s[132], v333)
+																								s[157] = v333
 																							}
 																						}
 																					}
@@ -2651,12 +2676,12 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					{
 																						{
 																							{
-																								v334 := uint64(0)
-																								_ = v334
-																								v334 = p.r[21].Get64(s[132])
+																								v335 := uint64(0)
+																								_ = v335
+																								v335 = p.r[21].Get64(s[132])
 																								if (s[137] == 0x3) || (s[137] == 0x4) {
 																									{
-																										if (((s[150] == 0x1) && (s[158] == 0x1)) && ((v334)>>32 == s[149])) && ((v334)>>32 != 0x0) {
+																										if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v335) >> 32) == s[149])) && (((v335) >> 32) != 0x0) {
 																											{
 																												s[165] = 0x1
 																											}
@@ -2665,24 +2690,24 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								}
 																								if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
 																									{
-																										v334 = (s[147])<<32 | s[148]
+																										v335 = ((s[147])<<32 | s[148])
 																									}
 																								} else {
 																									if (s[137] == 0x3) && (s[165] == 0x1) {
 																										{
-																											v334 = v334&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+																											v335 = v335&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 																										}
 																									} else {
 																										if (s[137] == 0x4) && (s[165] == 0x1) {
 																											{
-																												v334 = v334&^0xffffffff | (s[148])<<0&0xffffffff
+																												v335 = v335&^0xffffffff | (s[148])<<0&0xffffffff
 																											}
 																										}
 																									}
 																								}
-																								p.r[21].Set64(s[132], v334)
-																								s[163] = (v334) >> 32
-																								s[164] = (v334) & 0xffffffff
+																								p.r[21].Set64(s[132], v335)
+																								s[163] = ((v335) >> 32)
+																								s[164] = ((v335) & 0xffffffff)
 																							}
 																						}
 																					}
@@ -2691,39 +2716,39 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					{
 																						{
 																							{
-																								v336 := uint64(0)
-																								_ = v336
-																								v336 = p.r[18].Get64(s[132])
+																								v337 := uint64(0)
+																								_ = v337
+																								v337 = p.r[18].Get64(s[132])
 																								if s[133] == 0x2 {
 																									{
-																										v336 = ((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141]
+																										v337 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
 																									}
 																								} else {
 																									if (s[133] == 0x3) && (s[165] == 0x1) {
 																										{
-																											v336 = v336&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+																											v337 = v337&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
 																										}
 																									} else {
 																										if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
 																											{
-																												v336 = v336&^0xffffffff | (s[141])<<0&0xffffffff
+																												v337 = v337&^0xffffffff | (s[141])<<0&0xffffffff
 																											}
 																										} else {
-																											if ((s[133] == 0x5) && ((v336)>>56 == 0x1)) && (s[158] == 0x1) {
+																											if ((s[133] == 0x5) && (((v337) >> 56) == 0x1)) && (s[158] == 0x1) {
 																												{
-																													v336 = v336&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+																													v337 = v337&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 																													s[165] = 0x1
 																												}
 																											}
 																										}
 																									}
 																								}
-																								p.r[18].Set64(s[132], v336)
-																								s[152] = (v336) >> 56
-																								s[153] = (v336) >> 48 & 0xff
-																								s[154] = (v336) >> 40 & 0xff
-																								s[155] = (v336) >> 32 & 0xff
-																								s[156] = (v336) & 0xffffffff
+																								p.r[18].Set64(s[132], v337)
+																								s[152] = ((v337) >> 56)
+																								s[153] = ((v337) >> 48 & 0xff)
+																								s[154] = ((v337) >> 40 & 0xff)
+																								s[155] = ((v337) >> 32 & 0xff)
+																								s[156] = ((v337) & 0xffffffff)
 																							}
 																						}
 																					}
@@ -2732,18 +2757,18 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					{
 																						{
 																							{
-																								v338 := uint64(0)
-																								_ = v338
-																								v338 = p.r[19].Get64(s[132])
+																								v339 := uint64(0)
+																								_ = v339
+																								v339 = p.r[19].Get64(s[132])
 																								if s[135] == 0x2 {
 																									{
-																										v338 = ((s[143])<<16|s[144])<<16 | s[145]
+																										v339 = (((s[143])<<16|s[144])<<16 | s[145])
 																									}
 																								}
-																								p.r[19].Set64(s[132], v338)
-																								s[159] = (v338) >> 32
-																								s[160] = (v338) >> 16 & 0xffff
-																								s[161] = (v338) & 0xffff
+																								p.r[19].Set64(s[132], v339)
+																								s[159] = ((v339) >> 32)
+																								s[160] = ((v339) >> 16 & 0xffff)
+																								s[161] = ((v339) & 0xffff)
 																							}
 																						}
 																					}
@@ -2752,16 +2777,16 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					{
 																						{
 																							{
-																								v340 := uint64(0)
-																								_ = v340
-																								v340 = p.r[20].Get64(s[132])
+																								v341 := uint64(0)
+																								_ = v341
+																								v341 = p.r[20].Get64(s[132])
 																								if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
 																									{
-																										v340 = s[146]
+																										v341 = s[146]
 																									}
 																								}
-																								p.r[20].Set64(s[132], v340)
-																								s[162] = v340
+																								p.r[20].Set64(s[132], v341)
+																								s[162] = v341
 																							}
 																						}
 																					}
@@ -2777,17 +2802,17 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					{
 																						{
 																							{
-																								v343 := uint64(0)
-																								_ = v343
-																								v343 = p.r[22].Get64(s[132])
-																								s[158] = engine.Sel((v343 == s[142]), 0x1, 0x0)
+																								v344 := uint64(0)
+																								_ = v344
+																								v344 = p.r[22].Get64(s[132])
+																								s[158] = engine.Sel((v344 == s[142]), 0x1, 0x0)
 																								if s[134] == 0x2 {
 																									{
-																										v343 = s[142]
+																										v344 = s[142]
 																									}
 																								}
-																								p.r[22].Set64(s[132], v343)
-																								s[157] = v343
+																								p.r[22].Set64(s[132], v344)
+																								s[157] = v344
 																							}
 																						}
 																					}
@@ -2796,12 +2821,12 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					{
 																						{
 																							{
-																								v345 := uint64(0)
-																								_ = v345
-																								v345 = p.r[26].Get64(s[132])
+																								v346 := uint64(0)
+																								_ = v346
+																								v346 = p.r[26].Get64(s[132])
 																								if (s[137] == 0x3) || (s[137] == 0x4) {
 																									{
-																										if (((s[150] == 0x1) && (s[158] == 0x1)) && ((v345)>>32 == s[149])) && ((v345)>>32 != 0x0) {
+																										if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v346) >> 32) == s[149])) && (((v346) >> 32) != 0x0) {
 																											{
 																												s[165] = 0x1
 																											}
@@ -2810,24 +2835,24 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								}
 																								if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
 																									{
-																										v345 = (s[147])<<32 | s[148]
+																										v346 = ((s[147])<<32 | s[148])
 																									}
 																								} else {
 																									if (s[137] == 0x3) && (s[165] == 0x1) {
 																										{
-																											v345 = v345&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+																											v346 = v346&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 																										}
 																									} else {
 																										if (s[137] == 0x4) && (s[165] == 0x1) {
 																											{
-																												v345 = v345&^0xffffffff | (s[148])<<0&0xffffffff
+																												v346 = v346&^0xffffffff | (s[148])<<0&0xffffffff
 																											}
 																										}
 																									}
 																								}
-																								p.r[26].Set64(s[132], v345)
-																								s[163] = (v345) >> 32
-																								s[164] = (v345) & 0xffffffff
+																								p.r[26].Set64(s[132], v346)
+																								s[163] = ((v346) >> 32)
+																								s[164] = ((v346) & 0xffffffff)
 																							}
 																						}
 																					}
@@ -2836,39 +2861,39 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					{
 																						{
 																							{
-																								v347 := uint64(0)
-																								_ = v347
-																								v347 = p.r[23].Get64(s[132])
+																								v348 := uint64(0)
+																								_ = v348
+																								v348 = p.r[23].Get64(s[132])
 																								if s[133] == 0x2 {
 																									{
-																										v347 = ((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141]
+																										v348 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
 																									}
 																								} else {
 																									if (s[133] == 0x3) && (s[165] == 0x1) {
 																										{
-																											v347 = v347&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+																											v348 = v348&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
 																										}
 																									} else {
 																										if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
 																											{
-																												v347 = v347&^0xffffffff | (s[141])<<0&0xffffffff
+																												v348 = v348&^0xffffffff | (s[141])<<0&0xffffffff
 																											}
 																										} else {
-																											if ((s[133] == 0x5) && ((v347)>>56 == 0x1)) && (s[158] == 0x1) {
+																											if ((s[133] == 0x5) && (((v348) >> 56) == 0x1)) && (s[158] == 0x1) {
 																												{
-																													v347 = v347&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+																													v348 = v348&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 																													s[165] = 0x1
 																												}
 																											}
 																										}
 																									}
 																								}
-																								p.r[23].Set64(s[132], v347)
-																								s[152] = (v347) >> 56
-																								s[153] = (v347) >> 48 & 0xff
-																								s[154] = (v347) >> 40 & 0xff
-																								s[155] = (v347) >> 32 & 0xff
-																								s[156] = (v347) & 0xffffffff
+																								p.r[23].Set64(s[132], v348)
+																								s[152] = ((v348) >> 56)
+																								s[153] = ((v348) >> 48 & 0xff)
+																								s[154] = ((v348) >> 40 & 0xff)
+																								s[155] = ((v348) >> 32 & 0xff)
+																								s[156] = ((v348) & 0xffffffff)
 																							}
 																						}
 																					}
@@ -2877,18 +2902,18 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					{
 																						{
 																							{
-																								v349 := uint64(0)
-																								_ = v349
-																								v349 = p.r[24].Get64(s[132])
+																								v350 := uint64(0)
+																								_ = v350
+																								v350 = p.r[24].Get64(s[132])
 																								if s[135] == 0x2 {
 																									{
-																										v349 = ((s[143])<<16|s[144])<<16 | s[145]
+																										v350 = (((s[143])<<16|s[144])<<16 | s[145])
 																									}
 																								}
-																								p.r[24].Set64(s[132], v349)
-																								s[159] = (v349) >> 32
-																								s[160] = (v349) >> 16 & 0xffff
-																								s[161] = (v349) & 0xffff
+																								p.r[24].Set64(s[132], v350)
+																								s[159] = ((v350) >> 32)
+																								s[160] = ((v350) >> 16 & 0xffff)
+																								s[161] = ((v350) & 0xffff)
 																							}
 																						}
 																					}
@@ -2897,16 +2922,16 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					{
 																						{
 																							{
-																								v351 := uint64(0)
-																								_ = v351
-																								v351 = p.r[25].Get64(s[132])
+																								v352 := uint64(0)
+																								_ = v352
+																								v352 = p.r[25].Get64(s[132])
 																								if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
 																									{
-																										v351 = s[146]
+																										v352 = s[146]
 																									}
 																								}
-																								p.r[25].Set64(s[132], v351)
-																								s[162] = v351
+																								p.r[25].Set64(s[132], v352)
+																								s[162] = v352
 																							}
 																						}
 																					}
@@ -2921,23 +2946,23 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 												}
 												if s[218] == 0x1 {
 													{
-														v352 := uint64(0)
-														_ = v352
+														v353 := uint64(0)
+														_ = v353
 														{
 															{
-																v352 = 0
-																a354 := (s[230]) & 0xffffffff
-																_ = a354
-																a355 := s[214]
+																a355 := ((s[230]) & 0xffffffff)
 																_ = a355
-																v356 := uint64((s[230]) >> 32)
-																_ = v356
-																if a354 > (s[230])&0xffffffff {
+																a356 := s[214]
+																_ = a356
+																v353 = 0
+																v357 := uint64(((s[230]) >> 32))
+																_ = v357
+																if a355 > ((s[230]) & 0xffffffff) {
 																	{
-																		v356 = (v356 - 0x1) & 0xffffffff
+																		v357 = ((v357 - 0x1) & 0xffffffff)
 																	}
 																}
-																v352 = (((v356)<<32 | a354<<(0xa)) | a355)
+																v353 = ((((v357)<<32 | a355) << (0xa)) | a356)
 															}
 														}
 														if s[205] == 0x1 {
@@ -2955,40 +2980,40 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		s[125] = 0x0
 																	}
 																}
-																s[123] = v352
+																s[123] = v353
 																s[125] = s[212]
 															}
 														} else {
 															{
 																{
 																	{
-																		a359 := v352
-																		_ = a359
+																		a360 := v353
+																		_ = a360
 																		{
 																			{
-																				a361 := s[159]
-																				_ = a361
-																				a362 := s[160]
+																				a362 := s[159]
 																				_ = a362
-																				a363 := s[155]
+																				a363 := s[160]
 																				_ = a363
+																				a364 := s[155]
+																				_ = a364
 																				s[105] = 0x1
 																				s[106] = 0x1
 																				s[107] = 0x0
 																				s[111] = s[201]
 																				s[113] = s[202]
-																				s[112] = a361
-																				s[114] = a362
+																				s[112] = a362
+																				s[114] = a363
 																				s[115] = 0x3
 																				s[118] = 0x0
 																				s[117] = 0x0
 																				s[126] = 0x0
 																				s[127] = 0x0
-																				if a363 == 0x1 {
+																				if a364 == 0x1 {
 																					{
 																						s[117] = 0x8
-																						s[126] = a361
-																						s[127] = a362
+																						s[126] = a362
+																						s[127] = a363
 																					}
 																				}
 																				s[121] = s[37]
@@ -3000,7 +3025,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		s[119] = s[154]
 																		s[120] = s[161]
 																		s[122] = s[157]
-																		s[123] = a359
+																		s[123] = a360
 																		s[124] = s[162]
 																		s[125] = s[156]
 																	}
@@ -3065,21 +3090,21 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 							{
 								{
 									{
-										a367 := s[206]
-										_ = a367
-										v368 := uint64(0)
-										_ = v368
-										v368 = p.r[4].Get64(s[194])
-										v369 := uint64((v368) & 0xffff)
+										a368 := s[206]
+										_ = a368
+										v369 := uint64(0)
 										_ = v369
-										v370 := uint64((v368) >> 16 & 0xffff)
+										v369 = p.r[4].Get64(s[194])
+										v370 := uint64(((v369) & 0xffff))
 										_ = v370
-										v371 := uint64((v368) >> 32 & 0xffff)
+										v371 := uint64(((v369) >> 16 & 0xffff))
 										_ = v371
-										v372 := uint64((v368) >> 48)
+										v372 := uint64(((v369) >> 32 & 0xffff))
 										_ = v372
-										v373 := uint64(engine.Sel((a367 == 0x0), v369, v370))
+										v373 := uint64(((v369) >> 48))
 										_ = v373
+										v374 := uint64(engine.Sel((a368 == 0x0), v370, v371))
+										_ = v374
 										s[217] = 0x0
 										{
 											{
@@ -3093,69 +3118,70 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 												}
 											}
 										}
-										if a367 == 0x0 {
+										if a368 == 0x0 {
 											{
-												v369 = v373
+												v370 = v374
 											}
 										} else {
 											{
-												v370 = v373
+												v371 = v374
 											}
 										}
 										{
 											{
-												v368 = (((v372)<<16|v371)<<16|v370)<<16 | v369
+												v369 = ((((v373)<<16|v372)<<16|v371)<<16 | v370)
 											}
 										}
-										p.r[4].Set64(s[194], v368)
-										s[226] = (v368) & 0xffff
-										s[227] = (v368) >> 16 & 0xffff
-										s[228] = (v368) >> 32 & 0xffff
-										s[229] = (v368) >> 48
+										p.r[4].Set64(s[194], v369)
+										s[226] = ((v369) & 0xffff)
+										s[227] = ((v369) >> 16 & 0xffff)
+										s[228] = ((v369) >> 32 & 0xffff)
+										s[229] = ((v369) >> 48)
 									}
 								}
 								s[166] = 0x1
-								a374 := s[206]
-								_ = a374
-								a375 := s[194]
+								a375 := s[206]
 								_ = a375
+								a376 := s[194]
+								_ = a376
 								{
 									{
-										if a374 == 0x0 {
+										if a375 == 0x0 {
 											{
-												a377 := a375
-												_ = a377
+												a378 := a376
+												_ = a378
 												{
 													{
 														if s[166] != 0x0 {
 															{
 																{
 																	{
-																		v380 := uint64(0)
-																		_ = v380
-																		v380 = p.r[27].Get64(a377)
-																		var r383 uint64
+																		v381 := uint64(0)
+																		_ = v381
+																		v381 = p.r[27].Get64(a378)
+																		var r384 uint64
+																		_ = r384
 																		{
 																			{
-																				a384 := v380
-																				_ = a384
-																				a385 := s[169]
+																				a385 := v381
 																				_ = a385
-																				if ((a384&0x7fff)+0x1)&0xffff == a385 {
+																				a386 := s[169]
+																				_ = a386
+																				if (((a385 & 0x7fff) + 0x1) & 0xffff) == a386 {
 																					{
-																						r383 = ((a384 & 0x8000) ^ 0x8000)
-																						goto end382
+																						r384 = ((a385 & 0x8000) ^ 0x8000)
+																						goto end383
 																					}
 																				}
-																				r383 = (a384 + 0x1) & 0xffff
-																				goto end382
+																				r384 = ((a385 + 0x1) & 0xffff)
+																				goto end383
 																			}
-																		end382:
+																		end383:
 																		}
-																		v381 := uint64(r383)
-																		_ = v381
+																		v382 := uint64(r384)
+																		_ = v382
 																		s[175] = 0x0
-																		if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v380 & 0x7fff)) {
+																		if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v381 & 0x7fff)) {
 																			{
 																				s[175] = 0x1
 																			}
@@ -3166,22 +3192,22 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		s[172] = v380
+																		s[172] = v381
 																		if s[175] == 0x1 {
 																			{
-																				v380 = v381
+																				v381 = v382
 																			}
 																		} else {
 																			if s[166] == 0x4 {
 																				{
-																					v380 = 0x0
+																					v381 = 0x0
 																				}
 																			}
 																		}
-																		p.r[27].Set64(a377, (v380)&0xffff)
+																		p.r[27].Set64(a378, ((v381) & 0xffff))
 																		if s[166] == 0x3 {
 																			{
-																				s[172] = v380
+																				s[172] = v381
 																			}
 																		}
 																	}
@@ -3192,40 +3218,41 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 															{
 																{
 																	{
-																		v387 := uint64(0)
-																		_ = v387
-																		v387 = p.r[28].Get64(a377)
-																		s[173] = v387
+																		v388 := uint64(0)
+																		_ = v388
+																		v388 = p.r[28].Get64(a378)
+																		s[173] = v388
 																		if (s[167] == 0x2) && (s[171] == 0x1) {
 																			{
-																				var r389 uint64
+																				var r390 uint64
+																				_ = r390
 																				{
 																					{
-																						a390 := v387
-																						_ = a390
-																						a391 := s[169]
+																						a391 := v388
 																						_ = a391
-																						if ((a390&0x7fff)+0x1)&0xffff == a391 {
+																						a392 := s[169]
+																						_ = a392
+																						if (((a391 & 0x7fff) + 0x1) & 0xffff) == a392 {
 																							{
-																								r389 = ((a390 & 0x8000) ^ 0x8000)
-																								goto end388
+																								r390 = ((a391 & 0x8000) ^ 0x8000)
+																								goto end389
 																							}
 																						}
-																						r389 = (a390 + 0x1) & 0xffff
-																						goto end388
+																						r390 = ((a391 + 0x1) & 0xffff)
+																						goto end389
 																					}
-																				end388:
+																				end389:
 																				}
-																				v387 = r389
+																				v388 = r390
 																			}
 																		} else {
 																			if s[167] == 0x4 {
 																				{
-																					v387 = 0x0
+																					v388 = 0x0
 																				}
 																			}
 																		}
-																		p.r[28].Set64(a377, (v387)&0xffff)
+																		p.r[28].Set64(a378, ((v388) & 0xffff))
 																	}
 																}
 															}
@@ -3234,109 +3261,112 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 															{
 																{
 																	{
-																		v393 := uint64(0)
-																		_ = v393
-																		v393 = p.r[29].Get64(a377)
+																		v394 := uint64(0)
+																		_ = v394
+																		v394 = p.r[29].Get64(a378)
 																		if (s[168] == 0x2) && (s[171] == 0x1) {
 																			{
-																				v393 = s[170]
+																				v394 = s[170]
 																			}
 																		} else {
-																			if ((s[168] == 0x3) && (s[171] == 0x1)) && (v393 == s[172]) {
+																			if ((s[168] == 0x3) && (s[171] == 0x1)) && (v394 == s[172]) {
 																				{
-																					var r395 uint64
+																					var r396 uint64
+																					_ = r396
 																					{
 																						{
-																							a396 := v393
-																							_ = a396
-																							a397 := s[169]
+																							a397 := v394
 																							_ = a397
-																							if ((a396&0x7fff)+0x1)&0xffff == a397 {
+																							a398 := s[169]
+																							_ = a398
+																							if (((a397 & 0x7fff) + 0x1) & 0xffff) == a398 {
 																								{
-																									r395 = ((a396 & 0x8000) ^ 0x8000)
-																									goto end394
+																									r396 = ((a397 & 0x8000) ^ 0x8000)
+																									goto end395
 																								}
 																							}
-																							r395 = (a396 + 0x1) & 0xffff
-																							goto end394
+																							r396 = ((a397 + 0x1) & 0xffff)
+																							goto end395
 																						}
-																					end394:
+																					end395:
 																					}
-																					v393 = r395
+																					v394 = r396
 																				}
 																			} else {
 																				if s[168] == 0x4 {
 																					{
-																						v393 = 0x0
+																						v394 = 0x0
 																					}
 																				} else {
 																					if (s[168] == 0x5) && (s[171] == 0x1) {
 																						{
-																							var r399 uint64
+																							var r400 uint64
+																							_ = r400
 																							{
 																								{
-																									a400 := s[173]
-																									_ = a400
-																									a401 := s[169]
+																									a401 := s[173]
 																									_ = a401
-																									if ((a400&0x7fff)+0x1)&0xffff == a401 {
+																									a402 := s[169]
+																									_ = a402
+																									if (((a401 & 0x7fff) + 0x1) & 0xffff) == a402 {
 																										{
-																											r399 = ((a400 & 0x8000) ^ 0x8000)
-																											goto end398
+																											r400 = ((a401 & 0x8000) ^ 0x8000)
+																											goto end399
 																										}
 																									}
-																									r399 = (a400 + 0x1) & 0xffff
-																									goto end398
+																									r400 = ((a401 + 0x1) & 0xffff)
+																									goto end399
 																								}
-																							end398:
+																							end399:
 																							}
-																							v393 = r399
+																							v394 = r400
 																						}
 																					}
 																				}
 																			}
 																		}
-																		p.r[29].Set64(a377, (v393)&0xffff)
-																		s[174] = v393
+																		p.r[29].Set64(a378, ((v394) & 0xffff))
+																		s[174] = v394
 																	}
 																}
 															}
 														}
 													}
 												}
-												a402 := a375
-												_ = a402
+												a403 := a376
+												_ = a403
 												{
 													{
 														if s[176] != 0x0 {
 															{
 																{
 																	{
-																		v405 := uint64(0)
-																		_ = v405
-																		v405 = p.r[30].Get64(a402)
-																		var r408 uint64
+																		v406 := uint64(0)
+																		_ = v406
+																		v406 = p.r[30].Get64(a403)
+																		var r409 uint64
+																		_ = r409
 																		{
 																			{
-																				a409 := v405
-																				_ = a409
-																				a410 := s[179]
+																				a410 := v406
 																				_ = a410
-																				if ((a409&0x7fff)+0x1)&0xffff == a410 {
+																				a411 := s[179]
+																				_ = a411
+																				if (((a410 & 0x7fff) + 0x1) & 0xffff) == a411 {
 																					{
-																						r408 = ((a409 & 0x8000) ^ 0x8000)
-																						goto end407
+																						r409 = ((a410 & 0x8000) ^ 0x8000)
+																						goto end408
 																					}
 																				}
-																				r408 = (a409 + 0x1) & 0xffff
-																				goto end407
+																				r409 = ((a410 + 0x1) & 0xffff)
+																				goto end408
 																			}
-																		end407:
+																		end408:
 																		}
-																		v406 := uint64(r408)
-																		_ = v406
+																		v407 := uint64(r409)
+																		_ = v407
 																		s[185] = 0x0
-																		if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v405 & 0x7fff)) {
+																		if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v406 & 0x7fff)) {
 																			{
 																				s[185] = 0x1
 																			}
@@ -3347,22 +3377,22 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		s[182] = v405
+																		s[182] = v406
 																		if s[185] == 0x1 {
 																			{
-																				v405 = v406
+																				v406 = v407
 																			}
 																		} else {
 																			if s[176] == 0x4 {
 																				{
-																					v405 = 0x0
+																					v406 = 0x0
 																				}
 																			}
 																		}
-																		p.r[30].Set64(a402, (v405)&0xffff)
+																		p.r[30].Set64(a403, ((v406) & 0xffff))
 																		if s[176] == 0x3 {
 																			{
-																				s[182] = v405
+																				s[182] = v406
 																			}
 																		}
 																	}
@@ -3373,40 +3403,41 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 															{
 																{
 																	{
-																		v412 := uint64(0)
-																		_ = v412
-																		v412 = p.r[31].Get64(a402)
-																		s[183] = v412
+																		v413 := uint64(0)
+																		_ = v413
+																		v413 = p.r[31].Get64(a403)
+																		s[183] = v413
 																		if (s[177] == 0x2) && (s[181] == 0x1) {
 																			{
-																				var r414 uint64
+																				var r415 uint64
+																				_ = r415
 																				{
 																					{
-																						a415 := v412
-																						_ = a415
-																						a416 := s[179]
+																						a416 := v413
 																						_ = a416
-																						if ((a415&0x7fff)+0x1)&0xffff == a416 {
+																						a417 := s[179]
+																						_ = a417
+																						if (((a416 & 0x7fff) + 0x1) & 0xffff) == a417 {
 																							{
-																								r414 = ((a415 & 0x8000) ^ 0x8000)
-																								goto end413
+																								r415 = ((a416 & 0x8000) ^ 0x8000)
+																								goto end414
 																							}
 																						}
-																						r414 = (a415 + 0x1) & 0xffff
-																						goto end413
+																						r415 = ((a416 + 0x1) & 0xffff)
+																						goto end414
 																					}
-																				end413:
+																				end414:
 																				}
-																				v412 = r414
+																				v413 = r415
 																			}
 																		} else {
 																			if s[177] == 0x4 {
 																				{
-																					v412 = 0x0
+																					v413 = 0x0
 																				}
 																			}
 																		}
-																		p.r[31].Set64(a402, (v412)&0xffff)
+																		p.r[31].Set64(a403, ((v413) & 0xffff))
 																	}
 																}
 															}
@@ -3415,70 +3446,72 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 															{
 																{
 																	{
-																		v418 := uint64(0)
-																		_ = v418
-																		v418 = p.r[32].Get64(a402)
+																		v419 := uint64(0)
+																		_ = v419
+																		v419 = p.r[32].Get64(a403)
 																		if (s[178] == 0x2) && (s[181] == 0x1) {
 																			{
-																				v418 = s[180]
+																				v419 = s[180]
 																			}
 																		} else {
-																			if ((s[178] == 0x3) && (s[181] == 0x1)) && (v418 == s[182]) {
+																			if ((s[178] == 0x3) && (s[181] == 0x1)) && (v419 == s[182]) {
 																				{
-																					var r420 uint64
+																					var r421 uint64
+																					_ = r421
 																					{
 																						{
-																							a421 := v418
-																							_ = a421
-																							a422 := s[179]
+																							a422 := v419
 																							_ = a422
-																							if ((a421&0x7fff)+0x1)&0xffff == a422 {
+																							a423 := s[179]
+																							_ = a423
+																							if (((a422 & 0x7fff) + 0x1) & 0xffff) == a423 {
 																								{
-																									r420 = ((a421 & 0x8000) ^ 0x8000)
-																									goto end419
+																									r421 = ((a422 & 0x8000) ^ 0x8000)
+																									goto end420
 																								}
 																							}
-																							r420 = (a421 + 0x1) & 0xffff
-																							goto end419
+																							r421 = ((a422 + 0x1) & 0xffff)
+																							goto end420
 																						}
-																					end419:
+																					end420:
 																					}
-																					v418 = r420
+																					v419 = r421
 																				}
 																			} else {
 																				if s[178] == 0x4 {
 																					{
-																						v418 = 0x0
+																						v419 = 0x0
 																					}
 																				} else {
 																					if (s[178] == 0x5) && (s[181] == 0x1) {
 																						{
-																							var r424 uint64
+																							var r425 uint64
+																							_ = r425
 																							{
 																								{
-																									a425 := s[183]
-																									_ = a425
-																									a426 := s[179]
+																									a426 := s[183]
 																									_ = a426
-																									if ((a425&0x7fff)+0x1)&0xffff == a426 {
+																									a427 := s[179]
+																									_ = a427
+																									if (((a426 & 0x7fff) + 0x1) & 0xffff) == a427 {
 																										{
-																											r424 = ((a425 & 0x8000) ^ 0x8000)
-																											goto end423
+																											r425 = ((a426 & 0x8000) ^ 0x8000)
+																											goto end424
 																										}
 																									}
-																									r424 = (a425 + 0x1) & 0xffff
-																									goto end423
+																									r425 = ((a426 + 0x1) & 0xffff)
+																									goto end424
 																								}
-																							end423:
+																							end424:
 																							}
-																							v418 = r424
+																							v419 = r425
 																						}
 																					}
 																				}
 																			}
 																		}
-																		p.r[32].Set64(a402, (v418)&0xffff)
-																		s[184] = v418
+																		p.r[32].Set64(a403, ((v419) & 0xffff))
+																		s[184] = v419
 																	}
 																}
 															}
@@ -3488,39 +3521,40 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 											}
 										} else {
 											{
-												a427 := a375
-												_ = a427
+												a428 := a376
+												_ = a428
 												{
 													{
 														if s[166] != 0x0 {
 															{
 																{
 																	{
-																		v430 := uint64(0)
-																		_ = v430
-																		v430 = p.r[30].Get64(a427)
-																		var r433 uint64
+																		v431 := uint64(0)
+																		_ = v431
+																		v431 = p.r[30].Get64(a428)
+																		var r434 uint64
+																		_ = r434
 																		{
 																			{
-																				a434 := v430
-																				_ = a434
-																				a435 := s[169]
+																				a435 := v431
 																				_ = a435
-																				if ((a434&0x7fff)+0x1)&0xffff == a435 {
+																				a436 := s[169]
+																				_ = a436
+																				if (((a435 & 0x7fff) + 0x1) & 0xffff) == a436 {
 																					{
-																						r433 = ((a434 & 0x8000) ^ 0x8000)
-																						goto end432
+																						r434 = ((a435 & 0x8000) ^ 0x8000)
+																						goto end433
 																					}
 																				}
-																				r433 = (a434 + 0x1) & 0xffff
-																				goto end432
+																				r434 = ((a435 + 0x1) & 0xffff)
+																				goto end433
 																			}
-																		end432:
+																		end433:
 																		}
-																		v431 := uint64(r433)
-																		_ = v431
+																		v432 := uint64(r434)
+																		_ = v432
 																		s[175] = 0x0
-																		if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v430 & 0x7fff)) {
+																		if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v431 & 0x7fff)) {
 																			{
 																				s[175] = 0x1
 																			}
@@ -3531,22 +3565,22 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		s[172] = v430
+																		s[172] = v431
 																		if s[175] == 0x1 {
 																			{
-																				v430 = v431
+																				v431 = v432
 																			}
 																		} else {
 																			if s[166] == 0x4 {
 																				{
-																					v430 = 0x0
+																					v431 = 0x0
 																				}
 																			}
 																		}
-																		p.r[30].Set64(a427, (v430)&0xffff)
+																		p.r[30].Set64(a428, ((v431) & 0xffff))
 																		if s[166] == 0x3 {
 																			{
-																				s[172] = v430
+																				s[172] = v431
 																			}
 																		}
 																	}
@@ -3557,40 +3591,41 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 															{
 																{
 																	{
-																		v437 := uint64(0)
-																		_ = v437
-																		v437 = p.r[31].Get64(a427)
-																		s[173] = v437
+																		v438 := uint64(0)
+																		_ = v438
+																		v438 = p.r[31].Get64(a428)
+																		s[173] = v438
 																		if (s[167] == 0x2) && (s[171] == 0x1) {
 																			{
-																				var r439 uint64
+																				var r440 uint64
+																				_ = r440
 																				{
 																					{
-																						a440 := v437
-																						_ = a440
-																						a441 := s[169]
+																						a441 := v438
 																						_ = a441
-																						if ((a440&0x7fff)+0x1)&0xffff == a441 {
+																						a442 := s[169]
+																						_ = a442
+																						if (((a441 & 0x7fff) + 0x1) & 0xffff) == a442 {
 																							{
-																								r439 = ((a440 & 0x8000) ^ 0x8000)
-																								goto end438
+																								r440 = ((a441 & 0x8000) ^ 0x8000)
+																								goto end439
 																							}
 																						}
-																						r439 = (a440 + 0x1) & 0xffff
-																						goto end438
+																						r440 = ((a441 + 0x1) & 0xffff)
+																						goto end439
 																					}
-																				end438:
+																				end439:
 																				}
-																				v437 = r439
+																				v438 = r440
 																			}
 																		} else {
 																			if s[167] == 0x4 {
 																				{
-																					v437 = 0x0
+																					v438 = 0x0
 																				}
 																			}
 																		}
-																		p.r[31].Set64(a427, (v437)&0xffff)
+																		p.r[31].Set64(a428, ((v438) & 0xffff))
 																	}
 																}
 															}
@@ -3599,109 +3634,112 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 															{
 																{
 																	{
-																		v443 := uint64(0)
-																		_ = v443
-																		v443 = p.r[32].Get64(a427)
+																		v444 := uint64(0)
+																		_ = v444
+																		v444 = p.r[32].Get64(a428)
 																		if (s[168] == 0x2) && (s[171] == 0x1) {
 																			{
-																				v443 = s[170]
+																				v444 = s[170]
 																			}
 																		} else {
-																			if ((s[168] == 0x3) && (s[171] == 0x1)) && (v443 == s[172]) {
+																			if ((s[168] == 0x3) && (s[171] == 0x1)) && (v444 == s[172]) {
 																				{
-																					var r445 uint64
+																					var r446 uint64
+																					_ = r446
 																					{
 																						{
-																							a446 := v443
-																							_ = a446
-																							a447 := s[169]
+																							a447 := v444
 																							_ = a447
-																							if ((a446&0x7fff)+0x1)&0xffff == a447 {
+																							a448 := s[169]
+																							_ = a448
+																							if (((a447 & 0x7fff) + 0x1) & 0xffff) == a448 {
 																								{
-																									r445 = ((a446 & 0x8000) ^ 0x8000)
-																									goto end444
+																									r446 = ((a447 & 0x8000) ^ 0x8000)
+																									goto end445
 																								}
 																							}
-																							r445 = (a446 + 0x1) & 0xffff
-																							goto end444
+																							r446 = ((a447 + 0x1) & 0xffff)
+																							goto end445
 																						}
-																					end444:
+																					end445:
 																					}
-																					v443 = r445
+																					v444 = r446
 																				}
 																			} else {
 																				if s[168] == 0x4 {
 																					{
-																						v443 = 0x0
+																						v444 = 0x0
 																					}
 																				} else {
 																					if (s[168] == 0x5) && (s[171] == 0x1) {
 																						{
-																							var r449 uint64
+																							var r450 uint64
+																							_ = r450
 																							{
 																								{
-																									a450 := s[173]
-																									_ = a450
-																									a451 := s[169]
+																									a451 := s[173]
 																									_ = a451
-																									if ((a450&0x7fff)+0x1)&0xffff == a451 {
+																									a452 := s[169]
+																									_ = a452
+																									if (((a451 & 0x7fff) + 0x1) & 0xffff) == a452 {
 																										{
-																											r449 = ((a450 & 0x8000) ^ 0x8000)
-																											goto end448
+																											r450 = ((a451 & 0x8000) ^ 0x8000)
+																											goto end449
 																										}
 																									}
-																									r449 = (a450 + 0x1) & 0xffff
-																									goto end448
+																									r450 = ((a451 + 0x1) & 0xffff)
+																									goto end449
 																								}
-																							end448:
+																							end449:
 																							}
-																							v443 = r449
+																							v444 = r450
 																						}
 																					}
 																				}
 																			}
 																		}
-																		p.r[32].Set64(a427, (v443)&0xffff)
-																		s[174] = v443
+																		p.r[32].Set64(a428, ((v444) & 0xffff))
+																		s[174] = v444
 																	}
 																}
 															}
 														}
 													}
 												}
-												a452 := a375
-												_ = a452
+												a453 := a376
+												_ = a453
 												{
 													{
 														if s[176] != 0x0 {
 															{
 																{
 																	{
-																		v455 := uint64(0)
-																		_ = v455
-																		v455 = p.r[27].Get64(a452)
-																		var r458 uint64
+																		v456 := uint64(0)
+																		_ = v456
+																		v456 = p.r[27].Get64(a453)
+																		var r459 uint64
+																		_ = r459
 																		{
 																			{
-																				a459 := v455
-																				_ = a459
-																				a460 := s[179]
+																				a460 := v456
 																				_ = a460
-																				if ((a459&0x7fff)+0x1)&0xffff == a460 {
+																				a461 := s[179]
+																				_ = a461
+																				if (((a460 & 0x7fff) + 0x1) & 0xffff) == a461 {
 																					{
-																						r458 = ((a459 & 0x8000) ^ 0x8000)
-																						goto end457
+																						r459 = ((a460 & 0x8000) ^ 0x8000)
+																						goto end458
 																					}
 																				}
-																				r458 = (a459 + 0x1) & 0xffff
-																				goto end457
+																				r459 = ((a460 + 0x1) & 0xffff)
+																				goto end458
 																			}
-																		end457:
+																		end458:
 																		}
-																		v456 := uint64(r458)
-																		_ = v456
+																		v457 := uint64(r459)
+																		_ = v457
 																		s[185] = 0x0
-																		if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v455 & 0x7fff)) {
+																		if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v456 & 0x7fff)) {
 																			{
 																				s[185] = 0x1
 																			}
@@ -3712,22 +3750,22 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		s[182] = v455
+																		s[182] = v456
 																		if s[185] == 0x1 {
 																			{
-																				v455 = v456
+																				v456 = v457
 																			}
 																		} else {
 																			if s[176] == 0x4 {
 																				{
-																					v455 = 0x0
+																					v456 = 0x0
 																				}
 																			}
 																		}
-																		p.r[27].Set64(a452, (v455)&0xffff)
+																		p.r[27].Set64(a453, ((v456) & 0xffff))
 																		if s[176] == 0x3 {
 																			{
-																				s[182] = v455
+																				s[182] = v456
 																			}
 																		}
 																	}
@@ -3738,40 +3776,41 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 															{
 																{
 																	{
-																		v462 := uint64(0)
-																		_ = v462
-																		v462 = p.r[28].Get64(a452)
-																		s[183] = v462
+																		v463 := uint64(0)
+																		_ = v463
+																		v463 = p.r[28].Get64(a453)
+																		s[183] = v463
 																		if (s[177] == 0x2) && (s[181] == 0x1) {
 																			{
-																				var r464 uint64
+																				var r465 uint64
+																				_ = r465
 																				{
 																					{
-																						a465 := v462
-																						_ = a465
-																						a466 := s[179]
+																						a466 := v463
 																						_ = a466
-																						if ((a465&0x7fff)+0x1)&0xffff == a466 {
+																						a467 := s[179]
+																						_ = a467
+																						if (((a466 & 0x7fff) + 0x1) & 0xffff) == a467 {
 																							{
-																								r464 = ((a465 & 0x8000) ^ 0x8000)
-																								goto end463
+																								r465 = ((a466 & 0x8000) ^ 0x8000)
+																								goto end464
 																							}
 																						}
-																						r464 = (a465 + 0x1) & 0xffff
-																						goto end463
+																						r465 = ((a466 + 0x1) & 0xffff)
+																						goto end464
 																					}
-																				end463:
+																				end464:
 																				}
-																				v462 = r464
+																				v463 = r465
 																			}
 																		} else {
 																			if s[177] == 0x4 {
 																				{
-																					v462 = 0x0
+																					v463 = 0x0
 																				}
 																			}
 																		}
-																		p.r[28].Set64(a452, (v462)&0xffff)
+																		p.r[28].Set64(a453, ((v463) & 0xffff))
 																	}
 																}
 															}
@@ -3780,70 +3819,72 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 															{
 																{
 																	{
-																		v468 := uint64(0)
-																		_ = v468
-																		v468 = p.r[29].Get64(a452)
+																		v469 := uint64(0)
+																		_ = v469
+																		v469 = p.r[29].Get64(a453)
 																		if (s[178] == 0x2) && (s[181] == 0x1) {
 																			{
-																				v468 = s[180]
+																				v469 = s[180]
 																			}
 																		} else {
-																			if ((s[178] == 0x3) && (s[181] == 0x1)) && (v468 == s[182]) {
+																			if ((s[178] == 0x3) && (s[181] == 0x1)) && (v469 == s[182]) {
 																				{
-																					var r470 uint64
+																					var r471 uint64
+																					_ = r471
 																					{
 																						{
-																							a471 := v468
-																							_ = a471
-																							a472 := s[179]
+																							a472 := v469
 																							_ = a472
-																							if ((a471&0x7fff)+0x1)&0xffff == a472 {
+																							a473 := s[179]
+																							_ = a473
+																							if (((a472 & 0x7fff) + 0x1) & 0xffff) == a473 {
 																								{
-																									r470 = ((a471 & 0x8000) ^ 0x8000)
-																									goto end469
+																									r471 = ((a472 & 0x8000) ^ 0x8000)
+																									goto end470
 																								}
 																							}
-																							r470 = (a471 + 0x1) & 0xffff
-																							goto end469
+																							r471 = ((a472 + 0x1) & 0xffff)
+																							goto end470
 																						}
-																					end469:
+																					end470:
 																					}
-																					v468 = r470
+																					v469 = r471
 																				}
 																			} else {
 																				if s[178] == 0x4 {
 																					{
-																						v468 = 0x0
+																						v469 = 0x0
 																					}
 																				} else {
 																					if (s[178] == 0x5) && (s[181] == 0x1) {
 																						{
-																							var r474 uint64
+																							var r475 uint64
+																							_ = r475
 																							{
 																								{
-																									a475 := s[183]
-																									_ = a475
-																									a476 := s[179]
+																									a476 := s[183]
 																									_ = a476
-																									if ((a475&0x7fff)+0x1)&0xffff == a476 {
+																									a477 := s[179]
+																									_ = a477
+																									if (((a476 & 0x7fff) + 0x1) & 0xffff) == a477 {
 																										{
-																											r474 = ((a475 & 0x8000) ^ 0x8000)
-																											goto end473
+																											r475 = ((a476 & 0x8000) ^ 0x8000)
+																											goto end474
 																										}
 																									}
-																									r474 = (a475 + 0x1) & 0xffff
-																									goto end473
+																									r475 = ((a476 + 0x1) & 0xffff)
+																									goto end474
 																								}
-																							end473:
+																							end474:
 																							}
-																							v468 = r474
+																							v469 = r475
 																						}
 																					}
 																				}
 																			}
 																		}
-																		p.r[29].Set64(a452, (v468)&0xffff)
-																		s[184] = v468
+																		p.r[29].Set64(a453, ((v469) & 0xffff))
+																		s[184] = v469
 																	}
 																}
 															}
@@ -3862,50 +3903,57 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 							{
 								{
 									{
-										v478 := uint64(0)
-										_ = v478
-										var h479 uint64
-										if s[29] != 0 {
-											b480 := g.Scratch(12)
-											binary.BigEndian.PutUint64(b480[0:], (s[37])<<32|(s[38])>>32)
-											binary.BigEndian.PutUint64(b480[8:], (s[38])<<32)
-											h479 = engine.HashCRC32(b480[:12])
-										} else {
-											h479 = engine.HashCRC32(nil)
-										}
-										v478 = (0x0 + h479%0x10000) & 0xffffffff
-										v481 := uint64(0)
-										_ = v481
-										var h482 uint64
-										pk483 := g.Packer()
-										pk483.Put(32, (s[38])&0xffffffff)
-										if s[29] != 0 {
-											pk483.Put(32, s[37])
-										}
-										pk483.Put(32, (s[38])>>32)
-										h482 = engine.HashCRC32(g.Packed())
-										v481 = (0x0 + h482%0x100000000) & 0xffffffff
-										v481 = (v481 & 0xfffffffc)
-										if v481 == 0x0 {
-											{
-												v481 = 0x4
+										v479 := uint64(0)
+										_ = v479
+										var h480 uint64
+										{
+											if s[29] != 0 {
+												b481 := g.Scratch(12)
+												binary.BigEndian.PutUint64(b481[0:], (s[37])<<32|(s[38])>>32)
+												binary.BigEndian.PutUint64(b481[8:], (s[38])<<32)
+												h480 = engine.HashCRC32(b481[:12])
+											} else {
+												h480 = engine.HashCRC32(nil)
 											}
 										}
-										v484 := uint64(0)
-										_ = v484
-										v484 = p.r[6].Get64(v478)
-										s[234] = engine.Sel(((v484 & 0xfffffffd) == (v481 | 0x1)), 0x1, 0x0)
-										s[235] = engine.Sel((v484 == (v481 | 0x3)), 0x1, 0x0)
-										s[236] = engine.Sel((v484 == v481), 0x1, 0x0)
+										v479 = (0x0 + h480%0x10000) & 0xffffffff
+										v482 := uint64(0)
+										_ = v482
+										var h483 uint64
+										{
+											if s[29] != 0 {
+												b484 := g.Scratch(12)
+												binary.BigEndian.PutUint64(b484[0:], ((s[38])&0xffffffff)<<32|s[37])
+												binary.BigEndian.PutUint64(b484[8:], ((s[38])>>32)<<32)
+												h483 = engine.HashCRC32(b484[:12])
+											} else {
+												b485 := g.Scratch(8)
+												binary.BigEndian.PutUint64(b485[0:], ((s[38])&0xffffffff)<<32|((s[38])>>32))
+												h483 = engine.HashCRC32(b485[:8])
+											}
+										}
+										v482 = (0x0 + h483%0x100000000) & 0xffffffff
+										v482 = (v482 & 0xfffffffc)
+										if v482 == 0x0 {
+											{
+												v482 = 0x4
+											}
+										}
+										v486 := uint64(0)
+										_ = v486
+										v486 = p.r[6].Get64(v479)
+										s[234] = engine.Sel(((v486 & 0xfffffffd) == (v482 | 0x1)), 0x1, 0x0)
+										s[235] = engine.Sel((v486 == (v482 | 0x3)), 0x1, 0x0)
+										s[236] = engine.Sel((v486 == v482), 0x1, 0x0)
 										if s[234] == 0x0 {
 											{
-												v484 = v481
+												v486 = v482
 											}
 										} else {
 											{
 											}
 										}
-										p.r[6].Set64(v478, (v484)&0xffffffff)
+										p.r[6].Set64(v479, ((v486) & 0xffffffff))
 									}
 								}
 								if s[234] == 0x0 {
@@ -3945,29 +3993,29 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																{
 																	{
 																		{
-																			a490 := s[209]
-																			_ = a490
-																			a491 := s[210]
-																			_ = a491
-																			a492 := s[211]
+																			a492 := s[209]
 																			_ = a492
+																			a493 := s[210]
+																			_ = a493
+																			a494 := s[211]
+																			_ = a494
 																			s[105] = 0x1
 																			s[106] = 0x1
 																			s[107] = 0x0
 																			s[111] = s[201]
 																			s[113] = s[202]
-																			s[112] = a490
-																			s[114] = a491
+																			s[112] = a492
+																			s[114] = a493
 																			s[115] = 0x4
 																			s[118] = 0x0
 																			s[117] = 0x0
 																			s[126] = 0x0
 																			s[127] = 0x0
-																			if a492 == 0x1 {
+																			if a494 == 0x1 {
 																				{
 																					s[117] = 0x8
-																					s[126] = a490
-																					s[127] = a491
+																					s[126] = a492
+																					s[127] = a493
 																				}
 																			}
 																			s[121] = s[37]
@@ -3996,24 +4044,24 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 							{
 								{
 									{
-										v494 := uint64(0)
-										_ = v494
-										v494 = p.r[3].Get64(s[194])
+										v496 := uint64(0)
+										_ = v496
+										v496 = p.r[3].Get64(s[194])
 										{
 										}
-										p.r[3].Set64(s[194], v494)
-										s[230] = v494
+										p.r[3].Set64(s[194], v496)
+										s[230] = v496
 									}
 								}
 								{
 									{
-										a496 := s[72]
-										_ = a496
-										v497 := uint64((s[207] + (a496 & 0x7fff)) & 0xffffffff)
-										_ = v497
-										s[131] = (v497) >> 8 & 0x3
-										s[132] = (v497 & 0xff)
-										s[214] = v497
+										a498 := s[72]
+										_ = a498
+										v499 := uint64(((s[207] + (a498 & 0x7fff)) & 0xffffffff))
+										_ = v499
+										s[131] = ((v499) >> 8 & 0x3)
+										s[132] = (v499 & 0xff)
+										s[214] = v499
 									}
 								}
 								s[134] = 0x1
@@ -4032,17 +4080,17 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 															{
 																{
 																	{
-																		v501 := uint64(0)
-																		_ = v501
-																		v501 = p.r[7].Get64(s[132])
-																		s[158] = engine.Sel((v501 == s[142]), 0x1, 0x0)
+																		v503 := uint64(0)
+																		_ = v503
+																		v503 = p.r[7].Get64(s[132])
+																		s[158] = engine.Sel((v503 == s[142]), 0x1, 0x0)
 																		if s[134] == 0x2 {
 																			{
-																				v501 = s[142]
+																				v503 = s[142]
 																			}
 																		}
-																		p.r[7].Set64(s[132], v501)
-																		s[157] = v501
+																		p.r[7].Set64(s[132], v503)
+																		s[157] = v503
 																	}
 																}
 															}
@@ -4051,12 +4099,12 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 															{
 																{
 																	{
-																		v503 := uint64(0)
-																		_ = v503
-																		v503 = p.r[11].Get64(s[132])
+																		v505 := uint64(0)
+																		_ = v505
+																		v505 = p.r[11].Get64(s[132])
 																		if (s[137] == 0x3) || (s[137] == 0x4) {
 																			{
-																				if (((s[150] == 0x1) && (s[158] == 0x1)) && ((v503)>>32 == s[149])) && ((v503)>>32 != 0x0) {
+																				if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v505) >> 32) == s[149])) && (((v505) >> 32) != 0x0) {
 																					{
 																						s[165] = 0x1
 																					}
@@ -4065,24 +4113,24 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		}
 																		if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
 																			{
-																				v503 = (s[147])<<32 | s[148]
+																				v505 = ((s[147])<<32 | s[148])
 																			}
 																		} else {
 																			if (s[137] == 0x3) && (s[165] == 0x1) {
 																				{
-																					v503 = v503&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+																					v505 = v505&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 																				}
 																			} else {
 																				if (s[137] == 0x4) && (s[165] == 0x1) {
 																					{
-																						v503 = v503&^0xffffffff | (s[148])<<0&0xffffffff
+																						v505 = v505&^0xffffffff | (s[148])<<0&0xffffffff
 																					}
 																				}
 																			}
 																		}
-																		p.r[11].Set64(s[132], v503)
-																		s[163] = (v503) >> 32
-																		s[164] = (v503) & 0xffffffff
+																		p.r[11].Set64(s[132], v505)
+																		s[163] = ((v505) >> 32)
+																		s[164] = ((v505) & 0xffffffff)
 																	}
 																}
 															}
@@ -4091,39 +4139,39 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 															{
 																{
 																	{
-																		v505 := uint64(0)
-																		_ = v505
-																		v505 = p.r[8].Get64(s[132])
+																		v507 := uint64(0)
+																		_ = v507
+																		v507 = p.r[8].Get64(s[132])
 																		if s[133] == 0x2 {
 																			{
-																				v505 = ((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141]
+																				v507 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
 																			}
 																		} else {
 																			if (s[133] == 0x3) && (s[165] == 0x1) {
 																				{
-																					v505 = v505&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+																					v507 = v507&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
 																				}
 																			} else {
 																				if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
 																					{
-																						v505 = v505&^0xffffffff | (s[141])<<0&0xffffffff
+																						v507 = v507&^0xffffffff | (s[141])<<0&0xffffffff
 																					}
 																				} else {
-																					if ((s[133] == 0x5) && ((v505)>>56 == 0x1)) && (s[158] == 0x1) {
+																					if ((s[133] == 0x5) && (((v507) >> 56) == 0x1)) && (s[158] == 0x1) {
 																						{
-																							v505 = v505&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+																							v507 = v507&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 																							s[165] = 0x1
 																						}
 																					}
 																				}
 																			}
 																		}
-																		p.r[8].Set64(s[132], v505)
-																		s[152] = (v505) >> 56
-																		s[153] = (v505) >> 48 & 0xff
-																		s[154] = (v505) >> 40 & 0xff
-																		s[155] = (v505) >> 32 & 0xff
-																		s[156] = (v505) & 0xffffffff
+																		p.r[8].Set64(s[132], v507)
+																		s[152] = ((v507) >> 56)
+																		s[153] = ((v507) >> 48 & 0xff)
+																		s[154] = ((v507) >> 40 & 0xff)
+																		s[155] = ((v507) >> 32 & 0xff)
+																		s[156] = ((v507) & 0xffffffff)
 																	}
 																}
 															}
@@ -4132,18 +4180,18 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 															{
 																{
 																	{
-																		v507 := uint64(0)
-																		_ = v507
-																		v507 = p.r[9].Get64(s[132])
+																		v509 := uint64(0)
+																		_ = v509
+																		v509 = p.r[9].Get64(s[132])
 																		if s[135] == 0x2 {
 																			{
-																				v507 = ((s[143])<<16|s[144])<<16 | s[145]
+																				v509 = (((s[143])<<16|s[144])<<16 | s[145])
 																			}
 																		}
-																		p.r[9].Set64(s[132], v507)
-																		s[159] = (v507) >> 32
-																		s[160] = (v507) >> 16 & 0xffff
-																		s[161] = (v507) & 0xffff
+																		p.r[9].Set64(s[132], v509)
+																		s[159] = ((v509) >> 32)
+																		s[160] = ((v509) >> 16 & 0xffff)
+																		s[161] = ((v509) & 0xffff)
 																	}
 																}
 															}
@@ -4152,16 +4200,16 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 															{
 																{
 																	{
-																		v509 := uint64(0)
-																		_ = v509
-																		v509 = p.r[10].Get64(s[132])
+																		v511 := uint64(0)
+																		_ = v511
+																		v511 = p.r[10].Get64(s[132])
 																		if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
 																			{
-																				v509 = s[146]
+																				v511 = s[146]
 																			}
 																		}
-																		p.r[10].Set64(s[132], v509)
-																		s[162] = v509
+																		p.r[10].Set64(s[132], v511)
+																		s[162] = v511
 																	}
 																}
 															}
@@ -4178,17 +4226,17 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																{
 																	{
 																		{
-																			v512 := uint64(0)
-																			_ = v512
-																			v512 = p.r[12].Get64(s[132])
-																			s[158] = engine.Sel((v512 == s[142]), 0x1, 0x0)
+																			v514 := uint64(0)
+																			_ = v514
+																			v514 = p.r[12].Get64(s[132])
+																			s[158] = engine.Sel((v514 == s[142]), 0x1, 0x0)
 																			if s[134] == 0x2 {
 																				{
-																					v512 = s[142]
+																					v514 = s[142]
 																				}
 																			}
-																			p.r[12].Set64(s[132], v512)
-																			s[157] = v512
+																			p.r[12].Set64(s[132], v514)
+																			s[157] = v514
 																		}
 																	}
 																}
@@ -4197,12 +4245,12 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																{
 																	{
 																		{
-																			v514 := uint64(0)
-																			_ = v514
-																			v514 = p.r[16].Get64(s[132])
+																			v516 := uint64(0)
+																			_ = v516
+																			v516 = p.r[16].Get64(s[132])
 																			if (s[137] == 0x3) || (s[137] == 0x4) {
 																				{
-																					if (((s[150] == 0x1) && (s[158] == 0x1)) && ((v514)>>32 == s[149])) && ((v514)>>32 != 0x0) {
+																					if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v516) >> 32) == s[149])) && (((v516) >> 32) != 0x0) {
 																						{
 																							s[165] = 0x1
 																						}
@@ -4211,24 +4259,24 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																			}
 																			if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
 																				{
-																					v514 = (s[147])<<32 | s[148]
+																					v516 = ((s[147])<<32 | s[148])
 																				}
 																			} else {
 																				if (s[137] == 0x3) && (s[165] == 0x1) {
 																					{
-																						v514 = v514&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+																						v516 = v516&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 																					}
 																				} else {
 																					if (s[137] == 0x4) && (s[165] == 0x1) {
 																						{
-																							v514 = v514&^0xffffffff | (s[148])<<0&0xffffffff
+																							v516 = v516&^0xffffffff | (s[148])<<0&0xffffffff
 																						}
 																					}
 																				}
 																			}
-																			p.r[16].Set64(s[132], v514)
-																			s[163] = (v514) >> 32
-																			s[164] = (v514) & 0xffffffff
+																			p.r[16].Set64(s[132], v516)
+																			s[163] = ((v516) >> 32)
+																			s[164] = ((v516) & 0xffffffff)
 																		}
 																	}
 																}
@@ -4237,39 +4285,39 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																{
 																	{
 																		{
-																			v516 := uint64(0)
-																			_ = v516
-																			v516 = p.r[13].Get64(s[132])
+																			v518 := uint64(0)
+																			_ = v518
+																			v518 = p.r[13].Get64(s[132])
 																			if s[133] == 0x2 {
 																				{
-																					v516 = ((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141]
+																					v518 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
 																				}
 																			} else {
 																				if (s[133] == 0x3) && (s[165] == 0x1) {
 																					{
-																						v516 = v516&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+																						v518 = v518&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
 																					}
 																				} else {
 																					if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
 																						{
-																							v516 = v516&^0xffffffff | (s[141])<<0&0xffffffff
+																							v518 = v518&^0xffffffff | (s[141])<<0&0xffffffff
 																						}
 																					} else {
-																						if ((s[133] == 0x5) && ((v516)>>56 == 0x1)) && (s[158] == 0x1) {
+																						if ((s[133] == 0x5) && (((v518) >> 56) == 0x1)) && (s[158] == 0x1) {
 																							{
-																								v516 = v516&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+																								v518 = v518&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 																								s[165] = 0x1
 																							}
 																						}
 																					}
 																				}
 																			}
-																			p.r[13].Set64(s[132], v516)
-																			s[152] = (v516) >> 56
-																			s[153] = (v516) >> 48 & 0xff
-																			s[154] = (v516) >> 40 & 0xff
-																			s[155] = (v516) >> 32 & 0xff
-																			s[156] = (v516) & 0xffffffff
+																			p.r[13].Set64(s[132], v518)
+																			s[152] = ((v518) >> 56)
+																			s[153] = ((v518) >> 48 & 0xff)
+																			s[154] = ((v518) >> 40 & 0xff)
+																			s[155] = ((v518) >> 32 & 0xff)
+																			s[156] = ((v518) & 0xffffffff)
 																		}
 																	}
 																}
@@ -4278,18 +4326,18 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																{
 																	{
 																		{
-																			v518 := uint64(0)
-																			_ = v518
-																			v518 = p.r[14].Get64(s[132])
+																			v520 := uint64(0)
+																			_ = v520
+																			v520 = p.r[14].Get64(s[132])
 																			if s[135] == 0x2 {
 																				{
-																					v518 = ((s[143])<<16|s[144])<<16 | s[145]
+																					v520 = (((s[143])<<16|s[144])<<16 | s[145])
 																				}
 																			}
-																			p.r[14].Set64(s[132], v518)
-																			s[159] = (v518) >> 32
-																			s[160] = (v518) >> 16 & 0xffff
-																			s[161] = (v518) & 0xffff
+																			p.r[14].Set64(s[132], v520)
+																			s[159] = ((v520) >> 32)
+																			s[160] = ((v520) >> 16 & 0xffff)
+																			s[161] = ((v520) & 0xffff)
 																		}
 																	}
 																}
@@ -4298,16 +4346,16 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																{
 																	{
 																		{
-																			v520 := uint64(0)
-																			_ = v520
-																			v520 = p.r[15].Get64(s[132])
+																			v522 := uint64(0)
+																			_ = v522
+																			v522 = p.r[15].Get64(s[132])
 																			if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
 																				{
-																					v520 = s[146]
+																					v522 = s[146]
 																				}
 																			}
-																			p.r[15].Set64(s[132], v520)
-																			s[162] = v520
+																			p.r[15].Set64(s[132], v522)
+																			s[162] = v522
 																		}
 																	}
 																}
@@ -4324,17 +4372,17 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		{
 																			{
-																				v523 := uint64(0)
-																				_ = v523
-																				v523 = p.r[17].Get64(s[132])
-																				s[158] = engine.Sel((v523 == s[142]), 0x1, 0x0)
+																				v525 := uint64(0)
+																				_ = v525
+																				v525 = p.r[17].Get64(s[132])
+																				s[158] = engine.Sel((v525 == s[142]), 0x1, 0x0)
 																				if s[134] == 0x2 {
 																					{
-																						v523 = s[142]
+																						v525 = s[142]
 																					}
 																				}
-																				p.r[17].Set64(s[132], v523)
-																				s[157] = v523
+																				p.r[17].Set64(s[132], v525)
+																				s[157] = v525
 																			}
 																		}
 																	}
@@ -4343,12 +4391,12 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		{
 																			{
-																				v525 := uint64(0)
-																				_ = v525
-																				v525 = p.r[21].Get64(s[132])
+																				v527 := uint64(0)
+																				_ = v527
+																				v527 = p.r[21].Get64(s[132])
 																				if (s[137] == 0x3) || (s[137] == 0x4) {
 																					{
-																						if (((s[150] == 0x1) && (s[158] == 0x1)) && ((v525)>>32 == s[149])) && ((v525)>>32 != 0x0) {
+																						if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v527) >> 32) == s[149])) && (((v527) >> 32) != 0x0) {
 																							{
 																								s[165] = 0x1
 																							}
@@ -4357,24 +4405,24 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																				if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
 																					{
-																						v525 = (s[147])<<32 | s[148]
+																						v527 = ((s[147])<<32 | s[148])
 																					}
 																				} else {
 																					if (s[137] == 0x3) && (s[165] == 0x1) {
 																						{
-																							v525 = v525&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+																							v527 = v527&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 																						}
 																					} else {
 																						if (s[137] == 0x4) && (s[165] == 0x1) {
 																							{
-																								v525 = v525&^0xffffffff | (s[148])<<0&0xffffffff
+																								v527 = v527&^0xffffffff | (s[148])<<0&0xffffffff
 																							}
 																						}
 																					}
 																				}
-																				p.r[21].Set64(s[132], v525)
-																				s[163] = (v525) >> 32
-																				s[164] = (v525) & 0xffffffff
+																				p.r[21].Set64(s[132], v527)
+																				s[163] = ((v527) >> 32)
+																				s[164] = ((v527) & 0xffffffff)
 																			}
 																		}
 																	}
@@ -4383,39 +4431,39 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		{
 																			{
-																				v527 := uint64(0)
-																				_ = v527
-																				v527 = p.r[18].Get64(s[132])
+																				v529 := uint64(0)
+																				_ = v529
+																				v529 = p.r[18].Get64(s[132])
 																				if s[133] == 0x2 {
 																					{
-																						v527 = ((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141]
+																						v529 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
 																					}
 																				} else {
 																					if (s[133] == 0x3) && (s[165] == 0x1) {
 																						{
-																							v527 = v527&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+																							v529 = v529&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
 																						}
 																					} else {
 																						if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
 																							{
-																								v527 = v527&^0xffffffff | (s[141])<<0&0xffffffff
+																								v529 = v529&^0xffffffff | (s[141])<<0&0xffffffff
 																							}
 																						} else {
-																							if ((s[133] == 0x5) && ((v527)>>56 == 0x1)) && (s[158] == 0x1) {
+																							if ((s[133] == 0x5) && (((v529) >> 56) == 0x1)) && (s[158] == 0x1) {
 																								{
-																									v527 = v527&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+																									v529 = v529&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 																									s[165] = 0x1
 																								}
 																							}
 																						}
 																					}
 																				}
-																				p.r[18].Set64(s[132], v527)
-																				s[152] = (v527) >> 56
-																				s[153] = (v527) >> 48 & 0xff
-																				s[154] = (v527) >> 40 & 0xff
-																				s[155] = (v527) >> 32 & 0xff
-																				s[156] = (v527) & 0xffffffff
+																				p.r[18].Set64(s[132], v529)
+																				s[152] = ((v529) >> 56)
+																				s[153] = ((v529) >> 48 & 0xff)
+																				s[154] = ((v529) >> 40 & 0xff)
+																				s[155] = ((v529) >> 32 & 0xff)
+																				s[156] = ((v529) & 0xffffffff)
 																			}
 																		}
 																	}
@@ -4424,18 +4472,18 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		{
 																			{
-																				v529 := uint64(0)
-																				_ = v529
-																				v529 = p.r[19].Get64(s[132])
+																				v531 := uint64(0)
+																				_ = v531
+																				v531 = p.r[19].Get64(s[132])
 																				if s[135] == 0x2 {
 																					{
-																						v529 = ((s[143])<<16|s[144])<<16 | s[145]
+																						v531 = (((s[143])<<16|s[144])<<16 | s[145])
 																					}
 																				}
-																				p.r[19].Set64(s[132], v529)
-																				s[159] = (v529) >> 32
-																				s[160] = (v529) >> 16 & 0xffff
-																				s[161] = (v529) & 0xffff
+																				p.r[19].Set64(s[132], v531)
+																				s[159] = ((v531) >> 32)
+																				s[160] = ((v531) >> 16 & 0xffff)
+																				s[161] = ((v531) & 0xffff)
 																			}
 																		}
 																	}
@@ -4444,16 +4492,16 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		{
 																			{
-																				v531 := uint64(0)
-																				_ = v531
-																				v531 = p.r[20].Get64(s[132])
+																				v533 := uint64(0)
+																				_ = v533
+																				v533 = p.r[20].Get64(s[132])
 																				if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
 																					{
-																						v531 = s[146]
+																						v533 = s[146]
 																					}
 																				}
-																				p.r[20].Set64(s[132], v531)
-																				s[162] = v531
+																				p.r[20].Set64(s[132], v533)
+																				s[162] = v533
 																			}
 																		}
 																	}
@@ -4469,17 +4517,17 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		{
 																			{
-																				v534 := uint64(0)
-																				_ = v534
-																				v534 = p.r[22].Get64(s[132])
-																				s[158] = engine.Sel((v534 == s[142]), 0x1, 0x0)
+																				v536 := uint64(0)
+																				_ = v536
+																				v536 = p.r[22].Get64(s[132])
+																				s[158] = engine.Sel((v536 == s[142]), 0x1, 0x0)
 																				if s[134] == 0x2 {
 																					{
-																						v534 = s[142]
+																						v536 = s[142]
 																					}
 																				}
-																				p.r[22].Set64(s[132], v534)
-																				s[157] = v534
+																				p.r[22].Set64(s[132], v536)
+																				s[157] = v536
 																			}
 																		}
 																	}
@@ -4488,12 +4536,12 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		{
 																			{
-																				v536 := uint64(0)
-																				_ = v536
-																				v536 = p.r[26].Get64(s[132])
+																				v538 := uint64(0)
+																				_ = v538
+																				v538 = p.r[26].Get64(s[132])
 																				if (s[137] == 0x3) || (s[137] == 0x4) {
 																					{
-																						if (((s[150] == 0x1) && (s[158] == 0x1)) && ((v536)>>32 == s[149])) && ((v536)>>32 != 0x0) {
+																						if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v538) >> 32) == s[149])) && (((v538) >> 32) != 0x0) {
 																							{
 																								s[165] = 0x1
 																							}
@@ -4502,24 +4550,24 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																				if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
 																					{
-																						v536 = (s[147])<<32 | s[148]
+																						v538 = ((s[147])<<32 | s[148])
 																					}
 																				} else {
 																					if (s[137] == 0x3) && (s[165] == 0x1) {
 																						{
-																							v536 = v536&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+																							v538 = v538&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 																						}
 																					} else {
 																						if (s[137] == 0x4) && (s[165] == 0x1) {
 																							{
-																								v536 = v536&^0xffffffff | (s[148])<<0&0xffffffff
+																								v538 = v538&^0xffffffff | (s[148])<<0&0xffffffff
 																							}
 																						}
 																					}
 																				}
-																				p.r[26].Set64(s[132], v536)
-																				s[163] = (v536) >> 32
-																				s[164] = (v536) & 0xffffffff
+																				p.r[26].Set64(s[132], v538)
+																				s[163] = ((v538) >> 32)
+																				s[164] = ((v538) & 0xffffffff)
 																			}
 																		}
 																	}
@@ -4528,39 +4576,39 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		{
 																			{
-																				v538 := uint64(0)
-																				_ = v538
-																				v538 = p.r[23].Get64(s[132])
+																				v540 := uint64(0)
+																				_ = v540
+																				v540 = p.r[23].Get64(s[132])
 																				if s[133] == 0x2 {
 																					{
-																						v538 = ((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141]
+																						v540 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
 																					}
 																				} else {
 																					if (s[133] == 0x3) && (s[165] == 0x1) {
 																						{
-																							v538 = v538&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+																							v540 = v540&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
 																						}
 																					} else {
 																						if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
 																							{
-																								v538 = v538&^0xffffffff | (s[141])<<0&0xffffffff
+																								v540 = v540&^0xffffffff | (s[141])<<0&0xffffffff
 																							}
 																						} else {
-																							if ((s[133] == 0x5) && ((v538)>>56 == 0x1)) && (s[158] == 0x1) {
+																							if ((s[133] == 0x5) && (((v540) >> 56) == 0x1)) && (s[158] == 0x1) {
 																								{
-																									v538 = v538&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+																									v540 = v540&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 																									s[165] = 0x1
 																								}
 																							}
 																						}
 																					}
 																				}
-																				p.r[23].Set64(s[132], v538)
-																				s[152] = (v538) >> 56
-																				s[153] = (v538) >> 48 & 0xff
-																				s[154] = (v538) >> 40 & 0xff
-																				s[155] = (v538) >> 32 & 0xff
-																				s[156] = (v538) & 0xffffffff
+																				p.r[23].Set64(s[132], v540)
+																				s[152] = ((v540) >> 56)
+																				s[153] = ((v540) >> 48 & 0xff)
+																				s[154] = ((v540) >> 40 & 0xff)
+																				s[155] = ((v540) >> 32 & 0xff)
+																				s[156] = ((v540) & 0xffffffff)
 																			}
 																		}
 																	}
@@ -4569,18 +4617,18 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		{
 																			{
-																				v540 := uint64(0)
-																				_ = v540
-																				v540 = p.r[24].Get64(s[132])
+																				v542 := uint64(0)
+																				_ = v542
+																				v542 = p.r[24].Get64(s[132])
 																				if s[135] == 0x2 {
 																					{
-																						v540 = ((s[143])<<16|s[144])<<16 | s[145]
+																						v542 = (((s[143])<<16|s[144])<<16 | s[145])
 																					}
 																				}
-																				p.r[24].Set64(s[132], v540)
-																				s[159] = (v540) >> 32
-																				s[160] = (v540) >> 16 & 0xffff
-																				s[161] = (v540) & 0xffff
+																				p.r[24].Set64(s[132], v542)
+																				s[159] = ((v542) >> 32)
+																				s[160] = ((v542) >> 16 & 0xffff)
+																				s[161] = ((v542) & 0xffff)
 																			}
 																		}
 																	}
@@ -4589,16 +4637,16 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		{
 																			{
-																				v542 := uint64(0)
-																				_ = v542
-																				v542 = p.r[25].Get64(s[132])
+																				v544 := uint64(0)
+																				_ = v544
+																				v544 = p.r[25].Get64(s[132])
 																				if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
 																					{
-																						v542 = s[146]
+																						v544 = s[146]
 																					}
 																				}
-																				p.r[25].Set64(s[132], v542)
-																				s[162] = v542
+																				p.r[25].Set64(s[132], v544)
+																				s[162] = v544
 																			}
 																		}
 																	}
@@ -4615,54 +4663,54 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 									{
 										if s[163] != 0x0 {
 											{
-												v543 := uint64(0)
-												_ = v543
+												v545 := uint64(0)
+												_ = v545
 												{
 													{
-														v543 = 0
-														a545 := s[163]
-														_ = a545
-														a546 := s[214]
-														_ = a546
-														v547 := uint64((s[230]) >> 32)
-														_ = v547
-														if a545 > (s[230])&0xffffffff {
+														a547 := s[163]
+														_ = a547
+														a548 := s[214]
+														_ = a548
+														v545 = 0
+														v549 := uint64(((s[230]) >> 32))
+														_ = v549
+														if a547 > ((s[230]) & 0xffffffff) {
 															{
-																v547 = (v547 - 0x1) & 0xffffffff
+																v549 = ((v549 - 0x1) & 0xffffffff)
 															}
 														}
-														v543 = (((v547)<<32 | a545<<(0xa)) | a546)
+														v545 = ((((v549)<<32 | a547) << (0xa)) | a548)
 													}
 												}
 												{
 													{
-														a549 := v543
-														_ = a549
+														a551 := v545
+														_ = a551
 														{
 															{
-																a551 := s[159]
-																_ = a551
-																a552 := s[160]
-																_ = a552
-																a553 := s[155]
+																a553 := s[159]
 																_ = a553
+																a554 := s[160]
+																_ = a554
+																a555 := s[155]
+																_ = a555
 																s[105] = 0x1
 																s[106] = 0x1
 																s[107] = 0x0
 																s[111] = s[201]
 																s[113] = s[202]
-																s[112] = a551
-																s[114] = a552
+																s[112] = a553
+																s[114] = a554
 																s[115] = 0x3
 																s[118] = 0x0
 																s[117] = 0x0
 																s[126] = 0x0
 																s[127] = 0x0
-																if a553 == 0x1 {
+																if a555 == 0x1 {
 																	{
 																		s[117] = 0x8
-																		s[126] = a551
-																		s[127] = a552
+																		s[126] = a553
+																		s[127] = a554
 																	}
 																}
 																s[121] = s[37]
@@ -4674,7 +4722,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 														s[119] = s[154]
 														s[120] = s[161]
 														s[122] = s[157]
-														s[123] = a549
+														s[123] = a551
 														s[124] = s[162]
 														s[125] = s[156]
 													}
@@ -4684,74 +4732,82 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 									}
 								} else {
 									{
-										s[73] = (s[73] - 0x1) & 0xffff
-										var r555 uint64
+										s[73] = ((s[73] - 0x1) & 0xffff)
+										var r557 uint64
+										_ = r557
 										{
 											{
-												a556 := s[72]
-												_ = a556
-												a557 := s[208]
-												_ = a557
-												if ((a556&0x7fff)+0x1)&0xffff == a557 {
+												a558 := s[72]
+												_ = a558
+												a559 := s[208]
+												_ = a559
+												if (((a558 & 0x7fff) + 0x1) & 0xffff) == a559 {
 													{
-														r555 = ((a556 & 0x8000) ^ 0x8000)
-														goto end554
+														r557 = ((a558 & 0x8000) ^ 0x8000)
+														goto end556
 													}
 												}
-												r555 = (a556 + 0x1) & 0xffff
-												goto end554
+												r557 = ((a558 + 0x1) & 0xffff)
+												goto end556
 											}
-										end554:
+										end556:
 										}
-										s[72] = r555
+										s[72] = r557
 										if s[73] == 0x0 {
 											{
 												{
 													{
-														v559 := uint64(0)
-														_ = v559
-														var h560 uint64
-														if s[29] != 0 {
-															b561 := g.Scratch(12)
-															binary.BigEndian.PutUint64(b561[0:], (s[37])<<32|(s[38])>>32)
-															binary.BigEndian.PutUint64(b561[8:], (s[38])<<32)
-															h560 = engine.HashCRC32(b561[:12])
-														} else {
-															h560 = engine.HashCRC32(nil)
-														}
-														v559 = (0x0 + h560%0x10000) & 0xffffffff
-														v562 := uint64(0)
-														_ = v562
-														var h563 uint64
-														pk564 := g.Packer()
-														pk564.Put(32, (s[38])&0xffffffff)
-														if s[29] != 0 {
-															pk564.Put(32, s[37])
-														}
-														pk564.Put(32, (s[38])>>32)
-														h563 = engine.HashCRC32(g.Packed())
-														v562 = (0x0 + h563%0x100000000) & 0xffffffff
-														v562 = (v562 & 0xfffffffc)
-														if v562 == 0x0 {
-															{
-																v562 = 0x4
+														v561 := uint64(0)
+														_ = v561
+														var h562 uint64
+														{
+															if s[29] != 0 {
+																b563 := g.Scratch(12)
+																binary.BigEndian.PutUint64(b563[0:], (s[37])<<32|(s[38])>>32)
+																binary.BigEndian.PutUint64(b563[8:], (s[38])<<32)
+																h562 = engine.HashCRC32(b563[:12])
+															} else {
+																h562 = engine.HashCRC32(nil)
 															}
 														}
-														v565 := uint64(0)
-														_ = v565
-														v565 = p.r[6].Get64(v559)
-														s[234] = engine.Sel(((v565 & 0xfffffffd) == (v562 | 0x1)), 0x1, 0x0)
-														s[235] = engine.Sel((v565 == (v562 | 0x3)), 0x1, 0x0)
-														s[236] = engine.Sel((v565 == v562), 0x1, 0x0)
+														v561 = (0x0 + h562%0x10000) & 0xffffffff
+														v564 := uint64(0)
+														_ = v564
+														var h565 uint64
+														{
+															if s[29] != 0 {
+																b566 := g.Scratch(12)
+																binary.BigEndian.PutUint64(b566[0:], ((s[38])&0xffffffff)<<32|s[37])
+																binary.BigEndian.PutUint64(b566[8:], ((s[38])>>32)<<32)
+																h565 = engine.HashCRC32(b566[:12])
+															} else {
+																b567 := g.Scratch(8)
+																binary.BigEndian.PutUint64(b567[0:], ((s[38])&0xffffffff)<<32|((s[38])>>32))
+																h565 = engine.HashCRC32(b567[:8])
+															}
+														}
+														v564 = (0x0 + h565%0x100000000) & 0xffffffff
+														v564 = (v564 & 0xfffffffc)
+														if v564 == 0x0 {
+															{
+																v564 = 0x4
+															}
+														}
+														v568 := uint64(0)
+														_ = v568
+														v568 = p.r[6].Get64(v561)
+														s[234] = engine.Sel(((v568 & 0xfffffffd) == (v564 | 0x1)), 0x1, 0x0)
+														s[235] = engine.Sel((v568 == (v564 | 0x3)), 0x1, 0x0)
+														s[236] = engine.Sel((v568 == v564), 0x1, 0x0)
 														if s[234] == 0x0 {
 															{
-																v565 = v562
+																v568 = v564
 															}
 														} else {
 															{
 															}
 														}
-														p.r[6].Set64(v559, (v565)&0xffffffff)
+														p.r[6].Set64(v561, ((v568) & 0xffffffff))
 													}
 												}
 												if s[234] == 0x0 {
@@ -4791,29 +4847,29 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				{
 																					{
 																						{
-																							a571 := s[209]
-																							_ = a571
-																							a572 := s[210]
-																							_ = a572
-																							a573 := s[211]
-																							_ = a573
+																							a574 := s[209]
+																							_ = a574
+																							a575 := s[210]
+																							_ = a575
+																							a576 := s[211]
+																							_ = a576
 																							s[105] = 0x1
 																							s[106] = 0x1
 																							s[107] = 0x0
 																							s[111] = s[201]
 																							s[113] = s[202]
-																							s[112] = a571
-																							s[114] = a572
+																							s[112] = a574
+																							s[114] = a575
 																							s[115] = 0x4
 																							s[118] = 0x0
 																							s[117] = 0x0
 																							s[126] = 0x0
 																							s[127] = 0x0
-																							if a573 == 0x1 {
+																							if a576 == 0x1 {
 																								{
 																									s[117] = 0x8
-																									s[126] = a571
-																									s[127] = a572
+																									s[126] = a574
+																									s[127] = a575
 																								}
 																							}
 																							s[121] = s[37]
@@ -4856,18 +4912,18 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 				} else {
 					if v107 == 0x4 {
 						{
-							v575 := uint64(engine.Sel(((s[75] & 0x8) != 0x0), 0x1, 0x0))
-							_ = v575
+							v578 := uint64(engine.Sel(((s[75] & 0x8) != 0x0), 0x1, 0x0))
+							_ = v578
 							{
 								{
-									s[214] = (s[39] & 0x3ff) & 0xffffffff
+									s[214] = ((s[39] & 0x3ff) & 0xffffffff)
 									s[215] = (s[39] >> (0xa))
-									if (s[214] >= s[195]) && ((s[214]-s[195])&0xffffffff < s[196]) {
+									if (s[214] >= s[195]) && (((s[214] - s[195]) & 0xffffffff) < s[196]) {
 										{
 											s[216] = 0x0
 										}
 									} else {
-										if (s[214] >= s[197]) && ((s[214]-s[197])&0xffffffff < s[198]) {
+										if (s[214] >= s[197]) && (((s[214] - s[197]) & 0xffffffff) < s[198]) {
 											{
 												s[216] = 0x1
 											}
@@ -4881,7 +4937,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 							}
 							if s[216] == 0x2 {
 								{
-									if v575 == 0x1 {
+									if v578 == 0x1 {
 										{
 											s[48] = 0x2
 										}
@@ -4911,29 +4967,29 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																{
 																	{
 																		{
-																			a581 := s[209]
-																			_ = a581
-																			a582 := s[210]
-																			_ = a582
-																			a583 := s[211]
-																			_ = a583
+																			a584 := s[209]
+																			_ = a584
+																			a585 := s[210]
+																			_ = a585
+																			a586 := s[211]
+																			_ = a586
 																			s[105] = 0x1
 																			s[106] = 0x1
 																			s[107] = 0x0
 																			s[111] = s[201]
 																			s[113] = s[202]
-																			s[112] = a581
-																			s[114] = a582
+																			s[112] = a584
+																			s[114] = a585
 																			s[115] = 0x4
 																			s[118] = 0x0
 																			s[117] = 0x0
 																			s[126] = 0x0
 																			s[127] = 0x0
-																			if a583 == 0x1 {
+																			if a586 == 0x1 {
 																				{
 																					s[117] = 0x8
-																					s[126] = a581
-																					s[127] = a582
+																					s[126] = a584
+																					s[127] = a585
 																				}
 																			}
 																			s[121] = s[37]
@@ -4961,10 +5017,10 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 								{
 									{
 										{
-											a585 := s[216]
-											_ = a585
-											s[206] = a585
-											if a585 == 0x0 {
+											a588 := s[216]
+											_ = a588
+											s[206] = a588
+											if a588 == 0x0 {
 												{
 													s[207] = s[195]
 													s[208] = s[196]
@@ -4976,7 +5032,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 												}
 											}
 											s[169] = s[208]
-											if a585 == 0x0 {
+											if a588 == 0x0 {
 												{
 													s[179] = s[198]
 												}
@@ -4989,31 +5045,31 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 									}
 									{
 										{
-											v587 := uint64(0)
-											_ = v587
-											v587 = p.r[0].Get64(s[194])
-											p.r[0].Set64(s[194], v587)
-											s[231] = v587
+											v590 := uint64(0)
+											_ = v590
+											v590 = p.r[0].Get64(s[194])
+											p.r[0].Set64(s[194], v590)
+											s[231] = v590
 										}
 									}
 									s[150] = engine.Sel((s[215] > s[231]), 0x1, 0x0)
 									{
 										{
-											a589 := ((s[214] - s[207]) & 0xffffffff) & 0xffff
-											_ = a589
-											v590 := uint64((s[207] + (a589 & 0x7fff)) & 0xffffffff)
-											_ = v590
-											s[131] = (v590) >> 8 & 0x3
-											s[132] = (v590 & 0xff)
-											s[214] = v590
+											a592 := (((s[214] - s[207]) & 0xffffffff) & 0xffff)
+											_ = a592
+											v593 := uint64(((s[207] + (a592 & 0x7fff)) & 0xffffffff))
+											_ = v593
+											s[131] = ((v593) >> 8 & 0x3)
+											s[132] = (v593 & 0xff)
+											s[214] = v593
 										}
 									}
 									s[134] = 0x1
 									s[142] = s[38]
 									s[137] = 0x3
-									s[149] = (s[215]) & 0xffffffff
+									s[149] = ((s[215]) & 0xffffffff)
 									s[133] = 0x3
-									if v575 == 0x1 {
+									if v578 == 0x1 {
 										{
 											s[135] = 0x1
 											s[136] = 0x1
@@ -5029,17 +5085,17 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																{
 																	{
 																		{
-																			v594 := uint64(0)
-																			_ = v594
-																			v594 = p.r[7].Get64(s[132])
-																			s[158] = engine.Sel((v594 == s[142]), 0x1, 0x0)
+																			v597 := uint64(0)
+																			_ = v597
+																			v597 = p.r[7].Get64(s[132])
+																			s[158] = engine.Sel((v597 == s[142]), 0x1, 0x0)
 																			if s[134] == 0x2 {
 																				{
-																					v594 = s[142]
+																					v597 = s[142]
 																				}
 																			}
-																			p.r[7].Set64(s[132], v594)
-																			s[157] = v594
+																			p.r[7].Set64(s[132], v597)
+																			s[157] = v597
 																		}
 																	}
 																}
@@ -5048,12 +5104,12 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																{
 																	{
 																		{
-																			v596 := uint64(0)
-																			_ = v596
-																			v596 = p.r[11].Get64(s[132])
+																			v599 := uint64(0)
+																			_ = v599
+																			v599 = p.r[11].Get64(s[132])
 																			if (s[137] == 0x3) || (s[137] == 0x4) {
 																				{
-																					if (((s[150] == 0x1) && (s[158] == 0x1)) && ((v596)>>32 == s[149])) && ((v596)>>32 != 0x0) {
+																					if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v599) >> 32) == s[149])) && (((v599) >> 32) != 0x0) {
 																						{
 																							s[165] = 0x1
 																						}
@@ -5062,24 +5118,24 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																			}
 																			if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
 																				{
-																					v596 = (s[147])<<32 | s[148]
+																					v599 = ((s[147])<<32 | s[148])
 																				}
 																			} else {
 																				if (s[137] == 0x3) && (s[165] == 0x1) {
 																					{
-																						v596 = v596&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+																						v599 = v599&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 																					}
 																				} else {
 																					if (s[137] == 0x4) && (s[165] == 0x1) {
 																						{
-																							v596 = v596&^0xffffffff | (s[148])<<0&0xffffffff
+																							v599 = v599&^0xffffffff | (s[148])<<0&0xffffffff
 																						}
 																					}
 																				}
 																			}
-																			p.r[11].Set64(s[132], v596)
-																			s[163] = (v596) >> 32
-																			s[164] = (v596) & 0xffffffff
+																			p.r[11].Set64(s[132], v599)
+																			s[163] = ((v599) >> 32)
+																			s[164] = ((v599) & 0xffffffff)
 																		}
 																	}
 																}
@@ -5088,39 +5144,39 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																{
 																	{
 																		{
-																			v598 := uint64(0)
-																			_ = v598
-																			v598 = p.r[8].Get64(s[132])
+																			v601 := uint64(0)
+																			_ = v601
+																			v601 = p.r[8].Get64(s[132])
 																			if s[133] == 0x2 {
 																				{
-																					v598 = ((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141]
+																					v601 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
 																				}
 																			} else {
 																				if (s[133] == 0x3) && (s[165] == 0x1) {
 																					{
-																						v598 = v598&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+																						v601 = v601&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
 																					}
 																				} else {
 																					if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
 																						{
-																							v598 = v598&^0xffffffff | (s[141])<<0&0xffffffff
+																							v601 = v601&^0xffffffff | (s[141])<<0&0xffffffff
 																						}
 																					} else {
-																						if ((s[133] == 0x5) && ((v598)>>56 == 0x1)) && (s[158] == 0x1) {
+																						if ((s[133] == 0x5) && (((v601) >> 56) == 0x1)) && (s[158] == 0x1) {
 																							{
-																								v598 = v598&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+																								v601 = v601&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 																								s[165] = 0x1
 																							}
 																						}
 																					}
 																				}
 																			}
-																			p.r[8].Set64(s[132], v598)
-																			s[152] = (v598) >> 56
-																			s[153] = (v598) >> 48 & 0xff
-																			s[154] = (v598) >> 40 & 0xff
-																			s[155] = (v598) >> 32 & 0xff
-																			s[156] = (v598) & 0xffffffff
+																			p.r[8].Set64(s[132], v601)
+																			s[152] = ((v601) >> 56)
+																			s[153] = ((v601) >> 48 & 0xff)
+																			s[154] = ((v601) >> 40 & 0xff)
+																			s[155] = ((v601) >> 32 & 0xff)
+																			s[156] = ((v601) & 0xffffffff)
 																		}
 																	}
 																}
@@ -5129,18 +5185,18 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																{
 																	{
 																		{
-																			v600 := uint64(0)
-																			_ = v600
-																			v600 = p.r[9].Get64(s[132])
+																			v603 := uint64(0)
+																			_ = v603
+																			v603 = p.r[9].Get64(s[132])
 																			if s[135] == 0x2 {
 																				{
-																					v600 = ((s[143])<<16|s[144])<<16 | s[145]
+																					v603 = (((s[143])<<16|s[144])<<16 | s[145])
 																				}
 																			}
-																			p.r[9].Set64(s[132], v600)
-																			s[159] = (v600) >> 32
-																			s[160] = (v600) >> 16 & 0xffff
-																			s[161] = (v600) & 0xffff
+																			p.r[9].Set64(s[132], v603)
+																			s[159] = ((v603) >> 32)
+																			s[160] = ((v603) >> 16 & 0xffff)
+																			s[161] = ((v603) & 0xffff)
 																		}
 																	}
 																}
@@ -5149,16 +5205,16 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																{
 																	{
 																		{
-																			v602 := uint64(0)
-																			_ = v602
-																			v602 = p.r[10].Get64(s[132])
+																			v605 := uint64(0)
+																			_ = v605
+																			v605 = p.r[10].Get64(s[132])
 																			if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
 																				{
-																					v602 = s[146]
+																					v605 = s[146]
 																				}
 																			}
-																			p.r[10].Set64(s[132], v602)
-																			s[162] = v602
+																			p.r[10].Set64(s[132], v605)
+																			s[162] = v605
 																		}
 																	}
 																}
@@ -5175,17 +5231,17 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		{
 																			{
-																				v605 := uint64(0)
-																				_ = v605
-																				v605 = p.r[12].Get64(s[132])
-																				s[158] = engine.Sel((v605 == s[142]), 0x1, 0x0)
+																				v608 := uint64(0)
+																				_ = v608
+																				v608 = p.r[12].Get64(s[132])
+																				s[158] = engine.Sel((v608 == s[142]), 0x1, 0x0)
 																				if s[134] == 0x2 {
 																					{
-																						v605 = s[142]
+																						v608 = s[142]
 																					}
 																				}
-																				p.r[12].Set64(s[132], v605)
-																				s[157] = v605
+																				p.r[12].Set64(s[132], v608)
+																				s[157] = v608
 																			}
 																		}
 																	}
@@ -5194,12 +5250,12 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		{
 																			{
-																				v607 := uint64(0)
-																				_ = v607
-																				v607 = p.r[16].Get64(s[132])
+																				v610 := uint64(0)
+																				_ = v610
+																				v610 = p.r[16].Get64(s[132])
 																				if (s[137] == 0x3) || (s[137] == 0x4) {
 																					{
-																						if (((s[150] == 0x1) && (s[158] == 0x1)) && ((v607)>>32 == s[149])) && ((v607)>>32 != 0x0) {
+																						if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v610) >> 32) == s[149])) && (((v610) >> 32) != 0x0) {
 																							{
 																								s[165] = 0x1
 																							}
@@ -5208,24 +5264,24 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																				if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
 																					{
-																						v607 = (s[147])<<32 | s[148]
+																						v610 = ((s[147])<<32 | s[148])
 																					}
 																				} else {
 																					if (s[137] == 0x3) && (s[165] == 0x1) {
 																						{
-																							v607 = v607&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+																							v610 = v610&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 																						}
 																					} else {
 																						if (s[137] == 0x4) && (s[165] == 0x1) {
 																							{
-																								v607 = v607&^0xffffffff | (s[148])<<0&0xffffffff
+																								v610 = v610&^0xffffffff | (s[148])<<0&0xffffffff
 																							}
 																						}
 																					}
 																				}
-																				p.r[16].Set64(s[132], v607)
-																				s[163] = (v607) >> 32
-																				s[164] = (v607) & 0xffffffff
+																				p.r[16].Set64(s[132], v610)
+																				s[163] = ((v610) >> 32)
+																				s[164] = ((v610) & 0xffffffff)
 																			}
 																		}
 																	}
@@ -5234,39 +5290,39 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		{
 																			{
-																				v609 := uint64(0)
-																				_ = v609
-																				v609 = p.r[13].Get64(s[132])
+																				v612 := uint64(0)
+																				_ = v612
+																				v612 = p.r[13].Get64(s[132])
 																				if s[133] == 0x2 {
 																					{
-																						v609 = ((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141]
+																						v612 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
 																					}
 																				} else {
 																					if (s[133] == 0x3) && (s[165] == 0x1) {
 																						{
-																							v609 = v609&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+																							v612 = v612&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
 																						}
 																					} else {
 																						if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
 																							{
-																								v609 = v609&^0xffffffff | (s[141])<<0&0xffffffff
+																								v612 = v612&^0xffffffff | (s[141])<<0&0xffffffff
 																							}
 																						} else {
-																							if ((s[133] == 0x5) && ((v609)>>56 == 0x1)) && (s[158] == 0x1) {
+																							if ((s[133] == 0x5) && (((v612) >> 56) == 0x1)) && (s[158] == 0x1) {
 																								{
-																									v609 = v609&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+																									v612 = v612&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 																									s[165] = 0x1
 																								}
 																							}
 																						}
 																					}
 																				}
-																				p.r[13].Set64(s[132], v609)
-																				s[152] = (v609) >> 56
-																				s[153] = (v609) >> 48 & 0xff
-																				s[154] = (v609) >> 40 & 0xff
-																				s[155] = (v609) >> 32 & 0xff
-																				s[156] = (v609) & 0xffffffff
+																				p.r[13].Set64(s[132], v612)
+																				s[152] = ((v612) >> 56)
+																				s[153] = ((v612) >> 48 & 0xff)
+																				s[154] = ((v612) >> 40 & 0xff)
+																				s[155] = ((v612) >> 32 & 0xff)
+																				s[156] = ((v612) & 0xffffffff)
 																			}
 																		}
 																	}
@@ -5275,18 +5331,18 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		{
 																			{
-																				v611 := uint64(0)
-																				_ = v611
-																				v611 = p.r[14].Get64(s[132])
+																				v614 := uint64(0)
+																				_ = v614
+																				v614 = p.r[14].Get64(s[132])
 																				if s[135] == 0x2 {
 																					{
-																						v611 = ((s[143])<<16|s[144])<<16 | s[145]
+																						v614 = (((s[143])<<16|s[144])<<16 | s[145])
 																					}
 																				}
-																				p.r[14].Set64(s[132], v611)
-																				s[159] = (v611) >> 32
-																				s[160] = (v611) >> 16 & 0xffff
-																				s[161] = (v611) & 0xffff
+																				p.r[14].Set64(s[132], v614)
+																				s[159] = ((v614) >> 32)
+																				s[160] = ((v614) >> 16 & 0xffff)
+																				s[161] = ((v614) & 0xffff)
 																			}
 																		}
 																	}
@@ -5295,16 +5351,16 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		{
 																			{
-																				v613 := uint64(0)
-																				_ = v613
-																				v613 = p.r[15].Get64(s[132])
+																				v616 := uint64(0)
+																				_ = v616
+																				v616 = p.r[15].Get64(s[132])
 																				if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
 																					{
-																						v613 = s[146]
+																						v616 = s[146]
 																					}
 																				}
-																				p.r[15].Set64(s[132], v613)
-																				s[162] = v613
+																				p.r[15].Set64(s[132], v616)
+																				s[162] = v616
 																			}
 																		}
 																	}
@@ -5321,17 +5377,17 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			{
 																				{
-																					v616 := uint64(0)
-																					_ = v616
-																					v616 = p.r[17].Get64(s[132])
-																					s[158] = engine.Sel((v616 == s[142]), 0x1, 0x0)
+																					v619 := uint64(0)
+																					_ = v619
+																					v619 = p.r[17].Get64(s[132])
+																					s[158] = engine.Sel((v619 == s[142]), 0x1, 0x0)
 																					if s[134] == 0x2 {
 																						{
-																							v616 = s[142]
+																							v619 = s[142]
 																						}
 																					}
-																					p.r[17].Set64(s[132], v616)
-																					s[157] = v616
+																					p.r[17].Set64(s[132], v619)
+																					s[157] = v619
 																				}
 																			}
 																		}
@@ -5340,12 +5396,12 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			{
 																				{
-																					v618 := uint64(0)
-																					_ = v618
-																					v618 = p.r[21].Get64(s[132])
+																					v621 := uint64(0)
+																					_ = v621
+																					v621 = p.r[21].Get64(s[132])
 																					if (s[137] == 0x3) || (s[137] == 0x4) {
 																						{
-																							if (((s[150] == 0x1) && (s[158] == 0x1)) && ((v618)>>32 == s[149])) && ((v618)>>32 != 0x0) {
+																							if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v621) >> 32) == s[149])) && (((v621) >> 32) != 0x0) {
 																								{
 																									s[165] = 0x1
 																								}
@@ -5354,24 +5410,24 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																					if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
 																						{
-																							v618 = (s[147])<<32 | s[148]
+																							v621 = ((s[147])<<32 | s[148])
 																						}
 																					} else {
 																						if (s[137] == 0x3) && (s[165] == 0x1) {
 																							{
-																								v618 = v618&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+																								v621 = v621&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 																							}
 																						} else {
 																							if (s[137] == 0x4) && (s[165] == 0x1) {
 																								{
-																									v618 = v618&^0xffffffff | (s[148])<<0&0xffffffff
+																									v621 = v621&^0xffffffff | (s[148])<<0&0xffffffff
 																								}
 																							}
 																						}
 																					}
-																					p.r[21].Set64(s[132], v618)
-																					s[163] = (v618) >> 32
-																					s[164] = (v618) & 0xffffffff
+																					p.r[21].Set64(s[132], v621)
+																					s[163] = ((v621) >> 32)
+																					s[164] = ((v621) & 0xffffffff)
 																				}
 																			}
 																		}
@@ -5380,39 +5436,39 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			{
 																				{
-																					v620 := uint64(0)
-																					_ = v620
-																					v620 = p.r[18].Get64(s[132])
+																					v623 := uint64(0)
+																					_ = v623
+																					v623 = p.r[18].Get64(s[132])
 																					if s[133] == 0x2 {
 																						{
-																							v620 = ((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141]
+																							v623 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
 																						}
 																					} else {
 																						if (s[133] == 0x3) && (s[165] == 0x1) {
 																							{
-																								v620 = v620&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+																								v623 = v623&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
 																							}
 																						} else {
 																							if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
 																								{
-																									v620 = v620&^0xffffffff | (s[141])<<0&0xffffffff
+																									v623 = v623&^0xffffffff | (s[141])<<0&0xffffffff
 																								}
 																							} else {
-																								if ((s[133] == 0x5) && ((v620)>>56 == 0x1)) && (s[158] == 0x1) {
+																								if ((s[133] == 0x5) && (((v623) >> 56) == 0x1)) && (s[158] == 0x1) {
 																									{
-																										v620 = v620&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+																										v623 = v623&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 																										s[165] = 0x1
 																									}
 																								}
 																							}
 																						}
 																					}
-																					p.r[18].Set64(s[132], v620)
-																					s[152] = (v620) >> 56
-																					s[153] = (v620) >> 48 & 0xff
-																					s[154] = (v620) >> 40 & 0xff
-																					s[155] = (v620) >> 32 & 0xff
-																					s[156] = (v620) & 0xffffffff
+																					p.r[18].Set64(s[132], v623)
+																					s[152] = ((v623) >> 56)
+																					s[153] = ((v623) >> 48 & 0xff)
+																					s[154] = ((v623) >> 40 & 0xff)
+																					s[155] = ((v623) >> 32 & 0xff)
+																					s[156] = ((v623) & 0xffffffff)
 																				}
 																			}
 																		}
@@ -5421,18 +5477,18 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			{
 																				{
-																					v622 := uint64(0)
-																					_ = v622
-																					v622 = p.r[19].Get64(s[132])
+																					v625 := uint64(0)
+																					_ = v625
+																					v625 = p.r[19].Get64(s[132])
 																					if s[135] == 0x2 {
 																						{
-																							v622 = ((s[143])<<16|s[144])<<16 | s[145]
+																							v625 = (((s[143])<<16|s[144])<<16 | s[145])
 																						}
 																					}
-																					p.r[19].Set64(s[132], v622)
-																					s[159] = (v622) >> 32
-																					s[160] = (v622) >> 16 & 0xffff
-																					s[161] = (v622) & 0xffff
+																					p.r[19].Set64(s[132], v625)
+																					s[159] = ((v625) >> 32)
+																					s[160] = ((v625) >> 16 & 0xffff)
+																					s[161] = ((v625) & 0xffff)
 																				}
 																			}
 																		}
@@ -5441,16 +5497,16 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			{
 																				{
-																					v624 := uint64(0)
-																					_ = v624
-																					v624 = p.r[20].Get64(s[132])
+																					v627 := uint64(0)
+																					_ = v627
+																					v627 = p.r[20].Get64(s[132])
 																					if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
 																						{
-																							v624 = s[146]
+																							v627 = s[146]
 																						}
 																					}
-																					p.r[20].Set64(s[132], v624)
-																					s[162] = v624
+																					p.r[20].Set64(s[132], v627)
+																					s[162] = v627
 																				}
 																			}
 																		}
@@ -5466,17 +5522,17 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			{
 																				{
-																					v627 := uint64(0)
-																					_ = v627
-																					v627 = p.r[22].Get64(s[132])
-																					s[158] = engine.Sel((v627 == s[142]), 0x1, 0x0)
+																					v630 := uint64(0)
+																					_ = v630
+																					v630 = p.r[22].Get64(s[132])
+																					s[158] = engine.Sel((v630 == s[142]), 0x1, 0x0)
 																					if s[134] == 0x2 {
 																						{
-																							v627 = s[142]
+																							v630 = s[142]
 																						}
 																					}
-																					p.r[22].Set64(s[132], v627)
-																					s[157] = v627
+																					p.r[22].Set64(s[132], v630)
+																					s[157] = v630
 																				}
 																			}
 																		}
@@ -5485,12 +5541,12 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			{
 																				{
-																					v629 := uint64(0)
-																					_ = v629
-																					v629 = p.r[26].Get64(s[132])
+																					v632 := uint64(0)
+																					_ = v632
+																					v632 = p.r[26].Get64(s[132])
 																					if (s[137] == 0x3) || (s[137] == 0x4) {
 																						{
-																							if (((s[150] == 0x1) && (s[158] == 0x1)) && ((v629)>>32 == s[149])) && ((v629)>>32 != 0x0) {
+																							if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v632) >> 32) == s[149])) && (((v632) >> 32) != 0x0) {
 																								{
 																									s[165] = 0x1
 																								}
@@ -5499,24 +5555,24 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																					if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
 																						{
-																							v629 = (s[147])<<32 | s[148]
+																							v632 = ((s[147])<<32 | s[148])
 																						}
 																					} else {
 																						if (s[137] == 0x3) && (s[165] == 0x1) {
 																							{
-																								v629 = v629&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+																								v632 = v632&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 																							}
 																						} else {
 																							if (s[137] == 0x4) && (s[165] == 0x1) {
 																								{
-																									v629 = v629&^0xffffffff | (s[148])<<0&0xffffffff
+																									v632 = v632&^0xffffffff | (s[148])<<0&0xffffffff
 																								}
 																							}
 																						}
 																					}
-																					p.r[26].Set64(s[132], v629)
-																					s[163] = (v629) >> 32
-																					s[164] = (v629) & 0xffffffff
+																					p.r[26].Set64(s[132], v632)
+																					s[163] = ((v632) >> 32)
+																					s[164] = ((v632) & 0xffffffff)
 																				}
 																			}
 																		}
@@ -5525,39 +5581,39 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			{
 																				{
-																					v631 := uint64(0)
-																					_ = v631
-																					v631 = p.r[23].Get64(s[132])
+																					v634 := uint64(0)
+																					_ = v634
+																					v634 = p.r[23].Get64(s[132])
 																					if s[133] == 0x2 {
 																						{
-																							v631 = ((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141]
+																							v634 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
 																						}
 																					} else {
 																						if (s[133] == 0x3) && (s[165] == 0x1) {
 																							{
-																								v631 = v631&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+																								v634 = v634&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
 																							}
 																						} else {
 																							if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
 																								{
-																									v631 = v631&^0xffffffff | (s[141])<<0&0xffffffff
+																									v634 = v634&^0xffffffff | (s[141])<<0&0xffffffff
 																								}
 																							} else {
-																								if ((s[133] == 0x5) && ((v631)>>56 == 0x1)) && (s[158] == 0x1) {
+																								if ((s[133] == 0x5) && (((v634) >> 56) == 0x1)) && (s[158] == 0x1) {
 																									{
-																										v631 = v631&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+																										v634 = v634&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 																										s[165] = 0x1
 																									}
 																								}
 																							}
 																						}
 																					}
-																					p.r[23].Set64(s[132], v631)
-																					s[152] = (v631) >> 56
-																					s[153] = (v631) >> 48 & 0xff
-																					s[154] = (v631) >> 40 & 0xff
-																					s[155] = (v631) >> 32 & 0xff
-																					s[156] = (v631) & 0xffffffff
+																					p.r[23].Set64(s[132], v634)
+																					s[152] = ((v634) >> 56)
+																					s[153] = ((v634) >> 48 & 0xff)
+																					s[154] = ((v634) >> 40 & 0xff)
+																					s[155] = ((v634) >> 32 & 0xff)
+																					s[156] = ((v634) & 0xffffffff)
 																				}
 																			}
 																		}
@@ -5566,18 +5622,18 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			{
 																				{
-																					v633 := uint64(0)
-																					_ = v633
-																					v633 = p.r[24].Get64(s[132])
+																					v636 := uint64(0)
+																					_ = v636
+																					v636 = p.r[24].Get64(s[132])
 																					if s[135] == 0x2 {
 																						{
-																							v633 = ((s[143])<<16|s[144])<<16 | s[145]
+																							v636 = (((s[143])<<16|s[144])<<16 | s[145])
 																						}
 																					}
-																					p.r[24].Set64(s[132], v633)
-																					s[159] = (v633) >> 32
-																					s[160] = (v633) >> 16 & 0xffff
-																					s[161] = (v633) & 0xffff
+																					p.r[24].Set64(s[132], v636)
+																					s[159] = ((v636) >> 32)
+																					s[160] = ((v636) >> 16 & 0xffff)
+																					s[161] = ((v636) & 0xffff)
 																				}
 																			}
 																		}
@@ -5586,16 +5642,16 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			{
 																				{
-																					v635 := uint64(0)
-																					_ = v635
-																					v635 = p.r[25].Get64(s[132])
+																					v638 := uint64(0)
+																					_ = v638
+																					v638 = p.r[25].Get64(s[132])
 																					if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
 																						{
-																							v635 = s[146]
+																							v638 = s[146]
 																						}
 																					}
-																					p.r[25].Set64(s[132], v635)
-																					s[162] = v635
+																					p.r[25].Set64(s[132], v638)
+																					s[162] = v638
 																				}
 																			}
 																		}
@@ -5608,54 +5664,54 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 											}
 										}
 									}
-									v636 := uint64(s[165])
-									_ = v636
+									v639 := uint64(s[165])
+									_ = v639
 									{
 										{
-											a638 := s[153]
-											_ = a638
-											a639 := s[206]
-											_ = a639
-											a640 := v636
-											_ = a640
-											v641 := uint64(0)
-											_ = v641
-											v641 = p.r[1].Get64(s[194])
-											v642 := uint64((0x0)<<15 | (v641)&0x7fff)
-											_ = v642
-											v643 := uint64((0x0)<<1 | (v641)>>15&0x1)
-											_ = v643
-											v644 := uint64((v641) >> 16 & 0xffff)
+											a641 := s[153]
+											_ = a641
+											a642 := s[206]
+											_ = a642
+											a643 := v639
+											_ = a643
+											v644 := uint64(0)
 											_ = v644
-											v645 := uint64((v641) >> 32 & 0xffff)
+											v644 = p.r[1].Get64(s[194])
+											v645 := uint64(((0x0)<<15 | ((v644) & 0x7fff)))
 											_ = v645
-											v646 := uint64(engine.Sel(((a638 == 0x1) && (a639 == 0x0)), 0x1, 0x0))
+											v646 := uint64(((0x0)<<1 | ((v644) >> 15 & 0x1)))
 											_ = v646
-											v647 := uint64(engine.Sel((a638 == 0x1), 0x1, 0x0))
+											v647 := uint64(((v644) >> 16 & 0xffff))
 											_ = v647
-											if a638 == 0x1 {
+											v648 := uint64(((v644) >> 32 & 0xffff))
+											_ = v648
+											v649 := uint64(engine.Sel(((a641 == 0x1) && (a642 == 0x0)), 0x1, 0x0))
+											_ = v649
+											v650 := uint64(engine.Sel((a641 == 0x1), 0x1, 0x0))
+											_ = v650
+											if a641 == 0x1 {
 												{
-													s[219] = engine.Sel((v642 == 0x0), 0x1, 0x0)
+													s[219] = engine.Sel((v645 == 0x0), 0x1, 0x0)
 												}
 											} else {
-												if a639 == 0x0 {
+												if a642 == 0x0 {
 													{
-														s[219] = engine.Sel(((v643 == 0x0) && (v644 == 0x0)), 0x1, 0x0)
+														s[219] = engine.Sel(((v646 == 0x0) && (v647 == 0x0)), 0x1, 0x0)
 													}
 												} else {
 													{
-														s[219] = engine.Sel(((v643 == 0x0) && (v645 == 0x0)), 0x1, 0x0)
+														s[219] = engine.Sel(((v646 == 0x0) && (v648 == 0x0)), 0x1, 0x0)
 													}
 												}
 											}
 											s[218] = 0x0
 											{
-												if a640 == 0x1 {
+												if a643 == 0x1 {
 													{
-														v642 = (v642 - 0x1) & 0xffff
-														if a638 == 0x1 {
+														v645 = ((v645 - 0x1) & 0xffff)
+														if a641 == 0x1 {
 															{
-																v643 = 0x0
+																v646 = 0x0
 															}
 														}
 													}
@@ -5666,85 +5722,86 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 											}
 											{
 												{
-													v641 = ((((0x0)<<16|v645)<<16|v644)<<1|(v643)&0x1)<<15 | (v642)&0x7fff
+													v644 = (((((0x0)<<16|v648)<<16|v647)<<1|((v646)&0x1))<<15 | ((v645) & 0x7fff))
 												}
 											}
-											p.r[1].Set64(s[194], v641)
-											s[220] = (0x0)<<15 | (v641)&0x7fff
-											s[221] = (0x0)<<1 | (v641)>>15&0x1
-											s[222] = (v641) >> 16 & 0xffff
-											s[223] = (v641) >> 32 & 0xffff
+											p.r[1].Set64(s[194], v644)
+											s[220] = ((0x0)<<15 | ((v644) & 0x7fff))
+											s[221] = ((0x0)<<1 | ((v644) >> 15 & 0x1))
+											s[222] = ((v644) >> 16 & 0xffff)
+											s[223] = ((v644) >> 32 & 0xffff)
 										}
 									}
 									{
 										{
-											a649 := s[206]
-											_ = a649
-											v650 := uint64(0)
-											_ = v650
-											v650 = p.r[2].Get64(s[194])
-											v651 := uint64((v650) & 0xffffffff)
-											_ = v651
-											v652 := uint64((v650) >> 32)
-											_ = v652
+											a652 := s[206]
+											_ = a652
+											v653 := uint64(0)
+											_ = v653
+											v653 = p.r[2].Get64(s[194])
+											v654 := uint64(((v653) & 0xffffffff))
+											_ = v654
+											v655 := uint64(((v653) >> 32))
+											_ = v655
 											{
 											}
 											{
 												{
-													v650 = (v652)<<32 | v651
+													v653 = ((v655)<<32 | v654)
 												}
 											}
-											p.r[2].Set64(s[194], v650)
-											s[224] = (v650) & 0xffffffff
-											s[225] = (v650) >> 32
+											p.r[2].Set64(s[194], v653)
+											s[224] = ((v653) & 0xffffffff)
+											s[225] = ((v653) >> 32)
 										}
 									}
 									s[166] = 0x2
-									s[171] = v636
-									s[170] = ((s[214] - s[207]) & 0xffffffff) & 0xffff
+									s[171] = v639
+									s[170] = (((s[214] - s[207]) & 0xffffffff) & 0xffff)
 									s[168] = 0x1
 									s[178] = 0x1
-									a653 := s[206]
-									_ = a653
-									a654 := s[194]
-									_ = a654
+									a656 := s[206]
+									_ = a656
+									a657 := s[194]
+									_ = a657
 									{
 										{
-											if a653 == 0x0 {
+											if a656 == 0x0 {
 												{
-													a656 := a654
-													_ = a656
+													a659 := a657
+													_ = a659
 													{
 														{
 															if s[166] != 0x0 {
 																{
 																	{
 																		{
-																			v659 := uint64(0)
-																			_ = v659
-																			v659 = p.r[27].Get64(a656)
-																			var r662 uint64
+																			v662 := uint64(0)
+																			_ = v662
+																			v662 = p.r[27].Get64(a659)
+																			var r665 uint64
+																			_ = r665
 																			{
 																				{
-																					a663 := v659
-																					_ = a663
-																					a664 := s[169]
-																					_ = a664
-																					if ((a663&0x7fff)+0x1)&0xffff == a664 {
+																					a666 := v662
+																					_ = a666
+																					a667 := s[169]
+																					_ = a667
+																					if (((a666 & 0x7fff) + 0x1) & 0xffff) == a667 {
 																						{
-																							r662 = ((a663 & 0x8000) ^ 0x8000)
-																							goto end661
+																							r665 = ((a666 & 0x8000) ^ 0x8000)
+																							goto end664
 																						}
 																					}
-																					r662 = (a663 + 0x1) & 0xffff
-																					goto end661
+																					r665 = ((a666 + 0x1) & 0xffff)
+																					goto end664
 																				}
-																			end661:
+																			end664:
 																			}
-																			v660 := uint64(r662)
-																			_ = v660
+																			v663 := uint64(r665)
+																			_ = v663
 																			s[175] = 0x0
-																			if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v659 & 0x7fff)) {
+																			if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v662 & 0x7fff)) {
 																				{
 																					s[175] = 0x1
 																				}
@@ -5755,22 +5812,22 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			s[172] = v659
+																			s[172] = v662
 																			if s[175] == 0x1 {
 																				{
-																					v659 = v660
+																					v662 = v663
 																				}
 																			} else {
 																				if s[166] == 0x4 {
 																					{
-																						v659 = 0x0
+																						v662 = 0x0
 																					}
 																				}
 																			}
-																			p.r[27].Set64(a656, (v659)&0xffff)
+																			p.r[27].Set64(a659, ((v662) & 0xffff))
 																			if s[166] == 0x3 {
 																				{
-																					s[172] = v659
+																					s[172] = v662
 																				}
 																			}
 																		}
@@ -5781,40 +5838,41 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																{
 																	{
 																		{
-																			v666 := uint64(0)
-																			_ = v666
-																			v666 = p.r[28].Get64(a656)
-																			s[173] = v666
+																			v669 := uint64(0)
+																			_ = v669
+																			v669 = p.r[28].Get64(a659)
+																			s[173] = v669
 																			if (s[167] == 0x2) && (s[171] == 0x1) {
 																				{
-																					var r668 uint64
+																					var r671 uint64
+																					_ = r671
 																					{
 																						{
-																							a669 := v666
-																							_ = a669
-																							a670 := s[169]
-																							_ = a670
-																							if ((a669&0x7fff)+0x1)&0xffff == a670 {
+																							a672 := v669
+																							_ = a672
+																							a673 := s[169]
+																							_ = a673
+																							if (((a672 & 0x7fff) + 0x1) & 0xffff) == a673 {
 																								{
-																									r668 = ((a669 & 0x8000) ^ 0x8000)
-																									goto end667
+																									r671 = ((a672 & 0x8000) ^ 0x8000)
+																									goto end670
 																								}
 																							}
-																							r668 = (a669 + 0x1) & 0xffff
-																							goto end667
+																							r671 = ((a672 + 0x1) & 0xffff)
+																							goto end670
 																						}
-																					end667:
+																					end670:
 																					}
-																					v666 = r668
+																					v669 = r671
 																				}
 																			} else {
 																				if s[167] == 0x4 {
 																					{
-																						v666 = 0x0
+																						v669 = 0x0
 																					}
 																				}
 																			}
-																			p.r[28].Set64(a656, (v666)&0xffff)
+																			p.r[28].Set64(a659, ((v669) & 0xffff))
 																		}
 																	}
 																}
@@ -5823,109 +5881,112 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																{
 																	{
 																		{
-																			v672 := uint64(0)
-																			_ = v672
-																			v672 = p.r[29].Get64(a656)
+																			v675 := uint64(0)
+																			_ = v675
+																			v675 = p.r[29].Get64(a659)
 																			if (s[168] == 0x2) && (s[171] == 0x1) {
 																				{
-																					v672 = s[170]
+																					v675 = s[170]
 																				}
 																			} else {
-																				if ((s[168] == 0x3) && (s[171] == 0x1)) && (v672 == s[172]) {
+																				if ((s[168] == 0x3) && (s[171] == 0x1)) && (v675 == s[172]) {
 																					{
-																						var r674 uint64
+																						var r677 uint64
+																						_ = r677
 																						{
 																							{
-																								a675 := v672
-																								_ = a675
-																								a676 := s[169]
-																								_ = a676
-																								if ((a675&0x7fff)+0x1)&0xffff == a676 {
+																								a678 := v675
+																								_ = a678
+																								a679 := s[169]
+																								_ = a679
+																								if (((a678 & 0x7fff) + 0x1) & 0xffff) == a679 {
 																									{
-																										r674 = ((a675 & 0x8000) ^ 0x8000)
-																										goto end673
+																										r677 = ((a678 & 0x8000) ^ 0x8000)
+																										goto end676
 																									}
 																								}
-																								r674 = (a675 + 0x1) & 0xffff
-																								goto end673
+																								r677 = ((a678 + 0x1) & 0xffff)
+																								goto end676
 																							}
-																						end673:
+																						end676:
 																						}
-																						v672 = r674
+																						v675 = r677
 																					}
 																				} else {
 																					if s[168] == 0x4 {
 																						{
-																							v672 = 0x0
+																							v675 = 0x0
 																						}
 																					} else {
 																						if (s[168] == 0x5) && (s[171] == 0x1) {
 																							{
-																								var r678 uint64
+																								var r681 uint64
+																								_ = r681
 																								{
 																									{
-																										a679 := s[173]
-																										_ = a679
-																										a680 := s[169]
-																										_ = a680
-																										if ((a679&0x7fff)+0x1)&0xffff == a680 {
+																										a682 := s[173]
+																										_ = a682
+																										a683 := s[169]
+																										_ = a683
+																										if (((a682 & 0x7fff) + 0x1) & 0xffff) == a683 {
 																											{
-																												r678 = ((a679 & 0x8000) ^ 0x8000)
-																												goto end677
+																												r681 = ((a682 & 0x8000) ^ 0x8000)
+																												goto end680
 																											}
 																										}
-																										r678 = (a679 + 0x1) & 0xffff
-																										goto end677
+																										r681 = ((a682 + 0x1) & 0xffff)
+																										goto end680
 																									}
-																								end677:
+																								end680:
 																								}
-																								v672 = r678
+																								v675 = r681
 																							}
 																						}
 																					}
 																				}
 																			}
-																			p.r[29].Set64(a656, (v672)&0xffff)
-																			s[174] = v672
+																			p.r[29].Set64(a659, ((v675) & 0xffff))
+																			s[174] = v675
 																		}
 																	}
 																}
 															}
 														}
 													}
-													a681 := a654
-													_ = a681
+													a684 := a657
+													_ = a684
 													{
 														{
 															if s[176] != 0x0 {
 																{
 																	{
 																		{
-																			v684 := uint64(0)
-																			_ = v684
-																			v684 = p.r[30].Get64(a681)
-																			var r687 uint64
+																			v687 := uint64(0)
+																			_ = v687
+																			v687 = p.r[30].Get64(a684)
+																			var r690 uint64
+																			_ = r690
 																			{
 																				{
-																					a688 := v684
-																					_ = a688
-																					a689 := s[179]
-																					_ = a689
-																					if ((a688&0x7fff)+0x1)&0xffff == a689 {
+																					a691 := v687
+																					_ = a691
+																					a692 := s[179]
+																					_ = a692
+																					if (((a691 & 0x7fff) + 0x1) & 0xffff) == a692 {
 																						{
-																							r687 = ((a688 & 0x8000) ^ 0x8000)
-																							goto end686
+																							r690 = ((a691 & 0x8000) ^ 0x8000)
+																							goto end689
 																						}
 																					}
-																					r687 = (a688 + 0x1) & 0xffff
-																					goto end686
+																					r690 = ((a691 + 0x1) & 0xffff)
+																					goto end689
 																				}
-																			end686:
+																			end689:
 																			}
-																			v685 := uint64(r687)
-																			_ = v685
+																			v688 := uint64(r690)
+																			_ = v688
 																			s[185] = 0x0
-																			if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v684 & 0x7fff)) {
+																			if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v687 & 0x7fff)) {
 																				{
 																					s[185] = 0x1
 																				}
@@ -5936,22 +5997,22 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			s[182] = v684
+																			s[182] = v687
 																			if s[185] == 0x1 {
 																				{
-																					v684 = v685
+																					v687 = v688
 																				}
 																			} else {
 																				if s[176] == 0x4 {
 																					{
-																						v684 = 0x0
+																						v687 = 0x0
 																					}
 																				}
 																			}
-																			p.r[30].Set64(a681, (v684)&0xffff)
+																			p.r[30].Set64(a684, ((v687) & 0xffff))
 																			if s[176] == 0x3 {
 																				{
-																					s[182] = v684
+																					s[182] = v687
 																				}
 																			}
 																		}
@@ -5962,40 +6023,41 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																{
 																	{
 																		{
-																			v691 := uint64(0)
-																			_ = v691
-																			v691 = p.r[31].Get64(a681)
-																			s[183] = v691
+																			v694 := uint64(0)
+																			_ = v694
+																			v694 = p.r[31].Get64(a684)
+																			s[183] = v694
 																			if (s[177] == 0x2) && (s[181] == 0x1) {
 																				{
-																					var r693 uint64
+																					var r696 uint64
+																					_ = r696
 																					{
 																						{
-																							a694 := v691
-																							_ = a694
-																							a695 := s[179]
-																							_ = a695
-																							if ((a694&0x7fff)+0x1)&0xffff == a695 {
+																							a697 := v694
+																							_ = a697
+																							a698 := s[179]
+																							_ = a698
+																							if (((a697 & 0x7fff) + 0x1) & 0xffff) == a698 {
 																								{
-																									r693 = ((a694 & 0x8000) ^ 0x8000)
-																									goto end692
+																									r696 = ((a697 & 0x8000) ^ 0x8000)
+																									goto end695
 																								}
 																							}
-																							r693 = (a694 + 0x1) & 0xffff
-																							goto end692
+																							r696 = ((a697 + 0x1) & 0xffff)
+																							goto end695
 																						}
-																					end692:
+																					end695:
 																					}
-																					v691 = r693
+																					v694 = r696
 																				}
 																			} else {
 																				if s[177] == 0x4 {
 																					{
-																						v691 = 0x0
+																						v694 = 0x0
 																					}
 																				}
 																			}
-																			p.r[31].Set64(a681, (v691)&0xffff)
+																			p.r[31].Set64(a684, ((v694) & 0xffff))
 																		}
 																	}
 																}
@@ -6004,70 +6066,72 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																{
 																	{
 																		{
-																			v697 := uint64(0)
-																			_ = v697
-																			v697 = p.r[32].Get64(a681)
+																			v700 := uint64(0)
+																			_ = v700
+																			v700 = p.r[32].Get64(a684)
 																			if (s[178] == 0x2) && (s[181] == 0x1) {
 																				{
-																					v697 = s[180]
+																					v700 = s[180]
 																				}
 																			} else {
-																				if ((s[178] == 0x3) && (s[181] == 0x1)) && (v697 == s[182]) {
+																				if ((s[178] == 0x3) && (s[181] == 0x1)) && (v700 == s[182]) {
 																					{
-																						var r699 uint64
+																						var r702 uint64
+																						_ = r702
 																						{
 																							{
-																								a700 := v697
-																								_ = a700
-																								a701 := s[179]
-																								_ = a701
-																								if ((a700&0x7fff)+0x1)&0xffff == a701 {
+																								a703 := v700
+																								_ = a703
+																								a704 := s[179]
+																								_ = a704
+																								if (((a703 & 0x7fff) + 0x1) & 0xffff) == a704 {
 																									{
-																										r699 = ((a700 & 0x8000) ^ 0x8000)
-																										goto end698
+																										r702 = ((a703 & 0x8000) ^ 0x8000)
+																										goto end701
 																									}
 																								}
-																								r699 = (a700 + 0x1) & 0xffff
-																								goto end698
+																								r702 = ((a703 + 0x1) & 0xffff)
+																								goto end701
 																							}
-																						end698:
+																						end701:
 																						}
-																						v697 = r699
+																						v700 = r702
 																					}
 																				} else {
 																					if s[178] == 0x4 {
 																						{
-																							v697 = 0x0
+																							v700 = 0x0
 																						}
 																					} else {
 																						if (s[178] == 0x5) && (s[181] == 0x1) {
 																							{
-																								var r703 uint64
+																								var r706 uint64
+																								_ = r706
 																								{
 																									{
-																										a704 := s[183]
-																										_ = a704
-																										a705 := s[179]
-																										_ = a705
-																										if ((a704&0x7fff)+0x1)&0xffff == a705 {
+																										a707 := s[183]
+																										_ = a707
+																										a708 := s[179]
+																										_ = a708
+																										if (((a707 & 0x7fff) + 0x1) & 0xffff) == a708 {
 																											{
-																												r703 = ((a704 & 0x8000) ^ 0x8000)
-																												goto end702
+																												r706 = ((a707 & 0x8000) ^ 0x8000)
+																												goto end705
 																											}
 																										}
-																										r703 = (a704 + 0x1) & 0xffff
-																										goto end702
+																										r706 = ((a707 + 0x1) & 0xffff)
+																										goto end705
 																									}
-																								end702:
+																								end705:
 																								}
-																								v697 = r703
+																								v700 = r706
 																							}
 																						}
 																					}
 																				}
 																			}
-																			p.r[32].Set64(a681, (v697)&0xffff)
-																			s[184] = v697
+																			p.r[32].Set64(a684, ((v700) & 0xffff))
+																			s[184] = v700
 																		}
 																	}
 																}
@@ -6077,39 +6141,40 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 												}
 											} else {
 												{
-													a706 := a654
-													_ = a706
+													a709 := a657
+													_ = a709
 													{
 														{
 															if s[166] != 0x0 {
 																{
 																	{
 																		{
-																			v709 := uint64(0)
-																			_ = v709
-																			v709 = p.r[30].Get64(a706)
-																			var r712 uint64
+																			v712 := uint64(0)
+																			_ = v712
+																			v712 = p.r[30].Get64(a709)
+																			var r715 uint64
+																			_ = r715
 																			{
 																				{
-																					a713 := v709
-																					_ = a713
-																					a714 := s[169]
-																					_ = a714
-																					if ((a713&0x7fff)+0x1)&0xffff == a714 {
+																					a716 := v712
+																					_ = a716
+																					a717 := s[169]
+																					_ = a717
+																					if (((a716 & 0x7fff) + 0x1) & 0xffff) == a717 {
 																						{
-																							r712 = ((a713 & 0x8000) ^ 0x8000)
-																							goto end711
+																							r715 = ((a716 & 0x8000) ^ 0x8000)
+																							goto end714
 																						}
 																					}
-																					r712 = (a713 + 0x1) & 0xffff
-																					goto end711
+																					r715 = ((a716 + 0x1) & 0xffff)
+																					goto end714
 																				}
-																			end711:
+																			end714:
 																			}
-																			v710 := uint64(r712)
-																			_ = v710
+																			v713 := uint64(r715)
+																			_ = v713
 																			s[175] = 0x0
-																			if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v709 & 0x7fff)) {
+																			if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v712 & 0x7fff)) {
 																				{
 																					s[175] = 0x1
 																				}
@@ -6120,22 +6185,22 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			s[172] = v709
+																			s[172] = v712
 																			if s[175] == 0x1 {
 																				{
-																					v709 = v710
+																					v712 = v713
 																				}
 																			} else {
 																				if s[166] == 0x4 {
 																					{
-																						v709 = 0x0
+																						v712 = 0x0
 																					}
 																				}
 																			}
-																			p.r[30].Set64(a706, (v709)&0xffff)
+																			p.r[30].Set64(a709, ((v712) & 0xffff))
 																			if s[166] == 0x3 {
 																				{
-																					s[172] = v709
+																					s[172] = v712
 																				}
 																			}
 																		}
@@ -6146,40 +6211,41 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																{
 																	{
 																		{
-																			v716 := uint64(0)
-																			_ = v716
-																			v716 = p.r[31].Get64(a706)
-																			s[173] = v716
+																			v719 := uint64(0)
+																			_ = v719
+																			v719 = p.r[31].Get64(a709)
+																			s[173] = v719
 																			if (s[167] == 0x2) && (s[171] == 0x1) {
 																				{
-																					var r718 uint64
+																					var r721 uint64
+																					_ = r721
 																					{
 																						{
-																							a719 := v716
-																							_ = a719
-																							a720 := s[169]
-																							_ = a720
-																							if ((a719&0x7fff)+0x1)&0xffff == a720 {
+																							a722 := v719
+																							_ = a722
+																							a723 := s[169]
+																							_ = a723
+																							if (((a722 & 0x7fff) + 0x1) & 0xffff) == a723 {
 																								{
-																									r718 = ((a719 & 0x8000) ^ 0x8000)
-																									goto end717
+																									r721 = ((a722 & 0x8000) ^ 0x8000)
+																									goto end720
 																								}
 																							}
-																							r718 = (a719 + 0x1) & 0xffff
-																							goto end717
+																							r721 = ((a722 + 0x1) & 0xffff)
+																							goto end720
 																						}
-																					end717:
+																					end720:
 																					}
-																					v716 = r718
+																					v719 = r721
 																				}
 																			} else {
 																				if s[167] == 0x4 {
 																					{
-																						v716 = 0x0
+																						v719 = 0x0
 																					}
 																				}
 																			}
-																			p.r[31].Set64(a706, (v716)&0xffff)
+																			p.r[31].Set64(a709, ((v719) & 0xffff))
 																		}
 																	}
 																}
@@ -6188,109 +6254,112 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																{
 																	{
 																		{
-																			v722 := uint64(0)
-																			_ = v722
-																			v722 = p.r[32].Get64(a706)
+																			v725 := uint64(0)
+																			_ = v725
+																			v725 = p.r[32].Get64(a709)
 																			if (s[168] == 0x2) && (s[171] == 0x1) {
 																				{
-																					v722 = s[170]
+																					v725 = s[170]
 																				}
 																			} else {
-																				if ((s[168] == 0x3) && (s[171] == 0x1)) && (v722 == s[172]) {
+																				if ((s[168] == 0x3) && (s[171] == 0x1)) && (v725 == s[172]) {
 																					{
-																						var r724 uint64
+																						var r727 uint64
+																						_ = r727
 																						{
 																							{
-																								a725 := v722
-																								_ = a725
-																								a726 := s[169]
-																								_ = a726
-																								if ((a725&0x7fff)+0x1)&0xffff == a726 {
+																								a728 := v725
+																								_ = a728
+																								a729 := s[169]
+																								_ = a729
+																								if (((a728 & 0x7fff) + 0x1) & 0xffff) == a729 {
 																									{
-																										r724 = ((a725 & 0x8000) ^ 0x8000)
-																										goto end723
+																										r727 = ((a728 & 0x8000) ^ 0x8000)
+																										goto end726
 																									}
 																								}
-																								r724 = (a725 + 0x1) & 0xffff
-																								goto end723
+																								r727 = ((a728 + 0x1) & 0xffff)
+																								goto end726
 																							}
-																						end723:
+																						end726:
 																						}
-																						v722 = r724
+																						v725 = r727
 																					}
 																				} else {
 																					if s[168] == 0x4 {
 																						{
-																							v722 = 0x0
+																							v725 = 0x0
 																						}
 																					} else {
 																						if (s[168] == 0x5) && (s[171] == 0x1) {
 																							{
-																								var r728 uint64
+																								var r731 uint64
+																								_ = r731
 																								{
 																									{
-																										a729 := s[173]
-																										_ = a729
-																										a730 := s[169]
-																										_ = a730
-																										if ((a729&0x7fff)+0x1)&0xffff == a730 {
+																										a732 := s[173]
+																										_ = a732
+																										a733 := s[169]
+																										_ = a733
+																										if (((a732 & 0x7fff) + 0x1) & 0xffff) == a733 {
 																											{
-																												r728 = ((a729 & 0x8000) ^ 0x8000)
-																												goto end727
+																												r731 = ((a732 & 0x8000) ^ 0x8000)
+																												goto end730
 																											}
 																										}
-																										r728 = (a729 + 0x1) & 0xffff
-																										goto end727
+																										r731 = ((a732 + 0x1) & 0xffff)
+																										goto end730
 																									}
-																								end727:
+																								end730:
 																								}
-																								v722 = r728
+																								v725 = r731
 																							}
 																						}
 																					}
 																				}
 																			}
-																			p.r[32].Set64(a706, (v722)&0xffff)
-																			s[174] = v722
+																			p.r[32].Set64(a709, ((v725) & 0xffff))
+																			s[174] = v725
 																		}
 																	}
 																}
 															}
 														}
 													}
-													a731 := a654
-													_ = a731
+													a734 := a657
+													_ = a734
 													{
 														{
 															if s[176] != 0x0 {
 																{
 																	{
 																		{
-																			v734 := uint64(0)
-																			_ = v734
-																			v734 = p.r[27].Get64(a731)
-																			var r737 uint64
+																			v737 := uint64(0)
+																			_ = v737
+																			v737 = p.r[27].Get64(a734)
+																			var r740 uint64
+																			_ = r740
 																			{
 																				{
-																					a738 := v734
-																					_ = a738
-																					a739 := s[179]
-																					_ = a739
-																					if ((a738&0x7fff)+0x1)&0xffff == a739 {
+																					a741 := v737
+																					_ = a741
+																					a742 := s[179]
+																					_ = a742
+																					if (((a741 & 0x7fff) + 0x1) & 0xffff) == a742 {
 																						{
-																							r737 = ((a738 & 0x8000) ^ 0x8000)
-																							goto end736
+																							r740 = ((a741 & 0x8000) ^ 0x8000)
+																							goto end739
 																						}
 																					}
-																					r737 = (a738 + 0x1) & 0xffff
-																					goto end736
+																					r740 = ((a741 + 0x1) & 0xffff)
+																					goto end739
 																				}
-																			end736:
+																			end739:
 																			}
-																			v735 := uint64(r737)
-																			_ = v735
+																			v738 := uint64(r740)
+																			_ = v738
 																			s[185] = 0x0
-																			if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v734 & 0x7fff)) {
+																			if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v737 & 0x7fff)) {
 																				{
 																					s[185] = 0x1
 																				}
@@ -6301,22 +6370,22 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			s[182] = v734
+																			s[182] = v737
 																			if s[185] == 0x1 {
 																				{
-																					v734 = v735
+																					v737 = v738
 																				}
 																			} else {
 																				if s[176] == 0x4 {
 																					{
-																						v734 = 0x0
+																						v737 = 0x0
 																					}
 																				}
 																			}
-																			p.r[27].Set64(a731, (v734)&0xffff)
+																			p.r[27].Set64(a734, ((v737) & 0xffff))
 																			if s[176] == 0x3 {
 																				{
-																					s[182] = v734
+																					s[182] = v737
 																				}
 																			}
 																		}
@@ -6327,40 +6396,41 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																{
 																	{
 																		{
-																			v741 := uint64(0)
-																			_ = v741
-																			v741 = p.r[28].Get64(a731)
-																			s[183] = v741
+																			v744 := uint64(0)
+																			_ = v744
+																			v744 = p.r[28].Get64(a734)
+																			s[183] = v744
 																			if (s[177] == 0x2) && (s[181] == 0x1) {
 																				{
-																					var r743 uint64
+																					var r746 uint64
+																					_ = r746
 																					{
 																						{
-																							a744 := v741
-																							_ = a744
-																							a745 := s[179]
-																							_ = a745
-																							if ((a744&0x7fff)+0x1)&0xffff == a745 {
+																							a747 := v744
+																							_ = a747
+																							a748 := s[179]
+																							_ = a748
+																							if (((a747 & 0x7fff) + 0x1) & 0xffff) == a748 {
 																								{
-																									r743 = ((a744 & 0x8000) ^ 0x8000)
-																									goto end742
+																									r746 = ((a747 & 0x8000) ^ 0x8000)
+																									goto end745
 																								}
 																							}
-																							r743 = (a744 + 0x1) & 0xffff
-																							goto end742
+																							r746 = ((a747 + 0x1) & 0xffff)
+																							goto end745
 																						}
-																					end742:
+																					end745:
 																					}
-																					v741 = r743
+																					v744 = r746
 																				}
 																			} else {
 																				if s[177] == 0x4 {
 																					{
-																						v741 = 0x0
+																						v744 = 0x0
 																					}
 																				}
 																			}
-																			p.r[28].Set64(a731, (v741)&0xffff)
+																			p.r[28].Set64(a734, ((v744) & 0xffff))
 																		}
 																	}
 																}
@@ -6369,70 +6439,72 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																{
 																	{
 																		{
-																			v747 := uint64(0)
-																			_ = v747
-																			v747 = p.r[29].Get64(a731)
+																			v750 := uint64(0)
+																			_ = v750
+																			v750 = p.r[29].Get64(a734)
 																			if (s[178] == 0x2) && (s[181] == 0x1) {
 																				{
-																					v747 = s[180]
+																					v750 = s[180]
 																				}
 																			} else {
-																				if ((s[178] == 0x3) && (s[181] == 0x1)) && (v747 == s[182]) {
+																				if ((s[178] == 0x3) && (s[181] == 0x1)) && (v750 == s[182]) {
 																					{
-																						var r749 uint64
+																						var r752 uint64
+																						_ = r752
 																						{
 																							{
-																								a750 := v747
-																								_ = a750
-																								a751 := s[179]
-																								_ = a751
-																								if ((a750&0x7fff)+0x1)&0xffff == a751 {
+																								a753 := v750
+																								_ = a753
+																								a754 := s[179]
+																								_ = a754
+																								if (((a753 & 0x7fff) + 0x1) & 0xffff) == a754 {
 																									{
-																										r749 = ((a750 & 0x8000) ^ 0x8000)
-																										goto end748
+																										r752 = ((a753 & 0x8000) ^ 0x8000)
+																										goto end751
 																									}
 																								}
-																								r749 = (a750 + 0x1) & 0xffff
-																								goto end748
+																								r752 = ((a753 + 0x1) & 0xffff)
+																								goto end751
 																							}
-																						end748:
+																						end751:
 																						}
-																						v747 = r749
+																						v750 = r752
 																					}
 																				} else {
 																					if s[178] == 0x4 {
 																						{
-																							v747 = 0x0
+																							v750 = 0x0
 																						}
 																					} else {
 																						if (s[178] == 0x5) && (s[181] == 0x1) {
 																							{
-																								var r753 uint64
+																								var r756 uint64
+																								_ = r756
 																								{
 																									{
-																										a754 := s[183]
-																										_ = a754
-																										a755 := s[179]
-																										_ = a755
-																										if ((a754&0x7fff)+0x1)&0xffff == a755 {
+																										a757 := s[183]
+																										_ = a757
+																										a758 := s[179]
+																										_ = a758
+																										if (((a757 & 0x7fff) + 0x1) & 0xffff) == a758 {
 																											{
-																												r753 = ((a754 & 0x8000) ^ 0x8000)
-																												goto end752
+																												r756 = ((a757 & 0x8000) ^ 0x8000)
+																												goto end755
 																											}
 																										}
-																										r753 = (a754 + 0x1) & 0xffff
-																										goto end752
+																										r756 = ((a757 + 0x1) & 0xffff)
+																										goto end755
 																									}
-																								end752:
+																								end755:
 																								}
-																								v747 = r753
+																								v750 = r756
 																							}
 																						}
 																					}
 																				}
 																			}
-																			p.r[29].Set64(a731, (v747)&0xffff)
-																			s[184] = v747
+																			p.r[29].Set64(a734, ((v750) & 0xffff))
+																			s[184] = v750
 																		}
 																	}
 																}
@@ -6445,35 +6517,35 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 									}
 									{
 										{
-											a757 := s[206]
-											_ = a757
-											a758 := v636
-											_ = a758
-											v759 := uint64(0)
-											_ = v759
-											v759 = p.r[4].Get64(s[194])
-											v760 := uint64((v759) & 0xffff)
-											_ = v760
-											v761 := uint64((v759) >> 16 & 0xffff)
-											_ = v761
-											v762 := uint64((v759) >> 32 & 0xffff)
+											a760 := s[206]
+											_ = a760
+											a761 := v639
+											_ = a761
+											v762 := uint64(0)
 											_ = v762
-											v763 := uint64((v759) >> 48)
+											v762 = p.r[4].Get64(s[194])
+											v763 := uint64(((v762) & 0xffff))
 											_ = v763
-											v764 := uint64(engine.Sel((a757 == 0x0), v760, v761))
+											v764 := uint64(((v762) >> 16 & 0xffff))
 											_ = v764
+											v765 := uint64(((v762) >> 32 & 0xffff))
+											_ = v765
+											v766 := uint64(((v762) >> 48))
+											_ = v766
+											v767 := uint64(engine.Sel((a760 == 0x0), v763, v764))
+											_ = v767
 											s[217] = 0x0
 											{
 												{
-													if a758 == 0x1 {
+													if a761 == 0x1 {
 														{
 															if s[175] == 0x1 {
 																{
-																	v764 = (v764 - 0x1) & 0xffff
+																	v767 = ((v767 - 0x1) & 0xffff)
 																}
 															} else {
 																{
-																	v763 = (v763 + 0x1) & 0xffff
+																	v766 = ((v766 + 0x1) & 0xffff)
 																}
 															}
 														}
@@ -6487,93 +6559,100 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 													}
 												}
 											}
-											if a757 == 0x0 {
+											if a760 == 0x0 {
 												{
-													v760 = v764
+													v763 = v767
 												}
 											} else {
 												{
-													v761 = v764
+													v764 = v767
 												}
 											}
 											{
 												{
-													v759 = (((v763)<<16|v762)<<16|v761)<<16 | v760
+													v762 = ((((v766)<<16|v765)<<16|v764)<<16 | v763)
 												}
 											}
-											p.r[4].Set64(s[194], v759)
-											s[226] = (v759) & 0xffff
-											s[227] = (v759) >> 16 & 0xffff
-											s[228] = (v759) >> 32 & 0xffff
-											s[229] = (v759) >> 48
+											p.r[4].Set64(s[194], v762)
+											s[226] = ((v762) & 0xffff)
+											s[227] = ((v762) >> 16 & 0xffff)
+											s[228] = ((v762) >> 32 & 0xffff)
+											s[229] = ((v762) >> 48)
 										}
 									}
-									if v636 == 0x1 {
+									if v639 == 0x1 {
 										{
 											{
 												{
-													a766 := (0x2 + v575) & 0xff
-													_ = a766
-													v767 := uint64(0)
-													_ = v767
-													var h768 uint64
-													if s[29] != 0 {
-														b769 := g.Scratch(12)
-														binary.BigEndian.PutUint64(b769[0:], (s[37])<<32|(s[38])>>32)
-														binary.BigEndian.PutUint64(b769[8:], (s[38])<<32)
-														h768 = engine.HashCRC32(b769[:12])
-													} else {
-														h768 = engine.HashCRC32(nil)
-													}
-													v767 = (0x0 + h768%0x10000) & 0xffffffff
+													a769 := ((0x2 + v578) & 0xff)
+													_ = a769
 													v770 := uint64(0)
 													_ = v770
 													var h771 uint64
-													pk772 := g.Packer()
-													pk772.Put(32, (s[38])&0xffffffff)
-													if s[29] != 0 {
-														pk772.Put(32, s[37])
-													}
-													pk772.Put(32, (s[38])>>32)
-													h771 = engine.HashCRC32(g.Packed())
-													v770 = (0x0 + h771%0x100000000) & 0xffffffff
-													v770 = (v770 & 0xfffffffc)
-													if v770 == 0x0 {
-														{
-															v770 = 0x4
+													{
+														if s[29] != 0 {
+															b772 := g.Scratch(12)
+															binary.BigEndian.PutUint64(b772[0:], (s[37])<<32|(s[38])>>32)
+															binary.BigEndian.PutUint64(b772[8:], (s[38])<<32)
+															h771 = engine.HashCRC32(b772[:12])
+														} else {
+															h771 = engine.HashCRC32(nil)
 														}
 													}
+													v770 = (0x0 + h771%0x10000) & 0xffffffff
 													v773 := uint64(0)
 													_ = v773
-													v773 = p.r[6].Get64(v767)
-													s[234] = engine.Sel(((v773 & 0xfffffffd) == (v770 | 0x1)), 0x1, 0x0)
-													s[235] = engine.Sel((v773 == (v770 | 0x3)), 0x1, 0x0)
-													s[236] = engine.Sel((v773 == v770), 0x1, 0x0)
-													if (a766 == 0x1) && (s[234] == 0x0) {
+													var h774 uint64
+													{
+														if s[29] != 0 {
+															b775 := g.Scratch(12)
+															binary.BigEndian.PutUint64(b775[0:], ((s[38])&0xffffffff)<<32|s[37])
+															binary.BigEndian.PutUint64(b775[8:], ((s[38])>>32)<<32)
+															h774 = engine.HashCRC32(b775[:12])
+														} else {
+															b776 := g.Scratch(8)
+															binary.BigEndian.PutUint64(b776[0:], ((s[38])&0xffffffff)<<32|((s[38])>>32))
+															h774 = engine.HashCRC32(b776[:8])
+														}
+													}
+													v773 = (0x0 + h774%0x100000000) & 0xffffffff
+													v773 = (v773 & 0xfffffffc)
+													if v773 == 0x0 {
 														{
-															v773 = v770
+															v773 = 0x4
+														}
+													}
+													v777 := uint64(0)
+													_ = v777
+													v777 = p.r[6].Get64(v770)
+													s[234] = engine.Sel(((v777 & 0xfffffffd) == (v773 | 0x1)), 0x1, 0x0)
+													s[235] = engine.Sel((v777 == (v773 | 0x3)), 0x1, 0x0)
+													s[236] = engine.Sel((v777 == v773), 0x1, 0x0)
+													if (a769 == 0x1) && (s[234] == 0x0) {
+														{
+															v777 = v773
 														}
 													} else {
-														if a766 == 0x2 {
+														if a769 == 0x2 {
 															{
-																v773 = (v770 | 0x1)
+																v777 = (v773 | 0x1)
 															}
 														} else {
-															if a766 == 0x3 {
+															if a769 == 0x3 {
 																{
-																	v773 = (v770 | 0x3)
+																	v777 = (v773 | 0x3)
 																}
 															}
 														}
 													}
-													p.r[6].Set64(v767, (v773)&0xffffffff)
+													p.r[6].Set64(v770, ((v777) & 0xffffffff))
 												}
 											}
 										}
 									}
-									if v636 == 0x0 {
+									if v639 == 0x0 {
 										{
-											if v575 == 0x1 {
+											if v578 == 0x1 {
 												{
 													s[48] = 0x2
 												}
@@ -6603,29 +6682,29 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			{
 																				{
-																					a778 := s[209]
-																					_ = a778
-																					a779 := s[210]
-																					_ = a779
-																					a780 := s[211]
-																					_ = a780
+																					a782 := s[209]
+																					_ = a782
+																					a783 := s[210]
+																					_ = a783
+																					a784 := s[211]
+																					_ = a784
 																					s[105] = 0x1
 																					s[106] = 0x1
 																					s[107] = 0x0
 																					s[111] = s[201]
 																					s[113] = s[202]
-																					s[112] = a778
-																					s[114] = a779
+																					s[112] = a782
+																					s[114] = a783
 																					s[115] = 0x4
 																					s[118] = 0x0
 																					s[117] = 0x0
 																					s[126] = 0x0
 																					s[127] = 0x0
-																					if a780 == 0x1 {
+																					if a784 == 0x1 {
 																						{
 																							s[117] = 0x8
-																							s[126] = a778
-																							s[127] = a779
+																							s[126] = a782
+																							s[127] = a783
 																						}
 																					}
 																					s[121] = s[37]
@@ -6651,7 +6730,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 										}
 									} else {
 										{
-											if (s[220] == 0x0) && ((s[224]+s[225])&0xffffffff > 0x0) {
+											if (s[220] == 0x0) && (((s[224] + s[225]) & 0xffffffff) > 0x0) {
 												{
 													v111 = 0x1
 													if s[224] > 0x0 {
@@ -6682,39 +6761,39 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 													s[79] = 0x0
 												}
 											}
-											if v575 == 0x1 {
+											if v578 == 0x1 {
 												{
-													v781 := uint64(s[39])
-													_ = v781
+													v785 := uint64(s[39])
+													_ = v785
 													{
 														{
-															a783 := v781
-															_ = a783
+															a787 := v785
+															_ = a787
 															{
 																{
-																	a785 := s[159]
-																	_ = a785
-																	a786 := s[160]
-																	_ = a786
-																	a787 := s[155]
-																	_ = a787
+																	a789 := s[159]
+																	_ = a789
+																	a790 := s[160]
+																	_ = a790
+																	a791 := s[155]
+																	_ = a791
 																	s[80] = 0x1
 																	s[81] = 0x1
 																	s[82] = 0x0
 																	s[86] = s[201]
 																	s[88] = s[202]
-																	s[87] = a785
-																	s[89] = a786
+																	s[87] = a789
+																	s[89] = a790
 																	s[90] = 0x3
 																	s[93] = 0x0
 																	s[92] = 0x0
 																	s[101] = 0x0
 																	s[102] = 0x0
-																	if a787 == 0x1 {
+																	if a791 == 0x1 {
 																		{
 																			s[92] = 0x8
-																			s[101] = a785
-																			s[102] = a786
+																			s[101] = a789
+																			s[102] = a790
 																		}
 																	}
 																	s[96] = s[37]
@@ -6726,7 +6805,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 															s[94] = s[154]
 															s[95] = s[161]
 															s[97] = s[157]
-															s[98] = a783
+															s[98] = a787
 															s[99] = s[162]
 															s[100] = s[156]
 														}
@@ -6743,29 +6822,29 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 															{
 																{
 																	{
-																		a790 := s[209]
-																		_ = a790
-																		a791 := s[210]
-																		_ = a791
-																		a792 := s[211]
-																		_ = a792
+																		a794 := s[209]
+																		_ = a794
+																		a795 := s[210]
+																		_ = a795
+																		a796 := s[211]
+																		_ = a796
 																		s[80] = 0x1
 																		s[81] = 0x1
 																		s[82] = 0x0
 																		s[86] = s[201]
 																		s[88] = s[202]
-																		s[87] = a790
-																		s[89] = a791
+																		s[87] = a794
+																		s[89] = a795
 																		s[90] = 0x1
 																		s[93] = 0x0
 																		s[92] = 0x0
 																		s[101] = 0x0
 																		s[102] = 0x0
-																		if a792 == 0x1 {
+																		if a796 == 0x1 {
 																			{
 																				s[92] = 0x8
-																				s[101] = a790
-																				s[102] = a791
+																				s[101] = a794
+																				s[102] = a795
 																			}
 																		}
 																		s[96] = s[37]
@@ -6811,29 +6890,29 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																			{
 																				{
 																					{
-																						a797 := s[209]
-																						_ = a797
-																						a798 := s[210]
-																						_ = a798
-																						a799 := s[211]
-																						_ = a799
+																						a801 := s[209]
+																						_ = a801
+																						a802 := s[210]
+																						_ = a802
+																						a803 := s[211]
+																						_ = a803
 																						s[105] = 0x1
 																						s[106] = 0x1
 																						s[107] = 0x0
 																						s[111] = s[201]
 																						s[113] = s[202]
-																						s[112] = a797
-																						s[114] = a798
+																						s[112] = a801
+																						s[114] = a802
 																						s[115] = 0x1
 																						s[118] = 0x0
 																						s[117] = 0x0
 																						s[126] = 0x0
 																						s[127] = 0x0
-																						if a799 == 0x1 {
+																						if a803 == 0x1 {
 																							{
 																								s[117] = 0x8
-																								s[126] = a797
-																								s[127] = a798
+																								s[126] = a801
+																								s[127] = a802
 																							}
 																						}
 																						s[121] = s[37]
@@ -6860,9 +6939,9 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 											}
 											if (v111 == 0x0) && (v112 == 0x0) {
 												{
-													if (((s[226]+s[227])&0xffff == 0x0) && (s[228] > 0x0)) && (s[193] == 0x0) {
+													if ((((s[226] + s[227]) & 0xffff) == 0x0) && (s[228] > 0x0)) && (s[193] == 0x0) {
 														{
-															if v575 == 0x1 {
+															if v578 == 0x1 {
 																{
 																	v112 = 0x1
 																	s[77] = s[206]
@@ -6921,10 +7000,10 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 							{
 								{
 									{
-										a803 := s[71]
-										_ = a803
-										s[206] = a803
-										if a803 == 0x0 {
+										a807 := s[71]
+										_ = a807
+										s[206] = a807
+										if a807 == 0x0 {
 											{
 												s[207] = s[195]
 												s[208] = s[196]
@@ -6936,7 +7015,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 											}
 										}
 										s[169] = s[208]
-										if a803 == 0x0 {
+										if a807 == 0x0 {
 											{
 												s[179] = s[198]
 											}
@@ -6947,17 +7026,17 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 										}
 									}
 								}
-								v804 := uint64(s[72])
-								_ = v804
+								v808 := uint64(s[72])
+								_ = v808
 								{
 									{
-										a806 := v804
-										_ = a806
-										v807 := uint64((s[207] + (a806 & 0x7fff)) & 0xffffffff)
-										_ = v807
-										s[131] = (v807) >> 8 & 0x3
-										s[132] = (v807 & 0xff)
-										s[214] = v807
+										a810 := v808
+										_ = a810
+										v811 := uint64(((s[207] + (a810 & 0x7fff)) & 0xffffffff))
+										_ = v811
+										s[131] = ((v811) >> 8 & 0x3)
+										s[132] = (v811 & 0xff)
+										s[214] = v811
 									}
 								}
 								s[134] = 0x1
@@ -6974,17 +7053,17 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 															{
 																{
 																	{
-																		v811 := uint64(0)
-																		_ = v811
-																		v811 = p.r[7].Get64(s[132])
-																		s[158] = engine.Sel((v811 == s[142]), 0x1, 0x0)
+																		v815 := uint64(0)
+																		_ = v815
+																		v815 = p.r[7].Get64(s[132])
+																		s[158] = engine.Sel((v815 == s[142]), 0x1, 0x0)
 																		if s[134] == 0x2 {
 																			{
-																				v811 = s[142]
+																				v815 = s[142]
 																			}
 																		}
-																		p.r[7].Set64(s[132], v811)
-																		s[157] = v811
+																		p.r[7].Set64(s[132], v815)
+																		s[157] = v815
 																	}
 																}
 															}
@@ -6993,12 +7072,12 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 															{
 																{
 																	{
-																		v813 := uint64(0)
-																		_ = v813
-																		v813 = p.r[11].Get64(s[132])
+																		v817 := uint64(0)
+																		_ = v817
+																		v817 = p.r[11].Get64(s[132])
 																		if (s[137] == 0x3) || (s[137] == 0x4) {
 																			{
-																				if (((s[150] == 0x1) && (s[158] == 0x1)) && ((v813)>>32 == s[149])) && ((v813)>>32 != 0x0) {
+																				if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v817) >> 32) == s[149])) && (((v817) >> 32) != 0x0) {
 																					{
 																						s[165] = 0x1
 																					}
@@ -7007,24 +7086,24 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		}
 																		if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
 																			{
-																				v813 = (s[147])<<32 | s[148]
+																				v817 = ((s[147])<<32 | s[148])
 																			}
 																		} else {
 																			if (s[137] == 0x3) && (s[165] == 0x1) {
 																				{
-																					v813 = v813&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+																					v817 = v817&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 																				}
 																			} else {
 																				if (s[137] == 0x4) && (s[165] == 0x1) {
 																					{
-																						v813 = v813&^0xffffffff | (s[148])<<0&0xffffffff
+																						v817 = v817&^0xffffffff | (s[148])<<0&0xffffffff
 																					}
 																				}
 																			}
 																		}
-																		p.r[11].Set64(s[132], v813)
-																		s[163] = (v813) >> 32
-																		s[164] = (v813) & 0xffffffff
+																		p.r[11].Set64(s[132], v817)
+																		s[163] = ((v817) >> 32)
+																		s[164] = ((v817) & 0xffffffff)
 																	}
 																}
 															}
@@ -7033,39 +7112,39 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 															{
 																{
 																	{
-																		v815 := uint64(0)
-																		_ = v815
-																		v815 = p.r[8].Get64(s[132])
+																		v819 := uint64(0)
+																		_ = v819
+																		v819 = p.r[8].Get64(s[132])
 																		if s[133] == 0x2 {
 																			{
-																				v815 = ((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141]
+																				v819 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
 																			}
 																		} else {
 																			if (s[133] == 0x3) && (s[165] == 0x1) {
 																				{
-																					v815 = v815&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+																					v819 = v819&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
 																				}
 																			} else {
 																				if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
 																					{
-																						v815 = v815&^0xffffffff | (s[141])<<0&0xffffffff
+																						v819 = v819&^0xffffffff | (s[141])<<0&0xffffffff
 																					}
 																				} else {
-																					if ((s[133] == 0x5) && ((v815)>>56 == 0x1)) && (s[158] == 0x1) {
+																					if ((s[133] == 0x5) && (((v819) >> 56) == 0x1)) && (s[158] == 0x1) {
 																						{
-																							v815 = v815&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+																							v819 = v819&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 																							s[165] = 0x1
 																						}
 																					}
 																				}
 																			}
 																		}
-																		p.r[8].Set64(s[132], v815)
-																		s[152] = (v815) >> 56
-																		s[153] = (v815) >> 48 & 0xff
-																		s[154] = (v815) >> 40 & 0xff
-																		s[155] = (v815) >> 32 & 0xff
-																		s[156] = (v815) & 0xffffffff
+																		p.r[8].Set64(s[132], v819)
+																		s[152] = ((v819) >> 56)
+																		s[153] = ((v819) >> 48 & 0xff)
+																		s[154] = ((v819) >> 40 & 0xff)
+																		s[155] = ((v819) >> 32 & 0xff)
+																		s[156] = ((v819) & 0xffffffff)
 																	}
 																}
 															}
@@ -7074,18 +7153,18 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 															{
 																{
 																	{
-																		v817 := uint64(0)
-																		_ = v817
-																		v817 = p.r[9].Get64(s[132])
+																		v821 := uint64(0)
+																		_ = v821
+																		v821 = p.r[9].Get64(s[132])
 																		if s[135] == 0x2 {
 																			{
-																				v817 = ((s[143])<<16|s[144])<<16 | s[145]
+																				v821 = (((s[143])<<16|s[144])<<16 | s[145])
 																			}
 																		}
-																		p.r[9].Set64(s[132], v817)
-																		s[159] = (v817) >> 32
-																		s[160] = (v817) >> 16 & 0xffff
-																		s[161] = (v817) & 0xffff
+																		p.r[9].Set64(s[132], v821)
+																		s[159] = ((v821) >> 32)
+																		s[160] = ((v821) >> 16 & 0xffff)
+																		s[161] = ((v821) & 0xffff)
 																	}
 																}
 															}
@@ -7094,16 +7173,16 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 															{
 																{
 																	{
-																		v819 := uint64(0)
-																		_ = v819
-																		v819 = p.r[10].Get64(s[132])
+																		v823 := uint64(0)
+																		_ = v823
+																		v823 = p.r[10].Get64(s[132])
 																		if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
 																			{
-																				v819 = s[146]
+																				v823 = s[146]
 																			}
 																		}
-																		p.r[10].Set64(s[132], v819)
-																		s[162] = v819
+																		p.r[10].Set64(s[132], v823)
+																		s[162] = v823
 																	}
 																}
 															}
@@ -7120,17 +7199,17 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																{
 																	{
 																		{
-																			v822 := uint64(0)
-																			_ = v822
-																			v822 = p.r[12].Get64(s[132])
-																			s[158] = engine.Sel((v822 == s[142]), 0x1, 0x0)
+																			v826 := uint64(0)
+																			_ = v826
+																			v826 = p.r[12].Get64(s[132])
+																			s[158] = engine.Sel((v826 == s[142]), 0x1, 0x0)
 																			if s[134] == 0x2 {
 																				{
-																					v822 = s[142]
+																					v826 = s[142]
 																				}
 																			}
-																			p.r[12].Set64(s[132], v822)
-																			s[157] = v822
+																			p.r[12].Set64(s[132], v826)
+																			s[157] = v826
 																		}
 																	}
 																}
@@ -7139,12 +7218,12 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																{
 																	{
 																		{
-																			v824 := uint64(0)
-																			_ = v824
-																			v824 = p.r[16].Get64(s[132])
+																			v828 := uint64(0)
+																			_ = v828
+																			v828 = p.r[16].Get64(s[132])
 																			if (s[137] == 0x3) || (s[137] == 0x4) {
 																				{
-																					if (((s[150] == 0x1) && (s[158] == 0x1)) && ((v824)>>32 == s[149])) && ((v824)>>32 != 0x0) {
+																					if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v828) >> 32) == s[149])) && (((v828) >> 32) != 0x0) {
 																						{
 																							s[165] = 0x1
 																						}
@@ -7153,24 +7232,24 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																			}
 																			if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
 																				{
-																					v824 = (s[147])<<32 | s[148]
+																					v828 = ((s[147])<<32 | s[148])
 																				}
 																			} else {
 																				if (s[137] == 0x3) && (s[165] == 0x1) {
 																					{
-																						v824 = v824&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+																						v828 = v828&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 																					}
 																				} else {
 																					if (s[137] == 0x4) && (s[165] == 0x1) {
 																						{
-																							v824 = v824&^0xffffffff | (s[148])<<0&0xffffffff
+																							v828 = v828&^0xffffffff | (s[148])<<0&0xffffffff
 																						}
 																					}
 																				}
 																			}
-																			p.r[16].Set64(s[132], v824)
-																			s[163] = (v824) >> 32
-																			s[164] = (v824) & 0xffffffff
+																			p.r[16].Set64(s[132], v828)
+																			s[163] = ((v828) >> 32)
+																			s[164] = ((v828) & 0xffffffff)
 																		}
 																	}
 																}
@@ -7179,39 +7258,39 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																{
 																	{
 																		{
-																			v826 := uint64(0)
-																			_ = v826
-																			v826 = p.r[13].Get64(s[132])
+																			v830 := uint64(0)
+																			_ = v830
+																			v830 = p.r[13].Get64(s[132])
 																			if s[133] == 0x2 {
 																				{
-																					v826 = ((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141]
+																					v830 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
 																				}
 																			} else {
 																				if (s[133] == 0x3) && (s[165] == 0x1) {
 																					{
-																						v826 = v826&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+																						v830 = v830&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
 																					}
 																				} else {
 																					if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
 																						{
-																							v826 = v826&^0xffffffff | (s[141])<<0&0xffffffff
+																							v830 = v830&^0xffffffff | (s[141])<<0&0xffffffff
 																						}
 																					} else {
-																						if ((s[133] == 0x5) && ((v826)>>56 == 0x1)) && (s[158] == 0x1) {
+																						if ((s[133] == 0x5) && (((v830) >> 56) == 0x1)) && (s[158] == 0x1) {
 																							{
-																								v826 = v826&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+																								v830 = v830&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 																								s[165] = 0x1
 																							}
 																						}
 																					}
 																				}
 																			}
-																			p.r[13].Set64(s[132], v826)
-																			s[152] = (v826) >> 56
-																			s[153] = (v826) >> 48 & 0xff
-																			s[154] = (v826) >> 40 & 0xff
-																			s[155] = (v826) >> 32 & 0xff
-																			s[156] = (v826) & 0xffffffff
+																			p.r[13].Set64(s[132], v830)
+																			s[152] = ((v830) >> 56)
+																			s[153] = ((v830) >> 48 & 0xff)
+																			s[154] = ((v830) >> 40 & 0xff)
+																			s[155] = ((v830) >> 32 & 0xff)
+																			s[156] = ((v830) & 0xffffffff)
 																		}
 																	}
 																}
@@ -7220,18 +7299,18 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																{
 																	{
 																		{
-																			v828 := uint64(0)
-																			_ = v828
-																			v828 = p.r[14].Get64(s[132])
+																			v832 := uint64(0)
+																			_ = v832
+																			v832 = p.r[14].Get64(s[132])
 																			if s[135] == 0x2 {
 																				{
-																					v828 = ((s[143])<<16|s[144])<<16 | s[145]
+																					v832 = (((s[143])<<16|s[144])<<16 | s[145])
 																				}
 																			}
-																			p.r[14].Set64(s[132], v828)
-																			s[159] = (v828) >> 32
-																			s[160] = (v828) >> 16 & 0xffff
-																			s[161] = (v828) & 0xffff
+																			p.r[14].Set64(s[132], v832)
+																			s[159] = ((v832) >> 32)
+																			s[160] = ((v832) >> 16 & 0xffff)
+																			s[161] = ((v832) & 0xffff)
 																		}
 																	}
 																}
@@ -7240,16 +7319,16 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																{
 																	{
 																		{
-																			v830 := uint64(0)
-																			_ = v830
-																			v830 = p.r[15].Get64(s[132])
+																			v834 := uint64(0)
+																			_ = v834
+																			v834 = p.r[15].Get64(s[132])
 																			if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
 																				{
-																					v830 = s[146]
+																					v834 = s[146]
 																				}
 																			}
-																			p.r[15].Set64(s[132], v830)
-																			s[162] = v830
+																			p.r[15].Set64(s[132], v834)
+																			s[162] = v834
 																		}
 																	}
 																}
@@ -7266,17 +7345,17 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		{
 																			{
-																				v833 := uint64(0)
-																				_ = v833
-																				v833 = p.r[17].Get64(s[132])
-																				s[158] = engine.Sel((v833 == s[142]), 0x1, 0x0)
+																				v837 := uint64(0)
+																				_ = v837
+																				v837 = p.r[17].Get64(s[132])
+																				s[158] = engine.Sel((v837 == s[142]), 0x1, 0x0)
 																				if s[134] == 0x2 {
 																					{
-																						v833 = s[142]
+																						v837 = s[142]
 																					}
 																				}
-																				p.r[17].Set64(s[132], v833)
-																				s[157] = v833
+																				p.r[17].Set64(s[132], v837)
+																				s[157] = v837
 																			}
 																		}
 																	}
@@ -7285,12 +7364,12 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		{
 																			{
-																				v835 := uint64(0)
-																				_ = v835
-																				v835 = p.r[21].Get64(s[132])
+																				v839 := uint64(0)
+																				_ = v839
+																				v839 = p.r[21].Get64(s[132])
 																				if (s[137] == 0x3) || (s[137] == 0x4) {
 																					{
-																						if (((s[150] == 0x1) && (s[158] == 0x1)) && ((v835)>>32 == s[149])) && ((v835)>>32 != 0x0) {
+																						if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v839) >> 32) == s[149])) && (((v839) >> 32) != 0x0) {
 																							{
 																								s[165] = 0x1
 																							}
@@ -7299,24 +7378,24 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																				if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
 																					{
-																						v835 = (s[147])<<32 | s[148]
+																						v839 = ((s[147])<<32 | s[148])
 																					}
 																				} else {
 																					if (s[137] == 0x3) && (s[165] == 0x1) {
 																						{
-																							v835 = v835&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+																							v839 = v839&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 																						}
 																					} else {
 																						if (s[137] == 0x4) && (s[165] == 0x1) {
 																							{
-																								v835 = v835&^0xffffffff | (s[148])<<0&0xffffffff
+																								v839 = v839&^0xffffffff | (s[148])<<0&0xffffffff
 																							}
 																						}
 																					}
 																				}
-																				p.r[21].Set64(s[132], v835)
-																				s[163] = (v835) >> 32
-																				s[164] = (v835) & 0xffffffff
+																				p.r[21].Set64(s[132], v839)
+																				s[163] = ((v839) >> 32)
+																				s[164] = ((v839) & 0xffffffff)
 																			}
 																		}
 																	}
@@ -7325,39 +7404,39 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		{
 																			{
-																				v837 := uint64(0)
-																				_ = v837
-																				v837 = p.r[18].Get64(s[132])
+																				v841 := uint64(0)
+																				_ = v841
+																				v841 = p.r[18].Get64(s[132])
 																				if s[133] == 0x2 {
 																					{
-																						v837 = ((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141]
+																						v841 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
 																					}
 																				} else {
 																					if (s[133] == 0x3) && (s[165] == 0x1) {
 																						{
-																							v837 = v837&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+																							v841 = v841&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
 																						}
 																					} else {
 																						if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
 																							{
-																								v837 = v837&^0xffffffff | (s[141])<<0&0xffffffff
+																								v841 = v841&^0xffffffff | (s[141])<<0&0xffffffff
 																							}
 																						} else {
-																							if ((s[133] == 0x5) && ((v837)>>56 == 0x1)) && (s[158] == 0x1) {
+																							if ((s[133] == 0x5) && (((v841) >> 56) == 0x1)) && (s[158] == 0x1) {
 																								{
-																									v837 = v837&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+																									v841 = v841&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 																									s[165] = 0x1
 																								}
 																							}
 																						}
 																					}
 																				}
-																				p.r[18].Set64(s[132], v837)
-																				s[152] = (v837) >> 56
-																				s[153] = (v837) >> 48 & 0xff
-																				s[154] = (v837) >> 40 & 0xff
-																				s[155] = (v837) >> 32 & 0xff
-																				s[156] = (v837) & 0xffffffff
+																				p.r[18].Set64(s[132], v841)
+																				s[152] = ((v841) >> 56)
+																				s[153] = ((v841) >> 48 & 0xff)
+																				s[154] = ((v841) >> 40 & 0xff)
+																				s[155] = ((v841) >> 32 & 0xff)
+																				s[156] = ((v841) & 0xffffffff)
 																			}
 																		}
 																	}
@@ -7366,18 +7445,18 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		{
 																			{
-																				v839 := uint64(0)
-																				_ = v839
-																				v839 = p.r[19].Get64(s[132])
+																				v843 := uint64(0)
+																				_ = v843
+																				v843 = p.r[19].Get64(s[132])
 																				if s[135] == 0x2 {
 																					{
-																						v839 = ((s[143])<<16|s[144])<<16 | s[145]
+																						v843 = (((s[143])<<16|s[144])<<16 | s[145])
 																					}
 																				}
-																				p.r[19].Set64(s[132], v839)
-																				s[159] = (v839) >> 32
-																				s[160] = (v839) >> 16 & 0xffff
-																				s[161] = (v839) & 0xffff
+																				p.r[19].Set64(s[132], v843)
+																				s[159] = ((v843) >> 32)
+																				s[160] = ((v843) >> 16 & 0xffff)
+																				s[161] = ((v843) & 0xffff)
 																			}
 																		}
 																	}
@@ -7386,16 +7465,16 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		{
 																			{
-																				v841 := uint64(0)
-																				_ = v841
-																				v841 = p.r[20].Get64(s[132])
+																				v845 := uint64(0)
+																				_ = v845
+																				v845 = p.r[20].Get64(s[132])
 																				if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
 																					{
-																						v841 = s[146]
+																						v845 = s[146]
 																					}
 																				}
-																				p.r[20].Set64(s[132], v841)
-																				s[162] = v841
+																				p.r[20].Set64(s[132], v845)
+																				s[162] = v845
 																			}
 																		}
 																	}
@@ -7411,17 +7490,17 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		{
 																			{
-																				v844 := uint64(0)
-																				_ = v844
-																				v844 = p.r[22].Get64(s[132])
-																				s[158] = engine.Sel((v844 == s[142]), 0x1, 0x0)
+																				v848 := uint64(0)
+																				_ = v848
+																				v848 = p.r[22].Get64(s[132])
+																				s[158] = engine.Sel((v848 == s[142]), 0x1, 0x0)
 																				if s[134] == 0x2 {
 																					{
-																						v844 = s[142]
+																						v848 = s[142]
 																					}
 																				}
-																				p.r[22].Set64(s[132], v844)
-																				s[157] = v844
+																				p.r[22].Set64(s[132], v848)
+																				s[157] = v848
 																			}
 																		}
 																	}
@@ -7430,12 +7509,12 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		{
 																			{
-																				v846 := uint64(0)
-																				_ = v846
-																				v846 = p.r[26].Get64(s[132])
+																				v850 := uint64(0)
+																				_ = v850
+																				v850 = p.r[26].Get64(s[132])
 																				if (s[137] == 0x3) || (s[137] == 0x4) {
 																					{
-																						if (((s[150] == 0x1) && (s[158] == 0x1)) && ((v846)>>32 == s[149])) && ((v846)>>32 != 0x0) {
+																						if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v850) >> 32) == s[149])) && (((v850) >> 32) != 0x0) {
 																							{
 																								s[165] = 0x1
 																							}
@@ -7444,24 +7523,24 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																				if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
 																					{
-																						v846 = (s[147])<<32 | s[148]
+																						v850 = ((s[147])<<32 | s[148])
 																					}
 																				} else {
 																					if (s[137] == 0x3) && (s[165] == 0x1) {
 																						{
-																							v846 = v846&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+																							v850 = v850&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 																						}
 																					} else {
 																						if (s[137] == 0x4) && (s[165] == 0x1) {
 																							{
-																								v846 = v846&^0xffffffff | (s[148])<<0&0xffffffff
+																								v850 = v850&^0xffffffff | (s[148])<<0&0xffffffff
 																							}
 																						}
 																					}
 																				}
-																				p.r[26].Set64(s[132], v846)
-																				s[163] = (v846) >> 32
-																				s[164] = (v846) & 0xffffffff
+																				p.r[26].Set64(s[132], v850)
+																				s[163] = ((v850) >> 32)
+																				s[164] = ((v850) & 0xffffffff)
 																			}
 																		}
 																	}
@@ -7470,39 +7549,39 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		{
 																			{
-																				v848 := uint64(0)
-																				_ = v848
-																				v848 = p.r[23].Get64(s[132])
+																				v852 := uint64(0)
+																				_ = v852
+																				v852 = p.r[23].Get64(s[132])
 																				if s[133] == 0x2 {
 																					{
-																						v848 = ((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141]
+																						v852 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
 																					}
 																				} else {
 																					if (s[133] == 0x3) && (s[165] == 0x1) {
 																						{
-																							v848 = v848&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+																							v852 = v852&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
 																						}
 																					} else {
 																						if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
 																							{
-																								v848 = v848&^0xffffffff | (s[141])<<0&0xffffffff
+																								v852 = v852&^0xffffffff | (s[141])<<0&0xffffffff
 																							}
 																						} else {
-																							if ((s[133] == 0x5) && ((v848)>>56 == 0x1)) && (s[158] == 0x1) {
+																							if ((s[133] == 0x5) && (((v852) >> 56) == 0x1)) && (s[158] == 0x1) {
 																								{
-																									v848 = v848&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+																									v852 = v852&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 																									s[165] = 0x1
 																								}
 																							}
 																						}
 																					}
 																				}
-																				p.r[23].Set64(s[132], v848)
-																				s[152] = (v848) >> 56
-																				s[153] = (v848) >> 48 & 0xff
-																				s[154] = (v848) >> 40 & 0xff
-																				s[155] = (v848) >> 32 & 0xff
-																				s[156] = (v848) & 0xffffffff
+																				p.r[23].Set64(s[132], v852)
+																				s[152] = ((v852) >> 56)
+																				s[153] = ((v852) >> 48 & 0xff)
+																				s[154] = ((v852) >> 40 & 0xff)
+																				s[155] = ((v852) >> 32 & 0xff)
+																				s[156] = ((v852) & 0xffffffff)
 																			}
 																		}
 																	}
@@ -7511,18 +7590,18 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		{
 																			{
-																				v850 := uint64(0)
-																				_ = v850
-																				v850 = p.r[24].Get64(s[132])
+																				v854 := uint64(0)
+																				_ = v854
+																				v854 = p.r[24].Get64(s[132])
 																				if s[135] == 0x2 {
 																					{
-																						v850 = ((s[143])<<16|s[144])<<16 | s[145]
+																						v854 = (((s[143])<<16|s[144])<<16 | s[145])
 																					}
 																				}
-																				p.r[24].Set64(s[132], v850)
-																				s[159] = (v850) >> 32
-																				s[160] = (v850) >> 16 & 0xffff
-																				s[161] = (v850) & 0xffff
+																				p.r[24].Set64(s[132], v854)
+																				s[159] = ((v854) >> 32)
+																				s[160] = ((v854) >> 16 & 0xffff)
+																				s[161] = ((v854) & 0xffff)
 																			}
 																		}
 																	}
@@ -7531,16 +7610,16 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		{
 																			{
-																				v852 := uint64(0)
-																				_ = v852
-																				v852 = p.r[25].Get64(s[132])
+																				v856 := uint64(0)
+																				_ = v856
+																				v856 = p.r[25].Get64(s[132])
 																				if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
 																					{
-																						v852 = s[146]
+																						v856 = s[146]
 																					}
 																				}
-																				p.r[25].Set64(s[132], v852)
-																				s[162] = v852
+																				p.r[25].Set64(s[132], v856)
+																				s[162] = v856
 																			}
 																		}
 																	}
@@ -7553,67 +7632,67 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 										}
 									}
 								}
-								v853 := uint64(engine.Sel((s[152] == 0x1), 0x1, 0x0))
-								_ = v853
+								v857 := uint64(engine.Sel((s[152] == 0x1), 0x1, 0x0))
+								_ = v857
 								{
 									{
-										a855 := s[153]
-										_ = a855
-										a856 := s[206]
-										_ = a856
-										a857 := v853
-										_ = a857
-										v858 := uint64(0)
-										_ = v858
-										v858 = p.r[1].Get64(s[194])
-										v859 := uint64((0x0)<<15 | (v858)&0x7fff)
-										_ = v859
-										v860 := uint64((0x0)<<1 | (v858)>>15&0x1)
-										_ = v860
-										v861 := uint64((v858) >> 16 & 0xffff)
-										_ = v861
-										v862 := uint64((v858) >> 32 & 0xffff)
+										a859 := s[153]
+										_ = a859
+										a860 := s[206]
+										_ = a860
+										a861 := v857
+										_ = a861
+										v862 := uint64(0)
 										_ = v862
-										v863 := uint64(engine.Sel(((a855 == 0x1) && (a856 == 0x0)), 0x1, 0x0))
+										v862 = p.r[1].Get64(s[194])
+										v863 := uint64(((0x0)<<15 | ((v862) & 0x7fff)))
 										_ = v863
-										v864 := uint64(engine.Sel((a855 == 0x1), 0x1, 0x0))
+										v864 := uint64(((0x0)<<1 | ((v862) >> 15 & 0x1)))
 										_ = v864
-										if a855 == 0x1 {
+										v865 := uint64(((v862) >> 16 & 0xffff))
+										_ = v865
+										v866 := uint64(((v862) >> 32 & 0xffff))
+										_ = v866
+										v867 := uint64(engine.Sel(((a859 == 0x1) && (a860 == 0x0)), 0x1, 0x0))
+										_ = v867
+										v868 := uint64(engine.Sel((a859 == 0x1), 0x1, 0x0))
+										_ = v868
+										if a859 == 0x1 {
 											{
-												s[219] = engine.Sel((v859 == 0x0), 0x1, 0x0)
+												s[219] = engine.Sel((v863 == 0x0), 0x1, 0x0)
 											}
 										} else {
-											if a856 == 0x0 {
+											if a860 == 0x0 {
 												{
-													s[219] = engine.Sel(((v860 == 0x0) && (v861 == 0x0)), 0x1, 0x0)
+													s[219] = engine.Sel(((v864 == 0x0) && (v865 == 0x0)), 0x1, 0x0)
 												}
 											} else {
 												{
-													s[219] = engine.Sel(((v860 == 0x0) && (v862 == 0x0)), 0x1, 0x0)
+													s[219] = engine.Sel(((v864 == 0x0) && (v866 == 0x0)), 0x1, 0x0)
 												}
 											}
 										}
 										s[218] = 0x0
 										{
 											{
-												if a857 == 0x1 {
+												if a861 == 0x1 {
 													{
-														if a855 == 0x1 {
+														if a859 == 0x1 {
 															{
-																s[219] = engine.Sel((v859 == 0x0), 0x1, 0x0)
+																s[219] = engine.Sel((v863 == 0x0), 0x1, 0x0)
 															}
 														} else {
 															{
-																s[219] = engine.Sel((v860 == 0x0), 0x1, 0x0)
+																s[219] = engine.Sel((v864 == 0x0), 0x1, 0x0)
 															}
 														}
 														if s[219] == 0x1 {
 															{
 																s[218] = 0x1
-																v859 = (v859 + 0x1) & 0xffff
-																v860 = engine.Sel((a855 == 0x1), 0x1, 0x0)
-																v861 = (v861 - v863) & 0xffff
-																v862 = (v862 - v864) & 0xffff
+																v863 = ((v863 + 0x1) & 0xffff)
+																v864 = engine.Sel((a859 == 0x1), 0x1, 0x0)
+																v865 = ((v865 - v867) & 0xffff)
+																v866 = ((v866 - v868) & 0xffff)
 															}
 														}
 													}
@@ -7623,39 +7702,39 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 										}
 										{
 											{
-												v858 = ((((0x0)<<16|v862)<<16|v861)<<1|(v860)&0x1)<<15 | (v859)&0x7fff
+												v862 = (((((0x0)<<16|v866)<<16|v865)<<1|((v864)&0x1))<<15 | ((v863) & 0x7fff))
 											}
 										}
-										p.r[1].Set64(s[194], v858)
-										s[220] = (0x0)<<15 | (v858)&0x7fff
-										s[221] = (0x0)<<1 | (v858)>>15&0x1
-										s[222] = (v858) >> 16 & 0xffff
-										s[223] = (v858) >> 32 & 0xffff
+										p.r[1].Set64(s[194], v862)
+										s[220] = ((0x0)<<15 | ((v862) & 0x7fff))
+										s[221] = ((0x0)<<1 | ((v862) >> 15 & 0x1))
+										s[222] = ((v862) >> 16 & 0xffff)
+										s[223] = ((v862) >> 32 & 0xffff)
 									}
 								}
 								{
 									{
-										a866 := s[206]
-										_ = a866
-										a867 := s[218]
-										_ = a867
-										v868 := uint64(0)
-										_ = v868
-										v868 = p.r[2].Get64(s[194])
-										v869 := uint64((v868) & 0xffffffff)
-										_ = v869
-										v870 := uint64((v868) >> 32)
-										_ = v870
+										a870 := s[206]
+										_ = a870
+										a871 := s[218]
+										_ = a871
+										v872 := uint64(0)
+										_ = v872
+										v872 = p.r[2].Get64(s[194])
+										v873 := uint64(((v872) & 0xffffffff))
+										_ = v873
+										v874 := uint64(((v872) >> 32))
+										_ = v874
 										{
-											if a867 == 0x1 {
+											if a871 == 0x1 {
 												{
-													if a866 == 0x0 {
+													if a870 == 0x0 {
 														{
-															v869 = (v869 - 0x1) & 0xffffffff
+															v873 = ((v873 - 0x1) & 0xffffffff)
 														}
 													} else {
 														{
-															v870 = (v870 - 0x1) & 0xffffffff
+															v874 = ((v874 - 0x1) & 0xffffffff)
 														}
 													}
 												}
@@ -7663,34 +7742,34 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 										}
 										{
 											{
-												v868 = (v870)<<32 | v869
+												v872 = ((v874)<<32 | v873)
 											}
 										}
-										p.r[2].Set64(s[194], v868)
-										s[224] = (v868) & 0xffffffff
-										s[225] = (v868) >> 32
+										p.r[2].Set64(s[194], v872)
+										s[224] = ((v872) & 0xffffffff)
+										s[225] = ((v872) >> 32)
 									}
 								}
 								{
 									{
-										a872 := s[218]
-										_ = a872
-										v873 := uint64(0)
-										_ = v873
-										v873 = p.r[3].Get64(s[194])
-										if a872 == 0x1 {
+										a876 := s[218]
+										_ = a876
+										v877 := uint64(0)
+										_ = v877
+										v877 = p.r[3].Get64(s[194])
+										if a876 == 0x1 {
 											{
-												v873 = (v873 + 0x1)
-												if (v873)&0xffffffff == 0x0 {
+												v877 = (v877 + 0x1)
+												if ((v877) & 0xffffffff) == 0x0 {
 													{
-														v873 = (v873 + 0x1)
+														v877 = (v877 + 0x1)
 													}
 												}
 											}
 										} else {
 										}
-										p.r[3].Set64(s[194], v873)
-										s[230] = v873
+										p.r[3].Set64(s[194], v877)
+										s[230] = v877
 									}
 								}
 								{
@@ -7704,7 +7783,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 								}
 								s[137] = 0x5
 								s[151] = s[218]
-								s[147] = (s[230]) & 0xffffffff
+								s[147] = ((s[230]) & 0xffffffff)
 								s[148] = s[213]
 								{
 									{
@@ -7716,17 +7795,17 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 															{
 																{
 																	{
-																		v878 := uint64(0)
-																		_ = v878
-																		v878 = p.r[7].Get64(s[132])
-																		s[158] = engine.Sel((v878 == s[142]), 0x1, 0x0)
+																		v882 := uint64(0)
+																		_ = v882
+																		v882 = p.r[7].Get64(s[132])
+																		s[158] = engine.Sel((v882 == s[142]), 0x1, 0x0)
 																		if s[134] == 0x2 {
 																			{
-																				v878 = s[142]
+																				v882 = s[142]
 																			}
 																		}
-																		p.r[7].Set64(s[132], v878)
-																		s[157] = v878
+																		p.r[7].Set64(s[132], v882)
+																		s[157] = v882
 																	}
 																}
 															}
@@ -7735,12 +7814,12 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 															{
 																{
 																	{
-																		v880 := uint64(0)
-																		_ = v880
-																		v880 = p.r[11].Get64(s[132])
+																		v884 := uint64(0)
+																		_ = v884
+																		v884 = p.r[11].Get64(s[132])
 																		if (s[137] == 0x3) || (s[137] == 0x4) {
 																			{
-																				if (((s[150] == 0x1) && (s[158] == 0x1)) && ((v880)>>32 == s[149])) && ((v880)>>32 != 0x0) {
+																				if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v884) >> 32) == s[149])) && (((v884) >> 32) != 0x0) {
 																					{
 																						s[165] = 0x1
 																					}
@@ -7749,24 +7828,24 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		}
 																		if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
 																			{
-																				v880 = (s[147])<<32 | s[148]
+																				v884 = ((s[147])<<32 | s[148])
 																			}
 																		} else {
 																			if (s[137] == 0x3) && (s[165] == 0x1) {
 																				{
-																					v880 = v880&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+																					v884 = v884&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 																				}
 																			} else {
 																				if (s[137] == 0x4) && (s[165] == 0x1) {
 																					{
-																						v880 = v880&^0xffffffff | (s[148])<<0&0xffffffff
+																						v884 = v884&^0xffffffff | (s[148])<<0&0xffffffff
 																					}
 																				}
 																			}
 																		}
-																		p.r[11].Set64(s[132], v880)
-																		s[163] = (v880) >> 32
-																		s[164] = (v880) & 0xffffffff
+																		p.r[11].Set64(s[132], v884)
+																		s[163] = ((v884) >> 32)
+																		s[164] = ((v884) & 0xffffffff)
 																	}
 																}
 															}
@@ -7775,39 +7854,39 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 															{
 																{
 																	{
-																		v882 := uint64(0)
-																		_ = v882
-																		v882 = p.r[8].Get64(s[132])
+																		v886 := uint64(0)
+																		_ = v886
+																		v886 = p.r[8].Get64(s[132])
 																		if s[133] == 0x2 {
 																			{
-																				v882 = ((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141]
+																				v886 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
 																			}
 																		} else {
 																			if (s[133] == 0x3) && (s[165] == 0x1) {
 																				{
-																					v882 = v882&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+																					v886 = v886&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
 																				}
 																			} else {
 																				if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
 																					{
-																						v882 = v882&^0xffffffff | (s[141])<<0&0xffffffff
+																						v886 = v886&^0xffffffff | (s[141])<<0&0xffffffff
 																					}
 																				} else {
-																					if ((s[133] == 0x5) && ((v882)>>56 == 0x1)) && (s[158] == 0x1) {
+																					if ((s[133] == 0x5) && (((v886) >> 56) == 0x1)) && (s[158] == 0x1) {
 																						{
-																							v882 = v882&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+																							v886 = v886&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 																							s[165] = 0x1
 																						}
 																					}
 																				}
 																			}
 																		}
-																		p.r[8].Set64(s[132], v882)
-																		s[152] = (v882) >> 56
-																		s[153] = (v882) >> 48 & 0xff
-																		s[154] = (v882) >> 40 & 0xff
-																		s[155] = (v882) >> 32 & 0xff
-																		s[156] = (v882) & 0xffffffff
+																		p.r[8].Set64(s[132], v886)
+																		s[152] = ((v886) >> 56)
+																		s[153] = ((v886) >> 48 & 0xff)
+																		s[154] = ((v886) >> 40 & 0xff)
+																		s[155] = ((v886) >> 32 & 0xff)
+																		s[156] = ((v886) & 0xffffffff)
 																	}
 																}
 															}
@@ -7816,18 +7895,18 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 															{
 																{
 																	{
-																		v884 := uint64(0)
-																		_ = v884
-																		v884 = p.r[9].Get64(s[132])
+																		v888 := uint64(0)
+																		_ = v888
+																		v888 = p.r[9].Get64(s[132])
 																		if s[135] == 0x2 {
 																			{
-																				v884 = ((s[143])<<16|s[144])<<16 | s[145]
+																				v888 = (((s[143])<<16|s[144])<<16 | s[145])
 																			}
 																		}
-																		p.r[9].Set64(s[132], v884)
-																		s[159] = (v884) >> 32
-																		s[160] = (v884) >> 16 & 0xffff
-																		s[161] = (v884) & 0xffff
+																		p.r[9].Set64(s[132], v888)
+																		s[159] = ((v888) >> 32)
+																		s[160] = ((v888) >> 16 & 0xffff)
+																		s[161] = ((v888) & 0xffff)
 																	}
 																}
 															}
@@ -7836,16 +7915,16 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 															{
 																{
 																	{
-																		v886 := uint64(0)
-																		_ = v886
-																		v886 = p.r[10].Get64(s[132])
+																		v890 := uint64(0)
+																		_ = v890
+																		v890 = p.r[10].Get64(s[132])
 																		if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
 																			{
-																				v886 = s[146]
+																				v890 = s[146]
 																			}
 																		}
-																		p.r[10].Set64(s[132], v886)
-																		s[162] = v886
+																		p.r[10].Set64(s[132], v890)
+																		s[162] = v890
 																	}
 																}
 															}
@@ -7862,17 +7941,17 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																{
 																	{
 																		{
-																			v889 := uint64(0)
-																			_ = v889
-																			v889 = p.r[12].Get64(s[132])
-																			s[158] = engine.Sel((v889 == s[142]), 0x1, 0x0)
+																			v893 := uint64(0)
+																			_ = v893
+																			v893 = p.r[12].Get64(s[132])
+																			s[158] = engine.Sel((v893 == s[142]), 0x1, 0x0)
 																			if s[134] == 0x2 {
 																				{
-																					v889 = s[142]
+																					v893 = s[142]
 																				}
 																			}
-																			p.r[12].Set64(s[132], v889)
-																			s[157] = v889
+																			p.r[12].Set64(s[132], v893)
+																			s[157] = v893
 																		}
 																	}
 																}
@@ -7881,12 +7960,12 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																{
 																	{
 																		{
-																			v891 := uint64(0)
-																			_ = v891
-																			v891 = p.r[16].Get64(s[132])
+																			v895 := uint64(0)
+																			_ = v895
+																			v895 = p.r[16].Get64(s[132])
 																			if (s[137] == 0x3) || (s[137] == 0x4) {
 																				{
-																					if (((s[150] == 0x1) && (s[158] == 0x1)) && ((v891)>>32 == s[149])) && ((v891)>>32 != 0x0) {
+																					if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v895) >> 32) == s[149])) && (((v895) >> 32) != 0x0) {
 																						{
 																							s[165] = 0x1
 																						}
@@ -7895,24 +7974,24 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																			}
 																			if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
 																				{
-																					v891 = (s[147])<<32 | s[148]
+																					v895 = ((s[147])<<32 | s[148])
 																				}
 																			} else {
 																				if (s[137] == 0x3) && (s[165] == 0x1) {
 																					{
-																						v891 = v891&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+																						v895 = v895&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 																					}
 																				} else {
 																					if (s[137] == 0x4) && (s[165] == 0x1) {
 																						{
-																							v891 = v891&^0xffffffff | (s[148])<<0&0xffffffff
+																							v895 = v895&^0xffffffff | (s[148])<<0&0xffffffff
 																						}
 																					}
 																				}
 																			}
-																			p.r[16].Set64(s[132], v891)
-																			s[163] = (v891) >> 32
-																			s[164] = (v891) & 0xffffffff
+																			p.r[16].Set64(s[132], v895)
+																			s[163] = ((v895) >> 32)
+																			s[164] = ((v895) & 0xffffffff)
 																		}
 																	}
 																}
@@ -7921,39 +8000,39 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																{
 																	{
 																		{
-																			v893 := uint64(0)
-																			_ = v893
-																			v893 = p.r[13].Get64(s[132])
+																			v897 := uint64(0)
+																			_ = v897
+																			v897 = p.r[13].Get64(s[132])
 																			if s[133] == 0x2 {
 																				{
-																					v893 = ((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141]
+																					v897 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
 																				}
 																			} else {
 																				if (s[133] == 0x3) && (s[165] == 0x1) {
 																					{
-																						v893 = v893&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+																						v897 = v897&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
 																					}
 																				} else {
 																					if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
 																						{
-																							v893 = v893&^0xffffffff | (s[141])<<0&0xffffffff
+																							v897 = v897&^0xffffffff | (s[141])<<0&0xffffffff
 																						}
 																					} else {
-																						if ((s[133] == 0x5) && ((v893)>>56 == 0x1)) && (s[158] == 0x1) {
+																						if ((s[133] == 0x5) && (((v897) >> 56) == 0x1)) && (s[158] == 0x1) {
 																							{
-																								v893 = v893&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+																								v897 = v897&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 																								s[165] = 0x1
 																							}
 																						}
 																					}
 																				}
 																			}
-																			p.r[13].Set64(s[132], v893)
-																			s[152] = (v893) >> 56
-																			s[153] = (v893) >> 48 & 0xff
-																			s[154] = (v893) >> 40 & 0xff
-																			s[155] = (v893) >> 32 & 0xff
-																			s[156] = (v893) & 0xffffffff
+																			p.r[13].Set64(s[132], v897)
+																			s[152] = ((v897) >> 56)
+																			s[153] = ((v897) >> 48 & 0xff)
+																			s[154] = ((v897) >> 40 & 0xff)
+																			s[155] = ((v897) >> 32 & 0xff)
+																			s[156] = ((v897) & 0xffffffff)
 																		}
 																	}
 																}
@@ -7962,18 +8041,18 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																{
 																	{
 																		{
-																			v895 := uint64(0)
-																			_ = v895
-																			v895 = p.r[14].Get64(s[132])
+																			v899 := uint64(0)
+																			_ = v899
+																			v899 = p.r[14].Get64(s[132])
 																			if s[135] == 0x2 {
 																				{
-																					v895 = ((s[143])<<16|s[144])<<16 | s[145]
+																					v899 = (((s[143])<<16|s[144])<<16 | s[145])
 																				}
 																			}
-																			p.r[14].Set64(s[132], v895)
-																			s[159] = (v895) >> 32
-																			s[160] = (v895) >> 16 & 0xffff
-																			s[161] = (v895) & 0xffff
+																			p.r[14].Set64(s[132], v899)
+																			s[159] = ((v899) >> 32)
+																			s[160] = ((v899) >> 16 & 0xffff)
+																			s[161] = ((v899) & 0xffff)
 																		}
 																	}
 																}
@@ -7982,16 +8061,16 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																{
 																	{
 																		{
-																			v897 := uint64(0)
-																			_ = v897
-																			v897 = p.r[15].Get64(s[132])
+																			v901 := uint64(0)
+																			_ = v901
+																			v901 = p.r[15].Get64(s[132])
 																			if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
 																				{
-																					v897 = s[146]
+																					v901 = s[146]
 																				}
 																			}
-																			p.r[15].Set64(s[132], v897)
-																			s[162] = v897
+																			p.r[15].Set64(s[132], v901)
+																			s[162] = v901
 																		}
 																	}
 																}
@@ -8008,17 +8087,17 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		{
 																			{
-																				v900 := uint64(0)
-																				_ = v900
-																				v900 = p.r[17].Get64(s[132])
-																				s[158] = engine.Sel((v900 == s[142]), 0x1, 0x0)
+																				v904 := uint64(0)
+																				_ = v904
+																				v904 = p.r[17].Get64(s[132])
+																				s[158] = engine.Sel((v904 == s[142]), 0x1, 0x0)
 																				if s[134] == 0x2 {
 																					{
-																						v900 = s[142]
+																						v904 = s[142]
 																					}
 																				}
-																				p.r[17].Set64(s[132], v900)
-																				s[157] = v900
+																				p.r[17].Set64(s[132], v904)
+																				s[157] = v904
 																			}
 																		}
 																	}
@@ -8027,12 +8106,12 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		{
 																			{
-																				v902 := uint64(0)
-																				_ = v902
-																				v902 = p.r[21].Get64(s[132])
+																				v906 := uint64(0)
+																				_ = v906
+																				v906 = p.r[21].Get64(s[132])
 																				if (s[137] == 0x3) || (s[137] == 0x4) {
 																					{
-																						if (((s[150] == 0x1) && (s[158] == 0x1)) && ((v902)>>32 == s[149])) && ((v902)>>32 != 0x0) {
+																						if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v906) >> 32) == s[149])) && (((v906) >> 32) != 0x0) {
 																							{
 																								s[165] = 0x1
 																							}
@@ -8041,24 +8120,24 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																				if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
 																					{
-																						v902 = (s[147])<<32 | s[148]
+																						v906 = ((s[147])<<32 | s[148])
 																					}
 																				} else {
 																					if (s[137] == 0x3) && (s[165] == 0x1) {
 																						{
-																							v902 = v902&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+																							v906 = v906&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 																						}
 																					} else {
 																						if (s[137] == 0x4) && (s[165] == 0x1) {
 																							{
-																								v902 = v902&^0xffffffff | (s[148])<<0&0xffffffff
+																								v906 = v906&^0xffffffff | (s[148])<<0&0xffffffff
 																							}
 																						}
 																					}
 																				}
-																				p.r[21].Set64(s[132], v902)
-																				s[163] = (v902) >> 32
-																				s[164] = (v902) & 0xffffffff
+																				p.r[21].Set64(s[132], v906)
+																				s[163] = ((v906) >> 32)
+																				s[164] = ((v906) & 0xffffffff)
 																			}
 																		}
 																	}
@@ -8067,39 +8146,39 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		{
 																			{
-																				v904 := uint64(0)
-																				_ = v904
-																				v904 = p.r[18].Get64(s[132])
+																				v908 := uint64(0)
+																				_ = v908
+																				v908 = p.r[18].Get64(s[132])
 																				if s[133] == 0x2 {
 																					{
-																						v904 = ((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141]
+																						v908 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
 																					}
 																				} else {
 																					if (s[133] == 0x3) && (s[165] == 0x1) {
 																						{
-																							v904 = v904&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+																							v908 = v908&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
 																						}
 																					} else {
 																						if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
 																							{
-																								v904 = v904&^0xffffffff | (s[141])<<0&0xffffffff
+																								v908 = v908&^0xffffffff | (s[141])<<0&0xffffffff
 																							}
 																						} else {
-																							if ((s[133] == 0x5) && ((v904)>>56 == 0x1)) && (s[158] == 0x1) {
+																							if ((s[133] == 0x5) && (((v908) >> 56) == 0x1)) && (s[158] == 0x1) {
 																								{
-																									v904 = v904&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+																									v908 = v908&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 																									s[165] = 0x1
 																								}
 																							}
 																						}
 																					}
 																				}
-																				p.r[18].Set64(s[132], v904)
-																				s[152] = (v904) >> 56
-																				s[153] = (v904) >> 48 & 0xff
-																				s[154] = (v904) >> 40 & 0xff
-																				s[155] = (v904) >> 32 & 0xff
-																				s[156] = (v904) & 0xffffffff
+																				p.r[18].Set64(s[132], v908)
+																				s[152] = ((v908) >> 56)
+																				s[153] = ((v908) >> 48 & 0xff)
+																				s[154] = ((v908) >> 40 & 0xff)
+																				s[155] = ((v908) >> 32 & 0xff)
+																				s[156] = ((v908) & 0xffffffff)
 																			}
 																		}
 																	}
@@ -8108,18 +8187,18 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		{
 																			{
-																				v906 := uint64(0)
-																				_ = v906
-																				v906 = p.r[19].Get64(s[132])
+																				v910 := uint64(0)
+																				_ = v910
+																				v910 = p.r[19].Get64(s[132])
 																				if s[135] == 0x2 {
 																					{
-																						v906 = ((s[143])<<16|s[144])<<16 | s[145]
+																						v910 = (((s[143])<<16|s[144])<<16 | s[145])
 																					}
 																				}
-																				p.r[19].Set64(s[132], v906)
-																				s[159] = (v906) >> 32
-																				s[160] = (v906) >> 16 & 0xffff
-																				s[161] = (v906) & 0xffff
+																				p.r[19].Set64(s[132], v910)
+																				s[159] = ((v910) >> 32)
+																				s[160] = ((v910) >> 16 & 0xffff)
+																				s[161] = ((v910) & 0xffff)
 																			}
 																		}
 																	}
@@ -8128,16 +8207,16 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		{
 																			{
-																				v908 := uint64(0)
-																				_ = v908
-																				v908 = p.r[20].Get64(s[132])
+																				v912 := uint64(0)
+																				_ = v912
+																				v912 = p.r[20].Get64(s[132])
 																				if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
 																					{
-																						v908 = s[146]
+																						v912 = s[146]
 																					}
 																				}
-																				p.r[20].Set64(s[132], v908)
-																				s[162] = v908
+																				p.r[20].Set64(s[132], v912)
+																				s[162] = v912
 																			}
 																		}
 																	}
@@ -8153,17 +8232,17 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		{
 																			{
-																				v911 := uint64(0)
-																				_ = v911
-																				v911 = p.r[22].Get64(s[132])
-																				s[158] = engine.Sel((v911 == s[142]), 0x1, 0x0)
+																				v915 := uint64(0)
+																				_ = v915
+																				v915 = p.r[22].Get64(s[132])
+																				s[158] = engine.Sel((v915 == s[142]), 0x1, 0x0)
 																				if s[134] == 0x2 {
 																					{
-																						v911 = s[142]
+																						v915 = s[142]
 																					}
 																				}
-																				p.r[22].Set64(s[132], v911)
-																				s[157] = v911
+																				p.r[22].Set64(s[132], v915)
+																				s[157] = v915
 																			}
 																		}
 																	}
@@ -8172,12 +8251,12 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		{
 																			{
-																				v913 := uint64(0)
-																				_ = v913
-																				v913 = p.r[26].Get64(s[132])
+																				v917 := uint64(0)
+																				_ = v917
+																				v917 = p.r[26].Get64(s[132])
 																				if (s[137] == 0x3) || (s[137] == 0x4) {
 																					{
-																						if (((s[150] == 0x1) && (s[158] == 0x1)) && ((v913)>>32 == s[149])) && ((v913)>>32 != 0x0) {
+																						if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v917) >> 32) == s[149])) && (((v917) >> 32) != 0x0) {
 																							{
 																								s[165] = 0x1
 																							}
@@ -8186,24 +8265,24 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																				if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
 																					{
-																						v913 = (s[147])<<32 | s[148]
+																						v917 = ((s[147])<<32 | s[148])
 																					}
 																				} else {
 																					if (s[137] == 0x3) && (s[165] == 0x1) {
 																						{
-																							v913 = v913&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+																							v917 = v917&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 																						}
 																					} else {
 																						if (s[137] == 0x4) && (s[165] == 0x1) {
 																							{
-																								v913 = v913&^0xffffffff | (s[148])<<0&0xffffffff
+																								v917 = v917&^0xffffffff | (s[148])<<0&0xffffffff
 																							}
 																						}
 																					}
 																				}
-																				p.r[26].Set64(s[132], v913)
-																				s[163] = (v913) >> 32
-																				s[164] = (v913) & 0xffffffff
+																				p.r[26].Set64(s[132], v917)
+																				s[163] = ((v917) >> 32)
+																				s[164] = ((v917) & 0xffffffff)
 																			}
 																		}
 																	}
@@ -8212,39 +8291,39 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		{
 																			{
-																				v915 := uint64(0)
-																				_ = v915
-																				v915 = p.r[23].Get64(s[132])
+																				v919 := uint64(0)
+																				_ = v919
+																				v919 = p.r[23].Get64(s[132])
 																				if s[133] == 0x2 {
 																					{
-																						v915 = ((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141]
+																						v919 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
 																					}
 																				} else {
 																					if (s[133] == 0x3) && (s[165] == 0x1) {
 																						{
-																							v915 = v915&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+																							v919 = v919&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
 																						}
 																					} else {
 																						if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
 																							{
-																								v915 = v915&^0xffffffff | (s[141])<<0&0xffffffff
+																								v919 = v919&^0xffffffff | (s[141])<<0&0xffffffff
 																							}
 																						} else {
-																							if ((s[133] == 0x5) && ((v915)>>56 == 0x1)) && (s[158] == 0x1) {
+																							if ((s[133] == 0x5) && (((v919) >> 56) == 0x1)) && (s[158] == 0x1) {
 																								{
-																									v915 = v915&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+																									v919 = v919&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 																									s[165] = 0x1
 																								}
 																							}
 																						}
 																					}
 																				}
-																				p.r[23].Set64(s[132], v915)
-																				s[152] = (v915) >> 56
-																				s[153] = (v915) >> 48 & 0xff
-																				s[154] = (v915) >> 40 & 0xff
-																				s[155] = (v915) >> 32 & 0xff
-																				s[156] = (v915) & 0xffffffff
+																				p.r[23].Set64(s[132], v919)
+																				s[152] = ((v919) >> 56)
+																				s[153] = ((v919) >> 48 & 0xff)
+																				s[154] = ((v919) >> 40 & 0xff)
+																				s[155] = ((v919) >> 32 & 0xff)
+																				s[156] = ((v919) & 0xffffffff)
 																			}
 																		}
 																	}
@@ -8253,18 +8332,18 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		{
 																			{
-																				v917 := uint64(0)
-																				_ = v917
-																				v917 = p.r[24].Get64(s[132])
+																				v921 := uint64(0)
+																				_ = v921
+																				v921 = p.r[24].Get64(s[132])
 																				if s[135] == 0x2 {
 																					{
-																						v917 = ((s[143])<<16|s[144])<<16 | s[145]
+																						v921 = (((s[143])<<16|s[144])<<16 | s[145])
 																					}
 																				}
-																				p.r[24].Set64(s[132], v917)
-																				s[159] = (v917) >> 32
-																				s[160] = (v917) >> 16 & 0xffff
-																				s[161] = (v917) & 0xffff
+																				p.r[24].Set64(s[132], v921)
+																				s[159] = ((v921) >> 32)
+																				s[160] = ((v921) >> 16 & 0xffff)
+																				s[161] = ((v921) & 0xffff)
 																			}
 																		}
 																	}
@@ -8273,16 +8352,16 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		{
 																			{
-																				v919 := uint64(0)
-																				_ = v919
-																				v919 = p.r[25].Get64(s[132])
+																				v923 := uint64(0)
+																				_ = v923
+																				v923 = p.r[25].Get64(s[132])
 																				if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
 																					{
-																						v919 = s[146]
+																						v923 = s[146]
 																					}
 																				}
-																				p.r[25].Set64(s[132], v919)
-																				s[162] = v919
+																				p.r[25].Set64(s[132], v923)
+																				s[162] = v923
 																			}
 																		}
 																	}
@@ -8295,73 +8374,75 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 										}
 									}
 								}
-								v920 := uint64(engine.Sel(((v853 == 0x0) || (s[218] == 0x1)), 0x1, 0x0))
-								_ = v920
-								var r923 uint64
+								v924 := uint64(engine.Sel(((v857 == 0x0) || (s[218] == 0x1)), 0x1, 0x0))
+								_ = v924
+								var r927 uint64
+								_ = r927
 								{
 									{
-										a924 := v804
-										_ = a924
-										a925 := s[208]
-										_ = a925
-										if ((a924&0x7fff)+0x1)&0xffff == a925 {
+										a928 := v808
+										_ = a928
+										a929 := s[208]
+										_ = a929
+										if (((a928 & 0x7fff) + 0x1) & 0xffff) == a929 {
 											{
-												r923 = ((a924 & 0x8000) ^ 0x8000)
-												goto end922
+												r927 = ((a928 & 0x8000) ^ 0x8000)
+												goto end926
 											}
 										}
-										r923 = (a924 + 0x1) & 0xffff
-										goto end922
+										r927 = ((a928 + 0x1) & 0xffff)
+										goto end926
 									}
-								end922:
+								end926:
 								}
-								v921 := uint64(r923)
-								_ = v921
+								v925 := uint64(r927)
+								_ = v925
 								s[168] = 0x2
-								s[171] = v920
-								s[170] = v921
+								s[171] = v924
+								s[170] = v925
 								s[178] = 0x1
-								a926 := s[206]
-								_ = a926
-								a927 := s[194]
-								_ = a927
+								a930 := s[206]
+								_ = a930
+								a931 := s[194]
+								_ = a931
 								{
 									{
-										if a926 == 0x0 {
+										if a930 == 0x0 {
 											{
-												a929 := a927
-												_ = a929
+												a933 := a931
+												_ = a933
 												{
 													{
 														if s[166] != 0x0 {
 															{
 																{
 																	{
-																		v932 := uint64(0)
-																		_ = v932
-																		v932 = p.r[27].Get64(a929)
-																		var r935 uint64
+																		v936 := uint64(0)
+																		_ = v936
+																		v936 = p.r[27].Get64(a933)
+																		var r939 uint64
+																		_ = r939
 																		{
 																			{
-																				a936 := v932
-																				_ = a936
-																				a937 := s[169]
-																				_ = a937
-																				if ((a936&0x7fff)+0x1)&0xffff == a937 {
+																				a940 := v936
+																				_ = a940
+																				a941 := s[169]
+																				_ = a941
+																				if (((a940 & 0x7fff) + 0x1) & 0xffff) == a941 {
 																					{
-																						r935 = ((a936 & 0x8000) ^ 0x8000)
-																						goto end934
+																						r939 = ((a940 & 0x8000) ^ 0x8000)
+																						goto end938
 																					}
 																				}
-																				r935 = (a936 + 0x1) & 0xffff
-																				goto end934
+																				r939 = ((a940 + 0x1) & 0xffff)
+																				goto end938
 																			}
-																		end934:
+																		end938:
 																		}
-																		v933 := uint64(r935)
-																		_ = v933
+																		v937 := uint64(r939)
+																		_ = v937
 																		s[175] = 0x0
-																		if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v932 & 0x7fff)) {
+																		if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v936 & 0x7fff)) {
 																			{
 																				s[175] = 0x1
 																			}
@@ -8372,22 +8453,22 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		s[172] = v932
+																		s[172] = v936
 																		if s[175] == 0x1 {
 																			{
-																				v932 = v933
+																				v936 = v937
 																			}
 																		} else {
 																			if s[166] == 0x4 {
 																				{
-																					v932 = 0x0
+																					v936 = 0x0
 																				}
 																			}
 																		}
-																		p.r[27].Set64(a929, (v932)&0xffff)
+																		p.r[27].Set64(a933, ((v936) & 0xffff))
 																		if s[166] == 0x3 {
 																			{
-																				s[172] = v932
+																				s[172] = v936
 																			}
 																		}
 																	}
@@ -8398,40 +8479,41 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 															{
 																{
 																	{
-																		v939 := uint64(0)
-																		_ = v939
-																		v939 = p.r[28].Get64(a929)
-																		s[173] = v939
+																		v943 := uint64(0)
+																		_ = v943
+																		v943 = p.r[28].Get64(a933)
+																		s[173] = v943
 																		if (s[167] == 0x2) && (s[171] == 0x1) {
 																			{
-																				var r941 uint64
+																				var r945 uint64
+																				_ = r945
 																				{
 																					{
-																						a942 := v939
-																						_ = a942
-																						a943 := s[169]
-																						_ = a943
-																						if ((a942&0x7fff)+0x1)&0xffff == a943 {
+																						a946 := v943
+																						_ = a946
+																						a947 := s[169]
+																						_ = a947
+																						if (((a946 & 0x7fff) + 0x1) & 0xffff) == a947 {
 																							{
-																								r941 = ((a942 & 0x8000) ^ 0x8000)
-																								goto end940
+																								r945 = ((a946 & 0x8000) ^ 0x8000)
+																								goto end944
 																							}
 																						}
-																						r941 = (a942 + 0x1) & 0xffff
-																						goto end940
+																						r945 = ((a946 + 0x1) & 0xffff)
+																						goto end944
 																					}
-																				end940:
+																				end944:
 																				}
-																				v939 = r941
+																				v943 = r945
 																			}
 																		} else {
 																			if s[167] == 0x4 {
 																				{
-																					v939 = 0x0
+																					v943 = 0x0
 																				}
 																			}
 																		}
-																		p.r[28].Set64(a929, (v939)&0xffff)
+																		p.r[28].Set64(a933, ((v943) & 0xffff))
 																	}
 																}
 															}
@@ -8440,109 +8522,112 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 															{
 																{
 																	{
-																		v945 := uint64(0)
-																		_ = v945
-																		v945 = p.r[29].Get64(a929)
+																		v949 := uint64(0)
+																		_ = v949
+																		v949 = p.r[29].Get64(a933)
 																		if (s[168] == 0x2) && (s[171] == 0x1) {
 																			{
-																				v945 = s[170]
+																				v949 = s[170]
 																			}
 																		} else {
-																			if ((s[168] == 0x3) && (s[171] == 0x1)) && (v945 == s[172]) {
+																			if ((s[168] == 0x3) && (s[171] == 0x1)) && (v949 == s[172]) {
 																				{
-																					var r947 uint64
+																					var r951 uint64
+																					_ = r951
 																					{
 																						{
-																							a948 := v945
-																							_ = a948
-																							a949 := s[169]
-																							_ = a949
-																							if ((a948&0x7fff)+0x1)&0xffff == a949 {
+																							a952 := v949
+																							_ = a952
+																							a953 := s[169]
+																							_ = a953
+																							if (((a952 & 0x7fff) + 0x1) & 0xffff) == a953 {
 																								{
-																									r947 = ((a948 & 0x8000) ^ 0x8000)
-																									goto end946
+																									r951 = ((a952 & 0x8000) ^ 0x8000)
+																									goto end950
 																								}
 																							}
-																							r947 = (a948 + 0x1) & 0xffff
-																							goto end946
+																							r951 = ((a952 + 0x1) & 0xffff)
+																							goto end950
 																						}
-																					end946:
+																					end950:
 																					}
-																					v945 = r947
+																					v949 = r951
 																				}
 																			} else {
 																				if s[168] == 0x4 {
 																					{
-																						v945 = 0x0
+																						v949 = 0x0
 																					}
 																				} else {
 																					if (s[168] == 0x5) && (s[171] == 0x1) {
 																						{
-																							var r951 uint64
+																							var r955 uint64
+																							_ = r955
 																							{
 																								{
-																									a952 := s[173]
-																									_ = a952
-																									a953 := s[169]
-																									_ = a953
-																									if ((a952&0x7fff)+0x1)&0xffff == a953 {
+																									a956 := s[173]
+																									_ = a956
+																									a957 := s[169]
+																									_ = a957
+																									if (((a956 & 0x7fff) + 0x1) & 0xffff) == a957 {
 																										{
-																											r951 = ((a952 & 0x8000) ^ 0x8000)
-																											goto end950
+																											r955 = ((a956 & 0x8000) ^ 0x8000)
+																											goto end954
 																										}
 																									}
-																									r951 = (a952 + 0x1) & 0xffff
-																									goto end950
+																									r955 = ((a956 + 0x1) & 0xffff)
+																									goto end954
 																								}
-																							end950:
+																							end954:
 																							}
-																							v945 = r951
+																							v949 = r955
 																						}
 																					}
 																				}
 																			}
 																		}
-																		p.r[29].Set64(a929, (v945)&0xffff)
-																		s[174] = v945
+																		p.r[29].Set64(a933, ((v949) & 0xffff))
+																		s[174] = v949
 																	}
 																}
 															}
 														}
 													}
 												}
-												a954 := a927
-												_ = a954
+												a958 := a931
+												_ = a958
 												{
 													{
 														if s[176] != 0x0 {
 															{
 																{
 																	{
-																		v957 := uint64(0)
-																		_ = v957
-																		v957 = p.r[30].Get64(a954)
-																		var r960 uint64
+																		v961 := uint64(0)
+																		_ = v961
+																		v961 = p.r[30].Get64(a958)
+																		var r964 uint64
+																		_ = r964
 																		{
 																			{
-																				a961 := v957
-																				_ = a961
-																				a962 := s[179]
-																				_ = a962
-																				if ((a961&0x7fff)+0x1)&0xffff == a962 {
+																				a965 := v961
+																				_ = a965
+																				a966 := s[179]
+																				_ = a966
+																				if (((a965 & 0x7fff) + 0x1) & 0xffff) == a966 {
 																					{
-																						r960 = ((a961 & 0x8000) ^ 0x8000)
-																						goto end959
+																						r964 = ((a965 & 0x8000) ^ 0x8000)
+																						goto end963
 																					}
 																				}
-																				r960 = (a961 + 0x1) & 0xffff
-																				goto end959
+																				r964 = ((a965 + 0x1) & 0xffff)
+																				goto end963
 																			}
-																		end959:
+																		end963:
 																		}
-																		v958 := uint64(r960)
-																		_ = v958
+																		v962 := uint64(r964)
+																		_ = v962
 																		s[185] = 0x0
-																		if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v957 & 0x7fff)) {
+																		if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v961 & 0x7fff)) {
 																			{
 																				s[185] = 0x1
 																			}
@@ -8553,22 +8638,22 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		s[182] = v957
+																		s[182] = v961
 																		if s[185] == 0x1 {
 																			{
-																				v957 = v958
+																				v961 = v962
 																			}
 																		} else {
 																			if s[176] == 0x4 {
 																				{
-																					v957 = 0x0
+																					v961 = 0x0
 																				}
 																			}
 																		}
-																		p.r[30].Set64(a954, (v957)&0xffff)
+																		p.r[30].Set64(a958, ((v961) & 0xffff))
 																		if s[176] == 0x3 {
 																			{
-																				s[182] = v957
+																				s[182] = v961
 																			}
 																		}
 																	}
@@ -8579,40 +8664,41 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 															{
 																{
 																	{
-																		v964 := uint64(0)
-																		_ = v964
-																		v964 = p.r[31].Get64(a954)
-																		s[183] = v964
+																		v968 := uint64(0)
+																		_ = v968
+																		v968 = p.r[31].Get64(a958)
+																		s[183] = v968
 																		if (s[177] == 0x2) && (s[181] == 0x1) {
 																			{
-																				var r966 uint64
+																				var r970 uint64
+																				_ = r970
 																				{
 																					{
-																						a967 := v964
-																						_ = a967
-																						a968 := s[179]
-																						_ = a968
-																						if ((a967&0x7fff)+0x1)&0xffff == a968 {
+																						a971 := v968
+																						_ = a971
+																						a972 := s[179]
+																						_ = a972
+																						if (((a971 & 0x7fff) + 0x1) & 0xffff) == a972 {
 																							{
-																								r966 = ((a967 & 0x8000) ^ 0x8000)
-																								goto end965
+																								r970 = ((a971 & 0x8000) ^ 0x8000)
+																								goto end969
 																							}
 																						}
-																						r966 = (a967 + 0x1) & 0xffff
-																						goto end965
+																						r970 = ((a971 + 0x1) & 0xffff)
+																						goto end969
 																					}
-																				end965:
+																				end969:
 																				}
-																				v964 = r966
+																				v968 = r970
 																			}
 																		} else {
 																			if s[177] == 0x4 {
 																				{
-																					v964 = 0x0
+																					v968 = 0x0
 																				}
 																			}
 																		}
-																		p.r[31].Set64(a954, (v964)&0xffff)
+																		p.r[31].Set64(a958, ((v968) & 0xffff))
 																	}
 																}
 															}
@@ -8621,70 +8707,72 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 															{
 																{
 																	{
-																		v970 := uint64(0)
-																		_ = v970
-																		v970 = p.r[32].Get64(a954)
+																		v974 := uint64(0)
+																		_ = v974
+																		v974 = p.r[32].Get64(a958)
 																		if (s[178] == 0x2) && (s[181] == 0x1) {
 																			{
-																				v970 = s[180]
+																				v974 = s[180]
 																			}
 																		} else {
-																			if ((s[178] == 0x3) && (s[181] == 0x1)) && (v970 == s[182]) {
+																			if ((s[178] == 0x3) && (s[181] == 0x1)) && (v974 == s[182]) {
 																				{
-																					var r972 uint64
+																					var r976 uint64
+																					_ = r976
 																					{
 																						{
-																							a973 := v970
-																							_ = a973
-																							a974 := s[179]
-																							_ = a974
-																							if ((a973&0x7fff)+0x1)&0xffff == a974 {
+																							a977 := v974
+																							_ = a977
+																							a978 := s[179]
+																							_ = a978
+																							if (((a977 & 0x7fff) + 0x1) & 0xffff) == a978 {
 																								{
-																									r972 = ((a973 & 0x8000) ^ 0x8000)
-																									goto end971
+																									r976 = ((a977 & 0x8000) ^ 0x8000)
+																									goto end975
 																								}
 																							}
-																							r972 = (a973 + 0x1) & 0xffff
-																							goto end971
+																							r976 = ((a977 + 0x1) & 0xffff)
+																							goto end975
 																						}
-																					end971:
+																					end975:
 																					}
-																					v970 = r972
+																					v974 = r976
 																				}
 																			} else {
 																				if s[178] == 0x4 {
 																					{
-																						v970 = 0x0
+																						v974 = 0x0
 																					}
 																				} else {
 																					if (s[178] == 0x5) && (s[181] == 0x1) {
 																						{
-																							var r976 uint64
+																							var r980 uint64
+																							_ = r980
 																							{
 																								{
-																									a977 := s[183]
-																									_ = a977
-																									a978 := s[179]
-																									_ = a978
-																									if ((a977&0x7fff)+0x1)&0xffff == a978 {
+																									a981 := s[183]
+																									_ = a981
+																									a982 := s[179]
+																									_ = a982
+																									if (((a981 & 0x7fff) + 0x1) & 0xffff) == a982 {
 																										{
-																											r976 = ((a977 & 0x8000) ^ 0x8000)
-																											goto end975
+																											r980 = ((a981 & 0x8000) ^ 0x8000)
+																											goto end979
 																										}
 																									}
-																									r976 = (a977 + 0x1) & 0xffff
-																									goto end975
+																									r980 = ((a981 + 0x1) & 0xffff)
+																									goto end979
 																								}
-																							end975:
+																							end979:
 																							}
-																							v970 = r976
+																							v974 = r980
 																						}
 																					}
 																				}
 																			}
 																		}
-																		p.r[32].Set64(a954, (v970)&0xffff)
-																		s[184] = v970
+																		p.r[32].Set64(a958, ((v974) & 0xffff))
+																		s[184] = v974
 																	}
 																}
 															}
@@ -8694,39 +8782,40 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 											}
 										} else {
 											{
-												a979 := a927
-												_ = a979
+												a983 := a931
+												_ = a983
 												{
 													{
 														if s[166] != 0x0 {
 															{
 																{
 																	{
-																		v982 := uint64(0)
-																		_ = v982
-																		v982 = p.r[30].Get64(a979)
-																		var r985 uint64
+																		v986 := uint64(0)
+																		_ = v986
+																		v986 = p.r[30].Get64(a983)
+																		var r989 uint64
+																		_ = r989
 																		{
 																			{
-																				a986 := v982
-																				_ = a986
-																				a987 := s[169]
-																				_ = a987
-																				if ((a986&0x7fff)+0x1)&0xffff == a987 {
+																				a990 := v986
+																				_ = a990
+																				a991 := s[169]
+																				_ = a991
+																				if (((a990 & 0x7fff) + 0x1) & 0xffff) == a991 {
 																					{
-																						r985 = ((a986 & 0x8000) ^ 0x8000)
-																						goto end984
+																						r989 = ((a990 & 0x8000) ^ 0x8000)
+																						goto end988
 																					}
 																				}
-																				r985 = (a986 + 0x1) & 0xffff
-																				goto end984
+																				r989 = ((a990 + 0x1) & 0xffff)
+																				goto end988
 																			}
-																		end984:
+																		end988:
 																		}
-																		v983 := uint64(r985)
-																		_ = v983
+																		v987 := uint64(r989)
+																		_ = v987
 																		s[175] = 0x0
-																		if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v982 & 0x7fff)) {
+																		if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v986 & 0x7fff)) {
 																			{
 																				s[175] = 0x1
 																			}
@@ -8737,22 +8826,22 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		s[172] = v982
+																		s[172] = v986
 																		if s[175] == 0x1 {
 																			{
-																				v982 = v983
+																				v986 = v987
 																			}
 																		} else {
 																			if s[166] == 0x4 {
 																				{
-																					v982 = 0x0
+																					v986 = 0x0
 																				}
 																			}
 																		}
-																		p.r[30].Set64(a979, (v982)&0xffff)
+																		p.r[30].Set64(a983, ((v986) & 0xffff))
 																		if s[166] == 0x3 {
 																			{
-																				s[172] = v982
+																				s[172] = v986
 																			}
 																		}
 																	}
@@ -8763,40 +8852,41 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 															{
 																{
 																	{
-																		v989 := uint64(0)
-																		_ = v989
-																		v989 = p.r[31].Get64(a979)
-																		s[173] = v989
+																		v993 := uint64(0)
+																		_ = v993
+																		v993 = p.r[31].Get64(a983)
+																		s[173] = v993
 																		if (s[167] == 0x2) && (s[171] == 0x1) {
 																			{
-																				var r991 uint64
+																				var r995 uint64
+																				_ = r995
 																				{
 																					{
-																						a992 := v989
-																						_ = a992
-																						a993 := s[169]
-																						_ = a993
-																						if ((a992&0x7fff)+0x1)&0xffff == a993 {
+																						a996 := v993
+																						_ = a996
+																						a997 := s[169]
+																						_ = a997
+																						if (((a996 & 0x7fff) + 0x1) & 0xffff) == a997 {
 																							{
-																								r991 = ((a992 & 0x8000) ^ 0x8000)
-																								goto end990
+																								r995 = ((a996 & 0x8000) ^ 0x8000)
+																								goto end994
 																							}
 																						}
-																						r991 = (a992 + 0x1) & 0xffff
-																						goto end990
+																						r995 = ((a996 + 0x1) & 0xffff)
+																						goto end994
 																					}
-																				end990:
+																				end994:
 																				}
-																				v989 = r991
+																				v993 = r995
 																			}
 																		} else {
 																			if s[167] == 0x4 {
 																				{
-																					v989 = 0x0
+																					v993 = 0x0
 																				}
 																			}
 																		}
-																		p.r[31].Set64(a979, (v989)&0xffff)
+																		p.r[31].Set64(a983, ((v993) & 0xffff))
 																	}
 																}
 															}
@@ -8805,109 +8895,112 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 															{
 																{
 																	{
-																		v995 := uint64(0)
-																		_ = v995
-																		v995 = p.r[32].Get64(a979)
+																		v999 := uint64(0)
+																		_ = v999
+																		v999 = p.r[32].Get64(a983)
 																		if (s[168] == 0x2) && (s[171] == 0x1) {
 																			{
-																				v995 = s[170]
+																				v999 = s[170]
 																			}
 																		} else {
-																			if ((s[168] == 0x3) && (s[171] == 0x1)) && (v995 == s[172]) {
+																			if ((s[168] == 0x3) && (s[171] == 0x1)) && (v999 == s[172]) {
 																				{
-																					var r997 uint64
+																					var r1001 uint64
+																					_ = r1001
 																					{
 																						{
-																							a998 := v995
-																							_ = a998
-																							a999 := s[169]
-																							_ = a999
-																							if ((a998&0x7fff)+0x1)&0xffff == a999 {
+																							a1002 := v999
+																							_ = a1002
+																							a1003 := s[169]
+																							_ = a1003
+																							if (((a1002 & 0x7fff) + 0x1) & 0xffff) == a1003 {
 																								{
-																									r997 = ((a998 & 0x8000) ^ 0x8000)
-																									goto end996
+																									r1001 = ((a1002 & 0x8000) ^ 0x8000)
+																									goto end1000
 																								}
 																							}
-																							r997 = (a998 + 0x1) & 0xffff
-																							goto end996
+																							r1001 = ((a1002 + 0x1) & 0xffff)
+																							goto end1000
 																						}
-																					end996:
+																					end1000:
 																					}
-																					v995 = r997
+																					v999 = r1001
 																				}
 																			} else {
 																				if s[168] == 0x4 {
 																					{
-																						v995 = 0x0
+																						v999 = 0x0
 																					}
 																				} else {
 																					if (s[168] == 0x5) && (s[171] == 0x1) {
 																						{
-																							var r1001 uint64
+																							var r1005 uint64
+																							_ = r1005
 																							{
 																								{
-																									a1002 := s[173]
-																									_ = a1002
-																									a1003 := s[169]
-																									_ = a1003
-																									if ((a1002&0x7fff)+0x1)&0xffff == a1003 {
+																									a1006 := s[173]
+																									_ = a1006
+																									a1007 := s[169]
+																									_ = a1007
+																									if (((a1006 & 0x7fff) + 0x1) & 0xffff) == a1007 {
 																										{
-																											r1001 = ((a1002 & 0x8000) ^ 0x8000)
-																											goto end1000
+																											r1005 = ((a1006 & 0x8000) ^ 0x8000)
+																											goto end1004
 																										}
 																									}
-																									r1001 = (a1002 + 0x1) & 0xffff
-																									goto end1000
+																									r1005 = ((a1006 + 0x1) & 0xffff)
+																									goto end1004
 																								}
-																							end1000:
+																							end1004:
 																							}
-																							v995 = r1001
+																							v999 = r1005
 																						}
 																					}
 																				}
 																			}
 																		}
-																		p.r[32].Set64(a979, (v995)&0xffff)
-																		s[174] = v995
+																		p.r[32].Set64(a983, ((v999) & 0xffff))
+																		s[174] = v999
 																	}
 																}
 															}
 														}
 													}
 												}
-												a1004 := a927
-												_ = a1004
+												a1008 := a931
+												_ = a1008
 												{
 													{
 														if s[176] != 0x0 {
 															{
 																{
 																	{
-																		v1007 := uint64(0)
-																		_ = v1007
-																		v1007 = p.r[27].Get64(a1004)
-																		var r1010 uint64
+																		v1011 := uint64(0)
+																		_ = v1011
+																		v1011 = p.r[27].Get64(a1008)
+																		var r1014 uint64
+																		_ = r1014
 																		{
 																			{
-																				a1011 := v1007
-																				_ = a1011
-																				a1012 := s[179]
-																				_ = a1012
-																				if ((a1011&0x7fff)+0x1)&0xffff == a1012 {
+																				a1015 := v1011
+																				_ = a1015
+																				a1016 := s[179]
+																				_ = a1016
+																				if (((a1015 & 0x7fff) + 0x1) & 0xffff) == a1016 {
 																					{
-																						r1010 = ((a1011 & 0x8000) ^ 0x8000)
-																						goto end1009
+																						r1014 = ((a1015 & 0x8000) ^ 0x8000)
+																						goto end1013
 																					}
 																				}
-																				r1010 = (a1011 + 0x1) & 0xffff
-																				goto end1009
+																				r1014 = ((a1015 + 0x1) & 0xffff)
+																				goto end1013
 																			}
-																		end1009:
+																		end1013:
 																		}
-																		v1008 := uint64(r1010)
-																		_ = v1008
+																		v1012 := uint64(r1014)
+																		_ = v1012
 																		s[185] = 0x0
-																		if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v1007 & 0x7fff)) {
+																		if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v1011 & 0x7fff)) {
 																			{
 																				s[185] = 0x1
 																			}
@@ -8918,22 +9011,22 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		s[182] = v1007
+																		s[182] = v1011
 																		if s[185] == 0x1 {
 																			{
-																				v1007 = v1008
+																				v1011 = v1012
 																			}
 																		} else {
 																			if s[176] == 0x4 {
 																				{
-																					v1007 = 0x0
+																					v1011 = 0x0
 																				}
 																			}
 																		}
-																		p.r[27].Set64(a1004, (v1007)&0xffff)
+																		p.r[27].Set64(a1008, ((v1011) & 0xffff))
 																		if s[176] == 0x3 {
 																			{
-																				s[182] = v1007
+																				s[182] = v1011
 																			}
 																		}
 																	}
@@ -8944,40 +9037,41 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 															{
 																{
 																	{
-																		v1014 := uint64(0)
-																		_ = v1014
-																		v1014 = p.r[28].Get64(a1004)
-																		s[183] = v1014
+																		v1018 := uint64(0)
+																		_ = v1018
+																		v1018 = p.r[28].Get64(a1008)
+																		s[183] = v1018
 																		if (s[177] == 0x2) && (s[181] == 0x1) {
 																			{
-																				var r1016 uint64
+																				var r1020 uint64
+																				_ = r1020
 																				{
 																					{
-																						a1017 := v1014
-																						_ = a1017
-																						a1018 := s[179]
-																						_ = a1018
-																						if ((a1017&0x7fff)+0x1)&0xffff == a1018 {
+																						a1021 := v1018
+																						_ = a1021
+																						a1022 := s[179]
+																						_ = a1022
+																						if (((a1021 & 0x7fff) + 0x1) & 0xffff) == a1022 {
 																							{
-																								r1016 = ((a1017 & 0x8000) ^ 0x8000)
-																								goto end1015
+																								r1020 = ((a1021 & 0x8000) ^ 0x8000)
+																								goto end1019
 																							}
 																						}
-																						r1016 = (a1017 + 0x1) & 0xffff
-																						goto end1015
+																						r1020 = ((a1021 + 0x1) & 0xffff)
+																						goto end1019
 																					}
-																				end1015:
+																				end1019:
 																				}
-																				v1014 = r1016
+																				v1018 = r1020
 																			}
 																		} else {
 																			if s[177] == 0x4 {
 																				{
-																					v1014 = 0x0
+																					v1018 = 0x0
 																				}
 																			}
 																		}
-																		p.r[28].Set64(a1004, (v1014)&0xffff)
+																		p.r[28].Set64(a1008, ((v1018) & 0xffff))
 																	}
 																}
 															}
@@ -8986,70 +9080,72 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 															{
 																{
 																	{
-																		v1020 := uint64(0)
-																		_ = v1020
-																		v1020 = p.r[29].Get64(a1004)
+																		v1024 := uint64(0)
+																		_ = v1024
+																		v1024 = p.r[29].Get64(a1008)
 																		if (s[178] == 0x2) && (s[181] == 0x1) {
 																			{
-																				v1020 = s[180]
+																				v1024 = s[180]
 																			}
 																		} else {
-																			if ((s[178] == 0x3) && (s[181] == 0x1)) && (v1020 == s[182]) {
+																			if ((s[178] == 0x3) && (s[181] == 0x1)) && (v1024 == s[182]) {
 																				{
-																					var r1022 uint64
+																					var r1026 uint64
+																					_ = r1026
 																					{
 																						{
-																							a1023 := v1020
-																							_ = a1023
-																							a1024 := s[179]
-																							_ = a1024
-																							if ((a1023&0x7fff)+0x1)&0xffff == a1024 {
+																							a1027 := v1024
+																							_ = a1027
+																							a1028 := s[179]
+																							_ = a1028
+																							if (((a1027 & 0x7fff) + 0x1) & 0xffff) == a1028 {
 																								{
-																									r1022 = ((a1023 & 0x8000) ^ 0x8000)
-																									goto end1021
+																									r1026 = ((a1027 & 0x8000) ^ 0x8000)
+																									goto end1025
 																								}
 																							}
-																							r1022 = (a1023 + 0x1) & 0xffff
-																							goto end1021
+																							r1026 = ((a1027 + 0x1) & 0xffff)
+																							goto end1025
 																						}
-																					end1021:
+																					end1025:
 																					}
-																					v1020 = r1022
+																					v1024 = r1026
 																				}
 																			} else {
 																				if s[178] == 0x4 {
 																					{
-																						v1020 = 0x0
+																						v1024 = 0x0
 																					}
 																				} else {
 																					if (s[178] == 0x5) && (s[181] == 0x1) {
 																						{
-																							var r1026 uint64
+																							var r1030 uint64
+																							_ = r1030
 																							{
 																								{
-																									a1027 := s[183]
-																									_ = a1027
-																									a1028 := s[179]
-																									_ = a1028
-																									if ((a1027&0x7fff)+0x1)&0xffff == a1028 {
+																									a1031 := s[183]
+																									_ = a1031
+																									a1032 := s[179]
+																									_ = a1032
+																									if (((a1031 & 0x7fff) + 0x1) & 0xffff) == a1032 {
 																										{
-																											r1026 = ((a1027 & 0x8000) ^ 0x8000)
-																											goto end1025
+																											r1030 = ((a1031 & 0x8000) ^ 0x8000)
+																											goto end1029
 																										}
 																									}
-																									r1026 = (a1027 + 0x1) & 0xffff
-																									goto end1025
+																									r1030 = ((a1031 + 0x1) & 0xffff)
+																									goto end1029
 																								}
-																							end1025:
+																							end1029:
 																							}
-																							v1020 = r1026
+																							v1024 = r1030
 																						}
 																					}
 																				}
 																			}
 																		}
-																		p.r[29].Set64(a1004, (v1020)&0xffff)
-																		s[184] = v1020
+																		p.r[29].Set64(a1008, ((v1024) & 0xffff))
+																		s[184] = v1024
 																	}
 																}
 															}
@@ -9062,54 +9158,54 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 								}
 								if s[218] == 0x1 {
 									{
-										v1029 := uint64(0)
-										_ = v1029
+										v1033 := uint64(0)
+										_ = v1033
 										{
 											{
-												v1029 = 0
-												a1031 := (s[230]) & 0xffffffff
-												_ = a1031
-												a1032 := s[214]
-												_ = a1032
-												v1033 := uint64((s[230]) >> 32)
-												_ = v1033
-												if a1031 > (s[230])&0xffffffff {
+												a1035 := ((s[230]) & 0xffffffff)
+												_ = a1035
+												a1036 := s[214]
+												_ = a1036
+												v1033 = 0
+												v1037 := uint64(((s[230]) >> 32))
+												_ = v1037
+												if a1035 > ((s[230]) & 0xffffffff) {
 													{
-														v1033 = (v1033 - 0x1) & 0xffffffff
+														v1037 = ((v1037 - 0x1) & 0xffffffff)
 													}
 												}
-												v1029 = (((v1033)<<32 | a1031<<(0xa)) | a1032)
+												v1033 = ((((v1037)<<32 | a1035) << (0xa)) | a1036)
 											}
 										}
 										{
 											{
-												a1035 := v1029
-												_ = a1035
+												a1039 := v1033
+												_ = a1039
 												{
 													{
-														a1037 := s[159]
-														_ = a1037
-														a1038 := s[160]
-														_ = a1038
-														a1039 := s[155]
-														_ = a1039
+														a1041 := s[159]
+														_ = a1041
+														a1042 := s[160]
+														_ = a1042
+														a1043 := s[155]
+														_ = a1043
 														s[80] = 0x1
 														s[81] = 0x1
 														s[82] = 0x0
 														s[86] = s[201]
 														s[88] = s[202]
-														s[87] = a1037
-														s[89] = a1038
+														s[87] = a1041
+														s[89] = a1042
 														s[90] = 0x3
 														s[93] = 0x0
 														s[92] = 0x0
 														s[101] = 0x0
 														s[102] = 0x0
-														if a1039 == 0x1 {
+														if a1043 == 0x1 {
 															{
 																s[92] = 0x8
-																s[101] = a1037
-																s[102] = a1038
+																s[101] = a1041
+																s[102] = a1042
 															}
 														}
 														s[96] = s[37]
@@ -9121,28 +9217,28 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 												s[94] = s[154]
 												s[95] = s[161]
 												s[97] = s[157]
-												s[98] = a1035
+												s[98] = a1039
 												s[99] = s[162]
 												s[100] = s[156]
 											}
 										}
 									}
 								}
-								if ((v920 == 0x1) && ((v853 == 0x0) || (s[153] == 0x0))) && ((s[224]+s[225])&0xffffffff > 0x0) {
+								if ((v924 == 0x1) && ((v857 == 0x0) || (s[153] == 0x0))) && (((s[224] + s[225]) & 0xffffffff) > 0x0) {
 									{
 										v111 = 0x1
-										v1040 := uint64(engine.Sel((s[224] > 0x0), 0x0, 0x1))
-										_ = v1040
-										if v1040 == s[206] {
+										v1044 := uint64(engine.Sel((s[224] > 0x0), 0x0, 0x1))
+										_ = v1044
+										if v1044 == s[206] {
 											{
-												s[72] = v921
+												s[72] = v925
 											}
 										} else {
 											{
 												s[72] = s[184]
 											}
 										}
-										s[71] = v1040
+										s[71] = v1044
 									}
 								} else {
 									if s[76] == 0x1 {
@@ -9160,10 +9256,10 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 								{
 									{
 										{
-											a1042 := s[77]
-											_ = a1042
-											s[206] = a1042
-											if a1042 == 0x0 {
+											a1046 := s[77]
+											_ = a1046
+											s[206] = a1046
+											if a1046 == 0x0 {
 												{
 													s[207] = s[195]
 													s[208] = s[196]
@@ -9175,7 +9271,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 												}
 											}
 											s[169] = s[208]
-											if a1042 == 0x0 {
+											if a1046 == 0x0 {
 												{
 													s[179] = s[198]
 												}
@@ -9188,47 +9284,48 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 									}
 									s[166] = 0x3
 									s[171] = s[79]
-									a1043 := s[206]
-									_ = a1043
-									a1044 := s[194]
-									_ = a1044
+									a1047 := s[206]
+									_ = a1047
+									a1048 := s[194]
+									_ = a1048
 									{
 										{
-											if a1043 == 0x0 {
+											if a1047 == 0x0 {
 												{
-													a1046 := a1044
-													_ = a1046
+													a1050 := a1048
+													_ = a1050
 													{
 														{
 															if s[166] != 0x0 {
 																{
 																	{
 																		{
-																			v1049 := uint64(0)
-																			_ = v1049
-																			v1049 = p.r[27].Get64(a1046)
-																			var r1052 uint64
+																			v1053 := uint64(0)
+																			_ = v1053
+																			v1053 = p.r[27].Get64(a1050)
+																			var r1056 uint64
+																			_ = r1056
 																			{
 																				{
-																					a1053 := v1049
-																					_ = a1053
-																					a1054 := s[169]
-																					_ = a1054
-																					if ((a1053&0x7fff)+0x1)&0xffff == a1054 {
+																					a1057 := v1053
+																					_ = a1057
+																					a1058 := s[169]
+																					_ = a1058
+																					if (((a1057 & 0x7fff) + 0x1) & 0xffff) == a1058 {
 																						{
-																							r1052 = ((a1053 & 0x8000) ^ 0x8000)
-																							goto end1051
+																							r1056 = ((a1057 & 0x8000) ^ 0x8000)
+																							goto end1055
 																						}
 																					}
-																					r1052 = (a1053 + 0x1) & 0xffff
-																					goto end1051
+																					r1056 = ((a1057 + 0x1) & 0xffff)
+																					goto end1055
 																				}
-																			end1051:
+																			end1055:
 																			}
-																			v1050 := uint64(r1052)
-																			_ = v1050
+																			v1054 := uint64(r1056)
+																			_ = v1054
 																			s[175] = 0x0
-																			if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v1049 & 0x7fff)) {
+																			if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v1053 & 0x7fff)) {
 																				{
 																					s[175] = 0x1
 																				}
@@ -9239,22 +9336,22 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			s[172] = v1049
+																			s[172] = v1053
 																			if s[175] == 0x1 {
 																				{
-																					v1049 = v1050
+																					v1053 = v1054
 																				}
 																			} else {
 																				if s[166] == 0x4 {
 																					{
-																						v1049 = 0x0
+																						v1053 = 0x0
 																					}
 																				}
 																			}
-																			p.r[27].Set64(a1046, (v1049)&0xffff)
+																			p.r[27].Set64(a1050, ((v1053) & 0xffff))
 																			if s[166] == 0x3 {
 																				{
-																					s[172] = v1049
+																					s[172] = v1053
 																				}
 																			}
 																		}
@@ -9265,40 +9362,41 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																{
 																	{
 																		{
-																			v1056 := uint64(0)
-																			_ = v1056
-																			v1056 = p.r[28].Get64(a1046)
-																			s[173] = v1056
+																			v1060 := uint64(0)
+																			_ = v1060
+																			v1060 = p.r[28].Get64(a1050)
+																			s[173] = v1060
 																			if (s[167] == 0x2) && (s[171] == 0x1) {
 																				{
-																					var r1058 uint64
+																					var r1062 uint64
+																					_ = r1062
 																					{
 																						{
-																							a1059 := v1056
-																							_ = a1059
-																							a1060 := s[169]
-																							_ = a1060
-																							if ((a1059&0x7fff)+0x1)&0xffff == a1060 {
+																							a1063 := v1060
+																							_ = a1063
+																							a1064 := s[169]
+																							_ = a1064
+																							if (((a1063 & 0x7fff) + 0x1) & 0xffff) == a1064 {
 																								{
-																									r1058 = ((a1059 & 0x8000) ^ 0x8000)
-																									goto end1057
+																									r1062 = ((a1063 & 0x8000) ^ 0x8000)
+																									goto end1061
 																								}
 																							}
-																							r1058 = (a1059 + 0x1) & 0xffff
-																							goto end1057
+																							r1062 = ((a1063 + 0x1) & 0xffff)
+																							goto end1061
 																						}
-																					end1057:
+																					end1061:
 																					}
-																					v1056 = r1058
+																					v1060 = r1062
 																				}
 																			} else {
 																				if s[167] == 0x4 {
 																					{
-																						v1056 = 0x0
+																						v1060 = 0x0
 																					}
 																				}
 																			}
-																			p.r[28].Set64(a1046, (v1056)&0xffff)
+																			p.r[28].Set64(a1050, ((v1060) & 0xffff))
 																		}
 																	}
 																}
@@ -9307,109 +9405,112 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																{
 																	{
 																		{
-																			v1062 := uint64(0)
-																			_ = v1062
-																			v1062 = p.r[29].Get64(a1046)
+																			v1066 := uint64(0)
+																			_ = v1066
+																			v1066 = p.r[29].Get64(a1050)
 																			if (s[168] == 0x2) && (s[171] == 0x1) {
 																				{
-																					v1062 = s[170]
+																					v1066 = s[170]
 																				}
 																			} else {
-																				if ((s[168] == 0x3) && (s[171] == 0x1)) && (v1062 == s[172]) {
+																				if ((s[168] == 0x3) && (s[171] == 0x1)) && (v1066 == s[172]) {
 																					{
-																						var r1064 uint64
+																						var r1068 uint64
+																						_ = r1068
 																						{
 																							{
-																								a1065 := v1062
-																								_ = a1065
-																								a1066 := s[169]
-																								_ = a1066
-																								if ((a1065&0x7fff)+0x1)&0xffff == a1066 {
+																								a1069 := v1066
+																								_ = a1069
+																								a1070 := s[169]
+																								_ = a1070
+																								if (((a1069 & 0x7fff) + 0x1) & 0xffff) == a1070 {
 																									{
-																										r1064 = ((a1065 & 0x8000) ^ 0x8000)
-																										goto end1063
+																										r1068 = ((a1069 & 0x8000) ^ 0x8000)
+																										goto end1067
 																									}
 																								}
-																								r1064 = (a1065 + 0x1) & 0xffff
-																								goto end1063
+																								r1068 = ((a1069 + 0x1) & 0xffff)
+																								goto end1067
 																							}
-																						end1063:
+																						end1067:
 																						}
-																						v1062 = r1064
+																						v1066 = r1068
 																					}
 																				} else {
 																					if s[168] == 0x4 {
 																						{
-																							v1062 = 0x0
+																							v1066 = 0x0
 																						}
 																					} else {
 																						if (s[168] == 0x5) && (s[171] == 0x1) {
 																							{
-																								var r1068 uint64
+																								var r1072 uint64
+																								_ = r1072
 																								{
 																									{
-																										a1069 := s[173]
-																										_ = a1069
-																										a1070 := s[169]
-																										_ = a1070
-																										if ((a1069&0x7fff)+0x1)&0xffff == a1070 {
+																										a1073 := s[173]
+																										_ = a1073
+																										a1074 := s[169]
+																										_ = a1074
+																										if (((a1073 & 0x7fff) + 0x1) & 0xffff) == a1074 {
 																											{
-																												r1068 = ((a1069 & 0x8000) ^ 0x8000)
-																												goto end1067
+																												r1072 = ((a1073 & 0x8000) ^ 0x8000)
+																												goto end1071
 																											}
 																										}
-																										r1068 = (a1069 + 0x1) & 0xffff
-																										goto end1067
+																										r1072 = ((a1073 + 0x1) & 0xffff)
+																										goto end1071
 																									}
-																								end1067:
+																								end1071:
 																								}
-																								v1062 = r1068
+																								v1066 = r1072
 																							}
 																						}
 																					}
 																				}
 																			}
-																			p.r[29].Set64(a1046, (v1062)&0xffff)
-																			s[174] = v1062
+																			p.r[29].Set64(a1050, ((v1066) & 0xffff))
+																			s[174] = v1066
 																		}
 																	}
 																}
 															}
 														}
 													}
-													a1071 := a1044
-													_ = a1071
+													a1075 := a1048
+													_ = a1075
 													{
 														{
 															if s[176] != 0x0 {
 																{
 																	{
 																		{
-																			v1074 := uint64(0)
-																			_ = v1074
-																			v1074 = p.r[30].Get64(a1071)
-																			var r1077 uint64
+																			v1078 := uint64(0)
+																			_ = v1078
+																			v1078 = p.r[30].Get64(a1075)
+																			var r1081 uint64
+																			_ = r1081
 																			{
 																				{
-																					a1078 := v1074
-																					_ = a1078
-																					a1079 := s[179]
-																					_ = a1079
-																					if ((a1078&0x7fff)+0x1)&0xffff == a1079 {
+																					a1082 := v1078
+																					_ = a1082
+																					a1083 := s[179]
+																					_ = a1083
+																					if (((a1082 & 0x7fff) + 0x1) & 0xffff) == a1083 {
 																						{
-																							r1077 = ((a1078 & 0x8000) ^ 0x8000)
-																							goto end1076
+																							r1081 = ((a1082 & 0x8000) ^ 0x8000)
+																							goto end1080
 																						}
 																					}
-																					r1077 = (a1078 + 0x1) & 0xffff
-																					goto end1076
+																					r1081 = ((a1082 + 0x1) & 0xffff)
+																					goto end1080
 																				}
-																			end1076:
+																			end1080:
 																			}
-																			v1075 := uint64(r1077)
-																			_ = v1075
+																			v1079 := uint64(r1081)
+																			_ = v1079
 																			s[185] = 0x0
-																			if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v1074 & 0x7fff)) {
+																			if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v1078 & 0x7fff)) {
 																				{
 																					s[185] = 0x1
 																				}
@@ -9420,22 +9521,22 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			s[182] = v1074
+																			s[182] = v1078
 																			if s[185] == 0x1 {
 																				{
-																					v1074 = v1075
+																					v1078 = v1079
 																				}
 																			} else {
 																				if s[176] == 0x4 {
 																					{
-																						v1074 = 0x0
+																						v1078 = 0x0
 																					}
 																				}
 																			}
-																			p.r[30].Set64(a1071, (v1074)&0xffff)
+																			p.r[30].Set64(a1075, ((v1078) & 0xffff))
 																			if s[176] == 0x3 {
 																				{
-																					s[182] = v1074
+																					s[182] = v1078
 																				}
 																			}
 																		}
@@ -9446,40 +9547,41 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																{
 																	{
 																		{
-																			v1081 := uint64(0)
-																			_ = v1081
-																			v1081 = p.r[31].Get64(a1071)
-																			s[183] = v1081
+																			v1085 := uint64(0)
+																			_ = v1085
+																			v1085 = p.r[31].Get64(a1075)
+																			s[183] = v1085
 																			if (s[177] == 0x2) && (s[181] == 0x1) {
 																				{
-																					var r1083 uint64
+																					var r1087 uint64
+																					_ = r1087
 																					{
 																						{
-																							a1084 := v1081
-																							_ = a1084
-																							a1085 := s[179]
-																							_ = a1085
-																							if ((a1084&0x7fff)+0x1)&0xffff == a1085 {
+																							a1088 := v1085
+																							_ = a1088
+																							a1089 := s[179]
+																							_ = a1089
+																							if (((a1088 & 0x7fff) + 0x1) & 0xffff) == a1089 {
 																								{
-																									r1083 = ((a1084 & 0x8000) ^ 0x8000)
-																									goto end1082
+																									r1087 = ((a1088 & 0x8000) ^ 0x8000)
+																									goto end1086
 																								}
 																							}
-																							r1083 = (a1084 + 0x1) & 0xffff
-																							goto end1082
+																							r1087 = ((a1088 + 0x1) & 0xffff)
+																							goto end1086
 																						}
-																					end1082:
+																					end1086:
 																					}
-																					v1081 = r1083
+																					v1085 = r1087
 																				}
 																			} else {
 																				if s[177] == 0x4 {
 																					{
-																						v1081 = 0x0
+																						v1085 = 0x0
 																					}
 																				}
 																			}
-																			p.r[31].Set64(a1071, (v1081)&0xffff)
+																			p.r[31].Set64(a1075, ((v1085) & 0xffff))
 																		}
 																	}
 																}
@@ -9488,70 +9590,72 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																{
 																	{
 																		{
-																			v1087 := uint64(0)
-																			_ = v1087
-																			v1087 = p.r[32].Get64(a1071)
+																			v1091 := uint64(0)
+																			_ = v1091
+																			v1091 = p.r[32].Get64(a1075)
 																			if (s[178] == 0x2) && (s[181] == 0x1) {
 																				{
-																					v1087 = s[180]
+																					v1091 = s[180]
 																				}
 																			} else {
-																				if ((s[178] == 0x3) && (s[181] == 0x1)) && (v1087 == s[182]) {
+																				if ((s[178] == 0x3) && (s[181] == 0x1)) && (v1091 == s[182]) {
 																					{
-																						var r1089 uint64
+																						var r1093 uint64
+																						_ = r1093
 																						{
 																							{
-																								a1090 := v1087
-																								_ = a1090
-																								a1091 := s[179]
-																								_ = a1091
-																								if ((a1090&0x7fff)+0x1)&0xffff == a1091 {
+																								a1094 := v1091
+																								_ = a1094
+																								a1095 := s[179]
+																								_ = a1095
+																								if (((a1094 & 0x7fff) + 0x1) & 0xffff) == a1095 {
 																									{
-																										r1089 = ((a1090 & 0x8000) ^ 0x8000)
-																										goto end1088
+																										r1093 = ((a1094 & 0x8000) ^ 0x8000)
+																										goto end1092
 																									}
 																								}
-																								r1089 = (a1090 + 0x1) & 0xffff
-																								goto end1088
+																								r1093 = ((a1094 + 0x1) & 0xffff)
+																								goto end1092
 																							}
-																						end1088:
+																						end1092:
 																						}
-																						v1087 = r1089
+																						v1091 = r1093
 																					}
 																				} else {
 																					if s[178] == 0x4 {
 																						{
-																							v1087 = 0x0
+																							v1091 = 0x0
 																						}
 																					} else {
 																						if (s[178] == 0x5) && (s[181] == 0x1) {
 																							{
-																								var r1093 uint64
+																								var r1097 uint64
+																								_ = r1097
 																								{
 																									{
-																										a1094 := s[183]
-																										_ = a1094
-																										a1095 := s[179]
-																										_ = a1095
-																										if ((a1094&0x7fff)+0x1)&0xffff == a1095 {
+																										a1098 := s[183]
+																										_ = a1098
+																										a1099 := s[179]
+																										_ = a1099
+																										if (((a1098 & 0x7fff) + 0x1) & 0xffff) == a1099 {
 																											{
-																												r1093 = ((a1094 & 0x8000) ^ 0x8000)
-																												goto end1092
+																												r1097 = ((a1098 & 0x8000) ^ 0x8000)
+																												goto end1096
 																											}
 																										}
-																										r1093 = (a1094 + 0x1) & 0xffff
-																										goto end1092
+																										r1097 = ((a1098 + 0x1) & 0xffff)
+																										goto end1096
 																									}
-																								end1092:
+																								end1096:
 																								}
-																								v1087 = r1093
+																								v1091 = r1097
 																							}
 																						}
 																					}
 																				}
 																			}
-																			p.r[32].Set64(a1071, (v1087)&0xffff)
-																			s[184] = v1087
+																			p.r[32].Set64(a1075, ((v1091) & 0xffff))
+																			s[184] = v1091
 																		}
 																	}
 																}
@@ -9561,39 +9665,40 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 												}
 											} else {
 												{
-													a1096 := a1044
-													_ = a1096
+													a1100 := a1048
+													_ = a1100
 													{
 														{
 															if s[166] != 0x0 {
 																{
 																	{
 																		{
-																			v1099 := uint64(0)
-																			_ = v1099
-																			v1099 = p.r[30].Get64(a1096)
-																			var r1102 uint64
+																			v1103 := uint64(0)
+																			_ = v1103
+																			v1103 = p.r[30].Get64(a1100)
+																			var r1106 uint64
+																			_ = r1106
 																			{
 																				{
-																					a1103 := v1099
-																					_ = a1103
-																					a1104 := s[169]
-																					_ = a1104
-																					if ((a1103&0x7fff)+0x1)&0xffff == a1104 {
+																					a1107 := v1103
+																					_ = a1107
+																					a1108 := s[169]
+																					_ = a1108
+																					if (((a1107 & 0x7fff) + 0x1) & 0xffff) == a1108 {
 																						{
-																							r1102 = ((a1103 & 0x8000) ^ 0x8000)
-																							goto end1101
+																							r1106 = ((a1107 & 0x8000) ^ 0x8000)
+																							goto end1105
 																						}
 																					}
-																					r1102 = (a1103 + 0x1) & 0xffff
-																					goto end1101
+																					r1106 = ((a1107 + 0x1) & 0xffff)
+																					goto end1105
 																				}
-																			end1101:
+																			end1105:
 																			}
-																			v1100 := uint64(r1102)
-																			_ = v1100
+																			v1104 := uint64(r1106)
+																			_ = v1104
 																			s[175] = 0x0
-																			if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v1099 & 0x7fff)) {
+																			if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v1103 & 0x7fff)) {
 																				{
 																					s[175] = 0x1
 																				}
@@ -9604,22 +9709,22 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			s[172] = v1099
+																			s[172] = v1103
 																			if s[175] == 0x1 {
 																				{
-																					v1099 = v1100
+																					v1103 = v1104
 																				}
 																			} else {
 																				if s[166] == 0x4 {
 																					{
-																						v1099 = 0x0
+																						v1103 = 0x0
 																					}
 																				}
 																			}
-																			p.r[30].Set64(a1096, (v1099)&0xffff)
+																			p.r[30].Set64(a1100, ((v1103) & 0xffff))
 																			if s[166] == 0x3 {
 																				{
-																					s[172] = v1099
+																					s[172] = v1103
 																				}
 																			}
 																		}
@@ -9630,40 +9735,41 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																{
 																	{
 																		{
-																			v1106 := uint64(0)
-																			_ = v1106
-																			v1106 = p.r[31].Get64(a1096)
-																			s[173] = v1106
+																			v1110 := uint64(0)
+																			_ = v1110
+																			v1110 = p.r[31].Get64(a1100)
+																			s[173] = v1110
 																			if (s[167] == 0x2) && (s[171] == 0x1) {
 																				{
-																					var r1108 uint64
+																					var r1112 uint64
+																					_ = r1112
 																					{
 																						{
-																							a1109 := v1106
-																							_ = a1109
-																							a1110 := s[169]
-																							_ = a1110
-																							if ((a1109&0x7fff)+0x1)&0xffff == a1110 {
+																							a1113 := v1110
+																							_ = a1113
+																							a1114 := s[169]
+																							_ = a1114
+																							if (((a1113 & 0x7fff) + 0x1) & 0xffff) == a1114 {
 																								{
-																									r1108 = ((a1109 & 0x8000) ^ 0x8000)
-																									goto end1107
+																									r1112 = ((a1113 & 0x8000) ^ 0x8000)
+																									goto end1111
 																								}
 																							}
-																							r1108 = (a1109 + 0x1) & 0xffff
-																							goto end1107
+																							r1112 = ((a1113 + 0x1) & 0xffff)
+																							goto end1111
 																						}
-																					end1107:
+																					end1111:
 																					}
-																					v1106 = r1108
+																					v1110 = r1112
 																				}
 																			} else {
 																				if s[167] == 0x4 {
 																					{
-																						v1106 = 0x0
+																						v1110 = 0x0
 																					}
 																				}
 																			}
-																			p.r[31].Set64(a1096, (v1106)&0xffff)
+																			p.r[31].Set64(a1100, ((v1110) & 0xffff))
 																		}
 																	}
 																}
@@ -9672,109 +9778,112 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																{
 																	{
 																		{
-																			v1112 := uint64(0)
-																			_ = v1112
-																			v1112 = p.r[32].Get64(a1096)
+																			v1116 := uint64(0)
+																			_ = v1116
+																			v1116 = p.r[32].Get64(a1100)
 																			if (s[168] == 0x2) && (s[171] == 0x1) {
 																				{
-																					v1112 = s[170]
+																					v1116 = s[170]
 																				}
 																			} else {
-																				if ((s[168] == 0x3) && (s[171] == 0x1)) && (v1112 == s[172]) {
+																				if ((s[168] == 0x3) && (s[171] == 0x1)) && (v1116 == s[172]) {
 																					{
-																						var r1114 uint64
+																						var r1118 uint64
+																						_ = r1118
 																						{
 																							{
-																								a1115 := v1112
-																								_ = a1115
-																								a1116 := s[169]
-																								_ = a1116
-																								if ((a1115&0x7fff)+0x1)&0xffff == a1116 {
+																								a1119 := v1116
+																								_ = a1119
+																								a1120 := s[169]
+																								_ = a1120
+																								if (((a1119 & 0x7fff) + 0x1) & 0xffff) == a1120 {
 																									{
-																										r1114 = ((a1115 & 0x8000) ^ 0x8000)
-																										goto end1113
+																										r1118 = ((a1119 & 0x8000) ^ 0x8000)
+																										goto end1117
 																									}
 																								}
-																								r1114 = (a1115 + 0x1) & 0xffff
-																								goto end1113
+																								r1118 = ((a1119 + 0x1) & 0xffff)
+																								goto end1117
 																							}
-																						end1113:
+																						end1117:
 																						}
-																						v1112 = r1114
+																						v1116 = r1118
 																					}
 																				} else {
 																					if s[168] == 0x4 {
 																						{
-																							v1112 = 0x0
+																							v1116 = 0x0
 																						}
 																					} else {
 																						if (s[168] == 0x5) && (s[171] == 0x1) {
 																							{
-																								var r1118 uint64
+																								var r1122 uint64
+																								_ = r1122
 																								{
 																									{
-																										a1119 := s[173]
-																										_ = a1119
-																										a1120 := s[169]
-																										_ = a1120
-																										if ((a1119&0x7fff)+0x1)&0xffff == a1120 {
+																										a1123 := s[173]
+																										_ = a1123
+																										a1124 := s[169]
+																										_ = a1124
+																										if (((a1123 & 0x7fff) + 0x1) & 0xffff) == a1124 {
 																											{
-																												r1118 = ((a1119 & 0x8000) ^ 0x8000)
-																												goto end1117
+																												r1122 = ((a1123 & 0x8000) ^ 0x8000)
+																												goto end1121
 																											}
 																										}
-																										r1118 = (a1119 + 0x1) & 0xffff
-																										goto end1117
+																										r1122 = ((a1123 + 0x1) & 0xffff)
+																										goto end1121
 																									}
-																								end1117:
+																								end1121:
 																								}
-																								v1112 = r1118
+																								v1116 = r1122
 																							}
 																						}
 																					}
 																				}
 																			}
-																			p.r[32].Set64(a1096, (v1112)&0xffff)
-																			s[174] = v1112
+																			p.r[32].Set64(a1100, ((v1116) & 0xffff))
+																			s[174] = v1116
 																		}
 																	}
 																}
 															}
 														}
 													}
-													a1121 := a1044
-													_ = a1121
+													a1125 := a1048
+													_ = a1125
 													{
 														{
 															if s[176] != 0x0 {
 																{
 																	{
 																		{
-																			v1124 := uint64(0)
-																			_ = v1124
-																			v1124 = p.r[27].Get64(a1121)
-																			var r1127 uint64
+																			v1128 := uint64(0)
+																			_ = v1128
+																			v1128 = p.r[27].Get64(a1125)
+																			var r1131 uint64
+																			_ = r1131
 																			{
 																				{
-																					a1128 := v1124
-																					_ = a1128
-																					a1129 := s[179]
-																					_ = a1129
-																					if ((a1128&0x7fff)+0x1)&0xffff == a1129 {
+																					a1132 := v1128
+																					_ = a1132
+																					a1133 := s[179]
+																					_ = a1133
+																					if (((a1132 & 0x7fff) + 0x1) & 0xffff) == a1133 {
 																						{
-																							r1127 = ((a1128 & 0x8000) ^ 0x8000)
-																							goto end1126
+																							r1131 = ((a1132 & 0x8000) ^ 0x8000)
+																							goto end1130
 																						}
 																					}
-																					r1127 = (a1128 + 0x1) & 0xffff
-																					goto end1126
+																					r1131 = ((a1132 + 0x1) & 0xffff)
+																					goto end1130
 																				}
-																			end1126:
+																			end1130:
 																			}
-																			v1125 := uint64(r1127)
-																			_ = v1125
+																			v1129 := uint64(r1131)
+																			_ = v1129
 																			s[185] = 0x0
-																			if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v1124 & 0x7fff)) {
+																			if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v1128 & 0x7fff)) {
 																				{
 																					s[185] = 0x1
 																				}
@@ -9785,22 +9894,22 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			s[182] = v1124
+																			s[182] = v1128
 																			if s[185] == 0x1 {
 																				{
-																					v1124 = v1125
+																					v1128 = v1129
 																				}
 																			} else {
 																				if s[176] == 0x4 {
 																					{
-																						v1124 = 0x0
+																						v1128 = 0x0
 																					}
 																				}
 																			}
-																			p.r[27].Set64(a1121, (v1124)&0xffff)
+																			p.r[27].Set64(a1125, ((v1128) & 0xffff))
 																			if s[176] == 0x3 {
 																				{
-																					s[182] = v1124
+																					s[182] = v1128
 																				}
 																			}
 																		}
@@ -9811,40 +9920,41 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																{
 																	{
 																		{
-																			v1131 := uint64(0)
-																			_ = v1131
-																			v1131 = p.r[28].Get64(a1121)
-																			s[183] = v1131
+																			v1135 := uint64(0)
+																			_ = v1135
+																			v1135 = p.r[28].Get64(a1125)
+																			s[183] = v1135
 																			if (s[177] == 0x2) && (s[181] == 0x1) {
 																				{
-																					var r1133 uint64
+																					var r1137 uint64
+																					_ = r1137
 																					{
 																						{
-																							a1134 := v1131
-																							_ = a1134
-																							a1135 := s[179]
-																							_ = a1135
-																							if ((a1134&0x7fff)+0x1)&0xffff == a1135 {
+																							a1138 := v1135
+																							_ = a1138
+																							a1139 := s[179]
+																							_ = a1139
+																							if (((a1138 & 0x7fff) + 0x1) & 0xffff) == a1139 {
 																								{
-																									r1133 = ((a1134 & 0x8000) ^ 0x8000)
-																									goto end1132
+																									r1137 = ((a1138 & 0x8000) ^ 0x8000)
+																									goto end1136
 																								}
 																							}
-																							r1133 = (a1134 + 0x1) & 0xffff
-																							goto end1132
+																							r1137 = ((a1138 + 0x1) & 0xffff)
+																							goto end1136
 																						}
-																					end1132:
+																					end1136:
 																					}
-																					v1131 = r1133
+																					v1135 = r1137
 																				}
 																			} else {
 																				if s[177] == 0x4 {
 																					{
-																						v1131 = 0x0
+																						v1135 = 0x0
 																					}
 																				}
 																			}
-																			p.r[28].Set64(a1121, (v1131)&0xffff)
+																			p.r[28].Set64(a1125, ((v1135) & 0xffff))
 																		}
 																	}
 																}
@@ -9853,70 +9963,72 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																{
 																	{
 																		{
-																			v1137 := uint64(0)
-																			_ = v1137
-																			v1137 = p.r[29].Get64(a1121)
+																			v1141 := uint64(0)
+																			_ = v1141
+																			v1141 = p.r[29].Get64(a1125)
 																			if (s[178] == 0x2) && (s[181] == 0x1) {
 																				{
-																					v1137 = s[180]
+																					v1141 = s[180]
 																				}
 																			} else {
-																				if ((s[178] == 0x3) && (s[181] == 0x1)) && (v1137 == s[182]) {
+																				if ((s[178] == 0x3) && (s[181] == 0x1)) && (v1141 == s[182]) {
 																					{
-																						var r1139 uint64
+																						var r1143 uint64
+																						_ = r1143
 																						{
 																							{
-																								a1140 := v1137
-																								_ = a1140
-																								a1141 := s[179]
-																								_ = a1141
-																								if ((a1140&0x7fff)+0x1)&0xffff == a1141 {
+																								a1144 := v1141
+																								_ = a1144
+																								a1145 := s[179]
+																								_ = a1145
+																								if (((a1144 & 0x7fff) + 0x1) & 0xffff) == a1145 {
 																									{
-																										r1139 = ((a1140 & 0x8000) ^ 0x8000)
-																										goto end1138
+																										r1143 = ((a1144 & 0x8000) ^ 0x8000)
+																										goto end1142
 																									}
 																								}
-																								r1139 = (a1140 + 0x1) & 0xffff
-																								goto end1138
+																								r1143 = ((a1144 + 0x1) & 0xffff)
+																								goto end1142
 																							}
-																						end1138:
+																						end1142:
 																						}
-																						v1137 = r1139
+																						v1141 = r1143
 																					}
 																				} else {
 																					if s[178] == 0x4 {
 																						{
-																							v1137 = 0x0
+																							v1141 = 0x0
 																						}
 																					} else {
 																						if (s[178] == 0x5) && (s[181] == 0x1) {
 																							{
-																								var r1143 uint64
+																								var r1147 uint64
+																								_ = r1147
 																								{
 																									{
-																										a1144 := s[183]
-																										_ = a1144
-																										a1145 := s[179]
-																										_ = a1145
-																										if ((a1144&0x7fff)+0x1)&0xffff == a1145 {
+																										a1148 := s[183]
+																										_ = a1148
+																										a1149 := s[179]
+																										_ = a1149
+																										if (((a1148 & 0x7fff) + 0x1) & 0xffff) == a1149 {
 																											{
-																												r1143 = ((a1144 & 0x8000) ^ 0x8000)
-																												goto end1142
+																												r1147 = ((a1148 & 0x8000) ^ 0x8000)
+																												goto end1146
 																											}
 																										}
-																										r1143 = (a1144 + 0x1) & 0xffff
-																										goto end1142
+																										r1147 = ((a1148 + 0x1) & 0xffff)
+																										goto end1146
 																									}
-																								end1142:
+																								end1146:
 																								}
-																								v1137 = r1143
+																								v1141 = r1147
 																							}
 																						}
 																					}
 																				}
 																			}
-																			p.r[29].Set64(a1121, (v1137)&0xffff)
-																			s[184] = v1137
+																			p.r[29].Set64(a1125, ((v1141) & 0xffff))
+																			s[184] = v1141
 																		}
 																	}
 																}
@@ -9927,23 +10039,23 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 											}
 										}
 									}
-									v1146 := uint64(s[172])
-									_ = v1146
-									v1147 := uint64(0x0)
-									_ = v1147
-									v1148 := uint64(0x0)
-									_ = v1148
+									v1150 := uint64(s[172])
+									_ = v1150
+									v1151 := uint64(0x0)
+									_ = v1151
+									v1152 := uint64(0x0)
+									_ = v1152
 									if s[78] > 0x0 {
 										{
 											{
 												{
-													a1150 := v1146
-													_ = a1150
-													v1151 := uint64((s[207] + (a1150 & 0x7fff)) & 0xffffffff)
-													_ = v1151
-													s[131] = (v1151) >> 8 & 0x3
-													s[132] = (v1151 & 0xff)
-													s[214] = v1151
+													a1154 := v1150
+													_ = a1154
+													v1155 := uint64(((s[207] + (a1154 & 0x7fff)) & 0xffffffff))
+													_ = v1155
+													s[131] = ((v1155) >> 8 & 0x3)
+													s[132] = (v1155 & 0xff)
+													s[214] = v1155
 												}
 											}
 											s[133] = 0x1
@@ -9957,17 +10069,17 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			{
 																				{
-																					v1155 := uint64(0)
-																					_ = v1155
-																					v1155 = p.r[7].Get64(s[132])
-																					s[158] = engine.Sel((v1155 == s[142]), 0x1, 0x0)
+																					v1159 := uint64(0)
+																					_ = v1159
+																					v1159 = p.r[7].Get64(s[132])
+																					s[158] = engine.Sel((v1159 == s[142]), 0x1, 0x0)
 																					if s[134] == 0x2 {
 																						{
-																							v1155 = s[142]
+																							v1159 = s[142]
 																						}
 																					}
-																					p.r[7].Set64(s[132], v1155)
-																					s[157] = v1155
+																					p.r[7].Set64(s[132], v1159)
+																					s[157] = v1159
 																				}
 																			}
 																		}
@@ -9976,12 +10088,12 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			{
 																				{
-																					v1157 := uint64(0)
-																					_ = v1157
-																					v1157 = p.r[11].Get64(s[132])
+																					v1161 := uint64(0)
+																					_ = v1161
+																					v1161 = p.r[11].Get64(s[132])
 																					if (s[137] == 0x3) || (s[137] == 0x4) {
 																						{
-																							if (((s[150] == 0x1) && (s[158] == 0x1)) && ((v1157)>>32 == s[149])) && ((v1157)>>32 != 0x0) {
+																							if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v1161) >> 32) == s[149])) && (((v1161) >> 32) != 0x0) {
 																								{
 																									s[165] = 0x1
 																								}
@@ -9990,24 +10102,24 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																					if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
 																						{
-																							v1157 = (s[147])<<32 | s[148]
+																							v1161 = ((s[147])<<32 | s[148])
 																						}
 																					} else {
 																						if (s[137] == 0x3) && (s[165] == 0x1) {
 																							{
-																								v1157 = v1157&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+																								v1161 = v1161&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 																							}
 																						} else {
 																							if (s[137] == 0x4) && (s[165] == 0x1) {
 																								{
-																									v1157 = v1157&^0xffffffff | (s[148])<<0&0xffffffff
+																									v1161 = v1161&^0xffffffff | (s[148])<<0&0xffffffff
 																								}
 																							}
 																						}
 																					}
-																					p.r[11].Set64(s[132], v1157)
-																					s[163] = (v1157) >> 32
-																					s[164] = (v1157) & 0xffffffff
+																					p.r[11].Set64(s[132], v1161)
+																					s[163] = ((v1161) >> 32)
+																					s[164] = ((v1161) & 0xffffffff)
 																				}
 																			}
 																		}
@@ -10016,39 +10128,39 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			{
 																				{
-																					v1159 := uint64(0)
-																					_ = v1159
-																					v1159 = p.r[8].Get64(s[132])
+																					v1163 := uint64(0)
+																					_ = v1163
+																					v1163 = p.r[8].Get64(s[132])
 																					if s[133] == 0x2 {
 																						{
-																							v1159 = ((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141]
+																							v1163 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
 																						}
 																					} else {
 																						if (s[133] == 0x3) && (s[165] == 0x1) {
 																							{
-																								v1159 = v1159&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+																								v1163 = v1163&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
 																							}
 																						} else {
 																							if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
 																								{
-																									v1159 = v1159&^0xffffffff | (s[141])<<0&0xffffffff
+																									v1163 = v1163&^0xffffffff | (s[141])<<0&0xffffffff
 																								}
 																							} else {
-																								if ((s[133] == 0x5) && ((v1159)>>56 == 0x1)) && (s[158] == 0x1) {
+																								if ((s[133] == 0x5) && (((v1163) >> 56) == 0x1)) && (s[158] == 0x1) {
 																									{
-																										v1159 = v1159&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+																										v1163 = v1163&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 																										s[165] = 0x1
 																									}
 																								}
 																							}
 																						}
 																					}
-																					p.r[8].Set64(s[132], v1159)
-																					s[152] = (v1159) >> 56
-																					s[153] = (v1159) >> 48 & 0xff
-																					s[154] = (v1159) >> 40 & 0xff
-																					s[155] = (v1159) >> 32 & 0xff
-																					s[156] = (v1159) & 0xffffffff
+																					p.r[8].Set64(s[132], v1163)
+																					s[152] = ((v1163) >> 56)
+																					s[153] = ((v1163) >> 48 & 0xff)
+																					s[154] = ((v1163) >> 40 & 0xff)
+																					s[155] = ((v1163) >> 32 & 0xff)
+																					s[156] = ((v1163) & 0xffffffff)
 																				}
 																			}
 																		}
@@ -10057,18 +10169,18 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			{
 																				{
-																					v1161 := uint64(0)
-																					_ = v1161
-																					v1161 = p.r[9].Get64(s[132])
+																					v1165 := uint64(0)
+																					_ = v1165
+																					v1165 = p.r[9].Get64(s[132])
 																					if s[135] == 0x2 {
 																						{
-																							v1161 = ((s[143])<<16|s[144])<<16 | s[145]
+																							v1165 = (((s[143])<<16|s[144])<<16 | s[145])
 																						}
 																					}
-																					p.r[9].Set64(s[132], v1161)
-																					s[159] = (v1161) >> 32
-																					s[160] = (v1161) >> 16 & 0xffff
-																					s[161] = (v1161) & 0xffff
+																					p.r[9].Set64(s[132], v1165)
+																					s[159] = ((v1165) >> 32)
+																					s[160] = ((v1165) >> 16 & 0xffff)
+																					s[161] = ((v1165) & 0xffff)
 																				}
 																			}
 																		}
@@ -10077,16 +10189,16 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			{
 																				{
-																					v1163 := uint64(0)
-																					_ = v1163
-																					v1163 = p.r[10].Get64(s[132])
+																					v1167 := uint64(0)
+																					_ = v1167
+																					v1167 = p.r[10].Get64(s[132])
 																					if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
 																						{
-																							v1163 = s[146]
+																							v1167 = s[146]
 																						}
 																					}
-																					p.r[10].Set64(s[132], v1163)
-																					s[162] = v1163
+																					p.r[10].Set64(s[132], v1167)
+																					s[162] = v1167
 																				}
 																			}
 																		}
@@ -10103,17 +10215,17 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																			{
 																				{
 																					{
-																						v1166 := uint64(0)
-																						_ = v1166
-																						v1166 = p.r[12].Get64(s[132])
-																						s[158] = engine.Sel((v1166 == s[142]), 0x1, 0x0)
+																						v1170 := uint64(0)
+																						_ = v1170
+																						v1170 = p.r[12].Get64(s[132])
+																						s[158] = engine.Sel((v1170 == s[142]), 0x1, 0x0)
 																						if s[134] == 0x2 {
 																							{
-																								v1166 = s[142]
+																								v1170 = s[142]
 																							}
 																						}
-																						p.r[12].Set64(s[132], v1166)
-																						s[157] = v1166
+																						p.r[12].Set64(s[132], v1170)
+																						s[157] = v1170
 																					}
 																				}
 																			}
@@ -10122,12 +10234,12 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																			{
 																				{
 																					{
-																						v1168 := uint64(0)
-																						_ = v1168
-																						v1168 = p.r[16].Get64(s[132])
+																						v1172 := uint64(0)
+																						_ = v1172
+																						v1172 = p.r[16].Get64(s[132])
 																						if (s[137] == 0x3) || (s[137] == 0x4) {
 																							{
-																								if (((s[150] == 0x1) && (s[158] == 0x1)) && ((v1168)>>32 == s[149])) && ((v1168)>>32 != 0x0) {
+																								if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v1172) >> 32) == s[149])) && (((v1172) >> 32) != 0x0) {
 																									{
 																										s[165] = 0x1
 																									}
@@ -10136,24 +10248,24 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						}
 																						if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
 																							{
-																								v1168 = (s[147])<<32 | s[148]
+																								v1172 = ((s[147])<<32 | s[148])
 																							}
 																						} else {
 																							if (s[137] == 0x3) && (s[165] == 0x1) {
 																								{
-																									v1168 = v1168&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+																									v1172 = v1172&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 																								}
 																							} else {
 																								if (s[137] == 0x4) && (s[165] == 0x1) {
 																									{
-																										v1168 = v1168&^0xffffffff | (s[148])<<0&0xffffffff
+																										v1172 = v1172&^0xffffffff | (s[148])<<0&0xffffffff
 																									}
 																								}
 																							}
 																						}
-																						p.r[16].Set64(s[132], v1168)
-																						s[163] = (v1168) >> 32
-																						s[164] = (v1168) & 0xffffffff
+																						p.r[16].Set64(s[132], v1172)
+																						s[163] = ((v1172) >> 32)
+																						s[164] = ((v1172) & 0xffffffff)
 																					}
 																				}
 																			}
@@ -10162,39 +10274,39 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																			{
 																				{
 																					{
-																						v1170 := uint64(0)
-																						_ = v1170
-																						v1170 = p.r[13].Get64(s[132])
+																						v1174 := uint64(0)
+																						_ = v1174
+																						v1174 = p.r[13].Get64(s[132])
 																						if s[133] == 0x2 {
 																							{
-																								v1170 = ((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141]
+																								v1174 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
 																							}
 																						} else {
 																							if (s[133] == 0x3) && (s[165] == 0x1) {
 																								{
-																									v1170 = v1170&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+																									v1174 = v1174&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
 																								}
 																							} else {
 																								if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
 																									{
-																										v1170 = v1170&^0xffffffff | (s[141])<<0&0xffffffff
+																										v1174 = v1174&^0xffffffff | (s[141])<<0&0xffffffff
 																									}
 																								} else {
-																									if ((s[133] == 0x5) && ((v1170)>>56 == 0x1)) && (s[158] == 0x1) {
+																									if ((s[133] == 0x5) && (((v1174) >> 56) == 0x1)) && (s[158] == 0x1) {
 																										{
-																											v1170 = v1170&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+																											v1174 = v1174&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 																											s[165] = 0x1
 																										}
 																									}
 																								}
 																							}
 																						}
-																						p.r[13].Set64(s[132], v1170)
-																						s[152] = (v1170) >> 56
-																						s[153] = (v1170) >> 48 & 0xff
-																						s[154] = (v1170) >> 40 & 0xff
-																						s[155] = (v1170) >> 32 & 0xff
-																						s[156] = (v1170) & 0xffffffff
+																						p.r[13].Set64(s[132], v1174)
+																						s[152] = ((v1174) >> 56)
+																						s[153] = ((v1174) >> 48 & 0xff)
+																						s[154] = ((v1174) >> 40 & 0xff)
+																						s[155] = ((v1174) >> 32 & 0xff)
+																						s[156] = ((v1174) & 0xffffffff)
 																					}
 																				}
 																			}
@@ -10203,18 +10315,18 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																			{
 																				{
 																					{
-																						v1172 := uint64(0)
-																						_ = v1172
-																						v1172 = p.r[14].Get64(s[132])
+																						v1176 := uint64(0)
+																						_ = v1176
+																						v1176 = p.r[14].Get64(s[132])
 																						if s[135] == 0x2 {
 																							{
-																								v1172 = ((s[143])<<16|s[144])<<16 | s[145]
+																								v1176 = (((s[143])<<16|s[144])<<16 | s[145])
 																							}
 																						}
-																						p.r[14].Set64(s[132], v1172)
-																						s[159] = (v1172) >> 32
-																						s[160] = (v1172) >> 16 & 0xffff
-																						s[161] = (v1172) & 0xffff
+																						p.r[14].Set64(s[132], v1176)
+																						s[159] = ((v1176) >> 32)
+																						s[160] = ((v1176) >> 16 & 0xffff)
+																						s[161] = ((v1176) & 0xffff)
 																					}
 																				}
 																			}
@@ -10223,16 +10335,16 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																			{
 																				{
 																					{
-																						v1174 := uint64(0)
-																						_ = v1174
-																						v1174 = p.r[15].Get64(s[132])
+																						v1178 := uint64(0)
+																						_ = v1178
+																						v1178 = p.r[15].Get64(s[132])
 																						if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
 																							{
-																								v1174 = s[146]
+																								v1178 = s[146]
 																							}
 																						}
-																						p.r[15].Set64(s[132], v1174)
-																						s[162] = v1174
+																						p.r[15].Set64(s[132], v1178)
+																						s[162] = v1178
 																					}
 																				}
 																			}
@@ -10249,17 +10361,17 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				{
 																					{
 																						{
-																							v1177 := uint64(0)
-																							_ = v1177
-																							v1177 = p.r[17].Get64(s[132])
-																							s[158] = engine.Sel((v1177 == s[142]), 0x1, 0x0)
+																							v1181 := uint64(0)
+																							_ = v1181
+																							v1181 = p.r[17].Get64(s[132])
+																							s[158] = engine.Sel((v1181 == s[142]), 0x1, 0x0)
 																							if s[134] == 0x2 {
 																								{
-																									v1177 = s[142]
+																									v1181 = s[142]
 																								}
 																							}
-																							p.r[17].Set64(s[132], v1177)
-																							s[157] = v1177
+																							p.r[17].Set64(s[132], v1181)
+																							s[157] = v1181
 																						}
 																					}
 																				}
@@ -10268,12 +10380,12 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				{
 																					{
 																						{
-																							v1179 := uint64(0)
-																							_ = v1179
-																							v1179 = p.r[21].Get64(s[132])
+																							v1183 := uint64(0)
+																							_ = v1183
+																							v1183 = p.r[21].Get64(s[132])
 																							if (s[137] == 0x3) || (s[137] == 0x4) {
 																								{
-																									if (((s[150] == 0x1) && (s[158] == 0x1)) && ((v1179)>>32 == s[149])) && ((v1179)>>32 != 0x0) {
+																									if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v1183) >> 32) == s[149])) && (((v1183) >> 32) != 0x0) {
 																										{
 																											s[165] = 0x1
 																										}
@@ -10282,24 +10394,24 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							}
 																							if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
 																								{
-																									v1179 = (s[147])<<32 | s[148]
+																									v1183 = ((s[147])<<32 | s[148])
 																								}
 																							} else {
 																								if (s[137] == 0x3) && (s[165] == 0x1) {
 																									{
-																										v1179 = v1179&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+																										v1183 = v1183&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 																									}
 																								} else {
 																									if (s[137] == 0x4) && (s[165] == 0x1) {
 																										{
-																											v1179 = v1179&^0xffffffff | (s[148])<<0&0xffffffff
+																											v1183 = v1183&^0xffffffff | (s[148])<<0&0xffffffff
 																										}
 																									}
 																								}
 																							}
-																							p.r[21].Set64(s[132], v1179)
-																							s[163] = (v1179) >> 32
-																							s[164] = (v1179) & 0xffffffff
+																							p.r[21].Set64(s[132], v1183)
+																							s[163] = ((v1183) >> 32)
+																							s[164] = ((v1183) & 0xffffffff)
 																						}
 																					}
 																				}
@@ -10308,39 +10420,39 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				{
 																					{
 																						{
-																							v1181 := uint64(0)
-																							_ = v1181
-																							v1181 = p.r[18].Get64(s[132])
+																							v1185 := uint64(0)
+																							_ = v1185
+																							v1185 = p.r[18].Get64(s[132])
 																							if s[133] == 0x2 {
 																								{
-																									v1181 = ((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141]
+																									v1185 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
 																								}
 																							} else {
 																								if (s[133] == 0x3) && (s[165] == 0x1) {
 																									{
-																										v1181 = v1181&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+																										v1185 = v1185&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
 																									}
 																								} else {
 																									if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
 																										{
-																											v1181 = v1181&^0xffffffff | (s[141])<<0&0xffffffff
+																											v1185 = v1185&^0xffffffff | (s[141])<<0&0xffffffff
 																										}
 																									} else {
-																										if ((s[133] == 0x5) && ((v1181)>>56 == 0x1)) && (s[158] == 0x1) {
+																										if ((s[133] == 0x5) && (((v1185) >> 56) == 0x1)) && (s[158] == 0x1) {
 																											{
-																												v1181 = v1181&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+																												v1185 = v1185&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 																												s[165] = 0x1
 																											}
 																										}
 																									}
 																								}
 																							}
-																							p.r[18].Set64(s[132], v1181)
-																							s[152] = (v1181) >> 56
-																							s[153] = (v1181) >> 48 & 0xff
-																							s[154] = (v1181) >> 40 & 0xff
-																							s[155] = (v1181) >> 32 & 0xff
-																							s[156] = (v1181) & 0xffffffff
+																							p.r[18].Set64(s[132], v1185)
+																							s[152] = ((v1185) >> 56)
+																							s[153] = ((v1185) >> 48 & 0xff)
+																							s[154] = ((v1185) >> 40 & 0xff)
+																							s[155] = ((v1185) >> 32 & 0xff)
+																							s[156] = ((v1185) & 0xffffffff)
 																						}
 																					}
 																				}
@@ -10349,18 +10461,18 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				{
 																					{
 																						{
-																							v1183 := uint64(0)
-																							_ = v1183
-																							v1183 = p.r[19].Get64(s[132])
+																							v1187 := uint64(0)
+																							_ = v1187
+																							v1187 = p.r[19].Get64(s[132])
 																							if s[135] == 0x2 {
 																								{
-																									v1183 = ((s[143])<<16|s[144])<<16 | s[145]
+																									v1187 = (((s[143])<<16|s[144])<<16 | s[145])
 																								}
 																							}
-																							p.r[19].Set64(s[132], v1183)
-																							s[159] = (v1183) >> 32
-																							s[160] = (v1183) >> 16 & 0xffff
-																							s[161] = (v1183) & 0xffff
+																							p.r[19].Set64(s[132], v1187)
+																							s[159] = ((v1187) >> 32)
+																							s[160] = ((v1187) >> 16 & 0xffff)
+																							s[161] = ((v1187) & 0xffff)
 																						}
 																					}
 																				}
@@ -10369,16 +10481,16 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				{
 																					{
 																						{
-																							v1185 := uint64(0)
-																							_ = v1185
-																							v1185 = p.r[20].Get64(s[132])
+																							v1189 := uint64(0)
+																							_ = v1189
+																							v1189 = p.r[20].Get64(s[132])
 																							if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
 																								{
-																									v1185 = s[146]
+																									v1189 = s[146]
 																								}
 																							}
-																							p.r[20].Set64(s[132], v1185)
-																							s[162] = v1185
+																							p.r[20].Set64(s[132], v1189)
+																							s[162] = v1189
 																						}
 																					}
 																				}
@@ -10394,17 +10506,17 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				{
 																					{
 																						{
-																							v1188 := uint64(0)
-																							_ = v1188
-																							v1188 = p.r[22].Get64(s[132])
-																							s[158] = engine.Sel((v1188 == s[142]), 0x1, 0x0)
+																							v1192 := uint64(0)
+																							_ = v1192
+																							v1192 = p.r[22].Get64(s[132])
+																							s[158] = engine.Sel((v1192 == s[142]), 0x1, 0x0)
 																							if s[134] == 0x2 {
 																								{
-																									v1188 = s[142]
+																									v1192 = s[142]
 																								}
 																							}
-																							p.r[22].Set64(s[132], v1188)
-																							s[157] = v1188
+																							p.r[22].Set64(s[132], v1192)
+																							s[157] = v1192
 																						}
 																					}
 																				}
@@ -10413,12 +10525,12 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				{
 																					{
 																						{
-																							v1190 := uint64(0)
-																							_ = v1190
-																							v1190 = p.r[26].Get64(s[132])
+																							v1194 := uint64(0)
+																							_ = v1194
+																							v1194 = p.r[26].Get64(s[132])
 																							if (s[137] == 0x3) || (s[137] == 0x4) {
 																								{
-																									if (((s[150] == 0x1) && (s[158] == 0x1)) && ((v1190)>>32 == s[149])) && ((v1190)>>32 != 0x0) {
+																									if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v1194) >> 32) == s[149])) && (((v1194) >> 32) != 0x0) {
 																										{
 																											s[165] = 0x1
 																										}
@@ -10427,24 +10539,24 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							}
 																							if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
 																								{
-																									v1190 = (s[147])<<32 | s[148]
+																									v1194 = ((s[147])<<32 | s[148])
 																								}
 																							} else {
 																								if (s[137] == 0x3) && (s[165] == 0x1) {
 																									{
-																										v1190 = v1190&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+																										v1194 = v1194&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 																									}
 																								} else {
 																									if (s[137] == 0x4) && (s[165] == 0x1) {
 																										{
-																											v1190 = v1190&^0xffffffff | (s[148])<<0&0xffffffff
+																											v1194 = v1194&^0xffffffff | (s[148])<<0&0xffffffff
 																										}
 																									}
 																								}
 																							}
-																							p.r[26].Set64(s[132], v1190)
-																							s[163] = (v1190) >> 32
-																							s[164] = (v1190) & 0xffffffff
+																							p.r[26].Set64(s[132], v1194)
+																							s[163] = ((v1194) >> 32)
+																							s[164] = ((v1194) & 0xffffffff)
 																						}
 																					}
 																				}
@@ -10453,39 +10565,39 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				{
 																					{
 																						{
-																							v1192 := uint64(0)
-																							_ = v1192
-																							v1192 = p.r[23].Get64(s[132])
+																							v1196 := uint64(0)
+																							_ = v1196
+																							v1196 = p.r[23].Get64(s[132])
 																							if s[133] == 0x2 {
 																								{
-																									v1192 = ((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141]
+																									v1196 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
 																								}
 																							} else {
 																								if (s[133] == 0x3) && (s[165] == 0x1) {
 																									{
-																										v1192 = v1192&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+																										v1196 = v1196&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
 																									}
 																								} else {
 																									if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
 																										{
-																											v1192 = v1192&^0xffffffff | (s[141])<<0&0xffffffff
+																											v1196 = v1196&^0xffffffff | (s[141])<<0&0xffffffff
 																										}
 																									} else {
-																										if ((s[133] == 0x5) && ((v1192)>>56 == 0x1)) && (s[158] == 0x1) {
+																										if ((s[133] == 0x5) && (((v1196) >> 56) == 0x1)) && (s[158] == 0x1) {
 																											{
-																												v1192 = v1192&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+																												v1196 = v1196&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 																												s[165] = 0x1
 																											}
 																										}
 																									}
 																								}
 																							}
-																							p.r[23].Set64(s[132], v1192)
-																							s[152] = (v1192) >> 56
-																							s[153] = (v1192) >> 48 & 0xff
-																							s[154] = (v1192) >> 40 & 0xff
-																							s[155] = (v1192) >> 32 & 0xff
-																							s[156] = (v1192) & 0xffffffff
+																							p.r[23].Set64(s[132], v1196)
+																							s[152] = ((v1196) >> 56)
+																							s[153] = ((v1196) >> 48 & 0xff)
+																							s[154] = ((v1196) >> 40 & 0xff)
+																							s[155] = ((v1196) >> 32 & 0xff)
+																							s[156] = ((v1196) & 0xffffffff)
 																						}
 																					}
 																				}
@@ -10494,18 +10606,18 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				{
 																					{
 																						{
-																							v1194 := uint64(0)
-																							_ = v1194
-																							v1194 = p.r[24].Get64(s[132])
+																							v1198 := uint64(0)
+																							_ = v1198
+																							v1198 = p.r[24].Get64(s[132])
 																							if s[135] == 0x2 {
 																								{
-																									v1194 = ((s[143])<<16|s[144])<<16 | s[145]
+																									v1198 = (((s[143])<<16|s[144])<<16 | s[145])
 																								}
 																							}
-																							p.r[24].Set64(s[132], v1194)
-																							s[159] = (v1194) >> 32
-																							s[160] = (v1194) >> 16 & 0xffff
-																							s[161] = (v1194) & 0xffff
+																							p.r[24].Set64(s[132], v1198)
+																							s[159] = ((v1198) >> 32)
+																							s[160] = ((v1198) >> 16 & 0xffff)
+																							s[161] = ((v1198) & 0xffff)
 																						}
 																					}
 																				}
@@ -10514,16 +10626,16 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				{
 																					{
 																						{
-																							v1196 := uint64(0)
-																							_ = v1196
-																							v1196 = p.r[25].Get64(s[132])
+																							v1200 := uint64(0)
+																							_ = v1200
+																							v1200 = p.r[25].Get64(s[132])
 																							if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
 																								{
-																									v1196 = s[146]
+																									v1200 = s[146]
 																								}
 																							}
-																							p.r[25].Set64(s[132], v1196)
-																							s[162] = v1196
+																							p.r[25].Set64(s[132], v1200)
+																							s[162] = v1200
 																						}
 																					}
 																				}
@@ -10538,43 +10650,43 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 											}
 											if s[152] != 0x1 {
 												{
-													v1147 = 0x1
+													v1151 = 0x1
 												}
 											}
 											if s[152] == 0x2 {
 												{
-													v1148 = 0x1
+													v1152 = 0x1
 												}
 											}
 										}
 									}
 									{
 										{
-											a1198 := s[206]
-											_ = a1198
-											a1199 := v1147
-											_ = a1199
-											v1200 := uint64(0)
-											_ = v1200
-											v1200 = p.r[4].Get64(s[194])
-											v1201 := uint64((v1200) & 0xffff)
-											_ = v1201
-											v1202 := uint64((v1200) >> 16 & 0xffff)
-											_ = v1202
-											v1203 := uint64((v1200) >> 32 & 0xffff)
-											_ = v1203
-											v1204 := uint64((v1200) >> 48)
+											a1202 := s[206]
+											_ = a1202
+											a1203 := v1151
+											_ = a1203
+											v1204 := uint64(0)
 											_ = v1204
-											v1205 := uint64(engine.Sel((a1198 == 0x0), v1201, v1202))
+											v1204 = p.r[4].Get64(s[194])
+											v1205 := uint64(((v1204) & 0xffff))
 											_ = v1205
+											v1206 := uint64(((v1204) >> 16 & 0xffff))
+											_ = v1206
+											v1207 := uint64(((v1204) >> 32 & 0xffff))
+											_ = v1207
+											v1208 := uint64(((v1204) >> 48))
+											_ = v1208
+											v1209 := uint64(engine.Sel((a1202 == 0x0), v1205, v1206))
+											_ = v1209
 											s[217] = 0x0
 											{
 												{
 													{
-														if a1199 == 0x1 {
+														if a1203 == 0x1 {
 															{
-																v1205 = (v1205 - 0x1) & 0xffff
-																v1204 = (v1204 - 0x1) & 0xffff
+																v1209 = ((v1209 - 0x1) & 0xffff)
+																v1208 = ((v1208 - 0x1) & 0xffff)
 															}
 														} else {
 															{
@@ -10585,25 +10697,25 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 													}
 												}
 											}
-											if a1198 == 0x0 {
+											if a1202 == 0x0 {
 												{
-													v1201 = v1205
+													v1205 = v1209
 												}
 											} else {
 												{
-													v1202 = v1205
+													v1206 = v1209
 												}
 											}
 											{
 												{
-													v1200 = (((v1204)<<16|v1203)<<16|v1202)<<16 | v1201
+													v1204 = ((((v1208)<<16|v1207)<<16|v1206)<<16 | v1205)
 												}
 											}
-											p.r[4].Set64(s[194], v1200)
-											s[226] = (v1200) & 0xffff
-											s[227] = (v1200) >> 16 & 0xffff
-											s[228] = (v1200) >> 32 & 0xffff
-											s[229] = (v1200) >> 48
+											p.r[4].Set64(s[194], v1204)
+											s[226] = ((v1204) & 0xffff)
+											s[227] = ((v1204) >> 16 & 0xffff)
+											s[228] = ((v1204) >> 32 & 0xffff)
+											s[229] = ((v1204) >> 48)
 										}
 									}
 									{
@@ -10617,49 +10729,50 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 										}
 									}
 									s[168] = 0x3
-									s[171] = v1148
-									s[172] = v1146
-									a1207 := s[206]
-									_ = a1207
-									a1208 := s[194]
-									_ = a1208
+									s[171] = v1152
+									s[172] = v1150
+									a1211 := s[206]
+									_ = a1211
+									a1212 := s[194]
+									_ = a1212
 									{
 										{
-											if a1207 == 0x0 {
+											if a1211 == 0x0 {
 												{
-													a1210 := a1208
-													_ = a1210
+													a1214 := a1212
+													_ = a1214
 													{
 														{
 															if s[166] != 0x0 {
 																{
 																	{
 																		{
-																			v1213 := uint64(0)
-																			_ = v1213
-																			v1213 = p.r[27].Get64(a1210)
-																			var r1216 uint64
+																			v1217 := uint64(0)
+																			_ = v1217
+																			v1217 = p.r[27].Get64(a1214)
+																			var r1220 uint64
+																			_ = r1220
 																			{
 																				{
-																					a1217 := v1213
-																					_ = a1217
-																					a1218 := s[169]
-																					_ = a1218
-																					if ((a1217&0x7fff)+0x1)&0xffff == a1218 {
+																					a1221 := v1217
+																					_ = a1221
+																					a1222 := s[169]
+																					_ = a1222
+																					if (((a1221 & 0x7fff) + 0x1) & 0xffff) == a1222 {
 																						{
-																							r1216 = ((a1217 & 0x8000) ^ 0x8000)
-																							goto end1215
+																							r1220 = ((a1221 & 0x8000) ^ 0x8000)
+																							goto end1219
 																						}
 																					}
-																					r1216 = (a1217 + 0x1) & 0xffff
-																					goto end1215
+																					r1220 = ((a1221 + 0x1) & 0xffff)
+																					goto end1219
 																				}
-																			end1215:
+																			end1219:
 																			}
-																			v1214 := uint64(r1216)
-																			_ = v1214
+																			v1218 := uint64(r1220)
+																			_ = v1218
 																			s[175] = 0x0
-																			if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v1213 & 0x7fff)) {
+																			if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v1217 & 0x7fff)) {
 																				{
 																					s[175] = 0x1
 																				}
@@ -10670,22 +10783,22 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			s[172] = v1213
+																			s[172] = v1217
 																			if s[175] == 0x1 {
 																				{
-																					v1213 = v1214
+																					v1217 = v1218
 																				}
 																			} else {
 																				if s[166] == 0x4 {
 																					{
-																						v1213 = 0x0
+																						v1217 = 0x0
 																					}
 																				}
 																			}
-																			p.r[27].Set64(a1210, (v1213)&0xffff)
+																			p.r[27].Set64(a1214, ((v1217) & 0xffff))
 																			if s[166] == 0x3 {
 																				{
-																					s[172] = v1213
+																					s[172] = v1217
 																				}
 																			}
 																		}
@@ -10696,40 +10809,41 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																{
 																	{
 																		{
-																			v1220 := uint64(0)
-																			_ = v1220
-																			v1220 = p.r[28].Get64(a1210)
-																			s[173] = v1220
+																			v1224 := uint64(0)
+																			_ = v1224
+																			v1224 = p.r[28].Get64(a1214)
+																			s[173] = v1224
 																			if (s[167] == 0x2) && (s[171] == 0x1) {
 																				{
-																					var r1222 uint64
+																					var r1226 uint64
+																					_ = r1226
 																					{
 																						{
-																							a1223 := v1220
-																							_ = a1223
-																							a1224 := s[169]
-																							_ = a1224
-																							if ((a1223&0x7fff)+0x1)&0xffff == a1224 {
+																							a1227 := v1224
+																							_ = a1227
+																							a1228 := s[169]
+																							_ = a1228
+																							if (((a1227 & 0x7fff) + 0x1) & 0xffff) == a1228 {
 																								{
-																									r1222 = ((a1223 & 0x8000) ^ 0x8000)
-																									goto end1221
+																									r1226 = ((a1227 & 0x8000) ^ 0x8000)
+																									goto end1225
 																								}
 																							}
-																							r1222 = (a1223 + 0x1) & 0xffff
-																							goto end1221
+																							r1226 = ((a1227 + 0x1) & 0xffff)
+																							goto end1225
 																						}
-																					end1221:
+																					end1225:
 																					}
-																					v1220 = r1222
+																					v1224 = r1226
 																				}
 																			} else {
 																				if s[167] == 0x4 {
 																					{
-																						v1220 = 0x0
+																						v1224 = 0x0
 																					}
 																				}
 																			}
-																			p.r[28].Set64(a1210, (v1220)&0xffff)
+																			p.r[28].Set64(a1214, ((v1224) & 0xffff))
 																		}
 																	}
 																}
@@ -10738,109 +10852,112 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																{
 																	{
 																		{
-																			v1226 := uint64(0)
-																			_ = v1226
-																			v1226 = p.r[29].Get64(a1210)
+																			v1230 := uint64(0)
+																			_ = v1230
+																			v1230 = p.r[29].Get64(a1214)
 																			if (s[168] == 0x2) && (s[171] == 0x1) {
 																				{
-																					v1226 = s[170]
+																					v1230 = s[170]
 																				}
 																			} else {
-																				if ((s[168] == 0x3) && (s[171] == 0x1)) && (v1226 == s[172]) {
+																				if ((s[168] == 0x3) && (s[171] == 0x1)) && (v1230 == s[172]) {
 																					{
-																						var r1228 uint64
+																						var r1232 uint64
+																						_ = r1232
 																						{
 																							{
-																								a1229 := v1226
-																								_ = a1229
-																								a1230 := s[169]
-																								_ = a1230
-																								if ((a1229&0x7fff)+0x1)&0xffff == a1230 {
+																								a1233 := v1230
+																								_ = a1233
+																								a1234 := s[169]
+																								_ = a1234
+																								if (((a1233 & 0x7fff) + 0x1) & 0xffff) == a1234 {
 																									{
-																										r1228 = ((a1229 & 0x8000) ^ 0x8000)
-																										goto end1227
+																										r1232 = ((a1233 & 0x8000) ^ 0x8000)
+																										goto end1231
 																									}
 																								}
-																								r1228 = (a1229 + 0x1) & 0xffff
-																								goto end1227
+																								r1232 = ((a1233 + 0x1) & 0xffff)
+																								goto end1231
 																							}
-																						end1227:
+																						end1231:
 																						}
-																						v1226 = r1228
+																						v1230 = r1232
 																					}
 																				} else {
 																					if s[168] == 0x4 {
 																						{
-																							v1226 = 0x0
+																							v1230 = 0x0
 																						}
 																					} else {
 																						if (s[168] == 0x5) && (s[171] == 0x1) {
 																							{
-																								var r1232 uint64
+																								var r1236 uint64
+																								_ = r1236
 																								{
 																									{
-																										a1233 := s[173]
-																										_ = a1233
-																										a1234 := s[169]
-																										_ = a1234
-																										if ((a1233&0x7fff)+0x1)&0xffff == a1234 {
+																										a1237 := s[173]
+																										_ = a1237
+																										a1238 := s[169]
+																										_ = a1238
+																										if (((a1237 & 0x7fff) + 0x1) & 0xffff) == a1238 {
 																											{
-																												r1232 = ((a1233 & 0x8000) ^ 0x8000)
-																												goto end1231
+																												r1236 = ((a1237 & 0x8000) ^ 0x8000)
+																												goto end1235
 																											}
 																										}
-																										r1232 = (a1233 + 0x1) & 0xffff
-																										goto end1231
+																										r1236 = ((a1237 + 0x1) & 0xffff)
+																										goto end1235
 																									}
-																								end1231:
+																								end1235:
 																								}
-																								v1226 = r1232
+																								v1230 = r1236
 																							}
 																						}
 																					}
 																				}
 																			}
-																			p.r[29].Set64(a1210, (v1226)&0xffff)
-																			s[174] = v1226
+																			p.r[29].Set64(a1214, ((v1230) & 0xffff))
+																			s[174] = v1230
 																		}
 																	}
 																}
 															}
 														}
 													}
-													a1235 := a1208
-													_ = a1235
+													a1239 := a1212
+													_ = a1239
 													{
 														{
 															if s[176] != 0x0 {
 																{
 																	{
 																		{
-																			v1238 := uint64(0)
-																			_ = v1238
-																			v1238 = p.r[30].Get64(a1235)
-																			var r1241 uint64
+																			v1242 := uint64(0)
+																			_ = v1242
+																			v1242 = p.r[30].Get64(a1239)
+																			var r1245 uint64
+																			_ = r1245
 																			{
 																				{
-																					a1242 := v1238
-																					_ = a1242
-																					a1243 := s[179]
-																					_ = a1243
-																					if ((a1242&0x7fff)+0x1)&0xffff == a1243 {
+																					a1246 := v1242
+																					_ = a1246
+																					a1247 := s[179]
+																					_ = a1247
+																					if (((a1246 & 0x7fff) + 0x1) & 0xffff) == a1247 {
 																						{
-																							r1241 = ((a1242 & 0x8000) ^ 0x8000)
-																							goto end1240
+																							r1245 = ((a1246 & 0x8000) ^ 0x8000)
+																							goto end1244
 																						}
 																					}
-																					r1241 = (a1242 + 0x1) & 0xffff
-																					goto end1240
+																					r1245 = ((a1246 + 0x1) & 0xffff)
+																					goto end1244
 																				}
-																			end1240:
+																			end1244:
 																			}
-																			v1239 := uint64(r1241)
-																			_ = v1239
+																			v1243 := uint64(r1245)
+																			_ = v1243
 																			s[185] = 0x0
-																			if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v1238 & 0x7fff)) {
+																			if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v1242 & 0x7fff)) {
 																				{
 																					s[185] = 0x1
 																				}
@@ -10851,22 +10968,22 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			s[182] = v1238
+																			s[182] = v1242
 																			if s[185] == 0x1 {
 																				{
-																					v1238 = v1239
+																					v1242 = v1243
 																				}
 																			} else {
 																				if s[176] == 0x4 {
 																					{
-																						v1238 = 0x0
+																						v1242 = 0x0
 																					}
 																				}
 																			}
-																			p.r[30].Set64(a1235, (v1238)&0xffff)
+																			p.r[30].Set64(a1239, ((v1242) & 0xffff))
 																			if s[176] == 0x3 {
 																				{
-																					s[182] = v1238
+																					s[182] = v1242
 																				}
 																			}
 																		}
@@ -10877,40 +10994,41 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																{
 																	{
 																		{
-																			v1245 := uint64(0)
-																			_ = v1245
-																			v1245 = p.r[31].Get64(a1235)
-																			s[183] = v1245
+																			v1249 := uint64(0)
+																			_ = v1249
+																			v1249 = p.r[31].Get64(a1239)
+																			s[183] = v1249
 																			if (s[177] == 0x2) && (s[181] == 0x1) {
 																				{
-																					var r1247 uint64
+																					var r1251 uint64
+																					_ = r1251
 																					{
 																						{
-																							a1248 := v1245
-																							_ = a1248
-																							a1249 := s[179]
-																							_ = a1249
-																							if ((a1248&0x7fff)+0x1)&0xffff == a1249 {
+																							a1252 := v1249
+																							_ = a1252
+																							a1253 := s[179]
+																							_ = a1253
+																							if (((a1252 & 0x7fff) + 0x1) & 0xffff) == a1253 {
 																								{
-																									r1247 = ((a1248 & 0x8000) ^ 0x8000)
-																									goto end1246
+																									r1251 = ((a1252 & 0x8000) ^ 0x8000)
+																									goto end1250
 																								}
 																							}
-																							r1247 = (a1248 + 0x1) & 0xffff
-																							goto end1246
+																							r1251 = ((a1252 + 0x1) & 0xffff)
+																							goto end1250
 																						}
-																					end1246:
+																					end1250:
 																					}
-																					v1245 = r1247
+																					v1249 = r1251
 																				}
 																			} else {
 																				if s[177] == 0x4 {
 																					{
-																						v1245 = 0x0
+																						v1249 = 0x0
 																					}
 																				}
 																			}
-																			p.r[31].Set64(a1235, (v1245)&0xffff)
+																			p.r[31].Set64(a1239, ((v1249) & 0xffff))
 																		}
 																	}
 																}
@@ -10919,70 +11037,72 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																{
 																	{
 																		{
-																			v1251 := uint64(0)
-																			_ = v1251
-																			v1251 = p.r[32].Get64(a1235)
+																			v1255 := uint64(0)
+																			_ = v1255
+																			v1255 = p.r[32].Get64(a1239)
 																			if (s[178] == 0x2) && (s[181] == 0x1) {
 																				{
-																					v1251 = s[180]
+																					v1255 = s[180]
 																				}
 																			} else {
-																				if ((s[178] == 0x3) && (s[181] == 0x1)) && (v1251 == s[182]) {
+																				if ((s[178] == 0x3) && (s[181] == 0x1)) && (v1255 == s[182]) {
 																					{
-																						var r1253 uint64
+																						var r1257 uint64
+																						_ = r1257
 																						{
 																							{
-																								a1254 := v1251
-																								_ = a1254
-																								a1255 := s[179]
-																								_ = a1255
-																								if ((a1254&0x7fff)+0x1)&0xffff == a1255 {
+																								a1258 := v1255
+																								_ = a1258
+																								a1259 := s[179]
+																								_ = a1259
+																								if (((a1258 & 0x7fff) + 0x1) & 0xffff) == a1259 {
 																									{
-																										r1253 = ((a1254 & 0x8000) ^ 0x8000)
-																										goto end1252
+																										r1257 = ((a1258 & 0x8000) ^ 0x8000)
+																										goto end1256
 																									}
 																								}
-																								r1253 = (a1254 + 0x1) & 0xffff
-																								goto end1252
+																								r1257 = ((a1258 + 0x1) & 0xffff)
+																								goto end1256
 																							}
-																						end1252:
+																						end1256:
 																						}
-																						v1251 = r1253
+																						v1255 = r1257
 																					}
 																				} else {
 																					if s[178] == 0x4 {
 																						{
-																							v1251 = 0x0
+																							v1255 = 0x0
 																						}
 																					} else {
 																						if (s[178] == 0x5) && (s[181] == 0x1) {
 																							{
-																								var r1257 uint64
+																								var r1261 uint64
+																								_ = r1261
 																								{
 																									{
-																										a1258 := s[183]
-																										_ = a1258
-																										a1259 := s[179]
-																										_ = a1259
-																										if ((a1258&0x7fff)+0x1)&0xffff == a1259 {
+																										a1262 := s[183]
+																										_ = a1262
+																										a1263 := s[179]
+																										_ = a1263
+																										if (((a1262 & 0x7fff) + 0x1) & 0xffff) == a1263 {
 																											{
-																												r1257 = ((a1258 & 0x8000) ^ 0x8000)
-																												goto end1256
+																												r1261 = ((a1262 & 0x8000) ^ 0x8000)
+																												goto end1260
 																											}
 																										}
-																										r1257 = (a1258 + 0x1) & 0xffff
-																										goto end1256
+																										r1261 = ((a1262 + 0x1) & 0xffff)
+																										goto end1260
 																									}
-																								end1256:
+																								end1260:
 																								}
-																								v1251 = r1257
+																								v1255 = r1261
 																							}
 																						}
 																					}
 																				}
 																			}
-																			p.r[32].Set64(a1235, (v1251)&0xffff)
-																			s[184] = v1251
+																			p.r[32].Set64(a1239, ((v1255) & 0xffff))
+																			s[184] = v1255
 																		}
 																	}
 																}
@@ -10992,39 +11112,40 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 												}
 											} else {
 												{
-													a1260 := a1208
-													_ = a1260
+													a1264 := a1212
+													_ = a1264
 													{
 														{
 															if s[166] != 0x0 {
 																{
 																	{
 																		{
-																			v1263 := uint64(0)
-																			_ = v1263
-																			v1263 = p.r[30].Get64(a1260)
-																			var r1266 uint64
+																			v1267 := uint64(0)
+																			_ = v1267
+																			v1267 = p.r[30].Get64(a1264)
+																			var r1270 uint64
+																			_ = r1270
 																			{
 																				{
-																					a1267 := v1263
-																					_ = a1267
-																					a1268 := s[169]
-																					_ = a1268
-																					if ((a1267&0x7fff)+0x1)&0xffff == a1268 {
+																					a1271 := v1267
+																					_ = a1271
+																					a1272 := s[169]
+																					_ = a1272
+																					if (((a1271 & 0x7fff) + 0x1) & 0xffff) == a1272 {
 																						{
-																							r1266 = ((a1267 & 0x8000) ^ 0x8000)
-																							goto end1265
+																							r1270 = ((a1271 & 0x8000) ^ 0x8000)
+																							goto end1269
 																						}
 																					}
-																					r1266 = (a1267 + 0x1) & 0xffff
-																					goto end1265
+																					r1270 = ((a1271 + 0x1) & 0xffff)
+																					goto end1269
 																				}
-																			end1265:
+																			end1269:
 																			}
-																			v1264 := uint64(r1266)
-																			_ = v1264
+																			v1268 := uint64(r1270)
+																			_ = v1268
 																			s[175] = 0x0
-																			if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v1263 & 0x7fff)) {
+																			if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v1267 & 0x7fff)) {
 																				{
 																					s[175] = 0x1
 																				}
@@ -11035,22 +11156,22 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			s[172] = v1263
+																			s[172] = v1267
 																			if s[175] == 0x1 {
 																				{
-																					v1263 = v1264
+																					v1267 = v1268
 																				}
 																			} else {
 																				if s[166] == 0x4 {
 																					{
-																						v1263 = 0x0
+																						v1267 = 0x0
 																					}
 																				}
 																			}
-																			p.r[30].Set64(a1260, (v1263)&0xffff)
+																			p.r[30].Set64(a1264, ((v1267) & 0xffff))
 																			if s[166] == 0x3 {
 																				{
-																					s[172] = v1263
+																					s[172] = v1267
 																				}
 																			}
 																		}
@@ -11061,40 +11182,41 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																{
 																	{
 																		{
-																			v1270 := uint64(0)
-																			_ = v1270
-																			v1270 = p.r[31].Get64(a1260)
-																			s[173] = v1270
+																			v1274 := uint64(0)
+																			_ = v1274
+																			v1274 = p.r[31].Get64(a1264)
+																			s[173] = v1274
 																			if (s[167] == 0x2) && (s[171] == 0x1) {
 																				{
-																					var r1272 uint64
+																					var r1276 uint64
+																					_ = r1276
 																					{
 																						{
-																							a1273 := v1270
-																							_ = a1273
-																							a1274 := s[169]
-																							_ = a1274
-																							if ((a1273&0x7fff)+0x1)&0xffff == a1274 {
+																							a1277 := v1274
+																							_ = a1277
+																							a1278 := s[169]
+																							_ = a1278
+																							if (((a1277 & 0x7fff) + 0x1) & 0xffff) == a1278 {
 																								{
-																									r1272 = ((a1273 & 0x8000) ^ 0x8000)
-																									goto end1271
+																									r1276 = ((a1277 & 0x8000) ^ 0x8000)
+																									goto end1275
 																								}
 																							}
-																							r1272 = (a1273 + 0x1) & 0xffff
-																							goto end1271
+																							r1276 = ((a1277 + 0x1) & 0xffff)
+																							goto end1275
 																						}
-																					end1271:
+																					end1275:
 																					}
-																					v1270 = r1272
+																					v1274 = r1276
 																				}
 																			} else {
 																				if s[167] == 0x4 {
 																					{
-																						v1270 = 0x0
+																						v1274 = 0x0
 																					}
 																				}
 																			}
-																			p.r[31].Set64(a1260, (v1270)&0xffff)
+																			p.r[31].Set64(a1264, ((v1274) & 0xffff))
 																		}
 																	}
 																}
@@ -11103,109 +11225,112 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																{
 																	{
 																		{
-																			v1276 := uint64(0)
-																			_ = v1276
-																			v1276 = p.r[32].Get64(a1260)
+																			v1280 := uint64(0)
+																			_ = v1280
+																			v1280 = p.r[32].Get64(a1264)
 																			if (s[168] == 0x2) && (s[171] == 0x1) {
 																				{
-																					v1276 = s[170]
+																					v1280 = s[170]
 																				}
 																			} else {
-																				if ((s[168] == 0x3) && (s[171] == 0x1)) && (v1276 == s[172]) {
+																				if ((s[168] == 0x3) && (s[171] == 0x1)) && (v1280 == s[172]) {
 																					{
-																						var r1278 uint64
+																						var r1282 uint64
+																						_ = r1282
 																						{
 																							{
-																								a1279 := v1276
-																								_ = a1279
-																								a1280 := s[169]
-																								_ = a1280
-																								if ((a1279&0x7fff)+0x1)&0xffff == a1280 {
+																								a1283 := v1280
+																								_ = a1283
+																								a1284 := s[169]
+																								_ = a1284
+																								if (((a1283 & 0x7fff) + 0x1) & 0xffff) == a1284 {
 																									{
-																										r1278 = ((a1279 & 0x8000) ^ 0x8000)
-																										goto end1277
+																										r1282 = ((a1283 & 0x8000) ^ 0x8000)
+																										goto end1281
 																									}
 																								}
-																								r1278 = (a1279 + 0x1) & 0xffff
-																								goto end1277
+																								r1282 = ((a1283 + 0x1) & 0xffff)
+																								goto end1281
 																							}
-																						end1277:
+																						end1281:
 																						}
-																						v1276 = r1278
+																						v1280 = r1282
 																					}
 																				} else {
 																					if s[168] == 0x4 {
 																						{
-																							v1276 = 0x0
+																							v1280 = 0x0
 																						}
 																					} else {
 																						if (s[168] == 0x5) && (s[171] == 0x1) {
 																							{
-																								var r1282 uint64
+																								var r1286 uint64
+																								_ = r1286
 																								{
 																									{
-																										a1283 := s[173]
-																										_ = a1283
-																										a1284 := s[169]
-																										_ = a1284
-																										if ((a1283&0x7fff)+0x1)&0xffff == a1284 {
+																										a1287 := s[173]
+																										_ = a1287
+																										a1288 := s[169]
+																										_ = a1288
+																										if (((a1287 & 0x7fff) + 0x1) & 0xffff) == a1288 {
 																											{
-																												r1282 = ((a1283 & 0x8000) ^ 0x8000)
-																												goto end1281
+																												r1286 = ((a1287 & 0x8000) ^ 0x8000)
+																												goto end1285
 																											}
 																										}
-																										r1282 = (a1283 + 0x1) & 0xffff
-																										goto end1281
+																										r1286 = ((a1287 + 0x1) & 0xffff)
+																										goto end1285
 																									}
-																								end1281:
+																								end1285:
 																								}
-																								v1276 = r1282
+																								v1280 = r1286
 																							}
 																						}
 																					}
 																				}
 																			}
-																			p.r[32].Set64(a1260, (v1276)&0xffff)
-																			s[174] = v1276
+																			p.r[32].Set64(a1264, ((v1280) & 0xffff))
+																			s[174] = v1280
 																		}
 																	}
 																}
 															}
 														}
 													}
-													a1285 := a1208
-													_ = a1285
+													a1289 := a1212
+													_ = a1289
 													{
 														{
 															if s[176] != 0x0 {
 																{
 																	{
 																		{
-																			v1288 := uint64(0)
-																			_ = v1288
-																			v1288 = p.r[27].Get64(a1285)
-																			var r1291 uint64
+																			v1292 := uint64(0)
+																			_ = v1292
+																			v1292 = p.r[27].Get64(a1289)
+																			var r1295 uint64
+																			_ = r1295
 																			{
 																				{
-																					a1292 := v1288
-																					_ = a1292
-																					a1293 := s[179]
-																					_ = a1293
-																					if ((a1292&0x7fff)+0x1)&0xffff == a1293 {
+																					a1296 := v1292
+																					_ = a1296
+																					a1297 := s[179]
+																					_ = a1297
+																					if (((a1296 & 0x7fff) + 0x1) & 0xffff) == a1297 {
 																						{
-																							r1291 = ((a1292 & 0x8000) ^ 0x8000)
-																							goto end1290
+																							r1295 = ((a1296 & 0x8000) ^ 0x8000)
+																							goto end1294
 																						}
 																					}
-																					r1291 = (a1292 + 0x1) & 0xffff
-																					goto end1290
+																					r1295 = ((a1296 + 0x1) & 0xffff)
+																					goto end1294
 																				}
-																			end1290:
+																			end1294:
 																			}
-																			v1289 := uint64(r1291)
-																			_ = v1289
+																			v1293 := uint64(r1295)
+																			_ = v1293
 																			s[185] = 0x0
-																			if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v1288 & 0x7fff)) {
+																			if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v1292 & 0x7fff)) {
 																				{
 																					s[185] = 0x1
 																				}
@@ -11216,22 +11341,22 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			s[182] = v1288
+																			s[182] = v1292
 																			if s[185] == 0x1 {
 																				{
-																					v1288 = v1289
+																					v1292 = v1293
 																				}
 																			} else {
 																				if s[176] == 0x4 {
 																					{
-																						v1288 = 0x0
+																						v1292 = 0x0
 																					}
 																				}
 																			}
-																			p.r[27].Set64(a1285, (v1288)&0xffff)
+																			p.r[27].Set64(a1289, ((v1292) & 0xffff))
 																			if s[176] == 0x3 {
 																				{
-																					s[182] = v1288
+																					s[182] = v1292
 																				}
 																			}
 																		}
@@ -11242,40 +11367,41 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																{
 																	{
 																		{
-																			v1295 := uint64(0)
-																			_ = v1295
-																			v1295 = p.r[28].Get64(a1285)
-																			s[183] = v1295
+																			v1299 := uint64(0)
+																			_ = v1299
+																			v1299 = p.r[28].Get64(a1289)
+																			s[183] = v1299
 																			if (s[177] == 0x2) && (s[181] == 0x1) {
 																				{
-																					var r1297 uint64
+																					var r1301 uint64
+																					_ = r1301
 																					{
 																						{
-																							a1298 := v1295
-																							_ = a1298
-																							a1299 := s[179]
-																							_ = a1299
-																							if ((a1298&0x7fff)+0x1)&0xffff == a1299 {
+																							a1302 := v1299
+																							_ = a1302
+																							a1303 := s[179]
+																							_ = a1303
+																							if (((a1302 & 0x7fff) + 0x1) & 0xffff) == a1303 {
 																								{
-																									r1297 = ((a1298 & 0x8000) ^ 0x8000)
-																									goto end1296
+																									r1301 = ((a1302 & 0x8000) ^ 0x8000)
+																									goto end1300
 																								}
 																							}
-																							r1297 = (a1298 + 0x1) & 0xffff
-																							goto end1296
+																							r1301 = ((a1302 + 0x1) & 0xffff)
+																							goto end1300
 																						}
-																					end1296:
+																					end1300:
 																					}
-																					v1295 = r1297
+																					v1299 = r1301
 																				}
 																			} else {
 																				if s[177] == 0x4 {
 																					{
-																						v1295 = 0x0
+																						v1299 = 0x0
 																					}
 																				}
 																			}
-																			p.r[28].Set64(a1285, (v1295)&0xffff)
+																			p.r[28].Set64(a1289, ((v1299) & 0xffff))
 																		}
 																	}
 																}
@@ -11284,70 +11410,72 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																{
 																	{
 																		{
-																			v1301 := uint64(0)
-																			_ = v1301
-																			v1301 = p.r[29].Get64(a1285)
+																			v1305 := uint64(0)
+																			_ = v1305
+																			v1305 = p.r[29].Get64(a1289)
 																			if (s[178] == 0x2) && (s[181] == 0x1) {
 																				{
-																					v1301 = s[180]
+																					v1305 = s[180]
 																				}
 																			} else {
-																				if ((s[178] == 0x3) && (s[181] == 0x1)) && (v1301 == s[182]) {
+																				if ((s[178] == 0x3) && (s[181] == 0x1)) && (v1305 == s[182]) {
 																					{
-																						var r1303 uint64
+																						var r1307 uint64
+																						_ = r1307
 																						{
 																							{
-																								a1304 := v1301
-																								_ = a1304
-																								a1305 := s[179]
-																								_ = a1305
-																								if ((a1304&0x7fff)+0x1)&0xffff == a1305 {
+																								a1308 := v1305
+																								_ = a1308
+																								a1309 := s[179]
+																								_ = a1309
+																								if (((a1308 & 0x7fff) + 0x1) & 0xffff) == a1309 {
 																									{
-																										r1303 = ((a1304 & 0x8000) ^ 0x8000)
-																										goto end1302
+																										r1307 = ((a1308 & 0x8000) ^ 0x8000)
+																										goto end1306
 																									}
 																								}
-																								r1303 = (a1304 + 0x1) & 0xffff
-																								goto end1302
+																								r1307 = ((a1308 + 0x1) & 0xffff)
+																								goto end1306
 																							}
-																						end1302:
+																						end1306:
 																						}
-																						v1301 = r1303
+																						v1305 = r1307
 																					}
 																				} else {
 																					if s[178] == 0x4 {
 																						{
-																							v1301 = 0x0
+																							v1305 = 0x0
 																						}
 																					} else {
 																						if (s[178] == 0x5) && (s[181] == 0x1) {
 																							{
-																								var r1307 uint64
+																								var r1311 uint64
+																								_ = r1311
 																								{
 																									{
-																										a1308 := s[183]
-																										_ = a1308
-																										a1309 := s[179]
-																										_ = a1309
-																										if ((a1308&0x7fff)+0x1)&0xffff == a1309 {
+																										a1312 := s[183]
+																										_ = a1312
+																										a1313 := s[179]
+																										_ = a1313
+																										if (((a1312 & 0x7fff) + 0x1) & 0xffff) == a1313 {
 																											{
-																												r1307 = ((a1308 & 0x8000) ^ 0x8000)
-																												goto end1306
+																												r1311 = ((a1312 & 0x8000) ^ 0x8000)
+																												goto end1310
 																											}
 																										}
-																										r1307 = (a1308 + 0x1) & 0xffff
-																										goto end1306
+																										r1311 = ((a1312 + 0x1) & 0xffff)
+																										goto end1310
 																									}
-																								end1306:
+																								end1310:
 																								}
-																								v1301 = r1307
+																								v1305 = r1311
 																							}
 																						}
 																					}
 																				}
 																			}
-																			p.r[29].Set64(a1285, (v1301)&0xffff)
-																			s[184] = v1301
+																			p.r[29].Set64(a1289, ((v1305) & 0xffff))
+																			s[184] = v1305
 																		}
 																	}
 																}
@@ -11358,16 +11486,16 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 											}
 										}
 									}
-									if v1147 == 0x1 {
+									if v1151 == 0x1 {
 										{
-											s[78] = (s[78] - 0x1) & 0xffff
+											s[78] = ((s[78] - 0x1) & 0xffff)
 											s[79] = 0x1
 											s[76] = 0x0
 											v112 = 0x1
 										}
 									} else {
 										{
-											if (((s[226]+s[227])&0xffff == 0x0) && (s[228] > 0x0)) && (s[193] == 0x0) {
+											if ((((s[226] + s[227]) & 0xffff) == 0x0) && (s[228] > 0x0)) && (s[193] == 0x0) {
 												{
 													{
 														{
@@ -11454,69 +11582,70 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 										}
 										{
 											{
-												a1315 := s[206]
-												_ = a1315
-												v1316 := uint64(0)
-												_ = v1316
-												v1316 = p.r[2].Get64(s[194])
-												v1317 := uint64((v1316) & 0xffffffff)
-												_ = v1317
-												v1318 := uint64((v1316) >> 32)
-												_ = v1318
+												a1319 := s[206]
+												_ = a1319
+												v1320 := uint64(0)
+												_ = v1320
+												v1320 = p.r[2].Get64(s[194])
+												v1321 := uint64(((v1320) & 0xffffffff))
+												_ = v1321
+												v1322 := uint64(((v1320) >> 32))
+												_ = v1322
 												{
 												}
 												{
 													{
-														v1316 = (v1318)<<32 | v1317
+														v1320 = ((v1322)<<32 | v1321)
 													}
 												}
-												p.r[2].Set64(s[194], v1316)
-												s[224] = (v1316) & 0xffffffff
-												s[225] = (v1316) >> 32
+												p.r[2].Set64(s[194], v1320)
+												s[224] = ((v1320) & 0xffffffff)
+												s[225] = ((v1320) >> 32)
 											}
 										}
 										s[168] = 0x1
-										a1319 := s[206]
-										_ = a1319
-										a1320 := s[194]
-										_ = a1320
+										a1323 := s[206]
+										_ = a1323
+										a1324 := s[194]
+										_ = a1324
 										{
 											{
-												if a1319 == 0x0 {
+												if a1323 == 0x0 {
 													{
-														a1322 := a1320
-														_ = a1322
+														a1326 := a1324
+														_ = a1326
 														{
 															{
 																if s[166] != 0x0 {
 																	{
 																		{
 																			{
-																				v1325 := uint64(0)
-																				_ = v1325
-																				v1325 = p.r[27].Get64(a1322)
-																				var r1328 uint64
+																				v1329 := uint64(0)
+																				_ = v1329
+																				v1329 = p.r[27].Get64(a1326)
+																				var r1332 uint64
+																				_ = r1332
 																				{
 																					{
-																						a1329 := v1325
-																						_ = a1329
-																						a1330 := s[169]
-																						_ = a1330
-																						if ((a1329&0x7fff)+0x1)&0xffff == a1330 {
+																						a1333 := v1329
+																						_ = a1333
+																						a1334 := s[169]
+																						_ = a1334
+																						if (((a1333 & 0x7fff) + 0x1) & 0xffff) == a1334 {
 																							{
-																								r1328 = ((a1329 & 0x8000) ^ 0x8000)
-																								goto end1327
+																								r1332 = ((a1333 & 0x8000) ^ 0x8000)
+																								goto end1331
 																							}
 																						}
-																						r1328 = (a1329 + 0x1) & 0xffff
-																						goto end1327
+																						r1332 = ((a1333 + 0x1) & 0xffff)
+																						goto end1331
 																					}
-																				end1327:
+																				end1331:
 																				}
-																				v1326 := uint64(r1328)
-																				_ = v1326
+																				v1330 := uint64(r1332)
+																				_ = v1330
 																				s[175] = 0x0
-																				if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v1325 & 0x7fff)) {
+																				if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v1329 & 0x7fff)) {
 																					{
 																						s[175] = 0x1
 																					}
@@ -11527,22 +11656,22 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						}
 																					}
 																				}
-																				s[172] = v1325
+																				s[172] = v1329
 																				if s[175] == 0x1 {
 																					{
-																						v1325 = v1326
+																						v1329 = v1330
 																					}
 																				} else {
 																					if s[166] == 0x4 {
 																						{
-																							v1325 = 0x0
+																							v1329 = 0x0
 																						}
 																					}
 																				}
-																				p.r[27].Set64(a1322, (v1325)&0xffff)
+																				p.r[27].Set64(a1326, ((v1329) & 0xffff))
 																				if s[166] == 0x3 {
 																					{
-																						s[172] = v1325
+																						s[172] = v1329
 																					}
 																				}
 																			}
@@ -11553,40 +11682,41 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		{
 																			{
-																				v1332 := uint64(0)
-																				_ = v1332
-																				v1332 = p.r[28].Get64(a1322)
-																				s[173] = v1332
+																				v1336 := uint64(0)
+																				_ = v1336
+																				v1336 = p.r[28].Get64(a1326)
+																				s[173] = v1336
 																				if (s[167] == 0x2) && (s[171] == 0x1) {
 																					{
-																						var r1334 uint64
+																						var r1338 uint64
+																						_ = r1338
 																						{
 																							{
-																								a1335 := v1332
-																								_ = a1335
-																								a1336 := s[169]
-																								_ = a1336
-																								if ((a1335&0x7fff)+0x1)&0xffff == a1336 {
+																								a1339 := v1336
+																								_ = a1339
+																								a1340 := s[169]
+																								_ = a1340
+																								if (((a1339 & 0x7fff) + 0x1) & 0xffff) == a1340 {
 																									{
-																										r1334 = ((a1335 & 0x8000) ^ 0x8000)
-																										goto end1333
+																										r1338 = ((a1339 & 0x8000) ^ 0x8000)
+																										goto end1337
 																									}
 																								}
-																								r1334 = (a1335 + 0x1) & 0xffff
-																								goto end1333
+																								r1338 = ((a1339 + 0x1) & 0xffff)
+																								goto end1337
 																							}
-																						end1333:
+																						end1337:
 																						}
-																						v1332 = r1334
+																						v1336 = r1338
 																					}
 																				} else {
 																					if s[167] == 0x4 {
 																						{
-																							v1332 = 0x0
+																							v1336 = 0x0
 																						}
 																					}
 																				}
-																				p.r[28].Set64(a1322, (v1332)&0xffff)
+																				p.r[28].Set64(a1326, ((v1336) & 0xffff))
 																			}
 																		}
 																	}
@@ -11595,109 +11725,112 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		{
 																			{
-																				v1338 := uint64(0)
-																				_ = v1338
-																				v1338 = p.r[29].Get64(a1322)
+																				v1342 := uint64(0)
+																				_ = v1342
+																				v1342 = p.r[29].Get64(a1326)
 																				if (s[168] == 0x2) && (s[171] == 0x1) {
 																					{
-																						v1338 = s[170]
+																						v1342 = s[170]
 																					}
 																				} else {
-																					if ((s[168] == 0x3) && (s[171] == 0x1)) && (v1338 == s[172]) {
+																					if ((s[168] == 0x3) && (s[171] == 0x1)) && (v1342 == s[172]) {
 																						{
-																							var r1340 uint64
+																							var r1344 uint64
+																							_ = r1344
 																							{
 																								{
-																									a1341 := v1338
-																									_ = a1341
-																									a1342 := s[169]
-																									_ = a1342
-																									if ((a1341&0x7fff)+0x1)&0xffff == a1342 {
+																									a1345 := v1342
+																									_ = a1345
+																									a1346 := s[169]
+																									_ = a1346
+																									if (((a1345 & 0x7fff) + 0x1) & 0xffff) == a1346 {
 																										{
-																											r1340 = ((a1341 & 0x8000) ^ 0x8000)
-																											goto end1339
+																											r1344 = ((a1345 & 0x8000) ^ 0x8000)
+																											goto end1343
 																										}
 																									}
-																									r1340 = (a1341 + 0x1) & 0xffff
-																									goto end1339
+																									r1344 = ((a1345 + 0x1) & 0xffff)
+																									goto end1343
 																								}
-																							end1339:
+																							end1343:
 																							}
-																							v1338 = r1340
+																							v1342 = r1344
 																						}
 																					} else {
 																						if s[168] == 0x4 {
 																							{
-																								v1338 = 0x0
+																								v1342 = 0x0
 																							}
 																						} else {
 																							if (s[168] == 0x5) && (s[171] == 0x1) {
 																								{
-																									var r1344 uint64
+																									var r1348 uint64
+																									_ = r1348
 																									{
 																										{
-																											a1345 := s[173]
-																											_ = a1345
-																											a1346 := s[169]
-																											_ = a1346
-																											if ((a1345&0x7fff)+0x1)&0xffff == a1346 {
+																											a1349 := s[173]
+																											_ = a1349
+																											a1350 := s[169]
+																											_ = a1350
+																											if (((a1349 & 0x7fff) + 0x1) & 0xffff) == a1350 {
 																												{
-																													r1344 = ((a1345 & 0x8000) ^ 0x8000)
-																													goto end1343
+																													r1348 = ((a1349 & 0x8000) ^ 0x8000)
+																													goto end1347
 																												}
 																											}
-																											r1344 = (a1345 + 0x1) & 0xffff
-																											goto end1343
+																											r1348 = ((a1349 + 0x1) & 0xffff)
+																											goto end1347
 																										}
-																									end1343:
+																									end1347:
 																									}
-																									v1338 = r1344
+																									v1342 = r1348
 																								}
 																							}
 																						}
 																					}
 																				}
-																				p.r[29].Set64(a1322, (v1338)&0xffff)
-																				s[174] = v1338
+																				p.r[29].Set64(a1326, ((v1342) & 0xffff))
+																				s[174] = v1342
 																			}
 																		}
 																	}
 																}
 															}
 														}
-														a1347 := a1320
-														_ = a1347
+														a1351 := a1324
+														_ = a1351
 														{
 															{
 																if s[176] != 0x0 {
 																	{
 																		{
 																			{
-																				v1350 := uint64(0)
-																				_ = v1350
-																				v1350 = p.r[30].Get64(a1347)
-																				var r1353 uint64
+																				v1354 := uint64(0)
+																				_ = v1354
+																				v1354 = p.r[30].Get64(a1351)
+																				var r1357 uint64
+																				_ = r1357
 																				{
 																					{
-																						a1354 := v1350
-																						_ = a1354
-																						a1355 := s[179]
-																						_ = a1355
-																						if ((a1354&0x7fff)+0x1)&0xffff == a1355 {
+																						a1358 := v1354
+																						_ = a1358
+																						a1359 := s[179]
+																						_ = a1359
+																						if (((a1358 & 0x7fff) + 0x1) & 0xffff) == a1359 {
 																							{
-																								r1353 = ((a1354 & 0x8000) ^ 0x8000)
-																								goto end1352
+																								r1357 = ((a1358 & 0x8000) ^ 0x8000)
+																								goto end1356
 																							}
 																						}
-																						r1353 = (a1354 + 0x1) & 0xffff
-																						goto end1352
+																						r1357 = ((a1358 + 0x1) & 0xffff)
+																						goto end1356
 																					}
-																				end1352:
+																				end1356:
 																				}
-																				v1351 := uint64(r1353)
-																				_ = v1351
+																				v1355 := uint64(r1357)
+																				_ = v1355
 																				s[185] = 0x0
-																				if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v1350 & 0x7fff)) {
+																				if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v1354 & 0x7fff)) {
 																					{
 																						s[185] = 0x1
 																					}
@@ -11708,22 +11841,22 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						}
 																					}
 																				}
-																				s[182] = v1350
+																				s[182] = v1354
 																				if s[185] == 0x1 {
 																					{
-																						v1350 = v1351
+																						v1354 = v1355
 																					}
 																				} else {
 																					if s[176] == 0x4 {
 																						{
-																							v1350 = 0x0
+																							v1354 = 0x0
 																						}
 																					}
 																				}
-																				p.r[30].Set64(a1347, (v1350)&0xffff)
+																				p.r[30].Set64(a1351, ((v1354) & 0xffff))
 																				if s[176] == 0x3 {
 																					{
-																						s[182] = v1350
+																						s[182] = v1354
 																					}
 																				}
 																			}
@@ -11734,40 +11867,41 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		{
 																			{
-																				v1357 := uint64(0)
-																				_ = v1357
-																				v1357 = p.r[31].Get64(a1347)
-																				s[183] = v1357
+																				v1361 := uint64(0)
+																				_ = v1361
+																				v1361 = p.r[31].Get64(a1351)
+																				s[183] = v1361
 																				if (s[177] == 0x2) && (s[181] == 0x1) {
 																					{
-																						var r1359 uint64
+																						var r1363 uint64
+																						_ = r1363
 																						{
 																							{
-																								a1360 := v1357
-																								_ = a1360
-																								a1361 := s[179]
-																								_ = a1361
-																								if ((a1360&0x7fff)+0x1)&0xffff == a1361 {
+																								a1364 := v1361
+																								_ = a1364
+																								a1365 := s[179]
+																								_ = a1365
+																								if (((a1364 & 0x7fff) + 0x1) & 0xffff) == a1365 {
 																									{
-																										r1359 = ((a1360 & 0x8000) ^ 0x8000)
-																										goto end1358
+																										r1363 = ((a1364 & 0x8000) ^ 0x8000)
+																										goto end1362
 																									}
 																								}
-																								r1359 = (a1360 + 0x1) & 0xffff
-																								goto end1358
+																								r1363 = ((a1364 + 0x1) & 0xffff)
+																								goto end1362
 																							}
-																						end1358:
+																						end1362:
 																						}
-																						v1357 = r1359
+																						v1361 = r1363
 																					}
 																				} else {
 																					if s[177] == 0x4 {
 																						{
-																							v1357 = 0x0
+																							v1361 = 0x0
 																						}
 																					}
 																				}
-																				p.r[31].Set64(a1347, (v1357)&0xffff)
+																				p.r[31].Set64(a1351, ((v1361) & 0xffff))
 																			}
 																		}
 																	}
@@ -11776,70 +11910,72 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		{
 																			{
-																				v1363 := uint64(0)
-																				_ = v1363
-																				v1363 = p.r[32].Get64(a1347)
+																				v1367 := uint64(0)
+																				_ = v1367
+																				v1367 = p.r[32].Get64(a1351)
 																				if (s[178] == 0x2) && (s[181] == 0x1) {
 																					{
-																						v1363 = s[180]
+																						v1367 = s[180]
 																					}
 																				} else {
-																					if ((s[178] == 0x3) && (s[181] == 0x1)) && (v1363 == s[182]) {
+																					if ((s[178] == 0x3) && (s[181] == 0x1)) && (v1367 == s[182]) {
 																						{
-																							var r1365 uint64
+																							var r1369 uint64
+																							_ = r1369
 																							{
 																								{
-																									a1366 := v1363
-																									_ = a1366
-																									a1367 := s[179]
-																									_ = a1367
-																									if ((a1366&0x7fff)+0x1)&0xffff == a1367 {
+																									a1370 := v1367
+																									_ = a1370
+																									a1371 := s[179]
+																									_ = a1371
+																									if (((a1370 & 0x7fff) + 0x1) & 0xffff) == a1371 {
 																										{
-																											r1365 = ((a1366 & 0x8000) ^ 0x8000)
-																											goto end1364
+																											r1369 = ((a1370 & 0x8000) ^ 0x8000)
+																											goto end1368
 																										}
 																									}
-																									r1365 = (a1366 + 0x1) & 0xffff
-																									goto end1364
+																									r1369 = ((a1370 + 0x1) & 0xffff)
+																									goto end1368
 																								}
-																							end1364:
+																							end1368:
 																							}
-																							v1363 = r1365
+																							v1367 = r1369
 																						}
 																					} else {
 																						if s[178] == 0x4 {
 																							{
-																								v1363 = 0x0
+																								v1367 = 0x0
 																							}
 																						} else {
 																							if (s[178] == 0x5) && (s[181] == 0x1) {
 																								{
-																									var r1369 uint64
+																									var r1373 uint64
+																									_ = r1373
 																									{
 																										{
-																											a1370 := s[183]
-																											_ = a1370
-																											a1371 := s[179]
-																											_ = a1371
-																											if ((a1370&0x7fff)+0x1)&0xffff == a1371 {
+																											a1374 := s[183]
+																											_ = a1374
+																											a1375 := s[179]
+																											_ = a1375
+																											if (((a1374 & 0x7fff) + 0x1) & 0xffff) == a1375 {
 																												{
-																													r1369 = ((a1370 & 0x8000) ^ 0x8000)
-																													goto end1368
+																													r1373 = ((a1374 & 0x8000) ^ 0x8000)
+																													goto end1372
 																												}
 																											}
-																											r1369 = (a1370 + 0x1) & 0xffff
-																											goto end1368
+																											r1373 = ((a1374 + 0x1) & 0xffff)
+																											goto end1372
 																										}
-																									end1368:
+																									end1372:
 																									}
-																									v1363 = r1369
+																									v1367 = r1373
 																								}
 																							}
 																						}
 																					}
 																				}
-																				p.r[32].Set64(a1347, (v1363)&0xffff)
-																				s[184] = v1363
+																				p.r[32].Set64(a1351, ((v1367) & 0xffff))
+																				s[184] = v1367
 																			}
 																		}
 																	}
@@ -11849,39 +11985,40 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 													}
 												} else {
 													{
-														a1372 := a1320
-														_ = a1372
+														a1376 := a1324
+														_ = a1376
 														{
 															{
 																if s[166] != 0x0 {
 																	{
 																		{
 																			{
-																				v1375 := uint64(0)
-																				_ = v1375
-																				v1375 = p.r[30].Get64(a1372)
-																				var r1378 uint64
+																				v1379 := uint64(0)
+																				_ = v1379
+																				v1379 = p.r[30].Get64(a1376)
+																				var r1382 uint64
+																				_ = r1382
 																				{
 																					{
-																						a1379 := v1375
-																						_ = a1379
-																						a1380 := s[169]
-																						_ = a1380
-																						if ((a1379&0x7fff)+0x1)&0xffff == a1380 {
+																						a1383 := v1379
+																						_ = a1383
+																						a1384 := s[169]
+																						_ = a1384
+																						if (((a1383 & 0x7fff) + 0x1) & 0xffff) == a1384 {
 																							{
-																								r1378 = ((a1379 & 0x8000) ^ 0x8000)
-																								goto end1377
+																								r1382 = ((a1383 & 0x8000) ^ 0x8000)
+																								goto end1381
 																							}
 																						}
-																						r1378 = (a1379 + 0x1) & 0xffff
-																						goto end1377
+																						r1382 = ((a1383 + 0x1) & 0xffff)
+																						goto end1381
 																					}
-																				end1377:
+																				end1381:
 																				}
-																				v1376 := uint64(r1378)
-																				_ = v1376
+																				v1380 := uint64(r1382)
+																				_ = v1380
 																				s[175] = 0x0
-																				if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v1375 & 0x7fff)) {
+																				if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v1379 & 0x7fff)) {
 																					{
 																						s[175] = 0x1
 																					}
@@ -11892,22 +12029,22 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						}
 																					}
 																				}
-																				s[172] = v1375
+																				s[172] = v1379
 																				if s[175] == 0x1 {
 																					{
-																						v1375 = v1376
+																						v1379 = v1380
 																					}
 																				} else {
 																					if s[166] == 0x4 {
 																						{
-																							v1375 = 0x0
+																							v1379 = 0x0
 																						}
 																					}
 																				}
-																				p.r[30].Set64(a1372, (v1375)&0xffff)
+																				p.r[30].Set64(a1376, ((v1379) & 0xffff))
 																				if s[166] == 0x3 {
 																					{
-																						s[172] = v1375
+																						s[172] = v1379
 																					}
 																				}
 																			}
@@ -11918,40 +12055,41 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		{
 																			{
-																				v1382 := uint64(0)
-																				_ = v1382
-																				v1382 = p.r[31].Get64(a1372)
-																				s[173] = v1382
+																				v1386 := uint64(0)
+																				_ = v1386
+																				v1386 = p.r[31].Get64(a1376)
+																				s[173] = v1386
 																				if (s[167] == 0x2) && (s[171] == 0x1) {
 																					{
-																						var r1384 uint64
+																						var r1388 uint64
+																						_ = r1388
 																						{
 																							{
-																								a1385 := v1382
-																								_ = a1385
-																								a1386 := s[169]
-																								_ = a1386
-																								if ((a1385&0x7fff)+0x1)&0xffff == a1386 {
+																								a1389 := v1386
+																								_ = a1389
+																								a1390 := s[169]
+																								_ = a1390
+																								if (((a1389 & 0x7fff) + 0x1) & 0xffff) == a1390 {
 																									{
-																										r1384 = ((a1385 & 0x8000) ^ 0x8000)
-																										goto end1383
+																										r1388 = ((a1389 & 0x8000) ^ 0x8000)
+																										goto end1387
 																									}
 																								}
-																								r1384 = (a1385 + 0x1) & 0xffff
-																								goto end1383
+																								r1388 = ((a1389 + 0x1) & 0xffff)
+																								goto end1387
 																							}
-																						end1383:
+																						end1387:
 																						}
-																						v1382 = r1384
+																						v1386 = r1388
 																					}
 																				} else {
 																					if s[167] == 0x4 {
 																						{
-																							v1382 = 0x0
+																							v1386 = 0x0
 																						}
 																					}
 																				}
-																				p.r[31].Set64(a1372, (v1382)&0xffff)
+																				p.r[31].Set64(a1376, ((v1386) & 0xffff))
 																			}
 																		}
 																	}
@@ -11960,109 +12098,112 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		{
 																			{
-																				v1388 := uint64(0)
-																				_ = v1388
-																				v1388 = p.r[32].Get64(a1372)
+																				v1392 := uint64(0)
+																				_ = v1392
+																				v1392 = p.r[32].Get64(a1376)
 																				if (s[168] == 0x2) && (s[171] == 0x1) {
 																					{
-																						v1388 = s[170]
+																						v1392 = s[170]
 																					}
 																				} else {
-																					if ((s[168] == 0x3) && (s[171] == 0x1)) && (v1388 == s[172]) {
+																					if ((s[168] == 0x3) && (s[171] == 0x1)) && (v1392 == s[172]) {
 																						{
-																							var r1390 uint64
+																							var r1394 uint64
+																							_ = r1394
 																							{
 																								{
-																									a1391 := v1388
-																									_ = a1391
-																									a1392 := s[169]
-																									_ = a1392
-																									if ((a1391&0x7fff)+0x1)&0xffff == a1392 {
+																									a1395 := v1392
+																									_ = a1395
+																									a1396 := s[169]
+																									_ = a1396
+																									if (((a1395 & 0x7fff) + 0x1) & 0xffff) == a1396 {
 																										{
-																											r1390 = ((a1391 & 0x8000) ^ 0x8000)
-																											goto end1389
+																											r1394 = ((a1395 & 0x8000) ^ 0x8000)
+																											goto end1393
 																										}
 																									}
-																									r1390 = (a1391 + 0x1) & 0xffff
-																									goto end1389
+																									r1394 = ((a1395 + 0x1) & 0xffff)
+																									goto end1393
 																								}
-																							end1389:
+																							end1393:
 																							}
-																							v1388 = r1390
+																							v1392 = r1394
 																						}
 																					} else {
 																						if s[168] == 0x4 {
 																							{
-																								v1388 = 0x0
+																								v1392 = 0x0
 																							}
 																						} else {
 																							if (s[168] == 0x5) && (s[171] == 0x1) {
 																								{
-																									var r1394 uint64
+																									var r1398 uint64
+																									_ = r1398
 																									{
 																										{
-																											a1395 := s[173]
-																											_ = a1395
-																											a1396 := s[169]
-																											_ = a1396
-																											if ((a1395&0x7fff)+0x1)&0xffff == a1396 {
+																											a1399 := s[173]
+																											_ = a1399
+																											a1400 := s[169]
+																											_ = a1400
+																											if (((a1399 & 0x7fff) + 0x1) & 0xffff) == a1400 {
 																												{
-																													r1394 = ((a1395 & 0x8000) ^ 0x8000)
-																													goto end1393
+																													r1398 = ((a1399 & 0x8000) ^ 0x8000)
+																													goto end1397
 																												}
 																											}
-																											r1394 = (a1395 + 0x1) & 0xffff
-																											goto end1393
+																											r1398 = ((a1399 + 0x1) & 0xffff)
+																											goto end1397
 																										}
-																									end1393:
+																									end1397:
 																									}
-																									v1388 = r1394
+																									v1392 = r1398
 																								}
 																							}
 																						}
 																					}
 																				}
-																				p.r[32].Set64(a1372, (v1388)&0xffff)
-																				s[174] = v1388
+																				p.r[32].Set64(a1376, ((v1392) & 0xffff))
+																				s[174] = v1392
 																			}
 																		}
 																	}
 																}
 															}
 														}
-														a1397 := a1320
-														_ = a1397
+														a1401 := a1324
+														_ = a1401
 														{
 															{
 																if s[176] != 0x0 {
 																	{
 																		{
 																			{
-																				v1400 := uint64(0)
-																				_ = v1400
-																				v1400 = p.r[27].Get64(a1397)
-																				var r1403 uint64
+																				v1404 := uint64(0)
+																				_ = v1404
+																				v1404 = p.r[27].Get64(a1401)
+																				var r1407 uint64
+																				_ = r1407
 																				{
 																					{
-																						a1404 := v1400
-																						_ = a1404
-																						a1405 := s[179]
-																						_ = a1405
-																						if ((a1404&0x7fff)+0x1)&0xffff == a1405 {
+																						a1408 := v1404
+																						_ = a1408
+																						a1409 := s[179]
+																						_ = a1409
+																						if (((a1408 & 0x7fff) + 0x1) & 0xffff) == a1409 {
 																							{
-																								r1403 = ((a1404 & 0x8000) ^ 0x8000)
-																								goto end1402
+																								r1407 = ((a1408 & 0x8000) ^ 0x8000)
+																								goto end1406
 																							}
 																						}
-																						r1403 = (a1404 + 0x1) & 0xffff
-																						goto end1402
+																						r1407 = ((a1408 + 0x1) & 0xffff)
+																						goto end1406
 																					}
-																				end1402:
+																				end1406:
 																				}
-																				v1401 := uint64(r1403)
-																				_ = v1401
+																				v1405 := uint64(r1407)
+																				_ = v1405
 																				s[185] = 0x0
-																				if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v1400 & 0x7fff)) {
+																				if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v1404 & 0x7fff)) {
 																					{
 																						s[185] = 0x1
 																					}
@@ -12073,22 +12214,22 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						}
 																					}
 																				}
-																				s[182] = v1400
+																				s[182] = v1404
 																				if s[185] == 0x1 {
 																					{
-																						v1400 = v1401
+																						v1404 = v1405
 																					}
 																				} else {
 																					if s[176] == 0x4 {
 																						{
-																							v1400 = 0x0
+																							v1404 = 0x0
 																						}
 																					}
 																				}
-																				p.r[27].Set64(a1397, (v1400)&0xffff)
+																				p.r[27].Set64(a1401, ((v1404) & 0xffff))
 																				if s[176] == 0x3 {
 																					{
-																						s[182] = v1400
+																						s[182] = v1404
 																					}
 																				}
 																			}
@@ -12099,40 +12240,41 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		{
 																			{
-																				v1407 := uint64(0)
-																				_ = v1407
-																				v1407 = p.r[28].Get64(a1397)
-																				s[183] = v1407
+																				v1411 := uint64(0)
+																				_ = v1411
+																				v1411 = p.r[28].Get64(a1401)
+																				s[183] = v1411
 																				if (s[177] == 0x2) && (s[181] == 0x1) {
 																					{
-																						var r1409 uint64
+																						var r1413 uint64
+																						_ = r1413
 																						{
 																							{
-																								a1410 := v1407
-																								_ = a1410
-																								a1411 := s[179]
-																								_ = a1411
-																								if ((a1410&0x7fff)+0x1)&0xffff == a1411 {
+																								a1414 := v1411
+																								_ = a1414
+																								a1415 := s[179]
+																								_ = a1415
+																								if (((a1414 & 0x7fff) + 0x1) & 0xffff) == a1415 {
 																									{
-																										r1409 = ((a1410 & 0x8000) ^ 0x8000)
-																										goto end1408
+																										r1413 = ((a1414 & 0x8000) ^ 0x8000)
+																										goto end1412
 																									}
 																								}
-																								r1409 = (a1410 + 0x1) & 0xffff
-																								goto end1408
+																								r1413 = ((a1414 + 0x1) & 0xffff)
+																								goto end1412
 																							}
-																						end1408:
+																						end1412:
 																						}
-																						v1407 = r1409
+																						v1411 = r1413
 																					}
 																				} else {
 																					if s[177] == 0x4 {
 																						{
-																							v1407 = 0x0
+																							v1411 = 0x0
 																						}
 																					}
 																				}
-																				p.r[28].Set64(a1397, (v1407)&0xffff)
+																				p.r[28].Set64(a1401, ((v1411) & 0xffff))
 																			}
 																		}
 																	}
@@ -12141,70 +12283,72 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		{
 																			{
-																				v1413 := uint64(0)
-																				_ = v1413
-																				v1413 = p.r[29].Get64(a1397)
+																				v1417 := uint64(0)
+																				_ = v1417
+																				v1417 = p.r[29].Get64(a1401)
 																				if (s[178] == 0x2) && (s[181] == 0x1) {
 																					{
-																						v1413 = s[180]
+																						v1417 = s[180]
 																					}
 																				} else {
-																					if ((s[178] == 0x3) && (s[181] == 0x1)) && (v1413 == s[182]) {
+																					if ((s[178] == 0x3) && (s[181] == 0x1)) && (v1417 == s[182]) {
 																						{
-																							var r1415 uint64
+																							var r1419 uint64
+																							_ = r1419
 																							{
 																								{
-																									a1416 := v1413
-																									_ = a1416
-																									a1417 := s[179]
-																									_ = a1417
-																									if ((a1416&0x7fff)+0x1)&0xffff == a1417 {
+																									a1420 := v1417
+																									_ = a1420
+																									a1421 := s[179]
+																									_ = a1421
+																									if (((a1420 & 0x7fff) + 0x1) & 0xffff) == a1421 {
 																										{
-																											r1415 = ((a1416 & 0x8000) ^ 0x8000)
-																											goto end1414
+																											r1419 = ((a1420 & 0x8000) ^ 0x8000)
+																											goto end1418
 																										}
 																									}
-																									r1415 = (a1416 + 0x1) & 0xffff
-																									goto end1414
+																									r1419 = ((a1420 + 0x1) & 0xffff)
+																									goto end1418
 																								}
-																							end1414:
+																							end1418:
 																							}
-																							v1413 = r1415
+																							v1417 = r1419
 																						}
 																					} else {
 																						if s[178] == 0x4 {
 																							{
-																								v1413 = 0x0
+																								v1417 = 0x0
 																							}
 																						} else {
 																							if (s[178] == 0x5) && (s[181] == 0x1) {
 																								{
-																									var r1419 uint64
+																									var r1423 uint64
+																									_ = r1423
 																									{
 																										{
-																											a1420 := s[183]
-																											_ = a1420
-																											a1421 := s[179]
-																											_ = a1421
-																											if ((a1420&0x7fff)+0x1)&0xffff == a1421 {
+																											a1424 := s[183]
+																											_ = a1424
+																											a1425 := s[179]
+																											_ = a1425
+																											if (((a1424 & 0x7fff) + 0x1) & 0xffff) == a1425 {
 																												{
-																													r1419 = ((a1420 & 0x8000) ^ 0x8000)
-																													goto end1418
+																													r1423 = ((a1424 & 0x8000) ^ 0x8000)
+																													goto end1422
 																												}
 																											}
-																											r1419 = (a1420 + 0x1) & 0xffff
-																											goto end1418
+																											r1423 = ((a1424 + 0x1) & 0xffff)
+																											goto end1422
 																										}
-																									end1418:
+																									end1422:
 																									}
-																									v1413 = r1419
+																									v1417 = r1423
 																								}
 																							}
 																						}
 																					}
 																				}
-																				p.r[29].Set64(a1397, (v1413)&0xffff)
-																				s[184] = v1413
+																				p.r[29].Set64(a1401, ((v1417) & 0xffff))
+																				s[184] = v1417
 																			}
 																		}
 																	}
@@ -12215,7 +12359,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 												}
 											}
 										}
-										s[73] = engine.Sel((s[206] == 0x0), (s[224])&0xffff, (s[225])&0xffff)
+										s[73] = engine.Sel((s[206] == 0x0), ((s[224]) & 0xffff), ((s[225]) & 0xffff))
 										s[72] = s[174]
 										s[74] = s[208]
 										if s[73] == 0x0 {
@@ -12244,29 +12388,29 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		{
 																			{
-																				a1426 := s[209]
-																				_ = a1426
-																				a1427 := s[210]
-																				_ = a1427
-																				a1428 := s[211]
-																				_ = a1428
+																				a1430 := s[209]
+																				_ = a1430
+																				a1431 := s[210]
+																				_ = a1431
+																				a1432 := s[211]
+																				_ = a1432
 																				s[105] = 0x1
 																				s[106] = 0x1
 																				s[107] = 0x0
 																				s[111] = s[201]
 																				s[113] = s[202]
-																				s[112] = a1426
-																				s[114] = a1427
+																				s[112] = a1430
+																				s[114] = a1431
 																				s[115] = 0x4
 																				s[118] = 0x0
 																				s[117] = 0x0
 																				s[126] = 0x0
 																				s[127] = 0x0
-																				if a1428 == 0x1 {
+																				if a1432 == 0x1 {
 																					{
 																						s[117] = 0x8
-																						s[126] = a1426
-																						s[127] = a1427
+																						s[126] = a1430
+																						s[127] = a1431
 																					}
 																				}
 																				s[121] = s[37]
@@ -12343,17 +12487,17 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 													}
 												}
 											}
-											v1432 := uint64(s[72])
-											_ = v1432
+											v1436 := uint64(s[72])
+											_ = v1436
 											{
 												{
-													a1434 := v1432
-													_ = a1434
-													v1435 := uint64((s[207] + (a1434 & 0x7fff)) & 0xffffffff)
-													_ = v1435
-													s[131] = (v1435) >> 8 & 0x3
-													s[132] = (v1435 & 0xff)
-													s[214] = v1435
+													a1438 := v1436
+													_ = a1438
+													v1439 := uint64(((s[207] + (a1438 & 0x7fff)) & 0xffffffff))
+													_ = v1439
+													s[131] = ((v1439) >> 8 & 0x3)
+													s[132] = (v1439 & 0xff)
+													s[214] = v1439
 												}
 											}
 											s[134] = 0x1
@@ -12369,17 +12513,17 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			{
 																				{
-																					v1439 := uint64(0)
-																					_ = v1439
-																					v1439 = p.r[7].Get64(s[132])
-																					s[158] = engine.Sel((v1439 == s[142]), 0x1, 0x0)
+																					v1443 := uint64(0)
+																					_ = v1443
+																					v1443 = p.r[7].Get64(s[132])
+																					s[158] = engine.Sel((v1443 == s[142]), 0x1, 0x0)
 																					if s[134] == 0x2 {
 																						{
-																							v1439 = s[142]
+																							v1443 = s[142]
 																						}
 																					}
-																					p.r[7].Set64(s[132], v1439)
-																					s[157] = v1439
+																					p.r[7].Set64(s[132], v1443)
+																					s[157] = v1443
 																				}
 																			}
 																		}
@@ -12388,12 +12532,12 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			{
 																				{
-																					v1441 := uint64(0)
-																					_ = v1441
-																					v1441 = p.r[11].Get64(s[132])
+																					v1445 := uint64(0)
+																					_ = v1445
+																					v1445 = p.r[11].Get64(s[132])
 																					if (s[137] == 0x3) || (s[137] == 0x4) {
 																						{
-																							if (((s[150] == 0x1) && (s[158] == 0x1)) && ((v1441)>>32 == s[149])) && ((v1441)>>32 != 0x0) {
+																							if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v1445) >> 32) == s[149])) && (((v1445) >> 32) != 0x0) {
 																								{
 																									s[165] = 0x1
 																								}
@@ -12402,24 +12546,24 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																					if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
 																						{
-																							v1441 = (s[147])<<32 | s[148]
+																							v1445 = ((s[147])<<32 | s[148])
 																						}
 																					} else {
 																						if (s[137] == 0x3) && (s[165] == 0x1) {
 																							{
-																								v1441 = v1441&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+																								v1445 = v1445&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 																							}
 																						} else {
 																							if (s[137] == 0x4) && (s[165] == 0x1) {
 																								{
-																									v1441 = v1441&^0xffffffff | (s[148])<<0&0xffffffff
+																									v1445 = v1445&^0xffffffff | (s[148])<<0&0xffffffff
 																								}
 																							}
 																						}
 																					}
-																					p.r[11].Set64(s[132], v1441)
-																					s[163] = (v1441) >> 32
-																					s[164] = (v1441) & 0xffffffff
+																					p.r[11].Set64(s[132], v1445)
+																					s[163] = ((v1445) >> 32)
+																					s[164] = ((v1445) & 0xffffffff)
 																				}
 																			}
 																		}
@@ -12428,39 +12572,39 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			{
 																				{
-																					v1443 := uint64(0)
-																					_ = v1443
-																					v1443 = p.r[8].Get64(s[132])
+																					v1447 := uint64(0)
+																					_ = v1447
+																					v1447 = p.r[8].Get64(s[132])
 																					if s[133] == 0x2 {
 																						{
-																							v1443 = ((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141]
+																							v1447 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
 																						}
 																					} else {
 																						if (s[133] == 0x3) && (s[165] == 0x1) {
 																							{
-																								v1443 = v1443&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+																								v1447 = v1447&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
 																							}
 																						} else {
 																							if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
 																								{
-																									v1443 = v1443&^0xffffffff | (s[141])<<0&0xffffffff
+																									v1447 = v1447&^0xffffffff | (s[141])<<0&0xffffffff
 																								}
 																							} else {
-																								if ((s[133] == 0x5) && ((v1443)>>56 == 0x1)) && (s[158] == 0x1) {
+																								if ((s[133] == 0x5) && (((v1447) >> 56) == 0x1)) && (s[158] == 0x1) {
 																									{
-																										v1443 = v1443&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+																										v1447 = v1447&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 																										s[165] = 0x1
 																									}
 																								}
 																							}
 																						}
 																					}
-																					p.r[8].Set64(s[132], v1443)
-																					s[152] = (v1443) >> 56
-																					s[153] = (v1443) >> 48 & 0xff
-																					s[154] = (v1443) >> 40 & 0xff
-																					s[155] = (v1443) >> 32 & 0xff
-																					s[156] = (v1443) & 0xffffffff
+																					p.r[8].Set64(s[132], v1447)
+																					s[152] = ((v1447) >> 56)
+																					s[153] = ((v1447) >> 48 & 0xff)
+																					s[154] = ((v1447) >> 40 & 0xff)
+																					s[155] = ((v1447) >> 32 & 0xff)
+																					s[156] = ((v1447) & 0xffffffff)
 																				}
 																			}
 																		}
@@ -12469,18 +12613,18 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			{
 																				{
-																					v1445 := uint64(0)
-																					_ = v1445
-																					v1445 = p.r[9].Get64(s[132])
+																					v1449 := uint64(0)
+																					_ = v1449
+																					v1449 = p.r[9].Get64(s[132])
 																					if s[135] == 0x2 {
 																						{
-																							v1445 = ((s[143])<<16|s[144])<<16 | s[145]
+																							v1449 = (((s[143])<<16|s[144])<<16 | s[145])
 																						}
 																					}
-																					p.r[9].Set64(s[132], v1445)
-																					s[159] = (v1445) >> 32
-																					s[160] = (v1445) >> 16 & 0xffff
-																					s[161] = (v1445) & 0xffff
+																					p.r[9].Set64(s[132], v1449)
+																					s[159] = ((v1449) >> 32)
+																					s[160] = ((v1449) >> 16 & 0xffff)
+																					s[161] = ((v1449) & 0xffff)
 																				}
 																			}
 																		}
@@ -12489,16 +12633,16 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			{
 																				{
-																					v1447 := uint64(0)
-																					_ = v1447
-																					v1447 = p.r[10].Get64(s[132])
+																					v1451 := uint64(0)
+																					_ = v1451
+																					v1451 = p.r[10].Get64(s[132])
 																					if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
 																						{
-																							v1447 = s[146]
+																							v1451 = s[146]
 																						}
 																					}
-																					p.r[10].Set64(s[132], v1447)
-																					s[162] = v1447
+																					p.r[10].Set64(s[132], v1451)
+																					s[162] = v1451
 																				}
 																			}
 																		}
@@ -12515,17 +12659,17 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																			{
 																				{
 																					{
-																						v1450 := uint64(0)
-																						_ = v1450
-																						v1450 = p.r[12].Get64(s[132])
-																						s[158] = engine.Sel((v1450 == s[142]), 0x1, 0x0)
+																						v1454 := uint64(0)
+																						_ = v1454
+																						v1454 = p.r[12].Get64(s[132])
+																						s[158] = engine.Sel((v1454 == s[142]), 0x1, 0x0)
 																						if s[134] == 0x2 {
 																							{
-																								v1450 = s[142]
+																								v1454 = s[142]
 																							}
 																						}
-																						p.r[12].Set64(s[132], v1450)
-																						s[157] = v1450
+																						p.r[12].Set64(s[132], v1454)
+																						s[157] = v1454
 																					}
 																				}
 																			}
@@ -12534,12 +12678,12 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																			{
 																				{
 																					{
-																						v1452 := uint64(0)
-																						_ = v1452
-																						v1452 = p.r[16].Get64(s[132])
+																						v1456 := uint64(0)
+																						_ = v1456
+																						v1456 = p.r[16].Get64(s[132])
 																						if (s[137] == 0x3) || (s[137] == 0x4) {
 																							{
-																								if (((s[150] == 0x1) && (s[158] == 0x1)) && ((v1452)>>32 == s[149])) && ((v1452)>>32 != 0x0) {
+																								if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v1456) >> 32) == s[149])) && (((v1456) >> 32) != 0x0) {
 																									{
 																										s[165] = 0x1
 																									}
@@ -12548,24 +12692,24 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						}
 																						if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
 																							{
-																								v1452 = (s[147])<<32 | s[148]
+																								v1456 = ((s[147])<<32 | s[148])
 																							}
 																						} else {
 																							if (s[137] == 0x3) && (s[165] == 0x1) {
 																								{
-																									v1452 = v1452&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+																									v1456 = v1456&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 																								}
 																							} else {
 																								if (s[137] == 0x4) && (s[165] == 0x1) {
 																									{
-																										v1452 = v1452&^0xffffffff | (s[148])<<0&0xffffffff
+																										v1456 = v1456&^0xffffffff | (s[148])<<0&0xffffffff
 																									}
 																								}
 																							}
 																						}
-																						p.r[16].Set64(s[132], v1452)
-																						s[163] = (v1452) >> 32
-																						s[164] = (v1452) & 0xffffffff
+																						p.r[16].Set64(s[132], v1456)
+																						s[163] = ((v1456) >> 32)
+																						s[164] = ((v1456) & 0xffffffff)
 																					}
 																				}
 																			}
@@ -12574,39 +12718,39 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																			{
 																				{
 																					{
-																						v1454 := uint64(0)
-																						_ = v1454
-																						v1454 = p.r[13].Get64(s[132])
+																						v1458 := uint64(0)
+																						_ = v1458
+																						v1458 = p.r[13].Get64(s[132])
 																						if s[133] == 0x2 {
 																							{
-																								v1454 = ((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141]
+																								v1458 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
 																							}
 																						} else {
 																							if (s[133] == 0x3) && (s[165] == 0x1) {
 																								{
-																									v1454 = v1454&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+																									v1458 = v1458&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
 																								}
 																							} else {
 																								if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
 																									{
-																										v1454 = v1454&^0xffffffff | (s[141])<<0&0xffffffff
+																										v1458 = v1458&^0xffffffff | (s[141])<<0&0xffffffff
 																									}
 																								} else {
-																									if ((s[133] == 0x5) && ((v1454)>>56 == 0x1)) && (s[158] == 0x1) {
+																									if ((s[133] == 0x5) && (((v1458) >> 56) == 0x1)) && (s[158] == 0x1) {
 																										{
-																											v1454 = v1454&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+																											v1458 = v1458&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 																											s[165] = 0x1
 																										}
 																									}
 																								}
 																							}
 																						}
-																						p.r[13].Set64(s[132], v1454)
-																						s[152] = (v1454) >> 56
-																						s[153] = (v1454) >> 48 & 0xff
-																						s[154] = (v1454) >> 40 & 0xff
-																						s[155] = (v1454) >> 32 & 0xff
-																						s[156] = (v1454) & 0xffffffff
+																						p.r[13].Set64(s[132], v1458)
+																						s[152] = ((v1458) >> 56)
+																						s[153] = ((v1458) >> 48 & 0xff)
+																						s[154] = ((v1458) >> 40 & 0xff)
+																						s[155] = ((v1458) >> 32 & 0xff)
+																						s[156] = ((v1458) & 0xffffffff)
 																					}
 																				}
 																			}
@@ -12615,18 +12759,18 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																			{
 																				{
 																					{
-																						v1456 := uint64(0)
-																						_ = v1456
-																						v1456 = p.r[14].Get64(s[132])
+																						v1460 := uint64(0)
+																						_ = v1460
+																						v1460 = p.r[14].Get64(s[132])
 																						if s[135] == 0x2 {
 																							{
-																								v1456 = ((s[143])<<16|s[144])<<16 | s[145]
+																								v1460 = (((s[143])<<16|s[144])<<16 | s[145])
 																							}
 																						}
-																						p.r[14].Set64(s[132], v1456)
-																						s[159] = (v1456) >> 32
-																						s[160] = (v1456) >> 16 & 0xffff
-																						s[161] = (v1456) & 0xffff
+																						p.r[14].Set64(s[132], v1460)
+																						s[159] = ((v1460) >> 32)
+																						s[160] = ((v1460) >> 16 & 0xffff)
+																						s[161] = ((v1460) & 0xffff)
 																					}
 																				}
 																			}
@@ -12635,16 +12779,16 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																			{
 																				{
 																					{
-																						v1458 := uint64(0)
-																						_ = v1458
-																						v1458 = p.r[15].Get64(s[132])
+																						v1462 := uint64(0)
+																						_ = v1462
+																						v1462 = p.r[15].Get64(s[132])
 																						if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
 																							{
-																								v1458 = s[146]
+																								v1462 = s[146]
 																							}
 																						}
-																						p.r[15].Set64(s[132], v1458)
-																						s[162] = v1458
+																						p.r[15].Set64(s[132], v1462)
+																						s[162] = v1462
 																					}
 																				}
 																			}
@@ -12661,17 +12805,17 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				{
 																					{
 																						{
-																							v1461 := uint64(0)
-																							_ = v1461
-																							v1461 = p.r[17].Get64(s[132])
-																							s[158] = engine.Sel((v1461 == s[142]), 0x1, 0x0)
+																							v1465 := uint64(0)
+																							_ = v1465
+																							v1465 = p.r[17].Get64(s[132])
+																							s[158] = engine.Sel((v1465 == s[142]), 0x1, 0x0)
 																							if s[134] == 0x2 {
 																								{
-																									v1461 = s[142]
+																									v1465 = s[142]
 																								}
 																							}
-																							p.r[17].Set64(s[132], v1461)
-																							s[157] = v1461
+																							p.r[17].Set64(s[132], v1465)
+																							s[157] = v1465
 																						}
 																					}
 																				}
@@ -12680,12 +12824,12 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				{
 																					{
 																						{
-																							v1463 := uint64(0)
-																							_ = v1463
-																							v1463 = p.r[21].Get64(s[132])
+																							v1467 := uint64(0)
+																							_ = v1467
+																							v1467 = p.r[21].Get64(s[132])
 																							if (s[137] == 0x3) || (s[137] == 0x4) {
 																								{
-																									if (((s[150] == 0x1) && (s[158] == 0x1)) && ((v1463)>>32 == s[149])) && ((v1463)>>32 != 0x0) {
+																									if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v1467) >> 32) == s[149])) && (((v1467) >> 32) != 0x0) {
 																										{
 																											s[165] = 0x1
 																										}
@@ -12694,24 +12838,24 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							}
 																							if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
 																								{
-																									v1463 = (s[147])<<32 | s[148]
+																									v1467 = ((s[147])<<32 | s[148])
 																								}
 																							} else {
 																								if (s[137] == 0x3) && (s[165] == 0x1) {
 																									{
-																										v1463 = v1463&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+																										v1467 = v1467&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 																									}
 																								} else {
 																									if (s[137] == 0x4) && (s[165] == 0x1) {
 																										{
-																											v1463 = v1463&^0xffffffff | (s[148])<<0&0xffffffff
+																											v1467 = v1467&^0xffffffff | (s[148])<<0&0xffffffff
 																										}
 																									}
 																								}
 																							}
-																							p.r[21].Set64(s[132], v1463)
-																							s[163] = (v1463) >> 32
-																							s[164] = (v1463) & 0xffffffff
+																							p.r[21].Set64(s[132], v1467)
+																							s[163] = ((v1467) >> 32)
+																							s[164] = ((v1467) & 0xffffffff)
 																						}
 																					}
 																				}
@@ -12720,39 +12864,39 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				{
 																					{
 																						{
-																							v1465 := uint64(0)
-																							_ = v1465
-																							v1465 = p.r[18].Get64(s[132])
+																							v1469 := uint64(0)
+																							_ = v1469
+																							v1469 = p.r[18].Get64(s[132])
 																							if s[133] == 0x2 {
 																								{
-																									v1465 = ((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141]
+																									v1469 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
 																								}
 																							} else {
 																								if (s[133] == 0x3) && (s[165] == 0x1) {
 																									{
-																										v1465 = v1465&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+																										v1469 = v1469&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
 																									}
 																								} else {
 																									if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
 																										{
-																											v1465 = v1465&^0xffffffff | (s[141])<<0&0xffffffff
+																											v1469 = v1469&^0xffffffff | (s[141])<<0&0xffffffff
 																										}
 																									} else {
-																										if ((s[133] == 0x5) && ((v1465)>>56 == 0x1)) && (s[158] == 0x1) {
+																										if ((s[133] == 0x5) && (((v1469) >> 56) == 0x1)) && (s[158] == 0x1) {
 																											{
-																												v1465 = v1465&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+																												v1469 = v1469&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 																												s[165] = 0x1
 																											}
 																										}
 																									}
 																								}
 																							}
-																							p.r[18].Set64(s[132], v1465)
-																							s[152] = (v1465) >> 56
-																							s[153] = (v1465) >> 48 & 0xff
-																							s[154] = (v1465) >> 40 & 0xff
-																							s[155] = (v1465) >> 32 & 0xff
-																							s[156] = (v1465) & 0xffffffff
+																							p.r[18].Set64(s[132], v1469)
+																							s[152] = ((v1469) >> 56)
+																							s[153] = ((v1469) >> 48 & 0xff)
+																							s[154] = ((v1469) >> 40 & 0xff)
+																							s[155] = ((v1469) >> 32 & 0xff)
+																							s[156] = ((v1469) & 0xffffffff)
 																						}
 																					}
 																				}
@@ -12761,18 +12905,18 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				{
 																					{
 																						{
-																							v1467 := uint64(0)
-																							_ = v1467
-																							v1467 = p.r[19].Get64(s[132])
+																							v1471 := uint64(0)
+																							_ = v1471
+																							v1471 = p.r[19].Get64(s[132])
 																							if s[135] == 0x2 {
 																								{
-																									v1467 = ((s[143])<<16|s[144])<<16 | s[145]
+																									v1471 = (((s[143])<<16|s[144])<<16 | s[145])
 																								}
 																							}
-																							p.r[19].Set64(s[132], v1467)
-																							s[159] = (v1467) >> 32
-																							s[160] = (v1467) >> 16 & 0xffff
-																							s[161] = (v1467) & 0xffff
+																							p.r[19].Set64(s[132], v1471)
+																							s[159] = ((v1471) >> 32)
+																							s[160] = ((v1471) >> 16 & 0xffff)
+																							s[161] = ((v1471) & 0xffff)
 																						}
 																					}
 																				}
@@ -12781,16 +12925,16 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				{
 																					{
 																						{
-																							v1469 := uint64(0)
-																							_ = v1469
-																							v1469 = p.r[20].Get64(s[132])
+																							v1473 := uint64(0)
+																							_ = v1473
+																							v1473 = p.r[20].Get64(s[132])
 																							if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
 																								{
-																									v1469 = s[146]
+																									v1473 = s[146]
 																								}
 																							}
-																							p.r[20].Set64(s[132], v1469)
-																							s[162] = v1469
+																							p.r[20].Set64(s[132], v1473)
+																							s[162] = v1473
 																						}
 																					}
 																				}
@@ -12806,17 +12950,17 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				{
 																					{
 																						{
-																							v1472 := uint64(0)
-																							_ = v1472
-																							v1472 = p.r[22].Get64(s[132])
-																							s[158] = engine.Sel((v1472 == s[142]), 0x1, 0x0)
+																							v1476 := uint64(0)
+																							_ = v1476
+																							v1476 = p.r[22].Get64(s[132])
+																							s[158] = engine.Sel((v1476 == s[142]), 0x1, 0x0)
 																							if s[134] == 0x2 {
 																								{
-																									v1472 = s[142]
+																									v1476 = s[142]
 																								}
 																							}
-																							p.r[22].Set64(s[132], v1472)
-																							s[157] = v1472
+																							p.r[22].Set64(s[132], v1476)
+																							s[157] = v1476
 																						}
 																					}
 																				}
@@ -12825,12 +12969,12 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				{
 																					{
 																						{
-																							v1474 := uint64(0)
-																							_ = v1474
-																							v1474 = p.r[26].Get64(s[132])
+																							v1478 := uint64(0)
+																							_ = v1478
+																							v1478 = p.r[26].Get64(s[132])
 																							if (s[137] == 0x3) || (s[137] == 0x4) {
 																								{
-																									if (((s[150] == 0x1) && (s[158] == 0x1)) && ((v1474)>>32 == s[149])) && ((v1474)>>32 != 0x0) {
+																									if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v1478) >> 32) == s[149])) && (((v1478) >> 32) != 0x0) {
 																										{
 																											s[165] = 0x1
 																										}
@@ -12839,24 +12983,24 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							}
 																							if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
 																								{
-																									v1474 = (s[147])<<32 | s[148]
+																									v1478 = ((s[147])<<32 | s[148])
 																								}
 																							} else {
 																								if (s[137] == 0x3) && (s[165] == 0x1) {
 																									{
-																										v1474 = v1474&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+																										v1478 = v1478&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 																									}
 																								} else {
 																									if (s[137] == 0x4) && (s[165] == 0x1) {
 																										{
-																											v1474 = v1474&^0xffffffff | (s[148])<<0&0xffffffff
+																											v1478 = v1478&^0xffffffff | (s[148])<<0&0xffffffff
 																										}
 																									}
 																								}
 																							}
-																							p.r[26].Set64(s[132], v1474)
-																							s[163] = (v1474) >> 32
-																							s[164] = (v1474) & 0xffffffff
+																							p.r[26].Set64(s[132], v1478)
+																							s[163] = ((v1478) >> 32)
+																							s[164] = ((v1478) & 0xffffffff)
 																						}
 																					}
 																				}
@@ -12865,39 +13009,39 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				{
 																					{
 																						{
-																							v1476 := uint64(0)
-																							_ = v1476
-																							v1476 = p.r[23].Get64(s[132])
+																							v1480 := uint64(0)
+																							_ = v1480
+																							v1480 = p.r[23].Get64(s[132])
 																							if s[133] == 0x2 {
 																								{
-																									v1476 = ((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141]
+																									v1480 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
 																								}
 																							} else {
 																								if (s[133] == 0x3) && (s[165] == 0x1) {
 																									{
-																										v1476 = v1476&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+																										v1480 = v1480&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
 																									}
 																								} else {
 																									if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
 																										{
-																											v1476 = v1476&^0xffffffff | (s[141])<<0&0xffffffff
+																											v1480 = v1480&^0xffffffff | (s[141])<<0&0xffffffff
 																										}
 																									} else {
-																										if ((s[133] == 0x5) && ((v1476)>>56 == 0x1)) && (s[158] == 0x1) {
+																										if ((s[133] == 0x5) && (((v1480) >> 56) == 0x1)) && (s[158] == 0x1) {
 																											{
-																												v1476 = v1476&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+																												v1480 = v1480&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 																												s[165] = 0x1
 																											}
 																										}
 																									}
 																								}
 																							}
-																							p.r[23].Set64(s[132], v1476)
-																							s[152] = (v1476) >> 56
-																							s[153] = (v1476) >> 48 & 0xff
-																							s[154] = (v1476) >> 40 & 0xff
-																							s[155] = (v1476) >> 32 & 0xff
-																							s[156] = (v1476) & 0xffffffff
+																							p.r[23].Set64(s[132], v1480)
+																							s[152] = ((v1480) >> 56)
+																							s[153] = ((v1480) >> 48 & 0xff)
+																							s[154] = ((v1480) >> 40 & 0xff)
+																							s[155] = ((v1480) >> 32 & 0xff)
+																							s[156] = ((v1480) & 0xffffffff)
 																						}
 																					}
 																				}
@@ -12906,18 +13050,18 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				{
 																					{
 																						{
-																							v1478 := uint64(0)
-																							_ = v1478
-																							v1478 = p.r[24].Get64(s[132])
+																							v1482 := uint64(0)
+																							_ = v1482
+																							v1482 = p.r[24].Get64(s[132])
 																							if s[135] == 0x2 {
 																								{
-																									v1478 = ((s[143])<<16|s[144])<<16 | s[145]
+																									v1482 = (((s[143])<<16|s[144])<<16 | s[145])
 																								}
 																							}
-																							p.r[24].Set64(s[132], v1478)
-																							s[159] = (v1478) >> 32
-																							s[160] = (v1478) >> 16 & 0xffff
-																							s[161] = (v1478) & 0xffff
+																							p.r[24].Set64(s[132], v1482)
+																							s[159] = ((v1482) >> 32)
+																							s[160] = ((v1482) >> 16 & 0xffff)
+																							s[161] = ((v1482) & 0xffff)
 																						}
 																					}
 																				}
@@ -12926,16 +13070,16 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				{
 																					{
 																						{
-																							v1480 := uint64(0)
-																							_ = v1480
-																							v1480 = p.r[25].Get64(s[132])
+																							v1484 := uint64(0)
+																							_ = v1484
+																							v1484 = p.r[25].Get64(s[132])
 																							if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
 																								{
-																									v1480 = s[146]
+																									v1484 = s[146]
 																								}
 																							}
-																							p.r[25].Set64(s[132], v1480)
-																							s[162] = v1480
+																							p.r[25].Set64(s[132], v1484)
+																							s[162] = v1484
 																						}
 																					}
 																				}
@@ -12948,43 +13092,43 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 													}
 												}
 											}
-											v1481 := uint64(s[165])
-											_ = v1481
+											v1485 := uint64(s[165])
+											_ = v1485
 											{
 												{
-													a1483 := s[153]
-													_ = a1483
-													a1484 := s[206]
-													_ = a1484
-													a1485 := v1481
-													_ = a1485
-													v1486 := uint64(0)
-													_ = v1486
-													v1486 = p.r[1].Get64(s[194])
-													v1487 := uint64((0x0)<<15 | (v1486)&0x7fff)
-													_ = v1487
-													v1488 := uint64((0x0)<<1 | (v1486)>>15&0x1)
-													_ = v1488
-													v1489 := uint64((v1486) >> 16 & 0xffff)
-													_ = v1489
-													v1490 := uint64((v1486) >> 32 & 0xffff)
+													a1487 := s[153]
+													_ = a1487
+													a1488 := s[206]
+													_ = a1488
+													a1489 := v1485
+													_ = a1489
+													v1490 := uint64(0)
 													_ = v1490
-													v1491 := uint64(engine.Sel(((a1483 == 0x1) && (a1484 == 0x0)), 0x1, 0x0))
+													v1490 = p.r[1].Get64(s[194])
+													v1491 := uint64(((0x0)<<15 | ((v1490) & 0x7fff)))
 													_ = v1491
-													v1492 := uint64(engine.Sel((a1483 == 0x1), 0x1, 0x0))
+													v1492 := uint64(((0x0)<<1 | ((v1490) >> 15 & 0x1)))
 													_ = v1492
-													if a1483 == 0x1 {
+													v1493 := uint64(((v1490) >> 16 & 0xffff))
+													_ = v1493
+													v1494 := uint64(((v1490) >> 32 & 0xffff))
+													_ = v1494
+													v1495 := uint64(engine.Sel(((a1487 == 0x1) && (a1488 == 0x0)), 0x1, 0x0))
+													_ = v1495
+													v1496 := uint64(engine.Sel((a1487 == 0x1), 0x1, 0x0))
+													_ = v1496
+													if a1487 == 0x1 {
 														{
-															s[219] = engine.Sel((v1487 == 0x0), 0x1, 0x0)
+															s[219] = engine.Sel((v1491 == 0x0), 0x1, 0x0)
 														}
 													} else {
-														if a1484 == 0x0 {
+														if a1488 == 0x0 {
 															{
-																s[219] = engine.Sel(((v1488 == 0x0) && (v1489 == 0x0)), 0x1, 0x0)
+																s[219] = engine.Sel(((v1492 == 0x0) && (v1493 == 0x0)), 0x1, 0x0)
 															}
 														} else {
 															{
-																s[219] = engine.Sel(((v1488 == 0x0) && (v1490 == 0x0)), 0x1, 0x0)
+																s[219] = engine.Sel(((v1492 == 0x0) && (v1494 == 0x0)), 0x1, 0x0)
 															}
 														}
 													}
@@ -12992,10 +13136,10 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 													{
 														{
 															{
-																if a1485 == 0x1 {
+																if a1489 == 0x1 {
 																	{
-																		v1489 = (v1489 - v1491) & 0xffff
-																		v1490 = (v1490 - v1492) & 0xffff
+																		v1493 = ((v1493 - v1495) & 0xffff)
+																		v1494 = ((v1494 - v1496) & 0xffff)
 																	}
 																}
 															}
@@ -13003,39 +13147,39 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 													}
 													{
 														{
-															v1486 = ((((0x0)<<16|v1490)<<16|v1489)<<1|(v1488)&0x1)<<15 | (v1487)&0x7fff
+															v1490 = (((((0x0)<<16|v1494)<<16|v1493)<<1|((v1492)&0x1))<<15 | ((v1491) & 0x7fff))
 														}
 													}
-													p.r[1].Set64(s[194], v1486)
-													s[220] = (0x0)<<15 | (v1486)&0x7fff
-													s[221] = (0x0)<<1 | (v1486)>>15&0x1
-													s[222] = (v1486) >> 16 & 0xffff
-													s[223] = (v1486) >> 32 & 0xffff
+													p.r[1].Set64(s[194], v1490)
+													s[220] = ((0x0)<<15 | ((v1490) & 0x7fff))
+													s[221] = ((0x0)<<1 | ((v1490) >> 15 & 0x1))
+													s[222] = ((v1490) >> 16 & 0xffff)
+													s[223] = ((v1490) >> 32 & 0xffff)
 												}
 											}
 											{
 												{
-													a1494 := s[206]
-													_ = a1494
-													a1495 := v1481
-													_ = a1495
-													v1496 := uint64(0)
-													_ = v1496
-													v1496 = p.r[2].Get64(s[194])
-													v1497 := uint64((v1496) & 0xffffffff)
-													_ = v1497
-													v1498 := uint64((v1496) >> 32)
-													_ = v1498
+													a1498 := s[206]
+													_ = a1498
+													a1499 := v1485
+													_ = a1499
+													v1500 := uint64(0)
+													_ = v1500
+													v1500 = p.r[2].Get64(s[194])
+													v1501 := uint64(((v1500) & 0xffffffff))
+													_ = v1501
+													v1502 := uint64(((v1500) >> 32))
+													_ = v1502
 													{
-														if a1495 == 0x1 {
+														if a1499 == 0x1 {
 															{
-																if a1494 == 0x0 {
+																if a1498 == 0x0 {
 																	{
-																		v1497 = (v1497 - 0x1) & 0xffffffff
+																		v1501 = ((v1501 - 0x1) & 0xffffffff)
 																	}
 																} else {
 																	{
-																		v1498 = (v1498 - 0x1) & 0xffffffff
+																		v1502 = ((v1502 - 0x1) & 0xffffffff)
 																	}
 																}
 															}
@@ -13043,58 +13187,59 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 													}
 													{
 														{
-															v1496 = (v1498)<<32 | v1497
+															v1500 = ((v1502)<<32 | v1501)
 														}
 													}
-													p.r[2].Set64(s[194], v1496)
-													s[224] = (v1496) & 0xffffffff
-													s[225] = (v1496) >> 32
+													p.r[2].Set64(s[194], v1500)
+													s[224] = ((v1500) & 0xffffffff)
+													s[225] = ((v1500) >> 32)
 												}
 											}
 											s[166] = 0x1
 											s[168] = 0x1
 											s[178] = 0x1
-											a1499 := s[206]
-											_ = a1499
-											a1500 := s[194]
-											_ = a1500
+											a1503 := s[206]
+											_ = a1503
+											a1504 := s[194]
+											_ = a1504
 											{
 												{
-													if a1499 == 0x0 {
+													if a1503 == 0x0 {
 														{
-															a1502 := a1500
-															_ = a1502
+															a1506 := a1504
+															_ = a1506
 															{
 																{
 																	if s[166] != 0x0 {
 																		{
 																			{
 																				{
-																					v1505 := uint64(0)
-																					_ = v1505
-																					v1505 = p.r[27].Get64(a1502)
-																					var r1508 uint64
+																					v1509 := uint64(0)
+																					_ = v1509
+																					v1509 = p.r[27].Get64(a1506)
+																					var r1512 uint64
+																					_ = r1512
 																					{
 																						{
-																							a1509 := v1505
-																							_ = a1509
-																							a1510 := s[169]
-																							_ = a1510
-																							if ((a1509&0x7fff)+0x1)&0xffff == a1510 {
+																							a1513 := v1509
+																							_ = a1513
+																							a1514 := s[169]
+																							_ = a1514
+																							if (((a1513 & 0x7fff) + 0x1) & 0xffff) == a1514 {
 																								{
-																									r1508 = ((a1509 & 0x8000) ^ 0x8000)
-																									goto end1507
+																									r1512 = ((a1513 & 0x8000) ^ 0x8000)
+																									goto end1511
 																								}
 																							}
-																							r1508 = (a1509 + 0x1) & 0xffff
-																							goto end1507
+																							r1512 = ((a1513 + 0x1) & 0xffff)
+																							goto end1511
 																						}
-																					end1507:
+																					end1511:
 																					}
-																					v1506 := uint64(r1508)
-																					_ = v1506
+																					v1510 := uint64(r1512)
+																					_ = v1510
 																					s[175] = 0x0
-																					if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v1505 & 0x7fff)) {
+																					if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v1509 & 0x7fff)) {
 																						{
 																							s[175] = 0x1
 																						}
@@ -13105,22 +13250,22 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							}
 																						}
 																					}
-																					s[172] = v1505
+																					s[172] = v1509
 																					if s[175] == 0x1 {
 																						{
-																							v1505 = v1506
+																							v1509 = v1510
 																						}
 																					} else {
 																						if s[166] == 0x4 {
 																							{
-																								v1505 = 0x0
+																								v1509 = 0x0
 																							}
 																						}
 																					}
-																					p.r[27].Set64(a1502, (v1505)&0xffff)
+																					p.r[27].Set64(a1506, ((v1509) & 0xffff))
 																					if s[166] == 0x3 {
 																						{
-																							s[172] = v1505
+																							s[172] = v1509
 																						}
 																					}
 																				}
@@ -13131,40 +13276,41 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			{
 																				{
-																					v1512 := uint64(0)
-																					_ = v1512
-																					v1512 = p.r[28].Get64(a1502)
-																					s[173] = v1512
+																					v1516 := uint64(0)
+																					_ = v1516
+																					v1516 = p.r[28].Get64(a1506)
+																					s[173] = v1516
 																					if (s[167] == 0x2) && (s[171] == 0x1) {
 																						{
-																							var r1514 uint64
+																							var r1518 uint64
+																							_ = r1518
 																							{
 																								{
-																									a1515 := v1512
-																									_ = a1515
-																									a1516 := s[169]
-																									_ = a1516
-																									if ((a1515&0x7fff)+0x1)&0xffff == a1516 {
+																									a1519 := v1516
+																									_ = a1519
+																									a1520 := s[169]
+																									_ = a1520
+																									if (((a1519 & 0x7fff) + 0x1) & 0xffff) == a1520 {
 																										{
-																											r1514 = ((a1515 & 0x8000) ^ 0x8000)
-																											goto end1513
+																											r1518 = ((a1519 & 0x8000) ^ 0x8000)
+																											goto end1517
 																										}
 																									}
-																									r1514 = (a1515 + 0x1) & 0xffff
-																									goto end1513
+																									r1518 = ((a1519 + 0x1) & 0xffff)
+																									goto end1517
 																								}
-																							end1513:
+																							end1517:
 																							}
-																							v1512 = r1514
+																							v1516 = r1518
 																						}
 																					} else {
 																						if s[167] == 0x4 {
 																							{
-																								v1512 = 0x0
+																								v1516 = 0x0
 																							}
 																						}
 																					}
-																					p.r[28].Set64(a1502, (v1512)&0xffff)
+																					p.r[28].Set64(a1506, ((v1516) & 0xffff))
 																				}
 																			}
 																		}
@@ -13173,109 +13319,112 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			{
 																				{
-																					v1518 := uint64(0)
-																					_ = v1518
-																					v1518 = p.r[29].Get64(a1502)
+																					v1522 := uint64(0)
+																					_ = v1522
+																					v1522 = p.r[29].Get64(a1506)
 																					if (s[168] == 0x2) && (s[171] == 0x1) {
 																						{
-																							v1518 = s[170]
+																							v1522 = s[170]
 																						}
 																					} else {
-																						if ((s[168] == 0x3) && (s[171] == 0x1)) && (v1518 == s[172]) {
+																						if ((s[168] == 0x3) && (s[171] == 0x1)) && (v1522 == s[172]) {
 																							{
-																								var r1520 uint64
+																								var r1524 uint64
+																								_ = r1524
 																								{
 																									{
-																										a1521 := v1518
-																										_ = a1521
-																										a1522 := s[169]
-																										_ = a1522
-																										if ((a1521&0x7fff)+0x1)&0xffff == a1522 {
+																										a1525 := v1522
+																										_ = a1525
+																										a1526 := s[169]
+																										_ = a1526
+																										if (((a1525 & 0x7fff) + 0x1) & 0xffff) == a1526 {
 																											{
-																												r1520 = ((a1521 & 0x8000) ^ 0x8000)
-																												goto end1519
+																												r1524 = ((a1525 & 0x8000) ^ 0x8000)
+																												goto end1523
 																											}
 																										}
-																										r1520 = (a1521 + 0x1) & 0xffff
-																										goto end1519
+																										r1524 = ((a1525 + 0x1) & 0xffff)
+																										goto end1523
 																									}
-																								end1519:
+																								end1523:
 																								}
-																								v1518 = r1520
+																								v1522 = r1524
 																							}
 																						} else {
 																							if s[168] == 0x4 {
 																								{
-																									v1518 = 0x0
+																									v1522 = 0x0
 																								}
 																							} else {
 																								if (s[168] == 0x5) && (s[171] == 0x1) {
 																									{
-																										var r1524 uint64
+																										var r1528 uint64
+																										_ = r1528
 																										{
 																											{
-																												a1525 := s[173]
-																												_ = a1525
-																												a1526 := s[169]
-																												_ = a1526
-																												if ((a1525&0x7fff)+0x1)&0xffff == a1526 {
+																												a1529 := s[173]
+																												_ = a1529
+																												a1530 := s[169]
+																												_ = a1530
+																												if (((a1529 & 0x7fff) + 0x1) & 0xffff) == a1530 {
 																													{
-																														r1524 = ((a1525 & 0x8000) ^ 0x8000)
-																														goto end1523
+																														r1528 = ((a1529 & 0x8000) ^ 0x8000)
+																														goto end1527
 																													}
 																												}
-																												r1524 = (a1525 + 0x1) & 0xffff
-																												goto end1523
+																												r1528 = ((a1529 + 0x1) & 0xffff)
+																												goto end1527
 																											}
-																										end1523:
+																										end1527:
 																										}
-																										v1518 = r1524
+																										v1522 = r1528
 																									}
 																								}
 																							}
 																						}
 																					}
-																					p.r[29].Set64(a1502, (v1518)&0xffff)
-																					s[174] = v1518
+																					p.r[29].Set64(a1506, ((v1522) & 0xffff))
+																					s[174] = v1522
 																				}
 																			}
 																		}
 																	}
 																}
 															}
-															a1527 := a1500
-															_ = a1527
+															a1531 := a1504
+															_ = a1531
 															{
 																{
 																	if s[176] != 0x0 {
 																		{
 																			{
 																				{
-																					v1530 := uint64(0)
-																					_ = v1530
-																					v1530 = p.r[30].Get64(a1527)
-																					var r1533 uint64
+																					v1534 := uint64(0)
+																					_ = v1534
+																					v1534 = p.r[30].Get64(a1531)
+																					var r1537 uint64
+																					_ = r1537
 																					{
 																						{
-																							a1534 := v1530
-																							_ = a1534
-																							a1535 := s[179]
-																							_ = a1535
-																							if ((a1534&0x7fff)+0x1)&0xffff == a1535 {
+																							a1538 := v1534
+																							_ = a1538
+																							a1539 := s[179]
+																							_ = a1539
+																							if (((a1538 & 0x7fff) + 0x1) & 0xffff) == a1539 {
 																								{
-																									r1533 = ((a1534 & 0x8000) ^ 0x8000)
-																									goto end1532
+																									r1537 = ((a1538 & 0x8000) ^ 0x8000)
+																									goto end1536
 																								}
 																							}
-																							r1533 = (a1534 + 0x1) & 0xffff
-																							goto end1532
+																							r1537 = ((a1538 + 0x1) & 0xffff)
+																							goto end1536
 																						}
-																					end1532:
+																					end1536:
 																					}
-																					v1531 := uint64(r1533)
-																					_ = v1531
+																					v1535 := uint64(r1537)
+																					_ = v1535
 																					s[185] = 0x0
-																					if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v1530 & 0x7fff)) {
+																					if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v1534 & 0x7fff)) {
 																						{
 																							s[185] = 0x1
 																						}
@@ -13286,22 +13435,22 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							}
 																						}
 																					}
-																					s[182] = v1530
+																					s[182] = v1534
 																					if s[185] == 0x1 {
 																						{
-																							v1530 = v1531
+																							v1534 = v1535
 																						}
 																					} else {
 																						if s[176] == 0x4 {
 																							{
-																								v1530 = 0x0
+																								v1534 = 0x0
 																							}
 																						}
 																					}
-																					p.r[30].Set64(a1527, (v1530)&0xffff)
+																					p.r[30].Set64(a1531, ((v1534) & 0xffff))
 																					if s[176] == 0x3 {
 																						{
-																							s[182] = v1530
+																							s[182] = v1534
 																						}
 																					}
 																				}
@@ -13312,40 +13461,41 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			{
 																				{
-																					v1537 := uint64(0)
-																					_ = v1537
-																					v1537 = p.r[31].Get64(a1527)
-																					s[183] = v1537
+																					v1541 := uint64(0)
+																					_ = v1541
+																					v1541 = p.r[31].Get64(a1531)
+																					s[183] = v1541
 																					if (s[177] == 0x2) && (s[181] == 0x1) {
 																						{
-																							var r1539 uint64
+																							var r1543 uint64
+																							_ = r1543
 																							{
 																								{
-																									a1540 := v1537
-																									_ = a1540
-																									a1541 := s[179]
-																									_ = a1541
-																									if ((a1540&0x7fff)+0x1)&0xffff == a1541 {
+																									a1544 := v1541
+																									_ = a1544
+																									a1545 := s[179]
+																									_ = a1545
+																									if (((a1544 & 0x7fff) + 0x1) & 0xffff) == a1545 {
 																										{
-																											r1539 = ((a1540 & 0x8000) ^ 0x8000)
-																											goto end1538
+																											r1543 = ((a1544 & 0x8000) ^ 0x8000)
+																											goto end1542
 																										}
 																									}
-																									r1539 = (a1540 + 0x1) & 0xffff
-																									goto end1538
+																									r1543 = ((a1544 + 0x1) & 0xffff)
+																									goto end1542
 																								}
-																							end1538:
+																							end1542:
 																							}
-																							v1537 = r1539
+																							v1541 = r1543
 																						}
 																					} else {
 																						if s[177] == 0x4 {
 																							{
-																								v1537 = 0x0
+																								v1541 = 0x0
 																							}
 																						}
 																					}
-																					p.r[31].Set64(a1527, (v1537)&0xffff)
+																					p.r[31].Set64(a1531, ((v1541) & 0xffff))
 																				}
 																			}
 																		}
@@ -13354,70 +13504,72 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			{
 																				{
-																					v1543 := uint64(0)
-																					_ = v1543
-																					v1543 = p.r[32].Get64(a1527)
+																					v1547 := uint64(0)
+																					_ = v1547
+																					v1547 = p.r[32].Get64(a1531)
 																					if (s[178] == 0x2) && (s[181] == 0x1) {
 																						{
-																							v1543 = s[180]
+																							v1547 = s[180]
 																						}
 																					} else {
-																						if ((s[178] == 0x3) && (s[181] == 0x1)) && (v1543 == s[182]) {
+																						if ((s[178] == 0x3) && (s[181] == 0x1)) && (v1547 == s[182]) {
 																							{
-																								var r1545 uint64
+																								var r1549 uint64
+																								_ = r1549
 																								{
 																									{
-																										a1546 := v1543
-																										_ = a1546
-																										a1547 := s[179]
-																										_ = a1547
-																										if ((a1546&0x7fff)+0x1)&0xffff == a1547 {
+																										a1550 := v1547
+																										_ = a1550
+																										a1551 := s[179]
+																										_ = a1551
+																										if (((a1550 & 0x7fff) + 0x1) & 0xffff) == a1551 {
 																											{
-																												r1545 = ((a1546 & 0x8000) ^ 0x8000)
-																												goto end1544
+																												r1549 = ((a1550 & 0x8000) ^ 0x8000)
+																												goto end1548
 																											}
 																										}
-																										r1545 = (a1546 + 0x1) & 0xffff
-																										goto end1544
+																										r1549 = ((a1550 + 0x1) & 0xffff)
+																										goto end1548
 																									}
-																								end1544:
+																								end1548:
 																								}
-																								v1543 = r1545
+																								v1547 = r1549
 																							}
 																						} else {
 																							if s[178] == 0x4 {
 																								{
-																									v1543 = 0x0
+																									v1547 = 0x0
 																								}
 																							} else {
 																								if (s[178] == 0x5) && (s[181] == 0x1) {
 																									{
-																										var r1549 uint64
+																										var r1553 uint64
+																										_ = r1553
 																										{
 																											{
-																												a1550 := s[183]
-																												_ = a1550
-																												a1551 := s[179]
-																												_ = a1551
-																												if ((a1550&0x7fff)+0x1)&0xffff == a1551 {
+																												a1554 := s[183]
+																												_ = a1554
+																												a1555 := s[179]
+																												_ = a1555
+																												if (((a1554 & 0x7fff) + 0x1) & 0xffff) == a1555 {
 																													{
-																														r1549 = ((a1550 & 0x8000) ^ 0x8000)
-																														goto end1548
+																														r1553 = ((a1554 & 0x8000) ^ 0x8000)
+																														goto end1552
 																													}
 																												}
-																												r1549 = (a1550 + 0x1) & 0xffff
-																												goto end1548
+																												r1553 = ((a1554 + 0x1) & 0xffff)
+																												goto end1552
 																											}
-																										end1548:
+																										end1552:
 																										}
-																										v1543 = r1549
+																										v1547 = r1553
 																									}
 																								}
 																							}
 																						}
 																					}
-																					p.r[32].Set64(a1527, (v1543)&0xffff)
-																					s[184] = v1543
+																					p.r[32].Set64(a1531, ((v1547) & 0xffff))
+																					s[184] = v1547
 																				}
 																			}
 																		}
@@ -13427,39 +13579,40 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 														}
 													} else {
 														{
-															a1552 := a1500
-															_ = a1552
+															a1556 := a1504
+															_ = a1556
 															{
 																{
 																	if s[166] != 0x0 {
 																		{
 																			{
 																				{
-																					v1555 := uint64(0)
-																					_ = v1555
-																					v1555 = p.r[30].Get64(a1552)
-																					var r1558 uint64
+																					v1559 := uint64(0)
+																					_ = v1559
+																					v1559 = p.r[30].Get64(a1556)
+																					var r1562 uint64
+																					_ = r1562
 																					{
 																						{
-																							a1559 := v1555
-																							_ = a1559
-																							a1560 := s[169]
-																							_ = a1560
-																							if ((a1559&0x7fff)+0x1)&0xffff == a1560 {
+																							a1563 := v1559
+																							_ = a1563
+																							a1564 := s[169]
+																							_ = a1564
+																							if (((a1563 & 0x7fff) + 0x1) & 0xffff) == a1564 {
 																								{
-																									r1558 = ((a1559 & 0x8000) ^ 0x8000)
-																									goto end1557
+																									r1562 = ((a1563 & 0x8000) ^ 0x8000)
+																									goto end1561
 																								}
 																							}
-																							r1558 = (a1559 + 0x1) & 0xffff
-																							goto end1557
+																							r1562 = ((a1563 + 0x1) & 0xffff)
+																							goto end1561
 																						}
-																					end1557:
+																					end1561:
 																					}
-																					v1556 := uint64(r1558)
-																					_ = v1556
+																					v1560 := uint64(r1562)
+																					_ = v1560
 																					s[175] = 0x0
-																					if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v1555 & 0x7fff)) {
+																					if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v1559 & 0x7fff)) {
 																						{
 																							s[175] = 0x1
 																						}
@@ -13470,22 +13623,22 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							}
 																						}
 																					}
-																					s[172] = v1555
+																					s[172] = v1559
 																					if s[175] == 0x1 {
 																						{
-																							v1555 = v1556
+																							v1559 = v1560
 																						}
 																					} else {
 																						if s[166] == 0x4 {
 																							{
-																								v1555 = 0x0
+																								v1559 = 0x0
 																							}
 																						}
 																					}
-																					p.r[30].Set64(a1552, (v1555)&0xffff)
+																					p.r[30].Set64(a1556, ((v1559) & 0xffff))
 																					if s[166] == 0x3 {
 																						{
-																							s[172] = v1555
+																							s[172] = v1559
 																						}
 																					}
 																				}
@@ -13496,40 +13649,41 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			{
 																				{
-																					v1562 := uint64(0)
-																					_ = v1562
-																					v1562 = p.r[31].Get64(a1552)
-																					s[173] = v1562
+																					v1566 := uint64(0)
+																					_ = v1566
+																					v1566 = p.r[31].Get64(a1556)
+																					s[173] = v1566
 																					if (s[167] == 0x2) && (s[171] == 0x1) {
 																						{
-																							var r1564 uint64
+																							var r1568 uint64
+																							_ = r1568
 																							{
 																								{
-																									a1565 := v1562
-																									_ = a1565
-																									a1566 := s[169]
-																									_ = a1566
-																									if ((a1565&0x7fff)+0x1)&0xffff == a1566 {
+																									a1569 := v1566
+																									_ = a1569
+																									a1570 := s[169]
+																									_ = a1570
+																									if (((a1569 & 0x7fff) + 0x1) & 0xffff) == a1570 {
 																										{
-																											r1564 = ((a1565 & 0x8000) ^ 0x8000)
-																											goto end1563
+																											r1568 = ((a1569 & 0x8000) ^ 0x8000)
+																											goto end1567
 																										}
 																									}
-																									r1564 = (a1565 + 0x1) & 0xffff
-																									goto end1563
+																									r1568 = ((a1569 + 0x1) & 0xffff)
+																									goto end1567
 																								}
-																							end1563:
+																							end1567:
 																							}
-																							v1562 = r1564
+																							v1566 = r1568
 																						}
 																					} else {
 																						if s[167] == 0x4 {
 																							{
-																								v1562 = 0x0
+																								v1566 = 0x0
 																							}
 																						}
 																					}
-																					p.r[31].Set64(a1552, (v1562)&0xffff)
+																					p.r[31].Set64(a1556, ((v1566) & 0xffff))
 																				}
 																			}
 																		}
@@ -13538,109 +13692,112 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			{
 																				{
-																					v1568 := uint64(0)
-																					_ = v1568
-																					v1568 = p.r[32].Get64(a1552)
+																					v1572 := uint64(0)
+																					_ = v1572
+																					v1572 = p.r[32].Get64(a1556)
 																					if (s[168] == 0x2) && (s[171] == 0x1) {
 																						{
-																							v1568 = s[170]
+																							v1572 = s[170]
 																						}
 																					} else {
-																						if ((s[168] == 0x3) && (s[171] == 0x1)) && (v1568 == s[172]) {
+																						if ((s[168] == 0x3) && (s[171] == 0x1)) && (v1572 == s[172]) {
 																							{
-																								var r1570 uint64
+																								var r1574 uint64
+																								_ = r1574
 																								{
 																									{
-																										a1571 := v1568
-																										_ = a1571
-																										a1572 := s[169]
-																										_ = a1572
-																										if ((a1571&0x7fff)+0x1)&0xffff == a1572 {
+																										a1575 := v1572
+																										_ = a1575
+																										a1576 := s[169]
+																										_ = a1576
+																										if (((a1575 & 0x7fff) + 0x1) & 0xffff) == a1576 {
 																											{
-																												r1570 = ((a1571 & 0x8000) ^ 0x8000)
-																												goto end1569
+																												r1574 = ((a1575 & 0x8000) ^ 0x8000)
+																												goto end1573
 																											}
 																										}
-																										r1570 = (a1571 + 0x1) & 0xffff
-																										goto end1569
+																										r1574 = ((a1575 + 0x1) & 0xffff)
+																										goto end1573
 																									}
-																								end1569:
+																								end1573:
 																								}
-																								v1568 = r1570
+																								v1572 = r1574
 																							}
 																						} else {
 																							if s[168] == 0x4 {
 																								{
-																									v1568 = 0x0
+																									v1572 = 0x0
 																								}
 																							} else {
 																								if (s[168] == 0x5) && (s[171] == 0x1) {
 																									{
-																										var r1574 uint64
+																										var r1578 uint64
+																										_ = r1578
 																										{
 																											{
-																												a1575 := s[173]
-																												_ = a1575
-																												a1576 := s[169]
-																												_ = a1576
-																												if ((a1575&0x7fff)+0x1)&0xffff == a1576 {
+																												a1579 := s[173]
+																												_ = a1579
+																												a1580 := s[169]
+																												_ = a1580
+																												if (((a1579 & 0x7fff) + 0x1) & 0xffff) == a1580 {
 																													{
-																														r1574 = ((a1575 & 0x8000) ^ 0x8000)
-																														goto end1573
+																														r1578 = ((a1579 & 0x8000) ^ 0x8000)
+																														goto end1577
 																													}
 																												}
-																												r1574 = (a1575 + 0x1) & 0xffff
-																												goto end1573
+																												r1578 = ((a1579 + 0x1) & 0xffff)
+																												goto end1577
 																											}
-																										end1573:
+																										end1577:
 																										}
-																										v1568 = r1574
+																										v1572 = r1578
 																									}
 																								}
 																							}
 																						}
 																					}
-																					p.r[32].Set64(a1552, (v1568)&0xffff)
-																					s[174] = v1568
+																					p.r[32].Set64(a1556, ((v1572) & 0xffff))
+																					s[174] = v1572
 																				}
 																			}
 																		}
 																	}
 																}
 															}
-															a1577 := a1500
-															_ = a1577
+															a1581 := a1504
+															_ = a1581
 															{
 																{
 																	if s[176] != 0x0 {
 																		{
 																			{
 																				{
-																					v1580 := uint64(0)
-																					_ = v1580
-																					v1580 = p.r[27].Get64(a1577)
-																					var r1583 uint64
+																					v1584 := uint64(0)
+																					_ = v1584
+																					v1584 = p.r[27].Get64(a1581)
+																					var r1587 uint64
+																					_ = r1587
 																					{
 																						{
-																							a1584 := v1580
-																							_ = a1584
-																							a1585 := s[179]
-																							_ = a1585
-																							if ((a1584&0x7fff)+0x1)&0xffff == a1585 {
+																							a1588 := v1584
+																							_ = a1588
+																							a1589 := s[179]
+																							_ = a1589
+																							if (((a1588 & 0x7fff) + 0x1) & 0xffff) == a1589 {
 																								{
-																									r1583 = ((a1584 & 0x8000) ^ 0x8000)
-																									goto end1582
+																									r1587 = ((a1588 & 0x8000) ^ 0x8000)
+																									goto end1586
 																								}
 																							}
-																							r1583 = (a1584 + 0x1) & 0xffff
-																							goto end1582
+																							r1587 = ((a1588 + 0x1) & 0xffff)
+																							goto end1586
 																						}
-																					end1582:
+																					end1586:
 																					}
-																					v1581 := uint64(r1583)
-																					_ = v1581
+																					v1585 := uint64(r1587)
+																					_ = v1585
 																					s[185] = 0x0
-																					if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v1580 & 0x7fff)) {
+																					if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v1584 & 0x7fff)) {
 																						{
 																							s[185] = 0x1
 																						}
@@ -13651,22 +13808,22 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							}
 																						}
 																					}
-																					s[182] = v1580
+																					s[182] = v1584
 																					if s[185] == 0x1 {
 																						{
-																							v1580 = v1581
+																							v1584 = v1585
 																						}
 																					} else {
 																						if s[176] == 0x4 {
 																							{
-																								v1580 = 0x0
+																								v1584 = 0x0
 																							}
 																						}
 																					}
-																					p.r[27].Set64(a1577, (v1580)&0xffff)
+																					p.r[27].Set64(a1581, ((v1584) & 0xffff))
 																					if s[176] == 0x3 {
 																						{
-																							s[182] = v1580
+																							s[182] = v1584
 																						}
 																					}
 																				}
@@ -13677,40 +13834,41 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			{
 																				{
-																					v1587 := uint64(0)
-																					_ = v1587
-																					v1587 = p.r[28].Get64(a1577)
-																					s[183] = v1587
+																					v1591 := uint64(0)
+																					_ = v1591
+																					v1591 = p.r[28].Get64(a1581)
+																					s[183] = v1591
 																					if (s[177] == 0x2) && (s[181] == 0x1) {
 																						{
-																							var r1589 uint64
+																							var r1593 uint64
+																							_ = r1593
 																							{
 																								{
-																									a1590 := v1587
-																									_ = a1590
-																									a1591 := s[179]
-																									_ = a1591
-																									if ((a1590&0x7fff)+0x1)&0xffff == a1591 {
+																									a1594 := v1591
+																									_ = a1594
+																									a1595 := s[179]
+																									_ = a1595
+																									if (((a1594 & 0x7fff) + 0x1) & 0xffff) == a1595 {
 																										{
-																											r1589 = ((a1590 & 0x8000) ^ 0x8000)
-																											goto end1588
+																											r1593 = ((a1594 & 0x8000) ^ 0x8000)
+																											goto end1592
 																										}
 																									}
-																									r1589 = (a1590 + 0x1) & 0xffff
-																									goto end1588
+																									r1593 = ((a1594 + 0x1) & 0xffff)
+																									goto end1592
 																								}
-																							end1588:
+																							end1592:
 																							}
-																							v1587 = r1589
+																							v1591 = r1593
 																						}
 																					} else {
 																						if s[177] == 0x4 {
 																							{
-																								v1587 = 0x0
+																								v1591 = 0x0
 																							}
 																						}
 																					}
-																					p.r[28].Set64(a1577, (v1587)&0xffff)
+																					p.r[28].Set64(a1581, ((v1591) & 0xffff))
 																				}
 																			}
 																		}
@@ -13719,70 +13877,72 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			{
 																				{
-																					v1593 := uint64(0)
-																					_ = v1593
-																					v1593 = p.r[29].Get64(a1577)
+																					v1597 := uint64(0)
+																					_ = v1597
+																					v1597 = p.r[29].Get64(a1581)
 																					if (s[178] == 0x2) && (s[181] == 0x1) {
 																						{
-																							v1593 = s[180]
+																							v1597 = s[180]
 																						}
 																					} else {
-																						if ((s[178] == 0x3) && (s[181] == 0x1)) && (v1593 == s[182]) {
+																						if ((s[178] == 0x3) && (s[181] == 0x1)) && (v1597 == s[182]) {
 																							{
-																								var r1595 uint64
+																								var r1599 uint64
+																								_ = r1599
 																								{
 																									{
-																										a1596 := v1593
-																										_ = a1596
-																										a1597 := s[179]
-																										_ = a1597
-																										if ((a1596&0x7fff)+0x1)&0xffff == a1597 {
+																										a1600 := v1597
+																										_ = a1600
+																										a1601 := s[179]
+																										_ = a1601
+																										if (((a1600 & 0x7fff) + 0x1) & 0xffff) == a1601 {
 																											{
-																												r1595 = ((a1596 & 0x8000) ^ 0x8000)
-																												goto end1594
+																												r1599 = ((a1600 & 0x8000) ^ 0x8000)
+																												goto end1598
 																											}
 																										}
-																										r1595 = (a1596 + 0x1) & 0xffff
-																										goto end1594
+																										r1599 = ((a1600 + 0x1) & 0xffff)
+																										goto end1598
 																									}
-																								end1594:
+																								end1598:
 																								}
-																								v1593 = r1595
+																								v1597 = r1599
 																							}
 																						} else {
 																							if s[178] == 0x4 {
 																								{
-																									v1593 = 0x0
+																									v1597 = 0x0
 																								}
 																							} else {
 																								if (s[178] == 0x5) && (s[181] == 0x1) {
 																									{
-																										var r1599 uint64
+																										var r1603 uint64
+																										_ = r1603
 																										{
 																											{
-																												a1600 := s[183]
-																												_ = a1600
-																												a1601 := s[179]
-																												_ = a1601
-																												if ((a1600&0x7fff)+0x1)&0xffff == a1601 {
+																												a1604 := s[183]
+																												_ = a1604
+																												a1605 := s[179]
+																												_ = a1605
+																												if (((a1604 & 0x7fff) + 0x1) & 0xffff) == a1605 {
 																													{
-																														r1599 = ((a1600 & 0x8000) ^ 0x8000)
-																														goto end1598
+																														r1603 = ((a1604 & 0x8000) ^ 0x8000)
+																														goto end1602
 																													}
 																												}
-																												r1599 = (a1600 + 0x1) & 0xffff
-																												goto end1598
+																												r1603 = ((a1604 + 0x1) & 0xffff)
+																												goto end1602
 																											}
-																										end1598:
+																										end1602:
 																										}
-																										v1593 = r1599
+																										v1597 = r1603
 																									}
 																								}
 																							}
 																						}
 																					}
-																					p.r[29].Set64(a1577, (v1593)&0xffff)
-																					s[184] = v1593
+																					p.r[29].Set64(a1581, ((v1597) & 0xffff))
+																					s[184] = v1597
 																				}
 																			}
 																		}
@@ -13795,31 +13955,31 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 											}
 											{
 												{
-													a1603 := s[206]
-													_ = a1603
-													a1604 := v1481
-													_ = a1604
-													v1605 := uint64(0)
-													_ = v1605
-													v1605 = p.r[4].Get64(s[194])
-													v1606 := uint64((v1605) & 0xffff)
-													_ = v1606
-													v1607 := uint64((v1605) >> 16 & 0xffff)
-													_ = v1607
-													v1608 := uint64((v1605) >> 32 & 0xffff)
-													_ = v1608
-													v1609 := uint64((v1605) >> 48)
+													a1607 := s[206]
+													_ = a1607
+													a1608 := v1485
+													_ = a1608
+													v1609 := uint64(0)
 													_ = v1609
-													v1610 := uint64(engine.Sel((a1603 == 0x0), v1606, v1607))
+													v1609 = p.r[4].Get64(s[194])
+													v1610 := uint64(((v1609) & 0xffff))
 													_ = v1610
+													v1611 := uint64(((v1609) >> 16 & 0xffff))
+													_ = v1611
+													v1612 := uint64(((v1609) >> 32 & 0xffff))
+													_ = v1612
+													v1613 := uint64(((v1609) >> 48))
+													_ = v1613
+													v1614 := uint64(engine.Sel((a1607 == 0x0), v1610, v1611))
+													_ = v1614
 													s[217] = 0x0
 													{
 														{
 															{
 																{
-																	if a1604 == 0x1 {
+																	if a1608 == 0x1 {
 																		{
-																			v1609 = (v1609 + 0x1) & 0xffff
+																			v1613 = ((v1613 + 0x1) & 0xffff)
 																		}
 																	} else {
 																		{
@@ -13829,77 +13989,84 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 															}
 														}
 													}
-													if a1603 == 0x0 {
+													if a1607 == 0x0 {
 														{
-															v1606 = v1610
+															v1610 = v1614
 														}
 													} else {
 														{
-															v1607 = v1610
+															v1611 = v1614
 														}
 													}
 													{
 														{
-															v1605 = (((v1609)<<16|v1608)<<16|v1607)<<16 | v1606
+															v1609 = ((((v1613)<<16|v1612)<<16|v1611)<<16 | v1610)
 														}
 													}
-													p.r[4].Set64(s[194], v1605)
-													s[226] = (v1605) & 0xffff
-													s[227] = (v1605) >> 16 & 0xffff
-													s[228] = (v1605) >> 32 & 0xffff
-													s[229] = (v1605) >> 48
+													p.r[4].Set64(s[194], v1609)
+													s[226] = ((v1609) & 0xffff)
+													s[227] = ((v1609) >> 16 & 0xffff)
+													s[228] = ((v1609) >> 32 & 0xffff)
+													s[229] = ((v1609) >> 48)
 												}
 											}
-											if v1481 == 0x1 {
+											if v1485 == 0x1 {
 												{
 													{
 														{
-															v1612 := uint64(0)
-															_ = v1612
-															var h1613 uint64
-															if s[29] != 0 {
-																b1614 := g.Scratch(12)
-																binary.BigEndian.PutUint64(b1614[0:], (s[37])<<32|(s[38])>>32)
-																binary.BigEndian.PutUint64(b1614[8:], (s[38])<<32)
-																h1613 = engine.HashCRC32(b1614[:12])
-															} else {
-																h1613 = engine.HashCRC32(nil)
-															}
-															v1612 = (0x0 + h1613%0x10000) & 0xffffffff
-															v1615 := uint64(0)
-															_ = v1615
-															var h1616 uint64
-															pk1617 := g.Packer()
-															pk1617.Put(32, (s[38])&0xffffffff)
-															if s[29] != 0 {
-																pk1617.Put(32, s[37])
-															}
-															pk1617.Put(32, (s[38])>>32)
-															h1616 = engine.HashCRC32(g.Packed())
-															v1615 = (0x0 + h1616%0x100000000) & 0xffffffff
-															v1615 = (v1615 & 0xfffffffc)
-															if v1615 == 0x0 {
-																{
-																	v1615 = 0x4
+															v1616 := uint64(0)
+															_ = v1616
+															var h1617 uint64
+															{
+																if s[29] != 0 {
+																	b1618 := g.Scratch(12)
+																	binary.BigEndian.PutUint64(b1618[0:], (s[37])<<32|(s[38])>>32)
+																	binary.BigEndian.PutUint64(b1618[8:], (s[38])<<32)
+																	h1617 = engine.HashCRC32(b1618[:12])
+																} else {
+																	h1617 = engine.HashCRC32(nil)
 																}
 															}
-															v1618 := uint64(0)
-															_ = v1618
-															v1618 = p.r[6].Get64(v1612)
-															s[234] = engine.Sel(((v1618 & 0xfffffffd) == (v1615 | 0x1)), 0x1, 0x0)
-															s[235] = engine.Sel((v1618 == (v1615 | 0x3)), 0x1, 0x0)
-															s[236] = engine.Sel((v1618 == v1615), 0x1, 0x0)
+															v1616 = (0x0 + h1617%0x10000) & 0xffffffff
+															v1619 := uint64(0)
+															_ = v1619
+															var h1620 uint64
+															{
+																if s[29] != 0 {
+																	b1621 := g.Scratch(12)
+																	binary.BigEndian.PutUint64(b1621[0:], ((s[38])&0xffffffff)<<32|s[37])
+																	binary.BigEndian.PutUint64(b1621[8:], ((s[38])>>32)<<32)
+																	h1620 = engine.HashCRC32(b1621[:12])
+																} else {
+																	b1622 := g.Scratch(8)
+																	binary.BigEndian.PutUint64(b1622[0:], ((s[38])&0xffffffff)<<32|((s[38])>>32))
+																	h1620 = engine.HashCRC32(b1622[:8])
+																}
+															}
+															v1619 = (0x0 + h1620%0x100000000) & 0xffffffff
+															v1619 = (v1619 & 0xfffffffc)
+															if v1619 == 0x0 {
+																{
+																	v1619 = 0x4
+																}
+															}
+															v1623 := uint64(0)
+															_ = v1623
+															v1623 = p.r[6].Get64(v1616)
+															s[234] = engine.Sel(((v1623 & 0xfffffffd) == (v1619 | 0x1)), 0x1, 0x0)
+															s[235] = engine.Sel((v1623 == (v1619 | 0x3)), 0x1, 0x0)
+															s[236] = engine.Sel((v1623 == v1619), 0x1, 0x0)
 															{
 																{
 																	{
-																		v1618 = (v1615 | 0x1)
+																		v1623 = (v1619 | 0x1)
 																	}
 																}
 															}
-															p.r[6].Set64(v1612, (v1618)&0xffffffff)
+															p.r[6].Set64(v1616, ((v1623) & 0xffffffff))
 														}
 													}
-													if (s[221] == 0x0) && ((s[224]+s[225])&0xffffffff > 0x0) {
+													if (s[221] == 0x0) && (((s[224] + s[225]) & 0xffffffff) > 0x0) {
 														{
 															v111 = 0x1
 															if s[224] > 0x0 {
@@ -13922,7 +14089,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 															}
 														}
 													}
-													if v1432 == s[172] {
+													if v1436 == s[172] {
 														{
 															v112 = 0x1
 															s[77] = s[206]
@@ -13936,29 +14103,29 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																{
 																	{
 																		{
-																			a1621 := s[209]
-																			_ = a1621
-																			a1622 := s[210]
-																			_ = a1622
-																			a1623 := s[211]
-																			_ = a1623
+																			a1626 := s[209]
+																			_ = a1626
+																			a1627 := s[210]
+																			_ = a1627
+																			a1628 := s[211]
+																			_ = a1628
 																			s[80] = 0x1
 																			s[81] = 0x1
 																			s[82] = 0x0
 																			s[86] = s[201]
 																			s[88] = s[202]
-																			s[87] = a1621
-																			s[89] = a1622
+																			s[87] = a1626
+																			s[89] = a1627
 																			s[90] = 0x1
 																			s[93] = 0x0
 																			s[92] = 0x0
 																			s[101] = 0x0
 																			s[102] = 0x0
-																			if a1623 == 0x1 {
+																			if a1628 == 0x1 {
 																				{
 																					s[92] = 0x8
-																					s[101] = a1621
-																					s[102] = a1622
+																					s[101] = a1626
+																					s[102] = a1627
 																				}
 																			}
 																			s[96] = s[37]
@@ -14004,29 +14171,29 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				{
 																					{
 																						{
-																							a1628 := s[209]
-																							_ = a1628
-																							a1629 := s[210]
-																							_ = a1629
-																							a1630 := s[211]
-																							_ = a1630
+																							a1633 := s[209]
+																							_ = a1633
+																							a1634 := s[210]
+																							_ = a1634
+																							a1635 := s[211]
+																							_ = a1635
 																							s[105] = 0x1
 																							s[106] = 0x1
 																							s[107] = 0x0
 																							s[111] = s[201]
 																							s[113] = s[202]
-																							s[112] = a1628
-																							s[114] = a1629
+																							s[112] = a1633
+																							s[114] = a1634
 																							s[115] = 0x1
 																							s[118] = 0x0
 																							s[117] = 0x0
 																							s[126] = 0x0
 																							s[127] = 0x0
-																							if a1630 == 0x1 {
+																							if a1635 == 0x1 {
 																								{
 																									s[117] = 0x8
-																									s[126] = a1628
-																									s[127] = a1629
+																									s[126] = a1633
+																									s[127] = a1634
 																								}
 																							}
 																							s[121] = s[37]
@@ -14055,29 +14222,30 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 												{
 													if s[152] == 0x1 {
 														{
-															s[73] = (s[73] - 0x1) & 0xffff
+															s[73] = ((s[73] - 0x1) & 0xffff)
 														}
 													}
-													s[74] = (s[74] - 0x1) & 0xffff
-													var r1632 uint64
+													s[74] = ((s[74] - 0x1) & 0xffff)
+													var r1637 uint64
+													_ = r1637
 													{
 														{
-															a1633 := v1432
-															_ = a1633
-															a1634 := s[208]
-															_ = a1634
-															if ((a1633&0x7fff)+0x1)&0xffff == a1634 {
+															a1638 := v1436
+															_ = a1638
+															a1639 := s[208]
+															_ = a1639
+															if (((a1638 & 0x7fff) + 0x1) & 0xffff) == a1639 {
 																{
-																	r1632 = ((a1633 & 0x8000) ^ 0x8000)
-																	goto end1631
+																	r1637 = ((a1638 & 0x8000) ^ 0x8000)
+																	goto end1636
 																}
 															}
-															r1632 = (a1633 + 0x1) & 0xffff
-															goto end1631
+															r1637 = ((a1638 + 0x1) & 0xffff)
+															goto end1636
 														}
-													end1631:
+													end1636:
 													}
-													s[72] = r1632
+													s[72] = r1637
 													if (s[73] == 0x0) || (s[74] == 0x0) {
 														{
 															{
@@ -14104,29 +14272,29 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				{
 																					{
 																						{
-																							a1639 := s[209]
-																							_ = a1639
-																							a1640 := s[210]
-																							_ = a1640
-																							a1641 := s[211]
-																							_ = a1641
+																							a1644 := s[209]
+																							_ = a1644
+																							a1645 := s[210]
+																							_ = a1645
+																							a1646 := s[211]
+																							_ = a1646
 																							s[105] = 0x1
 																							s[106] = 0x1
 																							s[107] = 0x0
 																							s[111] = s[201]
 																							s[113] = s[202]
-																							s[112] = a1639
-																							s[114] = a1640
+																							s[112] = a1644
+																							s[114] = a1645
 																							s[115] = 0x4
 																							s[118] = 0x0
 																							s[117] = 0x0
 																							s[126] = 0x0
 																							s[127] = 0x0
-																							if a1641 == 0x1 {
+																							if a1646 == 0x1 {
 																								{
 																									s[117] = 0x8
-																									s[126] = a1639
-																									s[127] = a1640
+																									s[126] = a1644
+																									s[127] = a1645
 																								}
 																							}
 																							s[121] = s[37]
@@ -14185,14 +14353,14 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 												}
 												{
 													{
-														s[214] = (s[39] & 0x3ff) & 0xffffffff
+														s[214] = ((s[39] & 0x3ff) & 0xffffffff)
 														s[215] = (s[39] >> (0xa))
-														if (s[214] >= s[195]) && ((s[214]-s[195])&0xffffffff < s[196]) {
+														if (s[214] >= s[195]) && (((s[214] - s[195]) & 0xffffffff) < s[196]) {
 															{
 																s[216] = 0x0
 															}
 														} else {
-															if (s[214] >= s[197]) && ((s[214]-s[197])&0xffffffff < s[198]) {
+															if (s[214] >= s[197]) && (((s[214] - s[197]) & 0xffffffff) < s[198]) {
 																{
 																	s[216] = 0x1
 																}
@@ -14230,29 +14398,29 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																			{
 																				{
 																					{
-																						a1649 := s[209]
-																						_ = a1649
-																						a1650 := s[210]
-																						_ = a1650
-																						a1651 := s[211]
-																						_ = a1651
+																						a1654 := s[209]
+																						_ = a1654
+																						a1655 := s[210]
+																						_ = a1655
+																						a1656 := s[211]
+																						_ = a1656
 																						s[105] = 0x1
 																						s[106] = 0x1
 																						s[107] = 0x0
 																						s[111] = s[201]
 																						s[113] = s[202]
-																						s[112] = a1649
-																						s[114] = a1650
+																						s[112] = a1654
+																						s[114] = a1655
 																						s[115] = 0x4
 																						s[118] = 0x0
 																						s[117] = 0x0
 																						s[126] = 0x0
 																						s[127] = 0x0
-																						if a1651 == 0x1 {
+																						if a1656 == 0x1 {
 																							{
 																								s[117] = 0x8
-																								s[126] = a1649
-																								s[127] = a1650
+																								s[126] = a1654
+																								s[127] = a1655
 																							}
 																						}
 																						s[121] = s[37]
@@ -14278,10 +14446,10 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 													{
 														{
 															{
-																a1653 := s[216]
-																_ = a1653
-																s[206] = a1653
-																if a1653 == 0x0 {
+																a1658 := s[216]
+																_ = a1658
+																s[206] = a1658
+																if a1658 == 0x0 {
 																	{
 																		s[207] = s[195]
 																		s[208] = s[196]
@@ -14293,7 +14461,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	}
 																}
 																s[169] = s[208]
-																if a1653 == 0x0 {
+																if a1658 == 0x0 {
 																	{
 																		s[179] = s[198]
 																	}
@@ -14306,29 +14474,29 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 														}
 														{
 															{
-																v1655 := uint64(0)
-																_ = v1655
-																v1655 = p.r[0].Get64(s[194])
-																p.r[0].Set64(s[194], v1655)
-																s[231] = v1655
+																v1660 := uint64(0)
+																_ = v1660
+																v1660 = p.r[0].Get64(s[194])
+																p.r[0].Set64(s[194], v1660)
+																s[231] = v1660
 															}
 														}
 														s[150] = engine.Sel((s[215] > s[231]), 0x1, 0x0)
 														{
 															{
-																a1657 := ((s[214] - s[207]) & 0xffffffff) & 0xffff
-																_ = a1657
-																v1658 := uint64((s[207] + (a1657 & 0x7fff)) & 0xffffffff)
-																_ = v1658
-																s[131] = (v1658) >> 8 & 0x3
-																s[132] = (v1658 & 0xff)
-																s[214] = v1658
+																a1662 := (((s[214] - s[207]) & 0xffffffff) & 0xffff)
+																_ = a1662
+																v1663 := uint64(((s[207] + (a1662 & 0x7fff)) & 0xffffffff))
+																_ = v1663
+																s[131] = ((v1663) >> 8 & 0x3)
+																s[132] = (v1663 & 0xff)
+																s[214] = v1663
 															}
 														}
 														s[134] = 0x1
 														s[142] = s[38]
 														s[137] = 0x4
-														s[149] = (s[215]) & 0xffffffff
+														s[149] = ((s[215]) & 0xffffffff)
 														s[148] = s[213]
 														s[133] = 0x4
 														s[141] = engine.Sel((s[41] == 0x0), 0x0, s[212])
@@ -14344,17 +14512,17 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					{
 																						{
 																							{
-																								v1662 := uint64(0)
-																								_ = v1662
-																								v1662 = p.r[7].Get64(s[132])
-																								s[158] = engine.Sel((v1662 == s[142]), 0x1, 0x0)
+																								v1667 := uint64(0)
+																								_ = v1667
+																								v1667 = p.r[7].Get64(s[132])
+																								s[158] = engine.Sel((v1667 == s[142]), 0x1, 0x0)
 																								if s[134] == 0x2 {
 																									{
-																										v1662 = s[142]
+																										v1667 = s[142]
 																									}
 																								}
-																								p.r[7].Set64(s[132], v1662)
-																								s[157] = v1662
+																								p.r[7].Set64(s[132], v1667)
+																								s[157] = v1667
 																							}
 																						}
 																					}
@@ -14363,12 +14531,12 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					{
 																						{
 																							{
-																								v1664 := uint64(0)
-																								_ = v1664
-																								v1664 = p.r[11].Get64(s[132])
+																								v1669 := uint64(0)
+																								_ = v1669
+																								v1669 = p.r[11].Get64(s[132])
 																								if (s[137] == 0x3) || (s[137] == 0x4) {
 																									{
-																										if (((s[150] == 0x1) && (s[158] == 0x1)) && ((v1664)>>32 == s[149])) && ((v1664)>>32 != 0x0) {
+																										if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v1669) >> 32) == s[149])) && (((v1669) >> 32) != 0x0) {
 																											{
 																												s[165] = 0x1
 																											}
@@ -14377,24 +14545,24 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								}
 																								if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
 																									{
-																										v1664 = (s[147])<<32 | s[148]
+																										v1669 = ((s[147])<<32 | s[148])
 																									}
 																								} else {
 																									if (s[137] == 0x3) && (s[165] == 0x1) {
 																										{
-																											v1664 = v1664&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+																											v1669 = v1669&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 																										}
 																									} else {
 																										if (s[137] == 0x4) && (s[165] == 0x1) {
 																											{
-																												v1664 = v1664&^0xffffffff | (s[148])<<0&0xffffffff
+																												v1669 = v1669&^0xffffffff | (s[148])<<0&0xffffffff
 																											}
 																										}
 																									}
 																								}
-																								p.r[11].Set64(s[132], v1664)
-																								s[163] = (v1664) >> 32
-																								s[164] = (v1664) & 0xffffffff
+																								p.r[11].Set64(s[132], v1669)
+																								s[163] = ((v1669) >> 32)
+																								s[164] = ((v1669) & 0xffffffff)
 																							}
 																						}
 																					}
@@ -14403,39 +14571,39 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					{
 																						{
 																							{
-																								v1666 := uint64(0)
-																								_ = v1666
-																								v1666 = p.r[8].Get64(s[132])
+																								v1671 := uint64(0)
+																								_ = v1671
+																								v1671 = p.r[8].Get64(s[132])
 																								if s[133] == 0x2 {
 																									{
-																										v1666 = ((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141]
+																										v1671 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
 																									}
 																								} else {
 																									if (s[133] == 0x3) && (s[165] == 0x1) {
 																										{
-																											v1666 = v1666&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+																											v1671 = v1671&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
 																										}
 																									} else {
 																										if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
 																											{
-																												v1666 = v1666&^0xffffffff | (s[141])<<0&0xffffffff
+																												v1671 = v1671&^0xffffffff | (s[141])<<0&0xffffffff
 																											}
 																										} else {
-																											if ((s[133] == 0x5) && ((v1666)>>56 == 0x1)) && (s[158] == 0x1) {
+																											if ((s[133] == 0x5) && (((v1671) >> 56) == 0x1)) && (s[158] == 0x1) {
 																												{
-																													v1666 = v1666&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+																													v1671 = v1671&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 																													s[165] = 0x1
 																												}
 																											}
 																										}
 																									}
 																								}
-																								p.r[8].Set64(s[132], v1666)
-																								s[152] = (v1666) >> 56
-																								s[153] = (v1666) >> 48 & 0xff
-																								s[154] = (v1666) >> 40 & 0xff
-																								s[155] = (v1666) >> 32 & 0xff
-																								s[156] = (v1666) & 0xffffffff
+																								p.r[8].Set64(s[132], v1671)
+																								s[152] = ((v1671) >> 56)
+																								s[153] = ((v1671) >> 48 & 0xff)
+																								s[154] = ((v1671) >> 40 & 0xff)
+																								s[155] = ((v1671) >> 32 & 0xff)
+																								s[156] = ((v1671) & 0xffffffff)
 																							}
 																						}
 																					}
@@ -14444,18 +14612,18 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					{
 																						{
 																							{
-																								v1668 := uint64(0)
-																								_ = v1668
-																								v1668 = p.r[9].Get64(s[132])
+																								v1673 := uint64(0)
+																								_ = v1673
+																								v1673 = p.r[9].Get64(s[132])
 																								if s[135] == 0x2 {
 																									{
-																										v1668 = ((s[143])<<16|s[144])<<16 | s[145]
+																										v1673 = (((s[143])<<16|s[144])<<16 | s[145])
 																									}
 																								}
-																								p.r[9].Set64(s[132], v1668)
-																								s[159] = (v1668) >> 32
-																								s[160] = (v1668) >> 16 & 0xffff
-																								s[161] = (v1668) & 0xffff
+																								p.r[9].Set64(s[132], v1673)
+																								s[159] = ((v1673) >> 32)
+																								s[160] = ((v1673) >> 16 & 0xffff)
+																								s[161] = ((v1673) & 0xffff)
 																							}
 																						}
 																					}
@@ -14464,16 +14632,16 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					{
 																						{
 																							{
-																								v1670 := uint64(0)
-																								_ = v1670
-																								v1670 = p.r[10].Get64(s[132])
+																								v1675 := uint64(0)
+																								_ = v1675
+																								v1675 = p.r[10].Get64(s[132])
 																								if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
 																									{
-																										v1670 = s[146]
+																										v1675 = s[146]
 																									}
 																								}
-																								p.r[10].Set64(s[132], v1670)
-																								s[162] = v1670
+																								p.r[10].Set64(s[132], v1675)
+																								s[162] = v1675
 																							}
 																						}
 																					}
@@ -14490,17 +14658,17 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						{
 																							{
 																								{
-																									v1673 := uint64(0)
-																									_ = v1673
-																									v1673 = p.r[12].Get64(s[132])
-																									s[158] = engine.Sel((v1673 == s[142]), 0x1, 0x0)
+																									v1678 := uint64(0)
+																									_ = v1678
+																									v1678 = p.r[12].Get64(s[132])
+																									s[158] = engine.Sel((v1678 == s[142]), 0x1, 0x0)
 																									if s[134] == 0x2 {
 																										{
-																											v1673 = s[142]
+																											v1678 = s[142]
 																										}
 																									}
-																									p.r[12].Set64(s[132], v1673)
-																									s[157] = v1673
+																									p.r[12].Set64(s[132], v1678)
+																									s[157] = v1678
 																								}
 																							}
 																						}
@@ -14509,12 +14677,12 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						{
 																							{
 																								{
-																									v1675 := uint64(0)
-																									_ = v1675
-																									v1675 = p.r[16].Get64(s[132])
+																									v1680 := uint64(0)
+																									_ = v1680
+																									v1680 = p.r[16].Get64(s[132])
 																									if (s[137] == 0x3) || (s[137] == 0x4) {
 																										{
-																											if (((s[150] == 0x1) && (s[158] == 0x1)) && ((v1675)>>32 == s[149])) && ((v1675)>>32 != 0x0) {
+																											if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v1680) >> 32) == s[149])) && (((v1680) >> 32) != 0x0) {
 																												{
 																													s[165] = 0x1
 																												}
@@ -14523,24 +14691,24 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																									}
 																									if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
 																										{
-																											v1675 = (s[147])<<32 | s[148]
+																											v1680 = ((s[147])<<32 | s[148])
 																										}
 																									} else {
 																										if (s[137] == 0x3) && (s[165] == 0x1) {
 																											{
-																												v1675 = v1675&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+																												v1680 = v1680&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 																											}
 																										} else {
 																											if (s[137] == 0x4) && (s[165] == 0x1) {
 																												{
-																													v1675 = v1675&^0xffffffff | (s[148])<<0&0xffffffff
+																													v1680 = v1680&^0xffffffff | (s[148])<<0&0xffffffff
 																												}
 																											}
 																										}
 																									}
-																									p.r[16].Set64(s[132], v1675)
-																									s[163] = (v1675) >> 32
-																									s[164] = (v1675) & 0xffffffff
+																									p.r[16].Set64(s[132], v1680)
+																									s[163] = ((v1680) >> 32)
+																									s[164] = ((v1680) & 0xffffffff)
 																								}
 																							}
 																						}
@@ -14549,39 +14717,39 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						{
 																							{
 																								{
-																									v1677 := uint64(0)
-																									_ = v1677
-																									v1677 = p.r[13].Get64(s[132])
+																									v1682 := uint64(0)
+																									_ = v1682
+																									v1682 = p.r[13].Get64(s[132])
 																									if s[133] == 0x2 {
 																										{
-																											v1677 = ((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141]
+																											v1682 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
 																										}
 																									} else {
 																										if (s[133] == 0x3) && (s[165] == 0x1) {
 																											{
-																												v1677 = v1677&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+																												v1682 = v1682&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
 																											}
 																										} else {
 																											if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
 																												{
-																													v1677 = v1677&^0xffffffff | (s[141])<<0&0xffffffff
+																													v1682 = v1682&^0xffffffff | (s[141])<<0&0xffffffff
 																												}
 																											} else {
-																												if ((s[133] == 0x5) && ((v1677)>>56 == 0x1)) && (s[158] == 0x1) {
+																												if ((s[133] == 0x5) && (((v1682) >> 56) == 0x1)) && (s[158] == 0x1) {
 																													{
-																														v1677 = v1677&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+																														v1682 = v1682&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 																														s[165] = 0x1
 																													}
 																												}
 																											}
 																										}
 																									}
-																									p.r[13].Set64(s[132], v1677)
-																									s[152] = (v1677) >> 56
-																									s[153] = (v1677) >> 48 & 0xff
-																									s[154] = (v1677) >> 40 & 0xff
-																									s[155] = (v1677) >> 32 & 0xff
-																									s[156] = (v1677) & 0xffffffff
+																									p.r[13].Set64(s[132], v1682)
+																									s[152] = ((v1682) >> 56)
+																									s[153] = ((v1682) >> 48 & 0xff)
+																									s[154] = ((v1682) >> 40 & 0xff)
+																									s[155] = ((v1682) >> 32 & 0xff)
+																									s[156] = ((v1682) & 0xffffffff)
 																								}
 																							}
 																						}
@@ -14590,18 +14758,18 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						{
 																							{
 																								{
-																									v1679 := uint64(0)
-																									_ = v1679
-																									v1679 = p.r[14].Get64(s[132])
+																									v1684 := uint64(0)
+																									_ = v1684
+																									v1684 = p.r[14].Get64(s[132])
 																									if s[135] == 0x2 {
 																										{
-																											v1679 = ((s[143])<<16|s[144])<<16 | s[145]
+																											v1684 = (((s[143])<<16|s[144])<<16 | s[145])
 																										}
 																									}
-																									p.r[14].Set64(s[132], v1679)
-																									s[159] = (v1679) >> 32
-																									s[160] = (v1679) >> 16 & 0xffff
-																									s[161] = (v1679) & 0xffff
+																									p.r[14].Set64(s[132], v1684)
+																									s[159] = ((v1684) >> 32)
+																									s[160] = ((v1684) >> 16 & 0xffff)
+																									s[161] = ((v1684) & 0xffff)
 																								}
 																							}
 																						}
@@ -14610,16 +14778,16 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						{
 																							{
 																								{
-																									v1681 := uint64(0)
-																									_ = v1681
-																									v1681 = p.r[15].Get64(s[132])
+																									v1686 := uint64(0)
+																									_ = v1686
+																									v1686 = p.r[15].Get64(s[132])
 																									if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
 																										{
-																											v1681 = s[146]
+																											v1686 = s[146]
 																										}
 																									}
-																									p.r[15].Set64(s[132], v1681)
-																									s[162] = v1681
+																									p.r[15].Set64(s[132], v1686)
+																									s[162] = v1686
 																								}
 																							}
 																						}
@@ -14636,17 +14804,17 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							{
 																								{
 																									{
-																										v1684 := uint64(0)
-																										_ = v1684
-																										v1684 = p.r[17].Get64(s[132])
-																										s[158] = engine.Sel((v1684 == s[142]), 0x1, 0x0)
+																										v1689 := uint64(0)
+																										_ = v1689
+																										v1689 = p.r[17].Get64(s[132])
+																										s[158] = engine.Sel((v1689 == s[142]), 0x1, 0x0)
 																										if s[134] == 0x2 {
 																											{
-																												v1684 = s[142]
+																												v1689 = s[142]
 																											}
 																										}
-																										p.r[17].Set64(s[132], v1684)
-																										s[157] = v1684
+																										p.r[17].Set64(s[132], v1689)
+																										s[157] = v1689
 																									}
 																								}
 																							}
@@ -14655,12 +14823,12 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							{
 																								{
 																									{
-																										v1686 := uint64(0)
-																										_ = v1686
-																										v1686 = p.r[21].Get64(s[132])
+																										v1691 := uint64(0)
+																										_ = v1691
+																										v1691 = p.r[21].Get64(s[132])
 																										if (s[137] == 0x3) || (s[137] == 0x4) {
 																											{
-																												if (((s[150] == 0x1) && (s[158] == 0x1)) && ((v1686)>>32 == s[149])) && ((v1686)>>32 != 0x0) {
+																												if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v1691) >> 32) == s[149])) && (((v1691) >> 32) != 0x0) {
 																													{
 																														s[165] = 0x1
 																													}
@@ -14669,24 +14837,24 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																										}
 																										if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
 																											{
-																												v1686 = (s[147])<<32 | s[148]
+																												v1691 = ((s[147])<<32 | s[148])
 																											}
 																										} else {
 																											if (s[137] == 0x3) && (s[165] == 0x1) {
 																												{
-																													v1686 = v1686&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+																													v1691 = v1691&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 																												}
 																											} else {
 																												if (s[137] == 0x4) && (s[165] == 0x1) {
 																													{
-																														v1686 = v1686&^0xffffffff | (s[148])<<0&0xffffffff
+																														v1691 = v1691&^0xffffffff | (s[148])<<0&0xffffffff
 																													}
 																												}
 																											}
 																										}
-																										p.r[21].Set64(s[132], v1686)
-																										s[163] = (v1686) >> 32
-																										s[164] = (v1686) & 0xffffffff
+																										p.r[21].Set64(s[132], v1691)
+																										s[163] = ((v1691) >> 32)
+																										s[164] = ((v1691) & 0xffffffff)
 																									}
 																								}
 																							}
@@ -14695,39 +14863,39 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							{
 																								{
 																									{
-																										v1688 := uint64(0)
-																										_ = v1688
-																										v1688 = p.r[18].Get64(s[132])
+																										v1693 := uint64(0)
+																										_ = v1693
+																										v1693 = p.r[18].Get64(s[132])
 																										if s[133] == 0x2 {
 																											{
-																												v1688 = ((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141]
+																												v1693 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
 																											}
 																										} else {
 																											if (s[133] == 0x3) && (s[165] == 0x1) {
 																												{
-																													v1688 = v1688&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+																													v1693 = v1693&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
 																												}
 																											} else {
 																												if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
 																													{
-																														v1688 = v1688&^0xffffffff | (s[141])<<0&0xffffffff
+																														v1693 = v1693&^0xffffffff | (s[141])<<0&0xffffffff
 																													}
 																												} else {
-																													if ((s[133] == 0x5) && ((v1688)>>56 == 0x1)) && (s[158] == 0x1) {
+																													if ((s[133] == 0x5) && (((v1693) >> 56) == 0x1)) && (s[158] == 0x1) {
 																														{
-																															v1688 = v1688&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+																															v1693 = v1693&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 																															s[165] = 0x1
 																														}
 																													}
 																												}
 																											}
 																										}
-																										p.r[18].Set64(s[132], v1688)
-																										s[152] = (v1688) >> 56
-																										s[153] = (v1688) >> 48 & 0xff
-																										s[154] = (v1688) >> 40 & 0xff
-																										s[155] = (v1688) >> 32 & 0xff
-																										s[156] = (v1688) & 0xffffffff
+																										p.r[18].Set64(s[132], v1693)
+																										s[152] = ((v1693) >> 56)
+																										s[153] = ((v1693) >> 48 & 0xff)
+																										s[154] = ((v1693) >> 40 & 0xff)
+																										s[155] = ((v1693) >> 32 & 0xff)
+																										s[156] = ((v1693) & 0xffffffff)
 																									}
 																								}
 																							}
@@ -14736,18 +14904,18 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							{
 																								{
 																									{
-																										v1690 := uint64(0)
-																										_ = v1690
-																										v1690 = p.r[19].Get64(s[132])
+																										v1695 := uint64(0)
+																										_ = v1695
+																										v1695 = p.r[19].Get64(s[132])
 																										if s[135] == 0x2 {
 																											{
-																												v1690 = ((s[143])<<16|s[144])<<16 | s[145]
+																												v1695 = (((s[143])<<16|s[144])<<16 | s[145])
 																											}
 																										}
-																										p.r[19].Set64(s[132], v1690)
-																										s[159] = (v1690) >> 32
-																										s[160] = (v1690) >> 16 & 0xffff
-																										s[161] = (v1690) & 0xffff
+																										p.r[19].Set64(s[132], v1695)
+																										s[159] = ((v1695) >> 32)
+																										s[160] = ((v1695) >> 16 & 0xffff)
+																										s[161] = ((v1695) & 0xffff)
 																									}
 																								}
 																							}
@@ -14756,16 +14924,16 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							{
 																								{
 																									{
-																										v1692 := uint64(0)
-																										_ = v1692
-																										v1692 = p.r[20].Get64(s[132])
+																										v1697 := uint64(0)
+																										_ = v1697
+																										v1697 = p.r[20].Get64(s[132])
 																										if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
 																											{
-																												v1692 = s[146]
+																												v1697 = s[146]
 																											}
 																										}
-																										p.r[20].Set64(s[132], v1692)
-																										s[162] = v1692
+																										p.r[20].Set64(s[132], v1697)
+																										s[162] = v1697
 																									}
 																								}
 																							}
@@ -14781,17 +14949,17 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							{
 																								{
 																									{
-																										v1695 := uint64(0)
-																										_ = v1695
-																										v1695 = p.r[22].Get64(s[132])
-																										s[158] = engine.Sel((v1695 == s[142]), 0x1, 0x0)
+																										v1700 := uint64(0)
+																										_ = v1700
+																										v1700 = p.r[22].Get64(s[132])
+																										s[158] = engine.Sel((v1700 == s[142]), 0x1, 0x0)
 																										if s[134] == 0x2 {
 																											{
-																												v1695 = s[142]
+																												v1700 = s[142]
 																											}
 																										}
-																										p.r[22].Set64(s[132], v1695)
-																										s[157] = v1695
+																										p.r[22].Set64(s[132], v1700)
+																										s[157] = v1700
 																									}
 																								}
 																							}
@@ -14800,12 +14968,12 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							{
 																								{
 																									{
-																										v1697 := uint64(0)
-																										_ = v1697
-																										v1697 = p.r[26].Get64(s[132])
+																										v1702 := uint64(0)
+																										_ = v1702
+																										v1702 = p.r[26].Get64(s[132])
 																										if (s[137] == 0x3) || (s[137] == 0x4) {
 																											{
-																												if (((s[150] == 0x1) && (s[158] == 0x1)) && ((v1697)>>32 == s[149])) && ((v1697)>>32 != 0x0) {
+																												if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v1702) >> 32) == s[149])) && (((v1702) >> 32) != 0x0) {
 																													{
 																														s[165] = 0x1
 																													}
@@ -14814,24 +14982,24 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																										}
 																										if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
 																											{
-																												v1697 = (s[147])<<32 | s[148]
+																												v1702 = ((s[147])<<32 | s[148])
 																											}
 																										} else {
 																											if (s[137] == 0x3) && (s[165] == 0x1) {
 																												{
-																													v1697 = v1697&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+																													v1702 = v1702&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 																												}
 																											} else {
 																												if (s[137] == 0x4) && (s[165] == 0x1) {
 																													{
-																														v1697 = v1697&^0xffffffff | (s[148])<<0&0xffffffff
+																														v1702 = v1702&^0xffffffff | (s[148])<<0&0xffffffff
 																													}
 																												}
 																											}
 																										}
-																										p.r[26].Set64(s[132], v1697)
-																										s[163] = (v1697) >> 32
-																										s[164] = (v1697) & 0xffffffff
+																										p.r[26].Set64(s[132], v1702)
+																										s[163] = ((v1702) >> 32)
+																										s[164] = ((v1702) & 0xffffffff)
 																									}
 																								}
 																							}
@@ -14840,39 +15008,39 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							{
 																								{
 																									{
-																										v1699 := uint64(0)
-																										_ = v1699
-																										v1699 = p.r[23].Get64(s[132])
+																										v1704 := uint64(0)
+																										_ = v1704
+																										v1704 = p.r[23].Get64(s[132])
 																										if s[133] == 0x2 {
 																											{
-																												v1699 = ((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141]
+																												v1704 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
 																											}
 																										} else {
 																											if (s[133] == 0x3) && (s[165] == 0x1) {
 																												{
-																													v1699 = v1699&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+																													v1704 = v1704&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
 																												}
 																											} else {
 																												if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
 																													{
-																														v1699 = v1699&^0xffffffff | (s[141])<<0&0xffffffff
+																														v1704 = v1704&^0xffffffff | (s[141])<<0&0xffffffff
 																													}
 																												} else {
-																													if ((s[133] == 0x5) && ((v1699)>>56 == 0x1)) && (s[158] == 0x1) {
+																													if ((s[133] == 0x5) && (((v1704) >> 56) == 0x1)) && (s[158] == 0x1) {
 																														{
-																															v1699 = v1699&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+																															v1704 = v1704&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 																															s[165] = 0x1
 																														}
 																													}
 																												}
 																											}
 																										}
-																										p.r[23].Set64(s[132], v1699)
-																										s[152] = (v1699) >> 56
-																										s[153] = (v1699) >> 48 & 0xff
-																										s[154] = (v1699) >> 40 & 0xff
-																										s[155] = (v1699) >> 32 & 0xff
-																										s[156] = (v1699) & 0xffffffff
+																										p.r[23].Set64(s[132], v1704)
+																										s[152] = ((v1704) >> 56)
+																										s[153] = ((v1704) >> 48 & 0xff)
+																										s[154] = ((v1704) >> 40 & 0xff)
+																										s[155] = ((v1704) >> 32 & 0xff)
+																										s[156] = ((v1704) & 0xffffffff)
 																									}
 																								}
 																							}
@@ -14881,18 +15049,18 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							{
 																								{
 																									{
-																										v1701 := uint64(0)
-																										_ = v1701
-																										v1701 = p.r[24].Get64(s[132])
+																										v1706 := uint64(0)
+																										_ = v1706
+																										v1706 = p.r[24].Get64(s[132])
 																										if s[135] == 0x2 {
 																											{
-																												v1701 = ((s[143])<<16|s[144])<<16 | s[145]
+																												v1706 = (((s[143])<<16|s[144])<<16 | s[145])
 																											}
 																										}
-																										p.r[24].Set64(s[132], v1701)
-																										s[159] = (v1701) >> 32
-																										s[160] = (v1701) >> 16 & 0xffff
-																										s[161] = (v1701) & 0xffff
+																										p.r[24].Set64(s[132], v1706)
+																										s[159] = ((v1706) >> 32)
+																										s[160] = ((v1706) >> 16 & 0xffff)
+																										s[161] = ((v1706) & 0xffff)
 																									}
 																								}
 																							}
@@ -14901,16 +15069,16 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							{
 																								{
 																									{
-																										v1703 := uint64(0)
-																										_ = v1703
-																										v1703 = p.r[25].Get64(s[132])
+																										v1708 := uint64(0)
+																										_ = v1708
+																										v1708 = p.r[25].Get64(s[132])
 																										if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
 																											{
-																												v1703 = s[146]
+																												v1708 = s[146]
 																											}
 																										}
-																										p.r[25].Set64(s[132], v1703)
-																										s[162] = v1703
+																										p.r[25].Set64(s[132], v1708)
+																										s[162] = v1708
 																									}
 																								}
 																							}
@@ -14949,29 +15117,29 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					{
 																						{
 																							{
-																								a1708 := s[209]
-																								_ = a1708
-																								a1709 := s[210]
-																								_ = a1709
-																								a1710 := s[211]
-																								_ = a1710
+																								a1713 := s[209]
+																								_ = a1713
+																								a1714 := s[210]
+																								_ = a1714
+																								a1715 := s[211]
+																								_ = a1715
 																								s[105] = 0x1
 																								s[106] = 0x1
 																								s[107] = 0x0
 																								s[111] = s[201]
 																								s[113] = s[202]
-																								s[112] = a1708
-																								s[114] = a1709
+																								s[112] = a1713
+																								s[114] = a1714
 																								s[115] = 0x7
 																								s[118] = 0x0
 																								s[117] = 0x0
 																								s[126] = 0x0
 																								s[127] = 0x0
-																								if a1710 == 0x1 {
+																								if a1715 == 0x1 {
 																									{
 																										s[117] = 0x8
-																										s[126] = a1708
-																										s[127] = a1709
+																										s[126] = a1713
+																										s[127] = a1714
 																									}
 																								}
 																								s[121] = s[37]
@@ -15021,29 +15189,29 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					{
 																						{
 																							{
-																								a1715 := s[209]
-																								_ = a1715
-																								a1716 := s[210]
-																								_ = a1716
-																								a1717 := s[211]
-																								_ = a1717
+																								a1720 := s[209]
+																								_ = a1720
+																								a1721 := s[210]
+																								_ = a1721
+																								a1722 := s[211]
+																								_ = a1722
 																								s[105] = 0x1
 																								s[106] = 0x1
 																								s[107] = 0x0
 																								s[111] = s[201]
 																								s[113] = s[202]
-																								s[112] = a1715
-																								s[114] = a1716
+																								s[112] = a1720
+																								s[114] = a1721
 																								s[115] = 0x4
 																								s[118] = 0x0
 																								s[117] = 0x0
 																								s[126] = 0x0
 																								s[127] = 0x0
-																								if a1717 == 0x1 {
+																								if a1722 == 0x1 {
 																									{
 																										s[117] = 0x8
-																										s[126] = a1715
-																										s[127] = a1716
+																										s[126] = a1720
+																										s[127] = a1721
 																									}
 																								}
 																								s[121] = s[37]
@@ -15074,14 +15242,14 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 												{
 													s[48] = 0x0
 													s[52] = s[213]
-													v1718 := uint64(0x1)
-													_ = v1718
+													v1723 := uint64(0x1)
+													_ = v1723
 													if (v110 == 0x14) || (v110 == 0x15) {
 														{
-															v1718 = 0x0
+															v1723 = 0x0
 														}
 													}
-													if (v1718 == 0x1) && ((s[192] == 0x0) || (s[200] == 0x0)) {
+													if (v1723 == 0x1) && ((s[192] == 0x0) || (s[200] == 0x0)) {
 														{
 															s[48] = 0x1
 														}
@@ -15096,10 +15264,10 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		{
 																			{
-																				a1720 := s[49]
-																				_ = a1720
-																				s[206] = a1720
-																				if a1720 == 0x0 {
+																				a1725 := s[49]
+																				_ = a1725
+																				s[206] = a1725
+																				if a1725 == 0x0 {
 																					{
 																						s[207] = s[195]
 																						s[208] = s[196]
@@ -15111,7 +15279,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																				s[169] = s[208]
-																				if a1720 == 0x0 {
+																				if a1725 == 0x0 {
 																					{
 																						s[179] = s[198]
 																					}
@@ -15124,25 +15292,25 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		}
 																		{
 																			{
-																				v1722 := uint64(0)
-																				_ = v1722
-																				v1722 = p.r[1].Get64(s[194])
-																				v1723 := uint64((0x0)<<15 | (v1722)&0x7fff)
-																				_ = v1723
-																				v1724 := uint64((0x0)<<1 | (v1722)>>15&0x1)
-																				_ = v1724
-																				v1725 := uint64((v1722) >> 16 & 0xffff)
-																				_ = v1725
-																				v1726 := uint64((v1722) >> 32 & 0xffff)
-																				_ = v1726
-																				v1727 := uint64(0x0)
+																				v1727 := uint64(0)
 																				_ = v1727
-																				v1728 := uint64(0x0)
+																				v1727 = p.r[1].Get64(s[194])
+																				v1728 := uint64(((0x0)<<15 | ((v1727) & 0x7fff)))
 																				_ = v1728
+																				v1729 := uint64(((0x0)<<1 | ((v1727) >> 15 & 0x1)))
+																				_ = v1729
+																				v1730 := uint64(((v1727) >> 16 & 0xffff))
+																				_ = v1730
+																				v1731 := uint64(((v1727) >> 32 & 0xffff))
+																				_ = v1731
+																				v1732 := uint64(0x0)
+																				_ = v1732
+																				v1733 := uint64(0x0)
+																				_ = v1733
 																				{
 																					{
 																						{
-																							s[219] = engine.Sel(((v1724 == 0x0) && (v1725 == 0x0)), 0x1, 0x0)
+																							s[219] = engine.Sel(((v1729 == 0x0) && (v1730 == 0x0)), 0x1, 0x0)
 																						}
 																					}
 																				}
@@ -15155,65 +15323,65 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																				{
 																					{
-																						v1722 = ((((0x0)<<16|v1726)<<16|v1725)<<1|(v1724)&0x1)<<15 | (v1723)&0x7fff
+																						v1727 = (((((0x0)<<16|v1731)<<16|v1730)<<1|((v1729)&0x1))<<15 | ((v1728) & 0x7fff))
 																					}
 																				}
-																				p.r[1].Set64(s[194], v1722)
-																				s[220] = (0x0)<<15 | (v1722)&0x7fff
-																				s[221] = (0x0)<<1 | (v1722)>>15&0x1
-																				s[222] = (v1722) >> 16 & 0xffff
-																				s[223] = (v1722) >> 32 & 0xffff
+																				p.r[1].Set64(s[194], v1727)
+																				s[220] = ((0x0)<<15 | ((v1727) & 0x7fff))
+																				s[221] = ((0x0)<<1 | ((v1727) >> 15 & 0x1))
+																				s[222] = ((v1727) >> 16 & 0xffff)
+																				s[223] = ((v1727) >> 32 & 0xffff)
 																			}
 																		}
 																		{
 																			{
-																				v1730 := uint64(0)
-																				_ = v1730
-																				v1730 = p.r[2].Get64(s[194])
-																				v1731 := uint64((v1730) & 0xffffffff)
-																				_ = v1731
-																				v1732 := uint64((v1730) >> 32)
-																				_ = v1732
+																				v1735 := uint64(0)
+																				_ = v1735
+																				v1735 = p.r[2].Get64(s[194])
+																				v1736 := uint64(((v1735) & 0xffffffff))
+																				_ = v1736
+																				v1737 := uint64(((v1735) >> 32))
+																				_ = v1737
 																				{
 																				}
 																				{
 																					{
-																						v1730 = (v1732)<<32 | v1731
+																						v1735 = ((v1737)<<32 | v1736)
 																					}
 																				}
-																				p.r[2].Set64(s[194], v1730)
-																				s[224] = (v1730) & 0xffffffff
-																				s[225] = (v1730) >> 32
+																				p.r[2].Set64(s[194], v1735)
+																				s[224] = ((v1735) & 0xffffffff)
+																				s[225] = ((v1735) >> 32)
 																			}
 																		}
 																		{
 																			{
-																				v1734 := uint64(0)
-																				_ = v1734
-																				v1734 = p.r[3].Get64(s[194])
+																				v1739 := uint64(0)
+																				_ = v1739
+																				v1739 = p.r[3].Get64(s[194])
 																				{
 																				}
-																				p.r[3].Set64(s[194], v1734)
-																				s[230] = v1734
+																				p.r[3].Set64(s[194], v1739)
+																				s[230] = v1739
 																			}
 																		}
 																		{
 																			{
-																				a1736 := s[206]
-																				_ = a1736
-																				v1737 := uint64(0)
-																				_ = v1737
-																				v1737 = p.r[4].Get64(s[194])
-																				v1738 := uint64((v1737) & 0xffff)
-																				_ = v1738
-																				v1739 := uint64((v1737) >> 16 & 0xffff)
-																				_ = v1739
-																				v1740 := uint64((v1737) >> 32 & 0xffff)
-																				_ = v1740
-																				v1741 := uint64((v1737) >> 48)
-																				_ = v1741
-																				v1742 := uint64(engine.Sel((a1736 == 0x0), v1738, v1739))
+																				a1741 := s[206]
+																				_ = a1741
+																				v1742 := uint64(0)
 																				_ = v1742
+																				v1742 = p.r[4].Get64(s[194])
+																				v1743 := uint64(((v1742) & 0xffff))
+																				_ = v1743
+																				v1744 := uint64(((v1742) >> 16 & 0xffff))
+																				_ = v1744
+																				v1745 := uint64(((v1742) >> 32 & 0xffff))
+																				_ = v1745
+																				v1746 := uint64(((v1742) >> 48))
+																				_ = v1746
+																				v1747 := uint64(engine.Sel((a1741 == 0x0), v1743, v1744))
+																				_ = v1747
 																				s[217] = 0x0
 																				{
 																					{
@@ -15227,71 +15395,72 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						}
 																					}
 																				}
-																				if a1736 == 0x0 {
+																				if a1741 == 0x0 {
 																					{
-																						v1738 = v1742
+																						v1743 = v1747
 																					}
 																				} else {
 																					{
-																						v1739 = v1742
+																						v1744 = v1747
 																					}
 																				}
 																				{
 																					{
-																						v1737 = (((v1741)<<16|v1740)<<16|v1739)<<16 | v1738
+																						v1742 = ((((v1746)<<16|v1745)<<16|v1744)<<16 | v1743)
 																					}
 																				}
-																				p.r[4].Set64(s[194], v1737)
-																				s[226] = (v1737) & 0xffff
-																				s[227] = (v1737) >> 16 & 0xffff
-																				s[228] = (v1737) >> 32 & 0xffff
-																				s[229] = (v1737) >> 48
+																				p.r[4].Set64(s[194], v1742)
+																				s[226] = ((v1742) & 0xffff)
+																				s[227] = ((v1742) >> 16 & 0xffff)
+																				s[228] = ((v1742) >> 32 & 0xffff)
+																				s[229] = ((v1742) >> 48)
 																			}
 																		}
 																		s[166] = 0x1
 																		s[167] = 0x1
 																		s[168] = 0x1
-																		a1743 := s[206]
-																		_ = a1743
-																		a1744 := s[194]
-																		_ = a1744
+																		a1748 := s[206]
+																		_ = a1748
+																		a1749 := s[194]
+																		_ = a1749
 																		{
 																			{
-																				if a1743 == 0x0 {
+																				if a1748 == 0x0 {
 																					{
-																						a1746 := a1744
-																						_ = a1746
+																						a1751 := a1749
+																						_ = a1751
 																						{
 																							{
 																								if s[166] != 0x0 {
 																									{
 																										{
 																											{
-																												v1749 := uint64(0)
-																												_ = v1749
-																												v1749 = p.r[27].Get64(a1746)
-																												var r1752 uint64
+																												v1754 := uint64(0)
+																												_ = v1754
+																												v1754 = p.r[27].Get64(a1751)
+																												var r1757 uint64
+																												_ = r1757
 																												{
 																													{
-																														a1753 := v1749
-																														_ = a1753
-																														a1754 := s[169]
-																														_ = a1754
-																														if ((a1753&0x7fff)+0x1)&0xffff == a1754 {
+																														a1758 := v1754
+																														_ = a1758
+																														a1759 := s[169]
+																														_ = a1759
+																														if (((a1758 & 0x7fff) + 0x1) & 0xffff) == a1759 {
 																															{
-																																r1752 = ((a1753 & 0x8000) ^ 0x8000)
-																																goto end1751
+																																r1757 = ((a1758 & 0x8000) ^ 0x8000)
+																																goto end1756
 																															}
 																														}
-																														r1752 = (a1753 + 0x1) & 0xffff
-																														goto end1751
+																														r1757 = ((a1758 + 0x1) & 0xffff)
+																														goto end1756
 																													}
-																												end1751:
+																												end1756:
 																												}
-																												v1750 := uint64(r1752)
-																												_ = v1750
+																												v1755 := uint64(r1757)
+																												_ = v1755
 																												s[175] = 0x0
-																												if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v1749 & 0x7fff)) {
+																												if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v1754 & 0x7fff)) {
 																													{
 																														s[175] = 0x1
 																													}
@@ -15302,22 +15471,22 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																														}
 																													}
 																												}
-																												s[172] = v1749
+																												s[172] = v1754
 																												if s[175] == 0x1 {
 																													{
-																														v1749 = v1750
+																														v1754 = v1755
 																													}
 																												} else {
 																													if s[166] == 0x4 {
 																														{
-																															v1749 = 0x0
+																															v1754 = 0x0
 																														}
 																													}
 																												}
-																												p.r[27].Set64(a1746, (v1749)&0xffff)
+																												p.r[27].Set64(a1751, ((v1754) & 0xffff))
 																												if s[166] == 0x3 {
 																													{
-																														s[172] = v1749
+																														s[172] = v1754
 																													}
 																												}
 																											}
@@ -15328,40 +15497,41 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																									{
 																										{
 																											{
-																												v1756 := uint64(0)
-																												_ = v1756
-																												v1756 = p.r[28].Get64(a1746)
-																												s[173] = v1756
+																												v1761 := uint64(0)
+																												_ = v1761
+																												v1761 = p.r[28].Get64(a1751)
+																												s[173] = v1761
 																												if (s[167] == 0x2) && (s[171] == 0x1) {
 																													{
-																														var r1758 uint64
+																														var r1763 uint64
+																														_ = r1763
 																														{
 																															{
-																																a1759 := v1756
-																																_ = a1759
-																																a1760 := s[169]
-																																_ = a1760
-																																if ((a1759&0x7fff)+0x1)&0xffff == a1760 {
+																																a1764 := v1761
+																																_ = a1764
+																																a1765 := s[169]
+																																_ = a1765
+																																if (((a1764 & 0x7fff) + 0x1) & 0xffff) == a1765 {
 																																	{
-																																		r1758 = ((a1759 & 0x8000) ^ 0x8000)
-																																		goto end1757
+																																		r1763 = ((a1764 & 0x8000) ^ 0x8000)
+																																		goto end1762
 																																	}
 																																}
-																																r1758 = (a1759 + 0x1) & 0xffff
-																																goto end1757
+																																r1763 = ((a1764 + 0x1) & 0xffff)
+																																goto end1762
 																															}
-																														end1757:
+																														end1762:
 																														}
-																														v1756 = r1758
+																														v1761 = r1763
 																													}
 																												} else {
 																													if s[167] == 0x4 {
 																														{
-																															v1756 = 0x0
+																															v1761 = 0x0
 																														}
 																													}
 																												}
-																												p.r[28].Set64(a1746, (v1756)&0xffff)
+																												p.r[28].Set64(a1751, ((v1761) & 0xffff))
 																											}
 																										}
 																									}
@@ -15370,109 +15540,112 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																									{
 																										{
 																											{
-																												v1762 := uint64(0)
-																												_ = v1762
-																												v1762 = p.r[29].Get64(a1746)
+																												v1767 := uint64(0)
+																												_ = v1767
+																												v1767 = p.r[29].Get64(a1751)
 																												if (s[168] == 0x2) && (s[171] == 0x1) {
 																													{
-																														v1762 = s[170]
+																														v1767 = s[170]
 																													}
 																												} else {
-																													if ((s[168] == 0x3) && (s[171] == 0x1)) && (v1762 == s[172]) {
+																													if ((s[168] == 0x3) && (s[171] == 0x1)) && (v1767 == s[172]) {
 																														{
-																															var r1764 uint64
+																															var r1769 uint64
+																															_ = r1769
 																															{
 																																{
-																																	a1765 := v1762
-																																	_ = a1765
-																																	a1766 := s[169]
-																																	_ = a1766
-																																	if ((a1765&0x7fff)+0x1)&0xffff == a1766 {
+																																	a1770 := v1767
+																																	_ = a1770
+																																	a1771 := s[169]
+																																	_ = a1771
+																																	if (((a1770 & 0x7fff) + 0x1) & 0xffff) == a1771 {
 																																		{
-																																			r1764 = ((a1765 & 0x8000) ^ 0x8000)
-																																			goto end1763
+																																			r1769 = ((a1770 & 0x8000) ^ 0x8000)
+																																			goto end1768
 																																		}
 																																	}
-																																	r1764 = (a1765 + 0x1) & 0xffff
-																																	goto end1763
+																																	r1769 = ((a1770 + 0x1) & 0xffff)
+																																	goto end1768
 																																}
-																															end1763:
+																															end1768:
 																															}
-																															v1762 = r1764
+																															v1767 = r1769
 																														}
 																													} else {
 																														if s[168] == 0x4 {
 																															{
-																																v1762 = 0x0
+																																v1767 = 0x0
 																															}
 																														} else {
 																															if (s[168] == 0x5) && (s[171] == 0x1) {
 																																{
-																																	var r1768 uint64
+																																	var r1773 uint64
+																																	_ = r1773
 																																	{
 																																		{
-																																			a1769 := s[173]
-																																			_ = a1769
-																																			a1770 := s[169]
-																																			_ = a1770
-																																			if ((a1769&0x7fff)+0x1)&0xffff == a1770 {
+																																			a1774 := s[173]
+																																			_ = a1774
+																																			a1775 := s[169]
+																																			_ = a1775
+																																			if (((a1774 & 0x7fff) + 0x1) & 0xffff) == a1775 {
 																																				{
-																																					r1768 = ((a1769 & 0x8000) ^ 0x8000)
-																																					goto end1767
+																																					r1773 = ((a1774 & 0x8000) ^ 0x8000)
+																																					goto end1772
 																																				}
 																																			}
-																																			r1768 = (a1769 + 0x1) & 0xffff
-																																			goto end1767
+																																			r1773 = ((a1774 + 0x1) & 0xffff)
+																																			goto end1772
 																																		}
-																																	end1767:
+																																	end1772:
 																																	}
-																																	v1762 = r1768
+																																	v1767 = r1773
 																																}
 																															}
 																														}
 																													}
 																												}
-																												p.r[29].Set64(a1746, (v1762)&0xffff)
-																												s[174] = v1762
+																												p.r[29].Set64(a1751, ((v1767) & 0xffff))
+																												s[174] = v1767
 																											}
 																										}
 																									}
 																								}
 																							}
 																						}
-																						a1771 := a1744
-																						_ = a1771
+																						a1776 := a1749
+																						_ = a1776
 																						{
 																							{
 																								if s[176] != 0x0 {
 																									{
 																										{
 																											{
-																												v1774 := uint64(0)
-																												_ = v1774
-																												v1774 = p.r[30].Get64(a1771)
-																												var r1777 uint64
+																												v1779 := uint64(0)
+																												_ = v1779
+																												v1779 = p.r[30].Get64(a1776)
+																												var r1782 uint64
+																												_ = r1782
 																												{
 																													{
-																														a1778 := v1774
-																														_ = a1778
-																														a1779 := s[179]
-																														_ = a1779
-																														if ((a1778&0x7fff)+0x1)&0xffff == a1779 {
+																														a1783 := v1779
+																														_ = a1783
+																														a1784 := s[179]
+																														_ = a1784
+																														if (((a1783 & 0x7fff) + 0x1) & 0xffff) == a1784 {
 																															{
-																																r1777 = ((a1778 & 0x8000) ^ 0x8000)
-																																goto end1776
+																																r1782 = ((a1783 & 0x8000) ^ 0x8000)
+																																goto end1781
 																															}
 																														}
-																														r1777 = (a1778 + 0x1) & 0xffff
-																														goto end1776
+																														r1782 = ((a1783 + 0x1) & 0xffff)
+																														goto end1781
 																													}
-																												end1776:
+																												end1781:
 																												}
-																												v1775 := uint64(r1777)
-																												_ = v1775
+																												v1780 := uint64(r1782)
+																												_ = v1780
 																												s[185] = 0x0
-																												if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v1774 & 0x7fff)) {
+																												if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v1779 & 0x7fff)) {
 																													{
 																														s[185] = 0x1
 																													}
@@ -15483,22 +15656,22 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																														}
 																													}
 																												}
-																												s[182] = v1774
+																												s[182] = v1779
 																												if s[185] == 0x1 {
 																													{
-																														v1774 = v1775
+																														v1779 = v1780
 																													}
 																												} else {
 																													if s[176] == 0x4 {
 																														{
-																															v1774 = 0x0
+																															v1779 = 0x0
 																														}
 																													}
 																												}
-																												p.r[30].Set64(a1771, (v1774)&0xffff)
+																												p.r[30].Set64(a1776, ((v1779) & 0xffff))
 																												if s[176] == 0x3 {
 																													{
-																														s[182] = v1774
+																														s[182] = v1779
 																													}
 																												}
 																											}
@@ -15509,40 +15682,41 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																									{
 																										{
 																											{
-																												v1781 := uint64(0)
-																												_ = v1781
-																												v1781 = p.r[31].Get64(a1771)
-																												s[183] = v1781
+																												v1786 := uint64(0)
+																												_ = v1786
+																												v1786 = p.r[31].Get64(a1776)
+																												s[183] = v1786
 																												if (s[177] == 0x2) && (s[181] == 0x1) {
 																													{
-																														var r1783 uint64
+																														var r1788 uint64
+																														_ = r1788
 																														{
 																															{
-																																a1784 := v1781
-																																_ = a1784
-																																a1785 := s[179]
-																																_ = a1785
-																																if ((a1784&0x7fff)+0x1)&0xffff == a1785 {
+																																a1789 := v1786
+																																_ = a1789
+																																a1790 := s[179]
+																																_ = a1790
+																																if (((a1789 & 0x7fff) + 0x1) & 0xffff) == a1790 {
 																																	{
-																																		r1783 = ((a1784 & 0x8000) ^ 0x8000)
-																																		goto end1782
+																																		r1788 = ((a1789 & 0x8000) ^ 0x8000)
+																																		goto end1787
 																																	}
 																																}
-																																r1783 = (a1784 + 0x1) & 0xffff
-																																goto end1782
+																																r1788 = ((a1789 + 0x1) & 0xffff)
+																																goto end1787
 																															}
-																														end1782:
+																														end1787:
 																														}
-																														v1781 = r1783
+																														v1786 = r1788
 																													}
 																												} else {
 																													if s[177] == 0x4 {
 																														{
-																															v1781 = 0x0
+																															v1786 = 0x0
 																														}
 																													}
 																												}
-																												p.r[31].Set64(a1771, (v1781)&0xffff)
+																												p.r[31].Set64(a1776, ((v1786) & 0xffff))
 																											}
 																										}
 																									}
@@ -15551,70 +15725,72 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																									{
 																										{
 																											{
-																												v1787 := uint64(0)
-																												_ = v1787
-																												v1787 = p.r[32].Get64(a1771)
+																												v1792 := uint64(0)
+																												_ = v1792
+																												v1792 = p.r[32].Get64(a1776)
 																												if (s[178] == 0x2) && (s[181] == 0x1) {
 																													{
-																														v1787 = s[180]
+																														v1792 = s[180]
 																													}
 																												} else {
-																													if ((s[178] == 0x3) && (s[181] == 0x1)) && (v1787 == s[182]) {
+																													if ((s[178] == 0x3) && (s[181] == 0x1)) && (v1792 == s[182]) {
 																														{
-																															var r1789 uint64
+																															var r1794 uint64
+																															_ = r1794
 																															{
 																																{
-																																	a1790 := v1787
-																																	_ = a1790
-																																	a1791 := s[179]
-																																	_ = a1791
-																																	if ((a1790&0x7fff)+0x1)&0xffff == a1791 {
+																																	a1795 := v1792
+																																	_ = a1795
+																																	a1796 := s[179]
+																																	_ = a1796
+																																	if (((a1795 & 0x7fff) + 0x1) & 0xffff) == a1796 {
 																																		{
-																																			r1789 = ((a1790 & 0x8000) ^ 0x8000)
-																																			goto end1788
+																																			r1794 = ((a1795 & 0x8000) ^ 0x8000)
+																																			goto end1793
 																																		}
 																																	}
-																																	r1789 = (a1790 + 0x1) & 0xffff
-																																	goto end1788
+																																	r1794 = ((a1795 + 0x1) & 0xffff)
+																																	goto end1793
 																																}
-																															end1788:
+																															end1793:
 																															}
-																															v1787 = r1789
+																															v1792 = r1794
 																														}
 																													} else {
 																														if s[178] == 0x4 {
 																															{
-																																v1787 = 0x0
+																																v1792 = 0x0
 																															}
 																														} else {
 																															if (s[178] == 0x5) && (s[181] == 0x1) {
 																																{
-																																	var r1793 uint64
+																																	var r1798 uint64
+																																	_ = r1798
 																																	{
 																																		{
-																																			a1794 := s[183]
-																																			_ = a1794
-																																			a1795 := s[179]
-																																			_ = a1795
-																																			if ((a1794&0x7fff)+0x1)&0xffff == a1795 {
+																																			a1799 := s[183]
+																																			_ = a1799
+																																			a1800 := s[179]
+																																			_ = a1800
+																																			if (((a1799 & 0x7fff) + 0x1) & 0xffff) == a1800 {
 																																				{
-																																					r1793 = ((a1794 & 0x8000) ^ 0x8000)
-																																					goto end1792
+																																					r1798 = ((a1799 & 0x8000) ^ 0x8000)
+																																					goto end1797
 																																				}
 																																			}
-																																			r1793 = (a1794 + 0x1) & 0xffff
-																																			goto end1792
+																																			r1798 = ((a1799 + 0x1) & 0xffff)
+																																			goto end1797
 																																		}
-																																	end1792:
+																																	end1797:
 																																	}
-																																	v1787 = r1793
+																																	v1792 = r1798
 																																}
 																															}
 																														}
 																													}
 																												}
-																												p.r[32].Set64(a1771, (v1787)&0xffff)
-																												s[184] = v1787
+																												p.r[32].Set64(a1776, ((v1792) & 0xffff))
+																												s[184] = v1792
 																											}
 																										}
 																									}
@@ -15624,39 +15800,40 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				} else {
 																					{
-																						a1796 := a1744
-																						_ = a1796
+																						a1801 := a1749
+																						_ = a1801
 																						{
 																							{
 																								if s[166] != 0x0 {
 																									{
 																										{
 																											{
-																												v1799 := uint64(0)
-																												_ = v1799
-																												v1799 = p.r[30].Get64(a1796)
-																												var r1802 uint64
+																												v1804 := uint64(0)
+																												_ = v1804
+																												v1804 = p.r[30].Get64(a1801)
+																												var r1807 uint64
+																												_ = r1807
 																												{
 																													{
-																														a1803 := v1799
-																														_ = a1803
-																														a1804 := s[169]
-																														_ = a1804
-																														if ((a1803&0x7fff)+0x1)&0xffff == a1804 {
+																														a1808 := v1804
+																														_ = a1808
+																														a1809 := s[169]
+																														_ = a1809
+																														if (((a1808 & 0x7fff) + 0x1) & 0xffff) == a1809 {
 																															{
-																																r1802 = ((a1803 & 0x8000) ^ 0x8000)
-																																goto end1801
+																																r1807 = ((a1808 & 0x8000) ^ 0x8000)
+																																goto end1806
 																															}
 																														}
-																														r1802 = (a1803 + 0x1) & 0xffff
-																														goto end1801
+																														r1807 = ((a1808 + 0x1) & 0xffff)
+																														goto end1806
 																													}
-																												end1801:
+																												end1806:
 																												}
-																												v1800 := uint64(r1802)
-																												_ = v1800
+																												v1805 := uint64(r1807)
+																												_ = v1805
 																												s[175] = 0x0
-																												if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v1799 & 0x7fff)) {
+																												if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v1804 & 0x7fff)) {
 																													{
 																														s[175] = 0x1
 																													}
@@ -15667,22 +15844,22 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																														}
 																													}
 																												}
-																												s[172] = v1799
+																												s[172] = v1804
 																												if s[175] == 0x1 {
 																													{
-																														v1799 = v1800
+																														v1804 = v1805
 																													}
 																												} else {
 																													if s[166] == 0x4 {
 																														{
-																															v1799 = 0x0
+																															v1804 = 0x0
 																														}
 																													}
 																												}
-																												p.r[30].Set64(a1796, (v1799)&0xffff)
+																												p.r[30].Set64(a1801, ((v1804) & 0xffff))
 																												if s[166] == 0x3 {
 																													{
-																														s[172] = v1799
+																														s[172] = v1804
 																													}
 																												}
 																											}
@@ -15693,40 +15870,41 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																									{
 																										{
 																											{
-																												v1806 := uint64(0)
-																												_ = v1806
-																												v1806 = p.r[31].Get64(a1796)
-																												s[173] = v1806
+																												v1811 := uint64(0)
+																												_ = v1811
+																												v1811 = p.r[31].Get64(a1801)
+																												s[173] = v1811
 																												if (s[167] == 0x2) && (s[171] == 0x1) {
 																													{
-																														var r1808 uint64
+																														var r1813 uint64
+																														_ = r1813
 																														{
 																															{
-																																a1809 := v1806
-																																_ = a1809
-																																a1810 := s[169]
-																																_ = a1810
-																																if ((a1809&0x7fff)+0x1)&0xffff == a1810 {
+																																a1814 := v1811
+																																_ = a1814
+																																a1815 := s[169]
+																																_ = a1815
+																																if (((a1814 & 0x7fff) + 0x1) & 0xffff) == a1815 {
 																																	{
-																																		r1808 = ((a1809 & 0x8000) ^ 0x8000)
-																																		goto end1807
+																																		r1813 = ((a1814 & 0x8000) ^ 0x8000)
+																																		goto end1812
 																																	}
 																																}
-																																r1808 = (a1809 + 0x1) & 0xffff
-																																goto end1807
+																																r1813 = ((a1814 + 0x1) & 0xffff)
+																																goto end1812
 																															}
-																														end1807:
+																														end1812:
 																														}
-																														v1806 = r1808
+																														v1811 = r1813
 																													}
 																												} else {
 																													if s[167] == 0x4 {
 																														{
-																															v1806 = 0x0
+																															v1811 = 0x0
 																														}
 																													}
 																												}
-																												p.r[31].Set64(a1796, (v1806)&0xffff)
+																												p.r[31].Set64(a1801, ((v1811) & 0xffff))
 																											}
 																										}
 																									}
@@ -15735,109 +15913,112 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																									{
 																										{
 																											{
-																												v1812 := uint64(0)
-																												_ = v1812
-																												v1812 = p.r[32].Get64(a1796)
+																												v1817 := uint64(0)
+																												_ = v1817
+																												v1817 = p.r[32].Get64(a1801)
 																												if (s[168] == 0x2) && (s[171] == 0x1) {
 																													{
-																														v1812 = s[170]
+																														v1817 = s[170]
 																													}
 																												} else {
-																													if ((s[168] == 0x3) && (s[171] == 0x1)) && (v1812 == s[172]) {
+																													if ((s[168] == 0x3) && (s[171] == 0x1)) && (v1817 == s[172]) {
 																														{
-																															var r1814 uint64
+																															var r1819 uint64
+																															_ = r1819
 																															{
 																																{
-																																	a1815 := v1812
-																																	_ = a1815
-																																	a1816 := s[169]
-																																	_ = a1816
-																																	if ((a1815&0x7fff)+0x1)&0xffff == a1816 {
+																																	a1820 := v1817
+																																	_ = a1820
+																																	a1821 := s[169]
+																																	_ = a1821
+																																	if (((a1820 & 0x7fff) + 0x1) & 0xffff) == a1821 {
 																																		{
-																																			r1814 = ((a1815 & 0x8000) ^ 0x8000)
-																																			goto end1813
+																																			r1819 = ((a1820 & 0x8000) ^ 0x8000)
+																																			goto end1818
 																																		}
 																																	}
-																																	r1814 = (a1815 + 0x1) & 0xffff
-																																	goto end1813
+																																	r1819 = ((a1820 + 0x1) & 0xffff)
+																																	goto end1818
 																																}
-																															end1813:
+																															end1818:
 																															}
-																															v1812 = r1814
+																															v1817 = r1819
 																														}
 																													} else {
 																														if s[168] == 0x4 {
 																															{
-																																v1812 = 0x0
+																																v1817 = 0x0
 																															}
 																														} else {
 																															if (s[168] == 0x5) && (s[171] == 0x1) {
 																																{
-																																	var r1818 uint64
+																																	var r1823 uint64
+																																	_ = r1823
 																																	{
 																																		{
-																																			a1819 := s[173]
-																																			_ = a1819
-																																			a1820 := s[169]
-																																			_ = a1820
-																																			if ((a1819&0x7fff)+0x1)&0xffff == a1820 {
+																																			a1824 := s[173]
+																																			_ = a1824
+																																			a1825 := s[169]
+																																			_ = a1825
+																																			if (((a1824 & 0x7fff) + 0x1) & 0xffff) == a1825 {
 																																				{
-																																					r1818 = ((a1819 & 0x8000) ^ 0x8000)
-																																					goto end1817
+																																					r1823 = ((a1824 & 0x8000) ^ 0x8000)
+																																					goto end1822
 																																				}
 																																			}
-																																			r1818 = (a1819 + 0x1) & 0xffff
-																																			goto end1817
+																																			r1823 = ((a1824 + 0x1) & 0xffff)
+																																			goto end1822
 																																		}
-																																	end1817:
+																																	end1822:
 																																	}
-																																	v1812 = r1818
+																																	v1817 = r1823
 																																}
 																															}
 																														}
 																													}
 																												}
-																												p.r[32].Set64(a1796, (v1812)&0xffff)
-																												s[174] = v1812
+																												p.r[32].Set64(a1801, ((v1817) & 0xffff))
+																												s[174] = v1817
 																											}
 																										}
 																									}
 																								}
 																							}
 																						}
-																						a1821 := a1744
-																						_ = a1821
+																						a1826 := a1749
+																						_ = a1826
 																						{
 																							{
 																								if s[176] != 0x0 {
 																									{
 																										{
 																											{
-																												v1824 := uint64(0)
-																												_ = v1824
-																												v1824 = p.r[27].Get64(a1821)
-																												var r1827 uint64
+																												v1829 := uint64(0)
+																												_ = v1829
+																												v1829 = p.r[27].Get64(a1826)
+																												var r1832 uint64
+																												_ = r1832
 																												{
 																													{
-																														a1828 := v1824
-																														_ = a1828
-																														a1829 := s[179]
-																														_ = a1829
-																														if ((a1828&0x7fff)+0x1)&0xffff == a1829 {
+																														a1833 := v1829
+																														_ = a1833
+																														a1834 := s[179]
+																														_ = a1834
+																														if (((a1833 & 0x7fff) + 0x1) & 0xffff) == a1834 {
 																															{
-																																r1827 = ((a1828 & 0x8000) ^ 0x8000)
-																																goto end1826
+																																r1832 = ((a1833 & 0x8000) ^ 0x8000)
+																																goto end1831
 																															}
 																														}
-																														r1827 = (a1828 + 0x1) & 0xffff
-																														goto end1826
+																														r1832 = ((a1833 + 0x1) & 0xffff)
+																														goto end1831
 																													}
-																												end1826:
+																												end1831:
 																												}
-																												v1825 := uint64(r1827)
-																												_ = v1825
+																												v1830 := uint64(r1832)
+																												_ = v1830
 																												s[185] = 0x0
-																												if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v1824 & 0x7fff)) {
+																												if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v1829 & 0x7fff)) {
 																													{
 																														s[185] = 0x1
 																													}
@@ -15848,22 +16029,22 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																														}
 																													}
 																												}
-																												s[182] = v1824
+																												s[182] = v1829
 																												if s[185] == 0x1 {
 																													{
-																														v1824 = v1825
+																														v1829 = v1830
 																													}
 																												} else {
 																													if s[176] == 0x4 {
 																														{
-																															v1824 = 0x0
+																															v1829 = 0x0
 																														}
 																													}
 																												}
-																												p.r[27].Set64(a1821, (v1824)&0xffff)
+																												p.r[27].Set64(a1826, ((v1829) & 0xffff))
 																												if s[176] == 0x3 {
 																													{
-																														s[182] = v1824
+																														s[182] = v1829
 																													}
 																												}
 																											}
@@ -15874,40 +16055,41 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																									{
 																										{
 																											{
-																												v1831 := uint64(0)
-																												_ = v1831
-																												v1831 = p.r[28].Get64(a1821)
-																												s[183] = v1831
+																												v1836 := uint64(0)
+																												_ = v1836
+																												v1836 = p.r[28].Get64(a1826)
+																												s[183] = v1836
 																												if (s[177] == 0x2) && (s[181] == 0x1) {
 																													{
-																														var r1833 uint64
+																														var r1838 uint64
+																														_ = r1838
 																														{
 																															{
-																																a1834 := v1831
-																																_ = a1834
-																																a1835 := s[179]
-																																_ = a1835
-																																if ((a1834&0x7fff)+0x1)&0xffff == a1835 {
+																																a1839 := v1836
+																																_ = a1839
+																																a1840 := s[179]
+																																_ = a1840
+																																if (((a1839 & 0x7fff) + 0x1) & 0xffff) == a1840 {
 																																	{
-																																		r1833 = ((a1834 & 0x8000) ^ 0x8000)
-																																		goto end1832
+																																		r1838 = ((a1839 & 0x8000) ^ 0x8000)
+																																		goto end1837
 																																	}
 																																}
-																																r1833 = (a1834 + 0x1) & 0xffff
-																																goto end1832
+																																r1838 = ((a1839 + 0x1) & 0xffff)
+																																goto end1837
 																															}
-																														end1832:
+																														end1837:
 																														}
-																														v1831 = r1833
+																														v1836 = r1838
 																													}
 																												} else {
 																													if s[177] == 0x4 {
 																														{
-																															v1831 = 0x0
+																															v1836 = 0x0
 																														}
 																													}
 																												}
-																												p.r[28].Set64(a1821, (v1831)&0xffff)
+																												p.r[28].Set64(a1826, ((v1836) & 0xffff))
 																											}
 																										}
 																									}
@@ -15916,70 +16098,72 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																									{
 																										{
 																											{
-																												v1837 := uint64(0)
-																												_ = v1837
-																												v1837 = p.r[29].Get64(a1821)
+																												v1842 := uint64(0)
+																												_ = v1842
+																												v1842 = p.r[29].Get64(a1826)
 																												if (s[178] == 0x2) && (s[181] == 0x1) {
 																													{
-																														v1837 = s[180]
+																														v1842 = s[180]
 																													}
 																												} else {
-																													if ((s[178] == 0x3) && (s[181] == 0x1)) && (v1837 == s[182]) {
+																													if ((s[178] == 0x3) && (s[181] == 0x1)) && (v1842 == s[182]) {
 																														{
-																															var r1839 uint64
+																															var r1844 uint64
+																															_ = r1844
 																															{
 																																{
-																																	a1840 := v1837
-																																	_ = a1840
-																																	a1841 := s[179]
-																																	_ = a1841
-																																	if ((a1840&0x7fff)+0x1)&0xffff == a1841 {
+																																	a1845 := v1842
+																																	_ = a1845
+																																	a1846 := s[179]
+																																	_ = a1846
+																																	if (((a1845 & 0x7fff) + 0x1) & 0xffff) == a1846 {
 																																		{
-																																			r1839 = ((a1840 & 0x8000) ^ 0x8000)
-																																			goto end1838
+																																			r1844 = ((a1845 & 0x8000) ^ 0x8000)
+																																			goto end1843
 																																		}
 																																	}
-																																	r1839 = (a1840 + 0x1) & 0xffff
-																																	goto end1838
+																																	r1844 = ((a1845 + 0x1) & 0xffff)
+																																	goto end1843
 																																}
-																															end1838:
+																															end1843:
 																															}
-																															v1837 = r1839
+																															v1842 = r1844
 																														}
 																													} else {
 																														if s[178] == 0x4 {
 																															{
-																																v1837 = 0x0
+																																v1842 = 0x0
 																															}
 																														} else {
 																															if (s[178] == 0x5) && (s[181] == 0x1) {
 																																{
-																																	var r1843 uint64
+																																	var r1848 uint64
+																																	_ = r1848
 																																	{
 																																		{
-																																			a1844 := s[183]
-																																			_ = a1844
-																																			a1845 := s[179]
-																																			_ = a1845
-																																			if ((a1844&0x7fff)+0x1)&0xffff == a1845 {
+																																			a1849 := s[183]
+																																			_ = a1849
+																																			a1850 := s[179]
+																																			_ = a1850
+																																			if (((a1849 & 0x7fff) + 0x1) & 0xffff) == a1850 {
 																																				{
-																																					r1843 = ((a1844 & 0x8000) ^ 0x8000)
-																																					goto end1842
+																																					r1848 = ((a1849 & 0x8000) ^ 0x8000)
+																																					goto end1847
 																																				}
 																																			}
-																																			r1843 = (a1844 + 0x1) & 0xffff
-																																			goto end1842
+																																			r1848 = ((a1849 + 0x1) & 0xffff)
+																																			goto end1847
 																																		}
-																																	end1842:
+																																	end1847:
 																																	}
-																																	v1837 = r1843
+																																	v1842 = r1848
 																																}
 																															}
 																														}
 																													}
 																												}
-																												p.r[29].Set64(a1821, (v1837)&0xffff)
-																												s[184] = v1837
+																												p.r[29].Set64(a1826, ((v1842) & 0xffff))
+																												s[184] = v1842
 																											}
 																										}
 																									}
@@ -15994,8 +16178,8 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		s[54] = s[221]
 																		s[56] = s[222]
 																		s[57] = s[223]
-																		s[58] = (s[224]) & 0xffff
-																		s[59] = (s[225]) & 0xffff
+																		s[58] = ((s[224]) & 0xffff)
+																		s[59] = ((s[225]) & 0xffff)
 																		s[60] = s[226]
 																		s[61] = s[227]
 																		s[62] = s[228]
@@ -16011,22 +16195,22 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																			}
 																		} else {
 																			{
-																				v1846 := uint64(((s[172] & 0x7fff) + s[50]) & 0xffffffff)
-																				_ = v1846
-																				if v1846 >= s[208] {
+																				v1851 := uint64((((s[172] & 0x7fff) + s[50]) & 0xffffffff))
+																				_ = v1851
+																				if v1851 >= s[208] {
 																					{
-																						v1846 = (v1846 - s[208]) & 0xffffffff
+																						v1851 = ((v1851 - s[208]) & 0xffffffff)
 																					}
 																				}
 																				{
 																					{
-																						a1848 := (v1846) & 0xffff
-																						_ = a1848
-																						v1849 := uint64((s[207] + (a1848 & 0x7fff)) & 0xffffffff)
-																						_ = v1849
-																						s[131] = (v1849) >> 8 & 0x3
-																						s[132] = (v1849 & 0xff)
-																						s[214] = v1849
+																						a1853 := ((v1851) & 0xffff)
+																						_ = a1853
+																						v1854 := uint64(((s[207] + (a1853 & 0x7fff)) & 0xffffffff))
+																						_ = v1854
+																						s[131] = ((v1854) >> 8 & 0x3)
+																						s[132] = (v1854 & 0xff)
+																						s[214] = v1854
 																					}
 																				}
 																				s[134] = 0x1
@@ -16044,17 +16228,17 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																											{
 																												{
 																													{
-																														v1853 := uint64(0)
-																														_ = v1853
-																														v1853 = p.r[7].Get64(s[132])
-																														s[158] = engine.Sel((v1853 == s[142]), 0x1, 0x0)
+																														v1858 := uint64(0)
+																														_ = v1858
+																														v1858 = p.r[7].Get64(s[132])
+																														s[158] = engine.Sel((v1858 == s[142]), 0x1, 0x0)
 																														if s[134] == 0x2 {
 																															{
-																																v1853 = s[142]
+																																v1858 = s[142]
 																															}
 																														}
-																														p.r[7].Set64(s[132], v1853)
-																														s[157] = v1853
+																														p.r[7].Set64(s[132], v1858)
+																														s[157] = v1858
 																													}
 																												}
 																											}
@@ -16063,12 +16247,12 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																											{
 																												{
 																													{
-																														v1855 := uint64(0)
-																														_ = v1855
-																														v1855 = p.r[11].Get64(s[132])
+																														v1860 := uint64(0)
+																														_ = v1860
+																														v1860 = p.r[11].Get64(s[132])
 																														if (s[137] == 0x3) || (s[137] == 0x4) {
 																															{
-																																if (((s[150] == 0x1) && (s[158] == 0x1)) && ((v1855)>>32 == s[149])) && ((v1855)>>32 != 0x0) {
+																																if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v1860) >> 32) == s[149])) && (((v1860) >> 32) != 0x0) {
 																																	{
 																																		s[165] = 0x1
 																																	}
@@ -16077,24 +16261,24 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																														}
 																														if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
 																															{
-																																v1855 = (s[147])<<32 | s[148]
+																																v1860 = ((s[147])<<32 | s[148])
 																															}
 																														} else {
 																															if (s[137] == 0x3) && (s[165] == 0x1) {
 																																{
-																																	v1855 = v1855&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+																																	v1860 = v1860&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 																																}
 																															} else {
 																																if (s[137] == 0x4) && (s[165] == 0x1) {
 																																	{
-																																		v1855 = v1855&^0xffffffff | (s[148])<<0&0xffffffff
+																																		v1860 = v1860&^0xffffffff | (s[148])<<0&0xffffffff
 																																	}
 																																}
 																															}
 																														}
-																														p.r[11].Set64(s[132], v1855)
-																														s[163] = (v1855) >> 32
-																														s[164] = (v1855) & 0xffffffff
+																														p.r[11].Set64(s[132], v1860)
+																														s[163] = ((v1860) >> 32)
+																														s[164] = ((v1860) & 0xffffffff)
 																													}
 																												}
 																											}
@@ -16103,39 +16287,39 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																											{
 																												{
 																													{
-																														v1857 := uint64(0)
-																														_ = v1857
-																														v1857 = p.r[8].Get64(s[132])
+																														v1862 := uint64(0)
+																														_ = v1862
+																														v1862 = p.r[8].Get64(s[132])
 																														if s[133] == 0x2 {
 																															{
-																																v1857 = ((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141]
+																																v1862 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
 																															}
 																														} else {
 																															if (s[133] == 0x3) && (s[165] == 0x1) {
 																																{
-																																	v1857 = v1857&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+																																	v1862 = v1862&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
 																																}
 																															} else {
 																																if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
 																																	{
-																																		v1857 = v1857&^0xffffffff | (s[141])<<0&0xffffffff
+																																		v1862 = v1862&^0xffffffff | (s[141])<<0&0xffffffff
 																																	}
 																																} else {
-																																	if ((s[133] == 0x5) && ((v1857)>>56 == 0x1)) && (s[158] == 0x1) {
+																																	if ((s[133] == 0x5) && (((v1862) >> 56) == 0x1)) && (s[158] == 0x1) {
 																																		{
-																																			v1857 = v1857&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+																																			v1862 = v1862&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 																																			s[165] = 0x1
 																																		}
 																																	}
 																																}
 																															}
 																														}
-																														p.r[8].Set64(s[132], v1857)
-																														s[152] = (v1857) >> 56
-																														s[153] = (v1857) >> 48 & 0xff
-																														s[154] = (v1857) >> 40 & 0xff
-																														s[155] = (v1857) >> 32 & 0xff
-																														s[156] = (v1857) & 0xffffffff
+																														p.r[8].Set64(s[132], v1862)
+																														s[152] = ((v1862) >> 56)
+																														s[153] = ((v1862) >> 48 & 0xff)
+																														s[154] = ((v1862) >> 40 & 0xff)
+																														s[155] = ((v1862) >> 32 & 0xff)
+																														s[156] = ((v1862) & 0xffffffff)
 																													}
 																												}
 																											}
@@ -16144,18 +16328,18 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																											{
 																												{
 																													{
-																														v1859 := uint64(0)
-																														_ = v1859
-																														v1859 = p.r[9].Get64(s[132])
+																														v1864 := uint64(0)
+																														_ = v1864
+																														v1864 = p.r[9].Get64(s[132])
 																														if s[135] == 0x2 {
 																															{
-																																v1859 = ((s[143])<<16|s[144])<<16 | s[145]
+																																v1864 = (((s[143])<<16|s[144])<<16 | s[145])
 																															}
 																														}
-																														p.r[9].Set64(s[132], v1859)
-																														s[159] = (v1859) >> 32
-																														s[160] = (v1859) >> 16 & 0xffff
-																														s[161] = (v1859) & 0xffff
+																														p.r[9].Set64(s[132], v1864)
+																														s[159] = ((v1864) >> 32)
+																														s[160] = ((v1864) >> 16 & 0xffff)
+																														s[161] = ((v1864) & 0xffff)
 																													}
 																												}
 																											}
@@ -16164,16 +16348,16 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																											{
 																												{
 																													{
-																														v1861 := uint64(0)
-																														_ = v1861
-																														v1861 = p.r[10].Get64(s[132])
+																														v1866 := uint64(0)
+																														_ = v1866
+																														v1866 = p.r[10].Get64(s[132])
 																														if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
 																															{
-																																v1861 = s[146]
+																																v1866 = s[146]
 																															}
 																														}
-																														p.r[10].Set64(s[132], v1861)
-																														s[162] = v1861
+																														p.r[10].Set64(s[132], v1866)
+																														s[162] = v1866
 																													}
 																												}
 																											}
@@ -16190,17 +16374,17 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																												{
 																													{
 																														{
-																															v1864 := uint64(0)
-																															_ = v1864
-																															v1864 = p.r[12].Get64(s[132])
-																															s[158] = engine.Sel((v1864 == s[142]), 0x1, 0x0)
+																															v1869 := uint64(0)
+																															_ = v1869
+																															v1869 = p.r[12].Get64(s[132])
+																															s[158] = engine.Sel((v1869 == s[142]), 0x1, 0x0)
 																															if s[134] == 0x2 {
 																																{
-																																	v1864 = s[142]
+																																	v1869 = s[142]
 																																}
 																															}
-																															p.r[12].Set64(s[132], v1864)
-																															s[157] = v1864
+																															p.r[12].Set64(s[132], v1869)
+																															s[157] = v1869
 																														}
 																													}
 																												}
@@ -16209,12 +16393,12 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																												{
 																													{
 																														{
-																															v1866 := uint64(0)
-																															_ = v1866
-																															v1866 = p.r[16].Get64(s[132])
+																															v1871 := uint64(0)
+																															_ = v1871
+																															v1871 = p.r[16].Get64(s[132])
 																															if (s[137] == 0x3) || (s[137] == 0x4) {
 																																{
-																																	if (((s[150] == 0x1) && (s[158] == 0x1)) && ((v1866)>>32 == s[149])) && ((v1866)>>32 != 0x0) {
+																																	if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v1871) >> 32) == s[149])) && (((v1871) >> 32) != 0x0) {
 																																		{
 																																			s[165] = 0x1
 																																		}
@@ -16223,24 +16407,24 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																															}
 																															if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
 																																{
-																																	v1866 = (s[147])<<32 | s[148]
+																																	v1871 = ((s[147])<<32 | s[148])
 																																}
 																															} else {
 																																if (s[137] == 0x3) && (s[165] == 0x1) {
 																																	{
-																																		v1866 = v1866&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+																																		v1871 = v1871&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 																																	}
 																																} else {
 																																	if (s[137] == 0x4) && (s[165] == 0x1) {
 																																		{
-																																			v1866 = v1866&^0xffffffff | (s[148])<<0&0xffffffff
+																																			v1871 = v1871&^0xffffffff | (s[148])<<0&0xffffffff
 																																		}
 																																	}
 																																}
 																															}
-																															p.r[16].Set64(s[132], v1866)
-																															s[163] = (v1866) >> 32
-																															s[164] = (v1866) & 0xffffffff
+																															p.r[16].Set64(s[132], v1871)
+																															s[163] = ((v1871) >> 32)
+																															s[164] = ((v1871) & 0xffffffff)
 																														}
 																													}
 																												}
@@ -16249,39 +16433,39 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																												{
 																													{
 																														{
-																															v1868 := uint64(0)
-																															_ = v1868
-																															v1868 = p.r[13].Get64(s[132])
+																															v1873 := uint64(0)
+																															_ = v1873
+																															v1873 = p.r[13].Get64(s[132])
 																															if s[133] == 0x2 {
 																																{
-																																	v1868 = ((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141]
+																																	v1873 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
 																																}
 																															} else {
 																																if (s[133] == 0x3) && (s[165] == 0x1) {
 																																	{
-																																		v1868 = v1868&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+																																		v1873 = v1873&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
 																																	}
 																																} else {
 																																	if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
 																																		{
-																																			v1868 = v1868&^0xffffffff | (s[141])<<0&0xffffffff
+																																			v1873 = v1873&^0xffffffff | (s[141])<<0&0xffffffff
 																																		}
 																																	} else {
-																																		if ((s[133] == 0x5) && ((v1868)>>56 == 0x1)) && (s[158] == 0x1) {
+																																		if ((s[133] == 0x5) && (((v1873) >> 56) == 0x1)) && (s[158] == 0x1) {
 																																			{
-																																				v1868 = v1868&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+																																				v1873 = v1873&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 																																				s[165] = 0x1
 																																			}
 																																		}
 																																	}
 																																}
 																															}
-																															p.r[13].Set64(s[132], v1868)
-																															s[152] = (v1868) >> 56
-																															s[153] = (v1868) >> 48 & 0xff
-																															s[154] = (v1868) >> 40 & 0xff
-																															s[155] = (v1868) >> 32 & 0xff
-																															s[156] = (v1868) & 0xffffffff
+																															p.r[13].Set64(s[132], v1873)
+																															s[152] = ((v1873) >> 56)
+																															s[153] = ((v1873) >> 48 & 0xff)
+																															s[154] = ((v1873) >> 40 & 0xff)
+																															s[155] = ((v1873) >> 32 & 0xff)
+																															s[156] = ((v1873) & 0xffffffff)
 																														}
 																													}
 																												}
@@ -16290,18 +16474,18 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																												{
 																													{
 																														{
-																															v1870 := uint64(0)
-																															_ = v1870
-																															v1870 = p.r[14].Get64(s[132])
+																															v1875 := uint64(0)
+																															_ = v1875
+																															v1875 = p.r[14].Get64(s[132])
 																															if s[135] == 0x2 {
 																																{
-																																	v1870 = ((s[143])<<16|s[144])<<16 | s[145]
+																																	v1875 = (((s[143])<<16|s[144])<<16 | s[145])
 																																}
 																															}
-																															p.r[14].Set64(s[132], v1870)
-																															s[159] = (v1870) >> 32
-																															s[160] = (v1870) >> 16 & 0xffff
-																															s[161] = (v1870) & 0xffff
+																															p.r[14].Set64(s[132], v1875)
+																															s[159] = ((v1875) >> 32)
+																															s[160] = ((v1875) >> 16 & 0xffff)
+																															s[161] = ((v1875) & 0xffff)
 																														}
 																													}
 																												}
@@ -16310,16 +16494,16 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																												{
 																													{
 																														{
-																															v1872 := uint64(0)
-																															_ = v1872
-																															v1872 = p.r[15].Get64(s[132])
+																															v1877 := uint64(0)
+																															_ = v1877
+																															v1877 = p.r[15].Get64(s[132])
 																															if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
 																																{
-																																	v1872 = s[146]
+																																	v1877 = s[146]
 																																}
 																															}
-																															p.r[15].Set64(s[132], v1872)
-																															s[162] = v1872
+																															p.r[15].Set64(s[132], v1877)
+																															s[162] = v1877
 																														}
 																													}
 																												}
@@ -16336,17 +16520,17 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																													{
 																														{
 																															{
-																																v1875 := uint64(0)
-																																_ = v1875
-																																v1875 = p.r[17].Get64(s[132])
-																																s[158] = engine.Sel((v1875 == s[142]), 0x1, 0x0)
+																																v1880 := uint64(0)
+																																_ = v1880
+																																v1880 = p.r[17].Get64(s[132])
+																																s[158] = engine.Sel((v1880 == s[142]), 0x1, 0x0)
 																																if s[134] == 0x2 {
 																																	{
-																																		v1875 = s[142]
+																																		v1880 = s[142]
 																																	}
 																																}
-																																p.r[17].Set64(s[132], v1875)
-																																s[157] = v1875
+																																p.r[17].Set64(s[132], v1880)
+																																s[157] = v1880
 																															}
 																														}
 																													}
@@ -16355,12 +16539,12 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																													{
 																														{
 																															{
-																																v1877 := uint64(0)
-																																_ = v1877
-																																v1877 = p.r[21].Get64(s[132])
+																																v1882 := uint64(0)
+																																_ = v1882
+																																v1882 = p.r[21].Get64(s[132])
 																																if (s[137] == 0x3) || (s[137] == 0x4) {
 																																	{
-																																		if (((s[150] == 0x1) && (s[158] == 0x1)) && ((v1877)>>32 == s[149])) && ((v1877)>>32 != 0x0) {
+																																		if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v1882) >> 32) == s[149])) && (((v1882) >> 32) != 0x0) {
 																																			{
 																																				s[165] = 0x1
 																																			}
@@ -16369,24 +16553,24 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																																}
 																																if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
 																																	{
-																																		v1877 = (s[147])<<32 | s[148]
+																																		v1882 = ((s[147])<<32 | s[148])
 																																	}
 																																} else {
 																																	if (s[137] == 0x3) && (s[165] == 0x1) {
 																																		{
-																																			v1877 = v1877&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+																																			v1882 = v1882&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 																																		}
 																																	} else {
 																																		if (s[137] == 0x4) && (s[165] == 0x1) {
 																																			{
-																																				v1877 = v1877&^0xffffffff | (s[148])<<0&0xffffffff
+																																				v1882 = v1882&^0xffffffff | (s[148])<<0&0xffffffff
 																																			}
 																																		}
 																																	}
 																																}
-																																p.r[21].Set64(s[132], v1877)
-																																s[163] = (v1877) >> 32
-																																s[164] = (v1877) & 0xffffffff
+																																p.r[21].Set64(s[132], v1882)
+																																s[163] = ((v1882) >> 32)
+																																s[164] = ((v1882) & 0xffffffff)
 																															}
 																														}
 																													}
@@ -16395,39 +16579,39 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																													{
 																														{
 																															{
-																																v1879 := uint64(0)
-																																_ = v1879
-																																v1879 = p.r[18].Get64(s[132])
+																																v1884 := uint64(0)
+																																_ = v1884
+																																v1884 = p.r[18].Get64(s[132])
 																																if s[133] == 0x2 {
 																																	{
-																																		v1879 = ((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141]
+																																		v1884 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
 																																	}
 																																} else {
 																																	if (s[133] == 0x3) && (s[165] == 0x1) {
 																																		{
-																																			v1879 = v1879&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+																																			v1884 = v1884&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
 																																		}
 																																	} else {
 																																		if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
 																																			{
-																																				v1879 = v1879&^0xffffffff | (s[141])<<0&0xffffffff
+																																				v1884 = v1884&^0xffffffff | (s[141])<<0&0xffffffff
 																																			}
 																																		} else {
-																																			if ((s[133] == 0x5) && ((v1879)>>56 == 0x1)) && (s[158] == 0x1) {
+																																			if ((s[133] == 0x5) && (((v1884) >> 56) == 0x1)) && (s[158] == 0x1) {
 																																				{
-																																					v1879 = v1879&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+																																					v1884 = v1884&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 																																					s[165] = 0x1
 																																				}
 																																			}
 																																		}
 																																	}
 																																}
-																																p.r[18].Set64(s[132], v1879)
-																																s[152] = (v1879) >> 56
-																																s[153] = (v1879) >> 48 & 0xff
-																																s[154] = (v1879) >> 40 & 0xff
-																																s[155] = (v1879) >> 32 & 0xff
-																																s[156] = (v1879) & 0xffffffff
+																																p.r[18].Set64(s[132], v1884)
+																																s[152] = ((v1884) >> 56)
+																																s[153] = ((v1884) >> 48 & 0xff)
+																																s[154] = ((v1884) >> 40 & 0xff)
+																																s[155] = ((v1884) >> 32 & 0xff)
+																																s[156] = ((v1884) & 0xffffffff)
 																															}
 																														}
 																													}
@@ -16436,18 +16620,18 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																													{
 																														{
 																															{
-																																v1881 := uint64(0)
-																																_ = v1881
-																																v1881 = p.r[19].Get64(s[132])
+																																v1886 := uint64(0)
+																																_ = v1886
+																																v1886 = p.r[19].Get64(s[132])
 																																if s[135] == 0x2 {
 																																	{
-																																		v1881 = ((s[143])<<16|s[144])<<16 | s[145]
+																																		v1886 = (((s[143])<<16|s[144])<<16 | s[145])
 																																	}
 																																}
-																																p.r[19].Set64(s[132], v1881)
-																																s[159] = (v1881) >> 32
-																																s[160] = (v1881) >> 16 & 0xffff
-																																s[161] = (v1881) & 0xffff
+																																p.r[19].Set64(s[132], v1886)
+																																s[159] = ((v1886) >> 32)
+																																s[160] = ((v1886) >> 16 & 0xffff)
+																																s[161] = ((v1886) & 0xffff)
 																															}
 																														}
 																													}
@@ -16456,16 +16640,16 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																													{
 																														{
 																															{
-																																v1883 := uint64(0)
-																																_ = v1883
-																																v1883 = p.r[20].Get64(s[132])
+																																v1888 := uint64(0)
+																																_ = v1888
+																																v1888 = p.r[20].Get64(s[132])
 																																if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
 																																	{
-																																		v1883 = s[146]
+																																		v1888 = s[146]
 																																	}
 																																}
-																																p.r[20].Set64(s[132], v1883)
-																																s[162] = v1883
+																																p.r[20].Set64(s[132], v1888)
+																																s[162] = v1888
 																															}
 																														}
 																													}
@@ -16481,17 +16665,17 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																													{
 																														{
 																															{
-																																v1886 := uint64(0)
-																																_ = v1886
-																																v1886 = p.r[22].Get64(s[132])
-																																s[158] = engine.Sel((v1886 == s[142]), 0x1, 0x0)
+																																v1891 := uint64(0)
+																																_ = v1891
+																																v1891 = p.r[22].Get64(s[132])
+																																s[158] = engine.Sel((v1891 == s[142]), 0x1, 0x0)
 																																if s[134] == 0x2 {
 																																	{
-																																		v1886 = s[142]
+																																		v1891 = s[142]
 																																	}
 																																}
-																																p.r[22].Set64(s[132], v1886)
-																																s[157] = v1886
+																																p.r[22].Set64(s[132], v1891)
+																																s[157] = v1891
 																															}
 																														}
 																													}
@@ -16500,12 +16684,12 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																													{
 																														{
 																															{
-																																v1888 := uint64(0)
-																																_ = v1888
-																																v1888 = p.r[26].Get64(s[132])
+																																v1893 := uint64(0)
+																																_ = v1893
+																																v1893 = p.r[26].Get64(s[132])
 																																if (s[137] == 0x3) || (s[137] == 0x4) {
 																																	{
-																																		if (((s[150] == 0x1) && (s[158] == 0x1)) && ((v1888)>>32 == s[149])) && ((v1888)>>32 != 0x0) {
+																																		if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v1893) >> 32) == s[149])) && (((v1893) >> 32) != 0x0) {
 																																			{
 																																				s[165] = 0x1
 																																			}
@@ -16514,24 +16698,24 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																																}
 																																if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
 																																	{
-																																		v1888 = (s[147])<<32 | s[148]
+																																		v1893 = ((s[147])<<32 | s[148])
 																																	}
 																																} else {
 																																	if (s[137] == 0x3) && (s[165] == 0x1) {
 																																		{
-																																			v1888 = v1888&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+																																			v1893 = v1893&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 																																		}
 																																	} else {
 																																		if (s[137] == 0x4) && (s[165] == 0x1) {
 																																			{
-																																				v1888 = v1888&^0xffffffff | (s[148])<<0&0xffffffff
+																																				v1893 = v1893&^0xffffffff | (s[148])<<0&0xffffffff
 																																			}
 																																		}
 																																	}
 																																}
-																																p.r[26].Set64(s[132], v1888)
-																																s[163] = (v1888) >> 32
-																																s[164] = (v1888) & 0xffffffff
+																																p.r[26].Set64(s[132], v1893)
+																																s[163] = ((v1893) >> 32)
+																																s[164] = ((v1893) & 0xffffffff)
 																															}
 																														}
 																													}
@@ -16540,39 +16724,39 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																													{
 																														{
 																															{
-																																v1890 := uint64(0)
-																																_ = v1890
-																																v1890 = p.r[23].Get64(s[132])
+																																v1895 := uint64(0)
+																																_ = v1895
+																																v1895 = p.r[23].Get64(s[132])
 																																if s[133] == 0x2 {
 																																	{
-																																		v1890 = ((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141]
+																																		v1895 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
 																																	}
 																																} else {
 																																	if (s[133] == 0x3) && (s[165] == 0x1) {
 																																		{
-																																			v1890 = v1890&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+																																			v1895 = v1895&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
 																																		}
 																																	} else {
 																																		if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
 																																			{
-																																				v1890 = v1890&^0xffffffff | (s[141])<<0&0xffffffff
+																																				v1895 = v1895&^0xffffffff | (s[141])<<0&0xffffffff
 																																			}
 																																		} else {
-																																			if ((s[133] == 0x5) && ((v1890)>>56 == 0x1)) && (s[158] == 0x1) {
+																																			if ((s[133] == 0x5) && (((v1895) >> 56) == 0x1)) && (s[158] == 0x1) {
 																																				{
-																																					v1890 = v1890&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+																																					v1895 = v1895&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 																																					s[165] = 0x1
 																																				}
 																																			}
 																																		}
 																																	}
 																																}
-																																p.r[23].Set64(s[132], v1890)
-																																s[152] = (v1890) >> 56
-																																s[153] = (v1890) >> 48 & 0xff
-																																s[154] = (v1890) >> 40 & 0xff
-																																s[155] = (v1890) >> 32 & 0xff
-																																s[156] = (v1890) & 0xffffffff
+																																p.r[23].Set64(s[132], v1895)
+																																s[152] = ((v1895) >> 56)
+																																s[153] = ((v1895) >> 48 & 0xff)
+																																s[154] = ((v1895) >> 40 & 0xff)
+																																s[155] = ((v1895) >> 32 & 0xff)
+																																s[156] = ((v1895) & 0xffffffff)
 																															}
 																														}
 																													}
@@ -16581,18 +16765,18 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																													{
 																														{
 																															{
-																																v1892 := uint64(0)
-																																_ = v1892
-																																v1892 = p.r[24].Get64(s[132])
+																																v1897 := uint64(0)
+																																_ = v1897
+																																v1897 = p.r[24].Get64(s[132])
 																																if s[135] == 0x2 {
 																																	{
-																																		v1892 = ((s[143])<<16|s[144])<<16 | s[145]
+																																		v1897 = (((s[143])<<16|s[144])<<16 | s[145])
 																																	}
 																																}
-																																p.r[24].Set64(s[132], v1892)
-																																s[159] = (v1892) >> 32
-																																s[160] = (v1892) >> 16 & 0xffff
-																																s[161] = (v1892) & 0xffff
+																																p.r[24].Set64(s[132], v1897)
+																																s[159] = ((v1897) >> 32)
+																																s[160] = ((v1897) >> 16 & 0xffff)
+																																s[161] = ((v1897) & 0xffff)
 																															}
 																														}
 																													}
@@ -16601,16 +16785,16 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																													{
 																														{
 																															{
-																																v1894 := uint64(0)
-																																_ = v1894
-																																v1894 = p.r[25].Get64(s[132])
+																																v1899 := uint64(0)
+																																_ = v1899
+																																v1899 = p.r[25].Get64(s[132])
 																																if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
 																																	{
-																																		v1894 = s[146]
+																																		v1899 = s[146]
 																																	}
 																																}
-																																p.r[25].Set64(s[132], v1894)
-																																s[162] = v1894
+																																p.r[25].Set64(s[132], v1899)
+																																s[162] = v1899
 																															}
 																														}
 																													}
@@ -16636,26 +16820,26 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				s[43] = s[160]
 																				if s[163] != 0x0 {
 																					{
-																						v1895 := uint64(0)
-																						_ = v1895
+																						v1900 := uint64(0)
+																						_ = v1900
 																						{
 																							{
-																								v1895 = 0
-																								a1897 := s[163]
-																								_ = a1897
-																								a1898 := s[214]
-																								_ = a1898
-																								v1899 := uint64((s[230]) >> 32)
-																								_ = v1899
-																								if a1897 > (s[230])&0xffffffff {
+																								a1902 := s[163]
+																								_ = a1902
+																								a1903 := s[214]
+																								_ = a1903
+																								v1900 = 0
+																								v1904 := uint64(((s[230]) >> 32))
+																								_ = v1904
+																								if a1902 > ((s[230]) & 0xffffffff) {
 																									{
-																										v1899 = (v1899 - 0x1) & 0xffffffff
+																										v1904 = ((v1904 - 0x1) & 0xffffffff)
 																									}
 																								}
-																								v1895 = (((v1899)<<32 | a1897<<(0xa)) | a1898)
+																								v1900 = ((((v1904)<<32 | a1902) << (0xa)) | a1903)
 																							}
 																						}
-																						s[39] = v1895
+																						s[39] = v1900
 																					}
 																				} else {
 																					{
@@ -16672,52 +16856,52 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																{
 																	{
 																		{
-																			v1901 := uint64(0)
-																			_ = v1901
-																			v1901 = p.r[3].Get64(s[194])
-																			{
-																			}
-																			p.r[3].Set64(s[194], v1901)
-																			s[230] = v1901
-																		}
-																	}
-																	{
-																		{
-																			a1903 := s[230]
-																			_ = a1903
-																			v1904 := uint64(0)
-																			_ = v1904
-																			v1904 = p.r[0].Get64(s[194])
-																			{
-																				{
-																					v1904 = a1903
-																				}
-																			}
-																			p.r[0].Set64(s[194], v1904)
-																			s[231] = v1904
-																		}
-																	}
-																	{
-																		{
 																			v1906 := uint64(0)
 																			_ = v1906
-																			v1906 = p.r[1].Get64(s[194])
-																			v1907 := uint64((0x0)<<15 | (v1906)&0x7fff)
-																			_ = v1907
-																			v1908 := uint64((0x0)<<1 | (v1906)>>15&0x1)
-																			_ = v1908
-																			v1909 := uint64((v1906) >> 16 & 0xffff)
+																			v1906 = p.r[3].Get64(s[194])
+																			{
+																			}
+																			p.r[3].Set64(s[194], v1906)
+																			s[230] = v1906
+																		}
+																	}
+																	{
+																		{
+																			a1908 := s[230]
+																			_ = a1908
+																			v1909 := uint64(0)
 																			_ = v1909
-																			v1910 := uint64((v1906) >> 32 & 0xffff)
-																			_ = v1910
-																			v1911 := uint64(0x0)
+																			v1909 = p.r[0].Get64(s[194])
+																			{
+																				{
+																					v1909 = a1908
+																				}
+																			}
+																			p.r[0].Set64(s[194], v1909)
+																			s[231] = v1909
+																		}
+																	}
+																	{
+																		{
+																			v1911 := uint64(0)
 																			_ = v1911
-																			v1912 := uint64(0x0)
+																			v1911 = p.r[1].Get64(s[194])
+																			v1912 := uint64(((0x0)<<15 | ((v1911) & 0x7fff)))
 																			_ = v1912
+																			v1913 := uint64(((0x0)<<1 | ((v1911) >> 15 & 0x1)))
+																			_ = v1913
+																			v1914 := uint64(((v1911) >> 16 & 0xffff))
+																			_ = v1914
+																			v1915 := uint64(((v1911) >> 32 & 0xffff))
+																			_ = v1915
+																			v1916 := uint64(0x0)
+																			_ = v1916
+																			v1917 := uint64(0x0)
+																			_ = v1917
 																			{
 																				{
 																					{
-																						s[219] = engine.Sel(((v1908 == 0x0) && (v1909 == 0x0)), 0x1, 0x0)
+																						s[219] = engine.Sel(((v1913 == 0x0) && (v1914 == 0x0)), 0x1, 0x0)
 																					}
 																				}
 																			}
@@ -16730,52 +16914,52 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																			}
 																			{
 																				{
-																					v1906 = 0x0
+																					v1911 = 0x0
 																				}
 																			}
-																			p.r[1].Set64(s[194], v1906)
-																			s[220] = (0x0)<<15 | (v1906)&0x7fff
-																			s[221] = (0x0)<<1 | (v1906)>>15&0x1
-																			s[222] = (v1906) >> 16 & 0xffff
-																			s[223] = (v1906) >> 32 & 0xffff
+																			p.r[1].Set64(s[194], v1911)
+																			s[220] = ((0x0)<<15 | ((v1911) & 0x7fff))
+																			s[221] = ((0x0)<<1 | ((v1911) >> 15 & 0x1))
+																			s[222] = ((v1911) >> 16 & 0xffff)
+																			s[223] = ((v1911) >> 32 & 0xffff)
 																		}
 																	}
 																	{
 																		{
-																			v1914 := uint64(0)
-																			_ = v1914
-																			v1914 = p.r[2].Get64(s[194])
-																			v1915 := uint64((v1914) & 0xffffffff)
-																			_ = v1915
-																			v1916 := uint64((v1914) >> 32)
-																			_ = v1916
+																			v1919 := uint64(0)
+																			_ = v1919
+																			v1919 = p.r[2].Get64(s[194])
+																			v1920 := uint64(((v1919) & 0xffffffff))
+																			_ = v1920
+																			v1921 := uint64(((v1919) >> 32))
+																			_ = v1921
 																			{
 																			}
 																			{
 																				{
-																					v1914 = 0x0
+																					v1919 = 0x0
 																				}
 																			}
-																			p.r[2].Set64(s[194], v1914)
-																			s[224] = (v1914) & 0xffffffff
-																			s[225] = (v1914) >> 32
+																			p.r[2].Set64(s[194], v1919)
+																			s[224] = ((v1919) & 0xffffffff)
+																			s[225] = ((v1919) >> 32)
 																		}
 																	}
 																	{
 																		{
-																			v1918 := uint64(0)
-																			_ = v1918
-																			v1918 = p.r[4].Get64(s[194])
-																			v1919 := uint64((v1918) & 0xffff)
-																			_ = v1919
-																			v1920 := uint64((v1918) >> 16 & 0xffff)
-																			_ = v1920
-																			v1921 := uint64((v1918) >> 32 & 0xffff)
-																			_ = v1921
-																			v1922 := uint64((v1918) >> 48)
-																			_ = v1922
-																			v1923 := uint64(v1919)
+																			v1923 := uint64(0)
 																			_ = v1923
+																			v1923 = p.r[4].Get64(s[194])
+																			v1924 := uint64(((v1923) & 0xffff))
+																			_ = v1924
+																			v1925 := uint64(((v1923) >> 16 & 0xffff))
+																			_ = v1925
+																			v1926 := uint64(((v1923) >> 32 & 0xffff))
+																			_ = v1926
+																			v1927 := uint64(((v1923) >> 48))
+																			_ = v1927
+																			v1928 := uint64(v1924)
+																			_ = v1928
 																			s[217] = 0x0
 																			{
 																				{
@@ -16791,19 +16975,19 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																			}
 																			{
 																				{
-																					v1919 = v1923
+																					v1924 = v1928
 																				}
 																			}
 																			{
 																				{
-																					v1918 = 0x0
+																					v1923 = 0x0
 																				}
 																			}
-																			p.r[4].Set64(s[194], v1918)
-																			s[226] = (v1918) & 0xffff
-																			s[227] = (v1918) >> 16 & 0xffff
-																			s[228] = (v1918) >> 32 & 0xffff
-																			s[229] = (v1918) >> 48
+																			p.r[4].Set64(s[194], v1923)
+																			s[226] = ((v1923) & 0xffff)
+																			s[227] = ((v1923) >> 16 & 0xffff)
+																			s[228] = ((v1923) >> 32 & 0xffff)
+																			s[229] = ((v1923) >> 48)
 																		}
 																	}
 																	s[166] = 0x4
@@ -16812,45 +16996,46 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	s[176] = 0x4
 																	s[177] = 0x4
 																	s[178] = 0x4
-																	a1924 := s[194]
-																	_ = a1924
+																	a1929 := s[194]
+																	_ = a1929
 																	{
 																		{
 																			{
 																				{
-																					a1926 := a1924
-																					_ = a1926
+																					a1931 := a1929
+																					_ = a1931
 																					{
 																						{
 																							if s[166] != 0x0 {
 																								{
 																									{
 																										{
-																											v1929 := uint64(0)
-																											_ = v1929
-																											v1929 = p.r[27].Get64(a1926)
-																											var r1932 uint64
+																											v1934 := uint64(0)
+																											_ = v1934
+																											v1934 = p.r[27].Get64(a1931)
+																											var r1937 uint64
+																											_ = r1937
 																											{
 																												{
-																													a1933 := v1929
-																													_ = a1933
-																													a1934 := s[169]
-																													_ = a1934
-																													if ((a1933&0x7fff)+0x1)&0xffff == a1934 {
+																													a1938 := v1934
+																													_ = a1938
+																													a1939 := s[169]
+																													_ = a1939
+																													if (((a1938 & 0x7fff) + 0x1) & 0xffff) == a1939 {
 																														{
-																															r1932 = ((a1933 & 0x8000) ^ 0x8000)
-																															goto end1931
+																															r1937 = ((a1938 & 0x8000) ^ 0x8000)
+																															goto end1936
 																														}
 																													}
-																													r1932 = (a1933 + 0x1) & 0xffff
-																													goto end1931
+																													r1937 = ((a1938 + 0x1) & 0xffff)
+																													goto end1936
 																												}
-																											end1931:
+																											end1936:
 																											}
-																											v1930 := uint64(r1932)
-																											_ = v1930
+																											v1935 := uint64(r1937)
+																											_ = v1935
 																											s[175] = 0x0
-																											if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v1929 & 0x7fff)) {
+																											if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v1934 & 0x7fff)) {
 																												{
 																													s[175] = 0x1
 																												}
@@ -16861,22 +17046,22 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																													}
 																												}
 																											}
-																											s[172] = v1929
+																											s[172] = v1934
 																											if s[175] == 0x1 {
 																												{
-																													v1929 = v1930
+																													v1934 = v1935
 																												}
 																											} else {
 																												if s[166] == 0x4 {
 																													{
-																														v1929 = 0x0
+																														v1934 = 0x0
 																													}
 																												}
 																											}
-																											p.r[27].Set64(a1926, (v1929)&0xffff)
+																											p.r[27].Set64(a1931, ((v1934) & 0xffff))
 																											if s[166] == 0x3 {
 																												{
-																													s[172] = v1929
+																													s[172] = v1934
 																												}
 																											}
 																										}
@@ -16887,40 +17072,41 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								{
 																									{
 																										{
-																											v1936 := uint64(0)
-																											_ = v1936
-																											v1936 = p.r[28].Get64(a1926)
-																											s[173] = v1936
+																											v1941 := uint64(0)
+																											_ = v1941
+																											v1941 = p.r[28].Get64(a1931)
+																											s[173] = v1941
 																											if (s[167] == 0x2) && (s[171] == 0x1) {
 																												{
-																													var r1938 uint64
+																													var r1943 uint64
+																													_ = r1943
 																													{
 																														{
-																															a1939 := v1936
-																															_ = a1939
-																															a1940 := s[169]
-																															_ = a1940
-																															if ((a1939&0x7fff)+0x1)&0xffff == a1940 {
+																															a1944 := v1941
+																															_ = a1944
+																															a1945 := s[169]
+																															_ = a1945
+																															if (((a1944 & 0x7fff) + 0x1) & 0xffff) == a1945 {
 																																{
-																																	r1938 = ((a1939 & 0x8000) ^ 0x8000)
-																																	goto end1937
+																																	r1943 = ((a1944 & 0x8000) ^ 0x8000)
+																																	goto end1942
 																																}
 																															}
-																															r1938 = (a1939 + 0x1) & 0xffff
-																															goto end1937
+																															r1943 = ((a1944 + 0x1) & 0xffff)
+																															goto end1942
 																														}
-																													end1937:
+																													end1942:
 																													}
-																													v1936 = r1938
+																													v1941 = r1943
 																												}
 																											} else {
 																												if s[167] == 0x4 {
 																													{
-																														v1936 = 0x0
+																														v1941 = 0x0
 																													}
 																												}
 																											}
-																											p.r[28].Set64(a1926, (v1936)&0xffff)
+																											p.r[28].Set64(a1931, ((v1941) & 0xffff))
 																										}
 																									}
 																								}
@@ -16929,109 +17115,112 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								{
 																									{
 																										{
-																											v1942 := uint64(0)
-																											_ = v1942
-																											v1942 = p.r[29].Get64(a1926)
+																											v1947 := uint64(0)
+																											_ = v1947
+																											v1947 = p.r[29].Get64(a1931)
 																											if (s[168] == 0x2) && (s[171] == 0x1) {
 																												{
-																													v1942 = s[170]
+																													v1947 = s[170]
 																												}
 																											} else {
-																												if ((s[168] == 0x3) && (s[171] == 0x1)) && (v1942 == s[172]) {
+																												if ((s[168] == 0x3) && (s[171] == 0x1)) && (v1947 == s[172]) {
 																													{
-																														var r1944 uint64
+																														var r1949 uint64
+																														_ = r1949
 																														{
 																															{
-																																a1945 := v1942
-																																_ = a1945
-																																a1946 := s[169]
-																																_ = a1946
-																																if ((a1945&0x7fff)+0x1)&0xffff == a1946 {
+																																a1950 := v1947
+																																_ = a1950
+																																a1951 := s[169]
+																																_ = a1951
+																																if (((a1950 & 0x7fff) + 0x1) & 0xffff) == a1951 {
 																																	{
-																																		r1944 = ((a1945 & 0x8000) ^ 0x8000)
-																																		goto end1943
+																																		r1949 = ((a1950 & 0x8000) ^ 0x8000)
+																																		goto end1948
 																																	}
 																																}
-																																r1944 = (a1945 + 0x1) & 0xffff
-																																goto end1943
+																																r1949 = ((a1950 + 0x1) & 0xffff)
+																																goto end1948
 																															}
-																														end1943:
+																														end1948:
 																														}
-																														v1942 = r1944
+																														v1947 = r1949
 																													}
 																												} else {
 																													if s[168] == 0x4 {
 																														{
-																															v1942 = 0x0
+																															v1947 = 0x0
 																														}
 																													} else {
 																														if (s[168] == 0x5) && (s[171] == 0x1) {
 																															{
-																																var r1948 uint64
+																																var r1953 uint64
+																																_ = r1953
 																																{
 																																	{
-																																		a1949 := s[173]
-																																		_ = a1949
-																																		a1950 := s[169]
-																																		_ = a1950
-																																		if ((a1949&0x7fff)+0x1)&0xffff == a1950 {
+																																		a1954 := s[173]
+																																		_ = a1954
+																																		a1955 := s[169]
+																																		_ = a1955
+																																		if (((a1954 & 0x7fff) + 0x1) & 0xffff) == a1955 {
 																																			{
-																																				r1948 = ((a1949 & 0x8000) ^ 0x8000)
-																																				goto end1947
+																																				r1953 = ((a1954 & 0x8000) ^ 0x8000)
+																																				goto end1952
 																																			}
 																																		}
-																																		r1948 = (a1949 + 0x1) & 0xffff
-																																		goto end1947
+																																		r1953 = ((a1954 + 0x1) & 0xffff)
+																																		goto end1952
 																																	}
-																																end1947:
+																																end1952:
 																																}
-																																v1942 = r1948
+																																v1947 = r1953
 																															}
 																														}
 																													}
 																												}
 																											}
-																											p.r[29].Set64(a1926, (v1942)&0xffff)
-																											s[174] = v1942
+																											p.r[29].Set64(a1931, ((v1947) & 0xffff))
+																											s[174] = v1947
 																										}
 																									}
 																								}
 																							}
 																						}
 																					}
-																					a1951 := a1924
-																					_ = a1951
+																					a1956 := a1929
+																					_ = a1956
 																					{
 																						{
 																							if s[176] != 0x0 {
 																								{
 																									{
 																										{
-																											v1954 := uint64(0)
-																											_ = v1954
-																											v1954 = p.r[30].Get64(a1951)
-																											var r1957 uint64
+																											v1959 := uint64(0)
+																											_ = v1959
+																											v1959 = p.r[30].Get64(a1956)
+																											var r1962 uint64
+																											_ = r1962
 																											{
 																												{
-																													a1958 := v1954
-																													_ = a1958
-																													a1959 := s[179]
-																													_ = a1959
-																													if ((a1958&0x7fff)+0x1)&0xffff == a1959 {
+																													a1963 := v1959
+																													_ = a1963
+																													a1964 := s[179]
+																													_ = a1964
+																													if (((a1963 & 0x7fff) + 0x1) & 0xffff) == a1964 {
 																														{
-																															r1957 = ((a1958 & 0x8000) ^ 0x8000)
-																															goto end1956
+																															r1962 = ((a1963 & 0x8000) ^ 0x8000)
+																															goto end1961
 																														}
 																													}
-																													r1957 = (a1958 + 0x1) & 0xffff
-																													goto end1956
+																													r1962 = ((a1963 + 0x1) & 0xffff)
+																													goto end1961
 																												}
-																											end1956:
+																											end1961:
 																											}
-																											v1955 := uint64(r1957)
-																											_ = v1955
+																											v1960 := uint64(r1962)
+																											_ = v1960
 																											s[185] = 0x0
-																											if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v1954 & 0x7fff)) {
+																											if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v1959 & 0x7fff)) {
 																												{
 																													s[185] = 0x1
 																												}
@@ -17042,22 +17231,22 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																													}
 																												}
 																											}
-																											s[182] = v1954
+																											s[182] = v1959
 																											if s[185] == 0x1 {
 																												{
-																													v1954 = v1955
+																													v1959 = v1960
 																												}
 																											} else {
 																												if s[176] == 0x4 {
 																													{
-																														v1954 = 0x0
+																														v1959 = 0x0
 																													}
 																												}
 																											}
-																											p.r[30].Set64(a1951, (v1954)&0xffff)
+																											p.r[30].Set64(a1956, ((v1959) & 0xffff))
 																											if s[176] == 0x3 {
 																												{
-																													s[182] = v1954
+																													s[182] = v1959
 																												}
 																											}
 																										}
@@ -17068,40 +17257,41 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								{
 																									{
 																										{
-																											v1961 := uint64(0)
-																											_ = v1961
-																											v1961 = p.r[31].Get64(a1951)
-																											s[183] = v1961
+																											v1966 := uint64(0)
+																											_ = v1966
+																											v1966 = p.r[31].Get64(a1956)
+																											s[183] = v1966
 																											if (s[177] == 0x2) && (s[181] == 0x1) {
 																												{
-																													var r1963 uint64
+																													var r1968 uint64
+																													_ = r1968
 																													{
 																														{
-																															a1964 := v1961
-																															_ = a1964
-																															a1965 := s[179]
-																															_ = a1965
-																															if ((a1964&0x7fff)+0x1)&0xffff == a1965 {
+																															a1969 := v1966
+																															_ = a1969
+																															a1970 := s[179]
+																															_ = a1970
+																															if (((a1969 & 0x7fff) + 0x1) & 0xffff) == a1970 {
 																																{
-																																	r1963 = ((a1964 & 0x8000) ^ 0x8000)
-																																	goto end1962
+																																	r1968 = ((a1969 & 0x8000) ^ 0x8000)
+																																	goto end1967
 																																}
 																															}
-																															r1963 = (a1964 + 0x1) & 0xffff
-																															goto end1962
+																															r1968 = ((a1969 + 0x1) & 0xffff)
+																															goto end1967
 																														}
-																													end1962:
+																													end1967:
 																													}
-																													v1961 = r1963
+																													v1966 = r1968
 																												}
 																											} else {
 																												if s[177] == 0x4 {
 																													{
-																														v1961 = 0x0
+																														v1966 = 0x0
 																													}
 																												}
 																											}
-																											p.r[31].Set64(a1951, (v1961)&0xffff)
+																											p.r[31].Set64(a1956, ((v1966) & 0xffff))
 																										}
 																									}
 																								}
@@ -17110,70 +17300,72 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								{
 																									{
 																										{
-																											v1967 := uint64(0)
-																											_ = v1967
-																											v1967 = p.r[32].Get64(a1951)
+																											v1972 := uint64(0)
+																											_ = v1972
+																											v1972 = p.r[32].Get64(a1956)
 																											if (s[178] == 0x2) && (s[181] == 0x1) {
 																												{
-																													v1967 = s[180]
+																													v1972 = s[180]
 																												}
 																											} else {
-																												if ((s[178] == 0x3) && (s[181] == 0x1)) && (v1967 == s[182]) {
+																												if ((s[178] == 0x3) && (s[181] == 0x1)) && (v1972 == s[182]) {
 																													{
-																														var r1969 uint64
+																														var r1974 uint64
+																														_ = r1974
 																														{
 																															{
-																																a1970 := v1967
-																																_ = a1970
-																																a1971 := s[179]
-																																_ = a1971
-																																if ((a1970&0x7fff)+0x1)&0xffff == a1971 {
+																																a1975 := v1972
+																																_ = a1975
+																																a1976 := s[179]
+																																_ = a1976
+																																if (((a1975 & 0x7fff) + 0x1) & 0xffff) == a1976 {
 																																	{
-																																		r1969 = ((a1970 & 0x8000) ^ 0x8000)
-																																		goto end1968
+																																		r1974 = ((a1975 & 0x8000) ^ 0x8000)
+																																		goto end1973
 																																	}
 																																}
-																																r1969 = (a1970 + 0x1) & 0xffff
-																																goto end1968
+																																r1974 = ((a1975 + 0x1) & 0xffff)
+																																goto end1973
 																															}
-																														end1968:
+																														end1973:
 																														}
-																														v1967 = r1969
+																														v1972 = r1974
 																													}
 																												} else {
 																													if s[178] == 0x4 {
 																														{
-																															v1967 = 0x0
+																															v1972 = 0x0
 																														}
 																													} else {
 																														if (s[178] == 0x5) && (s[181] == 0x1) {
 																															{
-																																var r1973 uint64
+																																var r1978 uint64
+																																_ = r1978
 																																{
 																																	{
-																																		a1974 := s[183]
-																																		_ = a1974
-																																		a1975 := s[179]
-																																		_ = a1975
-																																		if ((a1974&0x7fff)+0x1)&0xffff == a1975 {
+																																		a1979 := s[183]
+																																		_ = a1979
+																																		a1980 := s[179]
+																																		_ = a1980
+																																		if (((a1979 & 0x7fff) + 0x1) & 0xffff) == a1980 {
 																																			{
-																																				r1973 = ((a1974 & 0x8000) ^ 0x8000)
-																																				goto end1972
+																																				r1978 = ((a1979 & 0x8000) ^ 0x8000)
+																																				goto end1977
 																																			}
 																																		}
-																																		r1973 = (a1974 + 0x1) & 0xffff
-																																		goto end1972
+																																		r1978 = ((a1979 + 0x1) & 0xffff)
+																																		goto end1977
 																																	}
-																																end1972:
+																																end1977:
 																																}
-																																v1967 = r1973
+																																v1972 = r1978
 																															}
 																														}
 																													}
 																												}
 																											}
-																											p.r[32].Set64(a1951, (v1967)&0xffff)
-																											s[184] = v1967
+																											p.r[32].Set64(a1956, ((v1972) & 0xffff))
+																											s[184] = v1972
 																										}
 																									}
 																								}
@@ -17191,20 +17383,20 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		{
 																			{
-																				a1977 := (s[51] >> (0xa))
-																				_ = a1977
-																				v1978 := uint64(0)
-																				_ = v1978
-																				v1978 = p.r[3].Get64(s[194])
+																				a1982 := (s[51] >> (0xa))
+																				_ = a1982
+																				v1983 := uint64(0)
+																				_ = v1983
+																				v1983 = p.r[3].Get64(s[194])
 																				{
-																					if a1977 > v1978 {
+																					if a1982 > v1983 {
 																						{
-																							v1978 = a1977
+																							v1983 = a1982
 																						}
 																					}
 																				}
-																				p.r[3].Set64(s[194], v1978)
-																				s[230] = v1978
+																				p.r[3].Set64(s[194], v1983)
+																				s[230] = v1983
 																			}
 																		}
 																		s[51] = (s[230] << (0xa))
@@ -17214,11 +17406,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			{
 																				{
-																					v1980 := uint64(0)
-																					_ = v1980
-																					v1980 = p.r[5].Get64(0x0)
-																					p.r[5].Set64(0x0, v1980)
-																					s[51] = v1980
+																					v1985 := uint64(0)
+																					_ = v1985
+																					v1985 = p.r[5].Get64(0x0)
+																					p.r[5].Set64(0x0, v1985)
+																					s[51] = v1985
 																				}
 																			}
 																		}
@@ -17227,18 +17419,18 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																			{
 																				{
 																					{
-																						a1982 := s[51]
-																						_ = a1982
-																						v1983 := uint64(0)
-																						_ = v1983
-																						v1983 = p.r[5].Get64(0x0)
+																						a1987 := s[51]
+																						_ = a1987
+																						v1988 := uint64(0)
+																						_ = v1988
+																						v1988 = p.r[5].Get64(0x0)
 																						{
 																							{
-																								v1983 = a1982
+																								v1988 = a1987
 																							}
 																						}
-																						p.r[5].Set64(0x0, v1983)
-																						s[51] = v1983
+																						p.r[5].Set64(0x0, v1988)
+																						s[51] = v1988
 																					}
 																				}
 																			}
@@ -17247,21 +17439,21 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				{
 																					{
 																						{
-																							a1985 := (s[51]) & 0xffff
-																							_ = a1985
-																							v1986 := uint64(0)
-																							_ = v1986
-																							v1986 = p.r[4].Get64(s[194])
-																							v1987 := uint64((v1986) & 0xffff)
-																							_ = v1987
-																							v1988 := uint64((v1986) >> 16 & 0xffff)
-																							_ = v1988
-																							v1989 := uint64((v1986) >> 32 & 0xffff)
-																							_ = v1989
-																							v1990 := uint64((v1986) >> 48)
-																							_ = v1990
-																							v1991 := uint64(v1987)
+																							a1990 := ((s[51]) & 0xffff)
+																							_ = a1990
+																							v1991 := uint64(0)
 																							_ = v1991
+																							v1991 = p.r[4].Get64(s[194])
+																							v1992 := uint64(((v1991) & 0xffff))
+																							_ = v1992
+																							v1993 := uint64(((v1991) >> 16 & 0xffff))
+																							_ = v1993
+																							v1994 := uint64(((v1991) >> 32 & 0xffff))
+																							_ = v1994
+																							v1995 := uint64(((v1991) >> 48))
+																							_ = v1995
+																							v1996 := uint64(v1992)
+																							_ = v1996
 																							s[217] = 0x0
 																							{
 																								{
@@ -17270,7 +17462,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																											{
 																												{
 																													{
-																														v1989 = a1985
+																														v1994 = a1990
 																													}
 																												}
 																											}
@@ -17280,22 +17472,22 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							}
 																							{
 																								{
-																									v1987 = v1991
+																									v1992 = v1996
 																								}
 																							}
 																							{
 																								{
-																									v1986 = (((v1990)<<16|v1989)<<16|v1988)<<16 | v1987
+																									v1991 = ((((v1995)<<16|v1994)<<16|v1993)<<16 | v1992)
 																								}
 																							}
-																							p.r[4].Set64(s[194], v1986)
-																							s[226] = (v1986) & 0xffff
-																							s[227] = (v1986) >> 16 & 0xffff
-																							s[228] = (v1986) >> 32 & 0xffff
-																							s[229] = (v1986) >> 48
+																							p.r[4].Set64(s[194], v1991)
+																							s[226] = ((v1991) & 0xffff)
+																							s[227] = ((v1991) >> 16 & 0xffff)
+																							s[228] = ((v1991) >> 32 & 0xffff)
+																							s[229] = ((v1991) >> 48)
 																						}
 																					}
-																					if (((s[226]+s[227])&0xffff == 0x0) && (s[228] > 0x0)) && (s[193] == 0x0) {
+																					if ((((s[226] + s[227]) & 0xffff) == 0x0) && (s[228] > 0x0)) && (s[193] == 0x0) {
 																						{
 																							{
 																								{
@@ -17373,29 +17565,29 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																			{
 																				{
 																					{
-																						a1998 := s[209]
-																						_ = a1998
-																						a1999 := s[210]
-																						_ = a1999
-																						a2000 := s[211]
-																						_ = a2000
+																						a2003 := s[209]
+																						_ = a2003
+																						a2004 := s[210]
+																						_ = a2004
+																						a2005 := s[211]
+																						_ = a2005
 																						s[105] = 0x1
 																						s[106] = 0x1
 																						s[107] = 0x0
 																						s[111] = s[201]
 																						s[113] = s[202]
-																						s[112] = a1998
-																						s[114] = a1999
+																						s[112] = a2003
+																						s[114] = a2004
 																						s[115] = 0x4
 																						s[118] = 0x0
 																						s[117] = 0x0
 																						s[126] = 0x0
 																						s[127] = 0x0
-																						if a2000 == 0x1 {
+																						if a2005 == 0x1 {
 																							{
 																								s[117] = 0x8
-																								s[126] = a1998
-																								s[127] = a1999
+																								s[126] = a2003
+																								s[127] = a2004
 																							}
 																						}
 																						s[121] = s[37]
@@ -17422,19 +17614,19 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 														{
 															{
 																{
-																	v2002 := uint64(0)
-																	_ = v2002
-																	v2002 = p.r[4].Get64(s[194])
-																	v2003 := uint64((v2002) & 0xffff)
-																	_ = v2003
-																	v2004 := uint64((v2002) >> 16 & 0xffff)
-																	_ = v2004
-																	v2005 := uint64((v2002) >> 32 & 0xffff)
-																	_ = v2005
-																	v2006 := uint64((v2002) >> 48)
-																	_ = v2006
-																	v2007 := uint64(v2003)
+																	v2007 := uint64(0)
 																	_ = v2007
+																	v2007 = p.r[4].Get64(s[194])
+																	v2008 := uint64(((v2007) & 0xffff))
+																	_ = v2008
+																	v2009 := uint64(((v2007) >> 16 & 0xffff))
+																	_ = v2009
+																	v2010 := uint64(((v2007) >> 32 & 0xffff))
+																	_ = v2010
+																	v2011 := uint64(((v2007) >> 48))
+																	_ = v2011
+																	v2012 := uint64(v2008)
+																	_ = v2012
 																	s[217] = 0x0
 																	{
 																		{
@@ -17444,7 +17636,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						{
 																							{
 																								{
-																									v2005 = engine.Sel((v2005 > 0x0), (v2005-0x1)&0xffff, 0x0)
+																									v2010 = engine.Sel((v2010 > 0x0), ((v2010 - 0x1) & 0xffff), 0x0)
 																								}
 																							}
 																						}
@@ -17455,19 +17647,19 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	}
 																	{
 																		{
-																			v2003 = v2007
+																			v2008 = v2012
 																		}
 																	}
 																	{
 																		{
-																			v2002 = (((v2006)<<16|v2005)<<16|v2004)<<16 | v2003
+																			v2007 = ((((v2011)<<16|v2010)<<16|v2009)<<16 | v2008)
 																		}
 																	}
-																	p.r[4].Set64(s[194], v2002)
-																	s[226] = (v2002) & 0xffff
-																	s[227] = (v2002) >> 16 & 0xffff
-																	s[228] = (v2002) >> 32 & 0xffff
-																	s[229] = (v2002) >> 48
+																	p.r[4].Set64(s[194], v2007)
+																	s[226] = ((v2007) & 0xffff)
+																	s[227] = ((v2007) >> 16 & 0xffff)
+																	s[228] = ((v2007) >> 32 & 0xffff)
+																	s[229] = ((v2007) >> 48)
 																}
 															}
 														}
@@ -17514,22 +17706,22 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 						{
 							s[239] = s[23]
 							g.Key(p.t[4], 0, s[239])
-							ai2010, hit2011 := g.Apply(p.t[4])
-							_ = hit2011
-							switch ai2010 {
+							ai2015, hit2016 := g.Apply(p.t[4])
+							_ = hit2016
+							switch ai2015 {
 							case 0:
 								{
 									{
-										d2013 := g.Arg(0) & 0xffffffffffff
-										_ = d2013
-										d2014 := g.Arg(1) & 0xffffffffffff
-										_ = d2014
-										d2015 := g.Arg(2) & 0x1ff
-										_ = d2015
+										d2018 := g.Arg(0) & 0xffffffffffff
+										_ = d2018
+										d2019 := g.Arg(1) & 0xffffffffffff
+										_ = d2019
+										d2020 := g.Arg(2) & 0x1ff
+										_ = d2020
 										s[240] = 0x1
-										s[241] = d2013
-										s[242] = d2014
-										s[243] = d2015
+										s[241] = d2018
+										s[242] = d2019
+										s[243] = d2020
 									}
 								}
 							case 1:
@@ -17564,7 +17756,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 									{
 										s[9] = s[241]
 										s[8] = s[242]
-										s[19] = (s[19] - 0x1) & 0xff
+										s[19] = ((s[19] - 0x1) & 0xff)
 										s[247] = s[243]
 									}
 								}
@@ -17582,22 +17774,22 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 						{
 							s[239] = s[112]
 							g.Key(p.t[4], 0, s[239])
-							ai2019, hit2020 := g.Apply(p.t[4])
-							_ = hit2020
-							switch ai2019 {
+							ai2024, hit2025 := g.Apply(p.t[4])
+							_ = hit2025
+							switch ai2024 {
 							case 0:
 								{
 									{
-										d2022 := g.Arg(0) & 0xffffffffffff
-										_ = d2022
-										d2023 := g.Arg(1) & 0xffffffffffff
-										_ = d2023
-										d2024 := g.Arg(2) & 0x1ff
-										_ = d2024
+										d2027 := g.Arg(0) & 0xffffffffffff
+										_ = d2027
+										d2028 := g.Arg(1) & 0xffffffffffff
+										_ = d2028
+										d2029 := g.Arg(2) & 0x1ff
+										_ = d2029
 										s[240] = 0x1
-										s[241] = d2022
-										s[242] = d2023
-										s[243] = d2024
+										s[241] = d2027
+										s[242] = d2028
+										s[243] = d2029
 									}
 								}
 							case 1:
@@ -17622,22 +17814,22 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 							{
 								s[239] = s[87]
 								g.Key(p.t[4], 0, s[239])
-								ai2026, hit2027 := g.Apply(p.t[4])
-								_ = hit2027
-								switch ai2026 {
+								ai2031, hit2032 := g.Apply(p.t[4])
+								_ = hit2032
+								switch ai2031 {
 								case 0:
 									{
 										{
-											d2029 := g.Arg(0) & 0xffffffffffff
-											_ = d2029
-											d2030 := g.Arg(1) & 0xffffffffffff
-											_ = d2030
-											d2031 := g.Arg(2) & 0x1ff
-											_ = d2031
+											d2034 := g.Arg(0) & 0xffffffffffff
+											_ = d2034
+											d2035 := g.Arg(1) & 0xffffffffffff
+											_ = d2035
+											d2036 := g.Arg(2) & 0x1ff
+											_ = d2036
 											s[240] = 0x1
-											s[241] = d2029
-											s[242] = d2030
-											s[243] = d2031
+											s[241] = d2034
+											s[242] = d2035
+											s[243] = d2036
 										}
 									}
 								case 1:
@@ -17661,7 +17853,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 					}
 					if s[80] == 0x1 {
 						{
-							g.Clone((s[83]+0x1)&0xffffffff, p.fl[0])
+							g.Clone(((s[83] + 0x1) & 0xffffffff), p.fl[0])
 						}
 					}
 					if s[244] == 0x1 {
@@ -17858,17 +18050,19 @@ func (p *netlockL64P8) compute(g *engine.Gen) {
 	{
 		{
 			if s[11] != 0 {
-				var h2037 uint64
-				if s[11] != 0 {
-					b2038 := g.Scratch(18)
-					binary.BigEndian.PutUint64(b2038[0:], (s[12])<<60|(s[13])<<56|(s[14])<<48|(s[15])<<32|(s[16])<<16|(s[17])<<13|s[18])
-					binary.BigEndian.PutUint64(b2038[8:], (s[19])<<56|(s[20])<<48|(s[22])<<16|(s[23])>>16)
-					binary.BigEndian.PutUint64(b2038[16:], (s[23])<<48)
-					h2037 = engine.HashCsum16(b2038[:18])
-				} else {
-					h2037 = engine.HashCsum16(nil)
+				var h2042 uint64
+				{
+					if s[11] != 0 {
+						b2043 := g.Scratch(18)
+						binary.BigEndian.PutUint64(b2043[0:], (s[12])<<60|(s[13])<<56|(s[14])<<48|(s[15])<<32|(s[16])<<16|(s[17])<<13|s[18])
+						binary.BigEndian.PutUint64(b2043[8:], (s[19])<<56|(s[20])<<48|(s[22])<<16|(s[23])>>16)
+						binary.BigEndian.PutUint64(b2043[16:], (s[23])<<48)
+						h2042 = engine.HashCsum16(b2043[:18])
+					} else {
+						h2042 = engine.HashCsum16(nil)
+					}
 				}
-				s[21] = (h2037) & 0xffff
+				s[21] = (h2042) & 0xffff
 			}
 		}
 	}
@@ -17880,46 +18074,46 @@ func (p *netlockL64P8) deparser(g *engine.Gen) {
 	{
 		{
 			if s[0] != 0 {
-				o2040 := g.Emit(2)
-				binary.BigEndian.PutUint64(o2040[0:], (s[1])<<55|(s[2])<<48)
+				o2045 := g.Emit(2)
+				binary.BigEndian.PutUint64(o2045[0:], (s[1])<<55|(s[2])<<48)
 			}
 			if s[7] != 0 {
-				o2041 := g.Emit(14)
-				binary.BigEndian.PutUint64(o2041[0:], (s[8])<<16|(s[9])>>32)
-				binary.BigEndian.PutUint64(o2041[8:], (s[9])<<32|(s[10])<<16)
+				o2046 := g.Emit(14)
+				binary.BigEndian.PutUint64(o2046[0:], (s[8])<<16|(s[9])>>32)
+				binary.BigEndian.PutUint64(o2046[8:], (s[9])<<32|(s[10])<<16)
 			}
 			if s[11] != 0 {
-				o2042 := g.Emit(20)
-				binary.BigEndian.PutUint64(o2042[0:], (s[12])<<60|(s[13])<<56|(s[14])<<48|(s[15])<<32|(s[16])<<16|(s[17])<<13|s[18])
-				binary.BigEndian.PutUint64(o2042[8:], (s[19])<<56|(s[20])<<48|(s[21])<<32|s[22])
-				binary.BigEndian.PutUint64(o2042[16:], (s[23])<<32)
+				o2047 := g.Emit(20)
+				binary.BigEndian.PutUint64(o2047[0:], (s[12])<<60|(s[13])<<56|(s[14])<<48|(s[15])<<32|(s[16])<<16|(s[17])<<13|s[18])
+				binary.BigEndian.PutUint64(o2047[8:], (s[19])<<56|(s[20])<<48|(s[21])<<32|s[22])
+				binary.BigEndian.PutUint64(o2047[16:], (s[23])<<32)
 			}
 			if s[24] != 0 {
-				o2043 := g.Emit(8)
-				binary.BigEndian.PutUint64(o2043[0:], (s[25])<<48|(s[26])<<32|(s[27])<<16|s[28])
+				o2048 := g.Emit(8)
+				binary.BigEndian.PutUint64(o2048[0:], (s[25])<<48|(s[26])<<32|(s[27])<<16|s[28])
 			}
 			if s[29] != 0 {
-				o2044 := g.Emit(48)
-				binary.BigEndian.PutUint64(o2044[0:], (s[30])<<56|(s[31])<<48|(s[32])<<40|(s[33])<<32|(s[34])<<24|(s[35])<<16|s[36])
-				binary.BigEndian.PutUint64(o2044[8:], (s[37])<<32|(s[38])>>32)
-				binary.BigEndian.PutUint64(o2044[16:], (s[38])<<32|(s[39])>>32)
-				binary.BigEndian.PutUint64(o2044[24:], (s[39])<<32|(s[40])>>32)
-				binary.BigEndian.PutUint64(o2044[32:], (s[40])<<32|s[41])
-				binary.BigEndian.PutUint64(o2044[40:], (s[42])<<32|(s[43])<<16|s[44])
+				o2049 := g.Emit(48)
+				binary.BigEndian.PutUint64(o2049[0:], (s[30])<<56|(s[31])<<48|(s[32])<<40|(s[33])<<32|(s[34])<<24|(s[35])<<16|s[36])
+				binary.BigEndian.PutUint64(o2049[8:], (s[37])<<32|(s[38])>>32)
+				binary.BigEndian.PutUint64(o2049[16:], (s[38])<<32|(s[39])>>32)
+				binary.BigEndian.PutUint64(o2049[24:], (s[39])<<32|(s[40])>>32)
+				binary.BigEndian.PutUint64(o2049[32:], (s[40])<<32|s[41])
+				binary.BigEndian.PutUint64(o2049[40:], (s[42])<<32|(s[43])<<16|s[44])
 			}
 			if s[45] != 0 {
-				o2045 := g.Emit(8)
-				binary.BigEndian.PutUint64(o2045[0:], s[46])
+				o2050 := g.Emit(8)
+				binary.BigEndian.PutUint64(o2050[0:], s[46])
 			}
 			if s[47] != 0 {
-				o2046 := g.Emit(52)
-				binary.BigEndian.PutUint64(o2046[0:], (s[48])<<56|(s[49])<<48|(s[50])<<32|(s[51])>>32)
-				binary.BigEndian.PutUint64(o2046[8:], (s[51])<<32|s[52])
-				binary.BigEndian.PutUint64(o2046[16:], (s[53])<<48|(s[54])<<40|(s[55])<<32|(s[56])<<16|s[57])
-				binary.BigEndian.PutUint64(o2046[24:], (s[58])<<48|(s[59])<<32|(s[60])<<16|s[61])
-				binary.BigEndian.PutUint64(o2046[32:], (s[62])<<48|(s[63])<<32|(s[64])<<16|s[65])
-				binary.BigEndian.PutUint64(o2046[40:], (s[66])<<48|(s[67])<<32|s[68])
-				binary.BigEndian.PutUint64(o2046[48:], (s[69])<<32)
+				o2051 := g.Emit(52)
+				binary.BigEndian.PutUint64(o2051[0:], (s[48])<<56|(s[49])<<48|(s[50])<<32|(s[51])>>32)
+				binary.BigEndian.PutUint64(o2051[8:], (s[51])<<32|s[52])
+				binary.BigEndian.PutUint64(o2051[16:], (s[53])<<48|(s[54])<<40|(s[55])<<32|(s[56])<<16|s[57])
+				binary.BigEndian.PutUint64(o2051[24:], (s[58])<<48|(s[59])<<32|(s[60])<<16|s[61])
+				binary.BigEndian.PutUint64(o2051[32:], (s[62])<<48|(s[63])<<32|(s[64])<<16|s[65])
+				binary.BigEndian.PutUint64(o2051[40:], (s[66])<<48|(s[67])<<32|s[68])
+				binary.BigEndian.PutUint64(o2051[48:], (s[69])<<32)
 			}
 		}
 	}
