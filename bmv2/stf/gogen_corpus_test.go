@@ -53,7 +53,7 @@ func TestP4CCorpusGoBackend(t *testing.T) {
 		cases = append(cases, gogenCase{Name: strings.TrimSuffix(filepath.Base(s), ".stf"), P4: strings.TrimSuffix(abs, ".stf") + ".p4",
 			STFs: []string{abs}, Clock: 1000})
 	}
-	t.Logf("v1model STF tests: %d; accepted by the front end: %d; passed on the interpreter: %d (not passed: %s)", total, accepted,
+	t.Logf("v1model STF tests: %d; accepted by the front end: %d; passed on the interpreter: %d (not passed: %v)", total, accepted,
 		len(cases), strings.Join(interpFailed, " "))
 	rep := gogenRun(t, cases)
 	t.Logf("of the %d the interpreter passes: generated %d, refused %d, generator errors %d; built %d, build failures %d (go build %v)",

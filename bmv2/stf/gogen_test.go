@@ -341,13 +341,19 @@ func main() {
 }
 
 // gogenRepoCases are the repository's STF programs: bmv2/stf/testdata/NAME.p4 with NAME.stf,
-// and p4/netlock.p4 (as written) with p4/testdata/*.stf.
+// the Go backend's regression programs gogen_testdata/NAME.p4 with NAME.stf, and
+// p4/netlock.p4 (as written) with p4/testdata/*.stf.
 func gogenRepoCases(t *testing.T) []gogenCase {
 	t.Helper()
 	stfs, err := filepath.Glob("testdata/*.stf")
 	if err != nil || len(stfs) == 0 {
 		t.Fatalf("no STF files: %v", err)
 	}
+	regs, err := filepath.Glob("gogen_testdata/*.stf")
+	if err != nil || len(regs) == 0 {
+		t.Fatalf("no gogen_testdata STF files: %v", err)
+	}
+	stfs = append(stfs, regs...)
 	var cases []gogenCase
 	for _, s := range stfs {
 		abs, err := filepath.Abs(s)
@@ -375,6 +381,20 @@ func TestGoBackendSTF(t *testing.T) {
 		t.Skip("-short: builds a module of generated packages")
 	}
 	cases := gogenRepoCases(t)
+	// The regression programs' expectations hold on the interpreter, the reference
+	// (TestSuite runs testdata/ and dataplane the p4/testdata files).
+	for _, c := range cases {
+		if filepath.Base(filepath.Dir(c.P4)) != "gogen_testdata" {
+			continue
+		}
+		checked, err := front.Load(c.P4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if group, ok := runOne(checked, c.STFs[0]); !ok {
+			t.Errorf("%s on the interpreter: %s", c.Name, group)
+		}
+	}
 	rep := gogenRun(t, cases)
 	rep.summary(t)
 	posRE := regexp.MustCompile(`^[^: ]+\.p4(:\d+:\d+)?: `)
