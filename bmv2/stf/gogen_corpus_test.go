@@ -55,7 +55,7 @@ func TestP4CCorpusGoBackend(t *testing.T) {
 	}
 	t.Logf("v1model STF tests: %d; accepted by the front end: %d; passed on the interpreter: %d (not passed: %v)", total, accepted,
 		len(cases), strings.Join(interpFailed, " "))
-	rep := gogenRun(t, cases)
+	rep := gogenRun(t, cases, gogenRandom)
 	t.Logf("of the %d the interpreter passes: generated %d, refused %d, generator errors %d; built %d, build failures %d (go build %v)",
 		len(cases), len(rep.generated), len(rep.refused), len(rep.genErrs), rep.built, len(rep.buildErrs), rep.buildTime.Round(1e9))
 	pass, _ := rep.count("pass")
@@ -63,6 +63,14 @@ func TestP4CCorpusGoBackend(t *testing.T) {
 	bind, bound := rep.count("bind")
 	errs, errored := rep.count("error")
 	t.Logf("on the generated pipelines: %d passed, %d failed, %d not bound, %d runner errors", pass, fail, bind, errs)
+	eq, differ, norun := rep.randomDiffs()
+	t.Logf("%d random packets after each passed STF file, interpreter against generated: %d equal, %d different, %d not run", gogenRandom, eq, len(differ), len(norun))
+	for _, x := range norun {
+		t.Logf("  random not run: %.300s", x)
+	}
+	for _, x := range differ {
+		t.Errorf("random packets: %.600s", x)
+	}
 	groups := map[string][]string{}
 	reasonRE := regexp.MustCompile(`not supported by the Go backend: (.*)$`)
 	for name, why := range rep.refused {

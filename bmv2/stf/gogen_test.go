@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -37,6 +38,10 @@ type gogenCase struct {
 	STFs    []string          `json:"stfs"`  // absolute paths
 	Clock   int64             `json:"clock"` // the clock's start (Unix seconds); it advances 1µs per reading
 	Pkg     string            `json:"pkg"`   // the generated package (set by gogenRun)
+	// Control, if set, makes the case the random phase's negative control: the interpreter
+	// runs the program with this mutation (its STF result ignored), so the random packets
+	// must show a difference.
+	Control *engine.GenMutation `json:"control,omitempty"`
 }
 
 // gogenSTF is the driver's verdict on one STF file.
@@ -45,6 +50,11 @@ type gogenSTF struct {
 	STF    string `json:"stf"`
 	Status string `json:"status"` // pass, fail, bind, error
 	Msg    string `json:"msg,omitempty"`
+	// Rand is the random differential after a passed STF file: "" when RandN random packets
+	// gave equal results and state on both pipelines, else the first difference (or why it
+	// did not run, starting "reference:").
+	Rand  string `json:"rand,omitempty"`
+	RandN int    `json:"randn"`
 }
 
 // gogenReport holds the outcomes by category.
@@ -79,6 +89,11 @@ func (r *gogenReport) summary(t *testing.T) {
 	t.Logf("programs %d: generated %d, refused by the generator %d, generator errors %d; built %d, build failures %d (go build %v)",
 		r.programs, len(r.generated), len(r.refused), len(r.genErrs), r.built, len(r.buildErrs), r.buildTime.Round(time.Second))
 	t.Logf("STF files on the generated pipelines: %d passed, %d failed, %d not bound, %d runner errors", pass, fail, bind, errs)
+	eq, differ, norun := r.randomDiffs()
+	t.Logf("random packets after each passed STF file, interpreter against generated: %d equal, %d different, %d not run", eq, len(differ), len(norun))
+	for _, x := range append(differ, norun...) {
+		t.Logf("  random: %.400s", x)
+	}
 	for _, k := range sortedKeys(r.refused) {
 		t.Logf("  refused %s: %s", k, dirRE.ReplaceAllString(r.refused[k], ""))
 	}
@@ -104,8 +119,26 @@ func sortedKeys(m map[string]string) []string {
 	return ks
 }
 
-// gogenRun generates, builds and runs the cases.
-func gogenRun(t *testing.T, cases []gogenCase) *gogenReport {
+// randomDiffs counts the random differentials: equal, different (the differences) and not
+// run because the interpreter fails the STF file.
+func (r *gogenReport) randomDiffs() (equal int, differ []string, norun []string) {
+	for _, s := range r.stfs {
+		switch {
+		case s.Status != "pass" || s.RandN == 0 && s.Rand == "":
+		case s.Rand == "":
+			equal++
+		case strings.HasPrefix(s.Rand, "reference:"):
+			norun = append(norun, s.Case+"/"+filepath.Base(s.STF)+": "+s.Rand)
+		default:
+			differ = append(differ, s.Case+"/"+filepath.Base(s.STF)+": "+s.Rand)
+		}
+	}
+	return equal, differ, norun
+}
+
+// gogenRun generates, builds and runs the cases; after each STF file that passes, nrand
+// random packets go to the generated switch and to an interpreted one that ran the same file.
+func gogenRun(t *testing.T, cases []gogenCase, nrand int) *gogenReport {
 	t.Helper()
 	root := testenv.ModuleRoot(t)
 	dir := t.TempDir()
@@ -175,6 +208,7 @@ func gogenRun(t *testing.T, cases []gogenCase) *gogenReport {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(drv)
+	cmd.Env = append(os.Environ(), fmt.Sprintf("GOGEN_RANDOM=%d", nrand))
 	cmd.Stdin = bytes.NewReader(in)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -244,9 +278,16 @@ func gogenDriver(cases []gogenCase) []byte {
 package main
 
 import (
+	"bytes"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
 	"os"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/netlock-go/netlock/bmv2/engine"
@@ -264,6 +305,7 @@ type gcase struct {
 	Defines map[string]string ` + "`json:\"defines,omitempty\"`" + `
 	STFs    []string          ` + "`json:\"stfs\"`" + `
 	Clock   int64             ` + "`json:\"clock\"`" + `
+	Control *engine.GenMutation ` + "`json:\"control,omitempty\"`" + `
 }
 
 type verdict struct {
@@ -271,23 +313,47 @@ type verdict struct {
 	STF    string ` + "`json:\"stf\"`" + `
 	Status string ` + "`json:\"status\"`" + `
 	Msg    string ` + "`json:\"msg,omitempty\"`" + `
+	Rand   string ` + "`json:\"rand,omitempty\"`" + `
+	RandN  int    ` + "`json:\"randn\"`" + `
 }
 
-func one(c gcase, path string) (v verdict) {
+// clock is a switch's clock: it advances 1µs per reading while step is set (as the STF
+// tests' clocks), else only when the driver moves it (the random phase: both switches see the
+// same time whatever number of readings each pipeline makes).
+type clock struct {
+	now  time.Time
+	step bool
+}
+
+func (k *clock) read() time.Time {
+	if k.step {
+		k.now = k.now.Add(time.Microsecond)
+	}
+	return k.now
+}
+
+func load(c gcase, pl engine.Pipeline, k *clock) (*engine.Switch, error) {
+	checked, err := front.LoadOptions(c.P4, front.Options{Defines: c.Defines})
+	if err != nil {
+		return nil, err
+	}
+	if c.Control != nil && pl == engine.PipelineInterpreted {
+		if _, err := c.Control.Apply(checked); err != nil {
+			return nil, err
+		}
+	}
+	return engine.Load(checked, engine.Config{Pipeline: pl, Now: k.read})
+}
+
+func one(c gcase, path string, nrand int) (v verdict) {
 	v = verdict{Case: c.Name, STF: path}
 	defer func() {
 		if r := recover(); r != nil {
 			v.Status, v.Msg = "fail", fmt.Sprintf("panic: %v", r)
 		}
 	}()
-	checked, err := front.LoadOptions(c.P4, front.Options{Defines: c.Defines})
-	if err != nil {
-		v.Status, v.Msg = "error", err.Error()
-		return v
-	}
-	now := time.Unix(c.Clock, 0)
-	sw, err := engine.Load(checked, engine.Config{Pipeline: engine.PipelineGenerated,
-		Now: func() time.Time { now = now.Add(time.Microsecond); return now }})
+	gk := &clock{now: time.Unix(c.Clock, 0), step: true}
+	sw, err := load(c, engine.PipelineGenerated, gk)
 	if err != nil {
 		v.Status, v.Msg = "bind", err.Error()
 		return v
@@ -316,7 +382,144 @@ func one(c gcase, path string) (v verdict) {
 	default:
 		v.Status = "pass"
 	}
+	if v.Status != "pass" || nrand == 0 {
+		return v
+	}
+	// The random phase: the interpreter runs the same STF file (the same control-plane
+	// state), then both switches take the same random packets.
+	rk := &clock{now: time.Unix(c.Clock, 0), step: true}
+	ref, err := load(c, engine.PipelineInterpreted, rk)
+	if err != nil {
+		v.Rand = "reference: " + err.Error()
+		return v
+	}
+	if res, err := stf.Run(ref, cmds); (err != nil || !res.Passed()) && c.Control == nil {
+		v.Rand = "reference: the STF file fails on the interpreter"
+		return v
+	}
+	v.Rand = randomDiff(c.Name+path, cmds, ref, sw, rk, gk, nrand)
+	v.RandN = nrand
 	return v
+}
+
+type outcome struct {
+	err  string
+	outs []string
+	pins []string
+	digs []string
+}
+
+func capture(r *engine.Result, err error) outcome {
+	var o outcome
+	if err != nil {
+		o.err = err.Error()
+	}
+	if r == nil {
+		return o
+	}
+	for _, x := range r.Out {
+		o.outs = append(o.outs, fmt.Sprintf("port %d %x", x.Port, x.Data))
+	}
+	for _, x := range r.PacketIn {
+		o.pins = append(o.pins, fmt.Sprintf("%x", x))
+	}
+	for _, d := range r.Digests {
+		o.digs = append(o.digs, fmt.Sprintf("%d %s %x", d.Receiver, d.Name, d.Fields))
+	}
+	return o
+}
+
+func (a outcome) String() string {
+	return fmt.Sprintf("error %q outputs %v packet-ins %v digests %v", a.err, a.outs, a.pins, a.digs)
+}
+
+// randomDiff sends n random packets (STF packets with bytes changed, cut or extended, on any
+// port, and random bytes) to both switches and returns "" when every result and, at the end,
+// every register cell and counter are equal, else the first difference.
+func randomDiff(name string, cmds []stf.Command, ref, gen *engine.Switch, rk, gk *clock, n int) string {
+	type tmpl struct {
+		port int
+		data []byte
+	}
+	var ts []tmpl
+	for _, c := range cmds {
+		if c.Name != "packet" || len(c.Args) < 2 {
+			continue
+		}
+		port, err1 := strconv.Atoi(c.Args[0])
+		data, err2 := hex.DecodeString(strings.Join(c.Args[1:], ""))
+		if err1 == nil && err2 == nil {
+			ts = append(ts, tmpl{port, data})
+		}
+	}
+	h := fnv.New64a()
+	h.Write([]byte(name))
+	rng := rand.New(rand.NewPCG(h.Sum64(), 1))
+	rk.step, gk.step = false, false
+	for i := 0; i < n; i++ {
+		var port int
+		var pkt []byte
+		switch r := rng.IntN(100); {
+		case r < 75 && len(ts) > 0:
+			t := ts[rng.IntN(len(ts))]
+			port, pkt = t.port, append([]byte(nil), t.data...)
+			switch {
+			case r < 45:
+				for k := 1 + rng.IntN(3); k > 0 && len(pkt) > 0; k-- {
+					pkt[rng.IntN(len(pkt))] ^= byte(1 + rng.IntN(255))
+				}
+			case r < 55:
+				pkt = pkt[:rng.IntN(len(pkt)+1)]
+			case r < 65:
+				for k := rng.IntN(40); k > 0; k-- {
+					pkt = append(pkt, byte(rng.Uint32()))
+				}
+			default:
+				port = rng.IntN(9)
+			}
+		default:
+			port = rng.IntN(9)
+			pkt = make([]byte, rng.IntN(100))
+			for k := range pkt {
+				pkt[k] = byte(rng.Uint32())
+			}
+			if len(pkt) > 14 && rng.IntN(2) == 0 {
+				pkt[12], pkt[13] = 0x08, 0x00
+			}
+		}
+		d := time.Duration(rng.IntN(1000)) * time.Microsecond
+		rk.now, gk.now = rk.now.Add(d), gk.now.Add(d)
+		a := capture(ref.Process(port, pkt))
+		b := capture(gen.Process(port, pkt))
+		if a.String() != b.String() {
+			return fmt.Sprintf("random packet %d on port %d %x: interpreter %s; generated %s", i, port, pkt, a, b)
+		}
+	}
+	for i, r := range ref.Registers() {
+		g := gen.Registers()[i]
+		for c := 0; c < r.Size(); c++ {
+			x, _ := r.Read(c)
+			y, _ := g.Read(c)
+			if !bytes.Equal(x, y) {
+				return fmt.Sprintf("after %d random packets: register %s[%d] interpreter %x, generated %x", n, r.Name, c, x, y)
+			}
+		}
+	}
+	for i, k := range ref.Counters() {
+		g := gen.Counters()[i]
+		if !slices.Equal(k.Packets, g.Packets) || !slices.Equal(k.Bytes, g.Bytes) {
+			return fmt.Sprintf("after %d random packets: counter %s interpreter %v/%v, generated %v/%v", n, k.Name, k.Packets, k.Bytes, g.Packets, g.Bytes)
+		}
+	}
+	for i, t := range ref.Tables() {
+		x, y := t.Entries(), gen.Tables()[i].Entries()
+		for j := range x {
+			if j >= len(y) || x[j].Packets != y[j].Packets || x[j].Bytes != y[j].Bytes {
+				return fmt.Sprintf("after %d random packets: table %s entry %d: direct counters differ", n, t.Name, j)
+			}
+		}
+	}
+	return ""
 }
 
 func main() {
@@ -325,10 +528,11 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
+	nrand, _ := strconv.Atoi(os.Getenv("GOGEN_RANDOM"))
 	out := []verdict{}
 	for _, c := range cases {
 		for _, s := range c.STFs {
-			out = append(out, one(c, s))
+			out = append(out, one(c, s, nrand))
 		}
 	}
 	if err := json.NewEncoder(os.Stdout).Encode(out); err != nil {
@@ -371,6 +575,9 @@ func gogenRepoCases(t *testing.T) []gogenCase {
 	return append(cases, gogenCase{Name: "netlock", P4: filepath.Join(root, "p4", "netlock.p4"), STFs: nl})
 }
 
+// gogenRandom is the number of random packets sent after each passed STF file.
+const gogenRandom = 1000
+
 // TestGoBackendSTF runs the repository's STF programs on their generated pipelines (see the
 // comment at the top of this file). A generator error, a package that does not build, a
 // pipeline that does not bind and an STF file that fails fail the test; a refusal is allowed
@@ -395,8 +602,31 @@ func TestGoBackendSTF(t *testing.T) {
 			t.Errorf("%s on the interpreter: %s", c.Name, group)
 		}
 	}
-	rep := gogenRun(t, cases)
+	// The random phase's negative control: round3.p4 under another name (so another
+	// fingerprint), its interpreter with one comparison inverted.
+	ctl := gogenControl(t)
+	rep := gogenRun(t, append(cases, ctl), gogenRandom)
+	var kept []gogenSTF
+	for _, s := range rep.stfs {
+		if s.Case != ctl.Name {
+			kept = append(kept, s)
+			continue
+		}
+		if s.Status != "pass" || s.Rand == "" || strings.HasPrefix(s.Rand, "reference:") {
+			t.Errorf("negative control: %s with the interpreter mutated (%s): STF %s, random phase %q; want a difference",
+				ctl.Name, ctl.Control, s.Status, s.Rand)
+		} else {
+			t.Logf("negative control (%s, interpreter mutated %s) caught: %.200s", ctl.Name, ctl.Control, s.Rand)
+		}
+	}
+	rep.stfs = kept
+	rep.programs--
+	rep.generated = slices.DeleteFunc(rep.generated, func(n string) bool { return n == ctl.Name })
 	rep.summary(t)
+	_, differ, _ := rep.randomDiffs()
+	for _, d := range differ {
+		t.Errorf("random packets: %.600s", d)
+	}
 	posRE := regexp.MustCompile(`^[^: ]+\.p4(:\d+:\d+)?: `)
 	for name, why := range rep.refused {
 		if !posRE.MatchString(why) {
@@ -421,6 +651,25 @@ func TestGoBackendSTF(t *testing.T) {
 	if !contains(rep.generated, "netlock") {
 		t.Error("p4/netlock.p4 was not generated")
 	}
+}
+
+// gogenControl copies testdata/round3.p4 and its STF file to round3_control.* in a temporary
+// directory: a case whose interpreter inverts `hdr.i.a == 8w1` (line 40).
+func gogenControl(t *testing.T) gogenCase {
+	t.Helper()
+	dir := t.TempDir()
+	for _, ext := range []string{".p4", ".stf"} {
+		b, err := os.ReadFile("testdata/round3" + ext)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "round3_control"+ext), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return gogenCase{Name: "round3_control", P4: filepath.Join(dir, "round3_control.p4"),
+		STFs:    []string{filepath.Join(dir, "round3_control.stf")},
+		Control: &engine.GenMutation{At: "round3_control.p4:40:21", Op: "==", To: "!="}}
 }
 
 func contains(xs []string, x string) bool {
