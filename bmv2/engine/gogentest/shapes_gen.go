@@ -14,7 +14,7 @@ import (
 )
 
 // ShapesFingerprint is engine.Fingerprint of the program this pipeline was generated from.
-const ShapesFingerprint = "82d8eb307f2da46a141ba4bdb4287f1182c57baf4168e413308a8553f8efc77c"
+const ShapesFingerprint = "8ff9c97b27d29777ed14641f7944642acbd04ab00d5d2f5e1ca6520b5b28ac51"
 
 func init() { engine.RegisterPipeline(ShapesFingerprint, "shapes", ShapesBind) }
 
@@ -159,9 +159,9 @@ func (p *shapes) ingress(g *engine.Gen) {
 			var r21 uint64
 			_ = r21
 			{
+				a22 := s[3]
+				_ = a22
 				{
-					a22 := s[3]
-					_ = a22
 					if a22 > 0x3e8 {
 						{
 							r21 = 0x3e8
@@ -177,10 +177,10 @@ func (p *shapes) ingress(g *engine.Gen) {
 			v23 := uint64(0)
 			_ = v23
 			{
+				a25 := s[22]
+				_ = a25
+				v23 = 0
 				{
-					a25 := s[22]
-					_ = a25
-					v23 = 0
 					v23 = (a25 ^ 0x5a5a)
 				}
 			}
@@ -222,10 +222,10 @@ func (p *shapes) ingress(g *engine.Gen) {
 			v30 := uint64(s[2])
 			_ = v30
 			{
+				a32 := v30
+				_ = a32
+				v30 = 0
 				{
-					a32 := v30
-					_ = a32
-					v30 = 0
 					s[13] = (s[13] ^ a32)
 					v30 = ((a32 + 0x1) & 0xff)
 				}
@@ -239,29 +239,29 @@ func (p *shapes) ingress(g *engine.Gen) {
 			s[15] = engine.Sel(((v33 != 0) == (s[2] > 0x7)), 0x1, 0x2)
 			s[24] = s[2]
 			s[25] = s[3]
-			a34 := (s[1] & 0x3)
-			_ = a34
 			{
+				a35 := (s[1] & 0x3)
+				_ = a35
 				{
-					if a34 == 0x0 {
+					if a35 == 0x0 {
 						{
-							goto end35
+							goto end34
 						}
 					}
 					{
+						a37 := ((a35 * 0x3) & 0xff)
+						_ = a37
 						{
-							a37 := ((a34 * 0x3) & 0xff)
-							_ = a37
-							s[24] = ((a37 + a34) & 0xff)
+							s[24] = ((a37 + a35) & 0xff)
 						}
 					}
-					t38 := s[25] + a34
+					t38 := s[25] + a35
 					if t38 > 0xffff || t38 < s[25] {
 						t38 = 0xffff
 					}
 					s[25] = t38
 				}
-			end35:
+			end34:
 			}
 			s[13] = (s[13] ^ s[24])
 			s[22] = (s[22] ^ s[25])
@@ -312,9 +312,9 @@ func (p *shapes) ingress(g *engine.Gen) {
 			switch ai46 {
 			case 0:
 				{
+					d49 := g.Arg(0) & 0xff
+					_ = d49
 					{
-						d49 := g.Arg(0) & 0xff
-						_ = d49
 						s[20] = d49
 					}
 				}
@@ -355,6 +355,53 @@ func (p *shapes) ingress(g *engine.Gen) {
 					s[20] = ((s[20] + 0x1) & 0xff)
 				}
 			}
+			s[23] = s[2]
+			{
+				ex53 := false
+				c54 := s[23]
+				_ = c54
+				{
+					c54 = ((c54 + 0x1) & 0xff)
+					s[20] = (s[20] ^ s[23])
+				}
+				s[23] = c54
+				_ = ex53
+			}
+			{
+				ex56 := false
+				c57 := s[23]
+				_ = c57
+				c58 := s[23]
+				_ = c58
+				{
+					c57 = ((c57 + 0x1) & 0xff)
+					c58 = ((c58 + 0x2) & 0xff)
+				}
+				s[23] = c57
+				s[23] = c58
+				_ = ex56
+			}
+			s[22] = ((s[22] + s[23]) & 0xffff)
+			{
+				ex60 := false
+				c61 := s[14]
+				_ = c61
+				{
+					c61 = ((c61 + 0x3) & 0xff)
+					s[21] = s[14]
+					if s[1] == 0x7 {
+						{
+							ex60 = true
+							goto end59
+						}
+					}
+				}
+			end59:
+				s[14] = c61
+				if ex60 {
+					return
+				}
+			}
 			if s[1] == 0x9 {
 				{
 					s[29] = 511
@@ -390,21 +437,21 @@ func (p *shapes) deparser(g *engine.Gen) {
 	{
 		{
 			if s[0] != 0 {
-				o55 := g.Emit(24)
-				binary.BigEndian.PutUint64(o55[0:], (s[1])<<56|(s[2])<<48|(s[3])<<32|s[4])
-				binary.BigEndian.PutUint64(o55[8:], (s[5])<<61|(s[6])<<48|s[7])
-				binary.BigEndian.PutUint64(o55[16:], s[8])
+				o65 := g.Emit(24)
+				binary.BigEndian.PutUint64(o65[0:], (s[1])<<56|(s[2])<<48|(s[3])<<32|s[4])
+				binary.BigEndian.PutUint64(o65[8:], (s[5])<<61|(s[6])<<48|s[7])
+				binary.BigEndian.PutUint64(o65[16:], s[8])
 			}
 			if s[9] != 0 {
-				o56 := g.Emit(4)
-				binary.BigEndian.PutUint64(o56[0:], (s[10])<<56|(s[11])<<32)
+				o66 := g.Emit(4)
+				binary.BigEndian.PutUint64(o66[0:], (s[10])<<56|(s[11])<<32)
 			}
 			if s[12] != 0 {
-				o57 := g.Emit(32)
-				binary.BigEndian.PutUint64(o57[0:], (s[13])<<56|(s[14])<<48|(s[15])<<32|s[16])
-				binary.BigEndian.PutUint64(o57[8:], (s[17])<<32|(s[18])>>32)
-				binary.BigEndian.PutUint64(o57[16:], (s[18])<<32|(s[19])>>32)
-				binary.BigEndian.PutUint64(o57[24:], (s[19])<<32|(s[20])<<24|(s[21])<<16|s[22])
+				o67 := g.Emit(32)
+				binary.BigEndian.PutUint64(o67[0:], (s[13])<<56|(s[14])<<48|(s[15])<<32|s[16])
+				binary.BigEndian.PutUint64(o67[8:], (s[17])<<32|(s[18])>>32)
+				binary.BigEndian.PutUint64(o67[16:], (s[18])<<32|(s[19])>>32)
+				binary.BigEndian.PutUint64(o67[24:], (s[19])<<32|(s[20])<<24|(s[21])<<16|s[22])
 			}
 		}
 	}

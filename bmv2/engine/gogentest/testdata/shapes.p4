@@ -106,6 +106,22 @@ control I(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) 
         hdr.o.r1 = hdr.o.r1 ^ i;
         o = i + 1;
     }
+    // Aliased arguments: the body reads the argument through another name (copy-in/copy-out).
+    action alias1(inout bit<8> x) {
+        x = x + 1;
+        hdr.o.r8 = hdr.o.r8 ^ meta.t;
+    }
+    action alias2(inout bit<8> x, inout bit<8> y) {
+        x = x + 1;
+        y = y + 2;
+    }
+    action ax(inout bit<8> x) {
+        x = x + 3;
+        hdr.o.r9 = hdr.o.r2;
+        if (hdr.a.op == 7) {
+            exit;
+        }
+    }
     action a1(bit<8> v) { hdr.o.r8 = v; }
     action a2() { hdr.o.r8 = 0xa2; exit; }
     table t {
@@ -179,6 +195,11 @@ control I(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) 
             6: { hdr.o.r8 = 0x66; }
             default: { hdr.o.r8 = hdr.o.r8 + 1; }
         }
+        meta.t = hdr.a.x;
+        alias1(meta.t);
+        alias2(meta.t, meta.t);
+        hdr.o.r10 = hdr.o.r10 + (bit<16>)meta.t;
+        ax(hdr.o.r2);
         if (hdr.a.op == 9) {
             mark_to_drop(sm);
             exit;
