@@ -193,12 +193,12 @@ type gb struct {
 
 // aliasRange is the location of a parameter bound by reference while its callee's body is
 // generated: an access to it through any other name would see the argument change under
-// copy-in/copy-out semantics (or not see it), so the generator refuses such programs.
+// copy-in/copy-out semantics (or not see it), so such a call is generated again with copies
+// (gen.inline).
 type aliasRange struct {
-	b   *gb
-	l   gloc
-	n   int
-	pos front.Pos
+	b *gb
+	l gloc
+	n int
 }
 
 type ginst struct {
