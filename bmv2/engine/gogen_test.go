@@ -99,6 +99,12 @@ func TestGenerateGoRefuses(t *testing.T) {
 		if _, err := GenerateGo(c, GenOptions{}); !errors.Is(err, ErrGenUnsupported) {
 			t.Errorf("GenerateGo(TNA) = %v, want ErrGenUnsupported", err)
 		}
+		if _, err := Load(c, Config{Pipeline: PipelineGenerated}); err == nil || !strings.Contains(err.Error(), "TNA") {
+			t.Errorf("Load(TNA, gen) = %v, want an error", err)
+		}
+		if _, err := Load(c, Config{}); err != nil {
+			t.Errorf("Load(TNA, auto) = %v", err)
+		}
 	})
 }
 
