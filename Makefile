@@ -72,6 +72,14 @@ mininet-deps:
 	@[ -x /usr/bin/mn ] && command -v ping >/dev/null && command -v ethtool >/dev/null || \
 	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends mininet iputils-ping ethtool; }
 
+# p4c's STF corpus through the Go backend (docs/p4.md, "Proofs of the Go backend"): each v1model
+# sample the interpreter passes, generated, built in one temporary module and run on its generated
+# pipeline. Opt-in: the samples are never committed; extract p4c's testdata/p4_16_samples first.
+P4C_SAMPLES ?= /tmp/p4c/testdata/p4_16_samples
+.PHONY: p4c-gogen
+p4c-gogen:
+	NETLOCK_P4C_SAMPLES=$(P4C_SAMPLES) $(GO) test ./bmv2/stf -run '^TestP4CCorpusGoBackend$$' -v -count=1 -timeout 30m
+
 # Every fuzzer for FUZZTIME each (make fuzz FUZZTIME=10m to hunt); cmd/netlock's
 # TestMakeFuzzListsEveryFuzzer fails when a func Fuzz of the repository is missing here. The
 # fuzzers minimize each new interesting input, for a minute by default, which stalls them on P4
