@@ -1282,6 +1282,8 @@ func (gn *gen) binary(sc *gsc, x *front.BinaryExpr, w int) gx {
 	// Identities with a constant operand (both are within the width).
 	if b.c {
 		switch {
+		case (x.Op == "<<" || x.Op == ">>") && b.v >= uint64(w):
+			return cx(0) // everything shifted out (and no shift count Go's vet flags)
 		case b.v == 0 && (x.Op == "+" || x.Op == "-" || x.Op == "|" || x.Op == "^" || x.Op == "<<" || x.Op == ">>"):
 			return a
 		case b.v == 0 && (x.Op == "&" || x.Op == "*"):

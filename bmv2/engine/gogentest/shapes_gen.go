@@ -14,7 +14,7 @@ import (
 )
 
 // ShapesFingerprint is engine.Fingerprint of the program this pipeline was generated from.
-const ShapesFingerprint = "8ff9c97b27d29777ed14641f7944642acbd04ab00d5d2f5e1ca6520b5b28ac51"
+const ShapesFingerprint = "160ece20055b295cf822fd32db8f6fbdefa24f1bfe4d202863dc4642098281fc"
 
 func init() { engine.RegisterPipeline(ShapesFingerprint, "shapes", ShapesBind) }
 
@@ -142,6 +142,7 @@ func (p *shapes) ingress(g *engine.Gen) {
 				t16 = s[8] - s[4]
 			}
 			s[19] = (t16 ^ (((s[8])>>32)<<32 | s[4]))
+			s[20] = ((s[2] << (0x3)) & 0xff)
 			s[23] = s[2]
 			t17 := s[23]
 			var r19 uint64

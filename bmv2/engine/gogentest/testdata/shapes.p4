@@ -144,6 +144,9 @@ control I(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) 
         hdr.o.r5 = (bit<32>)(hdr.a.p ++ hdr.a.q) * 3 - (hdr.a.z >> hdr.a.x[4:0]);
         hdr.o.r6 = hdr.a.v / 7 + hdr.a.v % 13 + (hdr.a.w ++ hdr.a.y) - ~hdr.a.v;
         hdr.o.r7 = (hdr.a.v |-| (bit<64>)hdr.a.z) ^ (hdr.a.v[63:32] ++ hdr.a.z);
+        // Shifts by constants at least the width: everything shifted out.
+        hdr.o.r8 = (hdr.a.x << 8) | (hdr.a.x >> 9) | (hdr.a.x << 3);
+        hdr.o.r3 = hdr.o.r3 + (hdr.a.y >> 16) + (hdr.a.y << 70);
         // Order: the left operand is read before bump changes it.
         meta.t = hdr.a.x;
         hdr.o.r9 = meta.t + bump(meta.t);
