@@ -1142,6 +1142,19 @@ func (gn *gen) val(sc *gsc, e front.Expr) gx {
 			}
 			return gn.val(sc, x.Else)
 		}
+		if hasCall(x.Then) || hasCall(x.Else) {
+			// An arm calls: evaluate only the arm taken, as statements.
+			t := gn.tmp("t")
+			gn.p("var %s uint64", t)
+			gn.p("if %s {", c.s)
+			a := gn.val(sc, x.Then)
+			gn.p("%s = %s", t, a.s)
+			gn.p("} else {")
+			b := gn.val(sc, x.Else)
+			gn.p("%s = %s", t, b.s)
+			gn.p("}")
+			return gx{s: t}
+		}
 		gn.lazy++
 		a, b := gn.val(sc, x.Then), gn.val(sc, x.Else)
 		gn.lazy--
@@ -1176,7 +1189,7 @@ func (gn *gen) snap(a gx, right front.Expr) gx {
 	return gx{s: t}
 }
 
-// hasCall reports whether e calls a function.
+// hasCall reports whether e calls a function or applies a table.
 func hasCall(e front.Expr) bool {
 	found := false
 	var walk func(e front.Expr)
@@ -1186,7 +1199,8 @@ func hasCall(e front.Expr) bool {
 		}
 		switch x := e.(type) {
 		case *front.CallExpr:
-			if _, ok := x.Callee.(*front.FunctionDecl); ok {
+			switch x.Callee.(type) {
+			case *front.FunctionDecl, *front.TableDecl:
 				found = true
 				return
 			}
@@ -1355,6 +1369,20 @@ func (gn *gen) cond(sc *gsc, e front.Expr) gx {
 				}
 				return a
 			}
+			if hasCall(x.Y) {
+				// The right operand calls: evaluate it only when it decides, as statements.
+				t := gn.tmp("t")
+				gn.p("%s := %s", t, a.s)
+				if x.Op == "&&" {
+					gn.p("if %s {", t)
+				} else {
+					gn.p("if !%s {", t)
+				}
+				b := gn.cond(sc, x.Y)
+				gn.p("%s = %s", t, b.s)
+				gn.p("}")
+				return gx{s: t}
+			}
 			gn.lazy++
 			b := gn.cond(sc, x.Y)
 			gn.lazy--
@@ -1368,7 +1396,13 @@ func (gn *gen) cond(sc *gsc, e front.Expr) gx {
 			return gx{s: "(" + a.s + " " + x.Op + " " + b.s + ")"}
 		case "==", "!=", "<", "<=", ">", ">=":
 			if isBool(x.X.Type()) && (x.Op == "==" || x.Op == "!=") {
-				a, b := gn.cond(sc, x.X), gn.cond(sc, x.Y)
+				a := gn.cond(sc, x.X)
+				if !a.c && hasCall(x.Y) {
+					t := gn.tmp("t")
+					gn.p("%s := %s", t, a.s)
+					a = gx{s: t}
+				}
+				b := gn.cond(sc, x.Y)
 				if a.c && b.c {
 					return cb((a.v == b.v) == (x.Op == "=="))
 				}
@@ -1412,6 +1446,18 @@ func (gn *gen) cond(sc *gsc, e front.Expr) gx {
 				return gn.cond(sc, x.Then)
 			}
 			return gn.cond(sc, x.Else)
+		}
+		if hasCall(x.Then) || hasCall(x.Else) {
+			t := gn.tmp("t")
+			gn.p("var %s bool", t)
+			gn.p("if %s {", c.s)
+			a := gn.cond(sc, x.Then)
+			gn.p("%s = %s", t, a.s)
+			gn.p("} else {")
+			b := gn.cond(sc, x.Else)
+			gn.p("%s = %s", t, b.s)
+			gn.p("}")
+			return gx{s: t}
 		}
 		gn.lazy++
 		a, b := gn.cond(sc, x.Then), gn.cond(sc, x.Else)

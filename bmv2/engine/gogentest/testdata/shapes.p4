@@ -151,6 +151,17 @@ control I(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) 
         meta.t = hdr.a.x;
         hdr.o.r9 = meta.t + bump(meta.t);
         hdr.o.r9 = hdr.o.r9 + meta.t;
+        // Calls in conditional operands run only when they decide (bump writes meta.t).
+        meta.t = hdr.a.x;
+        if (hdr.a.op == 1 || bump(meta.t) == 1) {
+            hdr.o.r9 = hdr.o.r9 ^ 0x10;
+        }
+        if (hdr.a.op == 2 && bump(meta.t) == 1) {
+            hdr.o.r9 = hdr.o.r9 ^ 0x20;
+        }
+        hdr.o.r9 = hdr.o.r9 + ((hdr.a.op == 3) ? bump(meta.t) : meta.t);
+        bool same = (meta.t == 8w7) == (bump(meta.t) == 1);
+        hdr.o.r9 = hdr.o.r9 + meta.t + (same ? 8w1 : 8w0);
         // Functions with returns, out parameters, constant-folded op codes.
         hdr.o.r10 = clamp(hdr.a.y, 16w1000);
         bit<16> o;
