@@ -75,6 +75,8 @@ func GenerateGo(checked *front.Checked, opts GenOptions) (src []byte, err error)
 			switch e := r.(type) {
 			case genRefusal:
 				src, err = nil, e.err
+			case aliasPanic:
+				src, err = nil, e.err
 			case compileError:
 				src, err = nil, e.err
 			default:
@@ -118,8 +120,9 @@ type gen struct {
 	fls     [][]int
 	flIdx   map[uint64]int
 
-	nslots int // slots of headers, metadata and standard metadata (what the code indexes)
+	nslots int      // slots of headers, metadata and standard metadata (what the code indexes)
 	outs   []string // the clearing of out parameters bound by the current call (flushOuts)
+	exits  []*gexit // calls inlined with copy-in/copy-out, innermost last
 	active []aliasRange
 	lazy   int // > 0 inside a right operand of && / || or a ternary arm
 	usesBE bool
@@ -190,12 +193,12 @@ type gb struct {
 
 // aliasRange is the location of a parameter bound by reference while its callee's body is
 // generated: an access to it through any other name would see the argument change under
-// copy-in/copy-out semantics (or not see it), so the generator refuses such programs.
+// copy-in/copy-out semantics (or not see it), so such a call is generated again with copies
+// (gen.inline).
 type aliasRange struct {
-	b   *gb
-	l   gloc
-	n   int
-	pos front.Pos
+	b *gb
+	l gloc
+	n int
 }
 
 type ginst struct {
@@ -297,7 +300,8 @@ func (gn *gen) program() ([]byte, error) {
 			gn.parser(static, b.Parser, binds)
 		} else {
 			gn.staticControl(static, b.Control)
-			gn.applyControl(&ginst{decl: b.Control, static: static}, binds)
+			gn.applyControl(&ginst{decl: b.Control, static: static}, b.Control.P,
+				func(bool, *[]string) map[front.Decl]*gb { return binds })
 		}
 		gn.p("}")
 		gn.p("")
@@ -532,28 +536,128 @@ func (gn *gen) table(sc *gsc, d *front.TableDecl) {
 	sc.m[d] = &gb{kind: gbTable, idx: gn.tblIdx[t], obj: gt}
 }
 
-// applyControl inlines a control's apply block with its parameters bound.
-func (gn *gen) applyControl(in *ginst, binds map[front.Decl]*gb) {
-	sc := &gsc{parent: in.static, m: binds, prefix: in.static.prefix, ctrl: in.decl}
+// applyControl inlines a control's apply block; bind binds its parameters (in the caller's
+// scope).
+func (gn *gen) applyControl(in *ginst, pos front.Pos, bind func(copyMode bool, outs *[]string) map[front.Decl]*gb) {
 	ret := &gret{label: gn.tmp("end")}
-	sc.ret = ret
-	defer gn.activate(binds, in.decl.Params, in.decl.P)()
-	gn.p("{")
-	gn.p("{")
-	for _, l := range in.decl.Locals {
-		switch d := l.(type) {
-		case *front.VarDecl:
-			gn.declVar(sc, d)
-		case *front.ConstDecl:
-			gn.declConst(sc, d)
+	gn.inline(in.decl.Params, ret, bind, func(binds map[front.Decl]*gb) {
+		sc := &gsc{parent: in.static, m: binds, prefix: in.static.prefix, ctrl: in.decl, ret: ret}
+		for _, l := range in.decl.Locals {
+			switch d := l.(type) {
+			case *front.VarDecl:
+				gn.declVar(sc, d)
+			case *front.ConstDecl:
+				gn.declConst(sc, d)
+			}
 		}
+		gn.stmts(sc, in.decl.Body.Stmts)
+	})
+}
+
+// gexit is where an exit statement goes inside the body of a call inlined with
+// copy-in/copy-out: set the flag, jump to the copy-out, then exit from there.
+type gexit struct {
+	flag string
+	ret  *gret
+	used bool
+}
+
+// exitStmt generates an exit statement.
+func (gn *gen) exitStmt() {
+	if n := len(gn.exits); n > 0 {
+		e := gn.exits[n-1]
+		e.used, e.ret.used = true, true
+		gn.p("%s = true", e.flag)
+		gn.p("goto %s", e.ret.label)
+		return
 	}
-	gn.stmts(sc, in.decl.Body.Stmts)
-	gn.p("}")
-	if ret.used {
-		gn.p("%s:", ret.label)
+	gn.p("return")
+}
+
+// aliasPanic is raised when a location is reached through another name than the parameter
+// bound to it by reference (gn.active[idx]); the call that bound it catches it and inlines
+// itself again with copy-in/copy-out.
+type aliasPanic struct {
+	idx int
+	err error
+}
+
+// inline generates an inlined call: bind binds the parameters (by reference, or with
+// copy-in/copy-out when copyMode is set, appending the copy-out statements to outs), body
+// generates the body with those bindings, ret is its end. The parameters are bound by
+// reference first; when the body reaches one of their arguments through another name, the
+// call is generated again with copy-in/copy-out (P4's semantics, which by reference only
+// matches without aliasing).
+func (gn *gen) inline(params []*front.Param, ret *gret, bind func(copyMode bool, outs *[]string) map[front.Decl]*gb, body func(map[front.Decl]*gb)) {
+	attempt := func(copyMode bool) (retry bool) {
+		saveB, nAct, nOuts, lazy, nEx := gn.b, len(gn.active), len(gn.outs), gn.lazy, len(gn.exits)
+		mine := 0
+		buf := &strings.Builder{}
+		gn.b = buf
+		defer func() {
+			r := recover()
+			if r == nil {
+				return
+			}
+			gn.b = saveB
+			ap, ok := r.(aliasPanic)
+			if !ok || copyMode || ap.idx < nAct || ap.idx >= nAct+mine {
+				panic(r)
+			}
+			gn.active, gn.outs, gn.lazy, gn.exits = gn.active[:nAct], gn.outs[:nOuts], lazy, gn.exits[:nEx]
+			retry = true
+		}()
+		ret.used = false
+		gn.p("{")
+		var ex *gexit
+		if copyMode {
+			ex = &gexit{flag: gn.tmp("ex"), ret: ret}
+			gn.p("%s := false", ex.flag)
+		}
+		var copyOuts []string
+		m := bind(copyMode, &copyOuts)
+		gn.flushOuts(nOuts)
+		for _, p := range params {
+			if b := m[p]; b != nil && b.byRef {
+				k := 1
+				if !isScalar(b.loc.t) {
+					k = gn.cp.slotsOf(b.loc.t)
+				}
+				gn.active = append(gn.active, aliasRange{b: b, l: b.loc, n: k})
+				mine++
+			}
+		}
+		if ex != nil {
+			gn.exits = append(gn.exits, ex)
+		}
+		gn.p("{")
+		body(m)
+		gn.p("}")
+		gn.exits = gn.exits[:nEx]
+		gn.active = gn.active[:nAct]
+		if ret.used {
+			gn.p("%s:", ret.label)
+		}
+		for _, st := range copyOuts {
+			gn.p("%s", st)
+		}
+		if ex != nil {
+			if ex.used {
+				gn.p("if %s {", ex.flag)
+				gn.exitStmt()
+				gn.p("}")
+			} else {
+				gn.p("_ = %s", ex.flag)
+			}
+		}
+		gn.p("}")
+		gn.b = saveB
+		gn.b.WriteString(buf.String())
+		return false
 	}
-	gn.p("}")
+	if attempt(false) {
+		attempt(true)
+	}
 }
 
 func (gn *gen) declConst(sc *gsc, d *front.ConstDecl) {
@@ -649,7 +753,7 @@ func (gn *gen) stmt(sc *gsc, s front.Stmt) {
 		}
 		gn.p("}")
 	case *front.ExitStmt:
-		gn.p("return")
+		gn.exitStmt()
 	case *front.ReturnStmt:
 		r := sc.retOf()
 		if r == nil {
@@ -831,7 +935,7 @@ func (gn *gen) loc(sc *gsc, e front.Expr) gloc {
 	if !isScalar(l.t) {
 		n = gn.cp.slotsOf(l.t)
 	}
-	for _, a := range gn.active {
+	for i, a := range gn.active {
 		if a.l.arr != l.arr || (l.arr == "" && a.l.v != l.v) || (l.arr != "" && (l.base >= a.l.base+a.n || a.l.base >= l.base+n)) {
 			continue
 		}
@@ -843,7 +947,7 @@ func (gn *gen) loc(sc *gsc, e front.Expr) gloc {
 			}
 		}
 		if !ok {
-			gn.refuse(e.Position(), "%s aliases the argument of a parameter passed at %s (copy-in/copy-out)", front.ExprString(e), a.pos)
+			panic(aliasPanic{idx: i, err: fmt.Errorf("%s: %w: %s aliases the argument of a parameter (copy-in/copy-out)", e.Position(), ErrGenUnsupported, front.ExprString(e))})
 		}
 	}
 	return l
@@ -1038,6 +1142,19 @@ func (gn *gen) val(sc *gsc, e front.Expr) gx {
 			}
 			return gn.val(sc, x.Else)
 		}
+		if hasCall(x.Then) || hasCall(x.Else) {
+			// An arm calls: evaluate only the arm taken, as statements.
+			t := gn.tmp("t")
+			gn.p("var %s uint64", t)
+			gn.p("if %s {", c.s)
+			a := gn.val(sc, x.Then)
+			gn.p("%s = %s", t, a.s)
+			gn.p("} else {")
+			b := gn.val(sc, x.Else)
+			gn.p("%s = %s", t, b.s)
+			gn.p("}")
+			return gx{s: t}
+		}
 		gn.lazy++
 		a, b := gn.val(sc, x.Then), gn.val(sc, x.Else)
 		gn.lazy--
@@ -1072,7 +1189,7 @@ func (gn *gen) snap(a gx, right front.Expr) gx {
 	return gx{s: t}
 }
 
-// hasCall reports whether e calls a function.
+// hasCall reports whether e calls a function or applies a table.
 func hasCall(e front.Expr) bool {
 	found := false
 	var walk func(e front.Expr)
@@ -1082,7 +1199,8 @@ func hasCall(e front.Expr) bool {
 		}
 		switch x := e.(type) {
 		case *front.CallExpr:
-			if _, ok := x.Callee.(*front.FunctionDecl); ok {
+			switch x.Callee.(type) {
+			case *front.FunctionDecl, *front.TableDecl:
 				found = true
 				return
 			}
@@ -1178,6 +1296,8 @@ func (gn *gen) binary(sc *gsc, x *front.BinaryExpr, w int) gx {
 	// Identities with a constant operand (both are within the width).
 	if b.c {
 		switch {
+		case (x.Op == "<<" || x.Op == ">>") && b.v >= uint64(w):
+			return cx(0) // everything shifted out (and no shift count Go's vet flags)
 		case b.v == 0 && (x.Op == "+" || x.Op == "-" || x.Op == "|" || x.Op == "^" || x.Op == "<<" || x.Op == ">>"):
 			return a
 		case b.v == 0 && (x.Op == "&" || x.Op == "*"):
@@ -1249,6 +1369,20 @@ func (gn *gen) cond(sc *gsc, e front.Expr) gx {
 				}
 				return a
 			}
+			if hasCall(x.Y) {
+				// The right operand calls: evaluate it only when it decides, as statements.
+				t := gn.tmp("t")
+				gn.p("%s := %s", t, a.s)
+				if x.Op == "&&" {
+					gn.p("if %s {", t)
+				} else {
+					gn.p("if !%s {", t)
+				}
+				b := gn.cond(sc, x.Y)
+				gn.p("%s = %s", t, b.s)
+				gn.p("}")
+				return gx{s: t}
+			}
 			gn.lazy++
 			b := gn.cond(sc, x.Y)
 			gn.lazy--
@@ -1262,7 +1396,13 @@ func (gn *gen) cond(sc *gsc, e front.Expr) gx {
 			return gx{s: "(" + a.s + " " + x.Op + " " + b.s + ")"}
 		case "==", "!=", "<", "<=", ">", ">=":
 			if isBool(x.X.Type()) && (x.Op == "==" || x.Op == "!=") {
-				a, b := gn.cond(sc, x.X), gn.cond(sc, x.Y)
+				a := gn.cond(sc, x.X)
+				if !a.c && hasCall(x.Y) {
+					t := gn.tmp("t")
+					gn.p("%s := %s", t, a.s)
+					a = gx{s: t}
+				}
+				b := gn.cond(sc, x.Y)
 				if a.c && b.c {
 					return cb((a.v == b.v) == (x.Op == "=="))
 				}
@@ -1306,6 +1446,18 @@ func (gn *gen) cond(sc *gsc, e front.Expr) gx {
 				return gn.cond(sc, x.Then)
 			}
 			return gn.cond(sc, x.Else)
+		}
+		if hasCall(x.Then) || hasCall(x.Else) {
+			t := gn.tmp("t")
+			gn.p("var %s bool", t)
+			gn.p("if %s {", c.s)
+			a := gn.cond(sc, x.Then)
+			gn.p("%s = %s", t, a.s)
+			gn.p("} else {")
+			b := gn.cond(sc, x.Else)
+			gn.p("%s = %s", t, b.s)
+			gn.p("}")
+			return gx{s: t}
 		}
 		gn.lazy++
 		a, b := gn.cond(sc, x.Then), gn.cond(sc, x.Else)
@@ -1407,21 +1559,21 @@ func (gn *gen) call(sc *gsc, call *front.CallExpr) {
 		if b == nil || b.kind != gbInst {
 			gn.refuse(call.P, "apply of %s (direct control invocation)", n.Name)
 		}
-		binds := map[front.Decl]*gb{}
-		start := len(gn.outs)
-		for i, p := range d.Params {
-			var a front.Expr
-			if i < len(call.Ordered) && call.Ordered[i] != nil {
-				a = call.Ordered[i].Value
-			} else if p.Deflt != nil {
-				a = p.Deflt
-			} else {
-				gn.refuse(call.P, "missing argument %s", p.Name)
+		gn.applyControl(b.inst, call.P, func(copyMode bool, outs *[]string) map[front.Decl]*gb {
+			binds := map[front.Decl]*gb{}
+			for i, p := range d.Params {
+				var a front.Expr
+				if i < len(call.Ordered) && call.Ordered[i] != nil {
+					a = call.Ordered[i].Value
+				} else if p.Deflt != nil {
+					a = p.Deflt
+				} else {
+					gn.refuse(call.P, "missing argument %s", p.Name)
+				}
+				binds[p] = gn.bindParam(sc, p, a, call.P, copyMode, outs)
 			}
-			binds[p] = gn.bindParam(sc, p, a, call.P)
-		}
-		gn.flushOuts(start)
-		gn.applyControl(b.inst, binds)
+			return binds
+		})
 	case *front.ActionDecl:
 		gn.callAction(sc, d, call.Ordered, nil, call.P)
 	case *front.FunctionDecl:
@@ -1435,7 +1587,11 @@ func (gn *gen) call(sc *gsc, call *front.CallExpr) {
 
 // bindParam binds a parameter to an argument: a constant, a Go variable holding the value of
 // an in argument, or the argument's location (inout and out, and composite in arguments).
-func (gn *gen) bindParam(sc *gsc, p *front.Param, a front.Expr, pos front.Pos) *gb {
+//
+// With copyMode, inout, out and composite in parameters are copies instead (P4's
+// copy-in/copy-out): a Go variable or local array, copied in (out: zero) and, for inout and
+// out, copied back by the statements appended to outs.
+func (gn *gen) bindParam(sc *gsc, p *front.Param, a front.Expr, pos front.Pos, copyMode bool, outs *[]string) *gb {
 	if isExtern(p.T) {
 		gn.refuse(pos, "extern arguments")
 	}
@@ -1451,6 +1607,34 @@ func (gn *gen) bindParam(sc *gsc, p *front.Param, a front.Expr, pos front.Pos) *
 		v := gn.tmp("l")
 		gn.p("var %s [%d]uint64", v, gn.cp.slotsOf(p.T))
 		gn.p("_ = %s", v)
+		return &gb{kind: gbLoc, loc: gloc{arr: v, t: p.T}}
+	}
+	if copyMode && (p.Dir == front.DirOut || p.Dir == front.DirInOut || !isScalar(p.T)) {
+		if !gn.isLoc(sc, a) {
+			gn.refuse(pos, "a composite argument that is not a location")
+		}
+		l := gn.loc(sc, a)
+		if isScalar(p.T) {
+			gn.scalarType(pos, p.T)
+			v := gn.tmp("c")
+			if p.Dir == front.DirOut {
+				gn.p("%s := uint64(0)", v)
+			} else {
+				gn.p("%s := %s", v, l.ref())
+			}
+			gn.p("_ = %s", v)
+			*outs = append(*outs, l.ref()+" = "+v)
+			return &gb{kind: gbLoc, loc: gloc{v: v, t: p.T}}
+		}
+		n := gn.cp.slotsOf(p.T)
+		v := gn.tmp("c")
+		gn.p("var %s [%d]uint64", v, n)
+		if p.Dir != front.DirOut {
+			gn.p("copy(%s[:], %s[%d:%d])", v, l.arr, l.base, l.base+n)
+		}
+		if p.Dir != front.DirIn && p.Dir != front.DirNone {
+			*outs = append(*outs, fmt.Sprintf("copy(%s[%d:%d], %s[:])", l.arr, l.base, l.base+n, v))
+		}
 		return &gb{kind: gbLoc, loc: gloc{arr: v, t: p.T}}
 	}
 	switch p.Dir {
@@ -1499,24 +1683,6 @@ func (gn *gen) flushOuts(start int) {
 	gn.outs = gn.outs[:start]
 }
 
-// activate marks the by-reference parameters of a call (bindings in m) active while its body is
-// generated; the returned function ends that.
-func (gn *gen) activate(m map[front.Decl]*gb, params []*front.Param, pos front.Pos) func() {
-	n := len(gn.active)
-	for _, p := range params {
-		b := m[p]
-		if b == nil || !b.byRef {
-			continue
-		}
-		k := 1
-		if !isScalar(b.loc.t) {
-			k = gn.cp.slotsOf(b.loc.t)
-		}
-		gn.active = append(gn.active, aliasRange{b: b, l: b.loc, n: k, pos: pos})
-	}
-	return func() { gn.active = gn.active[:n] }
-}
-
 // actionScope is the scope an action's body resolves names in: the apply scope of the control
 // that declares it, or the top level.
 func (gn *gen) actionScope(sc *gsc, d *front.ActionDecl) *gsc {
@@ -1535,13 +1701,7 @@ func (gn *gen) actionScope(sc *gsc, d *front.ActionDecl) *gsc {
 // callAction inlines an action. args are the call's arguments in parameter order; with
 // fromTable, the parameters after them take the action data of the last Apply.
 func (gn *gen) callAction(sc *gsc, d *front.ActionDecl, args []*front.Arg, ref *front.ActionRef, pos front.Pos) {
-	as := gn.actionScope(sc, d).child()
 	ret := &gret{label: gn.tmp("end")}
-	as.ret = ret
-	gn.p("{")
-	gn.p("{")
-	cpi := 0
-	start := len(gn.outs)
 	if ref != nil {
 		// From a table, as the interpreter's boundAction: the arguments of the action reference
 		// bind the directional parameters (all of them, or none); the directionless ones always
@@ -1558,35 +1718,40 @@ func (gn *gen) callAction(sc *gsc, d *front.ActionDecl, args []*front.Arg, ref *
 			args = args[:nbound]
 		}
 	}
-	for i, p := range d.Params {
-		var a front.Expr
-		if i < len(args) && args[i] != nil {
-			a = args[i].Value
+	bind := func(copyMode bool, outs *[]string) map[front.Decl]*gb {
+		m := map[front.Decl]*gb{}
+		cpi := 0
+		for i, p := range d.Params {
+			var a front.Expr
+			if i < len(args) && args[i] != nil {
+				a = args[i].Value
+			}
+			if p.Dir == front.DirNone && ref != nil {
+				// Control-plane data from the table.
+				gn.scalarType(p.P, p.T)
+				v := gn.tmp("d")
+				gn.p("%s := g.Arg(%d)&%#x", v, cpi, mask64(widthOf(p.T)))
+				gn.p("_ = %s", v)
+				cpi++
+				m[p] = &gb{kind: gbLoc, loc: gloc{v: v, t: p.T}}
+				continue
+			}
+			if a == nil {
+				gn.refuse(pos, "missing argument %s of action %s", p.Name, d.Name)
+			}
+			// Arguments evaluate in the caller's scope.
+			m[p] = gn.bindParam(sc, p, a, pos, copyMode, outs)
 		}
-		if p.Dir == front.DirNone && ref != nil {
-			// Control-plane data from the table.
-			gn.scalarType(p.P, p.T)
-			v := gn.tmp("d")
-			gn.p("%s := g.Arg(%d)&%#x", v, cpi, mask64(widthOf(p.T)))
-			gn.p("_ = %s", v)
-			cpi++
-			as.m[p] = &gb{kind: gbLoc, loc: gloc{v: v, t: p.T}}
-			continue
-		}
-		if a == nil {
-			gn.refuse(pos, "missing argument %s of action %s", p.Name, d.Name)
-		}
-		// Arguments evaluate in the caller's scope.
-		as.m[p] = gn.bindParam(sc, p, a, pos)
+		return m
 	}
-	gn.flushOuts(start)
-	defer gn.activate(as.m, d.Params, pos)()
-	gn.stmts(as, d.Body.Stmts)
-	gn.p("}")
-	if ret.used {
-		gn.p("%s:", ret.label)
-	}
-	gn.p("}")
+	gn.inline(d.Params, ret, bind, func(m map[front.Decl]*gb) {
+		as := gn.actionScope(sc, d).child()
+		as.ret = ret
+		for k, v := range m {
+			as.m[k] = v
+		}
+		gn.stmts(as, d.Body.Stmts)
+	})
 }
 
 // callFunction inlines a function and returns the Go variable holding its result ("" for
@@ -1598,9 +1763,7 @@ func (gn *gen) callFunction(sc *gsc, call *front.CallExpr, d *front.FunctionDecl
 	if gn.lazy > 0 {
 		gn.refuse(call.P, "a function call in a conditional operand (&&, ||, ?:)")
 	}
-	fs := &gsc{parent: gn.root, m: map[front.Decl]*gb{}}
 	ret := &gret{label: gn.tmp("end")}
-	fs.ret = ret
 	void := d.RetT == nil
 	if _, ok := d.RetT.(*front.VoidType); ok {
 		void = true
@@ -1617,23 +1780,20 @@ func (gn *gen) callFunction(sc *gsc, call *front.CallExpr, d *front.FunctionDecl
 			gn.refuse(call.P, "a call with out or inout arguments in a conditional operand")
 		}
 	}
-	gn.p("{")
-	gn.p("{")
-	start := len(gn.outs)
-	for i, p := range d.Params {
-		if i >= len(call.Ordered) || call.Ordered[i] == nil {
-			gn.refuse(call.P, "missing argument %s", p.Name)
+	bind := func(copyMode bool, outs *[]string) map[front.Decl]*gb {
+		m := map[front.Decl]*gb{}
+		for i, p := range d.Params {
+			if i >= len(call.Ordered) || call.Ordered[i] == nil {
+				gn.refuse(call.P, "missing argument %s", p.Name)
+			}
+			m[p] = gn.bindParam(sc, p, call.Ordered[i].Value, call.P, copyMode, outs)
 		}
-		fs.m[p] = gn.bindParam(sc, p, call.Ordered[i].Value, call.P)
+		return m
 	}
-	gn.flushOuts(start)
-	defer gn.activate(fs.m, d.Params, call.P)()
-	gn.stmts(fs, d.Body.Stmts)
-	gn.p("}")
-	if ret.used {
-		gn.p("%s:", ret.label)
-	}
-	gn.p("}")
+	gn.inline(d.Params, ret, bind, func(m map[front.Decl]*gb) {
+		fs := &gsc{parent: gn.root, m: m, ret: ret}
+		gn.stmts(fs, d.Body.Stmts)
+	})
 	return ret.v
 }
 

@@ -119,21 +119,43 @@ const GenVersion = 1
 func Fingerprint(checked *front.Checked) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "netlock gogen %d\n", GenVersion)
-	w := &astHasher{seen: map[uintptr]int{}, b: h}
+	w := &astHasher{seen: map[uintptr]int{}, b: h, names: map[reflect.Type]string{}, fields: map[reflect.Type][]int{}}
 	w.walk(reflect.ValueOf(checked.Program.Decls)) // not Program.File: the path it was loaded by
+	w.flush()
 	return hex.EncodeToString(h.Sum(nil))
 }
 
 type astHasher struct {
-	seen map[uintptr]int
-	b    interface{ Write([]byte) (int, error) }
-	buf  []byte
+	seen   map[uintptr]int
+	b      interface{ Write([]byte) (int, error) }
+	buf    []byte
+	names  map[reflect.Type]string
+	fields map[reflect.Type][]int
 }
 
+// put appends s and a zero byte to the hashed stream (buffered: the hash sees the same bytes
+// in fewer writes).
 func (w *astHasher) put(s string) {
-	w.buf = append(w.buf[:0], s...)
+	w.buf = append(w.buf, s...)
+	w.end()
+}
+
+func (w *astHasher) putInt(prefix string, x int64) {
+	w.buf = append(w.buf, prefix...)
+	w.buf = strconv.AppendInt(w.buf, x, 10)
+	w.end()
+}
+
+func (w *astHasher) end() {
 	w.buf = append(w.buf, 0)
+	if len(w.buf) >= 1<<15 {
+		w.flush()
+	}
+}
+
+func (w *astHasher) flush() {
 	w.b.Write(w.buf)
+	w.buf = w.buf[:0]
 }
 
 var posType = reflect.TypeOf(front.Pos{})
@@ -146,11 +168,17 @@ func (w *astHasher) walk(v reflect.Value) {
 			return
 		}
 		if id, ok := w.seen[v.Pointer()]; ok {
-			w.put("ref" + strconv.Itoa(id))
+			w.putInt("ref", int64(id))
 			return
 		}
 		w.seen[v.Pointer()] = len(w.seen)
-		w.put("*" + v.Elem().Type().String())
+		t := v.Elem().Type()
+		name, ok := w.names[t]
+		if !ok {
+			name = "*" + t.String()
+			w.names[t] = name
+		}
+		w.put(name)
 		w.walk(v.Elem())
 	case reflect.Interface:
 		if v.IsNil() {
@@ -159,23 +187,35 @@ func (w *astHasher) walk(v reflect.Value) {
 		}
 		w.walk(v.Elem())
 	case reflect.Struct:
-		if v.Type() == posType {
+		t := v.Type()
+		if t == posType {
 			p := v.Interface().(front.Pos)
-			w.put(path.Base(p.File) + ":" + strconv.Itoa(p.Line) + ":" + strconv.Itoa(p.Col))
+			w.buf = append(w.buf, path.Base(p.File)...)
+			w.buf = append(w.buf, ':')
+			w.buf = strconv.AppendInt(w.buf, int64(p.Line), 10)
+			w.buf = append(w.buf, ':')
+			w.buf = strconv.AppendInt(w.buf, int64(p.Col), 10)
+			w.end()
 			return
 		}
-		if v.Type().PkgPath() == "math/big" {
+		if t.PkgPath() == "math/big" {
 			w.put(fmt.Sprint(v.Addr().Interface()))
 			return
 		}
-		for i := 0; i < v.NumField(); i++ {
-			if !v.Type().Field(i).IsExported() {
-				continue
+		fs, ok := w.fields[t]
+		if !ok {
+			for i := 0; i < t.NumField(); i++ {
+				if t.Field(i).IsExported() {
+					fs = append(fs, i)
+				}
 			}
+			w.fields[t] = fs
+		}
+		for _, i := range fs {
 			w.walk(v.Field(i))
 		}
 	case reflect.Slice, reflect.Array:
-		w.put("[" + strconv.Itoa(v.Len()))
+		w.putInt("[", int64(v.Len()))
 		for i := 0; i < v.Len(); i++ {
 			w.walk(v.Index(i))
 		}
@@ -192,9 +232,10 @@ func (w *astHasher) walk(v reflect.Value) {
 	case reflect.Bool:
 		w.put(strconv.FormatBool(v.Bool()))
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		w.put(strconv.FormatInt(v.Int(), 10))
+		w.putInt("", v.Int())
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		w.put(strconv.FormatUint(v.Uint(), 10))
+		w.buf = strconv.AppendUint(w.buf, v.Uint(), 10)
+		w.end()
 	case reflect.Func, reflect.Chan:
 	default:
 		w.put(v.Kind().String())

@@ -352,6 +352,9 @@ func Load(checked *front.Checked, cfg Config) (sw *Switch, err error) {
 		}
 	}
 	if tna {
+		if cfg.Pipeline == PipelineGenerated {
+			return nil, fmt.Errorf("%w: the Go backend does not compile TNA programs (%s)", ErrInvalid, programName(checked))
+		}
 		cp.loadTNA()
 		return sw, nil
 	}

@@ -486,17 +486,17 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 					switch ai62 {
 					case 0:
 						{
+							d65 := g.Arg(0) & 0xffffffffffffffff
+							_ = d65
+							d66 := g.Arg(1) & 0xffffffff
+							_ = d66
+							d67 := g.Arg(2) & 0xffffffffffff
+							_ = d67
+							d68 := g.Arg(3) & 0xffffffff
+							_ = d68
+							d69 := g.Arg(4) & 0xffffffff
+							_ = d69
 							{
-								d65 := g.Arg(0) & 0xffffffffffffffff
-								_ = d65
-								d66 := g.Arg(1) & 0xffffffff
-								_ = d66
-								d67 := g.Arg(2) & 0xffffffffffff
-								_ = d67
-								d68 := g.Arg(3) & 0xffffffff
-								_ = d68
-								d69 := g.Arg(4) & 0xffffffff
-								_ = d69
 								s[186] = 0x1
 								s[187] = d65
 								s[188] = d66
@@ -579,19 +579,19 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 					switch ai74 {
 					case 0:
 						{
+							d77 := g.Arg(0) & 0xffffffff
+							_ = d77
+							d78 := g.Arg(1) & 0xffffffff
+							_ = d78
+							d79 := g.Arg(2) & 0xffff
+							_ = d79
+							d80 := g.Arg(3) & 0xffffffff
+							_ = d80
+							d81 := g.Arg(4) & 0xffff
+							_ = d81
+							d82 := g.Arg(5) & 0xffff
+							_ = d82
 							{
-								d77 := g.Arg(0) & 0xffffffff
-								_ = d77
-								d78 := g.Arg(1) & 0xffffffff
-								_ = d78
-								d79 := g.Arg(2) & 0xffff
-								_ = d79
-								d80 := g.Arg(3) & 0xffffffff
-								_ = d80
-								d81 := g.Arg(4) & 0xffff
-								_ = d81
-								d82 := g.Arg(5) & 0xffff
-								_ = d82
 								s[192] = 0x1
 								s[193] = 0x0
 								s[194] = d77
@@ -604,33 +604,33 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 						}
 					case 1:
 						{
+							d84 := g.Arg(0) & 0xffffffff
+							_ = d84
+							d85 := g.Arg(1) & 0xffffffff
+							_ = d85
+							d86 := g.Arg(2) & 0xffff
+							_ = d86
+							d87 := g.Arg(3) & 0xffffffff
+							_ = d87
+							d88 := g.Arg(4) & 0xffff
+							_ = d88
+							d89 := g.Arg(5) & 0xffff
+							_ = d89
 							{
-								d84 := g.Arg(0) & 0xffffffff
-								_ = d84
-								d85 := g.Arg(1) & 0xffffffff
-								_ = d85
-								d86 := g.Arg(2) & 0xffff
-								_ = d86
-								d87 := g.Arg(3) & 0xffffffff
-								_ = d87
-								d88 := g.Arg(4) & 0xffff
-								_ = d88
-								d89 := g.Arg(5) & 0xffff
-								_ = d89
 								{
+									a91 := d84
+									_ = a91
+									a92 := d85
+									_ = a92
+									a93 := d86
+									_ = a93
+									a94 := d87
+									_ = a94
+									a95 := d88
+									_ = a95
+									a96 := d89
+									_ = a96
 									{
-										a91 := d84
-										_ = a91
-										a92 := d85
-										_ = a92
-										a93 := d86
-										_ = a93
-										a94 := d87
-										_ = a94
-										a95 := d88
-										_ = a95
-										a96 := d89
-										_ = a96
 										s[192] = 0x1
 										s[193] = 0x0
 										s[194] = a91
@@ -659,15 +659,15 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 							switch ai98 {
 							case 0:
 								{
+									d101 := g.Arg(0) & 0xffffffff
+									_ = d101
+									d102 := g.Arg(1) & 0xffff
+									_ = d102
+									d103 := g.Arg(2) & 0x1ff
+									_ = d103
+									d104 := g.Arg(3) & 0xffffffffffff
+									_ = d104
 									{
-										d101 := g.Arg(0) & 0xffffffff
-										_ = d101
-										d102 := g.Arg(1) & 0xffff
-										_ = d102
-										d103 := g.Arg(2) & 0x1ff
-										_ = d103
-										d104 := g.Arg(3) & 0xffffffffffff
-										_ = d104
 										s[200] = 0x1
 										s[201] = d101
 										s[202] = d102
@@ -980,9 +980,9 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 							switch ai125 {
 							case 0:
 								{
+									d128 := g.Arg(0) & 0xffffffff
+									_ = d128
 									{
-										d128 := g.Arg(0) & 0xffffffff
-										_ = d128
 										s[237] = g.ExecuteMeter(p.m[0], d128) & 0xff
 										s[238] = 0x1
 									}
@@ -1035,13 +1035,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 													{
 														{
 															{
+																a135 := s[209]
+																_ = a135
+																a136 := s[210]
+																_ = a136
+																a137 := s[211]
+																_ = a137
 																{
-																	a135 := s[209]
-																	_ = a135
-																	a136 := s[210]
-																	_ = a136
-																	a137 := s[211]
-																	_ = a137
 																	s[105] = 0x1
 																	s[106] = 0x1
 																	s[107] = 0x0
@@ -1084,9 +1084,9 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 								if v107 == 0x2 {
 									{
 										{
+											a139 := s[206]
+											_ = a139
 											{
-												a139 := s[206]
-												_ = a139
 												v140 := uint64(0)
 												_ = v140
 												v140 = p.r[4].Get64(s[194])
@@ -1135,11 +1135,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 											}
 										}
 										{
+											a147 := s[32]
+											_ = a147
+											a148 := s[206]
+											_ = a148
 											{
-												a147 := s[32]
-												_ = a147
-												a148 := s[206]
-												_ = a148
 												v149 := uint64(0)
 												_ = v149
 												v149 = p.r[1].Get64(s[194])
@@ -1216,13 +1216,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																{
 																	{
 																		{
+																			a161 := s[209]
+																			_ = a161
+																			a162 := s[210]
+																			_ = a162
+																			a163 := s[211]
+																			_ = a163
 																			{
-																				a161 := s[209]
-																				_ = a161
-																				a162 := s[210]
-																				_ = a162
-																				a163 := s[211]
-																				_ = a163
 																				s[105] = 0x1
 																				s[106] = 0x1
 																				s[107] = 0x0
@@ -1278,9 +1278,9 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 										if s[205] == 0x2 {
 											{
 												{
+													a166 := s[206]
+													_ = a166
 													{
-														a166 := s[206]
-														_ = a166
 														v167 := uint64(0)
 														_ = v167
 														v167 = p.r[4].Get64(s[194])
@@ -1336,9 +1336,9 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 										} else {
 											{
 												{
+													a174 := s[206]
+													_ = a174
 													{
-														a174 := s[206]
-														_ = a174
 														v175 := uint64(0)
 														_ = v175
 														v175 = p.r[4].Get64(s[194])
@@ -1442,11 +1442,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 										} else {
 											{
 												{
+													a184 := s[32]
+													_ = a184
+													a185 := s[206]
+													_ = a185
 													{
-														a184 := s[32]
-														_ = a184
-														a185 := s[206]
-														_ = a185
 														v186 := uint64(0)
 														_ = v186
 														v186 = p.r[1].Get64(s[194])
@@ -1507,11 +1507,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 													}
 												}
 												{
+													a194 := s[206]
+													_ = a194
+													a195 := engine.Sel((s[218] == 0x0), 0x1, 0x0)
+													_ = a195
 													{
-														a194 := s[206]
-														_ = a194
-														a195 := engine.Sel((s[218] == 0x0), 0x1, 0x0)
-														_ = a195
 														v196 := uint64(0)
 														_ = v196
 														v196 = p.r[2].Get64(s[194])
@@ -1551,17 +1551,17 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 														s[168] = 0x0
 													}
 												}
-												a199 := s[206]
-												_ = a199
-												a200 := s[194]
-												_ = a200
 												{
+													a200 := s[206]
+													_ = a200
+													a201 := s[194]
+													_ = a201
 													{
-														if a199 == 0x0 {
+														if a200 == 0x0 {
 															{
-																a202 := a200
-																_ = a202
 																{
+																	a203 := a201
+																	_ = a203
 																	{
 																		if s[166] != 0x0 {
 																			{
@@ -1569,15 +1569,15 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					{
 																						v205 := uint64(0)
 																						_ = v205
-																						v205 = p.r[27].Get64(a202)
+																						v205 = p.r[27].Get64(a203)
 																						var r208 uint64
 																						_ = r208
 																						{
+																							a209 := v205
+																							_ = a209
+																							a210 := s[169]
+																							_ = a210
 																							{
-																								a209 := v205
-																								_ = a209
-																								a210 := s[169]
-																								_ = a210
 																								if (((a209 & 0x7fff) + 0x1) & 0xffff) == a210 {
 																									{
 																										r208 = ((a209 & 0x8000) ^ 0x8000)
@@ -1615,7 +1615,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								}
 																							}
 																						}
-																						p.r[27].Set64(a202, ((v205) & 0xffff))
+																						p.r[27].Set64(a203, ((v205) & 0xffff))
 																						if s[166] == 0x3 {
 																							{
 																								s[172] = v205
@@ -1631,18 +1631,18 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					{
 																						v212 := uint64(0)
 																						_ = v212
-																						v212 = p.r[28].Get64(a202)
+																						v212 = p.r[28].Get64(a203)
 																						s[173] = v212
 																						if (s[167] == 0x2) && (s[171] == 0x1) {
 																							{
 																								var r214 uint64
 																								_ = r214
 																								{
+																									a215 := v212
+																									_ = a215
+																									a216 := s[169]
+																									_ = a216
 																									{
-																										a215 := v212
-																										_ = a215
-																										a216 := s[169]
-																										_ = a216
 																										if (((a215 & 0x7fff) + 0x1) & 0xffff) == a216 {
 																											{
 																												r214 = ((a215 & 0x8000) ^ 0x8000)
@@ -1663,7 +1663,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								}
 																							}
 																						}
-																						p.r[28].Set64(a202, ((v212) & 0xffff))
+																						p.r[28].Set64(a203, ((v212) & 0xffff))
 																					}
 																				}
 																			}
@@ -1674,7 +1674,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					{
 																						v218 := uint64(0)
 																						_ = v218
-																						v218 = p.r[29].Get64(a202)
+																						v218 = p.r[29].Get64(a203)
 																						if (s[168] == 0x2) && (s[171] == 0x1) {
 																							{
 																								v218 = s[170]
@@ -1685,11 +1685,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																									var r220 uint64
 																									_ = r220
 																									{
+																										a221 := v218
+																										_ = a221
+																										a222 := s[169]
+																										_ = a222
 																										{
-																											a221 := v218
-																											_ = a221
-																											a222 := s[169]
-																											_ = a222
 																											if (((a221 & 0x7fff) + 0x1) & 0xffff) == a222 {
 																												{
 																													r220 = ((a221 & 0x8000) ^ 0x8000)
@@ -1714,11 +1714,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																											var r224 uint64
 																											_ = r224
 																											{
+																												a225 := s[173]
+																												_ = a225
+																												a226 := s[169]
+																												_ = a226
 																												{
-																													a225 := s[173]
-																													_ = a225
-																													a226 := s[169]
-																													_ = a226
 																													if (((a225 & 0x7fff) + 0x1) & 0xffff) == a226 {
 																														{
 																															r224 = ((a225 & 0x8000) ^ 0x8000)
@@ -1736,7 +1736,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								}
 																							}
 																						}
-																						p.r[29].Set64(a202, ((v218) & 0xffff))
+																						p.r[29].Set64(a203, ((v218) & 0xffff))
 																						s[174] = v218
 																					}
 																				}
@@ -1744,9 +1744,9 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		}
 																	}
 																}
-																a227 := a200
-																_ = a227
 																{
+																	a228 := a201
+																	_ = a228
 																	{
 																		if s[176] != 0x0 {
 																			{
@@ -1754,15 +1754,15 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					{
 																						v230 := uint64(0)
 																						_ = v230
-																						v230 = p.r[30].Get64(a227)
+																						v230 = p.r[30].Get64(a228)
 																						var r233 uint64
 																						_ = r233
 																						{
+																							a234 := v230
+																							_ = a234
+																							a235 := s[179]
+																							_ = a235
 																							{
-																								a234 := v230
-																								_ = a234
-																								a235 := s[179]
-																								_ = a235
 																								if (((a234 & 0x7fff) + 0x1) & 0xffff) == a235 {
 																									{
 																										r233 = ((a234 & 0x8000) ^ 0x8000)
@@ -1800,7 +1800,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								}
 																							}
 																						}
-																						p.r[30].Set64(a227, ((v230) & 0xffff))
+																						p.r[30].Set64(a228, ((v230) & 0xffff))
 																						if s[176] == 0x3 {
 																							{
 																								s[182] = v230
@@ -1816,18 +1816,18 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					{
 																						v237 := uint64(0)
 																						_ = v237
-																						v237 = p.r[31].Get64(a227)
+																						v237 = p.r[31].Get64(a228)
 																						s[183] = v237
 																						if (s[177] == 0x2) && (s[181] == 0x1) {
 																							{
 																								var r239 uint64
 																								_ = r239
 																								{
+																									a240 := v237
+																									_ = a240
+																									a241 := s[179]
+																									_ = a241
 																									{
-																										a240 := v237
-																										_ = a240
-																										a241 := s[179]
-																										_ = a241
 																										if (((a240 & 0x7fff) + 0x1) & 0xffff) == a241 {
 																											{
 																												r239 = ((a240 & 0x8000) ^ 0x8000)
@@ -1848,7 +1848,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								}
 																							}
 																						}
-																						p.r[31].Set64(a227, ((v237) & 0xffff))
+																						p.r[31].Set64(a228, ((v237) & 0xffff))
 																					}
 																				}
 																			}
@@ -1859,7 +1859,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					{
 																						v243 := uint64(0)
 																						_ = v243
-																						v243 = p.r[32].Get64(a227)
+																						v243 = p.r[32].Get64(a228)
 																						if (s[178] == 0x2) && (s[181] == 0x1) {
 																							{
 																								v243 = s[180]
@@ -1870,11 +1870,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																									var r245 uint64
 																									_ = r245
 																									{
+																										a246 := v243
+																										_ = a246
+																										a247 := s[179]
+																										_ = a247
 																										{
-																											a246 := v243
-																											_ = a246
-																											a247 := s[179]
-																											_ = a247
 																											if (((a246 & 0x7fff) + 0x1) & 0xffff) == a247 {
 																												{
 																													r245 = ((a246 & 0x8000) ^ 0x8000)
@@ -1899,11 +1899,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																											var r249 uint64
 																											_ = r249
 																											{
+																												a250 := s[183]
+																												_ = a250
+																												a251 := s[179]
+																												_ = a251
 																												{
-																													a250 := s[183]
-																													_ = a250
-																													a251 := s[179]
-																													_ = a251
 																													if (((a250 & 0x7fff) + 0x1) & 0xffff) == a251 {
 																														{
 																															r249 = ((a250 & 0x8000) ^ 0x8000)
@@ -1921,7 +1921,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								}
 																							}
 																						}
-																						p.r[32].Set64(a227, ((v243) & 0xffff))
+																						p.r[32].Set64(a228, ((v243) & 0xffff))
 																						s[184] = v243
 																					}
 																				}
@@ -1932,9 +1932,9 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 															}
 														} else {
 															{
-																a252 := a200
-																_ = a252
 																{
+																	a253 := a201
+																	_ = a253
 																	{
 																		if s[166] != 0x0 {
 																			{
@@ -1942,15 +1942,15 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					{
 																						v255 := uint64(0)
 																						_ = v255
-																						v255 = p.r[30].Get64(a252)
+																						v255 = p.r[30].Get64(a253)
 																						var r258 uint64
 																						_ = r258
 																						{
+																							a259 := v255
+																							_ = a259
+																							a260 := s[169]
+																							_ = a260
 																							{
-																								a259 := v255
-																								_ = a259
-																								a260 := s[169]
-																								_ = a260
 																								if (((a259 & 0x7fff) + 0x1) & 0xffff) == a260 {
 																									{
 																										r258 = ((a259 & 0x8000) ^ 0x8000)
@@ -1988,7 +1988,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								}
 																							}
 																						}
-																						p.r[30].Set64(a252, ((v255) & 0xffff))
+																						p.r[30].Set64(a253, ((v255) & 0xffff))
 																						if s[166] == 0x3 {
 																							{
 																								s[172] = v255
@@ -2004,18 +2004,18 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					{
 																						v262 := uint64(0)
 																						_ = v262
-																						v262 = p.r[31].Get64(a252)
+																						v262 = p.r[31].Get64(a253)
 																						s[173] = v262
 																						if (s[167] == 0x2) && (s[171] == 0x1) {
 																							{
 																								var r264 uint64
 																								_ = r264
 																								{
+																									a265 := v262
+																									_ = a265
+																									a266 := s[169]
+																									_ = a266
 																									{
-																										a265 := v262
-																										_ = a265
-																										a266 := s[169]
-																										_ = a266
 																										if (((a265 & 0x7fff) + 0x1) & 0xffff) == a266 {
 																											{
 																												r264 = ((a265 & 0x8000) ^ 0x8000)
@@ -2036,7 +2036,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								}
 																							}
 																						}
-																						p.r[31].Set64(a252, ((v262) & 0xffff))
+																						p.r[31].Set64(a253, ((v262) & 0xffff))
 																					}
 																				}
 																			}
@@ -2047,7 +2047,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					{
 																						v268 := uint64(0)
 																						_ = v268
-																						v268 = p.r[32].Get64(a252)
+																						v268 = p.r[32].Get64(a253)
 																						if (s[168] == 0x2) && (s[171] == 0x1) {
 																							{
 																								v268 = s[170]
@@ -2058,11 +2058,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																									var r270 uint64
 																									_ = r270
 																									{
+																										a271 := v268
+																										_ = a271
+																										a272 := s[169]
+																										_ = a272
 																										{
-																											a271 := v268
-																											_ = a271
-																											a272 := s[169]
-																											_ = a272
 																											if (((a271 & 0x7fff) + 0x1) & 0xffff) == a272 {
 																												{
 																													r270 = ((a271 & 0x8000) ^ 0x8000)
@@ -2087,11 +2087,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																											var r274 uint64
 																											_ = r274
 																											{
+																												a275 := s[173]
+																												_ = a275
+																												a276 := s[169]
+																												_ = a276
 																												{
-																													a275 := s[173]
-																													_ = a275
-																													a276 := s[169]
-																													_ = a276
 																													if (((a275 & 0x7fff) + 0x1) & 0xffff) == a276 {
 																														{
 																															r274 = ((a275 & 0x8000) ^ 0x8000)
@@ -2109,7 +2109,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								}
 																							}
 																						}
-																						p.r[32].Set64(a252, ((v268) & 0xffff))
+																						p.r[32].Set64(a253, ((v268) & 0xffff))
 																						s[174] = v268
 																					}
 																				}
@@ -2117,9 +2117,9 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		}
 																	}
 																}
-																a277 := a200
-																_ = a277
 																{
+																	a278 := a201
+																	_ = a278
 																	{
 																		if s[176] != 0x0 {
 																			{
@@ -2127,15 +2127,15 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					{
 																						v280 := uint64(0)
 																						_ = v280
-																						v280 = p.r[27].Get64(a277)
+																						v280 = p.r[27].Get64(a278)
 																						var r283 uint64
 																						_ = r283
 																						{
+																							a284 := v280
+																							_ = a284
+																							a285 := s[179]
+																							_ = a285
 																							{
-																								a284 := v280
-																								_ = a284
-																								a285 := s[179]
-																								_ = a285
 																								if (((a284 & 0x7fff) + 0x1) & 0xffff) == a285 {
 																									{
 																										r283 = ((a284 & 0x8000) ^ 0x8000)
@@ -2173,7 +2173,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								}
 																							}
 																						}
-																						p.r[27].Set64(a277, ((v280) & 0xffff))
+																						p.r[27].Set64(a278, ((v280) & 0xffff))
 																						if s[176] == 0x3 {
 																							{
 																								s[182] = v280
@@ -2189,18 +2189,18 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					{
 																						v287 := uint64(0)
 																						_ = v287
-																						v287 = p.r[28].Get64(a277)
+																						v287 = p.r[28].Get64(a278)
 																						s[183] = v287
 																						if (s[177] == 0x2) && (s[181] == 0x1) {
 																							{
 																								var r289 uint64
 																								_ = r289
 																								{
+																									a290 := v287
+																									_ = a290
+																									a291 := s[179]
+																									_ = a291
 																									{
-																										a290 := v287
-																										_ = a290
-																										a291 := s[179]
-																										_ = a291
 																										if (((a290 & 0x7fff) + 0x1) & 0xffff) == a291 {
 																											{
 																												r289 = ((a290 & 0x8000) ^ 0x8000)
@@ -2221,7 +2221,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								}
 																							}
 																						}
-																						p.r[28].Set64(a277, ((v287) & 0xffff))
+																						p.r[28].Set64(a278, ((v287) & 0xffff))
 																					}
 																				}
 																			}
@@ -2232,7 +2232,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					{
 																						v293 := uint64(0)
 																						_ = v293
-																						v293 = p.r[29].Get64(a277)
+																						v293 = p.r[29].Get64(a278)
 																						if (s[178] == 0x2) && (s[181] == 0x1) {
 																							{
 																								v293 = s[180]
@@ -2243,11 +2243,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																									var r295 uint64
 																									_ = r295
 																									{
+																										a296 := v293
+																										_ = a296
+																										a297 := s[179]
+																										_ = a297
 																										{
-																											a296 := v293
-																											_ = a296
-																											a297 := s[179]
-																											_ = a297
 																											if (((a296 & 0x7fff) + 0x1) & 0xffff) == a297 {
 																												{
 																													r295 = ((a296 & 0x8000) ^ 0x8000)
@@ -2272,11 +2272,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																											var r299 uint64
 																											_ = r299
 																											{
+																												a300 := s[183]
+																												_ = a300
+																												a301 := s[179]
+																												_ = a301
 																												{
-																													a300 := s[183]
-																													_ = a300
-																													a301 := s[179]
-																													_ = a301
 																													if (((a300 & 0x7fff) + 0x1) & 0xffff) == a301 {
 																														{
 																															r299 = ((a300 & 0x8000) ^ 0x8000)
@@ -2294,7 +2294,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								}
 																							}
 																						}
-																						p.r[29].Set64(a277, ((v293) & 0xffff))
+																						p.r[29].Set64(a278, ((v293) & 0xffff))
 																						s[184] = v293
 																					}
 																				}
@@ -2307,9 +2307,9 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 													}
 												}
 												{
+													a303 := s[218]
+													_ = a303
 													{
-														a303 := s[218]
-														_ = a303
 														v304 := uint64(0)
 														_ = v304
 														v304 = p.r[3].Get64(s[194])
@@ -2329,9 +2329,9 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 													}
 												}
 												{
+													a306 := s[173]
+													_ = a306
 													{
-														a306 := s[173]
-														_ = a306
 														v307 := uint64(((s[207] + (a306 & 0x7fff)) & 0xffffffff))
 														_ = v307
 														s[131] = ((v307) >> 8 & 0x3)
@@ -2949,12 +2949,12 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 														v353 := uint64(0)
 														_ = v353
 														{
+															a355 := ((s[230]) & 0xffffffff)
+															_ = a355
+															a356 := s[214]
+															_ = a356
+															v353 = 0
 															{
-																a355 := ((s[230]) & 0xffffffff)
-																_ = a355
-																a356 := s[214]
-																_ = a356
-																v353 = 0
 																v357 := uint64(((s[230]) >> 32))
 																_ = v357
 																if a355 > ((s[230]) & 0xffffffff) {
@@ -2986,17 +2986,17 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 														} else {
 															{
 																{
+																	a360 := v353
+																	_ = a360
 																	{
-																		a360 := v353
-																		_ = a360
 																		{
+																			a362 := s[159]
+																			_ = a362
+																			a363 := s[160]
+																			_ = a363
+																			a364 := s[155]
+																			_ = a364
 																			{
-																				a362 := s[159]
-																				_ = a362
-																				a363 := s[160]
-																				_ = a363
-																				a364 := s[155]
-																				_ = a364
 																				s[105] = 0x1
 																				s[106] = 0x1
 																				s[107] = 0x0
@@ -3089,9 +3089,9 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 						if v108 == 0x0 {
 							{
 								{
+									a368 := s[206]
+									_ = a368
 									{
-										a368 := s[206]
-										_ = a368
 										v369 := uint64(0)
 										_ = v369
 										v369 = p.r[4].Get64(s[194])
@@ -3140,17 +3140,17 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 									}
 								}
 								s[166] = 0x1
-								a375 := s[206]
-								_ = a375
-								a376 := s[194]
-								_ = a376
 								{
+									a376 := s[206]
+									_ = a376
+									a377 := s[194]
+									_ = a377
 									{
-										if a375 == 0x0 {
+										if a376 == 0x0 {
 											{
-												a378 := a376
-												_ = a378
 												{
+													a379 := a377
+													_ = a379
 													{
 														if s[166] != 0x0 {
 															{
@@ -3158,15 +3158,15 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		v381 := uint64(0)
 																		_ = v381
-																		v381 = p.r[27].Get64(a378)
+																		v381 = p.r[27].Get64(a379)
 																		var r384 uint64
 																		_ = r384
 																		{
+																			a385 := v381
+																			_ = a385
+																			a386 := s[169]
+																			_ = a386
 																			{
-																				a385 := v381
-																				_ = a385
-																				a386 := s[169]
-																				_ = a386
 																				if (((a385 & 0x7fff) + 0x1) & 0xffff) == a386 {
 																					{
 																						r384 = ((a385 & 0x8000) ^ 0x8000)
@@ -3204,7 +3204,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[27].Set64(a378, ((v381) & 0xffff))
+																		p.r[27].Set64(a379, ((v381) & 0xffff))
 																		if s[166] == 0x3 {
 																			{
 																				s[172] = v381
@@ -3220,18 +3220,18 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		v388 := uint64(0)
 																		_ = v388
-																		v388 = p.r[28].Get64(a378)
+																		v388 = p.r[28].Get64(a379)
 																		s[173] = v388
 																		if (s[167] == 0x2) && (s[171] == 0x1) {
 																			{
 																				var r390 uint64
 																				_ = r390
 																				{
+																					a391 := v388
+																					_ = a391
+																					a392 := s[169]
+																					_ = a392
 																					{
-																						a391 := v388
-																						_ = a391
-																						a392 := s[169]
-																						_ = a392
 																						if (((a391 & 0x7fff) + 0x1) & 0xffff) == a392 {
 																							{
 																								r390 = ((a391 & 0x8000) ^ 0x8000)
@@ -3252,7 +3252,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[28].Set64(a378, ((v388) & 0xffff))
+																		p.r[28].Set64(a379, ((v388) & 0xffff))
 																	}
 																}
 															}
@@ -3263,7 +3263,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		v394 := uint64(0)
 																		_ = v394
-																		v394 = p.r[29].Get64(a378)
+																		v394 = p.r[29].Get64(a379)
 																		if (s[168] == 0x2) && (s[171] == 0x1) {
 																			{
 																				v394 = s[170]
@@ -3274,11 +3274,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					var r396 uint64
 																					_ = r396
 																					{
+																						a397 := v394
+																						_ = a397
+																						a398 := s[169]
+																						_ = a398
 																						{
-																							a397 := v394
-																							_ = a397
-																							a398 := s[169]
-																							_ = a398
 																							if (((a397 & 0x7fff) + 0x1) & 0xffff) == a398 {
 																								{
 																									r396 = ((a397 & 0x8000) ^ 0x8000)
@@ -3303,11 +3303,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							var r400 uint64
 																							_ = r400
 																							{
+																								a401 := s[173]
+																								_ = a401
+																								a402 := s[169]
+																								_ = a402
 																								{
-																									a401 := s[173]
-																									_ = a401
-																									a402 := s[169]
-																									_ = a402
 																									if (((a401 & 0x7fff) + 0x1) & 0xffff) == a402 {
 																										{
 																											r400 = ((a401 & 0x8000) ^ 0x8000)
@@ -3325,7 +3325,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[29].Set64(a378, ((v394) & 0xffff))
+																		p.r[29].Set64(a379, ((v394) & 0xffff))
 																		s[174] = v394
 																	}
 																}
@@ -3333,9 +3333,9 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 														}
 													}
 												}
-												a403 := a376
-												_ = a403
 												{
+													a404 := a377
+													_ = a404
 													{
 														if s[176] != 0x0 {
 															{
@@ -3343,15 +3343,15 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		v406 := uint64(0)
 																		_ = v406
-																		v406 = p.r[30].Get64(a403)
+																		v406 = p.r[30].Get64(a404)
 																		var r409 uint64
 																		_ = r409
 																		{
+																			a410 := v406
+																			_ = a410
+																			a411 := s[179]
+																			_ = a411
 																			{
-																				a410 := v406
-																				_ = a410
-																				a411 := s[179]
-																				_ = a411
 																				if (((a410 & 0x7fff) + 0x1) & 0xffff) == a411 {
 																					{
 																						r409 = ((a410 & 0x8000) ^ 0x8000)
@@ -3389,7 +3389,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[30].Set64(a403, ((v406) & 0xffff))
+																		p.r[30].Set64(a404, ((v406) & 0xffff))
 																		if s[176] == 0x3 {
 																			{
 																				s[182] = v406
@@ -3405,18 +3405,18 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		v413 := uint64(0)
 																		_ = v413
-																		v413 = p.r[31].Get64(a403)
+																		v413 = p.r[31].Get64(a404)
 																		s[183] = v413
 																		if (s[177] == 0x2) && (s[181] == 0x1) {
 																			{
 																				var r415 uint64
 																				_ = r415
 																				{
+																					a416 := v413
+																					_ = a416
+																					a417 := s[179]
+																					_ = a417
 																					{
-																						a416 := v413
-																						_ = a416
-																						a417 := s[179]
-																						_ = a417
 																						if (((a416 & 0x7fff) + 0x1) & 0xffff) == a417 {
 																							{
 																								r415 = ((a416 & 0x8000) ^ 0x8000)
@@ -3437,7 +3437,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[31].Set64(a403, ((v413) & 0xffff))
+																		p.r[31].Set64(a404, ((v413) & 0xffff))
 																	}
 																}
 															}
@@ -3448,7 +3448,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		v419 := uint64(0)
 																		_ = v419
-																		v419 = p.r[32].Get64(a403)
+																		v419 = p.r[32].Get64(a404)
 																		if (s[178] == 0x2) && (s[181] == 0x1) {
 																			{
 																				v419 = s[180]
@@ -3459,11 +3459,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					var r421 uint64
 																					_ = r421
 																					{
+																						a422 := v419
+																						_ = a422
+																						a423 := s[179]
+																						_ = a423
 																						{
-																							a422 := v419
-																							_ = a422
-																							a423 := s[179]
-																							_ = a423
 																							if (((a422 & 0x7fff) + 0x1) & 0xffff) == a423 {
 																								{
 																									r421 = ((a422 & 0x8000) ^ 0x8000)
@@ -3488,11 +3488,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							var r425 uint64
 																							_ = r425
 																							{
+																								a426 := s[183]
+																								_ = a426
+																								a427 := s[179]
+																								_ = a427
 																								{
-																									a426 := s[183]
-																									_ = a426
-																									a427 := s[179]
-																									_ = a427
 																									if (((a426 & 0x7fff) + 0x1) & 0xffff) == a427 {
 																										{
 																											r425 = ((a426 & 0x8000) ^ 0x8000)
@@ -3510,7 +3510,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[32].Set64(a403, ((v419) & 0xffff))
+																		p.r[32].Set64(a404, ((v419) & 0xffff))
 																		s[184] = v419
 																	}
 																}
@@ -3521,9 +3521,9 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 											}
 										} else {
 											{
-												a428 := a376
-												_ = a428
 												{
+													a429 := a377
+													_ = a429
 													{
 														if s[166] != 0x0 {
 															{
@@ -3531,15 +3531,15 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		v431 := uint64(0)
 																		_ = v431
-																		v431 = p.r[30].Get64(a428)
+																		v431 = p.r[30].Get64(a429)
 																		var r434 uint64
 																		_ = r434
 																		{
+																			a435 := v431
+																			_ = a435
+																			a436 := s[169]
+																			_ = a436
 																			{
-																				a435 := v431
-																				_ = a435
-																				a436 := s[169]
-																				_ = a436
 																				if (((a435 & 0x7fff) + 0x1) & 0xffff) == a436 {
 																					{
 																						r434 = ((a435 & 0x8000) ^ 0x8000)
@@ -3577,7 +3577,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[30].Set64(a428, ((v431) & 0xffff))
+																		p.r[30].Set64(a429, ((v431) & 0xffff))
 																		if s[166] == 0x3 {
 																			{
 																				s[172] = v431
@@ -3593,18 +3593,18 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		v438 := uint64(0)
 																		_ = v438
-																		v438 = p.r[31].Get64(a428)
+																		v438 = p.r[31].Get64(a429)
 																		s[173] = v438
 																		if (s[167] == 0x2) && (s[171] == 0x1) {
 																			{
 																				var r440 uint64
 																				_ = r440
 																				{
+																					a441 := v438
+																					_ = a441
+																					a442 := s[169]
+																					_ = a442
 																					{
-																						a441 := v438
-																						_ = a441
-																						a442 := s[169]
-																						_ = a442
 																						if (((a441 & 0x7fff) + 0x1) & 0xffff) == a442 {
 																							{
 																								r440 = ((a441 & 0x8000) ^ 0x8000)
@@ -3625,7 +3625,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[31].Set64(a428, ((v438) & 0xffff))
+																		p.r[31].Set64(a429, ((v438) & 0xffff))
 																	}
 																}
 															}
@@ -3636,7 +3636,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		v444 := uint64(0)
 																		_ = v444
-																		v444 = p.r[32].Get64(a428)
+																		v444 = p.r[32].Get64(a429)
 																		if (s[168] == 0x2) && (s[171] == 0x1) {
 																			{
 																				v444 = s[170]
@@ -3647,11 +3647,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					var r446 uint64
 																					_ = r446
 																					{
+																						a447 := v444
+																						_ = a447
+																						a448 := s[169]
+																						_ = a448
 																						{
-																							a447 := v444
-																							_ = a447
-																							a448 := s[169]
-																							_ = a448
 																							if (((a447 & 0x7fff) + 0x1) & 0xffff) == a448 {
 																								{
 																									r446 = ((a447 & 0x8000) ^ 0x8000)
@@ -3676,11 +3676,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							var r450 uint64
 																							_ = r450
 																							{
+																								a451 := s[173]
+																								_ = a451
+																								a452 := s[169]
+																								_ = a452
 																								{
-																									a451 := s[173]
-																									_ = a451
-																									a452 := s[169]
-																									_ = a452
 																									if (((a451 & 0x7fff) + 0x1) & 0xffff) == a452 {
 																										{
 																											r450 = ((a451 & 0x8000) ^ 0x8000)
@@ -3698,7 +3698,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[32].Set64(a428, ((v444) & 0xffff))
+																		p.r[32].Set64(a429, ((v444) & 0xffff))
 																		s[174] = v444
 																	}
 																}
@@ -3706,9 +3706,9 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 														}
 													}
 												}
-												a453 := a376
-												_ = a453
 												{
+													a454 := a377
+													_ = a454
 													{
 														if s[176] != 0x0 {
 															{
@@ -3716,15 +3716,15 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		v456 := uint64(0)
 																		_ = v456
-																		v456 = p.r[27].Get64(a453)
+																		v456 = p.r[27].Get64(a454)
 																		var r459 uint64
 																		_ = r459
 																		{
+																			a460 := v456
+																			_ = a460
+																			a461 := s[179]
+																			_ = a461
 																			{
-																				a460 := v456
-																				_ = a460
-																				a461 := s[179]
-																				_ = a461
 																				if (((a460 & 0x7fff) + 0x1) & 0xffff) == a461 {
 																					{
 																						r459 = ((a460 & 0x8000) ^ 0x8000)
@@ -3762,7 +3762,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[27].Set64(a453, ((v456) & 0xffff))
+																		p.r[27].Set64(a454, ((v456) & 0xffff))
 																		if s[176] == 0x3 {
 																			{
 																				s[182] = v456
@@ -3778,18 +3778,18 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		v463 := uint64(0)
 																		_ = v463
-																		v463 = p.r[28].Get64(a453)
+																		v463 = p.r[28].Get64(a454)
 																		s[183] = v463
 																		if (s[177] == 0x2) && (s[181] == 0x1) {
 																			{
 																				var r465 uint64
 																				_ = r465
 																				{
+																					a466 := v463
+																					_ = a466
+																					a467 := s[179]
+																					_ = a467
 																					{
-																						a466 := v463
-																						_ = a466
-																						a467 := s[179]
-																						_ = a467
 																						if (((a466 & 0x7fff) + 0x1) & 0xffff) == a467 {
 																							{
 																								r465 = ((a466 & 0x8000) ^ 0x8000)
@@ -3810,7 +3810,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[28].Set64(a453, ((v463) & 0xffff))
+																		p.r[28].Set64(a454, ((v463) & 0xffff))
 																	}
 																}
 															}
@@ -3821,7 +3821,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		v469 := uint64(0)
 																		_ = v469
-																		v469 = p.r[29].Get64(a453)
+																		v469 = p.r[29].Get64(a454)
 																		if (s[178] == 0x2) && (s[181] == 0x1) {
 																			{
 																				v469 = s[180]
@@ -3832,11 +3832,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					var r471 uint64
 																					_ = r471
 																					{
+																						a472 := v469
+																						_ = a472
+																						a473 := s[179]
+																						_ = a473
 																						{
-																							a472 := v469
-																							_ = a472
-																							a473 := s[179]
-																							_ = a473
 																							if (((a472 & 0x7fff) + 0x1) & 0xffff) == a473 {
 																								{
 																									r471 = ((a472 & 0x8000) ^ 0x8000)
@@ -3861,11 +3861,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							var r475 uint64
 																							_ = r475
 																							{
+																								a476 := s[183]
+																								_ = a476
+																								a477 := s[179]
+																								_ = a477
 																								{
-																									a476 := s[183]
-																									_ = a476
-																									a477 := s[179]
-																									_ = a477
 																									if (((a476 & 0x7fff) + 0x1) & 0xffff) == a477 {
 																										{
 																											r475 = ((a476 & 0x8000) ^ 0x8000)
@@ -3883,7 +3883,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[29].Set64(a453, ((v469) & 0xffff))
+																		p.r[29].Set64(a454, ((v469) & 0xffff))
 																		s[184] = v469
 																	}
 																}
@@ -3992,13 +3992,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 															{
 																{
 																	{
+																		a492 := s[209]
+																		_ = a492
+																		a493 := s[210]
+																		_ = a493
+																		a494 := s[211]
+																		_ = a494
 																		{
-																			a492 := s[209]
-																			_ = a492
-																			a493 := s[210]
-																			_ = a493
-																			a494 := s[211]
-																			_ = a494
 																			s[105] = 0x1
 																			s[106] = 0x1
 																			s[107] = 0x0
@@ -4054,9 +4054,9 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 									}
 								}
 								{
+									a498 := s[72]
+									_ = a498
 									{
-										a498 := s[72]
-										_ = a498
 										v499 := uint64(((s[207] + (a498 & 0x7fff)) & 0xffffffff))
 										_ = v499
 										s[131] = ((v499) >> 8 & 0x3)
@@ -4666,12 +4666,12 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 												v545 := uint64(0)
 												_ = v545
 												{
+													a547 := s[163]
+													_ = a547
+													a548 := s[214]
+													_ = a548
+													v545 = 0
 													{
-														a547 := s[163]
-														_ = a547
-														a548 := s[214]
-														_ = a548
-														v545 = 0
 														v549 := uint64(((s[230]) >> 32))
 														_ = v549
 														if a547 > ((s[230]) & 0xffffffff) {
@@ -4683,17 +4683,17 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 													}
 												}
 												{
+													a551 := v545
+													_ = a551
 													{
-														a551 := v545
-														_ = a551
 														{
+															a553 := s[159]
+															_ = a553
+															a554 := s[160]
+															_ = a554
+															a555 := s[155]
+															_ = a555
 															{
-																a553 := s[159]
-																_ = a553
-																a554 := s[160]
-																_ = a554
-																a555 := s[155]
-																_ = a555
 																s[105] = 0x1
 																s[106] = 0x1
 																s[107] = 0x0
@@ -4736,11 +4736,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 										var r557 uint64
 										_ = r557
 										{
+											a558 := s[72]
+											_ = a558
+											a559 := s[208]
+											_ = a559
 											{
-												a558 := s[72]
-												_ = a558
-												a559 := s[208]
-												_ = a559
 												if (((a558 & 0x7fff) + 0x1) & 0xffff) == a559 {
 													{
 														r557 = ((a558 & 0x8000) ^ 0x8000)
@@ -4846,13 +4846,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																			{
 																				{
 																					{
+																						a574 := s[209]
+																						_ = a574
+																						a575 := s[210]
+																						_ = a575
+																						a576 := s[211]
+																						_ = a576
 																						{
-																							a574 := s[209]
-																							_ = a574
-																							a575 := s[210]
-																							_ = a575
-																							a576 := s[211]
-																							_ = a576
 																							s[105] = 0x1
 																							s[106] = 0x1
 																							s[107] = 0x0
@@ -4966,13 +4966,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 															{
 																{
 																	{
+																		a584 := s[209]
+																		_ = a584
+																		a585 := s[210]
+																		_ = a585
+																		a586 := s[211]
+																		_ = a586
 																		{
-																			a584 := s[209]
-																			_ = a584
-																			a585 := s[210]
-																			_ = a585
-																			a586 := s[211]
-																			_ = a586
 																			s[105] = 0x1
 																			s[106] = 0x1
 																			s[107] = 0x0
@@ -5016,9 +5016,9 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 							} else {
 								{
 									{
+										a588 := s[216]
+										_ = a588
 										{
-											a588 := s[216]
-											_ = a588
 											s[206] = a588
 											if a588 == 0x0 {
 												{
@@ -5054,9 +5054,9 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 									}
 									s[150] = engine.Sel((s[215] > s[231]), 0x1, 0x0)
 									{
+										a592 := (((s[214] - s[207]) & 0xffffffff) & 0xffff)
+										_ = a592
 										{
-											a592 := (((s[214] - s[207]) & 0xffffffff) & 0xffff)
-											_ = a592
 											v593 := uint64(((s[207] + (a592 & 0x7fff)) & 0xffffffff))
 											_ = v593
 											s[131] = ((v593) >> 8 & 0x3)
@@ -5667,13 +5667,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 									v639 := uint64(s[165])
 									_ = v639
 									{
+										a641 := s[153]
+										_ = a641
+										a642 := s[206]
+										_ = a642
+										a643 := v639
+										_ = a643
 										{
-											a641 := s[153]
-											_ = a641
-											a642 := s[206]
-											_ = a642
-											a643 := v639
-											_ = a643
 											v644 := uint64(0)
 											_ = v644
 											v644 = p.r[1].Get64(s[194])
@@ -5733,9 +5733,9 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 										}
 									}
 									{
+										a652 := s[206]
+										_ = a652
 										{
-											a652 := s[206]
-											_ = a652
 											v653 := uint64(0)
 											_ = v653
 											v653 = p.r[2].Get64(s[194])
@@ -5760,17 +5760,17 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 									s[170] = (((s[214] - s[207]) & 0xffffffff) & 0xffff)
 									s[168] = 0x1
 									s[178] = 0x1
-									a656 := s[206]
-									_ = a656
-									a657 := s[194]
-									_ = a657
 									{
+										a657 := s[206]
+										_ = a657
+										a658 := s[194]
+										_ = a658
 										{
-											if a656 == 0x0 {
+											if a657 == 0x0 {
 												{
-													a659 := a657
-													_ = a659
 													{
+														a660 := a658
+														_ = a660
 														{
 															if s[166] != 0x0 {
 																{
@@ -5778,15 +5778,15 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			v662 := uint64(0)
 																			_ = v662
-																			v662 = p.r[27].Get64(a659)
+																			v662 = p.r[27].Get64(a660)
 																			var r665 uint64
 																			_ = r665
 																			{
+																				a666 := v662
+																				_ = a666
+																				a667 := s[169]
+																				_ = a667
 																				{
-																					a666 := v662
-																					_ = a666
-																					a667 := s[169]
-																					_ = a667
 																					if (((a666 & 0x7fff) + 0x1) & 0xffff) == a667 {
 																						{
 																							r665 = ((a666 & 0x8000) ^ 0x8000)
@@ -5824,7 +5824,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[27].Set64(a659, ((v662) & 0xffff))
+																			p.r[27].Set64(a660, ((v662) & 0xffff))
 																			if s[166] == 0x3 {
 																				{
 																					s[172] = v662
@@ -5840,18 +5840,18 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			v669 := uint64(0)
 																			_ = v669
-																			v669 = p.r[28].Get64(a659)
+																			v669 = p.r[28].Get64(a660)
 																			s[173] = v669
 																			if (s[167] == 0x2) && (s[171] == 0x1) {
 																				{
 																					var r671 uint64
 																					_ = r671
 																					{
+																						a672 := v669
+																						_ = a672
+																						a673 := s[169]
+																						_ = a673
 																						{
-																							a672 := v669
-																							_ = a672
-																							a673 := s[169]
-																							_ = a673
 																							if (((a672 & 0x7fff) + 0x1) & 0xffff) == a673 {
 																								{
 																									r671 = ((a672 & 0x8000) ^ 0x8000)
@@ -5872,7 +5872,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[28].Set64(a659, ((v669) & 0xffff))
+																			p.r[28].Set64(a660, ((v669) & 0xffff))
 																		}
 																	}
 																}
@@ -5883,7 +5883,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			v675 := uint64(0)
 																			_ = v675
-																			v675 = p.r[29].Get64(a659)
+																			v675 = p.r[29].Get64(a660)
 																			if (s[168] == 0x2) && (s[171] == 0x1) {
 																				{
 																					v675 = s[170]
@@ -5894,11 +5894,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						var r677 uint64
 																						_ = r677
 																						{
+																							a678 := v675
+																							_ = a678
+																							a679 := s[169]
+																							_ = a679
 																							{
-																								a678 := v675
-																								_ = a678
-																								a679 := s[169]
-																								_ = a679
 																								if (((a678 & 0x7fff) + 0x1) & 0xffff) == a679 {
 																									{
 																										r677 = ((a678 & 0x8000) ^ 0x8000)
@@ -5923,11 +5923,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								var r681 uint64
 																								_ = r681
 																								{
+																									a682 := s[173]
+																									_ = a682
+																									a683 := s[169]
+																									_ = a683
 																									{
-																										a682 := s[173]
-																										_ = a682
-																										a683 := s[169]
-																										_ = a683
 																										if (((a682 & 0x7fff) + 0x1) & 0xffff) == a683 {
 																											{
 																												r681 = ((a682 & 0x8000) ^ 0x8000)
@@ -5945,7 +5945,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[29].Set64(a659, ((v675) & 0xffff))
+																			p.r[29].Set64(a660, ((v675) & 0xffff))
 																			s[174] = v675
 																		}
 																	}
@@ -5953,9 +5953,9 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 															}
 														}
 													}
-													a684 := a657
-													_ = a684
 													{
+														a685 := a658
+														_ = a685
 														{
 															if s[176] != 0x0 {
 																{
@@ -5963,15 +5963,15 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			v687 := uint64(0)
 																			_ = v687
-																			v687 = p.r[30].Get64(a684)
+																			v687 = p.r[30].Get64(a685)
 																			var r690 uint64
 																			_ = r690
 																			{
+																				a691 := v687
+																				_ = a691
+																				a692 := s[179]
+																				_ = a692
 																				{
-																					a691 := v687
-																					_ = a691
-																					a692 := s[179]
-																					_ = a692
 																					if (((a691 & 0x7fff) + 0x1) & 0xffff) == a692 {
 																						{
 																							r690 = ((a691 & 0x8000) ^ 0x8000)
@@ -6009,7 +6009,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[30].Set64(a684, ((v687) & 0xffff))
+																			p.r[30].Set64(a685, ((v687) & 0xffff))
 																			if s[176] == 0x3 {
 																				{
 																					s[182] = v687
@@ -6025,18 +6025,18 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			v694 := uint64(0)
 																			_ = v694
-																			v694 = p.r[31].Get64(a684)
+																			v694 = p.r[31].Get64(a685)
 																			s[183] = v694
 																			if (s[177] == 0x2) && (s[181] == 0x1) {
 																				{
 																					var r696 uint64
 																					_ = r696
 																					{
+																						a697 := v694
+																						_ = a697
+																						a698 := s[179]
+																						_ = a698
 																						{
-																							a697 := v694
-																							_ = a697
-																							a698 := s[179]
-																							_ = a698
 																							if (((a697 & 0x7fff) + 0x1) & 0xffff) == a698 {
 																								{
 																									r696 = ((a697 & 0x8000) ^ 0x8000)
@@ -6057,7 +6057,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[31].Set64(a684, ((v694) & 0xffff))
+																			p.r[31].Set64(a685, ((v694) & 0xffff))
 																		}
 																	}
 																}
@@ -6068,7 +6068,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			v700 := uint64(0)
 																			_ = v700
-																			v700 = p.r[32].Get64(a684)
+																			v700 = p.r[32].Get64(a685)
 																			if (s[178] == 0x2) && (s[181] == 0x1) {
 																				{
 																					v700 = s[180]
@@ -6079,11 +6079,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						var r702 uint64
 																						_ = r702
 																						{
+																							a703 := v700
+																							_ = a703
+																							a704 := s[179]
+																							_ = a704
 																							{
-																								a703 := v700
-																								_ = a703
-																								a704 := s[179]
-																								_ = a704
 																								if (((a703 & 0x7fff) + 0x1) & 0xffff) == a704 {
 																									{
 																										r702 = ((a703 & 0x8000) ^ 0x8000)
@@ -6108,11 +6108,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								var r706 uint64
 																								_ = r706
 																								{
+																									a707 := s[183]
+																									_ = a707
+																									a708 := s[179]
+																									_ = a708
 																									{
-																										a707 := s[183]
-																										_ = a707
-																										a708 := s[179]
-																										_ = a708
 																										if (((a707 & 0x7fff) + 0x1) & 0xffff) == a708 {
 																											{
 																												r706 = ((a707 & 0x8000) ^ 0x8000)
@@ -6130,7 +6130,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[32].Set64(a684, ((v700) & 0xffff))
+																			p.r[32].Set64(a685, ((v700) & 0xffff))
 																			s[184] = v700
 																		}
 																	}
@@ -6141,9 +6141,9 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 												}
 											} else {
 												{
-													a709 := a657
-													_ = a709
 													{
+														a710 := a658
+														_ = a710
 														{
 															if s[166] != 0x0 {
 																{
@@ -6151,15 +6151,15 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			v712 := uint64(0)
 																			_ = v712
-																			v712 = p.r[30].Get64(a709)
+																			v712 = p.r[30].Get64(a710)
 																			var r715 uint64
 																			_ = r715
 																			{
+																				a716 := v712
+																				_ = a716
+																				a717 := s[169]
+																				_ = a717
 																				{
-																					a716 := v712
-																					_ = a716
-																					a717 := s[169]
-																					_ = a717
 																					if (((a716 & 0x7fff) + 0x1) & 0xffff) == a717 {
 																						{
 																							r715 = ((a716 & 0x8000) ^ 0x8000)
@@ -6197,7 +6197,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[30].Set64(a709, ((v712) & 0xffff))
+																			p.r[30].Set64(a710, ((v712) & 0xffff))
 																			if s[166] == 0x3 {
 																				{
 																					s[172] = v712
@@ -6213,18 +6213,18 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			v719 := uint64(0)
 																			_ = v719
-																			v719 = p.r[31].Get64(a709)
+																			v719 = p.r[31].Get64(a710)
 																			s[173] = v719
 																			if (s[167] == 0x2) && (s[171] == 0x1) {
 																				{
 																					var r721 uint64
 																					_ = r721
 																					{
+																						a722 := v719
+																						_ = a722
+																						a723 := s[169]
+																						_ = a723
 																						{
-																							a722 := v719
-																							_ = a722
-																							a723 := s[169]
-																							_ = a723
 																							if (((a722 & 0x7fff) + 0x1) & 0xffff) == a723 {
 																								{
 																									r721 = ((a722 & 0x8000) ^ 0x8000)
@@ -6245,7 +6245,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[31].Set64(a709, ((v719) & 0xffff))
+																			p.r[31].Set64(a710, ((v719) & 0xffff))
 																		}
 																	}
 																}
@@ -6256,7 +6256,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			v725 := uint64(0)
 																			_ = v725
-																			v725 = p.r[32].Get64(a709)
+																			v725 = p.r[32].Get64(a710)
 																			if (s[168] == 0x2) && (s[171] == 0x1) {
 																				{
 																					v725 = s[170]
@@ -6267,11 +6267,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						var r727 uint64
 																						_ = r727
 																						{
+																							a728 := v725
+																							_ = a728
+																							a729 := s[169]
+																							_ = a729
 																							{
-																								a728 := v725
-																								_ = a728
-																								a729 := s[169]
-																								_ = a729
 																								if (((a728 & 0x7fff) + 0x1) & 0xffff) == a729 {
 																									{
 																										r727 = ((a728 & 0x8000) ^ 0x8000)
@@ -6296,11 +6296,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								var r731 uint64
 																								_ = r731
 																								{
+																									a732 := s[173]
+																									_ = a732
+																									a733 := s[169]
+																									_ = a733
 																									{
-																										a732 := s[173]
-																										_ = a732
-																										a733 := s[169]
-																										_ = a733
 																										if (((a732 & 0x7fff) + 0x1) & 0xffff) == a733 {
 																											{
 																												r731 = ((a732 & 0x8000) ^ 0x8000)
@@ -6318,7 +6318,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[32].Set64(a709, ((v725) & 0xffff))
+																			p.r[32].Set64(a710, ((v725) & 0xffff))
 																			s[174] = v725
 																		}
 																	}
@@ -6326,9 +6326,9 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 															}
 														}
 													}
-													a734 := a657
-													_ = a734
 													{
+														a735 := a658
+														_ = a735
 														{
 															if s[176] != 0x0 {
 																{
@@ -6336,15 +6336,15 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			v737 := uint64(0)
 																			_ = v737
-																			v737 = p.r[27].Get64(a734)
+																			v737 = p.r[27].Get64(a735)
 																			var r740 uint64
 																			_ = r740
 																			{
+																				a741 := v737
+																				_ = a741
+																				a742 := s[179]
+																				_ = a742
 																				{
-																					a741 := v737
-																					_ = a741
-																					a742 := s[179]
-																					_ = a742
 																					if (((a741 & 0x7fff) + 0x1) & 0xffff) == a742 {
 																						{
 																							r740 = ((a741 & 0x8000) ^ 0x8000)
@@ -6382,7 +6382,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[27].Set64(a734, ((v737) & 0xffff))
+																			p.r[27].Set64(a735, ((v737) & 0xffff))
 																			if s[176] == 0x3 {
 																				{
 																					s[182] = v737
@@ -6398,18 +6398,18 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			v744 := uint64(0)
 																			_ = v744
-																			v744 = p.r[28].Get64(a734)
+																			v744 = p.r[28].Get64(a735)
 																			s[183] = v744
 																			if (s[177] == 0x2) && (s[181] == 0x1) {
 																				{
 																					var r746 uint64
 																					_ = r746
 																					{
+																						a747 := v744
+																						_ = a747
+																						a748 := s[179]
+																						_ = a748
 																						{
-																							a747 := v744
-																							_ = a747
-																							a748 := s[179]
-																							_ = a748
 																							if (((a747 & 0x7fff) + 0x1) & 0xffff) == a748 {
 																								{
 																									r746 = ((a747 & 0x8000) ^ 0x8000)
@@ -6430,7 +6430,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[28].Set64(a734, ((v744) & 0xffff))
+																			p.r[28].Set64(a735, ((v744) & 0xffff))
 																		}
 																	}
 																}
@@ -6441,7 +6441,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			v750 := uint64(0)
 																			_ = v750
-																			v750 = p.r[29].Get64(a734)
+																			v750 = p.r[29].Get64(a735)
 																			if (s[178] == 0x2) && (s[181] == 0x1) {
 																				{
 																					v750 = s[180]
@@ -6452,11 +6452,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						var r752 uint64
 																						_ = r752
 																						{
+																							a753 := v750
+																							_ = a753
+																							a754 := s[179]
+																							_ = a754
 																							{
-																								a753 := v750
-																								_ = a753
-																								a754 := s[179]
-																								_ = a754
 																								if (((a753 & 0x7fff) + 0x1) & 0xffff) == a754 {
 																									{
 																										r752 = ((a753 & 0x8000) ^ 0x8000)
@@ -6481,11 +6481,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								var r756 uint64
 																								_ = r756
 																								{
+																									a757 := s[183]
+																									_ = a757
+																									a758 := s[179]
+																									_ = a758
 																									{
-																										a757 := s[183]
-																										_ = a757
-																										a758 := s[179]
-																										_ = a758
 																										if (((a757 & 0x7fff) + 0x1) & 0xffff) == a758 {
 																											{
 																												r756 = ((a757 & 0x8000) ^ 0x8000)
@@ -6503,7 +6503,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[29].Set64(a734, ((v750) & 0xffff))
+																			p.r[29].Set64(a735, ((v750) & 0xffff))
 																			s[184] = v750
 																		}
 																	}
@@ -6516,11 +6516,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 										}
 									}
 									{
+										a760 := s[206]
+										_ = a760
+										a761 := v639
+										_ = a761
 										{
-											a760 := s[206]
-											_ = a760
-											a761 := v639
-											_ = a761
 											v762 := uint64(0)
 											_ = v762
 											v762 = p.r[4].Get64(s[194])
@@ -6583,9 +6583,9 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 									if v639 == 0x1 {
 										{
 											{
+												a769 := ((0x2 + v578) & 0xff)
+												_ = a769
 												{
-													a769 := ((0x2 + v578) & 0xff)
-													_ = a769
 													v770 := uint64(0)
 													_ = v770
 													var h771 uint64
@@ -6681,13 +6681,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		{
 																			{
+																				a782 := s[209]
+																				_ = a782
+																				a783 := s[210]
+																				_ = a783
+																				a784 := s[211]
+																				_ = a784
 																				{
-																					a782 := s[209]
-																					_ = a782
-																					a783 := s[210]
-																					_ = a783
-																					a784 := s[211]
-																					_ = a784
 																					s[105] = 0x1
 																					s[106] = 0x1
 																					s[107] = 0x0
@@ -6766,17 +6766,17 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 													v785 := uint64(s[39])
 													_ = v785
 													{
+														a787 := v785
+														_ = a787
 														{
-															a787 := v785
-															_ = a787
 															{
+																a789 := s[159]
+																_ = a789
+																a790 := s[160]
+																_ = a790
+																a791 := s[155]
+																_ = a791
 																{
-																	a789 := s[159]
-																	_ = a789
-																	a790 := s[160]
-																	_ = a790
-																	a791 := s[155]
-																	_ = a791
 																	s[80] = 0x1
 																	s[81] = 0x1
 																	s[82] = 0x0
@@ -6821,13 +6821,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 														{
 															{
 																{
+																	a794 := s[209]
+																	_ = a794
+																	a795 := s[210]
+																	_ = a795
+																	a796 := s[211]
+																	_ = a796
 																	{
-																		a794 := s[209]
-																		_ = a794
-																		a795 := s[210]
-																		_ = a795
-																		a796 := s[211]
-																		_ = a796
 																		s[80] = 0x1
 																		s[81] = 0x1
 																		s[82] = 0x0
@@ -6889,13 +6889,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			{
 																				{
+																					a801 := s[209]
+																					_ = a801
+																					a802 := s[210]
+																					_ = a802
+																					a803 := s[211]
+																					_ = a803
 																					{
-																						a801 := s[209]
-																						_ = a801
-																						a802 := s[210]
-																						_ = a802
-																						a803 := s[211]
-																						_ = a803
 																						s[105] = 0x1
 																						s[106] = 0x1
 																						s[107] = 0x0
@@ -6999,9 +6999,9 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 						if v107 == 0x5 {
 							{
 								{
+									a807 := s[71]
+									_ = a807
 									{
-										a807 := s[71]
-										_ = a807
 										s[206] = a807
 										if a807 == 0x0 {
 											{
@@ -7029,9 +7029,9 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 								v808 := uint64(s[72])
 								_ = v808
 								{
+									a810 := v808
+									_ = a810
 									{
-										a810 := v808
-										_ = a810
 										v811 := uint64(((s[207] + (a810 & 0x7fff)) & 0xffffffff))
 										_ = v811
 										s[131] = ((v811) >> 8 & 0x3)
@@ -7635,13 +7635,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 								v857 := uint64(engine.Sel((s[152] == 0x1), 0x1, 0x0))
 								_ = v857
 								{
+									a859 := s[153]
+									_ = a859
+									a860 := s[206]
+									_ = a860
+									a861 := v857
+									_ = a861
 									{
-										a859 := s[153]
-										_ = a859
-										a860 := s[206]
-										_ = a860
-										a861 := v857
-										_ = a861
 										v862 := uint64(0)
 										_ = v862
 										v862 = p.r[1].Get64(s[194])
@@ -7713,11 +7713,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 									}
 								}
 								{
+									a870 := s[206]
+									_ = a870
+									a871 := s[218]
+									_ = a871
 									{
-										a870 := s[206]
-										_ = a870
-										a871 := s[218]
-										_ = a871
 										v872 := uint64(0)
 										_ = v872
 										v872 = p.r[2].Get64(s[194])
@@ -7751,9 +7751,9 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 									}
 								}
 								{
+									a876 := s[218]
+									_ = a876
 									{
-										a876 := s[218]
-										_ = a876
 										v877 := uint64(0)
 										_ = v877
 										v877 = p.r[3].Get64(s[194])
@@ -8379,11 +8379,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 								var r927 uint64
 								_ = r927
 								{
+									a928 := v808
+									_ = a928
+									a929 := s[208]
+									_ = a929
 									{
-										a928 := v808
-										_ = a928
-										a929 := s[208]
-										_ = a929
 										if (((a928 & 0x7fff) + 0x1) & 0xffff) == a929 {
 											{
 												r927 = ((a928 & 0x8000) ^ 0x8000)
@@ -8401,17 +8401,17 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 								s[171] = v924
 								s[170] = v925
 								s[178] = 0x1
-								a930 := s[206]
-								_ = a930
-								a931 := s[194]
-								_ = a931
 								{
+									a931 := s[206]
+									_ = a931
+									a932 := s[194]
+									_ = a932
 									{
-										if a930 == 0x0 {
+										if a931 == 0x0 {
 											{
-												a933 := a931
-												_ = a933
 												{
+													a934 := a932
+													_ = a934
 													{
 														if s[166] != 0x0 {
 															{
@@ -8419,15 +8419,15 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		v936 := uint64(0)
 																		_ = v936
-																		v936 = p.r[27].Get64(a933)
+																		v936 = p.r[27].Get64(a934)
 																		var r939 uint64
 																		_ = r939
 																		{
+																			a940 := v936
+																			_ = a940
+																			a941 := s[169]
+																			_ = a941
 																			{
-																				a940 := v936
-																				_ = a940
-																				a941 := s[169]
-																				_ = a941
 																				if (((a940 & 0x7fff) + 0x1) & 0xffff) == a941 {
 																					{
 																						r939 = ((a940 & 0x8000) ^ 0x8000)
@@ -8465,7 +8465,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[27].Set64(a933, ((v936) & 0xffff))
+																		p.r[27].Set64(a934, ((v936) & 0xffff))
 																		if s[166] == 0x3 {
 																			{
 																				s[172] = v936
@@ -8481,18 +8481,18 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		v943 := uint64(0)
 																		_ = v943
-																		v943 = p.r[28].Get64(a933)
+																		v943 = p.r[28].Get64(a934)
 																		s[173] = v943
 																		if (s[167] == 0x2) && (s[171] == 0x1) {
 																			{
 																				var r945 uint64
 																				_ = r945
 																				{
+																					a946 := v943
+																					_ = a946
+																					a947 := s[169]
+																					_ = a947
 																					{
-																						a946 := v943
-																						_ = a946
-																						a947 := s[169]
-																						_ = a947
 																						if (((a946 & 0x7fff) + 0x1) & 0xffff) == a947 {
 																							{
 																								r945 = ((a946 & 0x8000) ^ 0x8000)
@@ -8513,7 +8513,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[28].Set64(a933, ((v943) & 0xffff))
+																		p.r[28].Set64(a934, ((v943) & 0xffff))
 																	}
 																}
 															}
@@ -8524,7 +8524,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		v949 := uint64(0)
 																		_ = v949
-																		v949 = p.r[29].Get64(a933)
+																		v949 = p.r[29].Get64(a934)
 																		if (s[168] == 0x2) && (s[171] == 0x1) {
 																			{
 																				v949 = s[170]
@@ -8535,11 +8535,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					var r951 uint64
 																					_ = r951
 																					{
+																						a952 := v949
+																						_ = a952
+																						a953 := s[169]
+																						_ = a953
 																						{
-																							a952 := v949
-																							_ = a952
-																							a953 := s[169]
-																							_ = a953
 																							if (((a952 & 0x7fff) + 0x1) & 0xffff) == a953 {
 																								{
 																									r951 = ((a952 & 0x8000) ^ 0x8000)
@@ -8564,11 +8564,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							var r955 uint64
 																							_ = r955
 																							{
+																								a956 := s[173]
+																								_ = a956
+																								a957 := s[169]
+																								_ = a957
 																								{
-																									a956 := s[173]
-																									_ = a956
-																									a957 := s[169]
-																									_ = a957
 																									if (((a956 & 0x7fff) + 0x1) & 0xffff) == a957 {
 																										{
 																											r955 = ((a956 & 0x8000) ^ 0x8000)
@@ -8586,7 +8586,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[29].Set64(a933, ((v949) & 0xffff))
+																		p.r[29].Set64(a934, ((v949) & 0xffff))
 																		s[174] = v949
 																	}
 																}
@@ -8594,9 +8594,9 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 														}
 													}
 												}
-												a958 := a931
-												_ = a958
 												{
+													a959 := a932
+													_ = a959
 													{
 														if s[176] != 0x0 {
 															{
@@ -8604,15 +8604,15 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		v961 := uint64(0)
 																		_ = v961
-																		v961 = p.r[30].Get64(a958)
+																		v961 = p.r[30].Get64(a959)
 																		var r964 uint64
 																		_ = r964
 																		{
+																			a965 := v961
+																			_ = a965
+																			a966 := s[179]
+																			_ = a966
 																			{
-																				a965 := v961
-																				_ = a965
-																				a966 := s[179]
-																				_ = a966
 																				if (((a965 & 0x7fff) + 0x1) & 0xffff) == a966 {
 																					{
 																						r964 = ((a965 & 0x8000) ^ 0x8000)
@@ -8650,7 +8650,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[30].Set64(a958, ((v961) & 0xffff))
+																		p.r[30].Set64(a959, ((v961) & 0xffff))
 																		if s[176] == 0x3 {
 																			{
 																				s[182] = v961
@@ -8666,18 +8666,18 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		v968 := uint64(0)
 																		_ = v968
-																		v968 = p.r[31].Get64(a958)
+																		v968 = p.r[31].Get64(a959)
 																		s[183] = v968
 																		if (s[177] == 0x2) && (s[181] == 0x1) {
 																			{
 																				var r970 uint64
 																				_ = r970
 																				{
+																					a971 := v968
+																					_ = a971
+																					a972 := s[179]
+																					_ = a972
 																					{
-																						a971 := v968
-																						_ = a971
-																						a972 := s[179]
-																						_ = a972
 																						if (((a971 & 0x7fff) + 0x1) & 0xffff) == a972 {
 																							{
 																								r970 = ((a971 & 0x8000) ^ 0x8000)
@@ -8698,7 +8698,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[31].Set64(a958, ((v968) & 0xffff))
+																		p.r[31].Set64(a959, ((v968) & 0xffff))
 																	}
 																}
 															}
@@ -8709,7 +8709,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		v974 := uint64(0)
 																		_ = v974
-																		v974 = p.r[32].Get64(a958)
+																		v974 = p.r[32].Get64(a959)
 																		if (s[178] == 0x2) && (s[181] == 0x1) {
 																			{
 																				v974 = s[180]
@@ -8720,11 +8720,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					var r976 uint64
 																					_ = r976
 																					{
+																						a977 := v974
+																						_ = a977
+																						a978 := s[179]
+																						_ = a978
 																						{
-																							a977 := v974
-																							_ = a977
-																							a978 := s[179]
-																							_ = a978
 																							if (((a977 & 0x7fff) + 0x1) & 0xffff) == a978 {
 																								{
 																									r976 = ((a977 & 0x8000) ^ 0x8000)
@@ -8749,11 +8749,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							var r980 uint64
 																							_ = r980
 																							{
+																								a981 := s[183]
+																								_ = a981
+																								a982 := s[179]
+																								_ = a982
 																								{
-																									a981 := s[183]
-																									_ = a981
-																									a982 := s[179]
-																									_ = a982
 																									if (((a981 & 0x7fff) + 0x1) & 0xffff) == a982 {
 																										{
 																											r980 = ((a981 & 0x8000) ^ 0x8000)
@@ -8771,7 +8771,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[32].Set64(a958, ((v974) & 0xffff))
+																		p.r[32].Set64(a959, ((v974) & 0xffff))
 																		s[184] = v974
 																	}
 																}
@@ -8782,9 +8782,9 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 											}
 										} else {
 											{
-												a983 := a931
-												_ = a983
 												{
+													a984 := a932
+													_ = a984
 													{
 														if s[166] != 0x0 {
 															{
@@ -8792,15 +8792,15 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		v986 := uint64(0)
 																		_ = v986
-																		v986 = p.r[30].Get64(a983)
+																		v986 = p.r[30].Get64(a984)
 																		var r989 uint64
 																		_ = r989
 																		{
+																			a990 := v986
+																			_ = a990
+																			a991 := s[169]
+																			_ = a991
 																			{
-																				a990 := v986
-																				_ = a990
-																				a991 := s[169]
-																				_ = a991
 																				if (((a990 & 0x7fff) + 0x1) & 0xffff) == a991 {
 																					{
 																						r989 = ((a990 & 0x8000) ^ 0x8000)
@@ -8838,7 +8838,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[30].Set64(a983, ((v986) & 0xffff))
+																		p.r[30].Set64(a984, ((v986) & 0xffff))
 																		if s[166] == 0x3 {
 																			{
 																				s[172] = v986
@@ -8854,18 +8854,18 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		v993 := uint64(0)
 																		_ = v993
-																		v993 = p.r[31].Get64(a983)
+																		v993 = p.r[31].Get64(a984)
 																		s[173] = v993
 																		if (s[167] == 0x2) && (s[171] == 0x1) {
 																			{
 																				var r995 uint64
 																				_ = r995
 																				{
+																					a996 := v993
+																					_ = a996
+																					a997 := s[169]
+																					_ = a997
 																					{
-																						a996 := v993
-																						_ = a996
-																						a997 := s[169]
-																						_ = a997
 																						if (((a996 & 0x7fff) + 0x1) & 0xffff) == a997 {
 																							{
 																								r995 = ((a996 & 0x8000) ^ 0x8000)
@@ -8886,7 +8886,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[31].Set64(a983, ((v993) & 0xffff))
+																		p.r[31].Set64(a984, ((v993) & 0xffff))
 																	}
 																}
 															}
@@ -8897,7 +8897,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		v999 := uint64(0)
 																		_ = v999
-																		v999 = p.r[32].Get64(a983)
+																		v999 = p.r[32].Get64(a984)
 																		if (s[168] == 0x2) && (s[171] == 0x1) {
 																			{
 																				v999 = s[170]
@@ -8908,11 +8908,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					var r1001 uint64
 																					_ = r1001
 																					{
+																						a1002 := v999
+																						_ = a1002
+																						a1003 := s[169]
+																						_ = a1003
 																						{
-																							a1002 := v999
-																							_ = a1002
-																							a1003 := s[169]
-																							_ = a1003
 																							if (((a1002 & 0x7fff) + 0x1) & 0xffff) == a1003 {
 																								{
 																									r1001 = ((a1002 & 0x8000) ^ 0x8000)
@@ -8937,11 +8937,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							var r1005 uint64
 																							_ = r1005
 																							{
+																								a1006 := s[173]
+																								_ = a1006
+																								a1007 := s[169]
+																								_ = a1007
 																								{
-																									a1006 := s[173]
-																									_ = a1006
-																									a1007 := s[169]
-																									_ = a1007
 																									if (((a1006 & 0x7fff) + 0x1) & 0xffff) == a1007 {
 																										{
 																											r1005 = ((a1006 & 0x8000) ^ 0x8000)
@@ -8959,7 +8959,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[32].Set64(a983, ((v999) & 0xffff))
+																		p.r[32].Set64(a984, ((v999) & 0xffff))
 																		s[174] = v999
 																	}
 																}
@@ -8967,9 +8967,9 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 														}
 													}
 												}
-												a1008 := a931
-												_ = a1008
 												{
+													a1009 := a932
+													_ = a1009
 													{
 														if s[176] != 0x0 {
 															{
@@ -8977,15 +8977,15 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		v1011 := uint64(0)
 																		_ = v1011
-																		v1011 = p.r[27].Get64(a1008)
+																		v1011 = p.r[27].Get64(a1009)
 																		var r1014 uint64
 																		_ = r1014
 																		{
+																			a1015 := v1011
+																			_ = a1015
+																			a1016 := s[179]
+																			_ = a1016
 																			{
-																				a1015 := v1011
-																				_ = a1015
-																				a1016 := s[179]
-																				_ = a1016
 																				if (((a1015 & 0x7fff) + 0x1) & 0xffff) == a1016 {
 																					{
 																						r1014 = ((a1015 & 0x8000) ^ 0x8000)
@@ -9023,7 +9023,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[27].Set64(a1008, ((v1011) & 0xffff))
+																		p.r[27].Set64(a1009, ((v1011) & 0xffff))
 																		if s[176] == 0x3 {
 																			{
 																				s[182] = v1011
@@ -9039,18 +9039,18 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		v1018 := uint64(0)
 																		_ = v1018
-																		v1018 = p.r[28].Get64(a1008)
+																		v1018 = p.r[28].Get64(a1009)
 																		s[183] = v1018
 																		if (s[177] == 0x2) && (s[181] == 0x1) {
 																			{
 																				var r1020 uint64
 																				_ = r1020
 																				{
+																					a1021 := v1018
+																					_ = a1021
+																					a1022 := s[179]
+																					_ = a1022
 																					{
-																						a1021 := v1018
-																						_ = a1021
-																						a1022 := s[179]
-																						_ = a1022
 																						if (((a1021 & 0x7fff) + 0x1) & 0xffff) == a1022 {
 																							{
 																								r1020 = ((a1021 & 0x8000) ^ 0x8000)
@@ -9071,7 +9071,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[28].Set64(a1008, ((v1018) & 0xffff))
+																		p.r[28].Set64(a1009, ((v1018) & 0xffff))
 																	}
 																}
 															}
@@ -9082,7 +9082,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		v1024 := uint64(0)
 																		_ = v1024
-																		v1024 = p.r[29].Get64(a1008)
+																		v1024 = p.r[29].Get64(a1009)
 																		if (s[178] == 0x2) && (s[181] == 0x1) {
 																			{
 																				v1024 = s[180]
@@ -9093,11 +9093,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					var r1026 uint64
 																					_ = r1026
 																					{
+																						a1027 := v1024
+																						_ = a1027
+																						a1028 := s[179]
+																						_ = a1028
 																						{
-																							a1027 := v1024
-																							_ = a1027
-																							a1028 := s[179]
-																							_ = a1028
 																							if (((a1027 & 0x7fff) + 0x1) & 0xffff) == a1028 {
 																								{
 																									r1026 = ((a1027 & 0x8000) ^ 0x8000)
@@ -9122,11 +9122,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							var r1030 uint64
 																							_ = r1030
 																							{
+																								a1031 := s[183]
+																								_ = a1031
+																								a1032 := s[179]
+																								_ = a1032
 																								{
-																									a1031 := s[183]
-																									_ = a1031
-																									a1032 := s[179]
-																									_ = a1032
 																									if (((a1031 & 0x7fff) + 0x1) & 0xffff) == a1032 {
 																										{
 																											r1030 = ((a1031 & 0x8000) ^ 0x8000)
@@ -9144,7 +9144,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[29].Set64(a1008, ((v1024) & 0xffff))
+																		p.r[29].Set64(a1009, ((v1024) & 0xffff))
 																		s[184] = v1024
 																	}
 																}
@@ -9161,12 +9161,12 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 										v1033 := uint64(0)
 										_ = v1033
 										{
+											a1035 := ((s[230]) & 0xffffffff)
+											_ = a1035
+											a1036 := s[214]
+											_ = a1036
+											v1033 = 0
 											{
-												a1035 := ((s[230]) & 0xffffffff)
-												_ = a1035
-												a1036 := s[214]
-												_ = a1036
-												v1033 = 0
 												v1037 := uint64(((s[230]) >> 32))
 												_ = v1037
 												if a1035 > ((s[230]) & 0xffffffff) {
@@ -9178,17 +9178,17 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 											}
 										}
 										{
+											a1039 := v1033
+											_ = a1039
 											{
-												a1039 := v1033
-												_ = a1039
 												{
+													a1041 := s[159]
+													_ = a1041
+													a1042 := s[160]
+													_ = a1042
+													a1043 := s[155]
+													_ = a1043
 													{
-														a1041 := s[159]
-														_ = a1041
-														a1042 := s[160]
-														_ = a1042
-														a1043 := s[155]
-														_ = a1043
 														s[80] = 0x1
 														s[81] = 0x1
 														s[82] = 0x0
@@ -9255,9 +9255,9 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 							if v107 == 0x6 {
 								{
 									{
+										a1046 := s[77]
+										_ = a1046
 										{
-											a1046 := s[77]
-											_ = a1046
 											s[206] = a1046
 											if a1046 == 0x0 {
 												{
@@ -9284,17 +9284,17 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 									}
 									s[166] = 0x3
 									s[171] = s[79]
-									a1047 := s[206]
-									_ = a1047
-									a1048 := s[194]
-									_ = a1048
 									{
+										a1048 := s[206]
+										_ = a1048
+										a1049 := s[194]
+										_ = a1049
 										{
-											if a1047 == 0x0 {
+											if a1048 == 0x0 {
 												{
-													a1050 := a1048
-													_ = a1050
 													{
+														a1051 := a1049
+														_ = a1051
 														{
 															if s[166] != 0x0 {
 																{
@@ -9302,15 +9302,15 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			v1053 := uint64(0)
 																			_ = v1053
-																			v1053 = p.r[27].Get64(a1050)
+																			v1053 = p.r[27].Get64(a1051)
 																			var r1056 uint64
 																			_ = r1056
 																			{
+																				a1057 := v1053
+																				_ = a1057
+																				a1058 := s[169]
+																				_ = a1058
 																				{
-																					a1057 := v1053
-																					_ = a1057
-																					a1058 := s[169]
-																					_ = a1058
 																					if (((a1057 & 0x7fff) + 0x1) & 0xffff) == a1058 {
 																						{
 																							r1056 = ((a1057 & 0x8000) ^ 0x8000)
@@ -9348,7 +9348,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[27].Set64(a1050, ((v1053) & 0xffff))
+																			p.r[27].Set64(a1051, ((v1053) & 0xffff))
 																			if s[166] == 0x3 {
 																				{
 																					s[172] = v1053
@@ -9364,18 +9364,18 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			v1060 := uint64(0)
 																			_ = v1060
-																			v1060 = p.r[28].Get64(a1050)
+																			v1060 = p.r[28].Get64(a1051)
 																			s[173] = v1060
 																			if (s[167] == 0x2) && (s[171] == 0x1) {
 																				{
 																					var r1062 uint64
 																					_ = r1062
 																					{
+																						a1063 := v1060
+																						_ = a1063
+																						a1064 := s[169]
+																						_ = a1064
 																						{
-																							a1063 := v1060
-																							_ = a1063
-																							a1064 := s[169]
-																							_ = a1064
 																							if (((a1063 & 0x7fff) + 0x1) & 0xffff) == a1064 {
 																								{
 																									r1062 = ((a1063 & 0x8000) ^ 0x8000)
@@ -9396,7 +9396,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[28].Set64(a1050, ((v1060) & 0xffff))
+																			p.r[28].Set64(a1051, ((v1060) & 0xffff))
 																		}
 																	}
 																}
@@ -9407,7 +9407,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			v1066 := uint64(0)
 																			_ = v1066
-																			v1066 = p.r[29].Get64(a1050)
+																			v1066 = p.r[29].Get64(a1051)
 																			if (s[168] == 0x2) && (s[171] == 0x1) {
 																				{
 																					v1066 = s[170]
@@ -9418,11 +9418,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						var r1068 uint64
 																						_ = r1068
 																						{
+																							a1069 := v1066
+																							_ = a1069
+																							a1070 := s[169]
+																							_ = a1070
 																							{
-																								a1069 := v1066
-																								_ = a1069
-																								a1070 := s[169]
-																								_ = a1070
 																								if (((a1069 & 0x7fff) + 0x1) & 0xffff) == a1070 {
 																									{
 																										r1068 = ((a1069 & 0x8000) ^ 0x8000)
@@ -9447,11 +9447,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								var r1072 uint64
 																								_ = r1072
 																								{
+																									a1073 := s[173]
+																									_ = a1073
+																									a1074 := s[169]
+																									_ = a1074
 																									{
-																										a1073 := s[173]
-																										_ = a1073
-																										a1074 := s[169]
-																										_ = a1074
 																										if (((a1073 & 0x7fff) + 0x1) & 0xffff) == a1074 {
 																											{
 																												r1072 = ((a1073 & 0x8000) ^ 0x8000)
@@ -9469,7 +9469,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[29].Set64(a1050, ((v1066) & 0xffff))
+																			p.r[29].Set64(a1051, ((v1066) & 0xffff))
 																			s[174] = v1066
 																		}
 																	}
@@ -9477,9 +9477,9 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 															}
 														}
 													}
-													a1075 := a1048
-													_ = a1075
 													{
+														a1076 := a1049
+														_ = a1076
 														{
 															if s[176] != 0x0 {
 																{
@@ -9487,15 +9487,15 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			v1078 := uint64(0)
 																			_ = v1078
-																			v1078 = p.r[30].Get64(a1075)
+																			v1078 = p.r[30].Get64(a1076)
 																			var r1081 uint64
 																			_ = r1081
 																			{
+																				a1082 := v1078
+																				_ = a1082
+																				a1083 := s[179]
+																				_ = a1083
 																				{
-																					a1082 := v1078
-																					_ = a1082
-																					a1083 := s[179]
-																					_ = a1083
 																					if (((a1082 & 0x7fff) + 0x1) & 0xffff) == a1083 {
 																						{
 																							r1081 = ((a1082 & 0x8000) ^ 0x8000)
@@ -9533,7 +9533,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[30].Set64(a1075, ((v1078) & 0xffff))
+																			p.r[30].Set64(a1076, ((v1078) & 0xffff))
 																			if s[176] == 0x3 {
 																				{
 																					s[182] = v1078
@@ -9549,18 +9549,18 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			v1085 := uint64(0)
 																			_ = v1085
-																			v1085 = p.r[31].Get64(a1075)
+																			v1085 = p.r[31].Get64(a1076)
 																			s[183] = v1085
 																			if (s[177] == 0x2) && (s[181] == 0x1) {
 																				{
 																					var r1087 uint64
 																					_ = r1087
 																					{
+																						a1088 := v1085
+																						_ = a1088
+																						a1089 := s[179]
+																						_ = a1089
 																						{
-																							a1088 := v1085
-																							_ = a1088
-																							a1089 := s[179]
-																							_ = a1089
 																							if (((a1088 & 0x7fff) + 0x1) & 0xffff) == a1089 {
 																								{
 																									r1087 = ((a1088 & 0x8000) ^ 0x8000)
@@ -9581,7 +9581,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[31].Set64(a1075, ((v1085) & 0xffff))
+																			p.r[31].Set64(a1076, ((v1085) & 0xffff))
 																		}
 																	}
 																}
@@ -9592,7 +9592,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			v1091 := uint64(0)
 																			_ = v1091
-																			v1091 = p.r[32].Get64(a1075)
+																			v1091 = p.r[32].Get64(a1076)
 																			if (s[178] == 0x2) && (s[181] == 0x1) {
 																				{
 																					v1091 = s[180]
@@ -9603,11 +9603,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						var r1093 uint64
 																						_ = r1093
 																						{
+																							a1094 := v1091
+																							_ = a1094
+																							a1095 := s[179]
+																							_ = a1095
 																							{
-																								a1094 := v1091
-																								_ = a1094
-																								a1095 := s[179]
-																								_ = a1095
 																								if (((a1094 & 0x7fff) + 0x1) & 0xffff) == a1095 {
 																									{
 																										r1093 = ((a1094 & 0x8000) ^ 0x8000)
@@ -9632,11 +9632,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								var r1097 uint64
 																								_ = r1097
 																								{
+																									a1098 := s[183]
+																									_ = a1098
+																									a1099 := s[179]
+																									_ = a1099
 																									{
-																										a1098 := s[183]
-																										_ = a1098
-																										a1099 := s[179]
-																										_ = a1099
 																										if (((a1098 & 0x7fff) + 0x1) & 0xffff) == a1099 {
 																											{
 																												r1097 = ((a1098 & 0x8000) ^ 0x8000)
@@ -9654,7 +9654,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[32].Set64(a1075, ((v1091) & 0xffff))
+																			p.r[32].Set64(a1076, ((v1091) & 0xffff))
 																			s[184] = v1091
 																		}
 																	}
@@ -9665,9 +9665,9 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 												}
 											} else {
 												{
-													a1100 := a1048
-													_ = a1100
 													{
+														a1101 := a1049
+														_ = a1101
 														{
 															if s[166] != 0x0 {
 																{
@@ -9675,15 +9675,15 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			v1103 := uint64(0)
 																			_ = v1103
-																			v1103 = p.r[30].Get64(a1100)
+																			v1103 = p.r[30].Get64(a1101)
 																			var r1106 uint64
 																			_ = r1106
 																			{
+																				a1107 := v1103
+																				_ = a1107
+																				a1108 := s[169]
+																				_ = a1108
 																				{
-																					a1107 := v1103
-																					_ = a1107
-																					a1108 := s[169]
-																					_ = a1108
 																					if (((a1107 & 0x7fff) + 0x1) & 0xffff) == a1108 {
 																						{
 																							r1106 = ((a1107 & 0x8000) ^ 0x8000)
@@ -9721,7 +9721,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[30].Set64(a1100, ((v1103) & 0xffff))
+																			p.r[30].Set64(a1101, ((v1103) & 0xffff))
 																			if s[166] == 0x3 {
 																				{
 																					s[172] = v1103
@@ -9737,18 +9737,18 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			v1110 := uint64(0)
 																			_ = v1110
-																			v1110 = p.r[31].Get64(a1100)
+																			v1110 = p.r[31].Get64(a1101)
 																			s[173] = v1110
 																			if (s[167] == 0x2) && (s[171] == 0x1) {
 																				{
 																					var r1112 uint64
 																					_ = r1112
 																					{
+																						a1113 := v1110
+																						_ = a1113
+																						a1114 := s[169]
+																						_ = a1114
 																						{
-																							a1113 := v1110
-																							_ = a1113
-																							a1114 := s[169]
-																							_ = a1114
 																							if (((a1113 & 0x7fff) + 0x1) & 0xffff) == a1114 {
 																								{
 																									r1112 = ((a1113 & 0x8000) ^ 0x8000)
@@ -9769,7 +9769,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[31].Set64(a1100, ((v1110) & 0xffff))
+																			p.r[31].Set64(a1101, ((v1110) & 0xffff))
 																		}
 																	}
 																}
@@ -9780,7 +9780,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			v1116 := uint64(0)
 																			_ = v1116
-																			v1116 = p.r[32].Get64(a1100)
+																			v1116 = p.r[32].Get64(a1101)
 																			if (s[168] == 0x2) && (s[171] == 0x1) {
 																				{
 																					v1116 = s[170]
@@ -9791,11 +9791,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						var r1118 uint64
 																						_ = r1118
 																						{
+																							a1119 := v1116
+																							_ = a1119
+																							a1120 := s[169]
+																							_ = a1120
 																							{
-																								a1119 := v1116
-																								_ = a1119
-																								a1120 := s[169]
-																								_ = a1120
 																								if (((a1119 & 0x7fff) + 0x1) & 0xffff) == a1120 {
 																									{
 																										r1118 = ((a1119 & 0x8000) ^ 0x8000)
@@ -9820,11 +9820,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								var r1122 uint64
 																								_ = r1122
 																								{
+																									a1123 := s[173]
+																									_ = a1123
+																									a1124 := s[169]
+																									_ = a1124
 																									{
-																										a1123 := s[173]
-																										_ = a1123
-																										a1124 := s[169]
-																										_ = a1124
 																										if (((a1123 & 0x7fff) + 0x1) & 0xffff) == a1124 {
 																											{
 																												r1122 = ((a1123 & 0x8000) ^ 0x8000)
@@ -9842,7 +9842,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[32].Set64(a1100, ((v1116) & 0xffff))
+																			p.r[32].Set64(a1101, ((v1116) & 0xffff))
 																			s[174] = v1116
 																		}
 																	}
@@ -9850,9 +9850,9 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 															}
 														}
 													}
-													a1125 := a1048
-													_ = a1125
 													{
+														a1126 := a1049
+														_ = a1126
 														{
 															if s[176] != 0x0 {
 																{
@@ -9860,15 +9860,15 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			v1128 := uint64(0)
 																			_ = v1128
-																			v1128 = p.r[27].Get64(a1125)
+																			v1128 = p.r[27].Get64(a1126)
 																			var r1131 uint64
 																			_ = r1131
 																			{
+																				a1132 := v1128
+																				_ = a1132
+																				a1133 := s[179]
+																				_ = a1133
 																				{
-																					a1132 := v1128
-																					_ = a1132
-																					a1133 := s[179]
-																					_ = a1133
 																					if (((a1132 & 0x7fff) + 0x1) & 0xffff) == a1133 {
 																						{
 																							r1131 = ((a1132 & 0x8000) ^ 0x8000)
@@ -9906,7 +9906,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[27].Set64(a1125, ((v1128) & 0xffff))
+																			p.r[27].Set64(a1126, ((v1128) & 0xffff))
 																			if s[176] == 0x3 {
 																				{
 																					s[182] = v1128
@@ -9922,18 +9922,18 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			v1135 := uint64(0)
 																			_ = v1135
-																			v1135 = p.r[28].Get64(a1125)
+																			v1135 = p.r[28].Get64(a1126)
 																			s[183] = v1135
 																			if (s[177] == 0x2) && (s[181] == 0x1) {
 																				{
 																					var r1137 uint64
 																					_ = r1137
 																					{
+																						a1138 := v1135
+																						_ = a1138
+																						a1139 := s[179]
+																						_ = a1139
 																						{
-																							a1138 := v1135
-																							_ = a1138
-																							a1139 := s[179]
-																							_ = a1139
 																							if (((a1138 & 0x7fff) + 0x1) & 0xffff) == a1139 {
 																								{
 																									r1137 = ((a1138 & 0x8000) ^ 0x8000)
@@ -9954,7 +9954,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[28].Set64(a1125, ((v1135) & 0xffff))
+																			p.r[28].Set64(a1126, ((v1135) & 0xffff))
 																		}
 																	}
 																}
@@ -9965,7 +9965,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			v1141 := uint64(0)
 																			_ = v1141
-																			v1141 = p.r[29].Get64(a1125)
+																			v1141 = p.r[29].Get64(a1126)
 																			if (s[178] == 0x2) && (s[181] == 0x1) {
 																				{
 																					v1141 = s[180]
@@ -9976,11 +9976,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						var r1143 uint64
 																						_ = r1143
 																						{
+																							a1144 := v1141
+																							_ = a1144
+																							a1145 := s[179]
+																							_ = a1145
 																							{
-																								a1144 := v1141
-																								_ = a1144
-																								a1145 := s[179]
-																								_ = a1145
 																								if (((a1144 & 0x7fff) + 0x1) & 0xffff) == a1145 {
 																									{
 																										r1143 = ((a1144 & 0x8000) ^ 0x8000)
@@ -10005,11 +10005,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								var r1147 uint64
 																								_ = r1147
 																								{
+																									a1148 := s[183]
+																									_ = a1148
+																									a1149 := s[179]
+																									_ = a1149
 																									{
-																										a1148 := s[183]
-																										_ = a1148
-																										a1149 := s[179]
-																										_ = a1149
 																										if (((a1148 & 0x7fff) + 0x1) & 0xffff) == a1149 {
 																											{
 																												r1147 = ((a1148 & 0x8000) ^ 0x8000)
@@ -10027,7 +10027,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[29].Set64(a1125, ((v1141) & 0xffff))
+																			p.r[29].Set64(a1126, ((v1141) & 0xffff))
 																			s[184] = v1141
 																		}
 																	}
@@ -10048,9 +10048,9 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 									if s[78] > 0x0 {
 										{
 											{
+												a1154 := v1150
+												_ = a1154
 												{
-													a1154 := v1150
-													_ = a1154
 													v1155 := uint64(((s[207] + (a1154 & 0x7fff)) & 0xffffffff))
 													_ = v1155
 													s[131] = ((v1155) >> 8 & 0x3)
@@ -10661,11 +10661,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 										}
 									}
 									{
+										a1202 := s[206]
+										_ = a1202
+										a1203 := v1151
+										_ = a1203
 										{
-											a1202 := s[206]
-											_ = a1202
-											a1203 := v1151
-											_ = a1203
 											v1204 := uint64(0)
 											_ = v1204
 											v1204 = p.r[4].Get64(s[194])
@@ -10731,17 +10731,17 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 									s[168] = 0x3
 									s[171] = v1152
 									s[172] = v1150
-									a1211 := s[206]
-									_ = a1211
-									a1212 := s[194]
-									_ = a1212
 									{
+										a1212 := s[206]
+										_ = a1212
+										a1213 := s[194]
+										_ = a1213
 										{
-											if a1211 == 0x0 {
+											if a1212 == 0x0 {
 												{
-													a1214 := a1212
-													_ = a1214
 													{
+														a1215 := a1213
+														_ = a1215
 														{
 															if s[166] != 0x0 {
 																{
@@ -10749,15 +10749,15 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			v1217 := uint64(0)
 																			_ = v1217
-																			v1217 = p.r[27].Get64(a1214)
+																			v1217 = p.r[27].Get64(a1215)
 																			var r1220 uint64
 																			_ = r1220
 																			{
+																				a1221 := v1217
+																				_ = a1221
+																				a1222 := s[169]
+																				_ = a1222
 																				{
-																					a1221 := v1217
-																					_ = a1221
-																					a1222 := s[169]
-																					_ = a1222
 																					if (((a1221 & 0x7fff) + 0x1) & 0xffff) == a1222 {
 																						{
 																							r1220 = ((a1221 & 0x8000) ^ 0x8000)
@@ -10795,7 +10795,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[27].Set64(a1214, ((v1217) & 0xffff))
+																			p.r[27].Set64(a1215, ((v1217) & 0xffff))
 																			if s[166] == 0x3 {
 																				{
 																					s[172] = v1217
@@ -10811,18 +10811,18 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			v1224 := uint64(0)
 																			_ = v1224
-																			v1224 = p.r[28].Get64(a1214)
+																			v1224 = p.r[28].Get64(a1215)
 																			s[173] = v1224
 																			if (s[167] == 0x2) && (s[171] == 0x1) {
 																				{
 																					var r1226 uint64
 																					_ = r1226
 																					{
+																						a1227 := v1224
+																						_ = a1227
+																						a1228 := s[169]
+																						_ = a1228
 																						{
-																							a1227 := v1224
-																							_ = a1227
-																							a1228 := s[169]
-																							_ = a1228
 																							if (((a1227 & 0x7fff) + 0x1) & 0xffff) == a1228 {
 																								{
 																									r1226 = ((a1227 & 0x8000) ^ 0x8000)
@@ -10843,7 +10843,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[28].Set64(a1214, ((v1224) & 0xffff))
+																			p.r[28].Set64(a1215, ((v1224) & 0xffff))
 																		}
 																	}
 																}
@@ -10854,7 +10854,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			v1230 := uint64(0)
 																			_ = v1230
-																			v1230 = p.r[29].Get64(a1214)
+																			v1230 = p.r[29].Get64(a1215)
 																			if (s[168] == 0x2) && (s[171] == 0x1) {
 																				{
 																					v1230 = s[170]
@@ -10865,11 +10865,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						var r1232 uint64
 																						_ = r1232
 																						{
+																							a1233 := v1230
+																							_ = a1233
+																							a1234 := s[169]
+																							_ = a1234
 																							{
-																								a1233 := v1230
-																								_ = a1233
-																								a1234 := s[169]
-																								_ = a1234
 																								if (((a1233 & 0x7fff) + 0x1) & 0xffff) == a1234 {
 																									{
 																										r1232 = ((a1233 & 0x8000) ^ 0x8000)
@@ -10894,11 +10894,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								var r1236 uint64
 																								_ = r1236
 																								{
+																									a1237 := s[173]
+																									_ = a1237
+																									a1238 := s[169]
+																									_ = a1238
 																									{
-																										a1237 := s[173]
-																										_ = a1237
-																										a1238 := s[169]
-																										_ = a1238
 																										if (((a1237 & 0x7fff) + 0x1) & 0xffff) == a1238 {
 																											{
 																												r1236 = ((a1237 & 0x8000) ^ 0x8000)
@@ -10916,7 +10916,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[29].Set64(a1214, ((v1230) & 0xffff))
+																			p.r[29].Set64(a1215, ((v1230) & 0xffff))
 																			s[174] = v1230
 																		}
 																	}
@@ -10924,9 +10924,9 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 															}
 														}
 													}
-													a1239 := a1212
-													_ = a1239
 													{
+														a1240 := a1213
+														_ = a1240
 														{
 															if s[176] != 0x0 {
 																{
@@ -10934,15 +10934,15 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			v1242 := uint64(0)
 																			_ = v1242
-																			v1242 = p.r[30].Get64(a1239)
+																			v1242 = p.r[30].Get64(a1240)
 																			var r1245 uint64
 																			_ = r1245
 																			{
+																				a1246 := v1242
+																				_ = a1246
+																				a1247 := s[179]
+																				_ = a1247
 																				{
-																					a1246 := v1242
-																					_ = a1246
-																					a1247 := s[179]
-																					_ = a1247
 																					if (((a1246 & 0x7fff) + 0x1) & 0xffff) == a1247 {
 																						{
 																							r1245 = ((a1246 & 0x8000) ^ 0x8000)
@@ -10980,7 +10980,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[30].Set64(a1239, ((v1242) & 0xffff))
+																			p.r[30].Set64(a1240, ((v1242) & 0xffff))
 																			if s[176] == 0x3 {
 																				{
 																					s[182] = v1242
@@ -10996,18 +10996,18 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			v1249 := uint64(0)
 																			_ = v1249
-																			v1249 = p.r[31].Get64(a1239)
+																			v1249 = p.r[31].Get64(a1240)
 																			s[183] = v1249
 																			if (s[177] == 0x2) && (s[181] == 0x1) {
 																				{
 																					var r1251 uint64
 																					_ = r1251
 																					{
+																						a1252 := v1249
+																						_ = a1252
+																						a1253 := s[179]
+																						_ = a1253
 																						{
-																							a1252 := v1249
-																							_ = a1252
-																							a1253 := s[179]
-																							_ = a1253
 																							if (((a1252 & 0x7fff) + 0x1) & 0xffff) == a1253 {
 																								{
 																									r1251 = ((a1252 & 0x8000) ^ 0x8000)
@@ -11028,7 +11028,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[31].Set64(a1239, ((v1249) & 0xffff))
+																			p.r[31].Set64(a1240, ((v1249) & 0xffff))
 																		}
 																	}
 																}
@@ -11039,7 +11039,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			v1255 := uint64(0)
 																			_ = v1255
-																			v1255 = p.r[32].Get64(a1239)
+																			v1255 = p.r[32].Get64(a1240)
 																			if (s[178] == 0x2) && (s[181] == 0x1) {
 																				{
 																					v1255 = s[180]
@@ -11050,11 +11050,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						var r1257 uint64
 																						_ = r1257
 																						{
+																							a1258 := v1255
+																							_ = a1258
+																							a1259 := s[179]
+																							_ = a1259
 																							{
-																								a1258 := v1255
-																								_ = a1258
-																								a1259 := s[179]
-																								_ = a1259
 																								if (((a1258 & 0x7fff) + 0x1) & 0xffff) == a1259 {
 																									{
 																										r1257 = ((a1258 & 0x8000) ^ 0x8000)
@@ -11079,11 +11079,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								var r1261 uint64
 																								_ = r1261
 																								{
+																									a1262 := s[183]
+																									_ = a1262
+																									a1263 := s[179]
+																									_ = a1263
 																									{
-																										a1262 := s[183]
-																										_ = a1262
-																										a1263 := s[179]
-																										_ = a1263
 																										if (((a1262 & 0x7fff) + 0x1) & 0xffff) == a1263 {
 																											{
 																												r1261 = ((a1262 & 0x8000) ^ 0x8000)
@@ -11101,7 +11101,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[32].Set64(a1239, ((v1255) & 0xffff))
+																			p.r[32].Set64(a1240, ((v1255) & 0xffff))
 																			s[184] = v1255
 																		}
 																	}
@@ -11112,9 +11112,9 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 												}
 											} else {
 												{
-													a1264 := a1212
-													_ = a1264
 													{
+														a1265 := a1213
+														_ = a1265
 														{
 															if s[166] != 0x0 {
 																{
@@ -11122,15 +11122,15 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			v1267 := uint64(0)
 																			_ = v1267
-																			v1267 = p.r[30].Get64(a1264)
+																			v1267 = p.r[30].Get64(a1265)
 																			var r1270 uint64
 																			_ = r1270
 																			{
+																				a1271 := v1267
+																				_ = a1271
+																				a1272 := s[169]
+																				_ = a1272
 																				{
-																					a1271 := v1267
-																					_ = a1271
-																					a1272 := s[169]
-																					_ = a1272
 																					if (((a1271 & 0x7fff) + 0x1) & 0xffff) == a1272 {
 																						{
 																							r1270 = ((a1271 & 0x8000) ^ 0x8000)
@@ -11168,7 +11168,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[30].Set64(a1264, ((v1267) & 0xffff))
+																			p.r[30].Set64(a1265, ((v1267) & 0xffff))
 																			if s[166] == 0x3 {
 																				{
 																					s[172] = v1267
@@ -11184,18 +11184,18 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			v1274 := uint64(0)
 																			_ = v1274
-																			v1274 = p.r[31].Get64(a1264)
+																			v1274 = p.r[31].Get64(a1265)
 																			s[173] = v1274
 																			if (s[167] == 0x2) && (s[171] == 0x1) {
 																				{
 																					var r1276 uint64
 																					_ = r1276
 																					{
+																						a1277 := v1274
+																						_ = a1277
+																						a1278 := s[169]
+																						_ = a1278
 																						{
-																							a1277 := v1274
-																							_ = a1277
-																							a1278 := s[169]
-																							_ = a1278
 																							if (((a1277 & 0x7fff) + 0x1) & 0xffff) == a1278 {
 																								{
 																									r1276 = ((a1277 & 0x8000) ^ 0x8000)
@@ -11216,7 +11216,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[31].Set64(a1264, ((v1274) & 0xffff))
+																			p.r[31].Set64(a1265, ((v1274) & 0xffff))
 																		}
 																	}
 																}
@@ -11227,7 +11227,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			v1280 := uint64(0)
 																			_ = v1280
-																			v1280 = p.r[32].Get64(a1264)
+																			v1280 = p.r[32].Get64(a1265)
 																			if (s[168] == 0x2) && (s[171] == 0x1) {
 																				{
 																					v1280 = s[170]
@@ -11238,11 +11238,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						var r1282 uint64
 																						_ = r1282
 																						{
+																							a1283 := v1280
+																							_ = a1283
+																							a1284 := s[169]
+																							_ = a1284
 																							{
-																								a1283 := v1280
-																								_ = a1283
-																								a1284 := s[169]
-																								_ = a1284
 																								if (((a1283 & 0x7fff) + 0x1) & 0xffff) == a1284 {
 																									{
 																										r1282 = ((a1283 & 0x8000) ^ 0x8000)
@@ -11267,11 +11267,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								var r1286 uint64
 																								_ = r1286
 																								{
+																									a1287 := s[173]
+																									_ = a1287
+																									a1288 := s[169]
+																									_ = a1288
 																									{
-																										a1287 := s[173]
-																										_ = a1287
-																										a1288 := s[169]
-																										_ = a1288
 																										if (((a1287 & 0x7fff) + 0x1) & 0xffff) == a1288 {
 																											{
 																												r1286 = ((a1287 & 0x8000) ^ 0x8000)
@@ -11289,7 +11289,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[32].Set64(a1264, ((v1280) & 0xffff))
+																			p.r[32].Set64(a1265, ((v1280) & 0xffff))
 																			s[174] = v1280
 																		}
 																	}
@@ -11297,9 +11297,9 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 															}
 														}
 													}
-													a1289 := a1212
-													_ = a1289
 													{
+														a1290 := a1213
+														_ = a1290
 														{
 															if s[176] != 0x0 {
 																{
@@ -11307,15 +11307,15 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			v1292 := uint64(0)
 																			_ = v1292
-																			v1292 = p.r[27].Get64(a1289)
+																			v1292 = p.r[27].Get64(a1290)
 																			var r1295 uint64
 																			_ = r1295
 																			{
+																				a1296 := v1292
+																				_ = a1296
+																				a1297 := s[179]
+																				_ = a1297
 																				{
-																					a1296 := v1292
-																					_ = a1296
-																					a1297 := s[179]
-																					_ = a1297
 																					if (((a1296 & 0x7fff) + 0x1) & 0xffff) == a1297 {
 																						{
 																							r1295 = ((a1296 & 0x8000) ^ 0x8000)
@@ -11353,7 +11353,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[27].Set64(a1289, ((v1292) & 0xffff))
+																			p.r[27].Set64(a1290, ((v1292) & 0xffff))
 																			if s[176] == 0x3 {
 																				{
 																					s[182] = v1292
@@ -11369,18 +11369,18 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			v1299 := uint64(0)
 																			_ = v1299
-																			v1299 = p.r[28].Get64(a1289)
+																			v1299 = p.r[28].Get64(a1290)
 																			s[183] = v1299
 																			if (s[177] == 0x2) && (s[181] == 0x1) {
 																				{
 																					var r1301 uint64
 																					_ = r1301
 																					{
+																						a1302 := v1299
+																						_ = a1302
+																						a1303 := s[179]
+																						_ = a1303
 																						{
-																							a1302 := v1299
-																							_ = a1302
-																							a1303 := s[179]
-																							_ = a1303
 																							if (((a1302 & 0x7fff) + 0x1) & 0xffff) == a1303 {
 																								{
 																									r1301 = ((a1302 & 0x8000) ^ 0x8000)
@@ -11401,7 +11401,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[28].Set64(a1289, ((v1299) & 0xffff))
+																			p.r[28].Set64(a1290, ((v1299) & 0xffff))
 																		}
 																	}
 																}
@@ -11412,7 +11412,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			v1305 := uint64(0)
 																			_ = v1305
-																			v1305 = p.r[29].Get64(a1289)
+																			v1305 = p.r[29].Get64(a1290)
 																			if (s[178] == 0x2) && (s[181] == 0x1) {
 																				{
 																					v1305 = s[180]
@@ -11423,11 +11423,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						var r1307 uint64
 																						_ = r1307
 																						{
+																							a1308 := v1305
+																							_ = a1308
+																							a1309 := s[179]
+																							_ = a1309
 																							{
-																								a1308 := v1305
-																								_ = a1308
-																								a1309 := s[179]
-																								_ = a1309
 																								if (((a1308 & 0x7fff) + 0x1) & 0xffff) == a1309 {
 																									{
 																										r1307 = ((a1308 & 0x8000) ^ 0x8000)
@@ -11452,11 +11452,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								var r1311 uint64
 																								_ = r1311
 																								{
+																									a1312 := s[183]
+																									_ = a1312
+																									a1313 := s[179]
+																									_ = a1313
 																									{
-																										a1312 := s[183]
-																										_ = a1312
-																										a1313 := s[179]
-																										_ = a1313
 																										if (((a1312 & 0x7fff) + 0x1) & 0xffff) == a1313 {
 																											{
 																												r1311 = ((a1312 & 0x8000) ^ 0x8000)
@@ -11474,7 +11474,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[29].Set64(a1289, ((v1305) & 0xffff))
+																			p.r[29].Set64(a1290, ((v1305) & 0xffff))
 																			s[184] = v1305
 																		}
 																	}
@@ -11581,9 +11581,9 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 											}
 										}
 										{
+											a1319 := s[206]
+											_ = a1319
 											{
-												a1319 := s[206]
-												_ = a1319
 												v1320 := uint64(0)
 												_ = v1320
 												v1320 = p.r[2].Get64(s[194])
@@ -11604,17 +11604,17 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 											}
 										}
 										s[168] = 0x1
-										a1323 := s[206]
-										_ = a1323
-										a1324 := s[194]
-										_ = a1324
 										{
+											a1324 := s[206]
+											_ = a1324
+											a1325 := s[194]
+											_ = a1325
 											{
-												if a1323 == 0x0 {
+												if a1324 == 0x0 {
 													{
-														a1326 := a1324
-														_ = a1326
 														{
+															a1327 := a1325
+															_ = a1327
 															{
 																if s[166] != 0x0 {
 																	{
@@ -11622,15 +11622,15 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																			{
 																				v1329 := uint64(0)
 																				_ = v1329
-																				v1329 = p.r[27].Get64(a1326)
+																				v1329 = p.r[27].Get64(a1327)
 																				var r1332 uint64
 																				_ = r1332
 																				{
+																					a1333 := v1329
+																					_ = a1333
+																					a1334 := s[169]
+																					_ = a1334
 																					{
-																						a1333 := v1329
-																						_ = a1333
-																						a1334 := s[169]
-																						_ = a1334
 																						if (((a1333 & 0x7fff) + 0x1) & 0xffff) == a1334 {
 																							{
 																								r1332 = ((a1333 & 0x8000) ^ 0x8000)
@@ -11668,7 +11668,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						}
 																					}
 																				}
-																				p.r[27].Set64(a1326, ((v1329) & 0xffff))
+																				p.r[27].Set64(a1327, ((v1329) & 0xffff))
 																				if s[166] == 0x3 {
 																					{
 																						s[172] = v1329
@@ -11684,18 +11684,18 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																			{
 																				v1336 := uint64(0)
 																				_ = v1336
-																				v1336 = p.r[28].Get64(a1326)
+																				v1336 = p.r[28].Get64(a1327)
 																				s[173] = v1336
 																				if (s[167] == 0x2) && (s[171] == 0x1) {
 																					{
 																						var r1338 uint64
 																						_ = r1338
 																						{
+																							a1339 := v1336
+																							_ = a1339
+																							a1340 := s[169]
+																							_ = a1340
 																							{
-																								a1339 := v1336
-																								_ = a1339
-																								a1340 := s[169]
-																								_ = a1340
 																								if (((a1339 & 0x7fff) + 0x1) & 0xffff) == a1340 {
 																									{
 																										r1338 = ((a1339 & 0x8000) ^ 0x8000)
@@ -11716,7 +11716,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						}
 																					}
 																				}
-																				p.r[28].Set64(a1326, ((v1336) & 0xffff))
+																				p.r[28].Set64(a1327, ((v1336) & 0xffff))
 																			}
 																		}
 																	}
@@ -11727,7 +11727,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																			{
 																				v1342 := uint64(0)
 																				_ = v1342
-																				v1342 = p.r[29].Get64(a1326)
+																				v1342 = p.r[29].Get64(a1327)
 																				if (s[168] == 0x2) && (s[171] == 0x1) {
 																					{
 																						v1342 = s[170]
@@ -11738,11 +11738,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							var r1344 uint64
 																							_ = r1344
 																							{
+																								a1345 := v1342
+																								_ = a1345
+																								a1346 := s[169]
+																								_ = a1346
 																								{
-																									a1345 := v1342
-																									_ = a1345
-																									a1346 := s[169]
-																									_ = a1346
 																									if (((a1345 & 0x7fff) + 0x1) & 0xffff) == a1346 {
 																										{
 																											r1344 = ((a1345 & 0x8000) ^ 0x8000)
@@ -11767,11 +11767,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																									var r1348 uint64
 																									_ = r1348
 																									{
+																										a1349 := s[173]
+																										_ = a1349
+																										a1350 := s[169]
+																										_ = a1350
 																										{
-																											a1349 := s[173]
-																											_ = a1349
-																											a1350 := s[169]
-																											_ = a1350
 																											if (((a1349 & 0x7fff) + 0x1) & 0xffff) == a1350 {
 																												{
 																													r1348 = ((a1349 & 0x8000) ^ 0x8000)
@@ -11789,7 +11789,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						}
 																					}
 																				}
-																				p.r[29].Set64(a1326, ((v1342) & 0xffff))
+																				p.r[29].Set64(a1327, ((v1342) & 0xffff))
 																				s[174] = v1342
 																			}
 																		}
@@ -11797,9 +11797,9 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																}
 															}
 														}
-														a1351 := a1324
-														_ = a1351
 														{
+															a1352 := a1325
+															_ = a1352
 															{
 																if s[176] != 0x0 {
 																	{
@@ -11807,15 +11807,15 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																			{
 																				v1354 := uint64(0)
 																				_ = v1354
-																				v1354 = p.r[30].Get64(a1351)
+																				v1354 = p.r[30].Get64(a1352)
 																				var r1357 uint64
 																				_ = r1357
 																				{
+																					a1358 := v1354
+																					_ = a1358
+																					a1359 := s[179]
+																					_ = a1359
 																					{
-																						a1358 := v1354
-																						_ = a1358
-																						a1359 := s[179]
-																						_ = a1359
 																						if (((a1358 & 0x7fff) + 0x1) & 0xffff) == a1359 {
 																							{
 																								r1357 = ((a1358 & 0x8000) ^ 0x8000)
@@ -11853,7 +11853,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						}
 																					}
 																				}
-																				p.r[30].Set64(a1351, ((v1354) & 0xffff))
+																				p.r[30].Set64(a1352, ((v1354) & 0xffff))
 																				if s[176] == 0x3 {
 																					{
 																						s[182] = v1354
@@ -11869,18 +11869,18 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																			{
 																				v1361 := uint64(0)
 																				_ = v1361
-																				v1361 = p.r[31].Get64(a1351)
+																				v1361 = p.r[31].Get64(a1352)
 																				s[183] = v1361
 																				if (s[177] == 0x2) && (s[181] == 0x1) {
 																					{
 																						var r1363 uint64
 																						_ = r1363
 																						{
+																							a1364 := v1361
+																							_ = a1364
+																							a1365 := s[179]
+																							_ = a1365
 																							{
-																								a1364 := v1361
-																								_ = a1364
-																								a1365 := s[179]
-																								_ = a1365
 																								if (((a1364 & 0x7fff) + 0x1) & 0xffff) == a1365 {
 																									{
 																										r1363 = ((a1364 & 0x8000) ^ 0x8000)
@@ -11901,7 +11901,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						}
 																					}
 																				}
-																				p.r[31].Set64(a1351, ((v1361) & 0xffff))
+																				p.r[31].Set64(a1352, ((v1361) & 0xffff))
 																			}
 																		}
 																	}
@@ -11912,7 +11912,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																			{
 																				v1367 := uint64(0)
 																				_ = v1367
-																				v1367 = p.r[32].Get64(a1351)
+																				v1367 = p.r[32].Get64(a1352)
 																				if (s[178] == 0x2) && (s[181] == 0x1) {
 																					{
 																						v1367 = s[180]
@@ -11923,11 +11923,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							var r1369 uint64
 																							_ = r1369
 																							{
+																								a1370 := v1367
+																								_ = a1370
+																								a1371 := s[179]
+																								_ = a1371
 																								{
-																									a1370 := v1367
-																									_ = a1370
-																									a1371 := s[179]
-																									_ = a1371
 																									if (((a1370 & 0x7fff) + 0x1) & 0xffff) == a1371 {
 																										{
 																											r1369 = ((a1370 & 0x8000) ^ 0x8000)
@@ -11952,11 +11952,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																									var r1373 uint64
 																									_ = r1373
 																									{
+																										a1374 := s[183]
+																										_ = a1374
+																										a1375 := s[179]
+																										_ = a1375
 																										{
-																											a1374 := s[183]
-																											_ = a1374
-																											a1375 := s[179]
-																											_ = a1375
 																											if (((a1374 & 0x7fff) + 0x1) & 0xffff) == a1375 {
 																												{
 																													r1373 = ((a1374 & 0x8000) ^ 0x8000)
@@ -11974,7 +11974,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						}
 																					}
 																				}
-																				p.r[32].Set64(a1351, ((v1367) & 0xffff))
+																				p.r[32].Set64(a1352, ((v1367) & 0xffff))
 																				s[184] = v1367
 																			}
 																		}
@@ -11985,9 +11985,9 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 													}
 												} else {
 													{
-														a1376 := a1324
-														_ = a1376
 														{
+															a1377 := a1325
+															_ = a1377
 															{
 																if s[166] != 0x0 {
 																	{
@@ -11995,15 +11995,15 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																			{
 																				v1379 := uint64(0)
 																				_ = v1379
-																				v1379 = p.r[30].Get64(a1376)
+																				v1379 = p.r[30].Get64(a1377)
 																				var r1382 uint64
 																				_ = r1382
 																				{
+																					a1383 := v1379
+																					_ = a1383
+																					a1384 := s[169]
+																					_ = a1384
 																					{
-																						a1383 := v1379
-																						_ = a1383
-																						a1384 := s[169]
-																						_ = a1384
 																						if (((a1383 & 0x7fff) + 0x1) & 0xffff) == a1384 {
 																							{
 																								r1382 = ((a1383 & 0x8000) ^ 0x8000)
@@ -12041,7 +12041,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						}
 																					}
 																				}
-																				p.r[30].Set64(a1376, ((v1379) & 0xffff))
+																				p.r[30].Set64(a1377, ((v1379) & 0xffff))
 																				if s[166] == 0x3 {
 																					{
 																						s[172] = v1379
@@ -12057,18 +12057,18 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																			{
 																				v1386 := uint64(0)
 																				_ = v1386
-																				v1386 = p.r[31].Get64(a1376)
+																				v1386 = p.r[31].Get64(a1377)
 																				s[173] = v1386
 																				if (s[167] == 0x2) && (s[171] == 0x1) {
 																					{
 																						var r1388 uint64
 																						_ = r1388
 																						{
+																							a1389 := v1386
+																							_ = a1389
+																							a1390 := s[169]
+																							_ = a1390
 																							{
-																								a1389 := v1386
-																								_ = a1389
-																								a1390 := s[169]
-																								_ = a1390
 																								if (((a1389 & 0x7fff) + 0x1) & 0xffff) == a1390 {
 																									{
 																										r1388 = ((a1389 & 0x8000) ^ 0x8000)
@@ -12089,7 +12089,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						}
 																					}
 																				}
-																				p.r[31].Set64(a1376, ((v1386) & 0xffff))
+																				p.r[31].Set64(a1377, ((v1386) & 0xffff))
 																			}
 																		}
 																	}
@@ -12100,7 +12100,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																			{
 																				v1392 := uint64(0)
 																				_ = v1392
-																				v1392 = p.r[32].Get64(a1376)
+																				v1392 = p.r[32].Get64(a1377)
 																				if (s[168] == 0x2) && (s[171] == 0x1) {
 																					{
 																						v1392 = s[170]
@@ -12111,11 +12111,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							var r1394 uint64
 																							_ = r1394
 																							{
+																								a1395 := v1392
+																								_ = a1395
+																								a1396 := s[169]
+																								_ = a1396
 																								{
-																									a1395 := v1392
-																									_ = a1395
-																									a1396 := s[169]
-																									_ = a1396
 																									if (((a1395 & 0x7fff) + 0x1) & 0xffff) == a1396 {
 																										{
 																											r1394 = ((a1395 & 0x8000) ^ 0x8000)
@@ -12140,11 +12140,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																									var r1398 uint64
 																									_ = r1398
 																									{
+																										a1399 := s[173]
+																										_ = a1399
+																										a1400 := s[169]
+																										_ = a1400
 																										{
-																											a1399 := s[173]
-																											_ = a1399
-																											a1400 := s[169]
-																											_ = a1400
 																											if (((a1399 & 0x7fff) + 0x1) & 0xffff) == a1400 {
 																												{
 																													r1398 = ((a1399 & 0x8000) ^ 0x8000)
@@ -12162,7 +12162,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						}
 																					}
 																				}
-																				p.r[32].Set64(a1376, ((v1392) & 0xffff))
+																				p.r[32].Set64(a1377, ((v1392) & 0xffff))
 																				s[174] = v1392
 																			}
 																		}
@@ -12170,9 +12170,9 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																}
 															}
 														}
-														a1401 := a1324
-														_ = a1401
 														{
+															a1402 := a1325
+															_ = a1402
 															{
 																if s[176] != 0x0 {
 																	{
@@ -12180,15 +12180,15 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																			{
 																				v1404 := uint64(0)
 																				_ = v1404
-																				v1404 = p.r[27].Get64(a1401)
+																				v1404 = p.r[27].Get64(a1402)
 																				var r1407 uint64
 																				_ = r1407
 																				{
+																					a1408 := v1404
+																					_ = a1408
+																					a1409 := s[179]
+																					_ = a1409
 																					{
-																						a1408 := v1404
-																						_ = a1408
-																						a1409 := s[179]
-																						_ = a1409
 																						if (((a1408 & 0x7fff) + 0x1) & 0xffff) == a1409 {
 																							{
 																								r1407 = ((a1408 & 0x8000) ^ 0x8000)
@@ -12226,7 +12226,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						}
 																					}
 																				}
-																				p.r[27].Set64(a1401, ((v1404) & 0xffff))
+																				p.r[27].Set64(a1402, ((v1404) & 0xffff))
 																				if s[176] == 0x3 {
 																					{
 																						s[182] = v1404
@@ -12242,18 +12242,18 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																			{
 																				v1411 := uint64(0)
 																				_ = v1411
-																				v1411 = p.r[28].Get64(a1401)
+																				v1411 = p.r[28].Get64(a1402)
 																				s[183] = v1411
 																				if (s[177] == 0x2) && (s[181] == 0x1) {
 																					{
 																						var r1413 uint64
 																						_ = r1413
 																						{
+																							a1414 := v1411
+																							_ = a1414
+																							a1415 := s[179]
+																							_ = a1415
 																							{
-																								a1414 := v1411
-																								_ = a1414
-																								a1415 := s[179]
-																								_ = a1415
 																								if (((a1414 & 0x7fff) + 0x1) & 0xffff) == a1415 {
 																									{
 																										r1413 = ((a1414 & 0x8000) ^ 0x8000)
@@ -12274,7 +12274,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						}
 																					}
 																				}
-																				p.r[28].Set64(a1401, ((v1411) & 0xffff))
+																				p.r[28].Set64(a1402, ((v1411) & 0xffff))
 																			}
 																		}
 																	}
@@ -12285,7 +12285,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																			{
 																				v1417 := uint64(0)
 																				_ = v1417
-																				v1417 = p.r[29].Get64(a1401)
+																				v1417 = p.r[29].Get64(a1402)
 																				if (s[178] == 0x2) && (s[181] == 0x1) {
 																					{
 																						v1417 = s[180]
@@ -12296,11 +12296,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							var r1419 uint64
 																							_ = r1419
 																							{
+																								a1420 := v1417
+																								_ = a1420
+																								a1421 := s[179]
+																								_ = a1421
 																								{
-																									a1420 := v1417
-																									_ = a1420
-																									a1421 := s[179]
-																									_ = a1421
 																									if (((a1420 & 0x7fff) + 0x1) & 0xffff) == a1421 {
 																										{
 																											r1419 = ((a1420 & 0x8000) ^ 0x8000)
@@ -12325,11 +12325,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																									var r1423 uint64
 																									_ = r1423
 																									{
+																										a1424 := s[183]
+																										_ = a1424
+																										a1425 := s[179]
+																										_ = a1425
 																										{
-																											a1424 := s[183]
-																											_ = a1424
-																											a1425 := s[179]
-																											_ = a1425
 																											if (((a1424 & 0x7fff) + 0x1) & 0xffff) == a1425 {
 																												{
 																													r1423 = ((a1424 & 0x8000) ^ 0x8000)
@@ -12347,7 +12347,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						}
 																					}
 																				}
-																				p.r[29].Set64(a1401, ((v1417) & 0xffff))
+																				p.r[29].Set64(a1402, ((v1417) & 0xffff))
 																				s[184] = v1417
 																			}
 																		}
@@ -12387,13 +12387,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																{
 																	{
 																		{
+																			a1430 := s[209]
+																			_ = a1430
+																			a1431 := s[210]
+																			_ = a1431
+																			a1432 := s[211]
+																			_ = a1432
 																			{
-																				a1430 := s[209]
-																				_ = a1430
-																				a1431 := s[210]
-																				_ = a1431
-																				a1432 := s[211]
-																				_ = a1432
 																				s[105] = 0x1
 																				s[106] = 0x1
 																				s[107] = 0x0
@@ -12490,9 +12490,9 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 											v1436 := uint64(s[72])
 											_ = v1436
 											{
+												a1438 := v1436
+												_ = a1438
 												{
-													a1438 := v1436
-													_ = a1438
 													v1439 := uint64(((s[207] + (a1438 & 0x7fff)) & 0xffffffff))
 													_ = v1439
 													s[131] = ((v1439) >> 8 & 0x3)
@@ -13095,13 +13095,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 											v1485 := uint64(s[165])
 											_ = v1485
 											{
+												a1487 := s[153]
+												_ = a1487
+												a1488 := s[206]
+												_ = a1488
+												a1489 := v1485
+												_ = a1489
 												{
-													a1487 := s[153]
-													_ = a1487
-													a1488 := s[206]
-													_ = a1488
-													a1489 := v1485
-													_ = a1489
 													v1490 := uint64(0)
 													_ = v1490
 													v1490 = p.r[1].Get64(s[194])
@@ -13158,11 +13158,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 												}
 											}
 											{
+												a1498 := s[206]
+												_ = a1498
+												a1499 := v1485
+												_ = a1499
 												{
-													a1498 := s[206]
-													_ = a1498
-													a1499 := v1485
-													_ = a1499
 													v1500 := uint64(0)
 													_ = v1500
 													v1500 = p.r[2].Get64(s[194])
@@ -13198,17 +13198,17 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 											s[166] = 0x1
 											s[168] = 0x1
 											s[178] = 0x1
-											a1503 := s[206]
-											_ = a1503
-											a1504 := s[194]
-											_ = a1504
 											{
+												a1504 := s[206]
+												_ = a1504
+												a1505 := s[194]
+												_ = a1505
 												{
-													if a1503 == 0x0 {
+													if a1504 == 0x0 {
 														{
-															a1506 := a1504
-															_ = a1506
 															{
+																a1507 := a1505
+																_ = a1507
 																{
 																	if s[166] != 0x0 {
 																		{
@@ -13216,15 +13216,15 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				{
 																					v1509 := uint64(0)
 																					_ = v1509
-																					v1509 = p.r[27].Get64(a1506)
+																					v1509 = p.r[27].Get64(a1507)
 																					var r1512 uint64
 																					_ = r1512
 																					{
+																						a1513 := v1509
+																						_ = a1513
+																						a1514 := s[169]
+																						_ = a1514
 																						{
-																							a1513 := v1509
-																							_ = a1513
-																							a1514 := s[169]
-																							_ = a1514
 																							if (((a1513 & 0x7fff) + 0x1) & 0xffff) == a1514 {
 																								{
 																									r1512 = ((a1513 & 0x8000) ^ 0x8000)
@@ -13262,7 +13262,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							}
 																						}
 																					}
-																					p.r[27].Set64(a1506, ((v1509) & 0xffff))
+																					p.r[27].Set64(a1507, ((v1509) & 0xffff))
 																					if s[166] == 0x3 {
 																						{
 																							s[172] = v1509
@@ -13278,18 +13278,18 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				{
 																					v1516 := uint64(0)
 																					_ = v1516
-																					v1516 = p.r[28].Get64(a1506)
+																					v1516 = p.r[28].Get64(a1507)
 																					s[173] = v1516
 																					if (s[167] == 0x2) && (s[171] == 0x1) {
 																						{
 																							var r1518 uint64
 																							_ = r1518
 																							{
+																								a1519 := v1516
+																								_ = a1519
+																								a1520 := s[169]
+																								_ = a1520
 																								{
-																									a1519 := v1516
-																									_ = a1519
-																									a1520 := s[169]
-																									_ = a1520
 																									if (((a1519 & 0x7fff) + 0x1) & 0xffff) == a1520 {
 																										{
 																											r1518 = ((a1519 & 0x8000) ^ 0x8000)
@@ -13310,7 +13310,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							}
 																						}
 																					}
-																					p.r[28].Set64(a1506, ((v1516) & 0xffff))
+																					p.r[28].Set64(a1507, ((v1516) & 0xffff))
 																				}
 																			}
 																		}
@@ -13321,7 +13321,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				{
 																					v1522 := uint64(0)
 																					_ = v1522
-																					v1522 = p.r[29].Get64(a1506)
+																					v1522 = p.r[29].Get64(a1507)
 																					if (s[168] == 0x2) && (s[171] == 0x1) {
 																						{
 																							v1522 = s[170]
@@ -13332,11 +13332,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								var r1524 uint64
 																								_ = r1524
 																								{
+																									a1525 := v1522
+																									_ = a1525
+																									a1526 := s[169]
+																									_ = a1526
 																									{
-																										a1525 := v1522
-																										_ = a1525
-																										a1526 := s[169]
-																										_ = a1526
 																										if (((a1525 & 0x7fff) + 0x1) & 0xffff) == a1526 {
 																											{
 																												r1524 = ((a1525 & 0x8000) ^ 0x8000)
@@ -13361,11 +13361,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																										var r1528 uint64
 																										_ = r1528
 																										{
+																											a1529 := s[173]
+																											_ = a1529
+																											a1530 := s[169]
+																											_ = a1530
 																											{
-																												a1529 := s[173]
-																												_ = a1529
-																												a1530 := s[169]
-																												_ = a1530
 																												if (((a1529 & 0x7fff) + 0x1) & 0xffff) == a1530 {
 																													{
 																														r1528 = ((a1529 & 0x8000) ^ 0x8000)
@@ -13383,7 +13383,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							}
 																						}
 																					}
-																					p.r[29].Set64(a1506, ((v1522) & 0xffff))
+																					p.r[29].Set64(a1507, ((v1522) & 0xffff))
 																					s[174] = v1522
 																				}
 																			}
@@ -13391,9 +13391,9 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	}
 																}
 															}
-															a1531 := a1504
-															_ = a1531
 															{
+																a1532 := a1505
+																_ = a1532
 																{
 																	if s[176] != 0x0 {
 																		{
@@ -13401,15 +13401,15 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				{
 																					v1534 := uint64(0)
 																					_ = v1534
-																					v1534 = p.r[30].Get64(a1531)
+																					v1534 = p.r[30].Get64(a1532)
 																					var r1537 uint64
 																					_ = r1537
 																					{
+																						a1538 := v1534
+																						_ = a1538
+																						a1539 := s[179]
+																						_ = a1539
 																						{
-																							a1538 := v1534
-																							_ = a1538
-																							a1539 := s[179]
-																							_ = a1539
 																							if (((a1538 & 0x7fff) + 0x1) & 0xffff) == a1539 {
 																								{
 																									r1537 = ((a1538 & 0x8000) ^ 0x8000)
@@ -13447,7 +13447,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							}
 																						}
 																					}
-																					p.r[30].Set64(a1531, ((v1534) & 0xffff))
+																					p.r[30].Set64(a1532, ((v1534) & 0xffff))
 																					if s[176] == 0x3 {
 																						{
 																							s[182] = v1534
@@ -13463,18 +13463,18 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				{
 																					v1541 := uint64(0)
 																					_ = v1541
-																					v1541 = p.r[31].Get64(a1531)
+																					v1541 = p.r[31].Get64(a1532)
 																					s[183] = v1541
 																					if (s[177] == 0x2) && (s[181] == 0x1) {
 																						{
 																							var r1543 uint64
 																							_ = r1543
 																							{
+																								a1544 := v1541
+																								_ = a1544
+																								a1545 := s[179]
+																								_ = a1545
 																								{
-																									a1544 := v1541
-																									_ = a1544
-																									a1545 := s[179]
-																									_ = a1545
 																									if (((a1544 & 0x7fff) + 0x1) & 0xffff) == a1545 {
 																										{
 																											r1543 = ((a1544 & 0x8000) ^ 0x8000)
@@ -13495,7 +13495,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							}
 																						}
 																					}
-																					p.r[31].Set64(a1531, ((v1541) & 0xffff))
+																					p.r[31].Set64(a1532, ((v1541) & 0xffff))
 																				}
 																			}
 																		}
@@ -13506,7 +13506,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				{
 																					v1547 := uint64(0)
 																					_ = v1547
-																					v1547 = p.r[32].Get64(a1531)
+																					v1547 = p.r[32].Get64(a1532)
 																					if (s[178] == 0x2) && (s[181] == 0x1) {
 																						{
 																							v1547 = s[180]
@@ -13517,11 +13517,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								var r1549 uint64
 																								_ = r1549
 																								{
+																									a1550 := v1547
+																									_ = a1550
+																									a1551 := s[179]
+																									_ = a1551
 																									{
-																										a1550 := v1547
-																										_ = a1550
-																										a1551 := s[179]
-																										_ = a1551
 																										if (((a1550 & 0x7fff) + 0x1) & 0xffff) == a1551 {
 																											{
 																												r1549 = ((a1550 & 0x8000) ^ 0x8000)
@@ -13546,11 +13546,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																										var r1553 uint64
 																										_ = r1553
 																										{
+																											a1554 := s[183]
+																											_ = a1554
+																											a1555 := s[179]
+																											_ = a1555
 																											{
-																												a1554 := s[183]
-																												_ = a1554
-																												a1555 := s[179]
-																												_ = a1555
 																												if (((a1554 & 0x7fff) + 0x1) & 0xffff) == a1555 {
 																													{
 																														r1553 = ((a1554 & 0x8000) ^ 0x8000)
@@ -13568,7 +13568,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							}
 																						}
 																					}
-																					p.r[32].Set64(a1531, ((v1547) & 0xffff))
+																					p.r[32].Set64(a1532, ((v1547) & 0xffff))
 																					s[184] = v1547
 																				}
 																			}
@@ -13579,9 +13579,9 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 														}
 													} else {
 														{
-															a1556 := a1504
-															_ = a1556
 															{
+																a1557 := a1505
+																_ = a1557
 																{
 																	if s[166] != 0x0 {
 																		{
@@ -13589,15 +13589,15 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				{
 																					v1559 := uint64(0)
 																					_ = v1559
-																					v1559 = p.r[30].Get64(a1556)
+																					v1559 = p.r[30].Get64(a1557)
 																					var r1562 uint64
 																					_ = r1562
 																					{
+																						a1563 := v1559
+																						_ = a1563
+																						a1564 := s[169]
+																						_ = a1564
 																						{
-																							a1563 := v1559
-																							_ = a1563
-																							a1564 := s[169]
-																							_ = a1564
 																							if (((a1563 & 0x7fff) + 0x1) & 0xffff) == a1564 {
 																								{
 																									r1562 = ((a1563 & 0x8000) ^ 0x8000)
@@ -13635,7 +13635,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							}
 																						}
 																					}
-																					p.r[30].Set64(a1556, ((v1559) & 0xffff))
+																					p.r[30].Set64(a1557, ((v1559) & 0xffff))
 																					if s[166] == 0x3 {
 																						{
 																							s[172] = v1559
@@ -13651,18 +13651,18 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				{
 																					v1566 := uint64(0)
 																					_ = v1566
-																					v1566 = p.r[31].Get64(a1556)
+																					v1566 = p.r[31].Get64(a1557)
 																					s[173] = v1566
 																					if (s[167] == 0x2) && (s[171] == 0x1) {
 																						{
 																							var r1568 uint64
 																							_ = r1568
 																							{
+																								a1569 := v1566
+																								_ = a1569
+																								a1570 := s[169]
+																								_ = a1570
 																								{
-																									a1569 := v1566
-																									_ = a1569
-																									a1570 := s[169]
-																									_ = a1570
 																									if (((a1569 & 0x7fff) + 0x1) & 0xffff) == a1570 {
 																										{
 																											r1568 = ((a1569 & 0x8000) ^ 0x8000)
@@ -13683,7 +13683,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							}
 																						}
 																					}
-																					p.r[31].Set64(a1556, ((v1566) & 0xffff))
+																					p.r[31].Set64(a1557, ((v1566) & 0xffff))
 																				}
 																			}
 																		}
@@ -13694,7 +13694,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				{
 																					v1572 := uint64(0)
 																					_ = v1572
-																					v1572 = p.r[32].Get64(a1556)
+																					v1572 = p.r[32].Get64(a1557)
 																					if (s[168] == 0x2) && (s[171] == 0x1) {
 																						{
 																							v1572 = s[170]
@@ -13705,11 +13705,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								var r1574 uint64
 																								_ = r1574
 																								{
+																									a1575 := v1572
+																									_ = a1575
+																									a1576 := s[169]
+																									_ = a1576
 																									{
-																										a1575 := v1572
-																										_ = a1575
-																										a1576 := s[169]
-																										_ = a1576
 																										if (((a1575 & 0x7fff) + 0x1) & 0xffff) == a1576 {
 																											{
 																												r1574 = ((a1575 & 0x8000) ^ 0x8000)
@@ -13734,11 +13734,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																										var r1578 uint64
 																										_ = r1578
 																										{
+																											a1579 := s[173]
+																											_ = a1579
+																											a1580 := s[169]
+																											_ = a1580
 																											{
-																												a1579 := s[173]
-																												_ = a1579
-																												a1580 := s[169]
-																												_ = a1580
 																												if (((a1579 & 0x7fff) + 0x1) & 0xffff) == a1580 {
 																													{
 																														r1578 = ((a1579 & 0x8000) ^ 0x8000)
@@ -13756,7 +13756,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							}
 																						}
 																					}
-																					p.r[32].Set64(a1556, ((v1572) & 0xffff))
+																					p.r[32].Set64(a1557, ((v1572) & 0xffff))
 																					s[174] = v1572
 																				}
 																			}
@@ -13764,9 +13764,9 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	}
 																}
 															}
-															a1581 := a1504
-															_ = a1581
 															{
+																a1582 := a1505
+																_ = a1582
 																{
 																	if s[176] != 0x0 {
 																		{
@@ -13774,15 +13774,15 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				{
 																					v1584 := uint64(0)
 																					_ = v1584
-																					v1584 = p.r[27].Get64(a1581)
+																					v1584 = p.r[27].Get64(a1582)
 																					var r1587 uint64
 																					_ = r1587
 																					{
+																						a1588 := v1584
+																						_ = a1588
+																						a1589 := s[179]
+																						_ = a1589
 																						{
-																							a1588 := v1584
-																							_ = a1588
-																							a1589 := s[179]
-																							_ = a1589
 																							if (((a1588 & 0x7fff) + 0x1) & 0xffff) == a1589 {
 																								{
 																									r1587 = ((a1588 & 0x8000) ^ 0x8000)
@@ -13820,7 +13820,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							}
 																						}
 																					}
-																					p.r[27].Set64(a1581, ((v1584) & 0xffff))
+																					p.r[27].Set64(a1582, ((v1584) & 0xffff))
 																					if s[176] == 0x3 {
 																						{
 																							s[182] = v1584
@@ -13836,18 +13836,18 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				{
 																					v1591 := uint64(0)
 																					_ = v1591
-																					v1591 = p.r[28].Get64(a1581)
+																					v1591 = p.r[28].Get64(a1582)
 																					s[183] = v1591
 																					if (s[177] == 0x2) && (s[181] == 0x1) {
 																						{
 																							var r1593 uint64
 																							_ = r1593
 																							{
+																								a1594 := v1591
+																								_ = a1594
+																								a1595 := s[179]
+																								_ = a1595
 																								{
-																									a1594 := v1591
-																									_ = a1594
-																									a1595 := s[179]
-																									_ = a1595
 																									if (((a1594 & 0x7fff) + 0x1) & 0xffff) == a1595 {
 																										{
 																											r1593 = ((a1594 & 0x8000) ^ 0x8000)
@@ -13868,7 +13868,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							}
 																						}
 																					}
-																					p.r[28].Set64(a1581, ((v1591) & 0xffff))
+																					p.r[28].Set64(a1582, ((v1591) & 0xffff))
 																				}
 																			}
 																		}
@@ -13879,7 +13879,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				{
 																					v1597 := uint64(0)
 																					_ = v1597
-																					v1597 = p.r[29].Get64(a1581)
+																					v1597 = p.r[29].Get64(a1582)
 																					if (s[178] == 0x2) && (s[181] == 0x1) {
 																						{
 																							v1597 = s[180]
@@ -13890,11 +13890,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								var r1599 uint64
 																								_ = r1599
 																								{
+																									a1600 := v1597
+																									_ = a1600
+																									a1601 := s[179]
+																									_ = a1601
 																									{
-																										a1600 := v1597
-																										_ = a1600
-																										a1601 := s[179]
-																										_ = a1601
 																										if (((a1600 & 0x7fff) + 0x1) & 0xffff) == a1601 {
 																											{
 																												r1599 = ((a1600 & 0x8000) ^ 0x8000)
@@ -13919,11 +13919,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																										var r1603 uint64
 																										_ = r1603
 																										{
+																											a1604 := s[183]
+																											_ = a1604
+																											a1605 := s[179]
+																											_ = a1605
 																											{
-																												a1604 := s[183]
-																												_ = a1604
-																												a1605 := s[179]
-																												_ = a1605
 																												if (((a1604 & 0x7fff) + 0x1) & 0xffff) == a1605 {
 																													{
 																														r1603 = ((a1604 & 0x8000) ^ 0x8000)
@@ -13941,7 +13941,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							}
 																						}
 																					}
-																					p.r[29].Set64(a1581, ((v1597) & 0xffff))
+																					p.r[29].Set64(a1582, ((v1597) & 0xffff))
 																					s[184] = v1597
 																				}
 																			}
@@ -13954,11 +13954,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 												}
 											}
 											{
+												a1607 := s[206]
+												_ = a1607
+												a1608 := v1485
+												_ = a1608
 												{
-													a1607 := s[206]
-													_ = a1607
-													a1608 := v1485
-													_ = a1608
 													v1609 := uint64(0)
 													_ = v1609
 													v1609 = p.r[4].Get64(s[194])
@@ -14102,13 +14102,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 															{
 																{
 																	{
+																		a1626 := s[209]
+																		_ = a1626
+																		a1627 := s[210]
+																		_ = a1627
+																		a1628 := s[211]
+																		_ = a1628
 																		{
-																			a1626 := s[209]
-																			_ = a1626
-																			a1627 := s[210]
-																			_ = a1627
-																			a1628 := s[211]
-																			_ = a1628
 																			s[80] = 0x1
 																			s[81] = 0x1
 																			s[82] = 0x0
@@ -14170,13 +14170,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																			{
 																				{
 																					{
+																						a1633 := s[209]
+																						_ = a1633
+																						a1634 := s[210]
+																						_ = a1634
+																						a1635 := s[211]
+																						_ = a1635
 																						{
-																							a1633 := s[209]
-																							_ = a1633
-																							a1634 := s[210]
-																							_ = a1634
-																							a1635 := s[211]
-																							_ = a1635
 																							s[105] = 0x1
 																							s[106] = 0x1
 																							s[107] = 0x0
@@ -14229,11 +14229,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 													var r1637 uint64
 													_ = r1637
 													{
+														a1638 := v1436
+														_ = a1638
+														a1639 := s[208]
+														_ = a1639
 														{
-															a1638 := v1436
-															_ = a1638
-															a1639 := s[208]
-															_ = a1639
 															if (((a1638 & 0x7fff) + 0x1) & 0xffff) == a1639 {
 																{
 																	r1637 = ((a1638 & 0x8000) ^ 0x8000)
@@ -14271,13 +14271,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																			{
 																				{
 																					{
+																						a1644 := s[209]
+																						_ = a1644
+																						a1645 := s[210]
+																						_ = a1645
+																						a1646 := s[211]
+																						_ = a1646
 																						{
-																							a1644 := s[209]
-																							_ = a1644
-																							a1645 := s[210]
-																							_ = a1645
-																							a1646 := s[211]
-																							_ = a1646
 																							s[105] = 0x1
 																							s[106] = 0x1
 																							s[107] = 0x0
@@ -14397,13 +14397,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			{
 																				{
+																					a1654 := s[209]
+																					_ = a1654
+																					a1655 := s[210]
+																					_ = a1655
+																					a1656 := s[211]
+																					_ = a1656
 																					{
-																						a1654 := s[209]
-																						_ = a1654
-																						a1655 := s[210]
-																						_ = a1655
-																						a1656 := s[211]
-																						_ = a1656
 																						s[105] = 0x1
 																						s[106] = 0x1
 																						s[107] = 0x0
@@ -14445,9 +14445,9 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 												} else {
 													{
 														{
+															a1658 := s[216]
+															_ = a1658
 															{
-																a1658 := s[216]
-																_ = a1658
 																s[206] = a1658
 																if a1658 == 0x0 {
 																	{
@@ -14483,9 +14483,9 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 														}
 														s[150] = engine.Sel((s[215] > s[231]), 0x1, 0x0)
 														{
+															a1662 := (((s[214] - s[207]) & 0xffffffff) & 0xffff)
+															_ = a1662
 															{
-																a1662 := (((s[214] - s[207]) & 0xffffffff) & 0xffff)
-																_ = a1662
 																v1663 := uint64(((s[207] + (a1662 & 0x7fff)) & 0xffffffff))
 																_ = v1663
 																s[131] = ((v1663) >> 8 & 0x3)
@@ -15116,13 +15116,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				{
 																					{
 																						{
+																							a1713 := s[209]
+																							_ = a1713
+																							a1714 := s[210]
+																							_ = a1714
+																							a1715 := s[211]
+																							_ = a1715
 																							{
-																								a1713 := s[209]
-																								_ = a1713
-																								a1714 := s[210]
-																								_ = a1714
-																								a1715 := s[211]
-																								_ = a1715
 																								s[105] = 0x1
 																								s[106] = 0x1
 																								s[107] = 0x0
@@ -15188,13 +15188,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				{
 																					{
 																						{
+																							a1720 := s[209]
+																							_ = a1720
+																							a1721 := s[210]
+																							_ = a1721
+																							a1722 := s[211]
+																							_ = a1722
 																							{
-																								a1720 := s[209]
-																								_ = a1720
-																								a1721 := s[210]
-																								_ = a1721
-																								a1722 := s[211]
-																								_ = a1722
 																								s[105] = 0x1
 																								s[106] = 0x1
 																								s[107] = 0x0
@@ -15263,9 +15263,9 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																} else {
 																	{
 																		{
+																			a1725 := s[49]
+																			_ = a1725
 																			{
-																				a1725 := s[49]
-																				_ = a1725
 																				s[206] = a1725
 																				if a1725 == 0x0 {
 																					{
@@ -15366,9 +15366,9 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																			}
 																		}
 																		{
+																			a1741 := s[206]
+																			_ = a1741
 																			{
-																				a1741 := s[206]
-																				_ = a1741
 																				v1742 := uint64(0)
 																				_ = v1742
 																				v1742 = p.r[4].Get64(s[194])
@@ -15419,17 +15419,17 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		s[166] = 0x1
 																		s[167] = 0x1
 																		s[168] = 0x1
-																		a1748 := s[206]
-																		_ = a1748
-																		a1749 := s[194]
-																		_ = a1749
 																		{
+																			a1749 := s[206]
+																			_ = a1749
+																			a1750 := s[194]
+																			_ = a1750
 																			{
-																				if a1748 == 0x0 {
+																				if a1749 == 0x0 {
 																					{
-																						a1751 := a1749
-																						_ = a1751
 																						{
+																							a1752 := a1750
+																							_ = a1752
 																							{
 																								if s[166] != 0x0 {
 																									{
@@ -15437,15 +15437,15 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																											{
 																												v1754 := uint64(0)
 																												_ = v1754
-																												v1754 = p.r[27].Get64(a1751)
+																												v1754 = p.r[27].Get64(a1752)
 																												var r1757 uint64
 																												_ = r1757
 																												{
+																													a1758 := v1754
+																													_ = a1758
+																													a1759 := s[169]
+																													_ = a1759
 																													{
-																														a1758 := v1754
-																														_ = a1758
-																														a1759 := s[169]
-																														_ = a1759
 																														if (((a1758 & 0x7fff) + 0x1) & 0xffff) == a1759 {
 																															{
 																																r1757 = ((a1758 & 0x8000) ^ 0x8000)
@@ -15483,7 +15483,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																														}
 																													}
 																												}
-																												p.r[27].Set64(a1751, ((v1754) & 0xffff))
+																												p.r[27].Set64(a1752, ((v1754) & 0xffff))
 																												if s[166] == 0x3 {
 																													{
 																														s[172] = v1754
@@ -15499,18 +15499,18 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																											{
 																												v1761 := uint64(0)
 																												_ = v1761
-																												v1761 = p.r[28].Get64(a1751)
+																												v1761 = p.r[28].Get64(a1752)
 																												s[173] = v1761
 																												if (s[167] == 0x2) && (s[171] == 0x1) {
 																													{
 																														var r1763 uint64
 																														_ = r1763
 																														{
+																															a1764 := v1761
+																															_ = a1764
+																															a1765 := s[169]
+																															_ = a1765
 																															{
-																																a1764 := v1761
-																																_ = a1764
-																																a1765 := s[169]
-																																_ = a1765
 																																if (((a1764 & 0x7fff) + 0x1) & 0xffff) == a1765 {
 																																	{
 																																		r1763 = ((a1764 & 0x8000) ^ 0x8000)
@@ -15531,7 +15531,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																														}
 																													}
 																												}
-																												p.r[28].Set64(a1751, ((v1761) & 0xffff))
+																												p.r[28].Set64(a1752, ((v1761) & 0xffff))
 																											}
 																										}
 																									}
@@ -15542,7 +15542,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																											{
 																												v1767 := uint64(0)
 																												_ = v1767
-																												v1767 = p.r[29].Get64(a1751)
+																												v1767 = p.r[29].Get64(a1752)
 																												if (s[168] == 0x2) && (s[171] == 0x1) {
 																													{
 																														v1767 = s[170]
@@ -15553,11 +15553,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																															var r1769 uint64
 																															_ = r1769
 																															{
+																																a1770 := v1767
+																																_ = a1770
+																																a1771 := s[169]
+																																_ = a1771
 																																{
-																																	a1770 := v1767
-																																	_ = a1770
-																																	a1771 := s[169]
-																																	_ = a1771
 																																	if (((a1770 & 0x7fff) + 0x1) & 0xffff) == a1771 {
 																																		{
 																																			r1769 = ((a1770 & 0x8000) ^ 0x8000)
@@ -15582,11 +15582,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																																	var r1773 uint64
 																																	_ = r1773
 																																	{
+																																		a1774 := s[173]
+																																		_ = a1774
+																																		a1775 := s[169]
+																																		_ = a1775
 																																		{
-																																			a1774 := s[173]
-																																			_ = a1774
-																																			a1775 := s[169]
-																																			_ = a1775
 																																			if (((a1774 & 0x7fff) + 0x1) & 0xffff) == a1775 {
 																																				{
 																																					r1773 = ((a1774 & 0x8000) ^ 0x8000)
@@ -15604,7 +15604,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																														}
 																													}
 																												}
-																												p.r[29].Set64(a1751, ((v1767) & 0xffff))
+																												p.r[29].Set64(a1752, ((v1767) & 0xffff))
 																												s[174] = v1767
 																											}
 																										}
@@ -15612,9 +15612,9 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								}
 																							}
 																						}
-																						a1776 := a1749
-																						_ = a1776
 																						{
+																							a1777 := a1750
+																							_ = a1777
 																							{
 																								if s[176] != 0x0 {
 																									{
@@ -15622,15 +15622,15 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																											{
 																												v1779 := uint64(0)
 																												_ = v1779
-																												v1779 = p.r[30].Get64(a1776)
+																												v1779 = p.r[30].Get64(a1777)
 																												var r1782 uint64
 																												_ = r1782
 																												{
+																													a1783 := v1779
+																													_ = a1783
+																													a1784 := s[179]
+																													_ = a1784
 																													{
-																														a1783 := v1779
-																														_ = a1783
-																														a1784 := s[179]
-																														_ = a1784
 																														if (((a1783 & 0x7fff) + 0x1) & 0xffff) == a1784 {
 																															{
 																																r1782 = ((a1783 & 0x8000) ^ 0x8000)
@@ -15668,7 +15668,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																														}
 																													}
 																												}
-																												p.r[30].Set64(a1776, ((v1779) & 0xffff))
+																												p.r[30].Set64(a1777, ((v1779) & 0xffff))
 																												if s[176] == 0x3 {
 																													{
 																														s[182] = v1779
@@ -15684,18 +15684,18 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																											{
 																												v1786 := uint64(0)
 																												_ = v1786
-																												v1786 = p.r[31].Get64(a1776)
+																												v1786 = p.r[31].Get64(a1777)
 																												s[183] = v1786
 																												if (s[177] == 0x2) && (s[181] == 0x1) {
 																													{
 																														var r1788 uint64
 																														_ = r1788
 																														{
+																															a1789 := v1786
+																															_ = a1789
+																															a1790 := s[179]
+																															_ = a1790
 																															{
-																																a1789 := v1786
-																																_ = a1789
-																																a1790 := s[179]
-																																_ = a1790
 																																if (((a1789 & 0x7fff) + 0x1) & 0xffff) == a1790 {
 																																	{
 																																		r1788 = ((a1789 & 0x8000) ^ 0x8000)
@@ -15716,7 +15716,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																														}
 																													}
 																												}
-																												p.r[31].Set64(a1776, ((v1786) & 0xffff))
+																												p.r[31].Set64(a1777, ((v1786) & 0xffff))
 																											}
 																										}
 																									}
@@ -15727,7 +15727,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																											{
 																												v1792 := uint64(0)
 																												_ = v1792
-																												v1792 = p.r[32].Get64(a1776)
+																												v1792 = p.r[32].Get64(a1777)
 																												if (s[178] == 0x2) && (s[181] == 0x1) {
 																													{
 																														v1792 = s[180]
@@ -15738,11 +15738,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																															var r1794 uint64
 																															_ = r1794
 																															{
+																																a1795 := v1792
+																																_ = a1795
+																																a1796 := s[179]
+																																_ = a1796
 																																{
-																																	a1795 := v1792
-																																	_ = a1795
-																																	a1796 := s[179]
-																																	_ = a1796
 																																	if (((a1795 & 0x7fff) + 0x1) & 0xffff) == a1796 {
 																																		{
 																																			r1794 = ((a1795 & 0x8000) ^ 0x8000)
@@ -15767,11 +15767,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																																	var r1798 uint64
 																																	_ = r1798
 																																	{
+																																		a1799 := s[183]
+																																		_ = a1799
+																																		a1800 := s[179]
+																																		_ = a1800
 																																		{
-																																			a1799 := s[183]
-																																			_ = a1799
-																																			a1800 := s[179]
-																																			_ = a1800
 																																			if (((a1799 & 0x7fff) + 0x1) & 0xffff) == a1800 {
 																																				{
 																																					r1798 = ((a1799 & 0x8000) ^ 0x8000)
@@ -15789,7 +15789,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																														}
 																													}
 																												}
-																												p.r[32].Set64(a1776, ((v1792) & 0xffff))
+																												p.r[32].Set64(a1777, ((v1792) & 0xffff))
 																												s[184] = v1792
 																											}
 																										}
@@ -15800,9 +15800,9 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				} else {
 																					{
-																						a1801 := a1749
-																						_ = a1801
 																						{
+																							a1802 := a1750
+																							_ = a1802
 																							{
 																								if s[166] != 0x0 {
 																									{
@@ -15810,15 +15810,15 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																											{
 																												v1804 := uint64(0)
 																												_ = v1804
-																												v1804 = p.r[30].Get64(a1801)
+																												v1804 = p.r[30].Get64(a1802)
 																												var r1807 uint64
 																												_ = r1807
 																												{
+																													a1808 := v1804
+																													_ = a1808
+																													a1809 := s[169]
+																													_ = a1809
 																													{
-																														a1808 := v1804
-																														_ = a1808
-																														a1809 := s[169]
-																														_ = a1809
 																														if (((a1808 & 0x7fff) + 0x1) & 0xffff) == a1809 {
 																															{
 																																r1807 = ((a1808 & 0x8000) ^ 0x8000)
@@ -15856,7 +15856,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																														}
 																													}
 																												}
-																												p.r[30].Set64(a1801, ((v1804) & 0xffff))
+																												p.r[30].Set64(a1802, ((v1804) & 0xffff))
 																												if s[166] == 0x3 {
 																													{
 																														s[172] = v1804
@@ -15872,18 +15872,18 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																											{
 																												v1811 := uint64(0)
 																												_ = v1811
-																												v1811 = p.r[31].Get64(a1801)
+																												v1811 = p.r[31].Get64(a1802)
 																												s[173] = v1811
 																												if (s[167] == 0x2) && (s[171] == 0x1) {
 																													{
 																														var r1813 uint64
 																														_ = r1813
 																														{
+																															a1814 := v1811
+																															_ = a1814
+																															a1815 := s[169]
+																															_ = a1815
 																															{
-																																a1814 := v1811
-																																_ = a1814
-																																a1815 := s[169]
-																																_ = a1815
 																																if (((a1814 & 0x7fff) + 0x1) & 0xffff) == a1815 {
 																																	{
 																																		r1813 = ((a1814 & 0x8000) ^ 0x8000)
@@ -15904,7 +15904,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																														}
 																													}
 																												}
-																												p.r[31].Set64(a1801, ((v1811) & 0xffff))
+																												p.r[31].Set64(a1802, ((v1811) & 0xffff))
 																											}
 																										}
 																									}
@@ -15915,7 +15915,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																											{
 																												v1817 := uint64(0)
 																												_ = v1817
-																												v1817 = p.r[32].Get64(a1801)
+																												v1817 = p.r[32].Get64(a1802)
 																												if (s[168] == 0x2) && (s[171] == 0x1) {
 																													{
 																														v1817 = s[170]
@@ -15926,11 +15926,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																															var r1819 uint64
 																															_ = r1819
 																															{
+																																a1820 := v1817
+																																_ = a1820
+																																a1821 := s[169]
+																																_ = a1821
 																																{
-																																	a1820 := v1817
-																																	_ = a1820
-																																	a1821 := s[169]
-																																	_ = a1821
 																																	if (((a1820 & 0x7fff) + 0x1) & 0xffff) == a1821 {
 																																		{
 																																			r1819 = ((a1820 & 0x8000) ^ 0x8000)
@@ -15955,11 +15955,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																																	var r1823 uint64
 																																	_ = r1823
 																																	{
+																																		a1824 := s[173]
+																																		_ = a1824
+																																		a1825 := s[169]
+																																		_ = a1825
 																																		{
-																																			a1824 := s[173]
-																																			_ = a1824
-																																			a1825 := s[169]
-																																			_ = a1825
 																																			if (((a1824 & 0x7fff) + 0x1) & 0xffff) == a1825 {
 																																				{
 																																					r1823 = ((a1824 & 0x8000) ^ 0x8000)
@@ -15977,7 +15977,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																														}
 																													}
 																												}
-																												p.r[32].Set64(a1801, ((v1817) & 0xffff))
+																												p.r[32].Set64(a1802, ((v1817) & 0xffff))
 																												s[174] = v1817
 																											}
 																										}
@@ -15985,9 +15985,9 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								}
 																							}
 																						}
-																						a1826 := a1749
-																						_ = a1826
 																						{
+																							a1827 := a1750
+																							_ = a1827
 																							{
 																								if s[176] != 0x0 {
 																									{
@@ -15995,15 +15995,15 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																											{
 																												v1829 := uint64(0)
 																												_ = v1829
-																												v1829 = p.r[27].Get64(a1826)
+																												v1829 = p.r[27].Get64(a1827)
 																												var r1832 uint64
 																												_ = r1832
 																												{
+																													a1833 := v1829
+																													_ = a1833
+																													a1834 := s[179]
+																													_ = a1834
 																													{
-																														a1833 := v1829
-																														_ = a1833
-																														a1834 := s[179]
-																														_ = a1834
 																														if (((a1833 & 0x7fff) + 0x1) & 0xffff) == a1834 {
 																															{
 																																r1832 = ((a1833 & 0x8000) ^ 0x8000)
@@ -16041,7 +16041,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																														}
 																													}
 																												}
-																												p.r[27].Set64(a1826, ((v1829) & 0xffff))
+																												p.r[27].Set64(a1827, ((v1829) & 0xffff))
 																												if s[176] == 0x3 {
 																													{
 																														s[182] = v1829
@@ -16057,18 +16057,18 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																											{
 																												v1836 := uint64(0)
 																												_ = v1836
-																												v1836 = p.r[28].Get64(a1826)
+																												v1836 = p.r[28].Get64(a1827)
 																												s[183] = v1836
 																												if (s[177] == 0x2) && (s[181] == 0x1) {
 																													{
 																														var r1838 uint64
 																														_ = r1838
 																														{
+																															a1839 := v1836
+																															_ = a1839
+																															a1840 := s[179]
+																															_ = a1840
 																															{
-																																a1839 := v1836
-																																_ = a1839
-																																a1840 := s[179]
-																																_ = a1840
 																																if (((a1839 & 0x7fff) + 0x1) & 0xffff) == a1840 {
 																																	{
 																																		r1838 = ((a1839 & 0x8000) ^ 0x8000)
@@ -16089,7 +16089,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																														}
 																													}
 																												}
-																												p.r[28].Set64(a1826, ((v1836) & 0xffff))
+																												p.r[28].Set64(a1827, ((v1836) & 0xffff))
 																											}
 																										}
 																									}
@@ -16100,7 +16100,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																											{
 																												v1842 := uint64(0)
 																												_ = v1842
-																												v1842 = p.r[29].Get64(a1826)
+																												v1842 = p.r[29].Get64(a1827)
 																												if (s[178] == 0x2) && (s[181] == 0x1) {
 																													{
 																														v1842 = s[180]
@@ -16111,11 +16111,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																															var r1844 uint64
 																															_ = r1844
 																															{
+																																a1845 := v1842
+																																_ = a1845
+																																a1846 := s[179]
+																																_ = a1846
 																																{
-																																	a1845 := v1842
-																																	_ = a1845
-																																	a1846 := s[179]
-																																	_ = a1846
 																																	if (((a1845 & 0x7fff) + 0x1) & 0xffff) == a1846 {
 																																		{
 																																			r1844 = ((a1845 & 0x8000) ^ 0x8000)
@@ -16140,11 +16140,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																																	var r1848 uint64
 																																	_ = r1848
 																																	{
+																																		a1849 := s[183]
+																																		_ = a1849
+																																		a1850 := s[179]
+																																		_ = a1850
 																																		{
-																																			a1849 := s[183]
-																																			_ = a1849
-																																			a1850 := s[179]
-																																			_ = a1850
 																																			if (((a1849 & 0x7fff) + 0x1) & 0xffff) == a1850 {
 																																				{
 																																					r1848 = ((a1849 & 0x8000) ^ 0x8000)
@@ -16162,7 +16162,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																														}
 																													}
 																												}
-																												p.r[29].Set64(a1826, ((v1842) & 0xffff))
+																												p.r[29].Set64(a1827, ((v1842) & 0xffff))
 																												s[184] = v1842
 																											}
 																										}
@@ -16203,9 +16203,9 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																				{
+																					a1853 := ((v1851) & 0xffff)
+																					_ = a1853
 																					{
-																						a1853 := ((v1851) & 0xffff)
-																						_ = a1853
 																						v1854 := uint64(((s[207] + (a1853 & 0x7fff)) & 0xffffffff))
 																						_ = v1854
 																						s[131] = ((v1854) >> 8 & 0x3)
@@ -16823,12 +16823,12 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						v1900 := uint64(0)
 																						_ = v1900
 																						{
+																							a1902 := s[163]
+																							_ = a1902
+																							a1903 := s[214]
+																							_ = a1903
+																							v1900 = 0
 																							{
-																								a1902 := s[163]
-																								_ = a1902
-																								a1903 := s[214]
-																								_ = a1903
-																								v1900 = 0
 																								v1904 := uint64(((s[230]) >> 32))
 																								_ = v1904
 																								if a1902 > ((s[230]) & 0xffffffff) {
@@ -16866,9 +16866,9 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		}
 																	}
 																	{
+																		a1908 := s[230]
+																		_ = a1908
 																		{
-																			a1908 := s[230]
-																			_ = a1908
 																			v1909 := uint64(0)
 																			_ = v1909
 																			v1909 = p.r[0].Get64(s[194])
@@ -16996,15 +16996,15 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	s[176] = 0x4
 																	s[177] = 0x4
 																	s[178] = 0x4
-																	a1929 := s[194]
-																	_ = a1929
 																	{
+																		a1930 := s[194]
+																		_ = a1930
 																		{
 																			{
 																				{
-																					a1931 := a1929
-																					_ = a1931
 																					{
+																						a1932 := a1930
+																						_ = a1932
 																						{
 																							if s[166] != 0x0 {
 																								{
@@ -17012,15 +17012,15 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																										{
 																											v1934 := uint64(0)
 																											_ = v1934
-																											v1934 = p.r[27].Get64(a1931)
+																											v1934 = p.r[27].Get64(a1932)
 																											var r1937 uint64
 																											_ = r1937
 																											{
+																												a1938 := v1934
+																												_ = a1938
+																												a1939 := s[169]
+																												_ = a1939
 																												{
-																													a1938 := v1934
-																													_ = a1938
-																													a1939 := s[169]
-																													_ = a1939
 																													if (((a1938 & 0x7fff) + 0x1) & 0xffff) == a1939 {
 																														{
 																															r1937 = ((a1938 & 0x8000) ^ 0x8000)
@@ -17058,7 +17058,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																													}
 																												}
 																											}
-																											p.r[27].Set64(a1931, ((v1934) & 0xffff))
+																											p.r[27].Set64(a1932, ((v1934) & 0xffff))
 																											if s[166] == 0x3 {
 																												{
 																													s[172] = v1934
@@ -17074,18 +17074,18 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																										{
 																											v1941 := uint64(0)
 																											_ = v1941
-																											v1941 = p.r[28].Get64(a1931)
+																											v1941 = p.r[28].Get64(a1932)
 																											s[173] = v1941
 																											if (s[167] == 0x2) && (s[171] == 0x1) {
 																												{
 																													var r1943 uint64
 																													_ = r1943
 																													{
+																														a1944 := v1941
+																														_ = a1944
+																														a1945 := s[169]
+																														_ = a1945
 																														{
-																															a1944 := v1941
-																															_ = a1944
-																															a1945 := s[169]
-																															_ = a1945
 																															if (((a1944 & 0x7fff) + 0x1) & 0xffff) == a1945 {
 																																{
 																																	r1943 = ((a1944 & 0x8000) ^ 0x8000)
@@ -17106,7 +17106,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																													}
 																												}
 																											}
-																											p.r[28].Set64(a1931, ((v1941) & 0xffff))
+																											p.r[28].Set64(a1932, ((v1941) & 0xffff))
 																										}
 																									}
 																								}
@@ -17117,7 +17117,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																										{
 																											v1947 := uint64(0)
 																											_ = v1947
-																											v1947 = p.r[29].Get64(a1931)
+																											v1947 = p.r[29].Get64(a1932)
 																											if (s[168] == 0x2) && (s[171] == 0x1) {
 																												{
 																													v1947 = s[170]
@@ -17128,11 +17128,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																														var r1949 uint64
 																														_ = r1949
 																														{
+																															a1950 := v1947
+																															_ = a1950
+																															a1951 := s[169]
+																															_ = a1951
 																															{
-																																a1950 := v1947
-																																_ = a1950
-																																a1951 := s[169]
-																																_ = a1951
 																																if (((a1950 & 0x7fff) + 0x1) & 0xffff) == a1951 {
 																																	{
 																																		r1949 = ((a1950 & 0x8000) ^ 0x8000)
@@ -17157,11 +17157,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																																var r1953 uint64
 																																_ = r1953
 																																{
+																																	a1954 := s[173]
+																																	_ = a1954
+																																	a1955 := s[169]
+																																	_ = a1955
 																																	{
-																																		a1954 := s[173]
-																																		_ = a1954
-																																		a1955 := s[169]
-																																		_ = a1955
 																																		if (((a1954 & 0x7fff) + 0x1) & 0xffff) == a1955 {
 																																			{
 																																				r1953 = ((a1954 & 0x8000) ^ 0x8000)
@@ -17179,7 +17179,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																													}
 																												}
 																											}
-																											p.r[29].Set64(a1931, ((v1947) & 0xffff))
+																											p.r[29].Set64(a1932, ((v1947) & 0xffff))
 																											s[174] = v1947
 																										}
 																									}
@@ -17187,9 +17187,9 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							}
 																						}
 																					}
-																					a1956 := a1929
-																					_ = a1956
 																					{
+																						a1957 := a1930
+																						_ = a1957
 																						{
 																							if s[176] != 0x0 {
 																								{
@@ -17197,15 +17197,15 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																										{
 																											v1959 := uint64(0)
 																											_ = v1959
-																											v1959 = p.r[30].Get64(a1956)
+																											v1959 = p.r[30].Get64(a1957)
 																											var r1962 uint64
 																											_ = r1962
 																											{
+																												a1963 := v1959
+																												_ = a1963
+																												a1964 := s[179]
+																												_ = a1964
 																												{
-																													a1963 := v1959
-																													_ = a1963
-																													a1964 := s[179]
-																													_ = a1964
 																													if (((a1963 & 0x7fff) + 0x1) & 0xffff) == a1964 {
 																														{
 																															r1962 = ((a1963 & 0x8000) ^ 0x8000)
@@ -17243,7 +17243,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																													}
 																												}
 																											}
-																											p.r[30].Set64(a1956, ((v1959) & 0xffff))
+																											p.r[30].Set64(a1957, ((v1959) & 0xffff))
 																											if s[176] == 0x3 {
 																												{
 																													s[182] = v1959
@@ -17259,18 +17259,18 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																										{
 																											v1966 := uint64(0)
 																											_ = v1966
-																											v1966 = p.r[31].Get64(a1956)
+																											v1966 = p.r[31].Get64(a1957)
 																											s[183] = v1966
 																											if (s[177] == 0x2) && (s[181] == 0x1) {
 																												{
 																													var r1968 uint64
 																													_ = r1968
 																													{
+																														a1969 := v1966
+																														_ = a1969
+																														a1970 := s[179]
+																														_ = a1970
 																														{
-																															a1969 := v1966
-																															_ = a1969
-																															a1970 := s[179]
-																															_ = a1970
 																															if (((a1969 & 0x7fff) + 0x1) & 0xffff) == a1970 {
 																																{
 																																	r1968 = ((a1969 & 0x8000) ^ 0x8000)
@@ -17291,7 +17291,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																													}
 																												}
 																											}
-																											p.r[31].Set64(a1956, ((v1966) & 0xffff))
+																											p.r[31].Set64(a1957, ((v1966) & 0xffff))
 																										}
 																									}
 																								}
@@ -17302,7 +17302,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																										{
 																											v1972 := uint64(0)
 																											_ = v1972
-																											v1972 = p.r[32].Get64(a1956)
+																											v1972 = p.r[32].Get64(a1957)
 																											if (s[178] == 0x2) && (s[181] == 0x1) {
 																												{
 																													v1972 = s[180]
@@ -17313,11 +17313,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																														var r1974 uint64
 																														_ = r1974
 																														{
+																															a1975 := v1972
+																															_ = a1975
+																															a1976 := s[179]
+																															_ = a1976
 																															{
-																																a1975 := v1972
-																																_ = a1975
-																																a1976 := s[179]
-																																_ = a1976
 																																if (((a1975 & 0x7fff) + 0x1) & 0xffff) == a1976 {
 																																	{
 																																		r1974 = ((a1975 & 0x8000) ^ 0x8000)
@@ -17342,11 +17342,11 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																																var r1978 uint64
 																																_ = r1978
 																																{
+																																	a1979 := s[183]
+																																	_ = a1979
+																																	a1980 := s[179]
+																																	_ = a1980
 																																	{
-																																		a1979 := s[183]
-																																		_ = a1979
-																																		a1980 := s[179]
-																																		_ = a1980
 																																		if (((a1979 & 0x7fff) + 0x1) & 0xffff) == a1980 {
 																																			{
 																																				r1978 = ((a1979 & 0x8000) ^ 0x8000)
@@ -17364,7 +17364,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																													}
 																												}
 																											}
-																											p.r[32].Set64(a1956, ((v1972) & 0xffff))
+																											p.r[32].Set64(a1957, ((v1972) & 0xffff))
 																											s[184] = v1972
 																										}
 																									}
@@ -17382,9 +17382,9 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																if v110 == 0x13 {
 																	{
 																		{
+																			a1982 := (s[51] >> (0xa))
+																			_ = a1982
 																			{
-																				a1982 := (s[51] >> (0xa))
-																				_ = a1982
 																				v1983 := uint64(0)
 																				_ = v1983
 																				v1983 = p.r[3].Get64(s[194])
@@ -17418,9 +17418,9 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		if v110 == 0x15 {
 																			{
 																				{
+																					a1987 := s[51]
+																					_ = a1987
 																					{
-																						a1987 := s[51]
-																						_ = a1987
 																						v1988 := uint64(0)
 																						_ = v1988
 																						v1988 = p.r[5].Get64(0x0)
@@ -17438,9 +17438,9 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																			if v110 == 0x16 {
 																				{
 																					{
+																						a1990 := ((s[51]) & 0xffff)
+																						_ = a1990
 																						{
-																							a1990 := ((s[51]) & 0xffff)
-																							_ = a1990
 																							v1991 := uint64(0)
 																							_ = v1991
 																							v1991 = p.r[4].Get64(s[194])
@@ -17564,13 +17564,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			{
 																				{
+																					a2003 := s[209]
+																					_ = a2003
+																					a2004 := s[210]
+																					_ = a2004
+																					a2005 := s[211]
+																					_ = a2005
 																					{
-																						a2003 := s[209]
-																						_ = a2003
-																						a2004 := s[210]
-																						_ = a2004
-																						a2005 := s[211]
-																						_ = a2005
 																						s[105] = 0x1
 																						s[106] = 0x1
 																						s[107] = 0x0
@@ -17711,13 +17711,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 							switch ai2015 {
 							case 0:
 								{
+									d2018 := g.Arg(0) & 0xffffffffffff
+									_ = d2018
+									d2019 := g.Arg(1) & 0xffffffffffff
+									_ = d2019
+									d2020 := g.Arg(2) & 0x1ff
+									_ = d2020
 									{
-										d2018 := g.Arg(0) & 0xffffffffffff
-										_ = d2018
-										d2019 := g.Arg(1) & 0xffffffffffff
-										_ = d2019
-										d2020 := g.Arg(2) & 0x1ff
-										_ = d2020
 										s[240] = 0x1
 										s[241] = d2018
 										s[242] = d2019
@@ -17779,13 +17779,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 							switch ai2024 {
 							case 0:
 								{
+									d2027 := g.Arg(0) & 0xffffffffffff
+									_ = d2027
+									d2028 := g.Arg(1) & 0xffffffffffff
+									_ = d2028
+									d2029 := g.Arg(2) & 0x1ff
+									_ = d2029
 									{
-										d2027 := g.Arg(0) & 0xffffffffffff
-										_ = d2027
-										d2028 := g.Arg(1) & 0xffffffffffff
-										_ = d2028
-										d2029 := g.Arg(2) & 0x1ff
-										_ = d2029
 										s[240] = 0x1
 										s[241] = d2027
 										s[242] = d2028
@@ -17819,13 +17819,13 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 								switch ai2031 {
 								case 0:
 									{
+										d2034 := g.Arg(0) & 0xffffffffffff
+										_ = d2034
+										d2035 := g.Arg(1) & 0xffffffffffff
+										_ = d2035
+										d2036 := g.Arg(2) & 0x1ff
+										_ = d2036
 										{
-											d2034 := g.Arg(0) & 0xffffffffffff
-											_ = d2034
-											d2035 := g.Arg(1) & 0xffffffffffff
-											_ = d2035
-											d2036 := g.Arg(2) & 0x1ff
-											_ = d2036
 											s[240] = 0x1
 											s[241] = d2034
 											s[242] = d2035

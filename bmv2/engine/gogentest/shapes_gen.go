@@ -14,7 +14,7 @@ import (
 )
 
 // ShapesFingerprint is engine.Fingerprint of the program this pipeline was generated from.
-const ShapesFingerprint = "82d8eb307f2da46a141ba4bdb4287f1182c57baf4168e413308a8553f8efc77c"
+const ShapesFingerprint = "79a601191da79e816fe66d1532cdef7e546f6ea63c30ff40268956e133dbc55b"
 
 func init() { engine.RegisterPipeline(ShapesFingerprint, "shapes", ShapesBind) }
 
@@ -142,6 +142,7 @@ func (p *shapes) ingress(g *engine.Gen) {
 				t16 = s[8] - s[4]
 			}
 			s[19] = (t16 ^ (((s[8])>>32)<<32 | s[4]))
+			s[20] = ((s[2] << (0x3)) & 0xff)
 			s[23] = s[2]
 			t17 := s[23]
 			var r19 uint64
@@ -156,166 +157,237 @@ func (p *shapes) ingress(g *engine.Gen) {
 			}
 			s[21] = ((t17 + r19) & 0xff)
 			s[21] = ((s[21] + s[23]) & 0xff)
-			var r21 uint64
-			_ = r21
-			{
-				{
-					a22 := s[3]
-					_ = a22
-					if a22 > 0x3e8 {
-						{
-							r21 = 0x3e8
-							goto end20
-						}
-					}
-					r21 = a22
-					goto end20
-				}
-			end20:
-			}
-			s[22] = r21
-			v23 := uint64(0)
-			_ = v23
-			{
-				{
-					a25 := s[22]
-					_ = a25
-					v23 = 0
-					v23 = (a25 ^ 0x5a5a)
-				}
-			}
-			s[22] = ((s[22] + v23) & 0xffff)
-			v26 := uint64(s[8])
-			_ = v26
-			{
+			s[23] = s[2]
+			t20 := (s[1] == 0x1)
+			if !t20 {
+				var r22 uint64
+				_ = r22
 				{
 					{
-						{
-							v26 = (v26 + 0x1)
-						}
+						s[23] = ((s[23] + 0xa) & 0xff)
+						r22 = 0x1
+						goto end21
 					}
+				end21:
+				}
+				t20 = (r22 == 0x1)
+			}
+			if t20 {
+				{
+					s[21] = (s[21] ^ 0x10)
 				}
 			}
-			{
+			t23 := (s[1] == 0x2)
+			if t23 {
+				var r25 uint64
+				_ = r25
 				{
 					{
-						{
-							{
-								v26 = (v26 << (0x3))
-							}
-						}
+						s[23] = ((s[23] + 0xa) & 0xff)
+						r25 = 0x1
+						goto end24
 					}
+				end24:
+				}
+				t23 = (r25 == 0x1)
+			}
+			if t23 {
+				{
+					s[21] = (s[21] ^ 0x20)
 				}
 			}
-			{
+			t26 := s[21]
+			var t27 uint64
+			if s[1] == 0x3 {
+				var r29 uint64
+				_ = r29
 				{
 					{
-						{
-							{
-								v26 = (v26 * 0x7)
-							}
-						}
+						s[23] = ((s[23] + 0xa) & 0xff)
+						r29 = 0x1
+						goto end28
 					}
+				end28:
 				}
+				t27 = r29
+			} else {
+				t27 = s[23]
 			}
-			s[18] = (s[18] ^ v26)
-			v30 := uint64(s[2])
+			s[21] = ((t26 + t27) & 0xff)
+			t31 := (s[23] == 0x7)
+			var r33 uint64
+			_ = r33
+			{
+				{
+					s[23] = ((s[23] + 0xa) & 0xff)
+					r33 = 0x1
+					goto end32
+				}
+			end32:
+			}
+			v30 := uint64(engine.B2U((t31 == (r33 == 0x1))))
 			_ = v30
+			s[21] = ((((s[21] + s[23]) & 0xff) + engine.Sel((v30 != 0), 0x1, 0x0)) & 0xff)
+			var r35 uint64
+			_ = r35
 			{
+				a36 := s[3]
+				_ = a36
 				{
-					a32 := v30
-					_ = a32
-					v30 = 0
-					s[13] = (s[13] ^ a32)
-					v30 = ((a32 + 0x1) & 0xff)
+					if a36 > 0x3e8 {
+						{
+							r35 = 0x3e8
+							goto end34
+						}
+					}
+					r35 = a36
+					goto end34
+				}
+			end34:
+			}
+			s[22] = r35
+			v37 := uint64(0)
+			_ = v37
+			{
+				a39 := s[22]
+				_ = a39
+				v37 = 0
+				{
+					v37 = (a39 ^ 0x5a5a)
 				}
 			}
-			s[14] = (s[14] ^ v30)
+			s[22] = ((s[22] + v37) & 0xffff)
+			v40 := uint64(s[8])
+			_ = v40
+			{
+				{
+					{
+						{
+							v40 = (v40 + 0x1)
+						}
+					}
+				}
+			}
+			{
+				{
+					{
+						{
+							{
+								v40 = (v40 << (0x3))
+							}
+						}
+					}
+				}
+			}
+			{
+				{
+					{
+						{
+							{
+								v40 = (v40 * 0x7)
+							}
+						}
+					}
+				}
+			}
+			s[18] = (s[18] ^ v40)
+			v44 := uint64(s[2])
+			_ = v44
+			{
+				a46 := v44
+				_ = a46
+				v44 = 0
+				{
+					s[13] = (s[13] ^ a46)
+					v44 = ((a46 + 0x1) & 0xff)
+				}
+			}
+			s[14] = (s[14] ^ v44)
 			s[16] = s[16]&^0xff | (s[2])<<0&0xff
 			s[16] = s[16]&^0xf0000000 | ((s[1])&0xf)<<28&0xf0000000
-			v33 := uint64(engine.B2U((((s[3] > 0x3e8) && (s[2] != 0x0)) || !(s[5] == 0x5))))
-			_ = v33
-			s[14] = engine.Sel((v33 != 0), ((s[14] + 0x1) & 0xff), ((s[14] - 0x1) & 0xff))
-			s[15] = engine.Sel(((v33 != 0) == (s[2] > 0x7)), 0x1, 0x2)
+			v47 := uint64(engine.B2U((((s[3] > 0x3e8) && (s[2] != 0x0)) || !(s[5] == 0x5))))
+			_ = v47
+			s[14] = engine.Sel((v47 != 0), ((s[14] + 0x1) & 0xff), ((s[14] - 0x1) & 0xff))
+			s[15] = engine.Sel(((v47 != 0) == (s[2] > 0x7)), 0x1, 0x2)
 			s[24] = s[2]
 			s[25] = s[3]
-			a34 := (s[1] & 0x3)
-			_ = a34
 			{
+				a49 := (s[1] & 0x3)
+				_ = a49
 				{
-					if a34 == 0x0 {
+					if a49 == 0x0 {
 						{
-							goto end35
+							goto end48
 						}
 					}
 					{
+						a51 := ((a49 * 0x3) & 0xff)
+						_ = a51
 						{
-							a37 := ((a34 * 0x3) & 0xff)
-							_ = a37
-							s[24] = ((a37 + a34) & 0xff)
+							s[24] = ((a51 + a49) & 0xff)
 						}
 					}
-					t38 := s[25] + a34
-					if t38 > 0xffff || t38 < s[25] {
-						t38 = 0xffff
+					t52 := s[25] + a49
+					if t52 > 0xffff || t52 < s[25] {
+						t52 = 0xffff
 					}
-					s[25] = t38
+					s[25] = t52
 				}
-			end35:
+			end48:
 			}
 			s[13] = (s[13] ^ s[24])
 			s[22] = (s[22] ^ s[25])
-			var h39 uint64
+			var h53 uint64
 			{
 				if s[9] != 0 {
 					if s[0] != 0 {
-						b40 := g.Scratch(5)
-						binary.BigEndian.PutUint64(b40[0:], (s[10])<<56|(s[2])<<48|(s[11])<<24)
-						h39 = engine.HashCRC32(b40[:5])
+						b54 := g.Scratch(5)
+						binary.BigEndian.PutUint64(b54[0:], (s[10])<<56|(s[2])<<48|(s[11])<<24)
+						h53 = engine.HashCRC32(b54[:5])
 					} else {
-						b41 := g.Scratch(4)
-						binary.BigEndian.PutUint64(b41[0:], (s[10])<<56|(s[11])<<32)
-						h39 = engine.HashCRC32(b41[:4])
+						b55 := g.Scratch(4)
+						binary.BigEndian.PutUint64(b55[0:], (s[10])<<56|(s[11])<<32)
+						h53 = engine.HashCRC32(b55[:4])
 					}
 				} else {
 					if s[0] != 0 {
-						b42 := g.Scratch(1)
-						binary.BigEndian.PutUint64(b42[0:], (s[2])<<56)
-						h39 = engine.HashCRC32(b42[:1])
+						b56 := g.Scratch(1)
+						binary.BigEndian.PutUint64(b56[0:], (s[2])<<56)
+						h53 = engine.HashCRC32(b56[:1])
 					} else {
-						h39 = engine.HashCRC32(nil)
+						h53 = engine.HashCRC32(nil)
 					}
 				}
 			}
-			s[26] = (0x0 + h39) & 0xffffffff
-			var h43 uint64
+			s[26] = (0x0 + h53) & 0xffffffff
+			var h57 uint64
 			{
 				if s[0] != 0 {
-					b44 := g.Scratch(3)
-					binary.BigEndian.PutUint64(b44[0:], (s[3])<<48|(s[5])<<45)
-					h43 = engine.HashCRC16(b44[:3])
+					b58 := g.Scratch(3)
+					binary.BigEndian.PutUint64(b58[0:], (s[3])<<48|(s[5])<<45)
+					h57 = engine.HashCRC16(b58[:3])
 				} else {
-					h43 = engine.HashCRC16(nil)
+					h57 = engine.HashCRC16(nil)
 				}
 			}
-			s[27] = (0x5 + h43%0x3e8) & 0xffffffff
+			s[27] = (0x5 + h57%0x3e8) & 0xffffffff
 			s[17] = ((s[17] ^ s[26]) ^ s[27])
-			v45 := uint64(0)
-			_ = v45
-			v45 = p.r[0].Get64(((s[2]) & 0x7))
-			p.r[0].Set64(((s[2]) & 0x7), (((v45 + s[4]) & 0xffffffff) & 0xffffffff))
-			s[16] = ((s[16] + v45) & 0xffffffff)
+			v59 := uint64(0)
+			_ = v59
+			v59 = p.r[0].Get64(((s[2]) & 0x7))
+			p.r[0].Set64(((s[2]) & 0x7), (((v59 + s[4]) & 0xffffffff) & 0xffffffff))
+			s[16] = ((s[16] + v59) & 0xffffffff)
 			g.Count(p.k[0], ((s[1]) & 0x3))
 			g.Key(p.t[0], 0, s[1])
-			ai46, hit47 := g.Apply(p.t[0])
-			_ = hit47
-			switch ai46 {
+			ai60, hit61 := g.Apply(p.t[0])
+			_ = hit61
+			switch ai60 {
 			case 0:
 				{
+					d63 := g.Arg(0) & 0xff
+					_ = d63
 					{
-						d49 := g.Arg(0) & 0xff
-						_ = d49
-						s[20] = d49
+						s[20] = d63
 					}
 				}
 			case 1:
@@ -331,7 +403,7 @@ func (p *shapes) ingress(g *engine.Gen) {
 					}
 				}
 			}
-			switch ai46 {
+			switch ai60 {
 			case 0:
 				{
 					s[21] = (s[21] | 0x80)
@@ -353,6 +425,53 @@ func (p *shapes) ingress(g *engine.Gen) {
 			default:
 				{
 					s[20] = ((s[20] + 0x1) & 0xff)
+				}
+			}
+			s[23] = s[2]
+			{
+				ex67 := false
+				c68 := s[23]
+				_ = c68
+				{
+					c68 = ((c68 + 0x1) & 0xff)
+					s[20] = (s[20] ^ s[23])
+				}
+				s[23] = c68
+				_ = ex67
+			}
+			{
+				ex70 := false
+				c71 := s[23]
+				_ = c71
+				c72 := s[23]
+				_ = c72
+				{
+					c71 = ((c71 + 0x1) & 0xff)
+					c72 = ((c72 + 0x2) & 0xff)
+				}
+				s[23] = c71
+				s[23] = c72
+				_ = ex70
+			}
+			s[22] = ((s[22] + s[23]) & 0xffff)
+			{
+				ex74 := false
+				c75 := s[14]
+				_ = c75
+				{
+					c75 = ((c75 + 0x3) & 0xff)
+					s[21] = s[14]
+					if s[1] == 0x7 {
+						{
+							ex74 = true
+							goto end73
+						}
+					}
+				}
+			end73:
+				s[14] = c75
+				if ex74 {
+					return
 				}
 			}
 			if s[1] == 0x9 {
@@ -390,21 +509,21 @@ func (p *shapes) deparser(g *engine.Gen) {
 	{
 		{
 			if s[0] != 0 {
-				o55 := g.Emit(24)
-				binary.BigEndian.PutUint64(o55[0:], (s[1])<<56|(s[2])<<48|(s[3])<<32|s[4])
-				binary.BigEndian.PutUint64(o55[8:], (s[5])<<61|(s[6])<<48|s[7])
-				binary.BigEndian.PutUint64(o55[16:], s[8])
+				o79 := g.Emit(24)
+				binary.BigEndian.PutUint64(o79[0:], (s[1])<<56|(s[2])<<48|(s[3])<<32|s[4])
+				binary.BigEndian.PutUint64(o79[8:], (s[5])<<61|(s[6])<<48|s[7])
+				binary.BigEndian.PutUint64(o79[16:], s[8])
 			}
 			if s[9] != 0 {
-				o56 := g.Emit(4)
-				binary.BigEndian.PutUint64(o56[0:], (s[10])<<56|(s[11])<<32)
+				o80 := g.Emit(4)
+				binary.BigEndian.PutUint64(o80[0:], (s[10])<<56|(s[11])<<32)
 			}
 			if s[12] != 0 {
-				o57 := g.Emit(32)
-				binary.BigEndian.PutUint64(o57[0:], (s[13])<<56|(s[14])<<48|(s[15])<<32|s[16])
-				binary.BigEndian.PutUint64(o57[8:], (s[17])<<32|(s[18])>>32)
-				binary.BigEndian.PutUint64(o57[16:], (s[18])<<32|(s[19])>>32)
-				binary.BigEndian.PutUint64(o57[24:], (s[19])<<32|(s[20])<<24|(s[21])<<16|s[22])
+				o81 := g.Emit(32)
+				binary.BigEndian.PutUint64(o81[0:], (s[13])<<56|(s[14])<<48|(s[15])<<32|s[16])
+				binary.BigEndian.PutUint64(o81[8:], (s[17])<<32|(s[18])>>32)
+				binary.BigEndian.PutUint64(o81[16:], (s[18])<<32|(s[19])>>32)
+				binary.BigEndian.PutUint64(o81[24:], (s[19])<<32|(s[20])<<24|(s[21])<<16|s[22])
 			}
 		}
 	}

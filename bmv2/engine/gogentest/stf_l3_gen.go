@@ -157,11 +157,11 @@ func (p *stf_l3) ingress(g *engine.Gen) {
 					switch ai19 {
 					case 0:
 						{
+							d22 := g.Arg(0) & 0xffffffffffff
+							_ = d22
+							d23 := g.Arg(1) & 0x1ff
+							_ = d23
 							{
-								d22 := g.Arg(0) & 0xffffffffffff
-								_ = d22
-								d23 := g.Arg(1) & 0x1ff
-								_ = d23
 								s[2] = s[1]
 								s[1] = d22
 								s[19] = d23

@@ -90,9 +90,9 @@ func (p *stf_priority) ingress(g *engine.Gen) {
 			switch ai7 {
 			case 0:
 				{
+					d10 := g.Arg(0) & 0xff
+					_ = d10
 					{
-						d10 := g.Arg(0) & 0xff
-						_ = d10
 						s[2] = d10
 					}
 				}
@@ -108,9 +108,9 @@ func (p *stf_priority) ingress(g *engine.Gen) {
 			switch ai12 {
 			case 0:
 				{
+					d15 := g.Arg(0) & 0xff
+					_ = d15
 					{
-						d15 := g.Arg(0) & 0xff
-						_ = d15
 						s[3] = d15
 					}
 				}

@@ -123,17 +123,17 @@ func (p *stf_tables) ingress(g *engine.Gen) {
 			switch ai8 {
 			case 0:
 				{
+					d11 := g.Arg(0) & 0xff
+					_ = d11
 					{
-						d11 := g.Arg(0) & 0xff
-						_ = d11
 						s[4] = d11
 					}
 				}
 			case 1:
 				{
+					d13 := g.Arg(0) & 0xff
+					_ = d13
 					{
-						d13 := g.Arg(0) & 0xff
-						_ = d13
 						s[4] = d13
 					}
 				}
@@ -153,9 +153,9 @@ func (p *stf_tables) ingress(g *engine.Gen) {
 			switch ai14 {
 			case 0:
 				{
+					d17 := g.Arg(0) & 0xff
+					_ = d17
 					{
-						d17 := g.Arg(0) & 0xff
-						_ = d17
 						s[5] = d17
 					}
 				}
@@ -171,9 +171,9 @@ func (p *stf_tables) ingress(g *engine.Gen) {
 			switch ai19 {
 			case 0:
 				{
+					d22 := g.Arg(0) & 0xff
+					_ = d22
 					{
-						d22 := g.Arg(0) & 0xff
-						_ = d22
 						s[6] = d22
 					}
 				}
@@ -185,9 +185,9 @@ func (p *stf_tables) ingress(g *engine.Gen) {
 			switch ai23 {
 			case 0:
 				{
+					d26 := g.Arg(0) & 0xff
+					_ = d26
 					{
-						d26 := g.Arg(0) & 0xff
-						_ = d26
 						s[7] = d26
 					}
 				}
@@ -204,9 +204,9 @@ func (p *stf_tables) ingress(g *engine.Gen) {
 			switch ai28 {
 			case 0:
 				{
+					d31 := g.Arg(0) & 0xff
+					_ = d31
 					{
-						d31 := g.Arg(0) & 0xff
-						_ = d31
 						s[8] = d31
 					}
 				}

@@ -196,13 +196,13 @@ func (p *target_l3) ingress(g *engine.Gen) {
 					switch ai26 {
 					case 0:
 						{
+							d29 := g.Arg(0) & 0xffffffffffff
+							_ = d29
+							d30 := g.Arg(1) & 0xffffffffffff
+							_ = d30
+							d31 := g.Arg(2) & 0x1ff
+							_ = d31
 							{
-								d29 := g.Arg(0) & 0xffffffffffff
-								_ = d29
-								d30 := g.Arg(1) & 0xffffffffffff
-								_ = d30
-								d31 := g.Arg(2) & 0x1ff
-								_ = d31
 								s[8] = d29
 								s[7] = d30
 								s[24] = d31

@@ -106,6 +106,22 @@ control I(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) 
         hdr.o.r1 = hdr.o.r1 ^ i;
         o = i + 1;
     }
+    // Aliased arguments: the body reads the argument through another name (copy-in/copy-out).
+    action alias1(inout bit<8> x) {
+        x = x + 1;
+        hdr.o.r8 = hdr.o.r8 ^ meta.t;
+    }
+    action alias2(inout bit<8> x, inout bit<8> y) {
+        x = x + 1;
+        y = y + 2;
+    }
+    action ax(inout bit<8> x) {
+        x = x + 3;
+        hdr.o.r9 = hdr.o.r2;
+        if (hdr.a.op == 7) {
+            exit;
+        }
+    }
     action a1(bit<8> v) { hdr.o.r8 = v; }
     action a2() { hdr.o.r8 = 0xa2; exit; }
     table t {
@@ -128,10 +144,24 @@ control I(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) 
         hdr.o.r5 = (bit<32>)(hdr.a.p ++ hdr.a.q) * 3 - (hdr.a.z >> hdr.a.x[4:0]);
         hdr.o.r6 = hdr.a.v / 7 + hdr.a.v % 13 + (hdr.a.w ++ hdr.a.y) - ~hdr.a.v;
         hdr.o.r7 = (hdr.a.v |-| (bit<64>)hdr.a.z) ^ (hdr.a.v[63:32] ++ hdr.a.z);
+        // Shifts by constants at least the width: everything shifted out.
+        hdr.o.r8 = (hdr.a.x << 8) | (hdr.a.x >> 9) | (hdr.a.x << 3);
+        hdr.o.r3 = hdr.o.r3 + (hdr.a.y >> 16) + (hdr.a.y << 70);
         // Order: the left operand is read before bump changes it.
         meta.t = hdr.a.x;
         hdr.o.r9 = meta.t + bump(meta.t);
         hdr.o.r9 = hdr.o.r9 + meta.t;
+        // Calls in conditional operands run only when they decide (bump writes meta.t).
+        meta.t = hdr.a.x;
+        if (hdr.a.op == 1 || bump(meta.t) == 1) {
+            hdr.o.r9 = hdr.o.r9 ^ 0x10;
+        }
+        if (hdr.a.op == 2 && bump(meta.t) == 1) {
+            hdr.o.r9 = hdr.o.r9 ^ 0x20;
+        }
+        hdr.o.r9 = hdr.o.r9 + ((hdr.a.op == 3) ? bump(meta.t) : meta.t);
+        bool same = (meta.t == 8w7) == (bump(meta.t) == 1);
+        hdr.o.r9 = hdr.o.r9 + meta.t + (same ? 8w1 : 8w0);
         // Functions with returns, out parameters, constant-folded op codes.
         hdr.o.r10 = clamp(hdr.a.y, 16w1000);
         bit<16> o;
@@ -179,6 +209,11 @@ control I(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) 
             6: { hdr.o.r8 = 0x66; }
             default: { hdr.o.r8 = hdr.o.r8 + 1; }
         }
+        meta.t = hdr.a.x;
+        alias1(meta.t);
+        alias2(meta.t, meta.t);
+        hdr.o.r10 = hdr.o.r10 + (bit<16>)meta.t;
+        ax(hdr.o.r2);
         if (hdr.a.op == 9) {
             mark_to_drop(sm);
             exit;
