@@ -107,12 +107,14 @@ fuzz:
 
 # A million lock operations against the rack under 20% loss, duplication, reordering and delay,
 # crashing holders and failovers, every one checked by package history (docs/reliability.md);
-# through the switch a quarter of the locks live in it (overflow, queue-empty, push-back, sweeps).
+# through the switch a quarter of the locks live in it (overflow, queue-empty, push-back, sweeps),
+# once on the interpreter (Tofino-constraint mode) and once on the generated pipeline (p4/netlockgen).
 # Not part of make test, which runs the same soak with 20 000 operations.
 SOAK_OPS ?= 1000000
 soak:
 	$(GO) test ./e2e -run '^TestSoak$$' -soak.ops $(SOAK_OPS) -soak.path servers -v -count=1 -timeout 0
-	$(GO) test ./e2e -run '^TestSoak$$' -soak.ops $(SOAK_OPS) -soak.path switch -soak.switch-locks -v -count=1 -timeout 0
+	$(GO) test ./e2e -run '^TestSoak$$' -soak.ops $(SOAK_OPS) -soak.path switch -soak.switch-locks -soak.pipeline interp -v -count=1 -timeout 0
+	$(GO) test ./e2e -run '^TestSoak$$' -soak.ops $(SOAK_OPS) -soak.path switch -soak.switch-locks -soak.pipeline gen -v -count=1 -timeout 0
 
 clean:
 	rm -rf bin

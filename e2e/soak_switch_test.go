@@ -14,6 +14,10 @@ import (
 	"github.com/netlock-go/netlock/bmv2/port"
 	"github.com/netlock-go/netlock/dataplane"
 	"github.com/netlock-go/netlock/p4"
+	// The generated pipelines of p4/netlock.p4 (-soak.pipeline gen). Linked into the package's
+	// test binary, they also make engine.PipelineAuto (the zero rack.Config.Pipeline of the rack
+	// tests here) run the generated pipeline.
+	_ "github.com/netlock-go/netlock/p4/netlockgen"
 	"github.com/netlock-go/netlock/testbed/hostshim"
 	"github.com/netlock-go/netlock/wire"
 )
@@ -96,9 +100,16 @@ const (
 	soakMutantTo   = "meta.compat = 8w1;\n        } else if (level == 0) {"
 )
 
-// loadSoakProgram loads p4/netlock.p4, or with broken == "switch-mutant" the mutant above.
-func loadSoakProgram(broken string) (*dataplane.Switch, error) {
-	ecfg := engine.Config{TofinoConstraints: true}
+// loadSoakProgram loads p4/netlock.p4, or with broken == "switch-mutant" the mutant above. The
+// interpreter runs it in Tofino-constraint mode; with pl engine.PipelineGenerated its generated
+// pipeline (p4/netlockgen, registered for the default sizing) runs it, without that check, which
+// the generated code does not make (the differential tests of package dataplane prove both
+// pipelines equal on p4/netlock.p4). The mutant has no generated pipeline.
+func loadSoakProgram(broken string, pl engine.Pipeline) (*dataplane.Switch, error) {
+	ecfg := engine.Config{TofinoConstraints: true, Pipeline: engine.PipelineInterpreted}
+	if pl == engine.PipelineGenerated {
+		ecfg = engine.Config{Pipeline: engine.PipelineGenerated}
+	}
 	if broken != "switch-mutant" {
 		return dataplane.Load(dataplane.Sizing{}, ecfg)
 	}
@@ -122,7 +133,7 @@ func loadSoakProgram(broken string) (*dataplane.Switch, error) {
 }
 
 func startSoakSwitch(cfg *soakConfig) (*soakSwitch, error) {
-	sw, err := loadSoakProgram(cfg.broken)
+	sw, err := loadSoakProgram(cfg.broken, cfg.pipeline)
 	if err != nil {
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/netlock-go/netlock/bmv2/engine"
 	"github.com/netlock-go/netlock/client"
 	"github.com/netlock-go/netlock/history"
 	"github.com/netlock-go/netlock/internal/faultnet"
@@ -34,6 +35,9 @@ var (
 		`servers directly over loopback UDP) or "switch" (clients and servers are hosts on the ports of p4/netlock.p4)`)
 	soakOpTimeout = flag.Duration("soak.op-timeout", 60*time.Second, "time limit of one acquisition: one that takes "+
 		"longer is abandoned and reported as a lost violation")
+	soakPipeline = flag.String("soak.pipeline", "interp", `on the switch path, what runs p4/netlock.p4: "interp" (the `+
+		`engine's interpreter in Tofino-constraint mode) or "gen" (its generated Go pipeline, p4/netlockgen, which does `+
+		`not check the Tofino constraints)`)
 	soakTrace = flag.Bool("soak.trace", false, "on the switch path, record every frame of a switch lock (switch ports, "+
 		"client sockets) and print the record of an acquisition abandoned at its time limit (soak_diag_test.go)")
 )
@@ -53,6 +57,10 @@ type soakConfig struct {
 	path string
 	// switchLocks, on the switch path, puts a quarter of every round's locks in the switch.
 	switchLocks bool
+	// pipeline, on the switch path, is what runs p4/netlock.p4 (soak_switch_test.go):
+	// engine.PipelineInterpreted (the zero value PipelineAuto means it too) with the Tofino
+	// constraints checked, or engine.PipelineGenerated (p4/netlockgen, no Tofino check).
+	pipeline engine.Pipeline
 	// servers is the number of partitions, each served by one lock server at a time.
 	servers int
 	// clients and workers: client processes (each a client.Client with its own socket) and
@@ -104,6 +112,20 @@ func (c *soakConfig) defaults() error {
 	case pathSwitch: // soak_switch_test.go
 	default:
 		return fmt.Errorf("soak: unknown path %q", c.path)
+	}
+	switch c.pipeline {
+	case engine.PipelineAuto:
+		c.pipeline = engine.PipelineInterpreted
+	case engine.PipelineInterpreted:
+	case engine.PipelineGenerated:
+		if c.path != pathSwitch {
+			return fmt.Errorf("soak: pipeline %v needs the switch path", c.pipeline)
+		}
+		if c.broken == "switch-mutant" {
+			return errors.New("soak: the switch mutant runs on the interpreter only (it has no generated pipeline)")
+		}
+	default:
+		return fmt.Errorf("soak: unknown pipeline %v", c.pipeline)
 	}
 	def := func(v *int, d int) {
 		if *v == 0 {
@@ -165,7 +187,9 @@ type soakResult struct {
 	// see package history).
 	lateGrants int64
 	client     client.Stats
-	// The switch path: frames the switch processed, pipeline errors, its drop counter.
+	// The switch path: what ran p4/netlock.p4 (the generated pipeline's name or "interpreter"),
+	// frames the switch processed, pipeline errors, its drop counter.
+	switchPipeline             string
 	switchFrames, switchErrors uint64
 	switchDrops                string
 	// The switch path's switch-resident locks (a category of their own): acquisitions of them
@@ -198,12 +222,12 @@ func (r soakResult) switchString() string {
 	if r.switchFrames == 0 {
 		return ""
 	}
-	return fmt.Sprintf("; switch (p4/netlock.p4): %d frames processed, %d pipeline errors, drops:%s; "+
+	return fmt.Sprintf("; switch (p4/netlock.p4 on %s): %d frames processed, %d pipeline errors, drops:%s; "+
 		"frames dropped by full link queues: %d on the servers' links, %d on the clients'; "+
 		"switch-resident locks: %d acquisitions, %d granted; %d overflows, %d queue-empties, %d push-backs with a "+
 		"request and %d without; %d lease sweeps force-released %d grants, %d queue-empties repeated, %d buffered "+
 		"counts reset on failover, %d admin errors",
-		r.switchFrames, r.switchErrors, r.switchDrops, r.serverLinkDrops, r.clientLinkDrops, r.switchAcquires, r.switchGranted, r.overflows,
+		r.switchPipeline, r.switchFrames, r.switchErrors, r.switchDrops, r.serverLinkDrops, r.clientLinkDrops, r.switchAcquires, r.switchGranted, r.overflows,
 		r.queueEmpties, r.pushBacks, r.pushBacksNil, r.sweeps, r.forceReleased, r.requeued, r.failResets, r.adminErrs)
 }
 
@@ -938,6 +962,10 @@ loop:
 	if sr, ok := rack.(*soakRack); ok && sr.sw != nil {
 		sw := sr.sw
 		res.switchFrames, res.switchErrors, res.switchDrops = sw.frames.Load(), sw.errs.Load(), sw.drops()
+		res.switchPipeline = "interpreter"
+		if name := sw.sw.GeneratedPipeline(); name != "" {
+			res.switchPipeline = name
+		}
 		res.overflows, res.queueEmpties = sr.overflows.Load(), sr.queueEmpties.Load()
 		res.pushBacks, res.pushBacksNil = sr.pushBacks.Load(), sr.pushBacksNil.Load()
 		res.sweeps, res.forceReleased, res.requeued = sw.sweeps.Load(), sw.forced.Load(), sw.requeued.Load()
@@ -951,11 +979,16 @@ loop:
 // zero violations, at least one failover and crashed holder, and faults injected. `make soak` runs
 // a million on each path.
 func TestSoak(t *testing.T) {
-	testSoak(t, *soakPath, *soakOps)
+	pl, err := engine.ParsePipeline(*soakPipeline)
+	if err != nil || pl == engine.PipelineAuto {
+		t.Fatalf("-soak.pipeline %q: want interp or gen", *soakPipeline)
+	}
+	testSoak(t, *soakPath, pl, *soakOps)
 }
 
 // TestSoakThroughSwitch is the short soak on the switch path (p4/netlock.p4 between clients and
-// servers, 10 000 operations), in make test whatever -soak.path says. The race detector slows the
+// servers, 10 000 operations), in make test whatever -soak.path says, once on the interpreter
+// (Tofino-constraint mode) and once on the generated pipeline (p4/netlockgen). The race detector slows the
 // engine down so much (a few operations per second on the shared machine) that leases of 200 ms
 // run out before anything is granted, so under it the test skips: make test runs it again
 // without the race detector, as it does the allocation tests.
@@ -963,10 +996,12 @@ func TestSoakThroughSwitch(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the engine under the race detector is too slow for the soak's leases; make test runs this test without it")
 	}
-	testSoak(t, pathSwitch, min(*soakOps, 10000))
+	for _, pl := range []engine.Pipeline{engine.PipelineInterpreted, engine.PipelineGenerated} {
+		t.Run(pl.String(), func(t *testing.T) { testSoak(t, pathSwitch, pl, min(*soakOps, 10000)) })
+	}
 }
 
-func testSoak(t *testing.T, path string, ops int64) {
+func testSoak(t *testing.T, path string, pl engine.Pipeline, ops int64) {
 	if testing.Short() {
 		t.Skip("soak skipped in -short mode")
 	}
@@ -975,8 +1010,8 @@ func testSoak(t *testing.T, path string, ops int64) {
 		seed = uint64(time.Now().UnixNano())
 	}
 	t.Logf("seed %d (rerun with -e2e.seed=%d)", seed, seed)
-	cfg := soakConfig{ops: ops, seed: seed, path: path, switchLocks: *soakSwLocks, progress: *soakProgress, logf: t.Logf,
-		opTimeout: *soakOpTimeout}
+	cfg := soakConfig{ops: ops, seed: seed, path: path, pipeline: pl, switchLocks: *soakSwLocks, progress: *soakProgress,
+		logf: t.Logf, opTimeout: *soakOpTimeout}
 	if cfg.ops < 100000 {
 		// The short run in make test: fail over and crash often enough to see both.
 		cfg.failoverEvery, cfg.roundOps = time.Second, min(5000, max(cfg.ops/2, 1))
@@ -1001,6 +1036,9 @@ func testSoak(t *testing.T, path string, ops int64) {
 	}
 	if path == pathSwitch && (res.switchFrames == 0 || res.switchErrors > 0) {
 		t.Errorf("switch: %d frames, %d pipeline errors", res.switchFrames, res.switchErrors)
+	}
+	if path == pathSwitch && (res.switchPipeline == "interpreter") != (pl == engine.PipelineInterpreted) {
+		t.Errorf("-soak.pipeline %v: the switch ran %s", pl, res.switchPipeline)
 	}
 	if cfg.switchLocks && (res.switchGranted == 0 || res.overflows == 0 || res.queueEmpties == 0 ||
 		res.pushBacks == 0 || res.forceReleased == 0) {

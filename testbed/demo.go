@@ -18,6 +18,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/netlock-go/netlock/bmv2/engine"
 	"github.com/netlock-go/netlock/controlplane/ctlcore"
 	"github.com/netlock-go/netlock/internal/latency"
 )
@@ -55,6 +56,9 @@ type Config struct {
 	// Loopback runs lock servers and clients on loopback UDP without a switch or a controller
 	// (the demo before the rack existed). Default: the rack.
 	Loopback bool
+	// Pipeline is what runs p4/netlock.p4 in the rack's switch (rack.Config.Pipeline): auto (the
+	// zero value), interp or gen.
+	Pipeline engine.Pipeline
 	// UDPPorts attaches the rack's hosts to the switch through UDP tunnels on loopback instead
 	// of in-memory ports.
 	UDPPorts bool
@@ -159,8 +163,8 @@ func (c *Config) validate() error {
 		return fmt.Errorf("workers %d: must be in 1..256", c.Workers)
 	case c.Servers < 1 || c.Servers > 16:
 		return fmt.Errorf("servers %d: must be in 1..16", c.Servers)
-	case c.Loopback && (c.UDPPorts || c.Mutation != ctlcore.NoMutation):
-		return errors.New("udp ports and controller mutations need the rack, not loopback")
+	case c.Loopback && (c.UDPPorts || c.Mutation != ctlcore.NoMutation || c.Pipeline != engine.PipelineAuto):
+		return errors.New("udp ports, a pipeline choice and controller mutations need the rack, not loopback")
 	}
 	for _, p := range c.Phases {
 		if _, err := parsePhase(p, c.Clients); err != nil {
@@ -240,12 +244,15 @@ func (p PhaseResult) ServerShare() float64 {
 // Report is the outcome of a demo run.
 type Report struct {
 	// Mode is "rack" or "loopback"; Ports how the rack's hosts reach the switch.
-	Mode    string        `json:"mode"`
-	Ports   string        `json:"ports,omitempty"`
-	Servers []string      `json:"servers"`
-	Clients int           `json:"clients"`
-	Workers int           `json:"workers_per_client"`
-	Phases  []PhaseResult `json:"phases"`
+	Mode  string `json:"mode"`
+	Ports string `json:"ports,omitempty"`
+	// Pipeline is what ran p4/netlock.p4 in the switch: the generated pipeline's name
+	// (engine.Switch.GeneratedPipeline) or "interpreter" (rack only).
+	Pipeline string        `json:"pipeline,omitempty"`
+	Servers  []string      `json:"servers"`
+	Clients  int           `json:"clients"`
+	Workers  int           `json:"workers_per_client"`
+	Phases   []PhaseResult `json:"phases"`
 	// Controller is the primary controller's counters at the end (rack only).
 	Controller *ctlcore.Stats `json:"controller,omitempty"`
 }
@@ -315,7 +322,7 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 	}()
 	rep = Report{Mode: "loopback", Servers: rg.addrs, Clients: cfg.Clients, Workers: cfg.Workers}
 	if !cfg.Loopback {
-		rep.Mode, rep.Ports = "rack", "in-memory ports"
+		rep.Mode, rep.Ports, rep.Pipeline = "rack", "in-memory ports", rg.pipeline
 		if cfg.UDPPorts {
 			rep.Ports = "UDP tunnels"
 		}
@@ -342,9 +349,9 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 // WriteTable prints the report as a table.
 func (r Report) WriteTable(w io.Writer) {
 	if r.Mode == "rack" {
-		fmt.Fprintf(w, "\nnetlock demo: the rack in one process: p4/netlock.p4 on the software switch (%s), the controller"+
-			" over P4Runtime gRPC,\n%d lock servers (%v), %d client nodes x %d workers\n\n",
-			r.Ports, len(r.Servers), r.Servers, r.Clients, r.Workers)
+		fmt.Fprintf(w, "\nnetlock demo: the rack in one process: p4/netlock.p4 on the software switch (%s, pipeline %s), the"+
+			" controller over P4Runtime gRPC,\n%d lock servers (%v), %d client nodes x %d workers\n\n",
+			r.Ports, r.Pipeline, len(r.Servers), r.Servers, r.Clients, r.Workers)
 	} else {
 		fmt.Fprintf(w, "\nnetlock demo: %d lock servers (%v), %d client nodes x %d workers, loopback UDP, no switch\n\n",
 			len(r.Servers), r.Servers, r.Clients, r.Workers)

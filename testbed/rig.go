@@ -28,7 +28,10 @@ type rig struct {
 	// while no controller is primary); nil without a controller.
 	controller  func() (ctlcore.Stats, bool)
 	switchLocks func() int
-	close       func() error
+	// pipeline names what runs p4/netlock.p4 in the switch (rack.Rack.SwitchPipeline); "" on
+	// loopback.
+	pipeline string
+	close    func() error
 }
 
 // clientRequestTimeout bounds each request of the demo's clients.
@@ -90,14 +93,14 @@ func startLoopback(cfg *Config) (*rig, error) {
 // ports 1..Clients; port Clients+1 is the crash phase's client node.
 func startRack(ctx context.Context, cfg *Config) (*rig, error) {
 	sent := newServerSent()
-	r, err := rack.Start(ctx, rack.Config{Servers: cfg.Servers, Clients: cfg.Clients + 1, UDP: cfg.UDPPorts,
+	r, err := rack.Start(ctx, rack.Config{Servers: cfg.Servers, Clients: cfg.Clients + 1, UDP: cfg.UDPPorts, Pipeline: cfg.Pipeline,
 		Lease: cfg.Lease, MaxLease: 2 * cfg.Lease, Log: cfg.Logger, WrapServer: sent.wrap,
 		Controller: ctlcore.Config{AllocPeriod: cfg.AllocPeriod, Slots: cfg.Slots, MinRate: cfg.MinRate,
 			Mutation: cfg.Mutation}})
 	if err != nil {
 		return nil, fmt.Errorf("start the rack: %w", err)
 	}
-	rg := &rig{addrs: r.ServerAddrs(), servers: r.Servers}
+	rg := &rig{addrs: r.ServerAddrs(), servers: r.Servers, pipeline: r.SwitchPipeline()}
 	rg.close = func() error {
 		for _, c := range rg.clients {
 			c.Close()

@@ -9,6 +9,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/netlock-go/netlock/bmv2/engine"
 	"github.com/netlock-go/netlock/client"
 	"github.com/netlock-go/netlock/controlplane/ctlcore"
 	"github.com/netlock-go/netlock/history"
@@ -150,6 +151,9 @@ func TestDemoRuns(t *testing.T) {
 	if len(rep.Phases) != len(DefaultPhases) || rep.Mode != "rack" {
 		t.Fatalf("%s: %d phases, want %d", rep.Mode, len(rep.Phases), len(DefaultPhases))
 	}
+	if rep.Pipeline == "" {
+		t.Errorf("the report does not name the switch's pipeline")
+	}
 	var table strings.Builder
 	rep.WriteTable(&table)
 	t.Log(table.String())
@@ -193,7 +197,8 @@ func TestDemoRuns(t *testing.T) {
 
 func TestConfigValidate(t *testing.T) {
 	for _, c := range []Config{{Clients: 50}, {Workers: -1}, {Phases: []string{"nope"}}, {Servers: 17},
-		{Loopback: true, UDPPorts: true}, {Loopback: true, Mutation: ctlcore.MutationSkipDrain}, {Lease: -time.Second}} {
+		{Loopback: true, UDPPorts: true}, {Loopback: true, Mutation: ctlcore.MutationSkipDrain}, {Lease: -time.Second},
+		{Loopback: true, Pipeline: engine.PipelineGenerated}} {
 		if _, err := Run(context.Background(), c); err == nil {
 			t.Errorf("Run accepted %+v", c)
 		}

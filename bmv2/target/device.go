@@ -102,6 +102,18 @@ func New(opts Options) *Device {
 	}
 }
 
+// GeneratedPipeline returns the name of the generated pipeline that runs the installed program
+// (engine.Switch.GeneratedPipeline), or "" when the interpreter runs it or no program is
+// installed.
+func (d *Device) GeneratedPipeline() string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.sw == nil {
+		return ""
+	}
+	return d.sw.GeneratedPipeline()
+}
+
 // engineErr maps an engine error to what the p4rt server understands.
 func engineErr(err error) error {
 	switch {

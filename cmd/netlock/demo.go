@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/netlock-go/netlock/bmv2/engine"
 	"github.com/netlock-go/netlock/testbed"
 )
 
@@ -17,7 +18,7 @@ func init() { addCommand(newDemoCmd()) }
 
 func newDemoCmd() *cobra.Command {
 	var cfg testbed.Config
-	var phases string
+	var phases, pipeline string
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "demo",
@@ -29,6 +30,11 @@ func newDemoCmd() *cobra.Command {
 			"latency. Every phase's history is checked for mutual exclusion and token order; a violation, or a phase\n" +
 			"that commits nothing, makes the command fail. --loopback runs the servers and clients without a switch.",
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			pl, err := engine.ParsePipeline(pipeline)
+			if err != nil {
+				return fmt.Errorf("--pipeline: %w", err)
+			}
+			cfg.Pipeline = pl
 			if phases != "" {
 				cfg.Phases = strings.Split(phases, ",")
 			}
@@ -45,11 +51,11 @@ func newDemoCmd() *cobra.Command {
 				return err
 			}
 			if asJSON {
-				if err := writeJSON(os.Stdout, rep); err != nil {
+				if err := writeJSON(cmd.OutOrStdout(), rep); err != nil {
 					return err
 				}
 			} else {
-				rep.WriteTable(os.Stdout)
+				rep.WriteTable(cmd.OutOrStdout())
 			}
 			if n := rep.Violations(); n > 0 {
 				return fmt.Errorf("%d history violations", n)
@@ -75,6 +81,8 @@ func newDemoCmd() *cobra.Command {
 	f.Float64Var(&cfg.MinRate, "min-rate", testbed.DefaultMinRate, "requests per second below which the controller leaves a lock on its server (negative: none)")
 	f.IntVar(&cfg.Slots, "slots", 0, "switch queue slots the controller may allocate (0: all)")
 	f.BoolVar(&cfg.UDPPorts, "udp-ports", false, "attach the rack's hosts to the switch through UDP tunnels on loopback instead of in-memory ports")
+	f.StringVar(&pipeline, "pipeline", "auto", "what runs p4/netlock.p4 in the switch: auto (its generated Go pipeline, which this binary links, "+
+		"when one was generated for the sizing, else the interpreter), interp, or gen (fail without one); the header line names it")
 	f.BoolVar(&cfg.Loopback, "loopback", false, "no switch and no controller: lock servers and clients on loopback UDP (the demo before the rack)")
 	f.Uint64Var(&cfg.Seed, "seed", 1, "workload seed")
 	f.BoolVar(&asJSON, "json", false, "print the report as JSON")

@@ -105,6 +105,8 @@ func TestServerAndDemoFlagsValidated(t *testing.T) {
 		{"demo", "--phases", "bogus"},
 		{"demo", "--clients", "0", "--workers", "-2"},
 		{"demo", "--loopback", "--udp-ports"},
+		{"demo", "--pipeline", "bogus"},
+		{"demo", "--loopback", "--pipeline", "gen"},
 		{"loadgen"},
 		{"loadgen", "--servers", "127.0.0.1:1", "--phases", "crash"},
 		{"loadgen", "--servers", "127.0.0.1:1", "--node", "3", "--nodes", "2"},

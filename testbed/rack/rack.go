@@ -22,6 +22,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/netlock-go/netlock/bmv2/engine"
 	"github.com/netlock-go/netlock/bmv2/front"
 	"github.com/netlock-go/netlock/bmv2/p4rt"
 	"github.com/netlock-go/netlock/bmv2/port"
@@ -59,6 +60,12 @@ type Config struct {
 	Key uint64
 	// Sizing of p4/netlock.p4 (the program's defaults).
 	Sizing dataplane.Sizing
+	// Pipeline is what runs p4/netlock.p4 in the switch (target.Options.Pipeline): auto (the
+	// zero value) runs the generated pipeline registered for the sizing when the binary links
+	// one (package p4/netlockgen holds them), else the interpreter; interp always the
+	// interpreter; gen the generated pipeline, and Start fails without one. The rack's switch
+	// does not check the Tofino constraints (the generated code does not either).
+	Pipeline engine.Pipeline
 	// Lease is the servers' and the switch's default lease, MaxLease the longest (2s, 4s).
 	Lease, MaxLease time.Duration
 	// ServerLease is the controller lease the servers enforce (0: none).
@@ -191,9 +198,9 @@ func Start(ctx context.Context, cfg Config) (*Rack, error) {
 	if cpu == 0 {
 		cpu = dataplane.DefaultSizing.CPUPort
 	}
-	r.dev = target.New(target.Options{CPUPort: cpu, Log: cfg.SwitchLog})
+	r.dev = target.New(target.Options{CPUPort: cpu, Log: cfg.SwitchLog, Pipeline: cfg.Pipeline})
 	if err := r.dev.LoadProgram(prog); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("rack: the switch (pipeline %v): %w", cfg.Pipeline, err)
 	}
 	// Hosts: servers, standbys, controller.
 	for n := 1; n <= cfg.Servers; n++ {
@@ -560,6 +567,15 @@ func (r *Rack) Host(num int) *hostshim.Host {
 		return r.clients[num]
 	}
 	return nil
+}
+
+// SwitchPipeline names what runs p4/netlock.p4 in the switch now: the generated pipeline's name
+// (engine.Switch.GeneratedPipeline) or "interpreter".
+func (r *Rack) SwitchPipeline() string {
+	if name := r.dev.GeneratedPipeline(); name != "" {
+		return name
+	}
+	return "interpreter"
 }
 
 // RestartSwitch restarts the switch as a `netlock switch` process restarts: its P4Runtime
