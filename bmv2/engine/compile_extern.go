@@ -853,7 +853,7 @@ func (cp *compiler) externFunc(sc *scope, call *front.CallExpr, d *front.MethodD
 			l, h := lo(c).lo, hi(c).lo
 			v := l
 			if h > l {
-				v = l + sw.cfg.Random()%(h-l+1)
+				v = l + RandomIn(sw.cfg.Random(), h-l+1)
 			}
 			out(c, u128{lo: v})
 			return fNext
@@ -1211,4 +1211,13 @@ func emitWords(out []byte, s []uint64, b, nb int, ps []wordPart) []byte {
 		}
 	}
 	return out
+}
+
+// RandomIn reduces a random value r into [0, n), where n == 0 stands for 2^64 (the full 64-bit
+// range of random(lo, hi) with hi-lo+1 wrapping to 0): then r is returned as it is.
+func RandomIn(r, n uint64) uint64 {
+	if n == 0 {
+		return r
+	}
+	return r % n
 }

@@ -869,50 +869,73 @@ func (gn *gen) assign(sc *gsc, s *front.AssignStmt) {
 }
 
 // assignComposite stores a struct or header value: from another location, a struct
-// expression or a list.
+// expression or a list. As the interpreter builds the value in scratch and then copies it,
+// every field of the right side is read before any store (so {p.y, p.x} swaps, and an
+// isValid() on the right side sees the old validity bit).
 func (gn *gen) assignComposite(sc *gsc, dst gloc, e front.Expr, pos front.Pos) {
+	var stores []string
+	gn.buildComposite(sc, dst, e, pos, &stores)
+	for _, st := range stores {
+		gn.p("%s", st)
+	}
+}
+
+// buildComposite emits the reads of e's fields into temporaries and appends the stores into
+// dst to stores.
+func (gn *gen) buildComposite(sc *gsc, dst gloc, e front.Expr, pos front.Pos, stores *[]string) {
 	st, ok := under(dst.t).(*front.StructType)
 	if !ok {
 		gn.refuse(pos, "assignment of %s", dst.t)
 	}
+	field := func(fl gloc, v front.Expr) {
+		if !isScalar(fl.t) {
+			gn.buildComposite(sc, fl, v, pos, stores)
+			return
+		}
+		gn.scalarType(pos, fl.t)
+		x := gn.val(sc, v)
+		if x.c {
+			*stores = append(*stores, fmt.Sprintf("%s = %s", fl.ref(), x.s))
+			return
+		}
+		t := gn.tmp("f")
+		gn.p("%s := uint64(%s)", t, x.s)
+		*stores = append(*stores, fmt.Sprintf("%s = %s", fl.ref(), t))
+	}
 	switch x := e.(type) {
 	case *front.StructExpr:
 		if st.IsHeader() {
-			gn.p("%s[%d] = 1", dst.arr, dst.base)
+			*stores = append(*stores, fmt.Sprintf("%s[%d] = 1", dst.arr, dst.base))
 		}
 		for _, f := range x.Fields {
 			off, ft := gn.cp.fieldOffset(st, f.Name)
-			fl := gloc{arr: dst.arr, base: dst.base + off, t: ft}
-			if isScalar(ft) {
-				gn.scalarType(pos, ft)
-				gn.p("%s = %s", fl.ref(), gn.val(sc, f.Value).s)
-			} else {
-				gn.assignComposite(sc, fl, f.Value, pos)
-			}
+			field(gloc{arr: dst.arr, base: dst.base + off, t: ft}, f.Value)
 		}
 		return
 	case *front.ListExpr:
 		if st.IsHeader() {
-			gn.p("%s[%d] = 1", dst.arr, dst.base)
+			*stores = append(*stores, fmt.Sprintf("%s[%d] = 1", dst.arr, dst.base))
 		}
 		for i, f := range st.Fields {
 			if i >= len(x.Elems) {
 				break
 			}
 			off, ft := gn.cp.fieldOffset(st, f.Name)
-			fl := gloc{arr: dst.arr, base: dst.base + off, t: ft}
-			if isScalar(ft) {
-				gn.scalarType(pos, ft)
-				gn.p("%s = %s", fl.ref(), gn.val(sc, x.Elems[i]).s)
-			} else {
-				gn.assignComposite(sc, fl, x.Elems[i], pos)
-			}
+			field(gloc{arr: dst.arr, base: dst.base + off, t: ft}, x.Elems[i])
 		}
 		return
 	}
 	src := gn.loc(sc, e)
 	n := gn.cp.slotsOf(dst.t)
-	gn.p("copy(%s[%d:%d], %s[%d:%d])", dst.arr, dst.base, dst.base+n, src.arr, src.base, src.base+n)
+	if len(*stores) == 0 {
+		// A whole copy at the top: Go's copy handles overlap.
+		*stores = append(*stores, fmt.Sprintf("copy(%s[%d:%d], %s[%d:%d])", dst.arr, dst.base, dst.base+n, src.arr, src.base, src.base+n))
+		return
+	}
+	t := gn.tmp("c")
+	gn.p("var %s [%d]uint64", t, n)
+	gn.p("copy(%s[:], %s[%d:%d])", t, src.arr, src.base, src.base+n)
+	*stores = append(*stores, fmt.Sprintf("copy(%s[%d:%d], %s[:])", dst.arr, dst.base, dst.base+n, t))
 }
 
 // ---- locations ----
@@ -1001,6 +1024,16 @@ type gx struct {
 
 func cx(v uint64) gx { return gx{s: fmt.Sprintf("%#x", v), c: true, v: v} }
 
+// typed is x's Go text with a constant typed uint64: an untyped constant as the left operand
+// of a variable shift would take the type of its context (int for :=), and a constant shifted
+// by a constant past 64 bits would overflow at compile time.
+func typed(x gx) string {
+	if x.c {
+		return "uint64(" + x.s + ")"
+	}
+	return x.s
+}
+
 func cb(b bool) gx {
 	if b {
 		return gx{s: "true", c: true, v: 1}
@@ -1083,7 +1116,8 @@ func (gn *gen) val(sc *gsc, e front.Expr) gx {
 		case gbConst:
 			return cx(b.val & m)
 		case gbLoc:
-			return gx{s: b.loc.ref()}
+			// Through loc, which checks the name against the parameters bound by reference.
+			return gx{s: gn.loc(sc, e).ref()}
 		}
 		gn.refuse(e.Position(), "value of %s", x.Name)
 	case *front.MemberExpr:
@@ -1322,9 +1356,9 @@ func (gn *gen) binary(sc *gsc, x *front.BinaryExpr, w int) gx {
 	case "&", "|", "^":
 		return gx{s: fmt.Sprintf("(%s %s %s)", a.s, x.Op, b.s)}
 	case "<<":
-		return gn.maskx(gx{s: fmt.Sprintf("(%s << (%s))", a.s, b.s)}, m)
+		return gn.maskx(gx{s: fmt.Sprintf("(%s << (%s))", typed(a), b.s)}, m)
 	case ">>":
-		return gx{s: fmt.Sprintf("(%s >> (%s))", a.s, b.s)}
+		return gx{s: fmt.Sprintf("(%s >> (%s))", typed(a), b.s)}
 	case "/", "%":
 		if !b.c || b.v == 0 {
 			gn.refuse(x.P, "division by a value that is not a non-zero constant")
@@ -1508,7 +1542,7 @@ func (gn *gen) val2(sc *gsc, e front.Expr) gx {
 			return cx(b.val)
 		}
 		if b != nil && b.kind == gbLoc {
-			return gx{s: b.loc.ref()}
+			return gx{s: gn.loc(sc, e).ref()}
 		}
 	case *front.MemberExpr:
 		if x.Kind == front.MemberField {
@@ -1831,6 +1865,7 @@ func (gn *gen) applyTable(sc *gsc, call *front.CallExpr, wantHit bool) (string, 
 		gn.callAction(sc, a.decl, ordered, &front.ActionRef{}, call.P)
 	}
 	gn.p("}")
+	gn.p("g.EndApply()")
 	return ai, hit, gt
 }
 
@@ -1967,11 +2002,16 @@ func (gn *gen) externFunc(sc *gsc, call *front.CallExpr, d *front.MethodDecl) {
 	pos := call.P
 	switch d.Name {
 	case "mark_to_drop":
-		base := gn.sw.smBase
+		dst := gloc{arr: "s", base: gn.sw.smBase + gn.sw.smOff["egress_spec"]}
 		if len(call.Args) == 1 {
-			base = gn.loc(sc, gn.argN(call, 0)).base
+			// The argument's own location: a copy-in/copy-out copy or a local standard_metadata_t.
+			l := gn.loc(sc, gn.argN(call, 0))
+			if l.arr == "" {
+				gn.refuse(pos, "mark_to_drop of a non-slot location")
+			}
+			dst = gloc{arr: l.arr, base: l.base + gn.sw.smOff["egress_spec"]}
 		}
-		gn.p("s[%d] = %d", base+gn.sw.smOff["egress_spec"], DropPort)
+		gn.p("%s = %d", dst.ref(), DropPort)
 	case "static_assert":
 	case "verify":
 		c := gn.cond(sc, gn.argN(call, 0))
@@ -2010,7 +2050,8 @@ func (gn *gen) externFunc(sc *gsc, call *front.CallExpr, d *front.MethodDecl) {
 		l, h, v := gn.tmp("lo"), gn.tmp("hi"), gn.tmp("rnd")
 		gn.p("%s, %s := uint64(%s), uint64(%s)", l, h, lo.s, hi.s)
 		gn.p("%s := %s", v, l)
-		gn.p("if %s > %s { %s = %s + g.Random()%%(%s-%s+1) }", h, l, v, l, h, l)
+		// The full 64-bit range (h-l+1 == 0) takes the random value as it is.
+		gn.p("if %s > %s { %s = %s + engine.RandomIn(g.Random(), %s-%s+1) }", h, l, v, l, h, l)
 		gn.p("%s = %s&%#x", out.ref(), v, mask64(widthOf(out.t)))
 	case "hash":
 		out := gn.loc(sc, gn.argN(call, 0))
@@ -2019,14 +2060,6 @@ func (gn *gen) externFunc(sc *gsc, call *front.CallExpr, d *front.MethodDecl) {
 		h := gn.serialHash(sc, gn.argN(call, 3), algo, false)
 		mx := gn.val(sc, gn.argN(call, 4))
 		ow := widthOf(out.t)
-		if w := widthOf(gn.argN(call, 4).Type()); w > 64 {
-			// A max of 2^64 or more leaves a 64-bit hash as it is.
-			if v, ok := gn.checked.Const[gn.argN(call, 4)]; ok {
-				if bi, ok := v.(*big.Int); ok && bi.BitLen() > 64 {
-					mx = cx(0)
-				}
-			}
-		}
 		r := h
 		if !mx.c {
 			r = fmt.Sprintf("engine.Sel(%s != 0, %s %% (%s|engine.B2U(%s == 0)), %s)", mx.s, h, mx.s, mx.s, h)
@@ -2131,11 +2164,12 @@ func (gn *gen) algo(pos front.Pos, code uint64) string {
 // gpiece is one scalar of a hash, checksum or log input: its Go value, width and the
 // validity slot of the header it is a field of (-1: none).
 type gpiece struct {
-	v      string
-	w      int
-	vslot  int
-	varr   string
-	constv bool
+	v     string
+	w     int
+	vslot int
+	varr  string
+	c     bool   // a constant: its value is cv
+	cv    uint64 // the constant (when c)
 }
 
 func (gn *gen) flatten(sc *gsc, e front.Expr) []gpiece {
@@ -2164,7 +2198,7 @@ func (gn *gen) flatten(sc *gsc, e front.Expr) []gpiece {
 			}
 		}
 		x := gn.val(sc, e)
-		pc.v, pc.constv = x.s, x.c
+		pc.v, pc.c, pc.cv = typed(x), x.c, x.v
 		return []gpiece{pc}
 	}
 	if !gn.isLoc(sc, e) {
@@ -2288,6 +2322,17 @@ func (gn *gen) words(b string, ps []gpiece, nb int) {
 	for _, pc := range ps {
 		end := o + pc.w
 		k := o / 64
+		if pc.c {
+			// A constant is shifted here: in Go, a constant shifted past 64 bits does not compile.
+			if end <= 64*(k+1) {
+				parts[k] = append(parts[k], fmt.Sprintf("%#x", pc.cv<<uint(64*(k+1)-end)))
+			} else {
+				parts[k] = append(parts[k], fmt.Sprintf("%#x", pc.cv>>uint(end-64*(k+1))))
+				parts[k+1] = append(parts[k+1], fmt.Sprintf("%#x", pc.cv<<uint(64*(k+2)-end)))
+			}
+			o = end
+			continue
+		}
 		if end <= 64*(k+1) {
 			parts[k] = append(parts[k], shl(pc.v, 64*(k+1)-end))
 		} else {

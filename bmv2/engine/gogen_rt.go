@@ -456,6 +456,12 @@ func (g *Gen) Apply(t *Table) (int, bool) {
 	return ai, hit
 }
 
+// EndApply ends the action Apply chose: the direct meter's entry is forgotten, so a
+// direct_meter read outside that table's action sees no entry (Green), as the interpreter
+// restores it after the action. Tables are applied only outside actions, so there is no outer
+// entry to restore.
+func (g *Gen) EndApply() { (*ctx)(g).entry = nil }
+
 // Arg returns parameter i of the action Apply chose (its low 64 bits).
 func (g *Gen) Arg(i int) uint64 { return g.genArgs[i].lo }
 

@@ -512,6 +512,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 							}
 						}
 					}
+					g.EndApply()
 					if ((s[31] == 0x0) || (s[31] == 0x1)) || (s[31] == 0x7) {
 						{
 							if s[186] == 0x1 {
@@ -651,6 +652,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 							}
 						}
 					}
+					g.EndApply()
 					if s[192] == 0x1 {
 						{
 							g.Key(p.t[2], 0, s[199])
@@ -682,6 +684,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 									}
 								}
 							}
+							g.EndApply()
 						}
 					}
 					if (s[205] == 0x1) && ((s[192] == 0x0) || (s[200] == 0x0)) {
@@ -993,6 +996,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 									}
 								}
 							}
+							g.EndApply()
 						}
 					}
 					if s[234] == 0x1 {
@@ -17731,6 +17735,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 									}
 								}
 							}
+							g.EndApply()
 							if s[240] == 0x0 {
 								{
 									{
@@ -17799,6 +17804,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 									}
 								}
 							}
+							g.EndApply()
 							s[109] = s[241]
 							s[110] = s[242]
 							s[108] = s[243]
@@ -17839,6 +17845,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 										}
 									}
 								}
+								g.EndApply()
 								s[84] = s[241]
 								s[85] = s[242]
 								s[83] = s[243]

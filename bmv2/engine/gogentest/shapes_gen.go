@@ -14,7 +14,7 @@ import (
 )
 
 // ShapesFingerprint is engine.Fingerprint of the program this pipeline was generated from.
-const ShapesFingerprint = "79a601191da79e816fe66d1532cdef7e546f6ea63c30ff40268956e133dbc55b"
+const ShapesFingerprint = "002f50e40ffa7156eba4b8b8c22a6a8e18a9f10105569c18cb90dc66ca6a3d57"
 
 func init() { engine.RegisterPipeline(ShapesFingerprint, "shapes", ShapesBind) }
 
@@ -32,8 +32,8 @@ func ShapesBind(sw *engine.Switch) (engine.GenBlocks, error) {
 	p := &shapes{}
 	var err error
 	_ = err
-	if n := sw.GenSlots(); n < 44 {
-		return engine.GenBlocks{}, fmt.Errorf("the switch has %d slots, the pipeline uses 44", n)
+	if n := sw.GenSlots(); n < 46 {
+		return engine.GenBlocks{}, fmt.Errorf("the switch has %d slots, the pipeline uses 46", n)
 	}
 	if p.t[0], err = sw.GenTable("I.t"); err != nil {
 		return engine.GenBlocks{}, err
@@ -51,7 +51,7 @@ func ShapesBind(sw *engine.Switch) (engine.GenBlocks, error) {
 }
 
 func (p *shapes) parser(g *engine.Gen) {
-	s := (*[44]uint64)(g.S())
+	s := (*[46]uint64)(g.S())
 	_ = s
 	{
 		{
@@ -106,7 +106,7 @@ st_with_b:
 }
 
 func (p *shapes) verify(g *engine.Gen) {
-	s := (*[44]uint64)(g.S())
+	s := (*[46]uint64)(g.S())
 	_ = s
 	{
 		{
@@ -115,155 +115,157 @@ func (p *shapes) verify(g *engine.Gen) {
 }
 
 func (p *shapes) ingress(g *engine.Gen) {
-	s := (*[44]uint64)(g.S())
+	s := (*[46]uint64)(g.S())
 	_ = s
 	{
 		{
+			v15 := uint64(0)
+			_ = v15
 			s[12] = 1
 			{
 				{
 					s[13] = 0x14
 					if ((s[2]) & 0x1) == 0x1 {
 						{
-							goto end15
+							goto end16
 						}
 					}
 					s[13] = 0x15
 				}
-			end15:
+			end16:
 			}
 			s[14] = (((s[2] * ((s[4]) >> 8 & 0xff)) & 0xff) & 0x7f)
 			s[15] = (((((((s[3] >> (0x3)) * 0x5) & 0xffff) + ((s[2]) >> 4)) & 0xffff) << (0x2)) & 0xffff)
 			s[16] = ((s[4] & (((s[2])<<16|s[3])<<8 | s[2])) | (((s[4])>>16)<<16 | s[3]))
 			s[17] = ((((((s[5])<<13 | s[6]) * 0x3) & 0xffffffff) - (s[4] >> ((s[2]) & 0x1f))) & 0xffffffff)
 			s[18] = ((((s[8] / 0x7) + (s[8] % 0xd)) + ((s[7])<<16 | s[3])) - ^(s[8]))
-			t16 := uint64(0)
+			t17 := uint64(0)
 			if s[8] > s[4] {
-				t16 = s[8] - s[4]
+				t17 = s[8] - s[4]
 			}
-			s[19] = (t16 ^ (((s[8])>>32)<<32 | s[4]))
+			s[19] = (t17 ^ (((s[8])>>32)<<32 | s[4]))
 			s[20] = ((s[2] << (0x3)) & 0xff)
 			s[23] = s[2]
-			t17 := s[23]
-			var r19 uint64
-			_ = r19
+			t18 := s[23]
+			var r20 uint64
+			_ = r20
 			{
 				{
 					s[23] = ((s[23] + 0xa) & 0xff)
-					r19 = 0x1
-					goto end18
+					r20 = 0x1
+					goto end19
 				}
-			end18:
+			end19:
 			}
-			s[21] = ((t17 + r19) & 0xff)
+			s[21] = ((t18 + r20) & 0xff)
 			s[21] = ((s[21] + s[23]) & 0xff)
 			s[23] = s[2]
-			t20 := (s[1] == 0x1)
-			if !t20 {
-				var r22 uint64
-				_ = r22
+			t21 := (s[1] == 0x1)
+			if !t21 {
+				var r23 uint64
+				_ = r23
 				{
 					{
 						s[23] = ((s[23] + 0xa) & 0xff)
-						r22 = 0x1
-						goto end21
+						r23 = 0x1
+						goto end22
 					}
-				end21:
+				end22:
 				}
-				t20 = (r22 == 0x1)
+				t21 = (r23 == 0x1)
 			}
-			if t20 {
+			if t21 {
 				{
 					s[21] = (s[21] ^ 0x10)
 				}
 			}
-			t23 := (s[1] == 0x2)
-			if t23 {
-				var r25 uint64
-				_ = r25
+			t24 := (s[1] == 0x2)
+			if t24 {
+				var r26 uint64
+				_ = r26
 				{
 					{
 						s[23] = ((s[23] + 0xa) & 0xff)
-						r25 = 0x1
-						goto end24
+						r26 = 0x1
+						goto end25
 					}
-				end24:
+				end25:
 				}
-				t23 = (r25 == 0x1)
+				t24 = (r26 == 0x1)
 			}
-			if t23 {
+			if t24 {
 				{
 					s[21] = (s[21] ^ 0x20)
 				}
 			}
-			t26 := s[21]
-			var t27 uint64
+			t27 := s[21]
+			var t28 uint64
 			if s[1] == 0x3 {
-				var r29 uint64
-				_ = r29
+				var r30 uint64
+				_ = r30
 				{
 					{
 						s[23] = ((s[23] + 0xa) & 0xff)
-						r29 = 0x1
-						goto end28
+						r30 = 0x1
+						goto end29
 					}
-				end28:
+				end29:
 				}
-				t27 = r29
+				t28 = r30
 			} else {
-				t27 = s[23]
+				t28 = s[23]
 			}
-			s[21] = ((t26 + t27) & 0xff)
-			t31 := (s[23] == 0x7)
-			var r33 uint64
-			_ = r33
+			s[21] = ((t27 + t28) & 0xff)
+			t32 := (s[23] == 0x7)
+			var r34 uint64
+			_ = r34
 			{
 				{
 					s[23] = ((s[23] + 0xa) & 0xff)
-					r33 = 0x1
-					goto end32
+					r34 = 0x1
+					goto end33
 				}
-			end32:
+			end33:
 			}
-			v30 := uint64(engine.B2U((t31 == (r33 == 0x1))))
-			_ = v30
-			s[21] = ((((s[21] + s[23]) & 0xff) + engine.Sel((v30 != 0), 0x1, 0x0)) & 0xff)
-			var r35 uint64
-			_ = r35
+			v31 := uint64(engine.B2U((t32 == (r34 == 0x1))))
+			_ = v31
+			s[21] = ((((s[21] + s[23]) & 0xff) + engine.Sel((v31 != 0), 0x1, 0x0)) & 0xff)
+			var r36 uint64
+			_ = r36
 			{
-				a36 := s[3]
-				_ = a36
+				a37 := s[3]
+				_ = a37
 				{
-					if a36 > 0x3e8 {
+					if a37 > 0x3e8 {
 						{
-							r35 = 0x3e8
-							goto end34
+							r36 = 0x3e8
+							goto end35
 						}
 					}
-					r35 = a36
-					goto end34
+					r36 = a37
+					goto end35
 				}
-			end34:
+			end35:
 			}
-			s[22] = r35
-			v37 := uint64(0)
-			_ = v37
+			s[22] = r36
+			v38 := uint64(0)
+			_ = v38
 			{
-				a39 := s[22]
-				_ = a39
-				v37 = 0
+				a40 := s[22]
+				_ = a40
+				v38 = 0
 				{
-					v37 = (a39 ^ 0x5a5a)
+					v38 = (a40 ^ 0x5a5a)
 				}
 			}
-			s[22] = ((s[22] + v37) & 0xffff)
-			v40 := uint64(s[8])
-			_ = v40
+			s[22] = ((s[22] + v38) & 0xffff)
+			v41 := uint64(s[8])
+			_ = v41
 			{
 				{
 					{
 						{
-							v40 = (v40 + 0x1)
+							v41 = (v41 + 0x1)
 						}
 					}
 				}
@@ -273,7 +275,7 @@ func (p *shapes) ingress(g *engine.Gen) {
 					{
 						{
 							{
-								v40 = (v40 << (0x3))
+								v41 = (v41 << (0x3))
 							}
 						}
 					}
@@ -284,110 +286,110 @@ func (p *shapes) ingress(g *engine.Gen) {
 					{
 						{
 							{
-								v40 = (v40 * 0x7)
+								v41 = (v41 * 0x7)
 							}
 						}
 					}
 				}
 			}
-			s[18] = (s[18] ^ v40)
-			v44 := uint64(s[2])
-			_ = v44
+			s[18] = (s[18] ^ v41)
+			v45 := uint64(s[2])
+			_ = v45
 			{
-				a46 := v44
-				_ = a46
-				v44 = 0
+				a47 := v45
+				_ = a47
+				v45 = 0
 				{
-					s[13] = (s[13] ^ a46)
-					v44 = ((a46 + 0x1) & 0xff)
+					s[13] = (s[13] ^ a47)
+					v45 = ((a47 + 0x1) & 0xff)
 				}
 			}
-			s[14] = (s[14] ^ v44)
+			s[14] = (s[14] ^ v45)
 			s[16] = s[16]&^0xff | (s[2])<<0&0xff
 			s[16] = s[16]&^0xf0000000 | ((s[1])&0xf)<<28&0xf0000000
-			v47 := uint64(engine.B2U((((s[3] > 0x3e8) && (s[2] != 0x0)) || !(s[5] == 0x5))))
-			_ = v47
-			s[14] = engine.Sel((v47 != 0), ((s[14] + 0x1) & 0xff), ((s[14] - 0x1) & 0xff))
-			s[15] = engine.Sel(((v47 != 0) == (s[2] > 0x7)), 0x1, 0x2)
+			v48 := uint64(engine.B2U((((s[3] > 0x3e8) && (s[2] != 0x0)) || !(s[5] == 0x5))))
+			_ = v48
+			s[14] = engine.Sel((v48 != 0), ((s[14] + 0x1) & 0xff), ((s[14] - 0x1) & 0xff))
+			s[15] = engine.Sel(((v48 != 0) == (s[2] > 0x7)), 0x1, 0x2)
 			s[24] = s[2]
 			s[25] = s[3]
 			{
-				a49 := (s[1] & 0x3)
-				_ = a49
+				a50 := (s[1] & 0x3)
+				_ = a50
 				{
-					if a49 == 0x0 {
+					if a50 == 0x0 {
 						{
-							goto end48
+							goto end49
 						}
 					}
 					{
-						a51 := ((a49 * 0x3) & 0xff)
-						_ = a51
+						a52 := ((a50 * 0x3) & 0xff)
+						_ = a52
 						{
-							s[24] = ((a51 + a49) & 0xff)
+							s[24] = ((a52 + a50) & 0xff)
 						}
 					}
-					t52 := s[25] + a49
-					if t52 > 0xffff || t52 < s[25] {
-						t52 = 0xffff
+					t53 := s[25] + a50
+					if t53 > 0xffff || t53 < s[25] {
+						t53 = 0xffff
 					}
-					s[25] = t52
+					s[25] = t53
 				}
-			end48:
+			end49:
 			}
 			s[13] = (s[13] ^ s[24])
 			s[22] = (s[22] ^ s[25])
-			var h53 uint64
+			var h54 uint64
 			{
 				if s[9] != 0 {
 					if s[0] != 0 {
-						b54 := g.Scratch(5)
-						binary.BigEndian.PutUint64(b54[0:], (s[10])<<56|(s[2])<<48|(s[11])<<24)
-						h53 = engine.HashCRC32(b54[:5])
+						b55 := g.Scratch(5)
+						binary.BigEndian.PutUint64(b55[0:], (s[10])<<56|(s[2])<<48|(s[11])<<24)
+						h54 = engine.HashCRC32(b55[:5])
 					} else {
-						b55 := g.Scratch(4)
-						binary.BigEndian.PutUint64(b55[0:], (s[10])<<56|(s[11])<<32)
-						h53 = engine.HashCRC32(b55[:4])
+						b56 := g.Scratch(4)
+						binary.BigEndian.PutUint64(b56[0:], (s[10])<<56|(s[11])<<32)
+						h54 = engine.HashCRC32(b56[:4])
 					}
 				} else {
 					if s[0] != 0 {
-						b56 := g.Scratch(1)
-						binary.BigEndian.PutUint64(b56[0:], (s[2])<<56)
-						h53 = engine.HashCRC32(b56[:1])
+						b57 := g.Scratch(1)
+						binary.BigEndian.PutUint64(b57[0:], (s[2])<<56)
+						h54 = engine.HashCRC32(b57[:1])
 					} else {
-						h53 = engine.HashCRC32(nil)
+						h54 = engine.HashCRC32(nil)
 					}
 				}
 			}
-			s[26] = (0x0 + h53) & 0xffffffff
-			var h57 uint64
+			s[26] = (0x0 + h54) & 0xffffffff
+			var h58 uint64
 			{
 				if s[0] != 0 {
-					b58 := g.Scratch(3)
-					binary.BigEndian.PutUint64(b58[0:], (s[3])<<48|(s[5])<<45)
-					h57 = engine.HashCRC16(b58[:3])
+					b59 := g.Scratch(3)
+					binary.BigEndian.PutUint64(b59[0:], (s[3])<<48|(s[5])<<45)
+					h58 = engine.HashCRC16(b59[:3])
 				} else {
-					h57 = engine.HashCRC16(nil)
+					h58 = engine.HashCRC16(nil)
 				}
 			}
-			s[27] = (0x5 + h57%0x3e8) & 0xffffffff
+			s[27] = (0x5 + h58%0x3e8) & 0xffffffff
 			s[17] = ((s[17] ^ s[26]) ^ s[27])
-			v59 := uint64(0)
-			_ = v59
-			v59 = p.r[0].Get64(((s[2]) & 0x7))
-			p.r[0].Set64(((s[2]) & 0x7), (((v59 + s[4]) & 0xffffffff) & 0xffffffff))
-			s[16] = ((s[16] + v59) & 0xffffffff)
+			v60 := uint64(0)
+			_ = v60
+			v60 = p.r[0].Get64(((s[2]) & 0x7))
+			p.r[0].Set64(((s[2]) & 0x7), (((v60 + s[4]) & 0xffffffff) & 0xffffffff))
+			s[16] = ((s[16] + v60) & 0xffffffff)
 			g.Count(p.k[0], ((s[1]) & 0x3))
 			g.Key(p.t[0], 0, s[1])
-			ai60, hit61 := g.Apply(p.t[0])
-			_ = hit61
-			switch ai60 {
+			ai61, hit62 := g.Apply(p.t[0])
+			_ = hit62
+			switch ai61 {
 			case 0:
 				{
-					d63 := g.Arg(0) & 0xff
-					_ = d63
+					d64 := g.Arg(0) & 0xff
+					_ = d64
 					{
-						s[20] = d63
+						s[20] = d64
 					}
 				}
 			case 1:
@@ -403,7 +405,8 @@ func (p *shapes) ingress(g *engine.Gen) {
 					}
 				}
 			}
-			switch ai60 {
+			g.EndApply()
+			switch ai61 {
 			case 0:
 				{
 					s[21] = (s[21] | 0x80)
@@ -427,66 +430,154 @@ func (p *shapes) ingress(g *engine.Gen) {
 					s[20] = ((s[20] + 0x1) & 0xff)
 				}
 			}
-			s[23] = s[2]
+			v15 = s[2]
 			{
-				ex67 := false
-				c68 := s[23]
-				_ = c68
+				ex68 := false
+				c69 := v15
+				_ = c69
 				{
-					c68 = ((c68 + 0x1) & 0xff)
-					s[20] = (s[20] ^ s[23])
+					c69 = ((c69 + 0x5) & 0xff)
+					s[13] = (s[13] ^ v15)
 				}
-				s[23] = c68
-				_ = ex67
+				v15 = c69
+				_ = ex68
 			}
+			s[13] = ((s[13] + v15) & 0xff)
 			{
-				ex70 := false
-				c71 := s[23]
-				_ = c71
-				c72 := s[23]
+				ex71 := false
+				c72 := uint64(0)
 				_ = c72
 				{
-					c71 = ((c71 + 0x1) & 0xff)
-					c72 = ((c72 + 0x2) & 0xff)
+					s[14] = (s[14] ^ v15)
+					c72 = 0x3
 				}
-				s[23] = c71
-				s[23] = c72
-				_ = ex70
+				v15 = c72
+				_ = ex71
+			}
+			s[13] = ((s[13] + v15) & 0xff)
+			f73 := uint64(s[2])
+			f74 := uint64(s[1])
+			s[28] = f73
+			s[29] = f74
+			f75 := uint64(s[29])
+			f76 := uint64(s[28])
+			s[28] = f75
+			s[29] = f76
+			s[20] = (s[20] ^ s[28])
+			s[21] = (s[21] ^ s[29])
+			f77 := uint64(engine.Sel((s[9] != 0), ((s[10] + 0x1) & 0xff), 0x2))
+			f78 := uint64(s[11])
+			s[9] = 1
+			s[10] = f77
+			s[11] = f78
+			t79 := s[22]
+			var r81 uint64
+			_ = r81
+			{
+				a82 := ((uint64(0x1) << ((s[2]) & 0xf)) & 0xffff)
+				_ = a82
+				{
+					if a82 > 0x12c {
+						{
+							r81 = 0x12c
+							goto end80
+						}
+					}
+					r81 = a82
+					goto end80
+				}
+			end80:
+			}
+			s[22] = (t79 ^ r81)
+			var h83 uint64
+			{
+				b84 := g.Scratch(9)
+				binary.BigEndian.PutUint64(b84[0:], ((s[8])&0xffffffffffffff)<<8|0xab)
+				binary.BigEndian.PutUint64(b84[8:], 0xcd00000000000000)
+				h83 = engine.HashCRC32(b84[:9])
+			}
+			s[26] = (0x0 + h83) & 0xffffffff
+			s[17] = (s[17] ^ s[26])
+			v85 := uint64(0)
+			_ = v85
+			lo86, hi87 := uint64(0x0), uint64(0xffffffffffffffff)
+			rnd88 := lo86
+			if hi87 > lo86 {
+				rnd88 = lo86 + engine.RandomIn(g.Random(), hi87-lo86+1)
+			}
+			v85 = rnd88 & 0xffffffffffffffff
+			var l89 [16]uint64
+			_ = l89
+			copy(l89[0:16], s[30:46])
+			l89[1] = 511
+			s[15] = (s[15] ^ l89[1])
+			{
+				{
+					s[31] = 511
+					s[15] = (s[15] ^ s[31])
+				}
+			}
+			s[31] = 0x2
+			s[23] = s[2]
+			{
+				ex92 := false
+				c93 := s[23]
+				_ = c93
+				{
+					c93 = ((c93 + 0x1) & 0xff)
+					s[20] = (s[20] ^ s[23])
+				}
+				s[23] = c93
+				_ = ex92
+			}
+			{
+				ex95 := false
+				c96 := s[23]
+				_ = c96
+				c97 := s[23]
+				_ = c97
+				{
+					c96 = ((c96 + 0x1) & 0xff)
+					c97 = ((c97 + 0x2) & 0xff)
+				}
+				s[23] = c96
+				s[23] = c97
+				_ = ex95
 			}
 			s[22] = ((s[22] + s[23]) & 0xffff)
 			{
-				ex74 := false
-				c75 := s[14]
-				_ = c75
+				ex99 := false
+				c100 := s[14]
+				_ = c100
 				{
-					c75 = ((c75 + 0x3) & 0xff)
+					c100 = ((c100 + 0x3) & 0xff)
 					s[21] = s[14]
 					if s[1] == 0x7 {
 						{
-							ex74 = true
-							goto end73
+							ex99 = true
+							goto end98
 						}
 					}
 				}
-			end73:
-				s[14] = c75
-				if ex74 {
+			end98:
+				s[14] = c100
+				if ex99 {
 					return
 				}
 			}
 			if s[1] == 0x9 {
 				{
-					s[29] = 511
+					s[31] = 511
 					return
 				}
 			}
-			s[29] = 0x1
+			s[31] = 0x1
 		}
 	}
 }
 
 func (p *shapes) egress(g *engine.Gen) {
-	s := (*[44]uint64)(g.S())
+	s := (*[46]uint64)(g.S())
 	_ = s
 	{
 		{
@@ -495,7 +586,7 @@ func (p *shapes) egress(g *engine.Gen) {
 }
 
 func (p *shapes) compute(g *engine.Gen) {
-	s := (*[44]uint64)(g.S())
+	s := (*[46]uint64)(g.S())
 	_ = s
 	{
 		{
@@ -504,26 +595,26 @@ func (p *shapes) compute(g *engine.Gen) {
 }
 
 func (p *shapes) deparser(g *engine.Gen) {
-	s := (*[44]uint64)(g.S())
+	s := (*[46]uint64)(g.S())
 	_ = s
 	{
 		{
 			if s[0] != 0 {
-				o79 := g.Emit(24)
-				binary.BigEndian.PutUint64(o79[0:], (s[1])<<56|(s[2])<<48|(s[3])<<32|s[4])
-				binary.BigEndian.PutUint64(o79[8:], (s[5])<<61|(s[6])<<48|s[7])
-				binary.BigEndian.PutUint64(o79[16:], s[8])
+				o104 := g.Emit(24)
+				binary.BigEndian.PutUint64(o104[0:], (s[1])<<56|(s[2])<<48|(s[3])<<32|s[4])
+				binary.BigEndian.PutUint64(o104[8:], (s[5])<<61|(s[6])<<48|s[7])
+				binary.BigEndian.PutUint64(o104[16:], s[8])
 			}
 			if s[9] != 0 {
-				o80 := g.Emit(4)
-				binary.BigEndian.PutUint64(o80[0:], (s[10])<<56|(s[11])<<32)
+				o105 := g.Emit(4)
+				binary.BigEndian.PutUint64(o105[0:], (s[10])<<56|(s[11])<<32)
 			}
 			if s[12] != 0 {
-				o81 := g.Emit(32)
-				binary.BigEndian.PutUint64(o81[0:], (s[13])<<56|(s[14])<<48|(s[15])<<32|s[16])
-				binary.BigEndian.PutUint64(o81[8:], (s[17])<<32|(s[18])>>32)
-				binary.BigEndian.PutUint64(o81[16:], (s[18])<<32|(s[19])>>32)
-				binary.BigEndian.PutUint64(o81[24:], (s[19])<<32|(s[20])<<24|(s[21])<<16|s[22])
+				o106 := g.Emit(32)
+				binary.BigEndian.PutUint64(o106[0:], (s[13])<<56|(s[14])<<48|(s[15])<<32|s[16])
+				binary.BigEndian.PutUint64(o106[8:], (s[17])<<32|(s[18])>>32)
+				binary.BigEndian.PutUint64(o106[16:], (s[18])<<32|(s[19])>>32)
+				binary.BigEndian.PutUint64(o106[24:], (s[19])<<32|(s[20])<<24|(s[21])<<16|s[22])
 			}
 		}
 	}

@@ -175,6 +175,7 @@ func (p *stf_l3) ingress(g *engine.Gen) {
 							}
 						}
 					}
+					g.EndApply()
 				}
 			}
 		}

@@ -102,6 +102,7 @@ func (p *stf_priority) ingress(g *engine.Gen) {
 					}
 				}
 			}
+			g.EndApply()
 			g.Key(p.t[1], 0, s[1])
 			ai12, hit13 := g.Apply(p.t[1])
 			_ = hit13
@@ -120,6 +121,7 @@ func (p *stf_priority) ingress(g *engine.Gen) {
 					}
 				}
 			}
+			g.EndApply()
 			s[5] = 0x2
 		}
 	}

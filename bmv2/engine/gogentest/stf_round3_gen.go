@@ -145,6 +145,7 @@ func (p *stf_round3) ingress(g *engine.Gen) {
 					}
 				}
 			}
+			g.EndApply()
 			s[11] = ((s[1])<<12 | s[2])
 			s[12] = ((((s[1])<<8|s[2])<<8|s[3])<<4 | ((s[4]) & 0xf))
 			s[13] = engine.Sel((s[1] == 0x1), 0xaa, s[4])

@@ -138,6 +138,7 @@ func (p *stf_tables) ingress(g *engine.Gen) {
 					}
 				}
 			}
+			g.EndApply()
 			if hit9 {
 				{
 					s[10] = 0x1
@@ -165,6 +166,7 @@ func (p *stf_tables) ingress(g *engine.Gen) {
 					}
 				}
 			}
+			g.EndApply()
 			g.Key(p.t[2], 0, s[2])
 			ai19, hit20 := g.Apply(p.t[2])
 			_ = hit20
@@ -178,6 +180,7 @@ func (p *stf_tables) ingress(g *engine.Gen) {
 					}
 				}
 			}
+			g.EndApply()
 			g.Key(p.t[3], 0, s[1])
 			g.Key(p.t[3], 1, s[2])
 			ai23, hit24 := g.Apply(p.t[3])
@@ -197,6 +200,7 @@ func (p *stf_tables) ingress(g *engine.Gen) {
 					}
 				}
 			}
+			g.EndApply()
 			g.Key(p.t[4], 0, s[1])
 			g.Key(p.t[4], 1, s[2])
 			ai28, hit29 := g.Apply(p.t[4])
@@ -211,6 +215,7 @@ func (p *stf_tables) ingress(g *engine.Gen) {
 					}
 				}
 			}
+			g.EndApply()
 			g.Key(p.t[5], 0, s[1])
 			ai32, hit33 := g.Apply(p.t[5])
 			_ = hit33
@@ -228,6 +233,7 @@ func (p *stf_tables) ingress(g *engine.Gen) {
 					}
 				}
 			}
+			g.EndApply()
 			switch ai32 {
 			case 0:
 				{

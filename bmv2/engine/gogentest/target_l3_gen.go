@@ -188,6 +188,7 @@ func (p *target_l3) ingress(g *engine.Gen) {
 					}
 				}
 			}
+			g.EndApply()
 			if (s[10] != 0) && (s[18] > 0x1) {
 				{
 					g.Key(p.t[1], 0, s[22])
@@ -222,6 +223,7 @@ func (p *target_l3) ingress(g *engine.Gen) {
 							}
 						}
 					}
+					g.EndApply()
 				}
 			} else {
 				{

@@ -510,6 +510,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 							}
 						}
 					}
+					g.EndApply()
 					if ((s[31] == 0x0) || (s[31] == 0x1)) || (s[31] == 0x7) {
 						{
 							if s[186] == 0x1 {
@@ -649,6 +650,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 							}
 						}
 					}
+					g.EndApply()
 					if s[192] == 0x1 {
 						{
 							g.Key(p.t[2], 0, s[199])
@@ -680,6 +682,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 									}
 								}
 							}
+							g.EndApply()
 						}
 					}
 					if (s[205] == 0x1) && ((s[192] == 0x0) || (s[200] == 0x0)) {
@@ -991,6 +994,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 									}
 								}
 							}
+							g.EndApply()
 						}
 					}
 					if s[234] == 0x1 {
@@ -17729,6 +17733,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 									}
 								}
 							}
+							g.EndApply()
 							if s[240] == 0x0 {
 								{
 									{
@@ -17797,6 +17802,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 									}
 								}
 							}
+							g.EndApply()
 							s[109] = s[241]
 							s[110] = s[242]
 							s[108] = s[243]
@@ -17837,6 +17843,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 										}
 									}
 								}
+								g.EndApply()
 								s[84] = s[241]
 								s[85] = s[242]
 								s[83] = s[243]

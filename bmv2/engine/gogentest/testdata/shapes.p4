@@ -35,7 +35,8 @@ header o_t {
 }
 struct headers_t { a_t a; b_t b; o_t o; }
 struct inner_t { bit<8> c; bit<16> d; }
-struct meta_t { bit<8> t; inner_t in; bit<32> h1; bit<32> h2; }
+struct pair_t { bit<8> x; bit<8> y; }
+struct meta_t { bit<8> t; inner_t in; bit<32> h1; bit<32> h2; pair_t p; }
 
 bit<8> bump(inout bit<8> x) {
     x = x + 8w10;
@@ -121,6 +122,22 @@ control I(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) 
         if (hdr.a.op == 7) {
             exit;
         }
+    }
+    // A control-local variable passed to an action that also reads it by name: the body
+    // sees the value from before the call (copy-in/copy-out), for inout and for out.
+    bit<8> cl;
+    action rdi(inout bit<8> y) {
+        y = y + 5;
+        hdr.o.r1 = hdr.o.r1 ^ cl;
+    }
+    action rdo(out bit<8> y) {
+        hdr.o.r2 = hdr.o.r2 ^ cl;
+        y = 3;
+    }
+    // mark_to_drop on a copy-in/copy-out argument: the copy is marked, not the header slots.
+    action mdrop(inout standard_metadata_t m) {
+        mark_to_drop(m);
+        hdr.o.r3 = hdr.o.r3 ^ (bit<16>)m.egress_spec;
     }
     action a1(bit<8> v) { hdr.o.r8 = v; }
     action a2() { hdr.o.r8 = 0xa2; exit; }
@@ -209,6 +226,32 @@ control I(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) 
             6: { hdr.o.r8 = 0x66; }
             default: { hdr.o.r8 = hdr.o.r8 + 1; }
         }
+        cl = hdr.a.x;
+        rdi(cl);
+        hdr.o.r1 = hdr.o.r1 + cl;
+        rdo(cl);
+        hdr.o.r1 = hdr.o.r1 + cl;
+        // Struct and header assignments read every field before storing any.
+        meta.p = {hdr.a.x, hdr.a.op};
+        meta.p = {meta.p.y, meta.p.x};
+        hdr.o.r8 = hdr.o.r8 ^ meta.p.x;
+        hdr.o.r9 = hdr.o.r9 ^ meta.p.y;
+        hdr.b = {hdr.b.isValid() ? hdr.b.k + 1 : 8w2, hdr.b.m};
+        // A constant shifted by a variable, bound to an in parameter; a constant hash input
+        // crossing a 64-bit word.
+        hdr.o.r10 = hdr.o.r10 ^ clamp(16w1 << hdr.a.x[3:0], 16w300);
+        hash(meta.h1, HashAlgorithm.crc32, 32w0, {hdr.a.v[55:0], 16w0xabcd}, 32w0);
+        hdr.o.r5 = hdr.o.r5 ^ meta.h1;
+        // random() over the full 64-bit range (its value is not compared).
+        bit<64> rr;
+        random(rr, 64w0, 64w0xffffffffffffffff);
+        hdr.o.r7 = hdr.o.r7 ^ (rr & 0);
+        // mark_to_drop of a copy and of a local standard_metadata_t.
+        standard_metadata_t lsm = sm;
+        mark_to_drop(lsm);
+        hdr.o.r3 = hdr.o.r3 ^ (bit<16>)lsm.egress_spec;
+        mdrop(sm);
+        sm.egress_spec = 2;
         meta.t = hdr.a.x;
         alias1(meta.t);
         alias2(meta.t, meta.t);
