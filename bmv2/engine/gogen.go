@@ -334,14 +334,15 @@ func (gn *gen) program() ([]byte, error) {
 	if gn.usesBE {
 		gn.p("\"encoding/binary\"")
 	}
-	gn.p("\"fmt\"")
-	gn.p("")
 	gn.p("\"github.com/netlock-go/netlock/bmv2/engine\"")
 	gn.p(")")
 	gn.p("")
 	exp := strings.ToUpper(name[:1]) + name[1:]
 	gn.p("// %sFingerprint is engine.Fingerprint of the program this pipeline was generated from.", exp)
 	gn.p("const %sFingerprint = %q", exp, Fingerprint(gn.checked))
+	gn.p("")
+	gn.p("// %sLayout is the engine.Switch GenLayout the pipeline was generated against.", exp)
+	gn.p("const %sLayout = %q", exp, gn.sw.GenLayout())
 	gn.p("")
 	if !gn.opts.NoRegister {
 		gn.p("func init() { engine.RegisterPipeline(%sFingerprint, %q, %sBind) }", exp, name, exp)
@@ -361,7 +362,7 @@ func (gn *gen) program() ([]byte, error) {
 	gn.p("p := &%s{}", name)
 	gn.p("var err error")
 	gn.p("_ = err")
-	gn.p("if n := sw.GenSlots(); n < %d { return engine.GenBlocks{}, fmt.Errorf(\"the switch has %%d slots, the pipeline uses %d\", n) }", gn.nslots, gn.nslots)
+	gn.p("if err := sw.GenCheck(%sFingerprint, %sLayout); err != nil { return engine.GenBlocks{}, err }", exp, exp)
 	for i, t := range gn.tbls {
 		gn.p("if p.t[%d], err = sw.GenTable(%q); err != nil { return engine.GenBlocks{}, err }", i, t.Name)
 		var qs []string

@@ -221,6 +221,7 @@ type Switch struct {
 	// on (initSM). 0, 0: the whole state (TNA).
 	zeroLo, zeroHi, scratchLo int
 	genName                   string // the generated pipeline that runs the blocks, if any
+	genFP                     string // Fingerprint of the program, once computed
 }
 
 // poisonTemps makes newPacket fill the slots it does not clear with garbage (tests: a slot

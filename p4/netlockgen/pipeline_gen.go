@@ -8,13 +8,14 @@ package netlockgen
 
 import (
 	"encoding/binary"
-	"fmt"
-
 	"github.com/netlock-go/netlock/bmv2/engine"
 )
 
 // NetlockFingerprint is engine.Fingerprint of the program this pipeline was generated from.
-const NetlockFingerprint = "be03d0ea5a8e129ac1a4f69eca8ef5084228c359c3fd4726539d8e5ebd33f8f2"
+const NetlockFingerprint = "5dfce187b124800b938bd0be2901a6fb9afa940de4b33c79b2a6a8f2a4817ac9"
+
+// NetlockLayout is the engine.Switch GenLayout the pipeline was generated against.
+const NetlockLayout = "760d81f88dbfac167170272743750673006ce8e54761d97508f6d964c0339683"
 
 func init() { engine.RegisterPipeline(NetlockFingerprint, "netlock", NetlockBind) }
 
@@ -32,8 +33,8 @@ func NetlockBind(sw *engine.Switch) (engine.GenBlocks, error) {
 	p := &netlock{}
 	var err error
 	_ = err
-	if n := sw.GenSlots(); n < 262 {
-		return engine.GenBlocks{}, fmt.Errorf("the switch has %d slots, the pipeline uses 262", n)
+	if err := sw.GenCheck(NetlockFingerprint, NetlockLayout); err != nil {
+		return engine.GenBlocks{}, err
 	}
 	if p.t[0], err = sw.GenTable("NetlockIngress.rack"); err != nil {
 		return engine.GenBlocks{}, err

@@ -8,13 +8,14 @@ package netlockgen
 
 import (
 	"encoding/binary"
-	"fmt"
-
 	"github.com/netlock-go/netlock/bmv2/engine"
 )
 
 // NetlockL64P8Fingerprint is engine.Fingerprint of the program this pipeline was generated from.
-const NetlockL64P8Fingerprint = "f15fa58bb2528f3c7468093a0bee00c3e994f95f03f34a49a1146c7a80da02ed"
+const NetlockL64P8Fingerprint = "1dc2eda56bd203018ab0037313a2a91bbe4a51ae6c959fa9878b53e79775d9fe"
+
+// NetlockL64P8Layout is the engine.Switch GenLayout the pipeline was generated against.
+const NetlockL64P8Layout = "789cbc0bdd406a054707db58b17e53a4b022a58b72b734f9e3bb42dd34b58309"
 
 func init() { engine.RegisterPipeline(NetlockL64P8Fingerprint, "netlockL64P8", NetlockL64P8Bind) }
 
@@ -32,8 +33,8 @@ func NetlockL64P8Bind(sw *engine.Switch) (engine.GenBlocks, error) {
 	p := &netlockL64P8{}
 	var err error
 	_ = err
-	if n := sw.GenSlots(); n < 262 {
-		return engine.GenBlocks{}, fmt.Errorf("the switch has %d slots, the pipeline uses 262", n)
+	if err := sw.GenCheck(NetlockL64P8Fingerprint, NetlockL64P8Layout); err != nil {
+		return engine.GenBlocks{}, err
 	}
 	if p.t[0], err = sw.GenTable("NetlockIngress.rack"); err != nil {
 		return engine.GenBlocks{}, err

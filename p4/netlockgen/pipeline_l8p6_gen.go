@@ -8,13 +8,14 @@ package netlockgen
 
 import (
 	"encoding/binary"
-	"fmt"
-
 	"github.com/netlock-go/netlock/bmv2/engine"
 )
 
 // NetlockL8P6Fingerprint is engine.Fingerprint of the program this pipeline was generated from.
-const NetlockL8P6Fingerprint = "1bbea1665839e3e101bcd3245a2bc7c3cb3d658705d0ed561c0b2f9502c2442a"
+const NetlockL8P6Fingerprint = "b618996ded0e0a06af756c4198514bb64d02b3e17f43c6a1023ed7e4e3cc503e"
+
+// NetlockL8P6Layout is the engine.Switch GenLayout the pipeline was generated against.
+const NetlockL8P6Layout = "c7c33f81002be78dd4a88ba6cec4b110799a7fff65ba1826ac681d19d30478bd"
 
 func init() { engine.RegisterPipeline(NetlockL8P6Fingerprint, "netlockL8P6", NetlockL8P6Bind) }
 
@@ -32,8 +33,8 @@ func NetlockL8P6Bind(sw *engine.Switch) (engine.GenBlocks, error) {
 	p := &netlockL8P6{}
 	var err error
 	_ = err
-	if n := sw.GenSlots(); n < 262 {
-		return engine.GenBlocks{}, fmt.Errorf("the switch has %d slots, the pipeline uses 262", n)
+	if err := sw.GenCheck(NetlockL8P6Fingerprint, NetlockL8P6Layout); err != nil {
+		return engine.GenBlocks{}, err
 	}
 	if p.t[0], err = sw.GenTable("NetlockIngress.rack"); err != nil {
 		return engine.GenBlocks{}, err

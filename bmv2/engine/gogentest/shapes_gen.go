@@ -8,13 +8,14 @@ package gogentest
 
 import (
 	"encoding/binary"
-	"fmt"
-
 	"github.com/netlock-go/netlock/bmv2/engine"
 )
 
 // ShapesFingerprint is engine.Fingerprint of the program this pipeline was generated from.
-const ShapesFingerprint = "002f50e40ffa7156eba4b8b8c22a6a8e18a9f10105569c18cb90dc66ca6a3d57"
+const ShapesFingerprint = "e292192cb416fc552511b476ed41ac9e962cd0793b4bcf908e2f93b79d2e218d"
+
+// ShapesLayout is the engine.Switch GenLayout the pipeline was generated against.
+const ShapesLayout = "a81bbc03f9f967bc56cbb52f6aeea68089964674cbfb13f740826cf0c7ab4a64"
 
 func init() { engine.RegisterPipeline(ShapesFingerprint, "shapes", ShapesBind) }
 
@@ -32,8 +33,8 @@ func ShapesBind(sw *engine.Switch) (engine.GenBlocks, error) {
 	p := &shapes{}
 	var err error
 	_ = err
-	if n := sw.GenSlots(); n < 46 {
-		return engine.GenBlocks{}, fmt.Errorf("the switch has %d slots, the pipeline uses 46", n)
+	if err := sw.GenCheck(ShapesFingerprint, ShapesLayout); err != nil {
+		return engine.GenBlocks{}, err
 	}
 	if p.t[0], err = sw.GenTable("I.t"); err != nil {
 		return engine.GenBlocks{}, err

@@ -8,13 +8,14 @@ package gogentest
 
 import (
 	"encoding/binary"
-	"fmt"
-
 	"github.com/netlock-go/netlock/bmv2/engine"
 )
 
 // Stf_l3Fingerprint is engine.Fingerprint of the program this pipeline was generated from.
-const Stf_l3Fingerprint = "7f4bb3c13992931ccd0f94b163b26a3e3b23d7af20b17b120f7bce37044e0334"
+const Stf_l3Fingerprint = "f45300d8df16971e5e134dd1b2158b8ebbf2d972145e0bd4eec7078353d7dcba"
+
+// Stf_l3Layout is the engine.Switch GenLayout the pipeline was generated against.
+const Stf_l3Layout = "12b6f81c3c830ff11c15363a0d9d28152b53ef3c9de8d521990cdef2d3ab0cbd"
 
 func init() { engine.RegisterPipeline(Stf_l3Fingerprint, "stf_l3", Stf_l3Bind) }
 
@@ -32,8 +33,8 @@ func Stf_l3Bind(sw *engine.Switch) (engine.GenBlocks, error) {
 	p := &stf_l3{}
 	var err error
 	_ = err
-	if n := sw.GenSlots(); n < 34 {
-		return engine.GenBlocks{}, fmt.Errorf("the switch has %d slots, the pipeline uses 34", n)
+	if err := sw.GenCheck(Stf_l3Fingerprint, Stf_l3Layout); err != nil {
+		return engine.GenBlocks{}, err
 	}
 	if p.t[0], err = sw.GenTable("MyIngress.ipv4_lpm"); err != nil {
 		return engine.GenBlocks{}, err

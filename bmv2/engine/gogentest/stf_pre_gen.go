@@ -8,13 +8,14 @@ package gogentest
 
 import (
 	"encoding/binary"
-	"fmt"
-
 	"github.com/netlock-go/netlock/bmv2/engine"
 )
 
 // Stf_preFingerprint is engine.Fingerprint of the program this pipeline was generated from.
-const Stf_preFingerprint = "9522c535045508550a7546b5b20d064a5b7838dbfa657071bb552c3362d848cd"
+const Stf_preFingerprint = "daf2b6f8b7c36db18b31da1466b524627bd5303d19ac3d9b0d17080814169a42"
+
+// Stf_preLayout is the engine.Switch GenLayout the pipeline was generated against.
+const Stf_preLayout = "2a4f832a936e934dcc2df5df948728681326d430136264262505183d36da6376"
 
 func init() { engine.RegisterPipeline(Stf_preFingerprint, "stf_pre", Stf_preBind) }
 
@@ -32,8 +33,8 @@ func Stf_preBind(sw *engine.Switch) (engine.GenBlocks, error) {
 	p := &stf_pre{}
 	var err error
 	_ = err
-	if n := sw.GenSlots(); n < 25 {
-		return engine.GenBlocks{}, fmt.Errorf("the switch has %d slots, the pipeline uses 25", n)
+	if err := sw.GenCheck(Stf_preFingerprint, Stf_preLayout); err != nil {
+		return engine.GenBlocks{}, err
 	}
 	p.fl[0] = sw.GenFieldList(7, 1)
 	return engine.GenBlocks{Parser: p.parser, Verify: p.verify, Ingress: p.ingress, Egress: p.egress, Compute: p.compute, Deparser: p.deparser}, nil

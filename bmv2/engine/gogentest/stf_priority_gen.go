@@ -8,13 +8,14 @@ package gogentest
 
 import (
 	"encoding/binary"
-	"fmt"
-
 	"github.com/netlock-go/netlock/bmv2/engine"
 )
 
 // Stf_priorityFingerprint is engine.Fingerprint of the program this pipeline was generated from.
-const Stf_priorityFingerprint = "1d424a89d2b483b266dc09095121c87070751bba225cf22fb76b85d803625cf7"
+const Stf_priorityFingerprint = "d888724483ab933e34b08524987204d95d4515a8e692399f74a380a234c24da4"
+
+// Stf_priorityLayout is the engine.Switch GenLayout the pipeline was generated against.
+const Stf_priorityLayout = "bc8b28b61b559629cd113ae3bb12c74b29bd0ac49df67bb5961bca944ac75873"
 
 func init() { engine.RegisterPipeline(Stf_priorityFingerprint, "stf_priority", Stf_priorityBind) }
 
@@ -32,8 +33,8 @@ func Stf_priorityBind(sw *engine.Switch) (engine.GenBlocks, error) {
 	p := &stf_priority{}
 	var err error
 	_ = err
-	if n := sw.GenSlots(); n < 20 {
-		return engine.GenBlocks{}, fmt.Errorf("the switch has %d slots, the pipeline uses 20", n)
+	if err := sw.GenCheck(Stf_priorityFingerprint, Stf_priorityLayout); err != nil {
+		return engine.GenBlocks{}, err
 	}
 	if p.t[0], err = sw.GenTable("I.annotated"); err != nil {
 		return engine.GenBlocks{}, err

@@ -8,13 +8,14 @@ package gogentest
 
 import (
 	"encoding/binary"
-	"fmt"
-
 	"github.com/netlock-go/netlock/bmv2/engine"
 )
 
 // Stf_round3Fingerprint is engine.Fingerprint of the program this pipeline was generated from.
-const Stf_round3Fingerprint = "3e56c669a498f123f0cb66ddcf8dd159afa908ac6d53adb3024fceae81212dcd"
+const Stf_round3Fingerprint = "9a49724730ae18c3f69c5cd052abaf2b03534ad0e8decd9bc4a05798c8d94a40"
+
+// Stf_round3Layout is the engine.Switch GenLayout the pipeline was generated against.
+const Stf_round3Layout = "f3a8437ed4c42cea6c7db9063a2d71bcad7d9f4035ce0d88eb69bfdddc12e4aa"
 
 func init() { engine.RegisterPipeline(Stf_round3Fingerprint, "stf_round3", Stf_round3Bind) }
 
@@ -32,8 +33,8 @@ func Stf_round3Bind(sw *engine.Switch) (engine.GenBlocks, error) {
 	p := &stf_round3{}
 	var err error
 	_ = err
-	if n := sw.GenSlots(); n < 31 {
-		return engine.GenBlocks{}, fmt.Errorf("the switch has %d slots, the pipeline uses 31", n)
+	if err := sw.GenCheck(Stf_round3Fingerprint, Stf_round3Layout); err != nil {
+		return engine.GenBlocks{}, err
 	}
 	if p.t[0], err = sw.GenTable("I.t"); err != nil {
 		return engine.GenBlocks{}, err

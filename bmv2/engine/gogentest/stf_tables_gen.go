@@ -8,13 +8,14 @@ package gogentest
 
 import (
 	"encoding/binary"
-	"fmt"
-
 	"github.com/netlock-go/netlock/bmv2/engine"
 )
 
 // Stf_tablesFingerprint is engine.Fingerprint of the program this pipeline was generated from.
-const Stf_tablesFingerprint = "d247d6c2d6417756ac8d5578003fe956274ac1b38bfc91c7b601968a19777653"
+const Stf_tablesFingerprint = "dbcbca7edede12fa05d39e3ffda8111fc7ac3c3f026cd9c57af03688453d0f24"
+
+// Stf_tablesLayout is the engine.Switch GenLayout the pipeline was generated against.
+const Stf_tablesLayout = "9f2185ef563176d5f5a320d76b5148e607fea6329b317cc58d88e4170482d03a"
 
 func init() { engine.RegisterPipeline(Stf_tablesFingerprint, "stf_tables", Stf_tablesBind) }
 
@@ -32,8 +33,8 @@ func Stf_tablesBind(sw *engine.Switch) (engine.GenBlocks, error) {
 	p := &stf_tables{}
 	var err error
 	_ = err
-	if n := sw.GenSlots(); n < 28 {
-		return engine.GenBlocks{}, fmt.Errorf("the switch has %d slots, the pipeline uses 28", n)
+	if err := sw.GenCheck(Stf_tablesFingerprint, Stf_tablesLayout); err != nil {
+		return engine.GenBlocks{}, err
 	}
 	if p.t[0], err = sw.GenTable("I.t_exact"); err != nil {
 		return engine.GenBlocks{}, err

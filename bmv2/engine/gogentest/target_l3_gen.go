@@ -8,13 +8,14 @@ package gogentest
 
 import (
 	"encoding/binary"
-	"fmt"
-
 	"github.com/netlock-go/netlock/bmv2/engine"
 )
 
 // Target_l3Fingerprint is engine.Fingerprint of the program this pipeline was generated from.
-const Target_l3Fingerprint = "2144380515aa195a14b726723ba203c85b4dde8bf0240a20e43dbc76f3381ccb"
+const Target_l3Fingerprint = "9390b00d4daae07ba713c65ea74cc90ebad354c0fd83ffa8bab8dfe003761ce3"
+
+// Target_l3Layout is the engine.Switch GenLayout the pipeline was generated against.
+const Target_l3Layout = "128e23095b7ecfb7413f7de5bb36b634fc79bfe576493706a2fc371140826a1b"
 
 func init() { engine.RegisterPipeline(Target_l3Fingerprint, "target_l3", Target_l3Bind) }
 
@@ -32,8 +33,8 @@ func Target_l3Bind(sw *engine.Switch) (engine.GenBlocks, error) {
 	p := &target_l3{}
 	var err error
 	_ = err
-	if n := sw.GenSlots(); n < 39 {
-		return engine.GenBlocks{}, fmt.Errorf("the switch has %d slots, the pipeline uses 39", n)
+	if err := sw.GenCheck(Target_l3Fingerprint, Target_l3Layout); err != nil {
+		return engine.GenBlocks{}, err
 	}
 	if p.t[0], err = sw.GenTable("MyIngress.known_src"); err != nil {
 		return engine.GenBlocks{}, err

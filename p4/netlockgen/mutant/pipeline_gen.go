@@ -8,13 +8,14 @@ package mutant
 
 import (
 	"encoding/binary"
-	"fmt"
-
 	"github.com/netlock-go/netlock/bmv2/engine"
 )
 
 // NetlockL8P6MutantFingerprint is engine.Fingerprint of the program this pipeline was generated from.
-const NetlockL8P6MutantFingerprint = "ddbbfad9cbe126ae86d21583f19ddc560cd7d50fb6b6c624849378fd28962d13"
+const NetlockL8P6MutantFingerprint = "3ad3784fa9c46aa6e2fe28aa347135aaee6debde79b4c5f602c68ae3424b70aa"
+
+// NetlockL8P6MutantLayout is the engine.Switch GenLayout the pipeline was generated against.
+const NetlockL8P6MutantLayout = "c7c33f81002be78dd4a88ba6cec4b110799a7fff65ba1826ac681d19d30478bd"
 
 // netlockL8P6Mutant holds the runtime objects of a switch the pipeline is bound to.
 type netlockL8P6Mutant struct {
@@ -30,8 +31,8 @@ func NetlockL8P6MutantBind(sw *engine.Switch) (engine.GenBlocks, error) {
 	p := &netlockL8P6Mutant{}
 	var err error
 	_ = err
-	if n := sw.GenSlots(); n < 262 {
-		return engine.GenBlocks{}, fmt.Errorf("the switch has %d slots, the pipeline uses 262", n)
+	if err := sw.GenCheck(NetlockL8P6MutantFingerprint, NetlockL8P6MutantLayout); err != nil {
+		return engine.GenBlocks{}, err
 	}
 	if p.t[0], err = sw.GenTable("NetlockIngress.rack"); err != nil {
 		return engine.GenBlocks{}, err
