@@ -37,7 +37,7 @@ var ErrGenMismatch = errors.New("generated pipeline does not match the switch")
 
 // GenLayout is a digest of the switch's compiled layout that generated code folds into
 // constants: the slot count and the bases of headers, user metadata and standard metadata,
-// standard metadata's field offsets, the field lists, and every table (keys, actions),
+// standard metadata's field offsets, the compiled program's field lists, and every table (keys, actions),
 // register (width, size), counter, meter and action profile by index. Generated code records
 // it and GenCheck compares it for equality, so a compiler change of the layout is caught even
 // when the program's source is the same.
@@ -52,7 +52,7 @@ func (s *Switch) GenLayout() string {
 	for _, n := range names {
 		fmt.Fprintf(&b, "sm %s %d\n", n, s.smOff[n])
 	}
-	for i, fl := range s.fieldLists {
+	for i, fl := range s.fieldLists[:s.compiledFL] {
 		fmt.Fprintf(&b, "fl %d %v\n", i, fl)
 	}
 	for i, t := range s.tables {

@@ -222,6 +222,7 @@ type Switch struct {
 	zeroLo, zeroHi, scratchLo int
 	genName                   string // the generated pipeline that runs the blocks, if any
 	genFP                     string // Fingerprint of the program, once computed
+	compiledFL                int    // field lists of the compiled program (GenLayout)
 }
 
 // poisonTemps makes newPacket fill the slots it does not clear with garbage (tests: a slot
@@ -406,6 +407,7 @@ func Load(checked *front.Checked, cfg Config) (sw *Switch, err error) {
 	sw.zeroLo, sw.zeroHi, sw.scratchLo = sw.hdrBase, sw.smBase+sw.smN, cp.nslots
 	sw.c.sw = sw
 	sw.initSM()
+	sw.compiledFL = len(sw.fieldLists) // GenFieldList appends more when a pipeline binds
 	if err := sw.usePipeline(checked); err != nil {
 		return nil, err
 	}
