@@ -39,12 +39,14 @@ func p4genGoCommand() *cobra.Command {
 			}
 			checked, err := front.LoadOptions(args[0], opts)
 			if err != nil {
-				fmt.Fprintln(cmd.ErrOrStderr(), err)
-				return fmt.Errorf("%s: check failed", args[0])
+				return fmt.Errorf("%s: check failed: %w", args[0], err)
 			}
 			source := args[0]
 			for _, d := range defines {
 				source += " -D " + d
+			}
+			for _, i := range includes {
+				source += " -I " + i
 			}
 			line := ""
 			if generate != "" {
@@ -59,13 +61,15 @@ func p4genGoCommand() *cobra.Command {
 				for _, d := range defines {
 					words = append(words, "-D", q(d))
 				}
+				for _, i := range includes {
+					words = append(words, "-I", q(i))
+				}
 				words = append(words, "-o", q(out), q(args[0]))
 				line = strings.Join(words, " ")
 			}
 			src, err := engine.GenerateGo(checked, engine.GenOptions{Package: pkg, Name: name, Source: source, Generate: line})
 			if errors.Is(err, engine.ErrGenUnsupported) {
-				fmt.Fprintln(cmd.ErrOrStderr(), err)
-				return fmt.Errorf("%s: refused by the Go backend", args[0])
+				return fmt.Errorf("%s: refused by the Go backend: %w", args[0], err)
 			}
 			if err != nil {
 				return err

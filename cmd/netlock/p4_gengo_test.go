@@ -1,11 +1,14 @@
 package main
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/netlock-go/netlock/bmv2/engine"
 )
 
 func TestP4GenGo(t *testing.T) {
@@ -39,12 +42,15 @@ func TestP4GenGo(t *testing.T) {
 // TestP4GenGoRefuses: a construct the backend does not compile is named with its position and
 // the command fails apart from a check failure.
 func TestP4GenGoRefuses(t *testing.T) {
-	_, stderr, err := run(t, "p4", "gen-go", "--pkg", "x", "-o", filepath.Join(t.TempDir(), "w.go"), "../../bmv2/stf/testdata/wide.p4")
+	_, _, err := run(t, "p4", "gen-go", "--pkg", "x", "-o", filepath.Join(t.TempDir(), "w.go"), "../../bmv2/stf/testdata/wide.p4")
 	if err == nil || !strings.Contains(err.Error(), "refused by the Go backend") {
 		t.Fatalf("gen-go of a wide program: %v", err)
 	}
-	if !regexp.MustCompile(`wide\.p4:\d+:\d+: not supported by the Go backend: header fields wider than 64 bits`).MatchString(stderr) {
-		t.Errorf("stderr %q does not name the construct and its position", stderr)
+	if !errors.Is(err, engine.ErrGenUnsupported) {
+		t.Errorf("the refusal does not wrap engine.ErrGenUnsupported: %v", err)
+	}
+	if !regexp.MustCompile(`wide\.p4:\d+:\d+: not supported by the Go backend: header fields wider than 64 bits`).MatchString(err.Error()) {
+		t.Errorf("error %q does not name the construct and its position", err)
 	}
 	_, _, err = run(t, "p4", "gen-go", "--pkg", "x", "../../bmv2/front/testdata/reject/abstract_extern.p4")
 	if err == nil || !strings.Contains(err.Error(), "check failed") {

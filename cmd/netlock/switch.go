@@ -272,8 +272,8 @@ func runSwitch(ctx context.Context, c switchConfig, stdout io.Writer) error {
 		if err := dev.LoadProgram(prog); err != nil {
 			return err
 		}
-		name, ok := engine.RegisteredPipeline(prog)
-		if ok && pl != engine.PipelineInterpreted && !c.tofino && prog.Arch() != front.ArchTNA {
+		// What the running switch binds, not what the registry holds.
+		if name := dev.GeneratedPipeline(); name != "" {
 			w.printf("Pipeline: generated Go (%s)\n", name)
 		} else {
 			w.printf("Pipeline: interpreter\n")

@@ -12,7 +12,7 @@ import (
 )
 
 // NetlockFingerprint is engine.Fingerprint of the program this pipeline was generated from.
-const NetlockFingerprint = "5dfce187b124800b938bd0be2901a6fb9afa940de4b33c79b2a6a8f2a4817ac9"
+const NetlockFingerprint = "8e182407952aa0c09d463664168b71578b4a5e54ba13e4cffa15c0f0c368de7d"
 
 // NetlockLayout is the engine.Switch GenLayout the pipeline was generated against.
 const NetlockLayout = "760d81f88dbfac167170272743750673006ce8e54761d97508f6d964c0339683"

@@ -12,7 +12,7 @@ import (
 )
 
 // NetlockL8P6Fingerprint is engine.Fingerprint of the program this pipeline was generated from.
-const NetlockL8P6Fingerprint = "b618996ded0e0a06af756c4198514bb64d02b3e17f43c6a1023ed7e4e3cc503e"
+const NetlockL8P6Fingerprint = "b3dca13e0fd0bf7846fac410edb9b1f6006d74de86f42600796e1d4e3a206cd2"
 
 // NetlockL8P6Layout is the engine.Switch GenLayout the pipeline was generated against.
 const NetlockL8P6Layout = "c7c33f81002be78dd4a88ba6cec4b110799a7fff65ba1826ac681d19d30478bd"

@@ -12,7 +12,7 @@ import (
 )
 
 // ShapesFingerprint is engine.Fingerprint of the program this pipeline was generated from.
-const ShapesFingerprint = "e292192cb416fc552511b476ed41ac9e962cd0793b4bcf908e2f93b79d2e218d"
+const ShapesFingerprint = "194232b7f9a28d8938f7e7bd32bafef8c7f8e27cf513207f808436f43b16f938"
 
 // ShapesLayout is the engine.Switch GenLayout the pipeline was generated against.
 const ShapesLayout = "a81bbc03f9f967bc56cbb52f6aeea68089964674cbfb13f740826cf0c7ab4a64"

@@ -12,7 +12,7 @@ import (
 )
 
 // NetlockL8P6MutantFingerprint is engine.Fingerprint of the program this pipeline was generated from.
-const NetlockL8P6MutantFingerprint = "3ad3784fa9c46aa6e2fe28aa347135aaee6debde79b4c5f602c68ae3424b70aa"
+const NetlockL8P6MutantFingerprint = "46695306fcf10f0864ad41980ba7e6941c279c8a8c6b8051c019f046a32e6dc8"
 
 // NetlockL8P6MutantLayout is the engine.Switch GenLayout the pipeline was generated against.
 const NetlockL8P6MutantLayout = "c7c33f81002be78dd4a88ba6cec4b110799a7fff65ba1826ac681d19d30478bd"
