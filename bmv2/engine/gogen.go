@@ -41,6 +41,10 @@ type GenOptions struct {
 	// NoRegister leaves the registration out of the package's init: the pipeline is bound
 	// only through Config.Generated (e.g. a deliberately broken copy of a registered one).
 	NoRegister bool
+
+	// fingerprint, if set, is the Fingerprint written into the file (what Bind checks the
+	// switch's program against) instead of checked's: a mutant binds to the unmutated program.
+	fingerprint string
 }
 
 type genRefusal struct{ err error }
@@ -339,7 +343,11 @@ func (gn *gen) program() ([]byte, error) {
 	gn.p("")
 	exp := strings.ToUpper(name[:1]) + name[1:]
 	gn.p("// %sFingerprint is engine.Fingerprint of the program this pipeline was generated from.", exp)
-	gn.p("const %sFingerprint = %q", exp, Fingerprint(gn.checked))
+	fp := gn.opts.fingerprint
+	if fp == "" {
+		fp = Fingerprint(gn.checked)
+	}
+	gn.p("const %sFingerprint = %q", exp, fp)
 	gn.p("")
 	gn.p("// %sLayout is the engine.Switch GenLayout the pipeline was generated against.", exp)
 	gn.p("const %sLayout = %q", exp, gn.sw.GenLayout())

@@ -24,10 +24,11 @@ type GenMutation struct {
 func (m GenMutation) String() string { return m.At + " " + m.Op + " -> " + m.To }
 
 // Apply makes the mutation in checked's syntax tree in place and returns the function that
-// undoes it. The mutated tree has its own Fingerprint: a mutant generated with registration
-// would never bind to the program itself; generate it with GenOptions.NoRegister and bind it
-// with Config.Generated to a switch loaded from the unmutated program (its tables, registers
-// and slots are the program's: only an operator differs).
+// undoes it. The mutated tree has its own Fingerprint; GenerateGoMutant writes the unmutated
+// program's into the file instead, so the mutant's Bind (Switch.GenCheck) accepts a switch
+// loaded from the unmutated program (its tables, registers and slots are the program's: only
+// an operator differs). Generate it with GenOptions.NoRegister and bind it with
+// Config.Generated.
 func (m GenMutation) Apply(checked *front.Checked) (undo func(), err error) {
 	var found []*front.BinaryExpr
 	front.Inspect(checked.Program, func(e front.Expr) {
@@ -51,6 +52,7 @@ func (m GenMutation) Apply(checked *front.Checked) (undo func(), err error) {
 
 // GenerateGoMutant is GenerateGo of checked with mutation m made (and undone afterwards).
 func GenerateGoMutant(checked *front.Checked, opts GenOptions, m GenMutation) ([]byte, error) {
+	opts.fingerprint = Fingerprint(checked)
 	undo, err := m.Apply(checked)
 	if err != nil {
 		return nil, err

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"hash/crc32"
+	"path"
 	"reflect"
 	"slices"
 	"sort"
@@ -110,7 +111,7 @@ func lookupGen(fp string) (genEntry, bool) {
 
 // Fingerprint identifies a checked program for the Go backend: a SHA-256 over its syntax tree
 // (after preprocessing: -D macros are part of it; the exported fields of every node, source
-// positions by line and column only, not file names) and GenVersion. Unexported fields are
+// positions by file base name, line and column, not the path) and GenVersion. Unexported fields are
 // not hashed: an expression's type is the checker's function of the hashed tree, and an
 // expression's own position (its embedded exprBase) is not part of it, so moving a
 // sub-expression within its statement keeps the fingerprint (only messages would name the old
@@ -188,9 +189,9 @@ func (w *astHasher) walk(v reflect.Value) {
 	case reflect.Struct:
 		t := v.Type()
 		if t == posType {
-			// Line and column only: a program is the same under another file name (a
-			// P4Runtime bundle's main file, a copy), and its includes are in the tree.
 			p := v.Interface().(front.Pos)
+			w.buf = append(w.buf, path.Base(p.File)...)
+			w.buf = append(w.buf, ':')
 			w.buf = strconv.AppendInt(w.buf, int64(p.Line), 10)
 			w.buf = append(w.buf, ':')
 			w.buf = strconv.AppendInt(w.buf, int64(p.Col), 10)

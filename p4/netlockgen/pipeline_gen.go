@@ -12,7 +12,7 @@ import (
 )
 
 // NetlockFingerprint is engine.Fingerprint of the program this pipeline was generated from.
-const NetlockFingerprint = "8e182407952aa0c09d463664168b71578b4a5e54ba13e4cffa15c0f0c368de7d"
+const NetlockFingerprint = "f715d00666b0c687d5a662cccc1b94ceed47923811e00f9d964c89ab4a17343b"
 
 // NetlockLayout is the engine.Switch GenLayout the pipeline was generated against.
 const NetlockLayout = "760d81f88dbfac167170272743750673006ce8e54761d97508f6d964c0339683"

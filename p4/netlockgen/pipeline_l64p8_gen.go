@@ -12,7 +12,7 @@ import (
 )
 
 // NetlockL64P8Fingerprint is engine.Fingerprint of the program this pipeline was generated from.
-const NetlockL64P8Fingerprint = "98f73ca5dbf82dcf9c255c2a4ff25496d4e0515ced306b2d90fefe28a52ec6d3"
+const NetlockL64P8Fingerprint = "1c9c2c742a6a6a4e5450ff024ab4e5761418f28583fdb64b222665b44d7a2665"
 
 // NetlockL64P8Layout is the engine.Switch GenLayout the pipeline was generated against.
 const NetlockL64P8Layout = "789cbc0bdd406a054707db58b17e53a4b022a58b72b734f9e3bb42dd34b58309"

@@ -12,7 +12,7 @@ import (
 )
 
 // ShapesFingerprint is engine.Fingerprint of the program this pipeline was generated from.
-const ShapesFingerprint = "194232b7f9a28d8938f7e7bd32bafef8c7f8e27cf513207f808436f43b16f938"
+const ShapesFingerprint = "d902cae1f11806d15af3b4e0edd65ae94febf0058996e421b1474a1e3171d17d"
 
 // ShapesLayout is the engine.Switch GenLayout the pipeline was generated against.
 const ShapesLayout = "a81bbc03f9f967bc56cbb52f6aeea68089964674cbfb13f740826cf0c7ab4a64"

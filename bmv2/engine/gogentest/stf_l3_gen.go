@@ -12,7 +12,7 @@ import (
 )
 
 // Stf_l3Fingerprint is engine.Fingerprint of the program this pipeline was generated from.
-const Stf_l3Fingerprint = "10178f6e0ef65d9d9bdb43399698faff04afa6b72bbaa15985a0e34d955c8184"
+const Stf_l3Fingerprint = "e51ea6d6cedea7ecfe7a1bf8e4afe33f427c39f01ab610e52f6a5ca753b3d227"
 
 // Stf_l3Layout is the engine.Switch GenLayout the pipeline was generated against.
 const Stf_l3Layout = "12b6f81c3c830ff11c15363a0d9d28152b53ef3c9de8d521990cdef2d3ab0cbd"

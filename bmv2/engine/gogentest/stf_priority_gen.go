@@ -12,7 +12,7 @@ import (
 )
 
 // Stf_priorityFingerprint is engine.Fingerprint of the program this pipeline was generated from.
-const Stf_priorityFingerprint = "c06ebc84630718036d888779e9103e37ed1b145f14ac1f8cfce999512d1d4aad"
+const Stf_priorityFingerprint = "532076a254fd3747db1fca3b758c9255613ddfd14f77b99f6d2ef76d9808e50c"
 
 // Stf_priorityLayout is the engine.Switch GenLayout the pipeline was generated against.
 const Stf_priorityLayout = "bc8b28b61b559629cd113ae3bb12c74b29bd0ac49df67bb5961bca944ac75873"

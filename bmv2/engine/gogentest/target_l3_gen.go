@@ -12,7 +12,7 @@ import (
 )
 
 // Target_l3Fingerprint is engine.Fingerprint of the program this pipeline was generated from.
-const Target_l3Fingerprint = "715746dcdf76bfabd0a379b2c8e01b7ba507987b61a24ab216fd0729592953b0"
+const Target_l3Fingerprint = "44220ba2602e7169ad64aa2af3668040bbf5fb32bd3f195ea8897ba1644a4f55"
 
 // Target_l3Layout is the engine.Switch GenLayout the pipeline was generated against.
 const Target_l3Layout = "128e23095b7ecfb7413f7de5bb36b634fc79bfe576493706a2fc371140826a1b"
