@@ -12,10 +12,12 @@ all: build
 build:
 	$(GO) build -o $(BIN) ./cmd/netlock
 
-# Regenerate the Go pipelines of p4/netlock.p4 (p4/netlockgen, the engine's Go backend) after
-# changing the program or the generator; TestGeneratedUpToDate fails while they are stale.
+# Regenerate every generated Go pipeline (the engine's Go backend) after changing p4/netlock.p4 or
+# the generator: p4/netlockgen, its mutant (p4/netlockgen/mutant) and the engine's test programs
+# (bmv2/engine/gogentest). TestGeneratedUpToDate, TestMutantUpToDate and gogentest's staleness
+# test fail while they are stale.
 gen:
-	$(GO) generate ./p4/netlockgen
+	$(GO) generate ./p4/netlockgen/... ./bmv2/engine/gogentest
 
 # The whole test suite, race detector on, after the linters (CI runs this).
 test: lint

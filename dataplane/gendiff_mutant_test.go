@@ -35,10 +35,25 @@ func TestGenDifferentialMutant(t *testing.T) {
 			t.Fatal(err)
 		}
 		d := g.run(n)
-		if d == "" {
-			t.Fatalf("seed %d: the mutant (%s) passed %d packets of the differential test", seed, genmutant.Mutation, n)
+		if !d.differs() {
+			t.Fatalf("seed %d: the mutant (%s) was not caught in %d packets of the differential test (a catch is a packet or state difference): %s",
+				seed, genmutant.Mutation, n, d.text)
 		}
-		_, first, _ := strings.Cut(d, "first difference: ")
+		_, first, _ := strings.Cut(d.text, "first difference: ")
 		t.Logf("seed %d: the mutant (%s) caught at packet %d of %d: %.200s", seed, genmutant.Mutation, g.n, n, first)
+	}
+}
+
+// TestGenDiffOutcomeKinds: only a packet or state difference counts as a catch for the
+// mutant's negative control; an equal run or a control-plane change that failed (set-up, no
+// comparison made) does not.
+func TestGenDiffOutcomeKinds(t *testing.T) {
+	for _, c := range []struct {
+		kind gdKind
+		want bool
+	}{{gdEqual, false}, {gdSetup, false}, {gdPacket, true}, {gdState, true}} {
+		if got := (gdDiff{kind: c.kind, text: "x"}).differs(); got != c.want {
+			t.Errorf("kind %d: differs = %v, want %v", c.kind, got, c.want)
+		}
 	}
 }

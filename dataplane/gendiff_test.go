@@ -131,7 +131,37 @@ type genDiff struct {
 	// seen counts the reference's outputs by kind (op, or port class), to show what the
 	// sequence reached.
 	seen map[string]int
+	// reached counts the reference's table applications by "table/action" (Config.OnTable).
+	reached map[string]int
+	// rackUnset: the rack configuration was taken away (the rack table's default,
+	// rack_unset), until a later change sets it again.
+	rackUnset bool
 }
+
+// gdRack is the rack configuration of the sequence.
+var gdRack = Rack{Key: rigKey, SwitchIP: diffSwitchAddr.Addr(), SwitchMAC: rigSwitchMAC,
+	DefaultLease: 10 * time.Second, MaxLease: 60 * time.Second}
+
+// gdKind is what a run of the differential test ended with.
+type gdKind int
+
+const (
+	gdEqual  gdKind = iota // every packet and state comparison equal
+	gdSetup                // a control-plane change failed on one switch: no comparison made
+	gdPacket               // a packet's results differ
+	gdState                // registers or counters differ
+)
+
+// gdDiff is the outcome of a run: its kind and, unless equal, the seed, the packet and the
+// first difference.
+type gdDiff struct {
+	kind gdKind
+	text string
+}
+
+// differs reports whether the two switches were seen to differ (a packet's results or the
+// state), as opposed to equal or a run that could not compare.
+func (d gdDiff) differs() bool { return d.kind == gdPacket || d.kind == gdState }
 
 // gdResult is one switch's answer to one packet, copied out of the engine's reused Result.
 type gdResult struct {
@@ -254,16 +284,16 @@ func gdStateDiff(a, b *Switch) string {
 
 // newGenDiff loads both switches and installs the same control-plane state in each.
 func newGenDiff(seed uint64, sz gdSizing, load gdLoader) (*genDiff, error) {
-	g := &genDiff{seed: seed, sz: sz, rng: rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15)), now: time.Unix(1000, 0), seen: map[string]int{}}
-	mk := func(l gdLoader) (*Switch, error) {
+	g := &genDiff{seed: seed, sz: sz, rng: rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15)), now: time.Unix(1000, 0), seen: map[string]int{}, reached: map[string]int{}}
+	mk := func(l gdLoader, onTable func(table, action string, hit bool)) (*Switch, error) {
 		src := rand.New(rand.NewPCG(seed, 7))
-		return l(sz.sz, engine.Config{Now: func() time.Time { return g.now }, Random: src.Uint64})
+		return l(sz.sz, engine.Config{Now: func() time.Time { return g.now }, Random: src.Uint64, OnTable: onTable})
 	}
 	var err error
-	if g.ref, err = mk(gdLoadInterp); err != nil {
+	if g.ref, err = mk(gdLoadInterp, func(table, action string, _ bool) { g.reached[table+"/"+action]++ }); err != nil {
 		return nil, err
 	}
-	if g.sut, err = mk(load); err != nil {
+	if g.sut, err = mk(load, nil); err != nil {
 		return nil, err
 	}
 	if g.ref.GeneratedPipeline() != "" {
@@ -272,12 +302,15 @@ func newGenDiff(seed uint64, sz gdSizing, load gdLoader) (*genDiff, error) {
 	if g.sut.GeneratedPipeline() == "" {
 		return nil, fmt.Errorf("the switch under test runs the interpreter")
 	}
-	// Locks 1..6 in the switch with regions of 1..3 slots per level, lock 7 paused, 8 and 9
+	// Locks 1..6 in the switch (6 on server 3, which lock_servers does not hold) with regions of 1..3 slots per level, lock 7 paused, 8 and 9
 	// not in the switch (their requests go to the server unchanged).
 	for id := uint32(1); id <= 9; id++ {
 		l := gdLock{id: id}
 		if id <= 7 {
 			e := &LockEntry{Lock: id, Index: id - 1, Server: uint16(1 + id%2), Paused: id == 7}
+			if id == 6 {
+				e.Server = 3 // not in lock_servers (server_unknown) until a change moves it
+			}
 			for lv := range e.Regions {
 				size := 1 + g.rng.Uint32N(3)
 				e.Regions[lv] = Region{Left: g.slotsUsed, Size: uint16(size)}
@@ -288,8 +321,7 @@ func newGenDiff(seed uint64, sz gdSizing, load gdLoader) (*genDiff, error) {
 		g.locks = append(g.locks, l)
 	}
 	return g, g.control(func(sw *Switch) error {
-		if err := sw.SetRack(Rack{Key: rigKey, SwitchIP: diffSwitchAddr.Addr(), SwitchMAC: rigSwitchMAC,
-			DefaultLease: 10 * time.Second, MaxLease: 60 * time.Second}); err != nil {
+		if err := sw.SetRack(gdRack); err != nil {
 			return err
 		}
 		for s := 1; s <= 2; s++ {
@@ -338,12 +370,12 @@ func (g *genDiff) control(f func(sw *Switch) error) error {
 }
 
 // run sends n packets and returns the first difference (with the seed, the packet number
-// and the packet), or "".
-func (g *genDiff) run(n int) string {
+// and the packet), or gdEqual.
+func (g *genDiff) run(n int) gdDiff {
 	for g.n = 0; g.n < n; g.n++ {
 		desc, port, frame, cpu, err := g.next()
 		if err != nil {
-			return fmt.Sprintf("seed %d packet %d (%s): control-plane change: %v", g.seed, g.n, desc, err)
+			return gdDiff{gdSetup, fmt.Sprintf("seed %d packet %d (%s): control-plane change: %v", g.seed, g.n, desc, err)}
 		}
 		if frame == nil {
 			continue
@@ -357,17 +389,17 @@ func (g *genDiff) run(n int) string {
 			b = capture(g.sut.Process(port, frame))
 		}
 		if d := a.diff(b); d != "" {
-			return fmt.Sprintf("seed %d packet %d: %s on port %d (cpu %v): % x\nfirst difference: %s", g.seed, g.n, desc, port, cpu, frame, d)
+			return gdDiff{gdPacket, fmt.Sprintf("seed %d packet %d: %s on port %d (cpu %v): % x\nfirst difference: %s", g.seed, g.n, desc, port, cpu, frame, d)}
 		}
 		g.learn(a)
 		if every := g.sz.stateEvery(); g.n%every == every-1 || g.n == n-1 {
 			if d := gdStateDiff(g.ref, g.sut); d != "" {
-				return fmt.Sprintf("seed %d: state after packet %d (%s on port %d: % x; last full comparison after packet %d)\nfirst difference: %s",
-					g.seed, g.n, desc, port, frame, g.n-g.sz.stateEvery(), d)
+				return gdDiff{gdState, fmt.Sprintf("seed %d: state after packet %d (%s on port %d: % x; last full comparison after packet %d)\nfirst difference: %s",
+					g.seed, g.n, desc, port, frame, g.n-g.sz.stateEvery(), d)}
 			}
 		}
 	}
-	return ""
+	return gdDiff{}
 }
 
 // learn remembers grants, waiting acquires, overflows and drained locks from the reference's
@@ -743,6 +775,20 @@ func (g *genDiff) routed(c int) (string, int, []byte, bool, error) {
 
 // change applies a random control-plane change to both switches.
 func (g *genDiff) change() (string, int, []byte, bool, error) {
+	if g.rackUnset || g.pct(15) { // the rack configuration taken away, or set again
+		g.rackUnset = !g.rackUnset
+		if !g.rackUnset {
+			return "rack set again", 0, nil, false, g.control(func(sw *Switch) error { return sw.SetRack(gdRack) })
+		}
+		return "rack unset", 0, nil, false, g.control(func(sw *Switch) error {
+			tb, err := sw.Table(TableRack)
+			if err != nil {
+				return err
+			}
+			tb.ResetDefault()
+			return nil
+		})
+	}
 	i := g.rng.IntN(7)
 	l := &g.locks[i]
 	switch x := g.rng.IntN(4); {
@@ -751,7 +797,11 @@ func (g *genDiff) change() (string, int, []byte, bool, error) {
 		l.entry = nil
 		return fmt.Sprintf("delete lock %d", e.Lock), 0, nil, false, g.control(func(sw *Switch) error { return sw.DeleteLock(e.Lock) })
 	case x <= 1: // (re)insert or move to fresh regions (while the pool lasts), paused or not
+		// Servers 1 and 2 are in lock_servers; 3 is not (server_unknown).
 		e := LockEntry{Lock: l.id, Index: uint32(i), Server: uint16(1 + g.rng.IntN(2)), Paused: g.pct(30)}
+		if g.pct(25) {
+			e.Server = 3
+		}
 		if l.entry != nil {
 			e.Regions = l.entry.Regions
 		}
@@ -791,10 +841,18 @@ func TestGenDifferential(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if d := g.run(n); d != "" {
-				t.Fatal(d)
+			if d := g.run(n); d.kind != gdEqual {
+				t.Fatal(d.text)
 			}
 			t.Logf("the reference's outputs: %s", seenString(g.seen))
+			t.Logf("the reference's table actions: %s", seenString(g.reached))
+			if n < gdCoverageMin {
+				t.Logf("%d packets: shorter than %d, what the sequence reached is not checked", n, gdCoverageMin)
+				return
+			}
+			for _, p := range gdCoverage(g.ref, g.reached, g.seen) {
+				t.Errorf("seed %d: the sequence did not reach %s", seed, p)
+			}
 		})
 	}
 }
@@ -806,4 +864,91 @@ func seenString(m map[string]int) string {
 		fmt.Fprintf(&b, "%s %d; ", k, m[k])
 	}
 	return b.String()
+}
+
+// gdCoverageMin is the shortest sequence whose coverage TestGenDifferential checks (a
+// shorter -gendiff.n, to re-run a failure, is not held to it): 10 000 packets, the length
+// under -race.
+const gdCoverageMin = 10000
+
+// gdUnreachable are the (table, action) pairs of p4/netlock.p4 that the differential
+// sequence cannot reach, with the reason. gdCoverage fails on any other pair never run.
+// Empty: every pair is reached (rack_unset by taking the rack configuration away for a while,
+// server_unknown by lock 6, which starts on server 3, not in lock_servers, and locks moved
+// there; 30 seeds of 10 000 packets all reached every pair). Actions that
+// p4/netlock.p4 calls directly, not through a table, are not seen by Config.OnTable and not
+// counted here; the output kinds of gdOutputsRequired stand for them.
+var gdUnreachable = map[string]string{}
+
+// gdOutputsRequired are the kinds of the reference's outputs (genDiff.seen) every sequence
+// must produce: a sequence without them did not exercise the lock queues, the overflow path,
+// the control plane's packet-ins or routing.
+var gdOutputsRequired = []string{"grant", "overflow", "queue-empty", "packet-in", "routed"}
+
+// gdCoverage lists what a sequence on sw did not reach: every (table, action) pair of sw's
+// program not in reached (OnTable's "table/action" counts) and not in gdUnreachable, and
+// every output kind of gdOutputsRequired not in seen.
+func gdCoverage(sw *Switch, reached, seen map[string]int) []string {
+	var missing []string
+	for _, tb := range sw.Tables() {
+		for _, a := range tb.Actions() {
+			k := tb.Name + "/" + a.Name
+			if _, ok := gdUnreachable[k]; !ok && reached[k] == 0 {
+				missing = append(missing, "table action "+k)
+			}
+		}
+	}
+	for _, k := range gdOutputsRequired {
+		if seen[k] == 0 {
+			missing = append(missing, "an output of kind "+k)
+		}
+	}
+	return missing
+}
+
+// TestGenDiffCoverageCatches is gdCoverage's negative control: with every table action and
+// output kind reached it reports nothing; with one table action or one output kind taken away
+// it reports exactly that one; and every pair gdUnreachable lists is one of the program's.
+func TestGenDiffCoverageCatches(t *testing.T) {
+	sw, err := gdLoadInterp(gdSizings[0].sz, engine.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reached, seen := map[string]int{}, map[string]int{}
+	for _, tb := range sw.Tables() {
+		for _, a := range tb.Actions() {
+			reached[tb.Name+"/"+a.Name] = 1
+		}
+	}
+	for _, k := range gdOutputsRequired {
+		seen[k] = 1
+	}
+	if len(reached) < 10 {
+		t.Fatalf("p4/netlock.p4 has %d table actions: the program changed, update the test", len(reached))
+	}
+	for k := range gdUnreachable {
+		if reached[k] == 0 {
+			t.Errorf("gdUnreachable lists %s, which is not a table action of p4/netlock.p4", k)
+		}
+	}
+	if m := gdCoverage(sw, reached, seen); len(m) != 0 {
+		t.Fatalf("everything reached: gdCoverage = %q", m)
+	}
+	for k := range reached {
+		if _, ok := gdUnreachable[k]; ok {
+			continue
+		}
+		delete(reached, k)
+		if m := gdCoverage(sw, reached, seen); len(m) != 1 || m[0] != "table action "+k {
+			t.Errorf("%s never run: gdCoverage = %q", k, m)
+		}
+		reached[k] = 1
+	}
+	for _, k := range gdOutputsRequired {
+		delete(seen, k)
+		if m := gdCoverage(sw, reached, seen); len(m) != 1 || m[0] != "an output of kind "+k {
+			t.Errorf("no %s output: gdCoverage = %q", k, m)
+		}
+		seen[k] = 1
+	}
 }

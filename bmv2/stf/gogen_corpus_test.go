@@ -22,6 +22,10 @@ var dirRE = regexp.MustCompile(`/[^\s:]*/`)
 // reason), generated, built, passed and failed (by name). A failure there is a generator bug
 // and fails the test, as do a generator error, a build failure and a pipeline that does not
 // bind; refusals do not.
+// gogenCorpusMin is the fewest v1model STF tests (and interpreter passes) the corpus run
+// accepts as p4c's samples.
+const gogenCorpusMin = 100
+
 func TestP4CCorpusGoBackend(t *testing.T) {
 	dir := testenv.OptIn(t, "NETLOCK_P4C_SAMPLES", "p4c's testdata/p4_16_samples (docs/p4.md, Conformance)")
 	stfs, _ := filepath.Glob(filepath.Join(dir, "*.stf"))
@@ -55,6 +59,12 @@ func TestP4CCorpusGoBackend(t *testing.T) {
 	}
 	t.Logf("v1model STF tests: %d; accepted by the front end: %d; passed on the interpreter: %d (not passed: %v)", total, accepted,
 		len(cases), strings.Join(interpFailed, " "))
+	// p4c 34b86e9's samples hold 190 v1model STF tests, 188 passed by the interpreter: far
+	// fewer means NETLOCK_P4C_SAMPLES names the wrong directory, which must not pass.
+	if total < gogenCorpusMin || len(cases) < gogenCorpusMin {
+		t.Fatalf("%s: %d v1model STF tests, %d passed by the interpreter; want at least %d (is NETLOCK_P4C_SAMPLES p4c's testdata/p4_16_samples?)",
+			dir, total, len(cases), gogenCorpusMin)
+	}
 	rep := gogenRun(t, cases, gogenRandom)
 	t.Logf("of the %d the interpreter passes: generated %d, refused %d, generator errors %d; built %d, build failures %d (go build %v)",
 		len(cases), len(rep.generated), len(rep.refused), len(rep.genErrs), rep.built, len(rep.buildErrs), rep.buildTime.Round(1e9))
