@@ -205,11 +205,18 @@ func TestShapes(t *testing.T) {
 // shapesDiff runs 500 packets of seed through both pipelines and returns the first
 // difference, or "". gen, if set, is bound instead of the registered pipeline.
 func shapesDiff(t *testing.T, checked *front.Checked, seed uint64, gen engine.GenBinder) string {
-	a, err := engine.Load(checked, engine.Config{Pipeline: engine.PipelineInterpreted, Now: clock()})
+	return shapesDiffOf(t, checked, checked, seed, gen)
+}
+
+// shapesDiffOf is shapesDiff with the interpreter running ref and the generated pipeline bound
+// to a switch loaded from prog (a generated pipeline binds only to the program it was generated
+// from, so a mutated reference needs its own copy of the program).
+func shapesDiffOf(t *testing.T, ref, prog *front.Checked, seed uint64, gen engine.GenBinder) string {
+	a, err := engine.Load(ref, engine.Config{Pipeline: engine.PipelineInterpreted, Now: clock()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := engine.Load(checked, engine.Config{Pipeline: engine.PipelineGenerated, Generated: gen, Now: clock()})
+	b, err := engine.Load(prog, engine.Config{Pipeline: engine.PipelineGenerated, Generated: gen, Now: clock()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,7 +286,11 @@ func TestShapesCatches(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer undo()
-	if msg := shapesDiff(t, checked, 1, ShapesBind); msg == "" {
+	orig, err := front.Load(filepath.Join("testdata", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if msg := shapesDiffOf(t, checked, orig, 1, ShapesBind); msg == "" {
 		t.Errorf("the generated pipeline passed against an interpreter with the mutation %s", m)
 	} else {
 		t.Logf("mutation %s caught: %.300s", m, msg)
