@@ -432,21 +432,8 @@ func (g *Gen) Key128(t *Table, i int, hi, lo uint64) { t.kbuf[i] = u128{lo: lo, 
 // direct meter, as the interpreter does.
 func (g *Gen) Apply(t *Table) (int, bool) {
 	c := (*ctx)(g)
-	en := t.search()
-	ai, args := t.defAction, t.defArgs
+	ai, args, en := t.choose(c, t.search())
 	hit := en != nil
-	if hit && en.indirect != 0 {
-		var ok bool
-		ai, args, ok = t.resolve(c, en)
-		if !ok {
-			hit, en = false, nil
-			ai, args = t.defAction, t.defArgs
-		}
-	} else if hit {
-		ai, args = en.action, en.args
-		en.packets++
-		en.bytes += uint64(c.pktLen())
-	}
 	if f := t.sw.cfg.OnTable; f != nil {
 		f(t.Name, t.actions[ai].Name, hit)
 	}

@@ -734,23 +734,30 @@ func (t *Table) search() *entry {
 
 const applyExit = -2
 
+// choose returns the action to run for the entry a lookup found (nil on a miss), its data and
+// the entry that counts as hit: nil on a miss or when an indirect entry resolves to no member
+// (the default action runs then). A direct hit is counted in the entry's direct counter. The
+// interpreter's apply and the generated code's Gen.Apply both choose through it.
+func (t *Table) choose(c *ctx, en *entry) (int, []u128, *entry) {
+	if en == nil {
+		return t.defAction, t.defArgs, nil
+	}
+	if en.indirect != 0 {
+		ai, args, ok := t.resolve(c, en)
+		if !ok {
+			return t.defAction, t.defArgs, nil
+		}
+		return ai, args, en
+	}
+	en.packets++
+	en.bytes += uint64(c.pktLen())
+	return en.action, en.args, en
+}
+
 // apply runs the table; it returns the hit entry's action index, -1 on a miss, or applyExit.
 func (t *Table) apply(c *ctx) int {
-	en := t.lookup(c)
-	ai, args := t.defAction, t.defArgs
+	ai, args, en := t.choose(c, t.lookup(c))
 	hit := en != nil
-	if hit && en.indirect != 0 {
-		var ok bool
-		ai, args, ok = t.resolve(c, en)
-		if !ok {
-			hit, en = false, nil
-			ai, args = t.defAction, t.defArgs
-		}
-	} else if hit {
-		ai, args = en.action, en.args
-		en.packets++
-		en.bytes += uint64(c.pktLen())
-	}
 	a := t.actions[ai]
 	if f := t.sw.cfg.OnTable; f != nil {
 		f(t.Name, a.Name, hit)

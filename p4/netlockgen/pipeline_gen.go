@@ -12,7 +12,7 @@ import (
 )
 
 // NetlockFingerprint is engine.Fingerprint of the program this pipeline was generated from.
-const NetlockFingerprint = "f715d00666b0c687d5a662cccc1b94ceed47923811e00f9d964c89ab4a17343b"
+const NetlockFingerprint = "895d6d24e18a4858ee2ac6379d25bfe8082d8b990f39d87b21246b53e717fed3"
 
 // NetlockLayout is the engine.Switch GenLayout the pipeline was generated against.
 const NetlockLayout = "760d81f88dbfac167170272743750673006ce8e54761d97508f6d964c0339683"

@@ -12,7 +12,7 @@ import (
 )
 
 // NetlockL64P8Fingerprint is engine.Fingerprint of the program this pipeline was generated from.
-const NetlockL64P8Fingerprint = "1c9c2c742a6a6a4e5450ff024ab4e5761418f28583fdb64b222665b44d7a2665"
+const NetlockL64P8Fingerprint = "cd148c8c60eb652da4491ebc7debdaa941d4a8162e3424b616f909428934bf03"
 
 // NetlockL64P8Layout is the engine.Switch GenLayout the pipeline was generated against.
 const NetlockL64P8Layout = "789cbc0bdd406a054707db58b17e53a4b022a58b72b734f9e3bb42dd34b58309"

@@ -12,7 +12,7 @@ import (
 )
 
 // NetlockL8P6Fingerprint is engine.Fingerprint of the program this pipeline was generated from.
-const NetlockL8P6Fingerprint = "a74d602a26509fd3c9fd06a1ea5c8117c1c74e9b40ba3b425c255eab4da68662"
+const NetlockL8P6Fingerprint = "8906d5209357a50e54c120c8497b4ede1b8fa5d0835666571cd4289b0b13d8f5"
 
 // NetlockL8P6Layout is the engine.Switch GenLayout the pipeline was generated against.
 const NetlockL8P6Layout = "c7c33f81002be78dd4a88ba6cec4b110799a7fff65ba1826ac681d19d30478bd"

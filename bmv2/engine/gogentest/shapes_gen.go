@@ -12,7 +12,7 @@ import (
 )
 
 // ShapesFingerprint is engine.Fingerprint of the program this pipeline was generated from.
-const ShapesFingerprint = "d902cae1f11806d15af3b4e0edd65ae94febf0058996e421b1474a1e3171d17d"
+const ShapesFingerprint = "790f10b47ea7ce83c4c2300f647a8b2ac9fa9b3e5dc2f6cbe00cb1330c2ed4fa"
 
 // ShapesLayout is the engine.Switch GenLayout the pipeline was generated against.
 const ShapesLayout = "a81bbc03f9f967bc56cbb52f6aeea68089964674cbfb13f740826cf0c7ab4a64"

@@ -12,7 +12,7 @@ import (
 )
 
 // Stf_l3Fingerprint is engine.Fingerprint of the program this pipeline was generated from.
-const Stf_l3Fingerprint = "e51ea6d6cedea7ecfe7a1bf8e4afe33f427c39f01ab610e52f6a5ca753b3d227"
+const Stf_l3Fingerprint = "7e0f1677e3e544149200b33b6e94016c2e3a448f2fd96a3ee15990a2fe55489e"
 
 // Stf_l3Layout is the engine.Switch GenLayout the pipeline was generated against.
 const Stf_l3Layout = "12b6f81c3c830ff11c15363a0d9d28152b53ef3c9de8d521990cdef2d3ab0cbd"

@@ -12,7 +12,7 @@ import (
 )
 
 // Stf_priorityFingerprint is engine.Fingerprint of the program this pipeline was generated from.
-const Stf_priorityFingerprint = "532076a254fd3747db1fca3b758c9255613ddfd14f77b99f6d2ef76d9808e50c"
+const Stf_priorityFingerprint = "033bcba6801c1c513e1d5634c09c879fa14532058db6cccbddd557d2ad5e07e4"
 
 // Stf_priorityLayout is the engine.Switch GenLayout the pipeline was generated against.
 const Stf_priorityLayout = "bc8b28b61b559629cd113ae3bb12c74b29bd0ac49df67bb5961bca944ac75873"

@@ -12,7 +12,7 @@ import (
 )
 
 // Stf_tablesFingerprint is engine.Fingerprint of the program this pipeline was generated from.
-const Stf_tablesFingerprint = "d4f371e951c37de1e80000a84b3dd1f612482a7f4c3d1f3007aea5a71e00e0f0"
+const Stf_tablesFingerprint = "103c7b76ab330d7ecc062bf1fcf62b5c3b9e581cee63f1bc0d877059621de669"
 
 // Stf_tablesLayout is the engine.Switch GenLayout the pipeline was generated against.
 const Stf_tablesLayout = "9f2185ef563176d5f5a320d76b5148e607fea6329b317cc58d88e4170482d03a"

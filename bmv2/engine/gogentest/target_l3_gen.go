@@ -12,7 +12,7 @@ import (
 )
 
 // Target_l3Fingerprint is engine.Fingerprint of the program this pipeline was generated from.
-const Target_l3Fingerprint = "44220ba2602e7169ad64aa2af3668040bbf5fb32bd3f195ea8897ba1644a4f55"
+const Target_l3Fingerprint = "06b9b7d7f52661bd1f28d0630e7fcf842255f95d11e57274b43f115f7fecc985"
 
 // Target_l3Layout is the engine.Switch GenLayout the pipeline was generated against.
 const Target_l3Layout = "128e23095b7ecfb7413f7de5bb36b634fc79bfe576493706a2fc371140826a1b"
