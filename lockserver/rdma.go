@@ -128,8 +128,8 @@ type rdmaTier struct {
 
 	// unsafeNoALock makes proxies send grants without taking the ALock (or, in RW mode, the
 	// RMA-RW lock): the negative control of the three-way tests (it must break exclusion). Tests
-	// only.
-	unsafeNoALock bool
+	// only; atomic because the tests set it while the server runs (a proxy reads it once per grant).
+	unsafeNoALock atomic.Bool
 }
 
 // rlock is the server-side state of one RDMA-backed lock: the grants the core made for it, in
@@ -477,7 +477,8 @@ func (r *rdmaTier) proxy(lock uint32) {
 		}
 		p := rl.q[0]
 		rl.mu.Unlock()
-		if !r.unsafeNoALock {
+		take := !r.unsafeNoALock.Load() // read once: an Unlock must match the Lock taken
+		if take {
 			if err := rdmaproto.Do(func() error { return h.Lock(ptr) }); err != nil {
 				r.abandon(rl) // shutting down; the handle is left in the queue with the table
 				return
@@ -493,7 +494,7 @@ func (r *rdmaTier) proxy(lock uint32) {
 			r.abandon(rl)
 			return
 		}
-		if !r.unsafeNoALock {
+		if take {
 			if err := rdmaproto.Do(func() error { return h.Unlock(ptr) }); err != nil {
 				r.abandon(rl)
 				return

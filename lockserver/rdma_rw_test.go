@@ -200,7 +200,7 @@ func TestRDMARWThreeWay(t *testing.T) {
 func TestRDMARWThreeWayDetects(t *testing.T) {
 	seed := rdmatest.Seed(t)
 	s := startRW(t, 4, rma.TableParams{})
-	s.rdma.unsafeNoALock = true
+	s.rdma.unsafeNoALock.Store(true)
 	d := rwThreeWay(t, s, 40, 0.5, 2*time.Millisecond, seed)
 	if d.violations.Load() == 0 {
 		t.Fatal("no violation without the RMA-RW lock on the UDP path: the detector sees nothing")

@@ -265,7 +265,7 @@ func TestRDMAThreeWay(t *testing.T) {
 func TestRDMAThreeWayDetects(t *testing.T) {
 	seed := rdmatest.Seed(t)
 	s, stop := startRDMA(t, 4, nil)
-	s.rdma.unsafeNoALock = true
+	s.rdma.unsafeNoALock.Store(true)
 	d := threeWay(t, s, 200, 2*time.Millisecond, seed, func(d *detector) bool { return d.violations.Load() > 0 })
 	stop()
 	if d.violations.Load() == 0 {
