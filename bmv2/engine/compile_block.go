@@ -110,7 +110,7 @@ func (cp *compiler) instance(sc *scope, d *front.InstanceDecl) {
 			if w > 128 || w == 0 {
 				cp.fail(d.P, "not supported by the netlock engine: register of %v", t.Args)
 			}
-			r := &Register{Name: name, ID: id, Width: w, cells: make([]u128, arg(0))}
+			r := newRegister(name, id, w, int(arg(0)), true)
 			cp.sw.registers = append(cp.sw.registers, r)
 			obj = r
 		case "counter":

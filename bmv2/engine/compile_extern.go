@@ -671,11 +671,11 @@ func (cp *compiler) registerCall(sc *scope, call *front.CallExpr, d *front.Metho
 				c.fail = err
 				return fExit
 			}
-			if i.hi != 0 || i.lo >= uint64(len(r.cells)) {
+			if i.hi != 0 || i.lo >= uint64(r.Size()) {
 				out(c, u128{}) // bmv2 reads 0 out of range
 				return fNext
 			}
-			out(c, r.cells[i.lo])
+			out(c, r.cell(i.lo))
 			return fNext
 		}
 	case "write":
@@ -691,10 +691,10 @@ func (cp *compiler) registerCall(sc *scope, call *front.CallExpr, d *front.Metho
 				c.fail = err
 				return fExit
 			}
-			if i.hi != 0 || i.lo >= uint64(len(r.cells)) {
+			if i.hi != 0 || i.lo >= uint64(r.Size()) {
 				return fNext
 			}
-			r.cells[i.lo] = val(c).and(m)
+			r.setCell(i.lo, val(c).and(m))
 			return fNext
 		}
 	}

@@ -431,6 +431,48 @@ func TestTimestampFromInjectedClock(t *testing.T) {
 	}
 }
 
+// TestOneClockReadPerPacket: a Process call reads the injected clock once, whatever the packet
+// does (ingress and egress passes, a direct meter), and uses that instant throughout; outside
+// Process (a meter configured by the control plane) the clock is read afresh.
+func TestOneClockReadPerPacket(t *testing.T) {
+	reads := 0
+	now := time.Unix(500, 0)
+	sw := load(t, "testdata/misc.p4", Config{Now: func() time.Time { reads++; now = now.Add(time.Millisecond); return now }})
+	tbl, err := sw.Table("metered")
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := Entry{Match: []FieldMatch{{Value: []byte{9}}}, Action: "colour"}
+	if err := tbl.Insert(key); err != nil {
+		t.Fatal(err)
+	}
+	reads = 0
+	if err := tbl.SetMeter(Entry{Match: key.Match}, MeterConfig{CIR: 1e-9, CBS: 3, PIR: 1e-9, PBS: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if reads != 1 {
+		t.Errorf("configuring a meter read the clock %d times, want 1", reads)
+	}
+	for _, pkt := range [][]byte{miscPkt(6, 0), miscPkt(7, 9), miscPkt(13, 0)} {
+		reads = 0
+		if _, err := sw.Process(0, pkt); err != nil {
+			t.Fatal(err)
+		}
+		if reads != 1 {
+			t.Errorf("op %d: Process read the clock %d times, want 1", pkt[0], reads)
+		}
+	}
+	// The timestamp is that reading: 1 ms per reading since the first one (Load's none, the
+	// meter's first), here the fifth reading.
+	res, err := sw.Process(0, miscPkt(6, 0))
+	if err != nil || len(res.Out) != 1 {
+		t.Fatalf("%v %v", res, err)
+	}
+	if got := binary.BigEndian.Uint32(res.Out[0].Data[4:]); got != 4000 {
+		t.Errorf("timestamp %d µs, want 4000", got)
+	}
+}
+
 func TestDirectMeter(t *testing.T) {
 	sw := load(t, "testdata/misc.p4", Config{})
 	tbl, err := sw.Table("metered")
@@ -730,6 +772,73 @@ func TestIndexedTablesAgainstReference(t *testing.T) {
 	}
 }
 
+// TestOneKeyExactAgainstReference: one-key exact tables (the one-key lookup of Table.search)
+// under random inserts, modifies and deletes agree with a map, for a 16-bit key and a 96-bit
+// key whose values sometimes fit 64 bits and sometimes do not.
+func TestOneKeyExactAgainstReference(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	sw := load(t, "testdata/exact1.p4", Config{})
+	for sel, name := range []string{"t16", "t96"} {
+		tbl, err := sw.Table(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		width := []int{2, 12}[sel]
+		key := func() []byte {
+			b := make([]byte, width)
+			b[width-1] = byte(rng.IntN(8))
+			if width == 12 && rng.IntN(2) == 0 {
+				b[rng.IntN(4)] = byte(1 + rng.IntN(2)) // above the low 64 bits
+			}
+			return b
+		}
+		vals := map[string]byte{}
+		for step := 0; step < 3000; step++ {
+			k := key()
+			e := Entry{Match: []FieldMatch{{Value: k}}}
+			v := byte(rng.IntN(200))
+			switch _, ok := vals[string(k)]; {
+			case ok && rng.IntN(2) == 0:
+				if err := tbl.Delete(e); err != nil {
+					t.Fatal(err)
+				}
+				delete(vals, string(k))
+			case ok:
+				e.Action, e.Args = "set", [][]byte{{v}}
+				if err := tbl.Modify(e); err != nil {
+					t.Fatal(err)
+				}
+				vals[string(k)] = v
+			default:
+				e.Action, e.Args = "set", [][]byte{{v}}
+				if err := tbl.Insert(e); err != nil {
+					t.Fatal(err)
+				}
+				vals[string(k)] = v
+			}
+			q := key()
+			pkt := make([]byte, 16)
+			pkt[0] = byte(sel)
+			if sel == 0 {
+				copy(pkt[1:3], q)
+			} else {
+				copy(pkt[3:15], q)
+			}
+			res, err := sw.Process(0, pkt)
+			if err != nil || len(res.Out) != 1 {
+				t.Fatalf("%v %v", res, err)
+			}
+			want, ok := vals[string(q)]
+			if !ok {
+				want = 0xEE
+			}
+			if got := res.Out[0].Data[15]; got != want {
+				t.Fatalf("%s step %d: key %x -> %#x, want %#x", name, step, q, got, want)
+			}
+		}
+	}
+}
+
 func TestConstEntriesReadBack(t *testing.T) {
 	sw := load(t, "../stf/testdata/tables.p4", Config{})
 	tbl, _ := sw.Table("t_const")
@@ -745,5 +854,87 @@ func TestConstEntriesReadBack(t *testing.T) {
 	}
 	if err := tbl.Insert(Entry{}); !errors.Is(err, ErrConstTable) {
 		t.Errorf("insert into a const table: %v", err)
+	}
+}
+
+// TestRegisterWidths: registers in each storage class (cells of at most 32, at most 64 and up
+// to 128 bits) keep what the program and the control plane write, truncated to the width, read
+// 0 out of range and ignore writes out of range; on the closures' fast paths (Tofino-constraint
+// mode off) and general paths (on), through Read/Write, and Reset clears them.
+func TestRegisterWidths(t *testing.T) {
+	regs := []struct {
+		name  string
+		width int
+		op    byte
+	}{{"r8", 8, 0}, {"r32", 32, 2}, {"r33", 33, 4}, {"r64", 64, 6}, {"r65", 65, 8}, {"r128", 128, 10}}
+	all := [16]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
+	val := [16]byte{0x81, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x89, 0x0a, 0x0b, 0x0c, 0x8d, 0x0e, 0x0f, 0x10}
+	trunc := func(v [16]byte, w int) u128 { return fromBytes(v[:]).trunc(w) }
+	for _, tofino := range []bool{false, true} {
+		sw := load(t, "testdata/regwidths.p4", Config{TofinoConstraints: tofino})
+		run := func(op byte, idx uint16, v [16]byte) u128 {
+			t.Helper()
+			pkt := make([]byte, 35)
+			pkt[0] = op
+			binary.BigEndian.PutUint16(pkt[1:], idx)
+			copy(pkt[3:], v[:])
+			res, err := sw.Process(1, pkt)
+			if err != nil || len(res.Out) != 1 {
+				t.Fatalf("op %d: %v %v", op, res, err)
+			}
+			return fromBytes(res.Out[0].Data[19:35])
+		}
+		for _, r := range regs {
+			reg, err := sw.Register(r.name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if reg.Size() != 16 {
+				t.Fatalf("%s: %d cells", r.name, reg.Size())
+			}
+			for _, v := range [][16]byte{all, val} {
+				want := trunc(v, r.width)
+				run(r.op, 3, v)
+				if got := run(r.op+1, 3, [16]byte{}); got != want {
+					t.Errorf("tofino=%v %s: read %v after writing %x, want %v", tofino, r.name, got, v, want)
+				}
+				b, err := reg.Read(3)
+				if err != nil || fromBytes(b) != want {
+					t.Errorf("tofino=%v %s: Read %x %v, want %v", tofino, r.name, b, err, want)
+				}
+			}
+			run(r.op, 16, all) // out of range: ignored
+			if got := run(r.op+1, 16, [16]byte{}); got != (u128{}) {
+				t.Errorf("tofino=%v %s: read out of range %v", tofino, r.name, got)
+			}
+			if err := reg.Write(5, all[:]); err != nil {
+				t.Fatal(err)
+			}
+			if got := run(r.op+1, 5, [16]byte{}); got != trunc(all, r.width) {
+				t.Errorf("tofino=%v %s: read %v after Write of all ones", tofino, r.name, got)
+			}
+			if _, err := reg.Read(16); err == nil {
+				t.Errorf("%s: Read(16) of 16 cells did not fail", r.name)
+			}
+			reg.Reset()
+			for _, i := range []uint16{3, 5} {
+				if got := run(r.op+1, i, [16]byte{}); got != (u128{}) {
+					t.Errorf("tofino=%v %s: cell %d is %v after Reset", tofino, r.name, i, got)
+				}
+			}
+		}
+	}
+}
+
+// TestHashKey1 pins the one-key lookup's hash to hashKey's, which indexes the entries.
+func TestHashKey1(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, v := range []uint64{0, 1, 1 << 63, ^uint64(0), rng.Uint64(), rng.Uint64()} {
+		if got, want := hashKey1(v), hashKey(nil, []u128{{lo: v}}); got != want {
+			t.Errorf("hashKey1(%#x) = %#x, hashKey = %#x", v, got, want)
+		}
+		if got, want := hashKey1(v), hashKey([]fieldMatch{{value: u128{lo: v}}}, nil); got != want {
+			t.Errorf("hashKey1(%#x) = %#x, hashKey of the entry = %#x", v, got, want)
+		}
 	}
 }

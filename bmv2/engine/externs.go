@@ -113,7 +113,13 @@ type Register struct {
 	Name  string
 	ID    uint32
 	Width int
+	// The cells, in storage sized to the width: a v1model register of at most 32 bits keeps
+	// them in c32, of at most 64 bits in c64, a wider one (and every TNA register) in cells.
+	// Exactly one of the three holds the register's cells. Narrow storage keeps large arrays in
+	// the cache (p4/netlock.p4's ended table: 65536 cells of 32 bits, 256 KB instead of 1 MB).
 	cells []u128
+	c64   []uint64
+	c32   []uint32
 	// Tofino-constraint bookkeeping: the register action of the current pass (its pass,
 	// action invocation, cell, reads and writes so far and where it started), and the gress
 	// that first used the register.
@@ -127,28 +133,89 @@ type Register struct {
 	gressPos string
 }
 
+// newRegister makes a register of n cells of width bits, its storage sized to the width when
+// narrow is set (v1model), in 128-bit cells otherwise (TNA, whose register actions work on
+// the cells in place).
+func newRegister(name string, id uint32, width, n int, narrow bool) *Register {
+	r := &Register{Name: name, ID: id, Width: width}
+	switch {
+	case narrow && width <= 32:
+		r.c32 = make([]uint32, n)
+	case narrow && width <= 64:
+		r.c64 = make([]uint64, n)
+	default:
+		r.cells = make([]u128, n)
+	}
+	return r
+}
+
 // Size is the number of cells.
-func (r *Register) Size() int { return len(r.cells) }
+func (r *Register) Size() int { return len(r.cells) + len(r.c64) + len(r.c32) }
+
+// cell returns cell i (i < Size()).
+func (r *Register) cell(i uint64) u128 {
+	switch {
+	case r.c32 != nil:
+		return u128{lo: uint64(r.c32[i])}
+	case r.c64 != nil:
+		return u128{lo: r.c64[i]}
+	}
+	return r.cells[i]
+}
+
+// setCell sets cell i (i < Size()) to v, which fits the width.
+func (r *Register) setCell(i uint64, v u128) {
+	switch {
+	case r.c32 != nil:
+		r.c32[i] = uint32(v.lo)
+	case r.c64 != nil:
+		r.c64[i] = v.lo
+	default:
+		r.cells[i] = v
+	}
+}
+
+// get64 reads cell i of a v1model register of at most 64 bits (0 out of range).
+func (r *Register) get64(i uint64) uint64 {
+	if r.c32 != nil {
+		return r.Get32(i)
+	}
+	return r.Get64(i)
+}
+
+// set64 writes cell i of a v1model register of at most 64 bits (v within the width; ignored
+// out of range).
+func (r *Register) set64(i, v uint64) {
+	if r.c32 != nil {
+		r.Set32(i, v)
+		return
+	}
+	r.Set64(i, v)
+}
 
 // Read returns cell i big-endian in ceil(Width/8) bytes.
 func (r *Register) Read(i int) ([]byte, error) {
-	if i < 0 || i >= len(r.cells) {
+	if i < 0 || i >= r.Size() {
 		return nil, fmt.Errorf("register %s: index %d out of range", r.Name, i)
 	}
-	return r.cells[i].toBytes(r.Width), nil
+	return r.cell(uint64(i)).toBytes(r.Width), nil
 }
 
 // Write sets cell i from a big-endian value (truncated to Width).
 func (r *Register) Write(i int, v []byte) error {
-	if i < 0 || i >= len(r.cells) {
+	if i < 0 || i >= r.Size() {
 		return fmt.Errorf("register %s: index %d out of range", r.Name, i)
 	}
-	r.cells[i] = fromBytes(v).trunc(r.Width)
+	r.setCell(uint64(i), fromBytes(v).trunc(r.Width))
 	return nil
 }
 
 // Reset zeroes every cell.
-func (r *Register) Reset() { clear(r.cells) }
+func (r *Register) Reset() {
+	clear(r.cells)
+	clear(r.c64)
+	clear(r.c32)
+}
 
 // Gresses, for the Tofino-constraint check.
 const (

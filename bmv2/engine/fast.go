@@ -389,9 +389,20 @@ func (cp *compiler) registerRead64(sc *scope, call *front.CallExpr, r *Register,
 	if oi.kind == oSlot && !cp.sw.cfg.TofinoConstraints {
 		// The common shape: the index in a slot (an action parameter, a metadata field).
 		si := oi.s
+		if c32 := r.c32; c32 != nil {
+			return func(c *ctx) flow {
+				if i := c.s[si]; i < uint64(len(c32)) {
+					c.s[d] = uint64(c32[i])
+				} else {
+					c.s[d] = 0
+				}
+				return fNext
+			}
+		}
+		c64 := r.c64
 		return func(c *ctx) flow {
-			if i := c.s[si]; i < uint64(len(r.cells)) {
-				c.s[d] = r.cells[i].lo
+			if i := c.s[si]; i < uint64(len(c64)) {
+				c.s[d] = c64[i]
 			} else {
 				c.s[d] = 0
 			}
@@ -407,11 +418,7 @@ func (cp *compiler) registerRead64(sc *scope, call *front.CallExpr, r *Register,
 				return fExit
 			}
 		}
-		if i >= uint64(len(r.cells)) {
-			c.s[d] = 0 // bmv2 reads 0 out of range
-			return fNext
-		}
-		c.s[d] = r.cells[i].lo
+		c.s[d] = r.get64(i) // 0 out of range, as bmv2
 		return fNext
 	}
 }
@@ -433,9 +440,18 @@ func (cp *compiler) registerWrite64(sc *scope, call *front.CallExpr, r *Register
 	m := mask128(r.Width).lo
 	if oi.kind == oSlot && ov.kind == oSlot && !cp.sw.cfg.TofinoConstraints {
 		si, sv := oi.s, ov.s
+		if c32 := r.c32; c32 != nil {
+			return func(c *ctx) flow {
+				if i := c.s[si]; i < uint64(len(c32)) {
+					c32[i] = uint32(c.s[sv] & m)
+				}
+				return fNext
+			}
+		}
+		c64 := r.c64
 		return func(c *ctx) flow {
-			if i := c.s[si]; i < uint64(len(r.cells)) {
-				r.cells[i] = u128{lo: c.s[sv] & m}
+			if i := c.s[si]; i < uint64(len(c64)) {
+				c64[i] = c.s[sv] & m
 			}
 			return fNext
 		}
@@ -449,10 +465,7 @@ func (cp *compiler) registerWrite64(sc *scope, call *front.CallExpr, r *Register
 				return fExit
 			}
 		}
-		if i >= uint64(len(r.cells)) {
-			return fNext
-		}
-		r.cells[i] = u128{lo: val(c) & m}
+		r.set64(i, val(c)&m) // ignored out of range
 		return fNext
 	}
 }

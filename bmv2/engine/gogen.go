@@ -1912,6 +1912,15 @@ func (gn *gen) recv(sc *gsc, call *front.CallExpr) *gb {
 	return sc.lookup(n.Decl)
 }
 
+// regWords is the accessor width (Get32/Set32 or Get64/Set64) of a v1model register of at
+// most 64 bits: its cells' storage (Register.c32 or c64).
+func regWords(r *Register) int {
+	if r.c32 != nil {
+		return 32
+	}
+	return 64
+}
+
 func (gn *gen) externCall(sc *gsc, call *front.CallExpr, d *front.MethodDecl) {
 	pos := call.P
 	if d.Owner == nil {
@@ -1943,12 +1952,12 @@ func (gn *gen) externCall(sc *gsc, call *front.CallExpr, d *front.MethodDecl) {
 		case "read":
 			out := gn.loc(sc, gn.argN(call, 0))
 			idx := gn.val(sc, gn.argN(call, 1))
-			gn.p("%s = p.r[%d].Get64(%s)", out.ref(), b.idx, idx.s)
+			gn.p("%s = p.r[%d].Get%d(%s)", out.ref(), b.idx, regWords(r), idx.s)
 			return
 		case "write":
 			idx := gn.val(sc, gn.argN(call, 0))
 			v := gn.maskx(gn.val(sc, gn.argN(call, 1)), mask64(r.Width))
-			gn.p("p.r[%d].Set64(%s, %s)", b.idx, idx.s, v.s)
+			gn.p("p.r[%d].Set%d(%s, %s)", b.idx, regWords(r), idx.s, v.s)
 			return
 		}
 	case gbCounter:

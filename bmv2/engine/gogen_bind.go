@@ -66,7 +66,7 @@ func (s *Switch) GenLayout() string {
 		b.WriteByte('\n')
 	}
 	for i, r := range s.registers {
-		fmt.Fprintf(&b, "register %d %s %d %d\n", i, r.Name, r.Width, len(r.cells))
+		fmt.Fprintf(&b, "register %d %s %d %d\n", i, r.Name, r.Width, r.Size())
 	}
 	for i, c := range s.counters {
 		fmt.Fprintf(&b, "counter %d %s %v %d\n", i, c.Name, c.direct, len(c.Packets))

@@ -455,19 +455,37 @@ func (g *Gen) Arg(i int) uint64 { return g.genArgs[i].lo }
 // Arg128 returns the high and low words of parameter i of the action Apply chose.
 func (g *Gen) Arg128(i int) (hi, lo uint64) { return g.genArgs[i].hi, g.genArgs[i].lo }
 
-// Get64 reads cell i of a register of at most 64 bits (0 out of range, as bmv2's reads).
+// Get64 reads cell i of a v1model register of 33 to 64 bits (its cells in c64; 0 out of
+// range, as bmv2's reads).
 func (r *Register) Get64(i uint64) uint64 {
-	if i < uint64(len(r.cells)) {
-		return r.cells[i].lo
+	if i < uint64(len(r.c64)) {
+		return r.c64[i]
 	}
 	return 0
 }
 
-// Set64 writes cell i of a register of at most 64 bits (v within the register's width; out of
-// range writes are ignored).
+// Set64 writes cell i of a v1model register of 33 to 64 bits (v within the register's width;
+// out of range writes are ignored).
 func (r *Register) Set64(i, v uint64) {
-	if i < uint64(len(r.cells)) {
-		r.cells[i] = u128{lo: v}
+	if i < uint64(len(r.c64)) {
+		r.c64[i] = v
+	}
+}
+
+// Get32 reads cell i of a v1model register of at most 32 bits (its cells in c32; 0 out of
+// range).
+func (r *Register) Get32(i uint64) uint64 {
+	if i < uint64(len(r.c32)) {
+		return uint64(r.c32[i])
+	}
+	return 0
+}
+
+// Set32 writes cell i of a v1model register of at most 32 bits (v within the register's
+// width; out of range writes are ignored).
+func (r *Register) Set32(i, v uint64) {
+	if i < uint64(len(r.c32)) {
+		r.c32[i] = uint32(v)
 	}
 }
 

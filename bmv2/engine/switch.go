@@ -199,13 +199,16 @@ type Switch struct {
 	profiles   []*ActionProfile
 	fieldLists [][]slotRange
 
-	mcGroups  map[int][]int
-	mcNodes   map[int]mcNode
-	mcNext    int
-	mcCache   map[int][]Replica
-	sessions  map[int]CloneSession
-	start     time.Time
-	startSet  bool
+	mcGroups map[int][]int
+	mcNodes  map[int]mcNode
+	mcNext   int
+	mcCache  map[int][]Replica
+	sessions map[int]CloneSession
+	start    time.Time
+	startSet bool
+	// inProcess is set during a Process call, whose clock reading is processUs (micros).
+	inProcess bool
+	processUs uint64
 	c         ctx
 	free      []*packet
 	used      []*packet
@@ -423,7 +426,16 @@ func LoadFile(path string, opts front.Options, cfg Config) (*Switch, error) {
 	return Load(checked, cfg)
 }
 
+// micros is the switch clock: microseconds since its first reading. During a Process call it
+// is the instant the call read when it began: one packet and everything it causes (its
+// passes, clones, resubmits, recirculations and the meters they run) happen at one instant of
+// the in-memory switch, so ingress_global_timestamp and egress_global_timestamp are equal
+// (bmv2 reads its clock at each; a program may not rely on their difference here), and the
+// clock is read once per packet instead of twice or more.
 func (s *Switch) micros() uint64 {
+	if s.inProcess {
+		return s.processUs
+	}
 	now := s.cfg.Now()
 	if !s.startSet {
 		s.start, s.startSet = now, true
@@ -496,6 +508,9 @@ func (s *Switch) Process(port int, data []byte) (*Result, error) {
 	if s.tna != nil {
 		return s.processTNA(port, data)
 	}
+	s.processUs = s.micros()
+	s.inProcess = true
+	defer func() { s.inProcess = false }()
 	s.free = append(s.free, s.used...)
 	s.used = s.used[:0]
 	s.res.Out = s.res.Out[:0]

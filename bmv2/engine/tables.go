@@ -656,6 +656,12 @@ func (t *Table) reindex() {
 	}
 }
 
+// hashKey1 is hashKey(nil, []u128{{lo: v}}): the index key of a one-key lookup.
+func hashKey1(v uint64) uint64 {
+	h := (uint64(14695981039346656037) ^ v) * 1099511628211
+	return h * 1099511628211 // mixing in the zero high word
+}
+
 func hashKey(m []fieldMatch, k []u128) uint64 {
 	h := uint64(14695981039346656037)
 	mix := func(x uint64) {
@@ -717,6 +723,17 @@ func (t *Table) search() *entry {
 		return nil
 	}
 	if t.allExact {
+		if len(t.kbuf) == 1 && t.kbuf[0].hi == 0 {
+			// One exact key of at most 64 bits (a lock id, a server id, a port): hashKey of
+			// that one value, and one comparison per candidate.
+			v := t.kbuf[0].lo
+			for _, en := range t.exactIdx[hashKey1(v)] {
+				if f := &en.match[0]; v&f.mask.lo == f.value.lo && f.value.hi == 0 {
+					return en
+				}
+			}
+			return nil
+		}
 		for _, en := range t.exactIdx[hashKey(nil, t.kbuf)] {
 			if t.matches(en) {
 				return en

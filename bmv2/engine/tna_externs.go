@@ -239,7 +239,7 @@ func (cp *compiler) tnaInstance(sc *scope, d *front.InstanceDecl, t *front.Exter
 		if w <= 0 || w > 128 {
 			cp.fail(d.P, "not supported by the netlock engine: register %s of %s", d.Name, t.Args[0])
 		}
-		r := &Register{Name: name, ID: id, Width: w, cells: make([]u128, num(0))}
+		r := newRegister(name, id, w, int(num(0)), false)
 		if len(d.Args) > 1 {
 			if v, ok := cp.registerInit(sc, arg(1), t.Args[0]); ok {
 				for i := range r.cells {

@@ -12,7 +12,7 @@ import (
 )
 
 // NetlockL64P8Fingerprint is engine.Fingerprint of the program this pipeline was generated from.
-const NetlockL64P8Fingerprint = "cd148c8c60eb652da4491ebc7debdaa941d4a8162e3424b616f909428934bf03"
+const NetlockL64P8Fingerprint = "09347f764479c35e3bdf1fa20d74d203084e6b47d53f03e41624bc6f9e23e32b"
 
 // NetlockL64P8Layout is the engine.Switch GenLayout the pipeline was generated against.
 const NetlockL64P8Layout = "789cbc0bdd406a054707db58b17e53a4b022a58b72b734f9e3bb42dd34b58309"
@@ -959,7 +959,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 									}
 									v124 := uint64(0)
 									_ = v124
-									v124 = p.r[6].Get64(v117)
+									v124 = p.r[6].Get32(v117)
 									s[234] = engine.Sel(((v124 & 0xfffffffd) == (v120 | 0x1)), 0x1, 0x0)
 									s[235] = engine.Sel((v124 == (v120 | 0x3)), 0x1, 0x0)
 									s[236] = engine.Sel((v124 == v120), 0x1, 0x0)
@@ -971,7 +971,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 										{
 										}
 									}
-									p.r[6].Set64(v117, ((v124) & 0xffffffff))
+									p.r[6].Set32(v117, ((v124) & 0xffffffff))
 								}
 							}
 						}
@@ -1574,7 +1574,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					{
 																						v205 := uint64(0)
 																						_ = v205
-																						v205 = p.r[27].Get64(a203)
+																						v205 = p.r[27].Get32(a203)
 																						var r208 uint64
 																						_ = r208
 																						{
@@ -1620,7 +1620,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								}
 																							}
 																						}
-																						p.r[27].Set64(a203, ((v205) & 0xffff))
+																						p.r[27].Set32(a203, ((v205) & 0xffff))
 																						if s[166] == 0x3 {
 																							{
 																								s[172] = v205
@@ -1636,7 +1636,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					{
 																						v212 := uint64(0)
 																						_ = v212
-																						v212 = p.r[28].Get64(a203)
+																						v212 = p.r[28].Get32(a203)
 																						s[173] = v212
 																						if (s[167] == 0x2) && (s[171] == 0x1) {
 																							{
@@ -1668,7 +1668,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								}
 																							}
 																						}
-																						p.r[28].Set64(a203, ((v212) & 0xffff))
+																						p.r[28].Set32(a203, ((v212) & 0xffff))
 																					}
 																				}
 																			}
@@ -1679,7 +1679,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					{
 																						v218 := uint64(0)
 																						_ = v218
-																						v218 = p.r[29].Get64(a203)
+																						v218 = p.r[29].Get32(a203)
 																						if (s[168] == 0x2) && (s[171] == 0x1) {
 																							{
 																								v218 = s[170]
@@ -1741,7 +1741,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								}
 																							}
 																						}
-																						p.r[29].Set64(a203, ((v218) & 0xffff))
+																						p.r[29].Set32(a203, ((v218) & 0xffff))
 																						s[174] = v218
 																					}
 																				}
@@ -1759,7 +1759,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					{
 																						v230 := uint64(0)
 																						_ = v230
-																						v230 = p.r[30].Get64(a228)
+																						v230 = p.r[30].Get32(a228)
 																						var r233 uint64
 																						_ = r233
 																						{
@@ -1805,7 +1805,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								}
 																							}
 																						}
-																						p.r[30].Set64(a228, ((v230) & 0xffff))
+																						p.r[30].Set32(a228, ((v230) & 0xffff))
 																						if s[176] == 0x3 {
 																							{
 																								s[182] = v230
@@ -1821,7 +1821,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					{
 																						v237 := uint64(0)
 																						_ = v237
-																						v237 = p.r[31].Get64(a228)
+																						v237 = p.r[31].Get32(a228)
 																						s[183] = v237
 																						if (s[177] == 0x2) && (s[181] == 0x1) {
 																							{
@@ -1853,7 +1853,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								}
 																							}
 																						}
-																						p.r[31].Set64(a228, ((v237) & 0xffff))
+																						p.r[31].Set32(a228, ((v237) & 0xffff))
 																					}
 																				}
 																			}
@@ -1864,7 +1864,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					{
 																						v243 := uint64(0)
 																						_ = v243
-																						v243 = p.r[32].Get64(a228)
+																						v243 = p.r[32].Get32(a228)
 																						if (s[178] == 0x2) && (s[181] == 0x1) {
 																							{
 																								v243 = s[180]
@@ -1926,7 +1926,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								}
 																							}
 																						}
-																						p.r[32].Set64(a228, ((v243) & 0xffff))
+																						p.r[32].Set32(a228, ((v243) & 0xffff))
 																						s[184] = v243
 																					}
 																				}
@@ -1947,7 +1947,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					{
 																						v255 := uint64(0)
 																						_ = v255
-																						v255 = p.r[30].Get64(a253)
+																						v255 = p.r[30].Get32(a253)
 																						var r258 uint64
 																						_ = r258
 																						{
@@ -1993,7 +1993,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								}
 																							}
 																						}
-																						p.r[30].Set64(a253, ((v255) & 0xffff))
+																						p.r[30].Set32(a253, ((v255) & 0xffff))
 																						if s[166] == 0x3 {
 																							{
 																								s[172] = v255
@@ -2009,7 +2009,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					{
 																						v262 := uint64(0)
 																						_ = v262
-																						v262 = p.r[31].Get64(a253)
+																						v262 = p.r[31].Get32(a253)
 																						s[173] = v262
 																						if (s[167] == 0x2) && (s[171] == 0x1) {
 																							{
@@ -2041,7 +2041,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								}
 																							}
 																						}
-																						p.r[31].Set64(a253, ((v262) & 0xffff))
+																						p.r[31].Set32(a253, ((v262) & 0xffff))
 																					}
 																				}
 																			}
@@ -2052,7 +2052,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					{
 																						v268 := uint64(0)
 																						_ = v268
-																						v268 = p.r[32].Get64(a253)
+																						v268 = p.r[32].Get32(a253)
 																						if (s[168] == 0x2) && (s[171] == 0x1) {
 																							{
 																								v268 = s[170]
@@ -2114,7 +2114,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								}
 																							}
 																						}
-																						p.r[32].Set64(a253, ((v268) & 0xffff))
+																						p.r[32].Set32(a253, ((v268) & 0xffff))
 																						s[174] = v268
 																					}
 																				}
@@ -2132,7 +2132,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					{
 																						v280 := uint64(0)
 																						_ = v280
-																						v280 = p.r[27].Get64(a278)
+																						v280 = p.r[27].Get32(a278)
 																						var r283 uint64
 																						_ = r283
 																						{
@@ -2178,7 +2178,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								}
 																							}
 																						}
-																						p.r[27].Set64(a278, ((v280) & 0xffff))
+																						p.r[27].Set32(a278, ((v280) & 0xffff))
 																						if s[176] == 0x3 {
 																							{
 																								s[182] = v280
@@ -2194,7 +2194,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					{
 																						v287 := uint64(0)
 																						_ = v287
-																						v287 = p.r[28].Get64(a278)
+																						v287 = p.r[28].Get32(a278)
 																						s[183] = v287
 																						if (s[177] == 0x2) && (s[181] == 0x1) {
 																							{
@@ -2226,7 +2226,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								}
 																							}
 																						}
-																						p.r[28].Set64(a278, ((v287) & 0xffff))
+																						p.r[28].Set32(a278, ((v287) & 0xffff))
 																					}
 																				}
 																			}
@@ -2237,7 +2237,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					{
 																						v293 := uint64(0)
 																						_ = v293
-																						v293 = p.r[29].Get64(a278)
+																						v293 = p.r[29].Get32(a278)
 																						if (s[178] == 0x2) && (s[181] == 0x1) {
 																							{
 																								v293 = s[180]
@@ -2299,7 +2299,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																								}
 																							}
 																						}
-																						p.r[29].Set64(a278, ((v293) & 0xffff))
+																						p.r[29].Set32(a278, ((v293) & 0xffff))
 																						s[184] = v293
 																					}
 																				}
@@ -3163,7 +3163,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		v381 := uint64(0)
 																		_ = v381
-																		v381 = p.r[27].Get64(a379)
+																		v381 = p.r[27].Get32(a379)
 																		var r384 uint64
 																		_ = r384
 																		{
@@ -3209,7 +3209,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[27].Set64(a379, ((v381) & 0xffff))
+																		p.r[27].Set32(a379, ((v381) & 0xffff))
 																		if s[166] == 0x3 {
 																			{
 																				s[172] = v381
@@ -3225,7 +3225,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		v388 := uint64(0)
 																		_ = v388
-																		v388 = p.r[28].Get64(a379)
+																		v388 = p.r[28].Get32(a379)
 																		s[173] = v388
 																		if (s[167] == 0x2) && (s[171] == 0x1) {
 																			{
@@ -3257,7 +3257,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[28].Set64(a379, ((v388) & 0xffff))
+																		p.r[28].Set32(a379, ((v388) & 0xffff))
 																	}
 																}
 															}
@@ -3268,7 +3268,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		v394 := uint64(0)
 																		_ = v394
-																		v394 = p.r[29].Get64(a379)
+																		v394 = p.r[29].Get32(a379)
 																		if (s[168] == 0x2) && (s[171] == 0x1) {
 																			{
 																				v394 = s[170]
@@ -3330,7 +3330,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[29].Set64(a379, ((v394) & 0xffff))
+																		p.r[29].Set32(a379, ((v394) & 0xffff))
 																		s[174] = v394
 																	}
 																}
@@ -3348,7 +3348,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		v406 := uint64(0)
 																		_ = v406
-																		v406 = p.r[30].Get64(a404)
+																		v406 = p.r[30].Get32(a404)
 																		var r409 uint64
 																		_ = r409
 																		{
@@ -3394,7 +3394,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[30].Set64(a404, ((v406) & 0xffff))
+																		p.r[30].Set32(a404, ((v406) & 0xffff))
 																		if s[176] == 0x3 {
 																			{
 																				s[182] = v406
@@ -3410,7 +3410,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		v413 := uint64(0)
 																		_ = v413
-																		v413 = p.r[31].Get64(a404)
+																		v413 = p.r[31].Get32(a404)
 																		s[183] = v413
 																		if (s[177] == 0x2) && (s[181] == 0x1) {
 																			{
@@ -3442,7 +3442,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[31].Set64(a404, ((v413) & 0xffff))
+																		p.r[31].Set32(a404, ((v413) & 0xffff))
 																	}
 																}
 															}
@@ -3453,7 +3453,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		v419 := uint64(0)
 																		_ = v419
-																		v419 = p.r[32].Get64(a404)
+																		v419 = p.r[32].Get32(a404)
 																		if (s[178] == 0x2) && (s[181] == 0x1) {
 																			{
 																				v419 = s[180]
@@ -3515,7 +3515,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[32].Set64(a404, ((v419) & 0xffff))
+																		p.r[32].Set32(a404, ((v419) & 0xffff))
 																		s[184] = v419
 																	}
 																}
@@ -3536,7 +3536,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		v431 := uint64(0)
 																		_ = v431
-																		v431 = p.r[30].Get64(a429)
+																		v431 = p.r[30].Get32(a429)
 																		var r434 uint64
 																		_ = r434
 																		{
@@ -3582,7 +3582,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[30].Set64(a429, ((v431) & 0xffff))
+																		p.r[30].Set32(a429, ((v431) & 0xffff))
 																		if s[166] == 0x3 {
 																			{
 																				s[172] = v431
@@ -3598,7 +3598,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		v438 := uint64(0)
 																		_ = v438
-																		v438 = p.r[31].Get64(a429)
+																		v438 = p.r[31].Get32(a429)
 																		s[173] = v438
 																		if (s[167] == 0x2) && (s[171] == 0x1) {
 																			{
@@ -3630,7 +3630,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[31].Set64(a429, ((v438) & 0xffff))
+																		p.r[31].Set32(a429, ((v438) & 0xffff))
 																	}
 																}
 															}
@@ -3641,7 +3641,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		v444 := uint64(0)
 																		_ = v444
-																		v444 = p.r[32].Get64(a429)
+																		v444 = p.r[32].Get32(a429)
 																		if (s[168] == 0x2) && (s[171] == 0x1) {
 																			{
 																				v444 = s[170]
@@ -3703,7 +3703,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[32].Set64(a429, ((v444) & 0xffff))
+																		p.r[32].Set32(a429, ((v444) & 0xffff))
 																		s[174] = v444
 																	}
 																}
@@ -3721,7 +3721,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		v456 := uint64(0)
 																		_ = v456
-																		v456 = p.r[27].Get64(a454)
+																		v456 = p.r[27].Get32(a454)
 																		var r459 uint64
 																		_ = r459
 																		{
@@ -3767,7 +3767,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[27].Set64(a454, ((v456) & 0xffff))
+																		p.r[27].Set32(a454, ((v456) & 0xffff))
 																		if s[176] == 0x3 {
 																			{
 																				s[182] = v456
@@ -3783,7 +3783,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		v463 := uint64(0)
 																		_ = v463
-																		v463 = p.r[28].Get64(a454)
+																		v463 = p.r[28].Get32(a454)
 																		s[183] = v463
 																		if (s[177] == 0x2) && (s[181] == 0x1) {
 																			{
@@ -3815,7 +3815,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[28].Set64(a454, ((v463) & 0xffff))
+																		p.r[28].Set32(a454, ((v463) & 0xffff))
 																	}
 																}
 															}
@@ -3826,7 +3826,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		v469 := uint64(0)
 																		_ = v469
-																		v469 = p.r[29].Get64(a454)
+																		v469 = p.r[29].Get32(a454)
 																		if (s[178] == 0x2) && (s[181] == 0x1) {
 																			{
 																				v469 = s[180]
@@ -3888,7 +3888,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[29].Set64(a454, ((v469) & 0xffff))
+																		p.r[29].Set32(a454, ((v469) & 0xffff))
 																		s[184] = v469
 																	}
 																}
@@ -3946,7 +3946,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 										}
 										v486 := uint64(0)
 										_ = v486
-										v486 = p.r[6].Get64(v479)
+										v486 = p.r[6].Get32(v479)
 										s[234] = engine.Sel(((v486 & 0xfffffffd) == (v482 | 0x1)), 0x1, 0x0)
 										s[235] = engine.Sel((v486 == (v482 | 0x3)), 0x1, 0x0)
 										s[236] = engine.Sel((v486 == v482), 0x1, 0x0)
@@ -3958,7 +3958,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 											{
 											}
 										}
-										p.r[6].Set64(v479, ((v486) & 0xffffffff))
+										p.r[6].Set32(v479, ((v486) & 0xffffffff))
 									}
 								}
 								if s[234] == 0x0 {
@@ -4800,7 +4800,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 														}
 														v568 := uint64(0)
 														_ = v568
-														v568 = p.r[6].Get64(v561)
+														v568 = p.r[6].Get32(v561)
 														s[234] = engine.Sel(((v568 & 0xfffffffd) == (v564 | 0x1)), 0x1, 0x0)
 														s[235] = engine.Sel((v568 == (v564 | 0x3)), 0x1, 0x0)
 														s[236] = engine.Sel((v568 == v564), 0x1, 0x0)
@@ -4812,7 +4812,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 															{
 															}
 														}
-														p.r[6].Set64(v561, ((v568) & 0xffffffff))
+														p.r[6].Set32(v561, ((v568) & 0xffffffff))
 													}
 												}
 												if s[234] == 0x0 {
@@ -5783,7 +5783,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			v662 := uint64(0)
 																			_ = v662
-																			v662 = p.r[27].Get64(a660)
+																			v662 = p.r[27].Get32(a660)
 																			var r665 uint64
 																			_ = r665
 																			{
@@ -5829,7 +5829,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[27].Set64(a660, ((v662) & 0xffff))
+																			p.r[27].Set32(a660, ((v662) & 0xffff))
 																			if s[166] == 0x3 {
 																				{
 																					s[172] = v662
@@ -5845,7 +5845,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			v669 := uint64(0)
 																			_ = v669
-																			v669 = p.r[28].Get64(a660)
+																			v669 = p.r[28].Get32(a660)
 																			s[173] = v669
 																			if (s[167] == 0x2) && (s[171] == 0x1) {
 																				{
@@ -5877,7 +5877,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[28].Set64(a660, ((v669) & 0xffff))
+																			p.r[28].Set32(a660, ((v669) & 0xffff))
 																		}
 																	}
 																}
@@ -5888,7 +5888,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			v675 := uint64(0)
 																			_ = v675
-																			v675 = p.r[29].Get64(a660)
+																			v675 = p.r[29].Get32(a660)
 																			if (s[168] == 0x2) && (s[171] == 0x1) {
 																				{
 																					v675 = s[170]
@@ -5950,7 +5950,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[29].Set64(a660, ((v675) & 0xffff))
+																			p.r[29].Set32(a660, ((v675) & 0xffff))
 																			s[174] = v675
 																		}
 																	}
@@ -5968,7 +5968,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			v687 := uint64(0)
 																			_ = v687
-																			v687 = p.r[30].Get64(a685)
+																			v687 = p.r[30].Get32(a685)
 																			var r690 uint64
 																			_ = r690
 																			{
@@ -6014,7 +6014,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[30].Set64(a685, ((v687) & 0xffff))
+																			p.r[30].Set32(a685, ((v687) & 0xffff))
 																			if s[176] == 0x3 {
 																				{
 																					s[182] = v687
@@ -6030,7 +6030,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			v694 := uint64(0)
 																			_ = v694
-																			v694 = p.r[31].Get64(a685)
+																			v694 = p.r[31].Get32(a685)
 																			s[183] = v694
 																			if (s[177] == 0x2) && (s[181] == 0x1) {
 																				{
@@ -6062,7 +6062,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[31].Set64(a685, ((v694) & 0xffff))
+																			p.r[31].Set32(a685, ((v694) & 0xffff))
 																		}
 																	}
 																}
@@ -6073,7 +6073,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			v700 := uint64(0)
 																			_ = v700
-																			v700 = p.r[32].Get64(a685)
+																			v700 = p.r[32].Get32(a685)
 																			if (s[178] == 0x2) && (s[181] == 0x1) {
 																				{
 																					v700 = s[180]
@@ -6135,7 +6135,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[32].Set64(a685, ((v700) & 0xffff))
+																			p.r[32].Set32(a685, ((v700) & 0xffff))
 																			s[184] = v700
 																		}
 																	}
@@ -6156,7 +6156,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			v712 := uint64(0)
 																			_ = v712
-																			v712 = p.r[30].Get64(a710)
+																			v712 = p.r[30].Get32(a710)
 																			var r715 uint64
 																			_ = r715
 																			{
@@ -6202,7 +6202,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[30].Set64(a710, ((v712) & 0xffff))
+																			p.r[30].Set32(a710, ((v712) & 0xffff))
 																			if s[166] == 0x3 {
 																				{
 																					s[172] = v712
@@ -6218,7 +6218,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			v719 := uint64(0)
 																			_ = v719
-																			v719 = p.r[31].Get64(a710)
+																			v719 = p.r[31].Get32(a710)
 																			s[173] = v719
 																			if (s[167] == 0x2) && (s[171] == 0x1) {
 																				{
@@ -6250,7 +6250,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[31].Set64(a710, ((v719) & 0xffff))
+																			p.r[31].Set32(a710, ((v719) & 0xffff))
 																		}
 																	}
 																}
@@ -6261,7 +6261,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			v725 := uint64(0)
 																			_ = v725
-																			v725 = p.r[32].Get64(a710)
+																			v725 = p.r[32].Get32(a710)
 																			if (s[168] == 0x2) && (s[171] == 0x1) {
 																				{
 																					v725 = s[170]
@@ -6323,7 +6323,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[32].Set64(a710, ((v725) & 0xffff))
+																			p.r[32].Set32(a710, ((v725) & 0xffff))
 																			s[174] = v725
 																		}
 																	}
@@ -6341,7 +6341,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			v737 := uint64(0)
 																			_ = v737
-																			v737 = p.r[27].Get64(a735)
+																			v737 = p.r[27].Get32(a735)
 																			var r740 uint64
 																			_ = r740
 																			{
@@ -6387,7 +6387,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[27].Set64(a735, ((v737) & 0xffff))
+																			p.r[27].Set32(a735, ((v737) & 0xffff))
 																			if s[176] == 0x3 {
 																				{
 																					s[182] = v737
@@ -6403,7 +6403,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			v744 := uint64(0)
 																			_ = v744
-																			v744 = p.r[28].Get64(a735)
+																			v744 = p.r[28].Get32(a735)
 																			s[183] = v744
 																			if (s[177] == 0x2) && (s[181] == 0x1) {
 																				{
@@ -6435,7 +6435,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[28].Set64(a735, ((v744) & 0xffff))
+																			p.r[28].Set32(a735, ((v744) & 0xffff))
 																		}
 																	}
 																}
@@ -6446,7 +6446,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			v750 := uint64(0)
 																			_ = v750
-																			v750 = p.r[29].Get64(a735)
+																			v750 = p.r[29].Get32(a735)
 																			if (s[178] == 0x2) && (s[181] == 0x1) {
 																				{
 																					v750 = s[180]
@@ -6508,7 +6508,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[29].Set64(a735, ((v750) & 0xffff))
+																			p.r[29].Set32(a735, ((v750) & 0xffff))
 																			s[184] = v750
 																		}
 																	}
@@ -6629,7 +6629,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 													}
 													v777 := uint64(0)
 													_ = v777
-													v777 = p.r[6].Get64(v770)
+													v777 = p.r[6].Get32(v770)
 													s[234] = engine.Sel(((v777 & 0xfffffffd) == (v773 | 0x1)), 0x1, 0x0)
 													s[235] = engine.Sel((v777 == (v773 | 0x3)), 0x1, 0x0)
 													s[236] = engine.Sel((v777 == v773), 0x1, 0x0)
@@ -6650,7 +6650,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 															}
 														}
 													}
-													p.r[6].Set64(v770, ((v777) & 0xffffffff))
+													p.r[6].Set32(v770, ((v777) & 0xffffffff))
 												}
 											}
 										}
@@ -8424,7 +8424,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		v936 := uint64(0)
 																		_ = v936
-																		v936 = p.r[27].Get64(a934)
+																		v936 = p.r[27].Get32(a934)
 																		var r939 uint64
 																		_ = r939
 																		{
@@ -8470,7 +8470,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[27].Set64(a934, ((v936) & 0xffff))
+																		p.r[27].Set32(a934, ((v936) & 0xffff))
 																		if s[166] == 0x3 {
 																			{
 																				s[172] = v936
@@ -8486,7 +8486,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		v943 := uint64(0)
 																		_ = v943
-																		v943 = p.r[28].Get64(a934)
+																		v943 = p.r[28].Get32(a934)
 																		s[173] = v943
 																		if (s[167] == 0x2) && (s[171] == 0x1) {
 																			{
@@ -8518,7 +8518,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[28].Set64(a934, ((v943) & 0xffff))
+																		p.r[28].Set32(a934, ((v943) & 0xffff))
 																	}
 																}
 															}
@@ -8529,7 +8529,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		v949 := uint64(0)
 																		_ = v949
-																		v949 = p.r[29].Get64(a934)
+																		v949 = p.r[29].Get32(a934)
 																		if (s[168] == 0x2) && (s[171] == 0x1) {
 																			{
 																				v949 = s[170]
@@ -8591,7 +8591,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[29].Set64(a934, ((v949) & 0xffff))
+																		p.r[29].Set32(a934, ((v949) & 0xffff))
 																		s[174] = v949
 																	}
 																}
@@ -8609,7 +8609,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		v961 := uint64(0)
 																		_ = v961
-																		v961 = p.r[30].Get64(a959)
+																		v961 = p.r[30].Get32(a959)
 																		var r964 uint64
 																		_ = r964
 																		{
@@ -8655,7 +8655,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[30].Set64(a959, ((v961) & 0xffff))
+																		p.r[30].Set32(a959, ((v961) & 0xffff))
 																		if s[176] == 0x3 {
 																			{
 																				s[182] = v961
@@ -8671,7 +8671,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		v968 := uint64(0)
 																		_ = v968
-																		v968 = p.r[31].Get64(a959)
+																		v968 = p.r[31].Get32(a959)
 																		s[183] = v968
 																		if (s[177] == 0x2) && (s[181] == 0x1) {
 																			{
@@ -8703,7 +8703,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[31].Set64(a959, ((v968) & 0xffff))
+																		p.r[31].Set32(a959, ((v968) & 0xffff))
 																	}
 																}
 															}
@@ -8714,7 +8714,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		v974 := uint64(0)
 																		_ = v974
-																		v974 = p.r[32].Get64(a959)
+																		v974 = p.r[32].Get32(a959)
 																		if (s[178] == 0x2) && (s[181] == 0x1) {
 																			{
 																				v974 = s[180]
@@ -8776,7 +8776,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[32].Set64(a959, ((v974) & 0xffff))
+																		p.r[32].Set32(a959, ((v974) & 0xffff))
 																		s[184] = v974
 																	}
 																}
@@ -8797,7 +8797,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		v986 := uint64(0)
 																		_ = v986
-																		v986 = p.r[30].Get64(a984)
+																		v986 = p.r[30].Get32(a984)
 																		var r989 uint64
 																		_ = r989
 																		{
@@ -8843,7 +8843,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[30].Set64(a984, ((v986) & 0xffff))
+																		p.r[30].Set32(a984, ((v986) & 0xffff))
 																		if s[166] == 0x3 {
 																			{
 																				s[172] = v986
@@ -8859,7 +8859,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		v993 := uint64(0)
 																		_ = v993
-																		v993 = p.r[31].Get64(a984)
+																		v993 = p.r[31].Get32(a984)
 																		s[173] = v993
 																		if (s[167] == 0x2) && (s[171] == 0x1) {
 																			{
@@ -8891,7 +8891,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[31].Set64(a984, ((v993) & 0xffff))
+																		p.r[31].Set32(a984, ((v993) & 0xffff))
 																	}
 																}
 															}
@@ -8902,7 +8902,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		v999 := uint64(0)
 																		_ = v999
-																		v999 = p.r[32].Get64(a984)
+																		v999 = p.r[32].Get32(a984)
 																		if (s[168] == 0x2) && (s[171] == 0x1) {
 																			{
 																				v999 = s[170]
@@ -8964,7 +8964,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[32].Set64(a984, ((v999) & 0xffff))
+																		p.r[32].Set32(a984, ((v999) & 0xffff))
 																		s[174] = v999
 																	}
 																}
@@ -8982,7 +8982,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		v1011 := uint64(0)
 																		_ = v1011
-																		v1011 = p.r[27].Get64(a1009)
+																		v1011 = p.r[27].Get32(a1009)
 																		var r1014 uint64
 																		_ = r1014
 																		{
@@ -9028,7 +9028,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[27].Set64(a1009, ((v1011) & 0xffff))
+																		p.r[27].Set32(a1009, ((v1011) & 0xffff))
 																		if s[176] == 0x3 {
 																			{
 																				s[182] = v1011
@@ -9044,7 +9044,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		v1018 := uint64(0)
 																		_ = v1018
-																		v1018 = p.r[28].Get64(a1009)
+																		v1018 = p.r[28].Get32(a1009)
 																		s[183] = v1018
 																		if (s[177] == 0x2) && (s[181] == 0x1) {
 																			{
@@ -9076,7 +9076,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[28].Set64(a1009, ((v1018) & 0xffff))
+																		p.r[28].Set32(a1009, ((v1018) & 0xffff))
 																	}
 																}
 															}
@@ -9087,7 +9087,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	{
 																		v1024 := uint64(0)
 																		_ = v1024
-																		v1024 = p.r[29].Get64(a1009)
+																		v1024 = p.r[29].Get32(a1009)
 																		if (s[178] == 0x2) && (s[181] == 0x1) {
 																			{
 																				v1024 = s[180]
@@ -9149,7 +9149,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[29].Set64(a1009, ((v1024) & 0xffff))
+																		p.r[29].Set32(a1009, ((v1024) & 0xffff))
 																		s[184] = v1024
 																	}
 																}
@@ -9307,7 +9307,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			v1053 := uint64(0)
 																			_ = v1053
-																			v1053 = p.r[27].Get64(a1051)
+																			v1053 = p.r[27].Get32(a1051)
 																			var r1056 uint64
 																			_ = r1056
 																			{
@@ -9353,7 +9353,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[27].Set64(a1051, ((v1053) & 0xffff))
+																			p.r[27].Set32(a1051, ((v1053) & 0xffff))
 																			if s[166] == 0x3 {
 																				{
 																					s[172] = v1053
@@ -9369,7 +9369,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			v1060 := uint64(0)
 																			_ = v1060
-																			v1060 = p.r[28].Get64(a1051)
+																			v1060 = p.r[28].Get32(a1051)
 																			s[173] = v1060
 																			if (s[167] == 0x2) && (s[171] == 0x1) {
 																				{
@@ -9401,7 +9401,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[28].Set64(a1051, ((v1060) & 0xffff))
+																			p.r[28].Set32(a1051, ((v1060) & 0xffff))
 																		}
 																	}
 																}
@@ -9412,7 +9412,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			v1066 := uint64(0)
 																			_ = v1066
-																			v1066 = p.r[29].Get64(a1051)
+																			v1066 = p.r[29].Get32(a1051)
 																			if (s[168] == 0x2) && (s[171] == 0x1) {
 																				{
 																					v1066 = s[170]
@@ -9474,7 +9474,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[29].Set64(a1051, ((v1066) & 0xffff))
+																			p.r[29].Set32(a1051, ((v1066) & 0xffff))
 																			s[174] = v1066
 																		}
 																	}
@@ -9492,7 +9492,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			v1078 := uint64(0)
 																			_ = v1078
-																			v1078 = p.r[30].Get64(a1076)
+																			v1078 = p.r[30].Get32(a1076)
 																			var r1081 uint64
 																			_ = r1081
 																			{
@@ -9538,7 +9538,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[30].Set64(a1076, ((v1078) & 0xffff))
+																			p.r[30].Set32(a1076, ((v1078) & 0xffff))
 																			if s[176] == 0x3 {
 																				{
 																					s[182] = v1078
@@ -9554,7 +9554,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			v1085 := uint64(0)
 																			_ = v1085
-																			v1085 = p.r[31].Get64(a1076)
+																			v1085 = p.r[31].Get32(a1076)
 																			s[183] = v1085
 																			if (s[177] == 0x2) && (s[181] == 0x1) {
 																				{
@@ -9586,7 +9586,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[31].Set64(a1076, ((v1085) & 0xffff))
+																			p.r[31].Set32(a1076, ((v1085) & 0xffff))
 																		}
 																	}
 																}
@@ -9597,7 +9597,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			v1091 := uint64(0)
 																			_ = v1091
-																			v1091 = p.r[32].Get64(a1076)
+																			v1091 = p.r[32].Get32(a1076)
 																			if (s[178] == 0x2) && (s[181] == 0x1) {
 																				{
 																					v1091 = s[180]
@@ -9659,7 +9659,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[32].Set64(a1076, ((v1091) & 0xffff))
+																			p.r[32].Set32(a1076, ((v1091) & 0xffff))
 																			s[184] = v1091
 																		}
 																	}
@@ -9680,7 +9680,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			v1103 := uint64(0)
 																			_ = v1103
-																			v1103 = p.r[30].Get64(a1101)
+																			v1103 = p.r[30].Get32(a1101)
 																			var r1106 uint64
 																			_ = r1106
 																			{
@@ -9726,7 +9726,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[30].Set64(a1101, ((v1103) & 0xffff))
+																			p.r[30].Set32(a1101, ((v1103) & 0xffff))
 																			if s[166] == 0x3 {
 																				{
 																					s[172] = v1103
@@ -9742,7 +9742,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			v1110 := uint64(0)
 																			_ = v1110
-																			v1110 = p.r[31].Get64(a1101)
+																			v1110 = p.r[31].Get32(a1101)
 																			s[173] = v1110
 																			if (s[167] == 0x2) && (s[171] == 0x1) {
 																				{
@@ -9774,7 +9774,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[31].Set64(a1101, ((v1110) & 0xffff))
+																			p.r[31].Set32(a1101, ((v1110) & 0xffff))
 																		}
 																	}
 																}
@@ -9785,7 +9785,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			v1116 := uint64(0)
 																			_ = v1116
-																			v1116 = p.r[32].Get64(a1101)
+																			v1116 = p.r[32].Get32(a1101)
 																			if (s[168] == 0x2) && (s[171] == 0x1) {
 																				{
 																					v1116 = s[170]
@@ -9847,7 +9847,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[32].Set64(a1101, ((v1116) & 0xffff))
+																			p.r[32].Set32(a1101, ((v1116) & 0xffff))
 																			s[174] = v1116
 																		}
 																	}
@@ -9865,7 +9865,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			v1128 := uint64(0)
 																			_ = v1128
-																			v1128 = p.r[27].Get64(a1126)
+																			v1128 = p.r[27].Get32(a1126)
 																			var r1131 uint64
 																			_ = r1131
 																			{
@@ -9911,7 +9911,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[27].Set64(a1126, ((v1128) & 0xffff))
+																			p.r[27].Set32(a1126, ((v1128) & 0xffff))
 																			if s[176] == 0x3 {
 																				{
 																					s[182] = v1128
@@ -9927,7 +9927,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			v1135 := uint64(0)
 																			_ = v1135
-																			v1135 = p.r[28].Get64(a1126)
+																			v1135 = p.r[28].Get32(a1126)
 																			s[183] = v1135
 																			if (s[177] == 0x2) && (s[181] == 0x1) {
 																				{
@@ -9959,7 +9959,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[28].Set64(a1126, ((v1135) & 0xffff))
+																			p.r[28].Set32(a1126, ((v1135) & 0xffff))
 																		}
 																	}
 																}
@@ -9970,7 +9970,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			v1141 := uint64(0)
 																			_ = v1141
-																			v1141 = p.r[29].Get64(a1126)
+																			v1141 = p.r[29].Get32(a1126)
 																			if (s[178] == 0x2) && (s[181] == 0x1) {
 																				{
 																					v1141 = s[180]
@@ -10032,7 +10032,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[29].Set64(a1126, ((v1141) & 0xffff))
+																			p.r[29].Set32(a1126, ((v1141) & 0xffff))
 																			s[184] = v1141
 																		}
 																	}
@@ -10754,7 +10754,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			v1217 := uint64(0)
 																			_ = v1217
-																			v1217 = p.r[27].Get64(a1215)
+																			v1217 = p.r[27].Get32(a1215)
 																			var r1220 uint64
 																			_ = r1220
 																			{
@@ -10800,7 +10800,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[27].Set64(a1215, ((v1217) & 0xffff))
+																			p.r[27].Set32(a1215, ((v1217) & 0xffff))
 																			if s[166] == 0x3 {
 																				{
 																					s[172] = v1217
@@ -10816,7 +10816,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			v1224 := uint64(0)
 																			_ = v1224
-																			v1224 = p.r[28].Get64(a1215)
+																			v1224 = p.r[28].Get32(a1215)
 																			s[173] = v1224
 																			if (s[167] == 0x2) && (s[171] == 0x1) {
 																				{
@@ -10848,7 +10848,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[28].Set64(a1215, ((v1224) & 0xffff))
+																			p.r[28].Set32(a1215, ((v1224) & 0xffff))
 																		}
 																	}
 																}
@@ -10859,7 +10859,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			v1230 := uint64(0)
 																			_ = v1230
-																			v1230 = p.r[29].Get64(a1215)
+																			v1230 = p.r[29].Get32(a1215)
 																			if (s[168] == 0x2) && (s[171] == 0x1) {
 																				{
 																					v1230 = s[170]
@@ -10921,7 +10921,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[29].Set64(a1215, ((v1230) & 0xffff))
+																			p.r[29].Set32(a1215, ((v1230) & 0xffff))
 																			s[174] = v1230
 																		}
 																	}
@@ -10939,7 +10939,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			v1242 := uint64(0)
 																			_ = v1242
-																			v1242 = p.r[30].Get64(a1240)
+																			v1242 = p.r[30].Get32(a1240)
 																			var r1245 uint64
 																			_ = r1245
 																			{
@@ -10985,7 +10985,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[30].Set64(a1240, ((v1242) & 0xffff))
+																			p.r[30].Set32(a1240, ((v1242) & 0xffff))
 																			if s[176] == 0x3 {
 																				{
 																					s[182] = v1242
@@ -11001,7 +11001,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			v1249 := uint64(0)
 																			_ = v1249
-																			v1249 = p.r[31].Get64(a1240)
+																			v1249 = p.r[31].Get32(a1240)
 																			s[183] = v1249
 																			if (s[177] == 0x2) && (s[181] == 0x1) {
 																				{
@@ -11033,7 +11033,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[31].Set64(a1240, ((v1249) & 0xffff))
+																			p.r[31].Set32(a1240, ((v1249) & 0xffff))
 																		}
 																	}
 																}
@@ -11044,7 +11044,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			v1255 := uint64(0)
 																			_ = v1255
-																			v1255 = p.r[32].Get64(a1240)
+																			v1255 = p.r[32].Get32(a1240)
 																			if (s[178] == 0x2) && (s[181] == 0x1) {
 																				{
 																					v1255 = s[180]
@@ -11106,7 +11106,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[32].Set64(a1240, ((v1255) & 0xffff))
+																			p.r[32].Set32(a1240, ((v1255) & 0xffff))
 																			s[184] = v1255
 																		}
 																	}
@@ -11127,7 +11127,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			v1267 := uint64(0)
 																			_ = v1267
-																			v1267 = p.r[30].Get64(a1265)
+																			v1267 = p.r[30].Get32(a1265)
 																			var r1270 uint64
 																			_ = r1270
 																			{
@@ -11173,7 +11173,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[30].Set64(a1265, ((v1267) & 0xffff))
+																			p.r[30].Set32(a1265, ((v1267) & 0xffff))
 																			if s[166] == 0x3 {
 																				{
 																					s[172] = v1267
@@ -11189,7 +11189,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			v1274 := uint64(0)
 																			_ = v1274
-																			v1274 = p.r[31].Get64(a1265)
+																			v1274 = p.r[31].Get32(a1265)
 																			s[173] = v1274
 																			if (s[167] == 0x2) && (s[171] == 0x1) {
 																				{
@@ -11221,7 +11221,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[31].Set64(a1265, ((v1274) & 0xffff))
+																			p.r[31].Set32(a1265, ((v1274) & 0xffff))
 																		}
 																	}
 																}
@@ -11232,7 +11232,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			v1280 := uint64(0)
 																			_ = v1280
-																			v1280 = p.r[32].Get64(a1265)
+																			v1280 = p.r[32].Get32(a1265)
 																			if (s[168] == 0x2) && (s[171] == 0x1) {
 																				{
 																					v1280 = s[170]
@@ -11294,7 +11294,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[32].Set64(a1265, ((v1280) & 0xffff))
+																			p.r[32].Set32(a1265, ((v1280) & 0xffff))
 																			s[174] = v1280
 																		}
 																	}
@@ -11312,7 +11312,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			v1292 := uint64(0)
 																			_ = v1292
-																			v1292 = p.r[27].Get64(a1290)
+																			v1292 = p.r[27].Get32(a1290)
 																			var r1295 uint64
 																			_ = r1295
 																			{
@@ -11358,7 +11358,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[27].Set64(a1290, ((v1292) & 0xffff))
+																			p.r[27].Set32(a1290, ((v1292) & 0xffff))
 																			if s[176] == 0x3 {
 																				{
 																					s[182] = v1292
@@ -11374,7 +11374,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			v1299 := uint64(0)
 																			_ = v1299
-																			v1299 = p.r[28].Get64(a1290)
+																			v1299 = p.r[28].Get32(a1290)
 																			s[183] = v1299
 																			if (s[177] == 0x2) && (s[181] == 0x1) {
 																				{
@@ -11406,7 +11406,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[28].Set64(a1290, ((v1299) & 0xffff))
+																			p.r[28].Set32(a1290, ((v1299) & 0xffff))
 																		}
 																	}
 																}
@@ -11417,7 +11417,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																		{
 																			v1305 := uint64(0)
 																			_ = v1305
-																			v1305 = p.r[29].Get64(a1290)
+																			v1305 = p.r[29].Get32(a1290)
 																			if (s[178] == 0x2) && (s[181] == 0x1) {
 																				{
 																					v1305 = s[180]
@@ -11479,7 +11479,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[29].Set64(a1290, ((v1305) & 0xffff))
+																			p.r[29].Set32(a1290, ((v1305) & 0xffff))
 																			s[184] = v1305
 																		}
 																	}
@@ -11627,7 +11627,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																			{
 																				v1329 := uint64(0)
 																				_ = v1329
-																				v1329 = p.r[27].Get64(a1327)
+																				v1329 = p.r[27].Get32(a1327)
 																				var r1332 uint64
 																				_ = r1332
 																				{
@@ -11673,7 +11673,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						}
 																					}
 																				}
-																				p.r[27].Set64(a1327, ((v1329) & 0xffff))
+																				p.r[27].Set32(a1327, ((v1329) & 0xffff))
 																				if s[166] == 0x3 {
 																					{
 																						s[172] = v1329
@@ -11689,7 +11689,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																			{
 																				v1336 := uint64(0)
 																				_ = v1336
-																				v1336 = p.r[28].Get64(a1327)
+																				v1336 = p.r[28].Get32(a1327)
 																				s[173] = v1336
 																				if (s[167] == 0x2) && (s[171] == 0x1) {
 																					{
@@ -11721,7 +11721,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						}
 																					}
 																				}
-																				p.r[28].Set64(a1327, ((v1336) & 0xffff))
+																				p.r[28].Set32(a1327, ((v1336) & 0xffff))
 																			}
 																		}
 																	}
@@ -11732,7 +11732,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																			{
 																				v1342 := uint64(0)
 																				_ = v1342
-																				v1342 = p.r[29].Get64(a1327)
+																				v1342 = p.r[29].Get32(a1327)
 																				if (s[168] == 0x2) && (s[171] == 0x1) {
 																					{
 																						v1342 = s[170]
@@ -11794,7 +11794,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						}
 																					}
 																				}
-																				p.r[29].Set64(a1327, ((v1342) & 0xffff))
+																				p.r[29].Set32(a1327, ((v1342) & 0xffff))
 																				s[174] = v1342
 																			}
 																		}
@@ -11812,7 +11812,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																			{
 																				v1354 := uint64(0)
 																				_ = v1354
-																				v1354 = p.r[30].Get64(a1352)
+																				v1354 = p.r[30].Get32(a1352)
 																				var r1357 uint64
 																				_ = r1357
 																				{
@@ -11858,7 +11858,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						}
 																					}
 																				}
-																				p.r[30].Set64(a1352, ((v1354) & 0xffff))
+																				p.r[30].Set32(a1352, ((v1354) & 0xffff))
 																				if s[176] == 0x3 {
 																					{
 																						s[182] = v1354
@@ -11874,7 +11874,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																			{
 																				v1361 := uint64(0)
 																				_ = v1361
-																				v1361 = p.r[31].Get64(a1352)
+																				v1361 = p.r[31].Get32(a1352)
 																				s[183] = v1361
 																				if (s[177] == 0x2) && (s[181] == 0x1) {
 																					{
@@ -11906,7 +11906,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						}
 																					}
 																				}
-																				p.r[31].Set64(a1352, ((v1361) & 0xffff))
+																				p.r[31].Set32(a1352, ((v1361) & 0xffff))
 																			}
 																		}
 																	}
@@ -11917,7 +11917,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																			{
 																				v1367 := uint64(0)
 																				_ = v1367
-																				v1367 = p.r[32].Get64(a1352)
+																				v1367 = p.r[32].Get32(a1352)
 																				if (s[178] == 0x2) && (s[181] == 0x1) {
 																					{
 																						v1367 = s[180]
@@ -11979,7 +11979,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						}
 																					}
 																				}
-																				p.r[32].Set64(a1352, ((v1367) & 0xffff))
+																				p.r[32].Set32(a1352, ((v1367) & 0xffff))
 																				s[184] = v1367
 																			}
 																		}
@@ -12000,7 +12000,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																			{
 																				v1379 := uint64(0)
 																				_ = v1379
-																				v1379 = p.r[30].Get64(a1377)
+																				v1379 = p.r[30].Get32(a1377)
 																				var r1382 uint64
 																				_ = r1382
 																				{
@@ -12046,7 +12046,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						}
 																					}
 																				}
-																				p.r[30].Set64(a1377, ((v1379) & 0xffff))
+																				p.r[30].Set32(a1377, ((v1379) & 0xffff))
 																				if s[166] == 0x3 {
 																					{
 																						s[172] = v1379
@@ -12062,7 +12062,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																			{
 																				v1386 := uint64(0)
 																				_ = v1386
-																				v1386 = p.r[31].Get64(a1377)
+																				v1386 = p.r[31].Get32(a1377)
 																				s[173] = v1386
 																				if (s[167] == 0x2) && (s[171] == 0x1) {
 																					{
@@ -12094,7 +12094,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						}
 																					}
 																				}
-																				p.r[31].Set64(a1377, ((v1386) & 0xffff))
+																				p.r[31].Set32(a1377, ((v1386) & 0xffff))
 																			}
 																		}
 																	}
@@ -12105,7 +12105,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																			{
 																				v1392 := uint64(0)
 																				_ = v1392
-																				v1392 = p.r[32].Get64(a1377)
+																				v1392 = p.r[32].Get32(a1377)
 																				if (s[168] == 0x2) && (s[171] == 0x1) {
 																					{
 																						v1392 = s[170]
@@ -12167,7 +12167,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						}
 																					}
 																				}
-																				p.r[32].Set64(a1377, ((v1392) & 0xffff))
+																				p.r[32].Set32(a1377, ((v1392) & 0xffff))
 																				s[174] = v1392
 																			}
 																		}
@@ -12185,7 +12185,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																			{
 																				v1404 := uint64(0)
 																				_ = v1404
-																				v1404 = p.r[27].Get64(a1402)
+																				v1404 = p.r[27].Get32(a1402)
 																				var r1407 uint64
 																				_ = r1407
 																				{
@@ -12231,7 +12231,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						}
 																					}
 																				}
-																				p.r[27].Set64(a1402, ((v1404) & 0xffff))
+																				p.r[27].Set32(a1402, ((v1404) & 0xffff))
 																				if s[176] == 0x3 {
 																					{
 																						s[182] = v1404
@@ -12247,7 +12247,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																			{
 																				v1411 := uint64(0)
 																				_ = v1411
-																				v1411 = p.r[28].Get64(a1402)
+																				v1411 = p.r[28].Get32(a1402)
 																				s[183] = v1411
 																				if (s[177] == 0x2) && (s[181] == 0x1) {
 																					{
@@ -12279,7 +12279,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						}
 																					}
 																				}
-																				p.r[28].Set64(a1402, ((v1411) & 0xffff))
+																				p.r[28].Set32(a1402, ((v1411) & 0xffff))
 																			}
 																		}
 																	}
@@ -12290,7 +12290,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																			{
 																				v1417 := uint64(0)
 																				_ = v1417
-																				v1417 = p.r[29].Get64(a1402)
+																				v1417 = p.r[29].Get32(a1402)
 																				if (s[178] == 0x2) && (s[181] == 0x1) {
 																					{
 																						v1417 = s[180]
@@ -12352,7 +12352,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																						}
 																					}
 																				}
-																				p.r[29].Set64(a1402, ((v1417) & 0xffff))
+																				p.r[29].Set32(a1402, ((v1417) & 0xffff))
 																				s[184] = v1417
 																			}
 																		}
@@ -13221,7 +13221,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				{
 																					v1509 := uint64(0)
 																					_ = v1509
-																					v1509 = p.r[27].Get64(a1507)
+																					v1509 = p.r[27].Get32(a1507)
 																					var r1512 uint64
 																					_ = r1512
 																					{
@@ -13267,7 +13267,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							}
 																						}
 																					}
-																					p.r[27].Set64(a1507, ((v1509) & 0xffff))
+																					p.r[27].Set32(a1507, ((v1509) & 0xffff))
 																					if s[166] == 0x3 {
 																						{
 																							s[172] = v1509
@@ -13283,7 +13283,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				{
 																					v1516 := uint64(0)
 																					_ = v1516
-																					v1516 = p.r[28].Get64(a1507)
+																					v1516 = p.r[28].Get32(a1507)
 																					s[173] = v1516
 																					if (s[167] == 0x2) && (s[171] == 0x1) {
 																						{
@@ -13315,7 +13315,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							}
 																						}
 																					}
-																					p.r[28].Set64(a1507, ((v1516) & 0xffff))
+																					p.r[28].Set32(a1507, ((v1516) & 0xffff))
 																				}
 																			}
 																		}
@@ -13326,7 +13326,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				{
 																					v1522 := uint64(0)
 																					_ = v1522
-																					v1522 = p.r[29].Get64(a1507)
+																					v1522 = p.r[29].Get32(a1507)
 																					if (s[168] == 0x2) && (s[171] == 0x1) {
 																						{
 																							v1522 = s[170]
@@ -13388,7 +13388,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							}
 																						}
 																					}
-																					p.r[29].Set64(a1507, ((v1522) & 0xffff))
+																					p.r[29].Set32(a1507, ((v1522) & 0xffff))
 																					s[174] = v1522
 																				}
 																			}
@@ -13406,7 +13406,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				{
 																					v1534 := uint64(0)
 																					_ = v1534
-																					v1534 = p.r[30].Get64(a1532)
+																					v1534 = p.r[30].Get32(a1532)
 																					var r1537 uint64
 																					_ = r1537
 																					{
@@ -13452,7 +13452,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							}
 																						}
 																					}
-																					p.r[30].Set64(a1532, ((v1534) & 0xffff))
+																					p.r[30].Set32(a1532, ((v1534) & 0xffff))
 																					if s[176] == 0x3 {
 																						{
 																							s[182] = v1534
@@ -13468,7 +13468,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				{
 																					v1541 := uint64(0)
 																					_ = v1541
-																					v1541 = p.r[31].Get64(a1532)
+																					v1541 = p.r[31].Get32(a1532)
 																					s[183] = v1541
 																					if (s[177] == 0x2) && (s[181] == 0x1) {
 																						{
@@ -13500,7 +13500,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							}
 																						}
 																					}
-																					p.r[31].Set64(a1532, ((v1541) & 0xffff))
+																					p.r[31].Set32(a1532, ((v1541) & 0xffff))
 																				}
 																			}
 																		}
@@ -13511,7 +13511,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				{
 																					v1547 := uint64(0)
 																					_ = v1547
-																					v1547 = p.r[32].Get64(a1532)
+																					v1547 = p.r[32].Get32(a1532)
 																					if (s[178] == 0x2) && (s[181] == 0x1) {
 																						{
 																							v1547 = s[180]
@@ -13573,7 +13573,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							}
 																						}
 																					}
-																					p.r[32].Set64(a1532, ((v1547) & 0xffff))
+																					p.r[32].Set32(a1532, ((v1547) & 0xffff))
 																					s[184] = v1547
 																				}
 																			}
@@ -13594,7 +13594,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				{
 																					v1559 := uint64(0)
 																					_ = v1559
-																					v1559 = p.r[30].Get64(a1557)
+																					v1559 = p.r[30].Get32(a1557)
 																					var r1562 uint64
 																					_ = r1562
 																					{
@@ -13640,7 +13640,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							}
 																						}
 																					}
-																					p.r[30].Set64(a1557, ((v1559) & 0xffff))
+																					p.r[30].Set32(a1557, ((v1559) & 0xffff))
 																					if s[166] == 0x3 {
 																						{
 																							s[172] = v1559
@@ -13656,7 +13656,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				{
 																					v1566 := uint64(0)
 																					_ = v1566
-																					v1566 = p.r[31].Get64(a1557)
+																					v1566 = p.r[31].Get32(a1557)
 																					s[173] = v1566
 																					if (s[167] == 0x2) && (s[171] == 0x1) {
 																						{
@@ -13688,7 +13688,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							}
 																						}
 																					}
-																					p.r[31].Set64(a1557, ((v1566) & 0xffff))
+																					p.r[31].Set32(a1557, ((v1566) & 0xffff))
 																				}
 																			}
 																		}
@@ -13699,7 +13699,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				{
 																					v1572 := uint64(0)
 																					_ = v1572
-																					v1572 = p.r[32].Get64(a1557)
+																					v1572 = p.r[32].Get32(a1557)
 																					if (s[168] == 0x2) && (s[171] == 0x1) {
 																						{
 																							v1572 = s[170]
@@ -13761,7 +13761,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							}
 																						}
 																					}
-																					p.r[32].Set64(a1557, ((v1572) & 0xffff))
+																					p.r[32].Set32(a1557, ((v1572) & 0xffff))
 																					s[174] = v1572
 																				}
 																			}
@@ -13779,7 +13779,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				{
 																					v1584 := uint64(0)
 																					_ = v1584
-																					v1584 = p.r[27].Get64(a1582)
+																					v1584 = p.r[27].Get32(a1582)
 																					var r1587 uint64
 																					_ = r1587
 																					{
@@ -13825,7 +13825,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							}
 																						}
 																					}
-																					p.r[27].Set64(a1582, ((v1584) & 0xffff))
+																					p.r[27].Set32(a1582, ((v1584) & 0xffff))
 																					if s[176] == 0x3 {
 																						{
 																							s[182] = v1584
@@ -13841,7 +13841,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				{
 																					v1591 := uint64(0)
 																					_ = v1591
-																					v1591 = p.r[28].Get64(a1582)
+																					v1591 = p.r[28].Get32(a1582)
 																					s[183] = v1591
 																					if (s[177] == 0x2) && (s[181] == 0x1) {
 																						{
@@ -13873,7 +13873,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							}
 																						}
 																					}
-																					p.r[28].Set64(a1582, ((v1591) & 0xffff))
+																					p.r[28].Set32(a1582, ((v1591) & 0xffff))
 																				}
 																			}
 																		}
@@ -13884,7 +13884,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																				{
 																					v1597 := uint64(0)
 																					_ = v1597
-																					v1597 = p.r[29].Get64(a1582)
+																					v1597 = p.r[29].Get32(a1582)
 																					if (s[178] == 0x2) && (s[181] == 0x1) {
 																						{
 																							v1597 = s[180]
@@ -13946,7 +13946,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																							}
 																						}
 																					}
-																					p.r[29].Set64(a1582, ((v1597) & 0xffff))
+																					p.r[29].Set32(a1582, ((v1597) & 0xffff))
 																					s[184] = v1597
 																				}
 																			}
@@ -14057,7 +14057,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 															}
 															v1623 := uint64(0)
 															_ = v1623
-															v1623 = p.r[6].Get64(v1616)
+															v1623 = p.r[6].Get32(v1616)
 															s[234] = engine.Sel(((v1623 & 0xfffffffd) == (v1619 | 0x1)), 0x1, 0x0)
 															s[235] = engine.Sel((v1623 == (v1619 | 0x3)), 0x1, 0x0)
 															s[236] = engine.Sel((v1623 == v1619), 0x1, 0x0)
@@ -14068,7 +14068,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																	}
 																}
 															}
-															p.r[6].Set64(v1616, ((v1623) & 0xffffffff))
+															p.r[6].Set32(v1616, ((v1623) & 0xffffffff))
 														}
 													}
 													if (s[221] == 0x0) && (((s[224] + s[225]) & 0xffffffff) > 0x0) {
@@ -15442,7 +15442,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																											{
 																												v1754 := uint64(0)
 																												_ = v1754
-																												v1754 = p.r[27].Get64(a1752)
+																												v1754 = p.r[27].Get32(a1752)
 																												var r1757 uint64
 																												_ = r1757
 																												{
@@ -15488,7 +15488,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																														}
 																													}
 																												}
-																												p.r[27].Set64(a1752, ((v1754) & 0xffff))
+																												p.r[27].Set32(a1752, ((v1754) & 0xffff))
 																												if s[166] == 0x3 {
 																													{
 																														s[172] = v1754
@@ -15504,7 +15504,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																											{
 																												v1761 := uint64(0)
 																												_ = v1761
-																												v1761 = p.r[28].Get64(a1752)
+																												v1761 = p.r[28].Get32(a1752)
 																												s[173] = v1761
 																												if (s[167] == 0x2) && (s[171] == 0x1) {
 																													{
@@ -15536,7 +15536,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																														}
 																													}
 																												}
-																												p.r[28].Set64(a1752, ((v1761) & 0xffff))
+																												p.r[28].Set32(a1752, ((v1761) & 0xffff))
 																											}
 																										}
 																									}
@@ -15547,7 +15547,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																											{
 																												v1767 := uint64(0)
 																												_ = v1767
-																												v1767 = p.r[29].Get64(a1752)
+																												v1767 = p.r[29].Get32(a1752)
 																												if (s[168] == 0x2) && (s[171] == 0x1) {
 																													{
 																														v1767 = s[170]
@@ -15609,7 +15609,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																														}
 																													}
 																												}
-																												p.r[29].Set64(a1752, ((v1767) & 0xffff))
+																												p.r[29].Set32(a1752, ((v1767) & 0xffff))
 																												s[174] = v1767
 																											}
 																										}
@@ -15627,7 +15627,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																											{
 																												v1779 := uint64(0)
 																												_ = v1779
-																												v1779 = p.r[30].Get64(a1777)
+																												v1779 = p.r[30].Get32(a1777)
 																												var r1782 uint64
 																												_ = r1782
 																												{
@@ -15673,7 +15673,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																														}
 																													}
 																												}
-																												p.r[30].Set64(a1777, ((v1779) & 0xffff))
+																												p.r[30].Set32(a1777, ((v1779) & 0xffff))
 																												if s[176] == 0x3 {
 																													{
 																														s[182] = v1779
@@ -15689,7 +15689,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																											{
 																												v1786 := uint64(0)
 																												_ = v1786
-																												v1786 = p.r[31].Get64(a1777)
+																												v1786 = p.r[31].Get32(a1777)
 																												s[183] = v1786
 																												if (s[177] == 0x2) && (s[181] == 0x1) {
 																													{
@@ -15721,7 +15721,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																														}
 																													}
 																												}
-																												p.r[31].Set64(a1777, ((v1786) & 0xffff))
+																												p.r[31].Set32(a1777, ((v1786) & 0xffff))
 																											}
 																										}
 																									}
@@ -15732,7 +15732,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																											{
 																												v1792 := uint64(0)
 																												_ = v1792
-																												v1792 = p.r[32].Get64(a1777)
+																												v1792 = p.r[32].Get32(a1777)
 																												if (s[178] == 0x2) && (s[181] == 0x1) {
 																													{
 																														v1792 = s[180]
@@ -15794,7 +15794,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																														}
 																													}
 																												}
-																												p.r[32].Set64(a1777, ((v1792) & 0xffff))
+																												p.r[32].Set32(a1777, ((v1792) & 0xffff))
 																												s[184] = v1792
 																											}
 																										}
@@ -15815,7 +15815,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																											{
 																												v1804 := uint64(0)
 																												_ = v1804
-																												v1804 = p.r[30].Get64(a1802)
+																												v1804 = p.r[30].Get32(a1802)
 																												var r1807 uint64
 																												_ = r1807
 																												{
@@ -15861,7 +15861,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																														}
 																													}
 																												}
-																												p.r[30].Set64(a1802, ((v1804) & 0xffff))
+																												p.r[30].Set32(a1802, ((v1804) & 0xffff))
 																												if s[166] == 0x3 {
 																													{
 																														s[172] = v1804
@@ -15877,7 +15877,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																											{
 																												v1811 := uint64(0)
 																												_ = v1811
-																												v1811 = p.r[31].Get64(a1802)
+																												v1811 = p.r[31].Get32(a1802)
 																												s[173] = v1811
 																												if (s[167] == 0x2) && (s[171] == 0x1) {
 																													{
@@ -15909,7 +15909,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																														}
 																													}
 																												}
-																												p.r[31].Set64(a1802, ((v1811) & 0xffff))
+																												p.r[31].Set32(a1802, ((v1811) & 0xffff))
 																											}
 																										}
 																									}
@@ -15920,7 +15920,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																											{
 																												v1817 := uint64(0)
 																												_ = v1817
-																												v1817 = p.r[32].Get64(a1802)
+																												v1817 = p.r[32].Get32(a1802)
 																												if (s[168] == 0x2) && (s[171] == 0x1) {
 																													{
 																														v1817 = s[170]
@@ -15982,7 +15982,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																														}
 																													}
 																												}
-																												p.r[32].Set64(a1802, ((v1817) & 0xffff))
+																												p.r[32].Set32(a1802, ((v1817) & 0xffff))
 																												s[174] = v1817
 																											}
 																										}
@@ -16000,7 +16000,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																											{
 																												v1829 := uint64(0)
 																												_ = v1829
-																												v1829 = p.r[27].Get64(a1827)
+																												v1829 = p.r[27].Get32(a1827)
 																												var r1832 uint64
 																												_ = r1832
 																												{
@@ -16046,7 +16046,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																														}
 																													}
 																												}
-																												p.r[27].Set64(a1827, ((v1829) & 0xffff))
+																												p.r[27].Set32(a1827, ((v1829) & 0xffff))
 																												if s[176] == 0x3 {
 																													{
 																														s[182] = v1829
@@ -16062,7 +16062,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																											{
 																												v1836 := uint64(0)
 																												_ = v1836
-																												v1836 = p.r[28].Get64(a1827)
+																												v1836 = p.r[28].Get32(a1827)
 																												s[183] = v1836
 																												if (s[177] == 0x2) && (s[181] == 0x1) {
 																													{
@@ -16094,7 +16094,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																														}
 																													}
 																												}
-																												p.r[28].Set64(a1827, ((v1836) & 0xffff))
+																												p.r[28].Set32(a1827, ((v1836) & 0xffff))
 																											}
 																										}
 																									}
@@ -16105,7 +16105,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																											{
 																												v1842 := uint64(0)
 																												_ = v1842
-																												v1842 = p.r[29].Get64(a1827)
+																												v1842 = p.r[29].Get32(a1827)
 																												if (s[178] == 0x2) && (s[181] == 0x1) {
 																													{
 																														v1842 = s[180]
@@ -16167,7 +16167,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																														}
 																													}
 																												}
-																												p.r[29].Set64(a1827, ((v1842) & 0xffff))
+																												p.r[29].Set32(a1827, ((v1842) & 0xffff))
 																												s[184] = v1842
 																											}
 																										}
@@ -17017,7 +17017,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																										{
 																											v1934 := uint64(0)
 																											_ = v1934
-																											v1934 = p.r[27].Get64(a1932)
+																											v1934 = p.r[27].Get32(a1932)
 																											var r1937 uint64
 																											_ = r1937
 																											{
@@ -17063,7 +17063,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																													}
 																												}
 																											}
-																											p.r[27].Set64(a1932, ((v1934) & 0xffff))
+																											p.r[27].Set32(a1932, ((v1934) & 0xffff))
 																											if s[166] == 0x3 {
 																												{
 																													s[172] = v1934
@@ -17079,7 +17079,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																										{
 																											v1941 := uint64(0)
 																											_ = v1941
-																											v1941 = p.r[28].Get64(a1932)
+																											v1941 = p.r[28].Get32(a1932)
 																											s[173] = v1941
 																											if (s[167] == 0x2) && (s[171] == 0x1) {
 																												{
@@ -17111,7 +17111,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																													}
 																												}
 																											}
-																											p.r[28].Set64(a1932, ((v1941) & 0xffff))
+																											p.r[28].Set32(a1932, ((v1941) & 0xffff))
 																										}
 																									}
 																								}
@@ -17122,7 +17122,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																										{
 																											v1947 := uint64(0)
 																											_ = v1947
-																											v1947 = p.r[29].Get64(a1932)
+																											v1947 = p.r[29].Get32(a1932)
 																											if (s[168] == 0x2) && (s[171] == 0x1) {
 																												{
 																													v1947 = s[170]
@@ -17184,7 +17184,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																													}
 																												}
 																											}
-																											p.r[29].Set64(a1932, ((v1947) & 0xffff))
+																											p.r[29].Set32(a1932, ((v1947) & 0xffff))
 																											s[174] = v1947
 																										}
 																									}
@@ -17202,7 +17202,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																										{
 																											v1959 := uint64(0)
 																											_ = v1959
-																											v1959 = p.r[30].Get64(a1957)
+																											v1959 = p.r[30].Get32(a1957)
 																											var r1962 uint64
 																											_ = r1962
 																											{
@@ -17248,7 +17248,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																													}
 																												}
 																											}
-																											p.r[30].Set64(a1957, ((v1959) & 0xffff))
+																											p.r[30].Set32(a1957, ((v1959) & 0xffff))
 																											if s[176] == 0x3 {
 																												{
 																													s[182] = v1959
@@ -17264,7 +17264,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																										{
 																											v1966 := uint64(0)
 																											_ = v1966
-																											v1966 = p.r[31].Get64(a1957)
+																											v1966 = p.r[31].Get32(a1957)
 																											s[183] = v1966
 																											if (s[177] == 0x2) && (s[181] == 0x1) {
 																												{
@@ -17296,7 +17296,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																													}
 																												}
 																											}
-																											p.r[31].Set64(a1957, ((v1966) & 0xffff))
+																											p.r[31].Set32(a1957, ((v1966) & 0xffff))
 																										}
 																									}
 																								}
@@ -17307,7 +17307,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																										{
 																											v1972 := uint64(0)
 																											_ = v1972
-																											v1972 = p.r[32].Get64(a1957)
+																											v1972 = p.r[32].Get32(a1957)
 																											if (s[178] == 0x2) && (s[181] == 0x1) {
 																												{
 																													v1972 = s[180]
@@ -17369,7 +17369,7 @@ func (p *netlockL64P8) ingress(g *engine.Gen) {
 																													}
 																												}
 																											}
-																											p.r[32].Set64(a1957, ((v1972) & 0xffff))
+																											p.r[32].Set32(a1957, ((v1972) & 0xffff))
 																											s[184] = v1972
 																										}
 																									}

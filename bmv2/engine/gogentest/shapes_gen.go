@@ -12,7 +12,7 @@ import (
 )
 
 // ShapesFingerprint is engine.Fingerprint of the program this pipeline was generated from.
-const ShapesFingerprint = "790f10b47ea7ce83c4c2300f647a8b2ac9fa9b3e5dc2f6cbe00cb1330c2ed4fa"
+const ShapesFingerprint = "6697c449fce3cea6dee72d4ed37ff91fcce1d5c365d2a24b9e24b4e9f2447c0d"
 
 // ShapesLayout is the engine.Switch GenLayout the pipeline was generated against.
 const ShapesLayout = "a81bbc03f9f967bc56cbb52f6aeea68089964674cbfb13f740826cf0c7ab4a64"
@@ -377,8 +377,8 @@ func (p *shapes) ingress(g *engine.Gen) {
 			s[17] = ((s[17] ^ s[26]) ^ s[27])
 			v60 := uint64(0)
 			_ = v60
-			v60 = p.r[0].Get64(((s[2]) & 0x7))
-			p.r[0].Set64(((s[2]) & 0x7), (((v60 + s[4]) & 0xffffffff) & 0xffffffff))
+			v60 = p.r[0].Get32(((s[2]) & 0x7))
+			p.r[0].Set32(((s[2]) & 0x7), (((v60 + s[4]) & 0xffffffff) & 0xffffffff))
 			s[16] = ((s[16] + v60) & 0xffffffff)
 			g.Count(p.k[0], ((s[1]) & 0x3))
 			g.Key(p.t[0], 0, s[1])

@@ -12,7 +12,7 @@ import (
 )
 
 // Stf_l3Fingerprint is engine.Fingerprint of the program this pipeline was generated from.
-const Stf_l3Fingerprint = "7e0f1677e3e544149200b33b6e94016c2e3a448f2fd96a3ee15990a2fe55489e"
+const Stf_l3Fingerprint = "f48918accc481bc32edd5694893e00e6539a0fb5faa972e2182faa6fff9b78cc"
 
 // Stf_l3Layout is the engine.Switch GenLayout the pipeline was generated against.
 const Stf_l3Layout = "12b6f81c3c830ff11c15363a0d9d28152b53ef3c9de8d521990cdef2d3ab0cbd"

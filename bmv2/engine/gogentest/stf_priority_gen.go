@@ -12,7 +12,7 @@ import (
 )
 
 // Stf_priorityFingerprint is engine.Fingerprint of the program this pipeline was generated from.
-const Stf_priorityFingerprint = "033bcba6801c1c513e1d5634c09c879fa14532058db6cccbddd557d2ad5e07e4"
+const Stf_priorityFingerprint = "126d600b701cf299b49848a12963982e99e4617f7a5c2338f5de35bf12d6a590"
 
 // Stf_priorityLayout is the engine.Switch GenLayout the pipeline was generated against.
 const Stf_priorityLayout = "bc8b28b61b559629cd113ae3bb12c74b29bd0ac49df67bb5961bca944ac75873"

@@ -12,7 +12,7 @@ import (
 )
 
 // Target_l3Fingerprint is engine.Fingerprint of the program this pipeline was generated from.
-const Target_l3Fingerprint = "06b9b7d7f52661bd1f28d0630e7fcf842255f95d11e57274b43f115f7fecc985"
+const Target_l3Fingerprint = "ea86478705b2ae25ad3af35249ccbadabbe32a0dc7d61765a7c8026828ed3fbd"
 
 // Target_l3Layout is the engine.Switch GenLayout the pipeline was generated against.
 const Target_l3Layout = "128e23095b7ecfb7413f7de5bb36b634fc79bfe576493706a2fc371140826a1b"

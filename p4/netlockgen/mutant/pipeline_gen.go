@@ -12,7 +12,7 @@ import (
 )
 
 // NetlockL8P6MutantFingerprint is engine.Fingerprint of the program this pipeline was generated from.
-const NetlockL8P6MutantFingerprint = "8906d5209357a50e54c120c8497b4ede1b8fa5d0835666571cd4289b0b13d8f5"
+const NetlockL8P6MutantFingerprint = "cd22468b8ee6eceb7609caf1f10fa5fb66f1a9fb8ea0122cab4fa8b18ead10b9"
 
 // NetlockL8P6MutantLayout is the engine.Switch GenLayout the pipeline was generated against.
 const NetlockL8P6MutantLayout = "c7c33f81002be78dd4a88ba6cec4b110799a7fff65ba1826ac681d19d30478bd"
@@ -957,7 +957,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 									}
 									v124 := uint64(0)
 									_ = v124
-									v124 = p.r[6].Get64(v117)
+									v124 = p.r[6].Get32(v117)
 									s[234] = engine.Sel(((v124 & 0xfffffffd) == (v120 | 0x1)), 0x1, 0x0)
 									s[235] = engine.Sel((v124 == (v120 | 0x3)), 0x1, 0x0)
 									s[236] = engine.Sel((v124 == v120), 0x1, 0x0)
@@ -969,7 +969,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 										{
 										}
 									}
-									p.r[6].Set64(v117, ((v124) & 0xffffffff))
+									p.r[6].Set32(v117, ((v124) & 0xffffffff))
 								}
 							}
 						}
@@ -1572,7 +1572,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																					{
 																						v205 := uint64(0)
 																						_ = v205
-																						v205 = p.r[27].Get64(a203)
+																						v205 = p.r[27].Get32(a203)
 																						var r208 uint64
 																						_ = r208
 																						{
@@ -1618,7 +1618,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																								}
 																							}
 																						}
-																						p.r[27].Set64(a203, ((v205) & 0xffff))
+																						p.r[27].Set32(a203, ((v205) & 0xffff))
 																						if s[166] == 0x3 {
 																							{
 																								s[172] = v205
@@ -1634,7 +1634,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																					{
 																						v212 := uint64(0)
 																						_ = v212
-																						v212 = p.r[28].Get64(a203)
+																						v212 = p.r[28].Get32(a203)
 																						s[173] = v212
 																						if (s[167] == 0x2) && (s[171] == 0x1) {
 																							{
@@ -1666,7 +1666,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																								}
 																							}
 																						}
-																						p.r[28].Set64(a203, ((v212) & 0xffff))
+																						p.r[28].Set32(a203, ((v212) & 0xffff))
 																					}
 																				}
 																			}
@@ -1677,7 +1677,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																					{
 																						v218 := uint64(0)
 																						_ = v218
-																						v218 = p.r[29].Get64(a203)
+																						v218 = p.r[29].Get32(a203)
 																						if (s[168] == 0x2) && (s[171] == 0x1) {
 																							{
 																								v218 = s[170]
@@ -1739,7 +1739,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																								}
 																							}
 																						}
-																						p.r[29].Set64(a203, ((v218) & 0xffff))
+																						p.r[29].Set32(a203, ((v218) & 0xffff))
 																						s[174] = v218
 																					}
 																				}
@@ -1757,7 +1757,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																					{
 																						v230 := uint64(0)
 																						_ = v230
-																						v230 = p.r[30].Get64(a228)
+																						v230 = p.r[30].Get32(a228)
 																						var r233 uint64
 																						_ = r233
 																						{
@@ -1803,7 +1803,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																								}
 																							}
 																						}
-																						p.r[30].Set64(a228, ((v230) & 0xffff))
+																						p.r[30].Set32(a228, ((v230) & 0xffff))
 																						if s[176] == 0x3 {
 																							{
 																								s[182] = v230
@@ -1819,7 +1819,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																					{
 																						v237 := uint64(0)
 																						_ = v237
-																						v237 = p.r[31].Get64(a228)
+																						v237 = p.r[31].Get32(a228)
 																						s[183] = v237
 																						if (s[177] == 0x2) && (s[181] == 0x1) {
 																							{
@@ -1851,7 +1851,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																								}
 																							}
 																						}
-																						p.r[31].Set64(a228, ((v237) & 0xffff))
+																						p.r[31].Set32(a228, ((v237) & 0xffff))
 																					}
 																				}
 																			}
@@ -1862,7 +1862,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																					{
 																						v243 := uint64(0)
 																						_ = v243
-																						v243 = p.r[32].Get64(a228)
+																						v243 = p.r[32].Get32(a228)
 																						if (s[178] == 0x2) && (s[181] == 0x1) {
 																							{
 																								v243 = s[180]
@@ -1924,7 +1924,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																								}
 																							}
 																						}
-																						p.r[32].Set64(a228, ((v243) & 0xffff))
+																						p.r[32].Set32(a228, ((v243) & 0xffff))
 																						s[184] = v243
 																					}
 																				}
@@ -1945,7 +1945,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																					{
 																						v255 := uint64(0)
 																						_ = v255
-																						v255 = p.r[30].Get64(a253)
+																						v255 = p.r[30].Get32(a253)
 																						var r258 uint64
 																						_ = r258
 																						{
@@ -1991,7 +1991,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																								}
 																							}
 																						}
-																						p.r[30].Set64(a253, ((v255) & 0xffff))
+																						p.r[30].Set32(a253, ((v255) & 0xffff))
 																						if s[166] == 0x3 {
 																							{
 																								s[172] = v255
@@ -2007,7 +2007,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																					{
 																						v262 := uint64(0)
 																						_ = v262
-																						v262 = p.r[31].Get64(a253)
+																						v262 = p.r[31].Get32(a253)
 																						s[173] = v262
 																						if (s[167] == 0x2) && (s[171] == 0x1) {
 																							{
@@ -2039,7 +2039,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																								}
 																							}
 																						}
-																						p.r[31].Set64(a253, ((v262) & 0xffff))
+																						p.r[31].Set32(a253, ((v262) & 0xffff))
 																					}
 																				}
 																			}
@@ -2050,7 +2050,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																					{
 																						v268 := uint64(0)
 																						_ = v268
-																						v268 = p.r[32].Get64(a253)
+																						v268 = p.r[32].Get32(a253)
 																						if (s[168] == 0x2) && (s[171] == 0x1) {
 																							{
 																								v268 = s[170]
@@ -2112,7 +2112,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																								}
 																							}
 																						}
-																						p.r[32].Set64(a253, ((v268) & 0xffff))
+																						p.r[32].Set32(a253, ((v268) & 0xffff))
 																						s[174] = v268
 																					}
 																				}
@@ -2130,7 +2130,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																					{
 																						v280 := uint64(0)
 																						_ = v280
-																						v280 = p.r[27].Get64(a278)
+																						v280 = p.r[27].Get32(a278)
 																						var r283 uint64
 																						_ = r283
 																						{
@@ -2176,7 +2176,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																								}
 																							}
 																						}
-																						p.r[27].Set64(a278, ((v280) & 0xffff))
+																						p.r[27].Set32(a278, ((v280) & 0xffff))
 																						if s[176] == 0x3 {
 																							{
 																								s[182] = v280
@@ -2192,7 +2192,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																					{
 																						v287 := uint64(0)
 																						_ = v287
-																						v287 = p.r[28].Get64(a278)
+																						v287 = p.r[28].Get32(a278)
 																						s[183] = v287
 																						if (s[177] == 0x2) && (s[181] == 0x1) {
 																							{
@@ -2224,7 +2224,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																								}
 																							}
 																						}
-																						p.r[28].Set64(a278, ((v287) & 0xffff))
+																						p.r[28].Set32(a278, ((v287) & 0xffff))
 																					}
 																				}
 																			}
@@ -2235,7 +2235,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																					{
 																						v293 := uint64(0)
 																						_ = v293
-																						v293 = p.r[29].Get64(a278)
+																						v293 = p.r[29].Get32(a278)
 																						if (s[178] == 0x2) && (s[181] == 0x1) {
 																							{
 																								v293 = s[180]
@@ -2297,7 +2297,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																								}
 																							}
 																						}
-																						p.r[29].Set64(a278, ((v293) & 0xffff))
+																						p.r[29].Set32(a278, ((v293) & 0xffff))
 																						s[184] = v293
 																					}
 																				}
@@ -3161,7 +3161,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																	{
 																		v381 := uint64(0)
 																		_ = v381
-																		v381 = p.r[27].Get64(a379)
+																		v381 = p.r[27].Get32(a379)
 																		var r384 uint64
 																		_ = r384
 																		{
@@ -3207,7 +3207,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[27].Set64(a379, ((v381) & 0xffff))
+																		p.r[27].Set32(a379, ((v381) & 0xffff))
 																		if s[166] == 0x3 {
 																			{
 																				s[172] = v381
@@ -3223,7 +3223,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																	{
 																		v388 := uint64(0)
 																		_ = v388
-																		v388 = p.r[28].Get64(a379)
+																		v388 = p.r[28].Get32(a379)
 																		s[173] = v388
 																		if (s[167] == 0x2) && (s[171] == 0x1) {
 																			{
@@ -3255,7 +3255,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[28].Set64(a379, ((v388) & 0xffff))
+																		p.r[28].Set32(a379, ((v388) & 0xffff))
 																	}
 																}
 															}
@@ -3266,7 +3266,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																	{
 																		v394 := uint64(0)
 																		_ = v394
-																		v394 = p.r[29].Get64(a379)
+																		v394 = p.r[29].Get32(a379)
 																		if (s[168] == 0x2) && (s[171] == 0x1) {
 																			{
 																				v394 = s[170]
@@ -3328,7 +3328,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[29].Set64(a379, ((v394) & 0xffff))
+																		p.r[29].Set32(a379, ((v394) & 0xffff))
 																		s[174] = v394
 																	}
 																}
@@ -3346,7 +3346,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																	{
 																		v406 := uint64(0)
 																		_ = v406
-																		v406 = p.r[30].Get64(a404)
+																		v406 = p.r[30].Get32(a404)
 																		var r409 uint64
 																		_ = r409
 																		{
@@ -3392,7 +3392,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[30].Set64(a404, ((v406) & 0xffff))
+																		p.r[30].Set32(a404, ((v406) & 0xffff))
 																		if s[176] == 0x3 {
 																			{
 																				s[182] = v406
@@ -3408,7 +3408,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																	{
 																		v413 := uint64(0)
 																		_ = v413
-																		v413 = p.r[31].Get64(a404)
+																		v413 = p.r[31].Get32(a404)
 																		s[183] = v413
 																		if (s[177] == 0x2) && (s[181] == 0x1) {
 																			{
@@ -3440,7 +3440,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[31].Set64(a404, ((v413) & 0xffff))
+																		p.r[31].Set32(a404, ((v413) & 0xffff))
 																	}
 																}
 															}
@@ -3451,7 +3451,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																	{
 																		v419 := uint64(0)
 																		_ = v419
-																		v419 = p.r[32].Get64(a404)
+																		v419 = p.r[32].Get32(a404)
 																		if (s[178] == 0x2) && (s[181] == 0x1) {
 																			{
 																				v419 = s[180]
@@ -3513,7 +3513,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[32].Set64(a404, ((v419) & 0xffff))
+																		p.r[32].Set32(a404, ((v419) & 0xffff))
 																		s[184] = v419
 																	}
 																}
@@ -3534,7 +3534,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																	{
 																		v431 := uint64(0)
 																		_ = v431
-																		v431 = p.r[30].Get64(a429)
+																		v431 = p.r[30].Get32(a429)
 																		var r434 uint64
 																		_ = r434
 																		{
@@ -3580,7 +3580,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[30].Set64(a429, ((v431) & 0xffff))
+																		p.r[30].Set32(a429, ((v431) & 0xffff))
 																		if s[166] == 0x3 {
 																			{
 																				s[172] = v431
@@ -3596,7 +3596,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																	{
 																		v438 := uint64(0)
 																		_ = v438
-																		v438 = p.r[31].Get64(a429)
+																		v438 = p.r[31].Get32(a429)
 																		s[173] = v438
 																		if (s[167] == 0x2) && (s[171] == 0x1) {
 																			{
@@ -3628,7 +3628,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[31].Set64(a429, ((v438) & 0xffff))
+																		p.r[31].Set32(a429, ((v438) & 0xffff))
 																	}
 																}
 															}
@@ -3639,7 +3639,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																	{
 																		v444 := uint64(0)
 																		_ = v444
-																		v444 = p.r[32].Get64(a429)
+																		v444 = p.r[32].Get32(a429)
 																		if (s[168] == 0x2) && (s[171] == 0x1) {
 																			{
 																				v444 = s[170]
@@ -3701,7 +3701,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[32].Set64(a429, ((v444) & 0xffff))
+																		p.r[32].Set32(a429, ((v444) & 0xffff))
 																		s[174] = v444
 																	}
 																}
@@ -3719,7 +3719,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																	{
 																		v456 := uint64(0)
 																		_ = v456
-																		v456 = p.r[27].Get64(a454)
+																		v456 = p.r[27].Get32(a454)
 																		var r459 uint64
 																		_ = r459
 																		{
@@ -3765,7 +3765,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[27].Set64(a454, ((v456) & 0xffff))
+																		p.r[27].Set32(a454, ((v456) & 0xffff))
 																		if s[176] == 0x3 {
 																			{
 																				s[182] = v456
@@ -3781,7 +3781,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																	{
 																		v463 := uint64(0)
 																		_ = v463
-																		v463 = p.r[28].Get64(a454)
+																		v463 = p.r[28].Get32(a454)
 																		s[183] = v463
 																		if (s[177] == 0x2) && (s[181] == 0x1) {
 																			{
@@ -3813,7 +3813,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[28].Set64(a454, ((v463) & 0xffff))
+																		p.r[28].Set32(a454, ((v463) & 0xffff))
 																	}
 																}
 															}
@@ -3824,7 +3824,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																	{
 																		v469 := uint64(0)
 																		_ = v469
-																		v469 = p.r[29].Get64(a454)
+																		v469 = p.r[29].Get32(a454)
 																		if (s[178] == 0x2) && (s[181] == 0x1) {
 																			{
 																				v469 = s[180]
@@ -3886,7 +3886,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[29].Set64(a454, ((v469) & 0xffff))
+																		p.r[29].Set32(a454, ((v469) & 0xffff))
 																		s[184] = v469
 																	}
 																}
@@ -3944,7 +3944,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 										}
 										v486 := uint64(0)
 										_ = v486
-										v486 = p.r[6].Get64(v479)
+										v486 = p.r[6].Get32(v479)
 										s[234] = engine.Sel(((v486 & 0xfffffffd) == (v482 | 0x1)), 0x1, 0x0)
 										s[235] = engine.Sel((v486 == (v482 | 0x3)), 0x1, 0x0)
 										s[236] = engine.Sel((v486 == v482), 0x1, 0x0)
@@ -3956,7 +3956,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 											{
 											}
 										}
-										p.r[6].Set64(v479, ((v486) & 0xffffffff))
+										p.r[6].Set32(v479, ((v486) & 0xffffffff))
 									}
 								}
 								if s[234] == 0x0 {
@@ -4798,7 +4798,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 														}
 														v568 := uint64(0)
 														_ = v568
-														v568 = p.r[6].Get64(v561)
+														v568 = p.r[6].Get32(v561)
 														s[234] = engine.Sel(((v568 & 0xfffffffd) == (v564 | 0x1)), 0x1, 0x0)
 														s[235] = engine.Sel((v568 == (v564 | 0x3)), 0x1, 0x0)
 														s[236] = engine.Sel((v568 == v564), 0x1, 0x0)
@@ -4810,7 +4810,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 															{
 															}
 														}
-														p.r[6].Set64(v561, ((v568) & 0xffffffff))
+														p.r[6].Set32(v561, ((v568) & 0xffffffff))
 													}
 												}
 												if s[234] == 0x0 {
@@ -5781,7 +5781,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																		{
 																			v662 := uint64(0)
 																			_ = v662
-																			v662 = p.r[27].Get64(a660)
+																			v662 = p.r[27].Get32(a660)
 																			var r665 uint64
 																			_ = r665
 																			{
@@ -5827,7 +5827,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[27].Set64(a660, ((v662) & 0xffff))
+																			p.r[27].Set32(a660, ((v662) & 0xffff))
 																			if s[166] == 0x3 {
 																				{
 																					s[172] = v662
@@ -5843,7 +5843,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																		{
 																			v669 := uint64(0)
 																			_ = v669
-																			v669 = p.r[28].Get64(a660)
+																			v669 = p.r[28].Get32(a660)
 																			s[173] = v669
 																			if (s[167] == 0x2) && (s[171] == 0x1) {
 																				{
@@ -5875,7 +5875,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[28].Set64(a660, ((v669) & 0xffff))
+																			p.r[28].Set32(a660, ((v669) & 0xffff))
 																		}
 																	}
 																}
@@ -5886,7 +5886,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																		{
 																			v675 := uint64(0)
 																			_ = v675
-																			v675 = p.r[29].Get64(a660)
+																			v675 = p.r[29].Get32(a660)
 																			if (s[168] == 0x2) && (s[171] == 0x1) {
 																				{
 																					v675 = s[170]
@@ -5948,7 +5948,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[29].Set64(a660, ((v675) & 0xffff))
+																			p.r[29].Set32(a660, ((v675) & 0xffff))
 																			s[174] = v675
 																		}
 																	}
@@ -5966,7 +5966,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																		{
 																			v687 := uint64(0)
 																			_ = v687
-																			v687 = p.r[30].Get64(a685)
+																			v687 = p.r[30].Get32(a685)
 																			var r690 uint64
 																			_ = r690
 																			{
@@ -6012,7 +6012,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[30].Set64(a685, ((v687) & 0xffff))
+																			p.r[30].Set32(a685, ((v687) & 0xffff))
 																			if s[176] == 0x3 {
 																				{
 																					s[182] = v687
@@ -6028,7 +6028,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																		{
 																			v694 := uint64(0)
 																			_ = v694
-																			v694 = p.r[31].Get64(a685)
+																			v694 = p.r[31].Get32(a685)
 																			s[183] = v694
 																			if (s[177] == 0x2) && (s[181] == 0x1) {
 																				{
@@ -6060,7 +6060,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[31].Set64(a685, ((v694) & 0xffff))
+																			p.r[31].Set32(a685, ((v694) & 0xffff))
 																		}
 																	}
 																}
@@ -6071,7 +6071,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																		{
 																			v700 := uint64(0)
 																			_ = v700
-																			v700 = p.r[32].Get64(a685)
+																			v700 = p.r[32].Get32(a685)
 																			if (s[178] == 0x2) && (s[181] == 0x1) {
 																				{
 																					v700 = s[180]
@@ -6133,7 +6133,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[32].Set64(a685, ((v700) & 0xffff))
+																			p.r[32].Set32(a685, ((v700) & 0xffff))
 																			s[184] = v700
 																		}
 																	}
@@ -6154,7 +6154,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																		{
 																			v712 := uint64(0)
 																			_ = v712
-																			v712 = p.r[30].Get64(a710)
+																			v712 = p.r[30].Get32(a710)
 																			var r715 uint64
 																			_ = r715
 																			{
@@ -6200,7 +6200,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[30].Set64(a710, ((v712) & 0xffff))
+																			p.r[30].Set32(a710, ((v712) & 0xffff))
 																			if s[166] == 0x3 {
 																				{
 																					s[172] = v712
@@ -6216,7 +6216,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																		{
 																			v719 := uint64(0)
 																			_ = v719
-																			v719 = p.r[31].Get64(a710)
+																			v719 = p.r[31].Get32(a710)
 																			s[173] = v719
 																			if (s[167] == 0x2) && (s[171] == 0x1) {
 																				{
@@ -6248,7 +6248,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[31].Set64(a710, ((v719) & 0xffff))
+																			p.r[31].Set32(a710, ((v719) & 0xffff))
 																		}
 																	}
 																}
@@ -6259,7 +6259,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																		{
 																			v725 := uint64(0)
 																			_ = v725
-																			v725 = p.r[32].Get64(a710)
+																			v725 = p.r[32].Get32(a710)
 																			if (s[168] == 0x2) && (s[171] == 0x1) {
 																				{
 																					v725 = s[170]
@@ -6321,7 +6321,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[32].Set64(a710, ((v725) & 0xffff))
+																			p.r[32].Set32(a710, ((v725) & 0xffff))
 																			s[174] = v725
 																		}
 																	}
@@ -6339,7 +6339,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																		{
 																			v737 := uint64(0)
 																			_ = v737
-																			v737 = p.r[27].Get64(a735)
+																			v737 = p.r[27].Get32(a735)
 																			var r740 uint64
 																			_ = r740
 																			{
@@ -6385,7 +6385,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[27].Set64(a735, ((v737) & 0xffff))
+																			p.r[27].Set32(a735, ((v737) & 0xffff))
 																			if s[176] == 0x3 {
 																				{
 																					s[182] = v737
@@ -6401,7 +6401,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																		{
 																			v744 := uint64(0)
 																			_ = v744
-																			v744 = p.r[28].Get64(a735)
+																			v744 = p.r[28].Get32(a735)
 																			s[183] = v744
 																			if (s[177] == 0x2) && (s[181] == 0x1) {
 																				{
@@ -6433,7 +6433,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[28].Set64(a735, ((v744) & 0xffff))
+																			p.r[28].Set32(a735, ((v744) & 0xffff))
 																		}
 																	}
 																}
@@ -6444,7 +6444,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																		{
 																			v750 := uint64(0)
 																			_ = v750
-																			v750 = p.r[29].Get64(a735)
+																			v750 = p.r[29].Get32(a735)
 																			if (s[178] == 0x2) && (s[181] == 0x1) {
 																				{
 																					v750 = s[180]
@@ -6506,7 +6506,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[29].Set64(a735, ((v750) & 0xffff))
+																			p.r[29].Set32(a735, ((v750) & 0xffff))
 																			s[184] = v750
 																		}
 																	}
@@ -6627,7 +6627,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 													}
 													v777 := uint64(0)
 													_ = v777
-													v777 = p.r[6].Get64(v770)
+													v777 = p.r[6].Get32(v770)
 													s[234] = engine.Sel(((v777 & 0xfffffffd) == (v773 | 0x1)), 0x1, 0x0)
 													s[235] = engine.Sel((v777 == (v773 | 0x3)), 0x1, 0x0)
 													s[236] = engine.Sel((v777 == v773), 0x1, 0x0)
@@ -6648,7 +6648,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 															}
 														}
 													}
-													p.r[6].Set64(v770, ((v777) & 0xffffffff))
+													p.r[6].Set32(v770, ((v777) & 0xffffffff))
 												}
 											}
 										}
@@ -8422,7 +8422,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																	{
 																		v936 := uint64(0)
 																		_ = v936
-																		v936 = p.r[27].Get64(a934)
+																		v936 = p.r[27].Get32(a934)
 																		var r939 uint64
 																		_ = r939
 																		{
@@ -8468,7 +8468,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[27].Set64(a934, ((v936) & 0xffff))
+																		p.r[27].Set32(a934, ((v936) & 0xffff))
 																		if s[166] == 0x3 {
 																			{
 																				s[172] = v936
@@ -8484,7 +8484,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																	{
 																		v943 := uint64(0)
 																		_ = v943
-																		v943 = p.r[28].Get64(a934)
+																		v943 = p.r[28].Get32(a934)
 																		s[173] = v943
 																		if (s[167] == 0x2) && (s[171] == 0x1) {
 																			{
@@ -8516,7 +8516,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[28].Set64(a934, ((v943) & 0xffff))
+																		p.r[28].Set32(a934, ((v943) & 0xffff))
 																	}
 																}
 															}
@@ -8527,7 +8527,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																	{
 																		v949 := uint64(0)
 																		_ = v949
-																		v949 = p.r[29].Get64(a934)
+																		v949 = p.r[29].Get32(a934)
 																		if (s[168] == 0x2) && (s[171] == 0x1) {
 																			{
 																				v949 = s[170]
@@ -8589,7 +8589,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[29].Set64(a934, ((v949) & 0xffff))
+																		p.r[29].Set32(a934, ((v949) & 0xffff))
 																		s[174] = v949
 																	}
 																}
@@ -8607,7 +8607,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																	{
 																		v961 := uint64(0)
 																		_ = v961
-																		v961 = p.r[30].Get64(a959)
+																		v961 = p.r[30].Get32(a959)
 																		var r964 uint64
 																		_ = r964
 																		{
@@ -8653,7 +8653,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[30].Set64(a959, ((v961) & 0xffff))
+																		p.r[30].Set32(a959, ((v961) & 0xffff))
 																		if s[176] == 0x3 {
 																			{
 																				s[182] = v961
@@ -8669,7 +8669,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																	{
 																		v968 := uint64(0)
 																		_ = v968
-																		v968 = p.r[31].Get64(a959)
+																		v968 = p.r[31].Get32(a959)
 																		s[183] = v968
 																		if (s[177] == 0x2) && (s[181] == 0x1) {
 																			{
@@ -8701,7 +8701,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[31].Set64(a959, ((v968) & 0xffff))
+																		p.r[31].Set32(a959, ((v968) & 0xffff))
 																	}
 																}
 															}
@@ -8712,7 +8712,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																	{
 																		v974 := uint64(0)
 																		_ = v974
-																		v974 = p.r[32].Get64(a959)
+																		v974 = p.r[32].Get32(a959)
 																		if (s[178] == 0x2) && (s[181] == 0x1) {
 																			{
 																				v974 = s[180]
@@ -8774,7 +8774,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[32].Set64(a959, ((v974) & 0xffff))
+																		p.r[32].Set32(a959, ((v974) & 0xffff))
 																		s[184] = v974
 																	}
 																}
@@ -8795,7 +8795,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																	{
 																		v986 := uint64(0)
 																		_ = v986
-																		v986 = p.r[30].Get64(a984)
+																		v986 = p.r[30].Get32(a984)
 																		var r989 uint64
 																		_ = r989
 																		{
@@ -8841,7 +8841,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[30].Set64(a984, ((v986) & 0xffff))
+																		p.r[30].Set32(a984, ((v986) & 0xffff))
 																		if s[166] == 0x3 {
 																			{
 																				s[172] = v986
@@ -8857,7 +8857,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																	{
 																		v993 := uint64(0)
 																		_ = v993
-																		v993 = p.r[31].Get64(a984)
+																		v993 = p.r[31].Get32(a984)
 																		s[173] = v993
 																		if (s[167] == 0x2) && (s[171] == 0x1) {
 																			{
@@ -8889,7 +8889,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[31].Set64(a984, ((v993) & 0xffff))
+																		p.r[31].Set32(a984, ((v993) & 0xffff))
 																	}
 																}
 															}
@@ -8900,7 +8900,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																	{
 																		v999 := uint64(0)
 																		_ = v999
-																		v999 = p.r[32].Get64(a984)
+																		v999 = p.r[32].Get32(a984)
 																		if (s[168] == 0x2) && (s[171] == 0x1) {
 																			{
 																				v999 = s[170]
@@ -8962,7 +8962,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[32].Set64(a984, ((v999) & 0xffff))
+																		p.r[32].Set32(a984, ((v999) & 0xffff))
 																		s[174] = v999
 																	}
 																}
@@ -8980,7 +8980,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																	{
 																		v1011 := uint64(0)
 																		_ = v1011
-																		v1011 = p.r[27].Get64(a1009)
+																		v1011 = p.r[27].Get32(a1009)
 																		var r1014 uint64
 																		_ = r1014
 																		{
@@ -9026,7 +9026,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[27].Set64(a1009, ((v1011) & 0xffff))
+																		p.r[27].Set32(a1009, ((v1011) & 0xffff))
 																		if s[176] == 0x3 {
 																			{
 																				s[182] = v1011
@@ -9042,7 +9042,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																	{
 																		v1018 := uint64(0)
 																		_ = v1018
-																		v1018 = p.r[28].Get64(a1009)
+																		v1018 = p.r[28].Get32(a1009)
 																		s[183] = v1018
 																		if (s[177] == 0x2) && (s[181] == 0x1) {
 																			{
@@ -9074,7 +9074,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[28].Set64(a1009, ((v1018) & 0xffff))
+																		p.r[28].Set32(a1009, ((v1018) & 0xffff))
 																	}
 																}
 															}
@@ -9085,7 +9085,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																	{
 																		v1024 := uint64(0)
 																		_ = v1024
-																		v1024 = p.r[29].Get64(a1009)
+																		v1024 = p.r[29].Get32(a1009)
 																		if (s[178] == 0x2) && (s[181] == 0x1) {
 																			{
 																				v1024 = s[180]
@@ -9147,7 +9147,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																				}
 																			}
 																		}
-																		p.r[29].Set64(a1009, ((v1024) & 0xffff))
+																		p.r[29].Set32(a1009, ((v1024) & 0xffff))
 																		s[184] = v1024
 																	}
 																}
@@ -9305,7 +9305,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																		{
 																			v1053 := uint64(0)
 																			_ = v1053
-																			v1053 = p.r[27].Get64(a1051)
+																			v1053 = p.r[27].Get32(a1051)
 																			var r1056 uint64
 																			_ = r1056
 																			{
@@ -9351,7 +9351,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[27].Set64(a1051, ((v1053) & 0xffff))
+																			p.r[27].Set32(a1051, ((v1053) & 0xffff))
 																			if s[166] == 0x3 {
 																				{
 																					s[172] = v1053
@@ -9367,7 +9367,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																		{
 																			v1060 := uint64(0)
 																			_ = v1060
-																			v1060 = p.r[28].Get64(a1051)
+																			v1060 = p.r[28].Get32(a1051)
 																			s[173] = v1060
 																			if (s[167] == 0x2) && (s[171] == 0x1) {
 																				{
@@ -9399,7 +9399,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[28].Set64(a1051, ((v1060) & 0xffff))
+																			p.r[28].Set32(a1051, ((v1060) & 0xffff))
 																		}
 																	}
 																}
@@ -9410,7 +9410,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																		{
 																			v1066 := uint64(0)
 																			_ = v1066
-																			v1066 = p.r[29].Get64(a1051)
+																			v1066 = p.r[29].Get32(a1051)
 																			if (s[168] == 0x2) && (s[171] == 0x1) {
 																				{
 																					v1066 = s[170]
@@ -9472,7 +9472,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[29].Set64(a1051, ((v1066) & 0xffff))
+																			p.r[29].Set32(a1051, ((v1066) & 0xffff))
 																			s[174] = v1066
 																		}
 																	}
@@ -9490,7 +9490,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																		{
 																			v1078 := uint64(0)
 																			_ = v1078
-																			v1078 = p.r[30].Get64(a1076)
+																			v1078 = p.r[30].Get32(a1076)
 																			var r1081 uint64
 																			_ = r1081
 																			{
@@ -9536,7 +9536,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[30].Set64(a1076, ((v1078) & 0xffff))
+																			p.r[30].Set32(a1076, ((v1078) & 0xffff))
 																			if s[176] == 0x3 {
 																				{
 																					s[182] = v1078
@@ -9552,7 +9552,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																		{
 																			v1085 := uint64(0)
 																			_ = v1085
-																			v1085 = p.r[31].Get64(a1076)
+																			v1085 = p.r[31].Get32(a1076)
 																			s[183] = v1085
 																			if (s[177] == 0x2) && (s[181] == 0x1) {
 																				{
@@ -9584,7 +9584,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[31].Set64(a1076, ((v1085) & 0xffff))
+																			p.r[31].Set32(a1076, ((v1085) & 0xffff))
 																		}
 																	}
 																}
@@ -9595,7 +9595,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																		{
 																			v1091 := uint64(0)
 																			_ = v1091
-																			v1091 = p.r[32].Get64(a1076)
+																			v1091 = p.r[32].Get32(a1076)
 																			if (s[178] == 0x2) && (s[181] == 0x1) {
 																				{
 																					v1091 = s[180]
@@ -9657,7 +9657,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[32].Set64(a1076, ((v1091) & 0xffff))
+																			p.r[32].Set32(a1076, ((v1091) & 0xffff))
 																			s[184] = v1091
 																		}
 																	}
@@ -9678,7 +9678,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																		{
 																			v1103 := uint64(0)
 																			_ = v1103
-																			v1103 = p.r[30].Get64(a1101)
+																			v1103 = p.r[30].Get32(a1101)
 																			var r1106 uint64
 																			_ = r1106
 																			{
@@ -9724,7 +9724,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[30].Set64(a1101, ((v1103) & 0xffff))
+																			p.r[30].Set32(a1101, ((v1103) & 0xffff))
 																			if s[166] == 0x3 {
 																				{
 																					s[172] = v1103
@@ -9740,7 +9740,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																		{
 																			v1110 := uint64(0)
 																			_ = v1110
-																			v1110 = p.r[31].Get64(a1101)
+																			v1110 = p.r[31].Get32(a1101)
 																			s[173] = v1110
 																			if (s[167] == 0x2) && (s[171] == 0x1) {
 																				{
@@ -9772,7 +9772,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[31].Set64(a1101, ((v1110) & 0xffff))
+																			p.r[31].Set32(a1101, ((v1110) & 0xffff))
 																		}
 																	}
 																}
@@ -9783,7 +9783,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																		{
 																			v1116 := uint64(0)
 																			_ = v1116
-																			v1116 = p.r[32].Get64(a1101)
+																			v1116 = p.r[32].Get32(a1101)
 																			if (s[168] == 0x2) && (s[171] == 0x1) {
 																				{
 																					v1116 = s[170]
@@ -9845,7 +9845,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[32].Set64(a1101, ((v1116) & 0xffff))
+																			p.r[32].Set32(a1101, ((v1116) & 0xffff))
 																			s[174] = v1116
 																		}
 																	}
@@ -9863,7 +9863,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																		{
 																			v1128 := uint64(0)
 																			_ = v1128
-																			v1128 = p.r[27].Get64(a1126)
+																			v1128 = p.r[27].Get32(a1126)
 																			var r1131 uint64
 																			_ = r1131
 																			{
@@ -9909,7 +9909,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[27].Set64(a1126, ((v1128) & 0xffff))
+																			p.r[27].Set32(a1126, ((v1128) & 0xffff))
 																			if s[176] == 0x3 {
 																				{
 																					s[182] = v1128
@@ -9925,7 +9925,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																		{
 																			v1135 := uint64(0)
 																			_ = v1135
-																			v1135 = p.r[28].Get64(a1126)
+																			v1135 = p.r[28].Get32(a1126)
 																			s[183] = v1135
 																			if (s[177] == 0x2) && (s[181] == 0x1) {
 																				{
@@ -9957,7 +9957,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[28].Set64(a1126, ((v1135) & 0xffff))
+																			p.r[28].Set32(a1126, ((v1135) & 0xffff))
 																		}
 																	}
 																}
@@ -9968,7 +9968,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																		{
 																			v1141 := uint64(0)
 																			_ = v1141
-																			v1141 = p.r[29].Get64(a1126)
+																			v1141 = p.r[29].Get32(a1126)
 																			if (s[178] == 0x2) && (s[181] == 0x1) {
 																				{
 																					v1141 = s[180]
@@ -10030,7 +10030,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[29].Set64(a1126, ((v1141) & 0xffff))
+																			p.r[29].Set32(a1126, ((v1141) & 0xffff))
 																			s[184] = v1141
 																		}
 																	}
@@ -10752,7 +10752,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																		{
 																			v1217 := uint64(0)
 																			_ = v1217
-																			v1217 = p.r[27].Get64(a1215)
+																			v1217 = p.r[27].Get32(a1215)
 																			var r1220 uint64
 																			_ = r1220
 																			{
@@ -10798,7 +10798,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[27].Set64(a1215, ((v1217) & 0xffff))
+																			p.r[27].Set32(a1215, ((v1217) & 0xffff))
 																			if s[166] == 0x3 {
 																				{
 																					s[172] = v1217
@@ -10814,7 +10814,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																		{
 																			v1224 := uint64(0)
 																			_ = v1224
-																			v1224 = p.r[28].Get64(a1215)
+																			v1224 = p.r[28].Get32(a1215)
 																			s[173] = v1224
 																			if (s[167] == 0x2) && (s[171] == 0x1) {
 																				{
@@ -10846,7 +10846,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[28].Set64(a1215, ((v1224) & 0xffff))
+																			p.r[28].Set32(a1215, ((v1224) & 0xffff))
 																		}
 																	}
 																}
@@ -10857,7 +10857,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																		{
 																			v1230 := uint64(0)
 																			_ = v1230
-																			v1230 = p.r[29].Get64(a1215)
+																			v1230 = p.r[29].Get32(a1215)
 																			if (s[168] == 0x2) && (s[171] == 0x1) {
 																				{
 																					v1230 = s[170]
@@ -10919,7 +10919,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[29].Set64(a1215, ((v1230) & 0xffff))
+																			p.r[29].Set32(a1215, ((v1230) & 0xffff))
 																			s[174] = v1230
 																		}
 																	}
@@ -10937,7 +10937,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																		{
 																			v1242 := uint64(0)
 																			_ = v1242
-																			v1242 = p.r[30].Get64(a1240)
+																			v1242 = p.r[30].Get32(a1240)
 																			var r1245 uint64
 																			_ = r1245
 																			{
@@ -10983,7 +10983,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[30].Set64(a1240, ((v1242) & 0xffff))
+																			p.r[30].Set32(a1240, ((v1242) & 0xffff))
 																			if s[176] == 0x3 {
 																				{
 																					s[182] = v1242
@@ -10999,7 +10999,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																		{
 																			v1249 := uint64(0)
 																			_ = v1249
-																			v1249 = p.r[31].Get64(a1240)
+																			v1249 = p.r[31].Get32(a1240)
 																			s[183] = v1249
 																			if (s[177] == 0x2) && (s[181] == 0x1) {
 																				{
@@ -11031,7 +11031,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[31].Set64(a1240, ((v1249) & 0xffff))
+																			p.r[31].Set32(a1240, ((v1249) & 0xffff))
 																		}
 																	}
 																}
@@ -11042,7 +11042,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																		{
 																			v1255 := uint64(0)
 																			_ = v1255
-																			v1255 = p.r[32].Get64(a1240)
+																			v1255 = p.r[32].Get32(a1240)
 																			if (s[178] == 0x2) && (s[181] == 0x1) {
 																				{
 																					v1255 = s[180]
@@ -11104,7 +11104,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[32].Set64(a1240, ((v1255) & 0xffff))
+																			p.r[32].Set32(a1240, ((v1255) & 0xffff))
 																			s[184] = v1255
 																		}
 																	}
@@ -11125,7 +11125,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																		{
 																			v1267 := uint64(0)
 																			_ = v1267
-																			v1267 = p.r[30].Get64(a1265)
+																			v1267 = p.r[30].Get32(a1265)
 																			var r1270 uint64
 																			_ = r1270
 																			{
@@ -11171,7 +11171,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[30].Set64(a1265, ((v1267) & 0xffff))
+																			p.r[30].Set32(a1265, ((v1267) & 0xffff))
 																			if s[166] == 0x3 {
 																				{
 																					s[172] = v1267
@@ -11187,7 +11187,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																		{
 																			v1274 := uint64(0)
 																			_ = v1274
-																			v1274 = p.r[31].Get64(a1265)
+																			v1274 = p.r[31].Get32(a1265)
 																			s[173] = v1274
 																			if (s[167] == 0x2) && (s[171] == 0x1) {
 																				{
@@ -11219,7 +11219,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[31].Set64(a1265, ((v1274) & 0xffff))
+																			p.r[31].Set32(a1265, ((v1274) & 0xffff))
 																		}
 																	}
 																}
@@ -11230,7 +11230,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																		{
 																			v1280 := uint64(0)
 																			_ = v1280
-																			v1280 = p.r[32].Get64(a1265)
+																			v1280 = p.r[32].Get32(a1265)
 																			if (s[168] == 0x2) && (s[171] == 0x1) {
 																				{
 																					v1280 = s[170]
@@ -11292,7 +11292,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[32].Set64(a1265, ((v1280) & 0xffff))
+																			p.r[32].Set32(a1265, ((v1280) & 0xffff))
 																			s[174] = v1280
 																		}
 																	}
@@ -11310,7 +11310,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																		{
 																			v1292 := uint64(0)
 																			_ = v1292
-																			v1292 = p.r[27].Get64(a1290)
+																			v1292 = p.r[27].Get32(a1290)
 																			var r1295 uint64
 																			_ = r1295
 																			{
@@ -11356,7 +11356,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[27].Set64(a1290, ((v1292) & 0xffff))
+																			p.r[27].Set32(a1290, ((v1292) & 0xffff))
 																			if s[176] == 0x3 {
 																				{
 																					s[182] = v1292
@@ -11372,7 +11372,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																		{
 																			v1299 := uint64(0)
 																			_ = v1299
-																			v1299 = p.r[28].Get64(a1290)
+																			v1299 = p.r[28].Get32(a1290)
 																			s[183] = v1299
 																			if (s[177] == 0x2) && (s[181] == 0x1) {
 																				{
@@ -11404,7 +11404,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[28].Set64(a1290, ((v1299) & 0xffff))
+																			p.r[28].Set32(a1290, ((v1299) & 0xffff))
 																		}
 																	}
 																}
@@ -11415,7 +11415,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																		{
 																			v1305 := uint64(0)
 																			_ = v1305
-																			v1305 = p.r[29].Get64(a1290)
+																			v1305 = p.r[29].Get32(a1290)
 																			if (s[178] == 0x2) && (s[181] == 0x1) {
 																				{
 																					v1305 = s[180]
@@ -11477,7 +11477,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																					}
 																				}
 																			}
-																			p.r[29].Set64(a1290, ((v1305) & 0xffff))
+																			p.r[29].Set32(a1290, ((v1305) & 0xffff))
 																			s[184] = v1305
 																		}
 																	}
@@ -11625,7 +11625,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																			{
 																				v1329 := uint64(0)
 																				_ = v1329
-																				v1329 = p.r[27].Get64(a1327)
+																				v1329 = p.r[27].Get32(a1327)
 																				var r1332 uint64
 																				_ = r1332
 																				{
@@ -11671,7 +11671,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																						}
 																					}
 																				}
-																				p.r[27].Set64(a1327, ((v1329) & 0xffff))
+																				p.r[27].Set32(a1327, ((v1329) & 0xffff))
 																				if s[166] == 0x3 {
 																					{
 																						s[172] = v1329
@@ -11687,7 +11687,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																			{
 																				v1336 := uint64(0)
 																				_ = v1336
-																				v1336 = p.r[28].Get64(a1327)
+																				v1336 = p.r[28].Get32(a1327)
 																				s[173] = v1336
 																				if (s[167] == 0x2) && (s[171] == 0x1) {
 																					{
@@ -11719,7 +11719,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																						}
 																					}
 																				}
-																				p.r[28].Set64(a1327, ((v1336) & 0xffff))
+																				p.r[28].Set32(a1327, ((v1336) & 0xffff))
 																			}
 																		}
 																	}
@@ -11730,7 +11730,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																			{
 																				v1342 := uint64(0)
 																				_ = v1342
-																				v1342 = p.r[29].Get64(a1327)
+																				v1342 = p.r[29].Get32(a1327)
 																				if (s[168] == 0x2) && (s[171] == 0x1) {
 																					{
 																						v1342 = s[170]
@@ -11792,7 +11792,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																						}
 																					}
 																				}
-																				p.r[29].Set64(a1327, ((v1342) & 0xffff))
+																				p.r[29].Set32(a1327, ((v1342) & 0xffff))
 																				s[174] = v1342
 																			}
 																		}
@@ -11810,7 +11810,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																			{
 																				v1354 := uint64(0)
 																				_ = v1354
-																				v1354 = p.r[30].Get64(a1352)
+																				v1354 = p.r[30].Get32(a1352)
 																				var r1357 uint64
 																				_ = r1357
 																				{
@@ -11856,7 +11856,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																						}
 																					}
 																				}
-																				p.r[30].Set64(a1352, ((v1354) & 0xffff))
+																				p.r[30].Set32(a1352, ((v1354) & 0xffff))
 																				if s[176] == 0x3 {
 																					{
 																						s[182] = v1354
@@ -11872,7 +11872,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																			{
 																				v1361 := uint64(0)
 																				_ = v1361
-																				v1361 = p.r[31].Get64(a1352)
+																				v1361 = p.r[31].Get32(a1352)
 																				s[183] = v1361
 																				if (s[177] == 0x2) && (s[181] == 0x1) {
 																					{
@@ -11904,7 +11904,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																						}
 																					}
 																				}
-																				p.r[31].Set64(a1352, ((v1361) & 0xffff))
+																				p.r[31].Set32(a1352, ((v1361) & 0xffff))
 																			}
 																		}
 																	}
@@ -11915,7 +11915,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																			{
 																				v1367 := uint64(0)
 																				_ = v1367
-																				v1367 = p.r[32].Get64(a1352)
+																				v1367 = p.r[32].Get32(a1352)
 																				if (s[178] == 0x2) && (s[181] == 0x1) {
 																					{
 																						v1367 = s[180]
@@ -11977,7 +11977,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																						}
 																					}
 																				}
-																				p.r[32].Set64(a1352, ((v1367) & 0xffff))
+																				p.r[32].Set32(a1352, ((v1367) & 0xffff))
 																				s[184] = v1367
 																			}
 																		}
@@ -11998,7 +11998,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																			{
 																				v1379 := uint64(0)
 																				_ = v1379
-																				v1379 = p.r[30].Get64(a1377)
+																				v1379 = p.r[30].Get32(a1377)
 																				var r1382 uint64
 																				_ = r1382
 																				{
@@ -12044,7 +12044,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																						}
 																					}
 																				}
-																				p.r[30].Set64(a1377, ((v1379) & 0xffff))
+																				p.r[30].Set32(a1377, ((v1379) & 0xffff))
 																				if s[166] == 0x3 {
 																					{
 																						s[172] = v1379
@@ -12060,7 +12060,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																			{
 																				v1386 := uint64(0)
 																				_ = v1386
-																				v1386 = p.r[31].Get64(a1377)
+																				v1386 = p.r[31].Get32(a1377)
 																				s[173] = v1386
 																				if (s[167] == 0x2) && (s[171] == 0x1) {
 																					{
@@ -12092,7 +12092,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																						}
 																					}
 																				}
-																				p.r[31].Set64(a1377, ((v1386) & 0xffff))
+																				p.r[31].Set32(a1377, ((v1386) & 0xffff))
 																			}
 																		}
 																	}
@@ -12103,7 +12103,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																			{
 																				v1392 := uint64(0)
 																				_ = v1392
-																				v1392 = p.r[32].Get64(a1377)
+																				v1392 = p.r[32].Get32(a1377)
 																				if (s[168] == 0x2) && (s[171] == 0x1) {
 																					{
 																						v1392 = s[170]
@@ -12165,7 +12165,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																						}
 																					}
 																				}
-																				p.r[32].Set64(a1377, ((v1392) & 0xffff))
+																				p.r[32].Set32(a1377, ((v1392) & 0xffff))
 																				s[174] = v1392
 																			}
 																		}
@@ -12183,7 +12183,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																			{
 																				v1404 := uint64(0)
 																				_ = v1404
-																				v1404 = p.r[27].Get64(a1402)
+																				v1404 = p.r[27].Get32(a1402)
 																				var r1407 uint64
 																				_ = r1407
 																				{
@@ -12229,7 +12229,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																						}
 																					}
 																				}
-																				p.r[27].Set64(a1402, ((v1404) & 0xffff))
+																				p.r[27].Set32(a1402, ((v1404) & 0xffff))
 																				if s[176] == 0x3 {
 																					{
 																						s[182] = v1404
@@ -12245,7 +12245,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																			{
 																				v1411 := uint64(0)
 																				_ = v1411
-																				v1411 = p.r[28].Get64(a1402)
+																				v1411 = p.r[28].Get32(a1402)
 																				s[183] = v1411
 																				if (s[177] == 0x2) && (s[181] == 0x1) {
 																					{
@@ -12277,7 +12277,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																						}
 																					}
 																				}
-																				p.r[28].Set64(a1402, ((v1411) & 0xffff))
+																				p.r[28].Set32(a1402, ((v1411) & 0xffff))
 																			}
 																		}
 																	}
@@ -12288,7 +12288,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																			{
 																				v1417 := uint64(0)
 																				_ = v1417
-																				v1417 = p.r[29].Get64(a1402)
+																				v1417 = p.r[29].Get32(a1402)
 																				if (s[178] == 0x2) && (s[181] == 0x1) {
 																					{
 																						v1417 = s[180]
@@ -12350,7 +12350,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																						}
 																					}
 																				}
-																				p.r[29].Set64(a1402, ((v1417) & 0xffff))
+																				p.r[29].Set32(a1402, ((v1417) & 0xffff))
 																				s[184] = v1417
 																			}
 																		}
@@ -13219,7 +13219,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																				{
 																					v1509 := uint64(0)
 																					_ = v1509
-																					v1509 = p.r[27].Get64(a1507)
+																					v1509 = p.r[27].Get32(a1507)
 																					var r1512 uint64
 																					_ = r1512
 																					{
@@ -13265,7 +13265,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																							}
 																						}
 																					}
-																					p.r[27].Set64(a1507, ((v1509) & 0xffff))
+																					p.r[27].Set32(a1507, ((v1509) & 0xffff))
 																					if s[166] == 0x3 {
 																						{
 																							s[172] = v1509
@@ -13281,7 +13281,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																				{
 																					v1516 := uint64(0)
 																					_ = v1516
-																					v1516 = p.r[28].Get64(a1507)
+																					v1516 = p.r[28].Get32(a1507)
 																					s[173] = v1516
 																					if (s[167] == 0x2) && (s[171] == 0x1) {
 																						{
@@ -13313,7 +13313,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																							}
 																						}
 																					}
-																					p.r[28].Set64(a1507, ((v1516) & 0xffff))
+																					p.r[28].Set32(a1507, ((v1516) & 0xffff))
 																				}
 																			}
 																		}
@@ -13324,7 +13324,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																				{
 																					v1522 := uint64(0)
 																					_ = v1522
-																					v1522 = p.r[29].Get64(a1507)
+																					v1522 = p.r[29].Get32(a1507)
 																					if (s[168] == 0x2) && (s[171] == 0x1) {
 																						{
 																							v1522 = s[170]
@@ -13386,7 +13386,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																							}
 																						}
 																					}
-																					p.r[29].Set64(a1507, ((v1522) & 0xffff))
+																					p.r[29].Set32(a1507, ((v1522) & 0xffff))
 																					s[174] = v1522
 																				}
 																			}
@@ -13404,7 +13404,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																				{
 																					v1534 := uint64(0)
 																					_ = v1534
-																					v1534 = p.r[30].Get64(a1532)
+																					v1534 = p.r[30].Get32(a1532)
 																					var r1537 uint64
 																					_ = r1537
 																					{
@@ -13450,7 +13450,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																							}
 																						}
 																					}
-																					p.r[30].Set64(a1532, ((v1534) & 0xffff))
+																					p.r[30].Set32(a1532, ((v1534) & 0xffff))
 																					if s[176] == 0x3 {
 																						{
 																							s[182] = v1534
@@ -13466,7 +13466,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																				{
 																					v1541 := uint64(0)
 																					_ = v1541
-																					v1541 = p.r[31].Get64(a1532)
+																					v1541 = p.r[31].Get32(a1532)
 																					s[183] = v1541
 																					if (s[177] == 0x2) && (s[181] == 0x1) {
 																						{
@@ -13498,7 +13498,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																							}
 																						}
 																					}
-																					p.r[31].Set64(a1532, ((v1541) & 0xffff))
+																					p.r[31].Set32(a1532, ((v1541) & 0xffff))
 																				}
 																			}
 																		}
@@ -13509,7 +13509,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																				{
 																					v1547 := uint64(0)
 																					_ = v1547
-																					v1547 = p.r[32].Get64(a1532)
+																					v1547 = p.r[32].Get32(a1532)
 																					if (s[178] == 0x2) && (s[181] == 0x1) {
 																						{
 																							v1547 = s[180]
@@ -13571,7 +13571,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																							}
 																						}
 																					}
-																					p.r[32].Set64(a1532, ((v1547) & 0xffff))
+																					p.r[32].Set32(a1532, ((v1547) & 0xffff))
 																					s[184] = v1547
 																				}
 																			}
@@ -13592,7 +13592,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																				{
 																					v1559 := uint64(0)
 																					_ = v1559
-																					v1559 = p.r[30].Get64(a1557)
+																					v1559 = p.r[30].Get32(a1557)
 																					var r1562 uint64
 																					_ = r1562
 																					{
@@ -13638,7 +13638,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																							}
 																						}
 																					}
-																					p.r[30].Set64(a1557, ((v1559) & 0xffff))
+																					p.r[30].Set32(a1557, ((v1559) & 0xffff))
 																					if s[166] == 0x3 {
 																						{
 																							s[172] = v1559
@@ -13654,7 +13654,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																				{
 																					v1566 := uint64(0)
 																					_ = v1566
-																					v1566 = p.r[31].Get64(a1557)
+																					v1566 = p.r[31].Get32(a1557)
 																					s[173] = v1566
 																					if (s[167] == 0x2) && (s[171] == 0x1) {
 																						{
@@ -13686,7 +13686,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																							}
 																						}
 																					}
-																					p.r[31].Set64(a1557, ((v1566) & 0xffff))
+																					p.r[31].Set32(a1557, ((v1566) & 0xffff))
 																				}
 																			}
 																		}
@@ -13697,7 +13697,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																				{
 																					v1572 := uint64(0)
 																					_ = v1572
-																					v1572 = p.r[32].Get64(a1557)
+																					v1572 = p.r[32].Get32(a1557)
 																					if (s[168] == 0x2) && (s[171] == 0x1) {
 																						{
 																							v1572 = s[170]
@@ -13759,7 +13759,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																							}
 																						}
 																					}
-																					p.r[32].Set64(a1557, ((v1572) & 0xffff))
+																					p.r[32].Set32(a1557, ((v1572) & 0xffff))
 																					s[174] = v1572
 																				}
 																			}
@@ -13777,7 +13777,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																				{
 																					v1584 := uint64(0)
 																					_ = v1584
-																					v1584 = p.r[27].Get64(a1582)
+																					v1584 = p.r[27].Get32(a1582)
 																					var r1587 uint64
 																					_ = r1587
 																					{
@@ -13823,7 +13823,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																							}
 																						}
 																					}
-																					p.r[27].Set64(a1582, ((v1584) & 0xffff))
+																					p.r[27].Set32(a1582, ((v1584) & 0xffff))
 																					if s[176] == 0x3 {
 																						{
 																							s[182] = v1584
@@ -13839,7 +13839,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																				{
 																					v1591 := uint64(0)
 																					_ = v1591
-																					v1591 = p.r[28].Get64(a1582)
+																					v1591 = p.r[28].Get32(a1582)
 																					s[183] = v1591
 																					if (s[177] == 0x2) && (s[181] == 0x1) {
 																						{
@@ -13871,7 +13871,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																							}
 																						}
 																					}
-																					p.r[28].Set64(a1582, ((v1591) & 0xffff))
+																					p.r[28].Set32(a1582, ((v1591) & 0xffff))
 																				}
 																			}
 																		}
@@ -13882,7 +13882,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																				{
 																					v1597 := uint64(0)
 																					_ = v1597
-																					v1597 = p.r[29].Get64(a1582)
+																					v1597 = p.r[29].Get32(a1582)
 																					if (s[178] == 0x2) && (s[181] == 0x1) {
 																						{
 																							v1597 = s[180]
@@ -13944,7 +13944,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																							}
 																						}
 																					}
-																					p.r[29].Set64(a1582, ((v1597) & 0xffff))
+																					p.r[29].Set32(a1582, ((v1597) & 0xffff))
 																					s[184] = v1597
 																				}
 																			}
@@ -14055,7 +14055,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 															}
 															v1623 := uint64(0)
 															_ = v1623
-															v1623 = p.r[6].Get64(v1616)
+															v1623 = p.r[6].Get32(v1616)
 															s[234] = engine.Sel(((v1623 & 0xfffffffd) == (v1619 | 0x1)), 0x1, 0x0)
 															s[235] = engine.Sel((v1623 == (v1619 | 0x3)), 0x1, 0x0)
 															s[236] = engine.Sel((v1623 == v1619), 0x1, 0x0)
@@ -14066,7 +14066,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																	}
 																}
 															}
-															p.r[6].Set64(v1616, ((v1623) & 0xffffffff))
+															p.r[6].Set32(v1616, ((v1623) & 0xffffffff))
 														}
 													}
 													if (s[221] == 0x0) && (((s[224] + s[225]) & 0xffffffff) > 0x0) {
@@ -15440,7 +15440,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																											{
 																												v1754 := uint64(0)
 																												_ = v1754
-																												v1754 = p.r[27].Get64(a1752)
+																												v1754 = p.r[27].Get32(a1752)
 																												var r1757 uint64
 																												_ = r1757
 																												{
@@ -15486,7 +15486,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																														}
 																													}
 																												}
-																												p.r[27].Set64(a1752, ((v1754) & 0xffff))
+																												p.r[27].Set32(a1752, ((v1754) & 0xffff))
 																												if s[166] == 0x3 {
 																													{
 																														s[172] = v1754
@@ -15502,7 +15502,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																											{
 																												v1761 := uint64(0)
 																												_ = v1761
-																												v1761 = p.r[28].Get64(a1752)
+																												v1761 = p.r[28].Get32(a1752)
 																												s[173] = v1761
 																												if (s[167] == 0x2) && (s[171] == 0x1) {
 																													{
@@ -15534,7 +15534,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																														}
 																													}
 																												}
-																												p.r[28].Set64(a1752, ((v1761) & 0xffff))
+																												p.r[28].Set32(a1752, ((v1761) & 0xffff))
 																											}
 																										}
 																									}
@@ -15545,7 +15545,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																											{
 																												v1767 := uint64(0)
 																												_ = v1767
-																												v1767 = p.r[29].Get64(a1752)
+																												v1767 = p.r[29].Get32(a1752)
 																												if (s[168] == 0x2) && (s[171] == 0x1) {
 																													{
 																														v1767 = s[170]
@@ -15607,7 +15607,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																														}
 																													}
 																												}
-																												p.r[29].Set64(a1752, ((v1767) & 0xffff))
+																												p.r[29].Set32(a1752, ((v1767) & 0xffff))
 																												s[174] = v1767
 																											}
 																										}
@@ -15625,7 +15625,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																											{
 																												v1779 := uint64(0)
 																												_ = v1779
-																												v1779 = p.r[30].Get64(a1777)
+																												v1779 = p.r[30].Get32(a1777)
 																												var r1782 uint64
 																												_ = r1782
 																												{
@@ -15671,7 +15671,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																														}
 																													}
 																												}
-																												p.r[30].Set64(a1777, ((v1779) & 0xffff))
+																												p.r[30].Set32(a1777, ((v1779) & 0xffff))
 																												if s[176] == 0x3 {
 																													{
 																														s[182] = v1779
@@ -15687,7 +15687,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																											{
 																												v1786 := uint64(0)
 																												_ = v1786
-																												v1786 = p.r[31].Get64(a1777)
+																												v1786 = p.r[31].Get32(a1777)
 																												s[183] = v1786
 																												if (s[177] == 0x2) && (s[181] == 0x1) {
 																													{
@@ -15719,7 +15719,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																														}
 																													}
 																												}
-																												p.r[31].Set64(a1777, ((v1786) & 0xffff))
+																												p.r[31].Set32(a1777, ((v1786) & 0xffff))
 																											}
 																										}
 																									}
@@ -15730,7 +15730,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																											{
 																												v1792 := uint64(0)
 																												_ = v1792
-																												v1792 = p.r[32].Get64(a1777)
+																												v1792 = p.r[32].Get32(a1777)
 																												if (s[178] == 0x2) && (s[181] == 0x1) {
 																													{
 																														v1792 = s[180]
@@ -15792,7 +15792,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																														}
 																													}
 																												}
-																												p.r[32].Set64(a1777, ((v1792) & 0xffff))
+																												p.r[32].Set32(a1777, ((v1792) & 0xffff))
 																												s[184] = v1792
 																											}
 																										}
@@ -15813,7 +15813,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																											{
 																												v1804 := uint64(0)
 																												_ = v1804
-																												v1804 = p.r[30].Get64(a1802)
+																												v1804 = p.r[30].Get32(a1802)
 																												var r1807 uint64
 																												_ = r1807
 																												{
@@ -15859,7 +15859,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																														}
 																													}
 																												}
-																												p.r[30].Set64(a1802, ((v1804) & 0xffff))
+																												p.r[30].Set32(a1802, ((v1804) & 0xffff))
 																												if s[166] == 0x3 {
 																													{
 																														s[172] = v1804
@@ -15875,7 +15875,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																											{
 																												v1811 := uint64(0)
 																												_ = v1811
-																												v1811 = p.r[31].Get64(a1802)
+																												v1811 = p.r[31].Get32(a1802)
 																												s[173] = v1811
 																												if (s[167] == 0x2) && (s[171] == 0x1) {
 																													{
@@ -15907,7 +15907,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																														}
 																													}
 																												}
-																												p.r[31].Set64(a1802, ((v1811) & 0xffff))
+																												p.r[31].Set32(a1802, ((v1811) & 0xffff))
 																											}
 																										}
 																									}
@@ -15918,7 +15918,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																											{
 																												v1817 := uint64(0)
 																												_ = v1817
-																												v1817 = p.r[32].Get64(a1802)
+																												v1817 = p.r[32].Get32(a1802)
 																												if (s[168] == 0x2) && (s[171] == 0x1) {
 																													{
 																														v1817 = s[170]
@@ -15980,7 +15980,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																														}
 																													}
 																												}
-																												p.r[32].Set64(a1802, ((v1817) & 0xffff))
+																												p.r[32].Set32(a1802, ((v1817) & 0xffff))
 																												s[174] = v1817
 																											}
 																										}
@@ -15998,7 +15998,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																											{
 																												v1829 := uint64(0)
 																												_ = v1829
-																												v1829 = p.r[27].Get64(a1827)
+																												v1829 = p.r[27].Get32(a1827)
 																												var r1832 uint64
 																												_ = r1832
 																												{
@@ -16044,7 +16044,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																														}
 																													}
 																												}
-																												p.r[27].Set64(a1827, ((v1829) & 0xffff))
+																												p.r[27].Set32(a1827, ((v1829) & 0xffff))
 																												if s[176] == 0x3 {
 																													{
 																														s[182] = v1829
@@ -16060,7 +16060,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																											{
 																												v1836 := uint64(0)
 																												_ = v1836
-																												v1836 = p.r[28].Get64(a1827)
+																												v1836 = p.r[28].Get32(a1827)
 																												s[183] = v1836
 																												if (s[177] == 0x2) && (s[181] == 0x1) {
 																													{
@@ -16092,7 +16092,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																														}
 																													}
 																												}
-																												p.r[28].Set64(a1827, ((v1836) & 0xffff))
+																												p.r[28].Set32(a1827, ((v1836) & 0xffff))
 																											}
 																										}
 																									}
@@ -16103,7 +16103,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																											{
 																												v1842 := uint64(0)
 																												_ = v1842
-																												v1842 = p.r[29].Get64(a1827)
+																												v1842 = p.r[29].Get32(a1827)
 																												if (s[178] == 0x2) && (s[181] == 0x1) {
 																													{
 																														v1842 = s[180]
@@ -16165,7 +16165,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																														}
 																													}
 																												}
-																												p.r[29].Set64(a1827, ((v1842) & 0xffff))
+																												p.r[29].Set32(a1827, ((v1842) & 0xffff))
 																												s[184] = v1842
 																											}
 																										}
@@ -17015,7 +17015,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																										{
 																											v1934 := uint64(0)
 																											_ = v1934
-																											v1934 = p.r[27].Get64(a1932)
+																											v1934 = p.r[27].Get32(a1932)
 																											var r1937 uint64
 																											_ = r1937
 																											{
@@ -17061,7 +17061,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																													}
 																												}
 																											}
-																											p.r[27].Set64(a1932, ((v1934) & 0xffff))
+																											p.r[27].Set32(a1932, ((v1934) & 0xffff))
 																											if s[166] == 0x3 {
 																												{
 																													s[172] = v1934
@@ -17077,7 +17077,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																										{
 																											v1941 := uint64(0)
 																											_ = v1941
-																											v1941 = p.r[28].Get64(a1932)
+																											v1941 = p.r[28].Get32(a1932)
 																											s[173] = v1941
 																											if (s[167] == 0x2) && (s[171] == 0x1) {
 																												{
@@ -17109,7 +17109,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																													}
 																												}
 																											}
-																											p.r[28].Set64(a1932, ((v1941) & 0xffff))
+																											p.r[28].Set32(a1932, ((v1941) & 0xffff))
 																										}
 																									}
 																								}
@@ -17120,7 +17120,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																										{
 																											v1947 := uint64(0)
 																											_ = v1947
-																											v1947 = p.r[29].Get64(a1932)
+																											v1947 = p.r[29].Get32(a1932)
 																											if (s[168] == 0x2) && (s[171] == 0x1) {
 																												{
 																													v1947 = s[170]
@@ -17182,7 +17182,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																													}
 																												}
 																											}
-																											p.r[29].Set64(a1932, ((v1947) & 0xffff))
+																											p.r[29].Set32(a1932, ((v1947) & 0xffff))
 																											s[174] = v1947
 																										}
 																									}
@@ -17200,7 +17200,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																										{
 																											v1959 := uint64(0)
 																											_ = v1959
-																											v1959 = p.r[30].Get64(a1957)
+																											v1959 = p.r[30].Get32(a1957)
 																											var r1962 uint64
 																											_ = r1962
 																											{
@@ -17246,7 +17246,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																													}
 																												}
 																											}
-																											p.r[30].Set64(a1957, ((v1959) & 0xffff))
+																											p.r[30].Set32(a1957, ((v1959) & 0xffff))
 																											if s[176] == 0x3 {
 																												{
 																													s[182] = v1959
@@ -17262,7 +17262,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																										{
 																											v1966 := uint64(0)
 																											_ = v1966
-																											v1966 = p.r[31].Get64(a1957)
+																											v1966 = p.r[31].Get32(a1957)
 																											s[183] = v1966
 																											if (s[177] == 0x2) && (s[181] == 0x1) {
 																												{
@@ -17294,7 +17294,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																													}
 																												}
 																											}
-																											p.r[31].Set64(a1957, ((v1966) & 0xffff))
+																											p.r[31].Set32(a1957, ((v1966) & 0xffff))
 																										}
 																									}
 																								}
@@ -17305,7 +17305,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																										{
 																											v1972 := uint64(0)
 																											_ = v1972
-																											v1972 = p.r[32].Get64(a1957)
+																											v1972 = p.r[32].Get32(a1957)
 																											if (s[178] == 0x2) && (s[181] == 0x1) {
 																												{
 																													v1972 = s[180]
@@ -17367,7 +17367,7 @@ func (p *netlockL8P6Mutant) ingress(g *engine.Gen) {
 																													}
 																												}
 																											}
-																											p.r[32].Set64(a1957, ((v1972) & 0xffff))
+																											p.r[32].Set32(a1957, ((v1972) & 0xffff))
 																											s[184] = v1972
 																										}
 																									}
