@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
 
 	"github.com/netlock-go/netlock/bmv2/front"
 )
@@ -27,7 +26,7 @@ func (cp *compiler) hashAlgo(code uint64, pos front.Pos) func(*ctx, []byte) u128
 	}
 	switch name {
 	case "crc32", "crc32_custom":
-		return func(_ *ctx, b []byte) u128 { return u128{lo: uint64(crc32.ChecksumIEEE(b))} }
+		return func(_ *ctx, b []byte) u128 { return u128{lo: HashCRC32(b)} }
 	case "crc16", "crc16_custom":
 		return func(_ *ctx, b []byte) u128 { return u128{lo: uint64(crc16(b))} }
 	case "identity":

@@ -12,7 +12,7 @@ import (
 )
 
 // NetlockFingerprint is engine.Fingerprint of the program this pipeline was generated from.
-const NetlockFingerprint = "b3b75dcf19a58942d7451e46b0ae2885d1e7af955f5b526ba309d9a388248864"
+const NetlockFingerprint = "0c4203116fa7276f7d1d37a2d1d5d578b9c3a2931fa9664b99df9df477c95d16"
 
 // NetlockLayout is the engine.Switch GenLayout the pipeline was generated against.
 const NetlockLayout = "760d81f88dbfac167170272743750673006ce8e54761d97508f6d964c0339683"

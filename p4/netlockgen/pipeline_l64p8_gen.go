@@ -12,7 +12,7 @@ import (
 )
 
 // NetlockL64P8Fingerprint is engine.Fingerprint of the program this pipeline was generated from.
-const NetlockL64P8Fingerprint = "09347f764479c35e3bdf1fa20d74d203084e6b47d53f03e41624bc6f9e23e32b"
+const NetlockL64P8Fingerprint = "71ce2251c411aeb9f2aa4cd5edd99e200ac8d5daf3071d52dfdf10427828938e"
 
 // NetlockL64P8Layout is the engine.Switch GenLayout the pipeline was generated against.
 const NetlockL64P8Layout = "789cbc0bdd406a054707db58b17e53a4b022a58b72b734f9e3bb42dd34b58309"

@@ -12,7 +12,7 @@ import (
 )
 
 // ShapesFingerprint is engine.Fingerprint of the program this pipeline was generated from.
-const ShapesFingerprint = "6697c449fce3cea6dee72d4ed37ff91fcce1d5c365d2a24b9e24b4e9f2447c0d"
+const ShapesFingerprint = "6c4ac55593e4cdb8b4bad3287e7755c08b385f9a38563d58f82af725d6a207d2"
 
 // ShapesLayout is the engine.Switch GenLayout the pipeline was generated against.
 const ShapesLayout = "a81bbc03f9f967bc56cbb52f6aeea68089964674cbfb13f740826cf0c7ab4a64"

@@ -12,7 +12,7 @@ import (
 )
 
 // Stf_l3Fingerprint is engine.Fingerprint of the program this pipeline was generated from.
-const Stf_l3Fingerprint = "f48918accc481bc32edd5694893e00e6539a0fb5faa972e2182faa6fff9b78cc"
+const Stf_l3Fingerprint = "9203151a84cd5804e6adeb1258561138405ab70beb045215a8800ddced104d71"
 
 // Stf_l3Layout is the engine.Switch GenLayout the pipeline was generated against.
 const Stf_l3Layout = "12b6f81c3c830ff11c15363a0d9d28152b53ef3c9de8d521990cdef2d3ab0cbd"

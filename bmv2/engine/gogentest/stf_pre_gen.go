@@ -12,7 +12,7 @@ import (
 )
 
 // Stf_preFingerprint is engine.Fingerprint of the program this pipeline was generated from.
-const Stf_preFingerprint = "1741ae246e2a9c761d971f41431e4a40bd242b1dcf5b487dd2375dd2d0a2c50a"
+const Stf_preFingerprint = "7fac279fe3759492a341fd83704de31d71eb04b55be6c2713113b7c08efe0a37"
 
 // Stf_preLayout is the engine.Switch GenLayout the pipeline was generated against.
 const Stf_preLayout = "2a4f832a936e934dcc2df5df948728681326d430136264262505183d36da6376"

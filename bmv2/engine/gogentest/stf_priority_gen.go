@@ -12,7 +12,7 @@ import (
 )
 
 // Stf_priorityFingerprint is engine.Fingerprint of the program this pipeline was generated from.
-const Stf_priorityFingerprint = "126d600b701cf299b49848a12963982e99e4617f7a5c2338f5de35bf12d6a590"
+const Stf_priorityFingerprint = "08024209150165b4f3baba61179f1cde8cbe3cf98ca148e40a59b3f8ed4c6168"
 
 // Stf_priorityLayout is the engine.Switch GenLayout the pipeline was generated against.
 const Stf_priorityLayout = "bc8b28b61b559629cd113ae3bb12c74b29bd0ac49df67bb5961bca944ac75873"

@@ -12,7 +12,7 @@ import (
 )
 
 // Stf_round3Fingerprint is engine.Fingerprint of the program this pipeline was generated from.
-const Stf_round3Fingerprint = "5924237a16cbe5ee56854d3eb828599586ca573b2ca04231f2c4ac106af9850b"
+const Stf_round3Fingerprint = "4f1a88d127272f8761f9a8f39504d5d2bc6e610e8d2066f7a6be2a4d321d63a9"
 
 // Stf_round3Layout is the engine.Switch GenLayout the pipeline was generated against.
 const Stf_round3Layout = "f3a8437ed4c42cea6c7db9063a2d71bcad7d9f4035ce0d88eb69bfdddc12e4aa"

@@ -12,7 +12,7 @@ import (
 )
 
 // Stf_tablesFingerprint is engine.Fingerprint of the program this pipeline was generated from.
-const Stf_tablesFingerprint = "10a37a0494e8666ed572da4fb2428899e321b2d704070f1a7e0a29c62f7fe613"
+const Stf_tablesFingerprint = "cf4878b001dabbed5747704ea53d291c075f93093136decebb4ad88e3649f083"
 
 // Stf_tablesLayout is the engine.Switch GenLayout the pipeline was generated against.
 const Stf_tablesLayout = "9f2185ef563176d5f5a320d76b5148e607fea6329b317cc58d88e4170482d03a"

@@ -12,7 +12,7 @@ import (
 )
 
 // Target_l3Fingerprint is engine.Fingerprint of the program this pipeline was generated from.
-const Target_l3Fingerprint = "ea86478705b2ae25ad3af35249ccbadabbe32a0dc7d61765a7c8026828ed3fbd"
+const Target_l3Fingerprint = "05ab479e5c49c9650291dcbe57b2ae37b127dbb4ed8ed0cea1d44497126c5d25"
 
 // Target_l3Layout is the engine.Switch GenLayout the pipeline was generated against.
 const Target_l3Layout = "128e23095b7ecfb7413f7de5bb36b634fc79bfe576493706a2fc371140826a1b"
