@@ -438,14 +438,7 @@ func TestOneClockReadPerPacket(t *testing.T) {
 	reads := 0
 	now := time.Unix(500, 0)
 	sw := load(t, "testdata/misc.p4", Config{Now: func() time.Time { reads++; now = now.Add(time.Millisecond); return now }})
-	tbl, err := sw.Table("metered")
-	if err != nil {
-		t.Fatal(err)
-	}
-	key := Entry{Match: []FieldMatch{{Value: []byte{9}}}, Action: "colour"}
-	if err := tbl.Insert(key); err != nil {
-		t.Fatal(err)
-	}
+	tbl, key := meteredEntry(t, sw)
 	reads = 0
 	if err := tbl.SetMeter(Entry{Match: key.Match}, MeterConfig{CIR: 1e-9, CBS: 3, PIR: 1e-9, PBS: 1}); err != nil {
 		t.Fatal(err)
@@ -473,8 +466,9 @@ func TestOneClockReadPerPacket(t *testing.T) {
 	}
 }
 
-func TestDirectMeter(t *testing.T) {
-	sw := load(t, "testdata/misc.p4", Config{})
+// meteredEntry inserts misc.p4's metered entry for key 9 (action colour, a direct meter).
+func meteredEntry(t *testing.T, sw *Switch) (*Table, Entry) {
+	t.Helper()
 	tbl, err := sw.Table("metered")
 	if err != nil {
 		t.Fatal(err)
@@ -483,6 +477,12 @@ func TestDirectMeter(t *testing.T) {
 	if err := tbl.Insert(key); err != nil {
 		t.Fatal(err)
 	}
+	return tbl, key
+}
+
+func TestDirectMeter(t *testing.T) {
+	sw := load(t, "testdata/misc.p4", Config{})
+	tbl, key := meteredEntry(t, sw)
 	colours := func(n int) []byte {
 		var out []byte
 		for i := 0; i < n; i++ {
