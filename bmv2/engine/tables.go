@@ -656,17 +656,22 @@ func (t *Table) reindex() {
 	}
 }
 
+// The FNV-1a constants of hashKey, the exact-match index's key.
+const (
+	fnvOffset = 14695981039346656037
+	fnvPrime  = 1099511628211
+)
+
 // hashKey1 is hashKey(nil, []u128{{lo: v}}): the index key of a one-key lookup.
 func hashKey1(v uint64) uint64 {
-	h := (uint64(14695981039346656037) ^ v) * 1099511628211
-	return h * 1099511628211 // mixing in the zero high word
+	return (fnvOffset ^ v) * fnvPrime * fnvPrime // the second mix is the zero high word's
 }
 
 func hashKey(m []fieldMatch, k []u128) uint64 {
-	h := uint64(14695981039346656037)
+	h := uint64(fnvOffset)
 	mix := func(x uint64) {
 		h ^= x
-		h *= 1099511628211
+		h *= fnvPrime
 	}
 	if k != nil {
 		for _, v := range k {
