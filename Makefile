@@ -31,13 +31,13 @@ test: lint
 	$(GO) test -count=1 -timeout 10m -run '^TestExplore' ./rdma/citron
 	# The data plane's differential test at full count and its mutants (single-threaded; under
 	# -race above they run a few sequences).
-	$(GO) test -count=1 -timeout 10m -run 'Differential' ./dataplane
+	$(GO) test -count=1 -timeout 10m -run 'Differential' ./p4/dataplane
 	# The controller's rack simulation runs in one goroutine: under -race above it runs one seed per
 	# test and no negative controls; here every seed and the negative controls.
 	$(GO) test -count=1 -timeout 10m ./controlplane/simrack
 	# The virtual rack's conservation and checker-agreement tests over all their phases (under
 	# -race they run two phases and one; about 20 s here).
-	$(GO) test -count=1 -timeout 10m -run '^(TestConservation|TestCheckerAgreesWithHistory)$$' ./testbed/vrack
+	$(GO) test -count=1 -timeout 10m -run '^(TestConservation|TestCheckerAgreesWithHistory)$$' ./testbed/rackmodel
 
 test-short:
 	$(GO) test -short -count=1 $(PKGS)
@@ -103,7 +103,7 @@ fuzz:
 	$(FUZZ) ./alloc -fuzz '^FuzzStep$$'
 	$(FUZZ) ./rdma/emu -fuzz '^FuzzRequestHeader$$'
 	$(FUZZ) ./rdma/emu -fuzz '^FuzzResponseHeader$$'
-	$(FUZZ) ./dataplane -fuzz '^FuzzParseAdminReply$$'
+	$(FUZZ) ./p4/dataplane -fuzz '^FuzzParseAdminReply$$'
 	$(FUZZ) ./wire -fuzz '^FuzzParseLockStats$$'
 	$(FUZZ) ./internal/udpframe -fuzz '^FuzzParse$$'
 
@@ -114,9 +114,9 @@ fuzz:
 # Not part of make test, which runs the same soak with 20 000 operations.
 SOAK_OPS ?= 1000000
 soak:
-	$(GO) test ./e2e -run '^TestSoak$$' -soak.ops $(SOAK_OPS) -soak.path servers -v -count=1 -timeout 0
-	$(GO) test ./e2e -run '^TestSoak$$' -soak.ops $(SOAK_OPS) -soak.path switch -soak.switch-locks -soak.pipeline interp -v -count=1 -timeout 0
-	$(GO) test ./e2e -run '^TestSoak$$' -soak.ops $(SOAK_OPS) -soak.path switch -soak.switch-locks -soak.pipeline gen -v -count=1 -timeout 0
+	$(GO) test ./testbed/e2e -run '^TestSoak$$' -soak.ops $(SOAK_OPS) -soak.path servers -v -count=1 -timeout 0
+	$(GO) test ./testbed/e2e -run '^TestSoak$$' -soak.ops $(SOAK_OPS) -soak.path switch -soak.switch-locks -soak.pipeline interp -v -count=1 -timeout 0
+	$(GO) test ./testbed/e2e -run '^TestSoak$$' -soak.ops $(SOAK_OPS) -soak.path switch -soak.switch-locks -soak.pipeline gen -v -count=1 -timeout 0
 
 clean:
 	rm -rf bin

@@ -1280,7 +1280,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
      * CRC-32 of (lock, txn) for a fixed lock, so such a fingerprint adds nothing to the full
      * index hash: two txns of one lock sharing a cell of 65536 then shared the fingerprint with
      * probability 2^-16, not 2^-30, and a live request found another's "ended" (seen in
-     * testbed/rack, docs/dataplane.md "Resources"). With the txn's halves apart, the index hash
+     * testbed/softrack, docs/dataplane.md "Resources"). With the txn's halves apart, the index hash
      * and the fingerprint are 64 independent linear functions of the txn (for one lock the pair
      * determines the txn; dataplane.TestEndedHashIndependent), so two requests of one lock
      * share cell and fingerprint with probability 2^-30 / NETLOCK_ENDED. A cell keeps the last

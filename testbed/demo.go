@@ -1,5 +1,5 @@
 // Package testbed runs netlock end to end on one machine (`netlock demo`): by default the whole
-// rack of package testbed/rack in one process (the software switch running p4/netlock.p4, the
+// rack of package testbed/softrack in one process (the software switch running p4/netlock.p4, the
 // controller over P4Runtime gRPC, lock servers, client nodes attached to switch ports), driven by
 // microbenchmarks and a TPC-C-like lock workload; or, with Config.Loopback, lock servers and
 // client workers on loopback UDP without a switch.
@@ -56,7 +56,7 @@ type Config struct {
 	// Loopback runs lock servers and clients on loopback UDP without a switch or a controller
 	// (the demo before the rack existed). Default: the rack.
 	Loopback bool
-	// Pipeline is what runs p4/netlock.p4 in the rack's switch (rack.Config.Pipeline): auto (the
+	// Pipeline is what runs p4/netlock.p4 in the rack's switch (softrack.Config.Pipeline): auto (the
 	// zero value), interp or gen.
 	Pipeline engine.Pipeline
 	// UDPPorts attaches the rack's hosts to the switch through UDP tunnels on loopback instead

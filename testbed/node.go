@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/netlock-go/netlock/client"
-	"github.com/netlock-go/netlock/history"
 	"github.com/netlock-go/netlock/internal/latency"
+	"github.com/netlock-go/netlock/testbed/history"
 )
 
 // NodeConfig configures one client node of a rack whose servers and switch run elsewhere (other

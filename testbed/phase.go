@@ -11,10 +11,10 @@ import (
 	"time"
 
 	"github.com/netlock-go/netlock/client"
-	"github.com/netlock-go/netlock/history"
 	"github.com/netlock-go/netlock/internal/latency"
 	"github.com/netlock-go/netlock/lockcore"
 	"github.com/netlock-go/netlock/lockserver"
+	"github.com/netlock-go/netlock/testbed/history"
 	"github.com/netlock-go/netlock/wire"
 )
 

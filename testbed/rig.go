@@ -11,7 +11,7 @@ import (
 	"github.com/netlock-go/netlock/controlplane/ctlcore"
 	"github.com/netlock-go/netlock/lockcore"
 	"github.com/netlock-go/netlock/lockserver"
-	"github.com/netlock-go/netlock/testbed/rack"
+	"github.com/netlock-go/netlock/testbed/softrack"
 )
 
 // rig is what the phases run on: the lock servers (to read their counters), the client nodes
@@ -28,7 +28,7 @@ type rig struct {
 	// while no controller is primary); nil without a controller.
 	controller  func() (ctlcore.Stats, bool)
 	switchLocks func() int
-	// pipeline names what runs p4/netlock.p4 in the switch (rack.Rack.SwitchPipeline); "" on
+	// pipeline names what runs p4/netlock.p4 in the switch (softrack.Rack.SwitchPipeline); "" on
 	// loopback.
 	pipeline string
 	close    func() error
@@ -88,12 +88,12 @@ func startLoopback(cfg *Config) (*rig, error) {
 	return rg, nil
 }
 
-// startRack starts the rack (package testbed/rack): the switch running p4/netlock.p4, the
+// startRack starts the rack (package testbed/softrack): the switch running p4/netlock.p4, the
 // controller over P4Runtime, cfg.Servers lock servers, and cfg.Clients client nodes on switch
 // ports 1..Clients; port Clients+1 is the crash phase's client node.
 func startRack(ctx context.Context, cfg *Config) (*rig, error) {
 	sent := newServerSent()
-	r, err := rack.Start(ctx, rack.Config{Servers: cfg.Servers, Clients: cfg.Clients + 1, UDP: cfg.UDPPorts, Pipeline: cfg.Pipeline,
+	r, err := softrack.Start(ctx, softrack.Config{Servers: cfg.Servers, Clients: cfg.Clients + 1, UDP: cfg.UDPPorts, Pipeline: cfg.Pipeline,
 		Lease: cfg.Lease, MaxLease: 2 * cfg.Lease, Log: cfg.Logger, WrapServer: sent.wrap,
 		Controller: ctlcore.Config{AllocPeriod: cfg.AllocPeriod, Slots: cfg.Slots, MinRate: cfg.MinRate,
 			Mutation: cfg.Mutation}})

@@ -19,7 +19,7 @@ const (
 )
 
 // serverSent is the set of (lock, txn) the lock servers sent a grant for: it sits on every
-// server's socket (rack.Config.WrapServer) and records each grant before it is written. The
+// server's socket (softrack.Config.WrapServer) and records each grant before it is written. The
 // switch answers from the lock's server address (docs/dataplane.md, "Answers' source"), so the
 // source address of a grant does not say who granted it; what the servers sent does.
 type serverSent struct {
@@ -54,7 +54,7 @@ func (s *serverSent) take(k grantKey) bool {
 	return ok
 }
 
-// wrap returns a rack.Config.WrapServer: the server's connection, observed.
+// wrap returns a softrack.Config.WrapServer: the server's connection, observed.
 func (s *serverSent) wrap(_ uint16, c net.PacketConn) net.PacketConn {
 	return &serverConn{PacketConn: c, s: s}
 }

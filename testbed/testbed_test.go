@@ -12,7 +12,7 @@ import (
 	"github.com/netlock-go/netlock/bmv2/engine"
 	"github.com/netlock-go/netlock/client"
 	"github.com/netlock-go/netlock/controlplane/ctlcore"
-	"github.com/netlock-go/netlock/history"
+	"github.com/netlock-go/netlock/testbed/history"
 	"github.com/netlock-go/netlock/wire"
 )
 

@@ -9,7 +9,7 @@ import (
 
 // Workload draws the lock sets of one closed-loop worker's transactions for a phase: the
 // microbenchmarks (shared, exclusive, contended/N, crash) and the TPC-C-like mix. The demo's
-// workers (wall-clock time) and the rack model's (testbed/vrack, virtual time) draw from it, so
+// workers (wall-clock time) and the rack model's (testbed/rackmodel, virtual time) draw from it, so
 // both run the same transactions for a seed. A Workload is not safe for concurrent use.
 type Workload struct {
 	spec   phaseSpec

@@ -283,7 +283,7 @@ func TestDecodingLayerParser(t *testing.T) {
 }
 
 // TestSamplePcap keeps testdata/sample.pcap (a capture for people to open in Wireshark with
-// wireshark/netlock.lua) equal to what sampleCapture serializes; -update rewrites it.
+// wire/wireshark/netlock.lua) equal to what sampleCapture serializes; -update rewrites it.
 func TestSamplePcap(t *testing.T) {
 	golden := filepath.Join("testdata", "sample.pcap")
 	if *update {

@@ -28,7 +28,7 @@ const Version = 1
 // are ignored (they are reserved for a payload in one-RTT transactions, NetLock section 4.1).
 const Len = 48
 
-// Field offsets. Keep in sync with docs/protocol.md, wireshark/netlock.lua and p4/netlock.p4.
+// Field offsets. Keep in sync with docs/protocol.md, wire/wireshark/netlock.lua and p4/netlock.p4.
 const (
 	offVersion    = 0
 	offOp         = 1

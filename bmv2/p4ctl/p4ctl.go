@@ -21,21 +21,21 @@ import (
 	p4configv1 "github.com/p4lang/p4runtime/go/p4/config/v1"
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
 
-	"github.com/netlock-go/netlock/controlplane"
+	"github.com/netlock-go/netlock/controlplane/p4rtclient"
 )
 
-// Program is a P4 program ready to push (see controlplane.Program).
-type Program = controlplane.Program
+// Program is a P4 program ready to push (see p4rtclient.Program).
+type Program = p4rtclient.Program
 
 // LoadCompiled reads a program compiled for another target: a device config file (for bmv2, the
 // JSON p4c-bm2-ss writes) and its P4Info in text format.
 func LoadCompiled(deviceConfig, p4info string) (*Program, error) {
-	return controlplane.LoadCompiled(deviceConfig, p4info)
+	return p4rtclient.LoadCompiled(deviceConfig, p4info)
 }
 
 // LoadProgram reads a P4 program and every other .p4 file of its directory (the files it may
 // #include) into a bundle, and checks it with the front end to produce its P4Info.
-func LoadProgram(path string) (*Program, error) { return controlplane.LoadProgram(path) }
+func LoadProgram(path string) (*Program, error) { return p4rtclient.LoadProgram(path) }
 
 // Runtime is a runtime file of the p4lang/tutorials exercises. Its "target", "p4info" and
 // "bmv2_json" fields are ignored: the program comes from LoadProgram.
@@ -84,12 +84,12 @@ func ParseRuntime(data []byte) (*Runtime, error) {
 	return &rt, nil
 }
 
-// Session is a primary controller connection to one device: a controlplane.Client, which ends
+// Session is a primary controller connection to one device: a p4rtclient.Client, which ends
 // its stream without the client library's error logs, and the library's client for the
 // runtime-file helpers.
 type Session struct {
 	C  *client.Client
-	cp *controlplane.Client
+	cp *p4rtclient.Client
 }
 
 // Dial connects to the P4Runtime server at addr and becomes the primary controller of deviceID
@@ -98,7 +98,7 @@ func Dial(ctx context.Context, addr string, deviceID uint64, electionID uint64) 
 	if electionID == 0 {
 		electionID = 1
 	}
-	cp, err := controlplane.Dial(controlplane.Config{Addr: addr, DeviceID: deviceID, ElectionID: controlplane.ElectionID{Low: electionID}})
+	cp, err := p4rtclient.Dial(p4rtclient.Config{Addr: addr, DeviceID: deviceID, ElectionID: p4rtclient.ElectionID{Low: electionID}})
 	if err != nil {
 		return nil, fmt.Errorf("p4ctl: %w", err)
 	}

@@ -10,8 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/netlock-go/netlock/bench"
 	"github.com/netlock-go/netlock/lockcore"
+	"github.com/netlock-go/netlock/testbed/bench"
 )
 
 // benchCmd is the parent of every benchmark; each benchmark registers itself on it from the init

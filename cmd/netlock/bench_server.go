@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/netlock-go/netlock/bench"
+	"github.com/netlock-go/netlock/testbed/bench"
 )
 
 func init() { benchCmd.AddCommand(newBenchServerCmd()) }

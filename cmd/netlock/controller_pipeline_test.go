@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/netlock-go/netlock/controlplane/controller"
-	"github.com/netlock-go/netlock/dataplane"
+	"github.com/netlock-go/netlock/p4/dataplane"
 )
 
 // TestControllerConfigPipeline: pipeline.device_config and pipeline.p4info make `netlock

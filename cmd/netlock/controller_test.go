@@ -19,10 +19,10 @@ import (
 
 	"github.com/netlock-go/netlock/client"
 	"github.com/netlock-go/netlock/controlplane/controller"
-	"github.com/netlock-go/netlock/testbed/rack"
+	"github.com/netlock-go/netlock/testbed/softrack"
 )
 
-// TestControllerCommand: the rack of testbed/rack without its controller (the software switch
+// TestControllerCommand: the rack of testbed/softrack without its controller (the software switch
 // running no program, two lock servers, client hosts) and the controller of `netlock
 // controller`, run from the example testbed/rack.yaml through the command's own loading and
 // run code (runController), with only the switch's P4Runtime address and the periods set as
@@ -33,7 +33,7 @@ import (
 func TestControllerCommand(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	r, err := rack.Start(ctx, rack.Config{NoController: true})
+	r, err := softrack.Start(ctx, softrack.Config{NoController: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +88,7 @@ func TestControllerCommand(t *testing.T) {
 		defer c.Close()
 	}
 	run := func(d time.Duration) uint64 {
-		n, err := rack.HotLoad(ctx, clients, d)
+		n, err := softrack.HotLoad(ctx, clients, d)
 		if err != nil {
 			t.Error(err)
 		}

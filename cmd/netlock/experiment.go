@@ -13,8 +13,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/netlock-go/netlock/alloc"
-	"github.com/netlock-go/netlock/testbed/experiment"
-	"github.com/netlock-go/netlock/testbed/vrack"
+	"github.com/netlock-go/netlock/testbed/modelfig"
+	"github.com/netlock-go/netlock/testbed/rackmodel"
 )
 
 func init() {
@@ -22,8 +22,8 @@ func init() {
 	benchCmd.AddCommand(newBenchRackCmd())
 }
 
-// rackFlags are the rack model's parameters as flags (vrack.Params; 0 keeps the paper's value).
-func rackFlags(f *pflag.FlagSet, p *vrack.Params) {
+// rackFlags are the rack model's parameters as flags (rackmodel.Params; 0 keeps the paper's value).
+func rackFlags(f *pflag.FlagSet, p *rackmodel.Params) {
 	f.IntVar(&p.Clients, "clients", 0, "client machines (0: 10, the paper's)")
 	f.IntVar(&p.Workers, "workers", 0, "worker threads per client machine (0: 8)")
 	f.IntVar(&p.Servers, "servers", 0, "lock servers (0: 2)")
@@ -35,21 +35,21 @@ func rackFlags(f *pflag.FlagSet, p *vrack.Params) {
 
 func newExperimentCmd() *cobra.Command {
 	var (
-		o       experiment.Options
+		o       modelfig.Options
 		out     string
 		img     string
 		asJSON  bool
 		from    string
-		figures = map[string]func(experiment.Options) *experiment.Figure{
-			"fig13": experiment.Fig13, "fig14": experiment.Fig14, "fig10": experiment.Fig10,
-			"fig15": experiment.Fig15,
+		figures = map[string]func(modelfig.Options) *modelfig.Figure{
+			"fig13": modelfig.Fig13, "fig14": modelfig.Fig14, "fig10": modelfig.Fig10,
+			"fig15": modelfig.Fig15,
 		}
 	)
 	cmd := &cobra.Command{
 		Use:   "experiment fig13|fig14|fig10|fig15|all",
 		Short: "Regenerate a figure of the NetLock paper on the rack model (virtual time, the paper's scale)",
 		Long: `Regenerates a figure of the NetLock paper (SIGCOMM'20, section 6) on the rack model
-(testbed/vrack): p4/netlock.p4 on the engine decides every switch grant, lockcore serves the lock
+(testbed/rackmodel): p4/netlock.p4 on the engine decides every switch grant, lockcore serves the lock
 servers, and only time is modelled, at the paper's scale (10 clients, 2 lock servers, a Tofino-class
 switch; --clients etc. change it). Every point is a deterministic run for its seed, checked for
 exclusion and fencing.
@@ -82,7 +82,7 @@ Prints the results as Markdown with the parameters; writes FIG.json into --out a
 					if err != nil {
 						return err
 					}
-					var saved experiment.Figure
+					var saved modelfig.Figure
 					if err := json.Unmarshal(b, &saved); err != nil {
 						return fmt.Errorf("%s: %w", from, err)
 					}
@@ -96,7 +96,7 @@ Prints the results as Markdown with the parameters; writes FIG.json into --out a
 				}
 				start := time.Now()
 				fmt.Fprintf(os.Stderr, "%s: %d points, %d timelines\n", f.Name, len(f.Specs), len(f.Timelines))
-				err := f.Run(cmd.Context(), func(done, total int, r experiment.Result) {
+				err := f.Run(cmd.Context(), func(done, total int, r modelfig.Result) {
 					if len(f.Timelines) > 0 {
 						fmt.Fprintf(os.Stderr, "  %d/%d %s: %d violations [%v]\n", done, total, r.Label, r.Violations,
 							time.Since(start).Round(time.Second))
@@ -128,7 +128,7 @@ Prints the results as Markdown with the parameters; writes FIG.json into --out a
 	return cmd
 }
 
-func writeFigure(w io.Writer, f *experiment.Figure, out, img string, asJSON bool) error {
+func writeFigure(w io.Writer, f *modelfig.Figure, out, img string, asJSON bool) error {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}
@@ -149,20 +149,20 @@ func writeFigure(w io.Writer, f *experiment.Figure, out, img string, asJSON bool
 	fmt.Fprintf(w, "Command: `netlock %s`, %s.\n\n", strings.Join(os.Args[1:], " "), time.Now().UTC().Format(time.RFC1123))
 	f.WriteMarkdown(w)
 	fmt.Fprintf(w, "\n![%s](%s)\n\nRack model parameters:\n\n", f.Name, png)
-	experiment.WriteParams(w, f.Params)
+	modelfig.WriteParams(w, f.Params)
 	fmt.Fprintln(w)
 	return nil
 }
 
 func newBenchRackCmd() *cobra.Command {
 	var (
-		s        experiment.Spec
+		s        modelfig.Spec
 		strategy string
 	)
 	cmd := &cobra.Command{
 		Use:   "rack",
 		Short: "One rack-model run with locks in the switch, and the same rack with every lock on the servers (virtual time)",
-		Long: `Runs the rack model (testbed/vrack; virtual time, deterministic for a seed) twice with the same
+		Long: `Runs the rack model (testbed/rackmodel; virtual time, deterministic for a seed) twice with the same
 workload: once with --slots switch slots allocated by --strategy from the demand measured in the
 warm-up, once with every lock on the servers; prints both and their ratio.`,
 		Args: cobra.NoArgs,
@@ -179,9 +179,9 @@ warm-up, once with every lock on the servers; prints both and their ratio.`,
 			ref.Slots, ref.Label = 0, "servers only"
 			s.Label = fmt.Sprintf("%s, %d slots", strategy, s.Slots)
 			w := cmd.OutOrStdout()
-			var rs []experiment.Result
-			for _, sp := range []experiment.Spec{s, ref} {
-				r, err := experiment.Run(cmd.Context(), sp)
+			var rs []modelfig.Result
+			for _, sp := range []modelfig.Spec{s, ref} {
+				r, err := modelfig.Run(cmd.Context(), sp)
 				if err != nil {
 					return err
 				}
@@ -198,7 +198,7 @@ warm-up, once with every lock on the servers; prints both and their ratio.`,
 	fl := cmd.Flags()
 	rackFlags(fl, &s.Params)
 	fl.StringVar(&s.Phase, "phase", "tpcc-low", "workload (tpcc-low, tpcc-high, contended/N, shared, exclusive)")
-	fl.IntVar(&s.Slots, "slots", experiment.Fig13Slots, "switch slots to allocate")
+	fl.IntVar(&s.Slots, "slots", modelfig.Fig13Slots, "switch slots to allocate")
 	fl.StringVar(&strategy, "strategy", "knapsack", "allocation: knapsack or random")
 	fl.Uint64Var(&s.Seed, "seed", 1, "workload seed")
 	fl.DurationVar(&s.Warmup, "warmup", 20*time.Millisecond, "warm-up (demand measured), virtual time")

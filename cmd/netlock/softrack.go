@@ -13,14 +13,14 @@ import (
 	"github.com/netlock-go/netlock/alloc"
 	"github.com/netlock-go/netlock/controlplane/ctlcore"
 	"github.com/netlock-go/netlock/testbed"
-	"github.com/netlock-go/netlock/testbed/rackexp"
+	"github.com/netlock-go/netlock/testbed/softfig"
 )
 
 func init() { addCommand(newSoftRackCmd()) }
 
 func newSoftRackCmd() *cobra.Command {
 	var (
-		cfg    rackexp.Config
+		cfg    softfig.Config
 		slots  int
 		period time.Duration
 		// fig15's timeline (diagnosis): zero leaves a failure out.
@@ -32,10 +32,10 @@ func newSoftRackCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "softrack fig13|fig14|fig10|fig15",
 		Short: "A figure of the NetLock paper on the software rack, in wall-clock time (ratios within one run)",
-		Long: `Runs a figure of the NetLock paper (SIGCOMM'20, section 6) on the software rack (testbed/rack):
+		Long: `Runs a figure of the NetLock paper (SIGCOMM'20, section 6) on the software rack (testbed/softrack):
 p4/netlock.p4 on the software switch, the controller over P4Runtime, lock servers and lock clients,
 all in this process, in wall-clock time. The racks compared run side by side and take turns under
-the same load (testbed/rackexp), so a ratio is measured within one run on the same machine.
+the same load (testbed/softfig), so a ratio is measured within one run on the same machine.
 
   fig13  knapsack vs random allocation of --slots switch slots, and every lock on the servers (TPC-C)
   fig14  servers only, knapsack over --slots, knapsack over the whole pool; think time 0 and 2ms
@@ -55,7 +55,7 @@ Prints Markdown.`,
 			fmt.Fprintf(w, "Command: `netlock %s`, %s.\n\n", strings.Join(os.Args[1:], " "), start.UTC().Format(time.RFC1123))
 			switch args[0] {
 			case "fig13":
-				res, err := rackexp.Alternate(ctx, cfg, []rackexp.Variant{
+				res, err := softfig.Alternate(ctx, cfg, []softfig.Variant{
 					{Name: "knapsack", Controller: cc(alloc.StrategyKnapsack, slots)},
 					{Name: "random", Controller: cc(alloc.StrategyRandom, slots)},
 					{Name: "servers only", Controller: cc(alloc.StrategyKnapsack, slots), NoSwitch: true}})
@@ -69,7 +69,7 @@ Prints Markdown.`,
 				for _, think := range []time.Duration{0, 2 * time.Millisecond} {
 					c := cfg
 					c.Think = think
-					res, err := rackexp.Alternate(ctx, c, []rackexp.Variant{
+					res, err := softfig.Alternate(ctx, c, []softfig.Variant{
 						{Name: "servers only", Controller: cc(alloc.StrategyKnapsack, 0), NoSwitch: true},
 						{Name: fmt.Sprintf("knapsack, %d slots", slots), Controller: cc(alloc.StrategyKnapsack, slots)},
 						{Name: "knapsack, whole pool", Controller: cc(alloc.StrategyKnapsack, 0)}})
@@ -85,7 +85,7 @@ Prints Markdown.`,
 				for _, ph := range []string{testbed.PhaseTPCCHigh, testbed.PhaseTPCCLow} {
 					c := cfg
 					c.Phase = ph
-					res, err := rackexp.Alternate(ctx, c, []rackexp.Variant{
+					res, err := softfig.Alternate(ctx, c, []softfig.Variant{
 						{Name: "netlock", Controller: cc(alloc.StrategyKnapsack, 0)},
 						{Name: "servers only", Controller: cc(alloc.StrategyKnapsack, 0), NoSwitch: true}})
 					if err != nil {
@@ -107,16 +107,16 @@ Prints Markdown.`,
 					}
 					cfg.Log = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: lv}))
 				}
-				tl := rackexp.Timeline{Label: "switch restart, then a server death", Bin: bin,
+				tl := softfig.Timeline{Label: "switch restart, then a server death", Bin: bin,
 					RestartAt: restartAt, KillAt: killAt, End: end,
 					Controller: ctlcore.Config{AllocPeriod: period, SweepPeriod: 50 * time.Millisecond,
 						PingPeriod: pingPeriod, DeadAfter: deadAfter}}
-				if err := rackexp.RunTimeline(ctx, cfg, &tl); err != nil {
+				if err := softfig.RunTimeline(ctx, cfg, &tl); err != nil {
 					return err
 				}
 				lease := cfg.Lease
 				if lease == 0 {
-					lease = time.Second // rackexp's default
+					lease = time.Second // softfig's default
 				}
 				fmt.Fprintf(w, "Leases %v (max %v), the servers' controller lease %v, pings every %v, dead after %d missed, "+
 					"bins of %v; %d client hosts x %d workers, %s.\n\n", lease, 2*lease, cfg.ServerLease, pingPeriod,
@@ -167,7 +167,7 @@ Prints Markdown.`,
 	return cmd
 }
 
-func writeSoft(w io.Writer, cfg rackexp.Config, res []rackexp.Result) {
+func writeSoft(w io.Writer, cfg softfig.Config, res []softfig.Result) {
 	fmt.Fprintln(w, "| rack | txns/s | locks/s | servers' grants / locks | locks in the switch | failed txns | txn p50 / p99 |")
 	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---|")
 	for _, r := range res {
@@ -180,7 +180,7 @@ func writeSoft(w io.Writer, cfg rackexp.Config, res []rackexp.Result) {
 
 // writeRecovery prints the recovery from each failure of tl: detection, the first grant of the
 // standby, and when the throughput is back at 90% of what it was in the 1.5 s before.
-func writeRecovery(w io.Writer, tl *rackexp.Timeline) {
+func writeRecovery(w io.Writer, tl *softfig.Timeline) {
 	const window, frac = 1500 * time.Millisecond, 0.9
 	fmt.Fprintf(w, "| failure | at (s) | | after the failure |\n|---|---:|---|---:|\n")
 	since := func(at time.Duration, what string) string {
@@ -197,17 +197,17 @@ func writeRecovery(w io.Writer, tl *rackexp.Timeline) {
 		return fmt.Sprintf("%.2f s (before: %.0f txns/s)", d.Seconds(), before)
 	}
 	if tl.RestartAt > 0 {
-		if at, ok := tl.EventAt(rackexp.EventRestart, 0); ok {
-			fmt.Fprintf(w, "| switch restart | %.2f | re-programmed | %s |\n", at.Seconds(), since(at, rackexp.EventReprogrammed))
-			fmt.Fprintf(w, "| | | locks handed back to their servers | %s |\n", since(at, rackexp.EventRecovered))
+		if at, ok := tl.EventAt(softfig.EventRestart, 0); ok {
+			fmt.Fprintf(w, "| switch restart | %.2f | re-programmed | %s |\n", at.Seconds(), since(at, softfig.EventReprogrammed))
+			fmt.Fprintf(w, "| | | locks handed back to their servers | %s |\n", since(at, softfig.EventRecovered))
 			fmt.Fprintf(w, "| | | throughput at 90%% of before (3 bins) | %s |\n", back(at))
 		}
 	}
 	if tl.KillAt > 0 {
-		if at, ok := tl.EventAt(rackexp.EventKill, 0); ok {
-			fmt.Fprintf(w, "| server 2 killed | %.2f | suspected (detection) | %s |\n", at.Seconds(), since(at, rackexp.EventSuspected))
-			fmt.Fprintf(w, "| | | standby took over | %s |\n", since(at, rackexp.EventTookOver))
-			fmt.Fprintf(w, "| | | standby's first grant | %s |\n", since(at, rackexp.EventStandbyGrants))
+		if at, ok := tl.EventAt(softfig.EventKill, 0); ok {
+			fmt.Fprintf(w, "| server 2 killed | %.2f | suspected (detection) | %s |\n", at.Seconds(), since(at, softfig.EventSuspected))
+			fmt.Fprintf(w, "| | | standby took over | %s |\n", since(at, softfig.EventTookOver))
+			fmt.Fprintf(w, "| | | standby's first grant | %s |\n", since(at, softfig.EventStandbyGrants))
 			fmt.Fprintf(w, "| | | throughput at 90%% of before (3 bins) | %s |\n", back(at))
 		}
 	}

@@ -23,10 +23,10 @@ import (
 
 	"github.com/netlock-go/netlock/bmv2/port"
 	nlclient "github.com/netlock-go/netlock/client"
-	"github.com/netlock-go/netlock/dataplane"
-	"github.com/netlock-go/netlock/history"
 	"github.com/netlock-go/netlock/internal/faultnet"
 	"github.com/netlock-go/netlock/lockserver"
+	"github.com/netlock-go/netlock/p4/dataplane"
+	"github.com/netlock-go/netlock/testbed/history"
 	"github.com/netlock-go/netlock/testbed/hostshim"
 	"github.com/netlock-go/netlock/wire"
 )

@@ -12,11 +12,11 @@ import (
 	"time"
 
 	"github.com/netlock-go/netlock/alloc"
-	"github.com/netlock-go/netlock/controlplane"
 	"github.com/netlock-go/netlock/controlplane/ctlcore"
-	"github.com/netlock-go/netlock/dataplane"
+	"github.com/netlock-go/netlock/controlplane/p4rtclient"
 	"github.com/netlock-go/netlock/internal/config"
 	"github.com/netlock-go/netlock/lockserver"
+	"github.com/netlock-go/netlock/p4/dataplane"
 )
 
 // Configuration keys of `netlock controller`, as written in its config file (YAML, TOML or
@@ -134,8 +134,8 @@ func ConfigFromValues(v *config.Values) (FileConfig, error) {
 	fc.AdminListen, fc.MetricsAddr, fc.LogLevel = v.String(KeyAdminListen), v.String(KeyMetricsAddr), v.String(KeyLogLevel)
 	c := &fc.Config
 	c.AdminTimeout, c.StateFile = v.Duration(KeyAdminTimeout), v.String(KeyStateFile)
-	c.Switch = controlplane.Config{Addr: v.String(KeySwitchAddr), DeviceID: v.Uint(KeyDeviceID),
-		ElectionID: controlplane.ElectionID{Low: v.Uint(KeyElectionID)}}
+	c.Switch = p4rtclient.Config{Addr: v.String(KeySwitchAddr), DeviceID: v.Uint(KeyDeviceID),
+		ElectionID: p4rtclient.ElectionID{Low: v.Uint(KeyElectionID)}}
 	if c.Switch.ElectionID.Low == 0 {
 		// An earlier start gets a higher id: the controller started first stays primary and one
 		// started later waits as its backup.
@@ -151,7 +151,7 @@ func ConfigFromValues(v *config.Values) (FileConfig, error) {
 		return FileConfig{}, v.Errorf(KeyLocks, "%v", err)
 	}
 	if p := v.String(KeyProgram); p != "" {
-		prog, err := controlplane.LoadProgram(p)
+		prog, err := p4rtclient.LoadProgram(p)
 		if err != nil {
 			return FileConfig{}, v.Errorf(KeyProgram, "%v", err)
 		}
@@ -166,7 +166,7 @@ func ConfigFromValues(v *config.Values) (FileConfig, error) {
 	case c.Program != nil:
 		return FileConfig{}, v.Errorf(KeyDeviceConfig, "give %s or a compiled pipeline, not both", KeyProgram)
 	default:
-		prog, err := controlplane.LoadCompiled(dc, info)
+		prog, err := p4rtclient.LoadCompiled(dc, info)
 		if err != nil {
 			return FileConfig{}, v.Errorf(KeyDeviceConfig, "%v", err)
 		}

@@ -1,12 +1,12 @@
 // Package controller runs netlock's controller: the pure decision core of package ctlcore, with
-// its I/O at the edges. It speaks P4Runtime to the switch through controlplane.Client (election,
+// its I/O at the edges. It speaks P4Runtime to the switch through p4rtclient.Client (election,
 // reconnection, writes, packet-out and packet-in for the admin packets of p4/netlock.p4) and the
 // lock servers' admin protocol over a UDP socket, feeds the results back to the core, ticks it at
 // its deadlines, saves its token checkpoint, and exports its counters to Prometheus. One goroutine
 // owns the core; the effects run in goroutines of their own, each answered exactly once (a result,
 // an error or a timeout).
 //
-// `netlock controller --config rack.yaml` builds one (cmd/netlock); testbed/rack runs one in
+// `netlock controller --config rack.yaml` builds one (cmd/netlock); testbed/softrack runs one in
 // process. docs/controlplane.md describes what the core decides.
 package controller
 
@@ -27,9 +27,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/netlock-go/netlock/controlplane"
 	"github.com/netlock-go/netlock/controlplane/ctlcore"
-	"github.com/netlock-go/netlock/dataplane"
+	"github.com/netlock-go/netlock/controlplane/p4rtclient"
+	"github.com/netlock-go/netlock/p4/dataplane"
 	"github.com/netlock-go/netlock/wire"
 )
 
@@ -40,10 +40,10 @@ type Config struct {
 	// Program is the P4 program pushed to a switch without one (nil: the embedded
 	// p4/netlock.p4 with Core.Sizing's sizes; a program of its own must keep netlock.p4's tables,
 	// actions and registers, with Core.Sizing's sizes).
-	Program *controlplane.Program
+	Program *p4rtclient.Program
 	// Switch is the P4Runtime connection (address, device id, election id; the Log is set from
 	// Log when nil).
-	Switch controlplane.Config
+	Switch p4rtclient.Config
 	// AdminConn is the socket the controller talks to the lock servers with (a UDP socket whose
 	// address the servers list in peers.controllers; a host of the rack in tests). The
 	// controller closes it when Run returns.
@@ -90,7 +90,7 @@ func (c *Config) validate() error {
 type Controller struct {
 	cfg     Config
 	core    *ctlcore.Core
-	prog    *controlplane.Program
+	prog    *p4rtclient.Program
 	servers map[uint16]netip.AddrPort
 	log     *slog.Logger
 
@@ -101,7 +101,7 @@ type Controller struct {
 	adminID  uint16
 	adminW   map[uint16]chan dataplane.AdminReply // guarded by mu
 	serverW  map[uint64]chan serverReply          // guarded by mu, by txn
-	cl       *controlplane.Client                 // set by Run
+	cl       *p4rtclient.Client                   // set by Run
 	sendMu   sync.Mutex                           // serializes AdminConn writes
 	saved    time.Time                            // when the checkpoint was last saved
 	savedTok uint64
@@ -134,7 +134,7 @@ func New(cfg Config) (*Controller, error) {
 	}
 	prog := cfg.Program
 	if prog == nil {
-		if prog, err = controlplane.ProgramFromBundle(cfg.Core.Sizing.Bundle()); err != nil {
+		if prog, err = p4rtclient.ProgramFromBundle(cfg.Core.Sizing.Bundle()); err != nil {
 			return nil, err
 		}
 	}
@@ -167,7 +167,7 @@ func (c *Controller) Snapshot() Snapshot { return *c.snap.Load() }
 // Run connects to the switch and runs the controller until ctx ends. It returns nil on ctx's
 // end.
 func (c *Controller) Run(ctx context.Context) error {
-	cl, err := controlplane.Dial(c.cfg.Switch)
+	cl, err := p4rtclient.Dial(c.cfg.Switch)
 	if err != nil {
 		c.cfg.AdminConn.Close()
 		return err
@@ -185,7 +185,7 @@ func (c *Controller) Run(ctx context.Context) error {
 		// A controller that stopped is nobody's primary, whatever its last step saw.
 		c.snap.Store(&Snapshot{Phase: ctlcore.Backup, Term: c.core.Term(), Stats: c.core.Stats(), Stopped: true})
 	}()
-	sub := cl.Subscribe("admin replies", func(p *controlplane.PacketIn) bool {
+	sub := cl.Subscribe("admin replies", func(p *p4rtclient.PacketIn) bool {
 		r, _ := p.Uint("reason")
 		return r == dataplane.PacketInAdminReply
 	}, 4096)
@@ -234,7 +234,7 @@ func (c *Controller) Run(ctx context.Context) error {
 }
 
 // watchPrimary tells the core about every change of the P4Runtime election.
-func (c *Controller) watchPrimary(ctx context.Context, cl *controlplane.Client) {
+func (c *Controller) watchPrimary(ctx context.Context, cl *p4rtclient.Client) {
 	last := false
 	for {
 		ch := cl.Changed()
@@ -255,7 +255,7 @@ func (c *Controller) watchPrimary(ctx context.Context, cl *controlplane.Client) 
 	}
 }
 
-func (c *Controller) publish(cl *controlplane.Client) {
+func (c *Controller) publish(cl *p4rtclient.Client) {
 	c.snap.Store(&Snapshot{Phase: c.core.Phase(), Term: c.core.Term(), Primary: cl.IsPrimary(), Stats: c.core.Stats(),
 		Locks: c.core.SwitchLockIDs()})
 	if c.cfg.StateFile != "" {
@@ -271,7 +271,7 @@ func (c *Controller) publish(cl *controlplane.Client) {
 }
 
 // exec carries out one effect and returns its result.
-func (c *Controller) exec(ctx context.Context, cl *controlplane.Client, e ctlcore.Effect) ctlcore.Result {
+func (c *Controller) exec(ctx context.Context, cl *p4rtclient.Client, e ctlcore.Effect) ctlcore.Result {
 	r := ctlcore.Result{ID: e.EffectID()}
 	switch e := e.(type) {
 	case ctlcore.Write:
@@ -305,7 +305,7 @@ func (c *Controller) exec(ctx context.Context, cl *controlplane.Client, e ctlcor
 }
 
 // switchAdmin sends an admin PacketOut and waits for its PacketIn.
-func (c *Controller) switchAdmin(ctx context.Context, cl *controlplane.Client, req dataplane.AdminRequest) (dataplane.AdminReply, error) {
+func (c *Controller) switchAdmin(ctx context.Context, cl *p4rtclient.Client, req dataplane.AdminRequest) (dataplane.AdminReply, error) {
 	ch := make(chan dataplane.AdminReply, 1)
 	c.mu.Lock()
 	for {
@@ -322,7 +322,7 @@ func (c *Controller) switchAdmin(ctx context.Context, cl *controlplane.Client, r
 		delete(c.adminW, req.ID)
 		c.mu.Unlock()
 	}()
-	err := cl.SendPacketOut(ctx, req.Frame(nil, c.cfg.Core.Rack.Key), []controlplane.Param{
+	err := cl.SendPacketOut(ctx, req.Frame(nil, c.cfg.Core.Rack.Key), []p4rtclient.Param{
 		{Name: "kind", Value: []byte{dataplane.PacketOutAdmin}}, {Name: "egress_port", Value: []byte{0}},
 		{Name: "pad", Value: []byte{0}}})
 	if err != nil {
@@ -341,7 +341,7 @@ func (c *Controller) switchAdmin(ctx context.Context, cl *controlplane.Client, r
 }
 
 // packetIns hands admin replies to their waiters.
-func (c *Controller) packetIns(sub *controlplane.Subscription) {
+func (c *Controller) packetIns(sub *p4rtclient.Subscription) {
 	for p := range sub.C {
 		rep, err := dataplane.ParseAdminReply(p.Payload)
 		if err != nil {

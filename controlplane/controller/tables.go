@@ -5,15 +5,15 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/netlock-go/netlock/controlplane"
 	"github.com/netlock-go/netlock/controlplane/ctlcore"
-	"github.com/netlock-go/netlock/dataplane"
+	"github.com/netlock-go/netlock/controlplane/p4rtclient"
+	"github.com/netlock-go/netlock/p4/dataplane"
 )
 
 // write turns a core Write into P4Runtime updates of p4/netlock.p4's tables (dataplane's names)
 // and sends them in one Write RPC.
-func (c *Controller) write(ctx context.Context, cl *controlplane.Client, w ctlcore.Write) error {
-	var ups []controlplane.Update
+func (c *Controller) write(ctx context.Context, cl *p4rtclient.Client, w ctlcore.Write) error {
+	var ups []p4rtclient.Update
 	for _, u := range w.Updates {
 		us, err := c.updates(cl, u)
 		if err != nil {
@@ -25,42 +25,42 @@ func (c *Controller) write(ctx context.Context, cl *controlplane.Client, w ctlco
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, controlplane.ErrNotFound):
+	case errors.Is(err, p4rtclient.ErrNotFound):
 		return fmt.Errorf("%w: %w", ctlcore.ErrNotFound, err)
-	case errors.Is(err, controlplane.ErrAlreadyExists):
+	case errors.Is(err, p4rtclient.ErrAlreadyExists):
 		return fmt.Errorf("%w: %w", ctlcore.ErrAlreadyExists, err)
 	}
 	return err
 }
 
-func op(o ctlcore.Op) controlplane.Update {
+func op(o ctlcore.Op) p4rtclient.Update {
 	switch o {
 	case ctlcore.Insert:
-		return controlplane.Update{Op: controlplane.Insert}
+		return p4rtclient.Update{Op: p4rtclient.Insert}
 	case ctlcore.Delete:
-		return controlplane.Update{Op: controlplane.Delete}
+		return p4rtclient.Update{Op: p4rtclient.Delete}
 	}
-	return controlplane.Update{Op: controlplane.Modify}
+	return p4rtclient.Update{Op: p4rtclient.Modify}
 }
 
-func params(names []string, args [][]byte) []controlplane.Param {
-	ps := make([]controlplane.Param, len(names))
+func params(names []string, args [][]byte) []p4rtclient.Param {
+	ps := make([]p4rtclient.Param, len(names))
 	for i, n := range names {
-		ps[i] = controlplane.Param{Name: n, Value: args[i]}
+		ps[i] = p4rtclient.Param{Name: n, Value: args[i]}
 	}
 	return ps
 }
 
 // updates renders one core update as P4Runtime updates.
-func (c *Controller) updates(cl *controlplane.Client, u ctlcore.Update) ([]controlplane.Update, error) {
+func (c *Controller) updates(cl *p4rtclient.Client, u ctlcore.Update) ([]p4rtclient.Update, error) {
 	e := u.Entity
 	o := op(u.Op).Op
-	entry := func(en controlplane.Entry) ([]controlplane.Update, error) {
+	entry := func(en p4rtclient.Entry) ([]p4rtclient.Update, error) {
 		up, err := cl.TableUpdate(o, en)
 		if err != nil {
 			return nil, err
 		}
-		return []controlplane.Update{up}, nil
+		return []p4rtclient.Update{up}, nil
 	}
 	switch {
 	case e.Rack != nil:
@@ -68,19 +68,19 @@ func (c *Controller) updates(cl *controlplane.Client, u ctlcore.Update) ([]contr
 		if err != nil {
 			return nil, err
 		}
-		up, err := cl.TableUpdate(controlplane.Modify, controlplane.Entry{Table: dataplane.TableRack, Default: true,
+		up, err := cl.TableUpdate(p4rtclient.Modify, p4rtclient.Entry{Table: dataplane.TableRack, Default: true,
 			Action: name, Params: params(dataplane.ParamsSetRack, args)})
 		if err != nil {
 			return nil, err
 		}
-		return []controlplane.Update{up}, nil
+		return []p4rtclient.Update{up}, nil
 	case e.Server != nil:
 		name, args, err := e.Server.Action()
 		if err != nil {
 			return nil, err
 		}
-		return entry(controlplane.Entry{Table: dataplane.TableServers,
-			Match:  []controlplane.Match{controlplane.Exact{Field: dataplane.KeyServer, Value: dataplane.ServerMatch(e.ServerNum)}},
+		return entry(p4rtclient.Entry{Table: dataplane.TableServers,
+			Match:  []p4rtclient.Match{p4rtclient.Exact{Field: dataplane.KeyServer, Value: dataplane.ServerMatch(e.ServerNum)}},
 			Action: name, Params: params(dataplane.ParamsSetServer, args)})
 	case e.Route != nil:
 		key, plen, err := dataplane.RouteMatch(e.Prefix)
@@ -88,40 +88,40 @@ func (c *Controller) updates(cl *controlplane.Client, u ctlcore.Update) ([]contr
 			return nil, err
 		}
 		name, args := e.Route.Action()
-		return entry(controlplane.Entry{Table: dataplane.TableRoute,
-			Match:  []controlplane.Match{controlplane.LPM{Field: dataplane.KeyRouteDst, Value: key, PrefixLen: int32(plen)}},
+		return entry(p4rtclient.Entry{Table: dataplane.TableRoute,
+			Match:  []p4rtclient.Match{p4rtclient.LPM{Field: dataplane.KeyRouteDst, Value: key, PrefixLen: int32(plen)}},
 			Action: name, Params: params(dataplane.ParamsRoute, args)})
 	case e.Lock != nil:
 		name, args := e.Lock.Action()
-		en := controlplane.Entry{Table: dataplane.TableLock,
-			Match: []controlplane.Match{controlplane.Exact{Field: dataplane.KeyLock, Value: e.Lock.Match()}}}
-		if o != controlplane.Delete {
+		en := p4rtclient.Entry{Table: dataplane.TableLock,
+			Match: []p4rtclient.Match{p4rtclient.Exact{Field: dataplane.KeyLock, Value: e.Lock.Match()}}}
+		if o != p4rtclient.Delete {
 			en.Action, en.Params = name, params(dataplane.ParamsLockHit, args)
 		}
 		return entry(en)
 	case e.Tenant != nil:
 		name, args := dataplane.TenantAction(e.Tenant.Meter)
-		ups, err := entry(controlplane.Entry{Table: dataplane.TableTenant,
-			Match:  []controlplane.Match{controlplane.Exact{Field: dataplane.KeyTenant, Value: dataplane.TenantMatch(e.Tenant.ID)}},
+		ups, err := entry(p4rtclient.Entry{Table: dataplane.TableTenant,
+			Match:  []p4rtclient.Match{p4rtclient.Exact{Field: dataplane.KeyTenant, Value: dataplane.TenantMatch(e.Tenant.ID)}},
 			Action: name, Params: params(dataplane.ParamsTenantLimit, args)})
-		if err != nil || o == controlplane.Delete {
+		if err != nil || o == p4rtclient.Delete {
 			return ups, err
 		}
 		rate, burst := int64(e.Tenant.Rate), int64(e.Tenant.Burst)
 		m, err := cl.MeterUpdate(dataplane.MeterTenant, int64(e.Tenant.Meter),
-			controlplane.Meter{CIR: rate, CBurst: burst, PIR: rate, PBurst: burst})
+			p4rtclient.Meter{CIR: rate, CBurst: burst, PIR: rate, PBurst: burst})
 		if err != nil {
 			return nil, err
 		}
 		return append(ups, m), nil
 	}
-	s := controlplane.CloneSession{ID: uint32(dataplane.CloneSession(e.ClonePort)),
-		Replicas: []controlplane.Replica{{Port: uint32(e.ClonePort)}}}
-	return []controlplane.Update{controlplane.CloneSessionUpdate(o, s)}, nil
+	s := p4rtclient.CloneSession{ID: uint32(dataplane.CloneSession(e.ClonePort)),
+		Replicas: []p4rtclient.Replica{{Port: uint32(e.ClonePort)}}}
+	return []p4rtclient.Update{p4rtclient.CloneSessionUpdate(o, s)}, nil
 }
 
 // readLocks reads the lock table and its direct counters.
-func (c *Controller) readLocks(ctx context.Context, cl *controlplane.Client) ([]dataplane.LockEntry, map[uint32]uint64, error) {
+func (c *Controller) readLocks(ctx context.Context, cl *p4rtclient.Client) ([]dataplane.LockEntry, map[uint32]uint64, error) {
 	ens, counts, err := cl.ReadEntries(ctx, dataplane.TableLock)
 	if err != nil {
 		return nil, nil, err
@@ -131,7 +131,7 @@ func (c *Controller) readLocks(ctx context.Context, cl *controlplane.Client) ([]
 	for i, en := range ens {
 		var key []byte
 		if len(en.Match) == 1 {
-			if m, ok := en.Match[0].(controlplane.Exact); ok {
+			if m, ok := en.Match[0].(p4rtclient.Exact); ok {
 				key = m.Value
 			}
 		}

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/netlock-go/netlock/alloc"
-	"github.com/netlock-go/netlock/dataplane"
+	"github.com/netlock-go/netlock/p4/dataplane"
 	"github.com/netlock-go/netlock/wire"
 )
 

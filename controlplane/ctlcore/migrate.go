@@ -4,7 +4,7 @@ import (
 	"cmp"
 	"slices"
 
-	"github.com/netlock-go/netlock/dataplane"
+	"github.com/netlock-go/netlock/p4/dataplane"
 	"github.com/netlock-go/netlock/wire"
 )
 

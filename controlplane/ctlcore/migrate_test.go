@@ -5,7 +5,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/netlock-go/netlock/dataplane"
+	"github.com/netlock-go/netlock/p4/dataplane"
 	"github.com/netlock-go/netlock/wire"
 )
 

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/netlock-go/netlock/dataplane"
+	"github.com/netlock-go/netlock/p4/dataplane"
 	"github.com/netlock-go/netlock/wire"
 )
 

@@ -1,7 +1,7 @@
 package ctlcore
 
 import (
-	"github.com/netlock-go/netlock/dataplane"
+	"github.com/netlock-go/netlock/p4/dataplane"
 	"github.com/netlock-go/netlock/wire"
 )
 

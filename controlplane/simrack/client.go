@@ -6,8 +6,8 @@ import (
 	"net/netip"
 	"time"
 
-	"github.com/netlock-go/netlock/history"
 	"github.com/netlock-go/netlock/internal/udpframe"
+	"github.com/netlock-go/netlock/testbed/history"
 	"github.com/netlock-go/netlock/testbed/hostshim"
 	"github.com/netlock-go/netlock/wire"
 )

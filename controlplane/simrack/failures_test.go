@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/netlock-go/netlock/controlplane/ctlcore"
-	"github.com/netlock-go/netlock/history"
+	"github.com/netlock-go/netlock/testbed/history"
 	"github.com/netlock-go/netlock/wire"
 )
 
@@ -236,7 +236,7 @@ func TestCrashedHolderSwept(t *testing.T) {
 }
 
 // TestSwitchRestartPrimacyMoves: the switch restarts; the backup wins the election first (it
-// reconnected first, as in testbed/rack), programs the fresh switch and starts recovering the
+// reconnected first, as in testbed/softrack), programs the fresh switch and starts recovering the
 // lost switch's locks, then the primary takes over again in the middle of that recovery. It finds
 // those locks resident at their servers without a switch entry and must hand them back only after
 // the leases and above the lost switch's tokens (it used to adopt them at once with floor 0, as if

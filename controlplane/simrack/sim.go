@@ -25,9 +25,9 @@ import (
 
 	"github.com/netlock-go/netlock/bmv2/engine"
 	"github.com/netlock-go/netlock/controlplane/ctlcore"
-	"github.com/netlock-go/netlock/dataplane"
-	"github.com/netlock-go/netlock/history"
 	"github.com/netlock-go/netlock/internal/udpframe"
+	"github.com/netlock-go/netlock/p4/dataplane"
+	"github.com/netlock-go/netlock/testbed/history"
 	"github.com/netlock-go/netlock/testbed/hostshim"
 	"github.com/netlock-go/netlock/wire"
 )

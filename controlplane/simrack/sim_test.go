@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/netlock-go/netlock/controlplane/ctlcore"
-	"github.com/netlock-go/netlock/history"
+	"github.com/netlock-go/netlock/testbed/history"
 	"github.com/netlock-go/netlock/wire"
 )
 

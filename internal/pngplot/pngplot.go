@@ -1,6 +1,6 @@
 // Package pngplot renders a grid of gonum/plot plots into one PNG file: the figures of the
 // benchmarks (rdma/bench, rdma/rma/rmabench, rdma/rangebench) and of the experiments
-// (testbed/experiment) are all written through it.
+// (testbed/modelfig) are all written through it.
 package pngplot
 
 import (

@@ -5,7 +5,7 @@
  *
  * It is p4/netlock.p4 (v1model) written the Tofino way, with the same wire format, lock table,
  * control interface, pooled slots, Algorithm 2, overflow protocol, quotas, priorities and admin
- * packets; the same tests run on both and compare them (dataplane/). docs/dataplane.md is the
+ * packets; the same tests run on both and compare them (p4/dataplane/). docs/dataplane.md is the
  * reference for both programs; its section "Tofino (p4/tna/netlock.p4)" lists every difference
  * and gives the stages of every register action.
  *

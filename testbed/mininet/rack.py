@@ -42,7 +42,7 @@ from p4runtime_switch import P4RuntimeSwitch  # noqa: E402
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROGRAM = os.path.join(HERE, "..", "..", "p4", "netlock.p4")
 
-RACK_KEY = 0x6E65746C6F636B  # the rack key (testbed/rack's default), 16 hex digits in the key file
+RACK_KEY = 0x6E65746C6F636B  # the rack key (testbed/softrack's default), 16 hex digits in the key file
 SWITCH_IP = "10.0.0.1"
 CONTROLLER_IP = "10.0.0.2"
 LOCK_PORT = 8888

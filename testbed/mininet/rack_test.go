@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/netlock-go/netlock/history"
 	"github.com/netlock-go/netlock/internal/testenv"
 	"github.com/netlock-go/netlock/testbed"
+	"github.com/netlock-go/netlock/testbed/history"
 	"github.com/netlock-go/netlock/wire"
 )
 

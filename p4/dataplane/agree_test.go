@@ -1,0 +1,293 @@
+package dataplane
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/netlock-go/netlock/bmv2/engine"
+	"github.com/netlock-go/netlock/wire"
+)
+
+// The programs agree: p4/netlock.p4 and p4/tna/netlock.p4 run the same seeded sequences as the
+// differential test (each with a lockcore q2 of its own, and the oracle checking the first),
+// and after every input they must have sent the same packets in the same order (grants with
+// equal tokens: both number grants alike), the same control messages to the server and the
+// same admin replies, and hold the same lock state: per-lock registers and the slots of every
+// lock's regions, field by field (the TNA program keeps them in 32-bit halves). Six inputs in
+// a hundred are admin probes of a random lock, level and offset (read-only, so the oracle is
+// not affected). Re-run one sequence with -seed=N.
+func TestProgramsAgree(t *testing.T) {
+	n := 200
+	if testing.Short() || raceDetector {
+		n = 20
+	}
+	for _, rules := range diffConfigs {
+		t.Run(rules.name, func(t *testing.T) {
+			a := newDiffSwitch(t, V1Model, rules, nil, engine.PipelineInterpreted)
+			b := newDiffSwitch(t, TNA, rules, nil, engine.PipelineInterpreted)
+			for _, seed := range diffSeeds(t, n) {
+				ok := t.Run("", func(t *testing.T) {
+					defer func() {
+						if t.Failed() {
+							t.Logf("seed %d (re-run: go test ./p4/dataplane -run 'TestProgramsAgree/%s' -seed=%d)", seed, rules.name, seed)
+						}
+					}()
+					runDiff(t, a, b, rules, seed)
+				})
+				if !ok {
+					return
+				}
+			}
+		})
+	}
+}
+
+// TestProgramsAgreeCatches is its negative control: a TNA program whose grant walk stops
+// after the first waiter (a rule the oracle also checks) and one that leaves the slot's
+// forwarded flag out of its flags (its grants then lack the fwd flag) must be told apart from
+// the v1model program. TestStateDiffCatches covers the state comparison alone.
+func TestProgramsAgreeCatches(t *testing.T) {
+	for _, m := range []mutant{
+		{"walk-stops-early", "a grant walk goes on while waiters are compatible",
+			"if (used == 1 && (meta.sv.state != SS_LIVE || meta.sv.mode == MODE_S) && w0 + w1 > 0) {",
+			"if (used == 1 && meta.sv.state != SS_LIVE && w0 + w1 > 0) {"},
+		{"slot-forgets-forwarded", "the slot keeps whether the server pushed the request back",
+			"meta.n_flags = SS_LIVE ++ hdr.nl.mode ++ hdr.nl.prio ++ meta.rq_fwd;",
+			"meta.n_flags = SS_LIVE ++ hdr.nl.mode ++ hdr.nl.prio ++ 8w0;"},
+		{"route-pending-grant-to-requester", "the next hop of a grant walk's pending grant is the granted client's",
+			"meta.route_dst = hdr.recirc.pip;",
+			"meta.route_dst = meta.rq_ip;"},
+		{"grant-walk-slot-by-priority", "a grant walk examines the slot at the level it walks",
+			"sl = (hdr.recirc.level == 0) ? meta.at_cur0 : meta.at_cur1;",
+			"sl = (hdr.nl.prio == 0) ? meta.at_cur0 : meta.at_cur1;"},
+		{"write-slot-other-level", "the writing pass writes the slot at the request's level",
+			"sl = (hdr.nl.prio == 0) ? meta.at_off0 : meta.at_off1;",
+			"sl = (hdr.nl.prio == 0) ? meta.at_off1 : meta.at_off0;"},
+	} {
+		t.Run(m.name, func(t *testing.T) {
+			if strings.Count(string(TNA.Source), m.from) != 1 {
+				t.Fatalf("the mutation site %q is not in p4/%s exactly once: update the mutant", m.from, TNA.File)
+			}
+			src := []byte(strings.Replace(string(TNA.Source), m.from, m.to, 1))
+			// The configuration with overflow first: the forwarded flag is set by push-backs.
+			for _, rules := range []diffRules{diffConfigs[1], diffConfigs[0], diffConfigs[2], diffConfigs[3]} {
+				a := newDiffSwitch(t, V1Model, rules, nil, engine.PipelineInterpreted)
+				b := newDiffSwitch(t, TNA, rules, src, engine.PipelineInterpreted)
+				for seed := uint64(1); seed <= 200; seed++ {
+					if msg := agreeFails(a, b, rules, seed); msg != "" {
+						t.Logf("caught (%s) by configuration %s, seed %d:\n%.500s", m.rule, rules.name, seed, msg)
+						return
+					}
+				}
+			}
+			t.Errorf("mutant %s (breaks: %s) agreed with the v1model program", m.name, m.rule)
+		})
+	}
+}
+
+// agreeFails runs seed on both programs (on a alone against lockcore when b is nil) and returns
+// the first failure, or "".
+func agreeFails(a, b *rig, rules diffRules, seed uint64) (msg string) {
+	rec := &recorder{}
+	a.t = rec
+	if b != nil {
+		b.t = rec
+	}
+	defer func() {
+		if x := recover(); x != nil {
+			if _, ok := x.(stopRun); !ok {
+				panic(x)
+			}
+			msg = rec.msg
+		}
+	}()
+	runDiff(rec, a, b, rules, seed)
+	return ""
+}
+
+// adminProbe sends both programs a probe of a random lock (one not in the switch too), level
+// (2 is a bad request) and offset.
+func (d *diffRun) adminProbe() {
+	d.t.Helper()
+	req := AdminRequest{Op: wire.AdminSwitchProbe, ID: uint16(d.rng.IntN(1 << 16)), Lock: uint32(d.rng.IntN(d.rules.locks + 1)),
+		Level: uint8(d.rng.IntN(3)), Offset: uint16(d.rng.IntN(int(max(d.rules.sizes[0], d.rules.sizes[1])) + 2))}
+	what := fmt.Sprintf("admin probe lock=%d level=%d offset=%d", req.Lock, req.Level, req.Offset)
+	d.log = append(d.log, what)
+	for _, s := range []*sut{d.sw, d.sw2} {
+		s.out, s.srv, s.pins = s.out[:0], s.srv[:0], s.pins[:0]
+		s.admin(&req)
+		if s.failed != "" {
+			d.fail("%s: %s", what, s.failed)
+		}
+	}
+	if len(d.sw.pins) != 1 {
+		d.fail("%s: %d replies from the v1model program", what, len(d.sw.pins))
+	}
+	d.agree(what)
+}
+
+// agree compares what the two programs sent for the last input, and their lock state.
+func (d *diffRun) agree(what string) {
+	d.t.Helper()
+	a, b := d.sw, d.sw2
+	if !slices.Equal(a.out, b.out) {
+		d.fail("%s: the programs answered differently\n%s:\n%s%s:\n%s", what, V1Model.Name, msgs(a.out), TNA.Name, msgs(b.out))
+	}
+	if !slices.Equal(a.srv, b.srv) {
+		d.fail("%s: the programs sent the server different messages\n%s:\n%s%s:\n%s", what, V1Model.Name, msgs(a.srv),
+			TNA.Name, msgs(b.srv))
+	}
+	a.srv, b.srv = a.srv[:0], b.srv[:0]
+	if !slices.EqualFunc(a.pins, b.pins, bytes.Equal) {
+		d.fail("%s: the programs' admin replies differ\n%s: %x\n%s: %x", what, V1Model.Name, a.pins, TNA.Name, b.pins)
+	}
+	a.pins, b.pins = a.pins[:0], b.pins[:0]
+	if diff := stateDiff(a.r.sw, b.r.sw, d.rules); diff != "" {
+		d.fail("%s: the programs' lock state differs: %s", what, diff)
+	}
+}
+
+func msgs(ms []msg) string {
+	var b strings.Builder
+	for _, m := range ms {
+		fmt.Fprintf(&b, "    %s token=%d\n", m, m.f.Token)
+	}
+	return b.String()
+}
+
+// regCache looks registers up once per switch.
+var regCache = map[*Switch]map[string]*engine.Register{}
+
+// reg reads cell i of a register as a number (0 when the register does not exist).
+func reg(sw *Switch, name string, i int) uint64 {
+	m := regCache[sw]
+	if m == nil {
+		m = map[string]*engine.Register{}
+		regCache[sw] = m
+	}
+	r, ok := m[name]
+	if !ok {
+		r, _ = sw.Register(name)
+		m[name] = r
+	}
+	if r == nil {
+		return 0
+	}
+	v, _ := r.Read(i)
+	var x uint64
+	for _, c := range v {
+		x = x<<8 | uint64(c)
+	}
+	return x
+}
+
+// Register names stateDiff compares.
+var (
+	levelRegs [Levels][3]string
+	poolRegs  [Parts][]string // the v1model program's, per part (index: the slot in the part)
+	poolTNA   []string        // the TNA program's: one array per field (index: the slot)
+)
+
+func init() {
+	for lv := range levelRegs {
+		for i, f := range []string{"head", "tail", "gnext"} {
+			levelRegs[lv][i] = fmt.Sprintf("NetlockIngress.levels.level%d.%s", lv, f)
+		}
+	}
+	for p := range poolRegs {
+		pre := fmt.Sprintf("NetlockIngress.pool.part%d.", p)
+		for _, f := range []string{"s_txn", "s_hold", "s_flags", "s_who", "s_ts"} {
+			poolRegs[p] = append(poolRegs[p], pre+f)
+		}
+	}
+	for _, f := range []string{"s_txn_hi", "s_txn_lo", "s_hold", "s_flags", "s_lease", "s_ip", "s_pt", "s_ts_hi", "s_ts_lo"} {
+		poolTNA = append(poolTNA, "NetlockIngress.pool."+f)
+	}
+}
+
+// stateDiff compares the lock state of a v1model switch and a TNA switch set up by
+// newDiffSwitch: the per-lock registers and the slots of the locks' regions.
+func stateDiff(v1, tna *Switch, rules diffRules) string {
+	for l := 0; l < rules.locks; l++ {
+		for _, name := range []string{RegisterState, RegisterWait, RegisterQueue, RegisterFloor} {
+			if x, y := reg(v1, name, l), reg(tna, name, l); x != y {
+				return fmt.Sprintf("%s[%d] = %#x and %#x", name, l, x, y)
+			}
+		}
+		if x, y := reg(v1, RegisterToken, l), reg(tna, RegisterTokenHigh, l)<<32|reg(tna, RegisterToken, l); x != y {
+			return fmt.Sprintf("grant counter of lock %d: %d and %d", l, x, y)
+		}
+		for lv := 0; lv < Levels; lv++ {
+			for _, name := range levelRegs[lv] {
+				if x, y := reg(v1, name, l), reg(tna, name, l); x != y {
+					return fmt.Sprintf("%s[%d] = %#x and %#x", name, l, x, y)
+				}
+			}
+		}
+	}
+	slots := rules.locks * int(rules.sizes[0]+rules.sizes[1])
+	bits := v1.Sizing.withDefaults().PartBits
+	for s := 0; s < slots; s++ {
+		part, i := s>>bits, s&(1<<bits-1)
+		a := poolRegs[part]
+		t := func(k int) uint64 { return reg(tna, poolTNA[k], s) }
+		want := [5]uint64{t(0)<<32 | t(1), t(2), t(3)<<32 | t(4), t(5)<<32 | t(6), t(7)<<32 | t(8)}
+		for k, name := range a {
+			if x := reg(v1, name, i); x != want[k] {
+				return fmt.Sprintf("slot %d: %s = %#x and %#x", s, name, x, want[k])
+			}
+		}
+	}
+	return ""
+}
+
+// TestStateDiffCatches is the negative control of the state comparison: after a sequence on
+// which the programs agree, one cell changed in the TNA switch (a per-lock register, the high
+// half of the grant counter, a level's head, a slot's 32-bit half) must be reported, naming
+// the register or the slot; restoring it makes the states equal again.
+func TestStateDiffCatches(t *testing.T) {
+	rules := diffConfigs[0]
+	a := newDiffSwitch(t, V1Model, rules, nil, engine.PipelineInterpreted)
+	b := newDiffSwitch(t, TNA, rules, nil, engine.PipelineInterpreted)
+	runDiff(t, a, b, rules, 7)
+	if d := stateDiff(a.sw, b.sw, rules); d != "" {
+		t.Fatalf("the programs differ after seed 7: %s", d)
+	}
+	slot := rules.locks*int(rules.sizes[0]+rules.sizes[1]) - 1
+	bits := b.sw.Sizing.withDefaults().PartBits
+	for _, c := range []struct {
+		reg  string
+		cell int
+		want string
+	}{
+		{RegisterWait, 1, RegisterWait + "[1]"},
+		{RegisterTokenHigh, 0, "grant counter of lock 0"},
+		{levelRegs[1][0], rules.locks - 1, fmt.Sprintf("%s[%d]", levelRegs[1][0], rules.locks-1)},
+		{poolTNA[4], slot, fmt.Sprintf("slot %d: %s", slot, poolRegs[slot>>bits][2])},
+	} {
+		t.Run(c.reg, func(t *testing.T) {
+			r, err := b.sw.Register(c.reg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			old, err := r.Read(c.cell)
+			if err != nil {
+				t.Fatal(err)
+			}
+			v := append([]byte(nil), old...)
+			v[len(v)-1] ^= 1
+			must(t, r.Write(c.cell, v))
+			d := stateDiff(a.sw, b.sw, rules)
+			must(t, r.Write(c.cell, old))
+			if !strings.Contains(d, c.want) {
+				t.Errorf("cell %d of %s changed: stateDiff said %q, want it to name %q", c.cell, c.reg, d, c.want)
+			}
+			if d := stateDiff(a.sw, b.sw, rules); d != "" {
+				t.Errorf("restored: %s", d)
+			}
+		})
+	}
+}

@@ -1,0 +1,196 @@
+package dataplane
+
+import (
+	"flag"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/netlock-go/netlock/bmv2/tofino"
+)
+
+var updateDocs = flag.Bool("update-docs", false, "rewrite the generated stage tables of docs/dataplane.md")
+
+const docsDataplane = "../../docs/dataplane.md"
+
+// TestTofinoStages runs the stage analysis (bmv2/tofino) on p4/tna/netlock.p4's ingress for
+// Tofino 1 and 2. It checks that the analysis saw every register action of the program (each
+// in its register's node), that the orders the program's structure promises hold (the grant
+// counter's high half after its low half, the slot's state after its txn, the lock state
+// after lk_q, the lock's entry beside rack and its server after it), that the conclusions of
+// docs/dataplane.md ("What this says") hold, and that docs/dataplane.md shows the layouts as
+// computed (-update-docs rewrites them).
+func TestTofinoStages(t *testing.T) {
+	checked, err := DefaultSizing.LoadProgram(TNA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pipes, err := checked.TNAPipes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	actions := registerActions(t)
+	doc, err := os.ReadFile(docsDataplane)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(doc)
+	for _, res := range []tofino.Resources{tofino.Tofino1, tofino.Tofino2} {
+		l, err := tofino.Analyze(pipes[0].Ingress.Control, res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := map[string]string{}
+		for _, o := range l.Ops {
+			if o.Stage < o.Earliest || o.Earliest < o.Folded || o.Folded < o.Floor || o.AtFloor < o.Floor || o.AtFolded < o.Folded {
+				t.Errorf("%s: stage %d, earliest %d, folded %d (placed %d), floor %d (placed %d)", o.Name, o.Stage, o.Earliest,
+					o.Folded, o.AtFolded, o.Floor, o.AtFloor)
+			}
+			for _, a := range o.Actions {
+				seen[a] = o.Name
+			}
+		}
+		for ra, r := range actions {
+			if seen[ra] != r {
+				t.Errorf("register action %s of %s: in the analysis as %q", ra, r, seen[ra])
+			}
+		}
+		after := func(a, b string) {
+			t.Helper()
+			x, y := l.Op(a), l.Op(b)
+			if x == nil || y == nil {
+				t.Fatalf("%s or %s not in the layout", a, b)
+			}
+			if !(x.Floor > y.Floor && x.Stage > y.Stage && x.AtFloor > y.AtFloor) {
+				t.Errorf("%s (floor %d, stage %d, at floor %d) is not after %s (floor %d, stage %d, at floor %d)",
+					a, x.Floor, x.Stage, x.AtFloor, b, y.Floor, y.Stage, y.AtFloor)
+			}
+		}
+		after("lk_tok_hi", "lk_tok")
+		after("s_hold", "s_txn_hi")
+		after("s_flags", "s_hold")
+		after("lk_state", "lk_q")
+		after("lk_q", "tenant_meter")
+		after("lock_servers", "lock_table")
+		if x, y := l.Op("lock_table"), l.Op("rack"); x.Floor != y.Floor || x.AtFloor != y.AtFloor {
+			t.Errorf("lock_table (floor %d, at floor %d) is not beside rack (floor %d, at floor %d)", x.Floor, x.AtFloor, y.Floor, y.AtFloor)
+		}
+
+		// What docs/dataplane.md concludes ("What this says"): counting operations only, the
+		// program fits a pipe of either generation, placed under the stateful ALUs and SRAM
+		// of each stage, with the pipe's stateful ALUs and SRAM to spare; with its decisions
+		// folded it fits both, Tofino 1 in its 12 stages; counting every computing assignment
+		// as a stage of its own, it fits neither.
+		if l.Floor > res.Stages || l.FloorStages > res.Stages {
+			t.Errorf("%s: floor %d, %d stages placed at the floor: docs/dataplane.md says it fits; update it", res.Name, l.Floor, l.FloorStages)
+		}
+		if l.SALUs > res.Stages*res.SALUs || l.Blocks > res.Stages*res.SRAMBlocks {
+			t.Errorf("%s: %d stateful ALUs, %d SRAM blocks: docs/dataplane.md says they fit; update it", res.Name, l.SALUs, l.Blocks)
+		}
+		if l.FoldedDepth > res.Stages || l.FoldedStages > res.Stages {
+			t.Errorf("%s: %d stages with decisions folded (%d placed): docs/dataplane.md says that fits; update it",
+				res.Name, l.FoldedDepth, l.FoldedStages)
+		}
+		if l.Depth <= res.Stages {
+			t.Errorf("%s: %d stages counting assignments: docs/dataplane.md says that exceeds the pipe; update it", res.Name, l.Depth)
+		}
+		begin, end := "<!-- tofino-stages "+res.Name+" -->\n", "<!-- end tofino-stages "+res.Name+" -->"
+		i, j := strings.Index(text, begin), strings.Index(text, end)
+		if i < 0 || j < i {
+			t.Fatalf("docs/dataplane.md has no %q ... %q section", begin, end)
+		}
+		want := l.Markdown()
+		if got := text[i+len(begin) : j]; got != want {
+			if *updateDocs {
+				text = text[:i+len(begin)] + want + text[j:]
+				continue
+			}
+			t.Errorf("docs/dataplane.md's %s stage table is not the analysis's (go test ./p4/dataplane -run TestTofinoStages -update-docs):\n%s",
+				res.Name, want)
+		}
+	}
+	if *updateDocs {
+		if err := os.WriteFile(docsDataplane, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The smaller build docs/dataplane.md offers in case bf-p4c allows fewer RAMs in one
+	// stateful table (NETLOCK_PART_BITS=14: every pool array halved) fits as well.
+	small := DefaultSizing
+	small.PartBits = 14
+	sc, err := small.LoadProgram(TNA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp, err := sc.TNAPipes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l, err := tofino.Analyze(sp[0].Ingress.Control, tofino.Tofino1); err != nil || l.FloorStages > tofino.Tofino1.Stages ||
+		l.FoldedStages > tofino.Tofino1.Stages {
+		t.Errorf("NETLOCK_PART_BITS=14: %v", err)
+		if l != nil {
+			t.Errorf("%d stages placed at the floor, %d with decisions folded:\n%s", l.FloorStages, l.FoldedStages, l.Markdown())
+		}
+	}
+	// The egress places nothing: it writes answers from headers.
+	l, err := tofino.Analyze(pipes[0].Egress.Control, tofino.Tofino1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Ops) != 0 {
+		var names []string
+		for _, o := range l.Ops {
+			names = append(names, o.Name)
+		}
+		slices.Sort(names)
+		t.Errorf("the egress uses tables or registers now: %v (docs/dataplane.md says it does not)", names)
+	}
+}
+
+// TestTofinoStagesFollowData is the analysis's negative control: its stages come from the
+// data, not from the order of the source. In the program the high half of the grant counter
+// waits for the low half (the carry); a copy whose high-half increment no longer depends on the
+// carry must get lk_tok_hi placed beside lk_tok, one stage earlier, though its block still comes
+// after. (A register used at two places of a pass is refused by the engine before any layout:
+// TestTNARulesRefuseTwoActions; bmv2/tofino's TestStagesCycle shows the analysis refusing the
+// dependency cycle such a program would make.)
+func TestTofinoStagesFollowData(t *testing.T) {
+	layout := func(src string) *tofino.Layout {
+		t.Helper()
+		s := Sizing{Locks: 8, PartBits: 6}
+		checked, err := s.loadSource(TNA, []byte(src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pipes, err := checked.TNAPipes()
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := tofino.Analyze(pipes[0].Ingress.Control, tofino.Tofino2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	src := string(TNA.Source)
+	from := "        if (carry == 1) {\n            meta.tok_hi = tokhi_inc.execute(meta.idx);"
+	to := "        if (next_seq == 2) {\n            meta.tok_hi = tokhi_inc.execute(meta.idx);"
+	if strings.Count(src, from) != 1 {
+		t.Fatalf("%q is not in p4/%s once: update the test", from, TNA.File)
+	}
+	mutant := strings.Replace(src, from, to, 1)
+	if err := loadCopy(mutant); err != nil {
+		t.Fatal(err)
+	}
+	a, b := layout(src), layout(mutant)
+	lo, hi := a.Op("lk_tok"), a.Op("lk_tok_hi")
+	if hi.Floor != lo.Floor+1 {
+		t.Fatalf("program: lk_tok floor %d, lk_tok_hi floor %d", lo.Floor, hi.Floor)
+	}
+	lo, hi = b.Op("lk_tok"), b.Op("lk_tok_hi")
+	if hi.Floor != lo.Floor {
+		t.Errorf("without the carry: lk_tok floor %d, lk_tok_hi floor %d, want equal", lo.Floor, hi.Floor)
+	}
+}

@@ -1,0 +1,210 @@
+package modelfig
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/netlock-go/netlock/alloc"
+	"github.com/netlock-go/netlock/testbed"
+	"github.com/netlock-go/netlock/testbed/rackmodel"
+)
+
+// Options are what every figure shares.
+type Options struct {
+	// Params is the rack (zero fields: rackmodel.PaperParams).
+	Params rackmodel.Params
+	// Seed seeds the workload.
+	Seed uint64
+	// Quick runs a smaller sweep with shorter windows (for tests and a first look).
+	Quick bool
+	// Warmup, Settle and Window override the durations of every point when set.
+	Warmup, Settle, Window time.Duration
+}
+
+func (o *Options) fill() { o.Params = o.Params.WithDefaults() }
+
+func (o Options) spec(s Spec) Spec {
+	if s.Seed == 0 {
+		s.Seed = o.Seed
+	}
+	if o.Quick {
+		s.Warmup, s.Settle, s.Window = 4*time.Millisecond, time.Millisecond, 2*time.Millisecond
+	}
+	if o.Warmup > 0 {
+		s.Warmup = o.Warmup
+	}
+	if o.Settle > 0 {
+		s.Settle = o.Settle
+	}
+	if o.Window > 0 {
+		s.Window = o.Window
+	}
+	return s
+}
+
+// Figure is a sweep: its points and, once run, their results.
+type Figure struct {
+	Name    string   `json:"name"`
+	Title   string   `json:"title"`
+	Specs   []Spec   `json:"-"`
+	Results []Result `json:"results"`
+	// Params is the rack every point starts from (a point may change one parameter: its label
+	// says which).
+	Params rackmodel.Params `json:"params"`
+	// Timelines are the runs of a figure over time (Figure 15), instead of Specs and Results.
+	Timelines []Timeline `json:"timelines,omitempty"`
+}
+
+// Fig13Slots is the switch memory of Figure 13: the paper reports "significant improvement with
+// 5 x 10^3 memory slots" (section 6.4).
+const Fig13Slots = 5000
+
+// Fig13Variant is one rack of Figure 13.
+type Fig13Variant struct {
+	Name        string
+	ServerCores int
+	Workers     int
+	BothLevels  bool
+}
+
+// Fig13Variants are the racks of Figure 13: the paper's (8-core servers, 8 workers per client),
+// servers that saturate (1 core), a heavier load (64 workers per client), and the heavier load
+// with level-1 regions as large as level-0 ones (rackmodel.AllocSpec.BothLevels).
+var Fig13Variants = []Fig13Variant{
+	{"paper rack", 8, 8, false},
+	{"1-core servers", 1, 8, false},
+	{"64 workers/client", 8, 64, false},
+	{"64 workers/client, both levels", 8, 64, true},
+}
+
+// Fig13 is the paper's Figure 13 (knapsack vs random allocation, TPC-C with ten warehouses per
+// client, ten clients, two servers) at Fig13Slots slots, with every lock on the servers as the
+// reference, for each of Fig13Variants.
+func Fig13(o Options) *Figure {
+	o.fill()
+	f := &Figure{Name: "fig13", Title: "Figure 13: knapsack vs random allocation (TPC-C, 10 warehouses per client)",
+		Params: o.Params}
+	vs := Fig13Variants
+	if o.Quick {
+		vs = vs[:2]
+	}
+	slots := min(Fig13Slots, o.Params.Sizing.Slots())
+	for _, v := range vs {
+		p := o.Params
+		p.ServerCores, p.Workers = v.ServerCores, v.Workers
+		for _, a := range []struct {
+			s     alloc.Strategy
+			slots int
+			name  string
+		}{{alloc.StrategyKnapsack, slots, "knapsack"}, {alloc.StrategyRandom, slots, "random"},
+			{alloc.StrategyKnapsack, 0, "servers only"}} {
+			f.Specs = append(f.Specs, o.spec(Spec{Params: p, Phase: testbed.PhaseTPCCLow, Strategy: a.s, Slots: a.slots,
+				BothLevels: v.BothLevels, Variant: v.Name, Label: a.name + ", " + v.Name}))
+		}
+	}
+	return f
+}
+
+// Fig14Slots are the switch memory sizes of Figure 14.
+var Fig14Slots = []int{0, 250, 500, 1000, 2000, 3000, 5000, 10000, 20000, 30000}
+
+// Think is a think time: once per transaction, or after every grant (rackmodel.Params.ThinkEachLock).
+type Think struct {
+	Time time.Duration
+	Each bool
+}
+
+func (t Think) String() string {
+	if t.Each && t.Time > 0 {
+		return fmt.Sprintf("think %v after every grant", t.Time)
+	}
+	return fmt.Sprintf("think %v", t.Time)
+}
+
+// Fig14Think are its think times: the paper's panel (a) ranges from 0 to 100µs; 100µs after every
+// grant is the reading its numbers fit (rackmodel.Params.ThinkEachLock).
+var Fig14Think = []Think{{0, false}, {10 * time.Microsecond, false}, {100 * time.Microsecond, false},
+	{100 * time.Microsecond, true}}
+
+// Fig14 is the paper's Figure 14: throughput against switch slots, for each think time, with the
+// knapsack and the random allocation (TPC-C, ten warehouses per client).
+func Fig14(o Options) *Figure {
+	o.fill()
+	f := &Figure{Name: "fig14", Title: "Figure 14: throughput against switch memory, by think time and allocation",
+		Params: o.Params}
+	slots, thinks := Fig14Slots, Fig14Think
+	if o.Quick {
+		slots, thinks = []int{0, 1000, 10000}, []Think{{0, false}, {100 * time.Microsecond, true}}
+	}
+	slots = slices.DeleteFunc(slices.Clone(slots), func(n int) bool { return n > o.Params.Sizing.Slots() })
+	for _, th := range thinks {
+		p := o.Params
+		p.ThinkTime, p.ThinkEachLock = th.Time, th.Each
+		for _, s := range []alloc.Strategy{alloc.StrategyKnapsack, alloc.StrategyRandom} {
+			for _, n := range slots {
+				f.Specs = append(f.Specs, o.spec(Spec{Params: p, Phase: testbed.PhaseTPCCLow, Strategy: s, Slots: n,
+					Variant: th.String(), Label: fmt.Sprintf("%s, %s", s, th)}))
+			}
+		}
+	}
+	return f
+}
+
+// Fig10 is the paper's Figure 10 in shape: the TPC-C rack (ten clients, two servers) with the hot
+// locks in the switch (knapsack over the whole pool) against the same rack with every lock on
+// the servers, at high contention (one warehouse per client) and low (ten). The switch runs with
+// alloc's minimum level-1 regions ("netlock") and with mirrored ones ("netlock, both levels":
+// rackmodel.AllocSpec.BothLevels).
+func Fig10(o Options) *Figure {
+	o.fill()
+	f := &Figure{Name: "fig10", Title: "Figure 10 in shape: locks in the switch vs every lock on the servers (TPC-C)",
+		Params: o.Params}
+	p := o.Params
+	pool := p.Sizing.Slots()
+	for _, ph := range []string{testbed.PhaseTPCCHigh, testbed.PhaseTPCCLow} {
+		f.Specs = append(f.Specs,
+			o.spec(Spec{Params: p, Phase: ph, Strategy: alloc.StrategyKnapsack, Slots: pool, Label: ph + ", " + Fig10Netlock}),
+			o.spec(Spec{Params: p, Phase: ph, Strategy: alloc.StrategyKnapsack, Slots: pool, BothLevels: true,
+				Label: ph + ", " + Fig10Both}),
+			o.spec(Spec{Params: p, Phase: ph, Strategy: alloc.StrategyKnapsack, Slots: 0, Label: ph + ", " + Fig10Servers}))
+	}
+	return f
+}
+
+// The racks of Figure 10.
+const (
+	Fig10Netlock = "netlock"
+	Fig10Both    = "netlock, both levels"
+	Fig10Servers = "servers only"
+)
+
+// Run runs every point of f in order, calling progress after each.
+func (f *Figure) Run(ctx context.Context, progress func(done, total int, r Result)) error {
+	if len(f.Timelines) > 0 {
+		return f.runTimelines(ctx, progress)
+	}
+	f.Results = f.Results[:0]
+	for i, s := range f.Specs {
+		r, err := Run(ctx, s)
+		if err != nil {
+			return fmt.Errorf("%s: point %d (%s): %w", f.Name, i, s.Label, err)
+		}
+		f.Results = append(f.Results, r)
+		if progress != nil {
+			progress(i+1, len(f.Specs), r)
+		}
+	}
+	return nil
+}
+
+// find returns the result with a label and slots (any, if slots < 0).
+func (f *Figure) find(label string, slots int) *Result {
+	for i := range f.Results {
+		if r := &f.Results[i]; r.Label == label && (slots < 0 || r.Slots == slots) {
+			return r
+		}
+	}
+	return nil
+}

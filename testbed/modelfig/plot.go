@@ -1,0 +1,222 @@
+package modelfig
+
+import (
+	"fmt"
+	"image/color"
+	"path/filepath"
+	"slices"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+
+	"github.com/netlock-go/netlock/internal/pngplot"
+)
+
+// pngOptions render the figures at 96 dpi with 4 mm between plots.
+var pngOptions = pngplot.Options{DPI: 96, Pad: 4 * vg.Millimeter}
+
+var palette = []color.Color{
+	color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff},
+	color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff},
+	color.RGBA{R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff},
+	color.RGBA{R: 0xff, G: 0x7f, B: 0x0e, A: 0xff},
+	color.RGBA{R: 0x94, G: 0x67, B: 0xbd, A: 0xff},
+	color.RGBA{R: 0x8c, G: 0x56, B: 0x4b, A: 0xff},
+}
+
+// Plot writes the figure's PNG into dir and returns its path.
+func (f *Figure) Plot(dir string) (string, error) {
+	if len(f.Results) == 0 && len(f.Timelines) == 0 {
+		return "", fmt.Errorf("experiment: %s has no results to plot", f.Name)
+	}
+	var grid [][]*plot.Plot
+	var err error
+	switch f.Name {
+	case "fig13":
+		grid, err = f.plot13()
+	case "fig14":
+		grid, err = f.plot14()
+	case "fig10":
+		grid, err = f.plot10()
+	case "fig15":
+		grid, err = f.plot15()
+	default:
+		return "", fmt.Errorf("experiment: no plot for %s", f.Name)
+	}
+	if err != nil {
+		return "", err
+	}
+	file := filepath.Join(dir, f.Name+".png")
+	cols := len(grid[0])
+	if f.Name == "fig15" {
+		return file, pngplot.SaveGrid(grid, file, 24*vg.Centimeter, 10*vg.Centimeter, pngOptions)
+	}
+	return file, pngplot.SaveGrid(grid, file, vg.Length(cols)*11*vg.Centimeter, vg.Length(len(grid))*8*vg.Centimeter, pngOptions)
+}
+
+// plot13: per rack variant, stacked bars of switch and server grants for knapsack, random and
+// servers only.
+func (f *Figure) plot13() ([][]*plot.Plot, error) {
+	var row []*plot.Plot
+	for _, v := range distinctStrings(f.Results, func(r Result) string { return r.Variant }) {
+		p := plot.New()
+		p.Title.Text = v
+		p.Y.Label.Text = "MRPS (virtual time)"
+		k, rn, s := f.variant(v)
+		var sw, srv plotter.Values
+		top := 0.0
+		for _, r := range []*Result{k, rn, s} {
+			if r == nil {
+				sw, srv = append(sw, 0), append(srv, 0)
+				continue
+			}
+			sw, srv = append(sw, r.SwitchRPS/1e6), append(srv, r.ServerRPS/1e6)
+			top = max(top, r.RPS/1e6)
+		}
+		bs, err := plotter.NewBarChart(srv, vg.Centimeter*1.5)
+		if err != nil {
+			return nil, err
+		}
+		bs.Color = palette[1]
+		bw, err := plotter.NewBarChart(sw, vg.Centimeter*1.5)
+		if err != nil {
+			return nil, err
+		}
+		bw.Color = palette[0]
+		bw.StackOn(bs)
+		p.Add(bs, bw)
+		p.Legend.Add("granted by the switch", bw)
+		p.Legend.Add("granted by the servers", bs)
+		p.Legend.Top = true
+		p.Y.Min, p.Y.Max = 0, top*1.35
+		p.NominalX("knapsack", "random", "servers only")
+		row = append(row, p)
+	}
+	return rows(row, 2), nil
+}
+
+// rows lays panels out n to a row (the last row padded with empty panels).
+func rows(ps []*plot.Plot, n int) [][]*plot.Plot {
+	var g [][]*plot.Plot
+	for len(ps) > 0 {
+		k := min(n, len(ps))
+		row := append([]*plot.Plot(nil), ps[:k]...)
+		for len(row) < n && len(g) > 0 {
+			row = append(row, nil)
+		}
+		g = append(g, row)
+		ps = ps[k:]
+	}
+	return g
+}
+
+// plot14: one panel per think time, throughput against slots (log scale) for knapsack and random,
+// solid the total and dashed the part granted by the switch; the horizontal line is the rack
+// without switch memory (0 slots).
+func (f *Figure) plot14() ([][]*plot.Plot, error) {
+	var panels []*plot.Plot
+	for _, th := range distinctStrings(f.Results, func(r Result) string { return r.Variant }) {
+		p := plot.New()
+		p.Title.Text = th
+		p.X.Label.Text = "switch slots"
+		p.Y.Label.Text = "MRPS (virtual time)"
+		p.X.Scale = plot.LogScale{}
+		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+		p.Legend.Top = true
+		p.Legend.Left = true
+		top, lo, hi := 0.0, 0.0, 0.0
+		for _, r := range f.Results {
+			if r.Variant == th && r.Slots > 0 {
+				if lo == 0 || float64(r.Slots) < lo {
+					lo = float64(r.Slots)
+				}
+				hi = max(hi, float64(r.Slots))
+			}
+		}
+		for i, s := range []string{"knapsack", "random"} {
+			var total, sw plotter.XYs
+			for _, r := range f.Results {
+				if r.Variant != th || r.StrategyName != s {
+					continue
+				}
+				top = max(top, r.RPS/1e6)
+				if r.Slots == 0 {
+					if i == 0 && hi > 0 {
+						base, err := plotter.NewLine(plotter.XYs{{X: lo, Y: r.RPS / 1e6}, {X: hi, Y: r.RPS / 1e6}})
+						if err != nil {
+							return nil, err
+						}
+						base.Color = color.Gray{Y: 0x80}
+						p.Add(base)
+						p.Legend.Add("no switch memory", base)
+					}
+					continue
+				}
+				total = append(total, plotter.XY{X: float64(r.Slots), Y: r.RPS / 1e6})
+				sw = append(sw, plotter.XY{X: float64(r.Slots), Y: r.SwitchRPS / 1e6})
+			}
+			if len(total) == 0 {
+				continue
+			}
+			for _, xys := range []plotter.XYs{total, sw} {
+				slices.SortFunc(xys, func(a, b plotter.XY) int { return int(a.X - b.X) })
+			}
+			l, pts, err := plotter.NewLinePoints(total)
+			if err != nil {
+				return nil, err
+			}
+			l.Color, pts.Color = palette[i], palette[i]
+			ls, err := plotter.NewLine(sw)
+			if err != nil {
+				return nil, err
+			}
+			ls.Color, ls.Dashes = palette[i], []vg.Length{vg.Points(4), vg.Points(3)}
+			p.Add(l, pts, ls)
+			p.Legend.Add(s, l)
+			p.Legend.Add(s+", by the switch", ls)
+		}
+		p.Y.Min, p.Y.Max = 0, top*1.45
+		panels = append(panels, p)
+	}
+	return rows(panels, 2), nil
+}
+
+// plot10: transaction throughput and mean latency, netlock (two level policies) vs servers
+// only, by contention.
+func (f *Figure) plot10() ([][]*plot.Plot, error) {
+	phases := []string{"tpcc-high", "tpcc-low"}
+	tput, lat := plot.New(), plot.New()
+	tput.Title.Text, lat.Title.Text = "TPC-C transactions", "TPC-C transaction latency"
+	tput.Y.Label.Text, lat.Y.Label.Text = "kTPS (virtual time)", "mean µs (virtual time)"
+	racks := []string{Fig10Netlock, Fig10Both, Fig10Servers}
+	for i, n := range racks {
+		var t, l plotter.Values
+		for _, ph := range phases {
+			r := f.find(ph+", "+n, -1)
+			if r == nil {
+				t, l = append(t, 0), append(l, 0)
+				continue
+			}
+			t, l = append(t, r.TPS/1e3), append(l, float64(r.Txn.Mean)/1e3)
+		}
+		for j, v := range []plotter.Values{t, l} {
+			b, err := plotter.NewBarChart(v, vg.Centimeter*0.9)
+			if err != nil {
+				return nil, err
+			}
+			b.Color = palette[i]
+			b.Offset = vg.Length(i-1) * vg.Centimeter * 0.9
+			pl := []*plot.Plot{tput, lat}[j]
+			pl.Add(b)
+			pl.Legend.Add(n, b)
+		}
+	}
+	for _, pl := range []*plot.Plot{tput, lat} {
+		pl.NominalX("high contention", "low contention")
+		pl.Legend.Top = true
+		pl.Y.Min = 0
+		pl.Y.Max *= 1.35 // room for the legend
+	}
+	return [][]*plot.Plot{{tput, lat}}, nil
+}

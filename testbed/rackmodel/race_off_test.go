@@ -1,0 +1,5 @@
+//go:build !race
+
+package rackmodel
+
+const raceEnabled = false

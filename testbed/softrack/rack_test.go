@@ -1,0 +1,133 @@
+package softrack
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/netlock-go/netlock/bmv2/engine"
+	"github.com/netlock-go/netlock/client"
+	"github.com/netlock-go/netlock/controlplane/ctlcore"
+	"github.com/netlock-go/netlock/p4/dataplane"
+	// The generated pipelines of p4/netlock.p4, for the tests on engine.PipelineGenerated.
+	_ "github.com/netlock-go/netlock/p4/netlockgen"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// wait bounds the tests against hangs; nothing asserts timing.
+const wait = 60 * time.Second
+
+// TestHotLocksIntoTheSwitch: clients hammer four locks through the rack; the controller measures
+// them, moves them into the switch, and the switch grants most of what follows. It runs once on
+// the interpreter and once on p4/netlock.p4's generated pipeline (p4/netlockgen).
+func TestHotLocksIntoTheSwitch(t *testing.T) {
+	for _, pl := range []engine.Pipeline{engine.PipelineInterpreted, engine.PipelineGenerated} {
+		t.Run(pl.String(), func(t *testing.T) { testHotLocksIntoTheSwitch(t, pl) })
+	}
+}
+
+func testHotLocksIntoTheSwitch(t *testing.T, pl engine.Pipeline) {
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	r, err := Start(ctx, Config{Pipeline: pl, Controller: ctlcore.Config{AllocPeriod: 200 * time.Millisecond, SweepPeriod: 50 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The controller has pushed its pipeline (a fresh engine): the choice must have survived it.
+	if got := r.SwitchPipeline(); (got == "interpreter") != (pl == engine.PipelineInterpreted) {
+		t.Fatalf("pipeline %v: the switch runs %q", pl, got)
+	}
+	t.Logf("the switch runs %s", r.SwitchPipeline())
+	defer func() {
+		if err := r.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
+	clients, err := r.NewClients(4, client.Config{RetryInterval: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range clients {
+		defer c.Close()
+	}
+	run := func(d time.Duration) uint64 {
+		n, err := HotLoad(ctx, clients, d)
+		if err != nil {
+			t.Error(err)
+		}
+		return n
+	}
+	run(time.Second)
+	for deadline := time.Now().Add(wait); len(r.Primary().Snapshot().Locks) < 4; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("locks in the switch: %v", r.Primary().Snapshot().Locks)
+		}
+		run(100 * time.Millisecond)
+	}
+	var before uint64
+	for _, s := range r.Servers() {
+		before += s.Stats().Grants
+	}
+	n := run(time.Second)
+	var after uint64
+	for _, s := range r.Servers() {
+		after += s.Stats().Grants
+	}
+	t.Logf("%d acquisitions, %d of them granted by the servers; controller %+v", n, after-before, r.Primary().Snapshot().Stats)
+	if n == 0 || after-before >= n/2 {
+		t.Errorf("%d acquisitions, %d granted by the servers: the switch should grant most", n, after-before)
+	}
+}
+
+// TestPipelineChoice: auto runs the generated pipeline when the test binary links one for the
+// sizing (it does: p4/netlockgen), interp the interpreter; gen with a sizing that has no
+// generated pipeline is an error at Start, not a silent fall back to the interpreter.
+func TestPipelineChoice(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		cfg    Config
+		interp bool   // the switch runs the interpreter
+		err    string // Start fails with this in its message
+	}{
+		{name: "auto", cfg: Config{}},
+		{name: "interp", cfg: Config{Pipeline: engine.PipelineInterpreted}, interp: true},
+		{name: "gen", cfg: Config{Pipeline: engine.PipelineGenerated}},
+		{name: "gen-unregistered-sizing", cfg: Config{Pipeline: engine.PipelineGenerated,
+			Sizing: dataplane.Sizing{Locks: 16, PartBits: 6}}, err: "pipeline gen"},
+		{name: "auto-unregistered-sizing", cfg: Config{Sizing: dataplane.Sizing{Locks: 16, PartBits: 6}}, interp: true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), wait)
+			defer cancel()
+			cfg := tt.cfg
+			cfg.Servers, cfg.Clients, cfg.NoController = 1, 1, true
+			r, err := Start(ctx, cfg)
+			if tt.err != "" {
+				if err == nil {
+					r.Close()
+					t.Fatalf("Start succeeded, want an error with %q", tt.err)
+				}
+				if !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("Start: %v, want an error with %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() {
+				if err := r.Close(); err != nil {
+					t.Error(err)
+				}
+			}()
+			got := r.SwitchPipeline()
+			if (got == "interpreter") != tt.interp {
+				t.Fatalf("the switch runs %q, want the interpreter: %v", got, tt.interp)
+			}
+		})
+	}
+}

@@ -1,5 +1,0 @@
-//go:build !race
-
-package vrack
-
-const raceEnabled = false
