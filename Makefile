@@ -5,7 +5,7 @@ PKGS    := ./...
 # staticcheck, pinned (the module proxy refuses @latest); built on first use.
 STATICCHECK := $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.6.1
 
-.PHONY: all build gen test test-short demo bench vet lint fmt fuzz soak clean mininet mininet-rack mininet-deps
+.PHONY: all build gen test test-real test-short demo bench vet lint fmt fuzz soak clean mininet mininet-rack mininet-deps
 
 all: build
 
@@ -38,6 +38,15 @@ test: lint
 	# The virtual rack's conservation and checker-agreement tests over all their phases (under
 	# -race they run two phases and one; about 20 s here).
 	$(GO) test -count=1 -timeout 10m -run '^(TestConservation|TestCheckerAgreesWithHistory)$$' ./testbed/rackmodel
+
+# The tests against the real P4 toolchain (p4c's p4test and p4c-bm2-ss, bmv2's simple_switch and
+# simple_switch_grpc, the Tofino compiler p4c-barefoot): every TestReal* of the repository. They
+# run where the tools are built (../shared/tools/p4tools/build.sh; NETLOCK_P4TOOLS names the prefix,
+# default /opt/p4tools; docs/targets.md) and skip where they are not, also under CI.
+NETLOCK_P4TOOLS ?= /opt/p4tools
+export NETLOCK_P4TOOLS
+test-real:
+	$(GO) test -count=1 -timeout 90m -run '^TestReal' $(PKGS)
 
 test-short:
 	$(GO) test -short -count=1 $(PKGS)
