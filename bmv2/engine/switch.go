@@ -137,6 +137,7 @@ type packet struct {
 	data         []byte
 	payload      int
 	inPort       int
+	lenReg       int // bmv2's packet length register: egress starts with packet_length = lenReg
 	egressPort   int
 	out          []byte
 	truncLen     int
@@ -519,6 +520,11 @@ func (s *Switch) Process(port int, data []byte) (*Result, error) {
 	p := s.newPacket()
 	p.data = append(p.data, data...)
 	p.inPort = port
+	// As bmv2's receive_: only a packet received on a port gets ingress_port and
+	// ingress_global_timestamp; a resubmitted or recirculated packet starts with its metadata
+	// reset (both 0) except the fields of its field list.
+	p.s[s.f.ingressPort] = uint64(port)
+	p.s[s.f.ingressTS] = s.processUs & (1<<48 - 1)
 	p.s[s.f.instanceType] = InstanceNormal
 	s.ingressQ = append(s.ingressQ[:0], p)
 	s.egressQ = s.egressQ[:0]
@@ -571,9 +577,8 @@ func (s *Switch) beginPass(p *packet) *ctx {
 func (s *Switch) ingressPass(p *packet) error {
 	c := s.beginPass(p)
 	c.gress = gressIngress
-	p.s[s.f.ingressPort] = uint64(p.inPort)
 	p.s[s.f.packetLength] = uint64(len(p.data))
-	p.s[s.f.ingressTS] = s.micros() & (1<<48 - 1)
+	p.lenReg = len(p.data)
 	c.exiting = false
 	s.parser(c)
 	if c.fail != nil {
@@ -603,18 +608,20 @@ func (s *Switch) ingressPass(p *packet) error {
 		if sess, ok := s.sessions[int(p.cloneSession)]; ok {
 			var perr error
 			mk := func() *packet {
-				// As bmv2: the clone is the packet as received, parsed again (its headers
-				// are the original ones, not ingress's edits), with the field list's
-				// metadata copied after the parse.
+				// As bmv2: the clone is the packet as received, parsed again with
+				// ingress_port set (its headers are the original ones, not ingress's
+				// edits); then its metadata, standard and user, is reset (what the
+				// parser wrote too) and the field list's fields copied from the original.
 				q := s.newPacket()
 				q.data = append(q.data, p.data...)
 				q.inPort = p.inPort
 				if err := s.parseClone(q); err != nil && perr == nil {
 					perr = err
 				}
+				s.resetMetadata(q)
 				s.copyFieldList(q, p, p.cloneFL)
 				q.s[s.f.instanceType] = InstanceIngressClone
-				q.s[s.f.packetLength] = uint64(len(p.data))
+				q.lenReg = len(p.data)
 				return q
 			}
 			s.replicate(sess, mk)
@@ -624,6 +631,8 @@ func (s *Switch) ingressPass(p *packet) error {
 		}
 	}
 	if p.resubmit {
+		// As bmv2: the packet as received, with its metadata reset (ingress_port and
+		// ingress_global_timestamp 0 too) but for the field list's fields.
 		q := s.newPacket()
 		q.data = append(q.data, p.data...)
 		q.inPort = p.inPort
@@ -647,12 +656,22 @@ func (s *Switch) ingressPass(p *packet) error {
 		return nil
 	}
 	p.egressPort = int(spec)
+	// As bmv2: a unicast packet enters egress as a normal one (a resubmitted or recirculated
+	// packet too).
+	p.s[s.f.instanceType] = InstanceNormal
 	s.egressQ = append(s.egressQ, p)
 	return nil
 }
 
+// resetMetadata zeroes a packet's user and standard metadata (bmv2's PHV::reset_metadata).
+func (s *Switch) resetMetadata(q *packet) {
+	clear(q.s[s.metaBase : s.metaBase+s.metaN])
+	clear(q.s[s.smBase : s.smBase+s.smN])
+}
+
 // parseClone runs the parser over an ingress clone, as bmv2 does before the clone enters
-// egress. It uses the switch's context, which the ingress pass no longer needs.
+// egress, with ingress_port set to the port the original came in on. It uses the switch's
+// context, which the ingress pass no longer needs.
 func (s *Switch) parseClone(q *packet) error {
 	c := &s.c
 	c.s, c.p = q.s, q
@@ -681,7 +700,7 @@ func (s *Switch) clonePacket(p *packet) *packet {
 	q := s.newPacket()
 	copy(q.s, p.s)
 	q.data = append(q.data, p.data...)
-	q.payload, q.inPort, q.truncLen = p.payload, p.inPort, p.truncLen
+	q.payload, q.inPort, q.truncLen, q.lenReg = p.payload, p.inPort, p.truncLen, p.lenReg
 	return q
 }
 
@@ -713,9 +732,16 @@ func (s *Switch) egressPass(p *packet) error {
 	c := s.beginPass(p)
 	c.gress = gressEgress
 	p.s[s.f.egressPort] = uint64(p.egressPort)
+	// As bmv2's egress_thread: egress starts with egress_spec one past the drop port, so a
+	// packet leaves unless egress marks it to drop, whatever ingress left there (a multicast
+	// replica of a packet ingress marked to drop, for example).
+	p.s[s.f.egressSpec] = DropPort + 1
 	p.s[s.f.egressTS] = s.micros() & (1<<48 - 1)
 	p.cloneSet, p.recirc = false, false
-	c.plen = int(p.s[s.f.packetLength])
+	// As bmv2: packet_length is the length register (the length as received, for a
+	// clone of any kind too), whatever ingress wrote there.
+	p.s[s.f.packetLength] = uint64(p.lenReg)
+	c.plen = p.lenReg
 	if err := s.run(p, s.egress); err != nil {
 		return err
 	}
@@ -723,11 +749,9 @@ func (s *Switch) egressPass(p *packet) error {
 		if sess, ok := s.sessions[int(p.cloneSession)]; ok {
 			mk := func() *packet {
 				q := s.clonePacket(p)
-				clear(q.s[s.metaBase : s.metaBase+s.metaN])
-				clear(q.s[s.smBase : s.smBase+s.smN])
+				s.resetMetadata(q)
 				s.copyFieldList(q, p, p.cloneFL)
 				q.s[s.f.instanceType] = InstanceEgressClone
-				q.s[s.f.packetLength] = p.s[s.f.packetLength]
 				return q
 			}
 			s.replicate(sess, mk)
@@ -749,6 +773,8 @@ func (s *Switch) egressPass(p *packet) error {
 	}
 	p.out = out
 	if p.recirc {
+		// As bmv2: the deparsed packet, with its metadata reset (ingress_port and
+		// ingress_global_timestamp 0 too) but for the field list's fields.
 		q := s.newPacket()
 		q.data = append(q.data, out...)
 		q.inPort = p.inPort

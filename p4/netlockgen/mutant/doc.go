@@ -19,7 +19,7 @@ import "github.com/netlock-go/netlock/bmv2/engine"
 
 // Mutation is the fault built into the pipeline: in action token_slot, meta.tslot >= meta.left0
 // becomes meta.tslot > meta.left0.
-var Mutation = engine.GenMutation{At: "netlock.p4:948:24", Op: ">=", To: ">"}
+var Mutation = engine.GenMutation{At: "netlock.p4:972:24", Op: ">=", To: ">"}
 
 // Name is the pipeline's name (its Go identifier: NetlockL8P6MutantBind binds it).
 const Name = "netlockL8P6Mutant"
