@@ -938,3 +938,17 @@ func TestHashKey1(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadRefusesWhatBMv2Refuses: a v1model program p4c-bm2-ss refuses (a table applied at
+// three places with different successors, as p4/netlock.p4 had it) does not load, with p4c's
+// reason; the same program with the table applied once loads.
+func TestLoadRefusesWhatBMv2Refuses(t *testing.T) {
+	_, err := LoadFile("../front/testdata/bmv2/three_sites.p4", front.Options{}, Config{})
+	if err == nil || !errors.Is(err, ErrInvalid) ||
+		!strings.Contains(err.Error(), "Program is not supported by this target, because table I.t has multiple successors") {
+		t.Fatalf("three_sites.p4 loaded or failed otherwise: %v", err)
+	}
+	if _, err := LoadFile("../front/testdata/bmv2/once_guarded.p4", front.Options{}, Config{}); err != nil {
+		t.Fatalf("once_guarded.p4: %v", err)
+	}
+}

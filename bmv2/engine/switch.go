@@ -289,6 +289,10 @@ func Load(checked *front.Checked, cfg Config) (sw *Switch, err error) {
 		if v1, err = checked.V1Switch(); err != nil {
 			return nil, err
 		}
+		// What p4c-bm2-ss refuses, bmv2 never runs: neither does this switch.
+		if errs := checked.CheckBMv2(); errs != nil {
+			return nil, fmt.Errorf("%w: not a bmv2 program: %w", ErrInvalid, errs)
+		}
 	}
 	sw = &Switch{cfg: cfg, checked: checked, mcGroups: map[int][]int{}, mcNodes: map[int]mcNode{}, sessions: map[int]CloneSession{}}
 	cp := &compiler{checked: checked, sw: sw, sizes: map[front.Type]int{}, errCodes: map[*front.EnumMember]int{},
