@@ -419,6 +419,9 @@ func Load(checked *front.Checked, cfg Config) (sw *Switch, err error) {
 	if err := sw.usePipeline(checked); err != nil {
 		return nil, err
 	}
+	// As bmv2's simple_switch, whose clock starts when the switch is made: a packet's
+	// timestamps count from the load, not from the first packet.
+	sw.start, sw.startSet = cfg.Now(), true
 	return sw, nil
 }
 
@@ -431,7 +434,8 @@ func LoadFile(path string, opts front.Options, cfg Config) (*Switch, error) {
 	return Load(checked, cfg)
 }
 
-// micros is the switch clock: microseconds since its first reading. During a Process call it
+// micros is the switch clock: microseconds since the switch was loaded (bmv2 counts from the
+// switch's start; Load reads the clock once). During a Process call it
 // is the instant the call read when it began: one packet and everything it causes (its
 // passes, clones, resubmits, recirculations and the meters they run) happen at one instant of
 // the in-memory switch, so ingress_global_timestamp and egress_global_timestamp are equal
