@@ -55,7 +55,7 @@ func RunReal(ss *simpleswitch.Switch, sw *engine.Switch, cmds []Command, timeout
 			if err != nil {
 				return res, fmt.Errorf("line %d: add: %w", c.Line, err)
 			}
-			cmd, err := tableAddCLI(t, e, c)
+			cmd, err := simpleswitch.TableAddCommand(t, e)
 			if err != nil {
 				return res, fmt.Errorf("line %d: add: %w", c.Line, err)
 			}
@@ -74,11 +74,7 @@ func RunReal(ss *simpleswitch.Switch, sw *engine.Switch, cmds []Command, timeout
 			if err != nil {
 				return res, fmt.Errorf("line %d: setdefault: %w", c.Line, err)
 			}
-			cmd := "table_set_default " + t.Name + " " + a.Name
-			for _, v := range args {
-				cmd += " 0x" + fmt.Sprintf("%x", new(big.Int).SetBytes(v))
-			}
-			if _, err := cli(c, cmd); err != nil {
+			if _, err := cli(c, simpleswitch.TableSetDefaultCommand(t, a.Name, args)); err != nil {
 				return res, err
 			}
 		case "packet":
@@ -190,47 +186,6 @@ func RunReal(ss *simpleswitch.Switch, sw *engine.Switch, cmds []Command, timeout
 		}
 	}
 	return res, nil
-}
-
-// tableAddCLI writes an entry as simple_switch_CLI's table_add.
-func tableAddCLI(t *engine.Table, e engine.Entry, c Command) (string, error) {
-	var b strings.Builder
-	b.WriteString("table_add " + t.Name + " ")
-	a, err := findAction(t, e.Action)
-	if err != nil {
-		return "", err
-	}
-	b.WriteString(a.Name)
-	prio := false
-	for i, k := range t.Keys {
-		m := e.Match[i]
-		hex := func(v []byte) string { return "0x" + new(big.Int).SetBytes(v).Text(16) }
-		wmask := new(big.Int).Sub(new(big.Int).Lsh(big.NewInt(1), uint(k.Width)), big.NewInt(1))
-		b.WriteByte(' ')
-		switch k.Kind {
-		case engine.LPM:
-			fmt.Fprintf(&b, "%s/%d", hex(m.Value), m.PrefixLen)
-		case engine.Ternary, engine.Optional:
-			mask := new(big.Int).And(new(big.Int).SetBytes(m.Mask), wmask)
-			val := new(big.Int).And(new(big.Int).SetBytes(m.Value), mask)
-			fmt.Fprintf(&b, "0x%s&&&0x%s", val.Text(16), mask.Text(16))
-			prio = true
-		case engine.Range:
-			fmt.Fprintf(&b, "%s->%s", hex(m.Low), hex(m.High))
-			prio = true
-		default:
-			b.WriteString(hex(m.Value))
-		}
-	}
-	b.WriteString(" =>")
-	for _, v := range e.Args {
-		b.WriteString(" 0x" + new(big.Int).SetBytes(v).Text(16))
-	}
-	if prio {
-		// bmv2: the lower value wins; STF (and P4Runtime): the higher.
-		fmt.Fprintf(&b, " %d", 10000-int(e.Priority))
-	}
-	return b.String(), nil
 }
 
 var reCLIValue = regexp.MustCompile(`=\s*(\d+)\s*$`)

@@ -24,6 +24,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/big"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -35,6 +36,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/netlock-go/netlock/bmv2/engine"
 	"github.com/netlock-go/netlock/bmv2/port"
 	"github.com/netlock-go/netlock/internal/testenv"
 )
@@ -571,4 +573,141 @@ func RequireTools(t testenv.TB) Tools {
 	tl := Tools{P4c: testenv.RealTool(t, "p4c-bm2-ss"), Switch: testenv.RealTool(t, "simple_switch"), CLI: testenv.RealTool(t, "simple_switch_CLI")}
 	testenv.RequireRoot(t, "simple_switch on veth pairs in a network namespace")
 	return tl
+}
+
+// TableAddCommand writes an engine table entry as simple_switch_CLI's table_add: the keys in
+// the table's order (ternary and optional keys as VALUE&&&MASK, LPM as VALUE/LENGTH, ranges
+// as LOW->HIGH) and, for a table with ternary, optional or range keys, the priority as bmv2
+// orders them (the lower wins; P4Runtime's and the engine's higher wins): 10000 - Priority,
+// as p4c's bmv2stf.py writes STF priorities.
+func TableAddCommand(t *engine.Table, e engine.Entry) (string, error) {
+	var b strings.Builder
+	b.WriteString("table_add " + t.Name + " ")
+	action := e.Action
+	for _, a := range t.Actions() {
+		if e.ActionID != 0 && a.ID == e.ActionID || e.Action != "" && (a.Name == e.Action || strings.HasSuffix(a.Name, "."+e.Action)) {
+			action = a.Name
+		}
+	}
+	if action == "" {
+		return "", fmt.Errorf("simpleswitch: entry of %s without an action", t.Name)
+	}
+	b.WriteString(action)
+	prio := false
+	for i, k := range t.Keys {
+		m := e.Match[i]
+		hex := func(v []byte) string { return "0x" + new(big.Int).SetBytes(v).Text(16) }
+		wmask := new(big.Int).Sub(new(big.Int).Lsh(big.NewInt(1), uint(k.Width)), big.NewInt(1))
+		b.WriteByte(' ')
+		switch k.Kind {
+		case engine.LPM:
+			fmt.Fprintf(&b, "%s/%d", hex(m.Value), m.PrefixLen)
+		case engine.Ternary, engine.Optional:
+			mask := new(big.Int).And(new(big.Int).SetBytes(m.Mask), wmask)
+			val := new(big.Int).And(new(big.Int).SetBytes(m.Value), mask)
+			fmt.Fprintf(&b, "0x%s&&&0x%s", val.Text(16), mask.Text(16))
+			prio = true
+		case engine.Range:
+			fmt.Fprintf(&b, "%s->%s", hex(m.Low), hex(m.High))
+			prio = true
+		default:
+			b.WriteString(hex(m.Value))
+		}
+	}
+	b.WriteString(" =>")
+	for _, v := range e.Args {
+		b.WriteString(" 0x" + new(big.Int).SetBytes(v).Text(16))
+	}
+	if prio {
+		// bmv2: the lower value wins; STF (and P4Runtime): the higher.
+		fmt.Fprintf(&b, " %d", 10000-int(e.Priority))
+	}
+	return b.String(), nil
+}
+
+// TableSetDefaultCommand writes a default action as simple_switch_CLI's table_set_default.
+func TableSetDefaultCommand(t *engine.Table, action string, args [][]byte) string {
+	cmd := "table_set_default " + t.Name + " " + action
+	for _, v := range args {
+		cmd += " 0x" + new(big.Int).SetBytes(v).Text(16)
+	}
+	return cmd
+}
+
+// SyncFrom gives the switch the control-plane state and the register contents of sw, the same
+// program loaded in the engine: every table's entries (the switch's cleared first) and
+// default action, every configured cell of the indexed meters, every clone session to a port,
+// and every register (reset, then the engine's non-zero cells written). Direct meters,
+// multicast groups, counters and action profiles are not copied.
+func (s *Switch) SyncFrom(sw *engine.Switch) error {
+	for _, t := range sw.Tables() {
+		if t.ConstEntries() {
+			continue
+		}
+		if _, err := s.CLI("table_clear " + t.Name); err != nil {
+			return err
+		}
+		for _, e := range t.Entries() {
+			cmd, err := TableAddCommand(t, e)
+			if err != nil {
+				return err
+			}
+			if _, err := s.CLI(cmd); err != nil {
+				return err
+			}
+		}
+		name, args := t.Default()
+		if _, err := s.CLI(TableSetDefaultCommand(t, name, args)); err != nil {
+			// A const default action cannot be set (the program has it already).
+			if !strings.Contains(err.Error(), "const") {
+				return err
+			}
+		}
+	}
+	for _, m := range sw.Meters() {
+		if m.Direct() {
+			continue
+		}
+		for i := 0; i < m.Size(); i++ {
+			if c := m.Rates(i); c != nil {
+				cmd := fmt.Sprintf("meter_set_rates %s %d %s:%d %s:%d", m.Name, i,
+					strconv.FormatFloat(c.CIR, 'g', -1, 64), c.CBS, strconv.FormatFloat(c.PIR, 'g', -1, 64), c.PBS)
+				if _, err := s.CLI(cmd); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	ids := make([]int, 0)
+	sessions := sw.CloneSessions()
+	for id := range sessions {
+		ids = append(ids, id)
+	}
+	sort.Ints(ids)
+	for _, id := range ids {
+		if sess := sessions[id]; sess.HasPort {
+			_, _ = s.CLI(fmt.Sprintf("mirroring_delete %d", id))
+			if _, err := s.CLI(fmt.Sprintf("mirroring_add %d %d", id, sess.Port)); err != nil {
+				return err
+			}
+		}
+	}
+	for _, r := range sw.Registers() {
+		if _, err := s.CLI("register_reset " + r.Name); err != nil {
+			return err
+		}
+		for i := 0; i < r.Size(); i++ {
+			v, err := r.Read(i)
+			if err != nil {
+				return err
+			}
+			x := new(big.Int).SetBytes(v)
+			if x.Sign() != 0 {
+				if _, err := s.CLI(fmt.Sprintf("register_write %s %d %s", r.Name, i, x)); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
 }
