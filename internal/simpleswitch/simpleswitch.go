@@ -67,6 +67,16 @@ type Options struct {
 	TargetArgs []string
 	// Dir holds the log; it must exist.
 	Dir string
+	// NoCLI starts no simple_switch_CLI (a switch without a Thrift runtime: netlock switch, which
+	// takes simple_switch's flags); Ready, if set, is then called until it returns nil to tell
+	// that the switch is up.
+	NoCLI bool
+	Ready func(ns string) error
+	// Command are the words after the switch's path, before its flags (netlock's "switch").
+	Command []string
+	// Raw leaves the host ends of the ports to the caller (Switch.Raw): nothing is received,
+	// Send, Wait and Received cannot be used.
+	Raw bool
 }
 
 // Switch is a running simple_switch.
@@ -142,9 +152,11 @@ func Start(o Options) (s *Switch, err error) {
 			return s, err
 		}
 		s.raws[p] = r
-		go s.receive(p, r)
+		if !o.Raw {
+			go s.receive(p, r)
+		}
 	}
-	args := []string{"netns", "exec", s.ns, o.Switch}
+	args := append([]string{"netns", "exec", s.ns, o.Switch}, o.Command...)
 	args = append(args, ifArgs...)
 	args = append(args, "--thrift-port", "9090")
 	logPath := filepath.Join(o.Dir, "switch.log")
@@ -177,10 +189,20 @@ func Start(o Options) (s *Switch, err error) {
 	// The CLI connects once the Thrift server is up.
 	deadline := time.Now().Add(60 * time.Second)
 	for {
-		c, err := startCLI(s.ns, o.Python, o.CLI)
-		if err == nil {
-			s.cli = c
-			break
+		var err error
+		if o.NoCLI {
+			if o.Ready == nil {
+				break
+			}
+			if err = o.Ready(s.ns); err == nil {
+				break
+			}
+		} else {
+			var c *cli
+			if c, err = startCLI(s.ns, o.Python, o.CLI); err == nil {
+				s.cli = c
+				break
+			}
 		}
 		select {
 		case e := <-s.exit:
@@ -190,7 +212,7 @@ func Start(o Options) (s *Switch, err error) {
 		default:
 		}
 		if time.Now().After(deadline) {
-			return s, fmt.Errorf("simpleswitch: the CLI cannot connect: %w", err)
+			return s, fmt.Errorf("simpleswitch: the switch is not up: %w", err)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
@@ -211,6 +233,9 @@ func lastLines(s string, n int) string {
 	}
 	return strings.Join(ls, "\n")
 }
+
+// Raw is the AF_PACKET socket on the host end of port p (Options.Raw), or nil.
+func (s *Switch) Raw(p int) *port.RawPort { return s.raws[p] }
 
 // Namespace is the network namespace the switch runs in (its gRPC and Thrift servers listen
 // on its loopback).
@@ -435,6 +460,9 @@ func (s *Switch) LogLines() int {
 // CLI runs one simple_switch_CLI command and returns its output. The CLI reports most errors
 // as output ("Error: ...", "Invalid ..."); those come back as errors.
 func (s *Switch) CLI(cmd string) (string, error) {
+	if s.cli == nil {
+		return "", errors.New("simpleswitch: no CLI (Options.NoCLI)")
+	}
 	out, err := s.cli.do(cmd)
 	if err != nil {
 		return out, err
