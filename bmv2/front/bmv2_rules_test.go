@@ -1,4 +1,4 @@
-package front
+package front_test
 
 import (
 	"bufio"
@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/netlock-go/netlock/bmv2/front"
 )
 
 // bmv2RuleCase is one program of testdata/bmv2: its first line says what p4c-bm2-ss says of it
@@ -43,7 +45,7 @@ func bmv2RuleCases(t *testing.T) []bmv2RuleCase {
 func TestBMv2Rules(t *testing.T) {
 	for _, c := range bmv2RuleCases(t) {
 		t.Run(filepath.Base(c.path), func(t *testing.T) {
-			checked, err := Load(c.path)
+			checked, err := front.Load(c.path)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,4 +1,4 @@
-package front
+package front_test
 
 import (
 	"fmt"
@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
+	"github.com/netlock-go/netlock/bmv2/front"
 	p4infotext "github.com/netlock-go/netlock/internal/p4info"
 	"github.com/netlock-go/netlock/internal/simpleswitch"
 	"github.com/netlock-go/netlock/internal/testenv"
@@ -93,7 +94,7 @@ func TestRealP4cBM2(t *testing.T) {
 	}
 	for _, p := range progs {
 		t.Run(p.name, func(t *testing.T) {
-			checked, err := LoadOptions(p.path, Options{Defines: p.defines})
+			checked, err := front.LoadOptions(p.path, front.Options{Defines: p.defines})
 			if err != nil {
 				t.Skipf("the front end refuses it: %v", err)
 			}
@@ -222,7 +223,7 @@ func text(m protoreflect.Message) string {
 // default action, and nothing in an equal P4Info (the negative controls of TestRealP4cBM2's
 // comparison).
 func TestP4InfoDiff(t *testing.T) {
-	checked, err := Load("testdata/accept/basic.p4")
+	checked, err := front.Load("testdata/accept/basic.p4")
 	if err != nil {
 		t.Fatal(err)
 	}
