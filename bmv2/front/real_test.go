@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -245,4 +246,68 @@ func TestP4InfoDiff(t *testing.T) {
 			t.Errorf("%s: no difference found", name)
 		}
 	}
+}
+
+// TestRealCheckBMv2Corpus compares CheckBMv2 with p4c-bm2-ss on p4c's v1model samples
+// (NETLOCK_P4C_DIR, a p4c checkout; opt-in) where the table rule can apply: those the front end
+// accepts in which some name is applied at two places or more (a table or a control instance;
+// a textual count), and those CheckBMv2 refuses. It fails when CheckBMv2 refuses a program
+// p4c-bm2-ss compiles, or accepts one p4c-bm2-ss refuses with the table rule's words.
+func TestRealCheckBMv2Corpus(t *testing.T) {
+	dir := testenv.OptIn(t, "NETLOCK_P4C_DIR", "a p4c checkout (its testdata/p4_16_samples)")
+	p4c := testenv.RealTool(t, "p4c-bm2-ss")
+	files, _ := filepath.Glob(filepath.Join(dir, "testdata/p4_16_samples/*.p4"))
+	applies := regexp.MustCompile(`([A-Za-z_][A-Za-z0-9_]*)\s*\.\s*apply\s*\(`)
+	var compared, agreeOK, agreeRefused int
+	var otherRefusals []string
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		if err != nil || !strings.Contains(string(src), "v1model.p4") {
+			continue
+		}
+		checked, err := front.Load(f)
+		if err != nil {
+			continue
+		}
+		ours := checked.CheckBMv2()
+		count := map[string]int{}
+		multi := false
+		for _, m := range applies.FindAllStringSubmatch(string(src), -1) {
+			count[m[1]]++
+			multi = multi || count[m[1]] > 1
+		}
+		if !multi && ours == nil {
+			continue
+		}
+		compared++
+		_, _, diags, err := simpleswitch.Compile(p4c, f, t.TempDir(), nil)
+		tableRule := strings.Contains(diags, "has multiple successors") || strings.Contains(diags, "back to itself")
+		switch {
+		case err == nil && ours == nil:
+			agreeOK++
+		case err == nil:
+			t.Errorf("%s: CheckBMv2 refuses what p4c-bm2-ss compiles: %v", filepath.Base(f), ours)
+		case ours != nil && strings.Contains(diags, ours[0].Msg):
+			agreeRefused++
+		case ours != nil:
+			t.Errorf("%s: CheckBMv2 says %q, p4c-bm2-ss:\n%s", filepath.Base(f), ours[0].Msg, diags)
+		case tableRule:
+			t.Errorf("%s: p4c-bm2-ss refuses it with the table rule, CheckBMv2 accepts it:\n%s", filepath.Base(f), diags)
+		default:
+			otherRefusals = append(otherRefusals, filepath.Base(f)+": "+firstErrorLine(diags))
+		}
+	}
+	t.Logf("p4c samples compared (a name applied twice or more, or refused by CheckBMv2): %d; both accept %d, both refuse with the same reason %d; p4c-bm2-ss refuses for another reason %d:", compared, agreeOK, agreeRefused, len(otherRefusals))
+	for _, o := range otherRefusals {
+		t.Logf("  %s", o)
+	}
+}
+
+func firstErrorLine(diags string) string {
+	for _, l := range strings.Split(diags, "\n") {
+		if strings.Contains(l, "error") {
+			return strings.TrimSpace(l)
+		}
+	}
+	return strings.TrimSpace(diags)
 }
