@@ -260,10 +260,10 @@ func mix64(x uint64) uint64 {
 	return x
 }
 
-// timestamp returns the clock in ns, strictly increasing across calls, so that every request
+// timestamp returns the monotonic clock in ns, strictly increasing across calls, so that every request
 // carries a distinct timestamp and a grant can be matched to the attempt it answers.
 func (c *Client) timestamp() int64 {
-	now := c.cfg.Clock.Now().UnixNano()
+	now := c.cfg.Clock.Mono()
 	for {
 		last := c.lastTS.Load()
 		if now <= last {
@@ -529,8 +529,13 @@ func (c *Client) dispatch(f *wire.Fields, from netip.AddrPort) {
 		}
 	case f.Op == wire.OpReject && e != nil:
 		c.stats.rejects.Add(1)
-		if f.Status == wire.StatusLeaseExpired && e.held && e.token == f.Token {
-			lost = e.markLostLocked(&RejectError{Op: wire.OpGrant, Lock: f.Lock, Txn: f.Txn, Status: f.Status})
+		if (f.Status == wire.StatusLeaseExpired || f.Status == wire.StatusShutdown) && e.held && e.token == f.Token {
+			// The lease ended, or the server shuts down and will not renew it.
+			var cause error = &RejectError{Op: wire.OpGrant, Lock: f.Lock, Txn: f.Txn, Status: f.Status}
+			if f.Status == wire.StatusShutdown {
+				cause = fmt.Errorf("%w: %w", ErrLeaseLost, cause)
+			}
+			lost = e.markLostLocked(cause)
 			// Tell a pending release or renewal too.
 			for _, k := range [...]kind{kindRelease, kindProbe} {
 				if w := e.waiters[k]; w != nil {

@@ -3,46 +3,25 @@ package client
 import (
 	"errors"
 	"fmt"
+	"github.com/netlock-go/netlock/internal/clock"
 	"log/slog"
 	"math"
 	"net"
 	"time"
 )
 
-// Clock is the client's source of time. Timestamps on the wire and lease deadlines come from Now;
-// retransmissions and lease checks wait on its timers. Tests inject a manual clock.
-type Clock interface {
-	Now() time.Time
-	NewTimer(d time.Duration) Timer
-}
+// Clock is the client's source of time (package internal/clock): wire timestamps, lease
+// deadlines, retransmissions and request timeouts all run on its monotonic clock (Mono), so a
+// step of the wall clock moves no lease; the wall clock only serves [Grant.Deadline]'s estimate.
+// Tests inject a manual clock.
+type Clock = clock.Clock
 
-// Timer is a stoppable, resettable one-shot timer of a [Clock]. The client reuses its timers
-// (one per request in flight, pooled, and one for the lease keeper): Reset must rearm a stopped
-// or fired timer, and after Stop or Reset no value of the earlier arming may be received (the
-// semantics of time.Timer since Go 1.23).
-type Timer interface {
-	C() <-chan time.Time
-	// Stop prevents the timer from firing; it reports whether it stopped it.
-	Stop() bool
-	// Reset rearms the timer to fire after d; it reports whether it had been active.
-	Reset(d time.Duration) bool
-}
+// Timer is a stoppable, resettable one-shot timer of a [Clock] (clock.Timer). The client reuses
+// its timers (one per request in flight, pooled, and one for the lease keeper).
+type Timer = clock.Timer
 
-type realClock struct{}
-
-func (realClock) Now() time.Time                 { return time.Now() }
-func (realClock) NewTimer(d time.Duration) Timer { return realTimer{time.NewTimer(d)} }
-
-type realTimer struct{ t *time.Timer }
-
-func (t realTimer) C() <-chan time.Time { return t.t.C }
-func (t realTimer) Stop() bool          { return t.t.Stop() }
-func (t realTimer) Reset(d time.Duration) bool {
-	return t.t.Reset(d)
-}
-
-// SystemClock is the wall clock.
-var SystemClock Clock = realClock{}
+// SystemClock is the operating system's clocks (clock.System).
+var SystemClock Clock = clock.System
 
 // Config configures a [Client]. The zero value of every optional field selects the documented
 // default.

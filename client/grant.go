@@ -99,7 +99,7 @@ type Grant struct {
 	kprob bool          // the keeper sent a renewal that is not answered yet
 
 	mu       sync.Mutex
-	deadline time.Time // guarded by mu; zero: no lease
+	deadline int64 // guarded by mu; the lease's end on the client's monotonic clock (ns); 0: no lease
 	lease    time.Duration
 	lostErr  error         // guarded by mu; why the lease was lost
 	lostCh   chan struct{} // guarded by mu; made on the first Lost call, closed when lost
@@ -128,14 +128,32 @@ func (g *Grant) Txn() uint64 { return g.key.txn }
 // same lock (by the same server, or by a server that took the lock over later).
 func (g *Grant) Token() uint64 { return g.token }
 
-// Deadline returns the conservative end of the lease on the client's clock: when the client sent
-// the acquire (or the last successful renewal) plus the granted lease. The server does not free
-// the lock before it. The zero time means the grant carried no lease.
+// Deadline returns the conservative end of the lease, as a wall-clock estimate for people: the
+// lease itself runs on the client's monotonic clock from when the client sent the acquire (or
+// the last successful renewal), shortened by the drift margin (wire.HolderLease), and the server
+// does not free the lock before it (docs/protocol.md, "Leases and clocks"). A step of the wall
+// clock moves this estimate, not the lease. The zero time means the grant carried no lease.
 func (g *Grant) Deadline() time.Time {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.deadline
+	if r, ok := g.Remaining(); ok {
+		return g.c.cfg.Clock.Wall().Add(r)
+	}
+	return time.Time{}
 }
+
+// Remaining returns how much of the lease is left on the client's monotonic clock (negative once
+// it has passed), and false if the grant carried no lease.
+func (g *Grant) Remaining() (time.Duration, bool) {
+	g.mu.Lock()
+	dl := g.deadline
+	g.mu.Unlock()
+	if dl == 0 {
+		return 0, false
+	}
+	return time.Duration(dl - g.c.cfg.Clock.Mono()), true
+}
+
+// leaseEnd is the end of a lease granted for a request sent at ts (client monotonic ns).
+func leaseEnd(ts int64, lease time.Duration) int64 { return ts + int64(wire.HolderLease(lease)) }
 
 // Lost returns a channel that is closed when the lease is lost: the server reported that it
 // expired, a renewal was refused, or Deadline passed without a renewal. It is not closed by
@@ -215,7 +233,7 @@ func (g *Grant) renewedLocked(f *wire.Fields) {
 	if f.LeaseMicros != 0 {
 		g.lease = time.Duration(f.LeaseMicros) * time.Microsecond
 	}
-	g.deadline = time.Unix(0, int64(f.Timestamp)).Add(g.lease)
+	g.deadline = leaseEnd(int64(f.Timestamp), g.lease)
 	next := g.nextEventLocked()
 	g.mu.Unlock()
 	g.c.stats.renewals.Add(1)
@@ -226,9 +244,9 @@ func (g *Grant) renewedLocked(f *wire.Fields) {
 // when a third of the lease has passed since the deadline's start. Precondition: g.mu is held.
 func (g *Grant) nextEventLocked() int64 {
 	if g.c.cfg.KeepAlive {
-		return g.deadline.Add(-2 * g.lease / 3).UnixNano()
+		return g.deadline - int64(2*g.lease/3)
 	}
-	return g.deadline.UnixNano()
+	return g.deadline
 }
 
 // stop returns the channel that Release closes (made on first use).
@@ -283,7 +301,7 @@ func (c *Client) acquire(ctx context.Context, lock uint32, mode wire.Mode, txn u
 		Lock: lock, Txn: txn, Timestamp: uint64(ts), LeaseMicros: leaseMicros(o.lease), Slots: o.contention}
 	var rejected wire.Status
 	granted := false
-	err := c.exchange(ctx, g, w, &req, nil, time.Time{}, func(m *wire.Fields, _ int) bool {
+	err := c.exchange(ctx, g, w, &req, nil, 0, func(m *wire.Fields, _ int) bool {
 		switch m.Op {
 		case wire.OpGrant:
 			if m.Timestamp != 0 && m.Timestamp < uint64(ts) {
@@ -333,7 +351,7 @@ func (c *Client) holdGrant(g *Grant, m *wire.Fields, ts int64) {
 	g.mode, g.token = m.Mode, m.Token
 	if m.LeaseMicros != 0 {
 		g.lease = time.Duration(m.LeaseMicros) * time.Microsecond
-		g.deadline = time.Unix(0, ts).Add(g.lease)
+		g.deadline = leaseEnd(ts, g.lease)
 	}
 	c.mu.Lock()
 	g.server = g.peer
@@ -351,9 +369,9 @@ func (g *Grant) startLease(ctx context.Context) error {
 		return nil
 	}
 	c := g.c
-	if now := c.cfg.Clock.Now(); now.After(g.Deadline().Add(-g.lease / 3)) {
+	if r, _ := g.Remaining(); r < g.lease/3 {
 		// The server's lease runs from its grant, so it may well be valid still: ask.
-		if err := g.renew(ctx, now.Add(c.cfg.RequestTimeout)); err != nil {
+		if err := g.renew(ctx, c.cfg.Clock.Mono()+int64(c.cfg.RequestTimeout)); err != nil {
 			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.cfg.RequestTimeout)
 			defer cancel()
 			_ = g.Release(rctx)
@@ -382,7 +400,7 @@ func (g *Grant) Renew(ctx context.Context) error {
 	if err := g.LostErr(); err != nil {
 		return err
 	}
-	err := g.renew(ctx, g.c.cfg.Clock.Now().Add(g.c.cfg.RequestTimeout))
+	err := g.renew(ctx, g.c.cfg.Clock.Mono()+int64(g.c.cfg.RequestTimeout))
 	if err == nil {
 		g.mu.Lock()
 		next := g.nextEventLocked()
@@ -400,8 +418,9 @@ func (g *Grant) Renew(ctx context.Context) error {
 	return err
 }
 
-// renew sends a lease-probe and waits for the answer until ctx ends or the clock passes giveUp.
-func (g *Grant) renew(ctx context.Context, giveUp time.Time) error {
+// renew sends a lease-probe and waits for the answer until ctx ends or the monotonic clock passes
+// giveUp.
+func (g *Grant) renew(ctx context.Context, giveUp int64) error {
 	c := g.c
 	ts := c.timestamp()
 	w := c.getWaiter()
@@ -427,7 +446,7 @@ func (g *Grant) renew(ctx context.Context, giveUp time.Time) error {
 				if m.LeaseMicros != 0 {
 					g.lease = time.Duration(m.LeaseMicros) * time.Microsecond
 				}
-				g.deadline = time.Unix(0, ts).Add(g.lease)
+				g.deadline = leaseEnd(ts, g.lease)
 				g.mu.Unlock()
 				c.stats.renewals.Add(1)
 				return true
@@ -480,8 +499,8 @@ func (g *Grant) release(ctx context.Context) error {
 		c.dropIfIdleLocked(g)
 		c.mu.Unlock()
 	}()
-	if dl := g.Deadline(); !dl.IsZero() && !c.cfg.Clock.Now().Before(dl) {
-		g.markLost(fmt.Errorf("%w: deadline %v passed before the release", ErrLeaseLost, dl))
+	if r, ok := g.Remaining(); ok && r <= 0 {
+		g.markLost(fmt.Errorf("%w: the lease ended %v before the release", ErrLeaseLost, -r))
 	}
 	if lostErr := g.LostErr(); lostErr != nil && errors.As(lostErr, new(*RejectError)) {
 		// The server freed the lock already and said so.
@@ -497,7 +516,7 @@ func (g *Grant) release(ctx context.Context) error {
 	req := wire.Fields{Op: wire.OpRelease, Mode: g.mode, Priority: g.opts.priority, Tenant: g.opts.tenant,
 		Lock: g.key.lock, Txn: g.key.txn, Token: g.token, Timestamp: uint64(ts)}
 	var result error
-	err := c.exchange(ctx, g, w, &req, nil, c.cfg.Clock.Now().Add(c.cfg.RequestTimeout),
+	err := c.exchange(ctx, g, w, &req, nil, c.cfg.Clock.Mono()+int64(c.cfg.RequestTimeout),
 		func(m *wire.Fields, attempt int) bool {
 			if m.Token != g.token {
 				return false
@@ -565,7 +584,7 @@ func (c *Client) withdraw(g *Grant, acq wire.Fields, w *waiter) {
 		c.mu.Unlock()
 		c.putWaiter(w)
 	}()
-	giveUp := c.cfg.Clock.Now().Add(c.cfg.RequestTimeout)
+	giveUp := c.cfg.Clock.Mono() + int64(c.cfg.RequestTimeout)
 	var token uint64
 	for {
 		req := wire.Fields{Op: wire.OpRelease, Mode: acq.Mode, Priority: acq.Priority, Tenant: acq.Tenant,
@@ -595,18 +614,18 @@ func (c *Client) withdraw(g *Grant, acq wire.Fields, w *waiter) {
 
 // exchange sends req to the server of its lock and retransmits it, flagged retry, with
 // exponential backoff (and some jitter) until handle accepts an answer from w (returns true). It
-// fails with ErrTimeout when ctx ends or the clock passes giveUp (unless zero), with errStopped
+// fails with ErrTimeout when ctx ends or the monotonic clock passes giveUp (unless zero), with errStopped
 // when stop is closed, and with ErrClosed when the client closes. It waits on w's timer: no timer
 // or goroutine is created per request.
 func (c *Client) exchange(ctx context.Context, g *Grant, w *waiter, req *wire.Fields,
-	stop <-chan struct{}, giveUp time.Time, handle func(m *wire.Fields, attempt int) bool) error {
+	stop <-chan struct{}, giveUp int64, handle func(m *wire.Fields, attempt int) bool) error {
 	rto := c.cfg.RetryInterval
 	var peer netip.AddrPort
 	defer w.t.Stop()
 	for attempt := 1; ; attempt++ {
 		left := time.Duration(math.MaxInt64)
-		if !giveUp.IsZero() {
-			left = giveUp.Sub(c.cfg.Clock.Now())
+		if giveUp != 0 {
+			left = time.Duration(giveUp - c.cfg.Clock.Mono())
 			if left <= 0 {
 				return fmt.Errorf("%w: %s of lock %d unanswered after %d attempts", ErrTimeout, req.Op, req.Lock,
 					attempt-1)

@@ -122,7 +122,7 @@ func (k *keeper) run() {
 		armed := len(k.h) > 0
 		var wait time.Duration
 		if armed {
-			wait = max(time.Duration(k.h[0].kdue-c.cfg.Clock.Now().UnixNano()), 0)
+			wait = max(time.Duration(k.h[0].kdue-c.cfg.Clock.Mono()), 0)
 		}
 		k.mu.Unlock()
 		if armed {
@@ -136,7 +136,7 @@ func (k *keeper) run() {
 		case <-c.done:
 			return
 		}
-		now := c.cfg.Clock.Now().UnixNano()
+		now := c.cfg.Clock.Mono()
 		k.mu.Lock()
 		k.due = k.due[:0]
 		for len(k.h) > 0 && k.h[0].kdue <= now {
@@ -173,12 +173,12 @@ func (k *keeper) event(g *Grant, now int64) {
 	if lost || released {
 		return
 	}
-	if now >= dl.UnixNano() {
-		g.markLost(fmt.Errorf("%w: deadline %v passed without renewal", ErrLeaseLost, dl))
+	if now >= dl {
+		g.markLost(fmt.Errorf("%w: the lease ended %v ago without renewal", ErrLeaseLost, time.Duration(now-dl)))
 		return
 	}
 	if !c.cfg.KeepAlive {
-		k.schedule(g, dl.UnixNano(), false)
+		k.schedule(g, dl, false)
 		return
 	}
 	k.mu.Lock()
@@ -189,7 +189,7 @@ func (k *keeper) event(g *Grant, now int64) {
 	} else {
 		g.krto = min(2*g.krto, c.cfg.MaxRetryInterval)
 	}
-	next := min(now+int64(g.krto), dl.UnixNano())
+	next := min(now+int64(g.krto), dl)
 	k.mu.Unlock()
 	c.mu.Lock()
 	ts := int64(g.probeTS) // a retransmission repeats the renewal's timestamp: any copy's answer counts

@@ -3,7 +3,9 @@ package lockserver
 import (
 	"fmt"
 	"math"
+	"net"
 	"os"
+	"path/filepath"
 	"strconv"
 	"time"
 
@@ -59,15 +61,37 @@ const (
 	// of the server whose locks this one takes over.
 	KeyStateFile     = "state_file"
 	KeyTakeoverEpoch = "takeover_epoch"
+	// KeyInitState creates the state file of a new server (it must not exist yet); without it a
+	// missing state file stops the server. KeySkipRestartGrace skips the restart grace (unsafe).
+	KeyInitState        = "init_state"
+	KeySkipRestartGrace = "unsafe_skip_restart_grace"
 	// KeyStandby starts the server as a standby for a failed server's address (it grants nothing
 	// until the controller's takeover); KeyControllerLease fences it to the controller's pings.
 	KeyStandby         = "standby"
 	KeyControllerLease = "controller_lease"
 )
 
-// DefaultStateFile is the state file of netlock server when none is configured (in the working
-// directory, as etcd keeps its data directory).
-const DefaultStateFile = "netlock-server.state"
+// DefaultStateFile returns the state file of netlock server when none is configured: in the
+// state directory (/var/lib/netlock for root, else $XDG_STATE_HOME/netlock or
+// ~/.local/state/netlock), named after the port it serves, so that servers of one machine on
+// different ports keep apart.
+func DefaultStateFile(listen string) string {
+	dir := "/var/lib/netlock"
+	if os.Geteuid() != 0 {
+		if x := os.Getenv("XDG_STATE_HOME"); x != "" {
+			dir = filepath.Join(x, "netlock")
+		} else if h, err := os.UserHomeDir(); err == nil {
+			dir = filepath.Join(h, ".local", "state", "netlock")
+		} else {
+			dir = filepath.Join(os.TempDir(), "netlock-state")
+		}
+	}
+	port := "8888"
+	if _, p, err := net.SplitHostPort(listen); err == nil && p != "" {
+		port = p
+	}
+	return filepath.Join(dir, "server-"+port+".state")
+}
 
 var nonEmpty = func(v any) error {
 	if v.(string) == "" {
@@ -82,7 +106,7 @@ func ConfigSchema() *config.Schema {
 	return &config.Schema{EnvPrefix: "NETLOCK", Keys: []config.Key{
 		{Name: KeyListen, Type: config.String, Default: "0.0.0.0:8888", Flag: "listen", Usage: "UDP address to serve", Check: nonEmpty},
 		{Name: KeyShards, Type: config.Int, Default: 0, Flag: "shards", Usage: "lock partitions (0: one per CPU)", Check: config.Range(0, 1024)},
-		{Name: KeySockets, Type: config.Int, Default: 0, Flag: "sockets", Usage: "SO_REUSEPORT sockets (0: one per shard)", Check: config.Range(0, 256)},
+		{Name: KeySockets, Type: config.Int, Default: 0, Flag: "sockets", Usage: "reader goroutines on the server's socket (0: one; several may step one sender's datagrams out of order)", Check: config.Range(0, 256)},
 		{Name: KeyBatch, Type: config.Int, Default: 64, Flag: "batch", Usage: "datagrams per recvmmsg/sendmmsg", Check: config.Range(1, 1024)},
 		{Name: KeySweep, Type: config.Duration, Default: time.Millisecond, Flag: "sweep-interval", Usage: "how often leases and idle lock states are checked", Check: config.Positive},
 		{Name: KeyTakeover, Type: config.Duration, Default: time.Duration(0), Flag: "takeover-grace", Usage: "grant nothing for this long after start (failover: >= longest lease)", Check: config.NonNegative},
@@ -110,7 +134,9 @@ func ConfigSchema() *config.Schema {
 		{Name: KeySwitches, Type: config.Strings, Default: []string(nil), Flag: "switch", Usage: "switch address(es) allowed to send overflow and queue-empty (IP, prefix or IP:port)"},
 		{Name: KeyControllers, Type: config.Strings, Default: []string(nil), Flag: "controller", Usage: "controller/operator address(es) allowed to send admin (IP, prefix or IP:port)"},
 		{Name: KeyRDMANodes, Type: config.Strings, Default: []string(nil), Flag: "rdma-node", Usage: "remote RDMA client address(es) allowed to join (IP, prefix or IP:port)"},
-		{Name: KeyStateFile, Type: config.String, Default: DefaultStateFile, Flag: "state-file", Usage: "file persisting the fencing-token epoch", Check: nonEmpty},
+		{Name: KeyStateFile, Type: config.String, Default: "", Flag: "state-file", Usage: "file persisting the fencing-token epoch and the longest lease (\"\": server-PORT.state in /var/lib/netlock, or ~/.local/state/netlock for other users)"},
+		{Name: KeyInitState, Type: config.Bool, Default: false, Flag: "init", Usage: "first start of a new server: create its state file (refused if it exists)"},
+		{Name: KeySkipRestartGrace, Type: config.Bool, Default: false, Flag: "unsafe-skip-restart-grace", Usage: "UNSAFE: grant at once after a restart, though leases granted before it may still run"},
 		{Name: KeyTakeoverEpoch, Type: config.Uint, Default: uint64(0), Flag: "takeover-epoch", Usage: "epoch of the server whose locks this one takes over (tokens start above it)"},
 		{Name: KeyStandby, Type: config.Bool, Default: false, Flag: "standby", Usage: "start as a standby: grant nothing until the controller's takeover"},
 		{Name: KeyControllerLease, Type: config.Duration, Default: time.Duration(0), Flag: "controller-lease", Usage: "grant only while the controller's last ping is younger than this (0: no fencing)", Check: config.NonNegative},
@@ -164,7 +190,10 @@ func ConfigFromValues(v *config.Values) (Config, error) {
 			return Config{}, v.Errorf(key, "%v", err)
 		}
 	}
-	c.StateFile = v.String(KeyStateFile)
+	if c.StateFile = v.String(KeyStateFile); c.StateFile == "" {
+		c.StateFile = DefaultStateFile(c.Listen)
+	}
+	c.InitState, c.UnsafeSkipRestartGrace = v.Bool(KeyInitState), v.Bool(KeySkipRestartGrace)
 	c.Standby, c.ControllerLease = v.Bool(KeyStandby), v.Duration(KeyControllerLease)
 	if c.TakeoverEpoch = v.Uint(KeyTakeoverEpoch); c.TakeoverEpoch >= MaxEpoch {
 		return Config{}, v.Errorf(KeyTakeoverEpoch, "%d: must be below %d", c.TakeoverEpoch, uint64(MaxEpoch))

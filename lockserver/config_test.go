@@ -18,7 +18,7 @@ func TestParseConfig(t *testing.T) {
 	}{
 		{name: "empty", format: "yaml", text: "", check: func(t *testing.T, c Config) {
 			if c.Listen != "0.0.0.0:8888" || c.Core.DefaultLease != 10*time.Second || c.Core.Priorities != 8 ||
-				c.StateFile != DefaultStateFile || c.Core.MaxBuffered != 4096 || c.Core.IdleRetention != time.Second {
+				c.StateFile != DefaultStateFile("0.0.0.0:8888") || c.Core.MaxBuffered != 4096 || c.Core.IdleRetention != time.Second {
 				t.Fatalf("defaults not applied: %+v", c)
 			}
 		}},
@@ -105,7 +105,6 @@ state_file: /tmp/x.state
 		{name: "bad peer", format: "yaml", text: "peers: {controllers: [nowhere]}", err: "key peers.controllers"},
 		{name: "bad rack key", format: "yaml", text: `rack_key: "12"`, err: "key rack_key"},
 		{name: "both keys", format: "yaml", text: "rack_key: \"6e65746c6f636b21\"\nrack_key_file: /k", err: "not both"},
-		{name: "no state file", format: "yaml", text: `state_file: ""`, err: "key state_file"},
 		{name: "huge epoch", format: "yaml", text: "takeover_epoch: 99999999999", err: "key takeover_epoch"},
 		{name: "syntax", format: "yaml", text: "listen: [", err: "config"},
 	} {

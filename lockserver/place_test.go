@@ -1,6 +1,7 @@
 package lockserver
 
 import (
+	"github.com/netlock-go/netlock/internal/clock"
 	"testing"
 	"time"
 
@@ -124,7 +125,7 @@ func TestStandbyTakeover(t *testing.T) {
 // TestControllerLease: a server whose controller stops pinging holds every grant once the lease
 // has run out, and grants again when a ping comes.
 func TestControllerLease(t *testing.T) {
-	clk := &manualClock{now: time.Unix(1000, 0)}
+	clk := clock.NewManual(time.Unix(1000, 0))
 	s, stop, tp := startWithPeers(t, Config{Shards: 1, RackKey: testKey, ControllerLease: 80 * time.Millisecond,
 		Clock: clk})
 	defer stop()

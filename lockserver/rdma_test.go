@@ -457,7 +457,10 @@ func shutdownWithStuckHolder(t *testing.T, mode string) {
 	if f := p.expect(wire.OpReject, 7); f.Status != wire.StatusShutdown {
 		t.Fatalf("got %s, want reject shutdown", f.String())
 	}
-	q.expectNothing(20 * time.Millisecond) // the holder keeps its grant (and lease), as any holder
+	// The holder keeps its grant (and lease), as any holder, and is told it will not be renewed.
+	if f := q.expect(wire.OpReject, 8); f.Status != wire.StatusShutdown || f.Token == 0 {
+		t.Fatalf("holder got %s, want reject shutdown with its token", f.String())
+	}
 	if rs, _ := s.RDMAStats(); rs.Proxies != 0 {
 		t.Fatalf("%d proxies still running after Run returned", rs.Proxies)
 	}

@@ -4,7 +4,8 @@
 // The server is an I/O shell around [lockcore.Core]. Locks are partitioned over shards (lock id
 // modulo the shard count); each shard is one Core behind a mutex, so all state of a lock is touched
 // by one goroutine at a time. Packets are read in batches (recvmmsg through golang.org/x/net/ipv4)
-// by one goroutine per SO_REUSEPORT socket, stepped through the shard of their lock, and the
+// by several goroutines from the server's one socket (bound exclusively, so that no other process
+// can share the address), stepped through the shard of their lock, and the
 // answers written in batches (sendmmsg). A sweeper goroutine runs the cores' lease expiry.
 //
 // Malformed datagrams and ops a server does not accept are counted and dropped. On shutdown the
@@ -71,6 +72,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/netlock-go/netlock/internal/clock"
 	"log/slog"
 	"math"
 	"net"
@@ -87,12 +89,11 @@ import (
 	"github.com/netlock-go/netlock/wire"
 )
 
-// Clock is the server's source of time. The zero Config uses the system clock.
-type Clock interface{ Now() time.Time }
-
-type systemClock struct{}
-
-func (systemClock) Now() time.Time { return time.Now() }
+// Clock is the server's source of time (package internal/clock): leases, grace periods,
+// controller leases and rates run on its monotonic clock, so a step of the wall clock expires
+// nothing and extends nothing (docs/protocol.md, "Leases and clocks"). The zero Config uses
+// clock.System.
+type Clock = clock.Clock
 
 // Config configures a Server.
 type Config struct {
@@ -100,10 +101,12 @@ type Config struct {
 	Listen string
 	// Shards is the number of lock partitions. Default GOMAXPROCS.
 	Shards int
-	// Sockets is the number of SO_REUSEPORT sockets, each with its own reader. Default Shards.
-	// With one socket the port is bound exclusively; with several, another process of the same
-	// user that also uses SO_REUSEPORT could join the port (the kernel's rule), so give each
-	// server its own port.
+	// Sockets is the number of reader goroutines, each with its own descriptor of the server's
+	// one socket (bound exclusively: no other process can bind the address or join it; a second
+	// server on the address fails to start). Default 1. With several, datagrams of one sender
+	// may be stepped out of their arrival order (each reader takes whole batches): the protocol
+	// tolerates it (it tolerates a reordering network), but the switch's overflow and queue-empty
+	// then race more often.
 	Sockets int
 	// Batch is the number of datagrams read or written per system call. Default 64.
 	Batch int
@@ -118,11 +121,22 @@ type Config struct {
 	// Peers says which source addresses may send which control message; a control message from
 	// anyone else is refused, key or not (docs/protocol.md, "Who may send what").
 	Peers Peers
-	// StateFile is where the server persists its fencing-token epoch (a few bytes, fsync'd). The
-	// epoch is bumped before the first grant of every start, so tokens grow across restarts
-	// whatever the clock says. Empty: the epoch is kept in memory only and a restarted server
-	// starts again at TakeoverEpoch+1 (tests; netlock server always sets a file).
+	// StateFile is where the server persists its fencing-token epoch and the longest lease it
+	// may grant (a few bytes, fsync'd). The epoch is bumped before the first grant of every
+	// start, so tokens grow across restarts whatever the clock says. A server that finds its
+	// state file restarted and may have granted leases that still run: it grants nothing for
+	// the restart grace, the longest lease its previous run may have granted (after a graceful
+	// shutdown on the same boot, only what is left of the leases it had granted). A missing
+	// state file is an error unless InitState. Empty: the state is kept in memory only, a
+	// restarted server starts again at TakeoverEpoch+1 and waits for nothing (tests; netlock
+	// server always sets a file).
 	StateFile string
+	// InitState creates a new state file: the server is new. New fails if the file exists.
+	InitState bool
+	// UnsafeSkipRestartGrace grants at once after a restart, although the previous run's
+	// leases may still run: two holders of one lock, unless the operator knows that no client
+	// held a lock of this server. For tests and emergencies; the server says so in its log.
+	UnsafeSkipRestartGrace bool
 	// TakeoverEpoch is the epoch of the server whose locks this one takes over (its Epoch, or
 	// the token of its admin ping reply): this server's epoch, hence every token it grants, is
 	// larger. Use it with TakeoverGrace.
@@ -173,8 +187,13 @@ func (c *Config) validate() error {
 		c.SweepInterval = time.Millisecond
 	}
 	if c.Clock == nil {
-		c.Clock = systemClock{}
+		c.Clock = clock.System
 	}
+	core, err := c.Core.WithDefaults()
+	if err != nil {
+		return err
+	}
+	c.Core = core
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -198,7 +217,7 @@ func (c *Config) validate() error {
 		return err
 	}
 	if c.Sockets == 0 {
-		c.Sockets = c.Shards
+		c.Sockets = 1
 	}
 	if err := c.RDMA.validate(); err != nil {
 		return err
@@ -230,12 +249,19 @@ type Server struct {
 	epochs  *epochStore
 	addr    netip.AddrPort
 	closing atomic.Bool
-	bad     [badReasons]atomic.Uint64
-	refused [refusedReasons]atomic.Uint64
-	sent    atomic.Uint64
-	recv    atomic.Uint64
-	sendErr atomic.Uint64
-	place   placeState
+	// restartGrace is the wait the state file asked for (0: new server or no file); graceEnd
+	// (monotonic ns) is when the longer of it and TakeoverGrace ends; skippedGrace is a restart
+	// grace UnsafeSkipRestartGrace skipped. settled: the state file's max lease has been lowered
+	// to this run's once the earlier run's leases ended. Only the sweeper writes settled.
+	restartGrace, skippedGrace time.Duration
+	graceEnd                   int64
+	settled                    bool
+	bad                        [badReasons]atomic.Uint64
+	refused                    [refusedReasons]atomic.Uint64
+	sent                       atomic.Uint64
+	recv                       atomic.Uint64
+	sendErr                    atomic.Uint64
+	place                      placeState
 }
 
 // Reasons a datagram is dropped, for netlock_malformed_packets_total{reason}.
@@ -260,16 +286,24 @@ func New(cfg Config) (*Server, error) {
 	if s.auth, err = newAuth(cfg.RackKey, cfg.Peers); err != nil {
 		return nil, fmt.Errorf("lockserver: %w", err)
 	}
-	if s.epochs, err = openEpoch(cfg.StateFile, cfg.TakeoverEpoch); err != nil {
+	var restart time.Duration
+	s.epochs, restart, err = openEpoch(cfg.StateFile, stateOptions{after: cfg.TakeoverEpoch, init: cfg.InitState,
+		maxLease: cfg.Core.MaxLease, boot: bootClock})
+	if err != nil {
 		return nil, fmt.Errorf("lockserver: %w", err)
 	}
-	start := cfg.Clock.Now()
-	s.place.init(cfg, start.UnixNano())
+	if cfg.UnsafeSkipRestartGrace {
+		s.skippedGrace, restart = restart, 0
+	}
+	start := cfg.Clock.Mono()
+	s.place.init(cfg, start)
+	grace := max(cfg.TakeoverGrace, restart)
+	s.restartGrace, s.graceEnd = restart, start+int64(grace)
 	for i := 0; i < cfg.Shards; i++ {
 		cc := cfg.Core
 		cc.TokenBase = epochBase(s.epochs.current())
-		if cfg.TakeoverGrace > 0 {
-			cc.GrantAfter = start.Add(cfg.TakeoverGrace).UnixNano()
+		if grace > 0 {
+			cc.GrantAfter = start + int64(grace)
 		}
 		if cfg.Standby {
 			cc.GrantAfter = math.MaxInt64
@@ -306,27 +340,12 @@ func New(cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// listen binds the server's sockets: one plain socket, or Sockets sockets sharing the port with
-// SO_REUSEPORT (only then: a lone server must not silently share its port with another process).
+// listen binds the server's socket, exclusively (a second server on the address fails here, and
+// no process can join it: udpbatch.ListenShared), with one reader connection per Sockets.
 func (s *Server) listen() error {
-	var udps []*net.UDPConn
-	if s.cfg.Sockets == 1 {
-		la, err := net.ResolveUDPAddr("udp", s.cfg.Listen)
-		if err != nil {
-			return fmt.Errorf("listen %s: %w", s.cfg.Listen, err)
-		}
-		c, err := net.ListenUDP("udp", la)
-		if err != nil {
-			return fmt.Errorf("listen %s: %w", s.cfg.Listen, err)
-		}
-		_ = c.SetReadBuffer(4 << 20)
-		_ = c.SetWriteBuffer(4 << 20)
-		udps = []*net.UDPConn{c}
-	} else {
-		var err error
-		if udps, err = udpbatch.ListenReusePort("udp", s.cfg.Listen, s.cfg.Sockets, 4<<20); err != nil {
-			return err
-		}
+	udps, err := udpbatch.ListenShared("udp", s.cfg.Listen, s.cfg.Sockets, 4<<20)
+	if err != nil {
+		return err
 	}
 	s.addr = udps[0].LocalAddr().(*net.UDPAddr).AddrPort()
 	for _, udp := range udps {
@@ -383,6 +402,16 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	if s.cfg.StateFile == "" {
 		s.log.Warn("no state file: the token epoch is not persisted, a restart reissues smaller fencing tokens")
+	} else {
+		s.log.Info("state file", "path", s.cfg.StateFile)
+	}
+	if s.restartGrace > 0 {
+		s.log.Warn("restarted: granting nothing until the leases the previous run may have granted have ended",
+			"restart_grace", s.restartGrace)
+	}
+	if s.skippedGrace > 0 {
+		s.log.Error("UNSAFE: restart grace skipped: a lock held under the previous run may be granted twice",
+			"skipped", s.skippedGrace)
 	}
 	if s.rdma != nil {
 		s.rdma.start()
@@ -425,9 +454,14 @@ func (s *Server) Run(ctx context.Context) error {
 		s.closeConns()
 		return errors.Join(err, werr)
 	}
+	// Reject what waits and tell the holders that their leases will not be renewed; they keep
+	// their locks until the leases end, and the state file records when that is.
+	var until int64
 	for _, sh := range s.shards {
 		sh.mu.Lock()
 		sh.out = sh.core.Drain(sh.out[:0])
+		sh.out = sh.core.TellHolders(wire.StatusShutdown, sh.out)
+		until = max(until, sh.core.LatestDeadline())
 		w.addEffects(sh.out)
 		sh.mu.Unlock()
 	}
@@ -436,13 +470,51 @@ func (s *Server) Run(ctx context.Context) error {
 		if rerr := s.rdma.shutdown(); rerr != nil {
 			s.log.Error("rdma tier shutdown", "err", rerr)
 		}
+	} else {
+		s.recordClean(until)
 	}
 	s.closeConns()
 	s.log.Info("lock server stopped", "received", s.recv.Load(), "sent", s.sent.Load())
 	return err
 }
 
-func (s *Server) now() int64 { return s.cfg.Clock.Now().UnixNano() }
+func (s *Server) now() int64 { return s.cfg.Clock.Mono() }
+
+// recordClean writes the graceful shutdown's record into the state file: every lease this server
+// granted ends by until (monotonic ns; 0: none is held), or by the end of a grace period still in
+// force (the leases of a previous run or of a failed server). A restart on the same boot then
+// waits only for what is left (epochStore). Without an RDMA tier only: ALock has no leases.
+func (s *Server) recordClean(until int64) {
+	if s.cfg.StateFile == "" {
+		return
+	}
+	now := s.now()
+	if now < s.graceEnd {
+		until = max(until, s.graceEnd)
+	}
+	id, boot, err := bootClock()
+	if err == nil {
+		err = s.epochs.markClean(id, boot+max(until-now, 0))
+	}
+	if err != nil {
+		s.log.Warn("graceful shutdown not recorded: a restart will wait the whole restart grace", "err", err)
+		return
+	}
+	s.log.Info("graceful shutdown recorded: a restart on this boot waits for the leases still running",
+		"longest", time.Duration(max(until-now, 0)))
+}
+
+// settleMaxLease lowers the state file's longest lease to this run's once the restart grace has
+// ended (until then an earlier run's longer leases may still run, and a crash must wait for them).
+func (s *Server) settleMaxLease(now int64) {
+	if s.settled || now < s.graceEnd {
+		return
+	}
+	s.settled = true
+	if err := s.epochs.setMaxLease(uint64(s.cfg.Core.MaxLease / time.Microsecond)); err != nil {
+		s.log.Error("state file: max lease not lowered", "err", err)
+	}
+}
 
 func (s *Server) sweeper(ctx context.Context) {
 	t := time.NewTicker(s.cfg.SweepInterval)
@@ -470,6 +542,7 @@ func (s *Server) sweep(w *writer) {
 		s.rdma.keepAlive(now, w)
 	}
 	s.refillEpoch()
+	s.settleMaxLease(now)
 	s.applyHold(now, w)
 	for _, sh := range s.shards {
 		sh.mu.Lock()
