@@ -12,7 +12,7 @@ import (
 )
 
 // NetlockFingerprint is engine.Fingerprint of the program this pipeline was generated from.
-const NetlockFingerprint = "0c4203116fa7276f7d1d37a2d1d5d578b9c3a2931fa9664b99df9df477c95d16"
+const NetlockFingerprint = "47524ada77419876c6190fdf596838cfbfc5483d2f698c9f7e269fb707c90816"
 
 // NetlockLayout is the engine.Switch GenLayout the pipeline was generated against.
 const NetlockLayout = "760d81f88dbfac167170272743750673006ce8e54761d97508f6d964c0339683"

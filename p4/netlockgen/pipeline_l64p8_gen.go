@@ -12,7 +12,7 @@ import (
 )
 
 // NetlockL64P8Fingerprint is engine.Fingerprint of the program this pipeline was generated from.
-const NetlockL64P8Fingerprint = "71ce2251c411aeb9f2aa4cd5edd99e200ac8d5daf3071d52dfdf10427828938e"
+const NetlockL64P8Fingerprint = "ad1dfb91b48601740bb3efdcc4ef2e4a577a5ea5642f507f39025581829e0d1f"
 
 // NetlockL64P8Layout is the engine.Switch GenLayout the pipeline was generated against.
 const NetlockL64P8Layout = "789cbc0bdd406a054707db58b17e53a4b022a58b72b734f9e3bb42dd34b58309"

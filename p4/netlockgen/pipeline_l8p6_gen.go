@@ -12,7 +12,7 @@ import (
 )
 
 // NetlockL8P6Fingerprint is engine.Fingerprint of the program this pipeline was generated from.
-const NetlockL8P6Fingerprint = "0b9d2961b64c588dadb3e5e4ebbadea78900ac691703a1af6dbb186cf7fe5155"
+const NetlockL8P6Fingerprint = "2574f3f1d485bec93a9cca3a1b68e2eed8288271df62fcdaf4c33c8ce3d73d41"
 
 // NetlockL8P6Layout is the engine.Switch GenLayout the pipeline was generated against.
 const NetlockL8P6Layout = "c7c33f81002be78dd4a88ba6cec4b110799a7fff65ba1826ac681d19d30478bd"
