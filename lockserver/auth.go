@@ -112,10 +112,12 @@ const (
 	refusedPeer          // the source is not a peer allowed to send this op
 	refusedShort         // no authentication trailer
 	refusedBadKey        // the trailer holds another key
+	refusedForwarded     // a forwarded request (answers go to the address in its header) not from a switch
 	refusedReasons
 )
 
-var refusedNames = [refusedReasons]string{"no-key-configured", "peer-not-allowed", "short", "bad-key"}
+var refusedNames = [refusedReasons]string{"no-key-configured", "peer-not-allowed", "short", "bad-key",
+	"forwarded-not-from-switch"}
 
 // auth is a server's parsed control-message policy.
 type auth struct {
@@ -141,6 +143,12 @@ func newAuth(key RackKey, p Peers) (*auth, error) {
 	}
 	return a, nil
 }
+
+// forwardOK reports whether a request flagged forwarded may come from from: only a switch
+// forwards requests on a client's behalf (its answers go to the client address in the header),
+// so from anyone else the flag would turn the server into a reflector that sends grants and
+// rejects to any address an attacker writes.
+func (a *auth) forwardOK(from netip.AddrPort) bool { return a.switches.contains(from) }
 
 // check decides whether the control message b (a valid header of a control op) from from may
 // be processed. It returns -1 if so, else the reason it is refused. It does not allocate.

@@ -246,3 +246,28 @@ func TestParsePeersAndKey(t *testing.T) {
 		}
 	}
 }
+
+// TestForwardedOnlyFromSwitch: a request flagged forwarded makes the server answer the client
+// address written in its header; from anyone but a switch it is dropped, so that the server is
+// no reflector (issue 18, item 7). From the switch it is served as before.
+func TestForwardedOnlyFromSwitch(t *testing.T) {
+	cfg := trusted(Config{Shards: 1})
+	cfg.Peers.Switches = []string{"127.0.0.2"} // nobody the test sends from
+	s, stop := startServer(t, cfg)
+	defer stop()
+	attacker, victim := newPeer(t, s.Addr()), newPeer(t, s.Addr())
+	attacker.send(wire.Fields{Op: wire.OpAcquire, Flags: wire.FlagForwarded, Lock: 1, Txn: 1, Mode: wire.Exclusive,
+		Client: victim.addr()})
+	victim.expectNothing(50 * time.Millisecond)
+	attacker.expectNothing(10 * time.Millisecond)
+	if n := s.ControlRefused()["forwarded-not-from-switch"]; n != 1 {
+		t.Fatalf("refused forwarded-not-from-switch = %d, want 1", n)
+	}
+	// Control: from an allowed switch the same request is served, to the written address.
+	s2, stop2 := startServer(t, trusted(Config{Shards: 1}))
+	defer stop2()
+	sw, client := newPeer(t, s2.Addr()), newPeer(t, s2.Addr())
+	sw.send(wire.Fields{Op: wire.OpAcquire, Flags: wire.FlagForwarded, Lock: 1, Txn: 1, Mode: wire.Exclusive,
+		Client: client.addr()})
+	client.expect(wire.OpGrant, 1)
+}

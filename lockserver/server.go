@@ -667,6 +667,10 @@ func (s *Server) decode(b []byte, from netip.AddrPort, req *lockcore.Request) bo
 			return false
 		}
 	case op == wire.OpAcquire, op == wire.OpRelease, op == wire.OpLeaseProbe:
+		if h.Has(wire.FlagForwarded) && !s.auth.forwardOK(from) {
+			s.refused[refusedForwarded].Add(1)
+			return false
+		}
 	default:
 		s.bad[badUnexpected].Add(1)
 		return false
