@@ -20,6 +20,14 @@
 // in the background; if the grant raced with the withdrawal, it releases the grant. A grant that
 // reaches the client for a request nobody waits for is released at once.
 //
+// A request whose server sends nothing back to [Config.MaxAttempts] copies in a row (16 by
+// default, about 5 s) fails with an [*UnreachableError] naming the server and the attempts, even
+// when its context allows more. A waiting acquire is not answered until it is granted, so each of
+// its retransmissions goes with a liveness probe (a lease-probe with token 0) that the server
+// refuses at once: an acquire queued behind a long holder keeps waiting as long as the server
+// answers the probes (docs/protocol.md, "Is the server there?"). When the context ends first, the
+// error wraps the context's and names the server and the attempts too.
+//
 // # Leases and fencing
 //
 // A [Grant] carries a fencing token, larger than every token granted before for that lock, and a
@@ -53,7 +61,8 @@
 //
 // # Errors
 //
-// Errors can be tested with [errors.Is] against [ErrTimeout], [ErrQuota], [ErrWouldBlock],
-// [ErrNotHolder], [ErrLeaseLost], [ErrShutdown] and [ErrClosed]; a refusal by the server is a
-// [*RejectError] carrying the protocol's status.
+// Errors can be tested with [errors.Is] against [ErrTimeout], [ErrUnreachable], [ErrQuota],
+// [ErrWouldBlock], [ErrNotHolder], [ErrLeaseLost], [ErrShutdown], [ErrClosed] and
+// [ErrReservedLock]; a refusal by the server is a [*RejectError] carrying the protocol's status, a
+// server that does not answer an [*UnreachableError].
 package client
