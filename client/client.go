@@ -504,6 +504,16 @@ func (c *Client) dispatch(f *wire.Fields, from netip.AddrPort) {
 		c.mu.Unlock()
 		return
 	}
+	if e != nil {
+		e.heard.Add(1)
+		if f.Op == wire.OpReject && f.Token == 0 && e.aliveFirst != 0 && f.Timestamp >= e.aliveFirst &&
+			f.Timestamp <= e.aliveLast {
+			// The refusal of a liveness probe (exchange), possibly a late one: the server is
+			// there; nobody waits for it.
+			c.mu.Unlock()
+			return
+		}
+	}
 	var target *waiter
 	var lost func()
 	stray := false

@@ -3,6 +3,7 @@ package client
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/netlock-go/netlock/wire"
 )
@@ -11,7 +12,8 @@ import (
 // of their status with [errors.Is].
 var (
 	// ErrTimeout is returned when a request was not answered (or a lock not granted) before its
-	// context ended or its timeout ran out. It is joined with the context's error when there is one.
+	// context ended or its timeout ran out, wrapped with the request, its server, the attempts
+	// and the context's error when there is one. An [*UnreachableError] matches it too.
 	ErrTimeout = errors.New("client: timeout")
 	// ErrQuota is matched by a rejection with status quota: the tenant is over its quota.
 	ErrQuota = errors.New("client: tenant over quota")
@@ -30,7 +32,37 @@ var (
 	// ErrReservedLock is returned for a lock id reserved for the control plane
 	// (wire.IsReservedLock: 0xFFFFFF00 and up).
 	ErrReservedLock = errors.New("client: lock id reserved for the control plane")
+	// ErrUnreachable is matched by an [*UnreachableError]: a server sent nothing back to
+	// [Config.MaxAttempts] copies of a request in a row.
+	ErrUnreachable = errors.New("client: server unreachable")
 )
+
+// UnreachableError is returned when a request was sent [Config.MaxAttempts] times in a row to a
+// server without a single datagram from it about the request's lock and transaction: no answer,
+// and, for an acquire that may be waiting in the server's queue, no answer to the liveness probe
+// sent with each retransmission (docs/protocol.md, "Is the server there?"). It matches
+// [ErrUnreachable] and, as a request that timed out, [ErrTimeout].
+type UnreachableError struct {
+	// Server is the address the request was sent to ("host:port").
+	Server string
+	// Op is the request: acquire, release or lease-probe.
+	Op   wire.Op
+	Lock uint32
+	// Attempts is the number of copies sent without a word from Server (Config.MaxAttempts),
+	// and Elapsed the time from the first of them to the failure.
+	Attempts int
+	Elapsed  time.Duration
+}
+
+func (e *UnreachableError) Error() string {
+	return fmt.Sprintf("client: %s of lock %d: server %s unreachable: no answer to %d attempts in %v", e.Op, e.Lock,
+		e.Server, e.Attempts, e.Elapsed.Round(time.Millisecond))
+}
+
+// Is matches [ErrUnreachable] and [ErrTimeout].
+func (e *UnreachableError) Is(target error) bool {
+	return target == ErrUnreachable || target == ErrTimeout
+}
 
 // RejectError is a refusal by a lock server (op reject).
 type RejectError struct {

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/netlock-go/netlock/wire"
@@ -91,6 +92,13 @@ type Grant struct {
 	held    bool   // granted and not yet released
 	probing bool   // the lease keeper's renewal is in flight
 	probeTS uint64 // its timestamp
+	// The timestamps of the first and the last liveness probe of a waiting acquire (exchange):
+	// every request of the (lock, txn) in between is a probe, timestamps being unique.
+	aliveFirst, aliveLast uint64
+
+	// heard counts the datagrams accepted from the server (or a switch) about this (lock, txn):
+	// exchange tells an unreachable server from one that is silent because the request waits.
+	heard atomic.Uint32
 
 	// Lease keeper state, guarded by c.keep.mu.
 	kidx  int           // index in the keeper's heap, -1 when not in it
@@ -263,9 +271,11 @@ func (g *Grant) stop() <-chan struct{} {
 }
 
 // Acquire takes lock in mode for a new transaction and waits until it is granted, the server
-// refuses it (a [*RejectError]), ctx ends ([ErrTimeout] joined with the context's error) or the
-// client is closed ([ErrClosed]). Lost requests and answers are retransmitted. When ctx ends
-// while the request waits, the request is withdrawn from the server's queue in the background.
+// refuses it (a [*RejectError]), the server sends nothing back to [Config.MaxAttempts] copies in a
+// row (an [*UnreachableError]), ctx ends ([ErrTimeout] wrapping the context's error, with the
+// server and the attempts) or the client is closed ([ErrClosed]). Lost requests and answers are
+// retransmitted. When the wait ends while the request may be queued, the request is withdrawn
+// from the server's queue in the background.
 func (c *Client) Acquire(ctx context.Context, lock uint32, mode wire.Mode, opts ...Option) (*Grant, error) {
 	return c.acquire(ctx, lock, mode, c.newTxnID(), 0, c.options(opts))
 }
@@ -317,6 +327,11 @@ func (c *Client) acquire(ctx context.Context, lock uint32, mode wire.Mode, txn u
 			// timestamp): the switch ignores the acquire's retransmissions from then on, so the
 			// notice is its last answer. Others (an earlier request of the txn) are ignored.
 			if m.Token != 0 && (m.Status != wire.StatusLeaseExpired || m.Timestamp != uint64(ts)) {
+				return false
+			}
+			if m.Status == wire.StatusNotHolder {
+				// Never an answer to an acquire: the refusal of a liveness probe from a server
+				// that does not echo timestamps.
 				return false
 			}
 			rejected = m.Status
@@ -614,21 +629,28 @@ func (c *Client) withdraw(g *Grant, acq wire.Fields, w *waiter) {
 
 // exchange sends req to the server of its lock and retransmits it, flagged retry, with
 // exponential backoff (and some jitter) until handle accepts an answer from w (returns true). It
-// fails with ErrTimeout when ctx ends or the monotonic clock passes giveUp (unless zero), with errStopped
-// when stop is closed, and with ErrClosed when the client closes. It waits on w's timer: no timer
-// or goroutine is created per request.
+// fails with ErrTimeout when ctx ends or the monotonic clock passes giveUp (unless zero), with an
+// *UnreachableError when Config.MaxAttempts copies in a row brought nothing from the server about
+// g's (lock, txn), with errStopped when stop is closed, and with ErrClosed when the client closes.
+// Every retransmission of an acquire that may wait in a queue goes with a liveness probe (probe),
+// whose refusal shows that the server is there. It waits on w's timer: no timer or goroutine is
+// created per request.
 func (c *Client) exchange(ctx context.Context, g *Grant, w *waiter, req *wire.Fields,
 	stop <-chan struct{}, giveUp int64, handle func(m *wire.Fields, attempt int) bool) error {
 	rto := c.cfg.RetryInterval
 	var peer netip.AddrPort
 	defer w.t.Stop()
+	silent := 0        // copies sent to peer in a row after which nothing came from it
+	answering := false // something came from peer after the last copy but one
+	var silentSince int64
+	waits := req.Op == wire.OpAcquire && req.Flags&wire.FlagTry == 0
 	for attempt := 1; ; attempt++ {
 		left := time.Duration(math.MaxInt64)
 		if giveUp != 0 {
 			left = time.Duration(giveUp - c.cfg.Clock.Mono())
 			if left <= 0 {
-				return fmt.Errorf("%w: %s of lock %d unanswered after %d attempts", ErrTimeout, req.Op, req.Lock,
-					attempt-1)
+				return fmt.Errorf("%w: %s of lock %d at %s unanswered after %d attempts", ErrTimeout, req.Op, req.Lock,
+					peer, attempt-1)
 			}
 		}
 		if attempt > 1 {
@@ -642,10 +664,19 @@ func (c *Client) exchange(ctx context.Context, g *Grant, w *waiter, req *wire.Fi
 		}
 		if to != peer {
 			c.setPeer(g, to)
-			peer = to
+			peer, silent, answering = to, 0, false
+		}
+		heard := g.heard.Load()
+		if silent == 0 {
+			silentSince = c.cfg.Clock.Mono()
 		}
 		if err := c.send(to, req); err != nil {
 			return err
+		}
+		if waits && attempt > 1 {
+			if err := c.probe(g, to, req); err != nil {
+				return err
+			}
 		}
 		// Up to 25% jitter keeps clients that lost packets together from retransmitting together.
 		w.t.Reset(min(rto-time.Duration(rand.Int64N(int64(rto/4)+1)), left))
@@ -659,15 +690,50 @@ func (c *Client) exchange(ctx context.Context, g *Grant, w *waiter, req *wire.Fi
 			case <-w.t.C():
 				break wait
 			case <-ctx.Done():
-				return fmt.Errorf("%w: %s of lock %d: %w", ErrTimeout, req.Op, req.Lock, context.Cause(ctx))
+				return c.ctxEnded(ctx, req, peer, attempt, answering || g.heard.Load() != heard)
 			case <-stop:
 				return errStopped
 			case <-c.done:
 				return ErrClosed
 			}
 		}
+		if answering = g.heard.Load() != heard; answering {
+			silent = 0
+		} else if silent++; c.cfg.MaxAttempts > 0 && silent >= c.cfg.MaxAttempts {
+			return &UnreachableError{Server: peer.String(), Op: req.Op, Lock: req.Lock, Attempts: silent,
+				Elapsed: time.Duration(c.cfg.Clock.Mono() - silentSince)}
+		}
 		rto = min(2*rto, c.cfg.MaxRetryInterval)
 	}
+}
+
+// ctxEnded is exchange's error when ctx ends: ErrTimeout wrapping the context's cause, with the
+// server, the attempts and whether the server was heard from (a request that waits in its queue)
+// since the copy before.
+func (c *Client) ctxEnded(ctx context.Context, req *wire.Fields, peer netip.AddrPort, attempts int, heard bool) error {
+	state := "no answer from the server"
+	if heard {
+		state = "the server answering"
+	}
+	return fmt.Errorf("%w: %s of lock %d at %s, %d attempts, %s: %w", ErrTimeout, req.Op, req.Lock, peer, attempts,
+		state, context.Cause(ctx))
+}
+
+// probe sends the liveness probe of a waiting acquire req to its server: a lease-probe of req's
+// lock and transaction with token 0, which no holder has, so that the server (or the switch)
+// refuses it with not-holder and changes nothing; the refusal counts as hearing from the server
+// (dispatch) and is not handed to any waiter.
+func (c *Client) probe(g *Grant, to netip.AddrPort, req *wire.Fields) error {
+	ts := uint64(c.timestamp())
+	c.mu.Lock()
+	if g.aliveFirst == 0 {
+		g.aliveFirst = ts
+	}
+	g.aliveLast = ts
+	c.mu.Unlock()
+	p := wire.Fields{Op: wire.OpLeaseProbe, Mode: req.Mode, Priority: req.Priority, Tenant: req.Tenant,
+		Lock: req.Lock, Txn: req.Txn, Timestamp: ts}
+	return c.send(to, &p)
 }
 
 // goTracked runs f on a goroutine that Close waits for, unless the client is closed.
