@@ -107,7 +107,7 @@ FUZZTIME ?= 30s
 FUZZ := $(GO) test -run '^$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10s -timeout 0
 fuzz:
 	$(FUZZ) ./wire -fuzz '^FuzzHeader$$'
-	$(FUZZ) ./client -fuzz '^FuzzInput$$'
+	$(FUZZ) ./client/clientcore -fuzz '^FuzzReceive$$'
 	$(FUZZ) ./lockserver -fuzz '^FuzzParseConfig$$'
 	$(FUZZ) ./bmv2/front -fuzz '^FuzzFrontEnd$$'
 	$(FUZZ) ./bmv2/engine -fuzz '^FuzzLoad$$'

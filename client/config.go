@@ -16,8 +16,8 @@ import (
 // Tests inject a manual clock.
 type Clock = clock.Clock
 
-// Timer is a stoppable, resettable one-shot timer of a [Clock] (clock.Timer). The client reuses
-// its timers (one per request in flight, pooled, and one for the lease keeper).
+// Timer is a stoppable, resettable one-shot timer of a [Clock] (clock.Timer). The client has
+// one, for the next deadline of its core.
 type Timer = clock.Timer
 
 // SystemClock is the operating system's clocks (clock.System).
@@ -33,9 +33,9 @@ type Config struct {
 	// Servers[l % len(Servers)] unless Route is set. At least one of Servers and Route is required.
 	Servers []string
 	// Route, if set, overrides the static partition: it returns the "host:port" of the server that
-	// owns lock. It must be safe for concurrent use. It is called for every datagram sent (so a
-	// changed answer, after a failover, applies to requests in flight, releases and renewals);
-	// the resolution of each distinct answer is cached.
+	// owns lock. It is called for every datagram sent (so a changed answer, after a failover,
+	// applies to requests in flight, releases and renewals), under the client's mutex: it must
+	// be quick and must not call the Client. The resolution of each distinct answer is cached.
 	Route func(lock uint32) string
 	// Switches are the addresses ("ip" or "ip:port") of ToR switches that may answer requests
 	// for switch-resident locks. Answers are otherwise accepted only from the address a request

@@ -31,16 +31,24 @@
 // # Leases and fencing
 //
 // A [Grant] carries a fencing token, larger than every token granted before for that lock, and a
-// lease. [Grant.Deadline] is the conservative end of the lease on the client's own clock: the time
-// the client first sent the request (or the renewal) plus the granted lease; the server started the
-// lease later than that, so the server never frees the lock before Deadline. [Grant.Lost] is closed
-// when the lease is lost: the server reported it expired, a renewal was refused, or Deadline passed
-// without a renewal. With [Config.KeepAlive] the client renews every lease with a lease-probe each
-// time a third of it has elapsed; without it, [Grant.Renew] renews on demand. One lease-keeper
-// goroutine per Client watches every held lease (a deadline heap and one timer), so holding a lock
-// costs no goroutine and no timer; a request in flight waits on a pooled channel and timer. An
-// acquire+release pair allocates one object, the Grant (BenchmarkAcquireRelease,
-// TestAcquireReleaseAllocs).
+// lease. The lease runs on the client's monotonic clock from when the client sent the request (or
+// the renewal), less a drift margin (wire.HolderLease); the server started the lease later than
+// that, so the server never frees the lock before the client's lease ends ([Grant.Remaining];
+// [Grant.Deadline] shows it as a wall-clock estimate). [Grant.Lost] is closed when the lease is
+// lost: the server reported it expired or that it shuts down, a renewal was refused, or the lease
+// ended without a renewal. With [Config.KeepAlive] the client renews every lease with a
+// lease-probe each time a third of it has elapsed; without it, [Grant.Renew] renews on demand.
+//
+// # Structure
+//
+// The protocol is package clientcore's: a pure core (requests in flight with their
+// retransmissions, the matching of answers, the leases) that takes the time as an argument. The
+// Client is its shell: one socket with a reader goroutine, one timer goroutine that runs the core
+// at its next deadline (every lease and every retransmission share it), and the callers, each
+// waiting on a pooled channel for its operation. Holding a lock costs no goroutine and no timer.
+// An acquire+release pair allocates one object, the Grant, which carries the core's record and
+// both operations (BenchmarkAcquireRelease, TestAcquireReleaseAllocs). The rack model
+// (testbed/rackmodel) drives the same core in virtual time.
 //
 // # Who is believed
 //
