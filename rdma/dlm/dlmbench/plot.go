@@ -81,6 +81,9 @@ func Plot(ps []Point, file string) error {
 				p.Add(l, pts)
 				p.Legend.Add(a, l)
 			}
+			if row == 0 {
+				p.Y.Min = 0 // throughput from zero: the differences are the result
+			}
 			line = append(line, p)
 		}
 		grid = append(grid, line)

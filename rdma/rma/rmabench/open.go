@@ -109,8 +109,8 @@ var splitColor = map[string]color.Color{
 	"50-20":  color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff},
 }
 
-// PlotOpen writes fig4d-open.png into dir: mean and p99 latency against P, one column per load,
-// one line per split.
+// PlotOpen writes fig4d-open.png into dir: mean, writers' mean and p99 latency against P, one
+// column per load, one line per split.
 func PlotOpen(ps []OpenPoint, dir string) (string, error) {
 	var loads []float64
 	seen := map[float64]bool{}
@@ -121,17 +121,25 @@ func PlotOpen(ps []OpenPoint, dir string) (string, error) {
 		}
 	}
 	sort.Float64s(loads)
+	metrics := []struct {
+		label string
+		get   func(Result) float64
+	}{
+		{"mean latency (us)", func(r Result) float64 { return r.Mean }},
+		{"writers' mean latency (us)", func(r Result) float64 { return r.WriteMean }},
+		{"p99 latency (us)", func(r Result) float64 { return r.P99 }},
+	}
 	var grid [][]*plot.Plot
-	for row, metric := range []string{"mean", "p99"} {
+	for _, m := range metrics {
 		var line []*plot.Plot
 		for _, load := range loads {
 			pl := plot.New()
-			pl.Title.Text = fmt.Sprintf("Fig. 4d open loop: load %.0f%% of the slowest split", load*100)
+			pl.Title.Text = fmt.Sprintf("open loop, %.0f%% of the slowest split", load*100)
 			pl.X.Label.Text = "P"
-			pl.Y.Label.Text = metric + " acquire+release latency (us, virtual)"
+			pl.Y.Label.Text = m.label
 			pl.X.Scale, pl.X.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
 			pl.Y.Scale, pl.Y.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
-			pl.Legend.Top = true
+			pl.Legend.Top, pl.Legend.Left = true, true
 			for _, tl := range Splits4d {
 				name := splitLabel(tl)
 				var xys plotter.XYs
@@ -139,11 +147,7 @@ func PlotOpen(ps []OpenPoint, dir string) (string, error) {
 					if p.Load != load || p.Split != name {
 						continue
 					}
-					y := p.Result.Mean
-					if row == 1 {
-						y = p.Result.P99
-					}
-					if y > 0 {
+					if y := m.get(p.Result); y > 0 {
 						xys = append(xys, plotter.XY{X: float64(p.Result.Procs), Y: y / 1e3})
 					}
 				}
@@ -157,12 +161,12 @@ func PlotOpen(ps []OpenPoint, dir string) (string, error) {
 				}
 				l.Color, pts.Color = splitColor[name], splitColor[name]
 				pl.Add(l, pts)
-				pl.Legend.Add("T_L,2-T_L,1 = "+name, l)
+				pl.Legend.Add(name, l)
 			}
 			line = append(line, pl)
 		}
 		grid = append(grid, line)
 	}
 	f := filepath.Join(dir, "fig4d-open.png")
-	return f, pngplot.SaveGrid(grid, f, vg.Length(len(loads))*11*vg.Centimeter, 2*8*vg.Centimeter, pngplot.Options{})
+	return f, pngplot.SaveGrid(grid, f, vg.Length(len(loads))*12*vg.Centimeter, vg.Length(len(metrics))*8*vg.Centimeter, pngplot.Options{})
 }
