@@ -168,10 +168,9 @@ func seedOf(t *testing.T) uint64 {
 
 // oracle is the simplest correct event queue: a slice scanned for the minimum (time, seq).
 type oracle struct {
-	now  int64
-	seq  uint64
-	evs  []oevent
-	done map[int]bool
+	now int64
+	seq uint64
+	evs []oevent
 }
 
 type oevent struct {

@@ -125,8 +125,7 @@ func TestProcMisuse(t *testing.T) {
 		f()
 	}
 	s := des.New(0)
-	var p *des.Proc
-	p = s.Spawn(func(q *des.Proc) {
+	p := s.Spawn(func(q *des.Proc) {
 		mustPanic("RunUntil from a process", func() { s.RunUntil(10, nil) })
 		mustPanic("Kill from a process", func() { q.Kill() })
 		q.Sleep(1)
