@@ -20,6 +20,11 @@ type DrTM struct {
 	// JoinMargin is how much of a lease must remain for a reader to share it (0, as the DSLR
 	// authors' DrTM: any valid lease).
 	JoinMargin int64
+	// Clock, if set, is the synchronized clock (ns) leases are read on; nil: the endpoint's clock
+	// (rdma/sim's virtual time, one clock for every node). DrTM assumes clocks synchronized within
+	// Delta (PTP); rdma/emu's endpoint clocks count from their node's creation, so they are skewed
+	// by the gaps between the creations, and emulator runs pass one clock here.
+	Clock func() int64
 	// UnsafeIgnoreLease is a negative control: an exclusive request overwrites read leases that
 	// have not expired. Never use it.
 	UnsafeIgnoreLease bool
@@ -48,7 +53,11 @@ func (d DrTM) NewClient(ep verbs.Endpoint, id uint64, _ *rand.Rand) (Client, err
 	if err := d.fill(); err != nil {
 		return nil, err
 	}
-	return &drtmClient{cfg: d, ep: ep, locked: drtmWriteBit | (id&0xff)<<drtmOwnerShift}, nil
+	now := d.Clock
+	if now == nil {
+		now = ep.Now
+	}
+	return &drtmClient{cfg: d, ep: ep, now: now, locked: drtmWriteBit | (id&0xff)<<drtmOwnerShift}, nil
 }
 
 // The DrTM lock word: write-lock bit, 8-bit owner, 55-bit read-lease end.
@@ -61,7 +70,8 @@ const (
 type drtmClient struct {
 	cfg    DrTM
 	ep     verbs.Endpoint
-	locked uint64 // this client's write-locked word
+	now    func() int64 // the lease clock
+	locked uint64       // this client's write-locked word
 	st     Stats
 }
 
@@ -73,7 +83,7 @@ func (c *drtmClient) Acquire(w verbs.Ptr, m Mode) (Hold, error) {
 	for {
 		want, end := c.locked, int64(0)
 		if m == Shared {
-			end = c.ep.Now() + c.cfg.Lease
+			end = c.now() + c.cfg.Lease
 			want = uint64(end) & drtmLeaseMask
 		}
 		old, err := verbs.CAS(c.ep, w, expect, want)
@@ -89,7 +99,7 @@ func (c *drtmClient) Acquire(w verbs.Ptr, m Mode) (Hold, error) {
 			return Hold{}, ErrConflict
 		}
 		lease := int64(old & drtmLeaseMask)
-		now := c.ep.Now()
+		now := c.now()
 		switch {
 		case now > lease+c.cfg.Delta || m == Exclusive && c.cfg.UnsafeIgnoreLease:
 			// Expired (on every clock within Delta): take it over from its value.
@@ -110,7 +120,7 @@ func (c *drtmClient) Acquire(w verbs.Ptr, m Mode) (Hold, error) {
 // Validate implements Client: a shared hold protects the transaction only while its lease holds
 // on every clock.
 func (c *drtmClient) Validate(h Hold) error {
-	if h.Mode == Shared && c.ep.Now() >= h.LeaseEnd-c.cfg.Delta {
+	if h.Mode == Shared && c.now() >= h.LeaseEnd-c.cfg.Delta {
 		c.st.Expired++
 		return ErrLeaseExpired
 	}

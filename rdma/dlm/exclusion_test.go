@@ -3,6 +3,7 @@ package dlm
 import (
 	"fmt"
 	"math/rand"
+	"sync"
 	"testing"
 	"time"
 
@@ -15,11 +16,17 @@ import (
 // threads on three machines run two-lock transactions over four locks on two servers, half of
 // the locks shared, with random verb delays; every hold is checked against every other by the
 // history, and after the run every lock word must be back at rest.
+//
+// DrTM reads its leases on one clock for the whole process (PTP in DrTM): the emulator's
+// endpoint clocks start at their node's creation, and under load those creations can be
+// milliseconds apart, more than any Delta (with them this test has caught exactly that skew).
 func TestExclusionEmu(t *testing.T) {
+	t0 := time.Now()
+	clock := func() int64 { return int64(time.Since(t0)) }
 	for _, alg := range []Algorithm{
 		DSLR{Lease: int64(time.Second)},
 		DSLR{Lease: int64(time.Second), CountMax: 4, ReadBackoff: true, ReadBackoffBase: 2_000, ReadBackoffMax: 20_000},
-		DrTM{Lease: 20_000_000, Delta: 2_000_000},
+		DrTM{Lease: 20_000_000, Delta: 2_000_000, Clock: clock},
 	} {
 		t.Run(alg.Name(), func(t *testing.T) {
 			seed := rdmatest.Seed(t)
@@ -28,12 +35,20 @@ func TestExclusionEmu(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer c.Close()
+			// Real time on a loaded machine: the run is lengthened until it has done enough.
 			var h History
-			res, err := Run(&rdmatest.EmuFabric{C: c}, Config{Alg: alg, Servers: 2, Machines: 3, Threads: 2, Slots: 8,
-				Place: PlaceDense, Source: Uniform(4, 2, 0.5, 20_000), Duration: int64(150 * time.Millisecond),
-				BackoffBase: 1_000, BackoffMax: 100_000, SortLocks: true, Seed: seed, History: &h})
-			if err != nil {
-				t.Fatal(err)
+			var res Result
+			for d := 150 * time.Millisecond; ; d *= 2 {
+				h = History{}
+				res, err = Run(&rdmatest.EmuFabric{C: c}, Config{Alg: alg, Servers: 2, Machines: 3, Threads: 2, Slots: 8,
+					Place: PlaceDense, Source: Uniform(4, 2, 0.5, 20_000), Duration: int64(d),
+					BackoffBase: 1_000, BackoffMax: 100_000, SortLocks: true, Seed: seed, History: &h})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if res.Txns >= 20 && h.Len() >= 40 || d >= 2*time.Second {
+					break
+				}
 			}
 			t.Logf("%d txns, %d aborts, %d holds, stats %+v", res.Txns, res.Aborts, h.Len(), res.Stats)
 			checkRun(t, alg, res, &h)
@@ -142,6 +157,12 @@ func TestNegativeControls(t *testing.T) {
 			t.Logf("%s: %d violations in %d holds, e.g. %v", alg.Name(), len(v), h.Len(), v[0])
 		})
 		t.Run(alg.Name()+"/emu", func(t *testing.T) {
+			if d, ok := alg.(DrTM); ok {
+				// Real-time leases long enough for readers to commit, on one clock.
+				t0 := time.Now()
+				d.Lease, d.Delta, d.Clock = 20_000_000, 2_000_000, func() int64 { return int64(time.Since(t0)) }
+				alg = d
+			}
 			for try := range 10 {
 				c, err := emu.NewCluster(emu.Config{OpDelay: 20 * time.Microsecond, Seed: int64(try)}, 4)
 				if err != nil {
@@ -191,4 +212,52 @@ func TestDriverNoContention(t *testing.T) {
 			t.Fatalf("%s: acquire p50 %v, want %v ns", alg.Name(), res.Acquire.P50, rtt)
 		}
 	}
+}
+
+// skewClock is the wall clock, except that the i-th of its first len(skew) readings (the
+// emulator reads it once per node it creates, as the node's start) is skew[i] early, so node i's
+// endpoint clock runs skew[i] ahead.
+type skewClock struct {
+	mu   sync.Mutex
+	n    int
+	skew []time.Duration
+}
+
+func (c *skewClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := time.Now()
+	if c.n < len(c.skew) {
+		now = now.Add(-c.skew[c.n])
+		c.n++
+	}
+	return now
+}
+
+func (c *skewClock) Sleep(d time.Duration) { time.Sleep(d) }
+
+// DrTM is safe only while the clocks agree within Delta: with the client machines' clocks 10 and
+// 20 ms apart and Delta 2 ms, a writer on the fastest clock takes over leases that are still
+// valid for readers on the slowest, and the history sees it.
+func TestDrTMClockSkew(t *testing.T) {
+	for try := range 10 {
+		clk := &skewClock{skew: []time.Duration{0, 0, 0, 10 * time.Millisecond, 20 * time.Millisecond}}
+		c, err := emu.NewCluster(emu.Config{Clock: clk, Seed: int64(try)}, 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var h History
+		_, err = Run(&rdmatest.EmuFabric{C: c}, Config{Alg: DrTM{Lease: 20_000_000, Delta: 2_000_000}, Servers: 2,
+			Machines: 3, Threads: 2, Slots: 4, Place: PlaceDense, Source: Uniform(2, 1, 0.6, 200_000),
+			Duration: int64(200 * time.Millisecond), BackoffBase: 10_000, BackoffMax: 1_000_000, Seed: int64(try), History: &h})
+		c.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v := h.Check(1); len(v) > 0 {
+			t.Logf("skew beyond Delta caught in run %d: %v", try, v[0])
+			return
+		}
+	}
+	t.Fatal("clocks 20 ms apart with Delta 2 ms: no violation in 10 runs")
 }
