@@ -108,7 +108,7 @@ FUZZ := $(GO) test -run '^$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10s -timeo
 fuzz:
 	$(FUZZ) ./wire -fuzz '^FuzzHeader$$'
 	$(FUZZ) ./client/clientcore -fuzz '^FuzzReceive$$'
-	$(FUZZ) ./lockserver -fuzz '^FuzzParseConfig$$'
+	$(FUZZ) ./lockserver/serverconfig -fuzz '^FuzzParseConfig$$'
 	$(FUZZ) ./bmv2/front -fuzz '^FuzzFrontEnd$$'
 	$(FUZZ) ./bmv2/engine -fuzz '^FuzzLoad$$'
 	$(FUZZ) ./bmv2/engine -fuzz '^FuzzTokenEdits$$'

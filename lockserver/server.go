@@ -588,3 +588,6 @@ func (w *writer) apply(now int64, out *srvcore.Out) {
 		}
 	}
 }
+
+// Validate fills in c's defaults and checks it, as New does (for configuration front ends).
+func (c *Config) Validate() error { return c.validate() }
