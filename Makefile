@@ -56,6 +56,12 @@ export NETLOCK_P4TOOLS
 test-real:
 	$(GO) test -count=1 -timeout 90m -run '^TestReal' $(PKGS)
 
+# The attacks of issue 18 against the built binaries (kill -9 and restart, a second server on an
+# address, reflection, P4Runtime strangers, ...; docs/reliability.md, "Attacks"). make test runs
+# them too.
+attack:
+	$(GO) test -count=1 -v ./testbed/attack
+
 test-short:
 	$(GO) test -short -count=1 $(PKGS)
 
