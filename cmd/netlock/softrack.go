@@ -176,9 +176,7 @@ Prints Markdown.`,
 
 func writeSoft(w io.Writer, cfg softfig.Config, res []softfig.Result) {
 	if len(res) > 0 {
-		fmt.Fprintf(w, "Switch pipeline: %s.
-
-", res[0].Pipeline)
+		fmt.Fprintf(w, "Switch pipeline: %s.\n\n", res[0].Pipeline)
 	}
 	fmt.Fprintln(w, "| rack | txns/s | locks/s | servers' grants / locks | locks in the switch | failed txns | txn p50 / p99 |")
 	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---|")
