@@ -1,8 +1,8 @@
 package main
 
 import (
-	"github.com/netlock-go/netlock/bmv2/engine"
 	"fmt"
+	"github.com/netlock-go/netlock/bmv2/engine"
 	"io"
 	"log/slog"
 	"os"
