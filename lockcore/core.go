@@ -54,6 +54,11 @@ type Config struct {
 	// GrantAfter (ns, the caller's clock) holds all grants until that time: a server that takes
 	// over a failed server's locks waits out the leases the failed server may have granted.
 	GrantAfter int64
+	// HashSeed keys the hash of the Core's lock table (table.go): with a secret random seed, lock
+	// ids chosen to collide cannot be computed, so a client cannot make its lookups, or everyone's,
+	// walk long probe runs. 0 selects a fixed, public key: deterministic, for tests and the data
+	// plane's oracle. The lock server passes a random seed per start.
+	HashSeed uint64
 }
 
 // WithDefaults returns c with every zero field that has a default set to it, or the error that
@@ -283,7 +288,7 @@ func New(cfg Config) (*Core, error) {
 	}
 	c := &Core{
 		cfg:       cfg,
-		locks:     newTable(),
+		locks:     newTable(newHashKey(cfg.HashSeed)),
 		token:     cfg.TokenBase,
 		tenants:   make(map[uint16]*tenantState),
 		paused:    cfg.GrantAfter > 0,
