@@ -59,6 +59,20 @@ type Config struct {
 	// walk long probe runs. 0 selects a fixed, public key: deterministic, for tests and the data
 	// plane's oracle. The lock server passes a random seed per start.
 	HashSeed uint64
+	// TestingKnobs holds test-only behaviour; the zero value is production behaviour.
+	TestingKnobs TestingKnobs
+}
+
+// TestingKnobs changes a Core's behaviour for lockcore's own tests: deliberate bugs that the
+// reference model must catch (its negative controls) and bounds small enough to exercise rare
+// paths. Its fields are unexported, so no other package can set them, and its zero value changes
+// nothing.
+type TestingKnobs struct {
+	// mutant is a deliberate bug (0: none).
+	mutant mutation
+	// indexMin replaces the member count above which a lock gets a membership index (0: indexMin;
+	// negative: never, the negative control of TestMembershipScansLinear).
+	indexMin int
 }
 
 // WithDefaults returns c with every zero field that has a default set to it, or the error that
@@ -189,6 +203,7 @@ type entry struct {
 	ts       uint64
 	to       netip.AddrPort
 	lease    uint32 // µs
+	seq      uint32 // waiters: arrival number (members.go)
 	tenant   uint16
 	prio     uint8
 	mode     wire.Mode
@@ -208,6 +223,10 @@ type lockState struct {
 	whead    int
 	overflow []entry
 	ohead    int
+	// idx indexes holders and waiters once there are more than indexMin of them (members.go);
+	// seq is the arrival number of the latest waiter.
+	idx map[uint64]member
+	seq uint32
 	// The last request of this lock that ended: its txn, token (0 for a withdrawal) and whether it
 	// ended by lease expiry. Late retransmissions of its acquire or release are answered from it.
 	lastReleased uint64
@@ -260,11 +279,12 @@ type Core struct {
 	// modes holds the locks the control plane placed: true for switch-resident (AdminYield),
 	// false for adopted back (AdminAdopt). A lock without an entry keeps the plain rules
 	// (overflows buffered, acquires served).
-	modes  map[uint32]bool
-	mutant mutation // tests only: a deliberate bug the model must catch
+	modes map[uint32]bool
+	// scanned counts the entries compared by linear membership scans (members.go), for tests.
+	scanned uint64
 }
 
-// mutation names a deliberate bug for the negative control of the model test (0: none).
+// mutation names a deliberate bug for a negative control of the model test (0: none).
 type mutation uint8
 
 const (
@@ -399,7 +419,7 @@ func (c *Core) maybeFree(l *lockState) {
 	c.stats.Locks--
 	c.stats.Idle++
 	l.holders, l.waiters, l.overflow = l.holders[:0], l.waiters[:0], l.overflow[:0]
-	l.whead, l.ohead = 0, 0
+	l.whead, l.ohead, l.seq, l.idx = 0, 0, 0, nil
 	l.inIdle, l.idleSince = true, c.now
 	l.iprev, l.inext = c.idleTail, nil
 	if c.idleTail != nil {
@@ -461,15 +481,6 @@ func (c *Core) leaseMicros(req uint32) uint32 {
 	return uint32(d / time.Microsecond)
 }
 
-func findTxn(es []entry, txn uint64) int {
-	for i := range es {
-		if es[i].txn == txn {
-			return i
-		}
-	}
-	return -1
-}
-
 func (c *Core) tenant(id uint16) *tenantState {
 	t := c.tenants[id]
 	if t == nil {
@@ -514,11 +525,11 @@ func (c *Core) acquire(now int64, r *Request, out []Effect) []Effect {
 	}
 	l := c.getLock(r.Lock)
 	l.count(r, false)
-	if i := findTxn(l.holders, r.Txn); i >= 0 {
+	if i := c.holderAt(l, r.Txn); i >= 0 {
 		c.stats.Duplicates++
 		return appendGrant(out, l.id, &l.holders[i])
 	}
-	if findTxn(l.waiters[l.whead:], r.Txn) >= 0 {
+	if c.waiterAt(l, r.Txn) >= 0 {
 		c.stats.Duplicates++
 		return out
 	}
@@ -551,7 +562,7 @@ func (c *Core) acquire(now int64, r *Request, out []Effect) []Effect {
 		}
 		return c.reject(r, wire.StatusQueueFull, out)
 	}
-	l.insertWaiter(pos, c.newEntry(r))
+	c.insertWaiter(l, pos, c.newEntry(r))
 	c.stats.Queued++
 	c.stats.Waiters++
 	return out
@@ -581,19 +592,13 @@ func (l *lockState) insertPos(p uint8) int {
 	return lo
 }
 
-func (l *lockState) insertWaiter(pos int, e entry) {
-	l.waiters = append(l.waiters, entry{})
-	copy(l.waiters[pos+1:], l.waiters[pos:])
-	l.waiters[pos] = e
-}
-
 // grant makes e a holder of l and appends its grant.
 func (c *Core) grant(now int64, l *lockState, e *entry, out []Effect) []Effect {
 	c.token++
 	e.token = c.token
 	e.deadline = now + int64(e.lease)*int64(time.Microsecond)
 	l.holdMode = e.mode
-	l.holders = append(l.holders, *e)
+	c.addHolder(l, e)
 	switch {
 	case l.hidx < 0:
 		l.due = e.deadline
@@ -634,7 +639,7 @@ func (c *Core) advance(now int64, l *lockState, out []Effect) []Effect {
 		out = c.grant(now, l, &e, out)
 	}
 	if l.whead == len(l.waiters) {
-		l.waiters, l.whead = l.waiters[:0], 0
+		l.waiters, l.whead, l.seq = l.waiters[:0], 0, 0
 	} else if l.whead > 32 && l.whead > len(l.waiters)/2 {
 		n := copy(l.waiters, l.waiters[l.whead:])
 		l.waiters, l.whead = l.waiters[:n], 0
@@ -644,8 +649,7 @@ func (c *Core) advance(now int64, l *lockState, out []Effect) []Effect {
 
 func (c *Core) removeHolder(l *lockState, i int) {
 	dl := l.holders[i].deadline
-	l.holders[i] = l.holders[len(l.holders)-1]
-	l.holders = l.holders[:len(l.holders)-1]
+	l.dropHolder(i)
 	c.stats.Holders--
 	switch {
 	case len(l.holders) == 0:
@@ -673,7 +677,7 @@ func (c *Core) release(now int64, r *Request, out []Effect) []Effect {
 		return c.reject(r, wire.StatusNotHolder, out)
 	}
 	l.count(r, false)
-	if i := findTxn(l.holders, r.Txn); i >= 0 {
+	if i := c.holderAt(l, r.Txn); i >= 0 {
 		if l.holders[i].token != r.Token {
 			return c.reject(r, wire.StatusNotHolder, out)
 		}
@@ -682,17 +686,15 @@ func (c *Core) release(now int64, r *Request, out []Effect) []Effect {
 		c.stats.Released++
 		return c.ended(now, l, r, tenant, out)
 	}
-	j := findTxn(l.waiters[l.whead:], r.Txn)
+	j := c.waiterAt(l, r.Txn)
 	if j >= 0 && r.Token != 0 {
 		// A waiter has no token yet: this names some earlier grant of the txn.
 		c.maybeFree(l)
 		return c.reject(r, wire.StatusNotHolder, out)
 	}
 	if j >= 0 {
-		j += l.whead
 		tenant := l.waiters[j].tenant
-		copy(l.waiters[j:], l.waiters[j+1:])
-		l.waiters = l.waiters[:len(l.waiters)-1]
+		l.removeWaiter(j)
 		c.stats.Waiters--
 		c.stats.Withdrawn++
 		// A withdrawn exclusive waiter may have held back shared waiters behind it: ended
@@ -746,7 +748,7 @@ func (c *Core) probe(now int64, r *Request, out []Effect) []Effect {
 		return c.reject(r, wire.StatusNotHolder, out)
 	}
 	l.count(r, false)
-	i := findTxn(l.holders, r.Txn)
+	i := c.holderAt(l, r.Txn)
 	if i < 0 || l.holders[i].token != r.Token {
 		return c.reject(r, wire.StatusNotHolder, out)
 	}
@@ -754,11 +756,16 @@ func (c *Core) probe(now int64, r *Request, out []Effect) []Effect {
 	if r.LeaseMicros != 0 {
 		h.lease = c.leaseMicros(r.LeaseMicros)
 	}
+	old := h.deadline
 	h.deadline = now + int64(h.lease)*int64(time.Microsecond)
 	if r.Timestamp != 0 {
 		h.ts = r.Timestamp
 	}
-	c.refreshDue(l)
+	if old == l.due || h.deadline < l.due {
+		// The earliest deadline may have moved. The renewal of a holder that was not the
+		// earliest cannot move it up: O(1) for all but one of many shared holders.
+		c.refreshDue(l)
+	}
 	c.stats.Renewed++
 	out = c.ack(r, out)
 	out[len(out)-1].Msg.LeaseMicros = h.lease
@@ -774,7 +781,7 @@ func (c *Core) buffer(now int64, r *Request, out []Effect) []Effect {
 	}
 	l := c.getLock(r.Lock)
 	l.count(r, true)
-	if findTxn(l.overflow[l.ohead:], r.Txn) >= 0 {
+	if c.scan(l.overflow[l.ohead:], r.Txn) >= 0 {
 		c.stats.Duplicates++
 		return notBuffered(r, out)
 	}
@@ -782,7 +789,7 @@ func (c *Core) buffer(now int64, r *Request, out []Effect) []Effect {
 		c.maybeFree(l)
 		return notBuffered(r, c.reject(r, wire.StatusQueueFull, out))
 	}
-	charge := c.quotas && c.mutant != mutantQ2Uncharged
+	charge := c.quotas && c.cfg.TestingKnobs.mutant != mutantQ2Uncharged
 	if charge && !c.admitTenant(now, r.Tenant) {
 		c.maybeFree(l)
 		return notBuffered(r, c.reject(r, wire.StatusQuota, out))
@@ -820,7 +827,7 @@ func (c *Core) pushBack(r *Request, out []Effect) []Effect {
 		l.ohead++
 		c.stats.PushedBack++
 		c.stats.Buffered--
-		if c.quotas && c.mutant != mutantQ2Uncharged {
+		if c.quotas && c.cfg.TestingKnobs.mutant != mutantQ2Uncharged {
 			c.leaveTenant(e.tenant)
 		}
 		out = append(out, Effect{To: r.From, Msg: wire.Fields{Op: wire.OpPushBack, Mode: e.mode,
@@ -882,7 +889,7 @@ func (c *Core) resetLock(id uint32, s wire.Status, out []Effect) []Effect {
 	if l == nil {
 		return out
 	}
-	if c.mutant == mutantResetKeepsHolders {
+	if c.cfg.TestingKnobs.mutant == mutantResetKeepsHolders {
 		return c.dropQueued(l, s, out)
 	}
 	for i := range l.holders {
@@ -892,7 +899,7 @@ func (c *Core) resetLock(id uint32, s wire.Status, out []Effect) []Effect {
 	}
 	c.stats.Holders -= len(l.holders)
 	if len(l.holders) > 0 {
-		l.holders = l.holders[:0]
+		l.clearHolders()
 		c.dl.remove(l)
 	}
 	out = c.dropQueued(l, s, out)
@@ -908,12 +915,12 @@ func (c *Core) dropQueued(l *lockState, s wire.Status, out []Effect) []Effect {
 		out = c.rejectEntry(l.id, &l.waiters[i], s, out)
 	}
 	c.stats.Waiters -= len(l.waiters) - l.whead
-	l.waiters, l.whead = l.waiters[:0], 0
-	if c.mutant == mutantDrainKeepsBuffered && s == wire.StatusShutdown {
+	l.clearWaiters()
+	if c.cfg.TestingKnobs.mutant == mutantDrainKeepsBuffered && s == wire.StatusShutdown {
 		return out
 	}
 	for i := l.ohead; i < len(l.overflow); i++ {
-		if c.quotas && c.mutant != mutantQ2Uncharged {
+		if c.quotas && c.cfg.TestingKnobs.mutant != mutantQ2Uncharged {
 			c.leaveTenant(l.overflow[i].tenant)
 		}
 		out = c.rejectEntry(l.id, &l.overflow[i], s, out)

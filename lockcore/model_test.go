@@ -515,11 +515,12 @@ func runAgainstModel(seed uint64, runs, steps int, mu mutation) error {
 		if rng.IntN(4) == 0 {
 			cfg.GrantAfter = int64(time.Duration(rng.IntN(50)) * time.Millisecond)
 		}
+		cfg.TestingKnobs.mutant = mu
+		cfg.TestingKnobs.indexMin = []int{0, 1, 2, 3}[rng.IntN(4)] // members.go's index, at 2 members and up
 		core, err := New(cfg)
 		if err != nil {
 			return err
 		}
-		core.mutant = mu
 		m := newModel(cfg)
 		var now int64
 		tokens := map[uint32]uint64{} // last token granted per lock, as seen in effects
