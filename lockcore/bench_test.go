@@ -4,6 +4,7 @@ import (
 	"math"
 	"net/netip"
 	"reflect"
+	"runtime"
 	"testing"
 	"time"
 
@@ -148,4 +149,53 @@ func TestIdleStatesBounded(t *testing.T) {
 		t.Fatalf("after the retention: idle %d, table %d entries in %d slots, %d free states", st.Idle,
 			c.locks.n, len(c.locks.vals), len(c.free))
 	}
+}
+
+// BenchmarkMemory measures the heap a Core uses per lock state (a lock held by one exclusive
+// holder, its state, table slot and deadline-heap slot), per additional waiter and per
+// additional shared holder of a lock, with runtime.MemStats after a collection: the figures the
+// defaults of Config's bounds are sized from. b.N is not used; run it with -benchtime 1x.
+func BenchmarkMemory(b *testing.B) {
+	const n = 1 << 17
+	heap := func() uint64 {
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return ms.HeapAlloc
+	}
+	measure := func(fill func(c *Core, r *Request)) float64 {
+		cfg := Config{MaxLocks: -1, MaxRequests: -1, MaxHolders: -1, MaxWaiters: -1}
+		before := heap()
+		c := mustCore(b, cfg)
+		r := &Request{From: netip.MustParseAddrPort("10.0.0.1:5000")}
+		r.Op = wire.OpAcquire
+		fill(c, r)
+		after := heap()
+		runtime.KeepAlive(c)
+		return float64(after-before) / n
+	}
+	locks := measure(func(c *Core, r *Request) {
+		r.Mode = wire.Exclusive
+		for i := 0; i < n; i++ {
+			r.Lock, r.Txn = uint32(i), uint64(i+1)
+			c.Step(0, r, nil)
+		}
+	})
+	waiters := measure(func(c *Core, r *Request) {
+		r.Mode, r.Lock = wire.Exclusive, 1
+		for i := 0; i < n+1; i++ {
+			r.Txn = uint64(i + 1)
+			c.Step(0, r, nil)
+		}
+	})
+	holders := measure(func(c *Core, r *Request) {
+		r.Mode, r.Lock = wire.Shared, 1
+		for i := 0; i < n+1; i++ {
+			r.Txn = uint64(i + 1)
+			c.Step(0, r, nil)
+		}
+	})
+	b.ReportMetric(locks, "B/lock")
+	b.ReportMetric(waiters, "B/waiter")
+	b.ReportMetric(holders, "B/holder")
 }

@@ -13,6 +13,17 @@ import (
 // MaxPriorities bounds Config.Priorities (NetLock keeps one queue per pipeline stage; 16 is generous).
 const MaxPriorities = 16
 
+// Defaults of the Core's bounds (Config). See DefaultMaxLocks for the memory they allow.
+const (
+	DefaultMaxLocks    = 1 << 17
+	DefaultMaxRequests = 1 << 18
+	DefaultMaxHolders  = 4096
+	DefaultMaxWaiters  = 4096
+
+	DefaultReplayWindow   = time.Minute
+	DefaultReplayCapacity = 1 << 18
+)
+
 // Quota bounds what one tenant may ask of a Core. Zero fields mean unlimited.
 type Quota struct {
 	// MaxOutstanding bounds the tenant's requests that hold or wait for a lock.
@@ -31,17 +42,40 @@ type Config struct {
 	// Priorities is the number of priority levels (0 is the highest). Requests with a priority at
 	// or above it are rejected as bad requests. Default 8; at most MaxPriorities.
 	Priorities int
-	// MaxWaiters bounds the waiters of one lock; beyond it acquires are rejected as queue-full.
-	// 0 means unbounded.
+	// MaxLocks bounds the locks with requests (holders, waiters or buffered requests) of the
+	// Core: an acquire or overflow of another lock is rejected overloaded (wire.StatusOverloaded).
+	// The states of idle locks (IdleRetention) count too: at the bound the oldest idle state is
+	// freed early, so the Core keeps at most MaxLocks lock states. Default DefaultMaxLocks;
+	// negative: unbounded (WithDefaults reports math.MaxInt).
+	MaxLocks int
+	// MaxRequests bounds the requests the Core keeps, held, waiting or buffered in q2, over all
+	// its locks: an acquire or overflow beyond it is rejected overloaded. Default
+	// DefaultMaxRequests; negative: unbounded.
+	MaxRequests int
+	// MaxHolders bounds the shared holders of one lock: a shared request that finds MaxHolders
+	// holders waits as if the lock were held exclusively, until a holder leaves, so that one lock
+	// has at most MaxHolders+MaxWaiters requests. Default DefaultMaxHolders; negative: unbounded.
+	MaxHolders int
+	// MaxWaiters bounds the waiters of one lock; beyond it acquires are rejected queue-full.
+	// Default DefaultMaxWaiters; negative: unbounded.
 	MaxWaiters int
 	// MaxBuffered bounds the q2 overflow buffer of one lock; beyond it overflow requests are
 	// rejected queue-full (to their original client). Default 4096.
 	MaxBuffered int
-	// IdleRetention is how long the state of a lock without requests is kept (with the memory of
-	// its last ended request, which filters late retransmissions) before it is freed. Default 1s.
+	// IdleRetention is how long the state of a lock without requests is kept (a lock used again
+	// soon keeps its state, table slot and AdminStats counts) before it is freed. Default 1s.
 	// The Core asks for an Expire when the oldest idle state is due (NextDeadline), so idle states
 	// are freed on their own timer, whether or not any lease runs.
 	IdleRetention time.Duration
+	// ReplayWindow is how long a request that ended (released, withdrawn, expired, dropped) is
+	// remembered, so that a copy of its acquire, retransmitted late or replayed, is not accepted
+	// again (replay.go). Default DefaultReplayWindow; negative: nothing is remembered (a copy of
+	// an ended request is a new request).
+	ReplayWindow time.Duration
+	// ReplayCapacity bounds the ended requests remembered: when it is reached the oldest is
+	// forgotten, so under a load of more than ReplayCapacity/ReplayWindow ends per second the
+	// window is shorter (Stats.ReplayForgotten counts those). Default DefaultReplayCapacity.
+	ReplayCapacity int
 	// DefaultQuota applies to tenants without an entry in Quotas.
 	DefaultQuota Quota
 	// Quotas holds per-tenant quotas.
@@ -98,8 +132,26 @@ func (c *Config) validate() error {
 	if c.MaxBuffered == 0 {
 		c.MaxBuffered = 4096
 	}
+	for _, b := range []struct {
+		v   *int
+		def int
+	}{{&c.MaxLocks, DefaultMaxLocks}, {&c.MaxRequests, DefaultMaxRequests}, {&c.MaxHolders, DefaultMaxHolders},
+		{&c.MaxWaiters, DefaultMaxWaiters}} {
+		switch {
+		case *b.v == 0:
+			*b.v = b.def
+		case *b.v < 0:
+			*b.v = math.MaxInt
+		}
+	}
 	if c.IdleRetention == 0 {
 		c.IdleRetention = time.Second
+	}
+	if c.ReplayWindow == 0 {
+		c.ReplayWindow = DefaultReplayWindow
+	}
+	if c.ReplayCapacity == 0 {
+		c.ReplayCapacity = DefaultReplayCapacity
 	}
 	switch {
 	case c.DefaultLease < time.Microsecond:
@@ -110,12 +162,12 @@ func (c *Config) validate() error {
 		return fmt.Errorf("max lease %v: does not fit the 32-bit µs lease field", c.MaxLease)
 	case c.Priorities < 0 || c.Priorities > MaxPriorities:
 		return fmt.Errorf("priorities %d: must be in 1..%d", c.Priorities, MaxPriorities)
-	case c.MaxWaiters < 0:
-		return errors.New("max waiters must not be negative")
 	case c.MaxBuffered < 0:
 		return errors.New("max buffered must not be negative")
 	case c.IdleRetention < 0:
 		return errors.New("idle retention must not be negative")
+	case c.ReplayCapacity < 0:
+		return errors.New("replay capacity must not be negative")
 	}
 	for t, q := range c.Quotas {
 		if q.MaxOutstanding < 0 || q.MaxRate < 0 {
@@ -161,6 +213,17 @@ type Stats struct {
 	ResidentDropped uint64
 	// Adopted counts the buffered requests moved into a lock's queue by wire.AdminAdopt.
 	Adopted uint64
+	// Rejects at the Core's bounds, by bound (Config.MaxLocks, MaxRequests, MaxWaiters,
+	// MaxBuffered), and shared requests that were not granted at once only because their lock had
+	// MaxHolders holders (they wait).
+	AtMaxLocks, AtMaxRequests, AtMaxWaiters, AtMaxBuffered, AtMaxHolders uint64
+	// IdleEvicted counts the idle lock states freed before their IdleRetention ended, to make room
+	// for a new lock at MaxLocks.
+	IdleEvicted uint64
+	// Replays counts acquires of requests that had ended (replay.go), not accepted again.
+	// ReplayForgotten counts ended requests forgotten before their ReplayWindow passed, because
+	// ReplayCapacity later ones ended.
+	Replays, ReplayForgotten uint64
 	// Gauges.
 	Locks    int
 	Holders  int
@@ -168,6 +231,8 @@ type Stats struct {
 	Buffered int
 	// Idle counts the states of locks without requests that are kept for IdleRetention.
 	Idle int
+	// Remembered counts the ended requests in the replay memory (some may be past their window).
+	Remembered int
 }
 
 // Add adds o's counters and gauges to s (the lock server sums its shards).
@@ -188,6 +253,15 @@ func (s *Stats) Add(o *Stats) {
 	s.Unexpected += o.Unexpected
 	s.ResidentDropped += o.ResidentDropped
 	s.Adopted += o.Adopted
+	s.AtMaxLocks += o.AtMaxLocks
+	s.AtMaxRequests += o.AtMaxRequests
+	s.AtMaxWaiters += o.AtMaxWaiters
+	s.AtMaxBuffered += o.AtMaxBuffered
+	s.AtMaxHolders += o.AtMaxHolders
+	s.IdleEvicted += o.IdleEvicted
+	s.Replays += o.Replays
+	s.ReplayForgotten += o.ReplayForgotten
+	s.Remembered += o.Remembered
 	s.Locks += o.Locks
 	s.Holders += o.Holders
 	s.Waiters += o.Waiters
@@ -225,17 +299,12 @@ type lockState struct {
 	ohead    int
 	// idx indexes holders and waiters once there are more than indexMin of them (members.go);
 	// seq is the arrival number of the latest waiter.
-	idx map[uint64]member
-	seq uint32
-	// The last request of this lock that ended: its txn, token (0 for a withdrawal) and whether it
-	// ended by lease expiry. Late retransmissions of its acquire or release are answered from it.
-	lastReleased uint64
-	lastToken    uint64
-	lastExpired  bool
-	due          int64 // earliest holder deadline (ns), while in the heap
-	hidx         int32 // index in the deadline heap, -1 when not in it
+	idx  map[uint64]member
+	seq  uint32
+	due  int64 // earliest holder deadline (ns), while in the heap
+	hidx int32 // index in the deadline heap, -1 when not in it
 	// Idle locks stay on the idle list for Config.IdleRetention after they became idle, so that a
-	// lock used again soon keeps its table slot (and lastReleased keeps filtering late retries).
+	// lock used again soon keeps its state and table slot.
 	inIdle       bool
 	idleSince    int64
 	iprev, inext *lockState
@@ -250,9 +319,15 @@ func (l *lockState) idle() bool {
 	return len(l.holders) == 0 && l.whead == len(l.waiters) && l.ohead == len(l.overflow)
 }
 
-func (l *lockState) compatible(m wire.Mode) bool {
-	return len(l.holders) == 0 || (m == wire.Shared && l.holdMode == wire.Shared)
+// compatible reports whether a request of mode m may join l's holders: when there are none,
+// or when m and the holders are shared and fewer than MaxHolders.
+func (c *Core) compatible(l *lockState, m wire.Mode) bool {
+	return len(l.holders) == 0 || (m == wire.Shared && l.holdMode == wire.Shared &&
+		(len(l.holders) < c.cfg.MaxHolders || c.cfg.TestingKnobs.mutant == mutantHoldersUnbounded))
 }
+
+// requests is the number of requests the Core keeps (held, waiting, buffered).
+func (c *Core) requests() int { return c.stats.Holders + c.stats.Waiters + c.stats.Buffered }
 
 type tenantState struct {
 	q           Quota
@@ -282,6 +357,10 @@ type Core struct {
 	modes map[uint32]bool
 	// scanned counts the entries compared by linear membership scans (members.go), for tests.
 	scanned uint64
+	// replay remembers the requests that ended (replay.go); pending holds those that ended
+	// in the current call.
+	replay  replayMem
+	pending []ended
 }
 
 // mutation names a deliberate bug for a negative control of the model test (0: none).
@@ -291,6 +370,10 @@ const (
 	mutantQ2Uncharged        mutation = iota + 1 // q2 requests not charged to the tenant's quota
 	mutantResetKeepsHolders                      // an admin reset leaves the holders in place
 	mutantDrainKeepsBuffered                     // Drain leaves q2 alone
+	mutantLocksUnbounded                         // MaxLocks not enforced
+	mutantRequestsUnbounded                      // MaxRequests not enforced
+	mutantHoldersUnbounded                       // MaxHolders not enforced
+	mutantReplayRetryOnly                        // only acquires flagged retry are checked for replay
 )
 
 // maxFree bounds the recycled lock states kept for reuse: memory returns to the Go heap after a
@@ -313,16 +396,29 @@ func New(cfg Config) (*Core, error) {
 		tenants:   make(map[uint16]*tenantState),
 		paused:    cfg.GrantAfter > 0,
 		priorityN: uint8(cfg.Priorities),
+		replay:    newReplayMem(int64(cfg.ReplayWindow), cfg.ReplayCapacity, cfg.HashSeed),
 	}
 	c.quotas = len(cfg.Quotas) > 0 || cfg.DefaultQuota != (Quota{})
 	return c, nil
 }
 
 // Stats returns the counters and gauges.
-func (c *Core) Stats() Stats { return c.stats }
+func (c *Core) Stats() Stats {
+	st := c.stats
+	st.Remembered = c.replay.len()
+	return st
+}
 
 // Step applies one request at time now (ns) and appends the packets to send to out.
 func (c *Core) Step(now int64, r *Request, out []Effect) []Effect {
+	out = c.step(now, r, out)
+	if len(c.pending) > 0 {
+		c.flushEnded()
+	}
+	return out
+}
+
+func (c *Core) step(now int64, r *Request, out []Effect) []Effect {
 	if int(r.Op) < len(c.stats.Requests) {
 		c.stats.Requests[r.Op]++
 	}
@@ -391,15 +487,27 @@ func (c *Core) rejectEntry(lock uint32, e *entry, s wire.Status, out []Effect) [
 	return append(out, Effect{To: e.to, Msg: m})
 }
 
-func (c *Core) getLock(id uint32) *lockState {
-	if l := c.locks.get(id); l != nil {
-		if l.inIdle {
-			c.unlinkIdle(l)
-			c.stats.Locks++
-		}
+// lockFor returns the state of lock id for a new request, made or revived if the lock is
+// idle, or nil (counted) when the Core has MaxLocks locks with requests already. A new state
+// at MaxLocks states in all takes the place of the oldest idle one.
+func (c *Core) lockFor(id uint32) *lockState {
+	l := c.locks.get(id)
+	if l != nil && !l.inIdle {
 		return l
 	}
-	var l *lockState
+	if c.stats.Locks >= c.cfg.MaxLocks && c.cfg.TestingKnobs.mutant != mutantLocksUnbounded {
+		c.stats.AtMaxLocks++
+		return nil
+	}
+	if l != nil {
+		c.unlinkIdle(l)
+		c.stats.Locks++
+		return l
+	}
+	if c.locks.n >= c.cfg.MaxLocks && c.idleHead != nil {
+		c.stats.IdleEvicted++
+		c.freeState(c.idleHead)
+	}
 	if n := len(c.free); n > 0 {
 		l, c.free = c.free[n-1], c.free[:n-1]
 	} else {
@@ -450,24 +558,29 @@ func (c *Core) unlinkIdle(l *lockState) {
 func (c *Core) freeIdle(now int64) {
 	ret := int64(c.cfg.IdleRetention)
 	for l := c.idleHead; l != nil && now-l.idleSince >= ret; l = c.idleHead {
-		c.unlinkIdle(l)
-		c.locks.del(l.id)
-		if len(c.free) >= maxFree {
-			continue // dropped: the garbage collector takes it
-		}
-		l.lastReleased, l.lastToken, l.lastExpired = 0, 0, false
-		l.nreq, l.novf, l.depth, l.declared = 0, 0, 0, 0
-		if cap(l.holders) > maxSliceKeep {
-			l.holders = nil
-		}
-		if cap(l.waiters) > maxSliceKeep {
-			l.waiters = nil
-		}
-		if cap(l.overflow) > maxSliceKeep {
-			l.overflow = nil
-		}
-		c.free = append(c.free, l)
+		c.freeState(l)
 	}
+}
+
+// freeState frees the idle state l: it leaves the table, and it is kept for reuse if fewer
+// than maxFree states are.
+func (c *Core) freeState(l *lockState) {
+	c.unlinkIdle(l)
+	c.locks.del(l.id)
+	if len(c.free) >= maxFree {
+		return // dropped: the garbage collector takes it
+	}
+	l.nreq, l.novf, l.depth, l.declared = 0, 0, 0, 0
+	if cap(l.holders) > maxSliceKeep {
+		l.holders = nil
+	}
+	if cap(l.waiters) > maxSliceKeep {
+		l.waiters = nil
+	}
+	if cap(l.overflow) > maxSliceKeep {
+		l.overflow = nil
+	}
+	c.free = append(c.free, l)
 }
 
 func (c *Core) leaseMicros(req uint32) uint32 {
@@ -523,7 +636,10 @@ func (c *Core) acquire(now int64, r *Request, out []Effect) []Effect {
 	if r.Txn == 0 || r.Priority >= c.priorityN {
 		return c.reject(r, wire.StatusBadRequest, out)
 	}
-	l := c.getLock(r.Lock)
+	l := c.lockFor(r.Lock)
+	if l == nil {
+		return c.reject(r, wire.StatusOverloaded, out)
+	}
 	l.count(r, false)
 	if i := c.holderAt(l, r.Txn); i >= 0 {
 		c.stats.Duplicates++
@@ -533,33 +649,47 @@ func (c *Core) acquire(now int64, r *Request, out []Effect) []Effect {
 		c.stats.Duplicates++
 		return out
 	}
-	if r.Flags&wire.FlagRetry != 0 && l.lastReleased == r.Txn {
-		// A late retransmission of a request that ended already: ignored if it was released or
-		// withdrawn, answered lease-expired if its lease ran out (its client may still wait).
-		c.stats.Duplicates++
+	if e := c.endedOf(r, now); e != nil &&
+		(r.Flags&wire.FlagRetry != 0 || c.cfg.TestingKnobs.mutant != mutantReplayRetryOnly) {
+		// A copy of a request that ended (a late retransmission, or a replay: replay.go): not
+		// accepted again. Ignored if it was released or withdrawn; else its client may have
+		// missed how it ended and still wait: told again.
+		c.stats.Replays++
 		c.maybeFree(l)
-		if l.lastExpired {
-			return c.reject(r, wire.StatusLeaseExpired, out)
+		if e.status != wire.StatusOK {
+			return c.reject(r, e.status, out)
 		}
 		return out
+	}
+	if c.requests() >= c.cfg.MaxRequests && c.cfg.TestingKnobs.mutant != mutantRequestsUnbounded {
+		c.stats.AtMaxRequests++
+		c.maybeFree(l)
+		return c.reject(r, wire.StatusOverloaded, out)
 	}
 	if c.quotas && !c.admitTenant(now, r.Tenant) {
 		c.maybeFree(l)
 		return c.reject(r, wire.StatusQuota, out)
 	}
 	pos := l.insertPos(r.Priority)
-	if pos == l.whead && !c.paused && l.compatible(r.Mode) {
-		e := c.newEntry(r)
-		return c.grant(now, l, &e, out)
+	if pos == l.whead && !c.paused {
+		if c.compatible(l, r.Mode) {
+			e := c.newEntry(r)
+			return c.grant(now, l, &e, out)
+		}
+		if r.Mode == wire.Shared && l.holdMode == wire.Shared {
+			c.stats.AtMaxHolders++
+		}
 	}
-	if r.Flags&wire.FlagTry != 0 || (c.cfg.MaxWaiters > 0 && len(l.waiters)-l.whead >= c.cfg.MaxWaiters) {
+	try := r.Flags&wire.FlagTry != 0
+	if try || len(l.waiters)-l.whead >= c.cfg.MaxWaiters {
 		if c.quotas {
 			c.leaveTenant(r.Tenant)
 		}
 		c.maybeFree(l)
-		if r.Flags&wire.FlagTry != 0 {
+		if try {
 			return c.reject(r, wire.StatusWouldBlock, out)
 		}
+		c.stats.AtMaxWaiters++
 		return c.reject(r, wire.StatusQueueFull, out)
 	}
 	c.insertWaiter(l, pos, c.newEntry(r))
@@ -632,7 +762,7 @@ func (c *Core) advance(now int64, l *lockState, out []Effect) []Effect {
 	if c.paused {
 		return out
 	}
-	for l.whead < len(l.waiters) && l.compatible(l.waiters[l.whead].mode) {
+	for l.whead < len(l.waiters) && c.compatible(l, l.waiters[l.whead].mode) {
 		e := l.waiters[l.whead]
 		l.whead++
 		c.stats.Waiters--
@@ -674,7 +804,7 @@ func (c *Core) refreshDue(l *lockState) {
 func (c *Core) release(now int64, r *Request, out []Effect) []Effect {
 	l := c.locks.get(r.Lock)
 	if l == nil {
-		return c.reject(r, wire.StatusNotHolder, out)
+		return c.releaseEnded(now, r, out)
 	}
 	l.count(r, false)
 	if i := c.holderAt(l, r.Txn); i >= 0 {
@@ -701,23 +831,29 @@ func (c *Core) release(now int64, r *Request, out []Effect) []Effect {
 		// re-examines the queue.
 		return c.ended(now, l, r, tenant, out)
 	}
-	if l.lastReleased == r.Txn && l.lastToken == r.Token {
-		// A retransmission of the release (or withdrawal) that ended this txn's request.
-		c.stats.Duplicates++
-		c.maybeFree(l)
-		if l.lastExpired {
-			return c.reject(r, wire.StatusLeaseExpired, out)
-		}
-		return c.ack(r, out)
-	}
 	c.maybeFree(l)
-	return c.reject(r, wire.StatusNotHolder, out)
+	return c.releaseEnded(now, r, out)
+}
+
+// releaseEnded answers a release whose txn neither holds nor waits for the lock: if it repeats
+// the token of a remembered request of the txn (a retransmission of the release or withdrawal
+// that ended it), as that request ended; else not-holder.
+func (c *Core) releaseEnded(now int64, r *Request, out []Effect) []Effect {
+	e := c.endedOf(r, now)
+	if e == nil || e.token != r.Token {
+		return c.reject(r, wire.StatusNotHolder, out)
+	}
+	c.stats.Duplicates++
+	if e.status != wire.StatusOK {
+		return c.reject(r, e.status, out)
+	}
+	return c.ack(r, out)
 }
 
 // ended finishes a release or withdrawal that removed r's request from l: it remembers the
 // request, frees the tenant's quota, acknowledges, and grants onward.
 func (c *Core) ended(now int64, l *lockState, r *Request, tenant uint16, out []Effect) []Effect {
-	l.lastReleased, l.lastToken, l.lastExpired = r.Txn, r.Token, false
+	c.remember(l.id, r.Txn, r.Token, wire.StatusOK)
 	if c.quotas {
 		c.leaveTenant(tenant)
 	}
@@ -774,20 +910,30 @@ func (c *Core) probe(now int64, r *Request, out []Effect) []Effect {
 
 // buffer keeps an overflowed acquire of a switch-resident lock in q2. A buffered request counts
 // against its tenant's quota (outstanding and rate) until it is pushed back or dropped; a full
-// buffer (Config.MaxBuffered) rejects it queue-full.
+// buffer (Config.MaxBuffered) rejects it queue-full, a Core at MaxLocks or MaxRequests
+// overloaded.
 func (c *Core) buffer(now int64, r *Request, out []Effect) []Effect {
 	if r.Txn == 0 || r.Priority >= c.priorityN {
 		return notBuffered(r, c.reject(r, wire.StatusBadRequest, out))
 	}
-	l := c.getLock(r.Lock)
+	l := c.lockFor(r.Lock)
+	if l == nil {
+		return notBuffered(r, c.reject(r, wire.StatusOverloaded, out))
+	}
 	l.count(r, true)
 	if c.scan(l.overflow[l.ohead:], r.Txn) >= 0 {
 		c.stats.Duplicates++
 		return notBuffered(r, out)
 	}
 	if len(l.overflow)-l.ohead >= c.cfg.MaxBuffered {
+		c.stats.AtMaxBuffered++
 		c.maybeFree(l)
 		return notBuffered(r, c.reject(r, wire.StatusQueueFull, out))
+	}
+	if c.requests() >= c.cfg.MaxRequests && c.cfg.TestingKnobs.mutant != mutantRequestsUnbounded {
+		c.stats.AtMaxRequests++
+		c.maybeFree(l)
+		return notBuffered(r, c.reject(r, wire.StatusOverloaded, out))
 	}
 	charge := c.quotas && c.cfg.TestingKnobs.mutant != mutantQ2Uncharged
 	if charge && !c.admitTenant(now, r.Tenant) {
@@ -893,8 +1039,10 @@ func (c *Core) resetLock(id uint32, s wire.Status, out []Effect) []Effect {
 		return c.dropQueued(l, s, out)
 	}
 	for i := range l.holders {
+		h := &l.holders[i]
+		c.remember(l.id, h.txn, h.token, s)
 		if c.quotas {
-			c.leaveTenant(l.holders[i].tenant)
+			c.leaveTenant(h.tenant)
 		}
 	}
 	c.stats.Holders -= len(l.holders)
@@ -909,10 +1057,12 @@ func (c *Core) resetLock(id uint32, s wire.Status, out []Effect) []Effect {
 
 func (c *Core) dropQueued(l *lockState, s wire.Status, out []Effect) []Effect {
 	for i := l.whead; i < len(l.waiters); i++ {
+		w := &l.waiters[i]
+		c.remember(l.id, w.txn, 0, s)
 		if c.quotas {
-			c.leaveTenant(l.waiters[i].tenant)
+			c.leaveTenant(w.tenant)
 		}
-		out = c.rejectEntry(l.id, &l.waiters[i], s, out)
+		out = c.rejectEntry(l.id, w, s, out)
 	}
 	c.stats.Waiters -= len(l.waiters) - l.whead
 	l.clearWaiters()
@@ -937,6 +1087,9 @@ func (c *Core) Drain(out []Effect) []Effect {
 		out = c.dropQueued(l, wire.StatusShutdown, out)
 		c.maybeFree(l)
 	})
+	if len(c.pending) > 0 {
+		c.flushEnded()
+	}
 	return out
 }
 
@@ -968,7 +1121,6 @@ func (c *Core) Expire(now int64, out []Effect) []Effect {
 	}
 	for len(c.dl) > 0 && c.dl[0].due <= now {
 		l := c.dl[0]
-		expired := false
 		for i := 0; i < len(l.holders); {
 			h := &l.holders[i]
 			if h.deadline > now {
@@ -976,11 +1128,7 @@ func (c *Core) Expire(now int64, out []Effect) []Effect {
 				continue
 			}
 			e := *h
-			if !expired || e.token > l.lastToken {
-				// Of several holders expiring together, the latest grant is remembered.
-				l.lastReleased, l.lastToken, l.lastExpired = e.txn, e.token, true
-			}
-			expired = true
+			c.remember(l.id, e.txn, e.token, wire.StatusLeaseExpired)
 			c.stats.Expired++
 			if c.quotas {
 				c.leaveTenant(e.tenant)
@@ -988,10 +1136,13 @@ func (c *Core) Expire(now int64, out []Effect) []Effect {
 			c.removeHolder(l, i) // moves the last holder to i: look at i again
 			out = c.rejectEntry(l.id, &e, wire.StatusLeaseExpired, out)
 		}
-		if len(l.holders) == 0 {
-			out = c.advance(now, l, out) // new holders' deadlines are after now
-			c.maybeFree(l)
-		}
+		// Holders left: the head waiter may be grantable (an exclusive one when none are left, a
+		// shared one held back by MaxHolders). New holders' deadlines are after now.
+		out = c.advance(now, l, out)
+		c.maybeFree(l)
+	}
+	if len(c.pending) > 0 {
+		c.flushEnded()
 	}
 	return out
 }

@@ -25,6 +25,18 @@ type model struct {
 	token    uint64
 	tenants  map[uint16]*mtenant
 	unpaused bool
+	// ended lists every request that ended, in the order remembered; pending those of the
+	// current call.
+	ended, pending []mended
+}
+
+// mended is a request that ended: released or withdrawn (status ok), or dropped with a status.
+type mended struct {
+	lock   uint32
+	txn    uint64
+	token  uint64
+	at     int64
+	status wire.Status
 }
 
 // mtenant is the model's quota state of one tenant: outstanding requests (held, waiting or
@@ -42,13 +54,10 @@ type mreq struct {
 }
 
 type mlock struct {
-	reqs         []*mreq
-	buf          []*mreq
-	lastReleased uint64
-	lastToken    uint64
-	lastExpired  bool
-	idle         bool
-	idleSince    int64
+	reqs      []*mreq
+	buf       []*mreq
+	idle      bool
+	idleSince int64
 }
 
 func newModel(cfg Config) *model {
@@ -60,7 +69,20 @@ func newModel(cfg Config) *model {
 
 var mseq int
 
+// lock returns lock id for a new request, or nil when MaxLocks other locks have requests.
 func (m *model) lock(id uint32) *mlock {
+	if l := m.locks[id]; l != nil && !l.idle {
+		return l
+	}
+	active := 0
+	for _, l := range m.locks {
+		if !l.idle {
+			active++
+		}
+	}
+	if active >= m.cfg.MaxLocks {
+		return nil
+	}
 	if m.locks[id] == nil {
 		m.locks[id] = &mlock{}
 	}
@@ -68,8 +90,16 @@ func (m *model) lock(id uint32) *mlock {
 	return m.locks[id]
 }
 
-// gc marks an idle lock at now; an expire IdleRetention later forgets it (with its
-// lastReleased).
+// requests counts the requests held, waiting or buffered over all locks.
+func (m *model) requests() int {
+	n := 0
+	for _, l := range m.locks {
+		n += len(l.reqs) + len(l.buf)
+	}
+	return n
+}
+
+// gc marks an idle lock at now; an expire IdleRetention later forgets it.
 func (m *model) gc(now int64, id uint32) {
 	if l := m.locks[id]; l != nil && !l.idle && len(l.reqs) == 0 && len(l.buf) == 0 {
 		l.idle, l.idleSince = true, now
@@ -170,7 +200,7 @@ func (m *model) settle(now int64, id uint32, l *mlock, out *[]Effect) {
 		return cmp.Or(cmp.Compare(a.prio, b.prio), cmp.Compare(a.seq, b.seq))
 	})
 	for _, r := range waiting {
-		ok := holders == 0 || (!holdX && r.mode == wire.Shared)
+		ok := holders == 0 || (!holdX && r.mode == wire.Shared && holders < m.cfg.MaxHolders)
 		if !ok {
 			return
 		}
@@ -187,7 +217,42 @@ func (m *model) find(l *mlock, txn uint64) int {
 	return slices.IndexFunc(l.reqs, func(r *mreq) bool { return r.txn == txn })
 }
 
+// end notes a request that ended at now; flush remembers the call's ends in (lock, txn) order.
+func (m *model) end(now int64, lock uint32, txn, token uint64, s wire.Status) {
+	m.pending = append(m.pending, mended{lock: lock, txn: txn, token: token, at: now, status: s})
+}
+
+func (m *model) flush() {
+	slices.SortFunc(m.pending, func(a, b mended) int {
+		return cmp.Or(cmp.Compare(a.lock, b.lock), cmp.Compare(a.txn, b.txn))
+	})
+	if m.cfg.ReplayWindow > 0 {
+		m.ended = append(m.ended, m.pending...)
+	}
+	m.pending = m.pending[:0]
+}
+
+// endedOf returns how (lock, txn) ended if that is remembered at now: of the last
+// ReplayCapacity requests that ended, the latest of it, if it ended less than ReplayWindow ago.
+func (m *model) endedOf(now int64, lock uint32, txn uint64) *mended {
+	for i := len(m.ended) - 1; i >= 0 && i >= len(m.ended)-m.cfg.ReplayCapacity; i-- {
+		if e := &m.ended[i]; e.lock == lock && e.txn == txn {
+			if now-e.at < int64(m.cfg.ReplayWindow) {
+				return e
+			}
+			return nil
+		}
+	}
+	return nil
+}
+
 func (m *model) step(now int64, r *Request) []Effect {
+	out := m.step1(now, r)
+	m.flush()
+	return out
+}
+
+func (m *model) step1(now int64, r *Request) []Effect {
 	var out []Effect
 	m.unpause(now, &out)
 	to, fwd := replyTo(r)
@@ -198,17 +263,26 @@ func (m *model) step(now int64, r *Request) []Effect {
 			return out
 		}
 		l := m.lock(r.Lock)
+		if l == nil {
+			m.send(&out, reqFX(r, wire.OpReject, 0, wire.StatusOverloaded))
+			return out
+		}
 		if i := m.find(l, r.Txn); i >= 0 {
 			if l.reqs[i].granted {
 				m.send(&out, m.grantFX(r.Lock, l.reqs[i]))
 			}
 			return out
 		}
-		if r.Flags&wire.FlagRetry != 0 && l.lastReleased == r.Txn {
+		if e := m.endedOf(now, r.Lock, r.Txn); e != nil {
 			m.gc(now, r.Lock)
-			if l.lastExpired {
-				m.send(&out, reqFX(r, wire.OpReject, 0, wire.StatusLeaseExpired))
+			if e.status != wire.StatusOK {
+				m.send(&out, reqFX(r, wire.OpReject, 0, e.status))
 			}
+			return out
+		}
+		if m.requests() >= m.cfg.MaxRequests {
+			m.gc(now, r.Lock)
+			m.send(&out, reqFX(r, wire.OpReject, 0, wire.StatusOverloaded))
 			return out
 		}
 		if !m.admit(now, r.Tenant) {
@@ -230,7 +304,7 @@ func (m *model) step(now int64, r *Request) []Effect {
 				}
 			}
 			try := r.Flags&wire.FlagTry != 0
-			if try || (m.cfg.MaxWaiters > 0 && waiting > m.cfg.MaxWaiters) {
+			if try || waiting > m.cfg.MaxWaiters {
 				l.reqs = l.reqs[:len(l.reqs)-1]
 				m.leave(r.Tenant)
 				m.gc(now, r.Lock)
@@ -243,18 +317,18 @@ func (m *model) step(now int64, r *Request) []Effect {
 		}
 	case wire.OpRelease:
 		l := m.locks[r.Lock]
-		if l == nil {
-			m.send(&out, reqFX(r, wire.OpReject, 0, wire.StatusNotHolder))
-			return out
+		i := -1
+		if l != nil {
+			i = m.find(l, r.Txn)
 		}
-		i := m.find(l, r.Txn)
 		if i < 0 || (l.reqs[i].granted && l.reqs[i].token != r.Token) || (!l.reqs[i].granted && r.Token != 0) {
 			m.gc(now, r.Lock)
+			e := m.endedOf(now, r.Lock, r.Txn)
 			switch {
-			case i >= 0 || l.lastReleased != r.Txn || l.lastToken != r.Token:
+			case i >= 0 || e == nil || e.token != r.Token:
 				m.send(&out, reqFX(r, wire.OpReject, 0, wire.StatusNotHolder))
-			case l.lastExpired:
-				m.send(&out, reqFX(r, wire.OpReject, 0, wire.StatusLeaseExpired))
+			case e.status != wire.StatusOK:
+				m.send(&out, reqFX(r, wire.OpReject, 0, e.status))
 			default:
 				m.send(&out, reqFX(r, wire.OpRelease, wire.FlagReply, 0))
 			}
@@ -262,10 +336,7 @@ func (m *model) step(now int64, r *Request) []Effect {
 		}
 		q := l.reqs[i]
 		l.reqs = slices.Delete(l.reqs, i, i+1)
-		l.lastReleased, l.lastToken, l.lastExpired = r.Txn, q.token, false
-		if !q.granted {
-			l.lastToken = 0
-		}
+		m.end(now, r.Lock, r.Txn, r.Token, wire.StatusOK)
 		m.leave(q.tenant)
 		m.send(&out, reqFX(r, wire.OpRelease, wire.FlagReply, 0))
 		m.settle(now, r.Lock, l, &out)
@@ -298,6 +369,11 @@ func (m *model) step(now int64, r *Request) []Effect {
 			return out
 		}
 		l := m.lock(r.Lock)
+		if l == nil {
+			m.send(&out, reqFX(r, wire.OpReject, 0, wire.StatusOverloaded))
+			m.send(&out, notBuffered)
+			return out
+		}
 		if slices.IndexFunc(l.buf, func(q *mreq) bool { return q.txn == r.Txn }) >= 0 {
 			m.send(&out, notBuffered)
 			return out
@@ -305,6 +381,12 @@ func (m *model) step(now int64, r *Request) []Effect {
 		if len(l.buf) >= m.cfg.MaxBuffered {
 			m.gc(now, r.Lock)
 			m.send(&out, reqFX(r, wire.OpReject, 0, wire.StatusQueueFull))
+			m.send(&out, notBuffered)
+			return out
+		}
+		if m.requests() >= m.cfg.MaxRequests {
+			m.gc(now, r.Lock)
+			m.send(&out, reqFX(r, wire.OpReject, 0, wire.StatusOverloaded))
 			m.send(&out, notBuffered)
 			return out
 		}
@@ -370,7 +452,7 @@ func (m *model) admin(now int64, r *Request, out *[]Effect) {
 		*out = append(*out, m.expire(now)...)
 	case wire.AdminResetLock:
 		if l := m.locks[r.Lock]; l != nil {
-			m.dropQueued(r.Lock, l, wire.StatusNotOwner, out, true)
+			m.dropQueued(now, r.Lock, l, wire.StatusNotOwner, out, true)
 			m.gc(now, r.Lock)
 		}
 	case wire.AdminTokenFloor:
@@ -385,14 +467,17 @@ func (m *model) admin(now int64, r *Request, out *[]Effect) {
 
 // dropQueued rejects every waiting and buffered request of l with s (waiters in queue order,
 // then buffered ones), and with holders also forgets the holders; each gives its quota back.
-func (m *model) dropQueued(id uint32, l *mlock, s wire.Status, out *[]Effect, holders bool) {
+// The holders and waiters dropped are remembered as ended with s.
+func (m *model) dropQueued(now int64, id uint32, l *mlock, s wire.Status, out *[]Effect, holders bool) {
 	var waiting, kept []*mreq
 	for _, q := range l.reqs {
 		switch {
 		case !q.granted:
 			waiting = append(waiting, q)
+			m.end(now, id, q.txn, 0, s)
 		case holders:
 			m.leave(q.tenant)
+			m.end(now, id, q.txn, q.token, s)
 		default:
 			kept = append(kept, q)
 		}
@@ -411,9 +496,10 @@ func (m *model) dropQueued(id uint32, l *mlock, s wire.Status, out *[]Effect, ho
 func (m *model) drain(now int64) []Effect {
 	var out []Effect
 	for id, l := range m.locks {
-		m.dropQueued(id, l, wire.StatusShutdown, &out, false)
+		m.dropQueued(now, id, l, wire.StatusShutdown, &out, false)
 		m.gc(now, id)
 	}
+	m.flush()
 	return out
 }
 
@@ -430,9 +516,7 @@ func (m *model) expire(now int64) []Effect {
 		for i := 0; i < len(l.reqs); {
 			q := l.reqs[i]
 			if q.granted && q.deadline <= now {
-				if !changed || q.token > l.lastToken {
-					l.lastReleased, l.lastToken, l.lastExpired = q.txn, q.token, true
-				}
+				m.end(now, id, q.txn, q.token, wire.StatusLeaseExpired)
 				m.send(&out, m.rejectFX(id, q, wire.StatusLeaseExpired))
 				m.leave(q.tenant)
 				l.reqs = slices.Delete(l.reqs, i, i+1)
@@ -446,6 +530,7 @@ func (m *model) expire(now int64) []Effect {
 		}
 		m.gc(now, id)
 	}
+	m.flush()
 	return out
 }
 
@@ -478,9 +563,11 @@ func TestCoreAgainstModel(t *testing.T) {
 
 // TestModelCatchesMutants is the negative control of TestCoreAgainstModel: deliberately broken
 // cores (q2 not charged to quotas, an admin reset that keeps the holders, a Drain that keeps
-// q2) must each be caught.
+// q2, each of the bounds MaxLocks, MaxRequests and MaxHolders not enforced, a replay memory
+// consulted only for acquires flagged retry) must each be caught.
 func TestModelCatchesMutants(t *testing.T) {
-	for _, mu := range []mutation{mutantQ2Uncharged, mutantResetKeepsHolders, mutantDrainKeepsBuffered} {
+	for _, mu := range []mutation{mutantQ2Uncharged, mutantResetKeepsHolders, mutantDrainKeepsBuffered,
+		mutantLocksUnbounded, mutantRequestsUnbounded, mutantHoldersUnbounded, mutantReplayRetryOnly} {
 		seed := *seedFlag
 		if seed == 0 {
 			seed = uint64(time.Now().UnixNano())
@@ -503,6 +590,15 @@ func runAgainstModel(seed uint64, runs, steps int, mu mutation) error {
 			cfg.MaxWaiters = 1 + rng.IntN(3)
 		}
 		if rng.IntN(3) == 0 {
+			cfg.MaxLocks = 1 + rng.IntN(5) // of the 6 locks requests name
+		}
+		if rng.IntN(3) == 0 {
+			cfg.MaxRequests = 2 + rng.IntN(10)
+		}
+		if rng.IntN(3) == 0 {
+			cfg.MaxHolders = 1 + rng.IntN(3)
+		}
+		if rng.IntN(3) == 0 {
 			cfg.Quotas = map[uint16]Quota{1: {MaxOutstanding: 1 + rng.IntN(4)}, 2: {MaxRate: 1 + rng.IntN(6)}}
 		}
 		if rng.IntN(4) == 0 {
@@ -512,6 +608,15 @@ func runAgainstModel(seed uint64, runs, steps int, mu mutation) error {
 			cfg.MaxBuffered = 1 + rng.IntN(3)
 		}
 		cfg.IdleRetention = time.Duration(1+rng.IntN(60)) * time.Millisecond
+		switch rng.IntN(4) {
+		case 0:
+			cfg.ReplayWindow = -1 // nothing remembered
+		case 1:
+			cfg.ReplayWindow = time.Duration(1+rng.IntN(80)) * time.Millisecond
+		}
+		if rng.IntN(2) == 0 {
+			cfg.ReplayCapacity = 1 + rng.IntN(6)
+		}
 		if rng.IntN(4) == 0 {
 			cfg.GrantAfter = int64(time.Duration(rng.IntN(50)) * time.Millisecond)
 		}

@@ -8,6 +8,7 @@ package lockcore
 //
 //	config [lease=DUR] [maxlease=DUR] [prio=N] [maxwaiters=N] [maxbuffered=N] [idle=DUR] [grant-after=DUR]
 //	       [quota=TENANT:OUTSTANDING:RATE ...] [default-quota=OUTSTANDING:RATE]
+//	       [maxlocks=N] [maxrequests=N] [maxholders=N] [replay=DUR|off] [replaycap=N]
 //	    Starts a fresh Core at time 0 with TokenBase 0 (the first token is 1). Files start with it;
 //	    without it a default Core is used.
 //	acquire c=N lock=L txn=T mode=S|X [prio=P] [tenant=N] [lease=DUR] [try] [retry] [fwd]
@@ -34,6 +35,7 @@ package lockcore
 //	drain
 //	    Core.Drain: rejects every waiting and buffered request with status shutdown.
 //	stats
+//	    Core.Stats; the counters of bounds, replays and wait leases only when not zero.
 //
 // Output: one line per effect, "DEST <- MESSAGE", where DEST is cN or sw1 and MESSAGE is
 // wire.Fields.String(); "(none)" when there is no effect.
@@ -179,7 +181,7 @@ func (s *scenario) run(d *datadriven.TestData) (string, error) {
 			"withdrawn=%d expired=%d renewed=%d overflowed=%d pushed=%d duplicates=%d idle=%d next=%v%s\n",
 			st.Locks, st.Holders, st.Waiters, st.Buffered, st.Grants, st.Queued, st.Released,
 			st.Withdrawn, st.Expired, st.Renewed, st.Overflowed, st.PushedBack, st.Duplicates, st.Idle,
-			nextDeadline(s.core.NextDeadline()), placeStats(st)), nil
+			nextDeadline(s.core.NextDeadline()), placeStats(st)+boundStats(st)), nil
 	case "admin":
 		r := &Request{From: switchAddr}
 		r.Op = wire.OpAdmin
@@ -227,6 +229,23 @@ func placeStats(st Stats) string {
 		return ""
 	}
 	return fmt.Sprintf(" resident-dropped=%d adopted=%d", st.ResidentDropped, st.Adopted)
+}
+
+// boundStats renders the counters of the Core's bounds, replay memory and wait leases that are
+// not zero.
+func boundStats(st Stats) string {
+	var b strings.Builder
+	for _, f := range []struct {
+		name string
+		v    uint64
+	}{{"replays", st.Replays}, {"replay-forgotten", st.ReplayForgotten}, {"remembered", uint64(st.Remembered)},
+		{"at-max-locks", st.AtMaxLocks}, {"at-max-requests", st.AtMaxRequests}, {"at-max-waiters", st.AtMaxWaiters},
+		{"at-max-buffered", st.AtMaxBuffered}, {"at-max-holders", st.AtMaxHolders}, {"idle-evicted", st.IdleEvicted}} {
+		if f.v != 0 {
+			fmt.Fprintf(&b, " %s=%d", f.name, f.v)
+		}
+	}
+	return b.String()
 }
 
 // nextDeadline renders Core.NextDeadline: a time, or "none".
@@ -277,6 +296,22 @@ func (s *scenario) config(a args) error {
 		return err
 	}
 	cfg.MaxBuffered = int(mb)
+	for _, b := range []struct {
+		k string
+		v *int
+	}{{"maxlocks", &cfg.MaxLocks}, {"maxrequests", &cfg.MaxRequests}, {"maxholders", &cfg.MaxHolders},
+		{"replaycap", &cfg.ReplayCapacity}} {
+		n, err := a.uint(b.k, 0)
+		if err != nil {
+			return err
+		}
+		*b.v = int(n)
+	}
+	if a["replay"] == "off" {
+		cfg.ReplayWindow = -1
+	} else if cfg.ReplayWindow, err = a.dur("replay"); err != nil {
+		return err
+	}
 	if cfg.IdleRetention, err = a.dur("idle"); err != nil {
 		return err
 	}
