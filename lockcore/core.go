@@ -20,6 +20,7 @@ const (
 	DefaultMaxHolders  = 4096
 	DefaultMaxWaiters  = 4096
 
+	DefaultWaitLease      = 5 * time.Second
 	DefaultReplayWindow   = time.Minute
 	DefaultReplayCapacity = 1 << 18
 )
@@ -67,6 +68,18 @@ type Config struct {
 	// The Core asks for an Expire when the oldest idle state is due (NextDeadline), so idle states
 	// are freed on their own timer, whether or not any lease runs.
 	IdleRetention time.Duration
+	// WaitLease bounds how long a request waits in a lock's queue without a sign of its client:
+	// a waiter whose client has not retransmitted its acquire for WaitLease is removed, told
+	// (reject, wire.StatusWaitExpired) and the queue advances, so that a dead client's queued
+	// requests do not each take a lease when granted. Every retransmission (any copy of the
+	// acquire) starts the wait lease again. The client library retransmits a waiting acquire at
+	// most every client.Config.MaxRetryInterval (500 ms by default, with backoff from 25 ms and up
+	// to 25% jitter below it), so the default, DefaultWaitLease = 5 s, lets ten retransmissions in
+	// a row be lost (or delayed) before a live waiter is taken for dead; clients configured with a
+	// longer MaxRetryInterval need a longer WaitLease. Expire removes waiters (NextDeadline
+	// includes their deadlines); until it runs, an overdue waiter may still be granted. Requests
+	// buffered in q2 have no wait lease (the switch owns them). Negative: no wait lease.
+	WaitLease time.Duration
 	// ReplayWindow is how long a request that ended (released, withdrawn, expired, dropped) is
 	// remembered, so that a copy of its acquire, retransmitted late or replayed, is not accepted
 	// again (replay.go). Default DefaultReplayWindow; negative: nothing is remembered (a copy of
@@ -150,6 +163,9 @@ func (c *Config) validate() error {
 	if c.ReplayWindow == 0 {
 		c.ReplayWindow = DefaultReplayWindow
 	}
+	if c.WaitLease == 0 {
+		c.WaitLease = DefaultWaitLease
+	}
 	if c.ReplayCapacity == 0 {
 		c.ReplayCapacity = DefaultReplayCapacity
 	}
@@ -220,6 +236,8 @@ type Stats struct {
 	// IdleEvicted counts the idle lock states freed before their IdleRetention ended, to make room
 	// for a new lock at MaxLocks.
 	IdleEvicted uint64
+	// WaitExpired counts the waiters removed because their wait lease ran out.
+	WaitExpired uint64
 	// Replays counts acquires of requests that had ended (replay.go), not accepted again.
 	// ReplayForgotten counts ended requests forgotten before their ReplayWindow passed, because
 	// ReplayCapacity later ones ended.
@@ -259,6 +277,7 @@ func (s *Stats) Add(o *Stats) {
 	s.AtMaxBuffered += o.AtMaxBuffered
 	s.AtMaxHolders += o.AtMaxHolders
 	s.IdleEvicted += o.IdleEvicted
+	s.WaitExpired += o.WaitExpired
 	s.Replays += o.Replays
 	s.ReplayForgotten += o.ReplayForgotten
 	s.Remembered += o.Remembered
@@ -303,6 +322,10 @@ type lockState struct {
 	seq  uint32
 	due  int64 // earliest holder deadline (ns), while in the heap
 	hidx int32 // index in the deadline heap, -1 when not in it
+	// With wait leases, a lock with live waiters is in the Core's wait heap at widx (else -1),
+	// keyed by wdue, at or before the earliest wait deadline of its waiters.
+	widx int32
+	wdue int64
 	// Idle locks stay on the idle list for Config.IdleRetention after they became idle, so that a
 	// lock used again soon keeps its state and table slot.
 	inIdle       bool
@@ -342,6 +365,7 @@ type Core struct {
 	locks     table
 	free      []*lockState // recycled states, at most maxFree
 	dl        dlHeap       // locks with holders, by earliest deadline
+	wh        waitHeap     // locks with waiters (wait leases on), by earliest wait deadline
 	token     uint64
 	quotas    bool
 	tenants   map[uint16]*tenantState
@@ -374,6 +398,8 @@ const (
 	mutantRequestsUnbounded                      // MaxRequests not enforced
 	mutantHoldersUnbounded                       // MaxHolders not enforced
 	mutantReplayRetryOnly                        // only acquires flagged retry are checked for replay
+	mutantNoWaitExpiry                           // Expire leaves waiters whose wait lease ran out
+	mutantWaitNotRefreshed                       // a retransmission does not renew its waiter's wait lease
 )
 
 // maxFree bounds the recycled lock states kept for reuse: memory returns to the Go heap after a
@@ -511,7 +537,7 @@ func (c *Core) lockFor(id uint32) *lockState {
 	if n := len(c.free); n > 0 {
 		l, c.free = c.free[n-1], c.free[:n-1]
 	} else {
-		l = &lockState{hidx: -1}
+		l = &lockState{hidx: -1, widx: -1}
 	}
 	l.id = id
 	c.locks.put(id, l)
@@ -523,6 +549,9 @@ func (c *Core) lockFor(id uint32) *lockState {
 func (c *Core) maybeFree(l *lockState) {
 	if l.inIdle || !l.idle() {
 		return
+	}
+	if l.widx >= 0 || l.hidx >= 0 {
+		panic("lockcore: a lock without requests is in a deadline heap")
 	}
 	c.stats.Locks--
 	c.stats.Idle++
@@ -645,8 +674,12 @@ func (c *Core) acquire(now int64, r *Request, out []Effect) []Effect {
 		c.stats.Duplicates++
 		return appendGrant(out, l.id, &l.holders[i])
 	}
-	if c.waiterAt(l, r.Txn) >= 0 {
+	if j := c.waiterAt(l, r.Txn); j >= 0 {
+		// A retransmission: its client is alive, and its wait lease starts again.
 		c.stats.Duplicates++
+		if c.cfg.WaitLease > 0 && c.cfg.TestingKnobs.mutant != mutantWaitNotRefreshed {
+			l.waiters[j].deadline = now + int64(c.cfg.WaitLease)
+		}
 		return out
 	}
 	if e := c.endedOf(r, now); e != nil &&
@@ -692,10 +725,26 @@ func (c *Core) acquire(now int64, r *Request, out []Effect) []Effect {
 		c.stats.AtMaxWaiters++
 		return c.reject(r, wire.StatusQueueFull, out)
 	}
-	c.insertWaiter(l, pos, c.newEntry(r))
+	c.queue(l, pos, c.newEntry(r))
 	c.stats.Queued++
 	c.stats.Waiters++
 	return out
+}
+
+// queue makes e a waiter of l at pos (l.insertPos(e.prio)), with its wait deadline.
+func (c *Core) queue(l *lockState, pos int, e entry) {
+	e.deadline = 0
+	if c.cfg.WaitLease > 0 {
+		e.deadline = c.now + int64(c.cfg.WaitLease)
+		if l.widx < 0 {
+			l.wdue = e.deadline
+			c.wh.push(l)
+		} else if e.deadline < l.wdue { // only if the caller's clock went back
+			l.wdue = e.deadline
+			c.wh.fix(l)
+		}
+	}
+	c.insertWaiter(l, pos, e)
 }
 
 func (c *Core) newEntry(r *Request) entry {
@@ -759,10 +808,7 @@ func appendGrant(out []Effect, lock uint32, e *entry) []Effect {
 
 // advance grants the head waiters of l while they are compatible with the holders.
 func (c *Core) advance(now int64, l *lockState, out []Effect) []Effect {
-	if c.paused {
-		return out
-	}
-	for l.whead < len(l.waiters) && c.compatible(l, l.waiters[l.whead].mode) {
+	for !c.paused && l.whead < len(l.waiters) && c.compatible(l, l.waiters[l.whead].mode) {
 		e := l.waiters[l.whead]
 		l.whead++
 		c.stats.Waiters--
@@ -770,6 +816,9 @@ func (c *Core) advance(now int64, l *lockState, out []Effect) []Effect {
 	}
 	if l.whead == len(l.waiters) {
 		l.waiters, l.whead, l.seq = l.waiters[:0], 0, 0
+		if l.widx >= 0 {
+			c.wh.remove(l)
+		}
 	} else if l.whead > 32 && l.whead > len(l.waiters)/2 {
 		n := copy(l.waiters, l.waiters[l.whead:])
 		l.waiters, l.whead = l.waiters[:n], 0
@@ -1066,6 +1115,9 @@ func (c *Core) dropQueued(l *lockState, s wire.Status, out []Effect) []Effect {
 	}
 	c.stats.Waiters -= len(l.waiters) - l.whead
 	l.clearWaiters()
+	if l.widx >= 0 {
+		c.wh.remove(l)
+	}
 	if c.cfg.TestingKnobs.mutant == mutantDrainKeepsBuffered && s == wire.StatusShutdown {
 		return out
 	}
@@ -1106,6 +1158,9 @@ func (c *Core) NextDeadline() int64 {
 	if c.idleHead != nil {
 		d = min(d, c.idleHead.idleSince+int64(c.cfg.IdleRetention))
 	}
+	if len(c.wh) > 0 {
+		d = min(d, c.wh[0].wdue)
+	}
 	return d
 }
 
@@ -1116,6 +1171,9 @@ func (c *Core) NextDeadline() int64 {
 func (c *Core) Expire(now int64, out []Effect) []Effect {
 	c.now = now
 	c.freeIdle(now)
+	for len(c.wh) > 0 && c.wh[0].wdue <= now && c.cfg.TestingKnobs.mutant != mutantNoWaitExpiry {
+		out = c.expireWaiters(now, c.wh[0], out)
+	}
 	if c.paused && now >= c.cfg.GrantAfter {
 		out = c.unpause(now, out)
 	}
@@ -1144,6 +1202,42 @@ func (c *Core) Expire(now int64, out []Effect) []Effect {
 	if len(c.pending) > 0 {
 		c.flushEnded()
 	}
+	return out
+}
+
+// expireWaiters removes the waiters of l whose wait deadline passed at now: each is told
+// (wait-expired), remembered, and gives its quota back; the queue advances. l is in the wait heap
+// and due (wdue <= now); it leaves the heap if no waiter is left, else its key becomes the
+// earliest deadline left.
+func (c *Core) expireWaiters(now int64, l *lockState, out []Effect) []Effect {
+	due, k := int64(math.MaxInt64), l.whead
+	for i := l.whead; i < len(l.waiters); i++ {
+		w := l.waiters[i]
+		if w.deadline > now {
+			due = min(due, w.deadline)
+			l.waiters[k] = w
+			k++
+			continue
+		}
+		if l.idx != nil {
+			delete(l.idx, w.txn)
+		}
+		c.remember(l.id, w.txn, 0, wire.StatusWaitExpired)
+		c.stats.Waiters--
+		c.stats.WaitExpired++
+		if c.quotas {
+			c.leaveTenant(w.tenant)
+		}
+		out = c.rejectEntry(l.id, &w, wire.StatusWaitExpired, out)
+	}
+	clear(l.waiters[k:])
+	l.waiters = l.waiters[:k]
+	if k > l.whead {
+		l.wdue = due
+		c.wh.fix(l)
+	}
+	out = c.advance(now, l, out) // takes l out of the heap if no waiter is left
+	c.maybeFree(l)
 	return out
 }
 

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"flag"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"net/netip"
 	"slices"
@@ -51,6 +52,9 @@ type mreq struct {
 	entry
 	seq     int
 	granted bool
+	// waitUntil is a waiter's wait deadline: its arrival or latest retransmission plus the wait
+	// lease (MaxInt64 without wait leases).
+	waitUntil int64
 }
 
 type mlock struct {
@@ -268,8 +272,10 @@ func (m *model) step1(now int64, r *Request) []Effect {
 			return out
 		}
 		if i := m.find(l, r.Txn); i >= 0 {
-			if l.reqs[i].granted {
-				m.send(&out, m.grantFX(r.Lock, l.reqs[i]))
+			if q := l.reqs[i]; q.granted {
+				m.send(&out, m.grantFX(r.Lock, q))
+			} else if m.cfg.WaitLease > 0 {
+				q.waitUntil = now + int64(m.cfg.WaitLease)
 			}
 			return out
 		}
@@ -294,6 +300,10 @@ func (m *model) step1(now int64, r *Request) []Effect {
 		nr := &mreq{seq: mseq, entry: entry{txn: r.Txn, ts: r.Timestamp, to: to, tenant: r.Tenant,
 			prio: r.Priority, mode: r.Mode, fwd: fwd}}
 		nr.lease = m.lease(r.LeaseMicros)
+		nr.waitUntil = math.MaxInt64
+		if m.cfg.WaitLease > 0 {
+			nr.waitUntil = now + int64(m.cfg.WaitLease)
+		}
 		l.reqs = append(l.reqs, nr)
 		m.settle(now, r.Lock, l, &out)
 		if !nr.granted {
@@ -510,9 +520,24 @@ func (m *model) expire(now int64) []Effect {
 			delete(m.locks, id)
 		}
 	}
+	// Waiters whose wait lease ran out leave first (before the grace period ends or leases run
+	// out: they are not granted).
+	changed := map[uint32]bool{}
+	for id, l := range m.locks {
+		l.reqs = slices.DeleteFunc(l.reqs, func(q *mreq) bool {
+			if q.granted || q.waitUntil > now {
+				return false
+			}
+			m.end(now, id, q.txn, 0, wire.StatusWaitExpired)
+			m.send(&out, m.rejectFX(id, q, wire.StatusWaitExpired))
+			m.leave(q.tenant)
+			changed[id] = true
+			return true
+		})
+	}
 	m.unpause(now, &out)
 	for id, l := range m.locks {
-		changed := false
+		changed := changed[id]
 		for i := 0; i < len(l.reqs); {
 			q := l.reqs[i]
 			if q.granted && q.deadline <= now {
@@ -564,10 +589,12 @@ func TestCoreAgainstModel(t *testing.T) {
 // TestModelCatchesMutants is the negative control of TestCoreAgainstModel: deliberately broken
 // cores (q2 not charged to quotas, an admin reset that keeps the holders, a Drain that keeps
 // q2, each of the bounds MaxLocks, MaxRequests and MaxHolders not enforced, a replay memory
-// consulted only for acquires flagged retry) must each be caught.
+// consulted only for acquires flagged retry, waiters that never wait-expire or whose
+// retransmissions do not renew their wait lease) must each be caught.
 func TestModelCatchesMutants(t *testing.T) {
 	for _, mu := range []mutation{mutantQ2Uncharged, mutantResetKeepsHolders, mutantDrainKeepsBuffered,
-		mutantLocksUnbounded, mutantRequestsUnbounded, mutantHoldersUnbounded, mutantReplayRetryOnly} {
+		mutantLocksUnbounded, mutantRequestsUnbounded, mutantHoldersUnbounded, mutantReplayRetryOnly,
+		mutantNoWaitExpiry, mutantWaitNotRefreshed} {
 		seed := *seedFlag
 		if seed == 0 {
 			seed = uint64(time.Now().UnixNano())
@@ -608,6 +635,12 @@ func runAgainstModel(seed uint64, runs, steps int, mu mutation) error {
 			cfg.MaxBuffered = 1 + rng.IntN(3)
 		}
 		cfg.IdleRetention = time.Duration(1+rng.IntN(60)) * time.Millisecond
+		switch rng.IntN(3) {
+		case 0:
+			cfg.WaitLease = -1
+		case 1:
+			cfg.WaitLease = time.Duration(5+rng.IntN(80)) * time.Millisecond
+		}
 		switch rng.IntN(4) {
 		case 0:
 			cfg.ReplayWindow = -1 // nothing remembered

@@ -147,8 +147,8 @@ func (c *Core) adopt(now int64, lock uint32, out []Effect) []Effect {
 			}
 			continue
 		}
-		e.token, e.deadline = 0, 0
-		c.insertWaiter(l, l.insertPos(e.prio), e)
+		e.token = 0
+		c.queue(l, l.insertPos(e.prio), e)
 		c.stats.Waiters++
 		c.stats.Queued++
 		c.stats.Adopted++

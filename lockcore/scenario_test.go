@@ -8,7 +8,7 @@ package lockcore
 //
 //	config [lease=DUR] [maxlease=DUR] [prio=N] [maxwaiters=N] [maxbuffered=N] [idle=DUR] [grant-after=DUR]
 //	       [quota=TENANT:OUTSTANDING:RATE ...] [default-quota=OUTSTANDING:RATE]
-//	       [maxlocks=N] [maxrequests=N] [maxholders=N] [replay=DUR|off] [replaycap=N]
+//	       [maxlocks=N] [maxrequests=N] [maxholders=N] [replay=DUR|off] [replaycap=N] [wait=DUR|off]
 //	    Starts a fresh Core at time 0 with TokenBase 0 (the first token is 1). Files start with it;
 //	    without it a default Core is used.
 //	acquire c=N lock=L txn=T mode=S|X [prio=P] [tenant=N] [lease=DUR] [try] [retry] [fwd]
@@ -238,7 +238,7 @@ func boundStats(st Stats) string {
 	for _, f := range []struct {
 		name string
 		v    uint64
-	}{{"replays", st.Replays}, {"replay-forgotten", st.ReplayForgotten}, {"remembered", uint64(st.Remembered)},
+	}{{"wait-expired", st.WaitExpired}, {"replays", st.Replays}, {"replay-forgotten", st.ReplayForgotten}, {"remembered", uint64(st.Remembered)},
 		{"at-max-locks", st.AtMaxLocks}, {"at-max-requests", st.AtMaxRequests}, {"at-max-waiters", st.AtMaxWaiters},
 		{"at-max-buffered", st.AtMaxBuffered}, {"at-max-holders", st.AtMaxHolders}, {"idle-evicted", st.IdleEvicted}} {
 		if f.v != 0 {
@@ -306,6 +306,11 @@ func (s *scenario) config(a args) error {
 			return err
 		}
 		*b.v = int(n)
+	}
+	if a["wait"] == "off" {
+		cfg.WaitLease = -1
+	} else if cfg.WaitLease, err = a.dur("wait"); err != nil {
+		return err
 	}
 	if a["replay"] == "off" {
 		cfg.ReplayWindow = -1
