@@ -25,12 +25,13 @@ const (
 	DefaultReplayCapacity = 1 << 18
 )
 
-// Quota bounds what one tenant may ask of a Core. Zero fields mean unlimited.
+// Quota bounds what one tenant may ask of a Core, or of the Cores sharing a TenantLimiter. Zero
+// fields mean unlimited.
 type Quota struct {
-	// MaxOutstanding bounds the tenant's requests that hold or wait for a lock.
+	// MaxOutstanding bounds the tenant's requests that hold, wait for a lock or are buffered in q2.
 	MaxOutstanding int
-	// MaxRate bounds the tenant's acquires per second (a window reset every second, as NetLock's
-	// control plane resets its per-tenant counters every second).
+	// MaxRate bounds the tenant's acquires and buffered overflows per second (a one-second window,
+	// as NetLock's control plane resets its per-tenant counters every second; quotaState).
 	MaxRate int
 }
 
@@ -91,8 +92,13 @@ type Config struct {
 	ReplayCapacity int
 	// DefaultQuota applies to tenants without an entry in Quotas.
 	DefaultQuota Quota
-	// Quotas holds per-tenant quotas.
+	// Quotas holds per-tenant quotas, enforced by a limiter of the Core's own.
 	Quotas map[uint16]Quota
+	// Limiter, if set, enforces the tenants' quotas instead (DefaultQuota and Quotas must then be
+	// empty: the limiter has them). The lock server passes one NewSharedLimiter to all its shards,
+	// so that a quota bounds a tenant at the server, not at each shard. Nothing authenticates the
+	// tenant id a request carries (docs/protocol.md, Quotas).
+	Limiter TenantLimiter
 	// TokenBase is the fencing-token counter's start; the first grant gets TokenBase+1. The lock
 	// server sets it to its token epoch shifted into the high bits (lockserver: tokens are
 	// epoch-major, the epoch persisted and bumped on every start), so that tokens grow across
@@ -185,15 +191,11 @@ func (c *Config) validate() error {
 	case c.ReplayCapacity < 0:
 		return errors.New("replay capacity must not be negative")
 	}
-	for t, q := range c.Quotas {
-		if q.MaxOutstanding < 0 || q.MaxRate < 0 {
-			return fmt.Errorf("quota of tenant %d: negative bound", t)
-		}
+	if c.Limiter != nil && (len(c.Quotas) > 0 || c.DefaultQuota != (Quota{})) {
+		return errors.New("quotas and a limiter: the limiter has the quotas")
 	}
-	if c.DefaultQuota.MaxOutstanding < 0 || c.DefaultQuota.MaxRate < 0 {
-		return errors.New("default quota: negative bound")
-	}
-	return nil
+	_, err := newQuotas(c.DefaultQuota, c.Quotas)
+	return err
 }
 
 // Request is one decoded packet handed to a Core.
@@ -352,13 +354,6 @@ func (c *Core) compatible(l *lockState, m wire.Mode) bool {
 // requests is the number of requests the Core keeps (held, waiting, buffered).
 func (c *Core) requests() int { return c.stats.Holders + c.stats.Waiters + c.stats.Buffered }
 
-type tenantState struct {
-	q           Quota
-	outstanding int
-	window      int64
-	count       int
-}
-
 // Core is the lock state machine. See the package documentation for its rules.
 type Core struct {
 	cfg       Config
@@ -367,8 +362,8 @@ type Core struct {
 	dl        dlHeap       // locks with holders, by earliest deadline
 	wh        waitHeap     // locks with waiters (wait leases on), by earliest wait deadline
 	token     uint64
-	quotas    bool
-	tenants   map[uint16]*tenantState
+	quotas    bool          // lim != nil
+	lim       TenantLimiter // nil without quotas
 	paused    bool
 	stats     Stats
 	priorityN uint8
@@ -400,6 +395,7 @@ const (
 	mutantReplayRetryOnly                        // only acquires flagged retry are checked for replay
 	mutantNoWaitExpiry                           // Expire leaves waiters whose wait lease ran out
 	mutantWaitNotRefreshed                       // a retransmission does not renew its waiter's wait lease
+	mutantLimiterPerCore                         // a Core given a SharedLimiter keeps quotas of its own
 )
 
 // maxFree bounds the recycled lock states kept for reuse: memory returns to the Go heap after a
@@ -419,12 +415,20 @@ func New(cfg Config) (*Core, error) {
 		cfg:       cfg,
 		locks:     newTable(newHashKey(cfg.HashSeed)),
 		token:     cfg.TokenBase,
-		tenants:   make(map[uint16]*tenantState),
 		paused:    cfg.GrantAfter > 0,
 		priorityN: uint8(cfg.Priorities),
 		replay:    newReplayMem(int64(cfg.ReplayWindow), cfg.ReplayCapacity, cfg.HashSeed),
 	}
-	c.quotas = len(cfg.Quotas) > 0 || cfg.DefaultQuota != (Quota{})
+	switch {
+	case cfg.Limiter != nil:
+		c.lim = cfg.Limiter
+		if s, ok := cfg.Limiter.(*SharedLimiter); ok && cfg.TestingKnobs.mutant == mutantLimiterPerCore {
+			c.lim, _ = NewTenantLimiter(s.def, s.per)
+		}
+	case len(cfg.Quotas) > 0 || cfg.DefaultQuota != (Quota{}):
+		c.lim, _ = NewTenantLimiter(cfg.DefaultQuota, cfg.Quotas) // validated
+	}
+	c.quotas = c.lim != nil
 	return c, nil
 }
 
@@ -623,41 +627,13 @@ func (c *Core) leaseMicros(req uint32) uint32 {
 	return uint32(d / time.Microsecond)
 }
 
-func (c *Core) tenant(id uint16) *tenantState {
-	t := c.tenants[id]
-	if t == nil {
-		q, ok := c.cfg.Quotas[id]
-		if !ok {
-			q = c.cfg.DefaultQuota
-		}
-		t = &tenantState{q: q}
-		c.tenants[id] = t
-	}
-	return t
-}
+// admitTenant checks and charges the tenant's quota for a new request (c.quotas is set).
+func (c *Core) admitTenant(now int64, id uint16) bool { return c.lim.Admit(now, id) }
 
-// admitTenant checks and charges the tenant's quota for a new request.
-func (c *Core) admitTenant(now int64, id uint16) bool {
-	t := c.tenant(id)
-	if t.q.MaxOutstanding > 0 && t.outstanding >= t.q.MaxOutstanding {
-		return false
-	}
-	if t.q.MaxRate > 0 {
-		if now-t.window >= int64(time.Second) || now < t.window {
-			t.window, t.count = now, 0
-		}
-		if t.count >= t.q.MaxRate {
-			return false
-		}
-		t.count++
-	}
-	t.outstanding++
-	return true
-}
-
+// leaveTenant gives back a request charged by admitTenant.
 func (c *Core) leaveTenant(id uint16) {
 	if c.quotas {
-		c.tenants[id].outstanding--
+		c.lim.Leave(id)
 	}
 }
 

@@ -127,14 +127,15 @@ func (m *model) tenant(id uint16) *mtenant {
 // admit applies the quota rules of docs/protocol.md to a new request of tenant id at now: at most
 // MaxOutstanding requests held, waiting or buffered; at most MaxRate admitted acquires in a
 // window that restarts at the first acquire one second or more after the window's start (or
-// after a clock that went back). Zero bounds are unlimited. An admitted request is charged.
+// more than a second before it: a clock that went back). Zero bounds are unlimited. An admitted
+// request is charged. Models of shards that share a limiter share their tenants.
 func (m *model) admit(now int64, id uint16) bool {
 	q, t := m.quota(id), m.tenant(id)
 	if q.MaxOutstanding != 0 && t.outstanding >= q.MaxOutstanding {
 		return false
 	}
 	if q.MaxRate != 0 {
-		if now < t.winStart || now-t.winStart >= int64(time.Second) {
+		if now-t.winStart >= int64(time.Second) || t.winStart-now >= int64(time.Second) {
 			t.winStart, t.inWindow = now, 0
 		}
 		if t.inWindow == q.MaxRate {
@@ -590,11 +591,12 @@ func TestCoreAgainstModel(t *testing.T) {
 // cores (q2 not charged to quotas, an admin reset that keeps the holders, a Drain that keeps
 // q2, each of the bounds MaxLocks, MaxRequests and MaxHolders not enforced, a replay memory
 // consulted only for acquires flagged retry, waiters that never wait-expire or whose
-// retransmissions do not renew their wait lease) must each be caught.
+// retransmissions do not renew their wait lease, Cores given one shared limiter that keep
+// quotas of their own) must each be caught.
 func TestModelCatchesMutants(t *testing.T) {
 	for _, mu := range []mutation{mutantQ2Uncharged, mutantResetKeepsHolders, mutantDrainKeepsBuffered,
 		mutantLocksUnbounded, mutantRequestsUnbounded, mutantHoldersUnbounded, mutantReplayRetryOnly,
-		mutantNoWaitExpiry, mutantWaitNotRefreshed} {
+		mutantNoWaitExpiry, mutantWaitNotRefreshed, mutantLimiterPerCore} {
 		seed := *seedFlag
 		if seed == 0 {
 			seed = uint64(time.Now().UnixNano())
@@ -655,58 +657,109 @@ func runAgainstModel(seed uint64, runs, steps int, mu mutation) error {
 		}
 		cfg.TestingKnobs.mutant = mu
 		cfg.TestingKnobs.indexMin = []int{0, 1, 2, 3}[rng.IntN(4)] // members.go's index, at 2 members and up
-		core, err := New(cfg)
+		shards, err := newShards(rng, cfg)
 		if err != nil {
 			return err
 		}
-		m := newModel(cfg)
 		var now int64
-		tokens := map[uint32]uint64{} // last token granted per lock, as seen in effects
 		for step := 0; step < steps; step++ {
-			var got, want []Effect
-			var what string
-			switch k := rng.IntN(100); {
-			case k < 12:
-				now += int64(time.Duration(rng.IntN(30)) * time.Millisecond)
-				what = fmt.Sprintf("advance to %v", time.Duration(now))
-				got, want = core.Expire(now, nil), m.expire(now)
-			case k < 13:
-				what = "drain"
-				got, want = core.Drain(nil), m.drain(now)
-			default:
-				r := randomRequest(rng, m, now)
-				what = fmt.Sprintf("%s from %s", r.Fields.String(), r.From)
-				got, want = core.Step(now, r, nil), m.step(now, r)
-			}
-			if g, w := canon(got), canon(want); !slices.Equal(g, w) {
-				return fmt.Errorf("seed %d run %d step %d (%s):\ncore:  %q\nmodel: %q", seed, run, step, what, g, w)
-			}
-			for _, e := range got {
-				if e.Msg.Op != wire.OpGrant {
+			k, sh := rng.IntN(100), shards[rng.IntN(len(shards))]
+			for i, s := range shards {
+				var got, want []Effect
+				var what string
+				switch {
+				case k < 12:
+					if i == 0 {
+						now += int64(time.Duration(rng.IntN(30)) * time.Millisecond)
+					}
+					what = fmt.Sprintf("advance to %v", time.Duration(now))
+					got, want = s.core.Expire(now, nil), s.m.expire(now)
+				case k < 13:
+					what = "drain"
+					got, want = s.core.Drain(nil), s.m.drain(now)
+				case s != sh:
 					continue
+				default:
+					r := randomRequest(rng, s.m, now)
+					what = fmt.Sprintf("%s from %s", r.Fields.String(), r.From)
+					got, want = s.core.Step(now, r, nil), s.m.step(now, r)
 				}
-				// The model adopts the core's token values (their order across locks within one
-				// Expire is not part of the contract); their growth is checked here.
-				if l := m.locks[e.Msg.Lock]; l != nil {
-					if i := m.find(l, e.Msg.Txn); i >= 0 {
-						l.reqs[i].token = e.Msg.Token
-					}
+				if len(shards) > 1 {
+					what = fmt.Sprintf("shard %d of %d: %s", i, len(shards), what)
 				}
-				if e.Msg.Token <= tokens[e.Msg.Lock] && !(e.Msg.Token == tokens[e.Msg.Lock] && e.Msg.Token != 0) {
-					// A re-sent grant repeats its token; a new one must exceed every earlier one.
-					if !isHolderToken(core, e.Msg.Lock, e.Msg.Txn, e.Msg.Token) {
-						return fmt.Errorf("seed %d run %d step %d: token %d of lock %d not above %d",
-							seed, run, step, e.Msg.Token, e.Msg.Lock, tokens[e.Msg.Lock])
-					}
+				if err := s.check(got, want); err != nil {
+					return fmt.Errorf("seed %d run %d step %d (%s): %w", seed, run, step, what, err)
 				}
-				tokens[e.Msg.Lock] = max(tokens[e.Msg.Lock], e.Msg.Token)
-			}
-			if err := checkInvariants(core, m); err != nil {
-				return fmt.Errorf("seed %d run %d step %d (%s): %w", seed, run, step, what, err)
 			}
 		}
 	}
 	return nil
+}
+
+// shard is a Core and its model, checked against each other.
+type shard struct {
+	core   *Core
+	m      *model
+	tokens map[uint32]uint64 // the last token granted per lock, as seen in effects
+}
+
+// newShards returns one shard of cfg, or, in some runs with quotas, two whose Cores share one
+// SharedLimiter and whose models share their tenants' quota state.
+func newShards(rng *rand.Rand, cfg Config) ([]*shard, error) {
+	n := 1
+	if (len(cfg.Quotas) > 0 || cfg.DefaultQuota != (Quota{})) && rng.IntN(2) == 0 {
+		n = 2
+	}
+	ccfg := cfg
+	if n > 1 {
+		lim, err := NewSharedLimiter(cfg.DefaultQuota, cfg.Quotas)
+		if err != nil {
+			return nil, err
+		}
+		ccfg.Quotas, ccfg.DefaultQuota, ccfg.Limiter = nil, Quota{}, lim
+	}
+	var shards []*shard
+	for i := 0; i < n; i++ {
+		c, err := New(ccfg)
+		if err != nil {
+			return nil, err
+		}
+		s := &shard{core: c, m: newModel(cfg), tokens: map[uint32]uint64{}}
+		if i > 0 {
+			s.m.tenants = shards[0].m.tenants
+		}
+		shards = append(shards, s)
+	}
+	return shards, nil
+}
+
+// check compares the effects of one step of s's Core (got) with its model's (want) and the
+// states after it, and checks the growth of tokens.
+func (s *shard) check(got, want []Effect) error {
+	if g, w := canon(got), canon(want); !slices.Equal(g, w) {
+		return fmt.Errorf("\ncore:  %q\nmodel: %q", g, w)
+	}
+	for _, e := range got {
+		if e.Msg.Op != wire.OpGrant {
+			continue
+		}
+		// The model adopts the core's token values (their order across locks within one
+		// Expire is not part of the contract); their growth is checked here.
+		if l := s.m.locks[e.Msg.Lock]; l != nil {
+			if i := s.m.find(l, e.Msg.Txn); i >= 0 {
+				l.reqs[i].token = e.Msg.Token
+			}
+		}
+		last := s.tokens[e.Msg.Lock]
+		if e.Msg.Token <= last && !(e.Msg.Token == last && e.Msg.Token != 0) {
+			// A re-sent grant repeats its token; a new one must exceed every earlier one.
+			if !isHolderToken(s.core, e.Msg.Lock, e.Msg.Txn, e.Msg.Token) {
+				return fmt.Errorf("token %d of lock %d not above %d", e.Msg.Token, e.Msg.Lock, last)
+			}
+		}
+		s.tokens[e.Msg.Lock] = max(last, e.Msg.Token)
+	}
+	return checkInvariants(s.core, s.m)
 }
 
 func isHolderToken(c *Core, lock uint32, txn, token uint64) bool {

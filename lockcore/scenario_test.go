@@ -9,8 +9,11 @@ package lockcore
 //	config [lease=DUR] [maxlease=DUR] [prio=N] [maxwaiters=N] [maxbuffered=N] [idle=DUR] [grant-after=DUR]
 //	       [quota=TENANT:OUTSTANDING:RATE ...] [default-quota=OUTSTANDING:RATE]
 //	       [maxlocks=N] [maxrequests=N] [maxholders=N] [replay=DUR|off] [replaycap=N] [wait=DUR|off]
+//	       [cores=N]
 //	    Starts a fresh Core at time 0 with TokenBase 0 (the first token is 1). Files start with it;
-//	    without it a default Core is used.
+//	    without it a default Core is used. With cores=N, N Cores (the shards of one server), which
+//	    share one SharedLimiter for the quotas; every other command takes core=K (default 0) to
+//	    name the Core it applies to, and advance expires them all.
 //	acquire c=N lock=L txn=T mode=S|X [prio=P] [tenant=N] [lease=DUR] [try] [retry] [fwd]
 //	    Client cN (10.0.0.N:5000) asks for lock L. With fwd the packet comes from the switch
 //	    (sw1) carrying cN as the original client.
@@ -72,14 +75,16 @@ func addrName(a netip.AddrPort) string {
 }
 
 type scenario struct {
-	core *Core
-	now  int64
+	core  *Core   // the Core a command applies to: cores[core=K], 0 by default
+	cores []*Core // several with config cores=N
+	now   int64
 }
 
 func TestScenarios(t *testing.T) {
 	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
 		s := &scenario{}
 		s.core = mustCore(t, Config{})
+		s.cores = []*Core{s.core}
 		datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
 			out, err := s.run(d)
 			if err != nil {
@@ -134,6 +139,12 @@ func (a args) dur(k string) (time.Duration, error) {
 func (s *scenario) run(d *datadriven.TestData) (string, error) {
 	a := parseArgs(d)
 	var effects []Effect
+	k, err := a.uint("core", 0)
+	if err != nil || k >= uint64(len(s.cores)) {
+		return "", fmt.Errorf("core=%q: want 0..%d", a["core"], len(s.cores)-1)
+	}
+	s.core = s.cores[k]
+	delete(a, "core")
 	switch d.Cmd {
 	case "config":
 		return "", s.config(a)
@@ -146,7 +157,15 @@ func (s *scenario) run(d *datadriven.TestData) (string, error) {
 			return "", err
 		}
 		s.now += int64(dur)
-		effects = s.core.Expire(s.now, nil)
+		if len(s.cores) == 1 {
+			effects = s.core.Expire(s.now, nil)
+			break
+		}
+		var b strings.Builder
+		for i, c := range s.cores {
+			fmt.Fprintf(&b, "core %d:\n%s", i, render(c.Expire(s.now, nil)))
+		}
+		return b.String(), nil
 	case "state":
 		return s.state(a)
 	case "drain":
@@ -353,11 +372,25 @@ func (s *scenario) config(a args) error {
 			return err
 		}
 	}
-	c, err := New(cfg)
+	n, err := a.uint("cores", 1)
 	if err != nil {
 		return err
 	}
-	s.core, s.now = c, 0
+	if n > 1 && cfg.Limiter == nil && (len(cfg.Quotas) > 0 || cfg.DefaultQuota != (Quota{})) {
+		if cfg.Limiter, err = NewSharedLimiter(cfg.DefaultQuota, cfg.Quotas); err != nil {
+			return err
+		}
+		cfg.Quotas, cfg.DefaultQuota = nil, Quota{}
+	}
+	s.cores, s.now = nil, 0
+	for i := uint64(0); i < max(n, 1); i++ {
+		c, err := New(cfg)
+		if err != nil {
+			return err
+		}
+		s.cores = append(s.cores, c)
+	}
+	s.core = s.cores[0]
 	return nil
 }
 
