@@ -13,16 +13,34 @@ import (
 // MaxPriorities bounds Config.Priorities (NetLock keeps one queue per pipeline stage; 16 is generous).
 const MaxPriorities = 16
 
-// Defaults of the Core's bounds (Config). See DefaultMaxLocks for the memory they allow.
+// Defaults of a Core's bounds (Config). They bound the memory of one Core, whatever its clients
+// send, to about 80 MB: BenchmarkMemory (go test ./lockcore -run '^$' -bench Memory -benchtime 1x,
+// 2026-11-28) measures 305 B per lock state (with one holder, its table slot and deadline-heap
+// slot), 139 B per further waiter or holder (with the lock's membership index) and 58 B per
+// remembered ended request, so DefaultMaxLocks states take 40 MB, DefaultMaxRequests requests at
+// most 36 MB more and a full replay memory 3.8 MB (large queues may take up to twice their share
+// while their slices grow). Without bounds, 4.4 M held locks took 1.6 GB of one server (issue 18).
+// The lock server has one Core per shard: it should divide a server-wide budget among its shards
+// rather than multiply these by their number. The locks a healthy workload has at once are far
+// fewer (NetLock's experiments: thousands of hot locks in the switch, the rest uncontended);
+// 4096 shared holders or waiters of one lock are far more than its clients' concurrency.
 const (
-	DefaultMaxLocks    = 1 << 17
-	DefaultMaxRequests = 1 << 18
+	DefaultMaxLocks    = 1 << 17 // 131072 locks with requests
+	DefaultMaxRequests = 1 << 18 // 262144 requests held, waiting or buffered
 	DefaultMaxHolders  = 4096
 	DefaultMaxWaiters  = 4096
 
-	DefaultWaitLease      = 5 * time.Second
-	DefaultReplayWindow   = time.Minute
-	DefaultReplayCapacity = 1 << 18
+	// DefaultWaitLease: see Config.WaitLease.
+	DefaultWaitLease = 5 * time.Second
+	// DefaultReplayWindow is 12 times the client library's RequestTimeout (5 s), the longest it
+	// retransmits a release, and the default MaxLease, the longest a request holds: a copy of an
+	// acquire is recognised as long as its request could matter.
+	DefaultReplayWindow = time.Minute
+	// DefaultReplayCapacity (65536 ended requests, 3.8 MB) is as many as the switch remembers
+	// (docs/dataplane.md, NETLOCK_ENDED). It costs the uncontended acquire+release pair a lookup
+	// and an insertion in that memory; the window shrinks under more than 1092 ends a second
+	// (Stats.ReplayForgotten).
+	DefaultReplayCapacity = 1 << 16
 )
 
 // Quota bounds what one tenant may ask of a Core, or of the Cores sharing a TenantLimiter. Zero
@@ -107,10 +125,12 @@ type Config struct {
 	// GrantAfter (ns, the caller's clock) holds all grants until that time: a server that takes
 	// over a failed server's locks waits out the leases the failed server may have granted.
 	GrantAfter int64
-	// HashSeed keys the hash of the Core's lock table (table.go): with a secret random seed, lock
-	// ids chosen to collide cannot be computed, so a client cannot make its lookups, or everyone's,
-	// walk long probe runs. 0 selects a fixed, public key: deterministic, for tests and the data
-	// plane's oracle. The lock server passes a random seed per start.
+	// HashSeed keys the hashes of the Core's lock table (table.go) and replay memory (replay.go):
+	// with a secret random seed, lock ids (and txns) chosen to collide cannot be computed, so a
+	// client cannot make its lookups, or everyone's, walk long probe runs (issue 18: ids chosen
+	// against the former public hash cost 4x the CPU and stalled other clients 5.7 s). 0 selects a
+	// fixed, public key: deterministic, for tests and the data plane's oracle. The lock server
+	// should pass a random seed (crypto/rand) per start.
 	HashSeed uint64
 	// TestingKnobs holds test-only behaviour; the zero value is production behaviour.
 	TestingKnobs TestingKnobs
@@ -376,6 +396,8 @@ type Core struct {
 	modes map[uint32]bool
 	// scanned counts the entries compared by linear membership scans (members.go), for tests.
 	scanned uint64
+	// indexMin is the number of members above which a lock gets an index (members.go).
+	indexMin int
 	// replay remembers the requests that ended (replay.go); pending holds those that ended
 	// in the current call.
 	replay  replayMem
@@ -418,6 +440,13 @@ func New(cfg Config) (*Core, error) {
 		paused:    cfg.GrantAfter > 0,
 		priorityN: uint8(cfg.Priorities),
 		replay:    newReplayMem(int64(cfg.ReplayWindow), cfg.ReplayCapacity, cfg.HashSeed),
+		indexMin:  indexMin,
+	}
+	switch k := cfg.TestingKnobs.indexMin; {
+	case k < 0:
+		c.indexMin = math.MaxInt
+	case k > 0:
+		c.indexMin = k
 	}
 	switch {
 	case cfg.Limiter != nil:
@@ -441,14 +470,6 @@ func (c *Core) Stats() Stats {
 
 // Step applies one request at time now (ns) and appends the packets to send to out.
 func (c *Core) Step(now int64, r *Request, out []Effect) []Effect {
-	out = c.step(now, r, out)
-	if len(c.pending) > 0 {
-		c.flushEnded()
-	}
-	return out
-}
-
-func (c *Core) step(now int64, r *Request, out []Effect) []Effect {
 	if int(r.Op) < len(c.stats.Requests) {
 		c.stats.Requests[r.Op]++
 	}
@@ -641,6 +662,9 @@ func (c *Core) acquire(now int64, r *Request, out []Effect) []Effect {
 	if r.Txn == 0 || r.Priority >= c.priorityN {
 		return c.reject(r, wire.StatusBadRequest, out)
 	}
+	// The head of the replay memory's chain for (lock, txn), read now: its likely cache miss
+	// overlaps with the lock lookup and the duplicate checks.
+	chain := c.replay.chain(r.Lock, r.Txn)
 	l := c.lockFor(r.Lock)
 	if l == nil {
 		return c.reject(r, wire.StatusOverloaded, out)
@@ -658,7 +682,7 @@ func (c *Core) acquire(now int64, r *Request, out []Effect) []Effect {
 		}
 		return out
 	}
-	if e := c.endedOf(r, now); e != nil &&
+	if e := c.replay.findFrom(chain, r.Lock, r.Txn, now); e != nil &&
 		(r.Flags&wire.FlagRetry != 0 || c.cfg.TestingKnobs.mutant != mutantReplayRetryOnly) {
 		// A copy of a request that ended (a late retransmission, or a replay: replay.go): not
 		// accepted again. Ignored if it was released or withdrawn; else its client may have
@@ -753,7 +777,10 @@ func (c *Core) grant(now int64, l *lockState, e *entry, out []Effect) []Effect {
 	e.token = c.token
 	e.deadline = now + int64(e.lease)*int64(time.Microsecond)
 	l.holdMode = e.mode
-	c.addHolder(l, e)
+	l.holders = append(l.holders, *e)
+	if l.idx != nil || l.members() > c.indexMin {
+		c.indexHolder(l, e.txn)
+	}
 	switch {
 	case l.hidx < 0:
 		l.due = e.deadline
@@ -878,7 +905,9 @@ func (c *Core) releaseEnded(now int64, r *Request, out []Effect) []Effect {
 // ended finishes a release or withdrawal that removed r's request from l: it remembers the
 // request, frees the tenant's quota, acknowledges, and grants onward.
 func (c *Core) ended(now int64, l *lockState, r *Request, tenant uint16, out []Effect) []Effect {
-	c.remember(l.id, r.Txn, r.Token, wire.StatusOK)
+	if c.cfg.ReplayWindow > 0 {
+		c.rememberNow(l.id, r.Txn, r.Token, now, wire.StatusOK)
+	}
 	if c.quotas {
 		c.leaveTenant(tenant)
 	}
@@ -1061,7 +1090,9 @@ func (c *Core) resetLock(id uint32, s wire.Status, out []Effect) []Effect {
 		return out
 	}
 	if c.cfg.TestingKnobs.mutant == mutantResetKeepsHolders {
-		return c.dropQueued(l, s, out)
+		out = c.dropQueued(l, s, out)
+		c.flushEnded()
+		return out
 	}
 	for i := range l.holders {
 		h := &l.holders[i]
@@ -1077,6 +1108,9 @@ func (c *Core) resetLock(id uint32, s wire.Status, out []Effect) []Effect {
 	}
 	out = c.dropQueued(l, s, out)
 	c.maybeFree(l)
+	if len(c.pending) > 0 {
+		c.flushEnded()
+	}
 	return out
 }
 

@@ -30,15 +30,14 @@ type member struct {
 	seq    uint32
 }
 
-// scan returns the index of txn in es, or -1, and counts the entries it compared.
+// scan returns the index of txn in es, or -1, and counts the entries it may compare.
 func (c *Core) scan(es []entry, txn uint64) int {
+	c.scanned += uint64(len(es))
 	for i := range es {
 		if es[i].txn == txn {
-			c.scanned += uint64(i + 1)
 			return i
 		}
 	}
-	c.scanned += uint64(len(es))
 	return -1
 }
 
@@ -55,6 +54,13 @@ func (c *Core) holderAt(l *lockState, txn uint64) int {
 
 // waiterAt returns the index of txn among l's live waiters (l.whead <= i < len(l.waiters)), or -1.
 func (c *Core) waiterAt(l *lockState, txn uint64) int {
+	if l.whead == len(l.waiters) {
+		return -1
+	}
+	return c.findWaiter(l, txn)
+}
+
+func (c *Core) findWaiter(l *lockState, txn uint64) int {
 	if l.idx == nil {
 		if i := c.scan(l.waiters[l.whead:], txn); i >= 0 {
 			return l.whead + i
@@ -83,14 +89,9 @@ func (c *Core) waiterAt(l *lockState, txn uint64) int {
 // members is the number of holders and live waiters of l.
 func (l *lockState) members() int { return len(l.holders) + len(l.waiters) - l.whead }
 
-// maybeIndex builds l's index once l has more than indexMin members (TestingKnobs.indexMin
-// overrides the bound).
+// maybeIndex builds l's index once l has more than c.indexMin members.
 func (c *Core) maybeIndex(l *lockState) {
-	min := indexMin
-	if k := c.cfg.TestingKnobs.indexMin; k != 0 {
-		min = k
-	}
-	if l.idx != nil || min < 0 || l.members() <= min {
+	if l.idx != nil || l.members() <= c.indexMin {
 		return
 	}
 	l.idx = make(map[uint64]member, 2*l.members())
@@ -103,15 +104,15 @@ func (c *Core) maybeIndex(l *lockState) {
 	}
 }
 
-// addHolder makes e a holder of l (a waiter that was granted has left the waiters already: its
-// index entry is overwritten).
-func (c *Core) addHolder(l *lockState, e *entry) {
-	l.holders = append(l.holders, *e)
-	if l.idx != nil {
-		l.idx[e.txn] = member{holder: int32(len(l.holders) - 1)}
-	} else {
+// indexHolder indexes the holder just appended to l's holders (grant calls it when l has an
+// index or needs one; a waiter that was granted has left the waiters already: its index entry is
+// overwritten).
+func (c *Core) indexHolder(l *lockState, txn uint64) {
+	if l.idx == nil {
 		c.maybeIndex(l)
+		return
 	}
+	l.idx[txn] = member{holder: int32(len(l.holders) - 1)}
 }
 
 // dropHolder removes holder i of l (the last holder takes its place).

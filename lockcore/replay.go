@@ -76,11 +76,22 @@ func (r *replayMem) len() int { return int(r.head - r.tail) }
 
 // find returns the latest remembered end of (lock, txn) within the window at now, or nil.
 func (r *replayMem) find(lock uint32, txn uint64, now int64) *ended {
+	return r.findFrom(r.chain(lock, txn), lock, txn, now)
+}
+
+// chain returns the head of the hash chain of (lock, txn): loaded early (acquire does), the
+// memory access overlaps with other work.
+func (r *replayMem) chain(lock uint32, txn uint64) uint64 {
 	if len(r.buckets) == 0 {
-		return nil
+		return 0
 	}
+	return r.buckets[r.hash(lock, txn)]
+}
+
+// findFrom is find from the chain head s, read before the memory last changed or after.
+func (r *replayMem) findFrom(s uint64, lock uint32, txn uint64, now int64) *ended {
 	mask := uint64(len(r.ring) - 1)
-	for s := r.buckets[r.hash(lock, txn)]; s > r.tail; {
+	for s > r.tail {
 		e := &r.ring[(s-1)&mask]
 		if e.lock == lock && e.txn == txn {
 			if now-e.at < r.window {
@@ -93,27 +104,36 @@ func (r *replayMem) find(lock uint32, txn uint64, now int64) *ended {
 	return nil
 }
 
-// add remembers an ended request; it reports whether a request still within its window was
-// forgotten to make room.
-func (r *replayMem) add(e ended) (forgot bool) {
-	mask := uint64(len(r.ring) - 1)
-	for r.tail < r.head && e.at-r.ring[r.tail&mask].at >= r.window {
-		r.tail++ // past its window
+// add remembers that a request of lock ended at time at with token and status s; it reports
+// whether a request still within its window was forgotten to make room.
+func (r *replayMem) add(lock uint32, txn, token uint64, at int64, s wire.Status) (forgot bool) {
+	if n := r.len(); n == len(r.ring) || n >= r.max {
+		forgot = r.makeRoom(at)
 	}
-	if r.len() >= r.max {
-		r.tail++
-		forgot = true
-	}
-	if r.len() == len(r.ring) {
-		r.grow()
-		mask = uint64(len(r.ring) - 1)
-	}
-	h := r.hash(e.lock, e.txn)
-	e.prev = r.buckets[h]
+	h := r.hash(lock, txn)
+	e := &r.ring[r.head&uint64(len(r.ring)-1)]
+	e.txn, e.token, e.at, e.lock, e.status, e.prev = txn, token, at, lock, s, r.buckets[h]
 	r.buckets[h] = r.head + 1
-	r.ring[r.head&mask] = e
 	r.head++
 	return forgot
+}
+
+// makeRoom makes room for one more entry in a full ring: it forgets the entries past their
+// window at now, then, if the ring holds max entries, the oldest (reporting that it was still
+// within its window), or else doubles the ring.
+func (r *replayMem) makeRoom(now int64) (forgot bool) {
+	mask := uint64(len(r.ring) - 1)
+	for r.tail < r.head && now-r.ring[r.tail&mask].at >= r.window {
+		r.tail++
+	}
+	switch n := r.len(); {
+	case n >= r.max:
+		r.tail++
+		return true
+	case n == len(r.ring):
+		r.grow()
+	}
+	return false
 }
 
 // grow doubles the ring (up to the power of two at or above max) and relinks the buckets.
@@ -142,22 +162,30 @@ func (c *Core) remember(lock uint32, txn, token uint64, s wire.Status) {
 	c.pending = append(c.pending, ended{txn: txn, token: token, at: c.now, lock: lock, status: s})
 }
 
-// flushEnded adds the requests that ended in this call to the replay memory.
+// flushEnded adds the requests that ended in this call to the replay memory. Every call that
+// ends requests flushes before it returns: Expire, Drain, an admin reset (a release, which ends
+// one, calls rememberNow).
 func (c *Core) flushEnded() {
 	if len(c.pending) > 1 {
 		slices.SortFunc(c.pending, func(a, b ended) int {
 			return cmp.Or(cmp.Compare(a.lock, b.lock), cmp.Compare(a.txn, b.txn))
 		})
 	}
-	for _, e := range c.pending {
-		if c.replay.add(e) {
-			c.stats.ReplayForgotten++
-		}
+	for i := range c.pending {
+		e := &c.pending[i]
+		c.rememberNow(e.lock, e.txn, e.token, e.at, e.status)
 	}
 	c.pending = c.pending[:0]
 }
 
-// ended returns the remembered end of r's (lock, txn) within the replay window, or nil.
+// rememberNow adds one ended request to the replay memory (ReplayWindow > 0).
+func (c *Core) rememberNow(lock uint32, txn, token uint64, at int64, s wire.Status) {
+	if c.replay.add(lock, txn, token, at, s) {
+		c.stats.ReplayForgotten++
+	}
+}
+
+// endedOf returns the remembered end of r's (lock, txn) within the replay window, or nil.
 func (c *Core) endedOf(r *Request, now int64) *ended {
 	if c.cfg.ReplayWindow <= 0 {
 		return nil

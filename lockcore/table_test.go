@@ -104,12 +104,12 @@ func probeLengths(t *testing.T, seed uint64, ids []uint32) (float64, int) {
 
 // collidingIDs returns n distinct lock ids whose home slots under key k agree in the top b bits
 // (so they share one home slot in every table of up to 2^b slots): hash values y whose product
-// with k.mul has the same top b bits, found by search, mapped back through fmix32's inverse.
+// with k.mul has the same top b bits, found by search, mapped back through scramble's inverse.
 func collidingIDs(k hashKey, n, b int) []uint32 {
 	var ids []uint32
 	for y := uint32(1); len(ids) < n; y++ {
 		if (uint64(y)*k.mul)>>(64-b) == 0 {
-			ids = append(ids, unfmix32(y)^k.xor)
+			ids = append(ids, unscramble(y)^k.xor)
 		}
 	}
 	return ids
@@ -134,21 +134,19 @@ func inverse32(a uint32) uint32 {
 	return x
 }
 
-// unfmix32 is the inverse of fmix32.
-func unfmix32(x uint32) uint32 {
-	x ^= x >> 16
-	x *= inverse32(0xC2B2AE35)
-	x ^= x>>13 ^ x>>26
-	x *= inverse32(0x85EBCA6B)
+// unscramble is the inverse of scramble.
+func unscramble(x uint32) uint32 {
+	x ^= x>>15 ^ x>>30
+	x *= inverse32(0x7FEB352D)
 	return x ^ x>>16
 }
 
-func TestFmix32Inverse(t *testing.T) {
+func TestScrambleInverse(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for i := 0; i < 100_000; i++ {
 		x := rng.Uint32()
-		if unfmix32(fmix32(x)) != x {
-			t.Fatalf("unfmix32(fmix32(%#x)) = %#x", x, unfmix32(fmix32(x)))
+		if unscramble(scramble(x)) != x {
+			t.Fatalf("unscramble(scramble(%#x)) = %#x", x, unscramble(scramble(x)))
 		}
 	}
 }
