@@ -3,13 +3,14 @@ package lockserver
 import (
 	"context"
 	"errors"
-	"github.com/netlock-go/netlock/internal/clock"
-	"github.com/netlock-go/netlock/internal/udpbatch"
 	"net"
 	"net/netip"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/netlock-go/netlock/internal/clock"
+	"github.com/netlock-go/netlock/internal/udpbatch"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/goleak"
@@ -47,7 +48,7 @@ func (p *peer) send(f wire.Fields) {
 }
 
 // testKey is the rack key of the tests' servers (trusted).
-const testKey RackKey = 0x6e65746c6f636b21
+const testKey wire.Key = 0x6e65746c6f636b21
 
 // trusted configures cfg with testKey and every loopback address as switch, controller and RDMA
 // node: the tests' raw peers may then send control messages with sendControl.

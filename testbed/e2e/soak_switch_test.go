@@ -14,6 +14,7 @@ import (
 	"github.com/netlock-go/netlock/bmv2/port"
 	"github.com/netlock-go/netlock/p4"
 	"github.com/netlock-go/netlock/p4/dataplane"
+
 	// The generated pipelines of p4/netlock.p4 (-soak.pipeline gen). Linked into the package's
 	// test binary, they also make engine.PipelineAuto (the zero softrack.Config.Pipeline of the rack
 	// tests here) run the generated pipeline.

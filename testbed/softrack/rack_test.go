@@ -12,6 +12,7 @@ import (
 	"github.com/netlock-go/netlock/client"
 	"github.com/netlock-go/netlock/controlplane/ctlcore"
 	"github.com/netlock-go/netlock/p4/dataplane"
+
 	// The generated pipelines of p4/netlock.p4, for the tests on engine.PipelineGenerated.
 	_ "github.com/netlock-go/netlock/p4/netlockgen"
 )

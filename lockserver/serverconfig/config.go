@@ -1,4 +1,8 @@
-package lockserver
+// Package serverconfig is the configuration of netlock server: its keys, their types,
+// defaults, flags and checks (internal/config: a file, NETLOCK_ environment variables and
+// flags), turned into a lockserver.Config. It lives apart so that package lockserver builds
+// without the configuration machinery (viper).
+package serverconfig
 
 import (
 	"fmt"
@@ -8,6 +12,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"time"
+
+	"github.com/netlock-go/netlock/lockserver"
+	"github.com/netlock-go/netlock/lockserver/srvcore"
+	"github.com/netlock-go/netlock/wire"
 
 	"github.com/netlock-go/netlock/internal/config"
 	"github.com/netlock-go/netlock/lockcore"
@@ -124,7 +132,7 @@ func ConfigSchema() *config.Schema {
 		{Name: KeyRDMA, Type: config.Bool, Default: false, Flag: "rdma", Usage: "keep locks below --rdma-locks as an ALock table on an emulated RDMA NIC"},
 		{Name: KeyRDMALocks, Type: config.Int, Default: 1024, Flag: "rdma-locks", Usage: "number of RDMA-backed locks (ids 0..N-1) with --rdma", Check: config.Range(1, 1<<20)},
 		{Name: KeyRDMAListen, Type: config.String, Default: "127.0.0.1:0", Flag: "rdma-listen", Usage: "TCP address of the emulated RDMA NIC (remote clients' verbs)", Check: nonEmpty},
-		{Name: KeyRDMAMode, Type: config.String, Default: RDMAModeALock, Flag: "rdma-mode", Usage: "RDMA table: alock (exclusive only) or rw (RMA-RW reader-writer locks)", Check: config.OneOf(RDMAModeALock, RDMAModeRW)},
+		{Name: KeyRDMAMode, Type: config.String, Default: lockserver.RDMAModeALock, Flag: "rdma-mode", Usage: "RDMA table: alock (exclusive only) or rw (RMA-RW reader-writer locks)", Check: config.OneOf(lockserver.RDMAModeALock, lockserver.RDMAModeRW)},
 		{Name: KeyRDMACounters, Type: config.Int, Default: 1, Flag: "rdma-counters", Usage: "rw mode: reader counters per lock (T_DC)", Check: config.Range(1, 64)},
 		{Name: KeyRDMATLMachine, Type: config.Int, Default: rma.DefaultTLRoot, Flag: "rdma-tl-machine", Usage: "rw mode: writer hand-overs between nodes before the readers' turn (T_L,1)", Check: config.Range(1, 65535)},
 		{Name: KeyRDMATLNode, Type: config.Int, Default: rma.DefaultTLLeaf, Flag: "rdma-tl-node", Usage: "rw mode: consecutive writers of one node (T_L,2)", Check: config.Range(1, 65535)},
@@ -150,12 +158,12 @@ func atLeastMicro(v any) error {
 	return nil
 }
 
-// ConfigFromValues builds a Config from values loaded with ConfigSchema (file, environment and
+// ConfigFromValues builds a lockserver.Config from values loaded with ConfigSchema (file, environment and
 // flags already merged) and checks what no single key can: the max lease against the default, the
 // rack key's syntax and its two sources, the peers, the quotas. Errors name the key and where its
 // value came from. No socket is bound.
-func ConfigFromValues(v *config.Values) (Config, error) {
-	var c Config
+func ConfigFromValues(v *config.Values) (lockserver.Config, error) {
+	var c lockserver.Config
 	c.Listen = v.String(KeyListen)
 	c.Shards, c.Sockets, c.Batch = v.Int(KeyShards), v.Int(KeySockets), v.Int(KeyBatch)
 	c.SweepInterval, c.TakeoverGrace = v.Duration(KeySweep), v.Duration(KeyTakeover)
@@ -164,14 +172,14 @@ func ConfigFromValues(v *config.Values) (Config, error) {
 	c.Core.MaxBuffered, c.Core.IdleRetention = v.Int(KeyMaxBuffered), v.Duration(KeyIdleRetention)
 	c.Core.DefaultQuota = lockcore.Quota{MaxOutstanding: v.Int(KeyDefaultOut), MaxRate: v.Int(KeyDefaultRate)}
 	if c.Core.MaxLease < c.Core.DefaultLease {
-		return Config{}, v.Errorf(KeyMaxLease, "%v is below %s %v", c.Core.MaxLease, KeyLease, c.Core.DefaultLease)
+		return lockserver.Config{}, v.Errorf(KeyMaxLease, "%v is below %s %v", c.Core.MaxLease, KeyLease, c.Core.DefaultLease)
 	}
 	if c.Core.MaxLease/time.Microsecond > math.MaxUint32 {
-		return Config{}, v.Errorf(KeyMaxLease, "%v does not fit the protocol's 32-bit µs lease field", c.Core.MaxLease)
+		return lockserver.Config{}, v.Errorf(KeyMaxLease, "%v does not fit the protocol's 32-bit µs lease field", c.Core.MaxLease)
 	}
 	var err error
 	if c.Core.Quotas, err = getQuotas(v); err != nil {
-		return Config{}, err
+		return lockserver.Config{}, err
 	}
 	if v.Bool(KeyRDMA) {
 		c.RDMA.Locks, c.RDMA.Listen = v.Int(KeyRDMALocks), v.String(KeyRDMAListen)
@@ -179,15 +187,15 @@ func ConfigFromValues(v *config.Values) (Config, error) {
 		c.RDMA.RW = rma.TableParams{Counters: v.Int(KeyRDMACounters), TL: [2]int{v.Int(KeyRDMATLMachine), v.Int(KeyRDMATLNode)},
 			TR: v.Int(KeyRDMATR)}
 	}
-	if c.RackKey, err = getRackKey(v); err != nil {
-		return Config{}, err
+	if c.RackKey, err = config.RackKey(v, KeyRackKey, KeyRackKeyFile); err != nil {
+		return lockserver.Config{}, err
 	}
-	c.Peers = Peers{Switches: v.Strings(KeySwitches), Controllers: v.Strings(KeyControllers),
+	c.Peers = lockserver.Peers{Switches: v.Strings(KeySwitches), Controllers: v.Strings(KeyControllers),
 		RDMANodes: v.Strings(KeyRDMANodes)}
 	for key, list := range map[string][]string{KeySwitches: c.Peers.Switches, KeyControllers: c.Peers.Controllers,
 		KeyRDMANodes: c.Peers.RDMANodes} {
-		if _, err := parsePeers(key, list); err != nil {
-			return Config{}, v.Errorf(key, "%v", err)
+		if err := srvcore.ParsePeers(key, list); err != nil {
+			return lockserver.Config{}, v.Errorf(key, "%v", err)
 		}
 	}
 	if c.StateFile = v.String(KeyStateFile); c.StateFile == "" {
@@ -195,54 +203,26 @@ func ConfigFromValues(v *config.Values) (Config, error) {
 	}
 	c.InitState, c.UnsafeSkipRestartGrace = v.Bool(KeyInitState), v.Bool(KeySkipRestartGrace)
 	c.Standby, c.ControllerLease = v.Bool(KeyStandby), v.Duration(KeyControllerLease)
-	if c.TakeoverEpoch = v.Uint(KeyTakeoverEpoch); c.TakeoverEpoch >= MaxEpoch {
-		return Config{}, v.Errorf(KeyTakeoverEpoch, "%d: must be below %d", c.TakeoverEpoch, uint64(MaxEpoch))
+	if c.TakeoverEpoch = v.Uint(KeyTakeoverEpoch); c.TakeoverEpoch >= wire.MaxEpoch {
+		return lockserver.Config{}, v.Errorf(KeyTakeoverEpoch, "%d: must be below %d", c.TakeoverEpoch, uint64(wire.MaxEpoch))
 	}
-	if err := c.validate(); err != nil {
-		return Config{}, fmt.Errorf("config: %w", err)
+	if err := c.Validate(); err != nil {
+		return lockserver.Config{}, fmt.Errorf("config: %w", err)
 	}
 	if _, err := lockcore.New(c.Core); err != nil {
-		return Config{}, fmt.Errorf("config: %w", err)
+		return lockserver.Config{}, fmt.Errorf("config: %w", err)
 	}
 	return c, nil
 }
 
 // ParseConfig reads a config file's content in format ("yaml", "toml", "json") over the
 // defaults, strictly, without environment or flags.
-func ParseConfig(data []byte, format string) (Config, error) {
+func ParseConfig(data []byte, format string) (lockserver.Config, error) {
 	v, err := ConfigSchema().LoadBytes(data, format)
 	if err != nil {
-		return Config{}, err
+		return lockserver.Config{}, err
 	}
 	return ConfigFromValues(v)
-}
-
-// getRackKey reads the rack key from KeyRackKey or the file named by KeyRackKeyFile. Errors never
-// contain the key's text.
-func getRackKey(v *config.Values) (RackKey, error) {
-	text, file := v.String(KeyRackKey), v.String(KeyRackKeyFile)
-	switch {
-	case text != "" && file != "":
-		return 0, v.Errorf(KeyRackKeyFile, "set %s or %s, not both (%s comes from %s)", KeyRackKey, KeyRackKeyFile,
-			KeyRackKey, v.Source(KeyRackKey))
-	case file != "":
-		b, err := os.ReadFile(file)
-		if err != nil {
-			return 0, v.Errorf(KeyRackKeyFile, "%v", err)
-		}
-		k, err := ParseRackKey(string(b))
-		if err != nil {
-			return 0, v.Errorf(KeyRackKeyFile, "%s: %v", file, err)
-		}
-		return k, nil
-	case text != "":
-		k, err := ParseRackKey(text)
-		if err != nil {
-			return 0, v.Errorf(KeyRackKey, "%v", err)
-		}
-		return k, nil
-	}
-	return 0, nil
 }
 
 // getQuotas reads the per-tenant quotas: a section from tenant id to {max_outstanding, max_rate}.
