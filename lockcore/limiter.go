@@ -122,7 +122,8 @@ func (l *localLimiter) Leave(tenant uint16) { l.tenants[tenant].leave() }
 // requests at the server (with per-shard limiters, a quota of 100 was 400 with four shards).
 // Its rules are quotaState's, as a Core's own limiter's. Each tenant's state has its own mutex,
 // found without locking (an array of the 65536 tenant ids: 512 KiB of pointers), so shards
-// contend only on requests of one tenant.
+// contend only on requests of one tenant. The requests of a Core that is dropped while it has
+// some stay charged: a limiter lives as long as the Cores that share it.
 type SharedLimiter struct {
 	quotas
 	tenants [1 << 16]atomic.Pointer[sharedTenant]
