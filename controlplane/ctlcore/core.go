@@ -522,7 +522,7 @@ func (c *Core) afterFresh(detected time.Time) {
 			floor = c.recoveryFloor(detected)
 		}
 		wait := detected.Add(c.cfg.Rack.MaxLease + c.cfg.LeaseMargin).Sub(c.now)
-		if c.cfg.Mutation == MutationSkipRecoveryWait {
+		if c.cfg.TestingKnobs.Mutation == MutationSkipRecoveryWait {
 			wait = 0
 		}
 		c.log.Info("switch programmed", "cookie", c.cookie, "locks_to_recover", total, "wait", wait, "token_floor", floor)

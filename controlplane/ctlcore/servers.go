@@ -230,7 +230,7 @@ func (c *Core) failover(s *serverRec, sb Standby) {
 			Update{Op: Modify, Entity: Entity{ServerNum: n, Server: &srv}})
 	}
 	lastPing := s.lastPing
-	if c.cfg.Mutation == MutationGraceFromAnswer {
+	if c.cfg.TestingKnobs.Mutation == MutationGraceFromAnswer {
 		lastPing = s.live.answered
 	}
 	start = func() {

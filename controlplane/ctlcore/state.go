@@ -335,7 +335,7 @@ func (c *Core) recoverOrphans(lks []*lockRec) {
 	}
 	floor := c.recoveryFloor(c.now)
 	wait := c.cfg.Rack.MaxLease + c.cfg.LeaseMargin
-	if c.cfg.Mutation == MutationSkipRecoveryWait {
+	if c.cfg.TestingKnobs.Mutation == MutationSkipRecoveryWait {
 		wait = 0
 	}
 	c.log.Warn("locks resident at their servers without a switch entry: recovering them after the leases",
