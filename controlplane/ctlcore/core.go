@@ -532,8 +532,8 @@ func (c *Core) afterFresh(detected time.Time) {
 			return
 		}
 		c.after(max(wait, 0), func() {
-			for n, ids := range res {
-				for _, id := range ids {
+			for _, n := range c.order {
+				for _, id := range res[n] {
 					lk := c.lock(id)
 					lk.server = n
 					lk.state = stateRecovering

@@ -89,7 +89,8 @@ type fakeProc struct {
 	num      uint16 // the server number whose address it has, or will have
 	port     int
 	standby  bool // a standby before its takeover: grants nothing
-	cut      bool // nothing reaches it, nothing comes from it
+	cut      bool // nothing of the rack reaches it, nothing comes from it
+	drop     int  // the next drop admin answers it sends are lost
 	mute     bool // drops queue-empties (the barrier's echo never comes)
 	echo     time.Duration
 	epoch    uint64
@@ -322,8 +323,11 @@ func (f *scriptRack) queueEmpty(e dataplane.LockEntry, free int) {
 
 // server side
 
+// canGrant says whether p may grant now: not a standby waiting for its takeover, not in a grace,
+// and within its controller lease. A server cut off from the rack decides so too (clients on its
+// side of the cut may still reach it: acquire direct).
 func (f *scriptRack) canGrant(p *fakeProc) bool {
-	return !p.standby && !p.cut && !f.now.Before(p.graceEnd) && (f.cfg.ServerLease == 0 || f.now.Before(p.leaseUntil))
+	return !p.standby && !f.now.Before(p.graceEnd) && (f.cfg.ServerLease == 0 || f.now.Before(p.leaseUntil))
 }
 
 func (f *scriptRack) serve(p *fakeProc, id uint32) {
@@ -394,8 +398,10 @@ func (f *scriptRack) runDue() bool {
 
 // clients
 
-func (f *scriptRack) acquire(id uint32, r fakeReq) {
-	if e, ok := f.sw.entries[id]; ok && !f.sw.down {
+// acquire is a client's acquire of lock id: through the switch, or (direct) straight to the
+// process of its server, past any cut.
+func (f *scriptRack) acquire(id uint32, r fakeReq, direct bool) {
+	if e, ok := f.sw.entries[id]; ok && !f.sw.down && !direct {
 		f.sw.hits[id]++
 		reg := f.reg(e.Index)
 		switch {
@@ -419,6 +425,9 @@ func (f *scriptRack) acquire(id uint32, r fakeReq) {
 		return
 	}
 	p := f.routed(n)
+	if direct {
+		p = f.proc(fmt.Sprintf("server %d", n))
+	}
 	if p == nil {
 		f.out("  acquire of lock %d txn %d lost: server %d unreachable", id, r.txn, n)
 		return
@@ -464,7 +473,8 @@ func (f *scriptRack) overflow(e dataplane.LockEntry, r fakeReq, why string) {
 	f.out("  lock %d txn %d overflows to %s's q2 (%s)", e.Lock, r.txn, p.name, why)
 }
 
-func (f *scriptRack) release(id uint32, txn uint64) {
+// release is a client's release of lock id (direct: straight to its server's process).
+func (f *scriptRack) release(id uint32, txn uint64, direct bool) {
 	var g *fakeGrant
 	for _, x := range f.grants[id] {
 		if x.txn == txn && !x.ended {
@@ -495,6 +505,11 @@ func (f *scriptRack) release(id uint32, txn uint64) {
 	}
 	for _, p := range f.procs {
 		if p.name == g.by {
+			if p.cut && !direct {
+				f.out("  release of lock %d txn %d lost: %s is cut off", id, txn, p.name)
+				g.ended = false
+				return
+			}
 			sl := p.lock(id)
 			p.count(id).Requests++
 			if sl.holder == g {
@@ -563,6 +578,10 @@ func (f *scriptRack) answer(e Effect) (Result, time.Duration, string) {
 			return Result{ID: e.ID, Err: ErrTimeout}, f.timeout, "timeout"
 		}
 		rep, body, desc := f.serverAdmin(p, e.Msg)
+		if p.drop > 0 {
+			p.drop--
+			return Result{ID: e.ID, Err: ErrTimeout}, f.timeout, "answer lost: " + desc
+		}
 		return Result{ID: e.ID, Server: rep, Body: body}, 0, desc
 	}
 	return Result{ID: e.EffectID(), Err: fmt.Errorf("unknown effect %T", e)}, 0, "unknown effect"

@@ -48,10 +48,11 @@ package ctlcore
 //	    without carrying it out; lost carries it out and answers ErrTimeout (a lost reply).
 //	pending [c=NAME]
 //	    Lists the effects that wait for their Result.
-//	acquire lock=L txn=T [lease=DUR] [server=N]
-//	release lock=L txn=T
+//	acquire lock=L txn=T [lease=DUR] [server=N] [direct]
+//	release lock=L txn=T [direct]
 //	    A client acquires (exclusively) or releases lock L: through the switch when the lock
-//	    has an entry there, else at its server (server= names it, once per lock).
+//	    has an entry there, else at its server (server= names it, once per lock); direct: a
+//	    client on the server's side of a cut, straight to its server's process.
 //	traffic lock=L n=N [server=N] [depth=D] [declared=C]
 //	    Counts N more requests of lock L: the switch entry's lock_hits when it has one, else its
 //	    server's statistics (AdminStats), with the deepest queue and declared contention seen.
@@ -59,11 +60,13 @@ package ctlcore
 //	    restart: the switch loses its pipeline, tables and registers (keep-pipeline: only its
 //	    registers: cookie 0); holders of its grants keep them until their leases end. down: it
 //	    answers nothing (writes fail, admin packets time out) and carries no traffic.
-//	server n=N [standby] cut|heal|mute|unmute|restart [echo=DUR] [epoch=E]
-//	    Server N's process (or its standby's): cut off from the rack (it keeps its holders) and
-//	    back; mute drops the switch's queue-empties (no barrier echo); echo= delays its
-//	    push-backs; restart starts a new process instance (new epoch, resident marks and q2
-//	    gone, a grace of max-lease); epoch= sets its epoch.
+//	server n=N [standby] cut|heal|mute|unmute|restart [echo=DUR] [epoch=E] [drop-answers=K]
+//	    Server N's process (or its standby's): cut off from the rack (it keeps its holders, and
+//	    grants to direct clients while its controller lease lasts) and back; mute drops the
+//	    switch's queue-empties (no barrier echo); echo= delays its push-backs; restart starts a
+//	    new process instance (new epoch, resident marks and q2 gone, a grace of max-lease);
+//	    epoch= sets its epoch; drop-answers= loses its next K admin answers (the requests are
+//	    carried out).
 //	reallocate [c=NAME]
 //	evict lock=L [c=NAME]
 //	    Core.Reallocate (an allocation period now) and Core.Evict, with the effects they emit.
@@ -617,14 +620,14 @@ func (s *scenario) client(cmd string, a args) error {
 			return err
 		}
 		if cmd == "release" {
-			s.fake.release(uint32(id), txn)
+			s.fake.release(uint32(id), txn, a.has("direct"))
 			break
 		}
 		lease, err := a.dur("lease", 0)
 		if err != nil {
 			return err
 		}
-		s.fake.acquire(uint32(id), fakeReq{txn: txn, lease: lease})
+		s.fake.acquire(uint32(id), fakeReq{txn: txn, lease: lease}, a.has("direct"))
 	case "traffic":
 		n, err := a.uint("n", 0)
 		if err != nil {
@@ -712,6 +715,12 @@ func (s *scenario) serverCmd(d *datadriven.TestData, a args) error {
 			p.last = max(p.last, p.epoch<<40)
 			p.locks = map[uint32]*fakeSrvLock{}
 			p.graceEnd = s.now.Add(s.cfg.Rack.MaxLease)
+		case "drop-answers":
+			k, err := a.uint("drop-answers", 0)
+			if err != nil {
+				return err
+			}
+			p.drop = int(k)
 		case "echo":
 			if p.echo, err = a.dur("echo", 0); err != nil {
 				return err
