@@ -37,6 +37,10 @@ type scriptRack struct {
 	grants map[uint32][]*fakeGrant
 	maxTok map[uint32]uint64
 
+	// primary names the controller the switch takes P4Runtime writes and packet-outs from (the
+	// last one told it is primary): the others' are refused, as the switch refuses a backup's.
+	primary string
+
 	events evHeap
 	seq    uint64
 	out    func(format string, args ...any) // prints a line of the command's output
@@ -523,11 +527,17 @@ func (f *scriptRack) release(id uint32, txn uint64, direct bool) {
 
 // answering effects
 
-var errUnavailable = errors.New("switch unavailable")
+var (
+	errUnavailable = errors.New("switch unavailable")
+	errNotPrimary  = errors.New("permission denied: not the primary controller")
+)
 
 // answer carries out e against the fake and returns its Result, how long after now the shell
 // would deliver it (the timeout, for a request nobody answers) and a description for the output.
-func (f *scriptRack) answer(e Effect) (Result, time.Duration, string) {
+func (f *scriptRack) answer(from string, e Effect) (Result, time.Duration, string) {
+	if _, ok := e.(ServerAdmin); !ok && from != f.primary {
+		return Result{ID: e.EffectID(), Err: errNotPrimary}, 0, "error: " + errNotPrimary.Error()
+	}
 	switch e := e.(type) {
 	case Write:
 		err := f.write(e)

@@ -39,9 +39,11 @@ package ctlcore
 //	advance DUR [hide=(S,...)]
 //	    Lets DUR pass: every Core is ticked at its deadlines, the rack's scheduled events happen
 //	    (timeouts of unanswered requests, a server's late echo, lease ends). Effects stay pending.
-//	run DUR [hide=(S,...)]
-//	    As advance, but the rack answers every effect as soon as it is emitted, the pending ones
-//	    first; a request that reaches nobody is answered ErrTimeout `timeout` later.
+//	run DUR [c=NAME] [hide=(S,...)]
+//	    As advance, but the rack answers every effect (of controller NAME only, if given) as soon
+//	    as it is emitted, the pending ones first; a request that reaches nobody is answered
+//	    ErrTimeout `timeout` later. The switch refuses P4Runtime writes and packet-outs (switch
+//	    admin requests) of every controller but the last one told it is primary.
 //	answer [c=NAME] [id=N | id=(N,...)] [err=timeout|not-found|exists|unavailable] [lost]
 //	    Answers the pending effects named (default: every one pending, by controller and id):
 //	    the rack carries each out and the Core gets its Result. err= answers with that error
@@ -132,9 +134,11 @@ type scenario struct {
 	header time.Time
 	headed bool
 	hide   []string
-	// auto: effects are answered as they are emitted (run); queue holds them meanwhile.
-	auto  bool
-	queue []queued
+	// auto: effects are answered as they are emitted (run), those of autoCtl only if set; queue
+	// holds them meanwhile.
+	auto    bool
+	autoCtl string
+	queue   []queued
 	// rackLines holds the rack's lines while an effect is carried out, to print them after it.
 	buffering bool
 	rackLines []string
@@ -253,7 +257,7 @@ func (s *scenario) step(c *scenarioCtl, in Input) {
 		}
 		c.seen[e.EffectID()] = true
 		c.pending = append(c.pending, e)
-		if s.auto {
+		if s.autoFor(c) {
 			s.queue = append(s.queue, queued{c, e})
 			continue
 		}
@@ -261,6 +265,10 @@ func (s *scenario) step(c *scenarioCtl, in Input) {
 			s.line("%s%v", s.prefix(c), e)
 		}
 	}
+}
+
+func (s *scenario) autoFor(c *scenarioCtl) bool {
+	return s.auto && (s.autoCtl == "" || s.autoCtl == c.name)
 }
 
 var answerErrs = map[string]error{"timeout": ErrTimeout, "not-found": ErrNotFound, "exists": ErrAlreadyExists,
@@ -281,7 +289,7 @@ func (s *scenario) answerOne(c *scenarioCtl, e Effect, errName string, lost, mer
 	if errName != "" {
 		res, desc = Result{ID: e.EffectID(), Err: answerErrs[errName]}, errName
 	} else {
-		res, delay, desc = s.fake.answer(e)
+		res, delay, desc = s.fake.answer(c.name, e)
 		if lost {
 			res, delay, desc = Result{ID: e.EffectID(), Err: ErrTimeout}, 0, "reply lost: "+desc
 		}
@@ -379,6 +387,12 @@ func (s *scenario) run(d *datadriven.TestData) error {
 		if err != nil {
 			return err
 		}
+		switch {
+		case !a.has("off"):
+			s.fake.primary = c.name
+		case s.fake.primary == c.name:
+			s.fake.primary = ""
+		}
 		s.step(c, Primary{IsPrimary: !a.has("off")})
 		s.settle()
 	case "advance", "run":
@@ -390,9 +404,12 @@ func (s *scenario) run(d *datadriven.TestData) error {
 			return err
 		}
 		if d.Cmd == "run" {
-			s.auto = true
-			defer func() { s.auto = false }()
+			s.auto, s.autoCtl = true, a.str("c", "")
+			defer func() { s.auto, s.autoCtl = false, "" }()
 			for _, c := range s.ctls {
+				if !s.autoFor(c) {
+					continue
+				}
 				for _, e := range c.pending {
 					s.queue = append(s.queue, queued{c, e})
 				}

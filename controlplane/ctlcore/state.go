@@ -203,14 +203,17 @@ func (c *Core) SwitchLockIDs() []uint32 {
 	return ids
 }
 
-// resetPlacement forgets every switch entry (a fresh switch has none): indices and slots free.
+// resetPlacement forgets every switch entry (a fresh switch has none): indices and slots free,
+// every lock its server's until the takeover that calls it learns otherwise. That includes a lock
+// an earlier generation was recovering: its recovery's timers and callbacks are stale, and the
+// takeover recovers it again if its server still lists it resident. (Keeping such a lock
+// recovering left it so for good when its adopt had reached the server before primacy was lost:
+// never recovered again, never considered for the switch; testdata/recovery_interrupted.)
 func (c *Core) resetPlacement() {
 	for _, lk := range c.locks {
 		lk.inTable, lk.paused = false, false
 		lk.task++
-		if lk.state != stateRecovering {
-			lk.state = stateServer
-		}
+		lk.state = stateServer
 	}
 	c.free = c.free[:0]
 	maxServer := 0
