@@ -66,7 +66,8 @@ package ctlcore
 //	    Server N's process (or its standby's): cut off from the rack (it keeps its holders, and
 //	    grants to direct clients while its controller lease lasts) and back; mute drops the
 //	    switch's queue-empties (no barrier echo); echo= delays its push-backs; restart starts a
-//	    new process instance (new epoch, resident marks and q2 gone, a grace of max-lease);
+//	    new process instance (the next epoch, term 0, resident marks and q2 gone, a grace of
+//	    max-lease);
 //	    epoch= sets its epoch; drop-answers= loses its next K admin answers (the requests are
 //	    carried out).
 //	reallocate [c=NAME]
@@ -729,6 +730,7 @@ func (s *scenario) serverCmd(d *datadriven.TestData, a args) error {
 		case "restart":
 			p.instance += 1000
 			p.epoch++
+			p.term = 0
 			p.last = max(p.last, p.epoch<<40)
 			p.locks = map[uint32]*fakeSrvLock{}
 			p.graceEnd = s.now.Add(s.cfg.Rack.MaxLease)
