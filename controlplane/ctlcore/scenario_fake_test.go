@@ -59,7 +59,6 @@ type fakeSwitch struct {
 	entries  map[uint32]dataplane.LockEntry
 	hits     map[uint32]uint64
 	regs     map[uint32]*fakeRegs // by lock index
-	restarts int
 }
 
 // fakeRegs are the per-index registers of netlock.p4 as the fake keeps them: the grant counter
@@ -90,7 +89,6 @@ func (g *fakeGrant) live(now time.Time) bool { return !g.ended && now.Before(g.u
 // fakeProc is a lock server process (a server or a standby) on a switch port.
 type fakeProc struct {
 	name     string
-	num      uint16 // the server number whose address it has, or will have
 	port     int
 	standby  bool // a standby before its takeover: grants nothing
 	cut      bool // nothing of the rack reaches it, nothing comes from it
@@ -124,14 +122,14 @@ func newScriptRack(cfg Config, now time.Time, timeout time.Duration, out func(st
 	f.sw.clones = map[int]bool{}
 	f.wipeSwitch()
 	for _, s := range cfg.Servers {
-		p := &fakeProc{name: fmt.Sprintf("server %d", s.Num), num: s.Num, port: s.Port, instance: uint32(s.Num)}
+		p := &fakeProc{name: fmt.Sprintf("server %d", s.Num), port: s.Port, instance: uint32(s.Num)}
 		if cfg.ServerLease > 0 {
 			p.leaseUntil = now.Add(cfg.ServerLease)
 		}
 		f.addProc(p)
 	}
 	for _, s := range cfg.Standbys {
-		f.addProc(&fakeProc{name: fmt.Sprintf("standby %d", s.Num), num: s.Num, port: s.Port, standby: true,
+		f.addProc(&fakeProc{name: fmt.Sprintf("standby %d", s.Num), port: s.Port, standby: true,
 			instance: 100 + uint32(s.Num)})
 	}
 	return f

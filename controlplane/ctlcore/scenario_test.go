@@ -684,7 +684,6 @@ func (s *scenario) switchCmd(d *datadriven.TestData) error {
 	switch d.CmdArgs[0].Key {
 	case "restart":
 		keep := len(d.CmdArgs) > 1 && d.CmdArgs[1].Key == "keep-pipeline"
-		sw.restarts++
 		if keep {
 			sw.cookie, sw.regs = 0, map[uint32]*fakeRegs{}
 		} else {
