@@ -30,7 +30,8 @@ package ctlcore
 //	    max-grant-rate 1000 per second, cookie 7, timeout 50ms (the shell's deadline for an
 //	    answer); allocation periods run only on reallocate unless alloc= is given. mutation= sets
 //	    TestingKnobs.Mutation: skip-drain, skip-barrier, skip-token-base, skip-floor,
-//	    skip-yield-drain, skip-recovery-wait, grace-from-answer.
+//	    skip-yield-drain, skip-recovery-wait, grace-from-answer. A rack without one must see no
+//	    VIOLATION, one with one at least one (the test fails otherwise, whatever the file says).
 //	controller name=B
 //	    Adds controller B, a Core of the same configuration in the Backup phase. With more than
 //	    one controller every effect line starts with its controller's name.
@@ -114,7 +115,23 @@ func TestScenarios(t *testing.T) {
 			}
 			return s.b.String()
 		})
+		s.checkRack()
 	})
+}
+
+// checkRack holds a rack's violations to its configuration, whatever its golden output says (a
+// rewrite must not record a bug): none for the Core, at least one for a negative control.
+func (s *scenario) checkRack() {
+	if s.fake == nil {
+		return
+	}
+	m := s.cfg.TestingKnobs.Mutation
+	switch {
+	case m == NoMutation && s.fake.bad > 0:
+		s.t.Errorf("the rack at %s saw %d violations", s.rackLine, s.fake.bad)
+	case m != NoMutation && s.fake.bad == 0:
+		s.t.Errorf("negative control (mutation %d) of the rack at %s: no violation", m, s.rackLine)
+	}
 }
 
 type scenarioCtl struct {
@@ -125,11 +142,12 @@ type scenarioCtl struct {
 }
 
 type scenario struct {
-	t    *testing.T
-	cfg  Config
-	fake *scriptRack
-	ctls []*scenarioCtl
-	now  time.Time
+	t        *testing.T
+	cfg      Config
+	fake     *scriptRack
+	rackLine string // where the rack command of fake is
+	ctls     []*scenarioCtl
+	now      time.Time
 
 	b      strings.Builder
 	header time.Time
@@ -376,6 +394,8 @@ func (s *scenario) run(d *datadriven.TestData) error {
 	defer func() { s.hide = nil }()
 	switch d.Cmd {
 	case "rack":
+		s.checkRack()
+		s.rackLine = d.Pos
 		return s.newRack(a)
 	case "controller":
 		name := a.str("name", "")
