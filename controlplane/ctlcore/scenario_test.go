@@ -28,7 +28,10 @@ package ctlcore
 //	    n (standbys 100+n). Defaults: lease 100ms, max-lease 200ms, server-lease 0 (servers not
 //	    fenced), margin 5ms, ping 100ms, dead-after 3, sweep 50ms, poll 5ms, max-region 4,
 //	    max-grant-rate 1000 per second, cookie 7, timeout 50ms (the shell's deadline for an
-//	    answer); allocation periods run only on reallocate unless alloc= is given. mutation= sets
+//	    answer); allocation periods run only on reallocate unless alloc= is given. The switch
+//	    refuses the P4Runtime writes and packet-outs (switch admin requests) of every controller
+//	    but the last one told it is primary; server admin requests go to whichever process the
+//	    switch routes the server's address to. mutation= sets
 //	    TestingKnobs.Mutation: skip-drain, skip-barrier, skip-token-base, skip-floor,
 //	    skip-yield-drain, skip-recovery-wait, grace-from-answer. A rack without one must see no
 //	    VIOLATION, one with one at least one (the test fails otherwise, whatever the file says).
@@ -43,8 +46,7 @@ package ctlcore
 //	run DUR [c=NAME] [hide=(S,...)]
 //	    As advance, but the rack answers every effect (of controller NAME only, if given) as soon
 //	    as it is emitted, the pending ones first; a request that reaches nobody is answered
-//	    ErrTimeout `timeout` later. The switch refuses P4Runtime writes and packet-outs (switch
-//	    admin requests) of every controller but the last one told it is primary.
+//	    ErrTimeout `timeout` later.
 //	answer [c=NAME] [id=N | id=(N,...)] [err=timeout|not-found|exists|unavailable] [lost]
 //	    Answers the pending effects named (default: every one pending, by controller and id):
 //	    the rack carries each out and the Core gets its Result. err= answers with that error
@@ -61,16 +63,16 @@ package ctlcore
 //	    server's statistics (AdminStats), with the deepest queue and declared contention seen.
 //	switch restart [keep-pipeline] | switch down | switch up
 //	    restart: the switch loses its pipeline, tables and registers (keep-pipeline: only its
-//	    registers: cookie 0); holders of its grants keep them until their leases end. down: it
-//	    answers nothing (writes fail, admin packets time out) and carries no traffic.
+//	    registers, the cookie 0 among them); holders of its grants keep them until their leases
+//	    end. down: it answers nothing (writes fail, admin packets time out) and carries no
+//	    traffic.
 //	server n=N [standby] cut|heal|mute|unmute|restart [echo=DUR] [epoch=E] [drop-answers=K]
 //	    Server N's process (or its standby's): cut off from the rack (it keeps its holders, and
 //	    grants to direct clients while its controller lease lasts) and back; mute drops the
 //	    switch's queue-empties (no barrier echo); echo= delays its push-backs; restart starts a
 //	    new process instance (the next epoch, term 0, resident marks and q2 gone, a grace of
-//	    max-lease);
-//	    epoch= sets its epoch; drop-answers= loses its next K admin answers (the requests are
-//	    carried out).
+//	    max-lease); epoch= sets its epoch; drop-answers= loses its next K admin answers (the
+//	    requests are carried out).
 //	reallocate [c=NAME]
 //	evict lock=L [c=NAME]
 //	    Core.Reallocate (an allocation period now) and Core.Evict, with the effects they emit.
