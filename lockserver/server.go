@@ -294,7 +294,15 @@ func New(cfg Config) (*Server, error) {
 	var b [4]byte
 	_, _ = rand.Read(b[:])
 	s.instance = binary.BigEndian.Uint32(b[:]) | 1 // never 0: 0 means "unknown" to a controller
-	cc := srvcore.Config{Shards: cfg.Shards, Core: cfg.Core, Key: cfg.RackKey, Peers: cfg.Peers,
+	core := cfg.Core
+	if core.HashSeed == 0 {
+		// Lock ids chosen to collide under a known hash key would turn the lock table's lookups
+		// into scans: every start draws its own key (lockcore.Config.HashSeed).
+		var k [8]byte
+		_, _ = rand.Read(k[:])
+		core.HashSeed = binary.BigEndian.Uint64(k[:]) | 1
+	}
+	cc := srvcore.Config{Shards: cfg.Shards, Core: core, Key: cfg.RackKey, Peers: cfg.Peers,
 		Epoch: s.epochs.current(), Start: start, Grace: grace, Standby: cfg.Standby, ControllerLease: cfg.ControllerLease,
 		Instance: s.instance, Logger: cfg.Logger, TestingKnobs: srvcore.TestingKnobs{OnAccept: cfg.TestingKnobs.OnAccept}}
 	if cfg.RDMA.Locks > 0 {

@@ -38,6 +38,14 @@ const (
 	KeyMaxWaiters    = "max_waiters"
 	KeyMaxBuffered   = "max_buffered"
 	KeyIdleRetention = "idle_retention"
+	// Bounds of the whole server (divided among its shards) and of each lock, the wait lease of
+	// a queued request, and the memory of ended requests that filters replays.
+	KeyMaxLocks       = "max_locks"
+	KeyMaxRequests    = "max_requests"
+	KeyMaxHolders     = "max_holders"
+	KeyWaitLease      = "wait_lease"
+	KeyReplayWindow   = "replay_window"
+	KeyReplayCapacity = "replay_capacity"
 	KeyDefaultOut    = "quota.default.max_outstanding"
 	KeyDefaultRate   = "quota.default.max_rate"
 	KeyQuotas        = "quotas"
@@ -121,7 +129,13 @@ func ConfigSchema() *config.Schema {
 		{Name: KeyLease, Type: config.Duration, Default: 10 * time.Second, Flag: "lease", Usage: "default lease", Check: atLeastMicro},
 		{Name: KeyMaxLease, Type: config.Duration, Default: 60 * time.Second, Flag: "max-lease", Usage: "longest lease a client may ask for", Check: atLeastMicro},
 		{Name: KeyPriorities, Type: config.Int, Default: 8, Flag: "priorities", Usage: "priority levels", Check: config.Range(1, lockcore.MaxPriorities)},
-		{Name: KeyMaxWaiters, Type: config.Int, Default: 0, Flag: "max-waiters", Usage: "waiters per lock before queue-full rejects (0: unbounded)", Check: config.NonNegative},
+		{Name: KeyMaxWaiters, Type: config.Int, Default: lockcore.DefaultMaxWaiters, Flag: "max-waiters", Usage: "waiters per lock before queue-full rejects (-1: unbounded)", Check: config.Range(-1, 1<<24)},
+		{Name: KeyMaxHolders, Type: config.Int, Default: lockcore.DefaultMaxHolders, Flag: "max-holders", Usage: "shared holders per lock; more shared requests wait (-1: unbounded)", Check: config.Range(-1, 1<<24)},
+		{Name: KeyMaxLocks, Type: config.Int, Default: lockcore.DefaultMaxLocks, Flag: "max-locks", Usage: "locks with requests, the whole server; new locks past it are rejected overloaded (-1: unbounded)", Check: config.Range(-1, 1<<30)},
+		{Name: KeyMaxRequests, Type: config.Int, Default: lockcore.DefaultMaxRequests, Flag: "max-requests", Usage: "requests held, waiting or buffered, the whole server; more are rejected overloaded (-1: unbounded)", Check: config.Range(-1, 1<<30)},
+		{Name: KeyWaitLease, Type: config.Duration, Default: lockcore.DefaultWaitLease, Flag: "wait-lease", Usage: "a queued request not retransmitted for this long is dropped (reject wait-expired)", Check: config.Positive},
+		{Name: KeyReplayWindow, Type: config.Duration, Default: lockcore.DefaultReplayWindow, Flag: "replay-window", Usage: "how long an ended request is remembered, so that a replay of its acquire is not queued again", Check: config.Positive},
+		{Name: KeyReplayCapacity, Type: config.Int, Default: lockcore.DefaultReplayCapacity, Flag: "replay-capacity", Usage: "ended requests remembered per shard", Check: config.Range(1, 1<<24)},
 		{Name: KeyMaxBuffered, Type: config.Int, Default: 4096, Flag: "max-buffered", Usage: "overflow (q2) requests buffered per switch lock before queue-full rejects", Check: config.Range(1, 1<<24)},
 		{Name: KeyIdleRetention, Type: config.Duration, Default: time.Second, Flag: "idle-retention", Usage: "how long the state of a lock without requests is kept", Check: config.Positive},
 		{Name: KeyDefaultOut, Type: config.Int, Default: 0, Usage: "default per-tenant bound on held+waiting+buffered requests (0: none)", Check: config.NonNegative},
@@ -170,6 +184,9 @@ func ConfigFromValues(v *config.Values) (lockserver.Config, error) {
 	c.Core.DefaultLease, c.Core.MaxLease = v.Duration(KeyLease), v.Duration(KeyMaxLease)
 	c.Core.Priorities, c.Core.MaxWaiters = v.Int(KeyPriorities), v.Int(KeyMaxWaiters)
 	c.Core.MaxBuffered, c.Core.IdleRetention = v.Int(KeyMaxBuffered), v.Duration(KeyIdleRetention)
+	c.Core.MaxHolders, c.Core.MaxLocks, c.Core.MaxRequests = v.Int(KeyMaxHolders), v.Int(KeyMaxLocks), v.Int(KeyMaxRequests)
+	c.Core.WaitLease, c.Core.ReplayWindow = v.Duration(KeyWaitLease), v.Duration(KeyReplayWindow)
+	c.Core.ReplayCapacity = v.Int(KeyReplayCapacity)
 	c.Core.DefaultQuota = lockcore.Quota{MaxOutstanding: v.Int(KeyDefaultOut), MaxRate: v.Int(KeyDefaultRate)}
 	if c.Core.MaxLease < c.Core.DefaultLease {
 		return lockserver.Config{}, v.Errorf(KeyMaxLease, "%v is below %s %v", c.Core.MaxLease, KeyLease, c.Core.DefaultLease)
