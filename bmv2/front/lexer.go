@@ -32,6 +32,13 @@ type IntLit struct {
 	Width    int
 	Signed   bool
 	HasWidth bool
+	// Param names the program parameter the literal is the value of: the object-like macro
+	// whose body it is part of, when -D may set that macro (it was given with -D, or the
+	// program defines it under an #ifndef of its own name, as a default). "" for any other
+	// literal. Every expansion of the macro shares the one IntLit, so each use of a parameter
+	// is marked; a program's structure without its parameters' values is what the engine's Go
+	// backend binds to (engine.Fingerprint).
+	Param string
 }
 
 // puncts lists multi-character operators, longest first. '>' is always a single token so that
