@@ -48,6 +48,7 @@ Prints Markdown.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			w := cmd.OutOrStdout()
 			ctx := cmd.Context()
+			cfg.Generated = netlockPipeline
 			cc := func(s alloc.Strategy, n int) ctlcore.Config {
 				return ctlcore.Config{Strategy: s, Slots: n, Seed: cfg.Seed, AllocPeriod: period}
 			}

@@ -20,6 +20,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/netlock-go/netlock/bmv2/engine"
 	"github.com/netlock-go/netlock/client"
 	"github.com/netlock-go/netlock/controlplane/ctlcore"
 	"github.com/netlock-go/netlock/internal/latency"
@@ -55,6 +56,9 @@ type Config struct {
 	// SlowAcquire, if positive, makes every transaction take its locks one at a time and logs
 	// (to Log, level warn) each acquisition that took at least this long (a diagnosis of stalls).
 	SlowAcquire time.Duration
+	// Generated is the generated pipeline the racks' switches run p4/netlock.p4 on
+	// (softrack.Config.Generated); the zero value runs the interpreter.
+	Generated engine.Generated
 }
 
 func (c *Config) defaults() error {
@@ -164,7 +168,7 @@ func startBenchRack(ctx context.Context, cfg Config, v Variant, standbys bool) (
 		cc.AllocPeriod = 24 * time.Hour
 	}
 	r, err := softrack.Start(ctx, softrack.Config{Clients: cfg.Clients, Controller: cc, Lease: cfg.Lease, Log: cfg.Log,
-		Standbys: standbys, ServerLease: cfg.ServerLease})
+		Standbys: standbys, ServerLease: cfg.ServerLease, Generated: cfg.Generated})
 	if err != nil {
 		return nil, fmt.Errorf("softfig: %s: %w", v.Name, err)
 	}
