@@ -16,7 +16,7 @@ var NetlockPipeline = engine.Generated{Name: "netlock", Bind: NetlockBind}
 
 // NetlockFingerprint is engine.Fingerprint of the program this pipeline was generated from (its
 // parameters' values left out).
-const NetlockFingerprint = "21e75c07783148e5f40c007ff5eb05451de1450f01b87ab89c574f05b7922383"
+const NetlockFingerprint = "c55045db08691a4a0993f8e57b724ec06437116e1401a0a8f765ddde2fe3863d"
 
 // NetlockLayout is the engine.Switch GenLayout the pipeline was generated against.
 const NetlockLayout = "4b330d20e1e8574020be77d7629b3c3b177ca487d87f3f90b7ee260478a66393"
@@ -506,31 +506,7 @@ func (p *netlock) ingress(g *engine.Gen) {
 	_ = s
 	{
 		{
-			s[213] = ((s[255]) & 0xffffffff)
-			if (s[3] != 0) && (s[4] != 0x0) {
-				{
-					s[247] = s[5]
-					s[3] = 0
-					return
-				}
-			}
-			if (s[11] != 0) && (s[259] == 0x1) {
-				{
-					{
-						{
-							// action NetlockIngress.drop_count
-							g.Count(p.k[0], 0x1)
-							s[247] = 511
-							s[245] = 0x1
-						}
-					}
-					return
-				}
-			}
-			if p.ingress191(g, s) {
-				return
-			}
-			if p.ingress192(g, s) {
+			if p.ingress88(g, s) {
 				return
 			}
 			v107 := uint64(0x0)
@@ -555,20 +531,187 @@ func (p *netlock) ingress(g *engine.Gen) {
 							s[210] = s[25]
 						}
 					}
-					p.ingress2(g, s, &v107, v108, v109, v110)
+					if v108 == 0x0 {
+						{
+							if s[205] == 0x1 {
+								{
+									if v109 == 0x0 {
+										{
+											if g.Logging() {
+												g.LogMsg("netlock: acquire lock={} txn={} prio={}", s[37], s[38], s[35])
+											}
+											if s[38] == 0x0 {
+												{
+													v107 = 0xb
+												}
+											} else {
+												if ((s[33] & 0x2) != 0x0) || ((s[75] & 0x10) != 0x0) {
+													{
+														v107 = 0x3
+													}
+												} else {
+													if (s[33] & 0x4) != 0x0 {
+														{
+															v107 = 0x2
+														}
+													} else {
+														{
+															v107 = 0x1
+														}
+													}
+												}
+											}
+										}
+									} else {
+										if v109 == 0x1 {
+											{
+												if s[39] != 0x0 {
+													{
+														v107 = 0x4
+													}
+												} else {
+													{
+														v107 = 0x7
+													}
+												}
+											}
+										} else {
+											{
+												v107 = 0x9
+											}
+										}
+									}
+								}
+							} else {
+								if s[205] == 0x2 {
+									{
+										if s[38] == 0x0 {
+											{
+												v107 = 0xc
+											}
+										} else {
+											{
+												v107 = 0x1
+											}
+										}
+									}
+								} else {
+									if ((v110 == 0x12) && (s[192] == 0x1)) && (s[200] == 0x1) {
+										{
+											v107 = 0x4
+											s[75] = (s[75] | 0x8)
+										}
+									} else {
+										{
+											v107 = 0xa
+										}
+									}
+								}
+							}
+						}
+					} else {
+						if v108 == 0x3 {
+							{
+								v107 = 0x5
+							}
+						} else {
+							if v108 == 0x4 {
+								{
+									v107 = 0x6
+								}
+							} else {
+								if v108 == 0x5 {
+									{
+										v107 = 0x8
+									}
+								} else {
+									if (s[205] == 0x1) && (v109 == 0x0) {
+										{
+											if ((v108 == 0x1) && ((s[33] & 0x4) != 0x0)) && ((s[75] & 0x6) == 0x4) {
+												{
+													v107 = 0x2
+												}
+											} else {
+												if v108 == 0x1 {
+													{
+														v107 = 0x1
+													}
+												} else {
+													if v108 == 0x2 {
+														{
+															v107 = 0x3
+														}
+													}
+												}
+											}
+										}
+									}
+								}
+							}
+						}
+					}
 				}
 			}
 			v111 := uint64(0x0)
 			_ = v111
 			v112 := uint64(0x0)
-			p.ingress193(g, s, v107, v108, v110, &v111, &v112)
-			p.ingress194(g, s, v107, v111, v112)
+			p.ingress89(g, s, v107, v108, v110, &v111, &v112)
+			if v111 == 0x1 {
+				{
+					if (v112 == 0x1) && (v107 != 0x5) {
+						{
+							s[76] = 0x1
+						}
+					}
+					{
+						{
+							// action NetlockIngress.again
+							s[70] = 0x3
+							s[244] = 0x1
+						}
+					}
+				}
+			} else {
+				if v112 == 0x1 {
+					{
+						{
+							{
+								// action NetlockIngress.again
+								s[70] = 0x4
+								s[244] = 0x1
+							}
+						}
+					}
+				}
+			}
+			p.ingress87(g, s)
 		}
 	}
 }
 
-// ingress191 is a part of ingress, with tables NetlockIngress.rack; actions NetlockIngress.drop_count, NetlockIngress.set_rack, NetlockIngress.rack_unset.
-func (p *netlock) ingress191(g *engine.Gen, s *[262]uint64) bool {
+// ingress88 is a part of ingress, with tables NetlockIngress.rack, NetlockIngress.lock_table, NetlockIngress.lock_servers; actions NetlockIngress.drop_count, NetlockIngress.set_rack, NetlockIngress.rack_unset, NetlockIngress.lock_hit, NetlockIngress.lock_pause, NetlockIngress.lock_miss, and 2 more.
+func (p *netlock) ingress88(g *engine.Gen, s *[262]uint64) bool {
+	s[213] = ((s[255]) & 0xffffffff)
+	if (s[3] != 0) && (s[4] != 0x0) {
+		{
+			s[247] = s[5]
+			s[3] = 0
+			return true
+		}
+	}
+	if (s[11] != 0) && (s[259] == 0x1) {
+		{
+			{
+				{
+					// action NetlockIngress.drop_count
+					g.Count(p.k[0], 0x1)
+					s[247] = 511
+					s[245] = 0x1
+				}
+			}
+			return true
+		}
+	}
 	if (s[24] != 0) && (s[26] == 0x22b8) {
 		{
 			if (((!(s[29] != 0) || (s[260] != 0x0)) || (s[30] != 0x1)) || (s[31] > 0x8)) || (s[32] > 0x1) {
@@ -681,15 +824,129 @@ func (p *netlock) ingress191(g *engine.Gen, s *[262]uint64) bool {
 			}
 		}
 	}
-	return false
-}
-
-// ingress192 is a part of ingress, with tables NetlockIngress.lock_table, NetlockIngress.lock_servers; actions NetlockIngress.lock_hit, NetlockIngress.lock_pause, NetlockIngress.lock_miss, NetlockIngress.set_server, NetlockIngress.server_unknown, NetlockIngress.drop_count.
-func (p *netlock) ingress192(g *engine.Gen, s *[262]uint64) bool {
 	if s[205] != 0x0 {
 		{
 			// table NetlockIngress.lock_table
-			p.ingress1(g, s)
+			g.Key(p.t[1], 0, s[37])
+			ai74, hit75 := g.Apply(p.t[1])
+			_ = hit75
+			switch ai74 {
+			case 0:
+				{
+					d77 := g.Arg(0) & 0xffffffff
+					_ = d77
+					d78 := g.Arg(1) & 0xffffffff
+					_ = d78
+					d79 := g.Arg(2) & 0xffff
+					_ = d79
+					d80 := g.Arg(3) & 0xffffffff
+					_ = d80
+					d81 := g.Arg(4) & 0xffff
+					_ = d81
+					d82 := g.Arg(5) & 0xffff
+					_ = d82
+					{
+						// action NetlockIngress.lock_hit
+						s[192] = 0x1
+						s[193] = 0x0
+						s[194] = d77
+						s[195] = d78
+						s[196] = d79
+						s[197] = d80
+						s[198] = d81
+						s[199] = d82
+					}
+				}
+			case 1:
+				{
+					d84 := g.Arg(0) & 0xffffffff
+					_ = d84
+					d85 := g.Arg(1) & 0xffffffff
+					_ = d85
+					d86 := g.Arg(2) & 0xffff
+					_ = d86
+					d87 := g.Arg(3) & 0xffffffff
+					_ = d87
+					d88 := g.Arg(4) & 0xffff
+					_ = d88
+					d89 := g.Arg(5) & 0xffff
+					_ = d89
+					{
+						// action NetlockIngress.lock_pause
+						{
+							a91 := d84
+							_ = a91
+							a92 := d85
+							_ = a92
+							a93 := d86
+							_ = a93
+							a94 := d87
+							_ = a94
+							a95 := d88
+							_ = a95
+							a96 := d89
+							_ = a96
+							{
+								// action NetlockIngress.lock_hit
+								s[192] = 0x1
+								s[193] = 0x0
+								s[194] = a91
+								s[195] = a92
+								s[196] = a93
+								s[197] = a94
+								s[198] = a95
+								s[199] = a96
+							}
+						}
+						s[193] = 0x1
+					}
+				}
+			case 2:
+				{
+					{
+						// action NetlockIngress.lock_miss
+						s[192] = 0x0
+					}
+				}
+			}
+			g.EndApply()
+			if s[192] == 0x1 {
+				{
+					// table NetlockIngress.lock_servers
+					g.Key(p.t[2], 0, s[199])
+					ai98, hit99 := g.Apply(p.t[2])
+					_ = hit99
+					switch ai98 {
+					case 0:
+						{
+							d101 := g.Arg(0) & 0xffffffff
+							_ = d101
+							d102 := g.Arg(1) & 0xffff
+							_ = d102
+							d103 := g.Arg(2) & 0x1ff
+							_ = d103
+							d104 := g.Arg(3) & 0xffffffffffff
+							_ = d104
+							{
+								// action NetlockIngress.set_server
+								s[200] = 0x1
+								s[201] = d101
+								s[202] = d102
+								s[203] = d103
+								s[204] = d104
+							}
+						}
+					case 1:
+						{
+							{
+								// action NetlockIngress.server_unknown
+								s[200] = 0x0
+							}
+						}
+					}
+					g.EndApply()
+				}
+			}
 			if (s[205] == 0x1) && ((s[192] == 0x0) || (s[200] == 0x0)) {
 				{
 					s[205] = 0x0
@@ -714,343 +971,268 @@ func (p *netlock) ingress192(g *engine.Gen, s *[262]uint64) bool {
 	return false
 }
 
-// ingress1 is a part of ingress, with tables NetlockIngress.lock_servers; actions NetlockIngress.lock_hit, NetlockIngress.lock_pause, NetlockIngress.lock_miss, NetlockIngress.set_server, NetlockIngress.server_unknown.
-func (p *netlock) ingress1(g *engine.Gen, s *[262]uint64) {
-	g.Key(p.t[1], 0, s[37])
-	ai74, hit75 := g.Apply(p.t[1])
-	_ = hit75
-	switch ai74 {
-	case 0:
-		{
-			d77 := g.Arg(0) & 0xffffffff
-			_ = d77
-			d78 := g.Arg(1) & 0xffffffff
-			_ = d78
-			d79 := g.Arg(2) & 0xffff
-			_ = d79
-			d80 := g.Arg(3) & 0xffffffff
-			_ = d80
-			d81 := g.Arg(4) & 0xffff
-			_ = d81
-			d82 := g.Arg(5) & 0xffff
-			_ = d82
-			{
-				// action NetlockIngress.lock_hit
-				s[192] = 0x1
-				s[193] = 0x0
-				s[194] = d77
-				s[195] = d78
-				s[196] = d79
-				s[197] = d80
-				s[198] = d81
-				s[199] = d82
-			}
-		}
-	case 1:
-		{
-			d84 := g.Arg(0) & 0xffffffff
-			_ = d84
-			d85 := g.Arg(1) & 0xffffffff
-			_ = d85
-			d86 := g.Arg(2) & 0xffff
-			_ = d86
-			d87 := g.Arg(3) & 0xffffffff
-			_ = d87
-			d88 := g.Arg(4) & 0xffff
-			_ = d88
-			d89 := g.Arg(5) & 0xffff
-			_ = d89
-			{
-				// action NetlockIngress.lock_pause
-				{
-					a91 := d84
-					_ = a91
-					a92 := d85
-					_ = a92
-					a93 := d86
-					_ = a93
-					a94 := d87
-					_ = a94
-					a95 := d88
-					_ = a95
-					a96 := d89
-					_ = a96
-					{
-						// action NetlockIngress.lock_hit
-						s[192] = 0x1
-						s[193] = 0x0
-						s[194] = a91
-						s[195] = a92
-						s[196] = a93
-						s[197] = a94
-						s[198] = a95
-						s[199] = a96
-					}
-				}
-				s[193] = 0x1
-			}
-		}
-	case 2:
-		{
-			{
-				// action NetlockIngress.lock_miss
-				s[192] = 0x0
-			}
-		}
-	}
-	g.EndApply()
-	if s[192] == 0x1 {
-		{
-			// table NetlockIngress.lock_servers
-			g.Key(p.t[2], 0, s[199])
-			ai98, hit99 := g.Apply(p.t[2])
-			_ = hit99
-			switch ai98 {
-			case 0:
-				{
-					d101 := g.Arg(0) & 0xffffffff
-					_ = d101
-					d102 := g.Arg(1) & 0xffff
-					_ = d102
-					d103 := g.Arg(2) & 0x1ff
-					_ = d103
-					d104 := g.Arg(3) & 0xffffffffffff
-					_ = d104
-					{
-						// action NetlockIngress.set_server
-						s[200] = 0x1
-						s[201] = d101
-						s[202] = d102
-						s[203] = d103
-						s[204] = d104
-					}
-				}
-			case 1:
-				{
-					{
-						// action NetlockIngress.server_unknown
-						s[200] = 0x0
-					}
-				}
-			}
-			g.EndApply()
-		}
-	}
-}
-
-// ingress2 is a part of ingress.
-func (p *netlock) ingress2(g *engine.Gen, s *[262]uint64, v107 *uint64, v108 uint64, v109 uint64, v110 uint64) {
-	if v108 == 0x0 {
-		{
-			if s[205] == 0x1 {
-				{
-					if v109 == 0x0 {
-						{
-							if g.Logging() {
-								g.LogMsg("netlock: acquire lock={} txn={} prio={}", s[37], s[38], s[35])
-							}
-							if s[38] == 0x0 {
-								{
-									(*v107) = 0xb
-								}
-							} else {
-								if ((s[33] & 0x2) != 0x0) || ((s[75] & 0x10) != 0x0) {
-									{
-										(*v107) = 0x3
-									}
-								} else {
-									if (s[33] & 0x4) != 0x0 {
-										{
-											(*v107) = 0x2
-										}
-									} else {
-										{
-											(*v107) = 0x1
-										}
-									}
-								}
-							}
-						}
-					} else {
-						if v109 == 0x1 {
-							{
-								if s[39] != 0x0 {
-									{
-										(*v107) = 0x4
-									}
-								} else {
-									{
-										(*v107) = 0x7
-									}
-								}
-							}
-						} else {
-							{
-								(*v107) = 0x9
-							}
-						}
-					}
-				}
-			} else {
-				if s[205] == 0x2 {
-					{
-						if s[38] == 0x0 {
-							{
-								(*v107) = 0xc
-							}
-						} else {
-							{
-								(*v107) = 0x1
-							}
-						}
-					}
-				} else {
-					if ((v110 == 0x12) && (s[192] == 0x1)) && (s[200] == 0x1) {
-						{
-							(*v107) = 0x4
-							s[75] = (s[75] | 0x8)
-						}
-					} else {
-						{
-							(*v107) = 0xa
-						}
-					}
-				}
-			}
-		}
-	} else {
-		if v108 == 0x3 {
-			{
-				(*v107) = 0x5
-			}
-		} else {
-			if v108 == 0x4 {
-				{
-					(*v107) = 0x6
-				}
-			} else {
-				if v108 == 0x5 {
-					{
-						(*v107) = 0x8
-					}
-				} else {
-					if (s[205] == 0x1) && (v109 == 0x0) {
-						{
-							if ((v108 == 0x1) && ((s[33] & 0x4) != 0x0)) && ((s[75] & 0x6) == 0x4) {
-								{
-									(*v107) = 0x2
-								}
-							} else {
-								if v108 == 0x1 {
-									{
-										(*v107) = 0x1
-									}
-								} else {
-									if v108 == 0x2 {
-										{
-											(*v107) = 0x3
-										}
-									}
-								}
-							}
-						}
-					}
-				}
-			}
-		}
-	}
-}
-
-// ingress193 is a part of ingress, with tables NetlockIngress.tenant_quota; actions NetlockIngress.use_level, NetlockIngress.lease_of, NetlockIngress.ended_access, NetlockIngress.tenant_limit, NoAction, NetlockIngress.again, and 45 more.
-func (p *netlock) ingress193(g *engine.Gen, s *[262]uint64, v107 uint64, v108 uint64, v110 uint64, v111 *uint64, v112 *uint64) {
+// ingress89 is a part of ingress, with tables NetlockIngress.tenant_quota; actions NetlockIngress.use_level, NetlockIngress.lease_of, NetlockIngress.ended_access, NetlockIngress.tenant_limit, NoAction, NetlockIngress.again, and 45 more.
+func (p *netlock) ingress89(g *engine.Gen, s *[262]uint64, v107 uint64, v108 uint64, v110 uint64, v111 *uint64, v112 *uint64) {
 	_ = (*v112)
 	if (v107 == 0x1) || (v107 == 0x2) {
 		{
-			p.ingress24(g, s)
-			p.ingress25(g, s, v108)
-			if s[234] == 0x1 {
+			if s[35] == 0x0 {
 				{
-				}
-			} else {
-				if s[236] == 0x1 {
 					{
-						s[75] = (s[75] | 0x10)
 						{
+							// action NetlockIngress.use_level
+							s[206] = 0x0
 							{
-								// action NetlockIngress.again
-								s[70] = 0x0
-								s[244] = 0x1
+								{
+									s[207] = s[195]
+									s[208] = s[196]
+								}
+							}
+							s[169] = s[208]
+							{
+								{
+									s[179] = s[198]
+								}
 							}
 						}
 					}
-				} else {
-					if (s[238] == 0x1) && (s[237] != 0x0) {
+				}
+			} else {
+				{
+					{
 						{
+							// action NetlockIngress.use_level
+							s[206] = 0x1
 							{
 								{
-									// action NetlockIngress.ans_echo_p
-									if s[205] == 0x1 {
+									s[207] = s[197]
+									s[208] = s[198]
+								}
+							}
+							s[169] = s[208]
+							{
+								{
+									s[179] = s[196]
+								}
+							}
+						}
+					}
+				}
+			}
+			{
+				{
+					// action NetlockIngress.lease_of
+					if s[41] == 0x0 {
+						{
+							s[212] = s[190]
+						}
+					} else {
+						if s[41] > s[191] {
+							{
+								s[212] = s[191]
+							}
+						} else {
+							{
+								s[212] = s[41]
+							}
+						}
+					}
+				}
+			}
+			if (s[205] == 0x1) && (v108 == 0x0) {
+				{
+					{
+						{
+							// action NetlockIngress.ended_access
+							v117 := uint64(0)
+							_ = v117
+							var h118 uint64
+							{
+								if s[29] != 0 {
+									b119 := g.Scratch(12)
+									binary.BigEndian.PutUint64(b119[0:], (s[37])<<32|(s[38])>>32)
+									binary.BigEndian.PutUint64(b119[8:], (s[38])<<32)
+									h118 = engine.HashCRC32(b119[:12])
+								} else {
+									h118 = engine.HashCRC32(nil)
+								}
+							}
+							v117 = (0x0 + engine.Sel(p.c[2] != 0, h118%(p.c[2]|engine.B2U(p.c[2] == 0)), h118)) & 0xffffffff
+							v120 := uint64(0)
+							_ = v120
+							var h121 uint64
+							{
+								if s[29] != 0 {
+									b122 := g.Scratch(12)
+									binary.BigEndian.PutUint64(b122[0:], ((s[38])&0xffffffff)<<32|s[37])
+									binary.BigEndian.PutUint64(b122[8:], ((s[38])>>32)<<32)
+									h121 = engine.HashCRC32(b122[:12])
+								} else {
+									b123 := g.Scratch(8)
+									binary.BigEndian.PutUint64(b123[0:], ((s[38])&0xffffffff)<<32|((s[38])>>32))
+									h121 = engine.HashCRC32(b123[:8])
+								}
+							}
+							v120 = (0x0 + h121%0x100000000) & 0xffffffff
+							v120 = (v120 & 0xfffffffc)
+							if v120 == 0x0 {
+								{
+									v120 = 0x4
+								}
+							}
+							v124 := uint64(0)
+							_ = v124
+							v124 = p.r[6].Get32(v117)
+							s[234] = engine.Sel(((v124 & 0xfffffffd) == (v120 | 0x1)), 0x1, 0x0)
+							s[235] = engine.Sel((v124 == (v120 | 0x3)), 0x1, 0x0)
+							s[236] = engine.Sel((v124 == v120), 0x1, 0x0)
+							if s[234] == 0x0 {
+								{
+									v124 = v120
+								}
+							} else {
+								{
+								}
+							}
+							p.r[6].Set32(v117, ((v124) & 0xffffffff))
+						}
+					}
+				}
+			}
+			if ((((s[205] == 0x1) && ((s[75] & 0x12) == 0x0)) && ((s[33] & 0x2) == 0x0)) && (s[234] == 0x0)) && (s[236] == 0x0) {
+				{
+					// table NetlockIngress.tenant_quota
+					g.Key(p.t[3], 0, s[36])
+					ai125, hit126 := g.Apply(p.t[3])
+					_ = hit126
+					switch ai125 {
+					case 0:
+						{
+							d128 := g.Arg(0) & 0xffffffff
+							_ = d128
+							{
+								// action NetlockIngress.tenant_limit
+								s[237] = g.ExecuteMeter(p.m[0], d128) & 0xff
+								s[238] = 0x1
+							}
+						}
+					case 1:
+						{
+							{
+								// action NoAction
+							}
+						}
+					}
+					g.EndApply()
+				}
+			}
+			p.ingress10(g, s, v107)
+		}
+	} else {
+		if v107 == 0x3 {
+			p.ingress86(g, s, v108)
+		} else {
+			if v107 == 0x4 {
+				{
+					v578 := uint64(engine.Sel(((s[75] & 0x8) != 0x0), 0x1, 0x0))
+					_ = v578
+					{
+						{
+							// action NetlockIngress.token_slot
+							s[214] = ((s[39] & p.c[6]) & 0xffffffff)
+							s[215] = (s[39] >> (p.c[7]))
+							if (s[214] >= s[195]) && (((s[214] - s[195]) & 0xffffffff) < s[196]) {
+								{
+									s[216] = 0x0
+								}
+							} else {
+								if (s[214] >= s[197]) && (((s[214] - s[197]) & 0xffffffff) < s[198]) {
+									{
+										s[216] = 0x1
+									}
+								} else {
+									{
+										s[216] = 0x2
+									}
+								}
+							}
+						}
+					}
+					if s[216] == 0x2 {
+						{
+							if v578 == 0x1 {
+								{
+									s[48] = 0x2
+								}
+							} else {
+								{
+									{
 										{
-											{
+											// action NetlockIngress.ans_echo_p
+											if s[205] == 0x1 {
 												{
-													// action NetlockIngress.ans_reply
-													s[105] = 0x1
-													s[106] = 0x1
-													s[112] = s[22]
-													s[130] = 0x1
-													s[115] = 0x4
-													s[117] = 0x0
-													s[118] = 0x1
-													s[123] = s[39]
-													s[125] = 0x0
-												}
-											}
-										}
-									} else {
-										{
-											{
-												{
-													// action NetlockIngress.ans_echo
 													{
-														a135 := s[209]
-														_ = a135
-														a136 := s[210]
-														_ = a136
-														a137 := s[211]
-														_ = a137
 														{
-															// action NetlockIngress.ans_to_client
+															// action NetlockIngress.ans_reply
 															s[105] = 0x1
 															s[106] = 0x1
-															s[107] = 0x0
-															s[111] = s[201]
-															s[113] = s[202]
-															s[112] = a135
-															s[114] = a136
+															s[112] = s[22]
+															s[130] = 0x1
 															s[115] = 0x4
-															s[118] = 0x0
 															s[117] = 0x0
-															s[126] = 0x0
-															s[127] = 0x0
-															if a137 == 0x1 {
-																{
-																	s[117] = 0x8
-																	s[126] = a135
-																	s[127] = a136
-																}
-															}
-															s[121] = s[37]
+															s[118] = 0x3
+															s[123] = s[39]
 															s[125] = 0x0
-															s[128] = 0x0
 														}
 													}
-													s[118] = 0x1
-													s[116] = s[32]
-													s[119] = s[35]
-													s[120] = s[36]
-													s[122] = s[38]
-													s[123] = s[39]
-													s[124] = s[40]
+												}
+											} else {
+												{
+													{
+														{
+															// action NetlockIngress.ans_echo
+															{
+																a584 := s[209]
+																_ = a584
+																a585 := s[210]
+																_ = a585
+																a586 := s[211]
+																_ = a586
+																{
+																	// action NetlockIngress.ans_to_client
+																	s[105] = 0x1
+																	s[106] = 0x1
+																	s[107] = 0x0
+																	s[111] = s[201]
+																	s[113] = s[202]
+																	s[112] = a584
+																	s[114] = a585
+																	s[115] = 0x4
+																	s[118] = 0x0
+																	s[117] = 0x0
+																	s[126] = 0x0
+																	s[127] = 0x0
+																	if a586 == 0x1 {
+																		{
+																			s[117] = 0x8
+																			s[126] = a584
+																			s[127] = a585
+																		}
+																	}
+																	s[121] = s[37]
+																	s[125] = 0x0
+																	s[128] = 0x0
+																}
+															}
+															s[118] = 0x3
+															s[116] = s[32]
+															s[119] = s[35]
+															s[120] = s[36]
+															s[122] = s[38]
+															s[123] = s[39]
+															s[124] = s[40]
+														}
+													}
 												}
 											}
 										}
@@ -1059,182 +1241,35 @@ func (p *netlock) ingress193(g *engine.Gen, s *[262]uint64, v107 uint64, v108 ui
 							}
 						}
 					} else {
-						p.ingress23(g, s, v107)
+						p.ingress29(g, s, v111, v112, v578)
 					}
-				}
-			}
-		}
-	} else {
-		p.ingress188(g, s, v107, v108, v110, v111, v112)
-	}
-}
-
-// ingress24 is a part of ingress, with actions NetlockIngress.use_level, NetlockIngress.lease_of.
-func (p *netlock) ingress24(g *engine.Gen, s *[262]uint64) {
-	if s[35] == 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.use_level
-					s[206] = 0x0
-					{
-						{
-							s[207] = s[195]
-							s[208] = s[196]
-						}
-					}
-					s[169] = s[208]
-					{
-						{
-							s[179] = s[198]
-						}
-					}
-				}
-			}
-		}
-	} else {
-		{
-			{
-				{
-					// action NetlockIngress.use_level
-					s[206] = 0x1
-					{
-						{
-							s[207] = s[197]
-							s[208] = s[198]
-						}
-					}
-					s[169] = s[208]
-					{
-						{
-							s[179] = s[196]
-						}
-					}
-				}
-			}
-		}
-	}
-	{
-		{
-			// action NetlockIngress.lease_of
-			if s[41] == 0x0 {
-				{
-					s[212] = s[190]
 				}
 			} else {
-				if s[41] > s[191] {
-					{
-						s[212] = s[191]
-					}
-				} else {
-					{
-						s[212] = s[41]
-					}
-				}
+				p.ingress85(g, s, v107, v110, v111, v112)
 			}
 		}
 	}
 }
 
-// ingress25 is a part of ingress, with tables NetlockIngress.tenant_quota; actions NetlockIngress.ended_access, NetlockIngress.tenant_limit, NoAction.
-func (p *netlock) ingress25(g *engine.Gen, s *[262]uint64, v108 uint64) {
-	if (s[205] == 0x1) && (v108 == 0x0) {
+// ingress10 is a part of ingress, with actions NetlockIngress.again, NetlockIngress.ans_echo_p, NetlockIngress.ans_reply, NetlockIngress.ans_echo, NetlockIngress.ans_to_client, NetlockIngress.q_access, and 34 more.
+func (p *netlock) ingress10(g *engine.Gen, s *[262]uint64, v107 uint64) {
+	if s[234] == 0x1 {
 		{
+		}
+	} else {
+		if s[236] == 0x1 {
 			{
-				{
-					// action NetlockIngress.ended_access
-					v117 := uint64(0)
-					_ = v117
-					var h118 uint64
-					{
-						if s[29] != 0 {
-							b119 := g.Scratch(12)
-							binary.BigEndian.PutUint64(b119[0:], (s[37])<<32|(s[38])>>32)
-							binary.BigEndian.PutUint64(b119[8:], (s[38])<<32)
-							h118 = engine.HashCRC32(b119[:12])
-						} else {
-							h118 = engine.HashCRC32(nil)
-						}
-					}
-					v117 = (0x0 + engine.Sel(p.c[2] != 0, h118%(p.c[2]|engine.B2U(p.c[2] == 0)), h118)) & 0xffffffff
-					v120 := uint64(0)
-					_ = v120
-					var h121 uint64
-					{
-						if s[29] != 0 {
-							b122 := g.Scratch(12)
-							binary.BigEndian.PutUint64(b122[0:], ((s[38])&0xffffffff)<<32|s[37])
-							binary.BigEndian.PutUint64(b122[8:], ((s[38])>>32)<<32)
-							h121 = engine.HashCRC32(b122[:12])
-						} else {
-							b123 := g.Scratch(8)
-							binary.BigEndian.PutUint64(b123[0:], ((s[38])&0xffffffff)<<32|((s[38])>>32))
-							h121 = engine.HashCRC32(b123[:8])
-						}
-					}
-					v120 = (0x0 + h121%0x100000000) & 0xffffffff
-					v120 = (v120 & 0xfffffffc)
-					if v120 == 0x0 {
-						{
-							v120 = 0x4
-						}
-					}
-					v124 := uint64(0)
-					_ = v124
-					v124 = p.r[6].Get32(v117)
-					s[234] = engine.Sel(((v124 & 0xfffffffd) == (v120 | 0x1)), 0x1, 0x0)
-					s[235] = engine.Sel((v124 == (v120 | 0x3)), 0x1, 0x0)
-					s[236] = engine.Sel((v124 == v120), 0x1, 0x0)
-					if s[234] == 0x0 {
-						{
-							v124 = v120
-						}
-					} else {
-						{
-						}
-					}
-					p.r[6].Set32(v117, ((v124) & 0xffffffff))
-				}
-			}
-		}
-	}
-	if ((((s[205] == 0x1) && ((s[75] & 0x12) == 0x0)) && ((s[33] & 0x2) == 0x0)) && (s[234] == 0x0)) && (s[236] == 0x0) {
-		{
-			// table NetlockIngress.tenant_quota
-			g.Key(p.t[3], 0, s[36])
-			ai125, hit126 := g.Apply(p.t[3])
-			_ = hit126
-			switch ai125 {
-			case 0:
-				{
-					d128 := g.Arg(0) & 0xffffffff
-					_ = d128
-					{
-						// action NetlockIngress.tenant_limit
-						s[237] = g.ExecuteMeter(p.m[0], d128) & 0xff
-						s[238] = 0x1
-					}
-				}
-			case 1:
+				s[75] = (s[75] | 0x10)
 				{
 					{
-						// action NoAction
+						// action NetlockIngress.again
+						s[70] = 0x0
+						s[244] = 0x1
 					}
 				}
 			}
-			g.EndApply()
-		}
-	}
-}
-
-// ingress23 is a part of ingress, with actions NetlockIngress.q_access, NetlockIngress.state_access, NetlockIngress.ans_echo_p, NetlockIngress.ans_reply, NetlockIngress.ans_echo, NetlockIngress.ans_to_client, and 34 more.
-func (p *netlock) ingress23(g *engine.Gen, s *[262]uint64, v107 uint64) {
-	if v107 == 0x2 {
-		{
-			p.ingress3(g, s)
-			v156 := uint64(engine.Sel((s[206] == 0x0), s[226], s[227]))
-			_ = v156
-			if (((s[193] == 0x1) || (s[228] > 0x0)) || (v156 >= s[208])) || (s[219] == 0x0) {
+		} else {
+			if (s[238] == 0x1) && (s[237] != 0x0) {
 				{
 					{
 						{
@@ -1250,7 +1285,7 @@ func (p *netlock) ingress23(g *engine.Gen, s *[262]uint64, v107 uint64) {
 											s[130] = 0x1
 											s[115] = 0x4
 											s[117] = 0x0
-											s[118] = 0x2
+											s[118] = 0x1
 											s[123] = s[39]
 											s[125] = 0x0
 										}
@@ -1262,12 +1297,12 @@ func (p *netlock) ingress23(g *engine.Gen, s *[262]uint64, v107 uint64) {
 										{
 											// action NetlockIngress.ans_echo
 											{
-												a161 := s[209]
-												_ = a161
-												a162 := s[210]
-												_ = a162
-												a163 := s[211]
-												_ = a163
+												a135 := s[209]
+												_ = a135
+												a136 := s[210]
+												_ = a136
+												a137 := s[211]
+												_ = a137
 												{
 													// action NetlockIngress.ans_to_client
 													s[105] = 0x1
@@ -1275,18 +1310,18 @@ func (p *netlock) ingress23(g *engine.Gen, s *[262]uint64, v107 uint64) {
 													s[107] = 0x0
 													s[111] = s[201]
 													s[113] = s[202]
-													s[112] = a161
-													s[114] = a162
+													s[112] = a135
+													s[114] = a136
 													s[115] = 0x4
 													s[118] = 0x0
 													s[117] = 0x0
 													s[126] = 0x0
 													s[127] = 0x0
-													if a163 == 0x1 {
+													if a137 == 0x1 {
 														{
 															s[117] = 0x8
-															s[126] = a161
-															s[127] = a162
+															s[126] = a135
+															s[127] = a136
 														}
 													}
 													s[121] = s[37]
@@ -1294,7 +1329,7 @@ func (p *netlock) ingress23(g *engine.Gen, s *[262]uint64, v107 uint64) {
 													s[128] = 0x0
 												}
 											}
-											s[118] = 0x2
+											s[118] = 0x1
 											s[116] = s[32]
 											s[119] = s[35]
 											s[120] = s[36]
@@ -1309,137 +1344,215 @@ func (p *netlock) ingress23(g *engine.Gen, s *[262]uint64, v107 uint64) {
 					}
 				}
 			} else {
-				{
-					s[75] = (s[75] | 0x2)
+				if v107 == 0x2 {
 					{
 						{
-							// action NetlockIngress.again
-							s[70] = 0x1
-							s[244] = 0x1
+							a139 := s[206]
+							_ = a139
+							{
+								// action NetlockIngress.q_access
+								v140 := uint64(0)
+								_ = v140
+								v140 = p.r[4].Get64(s[194])
+								v141 := uint64(((v140) & 0xffff))
+								_ = v141
+								v142 := uint64(((v140) >> 16 & 0xffff))
+								_ = v142
+								v143 := uint64(((v140) >> 32 & 0xffff))
+								_ = v143
+								v144 := uint64(((v140) >> 48))
+								_ = v144
+								v145 := uint64(engine.Sel((a139 == 0x0), v141, v142))
+								_ = v145
+								s[217] = 0x0
+								{
+									{
+										{
+											{
+												{
+													{
+													}
+												}
+											}
+										}
+									}
+								}
+								if a139 == 0x0 {
+									{
+										v141 = v145
+									}
+								} else {
+									{
+										v142 = v145
+									}
+								}
+								{
+									{
+										v140 = ((((v144)<<16|v143)<<16|v142)<<16 | v141)
+									}
+								}
+								p.r[4].Set64(s[194], v140)
+								s[226] = ((v140) & 0xffff)
+								s[227] = ((v140) >> 16 & 0xffff)
+								s[228] = ((v140) >> 32 & 0xffff)
+								s[229] = ((v140) >> 48)
+							}
 						}
-					}
-				}
-			}
-		}
-	} else {
-		p.ingress22(g, s)
-	}
-}
-
-// ingress3 is a part of ingress, with actions NetlockIngress.q_access, NetlockIngress.state_access.
-func (p *netlock) ingress3(g *engine.Gen, s *[262]uint64) {
-	{
-		a139 := s[206]
-		_ = a139
-		{
-			// action NetlockIngress.q_access
-			v140 := uint64(0)
-			_ = v140
-			v140 = p.r[4].Get64(s[194])
-			v141 := uint64(((v140) & 0xffff))
-			_ = v141
-			v142 := uint64(((v140) >> 16 & 0xffff))
-			_ = v142
-			v143 := uint64(((v140) >> 32 & 0xffff))
-			_ = v143
-			v144 := uint64(((v140) >> 48))
-			_ = v144
-			v145 := uint64(engine.Sel((a139 == 0x0), v141, v142))
-			_ = v145
-			s[217] = 0x0
-			{
-				{
-					{
 						{
+							a147 := s[32]
+							_ = a147
+							a148 := s[206]
+							_ = a148
+							{
+								// action NetlockIngress.state_access
+								v149 := uint64(0)
+								_ = v149
+								v149 = p.r[1].Get64(s[194])
+								v150 := uint64(((0x0)<<15 | ((v149) & 0x7fff)))
+								_ = v150
+								v151 := uint64(((0x0)<<1 | ((v149) >> 15 & 0x1)))
+								_ = v151
+								v152 := uint64(((v149) >> 16 & 0xffff))
+								_ = v152
+								v153 := uint64(((v149) >> 32 & 0xffff))
+								_ = v153
+								v154 := uint64(engine.Sel(((a147 == 0x1) && (a148 == 0x0)), 0x1, 0x0))
+								_ = v154
+								v155 := uint64(engine.Sel((a147 == 0x1), 0x1, 0x0))
+								_ = v155
+								if a147 == 0x1 {
+									{
+										s[219] = engine.Sel((v150 == 0x0), 0x1, 0x0)
+									}
+								} else {
+									if a148 == 0x0 {
+										{
+											s[219] = engine.Sel(((v151 == 0x0) && (v152 == 0x0)), 0x1, 0x0)
+										}
+									} else {
+										{
+											s[219] = engine.Sel(((v151 == 0x0) && (v153 == 0x0)), 0x1, 0x0)
+										}
+									}
+								}
+								s[218] = 0x0
+								{
+									{
+										{
+										}
+									}
+								}
+								{
+									{
+										v149 = (((((0x0)<<16|v153)<<16|v152)<<1|((v151)&0x1))<<15 | ((v150) & 0x7fff))
+									}
+								}
+								p.r[1].Set64(s[194], v149)
+								s[220] = ((0x0)<<15 | ((v149) & 0x7fff))
+								s[221] = ((0x0)<<1 | ((v149) >> 15 & 0x1))
+								s[222] = ((v149) >> 16 & 0xffff)
+								s[223] = ((v149) >> 32 & 0xffff)
+							}
+						}
+						v156 := uint64(engine.Sel((s[206] == 0x0), s[226], s[227]))
+						_ = v156
+						if (((s[193] == 0x1) || (s[228] > 0x0)) || (v156 >= s[208])) || (s[219] == 0x0) {
 							{
 								{
+									{
+										// action NetlockIngress.ans_echo_p
+										if s[205] == 0x1 {
+											{
+												{
+													{
+														// action NetlockIngress.ans_reply
+														s[105] = 0x1
+														s[106] = 0x1
+														s[112] = s[22]
+														s[130] = 0x1
+														s[115] = 0x4
+														s[117] = 0x0
+														s[118] = 0x2
+														s[123] = s[39]
+														s[125] = 0x0
+													}
+												}
+											}
+										} else {
+											{
+												{
+													{
+														// action NetlockIngress.ans_echo
+														{
+															a161 := s[209]
+															_ = a161
+															a162 := s[210]
+															_ = a162
+															a163 := s[211]
+															_ = a163
+															{
+																// action NetlockIngress.ans_to_client
+																s[105] = 0x1
+																s[106] = 0x1
+																s[107] = 0x0
+																s[111] = s[201]
+																s[113] = s[202]
+																s[112] = a161
+																s[114] = a162
+																s[115] = 0x4
+																s[118] = 0x0
+																s[117] = 0x0
+																s[126] = 0x0
+																s[127] = 0x0
+																if a163 == 0x1 {
+																	{
+																		s[117] = 0x8
+																		s[126] = a161
+																		s[127] = a162
+																	}
+																}
+																s[121] = s[37]
+																s[125] = 0x0
+																s[128] = 0x0
+															}
+														}
+														s[118] = 0x2
+														s[116] = s[32]
+														s[119] = s[35]
+														s[120] = s[36]
+														s[122] = s[38]
+														s[123] = s[39]
+														s[124] = s[40]
+													}
+												}
+											}
+										}
+									}
+								}
+							}
+						} else {
+							{
+								s[75] = (s[75] | 0x2)
+								{
+									{
+										// action NetlockIngress.again
+										s[70] = 0x1
+										s[244] = 0x1
+									}
 								}
 							}
 						}
 					}
-				}
-			}
-			if a139 == 0x0 {
-				{
-					v141 = v145
-				}
-			} else {
-				{
-					v142 = v145
-				}
-			}
-			{
-				{
-					v140 = ((((v144)<<16|v143)<<16|v142)<<16 | v141)
-				}
-			}
-			p.r[4].Set64(s[194], v140)
-			s[226] = ((v140) & 0xffff)
-			s[227] = ((v140) >> 16 & 0xffff)
-			s[228] = ((v140) >> 32 & 0xffff)
-			s[229] = ((v140) >> 48)
-		}
-	}
-	{
-		a147 := s[32]
-		_ = a147
-		a148 := s[206]
-		_ = a148
-		{
-			// action NetlockIngress.state_access
-			v149 := uint64(0)
-			_ = v149
-			v149 = p.r[1].Get64(s[194])
-			v150 := uint64(((0x0)<<15 | ((v149) & 0x7fff)))
-			_ = v150
-			v151 := uint64(((0x0)<<1 | ((v149) >> 15 & 0x1)))
-			_ = v151
-			v152 := uint64(((v149) >> 16 & 0xffff))
-			_ = v152
-			v153 := uint64(((v149) >> 32 & 0xffff))
-			_ = v153
-			v154 := uint64(engine.Sel(((a147 == 0x1) && (a148 == 0x0)), 0x1, 0x0))
-			_ = v154
-			v155 := uint64(engine.Sel((a147 == 0x1), 0x1, 0x0))
-			_ = v155
-			if a147 == 0x1 {
-				{
-					s[219] = engine.Sel((v150 == 0x0), 0x1, 0x0)
-				}
-			} else {
-				if a148 == 0x0 {
-					{
-						s[219] = engine.Sel(((v151 == 0x0) && (v152 == 0x0)), 0x1, 0x0)
-					}
 				} else {
-					{
-						s[219] = engine.Sel(((v151 == 0x0) && (v153 == 0x0)), 0x1, 0x0)
-					}
+					p.ingress9(g, s)
 				}
 			}
-			s[218] = 0x0
-			{
-				{
-					{
-					}
-				}
-			}
-			{
-				{
-					v149 = (((((0x0)<<16|v153)<<16|v152)<<1|((v151)&0x1))<<15 | ((v150) & 0x7fff))
-				}
-			}
-			p.r[1].Set64(s[194], v149)
-			s[220] = ((0x0)<<15 | ((v149) & 0x7fff))
-			s[221] = ((0x0)<<1 | ((v149) >> 15 & 0x1))
-			s[222] = ((v149) >> 16 & 0xffff)
-			s[223] = ((v149) >> 32 & 0xffff)
 		}
 	}
 }
 
-// ingress22 is a part of ingress, with actions NetlockIngress.q_access, NetlockIngress.ans_overflow, NetlockIngress.ans_to_server, NetlockIngress.state_access, NetlockIngress.wait_access, NetlockIngress.levels.level0.head_access, and 31 more.
-func (p *netlock) ingress22(g *engine.Gen, s *[262]uint64) {
+// ingress9 is a part of ingress, with actions NetlockIngress.q_access, NetlockIngress.ans_overflow, NetlockIngress.ans_to_server, NetlockIngress.state_access, NetlockIngress.wait_access, NetlockIngress.levels.level0.head_access, and 31 more.
+func (p *netlock) ingress9(g *engine.Gen, s *[262]uint64) {
 	{
 		if s[205] == 0x2 {
 			{
@@ -1501,7 +1614,66 @@ func (p *netlock) ingress22(g *engine.Gen, s *[262]uint64) {
 				}
 			}
 		} else {
-			p.ingress4(g, s)
+			{
+				{
+					a174 := s[206]
+					_ = a174
+					{
+						// action NetlockIngress.q_access
+						v175 := uint64(0)
+						_ = v175
+						v175 = p.r[4].Get64(s[194])
+						v176 := uint64(((v175) & 0xffff))
+						_ = v176
+						v177 := uint64(((v175) >> 16 & 0xffff))
+						_ = v177
+						v178 := uint64(((v175) >> 32 & 0xffff))
+						_ = v178
+						v179 := uint64(((v175) >> 48))
+						_ = v179
+						v180 := uint64(engine.Sel((a174 == 0x0), v176, v177))
+						_ = v180
+						s[217] = 0x0
+						{
+							{
+								if ((s[193] == 0x1) || (v178 > 0x0)) || (v180 >= s[208]) {
+									{
+										s[217] = 0x1
+										if v178 != 0xffff {
+											{
+												v178 = ((v178 + 0x1) & 0xffff)
+											}
+										}
+									}
+								} else {
+									{
+										v180 = ((v180 + 0x1) & 0xffff)
+									}
+								}
+							}
+						}
+						if a174 == 0x0 {
+							{
+								v176 = v180
+							}
+						} else {
+							{
+								v177 = v180
+							}
+						}
+						{
+							{
+								v175 = ((((v179)<<16|v178)<<16|v177)<<16 | v176)
+							}
+						}
+						p.r[4].Set64(s[194], v175)
+						s[226] = ((v175) & 0xffff)
+						s[227] = ((v175) >> 16 & 0xffff)
+						s[228] = ((v175) >> 32 & 0xffff)
+						s[229] = ((v175) >> 48)
+					}
+				}
+			}
 		}
 		if s[217] == 0x1 {
 			{
@@ -1551,247 +1723,82 @@ func (p *netlock) ingress22(g *engine.Gen, s *[262]uint64) {
 				}
 			}
 		} else {
-			p.ingress21(g, s)
-		}
-	}
-}
-
-// ingress4 is a part of ingress, with actions NetlockIngress.q_access.
-func (p *netlock) ingress4(g *engine.Gen, s *[262]uint64) {
-	{
-		{
-			a174 := s[206]
-			_ = a174
 			{
-				// action NetlockIngress.q_access
-				v175 := uint64(0)
-				_ = v175
-				v175 = p.r[4].Get64(s[194])
-				v176 := uint64(((v175) & 0xffff))
-				_ = v176
-				v177 := uint64(((v175) >> 16 & 0xffff))
-				_ = v177
-				v178 := uint64(((v175) >> 32 & 0xffff))
-				_ = v178
-				v179 := uint64(((v175) >> 48))
-				_ = v179
-				v180 := uint64(engine.Sel((a174 == 0x0), v176, v177))
-				_ = v180
-				s[217] = 0x0
 				{
+					a184 := s[32]
+					_ = a184
+					a185 := s[206]
+					_ = a185
 					{
-						if ((s[193] == 0x1) || (v178 > 0x0)) || (v180 >= s[208]) {
+						// action NetlockIngress.state_access
+						v186 := uint64(0)
+						_ = v186
+						v186 = p.r[1].Get64(s[194])
+						v187 := uint64(((0x0)<<15 | ((v186) & 0x7fff)))
+						_ = v187
+						v188 := uint64(((0x0)<<1 | ((v186) >> 15 & 0x1)))
+						_ = v188
+						v189 := uint64(((v186) >> 16 & 0xffff))
+						_ = v189
+						v190 := uint64(((v186) >> 32 & 0xffff))
+						_ = v190
+						v191 := uint64(engine.Sel(((a184 == 0x1) && (a185 == 0x0)), 0x1, 0x0))
+						_ = v191
+						v192 := uint64(engine.Sel((a184 == 0x1), 0x1, 0x0))
+						_ = v192
+						if a184 == 0x1 {
 							{
-								s[217] = 0x1
-								if v178 != 0xffff {
-									{
-										v178 = ((v178 + 0x1) & 0xffff)
-									}
-								}
+								s[219] = engine.Sel((v187 == 0x0), 0x1, 0x0)
 							}
 						} else {
-							{
-								v180 = ((v180 + 0x1) & 0xffff)
-							}
-						}
-					}
-				}
-				if a174 == 0x0 {
-					{
-						v176 = v180
-					}
-				} else {
-					{
-						v177 = v180
-					}
-				}
-				{
-					{
-						v175 = ((((v179)<<16|v178)<<16|v177)<<16 | v176)
-					}
-				}
-				p.r[4].Set64(s[194], v175)
-				s[226] = ((v175) & 0xffff)
-				s[227] = ((v175) >> 16 & 0xffff)
-				s[228] = ((v175) >> 32 & 0xffff)
-				s[229] = ((v175) >> 48)
-			}
-		}
-	}
-}
-
-// ingress21 is a part of ingress, with actions NetlockIngress.state_access, NetlockIngress.wait_access, NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access, NetlockIngress.levels.level1.head_access, and 28 more.
-func (p *netlock) ingress21(g *engine.Gen, s *[262]uint64) {
-	{
-		p.ingress17(g, s)
-		p.ingress18(g, s)
-		p.ingress19(g, s)
-		p.ingress20(g, s)
-		if s[218] == 0x1 {
-			{
-				v353 := uint64(0)
-				_ = v353
-				{
-					a355 := ((s[230]) & 0xffffffff)
-					_ = a355
-					a356 := s[214]
-					_ = a356
-					v353 = 0
-					{
-						// action NetlockIngress.token_of
-						v357 := uint64(((s[230]) >> 32))
-						_ = v357
-						if a355 > ((s[230]) & 0xffffffff) {
-							{
-								v357 = ((v357 - 0x1) & 0xffffffff)
-							}
-						}
-						v353 = ((((v357)<<32 | a355) << (p.c[5])) | a356)
-					}
-				}
-				if s[205] == 0x1 {
-					{
-						{
-							{
-								// action NetlockIngress.ans_reply
-								s[105] = 0x1
-								s[106] = 0x1
-								s[112] = s[22]
-								s[130] = 0x1
-								s[115] = 0x3
-								s[117] = 0x0
-								s[118] = 0x0
-								s[123] = s[39]
-								s[125] = 0x0
-							}
-						}
-						s[123] = v353
-						s[125] = s[212]
-					}
-				} else {
-					{
-						{
-							a360 := v353
-							_ = a360
-							{
-								// action NetlockIngress.ans_grant_slot
+							if a185 == 0x0 {
 								{
-									a362 := s[159]
-									_ = a362
-									a363 := s[160]
-									_ = a363
-									a364 := s[155]
-									_ = a364
+									s[219] = engine.Sel(((v188 == 0x0) && (v189 == 0x0)), 0x1, 0x0)
+								}
+							} else {
+								{
+									s[219] = engine.Sel(((v188 == 0x0) && (v190 == 0x0)), 0x1, 0x0)
+								}
+							}
+						}
+						s[218] = 0x0
+						{
+							{
+								if s[219] == 0x1 {
 									{
-										// action NetlockIngress.ans_to_client
-										s[105] = 0x1
-										s[106] = 0x1
-										s[107] = 0x0
-										s[111] = s[201]
-										s[113] = s[202]
-										s[112] = a362
-										s[114] = a363
-										s[115] = 0x3
-										s[118] = 0x0
-										s[117] = 0x0
-										s[126] = 0x0
-										s[127] = 0x0
-										if a364 == 0x1 {
-											{
-												s[117] = 0x8
-												s[126] = a362
-												s[127] = a363
-											}
-										}
-										s[121] = s[37]
-										s[125] = 0x0
-										s[128] = 0x0
+										s[218] = 0x1
+										v187 = ((v187 + 0x1) & 0xffff)
+										v188 = engine.Sel((a184 == 0x1), 0x1, 0x0)
+									}
+								} else {
+									{
+										v189 = ((v189 + v191) & 0xffff)
+										v190 = ((v190 + v192) & 0xffff)
 									}
 								}
-								s[116] = s[153]
-								s[119] = s[154]
-								s[120] = s[161]
-								s[122] = s[157]
-								s[123] = a360
-								s[124] = s[162]
-								s[125] = s[156]
 							}
 						}
+						{
+							{
+								v186 = (((((0x0)<<16|v190)<<16|v189)<<1|((v188)&0x1))<<15 | ((v187) & 0x7fff))
+							}
+						}
+						p.r[1].Set64(s[194], v186)
+						s[220] = ((0x0)<<15 | ((v186) & 0x7fff))
+						s[221] = ((0x0)<<1 | ((v186) >> 15 & 0x1))
+						s[222] = ((v186) >> 16 & 0xffff)
+						s[223] = ((v186) >> 32 & 0xffff)
 					}
 				}
+				p.ingress7(g, s)
+				p.ingress8(g, s)
 			}
 		}
 	}
 }
 
-// ingress17 is a part of ingress, with actions NetlockIngress.state_access, NetlockIngress.wait_access.
-func (p *netlock) ingress17(g *engine.Gen, s *[262]uint64) {
-	{
-		a184 := s[32]
-		_ = a184
-		a185 := s[206]
-		_ = a185
-		{
-			// action NetlockIngress.state_access
-			v186 := uint64(0)
-			_ = v186
-			v186 = p.r[1].Get64(s[194])
-			v187 := uint64(((0x0)<<15 | ((v186) & 0x7fff)))
-			_ = v187
-			v188 := uint64(((0x0)<<1 | ((v186) >> 15 & 0x1)))
-			_ = v188
-			v189 := uint64(((v186) >> 16 & 0xffff))
-			_ = v189
-			v190 := uint64(((v186) >> 32 & 0xffff))
-			_ = v190
-			v191 := uint64(engine.Sel(((a184 == 0x1) && (a185 == 0x0)), 0x1, 0x0))
-			_ = v191
-			v192 := uint64(engine.Sel((a184 == 0x1), 0x1, 0x0))
-			_ = v192
-			if a184 == 0x1 {
-				{
-					s[219] = engine.Sel((v187 == 0x0), 0x1, 0x0)
-				}
-			} else {
-				if a185 == 0x0 {
-					{
-						s[219] = engine.Sel(((v188 == 0x0) && (v189 == 0x0)), 0x1, 0x0)
-					}
-				} else {
-					{
-						s[219] = engine.Sel(((v188 == 0x0) && (v190 == 0x0)), 0x1, 0x0)
-					}
-				}
-			}
-			s[218] = 0x0
-			{
-				{
-					if s[219] == 0x1 {
-						{
-							s[218] = 0x1
-							v187 = ((v187 + 0x1) & 0xffff)
-							v188 = engine.Sel((a184 == 0x1), 0x1, 0x0)
-						}
-					} else {
-						{
-							v189 = ((v189 + v191) & 0xffff)
-							v190 = ((v190 + v192) & 0xffff)
-						}
-					}
-				}
-			}
-			{
-				{
-					v186 = (((((0x0)<<16|v190)<<16|v189)<<1|((v188)&0x1))<<15 | ((v187) & 0x7fff))
-				}
-			}
-			p.r[1].Set64(s[194], v186)
-			s[220] = ((0x0)<<15 | ((v186) & 0x7fff))
-			s[221] = ((0x0)<<1 | ((v186) >> 15 & 0x1))
-			s[222] = ((v186) >> 16 & 0xffff)
-			s[223] = ((v186) >> 32 & 0xffff)
-		}
-	}
+// ingress7 is a part of ingress, with actions NetlockIngress.wait_access, NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access, NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, and 3 more.
+func (p *netlock) ingress7(g *engine.Gen, s *[262]uint64) {
 	{
 		a194 := s[206]
 		_ = a194
@@ -1838,10 +1845,6 @@ func (p *netlock) ingress17(g *engine.Gen, s *[262]uint64) {
 			s[168] = 0x0
 		}
 	}
-}
-
-// ingress18 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access, NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, NetlockIngress.levels.level1.gnext_access, and 1 more.
-func (p *netlock) ingress18(g *engine.Gen, s *[262]uint64) {
 	{
 		a200 := s[206]
 		_ = a200
@@ -1849,15 +1852,121 @@ func (p *netlock) ingress18(g *engine.Gen, s *[262]uint64) {
 		_ = a201
 		{
 			if a200 == 0x0 {
-				p.ingress11(g, s, a201)
+				p.ingress3(g, s, a201)
 			} else {
 				{
-					p.ingress10(g, s, a201)
+					p.ingress2(g, s, a201)
 					{
 						a278 := a201
 						_ = a278
 						{
-							p.ingress9(g, s, a278)
+							if s[176] != 0x0 {
+								{
+									{
+										{
+											// action NetlockIngress.levels.level0.head_access
+											v280 := uint64(0)
+											_ = v280
+											v280 = p.r[27].Get32(a278)
+											var r283 uint64
+											_ = r283
+											{
+												a284 := v280
+												_ = a284
+												a285 := s[179]
+												_ = a285
+												{
+													if (((a284 & 0x7fff) + 0x1) & 0xffff) == a285 {
+														{
+															r283 = ((a284 & 0x8000) ^ 0x8000)
+															goto end282
+														}
+													}
+													r283 = ((a284 + 0x1) & 0xffff)
+													goto end282
+												}
+											end282:
+											}
+											v281 := uint64(r283)
+											_ = v281
+											s[185] = 0x0
+											if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v280 & 0x7fff)) {
+												{
+													s[185] = 0x1
+												}
+											} else {
+												if (s[176] == 0x3) && (s[181] == 0x1) {
+													{
+														s[185] = 0x1
+													}
+												}
+											}
+											s[182] = v280
+											if s[185] == 0x1 {
+												{
+													v280 = v281
+												}
+											} else {
+												if s[176] == 0x4 {
+													{
+														v280 = 0x0
+													}
+												}
+											}
+											p.r[27].Set32(a278, ((v280) & 0xffff))
+											if s[176] == 0x3 {
+												{
+													s[182] = v280
+												}
+											}
+										}
+									}
+								}
+							}
+							if s[177] != 0x0 {
+								{
+									{
+										{
+											// action NetlockIngress.levels.level0.tail_access
+											v287 := uint64(0)
+											_ = v287
+											v287 = p.r[28].Get32(a278)
+											s[183] = v287
+											if (s[177] == 0x2) && (s[181] == 0x1) {
+												{
+													var r289 uint64
+													_ = r289
+													{
+														a290 := v287
+														_ = a290
+														a291 := s[179]
+														_ = a291
+														{
+															if (((a290 & 0x7fff) + 0x1) & 0xffff) == a291 {
+																{
+																	r289 = ((a290 & 0x8000) ^ 0x8000)
+																	goto end288
+																}
+															}
+															r289 = ((a290 + 0x1) & 0xffff)
+															goto end288
+														}
+													end288:
+													}
+													v287 = r289
+												}
+											} else {
+												if s[177] == 0x4 {
+													{
+														v287 = 0x0
+													}
+												}
+											}
+											p.r[28].Set32(a278, ((v287) & 0xffff))
+										}
+									}
+								}
+							}
 							if s[178] != 0x0 {
 								{
 									{
@@ -1962,17 +2071,151 @@ func (p *netlock) ingress18(g *engine.Gen, s *[262]uint64) {
 			s[230] = v304
 		}
 	}
+	{
+		a306 := s[173]
+		_ = a306
+		{
+			// action NetlockIngress.slot_at
+			v307 := uint64(((s[207] + (a306 & 0x7fff)) & 0xffffffff))
+			_ = v307
+			s[131] = ((v307) >> (p.c[3]) & 0x3)
+			s[132] = (v307 & p.c[4])
+			s[214] = v307
+		}
+	}
+	s[134] = 0x2
+	s[137] = 0x2
+	s[133] = 0x2
+	s[135] = 0x2
+	s[136] = 0x2
+	s[142] = s[38]
+	s[138] = s[32]
+	s[139] = s[35]
+	s[140] = s[211]
+	s[141] = s[212]
+	s[143] = s[209]
+	s[144] = s[210]
+	s[145] = s[36]
+	s[146] = s[40]
+	s[147] = engine.Sel((s[218] == 0x1), ((s[230]) & 0xffffffff), 0x0)
+	s[148] = s[213]
 }
 
-// ingress11 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access, NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, NetlockIngress.levels.level1.gnext_access.
-func (p *netlock) ingress11(g *engine.Gen, s *[262]uint64, a201 uint64) {
+// ingress3 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access, NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, NetlockIngress.levels.level1.gnext_access.
+func (p *netlock) ingress3(g *engine.Gen, s *[262]uint64, a201 uint64) {
 	{
-		p.ingress7(g, s, a201)
+		p.ingress1(g, s, a201)
 		{
 			a228 := a201
 			_ = a228
 			{
-				p.ingress6(g, s, a228)
+				if s[176] != 0x0 {
+					{
+						{
+							{
+								// action NetlockIngress.levels.level1.head_access
+								v230 := uint64(0)
+								_ = v230
+								v230 = p.r[30].Get32(a228)
+								var r233 uint64
+								_ = r233
+								{
+									a234 := v230
+									_ = a234
+									a235 := s[179]
+									_ = a235
+									{
+										if (((a234 & 0x7fff) + 0x1) & 0xffff) == a235 {
+											{
+												r233 = ((a234 & 0x8000) ^ 0x8000)
+												goto end232
+											}
+										}
+										r233 = ((a234 + 0x1) & 0xffff)
+										goto end232
+									}
+								end232:
+								}
+								v231 := uint64(r233)
+								_ = v231
+								s[185] = 0x0
+								if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v230 & 0x7fff)) {
+									{
+										s[185] = 0x1
+									}
+								} else {
+									if (s[176] == 0x3) && (s[181] == 0x1) {
+										{
+											s[185] = 0x1
+										}
+									}
+								}
+								s[182] = v230
+								if s[185] == 0x1 {
+									{
+										v230 = v231
+									}
+								} else {
+									if s[176] == 0x4 {
+										{
+											v230 = 0x0
+										}
+									}
+								}
+								p.r[30].Set32(a228, ((v230) & 0xffff))
+								if s[176] == 0x3 {
+									{
+										s[182] = v230
+									}
+								}
+							}
+						}
+					}
+				}
+				if s[177] != 0x0 {
+					{
+						{
+							{
+								// action NetlockIngress.levels.level1.tail_access
+								v237 := uint64(0)
+								_ = v237
+								v237 = p.r[31].Get32(a228)
+								s[183] = v237
+								if (s[177] == 0x2) && (s[181] == 0x1) {
+									{
+										var r239 uint64
+										_ = r239
+										{
+											a240 := v237
+											_ = a240
+											a241 := s[179]
+											_ = a241
+											{
+												if (((a240 & 0x7fff) + 0x1) & 0xffff) == a241 {
+													{
+														r239 = ((a240 & 0x8000) ^ 0x8000)
+														goto end238
+													}
+												}
+												r239 = ((a240 + 0x1) & 0xffff)
+												goto end238
+											}
+										end238:
+										}
+										v237 = r239
+									}
+								} else {
+									if s[177] == 0x4 {
+										{
+											v237 = 0x0
+										}
+									}
+								}
+								p.r[31].Set32(a228, ((v237) & 0xffff))
+							}
+						}
+					}
+				}
 				if s[178] != 0x0 {
 					{
 						{
@@ -2053,13 +2296,119 @@ func (p *netlock) ingress11(g *engine.Gen, s *[262]uint64, a201 uint64) {
 	}
 }
 
-// ingress7 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access.
-func (p *netlock) ingress7(g *engine.Gen, s *[262]uint64, a201 uint64) {
+// ingress1 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access.
+func (p *netlock) ingress1(g *engine.Gen, s *[262]uint64, a201 uint64) {
 	{
 		a203 := a201
 		_ = a203
 		{
-			p.ingress5(g, s, a203)
+			if s[166] != 0x0 {
+				{
+					{
+						{
+							// action NetlockIngress.levels.level0.head_access
+							v205 := uint64(0)
+							_ = v205
+							v205 = p.r[27].Get32(a203)
+							var r208 uint64
+							_ = r208
+							{
+								a209 := v205
+								_ = a209
+								a210 := s[169]
+								_ = a210
+								{
+									if (((a209 & 0x7fff) + 0x1) & 0xffff) == a210 {
+										{
+											r208 = ((a209 & 0x8000) ^ 0x8000)
+											goto end207
+										}
+									}
+									r208 = ((a209 + 0x1) & 0xffff)
+									goto end207
+								}
+							end207:
+							}
+							v206 := uint64(r208)
+							_ = v206
+							s[175] = 0x0
+							if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v205 & 0x7fff)) {
+								{
+									s[175] = 0x1
+								}
+							} else {
+								if (s[166] == 0x3) && (s[171] == 0x1) {
+									{
+										s[175] = 0x1
+									}
+								}
+							}
+							s[172] = v205
+							if s[175] == 0x1 {
+								{
+									v205 = v206
+								}
+							} else {
+								if s[166] == 0x4 {
+									{
+										v205 = 0x0
+									}
+								}
+							}
+							p.r[27].Set32(a203, ((v205) & 0xffff))
+							if s[166] == 0x3 {
+								{
+									s[172] = v205
+								}
+							}
+						}
+					}
+				}
+			}
+			if s[167] != 0x0 {
+				{
+					{
+						{
+							// action NetlockIngress.levels.level0.tail_access
+							v212 := uint64(0)
+							_ = v212
+							v212 = p.r[28].Get32(a203)
+							s[173] = v212
+							if (s[167] == 0x2) && (s[171] == 0x1) {
+								{
+									var r214 uint64
+									_ = r214
+									{
+										a215 := v212
+										_ = a215
+										a216 := s[169]
+										_ = a216
+										{
+											if (((a215 & 0x7fff) + 0x1) & 0xffff) == a216 {
+												{
+													r214 = ((a215 & 0x8000) ^ 0x8000)
+													goto end213
+												}
+											}
+											r214 = ((a215 + 0x1) & 0xffff)
+											goto end213
+										}
+									end213:
+									}
+									v212 = r214
+								}
+							} else {
+								if s[167] == 0x4 {
+									{
+										v212 = 0x0
+									}
+								}
+							}
+							p.r[28].Set32(a203, ((v212) & 0xffff))
+						}
+					}
+				}
+			}
 			if s[168] != 0x0 {
 				{
 					{
@@ -2139,235 +2488,119 @@ func (p *netlock) ingress7(g *engine.Gen, s *[262]uint64, a201 uint64) {
 	}
 }
 
-// ingress5 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access.
-func (p *netlock) ingress5(g *engine.Gen, s *[262]uint64, a203 uint64) {
-	if s[166] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.levels.level0.head_access
-					v205 := uint64(0)
-					_ = v205
-					v205 = p.r[27].Get32(a203)
-					var r208 uint64
-					_ = r208
-					{
-						a209 := v205
-						_ = a209
-						a210 := s[169]
-						_ = a210
-						{
-							if (((a209 & 0x7fff) + 0x1) & 0xffff) == a210 {
-								{
-									r208 = ((a209 & 0x8000) ^ 0x8000)
-									goto end207
-								}
-							}
-							r208 = ((a209 + 0x1) & 0xffff)
-							goto end207
-						}
-					end207:
-					}
-					v206 := uint64(r208)
-					_ = v206
-					s[175] = 0x0
-					if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v205 & 0x7fff)) {
-						{
-							s[175] = 0x1
-						}
-					} else {
-						if (s[166] == 0x3) && (s[171] == 0x1) {
-							{
-								s[175] = 0x1
-							}
-						}
-					}
-					s[172] = v205
-					if s[175] == 0x1 {
-						{
-							v205 = v206
-						}
-					} else {
-						if s[166] == 0x4 {
-							{
-								v205 = 0x0
-							}
-						}
-					}
-					p.r[27].Set32(a203, ((v205) & 0xffff))
-					if s[166] == 0x3 {
-						{
-							s[172] = v205
-						}
-					}
-				}
-			}
-		}
-	}
-	if s[167] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.levels.level0.tail_access
-					v212 := uint64(0)
-					_ = v212
-					v212 = p.r[28].Get32(a203)
-					s[173] = v212
-					if (s[167] == 0x2) && (s[171] == 0x1) {
-						{
-							var r214 uint64
-							_ = r214
-							{
-								a215 := v212
-								_ = a215
-								a216 := s[169]
-								_ = a216
-								{
-									if (((a215 & 0x7fff) + 0x1) & 0xffff) == a216 {
-										{
-											r214 = ((a215 & 0x8000) ^ 0x8000)
-											goto end213
-										}
-									}
-									r214 = ((a215 + 0x1) & 0xffff)
-									goto end213
-								}
-							end213:
-							}
-							v212 = r214
-						}
-					} else {
-						if s[167] == 0x4 {
-							{
-								v212 = 0x0
-							}
-						}
-					}
-					p.r[28].Set32(a203, ((v212) & 0xffff))
-				}
-			}
-		}
-	}
-}
-
-// ingress6 is a part of ingress, with actions NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access.
-func (p *netlock) ingress6(g *engine.Gen, s *[262]uint64, a228 uint64) {
-	if s[176] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.levels.level1.head_access
-					v230 := uint64(0)
-					_ = v230
-					v230 = p.r[30].Get32(a228)
-					var r233 uint64
-					_ = r233
-					{
-						a234 := v230
-						_ = a234
-						a235 := s[179]
-						_ = a235
-						{
-							if (((a234 & 0x7fff) + 0x1) & 0xffff) == a235 {
-								{
-									r233 = ((a234 & 0x8000) ^ 0x8000)
-									goto end232
-								}
-							}
-							r233 = ((a234 + 0x1) & 0xffff)
-							goto end232
-						}
-					end232:
-					}
-					v231 := uint64(r233)
-					_ = v231
-					s[185] = 0x0
-					if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v230 & 0x7fff)) {
-						{
-							s[185] = 0x1
-						}
-					} else {
-						if (s[176] == 0x3) && (s[181] == 0x1) {
-							{
-								s[185] = 0x1
-							}
-						}
-					}
-					s[182] = v230
-					if s[185] == 0x1 {
-						{
-							v230 = v231
-						}
-					} else {
-						if s[176] == 0x4 {
-							{
-								v230 = 0x0
-							}
-						}
-					}
-					p.r[30].Set32(a228, ((v230) & 0xffff))
-					if s[176] == 0x3 {
-						{
-							s[182] = v230
-						}
-					}
-				}
-			}
-		}
-	}
-	if s[177] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.levels.level1.tail_access
-					v237 := uint64(0)
-					_ = v237
-					v237 = p.r[31].Get32(a228)
-					s[183] = v237
-					if (s[177] == 0x2) && (s[181] == 0x1) {
-						{
-							var r239 uint64
-							_ = r239
-							{
-								a240 := v237
-								_ = a240
-								a241 := s[179]
-								_ = a241
-								{
-									if (((a240 & 0x7fff) + 0x1) & 0xffff) == a241 {
-										{
-											r239 = ((a240 & 0x8000) ^ 0x8000)
-											goto end238
-										}
-									}
-									r239 = ((a240 + 0x1) & 0xffff)
-									goto end238
-								}
-							end238:
-							}
-							v237 = r239
-						}
-					} else {
-						if s[177] == 0x4 {
-							{
-								v237 = 0x0
-							}
-						}
-					}
-					p.r[31].Set32(a228, ((v237) & 0xffff))
-				}
-			}
-		}
-	}
-}
-
-// ingress10 is a part of ingress, with actions NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, NetlockIngress.levels.level1.gnext_access.
-func (p *netlock) ingress10(g *engine.Gen, s *[262]uint64, a201 uint64) {
+// ingress2 is a part of ingress, with actions NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, NetlockIngress.levels.level1.gnext_access.
+func (p *netlock) ingress2(g *engine.Gen, s *[262]uint64, a201 uint64) {
 	{
 		a253 := a201
 		_ = a253
 		{
-			p.ingress8(g, s, a253)
+			if s[166] != 0x0 {
+				{
+					{
+						{
+							// action NetlockIngress.levels.level1.head_access
+							v255 := uint64(0)
+							_ = v255
+							v255 = p.r[30].Get32(a253)
+							var r258 uint64
+							_ = r258
+							{
+								a259 := v255
+								_ = a259
+								a260 := s[169]
+								_ = a260
+								{
+									if (((a259 & 0x7fff) + 0x1) & 0xffff) == a260 {
+										{
+											r258 = ((a259 & 0x8000) ^ 0x8000)
+											goto end257
+										}
+									}
+									r258 = ((a259 + 0x1) & 0xffff)
+									goto end257
+								}
+							end257:
+							}
+							v256 := uint64(r258)
+							_ = v256
+							s[175] = 0x0
+							if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v255 & 0x7fff)) {
+								{
+									s[175] = 0x1
+								}
+							} else {
+								if (s[166] == 0x3) && (s[171] == 0x1) {
+									{
+										s[175] = 0x1
+									}
+								}
+							}
+							s[172] = v255
+							if s[175] == 0x1 {
+								{
+									v255 = v256
+								}
+							} else {
+								if s[166] == 0x4 {
+									{
+										v255 = 0x0
+									}
+								}
+							}
+							p.r[30].Set32(a253, ((v255) & 0xffff))
+							if s[166] == 0x3 {
+								{
+									s[172] = v255
+								}
+							}
+						}
+					}
+				}
+			}
+			if s[167] != 0x0 {
+				{
+					{
+						{
+							// action NetlockIngress.levels.level1.tail_access
+							v262 := uint64(0)
+							_ = v262
+							v262 = p.r[31].Get32(a253)
+							s[173] = v262
+							if (s[167] == 0x2) && (s[171] == 0x1) {
+								{
+									var r264 uint64
+									_ = r264
+									{
+										a265 := v262
+										_ = a265
+										a266 := s[169]
+										_ = a266
+										{
+											if (((a265 & 0x7fff) + 0x1) & 0xffff) == a266 {
+												{
+													r264 = ((a265 & 0x8000) ^ 0x8000)
+													goto end263
+												}
+											}
+											r264 = ((a265 + 0x1) & 0xffff)
+											goto end263
+										}
+									end263:
+									}
+									v262 = r264
+								}
+							} else {
+								if s[167] == 0x4 {
+									{
+										v262 = 0x0
+									}
+								}
+							}
+							p.r[31].Set32(a253, ((v262) & 0xffff))
+						}
+					}
+				}
+			}
 			if s[168] != 0x0 {
 				{
 					{
@@ -2447,269 +2680,117 @@ func (p *netlock) ingress10(g *engine.Gen, s *[262]uint64, a201 uint64) {
 	}
 }
 
-// ingress8 is a part of ingress, with actions NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access.
-func (p *netlock) ingress8(g *engine.Gen, s *[262]uint64, a253 uint64) {
-	if s[166] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.levels.level1.head_access
-					v255 := uint64(0)
-					_ = v255
-					v255 = p.r[30].Get32(a253)
-					var r258 uint64
-					_ = r258
-					{
-						a259 := v255
-						_ = a259
-						a260 := s[169]
-						_ = a260
-						{
-							if (((a259 & 0x7fff) + 0x1) & 0xffff) == a260 {
-								{
-									r258 = ((a259 & 0x8000) ^ 0x8000)
-									goto end257
-								}
-							}
-							r258 = ((a259 + 0x1) & 0xffff)
-							goto end257
-						}
-					end257:
-					}
-					v256 := uint64(r258)
-					_ = v256
-					s[175] = 0x0
-					if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v255 & 0x7fff)) {
-						{
-							s[175] = 0x1
-						}
-					} else {
-						if (s[166] == 0x3) && (s[171] == 0x1) {
-							{
-								s[175] = 0x1
-							}
-						}
-					}
-					s[172] = v255
-					if s[175] == 0x1 {
-						{
-							v255 = v256
-						}
-					} else {
-						if s[166] == 0x4 {
-							{
-								v255 = 0x0
-							}
-						}
-					}
-					p.r[30].Set32(a253, ((v255) & 0xffff))
-					if s[166] == 0x3 {
-						{
-							s[172] = v255
-						}
-					}
-				}
-			}
-		}
-	}
-	if s[167] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.levels.level1.tail_access
-					v262 := uint64(0)
-					_ = v262
-					v262 = p.r[31].Get32(a253)
-					s[173] = v262
-					if (s[167] == 0x2) && (s[171] == 0x1) {
-						{
-							var r264 uint64
-							_ = r264
-							{
-								a265 := v262
-								_ = a265
-								a266 := s[169]
-								_ = a266
-								{
-									if (((a265 & 0x7fff) + 0x1) & 0xffff) == a266 {
-										{
-											r264 = ((a265 & 0x8000) ^ 0x8000)
-											goto end263
-										}
-									}
-									r264 = ((a265 + 0x1) & 0xffff)
-									goto end263
-								}
-							end263:
-							}
-							v262 = r264
-						}
-					} else {
-						if s[167] == 0x4 {
-							{
-								v262 = 0x0
-							}
-						}
-					}
-					p.r[31].Set32(a253, ((v262) & 0xffff))
-				}
-			}
-		}
-	}
-}
-
-// ingress9 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access.
-func (p *netlock) ingress9(g *engine.Gen, s *[262]uint64, a278 uint64) {
-	if s[176] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.levels.level0.head_access
-					v280 := uint64(0)
-					_ = v280
-					v280 = p.r[27].Get32(a278)
-					var r283 uint64
-					_ = r283
-					{
-						a284 := v280
-						_ = a284
-						a285 := s[179]
-						_ = a285
-						{
-							if (((a284 & 0x7fff) + 0x1) & 0xffff) == a285 {
-								{
-									r283 = ((a284 & 0x8000) ^ 0x8000)
-									goto end282
-								}
-							}
-							r283 = ((a284 + 0x1) & 0xffff)
-							goto end282
-						}
-					end282:
-					}
-					v281 := uint64(r283)
-					_ = v281
-					s[185] = 0x0
-					if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v280 & 0x7fff)) {
-						{
-							s[185] = 0x1
-						}
-					} else {
-						if (s[176] == 0x3) && (s[181] == 0x1) {
-							{
-								s[185] = 0x1
-							}
-						}
-					}
-					s[182] = v280
-					if s[185] == 0x1 {
-						{
-							v280 = v281
-						}
-					} else {
-						if s[176] == 0x4 {
-							{
-								v280 = 0x0
-							}
-						}
-					}
-					p.r[27].Set32(a278, ((v280) & 0xffff))
-					if s[176] == 0x3 {
-						{
-							s[182] = v280
-						}
-					}
-				}
-			}
-		}
-	}
-	if s[177] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.levels.level0.tail_access
-					v287 := uint64(0)
-					_ = v287
-					v287 = p.r[28].Get32(a278)
-					s[183] = v287
-					if (s[177] == 0x2) && (s[181] == 0x1) {
-						{
-							var r289 uint64
-							_ = r289
-							{
-								a290 := v287
-								_ = a290
-								a291 := s[179]
-								_ = a291
-								{
-									if (((a290 & 0x7fff) + 0x1) & 0xffff) == a291 {
-										{
-											r289 = ((a290 & 0x8000) ^ 0x8000)
-											goto end288
-										}
-									}
-									r289 = ((a290 + 0x1) & 0xffff)
-									goto end288
-								}
-							end288:
-							}
-							v287 = r289
-						}
-					} else {
-						if s[177] == 0x4 {
-							{
-								v287 = 0x0
-							}
-						}
-					}
-					p.r[28].Set32(a278, ((v287) & 0xffff))
-				}
-			}
-		}
-	}
-}
-
-// ingress19 is a part of ingress, with actions NetlockIngress.slot_at.
-func (p *netlock) ingress19(g *engine.Gen, s *[262]uint64) {
-	{
-		a306 := s[173]
-		_ = a306
-		{
-			// action NetlockIngress.slot_at
-			v307 := uint64(((s[207] + (a306 & 0x7fff)) & 0xffffffff))
-			_ = v307
-			s[131] = ((v307) >> (p.c[3]) & 0x3)
-			s[132] = (v307 & p.c[4])
-			s[214] = v307
-		}
-	}
-	s[134] = 0x2
-	s[137] = 0x2
-	s[133] = 0x2
-	s[135] = 0x2
-	s[136] = 0x2
-	s[142] = s[38]
-	s[138] = s[32]
-	s[139] = s[35]
-	s[140] = s[211]
-	s[141] = s[212]
-	s[143] = s[209]
-	s[144] = s[210]
-	s[145] = s[36]
-	s[146] = s[40]
-	s[147] = engine.Sel((s[218] == 0x1), ((s[230]) & 0xffffffff), 0x0)
-	s[148] = s[213]
-}
-
-// ingress20 is a part of ingress, with actions NetlockIngress.pool.part0.txn_access, NetlockIngress.pool.part0.hold_access, NetlockIngress.pool.part0.flags_access, NetlockIngress.pool.part0.who_access, NetlockIngress.pool.part0.ts_access, NetlockIngress.pool.part1.txn_access, and 14 more.
-func (p *netlock) ingress20(g *engine.Gen, s *[262]uint64) {
+// ingress8 is a part of ingress, with actions NetlockIngress.pool.part0.txn_access, NetlockIngress.pool.part0.hold_access, NetlockIngress.pool.part0.flags_access, NetlockIngress.pool.part0.who_access, NetlockIngress.pool.part0.ts_access, NetlockIngress.pool.part1.txn_access, and 18 more.
+func (p *netlock) ingress8(g *engine.Gen, s *[262]uint64) {
 	{
 		{
 			if s[131] == 0x0 {
 				{
 					{
 						{
-							p.ingress12(g, s)
+							if s[134] != 0x0 {
+								{
+									{
+										{
+											// action NetlockIngress.pool.part0.txn_access
+											v311 := uint64(0)
+											_ = v311
+											v311 = p.r[7].Get64(s[132])
+											s[158] = engine.Sel((v311 == s[142]), 0x1, 0x0)
+											if s[134] == 0x2 {
+												{
+													v311 = s[142]
+												}
+											}
+											p.r[7].Set64(s[132], v311)
+											s[157] = v311
+										}
+									}
+								}
+							}
+							if s[137] != 0x0 {
+								{
+									{
+										{
+											// action NetlockIngress.pool.part0.hold_access
+											v313 := uint64(0)
+											_ = v313
+											v313 = p.r[11].Get64(s[132])
+											if (s[137] == 0x3) || (s[137] == 0x4) {
+												{
+													if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v313) >> 32) == s[149])) && (((v313) >> 32) != 0x0) {
+														{
+															s[165] = 0x1
+														}
+													}
+												}
+											}
+											if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
+												{
+													v313 = ((s[147])<<32 | s[148])
+												}
+											} else {
+												if (s[137] == 0x3) && (s[165] == 0x1) {
+													{
+														v313 = v313&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+													}
+												} else {
+													if (s[137] == 0x4) && (s[165] == 0x1) {
+														{
+															v313 = v313&^0xffffffff | (s[148])<<0&0xffffffff
+														}
+													}
+												}
+											}
+											p.r[11].Set64(s[132], v313)
+											s[163] = ((v313) >> 32)
+											s[164] = ((v313) & 0xffffffff)
+										}
+									}
+								}
+							}
+							if s[133] != 0x0 {
+								{
+									{
+										{
+											// action NetlockIngress.pool.part0.flags_access
+											v315 := uint64(0)
+											_ = v315
+											v315 = p.r[8].Get64(s[132])
+											if s[133] == 0x2 {
+												{
+													v315 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
+												}
+											} else {
+												if (s[133] == 0x3) && (s[165] == 0x1) {
+													{
+														v315 = v315&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+													}
+												} else {
+													if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
+														{
+															v315 = v315&^0xffffffff | (s[141])<<0&0xffffffff
+														}
+													} else {
+														if ((s[133] == 0x5) && (((v315) >> 56) == 0x1)) && (s[158] == 0x1) {
+															{
+																v315 = v315&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+																s[165] = 0x1
+															}
+														}
+													}
+												}
+											}
+											p.r[8].Set64(s[132], v315)
+											s[152] = ((v315) >> 56)
+											s[153] = ((v315) >> 48 & 0xff)
+											s[154] = ((v315) >> 40 & 0xff)
+											s[155] = ((v315) >> 32 & 0xff)
+											s[156] = ((v315) & 0xffffffff)
+										}
+									}
+								}
+							}
 							if s[135] != 0x0 {
 								{
 									{
@@ -2754,300 +2835,232 @@ func (p *netlock) ingress20(g *engine.Gen, s *[262]uint64) {
 					}
 				}
 			} else {
-				if s[131] == 0x1 {
+				p.ingress6(g, s)
+			}
+		}
+	}
+	if s[218] == 0x1 {
+		{
+			v353 := uint64(0)
+			_ = v353
+			{
+				a355 := ((s[230]) & 0xffffffff)
+				_ = a355
+				a356 := s[214]
+				_ = a356
+				v353 = 0
+				{
+					// action NetlockIngress.token_of
+					v357 := uint64(((s[230]) >> 32))
+					_ = v357
+					if a355 > ((s[230]) & 0xffffffff) {
+						{
+							v357 = ((v357 - 0x1) & 0xffffffff)
+						}
+					}
+					v353 = ((((v357)<<32 | a355) << (p.c[5])) | a356)
+				}
+			}
+			if s[205] == 0x1 {
+				{
 					{
 						{
+							// action NetlockIngress.ans_reply
+							s[105] = 0x1
+							s[106] = 0x1
+							s[112] = s[22]
+							s[130] = 0x1
+							s[115] = 0x3
+							s[117] = 0x0
+							s[118] = 0x0
+							s[123] = s[39]
+							s[125] = 0x0
+						}
+					}
+					s[123] = v353
+					s[125] = s[212]
+				}
+			} else {
+				{
+					{
+						a360 := v353
+						_ = a360
+						{
+							// action NetlockIngress.ans_grant_slot
 							{
-								p.ingress13(g, s)
-								if s[135] != 0x0 {
-									{
+								a362 := s[159]
+								_ = a362
+								a363 := s[160]
+								_ = a363
+								a364 := s[155]
+								_ = a364
+								{
+									// action NetlockIngress.ans_to_client
+									s[105] = 0x1
+									s[106] = 0x1
+									s[107] = 0x0
+									s[111] = s[201]
+									s[113] = s[202]
+									s[112] = a362
+									s[114] = a363
+									s[115] = 0x3
+									s[118] = 0x0
+									s[117] = 0x0
+									s[126] = 0x0
+									s[127] = 0x0
+									if a364 == 0x1 {
 										{
-											{
-												// action NetlockIngress.pool.part1.who_access
-												v328 := uint64(0)
-												_ = v328
-												v328 = p.r[14].Get64(s[132])
-												if s[135] == 0x2 {
-													{
-														v328 = (((s[143])<<16|s[144])<<16 | s[145])
-													}
+											s[117] = 0x8
+											s[126] = a362
+											s[127] = a363
+										}
+									}
+									s[121] = s[37]
+									s[125] = 0x0
+									s[128] = 0x0
+								}
+							}
+							s[116] = s[153]
+							s[119] = s[154]
+							s[120] = s[161]
+							s[122] = s[157]
+							s[123] = a360
+							s[124] = s[162]
+							s[125] = s[156]
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ingress6 is a part of ingress, with actions NetlockIngress.pool.part1.txn_access, NetlockIngress.pool.part1.hold_access, NetlockIngress.pool.part1.flags_access, NetlockIngress.pool.part1.who_access, NetlockIngress.pool.part1.ts_access, NetlockIngress.pool.part2.txn_access, and 9 more.
+func (p *netlock) ingress6(g *engine.Gen, s *[262]uint64) {
+	if s[131] == 0x1 {
+		{
+			{
+				{
+					if s[134] != 0x0 {
+						{
+							{
+								{
+									// action NetlockIngress.pool.part1.txn_access
+									v322 := uint64(0)
+									_ = v322
+									v322 = p.r[12].Get64(s[132])
+									s[158] = engine.Sel((v322 == s[142]), 0x1, 0x0)
+									if s[134] == 0x2 {
+										{
+											v322 = s[142]
+										}
+									}
+									p.r[12].Set64(s[132], v322)
+									s[157] = v322
+								}
+							}
+						}
+					}
+					if s[137] != 0x0 {
+						{
+							{
+								{
+									// action NetlockIngress.pool.part1.hold_access
+									v324 := uint64(0)
+									_ = v324
+									v324 = p.r[16].Get64(s[132])
+									if (s[137] == 0x3) || (s[137] == 0x4) {
+										{
+											if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v324) >> 32) == s[149])) && (((v324) >> 32) != 0x0) {
+												{
+													s[165] = 0x1
 												}
-												p.r[14].Set64(s[132], v328)
-												s[159] = ((v328) >> 32)
-												s[160] = ((v328) >> 16 & 0xffff)
-												s[161] = ((v328) & 0xffff)
 											}
 										}
 									}
-								}
-								if s[136] != 0x0 {
-									{
+									if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
 										{
+											v324 = ((s[147])<<32 | s[148])
+										}
+									} else {
+										if (s[137] == 0x3) && (s[165] == 0x1) {
 											{
-												// action NetlockIngress.pool.part1.ts_access
-												v330 := uint64(0)
-												_ = v330
-												v330 = p.r[15].Get64(s[132])
-												if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
-													{
-														v330 = s[146]
-													}
+												v324 = v324&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+											}
+										} else {
+											if (s[137] == 0x4) && (s[165] == 0x1) {
+												{
+													v324 = v324&^0xffffffff | (s[148])<<0&0xffffffff
 												}
-												p.r[15].Set64(s[132], v330)
-												s[162] = v330
 											}
 										}
 									}
+									p.r[16].Set64(s[132], v324)
+									s[163] = ((v324) >> 32)
+									s[164] = ((v324) & 0xffffffff)
 								}
 							}
 						}
 					}
-				} else {
-					p.ingress16(g, s)
-				}
-			}
-		}
-	}
-}
-
-// ingress12 is a part of ingress, with actions NetlockIngress.pool.part0.txn_access, NetlockIngress.pool.part0.hold_access, NetlockIngress.pool.part0.flags_access.
-func (p *netlock) ingress12(g *engine.Gen, s *[262]uint64) {
-	if s[134] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part0.txn_access
-					v311 := uint64(0)
-					_ = v311
-					v311 = p.r[7].Get64(s[132])
-					s[158] = engine.Sel((v311 == s[142]), 0x1, 0x0)
-					if s[134] == 0x2 {
+					if s[133] != 0x0 {
 						{
-							v311 = s[142]
-						}
-					}
-					p.r[7].Set64(s[132], v311)
-					s[157] = v311
-				}
-			}
-		}
-	}
-	if s[137] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part0.hold_access
-					v313 := uint64(0)
-					_ = v313
-					v313 = p.r[11].Get64(s[132])
-					if (s[137] == 0x3) || (s[137] == 0x4) {
-						{
-							if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v313) >> 32) == s[149])) && (((v313) >> 32) != 0x0) {
-								{
-									s[165] = 0x1
-								}
-							}
-						}
-					}
-					if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
-						{
-							v313 = ((s[147])<<32 | s[148])
-						}
-					} else {
-						if (s[137] == 0x3) && (s[165] == 0x1) {
 							{
-								v313 = v313&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
-							}
-						} else {
-							if (s[137] == 0x4) && (s[165] == 0x1) {
 								{
-									v313 = v313&^0xffffffff | (s[148])<<0&0xffffffff
-								}
-							}
-						}
-					}
-					p.r[11].Set64(s[132], v313)
-					s[163] = ((v313) >> 32)
-					s[164] = ((v313) & 0xffffffff)
-				}
-			}
-		}
-	}
-	if s[133] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part0.flags_access
-					v315 := uint64(0)
-					_ = v315
-					v315 = p.r[8].Get64(s[132])
-					if s[133] == 0x2 {
-						{
-							v315 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
-						}
-					} else {
-						if (s[133] == 0x3) && (s[165] == 0x1) {
-							{
-								v315 = v315&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
-							}
-						} else {
-							if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
-								{
-									v315 = v315&^0xffffffff | (s[141])<<0&0xffffffff
-								}
-							} else {
-								if ((s[133] == 0x5) && (((v315) >> 56) == 0x1)) && (s[158] == 0x1) {
-									{
-										v315 = v315&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
-										s[165] = 0x1
+									// action NetlockIngress.pool.part1.flags_access
+									v326 := uint64(0)
+									_ = v326
+									v326 = p.r[13].Get64(s[132])
+									if s[133] == 0x2 {
+										{
+											v326 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
+										}
+									} else {
+										if (s[133] == 0x3) && (s[165] == 0x1) {
+											{
+												v326 = v326&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+											}
+										} else {
+											if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
+												{
+													v326 = v326&^0xffffffff | (s[141])<<0&0xffffffff
+												}
+											} else {
+												if ((s[133] == 0x5) && (((v326) >> 56) == 0x1)) && (s[158] == 0x1) {
+													{
+														v326 = v326&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+														s[165] = 0x1
+													}
+												}
+											}
+										}
 									}
+									p.r[13].Set64(s[132], v326)
+									s[152] = ((v326) >> 56)
+									s[153] = ((v326) >> 48 & 0xff)
+									s[154] = ((v326) >> 40 & 0xff)
+									s[155] = ((v326) >> 32 & 0xff)
+									s[156] = ((v326) & 0xffffffff)
 								}
 							}
 						}
 					}
-					p.r[8].Set64(s[132], v315)
-					s[152] = ((v315) >> 56)
-					s[153] = ((v315) >> 48 & 0xff)
-					s[154] = ((v315) >> 40 & 0xff)
-					s[155] = ((v315) >> 32 & 0xff)
-					s[156] = ((v315) & 0xffffffff)
-				}
-			}
-		}
-	}
-}
-
-// ingress13 is a part of ingress, with actions NetlockIngress.pool.part1.txn_access, NetlockIngress.pool.part1.hold_access, NetlockIngress.pool.part1.flags_access.
-func (p *netlock) ingress13(g *engine.Gen, s *[262]uint64) {
-	if s[134] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part1.txn_access
-					v322 := uint64(0)
-					_ = v322
-					v322 = p.r[12].Get64(s[132])
-					s[158] = engine.Sel((v322 == s[142]), 0x1, 0x0)
-					if s[134] == 0x2 {
-						{
-							v322 = s[142]
-						}
-					}
-					p.r[12].Set64(s[132], v322)
-					s[157] = v322
-				}
-			}
-		}
-	}
-	if s[137] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part1.hold_access
-					v324 := uint64(0)
-					_ = v324
-					v324 = p.r[16].Get64(s[132])
-					if (s[137] == 0x3) || (s[137] == 0x4) {
-						{
-							if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v324) >> 32) == s[149])) && (((v324) >> 32) != 0x0) {
-								{
-									s[165] = 0x1
-								}
-							}
-						}
-					}
-					if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
-						{
-							v324 = ((s[147])<<32 | s[148])
-						}
-					} else {
-						if (s[137] == 0x3) && (s[165] == 0x1) {
-							{
-								v324 = v324&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
-							}
-						} else {
-							if (s[137] == 0x4) && (s[165] == 0x1) {
-								{
-									v324 = v324&^0xffffffff | (s[148])<<0&0xffffffff
-								}
-							}
-						}
-					}
-					p.r[16].Set64(s[132], v324)
-					s[163] = ((v324) >> 32)
-					s[164] = ((v324) & 0xffffffff)
-				}
-			}
-		}
-	}
-	if s[133] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part1.flags_access
-					v326 := uint64(0)
-					_ = v326
-					v326 = p.r[13].Get64(s[132])
-					if s[133] == 0x2 {
-						{
-							v326 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
-						}
-					} else {
-						if (s[133] == 0x3) && (s[165] == 0x1) {
-							{
-								v326 = v326&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
-							}
-						} else {
-							if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
-								{
-									v326 = v326&^0xffffffff | (s[141])<<0&0xffffffff
-								}
-							} else {
-								if ((s[133] == 0x5) && (((v326) >> 56) == 0x1)) && (s[158] == 0x1) {
-									{
-										v326 = v326&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
-										s[165] = 0x1
-									}
-								}
-							}
-						}
-					}
-					p.r[13].Set64(s[132], v326)
-					s[152] = ((v326) >> 56)
-					s[153] = ((v326) >> 48 & 0xff)
-					s[154] = ((v326) >> 40 & 0xff)
-					s[155] = ((v326) >> 32 & 0xff)
-					s[156] = ((v326) & 0xffffffff)
-				}
-			}
-		}
-	}
-}
-
-// ingress16 is a part of ingress, with actions NetlockIngress.pool.part2.txn_access, NetlockIngress.pool.part2.hold_access, NetlockIngress.pool.part2.flags_access, NetlockIngress.pool.part2.who_access, NetlockIngress.pool.part2.ts_access, NetlockIngress.pool.part3.txn_access, and 4 more.
-func (p *netlock) ingress16(g *engine.Gen, s *[262]uint64) {
-	if s[131] == 0x2 {
-		{
-			{
-				{
-					p.ingress14(g, s)
 					if s[135] != 0x0 {
 						{
 							{
 								{
-									// action NetlockIngress.pool.part2.who_access
-									v339 := uint64(0)
-									_ = v339
-									v339 = p.r[19].Get64(s[132])
+									// action NetlockIngress.pool.part1.who_access
+									v328 := uint64(0)
+									_ = v328
+									v328 = p.r[14].Get64(s[132])
 									if s[135] == 0x2 {
 										{
-											v339 = (((s[143])<<16|s[144])<<16 | s[145])
+											v328 = (((s[143])<<16|s[144])<<16 | s[145])
 										}
 									}
-									p.r[19].Set64(s[132], v339)
-									s[159] = ((v339) >> 32)
-									s[160] = ((v339) >> 16 & 0xffff)
-									s[161] = ((v339) & 0xffff)
+									p.r[14].Set64(s[132], v328)
+									s[159] = ((v328) >> 32)
+									s[160] = ((v328) >> 16 & 0xffff)
+									s[161] = ((v328) & 0xffff)
 								}
 							}
 						}
@@ -3056,17 +3069,17 @@ func (p *netlock) ingress16(g *engine.Gen, s *[262]uint64) {
 						{
 							{
 								{
-									// action NetlockIngress.pool.part2.ts_access
-									v341 := uint64(0)
-									_ = v341
-									v341 = p.r[20].Get64(s[132])
+									// action NetlockIngress.pool.part1.ts_access
+									v330 := uint64(0)
+									_ = v330
+									v330 = p.r[15].Get64(s[132])
 									if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
 										{
-											v341 = s[146]
+											v330 = s[146]
 										}
 									}
-									p.r[20].Set64(s[132], v341)
-									s[162] = v341
+									p.r[15].Set64(s[132], v330)
+									s[162] = v330
 								}
 							}
 						}
@@ -3075,10 +3088,121 @@ func (p *netlock) ingress16(g *engine.Gen, s *[262]uint64) {
 			}
 		}
 	} else {
+		p.ingress5(g, s)
+	}
+}
+
+// ingress5 is a part of ingress, with actions NetlockIngress.pool.part2.txn_access, NetlockIngress.pool.part2.hold_access, NetlockIngress.pool.part2.flags_access, NetlockIngress.pool.part2.who_access, NetlockIngress.pool.part2.ts_access, NetlockIngress.pool.part3.txn_access, and 4 more.
+func (p *netlock) ingress5(g *engine.Gen, s *[262]uint64) {
+	if s[131] == 0x2 {
+		p.ingress4(g, s)
+	} else {
 		{
 			{
 				{
-					p.ingress15(g, s)
+					if s[134] != 0x0 {
+						{
+							{
+								{
+									// action NetlockIngress.pool.part3.txn_access
+									v344 := uint64(0)
+									_ = v344
+									v344 = p.r[22].Get64(s[132])
+									s[158] = engine.Sel((v344 == s[142]), 0x1, 0x0)
+									if s[134] == 0x2 {
+										{
+											v344 = s[142]
+										}
+									}
+									p.r[22].Set64(s[132], v344)
+									s[157] = v344
+								}
+							}
+						}
+					}
+					if s[137] != 0x0 {
+						{
+							{
+								{
+									// action NetlockIngress.pool.part3.hold_access
+									v346 := uint64(0)
+									_ = v346
+									v346 = p.r[26].Get64(s[132])
+									if (s[137] == 0x3) || (s[137] == 0x4) {
+										{
+											if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v346) >> 32) == s[149])) && (((v346) >> 32) != 0x0) {
+												{
+													s[165] = 0x1
+												}
+											}
+										}
+									}
+									if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
+										{
+											v346 = ((s[147])<<32 | s[148])
+										}
+									} else {
+										if (s[137] == 0x3) && (s[165] == 0x1) {
+											{
+												v346 = v346&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+											}
+										} else {
+											if (s[137] == 0x4) && (s[165] == 0x1) {
+												{
+													v346 = v346&^0xffffffff | (s[148])<<0&0xffffffff
+												}
+											}
+										}
+									}
+									p.r[26].Set64(s[132], v346)
+									s[163] = ((v346) >> 32)
+									s[164] = ((v346) & 0xffffffff)
+								}
+							}
+						}
+					}
+					if s[133] != 0x0 {
+						{
+							{
+								{
+									// action NetlockIngress.pool.part3.flags_access
+									v348 := uint64(0)
+									_ = v348
+									v348 = p.r[23].Get64(s[132])
+									if s[133] == 0x2 {
+										{
+											v348 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
+										}
+									} else {
+										if (s[133] == 0x3) && (s[165] == 0x1) {
+											{
+												v348 = v348&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+											}
+										} else {
+											if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
+												{
+													v348 = v348&^0xffffffff | (s[141])<<0&0xffffffff
+												}
+											} else {
+												if ((s[133] == 0x5) && (((v348) >> 56) == 0x1)) && (s[158] == 0x1) {
+													{
+														v348 = v348&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+														s[165] = 0x1
+													}
+												}
+											}
+										}
+									}
+									p.r[23].Set64(s[132], v348)
+									s[152] = ((v348) >> 56)
+									s[153] = ((v348) >> 48 & 0xff)
+									s[154] = ((v348) >> 40 & 0xff)
+									s[155] = ((v348) >> 32 & 0xff)
+									s[156] = ((v348) & 0xffffffff)
+								}
+							}
+						}
+					}
 					if s[135] != 0x0 {
 						{
 							{
@@ -3125,309 +3249,343 @@ func (p *netlock) ingress16(g *engine.Gen, s *[262]uint64) {
 	}
 }
 
-// ingress14 is a part of ingress, with actions NetlockIngress.pool.part2.txn_access, NetlockIngress.pool.part2.hold_access, NetlockIngress.pool.part2.flags_access.
-func (p *netlock) ingress14(g *engine.Gen, s *[262]uint64) {
-	if s[134] != 0x0 {
+// ingress4 is a part of ingress, with actions NetlockIngress.pool.part2.txn_access, NetlockIngress.pool.part2.hold_access, NetlockIngress.pool.part2.flags_access, NetlockIngress.pool.part2.who_access, NetlockIngress.pool.part2.ts_access.
+func (p *netlock) ingress4(g *engine.Gen, s *[262]uint64) {
+	{
 		{
 			{
-				{
-					// action NetlockIngress.pool.part2.txn_access
-					v333 := uint64(0)
-					_ = v333
-					v333 = p.r[17].Get64(s[132])
-					s[158] = engine.Sel((v333 == s[142]), 0x1, 0x0)
-					if s[134] == 0x2 {
+				if s[134] != 0x0 {
+					{
 						{
-							v333 = s[142]
-						}
-					}
-					p.r[17].Set64(s[132], v333)
-					s[157] = v333
-				}
-			}
-		}
-	}
-	if s[137] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part2.hold_access
-					v335 := uint64(0)
-					_ = v335
-					v335 = p.r[21].Get64(s[132])
-					if (s[137] == 0x3) || (s[137] == 0x4) {
-						{
-							if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v335) >> 32) == s[149])) && (((v335) >> 32) != 0x0) {
-								{
-									s[165] = 0x1
-								}
-							}
-						}
-					}
-					if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
-						{
-							v335 = ((s[147])<<32 | s[148])
-						}
-					} else {
-						if (s[137] == 0x3) && (s[165] == 0x1) {
 							{
-								v335 = v335&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
-							}
-						} else {
-							if (s[137] == 0x4) && (s[165] == 0x1) {
-								{
-									v335 = v335&^0xffffffff | (s[148])<<0&0xffffffff
-								}
-							}
-						}
-					}
-					p.r[21].Set64(s[132], v335)
-					s[163] = ((v335) >> 32)
-					s[164] = ((v335) & 0xffffffff)
-				}
-			}
-		}
-	}
-	if s[133] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part2.flags_access
-					v337 := uint64(0)
-					_ = v337
-					v337 = p.r[18].Get64(s[132])
-					if s[133] == 0x2 {
-						{
-							v337 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
-						}
-					} else {
-						if (s[133] == 0x3) && (s[165] == 0x1) {
-							{
-								v337 = v337&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
-							}
-						} else {
-							if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
-								{
-									v337 = v337&^0xffffffff | (s[141])<<0&0xffffffff
-								}
-							} else {
-								if ((s[133] == 0x5) && (((v337) >> 56) == 0x1)) && (s[158] == 0x1) {
+								// action NetlockIngress.pool.part2.txn_access
+								v333 := uint64(0)
+								_ = v333
+								v333 = p.r[17].Get64(s[132])
+								s[158] = engine.Sel((v333 == s[142]), 0x1, 0x0)
+								if s[134] == 0x2 {
 									{
-										v337 = v337&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
-										s[165] = 0x1
+										v333 = s[142]
 									}
 								}
+								p.r[17].Set64(s[132], v333)
+								s[157] = v333
 							}
 						}
 					}
-					p.r[18].Set64(s[132], v337)
-					s[152] = ((v337) >> 56)
-					s[153] = ((v337) >> 48 & 0xff)
-					s[154] = ((v337) >> 40 & 0xff)
-					s[155] = ((v337) >> 32 & 0xff)
-					s[156] = ((v337) & 0xffffffff)
 				}
-			}
-		}
-	}
-}
-
-// ingress15 is a part of ingress, with actions NetlockIngress.pool.part3.txn_access, NetlockIngress.pool.part3.hold_access, NetlockIngress.pool.part3.flags_access.
-func (p *netlock) ingress15(g *engine.Gen, s *[262]uint64) {
-	if s[134] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part3.txn_access
-					v344 := uint64(0)
-					_ = v344
-					v344 = p.r[22].Get64(s[132])
-					s[158] = engine.Sel((v344 == s[142]), 0x1, 0x0)
-					if s[134] == 0x2 {
+				if s[137] != 0x0 {
+					{
 						{
-							v344 = s[142]
-						}
-					}
-					p.r[22].Set64(s[132], v344)
-					s[157] = v344
-				}
-			}
-		}
-	}
-	if s[137] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part3.hold_access
-					v346 := uint64(0)
-					_ = v346
-					v346 = p.r[26].Get64(s[132])
-					if (s[137] == 0x3) || (s[137] == 0x4) {
-						{
-							if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v346) >> 32) == s[149])) && (((v346) >> 32) != 0x0) {
-								{
-									s[165] = 0x1
-								}
-							}
-						}
-					}
-					if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
-						{
-							v346 = ((s[147])<<32 | s[148])
-						}
-					} else {
-						if (s[137] == 0x3) && (s[165] == 0x1) {
 							{
-								v346 = v346&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
-							}
-						} else {
-							if (s[137] == 0x4) && (s[165] == 0x1) {
-								{
-									v346 = v346&^0xffffffff | (s[148])<<0&0xffffffff
-								}
-							}
-						}
-					}
-					p.r[26].Set64(s[132], v346)
-					s[163] = ((v346) >> 32)
-					s[164] = ((v346) & 0xffffffff)
-				}
-			}
-		}
-	}
-	if s[133] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part3.flags_access
-					v348 := uint64(0)
-					_ = v348
-					v348 = p.r[23].Get64(s[132])
-					if s[133] == 0x2 {
-						{
-							v348 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
-						}
-					} else {
-						if (s[133] == 0x3) && (s[165] == 0x1) {
-							{
-								v348 = v348&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
-							}
-						} else {
-							if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
-								{
-									v348 = v348&^0xffffffff | (s[141])<<0&0xffffffff
-								}
-							} else {
-								if ((s[133] == 0x5) && (((v348) >> 56) == 0x1)) && (s[158] == 0x1) {
+								// action NetlockIngress.pool.part2.hold_access
+								v335 := uint64(0)
+								_ = v335
+								v335 = p.r[21].Get64(s[132])
+								if (s[137] == 0x3) || (s[137] == 0x4) {
 									{
-										v348 = v348&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
-										s[165] = 0x1
-									}
-								}
-							}
-						}
-					}
-					p.r[23].Set64(s[132], v348)
-					s[152] = ((v348) >> 56)
-					s[153] = ((v348) >> 48 & 0xff)
-					s[154] = ((v348) >> 40 & 0xff)
-					s[155] = ((v348) >> 32 & 0xff)
-					s[156] = ((v348) & 0xffffffff)
-				}
-			}
-		}
-	}
-}
-
-// ingress188 is a part of ingress, with actions NetlockIngress.use_level, NetlockIngress.q_access, NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access, NetlockIngress.levels.level1.head_access, and 42 more.
-func (p *netlock) ingress188(g *engine.Gen, s *[262]uint64, v107 uint64, v108 uint64, v110 uint64, v111 *uint64, v112 *uint64) {
-	if v107 == 0x3 {
-		{
-			p.ingress45(g, s)
-			p.ingress46(g, s, v108)
-			if s[73] == 0x0 {
-				{
-					p.ingress34(g, s)
-					if s[234] == 0x0 {
-						{
-							s[75] = (s[75] | 0x4)
-							{
-								{
-									// action NetlockIngress.again
-									s[70] = 0x1
-									s[244] = 0x1
-								}
-							}
-						}
-					} else {
-						if s[235] == 0x1 {
-							{
-								{
-									{
-										// action NetlockIngress.ans_echo_p
-										if s[205] == 0x1 {
+										if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v335) >> 32) == s[149])) && (((v335) >> 32) != 0x0) {
 											{
-												{
-													{
-														// action NetlockIngress.ans_reply
-														s[105] = 0x1
-														s[106] = 0x1
-														s[112] = s[22]
-														s[130] = 0x1
-														s[115] = 0x4
-														s[117] = 0x0
-														s[118] = 0x4
-														s[123] = s[39]
-														s[125] = 0x0
-													}
-												}
+												s[165] = 0x1
+											}
+										}
+									}
+								}
+								if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
+									{
+										v335 = ((s[147])<<32 | s[148])
+									}
+								} else {
+									if (s[137] == 0x3) && (s[165] == 0x1) {
+										{
+											v335 = v335&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+										}
+									} else {
+										if (s[137] == 0x4) && (s[165] == 0x1) {
+											{
+												v335 = v335&^0xffffffff | (s[148])<<0&0xffffffff
+											}
+										}
+									}
+								}
+								p.r[21].Set64(s[132], v335)
+								s[163] = ((v335) >> 32)
+								s[164] = ((v335) & 0xffffffff)
+							}
+						}
+					}
+				}
+				if s[133] != 0x0 {
+					{
+						{
+							{
+								// action NetlockIngress.pool.part2.flags_access
+								v337 := uint64(0)
+								_ = v337
+								v337 = p.r[18].Get64(s[132])
+								if s[133] == 0x2 {
+									{
+										v337 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
+									}
+								} else {
+									if (s[133] == 0x3) && (s[165] == 0x1) {
+										{
+											v337 = v337&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+										}
+									} else {
+										if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
+											{
+												v337 = v337&^0xffffffff | (s[141])<<0&0xffffffff
 											}
 										} else {
+											if ((s[133] == 0x5) && (((v337) >> 56) == 0x1)) && (s[158] == 0x1) {
+												{
+													v337 = v337&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+													s[165] = 0x1
+												}
+											}
+										}
+									}
+								}
+								p.r[18].Set64(s[132], v337)
+								s[152] = ((v337) >> 56)
+								s[153] = ((v337) >> 48 & 0xff)
+								s[154] = ((v337) >> 40 & 0xff)
+								s[155] = ((v337) >> 32 & 0xff)
+								s[156] = ((v337) & 0xffffffff)
+							}
+						}
+					}
+				}
+				if s[135] != 0x0 {
+					{
+						{
+							{
+								// action NetlockIngress.pool.part2.who_access
+								v339 := uint64(0)
+								_ = v339
+								v339 = p.r[19].Get64(s[132])
+								if s[135] == 0x2 {
+									{
+										v339 = (((s[143])<<16|s[144])<<16 | s[145])
+									}
+								}
+								p.r[19].Set64(s[132], v339)
+								s[159] = ((v339) >> 32)
+								s[160] = ((v339) >> 16 & 0xffff)
+								s[161] = ((v339) & 0xffff)
+							}
+						}
+					}
+				}
+				if s[136] != 0x0 {
+					{
+						{
+							{
+								// action NetlockIngress.pool.part2.ts_access
+								v341 := uint64(0)
+								_ = v341
+								v341 = p.r[20].Get64(s[132])
+								if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
+									{
+										v341 = s[146]
+									}
+								}
+								p.r[20].Set64(s[132], v341)
+								s[162] = v341
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ingress86 is a part of ingress, with actions NetlockIngress.use_level, NetlockIngress.q_access, NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access, NetlockIngress.levels.level1.head_access, and 32 more.
+func (p *netlock) ingress86(g *engine.Gen, s *[262]uint64, v108 uint64) {
+	{
+		if s[35] == 0x0 {
+			{
+				{
+					{
+						// action NetlockIngress.use_level
+						s[206] = 0x0
+						{
+							{
+								s[207] = s[195]
+								s[208] = s[196]
+							}
+						}
+						s[169] = s[208]
+						{
+							{
+								s[179] = s[198]
+							}
+						}
+					}
+				}
+			}
+		} else {
+			{
+				{
+					{
+						// action NetlockIngress.use_level
+						s[206] = 0x1
+						{
+							{
+								s[207] = s[197]
+								s[208] = s[198]
+							}
+						}
+						s[169] = s[208]
+						{
+							{
+								s[179] = s[196]
+							}
+						}
+					}
+				}
+			}
+		}
+		p.ingress19(g, s, v108)
+		if s[73] == 0x0 {
+			{
+				{
+					{
+						// action NetlockIngress.ended_access
+						v479 := uint64(0)
+						_ = v479
+						var h480 uint64
+						{
+							if s[29] != 0 {
+								b481 := g.Scratch(12)
+								binary.BigEndian.PutUint64(b481[0:], (s[37])<<32|(s[38])>>32)
+								binary.BigEndian.PutUint64(b481[8:], (s[38])<<32)
+								h480 = engine.HashCRC32(b481[:12])
+							} else {
+								h480 = engine.HashCRC32(nil)
+							}
+						}
+						v479 = (0x0 + engine.Sel(p.c[2] != 0, h480%(p.c[2]|engine.B2U(p.c[2] == 0)), h480)) & 0xffffffff
+						v482 := uint64(0)
+						_ = v482
+						var h483 uint64
+						{
+							if s[29] != 0 {
+								b484 := g.Scratch(12)
+								binary.BigEndian.PutUint64(b484[0:], ((s[38])&0xffffffff)<<32|s[37])
+								binary.BigEndian.PutUint64(b484[8:], ((s[38])>>32)<<32)
+								h483 = engine.HashCRC32(b484[:12])
+							} else {
+								b485 := g.Scratch(8)
+								binary.BigEndian.PutUint64(b485[0:], ((s[38])&0xffffffff)<<32|((s[38])>>32))
+								h483 = engine.HashCRC32(b485[:8])
+							}
+						}
+						v482 = (0x0 + h483%0x100000000) & 0xffffffff
+						v482 = (v482 & 0xfffffffc)
+						if v482 == 0x0 {
+							{
+								v482 = 0x4
+							}
+						}
+						v486 := uint64(0)
+						_ = v486
+						v486 = p.r[6].Get32(v479)
+						s[234] = engine.Sel(((v486 & 0xfffffffd) == (v482 | 0x1)), 0x1, 0x0)
+						s[235] = engine.Sel((v486 == (v482 | 0x3)), 0x1, 0x0)
+						s[236] = engine.Sel((v486 == v482), 0x1, 0x0)
+						if s[234] == 0x0 {
+							{
+								v486 = v482
+							}
+						} else {
+							{
+							}
+						}
+						p.r[6].Set32(v479, ((v486) & 0xffffffff))
+					}
+				}
+				if s[234] == 0x0 {
+					{
+						s[75] = (s[75] | 0x4)
+						{
+							{
+								// action NetlockIngress.again
+								s[70] = 0x1
+								s[244] = 0x1
+							}
+						}
+					}
+				} else {
+					if s[235] == 0x1 {
+						{
+							{
+								{
+									// action NetlockIngress.ans_echo_p
+									if s[205] == 0x1 {
+										{
 											{
 												{
+													// action NetlockIngress.ans_reply
+													s[105] = 0x1
+													s[106] = 0x1
+													s[112] = s[22]
+													s[130] = 0x1
+													s[115] = 0x4
+													s[117] = 0x0
+													s[118] = 0x4
+													s[123] = s[39]
+													s[125] = 0x0
+												}
+											}
+										}
+									} else {
+										{
+											{
+												{
+													// action NetlockIngress.ans_echo
 													{
-														// action NetlockIngress.ans_echo
+														a492 := s[209]
+														_ = a492
+														a493 := s[210]
+														_ = a493
+														a494 := s[211]
+														_ = a494
 														{
-															a492 := s[209]
-															_ = a492
-															a493 := s[210]
-															_ = a493
-															a494 := s[211]
-															_ = a494
-															{
-																// action NetlockIngress.ans_to_client
-																s[105] = 0x1
-																s[106] = 0x1
-																s[107] = 0x0
-																s[111] = s[201]
-																s[113] = s[202]
-																s[112] = a492
-																s[114] = a493
-																s[115] = 0x4
-																s[118] = 0x0
-																s[117] = 0x0
-																s[126] = 0x0
-																s[127] = 0x0
-																if a494 == 0x1 {
-																	{
-																		s[117] = 0x8
-																		s[126] = a492
-																		s[127] = a493
-																	}
+															// action NetlockIngress.ans_to_client
+															s[105] = 0x1
+															s[106] = 0x1
+															s[107] = 0x0
+															s[111] = s[201]
+															s[113] = s[202]
+															s[112] = a492
+															s[114] = a493
+															s[115] = 0x4
+															s[118] = 0x0
+															s[117] = 0x0
+															s[126] = 0x0
+															s[127] = 0x0
+															if a494 == 0x1 {
+																{
+																	s[117] = 0x8
+																	s[126] = a492
+																	s[127] = a493
 																}
-																s[121] = s[37]
-																s[125] = 0x0
-																s[128] = 0x0
 															}
+															s[121] = s[37]
+															s[125] = 0x0
+															s[128] = 0x0
 														}
-														s[118] = 0x4
-														s[116] = s[32]
-														s[119] = s[35]
-														s[120] = s[36]
-														s[122] = s[38]
-														s[123] = s[39]
-														s[124] = s[40]
 													}
+													s[118] = 0x4
+													s[116] = s[32]
+													s[119] = s[35]
+													s[120] = s[36]
+													s[122] = s[38]
+													s[123] = s[39]
+													s[124] = s[40]
 												}
 											}
 										}
@@ -3437,67 +3595,70 @@ func (p *netlock) ingress188(g *engine.Gen, s *[262]uint64, v107 uint64, v108 ui
 						}
 					}
 				}
-			} else {
-				p.ingress44(g, s)
 			}
-		}
-	} else {
-		p.ingress187(g, s, v107, v110, v111, v112)
-	}
-}
-
-// ingress45 is a part of ingress, with actions NetlockIngress.use_level.
-func (p *netlock) ingress45(g *engine.Gen, s *[262]uint64) {
-	if s[35] == 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.use_level
-					s[206] = 0x0
-					{
-						{
-							s[207] = s[195]
-							s[208] = s[196]
-						}
-					}
-					s[169] = s[208]
-					{
-						{
-							s[179] = s[198]
-						}
-					}
-				}
-			}
-		}
-	} else {
-		{
-			{
-				{
-					// action NetlockIngress.use_level
-					s[206] = 0x1
-					{
-						{
-							s[207] = s[197]
-							s[208] = s[198]
-						}
-					}
-					s[169] = s[208]
-					{
-						{
-							s[179] = s[196]
-						}
-					}
-				}
-			}
+		} else {
+			p.ingress18(g, s)
 		}
 	}
 }
 
-// ingress46 is a part of ingress, with actions NetlockIngress.q_access, NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access, NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, and 1 more.
-func (p *netlock) ingress46(g *engine.Gen, s *[262]uint64, v108 uint64) {
+// ingress19 is a part of ingress, with actions NetlockIngress.q_access, NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access, NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, and 1 more.
+func (p *netlock) ingress19(g *engine.Gen, s *[262]uint64, v108 uint64) {
 	if v108 == 0x0 {
 		{
-			p.ingress33(g, s)
+			{
+				a368 := s[206]
+				_ = a368
+				{
+					// action NetlockIngress.q_access
+					v369 := uint64(0)
+					_ = v369
+					v369 = p.r[4].Get64(s[194])
+					v370 := uint64(((v369) & 0xffff))
+					_ = v370
+					v371 := uint64(((v369) >> 16 & 0xffff))
+					_ = v371
+					v372 := uint64(((v369) >> 32 & 0xffff))
+					_ = v372
+					v373 := uint64(((v369) >> 48))
+					_ = v373
+					v374 := uint64(engine.Sel((a368 == 0x0), v370, v371))
+					_ = v374
+					s[217] = 0x0
+					{
+						{
+							{
+								{
+									{
+										{
+										}
+									}
+								}
+							}
+						}
+					}
+					if a368 == 0x0 {
+						{
+							v370 = v374
+						}
+					} else {
+						{
+							v371 = v374
+						}
+					}
+					{
+						{
+							v369 = ((((v373)<<16|v372)<<16|v371)<<16 | v370)
+						}
+					}
+					p.r[4].Set64(s[194], v369)
+					s[226] = ((v369) & 0xffff)
+					s[227] = ((v369) >> 16 & 0xffff)
+					s[228] = ((v369) >> 32 & 0xffff)
+					s[229] = ((v369) >> 48)
+				}
+			}
+			s[166] = 0x1
 			{
 				a376 := s[206]
 				_ = a376
@@ -3505,15 +3666,121 @@ func (p *netlock) ingress46(g *engine.Gen, s *[262]uint64, v108 uint64) {
 				_ = a377
 				{
 					if a376 == 0x0 {
-						p.ingress32(g, s, a377)
+						p.ingress13(g, s, a377)
 					} else {
 						{
-							p.ingress31(g, s, a377)
+							p.ingress12(g, s, a377)
 							{
 								a454 := a377
 								_ = a454
 								{
-									p.ingress30(g, s, a454)
+									if s[176] != 0x0 {
+										{
+											{
+												{
+													// action NetlockIngress.levels.level0.head_access
+													v456 := uint64(0)
+													_ = v456
+													v456 = p.r[27].Get32(a454)
+													var r459 uint64
+													_ = r459
+													{
+														a460 := v456
+														_ = a460
+														a461 := s[179]
+														_ = a461
+														{
+															if (((a460 & 0x7fff) + 0x1) & 0xffff) == a461 {
+																{
+																	r459 = ((a460 & 0x8000) ^ 0x8000)
+																	goto end458
+																}
+															}
+															r459 = ((a460 + 0x1) & 0xffff)
+															goto end458
+														}
+													end458:
+													}
+													v457 := uint64(r459)
+													_ = v457
+													s[185] = 0x0
+													if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v456 & 0x7fff)) {
+														{
+															s[185] = 0x1
+														}
+													} else {
+														if (s[176] == 0x3) && (s[181] == 0x1) {
+															{
+																s[185] = 0x1
+															}
+														}
+													}
+													s[182] = v456
+													if s[185] == 0x1 {
+														{
+															v456 = v457
+														}
+													} else {
+														if s[176] == 0x4 {
+															{
+																v456 = 0x0
+															}
+														}
+													}
+													p.r[27].Set32(a454, ((v456) & 0xffff))
+													if s[176] == 0x3 {
+														{
+															s[182] = v456
+														}
+													}
+												}
+											}
+										}
+									}
+									if s[177] != 0x0 {
+										{
+											{
+												{
+													// action NetlockIngress.levels.level0.tail_access
+													v463 := uint64(0)
+													_ = v463
+													v463 = p.r[28].Get32(a454)
+													s[183] = v463
+													if (s[177] == 0x2) && (s[181] == 0x1) {
+														{
+															var r465 uint64
+															_ = r465
+															{
+																a466 := v463
+																_ = a466
+																a467 := s[179]
+																_ = a467
+																{
+																	if (((a466 & 0x7fff) + 0x1) & 0xffff) == a467 {
+																		{
+																			r465 = ((a466 & 0x8000) ^ 0x8000)
+																			goto end464
+																		}
+																	}
+																	r465 = ((a466 + 0x1) & 0xffff)
+																	goto end464
+																}
+															end464:
+															}
+															v463 = r465
+														}
+													} else {
+														if s[177] == 0x4 {
+															{
+																v463 = 0x0
+															}
+														}
+													}
+													p.r[28].Set32(a454, ((v463) & 0xffff))
+												}
+											}
+										}
+									}
 									if s[178] != 0x0 {
 										{
 											{
@@ -3601,72 +3868,121 @@ func (p *netlock) ingress46(g *engine.Gen, s *[262]uint64, v108 uint64) {
 	}
 }
 
-// ingress33 is a part of ingress, with actions NetlockIngress.q_access.
-func (p *netlock) ingress33(g *engine.Gen, s *[262]uint64) {
+// ingress13 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access, NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, NetlockIngress.levels.level1.gnext_access.
+func (p *netlock) ingress13(g *engine.Gen, s *[262]uint64, a377 uint64) {
 	{
-		a368 := s[206]
-		_ = a368
+		p.ingress11(g, s, a377)
 		{
-			// action NetlockIngress.q_access
-			v369 := uint64(0)
-			_ = v369
-			v369 = p.r[4].Get64(s[194])
-			v370 := uint64(((v369) & 0xffff))
-			_ = v370
-			v371 := uint64(((v369) >> 16 & 0xffff))
-			_ = v371
-			v372 := uint64(((v369) >> 32 & 0xffff))
-			_ = v372
-			v373 := uint64(((v369) >> 48))
-			_ = v373
-			v374 := uint64(engine.Sel((a368 == 0x0), v370, v371))
-			_ = v374
-			s[217] = 0x0
+			a404 := a377
+			_ = a404
 			{
-				{
+				if s[176] != 0x0 {
 					{
 						{
 							{
+								// action NetlockIngress.levels.level1.head_access
+								v406 := uint64(0)
+								_ = v406
+								v406 = p.r[30].Get32(a404)
+								var r409 uint64
+								_ = r409
 								{
+									a410 := v406
+									_ = a410
+									a411 := s[179]
+									_ = a411
+									{
+										if (((a410 & 0x7fff) + 0x1) & 0xffff) == a411 {
+											{
+												r409 = ((a410 & 0x8000) ^ 0x8000)
+												goto end408
+											}
+										}
+										r409 = ((a410 + 0x1) & 0xffff)
+										goto end408
+									}
+								end408:
+								}
+								v407 := uint64(r409)
+								_ = v407
+								s[185] = 0x0
+								if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v406 & 0x7fff)) {
+									{
+										s[185] = 0x1
+									}
+								} else {
+									if (s[176] == 0x3) && (s[181] == 0x1) {
+										{
+											s[185] = 0x1
+										}
+									}
+								}
+								s[182] = v406
+								if s[185] == 0x1 {
+									{
+										v406 = v407
+									}
+								} else {
+									if s[176] == 0x4 {
+										{
+											v406 = 0x0
+										}
+									}
+								}
+								p.r[30].Set32(a404, ((v406) & 0xffff))
+								if s[176] == 0x3 {
+									{
+										s[182] = v406
+									}
 								}
 							}
 						}
 					}
 				}
-			}
-			if a368 == 0x0 {
-				{
-					v370 = v374
+				if s[177] != 0x0 {
+					{
+						{
+							{
+								// action NetlockIngress.levels.level1.tail_access
+								v413 := uint64(0)
+								_ = v413
+								v413 = p.r[31].Get32(a404)
+								s[183] = v413
+								if (s[177] == 0x2) && (s[181] == 0x1) {
+									{
+										var r415 uint64
+										_ = r415
+										{
+											a416 := v413
+											_ = a416
+											a417 := s[179]
+											_ = a417
+											{
+												if (((a416 & 0x7fff) + 0x1) & 0xffff) == a417 {
+													{
+														r415 = ((a416 & 0x8000) ^ 0x8000)
+														goto end414
+													}
+												}
+												r415 = ((a416 + 0x1) & 0xffff)
+												goto end414
+											}
+										end414:
+										}
+										v413 = r415
+									}
+								} else {
+									if s[177] == 0x4 {
+										{
+											v413 = 0x0
+										}
+									}
+								}
+								p.r[31].Set32(a404, ((v413) & 0xffff))
+							}
+						}
+					}
 				}
-			} else {
-				{
-					v371 = v374
-				}
-			}
-			{
-				{
-					v369 = ((((v373)<<16|v372)<<16|v371)<<16 | v370)
-				}
-			}
-			p.r[4].Set64(s[194], v369)
-			s[226] = ((v369) & 0xffff)
-			s[227] = ((v369) >> 16 & 0xffff)
-			s[228] = ((v369) >> 32 & 0xffff)
-			s[229] = ((v369) >> 48)
-		}
-	}
-	s[166] = 0x1
-}
-
-// ingress32 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access, NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, NetlockIngress.levels.level1.gnext_access.
-func (p *netlock) ingress32(g *engine.Gen, s *[262]uint64, a377 uint64) {
-	{
-		p.ingress28(g, s, a377)
-		{
-			a404 := a377
-			_ = a404
-			{
-				p.ingress27(g, s, a404)
 				if s[178] != 0x0 {
 					{
 						{
@@ -3747,13 +4063,119 @@ func (p *netlock) ingress32(g *engine.Gen, s *[262]uint64, a377 uint64) {
 	}
 }
 
-// ingress28 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access.
-func (p *netlock) ingress28(g *engine.Gen, s *[262]uint64, a377 uint64) {
+// ingress11 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access.
+func (p *netlock) ingress11(g *engine.Gen, s *[262]uint64, a377 uint64) {
 	{
 		a379 := a377
 		_ = a379
 		{
-			p.ingress26(g, s, a379)
+			if s[166] != 0x0 {
+				{
+					{
+						{
+							// action NetlockIngress.levels.level0.head_access
+							v381 := uint64(0)
+							_ = v381
+							v381 = p.r[27].Get32(a379)
+							var r384 uint64
+							_ = r384
+							{
+								a385 := v381
+								_ = a385
+								a386 := s[169]
+								_ = a386
+								{
+									if (((a385 & 0x7fff) + 0x1) & 0xffff) == a386 {
+										{
+											r384 = ((a385 & 0x8000) ^ 0x8000)
+											goto end383
+										}
+									}
+									r384 = ((a385 + 0x1) & 0xffff)
+									goto end383
+								}
+							end383:
+							}
+							v382 := uint64(r384)
+							_ = v382
+							s[175] = 0x0
+							if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v381 & 0x7fff)) {
+								{
+									s[175] = 0x1
+								}
+							} else {
+								if (s[166] == 0x3) && (s[171] == 0x1) {
+									{
+										s[175] = 0x1
+									}
+								}
+							}
+							s[172] = v381
+							if s[175] == 0x1 {
+								{
+									v381 = v382
+								}
+							} else {
+								if s[166] == 0x4 {
+									{
+										v381 = 0x0
+									}
+								}
+							}
+							p.r[27].Set32(a379, ((v381) & 0xffff))
+							if s[166] == 0x3 {
+								{
+									s[172] = v381
+								}
+							}
+						}
+					}
+				}
+			}
+			if s[167] != 0x0 {
+				{
+					{
+						{
+							// action NetlockIngress.levels.level0.tail_access
+							v388 := uint64(0)
+							_ = v388
+							v388 = p.r[28].Get32(a379)
+							s[173] = v388
+							if (s[167] == 0x2) && (s[171] == 0x1) {
+								{
+									var r390 uint64
+									_ = r390
+									{
+										a391 := v388
+										_ = a391
+										a392 := s[169]
+										_ = a392
+										{
+											if (((a391 & 0x7fff) + 0x1) & 0xffff) == a392 {
+												{
+													r390 = ((a391 & 0x8000) ^ 0x8000)
+													goto end389
+												}
+											}
+											r390 = ((a391 + 0x1) & 0xffff)
+											goto end389
+										}
+									end389:
+									}
+									v388 = r390
+								}
+							} else {
+								if s[167] == 0x4 {
+									{
+										v388 = 0x0
+									}
+								}
+							}
+							p.r[28].Set32(a379, ((v388) & 0xffff))
+						}
+					}
+				}
+			}
 			if s[168] != 0x0 {
 				{
 					{
@@ -3833,235 +4255,119 @@ func (p *netlock) ingress28(g *engine.Gen, s *[262]uint64, a377 uint64) {
 	}
 }
 
-// ingress26 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access.
-func (p *netlock) ingress26(g *engine.Gen, s *[262]uint64, a379 uint64) {
-	if s[166] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.levels.level0.head_access
-					v381 := uint64(0)
-					_ = v381
-					v381 = p.r[27].Get32(a379)
-					var r384 uint64
-					_ = r384
-					{
-						a385 := v381
-						_ = a385
-						a386 := s[169]
-						_ = a386
-						{
-							if (((a385 & 0x7fff) + 0x1) & 0xffff) == a386 {
-								{
-									r384 = ((a385 & 0x8000) ^ 0x8000)
-									goto end383
-								}
-							}
-							r384 = ((a385 + 0x1) & 0xffff)
-							goto end383
-						}
-					end383:
-					}
-					v382 := uint64(r384)
-					_ = v382
-					s[175] = 0x0
-					if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v381 & 0x7fff)) {
-						{
-							s[175] = 0x1
-						}
-					} else {
-						if (s[166] == 0x3) && (s[171] == 0x1) {
-							{
-								s[175] = 0x1
-							}
-						}
-					}
-					s[172] = v381
-					if s[175] == 0x1 {
-						{
-							v381 = v382
-						}
-					} else {
-						if s[166] == 0x4 {
-							{
-								v381 = 0x0
-							}
-						}
-					}
-					p.r[27].Set32(a379, ((v381) & 0xffff))
-					if s[166] == 0x3 {
-						{
-							s[172] = v381
-						}
-					}
-				}
-			}
-		}
-	}
-	if s[167] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.levels.level0.tail_access
-					v388 := uint64(0)
-					_ = v388
-					v388 = p.r[28].Get32(a379)
-					s[173] = v388
-					if (s[167] == 0x2) && (s[171] == 0x1) {
-						{
-							var r390 uint64
-							_ = r390
-							{
-								a391 := v388
-								_ = a391
-								a392 := s[169]
-								_ = a392
-								{
-									if (((a391 & 0x7fff) + 0x1) & 0xffff) == a392 {
-										{
-											r390 = ((a391 & 0x8000) ^ 0x8000)
-											goto end389
-										}
-									}
-									r390 = ((a391 + 0x1) & 0xffff)
-									goto end389
-								}
-							end389:
-							}
-							v388 = r390
-						}
-					} else {
-						if s[167] == 0x4 {
-							{
-								v388 = 0x0
-							}
-						}
-					}
-					p.r[28].Set32(a379, ((v388) & 0xffff))
-				}
-			}
-		}
-	}
-}
-
-// ingress27 is a part of ingress, with actions NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access.
-func (p *netlock) ingress27(g *engine.Gen, s *[262]uint64, a404 uint64) {
-	if s[176] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.levels.level1.head_access
-					v406 := uint64(0)
-					_ = v406
-					v406 = p.r[30].Get32(a404)
-					var r409 uint64
-					_ = r409
-					{
-						a410 := v406
-						_ = a410
-						a411 := s[179]
-						_ = a411
-						{
-							if (((a410 & 0x7fff) + 0x1) & 0xffff) == a411 {
-								{
-									r409 = ((a410 & 0x8000) ^ 0x8000)
-									goto end408
-								}
-							}
-							r409 = ((a410 + 0x1) & 0xffff)
-							goto end408
-						}
-					end408:
-					}
-					v407 := uint64(r409)
-					_ = v407
-					s[185] = 0x0
-					if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v406 & 0x7fff)) {
-						{
-							s[185] = 0x1
-						}
-					} else {
-						if (s[176] == 0x3) && (s[181] == 0x1) {
-							{
-								s[185] = 0x1
-							}
-						}
-					}
-					s[182] = v406
-					if s[185] == 0x1 {
-						{
-							v406 = v407
-						}
-					} else {
-						if s[176] == 0x4 {
-							{
-								v406 = 0x0
-							}
-						}
-					}
-					p.r[30].Set32(a404, ((v406) & 0xffff))
-					if s[176] == 0x3 {
-						{
-							s[182] = v406
-						}
-					}
-				}
-			}
-		}
-	}
-	if s[177] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.levels.level1.tail_access
-					v413 := uint64(0)
-					_ = v413
-					v413 = p.r[31].Get32(a404)
-					s[183] = v413
-					if (s[177] == 0x2) && (s[181] == 0x1) {
-						{
-							var r415 uint64
-							_ = r415
-							{
-								a416 := v413
-								_ = a416
-								a417 := s[179]
-								_ = a417
-								{
-									if (((a416 & 0x7fff) + 0x1) & 0xffff) == a417 {
-										{
-											r415 = ((a416 & 0x8000) ^ 0x8000)
-											goto end414
-										}
-									}
-									r415 = ((a416 + 0x1) & 0xffff)
-									goto end414
-								}
-							end414:
-							}
-							v413 = r415
-						}
-					} else {
-						if s[177] == 0x4 {
-							{
-								v413 = 0x0
-							}
-						}
-					}
-					p.r[31].Set32(a404, ((v413) & 0xffff))
-				}
-			}
-		}
-	}
-}
-
-// ingress31 is a part of ingress, with actions NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, NetlockIngress.levels.level1.gnext_access.
-func (p *netlock) ingress31(g *engine.Gen, s *[262]uint64, a377 uint64) {
+// ingress12 is a part of ingress, with actions NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, NetlockIngress.levels.level1.gnext_access.
+func (p *netlock) ingress12(g *engine.Gen, s *[262]uint64, a377 uint64) {
 	{
 		a429 := a377
 		_ = a429
 		{
-			p.ingress29(g, s, a429)
+			if s[166] != 0x0 {
+				{
+					{
+						{
+							// action NetlockIngress.levels.level1.head_access
+							v431 := uint64(0)
+							_ = v431
+							v431 = p.r[30].Get32(a429)
+							var r434 uint64
+							_ = r434
+							{
+								a435 := v431
+								_ = a435
+								a436 := s[169]
+								_ = a436
+								{
+									if (((a435 & 0x7fff) + 0x1) & 0xffff) == a436 {
+										{
+											r434 = ((a435 & 0x8000) ^ 0x8000)
+											goto end433
+										}
+									}
+									r434 = ((a435 + 0x1) & 0xffff)
+									goto end433
+								}
+							end433:
+							}
+							v432 := uint64(r434)
+							_ = v432
+							s[175] = 0x0
+							if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v431 & 0x7fff)) {
+								{
+									s[175] = 0x1
+								}
+							} else {
+								if (s[166] == 0x3) && (s[171] == 0x1) {
+									{
+										s[175] = 0x1
+									}
+								}
+							}
+							s[172] = v431
+							if s[175] == 0x1 {
+								{
+									v431 = v432
+								}
+							} else {
+								if s[166] == 0x4 {
+									{
+										v431 = 0x0
+									}
+								}
+							}
+							p.r[30].Set32(a429, ((v431) & 0xffff))
+							if s[166] == 0x3 {
+								{
+									s[172] = v431
+								}
+							}
+						}
+					}
+				}
+			}
+			if s[167] != 0x0 {
+				{
+					{
+						{
+							// action NetlockIngress.levels.level1.tail_access
+							v438 := uint64(0)
+							_ = v438
+							v438 = p.r[31].Get32(a429)
+							s[173] = v438
+							if (s[167] == 0x2) && (s[171] == 0x1) {
+								{
+									var r440 uint64
+									_ = r440
+									{
+										a441 := v438
+										_ = a441
+										a442 := s[169]
+										_ = a442
+										{
+											if (((a441 & 0x7fff) + 0x1) & 0xffff) == a442 {
+												{
+													r440 = ((a441 & 0x8000) ^ 0x8000)
+													goto end439
+												}
+											}
+											r440 = ((a441 + 0x1) & 0xffff)
+											goto end439
+										}
+									end439:
+									}
+									v438 = r440
+								}
+							} else {
+								if s[167] == 0x4 {
+									{
+										v438 = 0x0
+									}
+								}
+							}
+							p.r[31].Set32(a429, ((v438) & 0xffff))
+						}
+					}
+				}
+			}
 			if s[168] != 0x0 {
 				{
 					{
@@ -4141,504 +4447,165 @@ func (p *netlock) ingress31(g *engine.Gen, s *[262]uint64, a377 uint64) {
 	}
 }
 
-// ingress29 is a part of ingress, with actions NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access.
-func (p *netlock) ingress29(g *engine.Gen, s *[262]uint64, a429 uint64) {
-	if s[166] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.levels.level1.head_access
-					v431 := uint64(0)
-					_ = v431
-					v431 = p.r[30].Get32(a429)
-					var r434 uint64
-					_ = r434
-					{
-						a435 := v431
-						_ = a435
-						a436 := s[169]
-						_ = a436
-						{
-							if (((a435 & 0x7fff) + 0x1) & 0xffff) == a436 {
-								{
-									r434 = ((a435 & 0x8000) ^ 0x8000)
-									goto end433
-								}
-							}
-							r434 = ((a435 + 0x1) & 0xffff)
-							goto end433
-						}
-					end433:
-					}
-					v432 := uint64(r434)
-					_ = v432
-					s[175] = 0x0
-					if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v431 & 0x7fff)) {
-						{
-							s[175] = 0x1
-						}
-					} else {
-						if (s[166] == 0x3) && (s[171] == 0x1) {
-							{
-								s[175] = 0x1
-							}
-						}
-					}
-					s[172] = v431
-					if s[175] == 0x1 {
-						{
-							v431 = v432
-						}
-					} else {
-						if s[166] == 0x4 {
-							{
-								v431 = 0x0
-							}
-						}
-					}
-					p.r[30].Set32(a429, ((v431) & 0xffff))
-					if s[166] == 0x3 {
-						{
-							s[172] = v431
-						}
-					}
-				}
-			}
-		}
-	}
-	if s[167] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.levels.level1.tail_access
-					v438 := uint64(0)
-					_ = v438
-					v438 = p.r[31].Get32(a429)
-					s[173] = v438
-					if (s[167] == 0x2) && (s[171] == 0x1) {
-						{
-							var r440 uint64
-							_ = r440
-							{
-								a441 := v438
-								_ = a441
-								a442 := s[169]
-								_ = a442
-								{
-									if (((a441 & 0x7fff) + 0x1) & 0xffff) == a442 {
-										{
-											r440 = ((a441 & 0x8000) ^ 0x8000)
-											goto end439
-										}
-									}
-									r440 = ((a441 + 0x1) & 0xffff)
-									goto end439
-								}
-							end439:
-							}
-							v438 = r440
-						}
-					} else {
-						if s[167] == 0x4 {
-							{
-								v438 = 0x0
-							}
-						}
-					}
-					p.r[31].Set32(a429, ((v438) & 0xffff))
-				}
-			}
-		}
-	}
-}
-
-// ingress30 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access.
-func (p *netlock) ingress30(g *engine.Gen, s *[262]uint64, a454 uint64) {
-	if s[176] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.levels.level0.head_access
-					v456 := uint64(0)
-					_ = v456
-					v456 = p.r[27].Get32(a454)
-					var r459 uint64
-					_ = r459
-					{
-						a460 := v456
-						_ = a460
-						a461 := s[179]
-						_ = a461
-						{
-							if (((a460 & 0x7fff) + 0x1) & 0xffff) == a461 {
-								{
-									r459 = ((a460 & 0x8000) ^ 0x8000)
-									goto end458
-								}
-							}
-							r459 = ((a460 + 0x1) & 0xffff)
-							goto end458
-						}
-					end458:
-					}
-					v457 := uint64(r459)
-					_ = v457
-					s[185] = 0x0
-					if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v456 & 0x7fff)) {
-						{
-							s[185] = 0x1
-						}
-					} else {
-						if (s[176] == 0x3) && (s[181] == 0x1) {
-							{
-								s[185] = 0x1
-							}
-						}
-					}
-					s[182] = v456
-					if s[185] == 0x1 {
-						{
-							v456 = v457
-						}
-					} else {
-						if s[176] == 0x4 {
-							{
-								v456 = 0x0
-							}
-						}
-					}
-					p.r[27].Set32(a454, ((v456) & 0xffff))
-					if s[176] == 0x3 {
-						{
-							s[182] = v456
-						}
-					}
-				}
-			}
-		}
-	}
-	if s[177] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.levels.level0.tail_access
-					v463 := uint64(0)
-					_ = v463
-					v463 = p.r[28].Get32(a454)
-					s[183] = v463
-					if (s[177] == 0x2) && (s[181] == 0x1) {
-						{
-							var r465 uint64
-							_ = r465
-							{
-								a466 := v463
-								_ = a466
-								a467 := s[179]
-								_ = a467
-								{
-									if (((a466 & 0x7fff) + 0x1) & 0xffff) == a467 {
-										{
-											r465 = ((a466 & 0x8000) ^ 0x8000)
-											goto end464
-										}
-									}
-									r465 = ((a466 + 0x1) & 0xffff)
-									goto end464
-								}
-							end464:
-							}
-							v463 = r465
-						}
-					} else {
-						if s[177] == 0x4 {
-							{
-								v463 = 0x0
-							}
-						}
-					}
-					p.r[28].Set32(a454, ((v463) & 0xffff))
-				}
-			}
-		}
-	}
-}
-
-// ingress34 is a part of ingress, with actions NetlockIngress.ended_access.
-func (p *netlock) ingress34(g *engine.Gen, s *[262]uint64) {
+// ingress18 is a part of ingress, with actions NetlockIngress.tok_access, NetlockIngress.slot_at, NetlockIngress.pool.part0.txn_access, NetlockIngress.pool.part0.hold_access, NetlockIngress.pool.part0.flags_access, NetlockIngress.pool.part0.who_access, and 24 more.
+func (p *netlock) ingress18(g *engine.Gen, s *[262]uint64) {
 	{
 		{
-			// action NetlockIngress.ended_access
-			v479 := uint64(0)
-			_ = v479
-			var h480 uint64
 			{
-				if s[29] != 0 {
-					b481 := g.Scratch(12)
-					binary.BigEndian.PutUint64(b481[0:], (s[37])<<32|(s[38])>>32)
-					binary.BigEndian.PutUint64(b481[8:], (s[38])<<32)
-					h480 = engine.HashCRC32(b481[:12])
-				} else {
-					h480 = engine.HashCRC32(nil)
-				}
-			}
-			v479 = (0x0 + engine.Sel(p.c[2] != 0, h480%(p.c[2]|engine.B2U(p.c[2] == 0)), h480)) & 0xffffffff
-			v482 := uint64(0)
-			_ = v482
-			var h483 uint64
-			{
-				if s[29] != 0 {
-					b484 := g.Scratch(12)
-					binary.BigEndian.PutUint64(b484[0:], ((s[38])&0xffffffff)<<32|s[37])
-					binary.BigEndian.PutUint64(b484[8:], ((s[38])>>32)<<32)
-					h483 = engine.HashCRC32(b484[:12])
-				} else {
-					b485 := g.Scratch(8)
-					binary.BigEndian.PutUint64(b485[0:], ((s[38])&0xffffffff)<<32|((s[38])>>32))
-					h483 = engine.HashCRC32(b485[:8])
-				}
-			}
-			v482 = (0x0 + h483%0x100000000) & 0xffffffff
-			v482 = (v482 & 0xfffffffc)
-			if v482 == 0x0 {
-				{
-					v482 = 0x4
-				}
-			}
-			v486 := uint64(0)
-			_ = v486
-			v486 = p.r[6].Get32(v479)
-			s[234] = engine.Sel(((v486 & 0xfffffffd) == (v482 | 0x1)), 0x1, 0x0)
-			s[235] = engine.Sel((v486 == (v482 | 0x3)), 0x1, 0x0)
-			s[236] = engine.Sel((v486 == v482), 0x1, 0x0)
-			if s[234] == 0x0 {
-				{
-					v486 = v482
-				}
-			} else {
+				// action NetlockIngress.tok_access
+				v496 := uint64(0)
+				_ = v496
+				v496 = p.r[3].Get64(s[194])
 				{
 				}
+				p.r[3].Set64(s[194], v496)
+				s[230] = v496
 			}
-			p.r[6].Set32(v479, ((v486) & 0xffffffff))
 		}
-	}
-}
-
-// ingress44 is a part of ingress, with actions NetlockIngress.tok_access, NetlockIngress.slot_at, NetlockIngress.pool.part0.txn_access, NetlockIngress.pool.part0.hold_access, NetlockIngress.pool.part0.flags_access, NetlockIngress.pool.part0.who_access, and 24 more.
-func (p *netlock) ingress44(g *engine.Gen, s *[262]uint64) {
-	{
-		p.ingress42(g, s)
-		p.ingress43(g, s)
-		if (s[152] == 0x1) && (s[158] == 0x1) {
+		{
+			a498 := s[72]
+			_ = a498
 			{
-				if s[163] != 0x0 {
+				// action NetlockIngress.slot_at
+				v499 := uint64(((s[207] + (a498 & 0x7fff)) & 0xffffffff))
+				_ = v499
+				s[131] = ((v499) >> (p.c[3]) & 0x3)
+				s[132] = (v499 & p.c[4])
+				s[214] = v499
+			}
+		}
+		s[134] = 0x1
+		s[142] = s[38]
+		s[137] = 0x1
+		s[133] = 0x1
+		s[135] = 0x1
+		s[136] = 0x1
+		{
+			{
+				if s[131] == 0x0 {
 					{
-						v545 := uint64(0)
-						_ = v545
 						{
-							a547 := s[163]
-							_ = a547
-							a548 := s[214]
-							_ = a548
-							v545 = 0
 							{
-								// action NetlockIngress.token_of
-								v549 := uint64(((s[230]) >> 32))
-								_ = v549
-								if a547 > ((s[230]) & 0xffffffff) {
+								if s[134] != 0x0 {
 									{
-										v549 = ((v549 - 0x1) & 0xffffffff)
-									}
-								}
-								v545 = ((((v549)<<32 | a547) << (p.c[5])) | a548)
-							}
-						}
-						{
-							a551 := v545
-							_ = a551
-							{
-								// action NetlockIngress.ans_grant_slot
-								{
-									a553 := s[159]
-									_ = a553
-									a554 := s[160]
-									_ = a554
-									a555 := s[155]
-									_ = a555
-									{
-										// action NetlockIngress.ans_to_client
-										s[105] = 0x1
-										s[106] = 0x1
-										s[107] = 0x0
-										s[111] = s[201]
-										s[113] = s[202]
-										s[112] = a553
-										s[114] = a554
-										s[115] = 0x3
-										s[118] = 0x0
-										s[117] = 0x0
-										s[126] = 0x0
-										s[127] = 0x0
-										if a555 == 0x1 {
+										{
 											{
-												s[117] = 0x8
-												s[126] = a553
-												s[127] = a554
+												// action NetlockIngress.pool.part0.txn_access
+												v503 := uint64(0)
+												_ = v503
+												v503 = p.r[7].Get64(s[132])
+												s[158] = engine.Sel((v503 == s[142]), 0x1, 0x0)
+												if s[134] == 0x2 {
+													{
+														v503 = s[142]
+													}
+												}
+												p.r[7].Set64(s[132], v503)
+												s[157] = v503
 											}
 										}
-										s[121] = s[37]
-										s[125] = 0x0
-										s[128] = 0x0
 									}
 								}
-								s[116] = s[153]
-								s[119] = s[154]
-								s[120] = s[161]
-								s[122] = s[157]
-								s[123] = a551
-								s[124] = s[162]
-								s[125] = s[156]
-							}
-						}
-					}
-				}
-			}
-		} else {
-			{
-				s[73] = ((s[73] - 0x1) & 0xffff)
-				var r557 uint64
-				_ = r557
-				{
-					a558 := s[72]
-					_ = a558
-					a559 := s[208]
-					_ = a559
-					{
-						if (((a558 & 0x7fff) + 0x1) & 0xffff) == a559 {
-							{
-								r557 = ((a558 & 0x8000) ^ 0x8000)
-								goto end556
-							}
-						}
-						r557 = ((a558 + 0x1) & 0xffff)
-						goto end556
-					}
-				end556:
-				}
-				p.ingress41(g, s, r557)
-			}
-		}
-	}
-}
-
-// ingress42 is a part of ingress, with actions NetlockIngress.tok_access, NetlockIngress.slot_at.
-func (p *netlock) ingress42(g *engine.Gen, s *[262]uint64) {
-	{
-		{
-			// action NetlockIngress.tok_access
-			v496 := uint64(0)
-			_ = v496
-			v496 = p.r[3].Get64(s[194])
-			{
-			}
-			p.r[3].Set64(s[194], v496)
-			s[230] = v496
-		}
-	}
-	{
-		a498 := s[72]
-		_ = a498
-		{
-			// action NetlockIngress.slot_at
-			v499 := uint64(((s[207] + (a498 & 0x7fff)) & 0xffffffff))
-			_ = v499
-			s[131] = ((v499) >> (p.c[3]) & 0x3)
-			s[132] = (v499 & p.c[4])
-			s[214] = v499
-		}
-	}
-	s[134] = 0x1
-	s[142] = s[38]
-	s[137] = 0x1
-	s[133] = 0x1
-	s[135] = 0x1
-	s[136] = 0x1
-}
-
-// ingress43 is a part of ingress, with actions NetlockIngress.pool.part0.txn_access, NetlockIngress.pool.part0.hold_access, NetlockIngress.pool.part0.flags_access, NetlockIngress.pool.part0.who_access, NetlockIngress.pool.part0.ts_access, NetlockIngress.pool.part1.txn_access, and 14 more.
-func (p *netlock) ingress43(g *engine.Gen, s *[262]uint64) {
-	{
-		{
-			if s[131] == 0x0 {
-				{
-					{
-						{
-							p.ingress35(g, s)
-							if s[135] != 0x0 {
-								{
+								if s[137] != 0x0 {
 									{
 										{
-											// action NetlockIngress.pool.part0.who_access
-											v509 := uint64(0)
-											_ = v509
-											v509 = p.r[9].Get64(s[132])
-											if s[135] == 0x2 {
-												{
-													v509 = (((s[143])<<16|s[144])<<16 | s[145])
+											{
+												// action NetlockIngress.pool.part0.hold_access
+												v505 := uint64(0)
+												_ = v505
+												v505 = p.r[11].Get64(s[132])
+												if (s[137] == 0x3) || (s[137] == 0x4) {
+													{
+														if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v505) >> 32) == s[149])) && (((v505) >> 32) != 0x0) {
+															{
+																s[165] = 0x1
+															}
+														}
+													}
 												}
+												if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
+													{
+														v505 = ((s[147])<<32 | s[148])
+													}
+												} else {
+													if (s[137] == 0x3) && (s[165] == 0x1) {
+														{
+															v505 = v505&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+														}
+													} else {
+														if (s[137] == 0x4) && (s[165] == 0x1) {
+															{
+																v505 = v505&^0xffffffff | (s[148])<<0&0xffffffff
+															}
+														}
+													}
+												}
+												p.r[11].Set64(s[132], v505)
+												s[163] = ((v505) >> 32)
+												s[164] = ((v505) & 0xffffffff)
 											}
-											p.r[9].Set64(s[132], v509)
-											s[159] = ((v509) >> 32)
-											s[160] = ((v509) >> 16 & 0xffff)
-											s[161] = ((v509) & 0xffff)
 										}
 									}
 								}
-							}
-							if s[136] != 0x0 {
-								{
+								if s[133] != 0x0 {
 									{
 										{
-											// action NetlockIngress.pool.part0.ts_access
-											v511 := uint64(0)
-											_ = v511
-											v511 = p.r[10].Get64(s[132])
-											if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
-												{
-													v511 = s[146]
+											{
+												// action NetlockIngress.pool.part0.flags_access
+												v507 := uint64(0)
+												_ = v507
+												v507 = p.r[8].Get64(s[132])
+												if s[133] == 0x2 {
+													{
+														v507 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
+													}
+												} else {
+													if (s[133] == 0x3) && (s[165] == 0x1) {
+														{
+															v507 = v507&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+														}
+													} else {
+														if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
+															{
+																v507 = v507&^0xffffffff | (s[141])<<0&0xffffffff
+															}
+														} else {
+															if ((s[133] == 0x5) && (((v507) >> 56) == 0x1)) && (s[158] == 0x1) {
+																{
+																	v507 = v507&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+																	s[165] = 0x1
+																}
+															}
+														}
+													}
 												}
+												p.r[8].Set64(s[132], v507)
+												s[152] = ((v507) >> 56)
+												s[153] = ((v507) >> 48 & 0xff)
+												s[154] = ((v507) >> 40 & 0xff)
+												s[155] = ((v507) >> 32 & 0xff)
+												s[156] = ((v507) & 0xffffffff)
 											}
-											p.r[10].Set64(s[132], v511)
-											s[162] = v511
 										}
 									}
 								}
-							}
-						}
-					}
-				}
-			} else {
-				if s[131] == 0x1 {
-					{
-						{
-							{
-								p.ingress36(g, s)
 								if s[135] != 0x0 {
 									{
 										{
 											{
-												// action NetlockIngress.pool.part1.who_access
-												v520 := uint64(0)
-												_ = v520
-												v520 = p.r[14].Get64(s[132])
+												// action NetlockIngress.pool.part0.who_access
+												v509 := uint64(0)
+												_ = v509
+												v509 = p.r[9].Get64(s[132])
 												if s[135] == 0x2 {
 													{
-														v520 = (((s[143])<<16|s[144])<<16 | s[145])
+														v509 = (((s[143])<<16|s[144])<<16 | s[145])
 													}
 												}
-												p.r[14].Set64(s[132], v520)
-												s[159] = ((v520) >> 32)
-												s[160] = ((v520) >> 16 & 0xffff)
-												s[161] = ((v520) & 0xffff)
+												p.r[9].Set64(s[132], v509)
+												s[159] = ((v509) >> 32)
+												s[160] = ((v509) >> 16 & 0xffff)
+												s[161] = ((v509) & 0xffff)
 											}
 										}
 									}
@@ -4647,17 +4614,17 @@ func (p *netlock) ingress43(g *engine.Gen, s *[262]uint64) {
 									{
 										{
 											{
-												// action NetlockIngress.pool.part1.ts_access
-												v522 := uint64(0)
-												_ = v522
-												v522 = p.r[15].Get64(s[132])
+												// action NetlockIngress.pool.part0.ts_access
+												v511 := uint64(0)
+												_ = v511
+												v511 = p.r[10].Get64(s[132])
 												if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
 													{
-														v522 = s[146]
+														v511 = s[146]
 													}
 												}
-												p.r[15].Set64(s[132], v522)
-												s[162] = v522
+												p.r[10].Set64(s[132], v511)
+												s[162] = v511
 											}
 										}
 									}
@@ -4666,251 +4633,140 @@ func (p *netlock) ingress43(g *engine.Gen, s *[262]uint64) {
 						}
 					}
 				} else {
-					p.ingress39(g, s)
+					p.ingress16(g, s)
 				}
 			}
 		}
+		p.ingress17(g, s)
 	}
 }
 
-// ingress35 is a part of ingress, with actions NetlockIngress.pool.part0.txn_access, NetlockIngress.pool.part0.hold_access, NetlockIngress.pool.part0.flags_access.
-func (p *netlock) ingress35(g *engine.Gen, s *[262]uint64) {
-	if s[134] != 0x0 {
+// ingress16 is a part of ingress, with actions NetlockIngress.pool.part1.txn_access, NetlockIngress.pool.part1.hold_access, NetlockIngress.pool.part1.flags_access, NetlockIngress.pool.part1.who_access, NetlockIngress.pool.part1.ts_access, NetlockIngress.pool.part2.txn_access, and 9 more.
+func (p *netlock) ingress16(g *engine.Gen, s *[262]uint64) {
+	if s[131] == 0x1 {
 		{
 			{
 				{
-					// action NetlockIngress.pool.part0.txn_access
-					v503 := uint64(0)
-					_ = v503
-					v503 = p.r[7].Get64(s[132])
-					s[158] = engine.Sel((v503 == s[142]), 0x1, 0x0)
-					if s[134] == 0x2 {
+					if s[134] != 0x0 {
 						{
-							v503 = s[142]
-						}
-					}
-					p.r[7].Set64(s[132], v503)
-					s[157] = v503
-				}
-			}
-		}
-	}
-	if s[137] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part0.hold_access
-					v505 := uint64(0)
-					_ = v505
-					v505 = p.r[11].Get64(s[132])
-					if (s[137] == 0x3) || (s[137] == 0x4) {
-						{
-							if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v505) >> 32) == s[149])) && (((v505) >> 32) != 0x0) {
-								{
-									s[165] = 0x1
-								}
-							}
-						}
-					}
-					if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
-						{
-							v505 = ((s[147])<<32 | s[148])
-						}
-					} else {
-						if (s[137] == 0x3) && (s[165] == 0x1) {
 							{
-								v505 = v505&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
-							}
-						} else {
-							if (s[137] == 0x4) && (s[165] == 0x1) {
 								{
-									v505 = v505&^0xffffffff | (s[148])<<0&0xffffffff
-								}
-							}
-						}
-					}
-					p.r[11].Set64(s[132], v505)
-					s[163] = ((v505) >> 32)
-					s[164] = ((v505) & 0xffffffff)
-				}
-			}
-		}
-	}
-	if s[133] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part0.flags_access
-					v507 := uint64(0)
-					_ = v507
-					v507 = p.r[8].Get64(s[132])
-					if s[133] == 0x2 {
-						{
-							v507 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
-						}
-					} else {
-						if (s[133] == 0x3) && (s[165] == 0x1) {
-							{
-								v507 = v507&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
-							}
-						} else {
-							if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
-								{
-									v507 = v507&^0xffffffff | (s[141])<<0&0xffffffff
-								}
-							} else {
-								if ((s[133] == 0x5) && (((v507) >> 56) == 0x1)) && (s[158] == 0x1) {
-									{
-										v507 = v507&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
-										s[165] = 0x1
+									// action NetlockIngress.pool.part1.txn_access
+									v514 := uint64(0)
+									_ = v514
+									v514 = p.r[12].Get64(s[132])
+									s[158] = engine.Sel((v514 == s[142]), 0x1, 0x0)
+									if s[134] == 0x2 {
+										{
+											v514 = s[142]
+										}
 									}
+									p.r[12].Set64(s[132], v514)
+									s[157] = v514
 								}
 							}
 						}
 					}
-					p.r[8].Set64(s[132], v507)
-					s[152] = ((v507) >> 56)
-					s[153] = ((v507) >> 48 & 0xff)
-					s[154] = ((v507) >> 40 & 0xff)
-					s[155] = ((v507) >> 32 & 0xff)
-					s[156] = ((v507) & 0xffffffff)
-				}
-			}
-		}
-	}
-}
-
-// ingress36 is a part of ingress, with actions NetlockIngress.pool.part1.txn_access, NetlockIngress.pool.part1.hold_access, NetlockIngress.pool.part1.flags_access.
-func (p *netlock) ingress36(g *engine.Gen, s *[262]uint64) {
-	if s[134] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part1.txn_access
-					v514 := uint64(0)
-					_ = v514
-					v514 = p.r[12].Get64(s[132])
-					s[158] = engine.Sel((v514 == s[142]), 0x1, 0x0)
-					if s[134] == 0x2 {
+					if s[137] != 0x0 {
 						{
-							v514 = s[142]
-						}
-					}
-					p.r[12].Set64(s[132], v514)
-					s[157] = v514
-				}
-			}
-		}
-	}
-	if s[137] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part1.hold_access
-					v516 := uint64(0)
-					_ = v516
-					v516 = p.r[16].Get64(s[132])
-					if (s[137] == 0x3) || (s[137] == 0x4) {
-						{
-							if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v516) >> 32) == s[149])) && (((v516) >> 32) != 0x0) {
-								{
-									s[165] = 0x1
-								}
-							}
-						}
-					}
-					if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
-						{
-							v516 = ((s[147])<<32 | s[148])
-						}
-					} else {
-						if (s[137] == 0x3) && (s[165] == 0x1) {
 							{
-								v516 = v516&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
-							}
-						} else {
-							if (s[137] == 0x4) && (s[165] == 0x1) {
 								{
-									v516 = v516&^0xffffffff | (s[148])<<0&0xffffffff
-								}
-							}
-						}
-					}
-					p.r[16].Set64(s[132], v516)
-					s[163] = ((v516) >> 32)
-					s[164] = ((v516) & 0xffffffff)
-				}
-			}
-		}
-	}
-	if s[133] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part1.flags_access
-					v518 := uint64(0)
-					_ = v518
-					v518 = p.r[13].Get64(s[132])
-					if s[133] == 0x2 {
-						{
-							v518 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
-						}
-					} else {
-						if (s[133] == 0x3) && (s[165] == 0x1) {
-							{
-								v518 = v518&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
-							}
-						} else {
-							if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
-								{
-									v518 = v518&^0xffffffff | (s[141])<<0&0xffffffff
-								}
-							} else {
-								if ((s[133] == 0x5) && (((v518) >> 56) == 0x1)) && (s[158] == 0x1) {
-									{
-										v518 = v518&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
-										s[165] = 0x1
+									// action NetlockIngress.pool.part1.hold_access
+									v516 := uint64(0)
+									_ = v516
+									v516 = p.r[16].Get64(s[132])
+									if (s[137] == 0x3) || (s[137] == 0x4) {
+										{
+											if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v516) >> 32) == s[149])) && (((v516) >> 32) != 0x0) {
+												{
+													s[165] = 0x1
+												}
+											}
+										}
 									}
+									if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
+										{
+											v516 = ((s[147])<<32 | s[148])
+										}
+									} else {
+										if (s[137] == 0x3) && (s[165] == 0x1) {
+											{
+												v516 = v516&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+											}
+										} else {
+											if (s[137] == 0x4) && (s[165] == 0x1) {
+												{
+													v516 = v516&^0xffffffff | (s[148])<<0&0xffffffff
+												}
+											}
+										}
+									}
+									p.r[16].Set64(s[132], v516)
+									s[163] = ((v516) >> 32)
+									s[164] = ((v516) & 0xffffffff)
 								}
 							}
 						}
 					}
-					p.r[13].Set64(s[132], v518)
-					s[152] = ((v518) >> 56)
-					s[153] = ((v518) >> 48 & 0xff)
-					s[154] = ((v518) >> 40 & 0xff)
-					s[155] = ((v518) >> 32 & 0xff)
-					s[156] = ((v518) & 0xffffffff)
-				}
-			}
-		}
-	}
-}
-
-// ingress39 is a part of ingress, with actions NetlockIngress.pool.part2.txn_access, NetlockIngress.pool.part2.hold_access, NetlockIngress.pool.part2.flags_access, NetlockIngress.pool.part2.who_access, NetlockIngress.pool.part2.ts_access, NetlockIngress.pool.part3.txn_access, and 4 more.
-func (p *netlock) ingress39(g *engine.Gen, s *[262]uint64) {
-	if s[131] == 0x2 {
-		{
-			{
-				{
-					p.ingress37(g, s)
+					if s[133] != 0x0 {
+						{
+							{
+								{
+									// action NetlockIngress.pool.part1.flags_access
+									v518 := uint64(0)
+									_ = v518
+									v518 = p.r[13].Get64(s[132])
+									if s[133] == 0x2 {
+										{
+											v518 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
+										}
+									} else {
+										if (s[133] == 0x3) && (s[165] == 0x1) {
+											{
+												v518 = v518&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+											}
+										} else {
+											if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
+												{
+													v518 = v518&^0xffffffff | (s[141])<<0&0xffffffff
+												}
+											} else {
+												if ((s[133] == 0x5) && (((v518) >> 56) == 0x1)) && (s[158] == 0x1) {
+													{
+														v518 = v518&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+														s[165] = 0x1
+													}
+												}
+											}
+										}
+									}
+									p.r[13].Set64(s[132], v518)
+									s[152] = ((v518) >> 56)
+									s[153] = ((v518) >> 48 & 0xff)
+									s[154] = ((v518) >> 40 & 0xff)
+									s[155] = ((v518) >> 32 & 0xff)
+									s[156] = ((v518) & 0xffffffff)
+								}
+							}
+						}
+					}
 					if s[135] != 0x0 {
 						{
 							{
 								{
-									// action NetlockIngress.pool.part2.who_access
-									v531 := uint64(0)
-									_ = v531
-									v531 = p.r[19].Get64(s[132])
+									// action NetlockIngress.pool.part1.who_access
+									v520 := uint64(0)
+									_ = v520
+									v520 = p.r[14].Get64(s[132])
 									if s[135] == 0x2 {
 										{
-											v531 = (((s[143])<<16|s[144])<<16 | s[145])
+											v520 = (((s[143])<<16|s[144])<<16 | s[145])
 										}
 									}
-									p.r[19].Set64(s[132], v531)
-									s[159] = ((v531) >> 32)
-									s[160] = ((v531) >> 16 & 0xffff)
-									s[161] = ((v531) & 0xffff)
+									p.r[14].Set64(s[132], v520)
+									s[159] = ((v520) >> 32)
+									s[160] = ((v520) >> 16 & 0xffff)
+									s[161] = ((v520) & 0xffff)
 								}
 							}
 						}
@@ -4919,17 +4775,17 @@ func (p *netlock) ingress39(g *engine.Gen, s *[262]uint64) {
 						{
 							{
 								{
-									// action NetlockIngress.pool.part2.ts_access
-									v533 := uint64(0)
-									_ = v533
-									v533 = p.r[20].Get64(s[132])
+									// action NetlockIngress.pool.part1.ts_access
+									v522 := uint64(0)
+									_ = v522
+									v522 = p.r[15].Get64(s[132])
 									if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
 										{
-											v533 = s[146]
+											v522 = s[146]
 										}
 									}
-									p.r[20].Set64(s[132], v533)
-									s[162] = v533
+									p.r[15].Set64(s[132], v522)
+									s[162] = v522
 								}
 							}
 						}
@@ -4938,10 +4794,121 @@ func (p *netlock) ingress39(g *engine.Gen, s *[262]uint64) {
 			}
 		}
 	} else {
+		p.ingress15(g, s)
+	}
+}
+
+// ingress15 is a part of ingress, with actions NetlockIngress.pool.part2.txn_access, NetlockIngress.pool.part2.hold_access, NetlockIngress.pool.part2.flags_access, NetlockIngress.pool.part2.who_access, NetlockIngress.pool.part2.ts_access, NetlockIngress.pool.part3.txn_access, and 4 more.
+func (p *netlock) ingress15(g *engine.Gen, s *[262]uint64) {
+	if s[131] == 0x2 {
+		p.ingress14(g, s)
+	} else {
 		{
 			{
 				{
-					p.ingress38(g, s)
+					if s[134] != 0x0 {
+						{
+							{
+								{
+									// action NetlockIngress.pool.part3.txn_access
+									v536 := uint64(0)
+									_ = v536
+									v536 = p.r[22].Get64(s[132])
+									s[158] = engine.Sel((v536 == s[142]), 0x1, 0x0)
+									if s[134] == 0x2 {
+										{
+											v536 = s[142]
+										}
+									}
+									p.r[22].Set64(s[132], v536)
+									s[157] = v536
+								}
+							}
+						}
+					}
+					if s[137] != 0x0 {
+						{
+							{
+								{
+									// action NetlockIngress.pool.part3.hold_access
+									v538 := uint64(0)
+									_ = v538
+									v538 = p.r[26].Get64(s[132])
+									if (s[137] == 0x3) || (s[137] == 0x4) {
+										{
+											if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v538) >> 32) == s[149])) && (((v538) >> 32) != 0x0) {
+												{
+													s[165] = 0x1
+												}
+											}
+										}
+									}
+									if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
+										{
+											v538 = ((s[147])<<32 | s[148])
+										}
+									} else {
+										if (s[137] == 0x3) && (s[165] == 0x1) {
+											{
+												v538 = v538&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+											}
+										} else {
+											if (s[137] == 0x4) && (s[165] == 0x1) {
+												{
+													v538 = v538&^0xffffffff | (s[148])<<0&0xffffffff
+												}
+											}
+										}
+									}
+									p.r[26].Set64(s[132], v538)
+									s[163] = ((v538) >> 32)
+									s[164] = ((v538) & 0xffffffff)
+								}
+							}
+						}
+					}
+					if s[133] != 0x0 {
+						{
+							{
+								{
+									// action NetlockIngress.pool.part3.flags_access
+									v540 := uint64(0)
+									_ = v540
+									v540 = p.r[23].Get64(s[132])
+									if s[133] == 0x2 {
+										{
+											v540 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
+										}
+									} else {
+										if (s[133] == 0x3) && (s[165] == 0x1) {
+											{
+												v540 = v540&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+											}
+										} else {
+											if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
+												{
+													v540 = v540&^0xffffffff | (s[141])<<0&0xffffffff
+												}
+											} else {
+												if ((s[133] == 0x5) && (((v540) >> 56) == 0x1)) && (s[158] == 0x1) {
+													{
+														v540 = v540&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+														s[165] = 0x1
+													}
+												}
+											}
+										}
+									}
+									p.r[23].Set64(s[132], v540)
+									s[152] = ((v540) >> 56)
+									s[153] = ((v540) >> 48 & 0xff)
+									s[154] = ((v540) >> 40 & 0xff)
+									s[155] = ((v540) >> 32 & 0xff)
+									s[156] = ((v540) & 0xffffffff)
+								}
+							}
+						}
+					}
 					if s[135] != 0x0 {
 						{
 							{
@@ -4988,725 +4955,612 @@ func (p *netlock) ingress39(g *engine.Gen, s *[262]uint64) {
 	}
 }
 
-// ingress37 is a part of ingress, with actions NetlockIngress.pool.part2.txn_access, NetlockIngress.pool.part2.hold_access, NetlockIngress.pool.part2.flags_access.
-func (p *netlock) ingress37(g *engine.Gen, s *[262]uint64) {
-	if s[134] != 0x0 {
+// ingress14 is a part of ingress, with actions NetlockIngress.pool.part2.txn_access, NetlockIngress.pool.part2.hold_access, NetlockIngress.pool.part2.flags_access, NetlockIngress.pool.part2.who_access, NetlockIngress.pool.part2.ts_access.
+func (p *netlock) ingress14(g *engine.Gen, s *[262]uint64) {
+	{
 		{
 			{
-				{
-					// action NetlockIngress.pool.part2.txn_access
-					v525 := uint64(0)
-					_ = v525
-					v525 = p.r[17].Get64(s[132])
-					s[158] = engine.Sel((v525 == s[142]), 0x1, 0x0)
-					if s[134] == 0x2 {
+				if s[134] != 0x0 {
+					{
 						{
-							v525 = s[142]
-						}
-					}
-					p.r[17].Set64(s[132], v525)
-					s[157] = v525
-				}
-			}
-		}
-	}
-	if s[137] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part2.hold_access
-					v527 := uint64(0)
-					_ = v527
-					v527 = p.r[21].Get64(s[132])
-					if (s[137] == 0x3) || (s[137] == 0x4) {
-						{
-							if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v527) >> 32) == s[149])) && (((v527) >> 32) != 0x0) {
-								{
-									s[165] = 0x1
-								}
-							}
-						}
-					}
-					if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
-						{
-							v527 = ((s[147])<<32 | s[148])
-						}
-					} else {
-						if (s[137] == 0x3) && (s[165] == 0x1) {
 							{
-								v527 = v527&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
-							}
-						} else {
-							if (s[137] == 0x4) && (s[165] == 0x1) {
-								{
-									v527 = v527&^0xffffffff | (s[148])<<0&0xffffffff
-								}
-							}
-						}
-					}
-					p.r[21].Set64(s[132], v527)
-					s[163] = ((v527) >> 32)
-					s[164] = ((v527) & 0xffffffff)
-				}
-			}
-		}
-	}
-	if s[133] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part2.flags_access
-					v529 := uint64(0)
-					_ = v529
-					v529 = p.r[18].Get64(s[132])
-					if s[133] == 0x2 {
-						{
-							v529 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
-						}
-					} else {
-						if (s[133] == 0x3) && (s[165] == 0x1) {
-							{
-								v529 = v529&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
-							}
-						} else {
-							if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
-								{
-									v529 = v529&^0xffffffff | (s[141])<<0&0xffffffff
-								}
-							} else {
-								if ((s[133] == 0x5) && (((v529) >> 56) == 0x1)) && (s[158] == 0x1) {
+								// action NetlockIngress.pool.part2.txn_access
+								v525 := uint64(0)
+								_ = v525
+								v525 = p.r[17].Get64(s[132])
+								s[158] = engine.Sel((v525 == s[142]), 0x1, 0x0)
+								if s[134] == 0x2 {
 									{
-										v529 = v529&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
-										s[165] = 0x1
+										v525 = s[142]
 									}
 								}
+								p.r[17].Set64(s[132], v525)
+								s[157] = v525
 							}
 						}
 					}
-					p.r[18].Set64(s[132], v529)
-					s[152] = ((v529) >> 56)
-					s[153] = ((v529) >> 48 & 0xff)
-					s[154] = ((v529) >> 40 & 0xff)
-					s[155] = ((v529) >> 32 & 0xff)
-					s[156] = ((v529) & 0xffffffff)
+				}
+				if s[137] != 0x0 {
+					{
+						{
+							{
+								// action NetlockIngress.pool.part2.hold_access
+								v527 := uint64(0)
+								_ = v527
+								v527 = p.r[21].Get64(s[132])
+								if (s[137] == 0x3) || (s[137] == 0x4) {
+									{
+										if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v527) >> 32) == s[149])) && (((v527) >> 32) != 0x0) {
+											{
+												s[165] = 0x1
+											}
+										}
+									}
+								}
+								if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
+									{
+										v527 = ((s[147])<<32 | s[148])
+									}
+								} else {
+									if (s[137] == 0x3) && (s[165] == 0x1) {
+										{
+											v527 = v527&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+										}
+									} else {
+										if (s[137] == 0x4) && (s[165] == 0x1) {
+											{
+												v527 = v527&^0xffffffff | (s[148])<<0&0xffffffff
+											}
+										}
+									}
+								}
+								p.r[21].Set64(s[132], v527)
+								s[163] = ((v527) >> 32)
+								s[164] = ((v527) & 0xffffffff)
+							}
+						}
+					}
+				}
+				if s[133] != 0x0 {
+					{
+						{
+							{
+								// action NetlockIngress.pool.part2.flags_access
+								v529 := uint64(0)
+								_ = v529
+								v529 = p.r[18].Get64(s[132])
+								if s[133] == 0x2 {
+									{
+										v529 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
+									}
+								} else {
+									if (s[133] == 0x3) && (s[165] == 0x1) {
+										{
+											v529 = v529&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+										}
+									} else {
+										if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
+											{
+												v529 = v529&^0xffffffff | (s[141])<<0&0xffffffff
+											}
+										} else {
+											if ((s[133] == 0x5) && (((v529) >> 56) == 0x1)) && (s[158] == 0x1) {
+												{
+													v529 = v529&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+													s[165] = 0x1
+												}
+											}
+										}
+									}
+								}
+								p.r[18].Set64(s[132], v529)
+								s[152] = ((v529) >> 56)
+								s[153] = ((v529) >> 48 & 0xff)
+								s[154] = ((v529) >> 40 & 0xff)
+								s[155] = ((v529) >> 32 & 0xff)
+								s[156] = ((v529) & 0xffffffff)
+							}
+						}
+					}
+				}
+				if s[135] != 0x0 {
+					{
+						{
+							{
+								// action NetlockIngress.pool.part2.who_access
+								v531 := uint64(0)
+								_ = v531
+								v531 = p.r[19].Get64(s[132])
+								if s[135] == 0x2 {
+									{
+										v531 = (((s[143])<<16|s[144])<<16 | s[145])
+									}
+								}
+								p.r[19].Set64(s[132], v531)
+								s[159] = ((v531) >> 32)
+								s[160] = ((v531) >> 16 & 0xffff)
+								s[161] = ((v531) & 0xffff)
+							}
+						}
+					}
+				}
+				if s[136] != 0x0 {
+					{
+						{
+							{
+								// action NetlockIngress.pool.part2.ts_access
+								v533 := uint64(0)
+								_ = v533
+								v533 = p.r[20].Get64(s[132])
+								if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
+									{
+										v533 = s[146]
+									}
+								}
+								p.r[20].Set64(s[132], v533)
+								s[162] = v533
+							}
+						}
+					}
 				}
 			}
 		}
 	}
 }
 
-// ingress38 is a part of ingress, with actions NetlockIngress.pool.part3.txn_access, NetlockIngress.pool.part3.hold_access, NetlockIngress.pool.part3.flags_access.
-func (p *netlock) ingress38(g *engine.Gen, s *[262]uint64) {
-	if s[134] != 0x0 {
+// ingress17 is a part of ingress, with actions NetlockIngress.token_of, NetlockIngress.ans_grant_slot, NetlockIngress.ans_to_client, NetlockIngress.ended_access, NetlockIngress.again, NetlockIngress.ans_echo_p, and 2 more.
+func (p *netlock) ingress17(g *engine.Gen, s *[262]uint64) {
+	if (s[152] == 0x1) && (s[158] == 0x1) {
 		{
-			{
+			if s[163] != 0x0 {
 				{
-					// action NetlockIngress.pool.part3.txn_access
-					v536 := uint64(0)
-					_ = v536
-					v536 = p.r[22].Get64(s[132])
-					s[158] = engine.Sel((v536 == s[142]), 0x1, 0x0)
-					if s[134] == 0x2 {
+					v545 := uint64(0)
+					_ = v545
+					{
+						a547 := s[163]
+						_ = a547
+						a548 := s[214]
+						_ = a548
+						v545 = 0
 						{
-							v536 = s[142]
+							// action NetlockIngress.token_of
+							v549 := uint64(((s[230]) >> 32))
+							_ = v549
+							if a547 > ((s[230]) & 0xffffffff) {
+								{
+									v549 = ((v549 - 0x1) & 0xffffffff)
+								}
+							}
+							v545 = ((((v549)<<32 | a547) << (p.c[5])) | a548)
 						}
 					}
-					p.r[22].Set64(s[132], v536)
-					s[157] = v536
+					{
+						a551 := v545
+						_ = a551
+						{
+							// action NetlockIngress.ans_grant_slot
+							{
+								a553 := s[159]
+								_ = a553
+								a554 := s[160]
+								_ = a554
+								a555 := s[155]
+								_ = a555
+								{
+									// action NetlockIngress.ans_to_client
+									s[105] = 0x1
+									s[106] = 0x1
+									s[107] = 0x0
+									s[111] = s[201]
+									s[113] = s[202]
+									s[112] = a553
+									s[114] = a554
+									s[115] = 0x3
+									s[118] = 0x0
+									s[117] = 0x0
+									s[126] = 0x0
+									s[127] = 0x0
+									if a555 == 0x1 {
+										{
+											s[117] = 0x8
+											s[126] = a553
+											s[127] = a554
+										}
+									}
+									s[121] = s[37]
+									s[125] = 0x0
+									s[128] = 0x0
+								}
+							}
+							s[116] = s[153]
+							s[119] = s[154]
+							s[120] = s[161]
+							s[122] = s[157]
+							s[123] = a551
+							s[124] = s[162]
+							s[125] = s[156]
+						}
+					}
 				}
 			}
 		}
-	}
-	if s[137] != 0x0 {
+	} else {
 		{
+			s[73] = ((s[73] - 0x1) & 0xffff)
+			var r557 uint64
+			_ = r557
 			{
+				a558 := s[72]
+				_ = a558
+				a559 := s[208]
+				_ = a559
 				{
-					// action NetlockIngress.pool.part3.hold_access
-					v538 := uint64(0)
-					_ = v538
-					v538 = p.r[26].Get64(s[132])
-					if (s[137] == 0x3) || (s[137] == 0x4) {
+					if (((a558 & 0x7fff) + 0x1) & 0xffff) == a559 {
 						{
-							if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v538) >> 32) == s[149])) && (((v538) >> 32) != 0x0) {
-								{
-									s[165] = 0x1
-								}
-							}
+							r557 = ((a558 & 0x8000) ^ 0x8000)
+							goto end556
 						}
 					}
-					if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
-						{
-							v538 = ((s[147])<<32 | s[148])
-						}
-					} else {
-						if (s[137] == 0x3) && (s[165] == 0x1) {
-							{
-								v538 = v538&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
-							}
-						} else {
-							if (s[137] == 0x4) && (s[165] == 0x1) {
-								{
-									v538 = v538&^0xffffffff | (s[148])<<0&0xffffffff
-								}
-							}
-						}
-					}
-					p.r[26].Set64(s[132], v538)
-					s[163] = ((v538) >> 32)
-					s[164] = ((v538) & 0xffffffff)
+					r557 = ((a558 + 0x1) & 0xffff)
+					goto end556
 				}
+			end556:
 			}
-		}
-	}
-	if s[133] != 0x0 {
-		{
-			{
+			s[72] = r557
+			if s[73] == 0x0 {
 				{
-					// action NetlockIngress.pool.part3.flags_access
-					v540 := uint64(0)
-					_ = v540
-					v540 = p.r[23].Get64(s[132])
-					if s[133] == 0x2 {
+					{
 						{
-							v540 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
-						}
-					} else {
-						if (s[133] == 0x3) && (s[165] == 0x1) {
+							// action NetlockIngress.ended_access
+							v561 := uint64(0)
+							_ = v561
+							var h562 uint64
 							{
-								v540 = v540&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+								if s[29] != 0 {
+									b563 := g.Scratch(12)
+									binary.BigEndian.PutUint64(b563[0:], (s[37])<<32|(s[38])>>32)
+									binary.BigEndian.PutUint64(b563[8:], (s[38])<<32)
+									h562 = engine.HashCRC32(b563[:12])
+								} else {
+									h562 = engine.HashCRC32(nil)
+								}
 							}
-						} else {
-							if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
+							v561 = (0x0 + engine.Sel(p.c[2] != 0, h562%(p.c[2]|engine.B2U(p.c[2] == 0)), h562)) & 0xffffffff
+							v564 := uint64(0)
+							_ = v564
+							var h565 uint64
+							{
+								if s[29] != 0 {
+									b566 := g.Scratch(12)
+									binary.BigEndian.PutUint64(b566[0:], ((s[38])&0xffffffff)<<32|s[37])
+									binary.BigEndian.PutUint64(b566[8:], ((s[38])>>32)<<32)
+									h565 = engine.HashCRC32(b566[:12])
+								} else {
+									b567 := g.Scratch(8)
+									binary.BigEndian.PutUint64(b567[0:], ((s[38])&0xffffffff)<<32|((s[38])>>32))
+									h565 = engine.HashCRC32(b567[:8])
+								}
+							}
+							v564 = (0x0 + h565%0x100000000) & 0xffffffff
+							v564 = (v564 & 0xfffffffc)
+							if v564 == 0x0 {
 								{
-									v540 = v540&^0xffffffff | (s[141])<<0&0xffffffff
+									v564 = 0x4
+								}
+							}
+							v568 := uint64(0)
+							_ = v568
+							v568 = p.r[6].Get32(v561)
+							s[234] = engine.Sel(((v568 & 0xfffffffd) == (v564 | 0x1)), 0x1, 0x0)
+							s[235] = engine.Sel((v568 == (v564 | 0x3)), 0x1, 0x0)
+							s[236] = engine.Sel((v568 == v564), 0x1, 0x0)
+							if s[234] == 0x0 {
+								{
+									v568 = v564
 								}
 							} else {
-								if ((s[133] == 0x5) && (((v540) >> 56) == 0x1)) && (s[158] == 0x1) {
+								{
+								}
+							}
+							p.r[6].Set32(v561, ((v568) & 0xffffffff))
+						}
+					}
+					if s[234] == 0x0 {
+						{
+							s[75] = (s[75] | 0x4)
+							{
+								{
+									// action NetlockIngress.again
+									s[70] = 0x1
+									s[244] = 0x1
+								}
+							}
+						}
+					} else {
+						if s[235] == 0x1 {
+							{
+								{
 									{
-										v540 = v540&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
-										s[165] = 0x1
+										// action NetlockIngress.ans_echo_p
+										if s[205] == 0x1 {
+											{
+												{
+													{
+														// action NetlockIngress.ans_reply
+														s[105] = 0x1
+														s[106] = 0x1
+														s[112] = s[22]
+														s[130] = 0x1
+														s[115] = 0x4
+														s[117] = 0x0
+														s[118] = 0x4
+														s[123] = s[39]
+														s[125] = 0x0
+													}
+												}
+											}
+										} else {
+											{
+												{
+													{
+														// action NetlockIngress.ans_echo
+														{
+															a574 := s[209]
+															_ = a574
+															a575 := s[210]
+															_ = a575
+															a576 := s[211]
+															_ = a576
+															{
+																// action NetlockIngress.ans_to_client
+																s[105] = 0x1
+																s[106] = 0x1
+																s[107] = 0x0
+																s[111] = s[201]
+																s[113] = s[202]
+																s[112] = a574
+																s[114] = a575
+																s[115] = 0x4
+																s[118] = 0x0
+																s[117] = 0x0
+																s[126] = 0x0
+																s[127] = 0x0
+																if a576 == 0x1 {
+																	{
+																		s[117] = 0x8
+																		s[126] = a574
+																		s[127] = a575
+																	}
+																}
+																s[121] = s[37]
+																s[125] = 0x0
+																s[128] = 0x0
+															}
+														}
+														s[118] = 0x4
+														s[116] = s[32]
+														s[119] = s[35]
+														s[120] = s[36]
+														s[122] = s[38]
+														s[123] = s[39]
+														s[124] = s[40]
+													}
+												}
+											}
+										}
 									}
 								}
 							}
 						}
 					}
-					p.r[23].Set64(s[132], v540)
-					s[152] = ((v540) >> 56)
-					s[153] = ((v540) >> 48 & 0xff)
-					s[154] = ((v540) >> 40 & 0xff)
-					s[155] = ((v540) >> 32 & 0xff)
-					s[156] = ((v540) & 0xffffffff)
 				}
-			}
-		}
-	}
-}
-
-// ingress41 is a part of ingress, with actions NetlockIngress.ended_access, NetlockIngress.again, NetlockIngress.ans_echo_p, NetlockIngress.ans_reply, NetlockIngress.ans_echo, NetlockIngress.ans_to_client.
-func (p *netlock) ingress41(g *engine.Gen, s *[262]uint64, r557 uint64) {
-	s[72] = r557
-	if s[73] == 0x0 {
-		{
-			p.ingress40(g, s)
-			if s[234] == 0x0 {
+			} else {
 				{
-					s[75] = (s[75] | 0x4)
 					{
 						{
 							// action NetlockIngress.again
-							s[70] = 0x1
+							s[70] = 0x2
 							s[244] = 0x1
 						}
 					}
 				}
-			} else {
-				if s[235] == 0x1 {
+			}
+		}
+	}
+}
+
+// ingress29 is a part of ingress, with actions NetlockIngress.use_level, NetlockIngress.floor_access, NetlockIngress.slot_at, NetlockIngress.pool.part0.txn_access, NetlockIngress.pool.part0.hold_access, NetlockIngress.pool.part0.flags_access, and 34 more.
+func (p *netlock) ingress29(g *engine.Gen, s *[262]uint64, v111 *uint64, v112 *uint64, v578 uint64) {
+	{
+		{
+			a588 := s[216]
+			_ = a588
+			{
+				// action NetlockIngress.use_level
+				s[206] = a588
+				if a588 == 0x0 {
 					{
-						{
-							{
-								// action NetlockIngress.ans_echo_p
-								if s[205] == 0x1 {
-									{
-										{
-											{
-												// action NetlockIngress.ans_reply
-												s[105] = 0x1
-												s[106] = 0x1
-												s[112] = s[22]
-												s[130] = 0x1
-												s[115] = 0x4
-												s[117] = 0x0
-												s[118] = 0x4
-												s[123] = s[39]
-												s[125] = 0x0
-											}
-										}
-									}
-								} else {
-									{
-										{
-											{
-												// action NetlockIngress.ans_echo
-												{
-													a574 := s[209]
-													_ = a574
-													a575 := s[210]
-													_ = a575
-													a576 := s[211]
-													_ = a576
-													{
-														// action NetlockIngress.ans_to_client
-														s[105] = 0x1
-														s[106] = 0x1
-														s[107] = 0x0
-														s[111] = s[201]
-														s[113] = s[202]
-														s[112] = a574
-														s[114] = a575
-														s[115] = 0x4
-														s[118] = 0x0
-														s[117] = 0x0
-														s[126] = 0x0
-														s[127] = 0x0
-														if a576 == 0x1 {
-															{
-																s[117] = 0x8
-																s[126] = a574
-																s[127] = a575
-															}
-														}
-														s[121] = s[37]
-														s[125] = 0x0
-														s[128] = 0x0
-													}
-												}
-												s[118] = 0x4
-												s[116] = s[32]
-												s[119] = s[35]
-												s[120] = s[36]
-												s[122] = s[38]
-												s[123] = s[39]
-												s[124] = s[40]
-											}
-										}
-									}
-								}
-							}
-						}
+						s[207] = s[195]
+						s[208] = s[196]
 					}
-				}
-			}
-		}
-	} else {
-		{
-			{
-				{
-					// action NetlockIngress.again
-					s[70] = 0x2
-					s[244] = 0x1
-				}
-			}
-		}
-	}
-}
-
-// ingress40 is a part of ingress, with actions NetlockIngress.ended_access.
-func (p *netlock) ingress40(g *engine.Gen, s *[262]uint64) {
-	{
-		{
-			// action NetlockIngress.ended_access
-			v561 := uint64(0)
-			_ = v561
-			var h562 uint64
-			{
-				if s[29] != 0 {
-					b563 := g.Scratch(12)
-					binary.BigEndian.PutUint64(b563[0:], (s[37])<<32|(s[38])>>32)
-					binary.BigEndian.PutUint64(b563[8:], (s[38])<<32)
-					h562 = engine.HashCRC32(b563[:12])
 				} else {
-					h562 = engine.HashCRC32(nil)
+					{
+						s[207] = s[197]
+						s[208] = s[198]
+					}
 				}
-			}
-			v561 = (0x0 + engine.Sel(p.c[2] != 0, h562%(p.c[2]|engine.B2U(p.c[2] == 0)), h562)) & 0xffffffff
-			v564 := uint64(0)
-			_ = v564
-			var h565 uint64
-			{
-				if s[29] != 0 {
-					b566 := g.Scratch(12)
-					binary.BigEndian.PutUint64(b566[0:], ((s[38])&0xffffffff)<<32|s[37])
-					binary.BigEndian.PutUint64(b566[8:], ((s[38])>>32)<<32)
-					h565 = engine.HashCRC32(b566[:12])
+				s[169] = s[208]
+				if a588 == 0x0 {
+					{
+						s[179] = s[198]
+					}
 				} else {
-					b567 := g.Scratch(8)
-					binary.BigEndian.PutUint64(b567[0:], ((s[38])&0xffffffff)<<32|((s[38])>>32))
-					h565 = engine.HashCRC32(b567[:8])
+					{
+						s[179] = s[196]
+					}
 				}
 			}
-			v564 = (0x0 + h565%0x100000000) & 0xffffffff
-			v564 = (v564 & 0xfffffffc)
-			if v564 == 0x0 {
-				{
-					v564 = 0x4
-				}
-			}
-			v568 := uint64(0)
-			_ = v568
-			v568 = p.r[6].Get32(v561)
-			s[234] = engine.Sel(((v568 & 0xfffffffd) == (v564 | 0x1)), 0x1, 0x0)
-			s[235] = engine.Sel((v568 == (v564 | 0x3)), 0x1, 0x0)
-			s[236] = engine.Sel((v568 == v564), 0x1, 0x0)
-			if s[234] == 0x0 {
-				{
-					v568 = v564
-				}
-			} else {
-				{
-				}
-			}
-			p.r[6].Set32(v561, ((v568) & 0xffffffff))
 		}
-	}
-}
-
-// ingress187 is a part of ingress, with actions NetlockIngress.token_slot, NetlockIngress.ans_echo_p, NetlockIngress.ans_reply, NetlockIngress.ans_echo, NetlockIngress.ans_to_client, NetlockIngress.use_level, and 42 more.
-func (p *netlock) ingress187(g *engine.Gen, s *[262]uint64, v107 uint64, v110 uint64, v111 *uint64, v112 *uint64) {
-	if v107 == 0x4 {
 		{
-			v578 := uint64(engine.Sel(((s[75] & 0x8) != 0x0), 0x1, 0x0))
-			_ = v578
 			{
-				{
-					// action NetlockIngress.token_slot
-					s[214] = ((s[39] & p.c[6]) & 0xffffffff)
-					s[215] = (s[39] >> (p.c[7]))
-					if (s[214] >= s[195]) && (((s[214] - s[195]) & 0xffffffff) < s[196]) {
-						{
-							s[216] = 0x0
-						}
-					} else {
-						if (s[214] >= s[197]) && (((s[214] - s[197]) & 0xffffffff) < s[198]) {
-							{
-								s[216] = 0x1
-							}
-						} else {
-							{
-								s[216] = 0x2
-							}
-						}
-					}
-				}
-			}
-			if s[216] == 0x2 {
-				p.ingress69(g, s, v578)
-			} else {
-				{
-					p.ingress63(g, s, v578)
-					p.ingress64(g, s)
-					v639 := uint64(s[165])
-					p.ingress65(g, s, v639)
-					p.ingress66(g, s)
-					p.ingress67(g, s, v639)
-					p.ingress68(g, s, v578, v639)
-					if v639 == 0x0 {
-						p.ingress62(g, s, v578)
-					} else {
-						{
-							p.ingress60(g, s, v111, v112)
-							p.ingress61(g, s, *v111, *v112, v578)
-							if ((*v111) == 0x0) && ((*v112) == 0x0) {
-								{
-									if ((((s[226] + s[227]) & 0xffff) == 0x0) && (s[228] > 0x0)) && (s[193] == 0x0) {
-										{
-											if v578 == 0x1 {
-												{
-													(*v112) = 0x1
-													s[77] = s[206]
-													s[78] = 0x0
-													s[79] = 0x0
-												}
-											} else {
-												{
-													{
-														{
-															// action NetlockIngress.ans_queue_empty
-															{
-																{
-																	// action NetlockIngress.ans_to_server
-																	s[80] = 0x1
-																	s[81] = 0x0
-																	s[82] = 0x1
-																	s[104] = s[187]
-																	s[83] = s[203]
-																	s[84] = s[189]
-																	s[85] = s[204]
-																	s[86] = s[188]
-																	s[88] = 0x22b8
-																	s[87] = s[201]
-																	s[89] = s[202]
-																	s[90] = 0x6
-																	s[91] = 0x0
-																	s[92] = 0x0
-																	s[93] = 0x0
-																	s[94] = 0x0
-																	s[95] = 0x0
-																	s[96] = s[37]
-																	s[97] = 0x0
-																	s[98] = 0x0
-																	s[99] = 0x0
-																	s[100] = 0x0
-																	s[101] = 0x0
-																	s[102] = 0x0
-																	s[103] = 0x0
-																}
-															}
-															s[103] = engine.Sel((s[196] < s[198]), s[196], s[198])
-														}
-													}
-												}
-											}
-										}
-									}
-								}
-							}
-						}
-					}
-				}
+				// action NetlockIngress.floor_access
+				v590 := uint64(0)
+				_ = v590
+				v590 = p.r[0].Get64(s[194])
+				p.r[0].Set64(s[194], v590)
+				s[231] = v590
 			}
 		}
-	} else {
-		p.ingress186(g, s, v107, v110, v111, v112)
-	}
-}
-
-// ingress69 is a part of ingress, with actions NetlockIngress.ans_echo_p, NetlockIngress.ans_reply, NetlockIngress.ans_echo, NetlockIngress.ans_to_client.
-func (p *netlock) ingress69(g *engine.Gen, s *[262]uint64, v578 uint64) {
-	{
+		s[150] = engine.Sel((s[215] > s[231]), 0x1, 0x0)
+		{
+			a592 := (((s[214] - s[207]) & 0xffffffff) & 0xffff)
+			_ = a592
+			{
+				// action NetlockIngress.slot_at
+				v593 := uint64(((s[207] + (a592 & 0x7fff)) & 0xffffffff))
+				_ = v593
+				s[131] = ((v593) >> (p.c[3]) & 0x3)
+				s[132] = (v593 & p.c[4])
+				s[214] = v593
+			}
+		}
+		s[134] = 0x1
+		s[142] = s[38]
+		s[137] = 0x3
+		s[149] = ((s[215]) & 0xffffffff)
+		s[133] = 0x3
 		if v578 == 0x1 {
 			{
-				s[48] = 0x2
+				s[135] = 0x1
+				s[136] = 0x1
 			}
-		} else {
+		}
+		{
 			{
-				{
+				if s[131] == 0x0 {
 					{
-						// action NetlockIngress.ans_echo_p
-						if s[205] == 0x1 {
+						{
 							{
-								{
+								if s[134] != 0x0 {
 									{
-										// action NetlockIngress.ans_reply
-										s[105] = 0x1
-										s[106] = 0x1
-										s[112] = s[22]
-										s[130] = 0x1
-										s[115] = 0x4
-										s[117] = 0x0
-										s[118] = 0x3
-										s[123] = s[39]
-										s[125] = 0x0
-									}
-								}
-							}
-						} else {
-							{
-								{
-									{
-										// action NetlockIngress.ans_echo
 										{
-											a584 := s[209]
-											_ = a584
-											a585 := s[210]
-											_ = a585
-											a586 := s[211]
-											_ = a586
 											{
-												// action NetlockIngress.ans_to_client
-												s[105] = 0x1
-												s[106] = 0x1
-												s[107] = 0x0
-												s[111] = s[201]
-												s[113] = s[202]
-												s[112] = a584
-												s[114] = a585
-												s[115] = 0x4
-												s[118] = 0x0
-												s[117] = 0x0
-												s[126] = 0x0
-												s[127] = 0x0
-												if a586 == 0x1 {
+												// action NetlockIngress.pool.part0.txn_access
+												v597 := uint64(0)
+												_ = v597
+												v597 = p.r[7].Get64(s[132])
+												s[158] = engine.Sel((v597 == s[142]), 0x1, 0x0)
+												if s[134] == 0x2 {
 													{
-														s[117] = 0x8
-														s[126] = a584
-														s[127] = a585
+														v597 = s[142]
 													}
 												}
-												s[121] = s[37]
-												s[125] = 0x0
-												s[128] = 0x0
+												p.r[7].Set64(s[132], v597)
+												s[157] = v597
 											}
 										}
-										s[118] = 0x3
-										s[116] = s[32]
-										s[119] = s[35]
-										s[120] = s[36]
-										s[122] = s[38]
-										s[123] = s[39]
-										s[124] = s[40]
 									}
 								}
-							}
-						}
-					}
-				}
-			}
-		}
-	}
-}
-
-// ingress63 is a part of ingress, with actions NetlockIngress.use_level, NetlockIngress.floor_access, NetlockIngress.slot_at.
-func (p *netlock) ingress63(g *engine.Gen, s *[262]uint64, v578 uint64) {
-	{
-		a588 := s[216]
-		_ = a588
-		{
-			// action NetlockIngress.use_level
-			s[206] = a588
-			if a588 == 0x0 {
-				{
-					s[207] = s[195]
-					s[208] = s[196]
-				}
-			} else {
-				{
-					s[207] = s[197]
-					s[208] = s[198]
-				}
-			}
-			s[169] = s[208]
-			if a588 == 0x0 {
-				{
-					s[179] = s[198]
-				}
-			} else {
-				{
-					s[179] = s[196]
-				}
-			}
-		}
-	}
-	{
-		{
-			// action NetlockIngress.floor_access
-			v590 := uint64(0)
-			_ = v590
-			v590 = p.r[0].Get64(s[194])
-			p.r[0].Set64(s[194], v590)
-			s[231] = v590
-		}
-	}
-	s[150] = engine.Sel((s[215] > s[231]), 0x1, 0x0)
-	{
-		a592 := (((s[214] - s[207]) & 0xffffffff) & 0xffff)
-		_ = a592
-		{
-			// action NetlockIngress.slot_at
-			v593 := uint64(((s[207] + (a592 & 0x7fff)) & 0xffffffff))
-			_ = v593
-			s[131] = ((v593) >> (p.c[3]) & 0x3)
-			s[132] = (v593 & p.c[4])
-			s[214] = v593
-		}
-	}
-	s[134] = 0x1
-	s[142] = s[38]
-	s[137] = 0x3
-	s[149] = ((s[215]) & 0xffffffff)
-	s[133] = 0x3
-	if v578 == 0x1 {
-		{
-			s[135] = 0x1
-			s[136] = 0x1
-		}
-	}
-}
-
-// ingress64 is a part of ingress, with actions NetlockIngress.pool.part0.txn_access, NetlockIngress.pool.part0.hold_access, NetlockIngress.pool.part0.flags_access, NetlockIngress.pool.part0.who_access, NetlockIngress.pool.part0.ts_access, NetlockIngress.pool.part1.txn_access, and 14 more.
-func (p *netlock) ingress64(g *engine.Gen, s *[262]uint64) {
-	{
-		{
-			if s[131] == 0x0 {
-				{
-					{
-						{
-							p.ingress47(g, s)
-							if s[135] != 0x0 {
-								{
+								if s[137] != 0x0 {
 									{
 										{
-											// action NetlockIngress.pool.part0.who_access
-											v603 := uint64(0)
-											_ = v603
-											v603 = p.r[9].Get64(s[132])
-											if s[135] == 0x2 {
-												{
-													v603 = (((s[143])<<16|s[144])<<16 | s[145])
+											{
+												// action NetlockIngress.pool.part0.hold_access
+												v599 := uint64(0)
+												_ = v599
+												v599 = p.r[11].Get64(s[132])
+												if (s[137] == 0x3) || (s[137] == 0x4) {
+													{
+														if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v599) >> 32) == s[149])) && (((v599) >> 32) != 0x0) {
+															{
+																s[165] = 0x1
+															}
+														}
+													}
 												}
+												if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
+													{
+														v599 = ((s[147])<<32 | s[148])
+													}
+												} else {
+													if (s[137] == 0x3) && (s[165] == 0x1) {
+														{
+															v599 = v599&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+														}
+													} else {
+														if (s[137] == 0x4) && (s[165] == 0x1) {
+															{
+																v599 = v599&^0xffffffff | (s[148])<<0&0xffffffff
+															}
+														}
+													}
+												}
+												p.r[11].Set64(s[132], v599)
+												s[163] = ((v599) >> 32)
+												s[164] = ((v599) & 0xffffffff)
 											}
-											p.r[9].Set64(s[132], v603)
-											s[159] = ((v603) >> 32)
-											s[160] = ((v603) >> 16 & 0xffff)
-											s[161] = ((v603) & 0xffff)
 										}
 									}
 								}
-							}
-							if s[136] != 0x0 {
-								{
+								if s[133] != 0x0 {
 									{
 										{
-											// action NetlockIngress.pool.part0.ts_access
-											v605 := uint64(0)
-											_ = v605
-											v605 = p.r[10].Get64(s[132])
-											if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
-												{
-													v605 = s[146]
+											{
+												// action NetlockIngress.pool.part0.flags_access
+												v601 := uint64(0)
+												_ = v601
+												v601 = p.r[8].Get64(s[132])
+												if s[133] == 0x2 {
+													{
+														v601 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
+													}
+												} else {
+													if (s[133] == 0x3) && (s[165] == 0x1) {
+														{
+															v601 = v601&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+														}
+													} else {
+														if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
+															{
+																v601 = v601&^0xffffffff | (s[141])<<0&0xffffffff
+															}
+														} else {
+															if ((s[133] == 0x5) && (((v601) >> 56) == 0x1)) && (s[158] == 0x1) {
+																{
+																	v601 = v601&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+																	s[165] = 0x1
+																}
+															}
+														}
+													}
 												}
+												p.r[8].Set64(s[132], v601)
+												s[152] = ((v601) >> 56)
+												s[153] = ((v601) >> 48 & 0xff)
+												s[154] = ((v601) >> 40 & 0xff)
+												s[155] = ((v601) >> 32 & 0xff)
+												s[156] = ((v601) & 0xffffffff)
 											}
-											p.r[10].Set64(s[132], v605)
-											s[162] = v605
 										}
 									}
 								}
-							}
-						}
-					}
-				}
-			} else {
-				if s[131] == 0x1 {
-					{
-						{
-							{
-								p.ingress48(g, s)
 								if s[135] != 0x0 {
 									{
 										{
 											{
-												// action NetlockIngress.pool.part1.who_access
-												v614 := uint64(0)
-												_ = v614
-												v614 = p.r[14].Get64(s[132])
+												// action NetlockIngress.pool.part0.who_access
+												v603 := uint64(0)
+												_ = v603
+												v603 = p.r[9].Get64(s[132])
 												if s[135] == 0x2 {
 													{
-														v614 = (((s[143])<<16|s[144])<<16 | s[145])
+														v603 = (((s[143])<<16|s[144])<<16 | s[145])
 													}
 												}
-												p.r[14].Set64(s[132], v614)
-												s[159] = ((v614) >> 32)
-												s[160] = ((v614) >> 16 & 0xffff)
-												s[161] = ((v614) & 0xffff)
+												p.r[9].Set64(s[132], v603)
+												s[159] = ((v603) >> 32)
+												s[160] = ((v603) >> 16 & 0xffff)
+												s[161] = ((v603) & 0xffff)
 											}
 										}
 									}
@@ -5715,17 +5569,17 @@ func (p *netlock) ingress64(g *engine.Gen, s *[262]uint64) {
 									{
 										{
 											{
-												// action NetlockIngress.pool.part1.ts_access
-												v616 := uint64(0)
-												_ = v616
-												v616 = p.r[15].Get64(s[132])
+												// action NetlockIngress.pool.part0.ts_access
+												v605 := uint64(0)
+												_ = v605
+												v605 = p.r[10].Get64(s[132])
 												if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
 													{
-														v616 = s[146]
+														v605 = s[146]
 													}
 												}
-												p.r[15].Set64(s[132], v616)
-												s[162] = v616
+												p.r[10].Set64(s[132], v605)
+												s[162] = v605
 											}
 										}
 									}
@@ -5734,251 +5588,142 @@ func (p *netlock) ingress64(g *engine.Gen, s *[262]uint64) {
 						}
 					}
 				} else {
-					p.ingress51(g, s)
+					p.ingress22(g, s)
 				}
 			}
 		}
+		v639 := uint64(s[165])
+		p.ingress27(g, s, v639)
+		p.ingress28(g, s, v111, v112, v578, v639)
 	}
 }
 
-// ingress47 is a part of ingress, with actions NetlockIngress.pool.part0.txn_access, NetlockIngress.pool.part0.hold_access, NetlockIngress.pool.part0.flags_access.
-func (p *netlock) ingress47(g *engine.Gen, s *[262]uint64) {
-	if s[134] != 0x0 {
+// ingress22 is a part of ingress, with actions NetlockIngress.pool.part1.txn_access, NetlockIngress.pool.part1.hold_access, NetlockIngress.pool.part1.flags_access, NetlockIngress.pool.part1.who_access, NetlockIngress.pool.part1.ts_access, NetlockIngress.pool.part2.txn_access, and 9 more.
+func (p *netlock) ingress22(g *engine.Gen, s *[262]uint64) {
+	if s[131] == 0x1 {
 		{
 			{
 				{
-					// action NetlockIngress.pool.part0.txn_access
-					v597 := uint64(0)
-					_ = v597
-					v597 = p.r[7].Get64(s[132])
-					s[158] = engine.Sel((v597 == s[142]), 0x1, 0x0)
-					if s[134] == 0x2 {
+					if s[134] != 0x0 {
 						{
-							v597 = s[142]
-						}
-					}
-					p.r[7].Set64(s[132], v597)
-					s[157] = v597
-				}
-			}
-		}
-	}
-	if s[137] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part0.hold_access
-					v599 := uint64(0)
-					_ = v599
-					v599 = p.r[11].Get64(s[132])
-					if (s[137] == 0x3) || (s[137] == 0x4) {
-						{
-							if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v599) >> 32) == s[149])) && (((v599) >> 32) != 0x0) {
-								{
-									s[165] = 0x1
-								}
-							}
-						}
-					}
-					if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
-						{
-							v599 = ((s[147])<<32 | s[148])
-						}
-					} else {
-						if (s[137] == 0x3) && (s[165] == 0x1) {
 							{
-								v599 = v599&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
-							}
-						} else {
-							if (s[137] == 0x4) && (s[165] == 0x1) {
 								{
-									v599 = v599&^0xffffffff | (s[148])<<0&0xffffffff
-								}
-							}
-						}
-					}
-					p.r[11].Set64(s[132], v599)
-					s[163] = ((v599) >> 32)
-					s[164] = ((v599) & 0xffffffff)
-				}
-			}
-		}
-	}
-	if s[133] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part0.flags_access
-					v601 := uint64(0)
-					_ = v601
-					v601 = p.r[8].Get64(s[132])
-					if s[133] == 0x2 {
-						{
-							v601 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
-						}
-					} else {
-						if (s[133] == 0x3) && (s[165] == 0x1) {
-							{
-								v601 = v601&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
-							}
-						} else {
-							if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
-								{
-									v601 = v601&^0xffffffff | (s[141])<<0&0xffffffff
-								}
-							} else {
-								if ((s[133] == 0x5) && (((v601) >> 56) == 0x1)) && (s[158] == 0x1) {
-									{
-										v601 = v601&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
-										s[165] = 0x1
+									// action NetlockIngress.pool.part1.txn_access
+									v608 := uint64(0)
+									_ = v608
+									v608 = p.r[12].Get64(s[132])
+									s[158] = engine.Sel((v608 == s[142]), 0x1, 0x0)
+									if s[134] == 0x2 {
+										{
+											v608 = s[142]
+										}
 									}
+									p.r[12].Set64(s[132], v608)
+									s[157] = v608
 								}
 							}
 						}
 					}
-					p.r[8].Set64(s[132], v601)
-					s[152] = ((v601) >> 56)
-					s[153] = ((v601) >> 48 & 0xff)
-					s[154] = ((v601) >> 40 & 0xff)
-					s[155] = ((v601) >> 32 & 0xff)
-					s[156] = ((v601) & 0xffffffff)
-				}
-			}
-		}
-	}
-}
-
-// ingress48 is a part of ingress, with actions NetlockIngress.pool.part1.txn_access, NetlockIngress.pool.part1.hold_access, NetlockIngress.pool.part1.flags_access.
-func (p *netlock) ingress48(g *engine.Gen, s *[262]uint64) {
-	if s[134] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part1.txn_access
-					v608 := uint64(0)
-					_ = v608
-					v608 = p.r[12].Get64(s[132])
-					s[158] = engine.Sel((v608 == s[142]), 0x1, 0x0)
-					if s[134] == 0x2 {
+					if s[137] != 0x0 {
 						{
-							v608 = s[142]
-						}
-					}
-					p.r[12].Set64(s[132], v608)
-					s[157] = v608
-				}
-			}
-		}
-	}
-	if s[137] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part1.hold_access
-					v610 := uint64(0)
-					_ = v610
-					v610 = p.r[16].Get64(s[132])
-					if (s[137] == 0x3) || (s[137] == 0x4) {
-						{
-							if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v610) >> 32) == s[149])) && (((v610) >> 32) != 0x0) {
-								{
-									s[165] = 0x1
-								}
-							}
-						}
-					}
-					if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
-						{
-							v610 = ((s[147])<<32 | s[148])
-						}
-					} else {
-						if (s[137] == 0x3) && (s[165] == 0x1) {
 							{
-								v610 = v610&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
-							}
-						} else {
-							if (s[137] == 0x4) && (s[165] == 0x1) {
 								{
-									v610 = v610&^0xffffffff | (s[148])<<0&0xffffffff
-								}
-							}
-						}
-					}
-					p.r[16].Set64(s[132], v610)
-					s[163] = ((v610) >> 32)
-					s[164] = ((v610) & 0xffffffff)
-				}
-			}
-		}
-	}
-	if s[133] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part1.flags_access
-					v612 := uint64(0)
-					_ = v612
-					v612 = p.r[13].Get64(s[132])
-					if s[133] == 0x2 {
-						{
-							v612 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
-						}
-					} else {
-						if (s[133] == 0x3) && (s[165] == 0x1) {
-							{
-								v612 = v612&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
-							}
-						} else {
-							if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
-								{
-									v612 = v612&^0xffffffff | (s[141])<<0&0xffffffff
-								}
-							} else {
-								if ((s[133] == 0x5) && (((v612) >> 56) == 0x1)) && (s[158] == 0x1) {
-									{
-										v612 = v612&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
-										s[165] = 0x1
+									// action NetlockIngress.pool.part1.hold_access
+									v610 := uint64(0)
+									_ = v610
+									v610 = p.r[16].Get64(s[132])
+									if (s[137] == 0x3) || (s[137] == 0x4) {
+										{
+											if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v610) >> 32) == s[149])) && (((v610) >> 32) != 0x0) {
+												{
+													s[165] = 0x1
+												}
+											}
+										}
 									}
+									if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
+										{
+											v610 = ((s[147])<<32 | s[148])
+										}
+									} else {
+										if (s[137] == 0x3) && (s[165] == 0x1) {
+											{
+												v610 = v610&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+											}
+										} else {
+											if (s[137] == 0x4) && (s[165] == 0x1) {
+												{
+													v610 = v610&^0xffffffff | (s[148])<<0&0xffffffff
+												}
+											}
+										}
+									}
+									p.r[16].Set64(s[132], v610)
+									s[163] = ((v610) >> 32)
+									s[164] = ((v610) & 0xffffffff)
 								}
 							}
 						}
 					}
-					p.r[13].Set64(s[132], v612)
-					s[152] = ((v612) >> 56)
-					s[153] = ((v612) >> 48 & 0xff)
-					s[154] = ((v612) >> 40 & 0xff)
-					s[155] = ((v612) >> 32 & 0xff)
-					s[156] = ((v612) & 0xffffffff)
-				}
-			}
-		}
-	}
-}
-
-// ingress51 is a part of ingress, with actions NetlockIngress.pool.part2.txn_access, NetlockIngress.pool.part2.hold_access, NetlockIngress.pool.part2.flags_access, NetlockIngress.pool.part2.who_access, NetlockIngress.pool.part2.ts_access, NetlockIngress.pool.part3.txn_access, and 4 more.
-func (p *netlock) ingress51(g *engine.Gen, s *[262]uint64) {
-	if s[131] == 0x2 {
-		{
-			{
-				{
-					p.ingress49(g, s)
+					if s[133] != 0x0 {
+						{
+							{
+								{
+									// action NetlockIngress.pool.part1.flags_access
+									v612 := uint64(0)
+									_ = v612
+									v612 = p.r[13].Get64(s[132])
+									if s[133] == 0x2 {
+										{
+											v612 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
+										}
+									} else {
+										if (s[133] == 0x3) && (s[165] == 0x1) {
+											{
+												v612 = v612&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+											}
+										} else {
+											if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
+												{
+													v612 = v612&^0xffffffff | (s[141])<<0&0xffffffff
+												}
+											} else {
+												if ((s[133] == 0x5) && (((v612) >> 56) == 0x1)) && (s[158] == 0x1) {
+													{
+														v612 = v612&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+														s[165] = 0x1
+													}
+												}
+											}
+										}
+									}
+									p.r[13].Set64(s[132], v612)
+									s[152] = ((v612) >> 56)
+									s[153] = ((v612) >> 48 & 0xff)
+									s[154] = ((v612) >> 40 & 0xff)
+									s[155] = ((v612) >> 32 & 0xff)
+									s[156] = ((v612) & 0xffffffff)
+								}
+							}
+						}
+					}
 					if s[135] != 0x0 {
 						{
 							{
 								{
-									// action NetlockIngress.pool.part2.who_access
-									v625 := uint64(0)
-									_ = v625
-									v625 = p.r[19].Get64(s[132])
+									// action NetlockIngress.pool.part1.who_access
+									v614 := uint64(0)
+									_ = v614
+									v614 = p.r[14].Get64(s[132])
 									if s[135] == 0x2 {
 										{
-											v625 = (((s[143])<<16|s[144])<<16 | s[145])
+											v614 = (((s[143])<<16|s[144])<<16 | s[145])
 										}
 									}
-									p.r[19].Set64(s[132], v625)
-									s[159] = ((v625) >> 32)
-									s[160] = ((v625) >> 16 & 0xffff)
-									s[161] = ((v625) & 0xffff)
+									p.r[14].Set64(s[132], v614)
+									s[159] = ((v614) >> 32)
+									s[160] = ((v614) >> 16 & 0xffff)
+									s[161] = ((v614) & 0xffff)
 								}
 							}
 						}
@@ -5987,17 +5732,17 @@ func (p *netlock) ingress51(g *engine.Gen, s *[262]uint64) {
 						{
 							{
 								{
-									// action NetlockIngress.pool.part2.ts_access
-									v627 := uint64(0)
-									_ = v627
-									v627 = p.r[20].Get64(s[132])
+									// action NetlockIngress.pool.part1.ts_access
+									v616 := uint64(0)
+									_ = v616
+									v616 = p.r[15].Get64(s[132])
 									if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
 										{
-											v627 = s[146]
+											v616 = s[146]
 										}
 									}
-									p.r[20].Set64(s[132], v627)
-									s[162] = v627
+									p.r[15].Set64(s[132], v616)
+									s[162] = v616
 								}
 							}
 						}
@@ -6006,10 +5751,121 @@ func (p *netlock) ingress51(g *engine.Gen, s *[262]uint64) {
 			}
 		}
 	} else {
+		p.ingress21(g, s)
+	}
+}
+
+// ingress21 is a part of ingress, with actions NetlockIngress.pool.part2.txn_access, NetlockIngress.pool.part2.hold_access, NetlockIngress.pool.part2.flags_access, NetlockIngress.pool.part2.who_access, NetlockIngress.pool.part2.ts_access, NetlockIngress.pool.part3.txn_access, and 4 more.
+func (p *netlock) ingress21(g *engine.Gen, s *[262]uint64) {
+	if s[131] == 0x2 {
+		p.ingress20(g, s)
+	} else {
 		{
 			{
 				{
-					p.ingress50(g, s)
+					if s[134] != 0x0 {
+						{
+							{
+								{
+									// action NetlockIngress.pool.part3.txn_access
+									v630 := uint64(0)
+									_ = v630
+									v630 = p.r[22].Get64(s[132])
+									s[158] = engine.Sel((v630 == s[142]), 0x1, 0x0)
+									if s[134] == 0x2 {
+										{
+											v630 = s[142]
+										}
+									}
+									p.r[22].Set64(s[132], v630)
+									s[157] = v630
+								}
+							}
+						}
+					}
+					if s[137] != 0x0 {
+						{
+							{
+								{
+									// action NetlockIngress.pool.part3.hold_access
+									v632 := uint64(0)
+									_ = v632
+									v632 = p.r[26].Get64(s[132])
+									if (s[137] == 0x3) || (s[137] == 0x4) {
+										{
+											if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v632) >> 32) == s[149])) && (((v632) >> 32) != 0x0) {
+												{
+													s[165] = 0x1
+												}
+											}
+										}
+									}
+									if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
+										{
+											v632 = ((s[147])<<32 | s[148])
+										}
+									} else {
+										if (s[137] == 0x3) && (s[165] == 0x1) {
+											{
+												v632 = v632&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+											}
+										} else {
+											if (s[137] == 0x4) && (s[165] == 0x1) {
+												{
+													v632 = v632&^0xffffffff | (s[148])<<0&0xffffffff
+												}
+											}
+										}
+									}
+									p.r[26].Set64(s[132], v632)
+									s[163] = ((v632) >> 32)
+									s[164] = ((v632) & 0xffffffff)
+								}
+							}
+						}
+					}
+					if s[133] != 0x0 {
+						{
+							{
+								{
+									// action NetlockIngress.pool.part3.flags_access
+									v634 := uint64(0)
+									_ = v634
+									v634 = p.r[23].Get64(s[132])
+									if s[133] == 0x2 {
+										{
+											v634 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
+										}
+									} else {
+										if (s[133] == 0x3) && (s[165] == 0x1) {
+											{
+												v634 = v634&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+											}
+										} else {
+											if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
+												{
+													v634 = v634&^0xffffffff | (s[141])<<0&0xffffffff
+												}
+											} else {
+												if ((s[133] == 0x5) && (((v634) >> 56) == 0x1)) && (s[158] == 0x1) {
+													{
+														v634 = v634&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+														s[165] = 0x1
+													}
+												}
+											}
+										}
+									}
+									p.r[23].Set64(s[132], v634)
+									s[152] = ((v634) >> 56)
+									s[153] = ((v634) >> 48 & 0xff)
+									s[154] = ((v634) >> 40 & 0xff)
+									s[155] = ((v634) >> 32 & 0xff)
+									s[156] = ((v634) & 0xffffffff)
+								}
+							}
+						}
+					}
 					if s[135] != 0x0 {
 						{
 							{
@@ -6056,222 +5912,161 @@ func (p *netlock) ingress51(g *engine.Gen, s *[262]uint64) {
 	}
 }
 
-// ingress49 is a part of ingress, with actions NetlockIngress.pool.part2.txn_access, NetlockIngress.pool.part2.hold_access, NetlockIngress.pool.part2.flags_access.
-func (p *netlock) ingress49(g *engine.Gen, s *[262]uint64) {
-	if s[134] != 0x0 {
+// ingress20 is a part of ingress, with actions NetlockIngress.pool.part2.txn_access, NetlockIngress.pool.part2.hold_access, NetlockIngress.pool.part2.flags_access, NetlockIngress.pool.part2.who_access, NetlockIngress.pool.part2.ts_access.
+func (p *netlock) ingress20(g *engine.Gen, s *[262]uint64) {
+	{
 		{
 			{
-				{
-					// action NetlockIngress.pool.part2.txn_access
-					v619 := uint64(0)
-					_ = v619
-					v619 = p.r[17].Get64(s[132])
-					s[158] = engine.Sel((v619 == s[142]), 0x1, 0x0)
-					if s[134] == 0x2 {
+				if s[134] != 0x0 {
+					{
 						{
-							v619 = s[142]
-						}
-					}
-					p.r[17].Set64(s[132], v619)
-					s[157] = v619
-				}
-			}
-		}
-	}
-	if s[137] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part2.hold_access
-					v621 := uint64(0)
-					_ = v621
-					v621 = p.r[21].Get64(s[132])
-					if (s[137] == 0x3) || (s[137] == 0x4) {
-						{
-							if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v621) >> 32) == s[149])) && (((v621) >> 32) != 0x0) {
-								{
-									s[165] = 0x1
-								}
-							}
-						}
-					}
-					if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
-						{
-							v621 = ((s[147])<<32 | s[148])
-						}
-					} else {
-						if (s[137] == 0x3) && (s[165] == 0x1) {
 							{
-								v621 = v621&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
-							}
-						} else {
-							if (s[137] == 0x4) && (s[165] == 0x1) {
-								{
-									v621 = v621&^0xffffffff | (s[148])<<0&0xffffffff
-								}
-							}
-						}
-					}
-					p.r[21].Set64(s[132], v621)
-					s[163] = ((v621) >> 32)
-					s[164] = ((v621) & 0xffffffff)
-				}
-			}
-		}
-	}
-	if s[133] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part2.flags_access
-					v623 := uint64(0)
-					_ = v623
-					v623 = p.r[18].Get64(s[132])
-					if s[133] == 0x2 {
-						{
-							v623 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
-						}
-					} else {
-						if (s[133] == 0x3) && (s[165] == 0x1) {
-							{
-								v623 = v623&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
-							}
-						} else {
-							if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
-								{
-									v623 = v623&^0xffffffff | (s[141])<<0&0xffffffff
-								}
-							} else {
-								if ((s[133] == 0x5) && (((v623) >> 56) == 0x1)) && (s[158] == 0x1) {
+								// action NetlockIngress.pool.part2.txn_access
+								v619 := uint64(0)
+								_ = v619
+								v619 = p.r[17].Get64(s[132])
+								s[158] = engine.Sel((v619 == s[142]), 0x1, 0x0)
+								if s[134] == 0x2 {
 									{
-										v623 = v623&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
-										s[165] = 0x1
+										v619 = s[142]
 									}
 								}
+								p.r[17].Set64(s[132], v619)
+								s[157] = v619
 							}
 						}
 					}
-					p.r[18].Set64(s[132], v623)
-					s[152] = ((v623) >> 56)
-					s[153] = ((v623) >> 48 & 0xff)
-					s[154] = ((v623) >> 40 & 0xff)
-					s[155] = ((v623) >> 32 & 0xff)
-					s[156] = ((v623) & 0xffffffff)
+				}
+				if s[137] != 0x0 {
+					{
+						{
+							{
+								// action NetlockIngress.pool.part2.hold_access
+								v621 := uint64(0)
+								_ = v621
+								v621 = p.r[21].Get64(s[132])
+								if (s[137] == 0x3) || (s[137] == 0x4) {
+									{
+										if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v621) >> 32) == s[149])) && (((v621) >> 32) != 0x0) {
+											{
+												s[165] = 0x1
+											}
+										}
+									}
+								}
+								if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
+									{
+										v621 = ((s[147])<<32 | s[148])
+									}
+								} else {
+									if (s[137] == 0x3) && (s[165] == 0x1) {
+										{
+											v621 = v621&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+										}
+									} else {
+										if (s[137] == 0x4) && (s[165] == 0x1) {
+											{
+												v621 = v621&^0xffffffff | (s[148])<<0&0xffffffff
+											}
+										}
+									}
+								}
+								p.r[21].Set64(s[132], v621)
+								s[163] = ((v621) >> 32)
+								s[164] = ((v621) & 0xffffffff)
+							}
+						}
+					}
+				}
+				if s[133] != 0x0 {
+					{
+						{
+							{
+								// action NetlockIngress.pool.part2.flags_access
+								v623 := uint64(0)
+								_ = v623
+								v623 = p.r[18].Get64(s[132])
+								if s[133] == 0x2 {
+									{
+										v623 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
+									}
+								} else {
+									if (s[133] == 0x3) && (s[165] == 0x1) {
+										{
+											v623 = v623&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+										}
+									} else {
+										if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
+											{
+												v623 = v623&^0xffffffff | (s[141])<<0&0xffffffff
+											}
+										} else {
+											if ((s[133] == 0x5) && (((v623) >> 56) == 0x1)) && (s[158] == 0x1) {
+												{
+													v623 = v623&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+													s[165] = 0x1
+												}
+											}
+										}
+									}
+								}
+								p.r[18].Set64(s[132], v623)
+								s[152] = ((v623) >> 56)
+								s[153] = ((v623) >> 48 & 0xff)
+								s[154] = ((v623) >> 40 & 0xff)
+								s[155] = ((v623) >> 32 & 0xff)
+								s[156] = ((v623) & 0xffffffff)
+							}
+						}
+					}
+				}
+				if s[135] != 0x0 {
+					{
+						{
+							{
+								// action NetlockIngress.pool.part2.who_access
+								v625 := uint64(0)
+								_ = v625
+								v625 = p.r[19].Get64(s[132])
+								if s[135] == 0x2 {
+									{
+										v625 = (((s[143])<<16|s[144])<<16 | s[145])
+									}
+								}
+								p.r[19].Set64(s[132], v625)
+								s[159] = ((v625) >> 32)
+								s[160] = ((v625) >> 16 & 0xffff)
+								s[161] = ((v625) & 0xffff)
+							}
+						}
+					}
+				}
+				if s[136] != 0x0 {
+					{
+						{
+							{
+								// action NetlockIngress.pool.part2.ts_access
+								v627 := uint64(0)
+								_ = v627
+								v627 = p.r[20].Get64(s[132])
+								if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
+									{
+										v627 = s[146]
+									}
+								}
+								p.r[20].Set64(s[132], v627)
+								s[162] = v627
+							}
+						}
+					}
 				}
 			}
 		}
 	}
 }
 
-// ingress50 is a part of ingress, with actions NetlockIngress.pool.part3.txn_access, NetlockIngress.pool.part3.hold_access, NetlockIngress.pool.part3.flags_access.
-func (p *netlock) ingress50(g *engine.Gen, s *[262]uint64) {
-	if s[134] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part3.txn_access
-					v630 := uint64(0)
-					_ = v630
-					v630 = p.r[22].Get64(s[132])
-					s[158] = engine.Sel((v630 == s[142]), 0x1, 0x0)
-					if s[134] == 0x2 {
-						{
-							v630 = s[142]
-						}
-					}
-					p.r[22].Set64(s[132], v630)
-					s[157] = v630
-				}
-			}
-		}
-	}
-	if s[137] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part3.hold_access
-					v632 := uint64(0)
-					_ = v632
-					v632 = p.r[26].Get64(s[132])
-					if (s[137] == 0x3) || (s[137] == 0x4) {
-						{
-							if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v632) >> 32) == s[149])) && (((v632) >> 32) != 0x0) {
-								{
-									s[165] = 0x1
-								}
-							}
-						}
-					}
-					if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
-						{
-							v632 = ((s[147])<<32 | s[148])
-						}
-					} else {
-						if (s[137] == 0x3) && (s[165] == 0x1) {
-							{
-								v632 = v632&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
-							}
-						} else {
-							if (s[137] == 0x4) && (s[165] == 0x1) {
-								{
-									v632 = v632&^0xffffffff | (s[148])<<0&0xffffffff
-								}
-							}
-						}
-					}
-					p.r[26].Set64(s[132], v632)
-					s[163] = ((v632) >> 32)
-					s[164] = ((v632) & 0xffffffff)
-				}
-			}
-		}
-	}
-	if s[133] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part3.flags_access
-					v634 := uint64(0)
-					_ = v634
-					v634 = p.r[23].Get64(s[132])
-					if s[133] == 0x2 {
-						{
-							v634 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
-						}
-					} else {
-						if (s[133] == 0x3) && (s[165] == 0x1) {
-							{
-								v634 = v634&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
-							}
-						} else {
-							if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
-								{
-									v634 = v634&^0xffffffff | (s[141])<<0&0xffffffff
-								}
-							} else {
-								if ((s[133] == 0x5) && (((v634) >> 56) == 0x1)) && (s[158] == 0x1) {
-									{
-										v634 = v634&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
-										s[165] = 0x1
-									}
-								}
-							}
-						}
-					}
-					p.r[23].Set64(s[132], v634)
-					s[152] = ((v634) >> 56)
-					s[153] = ((v634) >> 48 & 0xff)
-					s[154] = ((v634) >> 40 & 0xff)
-					s[155] = ((v634) >> 32 & 0xff)
-					s[156] = ((v634) & 0xffffffff)
-				}
-			}
-		}
-	}
-}
-
-// ingress65 is a part of ingress, with actions NetlockIngress.state_access, NetlockIngress.wait_access.
-func (p *netlock) ingress65(g *engine.Gen, s *[262]uint64, v639 uint64) {
+// ingress27 is a part of ingress, with actions NetlockIngress.state_access, NetlockIngress.wait_access, NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access, NetlockIngress.levels.level1.head_access, and 2 more.
+func (p *netlock) ingress27(g *engine.Gen, s *[262]uint64, v639 uint64) {
 	_ = v639
 	{
 		a641 := s[153]
@@ -6369,10 +6164,6 @@ func (p *netlock) ingress65(g *engine.Gen, s *[262]uint64, v639 uint64) {
 	s[170] = (((s[214] - s[207]) & 0xffffffff) & 0xffff)
 	s[168] = 0x1
 	s[178] = 0x1
-}
-
-// ingress66 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access, NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, NetlockIngress.levels.level1.gnext_access.
-func (p *netlock) ingress66(g *engine.Gen, s *[262]uint64) {
 	{
 		a657 := s[206]
 		_ = a657
@@ -6380,15 +6171,121 @@ func (p *netlock) ingress66(g *engine.Gen, s *[262]uint64) {
 		_ = a658
 		{
 			if a657 == 0x0 {
-				p.ingress58(g, s, a658)
+				p.ingress25(g, s, a658)
 			} else {
 				{
-					p.ingress57(g, s, a658)
+					p.ingress24(g, s, a658)
 					{
 						a735 := a658
 						_ = a735
 						{
-							p.ingress56(g, s, a735)
+							if s[176] != 0x0 {
+								{
+									{
+										{
+											// action NetlockIngress.levels.level0.head_access
+											v737 := uint64(0)
+											_ = v737
+											v737 = p.r[27].Get32(a735)
+											var r740 uint64
+											_ = r740
+											{
+												a741 := v737
+												_ = a741
+												a742 := s[179]
+												_ = a742
+												{
+													if (((a741 & 0x7fff) + 0x1) & 0xffff) == a742 {
+														{
+															r740 = ((a741 & 0x8000) ^ 0x8000)
+															goto end739
+														}
+													}
+													r740 = ((a741 + 0x1) & 0xffff)
+													goto end739
+												}
+											end739:
+											}
+											v738 := uint64(r740)
+											_ = v738
+											s[185] = 0x0
+											if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v737 & 0x7fff)) {
+												{
+													s[185] = 0x1
+												}
+											} else {
+												if (s[176] == 0x3) && (s[181] == 0x1) {
+													{
+														s[185] = 0x1
+													}
+												}
+											}
+											s[182] = v737
+											if s[185] == 0x1 {
+												{
+													v737 = v738
+												}
+											} else {
+												if s[176] == 0x4 {
+													{
+														v737 = 0x0
+													}
+												}
+											}
+											p.r[27].Set32(a735, ((v737) & 0xffff))
+											if s[176] == 0x3 {
+												{
+													s[182] = v737
+												}
+											}
+										}
+									}
+								}
+							}
+							if s[177] != 0x0 {
+								{
+									{
+										{
+											// action NetlockIngress.levels.level0.tail_access
+											v744 := uint64(0)
+											_ = v744
+											v744 = p.r[28].Get32(a735)
+											s[183] = v744
+											if (s[177] == 0x2) && (s[181] == 0x1) {
+												{
+													var r746 uint64
+													_ = r746
+													{
+														a747 := v744
+														_ = a747
+														a748 := s[179]
+														_ = a748
+														{
+															if (((a747 & 0x7fff) + 0x1) & 0xffff) == a748 {
+																{
+																	r746 = ((a747 & 0x8000) ^ 0x8000)
+																	goto end745
+																}
+															}
+															r746 = ((a747 + 0x1) & 0xffff)
+															goto end745
+														}
+													end745:
+													}
+													v744 = r746
+												}
+											} else {
+												if s[177] == 0x4 {
+													{
+														v744 = 0x0
+													}
+												}
+											}
+											p.r[28].Set32(a735, ((v744) & 0xffff))
+										}
+									}
+								}
+							}
 							if s[178] != 0x0 {
 								{
 									{
@@ -6472,15 +6369,121 @@ func (p *netlock) ingress66(g *engine.Gen, s *[262]uint64) {
 	}
 }
 
-// ingress58 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access, NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, NetlockIngress.levels.level1.gnext_access.
-func (p *netlock) ingress58(g *engine.Gen, s *[262]uint64, a658 uint64) {
+// ingress25 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access, NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, NetlockIngress.levels.level1.gnext_access.
+func (p *netlock) ingress25(g *engine.Gen, s *[262]uint64, a658 uint64) {
 	{
-		p.ingress54(g, s, a658)
+		p.ingress23(g, s, a658)
 		{
 			a685 := a658
 			_ = a685
 			{
-				p.ingress53(g, s, a685)
+				if s[176] != 0x0 {
+					{
+						{
+							{
+								// action NetlockIngress.levels.level1.head_access
+								v687 := uint64(0)
+								_ = v687
+								v687 = p.r[30].Get32(a685)
+								var r690 uint64
+								_ = r690
+								{
+									a691 := v687
+									_ = a691
+									a692 := s[179]
+									_ = a692
+									{
+										if (((a691 & 0x7fff) + 0x1) & 0xffff) == a692 {
+											{
+												r690 = ((a691 & 0x8000) ^ 0x8000)
+												goto end689
+											}
+										}
+										r690 = ((a691 + 0x1) & 0xffff)
+										goto end689
+									}
+								end689:
+								}
+								v688 := uint64(r690)
+								_ = v688
+								s[185] = 0x0
+								if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v687 & 0x7fff)) {
+									{
+										s[185] = 0x1
+									}
+								} else {
+									if (s[176] == 0x3) && (s[181] == 0x1) {
+										{
+											s[185] = 0x1
+										}
+									}
+								}
+								s[182] = v687
+								if s[185] == 0x1 {
+									{
+										v687 = v688
+									}
+								} else {
+									if s[176] == 0x4 {
+										{
+											v687 = 0x0
+										}
+									}
+								}
+								p.r[30].Set32(a685, ((v687) & 0xffff))
+								if s[176] == 0x3 {
+									{
+										s[182] = v687
+									}
+								}
+							}
+						}
+					}
+				}
+				if s[177] != 0x0 {
+					{
+						{
+							{
+								// action NetlockIngress.levels.level1.tail_access
+								v694 := uint64(0)
+								_ = v694
+								v694 = p.r[31].Get32(a685)
+								s[183] = v694
+								if (s[177] == 0x2) && (s[181] == 0x1) {
+									{
+										var r696 uint64
+										_ = r696
+										{
+											a697 := v694
+											_ = a697
+											a698 := s[179]
+											_ = a698
+											{
+												if (((a697 & 0x7fff) + 0x1) & 0xffff) == a698 {
+													{
+														r696 = ((a697 & 0x8000) ^ 0x8000)
+														goto end695
+													}
+												}
+												r696 = ((a697 + 0x1) & 0xffff)
+												goto end695
+											}
+										end695:
+										}
+										v694 = r696
+									}
+								} else {
+									if s[177] == 0x4 {
+										{
+											v694 = 0x0
+										}
+									}
+								}
+								p.r[31].Set32(a685, ((v694) & 0xffff))
+							}
+						}
+					}
+				}
 				if s[178] != 0x0 {
 					{
 						{
@@ -6561,13 +6564,119 @@ func (p *netlock) ingress58(g *engine.Gen, s *[262]uint64, a658 uint64) {
 	}
 }
 
-// ingress54 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access.
-func (p *netlock) ingress54(g *engine.Gen, s *[262]uint64, a658 uint64) {
+// ingress23 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access.
+func (p *netlock) ingress23(g *engine.Gen, s *[262]uint64, a658 uint64) {
 	{
 		a660 := a658
 		_ = a660
 		{
-			p.ingress52(g, s, a660)
+			if s[166] != 0x0 {
+				{
+					{
+						{
+							// action NetlockIngress.levels.level0.head_access
+							v662 := uint64(0)
+							_ = v662
+							v662 = p.r[27].Get32(a660)
+							var r665 uint64
+							_ = r665
+							{
+								a666 := v662
+								_ = a666
+								a667 := s[169]
+								_ = a667
+								{
+									if (((a666 & 0x7fff) + 0x1) & 0xffff) == a667 {
+										{
+											r665 = ((a666 & 0x8000) ^ 0x8000)
+											goto end664
+										}
+									}
+									r665 = ((a666 + 0x1) & 0xffff)
+									goto end664
+								}
+							end664:
+							}
+							v663 := uint64(r665)
+							_ = v663
+							s[175] = 0x0
+							if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v662 & 0x7fff)) {
+								{
+									s[175] = 0x1
+								}
+							} else {
+								if (s[166] == 0x3) && (s[171] == 0x1) {
+									{
+										s[175] = 0x1
+									}
+								}
+							}
+							s[172] = v662
+							if s[175] == 0x1 {
+								{
+									v662 = v663
+								}
+							} else {
+								if s[166] == 0x4 {
+									{
+										v662 = 0x0
+									}
+								}
+							}
+							p.r[27].Set32(a660, ((v662) & 0xffff))
+							if s[166] == 0x3 {
+								{
+									s[172] = v662
+								}
+							}
+						}
+					}
+				}
+			}
+			if s[167] != 0x0 {
+				{
+					{
+						{
+							// action NetlockIngress.levels.level0.tail_access
+							v669 := uint64(0)
+							_ = v669
+							v669 = p.r[28].Get32(a660)
+							s[173] = v669
+							if (s[167] == 0x2) && (s[171] == 0x1) {
+								{
+									var r671 uint64
+									_ = r671
+									{
+										a672 := v669
+										_ = a672
+										a673 := s[169]
+										_ = a673
+										{
+											if (((a672 & 0x7fff) + 0x1) & 0xffff) == a673 {
+												{
+													r671 = ((a672 & 0x8000) ^ 0x8000)
+													goto end670
+												}
+											}
+											r671 = ((a672 + 0x1) & 0xffff)
+											goto end670
+										}
+									end670:
+									}
+									v669 = r671
+								}
+							} else {
+								if s[167] == 0x4 {
+									{
+										v669 = 0x0
+									}
+								}
+							}
+							p.r[28].Set32(a660, ((v669) & 0xffff))
+						}
+					}
+				}
+			}
 			if s[168] != 0x0 {
 				{
 					{
@@ -6647,235 +6756,119 @@ func (p *netlock) ingress54(g *engine.Gen, s *[262]uint64, a658 uint64) {
 	}
 }
 
-// ingress52 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access.
-func (p *netlock) ingress52(g *engine.Gen, s *[262]uint64, a660 uint64) {
-	if s[166] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.levels.level0.head_access
-					v662 := uint64(0)
-					_ = v662
-					v662 = p.r[27].Get32(a660)
-					var r665 uint64
-					_ = r665
-					{
-						a666 := v662
-						_ = a666
-						a667 := s[169]
-						_ = a667
-						{
-							if (((a666 & 0x7fff) + 0x1) & 0xffff) == a667 {
-								{
-									r665 = ((a666 & 0x8000) ^ 0x8000)
-									goto end664
-								}
-							}
-							r665 = ((a666 + 0x1) & 0xffff)
-							goto end664
-						}
-					end664:
-					}
-					v663 := uint64(r665)
-					_ = v663
-					s[175] = 0x0
-					if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v662 & 0x7fff)) {
-						{
-							s[175] = 0x1
-						}
-					} else {
-						if (s[166] == 0x3) && (s[171] == 0x1) {
-							{
-								s[175] = 0x1
-							}
-						}
-					}
-					s[172] = v662
-					if s[175] == 0x1 {
-						{
-							v662 = v663
-						}
-					} else {
-						if s[166] == 0x4 {
-							{
-								v662 = 0x0
-							}
-						}
-					}
-					p.r[27].Set32(a660, ((v662) & 0xffff))
-					if s[166] == 0x3 {
-						{
-							s[172] = v662
-						}
-					}
-				}
-			}
-		}
-	}
-	if s[167] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.levels.level0.tail_access
-					v669 := uint64(0)
-					_ = v669
-					v669 = p.r[28].Get32(a660)
-					s[173] = v669
-					if (s[167] == 0x2) && (s[171] == 0x1) {
-						{
-							var r671 uint64
-							_ = r671
-							{
-								a672 := v669
-								_ = a672
-								a673 := s[169]
-								_ = a673
-								{
-									if (((a672 & 0x7fff) + 0x1) & 0xffff) == a673 {
-										{
-											r671 = ((a672 & 0x8000) ^ 0x8000)
-											goto end670
-										}
-									}
-									r671 = ((a672 + 0x1) & 0xffff)
-									goto end670
-								}
-							end670:
-							}
-							v669 = r671
-						}
-					} else {
-						if s[167] == 0x4 {
-							{
-								v669 = 0x0
-							}
-						}
-					}
-					p.r[28].Set32(a660, ((v669) & 0xffff))
-				}
-			}
-		}
-	}
-}
-
-// ingress53 is a part of ingress, with actions NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access.
-func (p *netlock) ingress53(g *engine.Gen, s *[262]uint64, a685 uint64) {
-	if s[176] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.levels.level1.head_access
-					v687 := uint64(0)
-					_ = v687
-					v687 = p.r[30].Get32(a685)
-					var r690 uint64
-					_ = r690
-					{
-						a691 := v687
-						_ = a691
-						a692 := s[179]
-						_ = a692
-						{
-							if (((a691 & 0x7fff) + 0x1) & 0xffff) == a692 {
-								{
-									r690 = ((a691 & 0x8000) ^ 0x8000)
-									goto end689
-								}
-							}
-							r690 = ((a691 + 0x1) & 0xffff)
-							goto end689
-						}
-					end689:
-					}
-					v688 := uint64(r690)
-					_ = v688
-					s[185] = 0x0
-					if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v687 & 0x7fff)) {
-						{
-							s[185] = 0x1
-						}
-					} else {
-						if (s[176] == 0x3) && (s[181] == 0x1) {
-							{
-								s[185] = 0x1
-							}
-						}
-					}
-					s[182] = v687
-					if s[185] == 0x1 {
-						{
-							v687 = v688
-						}
-					} else {
-						if s[176] == 0x4 {
-							{
-								v687 = 0x0
-							}
-						}
-					}
-					p.r[30].Set32(a685, ((v687) & 0xffff))
-					if s[176] == 0x3 {
-						{
-							s[182] = v687
-						}
-					}
-				}
-			}
-		}
-	}
-	if s[177] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.levels.level1.tail_access
-					v694 := uint64(0)
-					_ = v694
-					v694 = p.r[31].Get32(a685)
-					s[183] = v694
-					if (s[177] == 0x2) && (s[181] == 0x1) {
-						{
-							var r696 uint64
-							_ = r696
-							{
-								a697 := v694
-								_ = a697
-								a698 := s[179]
-								_ = a698
-								{
-									if (((a697 & 0x7fff) + 0x1) & 0xffff) == a698 {
-										{
-											r696 = ((a697 & 0x8000) ^ 0x8000)
-											goto end695
-										}
-									}
-									r696 = ((a697 + 0x1) & 0xffff)
-									goto end695
-								}
-							end695:
-							}
-							v694 = r696
-						}
-					} else {
-						if s[177] == 0x4 {
-							{
-								v694 = 0x0
-							}
-						}
-					}
-					p.r[31].Set32(a685, ((v694) & 0xffff))
-				}
-			}
-		}
-	}
-}
-
-// ingress57 is a part of ingress, with actions NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, NetlockIngress.levels.level1.gnext_access.
-func (p *netlock) ingress57(g *engine.Gen, s *[262]uint64, a658 uint64) {
+// ingress24 is a part of ingress, with actions NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, NetlockIngress.levels.level1.gnext_access.
+func (p *netlock) ingress24(g *engine.Gen, s *[262]uint64, a658 uint64) {
 	{
 		a710 := a658
 		_ = a710
 		{
-			p.ingress55(g, s, a710)
+			if s[166] != 0x0 {
+				{
+					{
+						{
+							// action NetlockIngress.levels.level1.head_access
+							v712 := uint64(0)
+							_ = v712
+							v712 = p.r[30].Get32(a710)
+							var r715 uint64
+							_ = r715
+							{
+								a716 := v712
+								_ = a716
+								a717 := s[169]
+								_ = a717
+								{
+									if (((a716 & 0x7fff) + 0x1) & 0xffff) == a717 {
+										{
+											r715 = ((a716 & 0x8000) ^ 0x8000)
+											goto end714
+										}
+									}
+									r715 = ((a716 + 0x1) & 0xffff)
+									goto end714
+								}
+							end714:
+							}
+							v713 := uint64(r715)
+							_ = v713
+							s[175] = 0x0
+							if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v712 & 0x7fff)) {
+								{
+									s[175] = 0x1
+								}
+							} else {
+								if (s[166] == 0x3) && (s[171] == 0x1) {
+									{
+										s[175] = 0x1
+									}
+								}
+							}
+							s[172] = v712
+							if s[175] == 0x1 {
+								{
+									v712 = v713
+								}
+							} else {
+								if s[166] == 0x4 {
+									{
+										v712 = 0x0
+									}
+								}
+							}
+							p.r[30].Set32(a710, ((v712) & 0xffff))
+							if s[166] == 0x3 {
+								{
+									s[172] = v712
+								}
+							}
+						}
+					}
+				}
+			}
+			if s[167] != 0x0 {
+				{
+					{
+						{
+							// action NetlockIngress.levels.level1.tail_access
+							v719 := uint64(0)
+							_ = v719
+							v719 = p.r[31].Get32(a710)
+							s[173] = v719
+							if (s[167] == 0x2) && (s[171] == 0x1) {
+								{
+									var r721 uint64
+									_ = r721
+									{
+										a722 := v719
+										_ = a722
+										a723 := s[169]
+										_ = a723
+										{
+											if (((a722 & 0x7fff) + 0x1) & 0xffff) == a723 {
+												{
+													r721 = ((a722 & 0x8000) ^ 0x8000)
+													goto end720
+												}
+											}
+											r721 = ((a722 + 0x1) & 0xffff)
+											goto end720
+										}
+									end720:
+									}
+									v719 = r721
+								}
+							} else {
+								if s[167] == 0x4 {
+									{
+										v719 = 0x0
+									}
+								}
+							}
+							p.r[31].Set32(a710, ((v719) & 0xffff))
+						}
+					}
+				}
+			}
 			if s[168] != 0x0 {
 				{
 					{
@@ -6955,230 +6948,8 @@ func (p *netlock) ingress57(g *engine.Gen, s *[262]uint64, a658 uint64) {
 	}
 }
 
-// ingress55 is a part of ingress, with actions NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access.
-func (p *netlock) ingress55(g *engine.Gen, s *[262]uint64, a710 uint64) {
-	if s[166] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.levels.level1.head_access
-					v712 := uint64(0)
-					_ = v712
-					v712 = p.r[30].Get32(a710)
-					var r715 uint64
-					_ = r715
-					{
-						a716 := v712
-						_ = a716
-						a717 := s[169]
-						_ = a717
-						{
-							if (((a716 & 0x7fff) + 0x1) & 0xffff) == a717 {
-								{
-									r715 = ((a716 & 0x8000) ^ 0x8000)
-									goto end714
-								}
-							}
-							r715 = ((a716 + 0x1) & 0xffff)
-							goto end714
-						}
-					end714:
-					}
-					v713 := uint64(r715)
-					_ = v713
-					s[175] = 0x0
-					if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v712 & 0x7fff)) {
-						{
-							s[175] = 0x1
-						}
-					} else {
-						if (s[166] == 0x3) && (s[171] == 0x1) {
-							{
-								s[175] = 0x1
-							}
-						}
-					}
-					s[172] = v712
-					if s[175] == 0x1 {
-						{
-							v712 = v713
-						}
-					} else {
-						if s[166] == 0x4 {
-							{
-								v712 = 0x0
-							}
-						}
-					}
-					p.r[30].Set32(a710, ((v712) & 0xffff))
-					if s[166] == 0x3 {
-						{
-							s[172] = v712
-						}
-					}
-				}
-			}
-		}
-	}
-	if s[167] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.levels.level1.tail_access
-					v719 := uint64(0)
-					_ = v719
-					v719 = p.r[31].Get32(a710)
-					s[173] = v719
-					if (s[167] == 0x2) && (s[171] == 0x1) {
-						{
-							var r721 uint64
-							_ = r721
-							{
-								a722 := v719
-								_ = a722
-								a723 := s[169]
-								_ = a723
-								{
-									if (((a722 & 0x7fff) + 0x1) & 0xffff) == a723 {
-										{
-											r721 = ((a722 & 0x8000) ^ 0x8000)
-											goto end720
-										}
-									}
-									r721 = ((a722 + 0x1) & 0xffff)
-									goto end720
-								}
-							end720:
-							}
-							v719 = r721
-						}
-					} else {
-						if s[167] == 0x4 {
-							{
-								v719 = 0x0
-							}
-						}
-					}
-					p.r[31].Set32(a710, ((v719) & 0xffff))
-				}
-			}
-		}
-	}
-}
-
-// ingress56 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access.
-func (p *netlock) ingress56(g *engine.Gen, s *[262]uint64, a735 uint64) {
-	if s[176] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.levels.level0.head_access
-					v737 := uint64(0)
-					_ = v737
-					v737 = p.r[27].Get32(a735)
-					var r740 uint64
-					_ = r740
-					{
-						a741 := v737
-						_ = a741
-						a742 := s[179]
-						_ = a742
-						{
-							if (((a741 & 0x7fff) + 0x1) & 0xffff) == a742 {
-								{
-									r740 = ((a741 & 0x8000) ^ 0x8000)
-									goto end739
-								}
-							}
-							r740 = ((a741 + 0x1) & 0xffff)
-							goto end739
-						}
-					end739:
-					}
-					v738 := uint64(r740)
-					_ = v738
-					s[185] = 0x0
-					if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v737 & 0x7fff)) {
-						{
-							s[185] = 0x1
-						}
-					} else {
-						if (s[176] == 0x3) && (s[181] == 0x1) {
-							{
-								s[185] = 0x1
-							}
-						}
-					}
-					s[182] = v737
-					if s[185] == 0x1 {
-						{
-							v737 = v738
-						}
-					} else {
-						if s[176] == 0x4 {
-							{
-								v737 = 0x0
-							}
-						}
-					}
-					p.r[27].Set32(a735, ((v737) & 0xffff))
-					if s[176] == 0x3 {
-						{
-							s[182] = v737
-						}
-					}
-				}
-			}
-		}
-	}
-	if s[177] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.levels.level0.tail_access
-					v744 := uint64(0)
-					_ = v744
-					v744 = p.r[28].Get32(a735)
-					s[183] = v744
-					if (s[177] == 0x2) && (s[181] == 0x1) {
-						{
-							var r746 uint64
-							_ = r746
-							{
-								a747 := v744
-								_ = a747
-								a748 := s[179]
-								_ = a748
-								{
-									if (((a747 & 0x7fff) + 0x1) & 0xffff) == a748 {
-										{
-											r746 = ((a747 & 0x8000) ^ 0x8000)
-											goto end745
-										}
-									}
-									r746 = ((a747 + 0x1) & 0xffff)
-									goto end745
-								}
-							end745:
-							}
-							v744 = r746
-						}
-					} else {
-						if s[177] == 0x4 {
-							{
-								v744 = 0x0
-							}
-						}
-					}
-					p.r[28].Set32(a735, ((v744) & 0xffff))
-				}
-			}
-		}
-	}
-}
-
-// ingress67 is a part of ingress, with actions NetlockIngress.q_access.
-func (p *netlock) ingress67(g *engine.Gen, s *[262]uint64, v639 uint64) {
+// ingress28 is a part of ingress, with actions NetlockIngress.q_access, NetlockIngress.ended_access, NetlockIngress.ans_echo_p, NetlockIngress.ans_reply, NetlockIngress.ans_echo, NetlockIngress.ans_to_client, and 3 more.
+func (p *netlock) ingress28(g *engine.Gen, s *[262]uint64, v111 *uint64, v112 *uint64, v578 uint64, v639 uint64) {
 	{
 		a760 := s[206]
 		_ = a760
@@ -7245,10 +7016,6 @@ func (p *netlock) ingress67(g *engine.Gen, s *[262]uint64, v639 uint64) {
 			s[229] = ((v762) >> 48)
 		}
 	}
-}
-
-// ingress68 is a part of ingress, with actions NetlockIngress.ended_access.
-func (p *netlock) ingress68(g *engine.Gen, s *[262]uint64, v578 uint64, v639 uint64) {
 	if v639 == 0x1 {
 		{
 			{
@@ -7320,199 +7087,143 @@ func (p *netlock) ingress68(g *engine.Gen, s *[262]uint64, v578 uint64, v639 uin
 			}
 		}
 	}
-}
-
-// ingress62 is a part of ingress, with actions NetlockIngress.ans_echo_p, NetlockIngress.ans_reply, NetlockIngress.ans_echo, NetlockIngress.ans_to_client.
-func (p *netlock) ingress62(g *engine.Gen, s *[262]uint64, v578 uint64) {
-	{
-		if v578 == 0x1 {
-			{
-				s[48] = 0x2
-			}
-		} else {
-			{
-				{
-					{
-						// action NetlockIngress.ans_echo_p
-						if s[205] == 0x1 {
-							{
-								{
-									{
-										// action NetlockIngress.ans_reply
-										s[105] = 0x1
-										s[106] = 0x1
-										s[112] = s[22]
-										s[130] = 0x1
-										s[115] = 0x4
-										s[117] = 0x0
-										s[118] = 0x3
-										s[123] = s[39]
-										s[125] = 0x0
-									}
-								}
-							}
-						} else {
-							{
-								{
-									{
-										// action NetlockIngress.ans_echo
-										{
-											a782 := s[209]
-											_ = a782
-											a783 := s[210]
-											_ = a783
-											a784 := s[211]
-											_ = a784
-											{
-												// action NetlockIngress.ans_to_client
-												s[105] = 0x1
-												s[106] = 0x1
-												s[107] = 0x0
-												s[111] = s[201]
-												s[113] = s[202]
-												s[112] = a782
-												s[114] = a783
-												s[115] = 0x4
-												s[118] = 0x0
-												s[117] = 0x0
-												s[126] = 0x0
-												s[127] = 0x0
-												if a784 == 0x1 {
-													{
-														s[117] = 0x8
-														s[126] = a782
-														s[127] = a783
-													}
-												}
-												s[121] = s[37]
-												s[125] = 0x0
-												s[128] = 0x0
-											}
-										}
-										s[118] = 0x3
-										s[116] = s[32]
-										s[119] = s[35]
-										s[120] = s[36]
-										s[122] = s[38]
-										s[123] = s[39]
-										s[124] = s[40]
-									}
-								}
-							}
-						}
-					}
-				}
-			}
-		}
-	}
-}
-
-// ingress60 is a part of ingress.
-func (p *netlock) ingress60(g *engine.Gen, s *[262]uint64, v111 *uint64, v112 *uint64) {
-	if (s[220] == 0x0) && (((s[224] + s[225]) & 0xffffffff) > 0x0) {
+	if v639 == 0x0 {
 		{
-			(*v111) = 0x1
-			if s[224] > 0x0 {
+			if v578 == 0x1 {
 				{
-					s[71] = 0x0
+					s[48] = 0x2
 				}
 			} else {
 				{
-					s[71] = 0x1
-				}
-			}
-			if s[71] == s[206] {
-				{
-					s[72] = s[174]
-				}
-			} else {
-				{
-					s[72] = s[184]
-				}
-			}
-		}
-	}
-	if (s[175] == 0x1) && (s[229] > 0x0) {
-		{
-			(*v112) = 0x1
-			s[77] = s[206]
-			s[78] = engine.Sel((s[206] == 0x0), s[226], s[227])
-			s[79] = 0x0
-		}
-	}
-}
-
-// ingress61 is a part of ingress, with actions NetlockIngress.ans_grant_slot, NetlockIngress.ans_to_client, NetlockIngress.ans_echo, NetlockIngress.ans_echo_p, NetlockIngress.ans_reply.
-func (p *netlock) ingress61(g *engine.Gen, s *[262]uint64, v111 uint64, v112 uint64, v578 uint64) {
-	if v578 == 0x1 {
-		{
-			v785 := uint64(s[39])
-			_ = v785
-			{
-				a787 := v785
-				_ = a787
-				{
-					// action NetlockIngress.ans_grant_slot
 					{
-						a789 := s[159]
-						_ = a789
-						a790 := s[160]
-						_ = a790
-						a791 := s[155]
-						_ = a791
 						{
-							// action NetlockIngress.ans_to_client
-							s[80] = 0x1
-							s[81] = 0x1
-							s[82] = 0x0
-							s[86] = s[201]
-							s[88] = s[202]
-							s[87] = a789
-							s[89] = a790
-							s[90] = 0x3
-							s[93] = 0x0
-							s[92] = 0x0
-							s[101] = 0x0
-							s[102] = 0x0
-							if a791 == 0x1 {
+							// action NetlockIngress.ans_echo_p
+							if s[205] == 0x1 {
 								{
-									s[92] = 0x8
-									s[101] = a789
-									s[102] = a790
+									{
+										{
+											// action NetlockIngress.ans_reply
+											s[105] = 0x1
+											s[106] = 0x1
+											s[112] = s[22]
+											s[130] = 0x1
+											s[115] = 0x4
+											s[117] = 0x0
+											s[118] = 0x3
+											s[123] = s[39]
+											s[125] = 0x0
+										}
+									}
+								}
+							} else {
+								{
+									{
+										{
+											// action NetlockIngress.ans_echo
+											{
+												a782 := s[209]
+												_ = a782
+												a783 := s[210]
+												_ = a783
+												a784 := s[211]
+												_ = a784
+												{
+													// action NetlockIngress.ans_to_client
+													s[105] = 0x1
+													s[106] = 0x1
+													s[107] = 0x0
+													s[111] = s[201]
+													s[113] = s[202]
+													s[112] = a782
+													s[114] = a783
+													s[115] = 0x4
+													s[118] = 0x0
+													s[117] = 0x0
+													s[126] = 0x0
+													s[127] = 0x0
+													if a784 == 0x1 {
+														{
+															s[117] = 0x8
+															s[126] = a782
+															s[127] = a783
+														}
+													}
+													s[121] = s[37]
+													s[125] = 0x0
+													s[128] = 0x0
+												}
+											}
+											s[118] = 0x3
+											s[116] = s[32]
+											s[119] = s[35]
+											s[120] = s[36]
+											s[122] = s[38]
+											s[123] = s[39]
+											s[124] = s[40]
+										}
+									}
 								}
 							}
-							s[96] = s[37]
-							s[100] = 0x0
-							s[103] = 0x0
 						}
 					}
-					s[91] = s[153]
-					s[94] = s[154]
-					s[95] = s[161]
-					s[97] = s[157]
-					s[98] = a787
-					s[99] = s[162]
-					s[100] = s[156]
 				}
 			}
-			s[90] = 0x4
-			s[93] = 0x4
-			s[100] = 0x0
-			s[48] = 0x0
 		}
 	} else {
-		if (v111 == 0x1) || (v112 == 0x1) {
+		p.ingress26(g, s, v111, v112, v578)
+	}
+}
+
+// ingress26 is a part of ingress, with actions NetlockIngress.ans_grant_slot, NetlockIngress.ans_to_client, NetlockIngress.ans_echo, NetlockIngress.ans_echo_p, NetlockIngress.ans_reply, NetlockIngress.ans_queue_empty, and 1 more.
+func (p *netlock) ingress26(g *engine.Gen, s *[262]uint64, v111 *uint64, v112 *uint64, v578 uint64) {
+	{
+		if (s[220] == 0x0) && (((s[224] + s[225]) & 0xffffffff) > 0x0) {
 			{
-				{
+				(*v111) = 0x1
+				if s[224] > 0x0 {
 					{
-						// action NetlockIngress.ans_echo
+						s[71] = 0x0
+					}
+				} else {
+					{
+						s[71] = 0x1
+					}
+				}
+				if s[71] == s[206] {
+					{
+						s[72] = s[174]
+					}
+				} else {
+					{
+						s[72] = s[184]
+					}
+				}
+			}
+		}
+		if (s[175] == 0x1) && (s[229] > 0x0) {
+			{
+				(*v112) = 0x1
+				s[77] = s[206]
+				s[78] = engine.Sel((s[206] == 0x0), s[226], s[227])
+				s[79] = 0x0
+			}
+		}
+		if v578 == 0x1 {
+			{
+				v785 := uint64(s[39])
+				_ = v785
+				{
+					a787 := v785
+					_ = a787
+					{
+						// action NetlockIngress.ans_grant_slot
 						{
-							a794 := s[209]
-							_ = a794
-							a795 := s[210]
-							_ = a795
-							a796 := s[211]
-							_ = a796
+							a789 := s[159]
+							_ = a789
+							a790 := s[160]
+							_ = a790
+							a791 := s[155]
+							_ = a791
 							{
 								// action NetlockIngress.ans_to_client
 								s[80] = 0x1
@@ -7520,18 +7231,18 @@ func (p *netlock) ingress61(g *engine.Gen, s *[262]uint64, v111 uint64, v112 uin
 								s[82] = 0x0
 								s[86] = s[201]
 								s[88] = s[202]
-								s[87] = a794
-								s[89] = a795
-								s[90] = 0x1
+								s[87] = a789
+								s[89] = a790
+								s[90] = 0x3
 								s[93] = 0x0
 								s[92] = 0x0
 								s[101] = 0x0
 								s[102] = 0x0
-								if a796 == 0x1 {
+								if a791 == 0x1 {
 									{
 										s[92] = 0x8
-										s[101] = a794
-										s[102] = a795
+										s[101] = a789
+										s[102] = a790
 									}
 								}
 								s[96] = s[37]
@@ -7539,171 +7250,160 @@ func (p *netlock) ingress61(g *engine.Gen, s *[262]uint64, v111 uint64, v112 uin
 								s[103] = 0x0
 							}
 						}
-						s[92] = (s[92] | 0x1)
-						s[93] = 0x0
-						s[91] = s[32]
-						s[94] = s[35]
-						s[95] = s[36]
-						s[97] = s[38]
-						s[98] = s[39]
-						s[99] = s[40]
+						s[91] = s[153]
+						s[94] = s[154]
+						s[95] = s[161]
+						s[97] = s[157]
+						s[98] = a787
+						s[99] = s[162]
+						s[100] = s[156]
 					}
 				}
-				s[75] = (s[75] | 0x1)
+				s[90] = 0x4
+				s[93] = 0x4
+				s[100] = 0x0
+				s[48] = 0x0
 			}
 		} else {
-			p.ingress59(g, s)
-		}
-	}
-}
-
-// ingress59 is a part of ingress, with actions NetlockIngress.ans_echo_p, NetlockIngress.ans_reply, NetlockIngress.ans_echo, NetlockIngress.ans_to_client.
-func (p *netlock) ingress59(g *engine.Gen, s *[262]uint64) {
-	{
-		{
-			{
-				// action NetlockIngress.ans_echo_p
-				if s[205] == 0x1 {
+			if ((*v111) == 0x1) || ((*v112) == 0x1) {
+				{
 					{
 						{
+							// action NetlockIngress.ans_echo
 							{
-								// action NetlockIngress.ans_reply
-								s[105] = 0x1
-								s[106] = 0x1
-								s[112] = s[22]
-								s[130] = 0x1
-								s[115] = 0x1
-								s[117] = 0x1
-								s[118] = 0x0
-								s[123] = s[39]
-								s[125] = 0x0
+								a794 := s[209]
+								_ = a794
+								a795 := s[210]
+								_ = a795
+								a796 := s[211]
+								_ = a796
+								{
+									// action NetlockIngress.ans_to_client
+									s[80] = 0x1
+									s[81] = 0x1
+									s[82] = 0x0
+									s[86] = s[201]
+									s[88] = s[202]
+									s[87] = a794
+									s[89] = a795
+									s[90] = 0x1
+									s[93] = 0x0
+									s[92] = 0x0
+									s[101] = 0x0
+									s[102] = 0x0
+									if a796 == 0x1 {
+										{
+											s[92] = 0x8
+											s[101] = a794
+											s[102] = a795
+										}
+									}
+									s[96] = s[37]
+									s[100] = 0x0
+									s[103] = 0x0
+								}
 							}
+							s[92] = (s[92] | 0x1)
+							s[93] = 0x0
+							s[91] = s[32]
+							s[94] = s[35]
+							s[95] = s[36]
+							s[97] = s[38]
+							s[98] = s[39]
+							s[99] = s[40]
 						}
 					}
-				} else {
+					s[75] = (s[75] | 0x1)
+				}
+			} else {
+				{
 					{
 						{
-							{
-								// action NetlockIngress.ans_echo
+							// action NetlockIngress.ans_echo_p
+							if s[205] == 0x1 {
 								{
-									a801 := s[209]
-									_ = a801
-									a802 := s[210]
-									_ = a802
-									a803 := s[211]
-									_ = a803
 									{
-										// action NetlockIngress.ans_to_client
-										s[105] = 0x1
-										s[106] = 0x1
-										s[107] = 0x0
-										s[111] = s[201]
-										s[113] = s[202]
-										s[112] = a801
-										s[114] = a802
-										s[115] = 0x1
-										s[118] = 0x0
-										s[117] = 0x0
-										s[126] = 0x0
-										s[127] = 0x0
-										if a803 == 0x1 {
-											{
-												s[117] = 0x8
-												s[126] = a801
-												s[127] = a802
-											}
+										{
+											// action NetlockIngress.ans_reply
+											s[105] = 0x1
+											s[106] = 0x1
+											s[112] = s[22]
+											s[130] = 0x1
+											s[115] = 0x1
+											s[117] = 0x1
+											s[118] = 0x0
+											s[123] = s[39]
+											s[125] = 0x0
 										}
-										s[121] = s[37]
-										s[125] = 0x0
-										s[128] = 0x0
 									}
 								}
-								s[117] = (s[117] | 0x1)
-								s[118] = 0x0
-								s[116] = s[32]
-								s[119] = s[35]
-								s[120] = s[36]
-								s[122] = s[38]
-								s[123] = s[39]
-								s[124] = s[40]
+							} else {
+								{
+									{
+										{
+											// action NetlockIngress.ans_echo
+											{
+												a801 := s[209]
+												_ = a801
+												a802 := s[210]
+												_ = a802
+												a803 := s[211]
+												_ = a803
+												{
+													// action NetlockIngress.ans_to_client
+													s[105] = 0x1
+													s[106] = 0x1
+													s[107] = 0x0
+													s[111] = s[201]
+													s[113] = s[202]
+													s[112] = a801
+													s[114] = a802
+													s[115] = 0x1
+													s[118] = 0x0
+													s[117] = 0x0
+													s[126] = 0x0
+													s[127] = 0x0
+													if a803 == 0x1 {
+														{
+															s[117] = 0x8
+															s[126] = a801
+															s[127] = a802
+														}
+													}
+													s[121] = s[37]
+													s[125] = 0x0
+													s[128] = 0x0
+												}
+											}
+											s[117] = (s[117] | 0x1)
+											s[118] = 0x0
+											s[116] = s[32]
+											s[119] = s[35]
+											s[120] = s[36]
+											s[122] = s[38]
+											s[123] = s[39]
+											s[124] = s[40]
+										}
+									}
+								}
 							}
 						}
 					}
 				}
 			}
 		}
-	}
-}
-
-// ingress186 is a part of ingress, with actions NetlockIngress.use_level, NetlockIngress.slot_at, NetlockIngress.pool.part0.txn_access, NetlockIngress.pool.part0.hold_access, NetlockIngress.pool.part0.flags_access, NetlockIngress.pool.part0.who_access, and 42 more.
-func (p *netlock) ingress186(g *engine.Gen, s *[262]uint64, v107 uint64, v110 uint64, v111 *uint64, v112 *uint64) {
-	if v107 == 0x5 {
-		{
-			p.ingress87(g, s)
-			v808 := uint64(s[72])
-			_ = v808
+		if ((*v111) == 0x0) && ((*v112) == 0x0) {
 			{
-				a810 := v808
-				_ = a810
-				{
-					// action NetlockIngress.slot_at
-					v811 := uint64(((s[207] + (a810 & 0x7fff)) & 0xffffffff))
-					_ = v811
-					s[131] = ((v811) >> (p.c[3]) & 0x3)
-					s[132] = (v811 & p.c[4])
-					s[214] = v811
-				}
-			}
-			p.ingress88(g, s)
-			v857 := uint64(engine.Sel((s[152] == 0x1), 0x1, 0x0))
-			p.ingress89(g, s, v857)
-			p.ingress90(g, s)
-			p.ingress91(g, s)
-			v924 := uint64(engine.Sel(((v857 == 0x0) || (s[218] == 0x1)), 0x1, 0x0))
-			_ = v924
-			var r927 uint64
-			_ = r927
-			{
-				a928 := v808
-				_ = a928
-				a929 := s[208]
-				_ = a929
-				{
-					if (((a928 & 0x7fff) + 0x1) & 0xffff) == a929 {
-						{
-							r927 = ((a928 & 0x8000) ^ 0x8000)
-							goto end926
-						}
-					}
-					r927 = ((a928 + 0x1) & 0xffff)
-					goto end926
-				}
-			end926:
-			}
-			v925 := uint64(r927)
-			p.ingress92(g, s, v924, v925)
-			p.ingress93(g, s, v111, v112, v857, v924, v925)
-		}
-	} else {
-		if v107 == 0x6 {
-			{
-				p.ingress114(g, s)
-				p.ingress115(g, s)
-				v1150 := uint64(s[172])
-				_ = v1150
-				v1151 := uint64(0x0)
-				p.ingress116(g, s, v1150, &v1151)
-				p.ingress117(g, s)
-				if v1151 == 0x1 {
+				if ((((s[226] + s[227]) & 0xffff) == 0x0) && (s[228] > 0x0)) && (s[193] == 0x0) {
 					{
-						s[78] = ((s[78] - 0x1) & 0xffff)
-						s[79] = 0x1
-						s[76] = 0x0
-						(*v112) = 0x1
-					}
-				} else {
-					{
-						if ((((s[226] + s[227]) & 0xffff) == 0x0) && (s[228] > 0x0)) && (s[193] == 0x0) {
+						if v578 == 0x1 {
+							{
+								(*v112) = 0x1
+								s[77] = s[206]
+								s[78] = 0x0
+								s[79] = 0x0
+							}
+						} else {
 							{
 								{
 									{
@@ -7746,47 +7446,253 @@ func (p *netlock) ingress186(g *engine.Gen, s *[262]uint64, v107 uint64, v110 ui
 					}
 				}
 			}
-		} else {
-			p.ingress185(g, s, v107, v110, v111, v112)
 		}
 	}
 }
 
-// ingress87 is a part of ingress, with actions NetlockIngress.use_level.
-func (p *netlock) ingress87(g *engine.Gen, s *[262]uint64) {
-	{
-		a807 := s[71]
-		_ = a807
+// ingress85 is a part of ingress, with actions NetlockIngress.use_level, NetlockIngress.slot_at, NetlockIngress.pool.part0.txn_access, NetlockIngress.pool.part0.hold_access, NetlockIngress.pool.part0.flags_access, NetlockIngress.pool.part0.who_access, and 42 more.
+func (p *netlock) ingress85(g *engine.Gen, s *[262]uint64, v107 uint64, v110 uint64, v111 *uint64, v112 *uint64) {
+	if v107 == 0x5 {
 		{
-			// action NetlockIngress.use_level
-			s[206] = a807
-			if a807 == 0x0 {
+			{
+				a807 := s[71]
+				_ = a807
 				{
-					s[207] = s[195]
-					s[208] = s[196]
-				}
-			} else {
-				{
-					s[207] = s[197]
-					s[208] = s[198]
+					// action NetlockIngress.use_level
+					s[206] = a807
+					if a807 == 0x0 {
+						{
+							s[207] = s[195]
+							s[208] = s[196]
+						}
+					} else {
+						{
+							s[207] = s[197]
+							s[208] = s[198]
+						}
+					}
+					s[169] = s[208]
+					if a807 == 0x0 {
+						{
+							s[179] = s[198]
+						}
+					} else {
+						{
+							s[179] = s[196]
+						}
+					}
 				}
 			}
-			s[169] = s[208]
-			if a807 == 0x0 {
+			v808 := uint64(s[72])
+			p.ingress41(g, s, v808)
+			v857 := uint64(engine.Sel((s[152] == 0x1), 0x1, 0x0))
+			_ = v857
+			{
+				a859 := s[153]
+				_ = a859
+				a860 := s[206]
+				_ = a860
+				a861 := v857
+				_ = a861
 				{
-					s[179] = s[198]
+					// action NetlockIngress.state_access
+					v862 := uint64(0)
+					_ = v862
+					v862 = p.r[1].Get64(s[194])
+					v863 := uint64(((0x0)<<15 | ((v862) & 0x7fff)))
+					_ = v863
+					v864 := uint64(((0x0)<<1 | ((v862) >> 15 & 0x1)))
+					_ = v864
+					v865 := uint64(((v862) >> 16 & 0xffff))
+					_ = v865
+					v866 := uint64(((v862) >> 32 & 0xffff))
+					_ = v866
+					v867 := uint64(engine.Sel(((a859 == 0x1) && (a860 == 0x0)), 0x1, 0x0))
+					_ = v867
+					v868 := uint64(engine.Sel((a859 == 0x1), 0x1, 0x0))
+					_ = v868
+					if a859 == 0x1 {
+						{
+							s[219] = engine.Sel((v863 == 0x0), 0x1, 0x0)
+						}
+					} else {
+						if a860 == 0x0 {
+							{
+								s[219] = engine.Sel(((v864 == 0x0) && (v865 == 0x0)), 0x1, 0x0)
+							}
+						} else {
+							{
+								s[219] = engine.Sel(((v864 == 0x0) && (v866 == 0x0)), 0x1, 0x0)
+							}
+						}
+					}
+					s[218] = 0x0
+					{
+						{
+							if a861 == 0x1 {
+								{
+									if a859 == 0x1 {
+										{
+											s[219] = engine.Sel((v863 == 0x0), 0x1, 0x0)
+										}
+									} else {
+										{
+											s[219] = engine.Sel((v864 == 0x0), 0x1, 0x0)
+										}
+									}
+									if s[219] == 0x1 {
+										{
+											s[218] = 0x1
+											v863 = ((v863 + 0x1) & 0xffff)
+											v864 = engine.Sel((a859 == 0x1), 0x1, 0x0)
+											v865 = ((v865 - v867) & 0xffff)
+											v866 = ((v866 - v868) & 0xffff)
+										}
+									}
+								}
+							} else {
+							}
+						}
+					}
+					{
+						{
+							v862 = (((((0x0)<<16|v866)<<16|v865)<<1|((v864)&0x1))<<15 | ((v863) & 0x7fff))
+						}
+					}
+					p.r[1].Set64(s[194], v862)
+					s[220] = ((0x0)<<15 | ((v862) & 0x7fff))
+					s[221] = ((0x0)<<1 | ((v862) >> 15 & 0x1))
+					s[222] = ((v862) >> 16 & 0xffff)
+					s[223] = ((v862) >> 32 & 0xffff)
+				}
+			}
+			p.ingress40(g, s)
+			v924 := uint64(engine.Sel(((v857 == 0x0) || (s[218] == 0x1)), 0x1, 0x0))
+			_ = v924
+			var r927 uint64
+			_ = r927
+			{
+				a928 := v808
+				_ = a928
+				a929 := s[208]
+				_ = a929
+				{
+					if (((a928 & 0x7fff) + 0x1) & 0xffff) == a929 {
+						{
+							r927 = ((a928 & 0x8000) ^ 0x8000)
+							goto end926
+						}
+					}
+					r927 = ((a928 + 0x1) & 0xffff)
+					goto end926
+				}
+			end926:
+			}
+			v925 := uint64(r927)
+			_ = v925
+			s[168] = 0x2
+			s[171] = v924
+			s[170] = v925
+			s[178] = 0x1
+			p.ingress39(g, s, v111, v112, v857, v924, v925)
+		}
+	} else {
+		if v107 == 0x6 {
+			p.ingress84(g, s, v112)
+		} else {
+			if v107 == 0x7 {
+				{
+					if s[35] == 0x0 {
+						{
+							{
+								{
+									// action NetlockIngress.use_level
+									s[206] = 0x0
+									{
+										{
+											s[207] = s[195]
+											s[208] = s[196]
+										}
+									}
+									s[169] = s[208]
+									{
+										{
+											s[179] = s[198]
+										}
+									}
+								}
+							}
+						}
+					} else {
+						{
+							{
+								{
+									// action NetlockIngress.use_level
+									s[206] = 0x1
+									{
+										{
+											s[207] = s[197]
+											s[208] = s[198]
+										}
+									}
+									s[169] = s[208]
+									{
+										{
+											s[179] = s[196]
+										}
+									}
+								}
+							}
+						}
+					}
+					{
+						a1319 := s[206]
+						_ = a1319
+						{
+							// action NetlockIngress.wait_access
+							v1320 := uint64(0)
+							_ = v1320
+							v1320 = p.r[2].Get64(s[194])
+							v1321 := uint64(((v1320) & 0xffffffff))
+							_ = v1321
+							v1322 := uint64(((v1320) >> 32))
+							_ = v1322
+							{
+							}
+							{
+								{
+									v1320 = ((v1322)<<32 | v1321)
+								}
+							}
+							p.r[2].Set64(s[194], v1320)
+							s[224] = ((v1320) & 0xffffffff)
+							s[225] = ((v1320) >> 32)
+						}
+					}
+					p.ingress56(g, s)
 				}
 			} else {
-				{
-					s[179] = s[196]
-				}
+				p.ingress83(g, s, v107, v110, v111, v112)
 			}
 		}
 	}
 }
 
-// ingress88 is a part of ingress, with actions NetlockIngress.pool.part0.txn_access, NetlockIngress.pool.part0.hold_access, NetlockIngress.pool.part0.flags_access, NetlockIngress.pool.part0.who_access, NetlockIngress.pool.part0.ts_access, NetlockIngress.pool.part1.txn_access, and 14 more.
-func (p *netlock) ingress88(g *engine.Gen, s *[262]uint64) {
+// ingress41 is a part of ingress, with actions NetlockIngress.slot_at, NetlockIngress.pool.part0.txn_access, NetlockIngress.pool.part0.hold_access, NetlockIngress.pool.part0.flags_access, NetlockIngress.pool.part0.who_access, NetlockIngress.pool.part0.ts_access, and 15 more.
+func (p *netlock) ingress41(g *engine.Gen, s *[262]uint64, v808 uint64) {
+	_ = v808
+	{
+		a810 := v808
+		_ = a810
+		{
+			// action NetlockIngress.slot_at
+			v811 := uint64(((s[207] + (a810 & 0x7fff)) & 0xffffffff))
+			_ = v811
+			s[131] = ((v811) >> (p.c[3]) & 0x3)
+			s[132] = (v811 & p.c[4])
+			s[214] = v811
+		}
+	}
 	s[134] = 0x1
 	s[133] = 0x1
 	s[135] = 0x1
@@ -7797,7 +7703,109 @@ func (p *netlock) ingress88(g *engine.Gen, s *[262]uint64) {
 				{
 					{
 						{
-							p.ingress70(g, s)
+							if s[134] != 0x0 {
+								{
+									{
+										{
+											// action NetlockIngress.pool.part0.txn_access
+											v815 := uint64(0)
+											_ = v815
+											v815 = p.r[7].Get64(s[132])
+											s[158] = engine.Sel((v815 == s[142]), 0x1, 0x0)
+											if s[134] == 0x2 {
+												{
+													v815 = s[142]
+												}
+											}
+											p.r[7].Set64(s[132], v815)
+											s[157] = v815
+										}
+									}
+								}
+							}
+							if s[137] != 0x0 {
+								{
+									{
+										{
+											// action NetlockIngress.pool.part0.hold_access
+											v817 := uint64(0)
+											_ = v817
+											v817 = p.r[11].Get64(s[132])
+											if (s[137] == 0x3) || (s[137] == 0x4) {
+												{
+													if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v817) >> 32) == s[149])) && (((v817) >> 32) != 0x0) {
+														{
+															s[165] = 0x1
+														}
+													}
+												}
+											}
+											if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
+												{
+													v817 = ((s[147])<<32 | s[148])
+												}
+											} else {
+												if (s[137] == 0x3) && (s[165] == 0x1) {
+													{
+														v817 = v817&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+													}
+												} else {
+													if (s[137] == 0x4) && (s[165] == 0x1) {
+														{
+															v817 = v817&^0xffffffff | (s[148])<<0&0xffffffff
+														}
+													}
+												}
+											}
+											p.r[11].Set64(s[132], v817)
+											s[163] = ((v817) >> 32)
+											s[164] = ((v817) & 0xffffffff)
+										}
+									}
+								}
+							}
+							if s[133] != 0x0 {
+								{
+									{
+										{
+											// action NetlockIngress.pool.part0.flags_access
+											v819 := uint64(0)
+											_ = v819
+											v819 = p.r[8].Get64(s[132])
+											if s[133] == 0x2 {
+												{
+													v819 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
+												}
+											} else {
+												if (s[133] == 0x3) && (s[165] == 0x1) {
+													{
+														v819 = v819&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+													}
+												} else {
+													if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
+														{
+															v819 = v819&^0xffffffff | (s[141])<<0&0xffffffff
+														}
+													} else {
+														if ((s[133] == 0x5) && (((v819) >> 56) == 0x1)) && (s[158] == 0x1) {
+															{
+																v819 = v819&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+																s[165] = 0x1
+															}
+														}
+													}
+												}
+											}
+											p.r[8].Set64(s[132], v819)
+											s[152] = ((v819) >> 56)
+											s[153] = ((v819) >> 48 & 0xff)
+											s[154] = ((v819) >> 40 & 0xff)
+											s[155] = ((v819) >> 32 & 0xff)
+											s[156] = ((v819) & 0xffffffff)
+										}
+									}
+								}
+							}
 							if s[135] != 0x0 {
 								{
 									{
@@ -7842,300 +7850,138 @@ func (p *netlock) ingress88(g *engine.Gen, s *[262]uint64) {
 					}
 				}
 			} else {
-				if s[131] == 0x1 {
-					{
+				p.ingress32(g, s)
+			}
+		}
+	}
+}
+
+// ingress32 is a part of ingress, with actions NetlockIngress.pool.part1.txn_access, NetlockIngress.pool.part1.hold_access, NetlockIngress.pool.part1.flags_access, NetlockIngress.pool.part1.who_access, NetlockIngress.pool.part1.ts_access, NetlockIngress.pool.part2.txn_access, and 9 more.
+func (p *netlock) ingress32(g *engine.Gen, s *[262]uint64) {
+	if s[131] == 0x1 {
+		{
+			{
+				{
+					if s[134] != 0x0 {
 						{
 							{
-								p.ingress71(g, s)
-								if s[135] != 0x0 {
-									{
+								{
+									// action NetlockIngress.pool.part1.txn_access
+									v826 := uint64(0)
+									_ = v826
+									v826 = p.r[12].Get64(s[132])
+									s[158] = engine.Sel((v826 == s[142]), 0x1, 0x0)
+									if s[134] == 0x2 {
 										{
-											{
-												// action NetlockIngress.pool.part1.who_access
-												v832 := uint64(0)
-												_ = v832
-												v832 = p.r[14].Get64(s[132])
-												if s[135] == 0x2 {
-													{
-														v832 = (((s[143])<<16|s[144])<<16 | s[145])
-													}
+											v826 = s[142]
+										}
+									}
+									p.r[12].Set64(s[132], v826)
+									s[157] = v826
+								}
+							}
+						}
+					}
+					if s[137] != 0x0 {
+						{
+							{
+								{
+									// action NetlockIngress.pool.part1.hold_access
+									v828 := uint64(0)
+									_ = v828
+									v828 = p.r[16].Get64(s[132])
+									if (s[137] == 0x3) || (s[137] == 0x4) {
+										{
+											if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v828) >> 32) == s[149])) && (((v828) >> 32) != 0x0) {
+												{
+													s[165] = 0x1
 												}
-												p.r[14].Set64(s[132], v832)
-												s[159] = ((v832) >> 32)
-												s[160] = ((v832) >> 16 & 0xffff)
-												s[161] = ((v832) & 0xffff)
 											}
 										}
 									}
-								}
-								if s[136] != 0x0 {
-									{
+									if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
 										{
+											v828 = ((s[147])<<32 | s[148])
+										}
+									} else {
+										if (s[137] == 0x3) && (s[165] == 0x1) {
 											{
-												// action NetlockIngress.pool.part1.ts_access
-												v834 := uint64(0)
-												_ = v834
-												v834 = p.r[15].Get64(s[132])
-												if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
-													{
-														v834 = s[146]
-													}
+												v828 = v828&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+											}
+										} else {
+											if (s[137] == 0x4) && (s[165] == 0x1) {
+												{
+													v828 = v828&^0xffffffff | (s[148])<<0&0xffffffff
 												}
-												p.r[15].Set64(s[132], v834)
-												s[162] = v834
 											}
 										}
 									}
+									p.r[16].Set64(s[132], v828)
+									s[163] = ((v828) >> 32)
+									s[164] = ((v828) & 0xffffffff)
 								}
 							}
 						}
 					}
-				} else {
-					p.ingress74(g, s)
-				}
-			}
-		}
-	}
-}
-
-// ingress70 is a part of ingress, with actions NetlockIngress.pool.part0.txn_access, NetlockIngress.pool.part0.hold_access, NetlockIngress.pool.part0.flags_access.
-func (p *netlock) ingress70(g *engine.Gen, s *[262]uint64) {
-	if s[134] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part0.txn_access
-					v815 := uint64(0)
-					_ = v815
-					v815 = p.r[7].Get64(s[132])
-					s[158] = engine.Sel((v815 == s[142]), 0x1, 0x0)
-					if s[134] == 0x2 {
+					if s[133] != 0x0 {
 						{
-							v815 = s[142]
-						}
-					}
-					p.r[7].Set64(s[132], v815)
-					s[157] = v815
-				}
-			}
-		}
-	}
-	if s[137] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part0.hold_access
-					v817 := uint64(0)
-					_ = v817
-					v817 = p.r[11].Get64(s[132])
-					if (s[137] == 0x3) || (s[137] == 0x4) {
-						{
-							if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v817) >> 32) == s[149])) && (((v817) >> 32) != 0x0) {
-								{
-									s[165] = 0x1
-								}
-							}
-						}
-					}
-					if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
-						{
-							v817 = ((s[147])<<32 | s[148])
-						}
-					} else {
-						if (s[137] == 0x3) && (s[165] == 0x1) {
 							{
-								v817 = v817&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
-							}
-						} else {
-							if (s[137] == 0x4) && (s[165] == 0x1) {
 								{
-									v817 = v817&^0xffffffff | (s[148])<<0&0xffffffff
-								}
-							}
-						}
-					}
-					p.r[11].Set64(s[132], v817)
-					s[163] = ((v817) >> 32)
-					s[164] = ((v817) & 0xffffffff)
-				}
-			}
-		}
-	}
-	if s[133] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part0.flags_access
-					v819 := uint64(0)
-					_ = v819
-					v819 = p.r[8].Get64(s[132])
-					if s[133] == 0x2 {
-						{
-							v819 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
-						}
-					} else {
-						if (s[133] == 0x3) && (s[165] == 0x1) {
-							{
-								v819 = v819&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
-							}
-						} else {
-							if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
-								{
-									v819 = v819&^0xffffffff | (s[141])<<0&0xffffffff
-								}
-							} else {
-								if ((s[133] == 0x5) && (((v819) >> 56) == 0x1)) && (s[158] == 0x1) {
-									{
-										v819 = v819&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
-										s[165] = 0x1
+									// action NetlockIngress.pool.part1.flags_access
+									v830 := uint64(0)
+									_ = v830
+									v830 = p.r[13].Get64(s[132])
+									if s[133] == 0x2 {
+										{
+											v830 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
+										}
+									} else {
+										if (s[133] == 0x3) && (s[165] == 0x1) {
+											{
+												v830 = v830&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+											}
+										} else {
+											if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
+												{
+													v830 = v830&^0xffffffff | (s[141])<<0&0xffffffff
+												}
+											} else {
+												if ((s[133] == 0x5) && (((v830) >> 56) == 0x1)) && (s[158] == 0x1) {
+													{
+														v830 = v830&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+														s[165] = 0x1
+													}
+												}
+											}
+										}
 									}
+									p.r[13].Set64(s[132], v830)
+									s[152] = ((v830) >> 56)
+									s[153] = ((v830) >> 48 & 0xff)
+									s[154] = ((v830) >> 40 & 0xff)
+									s[155] = ((v830) >> 32 & 0xff)
+									s[156] = ((v830) & 0xffffffff)
 								}
 							}
 						}
 					}
-					p.r[8].Set64(s[132], v819)
-					s[152] = ((v819) >> 56)
-					s[153] = ((v819) >> 48 & 0xff)
-					s[154] = ((v819) >> 40 & 0xff)
-					s[155] = ((v819) >> 32 & 0xff)
-					s[156] = ((v819) & 0xffffffff)
-				}
-			}
-		}
-	}
-}
-
-// ingress71 is a part of ingress, with actions NetlockIngress.pool.part1.txn_access, NetlockIngress.pool.part1.hold_access, NetlockIngress.pool.part1.flags_access.
-func (p *netlock) ingress71(g *engine.Gen, s *[262]uint64) {
-	if s[134] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part1.txn_access
-					v826 := uint64(0)
-					_ = v826
-					v826 = p.r[12].Get64(s[132])
-					s[158] = engine.Sel((v826 == s[142]), 0x1, 0x0)
-					if s[134] == 0x2 {
-						{
-							v826 = s[142]
-						}
-					}
-					p.r[12].Set64(s[132], v826)
-					s[157] = v826
-				}
-			}
-		}
-	}
-	if s[137] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part1.hold_access
-					v828 := uint64(0)
-					_ = v828
-					v828 = p.r[16].Get64(s[132])
-					if (s[137] == 0x3) || (s[137] == 0x4) {
-						{
-							if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v828) >> 32) == s[149])) && (((v828) >> 32) != 0x0) {
-								{
-									s[165] = 0x1
-								}
-							}
-						}
-					}
-					if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
-						{
-							v828 = ((s[147])<<32 | s[148])
-						}
-					} else {
-						if (s[137] == 0x3) && (s[165] == 0x1) {
-							{
-								v828 = v828&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
-							}
-						} else {
-							if (s[137] == 0x4) && (s[165] == 0x1) {
-								{
-									v828 = v828&^0xffffffff | (s[148])<<0&0xffffffff
-								}
-							}
-						}
-					}
-					p.r[16].Set64(s[132], v828)
-					s[163] = ((v828) >> 32)
-					s[164] = ((v828) & 0xffffffff)
-				}
-			}
-		}
-	}
-	if s[133] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part1.flags_access
-					v830 := uint64(0)
-					_ = v830
-					v830 = p.r[13].Get64(s[132])
-					if s[133] == 0x2 {
-						{
-							v830 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
-						}
-					} else {
-						if (s[133] == 0x3) && (s[165] == 0x1) {
-							{
-								v830 = v830&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
-							}
-						} else {
-							if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
-								{
-									v830 = v830&^0xffffffff | (s[141])<<0&0xffffffff
-								}
-							} else {
-								if ((s[133] == 0x5) && (((v830) >> 56) == 0x1)) && (s[158] == 0x1) {
-									{
-										v830 = v830&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
-										s[165] = 0x1
-									}
-								}
-							}
-						}
-					}
-					p.r[13].Set64(s[132], v830)
-					s[152] = ((v830) >> 56)
-					s[153] = ((v830) >> 48 & 0xff)
-					s[154] = ((v830) >> 40 & 0xff)
-					s[155] = ((v830) >> 32 & 0xff)
-					s[156] = ((v830) & 0xffffffff)
-				}
-			}
-		}
-	}
-}
-
-// ingress74 is a part of ingress, with actions NetlockIngress.pool.part2.txn_access, NetlockIngress.pool.part2.hold_access, NetlockIngress.pool.part2.flags_access, NetlockIngress.pool.part2.who_access, NetlockIngress.pool.part2.ts_access, NetlockIngress.pool.part3.txn_access, and 4 more.
-func (p *netlock) ingress74(g *engine.Gen, s *[262]uint64) {
-	if s[131] == 0x2 {
-		{
-			{
-				{
-					p.ingress72(g, s)
 					if s[135] != 0x0 {
 						{
 							{
 								{
-									// action NetlockIngress.pool.part2.who_access
-									v843 := uint64(0)
-									_ = v843
-									v843 = p.r[19].Get64(s[132])
+									// action NetlockIngress.pool.part1.who_access
+									v832 := uint64(0)
+									_ = v832
+									v832 = p.r[14].Get64(s[132])
 									if s[135] == 0x2 {
 										{
-											v843 = (((s[143])<<16|s[144])<<16 | s[145])
+											v832 = (((s[143])<<16|s[144])<<16 | s[145])
 										}
 									}
-									p.r[19].Set64(s[132], v843)
-									s[159] = ((v843) >> 32)
-									s[160] = ((v843) >> 16 & 0xffff)
-									s[161] = ((v843) & 0xffff)
+									p.r[14].Set64(s[132], v832)
+									s[159] = ((v832) >> 32)
+									s[160] = ((v832) >> 16 & 0xffff)
+									s[161] = ((v832) & 0xffff)
 								}
 							}
 						}
@@ -8144,17 +7990,17 @@ func (p *netlock) ingress74(g *engine.Gen, s *[262]uint64) {
 						{
 							{
 								{
-									// action NetlockIngress.pool.part2.ts_access
-									v845 := uint64(0)
-									_ = v845
-									v845 = p.r[20].Get64(s[132])
+									// action NetlockIngress.pool.part1.ts_access
+									v834 := uint64(0)
+									_ = v834
+									v834 = p.r[15].Get64(s[132])
 									if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
 										{
-											v845 = s[146]
+											v834 = s[146]
 										}
 									}
-									p.r[20].Set64(s[132], v845)
-									s[162] = v845
+									p.r[15].Set64(s[132], v834)
+									s[162] = v834
 								}
 							}
 						}
@@ -8163,10 +8009,121 @@ func (p *netlock) ingress74(g *engine.Gen, s *[262]uint64) {
 			}
 		}
 	} else {
+		p.ingress31(g, s)
+	}
+}
+
+// ingress31 is a part of ingress, with actions NetlockIngress.pool.part2.txn_access, NetlockIngress.pool.part2.hold_access, NetlockIngress.pool.part2.flags_access, NetlockIngress.pool.part2.who_access, NetlockIngress.pool.part2.ts_access, NetlockIngress.pool.part3.txn_access, and 4 more.
+func (p *netlock) ingress31(g *engine.Gen, s *[262]uint64) {
+	if s[131] == 0x2 {
+		p.ingress30(g, s)
+	} else {
 		{
 			{
 				{
-					p.ingress73(g, s)
+					if s[134] != 0x0 {
+						{
+							{
+								{
+									// action NetlockIngress.pool.part3.txn_access
+									v848 := uint64(0)
+									_ = v848
+									v848 = p.r[22].Get64(s[132])
+									s[158] = engine.Sel((v848 == s[142]), 0x1, 0x0)
+									if s[134] == 0x2 {
+										{
+											v848 = s[142]
+										}
+									}
+									p.r[22].Set64(s[132], v848)
+									s[157] = v848
+								}
+							}
+						}
+					}
+					if s[137] != 0x0 {
+						{
+							{
+								{
+									// action NetlockIngress.pool.part3.hold_access
+									v850 := uint64(0)
+									_ = v850
+									v850 = p.r[26].Get64(s[132])
+									if (s[137] == 0x3) || (s[137] == 0x4) {
+										{
+											if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v850) >> 32) == s[149])) && (((v850) >> 32) != 0x0) {
+												{
+													s[165] = 0x1
+												}
+											}
+										}
+									}
+									if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
+										{
+											v850 = ((s[147])<<32 | s[148])
+										}
+									} else {
+										if (s[137] == 0x3) && (s[165] == 0x1) {
+											{
+												v850 = v850&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+											}
+										} else {
+											if (s[137] == 0x4) && (s[165] == 0x1) {
+												{
+													v850 = v850&^0xffffffff | (s[148])<<0&0xffffffff
+												}
+											}
+										}
+									}
+									p.r[26].Set64(s[132], v850)
+									s[163] = ((v850) >> 32)
+									s[164] = ((v850) & 0xffffffff)
+								}
+							}
+						}
+					}
+					if s[133] != 0x0 {
+						{
+							{
+								{
+									// action NetlockIngress.pool.part3.flags_access
+									v852 := uint64(0)
+									_ = v852
+									v852 = p.r[23].Get64(s[132])
+									if s[133] == 0x2 {
+										{
+											v852 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
+										}
+									} else {
+										if (s[133] == 0x3) && (s[165] == 0x1) {
+											{
+												v852 = v852&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+											}
+										} else {
+											if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
+												{
+													v852 = v852&^0xffffffff | (s[141])<<0&0xffffffff
+												}
+											} else {
+												if ((s[133] == 0x5) && (((v852) >> 56) == 0x1)) && (s[158] == 0x1) {
+													{
+														v852 = v852&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+														s[165] = 0x1
+													}
+												}
+											}
+										}
+									}
+									p.r[23].Set64(s[132], v852)
+									s[152] = ((v852) >> 56)
+									s[153] = ((v852) >> 48 & 0xff)
+									s[154] = ((v852) >> 40 & 0xff)
+									s[155] = ((v852) >> 32 & 0xff)
+									s[156] = ((v852) & 0xffffffff)
+								}
+							}
+						}
+					}
 					if s[135] != 0x0 {
 						{
 							{
@@ -8213,302 +8170,161 @@ func (p *netlock) ingress74(g *engine.Gen, s *[262]uint64) {
 	}
 }
 
-// ingress72 is a part of ingress, with actions NetlockIngress.pool.part2.txn_access, NetlockIngress.pool.part2.hold_access, NetlockIngress.pool.part2.flags_access.
-func (p *netlock) ingress72(g *engine.Gen, s *[262]uint64) {
-	if s[134] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part2.txn_access
-					v837 := uint64(0)
-					_ = v837
-					v837 = p.r[17].Get64(s[132])
-					s[158] = engine.Sel((v837 == s[142]), 0x1, 0x0)
-					if s[134] == 0x2 {
-						{
-							v837 = s[142]
-						}
-					}
-					p.r[17].Set64(s[132], v837)
-					s[157] = v837
-				}
-			}
-		}
-	}
-	if s[137] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part2.hold_access
-					v839 := uint64(0)
-					_ = v839
-					v839 = p.r[21].Get64(s[132])
-					if (s[137] == 0x3) || (s[137] == 0x4) {
-						{
-							if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v839) >> 32) == s[149])) && (((v839) >> 32) != 0x0) {
-								{
-									s[165] = 0x1
-								}
-							}
-						}
-					}
-					if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
-						{
-							v839 = ((s[147])<<32 | s[148])
-						}
-					} else {
-						if (s[137] == 0x3) && (s[165] == 0x1) {
-							{
-								v839 = v839&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
-							}
-						} else {
-							if (s[137] == 0x4) && (s[165] == 0x1) {
-								{
-									v839 = v839&^0xffffffff | (s[148])<<0&0xffffffff
-								}
-							}
-						}
-					}
-					p.r[21].Set64(s[132], v839)
-					s[163] = ((v839) >> 32)
-					s[164] = ((v839) & 0xffffffff)
-				}
-			}
-		}
-	}
-	if s[133] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part2.flags_access
-					v841 := uint64(0)
-					_ = v841
-					v841 = p.r[18].Get64(s[132])
-					if s[133] == 0x2 {
-						{
-							v841 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
-						}
-					} else {
-						if (s[133] == 0x3) && (s[165] == 0x1) {
-							{
-								v841 = v841&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
-							}
-						} else {
-							if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
-								{
-									v841 = v841&^0xffffffff | (s[141])<<0&0xffffffff
-								}
-							} else {
-								if ((s[133] == 0x5) && (((v841) >> 56) == 0x1)) && (s[158] == 0x1) {
-									{
-										v841 = v841&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
-										s[165] = 0x1
-									}
-								}
-							}
-						}
-					}
-					p.r[18].Set64(s[132], v841)
-					s[152] = ((v841) >> 56)
-					s[153] = ((v841) >> 48 & 0xff)
-					s[154] = ((v841) >> 40 & 0xff)
-					s[155] = ((v841) >> 32 & 0xff)
-					s[156] = ((v841) & 0xffffffff)
-				}
-			}
-		}
-	}
-}
-
-// ingress73 is a part of ingress, with actions NetlockIngress.pool.part3.txn_access, NetlockIngress.pool.part3.hold_access, NetlockIngress.pool.part3.flags_access.
-func (p *netlock) ingress73(g *engine.Gen, s *[262]uint64) {
-	if s[134] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part3.txn_access
-					v848 := uint64(0)
-					_ = v848
-					v848 = p.r[22].Get64(s[132])
-					s[158] = engine.Sel((v848 == s[142]), 0x1, 0x0)
-					if s[134] == 0x2 {
-						{
-							v848 = s[142]
-						}
-					}
-					p.r[22].Set64(s[132], v848)
-					s[157] = v848
-				}
-			}
-		}
-	}
-	if s[137] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part3.hold_access
-					v850 := uint64(0)
-					_ = v850
-					v850 = p.r[26].Get64(s[132])
-					if (s[137] == 0x3) || (s[137] == 0x4) {
-						{
-							if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v850) >> 32) == s[149])) && (((v850) >> 32) != 0x0) {
-								{
-									s[165] = 0x1
-								}
-							}
-						}
-					}
-					if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
-						{
-							v850 = ((s[147])<<32 | s[148])
-						}
-					} else {
-						if (s[137] == 0x3) && (s[165] == 0x1) {
-							{
-								v850 = v850&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
-							}
-						} else {
-							if (s[137] == 0x4) && (s[165] == 0x1) {
-								{
-									v850 = v850&^0xffffffff | (s[148])<<0&0xffffffff
-								}
-							}
-						}
-					}
-					p.r[26].Set64(s[132], v850)
-					s[163] = ((v850) >> 32)
-					s[164] = ((v850) & 0xffffffff)
-				}
-			}
-		}
-	}
-	if s[133] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part3.flags_access
-					v852 := uint64(0)
-					_ = v852
-					v852 = p.r[23].Get64(s[132])
-					if s[133] == 0x2 {
-						{
-							v852 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
-						}
-					} else {
-						if (s[133] == 0x3) && (s[165] == 0x1) {
-							{
-								v852 = v852&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
-							}
-						} else {
-							if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
-								{
-									v852 = v852&^0xffffffff | (s[141])<<0&0xffffffff
-								}
-							} else {
-								if ((s[133] == 0x5) && (((v852) >> 56) == 0x1)) && (s[158] == 0x1) {
-									{
-										v852 = v852&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
-										s[165] = 0x1
-									}
-								}
-							}
-						}
-					}
-					p.r[23].Set64(s[132], v852)
-					s[152] = ((v852) >> 56)
-					s[153] = ((v852) >> 48 & 0xff)
-					s[154] = ((v852) >> 40 & 0xff)
-					s[155] = ((v852) >> 32 & 0xff)
-					s[156] = ((v852) & 0xffffffff)
-				}
-			}
-		}
-	}
-}
-
-// ingress89 is a part of ingress, with actions NetlockIngress.state_access, NetlockIngress.wait_access.
-func (p *netlock) ingress89(g *engine.Gen, s *[262]uint64, v857 uint64) {
-	_ = v857
+// ingress30 is a part of ingress, with actions NetlockIngress.pool.part2.txn_access, NetlockIngress.pool.part2.hold_access, NetlockIngress.pool.part2.flags_access, NetlockIngress.pool.part2.who_access, NetlockIngress.pool.part2.ts_access.
+func (p *netlock) ingress30(g *engine.Gen, s *[262]uint64) {
 	{
-		a859 := s[153]
-		_ = a859
-		a860 := s[206]
-		_ = a860
-		a861 := v857
-		_ = a861
 		{
-			// action NetlockIngress.state_access
-			v862 := uint64(0)
-			_ = v862
-			v862 = p.r[1].Get64(s[194])
-			v863 := uint64(((0x0)<<15 | ((v862) & 0x7fff)))
-			_ = v863
-			v864 := uint64(((0x0)<<1 | ((v862) >> 15 & 0x1)))
-			_ = v864
-			v865 := uint64(((v862) >> 16 & 0xffff))
-			_ = v865
-			v866 := uint64(((v862) >> 32 & 0xffff))
-			_ = v866
-			v867 := uint64(engine.Sel(((a859 == 0x1) && (a860 == 0x0)), 0x1, 0x0))
-			_ = v867
-			v868 := uint64(engine.Sel((a859 == 0x1), 0x1, 0x0))
-			_ = v868
-			if a859 == 0x1 {
-				{
-					s[219] = engine.Sel((v863 == 0x0), 0x1, 0x0)
-				}
-			} else {
-				if a860 == 0x0 {
-					{
-						s[219] = engine.Sel(((v864 == 0x0) && (v865 == 0x0)), 0x1, 0x0)
-					}
-				} else {
-					{
-						s[219] = engine.Sel(((v864 == 0x0) && (v866 == 0x0)), 0x1, 0x0)
-					}
-				}
-			}
-			s[218] = 0x0
 			{
-				{
-					if a861 == 0x1 {
+				if s[134] != 0x0 {
+					{
 						{
-							if a859 == 0x1 {
-								{
-									s[219] = engine.Sel((v863 == 0x0), 0x1, 0x0)
+							{
+								// action NetlockIngress.pool.part2.txn_access
+								v837 := uint64(0)
+								_ = v837
+								v837 = p.r[17].Get64(s[132])
+								s[158] = engine.Sel((v837 == s[142]), 0x1, 0x0)
+								if s[134] == 0x2 {
+									{
+										v837 = s[142]
+									}
 								}
-							} else {
-								{
-									s[219] = engine.Sel((v864 == 0x0), 0x1, 0x0)
-								}
-							}
-							if s[219] == 0x1 {
-								{
-									s[218] = 0x1
-									v863 = ((v863 + 0x1) & 0xffff)
-									v864 = engine.Sel((a859 == 0x1), 0x1, 0x0)
-									v865 = ((v865 - v867) & 0xffff)
-									v866 = ((v866 - v868) & 0xffff)
-								}
+								p.r[17].Set64(s[132], v837)
+								s[157] = v837
 							}
 						}
-					} else {
+					}
+				}
+				if s[137] != 0x0 {
+					{
+						{
+							{
+								// action NetlockIngress.pool.part2.hold_access
+								v839 := uint64(0)
+								_ = v839
+								v839 = p.r[21].Get64(s[132])
+								if (s[137] == 0x3) || (s[137] == 0x4) {
+									{
+										if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v839) >> 32) == s[149])) && (((v839) >> 32) != 0x0) {
+											{
+												s[165] = 0x1
+											}
+										}
+									}
+								}
+								if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
+									{
+										v839 = ((s[147])<<32 | s[148])
+									}
+								} else {
+									if (s[137] == 0x3) && (s[165] == 0x1) {
+										{
+											v839 = v839&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+										}
+									} else {
+										if (s[137] == 0x4) && (s[165] == 0x1) {
+											{
+												v839 = v839&^0xffffffff | (s[148])<<0&0xffffffff
+											}
+										}
+									}
+								}
+								p.r[21].Set64(s[132], v839)
+								s[163] = ((v839) >> 32)
+								s[164] = ((v839) & 0xffffffff)
+							}
+						}
+					}
+				}
+				if s[133] != 0x0 {
+					{
+						{
+							{
+								// action NetlockIngress.pool.part2.flags_access
+								v841 := uint64(0)
+								_ = v841
+								v841 = p.r[18].Get64(s[132])
+								if s[133] == 0x2 {
+									{
+										v841 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
+									}
+								} else {
+									if (s[133] == 0x3) && (s[165] == 0x1) {
+										{
+											v841 = v841&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+										}
+									} else {
+										if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
+											{
+												v841 = v841&^0xffffffff | (s[141])<<0&0xffffffff
+											}
+										} else {
+											if ((s[133] == 0x5) && (((v841) >> 56) == 0x1)) && (s[158] == 0x1) {
+												{
+													v841 = v841&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+													s[165] = 0x1
+												}
+											}
+										}
+									}
+								}
+								p.r[18].Set64(s[132], v841)
+								s[152] = ((v841) >> 56)
+								s[153] = ((v841) >> 48 & 0xff)
+								s[154] = ((v841) >> 40 & 0xff)
+								s[155] = ((v841) >> 32 & 0xff)
+								s[156] = ((v841) & 0xffffffff)
+							}
+						}
+					}
+				}
+				if s[135] != 0x0 {
+					{
+						{
+							{
+								// action NetlockIngress.pool.part2.who_access
+								v843 := uint64(0)
+								_ = v843
+								v843 = p.r[19].Get64(s[132])
+								if s[135] == 0x2 {
+									{
+										v843 = (((s[143])<<16|s[144])<<16 | s[145])
+									}
+								}
+								p.r[19].Set64(s[132], v843)
+								s[159] = ((v843) >> 32)
+								s[160] = ((v843) >> 16 & 0xffff)
+								s[161] = ((v843) & 0xffff)
+							}
+						}
+					}
+				}
+				if s[136] != 0x0 {
+					{
+						{
+							{
+								// action NetlockIngress.pool.part2.ts_access
+								v845 := uint64(0)
+								_ = v845
+								v845 = p.r[20].Get64(s[132])
+								if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
+									{
+										v845 = s[146]
+									}
+								}
+								p.r[20].Set64(s[132], v845)
+								s[162] = v845
+							}
+						}
 					}
 				}
 			}
-			{
-				{
-					v862 = (((((0x0)<<16|v866)<<16|v865)<<1|((v864)&0x1))<<15 | ((v863) & 0x7fff))
-				}
-			}
-			p.r[1].Set64(s[194], v862)
-			s[220] = ((0x0)<<15 | ((v862) & 0x7fff))
-			s[221] = ((0x0)<<1 | ((v862) >> 15 & 0x1))
-			s[222] = ((v862) >> 16 & 0xffff)
-			s[223] = ((v862) >> 32 & 0xffff)
 		}
 	}
+}
+
+// ingress40 is a part of ingress, with actions NetlockIngress.wait_access, NetlockIngress.tok_access, NetlockIngress.slot_clear_ops, NetlockIngress.pool.part0.txn_access, NetlockIngress.pool.part0.hold_access, NetlockIngress.pool.part0.flags_access, and 17 more.
+func (p *netlock) ingress40(g *engine.Gen, s *[262]uint64) {
 	{
 		a870 := s[206]
 		_ = a870
@@ -8548,10 +8364,6 @@ func (p *netlock) ingress89(g *engine.Gen, s *[262]uint64, v857 uint64) {
 			s[225] = ((v872) >> 32)
 		}
 	}
-}
-
-// ingress90 is a part of ingress, with actions NetlockIngress.tok_access, NetlockIngress.slot_clear_ops.
-func (p *netlock) ingress90(g *engine.Gen, s *[262]uint64) {
 	{
 		a876 := s[218]
 		_ = a876
@@ -8589,17 +8401,115 @@ func (p *netlock) ingress90(g *engine.Gen, s *[262]uint64) {
 	s[151] = s[218]
 	s[147] = ((s[230]) & 0xffffffff)
 	s[148] = s[213]
-}
-
-// ingress91 is a part of ingress, with actions NetlockIngress.pool.part0.txn_access, NetlockIngress.pool.part0.hold_access, NetlockIngress.pool.part0.flags_access, NetlockIngress.pool.part0.who_access, NetlockIngress.pool.part0.ts_access, NetlockIngress.pool.part1.txn_access, and 14 more.
-func (p *netlock) ingress91(g *engine.Gen, s *[262]uint64) {
 	{
 		{
 			if s[131] == 0x0 {
 				{
 					{
 						{
-							p.ingress75(g, s)
+							if s[134] != 0x0 {
+								{
+									{
+										{
+											// action NetlockIngress.pool.part0.txn_access
+											v882 := uint64(0)
+											_ = v882
+											v882 = p.r[7].Get64(s[132])
+											s[158] = engine.Sel((v882 == s[142]), 0x1, 0x0)
+											if s[134] == 0x2 {
+												{
+													v882 = s[142]
+												}
+											}
+											p.r[7].Set64(s[132], v882)
+											s[157] = v882
+										}
+									}
+								}
+							}
+							if s[137] != 0x0 {
+								{
+									{
+										{
+											// action NetlockIngress.pool.part0.hold_access
+											v884 := uint64(0)
+											_ = v884
+											v884 = p.r[11].Get64(s[132])
+											if (s[137] == 0x3) || (s[137] == 0x4) {
+												{
+													if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v884) >> 32) == s[149])) && (((v884) >> 32) != 0x0) {
+														{
+															s[165] = 0x1
+														}
+													}
+												}
+											}
+											if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
+												{
+													v884 = ((s[147])<<32 | s[148])
+												}
+											} else {
+												if (s[137] == 0x3) && (s[165] == 0x1) {
+													{
+														v884 = v884&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+													}
+												} else {
+													if (s[137] == 0x4) && (s[165] == 0x1) {
+														{
+															v884 = v884&^0xffffffff | (s[148])<<0&0xffffffff
+														}
+													}
+												}
+											}
+											p.r[11].Set64(s[132], v884)
+											s[163] = ((v884) >> 32)
+											s[164] = ((v884) & 0xffffffff)
+										}
+									}
+								}
+							}
+							if s[133] != 0x0 {
+								{
+									{
+										{
+											// action NetlockIngress.pool.part0.flags_access
+											v886 := uint64(0)
+											_ = v886
+											v886 = p.r[8].Get64(s[132])
+											if s[133] == 0x2 {
+												{
+													v886 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
+												}
+											} else {
+												if (s[133] == 0x3) && (s[165] == 0x1) {
+													{
+														v886 = v886&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+													}
+												} else {
+													if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
+														{
+															v886 = v886&^0xffffffff | (s[141])<<0&0xffffffff
+														}
+													} else {
+														if ((s[133] == 0x5) && (((v886) >> 56) == 0x1)) && (s[158] == 0x1) {
+															{
+																v886 = v886&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+																s[165] = 0x1
+															}
+														}
+													}
+												}
+											}
+											p.r[8].Set64(s[132], v886)
+											s[152] = ((v886) >> 56)
+											s[153] = ((v886) >> 48 & 0xff)
+											s[154] = ((v886) >> 40 & 0xff)
+											s[155] = ((v886) >> 32 & 0xff)
+											s[156] = ((v886) & 0xffffffff)
+										}
+									}
+								}
+							}
 							if s[135] != 0x0 {
 								{
 									{
@@ -8644,300 +8554,138 @@ func (p *netlock) ingress91(g *engine.Gen, s *[262]uint64) {
 					}
 				}
 			} else {
-				if s[131] == 0x1 {
-					{
+				p.ingress35(g, s)
+			}
+		}
+	}
+}
+
+// ingress35 is a part of ingress, with actions NetlockIngress.pool.part1.txn_access, NetlockIngress.pool.part1.hold_access, NetlockIngress.pool.part1.flags_access, NetlockIngress.pool.part1.who_access, NetlockIngress.pool.part1.ts_access, NetlockIngress.pool.part2.txn_access, and 9 more.
+func (p *netlock) ingress35(g *engine.Gen, s *[262]uint64) {
+	if s[131] == 0x1 {
+		{
+			{
+				{
+					if s[134] != 0x0 {
 						{
 							{
-								p.ingress76(g, s)
-								if s[135] != 0x0 {
-									{
+								{
+									// action NetlockIngress.pool.part1.txn_access
+									v893 := uint64(0)
+									_ = v893
+									v893 = p.r[12].Get64(s[132])
+									s[158] = engine.Sel((v893 == s[142]), 0x1, 0x0)
+									if s[134] == 0x2 {
 										{
-											{
-												// action NetlockIngress.pool.part1.who_access
-												v899 := uint64(0)
-												_ = v899
-												v899 = p.r[14].Get64(s[132])
-												if s[135] == 0x2 {
-													{
-														v899 = (((s[143])<<16|s[144])<<16 | s[145])
-													}
+											v893 = s[142]
+										}
+									}
+									p.r[12].Set64(s[132], v893)
+									s[157] = v893
+								}
+							}
+						}
+					}
+					if s[137] != 0x0 {
+						{
+							{
+								{
+									// action NetlockIngress.pool.part1.hold_access
+									v895 := uint64(0)
+									_ = v895
+									v895 = p.r[16].Get64(s[132])
+									if (s[137] == 0x3) || (s[137] == 0x4) {
+										{
+											if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v895) >> 32) == s[149])) && (((v895) >> 32) != 0x0) {
+												{
+													s[165] = 0x1
 												}
-												p.r[14].Set64(s[132], v899)
-												s[159] = ((v899) >> 32)
-												s[160] = ((v899) >> 16 & 0xffff)
-												s[161] = ((v899) & 0xffff)
 											}
 										}
 									}
-								}
-								if s[136] != 0x0 {
-									{
+									if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
 										{
+											v895 = ((s[147])<<32 | s[148])
+										}
+									} else {
+										if (s[137] == 0x3) && (s[165] == 0x1) {
 											{
-												// action NetlockIngress.pool.part1.ts_access
-												v901 := uint64(0)
-												_ = v901
-												v901 = p.r[15].Get64(s[132])
-												if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
-													{
-														v901 = s[146]
-													}
+												v895 = v895&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+											}
+										} else {
+											if (s[137] == 0x4) && (s[165] == 0x1) {
+												{
+													v895 = v895&^0xffffffff | (s[148])<<0&0xffffffff
 												}
-												p.r[15].Set64(s[132], v901)
-												s[162] = v901
 											}
 										}
 									}
+									p.r[16].Set64(s[132], v895)
+									s[163] = ((v895) >> 32)
+									s[164] = ((v895) & 0xffffffff)
 								}
 							}
 						}
 					}
-				} else {
-					p.ingress79(g, s)
-				}
-			}
-		}
-	}
-}
-
-// ingress75 is a part of ingress, with actions NetlockIngress.pool.part0.txn_access, NetlockIngress.pool.part0.hold_access, NetlockIngress.pool.part0.flags_access.
-func (p *netlock) ingress75(g *engine.Gen, s *[262]uint64) {
-	if s[134] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part0.txn_access
-					v882 := uint64(0)
-					_ = v882
-					v882 = p.r[7].Get64(s[132])
-					s[158] = engine.Sel((v882 == s[142]), 0x1, 0x0)
-					if s[134] == 0x2 {
+					if s[133] != 0x0 {
 						{
-							v882 = s[142]
-						}
-					}
-					p.r[7].Set64(s[132], v882)
-					s[157] = v882
-				}
-			}
-		}
-	}
-	if s[137] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part0.hold_access
-					v884 := uint64(0)
-					_ = v884
-					v884 = p.r[11].Get64(s[132])
-					if (s[137] == 0x3) || (s[137] == 0x4) {
-						{
-							if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v884) >> 32) == s[149])) && (((v884) >> 32) != 0x0) {
-								{
-									s[165] = 0x1
-								}
-							}
-						}
-					}
-					if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
-						{
-							v884 = ((s[147])<<32 | s[148])
-						}
-					} else {
-						if (s[137] == 0x3) && (s[165] == 0x1) {
 							{
-								v884 = v884&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
-							}
-						} else {
-							if (s[137] == 0x4) && (s[165] == 0x1) {
 								{
-									v884 = v884&^0xffffffff | (s[148])<<0&0xffffffff
-								}
-							}
-						}
-					}
-					p.r[11].Set64(s[132], v884)
-					s[163] = ((v884) >> 32)
-					s[164] = ((v884) & 0xffffffff)
-				}
-			}
-		}
-	}
-	if s[133] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part0.flags_access
-					v886 := uint64(0)
-					_ = v886
-					v886 = p.r[8].Get64(s[132])
-					if s[133] == 0x2 {
-						{
-							v886 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
-						}
-					} else {
-						if (s[133] == 0x3) && (s[165] == 0x1) {
-							{
-								v886 = v886&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
-							}
-						} else {
-							if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
-								{
-									v886 = v886&^0xffffffff | (s[141])<<0&0xffffffff
-								}
-							} else {
-								if ((s[133] == 0x5) && (((v886) >> 56) == 0x1)) && (s[158] == 0x1) {
-									{
-										v886 = v886&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
-										s[165] = 0x1
+									// action NetlockIngress.pool.part1.flags_access
+									v897 := uint64(0)
+									_ = v897
+									v897 = p.r[13].Get64(s[132])
+									if s[133] == 0x2 {
+										{
+											v897 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
+										}
+									} else {
+										if (s[133] == 0x3) && (s[165] == 0x1) {
+											{
+												v897 = v897&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+											}
+										} else {
+											if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
+												{
+													v897 = v897&^0xffffffff | (s[141])<<0&0xffffffff
+												}
+											} else {
+												if ((s[133] == 0x5) && (((v897) >> 56) == 0x1)) && (s[158] == 0x1) {
+													{
+														v897 = v897&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+														s[165] = 0x1
+													}
+												}
+											}
+										}
 									}
+									p.r[13].Set64(s[132], v897)
+									s[152] = ((v897) >> 56)
+									s[153] = ((v897) >> 48 & 0xff)
+									s[154] = ((v897) >> 40 & 0xff)
+									s[155] = ((v897) >> 32 & 0xff)
+									s[156] = ((v897) & 0xffffffff)
 								}
 							}
 						}
 					}
-					p.r[8].Set64(s[132], v886)
-					s[152] = ((v886) >> 56)
-					s[153] = ((v886) >> 48 & 0xff)
-					s[154] = ((v886) >> 40 & 0xff)
-					s[155] = ((v886) >> 32 & 0xff)
-					s[156] = ((v886) & 0xffffffff)
-				}
-			}
-		}
-	}
-}
-
-// ingress76 is a part of ingress, with actions NetlockIngress.pool.part1.txn_access, NetlockIngress.pool.part1.hold_access, NetlockIngress.pool.part1.flags_access.
-func (p *netlock) ingress76(g *engine.Gen, s *[262]uint64) {
-	if s[134] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part1.txn_access
-					v893 := uint64(0)
-					_ = v893
-					v893 = p.r[12].Get64(s[132])
-					s[158] = engine.Sel((v893 == s[142]), 0x1, 0x0)
-					if s[134] == 0x2 {
-						{
-							v893 = s[142]
-						}
-					}
-					p.r[12].Set64(s[132], v893)
-					s[157] = v893
-				}
-			}
-		}
-	}
-	if s[137] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part1.hold_access
-					v895 := uint64(0)
-					_ = v895
-					v895 = p.r[16].Get64(s[132])
-					if (s[137] == 0x3) || (s[137] == 0x4) {
-						{
-							if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v895) >> 32) == s[149])) && (((v895) >> 32) != 0x0) {
-								{
-									s[165] = 0x1
-								}
-							}
-						}
-					}
-					if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
-						{
-							v895 = ((s[147])<<32 | s[148])
-						}
-					} else {
-						if (s[137] == 0x3) && (s[165] == 0x1) {
-							{
-								v895 = v895&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
-							}
-						} else {
-							if (s[137] == 0x4) && (s[165] == 0x1) {
-								{
-									v895 = v895&^0xffffffff | (s[148])<<0&0xffffffff
-								}
-							}
-						}
-					}
-					p.r[16].Set64(s[132], v895)
-					s[163] = ((v895) >> 32)
-					s[164] = ((v895) & 0xffffffff)
-				}
-			}
-		}
-	}
-	if s[133] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part1.flags_access
-					v897 := uint64(0)
-					_ = v897
-					v897 = p.r[13].Get64(s[132])
-					if s[133] == 0x2 {
-						{
-							v897 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
-						}
-					} else {
-						if (s[133] == 0x3) && (s[165] == 0x1) {
-							{
-								v897 = v897&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
-							}
-						} else {
-							if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
-								{
-									v897 = v897&^0xffffffff | (s[141])<<0&0xffffffff
-								}
-							} else {
-								if ((s[133] == 0x5) && (((v897) >> 56) == 0x1)) && (s[158] == 0x1) {
-									{
-										v897 = v897&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
-										s[165] = 0x1
-									}
-								}
-							}
-						}
-					}
-					p.r[13].Set64(s[132], v897)
-					s[152] = ((v897) >> 56)
-					s[153] = ((v897) >> 48 & 0xff)
-					s[154] = ((v897) >> 40 & 0xff)
-					s[155] = ((v897) >> 32 & 0xff)
-					s[156] = ((v897) & 0xffffffff)
-				}
-			}
-		}
-	}
-}
-
-// ingress79 is a part of ingress, with actions NetlockIngress.pool.part2.txn_access, NetlockIngress.pool.part2.hold_access, NetlockIngress.pool.part2.flags_access, NetlockIngress.pool.part2.who_access, NetlockIngress.pool.part2.ts_access, NetlockIngress.pool.part3.txn_access, and 4 more.
-func (p *netlock) ingress79(g *engine.Gen, s *[262]uint64) {
-	if s[131] == 0x2 {
-		{
-			{
-				{
-					p.ingress77(g, s)
 					if s[135] != 0x0 {
 						{
 							{
 								{
-									// action NetlockIngress.pool.part2.who_access
-									v910 := uint64(0)
-									_ = v910
-									v910 = p.r[19].Get64(s[132])
+									// action NetlockIngress.pool.part1.who_access
+									v899 := uint64(0)
+									_ = v899
+									v899 = p.r[14].Get64(s[132])
 									if s[135] == 0x2 {
 										{
-											v910 = (((s[143])<<16|s[144])<<16 | s[145])
+											v899 = (((s[143])<<16|s[144])<<16 | s[145])
 										}
 									}
-									p.r[19].Set64(s[132], v910)
-									s[159] = ((v910) >> 32)
-									s[160] = ((v910) >> 16 & 0xffff)
-									s[161] = ((v910) & 0xffff)
+									p.r[14].Set64(s[132], v899)
+									s[159] = ((v899) >> 32)
+									s[160] = ((v899) >> 16 & 0xffff)
+									s[161] = ((v899) & 0xffff)
 								}
 							}
 						}
@@ -8946,17 +8694,17 @@ func (p *netlock) ingress79(g *engine.Gen, s *[262]uint64) {
 						{
 							{
 								{
-									// action NetlockIngress.pool.part2.ts_access
-									v912 := uint64(0)
-									_ = v912
-									v912 = p.r[20].Get64(s[132])
+									// action NetlockIngress.pool.part1.ts_access
+									v901 := uint64(0)
+									_ = v901
+									v901 = p.r[15].Get64(s[132])
 									if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
 										{
-											v912 = s[146]
+											v901 = s[146]
 										}
 									}
-									p.r[20].Set64(s[132], v912)
-									s[162] = v912
+									p.r[15].Set64(s[132], v901)
+									s[162] = v901
 								}
 							}
 						}
@@ -8965,10 +8713,121 @@ func (p *netlock) ingress79(g *engine.Gen, s *[262]uint64) {
 			}
 		}
 	} else {
+		p.ingress34(g, s)
+	}
+}
+
+// ingress34 is a part of ingress, with actions NetlockIngress.pool.part2.txn_access, NetlockIngress.pool.part2.hold_access, NetlockIngress.pool.part2.flags_access, NetlockIngress.pool.part2.who_access, NetlockIngress.pool.part2.ts_access, NetlockIngress.pool.part3.txn_access, and 4 more.
+func (p *netlock) ingress34(g *engine.Gen, s *[262]uint64) {
+	if s[131] == 0x2 {
+		p.ingress33(g, s)
+	} else {
 		{
 			{
 				{
-					p.ingress78(g, s)
+					if s[134] != 0x0 {
+						{
+							{
+								{
+									// action NetlockIngress.pool.part3.txn_access
+									v915 := uint64(0)
+									_ = v915
+									v915 = p.r[22].Get64(s[132])
+									s[158] = engine.Sel((v915 == s[142]), 0x1, 0x0)
+									if s[134] == 0x2 {
+										{
+											v915 = s[142]
+										}
+									}
+									p.r[22].Set64(s[132], v915)
+									s[157] = v915
+								}
+							}
+						}
+					}
+					if s[137] != 0x0 {
+						{
+							{
+								{
+									// action NetlockIngress.pool.part3.hold_access
+									v917 := uint64(0)
+									_ = v917
+									v917 = p.r[26].Get64(s[132])
+									if (s[137] == 0x3) || (s[137] == 0x4) {
+										{
+											if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v917) >> 32) == s[149])) && (((v917) >> 32) != 0x0) {
+												{
+													s[165] = 0x1
+												}
+											}
+										}
+									}
+									if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
+										{
+											v917 = ((s[147])<<32 | s[148])
+										}
+									} else {
+										if (s[137] == 0x3) && (s[165] == 0x1) {
+											{
+												v917 = v917&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+											}
+										} else {
+											if (s[137] == 0x4) && (s[165] == 0x1) {
+												{
+													v917 = v917&^0xffffffff | (s[148])<<0&0xffffffff
+												}
+											}
+										}
+									}
+									p.r[26].Set64(s[132], v917)
+									s[163] = ((v917) >> 32)
+									s[164] = ((v917) & 0xffffffff)
+								}
+							}
+						}
+					}
+					if s[133] != 0x0 {
+						{
+							{
+								{
+									// action NetlockIngress.pool.part3.flags_access
+									v919 := uint64(0)
+									_ = v919
+									v919 = p.r[23].Get64(s[132])
+									if s[133] == 0x2 {
+										{
+											v919 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
+										}
+									} else {
+										if (s[133] == 0x3) && (s[165] == 0x1) {
+											{
+												v919 = v919&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+											}
+										} else {
+											if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
+												{
+													v919 = v919&^0xffffffff | (s[141])<<0&0xffffffff
+												}
+											} else {
+												if ((s[133] == 0x5) && (((v919) >> 56) == 0x1)) && (s[158] == 0x1) {
+													{
+														v919 = v919&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+														s[165] = 0x1
+													}
+												}
+											}
+										}
+									}
+									p.r[23].Set64(s[132], v919)
+									s[152] = ((v919) >> 56)
+									s[153] = ((v919) >> 48 & 0xff)
+									s[154] = ((v919) >> 40 & 0xff)
+									s[155] = ((v919) >> 32 & 0xff)
+									s[156] = ((v919) & 0xffffffff)
+								}
+							}
+						}
+					}
 					if s[135] != 0x0 {
 						{
 							{
@@ -9015,227 +8874,161 @@ func (p *netlock) ingress79(g *engine.Gen, s *[262]uint64) {
 	}
 }
 
-// ingress77 is a part of ingress, with actions NetlockIngress.pool.part2.txn_access, NetlockIngress.pool.part2.hold_access, NetlockIngress.pool.part2.flags_access.
-func (p *netlock) ingress77(g *engine.Gen, s *[262]uint64) {
-	if s[134] != 0x0 {
+// ingress33 is a part of ingress, with actions NetlockIngress.pool.part2.txn_access, NetlockIngress.pool.part2.hold_access, NetlockIngress.pool.part2.flags_access, NetlockIngress.pool.part2.who_access, NetlockIngress.pool.part2.ts_access.
+func (p *netlock) ingress33(g *engine.Gen, s *[262]uint64) {
+	{
 		{
 			{
-				{
-					// action NetlockIngress.pool.part2.txn_access
-					v904 := uint64(0)
-					_ = v904
-					v904 = p.r[17].Get64(s[132])
-					s[158] = engine.Sel((v904 == s[142]), 0x1, 0x0)
-					if s[134] == 0x2 {
+				if s[134] != 0x0 {
+					{
 						{
-							v904 = s[142]
-						}
-					}
-					p.r[17].Set64(s[132], v904)
-					s[157] = v904
-				}
-			}
-		}
-	}
-	if s[137] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part2.hold_access
-					v906 := uint64(0)
-					_ = v906
-					v906 = p.r[21].Get64(s[132])
-					if (s[137] == 0x3) || (s[137] == 0x4) {
-						{
-							if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v906) >> 32) == s[149])) && (((v906) >> 32) != 0x0) {
-								{
-									s[165] = 0x1
-								}
-							}
-						}
-					}
-					if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
-						{
-							v906 = ((s[147])<<32 | s[148])
-						}
-					} else {
-						if (s[137] == 0x3) && (s[165] == 0x1) {
 							{
-								v906 = v906&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
-							}
-						} else {
-							if (s[137] == 0x4) && (s[165] == 0x1) {
-								{
-									v906 = v906&^0xffffffff | (s[148])<<0&0xffffffff
-								}
-							}
-						}
-					}
-					p.r[21].Set64(s[132], v906)
-					s[163] = ((v906) >> 32)
-					s[164] = ((v906) & 0xffffffff)
-				}
-			}
-		}
-	}
-	if s[133] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part2.flags_access
-					v908 := uint64(0)
-					_ = v908
-					v908 = p.r[18].Get64(s[132])
-					if s[133] == 0x2 {
-						{
-							v908 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
-						}
-					} else {
-						if (s[133] == 0x3) && (s[165] == 0x1) {
-							{
-								v908 = v908&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
-							}
-						} else {
-							if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
-								{
-									v908 = v908&^0xffffffff | (s[141])<<0&0xffffffff
-								}
-							} else {
-								if ((s[133] == 0x5) && (((v908) >> 56) == 0x1)) && (s[158] == 0x1) {
+								// action NetlockIngress.pool.part2.txn_access
+								v904 := uint64(0)
+								_ = v904
+								v904 = p.r[17].Get64(s[132])
+								s[158] = engine.Sel((v904 == s[142]), 0x1, 0x0)
+								if s[134] == 0x2 {
 									{
-										v908 = v908&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
-										s[165] = 0x1
+										v904 = s[142]
 									}
 								}
+								p.r[17].Set64(s[132], v904)
+								s[157] = v904
 							}
 						}
 					}
-					p.r[18].Set64(s[132], v908)
-					s[152] = ((v908) >> 56)
-					s[153] = ((v908) >> 48 & 0xff)
-					s[154] = ((v908) >> 40 & 0xff)
-					s[155] = ((v908) >> 32 & 0xff)
-					s[156] = ((v908) & 0xffffffff)
+				}
+				if s[137] != 0x0 {
+					{
+						{
+							{
+								// action NetlockIngress.pool.part2.hold_access
+								v906 := uint64(0)
+								_ = v906
+								v906 = p.r[21].Get64(s[132])
+								if (s[137] == 0x3) || (s[137] == 0x4) {
+									{
+										if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v906) >> 32) == s[149])) && (((v906) >> 32) != 0x0) {
+											{
+												s[165] = 0x1
+											}
+										}
+									}
+								}
+								if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
+									{
+										v906 = ((s[147])<<32 | s[148])
+									}
+								} else {
+									if (s[137] == 0x3) && (s[165] == 0x1) {
+										{
+											v906 = v906&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+										}
+									} else {
+										if (s[137] == 0x4) && (s[165] == 0x1) {
+											{
+												v906 = v906&^0xffffffff | (s[148])<<0&0xffffffff
+											}
+										}
+									}
+								}
+								p.r[21].Set64(s[132], v906)
+								s[163] = ((v906) >> 32)
+								s[164] = ((v906) & 0xffffffff)
+							}
+						}
+					}
+				}
+				if s[133] != 0x0 {
+					{
+						{
+							{
+								// action NetlockIngress.pool.part2.flags_access
+								v908 := uint64(0)
+								_ = v908
+								v908 = p.r[18].Get64(s[132])
+								if s[133] == 0x2 {
+									{
+										v908 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
+									}
+								} else {
+									if (s[133] == 0x3) && (s[165] == 0x1) {
+										{
+											v908 = v908&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+										}
+									} else {
+										if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
+											{
+												v908 = v908&^0xffffffff | (s[141])<<0&0xffffffff
+											}
+										} else {
+											if ((s[133] == 0x5) && (((v908) >> 56) == 0x1)) && (s[158] == 0x1) {
+												{
+													v908 = v908&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+													s[165] = 0x1
+												}
+											}
+										}
+									}
+								}
+								p.r[18].Set64(s[132], v908)
+								s[152] = ((v908) >> 56)
+								s[153] = ((v908) >> 48 & 0xff)
+								s[154] = ((v908) >> 40 & 0xff)
+								s[155] = ((v908) >> 32 & 0xff)
+								s[156] = ((v908) & 0xffffffff)
+							}
+						}
+					}
+				}
+				if s[135] != 0x0 {
+					{
+						{
+							{
+								// action NetlockIngress.pool.part2.who_access
+								v910 := uint64(0)
+								_ = v910
+								v910 = p.r[19].Get64(s[132])
+								if s[135] == 0x2 {
+									{
+										v910 = (((s[143])<<16|s[144])<<16 | s[145])
+									}
+								}
+								p.r[19].Set64(s[132], v910)
+								s[159] = ((v910) >> 32)
+								s[160] = ((v910) >> 16 & 0xffff)
+								s[161] = ((v910) & 0xffff)
+							}
+						}
+					}
+				}
+				if s[136] != 0x0 {
+					{
+						{
+							{
+								// action NetlockIngress.pool.part2.ts_access
+								v912 := uint64(0)
+								_ = v912
+								v912 = p.r[20].Get64(s[132])
+								if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
+									{
+										v912 = s[146]
+									}
+								}
+								p.r[20].Set64(s[132], v912)
+								s[162] = v912
+							}
+						}
+					}
 				}
 			}
 		}
 	}
 }
 
-// ingress78 is a part of ingress, with actions NetlockIngress.pool.part3.txn_access, NetlockIngress.pool.part3.hold_access, NetlockIngress.pool.part3.flags_access.
-func (p *netlock) ingress78(g *engine.Gen, s *[262]uint64) {
-	if s[134] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part3.txn_access
-					v915 := uint64(0)
-					_ = v915
-					v915 = p.r[22].Get64(s[132])
-					s[158] = engine.Sel((v915 == s[142]), 0x1, 0x0)
-					if s[134] == 0x2 {
-						{
-							v915 = s[142]
-						}
-					}
-					p.r[22].Set64(s[132], v915)
-					s[157] = v915
-				}
-			}
-		}
-	}
-	if s[137] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part3.hold_access
-					v917 := uint64(0)
-					_ = v917
-					v917 = p.r[26].Get64(s[132])
-					if (s[137] == 0x3) || (s[137] == 0x4) {
-						{
-							if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v917) >> 32) == s[149])) && (((v917) >> 32) != 0x0) {
-								{
-									s[165] = 0x1
-								}
-							}
-						}
-					}
-					if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
-						{
-							v917 = ((s[147])<<32 | s[148])
-						}
-					} else {
-						if (s[137] == 0x3) && (s[165] == 0x1) {
-							{
-								v917 = v917&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
-							}
-						} else {
-							if (s[137] == 0x4) && (s[165] == 0x1) {
-								{
-									v917 = v917&^0xffffffff | (s[148])<<0&0xffffffff
-								}
-							}
-						}
-					}
-					p.r[26].Set64(s[132], v917)
-					s[163] = ((v917) >> 32)
-					s[164] = ((v917) & 0xffffffff)
-				}
-			}
-		}
-	}
-	if s[133] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part3.flags_access
-					v919 := uint64(0)
-					_ = v919
-					v919 = p.r[23].Get64(s[132])
-					if s[133] == 0x2 {
-						{
-							v919 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
-						}
-					} else {
-						if (s[133] == 0x3) && (s[165] == 0x1) {
-							{
-								v919 = v919&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
-							}
-						} else {
-							if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
-								{
-									v919 = v919&^0xffffffff | (s[141])<<0&0xffffffff
-								}
-							} else {
-								if ((s[133] == 0x5) && (((v919) >> 56) == 0x1)) && (s[158] == 0x1) {
-									{
-										v919 = v919&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
-										s[165] = 0x1
-									}
-								}
-							}
-						}
-					}
-					p.r[23].Set64(s[132], v919)
-					s[152] = ((v919) >> 56)
-					s[153] = ((v919) >> 48 & 0xff)
-					s[154] = ((v919) >> 40 & 0xff)
-					s[155] = ((v919) >> 32 & 0xff)
-					s[156] = ((v919) & 0xffffffff)
-				}
-			}
-		}
-	}
-}
-
-// ingress92 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access, NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, NetlockIngress.levels.level1.gnext_access.
-func (p *netlock) ingress92(g *engine.Gen, s *[262]uint64, v924 uint64, v925 uint64) {
-	_ = v925
-	s[168] = 0x2
-	s[171] = v924
-	s[170] = v925
-	s[178] = 0x1
+// ingress39 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access, NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, NetlockIngress.levels.level1.gnext_access, and 3 more.
+func (p *netlock) ingress39(g *engine.Gen, s *[262]uint64, v111 *uint64, v112 *uint64, v857 uint64, v924 uint64, v925 uint64) {
 	{
 		a931 := s[206]
 		_ = a931
@@ -9243,15 +9036,121 @@ func (p *netlock) ingress92(g *engine.Gen, s *[262]uint64, v924 uint64, v925 uin
 		_ = a932
 		{
 			if a931 == 0x0 {
-				p.ingress86(g, s, a932)
+				p.ingress38(g, s, a932)
 			} else {
 				{
-					p.ingress85(g, s, a932)
+					p.ingress37(g, s, a932)
 					{
 						a1009 := a932
 						_ = a1009
 						{
-							p.ingress84(g, s, a1009)
+							if s[176] != 0x0 {
+								{
+									{
+										{
+											// action NetlockIngress.levels.level0.head_access
+											v1011 := uint64(0)
+											_ = v1011
+											v1011 = p.r[27].Get32(a1009)
+											var r1014 uint64
+											_ = r1014
+											{
+												a1015 := v1011
+												_ = a1015
+												a1016 := s[179]
+												_ = a1016
+												{
+													if (((a1015 & 0x7fff) + 0x1) & 0xffff) == a1016 {
+														{
+															r1014 = ((a1015 & 0x8000) ^ 0x8000)
+															goto end1013
+														}
+													}
+													r1014 = ((a1015 + 0x1) & 0xffff)
+													goto end1013
+												}
+											end1013:
+											}
+											v1012 := uint64(r1014)
+											_ = v1012
+											s[185] = 0x0
+											if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v1011 & 0x7fff)) {
+												{
+													s[185] = 0x1
+												}
+											} else {
+												if (s[176] == 0x3) && (s[181] == 0x1) {
+													{
+														s[185] = 0x1
+													}
+												}
+											}
+											s[182] = v1011
+											if s[185] == 0x1 {
+												{
+													v1011 = v1012
+												}
+											} else {
+												if s[176] == 0x4 {
+													{
+														v1011 = 0x0
+													}
+												}
+											}
+											p.r[27].Set32(a1009, ((v1011) & 0xffff))
+											if s[176] == 0x3 {
+												{
+													s[182] = v1011
+												}
+											}
+										}
+									}
+								}
+							}
+							if s[177] != 0x0 {
+								{
+									{
+										{
+											// action NetlockIngress.levels.level0.tail_access
+											v1018 := uint64(0)
+											_ = v1018
+											v1018 = p.r[28].Get32(a1009)
+											s[183] = v1018
+											if (s[177] == 0x2) && (s[181] == 0x1) {
+												{
+													var r1020 uint64
+													_ = r1020
+													{
+														a1021 := v1018
+														_ = a1021
+														a1022 := s[179]
+														_ = a1022
+														{
+															if (((a1021 & 0x7fff) + 0x1) & 0xffff) == a1022 {
+																{
+																	r1020 = ((a1021 & 0x8000) ^ 0x8000)
+																	goto end1019
+																}
+															}
+															r1020 = ((a1021 + 0x1) & 0xffff)
+															goto end1019
+														}
+													end1019:
+													}
+													v1018 = r1020
+												}
+											} else {
+												if s[177] == 0x4 {
+													{
+														v1018 = 0x0
+													}
+												}
+											}
+											p.r[28].Set32(a1009, ((v1018) & 0xffff))
+										}
+									}
+								}
+							}
 							if s[178] != 0x0 {
 								{
 									{
@@ -9333,715 +9232,6 @@ func (p *netlock) ingress92(g *engine.Gen, s *[262]uint64, v924 uint64, v925 uin
 			}
 		}
 	}
-}
-
-// ingress86 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access, NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, NetlockIngress.levels.level1.gnext_access.
-func (p *netlock) ingress86(g *engine.Gen, s *[262]uint64, a932 uint64) {
-	{
-		p.ingress82(g, s, a932)
-		{
-			a959 := a932
-			_ = a959
-			{
-				p.ingress81(g, s, a959)
-				if s[178] != 0x0 {
-					{
-						{
-							{
-								// action NetlockIngress.levels.level1.gnext_access
-								v974 := uint64(0)
-								_ = v974
-								v974 = p.r[32].Get32(a959)
-								if (s[178] == 0x2) && (s[181] == 0x1) {
-									{
-										v974 = s[180]
-									}
-								} else {
-									if ((s[178] == 0x3) && (s[181] == 0x1)) && (v974 == s[182]) {
-										{
-											var r976 uint64
-											_ = r976
-											{
-												a977 := v974
-												_ = a977
-												a978 := s[179]
-												_ = a978
-												{
-													if (((a977 & 0x7fff) + 0x1) & 0xffff) == a978 {
-														{
-															r976 = ((a977 & 0x8000) ^ 0x8000)
-															goto end975
-														}
-													}
-													r976 = ((a977 + 0x1) & 0xffff)
-													goto end975
-												}
-											end975:
-											}
-											v974 = r976
-										}
-									} else {
-										if s[178] == 0x4 {
-											{
-												v974 = 0x0
-											}
-										} else {
-											if (s[178] == 0x5) && (s[181] == 0x1) {
-												{
-													var r980 uint64
-													_ = r980
-													{
-														a981 := s[183]
-														_ = a981
-														a982 := s[179]
-														_ = a982
-														{
-															if (((a981 & 0x7fff) + 0x1) & 0xffff) == a982 {
-																{
-																	r980 = ((a981 & 0x8000) ^ 0x8000)
-																	goto end979
-																}
-															}
-															r980 = ((a981 + 0x1) & 0xffff)
-															goto end979
-														}
-													end979:
-													}
-													v974 = r980
-												}
-											}
-										}
-									}
-								}
-								p.r[32].Set32(a959, ((v974) & 0xffff))
-								s[184] = v974
-							}
-						}
-					}
-				}
-			}
-		}
-	}
-}
-
-// ingress82 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access.
-func (p *netlock) ingress82(g *engine.Gen, s *[262]uint64, a932 uint64) {
-	{
-		a934 := a932
-		_ = a934
-		{
-			p.ingress80(g, s, a934)
-			if s[168] != 0x0 {
-				{
-					{
-						{
-							// action NetlockIngress.levels.level0.gnext_access
-							v949 := uint64(0)
-							_ = v949
-							v949 = p.r[29].Get32(a934)
-							if (s[168] == 0x2) && (s[171] == 0x1) {
-								{
-									v949 = s[170]
-								}
-							} else {
-								if ((s[168] == 0x3) && (s[171] == 0x1)) && (v949 == s[172]) {
-									{
-										var r951 uint64
-										_ = r951
-										{
-											a952 := v949
-											_ = a952
-											a953 := s[169]
-											_ = a953
-											{
-												if (((a952 & 0x7fff) + 0x1) & 0xffff) == a953 {
-													{
-														r951 = ((a952 & 0x8000) ^ 0x8000)
-														goto end950
-													}
-												}
-												r951 = ((a952 + 0x1) & 0xffff)
-												goto end950
-											}
-										end950:
-										}
-										v949 = r951
-									}
-								} else {
-									if s[168] == 0x4 {
-										{
-											v949 = 0x0
-										}
-									} else {
-										if (s[168] == 0x5) && (s[171] == 0x1) {
-											{
-												var r955 uint64
-												_ = r955
-												{
-													a956 := s[173]
-													_ = a956
-													a957 := s[169]
-													_ = a957
-													{
-														if (((a956 & 0x7fff) + 0x1) & 0xffff) == a957 {
-															{
-																r955 = ((a956 & 0x8000) ^ 0x8000)
-																goto end954
-															}
-														}
-														r955 = ((a956 + 0x1) & 0xffff)
-														goto end954
-													}
-												end954:
-												}
-												v949 = r955
-											}
-										}
-									}
-								}
-							}
-							p.r[29].Set32(a934, ((v949) & 0xffff))
-							s[174] = v949
-						}
-					}
-				}
-			}
-		}
-	}
-}
-
-// ingress80 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access.
-func (p *netlock) ingress80(g *engine.Gen, s *[262]uint64, a934 uint64) {
-	if s[166] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.levels.level0.head_access
-					v936 := uint64(0)
-					_ = v936
-					v936 = p.r[27].Get32(a934)
-					var r939 uint64
-					_ = r939
-					{
-						a940 := v936
-						_ = a940
-						a941 := s[169]
-						_ = a941
-						{
-							if (((a940 & 0x7fff) + 0x1) & 0xffff) == a941 {
-								{
-									r939 = ((a940 & 0x8000) ^ 0x8000)
-									goto end938
-								}
-							}
-							r939 = ((a940 + 0x1) & 0xffff)
-							goto end938
-						}
-					end938:
-					}
-					v937 := uint64(r939)
-					_ = v937
-					s[175] = 0x0
-					if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v936 & 0x7fff)) {
-						{
-							s[175] = 0x1
-						}
-					} else {
-						if (s[166] == 0x3) && (s[171] == 0x1) {
-							{
-								s[175] = 0x1
-							}
-						}
-					}
-					s[172] = v936
-					if s[175] == 0x1 {
-						{
-							v936 = v937
-						}
-					} else {
-						if s[166] == 0x4 {
-							{
-								v936 = 0x0
-							}
-						}
-					}
-					p.r[27].Set32(a934, ((v936) & 0xffff))
-					if s[166] == 0x3 {
-						{
-							s[172] = v936
-						}
-					}
-				}
-			}
-		}
-	}
-	if s[167] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.levels.level0.tail_access
-					v943 := uint64(0)
-					_ = v943
-					v943 = p.r[28].Get32(a934)
-					s[173] = v943
-					if (s[167] == 0x2) && (s[171] == 0x1) {
-						{
-							var r945 uint64
-							_ = r945
-							{
-								a946 := v943
-								_ = a946
-								a947 := s[169]
-								_ = a947
-								{
-									if (((a946 & 0x7fff) + 0x1) & 0xffff) == a947 {
-										{
-											r945 = ((a946 & 0x8000) ^ 0x8000)
-											goto end944
-										}
-									}
-									r945 = ((a946 + 0x1) & 0xffff)
-									goto end944
-								}
-							end944:
-							}
-							v943 = r945
-						}
-					} else {
-						if s[167] == 0x4 {
-							{
-								v943 = 0x0
-							}
-						}
-					}
-					p.r[28].Set32(a934, ((v943) & 0xffff))
-				}
-			}
-		}
-	}
-}
-
-// ingress81 is a part of ingress, with actions NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access.
-func (p *netlock) ingress81(g *engine.Gen, s *[262]uint64, a959 uint64) {
-	if s[176] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.levels.level1.head_access
-					v961 := uint64(0)
-					_ = v961
-					v961 = p.r[30].Get32(a959)
-					var r964 uint64
-					_ = r964
-					{
-						a965 := v961
-						_ = a965
-						a966 := s[179]
-						_ = a966
-						{
-							if (((a965 & 0x7fff) + 0x1) & 0xffff) == a966 {
-								{
-									r964 = ((a965 & 0x8000) ^ 0x8000)
-									goto end963
-								}
-							}
-							r964 = ((a965 + 0x1) & 0xffff)
-							goto end963
-						}
-					end963:
-					}
-					v962 := uint64(r964)
-					_ = v962
-					s[185] = 0x0
-					if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v961 & 0x7fff)) {
-						{
-							s[185] = 0x1
-						}
-					} else {
-						if (s[176] == 0x3) && (s[181] == 0x1) {
-							{
-								s[185] = 0x1
-							}
-						}
-					}
-					s[182] = v961
-					if s[185] == 0x1 {
-						{
-							v961 = v962
-						}
-					} else {
-						if s[176] == 0x4 {
-							{
-								v961 = 0x0
-							}
-						}
-					}
-					p.r[30].Set32(a959, ((v961) & 0xffff))
-					if s[176] == 0x3 {
-						{
-							s[182] = v961
-						}
-					}
-				}
-			}
-		}
-	}
-	if s[177] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.levels.level1.tail_access
-					v968 := uint64(0)
-					_ = v968
-					v968 = p.r[31].Get32(a959)
-					s[183] = v968
-					if (s[177] == 0x2) && (s[181] == 0x1) {
-						{
-							var r970 uint64
-							_ = r970
-							{
-								a971 := v968
-								_ = a971
-								a972 := s[179]
-								_ = a972
-								{
-									if (((a971 & 0x7fff) + 0x1) & 0xffff) == a972 {
-										{
-											r970 = ((a971 & 0x8000) ^ 0x8000)
-											goto end969
-										}
-									}
-									r970 = ((a971 + 0x1) & 0xffff)
-									goto end969
-								}
-							end969:
-							}
-							v968 = r970
-						}
-					} else {
-						if s[177] == 0x4 {
-							{
-								v968 = 0x0
-							}
-						}
-					}
-					p.r[31].Set32(a959, ((v968) & 0xffff))
-				}
-			}
-		}
-	}
-}
-
-// ingress85 is a part of ingress, with actions NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, NetlockIngress.levels.level1.gnext_access.
-func (p *netlock) ingress85(g *engine.Gen, s *[262]uint64, a932 uint64) {
-	{
-		a984 := a932
-		_ = a984
-		{
-			p.ingress83(g, s, a984)
-			if s[168] != 0x0 {
-				{
-					{
-						{
-							// action NetlockIngress.levels.level1.gnext_access
-							v999 := uint64(0)
-							_ = v999
-							v999 = p.r[32].Get32(a984)
-							if (s[168] == 0x2) && (s[171] == 0x1) {
-								{
-									v999 = s[170]
-								}
-							} else {
-								if ((s[168] == 0x3) && (s[171] == 0x1)) && (v999 == s[172]) {
-									{
-										var r1001 uint64
-										_ = r1001
-										{
-											a1002 := v999
-											_ = a1002
-											a1003 := s[169]
-											_ = a1003
-											{
-												if (((a1002 & 0x7fff) + 0x1) & 0xffff) == a1003 {
-													{
-														r1001 = ((a1002 & 0x8000) ^ 0x8000)
-														goto end1000
-													}
-												}
-												r1001 = ((a1002 + 0x1) & 0xffff)
-												goto end1000
-											}
-										end1000:
-										}
-										v999 = r1001
-									}
-								} else {
-									if s[168] == 0x4 {
-										{
-											v999 = 0x0
-										}
-									} else {
-										if (s[168] == 0x5) && (s[171] == 0x1) {
-											{
-												var r1005 uint64
-												_ = r1005
-												{
-													a1006 := s[173]
-													_ = a1006
-													a1007 := s[169]
-													_ = a1007
-													{
-														if (((a1006 & 0x7fff) + 0x1) & 0xffff) == a1007 {
-															{
-																r1005 = ((a1006 & 0x8000) ^ 0x8000)
-																goto end1004
-															}
-														}
-														r1005 = ((a1006 + 0x1) & 0xffff)
-														goto end1004
-													}
-												end1004:
-												}
-												v999 = r1005
-											}
-										}
-									}
-								}
-							}
-							p.r[32].Set32(a984, ((v999) & 0xffff))
-							s[174] = v999
-						}
-					}
-				}
-			}
-		}
-	}
-}
-
-// ingress83 is a part of ingress, with actions NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access.
-func (p *netlock) ingress83(g *engine.Gen, s *[262]uint64, a984 uint64) {
-	if s[166] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.levels.level1.head_access
-					v986 := uint64(0)
-					_ = v986
-					v986 = p.r[30].Get32(a984)
-					var r989 uint64
-					_ = r989
-					{
-						a990 := v986
-						_ = a990
-						a991 := s[169]
-						_ = a991
-						{
-							if (((a990 & 0x7fff) + 0x1) & 0xffff) == a991 {
-								{
-									r989 = ((a990 & 0x8000) ^ 0x8000)
-									goto end988
-								}
-							}
-							r989 = ((a990 + 0x1) & 0xffff)
-							goto end988
-						}
-					end988:
-					}
-					v987 := uint64(r989)
-					_ = v987
-					s[175] = 0x0
-					if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v986 & 0x7fff)) {
-						{
-							s[175] = 0x1
-						}
-					} else {
-						if (s[166] == 0x3) && (s[171] == 0x1) {
-							{
-								s[175] = 0x1
-							}
-						}
-					}
-					s[172] = v986
-					if s[175] == 0x1 {
-						{
-							v986 = v987
-						}
-					} else {
-						if s[166] == 0x4 {
-							{
-								v986 = 0x0
-							}
-						}
-					}
-					p.r[30].Set32(a984, ((v986) & 0xffff))
-					if s[166] == 0x3 {
-						{
-							s[172] = v986
-						}
-					}
-				}
-			}
-		}
-	}
-	if s[167] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.levels.level1.tail_access
-					v993 := uint64(0)
-					_ = v993
-					v993 = p.r[31].Get32(a984)
-					s[173] = v993
-					if (s[167] == 0x2) && (s[171] == 0x1) {
-						{
-							var r995 uint64
-							_ = r995
-							{
-								a996 := v993
-								_ = a996
-								a997 := s[169]
-								_ = a997
-								{
-									if (((a996 & 0x7fff) + 0x1) & 0xffff) == a997 {
-										{
-											r995 = ((a996 & 0x8000) ^ 0x8000)
-											goto end994
-										}
-									}
-									r995 = ((a996 + 0x1) & 0xffff)
-									goto end994
-								}
-							end994:
-							}
-							v993 = r995
-						}
-					} else {
-						if s[167] == 0x4 {
-							{
-								v993 = 0x0
-							}
-						}
-					}
-					p.r[31].Set32(a984, ((v993) & 0xffff))
-				}
-			}
-		}
-	}
-}
-
-// ingress84 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access.
-func (p *netlock) ingress84(g *engine.Gen, s *[262]uint64, a1009 uint64) {
-	if s[176] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.levels.level0.head_access
-					v1011 := uint64(0)
-					_ = v1011
-					v1011 = p.r[27].Get32(a1009)
-					var r1014 uint64
-					_ = r1014
-					{
-						a1015 := v1011
-						_ = a1015
-						a1016 := s[179]
-						_ = a1016
-						{
-							if (((a1015 & 0x7fff) + 0x1) & 0xffff) == a1016 {
-								{
-									r1014 = ((a1015 & 0x8000) ^ 0x8000)
-									goto end1013
-								}
-							}
-							r1014 = ((a1015 + 0x1) & 0xffff)
-							goto end1013
-						}
-					end1013:
-					}
-					v1012 := uint64(r1014)
-					_ = v1012
-					s[185] = 0x0
-					if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v1011 & 0x7fff)) {
-						{
-							s[185] = 0x1
-						}
-					} else {
-						if (s[176] == 0x3) && (s[181] == 0x1) {
-							{
-								s[185] = 0x1
-							}
-						}
-					}
-					s[182] = v1011
-					if s[185] == 0x1 {
-						{
-							v1011 = v1012
-						}
-					} else {
-						if s[176] == 0x4 {
-							{
-								v1011 = 0x0
-							}
-						}
-					}
-					p.r[27].Set32(a1009, ((v1011) & 0xffff))
-					if s[176] == 0x3 {
-						{
-							s[182] = v1011
-						}
-					}
-				}
-			}
-		}
-	}
-	if s[177] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.levels.level0.tail_access
-					v1018 := uint64(0)
-					_ = v1018
-					v1018 = p.r[28].Get32(a1009)
-					s[183] = v1018
-					if (s[177] == 0x2) && (s[181] == 0x1) {
-						{
-							var r1020 uint64
-							_ = r1020
-							{
-								a1021 := v1018
-								_ = a1021
-								a1022 := s[179]
-								_ = a1022
-								{
-									if (((a1021 & 0x7fff) + 0x1) & 0xffff) == a1022 {
-										{
-											r1020 = ((a1021 & 0x8000) ^ 0x8000)
-											goto end1019
-										}
-									}
-									r1020 = ((a1021 + 0x1) & 0xffff)
-									goto end1019
-								}
-							end1019:
-							}
-							v1018 = r1020
-						}
-					} else {
-						if s[177] == 0x4 {
-							{
-								v1018 = 0x0
-							}
-						}
-					}
-					p.r[28].Set32(a1009, ((v1018) & 0xffff))
-				}
-			}
-		}
-	}
-}
-
-// ingress93 is a part of ingress, with actions NetlockIngress.token_of, NetlockIngress.ans_grant_slot, NetlockIngress.ans_to_client.
-func (p *netlock) ingress93(g *engine.Gen, s *[262]uint64, v111 *uint64, v112 *uint64, v857 uint64, v924 uint64, v925 uint64) {
 	if s[218] == 0x1 {
 		{
 			v1033 := uint64(0)
@@ -10141,8 +9331,836 @@ func (p *netlock) ingress93(g *engine.Gen, s *[262]uint64, v111 *uint64, v112 *u
 	}
 }
 
-// ingress114 is a part of ingress, with actions NetlockIngress.use_level.
-func (p *netlock) ingress114(g *engine.Gen, s *[262]uint64) {
+// ingress38 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access, NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, NetlockIngress.levels.level1.gnext_access.
+func (p *netlock) ingress38(g *engine.Gen, s *[262]uint64, a932 uint64) {
+	{
+		p.ingress36(g, s, a932)
+		{
+			a959 := a932
+			_ = a959
+			{
+				if s[176] != 0x0 {
+					{
+						{
+							{
+								// action NetlockIngress.levels.level1.head_access
+								v961 := uint64(0)
+								_ = v961
+								v961 = p.r[30].Get32(a959)
+								var r964 uint64
+								_ = r964
+								{
+									a965 := v961
+									_ = a965
+									a966 := s[179]
+									_ = a966
+									{
+										if (((a965 & 0x7fff) + 0x1) & 0xffff) == a966 {
+											{
+												r964 = ((a965 & 0x8000) ^ 0x8000)
+												goto end963
+											}
+										}
+										r964 = ((a965 + 0x1) & 0xffff)
+										goto end963
+									}
+								end963:
+								}
+								v962 := uint64(r964)
+								_ = v962
+								s[185] = 0x0
+								if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v961 & 0x7fff)) {
+									{
+										s[185] = 0x1
+									}
+								} else {
+									if (s[176] == 0x3) && (s[181] == 0x1) {
+										{
+											s[185] = 0x1
+										}
+									}
+								}
+								s[182] = v961
+								if s[185] == 0x1 {
+									{
+										v961 = v962
+									}
+								} else {
+									if s[176] == 0x4 {
+										{
+											v961 = 0x0
+										}
+									}
+								}
+								p.r[30].Set32(a959, ((v961) & 0xffff))
+								if s[176] == 0x3 {
+									{
+										s[182] = v961
+									}
+								}
+							}
+						}
+					}
+				}
+				if s[177] != 0x0 {
+					{
+						{
+							{
+								// action NetlockIngress.levels.level1.tail_access
+								v968 := uint64(0)
+								_ = v968
+								v968 = p.r[31].Get32(a959)
+								s[183] = v968
+								if (s[177] == 0x2) && (s[181] == 0x1) {
+									{
+										var r970 uint64
+										_ = r970
+										{
+											a971 := v968
+											_ = a971
+											a972 := s[179]
+											_ = a972
+											{
+												if (((a971 & 0x7fff) + 0x1) & 0xffff) == a972 {
+													{
+														r970 = ((a971 & 0x8000) ^ 0x8000)
+														goto end969
+													}
+												}
+												r970 = ((a971 + 0x1) & 0xffff)
+												goto end969
+											}
+										end969:
+										}
+										v968 = r970
+									}
+								} else {
+									if s[177] == 0x4 {
+										{
+											v968 = 0x0
+										}
+									}
+								}
+								p.r[31].Set32(a959, ((v968) & 0xffff))
+							}
+						}
+					}
+				}
+				if s[178] != 0x0 {
+					{
+						{
+							{
+								// action NetlockIngress.levels.level1.gnext_access
+								v974 := uint64(0)
+								_ = v974
+								v974 = p.r[32].Get32(a959)
+								if (s[178] == 0x2) && (s[181] == 0x1) {
+									{
+										v974 = s[180]
+									}
+								} else {
+									if ((s[178] == 0x3) && (s[181] == 0x1)) && (v974 == s[182]) {
+										{
+											var r976 uint64
+											_ = r976
+											{
+												a977 := v974
+												_ = a977
+												a978 := s[179]
+												_ = a978
+												{
+													if (((a977 & 0x7fff) + 0x1) & 0xffff) == a978 {
+														{
+															r976 = ((a977 & 0x8000) ^ 0x8000)
+															goto end975
+														}
+													}
+													r976 = ((a977 + 0x1) & 0xffff)
+													goto end975
+												}
+											end975:
+											}
+											v974 = r976
+										}
+									} else {
+										if s[178] == 0x4 {
+											{
+												v974 = 0x0
+											}
+										} else {
+											if (s[178] == 0x5) && (s[181] == 0x1) {
+												{
+													var r980 uint64
+													_ = r980
+													{
+														a981 := s[183]
+														_ = a981
+														a982 := s[179]
+														_ = a982
+														{
+															if (((a981 & 0x7fff) + 0x1) & 0xffff) == a982 {
+																{
+																	r980 = ((a981 & 0x8000) ^ 0x8000)
+																	goto end979
+																}
+															}
+															r980 = ((a981 + 0x1) & 0xffff)
+															goto end979
+														}
+													end979:
+													}
+													v974 = r980
+												}
+											}
+										}
+									}
+								}
+								p.r[32].Set32(a959, ((v974) & 0xffff))
+								s[184] = v974
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ingress36 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access.
+func (p *netlock) ingress36(g *engine.Gen, s *[262]uint64, a932 uint64) {
+	{
+		a934 := a932
+		_ = a934
+		{
+			if s[166] != 0x0 {
+				{
+					{
+						{
+							// action NetlockIngress.levels.level0.head_access
+							v936 := uint64(0)
+							_ = v936
+							v936 = p.r[27].Get32(a934)
+							var r939 uint64
+							_ = r939
+							{
+								a940 := v936
+								_ = a940
+								a941 := s[169]
+								_ = a941
+								{
+									if (((a940 & 0x7fff) + 0x1) & 0xffff) == a941 {
+										{
+											r939 = ((a940 & 0x8000) ^ 0x8000)
+											goto end938
+										}
+									}
+									r939 = ((a940 + 0x1) & 0xffff)
+									goto end938
+								}
+							end938:
+							}
+							v937 := uint64(r939)
+							_ = v937
+							s[175] = 0x0
+							if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v936 & 0x7fff)) {
+								{
+									s[175] = 0x1
+								}
+							} else {
+								if (s[166] == 0x3) && (s[171] == 0x1) {
+									{
+										s[175] = 0x1
+									}
+								}
+							}
+							s[172] = v936
+							if s[175] == 0x1 {
+								{
+									v936 = v937
+								}
+							} else {
+								if s[166] == 0x4 {
+									{
+										v936 = 0x0
+									}
+								}
+							}
+							p.r[27].Set32(a934, ((v936) & 0xffff))
+							if s[166] == 0x3 {
+								{
+									s[172] = v936
+								}
+							}
+						}
+					}
+				}
+			}
+			if s[167] != 0x0 {
+				{
+					{
+						{
+							// action NetlockIngress.levels.level0.tail_access
+							v943 := uint64(0)
+							_ = v943
+							v943 = p.r[28].Get32(a934)
+							s[173] = v943
+							if (s[167] == 0x2) && (s[171] == 0x1) {
+								{
+									var r945 uint64
+									_ = r945
+									{
+										a946 := v943
+										_ = a946
+										a947 := s[169]
+										_ = a947
+										{
+											if (((a946 & 0x7fff) + 0x1) & 0xffff) == a947 {
+												{
+													r945 = ((a946 & 0x8000) ^ 0x8000)
+													goto end944
+												}
+											}
+											r945 = ((a946 + 0x1) & 0xffff)
+											goto end944
+										}
+									end944:
+									}
+									v943 = r945
+								}
+							} else {
+								if s[167] == 0x4 {
+									{
+										v943 = 0x0
+									}
+								}
+							}
+							p.r[28].Set32(a934, ((v943) & 0xffff))
+						}
+					}
+				}
+			}
+			if s[168] != 0x0 {
+				{
+					{
+						{
+							// action NetlockIngress.levels.level0.gnext_access
+							v949 := uint64(0)
+							_ = v949
+							v949 = p.r[29].Get32(a934)
+							if (s[168] == 0x2) && (s[171] == 0x1) {
+								{
+									v949 = s[170]
+								}
+							} else {
+								if ((s[168] == 0x3) && (s[171] == 0x1)) && (v949 == s[172]) {
+									{
+										var r951 uint64
+										_ = r951
+										{
+											a952 := v949
+											_ = a952
+											a953 := s[169]
+											_ = a953
+											{
+												if (((a952 & 0x7fff) + 0x1) & 0xffff) == a953 {
+													{
+														r951 = ((a952 & 0x8000) ^ 0x8000)
+														goto end950
+													}
+												}
+												r951 = ((a952 + 0x1) & 0xffff)
+												goto end950
+											}
+										end950:
+										}
+										v949 = r951
+									}
+								} else {
+									if s[168] == 0x4 {
+										{
+											v949 = 0x0
+										}
+									} else {
+										if (s[168] == 0x5) && (s[171] == 0x1) {
+											{
+												var r955 uint64
+												_ = r955
+												{
+													a956 := s[173]
+													_ = a956
+													a957 := s[169]
+													_ = a957
+													{
+														if (((a956 & 0x7fff) + 0x1) & 0xffff) == a957 {
+															{
+																r955 = ((a956 & 0x8000) ^ 0x8000)
+																goto end954
+															}
+														}
+														r955 = ((a956 + 0x1) & 0xffff)
+														goto end954
+													}
+												end954:
+												}
+												v949 = r955
+											}
+										}
+									}
+								}
+							}
+							p.r[29].Set32(a934, ((v949) & 0xffff))
+							s[174] = v949
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ingress37 is a part of ingress, with actions NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, NetlockIngress.levels.level1.gnext_access.
+func (p *netlock) ingress37(g *engine.Gen, s *[262]uint64, a932 uint64) {
+	{
+		a984 := a932
+		_ = a984
+		{
+			if s[166] != 0x0 {
+				{
+					{
+						{
+							// action NetlockIngress.levels.level1.head_access
+							v986 := uint64(0)
+							_ = v986
+							v986 = p.r[30].Get32(a984)
+							var r989 uint64
+							_ = r989
+							{
+								a990 := v986
+								_ = a990
+								a991 := s[169]
+								_ = a991
+								{
+									if (((a990 & 0x7fff) + 0x1) & 0xffff) == a991 {
+										{
+											r989 = ((a990 & 0x8000) ^ 0x8000)
+											goto end988
+										}
+									}
+									r989 = ((a990 + 0x1) & 0xffff)
+									goto end988
+								}
+							end988:
+							}
+							v987 := uint64(r989)
+							_ = v987
+							s[175] = 0x0
+							if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v986 & 0x7fff)) {
+								{
+									s[175] = 0x1
+								}
+							} else {
+								if (s[166] == 0x3) && (s[171] == 0x1) {
+									{
+										s[175] = 0x1
+									}
+								}
+							}
+							s[172] = v986
+							if s[175] == 0x1 {
+								{
+									v986 = v987
+								}
+							} else {
+								if s[166] == 0x4 {
+									{
+										v986 = 0x0
+									}
+								}
+							}
+							p.r[30].Set32(a984, ((v986) & 0xffff))
+							if s[166] == 0x3 {
+								{
+									s[172] = v986
+								}
+							}
+						}
+					}
+				}
+			}
+			if s[167] != 0x0 {
+				{
+					{
+						{
+							// action NetlockIngress.levels.level1.tail_access
+							v993 := uint64(0)
+							_ = v993
+							v993 = p.r[31].Get32(a984)
+							s[173] = v993
+							if (s[167] == 0x2) && (s[171] == 0x1) {
+								{
+									var r995 uint64
+									_ = r995
+									{
+										a996 := v993
+										_ = a996
+										a997 := s[169]
+										_ = a997
+										{
+											if (((a996 & 0x7fff) + 0x1) & 0xffff) == a997 {
+												{
+													r995 = ((a996 & 0x8000) ^ 0x8000)
+													goto end994
+												}
+											}
+											r995 = ((a996 + 0x1) & 0xffff)
+											goto end994
+										}
+									end994:
+									}
+									v993 = r995
+								}
+							} else {
+								if s[167] == 0x4 {
+									{
+										v993 = 0x0
+									}
+								}
+							}
+							p.r[31].Set32(a984, ((v993) & 0xffff))
+						}
+					}
+				}
+			}
+			if s[168] != 0x0 {
+				{
+					{
+						{
+							// action NetlockIngress.levels.level1.gnext_access
+							v999 := uint64(0)
+							_ = v999
+							v999 = p.r[32].Get32(a984)
+							if (s[168] == 0x2) && (s[171] == 0x1) {
+								{
+									v999 = s[170]
+								}
+							} else {
+								if ((s[168] == 0x3) && (s[171] == 0x1)) && (v999 == s[172]) {
+									{
+										var r1001 uint64
+										_ = r1001
+										{
+											a1002 := v999
+											_ = a1002
+											a1003 := s[169]
+											_ = a1003
+											{
+												if (((a1002 & 0x7fff) + 0x1) & 0xffff) == a1003 {
+													{
+														r1001 = ((a1002 & 0x8000) ^ 0x8000)
+														goto end1000
+													}
+												}
+												r1001 = ((a1002 + 0x1) & 0xffff)
+												goto end1000
+											}
+										end1000:
+										}
+										v999 = r1001
+									}
+								} else {
+									if s[168] == 0x4 {
+										{
+											v999 = 0x0
+										}
+									} else {
+										if (s[168] == 0x5) && (s[171] == 0x1) {
+											{
+												var r1005 uint64
+												_ = r1005
+												{
+													a1006 := s[173]
+													_ = a1006
+													a1007 := s[169]
+													_ = a1007
+													{
+														if (((a1006 & 0x7fff) + 0x1) & 0xffff) == a1007 {
+															{
+																r1005 = ((a1006 & 0x8000) ^ 0x8000)
+																goto end1004
+															}
+														}
+														r1005 = ((a1006 + 0x1) & 0xffff)
+														goto end1004
+													}
+												end1004:
+												}
+												v999 = r1005
+											}
+										}
+									}
+								}
+							}
+							p.r[32].Set32(a984, ((v999) & 0xffff))
+							s[174] = v999
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ingress84 is a part of ingress, with actions NetlockIngress.use_level, NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access, NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, and 26 more.
+func (p *netlock) ingress84(g *engine.Gen, s *[262]uint64, v112 *uint64) {
+	{
+		p.ingress52(g, s)
+		v1150 := uint64(s[172])
+		_ = v1150
+		v1151 := uint64(0x0)
+		_ = v1151
+		v1152 := uint64(0x0)
+		_ = v1152
+		if s[78] > 0x0 {
+			{
+				{
+					a1154 := v1150
+					_ = a1154
+					{
+						// action NetlockIngress.slot_at
+						v1155 := uint64(((s[207] + (a1154 & 0x7fff)) & 0xffffffff))
+						_ = v1155
+						s[131] = ((v1155) >> (p.c[3]) & 0x3)
+						s[132] = (v1155 & p.c[4])
+						s[214] = v1155
+					}
+				}
+				s[133] = 0x1
+				{
+					{
+						if s[131] == 0x0 {
+							{
+								{
+									{
+										if s[134] != 0x0 {
+											{
+												{
+													{
+														// action NetlockIngress.pool.part0.txn_access
+														v1159 := uint64(0)
+														_ = v1159
+														v1159 = p.r[7].Get64(s[132])
+														s[158] = engine.Sel((v1159 == s[142]), 0x1, 0x0)
+														if s[134] == 0x2 {
+															{
+																v1159 = s[142]
+															}
+														}
+														p.r[7].Set64(s[132], v1159)
+														s[157] = v1159
+													}
+												}
+											}
+										}
+										if s[137] != 0x0 {
+											{
+												{
+													{
+														// action NetlockIngress.pool.part0.hold_access
+														v1161 := uint64(0)
+														_ = v1161
+														v1161 = p.r[11].Get64(s[132])
+														if (s[137] == 0x3) || (s[137] == 0x4) {
+															{
+																if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v1161) >> 32) == s[149])) && (((v1161) >> 32) != 0x0) {
+																	{
+																		s[165] = 0x1
+																	}
+																}
+															}
+														}
+														if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
+															{
+																v1161 = ((s[147])<<32 | s[148])
+															}
+														} else {
+															if (s[137] == 0x3) && (s[165] == 0x1) {
+																{
+																	v1161 = v1161&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+																}
+															} else {
+																if (s[137] == 0x4) && (s[165] == 0x1) {
+																	{
+																		v1161 = v1161&^0xffffffff | (s[148])<<0&0xffffffff
+																	}
+																}
+															}
+														}
+														p.r[11].Set64(s[132], v1161)
+														s[163] = ((v1161) >> 32)
+														s[164] = ((v1161) & 0xffffffff)
+													}
+												}
+											}
+										}
+										if s[133] != 0x0 {
+											{
+												{
+													{
+														// action NetlockIngress.pool.part0.flags_access
+														v1163 := uint64(0)
+														_ = v1163
+														v1163 = p.r[8].Get64(s[132])
+														if s[133] == 0x2 {
+															{
+																v1163 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
+															}
+														} else {
+															if (s[133] == 0x3) && (s[165] == 0x1) {
+																{
+																	v1163 = v1163&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+																}
+															} else {
+																if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
+																	{
+																		v1163 = v1163&^0xffffffff | (s[141])<<0&0xffffffff
+																	}
+																} else {
+																	if ((s[133] == 0x5) && (((v1163) >> 56) == 0x1)) && (s[158] == 0x1) {
+																		{
+																			v1163 = v1163&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+																			s[165] = 0x1
+																		}
+																	}
+																}
+															}
+														}
+														p.r[8].Set64(s[132], v1163)
+														s[152] = ((v1163) >> 56)
+														s[153] = ((v1163) >> 48 & 0xff)
+														s[154] = ((v1163) >> 40 & 0xff)
+														s[155] = ((v1163) >> 32 & 0xff)
+														s[156] = ((v1163) & 0xffffffff)
+													}
+												}
+											}
+										}
+										if s[135] != 0x0 {
+											{
+												{
+													{
+														// action NetlockIngress.pool.part0.who_access
+														v1165 := uint64(0)
+														_ = v1165
+														v1165 = p.r[9].Get64(s[132])
+														if s[135] == 0x2 {
+															{
+																v1165 = (((s[143])<<16|s[144])<<16 | s[145])
+															}
+														}
+														p.r[9].Set64(s[132], v1165)
+														s[159] = ((v1165) >> 32)
+														s[160] = ((v1165) >> 16 & 0xffff)
+														s[161] = ((v1165) & 0xffff)
+													}
+												}
+											}
+										}
+										if s[136] != 0x0 {
+											{
+												{
+													{
+														// action NetlockIngress.pool.part0.ts_access
+														v1167 := uint64(0)
+														_ = v1167
+														v1167 = p.r[10].Get64(s[132])
+														if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
+															{
+																v1167 = s[146]
+															}
+														}
+														p.r[10].Set64(s[132], v1167)
+														s[162] = v1167
+													}
+												}
+											}
+										}
+									}
+								}
+							}
+						} else {
+							p.ingress47(g, s)
+						}
+					}
+				}
+				if s[152] != 0x1 {
+					{
+						v1151 = 0x1
+					}
+				}
+				if s[152] == 0x2 {
+					{
+						v1152 = 0x1
+					}
+				}
+			}
+		}
+		p.ingress51(g, s, v1150, v1151, v1152)
+		if v1151 == 0x1 {
+			{
+				s[78] = ((s[78] - 0x1) & 0xffff)
+				s[79] = 0x1
+				s[76] = 0x0
+				(*v112) = 0x1
+			}
+		} else {
+			{
+				if ((((s[226] + s[227]) & 0xffff) == 0x0) && (s[228] > 0x0)) && (s[193] == 0x0) {
+					{
+						{
+							{
+								// action NetlockIngress.ans_queue_empty
+								{
+									{
+										// action NetlockIngress.ans_to_server
+										s[80] = 0x1
+										s[81] = 0x0
+										s[82] = 0x1
+										s[104] = s[187]
+										s[83] = s[203]
+										s[84] = s[189]
+										s[85] = s[204]
+										s[86] = s[188]
+										s[88] = 0x22b8
+										s[87] = s[201]
+										s[89] = s[202]
+										s[90] = 0x6
+										s[91] = 0x0
+										s[92] = 0x0
+										s[93] = 0x0
+										s[94] = 0x0
+										s[95] = 0x0
+										s[96] = s[37]
+										s[97] = 0x0
+										s[98] = 0x0
+										s[99] = 0x0
+										s[100] = 0x0
+										s[101] = 0x0
+										s[102] = 0x0
+										s[103] = 0x0
+									}
+								}
+								s[103] = engine.Sel((s[196] < s[198]), s[196], s[198])
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ingress52 is a part of ingress, with actions NetlockIngress.use_level, NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access, NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, and 1 more.
+func (p *netlock) ingress52(g *engine.Gen, s *[262]uint64) {
 	{
 		a1046 := s[77]
 		_ = a1046
@@ -10174,10 +10192,6 @@ func (p *netlock) ingress114(g *engine.Gen, s *[262]uint64) {
 	}
 	s[166] = 0x3
 	s[171] = s[79]
-}
-
-// ingress115 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access, NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, NetlockIngress.levels.level1.gnext_access.
-func (p *netlock) ingress115(g *engine.Gen, s *[262]uint64) {
 	{
 		a1048 := s[206]
 		_ = a1048
@@ -10185,15 +10199,121 @@ func (p *netlock) ingress115(g *engine.Gen, s *[262]uint64) {
 		_ = a1049
 		{
 			if a1048 == 0x0 {
-				p.ingress100(g, s, a1049)
+				p.ingress44(g, s, a1049)
 			} else {
 				{
-					p.ingress99(g, s, a1049)
+					p.ingress43(g, s, a1049)
 					{
 						a1126 := a1049
 						_ = a1126
 						{
-							p.ingress98(g, s, a1126)
+							if s[176] != 0x0 {
+								{
+									{
+										{
+											// action NetlockIngress.levels.level0.head_access
+											v1128 := uint64(0)
+											_ = v1128
+											v1128 = p.r[27].Get32(a1126)
+											var r1131 uint64
+											_ = r1131
+											{
+												a1132 := v1128
+												_ = a1132
+												a1133 := s[179]
+												_ = a1133
+												{
+													if (((a1132 & 0x7fff) + 0x1) & 0xffff) == a1133 {
+														{
+															r1131 = ((a1132 & 0x8000) ^ 0x8000)
+															goto end1130
+														}
+													}
+													r1131 = ((a1132 + 0x1) & 0xffff)
+													goto end1130
+												}
+											end1130:
+											}
+											v1129 := uint64(r1131)
+											_ = v1129
+											s[185] = 0x0
+											if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v1128 & 0x7fff)) {
+												{
+													s[185] = 0x1
+												}
+											} else {
+												if (s[176] == 0x3) && (s[181] == 0x1) {
+													{
+														s[185] = 0x1
+													}
+												}
+											}
+											s[182] = v1128
+											if s[185] == 0x1 {
+												{
+													v1128 = v1129
+												}
+											} else {
+												if s[176] == 0x4 {
+													{
+														v1128 = 0x0
+													}
+												}
+											}
+											p.r[27].Set32(a1126, ((v1128) & 0xffff))
+											if s[176] == 0x3 {
+												{
+													s[182] = v1128
+												}
+											}
+										}
+									}
+								}
+							}
+							if s[177] != 0x0 {
+								{
+									{
+										{
+											// action NetlockIngress.levels.level0.tail_access
+											v1135 := uint64(0)
+											_ = v1135
+											v1135 = p.r[28].Get32(a1126)
+											s[183] = v1135
+											if (s[177] == 0x2) && (s[181] == 0x1) {
+												{
+													var r1137 uint64
+													_ = r1137
+													{
+														a1138 := v1135
+														_ = a1138
+														a1139 := s[179]
+														_ = a1139
+														{
+															if (((a1138 & 0x7fff) + 0x1) & 0xffff) == a1139 {
+																{
+																	r1137 = ((a1138 & 0x8000) ^ 0x8000)
+																	goto end1136
+																}
+															}
+															r1137 = ((a1138 + 0x1) & 0xffff)
+															goto end1136
+														}
+													end1136:
+													}
+													v1135 = r1137
+												}
+											} else {
+												if s[177] == 0x4 {
+													{
+														v1135 = 0x0
+													}
+												}
+											}
+											p.r[28].Set32(a1126, ((v1135) & 0xffff))
+										}
+									}
+								}
+							}
 							if s[178] != 0x0 {
 								{
 									{
@@ -10277,15 +10397,121 @@ func (p *netlock) ingress115(g *engine.Gen, s *[262]uint64) {
 	}
 }
 
-// ingress100 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access, NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, NetlockIngress.levels.level1.gnext_access.
-func (p *netlock) ingress100(g *engine.Gen, s *[262]uint64, a1049 uint64) {
+// ingress44 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access, NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, NetlockIngress.levels.level1.gnext_access.
+func (p *netlock) ingress44(g *engine.Gen, s *[262]uint64, a1049 uint64) {
 	{
-		p.ingress96(g, s, a1049)
+		p.ingress42(g, s, a1049)
 		{
 			a1076 := a1049
 			_ = a1076
 			{
-				p.ingress95(g, s, a1076)
+				if s[176] != 0x0 {
+					{
+						{
+							{
+								// action NetlockIngress.levels.level1.head_access
+								v1078 := uint64(0)
+								_ = v1078
+								v1078 = p.r[30].Get32(a1076)
+								var r1081 uint64
+								_ = r1081
+								{
+									a1082 := v1078
+									_ = a1082
+									a1083 := s[179]
+									_ = a1083
+									{
+										if (((a1082 & 0x7fff) + 0x1) & 0xffff) == a1083 {
+											{
+												r1081 = ((a1082 & 0x8000) ^ 0x8000)
+												goto end1080
+											}
+										}
+										r1081 = ((a1082 + 0x1) & 0xffff)
+										goto end1080
+									}
+								end1080:
+								}
+								v1079 := uint64(r1081)
+								_ = v1079
+								s[185] = 0x0
+								if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v1078 & 0x7fff)) {
+									{
+										s[185] = 0x1
+									}
+								} else {
+									if (s[176] == 0x3) && (s[181] == 0x1) {
+										{
+											s[185] = 0x1
+										}
+									}
+								}
+								s[182] = v1078
+								if s[185] == 0x1 {
+									{
+										v1078 = v1079
+									}
+								} else {
+									if s[176] == 0x4 {
+										{
+											v1078 = 0x0
+										}
+									}
+								}
+								p.r[30].Set32(a1076, ((v1078) & 0xffff))
+								if s[176] == 0x3 {
+									{
+										s[182] = v1078
+									}
+								}
+							}
+						}
+					}
+				}
+				if s[177] != 0x0 {
+					{
+						{
+							{
+								// action NetlockIngress.levels.level1.tail_access
+								v1085 := uint64(0)
+								_ = v1085
+								v1085 = p.r[31].Get32(a1076)
+								s[183] = v1085
+								if (s[177] == 0x2) && (s[181] == 0x1) {
+									{
+										var r1087 uint64
+										_ = r1087
+										{
+											a1088 := v1085
+											_ = a1088
+											a1089 := s[179]
+											_ = a1089
+											{
+												if (((a1088 & 0x7fff) + 0x1) & 0xffff) == a1089 {
+													{
+														r1087 = ((a1088 & 0x8000) ^ 0x8000)
+														goto end1086
+													}
+												}
+												r1087 = ((a1088 + 0x1) & 0xffff)
+												goto end1086
+											}
+										end1086:
+										}
+										v1085 = r1087
+									}
+								} else {
+									if s[177] == 0x4 {
+										{
+											v1085 = 0x0
+										}
+									}
+								}
+								p.r[31].Set32(a1076, ((v1085) & 0xffff))
+							}
+						}
+					}
+				}
 				if s[178] != 0x0 {
 					{
 						{
@@ -10366,13 +10592,119 @@ func (p *netlock) ingress100(g *engine.Gen, s *[262]uint64, a1049 uint64) {
 	}
 }
 
-// ingress96 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access.
-func (p *netlock) ingress96(g *engine.Gen, s *[262]uint64, a1049 uint64) {
+// ingress42 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access.
+func (p *netlock) ingress42(g *engine.Gen, s *[262]uint64, a1049 uint64) {
 	{
 		a1051 := a1049
 		_ = a1051
 		{
-			p.ingress94(g, s, a1051)
+			if s[166] != 0x0 {
+				{
+					{
+						{
+							// action NetlockIngress.levels.level0.head_access
+							v1053 := uint64(0)
+							_ = v1053
+							v1053 = p.r[27].Get32(a1051)
+							var r1056 uint64
+							_ = r1056
+							{
+								a1057 := v1053
+								_ = a1057
+								a1058 := s[169]
+								_ = a1058
+								{
+									if (((a1057 & 0x7fff) + 0x1) & 0xffff) == a1058 {
+										{
+											r1056 = ((a1057 & 0x8000) ^ 0x8000)
+											goto end1055
+										}
+									}
+									r1056 = ((a1057 + 0x1) & 0xffff)
+									goto end1055
+								}
+							end1055:
+							}
+							v1054 := uint64(r1056)
+							_ = v1054
+							s[175] = 0x0
+							if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v1053 & 0x7fff)) {
+								{
+									s[175] = 0x1
+								}
+							} else {
+								if (s[166] == 0x3) && (s[171] == 0x1) {
+									{
+										s[175] = 0x1
+									}
+								}
+							}
+							s[172] = v1053
+							if s[175] == 0x1 {
+								{
+									v1053 = v1054
+								}
+							} else {
+								if s[166] == 0x4 {
+									{
+										v1053 = 0x0
+									}
+								}
+							}
+							p.r[27].Set32(a1051, ((v1053) & 0xffff))
+							if s[166] == 0x3 {
+								{
+									s[172] = v1053
+								}
+							}
+						}
+					}
+				}
+			}
+			if s[167] != 0x0 {
+				{
+					{
+						{
+							// action NetlockIngress.levels.level0.tail_access
+							v1060 := uint64(0)
+							_ = v1060
+							v1060 = p.r[28].Get32(a1051)
+							s[173] = v1060
+							if (s[167] == 0x2) && (s[171] == 0x1) {
+								{
+									var r1062 uint64
+									_ = r1062
+									{
+										a1063 := v1060
+										_ = a1063
+										a1064 := s[169]
+										_ = a1064
+										{
+											if (((a1063 & 0x7fff) + 0x1) & 0xffff) == a1064 {
+												{
+													r1062 = ((a1063 & 0x8000) ^ 0x8000)
+													goto end1061
+												}
+											}
+											r1062 = ((a1063 + 0x1) & 0xffff)
+											goto end1061
+										}
+									end1061:
+									}
+									v1060 = r1062
+								}
+							} else {
+								if s[167] == 0x4 {
+									{
+										v1060 = 0x0
+									}
+								}
+							}
+							p.r[28].Set32(a1051, ((v1060) & 0xffff))
+						}
+					}
+				}
+			}
 			if s[168] != 0x0 {
 				{
 					{
@@ -10452,235 +10784,119 @@ func (p *netlock) ingress96(g *engine.Gen, s *[262]uint64, a1049 uint64) {
 	}
 }
 
-// ingress94 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access.
-func (p *netlock) ingress94(g *engine.Gen, s *[262]uint64, a1051 uint64) {
-	if s[166] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.levels.level0.head_access
-					v1053 := uint64(0)
-					_ = v1053
-					v1053 = p.r[27].Get32(a1051)
-					var r1056 uint64
-					_ = r1056
-					{
-						a1057 := v1053
-						_ = a1057
-						a1058 := s[169]
-						_ = a1058
-						{
-							if (((a1057 & 0x7fff) + 0x1) & 0xffff) == a1058 {
-								{
-									r1056 = ((a1057 & 0x8000) ^ 0x8000)
-									goto end1055
-								}
-							}
-							r1056 = ((a1057 + 0x1) & 0xffff)
-							goto end1055
-						}
-					end1055:
-					}
-					v1054 := uint64(r1056)
-					_ = v1054
-					s[175] = 0x0
-					if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v1053 & 0x7fff)) {
-						{
-							s[175] = 0x1
-						}
-					} else {
-						if (s[166] == 0x3) && (s[171] == 0x1) {
-							{
-								s[175] = 0x1
-							}
-						}
-					}
-					s[172] = v1053
-					if s[175] == 0x1 {
-						{
-							v1053 = v1054
-						}
-					} else {
-						if s[166] == 0x4 {
-							{
-								v1053 = 0x0
-							}
-						}
-					}
-					p.r[27].Set32(a1051, ((v1053) & 0xffff))
-					if s[166] == 0x3 {
-						{
-							s[172] = v1053
-						}
-					}
-				}
-			}
-		}
-	}
-	if s[167] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.levels.level0.tail_access
-					v1060 := uint64(0)
-					_ = v1060
-					v1060 = p.r[28].Get32(a1051)
-					s[173] = v1060
-					if (s[167] == 0x2) && (s[171] == 0x1) {
-						{
-							var r1062 uint64
-							_ = r1062
-							{
-								a1063 := v1060
-								_ = a1063
-								a1064 := s[169]
-								_ = a1064
-								{
-									if (((a1063 & 0x7fff) + 0x1) & 0xffff) == a1064 {
-										{
-											r1062 = ((a1063 & 0x8000) ^ 0x8000)
-											goto end1061
-										}
-									}
-									r1062 = ((a1063 + 0x1) & 0xffff)
-									goto end1061
-								}
-							end1061:
-							}
-							v1060 = r1062
-						}
-					} else {
-						if s[167] == 0x4 {
-							{
-								v1060 = 0x0
-							}
-						}
-					}
-					p.r[28].Set32(a1051, ((v1060) & 0xffff))
-				}
-			}
-		}
-	}
-}
-
-// ingress95 is a part of ingress, with actions NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access.
-func (p *netlock) ingress95(g *engine.Gen, s *[262]uint64, a1076 uint64) {
-	if s[176] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.levels.level1.head_access
-					v1078 := uint64(0)
-					_ = v1078
-					v1078 = p.r[30].Get32(a1076)
-					var r1081 uint64
-					_ = r1081
-					{
-						a1082 := v1078
-						_ = a1082
-						a1083 := s[179]
-						_ = a1083
-						{
-							if (((a1082 & 0x7fff) + 0x1) & 0xffff) == a1083 {
-								{
-									r1081 = ((a1082 & 0x8000) ^ 0x8000)
-									goto end1080
-								}
-							}
-							r1081 = ((a1082 + 0x1) & 0xffff)
-							goto end1080
-						}
-					end1080:
-					}
-					v1079 := uint64(r1081)
-					_ = v1079
-					s[185] = 0x0
-					if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v1078 & 0x7fff)) {
-						{
-							s[185] = 0x1
-						}
-					} else {
-						if (s[176] == 0x3) && (s[181] == 0x1) {
-							{
-								s[185] = 0x1
-							}
-						}
-					}
-					s[182] = v1078
-					if s[185] == 0x1 {
-						{
-							v1078 = v1079
-						}
-					} else {
-						if s[176] == 0x4 {
-							{
-								v1078 = 0x0
-							}
-						}
-					}
-					p.r[30].Set32(a1076, ((v1078) & 0xffff))
-					if s[176] == 0x3 {
-						{
-							s[182] = v1078
-						}
-					}
-				}
-			}
-		}
-	}
-	if s[177] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.levels.level1.tail_access
-					v1085 := uint64(0)
-					_ = v1085
-					v1085 = p.r[31].Get32(a1076)
-					s[183] = v1085
-					if (s[177] == 0x2) && (s[181] == 0x1) {
-						{
-							var r1087 uint64
-							_ = r1087
-							{
-								a1088 := v1085
-								_ = a1088
-								a1089 := s[179]
-								_ = a1089
-								{
-									if (((a1088 & 0x7fff) + 0x1) & 0xffff) == a1089 {
-										{
-											r1087 = ((a1088 & 0x8000) ^ 0x8000)
-											goto end1086
-										}
-									}
-									r1087 = ((a1088 + 0x1) & 0xffff)
-									goto end1086
-								}
-							end1086:
-							}
-							v1085 = r1087
-						}
-					} else {
-						if s[177] == 0x4 {
-							{
-								v1085 = 0x0
-							}
-						}
-					}
-					p.r[31].Set32(a1076, ((v1085) & 0xffff))
-				}
-			}
-		}
-	}
-}
-
-// ingress99 is a part of ingress, with actions NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, NetlockIngress.levels.level1.gnext_access.
-func (p *netlock) ingress99(g *engine.Gen, s *[262]uint64, a1049 uint64) {
+// ingress43 is a part of ingress, with actions NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, NetlockIngress.levels.level1.gnext_access.
+func (p *netlock) ingress43(g *engine.Gen, s *[262]uint64, a1049 uint64) {
 	{
 		a1101 := a1049
 		_ = a1101
 		{
-			p.ingress97(g, s, a1101)
+			if s[166] != 0x0 {
+				{
+					{
+						{
+							// action NetlockIngress.levels.level1.head_access
+							v1103 := uint64(0)
+							_ = v1103
+							v1103 = p.r[30].Get32(a1101)
+							var r1106 uint64
+							_ = r1106
+							{
+								a1107 := v1103
+								_ = a1107
+								a1108 := s[169]
+								_ = a1108
+								{
+									if (((a1107 & 0x7fff) + 0x1) & 0xffff) == a1108 {
+										{
+											r1106 = ((a1107 & 0x8000) ^ 0x8000)
+											goto end1105
+										}
+									}
+									r1106 = ((a1107 + 0x1) & 0xffff)
+									goto end1105
+								}
+							end1105:
+							}
+							v1104 := uint64(r1106)
+							_ = v1104
+							s[175] = 0x0
+							if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v1103 & 0x7fff)) {
+								{
+									s[175] = 0x1
+								}
+							} else {
+								if (s[166] == 0x3) && (s[171] == 0x1) {
+									{
+										s[175] = 0x1
+									}
+								}
+							}
+							s[172] = v1103
+							if s[175] == 0x1 {
+								{
+									v1103 = v1104
+								}
+							} else {
+								if s[166] == 0x4 {
+									{
+										v1103 = 0x0
+									}
+								}
+							}
+							p.r[30].Set32(a1101, ((v1103) & 0xffff))
+							if s[166] == 0x3 {
+								{
+									s[172] = v1103
+								}
+							}
+						}
+					}
+				}
+			}
+			if s[167] != 0x0 {
+				{
+					{
+						{
+							// action NetlockIngress.levels.level1.tail_access
+							v1110 := uint64(0)
+							_ = v1110
+							v1110 = p.r[31].Get32(a1101)
+							s[173] = v1110
+							if (s[167] == 0x2) && (s[171] == 0x1) {
+								{
+									var r1112 uint64
+									_ = r1112
+									{
+										a1113 := v1110
+										_ = a1113
+										a1114 := s[169]
+										_ = a1114
+										{
+											if (((a1113 & 0x7fff) + 0x1) & 0xffff) == a1114 {
+												{
+													r1112 = ((a1113 & 0x8000) ^ 0x8000)
+													goto end1111
+												}
+											}
+											r1112 = ((a1113 + 0x1) & 0xffff)
+											goto end1111
+										}
+									end1111:
+									}
+									v1110 = r1112
+								}
+							} else {
+								if s[167] == 0x4 {
+									{
+										v1110 = 0x0
+									}
+								}
+							}
+							p.r[31].Set32(a1101, ((v1110) & 0xffff))
+						}
+					}
+				}
+			}
 			if s[168] != 0x0 {
 				{
 					{
@@ -10760,252 +10976,479 @@ func (p *netlock) ingress99(g *engine.Gen, s *[262]uint64, a1049 uint64) {
 	}
 }
 
-// ingress97 is a part of ingress, with actions NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access.
-func (p *netlock) ingress97(g *engine.Gen, s *[262]uint64, a1101 uint64) {
-	if s[166] != 0x0 {
+// ingress47 is a part of ingress, with actions NetlockIngress.pool.part1.txn_access, NetlockIngress.pool.part1.hold_access, NetlockIngress.pool.part1.flags_access, NetlockIngress.pool.part1.who_access, NetlockIngress.pool.part1.ts_access, NetlockIngress.pool.part2.txn_access, and 9 more.
+func (p *netlock) ingress47(g *engine.Gen, s *[262]uint64) {
+	if s[131] == 0x1 {
 		{
 			{
 				{
-					// action NetlockIngress.levels.level1.head_access
-					v1103 := uint64(0)
-					_ = v1103
-					v1103 = p.r[30].Get32(a1101)
-					var r1106 uint64
-					_ = r1106
-					{
-						a1107 := v1103
-						_ = a1107
-						a1108 := s[169]
-						_ = a1108
+					if s[134] != 0x0 {
 						{
-							if (((a1107 & 0x7fff) + 0x1) & 0xffff) == a1108 {
+							{
 								{
-									r1106 = ((a1107 & 0x8000) ^ 0x8000)
-									goto end1105
+									// action NetlockIngress.pool.part1.txn_access
+									v1170 := uint64(0)
+									_ = v1170
+									v1170 = p.r[12].Get64(s[132])
+									s[158] = engine.Sel((v1170 == s[142]), 0x1, 0x0)
+									if s[134] == 0x2 {
+										{
+											v1170 = s[142]
+										}
+									}
+									p.r[12].Set64(s[132], v1170)
+									s[157] = v1170
 								}
 							}
-							r1106 = ((a1107 + 0x1) & 0xffff)
-							goto end1105
 						}
-					end1105:
 					}
-					v1104 := uint64(r1106)
-					_ = v1104
-					s[175] = 0x0
-					if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v1103 & 0x7fff)) {
+					if s[137] != 0x0 {
 						{
-							s[175] = 0x1
-						}
-					} else {
-						if (s[166] == 0x3) && (s[171] == 0x1) {
 							{
-								s[175] = 0x1
+								{
+									// action NetlockIngress.pool.part1.hold_access
+									v1172 := uint64(0)
+									_ = v1172
+									v1172 = p.r[16].Get64(s[132])
+									if (s[137] == 0x3) || (s[137] == 0x4) {
+										{
+											if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v1172) >> 32) == s[149])) && (((v1172) >> 32) != 0x0) {
+												{
+													s[165] = 0x1
+												}
+											}
+										}
+									}
+									if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
+										{
+											v1172 = ((s[147])<<32 | s[148])
+										}
+									} else {
+										if (s[137] == 0x3) && (s[165] == 0x1) {
+											{
+												v1172 = v1172&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+											}
+										} else {
+											if (s[137] == 0x4) && (s[165] == 0x1) {
+												{
+													v1172 = v1172&^0xffffffff | (s[148])<<0&0xffffffff
+												}
+											}
+										}
+									}
+									p.r[16].Set64(s[132], v1172)
+									s[163] = ((v1172) >> 32)
+									s[164] = ((v1172) & 0xffffffff)
+								}
 							}
 						}
 					}
-					s[172] = v1103
-					if s[175] == 0x1 {
+					if s[133] != 0x0 {
 						{
-							v1103 = v1104
-						}
-					} else {
-						if s[166] == 0x4 {
 							{
-								v1103 = 0x0
+								{
+									// action NetlockIngress.pool.part1.flags_access
+									v1174 := uint64(0)
+									_ = v1174
+									v1174 = p.r[13].Get64(s[132])
+									if s[133] == 0x2 {
+										{
+											v1174 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
+										}
+									} else {
+										if (s[133] == 0x3) && (s[165] == 0x1) {
+											{
+												v1174 = v1174&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+											}
+										} else {
+											if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
+												{
+													v1174 = v1174&^0xffffffff | (s[141])<<0&0xffffffff
+												}
+											} else {
+												if ((s[133] == 0x5) && (((v1174) >> 56) == 0x1)) && (s[158] == 0x1) {
+													{
+														v1174 = v1174&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+														s[165] = 0x1
+													}
+												}
+											}
+										}
+									}
+									p.r[13].Set64(s[132], v1174)
+									s[152] = ((v1174) >> 56)
+									s[153] = ((v1174) >> 48 & 0xff)
+									s[154] = ((v1174) >> 40 & 0xff)
+									s[155] = ((v1174) >> 32 & 0xff)
+									s[156] = ((v1174) & 0xffffffff)
+								}
 							}
 						}
 					}
-					p.r[30].Set32(a1101, ((v1103) & 0xffff))
-					if s[166] == 0x3 {
+					if s[135] != 0x0 {
 						{
-							s[172] = v1103
+							{
+								{
+									// action NetlockIngress.pool.part1.who_access
+									v1176 := uint64(0)
+									_ = v1176
+									v1176 = p.r[14].Get64(s[132])
+									if s[135] == 0x2 {
+										{
+											v1176 = (((s[143])<<16|s[144])<<16 | s[145])
+										}
+									}
+									p.r[14].Set64(s[132], v1176)
+									s[159] = ((v1176) >> 32)
+									s[160] = ((v1176) >> 16 & 0xffff)
+									s[161] = ((v1176) & 0xffff)
+								}
+							}
+						}
+					}
+					if s[136] != 0x0 {
+						{
+							{
+								{
+									// action NetlockIngress.pool.part1.ts_access
+									v1178 := uint64(0)
+									_ = v1178
+									v1178 = p.r[15].Get64(s[132])
+									if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
+										{
+											v1178 = s[146]
+										}
+									}
+									p.r[15].Set64(s[132], v1178)
+									s[162] = v1178
+								}
+							}
 						}
 					}
 				}
 			}
 		}
+	} else {
+		p.ingress46(g, s)
 	}
-	if s[167] != 0x0 {
+}
+
+// ingress46 is a part of ingress, with actions NetlockIngress.pool.part2.txn_access, NetlockIngress.pool.part2.hold_access, NetlockIngress.pool.part2.flags_access, NetlockIngress.pool.part2.who_access, NetlockIngress.pool.part2.ts_access, NetlockIngress.pool.part3.txn_access, and 4 more.
+func (p *netlock) ingress46(g *engine.Gen, s *[262]uint64) {
+	if s[131] == 0x2 {
+		p.ingress45(g, s)
+	} else {
 		{
 			{
 				{
-					// action NetlockIngress.levels.level1.tail_access
-					v1110 := uint64(0)
-					_ = v1110
-					v1110 = p.r[31].Get32(a1101)
-					s[173] = v1110
-					if (s[167] == 0x2) && (s[171] == 0x1) {
+					if s[134] != 0x0 {
 						{
-							var r1112 uint64
-							_ = r1112
 							{
-								a1113 := v1110
-								_ = a1113
-								a1114 := s[169]
-								_ = a1114
 								{
-									if (((a1113 & 0x7fff) + 0x1) & 0xffff) == a1114 {
+									// action NetlockIngress.pool.part3.txn_access
+									v1192 := uint64(0)
+									_ = v1192
+									v1192 = p.r[22].Get64(s[132])
+									s[158] = engine.Sel((v1192 == s[142]), 0x1, 0x0)
+									if s[134] == 0x2 {
 										{
-											r1112 = ((a1113 & 0x8000) ^ 0x8000)
-											goto end1111
+											v1192 = s[142]
 										}
 									}
-									r1112 = ((a1113 + 0x1) & 0xffff)
-									goto end1111
+									p.r[22].Set64(s[132], v1192)
+									s[157] = v1192
 								}
-							end1111:
-							}
-							v1110 = r1112
-						}
-					} else {
-						if s[167] == 0x4 {
-							{
-								v1110 = 0x0
 							}
 						}
 					}
-					p.r[31].Set32(a1101, ((v1110) & 0xffff))
+					if s[137] != 0x0 {
+						{
+							{
+								{
+									// action NetlockIngress.pool.part3.hold_access
+									v1194 := uint64(0)
+									_ = v1194
+									v1194 = p.r[26].Get64(s[132])
+									if (s[137] == 0x3) || (s[137] == 0x4) {
+										{
+											if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v1194) >> 32) == s[149])) && (((v1194) >> 32) != 0x0) {
+												{
+													s[165] = 0x1
+												}
+											}
+										}
+									}
+									if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
+										{
+											v1194 = ((s[147])<<32 | s[148])
+										}
+									} else {
+										if (s[137] == 0x3) && (s[165] == 0x1) {
+											{
+												v1194 = v1194&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+											}
+										} else {
+											if (s[137] == 0x4) && (s[165] == 0x1) {
+												{
+													v1194 = v1194&^0xffffffff | (s[148])<<0&0xffffffff
+												}
+											}
+										}
+									}
+									p.r[26].Set64(s[132], v1194)
+									s[163] = ((v1194) >> 32)
+									s[164] = ((v1194) & 0xffffffff)
+								}
+							}
+						}
+					}
+					if s[133] != 0x0 {
+						{
+							{
+								{
+									// action NetlockIngress.pool.part3.flags_access
+									v1196 := uint64(0)
+									_ = v1196
+									v1196 = p.r[23].Get64(s[132])
+									if s[133] == 0x2 {
+										{
+											v1196 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
+										}
+									} else {
+										if (s[133] == 0x3) && (s[165] == 0x1) {
+											{
+												v1196 = v1196&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+											}
+										} else {
+											if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
+												{
+													v1196 = v1196&^0xffffffff | (s[141])<<0&0xffffffff
+												}
+											} else {
+												if ((s[133] == 0x5) && (((v1196) >> 56) == 0x1)) && (s[158] == 0x1) {
+													{
+														v1196 = v1196&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+														s[165] = 0x1
+													}
+												}
+											}
+										}
+									}
+									p.r[23].Set64(s[132], v1196)
+									s[152] = ((v1196) >> 56)
+									s[153] = ((v1196) >> 48 & 0xff)
+									s[154] = ((v1196) >> 40 & 0xff)
+									s[155] = ((v1196) >> 32 & 0xff)
+									s[156] = ((v1196) & 0xffffffff)
+								}
+							}
+						}
+					}
+					if s[135] != 0x0 {
+						{
+							{
+								{
+									// action NetlockIngress.pool.part3.who_access
+									v1198 := uint64(0)
+									_ = v1198
+									v1198 = p.r[24].Get64(s[132])
+									if s[135] == 0x2 {
+										{
+											v1198 = (((s[143])<<16|s[144])<<16 | s[145])
+										}
+									}
+									p.r[24].Set64(s[132], v1198)
+									s[159] = ((v1198) >> 32)
+									s[160] = ((v1198) >> 16 & 0xffff)
+									s[161] = ((v1198) & 0xffff)
+								}
+							}
+						}
+					}
+					if s[136] != 0x0 {
+						{
+							{
+								{
+									// action NetlockIngress.pool.part3.ts_access
+									v1200 := uint64(0)
+									_ = v1200
+									v1200 = p.r[25].Get64(s[132])
+									if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
+										{
+											v1200 = s[146]
+										}
+									}
+									p.r[25].Set64(s[132], v1200)
+									s[162] = v1200
+								}
+							}
+						}
+					}
 				}
 			}
 		}
 	}
 }
 
-// ingress98 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access.
-func (p *netlock) ingress98(g *engine.Gen, s *[262]uint64, a1126 uint64) {
-	if s[176] != 0x0 {
+// ingress45 is a part of ingress, with actions NetlockIngress.pool.part2.txn_access, NetlockIngress.pool.part2.hold_access, NetlockIngress.pool.part2.flags_access, NetlockIngress.pool.part2.who_access, NetlockIngress.pool.part2.ts_access.
+func (p *netlock) ingress45(g *engine.Gen, s *[262]uint64) {
+	{
 		{
 			{
-				{
-					// action NetlockIngress.levels.level0.head_access
-					v1128 := uint64(0)
-					_ = v1128
-					v1128 = p.r[27].Get32(a1126)
-					var r1131 uint64
-					_ = r1131
+				if s[134] != 0x0 {
 					{
-						a1132 := v1128
-						_ = a1132
-						a1133 := s[179]
-						_ = a1133
 						{
-							if (((a1132 & 0x7fff) + 0x1) & 0xffff) == a1133 {
-								{
-									r1131 = ((a1132 & 0x8000) ^ 0x8000)
-									goto end1130
+							{
+								// action NetlockIngress.pool.part2.txn_access
+								v1181 := uint64(0)
+								_ = v1181
+								v1181 = p.r[17].Get64(s[132])
+								s[158] = engine.Sel((v1181 == s[142]), 0x1, 0x0)
+								if s[134] == 0x2 {
+									{
+										v1181 = s[142]
+									}
 								}
+								p.r[17].Set64(s[132], v1181)
+								s[157] = v1181
 							}
-							r1131 = ((a1132 + 0x1) & 0xffff)
-							goto end1130
-						}
-					end1130:
-					}
-					v1129 := uint64(r1131)
-					_ = v1129
-					s[185] = 0x0
-					if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v1128 & 0x7fff)) {
-						{
-							s[185] = 0x1
-						}
-					} else {
-						if (s[176] == 0x3) && (s[181] == 0x1) {
-							{
-								s[185] = 0x1
-							}
-						}
-					}
-					s[182] = v1128
-					if s[185] == 0x1 {
-						{
-							v1128 = v1129
-						}
-					} else {
-						if s[176] == 0x4 {
-							{
-								v1128 = 0x0
-							}
-						}
-					}
-					p.r[27].Set32(a1126, ((v1128) & 0xffff))
-					if s[176] == 0x3 {
-						{
-							s[182] = v1128
 						}
 					}
 				}
-			}
-		}
-	}
-	if s[177] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.levels.level0.tail_access
-					v1135 := uint64(0)
-					_ = v1135
-					v1135 = p.r[28].Get32(a1126)
-					s[183] = v1135
-					if (s[177] == 0x2) && (s[181] == 0x1) {
+				if s[137] != 0x0 {
+					{
 						{
-							var r1137 uint64
-							_ = r1137
 							{
-								a1138 := v1135
-								_ = a1138
-								a1139 := s[179]
-								_ = a1139
-								{
-									if (((a1138 & 0x7fff) + 0x1) & 0xffff) == a1139 {
-										{
-											r1137 = ((a1138 & 0x8000) ^ 0x8000)
-											goto end1136
+								// action NetlockIngress.pool.part2.hold_access
+								v1183 := uint64(0)
+								_ = v1183
+								v1183 = p.r[21].Get64(s[132])
+								if (s[137] == 0x3) || (s[137] == 0x4) {
+									{
+										if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v1183) >> 32) == s[149])) && (((v1183) >> 32) != 0x0) {
+											{
+												s[165] = 0x1
+											}
 										}
 									}
-									r1137 = ((a1138 + 0x1) & 0xffff)
-									goto end1136
 								}
-							end1136:
-							}
-							v1135 = r1137
-						}
-					} else {
-						if s[177] == 0x4 {
-							{
-								v1135 = 0x0
+								if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
+									{
+										v1183 = ((s[147])<<32 | s[148])
+									}
+								} else {
+									if (s[137] == 0x3) && (s[165] == 0x1) {
+										{
+											v1183 = v1183&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+										}
+									} else {
+										if (s[137] == 0x4) && (s[165] == 0x1) {
+											{
+												v1183 = v1183&^0xffffffff | (s[148])<<0&0xffffffff
+											}
+										}
+									}
+								}
+								p.r[21].Set64(s[132], v1183)
+								s[163] = ((v1183) >> 32)
+								s[164] = ((v1183) & 0xffffffff)
 							}
 						}
 					}
-					p.r[28].Set32(a1126, ((v1135) & 0xffff))
+				}
+				if s[133] != 0x0 {
+					{
+						{
+							{
+								// action NetlockIngress.pool.part2.flags_access
+								v1185 := uint64(0)
+								_ = v1185
+								v1185 = p.r[18].Get64(s[132])
+								if s[133] == 0x2 {
+									{
+										v1185 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
+									}
+								} else {
+									if (s[133] == 0x3) && (s[165] == 0x1) {
+										{
+											v1185 = v1185&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+										}
+									} else {
+										if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
+											{
+												v1185 = v1185&^0xffffffff | (s[141])<<0&0xffffffff
+											}
+										} else {
+											if ((s[133] == 0x5) && (((v1185) >> 56) == 0x1)) && (s[158] == 0x1) {
+												{
+													v1185 = v1185&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+													s[165] = 0x1
+												}
+											}
+										}
+									}
+								}
+								p.r[18].Set64(s[132], v1185)
+								s[152] = ((v1185) >> 56)
+								s[153] = ((v1185) >> 48 & 0xff)
+								s[154] = ((v1185) >> 40 & 0xff)
+								s[155] = ((v1185) >> 32 & 0xff)
+								s[156] = ((v1185) & 0xffffffff)
+							}
+						}
+					}
+				}
+				if s[135] != 0x0 {
+					{
+						{
+							{
+								// action NetlockIngress.pool.part2.who_access
+								v1187 := uint64(0)
+								_ = v1187
+								v1187 = p.r[19].Get64(s[132])
+								if s[135] == 0x2 {
+									{
+										v1187 = (((s[143])<<16|s[144])<<16 | s[145])
+									}
+								}
+								p.r[19].Set64(s[132], v1187)
+								s[159] = ((v1187) >> 32)
+								s[160] = ((v1187) >> 16 & 0xffff)
+								s[161] = ((v1187) & 0xffff)
+							}
+						}
+					}
+				}
+				if s[136] != 0x0 {
+					{
+						{
+							{
+								// action NetlockIngress.pool.part2.ts_access
+								v1189 := uint64(0)
+								_ = v1189
+								v1189 = p.r[20].Get64(s[132])
+								if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
+									{
+										v1189 = s[146]
+									}
+								}
+								p.r[20].Set64(s[132], v1189)
+								s[162] = v1189
+							}
+						}
+					}
 				}
 			}
 		}
 	}
 }
 
-// ingress116 is a part of ingress, with actions NetlockIngress.slot_at, NetlockIngress.pool.part0.txn_access, NetlockIngress.pool.part0.hold_access, NetlockIngress.pool.part0.flags_access, NetlockIngress.pool.part0.who_access, NetlockIngress.pool.part0.ts_access, and 17 more.
-func (p *netlock) ingress116(g *engine.Gen, s *[262]uint64, v1150 uint64, v1151 *uint64) {
-	_ = (*v1151)
-	v1152 := uint64(0x0)
-	_ = v1152
-	if s[78] > 0x0 {
-		{
-			p.ingress106(g, s, v1150)
-			if s[152] != 0x1 {
-				{
-					(*v1151) = 0x1
-				}
-			}
-			if s[152] == 0x2 {
-				{
-					v1152 = 0x1
-				}
-			}
-		}
-	}
+// ingress51 is a part of ingress, with actions NetlockIngress.q_access, NetlockIngress.lev_clear_ops, NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access, NetlockIngress.levels.level1.head_access, and 2 more.
+func (p *netlock) ingress51(g *engine.Gen, s *[262]uint64, v1150 uint64, v1151 uint64, v1152 uint64) {
 	{
 		a1202 := s[206]
 		_ = a1202
-		a1203 := (*v1151)
+		a1203 := v1151
 		_ = a1203
 		{
 			// action NetlockIngress.q_access
@@ -11075,661 +11518,6 @@ func (p *netlock) ingress116(g *engine.Gen, s *[262]uint64, v1150 uint64, v1151 
 	s[168] = 0x3
 	s[171] = v1152
 	s[172] = v1150
-}
-
-// ingress106 is a part of ingress, with actions NetlockIngress.slot_at, NetlockIngress.pool.part0.txn_access, NetlockIngress.pool.part0.hold_access, NetlockIngress.pool.part0.flags_access, NetlockIngress.pool.part0.who_access, NetlockIngress.pool.part0.ts_access, and 15 more.
-func (p *netlock) ingress106(g *engine.Gen, s *[262]uint64, v1150 uint64) {
-	{
-		a1154 := v1150
-		_ = a1154
-		{
-			// action NetlockIngress.slot_at
-			v1155 := uint64(((s[207] + (a1154 & 0x7fff)) & 0xffffffff))
-			_ = v1155
-			s[131] = ((v1155) >> (p.c[3]) & 0x3)
-			s[132] = (v1155 & p.c[4])
-			s[214] = v1155
-		}
-	}
-	s[133] = 0x1
-	{
-		{
-			if s[131] == 0x0 {
-				{
-					{
-						{
-							p.ingress101(g, s)
-							if s[135] != 0x0 {
-								{
-									{
-										{
-											// action NetlockIngress.pool.part0.who_access
-											v1165 := uint64(0)
-											_ = v1165
-											v1165 = p.r[9].Get64(s[132])
-											if s[135] == 0x2 {
-												{
-													v1165 = (((s[143])<<16|s[144])<<16 | s[145])
-												}
-											}
-											p.r[9].Set64(s[132], v1165)
-											s[159] = ((v1165) >> 32)
-											s[160] = ((v1165) >> 16 & 0xffff)
-											s[161] = ((v1165) & 0xffff)
-										}
-									}
-								}
-							}
-							if s[136] != 0x0 {
-								{
-									{
-										{
-											// action NetlockIngress.pool.part0.ts_access
-											v1167 := uint64(0)
-											_ = v1167
-											v1167 = p.r[10].Get64(s[132])
-											if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
-												{
-													v1167 = s[146]
-												}
-											}
-											p.r[10].Set64(s[132], v1167)
-											s[162] = v1167
-										}
-									}
-								}
-							}
-						}
-					}
-				}
-			} else {
-				if s[131] == 0x1 {
-					{
-						{
-							{
-								p.ingress102(g, s)
-								if s[135] != 0x0 {
-									{
-										{
-											{
-												// action NetlockIngress.pool.part1.who_access
-												v1176 := uint64(0)
-												_ = v1176
-												v1176 = p.r[14].Get64(s[132])
-												if s[135] == 0x2 {
-													{
-														v1176 = (((s[143])<<16|s[144])<<16 | s[145])
-													}
-												}
-												p.r[14].Set64(s[132], v1176)
-												s[159] = ((v1176) >> 32)
-												s[160] = ((v1176) >> 16 & 0xffff)
-												s[161] = ((v1176) & 0xffff)
-											}
-										}
-									}
-								}
-								if s[136] != 0x0 {
-									{
-										{
-											{
-												// action NetlockIngress.pool.part1.ts_access
-												v1178 := uint64(0)
-												_ = v1178
-												v1178 = p.r[15].Get64(s[132])
-												if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
-													{
-														v1178 = s[146]
-													}
-												}
-												p.r[15].Set64(s[132], v1178)
-												s[162] = v1178
-											}
-										}
-									}
-								}
-							}
-						}
-					}
-				} else {
-					p.ingress105(g, s)
-				}
-			}
-		}
-	}
-}
-
-// ingress101 is a part of ingress, with actions NetlockIngress.pool.part0.txn_access, NetlockIngress.pool.part0.hold_access, NetlockIngress.pool.part0.flags_access.
-func (p *netlock) ingress101(g *engine.Gen, s *[262]uint64) {
-	if s[134] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part0.txn_access
-					v1159 := uint64(0)
-					_ = v1159
-					v1159 = p.r[7].Get64(s[132])
-					s[158] = engine.Sel((v1159 == s[142]), 0x1, 0x0)
-					if s[134] == 0x2 {
-						{
-							v1159 = s[142]
-						}
-					}
-					p.r[7].Set64(s[132], v1159)
-					s[157] = v1159
-				}
-			}
-		}
-	}
-	if s[137] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part0.hold_access
-					v1161 := uint64(0)
-					_ = v1161
-					v1161 = p.r[11].Get64(s[132])
-					if (s[137] == 0x3) || (s[137] == 0x4) {
-						{
-							if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v1161) >> 32) == s[149])) && (((v1161) >> 32) != 0x0) {
-								{
-									s[165] = 0x1
-								}
-							}
-						}
-					}
-					if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
-						{
-							v1161 = ((s[147])<<32 | s[148])
-						}
-					} else {
-						if (s[137] == 0x3) && (s[165] == 0x1) {
-							{
-								v1161 = v1161&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
-							}
-						} else {
-							if (s[137] == 0x4) && (s[165] == 0x1) {
-								{
-									v1161 = v1161&^0xffffffff | (s[148])<<0&0xffffffff
-								}
-							}
-						}
-					}
-					p.r[11].Set64(s[132], v1161)
-					s[163] = ((v1161) >> 32)
-					s[164] = ((v1161) & 0xffffffff)
-				}
-			}
-		}
-	}
-	if s[133] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part0.flags_access
-					v1163 := uint64(0)
-					_ = v1163
-					v1163 = p.r[8].Get64(s[132])
-					if s[133] == 0x2 {
-						{
-							v1163 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
-						}
-					} else {
-						if (s[133] == 0x3) && (s[165] == 0x1) {
-							{
-								v1163 = v1163&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
-							}
-						} else {
-							if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
-								{
-									v1163 = v1163&^0xffffffff | (s[141])<<0&0xffffffff
-								}
-							} else {
-								if ((s[133] == 0x5) && (((v1163) >> 56) == 0x1)) && (s[158] == 0x1) {
-									{
-										v1163 = v1163&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
-										s[165] = 0x1
-									}
-								}
-							}
-						}
-					}
-					p.r[8].Set64(s[132], v1163)
-					s[152] = ((v1163) >> 56)
-					s[153] = ((v1163) >> 48 & 0xff)
-					s[154] = ((v1163) >> 40 & 0xff)
-					s[155] = ((v1163) >> 32 & 0xff)
-					s[156] = ((v1163) & 0xffffffff)
-				}
-			}
-		}
-	}
-}
-
-// ingress102 is a part of ingress, with actions NetlockIngress.pool.part1.txn_access, NetlockIngress.pool.part1.hold_access, NetlockIngress.pool.part1.flags_access.
-func (p *netlock) ingress102(g *engine.Gen, s *[262]uint64) {
-	if s[134] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part1.txn_access
-					v1170 := uint64(0)
-					_ = v1170
-					v1170 = p.r[12].Get64(s[132])
-					s[158] = engine.Sel((v1170 == s[142]), 0x1, 0x0)
-					if s[134] == 0x2 {
-						{
-							v1170 = s[142]
-						}
-					}
-					p.r[12].Set64(s[132], v1170)
-					s[157] = v1170
-				}
-			}
-		}
-	}
-	if s[137] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part1.hold_access
-					v1172 := uint64(0)
-					_ = v1172
-					v1172 = p.r[16].Get64(s[132])
-					if (s[137] == 0x3) || (s[137] == 0x4) {
-						{
-							if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v1172) >> 32) == s[149])) && (((v1172) >> 32) != 0x0) {
-								{
-									s[165] = 0x1
-								}
-							}
-						}
-					}
-					if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
-						{
-							v1172 = ((s[147])<<32 | s[148])
-						}
-					} else {
-						if (s[137] == 0x3) && (s[165] == 0x1) {
-							{
-								v1172 = v1172&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
-							}
-						} else {
-							if (s[137] == 0x4) && (s[165] == 0x1) {
-								{
-									v1172 = v1172&^0xffffffff | (s[148])<<0&0xffffffff
-								}
-							}
-						}
-					}
-					p.r[16].Set64(s[132], v1172)
-					s[163] = ((v1172) >> 32)
-					s[164] = ((v1172) & 0xffffffff)
-				}
-			}
-		}
-	}
-	if s[133] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part1.flags_access
-					v1174 := uint64(0)
-					_ = v1174
-					v1174 = p.r[13].Get64(s[132])
-					if s[133] == 0x2 {
-						{
-							v1174 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
-						}
-					} else {
-						if (s[133] == 0x3) && (s[165] == 0x1) {
-							{
-								v1174 = v1174&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
-							}
-						} else {
-							if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
-								{
-									v1174 = v1174&^0xffffffff | (s[141])<<0&0xffffffff
-								}
-							} else {
-								if ((s[133] == 0x5) && (((v1174) >> 56) == 0x1)) && (s[158] == 0x1) {
-									{
-										v1174 = v1174&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
-										s[165] = 0x1
-									}
-								}
-							}
-						}
-					}
-					p.r[13].Set64(s[132], v1174)
-					s[152] = ((v1174) >> 56)
-					s[153] = ((v1174) >> 48 & 0xff)
-					s[154] = ((v1174) >> 40 & 0xff)
-					s[155] = ((v1174) >> 32 & 0xff)
-					s[156] = ((v1174) & 0xffffffff)
-				}
-			}
-		}
-	}
-}
-
-// ingress105 is a part of ingress, with actions NetlockIngress.pool.part2.txn_access, NetlockIngress.pool.part2.hold_access, NetlockIngress.pool.part2.flags_access, NetlockIngress.pool.part2.who_access, NetlockIngress.pool.part2.ts_access, NetlockIngress.pool.part3.txn_access, and 4 more.
-func (p *netlock) ingress105(g *engine.Gen, s *[262]uint64) {
-	if s[131] == 0x2 {
-		{
-			{
-				{
-					p.ingress103(g, s)
-					if s[135] != 0x0 {
-						{
-							{
-								{
-									// action NetlockIngress.pool.part2.who_access
-									v1187 := uint64(0)
-									_ = v1187
-									v1187 = p.r[19].Get64(s[132])
-									if s[135] == 0x2 {
-										{
-											v1187 = (((s[143])<<16|s[144])<<16 | s[145])
-										}
-									}
-									p.r[19].Set64(s[132], v1187)
-									s[159] = ((v1187) >> 32)
-									s[160] = ((v1187) >> 16 & 0xffff)
-									s[161] = ((v1187) & 0xffff)
-								}
-							}
-						}
-					}
-					if s[136] != 0x0 {
-						{
-							{
-								{
-									// action NetlockIngress.pool.part2.ts_access
-									v1189 := uint64(0)
-									_ = v1189
-									v1189 = p.r[20].Get64(s[132])
-									if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
-										{
-											v1189 = s[146]
-										}
-									}
-									p.r[20].Set64(s[132], v1189)
-									s[162] = v1189
-								}
-							}
-						}
-					}
-				}
-			}
-		}
-	} else {
-		{
-			{
-				{
-					p.ingress104(g, s)
-					if s[135] != 0x0 {
-						{
-							{
-								{
-									// action NetlockIngress.pool.part3.who_access
-									v1198 := uint64(0)
-									_ = v1198
-									v1198 = p.r[24].Get64(s[132])
-									if s[135] == 0x2 {
-										{
-											v1198 = (((s[143])<<16|s[144])<<16 | s[145])
-										}
-									}
-									p.r[24].Set64(s[132], v1198)
-									s[159] = ((v1198) >> 32)
-									s[160] = ((v1198) >> 16 & 0xffff)
-									s[161] = ((v1198) & 0xffff)
-								}
-							}
-						}
-					}
-					if s[136] != 0x0 {
-						{
-							{
-								{
-									// action NetlockIngress.pool.part3.ts_access
-									v1200 := uint64(0)
-									_ = v1200
-									v1200 = p.r[25].Get64(s[132])
-									if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
-										{
-											v1200 = s[146]
-										}
-									}
-									p.r[25].Set64(s[132], v1200)
-									s[162] = v1200
-								}
-							}
-						}
-					}
-				}
-			}
-		}
-	}
-}
-
-// ingress103 is a part of ingress, with actions NetlockIngress.pool.part2.txn_access, NetlockIngress.pool.part2.hold_access, NetlockIngress.pool.part2.flags_access.
-func (p *netlock) ingress103(g *engine.Gen, s *[262]uint64) {
-	if s[134] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part2.txn_access
-					v1181 := uint64(0)
-					_ = v1181
-					v1181 = p.r[17].Get64(s[132])
-					s[158] = engine.Sel((v1181 == s[142]), 0x1, 0x0)
-					if s[134] == 0x2 {
-						{
-							v1181 = s[142]
-						}
-					}
-					p.r[17].Set64(s[132], v1181)
-					s[157] = v1181
-				}
-			}
-		}
-	}
-	if s[137] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part2.hold_access
-					v1183 := uint64(0)
-					_ = v1183
-					v1183 = p.r[21].Get64(s[132])
-					if (s[137] == 0x3) || (s[137] == 0x4) {
-						{
-							if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v1183) >> 32) == s[149])) && (((v1183) >> 32) != 0x0) {
-								{
-									s[165] = 0x1
-								}
-							}
-						}
-					}
-					if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
-						{
-							v1183 = ((s[147])<<32 | s[148])
-						}
-					} else {
-						if (s[137] == 0x3) && (s[165] == 0x1) {
-							{
-								v1183 = v1183&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
-							}
-						} else {
-							if (s[137] == 0x4) && (s[165] == 0x1) {
-								{
-									v1183 = v1183&^0xffffffff | (s[148])<<0&0xffffffff
-								}
-							}
-						}
-					}
-					p.r[21].Set64(s[132], v1183)
-					s[163] = ((v1183) >> 32)
-					s[164] = ((v1183) & 0xffffffff)
-				}
-			}
-		}
-	}
-	if s[133] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part2.flags_access
-					v1185 := uint64(0)
-					_ = v1185
-					v1185 = p.r[18].Get64(s[132])
-					if s[133] == 0x2 {
-						{
-							v1185 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
-						}
-					} else {
-						if (s[133] == 0x3) && (s[165] == 0x1) {
-							{
-								v1185 = v1185&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
-							}
-						} else {
-							if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
-								{
-									v1185 = v1185&^0xffffffff | (s[141])<<0&0xffffffff
-								}
-							} else {
-								if ((s[133] == 0x5) && (((v1185) >> 56) == 0x1)) && (s[158] == 0x1) {
-									{
-										v1185 = v1185&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
-										s[165] = 0x1
-									}
-								}
-							}
-						}
-					}
-					p.r[18].Set64(s[132], v1185)
-					s[152] = ((v1185) >> 56)
-					s[153] = ((v1185) >> 48 & 0xff)
-					s[154] = ((v1185) >> 40 & 0xff)
-					s[155] = ((v1185) >> 32 & 0xff)
-					s[156] = ((v1185) & 0xffffffff)
-				}
-			}
-		}
-	}
-}
-
-// ingress104 is a part of ingress, with actions NetlockIngress.pool.part3.txn_access, NetlockIngress.pool.part3.hold_access, NetlockIngress.pool.part3.flags_access.
-func (p *netlock) ingress104(g *engine.Gen, s *[262]uint64) {
-	if s[134] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part3.txn_access
-					v1192 := uint64(0)
-					_ = v1192
-					v1192 = p.r[22].Get64(s[132])
-					s[158] = engine.Sel((v1192 == s[142]), 0x1, 0x0)
-					if s[134] == 0x2 {
-						{
-							v1192 = s[142]
-						}
-					}
-					p.r[22].Set64(s[132], v1192)
-					s[157] = v1192
-				}
-			}
-		}
-	}
-	if s[137] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part3.hold_access
-					v1194 := uint64(0)
-					_ = v1194
-					v1194 = p.r[26].Get64(s[132])
-					if (s[137] == 0x3) || (s[137] == 0x4) {
-						{
-							if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v1194) >> 32) == s[149])) && (((v1194) >> 32) != 0x0) {
-								{
-									s[165] = 0x1
-								}
-							}
-						}
-					}
-					if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
-						{
-							v1194 = ((s[147])<<32 | s[148])
-						}
-					} else {
-						if (s[137] == 0x3) && (s[165] == 0x1) {
-							{
-								v1194 = v1194&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
-							}
-						} else {
-							if (s[137] == 0x4) && (s[165] == 0x1) {
-								{
-									v1194 = v1194&^0xffffffff | (s[148])<<0&0xffffffff
-								}
-							}
-						}
-					}
-					p.r[26].Set64(s[132], v1194)
-					s[163] = ((v1194) >> 32)
-					s[164] = ((v1194) & 0xffffffff)
-				}
-			}
-		}
-	}
-	if s[133] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part3.flags_access
-					v1196 := uint64(0)
-					_ = v1196
-					v1196 = p.r[23].Get64(s[132])
-					if s[133] == 0x2 {
-						{
-							v1196 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
-						}
-					} else {
-						if (s[133] == 0x3) && (s[165] == 0x1) {
-							{
-								v1196 = v1196&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
-							}
-						} else {
-							if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
-								{
-									v1196 = v1196&^0xffffffff | (s[141])<<0&0xffffffff
-								}
-							} else {
-								if ((s[133] == 0x5) && (((v1196) >> 56) == 0x1)) && (s[158] == 0x1) {
-									{
-										v1196 = v1196&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
-										s[165] = 0x1
-									}
-								}
-							}
-						}
-					}
-					p.r[23].Set64(s[132], v1196)
-					s[152] = ((v1196) >> 56)
-					s[153] = ((v1196) >> 48 & 0xff)
-					s[154] = ((v1196) >> 40 & 0xff)
-					s[155] = ((v1196) >> 32 & 0xff)
-					s[156] = ((v1196) & 0xffffffff)
-				}
-			}
-		}
-	}
-}
-
-// ingress117 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access, NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, NetlockIngress.levels.level1.gnext_access.
-func (p *netlock) ingress117(g *engine.Gen, s *[262]uint64) {
 	{
 		a1212 := s[206]
 		_ = a1212
@@ -11737,15 +11525,121 @@ func (p *netlock) ingress117(g *engine.Gen, s *[262]uint64) {
 		_ = a1213
 		{
 			if a1212 == 0x0 {
-				p.ingress113(g, s, a1213)
+				p.ingress50(g, s, a1213)
 			} else {
 				{
-					p.ingress112(g, s, a1213)
+					p.ingress49(g, s, a1213)
 					{
 						a1290 := a1213
 						_ = a1290
 						{
-							p.ingress111(g, s, a1290)
+							if s[176] != 0x0 {
+								{
+									{
+										{
+											// action NetlockIngress.levels.level0.head_access
+											v1292 := uint64(0)
+											_ = v1292
+											v1292 = p.r[27].Get32(a1290)
+											var r1295 uint64
+											_ = r1295
+											{
+												a1296 := v1292
+												_ = a1296
+												a1297 := s[179]
+												_ = a1297
+												{
+													if (((a1296 & 0x7fff) + 0x1) & 0xffff) == a1297 {
+														{
+															r1295 = ((a1296 & 0x8000) ^ 0x8000)
+															goto end1294
+														}
+													}
+													r1295 = ((a1296 + 0x1) & 0xffff)
+													goto end1294
+												}
+											end1294:
+											}
+											v1293 := uint64(r1295)
+											_ = v1293
+											s[185] = 0x0
+											if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v1292 & 0x7fff)) {
+												{
+													s[185] = 0x1
+												}
+											} else {
+												if (s[176] == 0x3) && (s[181] == 0x1) {
+													{
+														s[185] = 0x1
+													}
+												}
+											}
+											s[182] = v1292
+											if s[185] == 0x1 {
+												{
+													v1292 = v1293
+												}
+											} else {
+												if s[176] == 0x4 {
+													{
+														v1292 = 0x0
+													}
+												}
+											}
+											p.r[27].Set32(a1290, ((v1292) & 0xffff))
+											if s[176] == 0x3 {
+												{
+													s[182] = v1292
+												}
+											}
+										}
+									}
+								}
+							}
+							if s[177] != 0x0 {
+								{
+									{
+										{
+											// action NetlockIngress.levels.level0.tail_access
+											v1299 := uint64(0)
+											_ = v1299
+											v1299 = p.r[28].Get32(a1290)
+											s[183] = v1299
+											if (s[177] == 0x2) && (s[181] == 0x1) {
+												{
+													var r1301 uint64
+													_ = r1301
+													{
+														a1302 := v1299
+														_ = a1302
+														a1303 := s[179]
+														_ = a1303
+														{
+															if (((a1302 & 0x7fff) + 0x1) & 0xffff) == a1303 {
+																{
+																	r1301 = ((a1302 & 0x8000) ^ 0x8000)
+																	goto end1300
+																}
+															}
+															r1301 = ((a1302 + 0x1) & 0xffff)
+															goto end1300
+														}
+													end1300:
+													}
+													v1299 = r1301
+												}
+											} else {
+												if s[177] == 0x4 {
+													{
+														v1299 = 0x0
+													}
+												}
+											}
+											p.r[28].Set32(a1290, ((v1299) & 0xffff))
+										}
+									}
+								}
+							}
 							if s[178] != 0x0 {
 								{
 									{
@@ -11829,15 +11723,121 @@ func (p *netlock) ingress117(g *engine.Gen, s *[262]uint64) {
 	}
 }
 
-// ingress113 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access, NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, NetlockIngress.levels.level1.gnext_access.
-func (p *netlock) ingress113(g *engine.Gen, s *[262]uint64, a1213 uint64) {
+// ingress50 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access, NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, NetlockIngress.levels.level1.gnext_access.
+func (p *netlock) ingress50(g *engine.Gen, s *[262]uint64, a1213 uint64) {
 	{
-		p.ingress109(g, s, a1213)
+		p.ingress48(g, s, a1213)
 		{
 			a1240 := a1213
 			_ = a1240
 			{
-				p.ingress108(g, s, a1240)
+				if s[176] != 0x0 {
+					{
+						{
+							{
+								// action NetlockIngress.levels.level1.head_access
+								v1242 := uint64(0)
+								_ = v1242
+								v1242 = p.r[30].Get32(a1240)
+								var r1245 uint64
+								_ = r1245
+								{
+									a1246 := v1242
+									_ = a1246
+									a1247 := s[179]
+									_ = a1247
+									{
+										if (((a1246 & 0x7fff) + 0x1) & 0xffff) == a1247 {
+											{
+												r1245 = ((a1246 & 0x8000) ^ 0x8000)
+												goto end1244
+											}
+										}
+										r1245 = ((a1246 + 0x1) & 0xffff)
+										goto end1244
+									}
+								end1244:
+								}
+								v1243 := uint64(r1245)
+								_ = v1243
+								s[185] = 0x0
+								if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v1242 & 0x7fff)) {
+									{
+										s[185] = 0x1
+									}
+								} else {
+									if (s[176] == 0x3) && (s[181] == 0x1) {
+										{
+											s[185] = 0x1
+										}
+									}
+								}
+								s[182] = v1242
+								if s[185] == 0x1 {
+									{
+										v1242 = v1243
+									}
+								} else {
+									if s[176] == 0x4 {
+										{
+											v1242 = 0x0
+										}
+									}
+								}
+								p.r[30].Set32(a1240, ((v1242) & 0xffff))
+								if s[176] == 0x3 {
+									{
+										s[182] = v1242
+									}
+								}
+							}
+						}
+					}
+				}
+				if s[177] != 0x0 {
+					{
+						{
+							{
+								// action NetlockIngress.levels.level1.tail_access
+								v1249 := uint64(0)
+								_ = v1249
+								v1249 = p.r[31].Get32(a1240)
+								s[183] = v1249
+								if (s[177] == 0x2) && (s[181] == 0x1) {
+									{
+										var r1251 uint64
+										_ = r1251
+										{
+											a1252 := v1249
+											_ = a1252
+											a1253 := s[179]
+											_ = a1253
+											{
+												if (((a1252 & 0x7fff) + 0x1) & 0xffff) == a1253 {
+													{
+														r1251 = ((a1252 & 0x8000) ^ 0x8000)
+														goto end1250
+													}
+												}
+												r1251 = ((a1252 + 0x1) & 0xffff)
+												goto end1250
+											}
+										end1250:
+										}
+										v1249 = r1251
+									}
+								} else {
+									if s[177] == 0x4 {
+										{
+											v1249 = 0x0
+										}
+									}
+								}
+								p.r[31].Set32(a1240, ((v1249) & 0xffff))
+							}
+						}
+					}
+				}
 				if s[178] != 0x0 {
 					{
 						{
@@ -11918,13 +11918,119 @@ func (p *netlock) ingress113(g *engine.Gen, s *[262]uint64, a1213 uint64) {
 	}
 }
 
-// ingress109 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access.
-func (p *netlock) ingress109(g *engine.Gen, s *[262]uint64, a1213 uint64) {
+// ingress48 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access.
+func (p *netlock) ingress48(g *engine.Gen, s *[262]uint64, a1213 uint64) {
 	{
 		a1215 := a1213
 		_ = a1215
 		{
-			p.ingress107(g, s, a1215)
+			if s[166] != 0x0 {
+				{
+					{
+						{
+							// action NetlockIngress.levels.level0.head_access
+							v1217 := uint64(0)
+							_ = v1217
+							v1217 = p.r[27].Get32(a1215)
+							var r1220 uint64
+							_ = r1220
+							{
+								a1221 := v1217
+								_ = a1221
+								a1222 := s[169]
+								_ = a1222
+								{
+									if (((a1221 & 0x7fff) + 0x1) & 0xffff) == a1222 {
+										{
+											r1220 = ((a1221 & 0x8000) ^ 0x8000)
+											goto end1219
+										}
+									}
+									r1220 = ((a1221 + 0x1) & 0xffff)
+									goto end1219
+								}
+							end1219:
+							}
+							v1218 := uint64(r1220)
+							_ = v1218
+							s[175] = 0x0
+							if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v1217 & 0x7fff)) {
+								{
+									s[175] = 0x1
+								}
+							} else {
+								if (s[166] == 0x3) && (s[171] == 0x1) {
+									{
+										s[175] = 0x1
+									}
+								}
+							}
+							s[172] = v1217
+							if s[175] == 0x1 {
+								{
+									v1217 = v1218
+								}
+							} else {
+								if s[166] == 0x4 {
+									{
+										v1217 = 0x0
+									}
+								}
+							}
+							p.r[27].Set32(a1215, ((v1217) & 0xffff))
+							if s[166] == 0x3 {
+								{
+									s[172] = v1217
+								}
+							}
+						}
+					}
+				}
+			}
+			if s[167] != 0x0 {
+				{
+					{
+						{
+							// action NetlockIngress.levels.level0.tail_access
+							v1224 := uint64(0)
+							_ = v1224
+							v1224 = p.r[28].Get32(a1215)
+							s[173] = v1224
+							if (s[167] == 0x2) && (s[171] == 0x1) {
+								{
+									var r1226 uint64
+									_ = r1226
+									{
+										a1227 := v1224
+										_ = a1227
+										a1228 := s[169]
+										_ = a1228
+										{
+											if (((a1227 & 0x7fff) + 0x1) & 0xffff) == a1228 {
+												{
+													r1226 = ((a1227 & 0x8000) ^ 0x8000)
+													goto end1225
+												}
+											}
+											r1226 = ((a1227 + 0x1) & 0xffff)
+											goto end1225
+										}
+									end1225:
+									}
+									v1224 = r1226
+								}
+							} else {
+								if s[167] == 0x4 {
+									{
+										v1224 = 0x0
+									}
+								}
+							}
+							p.r[28].Set32(a1215, ((v1224) & 0xffff))
+						}
+					}
+				}
+			}
 			if s[168] != 0x0 {
 				{
 					{
@@ -12004,235 +12110,119 @@ func (p *netlock) ingress109(g *engine.Gen, s *[262]uint64, a1213 uint64) {
 	}
 }
 
-// ingress107 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access.
-func (p *netlock) ingress107(g *engine.Gen, s *[262]uint64, a1215 uint64) {
-	if s[166] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.levels.level0.head_access
-					v1217 := uint64(0)
-					_ = v1217
-					v1217 = p.r[27].Get32(a1215)
-					var r1220 uint64
-					_ = r1220
-					{
-						a1221 := v1217
-						_ = a1221
-						a1222 := s[169]
-						_ = a1222
-						{
-							if (((a1221 & 0x7fff) + 0x1) & 0xffff) == a1222 {
-								{
-									r1220 = ((a1221 & 0x8000) ^ 0x8000)
-									goto end1219
-								}
-							}
-							r1220 = ((a1221 + 0x1) & 0xffff)
-							goto end1219
-						}
-					end1219:
-					}
-					v1218 := uint64(r1220)
-					_ = v1218
-					s[175] = 0x0
-					if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v1217 & 0x7fff)) {
-						{
-							s[175] = 0x1
-						}
-					} else {
-						if (s[166] == 0x3) && (s[171] == 0x1) {
-							{
-								s[175] = 0x1
-							}
-						}
-					}
-					s[172] = v1217
-					if s[175] == 0x1 {
-						{
-							v1217 = v1218
-						}
-					} else {
-						if s[166] == 0x4 {
-							{
-								v1217 = 0x0
-							}
-						}
-					}
-					p.r[27].Set32(a1215, ((v1217) & 0xffff))
-					if s[166] == 0x3 {
-						{
-							s[172] = v1217
-						}
-					}
-				}
-			}
-		}
-	}
-	if s[167] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.levels.level0.tail_access
-					v1224 := uint64(0)
-					_ = v1224
-					v1224 = p.r[28].Get32(a1215)
-					s[173] = v1224
-					if (s[167] == 0x2) && (s[171] == 0x1) {
-						{
-							var r1226 uint64
-							_ = r1226
-							{
-								a1227 := v1224
-								_ = a1227
-								a1228 := s[169]
-								_ = a1228
-								{
-									if (((a1227 & 0x7fff) + 0x1) & 0xffff) == a1228 {
-										{
-											r1226 = ((a1227 & 0x8000) ^ 0x8000)
-											goto end1225
-										}
-									}
-									r1226 = ((a1227 + 0x1) & 0xffff)
-									goto end1225
-								}
-							end1225:
-							}
-							v1224 = r1226
-						}
-					} else {
-						if s[167] == 0x4 {
-							{
-								v1224 = 0x0
-							}
-						}
-					}
-					p.r[28].Set32(a1215, ((v1224) & 0xffff))
-				}
-			}
-		}
-	}
-}
-
-// ingress108 is a part of ingress, with actions NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access.
-func (p *netlock) ingress108(g *engine.Gen, s *[262]uint64, a1240 uint64) {
-	if s[176] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.levels.level1.head_access
-					v1242 := uint64(0)
-					_ = v1242
-					v1242 = p.r[30].Get32(a1240)
-					var r1245 uint64
-					_ = r1245
-					{
-						a1246 := v1242
-						_ = a1246
-						a1247 := s[179]
-						_ = a1247
-						{
-							if (((a1246 & 0x7fff) + 0x1) & 0xffff) == a1247 {
-								{
-									r1245 = ((a1246 & 0x8000) ^ 0x8000)
-									goto end1244
-								}
-							}
-							r1245 = ((a1246 + 0x1) & 0xffff)
-							goto end1244
-						}
-					end1244:
-					}
-					v1243 := uint64(r1245)
-					_ = v1243
-					s[185] = 0x0
-					if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v1242 & 0x7fff)) {
-						{
-							s[185] = 0x1
-						}
-					} else {
-						if (s[176] == 0x3) && (s[181] == 0x1) {
-							{
-								s[185] = 0x1
-							}
-						}
-					}
-					s[182] = v1242
-					if s[185] == 0x1 {
-						{
-							v1242 = v1243
-						}
-					} else {
-						if s[176] == 0x4 {
-							{
-								v1242 = 0x0
-							}
-						}
-					}
-					p.r[30].Set32(a1240, ((v1242) & 0xffff))
-					if s[176] == 0x3 {
-						{
-							s[182] = v1242
-						}
-					}
-				}
-			}
-		}
-	}
-	if s[177] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.levels.level1.tail_access
-					v1249 := uint64(0)
-					_ = v1249
-					v1249 = p.r[31].Get32(a1240)
-					s[183] = v1249
-					if (s[177] == 0x2) && (s[181] == 0x1) {
-						{
-							var r1251 uint64
-							_ = r1251
-							{
-								a1252 := v1249
-								_ = a1252
-								a1253 := s[179]
-								_ = a1253
-								{
-									if (((a1252 & 0x7fff) + 0x1) & 0xffff) == a1253 {
-										{
-											r1251 = ((a1252 & 0x8000) ^ 0x8000)
-											goto end1250
-										}
-									}
-									r1251 = ((a1252 + 0x1) & 0xffff)
-									goto end1250
-								}
-							end1250:
-							}
-							v1249 = r1251
-						}
-					} else {
-						if s[177] == 0x4 {
-							{
-								v1249 = 0x0
-							}
-						}
-					}
-					p.r[31].Set32(a1240, ((v1249) & 0xffff))
-				}
-			}
-		}
-	}
-}
-
-// ingress112 is a part of ingress, with actions NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, NetlockIngress.levels.level1.gnext_access.
-func (p *netlock) ingress112(g *engine.Gen, s *[262]uint64, a1213 uint64) {
+// ingress49 is a part of ingress, with actions NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, NetlockIngress.levels.level1.gnext_access.
+func (p *netlock) ingress49(g *engine.Gen, s *[262]uint64, a1213 uint64) {
 	{
 		a1265 := a1213
 		_ = a1265
 		{
-			p.ingress110(g, s, a1265)
+			if s[166] != 0x0 {
+				{
+					{
+						{
+							// action NetlockIngress.levels.level1.head_access
+							v1267 := uint64(0)
+							_ = v1267
+							v1267 = p.r[30].Get32(a1265)
+							var r1270 uint64
+							_ = r1270
+							{
+								a1271 := v1267
+								_ = a1271
+								a1272 := s[169]
+								_ = a1272
+								{
+									if (((a1271 & 0x7fff) + 0x1) & 0xffff) == a1272 {
+										{
+											r1270 = ((a1271 & 0x8000) ^ 0x8000)
+											goto end1269
+										}
+									}
+									r1270 = ((a1271 + 0x1) & 0xffff)
+									goto end1269
+								}
+							end1269:
+							}
+							v1268 := uint64(r1270)
+							_ = v1268
+							s[175] = 0x0
+							if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v1267 & 0x7fff)) {
+								{
+									s[175] = 0x1
+								}
+							} else {
+								if (s[166] == 0x3) && (s[171] == 0x1) {
+									{
+										s[175] = 0x1
+									}
+								}
+							}
+							s[172] = v1267
+							if s[175] == 0x1 {
+								{
+									v1267 = v1268
+								}
+							} else {
+								if s[166] == 0x4 {
+									{
+										v1267 = 0x0
+									}
+								}
+							}
+							p.r[30].Set32(a1265, ((v1267) & 0xffff))
+							if s[166] == 0x3 {
+								{
+									s[172] = v1267
+								}
+							}
+						}
+					}
+				}
+			}
+			if s[167] != 0x0 {
+				{
+					{
+						{
+							// action NetlockIngress.levels.level1.tail_access
+							v1274 := uint64(0)
+							_ = v1274
+							v1274 = p.r[31].Get32(a1265)
+							s[173] = v1274
+							if (s[167] == 0x2) && (s[171] == 0x1) {
+								{
+									var r1276 uint64
+									_ = r1276
+									{
+										a1277 := v1274
+										_ = a1277
+										a1278 := s[169]
+										_ = a1278
+										{
+											if (((a1277 & 0x7fff) + 0x1) & 0xffff) == a1278 {
+												{
+													r1276 = ((a1277 & 0x8000) ^ 0x8000)
+													goto end1275
+												}
+											}
+											r1276 = ((a1277 + 0x1) & 0xffff)
+											goto end1275
+										}
+									end1275:
+									}
+									v1274 = r1276
+								}
+							} else {
+								if s[167] == 0x4 {
+									{
+										v1274 = 0x0
+									}
+								}
+							}
+							p.r[31].Set32(a1265, ((v1274) & 0xffff))
+						}
+					}
+				}
+			}
 			if s[168] != 0x0 {
 				{
 					{
@@ -12312,483 +12302,9 @@ func (p *netlock) ingress112(g *engine.Gen, s *[262]uint64, a1213 uint64) {
 	}
 }
 
-// ingress110 is a part of ingress, with actions NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access.
-func (p *netlock) ingress110(g *engine.Gen, s *[262]uint64, a1265 uint64) {
-	if s[166] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.levels.level1.head_access
-					v1267 := uint64(0)
-					_ = v1267
-					v1267 = p.r[30].Get32(a1265)
-					var r1270 uint64
-					_ = r1270
-					{
-						a1271 := v1267
-						_ = a1271
-						a1272 := s[169]
-						_ = a1272
-						{
-							if (((a1271 & 0x7fff) + 0x1) & 0xffff) == a1272 {
-								{
-									r1270 = ((a1271 & 0x8000) ^ 0x8000)
-									goto end1269
-								}
-							}
-							r1270 = ((a1271 + 0x1) & 0xffff)
-							goto end1269
-						}
-					end1269:
-					}
-					v1268 := uint64(r1270)
-					_ = v1268
-					s[175] = 0x0
-					if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v1267 & 0x7fff)) {
-						{
-							s[175] = 0x1
-						}
-					} else {
-						if (s[166] == 0x3) && (s[171] == 0x1) {
-							{
-								s[175] = 0x1
-							}
-						}
-					}
-					s[172] = v1267
-					if s[175] == 0x1 {
-						{
-							v1267 = v1268
-						}
-					} else {
-						if s[166] == 0x4 {
-							{
-								v1267 = 0x0
-							}
-						}
-					}
-					p.r[30].Set32(a1265, ((v1267) & 0xffff))
-					if s[166] == 0x3 {
-						{
-							s[172] = v1267
-						}
-					}
-				}
-			}
-		}
-	}
-	if s[167] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.levels.level1.tail_access
-					v1274 := uint64(0)
-					_ = v1274
-					v1274 = p.r[31].Get32(a1265)
-					s[173] = v1274
-					if (s[167] == 0x2) && (s[171] == 0x1) {
-						{
-							var r1276 uint64
-							_ = r1276
-							{
-								a1277 := v1274
-								_ = a1277
-								a1278 := s[169]
-								_ = a1278
-								{
-									if (((a1277 & 0x7fff) + 0x1) & 0xffff) == a1278 {
-										{
-											r1276 = ((a1277 & 0x8000) ^ 0x8000)
-											goto end1275
-										}
-									}
-									r1276 = ((a1277 + 0x1) & 0xffff)
-									goto end1275
-								}
-							end1275:
-							}
-							v1274 = r1276
-						}
-					} else {
-						if s[167] == 0x4 {
-							{
-								v1274 = 0x0
-							}
-						}
-					}
-					p.r[31].Set32(a1265, ((v1274) & 0xffff))
-				}
-			}
-		}
-	}
-}
-
-// ingress111 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access.
-func (p *netlock) ingress111(g *engine.Gen, s *[262]uint64, a1290 uint64) {
-	if s[176] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.levels.level0.head_access
-					v1292 := uint64(0)
-					_ = v1292
-					v1292 = p.r[27].Get32(a1290)
-					var r1295 uint64
-					_ = r1295
-					{
-						a1296 := v1292
-						_ = a1296
-						a1297 := s[179]
-						_ = a1297
-						{
-							if (((a1296 & 0x7fff) + 0x1) & 0xffff) == a1297 {
-								{
-									r1295 = ((a1296 & 0x8000) ^ 0x8000)
-									goto end1294
-								}
-							}
-							r1295 = ((a1296 + 0x1) & 0xffff)
-							goto end1294
-						}
-					end1294:
-					}
-					v1293 := uint64(r1295)
-					_ = v1293
-					s[185] = 0x0
-					if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v1292 & 0x7fff)) {
-						{
-							s[185] = 0x1
-						}
-					} else {
-						if (s[176] == 0x3) && (s[181] == 0x1) {
-							{
-								s[185] = 0x1
-							}
-						}
-					}
-					s[182] = v1292
-					if s[185] == 0x1 {
-						{
-							v1292 = v1293
-						}
-					} else {
-						if s[176] == 0x4 {
-							{
-								v1292 = 0x0
-							}
-						}
-					}
-					p.r[27].Set32(a1290, ((v1292) & 0xffff))
-					if s[176] == 0x3 {
-						{
-							s[182] = v1292
-						}
-					}
-				}
-			}
-		}
-	}
-	if s[177] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.levels.level0.tail_access
-					v1299 := uint64(0)
-					_ = v1299
-					v1299 = p.r[28].Get32(a1290)
-					s[183] = v1299
-					if (s[177] == 0x2) && (s[181] == 0x1) {
-						{
-							var r1301 uint64
-							_ = r1301
-							{
-								a1302 := v1299
-								_ = a1302
-								a1303 := s[179]
-								_ = a1303
-								{
-									if (((a1302 & 0x7fff) + 0x1) & 0xffff) == a1303 {
-										{
-											r1301 = ((a1302 & 0x8000) ^ 0x8000)
-											goto end1300
-										}
-									}
-									r1301 = ((a1302 + 0x1) & 0xffff)
-									goto end1300
-								}
-							end1300:
-							}
-							v1299 = r1301
-						}
-					} else {
-						if s[177] == 0x4 {
-							{
-								v1299 = 0x0
-							}
-						}
-					}
-					p.r[28].Set32(a1290, ((v1299) & 0xffff))
-				}
-			}
-		}
-	}
-}
-
-// ingress185 is a part of ingress, with actions NetlockIngress.use_level, NetlockIngress.wait_access, NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access, NetlockIngress.levels.level1.head_access, and 39 more.
-func (p *netlock) ingress185(g *engine.Gen, s *[262]uint64, v107 uint64, v110 uint64, v111 *uint64, v112 *uint64) {
-	if v107 == 0x7 {
-		p.ingress184(g, s)
-	} else {
-		if v107 == 0x8 {
-			{
-				p.ingress142(g, s)
-				v1436 := uint64(s[72])
-				_ = v1436
-				p.ingress143(g, s, v1436)
-				v1485 := uint64(s[165])
-				p.ingress144(g, s, v1485)
-				p.ingress145(g, s)
-				p.ingress146(g, s, v111, v112, v1436, v1485)
-			}
-		} else {
-			if v107 == 0x9 {
-				p.ingress183(g, s)
-			} else {
-				if v107 == 0xa {
-					p.ingress182(g, s, v110)
-				} else {
-					if v107 == 0xb {
-						p.ingress181(g, s)
-					} else {
-						if v107 == 0xc {
-							{
-								{
-									{
-										// action NetlockIngress.q_access
-										v2007 := uint64(0)
-										_ = v2007
-										v2007 = p.r[4].Get64(s[194])
-										v2008 := uint64(((v2007) & 0xffff))
-										_ = v2008
-										v2009 := uint64(((v2007) >> 16 & 0xffff))
-										_ = v2009
-										v2010 := uint64(((v2007) >> 32 & 0xffff))
-										_ = v2010
-										v2011 := uint64(((v2007) >> 48))
-										_ = v2011
-										v2012 := uint64(v2008)
-										_ = v2012
-										s[217] = 0x0
-										{
-											{
-												{
-													{
-														{
-															{
-																{
-																	{
-																		v2010 = engine.Sel((v2010 > 0x0), ((v2010 - 0x1) & 0xffff), 0x0)
-																	}
-																}
-															}
-														}
-													}
-												}
-											}
-										}
-										{
-											{
-												v2008 = v2012
-											}
-										}
-										{
-											{
-												v2007 = ((((v2011)<<16|v2010)<<16|v2009)<<16 | v2008)
-											}
-										}
-										p.r[4].Set64(s[194], v2007)
-										s[226] = ((v2007) & 0xffff)
-										s[227] = ((v2007) >> 16 & 0xffff)
-										s[228] = ((v2007) >> 32 & 0xffff)
-										s[229] = ((v2007) >> 48)
-									}
-								}
-							}
-						}
-					}
-				}
-			}
-		}
-	}
-}
-
-// ingress184 is a part of ingress, with actions NetlockIngress.use_level, NetlockIngress.wait_access, NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access, NetlockIngress.levels.level1.head_access, and 7 more.
-func (p *netlock) ingress184(g *engine.Gen, s *[262]uint64) {
-	{
-		p.ingress125(g, s)
-		p.ingress126(g, s)
-		if s[73] == 0x0 {
-			{
-				{
-					{
-						// action NetlockIngress.ans_echo_p
-						if s[205] == 0x1 {
-							{
-								{
-									{
-										// action NetlockIngress.ans_reply
-										s[105] = 0x1
-										s[106] = 0x1
-										s[112] = s[22]
-										s[130] = 0x1
-										s[115] = 0x4
-										s[117] = 0x0
-										s[118] = 0x3
-										s[123] = s[39]
-										s[125] = 0x0
-									}
-								}
-							}
-						} else {
-							{
-								{
-									{
-										// action NetlockIngress.ans_echo
-										{
-											a1430 := s[209]
-											_ = a1430
-											a1431 := s[210]
-											_ = a1431
-											a1432 := s[211]
-											_ = a1432
-											{
-												// action NetlockIngress.ans_to_client
-												s[105] = 0x1
-												s[106] = 0x1
-												s[107] = 0x0
-												s[111] = s[201]
-												s[113] = s[202]
-												s[112] = a1430
-												s[114] = a1431
-												s[115] = 0x4
-												s[118] = 0x0
-												s[117] = 0x0
-												s[126] = 0x0
-												s[127] = 0x0
-												if a1432 == 0x1 {
-													{
-														s[117] = 0x8
-														s[126] = a1430
-														s[127] = a1431
-													}
-												}
-												s[121] = s[37]
-												s[125] = 0x0
-												s[128] = 0x0
-											}
-										}
-										s[118] = 0x3
-										s[116] = s[32]
-										s[119] = s[35]
-										s[120] = s[36]
-										s[122] = s[38]
-										s[123] = s[39]
-										s[124] = s[40]
-									}
-								}
-							}
-						}
-					}
-				}
-			}
-		} else {
-			{
-				{
-					{
-						// action NetlockIngress.again
-						s[70] = 0x5
-						s[244] = 0x1
-					}
-				}
-			}
-		}
-	}
-}
-
-// ingress125 is a part of ingress, with actions NetlockIngress.use_level, NetlockIngress.wait_access.
-func (p *netlock) ingress125(g *engine.Gen, s *[262]uint64) {
-	if s[35] == 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.use_level
-					s[206] = 0x0
-					{
-						{
-							s[207] = s[195]
-							s[208] = s[196]
-						}
-					}
-					s[169] = s[208]
-					{
-						{
-							s[179] = s[198]
-						}
-					}
-				}
-			}
-		}
-	} else {
-		{
-			{
-				{
-					// action NetlockIngress.use_level
-					s[206] = 0x1
-					{
-						{
-							s[207] = s[197]
-							s[208] = s[198]
-						}
-					}
-					s[169] = s[208]
-					{
-						{
-							s[179] = s[196]
-						}
-					}
-				}
-			}
-		}
-	}
-	{
-		a1319 := s[206]
-		_ = a1319
-		{
-			// action NetlockIngress.wait_access
-			v1320 := uint64(0)
-			_ = v1320
-			v1320 = p.r[2].Get64(s[194])
-			v1321 := uint64(((v1320) & 0xffffffff))
-			_ = v1321
-			v1322 := uint64(((v1320) >> 32))
-			_ = v1322
-			{
-			}
-			{
-				{
-					v1320 = ((v1322)<<32 | v1321)
-				}
-			}
-			p.r[2].Set64(s[194], v1320)
-			s[224] = ((v1320) & 0xffffffff)
-			s[225] = ((v1320) >> 32)
-		}
-	}
+// ingress56 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access, NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, NetlockIngress.levels.level1.gnext_access, and 5 more.
+func (p *netlock) ingress56(g *engine.Gen, s *[262]uint64) {
 	s[168] = 0x1
-}
-
-// ingress126 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access, NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, NetlockIngress.levels.level1.gnext_access.
-func (p *netlock) ingress126(g *engine.Gen, s *[262]uint64) {
 	{
 		a1324 := s[206]
 		_ = a1324
@@ -12796,15 +12312,121 @@ func (p *netlock) ingress126(g *engine.Gen, s *[262]uint64) {
 		_ = a1325
 		{
 			if a1324 == 0x0 {
-				p.ingress124(g, s, a1325)
+				p.ingress55(g, s, a1325)
 			} else {
 				{
-					p.ingress123(g, s, a1325)
+					p.ingress54(g, s, a1325)
 					{
 						a1402 := a1325
 						_ = a1402
 						{
-							p.ingress122(g, s, a1402)
+							if s[176] != 0x0 {
+								{
+									{
+										{
+											// action NetlockIngress.levels.level0.head_access
+											v1404 := uint64(0)
+											_ = v1404
+											v1404 = p.r[27].Get32(a1402)
+											var r1407 uint64
+											_ = r1407
+											{
+												a1408 := v1404
+												_ = a1408
+												a1409 := s[179]
+												_ = a1409
+												{
+													if (((a1408 & 0x7fff) + 0x1) & 0xffff) == a1409 {
+														{
+															r1407 = ((a1408 & 0x8000) ^ 0x8000)
+															goto end1406
+														}
+													}
+													r1407 = ((a1408 + 0x1) & 0xffff)
+													goto end1406
+												}
+											end1406:
+											}
+											v1405 := uint64(r1407)
+											_ = v1405
+											s[185] = 0x0
+											if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v1404 & 0x7fff)) {
+												{
+													s[185] = 0x1
+												}
+											} else {
+												if (s[176] == 0x3) && (s[181] == 0x1) {
+													{
+														s[185] = 0x1
+													}
+												}
+											}
+											s[182] = v1404
+											if s[185] == 0x1 {
+												{
+													v1404 = v1405
+												}
+											} else {
+												if s[176] == 0x4 {
+													{
+														v1404 = 0x0
+													}
+												}
+											}
+											p.r[27].Set32(a1402, ((v1404) & 0xffff))
+											if s[176] == 0x3 {
+												{
+													s[182] = v1404
+												}
+											}
+										}
+									}
+								}
+							}
+							if s[177] != 0x0 {
+								{
+									{
+										{
+											// action NetlockIngress.levels.level0.tail_access
+											v1411 := uint64(0)
+											_ = v1411
+											v1411 = p.r[28].Get32(a1402)
+											s[183] = v1411
+											if (s[177] == 0x2) && (s[181] == 0x1) {
+												{
+													var r1413 uint64
+													_ = r1413
+													{
+														a1414 := v1411
+														_ = a1414
+														a1415 := s[179]
+														_ = a1415
+														{
+															if (((a1414 & 0x7fff) + 0x1) & 0xffff) == a1415 {
+																{
+																	r1413 = ((a1414 & 0x8000) ^ 0x8000)
+																	goto end1412
+																}
+															}
+															r1413 = ((a1414 + 0x1) & 0xffff)
+															goto end1412
+														}
+													end1412:
+													}
+													v1411 = r1413
+												}
+											} else {
+												if s[177] == 0x4 {
+													{
+														v1411 = 0x0
+													}
+												}
+											}
+											p.r[28].Set32(a1402, ((v1411) & 0xffff))
+										}
+									}
+								}
+							}
 							if s[178] != 0x0 {
 								{
 									{
@@ -12889,17 +12511,208 @@ func (p *netlock) ingress126(g *engine.Gen, s *[262]uint64) {
 	s[73] = engine.Sel((s[206] == 0x0), ((s[224]) & 0xffff), ((s[225]) & 0xffff))
 	s[72] = s[174]
 	s[74] = s[208]
+	if s[73] == 0x0 {
+		{
+			{
+				{
+					// action NetlockIngress.ans_echo_p
+					if s[205] == 0x1 {
+						{
+							{
+								{
+									// action NetlockIngress.ans_reply
+									s[105] = 0x1
+									s[106] = 0x1
+									s[112] = s[22]
+									s[130] = 0x1
+									s[115] = 0x4
+									s[117] = 0x0
+									s[118] = 0x3
+									s[123] = s[39]
+									s[125] = 0x0
+								}
+							}
+						}
+					} else {
+						{
+							{
+								{
+									// action NetlockIngress.ans_echo
+									{
+										a1430 := s[209]
+										_ = a1430
+										a1431 := s[210]
+										_ = a1431
+										a1432 := s[211]
+										_ = a1432
+										{
+											// action NetlockIngress.ans_to_client
+											s[105] = 0x1
+											s[106] = 0x1
+											s[107] = 0x0
+											s[111] = s[201]
+											s[113] = s[202]
+											s[112] = a1430
+											s[114] = a1431
+											s[115] = 0x4
+											s[118] = 0x0
+											s[117] = 0x0
+											s[126] = 0x0
+											s[127] = 0x0
+											if a1432 == 0x1 {
+												{
+													s[117] = 0x8
+													s[126] = a1430
+													s[127] = a1431
+												}
+											}
+											s[121] = s[37]
+											s[125] = 0x0
+											s[128] = 0x0
+										}
+									}
+									s[118] = 0x3
+									s[116] = s[32]
+									s[119] = s[35]
+									s[120] = s[36]
+									s[122] = s[38]
+									s[123] = s[39]
+									s[124] = s[40]
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	} else {
+		{
+			{
+				{
+					// action NetlockIngress.again
+					s[70] = 0x5
+					s[244] = 0x1
+				}
+			}
+		}
+	}
 }
 
-// ingress124 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access, NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, NetlockIngress.levels.level1.gnext_access.
-func (p *netlock) ingress124(g *engine.Gen, s *[262]uint64, a1325 uint64) {
+// ingress55 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access, NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, NetlockIngress.levels.level1.gnext_access.
+func (p *netlock) ingress55(g *engine.Gen, s *[262]uint64, a1325 uint64) {
 	{
-		p.ingress120(g, s, a1325)
+		p.ingress53(g, s, a1325)
 		{
 			a1352 := a1325
 			_ = a1352
 			{
-				p.ingress119(g, s, a1352)
+				if s[176] != 0x0 {
+					{
+						{
+							{
+								// action NetlockIngress.levels.level1.head_access
+								v1354 := uint64(0)
+								_ = v1354
+								v1354 = p.r[30].Get32(a1352)
+								var r1357 uint64
+								_ = r1357
+								{
+									a1358 := v1354
+									_ = a1358
+									a1359 := s[179]
+									_ = a1359
+									{
+										if (((a1358 & 0x7fff) + 0x1) & 0xffff) == a1359 {
+											{
+												r1357 = ((a1358 & 0x8000) ^ 0x8000)
+												goto end1356
+											}
+										}
+										r1357 = ((a1358 + 0x1) & 0xffff)
+										goto end1356
+									}
+								end1356:
+								}
+								v1355 := uint64(r1357)
+								_ = v1355
+								s[185] = 0x0
+								if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v1354 & 0x7fff)) {
+									{
+										s[185] = 0x1
+									}
+								} else {
+									if (s[176] == 0x3) && (s[181] == 0x1) {
+										{
+											s[185] = 0x1
+										}
+									}
+								}
+								s[182] = v1354
+								if s[185] == 0x1 {
+									{
+										v1354 = v1355
+									}
+								} else {
+									if s[176] == 0x4 {
+										{
+											v1354 = 0x0
+										}
+									}
+								}
+								p.r[30].Set32(a1352, ((v1354) & 0xffff))
+								if s[176] == 0x3 {
+									{
+										s[182] = v1354
+									}
+								}
+							}
+						}
+					}
+				}
+				if s[177] != 0x0 {
+					{
+						{
+							{
+								// action NetlockIngress.levels.level1.tail_access
+								v1361 := uint64(0)
+								_ = v1361
+								v1361 = p.r[31].Get32(a1352)
+								s[183] = v1361
+								if (s[177] == 0x2) && (s[181] == 0x1) {
+									{
+										var r1363 uint64
+										_ = r1363
+										{
+											a1364 := v1361
+											_ = a1364
+											a1365 := s[179]
+											_ = a1365
+											{
+												if (((a1364 & 0x7fff) + 0x1) & 0xffff) == a1365 {
+													{
+														r1363 = ((a1364 & 0x8000) ^ 0x8000)
+														goto end1362
+													}
+												}
+												r1363 = ((a1364 + 0x1) & 0xffff)
+												goto end1362
+											}
+										end1362:
+										}
+										v1361 = r1363
+									}
+								} else {
+									if s[177] == 0x4 {
+										{
+											v1361 = 0x0
+										}
+									}
+								}
+								p.r[31].Set32(a1352, ((v1361) & 0xffff))
+							}
+						}
+					}
+				}
 				if s[178] != 0x0 {
 					{
 						{
@@ -12980,13 +12793,119 @@ func (p *netlock) ingress124(g *engine.Gen, s *[262]uint64, a1325 uint64) {
 	}
 }
 
-// ingress120 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access.
-func (p *netlock) ingress120(g *engine.Gen, s *[262]uint64, a1325 uint64) {
+// ingress53 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access.
+func (p *netlock) ingress53(g *engine.Gen, s *[262]uint64, a1325 uint64) {
 	{
 		a1327 := a1325
 		_ = a1327
 		{
-			p.ingress118(g, s, a1327)
+			if s[166] != 0x0 {
+				{
+					{
+						{
+							// action NetlockIngress.levels.level0.head_access
+							v1329 := uint64(0)
+							_ = v1329
+							v1329 = p.r[27].Get32(a1327)
+							var r1332 uint64
+							_ = r1332
+							{
+								a1333 := v1329
+								_ = a1333
+								a1334 := s[169]
+								_ = a1334
+								{
+									if (((a1333 & 0x7fff) + 0x1) & 0xffff) == a1334 {
+										{
+											r1332 = ((a1333 & 0x8000) ^ 0x8000)
+											goto end1331
+										}
+									}
+									r1332 = ((a1333 + 0x1) & 0xffff)
+									goto end1331
+								}
+							end1331:
+							}
+							v1330 := uint64(r1332)
+							_ = v1330
+							s[175] = 0x0
+							if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v1329 & 0x7fff)) {
+								{
+									s[175] = 0x1
+								}
+							} else {
+								if (s[166] == 0x3) && (s[171] == 0x1) {
+									{
+										s[175] = 0x1
+									}
+								}
+							}
+							s[172] = v1329
+							if s[175] == 0x1 {
+								{
+									v1329 = v1330
+								}
+							} else {
+								if s[166] == 0x4 {
+									{
+										v1329 = 0x0
+									}
+								}
+							}
+							p.r[27].Set32(a1327, ((v1329) & 0xffff))
+							if s[166] == 0x3 {
+								{
+									s[172] = v1329
+								}
+							}
+						}
+					}
+				}
+			}
+			if s[167] != 0x0 {
+				{
+					{
+						{
+							// action NetlockIngress.levels.level0.tail_access
+							v1336 := uint64(0)
+							_ = v1336
+							v1336 = p.r[28].Get32(a1327)
+							s[173] = v1336
+							if (s[167] == 0x2) && (s[171] == 0x1) {
+								{
+									var r1338 uint64
+									_ = r1338
+									{
+										a1339 := v1336
+										_ = a1339
+										a1340 := s[169]
+										_ = a1340
+										{
+											if (((a1339 & 0x7fff) + 0x1) & 0xffff) == a1340 {
+												{
+													r1338 = ((a1339 & 0x8000) ^ 0x8000)
+													goto end1337
+												}
+											}
+											r1338 = ((a1339 + 0x1) & 0xffff)
+											goto end1337
+										}
+									end1337:
+									}
+									v1336 = r1338
+								}
+							} else {
+								if s[167] == 0x4 {
+									{
+										v1336 = 0x0
+									}
+								}
+							}
+							p.r[28].Set32(a1327, ((v1336) & 0xffff))
+						}
+					}
+				}
+			}
 			if s[168] != 0x0 {
 				{
 					{
@@ -13066,235 +12985,119 @@ func (p *netlock) ingress120(g *engine.Gen, s *[262]uint64, a1325 uint64) {
 	}
 }
 
-// ingress118 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access.
-func (p *netlock) ingress118(g *engine.Gen, s *[262]uint64, a1327 uint64) {
-	if s[166] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.levels.level0.head_access
-					v1329 := uint64(0)
-					_ = v1329
-					v1329 = p.r[27].Get32(a1327)
-					var r1332 uint64
-					_ = r1332
-					{
-						a1333 := v1329
-						_ = a1333
-						a1334 := s[169]
-						_ = a1334
-						{
-							if (((a1333 & 0x7fff) + 0x1) & 0xffff) == a1334 {
-								{
-									r1332 = ((a1333 & 0x8000) ^ 0x8000)
-									goto end1331
-								}
-							}
-							r1332 = ((a1333 + 0x1) & 0xffff)
-							goto end1331
-						}
-					end1331:
-					}
-					v1330 := uint64(r1332)
-					_ = v1330
-					s[175] = 0x0
-					if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v1329 & 0x7fff)) {
-						{
-							s[175] = 0x1
-						}
-					} else {
-						if (s[166] == 0x3) && (s[171] == 0x1) {
-							{
-								s[175] = 0x1
-							}
-						}
-					}
-					s[172] = v1329
-					if s[175] == 0x1 {
-						{
-							v1329 = v1330
-						}
-					} else {
-						if s[166] == 0x4 {
-							{
-								v1329 = 0x0
-							}
-						}
-					}
-					p.r[27].Set32(a1327, ((v1329) & 0xffff))
-					if s[166] == 0x3 {
-						{
-							s[172] = v1329
-						}
-					}
-				}
-			}
-		}
-	}
-	if s[167] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.levels.level0.tail_access
-					v1336 := uint64(0)
-					_ = v1336
-					v1336 = p.r[28].Get32(a1327)
-					s[173] = v1336
-					if (s[167] == 0x2) && (s[171] == 0x1) {
-						{
-							var r1338 uint64
-							_ = r1338
-							{
-								a1339 := v1336
-								_ = a1339
-								a1340 := s[169]
-								_ = a1340
-								{
-									if (((a1339 & 0x7fff) + 0x1) & 0xffff) == a1340 {
-										{
-											r1338 = ((a1339 & 0x8000) ^ 0x8000)
-											goto end1337
-										}
-									}
-									r1338 = ((a1339 + 0x1) & 0xffff)
-									goto end1337
-								}
-							end1337:
-							}
-							v1336 = r1338
-						}
-					} else {
-						if s[167] == 0x4 {
-							{
-								v1336 = 0x0
-							}
-						}
-					}
-					p.r[28].Set32(a1327, ((v1336) & 0xffff))
-				}
-			}
-		}
-	}
-}
-
-// ingress119 is a part of ingress, with actions NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access.
-func (p *netlock) ingress119(g *engine.Gen, s *[262]uint64, a1352 uint64) {
-	if s[176] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.levels.level1.head_access
-					v1354 := uint64(0)
-					_ = v1354
-					v1354 = p.r[30].Get32(a1352)
-					var r1357 uint64
-					_ = r1357
-					{
-						a1358 := v1354
-						_ = a1358
-						a1359 := s[179]
-						_ = a1359
-						{
-							if (((a1358 & 0x7fff) + 0x1) & 0xffff) == a1359 {
-								{
-									r1357 = ((a1358 & 0x8000) ^ 0x8000)
-									goto end1356
-								}
-							}
-							r1357 = ((a1358 + 0x1) & 0xffff)
-							goto end1356
-						}
-					end1356:
-					}
-					v1355 := uint64(r1357)
-					_ = v1355
-					s[185] = 0x0
-					if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v1354 & 0x7fff)) {
-						{
-							s[185] = 0x1
-						}
-					} else {
-						if (s[176] == 0x3) && (s[181] == 0x1) {
-							{
-								s[185] = 0x1
-							}
-						}
-					}
-					s[182] = v1354
-					if s[185] == 0x1 {
-						{
-							v1354 = v1355
-						}
-					} else {
-						if s[176] == 0x4 {
-							{
-								v1354 = 0x0
-							}
-						}
-					}
-					p.r[30].Set32(a1352, ((v1354) & 0xffff))
-					if s[176] == 0x3 {
-						{
-							s[182] = v1354
-						}
-					}
-				}
-			}
-		}
-	}
-	if s[177] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.levels.level1.tail_access
-					v1361 := uint64(0)
-					_ = v1361
-					v1361 = p.r[31].Get32(a1352)
-					s[183] = v1361
-					if (s[177] == 0x2) && (s[181] == 0x1) {
-						{
-							var r1363 uint64
-							_ = r1363
-							{
-								a1364 := v1361
-								_ = a1364
-								a1365 := s[179]
-								_ = a1365
-								{
-									if (((a1364 & 0x7fff) + 0x1) & 0xffff) == a1365 {
-										{
-											r1363 = ((a1364 & 0x8000) ^ 0x8000)
-											goto end1362
-										}
-									}
-									r1363 = ((a1364 + 0x1) & 0xffff)
-									goto end1362
-								}
-							end1362:
-							}
-							v1361 = r1363
-						}
-					} else {
-						if s[177] == 0x4 {
-							{
-								v1361 = 0x0
-							}
-						}
-					}
-					p.r[31].Set32(a1352, ((v1361) & 0xffff))
-				}
-			}
-		}
-	}
-}
-
-// ingress123 is a part of ingress, with actions NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, NetlockIngress.levels.level1.gnext_access.
-func (p *netlock) ingress123(g *engine.Gen, s *[262]uint64, a1325 uint64) {
+// ingress54 is a part of ingress, with actions NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, NetlockIngress.levels.level1.gnext_access.
+func (p *netlock) ingress54(g *engine.Gen, s *[262]uint64, a1325 uint64) {
 	{
 		a1377 := a1325
 		_ = a1377
 		{
-			p.ingress121(g, s, a1377)
+			if s[166] != 0x0 {
+				{
+					{
+						{
+							// action NetlockIngress.levels.level1.head_access
+							v1379 := uint64(0)
+							_ = v1379
+							v1379 = p.r[30].Get32(a1377)
+							var r1382 uint64
+							_ = r1382
+							{
+								a1383 := v1379
+								_ = a1383
+								a1384 := s[169]
+								_ = a1384
+								{
+									if (((a1383 & 0x7fff) + 0x1) & 0xffff) == a1384 {
+										{
+											r1382 = ((a1383 & 0x8000) ^ 0x8000)
+											goto end1381
+										}
+									}
+									r1382 = ((a1383 + 0x1) & 0xffff)
+									goto end1381
+								}
+							end1381:
+							}
+							v1380 := uint64(r1382)
+							_ = v1380
+							s[175] = 0x0
+							if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v1379 & 0x7fff)) {
+								{
+									s[175] = 0x1
+								}
+							} else {
+								if (s[166] == 0x3) && (s[171] == 0x1) {
+									{
+										s[175] = 0x1
+									}
+								}
+							}
+							s[172] = v1379
+							if s[175] == 0x1 {
+								{
+									v1379 = v1380
+								}
+							} else {
+								if s[166] == 0x4 {
+									{
+										v1379 = 0x0
+									}
+								}
+							}
+							p.r[30].Set32(a1377, ((v1379) & 0xffff))
+							if s[166] == 0x3 {
+								{
+									s[172] = v1379
+								}
+							}
+						}
+					}
+				}
+			}
+			if s[167] != 0x0 {
+				{
+					{
+						{
+							// action NetlockIngress.levels.level1.tail_access
+							v1386 := uint64(0)
+							_ = v1386
+							v1386 = p.r[31].Get32(a1377)
+							s[173] = v1386
+							if (s[167] == 0x2) && (s[171] == 0x1) {
+								{
+									var r1388 uint64
+									_ = r1388
+									{
+										a1389 := v1386
+										_ = a1389
+										a1390 := s[169]
+										_ = a1390
+										{
+											if (((a1389 & 0x7fff) + 0x1) & 0xffff) == a1390 {
+												{
+													r1388 = ((a1389 & 0x8000) ^ 0x8000)
+													goto end1387
+												}
+											}
+											r1388 = ((a1389 + 0x1) & 0xffff)
+											goto end1387
+										}
+									end1387:
+									}
+									v1386 = r1388
+								}
+							} else {
+								if s[167] == 0x4 {
+									{
+										v1386 = 0x0
+									}
+								}
+							}
+							p.r[31].Set32(a1377, ((v1386) & 0xffff))
+						}
+					}
+				}
+			}
 			if s[168] != 0x0 {
 				{
 					{
@@ -13374,267 +13177,250 @@ func (p *netlock) ingress123(g *engine.Gen, s *[262]uint64, a1325 uint64) {
 	}
 }
 
-// ingress121 is a part of ingress, with actions NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access.
-func (p *netlock) ingress121(g *engine.Gen, s *[262]uint64, a1377 uint64) {
-	if s[166] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.levels.level1.head_access
-					v1379 := uint64(0)
-					_ = v1379
-					v1379 = p.r[30].Get32(a1377)
-					var r1382 uint64
-					_ = r1382
-					{
-						a1383 := v1379
-						_ = a1383
-						a1384 := s[169]
-						_ = a1384
-						{
-							if (((a1383 & 0x7fff) + 0x1) & 0xffff) == a1384 {
-								{
-									r1382 = ((a1383 & 0x8000) ^ 0x8000)
-									goto end1381
-								}
-							}
-							r1382 = ((a1383 + 0x1) & 0xffff)
-							goto end1381
-						}
-					end1381:
-					}
-					v1380 := uint64(r1382)
-					_ = v1380
-					s[175] = 0x0
-					if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v1379 & 0x7fff)) {
-						{
-							s[175] = 0x1
-						}
-					} else {
-						if (s[166] == 0x3) && (s[171] == 0x1) {
-							{
-								s[175] = 0x1
-							}
-						}
-					}
-					s[172] = v1379
-					if s[175] == 0x1 {
-						{
-							v1379 = v1380
-						}
-					} else {
-						if s[166] == 0x4 {
-							{
-								v1379 = 0x0
-							}
-						}
-					}
-					p.r[30].Set32(a1377, ((v1379) & 0xffff))
-					if s[166] == 0x3 {
-						{
-							s[172] = v1379
-						}
-					}
-				}
-			}
-		}
-	}
-	if s[167] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.levels.level1.tail_access
-					v1386 := uint64(0)
-					_ = v1386
-					v1386 = p.r[31].Get32(a1377)
-					s[173] = v1386
-					if (s[167] == 0x2) && (s[171] == 0x1) {
-						{
-							var r1388 uint64
-							_ = r1388
-							{
-								a1389 := v1386
-								_ = a1389
-								a1390 := s[169]
-								_ = a1390
-								{
-									if (((a1389 & 0x7fff) + 0x1) & 0xffff) == a1390 {
-										{
-											r1388 = ((a1389 & 0x8000) ^ 0x8000)
-											goto end1387
-										}
-									}
-									r1388 = ((a1389 + 0x1) & 0xffff)
-									goto end1387
-								}
-							end1387:
-							}
-							v1386 = r1388
-						}
-					} else {
-						if s[167] == 0x4 {
-							{
-								v1386 = 0x0
-							}
-						}
-					}
-					p.r[31].Set32(a1377, ((v1386) & 0xffff))
-				}
-			}
-		}
-	}
-}
-
-// ingress122 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access.
-func (p *netlock) ingress122(g *engine.Gen, s *[262]uint64, a1402 uint64) {
-	if s[176] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.levels.level0.head_access
-					v1404 := uint64(0)
-					_ = v1404
-					v1404 = p.r[27].Get32(a1402)
-					var r1407 uint64
-					_ = r1407
-					{
-						a1408 := v1404
-						_ = a1408
-						a1409 := s[179]
-						_ = a1409
-						{
-							if (((a1408 & 0x7fff) + 0x1) & 0xffff) == a1409 {
-								{
-									r1407 = ((a1408 & 0x8000) ^ 0x8000)
-									goto end1406
-								}
-							}
-							r1407 = ((a1408 + 0x1) & 0xffff)
-							goto end1406
-						}
-					end1406:
-					}
-					v1405 := uint64(r1407)
-					_ = v1405
-					s[185] = 0x0
-					if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v1404 & 0x7fff)) {
-						{
-							s[185] = 0x1
-						}
-					} else {
-						if (s[176] == 0x3) && (s[181] == 0x1) {
-							{
-								s[185] = 0x1
-							}
-						}
-					}
-					s[182] = v1404
-					if s[185] == 0x1 {
-						{
-							v1404 = v1405
-						}
-					} else {
-						if s[176] == 0x4 {
-							{
-								v1404 = 0x0
-							}
-						}
-					}
-					p.r[27].Set32(a1402, ((v1404) & 0xffff))
-					if s[176] == 0x3 {
-						{
-							s[182] = v1404
-						}
-					}
-				}
-			}
-		}
-	}
-	if s[177] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.levels.level0.tail_access
-					v1411 := uint64(0)
-					_ = v1411
-					v1411 = p.r[28].Get32(a1402)
-					s[183] = v1411
-					if (s[177] == 0x2) && (s[181] == 0x1) {
-						{
-							var r1413 uint64
-							_ = r1413
-							{
-								a1414 := v1411
-								_ = a1414
-								a1415 := s[179]
-								_ = a1415
-								{
-									if (((a1414 & 0x7fff) + 0x1) & 0xffff) == a1415 {
-										{
-											r1413 = ((a1414 & 0x8000) ^ 0x8000)
-											goto end1412
-										}
-									}
-									r1413 = ((a1414 + 0x1) & 0xffff)
-									goto end1412
-								}
-							end1412:
-							}
-							v1411 = r1413
-						}
-					} else {
-						if s[177] == 0x4 {
-							{
-								v1411 = 0x0
-							}
-						}
-					}
-					p.r[28].Set32(a1402, ((v1411) & 0xffff))
-				}
-			}
-		}
-	}
-}
-
-// ingress142 is a part of ingress, with actions NetlockIngress.use_level.
-func (p *netlock) ingress142(g *engine.Gen, s *[262]uint64) {
-	if s[35] == 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.use_level
-					s[206] = 0x0
-					{
-						{
-							s[207] = s[195]
-							s[208] = s[196]
-						}
-					}
-					s[169] = s[208]
-					{
-						{
-							s[179] = s[198]
-						}
-					}
-				}
-			}
-		}
+// ingress83 is a part of ingress, with actions NetlockIngress.use_level, NetlockIngress.slot_at, NetlockIngress.pool.part0.txn_access, NetlockIngress.pool.part0.hold_access, NetlockIngress.pool.part0.flags_access, NetlockIngress.pool.part0.who_access, and 39 more.
+func (p *netlock) ingress83(g *engine.Gen, s *[262]uint64, v107 uint64, v110 uint64, v111 *uint64, v112 *uint64) {
+	if v107 == 0x8 {
+		p.ingress82(g, s, v111, v112)
 	} else {
-		{
-			{
+		if v107 == 0x9 {
+			p.ingress81(g, s)
+		} else {
+			if v107 == 0xa {
 				{
-					// action NetlockIngress.use_level
-					s[206] = 0x1
-					{
+					s[48] = 0x0
+					s[52] = s[213]
+					v1723 := uint64(0x1)
+					_ = v1723
+					if (v110 == 0x14) || (v110 == 0x15) {
 						{
-							s[207] = s[197]
-							s[208] = s[198]
+							v1723 = 0x0
 						}
 					}
-					s[169] = s[208]
+					if (v1723 == 0x1) && ((s[192] == 0x0) || (s[200] == 0x0)) {
+						{
+							s[48] = 0x1
+						}
+					} else {
+						if v110 == 0x10 {
+							{
+								if s[49] > 0x1 {
+									{
+										s[48] = 0x3
+									}
+								} else {
+									{
+										{
+											a1725 := s[49]
+											_ = a1725
+											{
+												// action NetlockIngress.use_level
+												s[206] = a1725
+												if a1725 == 0x0 {
+													{
+														s[207] = s[195]
+														s[208] = s[196]
+													}
+												} else {
+													{
+														s[207] = s[197]
+														s[208] = s[198]
+													}
+												}
+												s[169] = s[208]
+												if a1725 == 0x0 {
+													{
+														s[179] = s[198]
+													}
+												} else {
+													{
+														s[179] = s[196]
+													}
+												}
+											}
+										}
+										{
+											{
+												// action NetlockIngress.state_access
+												v1727 := uint64(0)
+												_ = v1727
+												v1727 = p.r[1].Get64(s[194])
+												v1728 := uint64(((0x0)<<15 | ((v1727) & 0x7fff)))
+												_ = v1728
+												v1729 := uint64(((0x0)<<1 | ((v1727) >> 15 & 0x1)))
+												_ = v1729
+												v1730 := uint64(((v1727) >> 16 & 0xffff))
+												_ = v1730
+												v1731 := uint64(((v1727) >> 32 & 0xffff))
+												_ = v1731
+												v1732 := uint64(0x0)
+												_ = v1732
+												v1733 := uint64(0x0)
+												_ = v1733
+												{
+													{
+														{
+															s[219] = engine.Sel(((v1729 == 0x0) && (v1730 == 0x0)), 0x1, 0x0)
+														}
+													}
+												}
+												s[218] = 0x0
+												{
+													{
+														{
+														}
+													}
+												}
+												{
+													{
+														v1727 = (((((0x0)<<16|v1731)<<16|v1730)<<1|((v1729)&0x1))<<15 | ((v1728) & 0x7fff))
+													}
+												}
+												p.r[1].Set64(s[194], v1727)
+												s[220] = ((0x0)<<15 | ((v1727) & 0x7fff))
+												s[221] = ((0x0)<<1 | ((v1727) >> 15 & 0x1))
+												s[222] = ((v1727) >> 16 & 0xffff)
+												s[223] = ((v1727) >> 32 & 0xffff)
+											}
+										}
+										p.ingress76(g, s)
+										p.ingress77(g, s)
+									}
+								}
+							}
+						} else {
+							p.ingress80(g, s, v110)
+						}
+					}
+				}
+			} else {
+				if v107 == 0xb {
 					{
 						{
-							s[179] = s[196]
+							{
+								// action NetlockIngress.ans_echo_p
+								if s[205] == 0x1 {
+									{
+										{
+											{
+												// action NetlockIngress.ans_reply
+												s[105] = 0x1
+												s[106] = 0x1
+												s[112] = s[22]
+												s[130] = 0x1
+												s[115] = 0x4
+												s[117] = 0x0
+												s[118] = 0x8
+												s[123] = s[39]
+												s[125] = 0x0
+											}
+										}
+									}
+								} else {
+									{
+										{
+											{
+												// action NetlockIngress.ans_echo
+												{
+													a2003 := s[209]
+													_ = a2003
+													a2004 := s[210]
+													_ = a2004
+													a2005 := s[211]
+													_ = a2005
+													{
+														// action NetlockIngress.ans_to_client
+														s[105] = 0x1
+														s[106] = 0x1
+														s[107] = 0x0
+														s[111] = s[201]
+														s[113] = s[202]
+														s[112] = a2003
+														s[114] = a2004
+														s[115] = 0x4
+														s[118] = 0x0
+														s[117] = 0x0
+														s[126] = 0x0
+														s[127] = 0x0
+														if a2005 == 0x1 {
+															{
+																s[117] = 0x8
+																s[126] = a2003
+																s[127] = a2004
+															}
+														}
+														s[121] = s[37]
+														s[125] = 0x0
+														s[128] = 0x0
+													}
+												}
+												s[118] = 0x8
+												s[116] = s[32]
+												s[119] = s[35]
+												s[120] = s[36]
+												s[122] = s[38]
+												s[123] = s[39]
+												s[124] = s[40]
+											}
+										}
+									}
+								}
+							}
+						}
+					}
+				} else {
+					if v107 == 0xc {
+						{
+							{
+								{
+									// action NetlockIngress.q_access
+									v2007 := uint64(0)
+									_ = v2007
+									v2007 = p.r[4].Get64(s[194])
+									v2008 := uint64(((v2007) & 0xffff))
+									_ = v2008
+									v2009 := uint64(((v2007) >> 16 & 0xffff))
+									_ = v2009
+									v2010 := uint64(((v2007) >> 32 & 0xffff))
+									_ = v2010
+									v2011 := uint64(((v2007) >> 48))
+									_ = v2011
+									v2012 := uint64(v2008)
+									_ = v2012
+									s[217] = 0x0
+									{
+										{
+											{
+												{
+													{
+														{
+															{
+																{
+																	v2010 = engine.Sel((v2010 > 0x0), ((v2010 - 0x1) & 0xffff), 0x0)
+																}
+															}
+														}
+													}
+												}
+											}
+										}
+									}
+									{
+										{
+											v2008 = v2012
+										}
+									}
+									{
+										{
+											v2007 = ((((v2011)<<16|v2010)<<16|v2009)<<16 | v2008)
+										}
+									}
+									p.r[4].Set64(s[194], v2007)
+									s[226] = ((v2007) & 0xffff)
+									s[227] = ((v2007) >> 16 & 0xffff)
+									s[228] = ((v2007) >> 32 & 0xffff)
+									s[229] = ((v2007) >> 48)
+								}
+							}
 						}
 					}
 				}
@@ -13643,8 +13429,283 @@ func (p *netlock) ingress142(g *engine.Gen, s *[262]uint64) {
 	}
 }
 
-// ingress143 is a part of ingress, with actions NetlockIngress.slot_at, NetlockIngress.pool.part0.txn_access, NetlockIngress.pool.part0.hold_access, NetlockIngress.pool.part0.flags_access, NetlockIngress.pool.part0.who_access, NetlockIngress.pool.part0.ts_access, and 15 more.
-func (p *netlock) ingress143(g *engine.Gen, s *[262]uint64, v1436 uint64) {
+// ingress82 is a part of ingress, with actions NetlockIngress.use_level, NetlockIngress.slot_at, NetlockIngress.pool.part0.txn_access, NetlockIngress.pool.part0.hold_access, NetlockIngress.pool.part0.flags_access, NetlockIngress.pool.part0.who_access, and 31 more.
+func (p *netlock) ingress82(g *engine.Gen, s *[262]uint64, v111 *uint64, v112 *uint64) {
+	{
+		if s[35] == 0x0 {
+			{
+				{
+					{
+						// action NetlockIngress.use_level
+						s[206] = 0x0
+						{
+							{
+								s[207] = s[195]
+								s[208] = s[196]
+							}
+						}
+						s[169] = s[208]
+						{
+							{
+								s[179] = s[198]
+							}
+						}
+					}
+				}
+			}
+		} else {
+			{
+				{
+					{
+						// action NetlockIngress.use_level
+						s[206] = 0x1
+						{
+							{
+								s[207] = s[197]
+								s[208] = s[198]
+							}
+						}
+						s[169] = s[208]
+						{
+							{
+								s[179] = s[196]
+							}
+						}
+					}
+				}
+			}
+		}
+		v1436 := uint64(s[72])
+		p.ingress65(g, s, v1436)
+		v1485 := uint64(s[165])
+		_ = v1485
+		{
+			a1487 := s[153]
+			_ = a1487
+			a1488 := s[206]
+			_ = a1488
+			a1489 := v1485
+			_ = a1489
+			{
+				// action NetlockIngress.state_access
+				v1490 := uint64(0)
+				_ = v1490
+				v1490 = p.r[1].Get64(s[194])
+				v1491 := uint64(((0x0)<<15 | ((v1490) & 0x7fff)))
+				_ = v1491
+				v1492 := uint64(((0x0)<<1 | ((v1490) >> 15 & 0x1)))
+				_ = v1492
+				v1493 := uint64(((v1490) >> 16 & 0xffff))
+				_ = v1493
+				v1494 := uint64(((v1490) >> 32 & 0xffff))
+				_ = v1494
+				v1495 := uint64(engine.Sel(((a1487 == 0x1) && (a1488 == 0x0)), 0x1, 0x0))
+				_ = v1495
+				v1496 := uint64(engine.Sel((a1487 == 0x1), 0x1, 0x0))
+				_ = v1496
+				if a1487 == 0x1 {
+					{
+						s[219] = engine.Sel((v1491 == 0x0), 0x1, 0x0)
+					}
+				} else {
+					if a1488 == 0x0 {
+						{
+							s[219] = engine.Sel(((v1492 == 0x0) && (v1493 == 0x0)), 0x1, 0x0)
+						}
+					} else {
+						{
+							s[219] = engine.Sel(((v1492 == 0x0) && (v1494 == 0x0)), 0x1, 0x0)
+						}
+					}
+				}
+				s[218] = 0x0
+				{
+					{
+						{
+							if a1489 == 0x1 {
+								{
+									v1493 = ((v1493 - v1495) & 0xffff)
+									v1494 = ((v1494 - v1496) & 0xffff)
+								}
+							}
+						}
+					}
+				}
+				{
+					{
+						v1490 = (((((0x0)<<16|v1494)<<16|v1493)<<1|((v1492)&0x1))<<15 | ((v1491) & 0x7fff))
+					}
+				}
+				p.r[1].Set64(s[194], v1490)
+				s[220] = ((0x0)<<15 | ((v1490) & 0x7fff))
+				s[221] = ((0x0)<<1 | ((v1490) >> 15 & 0x1))
+				s[222] = ((v1490) >> 16 & 0xffff)
+				s[223] = ((v1490) >> 32 & 0xffff)
+			}
+		}
+		{
+			a1498 := s[206]
+			_ = a1498
+			a1499 := v1485
+			_ = a1499
+			{
+				// action NetlockIngress.wait_access
+				v1500 := uint64(0)
+				_ = v1500
+				v1500 = p.r[2].Get64(s[194])
+				v1501 := uint64(((v1500) & 0xffffffff))
+				_ = v1501
+				v1502 := uint64(((v1500) >> 32))
+				_ = v1502
+				{
+					if a1499 == 0x1 {
+						{
+							if a1498 == 0x0 {
+								{
+									v1501 = ((v1501 - 0x1) & 0xffffffff)
+								}
+							} else {
+								{
+									v1502 = ((v1502 - 0x1) & 0xffffffff)
+								}
+							}
+						}
+					}
+				}
+				{
+					{
+						v1500 = ((v1502)<<32 | v1501)
+					}
+				}
+				p.r[2].Set64(s[194], v1500)
+				s[224] = ((v1500) & 0xffffffff)
+				s[225] = ((v1500) >> 32)
+			}
+		}
+		p.ingress64(g, s, v1485)
+		if v1485 == 0x1 {
+			p.ingress63(g, s, v111, v112, v1436)
+		} else {
+			{
+				if s[152] == 0x1 {
+					{
+						s[73] = ((s[73] - 0x1) & 0xffff)
+					}
+				}
+				s[74] = ((s[74] - 0x1) & 0xffff)
+				var r1637 uint64
+				_ = r1637
+				{
+					a1638 := v1436
+					_ = a1638
+					a1639 := s[208]
+					_ = a1639
+					{
+						if (((a1638 & 0x7fff) + 0x1) & 0xffff) == a1639 {
+							{
+								r1637 = ((a1638 & 0x8000) ^ 0x8000)
+								goto end1636
+							}
+						}
+						r1637 = ((a1638 + 0x1) & 0xffff)
+						goto end1636
+					}
+				end1636:
+				}
+				s[72] = r1637
+				if (s[73] == 0x0) || (s[74] == 0x0) {
+					{
+						{
+							{
+								// action NetlockIngress.ans_echo_p
+								if s[205] == 0x1 {
+									{
+										{
+											{
+												// action NetlockIngress.ans_reply
+												s[105] = 0x1
+												s[106] = 0x1
+												s[112] = s[22]
+												s[130] = 0x1
+												s[115] = 0x4
+												s[117] = 0x0
+												s[118] = 0x3
+												s[123] = s[39]
+												s[125] = 0x0
+											}
+										}
+									}
+								} else {
+									{
+										{
+											{
+												// action NetlockIngress.ans_echo
+												{
+													a1644 := s[209]
+													_ = a1644
+													a1645 := s[210]
+													_ = a1645
+													a1646 := s[211]
+													_ = a1646
+													{
+														// action NetlockIngress.ans_to_client
+														s[105] = 0x1
+														s[106] = 0x1
+														s[107] = 0x0
+														s[111] = s[201]
+														s[113] = s[202]
+														s[112] = a1644
+														s[114] = a1645
+														s[115] = 0x4
+														s[118] = 0x0
+														s[117] = 0x0
+														s[126] = 0x0
+														s[127] = 0x0
+														if a1646 == 0x1 {
+															{
+																s[117] = 0x8
+																s[126] = a1644
+																s[127] = a1645
+															}
+														}
+														s[121] = s[37]
+														s[125] = 0x0
+														s[128] = 0x0
+													}
+												}
+												s[118] = 0x3
+												s[116] = s[32]
+												s[119] = s[35]
+												s[120] = s[36]
+												s[122] = s[38]
+												s[123] = s[39]
+												s[124] = s[40]
+											}
+										}
+									}
+								}
+							}
+						}
+					}
+				} else {
+					{
+						{
+							{
+								// action NetlockIngress.again
+								s[70] = 0x5
+								s[244] = 0x1
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ingress65 is a part of ingress, with actions NetlockIngress.slot_at, NetlockIngress.pool.part0.txn_access, NetlockIngress.pool.part0.hold_access, NetlockIngress.pool.part0.flags_access, NetlockIngress.pool.part0.who_access, NetlockIngress.pool.part0.ts_access, and 15 more.
+func (p *netlock) ingress65(g *engine.Gen, s *[262]uint64, v1436 uint64) {
+	_ = v1436
 	{
 		a1438 := v1436
 		_ = a1438
@@ -13666,7 +13727,109 @@ func (p *netlock) ingress143(g *engine.Gen, s *[262]uint64, v1436 uint64) {
 				{
 					{
 						{
-							p.ingress127(g, s)
+							if s[134] != 0x0 {
+								{
+									{
+										{
+											// action NetlockIngress.pool.part0.txn_access
+											v1443 := uint64(0)
+											_ = v1443
+											v1443 = p.r[7].Get64(s[132])
+											s[158] = engine.Sel((v1443 == s[142]), 0x1, 0x0)
+											if s[134] == 0x2 {
+												{
+													v1443 = s[142]
+												}
+											}
+											p.r[7].Set64(s[132], v1443)
+											s[157] = v1443
+										}
+									}
+								}
+							}
+							if s[137] != 0x0 {
+								{
+									{
+										{
+											// action NetlockIngress.pool.part0.hold_access
+											v1445 := uint64(0)
+											_ = v1445
+											v1445 = p.r[11].Get64(s[132])
+											if (s[137] == 0x3) || (s[137] == 0x4) {
+												{
+													if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v1445) >> 32) == s[149])) && (((v1445) >> 32) != 0x0) {
+														{
+															s[165] = 0x1
+														}
+													}
+												}
+											}
+											if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
+												{
+													v1445 = ((s[147])<<32 | s[148])
+												}
+											} else {
+												if (s[137] == 0x3) && (s[165] == 0x1) {
+													{
+														v1445 = v1445&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+													}
+												} else {
+													if (s[137] == 0x4) && (s[165] == 0x1) {
+														{
+															v1445 = v1445&^0xffffffff | (s[148])<<0&0xffffffff
+														}
+													}
+												}
+											}
+											p.r[11].Set64(s[132], v1445)
+											s[163] = ((v1445) >> 32)
+											s[164] = ((v1445) & 0xffffffff)
+										}
+									}
+								}
+							}
+							if s[133] != 0x0 {
+								{
+									{
+										{
+											// action NetlockIngress.pool.part0.flags_access
+											v1447 := uint64(0)
+											_ = v1447
+											v1447 = p.r[8].Get64(s[132])
+											if s[133] == 0x2 {
+												{
+													v1447 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
+												}
+											} else {
+												if (s[133] == 0x3) && (s[165] == 0x1) {
+													{
+														v1447 = v1447&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+													}
+												} else {
+													if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
+														{
+															v1447 = v1447&^0xffffffff | (s[141])<<0&0xffffffff
+														}
+													} else {
+														if ((s[133] == 0x5) && (((v1447) >> 56) == 0x1)) && (s[158] == 0x1) {
+															{
+																v1447 = v1447&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+																s[165] = 0x1
+															}
+														}
+													}
+												}
+											}
+											p.r[8].Set64(s[132], v1447)
+											s[152] = ((v1447) >> 56)
+											s[153] = ((v1447) >> 48 & 0xff)
+											s[154] = ((v1447) >> 40 & 0xff)
+											s[155] = ((v1447) >> 32 & 0xff)
+											s[156] = ((v1447) & 0xffffffff)
+										}
+									}
+								}
+							}
 							if s[135] != 0x0 {
 								{
 									{
@@ -13711,300 +13874,138 @@ func (p *netlock) ingress143(g *engine.Gen, s *[262]uint64, v1436 uint64) {
 					}
 				}
 			} else {
-				if s[131] == 0x1 {
-					{
+				p.ingress59(g, s)
+			}
+		}
+	}
+}
+
+// ingress59 is a part of ingress, with actions NetlockIngress.pool.part1.txn_access, NetlockIngress.pool.part1.hold_access, NetlockIngress.pool.part1.flags_access, NetlockIngress.pool.part1.who_access, NetlockIngress.pool.part1.ts_access, NetlockIngress.pool.part2.txn_access, and 9 more.
+func (p *netlock) ingress59(g *engine.Gen, s *[262]uint64) {
+	if s[131] == 0x1 {
+		{
+			{
+				{
+					if s[134] != 0x0 {
 						{
 							{
-								p.ingress128(g, s)
-								if s[135] != 0x0 {
-									{
+								{
+									// action NetlockIngress.pool.part1.txn_access
+									v1454 := uint64(0)
+									_ = v1454
+									v1454 = p.r[12].Get64(s[132])
+									s[158] = engine.Sel((v1454 == s[142]), 0x1, 0x0)
+									if s[134] == 0x2 {
 										{
-											{
-												// action NetlockIngress.pool.part1.who_access
-												v1460 := uint64(0)
-												_ = v1460
-												v1460 = p.r[14].Get64(s[132])
-												if s[135] == 0x2 {
-													{
-														v1460 = (((s[143])<<16|s[144])<<16 | s[145])
-													}
+											v1454 = s[142]
+										}
+									}
+									p.r[12].Set64(s[132], v1454)
+									s[157] = v1454
+								}
+							}
+						}
+					}
+					if s[137] != 0x0 {
+						{
+							{
+								{
+									// action NetlockIngress.pool.part1.hold_access
+									v1456 := uint64(0)
+									_ = v1456
+									v1456 = p.r[16].Get64(s[132])
+									if (s[137] == 0x3) || (s[137] == 0x4) {
+										{
+											if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v1456) >> 32) == s[149])) && (((v1456) >> 32) != 0x0) {
+												{
+													s[165] = 0x1
 												}
-												p.r[14].Set64(s[132], v1460)
-												s[159] = ((v1460) >> 32)
-												s[160] = ((v1460) >> 16 & 0xffff)
-												s[161] = ((v1460) & 0xffff)
 											}
 										}
 									}
-								}
-								if s[136] != 0x0 {
-									{
+									if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
 										{
+											v1456 = ((s[147])<<32 | s[148])
+										}
+									} else {
+										if (s[137] == 0x3) && (s[165] == 0x1) {
 											{
-												// action NetlockIngress.pool.part1.ts_access
-												v1462 := uint64(0)
-												_ = v1462
-												v1462 = p.r[15].Get64(s[132])
-												if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
-													{
-														v1462 = s[146]
-													}
+												v1456 = v1456&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+											}
+										} else {
+											if (s[137] == 0x4) && (s[165] == 0x1) {
+												{
+													v1456 = v1456&^0xffffffff | (s[148])<<0&0xffffffff
 												}
-												p.r[15].Set64(s[132], v1462)
-												s[162] = v1462
 											}
 										}
 									}
+									p.r[16].Set64(s[132], v1456)
+									s[163] = ((v1456) >> 32)
+									s[164] = ((v1456) & 0xffffffff)
 								}
 							}
 						}
 					}
-				} else {
-					p.ingress131(g, s)
-				}
-			}
-		}
-	}
-}
-
-// ingress127 is a part of ingress, with actions NetlockIngress.pool.part0.txn_access, NetlockIngress.pool.part0.hold_access, NetlockIngress.pool.part0.flags_access.
-func (p *netlock) ingress127(g *engine.Gen, s *[262]uint64) {
-	if s[134] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part0.txn_access
-					v1443 := uint64(0)
-					_ = v1443
-					v1443 = p.r[7].Get64(s[132])
-					s[158] = engine.Sel((v1443 == s[142]), 0x1, 0x0)
-					if s[134] == 0x2 {
+					if s[133] != 0x0 {
 						{
-							v1443 = s[142]
-						}
-					}
-					p.r[7].Set64(s[132], v1443)
-					s[157] = v1443
-				}
-			}
-		}
-	}
-	if s[137] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part0.hold_access
-					v1445 := uint64(0)
-					_ = v1445
-					v1445 = p.r[11].Get64(s[132])
-					if (s[137] == 0x3) || (s[137] == 0x4) {
-						{
-							if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v1445) >> 32) == s[149])) && (((v1445) >> 32) != 0x0) {
-								{
-									s[165] = 0x1
-								}
-							}
-						}
-					}
-					if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
-						{
-							v1445 = ((s[147])<<32 | s[148])
-						}
-					} else {
-						if (s[137] == 0x3) && (s[165] == 0x1) {
 							{
-								v1445 = v1445&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
-							}
-						} else {
-							if (s[137] == 0x4) && (s[165] == 0x1) {
 								{
-									v1445 = v1445&^0xffffffff | (s[148])<<0&0xffffffff
-								}
-							}
-						}
-					}
-					p.r[11].Set64(s[132], v1445)
-					s[163] = ((v1445) >> 32)
-					s[164] = ((v1445) & 0xffffffff)
-				}
-			}
-		}
-	}
-	if s[133] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part0.flags_access
-					v1447 := uint64(0)
-					_ = v1447
-					v1447 = p.r[8].Get64(s[132])
-					if s[133] == 0x2 {
-						{
-							v1447 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
-						}
-					} else {
-						if (s[133] == 0x3) && (s[165] == 0x1) {
-							{
-								v1447 = v1447&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
-							}
-						} else {
-							if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
-								{
-									v1447 = v1447&^0xffffffff | (s[141])<<0&0xffffffff
-								}
-							} else {
-								if ((s[133] == 0x5) && (((v1447) >> 56) == 0x1)) && (s[158] == 0x1) {
-									{
-										v1447 = v1447&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
-										s[165] = 0x1
+									// action NetlockIngress.pool.part1.flags_access
+									v1458 := uint64(0)
+									_ = v1458
+									v1458 = p.r[13].Get64(s[132])
+									if s[133] == 0x2 {
+										{
+											v1458 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
+										}
+									} else {
+										if (s[133] == 0x3) && (s[165] == 0x1) {
+											{
+												v1458 = v1458&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+											}
+										} else {
+											if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
+												{
+													v1458 = v1458&^0xffffffff | (s[141])<<0&0xffffffff
+												}
+											} else {
+												if ((s[133] == 0x5) && (((v1458) >> 56) == 0x1)) && (s[158] == 0x1) {
+													{
+														v1458 = v1458&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+														s[165] = 0x1
+													}
+												}
+											}
+										}
 									}
+									p.r[13].Set64(s[132], v1458)
+									s[152] = ((v1458) >> 56)
+									s[153] = ((v1458) >> 48 & 0xff)
+									s[154] = ((v1458) >> 40 & 0xff)
+									s[155] = ((v1458) >> 32 & 0xff)
+									s[156] = ((v1458) & 0xffffffff)
 								}
 							}
 						}
 					}
-					p.r[8].Set64(s[132], v1447)
-					s[152] = ((v1447) >> 56)
-					s[153] = ((v1447) >> 48 & 0xff)
-					s[154] = ((v1447) >> 40 & 0xff)
-					s[155] = ((v1447) >> 32 & 0xff)
-					s[156] = ((v1447) & 0xffffffff)
-				}
-			}
-		}
-	}
-}
-
-// ingress128 is a part of ingress, with actions NetlockIngress.pool.part1.txn_access, NetlockIngress.pool.part1.hold_access, NetlockIngress.pool.part1.flags_access.
-func (p *netlock) ingress128(g *engine.Gen, s *[262]uint64) {
-	if s[134] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part1.txn_access
-					v1454 := uint64(0)
-					_ = v1454
-					v1454 = p.r[12].Get64(s[132])
-					s[158] = engine.Sel((v1454 == s[142]), 0x1, 0x0)
-					if s[134] == 0x2 {
-						{
-							v1454 = s[142]
-						}
-					}
-					p.r[12].Set64(s[132], v1454)
-					s[157] = v1454
-				}
-			}
-		}
-	}
-	if s[137] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part1.hold_access
-					v1456 := uint64(0)
-					_ = v1456
-					v1456 = p.r[16].Get64(s[132])
-					if (s[137] == 0x3) || (s[137] == 0x4) {
-						{
-							if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v1456) >> 32) == s[149])) && (((v1456) >> 32) != 0x0) {
-								{
-									s[165] = 0x1
-								}
-							}
-						}
-					}
-					if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
-						{
-							v1456 = ((s[147])<<32 | s[148])
-						}
-					} else {
-						if (s[137] == 0x3) && (s[165] == 0x1) {
-							{
-								v1456 = v1456&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
-							}
-						} else {
-							if (s[137] == 0x4) && (s[165] == 0x1) {
-								{
-									v1456 = v1456&^0xffffffff | (s[148])<<0&0xffffffff
-								}
-							}
-						}
-					}
-					p.r[16].Set64(s[132], v1456)
-					s[163] = ((v1456) >> 32)
-					s[164] = ((v1456) & 0xffffffff)
-				}
-			}
-		}
-	}
-	if s[133] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part1.flags_access
-					v1458 := uint64(0)
-					_ = v1458
-					v1458 = p.r[13].Get64(s[132])
-					if s[133] == 0x2 {
-						{
-							v1458 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
-						}
-					} else {
-						if (s[133] == 0x3) && (s[165] == 0x1) {
-							{
-								v1458 = v1458&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
-							}
-						} else {
-							if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
-								{
-									v1458 = v1458&^0xffffffff | (s[141])<<0&0xffffffff
-								}
-							} else {
-								if ((s[133] == 0x5) && (((v1458) >> 56) == 0x1)) && (s[158] == 0x1) {
-									{
-										v1458 = v1458&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
-										s[165] = 0x1
-									}
-								}
-							}
-						}
-					}
-					p.r[13].Set64(s[132], v1458)
-					s[152] = ((v1458) >> 56)
-					s[153] = ((v1458) >> 48 & 0xff)
-					s[154] = ((v1458) >> 40 & 0xff)
-					s[155] = ((v1458) >> 32 & 0xff)
-					s[156] = ((v1458) & 0xffffffff)
-				}
-			}
-		}
-	}
-}
-
-// ingress131 is a part of ingress, with actions NetlockIngress.pool.part2.txn_access, NetlockIngress.pool.part2.hold_access, NetlockIngress.pool.part2.flags_access, NetlockIngress.pool.part2.who_access, NetlockIngress.pool.part2.ts_access, NetlockIngress.pool.part3.txn_access, and 4 more.
-func (p *netlock) ingress131(g *engine.Gen, s *[262]uint64) {
-	if s[131] == 0x2 {
-		{
-			{
-				{
-					p.ingress129(g, s)
 					if s[135] != 0x0 {
 						{
 							{
 								{
-									// action NetlockIngress.pool.part2.who_access
-									v1471 := uint64(0)
-									_ = v1471
-									v1471 = p.r[19].Get64(s[132])
+									// action NetlockIngress.pool.part1.who_access
+									v1460 := uint64(0)
+									_ = v1460
+									v1460 = p.r[14].Get64(s[132])
 									if s[135] == 0x2 {
 										{
-											v1471 = (((s[143])<<16|s[144])<<16 | s[145])
+											v1460 = (((s[143])<<16|s[144])<<16 | s[145])
 										}
 									}
-									p.r[19].Set64(s[132], v1471)
-									s[159] = ((v1471) >> 32)
-									s[160] = ((v1471) >> 16 & 0xffff)
-									s[161] = ((v1471) & 0xffff)
+									p.r[14].Set64(s[132], v1460)
+									s[159] = ((v1460) >> 32)
+									s[160] = ((v1460) >> 16 & 0xffff)
+									s[161] = ((v1460) & 0xffff)
 								}
 							}
 						}
@@ -14013,17 +14014,17 @@ func (p *netlock) ingress131(g *engine.Gen, s *[262]uint64) {
 						{
 							{
 								{
-									// action NetlockIngress.pool.part2.ts_access
-									v1473 := uint64(0)
-									_ = v1473
-									v1473 = p.r[20].Get64(s[132])
+									// action NetlockIngress.pool.part1.ts_access
+									v1462 := uint64(0)
+									_ = v1462
+									v1462 = p.r[15].Get64(s[132])
 									if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
 										{
-											v1473 = s[146]
+											v1462 = s[146]
 										}
 									}
-									p.r[20].Set64(s[132], v1473)
-									s[162] = v1473
+									p.r[15].Set64(s[132], v1462)
+									s[162] = v1462
 								}
 							}
 						}
@@ -14032,10 +14033,121 @@ func (p *netlock) ingress131(g *engine.Gen, s *[262]uint64) {
 			}
 		}
 	} else {
+		p.ingress58(g, s)
+	}
+}
+
+// ingress58 is a part of ingress, with actions NetlockIngress.pool.part2.txn_access, NetlockIngress.pool.part2.hold_access, NetlockIngress.pool.part2.flags_access, NetlockIngress.pool.part2.who_access, NetlockIngress.pool.part2.ts_access, NetlockIngress.pool.part3.txn_access, and 4 more.
+func (p *netlock) ingress58(g *engine.Gen, s *[262]uint64) {
+	if s[131] == 0x2 {
+		p.ingress57(g, s)
+	} else {
 		{
 			{
 				{
-					p.ingress130(g, s)
+					if s[134] != 0x0 {
+						{
+							{
+								{
+									// action NetlockIngress.pool.part3.txn_access
+									v1476 := uint64(0)
+									_ = v1476
+									v1476 = p.r[22].Get64(s[132])
+									s[158] = engine.Sel((v1476 == s[142]), 0x1, 0x0)
+									if s[134] == 0x2 {
+										{
+											v1476 = s[142]
+										}
+									}
+									p.r[22].Set64(s[132], v1476)
+									s[157] = v1476
+								}
+							}
+						}
+					}
+					if s[137] != 0x0 {
+						{
+							{
+								{
+									// action NetlockIngress.pool.part3.hold_access
+									v1478 := uint64(0)
+									_ = v1478
+									v1478 = p.r[26].Get64(s[132])
+									if (s[137] == 0x3) || (s[137] == 0x4) {
+										{
+											if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v1478) >> 32) == s[149])) && (((v1478) >> 32) != 0x0) {
+												{
+													s[165] = 0x1
+												}
+											}
+										}
+									}
+									if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
+										{
+											v1478 = ((s[147])<<32 | s[148])
+										}
+									} else {
+										if (s[137] == 0x3) && (s[165] == 0x1) {
+											{
+												v1478 = v1478&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+											}
+										} else {
+											if (s[137] == 0x4) && (s[165] == 0x1) {
+												{
+													v1478 = v1478&^0xffffffff | (s[148])<<0&0xffffffff
+												}
+											}
+										}
+									}
+									p.r[26].Set64(s[132], v1478)
+									s[163] = ((v1478) >> 32)
+									s[164] = ((v1478) & 0xffffffff)
+								}
+							}
+						}
+					}
+					if s[133] != 0x0 {
+						{
+							{
+								{
+									// action NetlockIngress.pool.part3.flags_access
+									v1480 := uint64(0)
+									_ = v1480
+									v1480 = p.r[23].Get64(s[132])
+									if s[133] == 0x2 {
+										{
+											v1480 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
+										}
+									} else {
+										if (s[133] == 0x3) && (s[165] == 0x1) {
+											{
+												v1480 = v1480&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+											}
+										} else {
+											if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
+												{
+													v1480 = v1480&^0xffffffff | (s[141])<<0&0xffffffff
+												}
+											} else {
+												if ((s[133] == 0x5) && (((v1480) >> 56) == 0x1)) && (s[158] == 0x1) {
+													{
+														v1480 = v1480&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+														s[165] = 0x1
+													}
+												}
+											}
+										}
+									}
+									p.r[23].Set64(s[132], v1480)
+									s[152] = ((v1480) >> 56)
+									s[153] = ((v1480) >> 48 & 0xff)
+									s[154] = ((v1480) >> 40 & 0xff)
+									s[155] = ((v1480) >> 32 & 0xff)
+									s[156] = ((v1480) & 0xffffffff)
+								}
+							}
+						}
+					}
 					if s[135] != 0x0 {
 						{
 							{
@@ -14082,333 +14194,164 @@ func (p *netlock) ingress131(g *engine.Gen, s *[262]uint64) {
 	}
 }
 
-// ingress129 is a part of ingress, with actions NetlockIngress.pool.part2.txn_access, NetlockIngress.pool.part2.hold_access, NetlockIngress.pool.part2.flags_access.
-func (p *netlock) ingress129(g *engine.Gen, s *[262]uint64) {
-	if s[134] != 0x0 {
+// ingress57 is a part of ingress, with actions NetlockIngress.pool.part2.txn_access, NetlockIngress.pool.part2.hold_access, NetlockIngress.pool.part2.flags_access, NetlockIngress.pool.part2.who_access, NetlockIngress.pool.part2.ts_access.
+func (p *netlock) ingress57(g *engine.Gen, s *[262]uint64) {
+	{
 		{
 			{
-				{
-					// action NetlockIngress.pool.part2.txn_access
-					v1465 := uint64(0)
-					_ = v1465
-					v1465 = p.r[17].Get64(s[132])
-					s[158] = engine.Sel((v1465 == s[142]), 0x1, 0x0)
-					if s[134] == 0x2 {
+				if s[134] != 0x0 {
+					{
 						{
-							v1465 = s[142]
-						}
-					}
-					p.r[17].Set64(s[132], v1465)
-					s[157] = v1465
-				}
-			}
-		}
-	}
-	if s[137] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part2.hold_access
-					v1467 := uint64(0)
-					_ = v1467
-					v1467 = p.r[21].Get64(s[132])
-					if (s[137] == 0x3) || (s[137] == 0x4) {
-						{
-							if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v1467) >> 32) == s[149])) && (((v1467) >> 32) != 0x0) {
-								{
-									s[165] = 0x1
-								}
-							}
-						}
-					}
-					if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
-						{
-							v1467 = ((s[147])<<32 | s[148])
-						}
-					} else {
-						if (s[137] == 0x3) && (s[165] == 0x1) {
 							{
-								v1467 = v1467&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
-							}
-						} else {
-							if (s[137] == 0x4) && (s[165] == 0x1) {
-								{
-									v1467 = v1467&^0xffffffff | (s[148])<<0&0xffffffff
-								}
-							}
-						}
-					}
-					p.r[21].Set64(s[132], v1467)
-					s[163] = ((v1467) >> 32)
-					s[164] = ((v1467) & 0xffffffff)
-				}
-			}
-		}
-	}
-	if s[133] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part2.flags_access
-					v1469 := uint64(0)
-					_ = v1469
-					v1469 = p.r[18].Get64(s[132])
-					if s[133] == 0x2 {
-						{
-							v1469 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
-						}
-					} else {
-						if (s[133] == 0x3) && (s[165] == 0x1) {
-							{
-								v1469 = v1469&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
-							}
-						} else {
-							if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
-								{
-									v1469 = v1469&^0xffffffff | (s[141])<<0&0xffffffff
-								}
-							} else {
-								if ((s[133] == 0x5) && (((v1469) >> 56) == 0x1)) && (s[158] == 0x1) {
+								// action NetlockIngress.pool.part2.txn_access
+								v1465 := uint64(0)
+								_ = v1465
+								v1465 = p.r[17].Get64(s[132])
+								s[158] = engine.Sel((v1465 == s[142]), 0x1, 0x0)
+								if s[134] == 0x2 {
 									{
-										v1469 = v1469&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
-										s[165] = 0x1
+										v1465 = s[142]
 									}
 								}
+								p.r[17].Set64(s[132], v1465)
+								s[157] = v1465
 							}
 						}
 					}
-					p.r[18].Set64(s[132], v1469)
-					s[152] = ((v1469) >> 56)
-					s[153] = ((v1469) >> 48 & 0xff)
-					s[154] = ((v1469) >> 40 & 0xff)
-					s[155] = ((v1469) >> 32 & 0xff)
-					s[156] = ((v1469) & 0xffffffff)
+				}
+				if s[137] != 0x0 {
+					{
+						{
+							{
+								// action NetlockIngress.pool.part2.hold_access
+								v1467 := uint64(0)
+								_ = v1467
+								v1467 = p.r[21].Get64(s[132])
+								if (s[137] == 0x3) || (s[137] == 0x4) {
+									{
+										if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v1467) >> 32) == s[149])) && (((v1467) >> 32) != 0x0) {
+											{
+												s[165] = 0x1
+											}
+										}
+									}
+								}
+								if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
+									{
+										v1467 = ((s[147])<<32 | s[148])
+									}
+								} else {
+									if (s[137] == 0x3) && (s[165] == 0x1) {
+										{
+											v1467 = v1467&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+										}
+									} else {
+										if (s[137] == 0x4) && (s[165] == 0x1) {
+											{
+												v1467 = v1467&^0xffffffff | (s[148])<<0&0xffffffff
+											}
+										}
+									}
+								}
+								p.r[21].Set64(s[132], v1467)
+								s[163] = ((v1467) >> 32)
+								s[164] = ((v1467) & 0xffffffff)
+							}
+						}
+					}
+				}
+				if s[133] != 0x0 {
+					{
+						{
+							{
+								// action NetlockIngress.pool.part2.flags_access
+								v1469 := uint64(0)
+								_ = v1469
+								v1469 = p.r[18].Get64(s[132])
+								if s[133] == 0x2 {
+									{
+										v1469 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
+									}
+								} else {
+									if (s[133] == 0x3) && (s[165] == 0x1) {
+										{
+											v1469 = v1469&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+										}
+									} else {
+										if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
+											{
+												v1469 = v1469&^0xffffffff | (s[141])<<0&0xffffffff
+											}
+										} else {
+											if ((s[133] == 0x5) && (((v1469) >> 56) == 0x1)) && (s[158] == 0x1) {
+												{
+													v1469 = v1469&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+													s[165] = 0x1
+												}
+											}
+										}
+									}
+								}
+								p.r[18].Set64(s[132], v1469)
+								s[152] = ((v1469) >> 56)
+								s[153] = ((v1469) >> 48 & 0xff)
+								s[154] = ((v1469) >> 40 & 0xff)
+								s[155] = ((v1469) >> 32 & 0xff)
+								s[156] = ((v1469) & 0xffffffff)
+							}
+						}
+					}
+				}
+				if s[135] != 0x0 {
+					{
+						{
+							{
+								// action NetlockIngress.pool.part2.who_access
+								v1471 := uint64(0)
+								_ = v1471
+								v1471 = p.r[19].Get64(s[132])
+								if s[135] == 0x2 {
+									{
+										v1471 = (((s[143])<<16|s[144])<<16 | s[145])
+									}
+								}
+								p.r[19].Set64(s[132], v1471)
+								s[159] = ((v1471) >> 32)
+								s[160] = ((v1471) >> 16 & 0xffff)
+								s[161] = ((v1471) & 0xffff)
+							}
+						}
+					}
+				}
+				if s[136] != 0x0 {
+					{
+						{
+							{
+								// action NetlockIngress.pool.part2.ts_access
+								v1473 := uint64(0)
+								_ = v1473
+								v1473 = p.r[20].Get64(s[132])
+								if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
+									{
+										v1473 = s[146]
+									}
+								}
+								p.r[20].Set64(s[132], v1473)
+								s[162] = v1473
+							}
+						}
+					}
 				}
 			}
 		}
 	}
 }
 
-// ingress130 is a part of ingress, with actions NetlockIngress.pool.part3.txn_access, NetlockIngress.pool.part3.hold_access, NetlockIngress.pool.part3.flags_access.
-func (p *netlock) ingress130(g *engine.Gen, s *[262]uint64) {
-	if s[134] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part3.txn_access
-					v1476 := uint64(0)
-					_ = v1476
-					v1476 = p.r[22].Get64(s[132])
-					s[158] = engine.Sel((v1476 == s[142]), 0x1, 0x0)
-					if s[134] == 0x2 {
-						{
-							v1476 = s[142]
-						}
-					}
-					p.r[22].Set64(s[132], v1476)
-					s[157] = v1476
-				}
-			}
-		}
-	}
-	if s[137] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part3.hold_access
-					v1478 := uint64(0)
-					_ = v1478
-					v1478 = p.r[26].Get64(s[132])
-					if (s[137] == 0x3) || (s[137] == 0x4) {
-						{
-							if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v1478) >> 32) == s[149])) && (((v1478) >> 32) != 0x0) {
-								{
-									s[165] = 0x1
-								}
-							}
-						}
-					}
-					if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
-						{
-							v1478 = ((s[147])<<32 | s[148])
-						}
-					} else {
-						if (s[137] == 0x3) && (s[165] == 0x1) {
-							{
-								v1478 = v1478&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
-							}
-						} else {
-							if (s[137] == 0x4) && (s[165] == 0x1) {
-								{
-									v1478 = v1478&^0xffffffff | (s[148])<<0&0xffffffff
-								}
-							}
-						}
-					}
-					p.r[26].Set64(s[132], v1478)
-					s[163] = ((v1478) >> 32)
-					s[164] = ((v1478) & 0xffffffff)
-				}
-			}
-		}
-	}
-	if s[133] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part3.flags_access
-					v1480 := uint64(0)
-					_ = v1480
-					v1480 = p.r[23].Get64(s[132])
-					if s[133] == 0x2 {
-						{
-							v1480 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
-						}
-					} else {
-						if (s[133] == 0x3) && (s[165] == 0x1) {
-							{
-								v1480 = v1480&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
-							}
-						} else {
-							if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
-								{
-									v1480 = v1480&^0xffffffff | (s[141])<<0&0xffffffff
-								}
-							} else {
-								if ((s[133] == 0x5) && (((v1480) >> 56) == 0x1)) && (s[158] == 0x1) {
-									{
-										v1480 = v1480&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
-										s[165] = 0x1
-									}
-								}
-							}
-						}
-					}
-					p.r[23].Set64(s[132], v1480)
-					s[152] = ((v1480) >> 56)
-					s[153] = ((v1480) >> 48 & 0xff)
-					s[154] = ((v1480) >> 40 & 0xff)
-					s[155] = ((v1480) >> 32 & 0xff)
-					s[156] = ((v1480) & 0xffffffff)
-				}
-			}
-		}
-	}
-}
-
-// ingress144 is a part of ingress, with actions NetlockIngress.state_access, NetlockIngress.wait_access.
-func (p *netlock) ingress144(g *engine.Gen, s *[262]uint64, v1485 uint64) {
-	_ = v1485
-	{
-		a1487 := s[153]
-		_ = a1487
-		a1488 := s[206]
-		_ = a1488
-		a1489 := v1485
-		_ = a1489
-		{
-			// action NetlockIngress.state_access
-			v1490 := uint64(0)
-			_ = v1490
-			v1490 = p.r[1].Get64(s[194])
-			v1491 := uint64(((0x0)<<15 | ((v1490) & 0x7fff)))
-			_ = v1491
-			v1492 := uint64(((0x0)<<1 | ((v1490) >> 15 & 0x1)))
-			_ = v1492
-			v1493 := uint64(((v1490) >> 16 & 0xffff))
-			_ = v1493
-			v1494 := uint64(((v1490) >> 32 & 0xffff))
-			_ = v1494
-			v1495 := uint64(engine.Sel(((a1487 == 0x1) && (a1488 == 0x0)), 0x1, 0x0))
-			_ = v1495
-			v1496 := uint64(engine.Sel((a1487 == 0x1), 0x1, 0x0))
-			_ = v1496
-			if a1487 == 0x1 {
-				{
-					s[219] = engine.Sel((v1491 == 0x0), 0x1, 0x0)
-				}
-			} else {
-				if a1488 == 0x0 {
-					{
-						s[219] = engine.Sel(((v1492 == 0x0) && (v1493 == 0x0)), 0x1, 0x0)
-					}
-				} else {
-					{
-						s[219] = engine.Sel(((v1492 == 0x0) && (v1494 == 0x0)), 0x1, 0x0)
-					}
-				}
-			}
-			s[218] = 0x0
-			{
-				{
-					{
-						if a1489 == 0x1 {
-							{
-								v1493 = ((v1493 - v1495) & 0xffff)
-								v1494 = ((v1494 - v1496) & 0xffff)
-							}
-						}
-					}
-				}
-			}
-			{
-				{
-					v1490 = (((((0x0)<<16|v1494)<<16|v1493)<<1|((v1492)&0x1))<<15 | ((v1491) & 0x7fff))
-				}
-			}
-			p.r[1].Set64(s[194], v1490)
-			s[220] = ((0x0)<<15 | ((v1490) & 0x7fff))
-			s[221] = ((0x0)<<1 | ((v1490) >> 15 & 0x1))
-			s[222] = ((v1490) >> 16 & 0xffff)
-			s[223] = ((v1490) >> 32 & 0xffff)
-		}
-	}
-	{
-		a1498 := s[206]
-		_ = a1498
-		a1499 := v1485
-		_ = a1499
-		{
-			// action NetlockIngress.wait_access
-			v1500 := uint64(0)
-			_ = v1500
-			v1500 = p.r[2].Get64(s[194])
-			v1501 := uint64(((v1500) & 0xffffffff))
-			_ = v1501
-			v1502 := uint64(((v1500) >> 32))
-			_ = v1502
-			{
-				if a1499 == 0x1 {
-					{
-						if a1498 == 0x0 {
-							{
-								v1501 = ((v1501 - 0x1) & 0xffffffff)
-							}
-						} else {
-							{
-								v1502 = ((v1502 - 0x1) & 0xffffffff)
-							}
-						}
-					}
-				}
-			}
-			{
-				{
-					v1500 = ((v1502)<<32 | v1501)
-				}
-			}
-			p.r[2].Set64(s[194], v1500)
-			s[224] = ((v1500) & 0xffffffff)
-			s[225] = ((v1500) >> 32)
-		}
-	}
+// ingress64 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access, NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, NetlockIngress.levels.level1.gnext_access, and 1 more.
+func (p *netlock) ingress64(g *engine.Gen, s *[262]uint64, v1485 uint64) {
 	s[166] = 0x1
 	s[168] = 0x1
 	s[178] = 0x1
-}
-
-// ingress145 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access, NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, NetlockIngress.levels.level1.gnext_access.
-func (p *netlock) ingress145(g *engine.Gen, s *[262]uint64) {
 	{
 		a1504 := s[206]
 		_ = a1504
@@ -14416,15 +14359,121 @@ func (p *netlock) ingress145(g *engine.Gen, s *[262]uint64) {
 		_ = a1505
 		{
 			if a1504 == 0x0 {
-				p.ingress138(g, s, a1505)
+				p.ingress62(g, s, a1505)
 			} else {
 				{
-					p.ingress137(g, s, a1505)
+					p.ingress61(g, s, a1505)
 					{
 						a1582 := a1505
 						_ = a1582
 						{
-							p.ingress136(g, s, a1582)
+							if s[176] != 0x0 {
+								{
+									{
+										{
+											// action NetlockIngress.levels.level0.head_access
+											v1584 := uint64(0)
+											_ = v1584
+											v1584 = p.r[27].Get32(a1582)
+											var r1587 uint64
+											_ = r1587
+											{
+												a1588 := v1584
+												_ = a1588
+												a1589 := s[179]
+												_ = a1589
+												{
+													if (((a1588 & 0x7fff) + 0x1) & 0xffff) == a1589 {
+														{
+															r1587 = ((a1588 & 0x8000) ^ 0x8000)
+															goto end1586
+														}
+													}
+													r1587 = ((a1588 + 0x1) & 0xffff)
+													goto end1586
+												}
+											end1586:
+											}
+											v1585 := uint64(r1587)
+											_ = v1585
+											s[185] = 0x0
+											if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v1584 & 0x7fff)) {
+												{
+													s[185] = 0x1
+												}
+											} else {
+												if (s[176] == 0x3) && (s[181] == 0x1) {
+													{
+														s[185] = 0x1
+													}
+												}
+											}
+											s[182] = v1584
+											if s[185] == 0x1 {
+												{
+													v1584 = v1585
+												}
+											} else {
+												if s[176] == 0x4 {
+													{
+														v1584 = 0x0
+													}
+												}
+											}
+											p.r[27].Set32(a1582, ((v1584) & 0xffff))
+											if s[176] == 0x3 {
+												{
+													s[182] = v1584
+												}
+											}
+										}
+									}
+								}
+							}
+							if s[177] != 0x0 {
+								{
+									{
+										{
+											// action NetlockIngress.levels.level0.tail_access
+											v1591 := uint64(0)
+											_ = v1591
+											v1591 = p.r[28].Get32(a1582)
+											s[183] = v1591
+											if (s[177] == 0x2) && (s[181] == 0x1) {
+												{
+													var r1593 uint64
+													_ = r1593
+													{
+														a1594 := v1591
+														_ = a1594
+														a1595 := s[179]
+														_ = a1595
+														{
+															if (((a1594 & 0x7fff) + 0x1) & 0xffff) == a1595 {
+																{
+																	r1593 = ((a1594 & 0x8000) ^ 0x8000)
+																	goto end1592
+																}
+															}
+															r1593 = ((a1594 + 0x1) & 0xffff)
+															goto end1592
+														}
+													end1592:
+													}
+													v1591 = r1593
+												}
+											} else {
+												if s[177] == 0x4 {
+													{
+														v1591 = 0x0
+													}
+												}
+											}
+											p.r[28].Set32(a1582, ((v1591) & 0xffff))
+										}
+									}
+								}
+							}
 							if s[178] != 0x0 {
 								{
 									{
@@ -14506,17 +14555,181 @@ func (p *netlock) ingress145(g *engine.Gen, s *[262]uint64) {
 			}
 		}
 	}
+	{
+		a1607 := s[206]
+		_ = a1607
+		a1608 := v1485
+		_ = a1608
+		{
+			// action NetlockIngress.q_access
+			v1609 := uint64(0)
+			_ = v1609
+			v1609 = p.r[4].Get64(s[194])
+			v1610 := uint64(((v1609) & 0xffff))
+			_ = v1610
+			v1611 := uint64(((v1609) >> 16 & 0xffff))
+			_ = v1611
+			v1612 := uint64(((v1609) >> 32 & 0xffff))
+			_ = v1612
+			v1613 := uint64(((v1609) >> 48))
+			_ = v1613
+			v1614 := uint64(engine.Sel((a1607 == 0x0), v1610, v1611))
+			_ = v1614
+			s[217] = 0x0
+			{
+				{
+					{
+						{
+							if a1608 == 0x1 {
+								{
+									v1613 = ((v1613 + 0x1) & 0xffff)
+								}
+							} else {
+								{
+								}
+							}
+						}
+					}
+				}
+			}
+			if a1607 == 0x0 {
+				{
+					v1610 = v1614
+				}
+			} else {
+				{
+					v1611 = v1614
+				}
+			}
+			{
+				{
+					v1609 = ((((v1613)<<16|v1612)<<16|v1611)<<16 | v1610)
+				}
+			}
+			p.r[4].Set64(s[194], v1609)
+			s[226] = ((v1609) & 0xffff)
+			s[227] = ((v1609) >> 16 & 0xffff)
+			s[228] = ((v1609) >> 32 & 0xffff)
+			s[229] = ((v1609) >> 48)
+		}
+	}
 }
 
-// ingress138 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access, NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, NetlockIngress.levels.level1.gnext_access.
-func (p *netlock) ingress138(g *engine.Gen, s *[262]uint64, a1505 uint64) {
+// ingress62 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access, NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, NetlockIngress.levels.level1.gnext_access.
+func (p *netlock) ingress62(g *engine.Gen, s *[262]uint64, a1505 uint64) {
 	{
-		p.ingress134(g, s, a1505)
+		p.ingress60(g, s, a1505)
 		{
 			a1532 := a1505
 			_ = a1532
 			{
-				p.ingress133(g, s, a1532)
+				if s[176] != 0x0 {
+					{
+						{
+							{
+								// action NetlockIngress.levels.level1.head_access
+								v1534 := uint64(0)
+								_ = v1534
+								v1534 = p.r[30].Get32(a1532)
+								var r1537 uint64
+								_ = r1537
+								{
+									a1538 := v1534
+									_ = a1538
+									a1539 := s[179]
+									_ = a1539
+									{
+										if (((a1538 & 0x7fff) + 0x1) & 0xffff) == a1539 {
+											{
+												r1537 = ((a1538 & 0x8000) ^ 0x8000)
+												goto end1536
+											}
+										}
+										r1537 = ((a1538 + 0x1) & 0xffff)
+										goto end1536
+									}
+								end1536:
+								}
+								v1535 := uint64(r1537)
+								_ = v1535
+								s[185] = 0x0
+								if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v1534 & 0x7fff)) {
+									{
+										s[185] = 0x1
+									}
+								} else {
+									if (s[176] == 0x3) && (s[181] == 0x1) {
+										{
+											s[185] = 0x1
+										}
+									}
+								}
+								s[182] = v1534
+								if s[185] == 0x1 {
+									{
+										v1534 = v1535
+									}
+								} else {
+									if s[176] == 0x4 {
+										{
+											v1534 = 0x0
+										}
+									}
+								}
+								p.r[30].Set32(a1532, ((v1534) & 0xffff))
+								if s[176] == 0x3 {
+									{
+										s[182] = v1534
+									}
+								}
+							}
+						}
+					}
+				}
+				if s[177] != 0x0 {
+					{
+						{
+							{
+								// action NetlockIngress.levels.level1.tail_access
+								v1541 := uint64(0)
+								_ = v1541
+								v1541 = p.r[31].Get32(a1532)
+								s[183] = v1541
+								if (s[177] == 0x2) && (s[181] == 0x1) {
+									{
+										var r1543 uint64
+										_ = r1543
+										{
+											a1544 := v1541
+											_ = a1544
+											a1545 := s[179]
+											_ = a1545
+											{
+												if (((a1544 & 0x7fff) + 0x1) & 0xffff) == a1545 {
+													{
+														r1543 = ((a1544 & 0x8000) ^ 0x8000)
+														goto end1542
+													}
+												}
+												r1543 = ((a1544 + 0x1) & 0xffff)
+												goto end1542
+											}
+										end1542:
+										}
+										v1541 = r1543
+									}
+								} else {
+									if s[177] == 0x4 {
+										{
+											v1541 = 0x0
+										}
+									}
+								}
+								p.r[31].Set32(a1532, ((v1541) & 0xffff))
+							}
+						}
+					}
+				}
 				if s[178] != 0x0 {
 					{
 						{
@@ -14597,13 +14810,119 @@ func (p *netlock) ingress138(g *engine.Gen, s *[262]uint64, a1505 uint64) {
 	}
 }
 
-// ingress134 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access.
-func (p *netlock) ingress134(g *engine.Gen, s *[262]uint64, a1505 uint64) {
+// ingress60 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access.
+func (p *netlock) ingress60(g *engine.Gen, s *[262]uint64, a1505 uint64) {
 	{
 		a1507 := a1505
 		_ = a1507
 		{
-			p.ingress132(g, s, a1507)
+			if s[166] != 0x0 {
+				{
+					{
+						{
+							// action NetlockIngress.levels.level0.head_access
+							v1509 := uint64(0)
+							_ = v1509
+							v1509 = p.r[27].Get32(a1507)
+							var r1512 uint64
+							_ = r1512
+							{
+								a1513 := v1509
+								_ = a1513
+								a1514 := s[169]
+								_ = a1514
+								{
+									if (((a1513 & 0x7fff) + 0x1) & 0xffff) == a1514 {
+										{
+											r1512 = ((a1513 & 0x8000) ^ 0x8000)
+											goto end1511
+										}
+									}
+									r1512 = ((a1513 + 0x1) & 0xffff)
+									goto end1511
+								}
+							end1511:
+							}
+							v1510 := uint64(r1512)
+							_ = v1510
+							s[175] = 0x0
+							if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v1509 & 0x7fff)) {
+								{
+									s[175] = 0x1
+								}
+							} else {
+								if (s[166] == 0x3) && (s[171] == 0x1) {
+									{
+										s[175] = 0x1
+									}
+								}
+							}
+							s[172] = v1509
+							if s[175] == 0x1 {
+								{
+									v1509 = v1510
+								}
+							} else {
+								if s[166] == 0x4 {
+									{
+										v1509 = 0x0
+									}
+								}
+							}
+							p.r[27].Set32(a1507, ((v1509) & 0xffff))
+							if s[166] == 0x3 {
+								{
+									s[172] = v1509
+								}
+							}
+						}
+					}
+				}
+			}
+			if s[167] != 0x0 {
+				{
+					{
+						{
+							// action NetlockIngress.levels.level0.tail_access
+							v1516 := uint64(0)
+							_ = v1516
+							v1516 = p.r[28].Get32(a1507)
+							s[173] = v1516
+							if (s[167] == 0x2) && (s[171] == 0x1) {
+								{
+									var r1518 uint64
+									_ = r1518
+									{
+										a1519 := v1516
+										_ = a1519
+										a1520 := s[169]
+										_ = a1520
+										{
+											if (((a1519 & 0x7fff) + 0x1) & 0xffff) == a1520 {
+												{
+													r1518 = ((a1519 & 0x8000) ^ 0x8000)
+													goto end1517
+												}
+											}
+											r1518 = ((a1519 + 0x1) & 0xffff)
+											goto end1517
+										}
+									end1517:
+									}
+									v1516 = r1518
+								}
+							} else {
+								if s[167] == 0x4 {
+									{
+										v1516 = 0x0
+									}
+								}
+							}
+							p.r[28].Set32(a1507, ((v1516) & 0xffff))
+						}
+					}
+				}
+			}
 			if s[168] != 0x0 {
 				{
 					{
@@ -14683,235 +15002,119 @@ func (p *netlock) ingress134(g *engine.Gen, s *[262]uint64, a1505 uint64) {
 	}
 }
 
-// ingress132 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access.
-func (p *netlock) ingress132(g *engine.Gen, s *[262]uint64, a1507 uint64) {
-	if s[166] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.levels.level0.head_access
-					v1509 := uint64(0)
-					_ = v1509
-					v1509 = p.r[27].Get32(a1507)
-					var r1512 uint64
-					_ = r1512
-					{
-						a1513 := v1509
-						_ = a1513
-						a1514 := s[169]
-						_ = a1514
-						{
-							if (((a1513 & 0x7fff) + 0x1) & 0xffff) == a1514 {
-								{
-									r1512 = ((a1513 & 0x8000) ^ 0x8000)
-									goto end1511
-								}
-							}
-							r1512 = ((a1513 + 0x1) & 0xffff)
-							goto end1511
-						}
-					end1511:
-					}
-					v1510 := uint64(r1512)
-					_ = v1510
-					s[175] = 0x0
-					if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v1509 & 0x7fff)) {
-						{
-							s[175] = 0x1
-						}
-					} else {
-						if (s[166] == 0x3) && (s[171] == 0x1) {
-							{
-								s[175] = 0x1
-							}
-						}
-					}
-					s[172] = v1509
-					if s[175] == 0x1 {
-						{
-							v1509 = v1510
-						}
-					} else {
-						if s[166] == 0x4 {
-							{
-								v1509 = 0x0
-							}
-						}
-					}
-					p.r[27].Set32(a1507, ((v1509) & 0xffff))
-					if s[166] == 0x3 {
-						{
-							s[172] = v1509
-						}
-					}
-				}
-			}
-		}
-	}
-	if s[167] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.levels.level0.tail_access
-					v1516 := uint64(0)
-					_ = v1516
-					v1516 = p.r[28].Get32(a1507)
-					s[173] = v1516
-					if (s[167] == 0x2) && (s[171] == 0x1) {
-						{
-							var r1518 uint64
-							_ = r1518
-							{
-								a1519 := v1516
-								_ = a1519
-								a1520 := s[169]
-								_ = a1520
-								{
-									if (((a1519 & 0x7fff) + 0x1) & 0xffff) == a1520 {
-										{
-											r1518 = ((a1519 & 0x8000) ^ 0x8000)
-											goto end1517
-										}
-									}
-									r1518 = ((a1519 + 0x1) & 0xffff)
-									goto end1517
-								}
-							end1517:
-							}
-							v1516 = r1518
-						}
-					} else {
-						if s[167] == 0x4 {
-							{
-								v1516 = 0x0
-							}
-						}
-					}
-					p.r[28].Set32(a1507, ((v1516) & 0xffff))
-				}
-			}
-		}
-	}
-}
-
-// ingress133 is a part of ingress, with actions NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access.
-func (p *netlock) ingress133(g *engine.Gen, s *[262]uint64, a1532 uint64) {
-	if s[176] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.levels.level1.head_access
-					v1534 := uint64(0)
-					_ = v1534
-					v1534 = p.r[30].Get32(a1532)
-					var r1537 uint64
-					_ = r1537
-					{
-						a1538 := v1534
-						_ = a1538
-						a1539 := s[179]
-						_ = a1539
-						{
-							if (((a1538 & 0x7fff) + 0x1) & 0xffff) == a1539 {
-								{
-									r1537 = ((a1538 & 0x8000) ^ 0x8000)
-									goto end1536
-								}
-							}
-							r1537 = ((a1538 + 0x1) & 0xffff)
-							goto end1536
-						}
-					end1536:
-					}
-					v1535 := uint64(r1537)
-					_ = v1535
-					s[185] = 0x0
-					if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v1534 & 0x7fff)) {
-						{
-							s[185] = 0x1
-						}
-					} else {
-						if (s[176] == 0x3) && (s[181] == 0x1) {
-							{
-								s[185] = 0x1
-							}
-						}
-					}
-					s[182] = v1534
-					if s[185] == 0x1 {
-						{
-							v1534 = v1535
-						}
-					} else {
-						if s[176] == 0x4 {
-							{
-								v1534 = 0x0
-							}
-						}
-					}
-					p.r[30].Set32(a1532, ((v1534) & 0xffff))
-					if s[176] == 0x3 {
-						{
-							s[182] = v1534
-						}
-					}
-				}
-			}
-		}
-	}
-	if s[177] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.levels.level1.tail_access
-					v1541 := uint64(0)
-					_ = v1541
-					v1541 = p.r[31].Get32(a1532)
-					s[183] = v1541
-					if (s[177] == 0x2) && (s[181] == 0x1) {
-						{
-							var r1543 uint64
-							_ = r1543
-							{
-								a1544 := v1541
-								_ = a1544
-								a1545 := s[179]
-								_ = a1545
-								{
-									if (((a1544 & 0x7fff) + 0x1) & 0xffff) == a1545 {
-										{
-											r1543 = ((a1544 & 0x8000) ^ 0x8000)
-											goto end1542
-										}
-									}
-									r1543 = ((a1544 + 0x1) & 0xffff)
-									goto end1542
-								}
-							end1542:
-							}
-							v1541 = r1543
-						}
-					} else {
-						if s[177] == 0x4 {
-							{
-								v1541 = 0x0
-							}
-						}
-					}
-					p.r[31].Set32(a1532, ((v1541) & 0xffff))
-				}
-			}
-		}
-	}
-}
-
-// ingress137 is a part of ingress, with actions NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, NetlockIngress.levels.level1.gnext_access.
-func (p *netlock) ingress137(g *engine.Gen, s *[262]uint64, a1505 uint64) {
+// ingress61 is a part of ingress, with actions NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, NetlockIngress.levels.level1.gnext_access.
+func (p *netlock) ingress61(g *engine.Gen, s *[262]uint64, a1505 uint64) {
 	{
 		a1557 := a1505
 		_ = a1557
 		{
-			p.ingress135(g, s, a1557)
+			if s[166] != 0x0 {
+				{
+					{
+						{
+							// action NetlockIngress.levels.level1.head_access
+							v1559 := uint64(0)
+							_ = v1559
+							v1559 = p.r[30].Get32(a1557)
+							var r1562 uint64
+							_ = r1562
+							{
+								a1563 := v1559
+								_ = a1563
+								a1564 := s[169]
+								_ = a1564
+								{
+									if (((a1563 & 0x7fff) + 0x1) & 0xffff) == a1564 {
+										{
+											r1562 = ((a1563 & 0x8000) ^ 0x8000)
+											goto end1561
+										}
+									}
+									r1562 = ((a1563 + 0x1) & 0xffff)
+									goto end1561
+								}
+							end1561:
+							}
+							v1560 := uint64(r1562)
+							_ = v1560
+							s[175] = 0x0
+							if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v1559 & 0x7fff)) {
+								{
+									s[175] = 0x1
+								}
+							} else {
+								if (s[166] == 0x3) && (s[171] == 0x1) {
+									{
+										s[175] = 0x1
+									}
+								}
+							}
+							s[172] = v1559
+							if s[175] == 0x1 {
+								{
+									v1559 = v1560
+								}
+							} else {
+								if s[166] == 0x4 {
+									{
+										v1559 = 0x0
+									}
+								}
+							}
+							p.r[30].Set32(a1557, ((v1559) & 0xffff))
+							if s[166] == 0x3 {
+								{
+									s[172] = v1559
+								}
+							}
+						}
+					}
+				}
+			}
+			if s[167] != 0x0 {
+				{
+					{
+						{
+							// action NetlockIngress.levels.level1.tail_access
+							v1566 := uint64(0)
+							_ = v1566
+							v1566 = p.r[31].Get32(a1557)
+							s[173] = v1566
+							if (s[167] == 0x2) && (s[171] == 0x1) {
+								{
+									var r1568 uint64
+									_ = r1568
+									{
+										a1569 := v1566
+										_ = a1569
+										a1570 := s[169]
+										_ = a1570
+										{
+											if (((a1569 & 0x7fff) + 0x1) & 0xffff) == a1570 {
+												{
+													r1568 = ((a1569 & 0x8000) ^ 0x8000)
+													goto end1567
+												}
+											}
+											r1568 = ((a1569 + 0x1) & 0xffff)
+											goto end1567
+										}
+									end1567:
+									}
+									v1566 = r1568
+								}
+							} else {
+								if s[167] == 0x4 {
+									{
+										v1566 = 0x0
+									}
+								}
+							}
+							p.r[31].Set32(a1557, ((v1566) & 0xffff))
+						}
+					}
+				}
+			}
 			if s[168] != 0x0 {
 				{
 					{
@@ -14991,548 +15194,146 @@ func (p *netlock) ingress137(g *engine.Gen, s *[262]uint64, a1505 uint64) {
 	}
 }
 
-// ingress135 is a part of ingress, with actions NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access.
-func (p *netlock) ingress135(g *engine.Gen, s *[262]uint64, a1557 uint64) {
-	if s[166] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.levels.level1.head_access
-					v1559 := uint64(0)
-					_ = v1559
-					v1559 = p.r[30].Get32(a1557)
-					var r1562 uint64
-					_ = r1562
-					{
-						a1563 := v1559
-						_ = a1563
-						a1564 := s[169]
-						_ = a1564
-						{
-							if (((a1563 & 0x7fff) + 0x1) & 0xffff) == a1564 {
-								{
-									r1562 = ((a1563 & 0x8000) ^ 0x8000)
-									goto end1561
-								}
-							}
-							r1562 = ((a1563 + 0x1) & 0xffff)
-							goto end1561
-						}
-					end1561:
-					}
-					v1560 := uint64(r1562)
-					_ = v1560
-					s[175] = 0x0
-					if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v1559 & 0x7fff)) {
-						{
-							s[175] = 0x1
-						}
-					} else {
-						if (s[166] == 0x3) && (s[171] == 0x1) {
-							{
-								s[175] = 0x1
-							}
-						}
-					}
-					s[172] = v1559
-					if s[175] == 0x1 {
-						{
-							v1559 = v1560
-						}
-					} else {
-						if s[166] == 0x4 {
-							{
-								v1559 = 0x0
-							}
-						}
-					}
-					p.r[30].Set32(a1557, ((v1559) & 0xffff))
-					if s[166] == 0x3 {
-						{
-							s[172] = v1559
-						}
-					}
-				}
-			}
-		}
-	}
-	if s[167] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.levels.level1.tail_access
-					v1566 := uint64(0)
-					_ = v1566
-					v1566 = p.r[31].Get32(a1557)
-					s[173] = v1566
-					if (s[167] == 0x2) && (s[171] == 0x1) {
-						{
-							var r1568 uint64
-							_ = r1568
-							{
-								a1569 := v1566
-								_ = a1569
-								a1570 := s[169]
-								_ = a1570
-								{
-									if (((a1569 & 0x7fff) + 0x1) & 0xffff) == a1570 {
-										{
-											r1568 = ((a1569 & 0x8000) ^ 0x8000)
-											goto end1567
-										}
-									}
-									r1568 = ((a1569 + 0x1) & 0xffff)
-									goto end1567
-								}
-							end1567:
-							}
-							v1566 = r1568
-						}
-					} else {
-						if s[167] == 0x4 {
-							{
-								v1566 = 0x0
-							}
-						}
-					}
-					p.r[31].Set32(a1557, ((v1566) & 0xffff))
-				}
-			}
-		}
-	}
-}
-
-// ingress136 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access.
-func (p *netlock) ingress136(g *engine.Gen, s *[262]uint64, a1582 uint64) {
-	if s[176] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.levels.level0.head_access
-					v1584 := uint64(0)
-					_ = v1584
-					v1584 = p.r[27].Get32(a1582)
-					var r1587 uint64
-					_ = r1587
-					{
-						a1588 := v1584
-						_ = a1588
-						a1589 := s[179]
-						_ = a1589
-						{
-							if (((a1588 & 0x7fff) + 0x1) & 0xffff) == a1589 {
-								{
-									r1587 = ((a1588 & 0x8000) ^ 0x8000)
-									goto end1586
-								}
-							}
-							r1587 = ((a1588 + 0x1) & 0xffff)
-							goto end1586
-						}
-					end1586:
-					}
-					v1585 := uint64(r1587)
-					_ = v1585
-					s[185] = 0x0
-					if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v1584 & 0x7fff)) {
-						{
-							s[185] = 0x1
-						}
-					} else {
-						if (s[176] == 0x3) && (s[181] == 0x1) {
-							{
-								s[185] = 0x1
-							}
-						}
-					}
-					s[182] = v1584
-					if s[185] == 0x1 {
-						{
-							v1584 = v1585
-						}
-					} else {
-						if s[176] == 0x4 {
-							{
-								v1584 = 0x0
-							}
-						}
-					}
-					p.r[27].Set32(a1582, ((v1584) & 0xffff))
-					if s[176] == 0x3 {
-						{
-							s[182] = v1584
-						}
-					}
-				}
-			}
-		}
-	}
-	if s[177] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.levels.level0.tail_access
-					v1591 := uint64(0)
-					_ = v1591
-					v1591 = p.r[28].Get32(a1582)
-					s[183] = v1591
-					if (s[177] == 0x2) && (s[181] == 0x1) {
-						{
-							var r1593 uint64
-							_ = r1593
-							{
-								a1594 := v1591
-								_ = a1594
-								a1595 := s[179]
-								_ = a1595
-								{
-									if (((a1594 & 0x7fff) + 0x1) & 0xffff) == a1595 {
-										{
-											r1593 = ((a1594 & 0x8000) ^ 0x8000)
-											goto end1592
-										}
-									}
-									r1593 = ((a1594 + 0x1) & 0xffff)
-									goto end1592
-								}
-							end1592:
-							}
-							v1591 = r1593
-						}
-					} else {
-						if s[177] == 0x4 {
-							{
-								v1591 = 0x0
-							}
-						}
-					}
-					p.r[28].Set32(a1582, ((v1591) & 0xffff))
-				}
-			}
-		}
-	}
-}
-
-// ingress146 is a part of ingress, with actions NetlockIngress.q_access, NetlockIngress.ended_access, NetlockIngress.ans_echo, NetlockIngress.ans_to_client, NetlockIngress.ans_echo_p, NetlockIngress.ans_reply, and 1 more.
-func (p *netlock) ingress146(g *engine.Gen, s *[262]uint64, v111 *uint64, v112 *uint64, v1436 uint64, v1485 uint64) {
-	{
-		a1607 := s[206]
-		_ = a1607
-		a1608 := v1485
-		_ = a1608
-		{
-			// action NetlockIngress.q_access
-			v1609 := uint64(0)
-			_ = v1609
-			v1609 = p.r[4].Get64(s[194])
-			v1610 := uint64(((v1609) & 0xffff))
-			_ = v1610
-			v1611 := uint64(((v1609) >> 16 & 0xffff))
-			_ = v1611
-			v1612 := uint64(((v1609) >> 32 & 0xffff))
-			_ = v1612
-			v1613 := uint64(((v1609) >> 48))
-			_ = v1613
-			v1614 := uint64(engine.Sel((a1607 == 0x0), v1610, v1611))
-			_ = v1614
-			s[217] = 0x0
-			{
-				{
-					{
-						{
-							if a1608 == 0x1 {
-								{
-									v1613 = ((v1613 + 0x1) & 0xffff)
-								}
-							} else {
-								{
-								}
-							}
-						}
-					}
-				}
-			}
-			if a1607 == 0x0 {
-				{
-					v1610 = v1614
-				}
-			} else {
-				{
-					v1611 = v1614
-				}
-			}
-			{
-				{
-					v1609 = ((((v1613)<<16|v1612)<<16|v1611)<<16 | v1610)
-				}
-			}
-			p.r[4].Set64(s[194], v1609)
-			s[226] = ((v1609) & 0xffff)
-			s[227] = ((v1609) >> 16 & 0xffff)
-			s[228] = ((v1609) >> 32 & 0xffff)
-			s[229] = ((v1609) >> 48)
-		}
-	}
-	if v1485 == 0x1 {
-		{
-			p.ingress140(g, s, v111, v112, v1436)
-			if ((*v111) == 0x1) || ((*v112) == 0x1) {
-				{
-					{
-						{
-							// action NetlockIngress.ans_echo
-							{
-								a1626 := s[209]
-								_ = a1626
-								a1627 := s[210]
-								_ = a1627
-								a1628 := s[211]
-								_ = a1628
-								{
-									// action NetlockIngress.ans_to_client
-									s[80] = 0x1
-									s[81] = 0x1
-									s[82] = 0x0
-									s[86] = s[201]
-									s[88] = s[202]
-									s[87] = a1626
-									s[89] = a1627
-									s[90] = 0x1
-									s[93] = 0x0
-									s[92] = 0x0
-									s[101] = 0x0
-									s[102] = 0x0
-									if a1628 == 0x1 {
-										{
-											s[92] = 0x8
-											s[101] = a1626
-											s[102] = a1627
-										}
-									}
-									s[96] = s[37]
-									s[100] = 0x0
-									s[103] = 0x0
-								}
-							}
-							s[92] = (s[92] | 0x1)
-							s[93] = 0x0
-							s[91] = s[32]
-							s[94] = s[35]
-							s[95] = s[36]
-							s[97] = s[38]
-							s[98] = s[39]
-							s[99] = s[40]
-						}
-					}
-					s[75] = (s[75] | 0x1)
-				}
-			} else {
-				p.ingress139(g, s)
-			}
-		}
-	} else {
-		p.ingress141(g, s, v1436)
-	}
-}
-
-// ingress140 is a part of ingress, with actions NetlockIngress.ended_access.
-func (p *netlock) ingress140(g *engine.Gen, s *[262]uint64, v111 *uint64, v112 *uint64, v1436 uint64) {
-	{
-		{
-			// action NetlockIngress.ended_access
-			v1616 := uint64(0)
-			_ = v1616
-			var h1617 uint64
-			{
-				if s[29] != 0 {
-					b1618 := g.Scratch(12)
-					binary.BigEndian.PutUint64(b1618[0:], (s[37])<<32|(s[38])>>32)
-					binary.BigEndian.PutUint64(b1618[8:], (s[38])<<32)
-					h1617 = engine.HashCRC32(b1618[:12])
-				} else {
-					h1617 = engine.HashCRC32(nil)
-				}
-			}
-			v1616 = (0x0 + engine.Sel(p.c[2] != 0, h1617%(p.c[2]|engine.B2U(p.c[2] == 0)), h1617)) & 0xffffffff
-			v1619 := uint64(0)
-			_ = v1619
-			var h1620 uint64
-			{
-				if s[29] != 0 {
-					b1621 := g.Scratch(12)
-					binary.BigEndian.PutUint64(b1621[0:], ((s[38])&0xffffffff)<<32|s[37])
-					binary.BigEndian.PutUint64(b1621[8:], ((s[38])>>32)<<32)
-					h1620 = engine.HashCRC32(b1621[:12])
-				} else {
-					b1622 := g.Scratch(8)
-					binary.BigEndian.PutUint64(b1622[0:], ((s[38])&0xffffffff)<<32|((s[38])>>32))
-					h1620 = engine.HashCRC32(b1622[:8])
-				}
-			}
-			v1619 = (0x0 + h1620%0x100000000) & 0xffffffff
-			v1619 = (v1619 & 0xfffffffc)
-			if v1619 == 0x0 {
-				{
-					v1619 = 0x4
-				}
-			}
-			v1623 := uint64(0)
-			_ = v1623
-			v1623 = p.r[6].Get32(v1616)
-			s[234] = engine.Sel(((v1623 & 0xfffffffd) == (v1619 | 0x1)), 0x1, 0x0)
-			s[235] = engine.Sel((v1623 == (v1619 | 0x3)), 0x1, 0x0)
-			s[236] = engine.Sel((v1623 == v1619), 0x1, 0x0)
-			{
-				{
-					{
-						v1623 = (v1619 | 0x1)
-					}
-				}
-			}
-			p.r[6].Set32(v1616, ((v1623) & 0xffffffff))
-		}
-	}
-	if (s[221] == 0x0) && (((s[224] + s[225]) & 0xffffffff) > 0x0) {
-		{
-			(*v111) = 0x1
-			if s[224] > 0x0 {
-				{
-					s[71] = 0x0
-				}
-			} else {
-				{
-					s[71] = 0x1
-				}
-			}
-			if s[71] == s[206] {
-				{
-					s[72] = s[174]
-				}
-			} else {
-				{
-					s[72] = s[184]
-				}
-			}
-		}
-	}
-	if v1436 == s[172] {
-		{
-			(*v112) = 0x1
-			s[77] = s[206]
-			s[78] = engine.Sel((s[206] == 0x0), s[226], s[227])
-			s[79] = 0x0
-		}
-	}
-}
-
-// ingress139 is a part of ingress, with actions NetlockIngress.ans_echo_p, NetlockIngress.ans_reply, NetlockIngress.ans_echo, NetlockIngress.ans_to_client.
-func (p *netlock) ingress139(g *engine.Gen, s *[262]uint64) {
+// ingress63 is a part of ingress, with actions NetlockIngress.ended_access, NetlockIngress.ans_echo, NetlockIngress.ans_to_client, NetlockIngress.ans_echo_p, NetlockIngress.ans_reply.
+func (p *netlock) ingress63(g *engine.Gen, s *[262]uint64, v111 *uint64, v112 *uint64, v1436 uint64) {
 	{
 		{
 			{
-				// action NetlockIngress.ans_echo_p
-				if s[205] == 0x1 {
+				// action NetlockIngress.ended_access
+				v1616 := uint64(0)
+				_ = v1616
+				var h1617 uint64
+				{
+					if s[29] != 0 {
+						b1618 := g.Scratch(12)
+						binary.BigEndian.PutUint64(b1618[0:], (s[37])<<32|(s[38])>>32)
+						binary.BigEndian.PutUint64(b1618[8:], (s[38])<<32)
+						h1617 = engine.HashCRC32(b1618[:12])
+					} else {
+						h1617 = engine.HashCRC32(nil)
+					}
+				}
+				v1616 = (0x0 + engine.Sel(p.c[2] != 0, h1617%(p.c[2]|engine.B2U(p.c[2] == 0)), h1617)) & 0xffffffff
+				v1619 := uint64(0)
+				_ = v1619
+				var h1620 uint64
+				{
+					if s[29] != 0 {
+						b1621 := g.Scratch(12)
+						binary.BigEndian.PutUint64(b1621[0:], ((s[38])&0xffffffff)<<32|s[37])
+						binary.BigEndian.PutUint64(b1621[8:], ((s[38])>>32)<<32)
+						h1620 = engine.HashCRC32(b1621[:12])
+					} else {
+						b1622 := g.Scratch(8)
+						binary.BigEndian.PutUint64(b1622[0:], ((s[38])&0xffffffff)<<32|((s[38])>>32))
+						h1620 = engine.HashCRC32(b1622[:8])
+					}
+				}
+				v1619 = (0x0 + h1620%0x100000000) & 0xffffffff
+				v1619 = (v1619 & 0xfffffffc)
+				if v1619 == 0x0 {
+					{
+						v1619 = 0x4
+					}
+				}
+				v1623 := uint64(0)
+				_ = v1623
+				v1623 = p.r[6].Get32(v1616)
+				s[234] = engine.Sel(((v1623 & 0xfffffffd) == (v1619 | 0x1)), 0x1, 0x0)
+				s[235] = engine.Sel((v1623 == (v1619 | 0x3)), 0x1, 0x0)
+				s[236] = engine.Sel((v1623 == v1619), 0x1, 0x0)
+				{
 					{
 						{
-							{
-								// action NetlockIngress.ans_reply
-								s[105] = 0x1
-								s[106] = 0x1
-								s[112] = s[22]
-								s[130] = 0x1
-								s[115] = 0x1
-								s[117] = 0x1
-								s[118] = 0x0
-								s[123] = s[39]
-								s[125] = 0x0
-							}
+							v1623 = (v1619 | 0x1)
 						}
+					}
+				}
+				p.r[6].Set32(v1616, ((v1623) & 0xffffffff))
+			}
+		}
+		if (s[221] == 0x0) && (((s[224] + s[225]) & 0xffffffff) > 0x0) {
+			{
+				(*v111) = 0x1
+				if s[224] > 0x0 {
+					{
+						s[71] = 0x0
 					}
 				} else {
 					{
+						s[71] = 0x1
+					}
+				}
+				if s[71] == s[206] {
+					{
+						s[72] = s[174]
+					}
+				} else {
+					{
+						s[72] = s[184]
+					}
+				}
+			}
+		}
+		if v1436 == s[172] {
+			{
+				(*v112) = 0x1
+				s[77] = s[206]
+				s[78] = engine.Sel((s[206] == 0x0), s[226], s[227])
+				s[79] = 0x0
+			}
+		}
+		if ((*v111) == 0x1) || ((*v112) == 0x1) {
+			{
+				{
+					{
+						// action NetlockIngress.ans_echo
 						{
+							a1626 := s[209]
+							_ = a1626
+							a1627 := s[210]
+							_ = a1627
+							a1628 := s[211]
+							_ = a1628
 							{
-								// action NetlockIngress.ans_echo
-								{
-									a1633 := s[209]
-									_ = a1633
-									a1634 := s[210]
-									_ = a1634
-									a1635 := s[211]
-									_ = a1635
+								// action NetlockIngress.ans_to_client
+								s[80] = 0x1
+								s[81] = 0x1
+								s[82] = 0x0
+								s[86] = s[201]
+								s[88] = s[202]
+								s[87] = a1626
+								s[89] = a1627
+								s[90] = 0x1
+								s[93] = 0x0
+								s[92] = 0x0
+								s[101] = 0x0
+								s[102] = 0x0
+								if a1628 == 0x1 {
 									{
-										// action NetlockIngress.ans_to_client
-										s[105] = 0x1
-										s[106] = 0x1
-										s[107] = 0x0
-										s[111] = s[201]
-										s[113] = s[202]
-										s[112] = a1633
-										s[114] = a1634
-										s[115] = 0x1
-										s[118] = 0x0
-										s[117] = 0x0
-										s[126] = 0x0
-										s[127] = 0x0
-										if a1635 == 0x1 {
-											{
-												s[117] = 0x8
-												s[126] = a1633
-												s[127] = a1634
-											}
-										}
-										s[121] = s[37]
-										s[125] = 0x0
-										s[128] = 0x0
+										s[92] = 0x8
+										s[101] = a1626
+										s[102] = a1627
 									}
 								}
-								s[117] = (s[117] | 0x1)
-								s[118] = 0x0
-								s[116] = s[32]
-								s[119] = s[35]
-								s[120] = s[36]
-								s[122] = s[38]
-								s[123] = s[39]
-								s[124] = s[40]
+								s[96] = s[37]
+								s[100] = 0x0
+								s[103] = 0x0
 							}
 						}
+						s[92] = (s[92] | 0x1)
+						s[93] = 0x0
+						s[91] = s[32]
+						s[94] = s[35]
+						s[95] = s[36]
+						s[97] = s[38]
+						s[98] = s[39]
+						s[99] = s[40]
 					}
 				}
+				s[75] = (s[75] | 0x1)
 			}
-		}
-	}
-}
-
-// ingress141 is a part of ingress, with actions NetlockIngress.ans_echo_p, NetlockIngress.ans_reply, NetlockIngress.ans_echo, NetlockIngress.ans_to_client, NetlockIngress.again.
-func (p *netlock) ingress141(g *engine.Gen, s *[262]uint64, v1436 uint64) {
-	{
-		if s[152] == 0x1 {
-			{
-				s[73] = ((s[73] - 0x1) & 0xffff)
-			}
-		}
-		s[74] = ((s[74] - 0x1) & 0xffff)
-		var r1637 uint64
-		_ = r1637
-		{
-			a1638 := v1436
-			_ = a1638
-			a1639 := s[208]
-			_ = a1639
-			{
-				if (((a1638 & 0x7fff) + 0x1) & 0xffff) == a1639 {
-					{
-						r1637 = ((a1638 & 0x8000) ^ 0x8000)
-						goto end1636
-					}
-				}
-				r1637 = ((a1638 + 0x1) & 0xffff)
-				goto end1636
-			}
-		end1636:
-		}
-		s[72] = r1637
-		if (s[73] == 0x0) || (s[74] == 0x0) {
+		} else {
 			{
 				{
 					{
@@ -15546,9 +15347,9 @@ func (p *netlock) ingress141(g *engine.Gen, s *[262]uint64, v1436 uint64) {
 										s[106] = 0x1
 										s[112] = s[22]
 										s[130] = 0x1
-										s[115] = 0x4
-										s[117] = 0x0
-										s[118] = 0x3
+										s[115] = 0x1
+										s[117] = 0x1
+										s[118] = 0x0
 										s[123] = s[39]
 										s[125] = 0x0
 									}
@@ -15560,12 +15361,12 @@ func (p *netlock) ingress141(g *engine.Gen, s *[262]uint64, v1436 uint64) {
 									{
 										// action NetlockIngress.ans_echo
 										{
-											a1644 := s[209]
-											_ = a1644
-											a1645 := s[210]
-											_ = a1645
-											a1646 := s[211]
-											_ = a1646
+											a1633 := s[209]
+											_ = a1633
+											a1634 := s[210]
+											_ = a1634
+											a1635 := s[211]
+											_ = a1635
 											{
 												// action NetlockIngress.ans_to_client
 												s[105] = 0x1
@@ -15573,18 +15374,18 @@ func (p *netlock) ingress141(g *engine.Gen, s *[262]uint64, v1436 uint64) {
 												s[107] = 0x0
 												s[111] = s[201]
 												s[113] = s[202]
-												s[112] = a1644
-												s[114] = a1645
-												s[115] = 0x4
+												s[112] = a1633
+												s[114] = a1634
+												s[115] = 0x1
 												s[118] = 0x0
 												s[117] = 0x0
 												s[126] = 0x0
 												s[127] = 0x0
-												if a1646 == 0x1 {
+												if a1635 == 0x1 {
 													{
 														s[117] = 0x8
-														s[126] = a1644
-														s[127] = a1645
+														s[126] = a1633
+														s[127] = a1634
 													}
 												}
 												s[121] = s[37]
@@ -15592,7 +15393,8 @@ func (p *netlock) ingress141(g *engine.Gen, s *[262]uint64, v1436 uint64) {
 												s[128] = 0x0
 											}
 										}
-										s[118] = 0x3
+										s[117] = (s[117] | 0x1)
+										s[118] = 0x0
 										s[116] = s[32]
 										s[119] = s[35]
 										s[120] = s[36]
@@ -15606,22 +15408,12 @@ func (p *netlock) ingress141(g *engine.Gen, s *[262]uint64, v1436 uint64) {
 					}
 				}
 			}
-		} else {
-			{
-				{
-					{
-						// action NetlockIngress.again
-						s[70] = 0x5
-						s[244] = 0x1
-					}
-				}
-			}
 		}
 	}
 }
 
-// ingress183 is a part of ingress, with actions NetlockIngress.lease_of, NetlockIngress.token_slot, NetlockIngress.ans_echo_p, NetlockIngress.ans_reply, NetlockIngress.ans_echo, NetlockIngress.ans_to_client, and 23 more.
-func (p *netlock) ingress183(g *engine.Gen, s *[262]uint64) {
+// ingress81 is a part of ingress, with actions NetlockIngress.lease_of, NetlockIngress.token_slot, NetlockIngress.ans_echo_p, NetlockIngress.ans_reply, NetlockIngress.ans_echo, NetlockIngress.ans_to_client, and 23 more.
+func (p *netlock) ingress81(g *engine.Gen, s *[262]uint64) {
 	{
 		{
 			{
@@ -15740,85 +15532,153 @@ func (p *netlock) ingress183(g *engine.Gen, s *[262]uint64) {
 				}
 			}
 		} else {
-			p.ingress155(g, s)
-		}
-	}
-}
-
-// ingress155 is a part of ingress, with actions NetlockIngress.use_level, NetlockIngress.floor_access, NetlockIngress.slot_at, NetlockIngress.pool.part0.txn_access, NetlockIngress.pool.part0.hold_access, NetlockIngress.pool.part0.flags_access, and 21 more.
-func (p *netlock) ingress155(g *engine.Gen, s *[262]uint64) {
-	{
-		p.ingress153(g, s)
-		p.ingress154(g, s)
-		if s[165] == 0x1 {
-			p.ingress152(g, s)
-		} else {
 			{
-				{
+				p.ingress69(g, s)
+				if s[165] == 0x1 {
 					{
-						// action NetlockIngress.ans_echo_p
-						if s[205] == 0x1 {
+						{
 							{
-								{
+								// action NetlockIngress.ans_echo_p
+								if s[205] == 0x1 {
 									{
-										// action NetlockIngress.ans_reply
-										s[105] = 0x1
-										s[106] = 0x1
-										s[112] = s[22]
-										s[130] = 0x1
-										s[115] = 0x4
-										s[117] = 0x0
-										s[118] = 0x3
-										s[123] = s[39]
-										s[125] = 0x0
+										{
+											{
+												// action NetlockIngress.ans_reply
+												s[105] = 0x1
+												s[106] = 0x1
+												s[112] = s[22]
+												s[130] = 0x1
+												s[115] = 0x7
+												s[117] = 0x1
+												s[118] = 0x0
+												s[123] = s[39]
+												s[125] = 0x0
+											}
+										}
+									}
+								} else {
+									{
+										{
+											{
+												// action NetlockIngress.ans_echo
+												{
+													a1713 := s[209]
+													_ = a1713
+													a1714 := s[210]
+													_ = a1714
+													a1715 := s[211]
+													_ = a1715
+													{
+														// action NetlockIngress.ans_to_client
+														s[105] = 0x1
+														s[106] = 0x1
+														s[107] = 0x0
+														s[111] = s[201]
+														s[113] = s[202]
+														s[112] = a1713
+														s[114] = a1714
+														s[115] = 0x7
+														s[118] = 0x0
+														s[117] = 0x0
+														s[126] = 0x0
+														s[127] = 0x0
+														if a1715 == 0x1 {
+															{
+																s[117] = 0x8
+																s[126] = a1713
+																s[127] = a1714
+															}
+														}
+														s[121] = s[37]
+														s[125] = 0x0
+														s[128] = 0x0
+													}
+												}
+												s[117] = (s[117] | 0x1)
+												s[118] = 0x0
+												s[116] = s[32]
+												s[119] = s[35]
+												s[120] = s[36]
+												s[122] = s[38]
+												s[123] = s[39]
+												s[124] = s[40]
+											}
+										}
 									}
 								}
 							}
-						} else {
+						}
+						s[125] = s[156]
+					}
+				} else {
+					{
+						{
 							{
-								{
+								// action NetlockIngress.ans_echo_p
+								if s[205] == 0x1 {
 									{
-										// action NetlockIngress.ans_echo
 										{
-											a1720 := s[209]
-											_ = a1720
-											a1721 := s[210]
-											_ = a1721
-											a1722 := s[211]
-											_ = a1722
 											{
-												// action NetlockIngress.ans_to_client
+												// action NetlockIngress.ans_reply
 												s[105] = 0x1
 												s[106] = 0x1
-												s[107] = 0x0
-												s[111] = s[201]
-												s[113] = s[202]
-												s[112] = a1720
-												s[114] = a1721
+												s[112] = s[22]
+												s[130] = 0x1
 												s[115] = 0x4
-												s[118] = 0x0
 												s[117] = 0x0
-												s[126] = 0x0
-												s[127] = 0x0
-												if a1722 == 0x1 {
-													{
-														s[117] = 0x8
-														s[126] = a1720
-														s[127] = a1721
-													}
-												}
-												s[121] = s[37]
+												s[118] = 0x3
+												s[123] = s[39]
 												s[125] = 0x0
-												s[128] = 0x0
 											}
 										}
-										s[118] = 0x3
-										s[116] = s[32]
-										s[119] = s[35]
-										s[120] = s[36]
-										s[122] = s[38]
-										s[123] = s[39]
-										s[124] = s[40]
+									}
+								} else {
+									{
+										{
+											{
+												// action NetlockIngress.ans_echo
+												{
+													a1720 := s[209]
+													_ = a1720
+													a1721 := s[210]
+													_ = a1721
+													a1722 := s[211]
+													_ = a1722
+													{
+														// action NetlockIngress.ans_to_client
+														s[105] = 0x1
+														s[106] = 0x1
+														s[107] = 0x0
+														s[111] = s[201]
+														s[113] = s[202]
+														s[112] = a1720
+														s[114] = a1721
+														s[115] = 0x4
+														s[118] = 0x0
+														s[117] = 0x0
+														s[126] = 0x0
+														s[127] = 0x0
+														if a1722 == 0x1 {
+															{
+																s[117] = 0x8
+																s[126] = a1720
+																s[127] = a1721
+															}
+														}
+														s[121] = s[37]
+														s[125] = 0x0
+														s[128] = 0x0
+													}
+												}
+												s[118] = 0x3
+												s[116] = s[32]
+												s[119] = s[35]
+												s[120] = s[36]
+												s[122] = s[38]
+												s[123] = s[39]
+												s[124] = s[40]
+											}
+										}
 									}
 								}
 							}
@@ -15830,8 +15690,8 @@ func (p *netlock) ingress155(g *engine.Gen, s *[262]uint64) {
 	}
 }
 
-// ingress153 is a part of ingress, with actions NetlockIngress.use_level, NetlockIngress.floor_access, NetlockIngress.slot_at.
-func (p *netlock) ingress153(g *engine.Gen, s *[262]uint64) {
+// ingress69 is a part of ingress, with actions NetlockIngress.use_level, NetlockIngress.floor_access, NetlockIngress.slot_at, NetlockIngress.pool.part0.txn_access, NetlockIngress.pool.part0.hold_access, NetlockIngress.pool.part0.flags_access, and 17 more.
+func (p *netlock) ingress69(g *engine.Gen, s *[262]uint64) {
 	{
 		a1658 := s[216]
 		_ = a1658
@@ -15893,17 +15753,115 @@ func (p *netlock) ingress153(g *engine.Gen, s *[262]uint64) {
 	s[141] = engine.Sel((s[41] == 0x0), 0x0, s[212])
 	s[136] = 0x3
 	s[146] = s[40]
-}
-
-// ingress154 is a part of ingress, with actions NetlockIngress.pool.part0.txn_access, NetlockIngress.pool.part0.hold_access, NetlockIngress.pool.part0.flags_access, NetlockIngress.pool.part0.who_access, NetlockIngress.pool.part0.ts_access, NetlockIngress.pool.part1.txn_access, and 14 more.
-func (p *netlock) ingress154(g *engine.Gen, s *[262]uint64) {
 	{
 		{
 			if s[131] == 0x0 {
 				{
 					{
 						{
-							p.ingress147(g, s)
+							if s[134] != 0x0 {
+								{
+									{
+										{
+											// action NetlockIngress.pool.part0.txn_access
+											v1667 := uint64(0)
+											_ = v1667
+											v1667 = p.r[7].Get64(s[132])
+											s[158] = engine.Sel((v1667 == s[142]), 0x1, 0x0)
+											if s[134] == 0x2 {
+												{
+													v1667 = s[142]
+												}
+											}
+											p.r[7].Set64(s[132], v1667)
+											s[157] = v1667
+										}
+									}
+								}
+							}
+							if s[137] != 0x0 {
+								{
+									{
+										{
+											// action NetlockIngress.pool.part0.hold_access
+											v1669 := uint64(0)
+											_ = v1669
+											v1669 = p.r[11].Get64(s[132])
+											if (s[137] == 0x3) || (s[137] == 0x4) {
+												{
+													if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v1669) >> 32) == s[149])) && (((v1669) >> 32) != 0x0) {
+														{
+															s[165] = 0x1
+														}
+													}
+												}
+											}
+											if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
+												{
+													v1669 = ((s[147])<<32 | s[148])
+												}
+											} else {
+												if (s[137] == 0x3) && (s[165] == 0x1) {
+													{
+														v1669 = v1669&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+													}
+												} else {
+													if (s[137] == 0x4) && (s[165] == 0x1) {
+														{
+															v1669 = v1669&^0xffffffff | (s[148])<<0&0xffffffff
+														}
+													}
+												}
+											}
+											p.r[11].Set64(s[132], v1669)
+											s[163] = ((v1669) >> 32)
+											s[164] = ((v1669) & 0xffffffff)
+										}
+									}
+								}
+							}
+							if s[133] != 0x0 {
+								{
+									{
+										{
+											// action NetlockIngress.pool.part0.flags_access
+											v1671 := uint64(0)
+											_ = v1671
+											v1671 = p.r[8].Get64(s[132])
+											if s[133] == 0x2 {
+												{
+													v1671 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
+												}
+											} else {
+												if (s[133] == 0x3) && (s[165] == 0x1) {
+													{
+														v1671 = v1671&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+													}
+												} else {
+													if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
+														{
+															v1671 = v1671&^0xffffffff | (s[141])<<0&0xffffffff
+														}
+													} else {
+														if ((s[133] == 0x5) && (((v1671) >> 56) == 0x1)) && (s[158] == 0x1) {
+															{
+																v1671 = v1671&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+																s[165] = 0x1
+															}
+														}
+													}
+												}
+											}
+											p.r[8].Set64(s[132], v1671)
+											s[152] = ((v1671) >> 56)
+											s[153] = ((v1671) >> 48 & 0xff)
+											s[154] = ((v1671) >> 40 & 0xff)
+											s[155] = ((v1671) >> 32 & 0xff)
+											s[156] = ((v1671) & 0xffffffff)
+										}
+									}
+								}
+							}
 							if s[135] != 0x0 {
 								{
 									{
@@ -15948,300 +15906,138 @@ func (p *netlock) ingress154(g *engine.Gen, s *[262]uint64) {
 					}
 				}
 			} else {
-				if s[131] == 0x1 {
-					{
+				p.ingress68(g, s)
+			}
+		}
+	}
+}
+
+// ingress68 is a part of ingress, with actions NetlockIngress.pool.part1.txn_access, NetlockIngress.pool.part1.hold_access, NetlockIngress.pool.part1.flags_access, NetlockIngress.pool.part1.who_access, NetlockIngress.pool.part1.ts_access, NetlockIngress.pool.part2.txn_access, and 9 more.
+func (p *netlock) ingress68(g *engine.Gen, s *[262]uint64) {
+	if s[131] == 0x1 {
+		{
+			{
+				{
+					if s[134] != 0x0 {
 						{
 							{
-								p.ingress148(g, s)
-								if s[135] != 0x0 {
-									{
+								{
+									// action NetlockIngress.pool.part1.txn_access
+									v1678 := uint64(0)
+									_ = v1678
+									v1678 = p.r[12].Get64(s[132])
+									s[158] = engine.Sel((v1678 == s[142]), 0x1, 0x0)
+									if s[134] == 0x2 {
 										{
-											{
-												// action NetlockIngress.pool.part1.who_access
-												v1684 := uint64(0)
-												_ = v1684
-												v1684 = p.r[14].Get64(s[132])
-												if s[135] == 0x2 {
-													{
-														v1684 = (((s[143])<<16|s[144])<<16 | s[145])
-													}
+											v1678 = s[142]
+										}
+									}
+									p.r[12].Set64(s[132], v1678)
+									s[157] = v1678
+								}
+							}
+						}
+					}
+					if s[137] != 0x0 {
+						{
+							{
+								{
+									// action NetlockIngress.pool.part1.hold_access
+									v1680 := uint64(0)
+									_ = v1680
+									v1680 = p.r[16].Get64(s[132])
+									if (s[137] == 0x3) || (s[137] == 0x4) {
+										{
+											if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v1680) >> 32) == s[149])) && (((v1680) >> 32) != 0x0) {
+												{
+													s[165] = 0x1
 												}
-												p.r[14].Set64(s[132], v1684)
-												s[159] = ((v1684) >> 32)
-												s[160] = ((v1684) >> 16 & 0xffff)
-												s[161] = ((v1684) & 0xffff)
 											}
 										}
 									}
-								}
-								if s[136] != 0x0 {
-									{
+									if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
 										{
+											v1680 = ((s[147])<<32 | s[148])
+										}
+									} else {
+										if (s[137] == 0x3) && (s[165] == 0x1) {
 											{
-												// action NetlockIngress.pool.part1.ts_access
-												v1686 := uint64(0)
-												_ = v1686
-												v1686 = p.r[15].Get64(s[132])
-												if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
-													{
-														v1686 = s[146]
-													}
+												v1680 = v1680&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+											}
+										} else {
+											if (s[137] == 0x4) && (s[165] == 0x1) {
+												{
+													v1680 = v1680&^0xffffffff | (s[148])<<0&0xffffffff
 												}
-												p.r[15].Set64(s[132], v1686)
-												s[162] = v1686
 											}
 										}
 									}
+									p.r[16].Set64(s[132], v1680)
+									s[163] = ((v1680) >> 32)
+									s[164] = ((v1680) & 0xffffffff)
 								}
 							}
 						}
 					}
-				} else {
-					p.ingress151(g, s)
-				}
-			}
-		}
-	}
-}
-
-// ingress147 is a part of ingress, with actions NetlockIngress.pool.part0.txn_access, NetlockIngress.pool.part0.hold_access, NetlockIngress.pool.part0.flags_access.
-func (p *netlock) ingress147(g *engine.Gen, s *[262]uint64) {
-	if s[134] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part0.txn_access
-					v1667 := uint64(0)
-					_ = v1667
-					v1667 = p.r[7].Get64(s[132])
-					s[158] = engine.Sel((v1667 == s[142]), 0x1, 0x0)
-					if s[134] == 0x2 {
+					if s[133] != 0x0 {
 						{
-							v1667 = s[142]
-						}
-					}
-					p.r[7].Set64(s[132], v1667)
-					s[157] = v1667
-				}
-			}
-		}
-	}
-	if s[137] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part0.hold_access
-					v1669 := uint64(0)
-					_ = v1669
-					v1669 = p.r[11].Get64(s[132])
-					if (s[137] == 0x3) || (s[137] == 0x4) {
-						{
-							if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v1669) >> 32) == s[149])) && (((v1669) >> 32) != 0x0) {
-								{
-									s[165] = 0x1
-								}
-							}
-						}
-					}
-					if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
-						{
-							v1669 = ((s[147])<<32 | s[148])
-						}
-					} else {
-						if (s[137] == 0x3) && (s[165] == 0x1) {
 							{
-								v1669 = v1669&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
-							}
-						} else {
-							if (s[137] == 0x4) && (s[165] == 0x1) {
 								{
-									v1669 = v1669&^0xffffffff | (s[148])<<0&0xffffffff
-								}
-							}
-						}
-					}
-					p.r[11].Set64(s[132], v1669)
-					s[163] = ((v1669) >> 32)
-					s[164] = ((v1669) & 0xffffffff)
-				}
-			}
-		}
-	}
-	if s[133] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part0.flags_access
-					v1671 := uint64(0)
-					_ = v1671
-					v1671 = p.r[8].Get64(s[132])
-					if s[133] == 0x2 {
-						{
-							v1671 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
-						}
-					} else {
-						if (s[133] == 0x3) && (s[165] == 0x1) {
-							{
-								v1671 = v1671&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
-							}
-						} else {
-							if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
-								{
-									v1671 = v1671&^0xffffffff | (s[141])<<0&0xffffffff
-								}
-							} else {
-								if ((s[133] == 0x5) && (((v1671) >> 56) == 0x1)) && (s[158] == 0x1) {
-									{
-										v1671 = v1671&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
-										s[165] = 0x1
+									// action NetlockIngress.pool.part1.flags_access
+									v1682 := uint64(0)
+									_ = v1682
+									v1682 = p.r[13].Get64(s[132])
+									if s[133] == 0x2 {
+										{
+											v1682 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
+										}
+									} else {
+										if (s[133] == 0x3) && (s[165] == 0x1) {
+											{
+												v1682 = v1682&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+											}
+										} else {
+											if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
+												{
+													v1682 = v1682&^0xffffffff | (s[141])<<0&0xffffffff
+												}
+											} else {
+												if ((s[133] == 0x5) && (((v1682) >> 56) == 0x1)) && (s[158] == 0x1) {
+													{
+														v1682 = v1682&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+														s[165] = 0x1
+													}
+												}
+											}
+										}
 									}
+									p.r[13].Set64(s[132], v1682)
+									s[152] = ((v1682) >> 56)
+									s[153] = ((v1682) >> 48 & 0xff)
+									s[154] = ((v1682) >> 40 & 0xff)
+									s[155] = ((v1682) >> 32 & 0xff)
+									s[156] = ((v1682) & 0xffffffff)
 								}
 							}
 						}
 					}
-					p.r[8].Set64(s[132], v1671)
-					s[152] = ((v1671) >> 56)
-					s[153] = ((v1671) >> 48 & 0xff)
-					s[154] = ((v1671) >> 40 & 0xff)
-					s[155] = ((v1671) >> 32 & 0xff)
-					s[156] = ((v1671) & 0xffffffff)
-				}
-			}
-		}
-	}
-}
-
-// ingress148 is a part of ingress, with actions NetlockIngress.pool.part1.txn_access, NetlockIngress.pool.part1.hold_access, NetlockIngress.pool.part1.flags_access.
-func (p *netlock) ingress148(g *engine.Gen, s *[262]uint64) {
-	if s[134] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part1.txn_access
-					v1678 := uint64(0)
-					_ = v1678
-					v1678 = p.r[12].Get64(s[132])
-					s[158] = engine.Sel((v1678 == s[142]), 0x1, 0x0)
-					if s[134] == 0x2 {
-						{
-							v1678 = s[142]
-						}
-					}
-					p.r[12].Set64(s[132], v1678)
-					s[157] = v1678
-				}
-			}
-		}
-	}
-	if s[137] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part1.hold_access
-					v1680 := uint64(0)
-					_ = v1680
-					v1680 = p.r[16].Get64(s[132])
-					if (s[137] == 0x3) || (s[137] == 0x4) {
-						{
-							if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v1680) >> 32) == s[149])) && (((v1680) >> 32) != 0x0) {
-								{
-									s[165] = 0x1
-								}
-							}
-						}
-					}
-					if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
-						{
-							v1680 = ((s[147])<<32 | s[148])
-						}
-					} else {
-						if (s[137] == 0x3) && (s[165] == 0x1) {
-							{
-								v1680 = v1680&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
-							}
-						} else {
-							if (s[137] == 0x4) && (s[165] == 0x1) {
-								{
-									v1680 = v1680&^0xffffffff | (s[148])<<0&0xffffffff
-								}
-							}
-						}
-					}
-					p.r[16].Set64(s[132], v1680)
-					s[163] = ((v1680) >> 32)
-					s[164] = ((v1680) & 0xffffffff)
-				}
-			}
-		}
-	}
-	if s[133] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part1.flags_access
-					v1682 := uint64(0)
-					_ = v1682
-					v1682 = p.r[13].Get64(s[132])
-					if s[133] == 0x2 {
-						{
-							v1682 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
-						}
-					} else {
-						if (s[133] == 0x3) && (s[165] == 0x1) {
-							{
-								v1682 = v1682&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
-							}
-						} else {
-							if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
-								{
-									v1682 = v1682&^0xffffffff | (s[141])<<0&0xffffffff
-								}
-							} else {
-								if ((s[133] == 0x5) && (((v1682) >> 56) == 0x1)) && (s[158] == 0x1) {
-									{
-										v1682 = v1682&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
-										s[165] = 0x1
-									}
-								}
-							}
-						}
-					}
-					p.r[13].Set64(s[132], v1682)
-					s[152] = ((v1682) >> 56)
-					s[153] = ((v1682) >> 48 & 0xff)
-					s[154] = ((v1682) >> 40 & 0xff)
-					s[155] = ((v1682) >> 32 & 0xff)
-					s[156] = ((v1682) & 0xffffffff)
-				}
-			}
-		}
-	}
-}
-
-// ingress151 is a part of ingress, with actions NetlockIngress.pool.part2.txn_access, NetlockIngress.pool.part2.hold_access, NetlockIngress.pool.part2.flags_access, NetlockIngress.pool.part2.who_access, NetlockIngress.pool.part2.ts_access, NetlockIngress.pool.part3.txn_access, and 4 more.
-func (p *netlock) ingress151(g *engine.Gen, s *[262]uint64) {
-	if s[131] == 0x2 {
-		{
-			{
-				{
-					p.ingress149(g, s)
 					if s[135] != 0x0 {
 						{
 							{
 								{
-									// action NetlockIngress.pool.part2.who_access
-									v1695 := uint64(0)
-									_ = v1695
-									v1695 = p.r[19].Get64(s[132])
+									// action NetlockIngress.pool.part1.who_access
+									v1684 := uint64(0)
+									_ = v1684
+									v1684 = p.r[14].Get64(s[132])
 									if s[135] == 0x2 {
 										{
-											v1695 = (((s[143])<<16|s[144])<<16 | s[145])
+											v1684 = (((s[143])<<16|s[144])<<16 | s[145])
 										}
 									}
-									p.r[19].Set64(s[132], v1695)
-									s[159] = ((v1695) >> 32)
-									s[160] = ((v1695) >> 16 & 0xffff)
-									s[161] = ((v1695) & 0xffff)
+									p.r[14].Set64(s[132], v1684)
+									s[159] = ((v1684) >> 32)
+									s[160] = ((v1684) >> 16 & 0xffff)
+									s[161] = ((v1684) & 0xffff)
 								}
 							}
 						}
@@ -16250,17 +16046,17 @@ func (p *netlock) ingress151(g *engine.Gen, s *[262]uint64) {
 						{
 							{
 								{
-									// action NetlockIngress.pool.part2.ts_access
-									v1697 := uint64(0)
-									_ = v1697
-									v1697 = p.r[20].Get64(s[132])
+									// action NetlockIngress.pool.part1.ts_access
+									v1686 := uint64(0)
+									_ = v1686
+									v1686 = p.r[15].Get64(s[132])
 									if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
 										{
-											v1697 = s[146]
+											v1686 = s[146]
 										}
 									}
-									p.r[20].Set64(s[132], v1697)
-									s[162] = v1697
+									p.r[15].Set64(s[132], v1686)
+									s[162] = v1686
 								}
 							}
 						}
@@ -16269,10 +16065,121 @@ func (p *netlock) ingress151(g *engine.Gen, s *[262]uint64) {
 			}
 		}
 	} else {
+		p.ingress67(g, s)
+	}
+}
+
+// ingress67 is a part of ingress, with actions NetlockIngress.pool.part2.txn_access, NetlockIngress.pool.part2.hold_access, NetlockIngress.pool.part2.flags_access, NetlockIngress.pool.part2.who_access, NetlockIngress.pool.part2.ts_access, NetlockIngress.pool.part3.txn_access, and 4 more.
+func (p *netlock) ingress67(g *engine.Gen, s *[262]uint64) {
+	if s[131] == 0x2 {
+		p.ingress66(g, s)
+	} else {
 		{
 			{
 				{
-					p.ingress150(g, s)
+					if s[134] != 0x0 {
+						{
+							{
+								{
+									// action NetlockIngress.pool.part3.txn_access
+									v1700 := uint64(0)
+									_ = v1700
+									v1700 = p.r[22].Get64(s[132])
+									s[158] = engine.Sel((v1700 == s[142]), 0x1, 0x0)
+									if s[134] == 0x2 {
+										{
+											v1700 = s[142]
+										}
+									}
+									p.r[22].Set64(s[132], v1700)
+									s[157] = v1700
+								}
+							}
+						}
+					}
+					if s[137] != 0x0 {
+						{
+							{
+								{
+									// action NetlockIngress.pool.part3.hold_access
+									v1702 := uint64(0)
+									_ = v1702
+									v1702 = p.r[26].Get64(s[132])
+									if (s[137] == 0x3) || (s[137] == 0x4) {
+										{
+											if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v1702) >> 32) == s[149])) && (((v1702) >> 32) != 0x0) {
+												{
+													s[165] = 0x1
+												}
+											}
+										}
+									}
+									if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
+										{
+											v1702 = ((s[147])<<32 | s[148])
+										}
+									} else {
+										if (s[137] == 0x3) && (s[165] == 0x1) {
+											{
+												v1702 = v1702&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+											}
+										} else {
+											if (s[137] == 0x4) && (s[165] == 0x1) {
+												{
+													v1702 = v1702&^0xffffffff | (s[148])<<0&0xffffffff
+												}
+											}
+										}
+									}
+									p.r[26].Set64(s[132], v1702)
+									s[163] = ((v1702) >> 32)
+									s[164] = ((v1702) & 0xffffffff)
+								}
+							}
+						}
+					}
+					if s[133] != 0x0 {
+						{
+							{
+								{
+									// action NetlockIngress.pool.part3.flags_access
+									v1704 := uint64(0)
+									_ = v1704
+									v1704 = p.r[23].Get64(s[132])
+									if s[133] == 0x2 {
+										{
+											v1704 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
+										}
+									} else {
+										if (s[133] == 0x3) && (s[165] == 0x1) {
+											{
+												v1704 = v1704&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+											}
+										} else {
+											if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
+												{
+													v1704 = v1704&^0xffffffff | (s[141])<<0&0xffffffff
+												}
+											} else {
+												if ((s[133] == 0x5) && (((v1704) >> 56) == 0x1)) && (s[158] == 0x1) {
+													{
+														v1704 = v1704&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+														s[165] = 0x1
+													}
+												}
+											}
+										}
+									}
+									p.r[23].Set64(s[132], v1704)
+									s[152] = ((v1704) >> 56)
+									s[153] = ((v1704) >> 48 & 0xff)
+									s[154] = ((v1704) >> 40 & 0xff)
+									s[155] = ((v1704) >> 32 & 0xff)
+									s[156] = ((v1704) & 0xffffffff)
+								}
+							}
+						}
+					}
 					if s[135] != 0x0 {
 						{
 							{
@@ -16319,451 +16226,161 @@ func (p *netlock) ingress151(g *engine.Gen, s *[262]uint64) {
 	}
 }
 
-// ingress149 is a part of ingress, with actions NetlockIngress.pool.part2.txn_access, NetlockIngress.pool.part2.hold_access, NetlockIngress.pool.part2.flags_access.
-func (p *netlock) ingress149(g *engine.Gen, s *[262]uint64) {
-	if s[134] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part2.txn_access
-					v1689 := uint64(0)
-					_ = v1689
-					v1689 = p.r[17].Get64(s[132])
-					s[158] = engine.Sel((v1689 == s[142]), 0x1, 0x0)
-					if s[134] == 0x2 {
-						{
-							v1689 = s[142]
-						}
-					}
-					p.r[17].Set64(s[132], v1689)
-					s[157] = v1689
-				}
-			}
-		}
-	}
-	if s[137] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part2.hold_access
-					v1691 := uint64(0)
-					_ = v1691
-					v1691 = p.r[21].Get64(s[132])
-					if (s[137] == 0x3) || (s[137] == 0x4) {
-						{
-							if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v1691) >> 32) == s[149])) && (((v1691) >> 32) != 0x0) {
-								{
-									s[165] = 0x1
-								}
-							}
-						}
-					}
-					if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
-						{
-							v1691 = ((s[147])<<32 | s[148])
-						}
-					} else {
-						if (s[137] == 0x3) && (s[165] == 0x1) {
-							{
-								v1691 = v1691&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
-							}
-						} else {
-							if (s[137] == 0x4) && (s[165] == 0x1) {
-								{
-									v1691 = v1691&^0xffffffff | (s[148])<<0&0xffffffff
-								}
-							}
-						}
-					}
-					p.r[21].Set64(s[132], v1691)
-					s[163] = ((v1691) >> 32)
-					s[164] = ((v1691) & 0xffffffff)
-				}
-			}
-		}
-	}
-	if s[133] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part2.flags_access
-					v1693 := uint64(0)
-					_ = v1693
-					v1693 = p.r[18].Get64(s[132])
-					if s[133] == 0x2 {
-						{
-							v1693 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
-						}
-					} else {
-						if (s[133] == 0x3) && (s[165] == 0x1) {
-							{
-								v1693 = v1693&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
-							}
-						} else {
-							if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
-								{
-									v1693 = v1693&^0xffffffff | (s[141])<<0&0xffffffff
-								}
-							} else {
-								if ((s[133] == 0x5) && (((v1693) >> 56) == 0x1)) && (s[158] == 0x1) {
-									{
-										v1693 = v1693&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
-										s[165] = 0x1
-									}
-								}
-							}
-						}
-					}
-					p.r[18].Set64(s[132], v1693)
-					s[152] = ((v1693) >> 56)
-					s[153] = ((v1693) >> 48 & 0xff)
-					s[154] = ((v1693) >> 40 & 0xff)
-					s[155] = ((v1693) >> 32 & 0xff)
-					s[156] = ((v1693) & 0xffffffff)
-				}
-			}
-		}
-	}
-}
-
-// ingress150 is a part of ingress, with actions NetlockIngress.pool.part3.txn_access, NetlockIngress.pool.part3.hold_access, NetlockIngress.pool.part3.flags_access.
-func (p *netlock) ingress150(g *engine.Gen, s *[262]uint64) {
-	if s[134] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part3.txn_access
-					v1700 := uint64(0)
-					_ = v1700
-					v1700 = p.r[22].Get64(s[132])
-					s[158] = engine.Sel((v1700 == s[142]), 0x1, 0x0)
-					if s[134] == 0x2 {
-						{
-							v1700 = s[142]
-						}
-					}
-					p.r[22].Set64(s[132], v1700)
-					s[157] = v1700
-				}
-			}
-		}
-	}
-	if s[137] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part3.hold_access
-					v1702 := uint64(0)
-					_ = v1702
-					v1702 = p.r[26].Get64(s[132])
-					if (s[137] == 0x3) || (s[137] == 0x4) {
-						{
-							if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v1702) >> 32) == s[149])) && (((v1702) >> 32) != 0x0) {
-								{
-									s[165] = 0x1
-								}
-							}
-						}
-					}
-					if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
-						{
-							v1702 = ((s[147])<<32 | s[148])
-						}
-					} else {
-						if (s[137] == 0x3) && (s[165] == 0x1) {
-							{
-								v1702 = v1702&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
-							}
-						} else {
-							if (s[137] == 0x4) && (s[165] == 0x1) {
-								{
-									v1702 = v1702&^0xffffffff | (s[148])<<0&0xffffffff
-								}
-							}
-						}
-					}
-					p.r[26].Set64(s[132], v1702)
-					s[163] = ((v1702) >> 32)
-					s[164] = ((v1702) & 0xffffffff)
-				}
-			}
-		}
-	}
-	if s[133] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part3.flags_access
-					v1704 := uint64(0)
-					_ = v1704
-					v1704 = p.r[23].Get64(s[132])
-					if s[133] == 0x2 {
-						{
-							v1704 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
-						}
-					} else {
-						if (s[133] == 0x3) && (s[165] == 0x1) {
-							{
-								v1704 = v1704&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
-							}
-						} else {
-							if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
-								{
-									v1704 = v1704&^0xffffffff | (s[141])<<0&0xffffffff
-								}
-							} else {
-								if ((s[133] == 0x5) && (((v1704) >> 56) == 0x1)) && (s[158] == 0x1) {
-									{
-										v1704 = v1704&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
-										s[165] = 0x1
-									}
-								}
-							}
-						}
-					}
-					p.r[23].Set64(s[132], v1704)
-					s[152] = ((v1704) >> 56)
-					s[153] = ((v1704) >> 48 & 0xff)
-					s[154] = ((v1704) >> 40 & 0xff)
-					s[155] = ((v1704) >> 32 & 0xff)
-					s[156] = ((v1704) & 0xffffffff)
-				}
-			}
-		}
-	}
-}
-
-// ingress152 is a part of ingress, with actions NetlockIngress.ans_echo_p, NetlockIngress.ans_reply, NetlockIngress.ans_echo, NetlockIngress.ans_to_client.
-func (p *netlock) ingress152(g *engine.Gen, s *[262]uint64) {
+// ingress66 is a part of ingress, with actions NetlockIngress.pool.part2.txn_access, NetlockIngress.pool.part2.hold_access, NetlockIngress.pool.part2.flags_access, NetlockIngress.pool.part2.who_access, NetlockIngress.pool.part2.ts_access.
+func (p *netlock) ingress66(g *engine.Gen, s *[262]uint64) {
 	{
 		{
 			{
-				// action NetlockIngress.ans_echo_p
-				if s[205] == 0x1 {
+				if s[134] != 0x0 {
 					{
 						{
 							{
-								// action NetlockIngress.ans_reply
-								s[105] = 0x1
-								s[106] = 0x1
-								s[112] = s[22]
-								s[130] = 0x1
-								s[115] = 0x7
-								s[117] = 0x1
-								s[118] = 0x0
-								s[123] = s[39]
-								s[125] = 0x0
+								// action NetlockIngress.pool.part2.txn_access
+								v1689 := uint64(0)
+								_ = v1689
+								v1689 = p.r[17].Get64(s[132])
+								s[158] = engine.Sel((v1689 == s[142]), 0x1, 0x0)
+								if s[134] == 0x2 {
+									{
+										v1689 = s[142]
+									}
+								}
+								p.r[17].Set64(s[132], v1689)
+								s[157] = v1689
 							}
 						}
 					}
-				} else {
+				}
+				if s[137] != 0x0 {
 					{
 						{
 							{
-								// action NetlockIngress.ans_echo
-								{
-									a1713 := s[209]
-									_ = a1713
-									a1714 := s[210]
-									_ = a1714
-									a1715 := s[211]
-									_ = a1715
+								// action NetlockIngress.pool.part2.hold_access
+								v1691 := uint64(0)
+								_ = v1691
+								v1691 = p.r[21].Get64(s[132])
+								if (s[137] == 0x3) || (s[137] == 0x4) {
 									{
-										// action NetlockIngress.ans_to_client
-										s[105] = 0x1
-										s[106] = 0x1
-										s[107] = 0x0
-										s[111] = s[201]
-										s[113] = s[202]
-										s[112] = a1713
-										s[114] = a1714
-										s[115] = 0x7
-										s[118] = 0x0
-										s[117] = 0x0
-										s[126] = 0x0
-										s[127] = 0x0
-										if a1715 == 0x1 {
+										if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v1691) >> 32) == s[149])) && (((v1691) >> 32) != 0x0) {
 											{
-												s[117] = 0x8
-												s[126] = a1713
-												s[127] = a1714
+												s[165] = 0x1
 											}
 										}
-										s[121] = s[37]
-										s[125] = 0x0
-										s[128] = 0x0
 									}
 								}
-								s[117] = (s[117] | 0x1)
-								s[118] = 0x0
-								s[116] = s[32]
-								s[119] = s[35]
-								s[120] = s[36]
-								s[122] = s[38]
-								s[123] = s[39]
-								s[124] = s[40]
-							}
-						}
-					}
-				}
-			}
-		}
-		s[125] = s[156]
-	}
-}
-
-// ingress182 is a part of ingress, with actions NetlockIngress.use_level, NetlockIngress.state_access, NetlockIngress.wait_access, NetlockIngress.tok_access, NetlockIngress.q_access, NetlockIngress.levels.level0.head_access, and 31 more.
-func (p *netlock) ingress182(g *engine.Gen, s *[262]uint64, v110 uint64) {
-	{
-		s[48] = 0x0
-		s[52] = s[213]
-		v1723 := uint64(0x1)
-		_ = v1723
-		if (v110 == 0x14) || (v110 == 0x15) {
-			{
-				v1723 = 0x0
-			}
-		}
-		if (v1723 == 0x1) && ((s[192] == 0x0) || (s[200] == 0x0)) {
-			{
-				s[48] = 0x1
-			}
-		} else {
-			if v110 == 0x10 {
-				{
-					if s[49] > 0x1 {
-						{
-							s[48] = 0x3
-						}
-					} else {
-						{
-							p.ingress170(g, s)
-							p.ingress171(g, s)
-							p.ingress172(g, s)
-							if s[208] == 0x0 {
-								{
-									s[48] = 0x3
-								}
-							} else {
-								{
-									p.ingress168(g, s)
-									p.ingress169(g, s)
-									if s[163] != 0x0 {
+								if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
+									{
+										v1691 = ((s[147])<<32 | s[148])
+									}
+								} else {
+									if (s[137] == 0x3) && (s[165] == 0x1) {
 										{
-											v1900 := uint64(0)
-											_ = v1900
-											{
-												a1902 := s[163]
-												_ = a1902
-												a1903 := s[214]
-												_ = a1903
-												v1900 = 0
-												{
-													// action NetlockIngress.token_of
-													v1904 := uint64(((s[230]) >> 32))
-													_ = v1904
-													if a1902 > ((s[230]) & 0xffffffff) {
-														{
-															v1904 = ((v1904 - 0x1) & 0xffffffff)
-														}
-													}
-													v1900 = ((((v1904)<<32 | a1902) << (p.c[5])) | a1903)
-												}
-											}
-											s[39] = v1900
+											v1691 = v1691&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 										}
 									} else {
-										{
-											s[39] = 0x0
+										if (s[137] == 0x4) && (s[165] == 0x1) {
+											{
+												v1691 = v1691&^0xffffffff | (s[148])<<0&0xffffffff
+											}
 										}
 									}
 								}
+								p.r[21].Set64(s[132], v1691)
+								s[163] = ((v1691) >> 32)
+								s[164] = ((v1691) & 0xffffffff)
 							}
 						}
 					}
 				}
-			} else {
-				p.ingress180(g, s, v110)
+				if s[133] != 0x0 {
+					{
+						{
+							{
+								// action NetlockIngress.pool.part2.flags_access
+								v1693 := uint64(0)
+								_ = v1693
+								v1693 = p.r[18].Get64(s[132])
+								if s[133] == 0x2 {
+									{
+										v1693 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
+									}
+								} else {
+									if (s[133] == 0x3) && (s[165] == 0x1) {
+										{
+											v1693 = v1693&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+										}
+									} else {
+										if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
+											{
+												v1693 = v1693&^0xffffffff | (s[141])<<0&0xffffffff
+											}
+										} else {
+											if ((s[133] == 0x5) && (((v1693) >> 56) == 0x1)) && (s[158] == 0x1) {
+												{
+													v1693 = v1693&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+													s[165] = 0x1
+												}
+											}
+										}
+									}
+								}
+								p.r[18].Set64(s[132], v1693)
+								s[152] = ((v1693) >> 56)
+								s[153] = ((v1693) >> 48 & 0xff)
+								s[154] = ((v1693) >> 40 & 0xff)
+								s[155] = ((v1693) >> 32 & 0xff)
+								s[156] = ((v1693) & 0xffffffff)
+							}
+						}
+					}
+				}
+				if s[135] != 0x0 {
+					{
+						{
+							{
+								// action NetlockIngress.pool.part2.who_access
+								v1695 := uint64(0)
+								_ = v1695
+								v1695 = p.r[19].Get64(s[132])
+								if s[135] == 0x2 {
+									{
+										v1695 = (((s[143])<<16|s[144])<<16 | s[145])
+									}
+								}
+								p.r[19].Set64(s[132], v1695)
+								s[159] = ((v1695) >> 32)
+								s[160] = ((v1695) >> 16 & 0xffff)
+								s[161] = ((v1695) & 0xffff)
+							}
+						}
+					}
+				}
+				if s[136] != 0x0 {
+					{
+						{
+							{
+								// action NetlockIngress.pool.part2.ts_access
+								v1697 := uint64(0)
+								_ = v1697
+								v1697 = p.r[20].Get64(s[132])
+								if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
+									{
+										v1697 = s[146]
+									}
+								}
+								p.r[20].Set64(s[132], v1697)
+								s[162] = v1697
+							}
+						}
+					}
+				}
 			}
 		}
 	}
 }
 
-// ingress170 is a part of ingress, with actions NetlockIngress.use_level, NetlockIngress.state_access, NetlockIngress.wait_access, NetlockIngress.tok_access.
-func (p *netlock) ingress170(g *engine.Gen, s *[262]uint64) {
-	{
-		a1725 := s[49]
-		_ = a1725
-		{
-			// action NetlockIngress.use_level
-			s[206] = a1725
-			if a1725 == 0x0 {
-				{
-					s[207] = s[195]
-					s[208] = s[196]
-				}
-			} else {
-				{
-					s[207] = s[197]
-					s[208] = s[198]
-				}
-			}
-			s[169] = s[208]
-			if a1725 == 0x0 {
-				{
-					s[179] = s[198]
-				}
-			} else {
-				{
-					s[179] = s[196]
-				}
-			}
-		}
-	}
-	{
-		{
-			// action NetlockIngress.state_access
-			v1727 := uint64(0)
-			_ = v1727
-			v1727 = p.r[1].Get64(s[194])
-			v1728 := uint64(((0x0)<<15 | ((v1727) & 0x7fff)))
-			_ = v1728
-			v1729 := uint64(((0x0)<<1 | ((v1727) >> 15 & 0x1)))
-			_ = v1729
-			v1730 := uint64(((v1727) >> 16 & 0xffff))
-			_ = v1730
-			v1731 := uint64(((v1727) >> 32 & 0xffff))
-			_ = v1731
-			v1732 := uint64(0x0)
-			_ = v1732
-			v1733 := uint64(0x0)
-			_ = v1733
-			{
-				{
-					{
-						s[219] = engine.Sel(((v1729 == 0x0) && (v1730 == 0x0)), 0x1, 0x0)
-					}
-				}
-			}
-			s[218] = 0x0
-			{
-				{
-					{
-					}
-				}
-			}
-			{
-				{
-					v1727 = (((((0x0)<<16|v1731)<<16|v1730)<<1|((v1729)&0x1))<<15 | ((v1728) & 0x7fff))
-				}
-			}
-			p.r[1].Set64(s[194], v1727)
-			s[220] = ((0x0)<<15 | ((v1727) & 0x7fff))
-			s[221] = ((0x0)<<1 | ((v1727) >> 15 & 0x1))
-			s[222] = ((v1727) >> 16 & 0xffff)
-			s[223] = ((v1727) >> 32 & 0xffff)
-		}
-	}
+// ingress76 is a part of ingress, with actions NetlockIngress.wait_access, NetlockIngress.tok_access, NetlockIngress.q_access, NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access, and 3 more.
+func (p *netlock) ingress76(g *engine.Gen, s *[262]uint64) {
 	{
 		{
 			// action NetlockIngress.wait_access
@@ -16798,10 +16415,6 @@ func (p *netlock) ingress170(g *engine.Gen, s *[262]uint64) {
 			s[230] = v1739
 		}
 	}
-}
-
-// ingress171 is a part of ingress, with actions NetlockIngress.q_access.
-func (p *netlock) ingress171(g *engine.Gen, s *[262]uint64) {
 	{
 		a1741 := s[206]
 		_ = a1741
@@ -16857,10 +16470,6 @@ func (p *netlock) ingress171(g *engine.Gen, s *[262]uint64) {
 	s[166] = 0x1
 	s[167] = 0x1
 	s[168] = 0x1
-}
-
-// ingress172 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access, NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, NetlockIngress.levels.level1.gnext_access.
-func (p *netlock) ingress172(g *engine.Gen, s *[262]uint64) {
 	{
 		a1749 := s[206]
 		_ = a1749
@@ -16868,15 +16477,121 @@ func (p *netlock) ingress172(g *engine.Gen, s *[262]uint64) {
 		_ = a1750
 		{
 			if a1749 == 0x0 {
-				p.ingress162(g, s, a1750)
+				p.ingress72(g, s, a1750)
 			} else {
 				{
-					p.ingress161(g, s, a1750)
+					p.ingress71(g, s, a1750)
 					{
 						a1827 := a1750
 						_ = a1827
 						{
-							p.ingress160(g, s, a1827)
+							if s[176] != 0x0 {
+								{
+									{
+										{
+											// action NetlockIngress.levels.level0.head_access
+											v1829 := uint64(0)
+											_ = v1829
+											v1829 = p.r[27].Get32(a1827)
+											var r1832 uint64
+											_ = r1832
+											{
+												a1833 := v1829
+												_ = a1833
+												a1834 := s[179]
+												_ = a1834
+												{
+													if (((a1833 & 0x7fff) + 0x1) & 0xffff) == a1834 {
+														{
+															r1832 = ((a1833 & 0x8000) ^ 0x8000)
+															goto end1831
+														}
+													}
+													r1832 = ((a1833 + 0x1) & 0xffff)
+													goto end1831
+												}
+											end1831:
+											}
+											v1830 := uint64(r1832)
+											_ = v1830
+											s[185] = 0x0
+											if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v1829 & 0x7fff)) {
+												{
+													s[185] = 0x1
+												}
+											} else {
+												if (s[176] == 0x3) && (s[181] == 0x1) {
+													{
+														s[185] = 0x1
+													}
+												}
+											}
+											s[182] = v1829
+											if s[185] == 0x1 {
+												{
+													v1829 = v1830
+												}
+											} else {
+												if s[176] == 0x4 {
+													{
+														v1829 = 0x0
+													}
+												}
+											}
+											p.r[27].Set32(a1827, ((v1829) & 0xffff))
+											if s[176] == 0x3 {
+												{
+													s[182] = v1829
+												}
+											}
+										}
+									}
+								}
+							}
+							if s[177] != 0x0 {
+								{
+									{
+										{
+											// action NetlockIngress.levels.level0.tail_access
+											v1836 := uint64(0)
+											_ = v1836
+											v1836 = p.r[28].Get32(a1827)
+											s[183] = v1836
+											if (s[177] == 0x2) && (s[181] == 0x1) {
+												{
+													var r1838 uint64
+													_ = r1838
+													{
+														a1839 := v1836
+														_ = a1839
+														a1840 := s[179]
+														_ = a1840
+														{
+															if (((a1839 & 0x7fff) + 0x1) & 0xffff) == a1840 {
+																{
+																	r1838 = ((a1839 & 0x8000) ^ 0x8000)
+																	goto end1837
+																}
+															}
+															r1838 = ((a1839 + 0x1) & 0xffff)
+															goto end1837
+														}
+													end1837:
+													}
+													v1836 = r1838
+												}
+											} else {
+												if s[177] == 0x4 {
+													{
+														v1836 = 0x0
+													}
+												}
+											}
+											p.r[28].Set32(a1827, ((v1836) & 0xffff))
+										}
+									}
+								}
+							}
 							if s[178] != 0x0 {
 								{
 									{
@@ -16966,24 +16681,123 @@ func (p *netlock) ingress172(g *engine.Gen, s *[262]uint64) {
 	s[59] = ((s[225]) & 0xffff)
 	s[60] = s[226]
 	s[61] = s[227]
-	s[62] = s[228]
-	s[63] = s[229]
-	s[64] = s[172]
-	s[65] = s[173]
-	s[66] = s[174]
-	s[67] = s[208]
-	s[51] = (s[230] << (p.c[8]))
 }
 
-// ingress162 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access, NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, NetlockIngress.levels.level1.gnext_access.
-func (p *netlock) ingress162(g *engine.Gen, s *[262]uint64, a1750 uint64) {
+// ingress72 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access, NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, NetlockIngress.levels.level1.gnext_access.
+func (p *netlock) ingress72(g *engine.Gen, s *[262]uint64, a1750 uint64) {
 	{
-		p.ingress158(g, s, a1750)
+		p.ingress70(g, s, a1750)
 		{
 			a1777 := a1750
 			_ = a1777
 			{
-				p.ingress157(g, s, a1777)
+				if s[176] != 0x0 {
+					{
+						{
+							{
+								// action NetlockIngress.levels.level1.head_access
+								v1779 := uint64(0)
+								_ = v1779
+								v1779 = p.r[30].Get32(a1777)
+								var r1782 uint64
+								_ = r1782
+								{
+									a1783 := v1779
+									_ = a1783
+									a1784 := s[179]
+									_ = a1784
+									{
+										if (((a1783 & 0x7fff) + 0x1) & 0xffff) == a1784 {
+											{
+												r1782 = ((a1783 & 0x8000) ^ 0x8000)
+												goto end1781
+											}
+										}
+										r1782 = ((a1783 + 0x1) & 0xffff)
+										goto end1781
+									}
+								end1781:
+								}
+								v1780 := uint64(r1782)
+								_ = v1780
+								s[185] = 0x0
+								if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v1779 & 0x7fff)) {
+									{
+										s[185] = 0x1
+									}
+								} else {
+									if (s[176] == 0x3) && (s[181] == 0x1) {
+										{
+											s[185] = 0x1
+										}
+									}
+								}
+								s[182] = v1779
+								if s[185] == 0x1 {
+									{
+										v1779 = v1780
+									}
+								} else {
+									if s[176] == 0x4 {
+										{
+											v1779 = 0x0
+										}
+									}
+								}
+								p.r[30].Set32(a1777, ((v1779) & 0xffff))
+								if s[176] == 0x3 {
+									{
+										s[182] = v1779
+									}
+								}
+							}
+						}
+					}
+				}
+				if s[177] != 0x0 {
+					{
+						{
+							{
+								// action NetlockIngress.levels.level1.tail_access
+								v1786 := uint64(0)
+								_ = v1786
+								v1786 = p.r[31].Get32(a1777)
+								s[183] = v1786
+								if (s[177] == 0x2) && (s[181] == 0x1) {
+									{
+										var r1788 uint64
+										_ = r1788
+										{
+											a1789 := v1786
+											_ = a1789
+											a1790 := s[179]
+											_ = a1790
+											{
+												if (((a1789 & 0x7fff) + 0x1) & 0xffff) == a1790 {
+													{
+														r1788 = ((a1789 & 0x8000) ^ 0x8000)
+														goto end1787
+													}
+												}
+												r1788 = ((a1789 + 0x1) & 0xffff)
+												goto end1787
+											}
+										end1787:
+										}
+										v1786 = r1788
+									}
+								} else {
+									if s[177] == 0x4 {
+										{
+											v1786 = 0x0
+										}
+									}
+								}
+								p.r[31].Set32(a1777, ((v1786) & 0xffff))
+							}
+						}
+					}
+				}
 				if s[178] != 0x0 {
 					{
 						{
@@ -17064,13 +16878,119 @@ func (p *netlock) ingress162(g *engine.Gen, s *[262]uint64, a1750 uint64) {
 	}
 }
 
-// ingress158 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access.
-func (p *netlock) ingress158(g *engine.Gen, s *[262]uint64, a1750 uint64) {
+// ingress70 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access.
+func (p *netlock) ingress70(g *engine.Gen, s *[262]uint64, a1750 uint64) {
 	{
 		a1752 := a1750
 		_ = a1752
 		{
-			p.ingress156(g, s, a1752)
+			if s[166] != 0x0 {
+				{
+					{
+						{
+							// action NetlockIngress.levels.level0.head_access
+							v1754 := uint64(0)
+							_ = v1754
+							v1754 = p.r[27].Get32(a1752)
+							var r1757 uint64
+							_ = r1757
+							{
+								a1758 := v1754
+								_ = a1758
+								a1759 := s[169]
+								_ = a1759
+								{
+									if (((a1758 & 0x7fff) + 0x1) & 0xffff) == a1759 {
+										{
+											r1757 = ((a1758 & 0x8000) ^ 0x8000)
+											goto end1756
+										}
+									}
+									r1757 = ((a1758 + 0x1) & 0xffff)
+									goto end1756
+								}
+							end1756:
+							}
+							v1755 := uint64(r1757)
+							_ = v1755
+							s[175] = 0x0
+							if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v1754 & 0x7fff)) {
+								{
+									s[175] = 0x1
+								}
+							} else {
+								if (s[166] == 0x3) && (s[171] == 0x1) {
+									{
+										s[175] = 0x1
+									}
+								}
+							}
+							s[172] = v1754
+							if s[175] == 0x1 {
+								{
+									v1754 = v1755
+								}
+							} else {
+								if s[166] == 0x4 {
+									{
+										v1754 = 0x0
+									}
+								}
+							}
+							p.r[27].Set32(a1752, ((v1754) & 0xffff))
+							if s[166] == 0x3 {
+								{
+									s[172] = v1754
+								}
+							}
+						}
+					}
+				}
+			}
+			if s[167] != 0x0 {
+				{
+					{
+						{
+							// action NetlockIngress.levels.level0.tail_access
+							v1761 := uint64(0)
+							_ = v1761
+							v1761 = p.r[28].Get32(a1752)
+							s[173] = v1761
+							if (s[167] == 0x2) && (s[171] == 0x1) {
+								{
+									var r1763 uint64
+									_ = r1763
+									{
+										a1764 := v1761
+										_ = a1764
+										a1765 := s[169]
+										_ = a1765
+										{
+											if (((a1764 & 0x7fff) + 0x1) & 0xffff) == a1765 {
+												{
+													r1763 = ((a1764 & 0x8000) ^ 0x8000)
+													goto end1762
+												}
+											}
+											r1763 = ((a1764 + 0x1) & 0xffff)
+											goto end1762
+										}
+									end1762:
+									}
+									v1761 = r1763
+								}
+							} else {
+								if s[167] == 0x4 {
+									{
+										v1761 = 0x0
+									}
+								}
+							}
+							p.r[28].Set32(a1752, ((v1761) & 0xffff))
+						}
+					}
+				}
+			}
 			if s[168] != 0x0 {
 				{
 					{
@@ -17150,235 +17070,119 @@ func (p *netlock) ingress158(g *engine.Gen, s *[262]uint64, a1750 uint64) {
 	}
 }
 
-// ingress156 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access.
-func (p *netlock) ingress156(g *engine.Gen, s *[262]uint64, a1752 uint64) {
-	if s[166] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.levels.level0.head_access
-					v1754 := uint64(0)
-					_ = v1754
-					v1754 = p.r[27].Get32(a1752)
-					var r1757 uint64
-					_ = r1757
-					{
-						a1758 := v1754
-						_ = a1758
-						a1759 := s[169]
-						_ = a1759
-						{
-							if (((a1758 & 0x7fff) + 0x1) & 0xffff) == a1759 {
-								{
-									r1757 = ((a1758 & 0x8000) ^ 0x8000)
-									goto end1756
-								}
-							}
-							r1757 = ((a1758 + 0x1) & 0xffff)
-							goto end1756
-						}
-					end1756:
-					}
-					v1755 := uint64(r1757)
-					_ = v1755
-					s[175] = 0x0
-					if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v1754 & 0x7fff)) {
-						{
-							s[175] = 0x1
-						}
-					} else {
-						if (s[166] == 0x3) && (s[171] == 0x1) {
-							{
-								s[175] = 0x1
-							}
-						}
-					}
-					s[172] = v1754
-					if s[175] == 0x1 {
-						{
-							v1754 = v1755
-						}
-					} else {
-						if s[166] == 0x4 {
-							{
-								v1754 = 0x0
-							}
-						}
-					}
-					p.r[27].Set32(a1752, ((v1754) & 0xffff))
-					if s[166] == 0x3 {
-						{
-							s[172] = v1754
-						}
-					}
-				}
-			}
-		}
-	}
-	if s[167] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.levels.level0.tail_access
-					v1761 := uint64(0)
-					_ = v1761
-					v1761 = p.r[28].Get32(a1752)
-					s[173] = v1761
-					if (s[167] == 0x2) && (s[171] == 0x1) {
-						{
-							var r1763 uint64
-							_ = r1763
-							{
-								a1764 := v1761
-								_ = a1764
-								a1765 := s[169]
-								_ = a1765
-								{
-									if (((a1764 & 0x7fff) + 0x1) & 0xffff) == a1765 {
-										{
-											r1763 = ((a1764 & 0x8000) ^ 0x8000)
-											goto end1762
-										}
-									}
-									r1763 = ((a1764 + 0x1) & 0xffff)
-									goto end1762
-								}
-							end1762:
-							}
-							v1761 = r1763
-						}
-					} else {
-						if s[167] == 0x4 {
-							{
-								v1761 = 0x0
-							}
-						}
-					}
-					p.r[28].Set32(a1752, ((v1761) & 0xffff))
-				}
-			}
-		}
-	}
-}
-
-// ingress157 is a part of ingress, with actions NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access.
-func (p *netlock) ingress157(g *engine.Gen, s *[262]uint64, a1777 uint64) {
-	if s[176] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.levels.level1.head_access
-					v1779 := uint64(0)
-					_ = v1779
-					v1779 = p.r[30].Get32(a1777)
-					var r1782 uint64
-					_ = r1782
-					{
-						a1783 := v1779
-						_ = a1783
-						a1784 := s[179]
-						_ = a1784
-						{
-							if (((a1783 & 0x7fff) + 0x1) & 0xffff) == a1784 {
-								{
-									r1782 = ((a1783 & 0x8000) ^ 0x8000)
-									goto end1781
-								}
-							}
-							r1782 = ((a1783 + 0x1) & 0xffff)
-							goto end1781
-						}
-					end1781:
-					}
-					v1780 := uint64(r1782)
-					_ = v1780
-					s[185] = 0x0
-					if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v1779 & 0x7fff)) {
-						{
-							s[185] = 0x1
-						}
-					} else {
-						if (s[176] == 0x3) && (s[181] == 0x1) {
-							{
-								s[185] = 0x1
-							}
-						}
-					}
-					s[182] = v1779
-					if s[185] == 0x1 {
-						{
-							v1779 = v1780
-						}
-					} else {
-						if s[176] == 0x4 {
-							{
-								v1779 = 0x0
-							}
-						}
-					}
-					p.r[30].Set32(a1777, ((v1779) & 0xffff))
-					if s[176] == 0x3 {
-						{
-							s[182] = v1779
-						}
-					}
-				}
-			}
-		}
-	}
-	if s[177] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.levels.level1.tail_access
-					v1786 := uint64(0)
-					_ = v1786
-					v1786 = p.r[31].Get32(a1777)
-					s[183] = v1786
-					if (s[177] == 0x2) && (s[181] == 0x1) {
-						{
-							var r1788 uint64
-							_ = r1788
-							{
-								a1789 := v1786
-								_ = a1789
-								a1790 := s[179]
-								_ = a1790
-								{
-									if (((a1789 & 0x7fff) + 0x1) & 0xffff) == a1790 {
-										{
-											r1788 = ((a1789 & 0x8000) ^ 0x8000)
-											goto end1787
-										}
-									}
-									r1788 = ((a1789 + 0x1) & 0xffff)
-									goto end1787
-								}
-							end1787:
-							}
-							v1786 = r1788
-						}
-					} else {
-						if s[177] == 0x4 {
-							{
-								v1786 = 0x0
-							}
-						}
-					}
-					p.r[31].Set32(a1777, ((v1786) & 0xffff))
-				}
-			}
-		}
-	}
-}
-
-// ingress161 is a part of ingress, with actions NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, NetlockIngress.levels.level1.gnext_access.
-func (p *netlock) ingress161(g *engine.Gen, s *[262]uint64, a1750 uint64) {
+// ingress71 is a part of ingress, with actions NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, NetlockIngress.levels.level1.gnext_access.
+func (p *netlock) ingress71(g *engine.Gen, s *[262]uint64, a1750 uint64) {
 	{
 		a1802 := a1750
 		_ = a1802
 		{
-			p.ingress159(g, s, a1802)
+			if s[166] != 0x0 {
+				{
+					{
+						{
+							// action NetlockIngress.levels.level1.head_access
+							v1804 := uint64(0)
+							_ = v1804
+							v1804 = p.r[30].Get32(a1802)
+							var r1807 uint64
+							_ = r1807
+							{
+								a1808 := v1804
+								_ = a1808
+								a1809 := s[169]
+								_ = a1809
+								{
+									if (((a1808 & 0x7fff) + 0x1) & 0xffff) == a1809 {
+										{
+											r1807 = ((a1808 & 0x8000) ^ 0x8000)
+											goto end1806
+										}
+									}
+									r1807 = ((a1808 + 0x1) & 0xffff)
+									goto end1806
+								}
+							end1806:
+							}
+							v1805 := uint64(r1807)
+							_ = v1805
+							s[175] = 0x0
+							if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v1804 & 0x7fff)) {
+								{
+									s[175] = 0x1
+								}
+							} else {
+								if (s[166] == 0x3) && (s[171] == 0x1) {
+									{
+										s[175] = 0x1
+									}
+								}
+							}
+							s[172] = v1804
+							if s[175] == 0x1 {
+								{
+									v1804 = v1805
+								}
+							} else {
+								if s[166] == 0x4 {
+									{
+										v1804 = 0x0
+									}
+								}
+							}
+							p.r[30].Set32(a1802, ((v1804) & 0xffff))
+							if s[166] == 0x3 {
+								{
+									s[172] = v1804
+								}
+							}
+						}
+					}
+				}
+			}
+			if s[167] != 0x0 {
+				{
+					{
+						{
+							// action NetlockIngress.levels.level1.tail_access
+							v1811 := uint64(0)
+							_ = v1811
+							v1811 = p.r[31].Get32(a1802)
+							s[173] = v1811
+							if (s[167] == 0x2) && (s[171] == 0x1) {
+								{
+									var r1813 uint64
+									_ = r1813
+									{
+										a1814 := v1811
+										_ = a1814
+										a1815 := s[169]
+										_ = a1815
+										{
+											if (((a1814 & 0x7fff) + 0x1) & 0xffff) == a1815 {
+												{
+													r1813 = ((a1814 & 0x8000) ^ 0x8000)
+													goto end1812
+												}
+											}
+											r1813 = ((a1814 + 0x1) & 0xffff)
+											goto end1812
+										}
+									end1812:
+									}
+									v1811 = r1813
+								}
+							} else {
+								if s[167] == 0x4 {
+									{
+										v1811 = 0x0
+									}
+								}
+							}
+							p.r[31].Set32(a1802, ((v1811) & 0xffff))
+						}
+					}
+				}
+			}
 			if s[168] != 0x0 {
 				{
 					{
@@ -17458,614 +17262,372 @@ func (p *netlock) ingress161(g *engine.Gen, s *[262]uint64, a1750 uint64) {
 	}
 }
 
-// ingress159 is a part of ingress, with actions NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access.
-func (p *netlock) ingress159(g *engine.Gen, s *[262]uint64, a1802 uint64) {
-	if s[166] != 0x0 {
+// ingress77 is a part of ingress, with actions NetlockIngress.slot_at, NetlockIngress.pool.part0.txn_access, NetlockIngress.pool.part0.hold_access, NetlockIngress.pool.part0.flags_access, NetlockIngress.pool.part0.who_access, NetlockIngress.pool.part0.ts_access, and 16 more.
+func (p *netlock) ingress77(g *engine.Gen, s *[262]uint64) {
+	s[62] = s[228]
+	s[63] = s[229]
+	s[64] = s[172]
+	s[65] = s[173]
+	s[66] = s[174]
+	s[67] = s[208]
+	s[51] = (s[230] << (p.c[8]))
+	if s[208] == 0x0 {
 		{
-			{
+			s[48] = 0x3
+		}
+	} else {
+		{
+			v1851 := uint64((((s[172] & 0x7fff) + s[50]) & 0xffffffff))
+			_ = v1851
+			if v1851 >= s[208] {
 				{
-					// action NetlockIngress.levels.level1.head_access
-					v1804 := uint64(0)
-					_ = v1804
-					v1804 = p.r[30].Get32(a1802)
-					var r1807 uint64
-					_ = r1807
-					{
-						a1808 := v1804
-						_ = a1808
-						a1809 := s[169]
-						_ = a1809
-						{
-							if (((a1808 & 0x7fff) + 0x1) & 0xffff) == a1809 {
-								{
-									r1807 = ((a1808 & 0x8000) ^ 0x8000)
-									goto end1806
-								}
-							}
-							r1807 = ((a1808 + 0x1) & 0xffff)
-							goto end1806
-						}
-					end1806:
-					}
-					v1805 := uint64(r1807)
-					_ = v1805
-					s[175] = 0x0
-					if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v1804 & 0x7fff)) {
-						{
-							s[175] = 0x1
-						}
-					} else {
-						if (s[166] == 0x3) && (s[171] == 0x1) {
-							{
-								s[175] = 0x1
-							}
-						}
-					}
-					s[172] = v1804
-					if s[175] == 0x1 {
-						{
-							v1804 = v1805
-						}
-					} else {
-						if s[166] == 0x4 {
-							{
-								v1804 = 0x0
-							}
-						}
-					}
-					p.r[30].Set32(a1802, ((v1804) & 0xffff))
-					if s[166] == 0x3 {
-						{
-							s[172] = v1804
-						}
-					}
+					v1851 = ((v1851 - s[208]) & 0xffffffff)
 				}
 			}
-		}
-	}
-	if s[167] != 0x0 {
-		{
+			{
+				a1853 := ((v1851) & 0xffff)
+				_ = a1853
+				{
+					// action NetlockIngress.slot_at
+					v1854 := uint64(((s[207] + (a1853 & 0x7fff)) & 0xffffffff))
+					_ = v1854
+					s[131] = ((v1854) >> (p.c[3]) & 0x3)
+					s[132] = (v1854 & p.c[4])
+					s[214] = v1854
+				}
+			}
+			s[134] = 0x1
+			s[137] = 0x1
+			s[133] = 0x1
+			s[135] = 0x1
+			s[136] = 0x1
 			{
 				{
-					// action NetlockIngress.levels.level1.tail_access
-					v1811 := uint64(0)
-					_ = v1811
-					v1811 = p.r[31].Get32(a1802)
-					s[173] = v1811
-					if (s[167] == 0x2) && (s[171] == 0x1) {
+					if s[131] == 0x0 {
 						{
-							var r1813 uint64
-							_ = r1813
 							{
-								a1814 := v1811
-								_ = a1814
-								a1815 := s[169]
-								_ = a1815
 								{
-									if (((a1814 & 0x7fff) + 0x1) & 0xffff) == a1815 {
+									if s[134] != 0x0 {
 										{
-											r1813 = ((a1814 & 0x8000) ^ 0x8000)
-											goto end1812
-										}
-									}
-									r1813 = ((a1814 + 0x1) & 0xffff)
-									goto end1812
-								}
-							end1812:
-							}
-							v1811 = r1813
-						}
-					} else {
-						if s[167] == 0x4 {
-							{
-								v1811 = 0x0
-							}
-						}
-					}
-					p.r[31].Set32(a1802, ((v1811) & 0xffff))
-				}
-			}
-		}
-	}
-}
-
-// ingress160 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access.
-func (p *netlock) ingress160(g *engine.Gen, s *[262]uint64, a1827 uint64) {
-	if s[176] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.levels.level0.head_access
-					v1829 := uint64(0)
-					_ = v1829
-					v1829 = p.r[27].Get32(a1827)
-					var r1832 uint64
-					_ = r1832
-					{
-						a1833 := v1829
-						_ = a1833
-						a1834 := s[179]
-						_ = a1834
-						{
-							if (((a1833 & 0x7fff) + 0x1) & 0xffff) == a1834 {
-								{
-									r1832 = ((a1833 & 0x8000) ^ 0x8000)
-									goto end1831
-								}
-							}
-							r1832 = ((a1833 + 0x1) & 0xffff)
-							goto end1831
-						}
-					end1831:
-					}
-					v1830 := uint64(r1832)
-					_ = v1830
-					s[185] = 0x0
-					if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v1829 & 0x7fff)) {
-						{
-							s[185] = 0x1
-						}
-					} else {
-						if (s[176] == 0x3) && (s[181] == 0x1) {
-							{
-								s[185] = 0x1
-							}
-						}
-					}
-					s[182] = v1829
-					if s[185] == 0x1 {
-						{
-							v1829 = v1830
-						}
-					} else {
-						if s[176] == 0x4 {
-							{
-								v1829 = 0x0
-							}
-						}
-					}
-					p.r[27].Set32(a1827, ((v1829) & 0xffff))
-					if s[176] == 0x3 {
-						{
-							s[182] = v1829
-						}
-					}
-				}
-			}
-		}
-	}
-	if s[177] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.levels.level0.tail_access
-					v1836 := uint64(0)
-					_ = v1836
-					v1836 = p.r[28].Get32(a1827)
-					s[183] = v1836
-					if (s[177] == 0x2) && (s[181] == 0x1) {
-						{
-							var r1838 uint64
-							_ = r1838
-							{
-								a1839 := v1836
-								_ = a1839
-								a1840 := s[179]
-								_ = a1840
-								{
-									if (((a1839 & 0x7fff) + 0x1) & 0xffff) == a1840 {
-										{
-											r1838 = ((a1839 & 0x8000) ^ 0x8000)
-											goto end1837
-										}
-									}
-									r1838 = ((a1839 + 0x1) & 0xffff)
-									goto end1837
-								}
-							end1837:
-							}
-							v1836 = r1838
-						}
-					} else {
-						if s[177] == 0x4 {
-							{
-								v1836 = 0x0
-							}
-						}
-					}
-					p.r[28].Set32(a1827, ((v1836) & 0xffff))
-				}
-			}
-		}
-	}
-}
-
-// ingress168 is a part of ingress, with actions NetlockIngress.slot_at.
-func (p *netlock) ingress168(g *engine.Gen, s *[262]uint64) {
-	v1851 := uint64((((s[172] & 0x7fff) + s[50]) & 0xffffffff))
-	_ = v1851
-	if v1851 >= s[208] {
-		{
-			v1851 = ((v1851 - s[208]) & 0xffffffff)
-		}
-	}
-	{
-		a1853 := ((v1851) & 0xffff)
-		_ = a1853
-		{
-			// action NetlockIngress.slot_at
-			v1854 := uint64(((s[207] + (a1853 & 0x7fff)) & 0xffffffff))
-			_ = v1854
-			s[131] = ((v1854) >> (p.c[3]) & 0x3)
-			s[132] = (v1854 & p.c[4])
-			s[214] = v1854
-		}
-	}
-	s[134] = 0x1
-	s[137] = 0x1
-	s[133] = 0x1
-	s[135] = 0x1
-	s[136] = 0x1
-}
-
-// ingress169 is a part of ingress, with actions NetlockIngress.pool.part0.txn_access, NetlockIngress.pool.part0.hold_access, NetlockIngress.pool.part0.flags_access, NetlockIngress.pool.part0.who_access, NetlockIngress.pool.part0.ts_access, NetlockIngress.pool.part1.txn_access, and 14 more.
-func (p *netlock) ingress169(g *engine.Gen, s *[262]uint64) {
-	{
-		{
-			if s[131] == 0x0 {
-				{
-					{
-						{
-							p.ingress163(g, s)
-							if s[135] != 0x0 {
-								{
-									{
-										{
-											// action NetlockIngress.pool.part0.who_access
-											v1864 := uint64(0)
-											_ = v1864
-											v1864 = p.r[9].Get64(s[132])
-											if s[135] == 0x2 {
+											{
 												{
-													v1864 = (((s[143])<<16|s[144])<<16 | s[145])
+													// action NetlockIngress.pool.part0.txn_access
+													v1858 := uint64(0)
+													_ = v1858
+													v1858 = p.r[7].Get64(s[132])
+													s[158] = engine.Sel((v1858 == s[142]), 0x1, 0x0)
+													if s[134] == 0x2 {
+														{
+															v1858 = s[142]
+														}
+													}
+													p.r[7].Set64(s[132], v1858)
+													s[157] = v1858
 												}
 											}
-											p.r[9].Set64(s[132], v1864)
-											s[159] = ((v1864) >> 32)
-											s[160] = ((v1864) >> 16 & 0xffff)
-											s[161] = ((v1864) & 0xffff)
 										}
 									}
-								}
-							}
-							if s[136] != 0x0 {
-								{
-									{
+									if s[137] != 0x0 {
 										{
-											// action NetlockIngress.pool.part0.ts_access
-											v1866 := uint64(0)
-											_ = v1866
-											v1866 = p.r[10].Get64(s[132])
-											if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
+											{
 												{
-													v1866 = s[146]
+													// action NetlockIngress.pool.part0.hold_access
+													v1860 := uint64(0)
+													_ = v1860
+													v1860 = p.r[11].Get64(s[132])
+													if (s[137] == 0x3) || (s[137] == 0x4) {
+														{
+															if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v1860) >> 32) == s[149])) && (((v1860) >> 32) != 0x0) {
+																{
+																	s[165] = 0x1
+																}
+															}
+														}
+													}
+													if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
+														{
+															v1860 = ((s[147])<<32 | s[148])
+														}
+													} else {
+														if (s[137] == 0x3) && (s[165] == 0x1) {
+															{
+																v1860 = v1860&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+															}
+														} else {
+															if (s[137] == 0x4) && (s[165] == 0x1) {
+																{
+																	v1860 = v1860&^0xffffffff | (s[148])<<0&0xffffffff
+																}
+															}
+														}
+													}
+													p.r[11].Set64(s[132], v1860)
+													s[163] = ((v1860) >> 32)
+													s[164] = ((v1860) & 0xffffffff)
 												}
 											}
-											p.r[10].Set64(s[132], v1866)
-											s[162] = v1866
+										}
+									}
+									if s[133] != 0x0 {
+										{
+											{
+												{
+													// action NetlockIngress.pool.part0.flags_access
+													v1862 := uint64(0)
+													_ = v1862
+													v1862 = p.r[8].Get64(s[132])
+													if s[133] == 0x2 {
+														{
+															v1862 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
+														}
+													} else {
+														if (s[133] == 0x3) && (s[165] == 0x1) {
+															{
+																v1862 = v1862&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+															}
+														} else {
+															if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
+																{
+																	v1862 = v1862&^0xffffffff | (s[141])<<0&0xffffffff
+																}
+															} else {
+																if ((s[133] == 0x5) && (((v1862) >> 56) == 0x1)) && (s[158] == 0x1) {
+																	{
+																		v1862 = v1862&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+																		s[165] = 0x1
+																	}
+																}
+															}
+														}
+													}
+													p.r[8].Set64(s[132], v1862)
+													s[152] = ((v1862) >> 56)
+													s[153] = ((v1862) >> 48 & 0xff)
+													s[154] = ((v1862) >> 40 & 0xff)
+													s[155] = ((v1862) >> 32 & 0xff)
+													s[156] = ((v1862) & 0xffffffff)
+												}
+											}
+										}
+									}
+									if s[135] != 0x0 {
+										{
+											{
+												{
+													// action NetlockIngress.pool.part0.who_access
+													v1864 := uint64(0)
+													_ = v1864
+													v1864 = p.r[9].Get64(s[132])
+													if s[135] == 0x2 {
+														{
+															v1864 = (((s[143])<<16|s[144])<<16 | s[145])
+														}
+													}
+													p.r[9].Set64(s[132], v1864)
+													s[159] = ((v1864) >> 32)
+													s[160] = ((v1864) >> 16 & 0xffff)
+													s[161] = ((v1864) & 0xffff)
+												}
+											}
+										}
+									}
+									if s[136] != 0x0 {
+										{
+											{
+												{
+													// action NetlockIngress.pool.part0.ts_access
+													v1866 := uint64(0)
+													_ = v1866
+													v1866 = p.r[10].Get64(s[132])
+													if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
+														{
+															v1866 = s[146]
+														}
+													}
+													p.r[10].Set64(s[132], v1866)
+													s[162] = v1866
+												}
+											}
 										}
 									}
 								}
 							}
 						}
+					} else {
+						p.ingress75(g, s)
 					}
+				}
+			}
+			s[55] = s[152]
+			s[68] = s[214]
+			s[69] = s[164]
+			s[38] = s[157]
+			s[32] = s[153]
+			s[35] = s[154]
+			s[36] = s[161]
+			s[40] = s[162]
+			s[41] = s[156]
+			s[42] = s[159]
+			s[43] = s[160]
+			if s[163] != 0x0 {
+				{
+					v1900 := uint64(0)
+					_ = v1900
+					{
+						a1902 := s[163]
+						_ = a1902
+						a1903 := s[214]
+						_ = a1903
+						v1900 = 0
+						{
+							// action NetlockIngress.token_of
+							v1904 := uint64(((s[230]) >> 32))
+							_ = v1904
+							if a1902 > ((s[230]) & 0xffffffff) {
+								{
+									v1904 = ((v1904 - 0x1) & 0xffffffff)
+								}
+							}
+							v1900 = ((((v1904)<<32 | a1902) << (p.c[5])) | a1903)
+						}
+					}
+					s[39] = v1900
 				}
 			} else {
-				if s[131] == 0x1 {
-					{
+				{
+					s[39] = 0x0
+				}
+			}
+		}
+	}
+}
+
+// ingress75 is a part of ingress, with actions NetlockIngress.pool.part1.txn_access, NetlockIngress.pool.part1.hold_access, NetlockIngress.pool.part1.flags_access, NetlockIngress.pool.part1.who_access, NetlockIngress.pool.part1.ts_access, NetlockIngress.pool.part2.txn_access, and 9 more.
+func (p *netlock) ingress75(g *engine.Gen, s *[262]uint64) {
+	if s[131] == 0x1 {
+		{
+			{
+				{
+					if s[134] != 0x0 {
 						{
 							{
-								p.ingress164(g, s)
-								if s[135] != 0x0 {
-									{
+								{
+									// action NetlockIngress.pool.part1.txn_access
+									v1869 := uint64(0)
+									_ = v1869
+									v1869 = p.r[12].Get64(s[132])
+									s[158] = engine.Sel((v1869 == s[142]), 0x1, 0x0)
+									if s[134] == 0x2 {
 										{
-											{
-												// action NetlockIngress.pool.part1.who_access
-												v1875 := uint64(0)
-												_ = v1875
-												v1875 = p.r[14].Get64(s[132])
-												if s[135] == 0x2 {
-													{
-														v1875 = (((s[143])<<16|s[144])<<16 | s[145])
-													}
+											v1869 = s[142]
+										}
+									}
+									p.r[12].Set64(s[132], v1869)
+									s[157] = v1869
+								}
+							}
+						}
+					}
+					if s[137] != 0x0 {
+						{
+							{
+								{
+									// action NetlockIngress.pool.part1.hold_access
+									v1871 := uint64(0)
+									_ = v1871
+									v1871 = p.r[16].Get64(s[132])
+									if (s[137] == 0x3) || (s[137] == 0x4) {
+										{
+											if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v1871) >> 32) == s[149])) && (((v1871) >> 32) != 0x0) {
+												{
+													s[165] = 0x1
 												}
-												p.r[14].Set64(s[132], v1875)
-												s[159] = ((v1875) >> 32)
-												s[160] = ((v1875) >> 16 & 0xffff)
-												s[161] = ((v1875) & 0xffff)
 											}
 										}
 									}
-								}
-								if s[136] != 0x0 {
-									{
+									if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
 										{
+											v1871 = ((s[147])<<32 | s[148])
+										}
+									} else {
+										if (s[137] == 0x3) && (s[165] == 0x1) {
 											{
-												// action NetlockIngress.pool.part1.ts_access
-												v1877 := uint64(0)
-												_ = v1877
-												v1877 = p.r[15].Get64(s[132])
-												if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
-													{
-														v1877 = s[146]
-													}
+												v1871 = v1871&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+											}
+										} else {
+											if (s[137] == 0x4) && (s[165] == 0x1) {
+												{
+													v1871 = v1871&^0xffffffff | (s[148])<<0&0xffffffff
 												}
-												p.r[15].Set64(s[132], v1877)
-												s[162] = v1877
 											}
 										}
 									}
+									p.r[16].Set64(s[132], v1871)
+									s[163] = ((v1871) >> 32)
+									s[164] = ((v1871) & 0xffffffff)
 								}
 							}
 						}
 					}
-				} else {
-					p.ingress167(g, s)
-				}
-			}
-		}
-	}
-	s[55] = s[152]
-	s[68] = s[214]
-	s[69] = s[164]
-	s[38] = s[157]
-	s[32] = s[153]
-	s[35] = s[154]
-	s[36] = s[161]
-	s[40] = s[162]
-	s[41] = s[156]
-	s[42] = s[159]
-	s[43] = s[160]
-}
-
-// ingress163 is a part of ingress, with actions NetlockIngress.pool.part0.txn_access, NetlockIngress.pool.part0.hold_access, NetlockIngress.pool.part0.flags_access.
-func (p *netlock) ingress163(g *engine.Gen, s *[262]uint64) {
-	if s[134] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part0.txn_access
-					v1858 := uint64(0)
-					_ = v1858
-					v1858 = p.r[7].Get64(s[132])
-					s[158] = engine.Sel((v1858 == s[142]), 0x1, 0x0)
-					if s[134] == 0x2 {
+					if s[133] != 0x0 {
 						{
-							v1858 = s[142]
-						}
-					}
-					p.r[7].Set64(s[132], v1858)
-					s[157] = v1858
-				}
-			}
-		}
-	}
-	if s[137] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part0.hold_access
-					v1860 := uint64(0)
-					_ = v1860
-					v1860 = p.r[11].Get64(s[132])
-					if (s[137] == 0x3) || (s[137] == 0x4) {
-						{
-							if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v1860) >> 32) == s[149])) && (((v1860) >> 32) != 0x0) {
-								{
-									s[165] = 0x1
-								}
-							}
-						}
-					}
-					if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
-						{
-							v1860 = ((s[147])<<32 | s[148])
-						}
-					} else {
-						if (s[137] == 0x3) && (s[165] == 0x1) {
 							{
-								v1860 = v1860&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
-							}
-						} else {
-							if (s[137] == 0x4) && (s[165] == 0x1) {
 								{
-									v1860 = v1860&^0xffffffff | (s[148])<<0&0xffffffff
-								}
-							}
-						}
-					}
-					p.r[11].Set64(s[132], v1860)
-					s[163] = ((v1860) >> 32)
-					s[164] = ((v1860) & 0xffffffff)
-				}
-			}
-		}
-	}
-	if s[133] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part0.flags_access
-					v1862 := uint64(0)
-					_ = v1862
-					v1862 = p.r[8].Get64(s[132])
-					if s[133] == 0x2 {
-						{
-							v1862 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
-						}
-					} else {
-						if (s[133] == 0x3) && (s[165] == 0x1) {
-							{
-								v1862 = v1862&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
-							}
-						} else {
-							if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
-								{
-									v1862 = v1862&^0xffffffff | (s[141])<<0&0xffffffff
-								}
-							} else {
-								if ((s[133] == 0x5) && (((v1862) >> 56) == 0x1)) && (s[158] == 0x1) {
-									{
-										v1862 = v1862&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
-										s[165] = 0x1
+									// action NetlockIngress.pool.part1.flags_access
+									v1873 := uint64(0)
+									_ = v1873
+									v1873 = p.r[13].Get64(s[132])
+									if s[133] == 0x2 {
+										{
+											v1873 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
+										}
+									} else {
+										if (s[133] == 0x3) && (s[165] == 0x1) {
+											{
+												v1873 = v1873&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+											}
+										} else {
+											if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
+												{
+													v1873 = v1873&^0xffffffff | (s[141])<<0&0xffffffff
+												}
+											} else {
+												if ((s[133] == 0x5) && (((v1873) >> 56) == 0x1)) && (s[158] == 0x1) {
+													{
+														v1873 = v1873&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+														s[165] = 0x1
+													}
+												}
+											}
+										}
 									}
+									p.r[13].Set64(s[132], v1873)
+									s[152] = ((v1873) >> 56)
+									s[153] = ((v1873) >> 48 & 0xff)
+									s[154] = ((v1873) >> 40 & 0xff)
+									s[155] = ((v1873) >> 32 & 0xff)
+									s[156] = ((v1873) & 0xffffffff)
 								}
 							}
 						}
 					}
-					p.r[8].Set64(s[132], v1862)
-					s[152] = ((v1862) >> 56)
-					s[153] = ((v1862) >> 48 & 0xff)
-					s[154] = ((v1862) >> 40 & 0xff)
-					s[155] = ((v1862) >> 32 & 0xff)
-					s[156] = ((v1862) & 0xffffffff)
-				}
-			}
-		}
-	}
-}
-
-// ingress164 is a part of ingress, with actions NetlockIngress.pool.part1.txn_access, NetlockIngress.pool.part1.hold_access, NetlockIngress.pool.part1.flags_access.
-func (p *netlock) ingress164(g *engine.Gen, s *[262]uint64) {
-	if s[134] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part1.txn_access
-					v1869 := uint64(0)
-					_ = v1869
-					v1869 = p.r[12].Get64(s[132])
-					s[158] = engine.Sel((v1869 == s[142]), 0x1, 0x0)
-					if s[134] == 0x2 {
-						{
-							v1869 = s[142]
-						}
-					}
-					p.r[12].Set64(s[132], v1869)
-					s[157] = v1869
-				}
-			}
-		}
-	}
-	if s[137] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part1.hold_access
-					v1871 := uint64(0)
-					_ = v1871
-					v1871 = p.r[16].Get64(s[132])
-					if (s[137] == 0x3) || (s[137] == 0x4) {
-						{
-							if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v1871) >> 32) == s[149])) && (((v1871) >> 32) != 0x0) {
-								{
-									s[165] = 0x1
-								}
-							}
-						}
-					}
-					if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
-						{
-							v1871 = ((s[147])<<32 | s[148])
-						}
-					} else {
-						if (s[137] == 0x3) && (s[165] == 0x1) {
-							{
-								v1871 = v1871&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
-							}
-						} else {
-							if (s[137] == 0x4) && (s[165] == 0x1) {
-								{
-									v1871 = v1871&^0xffffffff | (s[148])<<0&0xffffffff
-								}
-							}
-						}
-					}
-					p.r[16].Set64(s[132], v1871)
-					s[163] = ((v1871) >> 32)
-					s[164] = ((v1871) & 0xffffffff)
-				}
-			}
-		}
-	}
-	if s[133] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part1.flags_access
-					v1873 := uint64(0)
-					_ = v1873
-					v1873 = p.r[13].Get64(s[132])
-					if s[133] == 0x2 {
-						{
-							v1873 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
-						}
-					} else {
-						if (s[133] == 0x3) && (s[165] == 0x1) {
-							{
-								v1873 = v1873&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
-							}
-						} else {
-							if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
-								{
-									v1873 = v1873&^0xffffffff | (s[141])<<0&0xffffffff
-								}
-							} else {
-								if ((s[133] == 0x5) && (((v1873) >> 56) == 0x1)) && (s[158] == 0x1) {
-									{
-										v1873 = v1873&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
-										s[165] = 0x1
-									}
-								}
-							}
-						}
-					}
-					p.r[13].Set64(s[132], v1873)
-					s[152] = ((v1873) >> 56)
-					s[153] = ((v1873) >> 48 & 0xff)
-					s[154] = ((v1873) >> 40 & 0xff)
-					s[155] = ((v1873) >> 32 & 0xff)
-					s[156] = ((v1873) & 0xffffffff)
-				}
-			}
-		}
-	}
-}
-
-// ingress167 is a part of ingress, with actions NetlockIngress.pool.part2.txn_access, NetlockIngress.pool.part2.hold_access, NetlockIngress.pool.part2.flags_access, NetlockIngress.pool.part2.who_access, NetlockIngress.pool.part2.ts_access, NetlockIngress.pool.part3.txn_access, and 4 more.
-func (p *netlock) ingress167(g *engine.Gen, s *[262]uint64) {
-	if s[131] == 0x2 {
-		{
-			{
-				{
-					p.ingress165(g, s)
 					if s[135] != 0x0 {
 						{
 							{
 								{
-									// action NetlockIngress.pool.part2.who_access
-									v1886 := uint64(0)
-									_ = v1886
-									v1886 = p.r[19].Get64(s[132])
+									// action NetlockIngress.pool.part1.who_access
+									v1875 := uint64(0)
+									_ = v1875
+									v1875 = p.r[14].Get64(s[132])
 									if s[135] == 0x2 {
 										{
-											v1886 = (((s[143])<<16|s[144])<<16 | s[145])
+											v1875 = (((s[143])<<16|s[144])<<16 | s[145])
 										}
 									}
-									p.r[19].Set64(s[132], v1886)
-									s[159] = ((v1886) >> 32)
-									s[160] = ((v1886) >> 16 & 0xffff)
-									s[161] = ((v1886) & 0xffff)
+									p.r[14].Set64(s[132], v1875)
+									s[159] = ((v1875) >> 32)
+									s[160] = ((v1875) >> 16 & 0xffff)
+									s[161] = ((v1875) & 0xffff)
 								}
 							}
 						}
@@ -18074,17 +17636,17 @@ func (p *netlock) ingress167(g *engine.Gen, s *[262]uint64) {
 						{
 							{
 								{
-									// action NetlockIngress.pool.part2.ts_access
-									v1888 := uint64(0)
-									_ = v1888
-									v1888 = p.r[20].Get64(s[132])
+									// action NetlockIngress.pool.part1.ts_access
+									v1877 := uint64(0)
+									_ = v1877
+									v1877 = p.r[15].Get64(s[132])
 									if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
 										{
-											v1888 = s[146]
+											v1877 = s[146]
 										}
 									}
-									p.r[20].Set64(s[132], v1888)
-									s[162] = v1888
+									p.r[15].Set64(s[132], v1877)
+									s[162] = v1877
 								}
 							}
 						}
@@ -18093,10 +17655,121 @@ func (p *netlock) ingress167(g *engine.Gen, s *[262]uint64) {
 			}
 		}
 	} else {
+		p.ingress74(g, s)
+	}
+}
+
+// ingress74 is a part of ingress, with actions NetlockIngress.pool.part2.txn_access, NetlockIngress.pool.part2.hold_access, NetlockIngress.pool.part2.flags_access, NetlockIngress.pool.part2.who_access, NetlockIngress.pool.part2.ts_access, NetlockIngress.pool.part3.txn_access, and 4 more.
+func (p *netlock) ingress74(g *engine.Gen, s *[262]uint64) {
+	if s[131] == 0x2 {
+		p.ingress73(g, s)
+	} else {
 		{
 			{
 				{
-					p.ingress166(g, s)
+					if s[134] != 0x0 {
+						{
+							{
+								{
+									// action NetlockIngress.pool.part3.txn_access
+									v1891 := uint64(0)
+									_ = v1891
+									v1891 = p.r[22].Get64(s[132])
+									s[158] = engine.Sel((v1891 == s[142]), 0x1, 0x0)
+									if s[134] == 0x2 {
+										{
+											v1891 = s[142]
+										}
+									}
+									p.r[22].Set64(s[132], v1891)
+									s[157] = v1891
+								}
+							}
+						}
+					}
+					if s[137] != 0x0 {
+						{
+							{
+								{
+									// action NetlockIngress.pool.part3.hold_access
+									v1893 := uint64(0)
+									_ = v1893
+									v1893 = p.r[26].Get64(s[132])
+									if (s[137] == 0x3) || (s[137] == 0x4) {
+										{
+											if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v1893) >> 32) == s[149])) && (((v1893) >> 32) != 0x0) {
+												{
+													s[165] = 0x1
+												}
+											}
+										}
+									}
+									if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
+										{
+											v1893 = ((s[147])<<32 | s[148])
+										}
+									} else {
+										if (s[137] == 0x3) && (s[165] == 0x1) {
+											{
+												v1893 = v1893&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+											}
+										} else {
+											if (s[137] == 0x4) && (s[165] == 0x1) {
+												{
+													v1893 = v1893&^0xffffffff | (s[148])<<0&0xffffffff
+												}
+											}
+										}
+									}
+									p.r[26].Set64(s[132], v1893)
+									s[163] = ((v1893) >> 32)
+									s[164] = ((v1893) & 0xffffffff)
+								}
+							}
+						}
+					}
+					if s[133] != 0x0 {
+						{
+							{
+								{
+									// action NetlockIngress.pool.part3.flags_access
+									v1895 := uint64(0)
+									_ = v1895
+									v1895 = p.r[23].Get64(s[132])
+									if s[133] == 0x2 {
+										{
+											v1895 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
+										}
+									} else {
+										if (s[133] == 0x3) && (s[165] == 0x1) {
+											{
+												v1895 = v1895&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+											}
+										} else {
+											if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
+												{
+													v1895 = v1895&^0xffffffff | (s[141])<<0&0xffffffff
+												}
+											} else {
+												if ((s[133] == 0x5) && (((v1895) >> 56) == 0x1)) && (s[158] == 0x1) {
+													{
+														v1895 = v1895&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+														s[165] = 0x1
+													}
+												}
+											}
+										}
+									}
+									p.r[23].Set64(s[132], v1895)
+									s[152] = ((v1895) >> 56)
+									s[153] = ((v1895) >> 48 & 0xff)
+									s[154] = ((v1895) >> 40 & 0xff)
+									s[155] = ((v1895) >> 32 & 0xff)
+									s[156] = ((v1895) & 0xffffffff)
+								}
+							}
+						}
+					}
 					if s[135] != 0x0 {
 						{
 							{
@@ -18143,224 +17816,238 @@ func (p *netlock) ingress167(g *engine.Gen, s *[262]uint64) {
 	}
 }
 
-// ingress165 is a part of ingress, with actions NetlockIngress.pool.part2.txn_access, NetlockIngress.pool.part2.hold_access, NetlockIngress.pool.part2.flags_access.
-func (p *netlock) ingress165(g *engine.Gen, s *[262]uint64) {
-	if s[134] != 0x0 {
+// ingress73 is a part of ingress, with actions NetlockIngress.pool.part2.txn_access, NetlockIngress.pool.part2.hold_access, NetlockIngress.pool.part2.flags_access, NetlockIngress.pool.part2.who_access, NetlockIngress.pool.part2.ts_access.
+func (p *netlock) ingress73(g *engine.Gen, s *[262]uint64) {
+	{
 		{
 			{
-				{
-					// action NetlockIngress.pool.part2.txn_access
-					v1880 := uint64(0)
-					_ = v1880
-					v1880 = p.r[17].Get64(s[132])
-					s[158] = engine.Sel((v1880 == s[142]), 0x1, 0x0)
-					if s[134] == 0x2 {
+				if s[134] != 0x0 {
+					{
 						{
-							v1880 = s[142]
-						}
-					}
-					p.r[17].Set64(s[132], v1880)
-					s[157] = v1880
-				}
-			}
-		}
-	}
-	if s[137] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part2.hold_access
-					v1882 := uint64(0)
-					_ = v1882
-					v1882 = p.r[21].Get64(s[132])
-					if (s[137] == 0x3) || (s[137] == 0x4) {
-						{
-							if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v1882) >> 32) == s[149])) && (((v1882) >> 32) != 0x0) {
-								{
-									s[165] = 0x1
-								}
-							}
-						}
-					}
-					if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
-						{
-							v1882 = ((s[147])<<32 | s[148])
-						}
-					} else {
-						if (s[137] == 0x3) && (s[165] == 0x1) {
 							{
-								v1882 = v1882&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
-							}
-						} else {
-							if (s[137] == 0x4) && (s[165] == 0x1) {
-								{
-									v1882 = v1882&^0xffffffff | (s[148])<<0&0xffffffff
-								}
-							}
-						}
-					}
-					p.r[21].Set64(s[132], v1882)
-					s[163] = ((v1882) >> 32)
-					s[164] = ((v1882) & 0xffffffff)
-				}
-			}
-		}
-	}
-	if s[133] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part2.flags_access
-					v1884 := uint64(0)
-					_ = v1884
-					v1884 = p.r[18].Get64(s[132])
-					if s[133] == 0x2 {
-						{
-							v1884 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
-						}
-					} else {
-						if (s[133] == 0x3) && (s[165] == 0x1) {
-							{
-								v1884 = v1884&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
-							}
-						} else {
-							if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
-								{
-									v1884 = v1884&^0xffffffff | (s[141])<<0&0xffffffff
-								}
-							} else {
-								if ((s[133] == 0x5) && (((v1884) >> 56) == 0x1)) && (s[158] == 0x1) {
+								// action NetlockIngress.pool.part2.txn_access
+								v1880 := uint64(0)
+								_ = v1880
+								v1880 = p.r[17].Get64(s[132])
+								s[158] = engine.Sel((v1880 == s[142]), 0x1, 0x0)
+								if s[134] == 0x2 {
 									{
-										v1884 = v1884&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
-										s[165] = 0x1
+										v1880 = s[142]
 									}
 								}
+								p.r[17].Set64(s[132], v1880)
+								s[157] = v1880
 							}
 						}
 					}
-					p.r[18].Set64(s[132], v1884)
-					s[152] = ((v1884) >> 56)
-					s[153] = ((v1884) >> 48 & 0xff)
-					s[154] = ((v1884) >> 40 & 0xff)
-					s[155] = ((v1884) >> 32 & 0xff)
-					s[156] = ((v1884) & 0xffffffff)
+				}
+				if s[137] != 0x0 {
+					{
+						{
+							{
+								// action NetlockIngress.pool.part2.hold_access
+								v1882 := uint64(0)
+								_ = v1882
+								v1882 = p.r[21].Get64(s[132])
+								if (s[137] == 0x3) || (s[137] == 0x4) {
+									{
+										if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v1882) >> 32) == s[149])) && (((v1882) >> 32) != 0x0) {
+											{
+												s[165] = 0x1
+											}
+										}
+									}
+								}
+								if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
+									{
+										v1882 = ((s[147])<<32 | s[148])
+									}
+								} else {
+									if (s[137] == 0x3) && (s[165] == 0x1) {
+										{
+											v1882 = v1882&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+										}
+									} else {
+										if (s[137] == 0x4) && (s[165] == 0x1) {
+											{
+												v1882 = v1882&^0xffffffff | (s[148])<<0&0xffffffff
+											}
+										}
+									}
+								}
+								p.r[21].Set64(s[132], v1882)
+								s[163] = ((v1882) >> 32)
+								s[164] = ((v1882) & 0xffffffff)
+							}
+						}
+					}
+				}
+				if s[133] != 0x0 {
+					{
+						{
+							{
+								// action NetlockIngress.pool.part2.flags_access
+								v1884 := uint64(0)
+								_ = v1884
+								v1884 = p.r[18].Get64(s[132])
+								if s[133] == 0x2 {
+									{
+										v1884 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
+									}
+								} else {
+									if (s[133] == 0x3) && (s[165] == 0x1) {
+										{
+											v1884 = v1884&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+										}
+									} else {
+										if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
+											{
+												v1884 = v1884&^0xffffffff | (s[141])<<0&0xffffffff
+											}
+										} else {
+											if ((s[133] == 0x5) && (((v1884) >> 56) == 0x1)) && (s[158] == 0x1) {
+												{
+													v1884 = v1884&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+													s[165] = 0x1
+												}
+											}
+										}
+									}
+								}
+								p.r[18].Set64(s[132], v1884)
+								s[152] = ((v1884) >> 56)
+								s[153] = ((v1884) >> 48 & 0xff)
+								s[154] = ((v1884) >> 40 & 0xff)
+								s[155] = ((v1884) >> 32 & 0xff)
+								s[156] = ((v1884) & 0xffffffff)
+							}
+						}
+					}
+				}
+				if s[135] != 0x0 {
+					{
+						{
+							{
+								// action NetlockIngress.pool.part2.who_access
+								v1886 := uint64(0)
+								_ = v1886
+								v1886 = p.r[19].Get64(s[132])
+								if s[135] == 0x2 {
+									{
+										v1886 = (((s[143])<<16|s[144])<<16 | s[145])
+									}
+								}
+								p.r[19].Set64(s[132], v1886)
+								s[159] = ((v1886) >> 32)
+								s[160] = ((v1886) >> 16 & 0xffff)
+								s[161] = ((v1886) & 0xffff)
+							}
+						}
+					}
+				}
+				if s[136] != 0x0 {
+					{
+						{
+							{
+								// action NetlockIngress.pool.part2.ts_access
+								v1888 := uint64(0)
+								_ = v1888
+								v1888 = p.r[20].Get64(s[132])
+								if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
+									{
+										v1888 = s[146]
+									}
+								}
+								p.r[20].Set64(s[132], v1888)
+								s[162] = v1888
+							}
+						}
+					}
 				}
 			}
 		}
 	}
 }
 
-// ingress166 is a part of ingress, with actions NetlockIngress.pool.part3.txn_access, NetlockIngress.pool.part3.hold_access, NetlockIngress.pool.part3.flags_access.
-func (p *netlock) ingress166(g *engine.Gen, s *[262]uint64) {
-	if s[134] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part3.txn_access
-					v1891 := uint64(0)
-					_ = v1891
-					v1891 = p.r[22].Get64(s[132])
-					s[158] = engine.Sel((v1891 == s[142]), 0x1, 0x0)
-					if s[134] == 0x2 {
-						{
-							v1891 = s[142]
-						}
-					}
-					p.r[22].Set64(s[132], v1891)
-					s[157] = v1891
-				}
-			}
-		}
-	}
-	if s[137] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part3.hold_access
-					v1893 := uint64(0)
-					_ = v1893
-					v1893 = p.r[26].Get64(s[132])
-					if (s[137] == 0x3) || (s[137] == 0x4) {
-						{
-							if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v1893) >> 32) == s[149])) && (((v1893) >> 32) != 0x0) {
-								{
-									s[165] = 0x1
-								}
-							}
-						}
-					}
-					if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
-						{
-							v1893 = ((s[147])<<32 | s[148])
-						}
-					} else {
-						if (s[137] == 0x3) && (s[165] == 0x1) {
-							{
-								v1893 = v1893&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
-							}
-						} else {
-							if (s[137] == 0x4) && (s[165] == 0x1) {
-								{
-									v1893 = v1893&^0xffffffff | (s[148])<<0&0xffffffff
-								}
-							}
-						}
-					}
-					p.r[26].Set64(s[132], v1893)
-					s[163] = ((v1893) >> 32)
-					s[164] = ((v1893) & 0xffffffff)
-				}
-			}
-		}
-	}
-	if s[133] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.pool.part3.flags_access
-					v1895 := uint64(0)
-					_ = v1895
-					v1895 = p.r[23].Get64(s[132])
-					if s[133] == 0x2 {
-						{
-							v1895 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
-						}
-					} else {
-						if (s[133] == 0x3) && (s[165] == 0x1) {
-							{
-								v1895 = v1895&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
-							}
-						} else {
-							if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
-								{
-									v1895 = v1895&^0xffffffff | (s[141])<<0&0xffffffff
-								}
-							} else {
-								if ((s[133] == 0x5) && (((v1895) >> 56) == 0x1)) && (s[158] == 0x1) {
-									{
-										v1895 = v1895&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
-										s[165] = 0x1
-									}
-								}
-							}
-						}
-					}
-					p.r[23].Set64(s[132], v1895)
-					s[152] = ((v1895) >> 56)
-					s[153] = ((v1895) >> 48 & 0xff)
-					s[154] = ((v1895) >> 40 & 0xff)
-					s[155] = ((v1895) >> 32 & 0xff)
-					s[156] = ((v1895) & 0xffffffff)
-				}
-			}
-		}
-	}
-}
-
-// ingress180 is a part of ingress, with actions NetlockIngress.tok_access, NetlockIngress.floor_access, NetlockIngress.state_access, NetlockIngress.wait_access, NetlockIngress.q_access, NetlockIngress.levels.level0.head_access, and 8 more.
-func (p *netlock) ingress180(g *engine.Gen, s *[262]uint64, v110 uint64) {
+// ingress80 is a part of ingress, with actions NetlockIngress.tok_access, NetlockIngress.floor_access, NetlockIngress.state_access, NetlockIngress.wait_access, NetlockIngress.q_access, NetlockIngress.levels.level0.head_access, and 8 more.
+func (p *netlock) ingress80(g *engine.Gen, s *[262]uint64, v110 uint64) {
 	if v110 == 0x11 {
-		p.ingress179(g, s)
+		{
+			{
+				{
+					// action NetlockIngress.tok_access
+					v1906 := uint64(0)
+					_ = v1906
+					v1906 = p.r[3].Get64(s[194])
+					{
+					}
+					p.r[3].Set64(s[194], v1906)
+					s[230] = v1906
+				}
+			}
+			{
+				a1908 := s[230]
+				_ = a1908
+				{
+					// action NetlockIngress.floor_access
+					v1909 := uint64(0)
+					_ = v1909
+					v1909 = p.r[0].Get64(s[194])
+					{
+						{
+							v1909 = a1908
+						}
+					}
+					p.r[0].Set64(s[194], v1909)
+					s[231] = v1909
+				}
+			}
+			{
+				{
+					// action NetlockIngress.state_access
+					v1911 := uint64(0)
+					_ = v1911
+					v1911 = p.r[1].Get64(s[194])
+					v1912 := uint64(((0x0)<<15 | ((v1911) & 0x7fff)))
+					_ = v1912
+					v1913 := uint64(((0x0)<<1 | ((v1911) >> 15 & 0x1)))
+					_ = v1913
+					v1914 := uint64(((v1911) >> 16 & 0xffff))
+					_ = v1914
+					v1915 := uint64(((v1911) >> 32 & 0xffff))
+					_ = v1915
+					v1916 := uint64(0x0)
+					_ = v1916
+					v1917 := uint64(0x0)
+					_ = v1917
+					{
+						{
+							{
+								s[219] = engine.Sel(((v1913 == 0x0) && (v1914 == 0x0)), 0x1, 0x0)
+							}
+						}
+					}
+					s[218] = 0x0
+					{
+						{
+							{
+							}
+						}
+					}
+					{
+						{
+							v1911 = 0x0
+						}
+					}
+					p.r[1].Set64(s[194], v1911)
+					s[220] = ((0x0)<<15 | ((v1911) & 0x7fff))
+					s[221] = ((0x0)<<1 | ((v1911) >> 15 & 0x1))
+					s[222] = ((v1911) >> 16 & 0xffff)
+					s[223] = ((v1911) >> 32 & 0xffff)
+				}
+			}
+			p.ingress79(g, s)
+		}
 	} else {
 		if v110 == 0x13 {
 			{
@@ -18421,190 +18108,113 @@ func (p *netlock) ingress180(g *engine.Gen, s *[262]uint64, v110 uint64) {
 						}
 					}
 				} else {
-					p.ingress178(g, s, v110)
-				}
-			}
-		}
-	}
-}
-
-// ingress179 is a part of ingress, with actions NetlockIngress.tok_access, NetlockIngress.floor_access, NetlockIngress.state_access, NetlockIngress.wait_access, NetlockIngress.q_access, NetlockIngress.levels.level0.head_access, and 5 more.
-func (p *netlock) ingress179(g *engine.Gen, s *[262]uint64) {
-	{
-		p.ingress176(g, s)
-		p.ingress177(g, s)
-		{
-			a1930 := s[194]
-			_ = a1930
-			{
-				{
-					{
-						p.ingress175(g, s, a1930)
+					if v110 == 0x16 {
 						{
-							a1957 := a1930
-							_ = a1957
 							{
-								p.ingress174(g, s, a1957)
-								if s[178] != 0x0 {
+								a1990 := ((s[51]) & 0xffff)
+								_ = a1990
+								{
+									// action NetlockIngress.q_access
+									v1991 := uint64(0)
+									_ = v1991
+									v1991 = p.r[4].Get64(s[194])
+									v1992 := uint64(((v1991) & 0xffff))
+									_ = v1992
+									v1993 := uint64(((v1991) >> 16 & 0xffff))
+									_ = v1993
+									v1994 := uint64(((v1991) >> 32 & 0xffff))
+									_ = v1994
+									v1995 := uint64(((v1991) >> 48))
+									_ = v1995
+									v1996 := uint64(v1992)
+									_ = v1996
+									s[217] = 0x0
 									{
 										{
 											{
-												// action NetlockIngress.levels.level1.gnext_access
-												v1972 := uint64(0)
-												_ = v1972
-												v1972 = p.r[32].Get32(a1957)
-												if (s[178] == 0x2) && (s[181] == 0x1) {
+												{
 													{
-														v1972 = s[180]
-													}
-												} else {
-													if ((s[178] == 0x3) && (s[181] == 0x1)) && (v1972 == s[182]) {
 														{
-															var r1974 uint64
-															_ = r1974
 															{
-																a1975 := v1972
-																_ = a1975
-																a1976 := s[179]
-																_ = a1976
-																{
-																	if (((a1975 & 0x7fff) + 0x1) & 0xffff) == a1976 {
-																		{
-																			r1974 = ((a1975 & 0x8000) ^ 0x8000)
-																			goto end1973
-																		}
-																	}
-																	r1974 = ((a1975 + 0x1) & 0xffff)
-																	goto end1973
-																}
-															end1973:
-															}
-															v1972 = r1974
-														}
-													} else {
-														if s[178] == 0x4 {
-															{
-																v1972 = 0x0
-															}
-														} else {
-															if (s[178] == 0x5) && (s[181] == 0x1) {
-																{
-																	var r1978 uint64
-																	_ = r1978
-																	{
-																		a1979 := s[183]
-																		_ = a1979
-																		a1980 := s[179]
-																		_ = a1980
-																		{
-																			if (((a1979 & 0x7fff) + 0x1) & 0xffff) == a1980 {
-																				{
-																					r1978 = ((a1979 & 0x8000) ^ 0x8000)
-																					goto end1977
-																				}
-																			}
-																			r1978 = ((a1979 + 0x1) & 0xffff)
-																			goto end1977
-																		}
-																	end1977:
-																	}
-																	v1972 = r1978
-																}
+																v1994 = a1990
 															}
 														}
 													}
 												}
-												p.r[32].Set32(a1957, ((v1972) & 0xffff))
-												s[184] = v1972
 											}
+										}
+									}
+									{
+										{
+											v1992 = v1996
+										}
+									}
+									{
+										{
+											v1991 = ((((v1995)<<16|v1994)<<16|v1993)<<16 | v1992)
+										}
+									}
+									p.r[4].Set64(s[194], v1991)
+									s[226] = ((v1991) & 0xffff)
+									s[227] = ((v1991) >> 16 & 0xffff)
+									s[228] = ((v1991) >> 32 & 0xffff)
+									s[229] = ((v1991) >> 48)
+								}
+							}
+							if ((((s[226] + s[227]) & 0xffff) == 0x0) && (s[228] > 0x0)) && (s[193] == 0x0) {
+								{
+									{
+										{
+											// action NetlockIngress.ans_queue_empty
+											{
+												{
+													// action NetlockIngress.ans_to_server
+													s[80] = 0x1
+													s[81] = 0x0
+													s[82] = 0x1
+													s[104] = s[187]
+													s[83] = s[203]
+													s[84] = s[189]
+													s[85] = s[204]
+													s[86] = s[188]
+													s[88] = 0x22b8
+													s[87] = s[201]
+													s[89] = s[202]
+													s[90] = 0x6
+													s[91] = 0x0
+													s[92] = 0x0
+													s[93] = 0x0
+													s[94] = 0x0
+													s[95] = 0x0
+													s[96] = s[37]
+													s[97] = 0x0
+													s[98] = 0x0
+													s[99] = 0x0
+													s[100] = 0x0
+													s[101] = 0x0
+													s[102] = 0x0
+													s[103] = 0x0
+												}
+											}
+											s[103] = engine.Sel((s[196] < s[198]), s[196], s[198])
 										}
 									}
 								}
 							}
 						}
+					} else {
+						{
+							s[48] = 0x3
+						}
 					}
 				}
 			}
 		}
-		s[51] = (s[230] << (p.c[9]))
 	}
 }
 
-// ingress176 is a part of ingress, with actions NetlockIngress.tok_access, NetlockIngress.floor_access, NetlockIngress.state_access, NetlockIngress.wait_access.
-func (p *netlock) ingress176(g *engine.Gen, s *[262]uint64) {
-	{
-		{
-			// action NetlockIngress.tok_access
-			v1906 := uint64(0)
-			_ = v1906
-			v1906 = p.r[3].Get64(s[194])
-			{
-			}
-			p.r[3].Set64(s[194], v1906)
-			s[230] = v1906
-		}
-	}
-	{
-		a1908 := s[230]
-		_ = a1908
-		{
-			// action NetlockIngress.floor_access
-			v1909 := uint64(0)
-			_ = v1909
-			v1909 = p.r[0].Get64(s[194])
-			{
-				{
-					v1909 = a1908
-				}
-			}
-			p.r[0].Set64(s[194], v1909)
-			s[231] = v1909
-		}
-	}
-	{
-		{
-			// action NetlockIngress.state_access
-			v1911 := uint64(0)
-			_ = v1911
-			v1911 = p.r[1].Get64(s[194])
-			v1912 := uint64(((0x0)<<15 | ((v1911) & 0x7fff)))
-			_ = v1912
-			v1913 := uint64(((0x0)<<1 | ((v1911) >> 15 & 0x1)))
-			_ = v1913
-			v1914 := uint64(((v1911) >> 16 & 0xffff))
-			_ = v1914
-			v1915 := uint64(((v1911) >> 32 & 0xffff))
-			_ = v1915
-			v1916 := uint64(0x0)
-			_ = v1916
-			v1917 := uint64(0x0)
-			_ = v1917
-			{
-				{
-					{
-						s[219] = engine.Sel(((v1913 == 0x0) && (v1914 == 0x0)), 0x1, 0x0)
-					}
-				}
-			}
-			s[218] = 0x0
-			{
-				{
-					{
-					}
-				}
-			}
-			{
-				{
-					v1911 = 0x0
-				}
-			}
-			p.r[1].Set64(s[194], v1911)
-			s[220] = ((0x0)<<15 | ((v1911) & 0x7fff))
-			s[221] = ((0x0)<<1 | ((v1911) >> 15 & 0x1))
-			s[222] = ((v1911) >> 16 & 0xffff)
-			s[223] = ((v1911) >> 32 & 0xffff)
-		}
-	}
+// ingress79 is a part of ingress, with actions NetlockIngress.wait_access, NetlockIngress.q_access, NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access, NetlockIngress.levels.level1.head_access, and 2 more.
+func (p *netlock) ingress79(g *engine.Gen, s *[262]uint64) {
 	{
 		{
 			// action NetlockIngress.wait_access
@@ -18627,10 +18237,6 @@ func (p *netlock) ingress176(g *engine.Gen, s *[262]uint64) {
 			s[225] = ((v1919) >> 32)
 		}
 	}
-}
-
-// ingress177 is a part of ingress, with actions NetlockIngress.q_access.
-func (p *netlock) ingress177(g *engine.Gen, s *[262]uint64) {
 	{
 		{
 			// action NetlockIngress.q_access
@@ -18683,15 +18289,321 @@ func (p *netlock) ingress177(g *engine.Gen, s *[262]uint64) {
 	s[176] = 0x4
 	s[177] = 0x4
 	s[178] = 0x4
+	{
+		a1930 := s[194]
+		_ = a1930
+		{
+			{
+				{
+					p.ingress78(g, s, a1930)
+					{
+						a1957 := a1930
+						_ = a1957
+						{
+							if s[176] != 0x0 {
+								{
+									{
+										{
+											// action NetlockIngress.levels.level1.head_access
+											v1959 := uint64(0)
+											_ = v1959
+											v1959 = p.r[30].Get32(a1957)
+											var r1962 uint64
+											_ = r1962
+											{
+												a1963 := v1959
+												_ = a1963
+												a1964 := s[179]
+												_ = a1964
+												{
+													if (((a1963 & 0x7fff) + 0x1) & 0xffff) == a1964 {
+														{
+															r1962 = ((a1963 & 0x8000) ^ 0x8000)
+															goto end1961
+														}
+													}
+													r1962 = ((a1963 + 0x1) & 0xffff)
+													goto end1961
+												}
+											end1961:
+											}
+											v1960 := uint64(r1962)
+											_ = v1960
+											s[185] = 0x0
+											if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v1959 & 0x7fff)) {
+												{
+													s[185] = 0x1
+												}
+											} else {
+												if (s[176] == 0x3) && (s[181] == 0x1) {
+													{
+														s[185] = 0x1
+													}
+												}
+											}
+											s[182] = v1959
+											if s[185] == 0x1 {
+												{
+													v1959 = v1960
+												}
+											} else {
+												if s[176] == 0x4 {
+													{
+														v1959 = 0x0
+													}
+												}
+											}
+											p.r[30].Set32(a1957, ((v1959) & 0xffff))
+											if s[176] == 0x3 {
+												{
+													s[182] = v1959
+												}
+											}
+										}
+									}
+								}
+							}
+							if s[177] != 0x0 {
+								{
+									{
+										{
+											// action NetlockIngress.levels.level1.tail_access
+											v1966 := uint64(0)
+											_ = v1966
+											v1966 = p.r[31].Get32(a1957)
+											s[183] = v1966
+											if (s[177] == 0x2) && (s[181] == 0x1) {
+												{
+													var r1968 uint64
+													_ = r1968
+													{
+														a1969 := v1966
+														_ = a1969
+														a1970 := s[179]
+														_ = a1970
+														{
+															if (((a1969 & 0x7fff) + 0x1) & 0xffff) == a1970 {
+																{
+																	r1968 = ((a1969 & 0x8000) ^ 0x8000)
+																	goto end1967
+																}
+															}
+															r1968 = ((a1969 + 0x1) & 0xffff)
+															goto end1967
+														}
+													end1967:
+													}
+													v1966 = r1968
+												}
+											} else {
+												if s[177] == 0x4 {
+													{
+														v1966 = 0x0
+													}
+												}
+											}
+											p.r[31].Set32(a1957, ((v1966) & 0xffff))
+										}
+									}
+								}
+							}
+							if s[178] != 0x0 {
+								{
+									{
+										{
+											// action NetlockIngress.levels.level1.gnext_access
+											v1972 := uint64(0)
+											_ = v1972
+											v1972 = p.r[32].Get32(a1957)
+											if (s[178] == 0x2) && (s[181] == 0x1) {
+												{
+													v1972 = s[180]
+												}
+											} else {
+												if ((s[178] == 0x3) && (s[181] == 0x1)) && (v1972 == s[182]) {
+													{
+														var r1974 uint64
+														_ = r1974
+														{
+															a1975 := v1972
+															_ = a1975
+															a1976 := s[179]
+															_ = a1976
+															{
+																if (((a1975 & 0x7fff) + 0x1) & 0xffff) == a1976 {
+																	{
+																		r1974 = ((a1975 & 0x8000) ^ 0x8000)
+																		goto end1973
+																	}
+																}
+																r1974 = ((a1975 + 0x1) & 0xffff)
+																goto end1973
+															}
+														end1973:
+														}
+														v1972 = r1974
+													}
+												} else {
+													if s[178] == 0x4 {
+														{
+															v1972 = 0x0
+														}
+													} else {
+														if (s[178] == 0x5) && (s[181] == 0x1) {
+															{
+																var r1978 uint64
+																_ = r1978
+																{
+																	a1979 := s[183]
+																	_ = a1979
+																	a1980 := s[179]
+																	_ = a1980
+																	{
+																		if (((a1979 & 0x7fff) + 0x1) & 0xffff) == a1980 {
+																			{
+																				r1978 = ((a1979 & 0x8000) ^ 0x8000)
+																				goto end1977
+																			}
+																		}
+																		r1978 = ((a1979 + 0x1) & 0xffff)
+																		goto end1977
+																	}
+																end1977:
+																}
+																v1972 = r1978
+															}
+														}
+													}
+												}
+											}
+											p.r[32].Set32(a1957, ((v1972) & 0xffff))
+											s[184] = v1972
+										}
+									}
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	s[51] = (s[230] << (p.c[9]))
 }
 
-// ingress175 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access.
-func (p *netlock) ingress175(g *engine.Gen, s *[262]uint64, a1930 uint64) {
+// ingress78 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access.
+func (p *netlock) ingress78(g *engine.Gen, s *[262]uint64, a1930 uint64) {
 	{
 		a1932 := a1930
 		_ = a1932
 		{
-			p.ingress173(g, s, a1932)
+			if s[166] != 0x0 {
+				{
+					{
+						{
+							// action NetlockIngress.levels.level0.head_access
+							v1934 := uint64(0)
+							_ = v1934
+							v1934 = p.r[27].Get32(a1932)
+							var r1937 uint64
+							_ = r1937
+							{
+								a1938 := v1934
+								_ = a1938
+								a1939 := s[169]
+								_ = a1939
+								{
+									if (((a1938 & 0x7fff) + 0x1) & 0xffff) == a1939 {
+										{
+											r1937 = ((a1938 & 0x8000) ^ 0x8000)
+											goto end1936
+										}
+									}
+									r1937 = ((a1938 + 0x1) & 0xffff)
+									goto end1936
+								}
+							end1936:
+							}
+							v1935 := uint64(r1937)
+							_ = v1935
+							s[175] = 0x0
+							if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v1934 & 0x7fff)) {
+								{
+									s[175] = 0x1
+								}
+							} else {
+								if (s[166] == 0x3) && (s[171] == 0x1) {
+									{
+										s[175] = 0x1
+									}
+								}
+							}
+							s[172] = v1934
+							if s[175] == 0x1 {
+								{
+									v1934 = v1935
+								}
+							} else {
+								if s[166] == 0x4 {
+									{
+										v1934 = 0x0
+									}
+								}
+							}
+							p.r[27].Set32(a1932, ((v1934) & 0xffff))
+							if s[166] == 0x3 {
+								{
+									s[172] = v1934
+								}
+							}
+						}
+					}
+				}
+			}
+			if s[167] != 0x0 {
+				{
+					{
+						{
+							// action NetlockIngress.levels.level0.tail_access
+							v1941 := uint64(0)
+							_ = v1941
+							v1941 = p.r[28].Get32(a1932)
+							s[173] = v1941
+							if (s[167] == 0x2) && (s[171] == 0x1) {
+								{
+									var r1943 uint64
+									_ = r1943
+									{
+										a1944 := v1941
+										_ = a1944
+										a1945 := s[169]
+										_ = a1945
+										{
+											if (((a1944 & 0x7fff) + 0x1) & 0xffff) == a1945 {
+												{
+													r1943 = ((a1944 & 0x8000) ^ 0x8000)
+													goto end1942
+												}
+											}
+											r1943 = ((a1944 + 0x1) & 0xffff)
+											goto end1942
+										}
+									end1942:
+									}
+									v1941 = r1943
+								}
+							} else {
+								if s[167] == 0x4 {
+									{
+										v1941 = 0x0
+									}
+								}
+							}
+							p.r[28].Set32(a1932, ((v1941) & 0xffff))
+						}
+					}
+				}
+			}
 			if s[168] != 0x0 {
 				{
 					{
@@ -18771,438 +18683,8 @@ func (p *netlock) ingress175(g *engine.Gen, s *[262]uint64, a1930 uint64) {
 	}
 }
 
-// ingress173 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access.
-func (p *netlock) ingress173(g *engine.Gen, s *[262]uint64, a1932 uint64) {
-	if s[166] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.levels.level0.head_access
-					v1934 := uint64(0)
-					_ = v1934
-					v1934 = p.r[27].Get32(a1932)
-					var r1937 uint64
-					_ = r1937
-					{
-						a1938 := v1934
-						_ = a1938
-						a1939 := s[169]
-						_ = a1939
-						{
-							if (((a1938 & 0x7fff) + 0x1) & 0xffff) == a1939 {
-								{
-									r1937 = ((a1938 & 0x8000) ^ 0x8000)
-									goto end1936
-								}
-							}
-							r1937 = ((a1938 + 0x1) & 0xffff)
-							goto end1936
-						}
-					end1936:
-					}
-					v1935 := uint64(r1937)
-					_ = v1935
-					s[175] = 0x0
-					if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v1934 & 0x7fff)) {
-						{
-							s[175] = 0x1
-						}
-					} else {
-						if (s[166] == 0x3) && (s[171] == 0x1) {
-							{
-								s[175] = 0x1
-							}
-						}
-					}
-					s[172] = v1934
-					if s[175] == 0x1 {
-						{
-							v1934 = v1935
-						}
-					} else {
-						if s[166] == 0x4 {
-							{
-								v1934 = 0x0
-							}
-						}
-					}
-					p.r[27].Set32(a1932, ((v1934) & 0xffff))
-					if s[166] == 0x3 {
-						{
-							s[172] = v1934
-						}
-					}
-				}
-			}
-		}
-	}
-	if s[167] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.levels.level0.tail_access
-					v1941 := uint64(0)
-					_ = v1941
-					v1941 = p.r[28].Get32(a1932)
-					s[173] = v1941
-					if (s[167] == 0x2) && (s[171] == 0x1) {
-						{
-							var r1943 uint64
-							_ = r1943
-							{
-								a1944 := v1941
-								_ = a1944
-								a1945 := s[169]
-								_ = a1945
-								{
-									if (((a1944 & 0x7fff) + 0x1) & 0xffff) == a1945 {
-										{
-											r1943 = ((a1944 & 0x8000) ^ 0x8000)
-											goto end1942
-										}
-									}
-									r1943 = ((a1944 + 0x1) & 0xffff)
-									goto end1942
-								}
-							end1942:
-							}
-							v1941 = r1943
-						}
-					} else {
-						if s[167] == 0x4 {
-							{
-								v1941 = 0x0
-							}
-						}
-					}
-					p.r[28].Set32(a1932, ((v1941) & 0xffff))
-				}
-			}
-		}
-	}
-}
-
-// ingress174 is a part of ingress, with actions NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access.
-func (p *netlock) ingress174(g *engine.Gen, s *[262]uint64, a1957 uint64) {
-	if s[176] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.levels.level1.head_access
-					v1959 := uint64(0)
-					_ = v1959
-					v1959 = p.r[30].Get32(a1957)
-					var r1962 uint64
-					_ = r1962
-					{
-						a1963 := v1959
-						_ = a1963
-						a1964 := s[179]
-						_ = a1964
-						{
-							if (((a1963 & 0x7fff) + 0x1) & 0xffff) == a1964 {
-								{
-									r1962 = ((a1963 & 0x8000) ^ 0x8000)
-									goto end1961
-								}
-							}
-							r1962 = ((a1963 + 0x1) & 0xffff)
-							goto end1961
-						}
-					end1961:
-					}
-					v1960 := uint64(r1962)
-					_ = v1960
-					s[185] = 0x0
-					if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v1959 & 0x7fff)) {
-						{
-							s[185] = 0x1
-						}
-					} else {
-						if (s[176] == 0x3) && (s[181] == 0x1) {
-							{
-								s[185] = 0x1
-							}
-						}
-					}
-					s[182] = v1959
-					if s[185] == 0x1 {
-						{
-							v1959 = v1960
-						}
-					} else {
-						if s[176] == 0x4 {
-							{
-								v1959 = 0x0
-							}
-						}
-					}
-					p.r[30].Set32(a1957, ((v1959) & 0xffff))
-					if s[176] == 0x3 {
-						{
-							s[182] = v1959
-						}
-					}
-				}
-			}
-		}
-	}
-	if s[177] != 0x0 {
-		{
-			{
-				{
-					// action NetlockIngress.levels.level1.tail_access
-					v1966 := uint64(0)
-					_ = v1966
-					v1966 = p.r[31].Get32(a1957)
-					s[183] = v1966
-					if (s[177] == 0x2) && (s[181] == 0x1) {
-						{
-							var r1968 uint64
-							_ = r1968
-							{
-								a1969 := v1966
-								_ = a1969
-								a1970 := s[179]
-								_ = a1970
-								{
-									if (((a1969 & 0x7fff) + 0x1) & 0xffff) == a1970 {
-										{
-											r1968 = ((a1969 & 0x8000) ^ 0x8000)
-											goto end1967
-										}
-									}
-									r1968 = ((a1969 + 0x1) & 0xffff)
-									goto end1967
-								}
-							end1967:
-							}
-							v1966 = r1968
-						}
-					} else {
-						if s[177] == 0x4 {
-							{
-								v1966 = 0x0
-							}
-						}
-					}
-					p.r[31].Set32(a1957, ((v1966) & 0xffff))
-				}
-			}
-		}
-	}
-}
-
-// ingress178 is a part of ingress, with actions NetlockIngress.q_access, NetlockIngress.ans_queue_empty, NetlockIngress.ans_to_server.
-func (p *netlock) ingress178(g *engine.Gen, s *[262]uint64, v110 uint64) {
-	if v110 == 0x16 {
-		{
-			{
-				a1990 := ((s[51]) & 0xffff)
-				_ = a1990
-				{
-					// action NetlockIngress.q_access
-					v1991 := uint64(0)
-					_ = v1991
-					v1991 = p.r[4].Get64(s[194])
-					v1992 := uint64(((v1991) & 0xffff))
-					_ = v1992
-					v1993 := uint64(((v1991) >> 16 & 0xffff))
-					_ = v1993
-					v1994 := uint64(((v1991) >> 32 & 0xffff))
-					_ = v1994
-					v1995 := uint64(((v1991) >> 48))
-					_ = v1995
-					v1996 := uint64(v1992)
-					_ = v1996
-					s[217] = 0x0
-					{
-						{
-							{
-								{
-									{
-										{
-											{
-												v1994 = a1990
-											}
-										}
-									}
-								}
-							}
-						}
-					}
-					{
-						{
-							v1992 = v1996
-						}
-					}
-					{
-						{
-							v1991 = ((((v1995)<<16|v1994)<<16|v1993)<<16 | v1992)
-						}
-					}
-					p.r[4].Set64(s[194], v1991)
-					s[226] = ((v1991) & 0xffff)
-					s[227] = ((v1991) >> 16 & 0xffff)
-					s[228] = ((v1991) >> 32 & 0xffff)
-					s[229] = ((v1991) >> 48)
-				}
-			}
-			if ((((s[226] + s[227]) & 0xffff) == 0x0) && (s[228] > 0x0)) && (s[193] == 0x0) {
-				{
-					{
-						{
-							// action NetlockIngress.ans_queue_empty
-							{
-								{
-									// action NetlockIngress.ans_to_server
-									s[80] = 0x1
-									s[81] = 0x0
-									s[82] = 0x1
-									s[104] = s[187]
-									s[83] = s[203]
-									s[84] = s[189]
-									s[85] = s[204]
-									s[86] = s[188]
-									s[88] = 0x22b8
-									s[87] = s[201]
-									s[89] = s[202]
-									s[90] = 0x6
-									s[91] = 0x0
-									s[92] = 0x0
-									s[93] = 0x0
-									s[94] = 0x0
-									s[95] = 0x0
-									s[96] = s[37]
-									s[97] = 0x0
-									s[98] = 0x0
-									s[99] = 0x0
-									s[100] = 0x0
-									s[101] = 0x0
-									s[102] = 0x0
-									s[103] = 0x0
-								}
-							}
-							s[103] = engine.Sel((s[196] < s[198]), s[196], s[198])
-						}
-					}
-				}
-			}
-		}
-	} else {
-		{
-			s[48] = 0x3
-		}
-	}
-}
-
-// ingress181 is a part of ingress, with actions NetlockIngress.ans_echo_p, NetlockIngress.ans_reply, NetlockIngress.ans_echo, NetlockIngress.ans_to_client.
-func (p *netlock) ingress181(g *engine.Gen, s *[262]uint64) {
-	{
-		{
-			{
-				// action NetlockIngress.ans_echo_p
-				if s[205] == 0x1 {
-					{
-						{
-							{
-								// action NetlockIngress.ans_reply
-								s[105] = 0x1
-								s[106] = 0x1
-								s[112] = s[22]
-								s[130] = 0x1
-								s[115] = 0x4
-								s[117] = 0x0
-								s[118] = 0x8
-								s[123] = s[39]
-								s[125] = 0x0
-							}
-						}
-					}
-				} else {
-					{
-						{
-							{
-								// action NetlockIngress.ans_echo
-								{
-									a2003 := s[209]
-									_ = a2003
-									a2004 := s[210]
-									_ = a2004
-									a2005 := s[211]
-									_ = a2005
-									{
-										// action NetlockIngress.ans_to_client
-										s[105] = 0x1
-										s[106] = 0x1
-										s[107] = 0x0
-										s[111] = s[201]
-										s[113] = s[202]
-										s[112] = a2003
-										s[114] = a2004
-										s[115] = 0x4
-										s[118] = 0x0
-										s[117] = 0x0
-										s[126] = 0x0
-										s[127] = 0x0
-										if a2005 == 0x1 {
-											{
-												s[117] = 0x8
-												s[126] = a2003
-												s[127] = a2004
-											}
-										}
-										s[121] = s[37]
-										s[125] = 0x0
-										s[128] = 0x0
-									}
-								}
-								s[118] = 0x8
-								s[116] = s[32]
-								s[119] = s[35]
-								s[120] = s[36]
-								s[122] = s[38]
-								s[123] = s[39]
-								s[124] = s[40]
-							}
-						}
-					}
-				}
-			}
-		}
-	}
-}
-
-// ingress194 is a part of ingress, with tables NetlockIngress.ipv4_lpm; actions NetlockIngress.again, NetlockIngress.route, NetlockIngress.no_route, NetlockIngress.drop_count.
-func (p *netlock) ingress194(g *engine.Gen, s *[262]uint64, v107 uint64, v111 uint64, v112 uint64) {
-	if v111 == 0x1 {
-		{
-			if (v112 == 0x1) && (v107 != 0x5) {
-				{
-					s[76] = 0x1
-				}
-			}
-			{
-				{
-					// action NetlockIngress.again
-					s[70] = 0x3
-					s[244] = 0x1
-				}
-			}
-		}
-	} else {
-		if v112 == 0x1 {
-			{
-				{
-					{
-						// action NetlockIngress.again
-						s[70] = 0x4
-						s[244] = 0x1
-					}
-				}
-			}
-		}
-	}
+// ingress87 is a part of ingress, with tables NetlockIngress.ipv4_lpm; actions NetlockIngress.route, NetlockIngress.no_route, NetlockIngress.drop_count.
+func (p *netlock) ingress87(g *engine.Gen, s *[262]uint64) {
 	if s[205] == 0x0 {
 		{
 			if s[11] != 0 {
@@ -19278,222 +18760,212 @@ func (p *netlock) ingress194(g *engine.Gen, s *[262]uint64, v107 uint64, v111 ui
 			}
 		}
 	} else {
-		p.ingress190(g, s)
-	}
-}
-
-// ingress190 is a part of ingress, with tables NetlockIngress.ipv4_lpm; actions NetlockIngress.route, NetlockIngress.no_route.
-func (p *netlock) ingress190(g *engine.Gen, s *[262]uint64) {
-	{
-		p.ingress189(g, s)
-		if s[244] == 0x1 {
-			{
-				g.Resubmit(p.fl[1])
-				s[247] = 511
-			}
-		} else {
-			if s[205] == 0x3 {
+		{
+			if (s[105] == 0x1) && (s[106] == 0x1) {
 				{
-					s[33] = (s[33] | 0x1)
-					s[52] = s[213]
-					s[3] = 0
-					s[0] = 1
-					s[1] = s[246]
-					s[2] = 0x1
-					s[247] = p.c[12]
-				}
-			} else {
-				if (s[105] == 0x1) && (s[130] == 0x1) {
-					{
-						s[9] = s[109]
-						s[8] = s[110]
-						s[23] = s[22]
-						s[22] = s[201]
-						s[19] = 0x40
-						s[15] = 0x4c
-						s[26] = s[25]
-						s[25] = s[202]
-						s[27] = 0x38
-						s[28] = 0x0
-						s[31] = s[115]
-						s[33] = s[117]
-						s[34] = s[118]
-						s[39] = s[123]
-						s[41] = s[125]
-						s[42] = 0x0
-						s[43] = 0x0
-						s[44] = 0x0
-						g.Truncate(0x5a)
-						s[247] = s[108]
-					}
-				} else {
-					if s[105] == 0x1 {
+					s[239] = s[112]
+					// table NetlockIngress.ipv4_lpm
+					g.Key(p.t[4], 0, s[239])
+					ai2024, hit2025 := g.Apply(p.t[4])
+					_ = hit2025
+					switch ai2024 {
+					case 0:
+						{
+							d2027 := g.Arg(0) & 0xffffffffffff
+							_ = d2027
+							d2028 := g.Arg(1) & 0xffffffffffff
+							_ = d2028
+							d2029 := g.Arg(2) & 0x1ff
+							_ = d2029
+							{
+								// action NetlockIngress.route
+								s[240] = 0x1
+								s[241] = d2027
+								s[242] = d2028
+								s[243] = d2029
+							}
+						}
+					case 1:
 						{
 							{
+								// action NetlockIngress.no_route
+								s[240] = 0x0
+							}
+						}
+					}
+					g.EndApply()
+					s[109] = s[241]
+					s[110] = s[242]
+					s[108] = s[243]
+					if s[240] == 0x0 {
+						{
+							s[105] = 0x0
+							g.Count(p.k[0], 0x6)
+						}
+					}
+				}
+			} else {
+				if (s[80] == 0x1) && (s[81] == 0x1) {
+					{
+						s[239] = s[87]
+						// table NetlockIngress.ipv4_lpm
+						g.Key(p.t[4], 0, s[239])
+						ai2031, hit2032 := g.Apply(p.t[4])
+						_ = hit2032
+						switch ai2031 {
+						case 0:
+							{
+								d2034 := g.Arg(0) & 0xffffffffffff
+								_ = d2034
+								d2035 := g.Arg(1) & 0xffffffffffff
+								_ = d2035
+								d2036 := g.Arg(2) & 0x1ff
+								_ = d2036
 								{
-									s[3] = 0
-									s[7] = 1
-									s[8] = s[110]
-									s[9] = s[109]
-									s[10] = 0x800
-									s[11] = 1
-									s[12] = 0x4
-									s[13] = 0x5
-									s[14] = 0x0
-									s[16] = 0x0
-									s[17] = 0x0
-									s[18] = 0x0
-									s[19] = 0x40
-									s[20] = 0x11
-									s[21] = 0x0
-									s[22] = s[111]
-									s[23] = s[112]
-									s[24] = 1
-									s[25] = s[113]
-									s[26] = s[114]
-									s[28] = 0x0
-									s[29] = 1
-									s[30] = 0x1
-									s[31] = s[115]
-									s[32] = s[116]
-									s[33] = s[117]
-									s[34] = s[118]
-									s[35] = s[119]
-									s[36] = s[120]
-									s[37] = s[121]
-									s[38] = s[122]
-									s[39] = s[123]
-									s[40] = s[124]
-									s[41] = s[125]
-									s[42] = s[126]
-									s[43] = s[127]
-									s[44] = s[128]
-									s[47] = 0
-									if s[107] == 0x1 {
-										{
-											s[45] = 1
-											s[46] = s[129]
-											s[27] = 0x40
-											s[15] = 0x54
-											g.Truncate(0x62)
-										}
-									} else {
-										{
-											s[45] = 0
-											s[27] = 0x38
-											s[15] = 0x4c
-											g.Truncate(0x5a)
-										}
-									}
+									// action NetlockIngress.route
+									s[240] = 0x1
+									s[241] = d2034
+									s[242] = d2035
+									s[243] = d2036
 								}
 							}
+						case 1:
+							{
+								{
+									// action NetlockIngress.no_route
+									s[240] = 0x0
+								}
+							}
+						}
+						g.EndApply()
+						s[84] = s[241]
+						s[85] = s[242]
+						s[83] = s[243]
+						if s[240] == 0x0 {
+							{
+								s[80] = 0x0
+								g.Count(p.k[0], 0x6)
+							}
+						}
+					}
+				}
+			}
+			if s[80] == 0x1 {
+				{
+					g.Clone(((s[83] + 0x1) & 0xffffffff), p.fl[0])
+				}
+			}
+			if s[244] == 0x1 {
+				{
+					g.Resubmit(p.fl[1])
+					s[247] = 511
+				}
+			} else {
+				if s[205] == 0x3 {
+					{
+						s[33] = (s[33] | 0x1)
+						s[52] = s[213]
+						s[3] = 0
+						s[0] = 1
+						s[1] = s[246]
+						s[2] = 0x1
+						s[247] = p.c[12]
+					}
+				} else {
+					if (s[105] == 0x1) && (s[130] == 0x1) {
+						{
+							s[9] = s[109]
+							s[8] = s[110]
+							s[23] = s[22]
+							s[22] = s[201]
+							s[19] = 0x40
+							s[15] = 0x4c
+							s[26] = s[25]
+							s[25] = s[202]
+							s[27] = 0x38
+							s[28] = 0x0
+							s[31] = s[115]
+							s[33] = s[117]
+							s[34] = s[118]
+							s[39] = s[123]
+							s[41] = s[125]
+							s[42] = 0x0
+							s[43] = 0x0
+							s[44] = 0x0
+							g.Truncate(0x5a)
 							s[247] = s[108]
 						}
 					} else {
-						{
-							s[247] = 511
+						if s[105] == 0x1 {
+							{
+								{
+									{
+										s[3] = 0
+										s[7] = 1
+										s[8] = s[110]
+										s[9] = s[109]
+										s[10] = 0x800
+										s[11] = 1
+										s[12] = 0x4
+										s[13] = 0x5
+										s[14] = 0x0
+										s[16] = 0x0
+										s[17] = 0x0
+										s[18] = 0x0
+										s[19] = 0x40
+										s[20] = 0x11
+										s[21] = 0x0
+										s[22] = s[111]
+										s[23] = s[112]
+										s[24] = 1
+										s[25] = s[113]
+										s[26] = s[114]
+										s[28] = 0x0
+										s[29] = 1
+										s[30] = 0x1
+										s[31] = s[115]
+										s[32] = s[116]
+										s[33] = s[117]
+										s[34] = s[118]
+										s[35] = s[119]
+										s[36] = s[120]
+										s[37] = s[121]
+										s[38] = s[122]
+										s[39] = s[123]
+										s[40] = s[124]
+										s[41] = s[125]
+										s[42] = s[126]
+										s[43] = s[127]
+										s[44] = s[128]
+										s[47] = 0
+										if s[107] == 0x1 {
+											{
+												s[45] = 1
+												s[46] = s[129]
+												s[27] = 0x40
+												s[15] = 0x54
+												g.Truncate(0x62)
+											}
+										} else {
+											{
+												s[45] = 0
+												s[27] = 0x38
+												s[15] = 0x4c
+												g.Truncate(0x5a)
+											}
+										}
+									}
+								}
+								s[247] = s[108]
+							}
+						} else {
+							{
+								s[247] = 511
+							}
 						}
 					}
 				}
 			}
-		}
-	}
-}
-
-// ingress189 is a part of ingress, with tables NetlockIngress.ipv4_lpm; actions NetlockIngress.route, NetlockIngress.no_route.
-func (p *netlock) ingress189(g *engine.Gen, s *[262]uint64) {
-	if (s[105] == 0x1) && (s[106] == 0x1) {
-		{
-			s[239] = s[112]
-			// table NetlockIngress.ipv4_lpm
-			g.Key(p.t[4], 0, s[239])
-			ai2024, hit2025 := g.Apply(p.t[4])
-			_ = hit2025
-			switch ai2024 {
-			case 0:
-				{
-					d2027 := g.Arg(0) & 0xffffffffffff
-					_ = d2027
-					d2028 := g.Arg(1) & 0xffffffffffff
-					_ = d2028
-					d2029 := g.Arg(2) & 0x1ff
-					_ = d2029
-					{
-						// action NetlockIngress.route
-						s[240] = 0x1
-						s[241] = d2027
-						s[242] = d2028
-						s[243] = d2029
-					}
-				}
-			case 1:
-				{
-					{
-						// action NetlockIngress.no_route
-						s[240] = 0x0
-					}
-				}
-			}
-			g.EndApply()
-			s[109] = s[241]
-			s[110] = s[242]
-			s[108] = s[243]
-			if s[240] == 0x0 {
-				{
-					s[105] = 0x0
-					g.Count(p.k[0], 0x6)
-				}
-			}
-		}
-	} else {
-		if (s[80] == 0x1) && (s[81] == 0x1) {
-			{
-				s[239] = s[87]
-				// table NetlockIngress.ipv4_lpm
-				g.Key(p.t[4], 0, s[239])
-				ai2031, hit2032 := g.Apply(p.t[4])
-				_ = hit2032
-				switch ai2031 {
-				case 0:
-					{
-						d2034 := g.Arg(0) & 0xffffffffffff
-						_ = d2034
-						d2035 := g.Arg(1) & 0xffffffffffff
-						_ = d2035
-						d2036 := g.Arg(2) & 0x1ff
-						_ = d2036
-						{
-							// action NetlockIngress.route
-							s[240] = 0x1
-							s[241] = d2034
-							s[242] = d2035
-							s[243] = d2036
-						}
-					}
-				case 1:
-					{
-						{
-							// action NetlockIngress.no_route
-							s[240] = 0x0
-						}
-					}
-				}
-				g.EndApply()
-				s[84] = s[241]
-				s[85] = s[242]
-				s[83] = s[243]
-				if s[240] == 0x0 {
-					{
-						s[80] = 0x0
-						g.Count(p.k[0], 0x6)
-					}
-				}
-			}
-		}
-	}
-	if s[80] == 0x1 {
-		{
-			g.Clone(((s[83] + 0x1) & 0xffffffff), p.fl[0])
 		}
 	}
 }

@@ -16,7 +16,7 @@ var ParamsPipeline = engine.Generated{Name: "params", Bind: ParamsBind}
 
 // ParamsFingerprint is engine.Fingerprint of the program this pipeline was generated from (its
 // parameters' values left out).
-const ParamsFingerprint = "4f65521922d532cfebc629134b18d1f4244a7c4601983ee7c5a004af0833b133"
+const ParamsFingerprint = "6a9470de1601c2e5ff5116a72047cd37a4072cbbcdaf0fc2528da91028f73d8e"
 
 // ParamsLayout is the engine.Switch GenLayout the pipeline was generated against.
 const ParamsLayout = "b3cdf271cda7ed1508ec92d62c8beeb0e8ab36cee6133aaa30a56b69dd3f681a"

@@ -16,7 +16,7 @@ var ShapesPipeline = engine.Generated{Name: "shapes", Bind: ShapesBind}
 
 // ShapesFingerprint is engine.Fingerprint of the program this pipeline was generated from (its
 // parameters' values left out).
-const ShapesFingerprint = "b82212f6d41fe4bdbb8a4e0642c23f968c9e57c4b81d84d471fe9a771b709526"
+const ShapesFingerprint = "ccbc77146e9e6eeb7ea45f10967472017ea85bee43c7d3dd7190064269053183"
 
 // ShapesLayout is the engine.Switch GenLayout the pipeline was generated against.
 const ShapesLayout = "65815166632fd0784a49c341fc3a7145d0df195c93215981e4d2999ec235747d"
@@ -124,13 +124,169 @@ func (p *shapes) ingress(g *engine.Gen) {
 	{
 		{
 			v15 := uint64(0)
-			p.ingress1(g, s, v15)
-			p.ingress2(g, s)
-			if p.ingress3(g, s, &v15) {
+			_ = v15
+			s[12] = 1
+			{
+				{
+					// action I.early
+					s[13] = 0x14
+					if ((s[2]) & 0x1) == 0x1 {
+						{
+							goto end16
+						}
+					}
+					s[13] = 0x15
+				}
+			end16:
+			}
+			s[14] = (((s[2] * ((s[4]) >> 8 & 0xff)) & 0xff) & 0x7f)
+			s[15] = (((((((s[3] >> (0x3)) * 0x5) & 0xffff) + ((s[2]) >> 4)) & 0xffff) << (0x2)) & 0xffff)
+			s[16] = ((s[4] & (((s[2])<<16|s[3])<<8 | s[2])) | (((s[4])>>16)<<16 | s[3]))
+			s[17] = ((((((s[5])<<13 | s[6]) * 0x3) & 0xffffffff) - (s[4] >> ((s[2]) & 0x1f))) & 0xffffffff)
+			s[18] = ((((s[8] / 0x7) + (s[8] % 0xd)) + ((s[7])<<16 | s[3])) - ^(s[8]))
+			if p.ingress1(g, s) {
 				return
 			}
-			if p.ingress4(g, s, v15) {
-				return
+			v15 = s[2]
+			{
+				ex68 := false
+				c69 := v15
+				_ = c69
+				{
+					// action I.rdi
+					c69 = ((c69 + 0x5) & 0xff)
+					s[13] = (s[13] ^ v15)
+				}
+				v15 = c69
+				_ = ex68
+			}
+			s[13] = ((s[13] + v15) & 0xff)
+			{
+				ex71 := false
+				c72 := uint64(0)
+				_ = c72
+				{
+					// action I.rdo
+					s[14] = (s[14] ^ v15)
+					c72 = 0x3
+				}
+				v15 = c72
+				_ = ex71
+			}
+			s[13] = ((s[13] + v15) & 0xff)
+			f73 := uint64(s[2])
+			f74 := uint64(s[1])
+			s[28] = f73
+			s[29] = f74
+			f75 := uint64(s[29])
+			f76 := uint64(s[28])
+			s[28] = f75
+			s[29] = f76
+			s[20] = (s[20] ^ s[28])
+			s[21] = (s[21] ^ s[29])
+			f77 := uint64(engine.Sel((s[9] != 0), ((s[10] + 0x1) & 0xff), 0x2))
+			f78 := uint64(s[11])
+			s[9] = 1
+			s[10] = f77
+			s[11] = f78
+			t79 := s[22]
+			var r81 uint64
+			_ = r81
+			{
+				a82 := ((uint64(0x1) << ((s[2]) & 0xf)) & 0xffff)
+				_ = a82
+				{
+					if a82 > 0x12c {
+						{
+							r81 = 0x12c
+							goto end80
+						}
+					}
+					r81 = a82
+					goto end80
+				}
+			end80:
+			}
+			s[22] = (t79 ^ r81)
+			var h83 uint64
+			{
+				b84 := g.Scratch(9)
+				binary.BigEndian.PutUint64(b84[0:], ((s[8])&0xffffffffffffff)<<8|0xab)
+				binary.BigEndian.PutUint64(b84[8:], 0xcd00000000000000)
+				h83 = engine.HashCRC32(b84[:9])
+			}
+			s[26] = (0x0 + h83) & 0xffffffff
+			s[17] = (s[17] ^ s[26])
+			v85 := uint64(0)
+			_ = v85
+			lo86, hi87 := uint64(0x0), uint64(0xffffffffffffffff)
+			rnd88 := lo86
+			if hi87 > lo86 {
+				rnd88 = lo86 + engine.RandomIn(g.Random(), hi87-lo86+1)
+			}
+			v85 = rnd88 & 0xffffffffffffffff
+			var l89 [16]uint64
+			_ = l89
+			copy(l89[0:16], s[30:46])
+			l89[1] = 511
+			s[15] = (s[15] ^ l89[1])
+			{
+				{
+					// action I.mdrop
+					s[31] = 511
+					s[15] = (s[15] ^ s[31])
+				}
+			}
+			s[31] = 0x2
+			s[23] = s[2]
+			{
+				ex92 := false
+				c93 := s[23]
+				_ = c93
+				{
+					// action I.alias1
+					c93 = ((c93 + 0x1) & 0xff)
+					s[20] = (s[20] ^ s[23])
+				}
+				s[23] = c93
+				_ = ex92
+			}
+			{
+				ex95 := false
+				c96 := s[23]
+				_ = c96
+				c97 := s[23]
+				_ = c97
+				{
+					// action I.alias2
+					c96 = ((c96 + 0x1) & 0xff)
+					c97 = ((c97 + 0x2) & 0xff)
+				}
+				s[23] = c96
+				s[23] = c97
+				_ = ex95
+			}
+			s[22] = ((s[22] + s[23]) & 0xffff)
+			{
+				ex99 := false
+				c100 := s[14]
+				_ = c100
+				{
+					// action I.ax
+					c100 = ((c100 + 0x3) & 0xff)
+					s[21] = s[14]
+					if s[1] == 0x7 {
+						{
+							ex99 = true
+							goto end98
+						}
+					}
+				}
+			end98:
+				s[14] = c100
+				if ex99 {
+					return
+				}
 			}
 			if s[1] == 0x9 {
 				{
@@ -143,28 +299,8 @@ func (p *shapes) ingress(g *engine.Gen) {
 	}
 }
 
-// ingress1 is a part of ingress, with actions I.early.
-func (p *shapes) ingress1(g *engine.Gen, s *[46]uint64, v15 uint64) {
-	_ = v15
-	s[12] = 1
-	{
-		{
-			// action I.early
-			s[13] = 0x14
-			if ((s[2]) & 0x1) == 0x1 {
-				{
-					goto end16
-				}
-			}
-			s[13] = 0x15
-		}
-	end16:
-	}
-	s[14] = (((s[2] * ((s[4]) >> 8 & 0xff)) & 0xff) & 0x7f)
-	s[15] = (((((((s[3] >> (0x3)) * 0x5) & 0xffff) + ((s[2]) >> 4)) & 0xffff) << (0x2)) & 0xffff)
-	s[16] = ((s[4] & (((s[2])<<16|s[3])<<8 | s[2])) | (((s[4])>>16)<<16 | s[3]))
-	s[17] = ((((((s[5])<<13 | s[6]) * 0x3) & 0xffffffff) - (s[4] >> ((s[2]) & 0x1f))) & 0xffffffff)
-	s[18] = ((((s[8] / 0x7) + (s[8] % 0xd)) + ((s[7])<<16 | s[3])) - ^(s[8]))
+// ingress1 is a part of ingress, with tables I.t; actions I.out2, I.opsel, I.oi, I.sub.set, I.a1, I.a2, and 1 more.
+func (p *shapes) ingress1(g *engine.Gen, s *[46]uint64) bool {
 	t17 := uint64(0)
 	if s[8] > s[4] {
 		t17 = s[8] - s[4]
@@ -256,10 +392,6 @@ func (p *shapes) ingress1(g *engine.Gen, s *[46]uint64, v15 uint64) {
 	v31 := uint64(engine.B2U((t32 == (r34 == 0x1))))
 	_ = v31
 	s[21] = ((((s[21] + s[23]) & 0xff) + engine.Sel((v31 != 0), 0x1, 0x0)) & 0xff)
-}
-
-// ingress2 is a part of ingress, with actions I.out2, I.opsel, I.oi, I.sub.set.
-func (p *shapes) ingress2(g *engine.Gen, s *[46]uint64) {
 	var r36 uint64
 	_ = r36
 	{
@@ -375,10 +507,6 @@ func (p *shapes) ingress2(g *engine.Gen, s *[46]uint64) {
 	}
 	s[13] = (s[13] ^ s[24])
 	s[22] = (s[22] ^ s[25])
-}
-
-// ingress3 is a part of ingress, with tables I.t; actions I.a1, I.a2, NoAction, I.rdi, I.rdo.
-func (p *shapes) ingress3(g *engine.Gen, s *[46]uint64, v15 *uint64) bool {
 	var h54 uint64
 	{
 		if s[9] != 0 {
@@ -472,152 +600,6 @@ func (p *shapes) ingress3(g *engine.Gen, s *[46]uint64, v15 *uint64) bool {
 	default:
 		{
 			s[20] = ((s[20] + 0x1) & 0xff)
-		}
-	}
-	(*v15) = s[2]
-	{
-		ex68 := false
-		c69 := (*v15)
-		_ = c69
-		{
-			// action I.rdi
-			c69 = ((c69 + 0x5) & 0xff)
-			s[13] = (s[13] ^ (*v15))
-		}
-		(*v15) = c69
-		_ = ex68
-	}
-	s[13] = ((s[13] + (*v15)) & 0xff)
-	{
-		ex71 := false
-		c72 := uint64(0)
-		_ = c72
-		{
-			// action I.rdo
-			s[14] = (s[14] ^ (*v15))
-			c72 = 0x3
-		}
-		(*v15) = c72
-		_ = ex71
-	}
-	return false
-}
-
-// ingress4 is a part of ingress, with actions I.mdrop, I.alias1, I.alias2, I.ax.
-func (p *shapes) ingress4(g *engine.Gen, s *[46]uint64, v15 uint64) bool {
-	s[13] = ((s[13] + v15) & 0xff)
-	f73 := uint64(s[2])
-	f74 := uint64(s[1])
-	s[28] = f73
-	s[29] = f74
-	f75 := uint64(s[29])
-	f76 := uint64(s[28])
-	s[28] = f75
-	s[29] = f76
-	s[20] = (s[20] ^ s[28])
-	s[21] = (s[21] ^ s[29])
-	f77 := uint64(engine.Sel((s[9] != 0), ((s[10] + 0x1) & 0xff), 0x2))
-	f78 := uint64(s[11])
-	s[9] = 1
-	s[10] = f77
-	s[11] = f78
-	t79 := s[22]
-	var r81 uint64
-	_ = r81
-	{
-		a82 := ((uint64(0x1) << ((s[2]) & 0xf)) & 0xffff)
-		_ = a82
-		{
-			if a82 > 0x12c {
-				{
-					r81 = 0x12c
-					goto end80
-				}
-			}
-			r81 = a82
-			goto end80
-		}
-	end80:
-	}
-	s[22] = (t79 ^ r81)
-	var h83 uint64
-	{
-		b84 := g.Scratch(9)
-		binary.BigEndian.PutUint64(b84[0:], ((s[8])&0xffffffffffffff)<<8|0xab)
-		binary.BigEndian.PutUint64(b84[8:], 0xcd00000000000000)
-		h83 = engine.HashCRC32(b84[:9])
-	}
-	s[26] = (0x0 + h83) & 0xffffffff
-	s[17] = (s[17] ^ s[26])
-	v85 := uint64(0)
-	_ = v85
-	lo86, hi87 := uint64(0x0), uint64(0xffffffffffffffff)
-	rnd88 := lo86
-	if hi87 > lo86 {
-		rnd88 = lo86 + engine.RandomIn(g.Random(), hi87-lo86+1)
-	}
-	v85 = rnd88 & 0xffffffffffffffff
-	var l89 [16]uint64
-	_ = l89
-	copy(l89[0:16], s[30:46])
-	l89[1] = 511
-	s[15] = (s[15] ^ l89[1])
-	{
-		{
-			// action I.mdrop
-			s[31] = 511
-			s[15] = (s[15] ^ s[31])
-		}
-	}
-	s[31] = 0x2
-	s[23] = s[2]
-	{
-		ex92 := false
-		c93 := s[23]
-		_ = c93
-		{
-			// action I.alias1
-			c93 = ((c93 + 0x1) & 0xff)
-			s[20] = (s[20] ^ s[23])
-		}
-		s[23] = c93
-		_ = ex92
-	}
-	{
-		ex95 := false
-		c96 := s[23]
-		_ = c96
-		c97 := s[23]
-		_ = c97
-		{
-			// action I.alias2
-			c96 = ((c96 + 0x1) & 0xff)
-			c97 = ((c97 + 0x2) & 0xff)
-		}
-		s[23] = c96
-		s[23] = c97
-		_ = ex95
-	}
-	s[22] = ((s[22] + s[23]) & 0xffff)
-	{
-		ex99 := false
-		c100 := s[14]
-		_ = c100
-		{
-			// action I.ax
-			c100 = ((c100 + 0x3) & 0xff)
-			s[21] = s[14]
-			if s[1] == 0x7 {
-				{
-					ex99 = true
-					goto end98
-				}
-			}
-		}
-	end98:
-		s[14] = c100
-		if ex99 {
-			return true
 		}
 	}
 	return false

@@ -16,7 +16,7 @@ var Stf_l3Pipeline = engine.Generated{Name: "stf_l3", Bind: Stf_l3Bind}
 
 // Stf_l3Fingerprint is engine.Fingerprint of the program this pipeline was generated from (its
 // parameters' values left out).
-const Stf_l3Fingerprint = "f91e90e63d0303cc74dc45e8d97189d09284c374eb27238a0e379f253e125863"
+const Stf_l3Fingerprint = "ec18a01d521b9235d7abeb00f643d10bf171cf9b09782cc43aa8c8658fda08b9"
 
 // Stf_l3Layout is the engine.Switch GenLayout the pipeline was generated against.
 const Stf_l3Layout = "508bd6d465716e5c61695af5c6d11ac3b83f34148486e6972591c60731cf2a66"

@@ -16,7 +16,7 @@ var Stf_round3Pipeline = engine.Generated{Name: "stf_round3", Bind: Stf_round3Bi
 
 // Stf_round3Fingerprint is engine.Fingerprint of the program this pipeline was generated from (its
 // parameters' values left out).
-const Stf_round3Fingerprint = "00500c8edd88205b4f0b2254280ebbefe581df51f4034884e2ea137e018ea186"
+const Stf_round3Fingerprint = "2cb5ee6eda5cdecdfa3d99ff7c66b35ce2d8ded6f4dc87a5d82bc88d943d691f"
 
 // Stf_round3Layout is the engine.Switch GenLayout the pipeline was generated against.
 const Stf_round3Layout = "245209c5482743ba5e711aa463ed97a9ca3ee154badb8ebc70a454917731e7ae"

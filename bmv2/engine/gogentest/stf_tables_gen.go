@@ -16,7 +16,7 @@ var Stf_tablesPipeline = engine.Generated{Name: "stf_tables", Bind: Stf_tablesBi
 
 // Stf_tablesFingerprint is engine.Fingerprint of the program this pipeline was generated from (its
 // parameters' values left out).
-const Stf_tablesFingerprint = "a522eba121e87267d49b4776f5b27ce34cd00c40bc912cd449bb938bb6209571"
+const Stf_tablesFingerprint = "bee013bf56fb1e3ee48036c97cca0fb51ba30d11b526d52175b1e866aafb173a"
 
 // Stf_tablesLayout is the engine.Switch GenLayout the pipeline was generated against.
 const Stf_tablesLayout = "af2d8f0131387e0ce04e5beab4314e703d3067a43599d1a68418c5d5ec135277"
@@ -121,7 +121,120 @@ func (p *stf_tables) ingress(g *engine.Gen) {
 	{
 		{
 			// table I.t_exact
-			p.ingress1(g, s)
+			g.Key(p.t[0], 0, s[1])
+			g.Key(p.t[0], 1, s[2])
+			ai8, hit9 := g.Apply(p.t[0])
+			_ = hit9
+			switch ai8 {
+			case 0:
+				{
+					d11 := g.Arg(0) & 0xff
+					_ = d11
+					{
+						// action I.set_exact
+						s[4] = d11
+					}
+				}
+			case 1:
+				{
+					d13 := g.Arg(0) & 0xff
+					_ = d13
+					{
+						// action I.miss_default
+						s[4] = d13
+					}
+				}
+			}
+			g.EndApply()
+			if hit9 {
+				{
+					s[10] = 0x1
+				}
+			} else {
+				{
+					s[10] = 0x0
+				}
+			}
+			// table I.t_tern
+			g.Key(p.t[1], 0, s[3])
+			ai14, hit15 := g.Apply(p.t[1])
+			_ = hit15
+			switch ai14 {
+			case 0:
+				{
+					d17 := g.Arg(0) & 0xff
+					_ = d17
+					{
+						// action I.set_tern
+						s[5] = d17
+					}
+				}
+			case 1:
+				{
+					{
+						// action NoAction
+					}
+				}
+			}
+			g.EndApply()
+			// table I.t_range
+			g.Key(p.t[2], 0, s[2])
+			ai19, hit20 := g.Apply(p.t[2])
+			_ = hit20
+			switch ai19 {
+			case 0:
+				{
+					d22 := g.Arg(0) & 0xff
+					_ = d22
+					{
+						// action I.set_range
+						s[6] = d22
+					}
+				}
+			}
+			g.EndApply()
+			// table I.t_opt
+			g.Key(p.t[3], 0, s[1])
+			g.Key(p.t[3], 1, s[2])
+			ai23, hit24 := g.Apply(p.t[3])
+			_ = hit24
+			switch ai23 {
+			case 0:
+				{
+					d26 := g.Arg(0) & 0xff
+					_ = d26
+					{
+						// action I.set_opt
+						s[7] = d26
+					}
+				}
+			case 1:
+				{
+					{
+						// action NoAction
+					}
+				}
+			}
+			g.EndApply()
+			// table I.t_const
+			g.Key(p.t[4], 0, s[1])
+			g.Key(p.t[4], 1, s[2])
+			ai28, hit29 := g.Apply(p.t[4])
+			_ = hit29
+			switch ai28 {
+			case 0:
+				{
+					d31 := g.Arg(0) & 0xff
+					_ = d31
+					{
+						// action I.set_const
+						s[8] = d31
+					}
+				}
+			}
+			g.EndApply()
+			// table I.t_run
+			g.Key(p.t[5], 0, s[1])
 			ai32, hit33 := g.Apply(p.t[5])
 			_ = hit33
 			switch ai32 {
@@ -154,124 +267,6 @@ func (p *stf_tables) ingress(g *engine.Gen) {
 			s[13] = 0x2
 		}
 	}
-}
-
-// ingress1 is a part of ingress, with tables I.t_tern, I.t_range, I.t_opt, I.t_const, I.t_run; actions I.set_exact, I.miss_default, I.set_tern, NoAction, I.set_range, I.set_opt, and 1 more.
-func (p *stf_tables) ingress1(g *engine.Gen, s *[28]uint64) {
-	g.Key(p.t[0], 0, s[1])
-	g.Key(p.t[0], 1, s[2])
-	ai8, hit9 := g.Apply(p.t[0])
-	_ = hit9
-	switch ai8 {
-	case 0:
-		{
-			d11 := g.Arg(0) & 0xff
-			_ = d11
-			{
-				// action I.set_exact
-				s[4] = d11
-			}
-		}
-	case 1:
-		{
-			d13 := g.Arg(0) & 0xff
-			_ = d13
-			{
-				// action I.miss_default
-				s[4] = d13
-			}
-		}
-	}
-	g.EndApply()
-	if hit9 {
-		{
-			s[10] = 0x1
-		}
-	} else {
-		{
-			s[10] = 0x0
-		}
-	}
-	// table I.t_tern
-	g.Key(p.t[1], 0, s[3])
-	ai14, hit15 := g.Apply(p.t[1])
-	_ = hit15
-	switch ai14 {
-	case 0:
-		{
-			d17 := g.Arg(0) & 0xff
-			_ = d17
-			{
-				// action I.set_tern
-				s[5] = d17
-			}
-		}
-	case 1:
-		{
-			{
-				// action NoAction
-			}
-		}
-	}
-	g.EndApply()
-	// table I.t_range
-	g.Key(p.t[2], 0, s[2])
-	ai19, hit20 := g.Apply(p.t[2])
-	_ = hit20
-	switch ai19 {
-	case 0:
-		{
-			d22 := g.Arg(0) & 0xff
-			_ = d22
-			{
-				// action I.set_range
-				s[6] = d22
-			}
-		}
-	}
-	g.EndApply()
-	// table I.t_opt
-	g.Key(p.t[3], 0, s[1])
-	g.Key(p.t[3], 1, s[2])
-	ai23, hit24 := g.Apply(p.t[3])
-	_ = hit24
-	switch ai23 {
-	case 0:
-		{
-			d26 := g.Arg(0) & 0xff
-			_ = d26
-			{
-				// action I.set_opt
-				s[7] = d26
-			}
-		}
-	case 1:
-		{
-			{
-				// action NoAction
-			}
-		}
-	}
-	g.EndApply()
-	// table I.t_const
-	g.Key(p.t[4], 0, s[1])
-	g.Key(p.t[4], 1, s[2])
-	ai28, hit29 := g.Apply(p.t[4])
-	_ = hit29
-	switch ai28 {
-	case 0:
-		{
-			d31 := g.Arg(0) & 0xff
-			_ = d31
-			{
-				// action I.set_const
-				s[8] = d31
-			}
-		}
-	}
-	g.EndApply()
-	// table I.t_run
-	g.Key(p.t[5], 0, s[1])
 }
 
 func (p *stf_tables) egress(g *engine.Gen) {

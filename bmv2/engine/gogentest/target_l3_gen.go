@@ -16,7 +16,7 @@ var Target_l3Pipeline = engine.Generated{Name: "target_l3", Bind: Target_l3Bind}
 
 // Target_l3Fingerprint is engine.Fingerprint of the program this pipeline was generated from (its
 // parameters' values left out).
-const Target_l3Fingerprint = "6e91277856e81ea37d6e053adc4c00fbac69081261c023996cc9d679b9ab9f74"
+const Target_l3Fingerprint = "af994874633c93de429be2a550900a6e58ed21b21a404f700d42a3d8a27dc4b9"
 
 // Target_l3Layout is the engine.Switch GenLayout the pipeline was generated against.
 const Target_l3Layout = "e79ec1c2ef6fca0758f3c4c0ab0ae8eea730bb1e796a17ca29bc514d46ae8451"
