@@ -73,6 +73,32 @@ const bit<32> i = ALT;
 	if seen != len(want) {
 		t.Fatalf("%d constants checked, want %d", seen, len(want))
 	}
+	// A file that defines a parameter and includes the program (a P4Runtime bundle's main
+	// file) sets it as -D would: the program's #ifndef finds it defined. A macro it defines
+	// that the program does not test stays plain.
+	inc := map[string]string{
+		"main.p4": "#define SIZE 32\n#define PLAIN 5\nconst bit<32> early = SIZE;\n#include \"prog.p4\"\n",
+		"prog.p4": "#include <core.p4>\n#ifndef SIZE\n#define SIZE 16\n#endif\nconst bit<32> late = SIZE;\nconst bit<32> plain = PLAIN;\n",
+	}
+	readInc := func(p string) ([]byte, error) {
+		if src, ok := inc[p]; ok {
+			return []byte(src), nil
+		}
+		return nil, fmt.Errorf("%s: %w", p, fs.ErrNotExist)
+	}
+	ci, err := LoadOptions("main.p4", Options{ReadFile: readInc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, d := range ci.Program.Decls {
+		if cd, ok := d.(*ConstDecl); ok {
+			got[cd.Name] = cd.Value.(*IntExpr).Lit.Param
+		}
+	}
+	if want := map[string]string{"early": "SIZE", "late": "SIZE", "plain": ""}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("parameters set by an including file: %v, want %v", got, want)
+	}
 	// Every use of a parameter shares its literal.
 	var lits []*IntLit
 	Inspect(c.Program, func(e Expr) {

@@ -207,11 +207,17 @@ func (pp *preprocessor) file(path, src string) {
 		switch dir {
 		case "ifdef", "ifndef":
 			on := active()
-			_, def := pp.macros[firstWord(arg)]
+			name := firstWord(arg)
+			m, def := pp.macros[name]
 			cond := def == (dir == "ifdef")
 			f := condFrame{active: on && cond, parentOn: on, taken: cond, openedPos: pos}
-			if dir == "ifndef" {
-				f.guard = firstWord(arg)
+			if dir == "ifndef" && on {
+				f.guard = name
+				if def && !m.funcLike {
+					// Defined before the program's default (by an including file, as a
+					// P4Runtime bundle's main file does): a parameter set from outside.
+					markParam(m.body, name)
+				}
 			}
 			conds = append(conds, f)
 		case "if":

@@ -66,6 +66,46 @@ func TestEverySizingRunsGenerated(t *testing.T) {
 	}
 }
 
+// TestBundleRunsGenerated: p4/netlock.p4 installed as the controller installs it, a P4Runtime
+// device config (Sizing.Bundle: a main file with the sizes' #defines that includes the
+// program, compiled by p4rt.Bundle.Compile as bmv2/target does), binds the generated pipeline
+// with the program's sizes and with others: those #defines are the program's parameters, as -D
+// values are. The control: a bundle of another program (netlock.p4 with one statement changed)
+// runs on the interpreter under auto.
+func TestBundleRunsGenerated(t *testing.T) {
+	for _, sz := range []Sizing{DefaultSizing, {Locks: 64, PartBits: 6}} {
+		checked, err := sz.Bundle().Compile()
+		if err != nil {
+			t.Fatal(err)
+		}
+		sw, err := engine.Load(checked, pipelineConfig(engine.Config{}, engine.PipelineGenerated))
+		if err != nil {
+			t.Fatalf("sizing %+v: %v", sz, err)
+		}
+		if sw.GeneratedPipeline() != "netlock" {
+			t.Fatalf("sizing %+v: the pipeline is not running", sz)
+		}
+	}
+	b := Sizing{}.Bundle()
+	const from, to = "hdr.ipv4.ttl = 64;", "hdr.ipv4.ttl = 63;"
+	for i := range b.Files {
+		if b.Files[i].Name == V1Model.base() {
+			if !strings.Contains(string(b.Files[i].Data), from) {
+				t.Fatalf("%q is not in p4/netlock.p4: update the test", from)
+			}
+			b.Files[i].Data = []byte(strings.Replace(string(b.Files[i].Data), from, to, 1))
+		}
+	}
+	checked, err := b.Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sw, err := engine.Load(checked, pipelineConfig(engine.Config{}, engine.PipelineAuto))
+	if err != nil || sw.GeneratedPipeline() != "" {
+		t.Fatalf("control: a changed program under auto: %v, pipeline %q; want the interpreter", err, sw.GeneratedPipeline())
+	}
+}
+
 // TestEverySizingCatches is TestEverySizingRunsGenerated's negative control: the pipeline
 // bound to a switch of one sizing with the values of another (engine.TestingKnobs) must be
 // told apart from the interpreter by the same sequence, so the sizing each binding reads is
