@@ -44,6 +44,9 @@ type GenOptions struct {
 	Source string
 	// Generate, if set, is the command of the file's //go:generate line.
 	Generate string
+
+	// split, if set, replaces splitLines and splitMinLines (tests).
+	split splitLimits
 }
 
 type genRefusal struct{ err error }
@@ -443,7 +446,7 @@ func (gn *gen) program() ([]byte, error) {
 	if err != nil {
 		return []byte(out.String()), fmt.Errorf("engine: the generated Go does not parse (a generator bug): %w", err)
 	}
-	res, err = splitFuncs(res, gn.opts.Name, []string{"parser", "verify", "ingress", "egress", "compute", "deparser"})
+	res, err = splitFuncs(res, gn.opts.Name, []string{"parser", "verify", "ingress", "egress", "compute", "deparser"}, gn.opts.split)
 	if err != nil {
 		return res, fmt.Errorf("engine: splitting the generated functions (a generator bug): %w", err)
 	}

@@ -331,17 +331,38 @@ type TestingKnobs struct {
 // value is the one the generator folds for a constant (within the expression's width). Call it
 // after GenCheck, which makes index i name the expression the generator saw.
 func (s *Switch) GenConst(i int) (uint64, error) {
+	v, _, err := s.genConst(i)
+	return v, err
+}
+
+// GenConstIs checks that the constant expression at index i has the value want in the switch's
+// program (GenConst): a generated pipeline's Bind calls it for a constant that depends on a
+// parameter of the program but that the code folds (an argument the backend needs constant),
+// so a switch whose parameters give it another value is refused (ErrGenMismatch).
+func (s *Switch) GenConstIs(i int, want uint64) error {
+	v, e, err := s.genConst(i)
+	if err != nil {
+		return err
+	}
+	if v != want {
+		return fmt.Errorf("%w: %s at %s is %#x in the switch's program, the generated code folded %#x: generate a pipeline for these parameters' values", ErrGenMismatch, front.ExprString(e), e.Position(), v, want)
+	}
+	return nil
+}
+
+// genConst is GenConst with the expression, read from TestingKnobs.GenParamsFrom when set.
+func (s *Switch) genConst(i int) (uint64, front.Expr, error) {
 	s.fingerprint()
 	checked, exprs := s.checked, s.genExprs
 	if from := s.cfg.TestingKnobs.GenParamsFrom; from != nil {
 		fp, es := fingerprintExprs(from)
 		if fp != s.genFP {
-			return 0, fmt.Errorf("%w: TestingKnobs.GenParamsFrom is another program than the switch's", ErrGenMismatch)
+			return 0, nil, fmt.Errorf("%w: TestingKnobs.GenParamsFrom is another program than the switch's", ErrGenMismatch)
 		}
 		checked, exprs = from, es
 	}
 	if i < 0 || i >= len(exprs) {
-		return 0, fmt.Errorf("%w: expression %d of %d", ErrGenMismatch, i, len(exprs))
+		return 0, nil, fmt.Errorf("%w: expression %d of %d", ErrGenMismatch, i, len(exprs))
 	}
 	e := exprs[i]
 	cp := &compiler{checked: checked, sw: s, errCodes: map[*front.EnumMember]int{}}
@@ -353,25 +374,9 @@ func (s *Switch) GenConst(i int) (uint64, error) {
 		if why == "" {
 			why = "not a constant"
 		}
-		return 0, fmt.Errorf("%w: expression %d (%s at %s): %s", ErrGenMismatch, i, front.ExprString(e), e.Position(), why)
+		return 0, e, fmt.Errorf("%w: expression %d (%s at %s): %s", ErrGenMismatch, i, front.ExprString(e), e.Position(), why)
 	}
-	return v, nil
-}
-
-// GenConstIs checks that the constant expression at index i has the value want in the switch's
-// program (GenConst): a generated pipeline's Bind calls it for a constant that depends on a
-// parameter of the program but that the code folds (an argument the backend needs constant),
-// so a switch whose parameters give it another value is refused (ErrGenMismatch).
-func (s *Switch) GenConstIs(i int, want uint64) error {
-	v, err := s.GenConst(i)
-	if err != nil {
-		return err
-	}
-	if v != want {
-		e := s.genExprs[i]
-		return fmt.Errorf("%w: %s at %s is %#x in the switch's program, the generated code folded %#x: generate a pipeline for these parameters' values", ErrGenMismatch, front.ExprString(e), e.Position(), v, want)
-	}
-	return nil
+	return v, e, nil
 }
 
 // constValue is the value of constant expression e as generated code holds it: the checker's

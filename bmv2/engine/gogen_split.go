@@ -17,7 +17,9 @@ import (
 // block (GenerateGo), thousands of lines for a large program; splitFuncs moves runs of
 // consecutive statements out into methods of the pipeline (the block's name and a number,
 // ingress3), bottom-up, until no statement list of a function is longer than splitLines or
-// no run in it can move. The code executed is the same:
+// nothing in it can move: first the longest branches of a statement of several (an if-else
+// chain, a switch) that is still too long, whole, then the longest runs. The code executed is
+// the same:
 //
 //   - a run moves only when it is closed: no variable it declares is used after it, no goto
 //     leaves it or enters it;
@@ -31,13 +33,16 @@ import (
 // The generated names are unique per file (gen.tmp), which the analysis relies on: a name is
 // declared once. Runs shorter than splitMinLines stay where they are (a call per few lines
 // would only cost time).
-func splitFuncs(src []byte, recv string, blocks []string) ([]byte, error) {
+func splitFuncs(src []byte, recv string, blocks []string, lim splitLimits) ([]byte, error) {
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, "gen.go", src, parser.ParseComments)
 	if err != nil {
 		return nil, err
 	}
-	sp := &splitter{fset: fset, src: src, file: f, recv: recv}
+	if lim == (splitLimits{}) {
+		lim = splitLimits{lines: splitLines, min: splitMinLines}
+	}
+	sp := &splitter{fset: fset, src: src, file: f, recv: recv, lim: lim}
 	isBlock := map[string]bool{}
 	for _, b := range blocks {
 		isBlock[b] = true
@@ -77,11 +82,15 @@ const (
 	splitMinLines = 24
 )
 
+// splitLimits are splitLines and splitMinLines (the zero value), or others (tests).
+type splitLimits struct{ lines, min int }
+
 type splitter struct {
 	fset *token.FileSet
 	src  []byte
 	file *ast.File
 	recv string
+	lim  splitLimits
 
 	// Per block function.
 	fn      string
@@ -381,7 +390,7 @@ func lists(s ast.Stmt) [][]ast.Stmt {
 }
 
 // split moves runs of list (after those inside its statements) out until the list is at most
-// splitLines long or no run moves; it returns the list's lines after the moves and the lines
+// sp.lim.lines long or no run moves; it returns the list's lines after the moves and the lines
 // saved.
 func (sp *splitter) split(list []ast.Stmt) (total, saved int) {
 	sizes := make([]int, len(list))
@@ -397,10 +406,10 @@ func (sp *splitter) split(list []ast.Stmt) (total, saved int) {
 		size := sp.sum(s).lines - in
 		// A statement of several lists (an if-else chain, a switch) still too long: its
 		// longest lists move whole.
-		for size > splitLines && len(ls) > 1 {
+		for size > sp.lim.lines && len(ls) > 1 {
 			k := -1
 			for j := range ls {
-				if effs[j] >= splitMinLines && (k < 0 || effs[j] > effs[k]) {
+				if effs[j] >= sp.lim.min && (k < 0 || effs[j] > effs[k]) {
 					k = j
 				}
 			}
@@ -424,14 +433,14 @@ func (sp *splitter) split(list []ast.Stmt) (total, saved int) {
 		total += size
 		saved += in
 	}
-	if total <= splitLines {
+	if total <= sp.lim.lines {
 		return total, saved
 	}
-	// The longest closed run of at most splitLines lines (and at least splitMinLines) moves,
+	// The longest closed run of at most sp.lim.lines lines (and at least sp.lim.min) moves,
 	// then the next longest among the statements left, until the list fits: long runs first,
 	// so that few calls take the list's place.
 	moved := make([]bool, len(list))
-	for total > splitLines {
+	for total > sp.lim.lines {
 		bi, bj, bestLines := -1, -1, 0
 		for i := range list {
 			run := newSum()
@@ -439,10 +448,10 @@ func (sp *splitter) split(list []ast.Stmt) (total, saved int) {
 			for j := i; j < len(list) && !moved[j]; j++ {
 				run.add(sp.sum(list[j]))
 				lines += sizes[j]
-				if lines > splitLines {
+				if lines > sp.lim.lines {
 					break
 				}
-				if lines >= splitMinLines && lines > bestLines && sp.closed(run) {
+				if lines >= sp.lim.min && lines > bestLines && sp.closed(run) {
 					bi, bj, bestLines = i, j, lines
 				}
 			}

@@ -16,7 +16,7 @@ var NetlockPipeline = engine.Generated{Name: "netlock", Bind: NetlockBind}
 
 // NetlockFingerprint is engine.Fingerprint of the program this pipeline was generated from (its
 // parameters' values left out).
-const NetlockFingerprint = "c55045db08691a4a0993f8e57b724ec06437116e1401a0a8f765ddde2fe3863d"
+const NetlockFingerprint = "3af83bd0bac549052bedf1ceba55980b1e4035b15c6db6b71c1b62208ad46159"
 
 // NetlockLayout is the engine.Switch GenLayout the pipeline was generated against.
 const NetlockLayout = "4b330d20e1e8574020be77d7629b3c3b177ca487d87f3f90b7ee260478a66393"

@@ -16,7 +16,7 @@ var ParamsPipeline = engine.Generated{Name: "params", Bind: ParamsBind}
 
 // ParamsFingerprint is engine.Fingerprint of the program this pipeline was generated from (its
 // parameters' values left out).
-const ParamsFingerprint = "6a9470de1601c2e5ff5116a72047cd37a4072cbbcdaf0fc2528da91028f73d8e"
+const ParamsFingerprint = "5385d05e4972e40a5e61ed2a422e43261eaa89daa0f619e30f7cbebbc0b6e326"
 
 // ParamsLayout is the engine.Switch GenLayout the pipeline was generated against.
 const ParamsLayout = "b3cdf271cda7ed1508ec92d62c8beeb0e8ab36cee6133aaa30a56b69dd3f681a"

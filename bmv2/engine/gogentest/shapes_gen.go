@@ -16,7 +16,7 @@ var ShapesPipeline = engine.Generated{Name: "shapes", Bind: ShapesBind}
 
 // ShapesFingerprint is engine.Fingerprint of the program this pipeline was generated from (its
 // parameters' values left out).
-const ShapesFingerprint = "ccbc77146e9e6eeb7ea45f10967472017ea85bee43c7d3dd7190064269053183"
+const ShapesFingerprint = "f2323aff7fe8a43c7f1256c9a08f19d7f0ede157b51fc1b912781149d739ebb2"
 
 // ShapesLayout is the engine.Switch GenLayout the pipeline was generated against.
 const ShapesLayout = "65815166632fd0784a49c341fc3a7145d0df195c93215981e4d2999ec235747d"
