@@ -56,6 +56,13 @@ type Config struct {
 	GrantAfter int64
 }
 
+// WithDefaults returns c with every zero field that has a default set to it, or the error that
+// New would return for c.
+func (c Config) WithDefaults() (Config, error) {
+	err := c.validate()
+	return c, err
+}
+
 func (c *Config) validate() error {
 	if c.DefaultLease == 0 {
 		c.DefaultLease = 10 * time.Second

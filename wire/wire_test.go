@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/netlock-go/netlock/wire"
+	"github.com/netlock-go/netlock/wire/layer"
 )
 
 // full is a header with every field set to a value whose bytes are distinct, so that a field
@@ -330,7 +331,7 @@ func FuzzHeader(f *testing.F) {
 		if verr := wire.Header(b).Validate(); !errors.Is(err, verr) {
 			t.Fatalf("Parse %v, Validate %v", err, verr)
 		}
-		var l wire.NetLock
+		var l layer.NetLock
 		lerr := l.DecodeFromBytes(b, nopFeedback{})
 		if (err == nil) != (lerr == nil) {
 			t.Fatalf("Parse %v, layer %v", err, lerr)

@@ -16,7 +16,7 @@ var NetlockPipeline = engine.Generated{Name: "netlock", Bind: NetlockBind}
 
 // NetlockFingerprint is engine.Fingerprint of the program this pipeline was generated from (its
 // parameters' values left out).
-const NetlockFingerprint = "3af83bd0bac549052bedf1ceba55980b1e4035b15c6db6b71c1b62208ad46159"
+const NetlockFingerprint = "90508a8da8c16bab30cef7ab3f4f0258f1f12440f818dece90f3809a23762189"
 
 // NetlockLayout is the engine.Switch GenLayout the pipeline was generated against.
 const NetlockLayout = "4b330d20e1e8574020be77d7629b3c3b177ca487d87f3f90b7ee260478a66393"

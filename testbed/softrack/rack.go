@@ -343,10 +343,10 @@ func (r *Rack) startServer(n uint16, h *hostshim.Host, standby bool) (*runningSe
 	}
 	s, err := lockserver.New(lockserver.Config{Listen: "127.0.0.1:0", Shards: r.cfg.Shards, Sockets: r.cfg.Sockets,
 		Core:    lockcore.Config{DefaultLease: r.cfg.Lease, MaxLease: r.cfg.MaxLease},
-		RackKey: lockserver.RackKey(r.cfg.Key), WrapConn: wrap, Standby: standby, ControllerLease: r.cfg.ServerLease,
-		OnAccept: r.cfg.OnAccept,
-		Peers:    lockserver.Peers{Switches: []string{r.plan.Switch().String()}, Controllers: []string{r.plan.Controller().String(), backupAddr(r.plan).String()}},
-		Logger:   log})
+		RackKey: wire.Key(r.cfg.Key), WrapConn: wrap, Standby: standby, ControllerLease: r.cfg.ServerLease,
+		TestingKnobs: lockserver.TestingKnobs{OnAccept: r.cfg.OnAccept},
+		Peers:        lockserver.Peers{Switches: []string{r.plan.Switch().String()}, Controllers: []string{r.plan.Controller().String(), backupAddr(r.plan).String()}},
+		Logger:       log})
 	if err != nil {
 		return nil, err
 	}
@@ -492,7 +492,8 @@ func (r *Rack) clientHost(i int) (*hostshim.Host, error) {
 
 // NewClient makes a lock client on client host i: it addresses the servers (lock l to server
 // l % servers + 1) and accepts answers from the switch too. cfg's Servers, WrapConn (kept as an
-// inner wrapper, applied after the host socket) and Switches are set.
+// inner wrapper, applied after the host socket) and Switches are set; a zero MaxAttempts becomes
+// -1 (no bound: the rack fails dead servers over).
 func (r *Rack) NewClient(i int, cfg client.Config) (*client.Client, error) {
 	h, err := r.clientHost(i)
 	if err != nil {
@@ -510,6 +511,12 @@ func (r *Rack) NewClient(i int, cfg client.Config) (*client.Client, error) {
 	}
 	if cfg.Local == "" {
 		cfg.Local = "127.0.0.1:0"
+	}
+	if cfg.MaxAttempts == 0 {
+		// The rack's controller fails a dead server over (detection, then the standby's grace
+		// of the longest lease): its clients keep retransmitting through it, bounded by their
+		// contexts, instead of calling the server unreachable after 16 silent copies.
+		cfg.MaxAttempts = -1
 	}
 	return client.New(cfg)
 }

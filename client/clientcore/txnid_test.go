@@ -1,4 +1,4 @@
-package client
+package clientcore
 
 import (
 	"crypto/rand"
@@ -6,6 +6,11 @@ import (
 	"math/bits"
 	"testing"
 )
+
+// txnSpace is a client's transaction-id permutation with its key, as Core.NewTxnID computes it.
+type txnSpace struct{ k0, k1 uint64 }
+
+func (s txnSpace) id(n uint64) uint64 { return mix64(mix64(n^s.k0) ^ s.k1) }
 
 func randomSpace(t *testing.T) txnSpace {
 	t.Helper()
@@ -79,9 +84,24 @@ func TestTxnIDCollisions(t *testing.T) {
 	}
 }
 
+// TestNewTxnIDIsTheKeyedPermutation: the core's ids are id(1), id(2), ... of its key.
+func TestNewTxnIDIsTheKeyedPermutation(t *testing.T) {
+	s := randomSpace(t)
+	c := newTestCore(t, Config{TxnKey: [2]uint64{s.k0, s.k1}})
+	for n := uint64(1); n <= 1000; n++ {
+		want := s.id(n)
+		if want == 0 {
+			continue // skipped by NewTxnID (probability 2^-64)
+		}
+		if id := c.NewTxnID(); id != want {
+			t.Fatalf("id %d = %#x, want %#x", n, id, want)
+		}
+	}
+}
+
 func TestClientIDKeepsDeterministicIDs(t *testing.T) {
-	c := &Client{clientID: 7}
-	if a, b := c.newTxnID(), c.newTxnID(); a != 7<<32|1 || b != 7<<32|2 {
+	c := newTestCore(t, Config{ClientID: 7})
+	if a, b := c.NewTxnID(), c.NewTxnID(); a != 7<<32|1 || b != 7<<32|2 {
 		t.Fatalf("ids %#x %#x, want 7<<32|1 and |2", a, b)
 	}
 }

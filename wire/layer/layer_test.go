@@ -1,4 +1,4 @@
-package wire_test
+package layer_test
 
 import (
 	"bytes"
@@ -17,6 +17,7 @@ import (
 	"github.com/gopacket/gopacket/pcapgo"
 
 	"github.com/netlock-go/netlock/wire"
+	"github.com/netlock-go/netlock/wire/layer"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/sample.pcap")
@@ -110,7 +111,7 @@ func serializeFrame(t testing.TB, p capturePacket) []byte {
 	case p.raw != nil:
 		ls = append(ls, gopacket.Payload(p.raw))
 	default:
-		ls = append(ls, &wire.NetLock{Version: p.version, Fields: *p.fields})
+		ls = append(ls, &layer.NetLock{Version: p.version, Fields: *p.fields})
 		if p.trailer != nil {
 			ls = append(ls, gopacket.Payload(p.trailer))
 		}
@@ -183,7 +184,7 @@ func TestLayerPcapRoundTrip(t *testing.T) {
 			uint16(udp.SrcPort) != w.src.Port() || uint16(udp.DstPort) != w.dst.Port() {
 			t.Fatalf("#%d: UDP layer %v", i, p.Layer(layers.LayerTypeUDP))
 		}
-		l, _ := p.Layer(wire.LayerTypeNetLock).(*wire.NetLock)
+		l, _ := p.Layer(layer.TypeNetLock).(*layer.NetLock)
 		if w.raw != nil || w.version != 0 {
 			// Malformed: no netlock layer, an error layer instead.
 			if l != nil {
@@ -237,7 +238,7 @@ func TestLayerErrors(t *testing.T) {
 		{"mode", append([]byte{1, 0, 9}, make([]byte, 45)...), wire.ErrMode, false},
 	}
 	for _, tt := range tests {
-		var l wire.NetLock
+		var l layer.NetLock
 		var fb feedback
 		if err := l.DecodeFromBytes(tt.b, &fb); !errors.Is(err, tt.want) {
 			t.Errorf("%s: %v, want %v", tt.name, err, tt.want)
@@ -259,7 +260,7 @@ func TestDecodingLayerParser(t *testing.T) {
 		eth layers.Ethernet
 		ip  layers.IPv4
 		udp layers.UDP
-		nl  wire.NetLock
+		nl  layer.NetLock
 	)
 	parser := gopacket.NewDecodingLayerParser(layers.LayerTypeEthernet, &eth, &ip, &udp, &nl)
 	decoded := make([]gopacket.LayerType, 0, 4)
@@ -267,18 +268,18 @@ func TestDecodingLayerParser(t *testing.T) {
 		if err := parser.DecodeLayers(serializeFrame(t, p), &decoded); err != nil {
 			t.Fatalf("#%d: %v", i, err)
 		}
-		if len(decoded) != 4 || decoded[3] != wire.LayerTypeNetLock {
+		if len(decoded) != 4 || decoded[3] != layer.TypeNetLock {
 			t.Fatalf("#%d: decoded %v", i, decoded)
 		}
 		if nl.Fields != *p.fields {
 			t.Fatalf("#%d: %+v", i, nl.Fields)
 		}
 	}
-	if layers.UDPPort(wire.Port).LayerType() != wire.LayerTypeNetLock {
+	if layers.UDPPort(wire.Port).LayerType() != layer.TypeNetLock {
 		t.Fatal("port 8888 not registered")
 	}
-	if wire.LayerTypeNetLock.String() != "NetLock" {
-		t.Fatal(wire.LayerTypeNetLock.String())
+	if layer.TypeNetLock.String() != "NetLock" {
+		t.Fatal(layer.TypeNetLock.String())
 	}
 }
 
@@ -293,11 +294,11 @@ func TestSamplePcap(t *testing.T) {
 	writePcap(t, fresh, sampleCapture())
 	a, err := os.ReadFile(golden)
 	if err != nil {
-		t.Fatalf("%v (run go test ./wire -run TestSamplePcap -update)", err)
+		t.Fatalf("%v (run go test ./wire/layer -run TestSamplePcap -update)", err)
 	}
 	b, _ := os.ReadFile(fresh)
 	if !bytes.Equal(a, b) {
-		t.Fatal("testdata/sample.pcap is stale: run go test ./wire -run TestSamplePcap -update")
+		t.Fatal("testdata/sample.pcap is stale: run go test ./wire/layer -run TestSamplePcap -update")
 	}
 	if n := len(readPcap(t, golden)); n != len(sampleCapture()) {
 		t.Fatalf("golden has %d packets", n)

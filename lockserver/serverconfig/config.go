@@ -1,9 +1,18 @@
-package lockserver
+// Package serverconfig is the configuration of netlock server: its keys, their types,
+// defaults, flags and checks (internal/config: a file, NETLOCK_ environment variables and
+// flags), turned into a lockserver.Config. It lives apart so that package lockserver builds
+// without the configuration machinery (viper).
+package serverconfig
 
 import (
 	"fmt"
+	"github.com/netlock-go/netlock/lockserver"
+	"github.com/netlock-go/netlock/lockserver/srvcore"
+	"github.com/netlock-go/netlock/wire"
 	"math"
+	"net"
 	"os"
+	"path/filepath"
 	"strconv"
 	"time"
 
@@ -59,15 +68,37 @@ const (
 	// of the server whose locks this one takes over.
 	KeyStateFile     = "state_file"
 	KeyTakeoverEpoch = "takeover_epoch"
+	// KeyInitState creates the state file of a new server (it must not exist yet); without it a
+	// missing state file stops the server. KeySkipRestartGrace skips the restart grace (unsafe).
+	KeyInitState        = "init_state"
+	KeySkipRestartGrace = "unsafe_skip_restart_grace"
 	// KeyStandby starts the server as a standby for a failed server's address (it grants nothing
 	// until the controller's takeover); KeyControllerLease fences it to the controller's pings.
 	KeyStandby         = "standby"
 	KeyControllerLease = "controller_lease"
 )
 
-// DefaultStateFile is the state file of netlock server when none is configured (in the working
-// directory, as etcd keeps its data directory).
-const DefaultStateFile = "netlock-server.state"
+// DefaultStateFile returns the state file of netlock server when none is configured: in the
+// state directory (/var/lib/netlock for root, else $XDG_STATE_HOME/netlock or
+// ~/.local/state/netlock), named after the port it serves, so that servers of one machine on
+// different ports keep apart.
+func DefaultStateFile(listen string) string {
+	dir := "/var/lib/netlock"
+	if os.Geteuid() != 0 {
+		if x := os.Getenv("XDG_STATE_HOME"); x != "" {
+			dir = filepath.Join(x, "netlock")
+		} else if h, err := os.UserHomeDir(); err == nil {
+			dir = filepath.Join(h, ".local", "state", "netlock")
+		} else {
+			dir = filepath.Join(os.TempDir(), "netlock-state")
+		}
+	}
+	port := "8888"
+	if _, p, err := net.SplitHostPort(listen); err == nil && p != "" {
+		port = p
+	}
+	return filepath.Join(dir, "server-"+port+".state")
+}
 
 var nonEmpty = func(v any) error {
 	if v.(string) == "" {
@@ -82,7 +113,7 @@ func ConfigSchema() *config.Schema {
 	return &config.Schema{EnvPrefix: "NETLOCK", Keys: []config.Key{
 		{Name: KeyListen, Type: config.String, Default: "0.0.0.0:8888", Flag: "listen", Usage: "UDP address to serve", Check: nonEmpty},
 		{Name: KeyShards, Type: config.Int, Default: 0, Flag: "shards", Usage: "lock partitions (0: one per CPU)", Check: config.Range(0, 1024)},
-		{Name: KeySockets, Type: config.Int, Default: 0, Flag: "sockets", Usage: "SO_REUSEPORT sockets (0: one per shard)", Check: config.Range(0, 256)},
+		{Name: KeySockets, Type: config.Int, Default: 0, Flag: "sockets", Usage: "reader goroutines on the server's socket (0: one; several may step one sender's datagrams out of order)", Check: config.Range(0, 256)},
 		{Name: KeyBatch, Type: config.Int, Default: 64, Flag: "batch", Usage: "datagrams per recvmmsg/sendmmsg", Check: config.Range(1, 1024)},
 		{Name: KeySweep, Type: config.Duration, Default: time.Millisecond, Flag: "sweep-interval", Usage: "how often leases and idle lock states are checked", Check: config.Positive},
 		{Name: KeyTakeover, Type: config.Duration, Default: time.Duration(0), Flag: "takeover-grace", Usage: "grant nothing for this long after start (failover: >= longest lease)", Check: config.NonNegative},
@@ -100,7 +131,7 @@ func ConfigSchema() *config.Schema {
 		{Name: KeyRDMA, Type: config.Bool, Default: false, Flag: "rdma", Usage: "keep locks below --rdma-locks as an ALock table on an emulated RDMA NIC"},
 		{Name: KeyRDMALocks, Type: config.Int, Default: 1024, Flag: "rdma-locks", Usage: "number of RDMA-backed locks (ids 0..N-1) with --rdma", Check: config.Range(1, 1<<20)},
 		{Name: KeyRDMAListen, Type: config.String, Default: "127.0.0.1:0", Flag: "rdma-listen", Usage: "TCP address of the emulated RDMA NIC (remote clients' verbs)", Check: nonEmpty},
-		{Name: KeyRDMAMode, Type: config.String, Default: RDMAModeALock, Flag: "rdma-mode", Usage: "RDMA table: alock (exclusive only) or rw (RMA-RW reader-writer locks)", Check: config.OneOf(RDMAModeALock, RDMAModeRW)},
+		{Name: KeyRDMAMode, Type: config.String, Default: lockserver.RDMAModeALock, Flag: "rdma-mode", Usage: "RDMA table: alock (exclusive only) or rw (RMA-RW reader-writer locks)", Check: config.OneOf(lockserver.RDMAModeALock, lockserver.RDMAModeRW)},
 		{Name: KeyRDMACounters, Type: config.Int, Default: 1, Flag: "rdma-counters", Usage: "rw mode: reader counters per lock (T_DC)", Check: config.Range(1, 64)},
 		{Name: KeyRDMATLMachine, Type: config.Int, Default: rma.DefaultTLRoot, Flag: "rdma-tl-machine", Usage: "rw mode: writer hand-overs between nodes before the readers' turn (T_L,1)", Check: config.Range(1, 65535)},
 		{Name: KeyRDMATLNode, Type: config.Int, Default: rma.DefaultTLLeaf, Flag: "rdma-tl-node", Usage: "rw mode: consecutive writers of one node (T_L,2)", Check: config.Range(1, 65535)},
@@ -110,7 +141,9 @@ func ConfigSchema() *config.Schema {
 		{Name: KeySwitches, Type: config.Strings, Default: []string(nil), Flag: "switch", Usage: "switch address(es) allowed to send overflow and queue-empty (IP, prefix or IP:port)"},
 		{Name: KeyControllers, Type: config.Strings, Default: []string(nil), Flag: "controller", Usage: "controller/operator address(es) allowed to send admin (IP, prefix or IP:port)"},
 		{Name: KeyRDMANodes, Type: config.Strings, Default: []string(nil), Flag: "rdma-node", Usage: "remote RDMA client address(es) allowed to join (IP, prefix or IP:port)"},
-		{Name: KeyStateFile, Type: config.String, Default: DefaultStateFile, Flag: "state-file", Usage: "file persisting the fencing-token epoch", Check: nonEmpty},
+		{Name: KeyStateFile, Type: config.String, Default: "", Flag: "state-file", Usage: "file persisting the fencing-token epoch and the longest lease (\"\": server-PORT.state in /var/lib/netlock, or ~/.local/state/netlock for other users)"},
+		{Name: KeyInitState, Type: config.Bool, Default: false, Flag: "init", Usage: "first start of a new server: create its state file (refused if it exists)"},
+		{Name: KeySkipRestartGrace, Type: config.Bool, Default: false, Flag: "unsafe-skip-restart-grace", Usage: "UNSAFE: grant at once after a restart, though leases granted before it may still run"},
 		{Name: KeyTakeoverEpoch, Type: config.Uint, Default: uint64(0), Flag: "takeover-epoch", Usage: "epoch of the server whose locks this one takes over (tokens start above it)"},
 		{Name: KeyStandby, Type: config.Bool, Default: false, Flag: "standby", Usage: "start as a standby: grant nothing until the controller's takeover"},
 		{Name: KeyControllerLease, Type: config.Duration, Default: time.Duration(0), Flag: "controller-lease", Usage: "grant only while the controller's last ping is younger than this (0: no fencing)", Check: config.NonNegative},
@@ -124,12 +157,12 @@ func atLeastMicro(v any) error {
 	return nil
 }
 
-// ConfigFromValues builds a Config from values loaded with ConfigSchema (file, environment and
+// ConfigFromValues builds a lockserver.Config from values loaded with ConfigSchema (file, environment and
 // flags already merged) and checks what no single key can: the max lease against the default, the
 // rack key's syntax and its two sources, the peers, the quotas. Errors name the key and where its
 // value came from. No socket is bound.
-func ConfigFromValues(v *config.Values) (Config, error) {
-	var c Config
+func ConfigFromValues(v *config.Values) (lockserver.Config, error) {
+	var c lockserver.Config
 	c.Listen = v.String(KeyListen)
 	c.Shards, c.Sockets, c.Batch = v.Int(KeyShards), v.Int(KeySockets), v.Int(KeyBatch)
 	c.SweepInterval, c.TakeoverGrace = v.Duration(KeySweep), v.Duration(KeyTakeover)
@@ -138,14 +171,14 @@ func ConfigFromValues(v *config.Values) (Config, error) {
 	c.Core.MaxBuffered, c.Core.IdleRetention = v.Int(KeyMaxBuffered), v.Duration(KeyIdleRetention)
 	c.Core.DefaultQuota = lockcore.Quota{MaxOutstanding: v.Int(KeyDefaultOut), MaxRate: v.Int(KeyDefaultRate)}
 	if c.Core.MaxLease < c.Core.DefaultLease {
-		return Config{}, v.Errorf(KeyMaxLease, "%v is below %s %v", c.Core.MaxLease, KeyLease, c.Core.DefaultLease)
+		return lockserver.Config{}, v.Errorf(KeyMaxLease, "%v is below %s %v", c.Core.MaxLease, KeyLease, c.Core.DefaultLease)
 	}
 	if c.Core.MaxLease/time.Microsecond > math.MaxUint32 {
-		return Config{}, v.Errorf(KeyMaxLease, "%v does not fit the protocol's 32-bit µs lease field", c.Core.MaxLease)
+		return lockserver.Config{}, v.Errorf(KeyMaxLease, "%v does not fit the protocol's 32-bit µs lease field", c.Core.MaxLease)
 	}
 	var err error
 	if c.Core.Quotas, err = getQuotas(v); err != nil {
-		return Config{}, err
+		return lockserver.Config{}, err
 	}
 	if v.Bool(KeyRDMA) {
 		c.RDMA.Locks, c.RDMA.Listen = v.Int(KeyRDMALocks), v.String(KeyRDMAListen)
@@ -153,67 +186,42 @@ func ConfigFromValues(v *config.Values) (Config, error) {
 		c.RDMA.RW = rma.TableParams{Counters: v.Int(KeyRDMACounters), TL: [2]int{v.Int(KeyRDMATLMachine), v.Int(KeyRDMATLNode)},
 			TR: v.Int(KeyRDMATR)}
 	}
-	if c.RackKey, err = getRackKey(v); err != nil {
-		return Config{}, err
+	if c.RackKey, err = config.RackKey(v, KeyRackKey, KeyRackKeyFile); err != nil {
+		return lockserver.Config{}, err
 	}
-	c.Peers = Peers{Switches: v.Strings(KeySwitches), Controllers: v.Strings(KeyControllers),
+	c.Peers = lockserver.Peers{Switches: v.Strings(KeySwitches), Controllers: v.Strings(KeyControllers),
 		RDMANodes: v.Strings(KeyRDMANodes)}
 	for key, list := range map[string][]string{KeySwitches: c.Peers.Switches, KeyControllers: c.Peers.Controllers,
 		KeyRDMANodes: c.Peers.RDMANodes} {
-		if _, err := parsePeers(key, list); err != nil {
-			return Config{}, v.Errorf(key, "%v", err)
+		if err := srvcore.ParsePeers(key, list); err != nil {
+			return lockserver.Config{}, v.Errorf(key, "%v", err)
 		}
 	}
-	c.StateFile = v.String(KeyStateFile)
-	c.Standby, c.ControllerLease = v.Bool(KeyStandby), v.Duration(KeyControllerLease)
-	if c.TakeoverEpoch = v.Uint(KeyTakeoverEpoch); c.TakeoverEpoch >= MaxEpoch {
-		return Config{}, v.Errorf(KeyTakeoverEpoch, "%d: must be below %d", c.TakeoverEpoch, uint64(MaxEpoch))
+	if c.StateFile = v.String(KeyStateFile); c.StateFile == "" {
+		c.StateFile = DefaultStateFile(c.Listen)
 	}
-	if err := c.validate(); err != nil {
-		return Config{}, fmt.Errorf("config: %w", err)
+	c.InitState, c.UnsafeSkipRestartGrace = v.Bool(KeyInitState), v.Bool(KeySkipRestartGrace)
+	c.Standby, c.ControllerLease = v.Bool(KeyStandby), v.Duration(KeyControllerLease)
+	if c.TakeoverEpoch = v.Uint(KeyTakeoverEpoch); c.TakeoverEpoch >= wire.MaxEpoch {
+		return lockserver.Config{}, v.Errorf(KeyTakeoverEpoch, "%d: must be below %d", c.TakeoverEpoch, uint64(wire.MaxEpoch))
+	}
+	if err := c.Validate(); err != nil {
+		return lockserver.Config{}, fmt.Errorf("config: %w", err)
 	}
 	if _, err := lockcore.New(c.Core); err != nil {
-		return Config{}, fmt.Errorf("config: %w", err)
+		return lockserver.Config{}, fmt.Errorf("config: %w", err)
 	}
 	return c, nil
 }
 
 // ParseConfig reads a config file's content in format ("yaml", "toml", "json") over the
 // defaults, strictly, without environment or flags.
-func ParseConfig(data []byte, format string) (Config, error) {
+func ParseConfig(data []byte, format string) (lockserver.Config, error) {
 	v, err := ConfigSchema().LoadBytes(data, format)
 	if err != nil {
-		return Config{}, err
+		return lockserver.Config{}, err
 	}
 	return ConfigFromValues(v)
-}
-
-// getRackKey reads the rack key from KeyRackKey or the file named by KeyRackKeyFile. Errors never
-// contain the key's text.
-func getRackKey(v *config.Values) (RackKey, error) {
-	text, file := v.String(KeyRackKey), v.String(KeyRackKeyFile)
-	switch {
-	case text != "" && file != "":
-		return 0, v.Errorf(KeyRackKeyFile, "set %s or %s, not both (%s comes from %s)", KeyRackKey, KeyRackKeyFile,
-			KeyRackKey, v.Source(KeyRackKey))
-	case file != "":
-		b, err := os.ReadFile(file)
-		if err != nil {
-			return 0, v.Errorf(KeyRackKeyFile, "%v", err)
-		}
-		k, err := ParseRackKey(string(b))
-		if err != nil {
-			return 0, v.Errorf(KeyRackKeyFile, "%s: %v", file, err)
-		}
-		return k, nil
-	case text != "":
-		k, err := ParseRackKey(text)
-		if err != nil {
-			return 0, v.Errorf(KeyRackKey, "%v", err)
-		}
-		return k, nil
-	}
-	return 0, nil
 }
 
 // getQuotas reads the per-tenant quotas: a section from tenant id to {max_outstanding, max_rate}.

@@ -1,4 +1,4 @@
-package wire_test
+package layer_test
 
 import (
 	"bytes"
@@ -16,7 +16,7 @@ import (
 )
 
 // dissector is the Lua dissector, relative to this package's directory (where go test runs).
-var dissector = filepath.Join("wireshark", "netlock.lua")
+var dissector = filepath.Join("..", "wireshark", "netlock.lua")
 
 // tsharkFields are the dissector's fields the test reads back with tshark -T fields, in order.
 var tsharkFields = []string{
