@@ -36,11 +36,16 @@ var (
 	clientAddr = netip.MustParseAddrPort("127.0.0.1:40001")
 	serverAddr = netip.MustParseAddrPort("127.0.0.2:8888")
 	switchAddr = netip.MustParseAddrPort("127.0.0.3:8888")
+	ctlAddr    = netip.MustParseAddrPort("127.0.0.4:7000")
 )
 
 // sampleCapture is a short conversation that uses every op, both modes, every flag, reject
 // reasons, admin sub-operations, a trailer and malformed packets. testdata/sample.pcap holds it.
 func sampleCapture() []capturePacket {
+	key := []byte{0x6e, 0x65, 0x74, 0x6c, 0x6f, 0x63, 0x6b, 0x21}
+	var statsBody []byte
+	statsBody = wire.AppendLockStat(statsBody, wire.LockStat{Lock: 7, Requests: 1200, Overflows: 30, Depth: 9, Declared: 16})
+	statsBody = wire.AppendLockStat(statsBody, wire.LockStat{Lock: 8, Requests: 5})
 	acq := &wire.Fields{Op: wire.OpAcquire, Mode: wire.Exclusive, Lock: 42, Txn: 1001, Tenant: 3,
 		Priority: 1, Timestamp: 1_700_000_000_000_000_000, LeaseMicros: 250_000}
 	return []capturePacket{
@@ -70,6 +75,23 @@ func sampleCapture() []capturePacket {
 			Flags: wire.FlagReply, Slots: 2}},
 		{src: clientAddr, dst: serverAddr, fields: &wire.Fields{Op: wire.OpAcquire, Mode: wire.Exclusive,
 			Lock: 44, Txn: 1004}, trailer: []byte("one-RTT payload")},
+		// The control plane's sub-operations, with the rack key after the header.
+		{src: ctlAddr, dst: serverAddr, fields: &wire.Fields{Op: wire.OpAdmin, Status: wire.AdminTokenFloor, Lock: 7,
+			Txn: 5001, Token: 1 << 41}, trailer: key},
+		{src: ctlAddr, dst: serverAddr, fields: &wire.Fields{Op: wire.OpAdmin, Status: wire.AdminYield, Lock: 7, Txn: 5002,
+			Timestamp: 3}, trailer: key},
+		{src: serverAddr, dst: ctlAddr, fields: &wire.Fields{Op: wire.OpAdmin, Status: wire.AdminAdopt,
+			Flags: wire.FlagReply, Lock: 7, Txn: 5003, Token: 1<<41 + 9, LeaseMicros: 2, Slots: 1}, trailer: key},
+		{src: serverAddr, dst: ctlAddr, fields: &wire.Fields{Op: wire.OpAdmin, Status: wire.AdminStats,
+			Flags: wire.FlagReply, Txn: 5004, Token: 1_000_000_000, Slots: 2},
+			trailer: append(append(append([]byte(nil), key...), statsBody...), "x"...)},
+		{src: ctlAddr, dst: serverAddr, fields: &wire.Fields{Op: wire.OpAdmin, Status: wire.AdminTakeover, Txn: 5005,
+			Token: 3, LeaseMicros: 2_000_000}, trailer: key},
+		{src: serverAddr, dst: ctlAddr, fields: &wire.Fields{Op: wire.OpAdmin, Status: wire.AdminResidents,
+			Flags: wire.FlagReply, Txn: 5006, Slots: 3}, trailer: append(append([]byte(nil), key...), 0, 0, 0, 7, 0, 0, 0, 9,
+			0, 1, 0, 0)},
+		{src: ctlAddr, dst: switchAddr, fields: &wire.Fields{Op: wire.OpAdmin, Status: wire.AdminSwitchProbe, Lock: 7,
+			Txn: 5007}, trailer: key},
 		{src: serverAddr, dst: clientAddr, fields: &wire.Fields{Op: wire.OpGrant, Mode: wire.Exclusive,
 			Flags: 0xff, Status: 200, Priority: 255, Tenant: math.MaxUint16, Lock: math.MaxUint32,
 			Txn: math.MaxUint64, Token: math.MaxUint64, Timestamp: math.MaxUint64,
