@@ -1,8 +1,9 @@
 package lockserver
 
 import (
-	"github.com/netlock-go/netlock/lockserver/srvcore"
 	"strings"
+
+	"github.com/netlock-go/netlock/lockserver/srvcore"
 
 	"github.com/prometheus/client_golang/prometheus"
 

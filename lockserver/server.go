@@ -78,8 +78,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/netlock-go/netlock/internal/clock"
-	"github.com/netlock-go/netlock/lockserver/srvcore"
 	"log/slog"
 	"net"
 	"net/netip"
@@ -87,6 +85,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/netlock-go/netlock/internal/clock"
+	"github.com/netlock-go/netlock/lockserver/srvcore"
 
 	"github.com/prometheus/client_golang/prometheus"
 

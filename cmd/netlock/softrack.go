@@ -2,12 +2,13 @@ package main
 
 import (
 	"fmt"
-	"github.com/netlock-go/netlock/bmv2/engine"
 	"io"
 	"log/slog"
 	"os"
 	"strings"
 	"time"
+
+	"github.com/netlock-go/netlock/bmv2/engine"
 
 	"github.com/spf13/cobra"
 

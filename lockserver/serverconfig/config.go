@@ -6,15 +6,16 @@ package serverconfig
 
 import (
 	"fmt"
-	"github.com/netlock-go/netlock/lockserver"
-	"github.com/netlock-go/netlock/lockserver/srvcore"
-	"github.com/netlock-go/netlock/wire"
 	"math"
 	"net"
 	"os"
 	"path/filepath"
 	"strconv"
 	"time"
+
+	"github.com/netlock-go/netlock/lockserver"
+	"github.com/netlock-go/netlock/lockserver/srvcore"
+	"github.com/netlock-go/netlock/wire"
 
 	"github.com/netlock-go/netlock/internal/config"
 	"github.com/netlock-go/netlock/lockcore"

@@ -1,13 +1,14 @@
 package serverconfig
 
 import (
-	"github.com/netlock-go/netlock/lockserver"
-	"github.com/netlock-go/netlock/rdma/rma"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/netlock-go/netlock/lockserver"
+	"github.com/netlock-go/netlock/rdma/rma"
 
 	"github.com/netlock-go/netlock/lockcore"
 )

@@ -286,7 +286,8 @@ func rackConfig(m ctlcore.Mutation) softrack.Config {
 	return softrack.Config{Clients: 4, Standbys: true, Backup: true, Sockets: 2, Shards: 2, Generated: netlockgen.NetlockPipeline,
 		Lease: time.Second, MaxLease: 2 * time.Second, ServerLease: 2 * time.Second, AdminTimeout: time.Second,
 		Controller: ctlcore.Config{AllocPeriod: 150 * time.Millisecond, SweepPeriod: 50 * time.Millisecond,
-			PingPeriod: 100 * time.Millisecond, DeadAfter: 8, Hysteresis: 0.3, MaxRegion: 8, Mutation: m}}
+			PingPeriod: 100 * time.Millisecond, DeadAfter: 8, Hysteresis: 0.3, MaxRegion: 8,
+			TestingKnobs: ctlcore.TestingKnobs{Mutation: m}}}
 }
 
 func rackSeed(t *testing.T) uint64 {

@@ -15,11 +15,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/netlock-go/netlock/bmv2/engine"
 	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/netlock-go/netlock/bmv2/engine"
 
 	"github.com/netlock-go/netlock/client"
 	"github.com/netlock-go/netlock/controlplane/ctlcore"

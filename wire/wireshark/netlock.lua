@@ -49,6 +49,8 @@ local status_names = {
     [6] = "shutdown",
     [7] = "queue-full",
     [8] = "bad-request",
+    [9] = "overloaded",
+    [10] = "wait-expired",
 }
 
 local admin_names = {
