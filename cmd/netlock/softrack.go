@@ -54,7 +54,7 @@ Prints Markdown.`,
 			if err != nil {
 				return fmt.Errorf("--pipeline: %w", err)
 			}
-			cfg.Pipeline = pl
+			cfg.Pipeline, cfg.Generated = pl, netlockPipeline
 			cc := func(s alloc.Strategy, n int) ctlcore.Config {
 				return ctlcore.Config{Strategy: s, Slots: n, Seed: cfg.Seed, AllocPeriod: period}
 			}

@@ -58,8 +58,10 @@ type Config struct {
 	// (to Log, level warn) each acquisition that took at least this long (a diagnosis of stalls).
 	SlowAcquire time.Duration
 	// Pipeline is what runs p4/netlock.p4 in the racks' switches (softrack.Config.Pipeline):
-	// auto (the generated Go pipeline when the binary links it), interp or gen.
-	Pipeline engine.Pipeline
+	// auto (Generated when set, else the interpreter), interp or gen; Generated is the
+	// generated pipeline auto and gen run (softrack.Config.Generated).
+	Pipeline  engine.Pipeline
+	Generated engine.Generated
 }
 
 func (c *Config) defaults() error {
@@ -171,7 +173,7 @@ func startBenchRack(ctx context.Context, cfg Config, v Variant, standbys bool) (
 		cc.AllocPeriod = 24 * time.Hour
 	}
 	r, err := softrack.Start(ctx, softrack.Config{Clients: cfg.Clients, Controller: cc, Lease: cfg.Lease, Log: cfg.Log,
-		Standbys: standbys, ServerLease: cfg.ServerLease, Pipeline: cfg.Pipeline})
+		Standbys: standbys, ServerLease: cfg.ServerLease, Pipeline: cfg.Pipeline, Generated: cfg.Generated})
 	if err != nil {
 		return nil, fmt.Errorf("softfig: %s: %w", v.Name, err)
 	}
