@@ -46,7 +46,8 @@
 //     customers; a relabelling), a customer's last order is its loaded one, Delivery's oldest
 //     new order of a district is one row per district (concurrent Deliveries of a district conflict
 //     on it, as on the row they would both delete) and the order it delivers one of the loaded
-//     undelivered ones (2101..3000), Stock-Level's last 20 orders are the loaded 2981..3000, new
+//     undelivered ones (2101..3000), Stock-Level's last 20 orders are 20 consecutive loaded ones
+//     from a random start (the real window moves with each New-Order of the district), new
 //     orders and history rows get fresh row numbers (unique per terminal and sequence, hashed),
 //     and a loaded order's line count and items are hashes of the run seed (5..15 lines, items
 //     NURand-distributed). ITEM is one table for all warehouses (DSLR keeps a copy of its locks per
@@ -58,6 +59,8 @@
 // Order-Status, Delivery of one district, Stock-Level of one order line and stock row 0, and the
 // warehouse drawn per transaction among all W (DSLR's local warehouse; its lock-manager node,
 // which also carries Payment's remote customer, is not in the lock id NetLock's client sends).
+// [DSLRNURand] is the same lock set with the specification's NURand draws of customers and items,
+// for the audit (does skew alone explain the paper's switch share?).
 //
 // # Lock ids
 //

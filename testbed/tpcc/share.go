@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"io"
-	"math"
 	"slices"
 
 	"github.com/netlock-go/netlock/alloc"
@@ -112,23 +111,56 @@ func (tr *Trace) Demands() []Demand {
 // switch grants (1 for a lock with a slot for every possible waiter; s_i/c_i for one with s_i of
 // its c_i slots: the rest overflow to a lock server, alloc's model). Locks not in it are the
 // servers'.
-type Alloc map[uint32]float64
+type Alloc struct {
+	frac  map[uint32]float64
+	slots int
+}
 
-// Allocate places the trace's locks in a switch of slots queue slots holding at most maxLocks
-// locks (0: no limit; netlock.p4 has 16384, NetLock's Tofino program 55000), with the paper's
-// knapsack (alloc.Knapsack: rate r_i = requests, contention c_i = terminals) or its random
-// strawman (alloc.Random with seed). When more than maxLocks locks get slots, the knapsack keeps
-// those of the highest r_i/c_i and the random strategy a random subset.
-func Allocate(ds []Demand, slots, maxLocks int, s alloc.Strategy, seed uint64) Alloc {
+// NewAlloc returns the allocation of the given fractions (each in (0, 1]) using slots slots.
+func NewAlloc(frac map[uint32]float64, slots int) Alloc { return Alloc{frac: frac, slots: slots} }
+
+// Fraction is the share of lock's requests the switch grants.
+func (a Alloc) Fraction(lock uint32) float64 { return a.frac[lock] }
+
+// Locks is the number of switch-resident locks and Slots the slots they use.
+func (a Alloc) Locks() int { return len(a.frac) }
+func (a Alloc) Slots() int { return a.slots }
+
+// AllocConfig configures Allocate.
+type AllocConfig struct {
+	// Slots is the switch's queue slots (NetLock's Tofino program: 100 000 in the paper's text,
+	// 130 000 in its code; netlock.p4 here: 32 768).
+	Slots int
+	// MaxLocks bounds the switch-resident locks (0: no limit; NetLock's Tofino program 55 000,
+	// netlock.p4 16 384). When more get slots, the knapsack keeps those of the highest r_i/c_i and
+	// the random strategy a random subset.
+	MaxLocks int
+	// MaxContention, if > 0, caps a lock's contention c_i (the slots that serve all its
+	// requests): the terminals that ask for a lock bound how many of its requests can wait at
+	// once, but fewer may ever do.
+	MaxContention int
+	// Strategy is alloc.StrategyKnapsack (the paper's, Algorithm 3) or alloc.StrategyRandom
+	// (Figure 13's strawman), seeded by Seed.
+	Strategy alloc.Strategy
+	Seed     uint64
+}
+
+// Allocate places the demands' locks in a switch: rate r_i = requests, contention c_i =
+// terminals (capped by MaxContention), alloc.Knapsack or alloc.Random over Slots slots.
+func Allocate(ds []Demand, c AllocConfig) Alloc {
 	items := make([]alloc.Item, len(ds))
 	for i, d := range ds {
-		items[i] = alloc.Item{Lock: d.Lock, Rate: float64(d.Requests), Contention: max(1, d.Terminals)}
+		ct := max(1, d.Terminals)
+		if c.MaxContention > 0 {
+			ct = min(ct, c.MaxContention)
+		}
+		items[i] = alloc.Item{Lock: d.Lock, Rate: float64(d.Requests), Contention: ct}
 	}
 	var got []int
-	if s == alloc.StrategyRandom {
-		got = alloc.Random(items, slots, seed)
+	if c.Strategy == alloc.StrategyRandom {
+		got = alloc.Random(items, c.Slots, c.Seed)
 	} else {
-		got = alloc.Knapsack(items, slots, 0)
+		got = alloc.Knapsack(items, c.Slots, 0)
 	}
 	var in []int
 	for i, n := range got {
@@ -136,30 +168,20 @@ func Allocate(ds []Demand, slots, maxLocks int, s alloc.Strategy, seed uint64) A
 			in = append(in, i)
 		}
 	}
-	if maxLocks > 0 && len(in) > maxLocks {
+	if c.MaxLocks > 0 && len(in) > c.MaxLocks {
 		key := func(i int) float64 { return items[i].Rate / float64(items[i].Contention) }
-		if s == alloc.StrategyRandom {
-			key = func(i int) float64 { return float64(mix(seed ^ uint64(items[i].Lock))) }
+		if c.Strategy == alloc.StrategyRandom {
+			key = func(i int) float64 { return float64(mix(c.Seed ^ uint64(items[i].Lock))) }
 		}
 		slices.SortStableFunc(in, func(a, b int) int { return cmp.Compare(key(b), key(a)) })
-		in = in[:maxLocks]
+		in = in[:c.MaxLocks]
 	}
-	a := make(Alloc, len(in))
+	a := Alloc{frac: make(map[uint32]float64, len(in))}
 	for _, i := range in {
-		a[items[i].Lock] = float64(min(got[i], items[i].Contention)) / float64(items[i].Contention)
+		a.frac[items[i].Lock] = float64(min(got[i], items[i].Contention)) / float64(items[i].Contention)
+		a.slots += min(got[i], items[i].Contention)
 	}
 	return a
-}
-
-// Slots is the number of switch slots a uses, given the demands it was made from.
-func (a Alloc) Slots(ds []Demand) int {
-	n := 0
-	for _, d := range ds {
-		if f, ok := a[d.Lock]; ok {
-			n += int(math.Round(f * float64(max(1, d.Terminals))))
-		}
-	}
-	return n
 }
 
 // Share is what a switch allocation does for a trace.
@@ -177,11 +199,11 @@ type Share struct {
 
 // Analyze measures the switch share of a trace under an allocation.
 func Analyze(tr *Trace, a Alloc) Share {
-	s := Share{Txns: tr.Txns(), Requests: tr.Requests(), Locks: len(a)}
+	s := Share{Txns: tr.Txns(), Requests: tr.Requests(), Locks: a.Locks()}
 	for i := range tr.term {
 		whole := 1.0
 		for _, l := range tr.locks[tr.off[i]:tr.off[i+1]] {
-			f := a[l]
+			f := a.frac[l]
 			s.Switch += f
 			whole *= f
 		}

@@ -21,7 +21,7 @@ func TestAnalyzeSynthetic(t *testing.T) {
 	tr.Add(1, []uint32{A})
 	tr.Add(0, []uint32{B, C})
 	tr.Add(2, []uint32{A, C})
-	s := Analyze(&tr, Alloc{A: 1, C: 0.5})
+	s := Analyze(&tr, NewAlloc(map[uint32]float64{A: 1, C: 0.5}, 3))
 	if s.Txns != 4 || s.Requests != 7 || !near(s.Switch, 4) || !near(s.S, 4.0/7) || !near(s.Whole, 1.5/4) || s.Locks != 2 {
 		t.Fatalf("share %+v", s)
 	}
@@ -38,7 +38,7 @@ func TestAnalyzeSynthetic(t *testing.T) {
 	if got := s.LatencyBound(0, false); !near(got, s.ServerBound()) {
 		t.Errorf("free switch grants: latency bound %v, want the server bound %v", got, s.ServerBound())
 	}
-	base := Analyze(&tr, Alloc{B: 1})
+	base := Analyze(&tr, NewAlloc(map[uint32]float64{B: 1}, 1))
 	if !near(base.S, 2.0/7) || !near(s.ServerBoundOver(base), (5.0/7)/(3.0/7)) {
 		t.Errorf("base %+v, over %v", base, s.ServerBoundOver(base))
 	}
@@ -46,7 +46,7 @@ func TestAnalyzeSynthetic(t *testing.T) {
 	if z := Analyze(&tr, Alloc{}); z.S != 0 || z.ServerBound() != 1 || z.LatencyBound(0.5, true) != 1 {
 		t.Errorf("empty allocation: %+v", z)
 	}
-	if f := Analyze(&tr, Alloc{A: 1, B: 1, C: 1}); f.S != 1 || !math.IsInf(f.ServerBound(), 1) || f.Whole != 1 {
+	if f := Analyze(&tr, NewAlloc(map[uint32]float64{A: 1, B: 1, C: 1}, 3)); f.S != 1 || !math.IsInf(f.ServerBound(), 1) || f.Whole != 1 {
 		t.Errorf("full allocation: %+v", f)
 	}
 	var buf bytes.Buffer
@@ -68,32 +68,36 @@ func TestAllocateSynthetic(t *testing.T) {
 	if len(ds) != 101 || ds[100].Lock != H || ds[100].Requests != 100 || ds[100].Terminals != 4 || ds[0].Terminals != 1 {
 		t.Fatalf("demands %v", ds[len(ds)-2:])
 	}
-	a := Allocate(ds, 6, 0, alloc.StrategyKnapsack, 0)
-	if a[H] != 1 || len(a) != 3 || a.Slots(ds) != 6 {
+	a := Allocate(ds, AllocConfig{Slots: 6})
+	if a.Fraction(H) != 1 || a.Locks() != 3 || a.Slots() != 6 {
 		t.Fatalf("knapsack over 6 slots: %v", a)
 	}
 	if s := Analyze(&tr, a); !near(s.S, 102.0/200) {
 		t.Errorf("knapsack share %v, want 102/200", s.S)
 	}
-	if a := Allocate(ds, 2, 0, alloc.StrategyKnapsack, 0); a[H] != 0.5 || len(a) != 1 {
+	if a := Allocate(ds, AllocConfig{Slots: 2}); a.Fraction(H) != 0.5 || a.Locks() != 1 {
 		t.Errorf("knapsack over 2 slots: %v, want half of H", a)
 	}
-	if a := Allocate(ds, 6, 1, alloc.StrategyKnapsack, 0); len(a) != 1 || a[H] != 1 {
+	if a := Allocate(ds, AllocConfig{Slots: 6, MaxLocks: 1}); a.Locks() != 1 || a.Fraction(H) != 1 {
 		t.Errorf("knapsack with one lock: %v", a)
 	}
 	// Negative control: random allocation over the same slots misses H for most seeds.
 	missed := 0
 	for seed := range uint64(50) {
-		r := Allocate(ds, 6, 0, alloc.StrategyRandom, seed)
-		if r.Slots(ds) > 6 {
-			t.Fatalf("random uses %d slots", r.Slots(ds))
+		r := Allocate(ds, AllocConfig{Slots: 6, Strategy: alloc.StrategyRandom, Seed: seed})
+		if r.Slots() > 6 {
+			t.Fatalf("random uses %d slots", r.Slots())
 		}
-		if r[H] == 0 {
+		if r.Fraction(H) == 0 {
 			missed++
 		}
 	}
 	if missed < 25 {
 		t.Errorf("random allocation found the hot lock in %d of 50 seeds", 50-missed)
+	}
+	// A contention cap of 2: H needs 2 slots, then 4 cold locks fit.
+	if a := Allocate(ds, AllocConfig{Slots: 6, MaxContention: 2}); a.Fraction(H) != 1 || a.Locks() != 5 {
+		t.Errorf("knapsack with contention capped at 2: %d locks, H %v", a.Locks(), a.Fraction(H))
 	}
 }
 

@@ -105,6 +105,8 @@ const (
 	Spec Profile = iota
 	// DSLRTrace: DSLR's generator as NetLock's traces recorded it.
 	DSLRTrace
+	// DSLRNURand: DSLRTrace with the specification's NURand draws of customers and items.
+	DSLRNURand
 )
 
 func (p Profile) String() string {
@@ -113,18 +115,23 @@ func (p Profile) String() string {
 		return "spec"
 	case DSLRTrace:
 		return "dslr-trace"
+	case DSLRNURand:
+		return "dslr-nurand"
 	}
 	return fmt.Sprintf("Profile(%d)", uint8(p))
 }
 
-// ParseProfile parses "spec" or "dslr-trace".
+// Profiles lists the profiles.
+var Profiles = []Profile{Spec, DSLRTrace, DSLRNURand}
+
+// ParseProfile parses a profile's name.
 func ParseProfile(s string) (Profile, error) {
-	for _, p := range []Profile{Spec, DSLRTrace} {
+	for _, p := range Profiles {
 		if p.String() == s {
 			return p, nil
 		}
 	}
-	return 0, fmt.Errorf("tpcc: profile %q: want spec or dslr-trace", s)
+	return 0, fmt.Errorf("tpcc: profile %q: want spec, dslr-trace or dslr-nurand", s)
 }
 
 // Order is the order in which a transaction lists (and takes) its locks.
@@ -232,7 +239,7 @@ func New(cfg Config) (*Workload, error) {
 	switch {
 	case cfg.Warehouses < 1 || cfg.Warehouses > MaxWarehouses:
 		return nil, fmt.Errorf("tpcc: %d warehouses: want 1..%d", cfg.Warehouses, MaxWarehouses)
-	case cfg.Profile > DSLRTrace:
+	case cfg.Profile > DSLRNURand:
 		return nil, fmt.Errorf("tpcc: %v", cfg.Profile)
 	case cfg.Order > ClientOrder:
 		return nil, fmt.Errorf("tpcc: %v", cfg.Order)
@@ -379,7 +386,7 @@ func (t *Terminal) Next(tx *Txn) {
 			}
 			v -= Mix[k]
 		}
-		if t.wl.cfg.Profile == DSLRTrace {
+			if t.wl.cfg.Profile != Spec {
 			t.dslr(tx)
 		} else {
 			switch tx.Kind {
@@ -556,8 +563,10 @@ func (t *Terminal) deliver(tx *Txn, d int) {
 }
 
 // stockLevel is clause 2.8 on the terminal's district: the district is locked (shared, held to
-// commit, as DSLR does); the lines of its last 20 orders (the loaded 2981..3000) and the stock
-// rows of their items are read committed (Reads), each line then its item's stock row.
+// commit, as DSLR does); the lines of its last 20 orders (20 consecutive loaded orders from a
+// random start: the real window moves with every New-Order of the district, so a given line is
+// read by few Stock-Levels) and the stock rows of their items are read committed (Reads), each
+// line then its item's stock row.
 func (t *Terminal) stockLevel(tx *Txn) {
 	w, d := t.home, t.district
 	tx.District = d
@@ -571,7 +580,8 @@ func (t *Terminal) stockLevel(tx *Txn) {
 			tx.Reads = append(tx.Reads, client.LockSpec{Lock: id, Mode: wire.Shared})
 		}
 	}
-	for o := loadedOrders - stockLevelOrders + 1; o <= loadedOrders; o++ {
+	first := 1 + t.r.IntN(loadedOrders-stockLevelOrders+1)
+	for o := first; o < first+stockLevelOrders; o++ {
 		for l := 1; l <= t.wl.orderLines(w, d, o); l++ {
 			read(TableOrderLine, lineRow(d, o, l))
 			read(TableStock, t.wl.lineItem(w, d, o, l)-1)
@@ -582,17 +592,34 @@ func (t *Terminal) stockLevel(tx *Txn) {
 // dslr is DSLR's tpcc_lock_gen.cc (no_tablelock variant) as NetLock's traces hold it: the
 // warehouse is drawn per transaction, the rows are DSLR's object indices within their table
 // (customer, order, new-order, order-line and history rows keyed by the customer number
-// 0..29999), draws are uniform.
+// 0..29999), draws are uniform (DSLRNURand: customers NURand(1023, 1, 3000) in a uniform
+// district, items NURand(8191, 1, 100000)).
 func (t *Terminal) dslr(tx *Txn) {
 	r := t.r
 	w := r.IntN(t.wl.cfg.Warehouses)
 	tx.Home = w
 	const cust = Districts * CustomersPerDistrict
+	nu := t.wl.cfg.Profile == DSLRNURand
+	customer := func(d int) int {
+		if nu {
+			return d*CustomersPerDistrict + t.custID() - 1
+		}
+		return d*CustomersPerDistrict + r.IntN(CustomersPerDistrict)
+	}
+	anyCustomer := func() int {
+		if nu {
+			return customer(r.IntN(Districts))
+		}
+		return r.IntN(cust)
+	}
 	switch tx.Kind {
 	case NewOrder:
 		d := r.IntN(Districts)
-		c := d*CustomersPerDistrict + r.IntN(CustomersPerDistrict)
+		c := customer(d)
 		i := r.IntN(Items)
+		if nu {
+			i = t.itemID() - 1
+		}
 		tx.Lines = 1
 		t.add(tx, TableWarehouse, w, 0, wire.Shared)
 		t.add(tx, TableDistrict, w, d, wire.Exclusive)
@@ -610,14 +637,14 @@ func (t *Terminal) dslr(tx *Txn) {
 			_ = r.IntN(t.wl.cfg.Warehouses) // DSLR's remote node: not in the lock id
 			tx.Remote = true
 		}
-		c1 := r.IntN(cust)
+		c1 := anyCustomer()
 		t.add(tx, TableWarehouse, w, 0, wire.Exclusive)
 		t.add(tx, TableDistrict, w, d, wire.Exclusive)
 		if y <= 60 {
 			tx.ByName = true
-			c2 := r.IntN(cust)
+			c2 := anyCustomer()
 			for c2 == c1 {
-				c2 = r.IntN(cust)
+				c2 = anyCustomer()
 			}
 			t.add(tx, TableCustomer, w, c1, wire.Exclusive)
 			t.add(tx, TableCustomer, w, c2, wire.Exclusive)
@@ -629,12 +656,12 @@ func (t *Terminal) dslr(tx *Txn) {
 		}
 	case OrderStatus:
 		y := 1 + r.IntN(100)
-		c := r.IntN(cust)
+		c := anyCustomer()
 		if y <= 40 {
 			tx.ByName = true
-			c2 := r.IntN(cust)
+			c2 := anyCustomer()
 			for c2 == c {
-				c2 = r.IntN(cust)
+				c2 = anyCustomer()
 			}
 			t.add(tx, TableCustomer, w, c, wire.Shared)
 			t.add(tx, TableCustomer, w, c2, wire.Shared)

@@ -56,7 +56,7 @@ func TestConfigErrors(t *testing.T) {
 			t.Errorf("New(%+v) accepted it", cfg)
 		}
 	}
-	for _, s := range []string{"spec", "dslr-trace"} {
+	for _, s := range []string{"spec", "dslr-trace", "dslr-nurand"} {
 		if p, err := ParseProfile(s); err != nil || p.String() != s {
 			t.Errorf("ParseProfile(%q) = %v, %v", s, p, err)
 		}
@@ -76,7 +76,7 @@ func TestConfigErrors(t *testing.T) {
 // its seed; another terminal seed draws others; Ordered and ClientOrder draw the same locks.
 func TestDeterministic(t *testing.T) {
 	seed := testSeed(t)
-	for _, p := range []Profile{Spec, DSLRTrace} {
+	for _, p := range Profiles {
 		wl := mustNew(t, Config{Warehouses: 4, Profile: p, Seed: seed})
 		a, b := draw(wl, 3, seed+1, 300), draw(mustNew(t, Config{Warehouses: 4, Profile: p, Seed: seed}), 3, seed+1, 300)
 		c := draw(wl, 3, seed+2, 300)
@@ -482,7 +482,13 @@ func TestOneWarehouse(t *testing.T) {
 func TestDSLRTraceLockSets(t *testing.T) {
 	seed := testSeed(t)
 	const W = 5
-	wl := mustNew(t, Config{Warehouses: W, Profile: DSLRTrace, Order: ClientOrder, Seed: seed})
+	for _, p := range []Profile{DSLRTrace, DSLRNURand} {
+		testDSLRLockSets(t, mustNew(t, Config{Warehouses: W, Profile: p, Order: ClientOrder, Seed: seed}), seed)
+	}
+}
+
+func testDSLRLockSets(t *testing.T, wl *Workload, seed uint64) {
+	const W = 5
 	wh := make([]float64, W)
 	for _, tx := range draw(wl, 2, seed, 50000) {
 		wh[tx.Home]++
@@ -548,6 +554,41 @@ func TestConcurrentTerminals(t *testing.T) {
 			if !slices.Equal(got[i][j].Locks, want[i][j].Locks) {
 				t.Fatalf("terminal %d txn %d differs when run concurrently", i, j)
 			}
+		}
+	}
+}
+
+// TestDSLRDraws: DSLRTrace draws New-Order's customer uniformly, DSLRNURand by NURand(1023, 1,
+// 3000) with the run's C_ID; each is rejected against the other's distribution.
+func TestDSLRDraws(t *testing.T) {
+	seed := testSeed(t)
+	uni := make([]float64, CustomersPerDistrict)
+	for i := range uni {
+		uni[i] = 1.0 / CustomersPerDistrict
+	}
+	for _, p := range []Profile{DSLRTrace, DSLRNURand} {
+		wl := mustNew(t, Config{Warehouses: 2, Profile: p, Order: ClientOrder, Seed: seed})
+		nu := nuRandPMF(1023, 1, CustomersPerDistrict, wl.Constants().ID)
+		want, other := uni, nu
+		if p == DSLRNURand {
+			want, other = nu, uni
+		}
+		obs := make([]float64, CustomersPerDistrict)
+		term := wl.Terminal(0, seed)
+		var tx Txn
+		for n := 0; n < 150000; {
+			term.Next(&tx)
+			if tx.Kind == NewOrder {
+				_, _, row := Decode(tx.Locks[2].Lock)
+				obs[row%CustomersPerDistrict]++
+				n++
+			}
+		}
+		if chi, df := chiSquare(obs, want); chi > chiCrit(df) {
+			t.Errorf("%v: customers rejected (chi2 %.0f, df %d)", p, chi, df)
+		}
+		if chi, df := chiSquare(obs, other); chi <= chiCrit(df) {
+			t.Errorf("negative control: %v's customers pass as the other profile's (chi2 %.0f)", p, chi)
 		}
 	}
 }
