@@ -386,7 +386,7 @@ func (t *Terminal) Next(tx *Txn) {
 			}
 			v -= Mix[k]
 		}
-			if t.wl.cfg.Profile != Spec {
+		if t.wl.cfg.Profile != Spec {
 			t.dslr(tx)
 		} else {
 			switch tx.Kind {
