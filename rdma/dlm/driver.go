@@ -25,9 +25,10 @@ type Request struct {
 type Txn struct {
 	Locks []Request
 	// Reads are read-committed reads (TPC-C's Stock-Level): once Locks are held, each is
-	// acquired (in its mode) and released at once, one after the other, before Hold. An abort on
-	// one aborts the transaction like an abort on Locks. A read of a word the transaction holds
-	// is skipped (the hold covers it).
+	// acquired (in its mode) and released at once, one after the other, before Hold. A read
+	// that finds its lock taken (DrTM's conflict) is retried on its own after a backoff; another
+	// abort (a DSLR reset) aborts the transaction. A read of a word the transaction holds is
+	// skipped (the hold covers it).
 	Reads []Request
 	Hold  int64
 	Kind  string
@@ -286,7 +287,7 @@ func (th *thread) run(ep verbs.Endpoint, cfg *Config, word func(uint32) verbs.Pt
 				}
 			}
 			for i := 0; abort == nil && i < len(reads); i++ {
-				if abort = th.read(cl, hist, reads[i], id); abort != nil && !errors.Is(abort, ErrAbort) {
+				if abort = th.read(cl, hist, reads[i], id, r, cfg, end); abort != nil && !errors.Is(abort, ErrAbort) {
 					return abort
 				}
 			}
@@ -340,12 +341,25 @@ func (th *thread) run(ep verbs.Endpoint, cfg *Config, word func(uint32) verbs.Pt
 	return nil
 }
 
-// read takes q and gives it up at once (a read-committed read), recording the hold. A
-// non-abort error is returned as is; an abort error aborts the transaction.
-func (th *thread) read(cl Client, hist *History, q wreq, owner uint64) error {
-	h, err := cl.Acquire(q.w, q.m)
-	if err != nil {
-		return err
+// read takes q and gives it up at once (a read-committed read), recording the hold. A read that
+// finds the lock taken (DrTM's ErrConflict) is retried on its own after a backoff until end: it
+// holds nothing, so waiting for it cannot deadlock, and a read-committed read need not undo the
+// transaction. Other aborts (a DSLR reset) abort the transaction; a non-abort error is returned
+// as is.
+func (th *thread) read(cl Client, hist *History, q wreq, owner uint64, r *rand.Rand, cfg *Config, end int64) error {
+	var h Hold
+	for attempt := 0; ; attempt++ {
+		var err error
+		h, err = cl.Acquire(q.w, q.m)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, ErrConflict) || th.ep.Now() >= end {
+			return err
+		}
+		if cfg.BackoffBase > 0 && cfg.BackoffMax > 0 {
+			verbs.Spend(th.ep, backoff(r, cfg.BackoffBase, cfg.BackoffMax, attempt))
+		}
 	}
 	var start uint64
 	if hist != nil {

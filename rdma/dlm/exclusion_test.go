@@ -1,6 +1,7 @@
 package dlm
 
 import (
+	"errors"
 	"fmt"
 	"math/rand"
 	"sync"
@@ -10,6 +11,7 @@ import (
 	"github.com/netlock-go/netlock/rdma/emu"
 	"github.com/netlock-go/netlock/rdma/rdmatest"
 	"github.com/netlock-go/netlock/rdma/sim"
+	"github.com/netlock-go/netlock/rdma/verbs"
 )
 
 // Reader-writer exclusion under the real-time emulator (race detector on in make test): client
@@ -338,5 +340,77 @@ func TestReadsAndServerOf(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// fakeClient fails its first conflicts acquisitions with ErrConflict (or err, if set, every
+// time) and counts what it is asked.
+type fakeClient struct {
+	conflicts          int
+	err                error
+	acquires, releases int
+	stats              Stats
+}
+
+func (f *fakeClient) Acquire(w verbs.Ptr, m Mode) (Hold, error) {
+	f.acquires++
+	if f.err != nil {
+		return Hold{}, f.err
+	}
+	if f.acquires <= f.conflicts {
+		return Hold{}, ErrConflict
+	}
+	return Hold{Word: w, Mode: m}, nil
+}
+func (f *fakeClient) Validate(Hold) error { return nil }
+func (f *fakeClient) Release(Hold) error  { f.releases++; return nil }
+func (f *fakeClient) Stats() *Stats       { return &f.stats }
+
+// TestReadRetriesConflicts: a read-committed read that finds its lock taken is retried on its
+// own, after backoffs, until it is granted; a reset aborts at once; a read still refused at the
+// end of the run gives up with the conflict.
+func TestReadRetriesConflicts(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		f        *fakeClient
+		end      int64
+		want     error
+		acquires int
+	}{
+		{"granted after 3 conflicts", &fakeClient{conflicts: 3}, 1 << 40, nil, 4},
+		{"reset", &fakeClient{err: ErrReset}, 1 << 40, ErrReset, 1},
+		{"run over", &fakeClient{conflicts: 1 << 30}, 200_000, ErrConflict, -1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s, err := sim.New(sim.Config{Nodes: 2, RegionSize: 1 << 20, Cost: ConnectX3(), Seed: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got error
+			var spent int64
+			s.Go(1, func(ep verbs.Endpoint) error {
+				th := &thread{ep: ep}
+				cfg := Config{BackoffBase: 10_000, BackoffMax: 100_000}
+				t0 := ep.Now()
+				got = th.read(c.f, nil, wreq{w: verbs.MakePtr(0, 0), m: Shared}, 1, rand.New(rand.NewSource(1)), &cfg, c.end)
+				spent = ep.Now() - t0
+				return nil
+			})
+			if err := s.Run(1 << 41); err != nil {
+				t.Fatal(err)
+			}
+			if !errors.Is(got, c.want) && got != c.want {
+				t.Fatalf("read: %v, want %v", got, c.want)
+			}
+			if c.acquires >= 0 && c.f.acquires != c.acquires {
+				t.Errorf("%d acquisitions, want %d", c.f.acquires, c.acquires)
+			}
+			if wantRel := map[bool]int{true: 1, false: 0}[c.want == nil]; c.f.releases != wantRel {
+				t.Errorf("%d releases, want %d", c.f.releases, wantRel)
+			}
+			if c.f.conflicts > 0 && spent == 0 {
+				t.Error("retries without backoff")
+			}
+		})
 	}
 }
