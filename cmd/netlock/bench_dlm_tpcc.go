@@ -137,6 +137,15 @@ shares.txt into --out.`,
 			w := cmd.OutOrStdout()
 			start := time.Now()
 			fmt.Fprintf(w, "TPC-C switch share (%s): %d terminals, seed %d\n", time.Now().UTC().Format(time.RFC3339), max(o.Terminals, 40), max(o.Seed, 1))
+			sizes, err := tpccbench.Sizes(o.Profiles, 10, 40, 2000, max(o.Seed, 1))
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(w, "\nLock sets (10 warehouses, 40 terminals x 2000 transactions):")
+			if err := tpccbench.WriteSizes(w, sizes); err != nil {
+				return err
+			}
+			fmt.Fprintln(w)
 			ps, err := tpccbench.RunShares(cmd.Context(), o, sweepProgress[tpccbench.SharePoint](os.Stderr, start, 6))
 			if err != nil {
 				return err

@@ -212,3 +212,70 @@ func WriteSharesFiles(dir string, ps []SharePoint, ratio float64) ([]string, err
 	}
 	return []string{jf, tf}, f.Close()
 }
+
+// SizeRow is the lock-set size of one transaction type in one profile.
+type SizeRow struct {
+	Profile string  `json:"profile"`
+	Kind    string  `json:"kind"`
+	Share   float64 `json:"share"` // of the transactions (a Delivery counts ten)
+	// Locks and Reads: mean held locks and read-committed reads; MinLocks, MaxLocks their range.
+	Locks, Reads       float64
+	MinLocks, MaxLocks int
+	// Requests is the type's share of all lock requests (reads included).
+	Requests float64 `json:"requests"`
+}
+
+// Sizes draws txns transactions of each of terminals terminals of every profile over
+// warehouses warehouses and returns the lock-set sizes per type.
+func Sizes(profiles []tpcc.Profile, warehouses, terminals, txns int, seed uint64) ([]SizeRow, error) {
+	var out []SizeRow
+	for _, p := range profiles {
+		wl, err := tpcc.New(tpcc.Config{Warehouses: warehouses, Profile: p, Seed: seed})
+		if err != nil {
+			return nil, err
+		}
+		rows := map[tpcc.Kind]*SizeRow{}
+		n, reqs := 0, 0
+		var tx tpcc.Txn
+		for id := range terminals {
+			term := wl.Terminal(id, seed+uint64(id))
+			for range txns {
+				term.Next(&tx)
+				r := rows[tx.Kind]
+				if r == nil {
+					r = &SizeRow{Profile: p.String(), Kind: tx.Kind.String(), MinLocks: len(tx.Locks)}
+					rows[tx.Kind] = r
+				}
+				r.Share++
+				r.Locks += float64(len(tx.Locks))
+				r.Reads += float64(len(tx.Reads))
+				r.MinLocks, r.MaxLocks = min(r.MinLocks, len(tx.Locks)), max(r.MaxLocks, len(tx.Locks))
+				r.Requests += float64(len(tx.Locks) + len(tx.Reads))
+				n++
+				reqs += len(tx.Locks) + len(tx.Reads)
+			}
+		}
+		for _, k := range tpcc.Kinds {
+			r := rows[k]
+			if r == nil {
+				continue
+			}
+			r.Locks /= r.Share
+			r.Reads /= r.Share
+			r.Share /= float64(n)
+			r.Requests /= float64(reqs)
+			out = append(out, *r)
+		}
+	}
+	return out, nil
+}
+
+// WriteSizes writes the lock-set sizes as a table.
+func WriteSizes(w io.Writer, rows []SizeRow) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "profile\ttype\tof txns\tlocks (mean)\tlocks (range)\treads (mean)\tof requests\t")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%.1f%%\t%.1f\t%d..%d\t%.1f\t%.1f%%\t\n", r.Profile, r.Kind, 100*r.Share, r.Locks, r.MinLocks, r.MaxLocks, r.Reads, 100*r.Requests)
+	}
+	return tw.Flush()
+}
