@@ -43,7 +43,9 @@ func Plot(ps []Point, fig Figure, file string) error {
 			p.Y.Scale = plot.LogScale{}
 			p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
 			p.Legend.Top = true
-			p.Legend.Left = row == 1
+			p.Legend.TextStyle.Font.Size = vg.Points(8)
+			legend := row == 0 && cont == "high" // one legend, above the data
+			maxY := 0.0
 			for _, k := range keys {
 				var xys plotter.XYs
 				for _, pt := range ps {
@@ -56,6 +58,7 @@ func Plot(ps []Point, fig Figure, file string) error {
 					}
 					if y > 0 {
 						xys = append(xys, plotter.XY{X: float64(pt.Threads), Y: y})
+						maxY = max(maxY, y)
 					}
 				}
 				if len(xys) == 0 {
@@ -75,7 +78,13 @@ func Plot(ps []Point, fig Figure, file string) error {
 					pts.Shape = draw.TriangleGlyph{}
 				}
 				p.Add(l, pts)
-				p.Legend.Add(fmt.Sprintf("%s, W per %s, %s order", k.alg, k.per, k.order), l, pts)
+				if legend {
+					order := "ascending ids"
+					if k.order == "client" {
+						order = "clients' order"
+					}
+					p.Legend.Add(fmt.Sprintf("%s, warehouses per %s, %s", k.alg, k.per, order), l, pts)
+				}
 			}
 			if row == 0 && fig.Name == Fig10.Name {
 				for _, a := range []string{"dslr", "drtm"} {
@@ -90,8 +99,13 @@ func Plot(ps []Point, fig Figure, file string) error {
 					l.Color = algColor[a]
 					l.Dashes = []vg.Length{vg.Points(1), vg.Points(3)}
 					p.Add(l)
-					p.Legend.Add(fmt.Sprintf("paper %s (Fig. 10a)", a), l)
+					if legend {
+						p.Legend.Add(fmt.Sprintf("paper %s (Fig. 10a)", a), l)
+					}
 				}
+			}
+			if legend && maxY > 0 {
+				p.Y.Max = maxY * 30 // room for the legend above the lines
 			}
 			line = append(line, p)
 		}
