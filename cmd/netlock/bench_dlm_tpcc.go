@@ -91,7 +91,7 @@ tpcc-fig11.png into --out.`,
 	}
 	f := cmd.Flags()
 	sf.add(f, "out/bench-dlm-tpcc", "output directory for results and plots", "CI size (Figure 10, 2 threads, warehouses in all, 1ms)")
-	f.StringSliceVar(&o.Algs, "algs", nil, "algorithms (dslr, drtm; default both)")
+	f.StringSliceVar(&o.Algs, "algs", nil, "algorithms (dslr, drtm, dslr-backoff; default dslr,drtm)")
 	f.StringSliceVar(&figs, "figures", []string{"fig10", "fig11"}, "rack shapes (fig10: 10 clients, 2 servers; fig11: 6 and 6)")
 	f.StringVar(&profile, "profile", "spec", "TPC-C profile (spec, dslr-trace, dslr-nurand)")
 	f.StringSliceVar(&orders, "orders", []string{"ordered", "client"}, "lock orders (ordered, client)")

@@ -14,8 +14,9 @@ import (
 )
 
 var algColor = map[string]color.Color{
-	"dslr": color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff},
-	"drtm": color.RGBA{R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff},
+	"dslr":         color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff},
+	"dslr-backoff": color.RGBA{R: 0x94, G: 0x67, B: 0xbd, A: 0xff},
+	"drtm":         color.RGBA{R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff},
 }
 
 // Plot writes one figure's panels: granted lock requests per second (top) and p99 transaction
