@@ -46,11 +46,11 @@ const (
 	KeyWaitLease      = "wait_lease"
 	KeyReplayWindow   = "replay_window"
 	KeyReplayCapacity = "replay_capacity"
-	KeyDefaultOut    = "quota.default.max_outstanding"
-	KeyDefaultRate   = "quota.default.max_rate"
-	KeyQuotas        = "quotas"
-	KeyMetricsListen = "metrics_listen"
-	KeyLogLevel      = "log_level"
+	KeyDefaultOut     = "quota.default.max_outstanding"
+	KeyDefaultRate    = "quota.default.max_rate"
+	KeyQuotas         = "quotas"
+	KeyMetricsListen  = "metrics_listen"
+	KeyLogLevel       = "log_level"
 	// KeyRDMA enables the ALock table (RDMAConfig) of KeyRDMALocks locks, its emulated NIC
 	// serving remote clients on KeyRDMAListen (TCP).
 	KeyRDMA       = "rdma.enabled"
