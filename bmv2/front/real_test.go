@@ -27,14 +27,20 @@ type realProgram struct {
 	defines map[string]string
 }
 
-// netlockSizings are the sizings of p4/netlock.p4 the project uses (dataplane.Sizing: the
-// default; the tests' 8 locks, 6 part bits; the generated 64/8; the controller simulation's
-// 64/6; the rack model's 16384/13; the largest part bits the program takes, 16).
+// netlockSizings are the sizings of p4/netlock.p4 the project uses: p4/dataplane's
+// projectSizings (its TestProjectSizingsListed finds every sizing written in the repository's
+// Go source; keep this list equal to it), and the largest part bits the program takes, 16.
 var netlockSizings = []map[string]string{
 	nil,
 	{"NETLOCK_LOCKS": "8", "NETLOCK_PART_BITS": "6"},
 	{"NETLOCK_LOCKS": "64", "NETLOCK_PART_BITS": "8"},
 	{"NETLOCK_LOCKS": "64", "NETLOCK_PART_BITS": "6"},
+	{"NETLOCK_LOCKS": "16", "NETLOCK_PART_BITS": "6"},
+	{"NETLOCK_LOCKS": "16", "NETLOCK_PART_BITS": "3"},
+	{"NETLOCK_LOCKS": "128", "NETLOCK_PART_BITS": "6"},
+	{"NETLOCK_LOCKS": "100", "NETLOCK_PART_BITS": "8"},
+	{"NETLOCK_LOCKS": "512", "NETLOCK_PART_BITS": "8"},
+	{"NETLOCK_LOCKS": "2048", "NETLOCK_PART_BITS": "10"},
 	{"NETLOCK_LOCKS": "16384", "NETLOCK_PART_BITS": "13"},
 	{"NETLOCK_LOCKS": "16384", "NETLOCK_PART_BITS": "16"},
 }

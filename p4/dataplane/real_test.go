@@ -268,7 +268,7 @@ func TestRealDifferential(t *testing.T) {
 	for _, rules := range diffConfigs {
 		t.Run(rules.name, func(t *testing.T) {
 			r := newDiffSwitch(t, V1Model, rules, nil, engine.PipelineInterpreted)
-			gen, err := Load(sz, engine.Config{Pipeline: engine.PipelineGenerated, Now: func() time.Time { return r.now }})
+			gen, err := gdLoadGen(sz, engine.Config{Now: func() time.Time { return r.now }})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -293,13 +293,14 @@ func TestRealDifferential(t *testing.T) {
 
 // TestMirrors checks the mirrors TestRealDifferential uses, without the real tools: the
 // generated pipeline as a mirror of the interpreter agrees packet for packet over a few
-// sequences, and p4/netlockgen/mutant (one off-by-one comparison) as the mirror is caught (the
-// negative control of the mirror comparison and of its sync).
+// sequences, and the interpreter running the program with gdMutation (one off-by-one
+// comparison) as the mirror is caught (the negative control of the mirror comparison and of
+// its sync).
 func TestMirrors(t *testing.T) {
 	sz := Sizing{Locks: 8, PartBits: 6}
 	rules := diffConfigs[1] // overflow: small regions, where the mutant's bound check matters
 	r := newDiffSwitch(t, V1Model, rules, nil, engine.PipelineInterpreted)
-	gen, err := Load(sz, engine.Config{Pipeline: engine.PipelineGenerated, Now: func() time.Time { return r.now }})
+	gen, err := gdLoadGen(sz, engine.Config{Now: func() time.Time { return r.now }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -309,7 +310,7 @@ func TestMirrors(t *testing.T) {
 			t.Fatalf("seed %d: %s", seed, msg)
 		}
 	}
-	mut, err := gdLoadMutant(sz, engine.Config{Now: func() time.Time { return r.now }})
+	mut, err := gdLoadMutantInterp(sz, engine.Config{Now: func() time.Time { return r.now }})
 	if err != nil {
 		t.Fatal(err)
 	}
