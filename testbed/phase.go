@@ -109,7 +109,11 @@ func runPhase(ctx context.Context, cfg *Config, spec phaseSpec, phaseNo uint64, 
 		opened = mark()
 		warmup = opened.Sub(start)
 	}
-	stopProgress := startProgress(cfg.Progress, cfg.ProgressLive, spec.name, opened, &live, rg.switchLocks)
+	var inSwitch func() int
+	if rg.switchLocks != nil {
+		inSwitch = func() int { return len(rg.switchLocks()) }
+	}
+	stopProgress := startProgress(cfg.Progress, cfg.ProgressLive, spec.name, opened, &live, inSwitch)
 	select {
 	case <-time.After(cfg.Duration):
 	case <-pctx.Done():
@@ -160,9 +164,11 @@ func runPhase(ctx context.Context, cfg *Config, spec phaseSpec, phaseNo uint64, 
 			res.MovesIn, res.MovesOut = st.MovesIn-ctlBefore.in, st.MovesOut-ctlBefore.out
 			res.Periods = st.Periods - ctlBefore.periods
 		}
-		res.SwitchLocks = rg.switchLocks()
 	}
 	events := rec.Events()
+	if rg.switchLocks != nil {
+		res.SwitchLocks = phaseLocksIn(events, rg.switchLocks())
+	}
 	res.Events = len(events)
 	vs := history.Check(events, history.Options{})
 	for i, v := range vs {
@@ -173,6 +179,24 @@ func runPhase(ctx context.Context, cfg *Config, spec phaseSpec, phaseNo uint64, 
 		res.Violations = append(res.Violations, v.String())
 	}
 	return res, nil
+}
+
+// phaseLocksIn counts the locks of inSwitch that the phase's history granted: the phase's own
+// locks in the switch, not those an earlier phase left there.
+func phaseLocksIn(events []history.Event, inSwitch []uint32) int {
+	used := make(map[uint32]bool)
+	for _, e := range events {
+		if e.Kind == history.Granted {
+			used[e.Lock] = true
+		}
+	}
+	n := 0
+	for _, l := range inSwitch {
+		if used[l] {
+			n++
+		}
+	}
+	return n
 }
 
 // warmUpPeriods is how many allocation periods the controller must have completed since the phase
