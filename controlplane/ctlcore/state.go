@@ -44,6 +44,9 @@ type lockRec struct {
 	// is under way.
 	task   uint64
 	moving bool
+	// mv is the move under way (its direction and start) until its end is logged (endMove);
+	// nil when none is.
+	mv *moveRec
 	// onDone, if set, runs once when the current task completes (an allocation period waits for
 	// its moves out).
 	onDone func()
@@ -192,6 +195,7 @@ func (c *Core) SwitchLockIDs() []uint32 {
 // resetPlacement forgets every switch entry (a fresh switch has none): indices and slots free.
 func (c *Core) resetPlacement() {
 	for _, lk := range c.locks {
+		c.endMove(lk, "cancelled", "the switch's entries are gone")
 		lk.inTable, lk.paused = false, false
 		lk.task++
 		if lk.state != stateRecovering {
@@ -341,6 +345,7 @@ func (c *Core) recoverOrphans(lks []*lockRec) {
 	c.log.Warn("locks resident at their servers without a switch entry: recovering them after the leases",
 		"locks", len(lks), "wait", wait, "token_floor", floor)
 	for _, lk := range lks {
+		c.endMove(lk, "cancelled", "its lock is recovered after the leases")
 		lk.task++
 		lk.state = stateRecovering
 	}
