@@ -204,6 +204,8 @@ type PhaseResult struct {
 	AllSwitchGrants uint64 `json:"switch_grants_with_warmup"`
 	Rejects         uint64 `json:"rejects"`
 	Errors          uint64 `json:"errors"`
+	// FirstError is the first error Errors counted ("" when none).
+	FirstError string `json:"first_error,omitempty"`
 	// LeaseLost counts transactions that lost a lease before they released (an error too).
 	LeaseLost uint64 `json:"lease_lost"`
 	// Expiries are the leases that ran out on the servers during the whole phase.
@@ -391,6 +393,9 @@ func (r Report) WriteRows(w io.Writer) {
 		if p.UnknownGrants > 0 {
 			fmt.Fprintf(w, "\n%s: %d acquisitions whose grant was not seen on the wire (counted in neither share)",
 				p.Name, p.UnknownGrants)
+		}
+		if p.Errors > 0 {
+			fmt.Fprintf(w, "\n%s: %s, the first: %s", p.Name, plural(p.Errors, "error"), p.FirstError)
 		}
 		for _, v := range p.Violations {
 			fmt.Fprintf(w, "\n%s: VIOLATION %s", p.Name, v)

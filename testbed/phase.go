@@ -32,6 +32,15 @@ type workerStats struct {
 	rejects  uint64
 	errs     uint64
 	lost     uint64
+	firstErr error // the first error errs counted
+}
+
+// fail counts err as an error of the measured window.
+func (ws *workerStats) fail(err error) {
+	ws.errs++
+	if ws.firstErr == nil {
+		ws.firstErr = err
+	}
 }
 
 // phaseCounters are the phase's live counters (measured window), read by the progress line.
@@ -138,6 +147,9 @@ func runPhase(ctx context.Context, cfg *Config, spec phaseSpec, phaseNo uint64, 
 		res.UnknownGrants += ws.bySource[SourceUnknown]
 		res.Rejects += ws.rejects
 		res.Errors += ws.errs
+		if ws.firstErr != nil && res.FirstError == "" {
+			res.FirstError = ws.firstErr.Error()
+		}
 		res.LeaseLost += ws.lost
 	}
 	res.Latency = hist.Summary()
@@ -337,9 +349,9 @@ func (w *worker) run(ctx context.Context, wl *Workload) {
 					w.ws.rejects++
 				case errors.Is(err, client.ErrLeaseLost):
 					w.ws.lost++
-					w.ws.errs++
+					w.ws.fail(err)
 				default:
-					w.ws.errs++
+					w.ws.fail(err)
 				}
 			}
 			continue
@@ -353,9 +365,10 @@ func (w *worker) run(ctx context.Context, wl *Workload) {
 		}
 		thought, thinkErr := w.hold(ctx)
 		lost := false
+		var lostErr error
 		for _, g := range gs {
-			if g.LostErr() != nil {
-				lost = true
+			if err := g.LostErr(); err != nil {
+				lost, lostErr = true, err
 				w.rec.Record(history.Event{Kind: history.Lost, Lock: g.Lock(), Txn: g.Txn(), At: g.Deadline(), Client: w.name})
 			} else {
 				w.rec.Record(history.Event{Kind: history.Released, Lock: g.Lock(), Txn: g.Txn(), At: endOf(g), Client: w.name})
@@ -370,12 +383,12 @@ func (w *worker) run(ctx context.Context, wl *Workload) {
 		case lost:
 			if measured {
 				w.ws.lost++
-				w.ws.errs++
+				w.ws.fail(fmt.Errorf("a lease was lost while the transaction held its locks: %w", lostErr))
 			}
 			continue
 		case rerr != nil:
 			if measured {
-				w.ws.errs++
+				w.ws.fail(rerr)
 			}
 			continue
 		}
