@@ -62,7 +62,7 @@ type DropReason uint8
 
 // Reasons for a drop (Stats.Dropped) or an error (Stats.Errors).
 const (
-	DropNoOutput      DropReason = iota + 1 // dropped: the program sent the frame nowhere (mark_to_drop, no route)
+	DropNoOutput      DropReason = iota + 1 // dropped: the program sent the frame nowhere (mark_to_drop, no route, or it kept the request: netlock.p4 queues acquires)
 	DropNoPort                              // dropped: the program sent it to a port number with no port attached
 	DropNoProgram                           // error: it arrived before any program was installed
 	DropPipelineError                       // error: the pipeline failed on it (assert, pass limit, Tofino constraint)
@@ -71,7 +71,7 @@ const (
 func (r DropReason) String() string {
 	switch r {
 	case DropNoOutput:
-		return "dropped by the program"
+		return "no output (the program dropped it, or kept it: a lock request it queued)"
 	case DropNoPort:
 		return "sent to a port with nothing attached"
 	case DropNoProgram:

@@ -402,8 +402,27 @@ func (d *dropCounts) write(w *syncWriter) {
 	}
 }
 
-// frameKind names the kind of an Ethernet frame: the lock protocol (UDP port wire.Port), other
-// IPv4 by protocol, IPv6 (ICMPv6: the hosts' neighbour discovery and multicast listener
+// lockKind names a lock protocol datagram by its op and flags: "lock protocol acquire
+// (retransmission)".
+func lockKind(payload []byte) string {
+	h, err := wire.Parse(payload)
+	if err != nil {
+		return "lock protocol, malformed"
+	}
+	var f wire.Fields
+	h.Decode(&f)
+	kind := "lock protocol " + f.Op.String()
+	if f.Flags&wire.FlagReply != 0 {
+		kind += " reply"
+	}
+	if f.Flags&wire.FlagRetry != 0 {
+		kind += " (retransmission)"
+	}
+	return kind
+}
+
+// frameKind names the kind of an Ethernet frame: the lock protocol (UDP port wire.Port) by op,
+// other IPv4 by protocol, IPv6 (ICMPv6: the hosts' neighbour discovery and multicast listener
 // reports), ARP, or its EtherType.
 func frameKind(f []byte) string {
 	if len(f) < 14 {
@@ -418,9 +437,9 @@ func frameKind(f []byte) string {
 		ihl := int(ip[0]&0x0f) * 4
 		switch ip[9] {
 		case 17:
-			if len(ip) >= ihl+4 && ihl >= 20 {
+			if len(ip) >= ihl+8 && ihl >= 20 {
 				if dst := binary.BigEndian.Uint16(ip[ihl+2:]); dst == wire.Port {
-					return fmt.Sprintf("IPv4 UDP to port %d (lock protocol)", dst)
+					return lockKind(ip[ihl+8:])
 				}
 			}
 			return "IPv4 UDP"
