@@ -2,6 +2,8 @@ package lockserver
 
 import (
 	"fmt"
+	"github.com/netlock-go/netlock/lockserver/srvcore"
+	"github.com/netlock-go/netlock/wire"
 	"math"
 	"net"
 	"os"
@@ -179,14 +181,14 @@ func ConfigFromValues(v *config.Values) (Config, error) {
 		c.RDMA.RW = rma.TableParams{Counters: v.Int(KeyRDMACounters), TL: [2]int{v.Int(KeyRDMATLMachine), v.Int(KeyRDMATLNode)},
 			TR: v.Int(KeyRDMATR)}
 	}
-	if c.RackKey, err = getRackKey(v); err != nil {
+	if c.RackKey, err = config.RackKey(v, KeyRackKey, KeyRackKeyFile); err != nil {
 		return Config{}, err
 	}
 	c.Peers = Peers{Switches: v.Strings(KeySwitches), Controllers: v.Strings(KeyControllers),
 		RDMANodes: v.Strings(KeyRDMANodes)}
 	for key, list := range map[string][]string{KeySwitches: c.Peers.Switches, KeyControllers: c.Peers.Controllers,
 		KeyRDMANodes: c.Peers.RDMANodes} {
-		if _, err := parsePeers(key, list); err != nil {
+		if err := srvcore.ParsePeers(key, list); err != nil {
 			return Config{}, v.Errorf(key, "%v", err)
 		}
 	}
@@ -195,8 +197,8 @@ func ConfigFromValues(v *config.Values) (Config, error) {
 	}
 	c.InitState, c.UnsafeSkipRestartGrace = v.Bool(KeyInitState), v.Bool(KeySkipRestartGrace)
 	c.Standby, c.ControllerLease = v.Bool(KeyStandby), v.Duration(KeyControllerLease)
-	if c.TakeoverEpoch = v.Uint(KeyTakeoverEpoch); c.TakeoverEpoch >= MaxEpoch {
-		return Config{}, v.Errorf(KeyTakeoverEpoch, "%d: must be below %d", c.TakeoverEpoch, uint64(MaxEpoch))
+	if c.TakeoverEpoch = v.Uint(KeyTakeoverEpoch); c.TakeoverEpoch >= wire.MaxEpoch {
+		return Config{}, v.Errorf(KeyTakeoverEpoch, "%d: must be below %d", c.TakeoverEpoch, uint64(wire.MaxEpoch))
 	}
 	if err := c.validate(); err != nil {
 		return Config{}, fmt.Errorf("config: %w", err)
@@ -215,34 +217,6 @@ func ParseConfig(data []byte, format string) (Config, error) {
 		return Config{}, err
 	}
 	return ConfigFromValues(v)
-}
-
-// getRackKey reads the rack key from KeyRackKey or the file named by KeyRackKeyFile. Errors never
-// contain the key's text.
-func getRackKey(v *config.Values) (RackKey, error) {
-	text, file := v.String(KeyRackKey), v.String(KeyRackKeyFile)
-	switch {
-	case text != "" && file != "":
-		return 0, v.Errorf(KeyRackKeyFile, "set %s or %s, not both (%s comes from %s)", KeyRackKey, KeyRackKeyFile,
-			KeyRackKey, v.Source(KeyRackKey))
-	case file != "":
-		b, err := os.ReadFile(file)
-		if err != nil {
-			return 0, v.Errorf(KeyRackKeyFile, "%v", err)
-		}
-		k, err := ParseRackKey(string(b))
-		if err != nil {
-			return 0, v.Errorf(KeyRackKeyFile, "%s: %v", file, err)
-		}
-		return k, nil
-	case text != "":
-		k, err := ParseRackKey(text)
-		if err != nil {
-			return 0, v.Errorf(KeyRackKey, "%v", err)
-		}
-		return k, nil
-	}
-	return 0, nil
 }
 
 // getQuotas reads the per-tenant quotas: a section from tenant id to {max_outstanding, max_rate}.

@@ -3,6 +3,7 @@ package lockserver
 import (
 	"errors"
 	"fmt"
+	"github.com/netlock-go/netlock/wire"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -12,24 +13,6 @@ import (
 
 	"golang.org/x/sys/unix"
 )
-
-// Fencing tokens are epoch-major: token = epoch<<EpochShift + n, where n counts the grants of one
-// shard within the epoch. The epoch is persisted in the server's state file and bumped (written
-// and fsync'd) before the server grants anything, so a restarted server issues larger tokens than
-// before its restart whatever its clock says; a server that takes over another's locks is handed
-// the other's epoch (Config.TakeoverEpoch) and starts above it.
-const (
-	// EpochShift is the number of low token bits that count grants within an epoch.
-	EpochShift = 40
-	// MaxEpoch is the largest epoch: the epoch has the 24 high bits of a token.
-	MaxEpoch = 1<<(64-EpochShift) - 1
-	// epochRefill is how far into an epoch a shard may count before the server moves every shard
-	// to the next epoch (half the range: ample time to persist the bump).
-	epochRefill = 1 << (EpochShift - 1)
-)
-
-// epochBase returns the first token value of epoch e (the first grant gets one more).
-func epochBase(e uint64) uint64 { return e << EpochShift }
 
 // epochStore persists what a server must remember across a crash: its token epoch, and the
 // longest lease it may have granted (the restart grace a crash leaves behind). The state file
@@ -173,8 +156,8 @@ func readState(path string, st *state) (bool, error) {
 		switch {
 		case f[0] == "epoch" && len(f) == 2:
 			e, err := strconv.ParseUint(f[1], 10, 64)
-			if err != nil || e > MaxEpoch {
-				return true, bad("epoch %q is not a number in 0..%d", f[1], uint64(MaxEpoch))
+			if err != nil || e > wire.MaxEpoch {
+				return true, bad("epoch %q is not a number in 0..%d", f[1], uint64(wire.MaxEpoch))
 			}
 			st.epoch = e
 		case f[0] == "max_lease_us" && len(f) == 2:
@@ -229,8 +212,8 @@ func (s *epochStore) bump(min uint64) (uint64, error) {
 	if min <= s.epoch {
 		return s.epoch, nil
 	}
-	if min > MaxEpoch {
-		return s.epoch, fmt.Errorf("token epoch %d exceeds %d", min, uint64(MaxEpoch))
+	if min > wire.MaxEpoch {
+		return s.epoch, fmt.Errorf("token epoch %d exceeds %d", min, uint64(wire.MaxEpoch))
 	}
 	if err := s.writeLocked(min, s.maxLease, s.clean); err != nil {
 		return s.epoch, err

@@ -3,6 +3,7 @@ package lockserver
 import (
 	"errors"
 	"github.com/netlock-go/netlock/internal/clock"
+	"github.com/netlock-go/netlock/lockserver/srvcore"
 	"os"
 	"path/filepath"
 	"strings"
@@ -107,7 +108,7 @@ func TestAdminTokenFloor(t *testing.T) {
 		p.expect(wire.OpRelease, txn)
 		return g.Token
 	}
-	base := epochBase(s.Epoch())
+	base := wire.EpochBase(s.Epoch())
 	floor := base + 1_000_000
 	p.sendControl(wire.Fields{Op: wire.OpAdmin, Status: wire.AdminTokenFloor, Lock: 4, Txn: 1, Token: floor})
 	if r := p.expect(wire.OpAdmin, 1); r.Token != floor {
@@ -125,7 +126,7 @@ func TestAdminTokenFloor(t *testing.T) {
 		t.Fatalf("lock 5 after a global floor: token %d, want %d", tok, floor+6)
 	}
 	// A floor in the next epochs' range moves the server there, persisted first.
-	far := epochBase(s.Epoch()+3) + 7
+	far := wire.EpochBase(s.Epoch()+3) + 7
 	p.sendControl(wire.Fields{Op: wire.OpAdmin, Status: wire.AdminTokenFloor, Lock: 4, Txn: 3, Token: far})
 	if r := p.expect(wire.OpAdmin, 3); r.Token <= far {
 		t.Fatalf("reply token %d, want above %d", r.Token, far)
@@ -154,14 +155,32 @@ func TestEpochRefill(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.closeConns()
-	s.refillEpoch()
+	w, err := s.newWriter(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tick := func() {
+		var out srvcore.Out
+		s.core.Tick(s.now(), &out)
+		w.apply(s.now(), &out)
+	}
+	lastToken := func(lock uint32) uint64 {
+		sh := s.core.ShardOf(lock)
+		sh.Lock()
+		defer sh.Unlock()
+		return sh.Core().LastToken()
+	}
+	tick()
 	if s.Epoch() != 1 {
 		t.Fatalf("epoch %d, want 1", s.Epoch())
 	}
-	s.shards[1].core.RaiseTokenFloor(epochBase(1) + epochRefill)
-	s.refillEpoch()
-	if s.Epoch() != 2 || s.shards[0].core.LastToken() != epochBase(2) {
-		t.Fatalf("epoch %d, shard 0 at %d; want 2 and %d", s.Epoch(), s.shards[0].core.LastToken(), epochBase(2))
+	sh := s.core.ShardOf(1)
+	sh.Lock()
+	sh.Core().RaiseTokenFloor(wire.EpochBase(1) + wire.EpochRefill)
+	sh.Unlock()
+	tick()
+	if s.Epoch() != 2 || lastToken(0) != wire.EpochBase(2) {
+		t.Fatalf("epoch %d, shard 0 at %d; want 2 and %d", s.Epoch(), lastToken(0), wire.EpochBase(2))
 	}
 	if st := readStateT(t, state); st.epoch != 2 {
 		t.Fatalf("state file epoch %d, want 2", st.epoch)

@@ -1,6 +1,7 @@
 package lockserver
 
 import (
+	"github.com/netlock-go/netlock/lockserver/srvcore"
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -10,22 +11,13 @@ import (
 )
 
 // Stats sums the shards' core statistics.
-func (s *Server) Stats() lockcore.Stats {
-	var t lockcore.Stats
-	for _, sh := range s.shards {
-		sh.mu.Lock()
-		st := sh.core.Stats()
-		sh.mu.Unlock()
-		t.Add(&st)
-	}
-	return t
-}
+func (s *Server) Stats() lockcore.Stats { return s.core.Stats() }
 
 // Malformed returns the number of dropped datagrams by reason.
 func (s *Server) Malformed() map[string]uint64 {
-	m := make(map[string]uint64, badReasons)
-	for i := range s.bad {
-		m[badNames[i]] = s.bad[i].Load()
+	m := make(map[string]uint64, srvcore.BadReasons)
+	for i, v := range s.core.Malformed() {
+		m[srvcore.BadNames[i]] = v
 	}
 	return m
 }
@@ -33,9 +25,9 @@ func (s *Server) Malformed() map[string]uint64 {
 // ControlRefused returns the number of control messages refused, by reason (docs/protocol.md,
 // "Who may send what").
 func (s *Server) ControlRefused() map[string]uint64 {
-	m := make(map[string]uint64, refusedReasons)
-	for i := range s.refused {
-		m[refusedNames[i]] = s.refused[i].Load()
+	m := make(map[string]uint64, srvcore.RefusedReasons)
+	for i, v := range s.core.Refused() {
+		m[srvcore.RefusedNames[i]] = v
 	}
 	return m
 }

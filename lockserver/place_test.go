@@ -87,8 +87,8 @@ func TestPlacementOps(t *testing.T) {
 	if f, _ := ctl.recvBody(5 * time.Second); f.Status != wire.AdminAdopt || f.Priority != 0 || f.LeaseMicros != 1 {
 		t.Fatalf("adopt reply %s", f.String())
 	}
-	if e := s.Epoch(); e != floor>>EpochShift+1 {
-		t.Fatalf("epoch %d after the floor, want %d", e, floor>>EpochShift+1)
+	if e := s.Epoch(); e != floor>>wire.EpochShift+1 {
+		t.Fatalf("epoch %d after the floor, want %d", e, floor>>wire.EpochShift+1)
 	}
 	// Owned again: a direct acquire waits in the queue, a late overflow is an acquire.
 	c2.send(wire.Fields{Op: wire.OpAcquire, Mode: wire.Shared, Lock: 5, Txn: 2, Flags: wire.FlagRetry})
@@ -117,7 +117,7 @@ func TestStandbyTakeover(t *testing.T) {
 	if f, _ := tp.ctl.recvBody(5 * time.Second); f.Status != wire.AdminTakeover || f.Token <= failed {
 		t.Fatalf("takeover reply %s", f.String())
 	}
-	if g := c.expect(wire.OpGrant, 1); g.Token>>EpochShift <= failed {
+	if g := c.expect(wire.OpGrant, 1); g.Token>>wire.EpochShift <= failed {
 		t.Fatalf("grant %s: token not above epoch %d", g.String(), failed)
 	}
 }

@@ -199,8 +199,11 @@ func TestRDMARWThreeWay(t *testing.T) {
 // Negative control: RW-mode proxies that grant without taking the RMA-RW lock must be caught.
 func TestRDMARWThreeWayDetects(t *testing.T) {
 	seed := rdmatest.Seed(t)
-	s := startRW(t, 4, rma.TableParams{})
-	s.rdma.unsafeNoALock.Store(true)
+	noALock := new(atomic.Bool)
+	noALock.Store(true)
+	s, _ := startRDMA(t, 4, func(c *Config) {
+		c.RDMA.Mode, c.RDMA.RW, c.TestingKnobs.UnsafeNoALock = RDMAModeRW, rma.TableParams{}, noALock
+	})
 	d := rwThreeWay(t, s, 40, 0.5, 2*time.Millisecond, seed)
 	if d.violations.Load() == 0 {
 		t.Fatal("no violation without the RMA-RW lock on the UDP path: the detector sees nothing")

@@ -264,8 +264,9 @@ func TestRDMAThreeWay(t *testing.T) {
 // taking the ALock, the same workload must show overlaps (so the detector can see them).
 func TestRDMAThreeWayDetects(t *testing.T) {
 	seed := rdmatest.Seed(t)
-	s, stop := startRDMA(t, 4, nil)
-	s.rdma.unsafeNoALock.Store(true)
+	noALock := new(atomic.Bool)
+	noALock.Store(true)
+	s, stop := startRDMA(t, 4, func(c *Config) { c.TestingKnobs.UnsafeNoALock = noALock })
 	d := threeWay(t, s, 200, 2*time.Millisecond, seed, func(d *detector) bool { return d.violations.Load() > 0 })
 	stop()
 	if d.violations.Load() == 0 {

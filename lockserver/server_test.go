@@ -47,7 +47,7 @@ func (p *peer) send(f wire.Fields) {
 }
 
 // testKey is the rack key of the tests' servers (trusted).
-const testKey RackKey = 0x6e65746c6f636b21
+const testKey wire.Key = 0x6e65746c6f636b21
 
 // trusted configures cfg with testKey and every loopback address as switch, controller and RDMA
 // node: the tests' raw peers may then send control messages with sendControl.

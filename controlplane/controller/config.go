@@ -6,7 +6,6 @@ import (
 	"math"
 	"net"
 	"net/netip"
-	"os"
 	"slices"
 	"strconv"
 	"time"
@@ -16,7 +15,6 @@ import (
 	"github.com/netlock-go/netlock/controlplane/p4rtclient"
 	"github.com/netlock-go/netlock/internal/config"
 	"github.com/netlock-go/netlock/internal/tlsconf"
-	"github.com/netlock-go/netlock/lockserver"
 	"github.com/netlock-go/netlock/p4/dataplane"
 )
 
@@ -274,28 +272,8 @@ func parseMAC(s string) (dataplane.MAC, error) {
 }
 
 func rackKey(v *config.Values) (uint64, error) {
-	text, file := v.String(KeyRackKey), v.String(KeyRackKeyFile)
-	switch {
-	case text != "" && file != "":
-		return 0, v.Errorf(KeyRackKeyFile, "set %s or %s, not both", KeyRackKey, KeyRackKeyFile)
-	case file != "":
-		b, err := os.ReadFile(file)
-		if err != nil {
-			return 0, v.Errorf(KeyRackKeyFile, "%v", err)
-		}
-		k, err := lockserver.ParseRackKey(string(b))
-		if err != nil {
-			return 0, v.Errorf(KeyRackKeyFile, "%s: %v", file, err)
-		}
-		return uint64(k), nil
-	case text != "":
-		k, err := lockserver.ParseRackKey(text)
-		if err != nil {
-			return 0, v.Errorf(KeyRackKey, "%v", err)
-		}
-		return uint64(k), nil
-	}
-	return 0, nil
+	k, err := config.RackKey(v, KeyRackKey, KeyRackKeyFile)
+	return uint64(k), err
 }
 
 // section reads the sub-keys of one entry of a Table key: every sub-key must be one of want.

@@ -341,10 +341,10 @@ func (r *Rack) startServer(n uint16, h *hostshim.Host, standby bool) (*runningSe
 	}
 	s, err := lockserver.New(lockserver.Config{Listen: "127.0.0.1:0", Shards: r.cfg.Shards, Sockets: r.cfg.Sockets,
 		Core:    lockcore.Config{DefaultLease: r.cfg.Lease, MaxLease: r.cfg.MaxLease},
-		RackKey: lockserver.RackKey(r.cfg.Key), WrapConn: wrap, Standby: standby, ControllerLease: r.cfg.ServerLease,
-		OnAccept: r.cfg.OnAccept,
-		Peers:    lockserver.Peers{Switches: []string{r.plan.Switch().String()}, Controllers: []string{r.plan.Controller().String(), backupAddr(r.plan).String()}},
-		Logger:   log})
+		RackKey: wire.Key(r.cfg.Key), WrapConn: wrap, Standby: standby, ControllerLease: r.cfg.ServerLease,
+		TestingKnobs: lockserver.TestingKnobs{OnAccept: r.cfg.OnAccept},
+		Peers:        lockserver.Peers{Switches: []string{r.plan.Switch().String()}, Controllers: []string{r.plan.Controller().String(), backupAddr(r.plan).String()}},
+		Logger:       log})
 	if err != nil {
 		return nil, err
 	}
