@@ -108,7 +108,7 @@ type Schema struct {
 // NETLOCK_ variable stops the command. Not safe to change while commands load.
 var OtherEnv = []string{"NETLOCK_OPEN_TOFINO", "NETLOCK_P4C_DIR", "NETLOCK_P4C_SAMPLES", "NETLOCK_P4C_VERBOSE",
 	"NETLOCK_SEED", "NETLOCK_PORT_CHILD", "NETLOCK_TEST_RUN_MAIN", "NETLOCK_TEST_ADDR", "NETLOCK_TEST_HELPER",
-	"NETLOCK_TESTENV_X", "NETLOCK_TESTENV_CHILD"}
+	"NETLOCK_TESTENV_X", "NETLOCK_TESTENV_CHILD", "NETLOCK_P4TOOLS"}
 
 // CheckEnv rejects every variable of environ (KEY=VALUE, as os.Environ) that has the schema's
 // prefix but is neither a key's variable nor one of also: a mistyped variable
