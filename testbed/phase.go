@@ -460,7 +460,7 @@ func startProgress(w io.Writer, live bool, name string, start time.Time, c *phas
 		}
 		locks := ""
 		if inSwitch != nil {
-			locks = fmt.Sprintf("  %3d locks in switch", inSwitch())
+			locks = "  " + plural(inSwitch(), "lock") + " in the switch"
 		}
 		fmt.Fprintf(w, "%s%-24s %5.1fs %9d txns %9.0f txn/s  grants: switch %9d (%5.1f%%) servers %9d%s   ", cr, name,
 			el.Seconds(), n, float64(n)/el.Seconds(), sw, share, srv, locks)
