@@ -384,21 +384,34 @@ func (d *dropCounts) count(why target.DropReason, _ int, frame []byte, err error
 	d.n[k]++
 }
 
-// write prints one line per reason and kind of frame, the most frequent first.
+// write prints, per reason, the number of frames and then one line per kind of frame, the most
+// frequent first.
 func (d *dropCounts) write(w *syncWriter) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	total := map[target.DropReason]uint64{}
+	for k, n := range d.n {
+		total[k.why] += n
+	}
+	whys := slices.SortedFunc(maps.Keys(total), func(a, b target.DropReason) int {
+		if c := cmp.Compare(total[b], total[a]); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
 	keys := slices.SortedFunc(maps.Keys(d.n), func(a, b dropKey) int {
 		if c := cmp.Compare(d.n[b], d.n[a]); c != 0 {
 			return c
 		}
-		if c := cmp.Compare(a.why, b.why); c != 0 {
-			return c
-		}
 		return cmp.Compare(a.what, b.what)
 	})
-	for _, k := range keys {
-		w.printf("  %8d %s: %s\n", d.n[k], k.why, k.what)
+	for _, why := range whys {
+		w.printf("  %d %s:\n", total[why], why)
+		for _, k := range keys {
+			if k.why == why {
+				w.printf("  %8d %s\n", d.n[k], k.what)
+			}
+		}
 	}
 }
 
