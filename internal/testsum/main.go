@@ -52,12 +52,11 @@ func usage() {
 	os.Exit(2)
 }
 
-// runCmd runs the command, renders its JSON events on stdout and appends the verdicts to the log.
-// It returns the command's exit status (2 if it could not run it or write the log).
+// runCmd runs the command, renders its JSON events on stdout as they come (unbuffered: a
+// package's result shows when it ends) and appends the verdicts to the log. It returns the
+// command's exit status (2 if it could not run it or write the log).
 func runCmd(logPath string, args []string) int {
-	w := bufio.NewWriter(os.Stdout)
-	defer w.Flush()
-	return runTo(w, logPath, args)
+	return runTo(os.Stdout, logPath, args)
 }
 
 // runTo is runCmd writing to w.
