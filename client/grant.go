@@ -632,8 +632,8 @@ func (c *Client) withdraw(g *Grant, acq wire.Fields, w *waiter) {
 // fails with ErrTimeout when ctx ends or the monotonic clock passes giveUp (unless zero), with an
 // *UnreachableError when Config.MaxAttempts copies in a row brought nothing from the server about
 // g's (lock, txn), with errStopped when stop is closed, and with ErrClosed when the client closes.
-// Every retransmission of an acquire that may wait in a queue goes with a liveness probe (probe),
-// whose refusal shows that the server is there. It waits on w's timer: no timer or goroutine is
+// Once half of those copies went unanswered, each further copy of an acquire that may wait in a
+// queue goes with a liveness probe (probe), whose refusal shows that the server is there. It waits on w's timer: no timer or goroutine is
 // created per request.
 func (c *Client) exchange(ctx context.Context, g *Grant, w *waiter, req *wire.Fields,
 	stop <-chan struct{}, giveUp int64, handle func(m *wire.Fields, attempt int) bool) error {
@@ -643,7 +643,11 @@ func (c *Client) exchange(ctx context.Context, g *Grant, w *waiter, req *wire.Fi
 	silent := 0        // copies sent to peer in a row after which nothing came from it
 	answering := false // something came from peer after the last copy but one
 	var silentSince int64
-	waits := req.Op == wire.OpAcquire && req.Flags&wire.FlagTry == 0
+	// A waiting acquire that has been silent for half of MaxAttempts copies probes the server
+	// with each further copy: an acquire waiting in the queue of a server that answers probes
+	// once every MaxAttempts/2 retransmissions, the rest of its traffic as before.
+	probeAfter := max(1, c.cfg.MaxAttempts/2)
+	waits := req.Op == wire.OpAcquire && req.Flags&wire.FlagTry == 0 && c.cfg.MaxAttempts > 0
 	for attempt := 1; ; attempt++ {
 		left := time.Duration(math.MaxInt64)
 		if giveUp != 0 {
@@ -673,7 +677,7 @@ func (c *Client) exchange(ctx context.Context, g *Grant, w *waiter, req *wire.Fi
 		if err := c.send(to, req); err != nil {
 			return err
 		}
-		if waits && attempt > 1 {
+		if waits && silent >= probeAfter {
 			if err := c.probe(g, to, req); err != nil {
 				return err
 			}
