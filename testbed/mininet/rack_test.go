@@ -74,7 +74,7 @@ func mininetRack(t *testing.T, sw string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	phases := []string{testbed.PhaseShared, "contended/8", "contended/1", testbed.PhaseTPCCHigh}
-	cmd := exec.CommandContext(ctx, "/usr/bin/python3", "rack.py", "--netlock", bin, "--out", out, "--prefix", prefix,
+	cmd := exec.CommandContext(ctx, "/usr/bin/python3", "rack.py", "--lock-held", "--netlock", bin, "--out", out, "--prefix", prefix,
 		"--grpc-port", strconv.Itoa(freePort(t)), "--duration", "2", "--record", "--phases", strings.Join(phases, ","),
 		"--switch", sw, "--p4tools", testenv.RealToolsDir())
 	res, err := cmd.CombinedOutput()
