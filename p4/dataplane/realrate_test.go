@@ -2,7 +2,6 @@ package dataplane
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math/big"
 	"net/netip"
@@ -211,17 +210,19 @@ func rateLoad(raw *port.RawPort, warmup, d time.Duration) (float64, error) {
 	}
 }
 
-// TestRealSwitchRate measures lock packets per second through p4/netlock.p4 on real
-// simple_switch and on netlock switch (interpreter and generated pipeline), rateRounds rounds
-// of each in turn, and logs the rates and the ratios of the medians (docs/performance.md, "Real
-// bmv2 side by side").
-func TestRealSwitchRate(t *testing.T) {
-	tools := simpleswitch.RequireTools(t)
+// rateTarget is a switch the measurement runs on: its name and how to start it programmed
+// with the rack of rateRack.
+type rateTarget struct {
+	name  string
+	start func() (*simpleswitch.Switch, error)
+}
+
+// netlockRateTargets are netlock switch with the interpreter and with the generated pipeline,
+// on the harness's veth pairs, programmed with netlock p4 push of eng's state.
+func netlockRateTargets(t *testing.T, eng *Switch) []rateTarget {
+	t.Helper()
 	bin := testenv.BuildNetlock(t)
-	dir := t.TempDir()
-	json := compileNetlock(t, tools, DefaultSizing, dir)
-	eng := rateRack(t)
-	rtPath := filepath.Join(dir, "runtime.json")
+	rtPath := filepath.Join(t.TempDir(), "runtime.json")
 	data, err := jsonMarshal(runtimeOf(eng.Switch))
 	if err != nil {
 		t.Fatal(err)
@@ -230,47 +231,38 @@ func TestRealSwitchRate(t *testing.T) {
 		t.Fatal(err)
 	}
 	prog := filepath.Join(testenv.ModuleRoot(t), "p4", filepath.FromSlash(V1Model.File))
-	ports := []int{1, 101}
-	targets := []struct {
-		name  string
-		start func() (*simpleswitch.Switch, error)
-	}{
-		{"simple_switch", func() (*simpleswitch.Switch, error) {
-			ss, err := simpleswitch.Start(simpleswitch.Options{Switch: tools.Switch, CLI: tools.CLI, JSON: json, Ports: ports, Raw: true, Dir: t.TempDir()})
-			if err != nil {
-				return nil, err
-			}
-			if err := ss.SyncFrom(eng.Switch); err != nil {
-				ss.Close()
-				return nil, err
-			}
-			return ss, nil
-		}},
-	}
+	var out []rateTarget
 	for _, pl := range []string{"interp", "gen"} {
-		targets = append(targets, struct {
-			name  string
-			start func() (*simpleswitch.Switch, error)
-		}{"netlock switch --pipeline " + pl, func() (*simpleswitch.Switch, error) {
-			return simpleswitch.Start(simpleswitch.Options{Switch: bin, Command: []string{"switch"}, Ports: ports, Raw: true, NoCLI: true, Dir: t.TempDir(),
+		out = append(out, rateTarget{"netlock switch --pipeline " + pl, func() (*simpleswitch.Switch, error) {
+			return simpleswitch.Start(simpleswitch.Options{Switch: bin, Command: []string{"switch"}, Ports: ratePorts, Raw: true, NoCLI: true, Dir: t.TempDir(),
 				TargetArgs: []string{"--grpc-server-addr", "127.0.0.1:9559", "--cpu-port", strconv.Itoa(DefaultSizing.CPUPort), "--pipeline", pl},
 				Ready: func(ns string) error {
 					out, err := exec.Command("ip", "netns", "exec", ns, bin, "p4", "push", "--addr", "127.0.0.1:9559", "--timeout", "2s", prog, rtPath).CombinedOutput()
 					if err != nil {
-						return fmt.Errorf("%w: %s", err, out)
+						return fmt.Errorf("netlock p4 push: %w: %s", err, out)
 					}
 					return nil
 				}})
 		}})
 	}
+	return out
+}
+
+// ratePorts are the switch ports of the measurement: the client's and the server's.
+var ratePorts = []int{1, 101}
+
+// rateRun runs every target rounds times in turn, warmup then d each, and returns the rates by
+// target name.
+func rateRun(t *testing.T, targets []rateTarget, rounds int, warmup, d time.Duration) map[string][]float64 {
+	t.Helper()
 	rates := map[string][]float64{}
-	for round := 0; round < rateRounds; round++ {
+	for round := 0; round < rounds; round++ {
 		for _, tg := range targets {
 			ss, err := tg.start()
 			if err != nil {
 				t.Fatalf("%s: %v", tg.name, err)
 			}
-			r, err := rateLoad(ss.Raw(1), rateWarmup, rateMeasure)
+			r, err := rateLoad(ss.Raw(1), warmup, d)
 			ss.Close()
 			if err != nil {
 				t.Fatalf("%s: %v", tg.name, err)
@@ -279,6 +271,44 @@ func TestRealSwitchRate(t *testing.T) {
 			t.Logf("round %d: %s: %.0f lock packets/s", round+1, tg.name, r)
 		}
 	}
+	return rates
+}
+
+// TestSwitchRateHarness runs the measurement's harness on netlock switch alone, briefly, so
+// that it is checked where the real tools are not: the veth pairs, netlock p4 push of the rack
+// and the load, every answer checked (rateLoad fails on a wrong or missing one). Needs root.
+func TestSwitchRateHarness(t *testing.T) {
+	testenv.RequireRoot(t, "netlock switch on veth pairs in a network namespace")
+	testenv.RequireCommand(t, "ip netns", "apt-get install iproute2", "ip", "netns", "list")
+	rates := rateRun(t, netlockRateTargets(t, rateRack(t)), 1, 200*time.Millisecond, 500*time.Millisecond)
+	for name, rs := range rates {
+		if len(rs) != 1 || rs[0] <= 0 {
+			t.Errorf("%s: rates %v: no answers measured", name, rs)
+		}
+	}
+}
+
+// TestRealSwitchRate measures lock packets per second through p4/netlock.p4 on real
+// simple_switch and on netlock switch (interpreter and generated pipeline), rateRounds rounds
+// of each in turn, and logs the rates and the ratios of the medians (docs/performance.md, "Real
+// bmv2 side by side").
+func TestRealSwitchRate(t *testing.T) {
+	tools := simpleswitch.RequireTools(t)
+	eng := rateRack(t)
+	json := compileNetlock(t, tools, DefaultSizing, t.TempDir())
+	targets := []rateTarget{{"simple_switch", func() (*simpleswitch.Switch, error) {
+		ss, err := simpleswitch.Start(simpleswitch.Options{Switch: tools.Switch, CLI: tools.CLI, JSON: json, Ports: ratePorts, Raw: true, Dir: t.TempDir()})
+		if err != nil {
+			return nil, err
+		}
+		if err := ss.SyncFrom(eng.Switch); err != nil {
+			ss.Close()
+			return nil, err
+		}
+		return ss, nil
+	}}}
+	targets = append(targets, netlockRateTargets(t, eng)...)
+	rates := rateRun(t, targets, rateRounds, rateWarmup, rateMeasure)
 	med := func(xs []float64) float64 {
 		s := slices.Clone(xs)
 		sort.Float64s(s)
@@ -304,7 +334,7 @@ func fmtRates(xs []float64) string {
 func jsonMarshal(v any) ([]byte, error) {
 	b, err := json.MarshalIndent(v, "", " ")
 	if err != nil {
-		return nil, errors.New("runtime: " + err.Error())
+		return nil, fmt.Errorf("runtime: %w", err)
 	}
 	return b, nil
 }
