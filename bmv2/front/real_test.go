@@ -2,9 +2,12 @@ package front_test
 
 import (
 	"fmt"
+	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -137,6 +140,31 @@ func TestRealP4cBM2(t *testing.T) {
 			}
 			if d := p4infoDiff(theirs, mine); d != "" {
 				t.Errorf("the P4Info differs from p4c's:\n%s", d)
+			}
+		})
+	}
+}
+
+// TestRealP4test runs p4c's p4test (its front and mid end, no backend) on every v1model program
+// of the repository the front end accepts (realPrograms: p4/netlock.p4 in every sizing among
+// them): p4test must accept each, with what it says logged.
+func TestRealP4test(t *testing.T) {
+	p4test := testenv.RealTool(t, "p4test")
+	for _, p := range realPrograms(t) {
+		t.Run(p.name, func(t *testing.T) {
+			if _, err := front.LoadOptions(p.path, front.Options{Defines: p.defines}); err != nil {
+				t.Skipf("the front end refuses it: %v", err)
+			}
+			args := []string{"--std", "p4-16"}
+			for _, k := range slices.Sorted(maps.Keys(p.defines)) {
+				args = append(args, "-D"+k+"="+p.defines[k])
+			}
+			out, err := exec.Command(p4test, append(args, p.path)...).CombinedOutput()
+			if err != nil {
+				t.Fatalf("p4test refuses what the front end accepts: %v\n%s", err, out)
+			}
+			if s := strings.TrimSpace(string(out)); s != "" {
+				t.Logf("p4test says:\n%s", s)
 			}
 		})
 	}
