@@ -147,9 +147,9 @@ func RunNode(ctx context.Context, cfg NodeConfig) (NodeReport, error) {
 			wls[w] = wl
 		}
 		for w := range cfg.Workers {
-			stats[w] = &workerStats{}
+			stats[w] = &workerStats{class: spec.classOf((cfg.Node-1)*cfg.Workers+w, cfg.Nodes*cfg.Workers)}
 			wk := &worker{c: c, rec: &rec, name: fmt.Sprintf("n%d.w%d", cfg.Node, w), think: cfg.ThinkTime, from: &from,
-				ws: stats[w], live: &live}
+				ws: stats[w], live: &live, opts: spec.classOpts(stats[w].class)}
 			wl := wls[w]
 			wg.Add(1)
 			go func() {

@@ -90,6 +90,7 @@ func TestDemoLoopback(t *testing.T) {
 			t.Errorf("phase %s: %d txns, %d lock acquires, %d grants counted by the servers, %d/%d by server/switch",
 				p.Name, p.Txns, p.LockOps, grants, p.ServerGrants, p.SwitchGrants)
 		}
+		checkClasses(t, p)
 		if p.Errors != 0 || p.Rejects != 0 {
 			t.Errorf("phase %s: %d errors, %d rejects", p.Name, p.Errors, p.Rejects)
 		}
@@ -122,7 +123,8 @@ func rackTestConfig() Config {
 
 // hotPhases are the phases whose locks are few and hot: the controller must put them in the
 // switch.
-var hotPhases = map[string]bool{PhaseShared: true, "contended/8": true, "contended/1": true, PhaseCrash: true}
+var hotPhases = map[string]bool{PhaseShared: true, "contended/8": true, "contended/1": true, PhasePriority: true,
+	PhaseCrash: true}
 
 // TestDemoRuns runs every phase of the rack demo briefly (the switch running p4/netlock.p4, the
 // controller, two lock servers, client nodes) and checks what the demo claims: every phase made
@@ -311,5 +313,36 @@ func TestRunNode(t *testing.T) {
 	}
 	if vs := history.Check(events, history.Options{}); len(vs) != 0 {
 		t.Errorf("%d violations, first %v", len(vs), vs[0])
+	}
+}
+
+// checkClasses: a phase with worker classes (PhasePriority) reports each class, the classes add up
+// to the phase, and neither class starves: each committed transactions over the phase (the
+// switch's push-back announces min(size0, size1) free slots, which must not starve a level).
+func checkClasses(t *testing.T, p PhaseResult) {
+	t.Helper()
+	if p.Name != PhasePriority {
+		if len(p.Classes) != 0 {
+			t.Errorf("phase %s: classes %v in a phase without classes", p.Name, p.Classes)
+		}
+		return
+	}
+	if len(p.Classes) != 2 || p.Classes[0].Priority != 0 || p.Classes[1].Priority != 1 {
+		t.Fatalf("phase %s: classes %+v, want high (priority 0) and low (priority 1)", p.Name, p.Classes)
+	}
+	var txns, all uint64
+	workers := 0
+	for _, c := range p.Classes {
+		if c.AllTxns == 0 || c.Workers == 0 {
+			t.Errorf("phase %s: class %s starved: %d workers, %d transactions over the phase", p.Name, c.Name, c.Workers,
+				c.AllTxns)
+		}
+		txns += c.Txns
+		all += c.AllTxns
+		workers += c.Workers
+	}
+	if txns != p.Txns || all != p.AllTxns || workers != p.Workers {
+		t.Errorf("phase %s: classes add up to %d txns (%d over the phase), %d workers; the phase has %d (%d), %d",
+			p.Name, txns, all, workers, p.Txns, p.AllTxns, p.Workers)
 	}
 }
