@@ -38,9 +38,17 @@ const (
 	// client node) are tenant 1 at priority 0 (the highest), the others tenant 2 at priority 1, all on
 	// priorityLocks exclusive locks; the report gives each class's throughput and latency
 	// (PhaseResult.Classes).
-	PhasePriority   = "priority"
-	priorityLocks   = 8
-	priorityBase    = 5_000_000
+	PhasePriority = "priority"
+	priorityLocks = 8
+	priorityBase  = 5_000_000
+	// PhaseTenants and PhaseQuota (NetLock Figure 12b): 70% of the rack's workers are one tenant
+	// and 30% another, on quotaLocks exclusive locks, without quotas (PhaseTenants: tenants 5
+	// and 6) and with a quota of Config.TenantRate acquires per second each (PhaseQuota:
+	// tenants 3 and 4, limited by the switch's meters and the servers' quotas alike).
+	PhaseTenants    = "tenants"
+	PhaseQuota      = "quota"
+	quotaLocks      = 16
+	quotaBase       = 6_000_000
 	contendedPrefix = "contended/"
 	crashLocks      = 8
 	crashLockBase   = 4_000_000
@@ -48,9 +56,9 @@ const (
 
 // DefaultPhases is the demo's default run: the microbenchmark (shared, exclusive uncontended, an
 // exclusive contention sweep) then TPC-C at high and low contention, two priority classes on
-// contended locks, then a crashed holder.
+// contended locks, two tenants of 7 and 3 parts without and with quotas, then a crashed holder.
 var DefaultPhases = []string{PhaseShared, PhaseExclusive, "contended/64", "contended/8", "contended/1",
-	PhaseTPCCHigh, PhaseTPCCLow, PhasePriority, PhaseCrash}
+	PhaseTPCCHigh, PhaseTPCCLow, PhasePriority, PhaseTenants, PhaseQuota, PhaseCrash}
 
 // Defaults of the rack (and, in parentheses in Config, of the loopback mode).
 const (
@@ -58,6 +66,7 @@ const (
 	DefaultRackWarmup   = 1500 * time.Millisecond
 	DefaultAllocPeriod  = 500 * time.Millisecond
 	DefaultMinRate      = 50
+	DefaultTenantRate   = 1000
 )
 
 // Config configures a demo run.
@@ -102,6 +111,9 @@ type Config struct {
 	// slots its allocator may use (0: all of them).
 	AllocPeriod time.Duration
 	Slots       int
+	// TenantRate is the quota of each of PhaseQuota's two tenants, in acquires per second (the
+	// switch's meter and each server's max_rate). Default DefaultTenantRate.
+	TenantRate int
 	// MinRate is the request rate (per second) below which the controller leaves a lock on its
 	// server (DefaultMinRate; negative: 0, every lock the servers report is a candidate).
 	MinRate float64
@@ -136,6 +148,9 @@ func (c *Config) validate() error {
 	}
 	if c.Clients == 0 {
 		c.Clients = 4
+	}
+	if c.TenantRate == 0 {
+		c.TenantRate = DefaultTenantRate
 	}
 	if c.Workers == 0 {
 		c.Workers = 4
@@ -257,6 +272,7 @@ type ClassResult struct {
 	Txns     uint64          `json:"txns"`
 	TxnRate  float64         `json:"txns_per_sec"`
 	AllTxns  uint64          `json:"txns_with_warmup"`
+	Rejects  uint64          `json:"rejects"`
 	Latency  latency.Latency `json:"txn_latency"`
 }
 
@@ -352,6 +368,14 @@ func parsePhase(p string, clients int) (phaseSpec, error) {
 		s.warehouses = 10 * clients
 	case PhaseCrash:
 		s.locks = fmt.Sprintf("%d, holder crashed", crashLocks)
+	case PhaseTenants, PhaseQuota:
+		s.locks = fmt.Sprintf("%d excl, 7:3 tenants", quotaLocks)
+		t := uint16(5)
+		if p == PhaseQuota {
+			t = 3
+		}
+		s.classes = []workerClass{{name: "seven", from: 0, tenant: t, priority: 0},
+			{name: "three", from: 0.7, tenant: t + 1, priority: 0}}
 	case PhasePriority:
 		s.locks = fmt.Sprintf("%d excl, 2 classes", priorityLocks)
 		s.classes = []workerClass{{name: "high", from: 0, tenant: 1, priority: 0},
@@ -359,7 +383,7 @@ func parsePhase(p string, clients int) (phaseSpec, error) {
 	default:
 		var n int
 		if _, err := fmt.Sscanf(p, contendedPrefix+"%d", &n); err != nil || n < 1 {
-			return s, fmt.Errorf("unknown phase %q (want shared, exclusive, contended/N, tpcc-high, tpcc-low, priority, crash)", p)
+			return s, fmt.Errorf("unknown phase %q (want shared, exclusive, contended/N, tpcc-high, tpcc-low, priority, tenants, quota, crash)", p)
 		}
 		s.pool = n
 		s.locks = fmt.Sprintf("%d exclusive", n)
@@ -450,9 +474,9 @@ func (r Report) WriteRows(w io.Writer) {
 	}
 	for _, p := range r.Phases {
 		for _, c := range p.Classes {
-			fmt.Fprintf(w, "\n%s: class %s (tenant %d, priority %d, %s): %.0f txn/s, p50 %s, p99 %s; %d transactions over the whole phase",
+			fmt.Fprintf(w, "\n%s: class %s (tenant %d, priority %d, %s): %.0f txn/s, p50 %s, p99 %s, %s; %d transactions over the whole phase",
 				p.Name, c.Name, c.Tenant, c.Priority, plural(c.Workers, "worker"), c.TxnRate, round(c.Latency.P50),
-				round(c.Latency.P99), c.AllTxns)
+				round(c.Latency.P99), plural(c.Rejects, "reject"), c.AllTxns)
 		}
 		if p.ThinkTime > 0 {
 			fmt.Fprintf(w, "\n%s: think time %v asked, %v measured (mean per committed transaction)", p.Name,

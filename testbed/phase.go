@@ -21,6 +21,10 @@ import (
 // maxViolations is how many violations a phase keeps for its report.
 const maxViolations = 10
 
+// quotaBackoff is how long a worker whose transaction was refused for its tenant's quota waits
+// before the next one.
+const quotaBackoff = 2 * time.Millisecond
+
 type workerStats struct {
 	class    int // index in the phase's classes, -1 without
 	hist     latency.Histogram
@@ -186,6 +190,7 @@ func runPhase(ctx context.Context, cfg *Config, spec phaseSpec, phaseNo uint64, 
 				cr.Workers++
 				cr.Txns += ws.txns
 				cr.AllTxns += ws.all
+				cr.Rejects += ws.rejects
 			}
 		}
 		cr.Latency = h.Summary()
@@ -381,6 +386,13 @@ func (w *worker) run(ctx context.Context, wl *Workload) {
 			}
 			if ctx.Err() != nil {
 				return // the phase ended mid-transaction: not counted
+			}
+			if errors.Is(err, client.ErrQuota) {
+				// Over its tenant's quota: back off a little rather than spin on refusals.
+				select {
+				case <-time.After(quotaBackoff):
+				case <-ctx.Done():
+				}
 			}
 			if measured {
 				var rej *client.RejectError
