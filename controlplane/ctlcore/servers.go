@@ -168,6 +168,9 @@ func (c *Core) ping(n uint16, done func()) {
 		s.live.answer(at)
 		s.alive, s.dead = true, false
 		c.serverEpoch(n, rep.Token<<40)
+		if rep.Timestamp > c.term {
+			c.raiseTerm(rep.Timestamp)
+		}
 		inst := rep.LeaseMicros
 		if s.instance != 0 && inst != s.instance {
 			c.serverRestarted(n)
