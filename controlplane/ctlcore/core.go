@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
-	"net/netip"
 	"slices"
 	"time"
 
@@ -388,6 +387,7 @@ func (c *Core) bumpTerm(next func()) {
 		c.serverAdmin(num, wire.Fields{Status: wire.AdminPing}, func(rep wire.Fields, _ []byte, err error) {
 			if err == nil {
 				seen = max(seen, rep.Timestamp)
+				c.learnServing(num, rep)
 			}
 			done++
 			if done < n {
@@ -479,7 +479,7 @@ func (c *Core) fresh(why string) {
 					return
 				}
 				c.cookie = cookie
-				c.startPings(func() { c.afterFresh(detected) })
+				c.locate(func() { c.startPings(func() { c.afterFresh(detected) }) })
 			})
 		}, c.bringUpUpdates()...)
 	})
@@ -528,11 +528,15 @@ func (c *Core) bringUpUpdates() []Update {
 		addPort(h.Port)
 	}
 	for _, n := range c.order {
-		s := c.servers[n]
-		srv := dataplane.Server{Addr: s.Addr, Port: s.Port, MAC: s.MAC}
-		ups = append(ups, Update{Op: Insert, Entity: Entity{ServerNum: n, Server: &srv}})
-		hop := dataplane.NextHop{SrcMAC: c.cfg.Rack.SwitchMAC, DstMAC: s.MAC, Port: s.Port}
-		ups = append(ups, Update{Op: Insert, Entity: Entity{Prefix: netip.PrefixFrom(s.Addr.Addr(), 32), Route: &hop}})
+		// A server that still has a standby is routed to the standby first (locate): a standby
+		// grants nothing until its takeover, and one that took over must keep the address.
+		port, mac := c.servers[n].Port, c.servers[n].MAC
+		if sb, ok := c.standby(n); ok {
+			port, mac = sb.Port, sb.MAC
+		}
+		rs := c.routeUpdates(n, port, mac)
+		rs[0].Op, rs[1].Op = Insert, Insert
+		ups = append(ups, rs[1], rs[0]) // the server entry, then the route (docs/dataplane.md's order)
 	}
 	for _, h := range c.cfg.Hosts {
 		hop := dataplane.NextHop{SrcMAC: c.cfg.Rack.SwitchMAC, DstMAC: h.MAC, Port: h.Port}
