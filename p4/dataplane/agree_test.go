@@ -229,7 +229,7 @@ func stateDiff(v1, tna *Switch, rules diffRules) string {
 		}
 	}
 	slots := rules.locks * int(rules.sizes[0]+rules.sizes[1])
-	bits := v1.Sizing.withDefaults().PartBits
+	bits := v1.Sizing.WithDefaults().PartBits
 	for s := 0; s < slots; s++ {
 		part, i := s>>bits, s&(1<<bits-1)
 		a := poolRegs[part]
@@ -257,7 +257,7 @@ func TestStateDiffCatches(t *testing.T) {
 		t.Fatalf("the programs differ after seed 7: %s", d)
 	}
 	slot := rules.locks*int(rules.sizes[0]+rules.sizes[1]) - 1
-	bits := b.sw.Sizing.withDefaults().PartBits
+	bits := b.sw.Sizing.WithDefaults().PartBits
 	for _, c := range []struct {
 		reg  string
 		cell int

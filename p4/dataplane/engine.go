@@ -29,7 +29,7 @@ func LoadProgram(prog Program, s Sizing, cfg engine.Config) (*Switch, error) {
 }
 
 func load(prog Program, s Sizing, src []byte, cfg engine.Config) (*Switch, error) {
-	s = s.withDefaults()
+	s = s.WithDefaults()
 	checked, err := s.loadSource(prog, src)
 	if err != nil {
 		return nil, err
@@ -108,7 +108,7 @@ func (sw *Switch) DeleteLock(lock uint32) error {
 	if err != nil {
 		return err
 	}
-	return t.Delete(engine.Entry{Match: []engine.FieldMatch{{Name: KeyLock, Value: be(uint64(lock), 4)}}})
+	return t.Delete(engine.Entry{Match: []engine.FieldMatch{{Name: KeyLock, Value: LockEntry{Lock: lock}.Match()}}})
 }
 
 // AddRoute writes an IPv4 route and the clone session of its port.

@@ -38,7 +38,7 @@ func gdLoadMutantInterp(sz Sizing, cfg engine.Config) (*Switch, error) {
 	if err != nil {
 		return nil, err
 	}
-	sz = sz.withDefaults()
+	sz = sz.WithDefaults()
 	checked, err := sz.Load()
 	if err != nil {
 		return nil, err

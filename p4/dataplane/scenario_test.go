@@ -295,8 +295,8 @@ func (s *scenario) adminExpect(words map[string]string, req *AdminRequest) (stri
 		}
 	}
 	// The request's level, offset and value stay unless the reply rewrites them.
-	care[bodyOff+abLevel], care[bodyOff+abOffset], care[bodyOff+abOffset+1] = true, true, true
-	body[abResult], care[bodyOff+abResult] = 0, true
+	care[bodyOff+AdminBodyLevel], care[bodyOff+AdminBodyOffset], care[bodyOff+AdminBodyOffset+1] = true, true, true
+	body[AdminBodyResult], care[bodyOff+AdminBodyResult] = 0, true
 	nlOff := udpframe.HeaderLen
 	slotField := map[string][2]int{"txn": {12, 8}, "token": {20, 8}, "mode": {2, 1}, "prio": {5, 1}, "tenant": {6, 2},
 		"ts": {28, 8}, "lease": {36, 4}}
@@ -312,11 +312,11 @@ func (s *scenario) adminExpect(words map[string]string, req *AdminRequest) (stri
 		}
 		care[nlOff+3] = false // flags: reply, and fwd for a pushed-back slot
 	}
-	bodyField := map[string][2]int{"result": {abResult, 1}, "value": {abValue, 8}, "holders": {abHolders, 2},
-		"xheld": {abXHeld, 1}, "state": {abState, 1}, "xwait0": {abXWait0, 2}, "xwait": {abXWait, 2},
-		"wait0": {abWait0, 2}, "wait1": {abWait1, 2}, "used0": {abUsed0, 2}, "used1": {abUsed1, 2},
-		"buffered": {abBuffered, 2}, "done": {abDone, 2}, "head": {abHead, 2}, "tail": {abTail, 2},
-		"gnext": {abGNext, 2}, "size": {abSize, 2}, "slot": {abSlot, 4}}
+	bodyField := map[string][2]int{"result": {AdminBodyResult, 1}, "value": {AdminBodyValue, 8}, "holders": {AdminBodyHolders, 2},
+		"xheld": {AdminBodyXHeld, 1}, "state": {AdminBodyState, 1}, "xwait0": {AdminBodyXWait0, 2}, "xwait": {AdminBodyXWait, 2},
+		"wait0": {AdminBodyWait0, 2}, "wait1": {AdminBodyWait1, 2}, "used0": {AdminBodyUsed0, 2}, "used1": {AdminBodyUsed1, 2},
+		"buffered": {AdminBodyBuffered, 2}, "done": {AdminBodyDone, 2}, "head": {AdminBodyHead, 2}, "tail": {AdminBodyTail, 2},
+		"gnext": {AdminBodyGNext, 2}, "size": {AdminBodySize, 2}, "slot": {AdminBodySlot, 4}}
 	for k, v := range words {
 		if r, ok := bodyField[k]; ok {
 			n, err := s.num(v)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -46,7 +47,7 @@ func TestEverySizingRunsGenerated(t *testing.T) {
 		n = *genDiffN
 	}
 	for _, sz := range projectSizings {
-		name := fmt.Sprintf("l%dp%d", sz.withDefaults().Locks, sz.withDefaults().PartBits)
+		name := fmt.Sprintf("l%dp%d", sz.WithDefaults().Locks, sz.WithDefaults().PartBits)
 		t.Run(name, func(t *testing.T) {
 			every := 256
 			if sz.Slots() > 4096 {
@@ -89,7 +90,7 @@ func TestBundleRunsGenerated(t *testing.T) {
 	b := Sizing{}.Bundle()
 	const from, to = "hdr.ipv4.ttl = 64;", "hdr.ipv4.ttl = 63;"
 	for i := range b.Files {
-		if b.Files[i].Name == V1Model.base() {
+		if b.Files[i].Name == path.Base(V1Model.File) {
 			if !strings.Contains(string(b.Files[i].Data), from) {
 				t.Fatalf("%q is not in p4/netlock.p4: update the test", from)
 			}
@@ -191,7 +192,7 @@ func sourceSizings(t *testing.T) map[Sizing][]string {
 			}
 			if ok && sz.Validate() == nil {
 				rel, _ := filepath.Rel(root, p)
-				found[sz.withDefaults()] = append(found[sz.withDefaults()], rel)
+				found[sz.WithDefaults()] = append(found[sz.WithDefaults()], rel)
 			}
 		}
 		return nil
@@ -209,7 +210,7 @@ func TestProjectSizingsListed(t *testing.T) {
 	found := sourceSizings(t)
 	listed := map[Sizing]bool{}
 	for _, sz := range projectSizings {
-		listed[sz.withDefaults()] = true
+		listed[sz.WithDefaults()] = true
 	}
 	for sz, where := range found {
 		if !listed[sz] {
@@ -224,8 +225,8 @@ func TestProjectSizingsListed(t *testing.T) {
 		{Sizing{Locks: 16384, PartBits: 13}, filepath.Join("testbed", "rackmodel", "params.go")},
 		{Sizing{Locks: 64, PartBits: 6}, filepath.Join("controlplane", "simrack", "sim.go")},
 	} {
-		if !slices.Contains(found[want.sz.withDefaults()], want.file) {
-			t.Errorf("control: the scan did not find %+v in %s (found in %q)", want.sz, want.file, found[want.sz.withDefaults()])
+		if !slices.Contains(found[want.sz.WithDefaults()], want.file) {
+			t.Errorf("control: the scan did not find %+v in %s (found in %q)", want.sz, want.file, found[want.sz.WithDefaults()])
 		}
 	}
 }
