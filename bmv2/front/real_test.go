@@ -30,7 +30,7 @@ type realProgram struct {
 	defines map[string]string
 }
 
-// netlockSizings are the sizings of p4/netlock.p4 the project uses: p4/dataplane's
+// netlockSizings are the sizings of p4/netlock.p4 the project uses: p4/dataplane/dpengine's
 // projectSizings (its TestProjectSizingsListed finds every sizing written in the repository's
 // Go source; keep this list equal to it), and the largest part bits the program takes, 16.
 var netlockSizings = []map[string]string{

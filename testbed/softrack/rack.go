@@ -34,6 +34,7 @@ import (
 	"github.com/netlock-go/netlock/lockcore"
 	"github.com/netlock-go/netlock/lockserver"
 	"github.com/netlock-go/netlock/p4/dataplane"
+	"github.com/netlock-go/netlock/p4/dataplane/dpengine"
 	"github.com/netlock-go/netlock/testbed/hostshim"
 	"github.com/netlock-go/netlock/wire"
 )
@@ -194,7 +195,7 @@ func Start(ctx context.Context, cfg Config) (*Rack, error) {
 		}
 	}()
 	sz := cfg.Sizing
-	prog, err := sz.Load()
+	prog, err := dpengine.Check(sz)
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package dataplane
+package dpengine
 
 import (
 	"bytes"
@@ -15,6 +15,7 @@ import (
 	"github.com/netlock-go/netlock/bmv2/stf"
 	"github.com/netlock-go/netlock/internal/simpleswitch"
 	"github.com/netlock-go/netlock/internal/testenv"
+	"github.com/netlock-go/netlock/p4/dataplane"
 )
 
 // The data plane on bmv2's real simple_switch (make test-real; internal/simpleswitch drives
@@ -23,9 +24,9 @@ import (
 // pipeline, packet for packet.
 
 // compileNetlock compiles p4/netlock.p4 with sz's macros into dir and returns the JSON.
-func compileNetlock(t *testing.T, tools simpleswitch.Tools, sz Sizing, dir string) string {
+func compileNetlock(t *testing.T, tools simpleswitch.Tools, sz dataplane.Sizing, dir string) string {
 	t.Helper()
-	src := filepath.Join(testenv.ModuleRoot(t), "p4", filepath.FromSlash(V1Model.File))
+	src := filepath.Join(testenv.ModuleRoot(t), "p4", filepath.FromSlash(dataplane.V1Model.File))
 	json, _, diags, err := simpleswitch.Compile(tools.P4c, src, dir, sz.Defines())
 	if err != nil {
 		t.Fatal(err)
@@ -42,8 +43,8 @@ func compileNetlock(t *testing.T, tools simpleswitch.Tools, sz Sizing, dir strin
 func TestRealScenarios(t *testing.T) {
 	tools := simpleswitch.RequireTools(t)
 	dir := t.TempDir()
-	json := compileNetlock(t, tools, DefaultSizing, dir)
-	sw, err := Load(DefaultSizing, engine.Config{}) // names, keys and actions for RunReal
+	json := compileNetlock(t, tools, dataplane.DefaultSizing, dir)
+	sw, err := Load(dataplane.DefaultSizing, engine.Config{}) // names, keys and actions for RunReal
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,9 +255,9 @@ const realDiffSeeds = 60
 // port, in the same order. A failure prints its seed (re-run it with -seed=N).
 func TestRealDifferential(t *testing.T) {
 	tools := simpleswitch.RequireTools(t)
-	sz := Sizing{Locks: 8, PartBits: 6} // newDiffSwitch's
+	sz := dataplane.Sizing{Locks: 8, PartBits: 6} // newDiffSwitch's
 	json := compileNetlock(t, tools, sz, t.TempDir())
-	ports := []int{100 + 1, 100 + 2, sz.withDefaults().CPUPort}
+	ports := []int{100 + 1, 100 + 2, sz.WithDefaults().CPUPort}
 	for c := 1; c <= 20; c++ {
 		ports = append(ports, c)
 	}
@@ -267,7 +268,7 @@ func TestRealDifferential(t *testing.T) {
 	defer ss.Close()
 	for _, rules := range diffConfigs {
 		t.Run(rules.name, func(t *testing.T) {
-			r := newDiffSwitch(t, V1Model, rules, nil, engine.PipelineInterpreted)
+			r := newDiffSwitch(t, dataplane.V1Model, rules, nil, engine.PipelineInterpreted)
 			gen, err := gdLoadGen(sz, engine.Config{Now: func() time.Time { return r.now }})
 			if err != nil {
 				t.Fatal(err)
@@ -278,7 +279,7 @@ func TestRealDifferential(t *testing.T) {
 					r.t = t
 					defer func() {
 						if t.Failed() {
-							t.Logf("seed %d (re-run: go test ./p4/dataplane -run 'TestRealDifferential/%s' -seed=%d)", seed, rules.name, seed)
+							t.Logf("seed %d (re-run: go test ./p4/dataplane/dpengine -run 'TestRealDifferential/%s' -seed=%d)", seed, rules.name, seed)
 						}
 					}()
 					runDiff(t, r, nil, rules, seed)
@@ -297,9 +298,9 @@ func TestRealDifferential(t *testing.T) {
 // comparison) as the mirror is caught (the negative control of the mirror comparison and of
 // its sync).
 func TestMirrors(t *testing.T) {
-	sz := Sizing{Locks: 8, PartBits: 6}
+	sz := dataplane.Sizing{Locks: 8, PartBits: 6}
 	rules := diffConfigs[1] // overflow: small regions, where the mutant's bound check matters
-	r := newDiffSwitch(t, V1Model, rules, nil, engine.PipelineInterpreted)
+	r := newDiffSwitch(t, dataplane.V1Model, rules, nil, engine.PipelineInterpreted)
 	gen, err := gdLoadGen(sz, engine.Config{Now: func() time.Time { return r.now }})
 	if err != nil {
 		t.Fatal(err)

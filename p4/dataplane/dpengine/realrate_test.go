@@ -1,4 +1,4 @@
-package dataplane
+package dpengine
 
 import (
 	"encoding/json"
@@ -21,6 +21,7 @@ import (
 	"github.com/netlock-go/netlock/internal/simpleswitch"
 	"github.com/netlock-go/netlock/internal/testenv"
 	"github.com/netlock-go/netlock/internal/udpframe"
+	"github.com/netlock-go/netlock/p4/dataplane"
 	"github.com/netlock-go/netlock/wire"
 )
 
@@ -33,7 +34,7 @@ import (
 // switch (a grant or a release acknowledgement written over it). A measurement, not a check of
 // speed: it fails only when an answer is wrong or missing.
 //
-//	make test-real   (or: go test ./p4/dataplane -run TestRealSwitchRate -v -count=1)
+//	make test-real   (or: go test ./p4/dataplane/dpengine -run TestRealSwitchRate -v -count=1)
 
 const (
 	rateLocks   = 16
@@ -47,23 +48,23 @@ const (
 // slots per level.
 func rateRack(t *testing.T) *Switch {
 	t.Helper()
-	sw, err := Load(DefaultSizing, engine.Config{})
+	sw, err := Load(dataplane.DefaultSizing, engine.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	must(t, sw.SetRack(Rack{Key: rigKey, SwitchIP: netip.MustParseAddr("10.0.0.1"), SwitchMAC: rigSwitchMAC,
+	must(t, sw.SetRack(dataplane.Rack{Key: rigKey, SwitchIP: netip.MustParseAddr("10.0.0.1"), SwitchMAC: rigSwitchMAC,
 		DefaultLease: 10 * time.Second, MaxLease: 60 * time.Second}))
 	srv := serverAddr(1)
-	must(t, sw.SetServer(1, Server{Addr: srv, Port: 101, MAC: hostMAC(srv.Addr())}))
-	must(t, sw.AddRoute(netip.PrefixFrom(srv.Addr(), 32), NextHop{SrcMAC: rigSwitchMAC, DstMAC: hostMAC(srv.Addr()), Port: 101}))
+	must(t, sw.SetServer(1, dataplane.Server{Addr: srv, Port: 101, MAC: hostMAC(srv.Addr())}))
+	must(t, sw.AddRoute(netip.PrefixFrom(srv.Addr(), 32), dataplane.NextHop{SrcMAC: rigSwitchMAC, DstMAC: hostMAC(srv.Addr()), Port: 101}))
 	cl := clientAddr(1)
-	must(t, sw.AddRoute(netip.PrefixFrom(cl.Addr(), 32), NextHop{SrcMAC: rigSwitchMAC, DstMAC: hostMAC(cl.Addr()), Port: 1}))
+	must(t, sw.AddRoute(netip.PrefixFrom(cl.Addr(), 32), dataplane.NextHop{SrcMAC: rigSwitchMAC, DstMAC: hostMAC(cl.Addr()), Port: 1}))
 	for _, p := range []int{1, 101} {
-		sw.SetCloneSession(CloneSession(p), engine.CloneSession{Port: p, HasPort: true})
+		sw.SetCloneSession(dataplane.CloneSession(p), engine.CloneSession{Port: p, HasPort: true})
 	}
 	for l := 0; l < rateLocks; l++ {
-		must(t, sw.SetLock(LockEntry{Lock: uint32(l), Index: uint32(l), Server: 1,
-			Regions: [Levels]Region{{Left: uint32(8 * l), Size: 4}, {Left: uint32(8*l + 4), Size: 4}}}))
+		must(t, sw.SetLock(dataplane.LockEntry{Lock: uint32(l), Index: uint32(l), Server: 1,
+			Regions: [dataplane.Levels]dataplane.Region{{Left: uint32(8 * l), Size: 4}, {Left: uint32(8*l + 4), Size: 4}}}))
 	}
 	return sw
 }
@@ -230,12 +231,12 @@ func netlockRateTargets(t *testing.T, eng *Switch) []rateTarget {
 	if err := os.WriteFile(rtPath, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	prog := filepath.Join(testenv.ModuleRoot(t), "p4", filepath.FromSlash(V1Model.File))
+	prog := filepath.Join(testenv.ModuleRoot(t), "p4", filepath.FromSlash(dataplane.V1Model.File))
 	var out []rateTarget
 	for _, pl := range []string{"interp", "gen"} {
 		out = append(out, rateTarget{"netlock switch --pipeline " + pl, func() (*simpleswitch.Switch, error) {
 			return simpleswitch.Start(simpleswitch.Options{Switch: bin, Command: []string{"switch"}, Ports: ratePorts, Raw: true, NoCLI: true, Dir: t.TempDir(),
-				TargetArgs: []string{"--grpc-server-addr", "127.0.0.1:9559", "--cpu-port", strconv.Itoa(DefaultSizing.CPUPort), "--pipeline", pl},
+				TargetArgs: []string{"--grpc-server-addr", "127.0.0.1:9559", "--cpu-port", strconv.Itoa(dataplane.DefaultSizing.CPUPort), "--pipeline", pl},
 				Ready: func(ns string) error {
 					out, err := exec.Command("ip", "netns", "exec", ns, bin, "p4", "push", "--addr", "127.0.0.1:9559", "--timeout", "2s", prog, rtPath).CombinedOutput()
 					if err != nil {
@@ -295,7 +296,7 @@ func TestSwitchRateHarness(t *testing.T) {
 func TestRealSwitchRate(t *testing.T) {
 	tools := simpleswitch.RequireTools(t)
 	eng := rateRack(t)
-	json := compileNetlock(t, tools, DefaultSizing, t.TempDir())
+	json := compileNetlock(t, tools, dataplane.DefaultSizing, t.TempDir())
 	targets := []rateTarget{{"simple_switch", func() (*simpleswitch.Switch, error) {
 		ss, err := simpleswitch.Start(simpleswitch.Options{Switch: tools.Switch, CLI: tools.CLI, JSON: json, Ports: ratePorts, Raw: true, Dir: t.TempDir()})
 		if err != nil {
