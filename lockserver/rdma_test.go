@@ -349,6 +349,80 @@ func TestRDMAGrantWaitsForALock(t *testing.T) {
 	}
 }
 
+// TestRDMATryGrantWaitsForALock: a UDP try acquire that the core grants while the ALock is free
+// may still wait for it, because a co-located caller can take the ALock between the tier's
+// would-block check and the proxy's acquisition (BeforeProxyLock makes that happen here). The
+// grant is held back meanwhile and the server answers the try's retransmissions with nothing;
+// the client must not take that for an unreachable server: the server refuses the liveness
+// probes that go with them, so the try keeps waiting (here for twice MaxAttempts
+// retransmissions) and is granted once the co-located caller unlocks. Without the probes it
+// fails as unreachable after MaxAttempts copies whatever the intervals; with them, only if the
+// server left every probe of MaxAttempts copies in a row unanswered (half a second here).
+func TestRDMATryGrantWaitsForALock(t *testing.T) {
+	const lock, maxAttempts = 2, 10
+	reached, proceed := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	s, _ := startRDMA(t, 4, func(c *Config) {
+		c.TestingKnobs.BeforeProxyLock = func(l uint32) {
+			if l == lock {
+				once.Do(func() {
+					close(reached)
+					<-proceed
+				})
+			}
+		}
+	})
+	letProxyGo := sync.OnceFunc(func() { close(proceed) })
+	t.Cleanup(letProxyGo) // before the server stops (cleanups run last first)
+	c, err := client.New(client.Config{Servers: []string{s.Addr().String()}, Local: "127.0.0.1:0",
+		RetryInterval: 10 * time.Millisecond, MaxRetryInterval: 50 * time.Millisecond, MaxAttempts: maxAttempts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	bg := context.Background()
+	type result struct {
+		g   *client.Grant
+		err error
+	}
+	res := make(chan result, 1)
+	go func() {
+		g, err := c.TryAcquire(bg, lock, wire.Exclusive)
+		res <- result{g, err}
+	}()
+	select {
+	case <-reached: // the core granted the try; its proxy is about to take the ALock
+	case r := <-res:
+		t.Fatalf("try acquire of a free lock ended before its proxy took the ALock: %v", r.err)
+	}
+	ll := s.LocalLocks()
+	if err := ll.Lock(bg, lock); err != nil {
+		t.Fatal(err)
+	}
+	letProxyGo() // the proxy now waits for the co-located holder, the grant with it
+	for c.Stats().Retransmits < 2*maxAttempts {
+		select {
+		case r := <-res:
+			t.Fatalf("try acquire ended while its grant waited for the ALock (%d retransmissions): %v",
+				c.Stats().Retransmits, r.err)
+		case <-time.After(time.Millisecond):
+		}
+	}
+	if err := ll.Unlock(lock); err != nil {
+		t.Fatal(err)
+	}
+	r := <-res
+	if r.err != nil {
+		t.Fatalf("try acquire after the co-located caller unlocked: %v", r.err)
+	}
+	if err := r.g.Release(bg); err != nil {
+		t.Fatal(err)
+	}
+	if rs, _ := s.RDMAStats(); rs.ProxyGrants != 1 || rs.TryRefused != 0 {
+		t.Fatalf("rdma stats %+v: want the one grant sent by the proxy, no try refused", rs)
+	}
+}
+
 // TestRDMAModesAndReset: shared acquires of RDMA locks are served exclusively, other locks
 // keep both modes; an admin reset of an RDMA lock, which drops its holders in the core, gives
 // the ALock back.
