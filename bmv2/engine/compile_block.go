@@ -110,11 +110,13 @@ func (cp *compiler) instance(sc *scope, d *front.InstanceDecl) {
 			if w > 128 || w == 0 {
 				cp.fail(d.P, "not supported by the netlock engine: register of %v", t.Args)
 			}
+			cp.reserve(d.P, "register "+name, arg(0), cellBytes(w, true))
 			r := newRegister(name, id, w, int(arg(0)), true)
 			cp.sw.registers = append(cp.sw.registers, r)
 			obj = r
 		case "counter":
 			n := arg(0)
+			cp.reserve(d.P, "counter "+name, n, counterCellBytes)
 			k := &Counter{Name: name, ID: id, Packets: make([]uint64, n), Bytes: make([]uint64, n)}
 			cp.sw.counters = append(cp.sw.counters, k)
 			obj = k
@@ -123,6 +125,7 @@ func (cp *compiler) instance(sc *scope, d *front.InstanceDecl) {
 			cp.sw.counters = append(cp.sw.counters, k)
 			obj = k
 		case "meter":
+			cp.reserve(d.P, "meter "+name, arg(0), meterCellBytes)
 			m := &Meter{sw: cp.sw, Name: name, ID: id, cells: make([]meterState, arg(0)), bytes: argName(1) == "bytes"}
 			cp.sw.meters = append(cp.sw.meters, m)
 			obj = m
@@ -473,7 +476,9 @@ func (cp *compiler) table(sc *scope, d *front.TableDecl) {
 	if t.profile == nil || !t.profile.Selector {
 		t.selector = nil // selector keys without an action selector select nothing
 	}
+	t.entryCost = t.EntryBytes()
 	if p := d.Prop("entries"); p != nil {
+		cp.reserve(p.P, "the entries of table "+t.Name, uint64(len(p.Entries)), uint64(t.entryCost))
 		prios := cp.entryPriorities(p.Entries)
 		for i, en := range p.Entries {
 			ai, ok := refIndex[en.Action.Action]

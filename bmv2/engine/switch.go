@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -80,6 +81,13 @@ type Config struct {
 	// Pipeline chooses between the interpreter and a generated pipeline registered for the
 	// program (v1model programs; see Pipeline and GenerateGo). The zero value is PipelineAuto.
 	Pipeline Pipeline
+	// MemoryLimit bounds the bytes the program's state may take: the cells of its registers,
+	// counters and meters, one packet's state (8 bytes a slot) and its table entries (each at
+	// Table.EntryBytes). Load fails with an error wrapping ErrMemoryLimit when the program
+	// declares more, before allocating it; Table.Insert fails the same way when one more entry
+	// would pass the limit. 0 means DefaultMemoryLimit() (a quarter of the machine's memory);
+	// a negative value means no limit.
+	MemoryLimit int64
 	// Generated, if set, is the generated pipeline to bind instead of the one registered for
 	// the program (with PipelineAuto or PipelineGenerated); the caller vouches that it was
 	// generated from this program (its fingerprint is not checked). Tests bind pipelines that
@@ -219,6 +227,7 @@ type Switch struct {
 	f         smFields
 	digestIDs map[string]uint32
 	tna       *tnaState // set for TNA programs (tna.go)
+	mem       memBudget // the state's memory against Config.MemoryLimit (memlimit.go)
 	// A v1model packet's state cleared when it starts: the headers, user and standard
 	// metadata [zeroLo, zeroHi) (allocated in that order) and the scratch slots from scratchLo
 	// on (initSM). 0, 0: the whole state (TNA).
@@ -289,7 +298,11 @@ func Load(checked *front.Checked, cfg Config) (sw *Switch, err error) {
 			return nil, err
 		}
 	}
-	sw = &Switch{cfg: cfg, checked: checked, mcGroups: map[int][]int{}, mcNodes: map[int]mcNode{}, sessions: map[int]CloneSession{}}
+	if cfg.MemoryLimit == 0 {
+		cfg.MemoryLimit = DefaultMemoryLimit()
+	}
+	sw = &Switch{cfg: cfg, checked: checked, mcGroups: map[int][]int{}, mcNodes: map[int]mcNode{}, sessions: map[int]CloneSession{},
+		mem: memBudget{limit: cfg.MemoryLimit}}
 	cp := &compiler{checked: checked, sw: sw, sizes: map[front.Type]int{}, errCodes: map[*front.EnumMember]int{},
 		funcs: map[*front.FunctionDecl]*frame{}, globalActions: map[*front.ActionDecl]bool{}, ids: map[string]uint32{}, flIndex: map[uint64]int{}, locOverride: map[front.Expr]loc{}, specs: map[string]*frame{}}
 	defer func() {
@@ -406,6 +419,7 @@ func Load(checked *front.Checked, cfg Config) (sw *Switch, err error) {
 	sw.egress = bindTop(v1.Egress, []int{0, 1, 2})
 	sw.compute = bindTop(v1.ComputeChecksum, []int{0, 1})
 	sw.deparser = bindTop(v1.Deparser, []int{-1, 0})
+	cp.reserve(front.Pos{}, "a packet's state ("+strconv.Itoa(cp.nslots)+" slots)", uint64(cp.nslots), slotBytes)
 	sw.nslots = cp.nslots
 	sw.zeroLo, sw.zeroHi, sw.scratchLo = sw.hdrBase, sw.smBase+sw.smN, cp.nslots
 	sw.c.sw = sw

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/netlock-go/netlock/bmv2/front"
@@ -260,6 +261,7 @@ func (cp *compiler) loadTNA() {
 	t.egParser = bind(p.EgressParser, []int{-1, egHdr, egMeta, egIntr, egPrsr, egDprsr})
 	t.egress = bind(p.Egress, []int{egHdr, egMeta, egIntr, egPrsr, egDprsr, egOport})
 	t.egDeparser = bind(p.EgressDeparser, []int{-1, egHdr, egMeta, egDprsr, egIntr, egPrsr})
+	cp.reserve(front.Pos{}, "a packet's state ("+strconv.Itoa(cp.nslots)+" slots)", uint64(cp.nslots), slotBytes)
 	sw.nslots = cp.nslots
 	sw.c.sw = sw
 }

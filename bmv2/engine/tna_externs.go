@@ -209,6 +209,7 @@ func (cp *compiler) tnaInstance(sc *scope, d *front.InstanceDecl, t *front.Exter
 	switch t.Decl.Name {
 	case "Counter":
 		n := num(0)
+		cp.reserve(d.P, "counter "+name, n, counterCellBytes)
 		k := &Counter{Name: name, ID: id, Packets: make([]uint64, n), Bytes: make([]uint64, n)}
 		sw.counters = append(sw.counters, k)
 		return k
@@ -220,6 +221,7 @@ func (cp *compiler) tnaInstance(sc *scope, d *front.InstanceDecl, t *front.Exter
 		m := &Meter{sw: sw, Name: name, ID: id}
 		colorArg := 1
 		if t.Decl.Name == "Meter" {
+			cp.reserve(d.P, "meter "+name, num(0), meterCellBytes)
 			m.cells = make([]meterState, num(0))
 			m.bytes = strings.EqualFold(enumName(arg(1)), "BYTES")
 			colorArg = 2
@@ -239,6 +241,7 @@ func (cp *compiler) tnaInstance(sc *scope, d *front.InstanceDecl, t *front.Exter
 		if w <= 0 || w > 128 {
 			cp.fail(d.P, "not supported by the netlock engine: register %s of %s", d.Name, t.Args[0])
 		}
+		cp.reserve(d.P, "register "+name, num(0), cellBytes(w, false))
 		r := newRegister(name, id, w, int(num(0)), false)
 		if len(d.Args) > 1 {
 			if v, ok := cp.registerInit(sc, arg(1), t.Args[0]); ok {

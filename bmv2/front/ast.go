@@ -497,11 +497,23 @@ type Expr interface {
 type exprBase struct {
 	P Pos
 	T Type
+	// depth is the height of the expression's tree as the parser built it (a leaf is 1; 0 for
+	// expressions made elsewhere); the parser bounds it (Options.MaxNesting).
+	depth int32
 }
 
 func (e *exprBase) Position() Pos  { return e.P }
 func (e *exprBase) Type() Type     { return e.T }
 func (e *exprBase) setType(t Type) { e.T = t }
+
+func (e *exprBase) nesting() int32     { return e.depth }
+func (e *exprBase) setNesting(d int32) { e.depth = d }
+
+// nester is implemented by every expression (through exprBase).
+type nester interface {
+	nesting() int32
+	setNesting(int32)
+}
 
 // NameExpr is a name, or .name (Global) for the top-level scope.
 type NameExpr struct {

@@ -45,7 +45,7 @@ func LoadOptions(path string, opts Options) (*Checked, error) {
 	if len(errs) > 0 {
 		return nil, errs
 	}
-	prog, err := Parse(toks)
+	prog, err := ParseWith(toks, opts)
 	if err != nil {
 		return nil, err
 	}

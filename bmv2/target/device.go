@@ -50,6 +50,10 @@ type Options struct {
 	Now func() time.Time
 	// Pipeline chooses the interpreter or a generated pipeline (engine.Config.Pipeline).
 	Pipeline engine.Pipeline
+	// MemoryLimit bounds the memory of a pipeline's state (engine.Config.MemoryLimit: 0 is a
+	// quarter of the machine's memory). A pipeline that needs more is refused with
+	// RESOURCE_EXHAUSTED, and so is a table entry past it.
+	MemoryLimit int64
 }
 
 // Stats counts what the packet loop did.
@@ -123,6 +127,8 @@ func engineErr(err error) error {
 		return fmt.Errorf("%v: %w", err, p4rt.ErrNotFound)
 	case errors.Is(err, engine.ErrAlreadyExists):
 		return fmt.Errorf("%v: %w", err, p4rt.ErrAlreadyExists)
+	case errors.Is(err, engine.ErrMemoryLimit):
+		return fmt.Errorf("%v: %w", err, p4rt.ErrResourceExhausted)
 	case errors.Is(err, engine.ErrConstTable):
 		return status.Error(codes.PermissionDenied, err.Error())
 	case errors.Is(err, engine.ErrInvalid):
@@ -151,6 +157,7 @@ func (d *Device) LoadProgram(prog *front.Checked) error {
 		CPUPort:           d.opts.CPUPort,
 		TofinoConstraints: d.opts.TofinoConstraints,
 		Pipeline:          d.opts.Pipeline,
+		MemoryLimit:       d.opts.MemoryLimit,
 		OnPacketIn:        d.onPacketIn,
 		OnDigest:          d.onDigest,
 	}
@@ -166,6 +173,9 @@ func (d *Device) LoadProgram(prog *front.Checked) error {
 		}
 	}
 	sw, err := engine.Load(prog, cfg)
+	if errors.Is(err, engine.ErrMemoryLimit) {
+		return fmt.Errorf("target: %v: %w", err, p4rt.ErrResourceExhausted)
+	}
 	if err != nil {
 		return status.Errorf(codes.InvalidArgument, "target: %v", err)
 	}
