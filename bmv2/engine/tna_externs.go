@@ -372,6 +372,13 @@ func (cp *compiler) newRegAction(sc *scope, d *front.InstanceDecl, name string) 
 	default:
 		cp.fail(d.P, "not supported by the netlock engine: %s's register %s", d.Name, front.ExprString(d.Args[0].Value))
 	}
+	// bf-p4c also takes a view of the cells at another width (16-bit cells with one more index
+	// bit on a register of 32-bit cells); the engine keeps one cell per index.
+	if et, ok := d.T.(*front.ExternType); ok && len(et.Args) > 0 && et.Args[0] != nil && et.Decl.Name == "RegisterAction" {
+		if w := front.WidthOf(et.Args[0]); w > 0 && w != cellWidth {
+			cp.fail(d.P, "not supported by the netlock engine: %s views the %d-bit cells of %s as %d-bit cells", d.Name, cellWidth, front.ExprString(d.Args[0].Value), w)
+		}
+	}
 	var impl *front.FunctionDecl
 	for _, f := range d.Init {
 		if f.Abstract != nil && f.Abstract.Name == "apply" {

@@ -73,6 +73,10 @@ func Check(prog *Program) (*Checked, error) {
 		for _, d := range prog.Decls {
 			c.topDecl(d)
 		}
+		if c.tnaDeclared() {
+			c.tnaRegisterRules()
+			c.tnaNestedCasts()
+		}
 	}()
 	if len(c.errs) == 0 && c.out.Arch() == ArchTNA {
 		c.tnaPipelineRules()
@@ -662,9 +666,6 @@ func (c *checker) instanceDecl(d *InstanceDecl, cx *ctx) {
 		}
 		if d.Init != nil {
 			c.implementAbstract(d, tt, cx)
-		}
-		if isTNAExtern(tt.Decl) {
-			c.tnaInstance(d, tt)
 		}
 	case *ParserType:
 		c.noInitializer(d)

@@ -187,24 +187,6 @@ func (c *checker) registerActionBody(d *InstanceDecl, f *FunctionDecl) {
 	})
 }
 
-// tnaInstance checks instances of TNA externs: a RegisterAction's cell and index types
-// must be those of its Register, as bf-p4c requires.
-func (c *checker) tnaInstance(d *InstanceDecl, tt *ExternType) {
-	if tt.Decl.Name != "RegisterAction" || len(d.Args) == 0 || len(tt.Args) < 2 {
-		return
-	}
-	rt, ok := d.Args[0].Value.Type().(*ExternType)
-	if !ok || rt.Decl.Name != "Register" || len(rt.Args) < 2 {
-		return
-	}
-	if tt.Args[0] != nil && rt.Args[0] != nil && !sameType(tt.Args[0], rt.Args[0]) {
-		c.errorf(d.P, "%s: RegisterAction on %s has cell type %s, but the register holds %s", d.Name, ExprString(d.Args[0].Value), tt.Args[0], rt.Args[0])
-	}
-	if tt.Args[1] != nil && rt.Args[1] != nil && !sameType(tt.Args[1], rt.Args[1]) {
-		c.errorf(d.P, "%s: RegisterAction on %s has index type %s, but the register is indexed by %s", d.Name, ExprString(d.Args[0].Value), tt.Args[1], rt.Args[1])
-	}
-}
-
 // hasPacketOut reports whether a control is a deparser (takes a packet_out).
 func hasPacketOut(d *ControlDecl) bool {
 	if d == nil {

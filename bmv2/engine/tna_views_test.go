@@ -1,0 +1,38 @@
+package engine
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestRegisterActionViews: bf-p4c accepts a RegisterAction whose index type is not its
+// Register's when the cells are as wide (the engine indexes the register with the value), and
+// one that views the cells at another width over a wider index (the engine refuses it: it keeps
+// one cell per index, not sub-words).
+func TestRegisterActionViews(t *testing.T) {
+	src := tnaProgram(`Register<bit<32>, bit<32>>(1024) r;
+    RegisterAction<bit<32>, bit<32>, bit<32>>(r) put = { void apply(inout bit<32> v) { v = 32w0xabcd0000 | (bit<32>)hdr.h.a; } };
+    RegisterAction<bit<32>, bit<16>, bit<32>>(r) get = { void apply(inout bit<32> v, out bit<32> rv) { rv = v; } };`,
+		`if (hdr.h.a != 0) { put.execute(5); } else { hdr.h.b = get.execute(16w5); }`)
+	sw, err := Load(checkSource(t, "v.p4", src, nil), Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sw.Process(1, []byte{7, 0, 0, 0, 0}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := sw.Process(1, []byte{0, 0, 0, 0, 0})
+	if err != nil || len(res.Out) != 1 {
+		t.Fatalf("out %v, err %v", res.Out, err)
+	}
+	if got := res.Out[0].Data[1:5]; string(got) != "\xab\xcd\x00\x07" {
+		t.Errorf("b = %x, want abcd0007 (cell 5 through the 16-bit index)", got)
+	}
+	view := tnaProgram(`Register<bit<32>, bit<10>>(1024) w;
+    RegisterAction<bit<16>, bit<11>, bit<16>>(w) half = { void apply(inout bit<16> v, out bit<16> rv) { rv = v; } };`,
+		`hdr.h.b = (bit<32>)half.execute(3);`)
+	_, err = Load(checkSource(t, "v.p4", view, nil), Config{})
+	if err == nil || !strings.Contains(err.Error(), "half views the 32-bit cells of w as 16-bit cells") {
+		t.Fatalf("16-bit view of 32-bit cells: got %v, want the engine's refusal", err)
+	}
+}
