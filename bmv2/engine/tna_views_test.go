@@ -3,6 +3,8 @@ package engine
 import (
 	"strings"
 	"testing"
+
+	"github.com/netlock-go/netlock/bmv2/front"
 )
 
 // TestRegisterActionViews: bf-p4c accepts a RegisterAction whose index type is not its
@@ -34,5 +36,36 @@ func TestRegisterActionViews(t *testing.T) {
 	_, err = Load(checkSource(t, "v.p4", view, nil), Config{})
 	if err == nil || !strings.Contains(err.Error(), "half views the 32-bit cells of w as 16-bit cells") {
 		t.Fatalf("16-bit view of 32-bit cells: got %v, want the engine's refusal", err)
+	}
+}
+
+// TestMirrorInDeparserSubControl: a deparser that applies a control of its own mirrors from it
+// (front/testdata/accept/tna_deparser_sub.p4; bf-p4c inlines the control into the deparser).
+func TestMirrorInDeparserSubControl(t *testing.T) {
+	c, err := front.Load("../front/testdata/accept/tna_deparser_sub.p4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sw, err := Load(c, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sw.SetCloneSession(5, CloneSession{Port: 9, HasPort: true})
+	frame := make([]byte, 64)
+	frame[0] = 0xaa
+	res, err := sw.Process(2, frame)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ports := map[int]int{}
+	for _, o := range res.Out {
+		ports[o.Port]++
+	}
+	if len(res.Out) != 2 || ports[2] != 1 || ports[9] != 1 {
+		t.Fatalf("out on ports %v, want the packet on 2 and its mirror on 9", ports)
+	}
+	sw.DeleteCloneSession(5) // the negative control: no session, no mirror
+	if res, err = sw.Process(2, frame); err != nil || len(res.Out) != 1 {
+		t.Fatalf("without the session: out %d, err %v", len(res.Out), err)
 	}
 }

@@ -73,6 +73,7 @@ func Check(prog *Program) (*Checked, error) {
 		for _, d := range prog.Decls {
 			c.topDecl(d)
 		}
+		c.tnaDeferredCalls()
 		if c.tnaDeclared() {
 			c.tnaRegisterRules()
 			c.tnaNestedCasts()
@@ -130,6 +131,9 @@ type checker struct {
 	global     *scope
 	errors     map[string]*EnumMember
 	matchKinds map[string]*EnumMember
+	// tnaDeferred are deparser-extern calls in controls without a packet_out, decided once the
+	// whole program is checked (tnaDeferredCalls).
+	tnaDeferred []deferredCall
 }
 
 func (c *checker) errorf(pos Pos, format string, args ...any) {

@@ -597,7 +597,8 @@ func (c *checker) tableDecl(t *TableDecl, cx *ctx) {
 		}
 		seen[p.Name] = true
 		switch p.Name {
-		case "idle_timeout", "registers", "filters", "proxy_hash", "atcam", "alpm":
+		case "registers", "filters", "proxy_hash", "atcam", "alpm", "as_alpm", "number_partitions",
+			"subtrees_per_partition", "atcam_subset_width", "shift_granularity":
 			if !c.tnaDeclared() {
 				c.unsupported(p.P, "table property %s", p.Name)
 				continue
@@ -661,7 +662,7 @@ func (c *checker) tableDecl(t *TableDecl, cx *ctx) {
 			if v, ok := c.out.Const[p.Value].(*big.Int); !ok || v.Sign() < 0 {
 				c.errorf(p.Value.Position(), "table %s: %s must be a non-negative compile-time constant", t.Name, p.Name)
 			}
-		case "support_timeout", "largest_priority_wins", "idle_timeout":
+		case "support_timeout", "largest_priority_wins", "idle_timeout", "requires_versioning":
 			vt := c.expr(p.Value, cx, tBool)
 			if _, ok := vt.(*BoolType); !ok {
 				c.errorf(p.Value.Position(), "table %s: %s must be true or false", t.Name, p.Name)
@@ -687,7 +688,16 @@ func (c *checker) tableDecl(t *TableDecl, cx *ctx) {
 					c.errorf(p.Value.Position(), "table %s: %s must be a %s instance, not %s", t.Name, p.Name, want[0], vt)
 				}
 			}
+		case "as_alpm":
+			c.expr(p.Value, cx, tBool)
+		case "number_partitions", "subtrees_per_partition", "atcam_subset_width", "shift_granularity":
+			c.expr(p.Value, cx, tInt)
 		default:
+			if c.tnaDeclared() {
+				// bf-p4c's ValidateTableProperties warns and ignores what it does not know.
+				c.warnf(p.P, "table %s: unknown table property %s, ignored (as the Tofino compiler ignores it)", t.Name, p.Name)
+				continue
+			}
 			c.unsupported(p.P, "table property %s", p.Name)
 		}
 	}

@@ -211,6 +211,18 @@ func (c *checker) tnaRestrictCall(e *CallExpr, m *MethodDecl, cx *ctx) {
 			c.errorf(e.P, "%s can only be called in %s", ExprString(e.Fun), what)
 		}
 	}
+	// A deparser extern in a control without a packet_out is decided at the end: it is in a
+	// deparser when a deparser applies that control (p4c inlines it there).
+	deparserOnly := func() {
+		if inDeparser {
+			return
+		}
+		if cx.control != nil && cx.parser == nil && cx.fn == nil {
+			c.tnaDeferred = append(c.tnaDeferred, deferredCall{call: e, control: cx.control})
+			return
+		}
+		where(false, "a deparser")
+	}
 	if m.Owner == nil {
 		switch m.Name {
 		case "port_metadata_unpack":
@@ -221,20 +233,85 @@ func (c *checker) tnaRestrictCall(e *CallExpr, m *MethodDecl, cx *ctx) {
 	switch m.Owner.Name {
 	case "Checksum":
 		if m.Name == "update" {
-			where(inDeparser, "a deparser")
+			deparserOnly()
 		} else {
 			where(inParser, "a parser")
 		}
 	case "ParserCounter", "ParserPriority":
 		where(inParser, "a parser")
 	case "Mirror", "Resubmit", "Digest":
-		where(inDeparser, "a deparser")
+		deparserOnly()
 	case "Counter", "DirectCounter", "Meter", "DirectMeter", "Lpf", "DirectLpf", "Wred", "DirectWred",
 		"Register", "DirectRegister", "RegisterAction", "DirectRegisterAction", "Hash", "Random", "SelectorAction":
 		if cx.fn != nil && cx.fn.Abstract != nil {
 			return // reported by registerActionBody
 		}
 		where(!inParser && !inDeparser, "a control that is not a deparser (a match-action stage)")
+	}
+}
+
+// deferredCall is a deparser extern's call in a control that is not a deparser itself.
+type deferredCall struct {
+	call    *CallExpr
+	control *ControlDecl
+}
+
+// tnaDeferredCalls decides the deferred deparser-extern calls: each must be in a control that a
+// deparser (a control with a packet_out parameter) applies, directly or through controls it
+// applies, and that no control other than such ones applies.
+func (c *checker) tnaDeferredCalls() {
+	if len(c.tnaDeferred) == 0 {
+		return
+	}
+	applies := map[*ControlDecl][]*ControlDecl{} // control -> the controls it applies
+	var controls []*ControlDecl
+	for _, d := range c.out.Program.Decls {
+		if cd, ok := d.(*ControlDecl); ok {
+			controls = append(controls, cd)
+			walkStmt(cd.Body, func(e Expr) {
+				if call, ok := e.(*CallExpr); ok {
+					if sub, ok := call.Callee.(*ControlDecl); ok {
+						applies[cd] = append(applies[cd], sub)
+					}
+				}
+			})
+			for _, l := range cd.Locals {
+				if a, ok := l.(*ActionDecl); ok {
+					walkStmt(a.Body, func(e Expr) {
+						if call, ok := e.(*CallExpr); ok {
+							if sub, ok := call.Callee.(*ControlDecl); ok {
+								applies[cd] = append(applies[cd], sub)
+							}
+						}
+					})
+				}
+			}
+		}
+	}
+	inDeparser, elsewhere := map[*ControlDecl]bool{}, map[*ControlDecl]bool{}
+	var mark func(cd *ControlDecl, m map[*ControlDecl]bool)
+	mark = func(cd *ControlDecl, m map[*ControlDecl]bool) {
+		for _, sub := range applies[cd] {
+			if !m[sub] && !hasPacketOut(sub) {
+				m[sub] = true
+				mark(sub, m)
+			}
+		}
+	}
+	for _, cd := range controls {
+		if hasPacketOut(cd) {
+			mark(cd, inDeparser)
+		}
+	}
+	for _, cd := range controls {
+		if !hasPacketOut(cd) && !inDeparser[cd] {
+			mark(cd, elsewhere)
+		}
+	}
+	for _, d := range c.tnaDeferred {
+		if !inDeparser[d.control] || elsewhere[d.control] {
+			c.errorf(d.call.P, "%s can only be called in a deparser (or a control that only deparsers apply)", ExprString(d.call.Fun))
+		}
 	}
 }
 
