@@ -208,6 +208,8 @@ func (cp *compiler) locals(sc *scope, ls []front.Decl) []stmtFn {
 			init = append(init, cp.stmt(sc, &front.DeclStmt{P: d.P, Decl: d}))
 		case *front.InstanceDecl:
 			cp.instance(sc, d)
+		case *front.ValueSetDecl:
+			cp.valueSet(sc, d)
 		}
 	}
 	for _, l := range ls {
@@ -303,6 +305,7 @@ func (cp *compiler) selectFn(sc *scope, se *front.SelectExpr, index map[string]i
 	}
 	type cs struct {
 		elems []keysetElem
+		set   *ValueSet // a value set as the keyset: any of its members
 		next  int
 	}
 	var cases []cs
@@ -310,6 +313,17 @@ func (cp *compiler) selectFn(sc *scope, se *front.SelectExpr, index map[string]i
 		next, ok := index[c.State.Name]
 		if !ok {
 			cp.fail(c.P, "engine: unknown state %s", c.State.Name)
+		}
+		if n, ok := c.Keyset[0].(*front.NameExpr); ok && len(c.Keyset) == 1 {
+			if vd, ok := n.Decl.(*front.ValueSetDecl); ok {
+				b := sc.lookup(vd)
+				vs, _ := b.objOrNil().(*ValueSet)
+				if vs == nil || len(vs.Fields) != len(keys) {
+					cp.fail(c.P, "engine: value set %s does not fit the select", vd.Name)
+				}
+				cases = append(cases, cs{set: vs, next: next})
+				continue
+			}
 		}
 		var elems []keysetElem
 		ks := c.Keyset
@@ -328,7 +342,7 @@ func (cp *compiler) selectFn(sc *scope, se *front.SelectExpr, index map[string]i
 		if len(ks) == 1 && elems[0].any {
 			elems = nil
 		}
-		cases = append(cases, cs{elems, next})
+		cases = append(cases, cs{elems: elems, next: next})
 	}
 	vals := make([]u128, len(keys))
 	return func(c *ctx) int {
@@ -337,6 +351,12 @@ func (cp *compiler) selectFn(sc *scope, se *front.SelectExpr, index map[string]i
 		}
 	outer:
 		for i := range cases {
+			if vs := cases[i].set; vs != nil {
+				if vs.match(vals) {
+					return cases[i].next
+				}
+				continue
+			}
 			for j, e := range cases[i].elems {
 				v := vals[j]
 				switch {

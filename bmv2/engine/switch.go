@@ -205,6 +205,7 @@ type Switch struct {
 	counters   []*Counter
 	meters     []*Meter
 	profiles   []*ActionProfile
+	valueSets  []*ValueSet
 	fieldLists [][]slotRange
 
 	mcGroups map[int][]int
@@ -339,6 +340,9 @@ func Load(checked *front.Checked, cfg Config) (sw *Switch, err error) {
 			cp.ids[x.Preamble.Name] = x.Preamble.Id
 		}
 		for _, x := range info.DirectMeters {
+			cp.ids[x.Preamble.Name] = x.Preamble.Id
+		}
+		for _, x := range info.ValueSets {
 			cp.ids[x.Preamble.Name] = x.Preamble.Id
 		}
 		for _, x := range info.Registers {

@@ -289,6 +289,19 @@ type InstanceDecl struct {
 	T             Type // set by Check
 }
 
+// ValueSetDecl is a parser value set, value_set<T>(size) name;: up to size values of T (with
+// masks or prefixes, by the fields' @match annotations) that the control plane sets, which a
+// select case matches as a whole.
+type ValueSetDecl struct {
+	Annos Annotations
+	P     Pos
+	Type  TypeRef
+	Size  Expr
+	Name  string
+	T     Type // set by Check: the element type
+	N     int  // set by Check: the size
+}
+
 // VarDecl is a local variable T name [= init];.
 type VarDecl struct {
 	Annos Annotations
@@ -704,6 +717,7 @@ func (d *ControlDecl) Position() Pos   { return d.P }
 func (d *PackageDecl) Position() Pos   { return d.P }
 func (d *InstanceDecl) Position() Pos  { return d.P }
 func (d *VarDecl) Position() Pos       { return d.P }
+func (d *ValueSetDecl) Position() Pos  { return d.P }
 func (d *ActionDecl) Position() Pos    { return d.P }
 func (d *FunctionDecl) Position() Pos  { return d.P }
 func (d *TableDecl) Position() Pos     { return d.P }
@@ -725,6 +739,7 @@ func (d *ControlDecl) DeclName() string   { return d.Name }
 func (d *PackageDecl) DeclName() string   { return d.Name }
 func (d *InstanceDecl) DeclName() string  { return d.Name }
 func (d *VarDecl) DeclName() string       { return d.Name }
+func (d *ValueSetDecl) DeclName() string  { return d.Name }
 func (d *ActionDecl) DeclName() string    { return d.Name }
 func (d *FunctionDecl) DeclName() string  { return d.Name }
 func (d *TableDecl) DeclName() string     { return d.Name }

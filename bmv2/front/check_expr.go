@@ -306,6 +306,9 @@ func (c *checker) nameExpr(e *NameExpr, cx *ctx) Type {
 		return &ActionType{Decl: d}
 	case *TableDecl:
 		return &TableType{Decl: d}
+	case *ValueSetDecl:
+		c.errorf(e.P, "%s: a value set can only be a select case's keyset", e.Name)
+		return tBad
 	case *ParserState:
 		return tState
 	case *MethodDecl:

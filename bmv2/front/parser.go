@@ -463,7 +463,7 @@ func (p *parser) topDecl() Decl {
 	case "action":
 		return p.actionDecl(annos)
 	case "value_set":
-		p.fail(t.Pos, "%s", unsupported(t.Pos, "value_set").Msg)
+		p.fail(t.Pos, "syntax error: value sets are only allowed in parsers")
 	}
 	// A function definition or an instantiation, both starting with a type.
 	if !p.startsType() && !(t.Kind == TIdent && !keywords[t.Text] && (p.isAt(1, "(") || p.isAt(1, "<"))) {
@@ -877,7 +877,20 @@ func (p *parser) localDecl(annos Annotations, inControl bool) Decl {
 		}
 		return p.tableDecl(annos)
 	case p.is("value_set"):
-		p.fail(t.Pos, "%s", unsupported(t.Pos, "value_set").Msg)
+		if inControl {
+			p.fail(t.Pos, "syntax error: value sets are only allowed in parsers")
+		}
+		p.next()
+		d := &ValueSetDecl{Annos: annos}
+		p.expect("<")
+		d.Type = p.typeArg()
+		p.expect(">")
+		p.expect("(")
+		d.Size = p.expr()
+		p.expect(")")
+		d.Name, d.P = p.ident()
+		p.expect(";")
+		return d
 	case p.is("state"):
 		p.fail(t.Pos, "syntax error: states are only allowed in parsers")
 	}
