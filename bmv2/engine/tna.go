@@ -138,6 +138,9 @@ func (l prefixLayout) put(b []byte, name string, v uint64) {
 
 // loadTNA compiles the pipe of a TNA program (called by Load after the shared setup).
 func (cp *compiler) loadTNA() {
+	if cp.checked.TofinoGeneration() == 2 {
+		cp.fail(cp.checked.Main.P, "not supported by the netlock engine: a Tofino 2 program (t2na.p4, or tna.p4 with __TARGET_TOFINO__ 2); the engine runs Tofino 1's TNA")
+	}
 	sw := cp.sw
 	pipes, err := cp.checked.TNAPipes()
 	if err != nil {

@@ -69,3 +69,27 @@ func TestMirrorInDeparserSubControl(t *testing.T) {
 		t.Fatalf("without the session: out %d, err %v", len(res.Out), err)
 	}
 }
+
+// TestTofino2Refused: the engine runs Tofino 1's TNA; a T2NA program (accepted by the front end,
+// front/testdata/accept/t2na_features.p4) and a tna.p4 program with __TARGET_TOFINO__ 2 are
+// refused with the reason, and the same tna.p4 program for Tofino 1 loads (the control).
+func TestTofino2Refused(t *testing.T) {
+	c, err := front.Load("../front/testdata/accept/t2na_features.p4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(c, Config{}); err == nil || !strings.Contains(err.Error(), "a Tofino 2 program") {
+		t.Fatalf("t2na.p4: got %v, want the engine's refusal", err)
+	}
+	for gen, refused := range map[string]bool{"1": false, "2": true} {
+		src := tnaProgram("", "")
+		c := checkSource(t, "g.p4", src, map[string]string{"__TARGET_TOFINO__": gen})
+		if got := c.TofinoGeneration(); got != map[bool]int{false: 1, true: 2}[refused] {
+			t.Errorf("__TARGET_TOFINO__=%s: generation %d", gen, got)
+		}
+		_, err := Load(c, Config{})
+		if (err != nil) != refused {
+			t.Errorf("tna.p4 with __TARGET_TOFINO__=%s: %v", gen, err)
+		}
+	}
+}

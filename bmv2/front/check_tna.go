@@ -10,7 +10,8 @@ import (
 // may do, and that a RegisterAction's cell and index types are its Register's.
 
 // tnaArchFiles are the embedded files that declare TNA; declarations from them are TNA's.
-var tnaArchFiles = map[string]bool{"tofino1_base.p4": true, "tofino1_arch.p4": true, "tofino1_specs.p4": true}
+var tnaArchFiles = map[string]bool{"tofino1_base.p4": true, "tofino1_arch.p4": true, "tofino1_specs.p4": true,
+	"tofino2_base.p4": true, "tofino2_arch.p4": true, "tofino2_specs.p4": true}
 
 // isTNAExtern reports whether d is one of tna.p4's externs (not a user declaration that
 // happens to share a name).

@@ -855,6 +855,9 @@ func (b *p4infoBuilder) build() {
 	info := &p4v1.P4Info{PkgInfo: pkgInfo(b.c.Main.Annos), TypeInfo: &p4v1.P4TypeInfo{}}
 	if b.tna {
 		info.PkgInfo.Arch = "tna"
+		if pt, ok := b.c.Main.T.(*PackageType); ok && pt.Decl.Position().File == "tofino2_arch.p4" {
+			info.PkgInfo.Arch = "t2na"
+		}
 	}
 	b.info = info
 	for _, ts := range b.tables {

@@ -13,7 +13,7 @@ import (
 var archFS embed.FS
 
 // builtinIncludes maps the system includes netlock provides to their embedded files: core.p4,
-// v1model.p4, and tna.p4 with the files it includes.
+// v1model.p4, tna.p4 and t2na.p4 with the files they include.
 var builtinIncludes = map[string]string{
 	"core.p4":          "arch/core.p4",
 	"v1model.p4":       "arch/v1model.p4",
@@ -21,6 +21,10 @@ var builtinIncludes = map[string]string{
 	"tofino1_specs.p4": "arch/tofino1_specs.p4",
 	"tofino1_base.p4":  "arch/tofino1_base.p4",
 	"tofino1_arch.p4":  "arch/tofino1_arch.p4",
+	"t2na.p4":          "arch/t2na.p4",
+	"tofino2_specs.p4": "arch/tofino2_specs.p4",
+	"tofino2_base.p4":  "arch/tofino2_base.p4",
+	"tofino2_arch.p4":  "arch/tofino2_arch.p4",
 }
 
 // ReadFileFunc reads a source file; Preprocess uses it for the main file and quoted includes.
@@ -368,7 +372,7 @@ func (pp *preprocessor) include(arg string, pos Pos, path string) {
 		name := arg[1:end]
 		emb, ok := builtinIncludes[name]
 		if !ok {
-			pp.errs = append(pp.errs, unsupported(pos, "system include <%s> (only <core.p4>, <v1model.p4> and <tna.p4> are provided)", name))
+			pp.errs = append(pp.errs, unsupported(pos, "system include <%s> (only <core.p4>, <v1model.p4>, <tna.p4> and <t2na.p4> are provided)", name))
 			return
 		}
 		if pp.included[name] {

@@ -186,3 +186,38 @@ func TestClassify(t *testing.T) {
 		}
 	}
 }
+
+// TestP4cTofinoCorpus runs the front end over p4c's own Tofino test programs (the P4 programs
+// of p4testgen's Tofino target, backends/p4tools/modules/testgen/targets/tofino/test/p4-programs
+// of a p4c checkout, never committed), which p4c's Tofino backend compiles: every one must be
+// accepted, the tofino2_only ones with __TARGET_TOFINO__=2 (some declare the architecture
+// themselves, some include tofino2_specs.p4 and the rest directly).
+//
+//	NETLOCK_P4C_DIR=/var/tmp/p4tools-build/p4c-src go test ./bmv2/front -run P4cTofinoCorpus -v
+func TestP4cTofinoCorpus(t *testing.T) {
+	root := testenv.OptIn(t, "NETLOCK_P4C_DIR", "a p4c checkout to run its Tofino test programs")
+	dir := filepath.Join(root, "backends", "p4tools", "modules", "testgen", "targets", "tofino", "test", "p4-programs")
+	var files []string
+	for _, p := range []string{"*.p4", "tofino1_only/*.p4", "tofino2_only/*.p4"} {
+		fs, _ := filepath.Glob(filepath.Join(dir, p))
+		files = append(files, fs...)
+	}
+	if len(files) < 50 {
+		t.Fatalf("%d programs under %s", len(files), dir)
+	}
+	for _, f := range files {
+		gen := "1"
+		if strings.Contains(f, "tofino2_only") {
+			gen = "2"
+		}
+		_, err := LoadOptions(f, Options{IncludeDirs: []string{dir, filepath.Dir(f)}, Defines: map[string]string{"__TARGET_TOFINO__": gen}})
+		if err != nil {
+			msg := err.Error()
+			if len(msg) > 400 {
+				msg = msg[:400]
+			}
+			t.Errorf("%s: %s", strings.TrimPrefix(f, dir+"/"), msg)
+		}
+	}
+	t.Logf("%d programs", len(files))
+}
