@@ -702,6 +702,11 @@ type TypeArgExpr struct {
 type Program struct {
 	File  string // the main source file, when known
 	Decls []Decl
+	// MaxNesting is the nesting bound the parser enforced (Options.MaxNesting; 0 for a program
+	// not made by ParseWith: DefaultMaxNesting). Check refuses a tree nested deeper than twice
+	// that (statements and the expressions in them), so that a program built without the parser
+	// cannot exhaust the checker's stack either.
+	MaxNesting int
 }
 
 func (d *ConstDecl) Position() Pos     { return d.P }

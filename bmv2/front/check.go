@@ -61,6 +61,11 @@ func Check(prog *Program) (*Checked, error) {
 		errors: map[string]*EnumMember{}, matchKinds: map[string]*EnumMember{},
 	}
 	c.out.Globals = c.global.names
+	bound := prog.MaxNesting
+	if bound <= 0 {
+		bound = DefaultMaxNesting
+	}
+	c.maxDepth = 2*bound + 16
 	func() {
 		defer func() {
 			if r := recover(); r != nil {
@@ -95,6 +100,23 @@ func Check(prog *Program) (*Checked, error) {
 }
 
 var errTooMany = fmt.Errorf("too many errors")
+
+// enter starts checking a nested expression or statement; it reports false (once, with the
+// nesting error) when the nesting passes the checker's bound, and the caller must not descend.
+// Each true enter is paired with a leave.
+func (c *checker) enter(pos Pos) bool {
+	if c.depth >= c.maxDepth {
+		if !c.tooDeep {
+			c.tooDeep = true
+			c.errorf(pos, "%s: more than %d levels", errNesting, c.maxDepth)
+		}
+		return false
+	}
+	c.depth++
+	return true
+}
+
+func (c *checker) leave() { c.depth-- }
 
 // maxWidth is the widest bit<>/int<> type, as in p4c.
 const maxWidth = 2048
@@ -131,6 +153,10 @@ type checker struct {
 	global     *scope
 	errors     map[string]*EnumMember
 	matchKinds map[string]*EnumMember
+	// depth is the nesting of expressions and statements being checked; past maxDepth the
+	// checker reports the program as nested too deeply and stops descending (tooDeep).
+	depth, maxDepth int
+	tooDeep         bool
 	// tnaDeferred are deparser-extern calls in controls without a packet_out, decided once the
 	// whole program is checked (tnaDeferredCalls).
 	tnaDeferred []deferredCall

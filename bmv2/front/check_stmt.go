@@ -451,6 +451,10 @@ func (c *checker) block(b *BlockStmt, cx *ctx) {
 }
 
 func (c *checker) stmt(s Stmt, cx *ctx) {
+	if !c.enter(s.Position()) {
+		return
+	}
+	defer c.leave()
 	switch s := s.(type) {
 	case *BlockStmt:
 		c.block(s, cx)

@@ -151,3 +151,23 @@ func parseAndCheck(src string) error {
 	_, err = Check(prog)
 	return err
 }
+
+// TestCheckerNestingBound: a tree built without the parser (which bounds nesting) is still
+// bounded by the checker: a million nested unary minuses are refused, not a stack overflow; one
+// within the bound checks.
+func TestCheckerNestingBound(t *testing.T) {
+	build := func(n int) *Program {
+		var e Expr = &IntExpr{Lit: &IntLit{Value: bigInt(1)}}
+		for i := 0; i < n; i++ {
+			e = &UnaryExpr{Op: "-", X: e}
+		}
+		return &Program{File: "built", MaxNesting: 100, Decls: []Decl{&ConstDecl{Name: "c", Type: &BaseTypeRef{Kind: "int"}, Value: e}}}
+	}
+	if _, err := Check(build(150)); err != nil {
+		t.Fatalf("150 levels under a bound of 2 x 100: %v", err)
+	}
+	_, err := Check(build(1_000_000))
+	if err == nil || !strings.Contains(err.Error(), "nested too deeply") {
+		t.Fatalf("a million levels: got %v, want the nesting error", err)
+	}
+}

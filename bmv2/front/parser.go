@@ -26,7 +26,7 @@ func ParseWith(toks []Token, opts Options) (prog *Program, err error) {
 			panic(r)
 		}
 	}()
-	prog = &Program{}
+	prog = &Program{MaxNesting: p.maxDepth}
 	for p.peek().Kind != TEOF {
 		if p.is(";") {
 			p.next()
