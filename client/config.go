@@ -7,42 +7,25 @@ import (
 	"math"
 	"net"
 	"time"
+
+	"github.com/netlock-go/netlock/internal/clock"
 )
 
-// Clock is the client's source of time. Timestamps on the wire and lease deadlines come from Now;
-// retransmissions and lease checks wait on its timers. Tests inject a manual clock.
-type Clock interface {
-	Now() time.Time
-	NewTimer(d time.Duration) Timer
-}
+// Clock is the client's source of time (package internal/clock): wire timestamps, lease
+// deadlines, retransmissions and request timeouts all run on its monotonic clock (Mono), so a
+// step of the wall clock moves no lease; the wall clock only serves [Grant.Deadline]'s estimate.
+// Tests inject a manual clock.
+type Clock = clock.Clock
 
-// Timer is a stoppable, resettable one-shot timer of a [Clock]. The client reuses its timers
-// (one per request in flight, pooled, and one for the lease keeper): Reset must rearm a stopped
-// or fired timer, and after Stop or Reset no value of the earlier arming may be received (the
-// semantics of time.Timer since Go 1.23).
-type Timer interface {
-	C() <-chan time.Time
-	// Stop prevents the timer from firing; it reports whether it stopped it.
-	Stop() bool
-	// Reset rearms the timer to fire after d; it reports whether it had been active.
-	Reset(d time.Duration) bool
-}
+// Timer is a stoppable, resettable one-shot timer of a [Clock] (clock.Timer). The client has
+// one, for the next deadline of its core.
+type Timer = clock.Timer
 
-type realClock struct{}
+// SystemClock is the operating system's clocks (clock.System).
+var SystemClock Clock = clock.System
 
-func (realClock) Now() time.Time                 { return time.Now() }
-func (realClock) NewTimer(d time.Duration) Timer { return realTimer{time.NewTimer(d)} }
-
-type realTimer struct{ t *time.Timer }
-
-func (t realTimer) C() <-chan time.Time { return t.t.C }
-func (t realTimer) Stop() bool          { return t.t.Stop() }
-func (t realTimer) Reset(d time.Duration) bool {
-	return t.t.Reset(d)
-}
-
-// SystemClock is the wall clock.
-var SystemClock Clock = realClock{}
+// DefaultMaxAttempts is [Config.MaxAttempts]'s default.
+const DefaultMaxAttempts = 16
 
 // Config configures a [Client]. The zero value of every optional field selects the documented
 // default.
@@ -51,9 +34,9 @@ type Config struct {
 	// Servers[l % len(Servers)] unless Route is set. At least one of Servers and Route is required.
 	Servers []string
 	// Route, if set, overrides the static partition: it returns the "host:port" of the server that
-	// owns lock. It must be safe for concurrent use. It is called for every datagram sent (so a
-	// changed answer, after a failover, applies to requests in flight, releases and renewals);
-	// the resolution of each distinct answer is cached.
+	// owns lock. It is called for every datagram sent (so a changed answer, after a failover,
+	// applies to requests in flight, releases and renewals), under the client's mutex: it must
+	// be quick and must not call the Client. The resolution of each distinct answer is cached.
 	Route func(lock uint32) string
 	// Switches are the addresses ("ip" or "ip:port") of ToR switches that may answer requests
 	// for switch-resident locks. Answers are otherwise accepted only from the address a request
@@ -84,8 +67,19 @@ type Config struct {
 	// ignores the repeats, and a lost request is thereby re-sent.
 	MaxRetryInterval time.Duration
 	// RequestTimeout bounds a release, a renewal or a withdrawal when the caller's context does
-	// not end earlier. Acquire waits as long as its context allows. Default 5s.
+	// not end earlier. Acquire waits as long as its context allows while its server answers
+	// (MaxAttempts). Default 5s.
 	RequestTimeout time.Duration
+	// MaxAttempts bounds how many copies of a request are sent in a row to a server that sends
+	// nothing back about it; the request then fails with an [*UnreachableError], whatever its
+	// context allows. Anything from the server about the request's lock and transaction resets
+	// the count: an answer, or, for an acquire that waits in the server's queue (the server
+	// answers it only when it grants), the answer to the liveness probe (a lease-probe with
+	// token 0, which the server and the switch refuse with not-holder) that goes with each of its
+	// retransmissions. Default 16: with the default intervals (25, 50, 100, 200, 400 ms, then
+	// 500 ms, each up to a quarter shorter by jitter) an unreachable server is reported after
+	// 4.7 to 6.3 s. Negative: no bound (the context alone ends the wait).
+	MaxAttempts int
 
 	// WrapConn, if set, wraps the client's UDP socket, e.g. with faultnet in tests. The client
 	// closes the returned conn on Close.
@@ -124,6 +118,9 @@ func (c *Config) validate() error {
 	}
 	if c.RequestTimeout == 0 {
 		c.RequestTimeout = 5 * time.Second
+	}
+	if c.MaxAttempts == 0 {
+		c.MaxAttempts = DefaultMaxAttempts
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)

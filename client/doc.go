@@ -20,19 +20,35 @@
 // in the background; if the grant raced with the withdrawal, it releases the grant. A grant that
 // reaches the client for a request nobody waits for is released at once.
 //
+// A request whose server sends nothing back to [Config.MaxAttempts] copies in a row (16 by
+// default, about 5 s) fails with an [*UnreachableError] naming the server and the attempts, even
+// when its context allows more. A waiting acquire is not answered until it is granted, so each of
+// its retransmissions goes with a liveness probe (a lease-probe with token 0) that the server
+// refuses at once: an acquire queued behind a long holder keeps waiting as long as the server
+// answers the probes (docs/protocol.md, "Is the server there?"). When the context ends first, the
+// error wraps the context's and names the server and the attempts too.
+//
 // # Leases and fencing
 //
 // A [Grant] carries a fencing token, larger than every token granted before for that lock, and a
-// lease. [Grant.Deadline] is the conservative end of the lease on the client's own clock: the time
-// the client first sent the request (or the renewal) plus the granted lease; the server started the
-// lease later than that, so the server never frees the lock before Deadline. [Grant.Lost] is closed
-// when the lease is lost: the server reported it expired, a renewal was refused, or Deadline passed
-// without a renewal. With [Config.KeepAlive] the client renews every lease with a lease-probe each
-// time a third of it has elapsed; without it, [Grant.Renew] renews on demand. One lease-keeper
-// goroutine per Client watches every held lease (a deadline heap and one timer), so holding a lock
-// costs no goroutine and no timer; a request in flight waits on a pooled channel and timer. An
-// acquire+release pair allocates one object, the Grant (BenchmarkAcquireRelease,
-// TestAcquireReleaseAllocs).
+// lease. The lease runs on the client's monotonic clock from when the client sent the request (or
+// the renewal), less a drift margin (wire.HolderLease); the server started the lease later than
+// that, so the server never frees the lock before the client's lease ends ([Grant.Remaining];
+// [Grant.Deadline] shows it as a wall-clock estimate). [Grant.Lost] is closed when the lease is
+// lost: the server reported it expired or that it shuts down, a renewal was refused, or the lease
+// ended without a renewal. With [Config.KeepAlive] the client renews every lease with a
+// lease-probe each time a third of it has elapsed; without it, [Grant.Renew] renews on demand.
+//
+// # Structure
+//
+// The protocol is package clientcore's: a pure core (requests in flight with their
+// retransmissions, the matching of answers, the leases) that takes the time as an argument. The
+// Client is its shell: one socket with a reader goroutine, one timer goroutine that runs the core
+// at its next deadline (every lease and every retransmission share it), and the callers, each
+// waiting on a pooled channel for its operation. Holding a lock costs no goroutine and no timer.
+// An acquire+release pair allocates one object, the Grant, which carries the core's record and
+// both operations (BenchmarkAcquireRelease, TestAcquireReleaseAllocs). The rack model
+// (testbed/rackmodel) drives the same core in virtual time.
 //
 // # Who is believed
 //
@@ -44,6 +60,13 @@
 // the queue) is renewed before Acquire returns. A holder should stop using the resource guarded by a lock once
 // Lost is closed, and should pass the token to that resource so that it can refuse stale writers.
 //
+// # Named locks
+//
+// Lock ids are 32-bit integers. [LockID] maps a name ("orders/42") to an id with a fixed hash
+// (SHA-256's first four bytes), the same in every version and language. Two names that map to
+// one id share one lock: safe, but they serialize each other (among n names some pair does with
+// probability about 1 - exp(-n²/2^33): 1.2% for ten thousand names); LockID documents the rest.
+//
 // # Transactions
 //
 // A [Txn] is strict two-phase locking over several locks: [Txn.Acquire] takes them one at a time
@@ -53,7 +76,8 @@
 //
 // # Errors
 //
-// Errors can be tested with [errors.Is] against [ErrTimeout], [ErrQuota], [ErrWouldBlock],
-// [ErrNotHolder], [ErrLeaseLost], [ErrShutdown] and [ErrClosed]; a refusal by the server is a
-// [*RejectError] carrying the protocol's status.
+// Errors can be tested with [errors.Is] against [ErrTimeout], [ErrUnreachable], [ErrQuota],
+// [ErrWouldBlock], [ErrNotHolder], [ErrLeaseLost], [ErrShutdown], [ErrClosed] and
+// [ErrReservedLock]; a refusal by the server is a [*RejectError] carrying the protocol's status, a
+// server that does not answer an [*UnreachableError].
 package client

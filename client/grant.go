@@ -4,43 +4,36 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
-	"math/rand/v2"
-	"net/netip"
 	"sync"
 	"time"
 
+	"github.com/netlock-go/netlock/client/clientcore"
 	"github.com/netlock-go/netlock/wire"
 )
 
 // Option modifies one request.
 type Option func(*reqOptions)
 
-type reqOptions struct {
-	tenant     uint16
-	priority   uint8
-	lease      time.Duration
-	contention uint16
-}
+type reqOptions = clientcore.ReqOptions
 
 // WithTenant overrides [Config.Tenant] for one request.
-func WithTenant(t uint16) Option { return func(o *reqOptions) { o.tenant = t } }
+func WithTenant(t uint16) Option { return func(o *reqOptions) { o.Tenant = t } }
 
 // WithPriority overrides [Config.Priority] for one request (0 is the highest).
-func WithPriority(p uint8) Option { return func(o *reqOptions) { o.priority = p } }
+func WithPriority(p uint8) Option { return func(o *reqOptions) { o.Priority = p } }
 
 // WithLease overrides [Config.Lease] for one request; it is clamped to the protocol's range.
-func WithLease(d time.Duration) Option { return func(o *reqOptions) { o.lease = d } }
+func WithLease(d time.Duration) Option { return func(o *reqOptions) { o.Lease = d } }
 
 // WithContention declares that up to n requests for the lock may be outstanding at once (the
 // contention c_i of NetLock's allocator): the acquire carries n in its slots field, the lock
 // server reports the largest declaration per lock to the control plane (wire.AdminStats), which
 // gives a switch lock at least that many queue slots when it can (docs/controlplane.md,
 // "Statistics"). 0 declares nothing.
-func WithContention(n uint16) Option { return func(o *reqOptions) { o.contention = n } }
+func WithContention(n uint16) Option { return func(o *reqOptions) { o.Contention = n } }
 
 func (c *Client) options(opts []Option) reqOptions {
-	o := reqOptions{tenant: c.cfg.Tenant, priority: c.cfg.Priority, lease: c.cfg.Lease}
+	o := reqOptions{Tenant: c.cfg.Tenant, Priority: c.cfg.Priority, Lease: c.cfg.Lease}
 	if len(opts) == 0 {
 		return o // no options: o does not escape
 	}
@@ -54,58 +47,21 @@ func applyOptions(o reqOptions, opts []Option) reqOptions {
 	return o
 }
 
-func leaseMicros(d time.Duration) uint32 {
-	us := d / time.Microsecond
-	switch {
-	case us <= 0:
-		return 0
-	case us > 1<<32-1:
-		return 1<<32 - 1
-	}
-	return uint32(us)
-}
-
 // Grant is a held lock. Its methods are safe for concurrent use.
 //
-// A Grant is also the client's record of its request while the acquire waits (the only object an
-// acquire+release allocates): the reader goroutine finds it by (lock, txn) in the client's
-// entries, and the lease keeper by its place in the keeper's deadline heap.
+// A Grant holds the core's record of its (lock, txn) and the acquire and release operations
+// (the only object an acquire+release allocates). Its protocol state is guarded by the client's
+// mutex; the fields below by Grant.mu.
 type Grant struct {
-	c    *Client
-	key  key
-	opts reqOptions
+	c   *Client
+	e   clientcore.Entry
+	acq clientcore.Op
+	rel clientcore.Op
 
-	// Set when granted, before the Grant is returned; read-only afterwards.
-	mode   wire.Mode
-	token  uint64
-	server netip.AddrPort // the address that granted it
-
-	// Request state, guarded by c.mu.
-	waiters [numKinds]*waiter // nil when nobody waits
-	// ts holds the timestamp of each waiter's request (0: any). Servers echo the timestamp in
-	// rejects, which tells a reject of a renewal from one of a release.
-	ts [numKinds]uint64
-	// peer is the address the requests of this (lock, txn) were last sent to: answers are
-	// accepted from it (or from a switch) only.
-	peer    netip.AddrPort
-	held    bool   // granted and not yet released
-	probing bool   // the lease keeper's renewal is in flight
-	probeTS uint64 // its timestamp
-
-	// Lease keeper state, guarded by c.keep.mu.
-	kidx  int           // index in the keeper's heap, -1 when not in it
-	kdue  int64         // when the keeper must look at the grant next (ns, client clock)
-	krto  time.Duration // the keeper's current retransmission interval of a renewal
-	kprob bool          // the keeper sent a renewal that is not answered yet
-
-	mu       sync.Mutex
-	deadline time.Time // guarded by mu; zero: no lease
-	lease    time.Duration
-	lostErr  error         // guarded by mu; why the lease was lost
-	lostCh   chan struct{} // guarded by mu; made on the first Lost call, closed when lost
-	onLost   []func()      // guarded by mu
-	stopCh   chan struct{} // guarded by mu; made by Renew, closed when Release starts
-	released bool          // guarded by mu
+	mu      sync.Mutex
+	lostErr error         // guarded by mu; why the lease was lost (a copy of e's)
+	lostCh  chan struct{} // guarded by mu; made on the first Lost call, closed when lost
+	onLost  []func()      // guarded by mu
 
 	relMu   sync.Mutex
 	relDone bool  // guarded by relMu
@@ -116,30 +72,49 @@ type Grant struct {
 var closedCh = func() chan struct{} { ch := make(chan struct{}); close(ch); return ch }()
 
 // Lock returns the lock id.
-func (g *Grant) Lock() uint32 { return g.key.lock }
+func (g *Grant) Lock() uint32 { return g.e.Lock }
 
 // Mode returns the mode the lock is held in.
-func (g *Grant) Mode() wire.Mode { return g.mode }
+func (g *Grant) Mode() wire.Mode { return g.e.Mode }
 
 // Txn returns the transaction id the lock is held by.
-func (g *Grant) Txn() uint64 { return g.key.txn }
+func (g *Grant) Txn() uint64 { return g.e.Txn }
 
 // Token returns the fencing token of the grant: larger than every token granted before it for the
 // same lock (by the same server, or by a server that took the lock over later).
-func (g *Grant) Token() uint64 { return g.token }
+func (g *Grant) Token() uint64 { return g.e.Token }
 
-// Deadline returns the conservative end of the lease on the client's clock: when the client sent
-// the acquire (or the last successful renewal) plus the granted lease. The server does not free
-// the lock before it. The zero time means the grant carried no lease.
+// Deadline returns the conservative end of the lease, as a wall-clock estimate for people: the
+// lease itself runs on the client's monotonic clock from when the client sent the acquire (or
+// the last successful renewal), shortened by the drift margin (wire.HolderLease), and the server
+// does not free the lock before it (docs/protocol.md, "Leases and clocks"). A step of the wall
+// clock moves this estimate, not the lease. The zero time means the grant carried no lease.
 func (g *Grant) Deadline() time.Time {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.deadline
+	if r, ok := g.Remaining(); ok {
+		return g.c.cfg.Clock.Wall().Add(r)
+	}
+	return time.Time{}
 }
 
+// Remaining returns how much of the lease is left on the client's monotonic clock (negative once
+// it has passed), and false if the grant carried no lease.
+func (g *Grant) Remaining() (time.Duration, bool) {
+	g.c.mu.Lock()
+	dl := g.e.Deadline()
+	g.c.mu.Unlock()
+	if dl == 0 {
+		return 0, false
+	}
+	return durationUntil(dl, g.c.now()), true
+}
+
+func durationUntil(t, now int64) time.Duration { return time.Duration(t - now) }
+
+const maxDuration = time.Duration(1<<63 - 1)
+
 // Lost returns a channel that is closed when the lease is lost: the server reported that it
-// expired, a renewal was refused, or Deadline passed without a renewal. It is not closed by
-// Release.
+// expired or that it shuts down, a renewal was refused, or Deadline passed without a renewal. It
+// is not closed by Release.
 func (g *Grant) Lost() <-chan struct{} {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -171,276 +146,122 @@ func (g *Grant) whenLost(f func()) {
 	f()
 }
 
-// markLostLocked records that the lease is lost and returns the callbacks to run after the
-// caller drops c.mu (nil if it was lost already). Precondition: g.c.mu is held.
-func (g *Grant) markLostLocked(cause error) func() {
+// reportLost publishes the core's verdict that the lease is lost: Lost closes, LostErr says why,
+// the whenLost callbacks run. Called without the client's mutex.
+func (g *Grant) reportLost() {
+	g.c.mu.Lock()
+	cause := g.e.LostErr()
+	g.c.mu.Unlock()
 	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.lostErr != nil {
-		return nil
+	if g.lostErr != nil || cause == nil {
+		g.mu.Unlock()
+		return
 	}
 	g.lostErr = cause
 	if g.lostCh != nil {
 		close(g.lostCh)
 	}
-	g.probing = false
-	g.c.keep.remove(g)
-	g.c.stats.leaseLost.Add(1)
-	g.c.log.Debug("netlock client: lease lost", "lock", g.key.lock, "txn", g.key.txn, "cause", cause)
 	fns := g.onLost
 	g.onLost = nil
-	if len(fns) == 0 {
-		return nil
-	}
-	return func() {
-		for _, f := range fns {
-			f()
-		}
-	}
-}
-
-func (g *Grant) markLost(cause error) {
-	g.c.mu.Lock()
-	fn := g.markLostLocked(cause)
-	g.c.mu.Unlock()
-	if fn != nil {
-		fn()
-	}
-}
-
-// renewedLocked applies the answer f to the lease keeper's renewal. Precondition: c.mu is held.
-func (g *Grant) renewedLocked(f *wire.Fields) {
-	g.probing = false
-	g.mu.Lock()
-	if f.LeaseMicros != 0 {
-		g.lease = time.Duration(f.LeaseMicros) * time.Microsecond
-	}
-	g.deadline = time.Unix(0, int64(f.Timestamp)).Add(g.lease)
-	next := g.nextEventLocked()
 	g.mu.Unlock()
-	g.c.stats.renewals.Add(1)
-	g.c.keep.schedule(g, next, true)
-}
-
-// nextEventLocked is when the lease keeper must look at g next: the deadline, or with KeepAlive
-// when a third of the lease has passed since the deadline's start. Precondition: g.mu is held.
-func (g *Grant) nextEventLocked() int64 {
-	if g.c.cfg.KeepAlive {
-		return g.deadline.Add(-2 * g.lease / 3).UnixNano()
+	g.c.log.Debug("netlock client: lease lost", "lock", g.e.Lock, "txn", g.e.Txn, "cause", cause)
+	for _, f := range fns {
+		f()
 	}
-	return g.deadline.UnixNano()
 }
 
-// stop returns the channel that Release closes (made on first use).
-func (g *Grant) stop() <-chan struct{} {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.stopCh == nil {
-		g.stopCh = make(chan struct{})
-		if g.released {
-			close(g.stopCh)
+// wait waits for op (registered with the core, op.User a pooled waiter) to finish, or for ctx to
+// end (the core cancels op, withdrawing an acquire) or the client to close. It returns op.Err.
+func (c *Client) wait(ctx context.Context, op *clientcore.Op, w *waiter) error {
+	defer c.putWaiter(w)
+	for {
+		select {
+		case <-w.ch:
+		case <-ctx.Done():
+			c.mu.Lock()
+			if !op.Done && !c.closed {
+				c.out.Reset()
+				c.core.Cancel(c.now(), op, context.Cause(ctx), &c.out)
+				c.finishLocked()
+			}
+			c.unlock()
+		case <-c.done:
+		}
+		c.mu.Lock()
+		done, err := op.Done, op.Err
+		closed := c.closed
+		c.mu.Unlock()
+		if done {
+			return err
+		}
+		if closed {
+			return ErrClosed
 		}
 	}
-	return g.stopCh
 }
 
 // Acquire takes lock in mode for a new transaction and waits until it is granted, the server
-// refuses it (a [*RejectError]), ctx ends ([ErrTimeout] joined with the context's error) or the
-// client is closed ([ErrClosed]). Lost requests and answers are retransmitted. When ctx ends
-// while the request waits, the request is withdrawn from the server's queue in the background.
+// refuses it (a [*RejectError]), the server sends nothing back to [Config.MaxAttempts] copies in a
+// row (an [*UnreachableError]), ctx ends ([ErrTimeout] wrapping the context's error, with the
+// server and the attempts) or the client is closed ([ErrClosed]). Lost requests and answers are
+// retransmitted. When the wait ends while the request may be queued, the request is withdrawn
+// from the server's queue in the background.
 func (c *Client) Acquire(ctx context.Context, lock uint32, mode wire.Mode, opts ...Option) (*Grant, error) {
-	return c.acquire(ctx, lock, mode, c.newTxnID(), 0, c.options(opts))
+	return c.acquire(ctx, lock, mode, c.newTxnID(), false, c.options(opts))
 }
 
 // TryAcquire is Acquire that never waits in the server's queue: the lock is granted at once or
 // the call fails with an error matching [ErrWouldBlock].
 func (c *Client) TryAcquire(ctx context.Context, lock uint32, mode wire.Mode, opts ...Option) (*Grant, error) {
-	return c.acquire(ctx, lock, mode, c.newTxnID(), wire.FlagTry, c.options(opts))
+	return c.acquire(ctx, lock, mode, c.newTxnID(), true, c.options(opts))
 }
 
-func (c *Client) acquire(ctx context.Context, lock uint32, mode wire.Mode, txn uint64, flags wire.Flags,
+func (c *Client) acquire(ctx context.Context, lock uint32, mode wire.Mode, txn uint64, try bool,
 	o reqOptions) (*Grant, error) {
-	if !mode.Valid() {
-		return nil, fmt.Errorf("client: invalid mode %d", mode)
-	}
 	if ctx.Err() != nil {
 		return nil, fmt.Errorf("%w: acquire of lock %d: %w", ErrTimeout, lock, context.Cause(ctx))
 	}
-	if wire.IsReservedLock(lock) {
-		return nil, fmt.Errorf("client: lock %d: %w", lock, ErrReservedLock)
-	}
-	if _, err := c.serverFor(lock); err != nil {
-		return nil, err
-	}
-	g := &Grant{c: c, key: key{lock, txn}, opts: o, mode: mode, kidx: -1}
-	ts := c.timestamp()
+	g := &Grant{c: c}
 	w := c.getWaiter()
-	if err := c.register(g, kindAcquire, ts, w); err != nil {
+	g.e.User, g.acq.User = g, w
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		c.putWaiter(w)
+		return nil, ErrClosed
+	}
+	c.out.Reset()
+	err := c.core.Acquire(c.now(), &g.e, &g.acq, lock, mode, txn, try, o, &c.out)
+	c.finishLocked()
+	c.unlock()
+	if err != nil {
 		c.putWaiter(w)
 		return nil, err
 	}
-	req := wire.Fields{Op: wire.OpAcquire, Mode: mode, Flags: flags, Priority: o.priority, Tenant: o.tenant,
-		Lock: lock, Txn: txn, Timestamp: uint64(ts), LeaseMicros: leaseMicros(o.lease), Slots: o.contention}
-	var rejected wire.Status
-	granted := false
-	err := c.exchange(ctx, g, w, &req, nil, time.Time{}, func(m *wire.Fields, _ int) bool {
-		switch m.Op {
-		case wire.OpGrant:
-			if m.Timestamp != 0 && m.Timestamp < uint64(ts) {
-				return false // a stale grant of an earlier request of this txn
-			}
-			c.holdGrant(g, m, ts)
-			granted = true
-			return true
-		case wire.OpReject:
-			// A reject with a token is about a grant. The one this acquire takes is the notice
-			// that its own grant's lease ran out before the client saw the grant (the grant was
-			// lost; the switch's lease sweep force-released it and echoes the acquire's
-			// timestamp): the switch ignores the acquire's retransmissions from then on, so the
-			// notice is its last answer. Others (an earlier request of the txn) are ignored.
-			if m.Token != 0 && (m.Status != wire.StatusLeaseExpired || m.Timestamp != uint64(ts)) {
-				return false
-			}
-			rejected = m.Status
-			return true
-		}
-		return false
-	})
-	switch {
-	case errors.Is(err, ErrTimeout):
-		acq := req // only this path hands the request to a goroutine
-		if !c.goTracked(func() { c.withdraw(g, acq, w) }) {
-			c.unregister(g, kindAcquire, w)
-		}
-		return nil, err
-	case err != nil:
-		c.unregister(g, kindAcquire, w)
-		return nil, err
-	case !granted:
-		c.unregister(g, kindAcquire, w)
-		return nil, &RejectError{Op: wire.OpAcquire, Lock: lock, Txn: txn, Status: rejected}
-	}
-	c.putWaiter(w) // holdGrant unregistered it
-	c.stats.grants.Add(1)
-	if err := g.startLease(ctx); err != nil {
+	if err := c.wait(ctx, &g.acq, w); err != nil {
 		return nil, err
 	}
 	return g, nil
 }
 
-// holdGrant turns g from waiting into held.
-func (c *Client) holdGrant(g *Grant, m *wire.Fields, ts int64) {
-	g.mode, g.token = m.Mode, m.Token
-	if m.LeaseMicros != 0 {
-		g.lease = time.Duration(m.LeaseMicros) * time.Microsecond
-		g.deadline = time.Unix(0, ts).Add(g.lease)
-	}
-	c.mu.Lock()
-	g.server = g.peer
-	g.held = true
-	g.waiters[kindAcquire] = nil
-	c.mu.Unlock()
-}
-
-// startLease renews a grant that arrives with less than a third of its lease left (it waited in
-// the queue: the server started the lease when it granted, the client counts from its request)
-// and hands the grant to the client's lease keeper, which closes Lost when the deadline passes
-// and, with KeepAlive, renews the lease every third of it.
-func (g *Grant) startLease(ctx context.Context) error {
-	if g.lease == 0 {
-		return nil
-	}
-	c := g.c
-	if now := c.cfg.Clock.Now(); now.After(g.Deadline().Add(-g.lease / 3)) {
-		// The server's lease runs from its grant, so it may well be valid still: ask.
-		if err := g.renew(ctx, now.Add(c.cfg.RequestTimeout)); err != nil {
-			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.cfg.RequestTimeout)
-			defer cancel()
-			_ = g.Release(rctx)
-			if errors.Is(err, ErrTimeout) && ctx.Err() != nil {
-				return err // the caller gave up
-			}
-			return fmt.Errorf("client: lock %d: %w: renewal after a long wait failed: %w", g.key.lock, ErrLeaseLost, err)
-		}
-	}
-	g.mu.Lock()
-	next := g.nextEventLocked()
-	g.mu.Unlock()
-	c.keep.schedule(g, next, false)
-	return nil
-}
-
-var errStopped = errors.New("client: grant released")
-
 // Renew extends the lease now with a lease-probe (KeepAlive does this by itself) and waits for the
 // answer until ctx ends or [Config.RequestTimeout] passes. A refusal loses the lease: Lost is
 // closed and the error matches [ErrLeaseLost]. Renew after Release fails.
 func (g *Grant) Renew(ctx context.Context) error {
-	if g.lease == 0 {
+	c := g.c
+	c.mu.Lock()
+	if g.e.Lease() == 0 {
+		c.mu.Unlock()
 		return nil
 	}
-	if err := g.LostErr(); err != nil {
-		return err
-	}
-	err := g.renew(ctx, g.c.cfg.Clock.Now().Add(g.c.cfg.RequestTimeout))
-	if err == nil {
-		g.mu.Lock()
-		next := g.nextEventLocked()
-		g.mu.Unlock()
-		g.c.keep.schedule(g, next, true)
-	}
-	var re *RejectError
-	if errors.As(err, &re) {
-		err = fmt.Errorf("%w: renewal refused: %w", ErrLeaseLost, err)
-		g.markLost(err)
-	}
-	if errors.Is(err, errStopped) {
-		err = fmt.Errorf("client: renew lock %d: released", g.key.lock)
-	}
-	return err
-}
-
-// renew sends a lease-probe and waits for the answer until ctx ends or the clock passes giveUp.
-func (g *Grant) renew(ctx context.Context, giveUp time.Time) error {
-	c := g.c
-	ts := c.timestamp()
+	op := &clientcore.Op{}
 	w := c.getWaiter()
-	if err := c.register(g, kindProbe, ts, w); err != nil {
-		c.putWaiter(w)
-		return err
-	}
-	defer c.unregister(g, kindProbe, w)
-	req := wire.Fields{Op: wire.OpLeaseProbe, Mode: g.mode, Priority: g.opts.priority, Tenant: g.opts.tenant,
-		Lock: g.key.lock, Txn: g.key.txn, Token: g.token, Timestamp: uint64(ts), LeaseMicros: leaseMicros(g.opts.lease)}
-	var rej error
-	err := c.exchange(ctx, g, w, &req, g.stop(), giveUp,
-		func(m *wire.Fields, _ int) bool {
-			if m.Token != g.token {
-				return false
-			}
-			switch m.Op {
-			case wire.OpLeaseProbe:
-				if m.Timestamp != 0 && m.Timestamp != uint64(ts) {
-					return false // the answer to an earlier renewal
-				}
-				g.mu.Lock()
-				if m.LeaseMicros != 0 {
-					g.lease = time.Duration(m.LeaseMicros) * time.Microsecond
-				}
-				g.deadline = time.Unix(0, ts).Add(g.lease)
-				g.mu.Unlock()
-				c.stats.renewals.Add(1)
-				return true
-			case wire.OpReject:
-				rej = &RejectError{Op: wire.OpLeaseProbe, Lock: g.key.lock, Txn: g.key.txn, Status: m.Status}
-				return true
-			}
-			return false
-		})
-	if err != nil {
-		return err
-	}
-	return rej
+	op.User = w
+	c.out.Reset()
+	c.core.Renew(c.now(), &g.e, op, &c.out)
+	c.finishLocked()
+	c.unlock()
+	return c.wait(ctx, op, w)
 }
 
 // Release gives the lock back and waits for the server's acknowledgement, retransmitting the
@@ -467,201 +288,17 @@ func (g *Grant) Release(ctx context.Context) error {
 
 func (g *Grant) release(ctx context.Context) error {
 	c := g.c
-	g.mu.Lock()
-	g.released = true
-	if g.stopCh != nil {
-		close(g.stopCh)
-	}
-	g.mu.Unlock()
-	c.keep.remove(g)
-	defer func() {
-		c.mu.Lock()
-		g.held, g.probing = false, false
-		c.dropIfIdleLocked(g)
-		c.mu.Unlock()
-	}()
-	if dl := g.Deadline(); !dl.IsZero() && !c.cfg.Clock.Now().Before(dl) {
-		g.markLost(fmt.Errorf("%w: deadline %v passed before the release", ErrLeaseLost, dl))
-	}
-	if lostErr := g.LostErr(); lostErr != nil && errors.As(lostErr, new(*RejectError)) {
-		// The server freed the lock already and said so.
-		return lostErr
-	}
-	ts := c.timestamp()
 	w := c.getWaiter()
-	if err := c.register(g, kindRelease, ts, w); err != nil {
-		c.putWaiter(w)
-		return err
-	}
-	defer c.unregister(g, kindRelease, w)
-	req := wire.Fields{Op: wire.OpRelease, Mode: g.mode, Priority: g.opts.priority, Tenant: g.opts.tenant,
-		Lock: g.key.lock, Txn: g.key.txn, Token: g.token, Timestamp: uint64(ts)}
-	var result error
-	err := c.exchange(ctx, g, w, &req, nil, c.cfg.Clock.Now().Add(c.cfg.RequestTimeout),
-		func(m *wire.Fields, attempt int) bool {
-			if m.Token != g.token {
-				return false
-			}
-			switch m.Op {
-			case wire.OpRelease:
-				return true
-			case wire.OpReject:
-				if m.Status == wire.StatusNotHolder && attempt > 1 {
-					return true
-				}
-				result = &RejectError{Op: wire.OpRelease, Lock: g.key.lock, Txn: g.key.txn, Status: m.Status}
-				return true
-			}
-			return false
-		})
-	if err != nil {
-		return err
-	}
-	if errors.Is(result, ErrNotHolder) {
-		// The network may have duplicated the release: the reply to the first copy can follow
-		// the refusal of the second. Give it a retransmission interval to arrive.
-		w.t.Reset(c.cfg.RetryInterval)
-	grace:
-		for {
-			select {
-			case m := <-w.ch:
-				if m.Op == wire.OpRelease && m.Token == g.token {
-					result = nil
-					break grace
-				}
-			case <-w.t.C():
-				break grace
-			case <-c.done:
-				break grace
-			}
-		}
-		w.t.Stop()
-	}
-	if lostErr := g.LostErr(); lostErr != nil {
-		// Whatever the server answered, the lock was not protected until the release.
-		return lostErr
-	}
-	return result
-}
-
-// withdraw takes back an acquire whose caller gave up: a release with token 0 removes a waiting
-// request. If the grant races with it, the grant is released. It runs in the background and
-// owns w, the acquire's waiter, which it returns to the pool.
-func (c *Client) withdraw(g *Grant, acq wire.Fields, w *waiter) {
+	g.rel.User = w
 	c.mu.Lock()
-	if g.waiters[kindAcquire] != w || c.closed {
-		c.unregisterLocked(g, kindAcquire)
-		c.mu.Unlock()
+	c.out.Reset()
+	started := c.core.Release(c.now(), &g.e, &g.rel, &c.out)
+	c.finishLocked()
+	c.unlock()
+	if !started {
 		c.putWaiter(w)
-		return
+		return errors.New("client: release already in progress")
 	}
-	g.waiters[kindRelease] = w // grants and release answers arrive on one waiter
-	g.ts[kindRelease] = 0      // every round of the withdrawal has its own timestamp
-	c.mu.Unlock()
-	defer func() {
-		c.mu.Lock()
-		g.waiters[kindRelease] = nil
-		c.unregisterLocked(g, kindAcquire)
-		c.mu.Unlock()
-		c.putWaiter(w)
-	}()
-	giveUp := c.cfg.Clock.Now().Add(c.cfg.RequestTimeout)
-	var token uint64
-	for {
-		req := wire.Fields{Op: wire.OpRelease, Mode: acq.Mode, Priority: acq.Priority, Tenant: acq.Tenant,
-			Lock: g.key.lock, Txn: g.key.txn, Token: token, Timestamp: uint64(c.timestamp())}
-		granted := false
-		err := c.exchange(context.Background(), g, w, &req, nil, giveUp, func(m *wire.Fields, _ int) bool {
-			switch m.Op {
-			case wire.OpGrant:
-				if token == 0 && (m.Timestamp == 0 || m.Timestamp >= acq.Timestamp) {
-					token, granted = m.Token, true
-					return true
-				}
-			case wire.OpRelease, wire.OpReject:
-				return m.Token == token
-			}
-			return false
-		})
-		if err != nil || !granted {
-			if err != nil && !errors.Is(err, ErrClosed) {
-				c.log.Warn("netlock client: withdrawal not acknowledged", "lock", g.key.lock, "txn", g.key.txn, "err", err)
-			}
-			return
-		}
-		// The grant raced with the withdrawal: release it.
-	}
-}
-
-// exchange sends req to the server of its lock and retransmits it, flagged retry, with
-// exponential backoff (and some jitter) until handle accepts an answer from w (returns true). It
-// fails with ErrTimeout when ctx ends or the clock passes giveUp (unless zero), with errStopped
-// when stop is closed, and with ErrClosed when the client closes. It waits on w's timer: no timer
-// or goroutine is created per request.
-func (c *Client) exchange(ctx context.Context, g *Grant, w *waiter, req *wire.Fields,
-	stop <-chan struct{}, giveUp time.Time, handle func(m *wire.Fields, attempt int) bool) error {
-	rto := c.cfg.RetryInterval
-	var peer netip.AddrPort
-	defer w.t.Stop()
-	for attempt := 1; ; attempt++ {
-		left := time.Duration(math.MaxInt64)
-		if !giveUp.IsZero() {
-			left = giveUp.Sub(c.cfg.Clock.Now())
-			if left <= 0 {
-				return fmt.Errorf("%w: %s of lock %d unanswered after %d attempts", ErrTimeout, req.Op, req.Lock,
-					attempt-1)
-			}
-		}
-		if attempt > 1 {
-			req.Flags |= wire.FlagRetry
-		}
-		// The route is looked up for every copy, so that a changed Route (a failover) takes
-		// effect for requests in flight.
-		to, err := c.serverFor(req.Lock)
-		if err != nil {
-			return err
-		}
-		if to != peer {
-			c.setPeer(g, to)
-			peer = to
-		}
-		if err := c.send(to, req); err != nil {
-			return err
-		}
-		// Up to 25% jitter keeps clients that lost packets together from retransmitting together.
-		w.t.Reset(min(rto-time.Duration(rand.Int64N(int64(rto/4)+1)), left))
-	wait:
-		for {
-			select {
-			case w.m = <-w.ch: // w.m: the answer is handed to handle without escaping a local
-				if handle(&w.m, attempt) {
-					return nil
-				}
-			case <-w.t.C():
-				break wait
-			case <-ctx.Done():
-				return fmt.Errorf("%w: %s of lock %d: %w", ErrTimeout, req.Op, req.Lock, context.Cause(ctx))
-			case <-stop:
-				return errStopped
-			case <-c.done:
-				return ErrClosed
-			}
-		}
-		rto = min(2*rto, c.cfg.MaxRetryInterval)
-	}
-}
-
-// goTracked runs f on a goroutine that Close waits for, unless the client is closed.
-func (c *Client) goTracked(f func()) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.closed {
-		return false
-	}
-	c.wg.Add(1)
-	go func() {
-		defer c.wg.Done()
-		f()
-	}()
-	return true
+	// A release has its own bound (Config.RequestTimeout, in the core) besides ctx.
+	return c.wait(ctx, &g.rel, w)
 }

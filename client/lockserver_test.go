@@ -367,3 +367,23 @@ func TestNoGoroutinePerGrant(t *testing.T) {
 		}
 	}
 }
+
+// TestShutdownLosesLease: a server shutting down gracefully tells its holders; the client closes
+// Lost at once (not when the lease ends) with an error that matches ErrLeaseLost and ErrShutdown.
+func TestShutdownLosesLease(t *testing.T) {
+	addr, stop := startServer(t, lockcore.Config{DefaultLease: time.Hour})
+	c := newTestClient(t, client.Config{Servers: []string{addr}})
+	g, err := c.Acquire(itCtx(t), 1, wire.Exclusive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop()
+	select {
+	case <-g.Lost():
+	case <-time.After(itTimeout):
+		t.Fatal("Lost not closed after the server's shutdown")
+	}
+	if err := g.LostErr(); !errors.Is(err, client.ErrLeaseLost) || !errors.Is(err, client.ErrShutdown) {
+		t.Fatalf("LostErr = %v, want ErrLeaseLost and ErrShutdown", err)
+	}
+}

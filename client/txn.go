@@ -67,7 +67,7 @@ func (t *Txn) Acquire(ctx context.Context) error {
 		if len(held) > 0 && l < maxKey(held) {
 			return fmt.Errorf("client: txn %#x: lock %d is below a held lock: acquiring it would break the lock order", t.id, l)
 		}
-		g, err := t.c.acquire(ctx, l, t.want[l], t.id, 0, t.opts)
+		g, err := t.c.acquire(ctx, l, t.want[l], t.id, false, t.opts)
 		if err != nil {
 			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), t.c.cfg.RequestTimeout)
 			defer cancel()

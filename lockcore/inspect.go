@@ -15,7 +15,7 @@ type Entry struct {
 	Mode     wire.Mode
 	Priority uint8
 	Tenant   uint16
-	Deadline int64 // ns; holders only
+	Deadline int64 // ns: a holder's lease deadline, a waiter's wait deadline (0 without wait leases)
 	To       netip.AddrPort
 }
 
@@ -59,4 +59,30 @@ func (c *Core) Locks() []uint32 {
 	})
 	slices.Sort(ids)
 	return ids
+}
+
+// TellHolders tells every holder that its lease will not be renewed: a reject with status s
+// and the holder's token, which clients take as the loss of the lease. It changes nothing: the
+// holders keep their locks, and nothing is granted in their place, until their leases end. A
+// lock server shutting down calls it after Drain (status shutdown), so that its holders learn of
+// the shutdown at once instead of when their leases run out.
+func (c *Core) TellHolders(s wire.Status, out []Effect) []Effect {
+	c.locks.each(func(l *lockState) {
+		for i := range l.holders {
+			out = c.rejectEntry(l.id, &l.holders[i], s, out)
+		}
+	})
+	return out
+}
+
+// LatestDeadline returns the latest lease deadline of any holder (the caller's clock, as Step's
+// now), or 0 when nothing is held.
+func (c *Core) LatestDeadline() int64 {
+	var d int64
+	c.locks.each(func(l *lockState) {
+		for i := range l.holders {
+			d = max(d, l.holders[i].deadline)
+		}
+	})
+	return d
 }

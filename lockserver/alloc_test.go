@@ -3,12 +3,13 @@ package lockserver
 import (
 	"testing"
 
-	"github.com/netlock-go/netlock/lockcore"
+	"github.com/netlock-go/netlock/lockserver/srvcore"
 	"github.com/netlock-go/netlock/wire"
 )
 
-// TestPacketPathAllocs checks that decoding a datagram, stepping it through its shard, encoding
-// the answers and sending them with sendmmsg allocates nothing in steady state.
+// TestPacketPathAllocs checks that handling a datagram (decoding it, stepping it through its
+// shard in the core), encoding the answers and sending them with sendmmsg allocates nothing in
+// steady state.
 func TestPacketPathAllocs(t *testing.T) {
 	s, err := New(Config{Listen: "127.0.0.1:0", Shards: 2, Sockets: 1})
 	if err != nil {
@@ -23,22 +24,20 @@ func TestPacketPathAllocs(t *testing.T) {
 	from := sink.addr()
 	acq := wire.Append(nil, &wire.Fields{Op: wire.OpAcquire, Mode: wire.Exclusive, Lock: 1, Txn: 1})
 	rel := wire.Append(nil, &wire.Fields{Op: wire.OpRelease, Mode: wire.Exclusive, Lock: 1, Txn: 1})
-	var req lockcore.Request
+	var out srvcore.Out
 	now := s.now()
 	step := func(pkt []byte, txn uint64, lock uint32, token uint64) uint64 {
 		h := wire.Header(pkt)
 		h.SetTxn(txn)
 		h.SetLock(lock)
 		h.SetToken(token)
-		if !s.decode(pkt, from, &req) {
-			t.Fatal("decode failed")
+		out.Reset()
+		s.core.Handle(now, pkt, from, &out)
+		if len(out.Sends) == 0 {
+			t.Fatal("no answer")
 		}
-		sh := s.shardOf(req.Lock)
-		sh.mu.Lock()
-		sh.out = sh.core.Step(now, &req, sh.out[:0])
-		tok := sh.out[0].Msg.Token
-		w.addEffects(sh.out)
-		sh.mu.Unlock()
+		tok := out.Sends[0].Msg.Token
+		w.apply(now, &out)
 		w.flushIfFull()
 		return tok
 	}

@@ -129,3 +129,17 @@ func (w *writer) flush() {
 	w.s.sent.Add(uint64(n))
 	w.s.sendErr.Add(w.batch.Errors - errsBefore)
 }
+
+// sendBody sends an admin reply with a body after its rack key trailer, after everything the
+// writer holds (replies with a body are rare: they skip the batch).
+func (w *writer) sendBody(to netip.AddrPort, m *wire.Fields, body []byte) {
+	w.flush()
+	b := make([]byte, wire.ControlLen, wire.ControlLen+len(body))
+	w.encode(b, m)
+	b = append(b, body...)
+	if _, err := w.pc.WriteTo(b, net.UDPAddrFromAddrPort(to)); err != nil {
+		w.s.sendErr.Add(1)
+		return
+	}
+	w.s.sent.Add(1)
+}

@@ -3,6 +3,8 @@ package lockserver
 import (
 	"strings"
 
+	"github.com/netlock-go/netlock/lockserver/srvcore"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/netlock-go/netlock/lockcore"
@@ -10,22 +12,13 @@ import (
 )
 
 // Stats sums the shards' core statistics.
-func (s *Server) Stats() lockcore.Stats {
-	var t lockcore.Stats
-	for _, sh := range s.shards {
-		sh.mu.Lock()
-		st := sh.core.Stats()
-		sh.mu.Unlock()
-		t.Add(&st)
-	}
-	return t
-}
+func (s *Server) Stats() lockcore.Stats { return s.core.Stats() }
 
 // Malformed returns the number of dropped datagrams by reason.
 func (s *Server) Malformed() map[string]uint64 {
-	m := make(map[string]uint64, badReasons)
-	for i := range s.bad {
-		m[badNames[i]] = s.bad[i].Load()
+	m := make(map[string]uint64, srvcore.BadReasons)
+	for i, v := range s.core.Malformed() {
+		m[srvcore.BadNames[i]] = v
 	}
 	return m
 }
@@ -33,9 +26,9 @@ func (s *Server) Malformed() map[string]uint64 {
 // ControlRefused returns the number of control messages refused, by reason (docs/protocol.md,
 // "Who may send what").
 func (s *Server) ControlRefused() map[string]uint64 {
-	m := make(map[string]uint64, refusedReasons)
-	for i := range s.refused {
-		m[refusedNames[i]] = s.refused[i].Load()
+	m := make(map[string]uint64, srvcore.RefusedReasons)
+	for i, v := range s.core.Refused() {
+		m[srvcore.RefusedNames[i]] = v
 	}
 	return m
 }
@@ -63,6 +56,10 @@ var (
 	descAdopted   = prometheus.NewDesc("netlock_adopted_total", "Buffered requests moved into a lock's queue when the lock left the switch.", nil, nil)
 	descHeld      = prometheus.NewDesc("netlock_grants_held", "1 while every grant is held (a standby before its takeover, a lapsed controller lease).", nil, nil)
 	descTerm      = prometheus.NewDesc("netlock_controller_term", "The largest controller term seen.", nil, nil)
+	descBound     = prometheus.NewDesc("netlock_bound_reached_total", "Requests refused (or, for holders, made to wait) at a bound of the server, by bound.", []string{"bound"}, nil)
+	descWaitExp   = prometheus.NewDesc("netlock_wait_expired_total", "Queued requests dropped because their client stopped retransmitting (wait lease).", nil, nil)
+	descReplays   = prometheus.NewDesc("netlock_replays_total", "Acquires of requests that had ended, not accepted again.", nil, nil)
+	descRemember  = prometheus.NewDesc("netlock_ended_remembered", "Ended requests remembered to filter replays.", nil, nil)
 
 	descRDMAGrants  = prometheus.NewDesc("netlock_rdma_proxy_grants_total", "UDP grants of RDMA locks sent after the server took the ALock.", nil, nil)
 	descRDMADropped = prometheus.NewDesc("netlock_rdma_proxy_dropped_total", "UDP grants of RDMA locks that ended before the ALock was taken.", nil, nil)
@@ -74,7 +71,8 @@ var (
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descRequests, descGrants, descRejects, descExpiries, descReleases,
 		descPushBacks, descMalformed, descDepth, descHolders, descLocks, descBuffered, descPackets,
-		descRefused, descEpoch, descResDrop, descAdopted, descHeld, descTerm, descRDMAGrants, descRDMADropped, descRDMATry, descRDMAProxies, descRDMAPeers} {
+		descRefused, descEpoch, descResDrop, descAdopted, descHeld, descTerm, descBound, descWaitExp, descReplays,
+		descRemember, descRDMAGrants, descRDMADropped, descRDMATry, descRDMAProxies, descRDMAPeers} {
 		ch <- d
 	}
 }
@@ -118,6 +116,13 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	gauge(descHeld, held)
 	gauge(descTerm, int(c.s.Term()))
+	for bound, v := range map[string]uint64{"locks": st.AtMaxLocks, "requests": st.AtMaxRequests, "waiters": st.AtMaxWaiters,
+		"buffered": st.AtMaxBuffered, "holders": st.AtMaxHolders} {
+		counter(descBound, v, bound)
+	}
+	counter(descWaitExp, st.WaitExpired)
+	counter(descReplays, st.Replays)
+	gauge(descRemember, st.Remembered)
 	if rs, ok := c.s.RDMAStats(); ok {
 		counter(descRDMAGrants, rs.ProxyGrants)
 		counter(descRDMADropped, rs.ProxyDropped)

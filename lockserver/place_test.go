@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/netlock-go/netlock/internal/clock"
+
 	"github.com/netlock-go/netlock/wire"
 )
 
@@ -86,8 +88,8 @@ func TestPlacementOps(t *testing.T) {
 	if f, _ := ctl.recvBody(5 * time.Second); f.Status != wire.AdminAdopt || f.Priority != 0 || f.LeaseMicros != 1 {
 		t.Fatalf("adopt reply %s", f.String())
 	}
-	if e := s.Epoch(); e != floor>>EpochShift+1 {
-		t.Fatalf("epoch %d after the floor, want %d", e, floor>>EpochShift+1)
+	if e := s.Epoch(); e != floor>>wire.EpochShift+1 {
+		t.Fatalf("epoch %d after the floor, want %d", e, floor>>wire.EpochShift+1)
 	}
 	// Owned again: a direct acquire waits in the queue, a late overflow is an acquire.
 	c2.send(wire.Fields{Op: wire.OpAcquire, Mode: wire.Shared, Lock: 5, Txn: 2, Flags: wire.FlagRetry})
@@ -116,7 +118,7 @@ func TestStandbyTakeover(t *testing.T) {
 	if f, _ := tp.ctl.recvBody(5 * time.Second); f.Status != wire.AdminTakeover || f.Token <= failed {
 		t.Fatalf("takeover reply %s", f.String())
 	}
-	if g := c.expect(wire.OpGrant, 1); g.Token>>EpochShift <= failed {
+	if g := c.expect(wire.OpGrant, 1); g.Token>>wire.EpochShift <= failed {
 		t.Fatalf("grant %s: token not above epoch %d", g.String(), failed)
 	}
 }
@@ -124,7 +126,7 @@ func TestStandbyTakeover(t *testing.T) {
 // TestControllerLease: a server whose controller stops pinging holds every grant once the lease
 // has run out, and grants again when a ping comes.
 func TestControllerLease(t *testing.T) {
-	clk := &manualClock{now: time.Unix(1000, 0)}
+	clk := clock.NewManual(time.Unix(1000, 0))
 	s, stop, tp := startWithPeers(t, Config{Shards: 1, RackKey: testKey, ControllerLease: 80 * time.Millisecond,
 		Clock: clk})
 	defer stop()

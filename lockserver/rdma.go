@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/netlock-go/netlock/lockserver/srvcore"
+
 	"github.com/netlock-go/netlock/internal/gogroup"
 	"github.com/netlock-go/netlock/internal/rdmaproto"
 	"github.com/netlock-go/netlock/lockcore"
@@ -93,7 +95,7 @@ var (
 
 // rdmaTier is the server's ALock table and the proxies that hold its locks for UDP clients.
 //
-// Lock order: shard.mu > rlock.mu > sendMu. The proxies take rlock.mu and sendMu only.
+// Lock order: srvcore.Shard > rlock.mu > sendMu. The proxies take rlock.mu and sendMu only.
 type rdmaTier struct {
 	s     *Server
 	n     uint32 // table size: lock ids below it are RDMA-backed
@@ -126,10 +128,13 @@ type rdmaTier struct {
 	proxyGrants, proxyDropped, tryRefused atomic.Uint64
 	proxies                               atomic.Int64
 
-	// unsafeNoALock makes proxies send grants without taking the ALock (or, in RW mode, the
-	// RMA-RW lock): the negative control of the three-way tests (it must break exclusion). Tests
-	// only; atomic because the tests set it while the server runs (a proxy reads it once per grant).
-	unsafeNoALock atomic.Bool
+	// noALock is TestingKnobs.UnsafeNoALock: proxies send grants without taking the ALock (or,
+	// in RW mode, the RMA-RW lock), the negative control of the three-way tests (it must break
+	// exclusion). Atomic because the tests set it while the server runs (a proxy reads it once
+	// per grant). Nil: never.
+	noALock *atomic.Bool
+	// scratch for Tick's probes
+	probeOut []lockcore.Effect
 }
 
 // rlock is the server-side state of one RDMA-backed lock: the grants the core made for it, in
@@ -150,42 +155,51 @@ type pending struct {
 	renewed int64 // when the core's lease of this grant last (re)started, ns, until held
 }
 
-func newRDMATier(s *Server, cfg RDMAConfig) (*rdmaTier, error) {
-	r := &rdmaTier{s: s, n: uint32(cfg.Locks), locks: make([]rlock, cfg.Locks),
-		byAddr: map[netip.AddrPort]verbs.NodeID{}, sendBuf: make([]byte, wire.Len), waiting: map[uint32]struct{}{}}
+// The tier hooks into the server core (srvcore.Tier): Intercept before a request is stepped,
+// Filter on the effects of every step and expiry, Tick at every sweep.
+var _ srvcore.Tier = (*rdmaTier)(nil)
+
+// init builds the tier's node, table and NIC listener (r.s is set; the core exists).
+func (r *rdmaTier) init(cfg RDMAConfig) error {
+	r.n, r.locks = uint32(cfg.Locks), make([]rlock, cfg.Locks)
+	r.byAddr, r.sendBuf, r.waiting = map[netip.AddrPort]verbs.NodeID{}, make([]byte, wire.Len), map[uint32]struct{}{}
+	r.noALock = r.s.cfg.TestingKnobs.UnsafeNoALock
 	for i := range r.locks {
 		r.locks[i].cond.L = &r.locks[i].mu
 	}
 	node, err := emu.NewNode(cfg.Emu, rdmaproto.ServerNode)
 	if err != nil {
-		return nil, fmt.Errorf("rdma node: %w", err)
+		return fmt.Errorf("rdma node: %w", err)
 	}
 	r.node = node
 	if cfg.Mode == RDMAModeRW {
 		if r.rw, err = newRWTable(node, &r.stop, cfg.Locks, cfg.RW); err != nil {
-			return nil, err
+			return err
 		}
 	} else {
 		r.tbl, err = alock.NewTable(node.NewEndpoint(), cfg.Locks)
 		if err != nil {
-			return nil, fmt.Errorf("rdma table: %w", err)
+			return fmt.Errorf("rdma table: %w", err)
 		}
 		alg, err := alock.New(cfg.ALock)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		r.pool = alg.NewPool(func() verbs.Endpoint { return rdmaproto.Wrap(node.NewEndpoint(), &r.stop, nil) })
 	}
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
-		return nil, fmt.Errorf("rdma listen: %w", err)
+		return fmt.Errorf("rdma listen: %w", err)
 	}
 	r.ln = ln
 	r.nic = ln.Addr().(*net.TCPAddr).AddrPort()
 	r.nic = netip.AddrPortFrom(r.nic.Addr().Unmap(), r.nic.Port())
 	r.local = &LocalLocks{r: r, held: make([]tablehandle.Held, cfg.Locks)}
-	return r, nil
+	return nil
 }
+
+// unsafeNoALock reports the test knob TestingKnobs.UnsafeNoALock.
+func (r *rdmaTier) unsafeNoALock() bool { return r.noALock != nil && r.noALock.Load() }
 
 // start makes the NIC serve remote verbs.
 func (r *rdmaTier) start() { r.node.Serve(r.ln) }
@@ -214,12 +228,12 @@ func (r *rdmaTier) shutdown() error {
 // isRDMA reports whether lock is RDMA-backed.
 func (r *rdmaTier) isRDMA(lock uint32) bool { return lock < r.n }
 
-// beforeStep adapts a request for an RDMA lock before the core sees it: in ALock mode a shared
+// Intercept adapts a request for an RDMA lock before the core sees it: in ALock mode a shared
 // acquire is served exclusively (ALock has no shared mode). It reports false when the request was
 // an RDMA admin operation, answered here (the core does not know them).
-func (r *rdmaTier) beforeStep(req *lockcore.Request, w *writer) bool {
+func (r *rdmaTier) Intercept(_ int64, req *lockcore.Request, out *srvcore.Out) bool {
 	if req.Op == wire.OpAdmin && (req.Status == rdmaproto.AdminJoin || req.Status == rdmaproto.AdminPeer) {
-		r.admin(req, w)
+		r.admin(req, out)
 		return false
 	}
 	if req.Op == wire.OpAcquire && r.isRDMA(req.Lock) {
@@ -228,7 +242,7 @@ func (r *rdmaTier) beforeStep(req *lockcore.Request, w *writer) bool {
 		}
 		if req.Flags&wire.FlagTry != 0 && r.busyElsewhere(req.Lock, req.Mode == wire.Shared) {
 			r.tryRefused.Add(1)
-			r.rejectNow(req, wire.StatusWouldBlock, w)
+			r.rejectNow(req, wire.StatusWouldBlock, out)
 			return false
 		}
 	}
@@ -263,7 +277,7 @@ func (r *rdmaTier) busyElsewhere(lock uint32, shared bool) bool {
 }
 
 // rejectNow answers req with a reject built as the core builds it.
-func (r *rdmaTier) rejectNow(req *lockcore.Request, st wire.Status, w *writer) {
+func (r *rdmaTier) rejectNow(req *lockcore.Request, st wire.Status, out *srvcore.Out) {
 	m := wire.Fields{Op: wire.OpReject, Mode: req.Mode, Status: st, Priority: req.Priority, Tenant: req.Tenant,
 		Lock: req.Lock, Txn: req.Txn, Token: req.Token, Timestamp: req.Timestamp}
 	to := req.From
@@ -271,14 +285,15 @@ func (r *rdmaTier) rejectNow(req *lockcore.Request, st wire.Status, w *writer) {
 		to = req.Client
 		m.Flags, m.Client = wire.FlagForwarded, req.Client
 	}
-	w.addEffects([]lockcore.Effect{{To: to, Msg: m}})
+	out.Sends = append(out.Sends, lockcore.Effect{To: to, Msg: m})
 }
 
-// afterStep filters the effects of one step (see filter); an admin reset of an RDMA lock drops
-// its holders without any effect, so the lock is reconciled with the core.
-func (r *rdmaTier) afterStep(sh *shard, req *lockcore.Request, out []lockcore.Effect) []lockcore.Effect {
+// Filter filters the effects of one step (req) or expiry (req nil) of shard sh (see filter); an
+// admin reset of an RDMA lock drops its holders without any effect, so the lock is reconciled
+// with the core. sh's mutex is held.
+func (r *rdmaTier) Filter(sh *srvcore.Shard, req *lockcore.Request, out []lockcore.Effect) []lockcore.Effect {
 	out = r.filter(sh, out)
-	if req.Op == wire.OpAdmin && req.Status == wire.AdminResetLock && r.isRDMA(req.Lock) {
+	if req != nil && req.Op == wire.OpAdmin && req.Status == wire.AdminResetLock && r.isRDMA(req.Lock) {
 		r.reconcile(sh, req.Lock)
 	}
 	return out
@@ -289,7 +304,7 @@ func (r *rdmaTier) afterStep(sh *shard, req *lockcore.Request, out []lockcore.Ef
 // (a repeated grant of a holder whose grant went out already passes). A release
 // acknowledgement or a reject on an RDMA lock may mean that a holder ended; the lock is then
 // reconciled with the core.
-func (r *rdmaTier) filter(sh *shard, out []lockcore.Effect) []lockcore.Effect {
+func (r *rdmaTier) filter(sh *srvcore.Shard, out []lockcore.Effect) []lockcore.Effect {
 	k := 0
 	var dirty []uint32
 	for i := range out {
@@ -355,14 +370,14 @@ func (r *rdmaTier) queueGrant(e *lockcore.Effect) bool {
 // reconcile marks every queued grant of lock whose holder the core no longer lists as ended,
 // and wakes the proxy. The core is the authority: the server gives up the ALock of a UDP holder
 // only after the core has removed it (release, lease expiry, admin reset). sh.mu is held.
-func (r *rdmaTier) reconcile(sh *shard, lock uint32) {
+func (r *rdmaTier) reconcile(sh *srvcore.Shard, lock uint32) {
 	rl := &r.locks[lock]
 	rl.mu.Lock()
 	defer rl.mu.Unlock()
 	if len(rl.q) == 0 {
 		return
 	}
-	info, _ := sh.core.Inspect(lock)
+	info, _ := sh.Core().Inspect(lock)
 	woke := false
 	for _, p := range rl.q {
 		if p.ended || isHolder(info.Holders, p.grant.Msg.Txn, p.grant.Msg.Token) {
@@ -380,8 +395,8 @@ func (r *rdmaTier) reconcile(sh *shard, lock uint32) {
 // of its lease has passed, with a lease probe stepped on the client's behalf (its answer is
 // dropped): a UDP request waiting for a co-located or remote ALock holder holds nothing yet, so
 // its lease must not run out meanwhile. Its lease therefore starts, within a third of itself,
-// when the grant is sent. The sweeper calls it with no mutex held; w is its writer.
-func (r *rdmaTier) keepAlive(now int64, w *writer) {
+// when the grant is sent. The core calls it at the start of every Tick, with no mutex held.
+func (r *rdmaTier) Tick(now int64, c *srvcore.Core, out *srvcore.Out) {
 	r.waitMu.Lock()
 	locks := make([]uint32, 0, len(r.waiting))
 	for l := range r.waiting {
@@ -390,8 +405,8 @@ func (r *rdmaTier) keepAlive(now int64, w *writer) {
 	r.waitMu.Unlock()
 	var probes []lockcore.Request
 	for _, lock := range locks {
-		sh := r.s.shardOf(lock)
-		sh.mu.Lock()
+		sh := c.ShardOf(lock)
+		sh.Lock()
 		rl := &r.locks[lock]
 		rl.mu.Lock()
 		probes = probes[:0]
@@ -416,21 +431,20 @@ func (r *rdmaTier) keepAlive(now int64, w *writer) {
 		rl.mu.Unlock()
 		for i := range probes {
 			q := &probes[i]
-			sh.out = sh.core.Step(now, q, sh.out[:0])
+			r.probeOut = sh.Core().Step(now, q, r.probeOut[:0])
 			k := 0
-			for _, e := range sh.out {
+			for _, e := range r.probeOut {
 				if e.Msg.Lock == lock && e.Msg.Txn == q.Txn && (e.Msg.Op == wire.OpLeaseProbe || e.Msg.Op == wire.OpReject) {
 					continue // the answer to the probe, which the client did not send
 				}
-				sh.out[k] = e
+				r.probeOut[k] = e
 				k++
 			}
-			sh.out = r.filter(sh, sh.out[:k])
-			w.addEffects(sh.out)
+			r.probeOut = r.filter(sh, r.probeOut[:k])
+			out.Sends = append(out.Sends, r.probeOut...)
 			r.reconcile(sh, lock) // a refused probe means the holder ended
 		}
-		sh.mu.Unlock()
-		w.flushIfFull()
+		sh.Unlock()
 	}
 }
 
@@ -477,7 +491,7 @@ func (r *rdmaTier) proxy(lock uint32) {
 		}
 		p := rl.q[0]
 		rl.mu.Unlock()
-		take := !r.unsafeNoALock.Load() // read once: an Unlock must match the Lock taken
+		take := !r.unsafeNoALock() // read once: an Unlock must match the Lock taken
 		if take {
 			if err := rdmaproto.Do(func() error { return h.Lock(ptr) }); err != nil {
 				r.abandon(rl) // shutting down; the handle is left in the queue with the table
@@ -573,7 +587,7 @@ func (r *rdmaTier) send(e *lockcore.Effect) {
 }
 
 // admin answers the join and peer-lookup admin operations (docs/protocol.md, "RDMA admin").
-func (r *rdmaTier) admin(req *lockcore.Request, w *writer) {
+func (r *rdmaTier) admin(req *lockcore.Request, out *srvcore.Out) {
 	m := wire.Fields{Op: wire.OpAdmin, Status: req.Status, Flags: wire.FlagReply, Txn: req.Txn}
 	reject := func(s wire.Status) {
 		m = wire.Fields{Op: wire.OpReject, Status: s, Txn: req.Txn, Lock: req.Lock, Tenant: req.Tenant,
@@ -608,7 +622,7 @@ func (r *rdmaTier) admin(req *lockcore.Request, w *writer) {
 		}
 		m.Tenant, m.Client = req.Tenant, addr
 	}
-	w.addEffects([]lockcore.Effect{{To: req.From, Msg: m}})
+	out.Sends = append(out.Sends, lockcore.Effect{To: req.From, Msg: m})
 }
 
 // join registers a remote node's NIC address. Node ids are never reused (a stale descriptor

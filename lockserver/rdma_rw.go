@@ -77,7 +77,7 @@ func (r *rdmaTier) holder(lock uint32, p *pending) {
 	rl.mu.Lock()
 	shared := p.grant.Msg.Mode == wire.Shared
 	rl.mu.Unlock()
-	take := !r.unsafeNoALock.Load()
+	take := !r.unsafeNoALock()
 	if err := rdmaproto.Do(func() error {
 		switch {
 		case !take:

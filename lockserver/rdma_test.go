@@ -264,8 +264,9 @@ func TestRDMAThreeWay(t *testing.T) {
 // taking the ALock, the same workload must show overlaps (so the detector can see them).
 func TestRDMAThreeWayDetects(t *testing.T) {
 	seed := rdmatest.Seed(t)
-	s, stop := startRDMA(t, 4, nil)
-	s.rdma.unsafeNoALock.Store(true)
+	noALock := new(atomic.Bool)
+	noALock.Store(true)
+	s, stop := startRDMA(t, 4, func(c *Config) { c.TestingKnobs.UnsafeNoALock = noALock })
 	d := threeWay(t, s, 200, 2*time.Millisecond, seed, func(d *detector) bool { return d.violations.Load() > 0 })
 	stop()
 	if d.violations.Load() == 0 {
@@ -457,7 +458,10 @@ func shutdownWithStuckHolder(t *testing.T, mode string) {
 	if f := p.expect(wire.OpReject, 7); f.Status != wire.StatusShutdown {
 		t.Fatalf("got %s, want reject shutdown", f.String())
 	}
-	q.expectNothing(20 * time.Millisecond) // the holder keeps its grant (and lease), as any holder
+	// The holder keeps its grant (and lease), as any holder, and is told it will not be renewed.
+	if f := q.expect(wire.OpReject, 8); f.Status != wire.StatusShutdown || f.Token == 0 {
+		t.Fatalf("holder got %s, want reject shutdown with its token", f.String())
+	}
 	if rs, _ := s.RDMAStats(); rs.Proxies != 0 {
 		t.Fatalf("%d proxies still running after Run returned", rs.Proxies)
 	}

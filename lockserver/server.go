@@ -1,14 +1,18 @@
 // Package lockserver is netlock's lock server: it owns the locks that are not in the switch and
 // buffers the overflow of switch locks (q2), speaking the protocol of docs/protocol.md over UDP.
 //
-// The server is an I/O shell around [lockcore.Core]. Locks are partitioned over shards (lock id
-// modulo the shard count); each shard is one Core behind a mutex, so all state of a lock is touched
-// by one goroutine at a time. Packets are read in batches (recvmmsg through golang.org/x/net/ipv4)
-// by one goroutine per SO_REUSEPORT socket, stepped through the shard of their lock, and the
-// answers written in batches (sendmmsg). A sweeper goroutine runs the cores' lease expiry.
+// The server is the I/O shell around the pure server core, package srvcore, which holds every
+// rule: the shards of lockcore.Core, who may send what, the token epoch, the grant holds, the
+// controller's admin operations. The shell owns the socket (one, bound exclusively, so that no
+// other process can share the address), reads batches (recvmmsg through golang.org/x/net/ipv4),
+// hands each datagram to the core, writes the answers in batches (sendmmsg), persists the epoch
+// the core asks for (the state file) before acknowledging it, runs the core's Tick every
+// SweepInterval, and exports metrics. Its clock is monotonic (internal/clock).
 //
 // Malformed datagrams and ops a server does not accept are counted and dropped. On shutdown the
-// server answers every packet it has read, then rejects the waiting requests (status shutdown).
+// server answers every packet it has read, then rejects the waiting requests (status shutdown),
+// tells the holders their leases will not be renewed, and records in the state file when those
+// leases end.
 //
 // # Who may send what
 //
@@ -17,11 +21,11 @@
 // Config.Peers for that op and carry Config.RackKey in their 8-byte trailer; anything else is
 // dropped unanswered and counted by reason (ControlRefused, netlock_control_refused_total). A
 // server without a rack key refuses every control message. Push-backs and admin replies the server
-// sends carry the key. The key never appears in logs (RackKey redacts itself).
+// sends carry the key. The key never appears in logs (wire.Key redacts itself).
 //
 // # Fencing tokens
 //
-// Tokens are epoch-major (token = epoch<<EpochShift | count): the epoch is persisted in
+// Tokens are epoch-major (token = epoch<<wire.EpochShift | count): the epoch is persisted in
 // Config.StateFile and bumped, fsync'd, before the first grant of every start, so tokens grow
 // across restarts without any clock; Config.TakeoverEpoch hands a replacement server the failed
 // server's epoch; the admin sub-operation token floor (wire.AdminTokenFloor) raises the floor of
@@ -48,7 +52,8 @@
 // With Config.RDMA.Mode = RDMAModeRW (--rdma-mode rw) the table holds RMA-RW locks (rdma/rma)
 // instead and shared acquisitions are shared on all three paths (rdma_rw.go).
 //
-// Shard goroutines and the sweeper never wait for an ALock: they only queue grants and, after a
+// The tier hooks into the server core as a srvcore.Tier (Intercept, Filter, Tick): it is not in
+// the packet loop. Readers and the sweeper never wait for an ALock: they only queue grants and, after a
 // step or an expiry that may have ended a UDP holder of an RDMA lock (release, lease expiry,
 // admin reset), mark the queued grants the core no longer lists as holders (Core.Inspect) as
 // ended. The proxy sends a grant only if it has not ended by the time the ALock is taken (else
@@ -69,16 +74,20 @@ package lockserver
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"net"
 	"net/netip"
 	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/netlock-go/netlock/internal/clock"
+	"github.com/netlock-go/netlock/lockserver/srvcore"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -87,12 +96,11 @@ import (
 	"github.com/netlock-go/netlock/wire"
 )
 
-// Clock is the server's source of time. The zero Config uses the system clock.
-type Clock interface{ Now() time.Time }
-
-type systemClock struct{}
-
-func (systemClock) Now() time.Time { return time.Now() }
+// Clock is the server's source of time (package internal/clock): leases, grace periods,
+// controller leases and rates run on its monotonic clock, so a step of the wall clock expires
+// nothing and extends nothing (docs/protocol.md, "Leases and clocks"). The zero Config uses
+// clock.System.
+type Clock = clock.Clock
 
 // Config configures a Server.
 type Config struct {
@@ -100,10 +108,12 @@ type Config struct {
 	Listen string
 	// Shards is the number of lock partitions. Default GOMAXPROCS.
 	Shards int
-	// Sockets is the number of SO_REUSEPORT sockets, each with its own reader. Default Shards.
-	// With one socket the port is bound exclusively; with several, another process of the same
-	// user that also uses SO_REUSEPORT could join the port (the kernel's rule), so give each
-	// server its own port.
+	// Sockets is the number of reader goroutines, each with its own descriptor of the server's
+	// one socket (bound exclusively: no other process can bind the address or join it; a second
+	// server on the address fails to start). Default 1. With several, datagrams of one sender
+	// may be stepped out of their arrival order (each reader takes whole batches): the protocol
+	// tolerates it (it tolerates a reordering network), but the switch's overflow and queue-empty
+	// then race more often.
 	Sockets int
 	// Batch is the number of datagrams read or written per system call. Default 64.
 	Batch int
@@ -114,15 +124,26 @@ type Config struct {
 	// RackKey is the key every control message (overflow, queue-empty, admin) must carry in its
 	// trailer, and the key the server puts on the control messages it sends (push-back, admin
 	// replies). 0: no key; every control message is then refused.
-	RackKey RackKey
+	RackKey wire.Key
 	// Peers says which source addresses may send which control message; a control message from
 	// anyone else is refused, key or not (docs/protocol.md, "Who may send what").
 	Peers Peers
-	// StateFile is where the server persists its fencing-token epoch (a few bytes, fsync'd). The
-	// epoch is bumped before the first grant of every start, so tokens grow across restarts
-	// whatever the clock says. Empty: the epoch is kept in memory only and a restarted server
-	// starts again at TakeoverEpoch+1 (tests; netlock server always sets a file).
+	// StateFile is where the server persists its fencing-token epoch and the longest lease it
+	// may grant (a few bytes, fsync'd). The epoch is bumped before the first grant of every
+	// start, so tokens grow across restarts whatever the clock says. A server that finds its
+	// state file restarted and may have granted leases that still run: it grants nothing for
+	// the restart grace, the longest lease its previous run may have granted (after a graceful
+	// shutdown on the same boot, only what is left of the leases it had granted). A missing
+	// state file is an error unless InitState. Empty: the state is kept in memory only, a
+	// restarted server starts again at TakeoverEpoch+1 and waits for nothing (tests; netlock
+	// server always sets a file).
 	StateFile string
+	// InitState creates a new state file: the server is new. New fails if the file exists.
+	InitState bool
+	// UnsafeSkipRestartGrace grants at once after a restart, although the previous run's
+	// leases may still run: two holders of one lock, unless the operator knows that no client
+	// held a lock of this server. For tests and emergencies; the server says so in its log.
+	UnsafeSkipRestartGrace bool
 	// TakeoverEpoch is the epoch of the server whose locks this one takes over (its Epoch, or
 	// the token of its admin ping reply): this server's epoch, hence every token it grants, is
 	// larger. Use it with TakeoverGrace.
@@ -145,11 +166,8 @@ type Config struct {
 	// grants nothing until the controller's wire.AdminTakeover (which hands it the failed
 	// server's epoch and a grace period).
 	Standby bool
-	// OnAccept, if set, is told every acquire the server accepts into a lock's queue (granted
-	// or waiting; not a duplicate, a refusal, a buffered overflow or a dropped acquire of a
-	// switch-resident lock), in the order the lock's shard took them: the acceptance order of
-	// the history checker's FIFO rule, for tests. It runs under the shard's lock.
-	OnAccept func(lock uint32, txn uint64)
+	// TestingKnobs are for tests only.
+	TestingKnobs TestingKnobs
 	// ControllerLease, if positive, fences the server to the controller: each authenticated admin
 	// ping renews the server's authority for this long, and the server grants nothing while it
 	// has none (the controller declares a server dead only after it stopped pinging it and this
@@ -173,8 +191,13 @@ func (c *Config) validate() error {
 		c.SweepInterval = time.Millisecond
 	}
 	if c.Clock == nil {
-		c.Clock = systemClock{}
+		c.Clock = clock.System
 	}
+	core, err := c.Core.WithDefaults()
+	if err != nil {
+		return err
+	}
+	c.Core = core
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -189,16 +212,19 @@ func (c *Config) validate() error {
 		return errors.New("sweep interval must not be negative")
 	case c.TakeoverGrace < 0:
 		return errors.New("takeover grace must not be negative")
-	case c.TakeoverEpoch >= MaxEpoch:
-		return fmt.Errorf("takeover epoch %d: must be below %d", c.TakeoverEpoch, uint64(MaxEpoch))
+	case c.TakeoverEpoch >= wire.MaxEpoch:
+		return fmt.Errorf("takeover epoch %d: must be below %d", c.TakeoverEpoch, uint64(wire.MaxEpoch))
 	case c.ControllerLease < 0:
 		return errors.New("controller lease must not be negative")
 	}
-	if _, err := newAuth(c.RackKey, c.Peers); err != nil {
-		return err
+	for what, list := range map[string][]string{"peers.switches": c.Peers.Switches,
+		"peers.controllers": c.Peers.Controllers, "peers.rdma_nodes": c.Peers.RDMANodes} {
+		if err := srvcore.ParsePeers(what, list); err != nil {
+			return err
+		}
 	}
 	if c.Sockets == 0 {
-		c.Sockets = c.Shards
+		c.Sockets = 1
 	}
 	if err := c.RDMA.validate(); err != nil {
 		return err
@@ -211,90 +237,96 @@ func (c *Config) validate() error {
 	return nil
 }
 
-// shard is one partition of the locks. mu guards core and out.
-type shard struct {
-	mu   sync.Mutex
-	core *lockcore.Core
-	out  []lockcore.Effect
+// TestingKnobs holds behaviour that only tests ask for.
+type TestingKnobs struct {
+	// OnAccept, if set, is told every acquire the server accepts into a lock's queue
+	// (srvcore.TestingKnobs.OnAccept): the acceptance order of the history checker's FIFO rule.
+	OnAccept func(lock uint32, txn uint64)
+	// UnsafeNoALock makes the RDMA tier's proxies send grants without taking the ALock: the
+	// negative control of the three-way exclusion tests.
+	UnsafeNoALock *atomic.Bool
 }
 
-// Server is a lock server. Create it with New, serve with Run.
+// Server is a lock server: the UDP shell around a srvcore.Core. Create it with New, serve with
+// Run.
 type Server struct {
 	cfg     Config
 	log     *slog.Logger
+	core    *srvcore.Core
 	conns   []net.PacketConn
 	raw     []*net.UDPConn // nil entries for wrapped sockets
-	shards  []*shard
-	rdma    *rdmaTier // nil without an ALock table
-	auth    *auth
+	rdma    *rdmaTier      // nil without an ALock table
 	epochs  *epochStore
 	addr    netip.AddrPort
 	closing atomic.Bool
-	bad     [badReasons]atomic.Uint64
-	refused [refusedReasons]atomic.Uint64
 	sent    atomic.Uint64
 	recv    atomic.Uint64
 	sendErr atomic.Uint64
-	place   placeState
+	// restartGrace is the wait the state file asked for (0: new server or no file); graceEnd
+	// (monotonic ns) is when the longer of it and TakeoverGrace ends; skippedGrace is a restart
+	// grace UnsafeSkipRestartGrace skipped. settled: the state file's max lease has been lowered
+	// to this run's once the earlier run's leases ended. Only the sweeper writes settled.
+	restartGrace, skippedGrace time.Duration
+	graceEnd                   int64
+	settled                    bool
+	instance                   uint32
 }
 
-// Reasons a datagram is dropped, for netlock_malformed_packets_total{reason}.
-const (
-	badShort = iota
-	badVersion
-	badOp
-	badMode
-	badUnexpected
-	badReasons
-)
-
-var badNames = [badReasons]string{"short", "version", "op", "mode", "unexpected"}
-
-// New binds the server's sockets and builds its shards. Nothing is served before Run.
+// New binds the server's socket and builds its core. Nothing is served before Run.
 func New(cfg Config) (*Server, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, fmt.Errorf("lockserver: %w", err)
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger}
+	var restart time.Duration
 	var err error
-	if s.auth, err = newAuth(cfg.RackKey, cfg.Peers); err != nil {
+	s.epochs, restart, err = openEpoch(cfg.StateFile, stateOptions{after: cfg.TakeoverEpoch, init: cfg.InitState,
+		maxLease: cfg.Core.MaxLease, boot: bootClock})
+	if err != nil {
 		return nil, fmt.Errorf("lockserver: %w", err)
 	}
-	if s.epochs, err = openEpoch(cfg.StateFile, cfg.TakeoverEpoch); err != nil {
-		return nil, fmt.Errorf("lockserver: %w", err)
+	if cfg.UnsafeSkipRestartGrace {
+		s.skippedGrace, restart = restart, 0
 	}
-	start := cfg.Clock.Now()
-	s.place.init(cfg, start.UnixNano())
-	for i := 0; i < cfg.Shards; i++ {
-		cc := cfg.Core
-		cc.TokenBase = epochBase(s.epochs.current())
-		if cfg.TakeoverGrace > 0 {
-			cc.GrantAfter = start.Add(cfg.TakeoverGrace).UnixNano()
-		}
-		if cfg.Standby {
-			cc.GrantAfter = math.MaxInt64
-		}
-		core, err := lockcore.New(cc)
-		if err != nil {
-			s.epochs.close()
-			return nil, fmt.Errorf("lockserver: %w", err)
-		}
-		s.shards = append(s.shards, &shard{core: core, out: make([]lockcore.Effect, 0, 64)})
+	start := cfg.Clock.Mono()
+	grace := max(cfg.TakeoverGrace, restart)
+	s.restartGrace, s.graceEnd = restart, start+int64(grace)
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	s.instance = binary.BigEndian.Uint32(b[:]) | 1 // never 0: 0 means "unknown" to a controller
+	core := cfg.Core
+	if core.HashSeed == 0 {
+		// Lock ids chosen to collide under a known hash key would turn the lock table's lookups
+		// into scans: every start draws its own key (lockcore.Config.HashSeed).
+		var k [8]byte
+		_, _ = rand.Read(k[:])
+		core.HashSeed = binary.BigEndian.Uint64(k[:]) | 1
+	}
+	cc := srvcore.Config{Shards: cfg.Shards, Core: core, Key: cfg.RackKey, Peers: cfg.Peers,
+		Epoch: s.epochs.current(), Start: start, Grace: grace, Standby: cfg.Standby, ControllerLease: cfg.ControllerLease,
+		Instance: s.instance, Logger: cfg.Logger, TestingKnobs: srvcore.TestingKnobs{OnAccept: cfg.TestingKnobs.OnAccept}}
+	if cfg.RDMA.Locks > 0 {
+		// The tier needs the core and the core the tier: the tier is made first and told the
+		// core right after.
+		s.rdma = &rdmaTier{s: s}
+		cc.Tier = s.rdma
+	}
+	if s.core, err = srvcore.New(cc); err != nil {
+		s.epochs.close()
+		return nil, fmt.Errorf("lockserver: %w", err)
 	}
 	if err := s.listen(); err != nil {
 		s.closeConns()
 		return nil, fmt.Errorf("lockserver: %w", err)
 	}
 	if cfg.RDMA.Locks > 0 {
-		r, err := newRDMATier(s, cfg.RDMA)
-		if err != nil {
-			if r != nil && r.node != nil {
-				_ = r.node.Close()
+		if err := s.rdma.init(cfg.RDMA); err != nil {
+			if s.rdma.node != nil {
+				_ = s.rdma.node.Close()
 			}
 			s.closeConns()
 			return nil, fmt.Errorf("lockserver: %w", err)
 		}
-		s.rdma = r
 	}
 	if cfg.Registerer != nil {
 		if err := cfg.Registerer.Register(&collector{s: s}); err != nil {
@@ -306,27 +338,12 @@ func New(cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// listen binds the server's sockets: one plain socket, or Sockets sockets sharing the port with
-// SO_REUSEPORT (only then: a lone server must not silently share its port with another process).
+// listen binds the server's socket, exclusively (a second server on the address fails here, and
+// no process can join it: udpbatch.ListenShared), with one reader connection per Sockets.
 func (s *Server) listen() error {
-	var udps []*net.UDPConn
-	if s.cfg.Sockets == 1 {
-		la, err := net.ResolveUDPAddr("udp", s.cfg.Listen)
-		if err != nil {
-			return fmt.Errorf("listen %s: %w", s.cfg.Listen, err)
-		}
-		c, err := net.ListenUDP("udp", la)
-		if err != nil {
-			return fmt.Errorf("listen %s: %w", s.cfg.Listen, err)
-		}
-		_ = c.SetReadBuffer(4 << 20)
-		_ = c.SetWriteBuffer(4 << 20)
-		udps = []*net.UDPConn{c}
-	} else {
-		var err error
-		if udps, err = udpbatch.ListenReusePort("udp", s.cfg.Listen, s.cfg.Sockets, 4<<20); err != nil {
-			return err
-		}
+	udps, err := udpbatch.ListenShared("udp", s.cfg.Listen, s.cfg.Sockets, 4<<20)
+	if err != nil {
+		return err
 	}
 	s.addr = udps[0].LocalAddr().(*net.UDPAddr).AddrPort()
 	for _, udp := range udps {
@@ -350,12 +367,19 @@ func (s *Server) closeConns() {
 }
 
 // Epoch returns the server's fencing-token epoch: every token it grants is at least
-// Epoch()<<EpochShift. Hand it to a server that takes this one's locks over (TakeoverEpoch).
-func (s *Server) Epoch() uint64 { return s.epochs.current() }
+// wire.EpochBase(Epoch()). Hand it to a server that takes this one's locks over (TakeoverEpoch).
+func (s *Server) Epoch() uint64 { return s.core.Epoch() }
+
+// Term returns the largest controller term the server has seen.
+func (s *Server) Term() uint64 { return s.core.Term() }
+
+// Holding reports whether the server holds every grant now (a standby before its takeover, a
+// lapsed controller lease).
+func (s *Server) Holding() bool { return s.core.Holding() }
 
 // closeRDMA releases the RDMA tier of a server that never ran.
 func (s *Server) closeRDMA() {
-	if s.rdma != nil {
+	if s.rdma != nil && s.rdma.node != nil {
 		_ = s.rdma.node.Close()
 		_ = s.rdma.ln.Close()
 	}
@@ -374,15 +398,26 @@ func (s *Server) RDMAAddr() (netip.AddrPort, bool) {
 func (s *Server) Addr() netip.AddrPort { return s.addr }
 
 // Run serves until ctx is done, then shuts down gracefully: the packets already read are answered,
-// waiting requests are rejected with status shutdown, and the sockets are closed.
+// waiting requests are rejected with status shutdown, holders are told their leases will not be
+// renewed, the state file records when those leases end, and the socket is closed.
 func (s *Server) Run(ctx context.Context) error {
-	s.log.Info("lock server serving", "addr", s.addr, "shards", len(s.shards), "sockets", len(s.conns),
+	s.log.Info("lock server serving", "addr", s.addr, "shards", s.core.Shards(), "readers", len(s.conns),
 		"epoch", s.Epoch(), "rack_key", s.cfg.RackKey)
 	if s.cfg.RackKey == 0 {
 		s.log.Warn("no rack key configured: every control message (overflow, queue-empty, admin) is refused")
 	}
 	if s.cfg.StateFile == "" {
 		s.log.Warn("no state file: the token epoch is not persisted, a restart reissues smaller fencing tokens")
+	} else {
+		s.log.Info("state file", "path", s.cfg.StateFile)
+	}
+	if s.restartGrace > 0 {
+		s.log.Warn("restarted: granting nothing until the leases the previous run may have granted have ended",
+			"restart_grace", s.restartGrace)
+	}
+	if s.skippedGrace > 0 {
+		s.log.Error("UNSAFE: restart grace skipped: a lock held under the previous run may be granted twice",
+			"skipped", s.skippedGrace)
 	}
 	if s.rdma != nil {
 		s.rdma.start()
@@ -416,7 +451,7 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	wg.Wait()
 	<-sweepDone
-	// Reject what waits, on the first socket, then close.
+	// Reject what waits and tell the holders, on the first socket, then close.
 	w, werr := s.newWriter(0)
 	if werr != nil {
 		if s.rdma != nil {
@@ -425,24 +460,59 @@ func (s *Server) Run(ctx context.Context) error {
 		s.closeConns()
 		return errors.Join(err, werr)
 	}
-	for _, sh := range s.shards {
-		sh.mu.Lock()
-		sh.out = sh.core.Drain(sh.out[:0])
-		w.addEffects(sh.out)
-		sh.mu.Unlock()
-	}
+	var out srvcore.Out
+	until := s.core.Drain(&out)
+	w.apply(s.now(), &out)
 	w.flush()
 	if s.rdma != nil {
 		if rerr := s.rdma.shutdown(); rerr != nil {
 			s.log.Error("rdma tier shutdown", "err", rerr)
 		}
+	} else {
+		s.recordClean(until)
 	}
 	s.closeConns()
 	s.log.Info("lock server stopped", "received", s.recv.Load(), "sent", s.sent.Load())
 	return err
 }
 
-func (s *Server) now() int64 { return s.cfg.Clock.Now().UnixNano() }
+func (s *Server) now() int64 { return s.cfg.Clock.Mono() }
+
+// recordClean writes the graceful shutdown's record into the state file: every lease this server
+// granted ends by until (monotonic ns; 0: none is held), or by the end of a grace period still in
+// force (the leases of a previous run or of a failed server). A restart on the same boot then
+// waits only for what is left (epochStore). Without an RDMA tier only: ALock has no leases.
+func (s *Server) recordClean(until int64) {
+	if s.cfg.StateFile == "" {
+		return
+	}
+	now := s.now()
+	if ge := max(s.graceEnd, s.core.GraceEnd()); now < ge {
+		until = max(until, ge)
+	}
+	id, boot, err := bootClock()
+	if err == nil {
+		err = s.epochs.markClean(id, boot+max(until-now, 0))
+	}
+	if err != nil {
+		s.log.Warn("graceful shutdown not recorded: a restart will wait the whole restart grace", "err", err)
+		return
+	}
+	s.log.Info("graceful shutdown recorded: a restart on this boot waits for the leases still running",
+		"longest", time.Duration(max(until-now, 0)))
+}
+
+// settleMaxLease lowers the state file's longest lease to this run's once the restart grace has
+// ended (until then an earlier run's longer leases may still run, and a crash must wait for them).
+func (s *Server) settleMaxLease(now int64) {
+	if s.settled || now < s.graceEnd {
+		return
+	}
+	s.settled = true
+	if err := s.epochs.setMaxLease(uint64(s.cfg.Core.MaxLease / time.Microsecond)); err != nil {
+		s.log.Error("state file: max lease not lowered", "err", err)
+	}
+}
 
 func (s *Server) sweeper(ctx context.Context) {
 	t := time.NewTicker(s.cfg.SweepInterval)
@@ -452,43 +522,23 @@ func (s *Server) sweeper(ctx context.Context) {
 		s.log.Error("lease sweeper", "err", err)
 		return
 	}
+	var out srvcore.Out
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
-		s.sweep(w)
+		now := s.now()
+		s.settleMaxLease(now)
+		out.Reset()
+		s.core.Tick(now, &out)
+		w.apply(now, &out)
+		w.flush()
 	}
 }
 
-// sweep expires leases in every shard and sends what results.
-func (s *Server) sweep(w *writer) {
-	now := s.now()
-	if s.rdma != nil {
-		// Before Expire, so that a late sweep renews a waiting grant before it could expire it.
-		s.rdma.keepAlive(now, w)
-	}
-	s.refillEpoch()
-	s.applyHold(now, w)
-	for _, sh := range s.shards {
-		sh.mu.Lock()
-		if now >= sh.core.NextDeadline() {
-			sh.out = sh.core.Expire(now, sh.out[:0])
-			if s.rdma != nil {
-				sh.out = s.rdma.filter(sh, sh.out)
-			}
-			w.addEffects(sh.out)
-		}
-		sh.mu.Unlock()
-		w.flushIfFull()
-	}
-	w.flush()
-}
-
-func (s *Server) shardOf(lock uint32) *shard { return s.shards[lock%uint32(len(s.shards))] }
-
-// serve is the read loop of socket i.
+// serve is the read loop of reader i.
 func (s *Server) serve(i int) error {
 	r, err := s.newReader(i)
 	if err != nil {
@@ -498,7 +548,7 @@ func (s *Server) serve(i int) error {
 	if err != nil {
 		return err
 	}
-	var req lockcore.Request
+	var out srvcore.Out
 	for {
 		n, err := r.read()
 		if err != nil {
@@ -515,175 +565,38 @@ func (s *Server) serve(i int) error {
 		now := s.now()
 		for k := 0; k < n; k++ {
 			b, from := r.packet(k)
-			if !s.decode(b, from, &req) {
-				continue
-			}
-			if req.Op == wire.OpAdmin && req.Status == wire.AdminTokenFloor {
-				s.tokenFloor(&req, w)
-				continue
-			}
-			if req.Op == wire.OpAdmin && req.Status == wire.AdminPing {
-				// Answered here: the reply carries the server's epoch (a replacement server is
-				// handed it as TakeoverEpoch), its shard count, the controller term in force and
-				// the process instance (a restart changes it); it renews the controller lease.
-				term := s.ping(&req)
-				w.addEffects([]lockcore.Effect{{To: req.From, Msg: wire.Fields{Op: wire.OpAdmin, Status: req.Status,
-					Flags: wire.FlagReply, Lock: req.Lock, Txn: req.Txn, Token: s.Epoch(), Slots: uint16(len(s.shards)),
-					Timestamp: term, LeaseMicros: s.place.instance}}})
-				continue
-			}
-			if req.Op == wire.OpAdmin && isPlacement(req.Status) {
-				s.placement(&req, w)
-				continue
-			}
-			if s.rdma != nil && !s.rdma.beforeStep(&req, w) {
-				continue
-			}
-			sh := s.shardOf(req.Lock)
-			sh.mu.Lock()
-			hook := s.cfg.OnAccept != nil && (req.Op == wire.OpAcquire || req.Op == wire.OpOverflow)
-			var taken uint64
-			if hook {
-				st := sh.core.Stats()
-				taken = st.Grants + st.Queued
-			}
-			sh.out = sh.core.Step(now, &req, sh.out[:0])
-			if hook {
-				// An acquire grants or queues only itself, so this counts its acceptance.
-				if st := sh.core.Stats(); st.Grants+st.Queued > taken {
-					s.cfg.OnAccept(req.Lock, req.Txn)
-				}
-			}
-			if s.rdma != nil {
-				sh.out = s.rdma.afterStep(sh, &req, sh.out)
-			}
-			w.addEffects(sh.out)
-			sh.mu.Unlock()
+			out.Reset()
+			s.core.Handle(now, b, from, &out)
+			w.apply(now, &out)
 			w.flushIfFull()
 		}
 		w.flush()
 	}
 }
 
-// decode validates a datagram into req; invalid ones, and control messages that are not
-// authorized (docs/protocol.md, "Who may send what"), are counted and false is returned.
-func (s *Server) decode(b []byte, from netip.AddrPort, req *lockcore.Request) bool {
-	h, err := wire.Parse(b)
-	if err != nil {
-		switch {
-		case errors.Is(err, wire.ErrShort):
-			s.bad[badShort].Add(1)
-		case errors.Is(err, wire.ErrVersion):
-			s.bad[badVersion].Add(1)
-		case errors.Is(err, wire.ErrOp):
-			s.bad[badOp].Add(1)
-		default:
-			s.bad[badMode].Add(1)
+// apply sends what out asks for and persists the epoch it asks for, acknowledging it to the core
+// (which may ask for more: the loop ends when nothing waits). out is consumed.
+func (w *writer) apply(now int64, out *srvcore.Out) {
+	s := w.s
+	for {
+		w.addEffects(out.Sends)
+		for i := range out.Bodies {
+			b := &out.Bodies[i]
+			w.sendBody(b.To, &b.Msg, b.Data)
 		}
-		return false
-	}
-	switch op := h.Op(); {
-	case op == wire.OpAdmin && h.Has(wire.FlagReply):
-		// An answer is never a request: stepping it would answer it (two servers could bounce
-		// replies forever).
-		s.bad[badUnexpected].Add(1)
-		return false
-	case op.IsControl():
-		if why := s.auth.check(b, h, from); why >= 0 {
-			s.refused[why].Add(1)
-			return false
-		}
-	case op == wire.OpAcquire, op == wire.OpRelease, op == wire.OpLeaseProbe:
-	default:
-		s.bad[badUnexpected].Add(1)
-		return false
-	}
-	h.Decode(&req.Fields)
-	req.From = from
-	return true
-}
-
-// tokenFloor answers wire.AdminTokenFloor: every token granted afterwards, by the shard of
-// req.Lock (Slots 0) or by every shard (Slots 1), is larger than req.Token. A floor beyond the
-// current epoch's range moves the server to a new epoch first (persisted), so that the tokens of
-// a later restart stay above it. The reply carries the floor in force.
-func (s *Server) tokenFloor(req *lockcore.Request, w *writer) {
-	reply := wire.Fields{Op: wire.OpAdmin, Status: req.Status, Flags: wire.FlagReply, Lock: req.Lock, Txn: req.Txn,
-		Slots: req.Slots}
-	if req.Slots > 1 {
-		reply = wire.Fields{Op: wire.OpReject, Status: wire.StatusBadRequest, Lock: req.Lock, Txn: req.Txn,
-			Token: req.Token, Timestamp: req.Timestamp}
-		w.addEffects([]lockcore.Effect{{To: req.From, Msg: reply}})
-		return
-	}
-	inForce, err := s.raiseFloor(req.Lock, req.Token, req.Slots == 1)
-	if err != nil {
-		reply = wire.Fields{Op: wire.OpReject, Status: wire.StatusBadRequest, Lock: req.Lock, Txn: req.Txn,
-			Token: req.Token, Timestamp: req.Timestamp}
-		w.addEffects([]lockcore.Effect{{To: req.From, Msg: reply}})
-		return
-	}
-	reply.Token = inForce
-	w.addEffects([]lockcore.Effect{{To: req.From, Msg: reply}})
-}
-
-// raiseFloor makes every token granted afterwards by the shard of lock (every shard with all)
-// larger than floor, moving the server to a later epoch first (persisted) when floor lies beyond
-// half of the current one. It returns the floor in force (the largest of the shards').
-func (s *Server) raiseFloor(lock uint32, floor uint64, all bool) (uint64, error) {
-	e := s.Epoch()
-	if floor >= epochBase(e)+epochRefill {
-		// Past half of this epoch's range: a later epoch, persisted before any token above
-		// floor is granted.
-		ne, err := s.epochs.bump(floor>>EpochShift + 1)
-		if err != nil {
-			s.log.Error("token floor: cannot move to a new epoch", "err", err)
-			return 0, err
-		}
-		s.raiseAll(epochBase(ne))
-		floor = epochBase(ne)
-	}
-	shards := s.shards
-	if !all {
-		shards = []*shard{s.shardOf(lock)}
-	}
-	var inForce uint64
-	for _, sh := range shards {
-		sh.mu.Lock()
-		sh.core.RaiseTokenFloor(floor)
-		inForce = max(inForce, sh.core.LastToken())
-		sh.mu.Unlock()
-	}
-	return inForce, nil
-}
-
-// raiseAll raises every shard's token floor to t.
-func (s *Server) raiseAll(t uint64) {
-	for _, sh := range s.shards {
-		sh.mu.Lock()
-		sh.core.RaiseTokenFloor(t)
-		sh.mu.Unlock()
-	}
-}
-
-// refillEpoch moves the server to the next epoch once a shard has counted half-way through the
-// current one, so that no shard's tokens can ever reach the next epoch's range unannounced.
-func (s *Server) refillEpoch() {
-	e := s.Epoch()
-	limit := epochBase(e) + epochRefill
-	for _, sh := range s.shards {
-		sh.mu.Lock()
-		t := sh.core.LastToken()
-		sh.mu.Unlock()
-		if t >= limit {
-			ne, err := s.epochs.bump(max(e+1, t>>EpochShift+1))
-			if err != nil {
-				s.log.Error("cannot move to a new token epoch", "err", err)
-				return
-			}
-			s.raiseAll(epochBase(ne))
-			s.log.Info("moved to a new token epoch", "epoch", ne)
+		e := out.Persist
+		if e == 0 {
 			return
 		}
+		out.Reset()
+		if _, err := s.epochs.bump(e); err != nil {
+			s.log.Error("cannot persist the token epoch", "epoch", e, "err", err)
+			s.core.PersistFailed(now, e, out)
+		} else {
+			s.core.Persisted(now, e, out)
+		}
 	}
 }
+
+// Validate fills in c's defaults and checks it, as New does (for configuration front ends).
+func (c *Config) Validate() error { return c.validate() }

@@ -2,12 +2,15 @@ package lockserver
 
 import (
 	"context"
+	"errors"
 	"net"
 	"net/netip"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/netlock-go/netlock/internal/clock"
+	"github.com/netlock-go/netlock/internal/udpbatch"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/goleak"
@@ -45,7 +48,7 @@ func (p *peer) send(f wire.Fields) {
 }
 
 // testKey is the rack key of the tests' servers (trusted).
-const testKey RackKey = 0x6e65746c6f636b21
+const testKey wire.Key = 0x6e65746c6f636b21
 
 // trusted configures cfg with testKey and every loopback address as switch, controller and RDMA
 // node: the tests' raw peers may then send control messages with sendControl.
@@ -252,6 +255,7 @@ func TestLeaseExpiryGrantsOnward(t *testing.T) {
 	}
 }
 
+// TestShutdownRejectsWaiters: a graceful shutdown rejects the waiters and tells the holders.
 func TestShutdownRejectsWaiters(t *testing.T) {
 	s, stop := startServer(t, Config{Shards: 2})
 	a, b := newPeer(t, s.Addr()), newPeer(t, s.Addr())
@@ -264,29 +268,14 @@ func TestShutdownRejectsWaiters(t *testing.T) {
 	if r.Status != wire.StatusShutdown {
 		t.Fatalf("waiter told %s, want status shutdown", r.String())
 	}
-	a.expectNothing(20 * time.Millisecond)
-}
-
-// manualClock is a Clock that moves only when told to.
-type manualClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *manualClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *manualClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
+	// The holder is told that its lease will not be renewed (its token names the grant).
+	if r := a.expect(wire.OpReject, 1); r.Status != wire.StatusShutdown || r.Token == 0 {
+		t.Fatalf("holder told %s, want status shutdown with its token", r.String())
+	}
 }
 
 func TestTakeoverGrace(t *testing.T) {
-	clk := &manualClock{now: time.Unix(1000, 0)}
+	clk := clock.NewManual(time.Unix(1000, 0))
 	s, stop := startServer(t, Config{Shards: 1, TakeoverGrace: time.Second, Clock: clk})
 	defer stop()
 	p := newPeer(t, s.Addr())
@@ -351,17 +340,20 @@ func TestConfigValidate(t *testing.T) {
 	}
 }
 
-// TestPortInUse: a server does not share its port with another server by accident. (Two servers
-// that both use several SO_REUSEPORT sockets can share a port: the kernel allows it for one user.)
+// TestPortInUse: a server does not share its address with another server, whatever their reader
+// counts (two servers with several readers each used to share the port as one SO_REUSEPORT group
+// and both granted the same locks: issue 18).
 func TestPortInUse(t *testing.T) {
-	for _, pair := range [][2]int{{1, 1}, {1, 2}, {2, 1}} {
+	for _, pair := range [][2]int{{1, 1}, {1, 2}, {2, 1}, {2, 2}, {4, 3}} {
 		a, err := New(Config{Listen: "127.0.0.1:0", Shards: 2, Sockets: pair[0]})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if b, err := New(Config{Listen: a.Addr().String(), Shards: 2, Sockets: pair[1]}); err == nil {
-			b.closeConns()
-			t.Errorf("server with %d sockets started on the port of a server with %d", pair[1], pair[0])
+		if b, err := New(Config{Listen: a.Addr().String(), Shards: 2, Sockets: pair[1]}); !errors.Is(err, udpbatch.ErrAddrInUse) {
+			if err == nil {
+				b.closeConns()
+			}
+			t.Errorf("server with %d readers on the address of a server with %d: %v, want ErrAddrInUse", pair[1], pair[0], err)
 		}
 		a.closeConns()
 	}
@@ -371,7 +363,7 @@ func TestPortInUse(t *testing.T) {
 // frees the idle lock states once the idle retention has passed (they used to stay until some
 // lease deadline passed, possibly never, while the locks gauge read 0).
 func TestIdleStatesFreedBySweeper(t *testing.T) {
-	clk := &manualClock{now: time.Unix(1000, 0)}
+	clk := clock.NewManual(time.Unix(1000, 0))
 	s, stop := startServer(t, trusted(Config{Shards: 2, Clock: clk,
 		Core: lockcore.Config{IdleRetention: 100 * time.Millisecond}}))
 	defer stop()

@@ -888,7 +888,10 @@ func (b *p4infoBuilder) build() {
 			if s, ok := p.Annos.Get("name").StringArg(); ok {
 				pname = s
 			}
-			pa.Params = append(pa.Params, &p4v1.Action_Param{Id: id, Name: pname, Bitwidth: cpWidth(p.T), TypeName: b.namedType(p.T)})
+			// p4c copies a parameter's annotations (and documentation) into P4Info too; netlock's
+			// P4Runtime server reads @secret there (docs/p4.md, "Secrets").
+			pa.Params = append(pa.Params, &p4v1.Action_Param{Id: id, Name: pname, Bitwidth: cpWidth(p.T), TypeName: b.namedType(p.T),
+				Annotations: annotationStrings(p.Annos), Doc: documentation(p.Annos)})
 		}
 		info.Actions = append(info.Actions, pa)
 	}

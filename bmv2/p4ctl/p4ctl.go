@@ -9,6 +9,7 @@ package p4ctl
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"math/big"
@@ -93,12 +94,14 @@ type Session struct {
 }
 
 // Dial connects to the P4Runtime server at addr and becomes the primary controller of deviceID
-// (election id 1, or higher if given), waiting until arbitration says so or ctx ends.
-func Dial(ctx context.Context, addr string, deviceID uint64, electionID uint64) (*Session, error) {
+// (election id 1, or higher if given), waiting until arbitration says so or ctx ends. tc, if not
+// nil, secures the connection (internal/tlsconf.Client).
+func Dial(ctx context.Context, addr string, deviceID uint64, electionID uint64, tc *tls.Config) (*Session, error) {
 	if electionID == 0 {
 		electionID = 1
 	}
-	cp, err := p4rtclient.Dial(p4rtclient.Config{Addr: addr, DeviceID: deviceID, ElectionID: p4rtclient.ElectionID{Low: electionID}})
+	cp, err := p4rtclient.Dial(p4rtclient.Config{Addr: addr, DeviceID: deviceID, ElectionID: p4rtclient.ElectionID{Low: electionID},
+		TLS: tc})
 	if err != nil {
 		return nil, fmt.Errorf("p4ctl: %w", err)
 	}

@@ -48,7 +48,7 @@ func TestPushAndApplyRuntime(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := Dial(ctx, addr, 1, 1)
+	s, err := Dial(ctx, addr, 1, 1, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +114,7 @@ func TestRuntimeErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := Dial(ctx, addr, 1, 1)
+	s, err := Dial(ctx, addr, 1, 1, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +164,7 @@ func TestLoadCompiled(t *testing.T) {
 	if len(prog.P4Info.Tables) != len(src.P4Info.Tables) {
 		t.Fatalf("P4Info read back with %d tables, want %d", len(prog.P4Info.Tables), len(src.P4Info.Tables))
 	}
-	s, err := Dial(ctx, addr, 1, 1)
+	s, err := Dial(ctx, addr, 1, 1, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

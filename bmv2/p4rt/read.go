@@ -13,7 +13,9 @@ import (
 // readBatch is how many entities one ReadResponse carries at most.
 const readBatch = 512
 
-// Read implements p4v1.P4RuntimeServer. Any client may read. Zero ids and
+// Read implements p4v1.P4RuntimeServer. Any client may read; action parameters
+// annotated @secret read as zero to anyone but the primary client of the read's
+// role (auth.go). Zero ids and
 // unset indices are wildcards; a table entry with a match reads that entry
 // only (nothing if it does not exist); is_default_action reads default
 // actions. Direct counter data and meter configs are returned with table
@@ -28,7 +30,7 @@ func (s *Server) Read(req *p4v1.ReadRequest, srv p4v1.P4Runtime_ReadServer) erro
 	if sch == nil {
 		return status.Error(codes.FailedPrecondition, "no forwarding pipeline is installed")
 	}
-	r := &reader{s: s, sch: sch, srv: srv}
+	r := &reader{s: s, sch: sch, srv: srv, redact: !s.isPrimary(srv.Context(), req.GetRole())}
 	for _, e := range req.GetEntities() {
 		if err := r.entity(e); err != nil {
 			return err
@@ -38,11 +40,12 @@ func (s *Server) Read(req *p4v1.ReadRequest, srv p4v1.P4Runtime_ReadServer) erro
 }
 
 type reader struct {
-	s     *Server
-	sch   *schema
-	srv   p4v1.P4Runtime_ReadServer
-	batch []*p4v1.Entity
-	sent  bool
+	s      *Server
+	sch    *schema
+	redact bool // zero the @secret action parameters
+	srv    p4v1.P4Runtime_ReadServer
+	batch  []*p4v1.Entity
+	sent   bool
 }
 
 func (r *reader) add(e *p4v1.Entity) error {
@@ -234,6 +237,9 @@ func (r *reader) tables(q *p4v1.TableEntry) error {
 	wantCounter, wantMeter := q.GetCounterData() != nil, q.GetMeterConfig() != nil
 	shape := func(e *p4v1.TableEntry) *p4v1.TableEntry {
 		c := proto.Clone(e).(*p4v1.TableEntry)
+		if r.redact {
+			sch.redactEntry(c)
+		}
 		if !wantCounter {
 			c.CounterData = nil
 		}
@@ -253,7 +259,11 @@ func (r *reader) tables(q *p4v1.TableEntry) error {
 			}
 			e := &p4v1.TableEntry{TableId: id, IsDefaultAction: true}
 			if a != nil {
-				e.Action = &p4v1.TableAction{Type: &p4v1.TableAction_Action{Action: proto.Clone(a).(*p4v1.Action)}}
+				a = proto.Clone(a).(*p4v1.Action)
+				if r.redact {
+					a = sch.redactAction(a)
+				}
+				e.Action = &p4v1.TableAction{Type: &p4v1.TableAction_Action{Action: a}}
 			}
 			if err := emit(e); err != nil {
 				return err

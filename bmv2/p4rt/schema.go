@@ -31,6 +31,7 @@ type tableInfo struct {
 type actionInfo struct {
 	a      *p4configv1.Action
 	params map[uint32]*p4configv1.Action_Param
+	secret map[uint32]bool // parameters annotated @secret (auth.go); nil if none
 }
 
 type registerInfo struct {
@@ -52,7 +53,7 @@ func newSchema(info *p4configv1.P4Info) *schema {
 		digests:        map[uint32]*p4configv1.Digest{},
 	}
 	for _, a := range info.GetActions() {
-		ai := &actionInfo{a: a, params: map[uint32]*p4configv1.Action_Param{}}
+		ai := &actionInfo{a: a, params: map[uint32]*p4configv1.Action_Param{}, secret: secretParams(a)}
 		for _, p := range a.GetParams() {
 			ai.params[p.GetId()] = p
 		}

@@ -123,7 +123,7 @@ func (s *Server) SetForwardingPipelineConfig(ctx context.Context, req *p4v1.SetF
 	}
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
-	if err := s.checkPrimary(req.GetRole(), req.GetElectionId()); err != nil {
+	if err := s.checkPrimary(ctx, req.GetRole(), req.GetElectionId()); err != nil {
 		return nil, err
 	}
 	act := req.GetAction()
@@ -367,7 +367,7 @@ func (s *Server) Write(ctx context.Context, req *p4v1.WriteRequest) (*p4v1.Write
 	}
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
-	if err := s.checkPrimary(req.GetRole(), req.GetElectionId()); err != nil {
+	if err := s.checkPrimary(ctx, req.GetRole(), req.GetElectionId()); err != nil {
 		return nil, err
 	}
 	s.mu.Lock()

@@ -1,6 +1,7 @@
 package p4rt
 
 import (
+	"context"
 	"io"
 	"time"
 
@@ -55,7 +56,8 @@ type stream struct {
 	sent  chan struct{} // closed when the send loop has ended
 	role  *p4v1.Role    // as arbitrated; nil before the first arbitration
 	eid   electionID
-	arbOK bool // has arbitrated
+	peer  string // callerID of the stream's client (auth.go)
+	arbOK bool   // has arbitrated
 }
 
 // streamQueue is how many packet-ins and digest lists may wait for a slow
@@ -114,8 +116,9 @@ func (st *stream) sendLoop() {
 }
 
 // checkPrimary returns PERMISSION_DENIED unless eid is the election id of the
-// current primary of role.
-func (s *Server) checkPrimary(role string, eid *p4v1.Uint128) error {
+// current primary of role and the caller of ctx is the primary's client (auth.go).
+func (s *Server) checkPrimary(ctx context.Context, role string, eid *p4v1.Uint128) error {
+	id := callerID(ctx)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	rs := s.roles[role]
@@ -125,12 +128,17 @@ func (s *Server) checkPrimary(role string, eid *p4v1.Uint128) error {
 	if e := toElection(eid); e != rs.primary.eid {
 		return status.Errorf(codes.PermissionDenied, "election id %v is not the primary's for role %q", e.proto(), role)
 	}
+	if id != rs.primary.peer {
+		return status.Errorf(codes.PermissionDenied, "the request does not come from the primary client of role %q "+
+			"(the election id is the primary's, the connection is not)", role)
+	}
 	return nil
 }
 
 // StreamChannel implements p4v1.P4RuntimeServer.
 func (s *Server) StreamChannel(srv p4v1.P4Runtime_StreamChannelServer) error {
-	st := &stream{srv: srv, out: make(chan *p4v1.StreamMessageResponse, streamQueue), ctrl: make(chan *p4v1.StreamMessageResponse, ctrlQueue), quit: make(chan struct{}), sent: make(chan struct{})}
+	st := &stream{srv: srv, out: make(chan *p4v1.StreamMessageResponse, streamQueue), ctrl: make(chan *p4v1.StreamMessageResponse, ctrlQueue), quit: make(chan struct{}), sent: make(chan struct{}),
+		peer: callerID(srv.Context())}
 	go st.sendLoop()
 	s.streams.Add(1)
 	defer s.streams.Add(-1)

@@ -48,12 +48,17 @@ type Options struct {
 	Log func(string)
 	// Now is the engine's clock (timestamps, meters); nil is time.Now.
 	Now func() time.Time
-	// Pipeline chooses the interpreter or a generated pipeline (engine.Config.Pipeline).
+	// Pipeline chooses the interpreter or the generated pipeline Generated names
+	// (engine.Config.Pipeline).
 	Pipeline engine.Pipeline
 	// MemoryLimit bounds the memory of a pipeline's state (engine.Config.MemoryLimit: 0 is a
 	// quarter of the machine's memory). A pipeline that needs more is refused with
 	// RESOURCE_EXHAUSTED, and so is a table entry past it.
 	MemoryLimit int64
+	// Generated is the generated pipeline to run an installed program on when it was
+	// generated from it, whatever its -D values (engine.Config.Generated; with PipelineAuto
+	// any other program runs on the interpreter). The zero value names none.
+	Generated engine.Generated
 }
 
 // Stats counts what the packet loop did.
@@ -158,6 +163,7 @@ func (d *Device) LoadProgram(prog *front.Checked) error {
 		TofinoConstraints: d.opts.TofinoConstraints,
 		Pipeline:          d.opts.Pipeline,
 		MemoryLimit:       d.opts.MemoryLimit,
+		Generated:         d.opts.Generated,
 		OnPacketIn:        d.onPacketIn,
 		OnDigest:          d.onDigest,
 	}

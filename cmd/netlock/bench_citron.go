@@ -24,11 +24,12 @@ type citronFlags struct {
 	threads              []int
 	schemes              []string
 	hotspot              bool
+	atomicNS             int64
 }
 
 func (f *citronFlags) options() rangebench.Options {
 	o := rangebench.Options{N: f.n, Warmup: int64(f.warmupUS * 1000), Duration: int64(f.durationUS * 1000), Seed: f.seed,
-		Threads: f.threads, Schemes: f.schemes, Hotspot: f.hotspot}
+		Threads: f.threads, Schemes: f.schemes, Hotspot: f.hotspot, AtomicNS: f.atomicNS}
 	if len(o.Threads) == 0 {
 		o.Threads = []int{6, 24, 96, 192}
 		if f.quick {
@@ -62,7 +63,8 @@ table and a PNG into --out and prints the paper's ratios next to the measured on
 	pf.IntSliceVar(&f.threads, "threads", nil, "client thread counts (default 6,24,96,192)")
 	pf.StringSliceVar(&f.schemes, "schemes", nil, "schemes (citron, ss-exact, ss-over, ss-under, server)")
 	pf.BoolVar(&f.hotspot, "hotspot", false, "unscrambled Zipf ranks: the hottest starts are the lowest addresses (default: scrambled, as YCSB)")
-	cmd.AddCommand(citronMicroCmd(f), citronFastPathCmd(f), citronFalseConfCmd(f), citronKCmd(f))
+	pf.Int64Var(&f.atomicNS, "atomic-ns", 0, "NIC atomic time in ns (plain and masked; default: the cost model's 250)")
+	cmd.AddCommand(citronMicroCmd(f), citronFastPathCmd(f), citronFalseConfCmd(f), citronKCmd(f), citronAtomicsCmd(f))
 	return cmd
 }
 
@@ -113,6 +115,45 @@ func citronMicroCmd(f *citronFlags) *cobra.Command {
 			return claims(cmd.OutOrStdout(), "Fig. 6 (section 4.2)", rangebench.MicroClaims(rs))
 		},
 	}
+}
+
+func citronAtomicsCmd(f *citronFlags) *cobra.Command {
+	var atomics []int64
+	c := &cobra.Command{
+		Use:   "atomics",
+		Short: "Fig. 6 with unscrambled Zipf for several NIC atomic times: the paper's ratios against the atomic time",
+		Long: `Runs the Fig. 6 microbenchmark (every scheme, L = 1, 16, 256, Zipf 0.9) with unscrambled Zipf
+ranks (neighbouring hot ranges, as the paper's false conflicts of static segmentation imply) once per
+NIC atomic time (--atomics, ns; one atomic unit holds an atomic that long, so it bounds same-word
+atomics at 1e9/ns per second), and prints the paper's Fig. 6 ratios at each. Threads default to
+6,24,96.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			o := f.options()
+			if len(f.threads) == 0 {
+				o.Threads = []int{6, 24, 96}
+				if f.quick {
+					o.Threads = []int{6, 24}
+				}
+			}
+			hot := f.hotspot
+			f.hotspot = true
+			defer func() { f.hotspot = hot }()
+			rs, err := runPoints(cmd, f, "atomics", rangebench.AtomicSweep(o, atomics))
+			if err != nil {
+				return err
+			}
+			png := filepath.Join(f.out, "atomics.png")
+			if err := rangebench.PlotAtomics(rs, png); err != nil {
+				return err
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), "wrote", png)
+			fmt.Fprintln(cmd.OutOrStdout())
+			return rangebench.AtomicClaims(cmd.OutOrStdout(), rs)
+		},
+	}
+	c.Flags().Int64SliceVar(&atomics, "atomics", []int64{250, 150, 100, 75, 50}, "NIC atomic times, ns")
+	return c
 }
 
 func citronFastPathCmd(f *citronFlags) *cobra.Command {

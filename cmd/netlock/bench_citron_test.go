@@ -18,6 +18,7 @@ func TestBenchCitron(t *testing.T) {
 		{[]string{"micro", "--quick", "--threads", "6", "--schemes", "citron,ss-exact,server"}, []string{"micro.json", "micro.txt", "micro.png"}, "CITRON peak"},
 		{[]string{"fastpath", "--quick", "--fp-threads", "6"}, []string{"fastpath.json", "fastpath.png"}, "fast-path"},
 		{[]string{"k", "--quick", "--k-threads", "6", "--k", "1,2"}, []string{"k.json"}, "citron"},
+		{[]string{"atomics", "--quick", "--threads", "6", "--schemes", "citron,ss-exact", "--atomics", "250,50"}, []string{"atomics-hotspot.json", "atomics.png"}, "| 50 ns | 250 ns |"},
 		{[]string{"falseconf", "--quick", "--trials", "200", "--k", "1,2", "--tree-n", "65536"}, []string{"falseconf.png"}, "false conflicts"},
 	}
 	for _, tc := range tests {

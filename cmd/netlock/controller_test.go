@@ -19,6 +19,7 @@ import (
 
 	"github.com/netlock-go/netlock/client"
 	"github.com/netlock-go/netlock/controlplane/controller"
+	"github.com/netlock-go/netlock/internal/tlsconf/tlstest"
 	"github.com/netlock-go/netlock/testbed/softrack"
 )
 
@@ -235,4 +236,37 @@ func merge(example, bad string) string {
 		}
 	}
 	return strings.Join(out, "\n") + "\n" + bad
+}
+
+// TestControllerTLSKeys: the controller's switch.tls keys build its TLS configuration; a client
+// certificate without the CA is refused with a message naming the key.
+func TestControllerTLSKeys(t *testing.T) {
+	p := tlstest.NewPKI(t)
+	load := func(args ...string) (controller.FileConfig, error) {
+		schema := controller.ConfigSchema()
+		fs := pflag.NewFlagSet("controller", pflag.ContinueOnError)
+		schema.AddFlags(fs)
+		if err := fs.Parse(args); err != nil {
+			t.Fatal(err)
+		}
+		v, err := schema.Load("../../testbed/rack.yaml", fs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return controller.ConfigFromValues(v)
+	}
+	fc, err := load("--switch-tls-ca", p.CA, "--switch-tls-cert", p.ClientCert, "--switch-tls-key", p.ClientKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fc.Switch.TLS == nil || len(fc.Switch.TLS.Certificates) != 1 || fc.Switch.TLS.RootCAs == nil {
+		t.Fatalf("TLS config %+v: want the CA and one client certificate", fc.Switch.TLS)
+	}
+	if _, err := load("--switch-tls-cert", p.ClientCert, "--switch-tls-key", p.ClientKey); err == nil ||
+		!strings.Contains(err.Error(), "switch.tls.ca") {
+		t.Fatalf("a client certificate without the CA: %v, want an error naming switch.tls.ca", err)
+	}
+	if fc, err := load(); err != nil || fc.Switch.TLS != nil {
+		t.Fatalf("no TLS keys: TLS %v, err %v; want plaintext", fc.Switch.TLS, err)
+	}
 }

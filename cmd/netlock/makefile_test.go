@@ -3,11 +3,14 @@ package main
 import (
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/netlock-go/netlock/internal/testenv"
 )
 
 var (
@@ -98,5 +101,27 @@ func TestMakeFuzzCheckCatchesMissing(t *testing.T) {
 	}
 	if makeFuzzTargets(strings.Replace(string(mk), line, "", 1))["./wire FuzzParseLockStats"] {
 		t.Fatal("a removed fuzz line is still found")
+	}
+}
+
+// TestMakeInstall: `make install` (README's first command for a user) installs a working netlock
+// into GOBIN and says where it went and that the directory is not in PATH.
+func TestMakeInstall(t *testing.T) {
+	testenv.RequireTool(t, "make", "apt-get install -y make")
+	gobin := t.TempDir()
+	cmd := exec.Command("make", "-s", "install", "GOBIN="+gobin)
+	cmd.Dir = testenv.ModuleRoot(t)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("make install: %v\n%s", err, out)
+	}
+	bin := filepath.Join(gobin, "netlock")
+	for _, want := range []string{"installed " + bin + "\n", gobin + " is not in PATH"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("make install printed %q, want it to say %q", out, want)
+		}
+	}
+	if help, err := exec.Command(bin, "server", "--help").CombinedOutput(); err != nil || !strings.Contains(string(help), "--init") {
+		t.Errorf("%s server --help: %v\n%s", bin, err, help)
 	}
 }

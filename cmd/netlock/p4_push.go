@@ -2,13 +2,17 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"errors"
 	"fmt"
 	"os"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/netlock-go/netlock/bmv2/p4ctl"
+	"github.com/netlock-go/netlock/internal/tlsconf"
 )
 
 // p4PushCommand pushes a P4 program and, optionally, the entries of a runtime file to a switch
@@ -18,6 +22,7 @@ func p4PushCommand() *cobra.Command {
 	var deviceID, election uint64
 	var timeout time.Duration
 	var deviceConfig, p4info string
+	var tlsFlags p4rtTLSFlags
 	cmd := &cobra.Command{
 		Use:   "push FILE.p4 [RUNTIME.json]",
 		Short: "Push a P4 program (and a p4lang/tutorials runtime file's entries) to a switch over P4Runtime",
@@ -56,7 +61,11 @@ p4c-bm2-ss wrote and --p4info with its P4Info; FILE.p4 is then only named in mes
 					return err
 				}
 			}
-			s, err := p4ctl.Dial(ctx, addr, deviceID, election)
+			tc, err := tlsFlags.config()
+			if err != nil {
+				return err
+			}
+			s, err := p4ctl.Dial(ctx, addr, deviceID, election, tc)
 			if err != nil {
 				return err
 			}
@@ -83,6 +92,7 @@ p4c-bm2-ss wrote and --p4info with its P4Info; FILE.p4 is then only named in mes
 	f.DurationVar(&timeout, "timeout", 30*time.Second, "give up after this long")
 	f.StringVar(&deviceConfig, "device-config", "", "a compiled device config to push instead of netlock's bundle (bmv2: p4c's JSON)")
 	f.StringVar(&p4info, "p4info", "", "the P4Info (text format) that goes with --device-config")
+	tlsFlags.add(f)
 	return cmd
 }
 
@@ -94,4 +104,28 @@ func init() {
 		}
 	}
 	panic("netlock: the p4 command is missing")
+}
+
+// p4rtTLSFlags are a P4Runtime client's TLS flags (netlock p4 push; the controller has the same
+// settings as configuration keys).
+type p4rtTLSFlags struct {
+	ca, cert, key, serverName string
+}
+
+func (t *p4rtTLSFlags) add(f *pflag.FlagSet) {
+	f.StringVar(&t.ca, "tls-ca", "", "connect with TLS, verifying the switch's certificate with this CA (PEM)")
+	f.StringVar(&t.cert, "tls-cert", "", "client certificate (PEM) for a switch that authenticates its clients")
+	f.StringVar(&t.key, "tls-key", "", "the client certificate's key (PEM)")
+	f.StringVar(&t.serverName, "tls-server-name", "", "name to check the switch's certificate against (default: the host of --addr)")
+}
+
+// config returns nil (plaintext) when no TLS flag is set.
+func (t *p4rtTLSFlags) config() (*tls.Config, error) {
+	if t.ca == "" && t.cert == "" && t.key == "" && t.serverName == "" {
+		return nil, nil
+	}
+	if t.ca == "" {
+		return nil, errors.New("--tls-cert, --tls-key and --tls-server-name need --tls-ca")
+	}
+	return tlsconf.Client(t.ca, t.cert, t.key, t.serverName)
 }

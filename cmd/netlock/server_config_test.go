@@ -69,7 +69,7 @@ func TestServerConfigStrict(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
 			cmd := exec.CommandContext(ctx, os.Args[0], append([]string{"server", "--config", f, "--listen", "127.0.0.1:0",
-				"--state-file", filepath.Join(dir, "s.state")}, tc.args...)...)
+				"--state-file", filepath.Join(dir, "s.state"), "--init"}, tc.args...)...)
 			cmd.Env = append(append(os.Environ(), "NETLOCK_TEST_RUN_MAIN=1"), tc.env...)
 			out, err := cmd.CombinedOutput()
 			if ctx.Err() != nil {

@@ -45,7 +45,7 @@ func TestServerRDMAFlags(t *testing.T) {
 	resetFlags(rootCmd)
 	rootCmd.SetArgs([]string{"server", "--config", "", "--listen", addr, "--shards", "1", "--sockets", "1", "--log-level", "error",
 		"--rdma", "--rdma-locks", "4", "--rdma-listen", "127.0.0.1:0", "--rack-key-file", keyFile,
-		"--rdma-node", "127.0.0.1", "--state-file", filepath.Join(dir, "server.state")})
+		"--rdma-node", "127.0.0.1", "--state-file", filepath.Join(dir, "server.state"), "--init"})
 	done := make(chan error, 1)
 	go func() { done <- rootCmd.Execute() }()
 	rc, err := rdmaclient.Dial(ctx, rdmaclient.Config{Server: addr, RackKey: 0x72646d616b657921})

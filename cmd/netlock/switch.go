@@ -13,6 +13,9 @@ import (
 	"syscall"
 	"time"
 
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+
 	"github.com/spf13/cobra"
 
 	"github.com/netlock-go/netlock/bmv2/engine"
@@ -20,6 +23,7 @@ import (
 	"github.com/netlock-go/netlock/bmv2/p4rt"
 	"github.com/netlock-go/netlock/bmv2/port"
 	"github.com/netlock-go/netlock/bmv2/target"
+	"github.com/netlock-go/netlock/internal/tlsconf"
 )
 
 func init() { addCommand(newSwitchCommand()) }
@@ -42,6 +46,9 @@ type switchConfig struct {
 	logLevel   string
 	nanolog    string
 	debugger   bool
+	// simple_switch_grpc's TLS flags
+	grpcSSL, grpcClientAuth       bool
+	grpcCACert, grpcCert, grpcKey string
 }
 
 // newSwitchCommand builds the command; tests build a fresh one per run, as
@@ -100,11 +107,16 @@ is no Thrift runtime, use P4Runtime.`,
 	f.StringVar(&c.pcapDir, "pcap", "", "write <port>_in.pcap and <port>_out.pcap for every port to DIR")
 	f.IntVar(&c.thriftPort, "thrift-port", 0, "accepted for simple_switch_grpc compatibility and ignored (no Thrift runtime)")
 	f.BoolVar(&c.tofino, "tofino-constraints", false, "fail a packet that accesses one register array twice in a pass (Tofino; always on for TNA programs)")
-	f.StringVar(&c.pipeline, "pipeline", "auto", "what runs the program: auto (its generated Go pipeline when the binary has one for it, as for p4/netlock.p4, else the interpreter), interp, or gen (fail without one)")
+	f.StringVar(&c.pipeline, "pipeline", "auto", "what runs the program: auto (p4/netlock.p4's generated Go pipeline, which this binary links, for p4/netlock.p4 with any -D sizing; the interpreter for any other program), interp, or gen (fail for another program)")
 	f.StringVar(&c.logFile, "log-file", "", "log packet events as --log-console does, to FILE")
 	f.StringVarP(&c.logLevel, "log-level", "L", "", "bmv2 log level; \"off\" disables --log-console and --log-file, any other level logs the same events")
 	f.StringVar(&c.nanolog, "nanolog", "", "accepted for simple_switch_grpc compatibility and ignored (no nanomsg event log)")
 	f.BoolVar(&c.debugger, "debugger", false, "accepted for simple_switch_grpc compatibility and ignored (no bmv2 debugger)")
+	f.BoolVar(&c.grpcSSL, "grpc-server-ssl", false, "serve P4Runtime over TLS (--grpc-server-cert, --grpc-server-key)")
+	f.StringVar(&c.grpcCACert, "grpc-server-cacert", "", "PEM file of the CA that signs the controllers' client certificates")
+	f.StringVar(&c.grpcCert, "grpc-server-cert", "", "PEM file of the server certificate")
+	f.StringVar(&c.grpcKey, "grpc-server-key", "", "PEM file of the server key")
+	f.BoolVar(&c.grpcClientAuth, "grpc-server-with-client-auth", false, "require a client certificate signed by --grpc-server-cacert (mutual TLS): only its holders may connect, become primary, write, and read secrets")
 	return cmd
 }
 
@@ -209,7 +221,7 @@ func runSwitch(ctx context.Context, c switchConfig, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	opts := target.Options{CPUPort: c.cpuPort, TofinoConstraints: c.tofino, Pipeline: pl}
+	opts := target.Options{CPUPort: c.cpuPort, TofinoConstraints: c.tofino, Pipeline: pl, Generated: netlockPipeline}
 	// Packet events go to stdout (--log-console), a file (--log-file) or both.
 	var logw *syncWriter
 	switch {
@@ -307,7 +319,12 @@ func runSwitch(ctx context.Context, c switchConfig, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	addr, stopServer, err := p4rt.Serve(c.grpcAddr, srv)
+	gopts, err := c.grpcSecurity(w)
+	if err != nil {
+		srv.Close()
+		return err
+	}
+	addr, stopServer, err := p4rt.Serve(c.grpcAddr, srv, gopts...)
 	if err != nil {
 		srv.Close()
 		return err
@@ -323,4 +340,31 @@ func runSwitch(ctx context.Context, c switchConfig, stdout io.Writer) error {
 	w.printf("Switch stopped: %d frames received, %d transmitted, %d packet-ins, %d dropped, %d errors\n",
 		st.Received, st.Transmitted, st.PacketIns, st.Dropped, st.Errors)
 	return err
+}
+
+// grpcSecurity returns the gRPC server options of simple_switch_grpc's TLS flags, and warns
+// loudly when the P4Runtime port is reachable beyond loopback by clients it cannot tell apart:
+// whoever connects first with the highest election id is primary and writes the rack key.
+func (c *switchConfig) grpcSecurity(w *syncWriter) ([]grpc.ServerOption, error) {
+	if !c.grpcSSL {
+		if c.grpcCACert != "" || c.grpcCert != "" || c.grpcKey != "" || c.grpcClientAuth {
+			return nil, errors.New("--grpc-server-cacert, --grpc-server-cert, --grpc-server-key and " +
+				"--grpc-server-with-client-auth need --grpc-server-ssl")
+		}
+		if !tlsconf.Loopback(c.grpcAddr) {
+			w.printf("WARNING: P4Runtime on %s without TLS: anyone who reaches this port can take primacy, rewrite "+
+				"the tables and the rack key, and forge lock traffic. Listen on 127.0.0.1, or use --grpc-server-ssl "+
+				"with --grpc-server-with-client-auth (docs/reliability.md)\n", c.grpcAddr)
+		}
+		return nil, nil
+	}
+	tc, err := tlsconf.Server(c.grpcCert, c.grpcKey, c.grpcCACert, c.grpcClientAuth)
+	if err != nil {
+		return nil, err
+	}
+	if !c.grpcClientAuth && !tlsconf.Loopback(c.grpcAddr) {
+		w.printf("WARNING: P4Runtime on %s with TLS but without --grpc-server-with-client-auth: any client that "+
+			"reaches this port can take primacy and rewrite the rack key\n", c.grpcAddr)
+	}
+	return []grpc.ServerOption{grpc.Creds(credentials.NewTLS(tc))}, nil
 }

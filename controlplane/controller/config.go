@@ -6,7 +6,6 @@ import (
 	"math"
 	"net"
 	"net/netip"
-	"os"
 	"slices"
 	"strconv"
 	"time"
@@ -15,7 +14,7 @@ import (
 	"github.com/netlock-go/netlock/controlplane/ctlcore"
 	"github.com/netlock-go/netlock/controlplane/p4rtclient"
 	"github.com/netlock-go/netlock/internal/config"
-	"github.com/netlock-go/netlock/lockserver"
+	"github.com/netlock-go/netlock/internal/tlsconf"
 	"github.com/netlock-go/netlock/p4/dataplane"
 )
 
@@ -23,40 +22,46 @@ import (
 // JSON), as environment variables (NETLOCK_ prefix, dots become underscores) and, where
 // ConfigSchema says so, as flags. testbed/rack.yaml is an example.
 const (
-	KeySwitchAddr     = "switch.addr"        // P4Runtime address of the switch
-	KeyDeviceID       = "switch.device_id"   // its P4Runtime device id
-	KeyElectionID     = "switch.election_id" // 0: from the start time, the earlier start is primary
-	KeySwitchIP       = "switch.ip"          // the switch's own address (overflow and queue-empty come from it)
-	KeySwitchMAC      = "switch.mac"         // the source MAC of the packets it sends to servers
-	KeyProgram        = "program"            // a P4 file to push instead of the embedded p4/netlock.p4
-	KeyLocks          = "sizing.locks"
-	KeyPartBits       = "sizing.part_bits"
-	KeyTenantMeters   = "sizing.tenant_meters"
-	KeyEnded          = "sizing.ended"
-	KeyCPUPort        = "sizing.cpu_port"
-	KeyRackKey        = "rack_key"
-	KeyRackKeyFile    = "rack_key_file"
-	KeyLease          = "lease.default"
-	KeyMaxLease       = "lease.max"
-	KeyAdminListen    = "admin.listen"  // the UDP address the controller talks to the servers from
-	KeyAdminTimeout   = "admin.timeout" // an admin request's answer time
-	KeyServers        = "servers"       // NUM: {addr, port, mac, standby_port, standby_mac}
-	KeyHosts          = "hosts"         // NAME: {prefix, port, mac}: the other routes
-	KeyTenants        = "tenants"       // ID: {meter, rate, burst}
-	KeyAllocPeriod    = "alloc.period"
-	KeyAllocSlots     = "alloc.slots"
-	KeyAllocMaxRegion = "alloc.max_region"
-	KeyAllocStrategy  = "alloc.strategy"
-	KeyHysteresis     = "alloc.hysteresis_percent"
-	KeyAllocManual    = "alloc.manual"
-	KeySweepPeriod    = "sweep_period"
-	KeyPingPeriod     = "ping_period"
-	KeyDeadAfter      = "dead_after"
-	KeyServerLease    = "server_lease"
-	KeyLeaseMargin    = "lease_margin"
-	KeyStateFile      = "state_file"
-	KeyMetricsAddr    = "metrics_addr"
-	KeyLogLevel       = "log_level"
+	KeySwitchAddr = "switch.addr"        // P4Runtime address of the switch
+	KeyDeviceID   = "switch.device_id"   // its P4Runtime device id
+	KeyElectionID = "switch.election_id" // 0: from the start time, the earlier start is primary
+	KeySwitchIP   = "switch.ip"          // the switch's own address (overflow and queue-empty come from it)
+	KeySwitchMAC  = "switch.mac"         // the source MAC of the packets it sends to servers
+	// TLS to the switch's P4Runtime server (internal/tlsconf): the CA of the switch's
+	// certificate, the controller's client certificate and key (mutual TLS), the name to check.
+	KeySwitchTLSCA         = "switch.tls.ca"
+	KeySwitchTLSCert       = "switch.tls.cert"
+	KeySwitchTLSKey        = "switch.tls.key"
+	KeySwitchTLSServerName = "switch.tls.server_name"
+	KeyProgram             = "program" // a P4 file to push instead of the embedded p4/netlock.p4
+	KeyLocks               = "sizing.locks"
+	KeyPartBits            = "sizing.part_bits"
+	KeyTenantMeters        = "sizing.tenant_meters"
+	KeyEnded               = "sizing.ended"
+	KeyCPUPort             = "sizing.cpu_port"
+	KeyRackKey             = "rack_key"
+	KeyRackKeyFile         = "rack_key_file"
+	KeyLease               = "lease.default"
+	KeyMaxLease            = "lease.max"
+	KeyAdminListen         = "admin.listen"  // the UDP address the controller talks to the servers from
+	KeyAdminTimeout        = "admin.timeout" // an admin request's answer time
+	KeyServers             = "servers"       // NUM: {addr, port, mac, standby_port, standby_mac}
+	KeyHosts               = "hosts"         // NAME: {prefix, port, mac}: the other routes
+	KeyTenants             = "tenants"       // ID: {meter, rate, burst}
+	KeyAllocPeriod         = "alloc.period"
+	KeyAllocSlots          = "alloc.slots"
+	KeyAllocMaxRegion      = "alloc.max_region"
+	KeyAllocStrategy       = "alloc.strategy"
+	KeyHysteresis          = "alloc.hysteresis_percent"
+	KeyAllocManual         = "alloc.manual"
+	KeySweepPeriod         = "sweep_period"
+	KeyPingPeriod          = "ping_period"
+	KeyDeadAfter           = "dead_after"
+	KeyServerLease         = "server_lease"
+	KeyLeaseMargin         = "lease_margin"
+	KeyStateFile           = "state_file"
+	KeyMetricsAddr         = "metrics_addr"
+	KeyLogLevel            = "log_level"
 )
 
 // A compiled pipeline to push instead of a P4 program (a Tofino under Stratum: bf-p4c's output
@@ -74,6 +79,10 @@ func ConfigSchema() *config.Schema {
 		{Name: KeyDeviceID, Type: config.Uint, Default: uint64(0), Flag: "device-id", Usage: "P4Runtime device id of the switch"},
 		{Name: KeyElectionID, Type: config.Uint, Default: uint64(0), Flag: "election-id", Usage: "P4Runtime election id (0: from the start time: of two controllers the one started first is primary, the other its backup)"},
 		{Name: KeySwitchIP, Type: config.String, Default: "", Usage: "the switch's own IPv4 address (the servers' peers.switches)", Check: nonEmpty},
+		{Name: KeySwitchTLSCA, Type: config.String, Default: "", Flag: "switch-tls-ca", Usage: "connect to the switch with TLS, verifying its certificate with this CA (PEM)"},
+		{Name: KeySwitchTLSCert, Type: config.String, Default: "", Flag: "switch-tls-cert", Usage: "client certificate (PEM) for a switch that authenticates its controllers"},
+		{Name: KeySwitchTLSKey, Type: config.String, Default: "", Flag: "switch-tls-key", Usage: "the client certificate's key (PEM)"},
+		{Name: KeySwitchTLSServerName, Type: config.String, Default: "", Usage: "name to check the switch's certificate against (default: the host of switch.addr)"},
 		{Name: KeySwitchMAC, Type: config.String, Default: "02:00:00:00:00:fe", Usage: "the switch's MAC (source of the packets it sends to servers)"},
 		{Name: KeyProgram, Type: config.String, Default: "", Flag: "program", Usage: "P4 program to push (\"\": the embedded p4/netlock.p4 with the sizing keys)"},
 		{Name: KeyDeviceConfig, Type: config.String, Default: "", Flag: "device-config", Usage: "a compiled pipeline's device config to push instead of a P4 program (with pipeline.p4info)"},
@@ -136,6 +145,18 @@ func ConfigFromValues(v *config.Values) (FileConfig, error) {
 	c.AdminTimeout, c.StateFile = v.Duration(KeyAdminTimeout), v.String(KeyStateFile)
 	c.Switch = p4rtclient.Config{Addr: v.String(KeySwitchAddr), DeviceID: v.Uint(KeyDeviceID),
 		ElectionID: p4rtclient.ElectionID{Low: v.Uint(KeyElectionID)}}
+	if ca, cert, key, name := v.String(KeySwitchTLSCA), v.String(KeySwitchTLSCert), v.String(KeySwitchTLSKey),
+		v.String(KeySwitchTLSServerName); ca != "" || cert != "" || key != "" || name != "" {
+		if ca == "" {
+			return FileConfig{}, v.Errorf(KeySwitchTLSCA, "must be set with %s, %s or %s", KeySwitchTLSCert, KeySwitchTLSKey,
+				KeySwitchTLSServerName)
+		}
+		tc, err := tlsconf.Client(ca, cert, key, name)
+		if err != nil {
+			return FileConfig{}, v.Errorf(KeySwitchTLSCA, "%v", err)
+		}
+		c.Switch.TLS = tc
+	}
 	if c.Switch.ElectionID.Low == 0 {
 		// An earlier start gets a higher id: the controller started first stays primary and one
 		// started later waits as its backup.
@@ -247,28 +268,8 @@ func parseMAC(s string) (dataplane.MAC, error) {
 }
 
 func rackKey(v *config.Values) (uint64, error) {
-	text, file := v.String(KeyRackKey), v.String(KeyRackKeyFile)
-	switch {
-	case text != "" && file != "":
-		return 0, v.Errorf(KeyRackKeyFile, "set %s or %s, not both", KeyRackKey, KeyRackKeyFile)
-	case file != "":
-		b, err := os.ReadFile(file)
-		if err != nil {
-			return 0, v.Errorf(KeyRackKeyFile, "%v", err)
-		}
-		k, err := lockserver.ParseRackKey(string(b))
-		if err != nil {
-			return 0, v.Errorf(KeyRackKeyFile, "%s: %v", file, err)
-		}
-		return uint64(k), nil
-	case text != "":
-		k, err := lockserver.ParseRackKey(text)
-		if err != nil {
-			return 0, v.Errorf(KeyRackKey, "%v", err)
-		}
-		return uint64(k), nil
-	}
-	return 0, nil
+	k, err := config.RackKey(v, KeyRackKey, KeyRackKeyFile)
+	return uint64(k), err
 }
 
 // section reads the sub-keys of one entry of a Table key: every sub-key must be one of want.

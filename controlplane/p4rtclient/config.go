@@ -1,6 +1,7 @@
 package p4rtclient
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -29,8 +30,12 @@ type Config struct {
 	// Log receives the client's logs (stream up and down, arbitration, reconnects). Nil
 	// discards them. The P4Runtime client library's own logs never appear (see the package doc).
 	Log *slog.Logger
-	// DialOptions are added to the gRPC dial (after insecure transport credentials and the
-	// connect backoff derived from Backoff).
+	// TLS, if set, secures the connection (internal/tlsconf.Client builds one from PEM files:
+	// the CA of the switch's certificate, and the controller's client certificate when the
+	// switch authenticates its clients). Nil: plaintext, for a switch on loopback.
+	TLS *tls.Config
+	// DialOptions are added to the gRPC dial (after the transport credentials and the connect
+	// backoff derived from Backoff).
 	DialOptions []grpc.DialOption
 }
 

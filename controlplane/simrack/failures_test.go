@@ -102,7 +102,7 @@ func TestNegativeControls(t *testing.T) {
 			for _, seed := range seeds(3) {
 				cfg := testConfig(seed)
 				cfg.Pick = hot
-				cfg.Controller.Mutation = tc.m
+				cfg.Controller.TestingKnobs.Mutation = tc.m
 				if tc.cfg != nil {
 					tc.cfg(&cfg)
 				}

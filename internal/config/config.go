@@ -38,6 +38,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/netlock-go/netlock/wire"
+
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 )
@@ -611,4 +613,34 @@ func OneOf(choices ...string) func(any) error {
 		}
 		return nil
 	}
+}
+
+// RackKey reads the rack key from the key textKey (16 hexadecimal digits) or the file named by
+// the key fileKey (which keeps the secret out of the config file, the environment and the
+// process list); at most one may be set, and neither gives 0 (no key). Errors name the key and
+// never contain the key's text.
+func RackKey(v *Values, textKey, fileKey string) (wire.Key, error) {
+	text, file := v.String(textKey), v.String(fileKey)
+	switch {
+	case text != "" && file != "":
+		return 0, v.Errorf(fileKey, "set %s or %s, not both (%s comes from %s)", textKey, fileKey, textKey,
+			v.Source(textKey))
+	case file != "":
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return 0, v.Errorf(fileKey, "%v", err)
+		}
+		k, err := wire.ParseKey(string(b))
+		if err != nil {
+			return 0, v.Errorf(fileKey, "%s: %v", file, err)
+		}
+		return k, nil
+	case text != "":
+		k, err := wire.ParseKey(text)
+		if err != nil {
+			return 0, v.Errorf(textKey, "%v", err)
+		}
+		return k, nil
+	}
+	return 0, nil
 }

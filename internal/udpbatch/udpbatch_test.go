@@ -1,13 +1,18 @@
 package udpbatch
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
 	"net/netip"
 	"os"
+	"strconv"
+	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/netlock-go/netlock/internal/testenv"
 )
@@ -165,9 +170,11 @@ func TestNoAllocations(t *testing.T) {
 	}
 }
 
-// TestListenReusePort: sockets share one port and every one of them can receive.
-func TestListenReusePort(t *testing.T) {
-	conns, err := ListenReusePort("udp4", "127.0.0.1:0", 3, 1<<20)
+// TestListenShared: the readers share one socket and every one of them can receive; nobody can
+// bind the address beside them, with or without SO_REUSEPORT (the hole of issue 18: a SO_REUSEPORT
+// group admitted a second server, or any process of the same user).
+func TestListenShared(t *testing.T) {
+	conns, err := ListenShared("udp4", "127.0.0.1:0", 3, 1<<20)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,30 +186,55 @@ func TestListenReusePort(t *testing.T) {
 	port := addrOf(conns[0]).Port()
 	for _, c := range conns[1:] {
 		if p := addrOf(c).Port(); p != port {
-			t.Fatalf("socket on port %d, want %d", p, port)
+			t.Fatalf("reader on port %d, want %d", p, port)
 		}
 	}
-	// Many flows (source ports) spread over the sockets; each socket must get some.
-	got := make([]bool, len(conns))
-	for i := 0; i < 64; i++ {
-		src := listen(t, "udp4", "127.0.0.1:0")
-		if _, err := src.WriteToUDPAddrPort([]byte("x"), addrOf(conns[0])); err != nil {
+	// Each reader, reading alone, receives what is sent to the port.
+	src := listen(t, "udp4", "127.0.0.1:0")
+	for i, c := range conns {
+		if _, err := src.WriteToUDPAddrPort([]byte{byte(i)}, addrOf(conns[0])); err != nil {
 			t.Fatal(err)
 		}
-	}
-	for i, c := range conns {
-		_ = c.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
+		_ = c.SetReadDeadline(time.Now().Add(2 * time.Second))
 		buf := make([]byte, 8)
-		if _, _, err := c.ReadFromUDPAddrPort(buf); err == nil {
-			got[i] = true
+		if n, _, err := c.ReadFromUDPAddrPort(buf); err != nil || n != 1 || buf[0] != byte(i) {
+			t.Fatalf("reader %d: %d bytes %v, %v", i, n, buf[:n], err)
 		}
 	}
-	for i, ok := range got {
-		if !ok {
-			t.Errorf("socket %d received none of 64 flows", i)
-		}
+	addr := addrOf(conns[0]).String()
+	if _, err := ListenShared("udp4", addr, 1, 0); !errors.Is(err, ErrAddrInUse) {
+		t.Errorf("second ListenShared on %s: %v, want ErrAddrInUse", addr, err)
 	}
-	if _, err := ListenReusePort("udp4", "127.0.0.1:0", 0, 0); err == nil {
-		t.Error("0 sockets accepted")
+	if _, err := ListenShared("udp4", "0.0.0.0:"+strconv.Itoa(int(port)), 1, 0); !errors.Is(err, ErrAddrInUse) {
+		t.Errorf("ListenShared on the wildcard address of the port: %v, want ErrAddrInUse", err)
+	}
+	// An intruder asking for SO_REUSEPORT cannot join either.
+	lc := net.ListenConfig{Control: func(_, _ string, c syscall.RawConn) error {
+		var serr error
+		if err := c.Control(func(fd uintptr) {
+			serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_REUSEPORT, 1)
+		}); err != nil {
+			return err
+		}
+		return serr
+	}}
+	if pc, err := lc.ListenPacket(context.Background(), "udp4", addr); err == nil {
+		pc.Close()
+		t.Error("a SO_REUSEPORT socket joined the port")
+	}
+	// Negative control: on a port bound with SO_REUSEPORT (what the server did before) the same
+	// intruder joins.
+	group, err := lc.ListenPacket(context.Background(), "udp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer group.Close()
+	if pc, err := lc.ListenPacket(context.Background(), "udp4", group.LocalAddr().String()); err != nil {
+		t.Errorf("negative control: the intruder could not join a SO_REUSEPORT group: %v", err)
+	} else {
+		pc.Close()
+	}
+	if _, err := ListenShared("udp4", "127.0.0.1:0", 0, 0); err == nil {
+		t.Error("0 readers accepted")
 	}
 }

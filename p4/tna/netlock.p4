@@ -1132,7 +1132,7 @@ RegisterAction<pair32_t, bit<32>, bit<32>>(lk_state) state_half = {
     action rack_unset() {
         meta.rack_ok = 0;
     }
-    action set_rack(bit<64> key, bit<32> switch_ip, bit<48> switch_mac, bit<32> default_lease,
+    action set_rack(@secret bit<64> key, bit<32> switch_ip, bit<48> switch_mac, bit<32> default_lease,
                     bit<32> max_lease) {
         meta.rack_ok = 1;
         meta.key = key;

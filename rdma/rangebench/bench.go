@@ -49,6 +49,16 @@ func Cost() sim.Cost {
 	return c
 }
 
+// CostWithAtomic is Cost with the NIC's atomic time (plain and masked, same word or not: one
+// unit holds an atomic that long) set to ns, and the read-to-write window of an atomic at 4/5 of
+// it (200 of 250 ns in Cost).
+func CostWithAtomic(ns int64) sim.Cost {
+	c := Cost()
+	c.NICAtomic, c.NICMaskedAtomic = ns, ns
+	c.AtomicWindow = ns * 4 / 5
+	return c
+}
+
 // ServerModel is the server-CPU lock manager's cost: each request costs RPC ns of a server
 // thread (receive, decode, reply: eRPC-class), and its range-table operation holds the table's
 // write lock for TableOp ns plus PerLevel ns per level of a balanced tree over the locks held
@@ -87,7 +97,9 @@ type Config struct {
 	// Warmup and Duration are virtual ns (defaults 50 us and 500 us).
 	Warmup, Duration int64
 	Cost             sim.Cost
-	Seed             int64
+	// AtomicNS, if set and Cost is not, runs the point on CostWithAtomic(AtomicNS).
+	AtomicNS int64
+	Seed     int64
 }
 
 func (c *Config) validate() error {
@@ -117,6 +129,9 @@ func (c *Config) validate() error {
 	}
 	if c.Cost == (sim.Cost{}) {
 		c.Cost = Cost()
+		if c.AtomicNS > 0 {
+			c.Cost = CostWithAtomic(c.AtomicNS)
+		}
 	}
 	switch {
 	case c.L == 0 || c.L > c.N:
@@ -147,7 +162,9 @@ type Result struct {
 	// VerbsPerOp counts one-sided verbs (and two-sided messages) per lock+unlock; AbortsPerOp
 	// CITRON's undone attempts per granted lock.
 	VerbsPerOp, MessagesPerOp, AbortsPerOp float64
-	Hist                                   *bench.Hist `json:"-"`
+	// AtomicNS is the NIC atomic time of a point run with Config.AtomicNS (0: Cost's 250 ns).
+	AtomicNS int64       `json:"atomic_ns,omitempty"`
+	Hist     *bench.Hist `json:"-"`
 }
 
 // locker is one thread's handle on a scheme.
@@ -220,7 +237,8 @@ func Run(cfg Config) (Result, error) {
 	if err := s.Run(end); err != nil {
 		return Result{}, fmt.Errorf("rangebench %s L=%d: %w", cfg.Scheme, cfg.L, err)
 	}
-	res := Result{Scheme: cfg.Scheme, L: cfg.L, Alpha: cfg.Alpha, Threads: cfg.Threads, K: cfg.K, Fast: !cfg.SlowPath, Hist: &bench.Hist{}}
+	res := Result{Scheme: cfg.Scheme, L: cfg.L, Alpha: cfg.Alpha, Threads: cfg.Threads, K: cfg.K, Fast: !cfg.SlowPath,
+		AtomicNS: cfg.AtomicNS, Hist: &bench.Hist{}}
 	var d verbs.StatsSnapshot
 	var aborts uint64
 	var sum float64

@@ -183,3 +183,47 @@ func PlotFalseConflicts(ps []FalseConflictPoint, ks []Result, file string) error
 	}
 	return pngplot.SaveGrid([][]*plot.Plot{row}, file, vg.Length(len(row))*11*vg.Centimeter, 8*vg.Centimeter, pngplot.Options{})
 }
+
+// PlotAtomics writes the atomic-time sweep: for L = 1, 16 and 256, CITRON's peak throughput over
+// SS-Exact's (L = 1) or the best static segmentation's (L = 16, 256) against the NIC atomic
+// time, with the paper's ratio as a flat line (top), and every scheme's peak throughput (bottom).
+func PlotAtomics(rs []Result, file string) error {
+	keys, by := byAtomic(rs)
+	paper := map[uint64]float64{1: 0.554, 16: 1.29, 256: 1.39}
+	var top, bottom []*plot.Plot
+	for _, L := range []uint64{1, 16, 256} {
+		ratio := series{name: "here", c: schemeColor[CITRON]}
+		ref := series{name: "paper", c: color.Black}
+		for _, k := range keys {
+			if r := atomicRatio(by[k], L); r > 0 {
+				ratio.xys = append(ratio.xys, plotter.XY{X: float64(k), Y: r})
+				ref.xys = append(ref.xys, plotter.XY{X: float64(k), Y: paper[L]})
+			}
+		}
+		yl := "CITRON / best static segmentation"
+		if L == 1 {
+			yl = "CITRON / SS-Exact"
+		}
+		p, err := panel(fmt.Sprintf("L = %d, unscrambled Zipf 0.9", L), "NIC atomic time (ns)", yl, false, false, []series{ratio, ref})
+		if err != nil {
+			return err
+		}
+		top = append(top, p)
+		var ss []series
+		for _, sc := range Schemes {
+			s := series{name: sc, c: schemeColor[sc]}
+			for _, k := range keys {
+				if r, ok := peak(by[k], sc, L); ok && r.Throughput > 0 {
+					s.xys = append(s.xys, plotter.XY{X: float64(k), Y: r.Throughput / 1e6})
+				}
+			}
+			ss = append(ss, s)
+		}
+		p, err = panel(fmt.Sprintf("L = %d: peak throughput", L), "NIC atomic time (ns)", "M locks/s (virtual)", false, true, ss)
+		if err != nil {
+			return err
+		}
+		bottom = append(bottom, p)
+	}
+	return pngplot.SaveGrid([][]*plot.Plot{top, bottom}, file, 3*10*vg.Centimeter, 2*8*vg.Centimeter, pngplot.Options{})
+}

@@ -223,3 +223,59 @@ func ReadResults(b []byte) ([]Result, error) {
 	}
 	return rs, nil
 }
+
+// AtomicClaims tabulates MicroClaims for each NIC atomic time of an AtomicSweep: one row per
+// claim, the paper's value and ours at every atomic time.
+func AtomicClaims(w io.Writer, rs []Result) error {
+	keys, by := byAtomic(rs)
+	var rows [][]Claim
+	for _, k := range keys {
+		rows = append(rows, MicroClaims(by[k]))
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	if _, err := fmt.Fprint(w, "| claim (unscrambled Zipf 0.9) | paper |"); err != nil {
+		return err
+	}
+	for _, k := range keys {
+		fmt.Fprintf(w, " %d ns |", k)
+	}
+	fmt.Fprint(w, "\n|---|---|")
+	for range keys {
+		fmt.Fprint(w, "---|")
+	}
+	fmt.Fprintln(w)
+	for i, c := range rows[0] {
+		fmt.Fprintf(w, "| %s | %s |", c.What, c.Paper)
+		for j := range keys {
+			fmt.Fprintf(w, " %s |", rows[j][i].Here)
+		}
+		fmt.Fprintln(w)
+	}
+	_, err := fmt.Fprintln(w)
+	return err
+}
+
+// atomicRatio is CITRON's peak over SS-Exact's at L = 1 and over the best static segmentation's
+// at longer ranges: the paper's headline ratios of Fig. 6.
+func atomicRatio(rs []Result, L uint64) float64 {
+	c, ok := peak(rs, CITRON, L)
+	if !ok {
+		return 0
+	}
+	ss := []string{SSExact, SSOver, SSUnder}
+	if L == 1 {
+		ss = ss[:1]
+	}
+	best := 0.0
+	for _, s := range ss {
+		if r, ok := peak(rs, s, L); ok {
+			best = max(best, r.Throughput)
+		}
+	}
+	if best == 0 {
+		return 0
+	}
+	return c.Throughput / best
+}

@@ -38,10 +38,12 @@ type Options struct {
 	Threads          []int // thread counts of the microbenchmark
 	Schemes          []string
 	Hotspot          bool
+	// AtomicNS, if set, is the NIC atomic time of every point (CostWithAtomic).
+	AtomicNS int64
 }
 
 func (o Options) base() Config {
-	return Config{N: o.N, Warmup: o.Warmup, Duration: o.Duration, Seed: o.Seed, Hotspot: o.Hotspot}
+	return Config{N: o.N, Warmup: o.Warmup, Duration: o.Duration, Seed: o.Seed, Hotspot: o.Hotspot, AtomicNS: o.AtomicNS}
 }
 
 // MicroSweep is the paper's Fig. 6: every scheme, L in {1, 16, 256}, Zipf-0.9 starts, thread
@@ -56,6 +58,18 @@ func MicroSweep(o Options) Sweep {
 				s = append(s, c)
 			}
 		}
+	}
+	return s
+}
+
+// AtomicSweep is Fig. 6 with unscrambled Zipf (neighbouring hot ranges, which the paper's false
+// conflicts of static segmentation imply) once for each NIC atomic time in atomics (ns).
+func AtomicSweep(o Options, atomics []int64) Sweep {
+	var s Sweep
+	for _, a := range atomics {
+		oa := o
+		oa.Hotspot, oa.AtomicNS = true, a
+		s = append(s, MicroSweep(oa)...)
 	}
 	return s
 }
@@ -112,6 +126,20 @@ func FalseConflictSweep(n uint64, ks []int, lengths []uint64, trials int, seed i
 		}
 	}
 	return out, nil
+}
+
+// byAtomic splits results by their NIC atomic time, in increasing order.
+func byAtomic(rs []Result) ([]int64, map[int64][]Result) {
+	m := map[int64][]Result{}
+	var keys []int64
+	for _, r := range rs {
+		if _, ok := m[r.AtomicNS]; !ok {
+			keys = append(keys, r.AtomicNS)
+		}
+		m[r.AtomicNS] = append(m[r.AtomicNS], r)
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
+	return keys, m
 }
 
 // peak returns the highest throughput of scheme at length L (and its thread count).

@@ -54,10 +54,10 @@ func (s *Sim) send(th *thread, src, dst verbs.NodeID, words int, deliver func(at
 		oneWay = c.LoopbackOneWay
 	}
 	extra := int64((max(words, 1)*8+63)/64-1) * c.NICLine
-	out := max(s.now+th.debt, sn.free)
+	out := max(s.k.Now()+th.debt, sn.free)
 	sn.free = out + s.svc(sn) + extra
 	s.push(sn.free+oneWay+s.jitter(c.WireJitter), nil, func() {
-		in := max(s.now, dn.free)
+		in := max(s.k.Now(), dn.free)
 		dn.free = in + s.svc(dn) + extra
 		deliver(dn.free)
 	})
@@ -75,13 +75,13 @@ func (q *RPC) Call(ep verbs.Endpoint, body []uint64) ([]uint64, error) {
 	r := &Request{Body: append([]uint64(nil), body...), From: e.node, q: q, pd: &pending{}, th: e.th}
 	s.send(e.th, e.node, q.node, len(body), func(at int64) {
 		s.push(at, nil, func() {
-			r.Arrived = s.now
+			r.Arrived = s.k.Now()
 			q.queue = append(q.queue, r)
 			if k := len(q.idle); k > 0 {
 				th := q.idle[k-1]
 				q.idle = q.idle[:k-1]
 				th.parked = false
-				s.push(s.now, th, nil)
+				s.push(s.k.Now(), th, nil)
 			}
 		})
 	})
@@ -135,7 +135,7 @@ func (r *Request) Reply(ep verbs.Endpoint, body []uint64) {
 			r.pd.ready = true
 			if th := r.pd.waiter; th != nil {
 				r.pd.waiter = nil
-				s.push(s.now, th, nil)
+				s.push(s.k.Now(), th, nil)
 			}
 		})
 	})

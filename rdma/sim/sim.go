@@ -30,13 +30,13 @@
 package sim
 
 import (
-	"container/heap"
 	"errors"
 	"fmt"
 	"math/rand"
 	"sync"
 	"sync/atomic"
 
+	"github.com/netlock-go/netlock/internal/des"
 	"github.com/netlock-go/netlock/rdma/verbs"
 )
 
@@ -176,33 +176,6 @@ func (c *Config) validate() error {
 // ErrDeadlock is returned by Run when every live thread is parked and nothing is scheduled.
 var ErrDeadlock = errors.New("sim: deadlock: all threads parked")
 
-type errStop struct{}
-
-type event struct {
-	t   int64
-	seq uint64
-	th  *thread
-	fn  func()
-}
-
-type eventHeap []event
-
-func (h eventHeap) Len() int { return len(h) }
-func (h eventHeap) Less(i, j int) bool {
-	if h[i].t != h[j].t {
-		return h[i].t < h[j].t
-	}
-	return h[i].seq < h[j].seq
-}
-func (h eventHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *eventHeap) Push(x any)   { *h = append(*h, x.(event)) }
-func (h *eventHeap) Pop() any {
-	old := *h
-	e := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return e
-}
-
 // qpEnd is one end of a reliable-connection queue pair hosted by a NIC: the thread that owns
 // the QP, the NIC at the other end, and which end this is.
 type qpEnd struct {
@@ -257,6 +230,9 @@ type qpOrder struct {
 }
 
 // Sim is a simulated fabric. Create threads with Go, then call Run once.
+//
+// Time and scheduling are internal/des's: NIC steps are kernel events, threads are kernel
+// processes (coroutines), so exactly one thread or event runs at a time.
 type Sim struct {
 	cfg   Config
 	mem   [][]uint64
@@ -264,19 +240,14 @@ type Sim struct {
 	nic   []nicState
 	rng   *rand.Rand
 
-	now     int64
-	seq     uint64
-	q       eventHeap
-	yield   chan struct{}
+	k       *des.Sim
 	threads []*thread
 	watch   map[verbs.Ptr][]*thread
 	qps     map[qpKey]*qpOrder
 
-	stopping bool
-	ran      bool
-	errMu    sync.Mutex
-	errs     []error
-	panicked any
+	ran   bool
+	errMu sync.Mutex
+	errs  []error
 }
 
 // New creates a simulated fabric.
@@ -284,7 +255,7 @@ func New(cfg Config) (*Sim, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	s := &Sim{cfg: cfg, rng: rand.New(rand.NewSource(cfg.Seed)), yield: make(chan struct{}),
+	s := &Sim{cfg: cfg, rng: rand.New(rand.NewSource(cfg.Seed)), k: des.New(0),
 		watch: map[verbs.Ptr][]*thread{}, qps: map[qpKey]*qpOrder{}}
 	for i := 0; i < cfg.Nodes; i++ {
 		s.mem = append(s.mem, make([]uint64, cfg.RegionSize/8))
@@ -298,14 +269,18 @@ func New(cfg Config) (*Sim, error) {
 func (s *Sim) Nodes() int { return s.cfg.Nodes }
 
 // Now is the current virtual time in ns.
-func (s *Sim) Now() int64 { return s.now }
+func (s *Sim) Now() int64 { return s.k.Now() }
 
 // Cost is the effective cost model.
 func (s *Sim) Cost() Cost { return s.cfg.Cost }
 
+// push schedules fn, or the resumption of th, at virtual time t (never before now).
 func (s *Sim) push(t int64, th *thread, fn func()) {
-	s.seq++
-	heap.Push(&s.q, event{t: t, seq: s.seq, th: th, fn: fn})
+	if th != nil {
+		th.p.WakeAt(t)
+		return
+	}
+	s.k.At(t, fn)
 }
 
 func (s *Sim) word(p verbs.Ptr) (*uint64, error) {
@@ -361,7 +336,7 @@ func (s *Sim) notify(p verbs.Ptr) {
 			continue
 		}
 		th.parked = false
-		s.push(s.now+s.cfg.Cost.LocalOp, th, nil)
+		s.push(s.k.Now()+s.cfg.Cost.LocalOp, th, nil)
 	}
 }
 
@@ -376,12 +351,11 @@ func (s *Sim) Endpoint(n int) verbs.Endpoint {
 func (s *Sim) Go(n int, fn func(ep verbs.Endpoint) error) { s.spawn(n, fn, false) }
 
 func (s *Sim) spawn(n int, fn func(ep verbs.Endpoint) error, daemon bool) {
-	th := &thread{s: s, wake: make(chan struct{}), daemon: daemon}
+	th := &thread{s: s, daemon: daemon}
 	ep := &endpoint{s: s, node: verbs.NodeID(n), th: th, done: map[uint64]*pending{}}
 	th.ep = ep
 	s.threads = append(s.threads, th)
-	s.push(s.now, th, nil)
-	go th.main(fn)
+	th.p = s.k.Spawn(func(*des.Proc) { th.main(fn) })
 }
 
 // Run executes the simulation until no event is due at or before until (virtual ns), then stops
@@ -393,24 +367,9 @@ func (s *Sim) Run(until int64) error {
 		return errors.New("sim: Run called twice")
 	}
 	s.ran = true
-	for s.q.Len() > 0 {
-		if s.q[0].t > until {
-			break
-		}
-		ev := heap.Pop(&s.q).(event)
-		s.now = ev.t
-		if ev.fn != nil {
-			ev.fn()
-			continue
-		}
-		ev.th.wake <- struct{}{}
-		<-s.yield
-		if s.panicked != nil {
-			break
-		}
-	}
+	s.k.RunUntil(until, nil)
 	var deadlock error
-	if s.q.Len() == 0 && s.panicked == nil {
+	if s.k.Len() == 0 && s.k.Panic() == nil {
 		parked := 0
 		for _, th := range s.threads {
 			if !th.done && !th.daemon {
@@ -418,28 +377,30 @@ func (s *Sim) Run(until int64) error {
 			}
 		}
 		if parked > 0 {
-			deadlock = fmt.Errorf("%d threads at %dns: %w", parked, s.now, ErrDeadlock)
+			deadlock = fmt.Errorf("%d threads at %dns: %w", parked, s.k.Now(), ErrDeadlock)
 		}
 	}
-	s.stopping = true
+	// Unwind every remaining thread (Kill panics inside it at its scheduling point; one that
+	// never started never runs).
 	for _, th := range s.threads {
 		if !th.done {
-			th.wake <- struct{}{}
-			<-s.yield
+			th.p.Kill()
+			th.done = true
 		}
 	}
-	if s.panicked != nil {
-		panic(s.panicked)
+	if pp := s.k.Panic(); pp != nil {
+		panic(pp.Value)
 	}
 	s.errMu.Lock()
 	defer s.errMu.Unlock()
 	return errors.Join(append([]error{deadlock}, s.errs...)...)
 }
 
+// thread is a simulated thread: a kernel process running the thread's function.
 type thread struct {
 	s      *Sim
 	ep     *endpoint
-	wake   chan struct{}
+	p      *des.Proc
 	debt   int64
 	parked bool
 	done   bool
@@ -448,19 +409,7 @@ type thread struct {
 }
 
 func (th *thread) main(fn func(ep verbs.Endpoint) error) {
-	<-th.wake
-	defer func() {
-		if r := recover(); r != nil {
-			if _, ok := r.(errStop); !ok {
-				th.s.panicked = r
-			}
-		}
-		th.done = true
-		th.s.yield <- struct{}{}
-	}()
-	if th.s.stopping {
-		return
-	}
+	defer func() { th.done = true }()
 	if err := fn(th.ep); err != nil {
 		th.s.errMu.Lock()
 		th.s.errs = append(th.s.errs, err)
@@ -468,28 +417,24 @@ func (th *thread) main(fn func(ep verbs.Endpoint) error) {
 	}
 }
 
-// sleep hands control back and resumes at virtual time t (>= now).
+// sleepUntil hands control back and resumes at virtual time t (>= now).
 func (th *thread) sleepUntil(t int64) {
-	if t < th.s.now {
-		t = th.s.now
+	if now := th.s.k.Now(); t < now {
+		t = now
 	}
 	th.s.push(t, th, nil)
 	th.block()
 }
 
-func (th *thread) block() {
-	th.s.yield <- struct{}{}
-	<-th.wake
-	if th.s.stopping {
-		panic(errStop{})
-	}
-}
+// block hands control back to the kernel until something resumes the thread (a completion, a
+// store it awaits, an RPC). When the simulation ends the kernel unwinds the thread from here.
+func (th *thread) block() { th.p.Yield() }
 
 // flush turns accumulated load cost into elapsed time plus dt.
 func (th *thread) flush(dt int64) {
 	d := th.debt + dt
 	th.debt = 0
-	th.sleepUntil(th.s.now + d)
+	th.sleepUntil(th.s.k.Now() + d)
 }
 
 type pending struct {
@@ -535,9 +480,9 @@ func (e *endpoint) Alloc(size uint64) (verbs.Ptr, error) {
 
 func (e *endpoint) Now() int64 {
 	if e.th == nil {
-		return e.s.now
+		return e.s.k.Now()
 	}
-	return e.s.now + e.th.debt
+	return e.s.k.Now() + e.th.debt
 }
 
 func (s *Sim) svc(n *nicState) int64 {
@@ -580,7 +525,7 @@ func (e *endpoint) PostSend(wrs ...verbs.WorkRequest) error {
 			oneWay = c.LoopbackOneWay
 		}
 		extra := (lines(&wr) - 1) * c.NICLine
-		out := max(s.now+e.th.debt, src.free)
+		out := max(s.k.Now()+e.th.debt, src.free)
 		src.free = out + s.svc(src) + extra
 		var pd *pending
 		if wr.Signaled {
@@ -611,7 +556,7 @@ func (e *endpoint) PostSend(wrs ...verbs.WorkRequest) error {
 // the verb's queue pair: the verb is applied only after the previous one took full effect.
 func (s *Sim) arrive(w *uint64, wr verbs.WorkRequest, from verbs.NodeID, dst *nicState, oneWay, extra int64, pd *pending, qp *qpOrder) {
 	c := s.cfg.Cost
-	in := max(s.now, dst.free)
+	in := max(s.k.Now(), dst.free)
 	dst.free = in + s.svc(dst) + extra
 	complete := func(at int64) {
 		if pd == nil {
@@ -621,7 +566,7 @@ func (s *Sim) arrive(w *uint64, wr verbs.WorkRequest, from verbs.NodeID, dst *ni
 			pd.ready = true
 			if th := pd.waiter; th != nil {
 				pd.waiter = nil
-				s.push(s.now, th, nil)
+				s.push(s.k.Now(), th, nil)
 			}
 		})
 	}
@@ -652,7 +597,7 @@ func (s *Sim) arrive(w *uint64, wr verbs.WorkRequest, from verbs.NodeID, dst *ni
 	if qp != nil {
 		in = max(in, qp.done) // after the previous request of the queue pair took effect
 	}
-	in = dst.units[unit].reserve(s.now, in, hold)
+	in = dst.units[unit].reserve(s.k.Now(), in, hold)
 	if qp != nil {
 		qp.done = in + c.AtomicWindow
 	}

@@ -19,7 +19,7 @@ type EchoConfig struct {
 	// Listen is the UDP address to bind, e.g. "127.0.0.1:0" (port 0: a free port, shared by all
 	// sockets).
 	Listen string
-	// Sockets is the number of SO_REUSEPORT sockets, each served by one goroutine. 0 means
+	// Sockets is the number of reader goroutines on the one socket (udpbatch.ListenShared). 0 means
 	// runtime.GOMAXPROCS(0), the lock server's shard count.
 	Sockets int
 	// Batch is the most datagrams read (recvmmsg) or written (sendmmsg) per system call. 0 means 64.
@@ -28,7 +28,7 @@ type EchoConfig struct {
 
 // EchoServer is the reference point of the lock-server benchmark: the least work a UDP server
 // that speaks netlock can do per request, with the I/O structure of the lock server (one
-// goroutine per SO_REUSEPORT socket, batches of up to 64 datagrams read with recvmmsg and
+// reader goroutine per descriptor of one socket, batches of up to 64 datagrams read with recvmmsg and
 // answered with sendmmsg, through the lock server's allocation-free udpbatch package).
 //
 // Per datagram it does exactly this, and nothing else:
@@ -39,7 +39,7 @@ type EchoConfig struct {
 //     release becomes the release acknowledgement);
 //   - send it back to the sender's address with the rest of the batch, after the batch read.
 //
-// Its sockets are set up as the lock server's (SO_REUSEPORT, 4 MiB buffers requested). It keeps
+// Its sockets are set up as the lock server's (one exclusively bound socket read by several goroutines, 4 MiB buffers requested). It keeps
 // no lock state, so every acquire is "granted": the load generator, whose per-worker locks are
 // never contended, cannot tell it from a lock server. What the lock server does beyond this per
 // datagram (the lock core's step under its shard's mutex, encoding the answer into a separate
@@ -76,7 +76,7 @@ func NewEcho(cfg EchoConfig) (*EchoServer, error) {
 	if cfg.Batch <= 0 {
 		cfg.Batch = 64
 	}
-	conns, err := udpbatch.ListenReusePort("udp4", cfg.Listen, cfg.Sockets, 4<<20) // the lock server's socket buffers
+	conns, err := udpbatch.ListenShared("udp4", cfg.Listen, cfg.Sockets, 4<<20) // the lock server's socket set-up
 	if err != nil {
 		return nil, err
 	}

@@ -96,7 +96,7 @@ func TestFailover(t *testing.T) {
 	errc := make(chan error, 16)
 	for ci := range 3 {
 		c, err := client.New(client.Config{Route: route, Local: "127.0.0.1:0", Lease: lease, KeepAlive: true,
-			RetryInterval: 5 * time.Millisecond, MaxRetryInterval: 50 * time.Millisecond,
+			RetryInterval: 5 * time.Millisecond, MaxRetryInterval: 50 * time.Millisecond, MaxAttempts: -1,
 			WrapConn: func(pc net.PacketConn) net.PacketConn { return tracer{hook(pc), fmt.Sprintf("c%d", ci), tr} }})
 		if err != nil {
 			t.Fatal(err)
@@ -196,7 +196,7 @@ func TestTakeoverGrace(t *testing.T) {
 			rec := &history.Recorder{}
 			var ws []*worker
 			for i := range 2 {
-				c, err := client.New(client.Config{Route: route, Local: "127.0.0.1:0", Lease: lease})
+				c, err := client.New(client.Config{Route: route, Local: "127.0.0.1:0", Lease: lease, MaxAttempts: -1})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -700,7 +700,8 @@ func runSoak(cfg soakConfig) (soakResult, error) {
 	for ci := range cfg.clients {
 		c, err := client.New(client.Config{Route: rack.route(ci), Local: "127.0.0.1:0", Lease: cfg.lease,
 			KeepAlive: true, ClientID: clientID(), WrapConn: rack.wrapClient, RetryInterval: 5 * time.Millisecond,
-			MaxRetryInterval: 50 * time.Millisecond})
+			MaxRetryInterval: 50 * time.Millisecond,
+			MaxAttempts:      -1}) // failovers leave a partition silent for longer than 16 copies: opTimeout bounds
 		if err != nil {
 			close(stop)
 			wg.Wait()

@@ -206,11 +206,13 @@ def run(net, sw, servers, clients, ctl, args):
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
     for n, h in enumerate(servers, 1):
         log = open(os.path.join(args.out, "%s.log" % h.name), "w")
+        state = os.path.join(args.out, "%s.state" % h.name)
         argv = [args.netlock, "server", "--listen", "%s:%d" % (server_ip(n), LOCK_PORT),
                 "--lease", "%gs" % args.lease, "--max-lease", "%gs" % (2 * args.lease),
                 "--rack-key-file", keyfile, "--switch", SWITCH_IP, "--controller", CONTROLLER_IP,
-                "--state-file", os.path.join(args.out, "%s.state" % h.name),
-                "--metrics-listen", "127.0.0.1:%d" % METRICS_PORT]
+                "--state-file", state, "--metrics-listen", "127.0.0.1:%d" % METRICS_PORT]
+        if not os.path.exists(state):
+            argv.append("--init")  # a new server; a state file left by an earlier run means a restart
         info("*** %s: %s\n" % (h.name, " ".join(argv)))
         procs.append((h.popen(argv, stdout=log, stderr=log), log))
     try:

@@ -61,11 +61,13 @@ type Config struct {
 	// Sizing of p4/netlock.p4 (the program's defaults).
 	Sizing dataplane.Sizing
 	// Pipeline is what runs p4/netlock.p4 in the switch (target.Options.Pipeline): auto (the
-	// zero value) runs the generated pipeline registered for the sizing when the binary links
-	// one (package p4/netlockgen holds them), else the interpreter; interp always the
-	// interpreter; gen the generated pipeline, and Start fails without one. The rack's switch
-	// does not check the Tofino constraints (the generated code does not either).
+	// zero value) runs Generated when set, else the interpreter; interp always the
+	// interpreter; gen Generated, and Start fails without it. The rack's switch does not check
+	// the Tofino constraints (the generated code does not either).
 	Pipeline engine.Pipeline
+	// Generated is p4/netlock.p4's generated pipeline (netlockgen.NetlockPipeline, for a
+	// binary that links it), which runs it with any Sizing; the zero value names none.
+	Generated engine.Generated
 	// Lease is the servers' and the switch's default lease, MaxLease the longest (2s, 4s).
 	Lease, MaxLease time.Duration
 	// ServerLease is the controller lease the servers enforce (0: none).
@@ -198,7 +200,7 @@ func Start(ctx context.Context, cfg Config) (*Rack, error) {
 	if cpu == 0 {
 		cpu = dataplane.DefaultSizing.CPUPort
 	}
-	r.dev = target.New(target.Options{CPUPort: cpu, Log: cfg.SwitchLog, Pipeline: cfg.Pipeline})
+	r.dev = target.New(target.Options{CPUPort: cpu, Log: cfg.SwitchLog, Pipeline: cfg.Pipeline, Generated: cfg.Generated})
 	if err := r.dev.LoadProgram(prog); err != nil {
 		return nil, fmt.Errorf("rack: the switch (pipeline %v): %w", cfg.Pipeline, err)
 	}
@@ -341,10 +343,10 @@ func (r *Rack) startServer(n uint16, h *hostshim.Host, standby bool) (*runningSe
 	}
 	s, err := lockserver.New(lockserver.Config{Listen: "127.0.0.1:0", Shards: r.cfg.Shards, Sockets: r.cfg.Sockets,
 		Core:    lockcore.Config{DefaultLease: r.cfg.Lease, MaxLease: r.cfg.MaxLease},
-		RackKey: lockserver.RackKey(r.cfg.Key), WrapConn: wrap, Standby: standby, ControllerLease: r.cfg.ServerLease,
-		OnAccept: r.cfg.OnAccept,
-		Peers:    lockserver.Peers{Switches: []string{r.plan.Switch().String()}, Controllers: []string{r.plan.Controller().String(), backupAddr(r.plan).String()}},
-		Logger:   log})
+		RackKey: wire.Key(r.cfg.Key), WrapConn: wrap, Standby: standby, ControllerLease: r.cfg.ServerLease,
+		TestingKnobs: lockserver.TestingKnobs{OnAccept: r.cfg.OnAccept},
+		Peers:        lockserver.Peers{Switches: []string{r.plan.Switch().String()}, Controllers: []string{r.plan.Controller().String(), backupAddr(r.plan).String()}},
+		Logger:       log})
 	if err != nil {
 		return nil, err
 	}
@@ -490,7 +492,8 @@ func (r *Rack) clientHost(i int) (*hostshim.Host, error) {
 
 // NewClient makes a lock client on client host i: it addresses the servers (lock l to server
 // l % servers + 1) and accepts answers from the switch too. cfg's Servers, WrapConn (kept as an
-// inner wrapper, applied after the host socket) and Switches are set.
+// inner wrapper, applied after the host socket) and Switches are set; a zero MaxAttempts becomes
+// -1 (no bound: the rack fails dead servers over).
 func (r *Rack) NewClient(i int, cfg client.Config) (*client.Client, error) {
 	h, err := r.clientHost(i)
 	if err != nil {
@@ -508,6 +511,12 @@ func (r *Rack) NewClient(i int, cfg client.Config) (*client.Client, error) {
 	}
 	if cfg.Local == "" {
 		cfg.Local = "127.0.0.1:0"
+	}
+	if cfg.MaxAttempts == 0 {
+		// The rack's controller fails a dead server over (detection, then the standby's grace
+		// of the longest lease): its clients keep retransmitting through it, bounded by their
+		// contexts, instead of calling the server unreachable after 16 silent copies.
+		cfg.MaxAttempts = -1
 	}
 	return client.New(cfg)
 }

@@ -189,8 +189,12 @@ func tdcLabel(tdc int) string {
 // key identifies a measured configuration (points shared by several panels run once). One
 // Results holds one scale's points, so MinWrites (the same for all) is not part of it.
 func key(c Config) string {
-	return fmt.Sprintf("%s/%s/%d/%d/%g/%v/%d/%d/%d/%d/%d", c.Alg, c.Bench, c.Procs, c.ProcsPerNode, c.WriteFrac, c.TL, c.TDC, c.TR,
+	k := fmt.Sprintf("%s/%s/%d/%d/%g/%v/%d/%d/%d/%d/%d", c.Alg, c.Bench, c.Procs, c.ProcsPerNode, c.WriteFrac, c.TL, c.TDC, c.TR,
 		c.Warmup, c.Duration, c.Seed)
+	if c.Rate > 0 {
+		k += fmt.Sprintf("/rate=%g", c.Rate)
+	}
+	return k
 }
 
 // Results maps configurations to their measurements.

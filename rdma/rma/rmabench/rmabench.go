@@ -73,11 +73,18 @@ type Config struct {
 	// thresholds it triggers to be measured), or the window reached MaxWindow.
 	Warmup   int64
 	Duration int64
+	// An open loop's (Rate > 0) window starts at no less than 40 arrivals per process.
+	//
 	// MinWrites is the adaptive window's minimum of completed writes for RMA-RW points with
 	// 0 < F_W < 1: 0 takes DefaultMinWrites, a negative value none.
 	MinWrites int
-	Cost      sim.Cost
-	Seed      int64
+	// Rate, if positive, makes the point an open loop: each process's requests arrive as a
+	// Poisson process of Rate per virtual second, and a request's latency runs from its arrival
+	// (so the time it waited for its process to finish the previous one counts). 0: closed loop,
+	// each process's next request when its previous one ends.
+	Rate float64
+	Cost sim.Cost
+	Seed int64
 }
 
 // DefaultMinWrites is the adaptive window's default minimum of writes (RMA-RW points).
@@ -118,7 +125,7 @@ func (c *Config) validate() error {
 	if c.MinWrites == 0 {
 		c.MinWrites = DefaultMinWrites
 	}
-	if c.Warmup < 0 || c.Duration < 0 {
+	if c.Warmup < 0 || c.Duration < 0 || c.Rate < 0 {
 		return fmt.Errorf("rmabench: warmup %d, duration %d", c.Warmup, c.Duration)
 	}
 	return nil
@@ -139,6 +146,8 @@ type Result struct {
 	TL           []int   `json:"tl,omitempty"`
 	TDC          int     `json:"tdc,omitempty"`
 	TR           int     `json:"tr,omitempty"`
+	// Rate is the open loop's arrival rate per process (Config.Rate), 0 for a closed loop.
+	Rate float64 `json:"rate,omitempty"`
 	// Ops is the number of acquire+release pairs completed in the window (Writes of them
 	// exclusive); Samples is the number of them that also started in it (the latency samples).
 	Ops, Writes, Samples int64
@@ -234,6 +243,9 @@ func Run(cfg Config) (Result, error) {
 		return run(cfg)
 	}
 	d := 200_000 + 1_000*int64(cfg.Procs)
+	if cfg.Rate > 0 {
+		d = max(d, int64(40e9/cfg.Rate)) // an open loop: 40 arrivals per process at least
+	}
 	for {
 		c := cfg
 		c.Duration, c.Warmup = d, d/2
@@ -315,9 +327,17 @@ func run(cfg Config) (Result, error) {
 				counts = c.Counts
 			}
 			m := ep.Local()
+			var arrival int64 // open loop: the current request's arrival time
 			for {
 				write := cfg.WriteFrac >= 1 || rng.Float64() < cfg.WriteFrac
 				t0 := ep.Now()
+				if cfg.Rate > 0 {
+					arrival += int64(rng.ExpFloat64() * 1e9 / cfg.Rate)
+					if arrival > t0 {
+						verbs.Spend(ep, arrival-t0)
+					}
+					t0 = arrival
+				}
 				if t0 >= cfg.Warmup && !ps.based {
 					// The window's events start here; a process that completes nothing
 					// inside the window contributes none.
@@ -392,7 +412,7 @@ func run(cfg Config) (Result, error) {
 		return Result{}, fmt.Errorf("rmabench %s P=%d: %w", cfg.Alg, cfg.Procs, err)
 	}
 	res := Result{Alg: cfg.Alg, Bench: cfg.Bench, Procs: cfg.Procs, ProcsPerNode: cfg.ProcsPerNode, WriteFrac: cfg.WriteFrac,
-		Window: cfg.Duration}
+		Window: cfg.Duration, Rate: cfg.Rate}
 	if sh != nil {
 		c := sh.Config()
 		res.TL = c.TL

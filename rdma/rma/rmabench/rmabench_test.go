@@ -235,3 +235,72 @@ func checkCounts(t *testing.T, r Result) {
 		}
 	}
 }
+
+// The open loop: at a light load the requests arrive at the offered rate and wait little; at a
+// load near the lock's capacity they queue (latency from arrival grows); a negative rate is
+// refused.
+func TestOpenLoop(t *testing.T) {
+	base := Config{Alg: RMARW, Procs: 32, WriteFrac: 0.25, Seed: 2}
+	closed, err := Run(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	point := func(load float64) Result {
+		c := base
+		c.Rate = load * closed.Throughput / float64(c.Procs)
+		r, err := Run(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Rate != c.Rate {
+			t.Fatalf("result rate %v, want %v", r.Rate, c.Rate)
+		}
+		offered := c.Rate * float64(c.Procs)
+		if got := r.Throughput / offered; got < 0.85 || got > 1.15 {
+			t.Fatalf("load %.2f: achieved %.0f/s of %.0f/s offered", load, r.Throughput, offered)
+		}
+		return r
+	}
+	light, heavy := point(0.1), point(0.9)
+	t.Logf("closed loop %.2f M/s, mean %.1f us; open 10%%: mean %.1f us p99 %.1f; 90%%: mean %.1f us p99 %.1f",
+		closed.Throughput/1e6, closed.Mean/1e3, light.Mean/1e3, light.P99/1e3, heavy.Mean/1e3, heavy.P99/1e3)
+	if light.Mean >= heavy.Mean || light.Mean >= closed.Mean {
+		t.Fatalf("mean latency: 10%% load %.0f ns, 90%% %.0f ns, closed loop %.0f ns", light.Mean, heavy.Mean, closed.Mean)
+	}
+	if _, err := Run(Config{Alg: RMARW, Procs: 16, Rate: -1}); err == nil {
+		t.Fatal("negative rate accepted")
+	}
+}
+
+// OpenLoop4d offers the three splits the same load, a fraction of the slowest one's capacity.
+func TestOpenLoop4d(t *testing.T) {
+	ps, closed, err := OpenLoop4d(context.Background(), []int{32}, []float64{0.5}, 1, 40, 2, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ps) != 3 || len(closed) != 3 {
+		t.Fatalf("%d open points, %d closed", len(ps), len(closed))
+	}
+	slowest := 0.0
+	for _, r := range closed {
+		if slowest == 0 || r.Throughput < slowest {
+			slowest = r.Throughput
+		}
+	}
+	for i, p := range ps {
+		if p.Split != splitLabel(Splits4d[i]) || p.Offered != 0.5*slowest || p.Result.Rate*32 != p.Offered || p.Result.Samples == 0 {
+			t.Fatalf("point %d: %+v (slowest %.0f)", i, p, slowest)
+		}
+	}
+	var buf bytes.Buffer
+	if err := WriteOpen(&buf, ps); err != nil || !strings.Contains(buf.String(), "50-20") {
+		t.Fatalf("table: %v\n%s", err, buf.String())
+	}
+	f, err := PlotOpen(ps, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Stat(f); err != nil || st.Size() == 0 {
+		t.Fatalf("%s: %v", f, err)
+	}
+}
