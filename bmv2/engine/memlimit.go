@@ -31,11 +31,12 @@ const fallbackMemory = 4 << 30
 // (/proc/meminfo's MemTotal) and the memory limit of the process's cgroup (cgroup v2's
 // memory.max), or 4 GiB where neither can be read.
 func DefaultMemoryLimit() int64 {
-	return machineMemory() / DefaultMemoryFraction
+	return MachineMemory() / DefaultMemoryFraction
 }
 
-// machineMemory returns the memory the process may use, in bytes (see DefaultMemoryLimit).
-func machineMemory() int64 {
+// MachineMemory returns the memory the process may use, in bytes: the smaller of /proc/meminfo's
+// MemTotal and the cgroup's memory.max, 4 GiB where neither can be read.
+func MachineMemory() int64 {
 	m := int64(0)
 	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
 		m = memTotal(b)
@@ -49,6 +50,42 @@ func machineMemory() int64 {
 		return fallbackMemory
 	}
 	return m
+}
+
+// ParseMemoryLimit reads a memory limit as netlock switch's --memory-limit takes it, for a machine
+// of machine bytes (MachineMemory): "N%" is that share of the machine (1-100, truncated to whole
+// bytes), "N" bytes, "N" followed by KiB, MiB, GiB or TiB (powers of 1024) or kB, MB, GB, TB
+// (powers of 1000), and "none" no limit (-1, Config.MemoryLimit's negative value). The result is
+// at least 1 byte, or -1.
+func ParseMemoryLimit(s string, machine int64) (int64, error) {
+	t := strings.TrimSpace(s)
+	if t == "none" {
+		return -1, nil
+	}
+	if p, ok := strings.CutSuffix(t, "%"); ok {
+		pct, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
+		if err != nil || !(pct > 0 && pct <= 100) {
+			return 0, fmt.Errorf("memory limit %q: want a share of the machine's memory in (0, 100]%%", s)
+		}
+		return max(int64(float64(machine)*pct/100), 1), nil
+	}
+	units := []struct {
+		suffix string
+		mult   int64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"TiB", 1 << 40},
+		{"kB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12}, {"B", 1}}
+	mult := int64(1)
+	for _, u := range units {
+		if v, ok := strings.CutSuffix(t, u.suffix); ok {
+			t, mult = strings.TrimSpace(v), u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseInt(t, 10, 64)
+	if err != nil || n <= 0 || n > math.MaxInt64/mult {
+		return 0, fmt.Errorf("memory limit %q: want N%%, none, or a positive number of bytes with an optional unit (KiB, MiB, GiB, TiB, kB, MB, GB, TB)", s)
+	}
+	return n * mult, nil
 }
 
 // memTotal returns /proc/meminfo's MemTotal in bytes, 0 when it has none.

@@ -194,8 +194,46 @@ func TestMemTotal(t *testing.T) {
 			t.Errorf("memTotal(%q) = %d, want 0", bad, got)
 		}
 	}
-	if m := machineMemory(); m <= 0 || DefaultMemoryLimit() != m/DefaultMemoryFraction {
+	if m := MachineMemory(); m <= 0 || DefaultMemoryLimit() != m/DefaultMemoryFraction {
 		t.Errorf("machine memory %d, default limit %d", m, DefaultMemoryLimit())
+	}
+}
+
+// TestParseMemoryLimit reads --memory-limit's forms, and refuses what is not one (the
+// negative controls: each bad form fails).
+func TestParseMemoryLimit(t *testing.T) {
+	const machine = 8 << 30
+	for _, tc := range []struct {
+		in   string
+		want int64
+	}{
+		{"25%", 2 << 30},
+		{"100%", 8 << 30},
+		{"0.5%", 42949672},
+		{" 12.5 % ", 1 << 30},
+		{"none", -1},
+		{"1", 1},
+		{"4096", 4096},
+		{"256MiB", 256 << 20},
+		{"1 GiB", 1 << 30},
+		{"2TiB", 2 << 40},
+		{"3kB", 3000},
+		{"1GB", 1e9},
+		{"512B", 512},
+		{"8388607TiB", 8388607 << 40},
+	} {
+		got, err := ParseMemoryLimit(tc.in, machine)
+		if err != nil || got != tc.want {
+			t.Errorf("ParseMemoryLimit(%q) = %d, %v; want %d", tc.in, got, err, tc.want)
+		}
+	}
+	for _, bad := range []string{"", "0", "-1", "0%", "101%", "x%", "12XB", "1.5GiB", "8388608TiB", "9223372036854775808", "auto"} {
+		if got, err := ParseMemoryLimit(bad, machine); err == nil {
+			t.Errorf("ParseMemoryLimit(%q) = %d, want an error", bad, got)
+		}
+	}
+	if got, _ := ParseMemoryLimit("1e-12%", machine); got != 1 {
+		t.Errorf("a tiny share is %d bytes, want at least 1", got)
 	}
 }
 
