@@ -38,7 +38,7 @@ func (c *checker) tnaRegisterRules() {
 		return u
 	}
 	var actions []*ActionDecl
-	var instances []*InstanceDecl
+	var instances, salus []*InstanceDecl
 	var collect func(ds []Decl)
 	collect = func(ds []Decl) {
 		for _, d := range ds {
@@ -67,7 +67,9 @@ func (c *checker) tnaRegisterRules() {
 		u := use(reg)
 		u.actions = append(u.actions, d.Name)
 		c.tnaRegisterActionType(d, et, reg)
+		salus = append(salus, d)
 	}
+	c.tnaSALURules(salus)
 	for _, a := range actions {
 		seen := map[*InstanceDecl]bool{}
 		walkStmt(a.Body, func(e Expr) {
