@@ -19,13 +19,15 @@ import (
 // projectSizings are the sizings of p4/netlock.p4 the repository runs: the program as written
 // (netlock switch, the controller's default, testbed/rack.yaml), the data-plane tests' and
 // benchmark's, controlplane/simrack's default, testbed/softrack's test, testbed/rackmodel's
-// default and tests and testbed/modelfig's. TestProjectSizingsListed keeps the list complete.
+// default and tests, testbed/modelfig's and controlplane/ctlcore's scenarios.
+// TestProjectSizingsListed keeps the list complete.
 var projectSizings = []Sizing{
 	DefaultSizing,
 	{Locks: 8, PartBits: 6},
 	{Locks: 64, PartBits: 8},
 	{Locks: 64, PartBits: 6},
 	{Locks: 16, PartBits: 6},
+	{Locks: 16, PartBits: 3},
 	{Locks: 128, PartBits: 6},
 	{Locks: 100, PartBits: 8},
 	{Locks: 512, PartBits: 8},
