@@ -47,7 +47,7 @@ test: lint
 	# The data plane's differential test at full count and its mutants (single-threaded; under
 	# -race above they run a few sequences), and its passes per operation (measured without the
 	# race detector).
-	$(TESTSUM) run $(TESTLOG) -- $(GO) test -json -count=1 -timeout 10m -run 'Differential|^TestPassesPerOperation$$' ./p4/dataplane
+	$(TESTSUM) run $(TESTLOG) -- $(GO) test -json -count=1 -timeout 10m -run 'Differential|^TestPassesPerOperation$$' ./p4/dataplane/dpengine
 	# The controller's rack simulation runs in one goroutine: under -race above it runs one seed per
 	# test and no negative controls; here every seed and the negative controls.
 	$(TESTSUM) run $(TESTLOG) -- $(GO) test -json -count=1 -timeout 10m ./controlplane/simrack

@@ -21,7 +21,12 @@ import (
 // maxViolations is how many violations a phase keeps for its report.
 const maxViolations = 10
 
+// quotaBackoff is how long a worker whose transaction was refused for its tenant's quota waits
+// before the next one.
+const quotaBackoff = 2 * time.Millisecond
+
 type workerStats struct {
+	class    int // index in the phase's classes, -1 without
 	hist     latency.Histogram
 	think    time.Duration
 	txns     uint64 // measured
@@ -108,10 +113,10 @@ func runPhase(ctx context.Context, cfg *Config, spec phaseSpec, phaseNo uint64, 
 	}
 	for ci, c := range rg.clients {
 		for w := 0; w < cfg.Workers; w++ {
-			ws := &workerStats{}
+			ws := &workerStats{class: spec.classOf(ci*cfg.Workers+w, len(rg.clients)*cfg.Workers)}
 			stats = append(stats, ws)
 			wk := &worker{c: c, src: rg.trackers[ci], rec: &rec, name: fmt.Sprintf("c%d.w%d", ci+1, w),
-				think: cfg.ThinkTime, from: &from, ws: ws, live: &live}
+				think: cfg.ThinkTime, from: &from, ws: ws, live: &live, opts: spec.classOpts(ws.class)}
 			wl := wls[ci*cfg.Workers+w]
 			wg.Add(1)
 			go func() {
@@ -123,7 +128,20 @@ func runPhase(ctx context.Context, cfg *Config, spec phaseSpec, phaseNo uint64, 
 	var warmup time.Duration
 	if cfg.Warmup > 0 {
 		stopWarm := startProgress(cfg.Progress, cfg.ProgressLive, spec.name+" warm-up", start, nil, nil)
-		warmUp(pctx, cfg, rg, ctlBefore.periods)
+		var placed func() bool
+		if spec.name == PhaseCrash && rg.switchLocks != nil {
+			// The crash phase's locks can move into the switch only once the crashed holder's
+			// leases have run out on their server: wait for the first of them too.
+			placed = func() bool {
+				for _, l := range rg.switchLocks() {
+					if l >= crashLockBase && l < crashLockBase+crashLocks {
+						return true
+					}
+				}
+				return false
+			}
+		}
+		warmUp(pctx, cfg, rg, ctlBefore.periods, placed)
 		stopWarm(false)
 		opened = mark()
 		warmup = opened.Sub(start)
@@ -163,6 +181,22 @@ func runPhase(ctx context.Context, cfg *Config, spec phaseSpec, phaseNo uint64, 
 		res.LeaseLost += ws.lost
 	}
 	res.Latency = hist.Summary()
+	for k, cl := range spec.classes {
+		var h latency.Histogram
+		cr := ClassResult{Name: cl.name, Tenant: cl.tenant, Priority: cl.priority}
+		for _, ws := range stats {
+			if ws.class == k {
+				h.Merge(&ws.hist)
+				cr.Workers++
+				cr.Txns += ws.txns
+				cr.AllTxns += ws.all
+				cr.Rejects += ws.rejects
+			}
+		}
+		cr.Latency = h.Summary()
+		cr.TxnRate = float64(cr.Txns) / elapsed.Seconds()
+		res.Classes = append(res.Classes, cr)
+	}
 	if res.Txns > 0 {
 		res.Think = think / time.Duration(res.Txns)
 	}
@@ -229,10 +263,10 @@ const (
 )
 
 // warmUp waits cfg.Warmup, then, with a controller, until it has completed warmUpPeriods
-// allocation periods since the phase began (periods were at before then), at most
-// maxWarmup*cfg.Warmup in all: on a loaded machine the controller is slower than its period, and
-// the measured window should see the locks it placed.
-func warmUp(ctx context.Context, cfg *Config, rg *rig, before uint64) {
+// allocation periods since the phase began (periods were at before then) and placed reports
+// true (nil: at once), at most maxWarmup*cfg.Warmup in all: on a loaded machine the controller is
+// slower than its period, and the measured window should see the locks it placed.
+func warmUp(ctx context.Context, cfg *Config, rg *rig, before uint64, placed func() bool) {
 	t := time.NewTimer(cfg.Warmup)
 	defer t.Stop()
 	select {
@@ -248,7 +282,7 @@ func warmUp(ctx context.Context, cfg *Config, rg *rig, before uint64) {
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		if st, ok := rg.controller(); ok && st.Periods >= before+warmUpPeriods {
+		if st, ok := rg.controller(); ok && st.Periods >= before+warmUpPeriods && (placed == nil || placed()) {
 			return
 		}
 		select {
@@ -294,7 +328,8 @@ type worker struct {
 	rec   *history.Recorder
 	name  string
 	think time.Duration
-	from  *atomic.Int64 // transactions that start before it (Unix ns) are not counted
+	opts  []client.Option // the class's tenant and priority, for every transaction
+	from  *atomic.Int64   // transactions that start before it (Unix ns) are not counted
 	ws    *workerStats
 	live  *phaseCounters
 }
@@ -325,7 +360,7 @@ func (w *worker) run(ctx context.Context, wl *Workload) {
 		locks = wl.Next(locks)
 		t0 := time.Now()
 		measured := t0.UnixNano() >= w.from.Load()
-		txn := w.c.Begin()
+		txn := w.c.Begin(w.opts...)
 		clear(want)
 		for _, l := range locks {
 			txn.Lock(l.Lock, l.Mode)
@@ -351,6 +386,13 @@ func (w *worker) run(ctx context.Context, wl *Workload) {
 			}
 			if ctx.Err() != nil {
 				return // the phase ended mid-transaction: not counted
+			}
+			if errors.Is(err, client.ErrQuota) {
+				// Over its tenant's quota: back off a little rather than spin on refusals.
+				select {
+				case <-time.After(quotaBackoff):
+				case <-ctx.Done():
+				}
 			}
 			if measured {
 				var rej *client.RejectError

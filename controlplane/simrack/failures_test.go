@@ -313,3 +313,53 @@ func TestServerDeathSharesBarriers(t *testing.T) {
 		})
 	}
 }
+
+// TestFailoverOutlivesController: server 1 is cut off (not dead: it comes back later with its
+// state) and the primary fails it over to its standby; then the primary dies and the backup,
+// which never made the failover, takes over; the switch restarts, under the backup (after it
+// took over from the switch's routes) or as it takes over (it never sees those routes). The
+// backup must keep server 1's address at the standby (ctlcore's learnServing and locate): the
+// old server, back on the network, is never routed to or pinged again, so its controller lease
+// stays lapsed and it grants nothing. Before the fix the backup's bring-up routed the address
+// back to the old server, whose pings renewed its lease: it granted with its old epoch beside the
+// standby (history violations).
+func TestFailoverOutlivesController(t *testing.T) {
+	for _, atTakeover := range []bool{false, true} {
+		for _, seed := range seeds(2) {
+			t.Run(fmt.Sprintf("restart-at-takeover=%v/%d", atTakeover, seed), func(t *testing.T) {
+				cfg := testConfig(seed)
+				cfg.Pick = hot
+				cfg.Standbys = true
+				cfg.Backup = true
+				cfg.ServerLease = 300 * time.Millisecond
+				s, _ := run(t, cfg, 0, nil)
+				s.Run(1500 * time.Millisecond)
+				old := s.srv[1]
+				s.KillServer(1)
+				s.Run(2 * time.Second)
+				if st := s.Core(0).Stats(); st.Failovers != 1 {
+					t.Fatalf("primary: failovers %d", st.Failovers)
+				}
+				s.KillController(50 * time.Millisecond)
+				if atTakeover {
+					s.RestartSwitch(100 * time.Millisecond)
+				} else {
+					s.Run(time.Second)
+					s.RestartSwitch(100 * time.Millisecond)
+				}
+				old.dead = false // the cut heals: the old server is back, with its state
+				grants := old.core.Stats().Grants
+				failAt := s.Now()
+				s.Run(4 * time.Second)
+				failureCheck(t, s, seed, "TestFailoverOutlivesController", failAt.Add(2*time.Second))
+				b := s.Core(1).Stats()
+				if b.FailoversLearned != 1 || b.Failovers != 0 || b.BringUps != 1 {
+					t.Errorf("backup: %+v", b)
+				}
+				if g := old.core.Stats().Grants; g != grants {
+					t.Errorf("the old server 1 granted %d times after it came back", g-grants)
+				}
+			})
+		}
+	}
+}

@@ -24,6 +24,7 @@ type server struct {
 	term     uint64
 	instance uint32
 	standby  bool
+	serving  bool // a standby that took over (wire.PingServing)
 	graceEnd int64
 	leaseEnd int64
 	applied  int64
@@ -116,7 +117,12 @@ func (sv *server) admin(now int64, req *lockcore.Request) {
 			sv.leaseEnd = now + int64(sv.s.cfg.ServerLease)
 		}
 		sv.term = max(sv.term, req.Timestamp)
-		sv.reply(req, wire.Fields{Token: sv.epoch, Slots: 1, Timestamp: sv.term, LeaseMicros: sv.instance}, nil)
+		var serving uint8
+		if sv.serving {
+			serving = wire.PingServing
+		}
+		sv.reply(req, wire.Fields{Token: sv.epoch, Slots: 1, Timestamp: sv.term, LeaseMicros: sv.instance,
+			Priority: serving}, nil)
 	case req.Status == wire.AdminTokenFloor:
 		sv.reply(req, wire.Fields{Token: sv.raise(req.Token), Slots: req.Slots}, nil)
 	case req.Status >= wire.AdminYield && req.Status <= wire.AdminResidents:
@@ -153,6 +159,7 @@ func (sv *server) admin(now int64, req *lockcore.Request) {
 			if sv.standby || req.Token >= sv.epoch {
 				sv.epoch = max(sv.epoch+1, req.Token+1)
 				sv.core.RaiseTokenFloor(sv.epoch << epochShift)
+				sv.serving = sv.serving || sv.standby
 				sv.standby = false
 				sv.graceEnd = now + int64(req.LeaseMicros)*1000
 				sv.applyHold(now)

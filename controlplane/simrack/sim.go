@@ -27,6 +27,7 @@ import (
 	"github.com/netlock-go/netlock/controlplane/ctlcore"
 	"github.com/netlock-go/netlock/internal/udpframe"
 	"github.com/netlock-go/netlock/p4/dataplane"
+	"github.com/netlock-go/netlock/p4/dataplane/dpengine"
 	"github.com/netlock-go/netlock/testbed/history"
 	"github.com/netlock-go/netlock/testbed/hostshim"
 	"github.com/netlock-go/netlock/wire"
@@ -93,7 +94,7 @@ type Sim struct {
 	q      eventHeap
 	seq    uint64
 	plan   addrs
-	sw     *dataplane.Switch
+	sw     *dpengine.Switch
 	hasP4  bool
 	ports  map[int]func(udpframe.Frame) // far ends of the switch ports
 	srv    map[uint16]*server           // by number: the live one (after a failover, the standby)
@@ -265,7 +266,7 @@ func (c *Config) defaults() {
 
 // loadSwitch (re)starts the switch program with fresh registers and empty tables.
 func (s *Sim) loadSwitch() error {
-	sw, err := dataplane.Load(s.cfg.Sizing, engine.Config{TofinoConstraints: true, Now: s.Now, Log: s.switchLog})
+	sw, err := dpengine.Load(s.cfg.Sizing, engine.Config{TofinoConstraints: true, Now: s.Now, Log: s.switchLog})
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/netlock-go/netlock/internal/udpframe"
 	"github.com/netlock-go/netlock/p4"
 	"github.com/netlock-go/netlock/p4/dataplane"
+	"github.com/netlock-go/netlock/p4/dataplane/dpengine"
 	"github.com/netlock-go/netlock/wire"
 )
 
@@ -21,7 +22,7 @@ import (
 // 1/SwitchMpps per pass (line rate).
 type vswitch struct {
 	r        *Rack
-	dp       *dataplane.Switch
+	dp       *dpengine.Switch
 	up       bool  // false from a restart until the switch is back
 	pipeline bool  // a program is pushed (false after a restart until the controller pushes it)
 	now      int64 // the engine's clock while it processes a packet
@@ -69,7 +70,7 @@ func (s *vswitch) load() error {
 	if err != nil {
 		return fmt.Errorf("rackmodel: %w", err)
 	}
-	s.dp = &dataplane.Switch{Switch: sw, Sizing: sz}
+	s.dp = &dpengine.Switch{Switch: sw, Sizing: sz}
 	return nil
 }
 
