@@ -521,4 +521,3 @@ func TestCheckerOnline(t *testing.T) {
 		t.Errorf("%d violations kept, %d dropped: want 2 and 8 (10 overlapping pairs)", len(vs), c.Dropped())
 	}
 }
-
