@@ -40,12 +40,10 @@ test: lint
 	# The data plane's differential test at full count and its mutants (single-threaded; under
 	# -race above they run a few sequences).
 	$(GO) test -count=1 -timeout 10m -run 'Differential' ./p4/dataplane
-	# The controller's rack simulation runs in one goroutine: under -race above it runs one seed per
-	# test and no negative controls; here every seed and the negative controls.
-	$(GO) test -count=1 -timeout 10m ./controlplane/simrack
-	# The virtual rack's conservation and checker-agreement tests over all their phases (under
-	# -race they run two phases and one; about 20 s here).
-	$(GO) test -count=1 -timeout 10m -run '^(TestConservation|TestCheckerAgreesWithHistory)$$' ./testbed/rackmodel
+	# The rack model runs in one goroutine: under -race above its conservation and checker-agreement
+	# tests run two phases and one, and the controller's tests one seed each and no negative
+	# controls; here every phase, every seed and the negative controls.
+	$(GO) test -count=1 -timeout 10m -run '^(TestConservation|TestCheckerAgreesWithHistory|TestMigrationsUnderLoad|TestEvictions.*|TestControllerNegativeControls|TestSwitchRestart.*|TestServerDeath.*|TestControllerDeath|TestCrashedHolderSwept)$$' ./testbed/rackmodel
 
 # The tests against the real P4 toolchain (p4c's p4test and p4c-bm2-ss, bmv2's simple_switch and
 # simple_switch_grpc, the Tofino compiler p4c-barefoot): every TestReal* of the repository. They

@@ -62,6 +62,7 @@ type ivl struct {
 	seq     int
 	closed  bool
 	fenced  bool // its fencing order has been checked
+	ret     bool // retiring in this call of retireLock
 	retired bool
 	a       *acq
 }
@@ -306,29 +307,50 @@ func byStart(a, b *ivl) int {
 }
 
 // retireLock checks l's live intervals that can be decided and forgets those that ended by before
-// (every one when finish).
+// (every one when finish). Its cost is O(n log n) in the live intervals (plus the conflicting
+// pairs found).
 func (c *Checker) retireLock(l *lockHist, before time.Time, finish bool) {
 	slices.SortFunc(l.live, byStart)
+	var ret []*ivl
+	for _, iv := range l.live {
+		iv.ret = finish || iv.endsBy(before)
+		if iv.ret {
+			ret = append(ret, iv)
+		}
+	}
 	// Fencing: every non-empty interval that ended by iv's start, where either is exclusive, has
 	// a smaller token (two shared grants may reach their clients in either order). Decided once
-	// every event before iv's start is known.
+	// every event before iv's start is known. The intervals that ended, by end, alongside the
+	// ones to check, by start, with the largest tokens so far (from those forgotten on).
+	var ended []*ivl
+	for _, o := range l.live {
+		if _, ok := o.end(); ok && !o.isEmpty() {
+			ended = append(ended, o)
+		}
+	}
+	slices.SortStableFunc(ended, func(a, b *ivl) int {
+		ae, _ := a.end()
+		be, _ := b.end()
+		return ae.Compare(be)
+	})
+	mAll, mX := l.maxAll, l.maxX
+	j := 0
 	for _, iv := range l.live {
 		if iv.fenced || (!finish && !iv.Start.Before(before)) {
 			continue
 		}
 		iv.fenced = true
+		for ; j < len(ended); j++ {
+			if e, _ := ended[j].end(); e.After(iv.Start) {
+				break
+			}
+			mAll = maxToken(mAll, ended[j])
+			if ended[j].Mode == wire.Exclusive {
+				mX = maxToken(mX, ended[j])
+			}
+		}
 		if iv.isEmpty() {
 			continue
-		}
-		mAll, mX := l.maxAll, l.maxX
-		for _, o := range l.live {
-			if o == iv || o.isEmpty() || !o.endsBy(iv.Start) {
-				continue
-			}
-			mAll = maxToken(mAll, o)
-			if o.Mode == wire.Exclusive {
-				mX = maxToken(mX, o)
-			}
 		}
 		m := mX
 		if iv.Mode == wire.Exclusive {
@@ -339,47 +361,36 @@ func (c *Checker) retireLock(l *lockHist, before time.Time, finish bool) {
 				"token %d granted after the %s holder with token %d ended", iv.Token, m.Mode, m.Token)})
 		}
 	}
-	var ret []*ivl
-	for _, iv := range l.live {
-		if finish || iv.endsBy(before) {
-			ret = append(ret, iv)
-		}
-	}
 	if len(ret) == 0 {
 		return
 	}
-	retiring := func(o *ivl) int { return slices.Index(ret, o) }
-	// Exclusion: no two non-empty intervals overlap where either is exclusive. Each pair is
-	// checked when the first of the two retires (a later interval starts after it ended).
-	for i, r := range ret {
-		if r.isEmpty() {
+	// Exclusion: no two non-empty intervals overlap where either is exclusive. A sweep by start
+	// keeps the intervals not ended by each start; a pair is checked when the first of the two
+	// retires (a later interval starts after it ended).
+	var active []*ivl
+	for _, iv := range l.live {
+		if iv.isEmpty() {
 			continue
 		}
-		for _, o := range l.live {
-			if o == r {
-				continue
+		kept := active[:0]
+		for _, a := range active {
+			if !a.endsBy(iv.Start) {
+				kept = append(kept, a)
 			}
-			j := retiring(o)
-			if j >= 0 && j < i {
+		}
+		active = kept
+		for _, a := range active {
+			if !(a.ret || iv.ret) || (a.Mode != wire.Exclusive && iv.Mode != wire.Exclusive) {
 				continue
-			}
-			if r.Mode != wire.Exclusive && o.Mode != wire.Exclusive {
-				continue
-			}
-			if o.isEmpty() || r.endsBy(o.Start) || o.endsBy(r.Start) {
-				continue
-			}
-			a, b := r, o
-			if byStart(b, a) < 0 {
-				a, b = b, a
 			}
 			ae, _ := a.end()
-			be, _ := b.end()
-			c.violate(Violation{"exclusion", l.lock, []uint64{a.Txn, b.Txn}, fmt.Sprintf(
+			be, _ := iv.end()
+			c.violate(Violation{"exclusion", l.lock, []uint64{a.Txn, iv.Txn}, fmt.Sprintf(
 				"%s holder (token %d, %s) and %s holder (token %d, %s) at once: [%s, %s) and [%s, %s)",
-				a.Mode, a.Token, a.Client, b.Mode, b.Token, b.Client, stamp(a.Start), stamp(ae),
-				stamp(b.Start), stamp(be))})
+				a.Mode, a.Token, a.Client, iv.Mode, iv.Token, iv.Client, stamp(a.Start), stamp(ae),
+				stamp(iv.Start), stamp(be))})
 		}
+		active = append(active, iv)
 	}
 	// Token reuse: no token granted to two transactions of the lock (empty intervals included),
 	// in start order.

@@ -512,6 +512,20 @@ func TestCheckerOnline(t *testing.T) {
 	if len(vs) != 1 || vs[0].Rule != "fencing" || vs[0].Lock != 77_777%50 {
 		t.Errorf("violations %v, want the one fencing violation", vs)
 	}
+	// The batch check of a long history of one lock (100 000 holders): linear in the holders up to
+	// a sort (the first version of the Checker was cubic on it: the controller's tests' histories
+	// took minutes).
+	var evs []Event
+	for i := range 100_000 {
+		at := ms(i)
+		evs = append(evs, Event{Kind: Granted, Lock: 1, Txn: uint64(i + 1), Mode: X, Token: uint64(i + 1), At: at,
+			Deadline: at.Add(10 * time.Millisecond)}, Event{Kind: Released, Lock: 1, Txn: uint64(i + 1),
+			At: at.Add(500 * time.Microsecond)})
+	}
+	evs[2*50_000].Token = 3
+	if vs := Check(evs, Options{}); len(vs) != 2 || vs[0].Rule != "fencing" || vs[1].Rule != "token-reuse" {
+		t.Errorf("one lock: violations %v, want a fencing violation and the reuse of token 3", vs)
+	}
 	// A bounded list of violations.
 	c = NewChecker(Options{MaxViolations: 2})
 	for i := range 5 {

@@ -276,6 +276,14 @@ func (r *Rack) noteStats(body []byte, n int) {
 // Controller returns controller i's core (0: the first primary; 1: the backup).
 func (r *Rack) Controller(i int) *ctlcore.Core { return r.ctls[i].core }
 
+// Primary returns the index of the controller that is primary now, or -1.
+func (r *Rack) Primary() int {
+	if c := r.primary(); c != nil {
+		return c.i
+	}
+	return -1
+}
+
 // primary returns the controller that is primary now, or nil.
 func (r *Rack) primary() *ctl {
 	for _, c := range r.ctls {
