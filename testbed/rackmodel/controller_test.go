@@ -81,8 +81,8 @@ func ctlConfig(seed uint64) *ctlRack {
 		LeaseMargin: 50 * time.Millisecond, PollInterval: 5 * time.Millisecond, AllocPeriod: 200 * time.Millisecond,
 		Hysteresis: 0.3, AdminDelay: 50 * time.Microsecond, Sizing: dataplane.Sizing{Locks: 64, PartBits: 6}, MaxRegion: 8,
 	}, Alloc: AllocSpec{Slots: 64*4 - 4}},
-		pick: hot,
-		hold: func(r *rand.Rand) time.Duration { return time.Duration(200+r.IntN(1800)) * time.Microsecond },
+		pick:  hot,
+		hold:  func(r *rand.Rand) time.Duration { return time.Duration(200+r.IntN(1800)) * time.Microsecond },
 		think: func(r *rand.Rand) time.Duration { return time.Duration(r.IntN(1000)) * time.Microsecond },
 	}
 	if *ctlVerbose {
@@ -249,7 +249,9 @@ func TestControllerNegativeControls(t *testing.T) {
 	if raceEnabled {
 		t.Skip("single-goroutine simulation: the negative controls run without the race detector (make test's second pass)")
 	}
-	restart := func(r *Rack) { r.at(r.k.Now()+int64(1500*time.Millisecond), func() { r.RestartSwitch(20 * time.Millisecond) }) }
+	restart := func(r *Rack) {
+		r.at(r.k.Now()+int64(1500*time.Millisecond), func() { r.RestartSwitch(20 * time.Millisecond) })
+	}
 	for _, tc := range []struct {
 		name  string
 		m     ctlcore.Mutation
