@@ -235,7 +235,6 @@ func (c *ctl) serverAnswer(f udpframe.Frame) {
 type ctlHost struct {
 	r        *Rack
 	up, down link
-	fr       udpframe.Frame
 }
 
 func (h *ctlHost) links() (up, down *link) { return &h.up, &h.down }
