@@ -54,7 +54,9 @@ type AllocSpec struct {
 	// Strategy is Algorithm 3 (alloc.StrategyKnapsack) or the random strawman.
 	Strategy alloc.Strategy
 	// Slots is the switch memory the allocator may use (at most the pool less the controller's
-	// two staging slots per server). 0: no allocation.
+	// two staging slots per server). 0: Allocate does nothing (every lock stays on the servers);
+	// with Params.AllocPeriod the controller's own periods then use that whole part of the pool
+	// (ctlcore's default).
 	Slots int
 	// Seed seeds the random strategy.
 	Seed uint64
