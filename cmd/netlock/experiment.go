@@ -49,13 +49,14 @@ func newExperimentCmd() *cobra.Command {
 		Use:   "experiment fig13|fig14|fig10|fig15|all",
 		Short: "Regenerate a figure of the NetLock paper on the rack model (virtual time, the paper's scale)",
 		Long: `Regenerates a figure of the NetLock paper (SIGCOMM'20, section 6) on the rack model
-(testbed/rackmodel): p4/netlock.p4 on the engine decides every switch grant, lockcore serves the lock
-servers, and only time is modelled, at the paper's scale (10 clients, 2 lock servers, a Tofino-class
-switch; --clients etc. change it). Every point is a deterministic run for its seed, checked for
-exclusion and fencing.
+(testbed/rackmodel): netlock's own code makes every decision (p4/netlock.p4 on the engine as the
+switch, lockserver/srvcore as the lock servers, client/clientcore as the clients, controlplane/ctlcore
+as the controller, whose allocation periods run in the warm-up) and only time is modelled, at the
+paper's scale (10 clients, 2 lock servers, a Tofino-class switch; --clients etc. change it). Every
+point is a deterministic run for its seed, checked for exclusion and fencing.
 
   fig13  knapsack vs random allocation on TPC-C (10 warehouses per client), with every lock on the
-         servers as the reference, for 8-, 2- and 1-core lock servers
+         servers as the reference, for the paper's rack, 1-core servers and 64 workers per client
   fig14  throughput against switch slots, by think time, knapsack vs random
   fig10  TPC-C with the hot locks in the switch vs every lock on the servers, high and low contention
   fig15  throughput over time through a switch restart and a lock server failure, with the
