@@ -126,62 +126,36 @@ func RunTimeline(ctx context.Context, p rackmodel.Params, tl *Timeline) error {
 	if err != nil {
 		return err
 	}
-	step := func(d time.Duration) error {
-		for end := r.Now() + d; r.Now() < end; {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			r.Run(min(time.Millisecond, end-r.Now()))
-		}
-		return nil
-	}
-	// allocating runs d / AllocPeriod allocation periods of the controller, each after
-	// AllocPeriod of the clients' work, on the quiesced rack.
-	allocating := func(d time.Duration) error {
-		for range int(d / tl.AllocPeriod) {
-			if err := step(tl.AllocPeriod); err != nil {
-				return err
-			}
-			if err := r.Quiesce(time.Second); err != nil {
-				return err
-			}
-			if _, err := r.Allocate(time.Second); err != nil {
-				return err
-			}
-			r.Start()
-		}
-		return nil
-	}
 	r.Start()
-	if err := allocating(tl.Warmup); err != nil {
+	if _, _, err := allocating(ctx, r, tl.Warmup, tl.AllocPeriod); err != nil {
 		return err
 	}
 	start := r.Now()
 	r.StartSeries(tl.Bin)
-	if err := step(tl.Steady); err != nil {
+	if err := step(ctx, r, tl.Steady); err != nil {
 		return err
 	}
 	r.RestartSwitch(tl.Down)
 	// Until the recovery is over (the switch's locks adopted by their servers).
-	if err := step(tl.Down + r.Params().SweepPeriod); err != nil {
+	if err := step(ctx, r, tl.Down+r.Params().SweepPeriod); err != nil {
 		return err
 	}
 	for r.Recovering() {
-		if err := step(r.Params().SweepPeriod); err != nil {
+		if err := step(ctx, r, r.Params().SweepPeriod); err != nil {
 			return err
 		}
 	}
-	if err := allocating(tl.Realloc); err != nil {
+	if _, _, err := allocating(ctx, r, tl.Realloc, tl.AllocPeriod); err != nil {
 		return err
 	}
 	r.Note("steady after the reallocations")
-	if err := step(tl.Steady); err != nil {
+	if err := step(ctx, r, tl.Steady); err != nil {
 		return err
 	}
 	if err := r.FailServer(1); err != nil {
 		return err
 	}
-	if err := step(tl.Tail); err != nil {
+	if err := step(ctx, r, tl.Tail); err != nil {
 		return err
 	}
 	end := r.Now()

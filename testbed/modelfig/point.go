@@ -93,36 +93,16 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	}
 	p := r.Params()
 	res.ThinkTime, res.ThinkEach, res.ServerCores, res.Workers = p.ThinkTime, p.ThinkEachLock, p.ServerCores, p.Workers
-	step := func(d time.Duration) error {
-		// Run in slices so that a canceled context stops a long run.
-		for end := r.Now() + d; r.Now() < end; {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			r.Run(min(time.Millisecond, end-r.Now()))
-		}
-		return nil
-	}
 	r.Start()
-	for range int(s.Warmup / s.AllocPeriod) {
-		if err := step(s.AllocPeriod); err != nil {
-			return res, err
-		}
-		if err := r.Quiesce(time.Second); err != nil {
-			return res, err
-		}
-		if res.Alloc, err = r.Allocate(time.Second); err != nil {
-			return res, err
-		}
-		res.Periods++
-		r.Start()
+	if res.Alloc, res.Periods, err = allocating(ctx, r, s.Warmup, s.AllocPeriod); err != nil {
+		return res, err
 	}
-	if err := step(s.Settle); err != nil {
+	if err := step(ctx, r, s.Settle); err != nil {
 		return res, err
 	}
 	c0 := r.Counters()
 	r.ResetLatency()
-	if err := step(s.Window); err != nil {
+	if err := step(ctx, r, s.Window); err != nil {
 		return res, err
 	}
 	c := r.Counters().Sub(c0)
@@ -142,4 +122,37 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 			r.Violations()[0])
 	}
 	return res, nil
+}
+
+// step runs r for d of virtual time, in slices so that a canceled context stops a long run.
+func step(ctx context.Context, r *rackmodel.Rack, d time.Duration) error {
+	for end := r.Now() + d; r.Now() < end; {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		r.Run(min(time.Millisecond, end-r.Now()))
+	}
+	return nil
+}
+
+// allocating runs d / period allocation periods of the controller, each after period of the
+// clients' work, on the quiesced rack; it returns the last period's allocation and the number of
+// periods.
+func allocating(ctx context.Context, r *rackmodel.Rack, d, period time.Duration) (rackmodel.Allocation, int, error) {
+	var a rackmodel.Allocation
+	n := int(d / period)
+	for range n {
+		if err := step(ctx, r, period); err != nil {
+			return a, 0, err
+		}
+		if err := r.Quiesce(time.Second); err != nil {
+			return a, 0, err
+		}
+		var err error
+		if a, err = r.Allocate(time.Second); err != nil {
+			return a, 0, err
+		}
+		r.Start()
+	}
+	return a, n, nil
 }
