@@ -24,11 +24,12 @@ import (
 // The run: a warm-up from every lock on the servers with the controller's allocation period of
 // Slots switch slots (knapsack) every AllocPeriod on the quiesced rack, Steady of normal running;
 // the switch restarts and is down for Down; the controller programs it again and waits out the
-// leases before the switch's locks are granted again, by their servers; for Realloc after that the
-// controller allocates again every AllocPeriod; Steady later server 2's machine fails, the
-// controller suspects it, declares it dead and fails its address over to its standby (on server
-// 1's machine), which waits out the leases; Tail of running follows. Throughput is counted in
-// bins of Bin.
+// leases before the switch's locks are granted again, by their servers; a retry interval for the
+// clients to catch up, Steady with every lock on the servers, then Realloc in which the controller
+// allocates again every AllocPeriod; Steady later server 2's machine fails, the controller
+// suspects it, declares it dead and fails its address over to its standby (on server 1's
+// machine), which waits out the leases; Tail after the failure the run ends. Throughput is
+// counted in bins of Bin.
 type Timeline struct {
 	Phase  string        `json:"phase"`
 	Seed   uint64        `json:"seed"`
@@ -145,6 +146,15 @@ func RunTimeline(ctx context.Context, p rackmodel.Params, tl *Timeline) error {
 			return err
 		}
 	}
+	// The clients that waited through the restart catch up within a retransmission interval.
+	retry := r.Params().RetryTimeout
+	if err := step(ctx, r, retry); err != nil {
+		return err
+	}
+	r.Note("one retry interval after the recovery")
+	if err := step(ctx, r, tl.Steady); err != nil {
+		return err
+	}
 	if _, _, err := allocating(ctx, r, tl.Realloc, tl.AllocPeriod); err != nil {
 		return err
 	}
@@ -152,10 +162,22 @@ func RunTimeline(ctx context.Context, p rackmodel.Params, tl *Timeline) error {
 	if err := step(ctx, r, tl.Steady); err != nil {
 		return err
 	}
+	failed := r.Now()
 	if err := r.FailServer(1); err != nil {
 		return err
 	}
-	if err := step(ctx, r, tl.Tail); err != nil {
+	// Until the standby grants, then a retransmission interval for the clients to catch up.
+	tail := failed + tl.Tail
+	for !tl.after(r.Events(), "takeover grace over", failed) && r.Now() < tail {
+		if err := step(ctx, r, r.Params().SweepPeriod); err != nil {
+			return err
+		}
+	}
+	if err := step(ctx, r, min(retry, tail-r.Now())); err != nil {
+		return err
+	}
+	r.Note("one retry interval after the takeover grace")
+	if err := step(ctx, r, tail-r.Now()); err != nil {
 		return err
 	}
 	end := r.Now()
@@ -174,6 +196,16 @@ func RunTimeline(ctx context.Context, p rackmodel.Params, tl *Timeline) error {
 	tl.Phases = tl.phases(start, end)
 	tl.Wall = time.Since(t0)
 	return nil
+}
+
+// after reports whether one of evs after from starts with prefix.
+func (tl *Timeline) after(evs []rackmodel.Event, prefix string, from time.Duration) bool {
+	for _, e := range evs {
+		if e.At >= from && strings.HasPrefix(e.What, prefix) {
+			return true
+		}
+	}
+	return false
 }
 
 // eventAt returns the time of the first event whose text starts with prefix, after from.
@@ -197,12 +229,14 @@ func (tl *Timeline) phases(start, end time.Duration) []PhaseStat {
 		{"switch down", "switch down"},
 		{"switch back, no pipeline", "switch back"},
 		{"re-programmed; the switch's locks wait out the leases", "switch programmed"},
-		{"every lock on the servers", "switch restart recovered"},
-		{"the controller's allocation periods", "allocation period"},
-		{"after the reallocation", "steady"},
+		{"recovered; the clients catch up (a retry interval)", "switch restart recovered"},
+		{"every lock on the servers", "one retry interval after the recovery"},
+		{"the controller's allocation periods (each on the quiesced rack)", "allocation period"},
+		{"after the reallocation", "steady after the reallocations"},
 		{"server 2 down, not yet detected", "server 2 down"},
 		{"failed over to its standby on server 1's machine, waiting out the leases", "failing over to the standby"},
-		{"after the failover", "takeover grace over"},
+		{"the standby grants; the clients catch up (a retry interval)", "takeover grace over"},
+		{"after the failover", "one retry interval after the takeover grace"},
 	}
 	var at []time.Duration
 	var names []string

@@ -405,7 +405,7 @@ func (r *Rack) event(format string, args ...any) {
 }
 
 // eventLog turns a controller's log into the rack's events: every decision but those about one
-// lock (moves, force-releases), which go to Config.Logger at Debug. The message comes first, so
+// lock (moves, force-releases) and its allocation periods, which go to Config.Logger at Debug. The message comes first, so
 // that an event can be found by the core's words ("switch programmed", "failing over to the
 // standby", ...).
 type eventLog struct {
@@ -414,16 +414,17 @@ type eventLog struct {
 	attrs []slog.Attr
 }
 
-// perLock are the controller's messages about one lock.
-var perLock = []string{"moving out of the switch", "moving into the switch", "moved out of the switch",
+// quiet are the controller's messages about one lock, and its allocation periods (the rack's own
+// event, from Allocate, says what a period did).
+var quiet = []string{"moving out of the switch", "moving into the switch", "moved out of the switch",
 	"moved into the switch", "lease expired in the switch: force-released", "waiting for the server's queue to drain",
-	"server admin failed"}
+	"server admin failed", "allocation period"}
 
 func (h *eventLog) Enabled(_ context.Context, l slog.Level) bool { return true }
 
 func (h *eventLog) Handle(ctx context.Context, rec slog.Record) error {
 	r := h.r
-	if rec.Level < slog.LevelInfo || slices.Contains(perLock, rec.Message) {
+	if rec.Level < slog.LevelInfo || slices.Contains(quiet, rec.Message) {
 		if r.log.Enabled(ctx, slog.LevelDebug) {
 			r.log.Debug("rackmodel: controller: "+rec.Message, "controller", h.ctl, "at", r.Now())
 		}
