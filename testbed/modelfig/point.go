@@ -141,6 +141,7 @@ func step(ctx context.Context, r *rackmodel.Rack, d time.Duration) error {
 func allocating(ctx context.Context, r *rackmodel.Rack, d, period time.Duration) (rackmodel.Allocation, int, error) {
 	var a rackmodel.Allocation
 	n := int(d / period)
+	r.Note("allocation periods: %d, one after every %v of the clients' work, each on the quiesced rack", n, period)
 	for range n {
 		if err := step(ctx, r, period); err != nil {
 			return a, 0, err
