@@ -44,6 +44,7 @@ type ctl struct {
 	alive   bool
 	wait    map[uint64]des.Event // effects without a result: their timeouts
 	srvWait map[uint64]uint64    // server admin txn -> effect
+	srvTxn  map[uint64]uint64    // effect -> server admin txn (forgotten with the effect)
 	nadmin  uint16
 	tickAt  int64
 	tick    des.Event
@@ -89,7 +90,7 @@ func newCtl(r *Rack, i int) (*ctl, error) {
 		return nil, fmt.Errorf("rackmodel: controller %d: %w", i, err)
 	}
 	return &ctl{r: r, i: i, core: core, addr: netip.AddrPortFrom(ctlIP, uint16(ctlUDPPort0+i)), alive: true,
-		wait: map[uint64]des.Event{}, srvWait: map[uint64]uint64{}}, nil
+		wait: map[uint64]des.Event{}, srvWait: map[uint64]uint64{}, srvTxn: map[uint64]uint64{}}, nil
 }
 
 // step hands the core one input and carries out its effects.
@@ -127,6 +128,10 @@ func (c *ctl) result(res ctlcore.Result) {
 	}
 	c.r.k.Cancel(ev)
 	delete(c.wait, res.ID)
+	if txn, ok := c.srvTxn[res.ID]; ok {
+		delete(c.srvTxn, res.ID)
+		delete(c.srvWait, txn)
+	}
 	c.step(res)
 }
 
@@ -189,7 +194,7 @@ func (c *ctl) do(e ctlcore.Effect) {
 		if msg.Status == wire.AdminTakeover && r.cfg.TestingKnobs.NoTakeoverGrace {
 			msg.LeaseMicros = 0 // the negative control: the standby waits out nothing
 		}
-		c.srvWait[msg.Txn] = id
+		c.srvWait[msg.Txn], c.srvTxn[id] = id, msg.Txn
 		dst := serverAddr(int(e.Server) - 1)
 		if r.p.OutOfBandAdmin {
 			// The management network delivers to the host the switch routes the address to.
