@@ -3,11 +3,12 @@ package client
 import (
 	"errors"
 	"fmt"
-	"github.com/netlock-go/netlock/internal/clock"
 	"log/slog"
 	"math"
 	"net"
 	"time"
+
+	"github.com/netlock-go/netlock/internal/clock"
 )
 
 // Clock is the client's source of time (package internal/clock): wire timestamps, lease

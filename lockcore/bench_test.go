@@ -4,6 +4,7 @@ import (
 	"math"
 	"net/netip"
 	"reflect"
+	"runtime"
 	"testing"
 	"time"
 
@@ -11,10 +12,11 @@ import (
 )
 
 // BenchmarkAcquireRelease measures uncontended exclusive acquire+release pairs, the unit of the
-// target in docs/targets.md (>= 10M pairs/s per core, 0 allocs/op).
+// target in docs/targets.md (>= 10M pairs/s per core, 0 allocs/op), in the steady state: every
+// release adds to a full replay memory (replay.go).
 func BenchmarkAcquireRelease(b *testing.B) {
 	c := mustCore(b, Config{})
-	out := Pairs(c, 4096, 1024, make([]Effect, 0, 8)) // warm the free list and the map
+	out := Pairs(c, steadyPairs, 1024, make([]Effect, 0, 8)) // warm the free list, the table, the replay memory
 	b.ReportAllocs()
 	b.ResetTimer()
 	Pairs(c, b.N, 1024, out)
@@ -59,9 +61,12 @@ func BenchmarkSharedContended(b *testing.B) {
 	b.ReportMetric(float64(b.N*34)/b.Elapsed().Seconds(), "ops/s")
 }
 
+// steadyPairs is enough pairs to reach a Core's steady state: its replay memory full.
+const steadyPairs = DefaultReplayCapacity + 4096
+
 func TestSteadyStateAllocs(t *testing.T) {
 	c := mustCore(t, Config{})
-	out := Pairs(c, 4096, 1024, make([]Effect, 0, 8))
+	out := Pairs(c, steadyPairs, 1024, make([]Effect, 0, 8))
 	if n := testing.AllocsPerRun(100, func() { out = Pairs(c, 64, 1024, out) }); n != 0 {
 		t.Fatalf("acquire+release allocates %v times per 64 pairs, want 0", n)
 	}
@@ -148,4 +153,58 @@ func TestIdleStatesBounded(t *testing.T) {
 		t.Fatalf("after the retention: idle %d, table %d entries in %d slots, %d free states", st.Idle,
 			c.locks.n, len(c.locks.vals), len(c.free))
 	}
+}
+
+// BenchmarkMemory measures the heap a Core uses per lock state (a lock held by one exclusive
+// holder, its state, table slot and deadline-heap slot), per additional waiter and per
+// additional shared holder of a lock (with the lock's membership index), and per ended request
+// in a full replay memory, with runtime.MemStats after a collection: the figures the defaults of
+// Config's bounds are sized from. b.N is not used; run it with -benchtime 1x.
+func BenchmarkMemory(b *testing.B) {
+	const n = 1 << 17
+	heap := func() uint64 {
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return ms.HeapAlloc
+	}
+	measure := func(fill func(c *Core, r *Request)) float64 {
+		cfg := Config{MaxLocks: -1, MaxRequests: -1, MaxHolders: -1, MaxWaiters: -1, ReplayCapacity: n}
+		before := heap()
+		c := mustCore(b, cfg)
+		r := &Request{From: netip.MustParseAddrPort("10.0.0.1:5000")}
+		r.Op = wire.OpAcquire
+		fill(c, r)
+		after := heap()
+		runtime.KeepAlive(c)
+		return float64(after-before) / n
+	}
+	locks := measure(func(c *Core, r *Request) {
+		r.Mode = wire.Exclusive
+		for i := 0; i < n; i++ {
+			r.Lock, r.Txn = uint32(i), uint64(i+1)
+			c.Step(0, r, nil)
+		}
+	})
+	waiters := measure(func(c *Core, r *Request) {
+		r.Mode, r.Lock = wire.Exclusive, 1
+		for i := 0; i < n+1; i++ {
+			r.Txn = uint64(i + 1)
+			c.Step(0, r, nil)
+		}
+	})
+	holders := measure(func(c *Core, r *Request) {
+		r.Mode, r.Lock = wire.Shared, 1
+		for i := 0; i < n+1; i++ {
+			r.Txn = uint64(i + 1)
+			c.Step(0, r, nil)
+		}
+	})
+	ended := measure(func(c *Core, r *Request) {
+		Pairs(c, n, 1024, nil)
+	})
+	b.ReportMetric(locks, "B/lock")
+	b.ReportMetric(ended, "B/ended")
+	b.ReportMetric(waiters, "B/waiter")
+	b.ReportMetric(holders, "B/holder")
 }

@@ -13,12 +13,43 @@ import (
 // MaxPriorities bounds Config.Priorities (NetLock keeps one queue per pipeline stage; 16 is generous).
 const MaxPriorities = 16
 
-// Quota bounds what one tenant may ask of a Core. Zero fields mean unlimited.
+// Defaults of a Core's bounds (Config). They bound the memory of one Core, whatever its clients
+// send, to about 80 MB: BenchmarkMemory (go test ./lockcore -run '^$' -bench Memory -benchtime 1x,
+// 2026-11-28) measures 305 B per lock state (with one holder, its table slot and deadline-heap
+// slot), 139 B per further waiter or holder (with the lock's membership index) and 58 B per
+// remembered ended request, so DefaultMaxLocks states take 40 MB, DefaultMaxRequests requests at
+// most 36 MB more and a full replay memory 3.8 MB (large queues may take up to twice their share
+// while their slices grow). Without bounds, 4.4 M held locks took 1.6 GB of one server (issue 18).
+// The lock server has one Core per shard: it should divide a server-wide budget among its shards
+// rather than multiply these by their number. The locks a healthy workload has at once are far
+// fewer (NetLock's experiments: thousands of hot locks in the switch, the rest uncontended);
+// 4096 shared holders or waiters of one lock are far more than its clients' concurrency.
+const (
+	DefaultMaxLocks    = 1 << 17 // 131072 locks with requests
+	DefaultMaxRequests = 1 << 18 // 262144 requests held, waiting or buffered
+	DefaultMaxHolders  = 4096
+	DefaultMaxWaiters  = 4096
+
+	// DefaultWaitLease: see Config.WaitLease.
+	DefaultWaitLease = 5 * time.Second
+	// DefaultReplayWindow is 12 times the client library's RequestTimeout (5 s), the longest it
+	// retransmits a release, and the default MaxLease, the longest a request holds: a copy of an
+	// acquire is recognised as long as its request could matter.
+	DefaultReplayWindow = time.Minute
+	// DefaultReplayCapacity (65536 ended requests, 3.8 MB) is as many as the switch remembers
+	// (docs/dataplane.md, NETLOCK_ENDED). It costs the uncontended acquire+release pair a lookup
+	// and an insertion in that memory; the window shrinks under more than 1092 ends a second
+	// (Stats.ReplayForgotten).
+	DefaultReplayCapacity = 1 << 16
+)
+
+// Quota bounds what one tenant may ask of a Core, or of the Cores sharing a TenantLimiter. Zero
+// fields mean unlimited.
 type Quota struct {
-	// MaxOutstanding bounds the tenant's requests that hold or wait for a lock.
+	// MaxOutstanding bounds the tenant's requests that hold, wait for a lock or are buffered in q2.
 	MaxOutstanding int
-	// MaxRate bounds the tenant's acquires per second (a window reset every second, as NetLock's
-	// control plane resets its per-tenant counters every second).
+	// MaxRate bounds the tenant's acquires and buffered overflows per second (a one-second window,
+	// as NetLock's control plane resets its per-tenant counters every second; quotaState).
 	MaxRate int
 }
 
@@ -31,21 +62,61 @@ type Config struct {
 	// Priorities is the number of priority levels (0 is the highest). Requests with a priority at
 	// or above it are rejected as bad requests. Default 8; at most MaxPriorities.
 	Priorities int
-	// MaxWaiters bounds the waiters of one lock; beyond it acquires are rejected as queue-full.
-	// 0 means unbounded.
+	// MaxLocks bounds the locks with requests (holders, waiters or buffered requests) of the
+	// Core: an acquire or overflow of another lock is rejected overloaded (wire.StatusOverloaded).
+	// The states of idle locks (IdleRetention) count too: at the bound the oldest idle state is
+	// freed early, so the Core keeps at most MaxLocks lock states. Default DefaultMaxLocks;
+	// negative: unbounded (WithDefaults reports math.MaxInt).
+	MaxLocks int
+	// MaxRequests bounds the requests the Core keeps, held, waiting or buffered in q2, over all
+	// its locks: an acquire or overflow beyond it is rejected overloaded. Default
+	// DefaultMaxRequests; negative: unbounded.
+	MaxRequests int
+	// MaxHolders bounds the shared holders of one lock: a shared request that finds MaxHolders
+	// holders waits as if the lock were held exclusively, until a holder leaves, so that one lock
+	// has at most MaxHolders+MaxWaiters requests. Default DefaultMaxHolders; negative: unbounded.
+	MaxHolders int
+	// MaxWaiters bounds the waiters of one lock; beyond it acquires are rejected queue-full.
+	// Default DefaultMaxWaiters; negative: unbounded.
 	MaxWaiters int
 	// MaxBuffered bounds the q2 overflow buffer of one lock; beyond it overflow requests are
 	// rejected queue-full (to their original client). Default 4096.
 	MaxBuffered int
-	// IdleRetention is how long the state of a lock without requests is kept (with the memory of
-	// its last ended request, which filters late retransmissions) before it is freed. Default 1s.
+	// IdleRetention is how long the state of a lock without requests is kept (a lock used again
+	// soon keeps its state, table slot and AdminStats counts) before it is freed. Default 1s.
 	// The Core asks for an Expire when the oldest idle state is due (NextDeadline), so idle states
 	// are freed on their own timer, whether or not any lease runs.
 	IdleRetention time.Duration
+	// WaitLease bounds how long a request waits in a lock's queue without a sign of its client:
+	// a waiter whose client has not retransmitted its acquire for WaitLease is removed, told
+	// (reject, wire.StatusWaitExpired) and the queue advances, so that a dead client's queued
+	// requests do not each take a lease when granted. Every retransmission (any copy of the
+	// acquire) starts the wait lease again. The client library retransmits a waiting acquire at
+	// most every client.Config.MaxRetryInterval (500 ms by default, with backoff from 25 ms and up
+	// to 25% jitter below it), so the default, DefaultWaitLease = 5 s, lets ten retransmissions in
+	// a row be lost (or delayed) before a live waiter is taken for dead; clients configured with a
+	// longer MaxRetryInterval need a longer WaitLease. Expire removes waiters (NextDeadline
+	// includes their deadlines); until it runs, an overdue waiter may still be granted. Requests
+	// buffered in q2 have no wait lease (the switch owns them). Negative: no wait lease.
+	WaitLease time.Duration
+	// ReplayWindow is how long a request that ended (released, withdrawn, expired, dropped) is
+	// remembered, so that a copy of its acquire, retransmitted late or replayed, is not accepted
+	// again (replay.go). Default DefaultReplayWindow; negative: nothing is remembered (a copy of
+	// an ended request is a new request).
+	ReplayWindow time.Duration
+	// ReplayCapacity bounds the ended requests remembered: when it is reached the oldest is
+	// forgotten, so under a load of more than ReplayCapacity/ReplayWindow ends per second the
+	// window is shorter (Stats.ReplayForgotten counts those). Default DefaultReplayCapacity.
+	ReplayCapacity int
 	// DefaultQuota applies to tenants without an entry in Quotas.
 	DefaultQuota Quota
-	// Quotas holds per-tenant quotas.
+	// Quotas holds per-tenant quotas, enforced by a limiter of the Core's own.
 	Quotas map[uint16]Quota
+	// Limiter, if set, enforces the tenants' quotas instead (DefaultQuota and Quotas must then be
+	// empty: the limiter has them). The lock server passes one NewSharedLimiter to all its shards,
+	// so that a quota bounds a tenant at the server, not at each shard. Nothing authenticates the
+	// tenant id a request carries (docs/protocol.md, Quotas).
+	Limiter TenantLimiter
 	// TokenBase is the fencing-token counter's start; the first grant gets TokenBase+1. The lock
 	// server sets it to its token epoch shifted into the high bits (lockserver: tokens are
 	// epoch-major, the epoch persisted and bumped on every start), so that tokens grow across
@@ -54,6 +125,27 @@ type Config struct {
 	// GrantAfter (ns, the caller's clock) holds all grants until that time: a server that takes
 	// over a failed server's locks waits out the leases the failed server may have granted.
 	GrantAfter int64
+	// HashSeed keys the hashes of the Core's lock table (table.go) and replay memory (replay.go):
+	// with a secret random seed, lock ids (and txns) chosen to collide cannot be computed, so a
+	// client cannot make its lookups, or everyone's, walk long probe runs (issue 18: ids chosen
+	// against the former public hash cost 4x the CPU and stalled other clients 5.7 s). 0 selects a
+	// fixed, public key: deterministic, for tests and the data plane's oracle. The lock server
+	// should pass a random seed (crypto/rand) per start.
+	HashSeed uint64
+	// TestingKnobs holds test-only behaviour; the zero value is production behaviour.
+	TestingKnobs TestingKnobs
+}
+
+// TestingKnobs changes a Core's behaviour for lockcore's own tests: deliberate bugs that the
+// reference model must catch (its negative controls) and bounds small enough to exercise rare
+// paths. Its fields are unexported, so no other package can set them, and its zero value changes
+// nothing.
+type TestingKnobs struct {
+	// mutant is a deliberate bug (0: none).
+	mutant mutation
+	// indexMin replaces the member count above which a lock gets a membership index (0: indexMin;
+	// negative: never, the negative control of TestMembershipScansLinear).
+	indexMin int
 }
 
 // WithDefaults returns c with every zero field that has a default set to it, or the error that
@@ -79,8 +171,29 @@ func (c *Config) validate() error {
 	if c.MaxBuffered == 0 {
 		c.MaxBuffered = 4096
 	}
+	for _, b := range []struct {
+		v   *int
+		def int
+	}{{&c.MaxLocks, DefaultMaxLocks}, {&c.MaxRequests, DefaultMaxRequests}, {&c.MaxHolders, DefaultMaxHolders},
+		{&c.MaxWaiters, DefaultMaxWaiters}} {
+		switch {
+		case *b.v == 0:
+			*b.v = b.def
+		case *b.v < 0:
+			*b.v = math.MaxInt
+		}
+	}
 	if c.IdleRetention == 0 {
 		c.IdleRetention = time.Second
+	}
+	if c.ReplayWindow == 0 {
+		c.ReplayWindow = DefaultReplayWindow
+	}
+	if c.WaitLease == 0 {
+		c.WaitLease = DefaultWaitLease
+	}
+	if c.ReplayCapacity == 0 {
+		c.ReplayCapacity = DefaultReplayCapacity
 	}
 	switch {
 	case c.DefaultLease < time.Microsecond:
@@ -91,22 +204,18 @@ func (c *Config) validate() error {
 		return fmt.Errorf("max lease %v: does not fit the 32-bit µs lease field", c.MaxLease)
 	case c.Priorities < 0 || c.Priorities > MaxPriorities:
 		return fmt.Errorf("priorities %d: must be in 1..%d", c.Priorities, MaxPriorities)
-	case c.MaxWaiters < 0:
-		return errors.New("max waiters must not be negative")
 	case c.MaxBuffered < 0:
 		return errors.New("max buffered must not be negative")
 	case c.IdleRetention < 0:
 		return errors.New("idle retention must not be negative")
+	case c.ReplayCapacity < 0:
+		return errors.New("replay capacity must not be negative")
 	}
-	for t, q := range c.Quotas {
-		if q.MaxOutstanding < 0 || q.MaxRate < 0 {
-			return fmt.Errorf("quota of tenant %d: negative bound", t)
-		}
+	if c.Limiter != nil && (len(c.Quotas) > 0 || c.DefaultQuota != (Quota{})) {
+		return errors.New("quotas and a limiter: the limiter has the quotas")
 	}
-	if c.DefaultQuota.MaxOutstanding < 0 || c.DefaultQuota.MaxRate < 0 {
-		return errors.New("default quota: negative bound")
-	}
-	return nil
+	_, err := newQuotas(c.DefaultQuota, c.Quotas)
+	return err
 }
 
 // Request is one decoded packet handed to a Core.
@@ -142,6 +251,19 @@ type Stats struct {
 	ResidentDropped uint64
 	// Adopted counts the buffered requests moved into a lock's queue by wire.AdminAdopt.
 	Adopted uint64
+	// Rejects at the Core's bounds, by bound (Config.MaxLocks, MaxRequests, MaxWaiters,
+	// MaxBuffered), and shared requests that were not granted at once only because their lock had
+	// MaxHolders holders (they wait).
+	AtMaxLocks, AtMaxRequests, AtMaxWaiters, AtMaxBuffered, AtMaxHolders uint64
+	// IdleEvicted counts the idle lock states freed before their IdleRetention ended, to make room
+	// for a new lock at MaxLocks.
+	IdleEvicted uint64
+	// WaitExpired counts the waiters removed because their wait lease ran out.
+	WaitExpired uint64
+	// Replays counts acquires of requests that had ended (replay.go), not accepted again.
+	// ReplayForgotten counts ended requests forgotten before their ReplayWindow passed, because
+	// ReplayCapacity later ones ended.
+	Replays, ReplayForgotten uint64
 	// Gauges.
 	Locks    int
 	Holders  int
@@ -149,6 +271,8 @@ type Stats struct {
 	Buffered int
 	// Idle counts the states of locks without requests that are kept for IdleRetention.
 	Idle int
+	// Remembered counts the ended requests in the replay memory (some may be past their window).
+	Remembered int
 }
 
 // Add adds o's counters and gauges to s (the lock server sums its shards).
@@ -169,6 +293,16 @@ func (s *Stats) Add(o *Stats) {
 	s.Unexpected += o.Unexpected
 	s.ResidentDropped += o.ResidentDropped
 	s.Adopted += o.Adopted
+	s.AtMaxLocks += o.AtMaxLocks
+	s.AtMaxRequests += o.AtMaxRequests
+	s.AtMaxWaiters += o.AtMaxWaiters
+	s.AtMaxBuffered += o.AtMaxBuffered
+	s.AtMaxHolders += o.AtMaxHolders
+	s.IdleEvicted += o.IdleEvicted
+	s.WaitExpired += o.WaitExpired
+	s.Replays += o.Replays
+	s.ReplayForgotten += o.ReplayForgotten
+	s.Remembered += o.Remembered
 	s.Locks += o.Locks
 	s.Holders += o.Holders
 	s.Waiters += o.Waiters
@@ -184,6 +318,7 @@ type entry struct {
 	ts       uint64
 	to       netip.AddrPort
 	lease    uint32 // µs
+	seq      uint32 // waiters: arrival number (members.go)
 	tenant   uint16
 	prio     uint8
 	mode     wire.Mode
@@ -203,15 +338,18 @@ type lockState struct {
 	whead    int
 	overflow []entry
 	ohead    int
-	// The last request of this lock that ended: its txn, token (0 for a withdrawal) and whether it
-	// ended by lease expiry. Late retransmissions of its acquire or release are answered from it.
-	lastReleased uint64
-	lastToken    uint64
-	lastExpired  bool
-	due          int64 // earliest holder deadline (ns), while in the heap
-	hidx         int32 // index in the deadline heap, -1 when not in it
+	// idx indexes holders and waiters once there are more than indexMin of them (members.go);
+	// seq is the arrival number of the latest waiter.
+	idx  map[uint64]member
+	seq  uint32
+	due  int64 // earliest holder deadline (ns), while in the heap
+	hidx int32 // index in the deadline heap, -1 when not in it
+	// With wait leases, a lock with live waiters is in the Core's wait heap at widx (else -1),
+	// keyed by wdue, at or before the earliest wait deadline of its waiters.
+	widx int32
+	wdue int64
 	// Idle locks stay on the idle list for Config.IdleRetention after they became idle, so that a
-	// lock used again soon keeps its table slot (and lastReleased keeps filtering late retries).
+	// lock used again soon keeps its state and table slot.
 	inIdle       bool
 	idleSince    int64
 	iprev, inext *lockState
@@ -226,16 +364,15 @@ func (l *lockState) idle() bool {
 	return len(l.holders) == 0 && l.whead == len(l.waiters) && l.ohead == len(l.overflow)
 }
 
-func (l *lockState) compatible(m wire.Mode) bool {
-	return len(l.holders) == 0 || (m == wire.Shared && l.holdMode == wire.Shared)
+// compatible reports whether a request of mode m may join l's holders: when there are none,
+// or when m and the holders are shared and fewer than MaxHolders.
+func (c *Core) compatible(l *lockState, m wire.Mode) bool {
+	return len(l.holders) == 0 || (m == wire.Shared && l.holdMode == wire.Shared &&
+		(len(l.holders) < c.cfg.MaxHolders || c.cfg.TestingKnobs.mutant == mutantHoldersUnbounded))
 }
 
-type tenantState struct {
-	q           Quota
-	outstanding int
-	window      int64
-	count       int
-}
+// requests is the number of requests the Core keeps (held, waiting, buffered).
+func (c *Core) requests() int { return c.stats.Holders + c.stats.Waiters + c.stats.Buffered }
 
 // Core is the lock state machine. See the package documentation for its rules.
 type Core struct {
@@ -243,9 +380,10 @@ type Core struct {
 	locks     table
 	free      []*lockState // recycled states, at most maxFree
 	dl        dlHeap       // locks with holders, by earliest deadline
+	wh        waitHeap     // locks with waiters (wait leases on), by earliest wait deadline
 	token     uint64
-	quotas    bool
-	tenants   map[uint16]*tenantState
+	quotas    bool          // lim != nil
+	lim       TenantLimiter // nil without quotas
 	paused    bool
 	stats     Stats
 	priorityN uint8
@@ -255,17 +393,31 @@ type Core struct {
 	// modes holds the locks the control plane placed: true for switch-resident (AdminYield),
 	// false for adopted back (AdminAdopt). A lock without an entry keeps the plain rules
 	// (overflows buffered, acquires served).
-	modes  map[uint32]bool
-	mutant mutation // tests only: a deliberate bug the model must catch
+	modes map[uint32]bool
+	// scanned counts the entries compared by linear membership scans (members.go), for tests.
+	scanned uint64
+	// indexMin is the number of members above which a lock gets an index (members.go).
+	indexMin int
+	// replay remembers the requests that ended (replay.go); pending holds those that ended
+	// in the current call.
+	replay  replayMem
+	pending []ended
 }
 
-// mutation names a deliberate bug for the negative control of the model test (0: none).
+// mutation names a deliberate bug for a negative control of the model test (0: none).
 type mutation uint8
 
 const (
 	mutantQ2Uncharged        mutation = iota + 1 // q2 requests not charged to the tenant's quota
 	mutantResetKeepsHolders                      // an admin reset leaves the holders in place
 	mutantDrainKeepsBuffered                     // Drain leaves q2 alone
+	mutantLocksUnbounded                         // MaxLocks not enforced
+	mutantRequestsUnbounded                      // MaxRequests not enforced
+	mutantHoldersUnbounded                       // MaxHolders not enforced
+	mutantReplayRetryOnly                        // only acquires flagged retry are checked for replay
+	mutantNoWaitExpiry                           // Expire leaves waiters whose wait lease ran out
+	mutantWaitNotRefreshed                       // a retransmission does not renew its waiter's wait lease
+	mutantLimiterPerCore                         // a Core given a SharedLimiter keeps quotas of its own
 )
 
 // maxFree bounds the recycled lock states kept for reuse: memory returns to the Go heap after a
@@ -283,18 +435,38 @@ func New(cfg Config) (*Core, error) {
 	}
 	c := &Core{
 		cfg:       cfg,
-		locks:     newTable(),
+		locks:     newTable(newHashKey(cfg.HashSeed)),
 		token:     cfg.TokenBase,
-		tenants:   make(map[uint16]*tenantState),
 		paused:    cfg.GrantAfter > 0,
 		priorityN: uint8(cfg.Priorities),
+		replay:    newReplayMem(int64(cfg.ReplayWindow), cfg.ReplayCapacity, cfg.HashSeed),
+		indexMin:  indexMin,
 	}
-	c.quotas = len(cfg.Quotas) > 0 || cfg.DefaultQuota != (Quota{})
+	switch k := cfg.TestingKnobs.indexMin; {
+	case k < 0:
+		c.indexMin = math.MaxInt
+	case k > 0:
+		c.indexMin = k
+	}
+	switch {
+	case cfg.Limiter != nil:
+		c.lim = cfg.Limiter
+		if s, ok := cfg.Limiter.(*SharedLimiter); ok && cfg.TestingKnobs.mutant == mutantLimiterPerCore {
+			c.lim, _ = NewTenantLimiter(s.def, s.per)
+		}
+	case len(cfg.Quotas) > 0 || cfg.DefaultQuota != (Quota{}):
+		c.lim, _ = NewTenantLimiter(cfg.DefaultQuota, cfg.Quotas) // validated
+	}
+	c.quotas = c.lim != nil
 	return c, nil
 }
 
 // Stats returns the counters and gauges.
-func (c *Core) Stats() Stats { return c.stats }
+func (c *Core) Stats() Stats {
+	st := c.stats
+	st.Remembered = c.replay.len()
+	return st
+}
 
 // Step applies one request at time now (ns) and appends the packets to send to out.
 func (c *Core) Step(now int64, r *Request, out []Effect) []Effect {
@@ -366,19 +538,31 @@ func (c *Core) rejectEntry(lock uint32, e *entry, s wire.Status, out []Effect) [
 	return append(out, Effect{To: e.to, Msg: m})
 }
 
-func (c *Core) getLock(id uint32) *lockState {
-	if l := c.locks.get(id); l != nil {
-		if l.inIdle {
-			c.unlinkIdle(l)
-			c.stats.Locks++
-		}
+// lockFor returns the state of lock id for a new request, made or revived if the lock is
+// idle, or nil (counted) when the Core has MaxLocks locks with requests already. A new state
+// at MaxLocks states in all takes the place of the oldest idle one.
+func (c *Core) lockFor(id uint32) *lockState {
+	l := c.locks.get(id)
+	if l != nil && !l.inIdle {
 		return l
 	}
-	var l *lockState
+	if c.stats.Locks >= c.cfg.MaxLocks && c.cfg.TestingKnobs.mutant != mutantLocksUnbounded {
+		c.stats.AtMaxLocks++
+		return nil
+	}
+	if l != nil {
+		c.unlinkIdle(l)
+		c.stats.Locks++
+		return l
+	}
+	if c.locks.n >= c.cfg.MaxLocks && c.idleHead != nil {
+		c.stats.IdleEvicted++
+		c.freeState(c.idleHead)
+	}
 	if n := len(c.free); n > 0 {
 		l, c.free = c.free[n-1], c.free[:n-1]
 	} else {
-		l = &lockState{hidx: -1}
+		l = &lockState{hidx: -1, widx: -1}
 	}
 	l.id = id
 	c.locks.put(id, l)
@@ -391,10 +575,13 @@ func (c *Core) maybeFree(l *lockState) {
 	if l.inIdle || !l.idle() {
 		return
 	}
+	if l.widx >= 0 || l.hidx >= 0 {
+		panic("lockcore: a lock without requests is in a deadline heap")
+	}
 	c.stats.Locks--
 	c.stats.Idle++
 	l.holders, l.waiters, l.overflow = l.holders[:0], l.waiters[:0], l.overflow[:0]
-	l.whead, l.ohead = 0, 0
+	l.whead, l.ohead, l.seq, l.idx = 0, 0, 0, nil
 	l.inIdle, l.idleSince = true, c.now
 	l.iprev, l.inext = c.idleTail, nil
 	if c.idleTail != nil {
@@ -425,24 +612,29 @@ func (c *Core) unlinkIdle(l *lockState) {
 func (c *Core) freeIdle(now int64) {
 	ret := int64(c.cfg.IdleRetention)
 	for l := c.idleHead; l != nil && now-l.idleSince >= ret; l = c.idleHead {
-		c.unlinkIdle(l)
-		c.locks.del(l.id)
-		if len(c.free) >= maxFree {
-			continue // dropped: the garbage collector takes it
-		}
-		l.lastReleased, l.lastToken, l.lastExpired = 0, 0, false
-		l.nreq, l.novf, l.depth, l.declared = 0, 0, 0, 0
-		if cap(l.holders) > maxSliceKeep {
-			l.holders = nil
-		}
-		if cap(l.waiters) > maxSliceKeep {
-			l.waiters = nil
-		}
-		if cap(l.overflow) > maxSliceKeep {
-			l.overflow = nil
-		}
-		c.free = append(c.free, l)
+		c.freeState(l)
 	}
+}
+
+// freeState frees the idle state l: it leaves the table, and it is kept for reuse if fewer
+// than maxFree states are.
+func (c *Core) freeState(l *lockState) {
+	c.unlinkIdle(l)
+	c.locks.del(l.id)
+	if len(c.free) >= maxFree {
+		return // dropped: the garbage collector takes it
+	}
+	l.nreq, l.novf, l.depth, l.declared = 0, 0, 0, 0
+	if cap(l.holders) > maxSliceKeep {
+		l.holders = nil
+	}
+	if cap(l.waiters) > maxSliceKeep {
+		l.waiters = nil
+	}
+	if cap(l.overflow) > maxSliceKeep {
+		l.overflow = nil
+	}
+	c.free = append(c.free, l)
 }
 
 func (c *Core) leaseMicros(req uint32) uint32 {
@@ -456,50 +648,13 @@ func (c *Core) leaseMicros(req uint32) uint32 {
 	return uint32(d / time.Microsecond)
 }
 
-func findTxn(es []entry, txn uint64) int {
-	for i := range es {
-		if es[i].txn == txn {
-			return i
-		}
-	}
-	return -1
-}
+// admitTenant checks and charges the tenant's quota for a new request (c.quotas is set).
+func (c *Core) admitTenant(now int64, id uint16) bool { return c.lim.Admit(now, id) }
 
-func (c *Core) tenant(id uint16) *tenantState {
-	t := c.tenants[id]
-	if t == nil {
-		q, ok := c.cfg.Quotas[id]
-		if !ok {
-			q = c.cfg.DefaultQuota
-		}
-		t = &tenantState{q: q}
-		c.tenants[id] = t
-	}
-	return t
-}
-
-// admitTenant checks and charges the tenant's quota for a new request.
-func (c *Core) admitTenant(now int64, id uint16) bool {
-	t := c.tenant(id)
-	if t.q.MaxOutstanding > 0 && t.outstanding >= t.q.MaxOutstanding {
-		return false
-	}
-	if t.q.MaxRate > 0 {
-		if now-t.window >= int64(time.Second) || now < t.window {
-			t.window, t.count = now, 0
-		}
-		if t.count >= t.q.MaxRate {
-			return false
-		}
-		t.count++
-	}
-	t.outstanding++
-	return true
-}
-
+// leaveTenant gives back a request charged by admitTenant.
 func (c *Core) leaveTenant(id uint16) {
 	if c.quotas {
-		c.tenants[id].outstanding--
+		c.lim.Leave(id)
 	}
 }
 
@@ -507,49 +662,89 @@ func (c *Core) acquire(now int64, r *Request, out []Effect) []Effect {
 	if r.Txn == 0 || r.Priority >= c.priorityN {
 		return c.reject(r, wire.StatusBadRequest, out)
 	}
-	l := c.getLock(r.Lock)
+	// The head of the replay memory's chain for (lock, txn), read now: its likely cache miss
+	// overlaps with the lock lookup and the duplicate checks.
+	chain := c.replay.chain(r.Lock, r.Txn)
+	l := c.lockFor(r.Lock)
+	if l == nil {
+		return c.reject(r, wire.StatusOverloaded, out)
+	}
 	l.count(r, false)
-	if i := findTxn(l.holders, r.Txn); i >= 0 {
+	if i := c.holderAt(l, r.Txn); i >= 0 {
 		c.stats.Duplicates++
 		return appendGrant(out, l.id, &l.holders[i])
 	}
-	if findTxn(l.waiters[l.whead:], r.Txn) >= 0 {
+	if j := c.waiterAt(l, r.Txn); j >= 0 {
+		// A retransmission: its client is alive, and its wait lease starts again.
 		c.stats.Duplicates++
-		return out
-	}
-	if r.Flags&wire.FlagRetry != 0 && l.lastReleased == r.Txn {
-		// A late retransmission of a request that ended already: ignored if it was released or
-		// withdrawn, answered lease-expired if its lease ran out (its client may still wait).
-		c.stats.Duplicates++
-		c.maybeFree(l)
-		if l.lastExpired {
-			return c.reject(r, wire.StatusLeaseExpired, out)
+		if c.cfg.WaitLease > 0 && c.cfg.TestingKnobs.mutant != mutantWaitNotRefreshed {
+			l.waiters[j].deadline = now + int64(c.cfg.WaitLease)
 		}
 		return out
+	}
+	if e := c.replay.findFrom(chain, r.Lock, r.Txn, now); e != nil &&
+		(r.Flags&wire.FlagRetry != 0 || c.cfg.TestingKnobs.mutant != mutantReplayRetryOnly) {
+		// A copy of a request that ended (a late retransmission, or a replay: replay.go): not
+		// accepted again. Ignored if it was released or withdrawn; else its client may have
+		// missed how it ended and still wait: told again.
+		c.stats.Replays++
+		c.maybeFree(l)
+		if e.status != wire.StatusOK {
+			return c.reject(r, e.status, out)
+		}
+		return out
+	}
+	if c.requests() >= c.cfg.MaxRequests && c.cfg.TestingKnobs.mutant != mutantRequestsUnbounded {
+		c.stats.AtMaxRequests++
+		c.maybeFree(l)
+		return c.reject(r, wire.StatusOverloaded, out)
 	}
 	if c.quotas && !c.admitTenant(now, r.Tenant) {
 		c.maybeFree(l)
 		return c.reject(r, wire.StatusQuota, out)
 	}
 	pos := l.insertPos(r.Priority)
-	if pos == l.whead && !c.paused && l.compatible(r.Mode) {
-		e := c.newEntry(r)
-		return c.grant(now, l, &e, out)
+	if pos == l.whead && !c.paused {
+		if c.compatible(l, r.Mode) {
+			e := c.newEntry(r)
+			return c.grant(now, l, &e, out)
+		}
+		if r.Mode == wire.Shared && l.holdMode == wire.Shared {
+			c.stats.AtMaxHolders++
+		}
 	}
-	if r.Flags&wire.FlagTry != 0 || (c.cfg.MaxWaiters > 0 && len(l.waiters)-l.whead >= c.cfg.MaxWaiters) {
+	try := r.Flags&wire.FlagTry != 0
+	if try || len(l.waiters)-l.whead >= c.cfg.MaxWaiters {
 		if c.quotas {
 			c.leaveTenant(r.Tenant)
 		}
 		c.maybeFree(l)
-		if r.Flags&wire.FlagTry != 0 {
+		if try {
 			return c.reject(r, wire.StatusWouldBlock, out)
 		}
+		c.stats.AtMaxWaiters++
 		return c.reject(r, wire.StatusQueueFull, out)
 	}
-	l.insertWaiter(pos, c.newEntry(r))
+	c.queue(l, pos, c.newEntry(r))
 	c.stats.Queued++
 	c.stats.Waiters++
 	return out
+}
+
+// queue makes e a waiter of l at pos (l.insertPos(e.prio)), with its wait deadline.
+func (c *Core) queue(l *lockState, pos int, e entry) {
+	e.deadline = 0
+	if c.cfg.WaitLease > 0 {
+		e.deadline = c.now + int64(c.cfg.WaitLease)
+		if l.widx < 0 {
+			l.wdue = e.deadline
+			c.wh.push(l)
+		} else if e.deadline < l.wdue { // only if the caller's clock went back
+			l.wdue = e.deadline
+			c.wh.fix(l)
+		}
+	}
+	c.insertWaiter(l, pos, e)
 }
 
 func (c *Core) newEntry(r *Request) entry {
@@ -576,12 +771,6 @@ func (l *lockState) insertPos(p uint8) int {
 	return lo
 }
 
-func (l *lockState) insertWaiter(pos int, e entry) {
-	l.waiters = append(l.waiters, entry{})
-	copy(l.waiters[pos+1:], l.waiters[pos:])
-	l.waiters[pos] = e
-}
-
 // grant makes e a holder of l and appends its grant.
 func (c *Core) grant(now int64, l *lockState, e *entry, out []Effect) []Effect {
 	c.token++
@@ -589,6 +778,9 @@ func (c *Core) grant(now int64, l *lockState, e *entry, out []Effect) []Effect {
 	e.deadline = now + int64(e.lease)*int64(time.Microsecond)
 	l.holdMode = e.mode
 	l.holders = append(l.holders, *e)
+	if l.idx != nil || l.members() > c.indexMin {
+		c.indexHolder(l, e.txn)
+	}
 	switch {
 	case l.hidx < 0:
 		l.due = e.deadline
@@ -619,17 +811,17 @@ func appendGrant(out []Effect, lock uint32, e *entry) []Effect {
 
 // advance grants the head waiters of l while they are compatible with the holders.
 func (c *Core) advance(now int64, l *lockState, out []Effect) []Effect {
-	if c.paused {
-		return out
-	}
-	for l.whead < len(l.waiters) && l.compatible(l.waiters[l.whead].mode) {
+	for !c.paused && l.whead < len(l.waiters) && c.compatible(l, l.waiters[l.whead].mode) {
 		e := l.waiters[l.whead]
 		l.whead++
 		c.stats.Waiters--
 		out = c.grant(now, l, &e, out)
 	}
 	if l.whead == len(l.waiters) {
-		l.waiters, l.whead = l.waiters[:0], 0
+		l.waiters, l.whead, l.seq = l.waiters[:0], 0, 0
+		if l.widx >= 0 {
+			c.wh.remove(l)
+		}
 	} else if l.whead > 32 && l.whead > len(l.waiters)/2 {
 		n := copy(l.waiters, l.waiters[l.whead:])
 		l.waiters, l.whead = l.waiters[:n], 0
@@ -639,8 +831,7 @@ func (c *Core) advance(now int64, l *lockState, out []Effect) []Effect {
 
 func (c *Core) removeHolder(l *lockState, i int) {
 	dl := l.holders[i].deadline
-	l.holders[i] = l.holders[len(l.holders)-1]
-	l.holders = l.holders[:len(l.holders)-1]
+	l.dropHolder(i)
 	c.stats.Holders--
 	switch {
 	case len(l.holders) == 0:
@@ -665,10 +856,10 @@ func (c *Core) refreshDue(l *lockState) {
 func (c *Core) release(now int64, r *Request, out []Effect) []Effect {
 	l := c.locks.get(r.Lock)
 	if l == nil {
-		return c.reject(r, wire.StatusNotHolder, out)
+		return c.releaseEnded(now, r, out)
 	}
 	l.count(r, false)
-	if i := findTxn(l.holders, r.Txn); i >= 0 {
+	if i := c.holderAt(l, r.Txn); i >= 0 {
 		if l.holders[i].token != r.Token {
 			return c.reject(r, wire.StatusNotHolder, out)
 		}
@@ -677,40 +868,46 @@ func (c *Core) release(now int64, r *Request, out []Effect) []Effect {
 		c.stats.Released++
 		return c.ended(now, l, r, tenant, out)
 	}
-	j := findTxn(l.waiters[l.whead:], r.Txn)
+	j := c.waiterAt(l, r.Txn)
 	if j >= 0 && r.Token != 0 {
 		// A waiter has no token yet: this names some earlier grant of the txn.
 		c.maybeFree(l)
 		return c.reject(r, wire.StatusNotHolder, out)
 	}
 	if j >= 0 {
-		j += l.whead
 		tenant := l.waiters[j].tenant
-		copy(l.waiters[j:], l.waiters[j+1:])
-		l.waiters = l.waiters[:len(l.waiters)-1]
+		l.removeWaiter(j)
 		c.stats.Waiters--
 		c.stats.Withdrawn++
 		// A withdrawn exclusive waiter may have held back shared waiters behind it: ended
 		// re-examines the queue.
 		return c.ended(now, l, r, tenant, out)
 	}
-	if l.lastReleased == r.Txn && l.lastToken == r.Token {
-		// A retransmission of the release (or withdrawal) that ended this txn's request.
-		c.stats.Duplicates++
-		c.maybeFree(l)
-		if l.lastExpired {
-			return c.reject(r, wire.StatusLeaseExpired, out)
-		}
-		return c.ack(r, out)
-	}
 	c.maybeFree(l)
-	return c.reject(r, wire.StatusNotHolder, out)
+	return c.releaseEnded(now, r, out)
+}
+
+// releaseEnded answers a release whose txn neither holds nor waits for the lock: if it repeats
+// the token of a remembered request of the txn (a retransmission of the release or withdrawal
+// that ended it), as that request ended; else not-holder.
+func (c *Core) releaseEnded(now int64, r *Request, out []Effect) []Effect {
+	e := c.endedOf(r, now)
+	if e == nil || e.token != r.Token {
+		return c.reject(r, wire.StatusNotHolder, out)
+	}
+	c.stats.Duplicates++
+	if e.status != wire.StatusOK {
+		return c.reject(r, e.status, out)
+	}
+	return c.ack(r, out)
 }
 
 // ended finishes a release or withdrawal that removed r's request from l: it remembers the
 // request, frees the tenant's quota, acknowledges, and grants onward.
 func (c *Core) ended(now int64, l *lockState, r *Request, tenant uint16, out []Effect) []Effect {
-	l.lastReleased, l.lastToken, l.lastExpired = r.Txn, r.Token, false
+	if c.cfg.ReplayWindow > 0 {
+		c.rememberNow(l.id, r.Txn, r.Token, now, wire.StatusOK)
+	}
 	if c.quotas {
 		c.leaveTenant(tenant)
 	}
@@ -741,7 +938,7 @@ func (c *Core) probe(now int64, r *Request, out []Effect) []Effect {
 		return c.reject(r, wire.StatusNotHolder, out)
 	}
 	l.count(r, false)
-	i := findTxn(l.holders, r.Txn)
+	i := c.holderAt(l, r.Txn)
 	if i < 0 || l.holders[i].token != r.Token {
 		return c.reject(r, wire.StatusNotHolder, out)
 	}
@@ -749,11 +946,16 @@ func (c *Core) probe(now int64, r *Request, out []Effect) []Effect {
 	if r.LeaseMicros != 0 {
 		h.lease = c.leaseMicros(r.LeaseMicros)
 	}
+	old := h.deadline
 	h.deadline = now + int64(h.lease)*int64(time.Microsecond)
 	if r.Timestamp != 0 {
 		h.ts = r.Timestamp
 	}
-	c.refreshDue(l)
+	if old == l.due || h.deadline < l.due {
+		// The earliest deadline may have moved. The renewal of a holder that was not the
+		// earliest cannot move it up: O(1) for all but one of many shared holders.
+		c.refreshDue(l)
+	}
 	c.stats.Renewed++
 	out = c.ack(r, out)
 	out[len(out)-1].Msg.LeaseMicros = h.lease
@@ -762,22 +964,32 @@ func (c *Core) probe(now int64, r *Request, out []Effect) []Effect {
 
 // buffer keeps an overflowed acquire of a switch-resident lock in q2. A buffered request counts
 // against its tenant's quota (outstanding and rate) until it is pushed back or dropped; a full
-// buffer (Config.MaxBuffered) rejects it queue-full.
+// buffer (Config.MaxBuffered) rejects it queue-full, a Core at MaxLocks or MaxRequests
+// overloaded.
 func (c *Core) buffer(now int64, r *Request, out []Effect) []Effect {
 	if r.Txn == 0 || r.Priority >= c.priorityN {
 		return notBuffered(r, c.reject(r, wire.StatusBadRequest, out))
 	}
-	l := c.getLock(r.Lock)
+	l := c.lockFor(r.Lock)
+	if l == nil {
+		return notBuffered(r, c.reject(r, wire.StatusOverloaded, out))
+	}
 	l.count(r, true)
-	if findTxn(l.overflow[l.ohead:], r.Txn) >= 0 {
+	if c.scan(l.overflow[l.ohead:], r.Txn) >= 0 {
 		c.stats.Duplicates++
 		return notBuffered(r, out)
 	}
 	if len(l.overflow)-l.ohead >= c.cfg.MaxBuffered {
+		c.stats.AtMaxBuffered++
 		c.maybeFree(l)
 		return notBuffered(r, c.reject(r, wire.StatusQueueFull, out))
 	}
-	charge := c.quotas && c.mutant != mutantQ2Uncharged
+	if c.requests() >= c.cfg.MaxRequests && c.cfg.TestingKnobs.mutant != mutantRequestsUnbounded {
+		c.stats.AtMaxRequests++
+		c.maybeFree(l)
+		return notBuffered(r, c.reject(r, wire.StatusOverloaded, out))
+	}
+	charge := c.quotas && c.cfg.TestingKnobs.mutant != mutantQ2Uncharged
 	if charge && !c.admitTenant(now, r.Tenant) {
 		c.maybeFree(l)
 		return notBuffered(r, c.reject(r, wire.StatusQuota, out))
@@ -815,7 +1027,7 @@ func (c *Core) pushBack(r *Request, out []Effect) []Effect {
 		l.ohead++
 		c.stats.PushedBack++
 		c.stats.Buffered--
-		if c.quotas && c.mutant != mutantQ2Uncharged {
+		if c.quotas && c.cfg.TestingKnobs.mutant != mutantQ2Uncharged {
 			c.leaveTenant(e.tenant)
 		}
 		out = append(out, Effect{To: r.From, Msg: wire.Fields{Op: wire.OpPushBack, Mode: e.mode,
@@ -877,38 +1089,50 @@ func (c *Core) resetLock(id uint32, s wire.Status, out []Effect) []Effect {
 	if l == nil {
 		return out
 	}
-	if c.mutant == mutantResetKeepsHolders {
-		return c.dropQueued(l, s, out)
+	if c.cfg.TestingKnobs.mutant == mutantResetKeepsHolders {
+		out = c.dropQueued(l, s, out)
+		c.flushEnded()
+		return out
 	}
 	for i := range l.holders {
+		h := &l.holders[i]
+		c.remember(l.id, h.txn, h.token, s)
 		if c.quotas {
-			c.leaveTenant(l.holders[i].tenant)
+			c.leaveTenant(h.tenant)
 		}
 	}
 	c.stats.Holders -= len(l.holders)
 	if len(l.holders) > 0 {
-		l.holders = l.holders[:0]
+		l.clearHolders()
 		c.dl.remove(l)
 	}
 	out = c.dropQueued(l, s, out)
 	c.maybeFree(l)
+	if len(c.pending) > 0 {
+		c.flushEnded()
+	}
 	return out
 }
 
 func (c *Core) dropQueued(l *lockState, s wire.Status, out []Effect) []Effect {
 	for i := l.whead; i < len(l.waiters); i++ {
+		w := &l.waiters[i]
+		c.remember(l.id, w.txn, 0, s)
 		if c.quotas {
-			c.leaveTenant(l.waiters[i].tenant)
+			c.leaveTenant(w.tenant)
 		}
-		out = c.rejectEntry(l.id, &l.waiters[i], s, out)
+		out = c.rejectEntry(l.id, w, s, out)
 	}
 	c.stats.Waiters -= len(l.waiters) - l.whead
-	l.waiters, l.whead = l.waiters[:0], 0
-	if c.mutant == mutantDrainKeepsBuffered && s == wire.StatusShutdown {
+	l.clearWaiters()
+	if l.widx >= 0 {
+		c.wh.remove(l)
+	}
+	if c.cfg.TestingKnobs.mutant == mutantDrainKeepsBuffered && s == wire.StatusShutdown {
 		return out
 	}
 	for i := l.ohead; i < len(l.overflow); i++ {
-		if c.quotas && c.mutant != mutantQ2Uncharged {
+		if c.quotas && c.cfg.TestingKnobs.mutant != mutantQ2Uncharged {
 			c.leaveTenant(l.overflow[i].tenant)
 		}
 		out = c.rejectEntry(l.id, &l.overflow[i], s, out)
@@ -925,6 +1149,9 @@ func (c *Core) Drain(out []Effect) []Effect {
 		out = c.dropQueued(l, wire.StatusShutdown, out)
 		c.maybeFree(l)
 	})
+	if len(c.pending) > 0 {
+		c.flushEnded()
+	}
 	return out
 }
 
@@ -941,6 +1168,9 @@ func (c *Core) NextDeadline() int64 {
 	if c.idleHead != nil {
 		d = min(d, c.idleHead.idleSince+int64(c.cfg.IdleRetention))
 	}
+	if len(c.wh) > 0 {
+		d = min(d, c.wh[0].wdue)
+	}
 	return d
 }
 
@@ -951,12 +1181,14 @@ func (c *Core) NextDeadline() int64 {
 func (c *Core) Expire(now int64, out []Effect) []Effect {
 	c.now = now
 	c.freeIdle(now)
+	for len(c.wh) > 0 && c.wh[0].wdue <= now && c.cfg.TestingKnobs.mutant != mutantNoWaitExpiry {
+		out = c.expireWaiters(now, c.wh[0], out)
+	}
 	if c.paused && now >= c.cfg.GrantAfter {
 		out = c.unpause(now, out)
 	}
 	for len(c.dl) > 0 && c.dl[0].due <= now {
 		l := c.dl[0]
-		expired := false
 		for i := 0; i < len(l.holders); {
 			h := &l.holders[i]
 			if h.deadline > now {
@@ -964,11 +1196,7 @@ func (c *Core) Expire(now int64, out []Effect) []Effect {
 				continue
 			}
 			e := *h
-			if !expired || e.token > l.lastToken {
-				// Of several holders expiring together, the latest grant is remembered.
-				l.lastReleased, l.lastToken, l.lastExpired = e.txn, e.token, true
-			}
-			expired = true
+			c.remember(l.id, e.txn, e.token, wire.StatusLeaseExpired)
 			c.stats.Expired++
 			if c.quotas {
 				c.leaveTenant(e.tenant)
@@ -976,11 +1204,50 @@ func (c *Core) Expire(now int64, out []Effect) []Effect {
 			c.removeHolder(l, i) // moves the last holder to i: look at i again
 			out = c.rejectEntry(l.id, &e, wire.StatusLeaseExpired, out)
 		}
-		if len(l.holders) == 0 {
-			out = c.advance(now, l, out) // new holders' deadlines are after now
-			c.maybeFree(l)
-		}
+		// Holders left: the head waiter may be grantable (an exclusive one when none are left, a
+		// shared one held back by MaxHolders). New holders' deadlines are after now.
+		out = c.advance(now, l, out)
+		c.maybeFree(l)
 	}
+	if len(c.pending) > 0 {
+		c.flushEnded()
+	}
+	return out
+}
+
+// expireWaiters removes the waiters of l whose wait deadline passed at now: each is told
+// (wait-expired), remembered, and gives its quota back; the queue advances. l is in the wait heap
+// and due (wdue <= now); it leaves the heap if no waiter is left, else its key becomes the
+// earliest deadline left.
+func (c *Core) expireWaiters(now int64, l *lockState, out []Effect) []Effect {
+	due, k := int64(math.MaxInt64), l.whead
+	for i := l.whead; i < len(l.waiters); i++ {
+		w := l.waiters[i]
+		if w.deadline > now {
+			due = min(due, w.deadline)
+			l.waiters[k] = w
+			k++
+			continue
+		}
+		if l.idx != nil {
+			delete(l.idx, w.txn)
+		}
+		c.remember(l.id, w.txn, 0, wire.StatusWaitExpired)
+		c.stats.Waiters--
+		c.stats.WaitExpired++
+		if c.quotas {
+			c.leaveTenant(w.tenant)
+		}
+		out = c.rejectEntry(l.id, &w, wire.StatusWaitExpired, out)
+	}
+	clear(l.waiters[k:])
+	l.waiters = l.waiters[:k]
+	if k > l.whead {
+		l.wdue = due
+		c.wh.fix(l)
+	}
+	out = c.advance(now, l, out) // takes l out of the heap if no waiter is left
+	c.maybeFree(l)
 	return out
 }
 

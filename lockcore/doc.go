@@ -11,11 +11,12 @@
 // Per lock there are holders (all shared, or one exclusive) and waiters, ordered by priority (0 is
 // highest) and, within a priority, by arrival. A waiter is granted when every waiter before it has
 // been granted and its mode is compatible with the holders: exclusive when there are no holders,
-// shared when no exclusive request holds the lock. Invariant after every call: the first waiter of a
-// lock, if any, is not grantable. A new request is therefore granted at once exactly when it would
-// become the first waiter and is compatible; otherwise it waits, and inserting it never unblocks
-// anyone else. Releases, withdrawals and lease expiries re-examine the head, which grants a run of
-// shared waiters together after an exclusive holder leaves (NetLock's exclusive -> shared case).
+// shared when no exclusive request holds the lock and fewer than Config.MaxHolders shared ones do.
+// Invariant after every call: the first waiter of a lock, if any, is not grantable. A new request
+// is therefore granted at once exactly when it would become the first waiter and is compatible;
+// otherwise it waits, and inserting it never unblocks anyone else. Releases, withdrawals, lease
+// and wait-lease expiries re-examine the head, which grants a run of shared waiters together after
+// an exclusive holder leaves (NetLock's exclusive -> shared case).
 //
 // Strict priorities follow NetLock section 4.4: a shared request is granted at once if no exclusive
 // request holds the lock or waits at the same or a higher priority; a low priority can starve under a
@@ -37,15 +38,37 @@
 // holder deadline, so a sweep costs O((expired locks + 1) log n) whatever the number n of held
 // locks (BenchmarkExpire1MHeld), and [Core.NextDeadline] says when the next sweep has work.
 //
-// Each lock remembers the last request that ended (released, withdrawn or expired: txn and token).
-// A retransmitted acquire of it is ignored, or answered lease-expired if its lease ran out; a
-// retransmitted release of it is acknowledged again (or answered lease-expired). This is best
-// effort: one slot per lock, so of several shared holders ending together only the last is
-// remembered, and a lock without requests keeps its state for Config.IdleRetention (1s by
-// default) after its last request; then the state is freed and a very late retransmission is a new
-// request. Idle states are freed by Expire on their own timer: NextDeadline includes the oldest
-// idle state's due time, so they go even when no lease ever runs (overflow-only traffic). The
-// lock table shrinks when it empties, and at most 1024 freed states are kept for reuse.
+// Waiting requests have a wait lease (Config.WaitLease, 5 s by default): every copy of a waiter's
+// acquire (its client retransmits while it waits) renews it, and Expire removes a waiter whose
+// wait lease ran out, tells it (reject, wait-expired) and grants onward, so that a dead client's
+// queued requests do not each take a full lease when their turn comes. Wait deadlines are in
+// NextDeadline; waiters are removed before leases end in the same Expire.
+//
+// Requests that ended (released, withdrawn, expired, wait-expired, dropped by a reset or Drain) are
+// remembered per Core for Config.ReplayWindow (1 min), at most Config.ReplayCapacity of them
+// (65536; the oldest go first): replay.go. An acquire of a remembered (lock, txn), with or without
+// the retry flag, is not accepted again: ignored if the request was released or withdrawn, else
+// answered with the status it ended with; a release repeating a remembered request's token is
+// answered as it was (acknowledged, or that status). So a late retransmission or a replayed
+// acquire is never queued and granted twice; a copy older than the window (or pushed out by
+// ReplayCapacity later ends) is a new request: without authenticated clients the Core cannot tell.
+//
+// A lock without requests keeps its state for Config.IdleRetention (1 s by default) after its
+// last request; then the state is freed. Idle states are freed by Expire on their own timer:
+// NextDeadline includes the oldest idle state's due time, so they go even when no lease ever runs
+// (overflow-only traffic). The lock table shrinks when it empties, and at most 1024 freed states
+// are kept for reuse.
+//
+// # Bounds
+//
+// Whatever its clients send, a Core keeps at most Config.MaxLocks locks with requests and
+// Config.MaxRequests requests (held, waiting and buffered) in all, beyond which it rejects
+// acquires and overflows with status overloaded; per lock at most MaxHolders shared holders (the
+// rest wait), MaxWaiters waiters and MaxBuffered buffered requests (beyond them: queue-full). The
+// defaults bound a Core to about 80 MB (DefaultMaxLocks). Its hash tables are keyed by
+// Config.HashSeed, so that ids chosen to collide cannot be computed, and a lock with more than a
+// few holders and waiters gets a membership index (members.go), so that the duplicate check of an
+// acquire, and finding a release's or retransmission's request, cost O(1) however long the queue.
 //
 // The overflow role (q2) of NetLock section 4.3: for switch-resident locks the switch forwards
 // acquires it cannot queue as OpOverflow; the Core buffers them per lock in (priority, arrival)
@@ -53,9 +76,17 @@
 // most n OpPushBack effects addressed to the switch. The buffer of one lock holds at most
 // Config.MaxBuffered requests (4096 by default; beyond it: reject queue-full to the original
 // client), and a buffered request counts against its tenant's quota (outstanding and rate) until it
-// is pushed back or dropped (admin reset, Drain). An overflow the Core does not buffer (a
+// is pushed back or dropped (admin reset, Drain). Buffered requests have no wait lease and are not
+// remembered when they leave (the switch owns them). An overflow the Core does not buffer (a
 // duplicate, or refused) is answered to the switch with an OpPushBack without a request (txn 0):
 // the switch counts the overflows it sent as buffered until each comes back, either way.
+//
+// # Quotas
+//
+// A tenant's quota (outstanding requests and acquires per second; quotaState in limiter.go) is
+// enforced by a TenantLimiter: by default one of the Core's own, built from Config.Quotas; the
+// lock server gives all its shards one NewSharedLimiter (Config.Limiter), so that a quota holds
+// at the server, not at each shard. Nothing authenticates the tenant id a request carries.
 //
 // # Admin and shutdown
 //
@@ -63,5 +94,7 @@
 // sweep (an Expire), reset of a lock (holders forgotten, waiting and buffered requests rejected
 // not-owner, quotas given back) and token floor; others are rejected bad-request. [Core.Drain]
 // rejects every waiting and buffered request with status shutdown. The randomized reference model
-// (model_test.go) covers all of them, with quota logic of its own.
+// (model_test.go) covers all of them, with quota, bound, wait-lease and replay-memory logic of
+// its own, and two shards sharing one limiter; Config.TestingKnobs holds the deliberate bugs it
+// must catch.
 package lockcore

@@ -74,3 +74,79 @@ func (h dlHeap) fix(l *lockState) {
 		h.up(int(l.hidx))
 	}
 }
+
+// waitHeap is a binary min-heap of the locks that have live waiters while wait leases are on
+// (Config.WaitLease), keyed by lockState.wdue, a lower bound of the earliest wait deadline of the
+// lock's waiters: a retransmission pushes its waiter's deadline later without touching the heap,
+// and Expire, when it reaches the lock, removes the waiters whose deadline passed and sets wdue to
+// the earliest deadline left. Every lock with live waiters is in it exactly once, at index
+// lockState.widx (-1 when it is not in the heap). It mirrors dlHeap.
+//
+// Invariant: for every i > 0, h[(i-1)/2].wdue <= h[i].wdue, and h[i].widx == i.
+type waitHeap []*lockState
+
+func (h waitHeap) less(i, j int) bool { return h[i].wdue < h[j].wdue }
+
+func (h waitHeap) swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].widx, h[j].widx = int32(i), int32(j)
+}
+
+func (h waitHeap) up(i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !h.less(i, p) {
+			return
+		}
+		h.swap(i, p)
+		i = p
+	}
+}
+
+func (h waitHeap) down(i int) bool {
+	start, n := i, len(h)
+	for {
+		l := 2*i + 1
+		if l >= n {
+			break
+		}
+		m := l
+		if r := l + 1; r < n && h.less(r, l) {
+			m = r
+		}
+		if !h.less(m, i) {
+			break
+		}
+		h.swap(i, m)
+		i = m
+	}
+	return i > start
+}
+
+// push adds l (not in the heap) with key l.wdue.
+func (h *waitHeap) push(l *lockState) {
+	l.widx = int32(len(*h))
+	*h = append(*h, l)
+	h.up(len(*h) - 1)
+}
+
+// remove takes l (in the heap) out.
+func (h *waitHeap) remove(l *lockState) {
+	i, n := int(l.widx), len(*h)-1
+	if i != n {
+		h.swap(i, n)
+	}
+	(*h)[n] = nil
+	*h = (*h)[:n]
+	if i != n && !h.down(i) {
+		h.up(i)
+	}
+	l.widx = -1
+}
+
+// fix restores the order after l.wdue changed.
+func (h waitHeap) fix(l *lockState) {
+	if !h.down(int(l.widx)) {
+		h.up(int(l.widx))
+	}
+}

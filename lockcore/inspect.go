@@ -15,7 +15,7 @@ type Entry struct {
 	Mode     wire.Mode
 	Priority uint8
 	Tenant   uint16
-	Deadline int64 // ns; holders only
+	Deadline int64 // ns: a holder's lease deadline, a waiter's wait deadline (0 without wait leases)
 	To       netip.AddrPort
 }
 

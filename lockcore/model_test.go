@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"flag"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"net/netip"
 	"slices"
@@ -25,6 +26,18 @@ type model struct {
 	token    uint64
 	tenants  map[uint16]*mtenant
 	unpaused bool
+	// ended lists every request that ended, in the order remembered; pending those of the
+	// current call.
+	ended, pending []mended
+}
+
+// mended is a request that ended: released or withdrawn (status ok), or dropped with a status.
+type mended struct {
+	lock   uint32
+	txn    uint64
+	token  uint64
+	at     int64
+	status wire.Status
 }
 
 // mtenant is the model's quota state of one tenant: outstanding requests (held, waiting or
@@ -39,16 +52,16 @@ type mreq struct {
 	entry
 	seq     int
 	granted bool
+	// waitUntil is a waiter's wait deadline: its arrival or latest retransmission plus the wait
+	// lease (MaxInt64 without wait leases).
+	waitUntil int64
 }
 
 type mlock struct {
-	reqs         []*mreq
-	buf          []*mreq
-	lastReleased uint64
-	lastToken    uint64
-	lastExpired  bool
-	idle         bool
-	idleSince    int64
+	reqs      []*mreq
+	buf       []*mreq
+	idle      bool
+	idleSince int64
 }
 
 func newModel(cfg Config) *model {
@@ -60,7 +73,20 @@ func newModel(cfg Config) *model {
 
 var mseq int
 
+// lock returns lock id for a new request, or nil when MaxLocks other locks have requests.
 func (m *model) lock(id uint32) *mlock {
+	if l := m.locks[id]; l != nil && !l.idle {
+		return l
+	}
+	active := 0
+	for _, l := range m.locks {
+		if !l.idle {
+			active++
+		}
+	}
+	if active >= m.cfg.MaxLocks {
+		return nil
+	}
 	if m.locks[id] == nil {
 		m.locks[id] = &mlock{}
 	}
@@ -68,8 +94,16 @@ func (m *model) lock(id uint32) *mlock {
 	return m.locks[id]
 }
 
-// gc marks an idle lock at now; an expire IdleRetention later forgets it (with its
-// lastReleased).
+// requests counts the requests held, waiting or buffered over all locks.
+func (m *model) requests() int {
+	n := 0
+	for _, l := range m.locks {
+		n += len(l.reqs) + len(l.buf)
+	}
+	return n
+}
+
+// gc marks an idle lock at now; an expire IdleRetention later forgets it.
 func (m *model) gc(now int64, id uint32) {
 	if l := m.locks[id]; l != nil && !l.idle && len(l.reqs) == 0 && len(l.buf) == 0 {
 		l.idle, l.idleSince = true, now
@@ -93,14 +127,15 @@ func (m *model) tenant(id uint16) *mtenant {
 // admit applies the quota rules of docs/protocol.md to a new request of tenant id at now: at most
 // MaxOutstanding requests held, waiting or buffered; at most MaxRate admitted acquires in a
 // window that restarts at the first acquire one second or more after the window's start (or
-// after a clock that went back). Zero bounds are unlimited. An admitted request is charged.
+// more than a second before it: a clock that went back). Zero bounds are unlimited. An admitted
+// request is charged. Models of shards that share a limiter share their tenants.
 func (m *model) admit(now int64, id uint16) bool {
 	q, t := m.quota(id), m.tenant(id)
 	if q.MaxOutstanding != 0 && t.outstanding >= q.MaxOutstanding {
 		return false
 	}
 	if q.MaxRate != 0 {
-		if now < t.winStart || now-t.winStart >= int64(time.Second) {
+		if now-t.winStart >= int64(time.Second) || t.winStart-now >= int64(time.Second) {
 			t.winStart, t.inWindow = now, 0
 		}
 		if t.inWindow == q.MaxRate {
@@ -170,7 +205,7 @@ func (m *model) settle(now int64, id uint32, l *mlock, out *[]Effect) {
 		return cmp.Or(cmp.Compare(a.prio, b.prio), cmp.Compare(a.seq, b.seq))
 	})
 	for _, r := range waiting {
-		ok := holders == 0 || (!holdX && r.mode == wire.Shared)
+		ok := holders == 0 || (!holdX && r.mode == wire.Shared && holders < m.cfg.MaxHolders)
 		if !ok {
 			return
 		}
@@ -187,7 +222,42 @@ func (m *model) find(l *mlock, txn uint64) int {
 	return slices.IndexFunc(l.reqs, func(r *mreq) bool { return r.txn == txn })
 }
 
+// end notes a request that ended at now; flush remembers the call's ends in (lock, txn) order.
+func (m *model) end(now int64, lock uint32, txn, token uint64, s wire.Status) {
+	m.pending = append(m.pending, mended{lock: lock, txn: txn, token: token, at: now, status: s})
+}
+
+func (m *model) flush() {
+	slices.SortFunc(m.pending, func(a, b mended) int {
+		return cmp.Or(cmp.Compare(a.lock, b.lock), cmp.Compare(a.txn, b.txn))
+	})
+	if m.cfg.ReplayWindow > 0 {
+		m.ended = append(m.ended, m.pending...)
+	}
+	m.pending = m.pending[:0]
+}
+
+// endedOf returns how (lock, txn) ended if that is remembered at now: of the last
+// ReplayCapacity requests that ended, the latest of it, if it ended less than ReplayWindow ago.
+func (m *model) endedOf(now int64, lock uint32, txn uint64) *mended {
+	for i := len(m.ended) - 1; i >= 0 && i >= len(m.ended)-m.cfg.ReplayCapacity; i-- {
+		if e := &m.ended[i]; e.lock == lock && e.txn == txn {
+			if now-e.at < int64(m.cfg.ReplayWindow) {
+				return e
+			}
+			return nil
+		}
+	}
+	return nil
+}
+
 func (m *model) step(now int64, r *Request) []Effect {
+	out := m.step1(now, r)
+	m.flush()
+	return out
+}
+
+func (m *model) step1(now int64, r *Request) []Effect {
 	var out []Effect
 	m.unpause(now, &out)
 	to, fwd := replyTo(r)
@@ -198,17 +268,28 @@ func (m *model) step(now int64, r *Request) []Effect {
 			return out
 		}
 		l := m.lock(r.Lock)
+		if l == nil {
+			m.send(&out, reqFX(r, wire.OpReject, 0, wire.StatusOverloaded))
+			return out
+		}
 		if i := m.find(l, r.Txn); i >= 0 {
-			if l.reqs[i].granted {
-				m.send(&out, m.grantFX(r.Lock, l.reqs[i]))
+			if q := l.reqs[i]; q.granted {
+				m.send(&out, m.grantFX(r.Lock, q))
+			} else if m.cfg.WaitLease > 0 {
+				q.waitUntil = now + int64(m.cfg.WaitLease)
 			}
 			return out
 		}
-		if r.Flags&wire.FlagRetry != 0 && l.lastReleased == r.Txn {
+		if e := m.endedOf(now, r.Lock, r.Txn); e != nil {
 			m.gc(now, r.Lock)
-			if l.lastExpired {
-				m.send(&out, reqFX(r, wire.OpReject, 0, wire.StatusLeaseExpired))
+			if e.status != wire.StatusOK {
+				m.send(&out, reqFX(r, wire.OpReject, 0, e.status))
 			}
+			return out
+		}
+		if m.requests() >= m.cfg.MaxRequests {
+			m.gc(now, r.Lock)
+			m.send(&out, reqFX(r, wire.OpReject, 0, wire.StatusOverloaded))
 			return out
 		}
 		if !m.admit(now, r.Tenant) {
@@ -220,6 +301,10 @@ func (m *model) step(now int64, r *Request) []Effect {
 		nr := &mreq{seq: mseq, entry: entry{txn: r.Txn, ts: r.Timestamp, to: to, tenant: r.Tenant,
 			prio: r.Priority, mode: r.Mode, fwd: fwd}}
 		nr.lease = m.lease(r.LeaseMicros)
+		nr.waitUntil = math.MaxInt64
+		if m.cfg.WaitLease > 0 {
+			nr.waitUntil = now + int64(m.cfg.WaitLease)
+		}
 		l.reqs = append(l.reqs, nr)
 		m.settle(now, r.Lock, l, &out)
 		if !nr.granted {
@@ -230,7 +315,7 @@ func (m *model) step(now int64, r *Request) []Effect {
 				}
 			}
 			try := r.Flags&wire.FlagTry != 0
-			if try || (m.cfg.MaxWaiters > 0 && waiting > m.cfg.MaxWaiters) {
+			if try || waiting > m.cfg.MaxWaiters {
 				l.reqs = l.reqs[:len(l.reqs)-1]
 				m.leave(r.Tenant)
 				m.gc(now, r.Lock)
@@ -243,18 +328,18 @@ func (m *model) step(now int64, r *Request) []Effect {
 		}
 	case wire.OpRelease:
 		l := m.locks[r.Lock]
-		if l == nil {
-			m.send(&out, reqFX(r, wire.OpReject, 0, wire.StatusNotHolder))
-			return out
+		i := -1
+		if l != nil {
+			i = m.find(l, r.Txn)
 		}
-		i := m.find(l, r.Txn)
 		if i < 0 || (l.reqs[i].granted && l.reqs[i].token != r.Token) || (!l.reqs[i].granted && r.Token != 0) {
 			m.gc(now, r.Lock)
+			e := m.endedOf(now, r.Lock, r.Txn)
 			switch {
-			case i >= 0 || l.lastReleased != r.Txn || l.lastToken != r.Token:
+			case i >= 0 || e == nil || e.token != r.Token:
 				m.send(&out, reqFX(r, wire.OpReject, 0, wire.StatusNotHolder))
-			case l.lastExpired:
-				m.send(&out, reqFX(r, wire.OpReject, 0, wire.StatusLeaseExpired))
+			case e.status != wire.StatusOK:
+				m.send(&out, reqFX(r, wire.OpReject, 0, e.status))
 			default:
 				m.send(&out, reqFX(r, wire.OpRelease, wire.FlagReply, 0))
 			}
@@ -262,10 +347,7 @@ func (m *model) step(now int64, r *Request) []Effect {
 		}
 		q := l.reqs[i]
 		l.reqs = slices.Delete(l.reqs, i, i+1)
-		l.lastReleased, l.lastToken, l.lastExpired = r.Txn, q.token, false
-		if !q.granted {
-			l.lastToken = 0
-		}
+		m.end(now, r.Lock, r.Txn, r.Token, wire.StatusOK)
 		m.leave(q.tenant)
 		m.send(&out, reqFX(r, wire.OpRelease, wire.FlagReply, 0))
 		m.settle(now, r.Lock, l, &out)
@@ -298,6 +380,11 @@ func (m *model) step(now int64, r *Request) []Effect {
 			return out
 		}
 		l := m.lock(r.Lock)
+		if l == nil {
+			m.send(&out, reqFX(r, wire.OpReject, 0, wire.StatusOverloaded))
+			m.send(&out, notBuffered)
+			return out
+		}
 		if slices.IndexFunc(l.buf, func(q *mreq) bool { return q.txn == r.Txn }) >= 0 {
 			m.send(&out, notBuffered)
 			return out
@@ -305,6 +392,12 @@ func (m *model) step(now int64, r *Request) []Effect {
 		if len(l.buf) >= m.cfg.MaxBuffered {
 			m.gc(now, r.Lock)
 			m.send(&out, reqFX(r, wire.OpReject, 0, wire.StatusQueueFull))
+			m.send(&out, notBuffered)
+			return out
+		}
+		if m.requests() >= m.cfg.MaxRequests {
+			m.gc(now, r.Lock)
+			m.send(&out, reqFX(r, wire.OpReject, 0, wire.StatusOverloaded))
 			m.send(&out, notBuffered)
 			return out
 		}
@@ -370,7 +463,7 @@ func (m *model) admin(now int64, r *Request, out *[]Effect) {
 		*out = append(*out, m.expire(now)...)
 	case wire.AdminResetLock:
 		if l := m.locks[r.Lock]; l != nil {
-			m.dropQueued(r.Lock, l, wire.StatusNotOwner, out, true)
+			m.dropQueued(now, r.Lock, l, wire.StatusNotOwner, out, true)
 			m.gc(now, r.Lock)
 		}
 	case wire.AdminTokenFloor:
@@ -385,14 +478,17 @@ func (m *model) admin(now int64, r *Request, out *[]Effect) {
 
 // dropQueued rejects every waiting and buffered request of l with s (waiters in queue order,
 // then buffered ones), and with holders also forgets the holders; each gives its quota back.
-func (m *model) dropQueued(id uint32, l *mlock, s wire.Status, out *[]Effect, holders bool) {
+// The holders and waiters dropped are remembered as ended with s.
+func (m *model) dropQueued(now int64, id uint32, l *mlock, s wire.Status, out *[]Effect, holders bool) {
 	var waiting, kept []*mreq
 	for _, q := range l.reqs {
 		switch {
 		case !q.granted:
 			waiting = append(waiting, q)
+			m.end(now, id, q.txn, 0, s)
 		case holders:
 			m.leave(q.tenant)
+			m.end(now, id, q.txn, q.token, s)
 		default:
 			kept = append(kept, q)
 		}
@@ -411,9 +507,10 @@ func (m *model) dropQueued(id uint32, l *mlock, s wire.Status, out *[]Effect, ho
 func (m *model) drain(now int64) []Effect {
 	var out []Effect
 	for id, l := range m.locks {
-		m.dropQueued(id, l, wire.StatusShutdown, &out, false)
+		m.dropQueued(now, id, l, wire.StatusShutdown, &out, false)
 		m.gc(now, id)
 	}
+	m.flush()
 	return out
 }
 
@@ -424,15 +521,28 @@ func (m *model) expire(now int64) []Effect {
 			delete(m.locks, id)
 		}
 	}
+	// Waiters whose wait lease ran out leave first (before the grace period ends or leases run
+	// out: they are not granted).
+	changed := map[uint32]bool{}
+	for id, l := range m.locks {
+		l.reqs = slices.DeleteFunc(l.reqs, func(q *mreq) bool {
+			if q.granted || q.waitUntil > now {
+				return false
+			}
+			m.end(now, id, q.txn, 0, wire.StatusWaitExpired)
+			m.send(&out, m.rejectFX(id, q, wire.StatusWaitExpired))
+			m.leave(q.tenant)
+			changed[id] = true
+			return true
+		})
+	}
 	m.unpause(now, &out)
 	for id, l := range m.locks {
-		changed := false
+		changed := changed[id]
 		for i := 0; i < len(l.reqs); {
 			q := l.reqs[i]
 			if q.granted && q.deadline <= now {
-				if !changed || q.token > l.lastToken {
-					l.lastReleased, l.lastToken, l.lastExpired = q.txn, q.token, true
-				}
+				m.end(now, id, q.txn, q.token, wire.StatusLeaseExpired)
 				m.send(&out, m.rejectFX(id, q, wire.StatusLeaseExpired))
 				m.leave(q.tenant)
 				l.reqs = slices.Delete(l.reqs, i, i+1)
@@ -446,6 +556,7 @@ func (m *model) expire(now int64) []Effect {
 		}
 		m.gc(now, id)
 	}
+	m.flush()
 	return out
 }
 
@@ -478,9 +589,14 @@ func TestCoreAgainstModel(t *testing.T) {
 
 // TestModelCatchesMutants is the negative control of TestCoreAgainstModel: deliberately broken
 // cores (q2 not charged to quotas, an admin reset that keeps the holders, a Drain that keeps
-// q2) must each be caught.
+// q2, each of the bounds MaxLocks, MaxRequests and MaxHolders not enforced, a replay memory
+// consulted only for acquires flagged retry, waiters that never wait-expire or whose
+// retransmissions do not renew their wait lease, Cores given one shared limiter that keep
+// quotas of their own) must each be caught.
 func TestModelCatchesMutants(t *testing.T) {
-	for _, mu := range []mutation{mutantQ2Uncharged, mutantResetKeepsHolders, mutantDrainKeepsBuffered} {
+	for _, mu := range []mutation{mutantQ2Uncharged, mutantResetKeepsHolders, mutantDrainKeepsBuffered,
+		mutantLocksUnbounded, mutantRequestsUnbounded, mutantHoldersUnbounded, mutantReplayRetryOnly,
+		mutantNoWaitExpiry, mutantWaitNotRefreshed, mutantLimiterPerCore} {
 		seed := *seedFlag
 		if seed == 0 {
 			seed = uint64(time.Now().UnixNano())
@@ -503,6 +619,15 @@ func runAgainstModel(seed uint64, runs, steps int, mu mutation) error {
 			cfg.MaxWaiters = 1 + rng.IntN(3)
 		}
 		if rng.IntN(3) == 0 {
+			cfg.MaxLocks = 1 + rng.IntN(5) // of the 6 locks requests name
+		}
+		if rng.IntN(3) == 0 {
+			cfg.MaxRequests = 2 + rng.IntN(10)
+		}
+		if rng.IntN(3) == 0 {
+			cfg.MaxHolders = 1 + rng.IntN(3)
+		}
+		if rng.IntN(3) == 0 {
 			cfg.Quotas = map[uint16]Quota{1: {MaxOutstanding: 1 + rng.IntN(4)}, 2: {MaxRate: 1 + rng.IntN(6)}}
 		}
 		if rng.IntN(4) == 0 {
@@ -512,62 +637,129 @@ func runAgainstModel(seed uint64, runs, steps int, mu mutation) error {
 			cfg.MaxBuffered = 1 + rng.IntN(3)
 		}
 		cfg.IdleRetention = time.Duration(1+rng.IntN(60)) * time.Millisecond
+		switch rng.IntN(3) {
+		case 0:
+			cfg.WaitLease = -1
+		case 1:
+			cfg.WaitLease = time.Duration(5+rng.IntN(80)) * time.Millisecond
+		}
+		switch rng.IntN(4) {
+		case 0:
+			cfg.ReplayWindow = -1 // nothing remembered
+		case 1:
+			cfg.ReplayWindow = time.Duration(1+rng.IntN(80)) * time.Millisecond
+		}
+		if rng.IntN(2) == 0 {
+			cfg.ReplayCapacity = 1 + rng.IntN(6)
+		}
 		if rng.IntN(4) == 0 {
 			cfg.GrantAfter = int64(time.Duration(rng.IntN(50)) * time.Millisecond)
 		}
-		core, err := New(cfg)
+		cfg.TestingKnobs.mutant = mu
+		cfg.TestingKnobs.indexMin = []int{0, 1, 2, 3}[rng.IntN(4)] // members.go's index, at 2 members and up
+		shards, err := newShards(rng, cfg)
 		if err != nil {
 			return err
 		}
-		core.mutant = mu
-		m := newModel(cfg)
 		var now int64
-		tokens := map[uint32]uint64{} // last token granted per lock, as seen in effects
 		for step := 0; step < steps; step++ {
-			var got, want []Effect
-			var what string
-			switch k := rng.IntN(100); {
-			case k < 12:
-				now += int64(time.Duration(rng.IntN(30)) * time.Millisecond)
-				what = fmt.Sprintf("advance to %v", time.Duration(now))
-				got, want = core.Expire(now, nil), m.expire(now)
-			case k < 13:
-				what = "drain"
-				got, want = core.Drain(nil), m.drain(now)
-			default:
-				r := randomRequest(rng, m, now)
-				what = fmt.Sprintf("%s from %s", r.Fields.String(), r.From)
-				got, want = core.Step(now, r, nil), m.step(now, r)
-			}
-			if g, w := canon(got), canon(want); !slices.Equal(g, w) {
-				return fmt.Errorf("seed %d run %d step %d (%s):\ncore:  %q\nmodel: %q", seed, run, step, what, g, w)
-			}
-			for _, e := range got {
-				if e.Msg.Op != wire.OpGrant {
+			k, sh := rng.IntN(100), shards[rng.IntN(len(shards))]
+			for i, s := range shards {
+				var got, want []Effect
+				var what string
+				switch {
+				case k < 12:
+					if i == 0 {
+						now += int64(time.Duration(rng.IntN(30)) * time.Millisecond)
+					}
+					what = fmt.Sprintf("advance to %v", time.Duration(now))
+					got, want = s.core.Expire(now, nil), s.m.expire(now)
+				case k < 13:
+					what = "drain"
+					got, want = s.core.Drain(nil), s.m.drain(now)
+				case s != sh:
 					continue
+				default:
+					r := randomRequest(rng, s.m, now)
+					what = fmt.Sprintf("%s from %s", r.Fields.String(), r.From)
+					got, want = s.core.Step(now, r, nil), s.m.step(now, r)
 				}
-				// The model adopts the core's token values (their order across locks within one
-				// Expire is not part of the contract); their growth is checked here.
-				if l := m.locks[e.Msg.Lock]; l != nil {
-					if i := m.find(l, e.Msg.Txn); i >= 0 {
-						l.reqs[i].token = e.Msg.Token
-					}
+				if len(shards) > 1 {
+					what = fmt.Sprintf("shard %d of %d: %s", i, len(shards), what)
 				}
-				if e.Msg.Token <= tokens[e.Msg.Lock] && !(e.Msg.Token == tokens[e.Msg.Lock] && e.Msg.Token != 0) {
-					// A re-sent grant repeats its token; a new one must exceed every earlier one.
-					if !isHolderToken(core, e.Msg.Lock, e.Msg.Txn, e.Msg.Token) {
-						return fmt.Errorf("seed %d run %d step %d: token %d of lock %d not above %d",
-							seed, run, step, e.Msg.Token, e.Msg.Lock, tokens[e.Msg.Lock])
-					}
+				if err := s.check(got, want); err != nil {
+					return fmt.Errorf("seed %d run %d step %d (%s): %w", seed, run, step, what, err)
 				}
-				tokens[e.Msg.Lock] = max(tokens[e.Msg.Lock], e.Msg.Token)
-			}
-			if err := checkInvariants(core, m); err != nil {
-				return fmt.Errorf("seed %d run %d step %d (%s): %w", seed, run, step, what, err)
 			}
 		}
 	}
 	return nil
+}
+
+// shard is a Core and its model, checked against each other.
+type shard struct {
+	core   *Core
+	m      *model
+	tokens map[uint32]uint64 // the last token granted per lock, as seen in effects
+}
+
+// newShards returns one shard of cfg, or, in some runs with quotas, two whose Cores share one
+// SharedLimiter and whose models share their tenants' quota state.
+func newShards(rng *rand.Rand, cfg Config) ([]*shard, error) {
+	n := 1
+	if (len(cfg.Quotas) > 0 || cfg.DefaultQuota != (Quota{})) && rng.IntN(2) == 0 {
+		n = 2
+	}
+	ccfg := cfg
+	if n > 1 {
+		lim, err := NewSharedLimiter(cfg.DefaultQuota, cfg.Quotas)
+		if err != nil {
+			return nil, err
+		}
+		ccfg.Quotas, ccfg.DefaultQuota, ccfg.Limiter = nil, Quota{}, lim
+	}
+	var shards []*shard
+	for i := 0; i < n; i++ {
+		c, err := New(ccfg)
+		if err != nil {
+			return nil, err
+		}
+		s := &shard{core: c, m: newModel(cfg), tokens: map[uint32]uint64{}}
+		if i > 0 {
+			s.m.tenants = shards[0].m.tenants
+		}
+		shards = append(shards, s)
+	}
+	return shards, nil
+}
+
+// check compares the effects of one step of s's Core (got) with its model's (want) and the
+// states after it, and checks the growth of tokens.
+func (s *shard) check(got, want []Effect) error {
+	if g, w := canon(got), canon(want); !slices.Equal(g, w) {
+		return fmt.Errorf("\ncore:  %q\nmodel: %q", g, w)
+	}
+	for _, e := range got {
+		if e.Msg.Op != wire.OpGrant {
+			continue
+		}
+		// The model adopts the core's token values (their order across locks within one
+		// Expire is not part of the contract); their growth is checked here.
+		if l := s.m.locks[e.Msg.Lock]; l != nil {
+			if i := s.m.find(l, e.Msg.Txn); i >= 0 {
+				l.reqs[i].token = e.Msg.Token
+			}
+		}
+		last := s.tokens[e.Msg.Lock]
+		if e.Msg.Token <= last && !(e.Msg.Token == last && e.Msg.Token != 0) {
+			// A re-sent grant repeats its token; a new one must exceed every earlier one.
+			if !isHolderToken(s.core, e.Msg.Lock, e.Msg.Txn, e.Msg.Token) {
+				return fmt.Errorf("token %d of lock %d not above %d", e.Msg.Token, e.Msg.Lock, last)
+			}
+		}
+		s.tokens[e.Msg.Lock] = max(last, e.Msg.Token)
+	}
+	return checkInvariants(s.core, s.m)
 }
 
 func isHolderToken(c *Core, lock uint32, txn, token uint64) bool {

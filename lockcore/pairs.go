@@ -7,7 +7,9 @@ import (
 )
 
 // Pairs runs n uncontended exclusive acquire+release pairs through c, over nlocks locks (lock
-// i%nlocks, txn i+1, at time 1s), reusing out for the effects. It is the unit of the lock-core
+// i%nlocks, at time 1s), reusing out for the effects. Each pair's txn is one more than the Core's
+// last token, which its grant takes: txns never repeat on one Core (a repeated (lock, txn) would
+// be a replay of an ended request, not accepted again). It is the unit of the lock-core
 // benchmark (docs/targets.md: >= 10M pairs per second per core, no allocation), shared by the Go benchmark
 // and `netlock bench core`. It panics if the core does not grant or release as it must.
 func Pairs(c *Core, n int, nlocks uint32, out []Effect) []Effect {
@@ -18,7 +20,7 @@ func Pairs(c *Core, n int, nlocks uint32, out []Effect) []Effect {
 	const now = int64(1e9)
 	for i := 0; i < n; i++ {
 		lock := uint32(i) % nlocks
-		acq.Lock, acq.Txn = lock, uint64(i+1)
+		acq.Lock, acq.Txn = lock, c.token+1
 		out = c.Step(now, acq, out[:0])
 		if len(out) != 1 || out[0].Msg.Op != wire.OpGrant {
 			panic("lockcore: benchmark acquire was not granted")

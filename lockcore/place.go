@@ -44,7 +44,7 @@ func (c *Core) known(r *Request) bool {
 	if l == nil || l.inIdle {
 		return false
 	}
-	return findTxn(l.holders, r.Txn) >= 0 || findTxn(l.waiters[l.whead:], r.Txn) >= 0
+	return c.holderAt(l, r.Txn) >= 0 || c.waiterAt(l, r.Txn) >= 0
 }
 
 // count counts r for AdminStats in its lock's state l before r is applied: its depth
@@ -137,9 +137,18 @@ func (c *Core) adopt(now int64, lock uint32, out []Effect) []Effect {
 	}
 	for i := l.ohead; i < len(l.overflow); i++ {
 		e := l.overflow[i]
-		e.token, e.deadline = 0, 0
-		l.insertWaiter(l.insertPos(e.prio), e)
 		c.stats.Buffered--
+		if c.holderAt(l, e.txn) >= 0 || c.waiterAt(l, e.txn) >= 0 {
+			// The switch forwarded a copy of a request the Core holds or queues (its client
+			// retransmitted through the switch): one request, kept where it is.
+			c.stats.Duplicates++
+			if c.quotas && c.cfg.TestingKnobs.mutant != mutantQ2Uncharged {
+				c.leaveTenant(e.tenant)
+			}
+			continue
+		}
+		e.token = 0
+		c.queue(l, l.insertPos(e.prio), e)
 		c.stats.Waiters++
 		c.stats.Queued++
 		c.stats.Adopted++

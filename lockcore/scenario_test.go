@@ -8,8 +8,12 @@ package lockcore
 //
 //	config [lease=DUR] [maxlease=DUR] [prio=N] [maxwaiters=N] [maxbuffered=N] [idle=DUR] [grant-after=DUR]
 //	       [quota=TENANT:OUTSTANDING:RATE ...] [default-quota=OUTSTANDING:RATE]
+//	       [maxlocks=N] [maxrequests=N] [maxholders=N] [replay=DUR|off] [replaycap=N] [wait=DUR|off]
+//	       [cores=N]
 //	    Starts a fresh Core at time 0 with TokenBase 0 (the first token is 1). Files start with it;
-//	    without it a default Core is used.
+//	    without it a default Core is used. With cores=N, N Cores (the shards of one server), which
+//	    share one SharedLimiter for the quotas; every other command takes core=K (default 0) to
+//	    name the Core it applies to, and advance expires them all.
 //	acquire c=N lock=L txn=T mode=S|X [prio=P] [tenant=N] [lease=DUR] [try] [retry] [fwd]
 //	    Client cN (10.0.0.N:5000) asks for lock L. With fwd the packet comes from the switch
 //	    (sw1) carrying cN as the original client.
@@ -34,6 +38,7 @@ package lockcore
 //	drain
 //	    Core.Drain: rejects every waiting and buffered request with status shutdown.
 //	stats
+//	    Core.Stats; the counters of bounds, replays and wait leases only when not zero.
 //
 // Output: one line per effect, "DEST <- MESSAGE", where DEST is cN or sw1 and MESSAGE is
 // wire.Fields.String(); "(none)" when there is no effect.
@@ -70,14 +75,16 @@ func addrName(a netip.AddrPort) string {
 }
 
 type scenario struct {
-	core *Core
-	now  int64
+	core  *Core   // the Core a command applies to: cores[core=K], 0 by default
+	cores []*Core // several with config cores=N
+	now   int64
 }
 
 func TestScenarios(t *testing.T) {
 	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
 		s := &scenario{}
 		s.core = mustCore(t, Config{})
+		s.cores = []*Core{s.core}
 		datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
 			out, err := s.run(d)
 			if err != nil {
@@ -132,6 +139,12 @@ func (a args) dur(k string) (time.Duration, error) {
 func (s *scenario) run(d *datadriven.TestData) (string, error) {
 	a := parseArgs(d)
 	var effects []Effect
+	k, err := a.uint("core", 0)
+	if err != nil || k >= uint64(len(s.cores)) {
+		return "", fmt.Errorf("core=%q: want 0..%d", a["core"], len(s.cores)-1)
+	}
+	s.core = s.cores[k]
+	delete(a, "core")
 	switch d.Cmd {
 	case "config":
 		return "", s.config(a)
@@ -144,7 +157,15 @@ func (s *scenario) run(d *datadriven.TestData) (string, error) {
 			return "", err
 		}
 		s.now += int64(dur)
-		effects = s.core.Expire(s.now, nil)
+		if len(s.cores) == 1 {
+			effects = s.core.Expire(s.now, nil)
+			break
+		}
+		var b strings.Builder
+		for i, c := range s.cores {
+			fmt.Fprintf(&b, "core %d:\n%s", i, render(c.Expire(s.now, nil)))
+		}
+		return b.String(), nil
 	case "state":
 		return s.state(a)
 	case "drain":
@@ -179,7 +200,7 @@ func (s *scenario) run(d *datadriven.TestData) (string, error) {
 			"withdrawn=%d expired=%d renewed=%d overflowed=%d pushed=%d duplicates=%d idle=%d next=%v%s\n",
 			st.Locks, st.Holders, st.Waiters, st.Buffered, st.Grants, st.Queued, st.Released,
 			st.Withdrawn, st.Expired, st.Renewed, st.Overflowed, st.PushedBack, st.Duplicates, st.Idle,
-			nextDeadline(s.core.NextDeadline()), placeStats(st)), nil
+			nextDeadline(s.core.NextDeadline()), placeStats(st)+boundStats(st)), nil
 	case "admin":
 		r := &Request{From: switchAddr}
 		r.Op = wire.OpAdmin
@@ -227,6 +248,23 @@ func placeStats(st Stats) string {
 		return ""
 	}
 	return fmt.Sprintf(" resident-dropped=%d adopted=%d", st.ResidentDropped, st.Adopted)
+}
+
+// boundStats renders the counters of the Core's bounds, replay memory and wait leases that are
+// not zero.
+func boundStats(st Stats) string {
+	var b strings.Builder
+	for _, f := range []struct {
+		name string
+		v    uint64
+	}{{"wait-expired", st.WaitExpired}, {"replays", st.Replays}, {"replay-forgotten", st.ReplayForgotten}, {"remembered", uint64(st.Remembered)},
+		{"at-max-locks", st.AtMaxLocks}, {"at-max-requests", st.AtMaxRequests}, {"at-max-waiters", st.AtMaxWaiters},
+		{"at-max-buffered", st.AtMaxBuffered}, {"at-max-holders", st.AtMaxHolders}, {"idle-evicted", st.IdleEvicted}} {
+		if f.v != 0 {
+			fmt.Fprintf(&b, " %s=%d", f.name, f.v)
+		}
+	}
+	return b.String()
 }
 
 // nextDeadline renders Core.NextDeadline: a time, or "none".
@@ -277,6 +315,27 @@ func (s *scenario) config(a args) error {
 		return err
 	}
 	cfg.MaxBuffered = int(mb)
+	for _, b := range []struct {
+		k string
+		v *int
+	}{{"maxlocks", &cfg.MaxLocks}, {"maxrequests", &cfg.MaxRequests}, {"maxholders", &cfg.MaxHolders},
+		{"replaycap", &cfg.ReplayCapacity}} {
+		n, err := a.uint(b.k, 0)
+		if err != nil {
+			return err
+		}
+		*b.v = int(n)
+	}
+	if a["wait"] == "off" {
+		cfg.WaitLease = -1
+	} else if cfg.WaitLease, err = a.dur("wait"); err != nil {
+		return err
+	}
+	if a["replay"] == "off" {
+		cfg.ReplayWindow = -1
+	} else if cfg.ReplayWindow, err = a.dur("replay"); err != nil {
+		return err
+	}
 	if cfg.IdleRetention, err = a.dur("idle"); err != nil {
 		return err
 	}
@@ -313,11 +372,25 @@ func (s *scenario) config(a args) error {
 			return err
 		}
 	}
-	c, err := New(cfg)
+	n, err := a.uint("cores", 1)
 	if err != nil {
 		return err
 	}
-	s.core, s.now = c, 0
+	if n > 1 && cfg.Limiter == nil && (len(cfg.Quotas) > 0 || cfg.DefaultQuota != (Quota{})) {
+		if cfg.Limiter, err = NewSharedLimiter(cfg.DefaultQuota, cfg.Quotas); err != nil {
+			return err
+		}
+		cfg.Quotas, cfg.DefaultQuota = nil, Quota{}
+	}
+	s.cores, s.now = nil, 0
+	for i := uint64(0); i < max(n, 1); i++ {
+		c, err := New(cfg)
+		if err != nil {
+			return err
+		}
+		s.cores = append(s.cores, c)
+	}
+	s.core = s.cores[0]
 	return nil
 }
 

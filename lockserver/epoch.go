@@ -3,13 +3,14 @@ package lockserver
 import (
 	"errors"
 	"fmt"
-	"github.com/netlock-go/netlock/wire"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/netlock-go/netlock/wire"
 
 	"golang.org/x/sys/unix"
 )

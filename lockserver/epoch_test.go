@@ -2,13 +2,14 @@ package lockserver
 
 import (
 	"errors"
-	"github.com/netlock-go/netlock/internal/clock"
-	"github.com/netlock-go/netlock/lockserver/srvcore"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/netlock-go/netlock/internal/clock"
+	"github.com/netlock-go/netlock/lockserver/srvcore"
 
 	"github.com/netlock-go/netlock/wire"
 )

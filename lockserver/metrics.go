@@ -1,8 +1,9 @@
 package lockserver
 
 import (
-	"github.com/netlock-go/netlock/lockserver/srvcore"
 	"strings"
+
+	"github.com/netlock-go/netlock/lockserver/srvcore"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -55,6 +56,10 @@ var (
 	descAdopted   = prometheus.NewDesc("netlock_adopted_total", "Buffered requests moved into a lock's queue when the lock left the switch.", nil, nil)
 	descHeld      = prometheus.NewDesc("netlock_grants_held", "1 while every grant is held (a standby before its takeover, a lapsed controller lease).", nil, nil)
 	descTerm      = prometheus.NewDesc("netlock_controller_term", "The largest controller term seen.", nil, nil)
+	descBound     = prometheus.NewDesc("netlock_bound_reached_total", "Requests refused (or, for holders, made to wait) at a bound of the server, by bound.", []string{"bound"}, nil)
+	descWaitExp   = prometheus.NewDesc("netlock_wait_expired_total", "Queued requests dropped because their client stopped retransmitting (wait lease).", nil, nil)
+	descReplays   = prometheus.NewDesc("netlock_replays_total", "Acquires of requests that had ended, not accepted again.", nil, nil)
+	descRemember  = prometheus.NewDesc("netlock_ended_remembered", "Ended requests remembered to filter replays.", nil, nil)
 
 	descRDMAGrants  = prometheus.NewDesc("netlock_rdma_proxy_grants_total", "UDP grants of RDMA locks sent after the server took the ALock.", nil, nil)
 	descRDMADropped = prometheus.NewDesc("netlock_rdma_proxy_dropped_total", "UDP grants of RDMA locks that ended before the ALock was taken.", nil, nil)
@@ -66,7 +71,8 @@ var (
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descRequests, descGrants, descRejects, descExpiries, descReleases,
 		descPushBacks, descMalformed, descDepth, descHolders, descLocks, descBuffered, descPackets,
-		descRefused, descEpoch, descResDrop, descAdopted, descHeld, descTerm, descRDMAGrants, descRDMADropped, descRDMATry, descRDMAProxies, descRDMAPeers} {
+		descRefused, descEpoch, descResDrop, descAdopted, descHeld, descTerm, descBound, descWaitExp, descReplays,
+		descRemember, descRDMAGrants, descRDMADropped, descRDMATry, descRDMAProxies, descRDMAPeers} {
 		ch <- d
 	}
 }
@@ -110,6 +116,13 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	gauge(descHeld, held)
 	gauge(descTerm, int(c.s.Term()))
+	for bound, v := range map[string]uint64{"locks": st.AtMaxLocks, "requests": st.AtMaxRequests, "waiters": st.AtMaxWaiters,
+		"buffered": st.AtMaxBuffered, "holders": st.AtMaxHolders} {
+		counter(descBound, v, bound)
+	}
+	counter(descWaitExp, st.WaitExpired)
+	counter(descReplays, st.Replays)
+	gauge(descRemember, st.Remembered)
 	if rs, ok := c.s.RDMAStats(); ok {
 		counter(descRDMAGrants, rs.ProxyGrants)
 		counter(descRDMADropped, rs.ProxyDropped)

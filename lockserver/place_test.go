@@ -1,9 +1,10 @@
 package lockserver
 
 import (
-	"github.com/netlock-go/netlock/internal/clock"
 	"testing"
 	"time"
+
+	"github.com/netlock-go/netlock/internal/clock"
 
 	"github.com/netlock-go/netlock/wire"
 )

@@ -4,11 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/netlock-go/netlock/lockserver/srvcore"
 	"net"
 	"net/netip"
 	"sync"
 	"sync/atomic"
+
+	"github.com/netlock-go/netlock/lockserver/srvcore"
 
 	"github.com/netlock-go/netlock/internal/gogroup"
 	"github.com/netlock-go/netlock/internal/rdmaproto"

@@ -45,7 +45,10 @@ func TestRestartGraceAfterCrash(t *testing.T) {
 			state := crashedState(t, 5*time.Second)
 			clk := clock.NewManual(time.Unix(5000, 0))
 			s, stop := startServer(t, Config{Shards: 2, StateFile: state, Clock: clk,
-				UnsafeSkipRestartGrace: tc.skip, Core: lockcore.Config{MaxLease: 2 * time.Second, DefaultLease: time.Second}})
+				UnsafeSkipRestartGrace: tc.skip, Core: lockcore.Config{MaxLease: 2 * time.Second, DefaultLease: time.Second,
+					// The waiter here does not retransmit while the manual clock jumps over the
+					// grace: a wait lease longer than the grace keeps it queued.
+					WaitLease: time.Minute}})
 			defer stop()
 			if s.Epoch() != 4 {
 				t.Fatalf("epoch %d after a crash at epoch 3, want 4", s.Epoch())

@@ -78,8 +78,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/netlock-go/netlock/internal/clock"
-	"github.com/netlock-go/netlock/lockserver/srvcore"
 	"log/slog"
 	"net"
 	"net/netip"
@@ -87,6 +85,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/netlock-go/netlock/internal/clock"
+	"github.com/netlock-go/netlock/lockserver/srvcore"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -293,7 +294,15 @@ func New(cfg Config) (*Server, error) {
 	var b [4]byte
 	_, _ = rand.Read(b[:])
 	s.instance = binary.BigEndian.Uint32(b[:]) | 1 // never 0: 0 means "unknown" to a controller
-	cc := srvcore.Config{Shards: cfg.Shards, Core: cfg.Core, Key: cfg.RackKey, Peers: cfg.Peers,
+	core := cfg.Core
+	if core.HashSeed == 0 {
+		// Lock ids chosen to collide under a known hash key would turn the lock table's lookups
+		// into scans: every start draws its own key (lockcore.Config.HashSeed).
+		var k [8]byte
+		_, _ = rand.Read(k[:])
+		core.HashSeed = binary.BigEndian.Uint64(k[:]) | 1
+	}
+	cc := srvcore.Config{Shards: cfg.Shards, Core: core, Key: cfg.RackKey, Peers: cfg.Peers,
 		Epoch: s.epochs.current(), Start: start, Grace: grace, Standby: cfg.Standby, ControllerLease: cfg.ControllerLease,
 		Instance: s.instance, Logger: cfg.Logger, TestingKnobs: srvcore.TestingKnobs{OnAccept: cfg.TestingKnobs.OnAccept}}
 	if cfg.RDMA.Locks > 0 {
@@ -588,3 +597,6 @@ func (w *writer) apply(now int64, out *srvcore.Out) {
 		}
 	}
 }
+
+// Validate fills in c's defaults and checks it, as New does (for configuration front ends).
+func (c *Config) Validate() error { return c.validate() }

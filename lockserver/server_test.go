@@ -3,13 +3,14 @@ package lockserver
 import (
 	"context"
 	"errors"
-	"github.com/netlock-go/netlock/internal/clock"
-	"github.com/netlock-go/netlock/internal/udpbatch"
 	"net"
 	"net/netip"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/netlock-go/netlock/internal/clock"
+	"github.com/netlock-go/netlock/internal/udpbatch"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/goleak"

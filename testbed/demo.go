@@ -57,8 +57,10 @@ type Config struct {
 	// (the demo before the rack existed). Default: the rack.
 	Loopback bool
 	// Pipeline is what runs p4/netlock.p4 in the rack's switch (softrack.Config.Pipeline): auto (the
-	// zero value), interp or gen.
-	Pipeline engine.Pipeline
+	// zero value), interp or gen; Generated is the generated pipeline auto and gen run
+	// (softrack.Config.Generated).
+	Pipeline  engine.Pipeline
+	Generated engine.Generated
 	// UDPPorts attaches the rack's hosts to the switch through UDP tunnels on loopback instead
 	// of in-memory ports.
 	UDPPorts bool

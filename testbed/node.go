@@ -132,15 +132,24 @@ func RunNode(ctx context.Context, cfg NodeConfig) (NodeReport, error) {
 		stats := make([]*workerStats, cfg.Workers)
 		var wg sync.WaitGroup
 		start := time.Now()
+		wls := make([]*Workload, cfg.Workers)
+		for w := range cfg.Workers {
+			wl, err := newWorkload(spec, (cfg.Node-1)*cfg.Workers+w, cfg.Seed<<32^uint64(i)<<24^uint64(cfg.Node-1)<<12^uint64(w))
+			if err != nil {
+				cancel()
+				return NodeReport{}, fmt.Errorf("loadgen: phase %s: %w", name, err)
+			}
+			wls[w] = wl
+		}
 		for w := range cfg.Workers {
 			stats[w] = &workerStats{}
-			seed := cfg.Seed<<32 ^ uint64(i)<<24 ^ uint64(cfg.Node-1)<<12 ^ uint64(w)
 			wk := &worker{c: c, rec: &rec, name: fmt.Sprintf("n%d.w%d", cfg.Node, w), think: cfg.ThinkTime, from: &from,
 				ws: stats[w], live: &live}
+			wl := wls[w]
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				wk.run(pctx, newWorkload(spec, (cfg.Node-1)*cfg.Workers+w, seed))
+				wk.run(pctx, wl)
 			}()
 		}
 		wg.Wait()

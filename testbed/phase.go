@@ -87,17 +87,27 @@ func runPhase(ctx context.Context, cfg *Config, spec phaseSpec, phaseNo uint64, 
 	if cfg.Warmup == 0 {
 		opened = mark()
 	}
+	wls := make([]*Workload, 0, len(rg.clients)*cfg.Workers)
+	for ci := range rg.clients {
+		for w := 0; w < cfg.Workers; w++ {
+			wl, err := newWorkload(spec, ci*cfg.Workers+w, cfg.Seed<<32^phaseNo<<24^uint64(ci)<<12^uint64(w))
+			if err != nil {
+				return PhaseResult{}, fmt.Errorf("demo: phase %s: %w", spec.name, err)
+			}
+			wls = append(wls, wl)
+		}
+	}
 	for ci, c := range rg.clients {
 		for w := 0; w < cfg.Workers; w++ {
 			ws := &workerStats{}
 			stats = append(stats, ws)
-			seed := cfg.Seed<<32 ^ phaseNo<<24 ^ uint64(ci)<<12 ^ uint64(w)
 			wk := &worker{c: c, src: rg.trackers[ci], rec: &rec, name: fmt.Sprintf("c%d.w%d", ci+1, w),
 				think: cfg.ThinkTime, from: &from, ws: ws, live: &live}
+			wl := wls[ci*cfg.Workers+w]
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				wk.run(pctx, newWorkload(spec, ci*cfg.Workers+w, seed))
+				wk.run(pctx, wl)
 			}()
 		}
 	}

@@ -93,10 +93,10 @@ func startLoopback(cfg *Config) (*rig, error) {
 // ports 1..Clients; port Clients+1 is the crash phase's client node.
 func startRack(ctx context.Context, cfg *Config) (*rig, error) {
 	sent := newServerSent()
-	r, err := softrack.Start(ctx, softrack.Config{Servers: cfg.Servers, Clients: cfg.Clients + 1, UDP: cfg.UDPPorts, Pipeline: cfg.Pipeline,
+	r, err := softrack.Start(ctx, softrack.Config{Servers: cfg.Servers, Clients: cfg.Clients + 1, UDP: cfg.UDPPorts, Pipeline: cfg.Pipeline, Generated: cfg.Generated,
 		Lease: cfg.Lease, MaxLease: 2 * cfg.Lease, Log: cfg.Logger, WrapServer: sent.wrap,
 		Controller: ctlcore.Config{AllocPeriod: cfg.AllocPeriod, Slots: cfg.Slots, MinRate: cfg.MinRate,
-			Mutation: cfg.Mutation}})
+			TestingKnobs: ctlcore.TestingKnobs{Mutation: cfg.Mutation}}})
 	if err != nil {
 		return nil, fmt.Errorf("start the rack: %w", err)
 	}

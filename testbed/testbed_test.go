@@ -2,7 +2,6 @@ package testbed
 
 import (
 	"context"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +12,7 @@ import (
 	"github.com/netlock-go/netlock/client"
 	"github.com/netlock-go/netlock/controlplane/ctlcore"
 	"github.com/netlock-go/netlock/testbed/history"
+	"github.com/netlock-go/netlock/testbed/tpcc"
 	"github.com/netlock-go/netlock/wire"
 )
 
@@ -35,46 +35,36 @@ func TestParsePhase(t *testing.T) {
 	}
 }
 
+// TestTPCCLockSets: the demo's TPC-C draws all five transactions of testbed/tpcc (which checks
+// them against the specification), from the worker's home warehouse, each as distinct locks in
+// ascending order.
 func TestTPCCLockSets(t *testing.T) {
-	g := newTPCCGen(7, 4)
+	g, err := newTPCCGen(4, 6, 7, 99)
+	if err != nil {
+		t.Fatal(err)
+	}
 	kinds := map[string]int{}
 	var locks []client.LockSpec
 	for i := 0; i < 5000; i++ {
 		var kind string
 		locks, kind = g.next(locks)
 		kinds[kind]++
-		w := locks[0].Lock >> 22 & 0x7f
-		if locks[0].Lock>>29 != tableWarehouse || w >= 4 {
-			t.Fatalf("%s: first lock %#x is not a warehouse below 4", kind, locks[0].Lock)
+		for j := 1; j < len(locks); j++ {
+			if locks[j].Lock <= locks[j-1].Lock {
+				t.Fatalf("%s: locks %#x, %#x out of order", kind, locks[j-1].Lock, locks[j].Lock)
+			}
 		}
-		switch kind {
-		case "neworder":
-			seen := map[uint32]bool{}
-			for _, l := range locks {
-				if seen[l.Lock] {
-					t.Fatalf("neworder names lock %#x twice", l.Lock)
-				}
-				seen[l.Lock] = true
-			}
-			if n := len(locks); n < 3+5 || n > 3+15 || locks[0].Mode != wire.Shared {
-				t.Fatalf("neworder with %d locks, warehouse mode %s", n, locks[0].Mode)
-			}
-			for _, l := range locks[3:] {
-				if l.Lock>>29 != tableStock || l.Mode != wire.Exclusive || l.Lock&(1<<22-1) >= items {
-					t.Fatalf("neworder stock lock %#x %s", l.Lock, l.Mode)
-				}
-			}
-		case "payment":
-			if len(locks) != 3 || slices.ContainsFunc(locks, func(l client.LockSpec) bool { return l.Mode != wire.Exclusive }) {
-				t.Fatalf("payment locks %v", locks)
-			}
-		default:
-			t.Fatalf("kind %q", kind)
+		if tb, w, _ := tpcc.Decode(locks[0].Lock); w != 6%4 && !(tb == tpcc.TableItem && w == 0) {
+			t.Fatalf("%s: first lock %v of warehouse %d, home %d", kind, tb, w, 6%4)
 		}
 	}
-	// 45:43 renormalised: NewOrder a little over half.
-	if f := float64(kinds["neworder"]) / 5000; f < 0.47 || f > 0.55 {
-		t.Fatalf("neworder fraction %.3f, want about 0.51", f)
+	for _, k := range tpcc.Kinds {
+		if kinds[k.String()] == 0 {
+			t.Errorf("no %v in 5000 transactions: %v", k, kinds)
+		}
+	}
+	if len(kinds) != len(tpcc.Kinds) {
+		t.Errorf("kinds %v", kinds)
 	}
 }
 

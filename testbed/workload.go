@@ -20,28 +20,35 @@ type Workload struct {
 }
 
 // NewWorkload returns the workload of worker (0-based, unique in the rack) in phase, in a rack
-// of clients client nodes (TPC-C: one warehouse per node for tpcc-high, ten for tpcc-low).
+// of clients client nodes (TPC-C: one warehouse per node for tpcc-high, ten for tpcc-low; the
+// worker's home warehouse is worker mod W). seed is the worker's: callers pass the run's seed
+// shifted left by 32 bits XOR worker-specific bits, and TPC-C's run constants (NURand's C, the
+// loaded database) come from its high 32 bits, so that every worker of a run shares them.
 func NewWorkload(phase string, clients, worker int, seed uint64) (*Workload, error) {
 	spec, err := parsePhase(phase, clients)
 	if err != nil {
 		return nil, err
 	}
-	return newWorkload(spec, worker, seed), nil
+	return newWorkload(spec, worker, seed)
 }
 
-func newWorkload(spec phaseSpec, worker int, seed uint64) *Workload {
+func newWorkload(spec phaseSpec, worker int, seed uint64) (*Workload, error) {
 	w := &Workload{spec: spec, worker: worker, rng: rand.New(rand.NewPCG(seed, 1))}
 	if spec.warehouses > 0 {
-		w.gen = newTPCCGen(seed, spec.warehouses)
+		g, err := newTPCCGen(spec.warehouses, worker, seed>>32, seed)
+		if err != nil {
+			return nil, err
+		}
+		w.gen = g
 	}
-	return w
+	return w, nil
 }
 
 // Warehouses is the number of TPC-C warehouses of the phase (0 for a microbenchmark).
 func (w *Workload) Warehouses() int { return w.spec.warehouses }
 
 // Next appends the locks of the next transaction to dst[:0] and returns it. TPC-C sets hold
-// distinct locks; a transaction takes them in ascending lock order (client.Txn).
+// distinct locks in ascending lock order (client.Txn takes them in that order).
 func (w *Workload) Next(dst []client.LockSpec) []client.LockSpec {
 	dst = dst[:0]
 	i := w.i

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/netlock-go/netlock/client"
+	"github.com/netlock-go/netlock/testbed/tpcc"
 )
 
 // TestWorkloadDeterministic: one seed gives one sequence of lock sets, another seed another one,
@@ -34,15 +35,33 @@ func TestWorkloadDeterministic(t *testing.T) {
 			t.Errorf("%s: seeds 11 and 12 drew the same sequence", phase)
 		}
 	}
-	w, _ := NewWorkload(PhaseTPCCLow, 3, 0, 7)
-	g := newTPCCGen(7, 30)
-	var x, y []client.LockSpec
+	// A TPC-C worker draws its terminal's transactions: worker 4 of a run of 30 warehouses,
+	// run seed 7 (the high 32 bits of the worker's seed).
+	seed := uint64(7)<<32 ^ 4
+	w, _ := NewWorkload(PhaseTPCCLow, 3, 4, seed)
+	wl, err := tpcc.New(tpcc.Config{Warehouses: 30, Seed: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	term := wl.Terminal(4, seed)
+	var x []client.LockSpec
+	var tx tpcc.Txn
 	for i := 0; i < 100; i++ {
 		x = w.Next(x)
-		y, _ = g.next(y)
-		if !slices.Equal(x, y) {
-			t.Fatalf("transaction %d: workload %v, generator %v", i, x, y)
+		term.Next(&tx)
+		if !slices.Equal(x, tx.Locks) {
+			t.Fatalf("transaction %d: workload %v, terminal %v", i, x, tx.Locks)
 		}
+	}
+	if term.Home() != 4 {
+		t.Errorf("worker 4's home warehouse is %d", term.Home())
+	}
+	// Workers of one run share the run's constants (one workload); another run seed has others.
+	a, _ := tpccRun(30, 7)
+	b, _ := tpccRun(30, 7)
+	c, _ := tpccRun(30, 8)
+	if a != b || a.Constants() == c.Constants() {
+		t.Errorf("runs: same seed %p %p, other seed's constants %+v and %+v", a, b, a.Constants(), c.Constants())
 	}
 	if w.Warehouses() != 30 {
 		t.Errorf("tpcc-low with 3 clients: %d warehouses, want 30", w.Warehouses())

@@ -5,8 +5,8 @@ import (
 	"errors"
 )
 
-// Lock-server admin sub-operations of the control plane (docs/protocol.md, "Control-plane admin
-// operations"): how the controller moves a lock between a server and the switch, reads a server's
+// Lock-server admin sub-operations of the control plane (docs/protocol.md, "Admin
+// sub-operations"): how the controller moves a lock between a server and the switch, reads a server's
 // hottest locks, hands a failed server's locks to a standby and fences an older controller. Each
 // request is an OpAdmin control message (rack key, from a configured controller) whose Timestamp
 // carries the controller's term; a server refuses (reject not-owner) a request whose term is below

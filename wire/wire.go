@@ -154,16 +154,26 @@ const (
 	StatusNotOwner Status = 5
 	// StatusShutdown: the server is shutting down; the request was not queued or was dropped.
 	StatusShutdown Status = 6
-	// StatusQueueFull: the lock's queue is at its configured bound.
+	// StatusQueueFull: the lock is at one of its own bounds: the waiters of one lock (shared
+	// requests beyond the bound of a lock's shared holders wait, so they count here), or its
+	// overflow buffer q2 (lockcore.Config.MaxWaiters, MaxHolders, MaxBuffered).
 	StatusQueueFull Status = 7
 	// StatusBadRequest: the request was well-formed but invalid (e.g. a zero txn id).
 	StatusBadRequest Status = 8
+	// StatusOverloaded: the server (one of its shards) is at a bound of its own, not the lock's:
+	// the number of locks with requests or of requests held, waiting or buffered
+	// (lockcore.Config.MaxLocks, MaxRequests). The request was not queued; the locks the server
+	// has are served as usual.
+	StatusOverloaded Status = 9
+	// StatusWaitExpired: the request waited in the queue longer than the server's wait lease
+	// without a retransmission (its client is taken for dead) and was removed from the queue.
+	StatusWaitExpired Status = 10
 
-	statusCount = 9
+	statusCount = 11
 )
 
 var statusNames = [statusCount]string{"ok", "quota", "would-block", "not-holder", "lease-expired",
-	"not-owner", "shutdown", "queue-full", "bad-request"}
+	"not-owner", "shutdown", "queue-full", "bad-request", "overloaded", "wait-expired"}
 
 // String returns the status name.
 func (s Status) String() string {

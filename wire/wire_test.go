@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/netlock-go/netlock/wire"
+	"github.com/netlock-go/netlock/wire/layer"
 )
 
 // full is a header with every field set to a value whose bytes are distinct, so that a field
@@ -228,7 +229,9 @@ func TestStrings(t *testing.T) {
 		{wire.Mode(7).String(), "mode(7)"},
 		{wire.StatusWouldBlock.String(), "would-block"},
 		{wire.StatusBadRequest.String(), "bad-request"},
-		{wire.Status(9).String(), "status(9)"},
+		{wire.StatusOverloaded.String(), "overloaded"},
+		{wire.StatusWaitExpired.String(), "wait-expired"},
+		{wire.Status(11).String(), "status(11)"},
 		{wire.Flags(0).String(), ""},
 		{(wire.FlagReply | wire.FlagRenewed).String(), "reply|renewed"},
 		{wire.Flags(0xff).String(), "reply|retry|try|fwd|renewed|0xe0"},
@@ -330,7 +333,7 @@ func FuzzHeader(f *testing.F) {
 		if verr := wire.Header(b).Validate(); !errors.Is(err, verr) {
 			t.Fatalf("Parse %v, Validate %v", err, verr)
 		}
-		var l wire.NetLock
+		var l layer.NetLock
 		lerr := l.DecodeFromBytes(b, nopFeedback{})
 		if (err == nil) != (lerr == nil) {
 			t.Fatalf("Parse %v, layer %v", err, lerr)

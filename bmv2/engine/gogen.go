@@ -4,7 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"go/format"
-	"math/big"
+	"path"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -12,16 +13,21 @@ import (
 )
 
 // The Go backend: GenerateGo compiles a checked v1model program into the Go source of a
-// package whose init registers the program's six blocks (RegisterPipeline) under the program's
-// Fingerprint. The generated code is straight-line Go over the same flat slot state as the
-// interpreter (headers, user metadata and standard_metadata at the interpreter's slots, so
-// the traffic manager, clone/resubmit field lists and the runtime API are shared); locals,
-// parameters and temporaries are Go variables, constants are folded (also through the
-// parameters of actions and functions called with constant arguments), actions, functions and
-// sub-controls are inlined, a table application is a key store, one lookup in the engine and a
-// Go switch over the table's actions, and headers are extracted and emitted with constant
-// shifts over 8-byte big-endian words. What it does not support it refuses with an error
-// wrapping ErrGenUnsupported that names the construct and its file:line:col.
+// package that declares the program's six blocks as a pipeline (engine.Generated, bound by
+// passing it in Config.Generated) with the program's Fingerprint. The generated code is
+// straight-line Go over the same flat slot state as the interpreter (headers, user metadata and
+// standard_metadata at the interpreter's slots, so the traffic manager, clone/resubmit field
+// lists and the runtime API are shared); locals, parameters and temporaries are Go variables,
+// constants are folded (also through the parameters of actions and functions called with
+// constant arguments), actions, functions and sub-controls are inlined, a table application is
+// a key store, one lookup in the engine and a Go switch over the table's actions, and headers
+// are extracted and emitted with constant shifts over 8-byte big-endian words. A constant whose
+// value depends on a parameter of the program (a -D value, front.IntLit.Param) is not folded:
+// the code reads it from a field Bind sets from the switch's program (Switch.GenConst), so one
+// generated pipeline serves every value of the parameters. The inlined blocks are then split
+// into functions of readable size (splitFuncs, gogen_split.go). What it does not support it
+// refuses with an error wrapping ErrGenUnsupported that names the construct and its
+// file:line:col.
 
 // ErrGenUnsupported is wrapped by GenerateGo's errors for a construct the Go backend does not
 // compile (the interpreter still runs such programs).
@@ -31,20 +37,16 @@ var ErrGenUnsupported = errors.New("not supported by the Go backend")
 type GenOptions struct {
 	// Package is the generated package's name (default "main").
 	Package string
-	// Name is the pipeline's Go identifier and registered name (default "pipeline"); a
-	// package may hold several pipelines of different names.
+	// Name is the pipeline's Go identifier and name (default "pipeline"; engine.Generated.Name);
+	// a package may hold several pipelines of different names.
 	Name string
 	// Source names the program in the generated file's header (e.g. the command's arguments).
 	Source string
 	// Generate, if set, is the command of the file's //go:generate line.
 	Generate string
-	// NoRegister leaves the registration out of the package's init: the pipeline is bound
-	// only through Config.Generated (e.g. a deliberately broken copy of a registered one).
-	NoRegister bool
 
-	// fingerprint, if set, is the Fingerprint written into the file (what Bind checks the
-	// switch's program against) instead of checked's: a mutant binds to the unmutated program.
-	fingerprint string
+	// split, if set, replaces splitLines and splitMinLines (tests).
+	split splitLimits
 }
 
 type genRefusal struct{ err error }
@@ -69,7 +71,16 @@ func GenerateGo(checked *front.Checked, opts GenOptions) (src []byte, err error)
 		return nil, err
 	}
 	gn := &gen{checked: checked, sw: sw, opts: opts,
-		regIdx: map[*Register]int{}, ctrIdx: map[*Counter]int{}, mtrIdx: map[*Meter]int{}, tblIdx: map[*Table]int{}}
+		regIdx: map[*Register]int{}, ctrIdx: map[*Counter]int{}, mtrIdx: map[*Meter]int{}, tblIdx: map[*Table]int{},
+		paramIdx: map[front.Expr]int{}, pinned: map[front.Expr]bool{}, pdep: map[front.Expr]bool{}}
+	var exprs []front.Expr
+	gn.fp, exprs = fingerprintExprs(checked)
+	gn.exprIdx = make(map[front.Expr]int, len(exprs))
+	for i, e := range exprs {
+		if _, ok := gn.exprIdx[e]; !ok {
+			gn.exprIdx[e] = i
+		}
+	}
 	gn.cp = &compiler{checked: checked, sw: sw, sizes: map[front.Type]int{}, errCodes: map[*front.EnumMember]int{}}
 	for i, m := range checked.ErrorMembers {
 		gn.cp.errCodes[m] = i
@@ -130,6 +141,19 @@ type gen struct {
 	active []aliasRange
 	lazy   int // > 0 inside a right operand of && / || or a ternary arm
 	usesBE bool
+
+	// The program's parameters (paramRead, pin): fp is its Fingerprint and exprIdx the index of
+	// each expression in it (what Switch.GenConst takes); params are the constant expressions
+	// that depend on a parameter, read at run time from p.c[paramIdx[e]]; pins are those the
+	// code folds anyway (Bind checks the switch's value is the folded one); pdep caches
+	// paramDep.
+	fp       string
+	exprIdx  map[front.Expr]int
+	params   []front.Expr
+	paramIdx map[front.Expr]int
+	pins     []front.Expr
+	pinned   map[front.Expr]bool
+	pdep     map[front.Expr]bool
 }
 
 func (gn *gen) refuse(pos front.Pos, format string, args ...any) {
@@ -185,6 +209,10 @@ type gb struct {
 	kind gbKind
 	loc  gloc
 	val  uint64
+	// pe, for a constant declaration whose value depends on a parameter of the program, is the
+	// value's expression: uses read it at run time (paramRead); val is its value when
+	// generated.
+	pe   front.Expr
 	idx  int
 	obj  any
 	inst *ginst
@@ -260,7 +288,7 @@ func (gn *gen) program() ([]byte, error) {
 		switch d := d.(type) {
 		case *front.ConstDecl:
 			if v, ok := gn.cp.valueU128(d.Val); ok {
-				gn.root.m[d] = &gb{kind: gbConst, val: v.lo, loc: gloc{t: d.T}}
+				gn.root.m[d] = gn.constBinding(d, v.lo)
 			}
 		case *front.InstanceDecl:
 			if d == gn.checked.Main {
@@ -342,20 +370,16 @@ func (gn *gen) program() ([]byte, error) {
 	gn.p(")")
 	gn.p("")
 	exp := strings.ToUpper(name[:1]) + name[1:]
-	gn.p("// %sFingerprint is engine.Fingerprint of the program this pipeline was generated from.", exp)
-	fp := gn.opts.fingerprint
-	if fp == "" {
-		fp = Fingerprint(gn.checked)
-	}
-	gn.p("const %sFingerprint = %q", exp, fp)
+	gn.p("// %sPipeline is the pipeline: engine.Config{Generated: %sPipeline} runs the program on it.", exp, exp)
+	gn.p("var %sPipeline = engine.Generated{Name: %q, Bind: %sBind}", exp, name, exp)
+	gn.p("")
+	gn.p("// %sFingerprint is engine.Fingerprint of the program this pipeline was generated from (its", exp)
+	gn.p("// parameters' values left out).")
+	gn.p("const %sFingerprint = %q", exp, gn.fp)
 	gn.p("")
 	gn.p("// %sLayout is the engine.Switch GenLayout the pipeline was generated against.", exp)
 	gn.p("const %sLayout = %q", exp, gn.sw.GenLayout())
 	gn.p("")
-	if !gn.opts.NoRegister {
-		gn.p("func init() { engine.RegisterPipeline(%sFingerprint, %q, %sBind) }", exp, name, exp)
-		gn.p("")
-	}
 	gn.p("// %s holds the runtime objects of a switch the pipeline is bound to.", name)
 	gn.p("type %s struct {", name)
 	gn.p("t [%d]*engine.Table", len(gn.tbls))
@@ -363,14 +387,33 @@ func (gn *gen) program() ([]byte, error) {
 	gn.p("k [%d]*engine.Counter", len(gn.ctrs))
 	gn.p("m [%d]*engine.Meter", len(gn.mtrs))
 	gn.p("fl [%d]int", len(gn.fls))
+	if len(gn.params) > 0 {
+		gn.p("// c holds the values, in the bound switch's program, of the constant expressions that")
+		gn.p("// depend on the program's parameters (its -D values): set by Bind (engine.Switch.GenConst).")
+		gn.p("c [%d]uint64", len(gn.params))
+	}
 	gn.p("}")
 	gn.p("")
-	gn.p("// %sBind binds the pipeline to a switch loaded from the same program (an engine.GenBinder).", exp)
+	gn.p("// %sBind binds the pipeline to a switch loaded from the same program, with any values of its", exp)
+	gn.p("// parameters (an engine.GenBinder).")
 	gn.p("func %sBind(sw *engine.Switch) (engine.GenBlocks, error) {", exp)
 	gn.p("p := &%s{}", name)
 	gn.p("var err error")
 	gn.p("_ = err")
 	gn.p("if err := sw.GenCheck(%sFingerprint, %sLayout); err != nil { return engine.GenBlocks{}, err }", exp, exp)
+	for i, e := range gn.params {
+		if !strings.Contains(body.String(), fmt.Sprintf("p.c[%d]", i)) {
+			continue // read, then folded (pinned, below)
+		}
+		v, _, _ := constValue(gn.checked, gn.cp, e)
+		gn.p("// %s", gn.paramNote(e, v))
+		gn.p("if p.c[%d], err = sw.GenConst(%d); err != nil { return engine.GenBlocks{}, err }", i, gn.exprIdx[e])
+	}
+	for _, e := range gn.pins {
+		v, _, _ := constValue(gn.checked, gn.cp, e)
+		gn.p("// %s, folded", gn.paramNote(e, v))
+		gn.p("if err = sw.GenConstIs(%d, %#x); err != nil { return engine.GenBlocks{}, err }", gn.exprIdx[e], v)
+	}
 	for i, t := range gn.tbls {
 		gn.p("if p.t[%d], err = sw.GenTable(%q); err != nil { return engine.GenBlocks{}, err }", i, t.Name)
 		var qs []string
@@ -402,6 +445,10 @@ func (gn *gen) program() ([]byte, error) {
 	res, err := format.Source([]byte(out.String()))
 	if err != nil {
 		return []byte(out.String()), fmt.Errorf("engine: the generated Go does not parse (a generator bug): %w", err)
+	}
+	res, err = splitFuncs(res, gn.opts.Name, []string{"parser", "verify", "ingress", "egress", "compute", "deparser"}, gn.opts.split)
+	if err != nil {
+		return res, fmt.Errorf("engine: splitting the generated functions (a generator bug): %w", err)
 	}
 	return res, nil
 }
@@ -674,7 +721,20 @@ func (gn *gen) declConst(sc *gsc, d *front.ConstDecl) {
 	if !ok || v.hi != 0 {
 		gn.refuse(d.P, "constant %s", d.Name)
 	}
-	sc.m[d] = &gb{kind: gbConst, val: v.lo, loc: gloc{t: d.T}}
+	sc.m[d] = gn.constBinding(d, v.lo)
+}
+
+// constBinding binds a constant declaration: its value, read at run time when it depends on a
+// parameter of the program.
+func (gn *gen) constBinding(d *front.ConstDecl, v uint64) *gb {
+	b := &gb{kind: gbConst, val: v, loc: gloc{t: d.T}}
+	if d.Value != nil && gn.paramDep(d.Value) {
+		if _, ok := gn.constOf(d.Value); !ok {
+			gn.refuse(d.P, "constant %s", d.Name)
+		}
+		b.pe = d.Value
+	}
+	return b
 }
 
 // declVar declares a local variable: a Go variable for a scalar, a local slot array otherwise.
@@ -811,6 +871,9 @@ func (gn *gen) switchStmt(sc *gsc, s *front.SwitchStmt) {
 		sel = x.s
 		labelOf = func(e front.Expr) string {
 			c := gn.val(sc, e)
+			if c.pe != nil {
+				return c.s // constant for the bound switch
+			}
 			if !c.c {
 				gn.refuse(e.Position(), "a switch label that is not constant")
 			}
@@ -862,6 +925,10 @@ func (gn *gen) assign(sc *gsc, s *front.AssignStmt) {
 		l := gn.loc(sc, sl.X)
 		v := gn.val(sc, s.RHS)
 		w := sl.HiV - sl.LoV + 1
+		if lo, ok := gn.sliceLo(sl); ok {
+			gn.p("%s = %s&^(uint64(%#x)<<(%s)) | (%s)<<(%s)&(uint64(%#x)<<(%s))", l.ref(), l.ref(), mask64(w), lo, typed(v), lo, mask64(w), lo)
+			return
+		}
 		m := mask64(w) << uint(sl.LoV)
 		gn.p("%s = %s&^%#x | (%s)<<%d&%#x", l.ref(), l.ref(), m, v.s, sl.LoV, m)
 		return
@@ -1029,6 +1096,9 @@ type gx struct {
 	s string
 	c bool
 	v uint64
+	// pe is set when s reads a constant that depends on a parameter of the program (paramRead):
+	// constant for the bound switch, not folded; v is its value when generated.
+	pe front.Expr
 }
 
 func cx(v uint64) gx { return gx{s: fmt.Sprintf("%#x", v), c: true, v: v} }
@@ -1072,28 +1142,155 @@ func (gn *gen) width(e front.Expr) int {
 	return w
 }
 
+// constOf returns the value of constant expression e (constValue), refusing one the backend
+// does not represent. Its callers fold the value; those that can read it at run time instead
+// ask paramRead first, the others take it through constNeed.
 func (gn *gen) constOf(e front.Expr) (uint64, bool) {
-	v, ok := gn.checked.Const[e]
-	if !ok {
-		return 0, false
+	v, ok, why := constValue(gn.checked, gn.cp, e)
+	if why != "" {
+		gn.refuse(e.Position(), "%s", why)
 	}
-	if b, ok := v.(*big.Int); ok && b.Sign() < 0 {
-		w := widthOf(e.Type())
-		if _, isInt := under(e.Type()).(*front.IntType); isInt || w == 0 {
-			gn.refuse(e.Position(), "negative constants")
+	return v, ok
+}
+
+// constNeed is constOf for a value the code must fold (an algorithm, a field list): when it
+// depends on a parameter of the program, Bind checks that the switch's program has the value
+// folded (pin), so a pipeline folded for one value refuses another instead of running it
+// wrongly.
+func (gn *gen) constNeed(e front.Expr) (uint64, bool) {
+	v, ok := gn.constOf(e)
+	if ok {
+		gn.pin(e)
+	}
+	return v, ok
+}
+
+// pin records a folded constant that depends on a parameter (constNeed).
+func (gn *gen) pin(e front.Expr) {
+	if gn.paramDep(e) && !gn.pinned[e] {
+		gn.pinned[e] = true
+		gn.pins = append(gn.pins, e)
+	}
+}
+
+// paramRead returns, for constant expression e whose value depends on a parameter of the
+// program, the expression that reads its value at run time (p.c[i], set by Bind), with its
+// value in the program generated from (v) and e (pe) recorded; ok is false for any other
+// expression.
+func (gn *gen) paramRead(e front.Expr, v uint64) (gx, bool) {
+	if !gn.paramDep(e) {
+		return gx{}, false
+	}
+	if _, ok := gn.exprIdx[e]; !ok {
+		gn.refuse(e.Position(), "a constant that depends on a parameter outside the program's syntax tree (%s)", front.ExprString(e))
+	}
+	i, ok := gn.paramIdx[e]
+	if !ok {
+		i = len(gn.params)
+		gn.paramIdx[e] = i
+		gn.params = append(gn.params, e)
+	}
+	return gx{s: fmt.Sprintf("p.c[%d]", i), v: v, pe: e}, true
+}
+
+// paramDep reports whether the value of constant expression e may depend on a parameter of
+// the program: whether a parameter's literal (front.IntLit.Param) is reachable from e through
+// the exported fields of the syntax tree (its operands, the constants and enum members it
+// names, the types it spells out). It may say yes for a value that does not depend on one,
+// which is then read at run time too: correct, only not folded. It never says no for one that
+// does, which the fingerprint would not tell apart.
+func (gn *gen) paramDep(e front.Expr) bool {
+	if d, ok := gn.pdep[e]; ok {
+		return d
+	}
+	seen := map[uintptr]bool{}
+	var walk func(v reflect.Value) bool
+	walk = func(v reflect.Value) bool {
+		switch v.Kind() {
+		case reflect.Pointer:
+			if v.IsNil() || seen[v.Pointer()] {
+				return false
+			}
+			seen[v.Pointer()] = true
+			if l, ok := v.Interface().(*front.IntLit); ok {
+				return l.Param != ""
+			}
+			return walk(v.Elem())
+		case reflect.Interface:
+			return !v.IsNil() && walk(v.Elem())
+		case reflect.Struct:
+			t := v.Type()
+			if t == posType || t.PkgPath() == "math/big" {
+				return false
+			}
+			for i := 0; i < t.NumField(); i++ {
+				if t.Field(i).IsExported() && walk(v.Field(i)) {
+					return true
+				}
+			}
+		case reflect.Slice, reflect.Array:
+			for i := 0; i < v.Len(); i++ {
+				if walk(v.Index(i)) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	d := walk(reflect.ValueOf(e))
+	gn.pdep[e] = d
+	return d
+}
+
+// paramNote describes a constant that depends on parameters for the comment above its read in
+// Bind: the parameters, where it is, what it is and its value when generated.
+func (gn *gen) paramNote(e front.Expr, v uint64) string {
+	names := map[string]bool{}
+	var list []string
+	seen := map[uintptr]bool{}
+	var walk func(v reflect.Value)
+	walk = func(v reflect.Value) {
+		switch v.Kind() {
+		case reflect.Pointer:
+			if v.IsNil() || seen[v.Pointer()] {
+				return
+			}
+			seen[v.Pointer()] = true
+			if l, ok := v.Interface().(*front.IntLit); ok {
+				if l.Param != "" && !names[l.Param] {
+					names[l.Param] = true
+					list = append(list, l.Param)
+				}
+				return
+			}
+			walk(v.Elem())
+		case reflect.Interface:
+			if !v.IsNil() {
+				walk(v.Elem())
+			}
+		case reflect.Struct:
+			t := v.Type()
+			if t == posType || t.PkgPath() == "math/big" {
+				return
+			}
+			for i := 0; i < t.NumField(); i++ {
+				if t.Field(i).IsExported() {
+					walk(v.Field(i))
+				}
+			}
+		case reflect.Slice, reflect.Array:
+			for i := 0; i < v.Len(); i++ {
+				walk(v.Index(i))
+			}
 		}
 	}
-	u, ok := gn.cp.valueU128(v)
-	if !ok {
-		return 0, false
+	walk(reflect.ValueOf(e))
+	text := front.ExprString(e)
+	if len(text) > 60 {
+		text = text[:57] + "..."
 	}
-	if w := widthOf(e.Type()); w > 0 && w < 128 {
-		u = u.trunc(w)
-	}
-	if u.hi != 0 {
-		gn.refuse(e.Position(), "constants wider than 64 bits")
-	}
-	return u.lo, true
+	p := e.Position()
+	return fmt.Sprintf("%s: %s:%d:%d %s (%#x when generated)", strings.Join(list, ", "), path.Base(p.File), p.Line, p.Col, text, v)
 }
 
 func isBool(t front.Type) bool {
@@ -1104,6 +1301,9 @@ func isBool(t front.Type) bool {
 // val generates a value expression (bools as 0 or 1).
 func (gn *gen) val(sc *gsc, e front.Expr) gx {
 	if v, ok := gn.constOf(e); ok {
+		if r, ok := gn.paramRead(e, v); ok {
+			return r
+		}
 		return cx(v)
 	}
 	if isBool(e.Type()) {
@@ -1123,6 +1323,10 @@ func (gn *gen) val(sc *gsc, e front.Expr) gx {
 		}
 		switch b.kind {
 		case gbConst:
+			if b.pe != nil {
+				r, _ := gn.paramRead(b.pe, b.val)
+				return gn.maskx(r, m)
+			}
 			return cx(b.val & m)
 		case gbLoc:
 			// Through loc, which checks the name against the parameters bound by reference.
@@ -1149,6 +1353,10 @@ func (gn *gen) val(sc *gsc, e front.Expr) gx {
 		return gn.maskx(in, m)
 	case *front.SliceExpr:
 		in := gn.val(sc, x.X)
+		if lo, ok := gn.sliceLo(x); ok {
+			// The bounds depend on a parameter (the width does not: it is the slice's type).
+			return gx{s: fmt.Sprintf("((%s)>>(%s)&%#x)", typed(in), lo, m)}
+		}
 		if in.c {
 			return cx(in.v >> uint(x.LoV) & m)
 		}
@@ -1369,6 +1577,12 @@ func (gn *gen) binary(sc *gsc, x *front.BinaryExpr, w int) gx {
 	case ">>":
 		return gx{s: fmt.Sprintf("(%s >> (%s))", typed(a), b.s)}
 	case "/", "%":
+		if b.pe != nil {
+			// A divisor that depends on a parameter: folded (and pinned), so that a zero
+			// divisor is refused when generated rather than a panic when run.
+			gn.pin(b.pe)
+			b = cx(b.v)
+		}
 		if !b.c || b.v == 0 {
 			gn.refuse(x.P, "division by a value that is not a non-zero constant")
 		}
@@ -1391,6 +1605,9 @@ func (gn *gen) binary(sc *gsc, x *front.BinaryExpr, w int) gx {
 // cond generates a Go bool expression.
 func (gn *gen) cond(sc *gsc, e front.Expr) gx {
 	if v, ok := gn.constOf(e); ok {
+		if r, ok := gn.paramRead(e, v); ok {
+			return gx{s: "(" + r.s + " != 0)", v: r.v, pe: r.pe}
+		}
 		return cb(v != 0)
 	}
 	switch x := e.(type) {
@@ -1547,6 +1764,10 @@ func (gn *gen) val2(sc *gsc, e front.Expr) gx {
 	switch x := e.(type) {
 	case *front.NameExpr:
 		b := sc.lookup(x.Decl)
+		if b != nil && b.kind == gbConst && b.pe != nil {
+			r, _ := gn.paramRead(b.pe, b.val)
+			return r
+		}
 		if b != nil && b.kind == gbConst {
 			return cx(b.val)
 		}
@@ -1788,6 +2009,7 @@ func (gn *gen) callAction(sc *gsc, d *front.ActionDecl, args []*front.Arg, ref *
 		return m
 	}
 	gn.inline(d.Params, ret, bind, func(m map[front.Decl]*gb) {
+		gn.p("// action %s", cpName(gn.actionScope(sc, d).prefix, d.Annos, d.Name))
 		as := gn.actionScope(sc, d).child()
 		as.ret = ret
 		for k, v := range m {
@@ -1853,6 +2075,7 @@ func (gn *gen) applyTable(sc *gsc, call *front.CallExpr, wantHit bool) (string, 
 	}
 	gt := b.obj.(*gtable)
 	t := fmt.Sprintf("p.t[%d]", b.idx)
+	gn.p("// table %s", gt.t.Name)
 	if p := d.Prop("key"); p != nil {
 		for i, k := range p.Keys {
 			gn.p("g.Key(%s, %d, %s)", t, i, gn.val(sc, k.Expr).s)
@@ -1893,7 +2116,7 @@ func (gn *gen) argN(call *front.CallExpr, i int) front.Expr {
 
 func (gn *gen) constArg(call *front.CallExpr, i int) uint64 {
 	e := gn.argN(call, i)
-	v, ok := gn.constOf(e)
+	v, ok := gn.constNeed(e)
 	if !ok {
 		gn.refuse(e.Position(), "argument %d of %s must be a constant", i+1, front.ExprString(call.Fun))
 	}
@@ -2563,6 +2786,37 @@ func (gn *gen) parser(static *gsc, d *front.ParserDecl, binds map[front.Decl]*gb
 	}
 }
 
+// keysetConst returns the value of a select case's constant (within mask m), or, when it
+// depends on a parameter of the program, the expression that reads it at run time (masked).
+func (gn *gen) keysetConst(e front.Expr, m uint64) (uint64, string) {
+	v, ok := gn.constOf(e)
+	if !ok {
+		gn.refuse(e.Position(), "keyset that is not constant")
+	}
+	if r, ok := gn.paramRead(e, v); ok {
+		return v, gn.maskx(r, m).s
+	}
+	return v, ""
+}
+
+// sliceLo returns, for a slice whose bounds depend on a parameter of the program, the
+// expression that reads its low bound at run time; ok is false for any other slice (its
+// bounds are folded).
+func (gn *gen) sliceLo(x *front.SliceExpr) (string, bool) {
+	if !gn.paramDep(x.Hi) && !gn.paramDep(x.Lo) {
+		return "", false
+	}
+	v, ok := gn.constOf(x.Lo)
+	if !ok {
+		gn.refuse(x.P, "a slice bound that is not constant")
+	}
+	r, _ := gn.paramRead(x.Lo, v)
+	if r.pe == nil {
+		return fmt.Sprintf("%#x", v), true
+	}
+	return r.s, true
+}
+
 func (gn *gen) selectTrans(sc *gsc, se *front.SelectExpr, goTo func(string) string, noMatch int) {
 	var keys []string
 	var widths []int
@@ -2590,25 +2844,35 @@ func (gn *gen) selectTrans(sc *gsc, se *front.SelectExpr, goTo func(string) stri
 			switch x := k.(type) {
 			case *front.DefaultExpr, *front.DontCareExpr:
 			case *front.MaskExpr:
-				v, ok1 := gn.constOf(x.X)
-				mk, ok2 := gn.constOf(x.Y)
-				if !ok1 || !ok2 {
-					gn.refuse(k.Position(), "keyset that is not constant")
+				v, vs := gn.keysetConst(x.X, m)
+				mk, ms := gn.keysetConst(x.Y, m)
+				if vs == "" && ms == "" {
+					conds = append(conds, fmt.Sprintf("%s&%#x == %#x", keys[i], mk&m, v&mk&m))
+					break
 				}
-				conds = append(conds, fmt.Sprintf("%s&%#x == %#x", keys[i], mk&m, v&mk&m))
+				if vs == "" {
+					vs = fmt.Sprintf("%#x", v)
+				}
+				if ms == "" {
+					ms = fmt.Sprintf("%#x", mk&m)
+				}
+				conds = append(conds, fmt.Sprintf("%s&(%s) == (%s)&(%s)", keys[i], ms, vs, ms))
 			case *front.RangeExpr:
-				lo, ok1 := gn.constOf(x.X)
-				hi, ok2 := gn.constOf(x.Y)
-				if !ok1 || !ok2 {
-					gn.refuse(k.Position(), "keyset that is not constant")
+				lo, los := gn.keysetConst(x.X, m)
+				hi, his := gn.keysetConst(x.Y, m)
+				if los == "" {
+					los = fmt.Sprintf("%#x", lo&m)
 				}
-				conds = append(conds, fmt.Sprintf("%s >= %#x && %s <= %#x", keys[i], lo&m, keys[i], hi&m))
+				if his == "" {
+					his = fmt.Sprintf("%#x", hi&m)
+				}
+				conds = append(conds, fmt.Sprintf("%s >= %s && %s <= %s", keys[i], los, keys[i], his))
 			default:
-				v, ok := gn.constOf(k)
-				if !ok {
-					gn.refuse(k.Position(), "keyset that is not constant")
+				v, vs := gn.keysetConst(k, m)
+				if vs == "" {
+					vs = fmt.Sprintf("%#x", v&m)
 				}
-				conds = append(conds, fmt.Sprintf("%s == %#x", keys[i], v&m))
+				conds = append(conds, fmt.Sprintf("%s == %s", keys[i], vs))
 			}
 		}
 		if len(conds) == 0 {

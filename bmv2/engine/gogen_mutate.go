@@ -10,7 +10,10 @@ import (
 
 // GenMutation is one deliberate fault for the negative controls of the tests that compare a
 // generated pipeline with the interpreter: the binary operator at a position of the program
-// is replaced by another. It exists for tests only.
+// is replaced by another. The tests make it in the interpreter's copy of the program and run
+// the generated pipeline of the unmutated one against it (nothing mutated is generated or
+// built): the comparison sees the same difference whichever side carries the fault. It exists
+// for tests only.
 type GenMutation struct {
 	// At is the operator's position, "file:line:col" with the file's base name.
 	At string
@@ -24,11 +27,8 @@ type GenMutation struct {
 func (m GenMutation) String() string { return m.At + " " + m.Op + " -> " + m.To }
 
 // Apply makes the mutation in checked's syntax tree in place and returns the function that
-// undoes it. The mutated tree has its own Fingerprint; GenerateGoMutant writes the unmutated
-// program's into the file instead, so the mutant's Bind (Switch.GenCheck) accepts a switch
-// loaded from the unmutated program (its tables, registers and slots are the program's: only
-// an operator differs). Generate it with GenOptions.NoRegister and bind it with
-// Config.Generated.
+// undoes it. The mutated tree has its own Fingerprint: load the interpreter's switch from it,
+// and the generated pipeline's from a separate copy of the unmutated program.
 func (m GenMutation) Apply(checked *front.Checked) (undo func(), err error) {
 	var found []*front.BinaryExpr
 	front.Inspect(checked.Program, func(e front.Expr) {
@@ -48,15 +48,4 @@ func (m GenMutation) Apply(checked *front.Checked) (undo func(), err error) {
 	}
 	b.Op = m.To
 	return func() { b.Op = m.Op }, nil
-}
-
-// GenerateGoMutant is GenerateGo of checked with mutation m made (and undone afterwards).
-func GenerateGoMutant(checked *front.Checked, opts GenOptions, m GenMutation) ([]byte, error) {
-	opts.fingerprint = Fingerprint(checked)
-	undo, err := m.Apply(checked)
-	if err != nil {
-		return nil, err
-	}
-	defer undo()
-	return GenerateGo(checked, opts)
 }

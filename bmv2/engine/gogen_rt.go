@@ -1,23 +1,19 @@
 package engine
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
+	"errors"
 	"fmt"
 	"hash/crc32"
-	"path"
-	"reflect"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/netlock-go/netlock/bmv2/front"
 )
 
 // This file is the runtime surface of the Go backend (GenerateGo, gogen.go): what generated
-// pipelines call, how they register, and how Load chooses between them and the interpreter.
+// pipelines call, and how Load chooses between the one Config.Generated names and the
+// interpreter (binding itself: gogen_bind.go).
 // Generated code replaces the per-pass statement execution of the six v1model blocks only;
 // every piece of runtime state (tables, registers, counters, meters, clone sessions,
 // multicast, digests, packet-in) stays in the Switch, so the runtime API sees one switch
@@ -28,14 +24,16 @@ type Pipeline uint8
 
 // Pipeline choices.
 const (
-	// PipelineAuto runs a generated pipeline registered under the program's fingerprint, or
-	// the interpreter when there is none (or when Config.TofinoConstraints is set: generated
+	// PipelineAuto runs the generated pipeline Config.Generated names when it binds to the
+	// program, and the interpreter otherwise: when there is none, when it was generated from
+	// another program (ErrGenMismatch), or when Config.TofinoConstraints is set (generated
 	// pipelines do not check the Tofino rules).
 	PipelineAuto Pipeline = iota
 	// PipelineInterpreted always runs the interpreter.
 	PipelineInterpreted
-	// PipelineGenerated runs the registered generated pipeline; Load fails when there is none
-	// for the program, or when Config.TofinoConstraints is set.
+	// PipelineGenerated runs the generated pipeline Config.Generated names; Load fails when
+	// there is none, when it does not bind to the program, or when Config.TofinoConstraints is
+	// set.
 	PipelineGenerated
 )
 
@@ -69,180 +67,24 @@ type GenBlocks struct {
 	Parser, Verify, Ingress, Egress, Compute, Deparser func(*Gen)
 }
 
-// GenBinder binds a generated pipeline to a loaded switch: it looks up the tables, registers,
-// counters and meters the code uses (by control-plane name) and returns the blocks.
+// GenBinder binds a generated pipeline to a loaded switch: it checks that the switch runs the
+// program the pipeline was generated from (GenCheck), reads the values of the program's
+// parameters (GenConst), looks up the tables, registers, counters and meters the code uses (by
+// control-plane name) and returns the blocks.
 type GenBinder func(sw *Switch) (GenBlocks, error)
 
-var genRegistry = struct {
-	sync.Mutex
-	m map[string]genEntry
-}{m: map[string]genEntry{}}
-
-type genEntry struct {
-	name string
-	bind GenBinder
+// Generated names a generated pipeline (Config.Generated): a generated package declares one
+// for each of its pipelines (var <Name>Pipeline), and a binary that links the package runs a
+// program on it by passing it to Load.
+type Generated struct {
+	// Name is the pipeline's name (GenOptions.Name), what Switch.GeneratedPipeline reports.
+	Name string
+	// Bind binds it to a switch.
+	Bind GenBinder
 }
 
-// RegisterPipeline registers a generated pipeline under the fingerprint of the checked
-// program it was generated from (Fingerprint). Generated packages call it from init. A second
-// registration of one fingerprint panics (two packages generated from one program).
-func RegisterPipeline(fingerprint, name string, bind GenBinder) {
-	genRegistry.Lock()
-	defer genRegistry.Unlock()
-	if prev, ok := genRegistry.m[fingerprint]; ok {
-		panic(fmt.Sprintf("engine: generated pipelines %s and %s have the same fingerprint", prev.name, name))
-	}
-	genRegistry.m[fingerprint] = genEntry{name, bind}
-}
-
-// RegisteredPipeline returns the name of the generated pipeline registered for a checked
-// program, if any.
-func RegisteredPipeline(checked *front.Checked) (string, bool) {
-	e, ok := lookupGen(Fingerprint(checked))
-	return e.name, ok
-}
-
-func lookupGen(fp string) (genEntry, bool) {
-	genRegistry.Lock()
-	defer genRegistry.Unlock()
-	e, ok := genRegistry.m[fp]
-	return e, ok
-}
-
-// Fingerprint identifies a checked program for the Go backend: a SHA-256 over its syntax tree
-// (after preprocessing: -D macros are part of it; the exported fields of every node, source
-// positions by file base name, line and column, not the path) and GenVersion. Unexported fields are
-// not hashed: an expression's type is the checker's function of the hashed tree, and an
-// expression's own position (its embedded exprBase) is not part of it, so moving a
-// sub-expression within its statement keeps the fingerprint (only messages would name the old
-// column).
-func Fingerprint(checked *front.Checked) string {
-	h := sha256.New()
-	fmt.Fprintf(h, "netlock gogen %s\n", GenVersion)
-	w := &astHasher{seen: map[uintptr]int{}, b: h, names: map[reflect.Type]string{}, fields: map[reflect.Type][]int{}}
-	w.walk(reflect.ValueOf(checked.Program.Decls)) // not Program.File: the path it was loaded by
-	w.flush()
-	return hex.EncodeToString(h.Sum(nil))
-}
-
-type astHasher struct {
-	seen   map[uintptr]int
-	b      interface{ Write([]byte) (int, error) }
-	buf    []byte
-	names  map[reflect.Type]string
-	fields map[reflect.Type][]int
-}
-
-// put appends s and a zero byte to the hashed stream (buffered: the hash sees the same bytes
-// in fewer writes).
-func (w *astHasher) put(s string) {
-	w.buf = append(w.buf, s...)
-	w.end()
-}
-
-func (w *astHasher) putInt(prefix string, x int64) {
-	w.buf = append(w.buf, prefix...)
-	w.buf = strconv.AppendInt(w.buf, x, 10)
-	w.end()
-}
-
-func (w *astHasher) end() {
-	w.buf = append(w.buf, 0)
-	if len(w.buf) >= 1<<15 {
-		w.flush()
-	}
-}
-
-func (w *astHasher) flush() {
-	w.b.Write(w.buf)
-	w.buf = w.buf[:0]
-}
-
-var posType = reflect.TypeOf(front.Pos{})
-
-func (w *astHasher) walk(v reflect.Value) {
-	switch v.Kind() {
-	case reflect.Pointer:
-		if v.IsNil() {
-			w.put("nil")
-			return
-		}
-		if id, ok := w.seen[v.Pointer()]; ok {
-			w.putInt("ref", int64(id))
-			return
-		}
-		w.seen[v.Pointer()] = len(w.seen)
-		t := v.Elem().Type()
-		name, ok := w.names[t]
-		if !ok {
-			name = "*" + t.String()
-			w.names[t] = name
-		}
-		w.put(name)
-		w.walk(v.Elem())
-	case reflect.Interface:
-		if v.IsNil() {
-			w.put("nil")
-			return
-		}
-		w.walk(v.Elem())
-	case reflect.Struct:
-		t := v.Type()
-		if t == posType {
-			p := v.Interface().(front.Pos)
-			w.buf = append(w.buf, path.Base(p.File)...)
-			w.buf = append(w.buf, ':')
-			w.buf = strconv.AppendInt(w.buf, int64(p.Line), 10)
-			w.buf = append(w.buf, ':')
-			w.buf = strconv.AppendInt(w.buf, int64(p.Col), 10)
-			w.end()
-			return
-		}
-		if t.PkgPath() == "math/big" {
-			w.put(fmt.Sprint(v.Addr().Interface()))
-			return
-		}
-		fs, ok := w.fields[t]
-		if !ok {
-			for i := 0; i < t.NumField(); i++ {
-				if t.Field(i).IsExported() {
-					fs = append(fs, i)
-				}
-			}
-			w.fields[t] = fs
-		}
-		for _, i := range fs {
-			w.walk(v.Field(i))
-		}
-	case reflect.Slice, reflect.Array:
-		w.putInt("[", int64(v.Len()))
-		for i := 0; i < v.Len(); i++ {
-			w.walk(v.Index(i))
-		}
-	case reflect.Map:
-		keys := v.MapKeys()
-		ks := make([]string, len(keys))
-		for i, k := range keys {
-			ks[i] = fmt.Sprint(k.Interface())
-		}
-		sort.Strings(ks)
-		w.put("map" + strings.Join(ks, ","))
-	case reflect.String:
-		w.put(v.String())
-	case reflect.Bool:
-		w.put(strconv.FormatBool(v.Bool()))
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		w.putInt("", v.Int())
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		w.buf = strconv.AppendUint(w.buf, v.Uint(), 10)
-		w.end()
-	case reflect.Func, reflect.Chan:
-	default:
-		w.put(v.Kind().String())
-	}
-}
-
-// usePipeline binds the generated pipeline Config.Pipeline asks for, if any (v1model only).
+// usePipeline binds the generated pipeline Config.Generated names, as Config.Pipeline asks
+// (v1model only).
 func (s *Switch) usePipeline(checked *front.Checked) error {
 	if s.cfg.Pipeline == PipelineInterpreted {
 		return nil
@@ -256,19 +98,19 @@ func (s *Switch) usePipeline(checked *front.Checked) error {
 		}
 		return nil
 	}
-	e, ok := genEntry{name: "Config.Generated", bind: s.cfg.Generated}, s.cfg.Generated != nil
-	if !ok {
-		e, ok = lookupGen(s.fingerprint())
-	}
-	if !ok {
+	g := s.cfg.Generated
+	if g.Bind == nil {
 		if s.cfg.Pipeline == PipelineGenerated {
-			return fmt.Errorf("%w: no generated pipeline is registered for %s (netlock p4 gen-go, then link the package)", ErrNotFound, programName(checked))
+			return fmt.Errorf("%w: no generated pipeline for %s (Config.Generated: netlock p4 gen-go, then link the package and name its pipeline)", ErrNotFound, programName(checked))
 		}
 		return nil
 	}
-	b, err := e.bind(s)
+	b, err := g.Bind(s)
+	if errors.Is(err, ErrGenMismatch) && s.cfg.Pipeline == PipelineAuto {
+		return nil
+	}
 	if err != nil {
-		return fmt.Errorf("engine: binding generated pipeline %s: %w", e.name, err)
+		return fmt.Errorf("engine: binding generated pipeline %s to %s: %w", g.Name, programName(checked), err)
 	}
 	wrap := func(f func(*Gen)) stmtFn {
 		return func(c *ctx) flow {
@@ -278,7 +120,7 @@ func (s *Switch) usePipeline(checked *front.Checked) error {
 	}
 	s.parser, s.verify, s.ingress = wrap(b.Parser), wrap(b.Verify), wrap(b.Ingress)
 	s.egress, s.compute, s.deparser = wrap(b.Egress), wrap(b.Compute), wrap(b.Deparser)
-	s.genName = e.name
+	s.genName = g.Name
 	return nil
 }
 

@@ -136,19 +136,24 @@ func TestGenerateGoOutput(t *testing.T) {
 		"//go:generate netlock p4 gen-go round3.p4\n",
 		"package pk\n",
 		fmt.Sprintf("const Round3Fingerprint = %q", Fingerprint(c)),
-		`engine.RegisterPipeline(Round3Fingerprint, "round3", Round3Bind)`,
+		`var Round3Pipeline = engine.Generated{Name: "round3", Bind: Round3Bind}`,
 	} {
 		if !bytes.Contains(a, []byte(want)) {
 			t.Errorf("output lacks %q", want)
 		}
+	}
+	if bytes.Contains(a, []byte("func init()")) {
+		t.Error("the output registers itself in init: binding is explicit (Config.Generated)")
 	}
 	if _, err := GenerateGo(c, GenOptions{Name: "not an identifier"}); !errors.Is(err, ErrInvalid) {
 		t.Errorf("bad name: %v, want ErrInvalid", err)
 	}
 }
 
-// TestFingerprint: the fingerprint follows the program (its text after preprocessing, -D macros
-// included), not the path it was loaded by.
+// TestFingerprint: the fingerprint follows the program (its text after preprocessing), not the
+// path it was loaded by, nor the values of its parameters (-D values, and the defaults it gives
+// them under #ifndef); a parameter whose value changes a type, or the program's shape, changes
+// it, as does any other change of the program.
 func TestFingerprint(t *testing.T) {
 	src := genSource("", "", "", "hdr.h.a = 1;")
 	base := Fingerprint(checkSource(t, "a.p4", src, nil))
@@ -161,40 +166,69 @@ func TestFingerprint(t *testing.T) {
 	if fp := Fingerprint(checkSource(t, "a.p4", genSource("", "", "", "hdr.h.a = 2;"), nil)); fp == base {
 		t.Error("a changed constant kept the fingerprint")
 	}
-	withMacro := genSource("", "", "", "hdr.h.a = VAL;")
-	if Fingerprint(checkSource(t, "a.p4", withMacro, map[string]string{"VAL": "1"})) ==
-		Fingerprint(checkSource(t, "a.p4", withMacro, map[string]string{"VAL": "2"})) {
-		t.Error("a changed -D macro kept the fingerprint")
+	fp := func(apply string, defines map[string]string) string {
+		return Fingerprint(checkSource(t, "a.p4", genSource("", "", "", apply), defines))
+	}
+	// A -D value, and the program's default for it, are a parameter: its value is not hashed.
+	withMacro := "hdr.h.a = VAL;"
+	if fp(withMacro, map[string]string{"VAL": "1"}) != fp(withMacro, map[string]string{"VAL": "2"}) {
+		t.Error("a -D value changed the fingerprint")
+	}
+	withDefault := "\n#ifndef VAL\n#define VAL 3\n#endif\nhdr.h.a = VAL;\n"
+	if fp(withDefault, nil) != fp(withDefault, map[string]string{"VAL": "2"}) {
+		t.Error("a parameter's default and a -D value of it have two fingerprints")
+	}
+	// Which name a value comes from is part of the program, and so is a macro -D cannot set.
+	if fp(withMacro, map[string]string{"VAL": "1"}) == fp("hdr.h.a = OTHER;", map[string]string{"OTHER": "1"}) {
+		t.Error("two parameters' names, one fingerprint")
+	}
+	if fp("\n#define FIXED 3\nhdr.h.a = FIXED;", nil) == fp("\n#define FIXED 4\nhdr.h.a = FIXED;", nil) {
+		t.Error("the value of a macro -D cannot set is not hashed")
+	}
+	// A parameter in a type (a width) and one that changes the program's shape are hashed
+	// through the type and the tree.
+	inType := "bit<W> v = 1; hdr.h.a = (bit<8>)v;"
+	if fp(inType, map[string]string{"W": "4"}) == fp(inType, map[string]string{"W": "5"}) {
+		t.Error("a parameter that is a width kept the fingerprint")
+	}
+	inSlice := "hdr.h.a = (bit<8>)hdr.h.b[HI:LO];"
+	if fp(inSlice, map[string]string{"HI": "4", "LO": "1"}) != fp(inSlice, map[string]string{"HI": "5", "LO": "2"}) {
+		t.Error("a slice's bounds that keep its width changed the fingerprint")
+	}
+	if fp(inSlice, map[string]string{"HI": "4", "LO": "1"}) == fp(inSlice, map[string]string{"HI": "5", "LO": "1"}) {
+		t.Error("a slice of another width kept the fingerprint")
+	}
+	shape := "\n#if VAL > 2\nhdr.h.a = 1;\n#else\nhdr.h.b = 1;\n#endif\n"
+	if fp(shape, map[string]string{"VAL": "1"}) == fp(shape, map[string]string{"VAL": "3"}) {
+		t.Error("a parameter that changes the program's shape kept the fingerprint")
 	}
 }
 
-// TestPipelineChoice: Config.Pipeline picks the interpreter or a registered pipeline; gen
-// without one, or with the Tofino-constraint mode, is an error naming the program.
+// TestPipelineChoice: Config.Pipeline picks the interpreter or the pipeline Config.Generated
+// names; auto runs the interpreter without one, or with one that refuses the program
+// (ErrGenMismatch), or with the Tofino-constraint mode; gen without one, with one that refuses
+// the program, or with the Tofino-constraint mode, is an error naming the program.
 func TestPipelineChoice(t *testing.T) {
-	// A unique program, registered with a hand-written pipeline that forwards every packet to
-	// port 7 (its "generated" code).
 	c := checkSource(t, "choice.p4", genSource("", "", "", "sm.egress_spec = 3;"), nil)
 	other := checkSource(t, "other.p4", genSource("", "", "", "sm.egress_spec = 4;"), nil)
+	// A hand-written "generated" pipeline that forwards every packet to port 7, bound only to
+	// c (what a generated Bind checks first, GenCheck).
 	var bound *Switch
-	RegisterPipeline(Fingerprint(c), "choice", func(sw *Switch) (GenBlocks, error) {
+	choice := Generated{Name: "choice", Bind: func(sw *Switch) (GenBlocks, error) {
+		if err := sw.GenCheck(Fingerprint(c), sw.GenLayout()); err != nil {
+			return GenBlocks{}, err
+		}
 		bound = sw
 		nop := func(*Gen) {}
 		spec := sw.smBase + sw.smOff["egress_spec"]
 		return GenBlocks{Parser: nop, Verify: nop, Compute: nop, Egress: nop,
 			Ingress:  func(g *Gen) { g.S()[spec] = 7 },
 			Deparser: func(g *Gen) { copy(g.Emit(2), "ok") }}, nil
-	})
-	// An unregistered pipeline bound through Config.Generated: egress_spec 9.
-	explicit := func(sw *Switch) (GenBlocks, error) {
-		bound = sw
-		nop := func(*Gen) {}
-		spec := sw.smBase + sw.smOff["egress_spec"]
-		return GenBlocks{Parser: nop, Verify: nop, Compute: nop, Egress: nop, Deparser: nop,
-			Ingress: func(g *Gen) { g.S()[spec] = 9 }}, nil
-	}
-	if name, ok := RegisteredPipeline(c); !ok || name != "choice" {
-		t.Errorf("RegisteredPipeline = %q, %v", name, ok)
-	}
+	}}
+	// One whose Bind fails otherwise (not a mismatch): Load fails whatever the choice.
+	broken := Generated{Name: "broken", Bind: func(*Switch) (GenBlocks, error) {
+		return GenBlocks{}, fmt.Errorf("%w: table x", ErrNotFound)
+	}}
 	for _, tc := range []struct {
 		prog    *front.Checked
 		cfg     Config
@@ -202,19 +236,19 @@ func TestPipelineChoice(t *testing.T) {
 		port    int
 		wantErr string
 	}{
-		{prog: c, cfg: Config{}, gen: "choice", port: 7},
-		{prog: c, cfg: Config{Pipeline: PipelineGenerated}, gen: "choice", port: 7},
-		{prog: c, cfg: Config{Pipeline: PipelineInterpreted}, port: 3},
-		{prog: c, cfg: Config{TofinoConstraints: true}, port: 3},
-		{prog: c, cfg: Config{Pipeline: PipelineGenerated, TofinoConstraints: true}, wantErr: "Tofino"},
-		{prog: other, cfg: Config{}, port: 4},
-		{prog: other, cfg: Config{Pipeline: PipelineGenerated}, wantErr: "no generated pipeline is registered for other.p4"},
+		{prog: c, cfg: Config{Generated: choice}, gen: "choice", port: 7},
+		{prog: c, cfg: Config{Pipeline: PipelineGenerated, Generated: choice}, gen: "choice", port: 7},
+		{prog: c, cfg: Config{}, port: 3},
+		{prog: c, cfg: Config{Pipeline: PipelineInterpreted, Generated: choice}, port: 3},
+		{prog: c, cfg: Config{TofinoConstraints: true, Generated: choice}, port: 3},
+		{prog: c, cfg: Config{Pipeline: PipelineGenerated, TofinoConstraints: true, Generated: choice}, wantErr: "Tofino"},
+		{prog: c, cfg: Config{Pipeline: PipelineGenerated}, wantErr: "no generated pipeline for choice.p4"},
+		{prog: other, cfg: Config{Generated: choice}, port: 4},
+		{prog: other, cfg: Config{Pipeline: PipelineGenerated, Generated: choice}, wantErr: "binding generated pipeline choice to other.p4: generated pipeline does not match the switch"},
+		{prog: c, cfg: Config{Generated: broken}, wantErr: "binding generated pipeline broken to choice.p4: engine: not found: table x"},
 		{prog: c, cfg: Config{Pipeline: Pipeline(9)}, wantErr: "pipeline(9)"},
-		{prog: other, cfg: Config{Generated: explicit}, gen: "Config.Generated", port: 9},
-		{prog: c, cfg: Config{Pipeline: PipelineGenerated, Generated: explicit}, gen: "Config.Generated", port: 9},
-		{prog: other, cfg: Config{Pipeline: PipelineInterpreted, Generated: explicit}, port: 4},
 	} {
-		t.Run(fmt.Sprintf("%s/%v/tofino=%v/explicit=%v", tc.prog.Program.File, tc.cfg.Pipeline, tc.cfg.TofinoConstraints, tc.cfg.Generated != nil), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s/%v/tofino=%v/%s", tc.prog.Program.File, tc.cfg.Pipeline, tc.cfg.TofinoConstraints, tc.cfg.Generated.Name), func(t *testing.T) {
 			bound = nil
 			sw, err := Load(tc.prog, tc.cfg)
 			if tc.wantErr != "" {

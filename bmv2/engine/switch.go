@@ -77,14 +77,18 @@ type Config struct {
 	// TNARecirculationPort alone; an empty slice, no port. v1model programs recirculate with
 	// recirculate() instead and ignore it.
 	Loopback []int
-	// Pipeline chooses between the interpreter and a generated pipeline registered for the
-	// program (v1model programs; see Pipeline and GenerateGo). The zero value is PipelineAuto.
+	// Pipeline chooses between the interpreter and the generated pipeline Generated names
+	// (v1model programs; see Pipeline and GenerateGo). The zero value is PipelineAuto.
 	Pipeline Pipeline
-	// Generated, if set, is the generated pipeline to bind instead of the one registered for
-	// the program (with PipelineAuto or PipelineGenerated); the caller vouches that it was
-	// generated from this program (its fingerprint is not checked). Tests bind pipelines that
-	// are not registered (GenOptions.NoRegister) this way.
-	Generated GenBinder
+	// Generated is the generated pipeline to run the program on (with PipelineAuto or
+	// PipelineGenerated): the Go backend's output for the program, linked into the binary (a
+	// generated package's <Name>Pipeline). Its Bind refuses a program it was not generated
+	// from (ErrGenMismatch; PipelineAuto then runs the interpreter) and reads the values of
+	// the program's parameters (its -D values) from the switch, so one pipeline serves every
+	// sizing of its program. The zero value names none.
+	Generated Generated
+	// TestingKnobs are test-only behaviours; the zero value is production's.
+	TestingKnobs TestingKnobs
 }
 
 // TNARecirculationPort is Tofino 1's recirculation port of pipe 0 (always in loopback),
@@ -226,6 +230,10 @@ type Switch struct {
 	genName                   string // the generated pipeline that runs the blocks, if any
 	genFP                     string // Fingerprint of the program, once computed
 	compiledFL                int    // field lists of the compiled program (GenLayout)
+
+	// genExprs are the program's expressions in Fingerprint's order, computed with genFP
+	// (GenConst).
+	genExprs []front.Expr
 }
 
 // poisonTemps makes newPacket fill the slots it does not clear with garbage (tests: a slot

@@ -32,6 +32,15 @@ type IntLit struct {
 	Width    int
 	Signed   bool
 	HasWidth bool
+	// Param names the program parameter the literal is the value of: the object-like macro
+	// whose body it is part of, when the program lets it be set from outside: it was given
+	// with -D, or the program tests #ifndef of its name, either defining its default inside
+	// (the #define directly under the #ifndef) or finding it defined already (by -D or by a
+	// file that includes the program). "" for any other literal. Every expansion of the macro
+	// shares the one IntLit, so each use of a parameter is marked, also those before the
+	// #ifndef; a program's structure without its parameters' values is what the engine's Go
+	// backend binds to (engine.Fingerprint).
+	Param string
 }
 
 // puncts lists multi-character operators, longest first. '>' is always a single token so that

@@ -40,6 +40,9 @@ type condFrame struct {
 	taken     bool // some branch of this #if chain was taken
 	seenElse  bool
 	openedPos Pos
+	// guard is NAME of an #ifndef NAME frame: a #define NAME directly inside it is a
+	// default that -D overrides (a parameter of the program, IntLit.Param).
+	guard string
 }
 
 type preprocessor struct {
@@ -93,7 +96,7 @@ func PreprocessWith(path string, opts Options) ([]Token, ErrorList) {
 			pp.errs = append(pp.errs, errorf(pos, "-D%s: invalid macro name", n))
 			continue
 		}
-		pp.macros[n] = &macro{name: n, body: lexLine(v, pos.File, 1, &pp.errs), pos: pos}
+		pp.macros[n] = &macro{name: n, body: markParam(lexLine(v, pos.File, 1, &pp.errs), n), pos: pos}
 	}
 	src, err := readFile(path)
 	if err != nil {
@@ -204,9 +207,19 @@ func (pp *preprocessor) file(path, src string) {
 		switch dir {
 		case "ifdef", "ifndef":
 			on := active()
-			_, def := pp.macros[firstWord(arg)]
+			name := firstWord(arg)
+			m, def := pp.macros[name]
 			cond := def == (dir == "ifdef")
-			conds = append(conds, condFrame{active: on && cond, parentOn: on, taken: cond, openedPos: pos})
+			f := condFrame{active: on && cond, parentOn: on, taken: cond, openedPos: pos}
+			if dir == "ifndef" && on {
+				f.guard = name
+				if def && !m.funcLike {
+					// Defined before the program's default (by an including file, as a
+					// P4Runtime bundle's main file does): a parameter set from outside.
+					markParam(m.body, name)
+				}
+			}
+			conds = append(conds, f)
 		case "if":
 			on := active()
 			cond := false
@@ -223,6 +236,7 @@ func (pp *preprocessor) file(path, src string) {
 			if f.seenElse {
 				pp.errs = append(pp.errs, errorf(pos, "#elif after #else"))
 			}
+			f.guard = ""
 			if f.taken || !f.parentOn {
 				f.active = false
 				continue
@@ -239,6 +253,7 @@ func (pp *preprocessor) file(path, src string) {
 				pp.errs = append(pp.errs, errorf(pos, "#else after #else"))
 			}
 			f.seenElse = true
+			f.guard = ""
 			f.active = f.parentOn && !f.taken
 			f.taken = true
 		case "endif":
@@ -251,12 +266,27 @@ func (pp *preprocessor) file(path, src string) {
 			if !active() {
 				continue
 			}
-			pp.directive(dir, arg, pos, path, lineNo, text)
+			guard := ""
+			if len(conds) > 0 {
+				guard = conds[len(conds)-1].guard
+			}
+			pp.directive(dir, arg, pos, path, lineNo, text, guard)
 		}
 	}
 	for _, f := range conds {
 		pp.errs = append(pp.errs, errorf(f.openedPos, "unterminated conditional directive"))
 	}
+}
+
+// markParam marks the integer literals of the body of macro name as the values of the program
+// parameter name (IntLit.Param) and returns the body.
+func markParam(body []Token, name string) []Token {
+	for _, t := range body {
+		if t.Lit != nil {
+			t.Lit.Param = name
+		}
+	}
+	return body
 }
 
 func firstWord(s string) string {
@@ -266,7 +296,9 @@ func firstWord(s string) string {
 	return s
 }
 
-func (pp *preprocessor) directive(dir, arg string, pos Pos, path string, lineNo int, text string) {
+// directive runs a directive of an active line; guard is NAME when the line is directly inside
+// #ifndef NAME (see condFrame.guard).
+func (pp *preprocessor) directive(dir, arg string, pos Pos, path string, lineNo int, text string, guard string) {
 	switch dir {
 	case "include":
 		pp.include(arg, pos, path)
@@ -314,6 +346,9 @@ func (pp *preprocessor) directive(dir, arg string, pos Pos, path string, lineNo 
 			// Token pasting (a ## b): a marker token that substitute replaces by joining its
 			// neighbours.
 			m.body = lexLine(pad+strings.ReplaceAll(bodyText, "##", " "+pasteMarker+" "), path, lineNo, &pp.errs)
+		}
+		if guard == name && !m.funcLike {
+			markParam(m.body, name)
 		}
 		pp.macros[name] = m
 	case "undef":

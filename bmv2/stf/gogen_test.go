@@ -24,8 +24,8 @@ import (
 // STF programs through the Go backend: every program is compiled to Go by engine.GenerateGo
 // into one package of a temporary module (a replace directive points at this checkout), one
 // driver program links them all (one go build for the lot), and the driver runs each STF file
-// on a switch bound to the generated pipeline (engine.PipelineGenerated: the package's init
-// registered it under the program's fingerprint). The outcome of each program is kept in its
+// on a switch bound to the case's generated pipeline (engine.PipelineGenerated with
+// engine.Config.Generated the package's PipelinePipeline). The outcome of each program is kept in its
 // own category: refused by the generator (ErrGenUnsupported, with the reason), a generator
 // error (anything else GenerateGo returns, or a panic), a build failure of its package, a
 // bind failure (Load on the generated pipeline failed), and per STF file passed or failed.
@@ -311,12 +311,17 @@ import (
 	"github.com/netlock-go/netlock/bmv2/stf"
 `)
 	for _, c := range cases {
-		fmt.Fprintf(&b, "\t_ %q\n", "gogentmp/"+c.Pkg)
+		fmt.Fprintf(&b, "\t%q\n", "gogentmp/"+c.Pkg)
 	}
-	b.WriteString(`)
+	b.WriteString(")\n\n// pipelines are the generated pipelines by package.\nvar pipelines = map[string]engine.Generated{\n")
+	for _, c := range cases {
+		fmt.Fprintf(&b, "\t%q: %s.PipelinePipeline,\n", c.Pkg, c.Pkg)
+	}
+	b.WriteString(`}
 
 type gcase struct {
 	Name    string            ` + "`json:\"name\"`" + `
+	Pkg     string            ` + "`json:\"pkg\"`" + `
 	P4      string            ` + "`json:\"p4\"`" + `
 	Defines map[string]string ` + "`json:\"defines,omitempty\"`" + `
 	STFs    []string          ` + "`json:\"stfs\"`" + `
@@ -358,7 +363,7 @@ func load(c gcase, pl engine.Pipeline, k *clock) (*engine.Switch, error) {
 			return nil, err
 		}
 	}
-	return engine.Load(checked, engine.Config{Pipeline: pl, Now: k.read})
+	return engine.Load(checked, engine.Config{Pipeline: pl, Generated: pipelines[c.Pkg], Now: k.read})
 }
 
 func one(c gcase, path string, nrand int) (v verdict) {

@@ -48,8 +48,13 @@ type Options struct {
 	Log func(string)
 	// Now is the engine's clock (timestamps, meters); nil is time.Now.
 	Now func() time.Time
-	// Pipeline chooses the interpreter or a generated pipeline (engine.Config.Pipeline).
+	// Pipeline chooses the interpreter or the generated pipeline Generated names
+	// (engine.Config.Pipeline).
 	Pipeline engine.Pipeline
+	// Generated is the generated pipeline to run an installed program on when it was
+	// generated from it, whatever its -D values (engine.Config.Generated; with PipelineAuto
+	// any other program runs on the interpreter). The zero value names none.
+	Generated engine.Generated
 }
 
 // Stats counts what the packet loop did.
@@ -151,6 +156,7 @@ func (d *Device) LoadProgram(prog *front.Checked) error {
 		CPUPort:           d.opts.CPUPort,
 		TofinoConstraints: d.opts.TofinoConstraints,
 		Pipeline:          d.opts.Pipeline,
+		Generated:         d.opts.Generated,
 		OnPacketIn:        d.onPacketIn,
 		OnDigest:          d.onDigest,
 	}

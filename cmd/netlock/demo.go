@@ -34,7 +34,7 @@ func newDemoCmd() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("--pipeline: %w", err)
 			}
-			cfg.Pipeline = pl
+			cfg.Pipeline, cfg.Generated = pl, netlockPipeline
 			if phases != "" {
 				cfg.Phases = strings.Split(phases, ",")
 			}
@@ -81,8 +81,8 @@ func newDemoCmd() *cobra.Command {
 	f.Float64Var(&cfg.MinRate, "min-rate", testbed.DefaultMinRate, "requests per second below which the controller leaves a lock on its server (negative: none)")
 	f.IntVar(&cfg.Slots, "slots", 0, "switch queue slots the controller may allocate (0: all)")
 	f.BoolVar(&cfg.UDPPorts, "udp-ports", false, "attach the rack's hosts to the switch through UDP tunnels on loopback instead of in-memory ports")
-	f.StringVar(&pipeline, "pipeline", "auto", "what runs p4/netlock.p4 in the switch: auto (its generated Go pipeline, which this binary links, "+
-		"when one was generated for the sizing, else the interpreter), interp, or gen (fail without one); the header line names it")
+	f.StringVar(&pipeline, "pipeline", "auto", "what runs p4/netlock.p4 in the switch: auto or gen (its generated Go pipeline, which this binary links, "+
+		"with any sizing; a binary built without it runs the interpreter, or fails with gen), or interp; the header line names it")
 	f.BoolVar(&cfg.Loopback, "loopback", false, "no switch and no controller: lock servers and clients on loopback UDP (the demo before the rack)")
 	f.Uint64Var(&cfg.Seed, "seed", 1, "workload seed")
 	f.BoolVar(&asJSON, "json", false, "print the report as JSON")

@@ -13,7 +13,7 @@ import (
 
 	"github.com/netlock-go/netlock/controlplane/controller"
 	"github.com/netlock-go/netlock/internal/config"
-	"github.com/netlock-go/netlock/lockserver"
+	"github.com/netlock-go/netlock/lockserver/serverconfig"
 )
 
 var rootCmd = &cobra.Command{
@@ -30,7 +30,7 @@ var rootCmd = &cobra.Command{
 // may export the server's and the controller's): config.Load then refuses only NETLOCK_
 // variables that no netlock command knows.
 func init() {
-	for _, s := range []*config.Schema{lockserver.ConfigSchema(), controller.ConfigSchema()} {
+	for _, s := range []*config.Schema{serverconfig.ConfigSchema(), controller.ConfigSchema()} {
 		for _, k := range s.Keys {
 			config.OtherEnv = append(config.OtherEnv, s.EnvName(k.Name))
 		}

@@ -19,11 +19,13 @@ func p4genGoCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "gen-go -o FILE -pkg NAME PROGRAM.p4",
 		Short: "Compile a v1model P4 program to a Go pipeline package for the engine (the Go backend)",
-		Long: "gen-go writes the Go source of a pipeline that registers itself with the engine under\n" +
-			"the program's fingerprint (engine.Fingerprint): a binary that links the package runs the\n" +
-			"program's blocks as compiled Go (engine.Config.Pipeline auto or gen). A construct the\n" +
-			"backend does not support is an error naming file:line:col and the construct; the\n" +
-			"interpreter still runs such programs.",
+		Long: "gen-go writes the Go source of a pipeline of the program (var <Name>Pipeline, an\n" +
+			"engine.Generated): a binary that links the package and names it in engine.Config.Generated\n" +
+			"runs the program's blocks as compiled Go (engine.Config.Pipeline auto or gen), with any\n" +
+			"values of the program's parameters (its -D macros: the pipeline reads them when it binds;\n" +
+			"-D here only sets the values the code is generated with). A construct the backend does not\n" +
+			"support is an error naming file:line:col and the construct; the interpreter still runs such\n" +
+			"programs.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts := front.Options{Defines: map[string]string{}}

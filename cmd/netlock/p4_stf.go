@@ -41,7 +41,8 @@ func p4stfCommand() *cobra.Command {
 				return fmt.Errorf("%s: check failed", args[0])
 			}
 			out := cmd.OutOrStdout()
-			cfg := engine.Config{TofinoConstraints: tofino}
+			// p4/netlock.p4 (any sizing) runs on its generated pipeline, as netlock switch runs it.
+			cfg := engine.Config{TofinoConstraints: tofino, Generated: netlockPipeline}
 			if verbose {
 				cfg.Log = func(s string) { fmt.Fprintln(out, "log_msg:", s) }
 			}

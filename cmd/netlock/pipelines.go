@@ -2,8 +2,11 @@
 
 package main
 
-// The generated pipelines of p4/netlock.p4 (engine.Config.Pipeline auto runs a program that
-// matches one of them as compiled Go). Build with -tags netlock_nogen to leave them out: the
-// generator itself (netlock p4 gen-go, make gen) is built that way, so a stale or broken
-// generated package never stops it from regenerating the package.
-import _ "github.com/netlock-go/netlock/p4/netlockgen"
+import "github.com/netlock-go/netlock/p4/netlockgen"
+
+// netlockPipeline is p4/netlock.p4's generated Go pipeline (p4/netlockgen), which the switch,
+// the demo's rack and the software-rack figures run the program on, whatever its sizing
+// (engine.Config.Generated; --pipeline auto or gen). Build with -tags netlock_nogen to leave it
+// out: the generator itself (netlock p4 gen-go, make gen) is built that way, so a stale or
+// broken generated package never stops it from regenerating the package.
+var netlockPipeline = netlockgen.NetlockPipeline

@@ -20,12 +20,13 @@ import (
 
 	"github.com/netlock-go/netlock/internal/config"
 	"github.com/netlock-go/netlock/lockserver"
+	"github.com/netlock-go/netlock/lockserver/serverconfig"
 )
 
 func init() { addCommand(newServerCmd()) }
 
 func newServerCmd() *cobra.Command {
-	schema := lockserver.ConfigSchema()
+	schema := serverconfig.ConfigSchema()
 	var cfgFile string
 	cmd := &cobra.Command{
 		Use:   "server",
@@ -76,11 +77,11 @@ no command knows.`,
 			if err := checkRDMAKeys(v); err != nil {
 				return err
 			}
-			cfg, err := lockserver.ConfigFromValues(v)
+			cfg, err := serverconfig.ConfigFromValues(v)
 			if err != nil {
 				return err
 			}
-			log, err := newLogger(v.String(lockserver.KeyLogLevel))
+			log, err := newLogger(v.String(serverconfig.KeyLogLevel))
 			if err != nil {
 				return err
 			}
@@ -93,7 +94,7 @@ no command knows.`,
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			if addr := v.String(lockserver.KeyMetricsListen); addr != "" {
+			if addr := v.String(serverconfig.KeyMetricsListen); addr != "" {
 				if err := serveMetrics(ctx, addr, reg, log); err != nil {
 					return err
 				}
@@ -110,29 +111,29 @@ no command knows.`,
 // rdmaKeys are the keys that only mean something with rdma.enabled (--rdma); rwKeys those that
 // only mean something with rdma.mode rw.
 var (
-	rdmaKeys = []string{lockserver.KeyRDMALocks, lockserver.KeyRDMAListen, lockserver.KeyRDMAMode,
-		lockserver.KeyRDMACounters, lockserver.KeyRDMATLMachine, lockserver.KeyRDMATLNode, lockserver.KeyRDMATR,
-		lockserver.KeyRDMANodes}
-	rwKeys = []string{lockserver.KeyRDMACounters, lockserver.KeyRDMATLMachine, lockserver.KeyRDMATLNode,
-		lockserver.KeyRDMATR}
+	rdmaKeys = []string{serverconfig.KeyRDMALocks, serverconfig.KeyRDMAListen, serverconfig.KeyRDMAMode,
+		serverconfig.KeyRDMACounters, serverconfig.KeyRDMATLMachine, serverconfig.KeyRDMATLNode, serverconfig.KeyRDMATR,
+		serverconfig.KeyRDMANodes}
+	rwKeys = []string{serverconfig.KeyRDMACounters, serverconfig.KeyRDMATLMachine, serverconfig.KeyRDMATLNode,
+		serverconfig.KeyRDMATR}
 )
 
 // checkRDMAKeys refuses an RDMA option set (by flag, environment or file) where it would be
 // ignored: any of them without --rdma, the RMA-RW parameters without --rdma-mode rw.
 func checkRDMAKeys(v *config.Values) error {
-	if !v.Bool(lockserver.KeyRDMA) {
+	if !v.Bool(serverconfig.KeyRDMA) {
 		for _, k := range rdmaKeys {
 			if v.Source(k) != "default" {
-				return v.Errorf(k, "has no effect without %s (--rdma): enable RDMA or remove it", lockserver.KeyRDMA)
+				return v.Errorf(k, "has no effect without %s (--rdma): enable RDMA or remove it", serverconfig.KeyRDMA)
 			}
 		}
 		return nil
 	}
-	if v.String(lockserver.KeyRDMAMode) != lockserver.RDMAModeRW {
+	if v.String(serverconfig.KeyRDMAMode) != lockserver.RDMAModeRW {
 		for _, k := range rwKeys {
 			if v.Source(k) != "default" {
-				return v.Errorf(k, "is a parameter of %s rw (--rdma-mode rw), not of %s %s", lockserver.KeyRDMAMode,
-					lockserver.KeyRDMAMode, v.String(lockserver.KeyRDMAMode))
+				return v.Errorf(k, "is a parameter of %s rw (--rdma-mode rw), not of %s %s", serverconfig.KeyRDMAMode,
+					serverconfig.KeyRDMAMode, v.String(serverconfig.KeyRDMAMode))
 			}
 		}
 	}

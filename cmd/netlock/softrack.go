@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/netlock-go/netlock/bmv2/engine"
+
 	"github.com/spf13/cobra"
 
 	"github.com/netlock-go/netlock/alloc"
@@ -27,7 +29,7 @@ func newSoftRackCmd() *cobra.Command {
 		restartAt, killAt, end, bin time.Duration
 		pingPeriod                  time.Duration
 		deadAfter                   int
-		logLevel, img               string
+		logLevel, img, pipeline     string
 	)
 	cmd := &cobra.Command{
 		Use:   "softrack fig13|fig14|fig10|fig15",
@@ -48,6 +50,11 @@ Prints Markdown.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			w := cmd.OutOrStdout()
 			ctx := cmd.Context()
+			pl, err := engine.ParsePipeline(pipeline)
+			if err != nil {
+				return fmt.Errorf("--pipeline: %w", err)
+			}
+			cfg.Pipeline, cfg.Generated = pl, netlockPipeline
 			cc := func(s alloc.Strategy, n int) ctlcore.Config {
 				return ctlcore.Config{Strategy: s, Slots: n, Seed: cfg.Seed, AllocPeriod: period}
 			}
@@ -164,10 +171,14 @@ Prints Markdown.`,
 	fl.IntVar(&deadAfter, "dead-after", ctlcore.DefaultDeadAfter, "fig15: pings missed in a row before a server is suspected")
 	fl.DurationVar(&bin, "bin", 100*time.Millisecond, "fig15: the throughput's sampling bin")
 	fl.StringVar(&img, "img", "", "fig15: also plot the timeline into this PNG file")
+	fl.StringVar(&pipeline, "pipeline", "auto", "what runs p4/netlock.p4 in the switches: auto (its generated Go pipeline, which this binary links), interp or gen")
 	return cmd
 }
 
 func writeSoft(w io.Writer, cfg softfig.Config, res []softfig.Result) {
+	if len(res) > 0 {
+		fmt.Fprintf(w, "Switch pipeline: %s.\n\n", res[0].Pipeline)
+	}
 	fmt.Fprintln(w, "| rack | txns/s | locks/s | servers' grants / locks | locks in the switch | failed txns | txn p50 / p99 |")
 	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---|")
 	for _, r := range res {

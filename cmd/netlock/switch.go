@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials"
 	"io"
 	"os"
 	"os/signal"
@@ -14,6 +12,9 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 
 	"github.com/spf13/cobra"
 
@@ -106,7 +107,7 @@ is no Thrift runtime, use P4Runtime.`,
 	f.StringVar(&c.pcapDir, "pcap", "", "write <port>_in.pcap and <port>_out.pcap for every port to DIR")
 	f.IntVar(&c.thriftPort, "thrift-port", 0, "accepted for simple_switch_grpc compatibility and ignored (no Thrift runtime)")
 	f.BoolVar(&c.tofino, "tofino-constraints", false, "fail a packet that accesses one register array twice in a pass (Tofino; always on for TNA programs)")
-	f.StringVar(&c.pipeline, "pipeline", "auto", "what runs the program: auto (its generated Go pipeline when the binary has one for it, as for p4/netlock.p4, else the interpreter), interp, or gen (fail without one)")
+	f.StringVar(&c.pipeline, "pipeline", "auto", "what runs the program: auto (p4/netlock.p4's generated Go pipeline, which this binary links, for p4/netlock.p4 with any -D sizing; the interpreter for any other program), interp, or gen (fail for another program)")
 	f.StringVar(&c.logFile, "log-file", "", "log packet events as --log-console does, to FILE")
 	f.StringVarP(&c.logLevel, "log-level", "L", "", "bmv2 log level; \"off\" disables --log-console and --log-file, any other level logs the same events")
 	f.StringVar(&c.nanolog, "nanolog", "", "accepted for simple_switch_grpc compatibility and ignored (no nanomsg event log)")
@@ -220,7 +221,7 @@ func runSwitch(ctx context.Context, c switchConfig, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	opts := target.Options{CPUPort: c.cpuPort, TofinoConstraints: c.tofino, Pipeline: pl}
+	opts := target.Options{CPUPort: c.cpuPort, TofinoConstraints: c.tofino, Pipeline: pl, Generated: netlockPipeline}
 	// Packet events go to stdout (--log-console), a file (--log-file) or both.
 	var logw *syncWriter
 	switch {

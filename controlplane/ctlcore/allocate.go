@@ -94,8 +94,8 @@ func (c *Core) plan(reports map[uint16][]wire.LockStat, intervals map[uint16]flo
 	period := c.stats.Periods
 	overflows := map[uint32]uint32{}
 	measured := map[uint32]float64{}
-	for n, recs := range reports {
-		iv := intervals[n]
+	for _, n := range c.order {
+		recs, iv := reports[n], intervals[n]
 		for _, st := range recs {
 			if wire.IsReservedLock(st.Lock) {
 				continue

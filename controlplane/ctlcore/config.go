@@ -115,12 +115,20 @@ type Config struct {
 	// Log receives the Core's decisions. Nil discards them.
 	Log *slog.Logger
 
-	// Mutation breaks one rule on purpose: the negative controls of the tests run the Core with
-	// each and expect the checker to see violations. Never set it otherwise.
+	// TestingKnobs change the Core's behaviour for tests only; the zero value is the Core.
+	TestingKnobs TestingKnobs
+}
+
+// TestingKnobs is the Core's test-only behaviour, in one place (CockroachDB's habit): a
+// production configuration leaves it zero, and nothing outside tests and their rigs (the
+// simulated and the software racks' negative controls) may set it.
+type TestingKnobs struct {
+	// Mutation breaks one rule on purpose: the negative controls run the Core with each and
+	// expect their checker to see violations.
 	Mutation Mutation
 }
 
-// Mutation names a deliberately broken variant of the Core (Config.Mutation).
+// Mutation names a deliberately broken variant of the Core (TestingKnobs.Mutation).
 type Mutation uint8
 
 // Mutations.

@@ -522,7 +522,7 @@ func (c *Core) afterFresh(detected time.Time) {
 			floor = c.recoveryFloor(detected)
 		}
 		wait := detected.Add(c.cfg.Rack.MaxLease + c.cfg.LeaseMargin).Sub(c.now)
-		if c.cfg.Mutation == MutationSkipRecoveryWait {
+		if c.cfg.TestingKnobs.Mutation == MutationSkipRecoveryWait {
 			wait = 0
 		}
 		c.log.Info("switch programmed", "cookie", c.cookie, "locks_to_recover", total, "wait", wait, "token_floor", floor)
@@ -532,8 +532,8 @@ func (c *Core) afterFresh(detected time.Time) {
 			return
 		}
 		c.after(max(wait, 0), func() {
-			for n, ids := range res {
-				for _, id := range ids {
+			for _, n := range c.order {
+				for _, id := range res[n] {
 					lk := c.lock(id)
 					lk.server = n
 					lk.state = stateRecovering

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"time"
 
 	"github.com/netlock-go/netlock/p4/dataplane"
 	"github.com/netlock-go/netlock/wire"
@@ -73,23 +74,44 @@ type Entity struct {
 	Tenant *Tenant
 }
 
+// String renders the entity on one line with what the switch does with it: the rack's key,
+// address and leases; a server's or a route's port and MAC; a lock entry's index, server and
+// regions (level 0, level 1, each as first slot+size) and whether it is paused. The staging entry
+// of server n (lock wire.ReservedLockBase+n) is "staging n".
 func (e Entity) String() string {
 	switch {
 	case e.Rack != nil:
-		return "rack"
+		return fmt.Sprintf("rack key %#x switch %v lease %v max %v", e.Rack.Key, e.Rack.SwitchIP, e.Rack.DefaultLease,
+			e.Rack.MaxLease)
 	case e.Server != nil:
-		return fmt.Sprintf("server %d %v port %d", e.ServerNum, e.Server.Addr, e.Server.Port)
+		return fmt.Sprintf("server %d %v port %d mac %v", e.ServerNum, e.Server.Addr, e.Server.Port, macString(e.Server.MAC))
 	case e.Route != nil:
-		return fmt.Sprintf("route %v port %d", e.Prefix, e.Route.Port)
+		return fmt.Sprintf("route %v port %d mac %v", e.Prefix, e.Route.Port, macString(e.Route.DstMAC))
 	case e.Lock != nil:
-		if e.Lock.Paused {
-			return fmt.Sprintf("lock %d index %d paused", e.Lock.Lock, e.Lock.Index)
+		l := e.Lock
+		s := fmt.Sprintf("%s index %d server %d regions %d+%d,%d+%d", lockName(l.Lock), l.Index, l.Server,
+			l.Regions[0].Left, l.Regions[0].Size, l.Regions[1].Left, l.Regions[1].Size)
+		if l.Paused {
+			s += " paused"
 		}
-		return fmt.Sprintf("lock %d index %d", e.Lock.Lock, e.Lock.Index)
+		return s
 	case e.Tenant != nil:
-		return fmt.Sprintf("tenant %d", e.Tenant.ID)
+		return fmt.Sprintf("tenant %d meter %d rate %v burst %d", e.Tenant.ID, e.Tenant.Meter, e.Tenant.Rate, e.Tenant.Burst)
 	}
-	return fmt.Sprintf("clone session %d", dataplane.CloneSession(e.ClonePort))
+	return fmt.Sprintf("clone-session %d port %d", dataplane.CloneSession(e.ClonePort), e.ClonePort)
+}
+
+func macString(m dataplane.MAC) string {
+	return fmt.Sprintf("%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5])
+}
+
+// lockName names a lock in the effects' String: "lock L", or "staging n" for server n's
+// staging entry.
+func lockName(id uint32) string {
+	if wire.IsReservedLock(id) {
+		return fmt.Sprintf("staging %d", id-wire.ReservedLockBase)
+	}
+	return fmt.Sprintf("lock %d", id)
 }
 
 // Update is one update of a Write.
@@ -143,6 +165,7 @@ func (e ReadLocks) EffectID() uint64    { return e.ID }
 func (e SwitchAdmin) EffectID() uint64  { return e.ID }
 func (e ServerAdmin) EffectID() uint64  { return e.ID }
 
+// String renders the Write and each update, in order, on one line.
 func (e Write) String() string {
 	s := fmt.Sprintf("#%d write", e.ID)
 	if e.Atomic {
@@ -158,12 +181,73 @@ func (e PushPipeline) String() string {
 }
 func (e GetPipeline) String() string { return fmt.Sprintf("#%d get pipeline", e.ID) }
 func (e ReadLocks) String() string   { return fmt.Sprintf("#%d read lock table", e.ID) }
-func (e SwitchAdmin) String() string {
-	return fmt.Sprintf("#%d switch admin %d lock %d level %d offset %d value %d txn %d token %d", e.ID, e.Req.Op,
-		e.Req.Lock, e.Req.Level, e.Req.Offset, e.Req.Value, e.Req.Txn, e.Req.Token)
+
+var switchAdminNames = map[wire.Status]string{
+	wire.AdminSwitchProbe: "probe", wire.AdminSwitchReset: "reset", wire.AdminSwitchForceRelease: "force-release",
+	wire.AdminSwitchTokenBase: "token-base", wire.AdminSwitchGetCookie: "get-cookie",
+	wire.AdminSwitchSetCookie: "set-cookie", wire.AdminSwitchSetBuffered: "set-buffered",
 }
+
+// String renders the request: the sub-operation by name, the lock (not for the cookie), and
+// the fields that are not zero (a probe's level and offset, the value, a force-release's txn
+// and token).
+func (e SwitchAdmin) String() string {
+	name, ok := switchAdminNames[e.Req.Op]
+	if !ok {
+		name = fmt.Sprintf("op %d", e.Req.Op)
+	}
+	s := fmt.Sprintf("#%d switch %s", e.ID, name)
+	r := e.Req
+	if r.Op != wire.AdminSwitchGetCookie && r.Op != wire.AdminSwitchSetCookie {
+		s += " " + lockName(r.Lock)
+	}
+	if r.Level != 0 || r.Offset != 0 {
+		s += fmt.Sprintf(" level %d offset %d", r.Level, r.Offset)
+	}
+	if r.Op == wire.AdminSwitchSetCookie {
+		s += fmt.Sprintf(" %#x", r.Value)
+	} else if r.Value != 0 {
+		s += fmt.Sprintf(" value %d", r.Value)
+	}
+	if r.Txn != 0 || r.Token != 0 {
+		s += fmt.Sprintf(" txn %d token %d", r.Txn, r.Token)
+	}
+	return s
+}
+
+var serverAdminNames = map[wire.Status]string{
+	wire.AdminPing: "ping", wire.AdminTokenFloor: "floor", wire.AdminResetLock: "reset", wire.AdminYield: "yield",
+	wire.AdminAdopt: "adopt", wire.AdminStats: "stats", wire.AdminTakeover: "takeover", wire.AdminResidents: "residents",
+}
+
+// String renders the request: the sub-operation by name and its arguments (a lock, a token or
+// floor, a takeover's epoch and grace, how many records or ids are asked for), then the
+// controller term it carries (not for floor and reset, which carry none).
 func (e ServerAdmin) String() string {
-	return fmt.Sprintf("#%d server %d admin %d lock %d token %d", e.ID, e.Server, e.Msg.Status, e.Msg.Lock, e.Msg.Token)
+	m := e.Msg
+	name, ok := serverAdminNames[m.Status]
+	if !ok {
+		name = fmt.Sprintf("admin %d", m.Status)
+	}
+	s := fmt.Sprintf("#%d server %d %s", e.ID, e.Server, name)
+	switch m.Status {
+	case wire.AdminPing:
+	case wire.AdminTakeover:
+		s += fmt.Sprintf(" epoch %d grace %v", m.Token, time.Duration(m.LeaseMicros)*time.Microsecond)
+	case wire.AdminStats:
+		s += fmt.Sprintf(" top %d", m.Slots)
+	case wire.AdminResidents:
+		s += fmt.Sprintf(" from %d max %d", m.Lock, m.Slots)
+	default:
+		s += " " + lockName(m.Lock)
+		if m.Token != 0 {
+			s += fmt.Sprintf(" token %d", m.Token)
+		}
+	}
+	if m.Status != wire.AdminTokenFloor && m.Status != wire.AdminResetLock {
+		s += fmt.Sprintf(" term %d", m.Timestamp)
+	}
+	return s
 }
 
 // Result answers the Effect with the same ID. Err is set when it failed (a refused write, a

@@ -121,13 +121,13 @@ func (c *Core) outStep(lk *lockRec, t uint64, step moveStep, floor uint64) {
 			next(floor)
 		})
 	case stepBarrier:
-		if c.cfg.Mutation == MutationSkipBarrier {
+		if c.cfg.TestingKnobs.Mutation == MutationSkipBarrier {
 			next(floor)
 			return
 		}
 		c.barrier(lk.server, func() { next(floor) })
 	case stepDrain:
-		if c.cfg.Mutation == MutationSkipDrain {
+		if c.cfg.TestingKnobs.Mutation == MutationSkipDrain {
 			next(floor)
 			return
 		}
@@ -156,7 +156,7 @@ func (c *Core) outStep(lk *lockRec, t uint64, step moveStep, floor uint64) {
 			next((rep.Value>>sb + 1) << sb)
 		})
 	case stepFloor:
-		if c.cfg.Mutation == MutationSkipFloor {
+		if c.cfg.TestingKnobs.Mutation == MutationSkipFloor {
 			next(0)
 			return
 		}
@@ -231,7 +231,7 @@ func (c *Core) moveIn(lk *lockRec, r [dataplane.Levels]dataplane.Region) {
 					release()
 					return
 				}
-				if err == nil && ((rep.LeaseMicros == 0 && rep.Slots == 0) || c.cfg.Mutation == MutationSkipYieldDrain) {
+				if err == nil && ((rep.LeaseMicros == 0 && rep.Slots == 0) || c.cfg.TestingKnobs.Mutation == MutationSkipYieldDrain) {
 					c.moveInStage(lk, t, i, r, rep.Token, release)
 					return
 				}
@@ -310,7 +310,7 @@ func (c *Core) moveInStage(lk *lockRec, t uint64, i uint32, r [dataplane.Levels]
 			}},
 		{write: &st.home},
 	}
-	if c.cfg.Mutation == MutationSkipTokenBase {
+	if c.cfg.TestingKnobs.Mutation == MutationSkipTokenBase {
 		steps = append(steps[:2], steps[3])
 	}
 	live := func() bool { return lk.task == t }

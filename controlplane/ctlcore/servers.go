@@ -230,7 +230,7 @@ func (c *Core) failover(s *serverRec, sb Standby) {
 			Update{Op: Modify, Entity: Entity{ServerNum: n, Server: &srv}})
 	}
 	lastPing := s.lastPing
-	if c.cfg.Mutation == MutationGraceFromAnswer {
+	if c.cfg.TestingKnobs.Mutation == MutationGraceFromAnswer {
 		lastPing = s.live.answered
 	}
 	start = func() {
@@ -248,7 +248,7 @@ func (c *Core) failover(s *serverRec, sb Standby) {
 				s.live.reset()
 				c.stats.Failovers++
 				c.log.Info("standby took over", "server", n, "epoch", rep.Token, "grace", grace)
-				for _, lk := range c.locks {
+				for _, lk := range c.sortedLocks() {
 					if lk.server == n && lk.inTable {
 						c.moveOut(lk)
 					}
@@ -264,7 +264,7 @@ func (c *Core) serverRestarted(n uint16) {
 	c.stats.ServerRestarts++
 	c.log.Warn("server restarted: its switch locks go out and back in", "server", n)
 	c.cancelServerTasks(n)
-	for _, lk := range c.locks {
+	for _, lk := range c.sortedLocks() {
 		if lk.server == n && lk.inTable {
 			c.moveOut(lk)
 		}
@@ -274,7 +274,7 @@ func (c *Core) serverRestarted(n uint16) {
 // cancelServerTasks stops the moves of server n's locks: one into the switch whose entry is not
 // in is undone (the lock stays with the server), the others are restarted by the caller.
 func (c *Core) cancelServerTasks(n uint16) {
-	for _, lk := range c.locks {
+	for _, lk := range c.sortedLocks() {
 		if lk.server != n || !lk.moving {
 			continue
 		}

@@ -103,7 +103,7 @@ func TestTakeoverGraceTable(t *testing.T) {
 func failoverRun(t *testing.T, m Mutation, seed uint64, replyLoss float64) (r *fakeRack, cut, suspected, lastPing time.Time) {
 	t.Helper()
 	cfg := testConfig()
-	cfg.Mutation = m
+	cfg.TestingKnobs.Mutation = m
 	r = newFakeRack(t, cfg, seed)
 	r.replyLoss = replyLoss
 	watch := func() {

@@ -1,6 +1,8 @@
 package ctlcore
 
 import (
+	"cmp"
+	"maps"
 	"slices"
 	"time"
 
@@ -59,6 +61,18 @@ type lockRec struct {
 	// recent holds c_i of the last periods: the contention estimate is their maximum, so that a
 	// region does not shrink and grow with the noise of one period.
 	recent [4]int
+}
+
+// sortedLocks returns the locks the Core knows, by id: every loop that emits effects or hands
+// out something in turn walks them so, so that a Core's effects depend only on its inputs (not on
+// map order: the scenario tests' golden output and the simulated rack's seeds rely on it).
+func (c *Core) sortedLocks() []*lockRec {
+	lks := make([]*lockRec, 0, len(c.locks))
+	for _, lk := range c.locks {
+		lks = append(lks, lk)
+	}
+	slices.SortFunc(lks, func(a, b *lockRec) int { return cmp.Compare(a.id, b.id) })
+	return lks
 }
 
 func (c *Core) lock(id uint32) *lockRec {
@@ -189,14 +203,17 @@ func (c *Core) SwitchLockIDs() []uint32 {
 	return ids
 }
 
-// resetPlacement forgets every switch entry (a fresh switch has none): indices and slots free.
+// resetPlacement forgets every switch entry (a fresh switch has none): indices and slots free,
+// every lock its server's until the takeover that calls it learns otherwise. That includes a lock
+// an earlier generation was recovering: its recovery's timers and callbacks are stale, and the
+// takeover recovers it again if its server still lists it resident. (Keeping such a lock
+// recovering left it so for good when its adopt had reached the server before primacy was lost:
+// never recovered again, never considered for the switch; testdata/recovery_interrupted.)
 func (c *Core) resetPlacement() {
 	for _, lk := range c.locks {
 		lk.inTable, lk.paused = false, false
 		lk.task++
-		if lk.state != stateRecovering {
-			lk.state = stateServer
-		}
+		lk.state = stateServer
 	}
 	c.free = c.free[:0]
 	maxServer := 0
@@ -222,7 +239,7 @@ func (c *Core) slotBase() int {
 func (c *Core) layout() []alloc.Region {
 	base := c.slotBase()
 	var out []alloc.Region
-	for _, lk := range c.locks {
+	for _, lk := range c.sortedLocks() {
 		if !lk.inTable {
 			continue
 		}
@@ -285,20 +302,20 @@ func (c *Core) reconcile() {
 		finish := func() {
 			c.listResidents(func(res map[uint16][]uint32) {
 				resident := map[uint32]uint16{}
-				for n, ids := range res {
-					for _, id := range ids {
+				for _, n := range c.order {
+					for _, id := range res[n] {
 						resident[id] = n
 					}
 				}
 				var orphans []*lockRec
-				for id, n := range resident {
+				for _, id := range slices.Sorted(maps.Keys(resident)) {
 					lk := c.lock(id)
 					if !lk.inTable {
-						lk.server = n
+						lk.server = resident[id]
 						orphans = append(orphans, lk)
 					}
 				}
-				for _, lk := range c.locks {
+				for _, lk := range c.sortedLocks() {
 					switch {
 					case lk.inTable && lk.paused:
 						c.moveOutFrom(lk, stepPause)
@@ -335,7 +352,7 @@ func (c *Core) recoverOrphans(lks []*lockRec) {
 	}
 	floor := c.recoveryFloor(c.now)
 	wait := c.cfg.Rack.MaxLease + c.cfg.LeaseMargin
-	if c.cfg.Mutation == MutationSkipRecoveryWait {
+	if c.cfg.TestingKnobs.Mutation == MutationSkipRecoveryWait {
 		wait = 0
 	}
 	c.log.Warn("locks resident at their servers without a switch entry: recovering them after the leases",

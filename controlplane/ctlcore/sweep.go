@@ -30,7 +30,7 @@ func (c *Core) sweep() {
 			c.sweeping = false
 		}
 	}
-	for _, lk := range c.locks {
+	for _, lk := range c.sortedLocks() {
 		if lk.inTable {
 			left++
 			c.sweepLock(lk, done)

@@ -30,7 +30,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/netlock-go/netlock/wire"
 	"maps"
 	"math"
 	"os"
@@ -38,6 +37,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/netlock-go/netlock/wire"
 
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"

@@ -40,7 +40,11 @@ import (
 type Config struct {
 	// Shards is the number of lock partitions (lock id modulo Shards), each a lockcore.Core.
 	Shards int
-	// Core configures every shard. TokenBase and GrantAfter are set by the Core.
+	// Core configures every shard. TokenBase and GrantAfter are set by the Core. Its bounds of
+	// the whole server (MaxLocks, MaxRequests: the memory of the server) are divided among the
+	// shards; the per-lock bounds (MaxWaiters, MaxHolders, MaxBuffered) apply to each lock. Its
+	// tenant quotas (Quotas, DefaultQuota) are the server's: the shards share one
+	// lockcore.SharedLimiter, so a quota of 100 stays 100 whatever the shard count.
 	Core lockcore.Config
 	// Key is the rack key every control message must carry; 0 refuses every control message.
 	Key wire.Key
@@ -198,8 +202,18 @@ func New(cfg Config) (*Core, error) {
 	}
 	c.leaseUntil = cfg.Start + int64(cfg.ControllerLease)
 	c.applied = c.holdLocked(cfg.Start)
+	shardCfg := cfg.Core
+	if shardCfg.Limiter == nil && (len(shardCfg.Quotas) > 0 || shardCfg.DefaultQuota != (lockcore.Quota{})) {
+		lim, err := lockcore.NewSharedLimiter(shardCfg.DefaultQuota, shardCfg.Quotas)
+		if err != nil {
+			return nil, fmt.Errorf("srvcore: %w", err)
+		}
+		shardCfg.Limiter, shardCfg.Quotas, shardCfg.DefaultQuota = lim, nil, lockcore.Quota{}
+	}
+	shardCfg.MaxLocks = perShard(shardCfg.MaxLocks, lockcore.DefaultMaxLocks, cfg.Shards)
+	shardCfg.MaxRequests = perShard(shardCfg.MaxRequests, lockcore.DefaultMaxRequests, cfg.Shards)
 	for range cfg.Shards {
-		cc := cfg.Core
+		cc := shardCfg
 		cc.TokenBase = wire.EpochBase(cfg.Epoch)
 		cc.GrantAfter = c.applied
 		core, err := lockcore.New(cc)
@@ -209,6 +223,18 @@ func New(cfg Config) (*Core, error) {
 		c.shards = append(c.shards, &Shard{core: core, out: make([]lockcore.Effect, 0, 64)})
 	}
 	return c, nil
+}
+
+// perShard divides a server-wide bound (0: def; negative: unbounded) among n shards, rounding
+// up.
+func perShard(bound, def, n int) int {
+	if bound < 0 {
+		return bound
+	}
+	if bound == 0 {
+		bound = def
+	}
+	return (bound + n - 1) / n
 }
 
 // Epoch returns the token epoch in force: every token granted from now on is above

@@ -29,8 +29,8 @@ const benchLocks = 64
 
 func newPairBench(tb testing.TB, tofino bool, pl engine.Pipeline) *pairBench {
 	now := time.Unix(1000, 0)
-	sw, err := Load(Sizing{Locks: benchLocks, PartBits: 8}, engine.Config{TofinoConstraints: tofino, Pipeline: pl,
-		Now: func() time.Time { return now }})
+	sw, err := Load(Sizing{Locks: benchLocks, PartBits: 8}, pipelineConfig(engine.Config{TofinoConstraints: tofino,
+		Now: func() time.Time { return now }}, pl))
 	if err != nil {
 		tb.Fatal(err)
 	}

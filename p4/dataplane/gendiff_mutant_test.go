@@ -1,46 +1,109 @@
 package dataplane
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/netlock-go/netlock/bmv2/engine"
-	genmutant "github.com/netlock-go/netlock/p4/netlockgen/mutant"
 )
 
-// gdLoadMutant loads p4/netlock.p4 bound to p4/netlockgen/mutant's pipeline (generated from
-// p4/netlock.p4 with one fault and not registered: engine.Config.Generated binds it).
-func gdLoadMutant(sz Sizing, cfg engine.Config) (*Switch, error) {
-	cfg.Pipeline, cfg.Generated = engine.PipelineGenerated, genmutant.NetlockL8P6MutantBind
-	sw, err := Load(sz, cfg)
+// The negative control of the differential test: one fault in p4/netlock.p4, made in the
+// interpreter's copy of the program (engine.GenMutation), against the generated pipeline of
+// the program as written. The comparison sees the same difference whichever side carries the
+// fault, so nothing mutated is generated, committed or built; newGenDiff still checks that the
+// side under test runs the generated pipeline and the reference the interpreter.
+
+// gdMutationSite is the fault's place in p4/netlock.p4, found by its text (so that edits
+// elsewhere do not move it): in action token_slot, the first comparison's >= becomes >, so
+// that the first slot of a lock's level-0 region is taken for a slot outside both regions.
+const gdMutationSite, gdMutationOp, gdMutationTo = "if (meta.tslot >= meta.left0 && ", ">=", ">"
+
+// gdMutation is the fault at gdMutationSite, by file:line:col.
+func gdMutation() (engine.GenMutation, error) {
+	src := V1Model.Source
+	if bytes.Count(src, []byte(gdMutationSite)) != 1 {
+		return engine.GenMutation{}, fmt.Errorf("%q is not in p4/netlock.p4 exactly once: update the mutation", gdMutationSite)
+	}
+	at := bytes.Index(src, []byte(gdMutationSite)) + strings.Index(gdMutationSite, gdMutationOp)
+	line := 1 + bytes.Count(src[:at], []byte("\n"))
+	col := at - bytes.LastIndexByte(src[:at], '\n')
+	return engine.GenMutation{At: fmt.Sprintf("%s:%d:%d", V1Model.File, line, col), Op: gdMutationOp, To: gdMutationTo}, nil
+}
+
+// gdLoadMutantInterp loads p4/netlock.p4 with the mutation on the interpreter.
+func gdLoadMutantInterp(sz Sizing, cfg engine.Config) (*Switch, error) {
+	m, err := gdMutation()
 	if err != nil {
 		return nil, err
 	}
-	if sw.GeneratedPipeline() == "" {
-		return nil, fmt.Errorf("the mutant is not bound")
+	sz = sz.withDefaults()
+	checked, err := sz.Load()
+	if err != nil {
+		return nil, err
 	}
-	return sw, nil
+	if _, err := m.Apply(checked); err != nil {
+		return nil, err
+	}
+	if cfg.CPUPort == 0 {
+		cfg.CPUPort = sz.CPUPort
+	}
+	cfg.Pipeline = engine.PipelineInterpreted
+	sw, err := engine.Load(checked, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Switch{Switch: sw, Sizing: sz, Program: V1Model}, nil
 }
 
 // TestGenDifferentialMutant is the negative control of TestGenDifferential: the same harness,
-// driving p4/netlockgen/mutant (p4/netlock.p4 generated with one off-by-one comparison) against
-// the interpreter, must find a difference in each of a few sequences; the test fails if the
-// mutant passes.
+// driving the generated pipeline of p4/netlock.p4 against the interpreter running the program
+// with one off-by-one comparison, must find a difference in each of a few sequences; the test
+// fails if the mutant passes.
 func TestGenDifferentialMutant(t *testing.T) {
+	m, err := gdMutation()
+	if err != nil {
+		t.Fatal(err)
+	}
 	n := genDiffPackets()
 	for seed := uint64(1); seed <= 3; seed++ {
-		g, err := newGenDiff(seed, gdSizings[0], gdLoadMutant)
+		g, err := newGenDiffRef(seed, gdSizings[0], gdLoadMutantInterp, gdLoadGen)
 		if err != nil {
 			t.Fatal(err)
 		}
 		d := g.run(n)
 		if !d.differs() {
 			t.Fatalf("seed %d: the mutant (%s) was not caught in %d packets of the differential test (a catch is a packet or state difference): %s",
-				seed, genmutant.Mutation, n, d.text)
+				seed, m, n, d.text)
 		}
 		_, first, _ := strings.Cut(d.text, "first difference: ")
-		t.Logf("seed %d: the mutant (%s) caught at packet %d of %d: %.200s", seed, genmutant.Mutation, g.n, n, first)
+		t.Logf("seed %d: the mutant (%s) caught at packet %d of %d: %.200s", seed, m, g.n, n, first)
+	}
+}
+
+// TestGenMutationSite: the mutation names one comparison of p4/netlock.p4 (Apply finds it and
+// it is the operator expected), and changes the program (its fingerprint).
+func TestGenMutationSite(t *testing.T) {
+	m, err := gdMutation()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked, err := Sizing{Locks: 8, PartBits: 6}.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := engine.Fingerprint(checked)
+	undo, err := m.Apply(checked)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if engine.Fingerprint(checked) == before {
+		t.Error("the mutation does not change the program")
+	}
+	undo()
+	if engine.Fingerprint(checked) != before {
+		t.Error("undo does not restore the program")
 	}
 }
 

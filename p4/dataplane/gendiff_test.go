@@ -94,8 +94,7 @@ func gdLoadInterp(sz Sizing, cfg engine.Config) (*Switch, error) {
 }
 
 func gdLoadGen(sz Sizing, cfg engine.Config) (*Switch, error) {
-	cfg.Pipeline = engine.PipelineGenerated
-	return Load(sz, cfg)
+	return Load(sz, pipelineConfig(cfg, engine.PipelineGenerated))
 }
 
 // gdLock is one lock id of the sequence and its table entry (nil: not in the switch).
@@ -284,13 +283,18 @@ func gdStateDiff(a, b *Switch) string {
 
 // newGenDiff loads both switches and installs the same control-plane state in each.
 func newGenDiff(seed uint64, sz gdSizing, load gdLoader) (*genDiff, error) {
+	return newGenDiffRef(seed, sz, gdLoadInterp, load)
+}
+
+// newGenDiffRef is newGenDiff with the reference loaded by ref (an interpreter).
+func newGenDiffRef(seed uint64, sz gdSizing, ref, load gdLoader) (*genDiff, error) {
 	g := &genDiff{seed: seed, sz: sz, rng: rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15)), now: time.Unix(1000, 0), seen: map[string]int{}, reached: map[string]int{}}
 	mk := func(l gdLoader, onTable func(table, action string, hit bool)) (*Switch, error) {
 		src := rand.New(rand.NewPCG(seed, 7))
 		return l(sz.sz, engine.Config{Now: func() time.Time { return g.now }, Random: src.Uint64, OnTable: onTable})
 	}
 	var err error
-	if g.ref, err = mk(gdLoadInterp, func(table, action string, _ bool) { g.reached[table+"/"+action]++ }); err != nil {
+	if g.ref, err = mk(ref, func(table, action string, _ bool) { g.reached[table+"/"+action]++ }); err != nil {
 		return nil, err
 	}
 	if g.sut, err = mk(load, nil); err != nil {

@@ -2,13 +2,24 @@ package dataplane
 
 import (
 	"github.com/netlock-go/netlock/bmv2/engine"
-	_ "github.com/netlock-go/netlock/p4/netlockgen" // the generated pipelines of p4/netlock.p4
+	"github.com/netlock-go/netlock/p4/netlockgen"
 )
+
+// pipelineConfig is cfg running pipeline pl: for any but the interpreter, the generated
+// pipeline of p4/netlock.p4 (p4/netlockgen), which binds to it with any sizing (with
+// engine.PipelineGenerated, Load fails for a program it was not generated from, such as a
+// mutant of netlock.p4).
+func pipelineConfig(cfg engine.Config, pl engine.Pipeline) engine.Config {
+	cfg.Pipeline = pl
+	if pl != engine.PipelineInterpreted {
+		cfg.Generated = netlockgen.NetlockPipeline
+	}
+	return cfg
+}
 
 // pipelineRun is a program and what executes it: the interpreter (in Tofino-constraint mode
 // where the test asks for it), or, for p4/netlock.p4, the generated Go pipeline of
-// p4/netlockgen (engine.PipelineGenerated: Load fails when the package has no pipeline for the
-// test's sizing).
+// p4/netlockgen (engine.PipelineGenerated).
 type pipelineRun struct {
 	name string
 	prog Program

@@ -65,7 +65,7 @@ func newRigSource(t testing.TB, prog Program, sz Sizing, src []byte, pl engine.P
 	if src == nil {
 		src = prog.Source
 	}
-	cfg := engine.Config{TofinoConstraints: pl != engine.PipelineGenerated, Pipeline: pl, Now: func() time.Time { return r.now }}
+	cfg := pipelineConfig(engine.Config{TofinoConstraints: pl != engine.PipelineGenerated, Now: func() time.Time { return r.now }}, pl)
 	if rigCountPasses {
 		cfg.OnTable = func(table, _ string, _ bool) {
 			if table == TableRack {

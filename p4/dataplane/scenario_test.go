@@ -770,8 +770,8 @@ func testScenarios(t *testing.T, prog Program, pl engine.Pipeline, srcs []string
 			// As netlock p4 stf runs it: no CPU port configured (port 255 is a port), a clock
 			// that advances one microsecond per reading.
 			now := time.Unix(0, 0)
-			sw, err := engine.Load(checked, engine.Config{TofinoConstraints: pl != engine.PipelineGenerated, Pipeline: pl,
-				Now: func() time.Time { now = now.Add(time.Microsecond); return now }})
+			sw, err := engine.Load(checked, pipelineConfig(engine.Config{TofinoConstraints: pl != engine.PipelineGenerated,
+				Now: func() time.Time { now = now.Add(time.Microsecond); return now }}, pl))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -154,10 +154,31 @@ func TestGeneratedUpToDate(t *testing.T) {
 			if d := staleness(have, want); d != "" {
 				t.Errorf("%s is stale (p4/netlock.p4 or the generator changed: %s): run make gen (go generate ./p4/netlockgen/... ./bmv2/engine/gogentest)", file, d)
 			}
-			if name, ok := engine.RegisteredPipeline(checked); !ok || name != c.name {
-				t.Errorf("the program of %s: registered pipeline %q, %v; want %s", file, name, ok, c.name)
-			}
 		})
+	}
+}
+
+// TestOnePipeline: the package holds one pipeline, of the program as written (no -D: the
+// pipeline serves every sizing, whose values it reads when it binds).
+func TestOnePipeline(t *testing.T) {
+	files, err := filepath.Glob("*_gen.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != 1 || files[0] != "pipeline_gen.go" {
+		t.Fatalf("generated files %q, want pipeline_gen.go alone", files)
+	}
+	have, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	line, _, _ := strings.Cut(strings.SplitN(string(have), "\n", 4)[2], "\n")
+	c, err := parseGenerate(strings.TrimPrefix(line, "//go:generate "))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.defines) != 0 || c.name != "netlock" {
+		t.Errorf("pipeline_gen.go is generated as %s with -D %q: want netlock, the program as written", c.name, c.defines)
 	}
 }
 

@@ -133,6 +133,13 @@ func NewTable(servers []verbs.Endpoint, slots int) (*Table, error) {
 	return t, nil
 }
 
+// WordOn is the lock word of id on server s: id hashed onto that server's Slots words.
+func (t *Table) WordOn(s int, id uint32) verbs.Ptr {
+	h := uint64(id) * 0x9E3779B97F4A7C15
+	h ^= h >> 29
+	return t.Base[s].Add(8 * (h % uint64(t.Slots)))
+}
+
 // Word is the lock word of id.
 func (t *Table) Word(id uint32) verbs.Ptr {
 	h := uint64(id) * 0x9E3779B97F4A7C15

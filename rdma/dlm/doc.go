@@ -4,8 +4,9 @@
 // "Fast In-memory Transaction Processing using RDMA and HTM", SOSP '15), as lock clients over
 // rdma/verbs, so they run on the real-time emulator (rdma/emu) and in virtual time (rdma/sim);
 // a closed-loop transaction driver for N client machines x M threads fed by a transaction
-// source (the lead's TPC-C generator plugs in through [Source]); a reader-writer history
-// checker; and a cost model calibrated to the ConnectX-3 cluster both papers ran on.
+// source (testbed/tpcc's TPC-C plugs in through [Source], in testbed/tpcc/tpccbench); a
+// reader-writer history checker; and a cost model calibrated to the ConnectX-3 cluster both
+// papers ran on.
 //
 // # Lock table
 //

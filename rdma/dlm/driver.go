@@ -24,6 +24,12 @@ type Request struct {
 // them (Hold, ns of CPU) and a label for per-kind counts (e.g. "neworder").
 type Txn struct {
 	Locks []Request
+	// Reads are read-committed reads (TPC-C's Stock-Level): once Locks are held, each is
+	// acquired (in its mode) and released at once, one after the other, before Hold. A read
+	// that finds its lock taken (DrTM's conflict) is retried on its own after a backoff; another
+	// abort (a DSLR reset) aborts the transaction. A read of a word the transaction holds is
+	// skipped (the hold covers it).
+	Reads []Request
 	Hold  int64
 	Kind  string
 }
@@ -58,6 +64,9 @@ type Config struct {
 	Slots int
 	// Place maps ids to words (default PlaceHash).
 	Place Placement
+	// ServerOf, if set (with PlaceHash), puts lock id on server ServerOf(id) mod Servers, hashed
+	// onto that server's Slots words: DSLR keeps a warehouse's locks on its lock manager.
+	ServerOf func(id uint32) int
 	// Source generates the transactions. Required.
 	Source Source
 	// Think is the CPU time between two transactions of a thread, ns.
@@ -159,6 +168,13 @@ func Run(f rdmatest.Fabric, cfg Config) (Result, error) {
 			s := int(id) % cfg.Servers
 			return tbl.Base[s].Add(8 * uint64(int(id)/cfg.Servers%cfg.Slots))
 		}
+		if cfg.ServerOf != nil {
+			s := cfg.ServerOf(id) % cfg.Servers
+			if s < 0 {
+				s += cfg.Servers
+			}
+			return tbl.WordOn(s, id)
+		}
 		return tbl.Word(id)
 	}
 	ths := make([]*thread, cfg.Machines*cfg.Threads)
@@ -221,7 +237,7 @@ func (th *thread) run(ep verbs.Endpoint, cfg *Config, word func(uint32) verbs.Pt
 	next := cfg.Source(m, t, seed)
 	hist := cfg.History
 	end := cfg.Warmup + cfg.Duration
-	var reqs []wreq
+	var reqs, reads []wreq
 	var holds []Hold
 	var starts []uint64
 	// release gives up every hold, last first; ended is the sequence the holds' intervals end at
@@ -247,6 +263,11 @@ func (th *thread) run(ep verbs.Endpoint, cfg *Config, word func(uint32) verbs.Pt
 	for ep.Now() < end {
 		tx := next()
 		reqs = words(reqs[:0], tx.Locks, word, cfg.SortLocks)
+		reads = words(reads[:0], tx.Reads, word, false)
+		// A read whose word the transaction holds (ids that share a word) is covered by the hold.
+		reads = slices.DeleteFunc(reads, func(r wreq) bool {
+			return slices.ContainsFunc(reqs, func(q wreq) bool { return q.w == r.w })
+		})
 		begin := ep.Now()
 		committed := false
 		for attempt := 0; ; attempt++ {
@@ -263,6 +284,11 @@ func (th *thread) run(ep verbs.Endpoint, cfg *Config, word func(uint32) verbs.Pt
 				holds = append(holds, h)
 				if hist != nil {
 					starts = append(starts, hist.Tick())
+				}
+			}
+			for i := 0; abort == nil && i < len(reads); i++ {
+				if abort = th.read(cl, hist, reads[i], id, r, cfg, end); abort != nil && !errors.Is(abort, ErrAbort) {
+					return abort
 				}
 			}
 			acquired := ep.Now()
@@ -285,7 +311,7 @@ func (th *thread) run(ep verbs.Endpoint, cfg *Config, word func(uint32) verbs.Pt
 						th.acq.Record(time.Duration(acquired - begin))
 						th.total.Record(time.Duration(now - begin))
 						th.txns++
-						th.locks += uint64(len(reqs))
+						th.locks += uint64(len(reqs) + len(reads))
 						th.kinds[tx.Kind]++
 					}
 					th.all++
@@ -313,6 +339,45 @@ func (th *thread) run(ep verbs.Endpoint, cfg *Config, word func(uint32) verbs.Pt
 		verbs.Spend(ep, cfg.Think)
 	}
 	return nil
+}
+
+// read takes q and gives it up at once (a read-committed read), recording the hold. A read that
+// finds the lock taken (DrTM's ErrConflict) is retried on its own after a backoff until end: it
+// holds nothing, so waiting for it cannot deadlock, and a read-committed read need not undo the
+// transaction. Other aborts (a DSLR reset) abort the transaction; a non-abort error is returned
+// as is.
+func (th *thread) read(cl Client, hist *History, q wreq, owner uint64, r *rand.Rand, cfg *Config, end int64) error {
+	var h Hold
+	for attempt := 0; ; attempt++ {
+		var err error
+		h, err = cl.Acquire(q.w, q.m)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, ErrConflict) || th.ep.Now() >= end {
+			return err
+		}
+		if cfg.BackoffBase > 0 && cfg.BackoffMax > 0 {
+			verbs.Spend(th.ep, backoff(r, cfg.BackoffBase, cfg.BackoffMax, attempt))
+		}
+	}
+	var start uint64
+	if hist != nil {
+		start = hist.Tick()
+	}
+	if err := cl.Validate(h); err != nil {
+		if !errors.Is(err, ErrAbort) {
+			return err
+		}
+		if rerr := cl.Release(h); rerr != nil {
+			return rerr
+		}
+		return err
+	}
+	if hist != nil {
+		hist.Add(Interval{Word: h.Word, Mode: h.Mode, Start: start, End: hist.Tick(), Owner: owner})
+	}
+	return cl.Release(h)
 }
 
 // words maps a transaction's locks to lock words, each word once (in the strongest mode asked),

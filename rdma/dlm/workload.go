@@ -23,8 +23,12 @@ import (
 //     100, QPLimit 450: rdma/sim's defaults (no lock client here uses loopback or multi-word
 //     transfers, and the runs stay far below 450 queue pairs per NIC).
 //
-// These figures are recalled from the cited papers, not re-measured: they set the model's
-// scale, and the comparisons that use it report ratios.
+// These figures were recalled from the cited papers, not re-measured. Checked on 2026-11-28
+// (docs/rdma.md, "TPC-C: Figures 10 and 11's baselines"): HERD's abstract (up to 26 M
+// operations/s, "similar to native RDMA read throughput", 5 us average latency) supports the
+// verb rate and is consistent with the READ time; the atomic rate and the READ latency could not
+// be found in the searchable text of Kalia et al. ATC '16 or FaSST and remain unverified. They
+// set the model's scale; the comparisons that use it report ratios.
 func ConnectX3() sim.Cost {
 	return sim.Cost{OneWay: 850, NICOp: 35, NICAtomic: 370, AtomicUnits: 1, AtomicWindow: 300}
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/netlock-go/netlock/internal/testenv"
 	"github.com/netlock-go/netlock/wire"
+	"github.com/netlock-go/netlock/wire/layer"
 )
 
 // TestCaptureLockServerTraffic captures real traffic between the load generator and the lock
@@ -121,11 +122,11 @@ func TestCaptureLockServerTraffic(t *testing.T) {
 		if udp == nil {
 			t.Fatalf("packet %d: no UDP layer: %v", n, p)
 		}
-		np := gopacket.NewPacket(udp.Payload, wire.LayerTypeNetLock, gopacket.Default)
+		np := gopacket.NewPacket(udp.Payload, layer.TypeNetLock, gopacket.Default)
 		if el := np.ErrorLayer(); el != nil {
 			t.Fatalf("packet %d: %v", n, el.Error())
 		}
-		l := np.Layer(wire.LayerTypeNetLock).(*wire.NetLock)
+		l := np.Layer(layer.TypeNetLock).(*layer.NetLock)
 		key := l.Op.String()
 		if l.Flags&wire.FlagReply != 0 {
 			key += "+reply"

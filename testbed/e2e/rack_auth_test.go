@@ -12,6 +12,7 @@ import (
 	"github.com/netlock-go/netlock/client"
 	"github.com/netlock-go/netlock/controlplane/ctlcore"
 	"github.com/netlock-go/netlock/p4/dataplane"
+	"github.com/netlock-go/netlock/p4/netlockgen"
 	"github.com/netlock-go/netlock/testbed/softrack"
 	"github.com/netlock-go/netlock/wire"
 )
@@ -35,7 +36,7 @@ func TestRackWhoMayTalk(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), rackPatience)
 	defer cancel()
 	// MinRate keeps the locks touched a few times on their servers: only the hammered one moves.
-	r, err := softrack.Start(ctx, softrack.Config{Clients: 4, Controller: ctlcore.Config{AllocPeriod: 100 * time.Millisecond,
+	r, err := softrack.Start(ctx, softrack.Config{Clients: 4, Generated: netlockgen.NetlockPipeline, Controller: ctlcore.Config{AllocPeriod: 100 * time.Millisecond,
 		SweepPeriod: 50 * time.Millisecond, MinRate: 200}})
 	if err != nil {
 		t.Fatal(err)

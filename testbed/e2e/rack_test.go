@@ -18,6 +18,7 @@ import (
 	"github.com/netlock-go/netlock/client"
 	"github.com/netlock-go/netlock/controlplane/ctlcore"
 	"github.com/netlock-go/netlock/internal/faultnet"
+	"github.com/netlock-go/netlock/p4/netlockgen"
 	"github.com/netlock-go/netlock/testbed/history"
 	"github.com/netlock-go/netlock/testbed/softrack"
 	"github.com/netlock-go/netlock/wire"
@@ -282,10 +283,11 @@ func (rr *rackRun) check(fifo bool) {
 // beyond its cores, under the race detector, shorter settings made live servers look dead (a
 // failover in the middle of the migrations test, and acquires stranded behind it).
 func rackConfig(m ctlcore.Mutation) softrack.Config {
-	return softrack.Config{Clients: 4, Standbys: true, Backup: true, Sockets: 2, Shards: 2,
+	return softrack.Config{Clients: 4, Standbys: true, Backup: true, Sockets: 2, Shards: 2, Generated: netlockgen.NetlockPipeline,
 		Lease: time.Second, MaxLease: 2 * time.Second, ServerLease: 2 * time.Second, AdminTimeout: time.Second,
 		Controller: ctlcore.Config{AllocPeriod: 150 * time.Millisecond, SweepPeriod: 50 * time.Millisecond,
-			PingPeriod: 100 * time.Millisecond, DeadAfter: 8, Hysteresis: 0.3, MaxRegion: 8, Mutation: m}}
+			PingPeriod: 100 * time.Millisecond, DeadAfter: 8, Hysteresis: 0.3, MaxRegion: 8,
+			TestingKnobs: ctlcore.TestingKnobs{Mutation: m}}}
 }
 
 func rackSeed(t *testing.T) uint64 {

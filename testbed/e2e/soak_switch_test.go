@@ -14,10 +14,9 @@ import (
 	"github.com/netlock-go/netlock/bmv2/port"
 	"github.com/netlock-go/netlock/p4"
 	"github.com/netlock-go/netlock/p4/dataplane"
-	// The generated pipelines of p4/netlock.p4 (-soak.pipeline gen). Linked into the package's
-	// test binary, they also make engine.PipelineAuto (the zero softrack.Config.Pipeline of the rack
-	// tests here) run the generated pipeline.
-	_ "github.com/netlock-go/netlock/p4/netlockgen"
+	// The generated pipeline of p4/netlock.p4 (-soak.pipeline gen), which the rack tests here
+	// run too (softrack.Config.Generated).
+	"github.com/netlock-go/netlock/p4/netlockgen"
 	"github.com/netlock-go/netlock/testbed/hostshim"
 	"github.com/netlock-go/netlock/wire"
 )
@@ -102,13 +101,13 @@ const (
 
 // loadSoakProgram loads p4/netlock.p4, or with broken == "switch-mutant" the mutant above. The
 // interpreter runs it in Tofino-constraint mode; with pl engine.PipelineGenerated its generated
-// pipeline (p4/netlockgen, registered for the default sizing) runs it, without that check, which
-// the generated code does not make (the differential tests of package dataplane prove both
-// pipelines equal on p4/netlock.p4). The mutant has no generated pipeline.
+// pipeline (p4/netlockgen) runs it, without that check, which the generated code does not make
+// (the differential tests of package dataplane prove both pipelines equal on p4/netlock.p4).
+// The mutant has no generated pipeline (Load refuses to bind it).
 func loadSoakProgram(broken string, pl engine.Pipeline) (*dataplane.Switch, error) {
 	ecfg := engine.Config{TofinoConstraints: true, Pipeline: engine.PipelineInterpreted}
 	if pl == engine.PipelineGenerated {
-		ecfg = engine.Config{Pipeline: engine.PipelineGenerated}
+		ecfg = engine.Config{Pipeline: engine.PipelineGenerated, Generated: netlockgen.NetlockPipeline}
 	}
 	if broken != "switch-mutant" {
 		return dataplane.Load(dataplane.Sizing{}, ecfg)

@@ -71,7 +71,7 @@ func newCtl(r *Rack, i int) (*ctl, error) {
 		MaxGrantRate: p.SwitchMpps * 1e6, // one grant per pipeline pass at line rate
 		PollInterval: p.PollInterval,
 		Log:          slog.New(&eventLog{r: r, ctl: i}),
-		Mutation:     r.cfg.TestingKnobs.Mutation,
+		TestingKnobs: ctlcore.TestingKnobs{Mutation: r.cfg.TestingKnobs.Mutation},
 	}
 	for _, s := range r.servers {
 		if s.standby {

@@ -8,7 +8,7 @@ import "github.com/netlock-go/netlock/controlplane/ctlcore"
 type TestingKnobs struct {
 	// Program replaces p4/netlock.p4 (a mutant of it: the data plane breaks a rule).
 	Program []byte
-	// Mutation runs the controllers' cores with one rule broken (ctlcore.Config.Mutation): e.g.
+	// Mutation runs the controllers' cores with one rule broken (ctlcore.TestingKnobs.Mutation): e.g.
 	// MutationSkipTokenBase moves locks into the switch without raising its grant counter above
 	// their server's tokens (fencing tokens go backwards), MutationSkipRecoveryWait hands a
 	// restarted switch's locks back to their servers without waiting out the leases.

@@ -20,6 +20,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/netlock-go/netlock/bmv2/engine"
+
 	"github.com/netlock-go/netlock/client"
 	"github.com/netlock-go/netlock/controlplane/ctlcore"
 	"github.com/netlock-go/netlock/internal/latency"
@@ -55,6 +57,11 @@ type Config struct {
 	// SlowAcquire, if positive, makes every transaction take its locks one at a time and logs
 	// (to Log, level warn) each acquisition that took at least this long (a diagnosis of stalls).
 	SlowAcquire time.Duration
+	// Pipeline is what runs p4/netlock.p4 in the racks' switches (softrack.Config.Pipeline):
+	// auto (Generated when set, else the interpreter), interp or gen; Generated is the
+	// generated pipeline auto and gen run (softrack.Config.Generated).
+	Pipeline  engine.Pipeline
+	Generated engine.Generated
 }
 
 func (c *Config) defaults() error {
@@ -112,9 +119,11 @@ type Variant struct {
 
 // Result is what one rack did in its measured windows.
 type Result struct {
-	Variant string        `json:"variant"`
-	Think   time.Duration `json:"think_ns"`
-	Elapsed time.Duration `json:"elapsed_ns"` // the measured windows' total
+	Variant string `json:"variant"`
+	// Pipeline names what ran p4/netlock.p4 in the rack's switch (softrack.Rack.SwitchPipeline).
+	Pipeline string        `json:"pipeline"`
+	Think    time.Duration `json:"think_ns"`
+	Elapsed  time.Duration `json:"elapsed_ns"` // the measured windows' total
 	// Txns committed, Locks they held; ServerGrants the grants the lock servers made (of any
 	// transaction, committed or not); SwitchLocks the locks in the switch at the end.
 	Txns, Locks, ServerGrants uint64
@@ -164,11 +173,11 @@ func startBenchRack(ctx context.Context, cfg Config, v Variant, standbys bool) (
 		cc.AllocPeriod = 24 * time.Hour
 	}
 	r, err := softrack.Start(ctx, softrack.Config{Clients: cfg.Clients, Controller: cc, Lease: cfg.Lease, Log: cfg.Log,
-		Standbys: standbys, ServerLease: cfg.ServerLease})
+		Standbys: standbys, ServerLease: cfg.ServerLease, Pipeline: cfg.Pipeline, Generated: cfg.Generated})
 	if err != nil {
 		return nil, fmt.Errorf("softfig: %s: %w", v.Name, err)
 	}
-	b := &bench{v: v, r: r, res: Result{Variant: v.Name, Think: cfg.Think}}
+	b := &bench{v: v, r: r, res: Result{Variant: v.Name, Think: cfg.Think, Pipeline: r.SwitchPipeline()}}
 	if cfg.SlowAcquire > 0 {
 		b.slow = &slowLog{min: cfg.SlowAcquire, log: cfg.Log, start: time.Now()}
 	}

@@ -61,11 +61,13 @@ type Config struct {
 	// Sizing of p4/netlock.p4 (the program's defaults).
 	Sizing dataplane.Sizing
 	// Pipeline is what runs p4/netlock.p4 in the switch (target.Options.Pipeline): auto (the
-	// zero value) runs the generated pipeline registered for the sizing when the binary links
-	// one (package p4/netlockgen holds them), else the interpreter; interp always the
-	// interpreter; gen the generated pipeline, and Start fails without one. The rack's switch
-	// does not check the Tofino constraints (the generated code does not either).
+	// zero value) runs Generated when set, else the interpreter; interp always the
+	// interpreter; gen Generated, and Start fails without it. The rack's switch does not check
+	// the Tofino constraints (the generated code does not either).
 	Pipeline engine.Pipeline
+	// Generated is p4/netlock.p4's generated pipeline (netlockgen.NetlockPipeline, for a
+	// binary that links it), which runs it with any Sizing; the zero value names none.
+	Generated engine.Generated
 	// Lease is the servers' and the switch's default lease, MaxLease the longest (2s, 4s).
 	Lease, MaxLease time.Duration
 	// ServerLease is the controller lease the servers enforce (0: none).
@@ -198,7 +200,7 @@ func Start(ctx context.Context, cfg Config) (*Rack, error) {
 	if cpu == 0 {
 		cpu = dataplane.DefaultSizing.CPUPort
 	}
-	r.dev = target.New(target.Options{CPUPort: cpu, Log: cfg.SwitchLog, Pipeline: cfg.Pipeline})
+	r.dev = target.New(target.Options{CPUPort: cpu, Log: cfg.SwitchLog, Pipeline: cfg.Pipeline, Generated: cfg.Generated})
 	if err := r.dev.LoadProgram(prog); err != nil {
 		return nil, fmt.Errorf("rack: the switch (pipeline %v): %w", cfg.Pipeline, err)
 	}

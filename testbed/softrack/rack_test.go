@@ -12,8 +12,7 @@ import (
 	"github.com/netlock-go/netlock/client"
 	"github.com/netlock-go/netlock/controlplane/ctlcore"
 	"github.com/netlock-go/netlock/p4/dataplane"
-	// The generated pipelines of p4/netlock.p4, for the tests on engine.PipelineGenerated.
-	_ "github.com/netlock-go/netlock/p4/netlockgen"
+	"github.com/netlock-go/netlock/p4/netlockgen"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -33,7 +32,8 @@ func TestHotLocksIntoTheSwitch(t *testing.T) {
 func testHotLocksIntoTheSwitch(t *testing.T, pl engine.Pipeline) {
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
-	r, err := Start(ctx, Config{Pipeline: pl, Controller: ctlcore.Config{AllocPeriod: 200 * time.Millisecond, SweepPeriod: 50 * time.Millisecond}})
+	r, err := Start(ctx, Config{Pipeline: pl, Generated: netlockgen.NetlockPipeline,
+		Controller: ctlcore.Config{AllocPeriod: 200 * time.Millisecond, SweepPeriod: 50 * time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,22 +83,25 @@ func testHotLocksIntoTheSwitch(t *testing.T, pl engine.Pipeline) {
 	}
 }
 
-// TestPipelineChoice: auto runs the generated pipeline when the test binary links one for the
-// sizing (it does: p4/netlockgen), interp the interpreter; gen with a sizing that has no
-// generated pipeline is an error at Start, not a silent fall back to the interpreter.
+// TestPipelineChoice: auto runs the generated pipeline Config.Generated names, with any sizing
+// (p4/netlockgen's serves all), and the interpreter without one; interp the interpreter; gen
+// without a generated pipeline is an error at Start, not a silent fall back to the interpreter.
 func TestPipelineChoice(t *testing.T) {
+	gen := netlockgen.NetlockPipeline
+	small := dataplane.Sizing{Locks: 16, PartBits: 6}
 	for _, tt := range []struct {
 		name   string
 		cfg    Config
 		interp bool   // the switch runs the interpreter
 		err    string // Start fails with this in its message
 	}{
-		{name: "auto", cfg: Config{}},
-		{name: "interp", cfg: Config{Pipeline: engine.PipelineInterpreted}, interp: true},
-		{name: "gen", cfg: Config{Pipeline: engine.PipelineGenerated}},
-		{name: "gen-unregistered-sizing", cfg: Config{Pipeline: engine.PipelineGenerated,
-			Sizing: dataplane.Sizing{Locks: 16, PartBits: 6}}, err: "pipeline gen"},
-		{name: "auto-unregistered-sizing", cfg: Config{Sizing: dataplane.Sizing{Locks: 16, PartBits: 6}}, interp: true},
+		{name: "auto", cfg: Config{Generated: gen}},
+		{name: "auto-none", cfg: Config{}, interp: true},
+		{name: "interp", cfg: Config{Pipeline: engine.PipelineInterpreted, Generated: gen}, interp: true},
+		{name: "gen", cfg: Config{Pipeline: engine.PipelineGenerated, Generated: gen}},
+		{name: "gen-other-sizing", cfg: Config{Pipeline: engine.PipelineGenerated, Generated: gen, Sizing: small}},
+		{name: "auto-other-sizing", cfg: Config{Generated: gen, Sizing: small}},
+		{name: "gen-none", cfg: Config{Pipeline: engine.PipelineGenerated, Sizing: small}, err: "pipeline gen"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), wait)

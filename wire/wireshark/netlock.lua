@@ -1,7 +1,9 @@
 -- Wireshark dissector for netlock, the NetLock-style lock protocol on UDP port 8888.
 --
 -- The layout is docs/protocol.md and wire/wire.go: one 48-byte header in network byte order per
--- datagram; bytes after it are reserved and shown as "trailer".
+-- datagram. A control message (push-back, overflow, queue-empty, admin) carries the 64-bit rack key
+-- after the header; an admin stats reply carries lock records after the key, an admin residents
+-- reply lock ids. Other bytes after the header are reserved and shown as "trailer".
 --
 -- Use:
 --   wireshark -X lua_script:wire/wireshark/netlock.lua capture.pcap
@@ -9,8 +11,8 @@
 -- or copy the file into Wireshark's personal plugins folder (Help > About > Folders).
 -- Display filters: netlock, netlock.op == 3, netlock.lock == 42, netlock.flags.reply == 1, ...
 --
--- Keep the offsets, names and numbers in sync with wire/wire.go; wire/tshark_test.go checks this
--- file against packets built by the Go code.
+-- Keep the offsets, names and numbers in sync with wire/wire.go and wire/srvadmin.go;
+-- wire/layer/tshark_test.go checks this file against packets built by the Go code.
 
 local netlock = Proto("netlock", "NetLock lock protocol")
 
@@ -47,6 +49,8 @@ local status_names = {
     [6] = "shutdown",
     [7] = "queue-full",
     [8] = "bad-request",
+    [9] = "overloaded",
+    [10] = "wait-expired",
 }
 
 local admin_names = {
@@ -55,7 +59,27 @@ local admin_names = {
     [3] = "reset-lock",
     [4] = "rdma-join",
     [5] = "rdma-peer",
+    [6] = "token-floor",
+    [7] = "yield",
+    [8] = "adopt",
+    [9] = "stats",
+    [10] = "takeover",
+    [11] = "residents",
+    [16] = "switch-probe",
+    [17] = "switch-reset",
+    [18] = "switch-force-release",
+    [19] = "switch-token-base",
+    [20] = "switch-get-cookie",
+    [21] = "switch-set-cookie",
+    [22] = "switch-set-buffered",
 }
+local ADMIN_STATS = 9
+local ADMIN_RESIDENTS = 11
+local KEY_LEN = 8
+local STAT_LEN = 16
+
+-- Control messages carry the rack key after the header.
+local control_ops = { [2] = true, [5] = true, [6] = true, [8] = true }
 
 local FLAG_REPLY   = 0x01
 local FLAG_RETRY   = 0x02
@@ -93,6 +117,14 @@ f.lease       = ProtoField.uint32("netlock.lease", "Lease (us)", base.DEC)
 f.client_ip   = ProtoField.ipv4("netlock.client_ip", "Client IP")
 f.client_port = ProtoField.uint16("netlock.client_port", "Client port", base.DEC)
 f.slots       = ProtoField.uint16("netlock.slots", "Slots", base.DEC)
+f.rack_key    = ProtoField.uint64("netlock.rack_key", "Rack key", base.HEX)
+f.stat        = ProtoField.bytes("netlock.stat", "Lock statistics")
+f.stat_lock   = ProtoField.uint32("netlock.stat.lock", "Lock", base.DEC)
+f.stat_req    = ProtoField.uint32("netlock.stat.requests", "Requests", base.DEC)
+f.stat_ovf    = ProtoField.uint32("netlock.stat.overflows", "Overflows", base.DEC)
+f.stat_depth  = ProtoField.uint16("netlock.stat.depth", "Depth", base.DEC)
+f.stat_decl   = ProtoField.uint16("netlock.stat.declared", "Declared contention", base.DEC)
+f.resident    = ProtoField.uint32("netlock.resident", "Switch-resident lock", base.DEC)
 f.trailer     = ProtoField.bytes("netlock.trailer", "Trailer (reserved)")
 
 local e = netlock.experts
@@ -181,7 +213,33 @@ function netlock.dissector(tvb, pinfo, tree)
     t:add(f.client_port, tvb(44, 2))
     t:add(f.slots, tvb(46, 2))
     if len > HEADER_LEN then
-        t:add(f.trailer, tvb(HEADER_LEN))
+        local off = HEADER_LEN
+        if control_ops[op] and len >= HEADER_LEN + KEY_LEN then
+            t:add(f.rack_key, tvb(off, KEY_LEN))
+            off = off + KEY_LEN
+            local slots = tvb(46, 2):uint()
+            if op == OP_ADMIN and bit.band(flags, FLAG_REPLY) ~= 0 and status == ADMIN_STATS then
+                local n = 0
+                while n < slots and off + STAT_LEN <= len do
+                    local st = t:add(f.stat, tvb(off, STAT_LEN))
+                    st:add(f.stat_lock, tvb(off, 4))
+                    st:add(f.stat_req, tvb(off + 4, 4))
+                    st:add(f.stat_ovf, tvb(off + 8, 4))
+                    st:add(f.stat_depth, tvb(off + 12, 2))
+                    st:add(f.stat_decl, tvb(off + 14, 2))
+                    off, n = off + STAT_LEN, n + 1
+                end
+            elseif op == OP_ADMIN and bit.band(flags, FLAG_REPLY) ~= 0 and status == ADMIN_RESIDENTS then
+                local n = 0
+                while n < slots and off + 4 <= len do
+                    t:add(f.resident, tvb(off, 4))
+                    off, n = off + 4, n + 1
+                end
+            end
+        end
+        if off < len then
+            t:add(f.trailer, tvb(off))
+        end
     end
 
     -- Info column: exactly wire.Fields.String for a well-formed header (wire/tshark_test.go

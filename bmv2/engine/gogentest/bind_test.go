@@ -1,7 +1,9 @@
 package gogentest
 
 import (
+	"bytes"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,36 +13,58 @@ import (
 	"github.com/netlock-go/netlock/p4/netlockgen"
 )
 
-// TestBindRefusesOtherSizing hands the pipeline generated for p4/netlock.p4's default sizing
-// to a switch loaded with another sizing (-D NETLOCK_LOCKS=8 -D NETLOCK_PART_BITS=6) through
-// Config.Generated: the table and register names match, so only the fingerprint and layout
-// check tells them apart. Load must fail with ErrGenMismatch; the control binds the matching
-// sizing's pipeline.
-func TestBindRefusesOtherSizing(t *testing.T) {
+// TestBindRefusesOtherProgram hands p4/netlockgen's pipeline of p4/netlock.p4 to a switch
+// loaded from a version of netlock.p4 with one statement changed, whatever its sizing: its
+// tables, registers and slots are the program's, so only the fingerprint tells them apart.
+// Load must fail with ErrGenMismatch. The controls: the program itself binds with its own
+// sizing and another (-D NETLOCK_LOCKS=8 -D NETLOCK_PART_BITS=6), as the pipeline reads the
+// sizing when it binds.
+func TestBindRefusesOtherProgram(t *testing.T) {
 	prog := filepath.Join("..", "..", "..", "p4", "netlock.p4")
-	small, err := front.LoadOptions(prog, front.Options{Defines: map[string]string{"NETLOCK_LOCKS": "8", "NETLOCK_PART_BITS": "6"}})
+	src, err := os.ReadFile(prog)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = engine.Load(small, engine.Config{Pipeline: engine.PipelineGenerated, Generated: netlockgen.NetlockBind, Now: clock()})
-	if !errors.Is(err, engine.ErrGenMismatch) {
-		t.Fatalf("default-sizing pipeline bound to the 8-lock switch: err %v, want ErrGenMismatch", err)
+	const from, to = "hdr.ipv4.ttl = 64;", "hdr.ipv4.ttl = 63;"
+	if !bytes.Contains(src, []byte(from)) {
+		t.Fatalf("%q is not in p4/netlock.p4: update the test", from)
 	}
-	if !strings.Contains(err.Error(), "regenerate") {
-		t.Errorf("error does not say what to do: %v", err)
+	changed := bytes.Replace(src, []byte(from), []byte(to), 1)
+	small := map[string]string{"NETLOCK_LOCKS": "8", "NETLOCK_PART_BITS": "6"}
+	load := func(src []byte, defines map[string]string) *front.Checked {
+		read := func(p string) ([]byte, error) {
+			if filepath.Base(p) == "netlock.p4" {
+				return src, nil
+			}
+			return nil, os.ErrNotExist
+		}
+		c, err := front.LoadOptions("netlock.p4", front.Options{ReadFile: read, Defines: defines})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
 	}
-	sw, err := engine.Load(small, engine.Config{Pipeline: engine.PipelineGenerated, Generated: netlockgen.NetlockL8P6Bind, Now: clock()})
-	if err != nil {
-		t.Fatalf("control: the matching sizing's pipeline: %v", err)
-	}
-	if sw.GeneratedPipeline() == "" {
-		t.Fatal("control: the matching sizing's pipeline is not running")
-	}
-	// The layout is compared on its own: the right program with another layout is refused.
-	if err := sw.GenCheck(netlockgen.NetlockL8P6Fingerprint, netlockgen.NetlockLayout+"x"); !errors.Is(err, engine.ErrGenMismatch) {
-		t.Errorf("another layout: err %v, want ErrGenMismatch", err)
-	}
-	if err := sw.GenCheck(netlockgen.NetlockL8P6Fingerprint, netlockgen.NetlockL8P6Layout); err != nil {
-		t.Errorf("control: %v", err)
+	for _, defines := range []map[string]string{nil, small} {
+		_, err := engine.Load(load(changed, defines), engine.Config{Pipeline: engine.PipelineGenerated, Generated: netlockgen.NetlockPipeline, Now: clock()})
+		if !errors.Is(err, engine.ErrGenMismatch) {
+			t.Fatalf("-D %v: the pipeline bound to a changed netlock.p4: err %v, want ErrGenMismatch", defines, err)
+		}
+		if !strings.Contains(err.Error(), "regenerate") {
+			t.Errorf("error does not say what to do: %v", err)
+		}
+		sw, err := engine.Load(load(src, defines), engine.Config{Pipeline: engine.PipelineGenerated, Generated: netlockgen.NetlockPipeline, Now: clock()})
+		if err != nil {
+			t.Fatalf("control, -D %v: netlock.p4 itself: %v", defines, err)
+		}
+		if sw.GeneratedPipeline() != "netlock" {
+			t.Fatalf("control, -D %v: the pipeline is not running: %q", defines, sw.GeneratedPipeline())
+		}
+		// The layout is compared on its own: the right program with another layout is refused.
+		if err := sw.GenCheck(netlockgen.NetlockFingerprint, netlockgen.NetlockLayout+"x"); !errors.Is(err, engine.ErrGenMismatch) {
+			t.Errorf("another layout: err %v, want ErrGenMismatch", err)
+		}
+		if err := sw.GenCheck(netlockgen.NetlockFingerprint, netlockgen.NetlockLayout); err != nil {
+			t.Errorf("control: %v", err)
+		}
 	}
 }

@@ -125,6 +125,12 @@ func clock() func() time.Time {
 	return func() time.Time { now = now.Add(time.Microsecond); return now }
 }
 
+// stfPipelines are the generated pipelines of bmv2/stf's programs, by program.
+var stfPipelines = map[string]engine.Generated{
+	"l3": Stf_l3Pipeline, "pre": Stf_prePipeline, "priority": Stf_priorityPipeline,
+	"round3": Stf_round3Pipeline, "tables": Stf_tablesPipeline,
+}
+
 // TestSTF runs the STF tests of bmv2/stf whose programs the Go backend compiles on the
 // interpreter and on their generated pipelines.
 func TestSTF(t *testing.T) {
@@ -135,7 +141,7 @@ func TestSTF(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				sw, err := engine.Load(checked, engine.Config{Pipeline: pl, Now: clock()})
+				sw, err := engine.Load(checked, engine.Config{Pipeline: pl, Generated: stfPipelines[name], Now: clock()})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -196,22 +202,22 @@ func TestShapes(t *testing.T) {
 		seeds = []uint64{base, base + 1, base + 2, base + 3}
 	}
 	for _, seed := range seeds {
-		if msg := shapesDiff(t, checked, seed, nil); msg != "" {
+		if msg := shapesDiff(t, checked, seed, ShapesPipeline); msg != "" {
 			t.Errorf("seed %d (re-run: go test ./bmv2/engine/gogentest -run TestShapes -seed=%d): %s", seed, seed, msg)
 		}
 	}
 }
 
-// shapesDiff runs 500 packets of seed through both pipelines and returns the first
-// difference, or "". gen, if set, is bound instead of the registered pipeline.
-func shapesDiff(t *testing.T, checked *front.Checked, seed uint64, gen engine.GenBinder) string {
+// shapesDiff runs 500 packets of seed through the interpreter and generated pipeline gen and
+// returns the first difference, or "".
+func shapesDiff(t *testing.T, checked *front.Checked, seed uint64, gen engine.Generated) string {
 	return shapesDiffOf(t, checked, checked, seed, gen)
 }
 
 // shapesDiffOf is shapesDiff with the interpreter running ref and the generated pipeline bound
 // to a switch loaded from prog (a generated pipeline binds only to the program it was generated
 // from, so a mutated reference needs its own copy of the program).
-func shapesDiffOf(t *testing.T, ref, prog *front.Checked, seed uint64, gen engine.GenBinder) string {
+func shapesDiffOf(t *testing.T, ref, prog *front.Checked, seed uint64, gen engine.Generated) string {
 	a, err := engine.Load(ref, engine.Config{Pipeline: engine.PipelineInterpreted, Now: clock()})
 	if err != nil {
 		t.Fatal(err)
@@ -268,7 +274,7 @@ func TestShapesCatches(t *testing.T) {
 	}
 	// The mutation is found by its source text, so that cases added to shapes.p4 do not
 	// move it: bump's "x = x + 8w10" becomes "x = x - 8w10" in the interpreter's program,
-	// while the generated pipeline (ShapesBind) keeps "+".
+	// while the generated pipeline (ShapesPipeline) keeps "+".
 	src, err := os.ReadFile(filepath.Join("testdata", file))
 	if err != nil {
 		t.Fatal(err)
@@ -290,7 +296,7 @@ func TestShapesCatches(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if msg := shapesDiffOf(t, checked, orig, 1, ShapesBind); msg == "" {
+	if msg := shapesDiffOf(t, checked, orig, 1, ShapesPipeline); msg == "" {
 		t.Errorf("the generated pipeline passed against an interpreter with the mutation %s", m)
 	} else {
 		t.Logf("mutation %s caught: %.300s", m, msg)
@@ -311,7 +317,7 @@ func TestTargetL3(t *testing.T) {
 	}
 	var sws [2]*engine.Switch
 	for i, pl := range []engine.Pipeline{engine.PipelineInterpreted, engine.PipelineGenerated} {
-		sw, err := engine.Load(checked, engine.Config{Pipeline: pl, CPUPort: 255, Now: clock()})
+		sw, err := engine.Load(checked, engine.Config{Pipeline: pl, Generated: Target_l3Pipeline, CPUPort: 255, Now: clock()})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,13 +11,15 @@ import (
 	"github.com/netlock-go/netlock/bmv2/engine"
 )
 
-// ShapesFingerprint is engine.Fingerprint of the program this pipeline was generated from.
-const ShapesFingerprint = "6c4ac55593e4cdb8b4bad3287e7755c08b385f9a38563d58f82af725d6a207d2"
+// ShapesPipeline is the pipeline: engine.Config{Generated: ShapesPipeline} runs the program on it.
+var ShapesPipeline = engine.Generated{Name: "shapes", Bind: ShapesBind}
+
+// ShapesFingerprint is engine.Fingerprint of the program this pipeline was generated from (its
+// parameters' values left out).
+const ShapesFingerprint = "f2323aff7fe8a43c7f1256c9a08f19d7f0ede157b51fc1b912781149d739ebb2"
 
 // ShapesLayout is the engine.Switch GenLayout the pipeline was generated against.
-const ShapesLayout = "a81bbc03f9f967bc56cbb52f6aeea68089964674cbfb13f740826cf0c7ab4a64"
-
-func init() { engine.RegisterPipeline(ShapesFingerprint, "shapes", ShapesBind) }
+const ShapesLayout = "65815166632fd0784a49c341fc3a7145d0df195c93215981e4d2999ec235747d"
 
 // shapes holds the runtime objects of a switch the pipeline is bound to.
 type shapes struct {
@@ -28,7 +30,8 @@ type shapes struct {
 	fl [0]int
 }
 
-// ShapesBind binds the pipeline to a switch loaded from the same program (an engine.GenBinder).
+// ShapesBind binds the pipeline to a switch loaded from the same program, with any values of its
+// parameters (an engine.GenBinder).
 func ShapesBind(sw *engine.Switch) (engine.GenBlocks, error) {
 	p := &shapes{}
 	var err error
@@ -125,6 +128,7 @@ func (p *shapes) ingress(g *engine.Gen) {
 			s[12] = 1
 			{
 				{
+					// action I.early
 					s[13] = 0x14
 					if ((s[2]) & 0x1) == 0x1 {
 						{
@@ -140,296 +144,8 @@ func (p *shapes) ingress(g *engine.Gen) {
 			s[16] = ((s[4] & (((s[2])<<16|s[3])<<8 | s[2])) | (((s[4])>>16)<<16 | s[3]))
 			s[17] = ((((((s[5])<<13 | s[6]) * 0x3) & 0xffffffff) - (s[4] >> ((s[2]) & 0x1f))) & 0xffffffff)
 			s[18] = ((((s[8] / 0x7) + (s[8] % 0xd)) + ((s[7])<<16 | s[3])) - ^(s[8]))
-			t17 := uint64(0)
-			if s[8] > s[4] {
-				t17 = s[8] - s[4]
-			}
-			s[19] = (t17 ^ (((s[8])>>32)<<32 | s[4]))
-			s[20] = ((s[2] << (0x3)) & 0xff)
-			s[23] = s[2]
-			t18 := s[23]
-			var r20 uint64
-			_ = r20
-			{
-				{
-					s[23] = ((s[23] + 0xa) & 0xff)
-					r20 = 0x1
-					goto end19
-				}
-			end19:
-			}
-			s[21] = ((t18 + r20) & 0xff)
-			s[21] = ((s[21] + s[23]) & 0xff)
-			s[23] = s[2]
-			t21 := (s[1] == 0x1)
-			if !t21 {
-				var r23 uint64
-				_ = r23
-				{
-					{
-						s[23] = ((s[23] + 0xa) & 0xff)
-						r23 = 0x1
-						goto end22
-					}
-				end22:
-				}
-				t21 = (r23 == 0x1)
-			}
-			if t21 {
-				{
-					s[21] = (s[21] ^ 0x10)
-				}
-			}
-			t24 := (s[1] == 0x2)
-			if t24 {
-				var r26 uint64
-				_ = r26
-				{
-					{
-						s[23] = ((s[23] + 0xa) & 0xff)
-						r26 = 0x1
-						goto end25
-					}
-				end25:
-				}
-				t24 = (r26 == 0x1)
-			}
-			if t24 {
-				{
-					s[21] = (s[21] ^ 0x20)
-				}
-			}
-			t27 := s[21]
-			var t28 uint64
-			if s[1] == 0x3 {
-				var r30 uint64
-				_ = r30
-				{
-					{
-						s[23] = ((s[23] + 0xa) & 0xff)
-						r30 = 0x1
-						goto end29
-					}
-				end29:
-				}
-				t28 = r30
-			} else {
-				t28 = s[23]
-			}
-			s[21] = ((t27 + t28) & 0xff)
-			t32 := (s[23] == 0x7)
-			var r34 uint64
-			_ = r34
-			{
-				{
-					s[23] = ((s[23] + 0xa) & 0xff)
-					r34 = 0x1
-					goto end33
-				}
-			end33:
-			}
-			v31 := uint64(engine.B2U((t32 == (r34 == 0x1))))
-			_ = v31
-			s[21] = ((((s[21] + s[23]) & 0xff) + engine.Sel((v31 != 0), 0x1, 0x0)) & 0xff)
-			var r36 uint64
-			_ = r36
-			{
-				a37 := s[3]
-				_ = a37
-				{
-					if a37 > 0x3e8 {
-						{
-							r36 = 0x3e8
-							goto end35
-						}
-					}
-					r36 = a37
-					goto end35
-				}
-			end35:
-			}
-			s[22] = r36
-			v38 := uint64(0)
-			_ = v38
-			{
-				a40 := s[22]
-				_ = a40
-				v38 = 0
-				{
-					v38 = (a40 ^ 0x5a5a)
-				}
-			}
-			s[22] = ((s[22] + v38) & 0xffff)
-			v41 := uint64(s[8])
-			_ = v41
-			{
-				{
-					{
-						{
-							v41 = (v41 + 0x1)
-						}
-					}
-				}
-			}
-			{
-				{
-					{
-						{
-							{
-								v41 = (v41 << (0x3))
-							}
-						}
-					}
-				}
-			}
-			{
-				{
-					{
-						{
-							{
-								v41 = (v41 * 0x7)
-							}
-						}
-					}
-				}
-			}
-			s[18] = (s[18] ^ v41)
-			v45 := uint64(s[2])
-			_ = v45
-			{
-				a47 := v45
-				_ = a47
-				v45 = 0
-				{
-					s[13] = (s[13] ^ a47)
-					v45 = ((a47 + 0x1) & 0xff)
-				}
-			}
-			s[14] = (s[14] ^ v45)
-			s[16] = s[16]&^0xff | (s[2])<<0&0xff
-			s[16] = s[16]&^0xf0000000 | ((s[1])&0xf)<<28&0xf0000000
-			v48 := uint64(engine.B2U((((s[3] > 0x3e8) && (s[2] != 0x0)) || !(s[5] == 0x5))))
-			_ = v48
-			s[14] = engine.Sel((v48 != 0), ((s[14] + 0x1) & 0xff), ((s[14] - 0x1) & 0xff))
-			s[15] = engine.Sel(((v48 != 0) == (s[2] > 0x7)), 0x1, 0x2)
-			s[24] = s[2]
-			s[25] = s[3]
-			{
-				a50 := (s[1] & 0x3)
-				_ = a50
-				{
-					if a50 == 0x0 {
-						{
-							goto end49
-						}
-					}
-					{
-						a52 := ((a50 * 0x3) & 0xff)
-						_ = a52
-						{
-							s[24] = ((a52 + a50) & 0xff)
-						}
-					}
-					t53 := s[25] + a50
-					if t53 > 0xffff || t53 < s[25] {
-						t53 = 0xffff
-					}
-					s[25] = t53
-				}
-			end49:
-			}
-			s[13] = (s[13] ^ s[24])
-			s[22] = (s[22] ^ s[25])
-			var h54 uint64
-			{
-				if s[9] != 0 {
-					if s[0] != 0 {
-						b55 := g.Scratch(5)
-						binary.BigEndian.PutUint64(b55[0:], (s[10])<<56|(s[2])<<48|(s[11])<<24)
-						h54 = engine.HashCRC32(b55[:5])
-					} else {
-						b56 := g.Scratch(4)
-						binary.BigEndian.PutUint64(b56[0:], (s[10])<<56|(s[11])<<32)
-						h54 = engine.HashCRC32(b56[:4])
-					}
-				} else {
-					if s[0] != 0 {
-						b57 := g.Scratch(1)
-						binary.BigEndian.PutUint64(b57[0:], (s[2])<<56)
-						h54 = engine.HashCRC32(b57[:1])
-					} else {
-						h54 = engine.HashCRC32(nil)
-					}
-				}
-			}
-			s[26] = (0x0 + h54) & 0xffffffff
-			var h58 uint64
-			{
-				if s[0] != 0 {
-					b59 := g.Scratch(3)
-					binary.BigEndian.PutUint64(b59[0:], (s[3])<<48|(s[5])<<45)
-					h58 = engine.HashCRC16(b59[:3])
-				} else {
-					h58 = engine.HashCRC16(nil)
-				}
-			}
-			s[27] = (0x5 + h58%0x3e8) & 0xffffffff
-			s[17] = ((s[17] ^ s[26]) ^ s[27])
-			v60 := uint64(0)
-			_ = v60
-			v60 = p.r[0].Get32(((s[2]) & 0x7))
-			p.r[0].Set32(((s[2]) & 0x7), (((v60 + s[4]) & 0xffffffff) & 0xffffffff))
-			s[16] = ((s[16] + v60) & 0xffffffff)
-			g.Count(p.k[0], ((s[1]) & 0x3))
-			g.Key(p.t[0], 0, s[1])
-			ai61, hit62 := g.Apply(p.t[0])
-			_ = hit62
-			switch ai61 {
-			case 0:
-				{
-					d64 := g.Arg(0) & 0xff
-					_ = d64
-					{
-						s[20] = d64
-					}
-				}
-			case 1:
-				{
-					{
-						s[20] = 0xa2
-						return
-					}
-				}
-			case 2:
-				{
-					{
-					}
-				}
-			}
-			g.EndApply()
-			switch ai61 {
-			case 0:
-				{
-					s[21] = (s[21] | 0x80)
-				}
-			case 2:
-				{
-					s[21] = (s[21] | 0x40)
-				}
-			}
-			switch s[1] {
-			case 0x4, 0x5:
-				{
-					s[20] = 0x45
-				}
-			case 0x6:
-				{
-					s[20] = 0x66
-				}
-			default:
-				{
-					s[20] = ((s[20] + 0x1) & 0xff)
-				}
+			if p.ingress1(g, s) {
+				return
 			}
 			v15 = s[2]
 			{
@@ -437,6 +153,7 @@ func (p *shapes) ingress(g *engine.Gen) {
 				c69 := v15
 				_ = c69
 				{
+					// action I.rdi
 					c69 = ((c69 + 0x5) & 0xff)
 					s[13] = (s[13] ^ v15)
 				}
@@ -449,6 +166,7 @@ func (p *shapes) ingress(g *engine.Gen) {
 				c72 := uint64(0)
 				_ = c72
 				{
+					// action I.rdo
 					s[14] = (s[14] ^ v15)
 					c72 = 0x3
 				}
@@ -514,6 +232,7 @@ func (p *shapes) ingress(g *engine.Gen) {
 			s[15] = (s[15] ^ l89[1])
 			{
 				{
+					// action I.mdrop
 					s[31] = 511
 					s[15] = (s[15] ^ s[31])
 				}
@@ -525,6 +244,7 @@ func (p *shapes) ingress(g *engine.Gen) {
 				c93 := s[23]
 				_ = c93
 				{
+					// action I.alias1
 					c93 = ((c93 + 0x1) & 0xff)
 					s[20] = (s[20] ^ s[23])
 				}
@@ -538,6 +258,7 @@ func (p *shapes) ingress(g *engine.Gen) {
 				c97 := s[23]
 				_ = c97
 				{
+					// action I.alias2
 					c96 = ((c96 + 0x1) & 0xff)
 					c97 = ((c97 + 0x2) & 0xff)
 				}
@@ -551,6 +272,7 @@ func (p *shapes) ingress(g *engine.Gen) {
 				c100 := s[14]
 				_ = c100
 				{
+					// action I.ax
 					c100 = ((c100 + 0x3) & 0xff)
 					s[21] = s[14]
 					if s[1] == 0x7 {
@@ -575,6 +297,312 @@ func (p *shapes) ingress(g *engine.Gen) {
 			s[31] = 0x1
 		}
 	}
+}
+
+// ingress1 is a part of ingress, with tables I.t; actions I.out2, I.opsel, I.oi, I.sub.set, I.a1, I.a2, and 1 more.
+func (p *shapes) ingress1(g *engine.Gen, s *[46]uint64) bool {
+	t17 := uint64(0)
+	if s[8] > s[4] {
+		t17 = s[8] - s[4]
+	}
+	s[19] = (t17 ^ (((s[8])>>32)<<32 | s[4]))
+	s[20] = ((s[2] << (0x3)) & 0xff)
+	s[23] = s[2]
+	t18 := s[23]
+	var r20 uint64
+	_ = r20
+	{
+		{
+			s[23] = ((s[23] + 0xa) & 0xff)
+			r20 = 0x1
+			goto end19
+		}
+	end19:
+	}
+	s[21] = ((t18 + r20) & 0xff)
+	s[21] = ((s[21] + s[23]) & 0xff)
+	s[23] = s[2]
+	t21 := (s[1] == 0x1)
+	if !t21 {
+		var r23 uint64
+		_ = r23
+		{
+			{
+				s[23] = ((s[23] + 0xa) & 0xff)
+				r23 = 0x1
+				goto end22
+			}
+		end22:
+		}
+		t21 = (r23 == 0x1)
+	}
+	if t21 {
+		{
+			s[21] = (s[21] ^ 0x10)
+		}
+	}
+	t24 := (s[1] == 0x2)
+	if t24 {
+		var r26 uint64
+		_ = r26
+		{
+			{
+				s[23] = ((s[23] + 0xa) & 0xff)
+				r26 = 0x1
+				goto end25
+			}
+		end25:
+		}
+		t24 = (r26 == 0x1)
+	}
+	if t24 {
+		{
+			s[21] = (s[21] ^ 0x20)
+		}
+	}
+	t27 := s[21]
+	var t28 uint64
+	if s[1] == 0x3 {
+		var r30 uint64
+		_ = r30
+		{
+			{
+				s[23] = ((s[23] + 0xa) & 0xff)
+				r30 = 0x1
+				goto end29
+			}
+		end29:
+		}
+		t28 = r30
+	} else {
+		t28 = s[23]
+	}
+	s[21] = ((t27 + t28) & 0xff)
+	t32 := (s[23] == 0x7)
+	var r34 uint64
+	_ = r34
+	{
+		{
+			s[23] = ((s[23] + 0xa) & 0xff)
+			r34 = 0x1
+			goto end33
+		}
+	end33:
+	}
+	v31 := uint64(engine.B2U((t32 == (r34 == 0x1))))
+	_ = v31
+	s[21] = ((((s[21] + s[23]) & 0xff) + engine.Sel((v31 != 0), 0x1, 0x0)) & 0xff)
+	var r36 uint64
+	_ = r36
+	{
+		a37 := s[3]
+		_ = a37
+		{
+			if a37 > 0x3e8 {
+				{
+					r36 = 0x3e8
+					goto end35
+				}
+			}
+			r36 = a37
+			goto end35
+		}
+	end35:
+	}
+	s[22] = r36
+	v38 := uint64(0)
+	_ = v38
+	{
+		a40 := s[22]
+		_ = a40
+		v38 = 0
+		{
+			// action I.out2
+			v38 = (a40 ^ 0x5a5a)
+		}
+	}
+	s[22] = ((s[22] + v38) & 0xffff)
+	v41 := uint64(s[8])
+	_ = v41
+	{
+		{
+			// action I.opsel
+			{
+				{
+					v41 = (v41 + 0x1)
+				}
+			}
+		}
+	}
+	{
+		{
+			// action I.opsel
+			{
+				{
+					{
+						v41 = (v41 << (0x3))
+					}
+				}
+			}
+		}
+	}
+	{
+		{
+			// action I.opsel
+			{
+				{
+					{
+						v41 = (v41 * 0x7)
+					}
+				}
+			}
+		}
+	}
+	s[18] = (s[18] ^ v41)
+	v45 := uint64(s[2])
+	_ = v45
+	{
+		a47 := v45
+		_ = a47
+		v45 = 0
+		{
+			// action I.oi
+			s[13] = (s[13] ^ a47)
+			v45 = ((a47 + 0x1) & 0xff)
+		}
+	}
+	s[14] = (s[14] ^ v45)
+	s[16] = s[16]&^0xff | (s[2])<<0&0xff
+	s[16] = s[16]&^0xf0000000 | ((s[1])&0xf)<<28&0xf0000000
+	v48 := uint64(engine.B2U((((s[3] > 0x3e8) && (s[2] != 0x0)) || !(s[5] == 0x5))))
+	_ = v48
+	s[14] = engine.Sel((v48 != 0), ((s[14] + 0x1) & 0xff), ((s[14] - 0x1) & 0xff))
+	s[15] = engine.Sel(((v48 != 0) == (s[2] > 0x7)), 0x1, 0x2)
+	s[24] = s[2]
+	s[25] = s[3]
+	{
+		a50 := (s[1] & 0x3)
+		_ = a50
+		{
+			if a50 == 0x0 {
+				{
+					goto end49
+				}
+			}
+			{
+				a52 := ((a50 * 0x3) & 0xff)
+				_ = a52
+				{
+					// action I.sub.set
+					s[24] = ((a52 + a50) & 0xff)
+				}
+			}
+			t53 := s[25] + a50
+			if t53 > 0xffff || t53 < s[25] {
+				t53 = 0xffff
+			}
+			s[25] = t53
+		}
+	end49:
+	}
+	s[13] = (s[13] ^ s[24])
+	s[22] = (s[22] ^ s[25])
+	var h54 uint64
+	{
+		if s[9] != 0 {
+			if s[0] != 0 {
+				b55 := g.Scratch(5)
+				binary.BigEndian.PutUint64(b55[0:], (s[10])<<56|(s[2])<<48|(s[11])<<24)
+				h54 = engine.HashCRC32(b55[:5])
+			} else {
+				b56 := g.Scratch(4)
+				binary.BigEndian.PutUint64(b56[0:], (s[10])<<56|(s[11])<<32)
+				h54 = engine.HashCRC32(b56[:4])
+			}
+		} else {
+			if s[0] != 0 {
+				b57 := g.Scratch(1)
+				binary.BigEndian.PutUint64(b57[0:], (s[2])<<56)
+				h54 = engine.HashCRC32(b57[:1])
+			} else {
+				h54 = engine.HashCRC32(nil)
+			}
+		}
+	}
+	s[26] = (0x0 + h54) & 0xffffffff
+	var h58 uint64
+	{
+		if s[0] != 0 {
+			b59 := g.Scratch(3)
+			binary.BigEndian.PutUint64(b59[0:], (s[3])<<48|(s[5])<<45)
+			h58 = engine.HashCRC16(b59[:3])
+		} else {
+			h58 = engine.HashCRC16(nil)
+		}
+	}
+	s[27] = (0x5 + h58%0x3e8) & 0xffffffff
+	s[17] = ((s[17] ^ s[26]) ^ s[27])
+	v60 := uint64(0)
+	_ = v60
+	v60 = p.r[0].Get32(((s[2]) & 0x7))
+	p.r[0].Set32(((s[2]) & 0x7), (((v60 + s[4]) & 0xffffffff) & 0xffffffff))
+	s[16] = ((s[16] + v60) & 0xffffffff)
+	g.Count(p.k[0], ((s[1]) & 0x3))
+	// table I.t
+	g.Key(p.t[0], 0, s[1])
+	ai61, hit62 := g.Apply(p.t[0])
+	_ = hit62
+	switch ai61 {
+	case 0:
+		{
+			d64 := g.Arg(0) & 0xff
+			_ = d64
+			{
+				// action I.a1
+				s[20] = d64
+			}
+		}
+	case 1:
+		{
+			{
+				// action I.a2
+				s[20] = 0xa2
+				return true
+			}
+		}
+	case 2:
+		{
+			{
+				// action NoAction
+			}
+		}
+	}
+	g.EndApply()
+	switch ai61 {
+	case 0:
+		{
+			s[21] = (s[21] | 0x80)
+		}
+	case 2:
+		{
+			s[21] = (s[21] | 0x40)
+		}
+	}
+	switch s[1] {
+	case 0x4, 0x5:
+		{
+			s[20] = 0x45
+		}
+	case 0x6:
+		{
+			s[20] = 0x66
+		}
+	default:
+		{
+			s[20] = ((s[20] + 0x1) & 0xff)
+		}
+	}
+	return false
 }
 
 func (p *shapes) egress(g *engine.Gen) {

@@ -11,13 +11,15 @@ import (
 	"github.com/netlock-go/netlock/bmv2/engine"
 )
 
-// Stf_l3Fingerprint is engine.Fingerprint of the program this pipeline was generated from.
-const Stf_l3Fingerprint = "9203151a84cd5804e6adeb1258561138405ab70beb045215a8800ddced104d71"
+// Stf_l3Pipeline is the pipeline: engine.Config{Generated: Stf_l3Pipeline} runs the program on it.
+var Stf_l3Pipeline = engine.Generated{Name: "stf_l3", Bind: Stf_l3Bind}
+
+// Stf_l3Fingerprint is engine.Fingerprint of the program this pipeline was generated from (its
+// parameters' values left out).
+const Stf_l3Fingerprint = "c6cf1c94fb355767ff016aad2c3d9eebab324cd2b515bf41f8ccf8349c05771e"
 
 // Stf_l3Layout is the engine.Switch GenLayout the pipeline was generated against.
-const Stf_l3Layout = "12b6f81c3c830ff11c15363a0d9d28152b53ef3c9de8d521990cdef2d3ab0cbd"
-
-func init() { engine.RegisterPipeline(Stf_l3Fingerprint, "stf_l3", Stf_l3Bind) }
+const Stf_l3Layout = "508bd6d465716e5c61695af5c6d11ac3b83f34148486e6972591c60731cf2a66"
 
 // stf_l3 holds the runtime objects of a switch the pipeline is bound to.
 type stf_l3 struct {
@@ -28,7 +30,8 @@ type stf_l3 struct {
 	fl [0]int
 }
 
-// Stf_l3Bind binds the pipeline to a switch loaded from the same program (an engine.GenBinder).
+// Stf_l3Bind binds the pipeline to a switch loaded from the same program, with any values of its
+// parameters (an engine.GenBinder).
 func Stf_l3Bind(sw *engine.Switch) (engine.GenBlocks, error) {
 	p := &stf_l3{}
 	var err error
@@ -136,6 +139,7 @@ func (p *stf_l3) ingress(g *engine.Gen) {
 				{
 					{
 						{
+							// action MyIngress.drop
 							s[19] = 511
 						}
 					}
@@ -146,12 +150,14 @@ func (p *stf_l3) ingress(g *engine.Gen) {
 				{
 					{
 						{
+							// action MyIngress.drop
 							s[19] = 511
 						}
 					}
 				}
 			} else {
 				{
+					// table MyIngress.ipv4_lpm
 					g.Key(p.t[0], 0, s[16])
 					ai19, hit20 := g.Apply(p.t[0])
 					_ = hit20
@@ -163,6 +169,7 @@ func (p *stf_l3) ingress(g *engine.Gen) {
 							d23 := g.Arg(1) & 0x1ff
 							_ = d23
 							{
+								// action MyIngress.set_nhop
 								s[2] = s[1]
 								s[1] = d22
 								s[19] = d23
@@ -172,6 +179,7 @@ func (p *stf_l3) ingress(g *engine.Gen) {
 					case 1:
 						{
 							{
+								// action MyIngress.drop
 								s[19] = 511
 							}
 						}

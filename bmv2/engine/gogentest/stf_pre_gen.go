@@ -11,13 +11,15 @@ import (
 	"github.com/netlock-go/netlock/bmv2/engine"
 )
 
-// Stf_preFingerprint is engine.Fingerprint of the program this pipeline was generated from.
-const Stf_preFingerprint = "7fac279fe3759492a341fd83704de31d71eb04b55be6c2713113b7c08efe0a37"
+// Stf_prePipeline is the pipeline: engine.Config{Generated: Stf_prePipeline} runs the program on it.
+var Stf_prePipeline = engine.Generated{Name: "stf_pre", Bind: Stf_preBind}
+
+// Stf_preFingerprint is engine.Fingerprint of the program this pipeline was generated from (its
+// parameters' values left out).
+const Stf_preFingerprint = "e0b69448c0ae99b8a49932b63fae34ef9736b37891ac8c85a3c91187e727180c"
 
 // Stf_preLayout is the engine.Switch GenLayout the pipeline was generated against.
 const Stf_preLayout = "2a4f832a936e934dcc2df5df948728681326d430136264262505183d36da6376"
-
-func init() { engine.RegisterPipeline(Stf_preFingerprint, "stf_pre", Stf_preBind) }
 
 // stf_pre holds the runtime objects of a switch the pipeline is bound to.
 type stf_pre struct {
@@ -28,7 +30,8 @@ type stf_pre struct {
 	fl [1]int
 }
 
-// Stf_preBind binds the pipeline to a switch loaded from the same program (an engine.GenBinder).
+// Stf_preBind binds the pipeline to a switch loaded from the same program, with any values of its
+// parameters (an engine.GenBinder).
 func Stf_preBind(sw *engine.Switch) (engine.GenBlocks, error) {
 	p := &stf_pre{}
 	var err error

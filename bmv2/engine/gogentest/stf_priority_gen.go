@@ -11,13 +11,15 @@ import (
 	"github.com/netlock-go/netlock/bmv2/engine"
 )
 
-// Stf_priorityFingerprint is engine.Fingerprint of the program this pipeline was generated from.
-const Stf_priorityFingerprint = "08024209150165b4f3baba61179f1cde8cbe3cf98ca148e40a59b3f8ed4c6168"
+// Stf_priorityPipeline is the pipeline: engine.Config{Generated: Stf_priorityPipeline} runs the program on it.
+var Stf_priorityPipeline = engine.Generated{Name: "stf_priority", Bind: Stf_priorityBind}
+
+// Stf_priorityFingerprint is engine.Fingerprint of the program this pipeline was generated from (its
+// parameters' values left out).
+const Stf_priorityFingerprint = "8ab07f6d3152a9f7161796efb49f159239ccbdd4bc422982d152a416fc26e082"
 
 // Stf_priorityLayout is the engine.Switch GenLayout the pipeline was generated against.
-const Stf_priorityLayout = "bc8b28b61b559629cd113ae3bb12c74b29bd0ac49df67bb5961bca944ac75873"
-
-func init() { engine.RegisterPipeline(Stf_priorityFingerprint, "stf_priority", Stf_priorityBind) }
+const Stf_priorityLayout = "de798a29eff8b52a7f9ce6d2d439cfb2e63b0f46807d9aace3eba44e30bfce18"
 
 // stf_priority holds the runtime objects of a switch the pipeline is bound to.
 type stf_priority struct {
@@ -28,7 +30,8 @@ type stf_priority struct {
 	fl [0]int
 }
 
-// Stf_priorityBind binds the pipeline to a switch loaded from the same program (an engine.GenBinder).
+// Stf_priorityBind binds the pipeline to a switch loaded from the same program, with any values of its
+// parameters (an engine.GenBinder).
 func Stf_priorityBind(sw *engine.Switch) (engine.GenBlocks, error) {
 	p := &stf_priority{}
 	var err error
@@ -85,6 +88,7 @@ func (p *stf_priority) ingress(g *engine.Gen) {
 	_ = s
 	{
 		{
+			// table I.annotated
 			g.Key(p.t[0], 0, s[1])
 			ai7, hit8 := g.Apply(p.t[0])
 			_ = hit8
@@ -94,16 +98,19 @@ func (p *stf_priority) ingress(g *engine.Gen) {
 					d10 := g.Arg(0) & 0xff
 					_ = d10
 					{
+						// action I.set_a
 						s[2] = d10
 					}
 				}
 			case 1:
 				{
 					{
+						// action NoAction
 					}
 				}
 			}
 			g.EndApply()
+			// table I.positional
 			g.Key(p.t[1], 0, s[1])
 			ai12, hit13 := g.Apply(p.t[1])
 			_ = hit13
@@ -113,12 +120,14 @@ func (p *stf_priority) ingress(g *engine.Gen) {
 					d15 := g.Arg(0) & 0xff
 					_ = d15
 					{
+						// action I.set_b
 						s[3] = d15
 					}
 				}
 			case 1:
 				{
 					{
+						// action NoAction
 					}
 				}
 			}

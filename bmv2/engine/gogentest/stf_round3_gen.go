@@ -11,13 +11,15 @@ import (
 	"github.com/netlock-go/netlock/bmv2/engine"
 )
 
-// Stf_round3Fingerprint is engine.Fingerprint of the program this pipeline was generated from.
-const Stf_round3Fingerprint = "4f1a88d127272f8761f9a8f39504d5d2bc6e610e8d2066f7a6be2a4d321d63a9"
+// Stf_round3Pipeline is the pipeline: engine.Config{Generated: Stf_round3Pipeline} runs the program on it.
+var Stf_round3Pipeline = engine.Generated{Name: "stf_round3", Bind: Stf_round3Bind}
+
+// Stf_round3Fingerprint is engine.Fingerprint of the program this pipeline was generated from (its
+// parameters' values left out).
+const Stf_round3Fingerprint = "cd76d4db75a28c37453075ac35388209cbc06b050f547f2c985aa25c8a47d3de"
 
 // Stf_round3Layout is the engine.Switch GenLayout the pipeline was generated against.
-const Stf_round3Layout = "f3a8437ed4c42cea6c7db9063a2d71bcad7d9f4035ce0d88eb69bfdddc12e4aa"
-
-func init() { engine.RegisterPipeline(Stf_round3Fingerprint, "stf_round3", Stf_round3Bind) }
+const Stf_round3Layout = "245209c5482743ba5e711aa463ed97a9ca3ee154badb8ebc70a454917731e7ae"
 
 // stf_round3 holds the runtime objects of a switch the pipeline is bound to.
 type stf_round3 struct {
@@ -28,7 +30,8 @@ type stf_round3 struct {
 	fl [0]int
 }
 
-// Stf_round3Bind binds the pipeline to a switch loaded from the same program (an engine.GenBinder).
+// Stf_round3Bind binds the pipeline to a switch loaded from the same program, with any values of its
+// parameters (an engine.GenBinder).
 func Stf_round3Bind(sw *engine.Switch) (engine.GenBlocks, error) {
 	p := &stf_round3{}
 	var err error
@@ -83,6 +86,7 @@ func (p *stf_round3) ingress(g *engine.Gen) {
 			s[5] = 1
 			{
 				{
+					// action I.early
 					s[6] = 0x14
 					if s[1] == 0x1 {
 						{
@@ -123,6 +127,7 @@ func (p *stf_round3) ingress(g *engine.Gen) {
 					}
 				}
 			}
+			// table I.t
 			g.Key(p.t[0], 0, s[3])
 			ai11, hit12 := g.Apply(p.t[0])
 			_ = hit12
@@ -130,6 +135,7 @@ func (p *stf_round3) ingress(g *engine.Gen) {
 			case 0:
 				{
 					{
+						// action I.mark
 						s[10] = 0x7
 						if s[2] != 0x0 {
 							{
@@ -143,6 +149,7 @@ func (p *stf_round3) ingress(g *engine.Gen) {
 			case 1:
 				{
 					{
+						// action NoAction
 					}
 				}
 			}

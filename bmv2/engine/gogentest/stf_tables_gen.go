@@ -11,13 +11,15 @@ import (
 	"github.com/netlock-go/netlock/bmv2/engine"
 )
 
-// Stf_tablesFingerprint is engine.Fingerprint of the program this pipeline was generated from.
-const Stf_tablesFingerprint = "cf4878b001dabbed5747704ea53d291c075f93093136decebb4ad88e3649f083"
+// Stf_tablesPipeline is the pipeline: engine.Config{Generated: Stf_tablesPipeline} runs the program on it.
+var Stf_tablesPipeline = engine.Generated{Name: "stf_tables", Bind: Stf_tablesBind}
+
+// Stf_tablesFingerprint is engine.Fingerprint of the program this pipeline was generated from (its
+// parameters' values left out).
+const Stf_tablesFingerprint = "7ea07d942d14be13c49935318cf4dd0b08f64ab43e082ef33e933a66bffcc10e"
 
 // Stf_tablesLayout is the engine.Switch GenLayout the pipeline was generated against.
-const Stf_tablesLayout = "9f2185ef563176d5f5a320d76b5148e607fea6329b317cc58d88e4170482d03a"
-
-func init() { engine.RegisterPipeline(Stf_tablesFingerprint, "stf_tables", Stf_tablesBind) }
+const Stf_tablesLayout = "af2d8f0131387e0ce04e5beab4314e703d3067a43599d1a68418c5d5ec135277"
 
 // stf_tables holds the runtime objects of a switch the pipeline is bound to.
 type stf_tables struct {
@@ -28,7 +30,8 @@ type stf_tables struct {
 	fl [0]int
 }
 
-// Stf_tablesBind binds the pipeline to a switch loaded from the same program (an engine.GenBinder).
+// Stf_tablesBind binds the pipeline to a switch loaded from the same program, with any values of its
+// parameters (an engine.GenBinder).
 func Stf_tablesBind(sw *engine.Switch) (engine.GenBlocks, error) {
 	p := &stf_tables{}
 	var err error
@@ -117,6 +120,7 @@ func (p *stf_tables) ingress(g *engine.Gen) {
 	_ = s
 	{
 		{
+			// table I.t_exact
 			g.Key(p.t[0], 0, s[1])
 			g.Key(p.t[0], 1, s[2])
 			ai8, hit9 := g.Apply(p.t[0])
@@ -127,6 +131,7 @@ func (p *stf_tables) ingress(g *engine.Gen) {
 					d11 := g.Arg(0) & 0xff
 					_ = d11
 					{
+						// action I.set_exact
 						s[4] = d11
 					}
 				}
@@ -135,6 +140,7 @@ func (p *stf_tables) ingress(g *engine.Gen) {
 					d13 := g.Arg(0) & 0xff
 					_ = d13
 					{
+						// action I.miss_default
 						s[4] = d13
 					}
 				}
@@ -149,6 +155,7 @@ func (p *stf_tables) ingress(g *engine.Gen) {
 					s[10] = 0x0
 				}
 			}
+			// table I.t_tern
 			g.Key(p.t[1], 0, s[3])
 			ai14, hit15 := g.Apply(p.t[1])
 			_ = hit15
@@ -158,16 +165,19 @@ func (p *stf_tables) ingress(g *engine.Gen) {
 					d17 := g.Arg(0) & 0xff
 					_ = d17
 					{
+						// action I.set_tern
 						s[5] = d17
 					}
 				}
 			case 1:
 				{
 					{
+						// action NoAction
 					}
 				}
 			}
 			g.EndApply()
+			// table I.t_range
 			g.Key(p.t[2], 0, s[2])
 			ai19, hit20 := g.Apply(p.t[2])
 			_ = hit20
@@ -177,11 +187,13 @@ func (p *stf_tables) ingress(g *engine.Gen) {
 					d22 := g.Arg(0) & 0xff
 					_ = d22
 					{
+						// action I.set_range
 						s[6] = d22
 					}
 				}
 			}
 			g.EndApply()
+			// table I.t_opt
 			g.Key(p.t[3], 0, s[1])
 			g.Key(p.t[3], 1, s[2])
 			ai23, hit24 := g.Apply(p.t[3])
@@ -192,16 +204,19 @@ func (p *stf_tables) ingress(g *engine.Gen) {
 					d26 := g.Arg(0) & 0xff
 					_ = d26
 					{
+						// action I.set_opt
 						s[7] = d26
 					}
 				}
 			case 1:
 				{
 					{
+						// action NoAction
 					}
 				}
 			}
 			g.EndApply()
+			// table I.t_const
 			g.Key(p.t[4], 0, s[1])
 			g.Key(p.t[4], 1, s[2])
 			ai28, hit29 := g.Apply(p.t[4])
@@ -212,11 +227,13 @@ func (p *stf_tables) ingress(g *engine.Gen) {
 					d31 := g.Arg(0) & 0xff
 					_ = d31
 					{
+						// action I.set_const
 						s[8] = d31
 					}
 				}
 			}
 			g.EndApply()
+			// table I.t_run
 			g.Key(p.t[5], 0, s[1])
 			ai32, hit33 := g.Apply(p.t[5])
 			_ = hit33
@@ -224,12 +241,14 @@ func (p *stf_tables) ingress(g *engine.Gen) {
 			case 0:
 				{
 					{
+						// action I.a1
 						s[9] = 0x1
 					}
 				}
 			case 1:
 				{
 					{
+						// action I.a2
 						s[9] = 0x2
 					}
 				}

@@ -11,13 +11,15 @@ import (
 	"github.com/netlock-go/netlock/bmv2/engine"
 )
 
-// Target_l3Fingerprint is engine.Fingerprint of the program this pipeline was generated from.
-const Target_l3Fingerprint = "05ab479e5c49c9650291dcbe57b2ae37b127dbb4ed8ed0cea1d44497126c5d25"
+// Target_l3Pipeline is the pipeline: engine.Config{Generated: Target_l3Pipeline} runs the program on it.
+var Target_l3Pipeline = engine.Generated{Name: "target_l3", Bind: Target_l3Bind}
+
+// Target_l3Fingerprint is engine.Fingerprint of the program this pipeline was generated from (its
+// parameters' values left out).
+const Target_l3Fingerprint = "6e2d3e13ae1f535919aeedc00cdb5704635b9c0aec7ff2b3ffa0c34977e2dd95"
 
 // Target_l3Layout is the engine.Switch GenLayout the pipeline was generated against.
-const Target_l3Layout = "128e23095b7ecfb7413f7de5bb36b634fc79bfe576493706a2fc371140826a1b"
-
-func init() { engine.RegisterPipeline(Target_l3Fingerprint, "target_l3", Target_l3Bind) }
+const Target_l3Layout = "e79ec1c2ef6fca0758f3c4c0ab0ae8eea730bb1e796a17ca29bc514d46ae8451"
 
 // target_l3 holds the runtime objects of a switch the pipeline is bound to.
 type target_l3 struct {
@@ -28,7 +30,8 @@ type target_l3 struct {
 	fl [0]int
 }
 
-// Target_l3Bind binds the pipeline to a switch loaded from the same program (an engine.GenBinder).
+// Target_l3Bind binds the pipeline to a switch loaded from the same program, with any values of its
+// parameters (an engine.GenBinder).
 func Target_l3Bind(sw *engine.Switch) (engine.GenBlocks, error) {
 	p := &target_l3{}
 	var err error
@@ -173,6 +176,7 @@ func (p *target_l3) ingress(g *engine.Gen) {
 				}
 			}
 			g.Count(p.k[0], s[23])
+			// table MyIngress.known_src
 			g.Key(p.t[0], 0, s[8])
 			ai22, hit23 := g.Apply(p.t[0])
 			_ = hit23
@@ -180,18 +184,21 @@ func (p *target_l3) ingress(g *engine.Gen) {
 			case 0:
 				{
 					{
+						// action MyIngress.learn
 						g.Digest(0x1, "learn_t", []int{48, 9}, s[8], s[23])
 					}
 				}
 			case 1:
 				{
 					{
+						// action NoAction
 					}
 				}
 			}
 			g.EndApply()
 			if (s[10] != 0) && (s[18] > 0x1) {
 				{
+					// table MyIngress.ipv4_lpm
 					g.Key(p.t[1], 0, s[22])
 					ai26, hit27 := g.Apply(p.t[1])
 					_ = hit27
@@ -205,6 +212,7 @@ func (p *target_l3) ingress(g *engine.Gen) {
 							d31 := g.Arg(2) & 0x1ff
 							_ = d31
 							{
+								// action MyIngress.route
 								s[8] = d29
 								s[7] = d30
 								s[24] = d31
@@ -214,12 +222,14 @@ func (p *target_l3) ingress(g *engine.Gen) {
 					case 1:
 						{
 							{
+								// action MyIngress.to_cpu
 								s[24] = 0xff
 							}
 						}
 					case 2:
 						{
 							{
+								// action MyIngress.drop
 								s[24] = 511
 							}
 						}

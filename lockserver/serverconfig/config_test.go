@@ -1,4 +1,4 @@
-package lockserver
+package serverconfig
 
 import (
 	"os"
@@ -7,16 +7,19 @@ import (
 	"testing"
 	"time"
 
+	"github.com/netlock-go/netlock/lockserver"
+	"github.com/netlock-go/netlock/rdma/rma"
+
 	"github.com/netlock-go/netlock/lockcore"
 )
 
 func TestParseConfig(t *testing.T) {
 	for _, tc := range []struct {
 		name, format, text string
-		check              func(t *testing.T, c Config)
+		check              func(t *testing.T, c lockserver.Config)
 		err                string
 	}{
-		{name: "empty", format: "yaml", text: "", check: func(t *testing.T, c Config) {
+		{name: "empty", format: "yaml", text: "", check: func(t *testing.T, c lockserver.Config) {
 			if c.Listen != "0.0.0.0:8888" || c.Core.DefaultLease != 10*time.Second || c.Core.Priorities != 8 ||
 				c.StateFile != DefaultStateFile("0.0.0.0:8888") || c.Core.MaxBuffered != 4096 || c.Core.IdleRetention != time.Second {
 				t.Fatalf("defaults not applied: %+v", c)
@@ -42,34 +45,34 @@ peers:
   switches: [10.0.0.1]
   controllers: ["10.0.1.0/24", "127.0.0.1:9559"]
 state_file: /tmp/x.state
-`, check: func(t *testing.T, c Config) {
+`, check: func(t *testing.T, c lockserver.Config) {
 			want := lockcore.Quota{MaxOutstanding: 2, MaxRate: 1000}
 			if c.Listen != "127.0.0.1:9000" || c.Shards != 3 || c.Batch != 32 || c.SweepInterval != 5*time.Millisecond ||
 				c.TakeoverGrace != 2*time.Second || c.Core.DefaultLease != 250*time.Millisecond ||
 				c.Core.MaxLease != time.Second || c.Core.Priorities != 4 || c.Core.MaxWaiters != 100 ||
 				c.Core.DefaultQuota.MaxOutstanding != 50 || c.Core.Quotas[7] != want || c.TakeoverEpoch != 7 ||
-				c.Core.MaxBuffered != 10 || c.Core.IdleRetention != 3*time.Second || c.RackKey != testKey ||
+				c.Core.MaxBuffered != 10 || c.Core.IdleRetention != 3*time.Second || c.RackKey != 0x6e65746c6f636b21 ||
 				len(c.Peers.Switches) != 1 || len(c.Peers.Controllers) != 2 || c.StateFile != "/tmp/x.state" {
 				t.Fatalf("parsed %+v", c)
 			}
 		}},
-		{name: "toml", format: "toml", text: "shards = 2\n[lease]\ndefault = \"1s\"\n", check: func(t *testing.T, c Config) {
+		{name: "toml", format: "toml", text: "shards = 2\n[lease]\ndefault = \"1s\"\n", check: func(t *testing.T, c lockserver.Config) {
 			if c.Shards != 2 || c.Core.DefaultLease != time.Second {
 				t.Fatalf("parsed %+v", c)
 			}
 		}},
-		{name: "json", format: "json", text: `{"shards": 2, "quotas": {"3": {"max_rate": 9}}}`, check: func(t *testing.T, c Config) {
+		{name: "json", format: "json", text: `{"shards": 2, "quotas": {"3": {"max_rate": 9}}}`, check: func(t *testing.T, c lockserver.Config) {
 			if c.Shards != 2 || c.Core.Quotas[3].MaxRate != 9 {
 				t.Fatalf("parsed %+v", c)
 			}
 		}},
 		{name: "rdma", format: "yaml", text: "rdma: {enabled: true, locks: 16, listen: 127.0.0.1:9999}",
-			check: func(t *testing.T, c Config) {
+			check: func(t *testing.T, c lockserver.Config) {
 				if c.RDMA.Locks != 16 || c.RDMA.Listen != "127.0.0.1:9999" || c.RDMA.MaxPeers != 1024 {
 					t.Fatalf("parsed %+v", c.RDMA)
 				}
 			}},
-		{name: "rdma off", format: "yaml", text: "rdma: {locks: 16}", check: func(t *testing.T, c Config) {
+		{name: "rdma off", format: "yaml", text: "rdma: {locks: 16}", check: func(t *testing.T, c lockserver.Config) {
 			if c.RDMA.Locks != 0 {
 				t.Fatalf("rdma tier configured without rdma.enabled: %+v", c.RDMA)
 			}
@@ -165,7 +168,7 @@ func TestLoadConfigNamesFileAndEnv(t *testing.T) {
 	}
 }
 
-// FuzzParseConfig: any file content yields a valid Config or an error, never a panic.
+// FuzzParseConfig: any file content yields a valid lockserver.Config or an error, never a panic.
 func FuzzParseConfig(f *testing.F) {
 	f.Add("listen: 127.0.0.1:1\nshards: 2\n", "yaml")
 	f.Add("quotas: {3: {max_outstanding: 1, max_rate: 2}}", "yaml")
@@ -183,11 +186,44 @@ func FuzzParseConfig(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if err := c.validate(); err != nil {
+		if err := c.Validate(); err != nil {
 			t.Fatalf("ParseConfig returned an invalid config: %v", err)
 		}
 		if _, err := lockcore.New(c.Core); err != nil {
 			t.Fatalf("ParseConfig returned an invalid core config: %v", err)
 		}
 	})
+}
+
+func TestRDMARWConfig(t *testing.T) {
+	c, err := ParseConfig([]byte("rdma: {enabled: true, locks: 16, mode: rw, counters: 4, tl_machine: 5, tl_node: 6, tr: 7}"), "yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.RDMA.Mode != lockserver.RDMAModeRW || c.RDMA.RW != (rma.TableParams{Counters: 4, TL: [2]int{5, 6}, TR: 7}) {
+		t.Fatalf("parsed %+v", c.RDMA)
+	}
+	c, err = ParseConfig([]byte("rdma: {enabled: true, locks: 16}"), "yaml")
+	if err != nil || c.RDMA.Mode != lockserver.RDMAModeALock {
+		t.Fatalf("default mode: %+v, %v", c.RDMA, err)
+	}
+	for text, key := range map[string]string{
+		"rdma: {enabled: true, mode: rwx}":     "rdma.mode",
+		"rdma: {enabled: true, counters: 65}":  "rdma.counters",
+		"rdma: {enabled: true, tr: 0}":         "rdma.tr",
+		"rdma: {enabled: true, tl_node: true}": "rdma.tl_node",
+		"rdma: {enabled: true, tl_rack: 3}":    "rdma.tl_rack",
+	} {
+		if _, err := ParseConfig([]byte(text), "yaml"); err == nil || !strings.Contains(err.Error(), key) {
+			t.Errorf("%s: %v, want an error naming %s", text, err, key)
+		}
+	}
+}
+
+// TestBadRackKeyNotEchoed: a misspelt key in a file is reported without its text.
+func TestBadRackKeyNotEchoed(t *testing.T) {
+	if _, err := ParseConfig([]byte(`rack_key: "6e65746c6f636bZZ"`), "yaml"); err == nil ||
+		strings.Contains(err.Error(), "6e65746c6f636b") {
+		t.Fatalf("bad key error %v", err)
+	}
 }

@@ -1,15 +1,21 @@
-package lockserver
+// Package serverconfig is the configuration of netlock server: its keys, their types,
+// defaults, flags and checks (internal/config: a file, NETLOCK_ environment variables and
+// flags), turned into a lockserver.Config. It lives apart so that package lockserver builds
+// without the configuration machinery (viper).
+package serverconfig
 
 import (
 	"fmt"
-	"github.com/netlock-go/netlock/lockserver/srvcore"
-	"github.com/netlock-go/netlock/wire"
 	"math"
 	"net"
 	"os"
 	"path/filepath"
 	"strconv"
 	"time"
+
+	"github.com/netlock-go/netlock/lockserver"
+	"github.com/netlock-go/netlock/lockserver/srvcore"
+	"github.com/netlock-go/netlock/wire"
 
 	"github.com/netlock-go/netlock/internal/config"
 	"github.com/netlock-go/netlock/lockcore"
@@ -32,11 +38,19 @@ const (
 	KeyMaxWaiters    = "max_waiters"
 	KeyMaxBuffered   = "max_buffered"
 	KeyIdleRetention = "idle_retention"
-	KeyDefaultOut    = "quota.default.max_outstanding"
-	KeyDefaultRate   = "quota.default.max_rate"
-	KeyQuotas        = "quotas"
-	KeyMetricsListen = "metrics_listen"
-	KeyLogLevel      = "log_level"
+	// Bounds of the whole server (divided among its shards) and of each lock, the wait lease of
+	// a queued request, and the memory of ended requests that filters replays.
+	KeyMaxLocks       = "max_locks"
+	KeyMaxRequests    = "max_requests"
+	KeyMaxHolders     = "max_holders"
+	KeyWaitLease      = "wait_lease"
+	KeyReplayWindow   = "replay_window"
+	KeyReplayCapacity = "replay_capacity"
+	KeyDefaultOut     = "quota.default.max_outstanding"
+	KeyDefaultRate    = "quota.default.max_rate"
+	KeyQuotas         = "quotas"
+	KeyMetricsListen  = "metrics_listen"
+	KeyLogLevel       = "log_level"
 	// KeyRDMA enables the ALock table (RDMAConfig) of KeyRDMALocks locks, its emulated NIC
 	// serving remote clients on KeyRDMAListen (TCP).
 	KeyRDMA       = "rdma.enabled"
@@ -115,7 +129,13 @@ func ConfigSchema() *config.Schema {
 		{Name: KeyLease, Type: config.Duration, Default: 10 * time.Second, Flag: "lease", Usage: "default lease", Check: atLeastMicro},
 		{Name: KeyMaxLease, Type: config.Duration, Default: 60 * time.Second, Flag: "max-lease", Usage: "longest lease a client may ask for", Check: atLeastMicro},
 		{Name: KeyPriorities, Type: config.Int, Default: 8, Flag: "priorities", Usage: "priority levels", Check: config.Range(1, lockcore.MaxPriorities)},
-		{Name: KeyMaxWaiters, Type: config.Int, Default: 0, Flag: "max-waiters", Usage: "waiters per lock before queue-full rejects (0: unbounded)", Check: config.NonNegative},
+		{Name: KeyMaxWaiters, Type: config.Int, Default: lockcore.DefaultMaxWaiters, Flag: "max-waiters", Usage: "waiters per lock before queue-full rejects (-1: unbounded)", Check: config.Range(-1, 1<<24)},
+		{Name: KeyMaxHolders, Type: config.Int, Default: lockcore.DefaultMaxHolders, Flag: "max-holders", Usage: "shared holders per lock; more shared requests wait (-1: unbounded)", Check: config.Range(-1, 1<<24)},
+		{Name: KeyMaxLocks, Type: config.Int, Default: lockcore.DefaultMaxLocks, Flag: "max-locks", Usage: "locks with requests, the whole server; new locks past it are rejected overloaded (-1: unbounded)", Check: config.Range(-1, 1<<30)},
+		{Name: KeyMaxRequests, Type: config.Int, Default: lockcore.DefaultMaxRequests, Flag: "max-requests", Usage: "requests held, waiting or buffered, the whole server; more are rejected overloaded (-1: unbounded)", Check: config.Range(-1, 1<<30)},
+		{Name: KeyWaitLease, Type: config.Duration, Default: lockcore.DefaultWaitLease, Flag: "wait-lease", Usage: "a queued request not retransmitted for this long is dropped (reject wait-expired)", Check: config.Positive},
+		{Name: KeyReplayWindow, Type: config.Duration, Default: lockcore.DefaultReplayWindow, Flag: "replay-window", Usage: "how long an ended request is remembered, so that a replay of its acquire is not queued again", Check: config.Positive},
+		{Name: KeyReplayCapacity, Type: config.Int, Default: lockcore.DefaultReplayCapacity, Flag: "replay-capacity", Usage: "ended requests remembered per shard", Check: config.Range(1, 1<<24)},
 		{Name: KeyMaxBuffered, Type: config.Int, Default: 4096, Flag: "max-buffered", Usage: "overflow (q2) requests buffered per switch lock before queue-full rejects", Check: config.Range(1, 1<<24)},
 		{Name: KeyIdleRetention, Type: config.Duration, Default: time.Second, Flag: "idle-retention", Usage: "how long the state of a lock without requests is kept", Check: config.Positive},
 		{Name: KeyDefaultOut, Type: config.Int, Default: 0, Usage: "default per-tenant bound on held+waiting+buffered requests (0: none)", Check: config.NonNegative},
@@ -126,7 +146,7 @@ func ConfigSchema() *config.Schema {
 		{Name: KeyRDMA, Type: config.Bool, Default: false, Flag: "rdma", Usage: "keep locks below --rdma-locks as an ALock table on an emulated RDMA NIC"},
 		{Name: KeyRDMALocks, Type: config.Int, Default: 1024, Flag: "rdma-locks", Usage: "number of RDMA-backed locks (ids 0..N-1) with --rdma", Check: config.Range(1, 1<<20)},
 		{Name: KeyRDMAListen, Type: config.String, Default: "127.0.0.1:0", Flag: "rdma-listen", Usage: "TCP address of the emulated RDMA NIC (remote clients' verbs)", Check: nonEmpty},
-		{Name: KeyRDMAMode, Type: config.String, Default: RDMAModeALock, Flag: "rdma-mode", Usage: "RDMA table: alock (exclusive only) or rw (RMA-RW reader-writer locks)", Check: config.OneOf(RDMAModeALock, RDMAModeRW)},
+		{Name: KeyRDMAMode, Type: config.String, Default: lockserver.RDMAModeALock, Flag: "rdma-mode", Usage: "RDMA table: alock (exclusive only) or rw (RMA-RW reader-writer locks)", Check: config.OneOf(lockserver.RDMAModeALock, lockserver.RDMAModeRW)},
 		{Name: KeyRDMACounters, Type: config.Int, Default: 1, Flag: "rdma-counters", Usage: "rw mode: reader counters per lock (T_DC)", Check: config.Range(1, 64)},
 		{Name: KeyRDMATLMachine, Type: config.Int, Default: rma.DefaultTLRoot, Flag: "rdma-tl-machine", Usage: "rw mode: writer hand-overs between nodes before the readers' turn (T_L,1)", Check: config.Range(1, 65535)},
 		{Name: KeyRDMATLNode, Type: config.Int, Default: rma.DefaultTLLeaf, Flag: "rdma-tl-node", Usage: "rw mode: consecutive writers of one node (T_L,2)", Check: config.Range(1, 65535)},
@@ -152,28 +172,31 @@ func atLeastMicro(v any) error {
 	return nil
 }
 
-// ConfigFromValues builds a Config from values loaded with ConfigSchema (file, environment and
+// ConfigFromValues builds a lockserver.Config from values loaded with ConfigSchema (file, environment and
 // flags already merged) and checks what no single key can: the max lease against the default, the
 // rack key's syntax and its two sources, the peers, the quotas. Errors name the key and where its
 // value came from. No socket is bound.
-func ConfigFromValues(v *config.Values) (Config, error) {
-	var c Config
+func ConfigFromValues(v *config.Values) (lockserver.Config, error) {
+	var c lockserver.Config
 	c.Listen = v.String(KeyListen)
 	c.Shards, c.Sockets, c.Batch = v.Int(KeyShards), v.Int(KeySockets), v.Int(KeyBatch)
 	c.SweepInterval, c.TakeoverGrace = v.Duration(KeySweep), v.Duration(KeyTakeover)
 	c.Core.DefaultLease, c.Core.MaxLease = v.Duration(KeyLease), v.Duration(KeyMaxLease)
 	c.Core.Priorities, c.Core.MaxWaiters = v.Int(KeyPriorities), v.Int(KeyMaxWaiters)
 	c.Core.MaxBuffered, c.Core.IdleRetention = v.Int(KeyMaxBuffered), v.Duration(KeyIdleRetention)
+	c.Core.MaxHolders, c.Core.MaxLocks, c.Core.MaxRequests = v.Int(KeyMaxHolders), v.Int(KeyMaxLocks), v.Int(KeyMaxRequests)
+	c.Core.WaitLease, c.Core.ReplayWindow = v.Duration(KeyWaitLease), v.Duration(KeyReplayWindow)
+	c.Core.ReplayCapacity = v.Int(KeyReplayCapacity)
 	c.Core.DefaultQuota = lockcore.Quota{MaxOutstanding: v.Int(KeyDefaultOut), MaxRate: v.Int(KeyDefaultRate)}
 	if c.Core.MaxLease < c.Core.DefaultLease {
-		return Config{}, v.Errorf(KeyMaxLease, "%v is below %s %v", c.Core.MaxLease, KeyLease, c.Core.DefaultLease)
+		return lockserver.Config{}, v.Errorf(KeyMaxLease, "%v is below %s %v", c.Core.MaxLease, KeyLease, c.Core.DefaultLease)
 	}
 	if c.Core.MaxLease/time.Microsecond > math.MaxUint32 {
-		return Config{}, v.Errorf(KeyMaxLease, "%v does not fit the protocol's 32-bit µs lease field", c.Core.MaxLease)
+		return lockserver.Config{}, v.Errorf(KeyMaxLease, "%v does not fit the protocol's 32-bit µs lease field", c.Core.MaxLease)
 	}
 	var err error
 	if c.Core.Quotas, err = getQuotas(v); err != nil {
-		return Config{}, err
+		return lockserver.Config{}, err
 	}
 	if v.Bool(KeyRDMA) {
 		c.RDMA.Locks, c.RDMA.Listen = v.Int(KeyRDMALocks), v.String(KeyRDMAListen)
@@ -182,14 +205,14 @@ func ConfigFromValues(v *config.Values) (Config, error) {
 			TR: v.Int(KeyRDMATR)}
 	}
 	if c.RackKey, err = config.RackKey(v, KeyRackKey, KeyRackKeyFile); err != nil {
-		return Config{}, err
+		return lockserver.Config{}, err
 	}
-	c.Peers = Peers{Switches: v.Strings(KeySwitches), Controllers: v.Strings(KeyControllers),
+	c.Peers = lockserver.Peers{Switches: v.Strings(KeySwitches), Controllers: v.Strings(KeyControllers),
 		RDMANodes: v.Strings(KeyRDMANodes)}
 	for key, list := range map[string][]string{KeySwitches: c.Peers.Switches, KeyControllers: c.Peers.Controllers,
 		KeyRDMANodes: c.Peers.RDMANodes} {
 		if err := srvcore.ParsePeers(key, list); err != nil {
-			return Config{}, v.Errorf(key, "%v", err)
+			return lockserver.Config{}, v.Errorf(key, "%v", err)
 		}
 	}
 	if c.StateFile = v.String(KeyStateFile); c.StateFile == "" {
@@ -198,23 +221,23 @@ func ConfigFromValues(v *config.Values) (Config, error) {
 	c.InitState, c.UnsafeSkipRestartGrace = v.Bool(KeyInitState), v.Bool(KeySkipRestartGrace)
 	c.Standby, c.ControllerLease = v.Bool(KeyStandby), v.Duration(KeyControllerLease)
 	if c.TakeoverEpoch = v.Uint(KeyTakeoverEpoch); c.TakeoverEpoch >= wire.MaxEpoch {
-		return Config{}, v.Errorf(KeyTakeoverEpoch, "%d: must be below %d", c.TakeoverEpoch, uint64(wire.MaxEpoch))
+		return lockserver.Config{}, v.Errorf(KeyTakeoverEpoch, "%d: must be below %d", c.TakeoverEpoch, uint64(wire.MaxEpoch))
 	}
-	if err := c.validate(); err != nil {
-		return Config{}, fmt.Errorf("config: %w", err)
+	if err := c.Validate(); err != nil {
+		return lockserver.Config{}, fmt.Errorf("config: %w", err)
 	}
 	if _, err := lockcore.New(c.Core); err != nil {
-		return Config{}, fmt.Errorf("config: %w", err)
+		return lockserver.Config{}, fmt.Errorf("config: %w", err)
 	}
 	return c, nil
 }
 
 // ParseConfig reads a config file's content in format ("yaml", "toml", "json") over the
 // defaults, strictly, without environment or flags.
-func ParseConfig(data []byte, format string) (Config, error) {
+func ParseConfig(data []byte, format string) (lockserver.Config, error) {
 	v, err := ConfigSchema().LoadBytes(data, format)
 	if err != nil {
-		return Config{}, err
+		return lockserver.Config{}, err
 	}
 	return ConfigFromValues(v)
 }

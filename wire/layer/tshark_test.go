@@ -1,11 +1,13 @@
-package wire_test
+package layer_test
 
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -16,7 +18,7 @@ import (
 )
 
 // dissector is the Lua dissector, relative to this package's directory (where go test runs).
-var dissector = filepath.Join("wireshark", "netlock.lua")
+var dissector = filepath.Join("..", "wireshark", "netlock.lua")
 
 // tsharkFields are the dissector's fields the test reads back with tshark -T fields, in order.
 var tsharkFields = []string{
@@ -25,7 +27,9 @@ var tsharkFields = []string{
 	"netlock.flags.renewed", "netlock.flags.reserved",
 	"netlock.status", "netlock.admin", "netlock.priority", "netlock.tenant", "netlock.lock",
 	"netlock.txn", "netlock.token", "netlock.timestamp", "netlock.lease", "netlock.client_ip",
-	"netlock.client_port", "netlock.slots", "netlock.trailer", "_ws.expert.message", "_ws.col.Info",
+	"netlock.client_port", "netlock.slots", "netlock.rack_key", "netlock.stat.lock", "netlock.stat.requests",
+	"netlock.stat.overflows", "netlock.stat.depth", "netlock.stat.declared", "netlock.resident", "netlock.trailer",
+	"_ws.expert.message", "_ws.col.Info",
 }
 
 // runTshark runs tshark with the dissector on a capture and returns its standard output. When
@@ -103,7 +107,6 @@ func wantTsharkFields(p capturePacket) map[string]string {
 		"netlock.client_ip":      h.ClientAddr().Addr().String(),
 		"netlock.client_port":    strconv.Itoa(int(h.ClientPort())),
 		"netlock.slots":          strconv.Itoa(int(f.Slots)),
-		"netlock.trailer":        fmt.Sprintf("%x", p.trailer),
 		"_ws.expert.message":     "",
 		"_ws.col.Info":           f.String(),
 	}
@@ -112,7 +115,81 @@ func wantTsharkFields(p capturePacket) map[string]string {
 	} else {
 		m["netlock.status"], m["netlock.admin"] = strconv.Itoa(int(f.Status)), ""
 	}
+	for _, k := range []string{"netlock.rack_key", "netlock.stat.lock", "netlock.stat.requests", "netlock.stat.overflows",
+		"netlock.stat.depth", "netlock.stat.declared", "netlock.resident"} {
+		m[k] = ""
+	}
+	// After the header: the rack key of a control message, then an admin stats or residents
+	// reply's body, then the rest as the trailer (wire.Fields.String does not show them).
+	rest := p.trailer
+	if f.Op.IsControl() && len(rest) >= wire.AuthLen {
+		m["netlock.rack_key"] = fmt.Sprintf("0x%016x", binary.BigEndian.Uint64(rest))
+		rest = rest[wire.AuthLen:]
+		if f.Op == wire.OpAdmin && f.Flags&wire.FlagReply != 0 {
+			join := func(k string, v uint64) {
+				if m[k] != "" {
+					m[k] += ";"
+				}
+				m[k] += strconv.FormatUint(v, 10)
+			}
+			switch f.Status {
+			case wire.AdminStats:
+				stats, err := wire.ParseLockStats(nil, rest, int(f.Slots))
+				if err != nil {
+					panic(err)
+				}
+				for _, st := range stats {
+					join("netlock.stat.lock", uint64(st.Lock))
+					join("netlock.stat.requests", uint64(st.Requests))
+					join("netlock.stat.overflows", uint64(st.Overflows))
+					join("netlock.stat.depth", uint64(st.Depth))
+					join("netlock.stat.declared", uint64(st.Declared))
+				}
+				rest = rest[len(stats)*wire.LockStatLen:]
+			case wire.AdminResidents:
+				ids, err := wire.ParseLockIDs(nil, rest, int(f.Slots))
+				if err != nil {
+					panic(err)
+				}
+				for _, id := range ids {
+					join("netlock.resident", uint64(id))
+				}
+				rest = rest[4*len(ids):]
+			}
+		}
+	}
+	m["netlock.trailer"] = fmt.Sprintf("%x", rest)
 	return m
+}
+
+// TestTsharkAdminNames: every admin sub-operation of wire/wire.go and wire/srvadmin.go has its
+// name in the dissector (shown as "Admin operation: NAME (N)").
+func TestTsharkAdminNames(t *testing.T) {
+	names := map[wire.Status]string{wire.AdminPing: "ping", wire.AdminSweep: "lease-sweep", wire.AdminResetLock: "reset-lock",
+		wire.AdminRDMAJoin: "rdma-join", wire.AdminRDMAPeer: "rdma-peer", wire.AdminTokenFloor: "token-floor",
+		wire.AdminYield: "yield", wire.AdminAdopt: "adopt", wire.AdminStats: "stats", wire.AdminTakeover: "takeover",
+		wire.AdminResidents: "residents", wire.AdminSwitchProbe: "switch-probe", wire.AdminSwitchReset: "switch-reset",
+		wire.AdminSwitchForceRelease: "switch-force-release", wire.AdminSwitchTokenBase: "switch-token-base",
+		wire.AdminSwitchGetCookie: "switch-get-cookie", wire.AdminSwitchSetCookie: "switch-set-cookie",
+		wire.AdminSwitchSetBuffered: "switch-set-buffered"}
+	var pkts []capturePacket
+	var order []wire.Status
+	for st := range names {
+		order = append(order, st)
+	}
+	slices.Sort(order)
+	for _, st := range order {
+		pkts = append(pkts, capturePacket{src: clientAddr, dst: serverAddr, fields: &wire.Fields{Op: wire.OpAdmin, Status: st}})
+	}
+	path := filepath.Join(t.TempDir(), "admin.pcap")
+	writePcap(t, path, pkts)
+	out := runTshark(t, "-r", path, "-V")
+	for _, st := range order {
+		want := fmt.Sprintf("Admin operation: %s (%d)", names[st], st)
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in the dissection", want)
+		}
+	}
 }
 
 // TestTsharkDissectorFields writes a capture with the Go code and checks every field the Lua

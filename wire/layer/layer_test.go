@@ -1,4 +1,4 @@
-package wire_test
+package layer_test
 
 import (
 	"bytes"
@@ -17,6 +17,7 @@ import (
 	"github.com/gopacket/gopacket/pcapgo"
 
 	"github.com/netlock-go/netlock/wire"
+	"github.com/netlock-go/netlock/wire/layer"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/sample.pcap")
@@ -35,11 +36,16 @@ var (
 	clientAddr = netip.MustParseAddrPort("127.0.0.1:40001")
 	serverAddr = netip.MustParseAddrPort("127.0.0.2:8888")
 	switchAddr = netip.MustParseAddrPort("127.0.0.3:8888")
+	ctlAddr    = netip.MustParseAddrPort("127.0.0.4:7000")
 )
 
 // sampleCapture is a short conversation that uses every op, both modes, every flag, reject
 // reasons, admin sub-operations, a trailer and malformed packets. testdata/sample.pcap holds it.
 func sampleCapture() []capturePacket {
+	key := []byte{0x6e, 0x65, 0x74, 0x6c, 0x6f, 0x63, 0x6b, 0x21}
+	var statsBody []byte
+	statsBody = wire.AppendLockStat(statsBody, wire.LockStat{Lock: 7, Requests: 1200, Overflows: 30, Depth: 9, Declared: 16})
+	statsBody = wire.AppendLockStat(statsBody, wire.LockStat{Lock: 8, Requests: 5})
 	acq := &wire.Fields{Op: wire.OpAcquire, Mode: wire.Exclusive, Lock: 42, Txn: 1001, Tenant: 3,
 		Priority: 1, Timestamp: 1_700_000_000_000_000_000, LeaseMicros: 250_000}
 	return []capturePacket{
@@ -69,6 +75,23 @@ func sampleCapture() []capturePacket {
 			Flags: wire.FlagReply, Slots: 2}},
 		{src: clientAddr, dst: serverAddr, fields: &wire.Fields{Op: wire.OpAcquire, Mode: wire.Exclusive,
 			Lock: 44, Txn: 1004}, trailer: []byte("one-RTT payload")},
+		// The control plane's sub-operations, with the rack key after the header.
+		{src: ctlAddr, dst: serverAddr, fields: &wire.Fields{Op: wire.OpAdmin, Status: wire.AdminTokenFloor, Lock: 7,
+			Txn: 5001, Token: 1 << 41}, trailer: key},
+		{src: ctlAddr, dst: serverAddr, fields: &wire.Fields{Op: wire.OpAdmin, Status: wire.AdminYield, Lock: 7, Txn: 5002,
+			Timestamp: 3}, trailer: key},
+		{src: serverAddr, dst: ctlAddr, fields: &wire.Fields{Op: wire.OpAdmin, Status: wire.AdminAdopt,
+			Flags: wire.FlagReply, Lock: 7, Txn: 5003, Token: 1<<41 + 9, LeaseMicros: 2, Slots: 1}, trailer: key},
+		{src: serverAddr, dst: ctlAddr, fields: &wire.Fields{Op: wire.OpAdmin, Status: wire.AdminStats,
+			Flags: wire.FlagReply, Txn: 5004, Token: 1_000_000_000, Slots: 2},
+			trailer: append(append(append([]byte(nil), key...), statsBody...), "x"...)},
+		{src: ctlAddr, dst: serverAddr, fields: &wire.Fields{Op: wire.OpAdmin, Status: wire.AdminTakeover, Txn: 5005,
+			Token: 3, LeaseMicros: 2_000_000}, trailer: key},
+		{src: serverAddr, dst: ctlAddr, fields: &wire.Fields{Op: wire.OpAdmin, Status: wire.AdminResidents,
+			Flags: wire.FlagReply, Txn: 5006, Slots: 3}, trailer: append(append([]byte(nil), key...), 0, 0, 0, 7, 0, 0, 0, 9,
+			0, 1, 0, 0)},
+		{src: ctlAddr, dst: switchAddr, fields: &wire.Fields{Op: wire.OpAdmin, Status: wire.AdminSwitchProbe, Lock: 7,
+			Txn: 5007}, trailer: key},
 		{src: serverAddr, dst: clientAddr, fields: &wire.Fields{Op: wire.OpGrant, Mode: wire.Exclusive,
 			Flags: 0xff, Status: 200, Priority: 255, Tenant: math.MaxUint16, Lock: math.MaxUint32,
 			Txn: math.MaxUint64, Token: math.MaxUint64, Timestamp: math.MaxUint64,
@@ -110,7 +133,7 @@ func serializeFrame(t testing.TB, p capturePacket) []byte {
 	case p.raw != nil:
 		ls = append(ls, gopacket.Payload(p.raw))
 	default:
-		ls = append(ls, &wire.NetLock{Version: p.version, Fields: *p.fields})
+		ls = append(ls, &layer.NetLock{Version: p.version, Fields: *p.fields})
 		if p.trailer != nil {
 			ls = append(ls, gopacket.Payload(p.trailer))
 		}
@@ -183,7 +206,7 @@ func TestLayerPcapRoundTrip(t *testing.T) {
 			uint16(udp.SrcPort) != w.src.Port() || uint16(udp.DstPort) != w.dst.Port() {
 			t.Fatalf("#%d: UDP layer %v", i, p.Layer(layers.LayerTypeUDP))
 		}
-		l, _ := p.Layer(wire.LayerTypeNetLock).(*wire.NetLock)
+		l, _ := p.Layer(layer.TypeNetLock).(*layer.NetLock)
 		if w.raw != nil || w.version != 0 {
 			// Malformed: no netlock layer, an error layer instead.
 			if l != nil {
@@ -237,7 +260,7 @@ func TestLayerErrors(t *testing.T) {
 		{"mode", append([]byte{1, 0, 9}, make([]byte, 45)...), wire.ErrMode, false},
 	}
 	for _, tt := range tests {
-		var l wire.NetLock
+		var l layer.NetLock
 		var fb feedback
 		if err := l.DecodeFromBytes(tt.b, &fb); !errors.Is(err, tt.want) {
 			t.Errorf("%s: %v, want %v", tt.name, err, tt.want)
@@ -259,7 +282,7 @@ func TestDecodingLayerParser(t *testing.T) {
 		eth layers.Ethernet
 		ip  layers.IPv4
 		udp layers.UDP
-		nl  wire.NetLock
+		nl  layer.NetLock
 	)
 	parser := gopacket.NewDecodingLayerParser(layers.LayerTypeEthernet, &eth, &ip, &udp, &nl)
 	decoded := make([]gopacket.LayerType, 0, 4)
@@ -267,18 +290,18 @@ func TestDecodingLayerParser(t *testing.T) {
 		if err := parser.DecodeLayers(serializeFrame(t, p), &decoded); err != nil {
 			t.Fatalf("#%d: %v", i, err)
 		}
-		if len(decoded) != 4 || decoded[3] != wire.LayerTypeNetLock {
+		if len(decoded) != 4 || decoded[3] != layer.TypeNetLock {
 			t.Fatalf("#%d: decoded %v", i, decoded)
 		}
 		if nl.Fields != *p.fields {
 			t.Fatalf("#%d: %+v", i, nl.Fields)
 		}
 	}
-	if layers.UDPPort(wire.Port).LayerType() != wire.LayerTypeNetLock {
+	if layers.UDPPort(wire.Port).LayerType() != layer.TypeNetLock {
 		t.Fatal("port 8888 not registered")
 	}
-	if wire.LayerTypeNetLock.String() != "NetLock" {
-		t.Fatal(wire.LayerTypeNetLock.String())
+	if layer.TypeNetLock.String() != "NetLock" {
+		t.Fatal(layer.TypeNetLock.String())
 	}
 }
 
@@ -293,11 +316,11 @@ func TestSamplePcap(t *testing.T) {
 	writePcap(t, fresh, sampleCapture())
 	a, err := os.ReadFile(golden)
 	if err != nil {
-		t.Fatalf("%v (run go test ./wire -run TestSamplePcap -update)", err)
+		t.Fatalf("%v (run go test ./wire/layer -run TestSamplePcap -update)", err)
 	}
 	b, _ := os.ReadFile(fresh)
 	if !bytes.Equal(a, b) {
-		t.Fatal("testdata/sample.pcap is stale: run go test ./wire -run TestSamplePcap -update")
+		t.Fatal("testdata/sample.pcap is stale: run go test ./wire/layer -run TestSamplePcap -update")
 	}
 	if n := len(readPcap(t, golden)); n != len(sampleCapture()) {
 		t.Fatalf("golden has %d packets", n)
