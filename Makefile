@@ -27,23 +27,32 @@ install:
 gen:
 	$(GO) generate ./p4/netlockgen/... ./bmv2/engine/gogentest
 
-# The whole test suite, race detector on, after the linters (CI runs this).
+# The whole test suite, race detector on, after the linters (CI runs this). Every pass runs
+# through internal/testsum, which prints each package's result and the whole output of a failed
+# test, and keeps every test's verdict in $(TESTLOG); the last line reports the tests that no pass
+# ran (a skip under -race that a later pass runs is not one), and under CI=true fails on any of
+# them but the opt-in measurements (a skip message with "opt-in": testenv.OptIn, testenv.RealTool).
+TESTLOG := bin/test-verdicts.jsonl
+TESTSUM := bin/testsum
 test: lint
-	$(GO) test -race -count=1 -timeout 20m $(PKGS)
+	@mkdir -p bin && rm -f $(TESTLOG) && $(GO) build -o $(TESTSUM) ./internal/testsum
+	$(TESTSUM) run $(TESTLOG) -- $(GO) test -json -race -count=1 -timeout 20m $(PKGS)
 	# Tests that skip under the race detector run without it: the allocation tests (sync.Pool drops
 	# items at random under it), the soak through the switch and its mutant switch (the engine is
 	# too slow under it; the rack tests run under it with half the clients, here at full size), the
 	# large RMA-RW model checks (millions of states) and CITRON's schedule exploration.
-	$(GO) test -count=1 -timeout 10m -run 'Allocs|^TestSoakThroughSwitch$$|^TestSoakSwitchMutant$$|^TestRack(Migrations|Failures|NegativeControl)$$' $(PKGS)
-	$(GO) test -count=1 -timeout 10m -run '^TestExhaustive$$' ./rdma/rma/rwmodel
-	$(GO) test -count=1 -timeout 10m -run '^TestExplore' ./rdma/citron
+	$(TESTSUM) run $(TESTLOG) -- $(GO) test -json -count=1 -timeout 10m -run 'Allocs|^TestSoakThroughSwitch$$|^TestSoakSwitchMutant$$|^TestRack(Migrations|Failures|NegativeControl)$$' $(PKGS)
+	$(TESTSUM) run $(TESTLOG) -- $(GO) test -json -count=1 -timeout 10m -run '^TestExhaustive$$' ./rdma/rma/rwmodel
+	$(TESTSUM) run $(TESTLOG) -- $(GO) test -json -count=1 -timeout 10m -run '^TestExplore' ./rdma/citron
 	# The data plane's differential test at full count and its mutants (single-threaded; under
-	# -race above they run a few sequences).
-	$(GO) test -count=1 -timeout 10m -run 'Differential' ./p4/dataplane
+	# -race above they run a few sequences), and its passes per operation (measured without the
+	# race detector).
+	$(TESTSUM) run $(TESTLOG) -- $(GO) test -json -count=1 -timeout 10m -run 'Differential|^TestPassesPerOperation$$' ./p4/dataplane
 	# The rack model runs in one goroutine: under -race above its conservation and checker-agreement
 	# tests run two phases and one, and the controller's tests one seed each and no negative
 	# controls; here every phase, every seed and the negative controls.
-	$(GO) test -count=1 -timeout 10m -run '^(TestConservation|TestCheckerAgreesWithHistory|TestMigrationsUnderLoad|TestEvictions.*|TestControllerNegativeControls|TestSwitchRestart.*|TestServerDeath.*|TestControllerDeath|TestCrashedHolderSwept)$$' ./testbed/rackmodel
+	$(TESTSUM) run $(TESTLOG) -- $(GO) test -json -count=1 -timeout 10m -run '^(TestConservation|TestCheckerAgreesWithHistory|TestMigrationsUnderLoad|TestEvictions.*|TestControllerNegativeControls|TestSwitchRestart.*|TestServerDeath.*|TestControllerDeath|TestCrashedHolderSwept)$$' ./testbed/rackmodel
+	$(TESTSUM) report $(TESTLOG)
 
 # The tests against the real P4 toolchain (p4c's p4test and p4c-bm2-ss, bmv2's simple_switch and
 # simple_switch_grpc, the Tofino compiler p4c-barefoot): every TestReal* of the repository. They

@@ -281,6 +281,9 @@ func TestRejects(t *testing.T) {
 	}{
 		{wire.StatusQuota, ErrQuota},
 		{wire.StatusShutdown, ErrShutdown},
+		{wire.StatusQueueFull, ErrQueueFull},
+		{wire.StatusOverloaded, ErrOverloaded},
+		{wire.StatusWaitExpired, ErrWaitExpired},
 	} {
 		t.Run(tt.status.String(), func(t *testing.T) {
 			s := newFakeServer(t, 10*time.Second)
@@ -289,6 +292,12 @@ func TestRejects(t *testing.T) {
 			_, err := c.Acquire(testCtx(t), 1, wire.Shared)
 			if !errors.Is(err, tt.want) {
 				t.Fatalf("Acquire = %v, want %v", err, tt.want)
+			}
+			// Negative control: the error matches no other status's sentinel.
+			for _, other := range []error{ErrQuota, ErrShutdown, ErrQueueFull, ErrOverloaded, ErrWaitExpired, ErrNotHolder, ErrLeaseLost, ErrWouldBlock} {
+				if other != tt.want && errors.Is(err, other) {
+					t.Errorf("Acquire = %v matches %v too", err, other)
+				}
 			}
 		})
 	}

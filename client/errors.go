@@ -21,6 +21,18 @@ var (
 	ErrLeaseLost = clientcore.ErrLeaseLost
 	// ErrShutdown is matched by a rejection with status shutdown: the server is shutting down.
 	ErrShutdown = clientcore.ErrShutdown
+	// ErrQueueFull is matched by a rejection with status queue-full: the lock is at one of its
+	// own bounds (its waiters or its shared holders); the request was not queued. Transient:
+	// retry after a backoff.
+	ErrQueueFull = clientcore.ErrQueueFull
+	// ErrOverloaded is matched by a rejection with status overloaded: the server is at a bound
+	// of its own (locks or requests held); the request was not queued. Transient: retry after a
+	// backoff.
+	ErrOverloaded = clientcore.ErrOverloaded
+	// ErrWaitExpired is matched by a rejection with status wait-expired: the acquire waited
+	// longer than the server's wait lease without a retransmission reaching it (the client was
+	// taken for dead, for example after a long pause) and left the queue. Acquire again.
+	ErrWaitExpired = clientcore.ErrWaitExpired
 	// ErrClosed is returned by requests made on, or interrupted by, a closed Client.
 	ErrClosed = clientcore.ErrClosed
 	// ErrReservedLock is returned for a lock id reserved for the control plane

@@ -387,3 +387,42 @@ func TestShutdownLosesLease(t *testing.T) {
 		t.Fatalf("LostErr = %v, want ErrLeaseLost and ErrShutdown", err)
 	}
 }
+
+// TestQueuedAcquireAnswersProbes: against the real lock server, an acquire queued behind a
+// holder for far longer than MaxAttempts retransmissions keeps waiting (the server refuses its
+// liveness probes) and is granted when the holder releases.
+func TestQueuedAcquireAnswersProbes(t *testing.T) {
+	addr, _ := startServer(t, lockcore.Config{})
+	holder := newTestClient(t, client.Config{Servers: []string{addr}})
+	c, err := client.New(client.Config{Servers: []string{addr}, Local: "127.0.0.1:0", RetryInterval: time.Millisecond,
+		MaxRetryInterval: 2 * time.Millisecond, MaxAttempts: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := itCtx(t)
+	h, err := holder.Acquire(ctx, 11, wire.Exclusive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan error, 1)
+	go func() {
+		g, err := c.Acquire(ctx, 11, wire.Exclusive)
+		if err == nil {
+			err = g.Release(ctx)
+		}
+		got <- err
+	}()
+	time.Sleep(300 * time.Millisecond)
+	select {
+	case err := <-got:
+		t.Fatalf("the queued Acquire returned %v while the lock was held", err)
+	default:
+	}
+	if err := h.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-got; err != nil {
+		t.Fatalf("the queued Acquire: %v", err)
+	}
+}

@@ -104,6 +104,10 @@ type Config struct {
 	// (a terminal), else one line per finished phase.
 	Progress     io.Writer
 	ProgressLive bool
+	// Started, if set, is called once the rack (or the loopback servers) runs, before the first
+	// phase, with the report's description filled in and no phase yet: the command prints the
+	// table's header there, ahead of the progress lines (Report.WriteHeader).
+	Started func(Report)
 	// Logger receives the servers' and the controller's logs. Default: discard.
 	Logger *slog.Logger
 }
@@ -202,6 +206,8 @@ type PhaseResult struct {
 	AllSwitchGrants uint64 `json:"switch_grants_with_warmup"`
 	Rejects         uint64 `json:"rejects"`
 	Errors          uint64 `json:"errors"`
+	// FirstError is the first error Errors counted ("" when none).
+	FirstError string `json:"first_error,omitempty"`
 	// LeaseLost counts transactions that lost a lease before they released (an error too).
 	LeaseLost uint64 `json:"lease_lost"`
 	// Expiries are the leases that ran out on the servers during the whole phase.
@@ -210,7 +216,8 @@ type PhaseResult struct {
 	Workers  int    `json:"workers"`
 	// LocksUsed describes the phase's locks.
 	LocksUsed string `json:"locks"`
-	// SwitchLocks is the number of locks in the switch at the end of the phase; MovesIn and
+	// SwitchLocks is the number of the phase's locks (those it granted, warm-up included) in the
+	// switch at the end of the phase, not counting locks an earlier phase left there; MovesIn and
 	// MovesOut the controller's migrations during the whole phase (rack only).
 	SwitchLocks int    `json:"switch_locks"`
 	MovesIn     uint64 `json:"moves_in"`
@@ -329,6 +336,9 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 			rep.Ports = "UDP tunnels"
 		}
 	}
+	if cfg.Started != nil {
+		cfg.Started(rep)
+	}
 	for i, name := range cfg.Phases {
 		spec, _ := parsePhase(name, cfg.Clients)
 		res, err := runPhase(ctx, &cfg, spec, uint64(i), rg)
@@ -348,17 +358,29 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 	return rep, nil
 }
 
-// WriteTable prints the report as a table.
+// WriteTable prints the report as a table: WriteHeader, then WriteRows.
 func (r Report) WriteTable(w io.Writer) {
+	r.WriteHeader(w)
+	r.WriteRows(w)
+}
+
+// WriteHeader prints what ran: the rack or the loopback servers, and the clients.
+func (r Report) WriteHeader(w io.Writer) {
 	if r.Mode == "rack" {
-		fmt.Fprintf(w, "\nnetlock demo: the rack in one process: p4/netlock.p4 on the software switch (%s, pipeline %s), the"+
-			" controller over P4Runtime gRPC,\n%d lock servers (%v), %d client nodes x %d workers\n\n",
-			r.Ports, r.Pipeline, len(r.Servers), r.Servers, r.Clients, r.Workers)
+		fmt.Fprintf(w, "netlock demo: the rack in one process: p4/netlock.p4 on the software switch (%s, pipeline %s), the"+
+			" controller over P4Runtime gRPC,\n%s (%v), %s x %s\n",
+			r.Ports, r.Pipeline, plural(len(r.Servers), "lock server"), r.Servers, plural(r.Clients, "client node"),
+			plural(r.Workers, "worker"))
 	} else {
-		fmt.Fprintf(w, "\nnetlock demo: %d lock servers (%v), %d client nodes x %d workers, loopback UDP, no switch\n\n",
-			len(r.Servers), r.Servers, r.Clients, r.Workers)
+		fmt.Fprintf(w, "netlock demo: %s (%v), %s x %s, loopback UDP, no switch\n",
+			plural(len(r.Servers), "lock server"), r.Servers, plural(r.Clients, "client node"), plural(r.Workers, "worker"))
 	}
-	fmt.Fprintf(w, "%-12s %-18s %8s %10s %9s %9s %7s %7s %6s %7s %6s %8s %7s %6s\n", "phase", "locks", "txn/s",
+}
+
+// WriteRows prints the table's column names, a row per phase, the controller's counts and the
+// legend.
+func (r Report) WriteRows(w io.Writer) {
+	fmt.Fprintf(w, "\n%-12s %-18s %8s %10s %9s %9s %7s %7s %6s %7s %6s %8s %7s %6s\n", "phase", "locks", "txn/s",
 		"acquires/s", "p50", "p99", "switch", "server", "in-sw", "rejects", "errors", "expiries", "retrans", "viol")
 	for _, p := range r.Phases {
 		fmt.Fprintf(w, "%-12s %-18s %8.0f %10.0f %9s %9s %6.1f%% %6.1f%% %6d %7d %6d %8d %7d %6d\n", p.Name, p.LocksUsed,
@@ -374,19 +396,31 @@ func (r Report) WriteTable(w io.Writer) {
 			fmt.Fprintf(w, "\n%s: %d acquisitions whose grant was not seen on the wire (counted in neither share)",
 				p.Name, p.UnknownGrants)
 		}
+		if p.Errors > 0 {
+			fmt.Fprintf(w, "\n%s: %s, the first: %s", p.Name, plural(p.Errors, "error"), p.FirstError)
+		}
 		for _, v := range p.Violations {
 			fmt.Fprintf(w, "\n%s: VIOLATION %s", p.Name, v)
 		}
 	}
 	if c := r.Controller; c != nil {
-		fmt.Fprintf(w, "\ncontroller: %d allocation periods, %d locks moved into the switch, %d out, %d moves aborted, "+
-			"%d lease sweeps (%d forced releases)", c.Periods, c.MovesIn, c.MovesOut, c.MovesAborted, c.Sweeps, c.ForceReleases)
+		fmt.Fprintf(w, "\ncontroller: %s, %s moved into the switch, %d out, %s aborted, %s (%s)",
+			plural(c.Periods, "allocation period"), plural(c.MovesIn, "lock"), c.MovesOut, plural(c.MovesAborted, "move"),
+			plural(c.Sweeps, "lease sweep"), plural(c.ForceReleases, "forced release"))
 	}
 	fmt.Fprintln(w, "\ntxn/s: committed transactions in the measured window (a txn takes its locks in ascending order,"+
 		" strict 2PL);\np50/p99: per transaction; switch/server: the share of the committed acquisitions each granted"+
-		" (by the\nsource of the grant); in-sw: locks in the switch at the end of the phase; expiries: leases that ran"+
+		" (by the\nsource of the grant); in-sw: the phase's locks in the switch at its end; expiries: leases that ran"+
 		" out on\nthe servers; retrans: client re-sends, including the periodic re-send of acquires that wait in a queue;"+
 		"\nviol: history violations (mutual exclusion, token order) over the whole phase, warm-up included.")
+}
+
+// plural writes n and noun, with an s unless n is 1.
+func plural[N ~int | ~uint64](n N, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 func round(d time.Duration) string {

@@ -37,6 +37,9 @@ type NodeConfig struct {
 	// Record keeps every acquisition's events (NodePhase.Events) for a history check across
 	// nodes (their clocks must be one: the hosts of one machine).
 	Record bool
+	// PhaseDone, if set, is called after each phase with its number (from 1), the number of
+	// phases and its result: progress for a person.
+	PhaseDone func(i, n int, p NodePhase)
 }
 
 func (c *NodeConfig) validate() error {
@@ -94,7 +97,9 @@ type NodePhase struct {
 	Rejects   uint64          `json:"rejects"`
 	Errors    uint64          `json:"errors"`
 	LeaseLost uint64          `json:"lease_lost"`
-	Retransm  int64           `json:"retransmits"`
+	// FirstError is the first error Errors counted ("" when none).
+	FirstError string `json:"first_error,omitempty"`
+	Retransm   int64  `json:"retransmits"`
 	// Events are the phase's history events (NodeConfig.Record).
 	Events []history.Event `json:"events,omitempty"`
 }
@@ -162,6 +167,9 @@ func RunNode(ctx context.Context, cfg NodeConfig) (NodeReport, error) {
 			p.LockOps += ws.locks
 			p.Rejects += ws.rejects
 			p.Errors += ws.errs
+			if ws.firstErr != nil && p.FirstError == "" {
+				p.FirstError = ws.firstErr.Error()
+			}
 			p.LeaseLost += ws.lost
 		}
 		p.Latency = hist.Summary()
@@ -170,6 +178,9 @@ func RunNode(ctx context.Context, cfg NodeConfig) (NodeReport, error) {
 			p.Events = rec.Events()
 		}
 		rep.Phases = append(rep.Phases, p)
+		if cfg.PhaseDone != nil {
+			cfg.PhaseDone(i+1, len(cfg.Phases), p)
+		}
 		if ctx.Err() != nil {
 			break
 		}

@@ -32,6 +32,15 @@ type workerStats struct {
 	rejects  uint64
 	errs     uint64
 	lost     uint64
+	firstErr error // the first error errs counted
+}
+
+// fail counts err as an error of the measured window.
+func (ws *workerStats) fail(err error) {
+	ws.errs++
+	if ws.firstErr == nil {
+		ws.firstErr = err
+	}
 }
 
 // phaseCounters are the phase's live counters (measured window), read by the progress line.
@@ -119,7 +128,11 @@ func runPhase(ctx context.Context, cfg *Config, spec phaseSpec, phaseNo uint64, 
 		opened = mark()
 		warmup = opened.Sub(start)
 	}
-	stopProgress := startProgress(cfg.Progress, cfg.ProgressLive, spec.name, opened, &live, rg.switchLocks)
+	var inSwitch func() int
+	if rg.switchLocks != nil {
+		inSwitch = func() int { return len(rg.switchLocks()) }
+	}
+	stopProgress := startProgress(cfg.Progress, cfg.ProgressLive, spec.name, opened, &live, inSwitch)
 	select {
 	case <-time.After(cfg.Duration):
 	case <-pctx.Done():
@@ -144,6 +157,9 @@ func runPhase(ctx context.Context, cfg *Config, spec phaseSpec, phaseNo uint64, 
 		res.UnknownGrants += ws.bySource[SourceUnknown]
 		res.Rejects += ws.rejects
 		res.Errors += ws.errs
+		if ws.firstErr != nil && res.FirstError == "" {
+			res.FirstError = ws.firstErr.Error()
+		}
 		res.LeaseLost += ws.lost
 	}
 	res.Latency = hist.Summary()
@@ -170,9 +186,11 @@ func runPhase(ctx context.Context, cfg *Config, spec phaseSpec, phaseNo uint64, 
 			res.MovesIn, res.MovesOut = st.MovesIn-ctlBefore.in, st.MovesOut-ctlBefore.out
 			res.Periods = st.Periods - ctlBefore.periods
 		}
-		res.SwitchLocks = rg.switchLocks()
 	}
 	events := rec.Events()
+	if rg.switchLocks != nil {
+		res.SwitchLocks = phaseLocksIn(events, rg.switchLocks())
+	}
 	res.Events = len(events)
 	vs := history.Check(events, history.Options{})
 	for i, v := range vs {
@@ -183,6 +201,24 @@ func runPhase(ctx context.Context, cfg *Config, spec phaseSpec, phaseNo uint64, 
 		res.Violations = append(res.Violations, v.String())
 	}
 	return res, nil
+}
+
+// phaseLocksIn counts the locks of inSwitch that the phase's history granted: the phase's own
+// locks in the switch, not those an earlier phase left there.
+func phaseLocksIn(events []history.Event, inSwitch []uint32) int {
+	used := make(map[uint32]bool)
+	for _, e := range events {
+		if e.Kind == history.Granted {
+			used[e.Lock] = true
+		}
+	}
+	n := 0
+	for _, l := range inSwitch {
+		if used[l] {
+			n++
+		}
+	}
+	return n
 }
 
 // warmUpPeriods is how many allocation periods the controller must have completed since the phase
@@ -323,9 +359,9 @@ func (w *worker) run(ctx context.Context, wl *Workload) {
 					w.ws.rejects++
 				case errors.Is(err, client.ErrLeaseLost):
 					w.ws.lost++
-					w.ws.errs++
+					w.ws.fail(err)
 				default:
-					w.ws.errs++
+					w.ws.fail(err)
 				}
 			}
 			continue
@@ -339,9 +375,10 @@ func (w *worker) run(ctx context.Context, wl *Workload) {
 		}
 		thought, thinkErr := w.hold(ctx)
 		lost := false
+		var lostErr error
 		for _, g := range gs {
-			if g.LostErr() != nil {
-				lost = true
+			if err := g.LostErr(); err != nil {
+				lost, lostErr = true, err
 				w.rec.Record(history.Event{Kind: history.Lost, Lock: g.Lock(), Txn: g.Txn(), At: g.Deadline(), Client: w.name})
 			} else {
 				w.rec.Record(history.Event{Kind: history.Released, Lock: g.Lock(), Txn: g.Txn(), At: endOf(g), Client: w.name})
@@ -356,12 +393,12 @@ func (w *worker) run(ctx context.Context, wl *Workload) {
 		case lost:
 			if measured {
 				w.ws.lost++
-				w.ws.errs++
+				w.ws.fail(fmt.Errorf("a lease was lost while the transaction held its locks: %w", lostErr))
 			}
 			continue
 		case rerr != nil:
 			if measured {
-				w.ws.errs++
+				w.ws.fail(rerr)
 			}
 			continue
 		}
@@ -433,7 +470,7 @@ func startProgress(w io.Writer, live bool, name string, start time.Time, c *phas
 		}
 		locks := ""
 		if inSwitch != nil {
-			locks = fmt.Sprintf("  %3d locks in switch", inSwitch())
+			locks = "  " + plural(inSwitch(), "lock") + " in the switch"
 		}
 		fmt.Fprintf(w, "%s%-24s %5.1fs %9d txns %9.0f txn/s  grants: switch %9d (%5.1f%%) servers %9d%s   ", cr, name,
 			el.Seconds(), n, float64(n)/el.Seconds(), sw, share, srv, locks)

@@ -26,8 +26,10 @@ type rig struct {
 	crashClient func(lease time.Duration) (*client.Client, error)
 	// controller returns the primary controller's counters and locks in the switch (ok false
 	// while no controller is primary); nil without a controller.
-	controller  func() (ctlcore.Stats, bool)
-	switchLocks func() int
+	controller func() (ctlcore.Stats, bool)
+	// switchLocks returns the locks in the switch now (the primary controller's view); nil
+	// without a controller.
+	switchLocks func() []uint32
 	// pipeline names what runs p4/netlock.p4 in the switch (softrack.Rack.SwitchPipeline); "" on
 	// loopback.
 	pipeline string
@@ -127,11 +129,11 @@ func startRack(ctx context.Context, cfg *Config) (*rig, error) {
 		}
 		return ctlcore.Stats{}, false
 	}
-	rg.switchLocks = func() int {
+	rg.switchLocks = func() []uint32 {
 		if p := r.Primary(); p != nil {
-			return len(p.Snapshot().Locks)
+			return p.Snapshot().Locks
 		}
-		return 0
+		return nil
 	}
 	return rg, nil
 }

@@ -3,10 +3,13 @@ package testbed
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/netlock-go/netlock/client"
+	"github.com/netlock-go/netlock/controlplane/ctlcore"
+	"github.com/netlock-go/netlock/testbed/history"
 	"github.com/netlock-go/netlock/testbed/tpcc"
 )
 
@@ -92,5 +95,46 @@ func TestThinkTime(t *testing.T) {
 	}
 	if _, err := Run(context.Background(), Config{ThinkTime: -time.Millisecond}); err == nil {
 		t.Error("Run accepted a negative think time")
+	}
+}
+
+// TestPhaseLocksIn: the in-sw column counts the phase's own locks in the switch, not those an
+// earlier phase left there.
+func TestPhaseLocksIn(t *testing.T) {
+	events := []history.Event{
+		{Kind: history.AcquireSent, Lock: 7},
+		{Kind: history.Granted, Lock: 1},
+		{Kind: history.Granted, Lock: 2},
+		{Kind: history.Granted, Lock: 2},
+		{Kind: history.Released, Lock: 3},
+	}
+	if n := phaseLocksIn(events, []uint32{2, 3, 7, 9}); n != 1 {
+		t.Errorf("phaseLocksIn = %d, want 1 (lock 2: granted in the phase and in the switch)", n)
+	}
+	if n := phaseLocksIn(events, nil); n != 0 {
+		t.Errorf("phaseLocksIn with an empty switch = %d", n)
+	}
+}
+
+// TestReportGrammar: counts of one take the singular.
+func TestReportGrammar(t *testing.T) {
+	for _, c := range []struct {
+		n    uint64
+		want string
+	}{
+		{1, "controller: 1 allocation period, 1 lock moved into the switch, 1 out, 1 move aborted, 1 lease sweep (1 forced release)"},
+		{2, "controller: 2 allocation periods, 2 locks moved into the switch, 2 out, 2 moves aborted, 2 lease sweeps (2 forced releases)"},
+		{0, "controller: 0 allocation periods, 0 locks moved into the switch, 0 out, 0 moves aborted, 0 lease sweeps (0 forced releases)"},
+	} {
+		rep := Report{Mode: "rack", Servers: []string{"a"}, Clients: 1, Workers: 1, Controller: &ctlcore.Stats{Periods: c.n,
+			MovesIn: c.n, MovesOut: c.n, MovesAborted: c.n, Sweeps: c.n, ForceReleases: c.n}}
+		var b strings.Builder
+		rep.WriteTable(&b)
+		if !strings.Contains(b.String(), c.want+"\n") {
+			t.Errorf("table lacks %q:\n%s", c.want, b.String())
+		}
+		if c.n == 1 && !strings.Contains(b.String(), "1 lock server ([a]), 1 client node x 1 worker\n") {
+			t.Errorf("header of one server, client and worker:\n%s", b.String())
+		}
 	}
 }

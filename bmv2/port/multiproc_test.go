@@ -55,7 +55,7 @@ func TestUDPAcrossProcesses(t *testing.T) {
 func TestUDPChildHost(t *testing.T) {
 	spec := os.Getenv("NETLOCK_PORT_CHILD")
 	if spec == "" {
-		t.Skip("only run as TestUDPAcrossProcesses's helper")
+		return // not a test of its own: it runs as TestUDPAcrossProcesses's child (a skip would count as one)
 	}
 	sp, err := ParseUDPSpec(spec)
 	if err != nil {

@@ -55,6 +55,36 @@ type Options struct {
 	// generated from it, whatever its -D values (engine.Config.Generated; with PipelineAuto
 	// any other program runs on the interpreter). The zero value names none.
 	Generated engine.Generated
+	// Drop, if set, is told of every frame that Stats.Dropped or Stats.Errors counts: why, the
+	// port (the input port; for DropNoPort the output port; for a failed packet-out CPUPort), the
+	// frame (valid during the call only) and, for DropPipelineError, the error. It runs with the
+	// device's lock held and must not call the Device. Nil costs nothing.
+	Drop func(why DropReason, port int, frame []byte, err error)
+}
+
+// DropReason says why a frame was counted in Stats.Dropped or Stats.Errors.
+type DropReason uint8
+
+// Reasons for a drop (Stats.Dropped) or an error (Stats.Errors).
+const (
+	DropNoOutput      DropReason = iota + 1 // dropped: the program sent the frame nowhere (mark_to_drop, no route, or it kept the request: netlock.p4 queues acquires)
+	DropNoPort                              // dropped: the program sent it to a port number with no port attached
+	DropNoProgram                           // error: it arrived before any program was installed
+	DropPipelineError                       // error: the pipeline failed on it (assert, pass limit, Tofino constraint)
+)
+
+func (r DropReason) String() string {
+	switch r {
+	case DropNoOutput:
+		return "no output (the program dropped it, or kept it: a lock request it queued)"
+	case DropNoPort:
+		return "sent to a port with nothing attached"
+	case DropNoProgram:
+		return "arrived before a program was installed"
+	case DropPipelineError:
+		return "pipeline error"
+	}
+	return fmt.Sprintf("DropReason(%d)", uint8(r))
 }
 
 // Stats counts what the packet loop did.
@@ -876,11 +906,14 @@ func (d *Device) PacketOut(frame []byte) error {
 	res, err := d.sw.PacketOut(frame)
 	if err != nil {
 		d.stats.Errors++
+		if d.opts.Drop != nil {
+			d.opts.Drop(DropPipelineError, d.opts.CPUPort, frame, err)
+		}
 		if d.opts.Log != nil {
 			d.opts.Log("Packet-out failed in the pipeline: " + err.Error())
 		}
 		return status.Errorf(codes.InvalidArgument, "target: %v", err)
 	}
-	d.emitLocked(d.opts.CPUPort, len(frame), res)
+	d.emitLocked(d.opts.CPUPort, frame, res)
 	return nil
 }

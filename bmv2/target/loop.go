@@ -112,6 +112,9 @@ func (d *Device) Inject(num int, frame []byte) {
 	}
 	if d.sw == nil {
 		d.stats.Errors++
+		if d.opts.Drop != nil {
+			d.opts.Drop(DropNoProgram, num, frame, nil)
+		}
 		if log != nil {
 			log(fmt.Sprintf("Dropping packet received on port %d: no P4 program installed", num))
 		}
@@ -120,22 +123,28 @@ func (d *Device) Inject(num int, frame []byte) {
 	res, err := d.sw.Process(num, frame)
 	if err != nil {
 		d.stats.Errors++
+		if d.opts.Drop != nil {
+			d.opts.Drop(DropPipelineError, num, frame, err)
+		}
 		if log != nil {
 			log(fmt.Sprintf("Dropping packet received on port %d: %v", num, err))
 		}
 		return
 	}
-	d.emitLocked(num, len(frame), res)
+	d.emitLocked(num, frame, res)
 }
 
 // emitLocked sends a result's outputs to their ports. Precondition: d.mu is
 // held (the result's buffers belong to the engine until the next Process).
-func (d *Device) emitLocked(in, size int, res *engine.Result) {
+func (d *Device) emitLocked(in int, frame []byte, res *engine.Result) {
 	log := d.opts.Log
 	if len(res.Out) == 0 && len(res.PacketIn) == 0 {
 		d.stats.Dropped++
+		if d.opts.Drop != nil {
+			d.opts.Drop(DropNoOutput, in, frame, nil)
+		}
 		if log != nil {
-			log(fmt.Sprintf("Dropping packet received on port %d (%d bytes): no output", in, size))
+			log(fmt.Sprintf("Dropping packet received on port %d (%d bytes): no output", in, len(frame)))
 		}
 		return
 	}
@@ -146,6 +155,9 @@ func (d *Device) emitLocked(in, size int, res *engine.Result) {
 		p := d.ports[o.Port]
 		if p == nil {
 			d.stats.Dropped++
+			if d.opts.Drop != nil {
+				d.opts.Drop(DropNoPort, o.Port, o.Data, nil)
+			}
 			if log != nil {
 				log(fmt.Sprintf("Dropping packet of size %d for port %d: no such port", len(o.Data), o.Port))
 			}

@@ -14,8 +14,9 @@
 // exponential backoff from RetryInterval to MaxRetryInterval and up to a quarter of jitter, to
 // the server its lock routes to at that moment; answers are accepted from the address a request
 // was sent to (or the server that granted a held lock, or a switch), others are counted as
-// foreign; a waiting acquire's retransmissions carry a liveness probe (a lease-probe with token
-// 0, which the server refuses), and MaxAttempts copies without a word about the request fail it
+// foreign; once half of MaxAttempts copies of a waiting acquire went unanswered, its
+// retransmissions carry a liveness probe (a lease-probe with token 0, which the server refuses),
+// and MaxAttempts copies without a word about the request fail it
 // as unreachable; a grant's lease runs from the request's send instant on the client's clock,
 // less the drift margin (wire.HolderLease); a grant nobody waits for is released at once.
 package clientcore

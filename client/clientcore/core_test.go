@@ -3,6 +3,8 @@ package clientcore
 import (
 	"errors"
 	"net/netip"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -100,8 +102,9 @@ func sent(out *Out) []string {
 
 // TestRetransmitBackoffAndFailover: an unanswered acquire is retransmitted with the retry flag at
 // doubling intervals (no jitter here) to the server its lock routes to at that moment, with a
-// liveness probe; after a route change the next copy goes to the new server and answers from
-// the old one are foreign; MaxAttempts silent copies fail it as unreachable and it is withdrawn.
+// liveness probe once half of MaxAttempts copies to that server went unanswered; after a route
+// change the next copy goes to the new server and answers from the old one are foreign;
+// MaxAttempts silent copies fail it as unreachable and it is withdrawn.
 func TestRetransmitBackoffAndFailover(t *testing.T) {
 	to := srvA
 	c := newTestCore(t, Config{Route: func(uint32) (netip.AddrPort, error) { return to, nil },
@@ -127,8 +130,10 @@ func TestRetransmitBackoffAndFailover(t *testing.T) {
 			to = srvB // a failover: the lock routes elsewhere from now on
 		}
 		c.Tick(now, &out)
-		want := []string{"acquire " + to.String() + " retry", "lease-probe " + to.String() + " "}
-		if got := sent(&out); len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
+		// No liveness probe yet: it goes once MaxAttempts/2 (2) copies to one server went
+		// unanswered, and the failover to srvB started the count again.
+		want := []string{"acquire " + to.String() + " retry"}
+		if got := sent(&out); !slices.Equal(got, want) {
 			t.Fatalf("copy %d: %v, want %v", i+2, got, want)
 		}
 	}
@@ -141,11 +146,20 @@ func TestRetransmitBackoffAndFailover(t *testing.T) {
 	if c.Stats().Foreign != before+1 || op.Done {
 		t.Fatalf("a grant from the old server: foreign %d -> %d, done %v", before, c.Stats().Foreign, op.Done)
 	}
-	// Silent copies to srvB: the fourth (MaxAttempts) fails the acquire, which is then withdrawn.
+	// Silent copies to srvB: the third and fourth go with a liveness probe, and the fourth
+	// silent one (MaxAttempts) fails the acquire, which is then withdrawn.
+	var copies []string
 	for !op.Done {
 		out.Reset()
 		now = c.NextDeadline()
 		c.Tick(now, &out)
+		if !op.Done {
+			copies = append(copies, strings.Join(sent(&out), ", "))
+		}
+	}
+	probed := "acquire 10.0.0.2:8888 retry, lease-probe 10.0.0.2:8888 "
+	if want := []string{probed, probed}; !slices.Equal(copies, want) {
+		t.Fatalf("the last copies to srvB: %q, want %q", copies, want)
 	}
 	var ue *UnreachableError
 	if !errors.As(op.Err, &ue) || ue.Server != srvB.String() || ue.Attempts != 4 {

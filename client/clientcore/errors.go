@@ -27,6 +27,18 @@ var (
 	ErrLeaseLost = errors.New("client: lease lost")
 	// ErrShutdown is matched by a rejection with status shutdown: the server is shutting down.
 	ErrShutdown = errors.New("client: server shutting down")
+	// ErrQueueFull is matched by a rejection with status queue-full: the lock is at one of its
+	// own bounds (its waiters or its shared holders); the request was not queued. Transient:
+	// retry after a backoff.
+	ErrQueueFull = errors.New("client: lock's queue full")
+	// ErrOverloaded is matched by a rejection with status overloaded: the server is at a bound
+	// of its own (locks or requests held); the request was not queued. Transient: retry after a
+	// backoff, or use another server.
+	ErrOverloaded = errors.New("client: server overloaded")
+	// ErrWaitExpired is matched by a rejection with status wait-expired: the acquire waited
+	// longer than the server's wait lease without a retransmission reaching it (the client was
+	// taken for dead, for example after a long pause) and left the queue. Acquire again.
+	ErrWaitExpired = errors.New("client: wait expired in the server's queue")
 	// ErrClosed is returned by requests made on, or interrupted by, a closed client.
 	ErrClosed = errors.New("client: closed")
 	// ErrReservedLock is returned for a lock id reserved for the control plane
@@ -80,8 +92,9 @@ func (e *RejectError) Error() string {
 }
 
 // Is matches the sentinel of e's status (quota: [ErrQuota], would-block: [ErrWouldBlock],
-// not-holder: [ErrNotHolder], lease-expired: [ErrLeaseLost], shutdown: [ErrShutdown]), and any
-// *RejectError target with the same status.
+// not-holder: [ErrNotHolder], lease-expired: [ErrLeaseLost], shutdown: [ErrShutdown],
+// queue-full: [ErrQueueFull], overloaded: [ErrOverloaded], wait-expired: [ErrWaitExpired]), and
+// any *RejectError target with the same status.
 func (e *RejectError) Is(target error) bool {
 	if t, ok := target.(*RejectError); ok {
 		return t.Status == e.Status
@@ -97,6 +110,12 @@ func (e *RejectError) Is(target error) bool {
 		return target == ErrLeaseLost
 	case wire.StatusShutdown:
 		return target == ErrShutdown
+	case wire.StatusQueueFull:
+		return target == ErrQueueFull
+	case wire.StatusOverloaded:
+		return target == ErrOverloaded
+	case wire.StatusWaitExpired:
+		return target == ErrWaitExpired
 	}
 	return false
 }

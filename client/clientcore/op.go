@@ -281,10 +281,13 @@ func (op *Op) sendCopy(c *Core, now int64, out *Out) error {
 		op.silentSince = now
 	}
 	c.send(out, to, &op.req)
-	if op.waits && op.attempt > 1 {
+	if op.waits && c.cfg.MaxAttempts > 0 && op.silent >= max(1, c.cfg.MaxAttempts/2) {
 		// The liveness probe: a lease-probe of the lock and txn with token 0, which no holder
 		// has, so that the server (or the switch) refuses it with not-holder and changes nothing;
-		// the refusal counts as hearing from the server.
+		// the refusal counts as hearing from the server. It goes only once half of MaxAttempts
+		// copies went unanswered: an acquire waiting in the queue of a server that answers
+		// probes sends one per MaxAttempts/2 retransmissions (probing every retransmission
+		// doubled a waiting acquire's traffic and the server's answers).
 		ts := uint64(c.timestamp(now))
 		if e.aliveFirst == 0 {
 			e.aliveFirst = ts

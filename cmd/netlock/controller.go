@@ -44,7 +44,9 @@ TOML or JSON; testbed/rack.yaml is an example), environment variables (NETLOCK_ 
 NETLOCK_ALLOC_PERIOD=500ms) and flags. The file is read strictly: an unknown key, a value of the
 wrong type or a nonsensical value stops the controller with a message naming the key and the file.
 
-Metrics: --metrics-addr serves Prometheus metrics on /metrics. Logs: slog text on stderr.`,
+Metrics: --metrics-listen (metrics_listen) serves Prometheus metrics on /metrics, as netlock
+server's does; the former name --metrics-addr (metrics_addr) still works and warns. Logs: slog
+text on stderr.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			v, err := schema.Load(cfgFile, cmd.Flags())
@@ -100,8 +102,11 @@ func runController(ctx context.Context, fc controller.FileConfig, io controllerI
 		return err
 	}
 	var metrics net.Addr
-	if fc.MetricsAddr != "" {
-		if metrics, err = listenMetrics(ctx, fc.MetricsAddr, reg, log); err != nil {
+	for _, w := range fc.Warnings {
+		log.Warn("configuration: " + w)
+	}
+	if fc.MetricsListen != "" {
+		if metrics, err = listenMetrics(ctx, fc.MetricsListen, reg, log); err != nil {
 			conn.Close()
 			return err
 		}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -46,7 +47,7 @@ func TestControllerCommand(t *testing.T) {
 	schema := controller.ConfigSchema()
 	fs := pflag.NewFlagSet("controller", pflag.ContinueOnError)
 	schema.AddFlags(fs)
-	if err := fs.Parse([]string{"--switch", r.GRPCAddr(), "--alloc-period", "200ms", "--metrics-addr", "127.0.0.1:0"}); err != nil {
+	if err := fs.Parse([]string{"--switch", r.GRPCAddr(), "--alloc-period", "200ms", "--metrics-listen", "127.0.0.1:0"}); err != nil {
 		t.Fatal(err)
 	}
 	v, err := schema.Load("../../testbed/rack.yaml", fs)
@@ -268,5 +269,51 @@ func TestControllerTLSKeys(t *testing.T) {
 	}
 	if fc, err := load(); err != nil || fc.Switch.TLS != nil {
 		t.Fatalf("no TLS keys: TLS %v, err %v; want plaintext", fc.Switch.TLS, err)
+	}
+}
+
+// TestControllerMetricsFlagNames: the controller's metrics address is --metrics-listen
+// (metrics_listen), as netlock server's is; the former --metrics-addr and metrics_addr still set
+// it, with a warning the command logs.
+func TestControllerMetricsFlagNames(t *testing.T) {
+	for _, c := range []struct {
+		args    []string
+		file    string
+		warning string
+	}{
+		{args: []string{"--metrics-listen", "127.0.0.1:9103"}},
+		{args: []string{"--metrics-addr", "127.0.0.1:9103"}, warning: "flag --metrics-addr is deprecated: use flag --metrics-listen"},
+		{file: "metrics_addr: 127.0.0.1:9103\n", warning: "key metrics_addr is deprecated: use key metrics_listen"},
+	} {
+		schema := controller.ConfigSchema()
+		fs := pflag.NewFlagSet("controller", pflag.ContinueOnError)
+		schema.AddFlags(fs)
+		if err := fs.Parse(append([]string{"--switch", "127.0.0.1:1"}, c.args...)); err != nil {
+			t.Fatal(err)
+		}
+		rack, err := os.ReadFile("../../testbed/rack.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.file != "" {
+			rack = regexp.MustCompile(`(?m)^metrics_listen:.*\n`).ReplaceAll(rack, []byte(c.file))
+		}
+		file := filepath.Join(t.TempDir(), "rack.yaml")
+		if err := os.WriteFile(file, rack, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		v, err := schema.Load(file, fs)
+		if err != nil {
+			t.Fatalf("%v %q: %v", c.args, c.file, err)
+		}
+		fc, err := controller.ConfigFromValues(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := strings.Join(fc.Warnings, "\n")
+		if fc.MetricsListen != "127.0.0.1:9103" || (c.warning == "") != (w == "") || !strings.Contains(w, c.warning) {
+			t.Errorf("%v %q: metrics on %q, warnings %q; want 127.0.0.1:9103 and %q", c.args, c.file, fc.MetricsListen,
+				w, c.warning)
+		}
 	}
 }

@@ -38,10 +38,16 @@ func newDemoCmd() *cobra.Command {
 			if phases != "" {
 				cfg.Phases = strings.Split(phases, ",")
 			}
+			out := cmd.OutOrStdout()
 			if !asJSON {
-				cfg.Progress = os.Stderr
-				if fi, err := os.Stderr.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
-					cfg.ProgressLive = true
+				// The header first, then the progress lines (on stderr: live on a terminal, else
+				// one line per phase), then the table.
+				cfg.Started = func(rep testbed.Report) { rep.WriteHeader(out) }
+				cfg.Progress = cmd.ErrOrStderr()
+				if f, ok := cfg.Progress.(*os.File); ok {
+					if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+						cfg.ProgressLive = true
+					}
 				}
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
@@ -51,11 +57,11 @@ func newDemoCmd() *cobra.Command {
 				return err
 			}
 			if asJSON {
-				if err := writeJSON(cmd.OutOrStdout(), rep); err != nil {
+				if err := writeJSON(out, rep); err != nil {
 					return err
 				}
 			} else {
-				rep.WriteTable(cmd.OutOrStdout())
+				rep.WriteRows(out)
 			}
 			if n := rep.Violations(); n > 0 {
 				return fmt.Errorf("%d history violations", n)

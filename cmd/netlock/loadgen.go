@@ -34,6 +34,15 @@ func newLoadgenCmd() *cobra.Command {
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			errw := cmd.ErrOrStderr()
+			cfg.PhaseDone = func(i, n int, p testbed.NodePhase) {
+				first := ""
+				if p.FirstError != "" {
+					first = " (the first: " + p.FirstError + ")"
+				}
+				fmt.Fprintf(errw, "node %d phase %d/%d %s done: %d txns, %.0f txn/s, %d rejects, %d errors%s\n", cfg.Node,
+					i, n, p.Name, p.Txns, p.TxnRate, p.Rejects, p.Errors, first)
+			}
 			rep, err := testbed.RunNode(ctx, cfg)
 			if err != nil {
 				return err

@@ -31,9 +31,7 @@ var rootCmd = &cobra.Command{
 // variables that no netlock command knows.
 func init() {
 	for _, s := range []*config.Schema{serverconfig.ConfigSchema(), controller.ConfigSchema()} {
-		for _, k := range s.Keys {
-			config.OtherEnv = append(config.OtherEnv, s.EnvName(k.Name))
-		}
+		config.OtherEnv = append(config.OtherEnv, s.EnvNames()...)
 	}
 }
 

@@ -125,3 +125,29 @@ func TestMakeInstall(t *testing.T) {
 		t.Errorf("%s server --help: %v\n%s", bin, err, help)
 	}
 }
+
+// TestMakefileExportsKnownVariables: every NETLOCK_ variable the Makefile exports to its
+// recipes is one that netlock's commands accept (config.OtherEnv or a key's): an unknown
+// NETLOCK_ variable stops every command, so `make demo` would fail at once.
+func TestMakefileExportsKnownVariables(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(testenv.ModuleRoot(t), "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	exports := regexp.MustCompile(`(?m)^export\s+(.*)$`).FindAllStringSubmatch(string(b), -1)
+	n := 0
+	for _, m := range exports {
+		for _, name := range strings.Fields(m[1]) {
+			if !strings.HasPrefix(name, "NETLOCK_") {
+				continue
+			}
+			n++
+			if err := checkEnv([]string{name + "=x"}); err != nil {
+				t.Errorf("the Makefile exports %s, which netlock refuses: %v", name, err)
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("the Makefile exports no NETLOCK_ variable: the test lost its case")
+	}
+}

@@ -85,6 +85,9 @@ no command knows.`,
 			if err != nil {
 				return err
 			}
+			for _, w := range v.Warnings() {
+				log.Warn("configuration: " + w)
+			}
 			reg := prometheus.NewRegistry()
 			reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 			cfg.Logger, cfg.Registerer = log, reg

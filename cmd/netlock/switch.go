@@ -1,13 +1,17 @@
 package main
 
 import (
+	"cmp"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -24,6 +28,7 @@ import (
 	"github.com/netlock-go/netlock/bmv2/port"
 	"github.com/netlock-go/netlock/bmv2/target"
 	"github.com/netlock-go/netlock/internal/tlsconf"
+	"github.com/netlock-go/netlock/wire"
 )
 
 func init() { addCommand(newSwitchCommand()) }
@@ -243,6 +248,8 @@ func runSwitch(ctx context.Context, c switchConfig, stdout io.Writer) error {
 	if logw != nil {
 		opts.Log = logw.logLine
 	}
+	var drops dropCounts
+	opts.Drop = drops.count
 	if c.thriftPort != 0 {
 		w.printf("Ignoring --thrift-port %d: netlock switch has no Thrift runtime, use P4Runtime\n", c.thriftPort)
 	}
@@ -339,7 +346,133 @@ func runSwitch(ctx context.Context, c switchConfig, stdout io.Writer) error {
 	st := dev.Stats()
 	w.printf("Switch stopped: %d frames received, %d transmitted, %d packet-ins, %d dropped, %d errors\n",
 		st.Received, st.Transmitted, st.PacketIns, st.Dropped, st.Errors)
+	drops.write(w)
 	return err
+}
+
+// dropCounts counts the frames the switch dropped or failed on by reason and kind of frame
+// (target.Options.Drop), for the summary printed when it stops.
+type dropCounts struct {
+	mu sync.Mutex
+	n  map[dropKey]uint64 // guarded by mu
+}
+
+type dropKey struct {
+	why  target.DropReason
+	what string // the kind of frame, or the pipeline's error
+}
+
+// maxDropKeys bounds the distinct reasons kept; the rest are counted as "other".
+const maxDropKeys = 32
+
+func (d *dropCounts) count(why target.DropReason, _ int, frame []byte, err error) {
+	k := dropKey{why, frameKind(frame)}
+	if why == target.DropPipelineError && err != nil {
+		msg := err.Error()
+		if len(msg) > 120 {
+			msg = msg[:120] + "..."
+		}
+		k.what = k.what + ": " + msg
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.n == nil {
+		d.n = make(map[dropKey]uint64)
+	}
+	if _, ok := d.n[k]; !ok && len(d.n) >= maxDropKeys {
+		k.what = "other"
+	}
+	d.n[k]++
+}
+
+// write prints, per reason, the number of frames and then one line per kind of frame, the most
+// frequent first.
+func (d *dropCounts) write(w *syncWriter) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	total := map[target.DropReason]uint64{}
+	for k, n := range d.n {
+		total[k.why] += n
+	}
+	whys := slices.SortedFunc(maps.Keys(total), func(a, b target.DropReason) int {
+		if c := cmp.Compare(total[b], total[a]); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
+	keys := slices.SortedFunc(maps.Keys(d.n), func(a, b dropKey) int {
+		if c := cmp.Compare(d.n[b], d.n[a]); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.what, b.what)
+	})
+	for _, why := range whys {
+		w.printf("  %d %s:\n", total[why], why)
+		for _, k := range keys {
+			if k.why == why {
+				w.printf("  %8d %s\n", d.n[k], k.what)
+			}
+		}
+	}
+}
+
+// lockKind names a lock protocol datagram by its op and flags: "lock protocol acquire
+// (retransmission)".
+func lockKind(payload []byte) string {
+	h, err := wire.Parse(payload)
+	if err != nil {
+		return "lock protocol, malformed"
+	}
+	var f wire.Fields
+	h.Decode(&f)
+	kind := "lock protocol " + f.Op.String()
+	if f.Flags&wire.FlagReply != 0 {
+		kind += " reply"
+	}
+	if f.Flags&wire.FlagRetry != 0 {
+		kind += " (retransmission)"
+	}
+	return kind
+}
+
+// frameKind names the kind of an Ethernet frame: the lock protocol (UDP port wire.Port) by op,
+// other IPv4 by protocol, IPv6 (ICMPv6: the hosts' neighbour discovery and multicast listener
+// reports), ARP, or its EtherType.
+func frameKind(f []byte) string {
+	if len(f) < 14 {
+		return fmt.Sprintf("runt frame (%d bytes)", len(f))
+	}
+	switch et := binary.BigEndian.Uint16(f[12:14]); et {
+	case 0x0800:
+		ip := f[14:]
+		if len(ip) < 20 {
+			return "truncated IPv4"
+		}
+		ihl := int(ip[0]&0x0f) * 4
+		switch ip[9] {
+		case 17:
+			if len(ip) >= ihl+8 && ihl >= 20 {
+				if dst := binary.BigEndian.Uint16(ip[ihl+2:]); dst == wire.Port {
+					return lockKind(ip[ihl+8:])
+				}
+			}
+			return "IPv4 UDP"
+		case 6:
+			return "IPv4 TCP"
+		case 1:
+			return "IPv4 ICMP"
+		}
+		return fmt.Sprintf("IPv4 protocol %d", ip[9])
+	case 0x86dd:
+		if len(f) >= 14+40 && f[14+6] == 58 {
+			return "IPv6 ICMPv6 (neighbour discovery, multicast listener reports)"
+		}
+		return "IPv6"
+	case 0x0806:
+		return "ARP"
+	default:
+		return fmt.Sprintf("EtherType %#04x", et)
+	}
 }
 
 // grpcSecurity returns the gRPC server options of simple_switch_grpc's TLS flags, and warns

@@ -278,7 +278,9 @@ func TestSwitchUDPEndToEnd(t *testing.T) {
 		"Dropping packet received on port 1 (60 bytes): no output",
 		"table MyIngress.ipv4_lpm: hit, action MyIngress.route",
 		"table MyIngress.ipv4_lpm: miss, default action MyIngress.drop",
-		"Switch stopped: 4 frames received, 3 transmitted, 0 packet-ins, 1 dropped, 0 errors",
+		"Switch stopped: 4 frames received, 3 transmitted, 0 packet-ins, 1 dropped, 0 errors\n" +
+			"  1 no output (the program dropped it, or kept it: a lock request it queued):\n" +
+			"         1 IPv4 UDP\n",
 	} {
 		if !strings.Contains(log, want) {
 			t.Errorf("switch output lacks %q:\n%s", want, log)

@@ -60,7 +60,7 @@ const (
 	KeyServerLease         = "server_lease"
 	KeyLeaseMargin         = "lease_margin"
 	KeyStateFile           = "state_file"
-	KeyMetricsAddr         = "metrics_addr"
+	KeyMetricsListen       = "metrics_listen" // formerly metrics_addr (--metrics-addr), still read with a warning
 	KeyLogLevel            = "log_level"
 )
 
@@ -113,7 +113,8 @@ func ConfigSchema() *config.Schema {
 		{Name: KeyServerLease, Type: config.Duration, Default: time.Duration(0), Usage: "the servers' controller_lease (0: the servers are not fenced)", Check: config.NonNegative},
 		{Name: KeyLeaseMargin, Type: config.Duration, Default: 50 * time.Millisecond, Usage: "margin added to every wait on a lease", Check: config.NonNegative},
 		{Name: KeyStateFile, Type: config.String, Default: "", Flag: "state-file", Usage: "file keeping the largest switch token observed across restarts of the controller"},
-		{Name: KeyMetricsAddr, Type: config.String, Default: "", Flag: "metrics-addr", Usage: "serve Prometheus metrics on this TCP address (e.g. :9103)"},
+		{Name: KeyMetricsListen, Type: config.String, Default: "", Flag: "metrics-listen", Usage: "serve Prometheus metrics on this TCP address (e.g. :9103)",
+			Deprecated: []string{"metrics_addr"}, DeprecatedFlags: []string{"metrics-addr"}},
 		{Name: KeyLogLevel, Type: config.String, Default: "info", Flag: "log-level", Usage: "debug, info, warn or error", Check: config.OneOf("debug", "info", "warn", "error")},
 	}}
 }
@@ -130,9 +131,11 @@ func nonEmpty(v any) error {
 // settings.
 type FileConfig struct {
 	Config
-	AdminListen string
-	MetricsAddr string
-	LogLevel    string
+	AdminListen   string
+	MetricsListen string
+	LogLevel      string
+	// Warnings are the configuration's warnings (deprecated names used), for the command to log.
+	Warnings []string
 }
 
 // ConfigFromValues builds a FileConfig from values loaded with ConfigSchema and checks what no
@@ -140,7 +143,8 @@ type FileConfig struct {
 // validation runs. Errors name the key and where its value came from. No socket is opened.
 func ConfigFromValues(v *config.Values) (FileConfig, error) {
 	var fc FileConfig
-	fc.AdminListen, fc.MetricsAddr, fc.LogLevel = v.String(KeyAdminListen), v.String(KeyMetricsAddr), v.String(KeyLogLevel)
+	fc.AdminListen, fc.MetricsListen, fc.LogLevel = v.String(KeyAdminListen), v.String(KeyMetricsListen), v.String(KeyLogLevel)
+	fc.Warnings = v.Warnings()
 	c := &fc.Config
 	c.AdminTimeout, c.StateFile = v.Duration(KeyAdminTimeout), v.String(KeyStateFile)
 	c.Switch = p4rtclient.Config{Addr: v.String(KeySwitchAddr), DeviceID: v.Uint(KeyDeviceID),

@@ -224,6 +224,7 @@ func (c *Controller) Run(ctx context.Context) error {
 	for {
 		select {
 		case <-ctx.Done():
+			c.core.Stop(time.Now())
 			return nil
 		case in := <-c.inputs:
 			step(in)

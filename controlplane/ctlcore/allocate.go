@@ -1,6 +1,8 @@
 package ctlcore
 
 import (
+	"context"
+	"log/slog"
 	"net/netip"
 	"slices"
 
@@ -212,8 +214,13 @@ func (c *Core) plan(reports map[uint16][]wire.LockStat, intervals map[uint16]flo
 	}
 	slices.SortFunc(outs, func(a, b *lockRec) int { return int(a.id) - int(b.id) })
 	slices.SortFunc(ins, func(a, b *lockRec) int { return int(a.id) - int(b.id) })
-	c.log.Info("allocation period", "period", period, "demands", len(demands), "value", p.Value, "best", p.Best,
-		"slots", p.Used, "locks", p.Locks, "out", len(outs), "in", len(ins))
+	// At INFO only when it moves something: an idle rack logs nothing every period.
+	level := slog.LevelDebug
+	if len(outs)+len(ins) > 0 {
+		level = slog.LevelInfo
+	}
+	c.log.Log(context.Background(), level, "allocation period", "period", period, "demands", len(demands),
+		"value", p.Value, "best", p.Best, "slots", p.Used, "locks", p.Locks, "out", len(outs), "in", len(ins))
 	startIns := func() {
 		c.allocBusy = false
 		c.startMovesIn(ins, want)

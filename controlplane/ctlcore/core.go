@@ -313,7 +313,11 @@ func (c *Core) setPrimary(p bool) {
 		return
 	}
 	c.primary = p
-	c.cancelAll()
+	why := "this controller lost primacy"
+	if p {
+		why = "this controller became primary"
+	}
+	c.cancelAll(why)
 	if !p {
 		c.phase = Backup
 		c.log.Warn("not primary any more: standing by")

@@ -3,6 +3,7 @@ package ctlcore
 import (
 	"cmp"
 	"slices"
+	"time"
 
 	"github.com/netlock-go/netlock/p4/dataplane"
 	"github.com/netlock-go/netlock/wire"
@@ -53,6 +54,78 @@ const (
 	stepAdopt
 )
 
+// moveRec is a move under way, for its log line: every move logs one line at INFO when it ends,
+// with its outcome (moved, abandoned, cancelled), its duration and why; its steps log at DEBUG.
+type moveRec struct {
+	into    bool // into the switch (else out of it)
+	started time.Time
+	from    moveStep // a move out resumed by a controller that took over starts past the pause
+}
+
+func (m *moveRec) dir() string {
+	if m.into {
+		return "into the switch"
+	}
+	return "out of the switch"
+}
+
+// startMove records that a move of lk starts. A move still recorded (one that a failure
+// cancelled and the caller restarts) ends first, cancelled.
+func (c *Core) startMove(lk *lockRec, into bool, from moveStep) {
+	if lk.mv != nil {
+		c.endMove(lk, "cancelled", "a new move of the lock replaces it")
+	}
+	lk.mv = &moveRec{into: into, started: c.now, from: from}
+	c.log.Debug("move starts", "lock", lk.id, "server", lk.server, "dir", lk.mv.dir(), "from", from)
+}
+
+// endMove logs the end of lk's move, once: outcome "moved", "abandoned" (at WARN) or "cancelled",
+// why (may be empty) and extra attributes.
+func (c *Core) endMove(lk *lockRec, outcome, why string, attrs ...any) {
+	m := lk.mv
+	if m == nil {
+		return
+	}
+	lk.mv = nil
+	args := append([]any{"lock", lk.id, "server", lk.server, "outcome", outcome, "took", c.now.Sub(m.started)}, attrs...)
+	if why != "" {
+		args = append(args, "why", why)
+	}
+	if m.from != stepPause {
+		args = append(args, "resumed_at", m.from)
+	}
+	if outcome == "abandoned" {
+		c.log.Warn("move "+m.dir(), args...)
+		return
+	}
+	c.log.Info("move "+m.dir(), args...)
+}
+
+// Stop ends the Core's life: the moves still under way are cancelled, each logged at DEBUG, and
+// one INFO line counts them (a controller stopped in the middle of an allocation period would
+// otherwise log a line per move).
+func (c *Core) Stop(now time.Time) {
+	c.now = now
+	in, out := 0, 0
+	for _, lk := range c.locks {
+		m := lk.mv
+		if m == nil {
+			continue
+		}
+		if m.into {
+			in++
+		} else {
+			out++
+		}
+		lk.mv = nil
+		c.log.Debug("move "+m.dir(), "lock", lk.id, "server", lk.server, "outcome", "cancelled", "took",
+			now.Sub(m.started), "why", "the controller stopped")
+	}
+	if in+out > 0 {
+		c.log.Info("stopping: moves cancelled", "into_switch", in, "out_of_switch", out)
+	}
+}
+
 // beginTask starts a new task of lk and returns its number.
 func (c *Core) beginTask(lk *lockRec) uint64 {
 	lk.task++
@@ -82,7 +155,7 @@ func (c *Core) moveOut(lk *lockRec) { c.moveOutFrom(lk, stepPause) }
 func (c *Core) moveOutFrom(lk *lockRec, step moveStep) {
 	t := c.beginTask(lk)
 	lk.state = stateMovingOut
-	c.log.Info("moving out of the switch", "lock", lk.id, "server", lk.server, "from", step)
+	c.startMove(lk, false, step)
 	c.outStep(lk, t, step, 0)
 }
 
@@ -190,7 +263,7 @@ func (c *Core) outStep(lk *lockRec, t uint64, step moveStep, floor uint64) {
 				c.serverEpoch(lk.server, rep.Token)
 				lk.state = stateServer
 				c.stats.MovesOut++
-				c.log.Info("moved out of the switch", "lock", lk.id, "server", lk.server, "floor", floor)
+				c.endMove(lk, "moved", "", "floor", floor)
 				c.endTask(lk)
 			})
 	}
@@ -205,7 +278,7 @@ func (c *Core) outStep(lk *lockRec, t uint64, step moveStep, floor uint64) {
 func (c *Core) moveIn(lk *lockRec, r [dataplane.Levels]dataplane.Region) {
 	t := c.beginTask(lk)
 	lk.state = stateMovingIn
-	c.log.Info("moving into the switch", "lock", lk.id, "server", lk.server, "regions", r)
+	c.startMove(lk, true, stepPause)
 	n := lk.server
 	c.withStaging(n, func(release func()) {
 		if lk.task != t {
@@ -216,7 +289,7 @@ func (c *Core) moveIn(lk *lockRec, r [dataplane.Levels]dataplane.Region) {
 		i, ok := c.takeIndex()
 		if !ok {
 			release()
-			c.log.Warn("move into the switch abandoned: no free lock index", "lock", lk.id)
+			c.endMove(lk, "abandoned", "no free lock index")
 			c.stats.MovesAborted++
 			lk.state = stateServer
 			c.endTask(lk)
@@ -267,7 +340,7 @@ func (c *Core) startMovesIn(ins []*lockRec, want map[uint32]*[dataplane.Levels]d
 
 // abortMoveIn gives a move in up: the server takes the lock back (nothing reached the switch).
 func (c *Core) abortMoveIn(lk *lockRec, t uint64, why string) {
-	c.log.Warn("move into the switch abandoned", "lock", lk.id, "server", lk.server, "why", why)
+	c.endMove(lk, "abandoned", why)
 	c.stats.MovesAborted++
 	var adopt func()
 	adopt = func() {
@@ -396,7 +469,7 @@ func (c *Core) moveInInsert(lk *lockRec, t uint64, i uint32, r [dataplane.Levels
 			lk.lastHits, lk.adminSent = 0, 0
 			lk.state = stateSwitch
 			c.stats.MovesIn++
-			c.log.Info("moved into the switch", "lock", lk.id, "server", lk.server, "index", i)
+			c.endMove(lk, "moved", "", "index", i, "regions", r)
 			c.endTask(lk)
 		}, Update{Op: op, Entity: Entity{Lock: &e}})
 	}

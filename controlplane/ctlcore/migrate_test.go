@@ -1,8 +1,11 @@
 package ctlcore
 
 import (
+	"bytes"
 	"fmt"
+	"log/slog"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/netlock-go/netlock/p4/dataplane"
@@ -134,7 +137,7 @@ func TestMoveInCancelledWhileQueued(t *testing.T) {
 	}
 	c.startMovesIn(ins, want)
 	// Only the first move has its turn; cancel them all before any answer.
-	c.cancelServerTasks(1)
+	c.cancelServerTasks(1, "test")
 	r.run(ms(1000), nil)
 	if yields != 1 {
 		t.Errorf("%d yields, want 1 (the move whose turn had come)", yields)
@@ -146,5 +149,55 @@ func TestMoveInCancelledWhileQueued(t *testing.T) {
 	}
 	if st := c.staging[1]; st.busy || len(st.queue) != 0 {
 		t.Errorf("staging entry of server 1 busy %v, %d queued", st.busy, len(st.queue))
+	}
+}
+
+// TestMoveLogs: every move logs one INFO line when it ends, with its outcome, cancelled ones
+// included, and nothing at INFO when it starts; moves still under way when the Core stops are
+// counted in one INFO line.
+func TestMoveLogs(t *testing.T) {
+	var buf bytes.Buffer
+	cfg := testConfig()
+	cfg.Log = slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	r := newFakeRack(t, cfg, 1)
+	r.run(ms(300), nil)
+	c := r.core
+	moveIn := func(first uint32, n int, server uint16) {
+		want := map[uint32]*[dataplane.Levels]dataplane.Region{}
+		var ins []*lockRec
+		for k := range n {
+			lk := c.lock(first + uint32(k))
+			lk.server, lk.rate = server, 1
+			ins = append(ins, lk)
+			want[lk.id] = &[dataplane.Levels]dataplane.Region{{Left: uint32(10 + 2*k), Size: 1}, {Left: uint32(11 + 2*k), Size: 1}}
+		}
+		c.startMovesIn(ins, want)
+	}
+	// Three moves that complete.
+	moveIn(100, 3, 1)
+	r.step(Tick{})
+	r.run(ms(2000), nil)
+	// Three cancelled before any answer: the server fails over.
+	moveIn(200, 3, 2)
+	c.cancelServerTasks(2, "its server fails over")
+	r.run(ms(3000), nil)
+	// Two under way when the controller stops.
+	moveIn(300, 2, 1)
+	c.Stop(r.now)
+
+	out := buf.String()
+	count := func(sub string) int { return strings.Count(out, sub) }
+	if n := count(`msg="move into the switch" lock=10`); n != 3 || count("outcome=moved") != 3 {
+		t.Errorf("%d end lines for the 3 moves that completed (%d moved):\n%s", n, count("outcome=moved"), out)
+	}
+	if n := count(`msg="move into the switch" lock=20`); n != 3 ||
+		count(`outcome=cancelled`) != 3 || count(`why="its server fails over"`) != 3 {
+		t.Errorf("%d end lines for the 3 cancelled moves:\n%s", n, out)
+	}
+	if count("lock=30") != 0 || count(`msg="stopping: moves cancelled" into_switch=2 out_of_switch=0`) != 1 {
+		t.Errorf("the moves under way at the stop are not counted in one line:\n%s", out)
+	}
+	if count("moving") != 0 || count("move starts") != 0 {
+		t.Errorf("the start of a move logs at INFO:\n%s", out)
 	}
 }

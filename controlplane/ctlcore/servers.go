@@ -214,7 +214,7 @@ func (c *Core) declareDead(n uint16) {
 func (c *Core) failover(s *serverRec, sb Standby) {
 	n := s.Num
 	c.log.Warn("failing over to the standby", "server", n, "addr", s.Addr, "standby_port", sb.Port, "epoch", s.epoch)
-	c.cancelServerTasks(n)
+	c.cancelServerTasks(n, "its server fails over")
 	srv := dataplane.Server{Addr: s.Addr, Port: sb.Port, MAC: sb.MAC}
 	hop := dataplane.NextHop{SrcMAC: c.cfg.Rack.SwitchMAC, DstMAC: sb.MAC, Port: sb.Port}
 	var route, start func()
@@ -263,7 +263,7 @@ func (c *Core) failover(s *serverRec, sb Standby) {
 func (c *Core) serverRestarted(n uint16) {
 	c.stats.ServerRestarts++
 	c.log.Warn("server restarted: its switch locks go out and back in", "server", n)
-	c.cancelServerTasks(n)
+	c.cancelServerTasks(n, "its server restarted")
 	for _, lk := range c.sortedLocks() {
 		if lk.server == n && lk.inTable {
 			c.moveOut(lk)
@@ -272,12 +272,14 @@ func (c *Core) serverRestarted(n uint16) {
 }
 
 // cancelServerTasks stops the moves of server n's locks: one into the switch whose entry is not
-// in is undone (the lock stays with the server), the others are restarted by the caller.
-func (c *Core) cancelServerTasks(n uint16) {
+// in is undone (the lock stays with the server), the others are restarted by the caller. Each
+// cancelled move logs its end, saying why.
+func (c *Core) cancelServerTasks(n uint16, why string) {
 	for _, lk := range c.sortedLocks() {
 		if lk.server != n || !lk.moving {
 			continue
 		}
+		c.endMove(lk, "cancelled", why)
 		lk.task++
 		if !lk.inTable {
 			lk.state = stateServer

@@ -46,6 +46,9 @@ type lockRec struct {
 	// is under way.
 	task   uint64
 	moving bool
+	// mv is the move under way (its direction and start) until its end is logged (endMove);
+	// nil when none is.
+	mv *moveRec
 	// onDone, if set, runs once when the current task completes (an allocation period waits for
 	// its moves out).
 	onDone func()
@@ -211,6 +214,7 @@ func (c *Core) SwitchLockIDs() []uint32 {
 // never recovered again, never considered for the switch; testdata/recovery_interrupted.)
 func (c *Core) resetPlacement() {
 	for _, lk := range c.locks {
+		c.endMove(lk, "cancelled", "the switch's entries are gone")
 		lk.inTable, lk.paused = false, false
 		lk.task++
 		lk.state = stateServer
@@ -358,6 +362,7 @@ func (c *Core) recoverOrphans(lks []*lockRec) {
 	c.log.Warn("locks resident at their servers without a switch entry: recovering them after the leases",
 		"locks", len(lks), "wait", wait, "token_floor", floor)
 	for _, lk := range lks {
+		c.endMove(lk, "cancelled", "its lock is recovered after the leases")
 		lk.task++
 		lk.state = stateRecovering
 	}

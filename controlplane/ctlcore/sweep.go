@@ -48,7 +48,7 @@ func (c *Core) sweep() {
 // switchRestarted handles a switch whose cookie changed (0: its registers are fresh).
 func (c *Core) switchRestarted(cookie uint64) {
 	c.log.Warn("the switch's cookie changed: it restarted", "cookie", cookie, "want", c.cookie)
-	c.cancelAll()
+	c.cancelAll("the switch restarted")
 	c.takeover()
 }
 
@@ -106,8 +106,8 @@ func (c *Core) sweepLock(lk *lockRec, done func()) {
 }
 
 // cancelAll stops every task of the current generation: its pending results and timers are
-// ignored from now on.
-func (c *Core) cancelAll() {
+// ignored from now on. Each move under way logs its end, cancelled for why.
+func (c *Core) cancelAll(why string) {
 	c.gen++
 	c.pending = map[uint64]pendingOp{}
 	c.sweeping, c.allocBusy, c.moves, c.recovery = false, false, 0, 0
@@ -115,6 +115,7 @@ func (c *Core) cancelAll() {
 		st.busy, st.queue, st.barrierWaiters = false, nil, nil
 	}
 	for _, lk := range c.locks {
+		c.endMove(lk, "cancelled", why)
 		lk.task++
 		lk.moving = false
 	}

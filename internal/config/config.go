@@ -12,6 +12,9 @@
 //     duration with a unit is needed, a scalar where a section is needed);
 //   - a value that makes no sense is an error: each [Key] may carry a Check, and the command's own
 //     cross-key checks report through [Values.Errorf];
+//   - a key renamed keeps its former names ([Key.Deprecated], [Key.DeprecatedFlags]): they still
+//     work, with a warning for the command to print ([Values.Warnings]), and setting both names
+//     in one source is an error;
 //
 // and every error names the key and where its value came from: "config file f.yaml: key
 // lease.default: ...", "environment NETLOCK_SHARDS: ...", "flag --lease: ...". Usage:
@@ -83,6 +86,13 @@ type Key struct {
 	// Check, if set, rejects a nonsensical value (it gets the typed value: int, uint64,
 	// time.Duration, ...). Its error message is prefixed with the key and the source.
 	Check func(v any) error
+	// Deprecated lists former names of the key (dotted paths, like Name). A config file or an
+	// environment variable that uses one still sets the key, and Load adds a warning naming the
+	// new name ([Values.Warnings]); one source that sets the key under two names is an error.
+	Deprecated []string
+	// DeprecatedFlags lists former names of Flag: AddFlags defines each as a hidden flag that
+	// still sets the key, with a warning, as Deprecated does.
+	DeprecatedFlags []string
 }
 
 // Schema is the set of keys of one command.
@@ -99,7 +109,7 @@ type Schema struct {
 // NETLOCK_ variable stops the command. Not safe to change while commands load.
 var OtherEnv = []string{"NETLOCK_OPEN_TOFINO", "NETLOCK_P4C_DIR", "NETLOCK_P4C_SAMPLES", "NETLOCK_P4C_VERBOSE",
 	"NETLOCK_SEED", "NETLOCK_PORT_CHILD", "NETLOCK_TEST_RUN_MAIN", "NETLOCK_TEST_ADDR", "NETLOCK_TEST_HELPER",
-	"NETLOCK_TESTENV_X", "NETLOCK_TESTENV_CHILD"}
+	"NETLOCK_TESTENV_X", "NETLOCK_TESTENV_CHILD", "NETLOCK_P4TOOLS"}
 
 // CheckEnv rejects every variable of environ (KEY=VALUE, as os.Environ) that has the schema's
 // prefix but is neither a key's variable nor one of also: a mistyped variable
@@ -108,8 +118,8 @@ var OtherEnv = []string{"NETLOCK_OPEN_TOFINO", "NETLOCK_P4C_DIR", "NETLOCK_P4C_S
 func (s *Schema) CheckEnv(environ []string, also ...string) error {
 	prefix := s.EnvPrefix + "_"
 	known := map[string]bool{}
-	for _, k := range s.Keys {
-		known[s.EnvName(k.Name)] = true
+	for _, n := range s.EnvNames() {
+		known[n] = true
 	}
 	for _, a := range also {
 		known[a] = true
@@ -158,33 +168,56 @@ func (s *Schema) EnvName(name string) string {
 	return s.EnvPrefix + "_" + strings.ToUpper(strings.ReplaceAll(name, ".", "_"))
 }
 
+// EnvNames returns the environment variables of every key, its deprecated names' included.
+func (s *Schema) EnvNames() []string {
+	var out []string
+	for _, k := range s.Keys {
+		out = append(out, s.EnvName(k.Name))
+		for _, d := range k.Deprecated {
+			out = append(out, s.EnvName(d))
+		}
+	}
+	return out
+}
+
 // AddFlags defines a flag for every key that has one, with the key's default and usage.
+// A key's DeprecatedFlags are defined too, hidden from the usage.
 func (s *Schema) AddFlags(fs *pflag.FlagSet) {
 	for _, k := range s.Keys {
 		if k.Flag == "" {
 			continue
 		}
-		switch k.Type {
-		case String:
-			fs.String(k.Flag, asString(k.Default), k.Usage)
-		case Int:
-			d, _ := k.Default.(int)
-			fs.Int(k.Flag, d, k.Usage)
-		case Uint:
-			d, _ := k.Default.(uint64)
-			fs.Uint64(k.Flag, d, k.Usage)
-		case Bool:
-			d, _ := k.Default.(bool)
-			fs.Bool(k.Flag, d, k.Usage)
-		case Duration:
-			d, _ := k.Default.(time.Duration)
-			fs.Duration(k.Flag, d, k.Usage)
-		case Strings:
-			d, _ := k.Default.([]string)
-			fs.StringSlice(k.Flag, d, k.Usage)
-		default:
-			panic(fmt.Sprintf("config: key %s: type %v cannot have a flag", k.Name, k.Type))
+		addFlag(fs, &k, k.Flag, k.Usage)
+		for _, old := range k.DeprecatedFlags {
+			addFlag(fs, &k, old, fmt.Sprintf("deprecated: use --%s", k.Flag))
+			if err := fs.MarkHidden(old); err != nil {
+				panic(fmt.Sprintf("config: key %s: %v", k.Name, err))
+			}
 		}
+	}
+}
+
+func addFlag(fs *pflag.FlagSet, k *Key, name, usage string) {
+	switch k.Type {
+	case String:
+		fs.String(name, asString(k.Default), usage)
+	case Int:
+		d, _ := k.Default.(int)
+		fs.Int(name, d, usage)
+	case Uint:
+		d, _ := k.Default.(uint64)
+		fs.Uint64(name, d, usage)
+	case Bool:
+		d, _ := k.Default.(bool)
+		fs.Bool(name, d, usage)
+	case Duration:
+		d, _ := k.Default.(time.Duration)
+		fs.Duration(name, d, usage)
+	case Strings:
+		d, _ := k.Default.([]string)
+		fs.StringSlice(name, d, usage)
+	default:
+		panic(fmt.Sprintf("config: key %s: type %v cannot have a flag", k.Name, k.Type))
 	}
 }
 
@@ -195,10 +228,15 @@ func asString(v any) string {
 
 // Values are the loaded values of a schema's keys, each with its source.
 type Values struct {
-	schema *Schema
-	vals   map[string]any
-	source map[string]string
+	schema   *Schema
+	vals     map[string]any
+	source   map[string]string
+	warnings []string
 }
+
+// Warnings returns one line per deprecated name that set a key ("flag --metrics-addr is
+// deprecated: use --metrics-listen"), for the command to print or log.
+func (v *Values) Warnings() []string { return v.warnings }
 
 // Load reads the configuration: defaults, then the file (if file != ""), then the environment,
 // then the flags of fs that were set (fs may be nil). It fails on the first unknown key, wrong
@@ -244,20 +282,38 @@ func (s *Schema) loadFrom(fv *viper.Viper, fileSrc string, fs *pflag.FlagSet, en
 		var raw any
 		src, fromText := "default", false
 		raw = k.Default
-		if fv != nil && fv.IsSet(k.Name) {
-			raw, src = fv.Get(k.Name), fileSrc
+		if fv != nil {
+			name, err := v.pick(k, fileSrc+": ", "key ", k.Name, k.Deprecated, fv.IsSet)
+			if err != nil {
+				return nil, err
+			}
+			if name != "" {
+				raw, src = fv.Get(name), fileSrc
+			}
 		}
 		if env {
-			if e, ok := os.LookupEnv(s.EnvName(k.Name)); ok {
+			name, err := v.pick(k, "", "environment ", s.EnvName(k.Name), envNames(s, k.Deprecated), func(n string) bool {
+				_, ok := os.LookupEnv(n)
+				return ok
+			})
+			if err != nil {
+				return nil, err
+			}
+			if name != "" {
 				if k.Type == Table {
-					return nil, fmt.Errorf("environment %s: key %s is a section: set it in the config file", s.EnvName(k.Name), k.Name)
+					return nil, fmt.Errorf("environment %s: key %s is a section: set it in the config file", name, k.Name)
 				}
-				raw, src, fromText = e, "environment "+s.EnvName(k.Name), true
+				raw, src, fromText = os.Getenv(name), "environment "+name, true
 			}
 		}
 		if fs != nil && k.Flag != "" {
-			if f := fs.Lookup(k.Flag); f != nil && f.Changed {
-				raw, src = flagValue(f), "flag --"+k.Flag
+			changed := func(n string) bool { f := fs.Lookup(n); return f != nil && f.Changed }
+			name, err := v.pick(k, "", "flag --", k.Flag, k.DeprecatedFlags, changed)
+			if err != nil {
+				return nil, err
+			}
+			if name != "" {
+				raw, src = flagValue(fs.Lookup(name)), "flag --"+name
 			}
 		}
 		val, err := convert(k, raw, fromText)
@@ -270,6 +326,37 @@ func (s *Schema) loadFrom(fv *viper.Viper, fileSrc string, fs *pflag.FlagSet, en
 		v.vals[k.Name], v.source[k.Name] = val, src
 	}
 	return v, nil
+}
+
+// pick returns which of a key's names (current, or one of deprecated) a source sets ("" for none),
+// adding a warning for a deprecated one. Two names set in one source are an error. where names
+// the source ("config file F: ", or "" when kind does), kind the names' kind ("key ", "flag --",
+// "environment ").
+func (v *Values) pick(k *Key, where, kind, current string, deprecated []string, set func(string) bool) (string, error) {
+	name := ""
+	if set(current) {
+		name = current
+	}
+	for _, d := range deprecated {
+		if !set(d) {
+			continue
+		}
+		if name != "" {
+			return "", fmt.Errorf("%s%s%s and %s%s both set key %s: set only %s%s", where, kind, name, kind, d,
+				k.Name, kind, current)
+		}
+		name = d
+		v.warnings = append(v.warnings, fmt.Sprintf("%s%s%s is deprecated: use %s%s", where, kind, d, kind, current))
+	}
+	return name, nil
+}
+
+func envNames(s *Schema, names []string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = s.EnvName(n)
+	}
+	return out
 }
 
 func flagValue(f *pflag.Flag) any {
@@ -318,7 +405,7 @@ func (s *Schema) checkFileKeys(fv *viper.Viper, src string) error {
 // Table key.
 func (s *Schema) known(fk string) bool {
 	for _, k := range s.Keys {
-		if k.Name == fk || (k.Type == Table && strings.HasPrefix(fk, k.Name+".")) {
+		if k.Name == fk || (k.Type == Table && strings.HasPrefix(fk, k.Name+".")) || slices.Contains(k.Deprecated, fk) {
 			return true
 		}
 	}

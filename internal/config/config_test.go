@@ -178,3 +178,87 @@ func TestCheckEnvAlso(t *testing.T) {
 		t.Fatalf("CheckEnv without also: %v, want an error naming CFGTEST_KNOB", err)
 	}
 }
+
+// TestDeprecatedNames: a key's former name still sets it in a file, the environment and a flag,
+// with a warning naming the new name; the new name sets it without one; both names in one source
+// are an error; the former flag is hidden from the usage.
+func TestDeprecatedNames(t *testing.T) {
+	schema := func() *Schema {
+		return &Schema{EnvPrefix: "CFGTEST", Keys: []Key{
+			{Name: "metrics_listen", Type: String, Default: "", Flag: "metrics-listen",
+				Deprecated: []string{"metrics_addr"}, DeprecatedFlags: []string{"metrics-addr"}},
+		}}
+	}
+	load := func(file string, env map[string]string, args ...string) (*Values, *pflag.FlagSet, error) {
+		t.Helper()
+		s := schema()
+		fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
+		s.AddFlags(fs)
+		if err := fs.Parse(args); err != nil {
+			t.Fatal(err)
+		}
+		for k, v := range env {
+			t.Setenv(k, v)
+		}
+		v, err := s.Load(file, fs)
+		return v, fs, err
+	}
+	for _, c := range []struct {
+		name      string
+		file      string
+		env       map[string]string
+		args      []string
+		want, src string
+		warning   string
+	}{
+		{name: "new flag", args: []string{"--metrics-listen", ":1"}, want: ":1", src: "flag --metrics-listen"},
+		{name: "old flag", args: []string{"--metrics-addr", ":2"}, want: ":2", src: "flag --metrics-addr",
+			warning: "flag --metrics-addr is deprecated: use flag --metrics-listen"},
+		{name: "old file key", file: "metrics_addr: \":3\"\n", want: ":3", src: "config file",
+			warning: "key metrics_addr is deprecated: use key metrics_listen"},
+		{name: "old variable", env: map[string]string{"CFGTEST_METRICS_ADDR": ":4"}, want: ":4",
+			src:     "environment CFGTEST_METRICS_ADDR",
+			warning: "environment CFGTEST_METRICS_ADDR is deprecated: use environment CFGTEST_METRICS_LISTEN"},
+		{name: "new flag over old file key", file: "metrics_addr: \":5\"\n", args: []string{"--metrics-listen", ":6"},
+			want: ":6", src: "flag --metrics-listen", warning: "key metrics_addr is deprecated"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			file := ""
+			if c.file != "" {
+				file = write(t, "c.yaml", c.file)
+			}
+			v, _, err := load(file, c.env, c.args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := v.String("metrics_listen"); got != c.want || !strings.HasPrefix(v.Source("metrics_listen"), c.src) {
+				t.Errorf("metrics_listen = %q from %q, want %q from %q", got, v.Source("metrics_listen"), c.want, c.src)
+			}
+			w := strings.Join(v.Warnings(), "\n")
+			if (c.warning == "") != (w == "") || !strings.Contains(w, c.warning) {
+				t.Errorf("warnings %q, want %q", w, c.warning)
+			}
+		})
+	}
+	t.Run("both flags", func(t *testing.T) {
+		_, _, err := load("", nil, "--metrics-listen", ":1", "--metrics-addr", ":2")
+		if err == nil || !strings.Contains(err.Error(), "set only flag --metrics-listen") {
+			t.Errorf("both flags: %v, want an error naming the one to keep", err)
+		}
+	})
+	t.Run("both file keys", func(t *testing.T) {
+		_, _, err := load(write(t, "c.yaml", "metrics_addr: a\nmetrics_listen: b\n"), nil)
+		if err == nil || !strings.Contains(err.Error(), "metrics_addr") {
+			t.Errorf("both keys: %v, want an error", err)
+		}
+	})
+	t.Run("usage", func(t *testing.T) {
+		_, fs, err := load("", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if u := fs.FlagUsages(); strings.Contains(u, "metrics-addr") || !strings.Contains(u, "metrics-listen") {
+			t.Errorf("usage shows the former flag or hides the new one:\n%s", u)
+		}
+	})
+}

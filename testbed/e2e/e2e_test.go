@@ -239,6 +239,14 @@ func (w *worker) releaseErr(err error) error {
 	return err
 }
 
+// outageAttempts is the clients' Config.MaxAttempts in these tests. Their servers stop, fail over
+// and restart on purpose, and an acquire must wait that out (the checker reports an abandoned
+// acquire as lost) instead of failing as unreachable after the default 16 silent copies, 0.7 s at
+// the tests' 50 ms retransmission interval: a failover on a loaded machine took longer (TestSoak,
+// 249 acquires lost). 1000 copies is 50 s or more at 50-200 ms: longer than any outage here, and
+// bounded still (client's own tests cover the bound).
+const outageAttempts = 1000
+
 // acquireErr filters the errors of an acquire that this test accepts: a lease lost before the
 // acquire returned (the lock waited in the queue, or an earlier lock of a transaction lapsed while
 // a later one was awaited; this happens when renewals are lost). Anything else, a timeout above
@@ -422,7 +430,7 @@ func runEndToEnd(t *testing.T, seed uint64, faults faultnet.Faults, priorities i
 	for ci := range clients {
 		c, err := client.New(client.Config{
 			Servers: r.addrs, Local: "127.0.0.1:0", Lease: 200 * time.Millisecond, KeepAlive: true,
-			RetryInterval: 5 * time.Millisecond, MaxRetryInterval: 50 * time.Millisecond, WrapConn: hook,
+			RetryInterval: 5 * time.Millisecond, MaxRetryInterval: 50 * time.Millisecond, MaxAttempts: outageAttempts, WrapConn: hook,
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -454,7 +462,7 @@ func runEndToEnd(t *testing.T, seed uint64, faults faultnet.Faults, priorities i
 	for ci := range crashers {
 		c, err := client.New(client.Config{
 			Servers: r.addrs, Local: "127.0.0.1:0", Lease: crashLease,
-			RetryInterval: 5 * time.Millisecond, MaxRetryInterval: 50 * time.Millisecond, WrapConn: hook,
+			RetryInterval: 5 * time.Millisecond, MaxRetryInterval: 50 * time.Millisecond, MaxAttempts: outageAttempts, WrapConn: hook,
 		})
 		if err != nil {
 			t.Fatal(err)

@@ -96,7 +96,7 @@ func TestFailover(t *testing.T) {
 	errc := make(chan error, 16)
 	for ci := range 3 {
 		c, err := client.New(client.Config{Route: route, Local: "127.0.0.1:0", Lease: lease, KeepAlive: true,
-			RetryInterval: 5 * time.Millisecond, MaxRetryInterval: 50 * time.Millisecond, MaxAttempts: -1,
+			RetryInterval: 5 * time.Millisecond, MaxRetryInterval: 50 * time.Millisecond, MaxAttempts: outageAttempts,
 			WrapConn: func(pc net.PacketConn) net.PacketConn { return tracer{hook(pc), fmt.Sprintf("c%d", ci), tr} }})
 		if err != nil {
 			t.Fatal(err)

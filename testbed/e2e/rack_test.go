@@ -91,7 +91,7 @@ func (rr *rackRun) clients(n int, seed uint64, lease time.Duration) []*client.Cl
 			Recv: faultnet.Faults{Loss: 0.03, Dup: 0.03, Reorder: 0.03}}
 		name := fmt.Sprintf("c%d", i)
 		c, err := rr.r.NewClient(i, client.Config{Lease: lease, KeepAlive: true, RetryInterval: 20 * time.Millisecond,
-			MaxRetryInterval: 200 * time.Millisecond, RequestTimeout: 10 * time.Second,
+			MaxRetryInterval: 200 * time.Millisecond, RequestTimeout: 10 * time.Second, MaxAttempts: outageAttempts,
 			WrapConn: func(pc net.PacketConn) net.PacketConn {
 				f := faultnet.Wrap(tracer{PacketConn: pc, name: name, t: rr.trace}, fcfg)
 				rr.fmu.Lock()

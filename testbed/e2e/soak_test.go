@@ -700,8 +700,7 @@ func runSoak(cfg soakConfig) (soakResult, error) {
 	for ci := range cfg.clients {
 		c, err := client.New(client.Config{Route: rack.route(ci), Local: "127.0.0.1:0", Lease: cfg.lease,
 			KeepAlive: true, ClientID: clientID(), WrapConn: rack.wrapClient, RetryInterval: 5 * time.Millisecond,
-			MaxRetryInterval: 50 * time.Millisecond,
-			MaxAttempts:      -1}) // failovers leave a partition silent for longer than 16 copies: opTimeout bounds
+			MaxRetryInterval: 50 * time.Millisecond, MaxAttempts: outageAttempts})
 		if err != nil {
 			close(stop)
 			wg.Wait()
@@ -765,7 +764,7 @@ func runSoak(cfg soakConfig) (soakResult, error) {
 			case <-t.C:
 			}
 			c, err := client.New(client.Config{Route: rack.route(n), Local: "127.0.0.1:0", Lease: cfg.crashLease,
-				ClientID: clientID(), WrapConn: rack.wrapClient, RetryInterval: 5 * time.Millisecond, MaxRetryInterval: 50 * time.Millisecond})
+				ClientID: clientID(), WrapConn: rack.wrapClient, RetryInterval: 5 * time.Millisecond, MaxRetryInterval: 50 * time.Millisecond, MaxAttempts: outageAttempts})
 			if err != nil {
 				fail(err)
 				return

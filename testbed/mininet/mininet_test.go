@@ -3,6 +3,7 @@
 package mininet
 
 import (
+	"bytes"
 	"context"
 	"net"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -47,7 +49,7 @@ func TestMininetPingAndUDP(t *testing.T) {
 	logs := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "/usr/bin/python3", "run.py", "--test", "--netlock", bin,
+	cmd := exec.CommandContext(ctx, "/usr/bin/python3", "run.py", "--test", "--lock-held", "--netlock", bin,
 		"--log-dir", logs, "--grpc-base-port", strconv.Itoa(freePort(t)))
 	out, err := cmd.CombinedOutput()
 	if err != nil {
@@ -82,9 +84,10 @@ func tail(s string, n int) string {
 	return strings.Join(lines, "\n")
 }
 
-// lockMininet takes an exclusive lock on a file that every run of this test takes, and holds it
-// until the test ends, so that two test processes never run Mininet at once (its interface names,
-// s1-eth1 and so on, are global, and this test deletes leftovers of killed runs).
+// lockMininet takes an exclusive lock on a file that every run of these tests takes, and run.py
+// and rack.py too (runlock.py; the tests pass them --lock-held), and holds it until the test
+// ends, so that two Mininet runs never run at once (its interface names, s1-eth1 and so on, are
+// global, and TestMininetPingAndUDP deletes leftovers of killed runs).
 func lockMininet(t *testing.T) {
 	f, err := os.OpenFile(filepath.Join(os.TempDir(), "netlock-mininet.lock"), os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
@@ -95,4 +98,61 @@ func lockMininet(t *testing.T) {
 		t.Fatalf("lock %s: %v", f.Name(), err)
 	}
 	t.Cleanup(func() { f.Close() }) // closing releases the lock
+}
+
+// TestScriptsTakeMininetLock: run.py and rack.py take the lock the tests take (runlock.py, the
+// same file as lockMininet's): while this test holds it, each script says that it waits for
+// another run and starts nothing. Needs Debian's python3 with mininet, not root.
+func TestScriptsTakeMininetLock(t *testing.T) {
+	const install = "apt-get install -y mininet"
+	testenv.RequireTool(t, "/usr/bin/python3", install)
+	testenv.RequireCommand(t, "Debian's python3 module mininet", install, "/usr/bin/python3", "-c", "import mininet.net")
+	lockMininet(t)
+	path, err := exec.Command("/usr/bin/python3", "-B", "-c", "import runlock; print(runlock.lock_path())").Output()
+	if err != nil {
+		t.Fatalf("runlock.lock_path: %v", err)
+	}
+	if want := filepath.Join(os.TempDir(), "netlock-mininet.lock"); strings.TrimSpace(string(path)) != want {
+		t.Fatalf("the scripts lock %s, the tests %s", strings.TrimSpace(string(path)), want)
+	}
+	for _, args := range [][]string{
+		{"rack.py", "--netlock", "/bin/false", "--out", t.TempDir()},
+		{"run.py", "--test", "--netlock", "/bin/false", "--log-dir", t.TempDir()},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		cmd := exec.CommandContext(ctx, "/usr/bin/python3", append([]string{"-B"}, args...)...)
+		var out lockedBuffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Start(); err != nil {
+			cancel()
+			t.Fatal(err)
+		}
+		for !strings.Contains(out.String(), "waiting for another Mininet run") && ctx.Err() == nil {
+			time.Sleep(50 * time.Millisecond)
+		}
+		time.Sleep(500 * time.Millisecond) // it must still be waiting
+		cancel()
+		_ = cmd.Wait()
+		if s := out.String(); !strings.Contains(s, "waiting for another Mininet run") || strings.Contains(s, "starting Mininet") {
+			t.Errorf("%s while the lock is held:\n%s", args[0], s)
+		}
+	}
+}
+
+// lockedBuffer is a bytes.Buffer safe for a process's output and a reader at once.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

@@ -17,6 +17,11 @@ request to its server.
     sudo /usr/bin/python3 testbed/mininet/rack.py --netlock bin/netlock            # run, print, exit
     sudo /usr/bin/python3 testbed/mininet/rack.py --netlock bin/netlock --cli      # the Mininet CLI after
 
+It prints where its logs go, a line per step and per finished phase of each client node while it
+runs, and at the end the phases' table, the grants, the controller's moves and what the switch
+dropped or failed on, by reason. It takes the lock of every Mininet run of the testbed first
+(runlock.py), so that it never runs beside another (the Go tests, run.py).
+
 Addresses follow testbed/hostshim's plan (10.0.0.0/16): the switch 10.0.0.1, server n 10.0.1.n on
 switch port 100+n, client i 10.0.2.i on port i; MACs 02:00 and the four address bytes. Hosts reach
 each other through the switch only (static neighbour entries point every rack address at the
@@ -38,6 +43,7 @@ from mininet.net import Mininet
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from p4runtime_switch import P4RuntimeSwitch  # noqa: E402
+import runlock  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROGRAM = os.path.join(HERE, "..", "..", "p4", "netlock.p4")
@@ -49,6 +55,14 @@ LOCK_PORT = 8888
 SERVER_PORT_BASE = 100
 CONTROLLER_PORT = 250
 METRICS_PORT = 9102
+
+
+START = time.time()
+
+
+def say(msg):
+    """A progress line, with the time since the start."""
+    print("[%5.1fs] %s" % (time.time() - START, msg), flush=True)
 
 
 def mac_for(ip):
@@ -189,6 +203,67 @@ def wait_metric(host, name, timeout):
     return None
 
 
+# What `netlock loadgen` runs without --phases: the demo's phases but crash.
+DEFAULT_PHASES = ["shared", "exclusive", "contended/64", "contended/8", "contended/1", "tpcc-high", "tpcc-low"]
+
+
+def follow_phases(loads, out):
+    """Print the client nodes' phase lines (netlock loadgen writes one to its log per finished
+    phase) until every node has exited."""
+    seen = {}
+    while True:
+        running = False
+        for h, p, _, _ in loads:
+            if p.poll() is None:
+                running = True
+            try:
+                with open(os.path.join(out, "%s.log" % h.name)) as f:
+                    lines = [ln.rstrip("\n") for ln in f if " phase " in ln and " done: " in ln]
+            except OSError:
+                continue
+            for ln in lines[seen.get(h.name, 0):]:
+                say("%s: %s" % (h.name, ln))
+            seen[h.name] = len(lines)
+        if not running:
+            return
+        time.sleep(0.5)
+
+
+def switch_summary(sw):
+    """The switch's own summary from its log (netlock switch prints it when it stops): its counters
+    and the dropped frames and errors by reason. Empty if there is none (simple_switch_grpc)."""
+    try:
+        with open(sw.log_file) as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return []
+    for i, ln in enumerate(lines):
+        if ln.startswith("Switch stopped:"):
+            return [ln] + [x for x in lines[i + 1:] if x.startswith("  ")]
+    return []
+
+
+def controller_summary(path):
+    """Counts of the controller's moves by direction and outcome, from its log (one INFO line per
+    move when it ends)."""
+    counts = {}
+    try:
+        with open(path) as f:
+            for ln in f:
+                if 'msg="move into the switch"' in ln or 'msg="move out of the switch"' in ln:
+                    d = "into the switch" if "into" in ln else "out of the switch"
+                    outcome = ln.split("outcome=", 1)[1].split()[0] if "outcome=" in ln else "?"
+                    counts[(d, outcome)] = counts.get((d, outcome), 0) + 1
+                elif 'msg="stopping: moves cancelled"' in ln:
+                    for d, key in (("into the switch", "into_switch="), ("out of the switch", "out_of_switch=")):
+                        n = int(ln.split(key, 1)[1].split()[0])
+                        if n:
+                            counts[(d, "unfinished at the stop")] = n
+    except OSError:
+        return ""
+    return "; ".join("%d %s %s" % (n, outcome, d) for (d, outcome), n in sorted(counts.items()))
+
+
 def run(net, sw, servers, clients, ctl, args):
     """Program the switch (or start the controller), start the servers and the client nodes, wait
     for the clients; returns the summary (also written to OUT/rack.json)."""
@@ -204,6 +279,7 @@ def run(net, sw, servers, clients, ctl, args):
                args.program, rt]
         info("*** %s\n" % " ".join(cmd))
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+        say("switch programmed with the rack's bring-up (netlock p4 push): no controller")
     for n, h in enumerate(servers, 1):
         log = open(os.path.join(args.out, "%s.log" % h.name), "w")
         state = os.path.join(args.out, "%s.state" % h.name)
@@ -213,12 +289,17 @@ def run(net, sw, servers, clients, ctl, args):
                 "--state-file", state, "--metrics-listen", "127.0.0.1:%d" % METRICS_PORT]
         if not os.path.exists(state):
             argv.append("--init")  # a new server; a state file left by an earlier run means a restart
+        else:
+            say("%s: state file %s from an earlier run: the server restarts and waits out its leases" %
+                (h.name, state))
         info("*** %s: %s\n" % (h.name, " ".join(argv)))
         procs.append((h.popen(argv, stdout=log, stderr=log), log))
     try:
         for h in servers:
             if wait_metric(h, "netlock_grants_total", 20) is None:
                 raise RuntimeError("%s: the lock server did not come up; see %s.log" % (h.name, h.name))
+        say("lock servers up: %s" % ", ".join("%s %s:%d" % (h.name, server_ip(n), LOCK_PORT)
+                                                for n, h in enumerate(servers, 1)))
         if ctl is not None:
             cfgfile = os.path.join(args.out, "controller.json")
             with open(cfgfile, "w") as f:
@@ -228,8 +309,10 @@ def run(net, sw, servers, clients, ctl, args):
             info("*** %s: %s\n" % (ctl.name, " ".join(argv)))
             procs.append((ctl.popen(argv, stdout=log, stderr=log), log))
             # The controller is up once it has programmed the switch: the servers' routes work.
+            say("controller started; waiting for it to program the switch")
             if not wait_ping(clients[0], server_ip(1), 30):
                 raise RuntimeError("the controller did not program the switch; see %s.log" % ctl.name)
+            say("switch programmed by the controller: the servers answer through it")
         servers_arg = ",".join("%s:%d" % (server_ip(n), LOCK_PORT) for n in range(1, args.servers + 1))
         loads = []
         for i, h in enumerate(clients, 1):
@@ -245,6 +328,11 @@ def run(net, sw, servers, clients, ctl, args):
                 argv += ["--record"]
             info("*** %s: %s\n" % (h.name, " ".join(argv)))
             loads.append((h, h.popen(argv, stdout=log, stderr=log), log, out))
+        phases = args.phases.split(",") if args.phases else DEFAULT_PHASES
+        say("%d client nodes running %d phases of %gs each (%s); a line per finished phase:" %
+            (len(loads), len(phases), args.duration, ",".join(phases)))
+        follow_phases(loads, args.out)
+        say("client nodes done")
         ok = True
         nodes = []
         for h, p, log, out in loads:
@@ -293,6 +381,9 @@ def run(net, sw, servers, clients, ctl, args):
     # A server's count includes grants repeated for retransmitted acquires, so the switch granted at
     # least the difference, never less.
     print("acquisitions: %d; granted by the switch: at least %d" % (acquires, max(acquires - sent, 0)))
+    if ctl is not None:
+        moves = controller_summary(os.path.join(args.out, "%s.log" % ctl.name))
+        print("controller moves: %s" % (moves or "none"))
     return ok and len(nodes) == len(clients), summary
 
 
@@ -315,14 +406,23 @@ def main():
     ap.add_argument("--controller-bin", default="", help="the binary to run netlock controller from (default: --netlock)")
     ap.add_argument("--alloc-period", type=float, default=0.5, help="the controller's allocation period, seconds")
     ap.add_argument("--cli", action="store_true", help="the Mininet CLI after the run")
+    ap.add_argument("--lock-held", action="store_true",
+                    help="the caller holds the Mininet lock (runlock.py; the Go tests take it before they run this)")
     args = ap.parse_args()
+    if not args.lock_held:
+        lock = runlock.take(say)  # noqa: F841 (held until the process exits)
     args.netlock = os.path.abspath(args.netlock) if os.sep in args.netlock else args.netlock
     os.makedirs(args.out, exist_ok=True)
+    say("logs, runtime file and results in %s (%s.log: the switch; %s.log ...: servers, "
+        "controller, client nodes; rack.json: the summary)" % (args.out, args.prefix + "s1", args.prefix + "srv1"))
     args.controller_bin = os.path.abspath(args.controller_bin) if args.controller_bin else args.netlock
     args.with_controller = args.controller == "yes" or (args.controller == "auto" and has_controller(args.controller_bin))
     setLogLevel("info" if args.cli else "warning")
     net, sw, servers, clients, ctl = build(args)
+    say("starting Mininet: switch %s (netlock switch on AF_PACKET ports), %d servers, %d client hosts%s" %
+        (sw.name, len(servers), len(clients), ", the controller's host" if ctl is not None else ""))
     net.start()
+    ok = False
     try:
         prepare_hosts(servers + clients, args)
         if ctl is not None:
@@ -330,9 +430,17 @@ def main():
         ok, _ = run(net, sw, servers, clients, ctl, args)
         if args.cli:
             CLI(net)
-        return 0 if ok else 1
     finally:
         net.stop()
+        lines = switch_summary(sw)
+        if lines:
+            print("switch %s: %s" % (sw.name, lines[0]))
+            for ln in lines[1:]:
+                print(ln)
+        else:
+            print("switch %s: no summary in %s" % (sw.name, sw.log_file))
+        say("done: %s; logs in %s" % ("ok" if ok else "FAILED", args.out))
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

@@ -60,7 +60,7 @@ func TestMininetRack(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	phases := []string{testbed.PhaseShared, "contended/8", "contended/1", testbed.PhaseTPCCHigh}
-	cmd := exec.CommandContext(ctx, "/usr/bin/python3", "rack.py", "--netlock", bin, "--out", out, "--prefix", prefix,
+	cmd := exec.CommandContext(ctx, "/usr/bin/python3", "rack.py", "--lock-held", "--netlock", bin, "--out", out, "--prefix", prefix,
 		"--grpc-port", strconv.Itoa(freePort(t)), "--duration", "2", "--record", "--phases", strings.Join(phases, ","))
 	res, err := cmd.CombinedOutput()
 	t.Logf("rack.py:\n%s", res)

@@ -22,6 +22,7 @@ from mininet.net import Mininet
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from p4runtime_switch import P4RuntimeSwitch  # noqa: E402
+import runlock  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -139,7 +140,11 @@ def main():
     ap.add_argument("--pcap-dir")
     ap.add_argument("--log-console", action="store_true")
     ap.add_argument("--grpc-base-port", type=int, default=50051)
+    ap.add_argument("--lock-held", action="store_true",
+                    help="the caller holds the Mininet lock (runlock.py; the Go tests take it before they run this)")
     args = ap.parse_args()
+    if not args.lock_held:
+        lock = runlock.take(lambda msg: print(msg, flush=True))  # noqa: F841 (held until the process exits)
     os.makedirs(args.log_dir, exist_ok=True)
     setLogLevel("info" if not args.test else "warning")
     with open(args.topo) as f:

@@ -2,6 +2,7 @@ package softrack
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/netlock-go/netlock/controlplane/ctlcore"
 	"github.com/netlock-go/netlock/p4/dataplane"
 	"github.com/netlock-go/netlock/p4/netlockgen"
+	"github.com/netlock-go/netlock/wire"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -132,5 +134,70 @@ func TestPipelineChoice(t *testing.T) {
 				t.Fatalf("the switch runs %q, want the interpreter: %v", got, tt.interp)
 			}
 		})
+	}
+}
+
+// TestQueuedInTheSwitchIsNotUnreachable: an acquire queued in the switch behind a holder, for far
+// longer than its MaxAttempts retransmissions, keeps waiting, because the switch refuses its
+// liveness probes (client.Config.MaxAttempts), and is granted when the holder releases.
+func TestQueuedInTheSwitchIsNotUnreachable(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	r, err := Start(ctx, Config{Controller: ctlcore.Config{AllocPeriod: 200 * time.Millisecond, SweepPeriod: 50 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := r.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
+	clients, err := r.NewClients(4, client.Config{RetryInterval: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range clients {
+		defer c.Close()
+	}
+	const lock = HotLockBase
+	inSwitch := func() bool { return slices.Contains(r.Primary().Snapshot().Locks, lock) }
+	for deadline := time.Now().Add(wait); !inSwitch(); {
+		if time.Now().After(deadline) {
+			t.Fatalf("lock %d never moved into the switch: %v", lock, r.Primary().Snapshot().Locks)
+		}
+		if _, err := HotLoad(ctx, clients, 200*time.Millisecond); err != nil {
+			t.Fatal(err)
+		}
+	}
+	holder, err := clients[0].Acquire(ctx, lock, wire.Exclusive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waiter, err := r.NewClient(1, client.Config{RetryInterval: time.Millisecond, MaxRetryInterval: 2 * time.Millisecond,
+		MaxAttempts: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer waiter.Close()
+	got := make(chan error, 1)
+	go func() {
+		g, err := waiter.Acquire(ctx, lock, wire.Exclusive)
+		if err == nil {
+			err = g.Release(ctx)
+		}
+		got <- err
+	}()
+	time.Sleep(300 * time.Millisecond)
+	select {
+	case err := <-got:
+		t.Fatalf("the queued acquire returned %v while the lock was held (in the switch: %v)", err, inSwitch())
+	default:
+	}
+	t.Logf("after 300 ms queued: lock in the switch %v; waiter %+v", inSwitch(), waiter.Stats())
+	if err := holder.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-got; err != nil {
+		t.Fatalf("the queued acquire: %v", err)
 	}
 }
