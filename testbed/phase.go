@@ -123,7 +123,20 @@ func runPhase(ctx context.Context, cfg *Config, spec phaseSpec, phaseNo uint64, 
 	var warmup time.Duration
 	if cfg.Warmup > 0 {
 		stopWarm := startProgress(cfg.Progress, cfg.ProgressLive, spec.name+" warm-up", start, nil, nil)
-		warmUp(pctx, cfg, rg, ctlBefore.periods)
+		var placed func() bool
+		if spec.name == PhaseCrash && rg.switchLocks != nil {
+			// The crash phase's locks can move into the switch only once the crashed holder's
+			// leases have run out on their server: wait for the first of them too.
+			placed = func() bool {
+				for _, l := range rg.switchLocks() {
+					if l >= crashLockBase && l < crashLockBase+crashLocks {
+						return true
+					}
+				}
+				return false
+			}
+		}
+		warmUp(pctx, cfg, rg, ctlBefore.periods, placed)
 		stopWarm(false)
 		opened = mark()
 		warmup = opened.Sub(start)
@@ -229,10 +242,10 @@ const (
 )
 
 // warmUp waits cfg.Warmup, then, with a controller, until it has completed warmUpPeriods
-// allocation periods since the phase began (periods were at before then), at most
-// maxWarmup*cfg.Warmup in all: on a loaded machine the controller is slower than its period, and
-// the measured window should see the locks it placed.
-func warmUp(ctx context.Context, cfg *Config, rg *rig, before uint64) {
+// allocation periods since the phase began (periods were at before then) and placed reports
+// true (nil: at once), at most maxWarmup*cfg.Warmup in all: on a loaded machine the controller is
+// slower than its period, and the measured window should see the locks it placed.
+func warmUp(ctx context.Context, cfg *Config, rg *rig, before uint64, placed func() bool) {
 	t := time.NewTimer(cfg.Warmup)
 	defer t.Stop()
 	select {
@@ -248,7 +261,7 @@ func warmUp(ctx context.Context, cfg *Config, rg *rig, before uint64) {
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		if st, ok := rg.controller(); ok && st.Periods >= before+warmUpPeriods {
+		if st, ok := rg.controller(); ok && st.Periods >= before+warmUpPeriods && (placed == nil || placed()) {
 			return
 		}
 		select {

@@ -127,14 +127,14 @@ func TestMakeInstall(t *testing.T) {
 }
 
 // TestMakefileExportsKnownVariables: every NETLOCK_ variable the Makefile exports to its
-// recipes is one that netlock's commands accept (config.OtherEnv or a key's): an unknown
+// recipes (`export NAME` or a target's `target: export NAME := ...`) is one that netlock's commands accept (config.OtherEnv or a key's): an unknown
 // NETLOCK_ variable stops every command, so `make demo` would fail at once.
 func TestMakefileExportsKnownVariables(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(testenv.ModuleRoot(t), "Makefile"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	exports := regexp.MustCompile(`(?m)^export\s+(.*)$`).FindAllStringSubmatch(string(b), -1)
+	exports := regexp.MustCompile(`(?m)^(?:[\w.-]+:\s*)?export\s+(.*)$`).FindAllStringSubmatch(string(b), -1)
 	n := 0
 	for _, m := range exports {
 		for _, name := range strings.Fields(m[1]) {

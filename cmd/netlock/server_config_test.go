@@ -38,7 +38,7 @@ func TestServerConfigStrict(t *testing.T) {
 		{name: "zero lease", file: "lease: {default: 0s}\n", want: "key lease.default: 0s: a lease must be at least 1µs"},
 		{name: "max below default", file: "lease: {default: 30s, max: 10s}\n", want: "key lease.max: 10s is below lease.default 30s"},
 		{name: "environment", file: "shards: 2\n", env: []string{"NETLOCK_MAX_WAITERS=-4"},
-			want: "environment NETLOCK_MAX_WAITERS: key max_waiters: -4: must not be negative"},
+			want: "environment NETLOCK_MAX_WAITERS: key max_waiters: -4: must be in -1..16777216"},
 		{name: "environment typo", file: "shards: 2\n", env: []string{"NETLOCK_LEASE_DEFUALT=1s"},
 			want: "environment NETLOCK_LEASE_DEFUALT: unknown variable (did you mean NETLOCK_LEASE_DEFAULT?)"},
 		{name: "environment plural", file: "shards: 2\n", env: []string{"NETLOCK_SHARDZ=3"},
