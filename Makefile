@@ -47,11 +47,11 @@ test: lint
 	# The data plane's differential test at full count and its mutants (single-threaded; under
 	# -race above they run a few sequences), and its passes per operation (measured without the
 	# race detector).
-	$(TESTSUM) run $(TESTLOG) -- $(GO) test -json -count=1 -timeout 10m -run 'Differential|^TestPassesPerOperation$$' ./p4/dataplane
+	$(TESTSUM) run $(TESTLOG) -- $(GO) test -json -count=1 -timeout 10m -run 'Differential|^TestPassesPerOperation$$' ./p4/dataplane/dpengine
 	# The rack model runs in one goroutine: under -race above its conservation and checker-agreement
 	# tests run two phases and one, and the controller's tests one seed each and no negative
 	# controls; here every phase, every seed and the negative controls.
-	$(TESTSUM) run $(TESTLOG) -- $(GO) test -json -count=1 -timeout 10m -run '^(TestConservation|TestCheckerAgreesWithHistory|TestMigrationsUnderLoad|TestEvictions.*|TestControllerNegativeControls|TestSwitchRestart.*|TestServerDeath.*|TestControllerDeath|TestCrashedHolderSwept)$$' ./testbed/rackmodel
+	$(TESTSUM) run $(TESTLOG) -- $(GO) test -json -count=1 -timeout 10m -run '^(TestConservation|TestCheckerAgreesWithHistory|TestMigrationsUnderLoad|TestEvictions.*|TestControllerNegativeControls|TestSwitchRestart.*|TestServerDeath.*|TestControllerDeath|TestCrashedHolderSwept|TestFailoverOutlivesController)$$' ./testbed/rackmodel
 	$(TESTSUM) report $(TESTLOG)
 
 # The tests against the real P4 toolchain (p4c's p4test and p4c-bm2-ss, bmv2's simple_switch and

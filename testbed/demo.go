@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/netlock-go/netlock/bmv2/engine"
+	"github.com/netlock-go/netlock/client"
 	"github.com/netlock-go/netlock/controlplane/ctlcore"
 	"github.com/netlock-go/netlock/internal/latency"
 )
@@ -32,16 +33,32 @@ const (
 	PhaseTPCCLow   = "tpcc-low"
 	// PhaseCrash: a client node takes crashLocks locks with a short lease and dies without
 	// releasing them; the workers contend for the same locks and get them once the leases expire.
-	PhaseCrash      = "crash"
+	PhaseCrash = "crash"
+	// PhasePriority (NetLock Figure 12a): the first half of the rack's workers (client node by
+	// client node) are tenant 1 at priority 0 (the highest), the others tenant 2 at priority 1, all on
+	// priorityLocks exclusive locks; the report gives each class's throughput and latency
+	// (PhaseResult.Classes).
+	PhasePriority = "priority"
+	priorityLocks = 8
+	priorityBase  = 5_000_000
+	// PhaseTenants and PhaseQuota (NetLock Figure 12b): 70% of the rack's workers are one tenant
+	// and 30% another, on quotaLocks exclusive locks, without quotas (PhaseTenants: tenants 5
+	// and 6) and with a quota of Config.TenantRate acquires per second each (PhaseQuota:
+	// tenants 3 and 4, limited by the switch's meters and the servers' quotas alike).
+	PhaseTenants    = "tenants"
+	PhaseQuota      = "quota"
+	quotaLocks      = 16
+	quotaBase       = 6_000_000
 	contendedPrefix = "contended/"
 	crashLocks      = 8
 	crashLockBase   = 4_000_000
 )
 
 // DefaultPhases is the demo's default run: the microbenchmark (shared, exclusive uncontended, an
-// exclusive contention sweep) then TPC-C at high and low contention, then a crashed holder.
+// exclusive contention sweep) then TPC-C at high and low contention, two priority classes on
+// contended locks, two tenants of 7 and 3 parts without and with quotas, then a crashed holder.
 var DefaultPhases = []string{PhaseShared, PhaseExclusive, "contended/64", "contended/8", "contended/1",
-	PhaseTPCCHigh, PhaseTPCCLow, PhaseCrash}
+	PhaseTPCCHigh, PhaseTPCCLow, PhasePriority, PhaseTenants, PhaseQuota, PhaseCrash}
 
 // Defaults of the rack (and, in parentheses in Config, of the loopback mode).
 const (
@@ -49,6 +66,7 @@ const (
 	DefaultRackWarmup   = 1500 * time.Millisecond
 	DefaultAllocPeriod  = 500 * time.Millisecond
 	DefaultMinRate      = 50
+	DefaultTenantRate   = 1000
 )
 
 // Config configures a demo run.
@@ -93,6 +111,9 @@ type Config struct {
 	// slots its allocator may use (0: all of them).
 	AllocPeriod time.Duration
 	Slots       int
+	// TenantRate is the quota of each of PhaseQuota's two tenants, in acquires per second (the
+	// switch's meter and each server's max_rate). Default DefaultTenantRate.
+	TenantRate int
 	// MinRate is the request rate (per second) below which the controller leaves a lock on its
 	// server (DefaultMinRate; negative: 0, every lock the servers report is a candidate).
 	MinRate float64
@@ -127,6 +148,9 @@ func (c *Config) validate() error {
 	}
 	if c.Clients == 0 {
 		c.Clients = 4
+	}
+	if c.TenantRate == 0 {
+		c.TenantRate = DefaultTenantRate
 	}
 	if c.Workers == 0 {
 		c.Workers = 4
@@ -232,6 +256,24 @@ type PhaseResult struct {
 	// transactions (a timer on a loaded machine overshoots).
 	ThinkTime time.Duration `json:"think_time_ns"`
 	Think     time.Duration `json:"think_measured_ns"`
+	// Classes splits the measured window by the workers' class in a phase whose workers differ
+	// in tenant and priority (PhasePriority); nil in the others.
+	Classes []ClassResult `json:"classes,omitempty"`
+}
+
+// ClassResult is one class of workers' share of a phase: its tenant and priority, its committed
+// transactions in the measured window and their latency, and its transactions over the whole
+// phase (a class that starves commits none).
+type ClassResult struct {
+	Name     string          `json:"name"`
+	Tenant   uint16          `json:"tenant"`
+	Priority uint8           `json:"priority"`
+	Workers  int             `json:"workers"`
+	Txns     uint64          `json:"txns"`
+	TxnRate  float64         `json:"txns_per_sec"`
+	AllTxns  uint64          `json:"txns_with_warmup"`
+	Rejects  uint64          `json:"rejects"`
+	Latency  latency.Latency `json:"txn_latency"`
 }
 
 // SwitchShare is the part of the committed acquisitions the switch granted (0 with none).
@@ -280,6 +322,37 @@ type phaseSpec struct {
 	locks      string
 	warehouses int // tpcc
 	pool       int // contended
+	classes    []workerClass
+}
+
+// workerClass is the tenant and priority of a class of workers: the rack's workers (numbered
+// client node by client node) from the fraction from of them on, up to the next class's.
+type workerClass struct {
+	name     string
+	from     float64
+	tenant   uint16
+	priority uint8
+}
+
+// classOf returns the index in s.classes of the class of worker (0-based, unique in the rack)
+// among total workers; -1 if the phase has no classes.
+func (s phaseSpec) classOf(worker, total int) int {
+	k := -1
+	for i, c := range s.classes {
+		if float64(worker) >= c.from*float64(total) {
+			k = i
+		}
+	}
+	return k
+}
+
+// classOpts returns the client options of class k's requests (none for -1).
+func (s phaseSpec) classOpts(k int) []client.Option {
+	if k < 0 {
+		return nil
+	}
+	c := s.classes[k]
+	return []client.Option{client.WithTenant(c.tenant), client.WithPriority(c.priority)}
 }
 
 func parsePhase(p string, clients int) (phaseSpec, error) {
@@ -295,10 +368,22 @@ func parsePhase(p string, clients int) (phaseSpec, error) {
 		s.warehouses = 10 * clients
 	case PhaseCrash:
 		s.locks = fmt.Sprintf("%d, holder crashed", crashLocks)
+	case PhaseTenants, PhaseQuota:
+		s.locks = fmt.Sprintf("%d excl, 7:3 tenants", quotaLocks)
+		t := uint16(5)
+		if p == PhaseQuota {
+			t = 3
+		}
+		s.classes = []workerClass{{name: "seven", from: 0, tenant: t, priority: 0},
+			{name: "three", from: 0.7, tenant: t + 1, priority: 0}}
+	case PhasePriority:
+		s.locks = fmt.Sprintf("%d excl, 2 classes", priorityLocks)
+		s.classes = []workerClass{{name: "high", from: 0, tenant: 1, priority: 0},
+			{name: "low", from: 0.5, tenant: 2, priority: 1}}
 	default:
 		var n int
 		if _, err := fmt.Sscanf(p, contendedPrefix+"%d", &n); err != nil || n < 1 {
-			return s, fmt.Errorf("unknown phase %q (want shared, exclusive, contended/N, tpcc-high, tpcc-low, crash)", p)
+			return s, fmt.Errorf("unknown phase %q (want shared, exclusive, contended/N, tpcc-high, tpcc-low, priority, tenants, quota, crash)", p)
 		}
 		s.pool = n
 		s.locks = fmt.Sprintf("%d exclusive", n)
@@ -388,6 +473,11 @@ func (r Report) WriteRows(w io.Writer) {
 			p.SwitchLocks, p.Rejects, p.Errors, p.Expiries, p.Retransm, len(p.Violations))
 	}
 	for _, p := range r.Phases {
+		for _, c := range p.Classes {
+			fmt.Fprintf(w, "\n%s: class %s (tenant %d, priority %d, %s): %.0f txn/s, p50 %s, p99 %s, %s; %d transactions over the whole phase",
+				p.Name, c.Name, c.Tenant, c.Priority, plural(c.Workers, "worker"), c.TxnRate, round(c.Latency.P50),
+				round(c.Latency.P99), plural(c.Rejects, "reject"), c.AllTxns)
+		}
 		if p.ThinkTime > 0 {
 			fmt.Fprintf(w, "\n%s: think time %v asked, %v measured (mean per committed transaction)", p.Name,
 				p.ThinkTime, round(p.Think))

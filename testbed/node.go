@@ -25,7 +25,8 @@ type NodeConfig struct {
 	// and the exclusive phase's private locks depend on them.
 	Node, Nodes int
 	// Workers per node (4), Duration of each phase (2s), Phases (DefaultPhases but the crash
-	// phase, which needs a crashing node), Lease (2s), ThinkTime, Seed (1).
+	// phase, which needs a crashing node, and the quota phase, whose quotas the servers and the
+	// controller would need), Lease (2s), ThinkTime, Seed (1).
 	Workers   int
 	Duration  time.Duration
 	Phases    []string
@@ -51,7 +52,7 @@ func (c *NodeConfig) validate() error {
 	}
 	if len(c.Phases) == 0 {
 		for _, p := range DefaultPhases {
-			if p != PhaseCrash {
+			if p != PhaseCrash && p != PhaseQuota {
 				c.Phases = append(c.Phases, p)
 			}
 		}
@@ -147,9 +148,9 @@ func RunNode(ctx context.Context, cfg NodeConfig) (NodeReport, error) {
 			wls[w] = wl
 		}
 		for w := range cfg.Workers {
-			stats[w] = &workerStats{}
+			stats[w] = &workerStats{class: spec.classOf((cfg.Node-1)*cfg.Workers+w, cfg.Nodes*cfg.Workers)}
 			wk := &worker{c: c, rec: &rec, name: fmt.Sprintf("n%d.w%d", cfg.Node, w), think: cfg.ThinkTime, from: &from,
-				ws: stats[w], live: &live}
+				ws: stats[w], live: &live, opts: spec.classOpts(stats[w].class)}
 			wl := wls[w]
 			wg.Add(1)
 			go func() {

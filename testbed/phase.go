@@ -21,7 +21,12 @@ import (
 // maxViolations is how many violations a phase keeps for its report.
 const maxViolations = 10
 
+// quotaBackoff is how long a worker whose transaction was refused for its tenant's quota waits
+// before the next one.
+const quotaBackoff = 2 * time.Millisecond
+
 type workerStats struct {
+	class    int // index in the phase's classes, -1 without
 	hist     latency.Histogram
 	think    time.Duration
 	txns     uint64 // measured
@@ -108,10 +113,10 @@ func runPhase(ctx context.Context, cfg *Config, spec phaseSpec, phaseNo uint64, 
 	}
 	for ci, c := range rg.clients {
 		for w := 0; w < cfg.Workers; w++ {
-			ws := &workerStats{}
+			ws := &workerStats{class: spec.classOf(ci*cfg.Workers+w, len(rg.clients)*cfg.Workers)}
 			stats = append(stats, ws)
 			wk := &worker{c: c, src: rg.trackers[ci], rec: &rec, name: fmt.Sprintf("c%d.w%d", ci+1, w),
-				think: cfg.ThinkTime, from: &from, ws: ws, live: &live}
+				think: cfg.ThinkTime, from: &from, ws: ws, live: &live, opts: spec.classOpts(ws.class)}
 			wl := wls[ci*cfg.Workers+w]
 			wg.Add(1)
 			go func() {
@@ -176,6 +181,22 @@ func runPhase(ctx context.Context, cfg *Config, spec phaseSpec, phaseNo uint64, 
 		res.LeaseLost += ws.lost
 	}
 	res.Latency = hist.Summary()
+	for k, cl := range spec.classes {
+		var h latency.Histogram
+		cr := ClassResult{Name: cl.name, Tenant: cl.tenant, Priority: cl.priority}
+		for _, ws := range stats {
+			if ws.class == k {
+				h.Merge(&ws.hist)
+				cr.Workers++
+				cr.Txns += ws.txns
+				cr.AllTxns += ws.all
+				cr.Rejects += ws.rejects
+			}
+		}
+		cr.Latency = h.Summary()
+		cr.TxnRate = float64(cr.Txns) / elapsed.Seconds()
+		res.Classes = append(res.Classes, cr)
+	}
 	if res.Txns > 0 {
 		res.Think = think / time.Duration(res.Txns)
 	}
@@ -307,7 +328,8 @@ type worker struct {
 	rec   *history.Recorder
 	name  string
 	think time.Duration
-	from  *atomic.Int64 // transactions that start before it (Unix ns) are not counted
+	opts  []client.Option // the class's tenant and priority, for every transaction
+	from  *atomic.Int64   // transactions that start before it (Unix ns) are not counted
 	ws    *workerStats
 	live  *phaseCounters
 }
@@ -338,7 +360,7 @@ func (w *worker) run(ctx context.Context, wl *Workload) {
 		locks = wl.Next(locks)
 		t0 := time.Now()
 		measured := t0.UnixNano() >= w.from.Load()
-		txn := w.c.Begin()
+		txn := w.c.Begin(w.opts...)
 		clear(want)
 		for _, l := range locks {
 			txn.Lock(l.Lock, l.Mode)
@@ -364,6 +386,13 @@ func (w *worker) run(ctx context.Context, wl *Workload) {
 			}
 			if ctx.Err() != nil {
 				return // the phase ended mid-transaction: not counted
+			}
+			if errors.Is(err, client.ErrQuota) {
+				// Over its tenant's quota: back off a little rather than spin on refusals.
+				select {
+				case <-time.After(quotaBackoff):
+				case <-ctx.Done():
+				}
 			}
 			if measured {
 				var rej *client.RejectError

@@ -59,7 +59,7 @@ func startLoopback(cfg *Config) (*rig, error) {
 	}
 	for i := 0; i < cfg.Servers; i++ {
 		s, err := lockserver.New(lockserver.Config{Listen: "127.0.0.1:0", Shards: 1,
-			Core:   lockcore.Config{DefaultLease: cfg.Lease, MaxLease: 2 * cfg.Lease},
+			Core:   lockcore.Config{DefaultLease: cfg.Lease, MaxLease: 2 * cfg.Lease, Quotas: serverQuotas(cfg)},
 			Logger: cfg.Logger.With("server", i+1)})
 		if err != nil {
 			return fail(err)
@@ -96,9 +96,9 @@ func startLoopback(cfg *Config) (*rig, error) {
 func startRack(ctx context.Context, cfg *Config) (*rig, error) {
 	sent := newServerSent()
 	r, err := softrack.Start(ctx, softrack.Config{Servers: cfg.Servers, Clients: cfg.Clients + 1, UDP: cfg.UDPPorts, Pipeline: cfg.Pipeline, Generated: cfg.Generated,
-		Lease: cfg.Lease, MaxLease: 2 * cfg.Lease, Log: cfg.Logger, WrapServer: sent.wrap,
+		Lease: cfg.Lease, MaxLease: 2 * cfg.Lease, Log: cfg.Logger, WrapServer: sent.wrap, Quotas: serverQuotas(cfg),
 		Controller: ctlcore.Config{AllocPeriod: cfg.AllocPeriod, Slots: cfg.Slots, MinRate: cfg.MinRate,
-			TestingKnobs: ctlcore.TestingKnobs{Mutation: cfg.Mutation}}})
+			Tenants: switchQuotas(cfg), TestingKnobs: ctlcore.TestingKnobs{Mutation: cfg.Mutation}}})
 	if err != nil {
 		return nil, fmt.Errorf("start the rack: %w", err)
 	}
@@ -136,4 +136,28 @@ func startRack(ctx context.Context, cfg *Config) (*rig, error) {
 		return nil
 	}
 	return rg, nil
+}
+
+// quotaTenants are PhaseQuota's tenants (parsePhase), limited to Config.TenantRate acquires per
+// second each.
+var quotaTenants = [...]uint16{3, 4}
+
+// serverQuotas returns each server's quotas of quotaTenants: an equal part of the rate (a lock
+// lives on one server, and locks are spread evenly over them).
+func serverQuotas(cfg *Config) map[uint16]lockcore.Quota {
+	q := make(map[uint16]lockcore.Quota)
+	for _, t := range quotaTenants {
+		q[t] = lockcore.Quota{MaxRate: max(1, cfg.TenantRate/cfg.Servers)}
+	}
+	return q
+}
+
+// switchQuotas returns the switch's meters of quotaTenants (meter i for the i-th): the rate in
+// acquires per second, a tenth of a second of it as the burst.
+func switchQuotas(cfg *Config) []ctlcore.Tenant {
+	var ts []ctlcore.Tenant
+	for i, t := range quotaTenants {
+		ts = append(ts, ctlcore.Tenant{ID: t, Meter: i, Rate: float64(cfg.TenantRate), Burst: uint64(max(1, cfg.TenantRate/10))})
+	}
+	return ts
 }

@@ -73,7 +73,7 @@ func TestTPCCLockSets(t *testing.T) {
 // that the history holds no violation.
 func TestDemoLoopback(t *testing.T) {
 	var progress strings.Builder
-	rep, err := Run(context.Background(), Config{Loopback: true, Duration: 150 * time.Millisecond, Clients: 2, Workers: 2,
+	rep, err := Run(context.Background(), Config{Loopback: true, Duration: 150 * time.Millisecond, Clients: 2, Workers: 2, TenantRate: 100,
 		Progress: &progress})
 	if err != nil {
 		t.Fatal(err)
@@ -90,9 +90,8 @@ func TestDemoLoopback(t *testing.T) {
 			t.Errorf("phase %s: %d txns, %d lock acquires, %d grants counted by the servers, %d/%d by server/switch",
 				p.Name, p.Txns, p.LockOps, grants, p.ServerGrants, p.SwitchGrants)
 		}
-		if p.Errors != 0 || p.Rejects != 0 {
-			t.Errorf("phase %s: %d errors, %d rejects", p.Name, p.Errors, p.Rejects)
-		}
+		checkClasses(t, p)
+		checkRejects(t, p)
 		if p.Events == 0 || len(p.Violations) != 0 {
 			t.Errorf("phase %s: %d history events, violations %v", p.Name, p.Events, p.Violations)
 		}
@@ -117,12 +116,13 @@ func TestDemoLoopback(t *testing.T) {
 // controller busy through the next phases).
 func rackTestConfig() Config {
 	return Config{Duration: 300 * time.Millisecond, Warmup: 1500 * time.Millisecond, AllocPeriod: 150 * time.Millisecond,
-		MinRate: 5, Clients: 2, Workers: 2}
+		MinRate: 5, Clients: 2, Workers: 2, TenantRate: 100}
 }
 
 // hotPhases are the phases whose locks are few and hot: the controller must put them in the
 // switch.
-var hotPhases = map[string]bool{PhaseShared: true, "contended/8": true, "contended/1": true, PhaseCrash: true}
+var hotPhases = map[string]bool{PhaseShared: true, "contended/8": true, "contended/1": true, PhasePriority: true,
+	PhaseTenants: true, PhaseQuota: true, PhaseCrash: true}
 
 // TestDemoRuns runs every phase of the rack demo briefly (the switch running p4/netlock.p4, the
 // controller, two lock servers, client nodes) and checks what the demo claims: every phase made
@@ -167,9 +167,8 @@ func TestDemoRuns(t *testing.T) {
 			t.Errorf("phase %s: the switch granted nothing (%d transactions, %d locks in the switch)", p.Name, p.AllTxns,
 				p.SwitchLocks)
 		}
-		if p.Errors != 0 || p.Rejects != 0 {
-			t.Errorf("phase %s: %d errors, %d rejects", p.Name, p.Errors, p.Rejects)
-		}
+		checkClasses(t, p)
+		checkRejects(t, p)
 		if p.Events == 0 || len(p.Violations) != 0 {
 			t.Errorf("phase %s: %d history events, violations %v", p.Name, p.Events, p.Violations)
 		}
@@ -311,5 +310,56 @@ func TestRunNode(t *testing.T) {
 	}
 	if vs := history.Check(events, history.Options{}); len(vs) != 0 {
 		t.Errorf("%d violations, first %v", len(vs), vs[0])
+	}
+}
+
+// checkClasses: a phase with worker classes (priority, tenants, quota) reports each class, the classes add up
+// to the phase, and neither class starves: each committed transactions over the phase (the
+// switch's push-back announces min(size0, size1) free slots, which must not starve a level).
+func checkClasses(t *testing.T, p PhaseResult) {
+	t.Helper()
+	switch p.Name {
+	case PhasePriority:
+		if len(p.Classes) != 2 || p.Classes[0].Priority != 0 || p.Classes[1].Priority != 1 {
+			t.Fatalf("phase %s: classes %+v, want high (priority 0) and low (priority 1)", p.Name, p.Classes)
+		}
+	case PhaseTenants, PhaseQuota:
+		if len(p.Classes) != 2 || p.Classes[0].Workers <= p.Classes[1].Workers || p.Classes[0].Tenant == p.Classes[1].Tenant {
+			t.Fatalf("phase %s: classes %+v, want two tenants, the first with more workers", p.Name, p.Classes)
+		}
+	default:
+		if len(p.Classes) != 0 {
+			t.Errorf("phase %s: classes %v in a phase without classes", p.Name, p.Classes)
+		}
+		return
+	}
+	var txns, all uint64
+	workers := 0
+	for _, c := range p.Classes {
+		if c.AllTxns == 0 || c.Workers == 0 {
+			t.Errorf("phase %s: class %s starved: %d workers, %d transactions over the phase", p.Name, c.Name, c.Workers,
+				c.AllTxns)
+		}
+		txns += c.Txns
+		all += c.AllTxns
+		workers += c.Workers
+	}
+	if txns != p.Txns || all != p.AllTxns || workers != p.Workers {
+		t.Errorf("phase %s: classes add up to %d txns (%d over the phase), %d workers; the phase has %d (%d), %d",
+			p.Name, txns, all, workers, p.Txns, p.AllTxns, p.Workers)
+	}
+}
+
+// checkRejects: no phase has errors, and only the quota phase has rejects: there the larger tenant
+// must meet its quota.
+func checkRejects(t *testing.T, p PhaseResult) {
+	t.Helper()
+	switch {
+	case p.Errors != 0:
+		t.Errorf("phase %s: %d errors, the first: %s", p.Name, p.Errors, p.FirstError)
+	case p.Name == PhaseQuota && (len(p.Classes) == 0 || p.Classes[0].Rejects == 0):
+		t.Errorf("phase %s: the larger tenant was never refused for its quota (classes %+v)", p.Name, p.Classes)
+	case p.Name != PhaseQuota && p.Rejects != 0:
+		t.Errorf("phase %s: %d rejects", p.Name, p.Rejects)
 	}
 }

@@ -58,6 +58,10 @@ func (w *Workload) Next(dst []client.LockSpec) []client.LockSpec {
 		dst, _ = w.gen.next(dst)
 	case spec.name == PhaseShared:
 		dst = append(dst, client.LockSpec{Lock: 1_000_000 + uint32(w.rng.IntN(16)), Mode: wire.Shared})
+	case spec.name == PhasePriority:
+		dst = append(dst, client.LockSpec{Lock: priorityBase + uint32(w.rng.IntN(priorityLocks)), Mode: wire.Exclusive})
+	case spec.name == PhaseTenants || spec.name == PhaseQuota:
+		dst = append(dst, client.LockSpec{Lock: quotaBase + uint32(w.rng.IntN(quotaLocks)), Mode: wire.Exclusive})
 	case spec.name == PhaseCrash:
 		dst = append(dst, client.LockSpec{Lock: crashLockBase + uint32(w.rng.IntN(crashLocks)), Mode: wire.Exclusive})
 	case spec.name == PhaseExclusive:

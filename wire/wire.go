@@ -183,10 +183,16 @@ func (s Status) String() string {
 	return fmt.Sprintf("status(%d)", uint8(s))
 }
 
+// PingServing, in the Priority of a lock server's AdminPing answer, says the server was started
+// as a standby and has taken over a failed server's address (wire.AdminTakeover): the address
+// is served by it, and the failed server must never be routed to again. 0: any other server.
+const PingServing uint8 = 1
+
 // Admin sub-operations, carried in Status of an OpAdmin packet.
 const (
 	// AdminPing asks for an answer with FlagReply; Slots carries the shard count and, from a lock
-	// server, Token its fencing-token epoch.
+	// server, Token its fencing-token epoch and Priority PingServing when the server is a standby
+	// that took over a failed server's address (the controllers learn a failover from it).
 	AdminPing Status = 1
 	// AdminSweep asks the server to expire every lease that has run out now (a lease sweep).
 	AdminSweep Status = 2

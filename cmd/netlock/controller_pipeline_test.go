@@ -8,6 +8,7 @@ import (
 
 	"github.com/netlock-go/netlock/controlplane/controller"
 	"github.com/netlock-go/netlock/p4/dataplane"
+	"github.com/netlock-go/netlock/p4/dataplane/dpengine"
 )
 
 // TestControllerConfigPipeline: pipeline.device_config and pipeline.p4info make `netlock
@@ -16,7 +17,7 @@ import (
 // its text. The P4Info here is our front end's for p4/tna/netlock.p4 (no bf-p4c here), the device
 // config stand-in bytes: what Stratum would do with them cannot be tried here.
 func TestControllerConfigPipeline(t *testing.T) {
-	checked, err := dataplane.DefaultSizing.LoadProgram(dataplane.TNA)
+	checked, err := dpengine.CheckProgram(dataplane.TNA, dataplane.DefaultSizing)
 	if err != nil {
 		t.Fatal(err)
 	}

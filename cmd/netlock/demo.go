@@ -86,6 +86,7 @@ func newDemoCmd() *cobra.Command {
 	f.DurationVar(&cfg.AllocPeriod, "alloc-period", testbed.DefaultAllocPeriod, "the controller's allocation period")
 	f.Float64Var(&cfg.MinRate, "min-rate", testbed.DefaultMinRate, "requests per second below which the controller leaves a lock on its server (negative: none)")
 	f.IntVar(&cfg.Slots, "slots", 0, "switch queue slots the controller may allocate (0: all)")
+	f.IntVar(&cfg.TenantRate, "tenant-rate", testbed.DefaultTenantRate, "the quota phase's per-tenant quota, acquires per second (the switch's meters and the servers' quotas)")
 	f.BoolVar(&cfg.UDPPorts, "udp-ports", false, "attach the rack's hosts to the switch through UDP tunnels on loopback instead of in-memory ports")
 	f.StringVar(&pipeline, "pipeline", "auto", "what runs p4/netlock.p4 in the switch: auto or gen (its generated Go pipeline, which this binary links, "+
 		"with any sizing; a binary built without it runs the interpreter, or fails with gen), or interp; the header line names it")

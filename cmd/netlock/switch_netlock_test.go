@@ -26,6 +26,7 @@ import (
 	"github.com/netlock-go/netlock/internal/faultnet"
 	"github.com/netlock-go/netlock/lockserver"
 	"github.com/netlock-go/netlock/p4/dataplane"
+	"github.com/netlock-go/netlock/p4/dataplane/dpengine"
 	"github.com/netlock-go/netlock/testbed/history"
 	"github.com/netlock-go/netlock/testbed/hostshim"
 	"github.com/netlock-go/netlock/wire"
@@ -48,7 +49,7 @@ func connectNetlock(t *testing.T, addr string) *nlController {
 	c := primaryController(t, addr, 0, msgs)
 	ctl := &nlController{c: c, msgs: msgs, ctx: context.Background()}
 	// Push p4/netlock.p4 (the switch runs it already; a controller pushes the P4Info anyway).
-	pushPipeline(t, c, dataplane.DefaultSizing.Bundle())
+	pushPipeline(t, c, dpengine.Bundle(dataplane.DefaultSizing))
 	return ctl
 }
 

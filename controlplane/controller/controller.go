@@ -30,6 +30,7 @@ import (
 	"github.com/netlock-go/netlock/controlplane/ctlcore"
 	"github.com/netlock-go/netlock/controlplane/p4rtclient"
 	"github.com/netlock-go/netlock/p4/dataplane"
+	"github.com/netlock-go/netlock/p4/dataplane/dpengine"
 	"github.com/netlock-go/netlock/wire"
 )
 
@@ -134,7 +135,7 @@ func New(cfg Config) (*Controller, error) {
 	}
 	prog := cfg.Program
 	if prog == nil {
-		if prog, err = p4rtclient.ProgramFromBundle(cfg.Core.Sizing.Bundle()); err != nil {
+		if prog, err = p4rtclient.ProgramFromBundle(dpengine.Bundle(cfg.Core.Sizing)); err != nil {
 			return nil, err
 		}
 	}

@@ -63,6 +63,8 @@ func (m *collector) Collect(ch chan<- prometheus.Metric) {
 	k(descFailures, st.ServerDeaths, "server-death")
 	k(descFailures, st.Failovers, "failover")
 	k(descFailures, st.ServerRestarts, "server-restart")
+	k(descFailures, st.FailoversLearned, "failover-learned")
+	k(descFailures, st.TermRaises, "term-raised")
 	k(descFailures, st.Takeovers, "takeover")
 	k(descEffects, st.Writes, "write")
 	k(descEffects, st.SwitchAdmin, "switch-admin")

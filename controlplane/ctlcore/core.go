@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
-	"net/netip"
 	"slices"
 	"time"
 
@@ -63,7 +62,11 @@ type Core struct {
 	phase   Phase
 	gen     uint64 // bumped at every loss of primacy and every takeover
 	term    uint64
-	cookie  uint64
+	// termSeen is the largest controller term a server reported (ping answers); raising says a
+	// move above it (raiseTerm) waits for its confirming write.
+	termSeen uint64
+	raising  bool
+	cookie   uint64
 
 	servers  map[uint16]*serverRec
 	order    []uint16 // server numbers in configuration order
@@ -382,12 +385,13 @@ func (c *Core) startPings(next func()) {
 // with the pings.
 func (c *Core) bumpTerm(next func()) {
 	n := len(c.order)
-	seen := c.term
+	seen := max(c.term, c.termSeen)
 	done := 0
 	for _, num := range c.order {
 		c.serverAdmin(num, wire.Fields{Status: wire.AdminPing}, func(rep wire.Fields, _ []byte, err error) {
 			if err == nil {
 				seen = max(seen, rep.Timestamp)
+				c.learnServing(num, rep)
 			}
 			done++
 			if done < n {
@@ -406,6 +410,44 @@ func (c *Core) bumpTerm(next func()) {
 			}
 		})
 	}
+}
+
+// raiseTerm handles a ping answer that reports a controller term above the Core's: another
+// controller's term reached that server and not the others when the Core took its own (it did
+// not answer then), or an earlier primary raised its term after the Core's takeover had learned
+// it. A server refuses every placement request below its term, so without this the Core's moves
+// of that server's locks were refused forever. The Core moves above seen, but only after a
+// P4Runtime write the switch took (the switch takes writes from its primary alone): a deposed
+// primary that still runs learns the larger term too, and its write is refused, so it never
+// raises its term past the fence (docs/controlplane.md, "Election and takeover"). The new term
+// is announced with a ping to every server that is not suspected.
+func (c *Core) raiseTerm(seen uint64) {
+	c.termSeen = max(c.termSeen, seen)
+	if c.raising || c.termSeen <= c.term {
+		return
+	}
+	c.raising = true
+	c.log.Warn("a server has seen a larger controller term: confirming primacy to move above it", "term", c.term,
+		"seen", c.termSeen)
+	c.write(false, func(err error) {
+		c.raising = false
+		if err != nil {
+			c.log.Warn("the switch refused the confirming write: keeping the term (a deposed primary must not raise it)",
+				"term", c.term, "seen", c.termSeen, "err", err)
+			return
+		}
+		if c.termSeen <= c.term {
+			return
+		}
+		c.term = c.termSeen + 1
+		c.stats.TermRaises++
+		c.log.Info("controller term raised above the servers'", "term", c.term)
+		for _, n := range c.order {
+			if !c.servers[n].suspect {
+				c.ping(n, nil)
+			}
+		}
+	}, Update{Op: Modify, Entity: Entity{Rack: &c.cfg.Rack}})
 }
 
 // fresh programs a switch whose state is gone (or never was): the pipeline, the tables, the
@@ -441,7 +483,7 @@ func (c *Core) fresh(why string) {
 					return
 				}
 				c.cookie = cookie
-				c.startPings(func() { c.afterFresh(detected) })
+				c.locate(func() { c.startPings(func() { c.afterFresh(detected) }) })
 			})
 		}, c.bringUpUpdates()...)
 	})
@@ -490,11 +532,15 @@ func (c *Core) bringUpUpdates() []Update {
 		addPort(h.Port)
 	}
 	for _, n := range c.order {
-		s := c.servers[n]
-		srv := dataplane.Server{Addr: s.Addr, Port: s.Port, MAC: s.MAC}
-		ups = append(ups, Update{Op: Insert, Entity: Entity{ServerNum: n, Server: &srv}})
-		hop := dataplane.NextHop{SrcMAC: c.cfg.Rack.SwitchMAC, DstMAC: s.MAC, Port: s.Port}
-		ups = append(ups, Update{Op: Insert, Entity: Entity{Prefix: netip.PrefixFrom(s.Addr.Addr(), 32), Route: &hop}})
+		// A server that still has a standby is routed to the standby first (locate): a standby
+		// grants nothing until its takeover, and one that took over must keep the address.
+		port, mac := c.servers[n].Port, c.servers[n].MAC
+		if sb, ok := c.standby(n); ok {
+			port, mac = sb.Port, sb.MAC
+		}
+		rs := c.routeUpdates(n, port, mac)
+		rs[0].Op, rs[1].Op = Insert, Insert
+		ups = append(ups, rs[1], rs[0]) // the server entry, then the route (docs/dataplane.md's order)
 	}
 	for _, h := range c.cfg.Hosts {
 		hop := dataplane.NextHop{SrcMAC: c.cfg.Rack.SwitchMAC, DstMAC: h.MAC, Port: h.Port}

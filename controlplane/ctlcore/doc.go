@@ -39,7 +39,8 @@
 //     clone sessions, servers and routes, tenants, one staging entry per server, the cookie).
 //     Otherwise the controller term goes one above the largest any server reports (every later
 //     ping announces it; a server refuses placement requests of an older term, so the messages
-//     of a deposed primary still in flight cannot move a lock), and the Core reconciles: the lock
+//     of a deposed primary still in flight cannot move a lock; a server that did not answer is
+//     handled under "Terms" below), and the Core reconciles: the lock
 //     table says which locks are in the switch (a paused entry was moving out: its move is
 //     finished), the servers list their switch-resident locks, a staging entry out of place is
 //     put back, and a lock resident at its server without a switch entry is an orphan, recovered
@@ -47,6 +48,18 @@
 //   - Recovering: a programmed-from-scratch switch's locks wait out the leases before their
 //     servers take them back.
 //   - Running: lease sweeps, pings, allocation periods and the moves they start.
+//
+// # Terms
+//
+// Invariant: a Core's term only grows, and it moves above a term some server reported only
+// after a P4Runtime write that the switch took, i.e. while the Core was the switch's primary.
+// Every ping answer carries the term in force at the server. A term above the Core's (a server
+// that was cut off during the takeover and had seen an earlier primary's larger term) would make
+// that server refuse the Core's placements forever; the Core rewrites the rack's default action
+// and, once the switch took it, moves one above the largest term reported and pings every server
+// with it (raiseTerm). A deposed primary that still runs learns the larger term the same way, but
+// the switch refuses its write, so it keeps its older term and its placement requests stay
+// refused.
 //
 // # Timers
 //
@@ -109,6 +122,20 @@
 //     dead server then moves out and back in through the standby. Without a controller lease
 //     (ServerLease 0) nothing bounds a cut-off server's grants; the grace is then MaxLease +
 //     LeaseMargin from the takeover.
+//   - A failover outlives the controller that made it. Invariant: once a standby took over a
+//     server's address, every primary routes that address to the standby, never back to the
+//     server. The record is the servers': a standby that took over says so in every ping answer
+//     (wire.PingServing), and no other process does. A Core that did not make the failover
+//     learns it from the answer to a ping through the switch's route (its takeover, or any later
+//     ping) while the switch keeps its state; a bring-up (the switch lost its routes) first routes
+//     the address of every server whose standby the Core has not seen take over to that standby
+//     (which grants nothing before a takeover), pings it, and gives the address back to the server
+//     only when the standby answers as a standby or does not answer DeadAfter times (locate).
+//     The old server is then never routed to nor pinged: its controller lease stays lapsed, so it
+//     grants nothing, and its epoch is below the standby's, so its tokens are below every token
+//     of the standby. A standby that stays silent during locate although it took over, or that
+//     restarted as a standby after its takeover, is not found (docs/controlplane.md, "Limits of
+//     the controller").
 //   - A server that answers a ping as another process instance restarted: its switch locks move
 //     out and back in (its resident marks and q2 died with it).
 //   - The controller: a backup's Core takes over when the election makes it primary (above).

@@ -127,7 +127,7 @@ type Write struct {
 	Atomic  bool
 }
 
-// PushPipeline installs p4/netlock.p4 with Config.Sizing (dataplane.Sizing.Bundle) on the
+// PushPipeline installs p4/netlock.p4 with Config.Sizing (dpengine.Bundle) on the
 // switch, with pipeline cookie Cookie.
 type PushPipeline struct {
 	ID     uint64

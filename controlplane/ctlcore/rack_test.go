@@ -205,6 +205,9 @@ func (r *fakeRack) handle(e Effect) {
 		switch msg.Status {
 		case wire.AdminPing:
 			rep.Token, rep.LeaseMicros = s.epoch, uint32(s.port)
+			if !s.standby && !s.tookOverAt.IsZero() {
+				rep.Priority = wire.PingServing
+			}
 			lost = s.port == 1 && r.rng.Float64() < r.replyLoss
 			r.at(there, func() {
 				if !s.cut && r.cfg.ServerLease > 0 && there.Add(r.cfg.ServerLease).After(s.leaseUntil) {

@@ -91,6 +91,7 @@ type fakeProc struct {
 	name     string
 	port     int
 	standby  bool // a standby before its takeover: grants nothing
+	serving  bool // a standby that took over: its ping answers say wire.PingServing
 	cut      bool // nothing of the rack reaches it, nothing comes from it
 	drop     int  // the next drop admin answers it sends are lost
 	mute     bool // drops queue-empties (the barrier's echo never comes)
@@ -803,7 +804,12 @@ func (f *scriptRack) serverAdmin(p *fakeProc, m wire.Fields) (wire.Fields, []byt
 			p.leaseUntil = f.now.Add(f.cfg.ServerLease)
 		}
 		rep.Token, rep.Timestamp, rep.LeaseMicros, rep.Slots = p.epoch, p.term, p.instance, 1
-		return rep, nil, fmt.Sprintf("epoch %d term %d instance %d", p.epoch, p.term, p.instance)
+		desc := fmt.Sprintf("epoch %d term %d instance %d", p.epoch, p.term, p.instance)
+		if p.serving {
+			rep.Priority = wire.PingServing
+			desc += " serving"
+		}
+		return rep, nil, desc
 	case wire.AdminTokenFloor:
 		p.last = max(p.last, m.Token)
 		rep.Token = p.last
@@ -846,6 +852,7 @@ func (f *scriptRack) serverAdmin(p *fakeProc, m wire.Fields) (wire.Fields, []byt
 		if p.standby || m.Token >= p.epoch {
 			p.epoch = max(p.epoch+1, m.Token+1)
 			p.last = max(p.last, p.epoch<<40)
+			p.serving = p.serving || p.standby
 			p.standby = false
 			p.graceEnd = f.now.Add(time.Duration(m.LeaseMicros) * time.Microsecond)
 			f.out("  %s takes over with epoch %d, grants nothing until %s", p.name, p.epoch, f.ms(p.graceEnd))

@@ -66,12 +66,13 @@ package ctlcore
 //	    registers, the cookie 0 among them); holders of its grants keep them until their leases
 //	    end. down: it answers nothing (writes fail, admin packets time out) and carries no
 //	    traffic.
-//	server n=N [standby] cut|heal|mute|unmute|restart [echo=DUR] [epoch=E] [drop-answers=K]
+//	server n=N [standby] cut|heal|mute|unmute|restart [echo=DUR] [epoch=E] [term=T] [drop-answers=K]
 //	    Server N's process (or its standby's): cut off from the rack (it keeps its holders, and
 //	    grants to direct clients while its controller lease lasts) and back; mute drops the
 //	    switch's queue-empties (no barrier echo); echo= delays its push-backs; restart starts a
 //	    new process instance (the next epoch, term 0, resident marks and q2 gone, a grace of
-//	    max-lease); epoch= sets its epoch; drop-answers= loses its next K admin answers (the
+//	    max-lease); epoch= sets its epoch; term= raises the controller term it has seen (as the
+//	    pings of an earlier primary did); drop-answers= loses its next K admin answers (the
 //	    requests are carried out).
 //	reallocate [c=NAME]
 //	evict lock=L [c=NAME]
@@ -771,6 +772,12 @@ func (s *scenario) serverCmd(d *datadriven.TestData, a args) error {
 				return err
 			}
 			p.epoch, p.last = e, max(p.last, e<<40)
+		case "term":
+			t, err := a.uint("term", 0)
+			if err != nil {
+				return err
+			}
+			p.term = max(p.term, t)
 		default:
 			return fmt.Errorf("server: unknown %q", ca.Key)
 		}

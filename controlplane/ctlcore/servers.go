@@ -2,6 +2,7 @@ package ctlcore
 
 import (
 	"math"
+	"slices"
 	"time"
 
 	"github.com/netlock-go/netlock/p4/dataplane"
@@ -167,7 +168,11 @@ func (c *Core) ping(n uint16, done func()) {
 		}
 		s.live.answer(at)
 		s.alive, s.dead = true, false
+		c.learnServing(n, rep)
 		c.serverEpoch(n, rep.Token<<40)
+		if rep.Timestamp > c.term {
+			c.raiseTerm(rep.Timestamp)
+		}
 		inst := rep.LeaseMicros
 		if s.instance != 0 && inst != s.instance {
 			c.serverRestarted(n)
@@ -215,8 +220,6 @@ func (c *Core) failover(s *serverRec, sb Standby) {
 	n := s.Num
 	c.log.Warn("failing over to the standby", "server", n, "addr", s.Addr, "standby_port", sb.Port, "epoch", s.epoch)
 	c.cancelServerTasks(n, "its server fails over")
-	srv := dataplane.Server{Addr: s.Addr, Port: sb.Port, MAC: sb.MAC}
-	hop := dataplane.NextHop{SrcMAC: c.cfg.Rack.SwitchMAC, DstMAC: sb.MAC, Port: sb.Port}
 	var route, start func()
 	route = func() {
 		c.write(true, func(err error) {
@@ -226,8 +229,7 @@ func (c *Core) failover(s *serverRec, sb Standby) {
 			}
 			s.Port, s.MAC = sb.Port, sb.MAC
 			start()
-		}, Update{Op: Modify, Entity: Entity{Prefix: netipPrefix32(s), Route: &hop}},
-			Update{Op: Modify, Entity: Entity{ServerNum: n, Server: &srv}})
+		}, c.routeUpdates(n, sb.Port, sb.MAC)...)
 	}
 	lastPing := s.lastPing
 	if c.cfg.TestingKnobs.Mutation == MutationGraceFromAnswer {
@@ -286,4 +288,103 @@ func (c *Core) cancelServerTasks(n uint16, why string) {
 			c.endTask(lk)
 		}
 	}
+}
+
+// routeUpdates are the route of server n's address and its server entry (Modify), both to port
+// with MAC mac: where the switch sends the clients' requests and the overflows, queue-empties and
+// pings of server n.
+func (c *Core) routeUpdates(n uint16, port int, mac dataplane.MAC) []Update {
+	s := c.servers[n]
+	srv := dataplane.Server{Addr: s.Addr, Port: port, MAC: mac}
+	hop := dataplane.NextHop{SrcMAC: c.cfg.Rack.SwitchMAC, DstMAC: mac, Port: port}
+	return []Update{{Op: Modify, Entity: Entity{Prefix: netipPrefix32(s), Route: &hop}},
+		{Op: Modify, Entity: Entity{ServerNum: n, Server: &srv}}}
+}
+
+// standby returns the standby of server n the Core may still fail over to.
+func (c *Core) standby(n uint16) (Standby, bool) {
+	for _, sb := range c.standbys {
+		if sb.Num == n {
+			return sb, true
+		}
+	}
+	return Standby{}, false
+}
+
+// learnServing handles a ping answer of server n (through the switch's route of its address)
+// that says wire.PingServing: n's standby took over the address, in a failover this Core did
+// not make (another controller's, before this one took over). The standby is n's server from now
+// on, for good: a bring-up routes the address to it, and the old server, never routed or pinged
+// again, stays fenced (its controller lease has run out; its epoch is below the standby's). The
+// switch's route, which the answer came through, is the record of the failover while the switch
+// keeps its state; after a switch restart, the standby's own answer to locate's ping.
+func (c *Core) learnServing(n uint16, rep wire.Fields) {
+	if rep.Priority != wire.PingServing {
+		return
+	}
+	sb, ok := c.standby(n)
+	if !ok {
+		return
+	}
+	c.standbys = slices.DeleteFunc(c.standbys, func(x Standby) bool { return x.Num == n })
+	s := c.servers[n]
+	c.log.Warn("a standby serves the server's address (a failover by an earlier controller)", "server", n,
+		"standby_port", sb.Port, "epoch", rep.Token)
+	s.Port, s.MAC, s.instance = sb.Port, sb.MAC, 0
+	c.stats.FailoversLearned++
+}
+
+// locate finds, after a bring-up (which routed the address of every server that still has a
+// standby to the standby: bringUpUpdates), which process serves each such address, then calls
+// next. The standby answers a ping: with wire.PingServing it took over in a failover that this
+// Core did not make (or forgot: a controller restarted) and keeps the address (learnServing);
+// otherwise, or when it stays silent for DeadAfter pings, the address goes back to the server
+// (docs/controlplane.md, "Lock server death"). The switch that restarted lost the route that
+// recorded the failover; the standby's answer is the record that is left.
+func (c *Core) locate(next func()) {
+	sbs := slices.Clone(c.standbys)
+	left := len(sbs)
+	if left == 0 {
+		next()
+		return
+	}
+	done := func() {
+		left--
+		if left == 0 {
+			next()
+		}
+	}
+	for _, sb := range sbs {
+		c.probeStandby(sb, 0, done)
+	}
+}
+
+func (c *Core) probeStandby(sb Standby, tries int, done func()) {
+	n := sb.Num
+	c.serverAdmin(n, wire.Fields{Status: wire.AdminPing}, func(rep wire.Fields, _ []byte, err error) {
+		switch {
+		case err == nil && rep.Priority == wire.PingServing:
+			c.learnServing(n, rep)
+			c.serverEpoch(n, rep.Token<<40)
+			done()
+			return
+		case err != nil && tries+1 < c.cfg.DeadAfter:
+			c.retry(func() { c.probeStandby(sb, tries+1, done) })
+			return
+		case err != nil:
+			c.log.Warn("the standby does not answer: routing the address to its server", "server", n, "err", err)
+		}
+		s := c.servers[n]
+		var route func()
+		route = func() {
+			c.write(true, func(err error) {
+				if err != nil {
+					c.retry(route)
+					return
+				}
+				done()
+			}, c.routeUpdates(n, s.Port, s.MAC)...)
+		}
+		route()
+	})
 }

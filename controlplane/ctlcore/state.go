@@ -161,6 +161,12 @@ type Stats struct {
 	// Suspicions counts servers that missed DeadAfter pings in a row; ServerDeaths servers
 	// declared dead; Failovers standbys that took over; ServerRestarts servers found restarted.
 	Suspicions, ServerDeaths, Failovers, ServerRestarts uint64
+	// FailoversLearned counts standbys found serving their server's address (wire.PingServing)
+	// after a failover this Core did not make.
+	FailoversLearned uint64
+	// TermRaises counts the moves of the controller term above one a server reported
+	// (raiseTerm).
+	TermRaises uint64
 	// Effects by kind, and those that failed.
 	Writes, WriteErrors, SwitchAdmin, SwitchAdminErrors, ServerAdmin, ServerAdminErrors uint64
 	// SwitchLocks is the number of locks in the switch now.

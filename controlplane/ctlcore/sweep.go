@@ -111,6 +111,7 @@ func (c *Core) cancelAll(why string) {
 	c.gen++
 	c.pending = map[uint64]pendingOp{}
 	c.sweeping, c.allocBusy, c.moves, c.recovery = false, false, 0, 0
+	c.raising = false
 	for _, st := range c.staging {
 		st.busy, st.queue, st.barrierWaiters = false, nil, nil
 	}

@@ -70,7 +70,7 @@ func ProgramFromFS(fsys fs.FS, main string, others ...string) (*Program, error) 
 	return &Program{DeviceConfig: b.Encode(), P4Info: info, P4InfoText: []byte(text)}, nil
 }
 
-// ProgramFromBundle builds a Program from a P4 source bundle (dataplane.Sizing.Bundle: netlock.p4
+// ProgramFromBundle builds a Program from a P4 source bundle (dpengine.Bundle: netlock.p4
 // with its sizes), checking it with the front end for its P4Info.
 func ProgramFromBundle(b *p4rt.Bundle) (*Program, error) {
 	prog, err := b.Compile()

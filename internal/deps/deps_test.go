@@ -30,6 +30,8 @@ var cores = []string{
 	"client/clientcore",
 	"internal/clock",
 	"internal/des",
+	"p4/dataplane",
+	"controlplane/ctlcore",
 }
 
 // forbidden are prefixes no core may depend on.
@@ -93,16 +95,19 @@ func TestDeps(t *testing.T) {
 	}
 }
 
-// TestForbiddenIsEnforced is the negative control: a package known to use gRPC (the P4Runtime
-// client) is caught by the same check.
+// TestForbiddenIsEnforced is the negative control: packages known to use gRPC (the P4Runtime
+// client) and the engine (the data plane's program on it, beside the vocabulary) are caught by
+// the same check.
 func TestForbiddenIsEnforced(t *testing.T) {
-	caught := false
-	for _, d := range deps(t, "controlplane/p4rtclient") {
-		for _, f := range forbidden {
-			caught = caught || strings.HasPrefix(d, f)
+	for _, pkg := range []string{"controlplane/p4rtclient", "p4/dataplane/dpengine"} {
+		caught := false
+		for _, d := range deps(t, pkg) {
+			for _, f := range forbidden {
+				caught = caught || strings.HasPrefix(d, f)
+			}
 		}
-	}
-	if !caught {
-		t.Fatal("controlplane/p4rtclient passes the check: the forbidden list catches nothing")
+		if !caught {
+			t.Errorf("%s passes the check: the forbidden list catches nothing", pkg)
+		}
 	}
 }

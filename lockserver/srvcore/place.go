@@ -69,7 +69,8 @@ func (c *Core) applyHold(now int64, out *Out) {
 
 // ping answers wire.AdminPing: it renews the controller lease and raises the term to the ping's;
 // the reply carries the epoch (a replacement server is handed it as its takeover epoch), the
-// shard count, the term in force and the instance (a restart changes it).
+// shard count, the term in force, the instance (a restart changes it) and, from a standby that
+// took over, wire.PingServing (a controller that did not make the failover learns it so).
 func (c *Core) ping(now int64, req *lockcore.Request, out *Out) {
 	c.mu.Lock()
 	if c.cfg.ControllerLease > 0 {
@@ -77,10 +78,15 @@ func (c *Core) ping(now int64, req *lockcore.Request, out *Out) {
 	}
 	c.term = max(c.term, req.Timestamp)
 	term, epoch := c.term, c.epoch
+	var serving uint8
+	if c.cfg.Standby && !c.standby {
+		serving = wire.PingServing
+	}
 	c.mu.Unlock()
 	c.applyHold(now, out)
 	out.send(req.From, wire.Fields{Op: wire.OpAdmin, Status: req.Status, Flags: wire.FlagReply, Lock: req.Lock,
-		Txn: req.Txn, Token: epoch, Slots: uint16(len(c.shards)), Timestamp: term, LeaseMicros: c.cfg.Instance})
+		Txn: req.Txn, Token: epoch, Slots: uint16(len(c.shards)), Timestamp: term, LeaseMicros: c.cfg.Instance,
+		Priority: serving})
 }
 
 func isPlacement(st wire.Status) bool { return st >= wire.AdminYield && st <= wire.AdminResidents }

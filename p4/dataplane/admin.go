@@ -30,30 +30,30 @@ const (
 	PacketInLen  = 2 // ingress_port:9, reason:7
 )
 
-// Offsets in the admin body.
+// Offsets in the admin body (after the rack key) of the fields of AdminRequest and AdminReply.
 const (
-	abResult   = 0
-	abLevel    = 1
-	abOffset   = 2
-	abValue    = 4
-	abNow      = 12
-	abHolders  = 16
-	abXHeld    = 18
-	abState    = 19
-	abXWait0   = 20
-	abXWait    = 22
-	abWait0    = 24
-	abWait1    = 26
-	abUsed0    = 28
-	abUsed1    = 30
-	abBuffered = 32
-	abDone     = 34
-	abHead     = 36
-	abTail     = 38
-	abGNext    = 40
-	abSize     = 42
-	abSlot     = 44
-	abGrantTS  = 48
+	AdminBodyResult   = 0
+	AdminBodyLevel    = 1
+	AdminBodyOffset   = 2
+	AdminBodyValue    = 4
+	AdminBodyNow      = 12
+	AdminBodyHolders  = 16
+	AdminBodyXHeld    = 18
+	AdminBodyState    = 19
+	AdminBodyXWait0   = 20
+	AdminBodyXWait    = 22
+	AdminBodyWait0    = 24
+	AdminBodyWait1    = 26
+	AdminBodyUsed0    = 28
+	AdminBodyUsed1    = 30
+	AdminBodyBuffered = 32
+	AdminBodyDone     = 34
+	AdminBodyHead     = 36
+	AdminBodyTail     = 38
+	AdminBodyGNext    = 40
+	AdminBodySize     = 42
+	AdminBodySlot     = 44
+	AdminBodyGrantTS  = 48
 )
 
 // AdminRequest is one admin request.
@@ -82,9 +82,9 @@ func (r *AdminRequest) Frame(b []byte, key uint64) []byte {
 	h.Encode(&wire.Fields{Op: wire.OpAdmin, Status: r.Op, Lock: r.Lock, Txn: r.Txn, Token: r.Token, Slots: r.ID})
 	wire.SetRackKey(payload[:], key)
 	body := payload[wire.ControlLen:]
-	body[abLevel] = r.Level
-	binary.BigEndian.PutUint16(body[abOffset:], r.Offset)
-	binary.BigEndian.PutUint64(body[abValue:], r.Value)
+	body[AdminBodyLevel] = r.Level
+	binary.BigEndian.PutUint16(body[AdminBodyOffset:], r.Offset)
+	binary.BigEndian.PutUint64(body[AdminBodyValue:], r.Value)
 	zero := udpframe.Endpoint{Addr: netip.AddrPortFrom(netip.IPv4Unspecified(), wire.Port)}
 	return udpframe.AppendNoChecksum(b, zero, zero, payload[:])
 }
@@ -169,17 +169,17 @@ func ParseAdminReply(frame []byte) (AdminReply, error) {
 	body := f.Payload[wire.ControlLen : wire.ControlLen+AdminBodyLen]
 	u16 := func(o int) uint16 { return binary.BigEndian.Uint16(body[o:]) }
 	r := AdminReply{
-		Op: h.Status(), ID: h.Slots(), Result: body[abResult], Lock: h.Lock(),
-		Value: binary.BigEndian.Uint64(body[abValue:]), Now: binary.BigEndian.Uint32(body[abNow:]),
-		Holders: u16(abHolders), ExclusiveHeld: body[abXHeld] != 0, ExclusiveWait0: u16(abXWait0),
-		ExclusiveWait: u16(abXWait), Waiting: [Levels]uint16{u16(abWait0), u16(abWait1)},
-		Used: [Levels]uint16{u16(abUsed0), u16(abUsed1)}, Buffered: u16(abBuffered), Done: u16(abDone),
-		Head: u16(abHead), Tail: u16(abTail), GNext: u16(abGNext), Size: u16(abSize),
-		Slot: binary.BigEndian.Uint32(body[abSlot:]), GrantTime: binary.BigEndian.Uint32(body[abGrantTS:]),
+		Op: h.Status(), ID: h.Slots(), Result: body[AdminBodyResult], Lock: h.Lock(),
+		Value: binary.BigEndian.Uint64(body[AdminBodyValue:]), Now: binary.BigEndian.Uint32(body[AdminBodyNow:]),
+		Holders: u16(AdminBodyHolders), ExclusiveHeld: body[AdminBodyXHeld] != 0, ExclusiveWait0: u16(AdminBodyXWait0),
+		ExclusiveWait: u16(AdminBodyXWait), Waiting: [Levels]uint16{u16(AdminBodyWait0), u16(AdminBodyWait1)},
+		Used: [Levels]uint16{u16(AdminBodyUsed0), u16(AdminBodyUsed1)}, Buffered: u16(AdminBodyBuffered), Done: u16(AdminBodyDone),
+		Head: u16(AdminBodyHead), Tail: u16(AdminBodyTail), GNext: u16(AdminBodyGNext), Size: u16(AdminBodySize),
+		Slot: binary.BigEndian.Uint32(body[AdminBodySlot:]), GrantTime: binary.BigEndian.Uint32(body[AdminBodyGrantTS:]),
 	}
 	if r.Op == wire.AdminSwitchProbe {
-		r.Live = body[abState] == 1
-		r.Withdrawn = body[abState] == 2
+		r.Live = body[AdminBodyState] == 1
+		r.Withdrawn = body[AdminBodyState] == 2
 		r.Txn, r.Token, r.Mode, r.Priority, r.Tenant = h.Txn(), h.Token(), h.Mode(), h.Priority(), h.Tenant()
 		r.Timestamp, r.Lease = h.Timestamp(), h.LeaseMicros()
 		r.Client = h.ClientAddr()

@@ -1,4 +1,4 @@
-package dataplane
+package dataplane_test
 
 import (
 	"fmt"
@@ -12,6 +12,8 @@ import (
 	p4v1 "github.com/p4lang/p4runtime/go/p4/config/v1"
 
 	"github.com/netlock-go/netlock/bmv2/front"
+	"github.com/netlock-go/netlock/p4/dataplane"
+	"github.com/netlock-go/netlock/p4/dataplane/dpengine"
 	"github.com/netlock-go/netlock/wire"
 )
 
@@ -19,13 +21,13 @@ import (
 // that the Go names of its tables, actions, parameters, counters and registers exist in its
 // P4Info.
 func TestProgramConstants(t *testing.T) {
-	for _, prog := range Programs {
+	for _, prog := range dataplane.Programs {
 		t.Run(prog.Name, func(t *testing.T) { testProgramConstants(t, prog) })
 	}
 }
 
-func testProgramConstants(t *testing.T, prog Program) {
-	checked, err := DefaultSizing.LoadProgram(prog)
+func testProgramConstants(t *testing.T, prog dataplane.Program) {
+	checked, err := dpengine.CheckProgram(prog, dataplane.DefaultSizing)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,10 +58,10 @@ func testProgramConstants(t *testing.T, prog Program) {
 		"ADM_FORCE": uint64(wire.AdminSwitchForceRelease), "ADM_TOKEN_BASE": uint64(wire.AdminSwitchTokenBase),
 		"ADM_GET_COOKIE": uint64(wire.AdminSwitchGetCookie), "ADM_SET_COOKIE": uint64(wire.AdminSwitchSetCookie),
 		"ADM_SET_BUFFERED": uint64(wire.AdminSwitchSetBuffered),
-		"AR_OK":            AdminOK, "AR_NOLOCK": AdminNoLock, "AR_NOTHELD": AdminNotHeld, "AR_BADREQ": AdminBadRequest,
-		"DR_MALFORMED": DropMalformed, "DR_CHECKSUM": DropChecksum, "DR_PUSHBACK_KEY": DropPushBackKey,
-		"DR_ADMIN_PORT": DropAdminPort, "DR_ADMIN_KEY": DropAdminKey, "DR_PUSHBACK_LOCK": DropPushBackLock,
-		"DR_NO_ROUTE": DropNoRoute, "DR_TTL": DropTTL,
+		"AR_OK":            dataplane.AdminOK, "AR_NOLOCK": dataplane.AdminNoLock, "AR_NOTHELD": dataplane.AdminNotHeld, "AR_BADREQ": dataplane.AdminBadRequest,
+		"DR_MALFORMED": dataplane.DropMalformed, "DR_CHECKSUM": dataplane.DropChecksum, "DR_PUSHBACK_KEY": dataplane.DropPushBackKey,
+		"DR_ADMIN_PORT": dataplane.DropAdminPort, "DR_ADMIN_KEY": dataplane.DropAdminKey, "DR_PUSHBACK_LOCK": dataplane.DropPushBackLock,
+		"DR_NO_ROUTE": dataplane.DropNoRoute, "DR_TTL": dataplane.DropTTL,
 	}
 	for name, v := range want {
 		if got := constant(name); got != v {
@@ -100,18 +102,18 @@ func testProgramConstants(t *testing.T, prog Program) {
 	for _, x := range info.ControllerPacketMetadata {
 		names[x.Preamble.Name] = true
 	}
-	for _, n := range []string{TableRack, ActionSetRack, ActionRackUnset, TableLock, TableLock + "/" + KeyLock, ActionLockHit,
-		ActionLockPause, ActionLockMiss, CounterLockHits, TableServers, TableServers + "/" + KeyServer, ActionSetServer,
-		ActionServerUnknown, TableTenant, TableTenant + "/" + KeyTenant, ActionTenantLimit, MeterTenant, TableRoute,
-		TableRoute + "/" + KeyRouteDst, ActionRoute, ActionNoRoute, CounterRouteHit, CounterDrops, RegisterCookie,
-		RegisterState, RegisterWait, RegisterQueue, RegisterToken, RegisterFloor, PacketOutHeader, PacketInHeader} {
+	for _, n := range []string{dataplane.TableRack, dataplane.ActionSetRack, dataplane.ActionRackUnset, dataplane.TableLock, dataplane.TableLock + "/" + dataplane.KeyLock, dataplane.ActionLockHit,
+		dataplane.ActionLockPause, dataplane.ActionLockMiss, dataplane.CounterLockHits, dataplane.TableServers, dataplane.TableServers + "/" + dataplane.KeyServer, dataplane.ActionSetServer,
+		dataplane.ActionServerUnknown, dataplane.TableTenant, dataplane.TableTenant + "/" + dataplane.KeyTenant, dataplane.ActionTenantLimit, dataplane.MeterTenant, dataplane.TableRoute,
+		dataplane.TableRoute + "/" + dataplane.KeyRouteDst, dataplane.ActionRoute, dataplane.ActionNoRoute, dataplane.CounterRouteHit, dataplane.CounterDrops, dataplane.RegisterCookie,
+		dataplane.RegisterState, dataplane.RegisterWait, dataplane.RegisterQueue, dataplane.RegisterToken, dataplane.RegisterFloor, dataplane.PacketOutHeader, dataplane.PacketInHeader} {
 		if !names[n] {
 			t.Errorf("%s is not in the program's P4Info", n)
 		}
 	}
-	for action, want := range map[string][]string{ActionSetRack: ParamsSetRack, ActionLockHit: ParamsLockHit,
-		ActionLockPause: ParamsLockHit, ActionSetServer: ParamsSetServer, ActionTenantLimit: ParamsTenantLimit,
-		ActionRoute: ParamsRoute} {
+	for action, want := range map[string][]string{dataplane.ActionSetRack: dataplane.ParamsSetRack, dataplane.ActionLockHit: dataplane.ParamsLockHit,
+		dataplane.ActionLockPause: dataplane.ParamsLockHit, dataplane.ActionSetServer: dataplane.ParamsSetServer, dataplane.ActionTenantLimit: dataplane.ParamsTenantLimit,
+		dataplane.ActionRoute: dataplane.ParamsRoute} {
 		if got := params[action]; len(got) != len(want) || (len(want) > 0 && !equal(got, want)) {
 			t.Errorf("parameters of %s: %v in the program, %v in Go", action, got, want)
 		}
@@ -216,8 +218,8 @@ func registerLines(info *p4v1.P4Info) map[string]string {
 // and its slot pool is split into 32-bit registers.
 func TestProgramsControlInterface(t *testing.T) {
 	infos := map[string]*p4v1.P4Info{}
-	for _, prog := range Programs {
-		checked, err := DefaultSizing.LoadProgram(prog)
+	for _, prog := range dataplane.Programs {
+		checked, err := dpengine.CheckProgram(prog, dataplane.DefaultSizing)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -225,7 +227,7 @@ func TestProgramsControlInterface(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	v1, tna := interfaceLines(infos[V1Model.Name]), interfaceLines(infos[TNA.Name])
+	v1, tna := interfaceLines(infos[dataplane.V1Model.Name]), interfaceLines(infos[dataplane.TNA.Name])
 	if len(v1) < 20 {
 		t.Fatalf("only %d control-interface entries: %v", len(v1), v1)
 	}
@@ -241,26 +243,26 @@ func TestProgramsControlInterface(t *testing.T) {
 			}
 		}
 	}
-	rv, rt := registerLines(infos[V1Model.Name]), registerLines(infos[TNA.Name])
+	rv, rt := registerLines(infos[dataplane.V1Model.Name]), registerLines(infos[dataplane.TNA.Name])
 	const locks = "size 16384"
 	wantTNA := map[string]string{
-		RegisterCookie: "struct pair32_t size 1", RegisterState: "struct pair32_t " + locks,
-		RegisterWait: "struct pair32_t " + locks, RegisterQueue: "struct pair32_t " + locks,
-		RegisterFloor: "struct pair32_t " + locks, RegisterToken: "bit<32> " + locks,
+		dataplane.RegisterCookie: "struct pair32_t size 1", dataplane.RegisterState: "struct pair32_t " + locks,
+		dataplane.RegisterWait: "struct pair32_t " + locks, dataplane.RegisterQueue: "struct pair32_t " + locks,
+		dataplane.RegisterFloor: "struct pair32_t " + locks, dataplane.RegisterToken: "bit<32> " + locks,
 		"NetlockIngress.lk_tok_hi": "bit<32> " + locks, "NetlockIngress.ended": "bit<32> size 65536",
 	}
 	wantV1 := map[string]string{
-		RegisterCookie: "bit<64> size 1", RegisterState: "bit<64> " + locks, RegisterWait: "bit<64> " + locks,
-		RegisterQueue: "bit<64> " + locks, RegisterFloor: "bit<64> " + locks, RegisterToken: "bit<64> " + locks,
+		dataplane.RegisterCookie: "bit<64> size 1", dataplane.RegisterState: "bit<64> " + locks, dataplane.RegisterWait: "bit<64> " + locks,
+		dataplane.RegisterQueue: "bit<64> " + locks, dataplane.RegisterFloor: "bit<64> " + locks, dataplane.RegisterToken: "bit<64> " + locks,
 		"NetlockIngress.ended": "bit<32> size 65536",
 	}
-	for l := 0; l < Levels; l++ {
+	for l := 0; l < dataplane.Levels; l++ {
 		for _, f := range []string{"head", "tail", "gnext"} {
 			n := fmt.Sprintf("NetlockIngress.levels.level%d.%s", l, f)
 			wantTNA[n], wantV1[n] = "bit<16> "+locks, "bit<16> "+locks
 		}
 	}
-	for p := 0; p < Parts; p++ {
+	for p := 0; p < dataplane.Parts; p++ {
 		for _, f := range []string{"s_txn", "s_flags", "s_who", "s_ts", "s_hold"} {
 			wantV1[fmt.Sprintf("NetlockIngress.pool.part%d.%s", p, f)] = "bit<64> size 32768"
 		}
@@ -272,7 +274,7 @@ func TestProgramsControlInterface(t *testing.T) {
 		wantTNA["NetlockIngress.pool."+f] = "bit<32> " + slots
 	}
 	wantTNA["NetlockIngress.pool.s_hold"] = "struct pair32_t " + slots
-	for name, regs := range map[string][2]map[string]string{V1Model.Name: {rv, wantV1}, TNA.Name: {rt, wantTNA}} {
+	for name, regs := range map[string][2]map[string]string{dataplane.V1Model.Name: {rv, wantV1}, dataplane.TNA.Name: {rt, wantTNA}} {
 		if !maps.Equal(regs[0], regs[1]) {
 			t.Errorf("%s registers:\n got %v\nwant %v", name, regs[0], regs[1])
 		}

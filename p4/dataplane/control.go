@@ -129,7 +129,7 @@ func (e LockEntry) Action() (string, [][]byte) {
 
 // Validate checks e against the program's sizes.
 func (e LockEntry) Validate(s Sizing) error {
-	s = s.withDefaults()
+	s = s.WithDefaults()
 	if int(e.Index) >= s.Locks {
 		return fmt.Errorf("dataplane: lock %d: index %d beyond %d locks", e.Lock, e.Index, s.Locks)
 	}

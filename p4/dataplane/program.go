@@ -1,10 +1,6 @@
 package dataplane
 
-import (
-	"path"
-
-	"github.com/netlock-go/netlock/p4"
-)
+import "github.com/netlock-go/netlock/p4"
 
 // Program is one of netlock's switch programs. Both implement the same data plane with the
 // same control interface (docs/dataplane.md lists where the TNA program differs); the tests of
@@ -28,6 +24,3 @@ var (
 
 // Programs lists the programs, v1model first.
 var Programs = []Program{V1Model, TNA}
-
-// base is the program's file name without its directory (what a bundle names it).
-func (p Program) base() string { return path.Base(p.File) }

@@ -2,12 +2,7 @@ package dataplane
 
 import (
 	"fmt"
-	"io/fs"
-	"path"
 	"strconv"
-
-	"github.com/netlock-go/netlock/bmv2/front"
-	"github.com/netlock-go/netlock/bmv2/p4rt"
 )
 
 // Parts is the number of register arrays per slot field p4/netlock.p4's pool is split over
@@ -37,8 +32,8 @@ type Sizing struct {
 // DefaultSizing is the program as written.
 var DefaultSizing = Sizing{Locks: 16384, PartBits: 15, TenantMeters: 1024, Ended: 65536, CPUPort: 255}
 
-// withDefaults fills zero fields from DefaultSizing.
-func (s Sizing) withDefaults() Sizing {
+// WithDefaults returns s with its zero fields set from DefaultSizing.
+func (s Sizing) WithDefaults() Sizing {
 	if s.Locks == 0 {
 		s.Locks = DefaultSizing.Locks
 	}
@@ -59,7 +54,7 @@ func (s Sizing) withDefaults() Sizing {
 
 // Validate checks the sizes the program accepts.
 func (s Sizing) Validate() error {
-	s = s.withDefaults()
+	s = s.WithDefaults()
 	switch {
 	case s.Locks < 1 || s.Locks > 1<<24:
 		return fmt.Errorf("dataplane: sizing: %d locks: must be in 1..%d", s.Locks, 1<<24)
@@ -77,7 +72,7 @@ func (s Sizing) Validate() error {
 
 // Defines returns the preprocessor macros that select s (front.Options.Defines, or -D).
 func (s Sizing) Defines() map[string]string {
-	s = s.withDefaults()
+	s = s.WithDefaults()
 	return map[string]string{
 		"NETLOCK_LOCKS":         strconv.Itoa(s.Locks),
 		"NETLOCK_PART_BITS":     strconv.Itoa(s.PartBits),
@@ -88,10 +83,10 @@ func (s Sizing) Defines() map[string]string {
 }
 
 // Slots is the size of the slot pool.
-func (s Sizing) Slots() int { return Parts << s.withDefaults().PartBits }
+func (s Sizing) Slots() int { return Parts << s.WithDefaults().PartBits }
 
 // SlotBits is the number of low token bits that hold the slot number.
-func (s Sizing) SlotBits() uint { return uint(s.withDefaults().PartBits) + 2 }
+func (s Sizing) SlotBits() uint { return uint(s.WithDefaults().PartBits) + 2 }
 
 // Token is the fencing token of the grant numbered seq in slot: (seq << SlotBits) | slot.
 // Tokens of one lock grow with seq, and seq grows with every grant of the lock.
@@ -103,48 +98,4 @@ func (s Sizing) Token(seq uint64, slot uint32) uint64 {
 func (s Sizing) SplitToken(token uint64) (seq uint64, slot uint32) {
 	b := s.SlotBits()
 	return token >> b, uint32(token & (1<<b - 1))
-}
-
-// Load checks the embedded p4/netlock.p4 with s's macros.
-func (s Sizing) Load() (*front.Checked, error) { return s.LoadProgram(V1Model) }
-
-// LoadProgram checks prog with s's macros.
-func (s Sizing) LoadProgram(prog Program) (*front.Checked, error) {
-	return s.loadSource(prog, prog.Source)
-}
-
-// loadSource checks src (a version of prog: the mutation tests change it) with s's macros.
-func (s Sizing) loadSource(prog Program, src []byte) (*front.Checked, error) {
-	if err := s.Validate(); err != nil {
-		return nil, err
-	}
-	read := func(name string) ([]byte, error) {
-		if path.Clean(name) == prog.File {
-			return src, nil
-		}
-		return nil, fmt.Errorf("%s: %w", name, fs.ErrNotExist)
-	}
-	c, err := front.LoadOptions(prog.File, front.Options{Defines: s.Defines(), ReadFile: read})
-	if err != nil {
-		return nil, fmt.Errorf("dataplane: %w", err)
-	}
-	return c, nil
-}
-
-// Bundle returns the device config that installs p4/netlock.p4 with s's sizes over
-// P4Runtime on netlock switch: a main file with the #defines that includes netlock.p4.
-func (s Sizing) Bundle() *p4rt.Bundle { return s.BundleProgram(V1Model) }
-
-// BundleProgram returns the device config that installs prog with s's sizes over P4Runtime
-// on netlock switch: a main file with the #defines that includes the program.
-func (s Sizing) BundleProgram(prog Program) *p4rt.Bundle {
-	s = s.withDefaults()
-	main := fmt.Sprintf("/* p4/%s with its sizes (dataplane.Sizing). */\n"+
-		"#define NETLOCK_LOCKS %d\n#define NETLOCK_PART_BITS %d\n#define NETLOCK_TENANT_METERS %d\n"+
-		"#define NETLOCK_ENDED %d\n#define CPU_PORT %d\n#include \"%s\"\n", prog.File, s.Locks, s.PartBits, s.TenantMeters,
-		s.Ended, s.CPUPort, prog.base())
-	return &p4rt.Bundle{Files: []p4rt.BundleFile{
-		{Name: "netlock_sized.p4", Data: []byte(main)},
-		{Name: prog.base(), Data: prog.Source},
-	}}
 }

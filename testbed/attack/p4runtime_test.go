@@ -22,6 +22,7 @@ import (
 	"github.com/netlock-go/netlock/internal/tlsconf"
 	"github.com/netlock-go/netlock/internal/tlsconf/tlstest"
 	"github.com/netlock-go/netlock/p4/dataplane"
+	"github.com/netlock-go/netlock/p4/dataplane/dpengine"
 )
 
 var listening = regexp.MustCompile(`Server listening on (\S+)`)
@@ -174,7 +175,7 @@ func netlockProgram(t *testing.T) string {
 // does, and returns the ids of the rack table and its set_rack action.
 func pushNetlock(t *testing.T, c *controller) (tableID, actionID uint32) {
 	t.Helper()
-	b := dataplane.DefaultSizing.Bundle()
+	b := dpengine.Bundle(dataplane.DefaultSizing)
 	checked, err := b.Compile()
 	if err != nil {
 		t.Fatal(err)

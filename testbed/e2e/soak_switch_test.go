@@ -14,11 +14,12 @@ import (
 	"github.com/netlock-go/netlock/bmv2/port"
 	"github.com/netlock-go/netlock/p4"
 	"github.com/netlock-go/netlock/p4/dataplane"
-	// The generated pipeline of p4/netlock.p4 (-soak.pipeline gen), which the rack tests here
-	// run too (softrack.Config.Generated).
+	"github.com/netlock-go/netlock/p4/dataplane/dpengine"
 	"github.com/netlock-go/netlock/p4/netlockgen"
 	"github.com/netlock-go/netlock/testbed/hostshim"
 	"github.com/netlock-go/netlock/wire"
+	// The generated pipeline of p4/netlock.p4 (-soak.pipeline gen), which the rack tests here
+	// run too (softrack.Config.Generated).
 )
 
 // soakSwitch is the soak's switch path (-soak.path switch): p4/netlock.p4 on the execution
@@ -40,7 +41,7 @@ import (
 // server failover the switch's buffered counts of that server's locks set to 0 (its q2 died with
 // it).
 type soakSwitch struct {
-	sw      *dataplane.Switch
+	sw      *dpengine.Switch
 	mu      sync.Mutex // serializes every engine call: the engine is not safe for concurrent use
 	ports   map[int]port.Port
 	servers []*hostshim.Host // slot s (0-based) on switch port 1+s: partition s, then the twin
@@ -104,13 +105,13 @@ const (
 // pipeline (p4/netlockgen) runs it, without that check, which the generated code does not make
 // (the differential tests of package dataplane prove both pipelines equal on p4/netlock.p4).
 // The mutant has no generated pipeline (Load refuses to bind it).
-func loadSoakProgram(broken string, pl engine.Pipeline) (*dataplane.Switch, error) {
+func loadSoakProgram(broken string, pl engine.Pipeline) (*dpengine.Switch, error) {
 	ecfg := engine.Config{TofinoConstraints: true, Pipeline: engine.PipelineInterpreted}
 	if pl == engine.PipelineGenerated {
 		ecfg = engine.Config{Pipeline: engine.PipelineGenerated, Generated: netlockgen.NetlockPipeline}
 	}
 	if broken != "switch-mutant" {
-		return dataplane.Load(dataplane.Sizing{}, ecfg)
+		return dpengine.Load(dataplane.Sizing{}, ecfg)
 	}
 	src := string(p4.Netlock)
 	if strings.Count(src, soakMutantFrom) != 1 {
@@ -128,7 +129,7 @@ func loadSoakProgram(broken string, pl engine.Pipeline) (*dataplane.Switch, erro
 	if err != nil {
 		return nil, err
 	}
-	return &dataplane.Switch{Switch: e, Sizing: sz}, nil
+	return &dpengine.Switch{Switch: e, Sizing: sz}, nil
 }
 
 func startSoakSwitch(cfg *soakConfig) (*soakSwitch, error) {

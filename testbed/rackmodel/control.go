@@ -511,6 +511,23 @@ func (r *Rack) FailServer(s int) error {
 	return nil
 }
 
+// HealServer brings server machine s (0-based) back after FailServer as a cut that heals, not a
+// restart: its lock servers go on with the state they had (epochs, locks, a controller lease that
+// ran out meanwhile).
+func (r *Rack) HealServer(s int) error {
+	if s < 0 || s >= len(r.mach) {
+		return fmt.Errorf("rackmodel: no server %d", s)
+	}
+	r.mach[s].up = true
+	r.event("server %d back", s+1)
+	for _, sv := range r.servers {
+		if sv.m == r.mach[s] {
+			sv.scheduleTick()
+		}
+	}
+	return nil
+}
+
 // KillController stops controller 0 now; the backup (Config.Backup) is told it is primary after
 // delay, as a P4Runtime switch promotes the next controller when the primary's stream ends.
 func (r *Rack) KillController(delay time.Duration) {

@@ -473,3 +473,59 @@ func TestServerDeathSharesBarriers(t *testing.T) {
 		})
 	}
 }
+
+// TestFailoverOutlivesController: server 1 is cut off (not dead: it comes back later with its
+// state) and the primary fails it over to its standby; then the primary dies and the backup,
+// which never made the failover, takes over; the switch restarts, under the backup (after it
+// took over from the switch's routes) or as it takes over (it never sees those routes). The
+// backup must keep server 1's address at the standby (ctlcore's learnServing and locate): the
+// old server, back on the network, is never routed to or pinged again, so its controller lease
+// stays lapsed and it grants nothing. Before ctlcore's fix the backup's bring-up routed the
+// address back to the old server, whose pings renewed its lease: it granted with its old epoch
+// beside the standby. (It was controlplane/simrack's.)
+func TestFailoverOutlivesController(t *testing.T) {
+	for _, atTakeover := range []bool{false, true} {
+		for _, seed := range ctlSeeds(2) {
+			t.Run(fmt.Sprintf("restart-at-takeover=%v/%d", atTakeover, seed), func(t *testing.T) {
+				c := ctlConfig(seed)
+				c.Backup = true
+				c.Params.Standbys = true
+				c.Params.ServerLease = 300 * time.Millisecond
+				r := newCtlRack(t, c, nil)
+				r.Run(1500 * time.Millisecond)
+				var old *server
+				for _, sv := range r.servers {
+					if sv.idx == 0 && !sv.standby {
+						old = sv
+					}
+				}
+				if err := r.FailServer(0); err != nil {
+					t.Fatal(err)
+				}
+				r.Run(2 * time.Second)
+				if st := r.Controller(0).Stats(); st.Failovers != 1 {
+					t.Fatalf("primary: failovers %d", st.Failovers)
+				}
+				r.KillController(50 * time.Millisecond)
+				if !atTakeover {
+					r.Run(time.Second)
+				}
+				r.RestartSwitch(100 * time.Millisecond)
+				if err := r.HealServer(0); err != nil { // the cut heals: the old server is back, with its state
+					t.Fatal(err)
+				}
+				grants := old.core.Stats().Grants
+				failAt := r.Now()
+				r.Run(4 * time.Second)
+				ctlFailureCheck(t, r, seed, "TestFailoverOutlivesController", failAt+2*time.Second)
+				b := r.Controller(1).Stats()
+				if b.FailoversLearned != 1 || b.Failovers != 0 || b.BringUps != 1 {
+					t.Errorf("backup: %+v", b)
+				}
+				if g := old.core.Stats().Grants; g != grants {
+					t.Errorf("the old server 1 granted %d times after it came back", g-grants)
+				}
+			})
+		}
+	}
+}

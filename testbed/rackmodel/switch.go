@@ -15,6 +15,7 @@ import (
 	"github.com/netlock-go/netlock/internal/udpframe"
 	"github.com/netlock-go/netlock/p4"
 	"github.com/netlock-go/netlock/p4/dataplane"
+	"github.com/netlock-go/netlock/p4/dataplane/dpengine"
 	"github.com/netlock-go/netlock/wire"
 )
 
@@ -25,11 +26,11 @@ import (
 // is pushed the switch forwards nothing.
 type vswitch struct {
 	r        *Rack
-	dp       *dataplane.Switch // nil until the controller pushes the pipeline
-	up       bool              // false from a restart until the switch is back
-	now      int64             // the engine's clock while it processes a packet
-	passes   int               // ingress passes of the packet being processed (applications of the rack table)
-	pipeFree int64             // picoseconds
+	dp       *dpengine.Switch // nil until the controller pushes the pipeline
+	up       bool             // false from a restart until the switch is back
+	now      int64            // the engine's clock while it processes a packet
+	passes   int              // ingress passes of the packet being processed (applications of the rack table)
+	pipeFree int64            // picoseconds
 	fr       udpframe.Frame
 }
 
@@ -74,7 +75,7 @@ func (s *vswitch) load() error {
 	if err != nil {
 		return fmt.Errorf("rackmodel: %w", err)
 	}
-	s.dp = &dataplane.Switch{Switch: sw, Sizing: sz}
+	s.dp = &dpengine.Switch{Switch: sw, Sizing: sz}
 	return nil
 }
 

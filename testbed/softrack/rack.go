@@ -34,6 +34,7 @@ import (
 	"github.com/netlock-go/netlock/lockcore"
 	"github.com/netlock-go/netlock/lockserver"
 	"github.com/netlock-go/netlock/p4/dataplane"
+	"github.com/netlock-go/netlock/p4/dataplane/dpengine"
 	"github.com/netlock-go/netlock/testbed/hostshim"
 	"github.com/netlock-go/netlock/wire"
 )
@@ -72,6 +73,9 @@ type Config struct {
 	Lease, MaxLease time.Duration
 	// ServerLease is the controller lease the servers enforce (0: none).
 	ServerLease time.Duration
+	// Quotas are the servers' per-tenant quotas (lockcore.Config.Quotas; the switch's are
+	// Controller.Tenants).
+	Quotas map[uint16]lockcore.Quota
 	// UDP attaches the hosts through UDP tunnels on loopback instead of in-memory ports.
 	UDP bool
 	// Controller adjusts the controller's core (periods, allocation); the rack fills in the
@@ -191,7 +195,7 @@ func Start(ctx context.Context, cfg Config) (*Rack, error) {
 		}
 	}()
 	sz := cfg.Sizing
-	prog, err := sz.Load()
+	prog, err := dpengine.Check(sz)
 	if err != nil {
 		return nil, err
 	}
@@ -342,7 +346,7 @@ func (r *Rack) startServer(n uint16, h *hostshim.Host, standby bool) (*runningSe
 		log = log.With("standby", true)
 	}
 	s, err := lockserver.New(lockserver.Config{Listen: "127.0.0.1:0", Shards: r.cfg.Shards, Sockets: r.cfg.Sockets,
-		Core:    lockcore.Config{DefaultLease: r.cfg.Lease, MaxLease: r.cfg.MaxLease},
+		Core:    lockcore.Config{DefaultLease: r.cfg.Lease, MaxLease: r.cfg.MaxLease, Quotas: r.cfg.Quotas},
 		RackKey: wire.Key(r.cfg.Key), WrapConn: wrap, Standby: standby, ControllerLease: r.cfg.ServerLease,
 		TestingKnobs: lockserver.TestingKnobs{OnAccept: r.cfg.OnAccept},
 		Peers:        lockserver.Peers{Switches: []string{r.plan.Switch().String()}, Controllers: []string{r.plan.Controller().String(), backupAddr(r.plan).String()}},

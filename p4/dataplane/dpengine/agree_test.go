@@ -1,4 +1,4 @@
-package dataplane
+package dpengine
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/netlock-go/netlock/bmv2/engine"
+	"github.com/netlock-go/netlock/p4/dataplane"
 	"github.com/netlock-go/netlock/wire"
 )
 
@@ -26,13 +27,13 @@ func TestProgramsAgree(t *testing.T) {
 	}
 	for _, rules := range diffConfigs {
 		t.Run(rules.name, func(t *testing.T) {
-			a := newDiffSwitch(t, V1Model, rules, nil, engine.PipelineInterpreted)
-			b := newDiffSwitch(t, TNA, rules, nil, engine.PipelineInterpreted)
+			a := newDiffSwitch(t, dataplane.V1Model, rules, nil, engine.PipelineInterpreted)
+			b := newDiffSwitch(t, dataplane.TNA, rules, nil, engine.PipelineInterpreted)
 			for _, seed := range diffSeeds(t, n) {
 				ok := t.Run("", func(t *testing.T) {
 					defer func() {
 						if t.Failed() {
-							t.Logf("seed %d (re-run: go test ./p4/dataplane -run 'TestProgramsAgree/%s' -seed=%d)", seed, rules.name, seed)
+							t.Logf("seed %d (re-run: go test ./p4/dataplane/dpengine -run 'TestProgramsAgree/%s' -seed=%d)", seed, rules.name, seed)
 						}
 					}()
 					runDiff(t, a, b, rules, seed)
@@ -68,14 +69,14 @@ func TestProgramsAgreeCatches(t *testing.T) {
 			"sl = (hdr.nl.prio == 0) ? meta.at_off1 : meta.at_off0;"},
 	} {
 		t.Run(m.name, func(t *testing.T) {
-			if strings.Count(string(TNA.Source), m.from) != 1 {
-				t.Fatalf("the mutation site %q is not in p4/%s exactly once: update the mutant", m.from, TNA.File)
+			if strings.Count(string(dataplane.TNA.Source), m.from) != 1 {
+				t.Fatalf("the mutation site %q is not in p4/%s exactly once: update the mutant", m.from, dataplane.TNA.File)
 			}
-			src := []byte(strings.Replace(string(TNA.Source), m.from, m.to, 1))
+			src := []byte(strings.Replace(string(dataplane.TNA.Source), m.from, m.to, 1))
 			// The configuration with overflow first: the forwarded flag is set by push-backs.
 			for _, rules := range []diffRules{diffConfigs[1], diffConfigs[0], diffConfigs[2], diffConfigs[3]} {
-				a := newDiffSwitch(t, V1Model, rules, nil, engine.PipelineInterpreted)
-				b := newDiffSwitch(t, TNA, rules, src, engine.PipelineInterpreted)
+				a := newDiffSwitch(t, dataplane.V1Model, rules, nil, engine.PipelineInterpreted)
+				b := newDiffSwitch(t, dataplane.TNA, rules, src, engine.PipelineInterpreted)
 				for seed := uint64(1); seed <= 200; seed++ {
 					if msg := agreeFails(a, b, rules, seed); msg != "" {
 						t.Logf("caught (%s) by configuration %s, seed %d:\n%.500s", m.rule, rules.name, seed, msg)
@@ -112,7 +113,7 @@ func agreeFails(a, b *rig, rules diffRules, seed uint64) (msg string) {
 // (2 is a bad request) and offset.
 func (d *diffRun) adminProbe() {
 	d.t.Helper()
-	req := AdminRequest{Op: wire.AdminSwitchProbe, ID: uint16(d.rng.IntN(1 << 16)), Lock: uint32(d.rng.IntN(d.rules.locks + 1)),
+	req := dataplane.AdminRequest{Op: wire.AdminSwitchProbe, ID: uint16(d.rng.IntN(1 << 16)), Lock: uint32(d.rng.IntN(d.rules.locks + 1)),
 		Level: uint8(d.rng.IntN(3)), Offset: uint16(d.rng.IntN(int(max(d.rules.sizes[0], d.rules.sizes[1])) + 2))}
 	what := fmt.Sprintf("admin probe lock=%d level=%d offset=%d", req.Lock, req.Level, req.Offset)
 	d.log = append(d.log, what)
@@ -134,15 +135,15 @@ func (d *diffRun) agree(what string) {
 	d.t.Helper()
 	a, b := d.sw, d.sw2
 	if !slices.Equal(a.out, b.out) {
-		d.fail("%s: the programs answered differently\n%s:\n%s%s:\n%s", what, V1Model.Name, msgs(a.out), TNA.Name, msgs(b.out))
+		d.fail("%s: the programs answered differently\n%s:\n%s%s:\n%s", what, dataplane.V1Model.Name, msgs(a.out), dataplane.TNA.Name, msgs(b.out))
 	}
 	if !slices.Equal(a.srv, b.srv) {
-		d.fail("%s: the programs sent the server different messages\n%s:\n%s%s:\n%s", what, V1Model.Name, msgs(a.srv),
-			TNA.Name, msgs(b.srv))
+		d.fail("%s: the programs sent the server different messages\n%s:\n%s%s:\n%s", what, dataplane.V1Model.Name, msgs(a.srv),
+			dataplane.TNA.Name, msgs(b.srv))
 	}
 	a.srv, b.srv = a.srv[:0], b.srv[:0]
 	if !slices.EqualFunc(a.pins, b.pins, bytes.Equal) {
-		d.fail("%s: the programs' admin replies differ\n%s: %x\n%s: %x", what, V1Model.Name, a.pins, TNA.Name, b.pins)
+		d.fail("%s: the programs' admin replies differ\n%s: %x\n%s: %x", what, dataplane.V1Model.Name, a.pins, dataplane.TNA.Name, b.pins)
 	}
 	a.pins, b.pins = a.pins[:0], b.pins[:0]
 	if diff := stateDiff(a.r.sw, b.r.sw, d.rules); diff != "" {
@@ -186,9 +187,9 @@ func reg(sw *Switch, name string, i int) uint64 {
 
 // Register names stateDiff compares.
 var (
-	levelRegs [Levels][3]string
-	poolRegs  [Parts][]string // the v1model program's, per part (index: the slot in the part)
-	poolTNA   []string        // the TNA program's: one array per field (index: the slot)
+	levelRegs [dataplane.Levels][3]string
+	poolRegs  [dataplane.Parts][]string // the v1model program's, per part (index: the slot in the part)
+	poolTNA   []string                  // the TNA program's: one array per field (index: the slot)
 )
 
 func init() {
@@ -212,15 +213,15 @@ func init() {
 // newDiffSwitch: the per-lock registers and the slots of the locks' regions.
 func stateDiff(v1, tna *Switch, rules diffRules) string {
 	for l := 0; l < rules.locks; l++ {
-		for _, name := range []string{RegisterState, RegisterWait, RegisterQueue, RegisterFloor} {
+		for _, name := range []string{dataplane.RegisterState, dataplane.RegisterWait, dataplane.RegisterQueue, dataplane.RegisterFloor} {
 			if x, y := reg(v1, name, l), reg(tna, name, l); x != y {
 				return fmt.Sprintf("%s[%d] = %#x and %#x", name, l, x, y)
 			}
 		}
-		if x, y := reg(v1, RegisterToken, l), reg(tna, RegisterTokenHigh, l)<<32|reg(tna, RegisterToken, l); x != y {
+		if x, y := reg(v1, dataplane.RegisterToken, l), reg(tna, dataplane.RegisterTokenHigh, l)<<32|reg(tna, dataplane.RegisterToken, l); x != y {
 			return fmt.Sprintf("grant counter of lock %d: %d and %d", l, x, y)
 		}
-		for lv := 0; lv < Levels; lv++ {
+		for lv := 0; lv < dataplane.Levels; lv++ {
 			for _, name := range levelRegs[lv] {
 				if x, y := reg(v1, name, l), reg(tna, name, l); x != y {
 					return fmt.Sprintf("%s[%d] = %#x and %#x", name, l, x, y)
@@ -229,7 +230,7 @@ func stateDiff(v1, tna *Switch, rules diffRules) string {
 		}
 	}
 	slots := rules.locks * int(rules.sizes[0]+rules.sizes[1])
-	bits := v1.Sizing.withDefaults().PartBits
+	bits := v1.Sizing.WithDefaults().PartBits
 	for s := 0; s < slots; s++ {
 		part, i := s>>bits, s&(1<<bits-1)
 		a := poolRegs[part]
@@ -250,21 +251,21 @@ func stateDiff(v1, tna *Switch, rules diffRules) string {
 // the register or the slot; restoring it makes the states equal again.
 func TestStateDiffCatches(t *testing.T) {
 	rules := diffConfigs[0]
-	a := newDiffSwitch(t, V1Model, rules, nil, engine.PipelineInterpreted)
-	b := newDiffSwitch(t, TNA, rules, nil, engine.PipelineInterpreted)
+	a := newDiffSwitch(t, dataplane.V1Model, rules, nil, engine.PipelineInterpreted)
+	b := newDiffSwitch(t, dataplane.TNA, rules, nil, engine.PipelineInterpreted)
 	runDiff(t, a, b, rules, 7)
 	if d := stateDiff(a.sw, b.sw, rules); d != "" {
 		t.Fatalf("the programs differ after seed 7: %s", d)
 	}
 	slot := rules.locks*int(rules.sizes[0]+rules.sizes[1]) - 1
-	bits := b.sw.Sizing.withDefaults().PartBits
+	bits := b.sw.Sizing.WithDefaults().PartBits
 	for _, c := range []struct {
 		reg  string
 		cell int
 		want string
 	}{
-		{RegisterWait, 1, RegisterWait + "[1]"},
-		{RegisterTokenHigh, 0, "grant counter of lock 0"},
+		{dataplane.RegisterWait, 1, dataplane.RegisterWait + "[1]"},
+		{dataplane.RegisterTokenHigh, 0, "grant counter of lock 0"},
 		{levelRegs[1][0], rules.locks - 1, fmt.Sprintf("%s[%d]", levelRegs[1][0], rules.locks-1)},
 		{poolTNA[4], slot, fmt.Sprintf("slot %d: %s", slot, poolRegs[slot>>bits][2])},
 	} {

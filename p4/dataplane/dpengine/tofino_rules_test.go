@@ -1,4 +1,4 @@
-package dataplane
+package dpengine
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/netlock-go/netlock/bmv2/engine"
 	"github.com/netlock-go/netlock/bmv2/front"
+	"github.com/netlock-go/netlock/p4/dataplane"
 )
 
 // Negative controls for Tofino's register rules: copies of p4/tna/netlock.p4, generated from
@@ -38,7 +39,7 @@ func stageBlocks(src string) map[string][2]int {
 
 // registerActions maps each RegisterAction of the TNA program's ingress to its register.
 func registerActions(t *testing.T) map[string]string {
-	checked, err := DefaultSizing.LoadProgram(TNA)
+	checked, err := CheckProgram(dataplane.TNA, dataplane.DefaultSizing)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +66,7 @@ func registerActions(t *testing.T) map[string]string {
 // second register action of it right after its stage block (in the same pass as the block's
 // own) is refused, naming both lines.
 func TestTNARulesRefuseTwoActions(t *testing.T) {
-	src := string(TNA.Source)
+	src := string(dataplane.TNA.Source)
 	blocks := stageBlocks(src)
 	actions := registerActions(t)
 	lines := strings.Split(src, "\n")
@@ -75,7 +76,7 @@ func TestTNARulesRefuseTwoActions(t *testing.T) {
 		"the tails", "gnext", "the cookie", "ended requests"} {
 		r, ok := blocks[block]
 		if !ok {
-			t.Fatalf("no stage block %q in p4/%s (blocks: %v): update the test", block, TNA.File, blocks)
+			t.Fatalf("no stage block %q in p4/%s (blocks: %v): update the test", block, dataplane.TNA.File, blocks)
 		}
 		// The block's first register action call: run it again after the block.
 		first, line := "", 0
@@ -122,7 +123,7 @@ func TestTNARulesRefuseTwoActions(t *testing.T) {
 	// register after its stage block.
 	r, ok := blocks["the pool's grant number and time"]
 	if !ok {
-		t.Fatalf("no stage block of the pool's s_hold in p4/%s: update the test", TNA.File)
+		t.Fatalf("no stage block of the pool's s_hold in p4/%s: update the test", dataplane.TNA.File)
 	}
 	copyLines := append(append(append([]string(nil), lines[:r[1]]...), "        hold_seq.execute(meta.hd_idx);"), lines[r[1]:]...)
 	err := loadCopy(strings.Join(copyLines, "\n"))
@@ -139,11 +140,11 @@ func TestTNARulesRefuseTwoActions(t *testing.T) {
 // naming the line: the grant counter's low half made a 64-bit cell, and the floor compared as
 // one 64-bit value inside its register action.
 func TestTNARulesRefuseWide(t *testing.T) {
-	src := string(TNA.Source)
+	src := string(dataplane.TNA.Source)
 	lineOf := func(s, sub string) int {
 		i := strings.Index(s, sub)
 		if i < 0 {
-			t.Fatalf("%q is not in p4/%s: update the test", sub, TNA.File)
+			t.Fatalf("%q is not in p4/%s: update the test", sub, dataplane.TNA.File)
 		}
 		return strings.Count(s[:i], "\n") + 1
 	}
@@ -151,7 +152,7 @@ func TestTNARulesRefuseWide(t *testing.T) {
 	cell := src
 	reg := "Register<bit<32>, bit<32>>(NETLOCK_LOCKS) lk_tok;"
 	if strings.Count(cell, reg) != 1 {
-		t.Fatalf("%q is not in p4/%s once: update the test", reg, TNA.File)
+		t.Fatalf("%q is not in p4/%s once: update the test", reg, dataplane.TNA.File)
 	}
 	cell = strings.Replace(cell, reg, "Register<bit<64>, bit<32>>(NETLOCK_LOCKS) lk_tok;", 1)
 	ra := regexp.MustCompile(`(?s)RegisterAction<bit<32>, bit<32>, bit<32>>\(lk_tok\) (\w+) = \{\s*void apply\(inout bit<32> v`)
@@ -178,7 +179,7 @@ func TestTNARulesRefuseWide(t *testing.T) {
 	// 2. The floor compared as one 64-bit value.
 	cmp := "            if (meta.tseq_hi > v.hi) {\n                rv = 1;\n            } else if (meta.tseq_hi == v.hi && meta.tseq_lo > v.lo) {\n                rv = 1;\n            }"
 	if strings.Count(src, cmp) != 1 {
-		t.Fatalf("the floor comparison is not in p4/%s once: update the test", TNA.File)
+		t.Fatalf("the floor comparison is not in p4/%s once: update the test", dataplane.TNA.File)
 	}
 	wide := strings.Replace(src, cmp, "            if ((meta.tseq_hi ++ meta.tseq_lo) > (v.hi ++ v.lo)) {\n                rv = 1;\n            }", 1)
 	at := lineOf(wide, "if ((meta.tseq_hi ++ meta.tseq_lo) > (v.hi ++ v.lo))")
@@ -191,14 +192,14 @@ func TestTNARulesRefuseWide(t *testing.T) {
 
 	// The program itself loads (the positive control).
 	if err := loadCopy(src); err != nil {
-		t.Fatalf("p4/%s: %v", TNA.File, err)
+		t.Fatalf("p4/%s: %v", dataplane.TNA.File, err)
 	}
 }
 
 // loadCopy checks and loads a version of the TNA program.
 func loadCopy(src string) error {
-	s := Sizing{Locks: 8, PartBits: 6}
-	checked, err := s.loadSource(TNA, []byte(src))
+	s := dataplane.Sizing{Locks: 8, PartBits: 6}
+	checked, err := checkSource(dataplane.TNA, s, []byte(src))
 	if err != nil {
 		return err
 	}

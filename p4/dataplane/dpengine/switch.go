@@ -1,10 +1,11 @@
-package dataplane
+package dpengine
 
 import (
 	"fmt"
 	"net/netip"
 
 	"github.com/netlock-go/netlock/bmv2/engine"
+	"github.com/netlock-go/netlock/p4/dataplane"
 )
 
 // Switch is one of the programs (p4/netlock.p4 unless loaded with LoadProgram) loaded into
@@ -13,24 +14,26 @@ import (
 // concurrent use (the engine is not).
 type Switch struct {
 	*engine.Switch
-	Sizing  Sizing
-	Program Program
+	Sizing  dataplane.Sizing
+	Program dataplane.Program
 }
 
 // Load compiles p4/netlock.p4 with sizes s into a new engine switch. cfg.CPUPort is set from
 // s when zero.
-func Load(s Sizing, cfg engine.Config) (*Switch, error) { return load(V1Model, s, V1Model.Source, cfg) }
+func Load(s dataplane.Sizing, cfg engine.Config) (*Switch, error) {
+	return load(dataplane.V1Model, s, dataplane.V1Model.Source, cfg)
+}
 
 // LoadProgram compiles prog with sizes s into a new engine switch. cfg.CPUPort is set from s
 // when zero. The TNA program recirculates through engine.TNARecirculationPort (the engine's
 // default loopback port).
-func LoadProgram(prog Program, s Sizing, cfg engine.Config) (*Switch, error) {
+func LoadProgram(prog dataplane.Program, s dataplane.Sizing, cfg engine.Config) (*Switch, error) {
 	return load(prog, s, prog.Source, cfg)
 }
 
-func load(prog Program, s Sizing, src []byte, cfg engine.Config) (*Switch, error) {
-	s = s.withDefaults()
-	checked, err := s.loadSource(prog, src)
+func load(prog dataplane.Program, s dataplane.Sizing, src []byte, cfg engine.Config) (*Switch, error) {
+	s = s.WithDefaults()
+	checked, err := checkSource(prog, s, src)
 	if err != nil {
 		return nil, err
 	}
@@ -53,8 +56,8 @@ func (sw *Switch) table(name string) (*engine.Table, error) {
 }
 
 // SetRack sets the rack configuration.
-func (sw *Switch) SetRack(r Rack) error {
-	t, err := sw.table(TableRack)
+func (sw *Switch) SetRack(r dataplane.Rack) error {
+	t, err := sw.table(dataplane.TableRack)
 	if err != nil {
 		return err
 	}
@@ -76,8 +79,8 @@ func upsert(t *engine.Table, e engine.Entry) error {
 }
 
 // SetServer writes server number id.
-func (sw *Switch) SetServer(id uint16, s Server) error {
-	t, err := sw.table(TableServers)
+func (sw *Switch) SetServer(id uint16, s dataplane.Server) error {
+	t, err := sw.table(dataplane.TableServers)
 	if err != nil {
 		return err
 	}
@@ -85,71 +88,71 @@ func (sw *Switch) SetServer(id uint16, s Server) error {
 	if err != nil {
 		return err
 	}
-	return upsert(t, engine.Entry{Match: []engine.FieldMatch{{Name: KeyServer, Value: ServerMatch(id)}},
+	return upsert(t, engine.Entry{Match: []engine.FieldMatch{{Name: dataplane.KeyServer, Value: dataplane.ServerMatch(id)}},
 		Action: name, Args: args})
 }
 
 // SetLock writes a lock entry (insert or modify).
-func (sw *Switch) SetLock(e LockEntry) error {
+func (sw *Switch) SetLock(e dataplane.LockEntry) error {
 	if err := e.Validate(sw.Sizing); err != nil {
 		return err
 	}
-	t, err := sw.table(TableLock)
+	t, err := sw.table(dataplane.TableLock)
 	if err != nil {
 		return err
 	}
 	name, args := e.Action()
-	return upsert(t, engine.Entry{Match: []engine.FieldMatch{{Name: KeyLock, Value: e.Match()}}, Action: name, Args: args})
+	return upsert(t, engine.Entry{Match: []engine.FieldMatch{{Name: dataplane.KeyLock, Value: e.Match()}}, Action: name, Args: args})
 }
 
 // DeleteLock removes a lock entry.
 func (sw *Switch) DeleteLock(lock uint32) error {
-	t, err := sw.table(TableLock)
+	t, err := sw.table(dataplane.TableLock)
 	if err != nil {
 		return err
 	}
-	return t.Delete(engine.Entry{Match: []engine.FieldMatch{{Name: KeyLock, Value: be(uint64(lock), 4)}}})
+	return t.Delete(engine.Entry{Match: []engine.FieldMatch{{Name: dataplane.KeyLock, Value: dataplane.LockEntry{Lock: lock}.Match()}}})
 }
 
 // AddRoute writes an IPv4 route and the clone session of its port.
-func (sw *Switch) AddRoute(p netip.Prefix, h NextHop) error {
-	t, err := sw.table(TableRoute)
+func (sw *Switch) AddRoute(p netip.Prefix, h dataplane.NextHop) error {
+	t, err := sw.table(dataplane.TableRoute)
 	if err != nil {
 		return err
 	}
-	key, plen, err := RouteMatch(p)
+	key, plen, err := dataplane.RouteMatch(p)
 	if err != nil {
 		return err
 	}
 	name, args := h.Action()
-	if err := upsert(t, engine.Entry{Match: []engine.FieldMatch{{Name: KeyRouteDst, Value: key, PrefixLen: plen}},
+	if err := upsert(t, engine.Entry{Match: []engine.FieldMatch{{Name: dataplane.KeyRouteDst, Value: key, PrefixLen: plen}},
 		Action: name, Args: args}); err != nil {
 		return err
 	}
-	sw.SetCloneSession(CloneSession(h.Port), engine.CloneSession{Port: h.Port, HasPort: true})
+	sw.SetCloneSession(dataplane.CloneSession(h.Port), engine.CloneSession{Port: h.Port, HasPort: true})
 	return nil
 }
 
 // AddPortSession creates the clone session of a port (AddRoute does it for routed ports; a
 // server's port needs one too).
 func (sw *Switch) AddPortSession(port int) {
-	sw.SetCloneSession(CloneSession(port), engine.CloneSession{Port: port, HasPort: true})
+	sw.SetCloneSession(dataplane.CloneSession(port), engine.CloneSession{Port: port, HasPort: true})
 }
 
 // SetTenantLimit limits tenant by meter cell index, which admits burst acquires and then
 // rate per second (a packet meter: committed and peak rate both rate, bursts both burst;
 // an acquire that is not green is over quota).
 func (sw *Switch) SetTenantLimit(tenant uint16, index int, rate float64, burst uint64) error {
-	t, err := sw.table(TableTenant)
+	t, err := sw.table(dataplane.TableTenant)
 	if err != nil {
 		return err
 	}
-	name, args := TenantAction(index)
-	if err := upsert(t, engine.Entry{Match: []engine.FieldMatch{{Name: KeyTenant, Value: TenantMatch(tenant)}},
+	name, args := dataplane.TenantAction(index)
+	if err := upsert(t, engine.Entry{Match: []engine.FieldMatch{{Name: dataplane.KeyTenant, Value: dataplane.TenantMatch(tenant)}},
 		Action: name, Args: args}); err != nil {
 		return err
 	}
-	m, err := sw.Meter(MeterTenant)
+	m, err := sw.Meter(dataplane.MeterTenant)
 	if err != nil {
 		return fmt.Errorf("dataplane: %w", err)
 	}
@@ -158,9 +161,9 @@ func (sw *Switch) SetTenantLimit(tenant uint16, index int, rate float64, burst u
 }
 
 // Drops returns the drop counter's packets per reason.
-func (sw *Switch) Drops() ([DropReasons]uint64, error) {
-	var out [DropReasons]uint64
-	k, err := sw.Counter(CounterDrops)
+func (sw *Switch) Drops() ([dataplane.DropReasons]uint64, error) {
+	var out [dataplane.DropReasons]uint64
+	k, err := sw.Counter(dataplane.CounterDrops)
 	if err != nil {
 		return out, fmt.Errorf("dataplane: %w", err)
 	}

@@ -1,9 +1,10 @@
-package dataplane
+package dpengine
 
 import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/netlock-go/netlock/bmv2/engine"
 	"github.com/netlock-go/netlock/internal/testenv"
+	"github.com/netlock-go/netlock/p4/dataplane"
 )
 
 // projectSizings are the sizings of p4/netlock.p4 the repository runs: the program as written
@@ -21,18 +23,18 @@ import (
 // benchmark's, testbed/softrack's test, testbed/rackmodel's default and tests (the controller's
 // test rack among them), testbed/modelfig's and controlplane/ctlcore's scenarios'.
 // TestProjectSizingsListed keeps the list complete.
-var projectSizings = []Sizing{
-	DefaultSizing,
+var projectSizings = []dataplane.Sizing{
+	dataplane.DefaultSizing,
 	{Locks: 8, PartBits: 6},
 	{Locks: 64, PartBits: 8},
 	{Locks: 64, PartBits: 6},
 	{Locks: 16, PartBits: 6},
+	{Locks: 16, PartBits: 3},
 	{Locks: 128, PartBits: 6},
 	{Locks: 100, PartBits: 8},
 	{Locks: 512, PartBits: 8},
 	{Locks: 2048, PartBits: 10},
 	{Locks: 16384, PartBits: 13},
-	{Locks: 16, PartBits: 3},
 }
 
 // TestEverySizingRunsGenerated: p4/netlockgen's one pipeline binds to p4/netlock.p4 with every
@@ -48,7 +50,7 @@ func TestEverySizingRunsGenerated(t *testing.T) {
 		n = *genDiffN
 	}
 	for _, sz := range projectSizings {
-		name := fmt.Sprintf("l%dp%d", sz.withDefaults().Locks, sz.withDefaults().PartBits)
+		name := fmt.Sprintf("l%dp%d", sz.WithDefaults().Locks, sz.WithDefaults().PartBits)
 		t.Run(name, func(t *testing.T) {
 			every := 256
 			if sz.Slots() > 4096 {
@@ -62,21 +64,21 @@ func TestEverySizingRunsGenerated(t *testing.T) {
 				t.Fatalf("the switch runs pipeline %q", got)
 			}
 			if d := g.run(n); d.kind != gdEqual {
-				t.Fatalf("seed %d (re-run: go test ./p4/dataplane -run '^TestEverySizingRunsGenerated/%s$' -gendiff.seed=%d): %s", seed, name, seed, d.text)
+				t.Fatalf("seed %d (re-run: go test ./p4/dataplane/dpengine -run '^TestEverySizingRunsGenerated/%s$' -gendiff.seed=%d): %s", seed, name, seed, d.text)
 			}
 		})
 	}
 }
 
 // TestBundleRunsGenerated: p4/netlock.p4 installed as the controller installs it, a P4Runtime
-// device config (Sizing.Bundle: a main file with the sizes' #defines that includes the
+// device config (Bundle: a main file with the sizes' #defines that includes the
 // program, compiled by p4rt.Bundle.Compile as bmv2/target does), binds the generated pipeline
 // with the program's sizes and with others: those #defines are the program's parameters, as -D
 // values are. The control: a bundle of another program (netlock.p4 with one statement changed)
 // runs on the interpreter under auto.
 func TestBundleRunsGenerated(t *testing.T) {
-	for _, sz := range []Sizing{DefaultSizing, {Locks: 64, PartBits: 6}} {
-		checked, err := sz.Bundle().Compile()
+	for _, sz := range []dataplane.Sizing{dataplane.DefaultSizing, {Locks: 64, PartBits: 6}} {
+		checked, err := Bundle(sz).Compile()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -88,10 +90,10 @@ func TestBundleRunsGenerated(t *testing.T) {
 			t.Fatalf("sizing %+v: the pipeline is not running", sz)
 		}
 	}
-	b := Sizing{}.Bundle()
+	b := Bundle(dataplane.Sizing{})
 	const from, to = "hdr.ipv4.ttl = 64;", "hdr.ipv4.ttl = 63;"
 	for i := range b.Files {
-		if b.Files[i].Name == V1Model.base() {
+		if b.Files[i].Name == path.Base(dataplane.V1Model.File) {
 			if !strings.Contains(string(b.Files[i].Data), from) {
 				t.Fatalf("%q is not in p4/netlock.p4: update the test", from)
 			}
@@ -113,18 +115,18 @@ func TestBundleRunsGenerated(t *testing.T) {
 // told apart from the interpreter by the same sequence, so the sizing each binding reads is
 // what its runs depend on.
 func TestEverySizingCatches(t *testing.T) {
-	for _, pair := range [][2]Sizing{
+	for _, pair := range [][2]dataplane.Sizing{
 		{{Locks: 8, PartBits: 6}, {Locks: 64, PartBits: 8}},
 		{{Locks: 64, PartBits: 8}, {Locks: 8, PartBits: 6}},
 		{{Locks: 2048, PartBits: 10}, {Locks: 64, PartBits: 6}},
 	} {
 		sz, other := pair[0], pair[1]
 		t.Run(fmt.Sprintf("l%dp%d-with-l%dp%d", sz.Locks, sz.PartBits, other.Locks, other.PartBits), func(t *testing.T) {
-			from, err := other.Load()
+			from, err := Check(other)
 			if err != nil {
 				t.Fatal(err)
 			}
-			wrong := func(sz Sizing, cfg engine.Config) (*Switch, error) {
+			wrong := func(sz dataplane.Sizing, cfg engine.Config) (*Switch, error) {
 				cfg.TestingKnobs.GenParamsFrom = from
 				return gdLoadGen(sz, cfg)
 			}
@@ -147,11 +149,11 @@ var sizingLiteral = regexp.MustCompile(`Sizing\{([^{}]*)\}`)
 
 // sourceSizings returns the valid sizings written as literals with integer fields in the
 // repository's Go files (not generated ones), with where each is.
-func sourceSizings(t *testing.T) map[Sizing][]string {
+func sourceSizings(t *testing.T) map[dataplane.Sizing][]string {
 	t.Helper()
 	root := testenv.ModuleRoot(t)
 	field := regexp.MustCompile(`^\s*(\w+)\s*:\s*(\d+)\s*$`)
-	found := map[Sizing][]string{}
+	found := map[dataplane.Sizing][]string{}
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -167,7 +169,7 @@ func sourceSizings(t *testing.T) map[Sizing][]string {
 			return err
 		}
 		for _, m := range sizingLiteral.FindAllSubmatch(src, -1) {
-			var sz Sizing
+			var sz dataplane.Sizing
 			ok := len(strings.TrimSpace(string(m[1]))) > 0
 			for _, f := range strings.Split(string(m[1]), ",") {
 				fm := field.FindStringSubmatch(f)
@@ -193,7 +195,7 @@ func sourceSizings(t *testing.T) map[Sizing][]string {
 			}
 			if ok && sz.Validate() == nil {
 				rel, _ := filepath.Rel(root, p)
-				found[sz.withDefaults()] = append(found[sz.withDefaults()], rel)
+				found[sz.WithDefaults()] = append(found[sz.WithDefaults()], rel)
 			}
 		}
 		return nil
@@ -209,9 +211,9 @@ func sourceSizings(t *testing.T) map[Sizing][]string {
 // finds sizings of this package, of another package and of the list itself.
 func TestProjectSizingsListed(t *testing.T) {
 	found := sourceSizings(t)
-	listed := map[Sizing]bool{}
+	listed := map[dataplane.Sizing]bool{}
 	for _, sz := range projectSizings {
-		listed[sz.withDefaults()] = true
+		listed[sz.WithDefaults()] = true
 	}
 	for sz, where := range found {
 		if !listed[sz] {
@@ -219,15 +221,15 @@ func TestProjectSizingsListed(t *testing.T) {
 		}
 	}
 	for _, want := range []struct {
-		sz   Sizing
+		sz   dataplane.Sizing
 		file string
 	}{
-		{Sizing{Locks: 8, PartBits: 6}, filepath.Join("p4", "dataplane", "diff_test.go")},
-		{Sizing{Locks: 16384, PartBits: 13}, filepath.Join("testbed", "rackmodel", "params.go")},
-		{Sizing{Locks: 64, PartBits: 6}, filepath.Join("testbed", "rackmodel", "controller_test.go")},
+		{dataplane.Sizing{Locks: 8, PartBits: 6}, filepath.Join("p4", "dataplane", "dpengine", "diff_test.go")},
+		{dataplane.Sizing{Locks: 16384, PartBits: 13}, filepath.Join("testbed", "rackmodel", "params.go")},
+		{dataplane.Sizing{Locks: 64, PartBits: 6}, filepath.Join("testbed", "rackmodel", "controller_test.go")},
 	} {
-		if !slices.Contains(found[want.sz.withDefaults()], want.file) {
-			t.Errorf("control: the scan did not find %+v in %s (found in %q)", want.sz, want.file, found[want.sz.withDefaults()])
+		if !slices.Contains(found[want.sz.WithDefaults()], want.file) {
+			t.Errorf("control: the scan did not find %+v in %s (found in %q)", want.sz, want.file, found[want.sz.WithDefaults()])
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package dataplane
+package dpengine
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/netlock-go/netlock/bmv2/engine"
 	"github.com/netlock-go/netlock/internal/udpframe"
+	"github.com/netlock-go/netlock/p4/dataplane"
 	"github.com/netlock-go/netlock/wire"
 )
 
@@ -32,11 +33,11 @@ var rigCountPasses bool
 
 const rigKey = 0x5eC12e7_0000_1234
 
-var rigSwitchMAC = MAC{2, 0, 0, 0, 0, 1}
+var rigSwitchMAC = dataplane.MAC{2, 0, 0, 0, 0, 1}
 
-func hostMAC(ip netip.Addr) MAC {
+func hostMAC(ip netip.Addr) dataplane.MAC {
 	a := ip.As4()
-	return MAC{2, 0, a[0], a[1], a[2], a[3]}
+	return dataplane.MAC{2, 0, a[0], a[1], a[2], a[3]}
 }
 
 func clientAddr(c int) netip.AddrPort {
@@ -60,7 +61,7 @@ func clientPort(a netip.Addr) (int, bool) {
 // newRigSource loads prog, or src (a version of prog) when it is not nil, on pipeline pl: the
 // interpreter in Tofino-constraint mode, or the generated pipeline (p4/netlockgen), which does
 // not check the Tofino rules.
-func newRigSource(t testing.TB, prog Program, sz Sizing, src []byte, pl engine.Pipeline) *rig {
+func newRigSource(t testing.TB, prog dataplane.Program, sz dataplane.Sizing, src []byte, pl engine.Pipeline) *rig {
 	r := &rig{t: t, now: time.Unix(1000, 0)}
 	if src == nil {
 		src = prog.Source
@@ -68,7 +69,7 @@ func newRigSource(t testing.TB, prog Program, sz Sizing, src []byte, pl engine.P
 	cfg := pipelineConfig(engine.Config{TofinoConstraints: pl != engine.PipelineGenerated, Now: func() time.Time { return r.now }}, pl)
 	if rigCountPasses {
 		cfg.OnTable = func(table, _ string, _ bool) {
-			if table == TableRack {
+			if table == dataplane.TableRack {
 				r.passes++
 			}
 		}
@@ -78,16 +79,16 @@ func newRigSource(t testing.TB, prog Program, sz Sizing, src []byte, pl engine.P
 		t.Fatal(err)
 	}
 	r.sw = sw
-	must(t, sw.SetRack(Rack{Key: rigKey, SwitchIP: netip.MustParseAddr("10.0.0.1"), SwitchMAC: rigSwitchMAC,
+	must(t, sw.SetRack(dataplane.Rack{Key: rigKey, SwitchIP: netip.MustParseAddr("10.0.0.1"), SwitchMAC: rigSwitchMAC,
 		DefaultLease: 10 * time.Second, MaxLease: 60 * time.Second}))
 	for s := 1; s <= 2; s++ {
 		a := serverAddr(s)
-		must(t, sw.SetServer(uint16(s), Server{Addr: a, Port: 100 + s, MAC: hostMAC(a.Addr())}))
-		must(t, sw.AddRoute(netip.PrefixFrom(a.Addr(), 32), NextHop{SrcMAC: rigSwitchMAC, DstMAC: hostMAC(a.Addr()), Port: 100 + s}))
+		must(t, sw.SetServer(uint16(s), dataplane.Server{Addr: a, Port: 100 + s, MAC: hostMAC(a.Addr())}))
+		must(t, sw.AddRoute(netip.PrefixFrom(a.Addr(), 32), dataplane.NextHop{SrcMAC: rigSwitchMAC, DstMAC: hostMAC(a.Addr()), Port: 100 + s}))
 	}
 	for c := 1; c <= 20; c++ {
 		a := clientAddr(c)
-		must(t, sw.AddRoute(netip.PrefixFrom(a.Addr(), 32), NextHop{SrcMAC: rigSwitchMAC, DstMAC: hostMAC(a.Addr()), Port: c}))
+		must(t, sw.AddRoute(netip.PrefixFrom(a.Addr(), 32), dataplane.NextHop{SrcMAC: rigSwitchMAC, DstMAC: hostMAC(a.Addr()), Port: c}))
 	}
 	return r
 }
@@ -150,9 +151,9 @@ func (r *rig) send(port int, src, dst netip.AddrPort, f *wire.Fields, key *uint6
 
 // admin sends an admin request from the controller and returns what came out, and the
 // packet-ins (the frames after the packet_in header).
-func (r *rig) admin(req *AdminRequest) ([]out, [][]byte) {
+func (r *rig) admin(req *dataplane.AdminRequest) ([]out, [][]byte) {
 	r.t.Helper()
-	r.buf = req.Frame(append(r.buf[:0], PacketOutAdmin, 0, 0), rigKey)
+	r.buf = req.Frame(append(r.buf[:0], dataplane.PacketOutAdmin, 0, 0), rigKey)
 	r.passes = 0
 	res, err := r.sw.PacketOut(r.buf)
 	if err != nil {

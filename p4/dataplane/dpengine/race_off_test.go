@@ -1,6 +1,6 @@
 //go:build !race
 
-package dataplane
+package dpengine
 
 // raceDetector: see race_on_test.go.
 const raceDetector = false

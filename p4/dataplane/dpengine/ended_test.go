@@ -1,4 +1,4 @@
-package dataplane
+package dpengine
 
 import (
 	"encoding/binary"
@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/netlock-go/netlock/bmv2/engine"
+	"github.com/netlock-go/netlock/p4/dataplane"
 	"github.com/netlock-go/netlock/wire"
 )
 
@@ -48,10 +49,10 @@ func indexCollisions(rng *rand.Rand, lock uint32, n int) [][2]uint64 {
 // endedPairsFail runs, on a switch loading src (prog's source when nil), every pair's first
 // request (acquire, grant, release) and then its second, which must be granted; it returns what
 // went wrong, or "".
-func endedPairsFail(t *testing.T, prog Program, src []byte, pl engine.Pipeline, lock uint32, pairs [][2]uint64) string {
-	r := newRigSource(t, prog, Sizing{Locks: 8, PartBits: 6}, src, pl)
-	must(t, r.sw.SetLock(LockEntry{Lock: lock, Index: 1, Server: 1,
-		Regions: [Levels]Region{{Left: 0, Size: 4}, {Left: 4, Size: 4}}}))
+func endedPairsFail(t *testing.T, prog dataplane.Program, src []byte, pl engine.Pipeline, lock uint32, pairs [][2]uint64) string {
+	r := newRigSource(t, prog, dataplane.Sizing{Locks: 8, PartBits: 6}, src, pl)
+	must(t, r.sw.SetLock(dataplane.LockEntry{Lock: lock, Index: 1, Server: 1,
+		Regions: [dataplane.Levels]dataplane.Region{{Left: 0, Size: 4}, {Left: 4, Size: 4}}}))
 	c := clientAddr(1)
 	s := serverAddr(1)
 	ts := uint64(100)
@@ -90,8 +91,8 @@ func describeOuts(outs []out) string {
 
 // endedMutants restore the old fingerprint, a CRC-32 of (txn, lock): the test must catch them.
 var endedMutants = map[string][2]string{
-	V1Model.Name: {"{hdr.nl.txn[31:0], hdr.nl.lock, hdr.nl.txn[63:32]}", "{hdr.nl.txn, hdr.nl.lock}"},
-	TNA.Name:     {"{hdr.nl.txn[31:0], hdr.nl.lock, hdr.nl.txn[63:32]}", "{hdr.nl.txn, hdr.nl.lock}"},
+	dataplane.V1Model.Name: {"{hdr.nl.txn[31:0], hdr.nl.lock, hdr.nl.txn[63:32]}", "{hdr.nl.txn, hdr.nl.lock}"},
+	dataplane.TNA.Name:     {"{hdr.nl.txn[31:0], hdr.nl.lock, hdr.nl.txn[63:32]}", "{hdr.nl.txn, hdr.nl.lock}"},
 }
 
 // TestEndedTellsRequestsApart: pairs of txns of one lock sharing the full index hash (so a cell
@@ -141,7 +142,7 @@ func TestEndedTellsRequestsApart(t *testing.T) {
 // The field lists are the programs' own (checked against their source); p4/testdata/scenarios/
 // ended.scn checks the cells and values these formulas give against both programs' registers.
 func TestEndedHashIndependent(t *testing.T) {
-	for _, prog := range Programs {
+	for _, prog := range dataplane.Programs {
 		if !strings.Contains(string(prog.Source), "{hdr.nl.lock, hdr.nl.txn}") ||
 			!strings.Contains(string(prog.Source), endedMutants[prog.Name][0]) {
 			t.Fatalf("p4/%s: the ended table's field lists changed: update this test", prog.File)

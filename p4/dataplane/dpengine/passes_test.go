@@ -1,4 +1,4 @@
-package dataplane
+package dpengine
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/netlock-go/netlock/bmv2/engine"
+	"github.com/netlock-go/netlock/p4/dataplane"
 	"github.com/netlock-go/netlock/wire"
 )
 
@@ -56,8 +57,8 @@ func TestPassesPerOperation(t *testing.T) {
 		}
 	}
 	for _, rules := range diffConfigs {
-		a := newDiffSwitch(t, V1Model, rules, nil, engine.PipelineInterpreted)
-		b := newDiffSwitch(t, TNA, rules, nil, engine.PipelineInterpreted)
+		a := newDiffSwitch(t, dataplane.V1Model, rules, nil, engine.PipelineInterpreted)
+		b := newDiffSwitch(t, dataplane.TNA, rules, nil, engine.PipelineInterpreted)
 		a.onInput, b.onInput = record(0), record(1)
 		for seed := uint64(1); seed <= 40; seed++ {
 			runDiff(t, a, b, rules, seed)
@@ -70,7 +71,7 @@ func TestPassesPerOperation(t *testing.T) {
 				r.send(1, c, serverAddr(diffQ2Server), &wire.Fields{Op: wire.OpAcquire, Mode: wire.Exclusive, Lock: 0, Txn: 1000 + txn}, nil)
 			}
 			r.onInput = record(i)
-			for _, req := range []AdminRequest{
+			for _, req := range []dataplane.AdminRequest{
 				{Op: wire.AdminSwitchProbe, Lock: 0}, {Op: wire.AdminSwitchProbe, Lock: 0, Offset: 1},
 				{Op: wire.AdminSwitchTokenBase, Lock: 0, Value: 1 << 20}, {Op: wire.AdminSwitchGetCookie},
 				{Op: wire.AdminSwitchSetCookie, Value: 7}, {Op: wire.AdminSwitchSetBuffered, Lock: 0},
@@ -113,7 +114,7 @@ func TestPassesPerOperation(t *testing.T) {
 			must(t, os.WriteFile(docsDataplane, []byte(text[:i+len(begin)]+want+text[j:]), 0o644))
 			return
 		}
-		t.Errorf("docs/dataplane.md's passes table is not the measurement's (go test ./p4/dataplane -run TestPassesPerOperation -update-docs):\n%s", want)
+		t.Errorf("docs/dataplane.md's passes table is not the measurement's (go test ./p4/dataplane/dpengine -run TestPassesPerOperation -update-docs):\n%s", want)
 	}
 }
 

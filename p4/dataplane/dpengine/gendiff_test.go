@@ -1,4 +1,4 @@
-package dataplane
+package dpengine
 
 import (
 	"bytes"
@@ -15,6 +15,7 @@ import (
 
 	"github.com/netlock-go/netlock/bmv2/engine"
 	"github.com/netlock-go/netlock/internal/udpframe"
+	"github.com/netlock-go/netlock/p4/dataplane"
 	"github.com/netlock-go/netlock/wire"
 )
 
@@ -65,7 +66,7 @@ func genDiffPackets() int {
 // differential test compares the whole state for it.
 type gdSizing struct {
 	name  string
-	sz    Sizing
+	sz    dataplane.Sizing
 	every int
 }
 
@@ -73,9 +74,9 @@ type gdSizing struct {
 // every 64 packets), the benchmark's (every 256) and the program as written, which netlock
 // switch runs (2^17 slots and 2^14 locks per array: every 10 000 packets).
 var gdSizings = []gdSizing{
-	{"l8p6", Sizing{Locks: 8, PartBits: 6}, 64},
-	{"l64p8", Sizing{Locks: 64, PartBits: 8}, 256},
-	{"default", DefaultSizing, 10000},
+	{"l8p6", dataplane.Sizing{Locks: 8, PartBits: 6}, 64},
+	{"l64p8", dataplane.Sizing{Locks: 64, PartBits: 8}, 256},
+	{"default", dataplane.DefaultSizing, 10000},
 }
 
 func (s gdSizing) stateEvery() int {
@@ -86,21 +87,21 @@ func (s gdSizing) stateEvery() int {
 }
 
 // gdLoader loads p4/netlock.p4 with sz and cfg on the pipeline under test.
-type gdLoader func(sz Sizing, cfg engine.Config) (*Switch, error)
+type gdLoader func(sz dataplane.Sizing, cfg engine.Config) (*Switch, error)
 
-func gdLoadInterp(sz Sizing, cfg engine.Config) (*Switch, error) {
+func gdLoadInterp(sz dataplane.Sizing, cfg engine.Config) (*Switch, error) {
 	cfg.Pipeline = engine.PipelineInterpreted
 	return Load(sz, cfg)
 }
 
-func gdLoadGen(sz Sizing, cfg engine.Config) (*Switch, error) {
+func gdLoadGen(sz dataplane.Sizing, cfg engine.Config) (*Switch, error) {
 	return Load(sz, pipelineConfig(cfg, engine.PipelineGenerated))
 }
 
 // gdLock is one lock id of the sequence and its table entry (nil: not in the switch).
 type gdLock struct {
 	id    uint32
-	entry *LockEntry
+	entry *dataplane.LockEntry
 }
 
 // gdReq is a request the sequence saw: acquired (waiting or granted) or overflowed.
@@ -138,7 +139,7 @@ type genDiff struct {
 }
 
 // gdRack is the rack configuration of the sequence.
-var gdRack = Rack{Key: rigKey, SwitchIP: diffSwitchAddr.Addr(), SwitchMAC: rigSwitchMAC,
+var gdRack = dataplane.Rack{Key: rigKey, SwitchIP: diffSwitchAddr.Addr(), SwitchMAC: rigSwitchMAC,
 	DefaultLease: 10 * time.Second, MaxLease: 60 * time.Second}
 
 // gdKind is what a run of the differential test ended with.
@@ -311,13 +312,13 @@ func newGenDiffRef(seed uint64, sz gdSizing, ref, load gdLoader) (*genDiff, erro
 	for id := uint32(1); id <= 9; id++ {
 		l := gdLock{id: id}
 		if id <= 7 {
-			e := &LockEntry{Lock: id, Index: id - 1, Server: uint16(1 + id%2), Paused: id == 7}
+			e := &dataplane.LockEntry{Lock: id, Index: id - 1, Server: uint16(1 + id%2), Paused: id == 7}
 			if id == 6 {
 				e.Server = 3 // not in lock_servers (server_unknown) until a change moves it
 			}
 			for lv := range e.Regions {
 				size := 1 + g.rng.Uint32N(3)
-				e.Regions[lv] = Region{Left: g.slotsUsed, Size: uint16(size)}
+				e.Regions[lv] = dataplane.Region{Left: g.slotsUsed, Size: uint16(size)}
 				g.slotsUsed += size
 			}
 			l.entry = e
@@ -330,21 +331,21 @@ func newGenDiffRef(seed uint64, sz gdSizing, ref, load gdLoader) (*genDiff, erro
 		}
 		for s := 1; s <= 2; s++ {
 			a := serverAddr(s)
-			if err := sw.SetServer(uint16(s), Server{Addr: a, Port: 100 + s, MAC: hostMAC(a.Addr())}); err != nil {
+			if err := sw.SetServer(uint16(s), dataplane.Server{Addr: a, Port: 100 + s, MAC: hostMAC(a.Addr())}); err != nil {
 				return err
 			}
-			if err := sw.AddRoute(netip.PrefixFrom(a.Addr(), 32), NextHop{SrcMAC: rigSwitchMAC, DstMAC: hostMAC(a.Addr()), Port: 100 + s}); err != nil {
+			if err := sw.AddRoute(netip.PrefixFrom(a.Addr(), 32), dataplane.NextHop{SrcMAC: rigSwitchMAC, DstMAC: hostMAC(a.Addr()), Port: 100 + s}); err != nil {
 				return err
 			}
 		}
 		for c := 1; c <= 20; c++ {
 			a := clientAddr(c)
-			if err := sw.AddRoute(netip.PrefixFrom(a.Addr(), 32), NextHop{SrcMAC: rigSwitchMAC, DstMAC: hostMAC(a.Addr()), Port: c}); err != nil {
+			if err := sw.AddRoute(netip.PrefixFrom(a.Addr(), 32), dataplane.NextHop{SrcMAC: rigSwitchMAC, DstMAC: hostMAC(a.Addr()), Port: c}); err != nil {
 				return err
 			}
 		}
 		// A covering route, so that unknown 10.0.x.y destinations take the LPM's shorter prefix.
-		if err := sw.AddRoute(netip.MustParsePrefix("10.0.0.0/16"), NextHop{SrcMAC: rigSwitchMAC, DstMAC: MAC{2, 0, 9, 9, 9, 9}, Port: 30}); err != nil {
+		if err := sw.AddRoute(netip.MustParsePrefix("10.0.0.0/16"), dataplane.NextHop{SrcMAC: rigSwitchMAC, DstMAC: dataplane.MAC{2, 0, 9, 9, 9, 9}, Port: 30}); err != nil {
 			return err
 		}
 		for _, l := range g.locks {
@@ -712,15 +713,15 @@ func (g *genDiff) next() (desc string, port int, frame []byte, cpu bool, err err
 		return fmt.Sprintf("corrupted at byte %d", i), c, fr, false, nil
 	case r < 992: // a raw packet-out
 		f := g.acquire()
-		fr := RawPacketOut(nil, g.rng.IntN(260), g.frame(client, serverAddr(srv), &f, nil))
+		fr := dataplane.RawPacketOut(nil, g.rng.IntN(260), g.frame(client, serverAddr(srv), &f, nil))
 		return "raw packet-out", 0, fr, true, nil
 	default: // a control-plane change, on both switches
 		return g.change()
 	}
 }
 
-func (g *genDiff) adminReq() AdminRequest {
-	req := AdminRequest{Op: wire.Status(16 + g.rng.IntN(7)), ID: uint16(g.rng.Uint32()), Lock: g.lockID(),
+func (g *genDiff) adminReq() dataplane.AdminRequest {
+	req := dataplane.AdminRequest{Op: wire.Status(16 + g.rng.IntN(7)), ID: uint16(g.rng.Uint32()), Lock: g.lockID(),
 		Level: uint8(g.rng.IntN(2)), Offset: uint16(g.rng.IntN(4))}
 	if g.pct(5) {
 		req.Op = wire.Status(g.rng.IntN(256))
@@ -785,7 +786,7 @@ func (g *genDiff) change() (string, int, []byte, bool, error) {
 			return "rack set again", 0, nil, false, g.control(func(sw *Switch) error { return sw.SetRack(gdRack) })
 		}
 		return "rack unset", 0, nil, false, g.control(func(sw *Switch) error {
-			tb, err := sw.Table(TableRack)
+			tb, err := sw.Table(dataplane.TableRack)
 			if err != nil {
 				return err
 			}
@@ -802,7 +803,7 @@ func (g *genDiff) change() (string, int, []byte, bool, error) {
 		return fmt.Sprintf("delete lock %d", e.Lock), 0, nil, false, g.control(func(sw *Switch) error { return sw.DeleteLock(e.Lock) })
 	case x <= 1: // (re)insert or move to fresh regions (while the pool lasts), paused or not
 		// Servers 1 and 2 are in lock_servers; 3 is not (server_unknown).
-		e := LockEntry{Lock: l.id, Index: uint32(i), Server: uint16(1 + g.rng.IntN(2)), Paused: g.pct(30)}
+		e := dataplane.LockEntry{Lock: l.id, Index: uint32(i), Server: uint16(1 + g.rng.IntN(2)), Paused: g.pct(30)}
 		if g.pct(25) {
 			e.Server = 3
 		}
@@ -815,7 +816,7 @@ func (g *genDiff) change() (string, int, []byte, bool, error) {
 				if g.slotsUsed+size > uint32(g.sz.sz.Slots()) {
 					g.slotsUsed = 0
 				}
-				e.Regions[lv] = Region{Left: g.slotsUsed, Size: uint16(size)}
+				e.Regions[lv] = dataplane.Region{Left: g.slotsUsed, Size: uint16(size)}
 				g.slotsUsed += size
 			}
 		}
@@ -839,7 +840,7 @@ func TestGenDifferential(t *testing.T) {
 	n := genDiffPackets()
 	for _, sz := range gdSizings {
 		t.Run(sz.name, func(t *testing.T) {
-			t.Logf("seed %d, %d packets (re-run: go test ./p4/dataplane -run '^TestGenDifferential/%s$' -gendiff.seed=%d -gendiff.n=%d)",
+			t.Logf("seed %d, %d packets (re-run: go test ./p4/dataplane/dpengine -run '^TestGenDifferential/%s$' -gendiff.seed=%d -gendiff.n=%d)",
 				seed, n, sz.name, seed, n)
 			g, err := newGenDiff(seed, sz, gdLoadGen)
 			if err != nil {

@@ -1,4 +1,4 @@
-package dataplane
+package dpengine
 
 import (
 	"flag"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/netlock-go/netlock/bmv2/engine"
 	"github.com/netlock-go/netlock/lockcore"
+	"github.com/netlock-go/netlock/p4/dataplane"
 	"github.com/netlock-go/netlock/wire"
 )
 
@@ -66,10 +67,10 @@ func switchState(sw *Switch, n int) string {
 		return x
 	}
 	for l := 0; l < n; l++ {
-		st, w, q := rd(RegisterState, l), rd(RegisterWait, l), rd(RegisterQueue, l)
+		st, w, q := rd(dataplane.RegisterState, l), rd(dataplane.RegisterWait, l), rd(dataplane.RegisterQueue, l)
 		fmt.Fprintf(&b, "[lock %d: hold %d x%d wx0 %d wx %d | w0 %d w1 %d | used %d/%d buf %d done %d |", l,
 			st&0x7fff, st>>15&1, st>>16&0xffff, st>>32&0xffff, w&0xffffffff, w>>32, q&0xffff, q>>16&0xffff, q>>32&0xffff, q>>48)
-		for lv := 0; lv < Levels; lv++ {
+		for lv := 0; lv < dataplane.Levels; lv++ {
 			p := fmt.Sprintf("NetlockIngress.levels.level%d.", lv)
 			fmt.Fprintf(&b, " L%d h%d t%d g%d", lv, rd(p+"head", l), rd(p+"tail", l), rd(p+"gnext", l))
 		}
@@ -82,7 +83,7 @@ func switchState(sw *Switch, n int) string {
 type diffRules struct {
 	name       string
 	locks      int
-	sizes      [Levels]uint16
+	sizes      [dataplane.Levels]uint16
 	events     int
 	quotaBurst int // > 0: tenant 1 is limited to this many acquires
 	tryPct     int
@@ -94,10 +95,10 @@ type diffRules struct {
 }
 
 var diffConfigs = []diffRules{
-	{name: "roomy", locks: 4, sizes: [Levels]uint16{16, 16}, events: 80, tryPct: 10, retryPct: 8, wdPct: 6, probePct: 5, bogusPct: 4, relPct: 40},
-	{name: "overflow", locks: 3, sizes: [Levels]uint16{2, 2}, events: 80, tryPct: 6, retryPct: 6, wdPct: 5, probePct: 3, bogusPct: 3, relPct: 40},
-	{name: "tiny", locks: 2, sizes: [Levels]uint16{1, 1}, events: 60, tryPct: 5, retryPct: 5, wdPct: 5, probePct: 3, bogusPct: 2, relPct: 42},
-	{name: "quota", locks: 4, sizes: [Levels]uint16{32, 32}, events: 60, quotaBurst: 6, tryPct: 10, wdPct: 5, probePct: 5, bogusPct: 3, relPct: 40},
+	{name: "roomy", locks: 4, sizes: [dataplane.Levels]uint16{16, 16}, events: 80, tryPct: 10, retryPct: 8, wdPct: 6, probePct: 5, bogusPct: 4, relPct: 40},
+	{name: "overflow", locks: 3, sizes: [dataplane.Levels]uint16{2, 2}, events: 80, tryPct: 6, retryPct: 6, wdPct: 5, probePct: 3, bogusPct: 3, relPct: 40},
+	{name: "tiny", locks: 2, sizes: [dataplane.Levels]uint16{1, 1}, events: 60, tryPct: 5, retryPct: 5, wdPct: 5, probePct: 3, bogusPct: 2, relPct: 42},
+	{name: "quota", locks: 4, sizes: [dataplane.Levels]uint16{32, 32}, events: 60, quotaBurst: 6, tryPct: 10, wdPct: 5, probePct: 5, bogusPct: 3, relPct: 40},
 }
 
 const (
@@ -174,7 +175,7 @@ func (s *sut) inject(c int, f *wire.Fields) {
 
 // admin sends an admin request from the controller, as inject sends a client datagram; the
 // replies are recorded too.
-func (s *sut) admin(req *AdminRequest) {
+func (s *sut) admin(req *dataplane.AdminRequest) {
 	s.run(func() []out {
 		outs, pins := s.r.admin(req)
 		s.pins = append(s.pins, pins...)
@@ -244,16 +245,16 @@ type oslot struct {
 type oracle struct {
 	rules  diffRules
 	q1, q2 *lockcore.Core
-	slots  map[uint32]*[Levels][]oslot
+	slots  map[uint32]*[dataplane.Levels][]oslot
 	buf    map[uint32]int
 	out    []msg
 	effs   []lockcore.Effect
 }
 
-func (o *oracle) lockSlots(lock uint32) *[Levels][]oslot {
+func (o *oracle) lockSlots(lock uint32) *[dataplane.Levels][]oslot {
 	s := o.slots[lock]
 	if s == nil {
-		s = new([Levels][]oslot)
+		s = new([dataplane.Levels][]oslot)
 		o.slots[lock] = s
 	}
 	return s
@@ -628,14 +629,14 @@ func (d *diffRun) drain() {
 }
 
 // newDiffSwitch loads prog for rules (src nil: the embedded program) on pipeline pl.
-func newDiffSwitch(t testing.TB, prog Program, rules diffRules, src []byte, pl engine.Pipeline) *rig {
-	sz := Sizing{Locks: 8, PartBits: 6}
+func newDiffSwitch(t testing.TB, prog dataplane.Program, rules diffRules, src []byte, pl engine.Pipeline) *rig {
+	sz := dataplane.Sizing{Locks: 8, PartBits: 6}
 	r := newRigSource(t, prog, sz, src, pl)
 	left := uint32(0)
 	for l := 0; l < rules.locks; l++ {
-		e := LockEntry{Lock: uint32(l), Index: uint32(l), Server: diffQ2Server}
-		for lv := 0; lv < Levels; lv++ {
-			e.Regions[lv] = Region{Left: left, Size: rules.sizes[lv]}
+		e := dataplane.LockEntry{Lock: uint32(l), Index: uint32(l), Server: diffQ2Server}
+		for lv := 0; lv < dataplane.Levels; lv++ {
+			e.Regions[lv] = dataplane.Region{Left: left, Size: rules.sizes[lv]}
 			left += uint32(rules.sizes[lv])
 		}
 		must(t, r.sw.SetLock(e))
@@ -669,7 +670,7 @@ func runDiff(t tb, r, r2 *rig, rules diffRules, seed uint64) {
 	must(t, err)
 	d := &diffRun{t: t, rules: rules, rng: rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15)),
 		sw:    &sut{r: r, q2: q2a, toks: newTokens()},
-		or:    &oracle{rules: rules, q1: q1, q2: q2b, slots: map[uint32]*[Levels][]oslot{}, buf: map[uint32]int{}},
+		or:    &oracle{rules: rules, q1: q1, q2: q2b, slots: map[uint32]*[dataplane.Levels][]oslot{}, buf: map[uint32]int{}},
 		otoks: newTokens(), byKey: map[[2]uint64]*gtxn{}}
 	if r2 != nil {
 		q2c, err := lockcore.New(lockcore.Config{DefaultLease: diffLease, MaxLease: diffMaxLease, Priorities: 2})
@@ -681,7 +682,7 @@ func runDiff(t tb, r, r2 *rig, rules diffRules, seed uint64) {
 	}
 	d.drain()
 	// Both sides are empty again: the switch's per-lock counters are zero.
-	for _, name := range []string{RegisterState, RegisterWait, RegisterQueue} {
+	for _, name := range []string{dataplane.RegisterState, dataplane.RegisterWait, dataplane.RegisterQueue} {
 		reg, err := r.sw.Register(name)
 		must(t, err)
 		for l := 0; l < rules.locks; l++ {
@@ -728,7 +729,7 @@ func TestDifferential(t *testing.T) {
 						ok := t.Run("", func(t *testing.T) {
 							defer func() {
 								if t.Failed() {
-									t.Logf("seed %d (re-run: go test ./p4/dataplane -run 'TestDifferential/%s/%s' -seed=%d)",
+									t.Logf("seed %d (re-run: go test ./p4/dataplane/dpengine -run 'TestDifferential/%s/%s' -seed=%d)",
 										seed, run.name, rules.name, seed)
 								}
 							}()
@@ -767,7 +768,7 @@ type mutant struct {
 
 // mutants are the negative controls of the differential test, per program.
 var mutants = map[string][]mutant{
-	V1Model.Name: {
+	dataplane.V1Model.Name: {
 		{"shared-overtakes-waiting-exclusive", "a shared request waits behind an exclusive one at its level",
 			"meta.compat = (xheld == 0 && wx0 == 0) ? 8w1 : 8w0;", "meta.compat = (xheld == 0) ? 8w1 : 8w0;"},
 		{"overflow-ignores-q2", "no request overtakes the server's q2",
@@ -782,7 +783,7 @@ var mutants = map[string][]mutant{
 		{"walk-prefers-low-priority", "level 0 is granted before level 1",
 			"bit<8> nl = (meta.w0 > 0) ? 8w0 : 8w1;", "bit<8> nl = (meta.w1 > 0) ? 8w1 : 8w0;"},
 	},
-	TNA.Name: {
+	dataplane.TNA.Name: {
 		{"shared-overtakes-waiting-exclusive", "a shared request waits behind an exclusive one at its level",
 			"if (xheld == 0 && wx0 == 0) { compat = 1; }", "if (xheld == 0) { compat = 1; }"},
 		{"overflow-ignores-q2", "no request overtakes the server's q2",
@@ -806,7 +807,7 @@ func TestDifferentialMutants(t *testing.T) {
 	if raceDetector {
 		t.Skip("the mutants run without the race detector (make test's second pass): the engine is single-threaded")
 	}
-	for _, prog := range Programs {
+	for _, prog := range dataplane.Programs {
 		t.Run(prog.Name, func(t *testing.T) {
 			for _, m := range mutants[prog.Name] {
 				t.Run(m.name, func(t *testing.T) {

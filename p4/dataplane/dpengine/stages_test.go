@@ -1,4 +1,4 @@
-package dataplane
+package dpengine
 
 import (
 	"flag"
@@ -8,11 +8,12 @@ import (
 	"testing"
 
 	"github.com/netlock-go/netlock/bmv2/tofino"
+	"github.com/netlock-go/netlock/p4/dataplane"
 )
 
 var updateDocs = flag.Bool("update-docs", false, "rewrite the generated stage tables of docs/dataplane.md")
 
-const docsDataplane = "../../docs/dataplane.md"
+const docsDataplane = "../../../docs/dataplane.md"
 
 // TestTofinoStages runs the stage analysis (bmv2/tofino) on p4/tna/netlock.p4's ingress for
 // Tofino 1 and 2. It checks that the analysis saw every register action of the program (each
@@ -22,7 +23,7 @@ const docsDataplane = "../../docs/dataplane.md"
 // docs/dataplane.md ("What this says") hold, and that docs/dataplane.md shows the layouts as
 // computed (-update-docs rewrites them).
 func TestTofinoStages(t *testing.T) {
-	checked, err := DefaultSizing.LoadProgram(TNA)
+	checked, err := CheckProgram(dataplane.TNA, dataplane.DefaultSizing)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +107,7 @@ func TestTofinoStages(t *testing.T) {
 				text = text[:i+len(begin)] + want + text[j:]
 				continue
 			}
-			t.Errorf("docs/dataplane.md's %s stage table is not the analysis's (go test ./p4/dataplane -run TestTofinoStages -update-docs):\n%s",
+			t.Errorf("docs/dataplane.md's %s stage table is not the analysis's (go test ./p4/dataplane/dpengine -run TestTofinoStages -update-docs):\n%s",
 				res.Name, want)
 		}
 	}
@@ -117,9 +118,9 @@ func TestTofinoStages(t *testing.T) {
 	}
 	// The smaller build docs/dataplane.md offers in case bf-p4c allows fewer RAMs in one
 	// stateful table (NETLOCK_PART_BITS=14: every pool array halved) fits as well.
-	small := DefaultSizing
+	small := dataplane.DefaultSizing
 	small.PartBits = 14
-	sc, err := small.LoadProgram(TNA)
+	sc, err := CheckProgram(dataplane.TNA, small)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,8 +160,8 @@ func TestTofinoStages(t *testing.T) {
 func TestTofinoStagesFollowData(t *testing.T) {
 	layout := func(src string) *tofino.Layout {
 		t.Helper()
-		s := Sizing{Locks: 8, PartBits: 6}
-		checked, err := s.loadSource(TNA, []byte(src))
+		s := dataplane.Sizing{Locks: 8, PartBits: 6}
+		checked, err := checkSource(dataplane.TNA, s, []byte(src))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -174,11 +175,11 @@ func TestTofinoStagesFollowData(t *testing.T) {
 		}
 		return l
 	}
-	src := string(TNA.Source)
+	src := string(dataplane.TNA.Source)
 	from := "        if (carry == 1) {\n            meta.tok_hi = tokhi_inc.execute(meta.idx);"
 	to := "        if (next_seq == 2) {\n            meta.tok_hi = tokhi_inc.execute(meta.idx);"
 	if strings.Count(src, from) != 1 {
-		t.Fatalf("%q is not in p4/%s once: update the test", from, TNA.File)
+		t.Fatalf("%q is not in p4/%s once: update the test", from, dataplane.TNA.File)
 	}
 	mutant := strings.Replace(src, from, to, 1)
 	if err := loadCopy(mutant); err != nil {

@@ -1,7 +1,8 @@
-package dataplane
+package dpengine
 
 import (
 	"github.com/netlock-go/netlock/bmv2/engine"
+	"github.com/netlock-go/netlock/p4/dataplane"
 	"github.com/netlock-go/netlock/p4/netlockgen"
 )
 
@@ -22,13 +23,13 @@ func pipelineConfig(cfg engine.Config, pl engine.Pipeline) engine.Config {
 // p4/netlockgen (engine.PipelineGenerated).
 type pipelineRun struct {
 	name string
-	prog Program
+	prog dataplane.Program
 	pl   engine.Pipeline
 }
 
 // pipelineRuns are the runs the data-plane tests are table-driven over.
 var pipelineRuns = []pipelineRun{
-	{V1Model.Name, V1Model, engine.PipelineInterpreted},
-	{V1Model.Name + "-gen", V1Model, engine.PipelineGenerated},
-	{TNA.Name, TNA, engine.PipelineInterpreted},
+	{dataplane.V1Model.Name, dataplane.V1Model, engine.PipelineInterpreted},
+	{dataplane.V1Model.Name + "-gen", dataplane.V1Model, engine.PipelineGenerated},
+	{dataplane.TNA.Name, dataplane.TNA, engine.PipelineInterpreted},
 }

@@ -1,4 +1,4 @@
-package dataplane
+package dpengine
 
 import (
 	"encoding/binary"
@@ -11,6 +11,7 @@ import (
 	"github.com/netlock-go/netlock/bmv2/engine"
 	"github.com/netlock-go/netlock/internal/udpframe"
 	"github.com/netlock-go/netlock/lockcore"
+	"github.com/netlock-go/netlock/p4/dataplane"
 	"github.com/netlock-go/netlock/wire"
 )
 
@@ -29,19 +30,19 @@ const benchLocks = 64
 
 func newPairBench(tb testing.TB, tofino bool, pl engine.Pipeline) *pairBench {
 	now := time.Unix(1000, 0)
-	sw, err := Load(Sizing{Locks: benchLocks, PartBits: 8}, pipelineConfig(engine.Config{TofinoConstraints: tofino,
+	sw, err := Load(dataplane.Sizing{Locks: benchLocks, PartBits: 8}, pipelineConfig(engine.Config{TofinoConstraints: tofino,
 		Now: func() time.Time { return now }}, pl))
 	if err != nil {
 		tb.Fatal(err)
 	}
-	must(tb, sw.SetRack(Rack{Key: rigKey, SwitchIP: netip.MustParseAddr("10.0.0.1"), SwitchMAC: rigSwitchMAC,
+	must(tb, sw.SetRack(dataplane.Rack{Key: rigKey, SwitchIP: netip.MustParseAddr("10.0.0.1"), SwitchMAC: rigSwitchMAC,
 		DefaultLease: 10 * time.Second, MaxLease: 60 * time.Second}))
 	srv, cli := serverAddr(1), clientAddr(1)
-	must(tb, sw.SetServer(1, Server{Addr: srv, Port: 101, MAC: hostMAC(srv.Addr())}))
-	must(tb, sw.AddRoute(netip.PrefixFrom(cli.Addr(), 32), NextHop{SrcMAC: rigSwitchMAC, DstMAC: hostMAC(cli.Addr()), Port: 1}))
+	must(tb, sw.SetServer(1, dataplane.Server{Addr: srv, Port: 101, MAC: hostMAC(srv.Addr())}))
+	must(tb, sw.AddRoute(netip.PrefixFrom(cli.Addr(), 32), dataplane.NextHop{SrcMAC: rigSwitchMAC, DstMAC: hostMAC(cli.Addr()), Port: 1}))
 	for l := uint32(0); l < benchLocks; l++ {
-		must(tb, sw.SetLock(LockEntry{Lock: l, Index: l, Server: 1,
-			Regions: [Levels]Region{{Left: 4 * l, Size: 2}, {Left: 4*l + 2, Size: 2}}}))
+		must(tb, sw.SetLock(dataplane.LockEntry{Lock: l, Index: l, Server: 1,
+			Regions: [dataplane.Levels]dataplane.Region{{Left: 4 * l, Size: 2}, {Left: 4*l + 2, Size: 2}}}))
 	}
 	b := &pairBench{sw: sw, nlocks: benchLocks, clientPrt: 1}
 	src := udpframe.Endpoint{MAC: hostMAC(cli.Addr()), Addr: cli}

@@ -1,4 +1,4 @@
-package dataplane
+package dpengine
 
 import (
 	"bytes"
@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/netlock-go/netlock/bmv2/engine"
+	"github.com/netlock-go/netlock/p4/dataplane"
 )
 
 // The negative control of the differential test: one fault in p4/netlock.p4, made in the
@@ -22,24 +23,24 @@ const gdMutationSite, gdMutationOp, gdMutationTo = "if (meta.tslot >= meta.left0
 
 // gdMutation is the fault at gdMutationSite, by file:line:col.
 func gdMutation() (engine.GenMutation, error) {
-	src := V1Model.Source
+	src := dataplane.V1Model.Source
 	if bytes.Count(src, []byte(gdMutationSite)) != 1 {
 		return engine.GenMutation{}, fmt.Errorf("%q is not in p4/netlock.p4 exactly once: update the mutation", gdMutationSite)
 	}
 	at := bytes.Index(src, []byte(gdMutationSite)) + strings.Index(gdMutationSite, gdMutationOp)
 	line := 1 + bytes.Count(src[:at], []byte("\n"))
 	col := at - bytes.LastIndexByte(src[:at], '\n')
-	return engine.GenMutation{At: fmt.Sprintf("%s:%d:%d", V1Model.File, line, col), Op: gdMutationOp, To: gdMutationTo}, nil
+	return engine.GenMutation{At: fmt.Sprintf("%s:%d:%d", dataplane.V1Model.File, line, col), Op: gdMutationOp, To: gdMutationTo}, nil
 }
 
 // gdLoadMutantInterp loads p4/netlock.p4 with the mutation on the interpreter.
-func gdLoadMutantInterp(sz Sizing, cfg engine.Config) (*Switch, error) {
+func gdLoadMutantInterp(sz dataplane.Sizing, cfg engine.Config) (*Switch, error) {
 	m, err := gdMutation()
 	if err != nil {
 		return nil, err
 	}
-	sz = sz.withDefaults()
-	checked, err := sz.Load()
+	sz = sz.WithDefaults()
+	checked, err := Check(sz)
 	if err != nil {
 		return nil, err
 	}
@@ -54,7 +55,7 @@ func gdLoadMutantInterp(sz Sizing, cfg engine.Config) (*Switch, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Switch{Switch: sw, Sizing: sz, Program: V1Model}, nil
+	return &Switch{Switch: sw, Sizing: sz, Program: dataplane.V1Model}, nil
 }
 
 // TestGenDifferentialMutant is the negative control of TestGenDifferential: the same harness,
@@ -89,7 +90,7 @@ func TestGenMutationSite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checked, err := Sizing{Locks: 8, PartBits: 6}.Load()
+	checked, err := Check(dataplane.Sizing{Locks: 8, PartBits: 6})
 	if err != nil {
 		t.Fatal(err)
 	}

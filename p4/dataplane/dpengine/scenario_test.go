@@ -1,4 +1,4 @@
-package dataplane
+package dpengine
 
 import (
 	"bytes"
@@ -17,6 +17,7 @@ import (
 	"github.com/netlock-go/netlock/bmv2/front"
 	"github.com/netlock-go/netlock/bmv2/stf"
 	"github.com/netlock-go/netlock/internal/udpframe"
+	"github.com/netlock-go/netlock/p4/dataplane"
 	"github.com/netlock-go/netlock/wire"
 )
 
@@ -26,7 +27,7 @@ import (
 // expected value). Frames in hex are unreadable, so each is generated from a scenario in
 // p4/testdata/scenarios/NAME.scn, which the STF file quotes line by line in comments:
 //
-//	go test ./p4/dataplane -run TestScenarios -update   # regenerate, then review git diff
+//	go test ./p4/dataplane/dpengine -run TestScenarios -update   # regenerate, then review git diff
 //
 // The expected packets are encoded from the fields the scenario writes down (with this
 // package's and wire's encoders, not with the program), so a scenario is a hand-written
@@ -53,35 +54,35 @@ import (
 
 var updateFlag = flag.Bool("update", false, "rewrite p4/testdata/*.stf from the scenarios")
 
-const scenarioDir = "../testdata"
+const scenarioDir = "../../testdata"
 
 // scenario is the state of one generator run.
 type scenario struct {
 	file     string
 	line     int
-	sizing   Sizing
+	sizing   dataplane.Sizing
 	key      uint64
 	swIP     netip.Addr
-	swMAC    MAC
+	swMAC    dataplane.MAC
 	hosts    map[string]endpoint
 	servers  map[string]endpoint
 	out      strings.Builder
 	sessions map[int]bool
-	admins   map[uint16]*AdminRequest // by id, for expect-admin
+	admins   map[uint16]*dataplane.AdminRequest // by id, for expect-admin
 }
 
 type endpoint struct {
 	addr netip.AddrPort
 	port int
-	mac  MAC
+	mac  dataplane.MAC
 }
 
 func (s *scenario) errf(format string, args ...any) error {
 	return fmt.Errorf("%s:%d: %s", s.file, s.line, fmt.Sprintf(format, args...))
 }
 
-func parseMAC(v string) (MAC, error) {
-	var m MAC
+func parseMAC(v string) (dataplane.MAC, error) {
+	var m dataplane.MAC
 	parts := strings.Split(v, ":")
 	if len(parts) != 6 {
 		return m, fmt.Errorf("bad MAC %q", v)
@@ -222,7 +223,7 @@ func (s *scenario) emit(format string, args ...any) {
 func (s *scenario) session(port int) {
 	if !s.sessions[port] {
 		s.sessions[port] = true
-		s.emit("mirroring_add %d %d", CloneSession(port), port)
+		s.emit("mirroring_add %d %d", dataplane.CloneSession(port), port)
 	}
 }
 
@@ -274,7 +275,7 @@ func (s *scenario) payload(f *wire.Fields, key string) ([]byte, error) {
 }
 
 // adminExpect renders an admin reply with '*' for the nibbles it does not check.
-func (s *scenario) adminExpect(words map[string]string, req *AdminRequest) (string, error) {
+func (s *scenario) adminExpect(words map[string]string, req *dataplane.AdminRequest) (string, error) {
 	frame := req.Frame(nil, s.key)
 	var f udpframe.Frame
 	if err := udpframe.Parse(frame, &f); err != nil {
@@ -295,8 +296,8 @@ func (s *scenario) adminExpect(words map[string]string, req *AdminRequest) (stri
 		}
 	}
 	// The request's level, offset and value stay unless the reply rewrites them.
-	care[bodyOff+abLevel], care[bodyOff+abOffset], care[bodyOff+abOffset+1] = true, true, true
-	body[abResult], care[bodyOff+abResult] = 0, true
+	care[bodyOff+dataplane.AdminBodyLevel], care[bodyOff+dataplane.AdminBodyOffset], care[bodyOff+dataplane.AdminBodyOffset+1] = true, true, true
+	body[dataplane.AdminBodyResult], care[bodyOff+dataplane.AdminBodyResult] = 0, true
 	nlOff := udpframe.HeaderLen
 	slotField := map[string][2]int{"txn": {12, 8}, "token": {20, 8}, "mode": {2, 1}, "prio": {5, 1}, "tenant": {6, 2},
 		"ts": {28, 8}, "lease": {36, 4}}
@@ -312,11 +313,11 @@ func (s *scenario) adminExpect(words map[string]string, req *AdminRequest) (stri
 		}
 		care[nlOff+3] = false // flags: reply, and fwd for a pushed-back slot
 	}
-	bodyField := map[string][2]int{"result": {abResult, 1}, "value": {abValue, 8}, "holders": {abHolders, 2},
-		"xheld": {abXHeld, 1}, "state": {abState, 1}, "xwait0": {abXWait0, 2}, "xwait": {abXWait, 2},
-		"wait0": {abWait0, 2}, "wait1": {abWait1, 2}, "used0": {abUsed0, 2}, "used1": {abUsed1, 2},
-		"buffered": {abBuffered, 2}, "done": {abDone, 2}, "head": {abHead, 2}, "tail": {abTail, 2},
-		"gnext": {abGNext, 2}, "size": {abSize, 2}, "slot": {abSlot, 4}}
+	bodyField := map[string][2]int{"result": {dataplane.AdminBodyResult, 1}, "value": {dataplane.AdminBodyValue, 8}, "holders": {dataplane.AdminBodyHolders, 2},
+		"xheld": {dataplane.AdminBodyXHeld, 1}, "state": {dataplane.AdminBodyState, 1}, "xwait0": {dataplane.AdminBodyXWait0, 2}, "xwait": {dataplane.AdminBodyXWait, 2},
+		"wait0": {dataplane.AdminBodyWait0, 2}, "wait1": {dataplane.AdminBodyWait1, 2}, "used0": {dataplane.AdminBodyUsed0, 2}, "used1": {dataplane.AdminBodyUsed1, 2},
+		"buffered": {dataplane.AdminBodyBuffered, 2}, "done": {dataplane.AdminBodyDone, 2}, "head": {dataplane.AdminBodyHead, 2}, "tail": {dataplane.AdminBodyTail, 2},
+		"gnext": {dataplane.AdminBodyGNext, 2}, "size": {dataplane.AdminBodySize, 2}, "slot": {dataplane.AdminBodySlot, 4}}
 	for k, v := range words {
 		if r, ok := bodyField[k]; ok {
 			n, err := s.num(v)
@@ -367,7 +368,7 @@ func (s *scenario) adminExpect(words map[string]string, req *AdminRequest) (stri
 	}
 	// The IPv4 header checksum is recomputed by the switch over unchanged fields: the same.
 	var b strings.Builder
-	b.WriteString(hexOf([]byte{byte(s.sizing.CPUPort >> 1), byte(s.sizing.CPUPort<<7) | PacketInAdminReply}))
+	b.WriteString(hexOf([]byte{byte(s.sizing.CPUPort >> 1), byte(s.sizing.CPUPort<<7) | dataplane.PacketInAdminReply}))
 	b.WriteByte(' ')
 	for i, x := range frame {
 		if care[i] {
@@ -380,7 +381,7 @@ func (s *scenario) adminExpect(words map[string]string, req *AdminRequest) (stri
 	return b.String(), nil
 }
 
-func (s *scenario) adminRequest(words []string) (*AdminRequest, map[string]string, error) {
+func (s *scenario) adminRequest(words []string) (*dataplane.AdminRequest, map[string]string, error) {
 	if len(words) < 1 {
 		return nil, nil, s.errf("admin needs an op")
 	}
@@ -393,7 +394,7 @@ func (s *scenario) adminRequest(words []string) (*AdminRequest, map[string]strin
 		return nil, nil, s.errf("unknown admin op %q", words[0])
 	}
 	m := kv(words[1:])
-	r := &AdminRequest{Op: op}
+	r := &dataplane.AdminRequest{Op: op}
 	get := func(k string) (uint64, error) {
 		if v, ok := m[k]; ok {
 			return s.num(v)
@@ -452,11 +453,11 @@ func (s *scenario) translate(line string) error {
 			return s.errf("lease/max: bad duration")
 		}
 		s.key = k
-		name, a, err := Rack{Key: k, SwitchIP: s.swIP, SwitchMAC: s.swMAC, DefaultLease: lease, MaxLease: max}.Action()
+		name, a, err := dataplane.Rack{Key: k, SwitchIP: s.swIP, SwitchMAC: s.swMAC, DefaultLease: lease, MaxLease: max}.Action()
 		if err != nil {
 			return s.errf("%v", err)
 		}
-		s.emit("setdefault %s %s", TableRack, call(name, ParamsSetRack, a))
+		s.emit("setdefault %s %s", dataplane.TableRack, call(name, dataplane.ParamsSetRack, a))
 	case "server", "host":
 		e, err := s.endpoint(args)
 		if err != nil {
@@ -469,17 +470,17 @@ func (s *scenario) translate(line string) error {
 				return s.errf("server number: %v", err)
 			}
 			s.servers["s"+args[0]] = e
-			name, a, err := Server{Addr: e.addr, Port: e.port, MAC: e.mac}.Action()
+			name, a, err := dataplane.Server{Addr: e.addr, Port: e.port, MAC: e.mac}.Action()
 			if err != nil {
 				return s.errf("%v", err)
 			}
-			s.emit("add %s %s:%d %s", TableServers, KeyServer, n, call(name, ParamsSetServer, a))
+			s.emit("add %s %s:%d %s", dataplane.TableServers, dataplane.KeyServer, n, call(name, dataplane.ParamsSetServer, a))
 		} else {
 			s.hosts[args[0]] = e
 		}
-		name, a := NextHop{SrcMAC: s.swMAC, DstMAC: e.mac, Port: e.port}.Action()
+		name, a := dataplane.NextHop{SrcMAC: s.swMAC, DstMAC: e.mac, Port: e.port}.Action()
 		ip := e.addr.Addr().As4()
-		s.emit("add %s %s:0x%s/32 %s", TableRoute, KeyRouteDst, hex.EncodeToString(ip[:]), call(name, ParamsRoute, a))
+		s.emit("add %s %s:0x%s/32 %s", dataplane.TableRoute, dataplane.KeyRouteDst, hex.EncodeToString(ip[:]), call(name, dataplane.ParamsRoute, a))
 	case "lock":
 		if len(args) < 1 {
 			return s.errf("lock ID ...")
@@ -488,7 +489,7 @@ func (s *scenario) translate(line string) error {
 		if err != nil {
 			return s.errf("lock id: %v", err)
 		}
-		e := LockEntry{Lock: uint32(id), Paused: m["paused"] == "" && strings.Contains(line, " paused")}
+		e := dataplane.LockEntry{Lock: uint32(id), Paused: m["paused"] == "" && strings.Contains(line, " paused")}
 		idx, err := strconv.ParseUint(m["index"], 0, 32)
 		if err != nil {
 			return s.errf("index: %v", err)
@@ -499,8 +500,8 @@ func (s *scenario) translate(line string) error {
 		}
 		e.Index, e.Server = uint32(idx), uint16(srv)
 		regs := strings.Split(m["regions"], ",")
-		if len(regs) != Levels {
-			return s.errf("regions: want %d", Levels)
+		if len(regs) != dataplane.Levels {
+			return s.errf("regions: want %d", dataplane.Levels)
 		}
 		for i, r := range regs {
 			a, b, _ := strings.Cut(r, "+")
@@ -509,13 +510,13 @@ func (s *scenario) translate(line string) error {
 			if err1 != nil || err2 != nil {
 				return s.errf("region %q", r)
 			}
-			e.Regions[i] = Region{Left: uint32(l), Size: uint16(z)}
+			e.Regions[i] = dataplane.Region{Left: uint32(l), Size: uint16(z)}
 		}
 		if err := e.Validate(s.sizing); err != nil {
 			return s.errf("%v", err)
 		}
 		name, a := e.Action()
-		s.emit("add %s %s:%d %s", TableLock, KeyLock, e.Lock, call(name, ParamsLockHit, a))
+		s.emit("add %s %s:%d %s", dataplane.TableLock, dataplane.KeyLock, e.Lock, call(name, dataplane.ParamsLockHit, a))
 	case "tenant":
 		t, err1 := strconv.ParseUint(args[0], 0, 16)
 		meter, err2 := strconv.ParseUint(m["meter"], 0, 32)
@@ -523,9 +524,9 @@ func (s *scenario) translate(line string) error {
 		if err1 != nil || err2 != nil || err3 != nil {
 			return s.errf("tenant T meter=M burst=B")
 		}
-		name, a := TenantAction(int(meter))
-		s.emit("add %s %s:%d %s", TableTenant, KeyTenant, t, call(name, ParamsTenantLimit, a))
-		s.emit("meter_set_rates %s %d 0:%d 0:%d", MeterTenant, meter, burst, burst)
+		name, a := dataplane.TenantAction(int(meter))
+		s.emit("add %s %s:%d %s", dataplane.TableTenant, dataplane.KeyTenant, t, call(name, dataplane.ParamsTenantLimit, a))
+		s.emit("meter_set_rates %s %d 0:%d 0:%d", dataplane.MeterTenant, meter, burst, burst)
 	case "send", "expect-routed":
 		// send SRC DST OP ...: a datagram from SRC to DST's address, into SRC's port.
 		// expect-routed SRC DST OP ...: that datagram routed out of DST's port (MACs of the
@@ -660,7 +661,7 @@ func (s *scenario) translate(line string) error {
 			return s.errf("drops REASON N")
 		}
 		reason := -1
-		for i, n := range DropNames {
+		for i, n := range dataplane.DropNames {
 			if n == args[0] {
 				reason = i
 			}
@@ -668,7 +669,7 @@ func (s *scenario) translate(line string) error {
 		if reason < 0 {
 			return s.errf("unknown drop reason %q", args[0])
 		}
-		s.emit("check_counter %s(%d) packets == %s", CounterDrops, reason, args[1])
+		s.emit("check_counter %s(%d) packets == %s", dataplane.CounterDrops, reason, args[1])
 	case "register":
 		if len(args) != 3 {
 			return s.errf("register NAME INDEX VALUE")
@@ -701,9 +702,9 @@ func call(name string, params []string, args [][]byte) string {
 
 // generate translates a scenario file into an STF file.
 func generate(path string, src []byte) ([]byte, error) {
-	s := &scenario{file: path, sizing: DefaultSizing, hosts: map[string]endpoint{}, servers: map[string]endpoint{},
-		sessions: map[int]bool{}, admins: map[uint16]*AdminRequest{}}
-	s.emit("# GENERATED from scenarios/%s by `go test ./p4/dataplane -run TestScenarios -update`; do not edit.",
+	s := &scenario{file: path, sizing: dataplane.DefaultSizing, hosts: map[string]endpoint{}, servers: map[string]endpoint{},
+		sessions: map[int]bool{}, admins: map[uint16]*dataplane.AdminRequest{}}
+	s.emit("# GENERATED from scenarios/%s by `go test ./p4/dataplane/dpengine -run TestScenarios -update`; do not edit.",
 		filepath.Base(path))
 	s.emit("# Run: netlock p4 stf --tofino p4/netlock.p4 p4/testdata/%s.stf",
 		strings.TrimSuffix(filepath.Base(path), ".scn"))
@@ -738,8 +739,8 @@ func TestScenarios(t *testing.T) {
 	}
 }
 
-func testScenarios(t *testing.T, prog Program, pl engine.Pipeline, srcs []string) {
-	checked, err := front.Load(filepath.Join("..", filepath.FromSlash(prog.File)))
+func testScenarios(t *testing.T, prog dataplane.Program, pl engine.Pipeline, srcs []string) {
+	checked, err := front.Load(filepath.Join("..", "..", filepath.FromSlash(prog.File)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -755,7 +756,7 @@ func testScenarios(t *testing.T, prog Program, pl engine.Pipeline, srcs []string
 				t.Fatal(err)
 			}
 			stfPath := filepath.Join(scenarioDir, name+".stf")
-			if *updateFlag && prog.Name == V1Model.Name && pl == engine.PipelineInterpreted {
+			if *updateFlag && prog.Name == dataplane.V1Model.Name && pl == engine.PipelineInterpreted {
 				if err := os.WriteFile(stfPath, gen, 0o644); err != nil {
 					t.Fatal(err)
 				}
@@ -765,7 +766,7 @@ func testScenarios(t *testing.T, prog Program, pl engine.Pipeline, srcs []string
 				t.Fatalf("%v (run with -update to generate it)", err)
 			}
 			if !bytes.Equal(have, gen) {
-				t.Fatalf("%s is not the translation of %s: run go test ./p4/dataplane -run TestScenarios -update", stfPath, src)
+				t.Fatalf("%s is not the translation of %s: run go test ./p4/dataplane/dpengine -run TestScenarios -update", stfPath, src)
 			}
 			// As netlock p4 stf runs it: no CPU port configured (port 255 is a port), a clock
 			// that advances one microsecond per reading.
