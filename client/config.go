@@ -74,11 +74,12 @@ type Config struct {
 	// nothing back about it; the request then fails with an [*UnreachableError], whatever its
 	// context allows. Anything from the server about the request's lock and transaction resets
 	// the count: an answer, or, for an acquire that waits in the server's queue (the server
-	// answers it only when it grants), the answer to the liveness probe (a lease-probe with
-	// token 0, which the server and the switch refuse with not-holder) that goes with each of its
-	// retransmissions once MaxAttempts/2 of them went unanswered (so a waiting acquire sends one
-	// probe per MaxAttempts/2 retransmissions while the server answers). Default 16: with the
-	// default intervals (25, 50, 100, 200, 400 ms, then
+	// answers it only when it grants; a try acquire of an RDMA-backed lock may wait too, for the
+	// ALock), the answer to the liveness probe (a lease-probe with token 0, which the server and
+	// the switch refuse with not-holder) that goes with each of its retransmissions once
+	// MaxAttempts/2 of them went unanswered (so a waiting acquire sends one probe per
+	// MaxAttempts/2 retransmissions while the server answers). Default 16: with the default
+	// intervals (25, 50, 100, 200, 400 ms, then
 	// 500 ms, each up to a quarter shorter by jitter) an unreachable server is reported after
 	// 4.7 to 6.3 s. Negative: no bound (the context alone ends the wait).
 	MaxAttempts int

@@ -22,11 +22,12 @@
 //
 // A request whose server sends nothing back to [Config.MaxAttempts] copies in a row (16 by
 // default, about 5 s) fails with an [*UnreachableError] naming the server and the attempts, even
-// when its context allows more. A waiting acquire is not answered until it is granted, so once
-// half of those copies went unanswered, its retransmissions go with a liveness probe (a
-// lease-probe with token 0) that the server refuses at once: an acquire queued behind a long
-// holder keeps waiting as long as the server answers the probes (docs/protocol.md, "Is the
-// server there?"), at the cost of one probe and its answer per MaxAttempts/2 retransmissions. When the context ends first, the
+// when its context allows more. A waiting acquire is not answered until it is granted (a try
+// acquire of an RDMA-backed lock may wait too, for the ALock), so once half of those copies went
+// unanswered, an acquire's retransmissions go with a liveness probe (a lease-probe with token 0)
+// that the server refuses at once: an acquire queued behind a long holder keeps waiting as long
+// as the server answers the probes (docs/protocol.md, "Is the server there?"), at the cost of one
+// probe and its answer per MaxAttempts/2 retransmissions. When the context ends first, the
 // error wraps the context's and names the server and the attempts too.
 //
 // # Leases and fencing

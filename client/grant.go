@@ -211,7 +211,9 @@ func (c *Client) Acquire(ctx context.Context, lock uint32, mode wire.Mode, opts 
 }
 
 // TryAcquire is Acquire that never waits in the server's queue: the lock is granted at once or
-// the call fails with an error matching [ErrWouldBlock].
+// the call fails with an error matching [ErrWouldBlock]. On a server with an RDMA table, the
+// grant of an RDMA-backed lock may still wait for its ALock, which another cohort may take just
+// after the server's would-block check; the call then waits for it, as Acquire does.
 func (c *Client) TryAcquire(ctx context.Context, lock uint32, mode wire.Mode, opts ...Option) (*Grant, error) {
 	return c.acquire(ctx, lock, mode, c.newTxnID(), true, c.options(opts))
 }

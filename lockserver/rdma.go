@@ -201,6 +201,13 @@ func (r *rdmaTier) init(cfg RDMAConfig) error {
 // unsafeNoALock reports the test knob TestingKnobs.UnsafeNoALock.
 func (r *rdmaTier) unsafeNoALock() bool { return r.noALock != nil && r.noALock.Load() }
 
+// beforeLock runs the test knob TestingKnobs.BeforeProxyLock, if set.
+func (r *rdmaTier) beforeLock(lock uint32) {
+	if f := r.s.cfg.TestingKnobs.BeforeProxyLock; f != nil {
+		f(lock)
+	}
+}
+
 // start makes the NIC serve remote verbs.
 func (r *rdmaTier) start() { r.node.Serve(r.ln) }
 
@@ -493,6 +500,7 @@ func (r *rdmaTier) proxy(lock uint32) {
 		rl.mu.Unlock()
 		take := !r.unsafeNoALock() // read once: an Unlock must match the Lock taken
 		if take {
+			r.beforeLock(lock)
 			if err := rdmaproto.Do(func() error { return h.Lock(ptr) }); err != nil {
 				r.abandon(rl) // shutting down; the handle is left in the queue with the table
 				return

@@ -78,6 +78,9 @@ func (r *rdmaTier) holder(lock uint32, p *pending) {
 	shared := p.grant.Msg.Mode == wire.Shared
 	rl.mu.Unlock()
 	take := !r.unsafeNoALock()
+	if take {
+		r.beforeLock(lock)
+	}
 	if err := rdmaproto.Do(func() error {
 		switch {
 		case !take:

@@ -93,7 +93,19 @@ func rwThreeWay(t *testing.T, s *Server, iters int, wf float64, hold time.Durati
 	t.Helper()
 	const lock = 1
 	d := &rwDetector{}
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	progress := func() int64 {
+		var n int64
+		for via := range d.sections {
+			n += d.sections[via][0].Load() + d.sections[via][1].Load()
+		}
+		return n
+	}
+	ctx, cancel := watchProgress(stallAfter, progress, func() string {
+		info, _ := s.core.Inspect(lock)
+		rs, _ := s.RDMAStats()
+		return fmt.Sprintf("%d critical sections; rdma tier %+v; lock %d in the core: holders %+v, waiters %+v",
+			progress(), rs, lock, info.Holders, info.Waiters)
+	})
 	defer cancel()
 	errc := make(chan error, 16)
 	var wg sync.WaitGroup
@@ -153,6 +165,9 @@ func rwThreeWay(t *testing.T, s *Server, iters int, wf float64, hold time.Durati
 	}
 	wg.Wait()
 	close(errc)
+	if err := context.Cause(ctx); errors.Is(err, errStall) {
+		t.Error(err)
+	}
 	for err := range errc {
 		t.Error(err)
 	}

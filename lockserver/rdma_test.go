@@ -143,15 +143,70 @@ func acquireUDP(ctx context.Context, c *client.Client, lock uint32, mode wire.Mo
 	}
 }
 
+// errStall is the cause with which watchProgress ends a run that stopped making progress.
+var errStall = errors.New("stalled: no critical section on any path")
+
+// stallAfter is how long a three-way run may go without a critical section on any path before it
+// is ended as stalled. It bounds the absence of progress, not the run, whose length grows with
+// the machine's load: TestRDMAThreeWay took 3.4 s on a lightly loaded machine and 17 to 45 s
+// under -race on 2 cores loaded with CPU hogs, a C++ build and other test binaries, every path
+// progressing steadily all along; a fixed budget for the whole run (60 s before) failed such
+// runs, slow but live. The test binary's -timeout bounds the run.
+const stallAfter = 30 * time.Second
+
+// watchProgress returns a context that ends with errStall (wrapped, with state()'s description
+// of the run) as its cause once progress() has not changed for after, and the function that ends
+// the watch and the context.
+func watchProgress(after time.Duration, progress func() int64, state func() string) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	done := make(chan struct{})
+	go func() {
+		tick := time.NewTicker(after / 20)
+		defer tick.Stop()
+		last, since := progress(), time.Now()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+			if p := progress(); p != last {
+				last, since = p, time.Now()
+			} else if time.Since(since) >= after {
+				cancel(fmt.Errorf("%w for %v: %s", errStall, after, state()))
+				return
+			}
+		}
+	}()
+	var once sync.Once
+	return ctx, func() {
+		once.Do(func() {
+			close(done)
+			cancel(nil)
+		})
+	}
+}
+
 // threeWay runs co-located goroutines (LocalLocks), UDP clients (client package, through the
 // server's proxies) and remote RDMA clients (rdmaclient over emu's TCP transport) on one lock
 // at once, each holding it for hold (0: a few yields; otherwise a random duration up to hold).
-// It stops after iters critical sections per worker, or when stopEarly says so.
-func threeWay(t *testing.T, s *Server, iters int, hold time.Duration, seed int64, stopEarly func(*detector) bool) *detector {
+// It stops after iters critical sections per worker, when stopEarly says so, or when no path
+// entered a critical section for stall (watchProgress: the stall, with the state of the lock,
+// is then the first error). It returns the detector and the run's errors.
+func threeWay(t *testing.T, s *Server, iters int, hold, stall time.Duration, seed int64,
+	stopEarly func(*detector) bool) (*detector, []error) {
 	t.Helper()
 	const lock = 1
 	d := &detector{}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := watchProgress(stall, func() int64 {
+		return d.enters[viaLocal].Load() + d.enters[viaUDP].Load() + d.enters[viaRemote].Load()
+	}, func() string {
+		info, _ := s.core.Inspect(lock)
+		rs, _ := s.RDMAStats()
+		return fmt.Sprintf("critical sections: local %d, udp %d, remote %d; rdma tier %+v; lock %d in the core: "+
+			"holders %+v, waiters %+v", d.enters[viaLocal].Load(), d.enters[viaUDP].Load(), d.enters[viaRemote].Load(),
+			rs, lock, info.Holders, info.Waiters)
+	})
 	defer cancel()
 	errc := make(chan error, 16)
 	var wg sync.WaitGroup
@@ -210,10 +265,14 @@ func threeWay(t *testing.T, s *Server, iters int, hold time.Duration, seed int64
 	}
 	wg.Wait()
 	close(errc)
-	for err := range errc {
-		t.Error(err)
+	var errs []error
+	if err := context.Cause(ctx); errors.Is(err, errStall) {
+		errs = append(errs, err)
 	}
-	return d
+	for err := range errc {
+		errs = append(errs, err)
+	}
+	return d, errs
 }
 
 // TestRDMAThreeWay is the integration test of issue 6 part 6: co-located goroutines, UDP
@@ -240,8 +299,11 @@ func TestRDMAThreeWay(t *testing.T) {
 	if testing.Short() {
 		iters = 20
 	}
-	d := threeWay(t, s, iters, 0, seed, nil)
+	d, errs := threeWay(t, s, iters, 0, stallAfter, seed, nil)
 	stop()
+	for _, err := range errs {
+		t.Error(err)
+	}
 	t.Logf("critical sections: local %d, udp %d, remote %d; violations %d",
 		d.enters[viaLocal].Load(), d.enters[viaUDP].Load(), d.enters[viaRemote].Load(), d.violations.Load())
 	rs, _ := s.RDMAStats()
@@ -267,10 +329,38 @@ func TestRDMAThreeWayDetects(t *testing.T) {
 	noALock := new(atomic.Bool)
 	noALock.Store(true)
 	s, stop := startRDMA(t, 4, func(c *Config) { c.TestingKnobs.UnsafeNoALock = noALock })
-	d := threeWay(t, s, 200, 2*time.Millisecond, seed, func(d *detector) bool { return d.violations.Load() > 0 })
+	d, errs := threeWay(t, s, 200, 2*time.Millisecond, stallAfter, seed,
+		func(d *detector) bool { return d.violations.Load() > 0 })
 	stop()
+	for _, err := range errs {
+		t.Error(err)
+	}
 	if d.violations.Load() == 0 {
 		t.Fatal("no violation without the ALock on the UDP path: the detector sees nothing")
+	}
+}
+
+// TestRDMAThreeWayStallDetected is the negative control of the stall watch: with the lock held
+// throughout by a co-located caller that never unlocks (as a remote client that died holding it
+// would hold it), no path makes progress, and the run must end with errStall, not hang or pass.
+func TestRDMAThreeWayStallDetected(t *testing.T) {
+	seed := rdmatest.Seed(t)
+	s, stop := startRDMA(t, 4, nil)
+	ll := s.LocalLocks()
+	if err := ll.Lock(context.Background(), 1); err != nil {
+		t.Fatal(err)
+	}
+	d, errs := threeWay(t, s, 5, 0, 200*time.Millisecond, seed, nil)
+	if err := ll.Unlock(1); err != nil {
+		t.Fatal(err)
+	}
+	stop()
+	if len(errs) == 0 || !errors.Is(errs[0], errStall) {
+		t.Fatalf("errors %v: want the stall first", errs)
+	}
+	t.Log(errs[0])
+	if n := d.enters[viaLocal].Load() + d.enters[viaUDP].Load() + d.enters[viaRemote].Load(); n != 0 {
+		t.Fatalf("%d critical sections while the lock was held throughout", n)
 	}
 }
 
@@ -346,6 +436,80 @@ func TestRDMAGrantWaitsForALock(t *testing.T) {
 	}
 	if err := ll.Lock(bg, 4); !errors.Is(err, ErrNotRDMALock) {
 		t.Fatalf("Lock(4) of 4: %v, want ErrNotRDMALock", err)
+	}
+}
+
+// TestRDMATryGrantWaitsForALock: a UDP try acquire that the core grants while the ALock is free
+// may still wait for it, because a co-located caller can take the ALock between the tier's
+// would-block check and the proxy's acquisition (BeforeProxyLock makes that happen here). The
+// grant is held back meanwhile and the server answers the try's retransmissions with nothing;
+// the client must not take that for an unreachable server: the server refuses the liveness
+// probes that go with them, so the try keeps waiting (here for twice MaxAttempts
+// retransmissions) and is granted once the co-located caller unlocks. Without the probes it
+// fails as unreachable after MaxAttempts copies whatever the intervals; with them, only if the
+// server left every probe of MaxAttempts copies in a row unanswered (half a second here).
+func TestRDMATryGrantWaitsForALock(t *testing.T) {
+	const lock, maxAttempts = 2, 10
+	reached, proceed := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	s, _ := startRDMA(t, 4, func(c *Config) {
+		c.TestingKnobs.BeforeProxyLock = func(l uint32) {
+			if l == lock {
+				once.Do(func() {
+					close(reached)
+					<-proceed
+				})
+			}
+		}
+	})
+	letProxyGo := sync.OnceFunc(func() { close(proceed) })
+	t.Cleanup(letProxyGo) // before the server stops (cleanups run last first)
+	c, err := client.New(client.Config{Servers: []string{s.Addr().String()}, Local: "127.0.0.1:0",
+		RetryInterval: 10 * time.Millisecond, MaxRetryInterval: 50 * time.Millisecond, MaxAttempts: maxAttempts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	bg := context.Background()
+	type result struct {
+		g   *client.Grant
+		err error
+	}
+	res := make(chan result, 1)
+	go func() {
+		g, err := c.TryAcquire(bg, lock, wire.Exclusive)
+		res <- result{g, err}
+	}()
+	select {
+	case <-reached: // the core granted the try; its proxy is about to take the ALock
+	case r := <-res:
+		t.Fatalf("try acquire of a free lock ended before its proxy took the ALock: %v", r.err)
+	}
+	ll := s.LocalLocks()
+	if err := ll.Lock(bg, lock); err != nil {
+		t.Fatal(err)
+	}
+	letProxyGo() // the proxy now waits for the co-located holder, the grant with it
+	for c.Stats().Retransmits < 2*maxAttempts {
+		select {
+		case r := <-res:
+			t.Fatalf("try acquire ended while its grant waited for the ALock (%d retransmissions): %v",
+				c.Stats().Retransmits, r.err)
+		case <-time.After(time.Millisecond):
+		}
+	}
+	if err := ll.Unlock(lock); err != nil {
+		t.Fatal(err)
+	}
+	r := <-res
+	if r.err != nil {
+		t.Fatalf("try acquire after the co-located caller unlocked: %v", r.err)
+	}
+	if err := r.g.Release(bg); err != nil {
+		t.Fatal(err)
+	}
+	if rs, _ := s.RDMAStats(); rs.ProxyGrants != 1 || rs.TryRefused != 0 {
+		t.Fatalf("rdma stats %+v: want the one grant sent by the proxy, no try refused", rs)
 	}
 }
 

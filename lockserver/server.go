@@ -245,6 +245,10 @@ type TestingKnobs struct {
 	// UnsafeNoALock makes the RDMA tier's proxies send grants without taking the ALock: the
 	// negative control of the three-way exclusion tests.
 	UnsafeNoALock *atomic.Bool
+	// BeforeProxyLock, if set, runs in the RDMA tier's proxy (or, in RW mode, holder) goroutine
+	// just before it takes the ALock of lock for a UDP grant the core made, outside every mutex:
+	// a test can let a co-located or remote caller take the ALock first, so that the grant waits.
+	BeforeProxyLock func(lock uint32)
 }
 
 // Server is a lock server: the UDP shell around a srvcore.Core. Create it with New, serve with

@@ -236,3 +236,66 @@ func TestLeaseKeeper(t *testing.T) {
 		}
 	}
 }
+
+// TestTryAcquireHeardWhileItsGrantWaits: a try acquire may wait after all. The lock server's RDMA
+// tier grants a try in its lock core and then holds the grant back until its proxy has taken the
+// ALock, which a co-located or remote caller may have taken just after the tier's would-block
+// check; meanwhile the server answers the try's retransmissions with nothing (the grant is not
+// sent yet). Its retransmissions must carry the liveness probe like a waiting acquire's, so that
+// the refusals of the probes keep it alive until the grant comes; a server that answers nothing
+// at all still fails it as unreachable after MaxAttempts copies (the negative control).
+func TestTryAcquireHeardWhileItsGrantWaits(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		answersProbes bool
+	}{
+		{"server answers the probes", true},
+		{"silent server", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newTestCore(t, Config{})
+			var out Out
+			var e Entry
+			var op Op
+			now := int64(1e9)
+			if err := c.Acquire(now, &e, &op, 7, wire.Exclusive, 99, true, ReqOptions{}, &out); err != nil {
+				t.Fatal(err)
+			}
+			const copies = 3 * 4 // three times MaxAttempts
+			for i := 0; i < copies && !op.Done; i++ {
+				out.Reset()
+				now = c.NextDeadline()
+				c.Tick(now, &out)
+				if !tc.answersProbes {
+					continue
+				}
+				for _, s := range out.Sends {
+					if s.Msg.Op == wire.OpLeaseProbe && s.Msg.Token == 0 {
+						rej := wire.Fields{Op: wire.OpReject, Status: wire.StatusNotHolder, Lock: 7, Txn: 99,
+							Timestamp: s.Msg.Timestamp}
+						c.Receive(now, wire.Append(nil, &rej), srvA, &out)
+					}
+				}
+			}
+			if !tc.answersProbes {
+				var ue *UnreachableError
+				if !op.Done || !errors.As(op.Err, &ue) || ue.Attempts != 4 {
+					t.Fatalf("try acquire to a silent server: done %v, err %v; want unreachable after 4 attempts",
+						op.Done, op.Err)
+				}
+				return
+			}
+			if op.Done {
+				t.Fatalf("try acquire failed while its grant waited and the server answered: %v", op.Err)
+			}
+			// A lease long beside the wait: the grant is the caller's without a renewal first.
+			g := wire.Fields{Op: wire.OpGrant, Lock: 7, Txn: 99, Mode: wire.Exclusive, Token: 5, LeaseMicros: 60e6,
+				Timestamp: op.req.Timestamp}
+			out.Reset()
+			c.Receive(now, wire.Append(nil, &g), srvA, &out)
+			if !op.Done || op.Err != nil || !e.Held() {
+				t.Fatalf("after the grant: done %v, err %v, held %v; want granted", op.Done, op.Err, e.Held())
+			}
+		})
+	}
+}

@@ -34,7 +34,6 @@ type Op struct {
 	req         wire.Fields
 	kd          kind // the kind the op is registered under
 	ts          int64
-	waits       bool // an acquire that may wait in a queue (not a try): liveness probes
 	attempt     int
 	rto         time.Duration
 	giveUp      int64 // 0: none
@@ -74,7 +73,7 @@ func (c *Core) Acquire(now int64, e *Entry, op *Op, lock uint32, mode wire.Mode,
 	}
 	*e = Entry{Lock: lock, Txn: txn, Mode: mode, opts: o, kidx: -1, User: e.User}
 	ts := c.timestamp(now)
-	*op = Op{Kind: OpAcquire, E: e, kd: kindAcquire, ts: ts, waits: !try, hidx: -1, User: op.User}
+	*op = Op{Kind: OpAcquire, E: e, kd: kindAcquire, ts: ts, hidx: -1, User: op.User}
 	if err := c.register(e, kindAcquire, uint64(ts), op); err != nil {
 		return err
 	}
@@ -258,7 +257,7 @@ func (op *Op) start(c *Core, now int64, out *Out) error {
 }
 
 // sendCopy sends the next copy of op's request (flagged retry after the first), with the
-// liveness probe of a waiting acquire, and arms the retransmission timer.
+// liveness probe of an acquire, and arms the retransmission timer.
 func (op *Op) sendCopy(c *Core, now int64, out *Out) error {
 	op.attempt++
 	if op.attempt > 1 {
@@ -281,13 +280,16 @@ func (op *Op) sendCopy(c *Core, now int64, out *Out) error {
 		op.silentSince = now
 	}
 	c.send(out, to, &op.req)
-	if op.waits && c.cfg.MaxAttempts > 0 && op.silent >= max(1, c.cfg.MaxAttempts/2) {
+	if op.Kind == OpAcquire && c.cfg.MaxAttempts > 0 && op.silent >= max(1, c.cfg.MaxAttempts/2) {
 		// The liveness probe: a lease-probe of the lock and txn with token 0, which no holder
 		// has, so that the server (or the switch) refuses it with not-holder and changes nothing;
-		// the refusal counts as hearing from the server. It goes only once half of MaxAttempts
-		// copies went unanswered: an acquire waiting in the queue of a server that answers
-		// probes sends one per MaxAttempts/2 retransmissions (probing every retransmission
-		// doubled a waiting acquire's traffic and the server's answers).
+		// the refusal counts as hearing from the server. It goes with every acquire, a try's
+		// too (a try may wait after all: the lock server's RDMA tier grants it in its lock core,
+		// then holds the grant back until it has taken the ALock, answering the try's copies with
+		// nothing meanwhile, and that silence must not read as an unreachable server), but only
+		// once half of MaxAttempts copies went unanswered: an acquire waiting in the queue of a
+		// server that answers probes sends one per MaxAttempts/2 retransmissions (probing every
+		// retransmission doubled a waiting acquire's traffic and the server's answers).
 		ts := uint64(c.timestamp(now))
 		if e.aliveFirst == 0 {
 			e.aliveFirst = ts

@@ -197,3 +197,41 @@ func ParsePacketIn(b []byte) (ingressPort int, reason uint8, frame []byte, err e
 	v := binary.BigEndian.Uint16(b)
 	return int(v >> 7), uint8(v & 0x7f), b[PacketInLen:], nil
 }
+
+// The lease sweep's rules (docs/controlplane.md, "Lease sweeps"), one place for every control
+// plane of the switch (controlplane/ctlcore, and the soak's switch in testbed/e2e): which slots a
+// sweep probes after a lock's head probe, which probed grant is force-released, and when a lock's
+// queue-empty is owed again.
+
+// LeaseExpired reports whether the probed slot r is a live grant whose lease ran out on the
+// switch's clock: (Now - GrantTime) mod 2^32 > Lease µs. The sweep force-releases it.
+func (r AdminReply) LeaseExpired() bool {
+	return r.Live && r.Token != 0 && r.Now-r.GrantTime > r.Lease
+}
+
+// SlotProbes returns the probes of lock's occupied slots other than the first of level 0, which
+// the head probe head (level 0, offset 0) already returned: every offset below head.Used of each
+// level, in level then offset order.
+func SlotProbes(lock uint32, head AdminReply) []AdminRequest {
+	var ps []AdminRequest
+	for lv := range Levels {
+		for off := range int(head.Used[lv]) {
+			if lv == 0 && off == 0 {
+				continue
+			}
+			ps = append(ps, AdminRequest{Op: wire.AdminSwitchProbe, Lock: lock, Level: uint8(lv), Offset: uint16(off)})
+		}
+	}
+	return ps
+}
+
+// QueueEmptyOwed reports whether the head probe head shows a switch queue with no holder and no
+// occupied slot while requests are counted as buffered at the server: the switch sent queue-empty
+// when its queue drained, and the server pushes requests back in answer, so this state lasting
+// from one sweep to the next (no queue-empty or push-back can still be on its way after a whole
+// sweep period) means a queue-empty or a push-back was lost. The control plane then sets the
+// count again (AdminSwitchSetBuffered with Value = head.Buffered), which makes the switch send
+// queue-empty at once.
+func (r AdminReply) QueueEmptyOwed() bool {
+	return r.Holders == 0 && r.Used == [Levels]uint16{} && r.Buffered > 0
+}

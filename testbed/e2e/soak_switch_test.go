@@ -33,8 +33,9 @@ import (
 // quarter of every round's locks live in the switch (isSwitchLock):
 // when a round opens their lock_table entries go in (regions of two slots per level, so that
 // acquires overflow to the server's q2 and come back by queue-empty and push-back often), and
-// when the round is checked they go out. The soak plays the control plane's part for them as
-// controlplane/ctlcore does (docs/controlplane.md): a lease sweep over admin packets (probe every
+// when the round is checked they go out. The soak plays the control plane's part for them with
+// the sweep rules controlplane/ctlcore uses (p4/dataplane's SlotProbes and AdminReply.LeaseExpired;
+// docs/controlplane.md): a lease sweep over admin packets (probe every
 // occupied slot, force-release a grant whose lease ran out on the switch's clock: crashed holders
 // and holders that lost their lease under packet loss), a repeated queue-empty for a lock whose
 // switch queue stayed empty with requests counted as buffered (AdminSwitchSetBuffered), and on a
@@ -351,17 +352,21 @@ func (s *soakSwitch) sweeper(period time.Duration) {
 	}
 }
 
-// sweepLock is one lock's share of a sweep (as controlplane/ctlcore's sweepLock): probe the
-// counters, then every occupied slot; force-release a live grant whose lease ran out on the
-// switch's clock. A lock found with an empty switch queue and requests counted as buffered at
-// two sweeps in a row (no queue-empty and push-back can still be on their way after a whole sweep
-// period) gets its count set again, which makes the switch send queue-empty at once.
+// sweepLock is one lock's share of a sweep, by the rules controlplane/ctlcore's sweep uses
+// (dataplane.SlotProbes, AdminReply.LeaseExpired): probe the counters, then every occupied slot;
+// force-release a live grant whose lease ran out on the switch's clock. The soak keeps its own
+// loop around them because it places its locks itself, round by round, instead of by the
+// controller's allocation. One rule is the soak's own: a lock whose queue-empty is owed
+// (AdminReply.QueueEmptyOwed) at two sweeps in a row gets its count set again, which makes the
+// switch send queue-empty at once. The soak's links to its servers drop packets (faultnet) but
+// deliver within a sweep period, which that rule needs; the controller does not repeat
+// queue-empties (controlplane/ctlcore/sweep.go says why).
 func (s *soakSwitch) sweepLock(l uint32) {
 	head, err := s.admin(dataplane.AdminRequest{Op: wire.AdminSwitchProbe, Lock: l})
 	if err != nil || head.Result != dataplane.AdminOK {
 		return // taken out of the table since the sweep started
 	}
-	empty := head.Holders == 0 && head.Used == [dataplane.Levels]uint16{} && head.Buffered > 0
+	empty := head.QueueEmptyOwed()
 	s.mu.Lock()
 	was := s.stuck[l]
 	s.stuck[l] = empty && !was
@@ -373,7 +378,7 @@ func (s *soakSwitch) sweepLock(l uint32) {
 		}
 	}
 	check := func(r dataplane.AdminReply) {
-		if !r.Live || r.Token == 0 || r.Now-r.GrantTime <= r.Lease {
+		if !r.LeaseExpired() {
 			return
 		}
 		if f, err := s.admin(dataplane.AdminRequest{Op: wire.AdminSwitchForceRelease, Lock: l, Txn: r.Txn,
@@ -381,16 +386,12 @@ func (s *soakSwitch) sweepLock(l uint32) {
 			s.forced.Add(1)
 		}
 	}
-	for lv := range dataplane.Levels {
-		for off := range int(head.Used[lv]) {
-			if lv == 0 && off == 0 {
-				check(head)
-				continue
-			}
-			if r, err := s.admin(dataplane.AdminRequest{Op: wire.AdminSwitchProbe, Lock: l, Level: uint8(lv),
-				Offset: uint16(off)}); err == nil && r.Result == dataplane.AdminOK {
-				check(r)
-			}
+	if head.Used[0] > 0 {
+		check(head)
+	}
+	for _, p := range dataplane.SlotProbes(l, head) {
+		if r, err := s.admin(p); err == nil && r.Result == dataplane.AdminOK {
+			check(r)
 		}
 	}
 }
