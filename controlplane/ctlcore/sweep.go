@@ -20,8 +20,8 @@ import (
 // next sweep finds the queue empty, and a second queue-empty then brings back more requests than
 // the queue has room for, which overflow to the back of q2 behind later ones (a FIFO violation:
 // TestEvictionsSlowServerLinks, seed 3, found it when this rule was tried, on controlplane/simrack;
-// the test is testbed/rackmodel's now). The switch's
-// links to its servers are assumed not to lose packets (docs/dataplane.md, "Overflow").
+// the test is testbed/rackmodel's now). The switch's links to its servers are assumed not to lose
+// packets (docs/dataplane.md, "Overflow").
 
 func (c *Core) sweep() {
 	if c.sweeping {
