@@ -133,10 +133,10 @@ func New(cfg Config) (*Client, error) {
 		c.conn = cfg.WrapConn(uc)
 	} else {
 		c.raw = uc
-		if c.sendq.w, err = udpbatch.NewWriter(uc, sendBatch, wire.Len); err != nil {
-			uc.Close()
-			return nil, fmt.Errorf("client: %w", err)
-		}
+	}
+	if err := c.sendq.init(c.raw); err != nil {
+		uc.Close()
+		return nil, fmt.Errorf("client: %w", err)
 	}
 	c.waiters.New = func() any { return &waiter{ch: make(chan struct{}, 1)} }
 	c.wg.Add(2)
@@ -387,22 +387,50 @@ func (c *Client) isClosed() bool {
 // sendBatch is the most datagrams one sendmmsg carries.
 const sendBatch = 64
 
+// senders is how many goroutines of one client send at once (on a raw socket), each through its
+// own writer: a sender whose thread the operating system deschedules in the middle of its system
+// call holds up only the datagrams it took, not every other caller's.
+const senders = 4
+
 // outbox combines the sends of many goroutines into sendmmsg calls. Calls queue their datagrams
-// under the client's mutex; after dropping it, a caller flushes: if no flush is in progress it
-// becomes the flusher and sends everything queued, including what others queue meanwhile, until
-// the queue is empty. Under load one system call thus carries many requests; alone, a sender
-// pays one sendmmsg, as it would pay one sendto.
+// under the client's mutex; after dropping it, a caller flushes: if one of the outbox's senders
+// is free, it takes the sender and everything queued and sends it (udpbatch sends beside the
+// socket's write lock, so that the senders do not wait for each other); it then looks again, and
+// sends what others queued meanwhile if they found every sender busy, until the queue is empty.
+// Under load one system call thus carries several requests; alone, a caller pays one sendmmsg,
+// as it would pay one sendto. A wrapped socket has one sender, which writes one datagram at a
+// time in queue order.
 type outbox struct {
-	mu       sync.Mutex
-	queue    []outPkt // guarded by mu
-	spare    []outPkt // guarded by mu
-	flushing bool     // guarded by mu
-	w        *udpbatch.Writer
+	mu    sync.Mutex
+	queue []outPkt  // guarded by mu
+	free  []*sender // guarded by mu: the senders not in use
+}
+
+// sender is one of the outbox's writers with the batch buffer it hands back to the queue.
+type sender struct {
+	w     *udpbatch.Writer // nil on a wrapped socket
+	spare []outPkt
 }
 
 type outPkt struct {
 	to  netip.AddrPort
 	buf [wire.Len]byte
+}
+
+// init makes the outbox's senders: senders writers on raw, or one sender on a wrapped socket.
+func (o *outbox) init(raw *net.UDPConn) error {
+	if raw == nil {
+		o.free = []*sender{{}}
+		return nil
+	}
+	for i := 0; i < senders; i++ {
+		w, err := udpbatch.NewWriter(raw, sendBatch, wire.Len)
+		if err != nil {
+			return err
+		}
+		o.free = append(o.free, &sender{w: w})
+	}
+	return nil
 }
 
 func (o *outbox) add(to netip.AddrPort, f *wire.Fields) {
@@ -412,48 +440,50 @@ func (o *outbox) add(to netip.AddrPort, f *wire.Fields) {
 	o.mu.Unlock()
 }
 
-// flush sends what is queued. A failed send is treated like a lost datagram: the core
-// retransmits.
+// flush sends what is queued, while a sender is free. A failed send is treated like a lost
+// datagram: the core retransmits.
 func (c *Client) flush() {
 	o := &c.sendq
 	o.mu.Lock()
-	if o.flushing || len(o.queue) == 0 {
-		o.mu.Unlock()
-		return
-	}
-	o.flushing = true
-	for len(o.queue) > 0 {
+	for len(o.queue) > 0 && len(o.free) > 0 {
+		s := o.free[len(o.free)-1]
+		o.free = o.free[:len(o.free)-1]
 		batch := o.queue
-		o.queue, o.spare = o.spare[:0], nil
+		o.queue, s.spare = s.spare[:0], nil
 		o.mu.Unlock()
-		if c.raw == nil {
-			for i := range batch {
-				if _, err := c.conn.WriteTo(batch[i].buf[:], net.UDPAddrFromAddrPort(batch[i].to)); err != nil &&
-					!c.isClosed() {
-					c.log.Debug("netlock client: send failed", "to", batch[i].to, "err", err)
-				}
-			}
-		} else {
-			for i := range batch {
-				if err := o.w.Add(batch[i].buf[:], batch[i].to); err != nil {
-					break
-				}
-				if o.w.Len() == o.w.Cap() {
-					c.flushOut()
-				}
-			}
-			c.flushOut()
-		}
+		c.send(s, batch)
 		o.mu.Lock()
-		o.spare = batch[:0]
+		s.spare = batch[:0]
+		o.free = append(o.free, s)
 	}
-	o.flushing = false
 	o.mu.Unlock()
 }
 
-// flushOut sends the outbox writer's datagrams. Only the flusher calls it.
-func (c *Client) flushOut() {
-	if _, err := c.sendq.w.Flush(); err != nil && !c.isClosed() {
+// send sends batch through s.
+func (c *Client) send(s *sender, batch []outPkt) {
+	if s.w == nil {
+		for i := range batch {
+			if _, err := c.conn.WriteTo(batch[i].buf[:], net.UDPAddrFromAddrPort(batch[i].to)); err != nil &&
+				!c.isClosed() {
+				c.log.Debug("netlock client: send failed", "to", batch[i].to, "err", err)
+			}
+		}
+		return
+	}
+	for i := range batch {
+		if err := s.w.Add(batch[i].buf[:], batch[i].to); err != nil {
+			break
+		}
+		if s.w.Len() == s.w.Cap() {
+			c.flushOut(s.w)
+		}
+	}
+	c.flushOut(s.w)
+}
+
+// flushOut sends w's datagrams.
+func (c *Client) flushOut(w *udpbatch.Writer) {
+	if _, err := w.Flush(); err != nil && !c.isClosed() {
 		c.log.Debug("netlock client: send failed", "err", err)
 	}
 }

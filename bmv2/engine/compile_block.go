@@ -110,11 +110,13 @@ func (cp *compiler) instance(sc *scope, d *front.InstanceDecl) {
 			if w > 128 || w == 0 {
 				cp.fail(d.P, "not supported by the netlock engine: register of %v", t.Args)
 			}
+			cp.reserve(d.P, "register "+name, arg(0), cellBytes(w, true))
 			r := newRegister(name, id, w, int(arg(0)), true)
 			cp.sw.registers = append(cp.sw.registers, r)
 			obj = r
 		case "counter":
 			n := arg(0)
+			cp.reserve(d.P, "counter "+name, n, counterCellBytes)
 			k := &Counter{Name: name, ID: id, Packets: make([]uint64, n), Bytes: make([]uint64, n)}
 			cp.sw.counters = append(cp.sw.counters, k)
 			obj = k
@@ -123,6 +125,7 @@ func (cp *compiler) instance(sc *scope, d *front.InstanceDecl) {
 			cp.sw.counters = append(cp.sw.counters, k)
 			obj = k
 		case "meter":
+			cp.reserve(d.P, "meter "+name, arg(0), meterCellBytes)
 			m := &Meter{sw: cp.sw, Name: name, ID: id, cells: make([]meterState, arg(0)), bytes: argName(1) == "bytes"}
 			cp.sw.meters = append(cp.sw.meters, m)
 			obj = m
@@ -205,6 +208,8 @@ func (cp *compiler) locals(sc *scope, ls []front.Decl) []stmtFn {
 			init = append(init, cp.stmt(sc, &front.DeclStmt{P: d.P, Decl: d}))
 		case *front.InstanceDecl:
 			cp.instance(sc, d)
+		case *front.ValueSetDecl:
+			cp.valueSet(sc, d)
 		}
 	}
 	for _, l := range ls {
@@ -300,6 +305,7 @@ func (cp *compiler) selectFn(sc *scope, se *front.SelectExpr, index map[string]i
 	}
 	type cs struct {
 		elems []keysetElem
+		set   *ValueSet // a value set as the keyset: any of its members
 		next  int
 	}
 	var cases []cs
@@ -307,6 +313,17 @@ func (cp *compiler) selectFn(sc *scope, se *front.SelectExpr, index map[string]i
 		next, ok := index[c.State.Name]
 		if !ok {
 			cp.fail(c.P, "engine: unknown state %s", c.State.Name)
+		}
+		if n, ok := c.Keyset[0].(*front.NameExpr); ok && len(c.Keyset) == 1 {
+			if vd, ok := n.Decl.(*front.ValueSetDecl); ok {
+				b := sc.lookup(vd)
+				vs, _ := b.objOrNil().(*ValueSet)
+				if vs == nil || len(vs.Fields) != len(keys) {
+					cp.fail(c.P, "engine: value set %s does not fit the select", vd.Name)
+				}
+				cases = append(cases, cs{set: vs, next: next})
+				continue
+			}
 		}
 		var elems []keysetElem
 		ks := c.Keyset
@@ -325,7 +342,7 @@ func (cp *compiler) selectFn(sc *scope, se *front.SelectExpr, index map[string]i
 		if len(ks) == 1 && elems[0].any {
 			elems = nil
 		}
-		cases = append(cases, cs{elems, next})
+		cases = append(cases, cs{elems: elems, next: next})
 	}
 	vals := make([]u128, len(keys))
 	return func(c *ctx) int {
@@ -334,6 +351,12 @@ func (cp *compiler) selectFn(sc *scope, se *front.SelectExpr, index map[string]i
 		}
 	outer:
 		for i := range cases {
+			if vs := cases[i].set; vs != nil {
+				if vs.match(vals) {
+					return cases[i].next
+				}
+				continue
+			}
 			for j, e := range cases[i].elems {
 				v := vals[j]
 				switch {
@@ -473,7 +496,9 @@ func (cp *compiler) table(sc *scope, d *front.TableDecl) {
 	if t.profile == nil || !t.profile.Selector {
 		t.selector = nil // selector keys without an action selector select nothing
 	}
+	t.entryCost = t.EntryBytes()
 	if p := d.Prop("entries"); p != nil {
+		cp.reserve(p.P, "the entries of table "+t.Name, uint64(len(p.Entries)), uint64(t.entryCost))
 		prios := cp.entryPriorities(p.Entries)
 		for i, en := range p.Entries {
 			ai, ok := refIndex[en.Action.Action]

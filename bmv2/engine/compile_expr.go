@@ -37,6 +37,14 @@ type binding struct {
 	obj  any // *Table, *Register, *Counter, *Meter, *blockInst, ...
 }
 
+// objOrNil is the binding's object, or nil for a nil binding.
+func (b *binding) objOrNil() any {
+	if b == nil {
+		return nil
+	}
+	return b.obj
+}
+
 type scope struct {
 	parent *scope
 	m      map[front.Decl]*binding

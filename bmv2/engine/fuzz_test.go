@@ -54,7 +54,7 @@ func FuzzLoad(f *testing.F) {
 		now := time.Unix(0, 0)
 		clock := func() time.Time { now = now.Add(time.Microsecond); return now }
 		for _, tofino := range []bool{false, true} {
-			sw, err := Load(checked, Config{Now: clock, TofinoConstraints: tofino})
+			sw, err := Load(checked, Config{Now: clock, TofinoConstraints: tofino, MemoryLimit: fuzzMemoryLimit})
 			if err != nil {
 				continue
 			}
@@ -64,6 +64,10 @@ func FuzzLoad(f *testing.F) {
 		}
 	})
 }
+
+// fuzzMemoryLimit is the memory limit of the fuzzers' switches: a program may declare more
+// (testdata/fuzz/FuzzLoad/huge-register declares 64 GB) and must be refused, not allocated.
+const fuzzMemoryLimit = 256 << 20
 
 // hangLimit is how long one fuzz input may take before the fuzzer counts it as a hang.
 const hangLimit = 30 * time.Second
@@ -140,7 +144,7 @@ func FuzzTokenEdits(f *testing.F) {
 			return
 		}
 		now := time.Unix(0, 0)
-		sw, err := Load(checked, Config{Now: func() time.Time { now = now.Add(time.Microsecond); return now }})
+		sw, err := Load(checked, Config{Now: func() time.Time { now = now.Add(time.Microsecond); return now }, MemoryLimit: fuzzMemoryLimit})
 		if err != nil {
 			return
 		}

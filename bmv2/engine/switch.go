@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -80,6 +81,13 @@ type Config struct {
 	// Pipeline chooses between the interpreter and the generated pipeline Generated names
 	// (v1model programs; see Pipeline and GenerateGo). The zero value is PipelineAuto.
 	Pipeline Pipeline
+	// MemoryLimit bounds the bytes the program's state may take: the cells of its registers,
+	// counters and meters, one packet's state (8 bytes a slot) and its table entries (each at
+	// Table.EntryBytes). Load fails with an error wrapping ErrMemoryLimit when the program
+	// declares more, before allocating it; Table.Insert fails the same way when one more entry
+	// would pass the limit. 0 means DefaultMemoryLimit() (a quarter of the machine's memory);
+	// a negative value means no limit.
+	MemoryLimit int64
 	// Generated is the generated pipeline to run the program on (with PipelineAuto or
 	// PipelineGenerated): the Go backend's output for the program, linked into the binary (a
 	// generated package's <Name>Pipeline). Its Bind refuses a program it was not generated
@@ -201,6 +209,7 @@ type Switch struct {
 	counters   []*Counter
 	meters     []*Meter
 	profiles   []*ActionProfile
+	valueSets  []*ValueSet
 	fieldLists [][]slotRange
 
 	mcGroups map[int][]int
@@ -223,6 +232,7 @@ type Switch struct {
 	f         smFields
 	digestIDs map[string]uint32
 	tna       *tnaState // set for TNA programs (tna.go)
+	mem       memBudget // the state's memory against Config.MemoryLimit (memlimit.go)
 	// A v1model packet's state cleared when it starts: the headers, user and standard
 	// metadata [zeroLo, zeroHi) (allocated in that order) and the scratch slots from scratchLo
 	// on (initSM). 0, 0: the whole state (TNA).
@@ -297,7 +307,11 @@ func Load(checked *front.Checked, cfg Config) (sw *Switch, err error) {
 			return nil, err
 		}
 	}
-	sw = &Switch{cfg: cfg, checked: checked, mcGroups: map[int][]int{}, mcNodes: map[int]mcNode{}, sessions: map[int]CloneSession{}}
+	if cfg.MemoryLimit == 0 {
+		cfg.MemoryLimit = DefaultMemoryLimit()
+	}
+	sw = &Switch{cfg: cfg, checked: checked, mcGroups: map[int][]int{}, mcNodes: map[int]mcNode{}, sessions: map[int]CloneSession{},
+		mem: memBudget{limit: cfg.MemoryLimit}}
 	cp := &compiler{checked: checked, sw: sw, sizes: map[front.Type]int{}, errCodes: map[*front.EnumMember]int{},
 		funcs: map[*front.FunctionDecl]*frame{}, globalActions: map[*front.ActionDecl]bool{}, ids: map[string]uint32{}, flIndex: map[uint64]int{}, locOverride: map[front.Expr]loc{}, specs: map[string]*frame{}}
 	defer func() {
@@ -334,6 +348,9 @@ func Load(checked *front.Checked, cfg Config) (sw *Switch, err error) {
 			cp.ids[x.Preamble.Name] = x.Preamble.Id
 		}
 		for _, x := range info.DirectMeters {
+			cp.ids[x.Preamble.Name] = x.Preamble.Id
+		}
+		for _, x := range info.ValueSets {
 			cp.ids[x.Preamble.Name] = x.Preamble.Id
 		}
 		for _, x := range info.Registers {
@@ -414,6 +431,7 @@ func Load(checked *front.Checked, cfg Config) (sw *Switch, err error) {
 	sw.egress = bindTop(v1.Egress, []int{0, 1, 2})
 	sw.compute = bindTop(v1.ComputeChecksum, []int{0, 1})
 	sw.deparser = bindTop(v1.Deparser, []int{-1, 0})
+	cp.reserve(front.Pos{}, "a packet's state ("+strconv.Itoa(cp.nslots)+" slots)", uint64(cp.nslots), slotBytes)
 	sw.nslots = cp.nslots
 	sw.zeroLo, sw.zeroHi, sw.scratchLo = sw.hdrBase, sw.smBase+sw.smN, cp.nslots
 	sw.c.sw = sw

@@ -142,6 +142,9 @@ type Table struct {
 	kbuf          []u128
 	seq           int
 	sw            *Switch
+	// entryCost is EntryBytes, reserved from the switch's memory budget for every entry held
+	// (const entries at Load, the others in insert, given back in remove and Clear).
+	entryCost int64
 }
 
 func (t *Table) zeroArgs(ai int) [][]byte {
@@ -442,6 +445,7 @@ func (t *Table) lpmAdd(en *entry) {
 func (t *Table) remove(i int) {
 	en := t.entries[i]
 	t.entries = append(t.entries[:i], t.entries[i+1:]...)
+	t.sw.mem.release(t.entryCost)
 	switch {
 	case t.lpmSingle():
 		for k := range t.lpmIdx {
@@ -497,6 +501,10 @@ func (t *Table) insert(e Entry) error {
 	if t.Size > 0 && len(t.entries) >= t.Size && !t.constEnts {
 		return fmt.Errorf("%w: table %s is full (%d entries)", ErrInvalid, t.Name, t.Size)
 	}
+	if !t.sw.mem.reserve(t.entryCost) {
+		return fmt.Errorf("table %s: one more entry (%d bytes) passes the switch's memory limit (%d bytes, %d used): %w",
+			t.Name, t.entryCost, t.sw.mem.limit, t.sw.mem.used, ErrMemoryLimit)
+	}
 	t.seq++
 	en.seq = t.seq
 	t.add(en)
@@ -550,6 +558,7 @@ func (t *Table) Clear() {
 	if t.constEnts {
 		return
 	}
+	t.sw.mem.release(int64(len(t.entries)) * t.entryCost)
 	t.entries = nil
 	t.reindex()
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/netlock-go/netlock/bmv2/front"
@@ -137,6 +138,9 @@ func (l prefixLayout) put(b []byte, name string, v uint64) {
 
 // loadTNA compiles the pipe of a TNA program (called by Load after the shared setup).
 func (cp *compiler) loadTNA() {
+	if cp.checked.TofinoGeneration() == 2 {
+		cp.fail(cp.checked.Main.P, "not supported by the netlock engine: a Tofino 2 program (t2na.p4, or tna.p4 with __TARGET_TOFINO__ 2); the engine runs Tofino 1's TNA")
+	}
 	sw := cp.sw
 	pipes, err := cp.checked.TNAPipes()
 	if err != nil {
@@ -260,6 +264,7 @@ func (cp *compiler) loadTNA() {
 	t.egParser = bind(p.EgressParser, []int{-1, egHdr, egMeta, egIntr, egPrsr, egDprsr})
 	t.egress = bind(p.Egress, []int{egHdr, egMeta, egIntr, egPrsr, egDprsr, egOport})
 	t.egDeparser = bind(p.EgressDeparser, []int{-1, egHdr, egMeta, egDprsr, egIntr, egPrsr})
+	cp.reserve(front.Pos{}, "a packet's state ("+strconv.Itoa(cp.nslots)+" slots)", uint64(cp.nslots), slotBytes)
 	sw.nslots = cp.nslots
 	sw.c.sw = sw
 }

@@ -209,6 +209,7 @@ func (cp *compiler) tnaInstance(sc *scope, d *front.InstanceDecl, t *front.Exter
 	switch t.Decl.Name {
 	case "Counter":
 		n := num(0)
+		cp.reserve(d.P, "counter "+name, n, counterCellBytes)
 		k := &Counter{Name: name, ID: id, Packets: make([]uint64, n), Bytes: make([]uint64, n)}
 		sw.counters = append(sw.counters, k)
 		return k
@@ -220,6 +221,7 @@ func (cp *compiler) tnaInstance(sc *scope, d *front.InstanceDecl, t *front.Exter
 		m := &Meter{sw: sw, Name: name, ID: id}
 		colorArg := 1
 		if t.Decl.Name == "Meter" {
+			cp.reserve(d.P, "meter "+name, num(0), meterCellBytes)
 			m.cells = make([]meterState, num(0))
 			m.bytes = strings.EqualFold(enumName(arg(1)), "BYTES")
 			colorArg = 2
@@ -239,6 +241,7 @@ func (cp *compiler) tnaInstance(sc *scope, d *front.InstanceDecl, t *front.Exter
 		if w <= 0 || w > 128 {
 			cp.fail(d.P, "not supported by the netlock engine: register %s of %s", d.Name, t.Args[0])
 		}
+		cp.reserve(d.P, "register "+name, num(0), cellBytes(w, false))
 		r := newRegister(name, id, w, int(num(0)), false)
 		if len(d.Args) > 1 {
 			if v, ok := cp.registerInit(sc, arg(1), t.Args[0]); ok {
@@ -368,6 +371,13 @@ func (cp *compiler) newRegAction(sc *scope, d *front.InstanceDecl, name string) 
 		cellWidth = ra.dreg.width
 	default:
 		cp.fail(d.P, "not supported by the netlock engine: %s's register %s", d.Name, front.ExprString(d.Args[0].Value))
+	}
+	// bf-p4c also takes a view of the cells at another width (16-bit cells with one more index
+	// bit on a register of 32-bit cells); the engine keeps one cell per index.
+	if et, ok := d.T.(*front.ExternType); ok && len(et.Args) > 0 && et.Args[0] != nil && et.Decl.Name == "RegisterAction" {
+		if w := front.WidthOf(et.Args[0]); w > 0 && w != cellWidth {
+			cp.fail(d.P, "not supported by the netlock engine: %s views the %d-bit cells of %s as %d-bit cells", d.Name, cellWidth, front.ExprString(d.Args[0].Value), w)
+		}
 	}
 	var impl *front.FunctionDecl
 	for _, f := range d.Init {

@@ -289,6 +289,19 @@ type InstanceDecl struct {
 	T             Type // set by Check
 }
 
+// ValueSetDecl is a parser value set, value_set<T>(size) name;: up to size values of T (with
+// masks or prefixes, by the fields' @match annotations) that the control plane sets, which a
+// select case matches as a whole.
+type ValueSetDecl struct {
+	Annos Annotations
+	P     Pos
+	Type  TypeRef
+	Size  Expr
+	Name  string
+	T     Type // set by Check: the element type
+	N     int  // set by Check: the size
+}
+
 // VarDecl is a local variable T name [= init];.
 type VarDecl struct {
 	Annos Annotations
@@ -497,11 +510,23 @@ type Expr interface {
 type exprBase struct {
 	P Pos
 	T Type
+	// depth is the height of the expression's tree as the parser built it (a leaf is 1; 0 for
+	// expressions made elsewhere); the parser bounds it (Options.MaxNesting).
+	depth int32
 }
 
 func (e *exprBase) Position() Pos  { return e.P }
 func (e *exprBase) Type() Type     { return e.T }
 func (e *exprBase) setType(t Type) { e.T = t }
+
+func (e *exprBase) nesting() int32     { return e.depth }
+func (e *exprBase) setNesting(d int32) { e.depth = d }
+
+// nester is implemented by every expression (through exprBase).
+type nester interface {
+	nesting() int32
+	setNesting(int32)
+}
 
 // NameExpr is a name, or .name (Global) for the top-level scope.
 type NameExpr struct {
@@ -677,6 +702,11 @@ type TypeArgExpr struct {
 type Program struct {
 	File  string // the main source file, when known
 	Decls []Decl
+	// MaxNesting is the nesting bound the parser enforced (Options.MaxNesting; 0 for a program
+	// not made by ParseWith: DefaultMaxNesting). Check refuses a tree nested deeper than twice
+	// that (statements and the expressions in them), so that a program built without the parser
+	// cannot exhaust the checker's stack either.
+	MaxNesting int
 }
 
 func (d *ConstDecl) Position() Pos     { return d.P }
@@ -692,6 +722,7 @@ func (d *ControlDecl) Position() Pos   { return d.P }
 func (d *PackageDecl) Position() Pos   { return d.P }
 func (d *InstanceDecl) Position() Pos  { return d.P }
 func (d *VarDecl) Position() Pos       { return d.P }
+func (d *ValueSetDecl) Position() Pos  { return d.P }
 func (d *ActionDecl) Position() Pos    { return d.P }
 func (d *FunctionDecl) Position() Pos  { return d.P }
 func (d *TableDecl) Position() Pos     { return d.P }
@@ -713,6 +744,7 @@ func (d *ControlDecl) DeclName() string   { return d.Name }
 func (d *PackageDecl) DeclName() string   { return d.Name }
 func (d *InstanceDecl) DeclName() string  { return d.Name }
 func (d *VarDecl) DeclName() string       { return d.Name }
+func (d *ValueSetDecl) DeclName() string  { return d.Name }
 func (d *ActionDecl) DeclName() string    { return d.Name }
 func (d *FunctionDecl) DeclName() string  { return d.Name }
 func (d *TableDecl) DeclName() string     { return d.Name }

@@ -45,7 +45,7 @@ func LoadOptions(path string, opts Options) (*Checked, error) {
 	if len(errs) > 0 {
 		return nil, errs
 	}
-	prog, err := Parse(toks)
+	prog, err := ParseWith(toks, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -61,6 +61,11 @@ func Check(prog *Program) (*Checked, error) {
 		errors: map[string]*EnumMember{}, matchKinds: map[string]*EnumMember{},
 	}
 	c.out.Globals = c.global.names
+	bound := prog.MaxNesting
+	if bound <= 0 {
+		bound = DefaultMaxNesting
+	}
+	c.maxDepth = 2*bound + 16
 	func() {
 		defer func() {
 			if r := recover(); r != nil {
@@ -72,6 +77,11 @@ func Check(prog *Program) (*Checked, error) {
 		}()
 		for _, d := range prog.Decls {
 			c.topDecl(d)
+		}
+		c.tnaDeferredCalls()
+		if c.tnaDeclared() {
+			c.tnaRegisterRules()
+			c.tnaNestedCasts()
 		}
 	}()
 	if len(c.errs) == 0 && c.out.Arch() == ArchTNA {
@@ -90,6 +100,23 @@ func Check(prog *Program) (*Checked, error) {
 }
 
 var errTooMany = fmt.Errorf("too many errors")
+
+// enter starts checking a nested expression or statement; it reports false (once, with the
+// nesting error) when the nesting passes the checker's bound, and the caller must not descend.
+// Each true enter is paired with a leave.
+func (c *checker) enter(pos Pos) bool {
+	if c.depth >= c.maxDepth {
+		if !c.tooDeep {
+			c.tooDeep = true
+			c.errorf(pos, "%s: more than %d levels", errNesting, c.maxDepth)
+		}
+		return false
+	}
+	c.depth++
+	return true
+}
+
+func (c *checker) leave() { c.depth-- }
 
 // maxWidth is the widest bit<>/int<> type, as in p4c.
 const maxWidth = 2048
@@ -126,6 +153,13 @@ type checker struct {
 	global     *scope
 	errors     map[string]*EnumMember
 	matchKinds map[string]*EnumMember
+	// depth is the nesting of expressions and statements being checked; past maxDepth the
+	// checker reports the program as nested too deeply and stops descending (tooDeep).
+	depth, maxDepth int
+	tooDeep         bool
+	// tnaDeferred are deparser-extern calls in controls without a packet_out, decided once the
+	// whole program is checked (tnaDeferredCalls).
+	tnaDeferred []deferredCall
 }
 
 func (c *checker) errorf(pos Pos, format string, args ...any) {
@@ -662,9 +696,6 @@ func (c *checker) instanceDecl(d *InstanceDecl, cx *ctx) {
 		}
 		if d.Init != nil {
 			c.implementAbstract(d, tt, cx)
-		}
-		if isTNAExtern(tt.Decl) {
-			c.tnaInstance(d, tt)
 		}
 	case *ParserType:
 		c.noInitializer(d)

@@ -7,6 +7,11 @@ import (
 // expr checks e in cx and returns its type. want, if non-nil, is the type the context expects; it
 // types list and struct expressions and untyped integer literals.
 func (c *checker) expr(e Expr, cx *ctx, want Type) Type {
+	if !c.enter(e.Position()) {
+		e.setType(tBad)
+		return tBad
+	}
+	defer c.leave()
 	t := c.expr1(e, cx, want)
 	if t == nil {
 		t = tBad
@@ -306,6 +311,9 @@ func (c *checker) nameExpr(e *NameExpr, cx *ctx) Type {
 		return &ActionType{Decl: d}
 	case *TableDecl:
 		return &TableType{Decl: d}
+	case *ValueSetDecl:
+		c.errorf(e.P, "%s: a value set can only be a select case's keyset", e.Name)
+		return tBad
 	case *ParserState:
 		return tState
 	case *MethodDecl:

@@ -138,6 +138,12 @@ func (c *checker) selectExpr(se *SelectExpr, cx *ctx) {
 	se.setType(tVoid)
 	for _, cs := range se.Cases {
 		c.stateRef(cs.State, cx)
+		if len(cs.Keyset) == 1 {
+			if vs := c.valueSetRef(cs.Keyset[0], cx); vs != nil {
+				c.valueSetCase(cs.Keyset[0], vs, se.Keys, kts)
+				continue
+			}
+		}
 		if len(cs.Keyset) == 1 && len(kts) != 1 {
 			switch cs.Keyset[0].(type) {
 			case *DefaultExpr, *DontCareExpr:
@@ -154,6 +160,96 @@ func (c *checker) selectExpr(se *SelectExpr, cx *ctx) {
 		}
 		for i, ks := range cs.Keyset {
 			c.keysetElem(ks, kts[i], cx)
+		}
+	}
+}
+
+// valueSetDecl checks value_set<T>(size) name: T is bit<>, int<>, bool, an enum, a new type,
+// or a struct or tuple of them (p4c's TypeInference); the size a compile-time constant.
+func (c *checker) valueSetDecl(d *ValueSetDecl, cx *ctx) {
+	if cx.parser == nil {
+		c.errorf(d.P, "%s: value sets are only allowed in parsers", d.Name)
+	}
+	d.T = c.resolveType(d.Type, cx.sc)
+	if n, ok := c.constInt(d.Size, cx.sc, "value set size"); ok {
+		d.N = n
+	}
+	if isBad(d.T) {
+		return
+	}
+	var leaves []Type
+	if !valueSetLeaves(d.T, &leaves) {
+		c.errorf(d.P, "%s: illegal type %s for a value set's elements (bit<>, int<>, bool, enums, or structs and tuples of them)", d.Name, d.T)
+	}
+}
+
+// valueSetLeaves appends the scalar components of a value set's element type, structs and
+// tuples flattened in order (p4c's convertStructToTuple), and reports whether it is legal.
+func valueSetLeaves(t Type, out *[]Type) bool {
+	switch x := underlying(t).(type) {
+	case *BitsType, *BoolType, *EnumType:
+		*out = append(*out, t)
+		return true
+	case *StructType:
+		if x.Decl.Kind != "struct" {
+			return false
+		}
+		for _, f := range x.Fields {
+			if !valueSetLeaves(f.T, out) {
+				return false
+			}
+		}
+		return len(x.Fields) > 0
+	case *TupleType:
+		for _, e := range x.Elems {
+			if !valueSetLeaves(e, out) {
+				return false
+			}
+		}
+		return len(x.Elems) > 0
+	}
+	return false
+}
+
+// valueSetRef returns the value set a select case's keyset names, or nil.
+func (c *checker) valueSetRef(ks Expr, cx *ctx) *ValueSetDecl {
+	n, ok := ks.(*NameExpr)
+	if !ok || n.Global {
+		return nil
+	}
+	ds := cx.sc.lookup(n.Name)
+	if len(ds) == 0 {
+		return nil
+	}
+	vs, ok := ds[0].(*ValueSetDecl)
+	if !ok {
+		return nil
+	}
+	n.Decl = vs
+	return vs
+}
+
+// valueSetCase checks a value set as the keyset of a select case: its element type, flattened,
+// must have the select keys' types, one for one.
+func (c *checker) valueSetCase(ks Expr, vs *ValueSetDecl, keys []Expr, kts []Type) {
+	ks.setType(vs.T)
+	if vs.T == nil || isBad(vs.T) {
+		return
+	}
+	var leaves []Type
+	if !valueSetLeaves(vs.T, &leaves) {
+		return // reported at the declaration
+	}
+	if len(leaves) != len(kts) {
+		c.errorf(ks.Position(), "value set %s has %d fields but the select has %d keys", vs.Name, len(leaves), len(kts))
+		return
+	}
+	for i, kt := range kts {
+		if isBad(kt) {
+			continue
+		}
+		if !sameType(leaves[i], kt) {
+			c.errorf(ks.Position(), "value set %s: field %d is %s but select key %s is %s", vs.Name, i+1, leaves[i], ExprString(keys[i]), kt)
 		}
 	}
 }
@@ -256,6 +352,9 @@ func (c *checker) localDecl(l Decl, cx *ctx) {
 	case *TableDecl:
 		c.declare(cx.sc, l.Name, l)
 		c.tableDecl(l, cx)
+	case *ValueSetDecl:
+		c.valueSetDecl(l, cx)
+		c.declare(cx.sc, l.Name, l)
 	default:
 		c.errorf(l.Position(), "unexpected local declaration")
 	}
@@ -352,6 +451,10 @@ func (c *checker) block(b *BlockStmt, cx *ctx) {
 }
 
 func (c *checker) stmt(s Stmt, cx *ctx) {
+	if !c.enter(s.Position()) {
+		return
+	}
+	defer c.leave()
 	switch s := s.(type) {
 	case *BlockStmt:
 		c.block(s, cx)
@@ -597,7 +700,8 @@ func (c *checker) tableDecl(t *TableDecl, cx *ctx) {
 		}
 		seen[p.Name] = true
 		switch p.Name {
-		case "idle_timeout", "registers", "filters", "proxy_hash", "atcam", "alpm":
+		case "registers", "filters", "proxy_hash", "atcam", "alpm", "as_alpm", "number_partitions",
+			"subtrees_per_partition", "atcam_subset_width", "shift_granularity":
 			if !c.tnaDeclared() {
 				c.unsupported(p.P, "table property %s", p.Name)
 				continue
@@ -661,7 +765,7 @@ func (c *checker) tableDecl(t *TableDecl, cx *ctx) {
 			if v, ok := c.out.Const[p.Value].(*big.Int); !ok || v.Sign() < 0 {
 				c.errorf(p.Value.Position(), "table %s: %s must be a non-negative compile-time constant", t.Name, p.Name)
 			}
-		case "support_timeout", "largest_priority_wins", "idle_timeout":
+		case "support_timeout", "largest_priority_wins", "idle_timeout", "requires_versioning":
 			vt := c.expr(p.Value, cx, tBool)
 			if _, ok := vt.(*BoolType); !ok {
 				c.errorf(p.Value.Position(), "table %s: %s must be true or false", t.Name, p.Name)
@@ -687,7 +791,16 @@ func (c *checker) tableDecl(t *TableDecl, cx *ctx) {
 					c.errorf(p.Value.Position(), "table %s: %s must be a %s instance, not %s", t.Name, p.Name, want[0], vt)
 				}
 			}
+		case "as_alpm":
+			c.expr(p.Value, cx, tBool)
+		case "number_partitions", "subtrees_per_partition", "atcam_subset_width", "shift_granularity":
+			c.expr(p.Value, cx, tInt)
 		default:
+			if c.tnaDeclared() {
+				// bf-p4c's ValidateTableProperties warns and ignores what it does not know.
+				c.warnf(p.P, "table %s: unknown table property %s, ignored (as the Tofino compiler ignores it)", t.Name, p.Name)
+				continue
+			}
 			c.unsupported(p.P, "table property %s", p.Name)
 		}
 	}

@@ -10,7 +10,8 @@ import (
 // may do, and that a RegisterAction's cell and index types are its Register's.
 
 // tnaArchFiles are the embedded files that declare TNA; declarations from them are TNA's.
-var tnaArchFiles = map[string]bool{"tofino1_base.p4": true, "tofino1_arch.p4": true, "tofino1_specs.p4": true}
+var tnaArchFiles = map[string]bool{"tofino1_base.p4": true, "tofino1_arch.p4": true, "tofino1_specs.p4": true,
+	"tofino2_base.p4": true, "tofino2_arch.p4": true, "tofino2_specs.p4": true}
 
 // isTNAExtern reports whether d is one of tna.p4's externs (not a user declaration that
 // happens to share a name).
@@ -146,7 +147,8 @@ func (c *checker) implementAbstract(d *InstanceDecl, tt *ExternType, cx *ctx) {
 		}
 	}
 	for _, m := range tt.Decl.Methods {
-		if m.Abstract && done[m] == nil {
+		// An @optional abstract method (Tofino 2's overflow and underflow) may be left out.
+		if m.Abstract && done[m] == nil && m.Annos.Get("optional") == nil {
 			c.errorf(d.P, "%s: abstract method %s of %s is not implemented", d.Name, m.Name, tt.Decl.Name)
 		}
 	}
@@ -187,24 +189,6 @@ func (c *checker) registerActionBody(d *InstanceDecl, f *FunctionDecl) {
 	})
 }
 
-// tnaInstance checks instances of TNA externs: a RegisterAction's cell and index types
-// must be those of its Register, as bf-p4c requires.
-func (c *checker) tnaInstance(d *InstanceDecl, tt *ExternType) {
-	if tt.Decl.Name != "RegisterAction" || len(d.Args) == 0 || len(tt.Args) < 2 {
-		return
-	}
-	rt, ok := d.Args[0].Value.Type().(*ExternType)
-	if !ok || rt.Decl.Name != "Register" || len(rt.Args) < 2 {
-		return
-	}
-	if tt.Args[0] != nil && rt.Args[0] != nil && !sameType(tt.Args[0], rt.Args[0]) {
-		c.errorf(d.P, "%s: RegisterAction on %s has cell type %s, but the register holds %s", d.Name, ExprString(d.Args[0].Value), tt.Args[0], rt.Args[0])
-	}
-	if tt.Args[1] != nil && rt.Args[1] != nil && !sameType(tt.Args[1], rt.Args[1]) {
-		c.errorf(d.P, "%s: RegisterAction on %s has index type %s, but the register is indexed by %s", d.Name, ExprString(d.Args[0].Value), tt.Args[1], rt.Args[1])
-	}
-}
-
 // hasPacketOut reports whether a control is a deparser (takes a packet_out).
 func hasPacketOut(d *ControlDecl) bool {
 	if d == nil {
@@ -229,6 +213,18 @@ func (c *checker) tnaRestrictCall(e *CallExpr, m *MethodDecl, cx *ctx) {
 			c.errorf(e.P, "%s can only be called in %s", ExprString(e.Fun), what)
 		}
 	}
+	// A deparser extern in a control without a packet_out is decided at the end: it is in a
+	// deparser when a deparser applies that control (p4c inlines it there).
+	deparserOnly := func() {
+		if inDeparser {
+			return
+		}
+		if cx.control != nil && cx.parser == nil && cx.fn == nil {
+			c.tnaDeferred = append(c.tnaDeferred, deferredCall{call: e, control: cx.control})
+			return
+		}
+		where(false, "a deparser")
+	}
 	if m.Owner == nil {
 		switch m.Name {
 		case "port_metadata_unpack":
@@ -239,20 +235,85 @@ func (c *checker) tnaRestrictCall(e *CallExpr, m *MethodDecl, cx *ctx) {
 	switch m.Owner.Name {
 	case "Checksum":
 		if m.Name == "update" {
-			where(inDeparser, "a deparser")
+			deparserOnly()
 		} else {
 			where(inParser, "a parser")
 		}
 	case "ParserCounter", "ParserPriority":
 		where(inParser, "a parser")
 	case "Mirror", "Resubmit", "Digest":
-		where(inDeparser, "a deparser")
+		deparserOnly()
 	case "Counter", "DirectCounter", "Meter", "DirectMeter", "Lpf", "DirectLpf", "Wred", "DirectWred",
 		"Register", "DirectRegister", "RegisterAction", "DirectRegisterAction", "Hash", "Random", "SelectorAction":
 		if cx.fn != nil && cx.fn.Abstract != nil {
 			return // reported by registerActionBody
 		}
 		where(!inParser && !inDeparser, "a control that is not a deparser (a match-action stage)")
+	}
+}
+
+// deferredCall is a deparser extern's call in a control that is not a deparser itself.
+type deferredCall struct {
+	call    *CallExpr
+	control *ControlDecl
+}
+
+// tnaDeferredCalls decides the deferred deparser-extern calls: each must be in a control that a
+// deparser (a control with a packet_out parameter) applies, directly or through controls it
+// applies, and that no control other than such ones applies.
+func (c *checker) tnaDeferredCalls() {
+	if len(c.tnaDeferred) == 0 {
+		return
+	}
+	applies := map[*ControlDecl][]*ControlDecl{} // control -> the controls it applies
+	var controls []*ControlDecl
+	for _, d := range c.out.Program.Decls {
+		if cd, ok := d.(*ControlDecl); ok {
+			controls = append(controls, cd)
+			walkStmt(cd.Body, func(e Expr) {
+				if call, ok := e.(*CallExpr); ok {
+					if sub, ok := call.Callee.(*ControlDecl); ok {
+						applies[cd] = append(applies[cd], sub)
+					}
+				}
+			})
+			for _, l := range cd.Locals {
+				if a, ok := l.(*ActionDecl); ok {
+					walkStmt(a.Body, func(e Expr) {
+						if call, ok := e.(*CallExpr); ok {
+							if sub, ok := call.Callee.(*ControlDecl); ok {
+								applies[cd] = append(applies[cd], sub)
+							}
+						}
+					})
+				}
+			}
+		}
+	}
+	inDeparser, elsewhere := map[*ControlDecl]bool{}, map[*ControlDecl]bool{}
+	var mark func(cd *ControlDecl, m map[*ControlDecl]bool)
+	mark = func(cd *ControlDecl, m map[*ControlDecl]bool) {
+		for _, sub := range applies[cd] {
+			if !m[sub] && !hasPacketOut(sub) {
+				m[sub] = true
+				mark(sub, m)
+			}
+		}
+	}
+	for _, cd := range controls {
+		if hasPacketOut(cd) {
+			mark(cd, inDeparser)
+		}
+	}
+	for _, cd := range controls {
+		if !hasPacketOut(cd) && !inDeparser[cd] {
+			mark(cd, elsewhere)
+		}
+	}
+	for _, d := range c.tnaDeferred {
+		if !inDeparser[d.control] || elsewhere[d.control] {
+			c.errorf(d.call.P, "%s can only be called in a deparser (or a control that only deparsers apply)", ExprString(d.call.Fun))
+		}
 	}
 }
 

@@ -188,6 +188,9 @@ func binaryConst(op string, x, y Value, xt, yt, t Type) (Value, bool) {
 	case "-":
 		r.Sub(a, b)
 	case "*":
+		if a.BitLen()+b.BitLen() > maxConstBits {
+			return nil, false
+		}
 		r.Mul(a, b)
 	case "/", "%":
 		if b.Sign() == 0 {
@@ -205,7 +208,7 @@ func binaryConst(op string, x, y Value, xt, yt, t Type) (Value, bool) {
 	case "^":
 		r.Xor(a, b)
 	case "<<":
-		if !b.IsInt64() || b.Int64() > 1<<16 {
+		if !b.IsInt64() || b.Int64() > 1<<16 || int64(a.BitLen())+b.Int64() > maxConstBits {
 			return nil, false
 		}
 		r.Lsh(a, uint(b.Int64()))
@@ -250,8 +253,16 @@ func binaryConst(op string, x, y Value, xt, yt, t Type) (Value, bool) {
 	default:
 		return nil, false
 	}
+	if r.BitLen() > maxConstBits {
+		return nil, false
+	}
 	return fit(r, t), true
 }
+
+// maxConstBits bounds the width of a constant the front end folds (an int's value has no width
+// of its own: 1 << 65536 is a constant; (1 << 65536) * (1 << 65536) ... is not, so that a hostile
+// program cannot make constant folding take gigabytes). It is 64 times the widest bit<> type.
+const maxConstBits = 64 * maxWidth
 
 func bitsRange(t *BitsType) (lo, hi *big.Int) {
 	if t.Signed {

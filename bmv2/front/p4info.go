@@ -228,6 +228,12 @@ type externSym struct {
 	prefix string      // control-plane path of the owning control ("" at top level)
 }
 
+// valueSetSym is a parser value set of a visited parser instance.
+type valueSetSym struct {
+	decl *ValueSetDecl
+	sym  *symbol
+}
+
 type digestSym struct {
 	t   Type
 	sym *symbol
@@ -253,6 +259,7 @@ type p4infoBuilder struct {
 	hdrSym     map[*StructDecl]*symbol
 	info       *p4v1.P4Info
 	errs       ErrorList
+	valueSets  []*valueSetSym
 	// TNA programs (p4info_tna.go): tna is set for them; pipe is the control-plane prefix of
 	// the pipe being visited, which tables' and externs' ids are hashed with.
 	tna       bool
@@ -324,6 +331,9 @@ func (c *Checked) P4InfoWithMap() (*p4v1.P4Info, *P4InfoMap, error) {
 		return nil, nil, b.errs
 	}
 	b.build()
+	if len(b.errs) > 0 {
+		return nil, nil, b.errs
+	}
 	m := &P4InfoMap{
 		Tables:            map[uint32]*TableEntity{},
 		Actions:           map[uint32]*ActionEntity{},
@@ -481,6 +491,10 @@ func (b *p4infoBuilder) value(e Expr) (Value, bool) {
 
 func (b *p4infoBuilder) visitParser(d *ParserDecl, prefix string) {
 	for _, l := range d.Locals {
+		if vs, ok := l.(*ValueSetDecl); ok {
+			b.valueSets = append(b.valueSets, &valueSetSym{decl: vs, sym: b.addPiped(prefixValueSet, cpName(prefix, vs.Annos, vs.Name), vs.Annos, vs.P, vs)})
+			continue
+		}
 		if inst, ok := l.(*InstanceDecl); ok {
 			if _, isP := inst.T.(*ParserType); isP {
 				b.visitInstance(inst.T, cpName(prefix, inst.Annos, inst.Name), inst.Args)
@@ -841,6 +855,9 @@ func (b *p4infoBuilder) build() {
 	info := &p4v1.P4Info{PkgInfo: pkgInfo(b.c.Main.Annos), TypeInfo: &p4v1.P4TypeInfo{}}
 	if b.tna {
 		info.PkgInfo.Arch = "tna"
+		if pt, ok := b.c.Main.T.(*PackageType); ok && pt.Decl.Position().File == "tofino2_arch.p4" {
+			info.PkgInfo.Arch = "t2na"
+		}
 	}
 	b.info = info
 	for _, ts := range b.tables {
@@ -877,6 +894,9 @@ func (b *p4infoBuilder) build() {
 				Annotations: annotationStrings(p.Annos), Doc: documentation(p.Annos)})
 		}
 		info.Actions = append(info.Actions, pa)
+	}
+	for _, vs := range b.valueSets {
+		info.ValueSets = append(info.ValueSets, b.valueSet(vs, pre(vs.sym, vs.decl.Annos)))
 	}
 	for _, es := range b.externs {
 		annos := es.annos
@@ -1319,4 +1339,55 @@ func bigBytes(v *big.Int, width int) []byte {
 	n := (width + 7) / 8
 	out := make([]byte, n)
 	return w.FillBytes(out)
+}
+
+// valueSet is the P4Info of a parser value set, as p4c's P4RuntimeAnalyzer::addValueSet writes
+// it: a bit<W> element is one unnamed exact match; a struct one match per field (all bit<W>),
+// named by the field and matched as its @match annotation says (exact by default); a
+// serializable enum one exact match per member. Other element types have no P4Runtime form.
+func (b *p4infoBuilder) valueSet(vs *valueSetSym, pre *p4v1.Preamble) *p4v1.ValueSet {
+	d := vs.decl
+	out := &p4v1.ValueSet{Preamble: pre, Size: int32(d.N)}
+	switch t := underlying(d.T).(type) {
+	case *BitsType:
+		out.Match = append(out.Match, &p4v1.MatchField{Id: 1, Bitwidth: int32(t.Width), Match: &p4v1.MatchField_MatchType_{MatchType: p4v1.MatchField_EXACT}})
+	case *EnumType:
+		if t.Underlying == nil {
+			break
+		}
+		for i, m := range t.Decl.Members {
+			out.Match = append(out.Match, &p4v1.MatchField{Id: uint32(i + 1), Name: m.Name, Bitwidth: int32(t.Underlying.Width), Match: &p4v1.MatchField_MatchType_{MatchType: p4v1.MatchField_EXACT}})
+		}
+		return out
+	case *StructType:
+		for i, f := range t.Fields {
+			ft, ok := underlying(f.T).(*BitsType)
+			if !ok {
+				b.errs = append(b.errs, errorf(d.P, "%s: unsupported type argument for value set: P4Runtime requires the fields of a value set's struct to be bit<W>, but %s is %s", d.Name, f.Name, f.T))
+				continue
+			}
+			mf := &p4v1.MatchField{Id: uint32(i + 1), Name: f.Name, Bitwidth: int32(ft.Width), Match: &p4v1.MatchField_MatchType_{MatchType: p4v1.MatchField_EXACT}}
+			if a := f.Annos.Get("match"); a != nil && len(a.Args) == 1 {
+				switch kind := a.Args[0].Text; kind {
+				case "exact":
+				case "ternary":
+					mf.Match = &p4v1.MatchField_MatchType_{MatchType: p4v1.MatchField_TERNARY}
+				case "lpm":
+					mf.Match = &p4v1.MatchField_MatchType_{MatchType: p4v1.MatchField_LPM}
+				case "range":
+					mf.Match = &p4v1.MatchField_MatchType_{MatchType: p4v1.MatchField_RANGE}
+				case "optional":
+					mf.Match = &p4v1.MatchField_MatchType_{MatchType: p4v1.MatchField_OPTIONAL}
+				default:
+					mf.Match = &p4v1.MatchField_OtherMatchType{OtherMatchType: kind}
+				}
+			}
+			out.Match = append(out.Match, mf)
+		}
+		return out
+	}
+	if len(out.Match) == 0 {
+		b.errs = append(b.errs, errorf(d.P, "%s: unsupported type argument for value set: P4Runtime requires a bit<W>, a struct of bit<W> fields or a serializable enum, not %s", d.Name, d.T))
+	}
+	return out
 }

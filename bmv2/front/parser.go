@@ -4,9 +4,19 @@ import (
 	"fmt"
 )
 
-// Parse parses preprocessed tokens into a Program. It stops at the first syntax error.
+// Parse parses preprocessed tokens into a Program, with the default nesting bound
+// (DefaultMaxNesting). It stops at the first syntax error.
 func Parse(toks []Token) (prog *Program, err error) {
-	p := &parser{toks: toks, types: map[string]int{}, maxSteps: 200*len(toks) + 10000}
+	return ParseWith(toks, Options{})
+}
+
+// ParseWith is Parse with options: opts.MaxNesting bounds the nesting (see [Options]).
+//
+// Invariant of the returned program: no expression, statement or type is nested deeper than
+// the bound, so every recursive walk of it (the checker, constant folding, the engine's
+// compiler) recurses at most that deep per construct.
+func ParseWith(toks []Token, opts Options) (prog *Program, err error) {
+	p := &parser{toks: toks, types: map[string]int{}, maxSteps: 200*len(toks) + 10000, maxDepth: opts.maxNesting()}
 	defer func() {
 		if r := recover(); r != nil {
 			if e, ok := r.(*Error); ok {
@@ -16,7 +26,7 @@ func Parse(toks []Token) (prog *Program, err error) {
 			panic(r)
 		}
 	}()
-	prog = &Program{}
+	prog = &Program{MaxNesting: p.maxDepth}
 	for p.peek().Kind != TEOF {
 		if p.is(";") {
 			p.next()
@@ -34,6 +44,9 @@ type parser struct {
 	steps int
 	// maxSteps bounds the work (speculative parsing can revisit tokens) so that no input hangs.
 	maxSteps int
+	// depth is the nesting of the productions being parsed (expressions, statements, types);
+	// maxDepth bounds it and the depth of every expression tree built (see nested).
+	depth, maxDepth int
 }
 
 func (p *parser) peek() Token { return p.at(0) }
@@ -138,6 +151,46 @@ func (p *parser) tick() {
 	}
 }
 
+// enter starts a nested production and fails when the nesting passes the bound; leave ends it.
+// A failure unwinds the parser (a panic), so enter and leave pair up only on success: a
+// caller that recovers from a failure restores depth itself (callTypeArgsAhead).
+func (p *parser) enter() {
+	p.depth++
+	if p.depth > p.maxDepth {
+		p.fail(p.peek().Pos, "%s: more than %d levels", errNesting, p.maxDepth)
+	}
+}
+
+func (p *parser) leave() { p.depth-- }
+
+// nested records e's depth, one more than the deepest of its operands (nil ones skipped), and
+// fails when it passes the bound. Operator chains (a + b + c ..., a.b.c ..., f()()...) are
+// parsed by loops, not recursion: this is what bounds the trees they build.
+func (p *parser) nested(e Expr, operands ...Expr) Expr {
+	d := int32(0)
+	for _, o := range operands {
+		if o != nil {
+			d = max(d, o.(nester).nesting())
+		}
+	}
+	d++
+	if int(d) > p.maxDepth {
+		p.fail(e.Position(), "%s: more than %d levels", errNesting, p.maxDepth)
+	}
+	e.(nester).setNesting(d)
+	return e
+}
+
+// argExprs returns the values of a call's arguments (for nested).
+func argExprs(fun Expr, args []*Arg) []Expr {
+	out := make([]Expr, 0, len(args)+1)
+	out = append(out, fun)
+	for _, a := range args {
+		out = append(out, a.Value)
+	}
+	return out
+}
+
 func (p *parser) isTypeName(s string) bool { return p.types[s] > 0 }
 
 func (p *parser) declareType(s string) { p.types[s]++ }
@@ -182,7 +235,7 @@ func (p *parser) annotations() Annotations {
 				}
 				a.Args = append(a.Args, t)
 			}
-			a.Exprs = parseAnnotationExprs(a.Args, p.types)
+			a.Exprs = parseAnnotationExprs(a.Args, p.types, p.maxDepth)
 			switch name {
 			case "name", "deprecated", "controller_header", "brief", "description":
 				if len(a.Args) != 1 || a.Args[0].Kind != TString {
@@ -197,11 +250,11 @@ func (p *parser) annotations() Annotations {
 	return as
 }
 
-func parseAnnotationExprs(toks []Token, types map[string]int) (exprs []Expr) {
+func parseAnnotationExprs(toks []Token, types map[string]int, maxDepth int) (exprs []Expr) {
 	if len(toks) == 0 {
 		return nil
 	}
-	sub := &parser{toks: append(append([]Token(nil), toks...), Token{Kind: TEOF, Pos: toks[len(toks)-1].Pos}), types: types, maxSteps: 200*len(toks) + 10000}
+	sub := &parser{toks: append(append([]Token(nil), toks...), Token{Kind: TEOF, Pos: toks[len(toks)-1].Pos}), types: types, maxSteps: 200*len(toks) + 10000, maxDepth: maxDepth}
 	defer func() {
 		if r := recover(); r != nil {
 			if _, ok := r.(*Error); !ok {
@@ -238,6 +291,8 @@ func (p *parser) startsType() bool {
 }
 
 func (p *parser) typeRef() TypeRef {
+	p.enter()
+	defer p.leave()
 	t := p.peek()
 	var ty TypeRef
 	switch {
@@ -408,7 +463,7 @@ func (p *parser) topDecl() Decl {
 	case "action":
 		return p.actionDecl(annos)
 	case "value_set":
-		p.fail(t.Pos, "%s", unsupported(t.Pos, "value_set").Msg)
+		p.fail(t.Pos, "syntax error: value sets are only allowed in parsers")
 	}
 	// A function definition or an instantiation, both starting with a type.
 	if !p.startsType() && !(t.Kind == TIdent && !keywords[t.Text] && (p.isAt(1, "(") || p.isAt(1, "<"))) {
@@ -766,11 +821,13 @@ func (p *parser) simpleKeyset() Expr {
 	e := p.expr()
 	if p.is("&&&") {
 		op := p.next()
-		return &MaskExpr{exprBase: exprBase{P: op.Pos}, X: e, Y: p.expr()}
+		y := p.expr()
+		return p.nested(&MaskExpr{exprBase: exprBase{P: op.Pos}, X: e, Y: y}, e, y)
 	}
 	if p.is("..") {
 		op := p.next()
-		return &RangeExpr{exprBase: exprBase{P: op.Pos}, X: e, Y: p.expr()}
+		y := p.expr()
+		return p.nested(&RangeExpr{exprBase: exprBase{P: op.Pos}, X: e, Y: y}, e, y)
 	}
 	return e
 }
@@ -820,7 +877,20 @@ func (p *parser) localDecl(annos Annotations, inControl bool) Decl {
 		}
 		return p.tableDecl(annos)
 	case p.is("value_set"):
-		p.fail(t.Pos, "%s", unsupported(t.Pos, "value_set").Msg)
+		if inControl {
+			p.fail(t.Pos, "syntax error: value sets are only allowed in parsers")
+		}
+		p.next()
+		d := &ValueSetDecl{Annos: annos}
+		p.expect("<")
+		d.Type = p.typeArg()
+		p.expect(">")
+		p.expect("(")
+		d.Size = p.expr()
+		p.expect(")")
+		d.Name, d.P = p.ident()
+		p.expect(";")
+		return d
 	case p.is("state"):
 		p.fail(t.Pos, "syntax error: states are only allowed in parsers")
 	}
@@ -967,6 +1037,8 @@ func (p *parser) args() []*Arg {
 // ---- statements ---------------------------------------------------------------------------------
 
 func (p *parser) block() *BlockStmt {
+	p.enter()
+	defer p.leave()
 	lb := p.expect("{")
 	b := &BlockStmt{P: lb.Pos}
 	for !p.is("}") {
@@ -998,6 +1070,8 @@ func (p *parser) stmt() Stmt {
 		switch t.Text {
 		case "if":
 			p.next()
+			p.enter()
+			defer p.leave()
 			s := &IfStmt{P: t.Pos}
 			p.expect("(")
 			s.Cond = p.expr()
@@ -1058,7 +1132,7 @@ func (p *parser) stmt() Stmt {
 		p.i += n
 		rhs := p.expr()
 		p.expect(";")
-		return &AssignStmt{P: opTok.Pos, Op: op, LHS: lhs, RHS: &BinaryExpr{exprBase: exprBase{P: opTok.Pos}, Op: op, X: lhs, Y: rhs}}
+		return &AssignStmt{P: opTok.Pos, Op: op, LHS: lhs, RHS: p.nested(&BinaryExpr{exprBase: exprBase{P: opTok.Pos}, Op: op, X: lhs, Y: rhs}, lhs, rhs)}
 	}
 	call, ok := lhs.(*CallExpr)
 	if !ok {
@@ -1122,13 +1196,15 @@ func (p *parser) switchStmt() *SwitchStmt {
 
 func (p *parser) expr() Expr {
 	p.tick()
+	p.enter()
+	defer p.leave()
 	cond := p.binary(0)
 	if p.is("?") {
 		q := p.next()
 		then := p.expr()
 		p.expect(":")
 		els := p.expr()
-		return &TernaryExpr{exprBase: exprBase{P: q.Pos}, Cond: cond, Then: then, Else: els}
+		return p.nested(&TernaryExpr{exprBase: exprBase{P: q.Pos}, Cond: cond, Then: then, Else: els}, cond, then, els)
 	}
 	return cond
 }
@@ -1178,7 +1254,7 @@ func (p *parser) binary(minPrec int) Expr {
 		}
 		p.i += n
 		y := p.binary(prec)
-		x = &BinaryExpr{exprBase: exprBase{P: opTok.Pos}, Op: op, X: x, Y: y}
+		x = p.nested(&BinaryExpr{exprBase: exprBase{P: opTok.Pos}, Op: op, X: x, Y: y}, x, y)
 	}
 }
 
@@ -1189,16 +1265,20 @@ func (p *parser) unary() Expr {
 		switch t.Text {
 		case "!", "~", "-", "+":
 			p.next()
+			p.enter()
 			x := p.unary()
-			return &UnaryExpr{exprBase: exprBase{P: t.Pos}, Op: t.Text, X: x}
+			p.leave()
+			return p.nested(&UnaryExpr{exprBase: exprBase{P: t.Pos}, Op: t.Text, X: x}, x)
 		case "(":
 			// A cast if a type follows and then ')'.
 			if p.castAhead() {
 				p.next()
 				ty := p.typeRef()
 				p.expect(")")
+				p.enter()
 				x := p.unary()
-				return &CastExpr{exprBase: exprBase{P: t.Pos}, To: ty, X: x}
+				p.leave()
+				return p.nested(&CastExpr{exprBase: exprBase{P: t.Pos}, To: ty, X: x}, x)
 			}
 		}
 	}
@@ -1286,7 +1366,11 @@ func (p *parser) braceExpr() Expr {
 			}
 		}
 		p.expect("}")
-		return se
+		ops := make([]Expr, len(se.Fields))
+		for i, f := range se.Fields {
+			ops[i] = f.Value
+		}
+		return p.nested(se, ops...)
 	}
 	le := &ListExpr{exprBase: exprBase{P: lb.Pos}}
 	for !p.is("}") {
@@ -1299,7 +1383,7 @@ func (p *parser) braceExpr() Expr {
 		}
 	}
 	p.expect("}")
-	return le
+	return p.nested(le, le.Elems...)
 }
 
 func (p *parser) postfix(x Expr) Expr {
@@ -1311,21 +1395,21 @@ func (p *parser) postfix(x Expr) Expr {
 		case p.is("."):
 			p.next()
 			n, _ := p.memberName()
-			x = &MemberExpr{exprBase: exprBase{P: t.Pos}, X: x, Name: n}
+			x = p.nested(&MemberExpr{exprBase: exprBase{P: t.Pos}, X: x, Name: n}, x)
 		case p.is("["):
 			p.next()
 			idx := p.expr()
 			if p.accept(":") {
 				lo := p.expr()
 				p.expect("]")
-				x = &SliceExpr{exprBase: exprBase{P: t.Pos}, X: x, Hi: idx, Lo: lo}
+				x = p.nested(&SliceExpr{exprBase: exprBase{P: t.Pos}, X: x, Hi: idx, Lo: lo}, x, idx, lo)
 			} else {
 				p.expect("]")
-				x = &IndexExpr{exprBase: exprBase{P: t.Pos}, X: x, Index: idx}
+				x = p.nested(&IndexExpr{exprBase: exprBase{P: t.Pos}, X: x, Index: idx}, x, idx)
 			}
 		case p.is("("):
 			args := p.args()
-			x = &CallExpr{exprBase: exprBase{P: start}, Fun: x, Args: args}
+			x = p.nested(&CallExpr{exprBase: exprBase{P: start}, Fun: x, Args: args}, argExprs(x, args)...)
 		case p.is("<") && p.callTypeArgsAhead():
 			p.next()
 			var tas []TypeRef
@@ -1337,7 +1421,7 @@ func (p *parser) postfix(x Expr) Expr {
 			}
 			p.expect(">")
 			args := p.args()
-			x = &CallExpr{exprBase: exprBase{P: start}, Fun: x, TypeArgs: tas, Args: args}
+			x = p.nested(&CallExpr{exprBase: exprBase{P: start}, Fun: x, TypeArgs: tas, Args: args}, argExprs(x, args)...)
 		default:
 			return x
 		}
@@ -1346,8 +1430,9 @@ func (p *parser) postfix(x Expr) Expr {
 
 // callTypeArgsAhead reports whether '<' starts the type arguments of a call: f<T...>(...).
 func (p *parser) callTypeArgsAhead() (ok bool) {
-	save := p.i
+	save, depth := p.i, p.depth
 	defer func() {
+		p.depth = depth
 		if r := recover(); r != nil {
 			if _, isErr := r.(*Error); !isErr {
 				panic(r)

@@ -27,6 +27,21 @@ func (c *Checked) Arch() string {
 	return ""
 }
 
+// TofinoGeneration is the Tofino generation a TNA program is written for: 2 for t2na.p4 (or
+// tna.p4 with __TARGET_TOFINO__ 2, which takes Tofino 2's widths), 1 for tna.p4, 0 for a program
+// that is not TNA. It is read from the file that declared the port type.
+func (c *Checked) TofinoGeneration() int {
+	if c.Arch() != ArchTNA {
+		return 0
+	}
+	for _, d := range c.Globals["PortId_t"] {
+		if d.Position().File == "tofino2_specs.p4" {
+			return 2
+		}
+	}
+	return 1
+}
+
 // TNAPipe is one pipe of a TNA program: the Pipeline package instance passed to Switch and its
 // six blocks.
 type TNAPipe struct {

@@ -13,7 +13,7 @@ import (
 var archFS embed.FS
 
 // builtinIncludes maps the system includes netlock provides to their embedded files: core.p4,
-// v1model.p4, and tna.p4 with the files it includes.
+// v1model.p4, tna.p4 and t2na.p4 with the files they include.
 var builtinIncludes = map[string]string{
 	"core.p4":          "arch/core.p4",
 	"v1model.p4":       "arch/v1model.p4",
@@ -21,6 +21,10 @@ var builtinIncludes = map[string]string{
 	"tofino1_specs.p4": "arch/tofino1_specs.p4",
 	"tofino1_base.p4":  "arch/tofino1_base.p4",
 	"tofino1_arch.p4":  "arch/tofino1_arch.p4",
+	"t2na.p4":          "arch/t2na.p4",
+	"tofino2_specs.p4": "arch/tofino2_specs.p4",
+	"tofino2_base.p4":  "arch/tofino2_base.p4",
+	"tofino2_arch.p4":  "arch/tofino2_arch.p4",
 }
 
 // ReadFileFunc reads a source file; Preprocess uses it for the main file and quoted includes.
@@ -54,6 +58,8 @@ type preprocessor struct {
 	included map[string]bool // builtin includes already expanded
 	tooBig   bool
 	dirs     []string // include directories for quoted includes
+	maxNest  int      // Options.MaxNesting: macro expansions within expansions, #if nesting
+	tooDeep  bool     // a nesting error was reported (once)
 }
 
 // Preprocess runs the C-like preprocessor over the file at path and returns its tokens, with
@@ -72,7 +78,29 @@ type Options struct {
 	// IncludeDirs are searched, in order, for a quoted #include that is not found next to the
 	// including file (p4c's -I).
 	IncludeDirs []string
+	// MaxNesting bounds how deeply a program may nest: expressions (the height of an
+	// expression's tree, so a chain a+b+c+... counts one level per operator), statements,
+	// types, #if expressions and macro expansions. A program nested deeper is rejected with a
+	// syntax error that says "nested too deeply". 0 means DefaultMaxNesting. The bound keeps
+	// hostile programs from exhausting the stack of the front end and of everything that walks
+	// its trees (the checker, constant folding, the engine's compiler).
+	MaxNesting int
 }
+
+// DefaultMaxNesting is the nesting bound of Options.MaxNesting's zero value. The deepest
+// program of the repository and of p4c's P4_16 test corpus nests less than a tenth of it
+// (docs/p4.md, "Bounds").
+const DefaultMaxNesting = 256
+
+func (o Options) maxNesting() int {
+	if o.MaxNesting > 0 {
+		return o.MaxNesting
+	}
+	return DefaultMaxNesting
+}
+
+// errNesting starts the message of every nesting-bound error.
+const errNesting = "syntax error: nested too deeply"
 
 // PreprocessWith is Preprocess with options.
 func PreprocessWith(path string, opts Options) ([]Token, ErrorList) {
@@ -80,7 +108,7 @@ func PreprocessWith(path string, opts Options) ([]Token, ErrorList) {
 	if readFile == nil {
 		readFile = os.ReadFile
 	}
-	pp := &preprocessor{read: readFile, macros: map[string]*macro{}, included: map[string]bool{}, dirs: opts.IncludeDirs}
+	pp := &preprocessor{read: readFile, macros: map[string]*macro{}, included: map[string]bool{}, dirs: opts.IncludeDirs, maxNest: opts.maxNesting()}
 	names := make([]string, 0, len(opts.Defines))
 	for n := range opts.Defines {
 		names = append(names, n)
@@ -379,7 +407,7 @@ func (pp *preprocessor) include(arg string, pos Pos, path string) {
 		name := arg[1:end]
 		emb, ok := builtinIncludes[name]
 		if !ok {
-			pp.errs = append(pp.errs, unsupported(pos, "system include <%s> (only <core.p4>, <v1model.p4> and <tna.p4> are provided)", name))
+			pp.errs = append(pp.errs, unsupported(pos, "system include <%s> (only <core.p4>, <v1model.p4>, <tna.p4> and <t2na.p4> are provided)", name))
 			return
 		}
 		if pp.included[name] {
@@ -455,6 +483,13 @@ func (pp *preprocessor) expand(out, toks []Token, active []string, at Pos) []Tok
 		}
 		if t.Kind == TIdent {
 			if m, ok := pp.macros[t.Text]; ok && !contains(active, t.Text) {
+				if len(active) >= pp.maxNest {
+					if !pp.tooDeep {
+						pp.tooDeep = true
+						pp.errs = append(pp.errs, errorf(t.Pos, "%s: macro %s expands more than %d macros deep", errNesting, t.Text, pp.maxNest))
+					}
+					return out
+				}
 				if !m.funcLike {
 					out = pp.expand(out, substitute(m, nil), append(active, t.Text), t.Pos)
 					continue
@@ -596,8 +631,12 @@ func (pp *preprocessor) evalIf(arg string, pos Pos, lineNo int, path string) boo
 		pre = append(pre, t)
 	}
 	exp := pp.expand(nil, pre, nil, Pos{})
-	e := &ifEval{toks: exp}
+	e := &ifEval{toks: exp, max: pp.maxNest}
 	v := e.or()
+	if e.deep {
+		pp.errs = append(pp.errs, errorf(pos, "%s: #if expression of more than %d levels", errNesting, pp.maxNest))
+		return false
+	}
 	if e.bad || e.i != len(e.toks) || len(errs) > 0 {
 		pp.errs = append(pp.errs, errorf(pos, "invalid #if expression %q", arg))
 		return false
@@ -609,6 +648,10 @@ type ifEval struct {
 	toks []Token
 	i    int
 	bad  bool
+	// depth is the nesting of unary operators and parentheses being evaluated; past max the
+	// evaluation stops with deep set.
+	depth, max int
+	deep       bool
 }
 
 func (e *ifEval) peek() string {
@@ -671,8 +714,14 @@ func (e *ifEval) cmp() int64 {
 }
 
 func (e *ifEval) unary() int64 {
-	if e.i >= len(e.toks) {
+	if e.i >= len(e.toks) || e.deep {
 		e.bad = true
+		return 0
+	}
+	e.depth++
+	defer func() { e.depth-- }()
+	if e.depth > e.max {
+		e.deep, e.bad = true, true
 		return 0
 	}
 	t := e.toks[e.i]

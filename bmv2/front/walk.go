@@ -25,6 +25,8 @@ func inspectDecl(d Decl, f func(Expr)) {
 		if d.Init != nil {
 			walkExpr(d.Init, f)
 		}
+	case *ValueSetDecl:
+		walkExpr(d.Size, f)
 	case *EnumDecl:
 		for _, m := range d.Members {
 			if m.Value != nil {

@@ -130,8 +130,14 @@ func BundleFromFS(fsys fs.FS, main string, others ...string) (*Bundle, error) {
 	return b, nil
 }
 
-// Compile type-checks the bundle's main program with the front end.
+// Compile type-checks the bundle's main program with the front end, at its default bounds.
 func (b *Bundle) Compile() (*front.Checked, error) {
+	return b.CompileNesting(0)
+}
+
+// CompileNesting is Compile with the front end's nesting bound (front.Options.MaxNesting; 0 is
+// front.DefaultMaxNesting): a program nested deeper is refused with a "nested too deeply" error.
+func (b *Bundle) CompileNesting(maxNesting int) (*front.Checked, error) {
 	files := map[string][]byte{}
 	for _, f := range b.Files {
 		files[path.Clean(f.Name)] = f.Data
@@ -142,5 +148,5 @@ func (b *Bundle) Compile() (*front.Checked, error) {
 		}
 		return nil, fmt.Errorf("%s: %w", p, fs.ErrNotExist)
 	}
-	return front.LoadWith(b.Main(), read)
+	return front.LoadOptions(b.Main(), front.Options{ReadFile: read, MaxNesting: maxNesting})
 }

@@ -30,6 +30,10 @@ type Config struct {
 	Device Device
 	// Logf logs arbitration changes and stream errors. Nil discards.
 	Logf func(format string, args ...any)
+	// MaxNesting bounds the nesting of a pushed program's expressions, statements, types and
+	// macros (front.Options.MaxNesting); 0 is front.DefaultMaxNesting. A deeper program is
+	// refused with INVALID_ARGUMENT before anything walks its tree.
+	MaxNesting int
 }
 
 // Server is a P4Runtime server for one device. Register it on a grpc.Server
@@ -132,7 +136,7 @@ func (s *Server) SetForwardingPipelineConfig(ctx context.Context, req *p4v1.SetF
 	case p4v1.SetForwardingPipelineConfigRequest_VERIFY, p4v1.SetForwardingPipelineConfigRequest_VERIFY_AND_SAVE,
 		p4v1.SetForwardingPipelineConfigRequest_VERIFY_AND_COMMIT, p4v1.SetForwardingPipelineConfigRequest_RECONCILE_AND_COMMIT:
 		var err error
-		if p, err = VerifyConfig(req.GetConfig()); err != nil {
+		if p, err = VerifyConfigNesting(req.GetConfig(), s.cfg.MaxNesting); err != nil {
 			return nil, err
 		}
 	case p4v1.SetForwardingPipelineConfigRequest_COMMIT:
@@ -248,6 +252,11 @@ func sortedKeys[V any](m map[uint32]V) []uint32 {
 // a P4 source bundle the front end accepts, and the P4Info must equal the one
 // the front end generates for it. Errors are INVALID_ARGUMENT.
 func VerifyConfig(cfg *p4v1.ForwardingPipelineConfig) (*Pipeline, error) {
+	return VerifyConfigNesting(cfg, 0)
+}
+
+// VerifyConfigNesting is VerifyConfig with the front end's nesting bound (Config.MaxNesting).
+func VerifyConfigNesting(cfg *p4v1.ForwardingPipelineConfig, maxNesting int) (*Pipeline, error) {
 	if cfg == nil {
 		return nil, status.Error(codes.InvalidArgument, "no config")
 	}
@@ -258,7 +267,7 @@ func VerifyConfig(cfg *p4v1.ForwardingPipelineConfig) (*Pipeline, error) {
 	if err != nil {
 		return nil, status.Errorf(codes.InvalidArgument, "device config: %v", err)
 	}
-	prog, err := b.Compile()
+	prog, err := b.CompileNesting(maxNesting)
 	if err != nil {
 		return nil, status.Errorf(codes.InvalidArgument, "device config does not compile: %v", err)
 	}

@@ -51,6 +51,10 @@ type Options struct {
 	// Pipeline chooses the interpreter or the generated pipeline Generated names
 	// (engine.Config.Pipeline).
 	Pipeline engine.Pipeline
+	// MemoryLimit bounds the memory of a pipeline's state (engine.Config.MemoryLimit: 0 is a
+	// quarter of the machine's memory). A pipeline that needs more is refused with
+	// RESOURCE_EXHAUSTED, and so is a table entry past it.
+	MemoryLimit int64
 	// Generated is the generated pipeline to run an installed program on when it was
 	// generated from it, whatever its -D values (engine.Config.Generated; with PipelineAuto
 	// any other program runs on the interpreter). The zero value names none.
@@ -158,6 +162,8 @@ func engineErr(err error) error {
 		return fmt.Errorf("%v: %w", err, p4rt.ErrNotFound)
 	case errors.Is(err, engine.ErrAlreadyExists):
 		return fmt.Errorf("%v: %w", err, p4rt.ErrAlreadyExists)
+	case errors.Is(err, engine.ErrMemoryLimit):
+		return fmt.Errorf("%v: %w", err, p4rt.ErrResourceExhausted)
 	case errors.Is(err, engine.ErrConstTable):
 		return status.Error(codes.PermissionDenied, err.Error())
 	case errors.Is(err, engine.ErrInvalid):
@@ -186,6 +192,7 @@ func (d *Device) LoadProgram(prog *front.Checked) error {
 		CPUPort:           d.opts.CPUPort,
 		TofinoConstraints: d.opts.TofinoConstraints,
 		Pipeline:          d.opts.Pipeline,
+		MemoryLimit:       d.opts.MemoryLimit,
 		Generated:         d.opts.Generated,
 		OnPacketIn:        d.onPacketIn,
 		OnDigest:          d.onDigest,
@@ -202,6 +209,9 @@ func (d *Device) LoadProgram(prog *front.Checked) error {
 		}
 	}
 	sw, err := engine.Load(prog, cfg)
+	if errors.Is(err, engine.ErrMemoryLimit) {
+		return fmt.Errorf("target: %v: %w", err, p4rt.ErrResourceExhausted)
+	}
 	if err != nil {
 		return status.Errorf(codes.InvalidArgument, "target: %v", err)
 	}

@@ -8,6 +8,8 @@
 //   - The operations placed are table applies, registers (one node per Register: all of its
 //     RegisterActions run in the stage that holds it, at most one per pass, which the engine
 //     enforces) and meters. Counters, hashes, gateways and assignments are not placed.
+//   - A control applied from the analyzed control runs in it (p4c inlines it), each instance
+//     with tables, registers and meters of its own, named after the instance path.
 //   - An operation in stage s writes its result to the PHV at the end of s: a table, register
 //     action or meter that reads it (as a key, an index, an input of its apply body, or in a
 //     condition guarding it) goes in s+1 or later.
@@ -151,7 +153,7 @@ func (l *Layout) Op(name string) *Op {
 
 // Analyze computes the layout of ctl (a checked TNA control) under res.
 func Analyze(ctl *front.ControlDecl, res Resources) (*Layout, error) {
-	a := &analysis{ops: map[front.Decl]*Op{}, res: res}
+	a := &analysis{ops: map[opKey]*Op{}, res: res}
 	st := &state{vals: map[string]taint{}}
 	if _, err := a.block(ctl.Body, st, ctx{}); err != nil {
 		return nil, err
@@ -353,6 +355,9 @@ type ctx struct {
 	guard   taint
 	guarded bool
 	frame   *frame
+	// inst is the path of the control instance being run below the analyzed control ("" for
+	// its own body): each instance has tables and registers of its own.
+	inst string
 }
 
 type frame struct {
@@ -362,18 +367,28 @@ type frame struct {
 	ret      taint
 }
 
+// opKey is one table, register or meter of one control instance.
+type opKey struct {
+	d    front.Decl
+	inst string
+}
+
 type analysis struct {
 	res   Resources
-	ops   map[front.Decl]*Op
+	ops   map[opKey]*Op
 	order []*Op
 	depth int // of inlined calls
 }
 
-func (a *analysis) op(d front.Decl, kind Kind, name string) *Op {
-	o := a.ops[d]
+func (a *analysis) op(d front.Decl, kind Kind, name string, c ctx) *Op {
+	k := opKey{d, c.inst}
+	o := a.ops[k]
 	if o == nil {
+		if c.inst != "" {
+			name = c.inst + "." + name
+		}
 		o = &Op{Kind: kind, Name: name}
-		a.ops[d] = o
+		a.ops[k] = o
 		a.order = append(a.order, o)
 	}
 	return o
@@ -464,7 +479,7 @@ func (a *analysis) stmt(s front.Stmt, st *state, c ctx) (*state, error) {
 		if err != nil {
 			return nil, err
 		}
-		in := ctx{guard: guardOf(c.guard, cond), guarded: true, frame: c.frame}
+		in := ctx{guard: guardOf(c.guard, cond), guarded: true, frame: c.frame, inst: c.inst}
 		var live []*state
 		then, err := a.stmt(s.Then, st.clone(), in)
 		if err != nil {
@@ -488,7 +503,7 @@ func (a *analysis) stmt(s front.Stmt, st *state, c ctx) (*state, error) {
 		if err != nil {
 			return nil, err
 		}
-		in := ctx{guard: guardOf(c.guard, sel), guarded: true, frame: c.frame}
+		in := ctx{guard: guardOf(c.guard, sel), guarded: true, frame: c.frame, inst: c.inst}
 		live := []*state{st}
 		for _, k := range s.Cases {
 			if k.Body == nil {
@@ -715,6 +730,21 @@ func (a *analysis) call(call *front.CallExpr, st *state, c ctx) (taint, error) {
 		return a.inline(callee.Name, callee.Params, callee.Body, call, st, c)
 	case *front.FunctionDecl:
 		return a.inline(callee.Name, callee.Params, callee.Body, call, st, c)
+	case *front.ControlDecl:
+		// A control applied from the control (an instance's apply, or the type's): its body
+		// runs here, as p4c inlines it, with tables and registers of the instance's own.
+		in := c
+		name := callee.Name
+		if m, ok := call.Fun.(*front.MemberExpr); ok {
+			if n, ok := m.X.(*front.NameExpr); ok {
+				name = n.Name
+			}
+		}
+		if in.inst != "" {
+			name = in.inst + "." + name
+		}
+		in.inst = name
+		return a.inline(callee.Name, callee.Params, callee.Body, call, st, in)
 	}
 	m, _ := call.Fun.(*front.MemberExpr)
 	if m == nil {
@@ -797,7 +827,7 @@ func (a *analysis) execute(inst *front.InstanceDecl, call *front.CallExpr, st *s
 		if reg == nil {
 			return taint{}, fmt.Errorf("%s: %s: the register is not an instance", inst.P, inst.Name)
 		}
-		o := a.op(reg, KindRegister, reg.Name)
+		o := a.op(reg, KindRegister, reg.Name, c)
 		if o.Bits == 0 {
 			o.Cells, o.Bits = registerSize(reg)
 			o.Blocks = blocks(o.Cells, o.Bits, a.res.BlockBits)
@@ -834,7 +864,7 @@ func (a *analysis) execute(inst *front.InstanceDecl, call *front.CallExpr, st *s
 		a.use(o, in, call.P)
 		return opResult(o, 0), nil
 	case "Meter", "DirectMeter", "Lpf", "Wred":
-		o := a.op(inst, KindMeter, inst.Name)
+		o := a.op(inst, KindMeter, inst.Name, c)
 		if o.Cells == 0 && len(inst.Args) > 0 {
 			o.Cells = constInt(inst.Args[0].Value)
 		}
@@ -854,7 +884,7 @@ func opInput(in, g taint) taint {
 
 // apply runs a table: its keys are its inputs; its actions run with its action data.
 func (a *analysis) apply(t *front.TableDecl, call *front.CallExpr, st *state, c ctx) (taint, error) {
-	o := a.op(t, KindTable, t.Name)
+	o := a.op(t, KindTable, t.Name, c)
 	var in taint
 	if p := t.Prop("key"); p != nil {
 		for _, k := range p.Keys {
@@ -868,7 +898,7 @@ func (a *analysis) apply(t *front.TableDecl, call *front.CallExpr, st *state, c 
 	}
 	a.use(o, opInput(in, c.guard), call.P)
 	data := opResult(o, -1)
-	inner := ctx{guard: guardOf(c.guard, data), guarded: true, frame: c.frame}
+	inner := ctx{guard: guardOf(c.guard, data), guarded: true, frame: c.frame, inst: c.inst}
 	outs := []*state{st}
 	if p := t.Prop("actions"); p != nil {
 		for _, ref := range p.Actions {
@@ -942,7 +972,7 @@ func (a *analysis) inline(name string, params []*front.Param, body *front.BlockS
 	}
 	for i, p := range params {
 		if (p.Dir == front.DirOut || p.Dir == front.DirInOut) && i < len(args) && args[i] != nil {
-			if err := a.assign(args[i].Value, res.get(f.prefix+p.Name), true, res, ctx{frame: c.frame}); err != nil {
+			if err := a.assign(args[i].Value, res.get(f.prefix+p.Name), true, res, ctx{frame: c.frame, inst: c.inst}); err != nil {
 				return taint{}, err
 			}
 		}

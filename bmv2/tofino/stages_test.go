@@ -292,3 +292,42 @@ func TestStagesFolded(t *testing.T) {
 		})
 	}
 }
+
+// TestStagesSubControls: a control applied from the ingress runs there (p4c inlines it), each
+// instance with registers of its own: two instances of one control are two registers, the
+// second after the first when its index is the first's result; one instance is one register.
+func TestStagesSubControls(t *testing.T) {
+	sub := `control Count(inout metadata_t meta, in bit<32> idx) {
+    Register<bit<32>, bit<32>>(1024) cnt;
+    RegisterAction<bit<32>, bit<32>, bit<32>>(cnt) inc = {
+        void apply(inout bit<32> v, out bit<32> rv) { v = v + 1; rv = v; }
+    };
+    apply { meta.a = inc.execute(idx); }
+}
+control Ingress(`
+	withSub := func(locals, body string) string {
+		return strings.Replace(program(locals, body), "control Ingress(", sub, 1)
+	}
+	l, err := analyze(t, withSub("Count() c1; Count() c2;", "c1.apply(meta, 0); c2.apply(meta, meta.a);"), Tofino1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c1, c2 := l.Op("c1.cnt"), l.Op("c2.cnt")
+	if c1 == nil || c2 == nil || len(l.Ops) != 2 || l.SALUs != 2 {
+		var names []string
+		for _, o := range l.Ops {
+			names = append(names, o.Name)
+		}
+		t.Fatalf("operations %v, %d stateful ALUs; want c1.cnt and c2.cnt", names, l.SALUs)
+	}
+	if c1.Floor != 0 || c2.Floor != 1 {
+		t.Errorf("c1.cnt floor %d, c2.cnt floor %d; want 0 and 1", c1.Floor, c2.Floor)
+	}
+	l, err = analyze(t, withSub("Count() c1; Count() c2;", "c1.apply(meta, 0);"), Tofino1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Ops) != 1 || l.Op("c1.cnt") == nil {
+		t.Errorf("one instance applied: %d operations", len(l.Ops))
+	}
+}

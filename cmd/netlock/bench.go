@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
 	"testing"
 	"time"
@@ -118,7 +119,13 @@ func newBenchAllCmd() *cobra.Command {
 			if res.VsEcho, err = bench.RunServerVsEcho(ctx, bench.VsEchoOptions{RunOptions: bench.RunOptions{Duration: dur, Rounds: rounds}}); err != nil {
 				return fmt.Errorf("server vs echo: %w", err)
 			}
-			rr, err := bench.RunRedis(ctx, bench.RedisOptions{RunOptions: bench.RunOptions{Duration: dur, Rounds: rounds}})
+			// The lock server runs as a child process, as redis-server does (netlock bench redis).
+			exe, err := os.Executable()
+			if err != nil {
+				return fmt.Errorf("redis: the lock server's binary: %w", err)
+			}
+			rr, err := bench.RunRedis(ctx, bench.RedisOptions{RunOptions: bench.RunOptions{Duration: dur, Rounds: rounds},
+				ServerBin: exe})
 			switch {
 			case errors.Is(err, bench.ErrNoRedis):
 				res.RedisSkipped = err.Error()

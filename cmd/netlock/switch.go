@@ -51,6 +51,9 @@ type switchConfig struct {
 	logLevel   string
 	nanolog    string
 	debugger   bool
+	// the bounds of hostile programs (issue 18 item 5; docs/p4.md, "Bounds")
+	maxNesting  int
+	memoryLimit string
 	// simple_switch_grpc's TLS flags
 	grpcSSL, grpcClientAuth       bool
 	grpcCACert, grpcCert, grpcKey string
@@ -117,12 +120,32 @@ is no Thrift runtime, use P4Runtime.`,
 	f.StringVarP(&c.logLevel, "log-level", "L", "", "bmv2 log level; \"off\" disables --log-console and --log-file, any other level logs the same events")
 	f.StringVar(&c.nanolog, "nanolog", "", "accepted for simple_switch_grpc compatibility and ignored (no nanomsg event log)")
 	f.BoolVar(&c.debugger, "debugger", false, "accepted for simple_switch_grpc compatibility and ignored (no bmv2 debugger)")
+	f.IntVar(&c.maxNesting, "max-nesting", front.DefaultMaxNesting, fmt.Sprintf("refuse a program (the argument or a pushed pipeline, INVALID_ARGUMENT) nested deeper than this: expressions, statements, types, macros; 1..%d", maxNestingFlag))
+	f.StringVar(&c.memoryLimit, "memory-limit", fmt.Sprintf("%d%%", 100/engine.DefaultMemoryFraction), "refuse a pipeline (RESOURCE_EXHAUSTED) whose registers, counters, meters and table entries need more memory: N% of the machine's memory (the smaller of MemTotal and the cgroup's memory.max), bytes with an optional unit (256MiB, 2GB), or none")
 	f.BoolVar(&c.grpcSSL, "grpc-server-ssl", false, "serve P4Runtime over TLS (--grpc-server-cert, --grpc-server-key)")
 	f.StringVar(&c.grpcCACert, "grpc-server-cacert", "", "PEM file of the CA that signs the controllers' client certificates")
 	f.StringVar(&c.grpcCert, "grpc-server-cert", "", "PEM file of the server certificate")
 	f.StringVar(&c.grpcKey, "grpc-server-key", "", "PEM file of the server key")
 	f.BoolVar(&c.grpcClientAuth, "grpc-server-with-client-auth", false, "require a client certificate signed by --grpc-server-cacert (mutual TLS): only its holders may connect, become primary, write, and read secrets")
 	return cmd
+}
+
+// maxNestingFlag is the largest --max-nesting: the engine's compiler recurses once per level of a
+// program, and 4096 levels stay far inside the goroutine stack's 1 GB (TestSwitchMaxNestingFlag
+// loads a program this deep).
+const maxNestingFlag = 4096
+
+// bounds checks --max-nesting and reads --memory-limit (engine.Config.MemoryLimit's bytes, -1 for
+// none).
+func (c *switchConfig) bounds() (int64, error) {
+	if c.maxNesting < 1 || c.maxNesting > maxNestingFlag {
+		return 0, fmt.Errorf("--max-nesting %d: want 1..%d", c.maxNesting, maxNestingFlag)
+	}
+	mem, err := engine.ParseMemoryLimit(c.memoryLimit, engine.MachineMemory())
+	if err != nil {
+		return 0, fmt.Errorf("--memory-limit: %w", err)
+	}
+	return mem, nil
 }
 
 // syncWriter serializes writes from the packet loop, the gRPC server and the command.
@@ -226,7 +249,12 @@ func runSwitch(ctx context.Context, c switchConfig, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	opts := target.Options{CPUPort: c.cpuPort, TofinoConstraints: c.tofino, Pipeline: pl, Generated: netlockPipeline}
+	memLimit, err := c.bounds()
+	if err != nil {
+		return err
+	}
+	opts := target.Options{CPUPort: c.cpuPort, TofinoConstraints: c.tofino, Pipeline: pl, Generated: netlockPipeline,
+		MemoryLimit: memLimit}
 	// Packet events go to stdout (--log-console), a file (--log-file) or both.
 	var logw *syncWriter
 	switch {
@@ -271,7 +299,7 @@ func runSwitch(ctx context.Context, c switchConfig, stdout io.Writer) error {
 		if path != c.program {
 			w.printf("Running %s (P4 source of %s)\n", path, c.program)
 		}
-		if prog, err = front.LoadOptions(path, front.Options{}); err != nil {
+		if prog, err = front.LoadOptions(path, front.Options{MaxNesting: c.maxNesting}); err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
 	}
@@ -318,7 +346,7 @@ func runSwitch(ctx context.Context, c switchConfig, stdout io.Writer) error {
 		w.printf("%s\n", msg)
 	}
 
-	cfg := p4rt.Config{DeviceID: c.deviceID, Device: dev}
+	cfg := p4rt.Config{DeviceID: c.deviceID, Device: dev, MaxNesting: c.maxNesting}
 	if logw != nil {
 		cfg.Logf = func(format string, args ...any) { logw.logLine("p4runtime: " + fmt.Sprintf(format, args...)) }
 	}
@@ -337,6 +365,11 @@ func runSwitch(ctx context.Context, c switchConfig, stdout io.Writer) error {
 		return err
 	}
 	dev.Start()
+	mem := "none"
+	if memLimit >= 0 {
+		mem = fmt.Sprintf("%d bytes (--memory-limit %s)", memLimit, c.memoryLimit)
+	}
+	w.printf("Bounds: nesting %d levels, state memory %s\n", c.maxNesting, mem)
 	w.printf("Server listening on %s\n", addr)
 
 	<-ctx.Done()

@@ -12,6 +12,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// batched: recvmmsg and sendmmsg, sends beside the descriptor's write lock (writerSys).
+const batched = true
+
 // mmsghdr is struct mmsghdr on 64-bit Linux.
 type mmsghdr struct {
 	hdr unix.Msghdr
@@ -122,18 +125,30 @@ func fromSockaddr(sa *unix.RawSockaddrInet6) netip.AddrPort {
 }
 
 // writerSys is readerSys's counterpart for sendmmsg: hdrs[off:k] are sent by one call.
+//
+// A send is first tried through RawConn.Control, which only pins the descriptor, so that the
+// writers of one socket send in parallel; RawConn.Write, which also takes the descriptor's write
+// lock (one writer at a time: a writer whose thread is descheduled in its system call holds up
+// every other writer of the socket) and waits until the socket is writable, is used only when
+// the non-blocking socket refuses with EAGAIN (a full send buffer).
 type writerSys struct {
 	sysBufs
 	fn     func(fd uintptr) bool
+	ctl    func(fd uintptr)
 	off, k int
 	n      int
+	again  bool
 	errno  syscall.Errno
 }
 
 func (s *writerSys) init(w *Writer) error {
 	s.fn = s.send
+	s.ctl = s.sendNow
 	return s.sysBufs.init(w.conn, w.bufs)
 }
+
+// sendNow is send for RawConn.Control: again records an EAGAIN.
+func (s *writerSys) sendNow(fd uintptr) { s.again = !s.send(fd) }
 
 func (s *writerSys) send(fd uintptr) bool {
 	r1, _, e := unix.Syscall6(unix.SYS_SENDMMSG, fd, uintptr(unsafe.Pointer(&s.hdrs[s.off])), uintptr(s.k-s.off), 0, 0, 0)
@@ -188,8 +203,12 @@ func (s *writerSys) write(w *Writer) (int, error) {
 	}
 	s.k = k
 	for s.off = 0; s.off < k; {
-		s.n, s.errno = 0, 0
-		if err := s.rc.Write(s.fn); err != nil {
+		s.n, s.errno, s.again = 0, 0, false
+		err := s.rc.Control(s.ctl)
+		if err == nil && s.again {
+			err = s.rc.Write(s.fn)
+		}
+		if err != nil {
 			w.Errors += uint64(k - s.off)
 			if first == nil {
 				first = err

@@ -5,6 +5,9 @@ package udpbatch
 // Without recvmmsg/sendmmsg: one datagram per system call (ReadFromUDPAddrPort and
 // WriteToUDPAddrPort do not allocate either).
 
+// batched: one datagram per call, writes take the descriptor's write lock.
+const batched = false
+
 type readerSys struct{}
 
 func (readerSys) init(*Reader) error { return nil }

@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"os"
 	"strconv"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -236,5 +237,81 @@ func TestListenShared(t *testing.T) {
 	}
 	if _, err := ListenShared("udp4", "127.0.0.1:0", 0, 0); err == nil {
 		t.Error("0 readers accepted")
+	}
+}
+
+// TestFlushBesideHeldWriteLock: a Writer sends while another writer of the same socket holds the
+// descriptor's write lock (a writer descheduled in its system call), instead of queueing behind
+// it. Negative control: a plain WriteToUDPAddrPort, which takes the write lock, does not get its
+// datagram out until the lock is released.
+func TestFlushBesideHeldWriteLock(t *testing.T) {
+	if !batched {
+		t.Skip("one datagram per system call on this platform: writes take the write lock")
+	}
+	src := listen(t, "udp4", "127.0.0.1:0")
+	dst := listen(t, "udp4", "127.0.0.1:0")
+	to := addrOf(dst)
+	rc, err := src.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	held, release := make(chan struct{}), make(chan struct{})
+	unblock := sync.OnceFunc(func() { close(release) })
+	defer unblock() // on failure too: closing the socket waits for the holder
+	holder := make(chan error, 1)
+	go func() {
+		first := true
+		holder <- rc.Write(func(uintptr) bool {
+			if first {
+				first = false
+				close(held)
+				<-release
+			}
+			return true
+		})
+	}()
+	<-held
+	plain := make(chan error, 1)
+	go func() {
+		_, err := src.WriteToUDPAddrPort([]byte("plain"), to)
+		plain <- err
+	}()
+	w, err := NewWriter(src, 4, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Add([]byte("batched"), to); err != nil {
+		t.Fatal(err)
+	}
+	flushed := make(chan error, 1)
+	go func() {
+		_, err := w.Flush()
+		flushed <- err
+	}()
+	buf := make([]byte, 64)
+	// The deadline only keeps a broken Writer from hanging the test.
+	_ = dst.SetReadDeadline(time.Now().Add(10 * time.Second))
+	n, _, err := dst.ReadFromUDPAddrPort(buf)
+	if err != nil || string(buf[:n]) != "batched" {
+		t.Fatalf("while the write lock is held: read %q, %v; want the Writer's datagram", buf[:n], err)
+	}
+	if err := <-flushed; err != nil {
+		t.Fatal(err)
+	}
+	// Negative control: the plain write waits for the lock (nothing more arrives while it is held).
+	_ = dst.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+	if n, _, err := dst.ReadFromUDPAddrPort(buf); err == nil {
+		t.Fatalf("read %q while the write lock is held: the control does not hold the lock", buf[:n])
+	}
+	unblock()
+	if err := <-holder; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-plain; err != nil {
+		t.Fatal(err)
+	}
+	_ = dst.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if n, _, err := dst.ReadFromUDPAddrPort(buf); err != nil || string(buf[:n]) != "plain" {
+		t.Fatalf("after the release: read %q, %v; want the plain datagram", buf[:n], err)
 	}
 }

@@ -433,6 +433,10 @@ struct metadata_t {
     bit<16> g_tail;
     bit<8>  q_adv;
     bit<16> q_val;
+    bit<8>  q_op;      /* lk_q: which of q_upd's updates (QO_*) or q_half's halves */
+    bit<8>  st_op;     /* lk_state: which of state_upd's updates (SO_*) or state_half's halves */
+    bit<8>  gop0;      /* gnext of each level: 1 read, 2 set, 3 follow, 4 clear, 5 after */
+    bit<8>  gop1;
     /* register action results */
     slotv_t sv;
     bit<8>  pre_ok;
@@ -486,6 +490,28 @@ const bit<8> OP_REL = 4;   /* s_hold: validate and clear; s_flags: done */
 const bit<8> OP_TCH = 5;   /* s_hold: validate and touch */
 const bit<8> OP_WDR = 6;   /* s_flags: withdraw */
 const bit<8> OP_GTS = 7;   /* s_hold: read the grant time */
+
+/* meta.q_op: the update of lk_q's q_upd, or the half q_half reads. */
+const bit<8> QO_ACQ    = 1;
+const bit<8> QO_PB     = 2;
+const bit<8> QO_RD     = 3;
+const bit<8> QO_REL    = 4;
+const bit<8> QO_CLEAN  = 5;
+const bit<8> QO_WD     = 6;
+const bit<8> QO_SETBUF = 7;
+const bit<8> QO_CLR    = 8;
+const bit<8> QO_PBNONE = 9;
+const bit<8> QO_LO     = 10;
+const bit<8> QO_HI     = 11;
+/* meta.st_op: the update of lk_state's state_upd, or the half state_half reads. */
+const bit<8> SO_ACQ   = 1;
+const bit<8> SO_CHECK = 2;
+const bit<8> SO_REL   = 3;
+const bit<8> SO_WALK  = 4;
+const bit<8> SO_WD    = 5;
+const bit<8> SO_CLR   = 6;
+const bit<8> SO_LO    = 7;
+const bit<8> SO_HI    = 8;
 
 /* ---- Ingress parser ---- */
 parser NetlockIngressParser(packet_in pkt, out headers_t hdr, out metadata_t meta,
@@ -646,10 +672,9 @@ parser NetlockIngressParser(packet_in pkt, out headers_t hdr, out metadata_t met
             if (v.hi == meta.tseq_lo && v.hi != 0) { v.lo = meta.now; rv = 1; } } }; \
     RegisterAction<pair32_t, bit<32>, bit<32>>(s_hold) hold_wr = { \
         void apply(inout pair32_t v) { v.hi = meta.n_seq; v.lo = meta.now; } }; \
-    RegisterAction<pair32_t, bit<32>, bit<32>>(s_hold) hold_seq = { \
-        void apply(inout pair32_t v, out bit<32> rv) { rv = v.hi; } }; \
-    RegisterAction<pair32_t, bit<32>, bit<32>>(s_hold) hold_gts = { \
-        void apply(inout pair32_t v, out bit<32> rv) { rv = v.lo; } }; \
+    RegisterAction<pair32_t, bit<32>, bit<32>>(s_hold) hold_get = { \
+        void apply(inout pair32_t v, out bit<32> rv) { \
+            if (meta.hd_op == OP_GTS) { rv = v.lo; } else { rv = v.hi; } } }; \
     RegisterAction<bit<32>, bit<32>, bit<32>>(s_flags) flags_rd = { \
         void apply(inout bit<32> v, out bit<32> rv) { rv = v; } }; \
     RegisterAction<bit<32>, bit<32>, bit<32>>(s_flags) flags_wr = { \
@@ -709,9 +734,9 @@ parser NetlockIngressParser(packet_in pkt, out headers_t hdr, out metadata_t met
     } else if (meta.hd_op == OP_WR) { \
         hold_wr.execute(meta.hd_idx); \
     } else if (meta.hd_op == OP_RD) { \
-        meta.sv.seq = hold_seq.execute(meta.hd_idx); \
+        meta.sv.seq = hold_get.execute(meta.hd_idx); \
     } else if (meta.hd_op == OP_GTS) { \
-        meta.sv.gts = hold_gts.execute(meta.hd_idx); \
+        meta.sv.gts = hold_get.execute(meta.hd_idx); \
     }
 #define POOL_FLAGS \
     if (meta.fl_op == OP_RD) { \
@@ -763,16 +788,21 @@ parser NetlockIngressParser(packet_in pkt, out headers_t hdr, out metadata_t met
         void apply(inout bit<16> v) { v = 0; } }; \
     RegisterAction<bit<16>, bit<32>, bit<16>>(gnext##NL) gnext_rd##NL = { \
         void apply(inout bit<16> v, out bit<16> rv) { rv = v; } }; \
-    RegisterAction<bit<16>, bit<32>, bit<16>>(gnext##NL) gnext_set##NL = { \
-        void apply(inout bit<16> v, out bit<16> rv) { v = meta.g_arg; rv = v; } }; \
+    RegisterAction<bit<16>, bit<32>, bit<16>>(gnext##NL) gnext_wr##NL = { \
+        void apply(inout bit<16> v, out bit<16> rv) { \
+            if (meta.gop##NL == 5) { \
+                v = QNEXT(meta.g_tail, meta.size); \
+            } else if (meta.gop##NL == 4) { \
+                v = 0; \
+            } else { \
+                v = meta.g_arg; \
+            } \
+            rv = v; } }; \
     RegisterAction<bit<16>, bit<32>, bit<16>>(gnext##NL) gnext_follow##NL = { \
         void apply(inout bit<16> v, out bit<16> rv) { \
             if (v == meta.h_arg) { v = QNEXT(v, meta.size); } \
-            rv = v; } }; \
-    RegisterAction<bit<16>, bit<32>, bit<16>>(gnext##NL) gnext_after##NL = { \
-        void apply(inout bit<16> v, out bit<16> rv) { v = QNEXT(meta.g_tail, meta.size); rv = v; } }; \
-    RegisterAction<bit<16>, bit<32>, bit<16>>(gnext##NL) gnext_clr##NL = { \
-        void apply(inout bit<16> v) { v = 0; } };
+            rv = v; } };
+
 
 /* lk_q register actions end alike: write the fields back and return [31] queue-empty due (no
  * occupied slot at either level, requests buffered), [30] done slots, [29] overflow, [15:0]
@@ -852,109 +882,103 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         }
     };
 
-    /* lk_state: a new request (s_mode) at meta.level is granted when compatible (an exclusive
-     * one when nobody holds; a shared one when no exclusive request holds, or waits at its
-     * level or above), else it waits. Returns 1 for a grant. */
-    RegisterAction<pair32_t, bit<32>, bit<8>>(lk_state) state_acq = {
-        void apply(inout pair32_t v, out bit<8> rv) {
-            bit<16> nhold = 1w0 ++ v.lo[14:0];
-            bit<1> xheld = v.lo[15:15];
-            bit<16> wx0 = v.lo[31:16];
-            bit<16> wxall = v.hi[15:0];
-            bit<8> compat = 0;
-            if (meta.s_mode == MODE_X) {
-                if (nhold == 0) { compat = 1; }
-            } else if (meta.level == 0) {
-                if (xheld == 0 && wx0 == 0) { compat = 1; }
-            } else {
-                if (xheld == 0 && wxall == 0) { compat = 1; }
-            }
-            rv = compat;
-            if (compat == 1) {
-                nhold = nhold + 1;
-                if (meta.s_mode == MODE_X) { xheld = 1; } else { xheld = 0; }
-            } else if (meta.s_mode == MODE_X) {
-                wxall = wxall + 1;
-                if (meta.level == 0) { wx0 = wx0 + 1; }
-            }
-            v.lo = wx0 ++ xheld ++ nhold[14:0];
-            v.hi = 16w0 ++ wxall;
-        }
-    };
-    /* A try acquire's check: would it be granted? */
-    RegisterAction<pair32_t, bit<32>, bit<8>>(lk_state) state_check = {
+    /* lk_state: state_upd makes the update meta.st_op names, state_half reads the half it names
+     * (one register action for all the updates: a stateful ALU holds four).
+     *   SO_ACQ   a new request (s_mode) at meta.level is granted when compatible (an exclusive
+     *            one when nobody holds; a shared one when no exclusive request holds, or waits
+     *            at its level or above), else it waits. Returns 1 for a grant.
+     *   SO_CHECK a try acquire's check: would it be granted?
+     *   SO_REL   a holder (s_mode) released: returns 1 when nobody holds now.
+     *   SO_WALK  the grant walk's waiter (s_mode, at meta.level): granted when compatible with the
+     *            holders (the walk goes in queue order, so no waiter blocks it). Returns 1 for a
+     *            grant.
+     *   SO_WD    a waiter (s_mode) withdrew: returns 1 when the holder is exclusive.
+     *   SO_CLR   clear. */
+    RegisterAction<pair32_t, bit<32>, bit<8>>(lk_state) state_upd = {
         void apply(inout pair32_t v, out bit<8> rv) {
             rv = 0;
-            if (meta.s_mode == MODE_X) {
-                if (v.lo[14:0] == 0) { rv = 1; }
-            } else if (meta.level == 0) {
-                if (v.lo[15:15] == 0 && v.lo[31:16] == 0) { rv = 1; }
-            } else {
-                if (v.lo[15:15] == 0 && v.hi[15:0] == 0) { rv = 1; }
-            }
-        }
-    };
-    /* A holder (s_mode) released: returns 1 when nobody holds now. */
-    RegisterAction<pair32_t, bit<32>, bit<8>>(lk_state) state_rel = {
-        void apply(inout pair32_t v, out bit<8> rv) {
-            bit<15> nhold = v.lo[14:0] - 1;
-            bit<1> xheld = v.lo[15:15];
-            if (meta.s_mode == MODE_X) { xheld = 0; }
-            v.lo = v.lo[31:16] ++ xheld ++ nhold;
-            rv = 0;
-            if (nhold == 0) { rv = 1; }
-        }
-    };
-    /* The grant walk's waiter (s_mode, at meta.level): granted when compatible with the
-     * holders (the walk goes in queue order, so no waiter blocks it). Returns 1 for a grant. */
-    RegisterAction<pair32_t, bit<32>, bit<8>>(lk_state) state_walk = {
-        void apply(inout pair32_t v, out bit<8> rv) {
-            bit<15> nhold = v.lo[14:0];
-            bit<1> xheld = v.lo[15:15];
-            bit<16> wx0 = v.lo[31:16];
-            bit<16> wxall = v.hi[15:0];
-            rv = 0;
-            if (meta.s_mode == MODE_X) {
-                if (nhold == 0) { rv = 1; }
-            } else {
-                if (xheld == 0) { rv = 1; }
-            }
-            if (rv == 1) {
-                nhold = nhold + 1;
+            if (meta.st_op == SO_ACQ) {
+                bit<16> nhold = 1w0 ++ v.lo[14:0];
+                bit<1> xheld = v.lo[15:15];
+                bit<16> wx0 = v.lo[31:16];
+                bit<16> wxall = v.hi[15:0];
+                bit<8> compat = 0;
                 if (meta.s_mode == MODE_X) {
-                    xheld = 1;
+                    if (nhold == 0) { compat = 1; }
+                } else if (meta.level == 0) {
+                    if (xheld == 0 && wx0 == 0) { compat = 1; }
+                } else {
+                    if (xheld == 0 && wxall == 0) { compat = 1; }
+                }
+                rv = compat;
+                if (compat == 1) {
+                    nhold = nhold + 1;
+                    if (meta.s_mode == MODE_X) { xheld = 1; } else { xheld = 0; }
+                } else if (meta.s_mode == MODE_X) {
+                    wxall = wxall + 1;
+                    if (meta.level == 0) { wx0 = wx0 + 1; }
+                }
+                v.lo = wx0 ++ xheld ++ nhold[14:0];
+                v.hi = 16w0 ++ wxall;
+            } else if (meta.st_op == SO_CHECK) {
+                rv = 0;
+                if (meta.s_mode == MODE_X) {
+                    if (v.lo[14:0] == 0) { rv = 1; }
+                } else if (meta.level == 0) {
+                    if (v.lo[15:15] == 0 && v.lo[31:16] == 0) { rv = 1; }
+                } else {
+                    if (v.lo[15:15] == 0 && v.hi[15:0] == 0) { rv = 1; }
+                }
+            } else if (meta.st_op == SO_REL) {
+                bit<15> nhold = v.lo[14:0] - 1;
+                bit<1> xheld = v.lo[15:15];
+                if (meta.s_mode == MODE_X) { xheld = 0; }
+                v.lo = v.lo[31:16] ++ xheld ++ nhold;
+                rv = 0;
+                if (nhold == 0) { rv = 1; }
+            } else if (meta.st_op == SO_WALK) {
+                bit<15> nhold = v.lo[14:0];
+                bit<1> xheld = v.lo[15:15];
+                bit<16> wx0 = v.lo[31:16];
+                bit<16> wxall = v.hi[15:0];
+                rv = 0;
+                if (meta.s_mode == MODE_X) {
+                    if (nhold == 0) { rv = 1; }
+                } else {
+                    if (xheld == 0) { rv = 1; }
+                }
+                if (rv == 1) {
+                    nhold = nhold + 1;
+                    if (meta.s_mode == MODE_X) {
+                        xheld = 1;
+                        wxall = wxall - 1;
+                        if (meta.level == 0) { wx0 = wx0 - 1; }
+                    } else {
+                        xheld = 0;
+                    }
+                }
+                v.lo = wx0 ++ xheld ++ nhold;
+                v.hi = 16w0 ++ wxall;
+            } else if (meta.st_op == SO_WD) {
+                bit<16> wx0 = v.lo[31:16];
+                bit<16> wxall = v.hi[15:0];
+                if (meta.s_mode == MODE_X) {
                     wxall = wxall - 1;
                     if (meta.level == 0) { wx0 = wx0 - 1; }
-                } else {
-                    xheld = 0;
                 }
+                v.lo = wx0 ++ v.lo[15:0];
+                v.hi = 16w0 ++ wxall;
+                rv = 7w0 ++ v.lo[15:15];
+            } else if (meta.st_op == SO_CLR) {
+                v.hi = 0;
+                v.lo = 0;
             }
-            v.lo = wx0 ++ xheld ++ nhold;
-            v.hi = 16w0 ++ wxall;
         }
     };
-    /* A waiter (s_mode) withdrew: returns 1 when the holder is exclusive. */
-    RegisterAction<pair32_t, bit<32>, bit<8>>(lk_state) state_wd = {
-        void apply(inout pair32_t v, out bit<8> rv) {
-            bit<16> wx0 = v.lo[31:16];
-            bit<16> wxall = v.hi[15:0];
-            if (meta.s_mode == MODE_X) {
-                wxall = wxall - 1;
-                if (meta.level == 0) { wx0 = wx0 - 1; }
-            }
-            v.lo = wx0 ++ v.lo[15:0];
-            v.hi = 16w0 ++ wxall;
-            rv = 7w0 ++ v.lo[15:15];
+RegisterAction<pair32_t, bit<32>, bit<32>>(lk_state) state_half = {
+        void apply(inout pair32_t v, out bit<32> rv) {
+            if (meta.st_op == SO_HI) { rv = v.hi; } else { rv = v.lo; }
         }
-    };
-    RegisterAction<pair32_t, bit<32>, bit<32>>(lk_state) state_lo = {
-        void apply(inout pair32_t v, out bit<32> rv) { rv = v.lo; }
-    };
-    RegisterAction<pair32_t, bit<32>, bit<32>>(lk_state) state_hi = {
-        void apply(inout pair32_t v, out bit<32> rv) { rv = v.hi; }
-    };
-    RegisterAction<pair32_t, bit<32>, bit<32>>(lk_state) state_clr = {
-        void apply(inout pair32_t v) { v.hi = 0; v.lo = 0; }
     };
 
     /* lk_wait: returns [31:16] waiters at level 1, [15:0] at level 0 (after the update). */
@@ -977,90 +1001,62 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         void apply(inout pair32_t v) { v.hi = 0; v.lo = 0; }
     };
 
-    /* lk_q (see Q_FIELDS and Q_STORE). */
-    RegisterAction<pair32_t, bit<32>, bit<32>>(lk_q) q_acq = {
-        /* An acquire takes a slot of its level, or overflows to the server's q2 when none is
-         * free, requests are buffered there, or the lock is paused. */
+    /* lk_q (see Q_FIELDS and Q_STORE): q_upd makes the update meta.q_op names, q_half reads
+     * the half it names. A Tofino stateful ALU holds four register actions (instructions) per
+     * register: the updates are one register action, chosen among by meta.q_op. */
+    RegisterAction<pair32_t, bit<32>, bit<32>>(lk_q) q_upd = {
         void apply(inout pair32_t v, out bit<32> rv) {
             Q_FIELDS
-            if (meta.paused == 1 || b != 0 || up >= meta.size) {
-                ov = 0x20000000;
-                if (b != 0xffff) { b = b + 1; }
-            } else {
-                up = up + 1;
-            }
-            Q_STORE
-        }
-    };
-    RegisterAction<pair32_t, bit<32>, bit<32>>(lk_q) q_pb = {
-        /* A push-back takes a slot (one request fewer buffered), or goes back as overflow. */
-        void apply(inout pair32_t v, out bit<32> rv) {
-            Q_FIELDS
-            if (up >= meta.size) {
-                ov = 0x20000000;
-            } else {
-                up = up + 1;
+            if (meta.q_op == QO_ACQ) {
+                /* An acquire takes a slot of its level, or overflows to the server's q2 when
+                 * none is free, requests are buffered there, or the lock is paused. */
+                if (meta.paused == 1 || b != 0 || up >= meta.size) {
+                    ov = 0x20000000;
+                    if (b != 0xffff) { b = b + 1; }
+                } else {
+                    up = up + 1;
+                }
+            } else if (meta.q_op == QO_PB) {
+                /* A push-back takes a slot (one request fewer buffered), or goes back as
+                 * overflow. */
+                if (up >= meta.size) {
+                    ov = 0x20000000;
+                } else {
+                    up = up + 1;
+                    if (b != 0) { b = b - 1; }
+                }
+            } else if (meta.q_op == QO_RD) {
+                /* Read; [29]: an acquire would overflow. */
+                if (meta.paused == 1 || b != 0 || up >= meta.size) { ov = 0x20000000; }
+            } else if (meta.q_op == QO_REL) {
+                /* A release: its slot is free when the head moved past it, else done. */
+                if (meta.q_adv == 1) { up = up - 1; } else { d = d + 1; }
+            } else if (meta.q_op == QO_CLEAN) {
+                /* The head moved over a done slot. */
+                up = up - 1;
+                d = d - 1;
+            } else if (meta.q_op == QO_WD) {
+                /* A waiter withdrew: its slot is done. */
+                d = d + 1;
+            } else if (meta.q_op == QO_SETBUF) {
+                b = meta.q_val;
+            } else if (meta.q_op == QO_PBNONE) {
+                /* A push-back without a request: an overflow the server did not buffer. */
                 if (b != 0) { b = b - 1; }
+            } else if (meta.q_op == QO_CLR) {
+                u0 = 0;
+                u1 = 0;
+                up = 0;
+                b = 0;
+                d = 0;
             }
             Q_STORE
         }
     };
-    RegisterAction<pair32_t, bit<32>, bit<32>>(lk_q) q_rel = {
-        /* A release: its slot is free when the head moved past it, else done. */
+    RegisterAction<pair32_t, bit<32>, bit<32>>(lk_q) q_half = {
         void apply(inout pair32_t v, out bit<32> rv) {
-            Q_FIELDS
-            if (meta.q_adv == 1) { up = up - 1; } else { d = d + 1; }
-            Q_STORE
+            if (meta.q_op == QO_HI) { rv = v.hi; } else { rv = v.lo; }
         }
-    };
-    RegisterAction<pair32_t, bit<32>, bit<32>>(lk_q) q_clean = {
-        /* The head moved over a done slot. */
-        void apply(inout pair32_t v, out bit<32> rv) {
-            Q_FIELDS
-            up = up - 1;
-            d = d - 1;
-            Q_STORE
-        }
-    };
-    RegisterAction<pair32_t, bit<32>, bit<32>>(lk_q) q_wd = {
-        /* A waiter withdrew: its slot is done. */
-        void apply(inout pair32_t v, out bit<32> rv) {
-            Q_FIELDS
-            d = d + 1;
-            Q_STORE
-        }
-    };
-    RegisterAction<pair32_t, bit<32>, bit<32>>(lk_q) q_setbuf = {
-        void apply(inout pair32_t v, out bit<32> rv) {
-            Q_FIELDS
-            b = meta.q_val;
-            Q_STORE
-        }
-    };
-    RegisterAction<pair32_t, bit<32>, bit<32>>(lk_q) q_pbnone = {
-        /* A push-back without a request: an overflow the server did not buffer. */
-        void apply(inout pair32_t v, out bit<32> rv) {
-            Q_FIELDS
-            if (b != 0) { b = b - 1; }
-            Q_STORE
-        }
-    };
-    RegisterAction<pair32_t, bit<32>, bit<32>>(lk_q) q_rd = {
-        /* Read; [29]: an acquire would overflow. */
-        void apply(inout pair32_t v, out bit<32> rv) {
-            Q_FIELDS
-            if (meta.paused == 1 || b != 0 || up >= meta.size) { ov = 0x20000000; }
-            Q_STORE
-        }
-    };
-    RegisterAction<pair32_t, bit<32>, bit<32>>(lk_q) q_lo = {
-        void apply(inout pair32_t v, out bit<32> rv) { rv = v.lo; }
-    };
-    RegisterAction<pair32_t, bit<32>, bit<32>>(lk_q) q_hi = {
-        void apply(inout pair32_t v, out bit<32> rv) { rv = v.hi; }
-    };
-    RegisterAction<pair32_t, bit<32>, bit<32>>(lk_q) q_clr = {
-        void apply(inout pair32_t v) { v.hi = 0; v.lo = 0; }
     };
 
     /* lk_tok: the next grant number's low half (0 is skipped: slots keep the low 32 bits, and
@@ -1938,28 +1934,38 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         }
         if (do_acq == 1 && acq_go == 1) {
             if (meta.kind == K_PB) {
-                meta.qv = q_pb.execute(meta.idx);
+                meta.q_op = QO_PB;
             } else {
-                meta.qv = q_acq.execute(meta.idx);
+                meta.q_op = QO_ACQ;
             }
+            meta.qv = q_upd.execute(meta.idx);
         } else if ((do_try == 1 && acq_go == 1) || do_rw0 == 1 || (do_clean == 1 && clean_done == 0)) {
-            meta.qv = q_rd.execute(meta.idx);
+            meta.q_op = QO_RD;
+            meta.qv = q_upd.execute(meta.idx);
         } else if (do_rel == 1 && meta.valid == 1) {
-            meta.qv = q_rel.execute(meta.idx);
+            meta.q_op = QO_REL;
+            meta.qv = q_upd.execute(meta.idx);
         } else if (clean_done == 1) {
-            meta.qv = q_clean.execute(meta.idx);
+            meta.q_op = QO_CLEAN;
+            meta.qv = q_upd.execute(meta.idx);
         } else if (meta.found == 1) {
-            meta.qv = q_wd.execute(meta.idx);
+            meta.q_op = QO_WD;
+            meta.qv = q_upd.execute(meta.idx);
         } else if (ad_setb == 1) {
-            meta.qv = q_setbuf.execute(meta.idx);
+            meta.q_op = QO_SETBUF;
+            meta.qv = q_upd.execute(meta.idx);
         } else if (ad_reset == 1) {
-            q_clr.execute(meta.idx);
+            meta.q_op = QO_CLR;
+            q_upd.execute(meta.idx);
         } else if (do_pbnone == 1) {
-            q_pbnone.execute(meta.idx);
+            meta.q_op = QO_PBNONE;
+            q_upd.execute(meta.idx);
         } else if (ad_probe == 1) {
-            meta.qv = q_lo.execute(meta.idx);
+            meta.q_op = QO_LO;
+            meta.qv = q_half.execute(meta.idx);
         } else if (ph_probe2 == 1) {
-            meta.qv = q_hi.execute(meta.idx);
+            meta.q_op = QO_HI;
+            meta.qv = q_half.execute(meta.idx);
         }
         bit<8> qe = (meta.qv[31:31] == 1 && meta.paused == 0) ? 8w1 : 8w0;
         bit<8> qdone = (meta.qv[30:30] == 1) ? 8w1 : 8w0;
@@ -1974,21 +1980,29 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         }
         bit<8> compat = 0;
         if (take == 1) {
-            meta.grant = state_acq.execute(meta.idx);
+            meta.st_op = SO_ACQ;
+            meta.grant = state_upd.execute(meta.idx);
         } else if (do_try == 1 && acq_go == 1) {
-            compat = state_check.execute(meta.idx);
+            meta.st_op = SO_CHECK;
+            compat = state_upd.execute(meta.idx);
         } else if (do_rel == 1 && meta.valid == 1) {
-            meta.nhold0 = state_rel.execute(meta.idx);
+            meta.st_op = SO_REL;
+            meta.nhold0 = state_upd.execute(meta.idx);
         } else if (examine == 1 && meta.sv.state == SS_LIVE) {
-            meta.grant = state_walk.execute(meta.idx);
+            meta.st_op = SO_WALK;
+            meta.grant = state_upd.execute(meta.idx);
         } else if (meta.found == 1) {
-            meta.xheld = state_wd.execute(meta.idx);
+            meta.st_op = SO_WD;
+            meta.xheld = state_upd.execute(meta.idx);
         } else if (ad_probe == 1) {
-            meta.rd32 = state_lo.execute(meta.idx);
+            meta.st_op = SO_LO;
+            meta.rd32 = state_half.execute(meta.idx);
         } else if (ph_probe2 == 1) {
-            meta.rd32 = state_hi.execute(meta.idx);
+            meta.st_op = SO_HI;
+            meta.rd32 = state_half.execute(meta.idx);
         } else if (ad_reset == 1) {
-            state_clr.execute(meta.idx);
+            meta.st_op = SO_CLR;
+            state_upd.execute(meta.idx);
         }
 
         /* ================= stage: lk_wait ================= */
@@ -2092,31 +2106,27 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             gop = 4;
             goo = 4;
         }
-        bit<8> g0op = (meta.level == 0) ? gop : goo;
-        bit<8> g1op = (meta.level == 0) ? goo : gop;
+        meta.gop0 = (meta.level == 0) ? gop : goo;
+        meta.gop1 = (meta.level == 0) ? goo : gop;
         bit<16> g0 = 0;
         bit<16> g1 = 0;
-        if (g0op == 1) {
+        if (meta.gop0 == 1) {
             g0 = gnext_rd0.execute(meta.idx);
-        } else if (g0op == 2) {
-            g0 = gnext_set0.execute(meta.idx);
-        } else if (g0op == 3) {
+        } else if (meta.gop0 == 2 || meta.gop0 == 5) {
+            g0 = gnext_wr0.execute(meta.idx);
+        } else if (meta.gop0 == 3) {
             g0 = gnext_follow0.execute(meta.idx);
-        } else if (g0op == 4) {
-            gnext_clr0.execute(meta.idx);
-        } else if (g0op == 5) {
-            g0 = gnext_after0.execute(meta.idx);
+        } else if (meta.gop0 == 4) {
+            gnext_wr0.execute(meta.idx);
         }
-        if (g1op == 1) {
+        if (meta.gop1 == 1) {
             g1 = gnext_rd1.execute(meta.idx);
-        } else if (g1op == 2) {
-            g1 = gnext_set1.execute(meta.idx);
-        } else if (g1op == 3) {
+        } else if (meta.gop1 == 2 || meta.gop1 == 5) {
+            g1 = gnext_wr1.execute(meta.idx);
+        } else if (meta.gop1 == 3) {
             g1 = gnext_follow1.execute(meta.idx);
-        } else if (g1op == 4) {
-            gnext_clr1.execute(meta.idx);
-        } else if (g1op == 5) {
-            g1 = gnext_after1.execute(meta.idx);
+        } else if (meta.gop1 == 4) {
+            gnext_wr1.execute(meta.idx);
         }
         meta.gn_lv = (meta.level == 0) ? g0 : g1;
         meta.gn_lo = (meta.level == 0) ? g1 : g0;
@@ -2421,7 +2431,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                     if (o >= (bit<32>)meta.size) {
                         o = o - (bit<32>)meta.size;
                     }
-                    hdr.recirc.a_slot = meta.left + (bit<32>)((bit<16>)o & 0x7fff);
+                    hdr.recirc.a_slot = meta.left + (o & 0x7fff);
                     hdr.recirc.a_hi = meta.tok_hi;
                     hdr.recirc.a_lo = meta.tok_lo;
                     again(PH_PROBE2);

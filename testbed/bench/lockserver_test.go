@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -100,5 +101,41 @@ func TestLoadLossyLockServer(t *testing.T) {
 	checkLoad(t, res)
 	if res.Retransmits == 0 {
 		t.Fatalf("no retransmissions under 5%% loss: %+v", res)
+	}
+}
+
+// TestLockServerProcess: `netlock server` as a child process (netlock bench redis's default)
+// grants locks, and stop shuts it down cleanly (SIGTERM, exit status 0). Control: a binary that
+// exits at once is reported, not waited for.
+func TestLockServerProcess(t *testing.T) {
+	bin := testenv.BuildNetlock(t)
+	ctx := context.Background()
+	addr, stop, err := startLockServerProcess(ctx, bin, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nl, err := NewNetLockLocker(addr.String(), 1, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel, err := nl.Acquire(ctx, 7)
+	if err == nil {
+		err = rel(ctx)
+	}
+	if cerr := nl.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := stop(); err != nil {
+		t.Fatalf("stop: %v", err)
+	}
+	if err := stop(); err != nil {
+		t.Fatalf("second stop: %v", err)
+	}
+	if _, _, err := startLockServerProcessOnce(ctx, "/bin/false", 2); err == nil ||
+		!strings.Contains(err.Error(), "exited") {
+		t.Fatalf("a server that exits at once: %v, want an error saying it exited", err)
 	}
 }

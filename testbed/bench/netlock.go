@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
 	"time"
 
 	"github.com/netlock-go/netlock/client"
@@ -83,6 +84,11 @@ type RedisOptions struct {
 	TTL time.Duration `json:"ttl_ns"`
 	// Unix connects to Redis over its Unix socket instead of loopback TCP.
 	Unix bool `json:"unix"`
+	// ServerBin is a netlock binary: the lock server runs as its child process (`ServerBin
+	// server`), a process of its own as redis-server is. Empty: the lock server runs inside the
+	// benchmark's process, sharing its Go scheduler and garbage collector with the client
+	// goroutines.
+	ServerBin string `json:"server_bin,omitempty"`
 }
 
 func (o *RedisOptions) setDefaults() {
@@ -125,8 +131,9 @@ type RedisResult struct {
 // RedisTarget is the netlock/Redis ratio docs/targets.md asks for.
 const RedisTarget = 5.0
 
-// RunRedis starts redis-server ([StartRedis]; [ErrNoRedis] if it is not installed) and an
-// in-process lock server on loopback, and runs the same lock workload ([RunPairs]) against each
+// RunRedis starts redis-server ([StartRedis]; [ErrNoRedis] if it is not installed) and a lock
+// server on loopback (a child process running opts.ServerBin, or in this process without it),
+// and runs the same lock workload ([RunPairs]) against each
 // in rotating rounds: Redis locks (SET NX PX + compare-and-delete script, via go-redis), netlock
 // locks through the client library, and, as a supplementary reference, netlock driven by the raw
 // batched load generator. It stops redis-server before returning. This is
@@ -140,7 +147,13 @@ func RunRedis(ctx context.Context, opts RedisOptions) (RedisResult, error) {
 	}
 	defer rs.Stop()
 	res.RedisVersion = rs.Version(ctx)
-	addr, stop, err := startLockServer(ctx, opts.Shards)
+	start := startLockServer
+	if opts.ServerBin != "" {
+		start = func(ctx context.Context, shards int) (netip.AddrPort, func() error, error) {
+			return startLockServerProcess(ctx, opts.ServerBin, shards)
+		}
+	}
+	addr, stop, err := start(ctx, opts.Shards)
 	if err != nil {
 		return res, err
 	}

@@ -11,15 +11,20 @@
 #ifndef _TOFINO1_NATIVE_ARCHITECTURE_
 #define _TOFINO1_NATIVE_ARCHITECTURE_
 
-/* bf-p4c defines __TARGET_TOFINO__ to the chip generation; netlock is a Tofino 1. */
+/* bf-p4c defines __TARGET_TOFINO__ to the chip generation; netlock's engine runs Tofino 1.
+ * A TNA program compiled for Tofino 2 (bf-p4c --target tofino2 --arch tna) takes Tofino 2's
+ * widths with the Tofino 1 blocks, as Intel's tna.p4 does; the engine refuses it. */
 #ifndef __TARGET_TOFINO__
 #define __TARGET_TOFINO__ 1
 #endif
-#if __TARGET_TOFINO__ != 1
-#error the netlock target provides tna.p4 for Tofino 1 only (t2na.p4 is not provided)
+#if __TARGET_TOFINO__ == 1
+#include <tofino1_specs.p4>
+#elif __TARGET_TOFINO__ == 2
+#include <tofino2_specs.p4>
+#else
+#error tna.p4 is the architecture of Tofino 1 and 2 (__TARGET_TOFINO__ 1 or 2)
 #endif
 
-#include <tofino1_specs.p4>
 #include <tofino1_arch.p4>
 
 #endif

@@ -81,16 +81,18 @@ func TestTofinoStages(t *testing.T) {
 		// What docs/dataplane.md concludes ("What this says"): counting operations only, the
 		// program fits a pipe of either generation, placed under the stateful ALUs and SRAM
 		// of each stage, with the pipe's stateful ALUs and SRAM to spare; with its decisions
-		// folded it fits both, Tofino 1 in its 12 stages; counting every computing assignment
-		// as a stage of its own, it fits neither.
+		// folded it fits Tofino 2 but not Tofino 1's 12 stages (the op codes that choose among
+		// merged register actions are apply-body inputs: bf-p4c allows four register actions
+		// per register); counting every computing assignment as a stage of its own, it fits
+		// neither.
 		if l.Floor > res.Stages || l.FloorStages > res.Stages {
 			t.Errorf("%s: floor %d, %d stages placed at the floor: docs/dataplane.md says it fits; update it", res.Name, l.Floor, l.FloorStages)
 		}
 		if l.SALUs > res.Stages*res.SALUs || l.Blocks > res.Stages*res.SRAMBlocks {
 			t.Errorf("%s: %d stateful ALUs, %d SRAM blocks: docs/dataplane.md says they fit; update it", res.Name, l.SALUs, l.Blocks)
 		}
-		if l.FoldedDepth > res.Stages || l.FoldedStages > res.Stages {
-			t.Errorf("%s: %d stages with decisions folded (%d placed): docs/dataplane.md says that fits; update it",
+		if fits := l.FoldedDepth <= res.Stages && l.FoldedStages <= res.Stages; fits != (res.Stages > tofino.Tofino1.Stages) {
+			t.Errorf("%s: %d stages with decisions folded (%d placed): docs/dataplane.md says that fits Tofino 2 only; update it",
 				res.Name, l.FoldedDepth, l.FoldedStages)
 		}
 		if l.Depth <= res.Stages {
@@ -128,8 +130,7 @@ func TestTofinoStages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if l, err := tofino.Analyze(sp[0].Ingress.Control, tofino.Tofino1); err != nil || l.FloorStages > tofino.Tofino1.Stages ||
-		l.FoldedStages > tofino.Tofino1.Stages {
+	if l, err := tofino.Analyze(sp[0].Ingress.Control, tofino.Tofino1); err != nil || l.FloorStages > tofino.Tofino1.Stages {
 		t.Errorf("NETLOCK_PART_BITS=14: %v", err)
 		if l != nil {
 			t.Errorf("%d stages placed at the floor, %d with decisions folded:\n%s", l.FloorStages, l.FoldedStages, l.Markdown())

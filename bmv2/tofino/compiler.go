@@ -1,0 +1,203 @@
+package tofino
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// This file runs the real Tofino compiler (p4c's open-sourced Tofino backend, p4c-barefoot) and
+// reads the resource report it writes, so that the estimate of this package can be checked
+// against it (docs/dataplane.md, "The real compiler").
+
+// CompileOptions says how to run the compiler.
+type CompileOptions struct {
+	// Compiler is the path of p4c-barefoot.
+	Compiler string
+	// Target is "tofino" (Tofino 1) or "tofino2"; Arch "tna" or "t2na".
+	Target, Arch string
+	// Defines are -D macros (__TARGET_TOFINO__ is set from Target).
+	Defines map[string]string
+	// IncludeDirs are -I directories (quoted includes; the compiler finds tna.p4 itself).
+	IncludeDirs []string
+	// OutDir receives the compiler's output (pipe/logs/...); it is created.
+	OutDir string
+	// Timeout bounds the run (0: 30 minutes).
+	Timeout time.Duration
+}
+
+// Report is what the compiler reported about one program.
+type Report struct {
+	// Output is the compiler's stdout and stderr.
+	Output string
+	// Elapsed is the compiler's run time.
+	Elapsed time.Duration
+	// Stages is the number of MAU stages the tables were allocated to (table_summary.log:
+	// "Number of stages in table allocation"), AvailableStages the pipe's (resources.json).
+	Stages, AvailableStages int
+	// CompilerVersion is resources.json's compiler_version.
+	CompilerVersion string
+	// Per-pipe totals over the MAU stages of resources.json: SRAM and TCAM units, meter ALUs
+	// (stateful ALUs and meters), hash bits and hash distribution units, logical tables, exact
+	// match search buses, VLIW instruction slots. Per stage in PerStage.
+	SRAMs, TCAMs, MeterALUs, HashBits, HashDist, LogicalTables, VLIW int
+	PerStage                                                         []StageUse
+	// PHV is phv_allocation_summary_0.log's table of containers by width (its "Total" lines),
+	// as the compiler prints it.
+	PHV string
+}
+
+// StageUse is one MAU stage's units in use.
+type StageUse struct {
+	Stage                                                      int
+	SRAMs, TCAMs, MeterALUs, HashBits, HashDist, LogicalTables int
+}
+
+// ErrCompile is wrapped by Compile's error when the compiler refused the program (exit status
+// not zero); the error's text ends with the compiler's diagnostics.
+var ErrCompile = errors.New("tofino: the compiler refused the program")
+
+// Compile runs p4c-barefoot on prog as the project's tests and documents do:
+//
+//	p4c-barefoot --target T --arch A -D__TARGET_TOFINO__=N -o OUT -g --bf-rt-schema OUT/bfrt.json
+//	  --p4runtime-files OUT/p4info.txtpb prog.p4
+//
+// and reads OUT/pipe/logs/table_summary.log, resources.json and phv_allocation_summary_0.log.
+func Compile(ctx context.Context, prog string, opt CompileOptions) (*Report, error) {
+	if opt.Timeout == 0 {
+		opt.Timeout = 30 * time.Minute
+	}
+	if err := os.MkdirAll(opt.OutDir, 0o755); err != nil {
+		return nil, fmt.Errorf("tofino: %w", err)
+	}
+	gen := "1"
+	if opt.Target == "tofino2" {
+		gen = "2"
+	}
+	args := []string{"--target", opt.Target, "--arch", opt.Arch, "-D__TARGET_TOFINO__=" + gen,
+		"-o", opt.OutDir, "-g", "--bf-rt-schema", filepath.Join(opt.OutDir, "bfrt.json"),
+		"--p4runtime-files", filepath.Join(opt.OutDir, "p4info.txtpb")}
+	names := make([]string, 0, len(opt.Defines))
+	for n := range opt.Defines {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		args = append(args, "-D"+n+"="+opt.Defines[n])
+	}
+	for _, d := range opt.IncludeDirs {
+		args = append(args, "-I", d)
+	}
+	args = append(args, prog)
+	ctx, cancel := context.WithTimeout(ctx, opt.Timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, opt.Compiler, args...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	start := time.Now()
+	err := cmd.Run()
+	r := &Report{Output: out.String(), Elapsed: time.Since(start)}
+	if err != nil {
+		return r, fmt.Errorf("%w: %s %s: %v\n%s", ErrCompile, opt.Compiler, strings.Join(args, " "), err, r.Output)
+	}
+	if err := r.read(filepath.Join(opt.OutDir, "pipe", "logs")); err != nil {
+		return r, err
+	}
+	return r, nil
+}
+
+var stagesLine = regexp.MustCompile(`Number of stages in table allocation: (\d+)`)
+
+// read fills the report from the compiler's logs directory.
+func (r *Report) read(logs string) error {
+	ts, err := os.ReadFile(filepath.Join(logs, "table_summary.log"))
+	if err != nil {
+		return fmt.Errorf("tofino: the compiler's report: %w", err)
+	}
+	m := stagesLine.FindSubmatch(ts)
+	if m == nil {
+		return fmt.Errorf("tofino: %s has no %q line", filepath.Join(logs, "table_summary.log"), "Number of stages in table allocation")
+	}
+	r.Stages, _ = strconv.Atoi(string(m[1]))
+	rj, err := os.ReadFile(filepath.Join(logs, "resources.json"))
+	if err != nil {
+		return fmt.Errorf("tofino: the compiler's report: %w", err)
+	}
+	if err := r.readResources(rj); err != nil {
+		return fmt.Errorf("tofino: %s: %w", filepath.Join(logs, "resources.json"), err)
+	}
+	if phv, err := os.ReadFile(filepath.Join(logs, "phv_allocation_summary_0.log")); err == nil {
+		r.PHV = phvTotals(string(phv))
+	}
+	return nil
+}
+
+// resourcesJSON is the part of resources.json (bf-p4c's resources_schema) the report reads.
+type resourcesJSON struct {
+	CompilerVersion string `json:"compiler_version"`
+	Resources       struct {
+		MAU struct {
+			NStages   int `json:"nStages"`
+			MauStages []struct {
+				StageNumber int                                `json:"stage_number"`
+				Rams        struct{ Srams []json.RawMessage }  `json:"rams"`
+				Tcams       struct{ Tcams []json.RawMessage }  `json:"tcams"`
+				MeterAlus   struct{ Meters []json.RawMessage } `json:"meter_alus"`
+				HashBits    struct{ Bits []json.RawMessage }   `json:"hash_bits"`
+				HashDist    struct{ Units []json.RawMessage }  `json:"hash_distribution_units"`
+				Logical     struct{ IDs []json.RawMessage }    `json:"logical_tables"`
+				Vliw        struct {
+					Instructions []json.RawMessage `json:"instructions"`
+				} `json:"vliw"`
+			} `json:"mau_stages"`
+		} `json:"mau"`
+	} `json:"resources"`
+}
+
+// readResources totals the MAU stages of resources.json.
+func (r *Report) readResources(data []byte) error {
+	var rj resourcesJSON
+	if err := json.Unmarshal(data, &rj); err != nil {
+		return err
+	}
+	r.CompilerVersion = rj.CompilerVersion
+	r.AvailableStages = rj.Resources.MAU.NStages
+	for _, st := range rj.Resources.MAU.MauStages {
+		u := StageUse{Stage: st.StageNumber, SRAMs: len(st.Rams.Srams), TCAMs: len(st.Tcams.Tcams),
+			MeterALUs: len(st.MeterAlus.Meters), HashBits: len(st.HashBits.Bits), HashDist: len(st.HashDist.Units),
+			LogicalTables: len(st.Logical.IDs)}
+		r.PerStage = append(r.PerStage, u)
+		r.SRAMs += u.SRAMs
+		r.TCAMs += u.TCAMs
+		r.MeterALUs += u.MeterALUs
+		r.HashBits += u.HashBits
+		r.HashDist += u.HashDist
+		r.LogicalTables += u.LogicalTables
+		r.VLIW += len(st.Vliw.Instructions)
+	}
+	if r.AvailableStages == 0 {
+		return errors.New("no resources.mau.nStages")
+	}
+	return nil
+}
+
+// phvTotals keeps the lines of the PHV allocation summary that total the containers.
+func phvTotals(s string) string {
+	var keep []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, "Total") || strings.Contains(l, "total") {
+			keep = append(keep, strings.TrimRight(l, " "))
+		}
+	}
+	return strings.Join(keep, "\n")
+}

@@ -1,0 +1,88 @@
+package tofino
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/netlock-go/netlock/bmv2/front"
+	"github.com/netlock-go/netlock/internal/testenv"
+)
+
+// calibrationPrograms are p4c's own Tofino 1 test programs (p4testgen's, in a p4c checkout) the
+// estimate is calibrated on: small ones (one register, one table) to programs built of
+// sub-controls with dozens of registers.
+var calibrationPrograms = []string{
+	"tna_register_action_1.p4",
+	"tna_register_action_2.p4",
+	"tna_hash_3.p4",
+	"tna_table_control_exact.p4",
+	"tna_action_profile_1.p4",
+	"tna_simple_switch.p4",
+	"tofino1_only/nasa_bundle_translator.p4",
+	"tofino1_only/switchml.p4",
+}
+
+// TestRealTofinoCalibration compiles p4c's Tofino test programs with p4c-barefoot (make
+// test-real; NETLOCK_P4C_DIR names the p4c checkout that holds them) and sets the compiler's
+// stage count and stateful ALUs beside this package's estimate of the same program (the larger
+// of its ingress's and egress's): docs/dataplane.md, "The real compiler", has the table. Every
+// program must compile and fit: they are p4c's own tests.
+func TestRealTofinoCalibration(t *testing.T) {
+	bin := testenv.RealTool(t, "p4c-barefoot")
+	root := testenv.OptIn(t, "NETLOCK_P4C_DIR", "a p4c checkout (its p4testgen Tofino programs are the calibration set)")
+	dir := filepath.Join(root, "backends", "p4tools", "modules", "testgen", "targets", "tofino", "test", "p4-programs")
+	out := t.TempDir()
+	var rows []string
+	for _, p := range calibrationPrograms {
+		prog := filepath.Join(dir, p)
+		c, err := front.LoadOptions(prog, front.Options{IncludeDirs: []string{dir}})
+		if err != nil {
+			t.Errorf("%s: %v", p, err)
+			continue
+		}
+		est, err := estimate(c)
+		if err != nil {
+			t.Errorf("%s: %v", p, err)
+			continue
+		}
+		r, err := Compile(context.Background(), prog, CompileOptions{Compiler: bin, Target: "tofino", Arch: "tna",
+			IncludeDirs: []string{dir}, OutDir: filepath.Join(out, strings.ReplaceAll(p, "/", "_"))})
+		if err != nil {
+			t.Errorf("%s: %v", p, err)
+			continue
+		}
+		rows = append(rows, fmt.Sprintf("| %s | %d | %d / %d | %d | %d | %d | %d |", p, r.Stages,
+			est.floor, est.floorPlaced, est.folded, est.earliest, est.salus, r.MeterALUs))
+	}
+	t.Logf("\n| program | compiler: stages | estimate: floor / placed | folded | earliest | stateful ALUs (estimate) | meter ALUs (compiler) |\n|---|---|---|---|---|---|---|\n%s",
+		strings.Join(rows, "\n"))
+}
+
+// programEstimate is the estimate of a whole program: each figure the larger of the ingress's
+// and the egress's (they share the pipe's stages), the stateful ALUs their sum.
+type programEstimate struct {
+	floor, floorPlaced, folded, earliest, salus int
+}
+
+func estimate(c *front.Checked) (programEstimate, error) {
+	var e programEstimate
+	pipes, err := c.TNAPipes()
+	if err != nil {
+		return e, err
+	}
+	for _, b := range []front.Block{pipes[0].Ingress, pipes[0].Egress} {
+		l, err := Analyze(b.Control, Tofino1)
+		if err != nil {
+			return e, err
+		}
+		e.floor = max(e.floor, l.Floor)
+		e.floorPlaced = max(e.floorPlaced, l.FloorStages)
+		e.folded = max(e.folded, l.FoldedStages)
+		e.earliest = max(e.earliest, l.Stages)
+		e.salus += l.SALUs
+	}
+	return e, nil
+}

@@ -1,0 +1,41 @@
+package dataplane
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/netlock-go/netlock/bmv2/tofino"
+	"github.com/netlock-go/netlock/internal/testenv"
+)
+
+// TestRealTofinoCompile compiles p4/tna/netlock.p4 (the default sizing) with p4c's Tofino
+// backend, p4c-barefoot (make test-real; docs/targets.md, "Tofino"), for Tofino 1 (tna) and
+// Tofino 2 (the same TNA program with __TARGET_TOFINO__ 2): it fails when the compiler refuses
+// the program, or places its tables in more stages than the pipe has, and logs the compiler's
+// resource report (docs/dataplane.md, "The real compiler").
+func TestRealTofinoCompile(t *testing.T) {
+	bin := testenv.RealTool(t, "p4c-barefoot")
+	dir := t.TempDir()
+	src := filepath.Join(dir, "netlock.p4")
+	if err := os.WriteFile(src, TNA.Source, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, target := range []string{"tofino", "tofino2"} {
+		t.Run(target, func(t *testing.T) {
+			r, err := tofino.Compile(context.Background(), src, tofino.CompileOptions{
+				Compiler: bin, Target: target, Arch: "tna", Defines: DefaultSizing.Defines(),
+				OutDir: filepath.Join(dir, target),
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%s: %d stages of %d (%s), %v; SRAM %d, TCAM %d, meter/stateful ALUs %d, hash bits %d, hash distribution units %d, logical tables %d\n%s",
+				target, r.Stages, r.AvailableStages, r.CompilerVersion, r.Elapsed, r.SRAMs, r.TCAMs, r.MeterALUs, r.HashBits, r.HashDist, r.LogicalTables, r.PHV)
+			if r.Stages > r.AvailableStages {
+				t.Errorf("%d stages placed, the pipe has %d", r.Stages, r.AvailableStages)
+			}
+		})
+	}
+}
