@@ -48,12 +48,10 @@ test: lint
 	# -race above they run a few sequences), and its passes per operation (measured without the
 	# race detector).
 	$(TESTSUM) run $(TESTLOG) -- $(GO) test -json -count=1 -timeout 10m -run 'Differential|^TestPassesPerOperation$$' ./p4/dataplane/dpengine
-	# The controller's rack simulation runs in one goroutine: under -race above it runs one seed per
-	# test and no negative controls; here every seed and the negative controls.
-	$(TESTSUM) run $(TESTLOG) -- $(GO) test -json -count=1 -timeout 10m ./controlplane/simrack
-	# The virtual rack's conservation and checker-agreement tests over all their phases (under
-	# -race they run two phases and one; about 20 s here).
-	$(TESTSUM) run $(TESTLOG) -- $(GO) test -json -count=1 -timeout 10m -run '^(TestConservation|TestCheckerAgreesWithHistory)$$' ./testbed/rackmodel
+	# The rack model runs in one goroutine: under -race above its conservation and checker-agreement
+	# tests run two phases and one, and the controller's tests one seed each and no negative
+	# controls; here every phase, every seed and the negative controls.
+	$(TESTSUM) run $(TESTLOG) -- $(GO) test -json -count=1 -timeout 10m -run '^(TestConservation|TestCheckerAgreesWithHistory|TestMigrationsUnderLoad|TestEvictions.*|TestControllerNegativeControls|TestSwitchRestart.*|TestServerDeath.*|TestControllerDeath|TestCrashedHolderSwept|TestFailoverOutlivesController)$$' ./testbed/rackmodel
 	$(TESTSUM) report $(TESTLOG)
 
 # The tests against the real P4 toolchain (p4c's p4test and p4c-bm2-ss, bmv2's simple_switch and

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -56,18 +57,18 @@ func (t *Txn) Acquire(ctx context.Context) error {
 		held[g.Lock()] = true
 	}
 	t.mu.Unlock()
-	var locks []uint32
-	for l := range t.want {
+	var locks []LockSpec
+	for l, m := range t.want {
 		if !held[l] {
-			locks = append(locks, l)
+			locks = append(locks, LockSpec{Lock: l, Mode: m})
 		}
 	}
-	slices.Sort(locks)
-	for _, l := range locks {
+	for _, ls := range OrderLocks(locks) {
+		l := ls.Lock
 		if len(held) > 0 && l < maxKey(held) {
 			return fmt.Errorf("client: txn %#x: lock %d is below a held lock: acquiring it would break the lock order", t.id, l)
 		}
-		g, err := t.c.acquire(ctx, l, t.want[l], t.id, false, t.opts)
+		g, err := t.c.acquire(ctx, l, ls.Mode, t.id, false, t.opts)
 		if err != nil {
 			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), t.c.cfg.RequestTimeout)
 			defer cancel()
@@ -91,6 +92,25 @@ func (t *Txn) Acquire(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// OrderLocks puts a transaction's locks in the order Txn takes them: ascending lock id (a global
+// order: transactions that all take their locks in it cannot deadlock among themselves), a lock
+// named twice once, exclusive if either asked for it exclusive. It sorts locks in place and
+// returns the shortened slice. The rack model's transactions (testbed/rackmodel) use it too.
+func OrderLocks(locks []LockSpec) []LockSpec {
+	slices.SortStableFunc(locks, func(a, b LockSpec) int { return cmp.Compare(a.Lock, b.Lock) })
+	out := locks[:0]
+	for _, l := range locks {
+		if n := len(out); n > 0 && out[n-1].Lock == l.Lock {
+			if l.Mode == wire.Exclusive {
+				out[n-1].Mode = wire.Exclusive
+			}
+			continue
+		}
+		out = append(out, l)
+	}
+	return out
 }
 
 func maxKey(m map[uint32]bool) uint32 {

@@ -30,7 +30,7 @@
 // token is larger than every earlier grant's token of the same Core, hence of the same lock.
 // [Core.RaiseTokenFloor] (and the admin sub-operation wire.AdminTokenFloor, answered with the floor
 // in force in Token) moves the counter up, never down. The Core reads no clock for tokens: the lock
-// server makes them epoch-major (TokenBase = epoch<<40, the epoch persisted and bumped on every
+// server makes them epoch-major (TokenBase = wire.EpochBase(epoch), the epoch persisted and bumped on every
 // start; docs/protocol.md, "Fencing tokens").
 //
 // Leases start at the grant. Expired holders are removed by [Core.Expire], which grants onward and

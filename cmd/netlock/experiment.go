@@ -49,13 +49,14 @@ func newExperimentCmd() *cobra.Command {
 		Use:   "experiment fig13|fig14|fig10|fig15|all",
 		Short: "Regenerate a figure of the NetLock paper on the rack model (virtual time, the paper's scale)",
 		Long: `Regenerates a figure of the NetLock paper (SIGCOMM'20, section 6) on the rack model
-(testbed/rackmodel): p4/netlock.p4 on the engine decides every switch grant, lockcore serves the lock
-servers, and only time is modelled, at the paper's scale (10 clients, 2 lock servers, a Tofino-class
-switch; --clients etc. change it). Every point is a deterministic run for its seed, checked for
-exclusion and fencing.
+(testbed/rackmodel): netlock's own code makes every decision (p4/netlock.p4 on the engine as the
+switch, lockserver/srvcore as the lock servers, client/clientcore as the clients, controlplane/ctlcore
+as the controller, whose allocation periods run in the warm-up) and only time is modelled, at the
+paper's scale (10 clients, 2 lock servers, a Tofino-class switch; --clients etc. change it). Every
+point is a deterministic run for its seed, checked for exclusion and fencing.
 
   fig13  knapsack vs random allocation on TPC-C (10 warehouses per client), with every lock on the
-         servers as the reference, for 8-, 2- and 1-core lock servers
+         servers as the reference, for the paper's rack, 1-core servers and 64 workers per client
   fig14  throughput against switch slots, by think time, knapsack vs random
   fig10  TPC-C with the hot locks in the switch vs every lock on the servers, high and low contention
   fig15  throughput over time through a switch restart and a lock server failure, with the
@@ -120,6 +121,7 @@ Prints the results as Markdown with the parameters; writes FIG.json into --out a
 	fl.Uint64Var(&o.Seed, "seed", 1, "workload seed")
 	fl.BoolVar(&o.Quick, "quick", false, "a small sweep with short windows (a first look; not for figures)")
 	fl.DurationVar(&o.Warmup, "warmup", 0, "warm-up of every point, virtual time (0: 20ms)")
+	fl.DurationVar(&o.AllocPeriod, "alloc-period", 0, "time between the controller's allocation periods in the warm-up, virtual time (0: 1ms)")
 	fl.DurationVar(&o.Window, "window", 0, "measured window of every point, virtual time (0: 10ms)")
 	fl.StringVar(&out, "out", "out/experiment", "directory for FIG.json")
 	fl.StringVar(&img, "img", "out/experiment", "directory for FIG.png")
@@ -163,8 +165,9 @@ func newBenchRackCmd() *cobra.Command {
 		Use:   "rack",
 		Short: "One rack-model run with locks in the switch, and the same rack with every lock on the servers (virtual time)",
 		Long: `Runs the rack model (testbed/rackmodel; virtual time, deterministic for a seed) twice with the same
-workload: once with --slots switch slots allocated by --strategy from the demand measured in the
-warm-up, once with every lock on the servers; prints both and their ratio.`,
+workload: once with the controller (controlplane/ctlcore) allocating --slots switch slots by
+--strategy in the warm-up (an allocation period every --alloc-period), once with every lock on the
+servers; prints both and their ratio.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			switch strategy {
@@ -190,8 +193,8 @@ warm-up, once with every lock on the servers; prints both and their ratio.`,
 					r.Label, r.RPS/1e6, r.SwitchRPS/1e6, r.ServerRPS/1e6, r.TPS, r.Acquire.P50, r.Acquire.P99, r.Txn.P50,
 					r.Txn.P99, r.Wall.Round(time.Millisecond))
 			}
-			fmt.Fprintf(w, "ratio: %.2fx requests/s, %.2fx transactions/s (%s, virtual time; the allocation put %d of %d locks in the switch)\n",
-				rs[0].RPS/rs[1].RPS, rs[0].TPS/rs[1].TPS, s.Phase, rs[0].Alloc.Locks, rs[0].Alloc.Demands)
+			fmt.Fprintf(w, "ratio: %.2fx requests/s, %.2fx transactions/s (%s, virtual time; %d allocation periods put %d of the %d locks the servers reported in the switch)\n",
+				rs[0].RPS/rs[1].RPS, rs[0].TPS/rs[1].TPS, s.Phase, rs[0].Periods, rs[0].Alloc.Locks, rs[0].Alloc.Reported)
 			return nil
 		},
 	}
@@ -201,7 +204,8 @@ warm-up, once with every lock on the servers; prints both and their ratio.`,
 	fl.IntVar(&s.Slots, "slots", modelfig.Fig13Slots, "switch slots to allocate")
 	fl.StringVar(&strategy, "strategy", "knapsack", "allocation: knapsack or random")
 	fl.Uint64Var(&s.Seed, "seed", 1, "workload seed")
-	fl.DurationVar(&s.Warmup, "warmup", 20*time.Millisecond, "warm-up (demand measured), virtual time")
+	fl.DurationVar(&s.Warmup, "warmup", 20*time.Millisecond, "warm-up (the controller allocates), virtual time")
+	fl.DurationVar(&s.AllocPeriod, "alloc-period", time.Millisecond, "time between the controller's allocation periods in the warm-up, virtual time")
 	fl.DurationVar(&s.Window, "window", 10*time.Millisecond, "measured window, virtual time")
 	return cmd
 }

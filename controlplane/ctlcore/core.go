@@ -614,7 +614,7 @@ func (c *Core) adoptRecovered(lk *lockRec, floor uint64) {
 // recoveryFloor is the token floor of the locks a lost switch held, as of detected: tokenBound
 // when the Core has observed the switch's token counters (or restored an observation). A Core
 // that never did (a backup that became primary just as the switch restarted, without a state
-// file) falls back to the servers' next epochs, (epoch+1) << 40: the switch's tokens for a lock
+// file) falls back to the servers' next epochs, wire.EpochBase(epoch+1): the switch's tokens for a lock
 // start at its server's last token, within the server's epoch, so this covers them unless the
 // switch granted the lock more than 2^(40-SlotBits) times since it moved in (docs/controlplane.md,
 // "Switch restart").
@@ -622,7 +622,7 @@ func (c *Core) recoveryFloor(detected time.Time) uint64 {
 	f := c.tokenBound(detected)
 	if c.maxTokenAt.IsZero() {
 		for _, s := range c.servers {
-			f = max(f, (s.epoch+1)<<40)
+			f = max(f, wire.EpochBase(s.epoch+1))
 		}
 	}
 	return f

@@ -11,7 +11,7 @@
 // argument now (a now before the last one counts as the last one), and [Core.NextDeadline] says
 // when the shell must step it next with a [Tick]. A Core is not safe for concurrent use:
 // controlplane/controller is its shell (one goroutine owns it, every effect runs in a goroutine
-// of its own), and controlplane/simrack and the scenario tests drive it in virtual time.
+// of its own), and testbed/rackmodel and the scenario tests drive it in virtual time.
 //
 // The inputs are [Tick] (time passed: due timers run), [Primary] (the P4Runtime election's
 // verdict: the Core acts only while primary, and becoming primary starts a takeover) and the
@@ -146,5 +146,6 @@
 // time with the effects' String as golden output, and report two holders of a lock or a token
 // that does not grow; rack_test.go is a randomized fake shell for the failure timing (grace,
 // detection). [Config.TestingKnobs] holds the test-only behaviour: the negative controls, one
-// broken rule each, which the scenario tests, simrack and the rack tests must catch.
+// broken rule each, which the scenario tests, the rack model (testbed/rackmodel) and the rack
+// tests must catch.
 package ctlcore

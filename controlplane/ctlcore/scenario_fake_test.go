@@ -138,7 +138,7 @@ func newScriptRack(cfg Config, now time.Time, timeout time.Duration, out func(st
 
 func (f *scriptRack) addProc(p *fakeProc) {
 	p.locks, p.counts, p.statsAt = map[uint32]*fakeSrvLock{}, map[uint32]*wire.LockStat{}, f.now
-	p.last = p.epoch << 40
+	p.last = wire.EpochBase(p.epoch)
 	f.procs = append(f.procs, p)
 }
 
@@ -851,7 +851,7 @@ func (f *scriptRack) serverAdmin(p *fakeProc, m wire.Fields) (wire.Fields, []byt
 	case wire.AdminTakeover:
 		if p.standby || m.Token >= p.epoch {
 			p.epoch = max(p.epoch+1, m.Token+1)
-			p.last = max(p.last, p.epoch<<40)
+			p.last = max(p.last, wire.EpochBase(p.epoch))
 			p.serving = p.serving || p.standby
 			p.standby = false
 			p.graceEnd = f.now.Add(time.Duration(m.LeaseMicros) * time.Microsecond)

@@ -753,7 +753,7 @@ func (s *scenario) serverCmd(d *datadriven.TestData, a args) error {
 			p.instance += 1000
 			p.epoch++
 			p.term = 0
-			p.last = max(p.last, p.epoch<<40)
+			p.last = max(p.last, wire.EpochBase(p.epoch))
 			p.locks = map[uint32]*fakeSrvLock{}
 			p.graceEnd = s.now.Add(s.cfg.Rack.MaxLease)
 		case "drop-answers":
@@ -771,7 +771,7 @@ func (s *scenario) serverCmd(d *datadriven.TestData, a args) error {
 			if err != nil {
 				return err
 			}
-			p.epoch, p.last = e, max(p.last, e<<40)
+			p.epoch, p.last = e, max(p.last, wire.EpochBase(e))
 		case "term":
 			t, err := a.uint("term", 0)
 			if err != nil {

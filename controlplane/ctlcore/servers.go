@@ -169,7 +169,7 @@ func (c *Core) ping(n uint16, done func()) {
 		s.live.answer(at)
 		s.alive, s.dead = true, false
 		c.learnServing(n, rep)
-		c.serverEpoch(n, rep.Token<<40)
+		c.serverEpoch(n, wire.EpochBase(rep.Token))
 		if rep.Timestamp > c.term {
 			c.raiseTerm(rep.Timestamp)
 		}
@@ -181,10 +181,11 @@ func (c *Core) ping(n uint16, done func()) {
 	})
 }
 
-// serverEpoch records a token or epoch base a server reported: its epoch is at least token>>40.
+// serverEpoch records a token or epoch base a server reported: its epoch is at least
+// wire.EpochOf(token).
 func (c *Core) serverEpoch(n uint16, token uint64) {
 	if s := c.servers[n]; s != nil {
-		s.epoch = max(s.epoch, token>>40)
+		s.epoch = max(s.epoch, wire.EpochOf(token))
 	}
 }
 
@@ -245,7 +246,7 @@ func (c *Core) failover(s *serverRec, sb Standby) {
 					c.retry(start)
 					return
 				}
-				c.serverEpoch(n, rep.Token<<40)
+				c.serverEpoch(n, wire.EpochBase(rep.Token))
 				s.suspect, s.dead, s.instance, s.alive = false, false, 0, true
 				s.live.reset()
 				c.stats.Failovers++
@@ -365,7 +366,7 @@ func (c *Core) probeStandby(sb Standby, tries int, done func()) {
 		switch {
 		case err == nil && rep.Priority == wire.PingServing:
 			c.learnServing(n, rep)
-			c.serverEpoch(n, rep.Token<<40)
+			c.serverEpoch(n, wire.EpochBase(rep.Token))
 			done()
 			return
 		case err != nil && tries+1 < c.cfg.DeadAfter:

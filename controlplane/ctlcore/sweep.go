@@ -19,8 +19,9 @@ import (
 // slower than a sweep period, a queue-empty and its push-backs may still be on their way when the
 // next sweep finds the queue empty, and a second queue-empty then brings back more requests than
 // the queue has room for, which overflow to the back of q2 behind later ones (a FIFO violation:
-// simrack's TestEvictionsSlowServerLinks, seed 3, found it when this rule was tried). The switch's
-// links to its servers are assumed not to lose packets (docs/dataplane.md, "Overflow").
+// TestEvictionsSlowServerLinks, seed 3, found it when this rule was tried, on controlplane/simrack;
+// the test is testbed/rackmodel's now). The switch's links to its servers are assumed not to lose
+// packets (docs/dataplane.md, "Overflow").
 
 func (c *Core) sweep() {
 	if c.sweeping {

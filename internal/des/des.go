@@ -1,7 +1,6 @@
 // Package des is netlock's discrete-event kernel: a virtual clock in nanoseconds and a queue of
 // events ordered by (time, scheduling order), so that a simulation is a deterministic function of
-// its inputs. The virtual-time models (rdma/sim, testbed/rackmodel, controlplane/simrack) sit on
-// it.
+// its inputs. The virtual-time models (rdma/sim and testbed/rackmodel) sit on it.
 //
 // The kernel is pure: it runs one event at a time on the caller's goroutine and starts no
 // goroutines. An event is a func(); At schedules one and returns a handle that Cancel takes back.

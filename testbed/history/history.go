@@ -45,13 +45,19 @@
 //   - nothing lost ([Options.RequireOutcome]): every AcquireSent ends in Granted or Rejected (and,
 //     unless [Options.AllowAbandoned], not Abandoned).
 //
+// # Online
+//
+// [Check] is a [Checker] that observes a whole history and finishes it. A model that cannot keep
+// its whole history (a virtual-time rack running millions of acquisitions) feeds a Checker as it
+// records and calls [Checker.Retire] as its clock advances, so that the intervals that ended are
+// checked and forgotten; see Checker for what forgetting gives up.
+//
 // It cannot see: how long the server thinks a lock is held (only the client-side interval, which
 // is shorter), grants the client never reported (a client library gives stray grants back), or
 // whether a holder actually stopped using a resource at its deadline.
 package history
 
 import (
-	"cmp"
 	"fmt"
 	"slices"
 	"sync"
@@ -158,6 +164,9 @@ type Options struct {
 	RequireOutcome bool
 	// AllowAbandoned accepts Abandoned as an outcome under RequireOutcome.
 	AllowAbandoned bool
+	// MaxViolations, if positive, keeps only the first MaxViolations violations found (a broken
+	// run of a model can break a rule millions of times); Checker.Dropped counts the others.
+	MaxViolations int
 }
 
 // Violation is one broken property.
@@ -186,229 +195,9 @@ type Interval struct {
 	Client string
 }
 
-func (iv *Interval) open() bool { return iv.End.IsZero() }
-
-// empty reports whether iv holds no instant: it ended when it started (a grant observed after
-// its deadline). See the package documentation.
-func (iv *Interval) empty() bool { return !iv.open() && !iv.End.After(iv.Start) }
-
-// endsBy reports whether iv ends at or before t.
-func (iv *Interval) endsBy(t time.Time) bool { return !iv.open() && !iv.End.After(t) }
-
-func (iv *Interval) overlaps(o *Interval) bool {
-	return !iv.endsBy(o.Start) && !o.endsBy(iv.Start)
-}
-
 type txnKey struct {
 	lock uint32
 	txn  uint64
-}
-
-// Intervals derives the holder intervals of a history, and the violations found on the way
-// (double grants, events out of sequence, lost acquisitions under opts.RequireOutcome). Events are
-// taken in the order they were recorded (by a Recorder; events that did not pass through one, in
-// the order given), so every acquisition's events must be recorded in the order they happened.
-func Intervals(events []Event, opts Options) ([]Interval, []Violation) {
-	// The events of one acquisition are taken in recording order, which is their causal order
-	// (a release can carry an earlier time than its grant: the lease deadline, if the lease ran
-	// out before the holder looked). The times only bound the intervals.
-	evs := slices.Clone(events)
-	slices.SortStableFunc(evs, func(a, b Event) int { return cmp.Compare(a.seq, b.seq) })
-	type state struct {
-		pending  bool
-		priority uint8
-		open     int // index into ivs of the open grant, or -1
-		deadline time.Time
-		last     Event
-	}
-	var ivs []Interval
-	var vs []Violation
-	states := make(map[txnKey]*state)
-	closeIv := func(st *state, end time.Time) {
-		iv := &ivs[st.open]
-		if !st.deadline.IsZero() && st.deadline.Before(end) {
-			end = st.deadline
-		}
-		if end.Before(iv.Start) {
-			end = iv.Start
-		}
-		iv.End = end
-		st.open = -1
-	}
-	for _, e := range evs {
-		k := txnKey{e.Lock, e.Txn}
-		st := states[k]
-		if st == nil {
-			st = &state{open: -1}
-			states[k] = st
-		}
-		switch e.Kind {
-		case AcquireSent:
-			st.pending, st.priority = true, e.Priority
-		case Granted:
-			if st.open >= 0 {
-				if ivs[st.open].Token != e.Token {
-					vs = append(vs, Violation{"double-grant", e.Lock, []uint64{e.Txn},
-						fmt.Sprintf("granted token %d while holding token %d", e.Token, ivs[st.open].Token)})
-				}
-				continue
-			}
-			st.pending = false
-			st.deadline = e.Deadline
-			ivs = append(ivs, Interval{Lock: e.Lock, Txn: e.Txn, Mode: e.Mode, Token: e.Token,
-				Priority: st.priority, Start: e.At, Client: e.Client})
-			st.open = len(ivs) - 1
-		case Renewed:
-			if st.open >= 0 && e.Deadline.After(st.deadline) {
-				st.deadline = e.Deadline
-			}
-		case Released, Lost:
-			if st.open >= 0 {
-				closeIv(st, e.At)
-			}
-		case Rejected, Abandoned:
-			if st.open >= 0 {
-				vs = append(vs, Violation{"sequence", e.Lock, []uint64{e.Txn}, e.Kind.String() + " while holding"})
-			}
-			st.pending = false
-			if e.Kind == Abandoned && opts.RequireOutcome && !opts.AllowAbandoned {
-				vs = append(vs, Violation{"lost", e.Lock, []uint64{e.Txn}, "acquire abandoned"})
-			}
-		}
-		st.last = e
-	}
-	for k, st := range states {
-		if st.open >= 0 && !st.deadline.IsZero() {
-			closeIv(st, st.deadline)
-		}
-		if st.pending && opts.RequireOutcome {
-			vs = append(vs, Violation{"lost", k.lock, []uint64{k.txn}, "acquire sent, never granted nor rejected"})
-		}
-	}
-	return ivs, vs
-}
-
-// Check derives the holder intervals of events and checks them; it returns every violation found,
-// sorted by rule and lock.
-func Check(events []Event, opts Options) []Violation {
-	ivs, vs := Intervals(events, opts)
-	byLock := make(map[uint32][]*Interval)
-	for i := range ivs {
-		byLock[ivs[i].Lock] = append(byLock[ivs[i].Lock], &ivs[i])
-	}
-	for lock, l := range byLock {
-		vs = append(vs, checkLock(lock, l)...)
-	}
-	for lock, order := range opts.AcceptOrder {
-		vs = append(vs, checkFIFO(lock, order, byLock[lock])...)
-	}
-	slices.SortStableFunc(vs, func(a, b Violation) int {
-		if c := cmp.Compare(a.Rule, b.Rule); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.Lock, b.Lock)
-	})
-	return vs
-}
-
-// checkLock checks exclusion, token uniqueness and fencing for the intervals of one lock. Empty
-// intervals take part only in the token-uniqueness check.
-func checkLock(lock uint32, all []*Interval) []Violation {
-	var vs []Violation
-	slices.SortFunc(all, func(a, b *Interval) int { return a.Start.Compare(b.Start) })
-	ivs := slices.DeleteFunc(slices.Clone(all), (*Interval).empty)
-	// Exclusion: sweep by start time keeping the intervals still open at each start.
-	var active []*Interval
-	for _, iv := range ivs {
-		kept := active[:0]
-		for _, a := range active {
-			if !a.endsBy(iv.Start) {
-				kept = append(kept, a)
-			}
-		}
-		active = kept
-		for _, a := range active {
-			if a.overlaps(iv) && (a.Mode == wire.Exclusive || iv.Mode == wire.Exclusive) {
-				vs = append(vs, Violation{"exclusion", lock, []uint64{a.Txn, iv.Txn}, fmt.Sprintf(
-					"%s holder (token %d, %s) and %s holder (token %d, %s) at once: [%s, %s) and [%s, %s)",
-					a.Mode, a.Token, a.Client, iv.Mode, iv.Token, iv.Client, stamp(a.Start), stamp(a.End),
-					stamp(iv.Start), stamp(iv.End))})
-			}
-		}
-		active = append(active, iv)
-	}
-	// Token reuse.
-	byToken := make(map[uint64]*Interval)
-	for _, iv := range all {
-		if o := byToken[iv.Token]; o != nil && o.Txn != iv.Txn {
-			vs = append(vs, Violation{"token-reuse", lock, []uint64{o.Txn, iv.Txn},
-				fmt.Sprintf("token %d granted twice", iv.Token)})
-		}
-		byToken[iv.Token] = iv
-	}
-	// Fencing: every interval that ended by iv's start, where either is exclusive, has a smaller
-	// token. (Two shared grants may reach their clients in either order, so the order of their
-	// observed intervals says nothing about their tokens.) Walk the intervals by end time alongside,
-	// keeping the largest token among those that have ended, overall and among exclusive ones.
-	ended := slices.Clone(ivs)
-	ended = slices.DeleteFunc(ended, func(iv *Interval) bool { return iv.open() })
-	slices.SortFunc(ended, func(a, b *Interval) int { return a.End.Compare(b.End) })
-	var maxAll, maxX *Interval
-	j := 0
-	for _, iv := range ivs {
-		for j < len(ended) && ended[j].End.Before(iv.Start) || j < len(ended) && ended[j].End.Equal(iv.Start) &&
-			ended[j] != iv {
-			e := ended[j]
-			if maxAll == nil || e.Token > maxAll.Token {
-				maxAll = e
-			}
-			if e.Mode == wire.Exclusive && (maxX == nil || e.Token > maxX.Token) {
-				maxX = e
-			}
-			j++
-		}
-		m := maxX
-		if iv.Mode == wire.Exclusive {
-			m = maxAll
-		}
-		if m != nil && m.Token >= iv.Token {
-			vs = append(vs, Violation{"fencing", lock, []uint64{m.Txn, iv.Txn}, fmt.Sprintf(
-				"token %d granted after the %s holder with token %d ended", iv.Token, m.Mode, m.Token)})
-		}
-	}
-	return vs
-}
-
-// checkFIFO checks that, among granted requests of equal priority, acceptance order is token order.
-func checkFIFO(lock uint32, order []uint64, ivs []*Interval) []Violation {
-	first := make(map[uint64]*Interval) // the first grant of each txn on this lock
-	for _, iv := range ivs {
-		if f := first[iv.Txn]; f == nil || iv.Start.Before(f.Start) {
-			first[iv.Txn] = iv
-		}
-	}
-	var vs []Violation
-	maxByPrio := make(map[uint8]*Interval)
-	seen := make(map[uint64]bool)
-	for _, txn := range order {
-		if seen[txn] {
-			continue
-		}
-		seen[txn] = true
-		iv := first[txn]
-		if iv == nil {
-			continue // withdrawn, rejected, or never reported
-		}
-		if m := maxByPrio[iv.Priority]; m != nil && m.Token > iv.Token {
-			vs = append(vs, Violation{"fifo", lock, []uint64{m.Txn, iv.Txn}, fmt.Sprintf(
-				"txn %#x accepted first but granted token %d after txn %#x's token %d", m.Txn, m.Token, iv.Txn,
-				iv.Token)})
-		}
-		if m := maxByPrio[iv.Priority]; m == nil || iv.Token > m.Token {
-			maxByPrio[iv.Priority] = iv
-		}
-	}
-	return vs
 }
 
 func stamp(t time.Time) string {

@@ -24,7 +24,7 @@ func TestFigureSpecs(t *testing.T) {
 	}{
 		{Fig13(Options{}), 3 * len(Fig13Variants)},
 		{Fig14(Options{}), 2 * len(Fig14Think) * len(Fig14Slots)},
-		{Fig10(Options{}), 6},
+		{Fig10(Options{}), 4},
 		{Fig15(Options{}), 0},
 	} {
 		if len(tc.f.Specs) != tc.want {
@@ -36,8 +36,11 @@ func TestFigureSpecs(t *testing.T) {
 			}
 		}
 	}
-	if f := Fig10(Options{}); f.Specs[0].Slots != rackmodel.PaperParams().Sizing.Slots() {
-		t.Errorf("fig10 gives netlock %d slots, want the whole pool", f.Specs[0].Slots)
+	if f := Fig10(Options{}); f.Specs[0].Slots != rackmodel.PaperParams().Sizing.Slots()-4 {
+		t.Errorf("fig10 gives netlock %d slots, want the whole pool but the controller's 4 staging slots", f.Specs[0].Slots)
+	}
+	if f := Fig15(Options{}); !f.Params.Standbys {
+		t.Error("fig15's servers have no standbys: the controller cannot fail a server over")
 	}
 }
 
@@ -104,8 +107,8 @@ func TestFig15(t *testing.T) {
 	// four workers never overlap a holder across the restart in the quick timeline.
 	p := rackmodel.Params{Clients: 1, Workers: 16, Servers: 2, ServerCores: 2, Sizing: dataplane.Sizing{Locks: 2048, PartBits: 10}}
 	f := Fig15(Options{Params: p, Quick: true})
-	if f.Timelines[0].Slots != p.Sizing.Slots() {
-		t.Errorf("fig15 allocates %d slots, want the small pool %d", f.Timelines[0].Slots, p.Sizing.Slots())
+	if f.Timelines[0].Slots != poolSlots(p) {
+		t.Errorf("fig15 allocates %d slots, want the small pool %d", f.Timelines[0].Slots, poolSlots(p))
 	}
 	if err := f.Run(context.Background(), nil); err != nil {
 		t.Fatal(err)
@@ -122,8 +125,8 @@ func TestFig15(t *testing.T) {
 		names[p.Name] = p
 	}
 	for _, n := range []string{"before the restart", "re-programmed; the switch's locks wait out the leases",
-		"every lock on the servers", "after the reallocation", "server 0 serves both, waiting out the leases",
-		"after the failover"} {
+		"every lock on the servers", "after the reallocation",
+		"failed over to its standby on server 1's machine, waiting out the leases", "after the failover"} {
 		if _, ok := names[n]; !ok {
 			t.Errorf("no phase %q in %+v", n, main.Phases)
 		}
@@ -151,7 +154,7 @@ func TestFig15(t *testing.T) {
 	}
 	var md strings.Builder
 	f.WriteMarkdown(&md)
-	for _, want := range []string{"switch down", "server 1 declared dead", "negative control", "**0 violations**"} {
+	for _, want := range []string{"switch down", "failing over to the standby", "negative control", "**0 violations**"} {
 		if !strings.Contains(md.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, md.String())
 		}

@@ -13,21 +13,23 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/netlock-go/netlock/alloc"
+	"github.com/netlock-go/netlock/controlplane/ctlcore"
 	"github.com/netlock-go/netlock/testbed"
 	"github.com/netlock-go/netlock/testbed/rackmodel"
 )
 
 // Timeline is Figure 15's run: the rack's throughput over time through a switch restart and a
-// lock server failure, on the rack model with the controller's failure handling
-// (rackmodel.StartControl).
+// lock server failure, on the rack model with the controller's failure handling (ctlcore).
 //
-// The run: a warm-up with every lock on the servers (demand measured), the allocation of Slots
-// switch slots (knapsack), Steady of normal running; the switch restarts and is down for Down;
-// the controller re-programs it and waits out the leases before the switch's locks are granted
-// again, by their servers; Realloc after that the controller's next allocation (demand measured
-// during Realloc, the locks moved in on a quiesced rack); Steady later server 1 fails, the
-// controller declares it dead, server 0 takes over its locks and waits out the leases; Tail of
-// running follows. Throughput is counted in bins of Bin.
+// The run: a warm-up from every lock on the servers with the controller's allocation period of
+// Slots switch slots (knapsack) every AllocPeriod on the quiesced rack, Steady of normal running;
+// the switch restarts and is down for Down; the controller programs it again and waits out the
+// leases before the switch's locks are granted again, by their servers; a retry interval for the
+// clients to catch up, Steady with every lock on the servers, then Realloc in which the controller
+// allocates again every AllocPeriod; Steady later server 2's machine fails, the controller
+// suspects it, declares it dead and fails its address over to its standby (on server 1's
+// machine), which waits out the leases; Tail after the failure the run ends. Throughput is
+// counted in bins of Bin.
 type Timeline struct {
 	Phase  string        `json:"phase"`
 	Seed   uint64        `json:"seed"`
@@ -36,19 +38,22 @@ type Timeline struct {
 	Warmup time.Duration `json:"warmup_ns"`
 	Steady time.Duration `json:"steady_ns"`
 	Down   time.Duration `json:"down_ns"`
-	// Realloc is how long the controller measures demand after the recovery before it
-	// allocates again; Tail how long the run goes on after the server failure.
-	Realloc time.Duration `json:"realloc_ns"`
-	Tail    time.Duration `json:"tail_ns"`
-	// Fault breaks the failure handling (a negative control); Label names the run.
-	Fault rackmodel.Fault `json:"-"`
-	Label string          `json:"label"`
+	// AllocPeriod is the time between the controller's allocation periods in the warm-up and in
+	// Realloc, the time after the recovery in which it allocates again; Tail how long the run
+	// goes on after the server failure.
+	AllocPeriod time.Duration `json:"alloc_period_ns"`
+	Realloc     time.Duration `json:"realloc_ns"`
+	Tail        time.Duration `json:"tail_ns"`
+	// Knobs break the failure handling (a negative control); Label names the run.
+	Knobs rackmodel.TestingKnobs `json:"-"`
+	Label string                 `json:"label"`
 
 	// Results.
 	Samples    []rackmodel.Sample `json:"samples"`
 	Events     []rackmodel.Event  `json:"events"`
 	Phases     []PhaseStat        `json:"phases"`
 	Counters   rackmodel.Counters `json:"counters"`
+	Controller ctlcore.Stats      `json:"controller"`
 	Violations int                `json:"violations"`
 	// FirstViolation describes the first violation found, if any.
 	FirstViolation string        `json:"first_violation,omitempty"`
@@ -71,17 +76,20 @@ type PhaseStat struct {
 // Fig15Slots is the switch memory of Figure 15 (Figure 13's).
 const Fig15Slots = Fig13Slots
 
-func (o Options) timeline(label string, fault rackmodel.Fault) Timeline {
-	tl := Timeline{Phase: testbed.PhaseTPCCLow, Seed: o.Seed, Slots: min(Fig15Slots, o.Params.Sizing.Slots()),
-		Bin: 500 * time.Microsecond, Warmup: 20 * time.Millisecond, Steady: 10 * time.Millisecond,
-		Down: 3 * time.Millisecond, Realloc: 10 * time.Millisecond, Tail: 40 * time.Millisecond, Fault: fault,
-		Label: label}
+func (o Options) timeline(label string, knobs rackmodel.TestingKnobs) Timeline {
+	tl := Timeline{Phase: testbed.PhaseTPCCLow, Seed: o.Seed, Slots: min(Fig15Slots, poolSlots(o.Params)),
+		Bin: 500 * time.Microsecond, Warmup: 20 * time.Millisecond, AllocPeriod: time.Millisecond,
+		Steady: 10 * time.Millisecond, Down: 3 * time.Millisecond, Realloc: 10 * time.Millisecond,
+		Tail: 40 * time.Millisecond, Knobs: knobs, Label: label}
 	if o.Quick {
 		tl.Warmup, tl.Steady, tl.Down, tl.Realloc, tl.Tail = 4*time.Millisecond, 3*time.Millisecond, 2*time.Millisecond,
-			3*time.Millisecond, 30*time.Millisecond
+			3*time.Millisecond, 40*time.Millisecond
 	}
 	if o.Warmup > 0 {
 		tl.Warmup = o.Warmup
+	}
+	if o.AllocPeriod > 0 {
+		tl.AllocPeriod = o.AllocPeriod
 	}
 	if tl.Seed == 0 {
 		tl.Seed = 1
@@ -98,88 +106,88 @@ const (
 
 // Fig15 is the paper's Figure 15 on the rack model: throughput over time through a switch
 // restart and a lock server failure (TPC-C, ten warehouses per client, knapsack over
-// Fig15Slots), checked for exclusion and fencing, with the same timeline run twice more without
-// the waits (negative controls: they must show violations).
+// Fig15Slots; every server has a standby), checked for exclusion and fencing, with the same
+// timeline run twice more without the waits (negative controls: they must show violations).
 func Fig15(o Options) *Figure {
 	o.fill()
+	o.Params.Standbys = true
 	return &Figure{Name: "fig15", Title: "Figure 15: throughput through a switch restart and a lock server failure",
 		Params: o.Params, Timelines: []Timeline{
-			o.timeline(Fig15Main, rackmodel.Fault{}),
-			o.timeline(Fig15NoRecovery, rackmodel.Fault{NoRecoveryWait: true}),
-			o.timeline(Fig15NoLeaseWait, rackmodel.Fault{NoLeaseWait: true}),
+			o.timeline(Fig15Main, rackmodel.TestingKnobs{}),
+			o.timeline(Fig15NoRecovery, rackmodel.TestingKnobs{Mutation: ctlcore.MutationSkipRecoveryWait}),
+			o.timeline(Fig15NoLeaseWait, rackmodel.TestingKnobs{NoTakeoverGrace: true}),
 		}}
 }
 
 // RunTimeline runs one Timeline on a rack with params p and fills in its results.
 func RunTimeline(ctx context.Context, p rackmodel.Params, tl *Timeline) error {
 	t0 := time.Now()
-	r, err := rackmodel.New(rackmodel.Config{Params: p, Phase: tl.Phase, Seed: tl.Seed, Fault: tl.Fault})
+	r, err := rackmodel.New(rackmodel.Config{Params: p, Phase: tl.Phase, Seed: tl.Seed, TestingKnobs: tl.Knobs,
+		Alloc: rackmodel.AllocSpec{Strategy: alloc.StrategyKnapsack, Slots: tl.Slots, Seed: tl.Seed}})
 	if err != nil {
 		return err
 	}
-	step := func(d time.Duration) error {
-		for end := r.Now() + d; r.Now() < end; {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			r.Run(min(time.Millisecond, end-r.Now()))
-		}
-		return nil
-	}
-	allocate := func() error {
-		if err := r.Quiesce(time.Second); err != nil {
-			return err
-		}
-		if _, err := r.Allocate(rackmodel.AllocSpec{Strategy: alloc.StrategyKnapsack, Slots: tl.Slots, Seed: tl.Seed}); err != nil {
-			return err
-		}
-		r.Start()
-		return nil
-	}
-	r.StartControl()
-	r.MeasureDemand()
 	r.Start()
-	if err := step(tl.Warmup); err != nil {
-		return err
-	}
-	if err := allocate(); err != nil {
+	if _, _, err := allocating(ctx, r, tl.Warmup, tl.AllocPeriod); err != nil {
 		return err
 	}
 	start := r.Now()
 	r.StartSeries(tl.Bin)
-	if err := step(tl.Steady); err != nil {
+	if err := step(ctx, r, tl.Steady); err != nil {
 		return err
 	}
 	r.RestartSwitch(tl.Down)
 	// Until the recovery is over (the switch's locks adopted by their servers).
-	if err := step(tl.Down + r.Params().SweepPeriod); err != nil {
+	if err := step(ctx, r, tl.Down+r.Params().SweepPeriod); err != nil {
 		return err
 	}
 	for r.Recovering() {
-		if err := step(r.Params().SweepPeriod); err != nil {
+		if err := step(ctx, r, r.Params().SweepPeriod); err != nil {
 			return err
 		}
 	}
-	r.MeasureDemand()
-	if err := step(tl.Realloc); err != nil {
+	// The clients that waited through the restart catch up within a retransmission interval.
+	retry := r.Params().RetryTimeout
+	if err := step(ctx, r, retry); err != nil {
 		return err
 	}
-	if err := allocate(); err != nil {
+	r.Note("one retry interval after the recovery")
+	if err := step(ctx, r, tl.Steady); err != nil {
 		return err
 	}
-	if err := step(tl.Steady); err != nil {
+	if _, _, err := allocating(ctx, r, tl.Realloc, tl.AllocPeriod); err != nil {
 		return err
 	}
+	r.Note("steady after the reallocations")
+	if err := step(ctx, r, tl.Steady); err != nil {
+		return err
+	}
+	failed := r.Now()
 	if err := r.FailServer(1); err != nil {
 		return err
 	}
-	if err := step(tl.Tail); err != nil {
+	// Until the standby grants, then a retransmission interval for the clients to catch up.
+	tail := failed + tl.Tail
+	for !tl.after(r.Events(), "takeover grace over", failed) && r.Now() < tail {
+		if err := step(ctx, r, r.Params().SweepPeriod); err != nil {
+			return err
+		}
+	}
+	if err := step(ctx, r, min(retry, tail-r.Now())); err != nil {
+		return err
+	}
+	r.Note("one retry interval after the takeover grace")
+	if err := step(ctx, r, tail-r.Now()); err != nil {
 		return err
 	}
 	end := r.Now()
 	tl.Samples = r.Series()
 	tl.Events = r.Events()
 	tl.Counters = r.Counters()
+	tl.Controller = r.Controller(0).Stats()
+	if err := r.Quiesce(time.Second); err != nil {
+		return err
+	}
 	v := r.Violations()
 	tl.Violations = len(v)
 	if len(v) > 0 {
@@ -188,6 +196,16 @@ func RunTimeline(ctx context.Context, p rackmodel.Params, tl *Timeline) error {
 	tl.Phases = tl.phases(start, end)
 	tl.Wall = time.Since(t0)
 	return nil
+}
+
+// after reports whether one of evs after from starts with prefix.
+func (tl *Timeline) after(evs []rackmodel.Event, prefix string, from time.Duration) bool {
+	for _, e := range evs {
+		if e.At >= from && strings.HasPrefix(e.What, prefix) {
+			return true
+		}
+	}
+	return false
 }
 
 // eventAt returns the time of the first event whose text starts with prefix, after from.
@@ -210,12 +228,15 @@ func (tl *Timeline) phases(start, end time.Duration) []PhaseStat {
 		{"before the restart", ""},
 		{"switch down", "switch down"},
 		{"switch back, no pipeline", "switch back"},
-		{"re-programmed; the switch's locks wait out the leases", "switch re-programmed"},
-		{"every lock on the servers", "leases waited out"},
-		{"after the reallocation", "allocation"},
-		{"server 1 down, not yet detected", "server 1 down"},
-		{"server 0 serves both, waiting out the leases", "server 1 declared dead"},
-		{"after the failover", "grace over"},
+		{"re-programmed; the switch's locks wait out the leases", "switch programmed"},
+		{"recovered; the clients catch up (a retry interval)", "switch restart recovered"},
+		{"every lock on the servers", "one retry interval after the recovery"},
+		{"the controller's allocation periods (each on the quiesced rack)", "allocation periods:"},
+		{"after the reallocation", "steady after the reallocations"},
+		{"server 2 down, not yet detected", "server 2 down"},
+		{"failed over to its standby on server 1's machine, waiting out the leases", "failing over to the standby"},
+		{"the standby grants; the clients catch up (a retry interval)", "takeover grace over"},
+		{"after the failover", "one retry interval after the takeover grace"},
 	}
 	var at []time.Duration
 	var names []string
@@ -300,11 +321,11 @@ func (f *Figure) fig15(w io.Writer) {
 		fmt.Fprintf(w, "- %s ms: %s\n", ms(e.At), e.What)
 	}
 	c := tl.Counters
-	fmt.Fprintf(w, "\nChecked online for exclusion and fencing over the whole run (history.Check's definitions): "+
+	fmt.Fprintf(w, "\nChecked online for exclusion and fencing over the whole run (history.Checker): "+
 		"**%d violations**. Frames dropped by the switch while down or unprogrammed: %d; by the dead server: %d; "+
-		"retransmissions: %d; switch holders force-released by the lease sweep: %d; switch locks moved out "+
-		"after the server failure: %d; leases lost by clients: %d.\n\n", tl.Violations, c.SwitchDropped,
-		c.ServerDropped, c.Retransmits, c.ForceReleases, c.MovedOut, c.LeasesLost)
+		"retransmissions: %d; switch holders force-released by the lease sweep: %d; locks moved out of the switch "+
+		"(allocations and the failover): %d; leases lost by clients: %d.\n\n", tl.Violations, c.SwitchDropped,
+		c.ServerDropped, c.Retransmits, tl.Controller.ForceReleases, tl.Controller.MovesOut, c.LeasesLost)
 	if len(f.Timelines) > 1 {
 		fmt.Fprintln(w, "| run | violations of exclusion or fencing | first |")
 		fmt.Fprintln(w, "|---|---:|---|")
@@ -313,20 +334,21 @@ func (f *Figure) fig15(w io.Writer) {
 		}
 		fmt.Fprintln(w)
 	}
-	fmt.Fprintf(w, "Workload %s, seed %d, knapsack over %d slots; warm-up %v, %v steady, switch down %v, "+
-		"reallocation %v after the recovery, %v after the server failure (virtual time).\n", tl.Phase, tl.Seed,
-		tl.Slots, tl.Warmup, tl.Steady, tl.Down, tl.Realloc, tl.Tail)
+	fmt.Fprintf(w, "Workload %s, seed %d, knapsack over %d slots; warm-up %v with an allocation period every %v, "+
+		"%v steady, switch down %v, allocation periods for %v after the recovery, %v steady, %v after the server "+
+		"failure (virtual time).\n", tl.Phase, tl.Seed, tl.Slots, tl.Warmup, tl.AllocPeriod, tl.Steady, tl.Down,
+		tl.Realloc, tl.Steady, tl.Tail)
 }
 
 // fig15Marks are the events drawn on Figure 15's plot.
 var fig15Marks = []struct{ prefix, label string }{
 	{"switch down", "switch down"},
-	{"switch re-programmed", "re-programmed"},
-	{"leases waited out", "switch's locks to servers"},
-	{"allocation", "reallocation"},
-	{"server 1 down", "server 1 down"},
-	{"server 1 declared dead", "server 1 declared dead"},
-	{"grace over", "takeover grace over"},
+	{"switch programmed", "re-programmed"},
+	{"switch restart recovered", "switch's locks to servers"},
+	{"allocation periods:", "reallocation"},
+	{"server 2 down", "server 2 down"},
+	{"failing over to the standby", "failover to the standby"},
+	{"takeover grace over", "takeover grace over"},
 }
 
 // plot15: throughput over time of the main timeline, total and the switch's part, with the

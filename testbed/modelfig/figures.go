@@ -19,8 +19,8 @@ type Options struct {
 	Seed uint64
 	// Quick runs a smaller sweep with shorter windows (for tests and a first look).
 	Quick bool
-	// Warmup, Settle and Window override the durations of every point when set.
-	Warmup, Settle, Window time.Duration
+	// Warmup, AllocPeriod, Settle and Window override the durations of every point when set.
+	Warmup, AllocPeriod, Settle, Window time.Duration
 }
 
 func (o *Options) fill() { o.Params = o.Params.WithDefaults() }
@@ -34,6 +34,9 @@ func (o Options) spec(s Spec) Spec {
 	}
 	if o.Warmup > 0 {
 		s.Warmup = o.Warmup
+	}
+	if o.AllocPeriod > 0 {
+		s.AllocPeriod = o.AllocPeriod
 	}
 	if o.Settle > 0 {
 		s.Settle = o.Settle
@@ -66,17 +69,14 @@ type Fig13Variant struct {
 	Name        string
 	ServerCores int
 	Workers     int
-	BothLevels  bool
 }
 
 // Fig13Variants are the racks of Figure 13: the paper's (8-core servers, 8 workers per client),
-// servers that saturate (1 core), a heavier load (64 workers per client), and the heavier load
-// with level-1 regions as large as level-0 ones (rackmodel.AllocSpec.BothLevels).
+// servers that saturate (1 core), and a heavier load (64 workers per client).
 var Fig13Variants = []Fig13Variant{
-	{"paper rack", 8, 8, false},
-	{"1-core servers", 1, 8, false},
-	{"64 workers/client", 8, 64, false},
-	{"64 workers/client, both levels", 8, 64, true},
+	{"paper rack", 8, 8},
+	{"1-core servers", 1, 8},
+	{"64 workers/client", 8, 64},
 }
 
 // Fig13 is the paper's Figure 13 (knapsack vs random allocation, TPC-C with ten warehouses per
@@ -90,7 +90,7 @@ func Fig13(o Options) *Figure {
 	if o.Quick {
 		vs = vs[:2]
 	}
-	slots := min(Fig13Slots, o.Params.Sizing.Slots())
+	slots := min(Fig13Slots, poolSlots(o.Params))
 	for _, v := range vs {
 		p := o.Params
 		p.ServerCores, p.Workers = v.ServerCores, v.Workers
@@ -101,7 +101,7 @@ func Fig13(o Options) *Figure {
 		}{{alloc.StrategyKnapsack, slots, "knapsack"}, {alloc.StrategyRandom, slots, "random"},
 			{alloc.StrategyKnapsack, 0, "servers only"}} {
 			f.Specs = append(f.Specs, o.spec(Spec{Params: p, Phase: testbed.PhaseTPCCLow, Strategy: a.s, Slots: a.slots,
-				BothLevels: v.BothLevels, Variant: v.Name, Label: a.name + ", " + v.Name}))
+				Variant: v.Name, Label: a.name + ", " + v.Name}))
 		}
 	}
 	return f
@@ -138,7 +138,7 @@ func Fig14(o Options) *Figure {
 	if o.Quick {
 		slots, thinks = []int{0, 1000, 10000}, []Think{{0, false}, {100 * time.Microsecond, true}}
 	}
-	slots = slices.DeleteFunc(slices.Clone(slots), func(n int) bool { return n > o.Params.Sizing.Slots() })
+	slots = slices.DeleteFunc(slices.Clone(slots), func(n int) bool { return n > poolSlots(o.Params) })
 	for _, th := range thinks {
 		p := o.Params
 		p.ThinkTime, p.ThinkEachLock = th.Time, th.Each
@@ -153,30 +153,30 @@ func Fig14(o Options) *Figure {
 }
 
 // Fig10 is the paper's Figure 10 in shape: the TPC-C rack (ten clients, two servers) with the hot
-// locks in the switch (knapsack over the whole pool) against the same rack with every lock on
-// the servers, at high contention (one warehouse per client) and low (ten). The switch runs with
-// alloc's minimum level-1 regions ("netlock") and with mirrored ones ("netlock, both levels":
-// rackmodel.AllocSpec.BothLevels).
+// locks in the switch (knapsack over the whole pool but the controller's staging slots) against
+// the same rack with every lock on the servers, at high contention (one warehouse per client) and
+// low (ten).
 func Fig10(o Options) *Figure {
 	o.fill()
 	f := &Figure{Name: "fig10", Title: "Figure 10 in shape: locks in the switch vs every lock on the servers (TPC-C)",
 		Params: o.Params}
 	p := o.Params
-	pool := p.Sizing.Slots()
+	pool := poolSlots(p)
 	for _, ph := range []string{testbed.PhaseTPCCHigh, testbed.PhaseTPCCLow} {
 		f.Specs = append(f.Specs,
 			o.spec(Spec{Params: p, Phase: ph, Strategy: alloc.StrategyKnapsack, Slots: pool, Label: ph + ", " + Fig10Netlock}),
-			o.spec(Spec{Params: p, Phase: ph, Strategy: alloc.StrategyKnapsack, Slots: pool, BothLevels: true,
-				Label: ph + ", " + Fig10Both}),
 			o.spec(Spec{Params: p, Phase: ph, Strategy: alloc.StrategyKnapsack, Slots: 0, Label: ph + ", " + Fig10Servers}))
 	}
 	return f
 }
 
+// poolSlots is the switch memory the controller may allocate: the pool less its two staging
+// slots per server (ctlcore).
+func poolSlots(p rackmodel.Params) int { return p.Sizing.Slots() - 2*p.Servers }
+
 // The racks of Figure 10.
 const (
 	Fig10Netlock = "netlock"
-	Fig10Both    = "netlock, both levels"
 	Fig10Servers = "servers only"
 )
 

@@ -182,14 +182,13 @@ func (f *Figure) plot14() ([][]*plot.Plot, error) {
 	return rows(panels, 2), nil
 }
 
-// plot10: transaction throughput and mean latency, netlock (two level policies) vs servers
-// only, by contention.
+// plot10: transaction throughput and mean latency, netlock vs servers only, by contention.
 func (f *Figure) plot10() ([][]*plot.Plot, error) {
 	phases := []string{"tpcc-high", "tpcc-low"}
 	tput, lat := plot.New(), plot.New()
 	tput.Title.Text, lat.Title.Text = "TPC-C transactions", "TPC-C transaction latency"
 	tput.Y.Label.Text, lat.Y.Label.Text = "kTPS (virtual time)", "mean µs (virtual time)"
-	racks := []string{Fig10Netlock, Fig10Both, Fig10Servers}
+	racks := []string{Fig10Netlock, Fig10Servers}
 	for i, n := range racks {
 		var t, l plotter.Values
 		for _, ph := range phases {
@@ -206,7 +205,7 @@ func (f *Figure) plot10() ([][]*plot.Plot, error) {
 				return nil, err
 			}
 			b.Color = palette[i]
-			b.Offset = vg.Length(i-1) * vg.Centimeter * 0.9
+			b.Offset = (vg.Length(i) - 0.5) * vg.Centimeter * 0.9
 			pl := []*plot.Plot{tput, lat}[j]
 			pl.Add(b)
 			pl.Legend.Add(n, b)

@@ -14,20 +14,23 @@ import (
 	"github.com/netlock-go/netlock/testbed/rackmodel"
 )
 
-// Spec is one run of the rack model: a warm-up with every lock on the servers in which the
-// control plane measures each lock's demand (r_i, c_i), the allocation of Slots switch slots by
-// Strategy, a settling period, then the measured window.
+// Spec is one run of the rack model: a warm-up that starts with every lock on the servers, in
+// which the controller (controlplane/ctlcore) runs an allocation period of Slots switch slots by
+// Strategy after every AllocPeriod of the clients' work (each on the quiesced rack: the servers'
+// statistics since the last period, Algorithm 3 or the random strawman, the moves; Warmup /
+// AllocPeriod periods), a settling period, then the measured window.
 type Spec struct {
 	Params   rackmodel.Params `json:"-"`
 	Phase    string           `json:"phase"`
 	Seed     uint64           `json:"seed"`
 	Strategy alloc.Strategy   `json:"-"`
 	Slots    int              `json:"slots"`
-	// BothLevels: rackmodel.AllocSpec.BothLevels.
-	BothLevels bool          `json:"both_levels"`
-	Warmup     time.Duration `json:"warmup_ns"`
-	Settle     time.Duration `json:"settle_ns"`
-	Window     time.Duration `json:"window_ns"`
+	Warmup   time.Duration    `json:"warmup_ns"`
+	// AllocPeriod is the time between the controller's allocation periods in the warm-up (the
+	// first comes AllocPeriod after the start).
+	AllocPeriod time.Duration `json:"alloc_period_ns"`
+	Settle      time.Duration `json:"settle_ns"`
+	Window      time.Duration `json:"window_ns"`
 	// Label names the point in tables and plots (a curve); Variant the rack it runs on when a
 	// figure has several.
 	Label   string `json:"label"`
@@ -37,6 +40,9 @@ type Spec struct {
 func (s *Spec) defaults() {
 	if s.Warmup == 0 {
 		s.Warmup = 20 * time.Millisecond
+	}
+	if s.AllocPeriod == 0 {
+		s.AllocPeriod = time.Millisecond
 	}
 	if s.Settle == 0 {
 		s.Settle = 2 * time.Millisecond
@@ -52,13 +58,15 @@ func (s *Spec) defaults() {
 // Result is one run's outcome. Rates are per second of virtual time over the window.
 type Result struct {
 	Spec
-	StrategyName string               `json:"strategy"`
-	ThinkTime    time.Duration        `json:"think_time_ns"`
-	ThinkEach    bool                 `json:"think_after_every_grant"`
-	ServerCores  int                  `json:"server_cores"`
-	Workers      int                  `json:"workers_per_client"`
-	Alloc        rackmodel.Allocation `json:"allocation"`
-	Counters     rackmodel.Counters   `json:"counters"` // the window's
+	StrategyName string        `json:"strategy"`
+	ThinkTime    time.Duration `json:"think_time_ns"`
+	ThinkEach    bool          `json:"think_after_every_grant"`
+	ServerCores  int           `json:"server_cores"`
+	Workers      int           `json:"workers_per_client"`
+	// Alloc is the last allocation period of the warm-up; Periods the periods that ran.
+	Alloc    rackmodel.Allocation `json:"allocation"`
+	Periods  int                  `json:"periods"`
+	Counters rackmodel.Counters   `json:"counters"` // the window's
 	// RPS is lock requests granted per second (the paper's MRPS, as observed by clients),
 	// SwitchRPS and ServerRPS the grants made by the switch and by the servers; TPS committed
 	// transactions per second.
@@ -78,41 +86,23 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	s.defaults()
 	t0 := time.Now()
 	res := Result{Spec: s, StrategyName: s.Strategy.String()}
-	r, err := rackmodel.New(rackmodel.Config{Params: s.Params, Phase: s.Phase, Seed: s.Seed})
+	r, err := rackmodel.New(rackmodel.Config{Params: s.Params, Phase: s.Phase, Seed: s.Seed,
+		Alloc: rackmodel.AllocSpec{Strategy: s.Strategy, Slots: s.Slots, Seed: s.Seed}})
 	if err != nil {
 		return res, err
 	}
 	p := r.Params()
 	res.ThinkTime, res.ThinkEach, res.ServerCores, res.Workers = p.ThinkTime, p.ThinkEachLock, p.ServerCores, p.Workers
-	step := func(d time.Duration) error {
-		// Run in slices so that a canceled context stops a long run.
-		for end := r.Now() + d; r.Now() < end; {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			r.Run(min(time.Millisecond, end-r.Now()))
-		}
-		return nil
-	}
-	r.MeasureDemand()
 	r.Start()
-	if err := step(s.Warmup); err != nil {
+	if res.Alloc, res.Periods, err = allocating(ctx, r, s.Warmup, s.AllocPeriod); err != nil {
 		return res, err
 	}
-	if err := r.Quiesce(time.Second); err != nil {
-		return res, err
-	}
-	if res.Alloc, err = r.Allocate(rackmodel.AllocSpec{Strategy: s.Strategy, Slots: s.Slots, Seed: s.Seed,
-		BothLevels: s.BothLevels}); err != nil {
-		return res, err
-	}
-	r.Start()
-	if err := step(s.Settle); err != nil {
+	if err := step(ctx, r, s.Settle); err != nil {
 		return res, err
 	}
 	c0 := r.Counters()
 	r.ResetLatency()
-	if err := step(s.Window); err != nil {
+	if err := step(ctx, r, s.Window); err != nil {
 		return res, err
 	}
 	c := r.Counters().Sub(c0)
@@ -121,6 +111,10 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	res.RPS, res.TPS = float64(c.Granted)/secs, float64(c.Txns)/secs
 	res.SwitchRPS, res.ServerRPS = float64(c.SwitchGrants)/secs, float64(c.ServerGrants)/secs
 	res.Acquire, res.Txn = r.Latency()
+	// Every grant ends (the online checker checks an interval once it has ended).
+	if err := r.Quiesce(time.Second); err != nil {
+		return res, err
+	}
 	res.Violations = len(r.Violations())
 	res.Wall = time.Since(t0)
 	if res.Violations > 0 {
@@ -128,4 +122,38 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 			r.Violations()[0])
 	}
 	return res, nil
+}
+
+// step runs r for d of virtual time, in slices so that a canceled context stops a long run.
+func step(ctx context.Context, r *rackmodel.Rack, d time.Duration) error {
+	for end := r.Now() + d; r.Now() < end; {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		r.Run(min(time.Millisecond, end-r.Now()))
+	}
+	return nil
+}
+
+// allocating runs d / period allocation periods of the controller, each after period of the
+// clients' work, on the quiesced rack; it returns the last period's allocation and the number of
+// periods.
+func allocating(ctx context.Context, r *rackmodel.Rack, d, period time.Duration) (rackmodel.Allocation, int, error) {
+	var a rackmodel.Allocation
+	n := int(d / period)
+	r.Note("allocation periods: %d, one after every %v of the clients' work, each on the quiesced rack", n, period)
+	for range n {
+		if err := step(ctx, r, period); err != nil {
+			return a, 0, err
+		}
+		if err := r.Quiesce(time.Second); err != nil {
+			return a, 0, err
+		}
+		var err error
+		if a, err = r.Allocate(time.Second); err != nil {
+			return a, 0, err
+		}
+		r.Start()
+	}
+	return a, n, nil
 }

@@ -57,9 +57,10 @@ func (f *Figure) WriteMarkdown(w io.Writer) {
 	}
 	if len(f.Results) > 0 {
 		r := f.Results[0]
-		fmt.Fprintf(w, "\nEach point: warm-up %v (demand measured, then the allocation installed), %v settling, "+
-			"%v measured (virtual time); seed %d; workload %s. Every run was checked: 0 violations of exclusion or "+
-			"fencing.\n", r.Warmup, r.Settle, r.Window, r.Seed, r.Phase)
+		fmt.Fprintf(w, "\nEach point: warm-up %v from every lock on the servers, with the controller's (ctlcore) "+
+			"allocation period every %v on the quiesced rack, %v settling, %v measured (virtual time); seed %d; "+
+			"workload %s. Every run was checked: 0 violations of exclusion or fencing.\n", r.Warmup, r.AllocPeriod,
+			r.Settle, r.Window, r.Seed, r.Phase)
 	}
 }
 
@@ -84,7 +85,7 @@ func (f *Figure) fig13(w io.Writer) {
 			k.ServerCores, k.Workers, mrps(k.RPS), mrps(k.SwitchRPS), mrps(k.ServerRPS), mrps(rn.RPS), mrps(rn.SwitchRPS),
 			mrps(rn.ServerRPS), mrps(s.RPS), ratio(k.RPS, rn.RPS), ratio(k.RPS, s.RPS), paper)
 	}
-	fmt.Fprintln(w, "\n| rack | allocation | locks in the switch / measured | value / measured MRPS | overflows to q2 | push-backs per queue-empty | acquire p50 / p99 |")
+	fmt.Fprintln(w, "\n| rack | allocation | locks in the switch / reported by the servers | value (MRPS) | overflows to q2 | push-backs per queue-empty | acquire p50 / p99 |")
 	fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---|")
 	for _, v := range distinctStrings(f.Results, func(r Result) string { return r.Variant }) {
 		k, rn, _ := f.variant(v)
@@ -96,12 +97,14 @@ func (f *Figure) fig13(w io.Writer) {
 			if r.Counters.QueueEmpties > 0 {
 				pq = fmt.Sprintf("%.2f", float64(r.Counters.PushBacks)/float64(r.Counters.QueueEmpties))
 			}
-			fmt.Fprintf(w, "| %s | %s | %d / %d | %.2f / %.2f | %d | %s | %v / %v |\n", v, r.StrategyName, r.Alloc.Locks,
-				r.Alloc.Demands, r.Alloc.Value/1e6, r.Alloc.Total/1e6, r.Counters.Overflows, pq, r.Acquire.P50, r.Acquire.P99)
+			fmt.Fprintf(w, "| %s | %s | %d / %d | %.2f | %d | %s | %v / %v |\n", v, r.StrategyName, r.Alloc.Locks,
+				r.Alloc.Reported, r.Alloc.Value/1e6, r.Counters.Overflows, pq, r.Acquire.P50, r.Acquire.P99)
 		}
 	}
 	fmt.Fprintln(w, "\nThe value of an allocation is its objective, sum r_i s_i / c_i: the request rate the switch is "+
-		"guaranteed to serve under the paper's worst case (all c_i requests of a lock at once).")
+		"guaranteed to serve under the paper's worst case (all c_i requests of a lock at once), with the controller's "+
+		"r_i (a moving average over periods). The servers report their 64 hottest locks each period "+
+		"(wire.MaxLockStats): the locks reported are the controller's candidates.")
 }
 
 func (f *Figure) fig14(w io.Writer) {
@@ -163,7 +166,7 @@ func (f *Figure) fig10(w io.Writer) {
 		if ph == "tpcc-high" {
 			paper = PaperFig10High
 		}
-		for _, v := range []string{Fig10Netlock, Fig10Both, Fig10Servers} {
+		for _, v := range []string{Fig10Netlock, Fig10Servers} {
 			r := f.find(ph+", "+v, -1)
 			if r == nil {
 				continue

@@ -1,335 +1,453 @@
 package rackmodel
 
 import (
-	"cmp"
+	"errors"
+	"math"
 	"net/netip"
-	"slices"
 	"time"
 
 	"github.com/netlock-go/netlock/client"
+	"github.com/netlock-go/netlock/client/clientcore"
 	"github.com/netlock-go/netlock/internal/udpframe"
 	"github.com/netlock-go/netlock/testbed"
 	"github.com/netlock-go/netlock/testbed/history"
-	"github.com/netlock-go/netlock/wire"
 )
+
+// Txn is one transaction of a worker.
+type Txn struct {
+	// Locks are the transaction's locks, taken in client.OrderLocks' order.
+	Locks []client.LockSpec
+	// Priority of its acquires.
+	Priority uint8
+	// Hold is how long it holds its locks after the last grant (with Params.ThinkEachLock,
+	// after every grant) before it releases them.
+	Hold time.Duration
+	// Pause is how long the worker waits before it starts the transaction.
+	Pause time.Duration
+}
+
+// Source draws the transactions of one worker (Config.Source).
+type Source interface {
+	// Next fills t (its Locks reused) with the worker's next transaction, starting at virtual
+	// time now.
+	Next(now time.Duration, t *Txn)
+}
+
+// phaseSource draws a testbed phase's transactions (testbed.Workload); they hold their locks
+// for Params.ThinkTime.
+type phaseSource struct {
+	wl   *testbed.Workload
+	hold time.Duration
+}
+
+func (s *phaseSource) Next(_ time.Duration, t *Txn) {
+	t.Locks = s.wl.Next(t.Locks)
+	t.Priority, t.Hold, t.Pause = 0, s.hold, 0
+}
 
 // clientHost is a client machine: its workers share its NIC and link.
 type clientHost struct {
-	r        *Rack
-	idx      int
-	port     int
-	ip       netip.Addr
-	workers  []*worker
-	up_, dn_ link
-	fr       udpframe.Frame
+	r       *Rack
+	idx     int
+	port    int
+	ip      netip.Addr
+	workers []*worker
+	up, dn  link
+	fr      udpframe.Frame
 }
 
 func newClientHost(r *Rack, c int) (*clientHost, error) {
+	p := r.p
 	h := &clientHost{r: r, idx: c, port: 1 + c, ip: clientIP(c)}
-	for w := 0; w < r.p.Workers; w++ {
-		gid := c*r.p.Workers + w
-		wl, err := testbed.NewWorkload(r.cfg.Phase, r.p.Clients, gid, r.cfg.Seed<<32^uint64(gid))
+	h.up.prop, h.dn.prop = int64(p.Propagation), int64(p.Propagation)
+	servers := make([]netip.AddrPort, p.Servers)
+	for s := range servers {
+		servers[s] = serverAddr(s)
+	}
+	for i := 0; i < p.Workers; i++ {
+		gid := c*p.Workers + i
+		var src Source
+		if r.cfg.Source != nil {
+			src = r.cfg.Source(gid)
+		} else {
+			wl, err := testbed.NewWorkload(r.cfg.Phase, p.Clients, gid, r.cfg.Seed<<32^uint64(gid))
+			if err != nil {
+				return nil, err
+			}
+			src = &phaseSource{wl: wl, hold: p.ThinkTime}
+		}
+		// The client's configuration as client.New makes it: lock l routes to Servers[l mod n]
+		// (client.Config.Servers without a Route), answers also from the switch, deterministic
+		// transaction ids (ClientID), no jitter (the model has no randomness of its own).
+		core, err := clientcore.New(clientcore.Config{
+			Route:            func(lock uint32) (netip.AddrPort, error) { return servers[lock%uint32(len(servers))], nil },
+			Servers:          servers,
+			Switches:         []clientcore.AddrMatch{{IP: switchIP}},
+			RetryInterval:    p.RetryTimeout,
+			MaxRetryInterval: p.MaxRetryTimeout,
+			RequestTimeout:   p.RequestTimeout,
+			MaxAttempts:      p.MaxAttempts,
+			ClientID:         uint32(gid + 1),
+		})
 		if err != nil {
 			return nil, err
 		}
-		h.workers = append(h.workers, &worker{c: h, idx: w, gid: gid,
-			addr: netip.AddrPortFrom(h.ip, uint16(workerPort0+w)), wl: wl})
+		h.workers = append(h.workers, &worker{c: h, idx: i, gid: gid, addr: netip.AddrPortFrom(h.ip, uint16(workerPort0+i)),
+			src: src, core: core, tickAt: math.MaxInt64})
 	}
 	return h, nil
 }
 
-func (h *clientHost) links() (up, down *link) { return &h.up_, &h.dn_ }
+func (h *clientHost) links() (up, down *link) { return &h.up, &h.dn }
+func (h *clientHost) lossy() bool             { return true }
 
 // receive hands an answer to its worker, which takes ClientCPU to read it.
 func (h *clientHost) receive(b []byte) {
 	r := h.r
-	var f wire.Fields
-	if err := parse(b, &h.fr, &f); err != nil {
+	if err := udpframe.Parse(b, &h.fr); err != nil {
 		r.stats.Malformed++
 		return
 	}
 	i := int(h.fr.Dst.Port()) - workerPort0
-	if i < 0 || i >= len(h.workers) {
+	if h.fr.Dst.Addr() != h.ip || i < 0 || i >= len(h.workers) {
 		r.stats.Unroutable++
 		return
 	}
 	w := h.workers[i]
-	start := max(r.sim.now, w.busy)
+	if w.crashed {
+		return
+	}
+	payload, from := h.fr.Payload, h.fr.Src
+	start := max(r.k.Now(), w.busy)
 	w.busy = start + int64(r.p.ClientCPU)
-	r.sim.at(w.busy, func() { w.handle(&f) })
+	r.at(w.busy, func() {
+		if w.crashed {
+			return
+		}
+		var out clientcore.Out
+		w.core.Receive(r.k.Now(), payload, from, &out)
+		w.process(&out)
+	})
 }
 
 type wstate uint8
 
 const (
-	wIdle wstate = iota
-	wAcquiring
-	wThinking
-	wReleasing
+	wIdle      wstate = iota
+	wPausing          // waiting Txn.Pause before the transaction
+	wAcquiring        // an acquire in flight
+	wThinking         // holding, working (Txn.Hold)
+	wReleasing        // releases in flight
 )
 
-// hold is one lock of the worker's transaction that was granted.
+// hold is one lock of the worker's transaction: the client core's record and its operations (the
+// caller's memory, as package client allocates one object per acquire and release).
 type hold struct {
-	lock     uint32
-	mode     wire.Mode
-	token    uint64
-	deadline int64
-	lost     bool // the lease ended (reject lease-expired): not released
-	pending  bool // release sent, not acknowledged
-	retried  bool // the release was sent again
+	e        clientcore.Entry
+	acq, rel clientcore.Op
+	lost     bool
 }
 
-// worker runs transactions one at a time, as client.Txn does: the locks in ascending order, one
-// acquire at a time, then ThinkTime, then the releases, all sent together; the next transaction
-// starts when every release is acknowledged. A request without an answer for RetryTimeout is
-// sent again with the retry flag.
+// worker is one lock client (its clientcore.Core, on its own UDP port) running transactions one
+// at a time, closed loop, with client.Txn's rules (strict two-phase locking): the locks in
+// client.OrderLocks' order, one acquire at a time; on a reject (or an acquire given up) every
+// held lock is released and the transaction aborts; a lease lost while later locks were awaited
+// aborts it once they are (Txn.Acquire checks the grants at the end); after the last grant the
+// transaction works for its hold time, then releases every lock, the last taken first, and the
+// next transaction starts when every release is answered. Every message costs the worker
+// ClientCPU. The core's timers (retransmissions, liveness probes, lease deadlines) run at its
+// NextDeadline.
 type worker struct {
-	c     *clientHost
-	idx   int
-	gid   int
-	addr  netip.AddrPort
-	wl    *testbed.Workload
-	spec  []client.LockSpec
+	c       *clientHost
+	idx     int
+	gid     int
+	addr    netip.AddrPort
+	src     Source
+	core    *clientcore.Core
+	busy    int64
+	tickAt  int64
+	crashed bool
+
+	txn   Txn
+	id    uint64
 	state wstate
-	txn   uint64
-	seq   uint64
 	i     int   // the lock being acquired
-	sent  int64 // first send of the current acquire (its timestamp)
+	sent  int64 // when its acquire was asked for
 	start int64 // the transaction's start
-	held  []hold
-	pend  int // releases not acknowledged
-	busy  int64
-	gen   uint64 // progress: a retry timer fires only if nothing happened since it was set
+	cur   *hold // the acquire in flight
+	held  []*hold
+	pend  int // releases not answered
 	abort bool
 }
 
 func (w *worker) rack() *Rack { return w.c.r }
 
-// send builds and sends a request (ClientCPU on the worker's core) and returns when it leaves
-// the worker.
-func (w *worker) send(f *wire.Fields, dst netip.AddrPort) int64 {
+// process carries out what the core asked for: the datagrams (ClientCPU each on the worker),
+// then the finished operations and the lost leases, then the timer. It returns when the last
+// datagram leaves the worker (now without one).
+func (w *worker) process(out *clientcore.Out) int64 {
 	r := w.rack()
-	start := max(r.sim.now, w.busy)
-	w.busy = start + int64(r.p.ClientCPU)
-	r.hostSend(w.c, w.c.port, w.busy, frame(w.addr, dst, f, nil))
-	return w.busy
+	left := r.k.Now()
+	for i := range out.Sends {
+		s := &out.Sends[i]
+		start := max(r.k.Now(), w.busy)
+		w.busy = start + int64(r.p.ClientCPU)
+		r.hostSend(w.c, w.c.port, w.busy, r.frame(w.addr, s.To, &s.Msg, nil))
+		left = w.busy
+	}
+	done, lost := out.Done, out.Lost
+	for _, e := range lost {
+		if h, ok := e.User.(*hold); ok {
+			w.leaseLost(h)
+		}
+	}
+	for _, op := range done {
+		h, ok := op.E.User.(*hold)
+		if !ok {
+			continue
+		}
+		switch {
+		case op == &h.acq:
+			w.acquired(h)
+		case op == &h.rel:
+			w.released(h)
+		}
+	}
+	w.scheduleTick()
+	return left
 }
 
+// scheduleTick makes sure the core's Tick runs at its next deadline.
+func (w *worker) scheduleTick() {
+	due := w.core.NextDeadline()
+	if due == math.MaxInt64 || due >= w.tickAt {
+		return
+	}
+	w.tickAt = due
+	r := w.rack()
+	r.at(due, func() {
+		if w.tickAt != due {
+			return
+		}
+		w.tickAt = math.MaxInt64
+		if w.crashed {
+			return
+		}
+		var out clientcore.Out
+		w.core.Tick(r.k.Now(), &out)
+		w.process(&out)
+	})
+}
+
+// startTxn draws the next transaction and starts it after its pause.
 func (w *worker) startTxn() {
 	r := w.rack()
-	if r.stopping {
+	if r.stopping || w.crashed {
 		w.state = wIdle
 		return
 	}
-	w.spec = w.wl.Next(w.spec)
-	slices.SortFunc(w.spec, func(a, b client.LockSpec) int { return cmp.Compare(a.Lock, b.Lock) })
-	w.spec = slices.CompactFunc(w.spec, func(a, b client.LockSpec) bool {
-		if a.Lock == b.Lock && b.Mode == wire.Exclusive {
-			a.Mode = wire.Exclusive
-		}
-		return a.Lock == b.Lock
-	})
-	w.seq++
-	w.txn = uint64(w.c.idx+1)<<48 | uint64(w.idx+1)<<32 | w.seq&0xffffffff
-	w.i, w.held, w.abort, w.start = 0, w.held[:0], false, r.sim.now
-	w.state = wAcquiring
-	w.sendAcquire(false)
-}
-
-func (w *worker) acquireFields(retry bool) wire.Fields {
-	l := w.spec[w.i]
-	f := wire.Fields{Op: wire.OpAcquire, Mode: l.Mode, Lock: l.Lock, Txn: w.txn, Timestamp: uint64(w.sent),
-		LeaseMicros: uint32(w.rack().p.Lease / time.Microsecond)}
-	if retry {
-		f.Flags = wire.FlagRetry
-	}
-	return f
-}
-
-func (w *worker) sendAcquire(retry bool) {
-	r := w.rack()
-	l := w.spec[w.i]
-	if !retry {
-		w.sent = r.sim.now
-		r.stats.AcquiresSent++
-		r.record(history.Event{Kind: history.AcquireSent, Lock: l.Lock, Txn: w.txn, Mode: l.Mode, At: vtime(r.sim.now)})
-	} else {
-		r.stats.Retransmits++
-	}
-	f := w.acquireFields(retry)
-	w.send(&f, serverAddr(r.homeOf(l.Lock)))
-	w.arm()
-}
-
-// arm sets the retry timer.
-func (w *worker) arm() {
-	r := w.rack()
-	w.gen++
-	g := w.gen
-	r.sim.at(r.sim.now+int64(r.p.RetryTimeout), func() {
-		if w.gen != g {
-			return
-		}
-		switch w.state {
-		case wAcquiring:
-			w.sendAcquire(true)
-		case wReleasing:
-			for i := range w.held {
-				if h := &w.held[i]; h.pending {
-					h.retried = true
-					w.sendRelease(h, true)
-				}
+	w.src.Next(time.Duration(r.k.Now()), &w.txn)
+	w.txn.Locks = client.OrderLocks(w.txn.Locks)
+	if w.txn.Pause > 0 {
+		w.state = wPausing
+		r.at(r.k.Now()+int64(w.txn.Pause), func() {
+			if w.state == wPausing {
+				w.begin()
 			}
-			w.arm()
-		}
-	})
-}
-
-func (w *worker) findHeld(lock uint32) *hold {
-	for i := range w.held {
-		if w.held[i].lock == lock {
-			return &w.held[i]
-		}
-	}
-	return nil
-}
-
-// handle takes one answer.
-func (w *worker) handle(f *wire.Fields) {
-	r := w.rack()
-	if f.Txn != w.txn || w.state == wIdle {
-		r.stats.Stray++
+		})
 		return
 	}
-	h := w.findHeld(f.Lock)
-	switch {
-	case f.Op == wire.OpReject && f.Status == wire.StatusLeaseExpired && h != nil && !h.lost && !h.pending:
-		// The lease ended (a sweep or the server's expiry): the lock is gone.
-		h.lost = true
-		w.abort = true
-		r.stats.LeasesLost++
-		r.record(history.Event{Kind: history.Lost, Lock: h.lock, Txn: w.txn, At: vtime(h.deadline)})
-		return
-	case w.state == wAcquiring && f.Lock == w.spec[w.i].Lock && f.Timestamp == uint64(w.sent) &&
-		(f.Op == wire.OpGrant || f.Op == wire.OpReject):
-		w.acquired(f)
-	case w.state == wReleasing && h != nil && h.pending && (f.Op == wire.OpRelease && f.Flags&wire.FlagReply != 0 ||
-		f.Op == wire.OpReject):
-		w.released(h, f)
-	case f.Op == wire.OpGrant && h != nil:
-		r.stats.DupAnswers++ // a grant sent again for a retransmitted acquire
-	default:
-		r.stats.Stray++
-	}
+	w.begin()
 }
 
-func (w *worker) acquired(f *wire.Fields) {
+func (w *worker) begin() {
 	r := w.rack()
-	l := w.spec[w.i]
-	if f.Op == wire.OpReject {
-		r.stats.Rejects++
-		r.record(history.Event{Kind: history.Rejected, Lock: l.Lock, Txn: w.txn, At: vtime(r.sim.now)})
+	if r.stopping || w.crashed {
+		w.state = wIdle
+		return
+	}
+	w.id = w.core.NewTxnID()
+	w.i, w.held, w.abort, w.start = 0, w.held[:0], false, r.k.Now()
+	if len(w.txn.Locks) == 0 {
+		w.finish()
+		return
+	}
+	w.acquire()
+}
+
+// acquire asks for lock i of the transaction.
+func (w *worker) acquire() {
+	r := w.rack()
+	l := w.txn.Locks[w.i]
+	w.state = wAcquiring
+	h := &hold{}
+	h.e.User = h
+	w.cur = h
+	w.sent = r.k.Now()
+	r.stats.AcquiresSent++
+	r.record(history.Event{Kind: history.AcquireSent, Lock: l.Lock, Txn: w.id, Mode: l.Mode, Priority: w.txn.Priority,
+		At: vtime(w.sent)})
+	var out clientcore.Out
+	err := w.core.Acquire(w.sent, &h.e, &h.acq, l.Lock, l.Mode, w.id, false,
+		clientcore.ReqOptions{Priority: w.txn.Priority, Lease: r.p.Lease}, &out)
+	if err != nil {
+		r.log.Error("rackmodel: acquire", "err", err)
+		h.acq.Done, h.acq.Err = true, err
+		out.Done = append(out.Done, &h.acq)
+	}
+	if g := r.p.GiveUp; g > 0 {
+		r.at(w.sent+int64(g), func() {
+			if !h.acq.Done && !w.crashed {
+				var out clientcore.Out
+				w.core.Cancel(r.k.Now(), &h.acq, errGaveUp, &out)
+				w.process(&out)
+			}
+		})
+	}
+	w.process(&out)
+}
+
+var errGaveUp = errors.New("rackmodel: the worker gave the acquire up (Params.GiveUp)")
+
+// acquired takes the outcome of the acquire in flight.
+func (w *worker) acquired(h *hold) {
+	r := w.rack()
+	now := r.k.Now()
+	l := w.txn.Locks[w.i]
+	w.cur = nil
+	if err := h.acq.Err; err != nil {
+		var rej *clientcore.RejectError
+		if errors.As(err, &rej) {
+			r.stats.Rejects++
+			r.record(history.Event{Kind: history.Rejected, Lock: l.Lock, Txn: w.id, At: vtime(now)})
+		} else {
+			r.stats.Abandoned++
+			r.record(history.Event{Kind: history.Abandoned, Lock: l.Lock, Txn: w.id, At: vtime(now)})
+		}
 		w.abort = true
 		w.releaseAll()
 		return
 	}
 	r.stats.Granted++
-	r.lat.req.Record(time.Duration(r.sim.now - w.sent))
-	dl := w.sent + int64(f.LeaseMicros)*int64(time.Microsecond)
-	w.held = append(w.held, hold{lock: l.Lock, mode: f.Mode, token: f.Token, deadline: dl})
-	r.record(history.Event{Kind: history.Granted, Lock: l.Lock, Txn: w.txn, Mode: f.Mode, Token: f.Token,
-		Deadline: vtime(dl), At: vtime(r.sim.now)})
+	r.lat.req.Record(time.Duration(now - w.sent))
+	w.held = append(w.held, h)
+	ev := history.Event{Kind: history.Granted, Lock: l.Lock, Txn: w.id, Mode: h.e.Mode, Token: h.e.Token, At: vtime(now)}
+	if dl := h.e.Deadline(); dl != 0 {
+		ev.Deadline = vtime(dl)
+	}
+	r.record(ev)
 	w.i++
-	if w.i < len(w.spec) {
-		if r.p.ThinkEachLock && r.p.ThinkTime > 0 {
+	if w.i < len(w.txn.Locks) {
+		if r.p.ThinkEachLock && w.txn.Hold > 0 {
 			// Work with this lock before asking for the next one.
-			w.state = wThinking
-			w.gen++
-			r.sim.at(r.sim.now+int64(r.p.ThinkTime), func() {
-				w.state = wAcquiring
-				w.sendAcquire(false)
-			})
+			w.think(w.acquire)
 			return
 		}
-		w.sendAcquire(false)
+		w.acquire()
 		return
 	}
-	w.state = wThinking
-	w.gen++
-	if r.p.ThinkTime == 0 {
+	if w.abort {
+		// A lease was lost while the later locks were awaited (client.Txn.Acquire fails).
 		w.releaseAll()
 		return
 	}
-	r.sim.at(r.sim.now+int64(r.p.ThinkTime), w.releaseAll)
+	w.think(w.releaseAll)
 }
 
-// releaseAll sends the releases of every lock still held, the last taken first.
+// think holds the locks for the transaction's hold time, then runs next.
+func (w *worker) think(next func()) {
+	if w.txn.Hold == 0 {
+		next()
+		return
+	}
+	w.state = wThinking
+	r := w.rack()
+	r.at(r.k.Now()+int64(w.txn.Hold), func() {
+		if !w.crashed {
+			next()
+		}
+	})
+}
+
+// leaseLost records that a held lock's lease was lost: the transaction aborts.
+func (w *worker) leaseLost(h *hold) {
+	if h.lost {
+		return
+	}
+	r := w.rack()
+	h.lost = true
+	w.abort = true
+	r.stats.LeasesLost++
+	at := r.k.Now()
+	if dl := h.e.Deadline(); dl != 0 && dl < at {
+		at = dl
+	}
+	r.record(history.Event{Kind: history.Lost, Lock: h.e.Lock, Txn: w.id, At: vtime(at)})
+}
+
+// releaseAll releases every lock the transaction holds, the last taken first (client.Txn.Release).
 func (w *worker) releaseAll() {
 	r := w.rack()
 	w.state = wReleasing
-	w.pend = 0
-	for i := len(w.held) - 1; i >= 0; i-- {
-		h := &w.held[i]
-		if h.lost {
+	held := w.held
+	w.pend = len(held)
+	if w.pend == 0 {
+		w.finish()
+		return
+	}
+	for i := len(held) - 1; i >= 0; i-- {
+		h := held[i]
+		r.stats.ReleasesSent++
+		var out clientcore.Out
+		if !w.core.Release(r.k.Now(), &h.e, &h.rel, &out) {
+			w.pend--
 			continue
 		}
-		h.pending = true
-		w.pend++
-		// The holder uses the lock until its release leaves the worker: that instant is the end
-		// of its holder interval (history: Released is stamped before the release is sent).
-		at := w.sendRelease(h, false)
-		e := history.Event{Kind: history.Released, Lock: h.lock, Txn: w.txn, At: vtime(at)}
-		r.sim.at(at, func() { r.record(e) })
+		// The holder uses the lock until its release leaves the worker: that instant ends its
+		// holder interval (history: Released is stamped before the release is sent).
+		e := history.Event{Kind: history.Released, Lock: h.e.Lock, Txn: w.id}
+		left := w.process(&out)
+		e.At = vtime(left)
+		r.at(left, func() { r.record(e) })
 	}
-	if w.pend == 0 {
+	if w.pend == 0 && w.state == wReleasing {
 		w.finish()
-		return
 	}
-	w.arm()
 }
 
-func (w *worker) sendRelease(h *hold, retry bool) int64 {
+// released takes the answer of a release.
+func (w *worker) released(h *hold) {
 	r := w.rack()
-	f := wire.Fields{Op: wire.OpRelease, Mode: h.mode, Lock: h.lock, Txn: w.txn, Token: h.token, Timestamp: uint64(r.sim.now)}
-	if retry {
-		f.Flags = wire.FlagRetry
-		r.stats.Retransmits++
-	} else {
-		r.stats.ReleasesSent++
-	}
-	return w.send(&f, serverAddr(r.homeOf(h.lock)))
-}
-
-func (w *worker) released(h *hold, f *wire.Fields) {
-	r := w.rack()
-	switch {
-	case f.Op != wire.OpReject:
+	if h.rel.Err == nil {
 		r.stats.ReleaseAcks++
-	case f.Status == wire.StatusNotHolder && h.retried:
-		r.stats.ReleaseAcks++ // a retransmitted release of a grant that already ended
-	default:
-		r.stats.ReleaseRefused++ // lease expired meanwhile, or refused: the lock is no longer held
+	} else {
+		r.stats.ReleaseRefused++ // the lease had ended, or the server refused: the lock is not held
 	}
-	h.pending = false
 	w.pend--
-	w.gen++
-	if w.pend == 0 {
+	if w.pend == 0 && w.state == wReleasing {
 		w.finish()
-		return
 	}
-	w.arm() // the retry timer of the releases still unanswered (the answer ended the old one)
 }
 
 func (w *worker) finish() {
 	r := w.rack()
+	now := r.k.Now()
 	if w.abort {
 		r.stats.Aborts++
 	} else {
 		r.stats.Txns++
-		r.stats.Acquisitions += uint64(len(w.spec))
-		r.lat.txn.Record(time.Duration(r.sim.now - w.start))
-		r.series.txn(r.sim.now)
+		r.stats.Acquisitions += uint64(len(w.txn.Locks))
+		r.lat.txn.Record(time.Duration(now - w.start))
+		r.series.txn(now)
 	}
 	w.state = wIdle
 	w.startTxn()
+}
+
+// CrashWorker stops worker w (0-based over the rack) dead: it never sends or reads anything
+// again, so a lock it holds or is granted is never released.
+func (r *Rack) CrashWorker(w int) {
+	if w >= 0 && w < len(r.workers) {
+		r.workers[w].crashed = true
+	}
 }

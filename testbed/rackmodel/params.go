@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/netlock-go/netlock/client"
 	"github.com/netlock-go/netlock/p4/dataplane"
 )
 
@@ -19,11 +20,12 @@ type Params struct {
 	// Workers is the number of worker threads per client machine. A worker runs one transaction
 	// at a time, closed loop (paper: 8-core clients; one worker per core).
 	Workers int
-	// Servers is the number of lock servers (paper: 2). Locks are partitioned over them by a hash
-	// of the lock id (RSS-like), and over a server's cores by another.
+	// Servers is the number of lock servers (paper: 2). Lock l is sent to server l mod Servers
+	// (the client's default route, client.Config.Servers).
 	Servers int
-	// ServerCores is the number of cores of a lock server; each core is one lockcore.Core shard
-	// that serves its requests one at a time (paper: 8 cores, DPDK with RSS).
+	// ServerCores is the number of cores of a lock server; each core runs one shard of the
+	// server's srvcore.Core (lock l on shard l mod ServerCores, srvcore.Core.ShardIndex) and
+	// serves its requests one at a time (paper: 8 cores, DPDK with RSS).
 	ServerCores int
 
 	// ServerCPU is a server core's time for one request: receive, lockcore step, send the
@@ -57,8 +59,8 @@ type Params struct {
 	// Lease is the lease clients ask for, and the servers' default. Default 10ms.
 	Lease time.Duration
 	// RetryTimeout is how long a client waits for an answer before it sends the request again
-	// (with the retry flag). A waiting acquire is re-sent too. Default 5ms, so that runs without
-	// faults retransmit nothing.
+	// (with the retry flag; client.Config.RetryInterval). A waiting acquire is re-sent too, with a
+	// liveness probe. Default 5ms, so that runs without faults retransmit nothing.
 	RetryTimeout time.Duration
 	// ThinkTime is how long a transaction works while holding all its locks, between its last
 	// grant and its releases (paper Figure 14). Default 0.
@@ -69,17 +71,65 @@ type Params struct {
 	// about 80 request streams each doing one request per RTT + think time.)
 	ThinkEachLock bool
 
-	// SweepPeriod is the period of the controller's sweep (StartControl): the switch's cookie,
-	// its grant counters, force-release of expired switch holders, the drain of a lock moving
-	// out. Default 1ms.
+	// MaxRetryTimeout caps the clients' exponential backoff of retransmissions
+	// (client.Config.MaxRetryInterval). Default RetryTimeout: every copy after RetryTimeout.
+	MaxRetryTimeout time.Duration
+	// MaxAttempts is client.Config.MaxAttempts: copies sent in a row to a server that says
+	// nothing about the request before it fails as unreachable. Default 16 (the client's);
+	// negative: no bound.
+	MaxAttempts int
+	// GiveUp is how long a client waits for a grant before it gives the acquire up (withdrawn,
+	// history.Abandoned; the transaction aborts). Default 0: it waits as long as MaxAttempts
+	// allows.
+	GiveUp time.Duration
+	// RequestTimeout bounds a release (client.Config.RequestTimeout). Default 5s.
+	RequestTimeout time.Duration
+	// Loss and Dup are the probabilities that a datagram on a client's link is lost or
+	// duplicated, each direction (drawn from the seed). Default 0.
+	Loss, Dup float64
+
+	// SweepPeriod is the period of the controller's lease sweep (ctlcore.Config.SweepPeriod): the
+	// switch's cookie, its grant counters, force-release of expired switch holders. Default 1ms.
 	SweepPeriod time.Duration
-	// PingPeriod is the period of the controller's pings of the servers; DeadAfter pings missed
-	// in a row declare a server dead. Defaults 1ms, 3.
+	// PingPeriod is the period of the controller's pings of the servers; a server that misses
+	// DeadAfter pings in a row is suspected and declared dead (ctlcore). Defaults 1ms, 3.
 	PingPeriod time.Duration
 	DeadAfter  int
 	// LeaseMargin is added to the longest lease (2 x Lease, the switch's and servers' maximum)
-	// when the rack waits out leases after a failure. Default 1ms.
+	// when the controller waits out leases after a failure. Default 1ms.
 	LeaseMargin time.Duration
+	// PollInterval paces the controller's polls (a drain, a barrier) and its retries
+	// (ctlcore.Config.PollInterval). Default 100µs.
+	PollInterval time.Duration
+	// AllocPeriod, if set, makes the controller run an allocation period on its own every
+	// AllocPeriod while the clients run (ctlcore.Config.AllocPeriod). Default 0: periods run
+	// only when asked (Rack.Allocate, on a quiesced rack).
+	AllocPeriod time.Duration
+	// Hysteresis is the allocator's (ctlcore.Config.Hysteresis). Default 0.
+	Hysteresis float64
+	// AdminDelay is the time each way of a control-plane operation on the switch: a P4Runtime
+	// write or read, a pipeline push, an admin packet through the CPU port. Default 0: the
+	// control plane's switch operations take no virtual time.
+	AdminDelay time.Duration
+	// EffectTimeout is when the controller's shell gives an operation up (ctlcore.ErrTimeout).
+	// Default 200ms.
+	EffectTimeout time.Duration
+	// OutOfBandAdmin carries the controller's admin requests to the servers and their answers on
+	// a management network of their own (AdminDelay each way) instead of through the switch.
+	OutOfBandAdmin bool
+	// ServerLease is the controller lease the servers enforce (srvcore.Config.ControllerLease,
+	// ctlcore.Config.ServerLease). Default 0: none.
+	ServerLease time.Duration
+	// Standbys gives every lock server a standby (srvcore.Config.Standby) for its address on a
+	// switch port of its own, run by the next server's machine (its cores); the controller fails a
+	// dead server over to it. Without standbys a dead server's locks wait for it.
+	Standbys bool
+	// ServerPropagation, if set, is the propagation delay of the links between the switch and
+	// the lock servers (a slow link keeps push-backs in flight longer). Default Propagation.
+	ServerPropagation time.Duration
+	// FsyncDelay is how long a lock server takes to persist a new token epoch
+	// (srvcore.Out.Persist) before it acknowledges it. Default 0: at once.
+	FsyncDelay time.Duration
 
 	// Sizing is the switch program's sizes (dataplane.Sizing): the per-lock state entries bound
 	// the number of switch locks, the pool the slots. Default: 16384 locks, 4 x 8192 slots.
@@ -125,10 +175,16 @@ func (p *Params) fill() {
 	}
 	defDur(&p.Lease, 10*time.Millisecond)
 	defDur(&p.RetryTimeout, 5*time.Millisecond)
+	defDur(&p.MaxRetryTimeout, p.RetryTimeout)
+	defInt(&p.MaxAttempts, client.DefaultMaxAttempts)
+	defDur(&p.RequestTimeout, 5*time.Second)
 	defDur(&p.SweepPeriod, time.Millisecond)
 	defDur(&p.PingPeriod, time.Millisecond)
 	defInt(&p.DeadAfter, 3)
 	defDur(&p.LeaseMargin, time.Millisecond)
+	defDur(&p.PollInterval, 100*time.Microsecond)
+	defDur(&p.EffectTimeout, 200*time.Millisecond)
+	defDur(&p.ServerPropagation, p.Propagation)
 	if p.Sizing == (dataplane.Sizing{}) {
 		p.Sizing = dataplane.Sizing{Locks: 16384, PartBits: 13}
 	}
@@ -148,8 +204,13 @@ func (p *Params) validate() error {
 	case p.ServerCores < 1 || p.ServerCores > 256:
 		return fmt.Errorf("rackmodel: %d server cores: want 1..256", p.ServerCores)
 	case p.ServerCPU < 0 || p.ClientCPU < 0 || p.HostLatency < 0 || p.Propagation < 0 || p.SwitchLatency < 0 ||
-		p.PassLatency < 0 || p.ThinkTime < 0:
-		return errors.New("rackmodel: negative cost or think time")
+		p.PassLatency < 0 || p.ThinkTime < 0 || p.AdminDelay < 0 || p.ServerPropagation < 0 || p.FsyncDelay < 0 ||
+		p.GiveUp < 0 || p.ServerLease < 0 || p.AllocPeriod < 0 || p.Hysteresis < 0:
+		return errors.New("rackmodel: negative cost, delay, period or think time")
+	case p.Loss < 0 || p.Loss >= 1 || p.Dup < 0 || p.Dup >= 1:
+		return errors.New("rackmodel: loss and duplication are probabilities below 1")
+	case p.MaxRetryTimeout < p.RetryTimeout || p.RequestTimeout <= 0 || p.EffectTimeout <= 0 || p.PollInterval <= 0:
+		return errors.New("rackmodel: max retry timeout below the retry timeout, or a timeout or poll interval not positive")
 	case p.LinkGbps <= 0 || p.SwitchMpps <= 0:
 		return errors.New("rackmodel: link and switch rates must be positive")
 	case p.Lease < time.Microsecond || p.RetryTimeout < time.Microsecond:
@@ -161,12 +222,6 @@ func (p *Params) validate() error {
 	}
 	if err := p.Sizing.Validate(); err != nil {
 		return fmt.Errorf("rackmodel: %w", err)
-	}
-	if sz := p.Sizing; sz.Slots() > dataplane.Levels*sz.Locks {
-		// A switch lock takes at least a slot per level: then any allocation of the pool fits
-		// the per-lock state.
-		return fmt.Errorf("rackmodel: sizing: %d slots for %d locks: at most %d slots per lock", sz.Slots(), sz.Locks,
-			dataplane.Levels)
 	}
 	return nil
 }
@@ -188,10 +243,11 @@ func (p Params) Rows() [][3]string {
 		{"switch", fmt.Sprintf("%v + %v per extra pass, %g Mpps", p.SwitchLatency, p.PassLatency, p.SwitchMpps),
 			"port-to-port latency, line rate in pipeline passes"},
 		{"lease", p.Lease.String(), "asked by clients"},
-		{"retry", p.RetryTimeout.String(), "client retransmission timeout"},
+		{"retry", retryString(p), "client retransmission timeout (client.Config.RetryInterval, MaxAttempts)"},
 		{"think time", thinkString(p), "a transaction holds its locks this long"},
-		{"controller", fmt.Sprintf("sweep %v, ping %v, dead after %d, lease margin %v", p.SweepPeriod, p.PingPeriod,
-			p.DeadAfter, p.LeaseMargin), "failure handling (Figure 15): detection and waits"},
+		{"controller", fmt.Sprintf("sweep %v, ping %v, dead after %d, lease margin %v, poll %v, switch operations %v",
+			p.SweepPeriod, p.PingPeriod, p.DeadAfter, p.LeaseMargin, p.PollInterval, p.AdminDelay),
+			"controlplane/ctlcore's periods and waits; the time of its switch operations each way"},
 		{"switch memory", fmt.Sprintf("%d slots, %d locks, region <= %d", sz.Slots(), sz.Locks, p.MaxRegion),
 			"netlock.p4's pool and per-lock state"},
 	}
@@ -201,6 +257,17 @@ func (p Params) Rows() [][3]string {
 func (p Params) WithDefaults() Params {
 	p.fill()
 	return p
+}
+
+func retryString(p Params) string {
+	s := p.RetryTimeout.String()
+	if p.MaxRetryTimeout > p.RetryTimeout {
+		s += " doubling to " + p.MaxRetryTimeout.String()
+	}
+	if p.MaxAttempts > 0 {
+		s += fmt.Sprintf(", unreachable after %d", p.MaxAttempts)
+	}
+	return s
 }
 
 func thinkString(p Params) string {

@@ -1,142 +1,135 @@
 package rackmodel
 
 import (
+	"fmt"
 	"math"
 	"net/netip"
-	"time"
 
 	"github.com/netlock-go/netlock/internal/udpframe"
 	"github.com/netlock-go/netlock/lockcore"
+	"github.com/netlock-go/netlock/lockserver/srvcore"
 	"github.com/netlock-go/netlock/wire"
 )
 
-// serverHost is a lock server machine: ServerCores cores, each serving its requests one at a
-// time (ServerCPU each, run to completion), and the identities (server addresses with their
-// lock state) it hosts: its own, and a failed server's after a takeover.
-type serverHost struct {
-	r        *Rack
-	idx      int
-	port     int
-	up       bool
-	cpu      []int64 // per core: busy until
-	idents   []*identity
-	up_, dn_ link
-	fr       udpframe.Frame
+// machine is a lock server machine: ServerCores cores, each serving its requests one at a time
+// (ServerCPU each, run to completion, DPDK). It runs its own lock server and, with
+// Params.Standbys, the standby of the previous one.
+type machine struct {
+	idx int
+	up  bool
+	cpu []int64 // per core: busy until
 }
 
-func newServerHost(r *Rack, s int) *serverHost {
-	return &serverHost{r: r, idx: s, port: serverPort0 + s, up: true, cpu: make([]int64, r.p.ServerCores)}
-}
-
-func (h *serverHost) links() (up, down *link) { return &h.up_, &h.dn_ }
-
-// identity is one lock server address and its locks: a lockcore.Core per core (shard). Its
-// fencing tokens are epoch-major (TokenBase = epoch << 40), as the lock server's.
-type identity struct {
+// server is a lock server process: the real server core (lockserver/srvcore: its shards of
+// lockcore, the rack key and the peers, the token epoch, the grant holds, the controller's admin
+// operations) on a machine, behind a NIC port on the switch. The model is its shell, as
+// lockserver.Server is over UDP: it hands every datagram to Core.Handle on the core of the
+// request's shard (srvcore.Core.ShardIndex) and sends what comes out; it acknowledges every epoch
+// the core asks to persist after FsyncDelay; and it runs Core.Tick at Core.NextDeadline (the UDP
+// shell ticks every SweepInterval, 1ms; in virtual time the deadline itself is cheaper and no
+// later).
+type server struct {
 	r       *Rack
-	home    int
+	idx     int // 0-based: number idx+1 to the switch and the controller
+	standby bool
+	m       *machine
+	port    int
 	addr    netip.AddrPort
-	epoch   uint64
-	cores   []*lockcore.Core
-	sweepAt []int64
-	host    *serverHost
-	effs    []lockcore.Effect
+	core    *srvcore.Core
+	up, dn  link
+	tickAt  int64
+	fr      udpframe.Frame
 }
 
-// newIdentity makes the state of server home at an epoch, with no grants before grantAfter.
-func newIdentity(r *Rack, home int, epoch uint64) (*identity, error) {
-	return newIdentityAfter(r, home, epoch, 0)
-}
-
-func newIdentityAfter(r *Rack, home int, epoch uint64, grantAfter int64) (*identity, error) {
-	id := &identity{r: r, home: home, addr: serverAddr(home), epoch: epoch}
-	for k := 0; k < r.p.ServerCores; k++ {
-		c, err := lockcore.New(lockcore.Config{DefaultLease: r.p.Lease, MaxLease: 2 * r.p.Lease, Priorities: 2,
-			TokenBase: epoch << 40, GrantAfter: grantAfter, IdleRetention: 100 * time.Millisecond})
-		if err != nil {
-			return nil, err
-		}
-		id.cores = append(id.cores, c)
-		id.sweepAt = append(id.sweepAt, math.MaxInt64)
+// addServer adds server s's process: its own (on machine s) or its standby (on the next
+// machine).
+func (r *Rack) addServer(s int, standby bool) error {
+	p := r.p
+	sv := &server{r: r, idx: s, standby: standby, m: r.mach[s], port: serverPort0 + s, addr: serverAddr(s),
+		tickAt: math.MaxInt64}
+	if standby {
+		sv.m, sv.port = r.mach[(s+1)%p.Servers], standbyPort0+s
 	}
-	if grantAfter > 0 {
-		for k := range id.cores {
-			id.scheduleSweep(k, grantAfter)
+	sv.up.prop, sv.dn.prop = int64(p.ServerPropagation), int64(p.ServerPropagation)
+	cfg := srvcore.Config{
+		Shards: p.ServerCores,
+		Core:   lockcore.Config{DefaultLease: p.Lease, MaxLease: 2 * p.Lease},
+		Key:    wire.Key(r.key),
+		Peers:  srvcore.Peers{Switches: []string{switchIP.String()}, Controllers: []string{ctlIP.String()}},
+		// A new server: its state file was just created at epoch 1 (lockserver's openEpoch).
+		Epoch:           1,
+		Start:           r.k.Now(),
+		Standby:         standby,
+		ControllerLease: p.ServerLease,
+		Instance:        uint32(r.rng.Uint64()) | 1,
+		Logger:          r.log.With("server", s+1, "standby", standby),
+	}
+	if r.accept != nil {
+		cfg.TestingKnobs.OnAccept = func(lock uint32, txn uint64) {
+			r.accept.Observe(wire.Append(nil, &wire.Fields{Op: wire.OpAcquire, Lock: lock, Txn: txn}))
 		}
 	}
-	return id, nil
+	var err error
+	if sv.core, err = srvcore.New(cfg); err != nil {
+		return fmt.Errorf("rackmodel: server %d: %w", s+1, err)
+	}
+	r.servers = append(r.servers, sv)
+	r.ports[sv.port] = sv
+	return nil
 }
 
-// receive takes a frame from the switch.
-func (h *serverHost) receive(b []byte) {
-	r := h.r
-	if !h.up {
+func (sv *server) links() (up, down *link) { return &sv.up, &sv.dn }
+func (sv *server) lossy() bool             { return false }
+
+// receive takes a frame from the switch: the request waits for its shard's core, which serves it
+// for ServerCPU.
+func (sv *server) receive(b []byte) {
+	r := sv.r
+	if !sv.m.up {
 		r.stats.ServerDropped++
 		return
 	}
-	var f wire.Fields
-	if err := parse(b, &h.fr, &f); err != nil {
+	if err := udpframe.Parse(b, &sv.fr); err != nil {
 		r.stats.Malformed++
 		return
 	}
-	var id *identity
-	for _, x := range h.idents {
-		if x.addr.Addr() == h.fr.Dst.Addr() {
-			id = x
-		}
-	}
-	if id == nil {
+	if sv.fr.Dst != sv.addr {
 		r.stats.Unroutable++
 		return
 	}
-	from := h.fr.Src
-	if f.Op.IsControl() {
-		// Overflow and queue-empty only from the switch, with the rack key (docs/protocol.md,
-		// "Who may send what"); nothing else of the control ops comes over the network here.
-		key, ok := wire.RackKey(h.fr.Payload)
-		if (f.Op != wire.OpOverflow && f.Op != wire.OpQueueEmpty) || from.Addr() != switchIP || !ok || key != r.key {
-			r.stats.ControlRefused++
+	payload, from := sv.fr.Payload, sv.fr.Src
+	var lock uint32
+	var op wire.Op
+	if h, err := wire.Parse(payload); err == nil {
+		lock, op = h.Lock(), h.Op()
+	}
+	k := sv.core.ShardIndex(lock) % len(sv.m.cpu)
+	start := max(r.k.Now(), sv.m.cpu[k])
+	sv.m.cpu[k] = start + int64(r.p.ServerCPU)
+	r.at(sv.m.cpu[k], func() {
+		if !sv.m.up {
+			r.stats.ServerDropped++
 			return
 		}
-	}
-	k := r.coreOf(f.Lock)
-	start := max(r.sim.now, h.cpu[k])
-	h.cpu[k] = start + int64(r.p.ServerCPU)
-	req := lockcore.Request{Fields: f, From: from}
-	r.sim.at(h.cpu[k], func() { id.step(k, &req) })
-}
-
-// step runs one request through core k now and sends its effects.
-func (id *identity) step(k int, req *lockcore.Request) {
-	r := id.r
-	if !id.host.up {
-		r.stats.ServerDropped++
-		return
-	}
-	now := r.sim.now
-	c := id.cores[k]
-	switch req.Op {
-	case wire.OpOverflow:
-		r.stats.Overflows++
-	case wire.OpQueueEmpty:
-		r.stats.QueueEmpties++
-	}
-	id.effs = c.Step(now, req, id.effs[:0])
-	if r.measure != nil && req.Op == wire.OpAcquire && req.Flags&wire.FlagRetry == 0 {
-		r.measure.observe(c, req.Lock)
-	}
-	id.send(now, id.effs)
-	id.scheduleSweep(k, c.NextDeadline())
-}
-
-func (id *identity) send(now int64, effs []lockcore.Effect) {
-	r := id.r
-	for i := range effs {
-		e := &effs[i]
-		var key *uint64
-		if e.Msg.Op.IsControl() {
-			key = &r.key
+		switch op {
+		case wire.OpOverflow:
+			r.stats.Overflows++
+		case wire.OpQueueEmpty:
+			r.stats.QueueEmpties++
 		}
+		var out srvcore.Out
+		sv.core.Handle(r.k.Now(), payload, from, &out)
+		sv.apply(&out)
+	})
+}
+
+// apply carries out what the core asked for: the datagrams in order, then the replies with a
+// body, then the epoch to persist (acknowledged after FsyncDelay), as lockserver's writer does.
+func (sv *server) apply(out *srvcore.Out) {
+	r := sv.r
+	now := r.k.Now()
+	for i := range out.Sends {
+		e := &out.Sends[i]
 		switch {
 		case e.Msg.Op == wire.OpGrant:
 			r.stats.ServerGrants++
@@ -144,30 +137,44 @@ func (id *identity) send(now int64, effs []lockcore.Effect) {
 		case e.Msg.Op == wire.OpPushBack && e.Msg.Txn != 0:
 			r.stats.PushBacks++
 		}
-		r.hostSend(id.host, id.host.port, now, frame(id.addr, e.To, &e.Msg, key))
+		r.hostSend(sv, sv.port, now, r.frame(sv.addr, e.To, &e.Msg, nil))
 	}
+	for i := range out.Bodies {
+		b := &out.Bodies[i]
+		r.hostSend(sv, sv.port, now, r.frame(sv.addr, b.To, &b.Msg, b.Data))
+	}
+	if e := out.Persist; e != 0 {
+		r.at(now+int64(r.p.FsyncDelay), func() {
+			if !sv.m.up {
+				return
+			}
+			var out srvcore.Out
+			sv.core.Persisted(r.k.Now(), e, &out)
+			sv.apply(&out)
+		})
+	}
+	sv.scheduleTick()
 }
 
-// scheduleSweep makes sure core k runs Expire at or after due (leases, grace period, idle
-// states), as the lock server's sweep timer does.
-func (id *identity) scheduleSweep(k int, due int64) {
-	if due == math.MaxInt64 || due >= id.sweepAt[k] {
+// scheduleTick makes sure Core.Tick runs at the core's next deadline (leases, grant holds, the
+// controller lease, idle states). A tick scheduled earlier that is no longer the earliest does
+// nothing when it comes.
+func (sv *server) scheduleTick() {
+	due := sv.core.NextDeadline()
+	if due == math.MaxInt64 || due >= sv.tickAt {
 		return
 	}
-	id.sweepAt[k] = due
-	r := id.r
-	r.sim.at(due, func() {
-		if id.sweepAt[k] != due {
-			return // a sweep was scheduled earlier and has run
-		}
-		id.sweepAt[k] = math.MaxInt64
-		if !id.host.up {
+	sv.tickAt = due
+	sv.r.at(due, func() {
+		if sv.tickAt != due {
 			return
 		}
-		now := max(r.sim.now, id.host.cpu[k])
-		c := id.cores[k]
-		id.effs = c.Expire(now, id.effs[:0])
-		id.send(now, id.effs)
-		id.scheduleSweep(k, c.NextDeadline())
+		sv.tickAt = math.MaxInt64
+		if !sv.m.up {
+			return
+		}
+		var out srvcore.Out
+		sv.core.Tick(sv.r.k.Now(), &out)
+		sv.apply(&out)
 	})
 }

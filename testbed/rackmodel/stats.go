@@ -11,18 +11,19 @@ import (
 type Counters struct {
 	// Clients.
 	Txns           uint64 // committed transactions
-	Aborts         uint64 // transactions given up (a reject, a lease lost)
+	Aborts         uint64 // transactions given up (a reject, a lease lost, an acquire given up)
 	Acquisitions   uint64 // locks of committed transactions
 	AcquiresSent   uint64 // acquires sent (first sends)
 	Granted        uint64 // acquires answered with a grant (first answer)
 	Rejects        uint64 // acquires answered with a reject
+	Abandoned      uint64 // acquires given up (unreachable server, Params.GiveUp): withdrawn
 	ReleasesSent   uint64 // releases sent (first sends)
 	ReleaseAcks    uint64 // releases acknowledged
 	ReleaseRefused uint64 // releases answered with a reject (the grant had ended)
 	LeasesLost     uint64 // held locks whose lease was ended by the rack
-	Retransmits    uint64 // requests sent again after RetryTimeout
+	Retransmits    uint64 // requests sent again after RetryTimeout (clientcore: flagged retry)
 	DupAnswers     uint64 // a grant again for a held lock (answer to a retransmission)
-	Stray          uint64 // answers matching no outstanding request
+	Stray          uint64 // answers matching no outstanding request (clientcore: unknown, stray grants, foreign)
 	// Where grants were made.
 	SwitchGrants uint64 // by p4/netlock.p4 (including requests pushed back from q2)
 	ServerGrants uint64 // by a lock server's lockcore
@@ -36,14 +37,14 @@ type Counters struct {
 	Overflows    uint64 // acquires the switch sent to a server's q2 (no room in the lock's region)
 	QueueEmpties uint64 // queue-empty notifications the servers received
 	PushBacks    uint64 // requests the servers pushed back into the switch
-	// The control plane (StartControl).
-	ForceReleases uint64 // switch holders whose lease ran out, force-released by the sweep
-	MovedOut      uint64 // switch locks moved out while clients ran (a server's failover)
+
 	// Servers and network.
 	ServerDropped  uint64 // packets that reached a server that was down
-	ControlRefused uint64 // control messages without the rack key or from the wrong peer
-	Malformed      uint64 // frames a host could not decode
+	ControlRefused uint64 // control messages without the rack key or from the wrong peer (srvcore)
+	Malformed      uint64 // frames a host could not decode (and datagrams the servers dropped as such)
 	Unroutable     uint64 // frames for a port, address or UDP port with nobody there
+	Dropped        uint64 // frames a client's link lost (Params.Loss)
+	Duplicated     uint64 // frames a client's link duplicated (Params.Dup)
 }
 
 // Sub returns c - o, field by field.
@@ -59,14 +60,32 @@ func (c Counters) Sub(o Counters) Counters {
 		SwitchDropped: c.SwitchDropped - o.SwitchDropped, EngineErrors: c.EngineErrors - o.EngineErrors,
 		PacketIns: c.PacketIns - o.PacketIns, ServerDropped: c.ServerDropped - o.ServerDropped,
 		Overflows: c.Overflows - o.Overflows, QueueEmpties: c.QueueEmpties - o.QueueEmpties, PushBacks: c.PushBacks - o.PushBacks,
-		ForceReleases: c.ForceReleases - o.ForceReleases, MovedOut: c.MovedOut - o.MovedOut,
 		ControlRefused: c.ControlRefused - o.ControlRefused, Malformed: c.Malformed - o.Malformed,
-		Unroutable: c.Unroutable - o.Unroutable,
+		Unroutable: c.Unroutable - o.Unroutable, Abandoned: c.Abandoned - o.Abandoned, Dropped: c.Dropped - o.Dropped,
+		Duplicated: c.Duplicated - o.Duplicated,
 	}
 }
 
 // Counters returns the counters so far.
-func (r *Rack) Counters() Counters { return r.stats }
+func (r *Rack) Counters() Counters {
+	c := r.stats
+	for _, w := range r.workers {
+		st := w.core.Stats()
+		c.Retransmits += uint64(st.Retransmits)
+		c.DupAnswers += uint64(st.DupGrants)
+		c.Stray += uint64(st.Unknown + st.StrayGrants + st.Foreign)
+		c.Malformed += uint64(st.Malformed)
+	}
+	for _, s := range r.servers {
+		for _, n := range s.core.Refused() {
+			c.ControlRefused += n
+		}
+		for _, n := range s.core.Malformed() {
+			c.Malformed += n
+		}
+	}
+	return c
+}
 
 // latencies are the histograms of the current measurement window (ResetLatency).
 type latencies struct {
@@ -102,7 +121,7 @@ type Sample struct {
 // StartSeries records throughput in buckets of width from now on (replacing any series): the
 // first bucket starts now.
 func (r *Rack) StartSeries(width time.Duration) {
-	r.series = &series{origin: r.sim.now, bucket: int64(width)}
+	r.series = &series{origin: r.k.Now(), bucket: int64(width)}
 }
 
 // Series returns the buckets recorded so far.

@@ -1,14 +1,17 @@
 package rackmodel
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
-	"net/netip"
 	"path"
+	"regexp"
+	"strconv"
 	"time"
 
 	"github.com/netlock-go/netlock/bmv2/engine"
 	"github.com/netlock-go/netlock/bmv2/front"
+	"github.com/netlock-go/netlock/controlplane/ctlcore"
 	"github.com/netlock-go/netlock/internal/udpframe"
 	"github.com/netlock-go/netlock/p4"
 	"github.com/netlock-go/netlock/p4/dataplane"
@@ -19,31 +22,30 @@ import (
 // vswitch is the ToR switch: p4/netlock.p4 on the engine (Tofino-constraint mode), whose clock is
 // the virtual clock. The engine runs a packet's passes at once; the model charges the pipeline
 // SwitchLatency for the first pass and PassLatency for each further one, and occupies it for
-// 1/SwitchMpps per pass (line rate).
+// 1/SwitchMpps per pass (line rate). The controller programs it (control.go): until its pipeline
+// is pushed the switch forwards nothing.
 type vswitch struct {
 	r        *Rack
-	dp       *dpengine.Switch
-	up       bool  // false from a restart until the switch is back
-	pipeline bool  // a program is pushed (false after a restart until the controller pushes it)
-	now      int64 // the engine's clock while it processes a packet
-	passes   int   // ingress passes of the packet being processed (applications of the rack table)
-	pipeFree int64 // picoseconds
+	dp       *dpengine.Switch // nil until the controller pushes the pipeline
+	up       bool             // false from a restart until the switch is back
+	now      int64            // the engine's clock while it processes a packet
+	passes   int              // ingress passes of the packet being processed (applications of the rack table)
+	pipeFree int64            // picoseconds
 	fr       udpframe.Frame
 }
 
-func newSwitch(r *Rack) (*vswitch, error) {
-	s := &vswitch{r: r, up: true, pipeline: true}
-	if err := s.load(); err != nil {
-		return nil, err
-	}
-	return s, nil
-}
+// errSwitchDown is the answer of a switch that is down or has no pipeline to an admin packet.
+var errSwitchDown = errors.New("rackmodel: the switch is down or has no pipeline")
 
-// load loads a fresh program: empty tables, zero registers (a switch that just booted).
+// logAcquire is the line netlock.p4 logs for every acquire it takes into a lock's queue (the
+// switch's acceptance order).
+var logAcquire = regexp.MustCompile(`netlock: acquire lock=(\d+) txn=(\d+)`)
+
+// load loads a fresh program (empty tables, zero registers): the controller's pipeline push.
 func (s *vswitch) load() error {
 	src := p4.Netlock
-	if s.r.cfg.Fault.Program != nil {
-		src = s.r.cfg.Fault.Program
+	if s.r.cfg.TestingKnobs.Program != nil {
+		src = s.r.cfg.TestingKnobs.Program
 	}
 	sz := s.r.p.Sizing
 	read := func(name string) ([]byte, error) {
@@ -66,12 +68,26 @@ func (s *vswitch) load() error {
 			}
 		},
 	}
+	if s.r.accept != nil {
+		cfg.Log = s.logLine
+	}
 	sw, err := engine.Load(checked, cfg)
 	if err != nil {
 		return fmt.Errorf("rackmodel: %w", err)
 	}
 	s.dp = &dpengine.Switch{Switch: sw, Sizing: sz}
 	return nil
+}
+
+// logLine reads the switch's log for its acceptance order (Config.Record).
+func (s *vswitch) logLine(line string) {
+	m := logAcquire.FindStringSubmatch(line)
+	if m == nil {
+		return
+	}
+	lock, _ := strconv.ParseUint(m[1], 10, 32)
+	txn, _ := strconv.ParseUint(m[2], 10, 64)
+	s.r.accept.Observe(wire.Append(nil, &wire.Fields{Op: wire.OpAcquire, Lock: uint32(lock), Txn: txn}))
 }
 
 func (s *vswitch) cpuPort() int {
@@ -81,51 +97,18 @@ func (s *vswitch) cpuPort() int {
 	return dataplane.DefaultSizing.CPUPort
 }
 
-// program writes what a controller writes at bring-up (docs/dataplane.md, "Bring-up"): the rack,
-// the lock servers, the routes and clone sessions. Lock entries come later (install).
-func (s *vswitch) program() error {
-	r := s.r
-	if err := s.dp.SetRack(dataplane.Rack{Key: r.key, SwitchIP: switchIP, SwitchMAC: switchMAC,
-		DefaultLease: r.p.Lease, MaxLease: 2 * r.p.Lease}); err != nil {
-		return err
-	}
-	for _, id := range r.idents {
-		if err := s.setServer(id); err != nil {
-			return err
-		}
-	}
-	for _, c := range r.clients {
-		if err := s.route(c.ip, c.port); err != nil {
-			return err
-		}
-	}
-	s.dp.AddPortSession(s.cpuPort())
-	return nil
-}
-
-// setServer points server number id.home (its address) at the machine that hosts it.
-func (s *vswitch) setServer(id *identity) error {
-	port := id.host.port
-	if err := s.dp.SetServer(uint16(id.home), dataplane.Server{Addr: id.addr, Port: port, MAC: macFor(id.addr.Addr())}); err != nil {
-		return err
-	}
-	s.dp.AddPortSession(port)
-	return s.route(id.addr.Addr(), port)
-}
-
-func (s *vswitch) route(ip netip.Addr, port int) error {
-	return s.dp.AddRoute(netip.PrefixFrom(ip, 32), dataplane.NextHop{SrcMAC: switchMAC, DstMAC: macFor(ip), Port: port})
-}
+// running reports whether the switch forwards: up, with a pipeline.
+func (s *vswitch) running() bool { return s.up && s.dp != nil }
 
 // arrive runs a frame that arrived on port through the pipeline.
 func (s *vswitch) arrive(port int, frame []byte) {
 	r := s.r
-	if !s.up || !s.pipeline {
+	if !s.running() {
 		r.stats.SwitchDropped++
 		return
 	}
 	passPS := int64(1e6/r.p.SwitchMpps + 0.5) // picoseconds per pass
-	startPS := max(r.sim.now*1000, s.pipeFree)
+	startPS := max(r.k.Now()*1000, s.pipeFree)
 	start := (startPS + 999) / 1000
 	s.now, s.passes = start, 0
 	var in wire.Fields
@@ -151,12 +134,15 @@ func (s *vswitch) emit(out []engine.Output, dep int64, countGrants bool) {
 	r := s.r
 	for _, o := range out {
 		data := append([]byte(nil), o.Data...)
-		if countGrants {
-			var f wire.Fields
-			if parse(data, &s.fr, &f) == nil && f.Op == wire.OpGrant {
+		var f wire.Fields
+		if parse(data, &s.fr, &f) == nil && f.Op == wire.OpGrant {
+			if r.accept != nil {
+				r.accept.ObserveSent(s.fr.Payload)
+			}
+			if countGrants {
 				r.stats.SwitchGrants++
 				r.series.grant(dep, true)
-				if r.cfg.Fault.DropGrant > 0 && r.stats.SwitchGrants == r.cfg.Fault.DropGrant {
+				if k := r.cfg.TestingKnobs.DropGrant; k > 0 && r.stats.SwitchGrants == k {
 					continue // the negative control: this grant is lost
 				}
 			}
@@ -167,39 +153,99 @@ func (s *vswitch) emit(out []engine.Output, dep int64, countGrants bool) {
 
 // admin sends an admin request through the CPU port now and returns the switch's reply.
 func (s *vswitch) admin(req dataplane.AdminRequest) (dataplane.AdminReply, error) {
-	if !s.up || !s.pipeline {
-		return dataplane.AdminReply{}, fmt.Errorf("rackmodel: admin %d: %w", req.Op, errSwitchDown)
+	if !s.running() {
+		return dataplane.AdminReply{}, fmt.Errorf("admin %d: %w", req.Op, errSwitchDown)
 	}
-	s.now = s.r.sim.now
+	s.now = s.r.k.Now()
 	res, err := s.dp.Process(s.cpuPort(), req.PacketOut(nil, s.r.key))
 	if err != nil {
+		s.r.stats.EngineErrors++
 		return dataplane.AdminReply{}, fmt.Errorf("rackmodel: admin %d: %w", req.Op, err)
 	}
 	// A force-release sends packets (the holder's reject, grants onward).
 	s.emit(res.Out, s.now+int64(s.r.p.SwitchLatency), true)
+	var reply *dataplane.AdminReply
 	for _, pi := range res.PacketIn {
 		_, _, fr, err := dataplane.ParsePacketIn(pi)
 		if err != nil {
+			s.r.stats.PacketIns++
 			continue
 		}
-		if rep, err := dataplane.ParseAdminReply(fr); err == nil && rep.ID == req.ID {
-			return rep, nil
+		if rep, err := dataplane.ParseAdminReply(fr); err == nil && rep.ID == req.ID && reply == nil {
+			reply = &rep
+			continue
 		}
+		s.r.stats.PacketIns++
 	}
-	return dataplane.AdminReply{}, fmt.Errorf("rackmodel: admin %d on lock %d: no reply", req.Op, req.Lock)
+	if reply == nil {
+		return dataplane.AdminReply{}, fmt.Errorf("rackmodel: admin %d on lock %d: no reply", req.Op, req.Lock)
+	}
+	return *reply, nil
 }
 
-// adminOK sends an admin request and wants result ok.
-func (s *vswitch) adminOK(req dataplane.AdminRequest) error {
-	rep, err := s.admin(req)
-	if err == nil && rep.Result != dataplane.AdminOK {
-		err = fmt.Errorf("admin %d on lock %d: result %d", req.Op, req.Lock, rep.Result)
+// apply carries out a controller's Write on the engine's runtime API.
+func (s *vswitch) apply(w ctlcore.Write) error {
+	if !s.running() {
+		return errSwitchDown
 	}
-	return err
+	for _, u := range w.Updates {
+		e := u.Entity
+		var err error
+		switch {
+		case e.Rack != nil:
+			err = s.dp.SetRack(*e.Rack)
+		case e.Server != nil:
+			err = s.dp.SetServer(e.ServerNum, *e.Server)
+		case e.Route != nil:
+			if err = s.dp.AddRoute(e.Prefix, *e.Route); err == nil {
+				s.r.served[e.Prefix.Addr()] = e.Route.Port
+			}
+		case e.Lock != nil:
+			if u.Op == ctlcore.Delete {
+				if err = s.dp.DeleteLock(e.Lock.Lock); errors.Is(err, engine.ErrNotFound) {
+					err = fmt.Errorf("%w: %v", ctlcore.ErrNotFound, err)
+				}
+			} else {
+				err = s.dp.SetLock(*e.Lock)
+			}
+		case e.Tenant != nil:
+			err = s.dp.SetTenantLimit(e.Tenant.ID, e.Tenant.Meter, e.Tenant.Rate, e.Tenant.Burst)
+		default:
+			s.dp.AddPortSession(e.ClonePort)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readLocks reads the lock table and its direct counters (ctlcore.ReadLocks).
+func (s *vswitch) readLocks() (ctlcore.Result, error) {
+	if !s.running() {
+		return ctlcore.Result{}, errSwitchDown
+	}
+	t, err := s.dp.Table(dataplane.TableLock)
+	if err != nil {
+		return ctlcore.Result{}, err
+	}
+	res := ctlcore.Result{Hits: map[uint32]uint64{}}
+	for _, e := range t.Entries() {
+		le, err := dataplane.ParseLockEntry(e.Match[0].Value, e.Action, e.Args)
+		if err != nil {
+			return ctlcore.Result{}, err
+		}
+		res.Locks = append(res.Locks, le)
+		res.Hits[le.Lock] = e.Packets
+	}
+	return res, nil
 }
 
 // drops returns the program's drop counter.
 func (s *vswitch) drops() [dataplane.DropReasons]uint64 {
+	if s.dp == nil {
+		return [dataplane.DropReasons]uint64{}
+	}
 	d, _ := s.dp.Drops()
 	return d
 }

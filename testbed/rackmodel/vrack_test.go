@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/netlock-go/netlock/alloc"
+	"github.com/netlock-go/netlock/controlplane/ctlcore"
 	"github.com/netlock-go/netlock/p4"
 	"github.com/netlock-go/netlock/p4/dataplane"
 	"github.com/netlock-go/netlock/testbed"
@@ -39,8 +40,8 @@ func small() Params {
 	return Params{Clients: 3, Workers: 4, Servers: 2, ServerCores: 2, Sizing: dataplane.Sizing{Locks: 2048, PartBits: 10}}
 }
 
-// run is one rack run: warm-up on the servers with demand measured, allocation, measured run,
-// quiesce.
+// run is one rack run: warm-up with every lock on the servers, the controller's allocation
+// period on the quiesced rack, measured run, quiesce.
 type run struct {
 	r            *Rack
 	alloc        Allocation
@@ -59,19 +60,19 @@ func runRack(t *testing.T, cfg Config, strategy alloc.Strategy, slots int, warm,
 // runRackErr is runRack that returns the error of the last Quiesce (a broken rack may hang).
 func runRackErr(t *testing.T, cfg Config, strategy alloc.Strategy, slots int, warm, dur time.Duration) (*run, error) {
 	t.Helper()
+	cfg.Alloc = AllocSpec{Strategy: strategy, Slots: slots, Seed: 7}
 	r, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	out := &run{r: r}
-	r.MeasureDemand()
 	r.Start()
 	r.Run(warm)
 	if err := r.Quiesce(50 * time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
 	out.warm = r.Counters()
-	if out.alloc, err = r.Allocate(AllocSpec{Strategy: strategy, Slots: slots, Seed: 7}); err != nil {
+	if out.alloc, err = r.Allocate(time.Second); err != nil {
 		t.Fatal(err)
 	}
 	r.ResetLatency()
@@ -124,7 +125,9 @@ func TestParamsValidate(t *testing.T) {
 		{"link rate", Params{LinkGbps: -40}},
 		{"region", Params{MaxRegion: dataplane.MaxRegion + 1}},
 		{"sizing", Params{Sizing: dataplane.Sizing{PartBits: 17}}},
-		{"slots per lock", Params{Sizing: dataplane.Sizing{Locks: 100, PartBits: 8}}},
+		{"loss", Params{Loss: 1}},
+		{"retry", Params{RetryTimeout: time.Millisecond, MaxRetryTimeout: time.Microsecond}},
+		{"negative delay", Params{AdminDelay: -1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if _, err := New(Config{Params: tc.p}); err == nil {
@@ -134,6 +137,9 @@ func TestParamsValidate(t *testing.T) {
 	}
 	if _, err := New(Config{Params: small(), Phase: "nope"}); err == nil {
 		t.Error("New accepted an unknown phase")
+	}
+	if _, err := New(Config{Params: small(), Alloc: AllocSpec{Slots: small().Sizing.Slots()}}); err == nil {
+		t.Error("New accepted an allocation of the whole pool (the controller keeps two staging slots per server)")
 	}
 	p := PaperParams()
 	if p.Clients != 10 || p.Servers != 2 || p.ServerCores != 8 || p.ServerCPU != 444*time.Nanosecond {
@@ -205,7 +211,9 @@ func TestDeterministic(t *testing.T) {
 // the model's costs on its path, through the switch (lock in the switch) or through the switch to
 // the lock's server and back.
 func TestCostModel(t *testing.T) {
-	p := Params{Clients: 1, Workers: 1, Servers: 1, ServerCores: 1, Sizing: dataplane.Sizing{Locks: 128, PartBits: 6}}
+	// The controller's pings and sweeps would share the path now and then: none in the window.
+	p := Params{Clients: 1, Workers: 1, Servers: 1, ServerCores: 1, Sizing: dataplane.Sizing{Locks: 128, PartBits: 6},
+		PingPeriod: time.Hour, SweepPeriod: time.Hour}
 	p.fill()
 	ser := func(n int) int64 { return int64(float64((n+20)*8)/p.LinkGbps + 0.5) }
 	const frameLen = 14 + 20 + 8 + wire.Len
@@ -222,7 +230,8 @@ func TestCostModel(t *testing.T) {
 		{"server", 0, toSwitch + serverTurn + fromSwitch},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			x := runRack(t, Config{Params: p, Phase: "contended/1"}, alloc.StrategyKnapsack, tc.slots, time.Millisecond, time.Millisecond)
+			x := runRack(t, Config{Params: p, Phase: "contended/1"}, alloc.StrategyKnapsack, tc.slots, time.Millisecond,
+				time.Millisecond)
 			lo, hi := x.r.lat.req.Min(), x.r.lat.req.Max()
 			if lo != time.Duration(tc.want) || hi != time.Duration(tc.want) {
 				t.Errorf("acquire latency min %v max %v, want exactly %v", lo, hi, time.Duration(tc.want))
@@ -302,17 +311,17 @@ func mutant(t *testing.T, from, to string) []byte {
 func TestNegativeControls(t *testing.T) {
 	type tc struct {
 		name  string
-		fault Fault
+		knobs TestingKnobs
 		phase string
 		rule  string // "conservation" or a history rule
 	}
 	var cases []tc
 	for _, m := range mutants {
-		cases = append(cases, tc{m.name, Fault{Program: mutant(t, m.from, m.to)}, testbed.PhaseTPCCHigh, "exclusion"})
+		cases = append(cases, tc{m.name, TestingKnobs{Program: mutant(t, m.from, m.to)}, testbed.PhaseTPCCHigh, "exclusion"})
 	}
 	cases = append(cases,
-		tc{"no-token-base", Fault{NoTokenBase: true}, "contended/4", "fencing"},
-		tc{"lost-grant", Fault{DropGrant: 5}, "contended/4", "conservation"})
+		tc{"skip-token-base", TestingKnobs{Mutation: ctlcore.MutationSkipTokenBase}, "contended/4", "fencing"},
+		tc{"lost-grant", TestingKnobs{DropGrant: 5}, "contended/4", "conservation"})
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			base := testSeed(t)
@@ -321,7 +330,7 @@ func TestNegativeControls(t *testing.T) {
 			// A broken rack need not break on every seed (and may stall first): it must within a
 			// few.
 			for seed := base; seed < base+10; seed++ {
-				x, err := runRackErr(t, Config{Params: p, Phase: c.phase, Seed: seed, Record: true, Fault: c.fault},
+				x, err := runRackErr(t, Config{Params: p, Phase: c.phase, Seed: seed, Record: true, TestingKnobs: c.knobs},
 					alloc.StrategyKnapsack, 400, time.Millisecond, 3*time.Millisecond)
 				if c.rule == "conservation" {
 					if errs := conservationErrors(x.r, x.r.Counters()); len(errs) != 0 {
@@ -357,8 +366,8 @@ func hasRule(vs []history.Violation, rule string) bool {
 // TestCheckerAgreesWithHistory: on the same runs, clean and broken, the online checker and
 // history.Check report the same rules.
 func TestCheckerAgreesWithHistory(t *testing.T) {
-	faults := []Fault{{}, {Program: mutant(t, mutants[0].from, mutants[0].to)},
-		{Program: mutant(t, mutants[2].from, mutants[2].to)}, {NoTokenBase: true}}
+	faults := []TestingKnobs{{}, {Program: mutant(t, mutants[0].from, mutants[0].to)},
+		{Program: mutant(t, mutants[2].from, mutants[2].to)}, {Mutation: ctlcore.MutationSkipTokenBase}}
 	phases := []string{testbed.PhaseTPCCHigh, "contended/2", testbed.PhaseShared}
 	if raceEnabled {
 		phases = phases[:1]
@@ -366,7 +375,7 @@ func TestCheckerAgreesWithHistory(t *testing.T) {
 	for i, f := range faults {
 		for _, phase := range phases {
 			seed := testSeed(t)
-			x := runRack(t, Config{Params: small(), Phase: phase, Seed: seed, Record: true, Fault: f}, alloc.StrategyKnapsack,
+			x := runRack(t, Config{Params: small(), Phase: phase, Seed: seed, Record: true, TestingKnobs: f}, alloc.StrategyKnapsack,
 				400, time.Millisecond, 2*time.Millisecond)
 			for _, rule := range []string{"exclusion", "fencing", "double-grant"} {
 				a, b := hasRule(x.r.Violations(), rule), hasRule(history.Check(x.r.History(), history.Options{}), rule)
@@ -379,51 +388,39 @@ func TestCheckerAgreesWithHistory(t *testing.T) {
 }
 
 // TestPushBackAdmitsMinRegion pins down how an overflowing switch lock drains q2: netlock.p4
-// announces min(size0, size1) free slots in queue-empty, so with alloc's 1-slot region at the
-// unused level every queue-empty brings back one request, and with BothLevels (level 1 as large
-// as level 0) several.
+// announces min(size0, size1) free slots in queue-empty, and the controller gives the level the
+// workloads do not use alloc's minimum region of one slot, so every queue-empty brings back one
+// request.
 func TestPushBackAdmitsMinRegion(t *testing.T) {
 	p := small()
-	for _, tc := range []struct {
-		name  string
-		both  bool
-		slots int
-	}{{"min-region", false, 4}, {"both-levels", true, 8}} {
-		t.Run(tc.name, func(t *testing.T) {
-			r, err := New(Config{Params: p, Phase: "contended/1", Seed: testSeed(t)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			r.MeasureDemand()
-			r.Start()
-			r.Run(time.Millisecond)
-			if err := r.Quiesce(50 * time.Millisecond); err != nil {
-				t.Fatal(err)
-			}
-			a, err := r.Allocate(AllocSpec{Strategy: alloc.StrategyKnapsack, Slots: tc.slots, BothLevels: tc.both})
-			if err != nil || a.Locks != 1 {
-				t.Fatalf("allocation %+v, %v: want the one lock in the switch", a, err)
-			}
-			c0 := r.Counters()
-			r.Start()
-			r.Run(3 * time.Millisecond)
-			if err := r.Quiesce(50 * time.Millisecond); err != nil {
-				t.Fatal(err)
-			}
-			c := r.Counters().Sub(c0)
-			if c.Overflows == 0 || c.QueueEmpties == 0 {
-				t.Fatalf("12 workers on a lock with %d slots never overflowed: %+v", tc.slots, c)
-			}
-			perQE := float64(c.PushBacks) / float64(c.QueueEmpties)
-			if !tc.both && perQE != 1 {
-				t.Errorf("%d push-backs for %d queue-empties, want one each", c.PushBacks, c.QueueEmpties)
-			}
-			if tc.both && perQE <= 1.5 {
-				t.Errorf("both levels: %.2f push-backs per queue-empty, want several", perQE)
-			}
-			for _, e := range conservationErrors(r, r.Counters()) {
-				t.Error(e)
-			}
-		})
+	r, err := New(Config{Params: p, Phase: "contended/1", Seed: testSeed(t),
+		Alloc: AllocSpec{Strategy: alloc.StrategyKnapsack, Slots: 4}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Start()
+	r.Run(time.Millisecond)
+	if err := r.Quiesce(50 * time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	a, err := r.Allocate(time.Second)
+	if err != nil || a.Locks != 1 {
+		t.Fatalf("allocation %+v, %v: want the one lock in the switch", a, err)
+	}
+	c0 := r.Counters()
+	r.Start()
+	r.Run(3 * time.Millisecond)
+	if err := r.Quiesce(50 * time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	c := r.Counters().Sub(c0)
+	if c.Overflows == 0 || c.QueueEmpties == 0 {
+		t.Fatalf("12 workers on a lock with 4 slots never overflowed: %+v", c)
+	}
+	if c.PushBacks != c.QueueEmpties {
+		t.Errorf("%d push-backs for %d queue-empties, want one each", c.PushBacks, c.QueueEmpties)
+	}
+	for _, e := range conservationErrors(r, r.Counters()) {
+		t.Error(e)
 	}
 }

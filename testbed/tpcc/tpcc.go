@@ -1,10 +1,8 @@
 package tpcc
 
 import (
-	"cmp"
 	"fmt"
 	"math/rand/v2"
-	"slices"
 	"sync"
 
 	"github.com/netlock-go/netlock/client"
@@ -406,22 +404,8 @@ func (t *Terminal) Next(tx *Txn) {
 		}
 	}
 	if t.wl.cfg.Order == Ordered {
-		slices.SortStableFunc(tx.Locks, func(a, b client.LockSpec) int { return cmp.Compare(a.Lock, b.Lock) })
-		tx.Locks = compact(tx.Locks)
+		tx.Locks = client.OrderLocks(tx.Locks) // client.Txn's order: ascending ids, a lock once
 	}
-}
-
-// compact merges adjacent equal locks of a sorted list into one, in the stronger mode.
-func compact(ls []client.LockSpec) []client.LockSpec {
-	out := ls[:0]
-	for _, l := range ls {
-		if n := len(out); n > 0 && out[n-1].Lock == l.Lock {
-			out[n-1].Mode = max(out[n-1].Mode, l.Mode)
-			continue
-		}
-		out = append(out, l)
-	}
-	return out
 }
 
 // add appends a lock; in ClientOrder a lock already in the transaction keeps its place and the

@@ -20,8 +20,8 @@ import (
 
 // projectSizings are the sizings of p4/netlock.p4 the repository runs: the program as written
 // (netlock switch, the controller's default, testbed/rack.yaml), the data-plane tests' and
-// benchmark's, controlplane/simrack's default, testbed/softrack's test, testbed/rackmodel's
-// default and tests and testbed/modelfig's, controlplane/ctlcore's scenario test.
+// benchmark's, testbed/softrack's test, testbed/rackmodel's default and tests (the controller's
+// test rack among them), testbed/modelfig's and controlplane/ctlcore's scenarios'.
 // TestProjectSizingsListed keeps the list complete.
 var projectSizings = []dataplane.Sizing{
 	dataplane.DefaultSizing,
@@ -226,7 +226,7 @@ func TestProjectSizingsListed(t *testing.T) {
 	}{
 		{dataplane.Sizing{Locks: 8, PartBits: 6}, filepath.Join("p4", "dataplane", "dpengine", "diff_test.go")},
 		{dataplane.Sizing{Locks: 16384, PartBits: 13}, filepath.Join("testbed", "rackmodel", "params.go")},
-		{dataplane.Sizing{Locks: 64, PartBits: 6}, filepath.Join("controlplane", "simrack", "sim.go")},
+		{dataplane.Sizing{Locks: 64, PartBits: 6}, filepath.Join("testbed", "rackmodel", "controller_test.go")},
 	} {
 		if !slices.Contains(found[want.sz.WithDefaults()], want.file) {
 			t.Errorf("control: the scan did not find %+v in %s (found in %q)", want.sz, want.file, found[want.sz.WithDefaults()])

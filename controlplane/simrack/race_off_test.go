@@ -1,5 +1,0 @@
-//go:build !race
-
-package simrack
-
-const raceEnabled = false
