@@ -99,8 +99,16 @@ mininet: build mininet-deps
 
 # The rack as processes on Mininet hosts: netlock switch running p4/netlock.p4 on AF_PACKET ports,
 # two netlock server, two netlock loadgen client nodes (testbed/mininet/rack.py). Needs root.
+# SWITCH=bmv2: the same rack with bmv2's simple_switch_grpc as the ToR, running p4c-bm2-ss's JSON of
+# p4/netlock.p4 from $(NETLOCK_P4TOOLS), the clients' histories merged and checked
+# (TestRealMininetRack; docs/targets.md).
+SWITCH ?= netlock
 mininet-rack: build mininet-deps
+ifeq ($(SWITCH),bmv2)
+	$(GO) test -count=1 -timeout 10m -v -run '^TestRealMininetRack$$' ./testbed/mininet
+else
 	/usr/bin/python3 testbed/mininet/rack.py --netlock $(CURDIR)/$(BIN)
+endif
 
 mininet-deps:
 	@[ -x /usr/bin/mn ] && command -v ping >/dev/null && command -v ethtool >/dev/null || \

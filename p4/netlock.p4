@@ -53,6 +53,9 @@
 const bit<16> NL_PORT = 8888;
 const bit<8> NL_VERSION = 1;
 
+/* standard_metadata.instance_type of a resubmitted packet (bmv2's PKT_INSTANCE_TYPE_RESUBMIT). */
+const bit<32> PKT_INSTANCE_RESUBMIT = 6;
+
 const bit<8> OP_ACQUIRE  = 0;
 const bit<8> OP_RELEASE  = 1;
 const bit<8> OP_PUSHBACK = 2;
@@ -330,6 +333,11 @@ struct lev_io_t {
 struct metadata_t {
     @field_list(1) walk_t w;
     @field_list(2) ans_t c;
+    /* The port the packet came in on and the instant it did, kept across resubmits: bmv2 resets
+     * the metadata of a resubmitted packet, standard_metadata too (its ingress_port and
+     * ingress_global_timestamp are 0), all but the fields of the field list. */
+    @field_list(1) bit<9>  in_port;
+    @field_list(1) bit<32> now;
     ans_t   p;
     bit<8>  p_echo;  /* 1: meta.p answers a client's own lock packet, written over it */
     slot_io_t sl;
@@ -365,7 +373,6 @@ struct metadata_t {
     bit<16> rq_port;
     bit<8>  rq_fwd;
     bit<32> lease;       /* the lease this request gets */
-    bit<32> now;
     bit<32> tslot;       /* from the request's token */
     bit<64> tseq;
     bit<8>  tlevel;      /* 0, 1, or 2 when the slot is in neither region */
@@ -423,11 +430,28 @@ const bit<8> PT_ADMIN  = 10;   /* admin, one pass */
 const bit<8> PT_BADREQ = 11;   /* an acquire without a txn */
 const bit<8> PT_PBNULL = 12;   /* a push-back without a request */
 
+/* What ipv4_lpm looks up in a pass. */
+const bit<8> RSEL_NONE   = 0;
+const bit<8> RSEL_PACKET = 1;  /* the packet itself, routed */
+const bit<8> RSEL_P      = 2;  /* the answer sent as the packet (meta.p) */
+const bit<8> RSEL_C      = 3;  /* the answer sent as a clone (meta.c) */
+
 /* ---- Parser ---- */
 parser NetlockParser(packet_in pkt, out headers_t hdr, inout metadata_t meta,
                      inout standard_metadata_t sm) {
     state start {
-        transition select(sm.ingress_port) {
+        transition select(sm.instance_type) {
+            PKT_INSTANCE_RESUBMIT: port_known;   /* meta.in_port and meta.now kept (field list 1) */
+            default: first_pass;
+        }
+    }
+    state first_pass {
+        meta.in_port = sm.ingress_port;
+        meta.now = sm.ingress_global_timestamp[31:0];
+        transition port_known;
+    }
+    state port_known {
+        transition select(meta.in_port) {
             CPU_PORT: parse_packet_out;
             default: parse_ethernet;
         }
@@ -1339,7 +1363,6 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
 
     apply {
         /* ================= classification ================= */
-        meta.now = sm.ingress_global_timestamp[31:0];
         if (hdr.packet_out.isValid() && hdr.packet_out.kind != 0) {
             /* A raw frame from the controller. */
             sm.egress_spec = hdr.packet_out.egress_port;
@@ -1369,7 +1392,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 }
                 meta.kind = K_PB;
             } else if (hdr.nl.op == OP_ADMIN && hdr.nl.status >= 16 && hdr.nl.status <= 31) {
-                if (sm.ingress_port != CPU_PORT) {
+                if (meta.in_port != CPU_PORT) {
                     drop_count(DR_ADMIN_PORT);
                     exit;
                 }
@@ -2020,10 +2043,26 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         }
 
         /* ================= routing and answers ================= */
+        /* ipv4_lpm is applied at one place (bmv2 gives a table one place in the control flow):
+         * for routed traffic, or for the one answer of the pass that goes to a host. */
+        bit<8> rsel = RSEL_NONE;
         if (meta.kind == K_ROUTE) {
             if (hdr.ipv4.isValid()) {
                 meta.route_dst = hdr.ipv4.dst;
-                ipv4_lpm.apply();
+                rsel = RSEL_PACKET;
+            }
+        } else if (meta.p.valid == 1 && meta.p.routed == 1) {
+            meta.route_dst = meta.p.dip;
+            rsel = RSEL_P;
+        } else if (meta.c.valid == 1 && meta.c.routed == 1) {
+            meta.route_dst = meta.c.dip;
+            rsel = RSEL_C;
+        }
+        if (rsel != RSEL_NONE) {
+            ipv4_lpm.apply();
+        }
+        if (meta.kind == K_ROUTE) {
+            if (rsel == RSEL_PACKET) {
                 if (meta.nh_ok == 0) {
                     drop_count(DR_NO_ROUTE);
                 } else if (hdr.ipv4.ttl <= 1) {
@@ -2039,9 +2078,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             }
         } else {
             /* At most one answer is routed per pass (one table application). */
-            if (meta.p.valid == 1 && meta.p.routed == 1) {
-                meta.route_dst = meta.p.dip;
-                ipv4_lpm.apply();
+            if (rsel == RSEL_P) {
                 meta.p.smac = meta.nh_smac;
                 meta.p.dmac = meta.nh_dmac;
                 meta.p.port = meta.nh_port;
@@ -2049,9 +2086,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                     meta.p.valid = 0;
                     nl_drops.count(DR_NO_ROUTE);
                 }
-            } else if (meta.c.valid == 1 && meta.c.routed == 1) {
-                meta.route_dst = meta.c.dip;
-                ipv4_lpm.apply();
+            } else if (rsel == RSEL_C) {
                 meta.c.smac = meta.nh_smac;
                 meta.c.dmac = meta.nh_dmac;
                 meta.c.port = meta.nh_port;
@@ -2073,7 +2108,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 hdr.admin.now = meta.now;
                 hdr.packet_out.setInvalid();
                 hdr.packet_in.setValid();
-                hdr.packet_in.ingress_port = sm.ingress_port;
+                hdr.packet_in.ingress_port = meta.in_port;
                 hdr.packet_in.reason = 1;
                 sm.egress_spec = CPU_PORT;
             } else if (meta.p.valid == 1 && meta.p_echo == 1) {

@@ -425,7 +425,7 @@ func TestTimestampFromInjectedClock(t *testing.T) {
 		}
 		got = append(got, binary.BigEndian.Uint32(res.Out[0].Data[4:]))
 	}
-	// Microseconds since the switch's first reading, as bmv2 counts them.
+	// Microseconds since the switch was loaded, as bmv2 counts them from its start.
 	if got[0] != 0 || got[1] != 1500 || got[2] != 1001500 {
 		t.Errorf("timestamps %v", got)
 	}
@@ -455,14 +455,14 @@ func TestOneClockReadPerPacket(t *testing.T) {
 			t.Errorf("op %d: Process read the clock %d times, want 1", pkt[0], reads)
 		}
 	}
-	// The timestamp is that reading: 1 ms per reading since the first one (Load's none, the
-	// meter's first), here the fifth reading.
+	// The timestamp is that reading: 1 ms per reading since Load's (the switch's start), here
+	// the sixth reading (Load's, the meter's, three packets, this one).
 	res, err := sw.Process(0, miscPkt(6, 0))
 	if err != nil || len(res.Out) != 1 {
 		t.Fatalf("%v %v", res, err)
 	}
-	if got := binary.BigEndian.Uint32(res.Out[0].Data[4:]); got != 4000 {
-		t.Errorf("timestamp %d µs, want 4000", got)
+	if got := binary.BigEndian.Uint32(res.Out[0].Data[4:]); got != 5000 {
+		t.Errorf("timestamp %d µs, want 5000", got)
 	}
 }
 
@@ -936,5 +936,19 @@ func TestHashKey1(t *testing.T) {
 		if got, want := hashKey1(v), hashKey([]fieldMatch{{value: u128{lo: v}}}, nil); got != want {
 			t.Errorf("hashKey1(%#x) = %#x, hashKey of the entry = %#x", v, got, want)
 		}
+	}
+}
+
+// TestLoadRefusesWhatBMv2Refuses: a v1model program p4c-bm2-ss refuses (a table applied at
+// three places with different successors, as p4/netlock.p4 had it) does not load, with p4c's
+// reason; the same program with the table applied once loads.
+func TestLoadRefusesWhatBMv2Refuses(t *testing.T) {
+	_, err := LoadFile("../front/testdata/bmv2/three_sites.p4", front.Options{}, Config{})
+	if err == nil || !errors.Is(err, ErrInvalid) ||
+		!strings.Contains(err.Error(), "Program is not supported by this target, because table I.t has multiple successors") {
+		t.Fatalf("three_sites.p4 loaded or failed otherwise: %v", err)
+	}
+	if _, err := LoadFile("../front/testdata/bmv2/once_guarded.p4", front.Options{}, Config{}); err != nil {
+		t.Fatalf("once_guarded.p4: %v", err)
 	}
 }

@@ -149,6 +149,7 @@ type packet struct {
 	data         []byte
 	payload      int
 	inPort       int
+	lenReg       int // bmv2's packet length register: egress starts with packet_length = lenReg
 	egressPort   int
 	out          []byte
 	truncLen     int
@@ -306,6 +307,10 @@ func Load(checked *front.Checked, cfg Config) (sw *Switch, err error) {
 		if v1, err = checked.V1Switch(); err != nil {
 			return nil, err
 		}
+		// What p4c-bm2-ss refuses, bmv2 never runs: neither does this switch.
+		if errs := checked.CheckBMv2(); errs != nil {
+			return nil, fmt.Errorf("%w: not a bmv2 program: %w", ErrInvalid, errs)
+		}
 	}
 	if cfg.MemoryLimit == 0 {
 		cfg.MemoryLimit = DefaultMemoryLimit()
@@ -440,6 +445,9 @@ func Load(checked *front.Checked, cfg Config) (sw *Switch, err error) {
 	if err := sw.usePipeline(checked); err != nil {
 		return nil, err
 	}
+	// As bmv2's simple_switch, whose clock starts when the switch is made: a packet's
+	// timestamps count from the load, not from the first packet.
+	sw.start, sw.startSet = cfg.Now(), true
 	return sw, nil
 }
 
@@ -452,7 +460,8 @@ func LoadFile(path string, opts front.Options, cfg Config) (*Switch, error) {
 	return Load(checked, cfg)
 }
 
-// micros is the switch clock: microseconds since its first reading. During a Process call it
+// micros is the switch clock: microseconds since the switch was loaded (bmv2 counts from the
+// switch's start; Load reads the clock once). During a Process call it
 // is the instant the call read when it began: one packet and everything it causes (its
 // passes, clones, resubmits, recirculations and the meters they run) happen at one instant of
 // the in-memory switch, so ingress_global_timestamp and egress_global_timestamp are equal
@@ -545,6 +554,11 @@ func (s *Switch) Process(port int, data []byte) (*Result, error) {
 	p := s.newPacket()
 	p.data = append(p.data, data...)
 	p.inPort = port
+	// As bmv2's receive_: only a packet received on a port gets ingress_port and
+	// ingress_global_timestamp; a resubmitted or recirculated packet starts with its metadata
+	// reset (both 0) except the fields of its field list.
+	p.s[s.f.ingressPort] = uint64(port)
+	p.s[s.f.ingressTS] = s.processUs & (1<<48 - 1)
 	p.s[s.f.instanceType] = InstanceNormal
 	s.ingressQ = append(s.ingressQ[:0], p)
 	s.egressQ = s.egressQ[:0]
@@ -597,9 +611,8 @@ func (s *Switch) beginPass(p *packet) *ctx {
 func (s *Switch) ingressPass(p *packet) error {
 	c := s.beginPass(p)
 	c.gress = gressIngress
-	p.s[s.f.ingressPort] = uint64(p.inPort)
 	p.s[s.f.packetLength] = uint64(len(p.data))
-	p.s[s.f.ingressTS] = s.micros() & (1<<48 - 1)
+	p.lenReg = len(p.data)
 	c.exiting = false
 	s.parser(c)
 	if c.fail != nil {
@@ -629,18 +642,20 @@ func (s *Switch) ingressPass(p *packet) error {
 		if sess, ok := s.sessions[int(p.cloneSession)]; ok {
 			var perr error
 			mk := func() *packet {
-				// As bmv2: the clone is the packet as received, parsed again (its headers
-				// are the original ones, not ingress's edits), with the field list's
-				// metadata copied after the parse.
+				// As bmv2: the clone is the packet as received, parsed again with
+				// ingress_port set (its headers are the original ones, not ingress's
+				// edits); then its metadata, standard and user, is reset (what the
+				// parser wrote too) and the field list's fields copied from the original.
 				q := s.newPacket()
 				q.data = append(q.data, p.data...)
 				q.inPort = p.inPort
 				if err := s.parseClone(q); err != nil && perr == nil {
 					perr = err
 				}
+				s.resetMetadata(q)
 				s.copyFieldList(q, p, p.cloneFL)
 				q.s[s.f.instanceType] = InstanceIngressClone
-				q.s[s.f.packetLength] = uint64(len(p.data))
+				q.lenReg = len(p.data)
 				return q
 			}
 			s.replicate(sess, mk)
@@ -650,6 +665,8 @@ func (s *Switch) ingressPass(p *packet) error {
 		}
 	}
 	if p.resubmit {
+		// As bmv2: the packet as received, with its metadata reset (ingress_port and
+		// ingress_global_timestamp 0 too) but for the field list's fields.
 		q := s.newPacket()
 		q.data = append(q.data, p.data...)
 		q.inPort = p.inPort
@@ -673,12 +690,22 @@ func (s *Switch) ingressPass(p *packet) error {
 		return nil
 	}
 	p.egressPort = int(spec)
+	// As bmv2: a unicast packet enters egress as a normal one (a resubmitted or recirculated
+	// packet too).
+	p.s[s.f.instanceType] = InstanceNormal
 	s.egressQ = append(s.egressQ, p)
 	return nil
 }
 
+// resetMetadata zeroes a packet's user and standard metadata (bmv2's PHV::reset_metadata).
+func (s *Switch) resetMetadata(q *packet) {
+	clear(q.s[s.metaBase : s.metaBase+s.metaN])
+	clear(q.s[s.smBase : s.smBase+s.smN])
+}
+
 // parseClone runs the parser over an ingress clone, as bmv2 does before the clone enters
-// egress. It uses the switch's context, which the ingress pass no longer needs.
+// egress, with ingress_port set to the port the original came in on. It uses the switch's
+// context, which the ingress pass no longer needs.
 func (s *Switch) parseClone(q *packet) error {
 	c := &s.c
 	c.s, c.p = q.s, q
@@ -707,7 +734,7 @@ func (s *Switch) clonePacket(p *packet) *packet {
 	q := s.newPacket()
 	copy(q.s, p.s)
 	q.data = append(q.data, p.data...)
-	q.payload, q.inPort, q.truncLen = p.payload, p.inPort, p.truncLen
+	q.payload, q.inPort, q.truncLen, q.lenReg = p.payload, p.inPort, p.truncLen, p.lenReg
 	return q
 }
 
@@ -739,9 +766,16 @@ func (s *Switch) egressPass(p *packet) error {
 	c := s.beginPass(p)
 	c.gress = gressEgress
 	p.s[s.f.egressPort] = uint64(p.egressPort)
+	// As bmv2's egress_thread: egress starts with egress_spec one past the drop port, so a
+	// packet leaves unless egress marks it to drop, whatever ingress left there (a multicast
+	// replica of a packet ingress marked to drop, for example).
+	p.s[s.f.egressSpec] = DropPort + 1
 	p.s[s.f.egressTS] = s.micros() & (1<<48 - 1)
 	p.cloneSet, p.recirc = false, false
-	c.plen = int(p.s[s.f.packetLength])
+	// As bmv2: packet_length is the length register (the length as received, for a
+	// clone of any kind too), whatever ingress wrote there.
+	p.s[s.f.packetLength] = uint64(p.lenReg)
+	c.plen = p.lenReg
 	if err := s.run(p, s.egress); err != nil {
 		return err
 	}
@@ -749,11 +783,9 @@ func (s *Switch) egressPass(p *packet) error {
 		if sess, ok := s.sessions[int(p.cloneSession)]; ok {
 			mk := func() *packet {
 				q := s.clonePacket(p)
-				clear(q.s[s.metaBase : s.metaBase+s.metaN])
-				clear(q.s[s.smBase : s.smBase+s.smN])
+				s.resetMetadata(q)
 				s.copyFieldList(q, p, p.cloneFL)
 				q.s[s.f.instanceType] = InstanceEgressClone
-				q.s[s.f.packetLength] = p.s[s.f.packetLength]
 				return q
 			}
 			s.replicate(sess, mk)
@@ -775,6 +807,8 @@ func (s *Switch) egressPass(p *packet) error {
 	}
 	p.out = out
 	if p.recirc {
+		// As bmv2: the deparsed packet, with its metadata reset (ingress_port and
+		// ingress_global_timestamp 0 too) but for the field list's fields.
 		q := s.newPacket()
 		q.data = append(q.data, out...)
 		q.inPort = p.inPort

@@ -3,12 +3,14 @@ package front
 import (
 	"fmt"
 	"math/big"
-	"regexp"
 	"sort"
 	"strings"
 
 	p4v1 "github.com/p4lang/p4runtime/go/p4/config/v1"
 	"google.golang.org/protobuf/encoding/prototext"
+	"google.golang.org/protobuf/encoding/protowire"
+
+	p4infotext "github.com/netlock-go/netlock/internal/p4info"
 )
 
 // P4Runtime resource-type prefixes: the top byte of every id (p4info.proto, P4Ids.Prefix).
@@ -368,25 +370,27 @@ func (c *Checked) P4InfoText() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	out, err := prototext.MarshalOptions{Multiline: true, Indent: "  "}.Marshal(info)
+	out, err := p4infotext.Marshal(info)
 	if err != nil {
 		return "", err
 	}
-	return "# proto-file: p4/config/v1/p4info.proto\n# proto-message: p4.config.v1.P4Info\n\n" + normalizeText(string(out)), nil
+	return "# proto-file: p4/config/v1/p4info.proto\n# proto-message: p4.config.v1.P4Info\n\n" + out, nil
 }
 
-var (
-	emptyMsg    = regexp.MustCompile(`(?m)^(\s*)([A-Za-z_][A-Za-z0-9_]*):?\s*\{\}$`)
-	msgField    = regexp.MustCompile(`(?m)^(\s*[A-Za-z_][A-Za-z0-9_]*):\s*\{$`)
-	scalarField = regexp.MustCompile(`(?m)^(\s*[A-Za-z_][A-Za-z0-9_]*):\s+`)
-)
-
-// normalizeText gives prototext output the stable layout p4c writes ("name {" and "key: value");
-// the protobuf library deliberately varies the spacing between builds.
-func normalizeText(s string) string {
-	s = emptyMsg.ReplaceAllString(s, "$1$2 {\n$1}")
-	s = msgField.ReplaceAllString(s, "$1 {")
-	return scalarField.ReplaceAllString(s, "$1: ")
+// P4InfoTextCompat renders the P4Info in protobuf text format without the fields P4Runtime
+// 1.4.0 added (initial_default_action and the others of package internal/p4info), for clients
+// whose messages predate them (antoninbas/p4runtime-go-client parses P4Info text with
+// p4runtime v1.4.0-rc.5's, which refuse those fields).
+func (c *Checked) P4InfoTextCompat() (string, error) {
+	info, err := c.P4Info()
+	if err != nil {
+		return "", err
+	}
+	out, err := prototext.MarshalOptions{Multiline: true, Indent: "  "}.Marshal(info) // unknown fields left out
+	if err != nil {
+		return "", err
+	}
+	return "# proto-file: p4/config/v1/p4info.proto\n# proto-message: p4.config.v1.P4Info\n\n" + p4infotext.NormalizeText(string(out)), nil
 }
 
 func (b *p4infoBuilder) collect() {
@@ -796,6 +800,30 @@ func pkgInfo(as Annotations) *p4v1.PkgInfo {
 	return pi
 }
 
+// platformProperties sets pkg_info.platform_properties from @platform_property(key = N, ...)
+// on the main instance, as p4c does (a field of P4Runtime 1.4.0: package internal/p4info).
+func platformProperties(pi *p4v1.PkgInfo, as Annotations) {
+	a := as.Get("platform_property")
+	if a == nil {
+		return
+	}
+	nums := map[string]protowire.Number{
+		"multicast_group_table_size":                   p4infotext.PlatformMcGroupSize,
+		"multicast_group_table_total_replicas":         p4infotext.PlatformMcTotal,
+		"multicast_group_table_max_replicas_per_entry": p4infotext.PlatformMcPerEntry,
+	}
+	props := map[protowire.Number]int32{}
+	for i := 0; i+2 < len(a.Args); i++ {
+		if a.Args[i].Kind != TIdent || a.Args[i+1].Text != "=" || a.Args[i+2].Kind != TInt || a.Args[i+2].Lit == nil {
+			continue
+		}
+		if num, ok := nums[a.Args[i].Text]; ok && a.Args[i+2].Lit.Value.IsInt64() {
+			props[num] = int32(a.Args[i+2].Lit.Value.Int64())
+		}
+	}
+	p4infotext.SetPlatformProperties(pi, props)
+}
+
 // notExported lists annotations P4Info represents elsewhere (as p4c: names, ids, and the
 // documentation fields).
 var notExported = map[string]bool{"name": true, "id": true, "brief": true, "description": true}
@@ -853,6 +881,7 @@ func (b *p4infoBuilder) build() {
 		return &p4v1.Preamble{Id: s.id, Name: s.name, Alias: alias[b.aliasName(s)], Annotations: annotationStrings(annos), Doc: documentation(annos)}
 	}
 	info := &p4v1.P4Info{PkgInfo: pkgInfo(b.c.Main.Annos), TypeInfo: &p4v1.P4TypeInfo{}}
+	platformProperties(info.PkgInfo, b.c.Main.Annos)
 	if b.tna {
 		info.PkgInfo.Arch = "tna"
 		if pt, ok := b.c.Main.T.(*PackageType); ok && pt.Decl.Position().File == "tofino2_arch.p4" {
@@ -940,6 +969,22 @@ func (b *p4infoBuilder) build() {
 			if es.kind == "action_selector" {
 				ap.WithSelector = true
 				ap.Size = b.intArg(es, 1)
+				// selector_size_semantics, a field of P4Runtime 1.4.0 (internal/p4info), as
+				// p4c sets it from @selector_size_semantics and @max_member_weight.
+				if sem, ok := annos.Get("selector_size_semantics").StringArg(); ok {
+					switch strings.ToUpper(sem) {
+					case "SUM_OF_WEIGHTS":
+						p4infotext.SetSelectorSizeSemantics(ap, false, 0)
+					case "SUM_OF_MEMBERS":
+						w := int32(0)
+						if a := annos.Get("max_member_weight"); a != nil && len(a.Exprs) == 1 {
+							if lit, ok := a.Exprs[0].(*IntExpr); ok && lit.Lit != nil && lit.Lit.Value.IsInt64() {
+								w = int32(lit.Lit.Value.Int64())
+							}
+						}
+						p4infotext.SetSelectorSizeSemantics(ap, true, w)
+					}
+				}
 			} else {
 				ap.Size = b.intArg(es, 0)
 			}
@@ -1138,7 +1183,63 @@ func (b *p4infoBuilder) table(ts *tableSym, pre func(*symbol, Annotations) *p4v1
 	if p := d.Prop("entries"); p != nil && p.Const {
 		t.IsConstTable = true
 	}
+	// P4Runtime 1.4.0's fields, as p4c writes them (kept as unknown fields: the project's
+	// p4runtime messages predate them; package internal/p4info).
+	b.initialDefaultAction(ts, t)
+	if p := d.Prop("entries"); p != nil && len(p.Entries) > 0 {
+		p4infotext.SetHasInitialEntries(t, true)
+	}
 	return t
+}
+
+// initialDefaultAction sets the table's initial_default_action as p4c's P4RuntimeSerializer
+// does: the default action (NoAction when the table declares none), and each argument that is
+// a constant as a parameter id (the position among the arguments, from 1) and the value in
+// bytes padded to the argument's width.
+func (b *p4infoBuilder) initialDefaultAction(ts *tableSym, t *p4v1.Table) {
+	var a *ActionDecl
+	var args []*Arg
+	if dp := ts.decl.Prop("default_action"); dp != nil && len(dp.Actions) > 0 {
+		a, args = dp.Actions[0].Action, dp.Actions[0].Args
+	} else {
+		a = b.noAction()
+	}
+	if a == nil {
+		return
+	}
+	sym := b.actSym[ts.actionID(a)]
+	if sym == nil {
+		sym = b.actSym[actID{a, ""}]
+	}
+	if sym == nil {
+		return
+	}
+	call := p4infotext.ActionCall{ActionID: sym.id}
+	id := uint32(1)
+	for _, arg := range args {
+		var v *big.Int
+		switch x := b.c.Const[arg.Value].(type) {
+		case *big.Int:
+			v = x
+		case bool:
+			v = big.NewInt(0)
+			if x {
+				v.SetInt64(1)
+			}
+		case *EnumMember:
+			v, _ = x.Val.(*big.Int)
+		}
+		if v == nil || v.Sign() < 0 {
+			continue // p4c refuses such arguments (a negative value, an expression)
+		}
+		w := int(cpWidth(arg.Value.Type()))
+		if w == 0 {
+			w = 1
+		}
+		call.Args = append(call.Args, p4infotext.Arg{ParamID: id, Value: bigBytes(v, w)})
+		id++
+	}
+	p4infotext.SetInitialDefaultAction(t, call)
 }
 
 // cpWidth is the bit width the control plane sees: @p4runtime_translation("uri", W) on a new

@@ -179,7 +179,7 @@ func testInfoText(t testing.TB, b *Bundle) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	txt, err := prog.P4InfoText()
+	txt, err := prog.P4InfoTextCompat()
 	if err != nil {
 		t.Fatal(err)
 	}

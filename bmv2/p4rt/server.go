@@ -16,6 +16,8 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/anypb"
+
+	p4infotext "github.com/netlock-go/netlock/internal/p4info"
 )
 
 // APIVersion is the P4Runtime API version Capabilities reports.
@@ -275,7 +277,9 @@ func VerifyConfigNesting(cfg *p4v1.ForwardingPipelineConfig, maxNesting int) (*P
 	if err != nil {
 		return nil, status.Errorf(codes.InvalidArgument, "device config: P4Info: %v", err)
 	}
-	if !proto.Equal(info, cfg.GetP4Info()) {
+	// A client built on messages older than P4Runtime 1.4.0 sends the P4Info without the fields
+	// they lack (initial_default_action, ...): accepted too.
+	if !p4infotext.Equal(cfg.GetP4Info(), info) {
 		return nil, status.Errorf(codes.InvalidArgument, "the P4Info does not match the one generated from the device config: %s", p4infoDiff(cfg.GetP4Info(), info))
 	}
 	return &Pipeline{P4Info: info, Bundle: b, Program: prog, Cookie: cfg.GetCookie().GetCookie()}, nil

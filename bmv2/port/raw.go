@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -87,6 +88,10 @@ func (p *RawPort) Recv(buf []byte) (int, error) {
 		return 0, fmt.Errorf("port: raw %s: %w", p.iface, err)
 	}
 }
+
+// SetReadDeadline makes Recv fail with an error wrapping os.ErrDeadlineExceeded once t passes
+// (the zero time: no deadline).
+func (p *RawPort) SetReadDeadline(t time.Time) error { return p.f.SetReadDeadline(t) }
 
 // Close implements Port.
 func (p *RawPort) Close() error {

@@ -492,12 +492,22 @@ func lpm(v string) (*big.Int, int, error) {
 }
 
 func addEntry(sw *engine.Switch, c Command) error {
-	if len(c.Args) < 2 {
-		return fmt.Errorf("add TABLE [PRIORITY] KEY:VALUE... ACTION(...)")
-	}
-	t, err := findTable(sw, c.Args[0])
+	t, e, err := parseAdd(sw, c)
 	if err != nil {
 		return err
+	}
+	return t.Insert(e)
+}
+
+// parseAdd reads an add command into the table and the entry (every key field set; the
+// priority 0 when the command gives none).
+func parseAdd(sw *engine.Switch, c Command) (t *engine.Table, e engine.Entry, err error) {
+	if len(c.Args) < 2 {
+		return nil, e, fmt.Errorf("add TABLE [PRIORITY] KEY:VALUE... ACTION(...)")
+	}
+	t, err = findTable(sw, c.Args[0])
+	if err != nil {
+		return nil, e, err
 	}
 	rest := strings.TrimSpace(strings.TrimPrefix(c.Text, c.Args[0]))
 	if i := strings.LastIndex(rest, ")"); i >= 0 && strings.Contains(rest[i:], "=") {
@@ -505,20 +515,19 @@ func addEntry(sw *engine.Switch, c Command) error {
 	}
 	open := strings.IndexByte(rest, '(')
 	if open < 0 {
-		return fmt.Errorf("missing action call")
+		return nil, e, fmt.Errorf("missing action call")
 	}
 	head := strings.Fields(rest[:open])
 	if len(head) == 0 {
-		return fmt.Errorf("missing action name")
+		return nil, e, fmt.Errorf("missing action name")
 	}
 	actionText := head[len(head)-1] + rest[open:]
 	head = head[:len(head)-1]
-	e := engine.Entry{}
 	hasPrio := false
 	if len(head) > 0 && !strings.Contains(head[0], ":") {
 		p, err := strconv.Atoi(head[0])
 		if err != nil {
-			return fmt.Errorf("bad priority %q", head[0])
+			return nil, e, fmt.Errorf("bad priority %q", head[0])
 		}
 		e.Priority, hasPrio = int32(p), true
 		head = head[1:]
@@ -528,11 +537,11 @@ func addEntry(sw *engine.Switch, c Command) error {
 	for _, kv := range head {
 		k, v, ok := strings.Cut(kv, ":")
 		if !ok {
-			return fmt.Errorf("bad key match %q", kv)
+			return nil, e, fmt.Errorf("bad key match %q", kv)
 		}
 		i, err := keyField(t, k)
 		if err != nil {
-			return err
+			return nil, e, err
 		}
 		given[i] = true
 		fm := engine.FieldMatch{Name: t.Keys[i].Name}
@@ -540,13 +549,13 @@ func addEntry(sw *engine.Switch, c Command) error {
 		case engine.Ternary, engine.Optional:
 			val, mask, err := ternary(v)
 			if err != nil {
-				return err
+				return nil, e, err
 			}
 			fm.Value, fm.Mask = bytesOf(val), bytesOf(mask)
 		case engine.LPM:
 			val, n, err := lpm(v)
 			if err != nil {
-				return err
+				return nil, e, err
 			}
 			fm.Value, fm.PrefixLen = bytesOf(val), n
 		case engine.Range:
@@ -556,17 +565,17 @@ func addEntry(sw *engine.Switch, c Command) error {
 			}
 			l, err := parseInt(lo)
 			if err != nil {
-				return err
+				return nil, e, err
 			}
 			h, err := parseInt(hi)
 			if err != nil {
-				return err
+				return nil, e, err
 			}
 			fm.Low, fm.High = bytesOf(l), bytesOf(h)
 		default:
 			val, err := parseInt(v)
 			if err != nil {
-				return err
+				return nil, e, err
 			}
 			fm.Value = bytesOf(val)
 		}
@@ -591,10 +600,10 @@ func addEntry(sw *engine.Switch, c Command) error {
 	}
 	a, args, err := actionCall(t, actionText)
 	if err != nil {
-		return err
+		return nil, e, err
 	}
 	e.Action, e.ActionID, e.Args = a.Name, a.ID, args
-	return t.Insert(e)
+	return t, e, nil
 }
 
 func registerCmd(sw *engine.Switch, c Command, res *Result, fail func(Command, string, ...any)) error {

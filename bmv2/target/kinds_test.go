@@ -28,7 +28,7 @@ func pushL2L3(t *testing.T, c *ctl) *p4configv1.P4Info {
 	if err != nil {
 		t.Fatal(err)
 	}
-	txt, err := prog.P4InfoText()
+	txt, err := prog.P4InfoTextCompat()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -223,7 +223,7 @@ func pushL3(t *testing.T, c *ctl) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	info, err := prog.P4InfoText()
+	info, err := prog.P4InfoTextCompat()
 	if err != nil {
 		t.Fatal(err)
 	}

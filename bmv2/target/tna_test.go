@@ -25,7 +25,7 @@ func pushTNA(t *testing.T, c *ctl) *p4configv1.P4Info {
 	if err != nil {
 		t.Fatal(err)
 	}
-	text, err := prog.P4InfoText()
+	text, err := prog.P4InfoTextCompat()
 	if err != nil {
 		t.Fatal(err)
 	}

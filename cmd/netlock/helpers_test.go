@@ -62,7 +62,7 @@ func pushPipeline(t *testing.T, c *client.Client, bundle *p4rt.Bundle) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	info, err := checked.P4InfoText()
+	info, err := checked.P4InfoTextCompat()
 	if err != nil {
 		t.Fatal(err)
 	}

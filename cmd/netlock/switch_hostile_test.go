@@ -48,7 +48,7 @@ func p4infoText(t *testing.T, src string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	info, err := prog.P4InfoText()
+	info, err := prog.P4InfoTextCompat() // the client's p4runtime rc.5 messages lack 1.4.0's fields
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +140,7 @@ func TestSwitchBoundsFlags(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			info, err := checked.P4InfoText()
+			info, err := checked.P4InfoTextCompat()
 			if err != nil {
 				t.Fatal(err)
 			}

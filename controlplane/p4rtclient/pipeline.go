@@ -10,9 +10,11 @@ import (
 
 	p4configv1 "github.com/p4lang/p4runtime/go/p4/config/v1"
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
-	"google.golang.org/protobuf/encoding/prototext"
+
+	"github.com/antoninbas/p4runtime-go-client/pkg/client"
 
 	"github.com/netlock-go/netlock/bmv2/p4rt"
+	p4infotext "github.com/netlock-go/netlock/internal/p4info"
 )
 
 // Program is a P4 program ready to push: its device config (netlock's P4 source bundle, or a
@@ -99,8 +101,8 @@ func LoadCompiled(deviceConfig, p4info string) (*Program, error) {
 	if err != nil {
 		return nil, fmt.Errorf("controlplane: %w", err)
 	}
-	info := &p4configv1.P4Info{}
-	if err := prototext.Unmarshal(text, info); err != nil {
+	info, err := p4infotext.Unmarshal(text)
+	if err != nil {
 		return nil, fmt.Errorf("controlplane: %s: %w", p4info, err)
 	}
 	return &Program{DeviceConfig: dc, P4Info: info, P4InfoText: text}, nil
@@ -117,8 +119,27 @@ func (c *Client) SetPipeline(ctx context.Context, prog *Program, cookie uint64) 
 	if c.State() == Closed {
 		return ErrClosed
 	}
-	if _, err := c.p4.SetFwdPipeFromBytes(ctx, prog.DeviceConfig, prog.P4InfoText, cookie); err != nil {
+	// The request carries prog.P4Info as parsed (p4info.Unmarshal keeps the fields of P4Runtime
+	// 1.4.0 that the project's messages lack, such as initial_default_action, and sends them
+	// on); the client library would parse P4InfoText again with those messages, which refuse
+	// them.
+	req := &p4v1.SetForwardingPipelineConfigRequest{
+		DeviceId:   c.cfg.DeviceID,
+		ElectionId: &p4v1.Uint128{High: c.cfg.ElectionID.High, Low: c.cfg.ElectionID.Low},
+		Role:       c.cfg.Role,
+		Action:     p4v1.SetForwardingPipelineConfigRequest_VERIFY_AND_COMMIT,
+		Config: &p4v1.ForwardingPipelineConfig{
+			P4Info:         prog.P4Info,
+			P4DeviceConfig: prog.DeviceConfig,
+			Cookie:         &p4v1.ForwardingPipelineConfig_Cookie{Cookie: cookie},
+		},
+	}
+	if _, err := c.rt.SetForwardingPipelineConfig(ctx, req); err != nil {
 		return &WriteError{Op: p4v1.Update_MODIFY, Entity: "forwarding pipeline", Code: codeOf(err), Message: messageOf(err), Err: err}
+	}
+	// The client library resolves names (P4RT's helpers) with the P4Info it last read.
+	if _, err := c.p4.GetFwdPipe(ctx, client.GetFwdPipeP4InfoAndCookie); err != nil {
+		return fmt.Errorf("controlplane: pipeline installed, reading it back: %w", err)
 	}
 	c.setSchema(prog.P4Info)
 	c.log.Info("p4runtime: pipeline installed", "cookie", cookie)

@@ -16,10 +16,10 @@ var NetlockPipeline = engine.Generated{Name: "netlock", Bind: NetlockBind}
 
 // NetlockFingerprint is engine.Fingerprint of the program this pipeline was generated from (its
 // parameters' values left out).
-const NetlockFingerprint = "90508a8da8c16bab30cef7ab3f4f0258f1f12440f818dece90f3809a23762189"
+const NetlockFingerprint = "7a0c7ebd6c9c3992143710ff415fb042c707a750be543bc6baab7c3d05110518"
 
 // NetlockLayout is the engine.Switch GenLayout the pipeline was generated against.
-const NetlockLayout = "4b330d20e1e8574020be77d7629b3c3b177ca487d87f3f90b7ee260478a66393"
+const NetlockLayout = "eb4f46e609ece85f662fd763af5640b90ab5cc3a078deffc87f7aa97a64dbe1a"
 
 // netlock holds the runtime objects of a switch the pipeline is bound to.
 type netlock struct {
@@ -42,56 +42,56 @@ func NetlockBind(sw *engine.Switch) (engine.GenBlocks, error) {
 	if err := sw.GenCheck(NetlockFingerprint, NetlockLayout); err != nil {
 		return engine.GenBlocks{}, err
 	}
-	// CPU_PORT: netlock.p4:431:13 255 (0xff when generated)
-	if p.c[0], err = sw.GenConst(409); err != nil {
+	// CPU_PORT: netlock.p4:455:13 255 (0xff when generated)
+	if p.c[0], err = sw.GenConst(427); err != nil {
 		return engine.GenBlocks{}, err
 	}
-	// CPU_PORT: netlock.p4:1372:40 255 (0xff when generated)
-	if p.c[1], err = sw.GenConst(3211); err != nil {
+	// CPU_PORT: netlock.p4:1395:37 255 (0xff when generated)
+	if p.c[1], err = sw.GenConst(3236); err != nil {
 		return engine.GenBlocks{}, err
 	}
-	// NETLOCK_ENDED: netlock.p4:1290:71 (bit<32>)65536 (0x10000 when generated)
-	if p.c[2], err = sw.GenConst(2888); err != nil {
+	// NETLOCK_ENDED: netlock.p4:1314:71 (bit<32>)65536 (0x10000 when generated)
+	if p.c[2], err = sw.GenConst(2920); err != nil {
 		return engine.GenBlocks{}, err
 	}
-	// NETLOCK_PART_BITS: netlock.p4:960:40 15 (0xf when generated)
-	if p.c[3], err = sw.GenConst(1825); err != nil {
+	// NETLOCK_PART_BITS: netlock.p4:984:40 15 (0xf when generated)
+	if p.c[3], err = sw.GenConst(1857); err != nil {
 		return engine.GenBlocks{}, err
 	}
-	// NETLOCK_PART_BITS: netlock.p4:961:27 ((32w1 << 15) - 1) (0x7fff when generated)
-	if p.c[4], err = sw.GenConst(1831); err != nil {
+	// NETLOCK_PART_BITS: netlock.p4:985:27 ((32w1 << 15) - 1) (0x7fff when generated)
+	if p.c[4], err = sw.GenConst(1863); err != nil {
 		return engine.GenBlocks{}, err
 	}
-	// NETLOCK_PART_BITS: netlock.p4:973:35 (15 + 2) (0x11 when generated)
-	if p.c[5], err = sw.GenConst(1865); err != nil {
+	// NETLOCK_PART_BITS: netlock.p4:997:35 (15 + 2) (0x11 when generated)
+	if p.c[5], err = sw.GenConst(1897); err != nil {
 		return engine.GenBlocks{}, err
 	}
-	// NETLOCK_PART_BITS: netlock.p4:946:68 ((64w1 << (15 + 2)) - 1) (0x1ffff when generated)
-	if p.c[6], err = sw.GenConst(1748); err != nil {
+	// NETLOCK_PART_BITS: netlock.p4:970:68 ((64w1 << (15 + 2)) - 1) (0x1ffff when generated)
+	if p.c[6], err = sw.GenConst(1780); err != nil {
 		return engine.GenBlocks{}, err
 	}
-	// NETLOCK_PART_BITS: netlock.p4:947:37 (15 + 2) (0x11 when generated)
-	if p.c[7], err = sw.GenConst(1761); err != nil {
+	// NETLOCK_PART_BITS: netlock.p4:971:37 (15 + 2) (0x11 when generated)
+	if p.c[7], err = sw.GenConst(1793); err != nil {
 		return engine.GenBlocks{}, err
 	}
-	// NETLOCK_PART_BITS: netlock.p4:1941:51 (15 + 2) (0x11 when generated)
-	if p.c[8], err = sw.GenConst(5449); err != nil {
+	// NETLOCK_PART_BITS: netlock.p4:1964:51 (15 + 2) (0x11 when generated)
+	if p.c[8], err = sw.GenConst(5474); err != nil {
 		return engine.GenBlocks{}, err
 	}
-	// NETLOCK_PART_BITS: netlock.p4:1989:47 (15 + 2) (0x11 when generated)
-	if p.c[9], err = sw.GenConst(5674); err != nil {
+	// NETLOCK_PART_BITS: netlock.p4:2012:47 (15 + 2) (0x11 when generated)
+	if p.c[9], err = sw.GenConst(5699); err != nil {
 		return engine.GenBlocks{}, err
 	}
-	// NETLOCK_PART_BITS: netlock.p4:1991:53 (15 + 2) (0x11 when generated)
-	if p.c[10], err = sw.GenConst(5688); err != nil {
+	// NETLOCK_PART_BITS: netlock.p4:2014:53 (15 + 2) (0x11 when generated)
+	if p.c[10], err = sw.GenConst(5713); err != nil {
 		return engine.GenBlocks{}, err
 	}
-	// NETLOCK_PART_BITS: netlock.p4:1992:47 (15 + 2) (0x11 when generated)
-	if p.c[11], err = sw.GenConst(5697); err != nil {
+	// NETLOCK_PART_BITS: netlock.p4:2015:47 (15 + 2) (0x11 when generated)
+	if p.c[11], err = sw.GenConst(5722); err != nil {
 		return engine.GenBlocks{}, err
 	}
-	// CPU_PORT: netlock.p4:2078:34 255 (0xff when generated)
-	if p.c[12], err = sw.GenConst(6005); err != nil {
+	// CPU_PORT: netlock.p4:2113:34 255 (0xff when generated)
+	if p.c[12], err = sw.GenConst(6048); err != nil {
 		return engine.GenBlocks{}, err
 	}
 	if p.t[0], err = sw.GenTable("NetlockIngress.rack"); err != nil {
@@ -236,17 +236,32 @@ func NetlockBind(sw *engine.Switch) (engine.GenBlocks, error) {
 		return engine.GenBlocks{}, err
 	}
 	p.fl[0] = sw.GenFieldList(80, 25)
-	p.fl[1] = sw.GenFieldList(70, 10)
+	p.fl[1] = sw.GenFieldList(70, 10, 105, 1, 106, 1)
 	return engine.GenBlocks{Parser: p.parser, Verify: p.verify, Ingress: p.ingress, Egress: p.egress, Compute: p.compute, Deparser: p.deparser}, nil
 }
 
 func (p *netlock) parser(g *engine.Gen) {
-	s := (*[262]uint64)(g.S())
+	s := (*[263]uint64)(g.S())
 	_ = s
 	{
-		k1 := uint64(s[246])
+		k1 := uint64(s[250])
 		_ = k1
-		if k1 == ((p.c[0]) & 0x1ff) {
+		if k1 == 0x6 {
+			goto st_port_known
+		}
+		goto st_first_pass
+	}
+st_first_pass:
+	{
+		s[105] = s[247]
+		s[106] = ((s[256]) & 0xffffffff)
+		goto st_port_known
+	}
+st_port_known:
+	{
+		k2 := uint64(s[105])
+		_ = k2
+		if k2 == ((p.c[0]) & 0x1ff) {
 			goto st_parse_packet_out
 		}
 		goto st_parse_ethernet
@@ -254,20 +269,20 @@ func (p *netlock) parser(g *engine.Gen) {
 st_parse_packet_out:
 	{
 		{
-			off2, ok3 := g.Extract(3, 1)
-			if !ok3 {
+			off3, ok4 := g.Extract(3, 1)
+			if !ok4 {
 				return
 			}
-			in4 := g.In()
-			w5 := binary.BigEndian.Uint64(in4[off2+0:])
-			s[4] = w5 << 0 >> 56
-			s[5] = w5 << 8 >> 55
-			s[6] = w5 << 17 >> 57
+			in5 := g.In()
+			w6 := binary.BigEndian.Uint64(in5[off3+0:])
+			s[4] = w6 << 0 >> 56
+			s[5] = w6 << 8 >> 55
+			s[6] = w6 << 17 >> 57
 			s[3] = 1
 		}
-		k6 := uint64(s[4])
-		_ = k6
-		if k6 == 0x0 {
+		k7 := uint64(s[4])
+		_ = k7
+		if k7 == 0x0 {
 			goto st_parse_ethernet
 		}
 		return
@@ -275,21 +290,21 @@ st_parse_packet_out:
 st_parse_ethernet:
 	{
 		{
-			off7, ok8 := g.Extract(14, 1)
-			if !ok8 {
+			off8, ok9 := g.Extract(14, 1)
+			if !ok9 {
 				return
 			}
-			in9 := g.In()
-			w10 := binary.BigEndian.Uint64(in9[off7+0:])
-			w11 := binary.BigEndian.Uint64(in9[off7+8:])
-			s[8] = w10 << 0 >> 16
-			s[9] = (w10<<48 | w11>>16) >> 16
-			s[10] = w11 << 32 >> 48
+			in10 := g.In()
+			w11 := binary.BigEndian.Uint64(in10[off8+0:])
+			w12 := binary.BigEndian.Uint64(in10[off8+8:])
+			s[8] = w11 << 0 >> 16
+			s[9] = (w11<<48 | w12>>16) >> 16
+			s[10] = w12 << 32 >> 48
 			s[7] = 1
 		}
-		k12 := uint64(s[10])
-		_ = k12
-		if k12 == 0x800 {
+		k13 := uint64(s[10])
+		_ = k13
+		if k13 == 0x800 {
 			goto st_parse_ipv4
 		}
 		return
@@ -297,35 +312,35 @@ st_parse_ethernet:
 st_parse_ipv4:
 	{
 		{
-			off13, ok14 := g.Extract(20, 1)
-			if !ok14 {
+			off14, ok15 := g.Extract(20, 1)
+			if !ok15 {
 				return
 			}
-			in15 := g.In()
-			w16 := binary.BigEndian.Uint64(in15[off13+0:])
-			w17 := binary.BigEndian.Uint64(in15[off13+8:])
-			w18 := binary.BigEndian.Uint64(in15[off13+16:])
-			s[12] = w16 << 0 >> 60
-			s[13] = w16 << 4 >> 60
-			s[14] = w16 << 8 >> 56
-			s[15] = w16 << 16 >> 48
-			s[16] = w16 << 32 >> 48
-			s[17] = w16 << 48 >> 61
-			s[18] = w16 << 51 >> 51
-			s[19] = w17 << 0 >> 56
-			s[20] = w17 << 8 >> 56
-			s[21] = w17 << 16 >> 48
-			s[22] = w17 << 32 >> 32
-			s[23] = w18 << 0 >> 32
+			in16 := g.In()
+			w17 := binary.BigEndian.Uint64(in16[off14+0:])
+			w18 := binary.BigEndian.Uint64(in16[off14+8:])
+			w19 := binary.BigEndian.Uint64(in16[off14+16:])
+			s[12] = w17 << 0 >> 60
+			s[13] = w17 << 4 >> 60
+			s[14] = w17 << 8 >> 56
+			s[15] = w17 << 16 >> 48
+			s[16] = w17 << 32 >> 48
+			s[17] = w17 << 48 >> 61
+			s[18] = w17 << 51 >> 51
+			s[19] = w18 << 0 >> 56
+			s[20] = w18 << 8 >> 56
+			s[21] = w18 << 16 >> 48
+			s[22] = w18 << 32 >> 32
+			s[23] = w19 << 0 >> 32
 			s[11] = 1
 		}
-		k19 := uint64(s[13])
-		_ = k19
-		k20 := uint64(s[18])
+		k20 := uint64(s[13])
 		_ = k20
-		k21 := uint64(s[20])
+		k21 := uint64(s[18])
 		_ = k21
-		if k19 == 0x5 && k20 == 0x0 && k21 == 0x11 {
+		k22 := uint64(s[20])
+		_ = k22
+		if k20 == 0x5 && k21 == 0x0 && k22 == 0x11 {
 			goto st_parse_udp
 		}
 		return
@@ -333,21 +348,21 @@ st_parse_ipv4:
 st_parse_udp:
 	{
 		{
-			off22, ok23 := g.Extract(8, 1)
-			if !ok23 {
+			off23, ok24 := g.Extract(8, 1)
+			if !ok24 {
 				return
 			}
-			in24 := g.In()
-			w25 := binary.BigEndian.Uint64(in24[off22+0:])
-			s[25] = w25 << 0 >> 48
-			s[26] = w25 << 16 >> 48
-			s[27] = w25 << 32 >> 48
-			s[28] = w25 << 48 >> 48
+			in25 := g.In()
+			w26 := binary.BigEndian.Uint64(in25[off23+0:])
+			s[25] = w26 << 0 >> 48
+			s[26] = w26 << 16 >> 48
+			s[27] = w26 << 32 >> 48
+			s[28] = w26 << 48 >> 48
 			s[24] = 1
 		}
-		k26 := uint64(s[26])
-		_ = k26
-		if k26 == 0x22b8 {
+		k27 := uint64(s[26])
+		_ = k27
+		if k27 == 0x22b8 {
 			goto st_parse_nl
 		}
 		return
@@ -355,46 +370,46 @@ st_parse_udp:
 st_parse_nl:
 	{
 		{
-			off27, ok28 := g.Extract(48, 1)
-			if !ok28 {
+			off28, ok29 := g.Extract(48, 1)
+			if !ok29 {
 				return
 			}
-			in29 := g.In()
-			w30 := binary.BigEndian.Uint64(in29[off27+0:])
-			w31 := binary.BigEndian.Uint64(in29[off27+8:])
-			w32 := binary.BigEndian.Uint64(in29[off27+16:])
-			w33 := binary.BigEndian.Uint64(in29[off27+24:])
-			w34 := binary.BigEndian.Uint64(in29[off27+32:])
-			w35 := binary.BigEndian.Uint64(in29[off27+40:])
-			s[30] = w30 << 0 >> 56
-			s[31] = w30 << 8 >> 56
-			s[32] = w30 << 16 >> 56
-			s[33] = w30 << 24 >> 56
-			s[34] = w30 << 32 >> 56
-			s[35] = w30 << 40 >> 56
-			s[36] = w30 << 48 >> 48
-			s[37] = w31 << 0 >> 32
-			s[38] = (w31<<32 | w32>>32) >> 0
-			s[39] = (w32<<32 | w33>>32) >> 0
-			s[40] = (w33<<32 | w34>>32) >> 0
-			s[41] = w34 << 32 >> 32
-			s[42] = w35 << 0 >> 32
-			s[43] = w35 << 32 >> 48
-			s[44] = w35 << 48 >> 48
+			in30 := g.In()
+			w31 := binary.BigEndian.Uint64(in30[off28+0:])
+			w32 := binary.BigEndian.Uint64(in30[off28+8:])
+			w33 := binary.BigEndian.Uint64(in30[off28+16:])
+			w34 := binary.BigEndian.Uint64(in30[off28+24:])
+			w35 := binary.BigEndian.Uint64(in30[off28+32:])
+			w36 := binary.BigEndian.Uint64(in30[off28+40:])
+			s[30] = w31 << 0 >> 56
+			s[31] = w31 << 8 >> 56
+			s[32] = w31 << 16 >> 56
+			s[33] = w31 << 24 >> 56
+			s[34] = w31 << 32 >> 56
+			s[35] = w31 << 40 >> 56
+			s[36] = w31 << 48 >> 48
+			s[37] = w32 << 0 >> 32
+			s[38] = (w32<<32 | w33>>32) >> 0
+			s[39] = (w33<<32 | w34>>32) >> 0
+			s[40] = (w34<<32 | w35>>32) >> 0
+			s[41] = w35 << 32 >> 32
+			s[42] = w36 << 0 >> 32
+			s[43] = w36 << 32 >> 48
+			s[44] = w36 << 48 >> 48
 			s[29] = 1
 		}
-		k36 := uint64(s[31])
-		_ = k36
-		if k36 == 0x2 {
+		k37 := uint64(s[31])
+		_ = k37
+		if k37 == 0x2 {
 			goto st_parse_auth
 		}
-		if k36 == 0x5 {
+		if k37 == 0x5 {
 			goto st_parse_auth
 		}
-		if k36 == 0x6 {
+		if k37 == 0x6 {
 			goto st_parse_auth
 		}
-		if k36 == 0x8 {
+		if k37 == 0x8 {
 			goto st_parse_auth_admin
 		}
 		return
@@ -402,13 +417,13 @@ st_parse_nl:
 st_parse_auth:
 	{
 		{
-			off37, ok38 := g.Extract(8, 1)
-			if !ok38 {
+			off38, ok39 := g.Extract(8, 1)
+			if !ok39 {
 				return
 			}
-			in39 := g.In()
-			w40 := binary.BigEndian.Uint64(in39[off37+0:])
-			s[46] = w40 << 0 >> 0
+			in40 := g.In()
+			w41 := binary.BigEndian.Uint64(in40[off38+0:])
+			s[46] = w41 << 0 >> 0
 			s[45] = 1
 		}
 		return
@@ -416,18 +431,18 @@ st_parse_auth:
 st_parse_auth_admin:
 	{
 		{
-			off41, ok42 := g.Extract(8, 1)
-			if !ok42 {
+			off42, ok43 := g.Extract(8, 1)
+			if !ok43 {
 				return
 			}
-			in43 := g.In()
-			w44 := binary.BigEndian.Uint64(in43[off41+0:])
-			s[46] = w44 << 0 >> 0
+			in44 := g.In()
+			w45 := binary.BigEndian.Uint64(in44[off42+0:])
+			s[46] = w45 << 0 >> 0
 			s[45] = 1
 		}
-		k45 := uint64(s[34])
-		_ = k45
-		if k45 >= 0x10 && k45 <= 0x1f {
+		k46 := uint64(s[34])
+		_ = k46
+		if k46 >= 0x10 && k46 <= 0x1f {
 			goto st_parse_admin
 		}
 		return
@@ -435,40 +450,40 @@ st_parse_auth_admin:
 st_parse_admin:
 	{
 		{
-			off46, ok47 := g.Extract(52, 1)
-			if !ok47 {
+			off47, ok48 := g.Extract(52, 1)
+			if !ok48 {
 				return
 			}
-			in48 := g.In()
-			w49 := binary.BigEndian.Uint64(in48[off46+0:])
-			w50 := binary.BigEndian.Uint64(in48[off46+8:])
-			w51 := binary.BigEndian.Uint64(in48[off46+16:])
-			w52 := binary.BigEndian.Uint64(in48[off46+24:])
-			w53 := binary.BigEndian.Uint64(in48[off46+32:])
-			w54 := binary.BigEndian.Uint64(in48[off46+40:])
-			w55 := binary.BigEndian.Uint64(in48[off46+48:])
-			s[48] = w49 << 0 >> 56
-			s[49] = w49 << 8 >> 56
-			s[50] = w49 << 16 >> 48
-			s[51] = (w49<<32 | w50>>32) >> 0
-			s[52] = w50 << 32 >> 32
-			s[53] = w51 << 0 >> 48
-			s[54] = w51 << 16 >> 56
-			s[55] = w51 << 24 >> 56
-			s[56] = w51 << 32 >> 48
-			s[57] = w51 << 48 >> 48
-			s[58] = w52 << 0 >> 48
-			s[59] = w52 << 16 >> 48
-			s[60] = w52 << 32 >> 48
-			s[61] = w52 << 48 >> 48
-			s[62] = w53 << 0 >> 48
-			s[63] = w53 << 16 >> 48
-			s[64] = w53 << 32 >> 48
-			s[65] = w53 << 48 >> 48
-			s[66] = w54 << 0 >> 48
-			s[67] = w54 << 16 >> 48
-			s[68] = w54 << 32 >> 32
-			s[69] = w55 << 0 >> 32
+			in49 := g.In()
+			w50 := binary.BigEndian.Uint64(in49[off47+0:])
+			w51 := binary.BigEndian.Uint64(in49[off47+8:])
+			w52 := binary.BigEndian.Uint64(in49[off47+16:])
+			w53 := binary.BigEndian.Uint64(in49[off47+24:])
+			w54 := binary.BigEndian.Uint64(in49[off47+32:])
+			w55 := binary.BigEndian.Uint64(in49[off47+40:])
+			w56 := binary.BigEndian.Uint64(in49[off47+48:])
+			s[48] = w50 << 0 >> 56
+			s[49] = w50 << 8 >> 56
+			s[50] = w50 << 16 >> 48
+			s[51] = (w50<<32 | w51>>32) >> 0
+			s[52] = w51 << 32 >> 32
+			s[53] = w52 << 0 >> 48
+			s[54] = w52 << 16 >> 56
+			s[55] = w52 << 24 >> 56
+			s[56] = w52 << 32 >> 48
+			s[57] = w52 << 48 >> 48
+			s[58] = w53 << 0 >> 48
+			s[59] = w53 << 16 >> 48
+			s[60] = w53 << 32 >> 48
+			s[61] = w53 << 48 >> 48
+			s[62] = w54 << 0 >> 48
+			s[63] = w54 << 16 >> 48
+			s[64] = w54 << 32 >> 48
+			s[65] = w54 << 48 >> 48
+			s[66] = w55 << 0 >> 48
+			s[67] = w55 << 16 >> 48
+			s[68] = w55 << 32 >> 32
+			s[69] = w56 << 0 >> 32
 			s[47] = 1
 		}
 		return
@@ -476,25 +491,25 @@ st_parse_admin:
 }
 
 func (p *netlock) verify(g *engine.Gen) {
-	s := (*[262]uint64)(g.S())
+	s := (*[263]uint64)(g.S())
 	_ = s
 	{
 		{
 			if s[11] != 0 {
-				var h57 uint64
+				var h58 uint64
 				{
 					if s[11] != 0 {
-						b58 := g.Scratch(18)
-						binary.BigEndian.PutUint64(b58[0:], (s[12])<<60|(s[13])<<56|(s[14])<<48|(s[15])<<32|(s[16])<<16|(s[17])<<13|s[18])
-						binary.BigEndian.PutUint64(b58[8:], (s[19])<<56|(s[20])<<48|(s[22])<<16|(s[23])>>16)
-						binary.BigEndian.PutUint64(b58[16:], (s[23])<<48)
-						h57 = engine.HashCsum16(b58[:18])
+						b59 := g.Scratch(18)
+						binary.BigEndian.PutUint64(b59[0:], (s[12])<<60|(s[13])<<56|(s[14])<<48|(s[15])<<32|(s[16])<<16|(s[17])<<13|s[18])
+						binary.BigEndian.PutUint64(b59[8:], (s[19])<<56|(s[20])<<48|(s[22])<<16|(s[23])>>16)
+						binary.BigEndian.PutUint64(b59[16:], (s[23])<<48)
+						h58 = engine.HashCsum16(b59[:18])
 					} else {
-						h57 = engine.HashCsum16(nil)
+						h58 = engine.HashCsum16(nil)
 					}
 				}
-				if (h57)&0xffff != s[21] {
-					s[259] = 1
+				if (h58)&0xffff != s[21] {
+					s[260] = 1
 				}
 			}
 		}
@@ -502,144 +517,144 @@ func (p *netlock) verify(g *engine.Gen) {
 }
 
 func (p *netlock) ingress(g *engine.Gen) {
-	s := (*[262]uint64)(g.S())
+	s := (*[263]uint64)(g.S())
 	_ = s
 	{
 		{
 			if p.ingress88(g, s) {
 				return
 			}
-			v107 := uint64(0x0)
-			_ = v107
-			v108 := uint64(s[70])
+			v108 := uint64(0x0)
 			_ = v108
-			v109 := uint64(s[31])
+			v109 := uint64(s[70])
 			_ = v109
-			v110 := uint64(s[34])
+			v110 := uint64(s[31])
 			_ = v110
-			if s[205] != 0x0 {
+			v111 := uint64(s[34])
+			_ = v111
+			if s[207] != 0x0 {
 				{
-					if s[205] == 0x2 {
+					if s[207] == 0x2 {
 						{
-							s[209] = s[42]
-							s[210] = s[43]
-							s[211] = 0x1
+							s[211] = s[42]
+							s[212] = s[43]
+							s[213] = 0x1
 						}
 					} else {
 						{
-							s[209] = s[22]
-							s[210] = s[25]
+							s[211] = s[22]
+							s[212] = s[25]
 						}
 					}
-					if v108 == 0x0 {
+					if v109 == 0x0 {
 						{
-							if s[205] == 0x1 {
+							if s[207] == 0x1 {
 								{
-									if v109 == 0x0 {
+									if v110 == 0x0 {
 										{
 											if g.Logging() {
 												g.LogMsg("netlock: acquire lock={} txn={} prio={}", s[37], s[38], s[35])
 											}
 											if s[38] == 0x0 {
 												{
-													v107 = 0xb
+													v108 = 0xb
 												}
 											} else {
 												if ((s[33] & 0x2) != 0x0) || ((s[75] & 0x10) != 0x0) {
 													{
-														v107 = 0x3
+														v108 = 0x3
 													}
 												} else {
 													if (s[33] & 0x4) != 0x0 {
 														{
-															v107 = 0x2
+															v108 = 0x2
 														}
 													} else {
 														{
-															v107 = 0x1
+															v108 = 0x1
 														}
 													}
 												}
 											}
 										}
 									} else {
-										if v109 == 0x1 {
+										if v110 == 0x1 {
 											{
 												if s[39] != 0x0 {
 													{
-														v107 = 0x4
+														v108 = 0x4
 													}
 												} else {
 													{
-														v107 = 0x7
+														v108 = 0x7
 													}
 												}
 											}
 										} else {
 											{
-												v107 = 0x9
+												v108 = 0x9
 											}
 										}
 									}
 								}
 							} else {
-								if s[205] == 0x2 {
+								if s[207] == 0x2 {
 									{
 										if s[38] == 0x0 {
 											{
-												v107 = 0xc
+												v108 = 0xc
 											}
 										} else {
 											{
-												v107 = 0x1
+												v108 = 0x1
 											}
 										}
 									}
 								} else {
-									if ((v110 == 0x12) && (s[192] == 0x1)) && (s[200] == 0x1) {
+									if ((v111 == 0x12) && (s[194] == 0x1)) && (s[202] == 0x1) {
 										{
-											v107 = 0x4
+											v108 = 0x4
 											s[75] = (s[75] | 0x8)
 										}
 									} else {
 										{
-											v107 = 0xa
+											v108 = 0xa
 										}
 									}
 								}
 							}
 						}
 					} else {
-						if v108 == 0x3 {
+						if v109 == 0x3 {
 							{
-								v107 = 0x5
+								v108 = 0x5
 							}
 						} else {
-							if v108 == 0x4 {
+							if v109 == 0x4 {
 								{
-									v107 = 0x6
+									v108 = 0x6
 								}
 							} else {
-								if v108 == 0x5 {
+								if v109 == 0x5 {
 									{
-										v107 = 0x8
+										v108 = 0x8
 									}
 								} else {
-									if (s[205] == 0x1) && (v109 == 0x0) {
+									if (s[207] == 0x1) && (v110 == 0x0) {
 										{
-											if ((v108 == 0x1) && ((s[33] & 0x4) != 0x0)) && ((s[75] & 0x6) == 0x4) {
+											if ((v109 == 0x1) && ((s[33] & 0x4) != 0x0)) && ((s[75] & 0x6) == 0x4) {
 												{
-													v107 = 0x2
+													v108 = 0x2
 												}
 											} else {
-												if v108 == 0x1 {
+												if v109 == 0x1 {
 													{
-														v107 = 0x1
+														v108 = 0x1
 													}
 												} else {
-													if v108 == 0x2 {
+													if v109 == 0x2 {
 														{
-															v107 = 0x3
+															v108 = 0x3
 														}
 													}
 												}
@@ -652,61 +667,32 @@ func (p *netlock) ingress(g *engine.Gen) {
 					}
 				}
 			}
-			v111 := uint64(0x0)
-			_ = v111
 			v112 := uint64(0x0)
-			p.ingress89(g, s, v107, v108, v110, &v111, &v112)
-			if v111 == 0x1 {
-				{
-					if (v112 == 0x1) && (v107 != 0x5) {
-						{
-							s[76] = 0x1
-						}
-					}
-					{
-						{
-							// action NetlockIngress.again
-							s[70] = 0x3
-							s[244] = 0x1
-						}
-					}
-				}
-			} else {
-				if v112 == 0x1 {
-					{
-						{
-							{
-								// action NetlockIngress.again
-								s[70] = 0x4
-								s[244] = 0x1
-							}
-						}
-					}
-				}
-			}
-			p.ingress87(g, s)
+			_ = v112
+			v113 := uint64(0x0)
+			p.ingress89(g, s, v108, v109, v111, &v112, &v113)
+			p.ingress87(g, s, v108, v112, v113)
 		}
 	}
 }
 
 // ingress88 is a part of ingress, with tables NetlockIngress.rack, NetlockIngress.lock_table, NetlockIngress.lock_servers; actions NetlockIngress.drop_count, NetlockIngress.set_rack, NetlockIngress.rack_unset, NetlockIngress.lock_hit, NetlockIngress.lock_pause, NetlockIngress.lock_miss, and 2 more.
-func (p *netlock) ingress88(g *engine.Gen, s *[262]uint64) bool {
-	s[213] = ((s[255]) & 0xffffffff)
+func (p *netlock) ingress88(g *engine.Gen, s *[263]uint64) bool {
 	if (s[3] != 0) && (s[4] != 0x0) {
 		{
-			s[247] = s[5]
+			s[248] = s[5]
 			s[3] = 0
 			return true
 		}
 	}
-	if (s[11] != 0) && (s[259] == 0x1) {
+	if (s[11] != 0) && (s[260] == 0x1) {
 		{
 			{
 				{
 					// action NetlockIngress.drop_count
 					g.Count(p.k[0], 0x1)
-					s[247] = 511
-					s[245] = 0x1
+					s[248] = 511
+					s[246] = 0x1
 				}
 			}
 			return true
@@ -714,168 +700,166 @@ func (p *netlock) ingress88(g *engine.Gen, s *[262]uint64) bool {
 	}
 	if (s[24] != 0) && (s[26] == 0x22b8) {
 		{
-			if (((!(s[29] != 0) || (s[260] != 0x0)) || (s[30] != 0x1)) || (s[31] > 0x8)) || (s[32] > 0x1) {
+			if (((!(s[29] != 0) || (s[261] != 0x0)) || (s[30] != 0x1)) || (s[31] > 0x8)) || (s[32] > 0x1) {
 				{
 					{
 						{
 							// action NetlockIngress.drop_count
 							g.Count(p.k[0], 0x0)
-							s[247] = 511
-							s[245] = 0x1
+							s[248] = 511
+							s[246] = 0x1
 						}
 					}
 					return true
 				}
 			}
 			// table NetlockIngress.rack
-			ai62, hit63 := g.Apply(p.t[0])
-			_ = hit63
-			switch ai62 {
+			ai63, hit64 := g.Apply(p.t[0])
+			_ = hit64
+			switch ai63 {
 			case 0:
 				{
-					d65 := g.Arg(0) & 0xffffffffffffffff
-					_ = d65
-					d66 := g.Arg(1) & 0xffffffff
+					d66 := g.Arg(0) & 0xffffffffffffffff
 					_ = d66
-					d67 := g.Arg(2) & 0xffffffffffff
+					d67 := g.Arg(1) & 0xffffffff
 					_ = d67
-					d68 := g.Arg(3) & 0xffffffff
+					d68 := g.Arg(2) & 0xffffffffffff
 					_ = d68
-					d69 := g.Arg(4) & 0xffffffff
+					d69 := g.Arg(3) & 0xffffffff
 					_ = d69
+					d70 := g.Arg(4) & 0xffffffff
+					_ = d70
 					{
 						// action NetlockIngress.set_rack
-						s[186] = 0x1
-						s[187] = d65
-						s[188] = d66
-						s[189] = d67
-						s[190] = d68
-						s[191] = d69
+						s[188] = 0x1
+						s[189] = d66
+						s[190] = d67
+						s[191] = d68
+						s[192] = d69
+						s[193] = d70
 					}
 				}
 			case 1:
 				{
 					{
 						// action NetlockIngress.rack_unset
-						s[186] = 0x0
+						s[188] = 0x0
 					}
 				}
 			}
 			g.EndApply()
 			if ((s[31] == 0x0) || (s[31] == 0x1)) || (s[31] == 0x7) {
 				{
-					if s[186] == 0x1 {
+					if s[188] == 0x1 {
 						{
-							s[205] = 0x1
+							s[207] = 0x1
 						}
 					}
 				}
 			} else {
-				if ((s[31] == 0x2) && (s[186] == 0x1)) && (s[23] == s[188]) {
+				if ((s[31] == 0x2) && (s[188] == 0x1)) && (s[23] == s[190]) {
 					{
-						if s[46] != s[187] {
+						if s[46] != s[189] {
 							{
 								{
 									{
 										// action NetlockIngress.drop_count
 										g.Count(p.k[0], 0x2)
-										s[247] = 511
-										s[245] = 0x1
+										s[248] = 511
+										s[246] = 0x1
 									}
 								}
 								return true
 							}
 						}
-						s[205] = 0x2
+						s[207] = 0x2
 					}
 				} else {
 					if ((s[31] == 0x8) && (s[34] >= 0x10)) && (s[34] <= 0x1f) {
 						{
-							if s[246] != p.c[1] {
+							if s[105] != p.c[1] {
 								{
 									{
 										{
 											// action NetlockIngress.drop_count
 											g.Count(p.k[0], 0x3)
-											s[247] = 511
-											s[245] = 0x1
+											s[248] = 511
+											s[246] = 0x1
 										}
 									}
 									return true
 								}
 							}
-							if ((s[186] == 0x0) || (s[46] != s[187])) || !(s[47] != 0) {
+							if ((s[188] == 0x0) || (s[46] != s[189])) || !(s[47] != 0) {
 								{
 									{
 										{
 											// action NetlockIngress.drop_count
 											g.Count(p.k[0], 0x4)
-											s[247] = 511
-											s[245] = 0x1
+											s[248] = 511
+											s[246] = 0x1
 										}
 									}
 									return true
 								}
 							}
-							s[205] = 0x3
+							s[207] = 0x3
 						}
 					}
 				}
 			}
 		}
 	}
-	if s[205] != 0x0 {
+	if s[207] != 0x0 {
 		{
 			// table NetlockIngress.lock_table
 			g.Key(p.t[1], 0, s[37])
-			ai74, hit75 := g.Apply(p.t[1])
-			_ = hit75
-			switch ai74 {
+			ai75, hit76 := g.Apply(p.t[1])
+			_ = hit76
+			switch ai75 {
 			case 0:
 				{
-					d77 := g.Arg(0) & 0xffffffff
-					_ = d77
-					d78 := g.Arg(1) & 0xffffffff
+					d78 := g.Arg(0) & 0xffffffff
 					_ = d78
-					d79 := g.Arg(2) & 0xffff
+					d79 := g.Arg(1) & 0xffffffff
 					_ = d79
-					d80 := g.Arg(3) & 0xffffffff
+					d80 := g.Arg(2) & 0xffff
 					_ = d80
-					d81 := g.Arg(4) & 0xffff
+					d81 := g.Arg(3) & 0xffffffff
 					_ = d81
-					d82 := g.Arg(5) & 0xffff
+					d82 := g.Arg(4) & 0xffff
 					_ = d82
+					d83 := g.Arg(5) & 0xffff
+					_ = d83
 					{
 						// action NetlockIngress.lock_hit
-						s[192] = 0x1
-						s[193] = 0x0
-						s[194] = d77
-						s[195] = d78
-						s[196] = d79
-						s[197] = d80
-						s[198] = d81
-						s[199] = d82
+						s[194] = 0x1
+						s[195] = 0x0
+						s[196] = d78
+						s[197] = d79
+						s[198] = d80
+						s[199] = d81
+						s[200] = d82
+						s[201] = d83
 					}
 				}
 			case 1:
 				{
-					d84 := g.Arg(0) & 0xffffffff
-					_ = d84
-					d85 := g.Arg(1) & 0xffffffff
+					d85 := g.Arg(0) & 0xffffffff
 					_ = d85
-					d86 := g.Arg(2) & 0xffff
+					d86 := g.Arg(1) & 0xffffffff
 					_ = d86
-					d87 := g.Arg(3) & 0xffffffff
+					d87 := g.Arg(2) & 0xffff
 					_ = d87
-					d88 := g.Arg(4) & 0xffff
+					d88 := g.Arg(3) & 0xffffffff
 					_ = d88
-					d89 := g.Arg(5) & 0xffff
+					d89 := g.Arg(4) & 0xffff
 					_ = d89
+					d90 := g.Arg(5) & 0xffff
+					_ = d90
 					{
 						// action NetlockIngress.lock_pause
 						{
-							a91 := d84
-							_ = a91
 							a92 := d85
 							_ = a92
 							a93 := d86
@@ -886,80 +870,82 @@ func (p *netlock) ingress88(g *engine.Gen, s *[262]uint64) bool {
 							_ = a95
 							a96 := d89
 							_ = a96
+							a97 := d90
+							_ = a97
 							{
 								// action NetlockIngress.lock_hit
-								s[192] = 0x1
-								s[193] = 0x0
-								s[194] = a91
-								s[195] = a92
-								s[196] = a93
-								s[197] = a94
-								s[198] = a95
-								s[199] = a96
+								s[194] = 0x1
+								s[195] = 0x0
+								s[196] = a92
+								s[197] = a93
+								s[198] = a94
+								s[199] = a95
+								s[200] = a96
+								s[201] = a97
 							}
 						}
-						s[193] = 0x1
+						s[195] = 0x1
 					}
 				}
 			case 2:
 				{
 					{
 						// action NetlockIngress.lock_miss
-						s[192] = 0x0
+						s[194] = 0x0
 					}
 				}
 			}
 			g.EndApply()
-			if s[192] == 0x1 {
+			if s[194] == 0x1 {
 				{
 					// table NetlockIngress.lock_servers
-					g.Key(p.t[2], 0, s[199])
-					ai98, hit99 := g.Apply(p.t[2])
-					_ = hit99
-					switch ai98 {
+					g.Key(p.t[2], 0, s[201])
+					ai99, hit100 := g.Apply(p.t[2])
+					_ = hit100
+					switch ai99 {
 					case 0:
 						{
-							d101 := g.Arg(0) & 0xffffffff
-							_ = d101
-							d102 := g.Arg(1) & 0xffff
+							d102 := g.Arg(0) & 0xffffffff
 							_ = d102
-							d103 := g.Arg(2) & 0x1ff
+							d103 := g.Arg(1) & 0xffff
 							_ = d103
-							d104 := g.Arg(3) & 0xffffffffffff
+							d104 := g.Arg(2) & 0x1ff
 							_ = d104
+							d105 := g.Arg(3) & 0xffffffffffff
+							_ = d105
 							{
 								// action NetlockIngress.set_server
-								s[200] = 0x1
-								s[201] = d101
-								s[202] = d102
-								s[203] = d103
-								s[204] = d104
+								s[202] = 0x1
+								s[203] = d102
+								s[204] = d103
+								s[205] = d104
+								s[206] = d105
 							}
 						}
 					case 1:
 						{
 							{
 								// action NetlockIngress.server_unknown
-								s[200] = 0x0
+								s[202] = 0x0
 							}
 						}
 					}
 					g.EndApply()
 				}
 			}
-			if (s[205] == 0x1) && ((s[192] == 0x0) || (s[200] == 0x0)) {
+			if (s[207] == 0x1) && ((s[194] == 0x0) || (s[202] == 0x0)) {
 				{
-					s[205] = 0x0
+					s[207] = 0x0
 				}
 			} else {
-				if (s[205] == 0x2) && ((s[192] == 0x0) || (s[200] == 0x0)) {
+				if (s[207] == 0x2) && ((s[194] == 0x0) || (s[202] == 0x0)) {
 					{
 						{
 							{
 								// action NetlockIngress.drop_count
 								g.Count(p.k[0], 0x5)
-								s[247] = 511
-								s[245] = 0x1
+								s[248] = 511
+								s[246] = 0x1
 							}
 						}
 						return true
@@ -972,26 +958,26 @@ func (p *netlock) ingress88(g *engine.Gen, s *[262]uint64) bool {
 }
 
 // ingress89 is a part of ingress, with tables NetlockIngress.tenant_quota; actions NetlockIngress.use_level, NetlockIngress.lease_of, NetlockIngress.ended_access, NetlockIngress.tenant_limit, NoAction, NetlockIngress.again, and 45 more.
-func (p *netlock) ingress89(g *engine.Gen, s *[262]uint64, v107 uint64, v108 uint64, v110 uint64, v111 *uint64, v112 *uint64) {
-	_ = (*v112)
-	if (v107 == 0x1) || (v107 == 0x2) {
+func (p *netlock) ingress89(g *engine.Gen, s *[263]uint64, v108 uint64, v109 uint64, v111 uint64, v112 *uint64, v113 *uint64) {
+	_ = (*v113)
+	if (v108 == 0x1) || (v108 == 0x2) {
 		{
 			if s[35] == 0x0 {
 				{
 					{
 						{
 							// action NetlockIngress.use_level
-							s[206] = 0x0
+							s[208] = 0x0
 							{
 								{
-									s[207] = s[195]
-									s[208] = s[196]
+									s[209] = s[197]
+									s[210] = s[198]
 								}
 							}
-							s[169] = s[208]
+							s[171] = s[210]
 							{
 								{
-									s[179] = s[198]
+									s[181] = s[200]
 								}
 							}
 						}
@@ -1002,17 +988,17 @@ func (p *netlock) ingress89(g *engine.Gen, s *[262]uint64, v107 uint64, v108 uin
 					{
 						{
 							// action NetlockIngress.use_level
-							s[206] = 0x1
+							s[208] = 0x1
 							{
 								{
-									s[207] = s[197]
-									s[208] = s[198]
+									s[209] = s[199]
+									s[210] = s[200]
 								}
 							}
-							s[169] = s[208]
+							s[171] = s[210]
 							{
 								{
-									s[179] = s[196]
+									s[181] = s[198]
 								}
 							}
 						}
@@ -1024,96 +1010,96 @@ func (p *netlock) ingress89(g *engine.Gen, s *[262]uint64, v107 uint64, v108 uin
 					// action NetlockIngress.lease_of
 					if s[41] == 0x0 {
 						{
-							s[212] = s[190]
+							s[214] = s[192]
 						}
 					} else {
-						if s[41] > s[191] {
+						if s[41] > s[193] {
 							{
-								s[212] = s[191]
+								s[214] = s[193]
 							}
 						} else {
 							{
-								s[212] = s[41]
+								s[214] = s[41]
 							}
 						}
 					}
 				}
 			}
-			if (s[205] == 0x1) && (v108 == 0x0) {
+			if (s[207] == 0x1) && (v109 == 0x0) {
 				{
 					{
 						{
 							// action NetlockIngress.ended_access
-							v117 := uint64(0)
-							_ = v117
-							var h118 uint64
+							v118 := uint64(0)
+							_ = v118
+							var h119 uint64
 							{
 								if s[29] != 0 {
-									b119 := g.Scratch(12)
-									binary.BigEndian.PutUint64(b119[0:], (s[37])<<32|(s[38])>>32)
-									binary.BigEndian.PutUint64(b119[8:], (s[38])<<32)
-									h118 = engine.HashCRC32(b119[:12])
+									b120 := g.Scratch(12)
+									binary.BigEndian.PutUint64(b120[0:], (s[37])<<32|(s[38])>>32)
+									binary.BigEndian.PutUint64(b120[8:], (s[38])<<32)
+									h119 = engine.HashCRC32(b120[:12])
 								} else {
-									h118 = engine.HashCRC32(nil)
+									h119 = engine.HashCRC32(nil)
 								}
 							}
-							v117 = (0x0 + engine.Sel(p.c[2] != 0, h118%(p.c[2]|engine.B2U(p.c[2] == 0)), h118)) & 0xffffffff
-							v120 := uint64(0)
-							_ = v120
-							var h121 uint64
+							v118 = (0x0 + engine.Sel(p.c[2] != 0, h119%(p.c[2]|engine.B2U(p.c[2] == 0)), h119)) & 0xffffffff
+							v121 := uint64(0)
+							_ = v121
+							var h122 uint64
 							{
 								if s[29] != 0 {
-									b122 := g.Scratch(12)
-									binary.BigEndian.PutUint64(b122[0:], ((s[38])&0xffffffff)<<32|s[37])
-									binary.BigEndian.PutUint64(b122[8:], ((s[38])>>32)<<32)
-									h121 = engine.HashCRC32(b122[:12])
+									b123 := g.Scratch(12)
+									binary.BigEndian.PutUint64(b123[0:], ((s[38])&0xffffffff)<<32|s[37])
+									binary.BigEndian.PutUint64(b123[8:], ((s[38])>>32)<<32)
+									h122 = engine.HashCRC32(b123[:12])
 								} else {
-									b123 := g.Scratch(8)
-									binary.BigEndian.PutUint64(b123[0:], ((s[38])&0xffffffff)<<32|((s[38])>>32))
-									h121 = engine.HashCRC32(b123[:8])
+									b124 := g.Scratch(8)
+									binary.BigEndian.PutUint64(b124[0:], ((s[38])&0xffffffff)<<32|((s[38])>>32))
+									h122 = engine.HashCRC32(b124[:8])
 								}
 							}
-							v120 = (0x0 + h121%0x100000000) & 0xffffffff
-							v120 = (v120 & 0xfffffffc)
-							if v120 == 0x0 {
+							v121 = (0x0 + h122%0x100000000) & 0xffffffff
+							v121 = (v121 & 0xfffffffc)
+							if v121 == 0x0 {
 								{
-									v120 = 0x4
+									v121 = 0x4
 								}
 							}
-							v124 := uint64(0)
-							_ = v124
-							v124 = p.r[6].Get32(v117)
-							s[234] = engine.Sel(((v124 & 0xfffffffd) == (v120 | 0x1)), 0x1, 0x0)
-							s[235] = engine.Sel((v124 == (v120 | 0x3)), 0x1, 0x0)
-							s[236] = engine.Sel((v124 == v120), 0x1, 0x0)
-							if s[234] == 0x0 {
+							v125 := uint64(0)
+							_ = v125
+							v125 = p.r[6].Get32(v118)
+							s[235] = engine.Sel(((v125 & 0xfffffffd) == (v121 | 0x1)), 0x1, 0x0)
+							s[236] = engine.Sel((v125 == (v121 | 0x3)), 0x1, 0x0)
+							s[237] = engine.Sel((v125 == v121), 0x1, 0x0)
+							if s[235] == 0x0 {
 								{
-									v124 = v120
+									v125 = v121
 								}
 							} else {
 								{
 								}
 							}
-							p.r[6].Set32(v117, ((v124) & 0xffffffff))
+							p.r[6].Set32(v118, ((v125) & 0xffffffff))
 						}
 					}
 				}
 			}
-			if ((((s[205] == 0x1) && ((s[75] & 0x12) == 0x0)) && ((s[33] & 0x2) == 0x0)) && (s[234] == 0x0)) && (s[236] == 0x0) {
+			if ((((s[207] == 0x1) && ((s[75] & 0x12) == 0x0)) && ((s[33] & 0x2) == 0x0)) && (s[235] == 0x0)) && (s[237] == 0x0) {
 				{
 					// table NetlockIngress.tenant_quota
 					g.Key(p.t[3], 0, s[36])
-					ai125, hit126 := g.Apply(p.t[3])
-					_ = hit126
-					switch ai125 {
+					ai126, hit127 := g.Apply(p.t[3])
+					_ = hit127
+					switch ai126 {
 					case 0:
 						{
-							d128 := g.Arg(0) & 0xffffffff
-							_ = d128
+							d129 := g.Arg(0) & 0xffffffff
+							_ = d129
 							{
 								// action NetlockIngress.tenant_limit
-								s[237] = g.ExecuteMeter(p.m[0], d128) & 0xff
-								s[238] = 0x1
+								s[238] = g.ExecuteMeter(p.m[0], d129) & 0xff
+								s[239] = 0x1
 							}
 						}
 					case 1:
@@ -1126,41 +1112,41 @@ func (p *netlock) ingress89(g *engine.Gen, s *[262]uint64, v107 uint64, v108 uin
 					g.EndApply()
 				}
 			}
-			p.ingress10(g, s, v107)
+			p.ingress10(g, s, v108)
 		}
 	} else {
-		if v107 == 0x3 {
-			p.ingress86(g, s, v108)
+		if v108 == 0x3 {
+			p.ingress86(g, s, v109)
 		} else {
-			if v107 == 0x4 {
+			if v108 == 0x4 {
 				{
-					v578 := uint64(engine.Sel(((s[75] & 0x8) != 0x0), 0x1, 0x0))
-					_ = v578
+					v579 := uint64(engine.Sel(((s[75] & 0x8) != 0x0), 0x1, 0x0))
+					_ = v579
 					{
 						{
 							// action NetlockIngress.token_slot
-							s[214] = ((s[39] & p.c[6]) & 0xffffffff)
-							s[215] = (s[39] >> (p.c[7]))
-							if (s[214] >= s[195]) && (((s[214] - s[195]) & 0xffffffff) < s[196]) {
+							s[215] = ((s[39] & p.c[6]) & 0xffffffff)
+							s[216] = (s[39] >> (p.c[7]))
+							if (s[215] >= s[197]) && (((s[215] - s[197]) & 0xffffffff) < s[198]) {
 								{
-									s[216] = 0x0
+									s[217] = 0x0
 								}
 							} else {
-								if (s[214] >= s[197]) && (((s[214] - s[197]) & 0xffffffff) < s[198]) {
+								if (s[215] >= s[199]) && (((s[215] - s[199]) & 0xffffffff) < s[200]) {
 									{
-										s[216] = 0x1
+										s[217] = 0x1
 									}
 								} else {
 									{
-										s[216] = 0x2
+										s[217] = 0x2
 									}
 								}
 							}
 						}
 					}
-					if s[216] == 0x2 {
+					if s[217] == 0x2 {
 						{
-							if v578 == 0x1 {
+							if v579 == 0x1 {
 								{
 									s[48] = 0x2
 								}
@@ -1169,20 +1155,20 @@ func (p *netlock) ingress89(g *engine.Gen, s *[262]uint64, v107 uint64, v108 uin
 									{
 										{
 											// action NetlockIngress.ans_echo_p
-											if s[205] == 0x1 {
+											if s[207] == 0x1 {
 												{
 													{
 														{
 															// action NetlockIngress.ans_reply
-															s[105] = 0x1
-															s[106] = 0x1
-															s[112] = s[22]
-															s[130] = 0x1
-															s[115] = 0x4
-															s[117] = 0x0
-															s[118] = 0x3
-															s[123] = s[39]
-															s[125] = 0x0
+															s[107] = 0x1
+															s[108] = 0x1
+															s[114] = s[22]
+															s[132] = 0x1
+															s[117] = 0x4
+															s[119] = 0x0
+															s[120] = 0x3
+															s[125] = s[39]
+															s[127] = 0x0
 														}
 													}
 												}
@@ -1192,45 +1178,45 @@ func (p *netlock) ingress89(g *engine.Gen, s *[262]uint64, v107 uint64, v108 uin
 														{
 															// action NetlockIngress.ans_echo
 															{
-																a584 := s[209]
-																_ = a584
-																a585 := s[210]
+																a585 := s[211]
 																_ = a585
-																a586 := s[211]
+																a586 := s[212]
 																_ = a586
+																a587 := s[213]
+																_ = a587
 																{
 																	// action NetlockIngress.ans_to_client
-																	s[105] = 0x1
-																	s[106] = 0x1
-																	s[107] = 0x0
-																	s[111] = s[201]
-																	s[113] = s[202]
-																	s[112] = a584
+																	s[107] = 0x1
+																	s[108] = 0x1
+																	s[109] = 0x0
+																	s[113] = s[203]
+																	s[115] = s[204]
 																	s[114] = a585
-																	s[115] = 0x4
-																	s[118] = 0x0
-																	s[117] = 0x0
-																	s[126] = 0x0
-																	s[127] = 0x0
-																	if a586 == 0x1 {
+																	s[116] = a586
+																	s[117] = 0x4
+																	s[120] = 0x0
+																	s[119] = 0x0
+																	s[128] = 0x0
+																	s[129] = 0x0
+																	if a587 == 0x1 {
 																		{
-																			s[117] = 0x8
-																			s[126] = a584
-																			s[127] = a585
+																			s[119] = 0x8
+																			s[128] = a585
+																			s[129] = a586
 																		}
 																	}
-																	s[121] = s[37]
-																	s[125] = 0x0
-																	s[128] = 0x0
+																	s[123] = s[37]
+																	s[127] = 0x0
+																	s[130] = 0x0
 																}
 															}
-															s[118] = 0x3
-															s[116] = s[32]
-															s[119] = s[35]
-															s[120] = s[36]
-															s[122] = s[38]
-															s[123] = s[39]
-															s[124] = s[40]
+															s[120] = 0x3
+															s[118] = s[32]
+															s[121] = s[35]
+															s[122] = s[36]
+															s[124] = s[38]
+															s[125] = s[39]
+															s[126] = s[40]
 														}
 													}
 												}
@@ -1241,53 +1227,53 @@ func (p *netlock) ingress89(g *engine.Gen, s *[262]uint64, v107 uint64, v108 uin
 							}
 						}
 					} else {
-						p.ingress29(g, s, v111, v112, v578)
+						p.ingress29(g, s, v112, v113, v579)
 					}
 				}
 			} else {
-				p.ingress85(g, s, v107, v110, v111, v112)
+				p.ingress85(g, s, v108, v111, v112, v113)
 			}
 		}
 	}
 }
 
 // ingress10 is a part of ingress, with actions NetlockIngress.again, NetlockIngress.ans_echo_p, NetlockIngress.ans_reply, NetlockIngress.ans_echo, NetlockIngress.ans_to_client, NetlockIngress.q_access, and 34 more.
-func (p *netlock) ingress10(g *engine.Gen, s *[262]uint64, v107 uint64) {
-	if s[234] == 0x1 {
+func (p *netlock) ingress10(g *engine.Gen, s *[263]uint64, v108 uint64) {
+	if s[235] == 0x1 {
 		{
 		}
 	} else {
-		if s[236] == 0x1 {
+		if s[237] == 0x1 {
 			{
 				s[75] = (s[75] | 0x10)
 				{
 					{
 						// action NetlockIngress.again
 						s[70] = 0x0
-						s[244] = 0x1
+						s[245] = 0x1
 					}
 				}
 			}
 		} else {
-			if (s[238] == 0x1) && (s[237] != 0x0) {
+			if (s[239] == 0x1) && (s[238] != 0x0) {
 				{
 					{
 						{
 							// action NetlockIngress.ans_echo_p
-							if s[205] == 0x1 {
+							if s[207] == 0x1 {
 								{
 									{
 										{
 											// action NetlockIngress.ans_reply
-											s[105] = 0x1
-											s[106] = 0x1
-											s[112] = s[22]
-											s[130] = 0x1
-											s[115] = 0x4
-											s[117] = 0x0
-											s[118] = 0x1
-											s[123] = s[39]
-											s[125] = 0x0
+											s[107] = 0x1
+											s[108] = 0x1
+											s[114] = s[22]
+											s[132] = 0x1
+											s[117] = 0x4
+											s[119] = 0x0
+											s[120] = 0x1
+											s[125] = s[39]
+											s[127] = 0x0
 										}
 									}
 								}
@@ -1297,45 +1283,45 @@ func (p *netlock) ingress10(g *engine.Gen, s *[262]uint64, v107 uint64) {
 										{
 											// action NetlockIngress.ans_echo
 											{
-												a135 := s[209]
-												_ = a135
-												a136 := s[210]
+												a136 := s[211]
 												_ = a136
-												a137 := s[211]
+												a137 := s[212]
 												_ = a137
+												a138 := s[213]
+												_ = a138
 												{
 													// action NetlockIngress.ans_to_client
-													s[105] = 0x1
-													s[106] = 0x1
-													s[107] = 0x0
-													s[111] = s[201]
-													s[113] = s[202]
-													s[112] = a135
+													s[107] = 0x1
+													s[108] = 0x1
+													s[109] = 0x0
+													s[113] = s[203]
+													s[115] = s[204]
 													s[114] = a136
-													s[115] = 0x4
-													s[118] = 0x0
-													s[117] = 0x0
-													s[126] = 0x0
-													s[127] = 0x0
-													if a137 == 0x1 {
+													s[116] = a137
+													s[117] = 0x4
+													s[120] = 0x0
+													s[119] = 0x0
+													s[128] = 0x0
+													s[129] = 0x0
+													if a138 == 0x1 {
 														{
-															s[117] = 0x8
-															s[126] = a135
-															s[127] = a136
+															s[119] = 0x8
+															s[128] = a136
+															s[129] = a137
 														}
 													}
-													s[121] = s[37]
-													s[125] = 0x0
-													s[128] = 0x0
+													s[123] = s[37]
+													s[127] = 0x0
+													s[130] = 0x0
 												}
 											}
-											s[118] = 0x1
-											s[116] = s[32]
-											s[119] = s[35]
-											s[120] = s[36]
-											s[122] = s[38]
-											s[123] = s[39]
-											s[124] = s[40]
+											s[120] = 0x1
+											s[118] = s[32]
+											s[121] = s[35]
+											s[122] = s[36]
+											s[124] = s[38]
+											s[125] = s[39]
+											s[126] = s[40]
 										}
 									}
 								}
@@ -1344,27 +1330,27 @@ func (p *netlock) ingress10(g *engine.Gen, s *[262]uint64, v107 uint64) {
 					}
 				}
 			} else {
-				if v107 == 0x2 {
+				if v108 == 0x2 {
 					{
 						{
-							a139 := s[206]
-							_ = a139
+							a140 := s[208]
+							_ = a140
 							{
 								// action NetlockIngress.q_access
-								v140 := uint64(0)
-								_ = v140
-								v140 = p.r[4].Get64(s[194])
-								v141 := uint64(((v140) & 0xffff))
+								v141 := uint64(0)
 								_ = v141
-								v142 := uint64(((v140) >> 16 & 0xffff))
+								v141 = p.r[4].Get64(s[196])
+								v142 := uint64(((v141) & 0xffff))
 								_ = v142
-								v143 := uint64(((v140) >> 32 & 0xffff))
+								v143 := uint64(((v141) >> 16 & 0xffff))
 								_ = v143
-								v144 := uint64(((v140) >> 48))
+								v144 := uint64(((v141) >> 32 & 0xffff))
 								_ = v144
-								v145 := uint64(engine.Sel((a139 == 0x0), v141, v142))
+								v145 := uint64(((v141) >> 48))
 								_ = v145
-								s[217] = 0x0
+								v146 := uint64(engine.Sel((a140 == 0x0), v142, v143))
+								_ = v146
+								s[218] = 0x0
 								{
 									{
 										{
@@ -1377,65 +1363,65 @@ func (p *netlock) ingress10(g *engine.Gen, s *[262]uint64, v107 uint64) {
 										}
 									}
 								}
-								if a139 == 0x0 {
+								if a140 == 0x0 {
 									{
-										v141 = v145
+										v142 = v146
 									}
 								} else {
 									{
-										v142 = v145
+										v143 = v146
 									}
 								}
 								{
 									{
-										v140 = ((((v144)<<16|v143)<<16|v142)<<16 | v141)
+										v141 = ((((v145)<<16|v144)<<16|v143)<<16 | v142)
 									}
 								}
-								p.r[4].Set64(s[194], v140)
-								s[226] = ((v140) & 0xffff)
-								s[227] = ((v140) >> 16 & 0xffff)
-								s[228] = ((v140) >> 32 & 0xffff)
-								s[229] = ((v140) >> 48)
+								p.r[4].Set64(s[196], v141)
+								s[227] = ((v141) & 0xffff)
+								s[228] = ((v141) >> 16 & 0xffff)
+								s[229] = ((v141) >> 32 & 0xffff)
+								s[230] = ((v141) >> 48)
 							}
 						}
 						{
-							a147 := s[32]
-							_ = a147
-							a148 := s[206]
+							a148 := s[32]
 							_ = a148
+							a149 := s[208]
+							_ = a149
 							{
 								// action NetlockIngress.state_access
-								v149 := uint64(0)
-								_ = v149
-								v149 = p.r[1].Get64(s[194])
-								v150 := uint64(((0x0)<<15 | ((v149) & 0x7fff)))
+								v150 := uint64(0)
 								_ = v150
-								v151 := uint64(((0x0)<<1 | ((v149) >> 15 & 0x1)))
+								v150 = p.r[1].Get64(s[196])
+								v151 := uint64(((0x0)<<15 | ((v150) & 0x7fff)))
 								_ = v151
-								v152 := uint64(((v149) >> 16 & 0xffff))
+								v152 := uint64(((0x0)<<1 | ((v150) >> 15 & 0x1)))
 								_ = v152
-								v153 := uint64(((v149) >> 32 & 0xffff))
+								v153 := uint64(((v150) >> 16 & 0xffff))
 								_ = v153
-								v154 := uint64(engine.Sel(((a147 == 0x1) && (a148 == 0x0)), 0x1, 0x0))
+								v154 := uint64(((v150) >> 32 & 0xffff))
 								_ = v154
-								v155 := uint64(engine.Sel((a147 == 0x1), 0x1, 0x0))
+								v155 := uint64(engine.Sel(((a148 == 0x1) && (a149 == 0x0)), 0x1, 0x0))
 								_ = v155
-								if a147 == 0x1 {
+								v156 := uint64(engine.Sel((a148 == 0x1), 0x1, 0x0))
+								_ = v156
+								if a148 == 0x1 {
 									{
-										s[219] = engine.Sel((v150 == 0x0), 0x1, 0x0)
+										s[220] = engine.Sel((v151 == 0x0), 0x1, 0x0)
 									}
 								} else {
-									if a148 == 0x0 {
+									if a149 == 0x0 {
 										{
-											s[219] = engine.Sel(((v151 == 0x0) && (v152 == 0x0)), 0x1, 0x0)
+											s[220] = engine.Sel(((v152 == 0x0) && (v153 == 0x0)), 0x1, 0x0)
 										}
 									} else {
 										{
-											s[219] = engine.Sel(((v151 == 0x0) && (v153 == 0x0)), 0x1, 0x0)
+											s[220] = engine.Sel(((v152 == 0x0) && (v154 == 0x0)), 0x1, 0x0)
 										}
 									}
 								}
-								s[218] = 0x0
+								s[219] = 0x0
 								{
 									{
 										{
@@ -1444,37 +1430,37 @@ func (p *netlock) ingress10(g *engine.Gen, s *[262]uint64, v107 uint64) {
 								}
 								{
 									{
-										v149 = (((((0x0)<<16|v153)<<16|v152)<<1|((v151)&0x1))<<15 | ((v150) & 0x7fff))
+										v150 = (((((0x0)<<16|v154)<<16|v153)<<1|((v152)&0x1))<<15 | ((v151) & 0x7fff))
 									}
 								}
-								p.r[1].Set64(s[194], v149)
-								s[220] = ((0x0)<<15 | ((v149) & 0x7fff))
-								s[221] = ((0x0)<<1 | ((v149) >> 15 & 0x1))
-								s[222] = ((v149) >> 16 & 0xffff)
-								s[223] = ((v149) >> 32 & 0xffff)
+								p.r[1].Set64(s[196], v150)
+								s[221] = ((0x0)<<15 | ((v150) & 0x7fff))
+								s[222] = ((0x0)<<1 | ((v150) >> 15 & 0x1))
+								s[223] = ((v150) >> 16 & 0xffff)
+								s[224] = ((v150) >> 32 & 0xffff)
 							}
 						}
-						v156 := uint64(engine.Sel((s[206] == 0x0), s[226], s[227]))
-						_ = v156
-						if (((s[193] == 0x1) || (s[228] > 0x0)) || (v156 >= s[208])) || (s[219] == 0x0) {
+						v157 := uint64(engine.Sel((s[208] == 0x0), s[227], s[228]))
+						_ = v157
+						if (((s[195] == 0x1) || (s[229] > 0x0)) || (v157 >= s[210])) || (s[220] == 0x0) {
 							{
 								{
 									{
 										// action NetlockIngress.ans_echo_p
-										if s[205] == 0x1 {
+										if s[207] == 0x1 {
 											{
 												{
 													{
 														// action NetlockIngress.ans_reply
-														s[105] = 0x1
-														s[106] = 0x1
-														s[112] = s[22]
-														s[130] = 0x1
-														s[115] = 0x4
-														s[117] = 0x0
-														s[118] = 0x2
-														s[123] = s[39]
-														s[125] = 0x0
+														s[107] = 0x1
+														s[108] = 0x1
+														s[114] = s[22]
+														s[132] = 0x1
+														s[117] = 0x4
+														s[119] = 0x0
+														s[120] = 0x2
+														s[125] = s[39]
+														s[127] = 0x0
 													}
 												}
 											}
@@ -1484,45 +1470,45 @@ func (p *netlock) ingress10(g *engine.Gen, s *[262]uint64, v107 uint64) {
 													{
 														// action NetlockIngress.ans_echo
 														{
-															a161 := s[209]
-															_ = a161
-															a162 := s[210]
+															a162 := s[211]
 															_ = a162
-															a163 := s[211]
+															a163 := s[212]
 															_ = a163
+															a164 := s[213]
+															_ = a164
 															{
 																// action NetlockIngress.ans_to_client
-																s[105] = 0x1
-																s[106] = 0x1
-																s[107] = 0x0
-																s[111] = s[201]
-																s[113] = s[202]
-																s[112] = a161
+																s[107] = 0x1
+																s[108] = 0x1
+																s[109] = 0x0
+																s[113] = s[203]
+																s[115] = s[204]
 																s[114] = a162
-																s[115] = 0x4
-																s[118] = 0x0
-																s[117] = 0x0
-																s[126] = 0x0
-																s[127] = 0x0
-																if a163 == 0x1 {
+																s[116] = a163
+																s[117] = 0x4
+																s[120] = 0x0
+																s[119] = 0x0
+																s[128] = 0x0
+																s[129] = 0x0
+																if a164 == 0x1 {
 																	{
-																		s[117] = 0x8
-																		s[126] = a161
-																		s[127] = a162
+																		s[119] = 0x8
+																		s[128] = a162
+																		s[129] = a163
 																	}
 																}
-																s[121] = s[37]
-																s[125] = 0x0
-																s[128] = 0x0
+																s[123] = s[37]
+																s[127] = 0x0
+																s[130] = 0x0
 															}
 														}
-														s[118] = 0x2
-														s[116] = s[32]
-														s[119] = s[35]
-														s[120] = s[36]
-														s[122] = s[38]
-														s[123] = s[39]
-														s[124] = s[40]
+														s[120] = 0x2
+														s[118] = s[32]
+														s[121] = s[35]
+														s[122] = s[36]
+														s[124] = s[38]
+														s[125] = s[39]
+														s[126] = s[40]
 													}
 												}
 											}
@@ -1537,7 +1523,7 @@ func (p *netlock) ingress10(g *engine.Gen, s *[262]uint64, v107 uint64) {
 									{
 										// action NetlockIngress.again
 										s[70] = 0x1
-										s[244] = 0x1
+										s[245] = 0x1
 									}
 								}
 							}
@@ -1552,130 +1538,130 @@ func (p *netlock) ingress10(g *engine.Gen, s *[262]uint64, v107 uint64) {
 }
 
 // ingress9 is a part of ingress, with actions NetlockIngress.q_access, NetlockIngress.ans_overflow, NetlockIngress.ans_to_server, NetlockIngress.state_access, NetlockIngress.wait_access, NetlockIngress.levels.level0.head_access, and 31 more.
-func (p *netlock) ingress9(g *engine.Gen, s *[262]uint64) {
+func (p *netlock) ingress9(g *engine.Gen, s *[263]uint64) {
 	{
-		if s[205] == 0x2 {
+		if s[207] == 0x2 {
 			{
 				{
-					a166 := s[206]
-					_ = a166
+					a167 := s[208]
+					_ = a167
 					{
 						// action NetlockIngress.q_access
-						v167 := uint64(0)
-						_ = v167
-						v167 = p.r[4].Get64(s[194])
-						v168 := uint64(((v167) & 0xffff))
+						v168 := uint64(0)
 						_ = v168
-						v169 := uint64(((v167) >> 16 & 0xffff))
+						v168 = p.r[4].Get64(s[196])
+						v169 := uint64(((v168) & 0xffff))
 						_ = v169
-						v170 := uint64(((v167) >> 32 & 0xffff))
+						v170 := uint64(((v168) >> 16 & 0xffff))
 						_ = v170
-						v171 := uint64(((v167) >> 48))
+						v171 := uint64(((v168) >> 32 & 0xffff))
 						_ = v171
-						v172 := uint64(engine.Sel((a166 == 0x0), v168, v169))
+						v172 := uint64(((v168) >> 48))
 						_ = v172
-						s[217] = 0x0
+						v173 := uint64(engine.Sel((a167 == 0x0), v169, v170))
+						_ = v173
+						s[218] = 0x0
 						{
 							{
 								{
-									if v172 >= s[208] {
+									if v173 >= s[210] {
 										{
-											s[217] = 0x1
+											s[218] = 0x1
 										}
 									} else {
 										{
-											v172 = ((v172 + 0x1) & 0xffff)
-											v170 = engine.Sel((v170 > 0x0), ((v170 - 0x1) & 0xffff), 0x0)
+											v173 = ((v173 + 0x1) & 0xffff)
+											v171 = engine.Sel((v171 > 0x0), ((v171 - 0x1) & 0xffff), 0x0)
 										}
 									}
 								}
 							}
 						}
-						if a166 == 0x0 {
+						if a167 == 0x0 {
 							{
-								v168 = v172
+								v169 = v173
 							}
 						} else {
 							{
-								v169 = v172
+								v170 = v173
 							}
 						}
 						{
 							{
-								v167 = ((((v171)<<16|v170)<<16|v169)<<16 | v168)
+								v168 = ((((v172)<<16|v171)<<16|v170)<<16 | v169)
 							}
 						}
-						p.r[4].Set64(s[194], v167)
-						s[226] = ((v167) & 0xffff)
-						s[227] = ((v167) >> 16 & 0xffff)
-						s[228] = ((v167) >> 32 & 0xffff)
-						s[229] = ((v167) >> 48)
+						p.r[4].Set64(s[196], v168)
+						s[227] = ((v168) & 0xffff)
+						s[228] = ((v168) >> 16 & 0xffff)
+						s[229] = ((v168) >> 32 & 0xffff)
+						s[230] = ((v168) >> 48)
 					}
 				}
 			}
 		} else {
 			{
 				{
-					a174 := s[206]
-					_ = a174
+					a175 := s[208]
+					_ = a175
 					{
 						// action NetlockIngress.q_access
-						v175 := uint64(0)
-						_ = v175
-						v175 = p.r[4].Get64(s[194])
-						v176 := uint64(((v175) & 0xffff))
+						v176 := uint64(0)
 						_ = v176
-						v177 := uint64(((v175) >> 16 & 0xffff))
+						v176 = p.r[4].Get64(s[196])
+						v177 := uint64(((v176) & 0xffff))
 						_ = v177
-						v178 := uint64(((v175) >> 32 & 0xffff))
+						v178 := uint64(((v176) >> 16 & 0xffff))
 						_ = v178
-						v179 := uint64(((v175) >> 48))
+						v179 := uint64(((v176) >> 32 & 0xffff))
 						_ = v179
-						v180 := uint64(engine.Sel((a174 == 0x0), v176, v177))
+						v180 := uint64(((v176) >> 48))
 						_ = v180
-						s[217] = 0x0
+						v181 := uint64(engine.Sel((a175 == 0x0), v177, v178))
+						_ = v181
+						s[218] = 0x0
 						{
 							{
-								if ((s[193] == 0x1) || (v178 > 0x0)) || (v180 >= s[208]) {
+								if ((s[195] == 0x1) || (v179 > 0x0)) || (v181 >= s[210]) {
 									{
-										s[217] = 0x1
-										if v178 != 0xffff {
+										s[218] = 0x1
+										if v179 != 0xffff {
 											{
-												v178 = ((v178 + 0x1) & 0xffff)
+												v179 = ((v179 + 0x1) & 0xffff)
 											}
 										}
 									}
 								} else {
 									{
-										v180 = ((v180 + 0x1) & 0xffff)
+										v181 = ((v181 + 0x1) & 0xffff)
 									}
 								}
 							}
 						}
-						if a174 == 0x0 {
+						if a175 == 0x0 {
 							{
-								v176 = v180
+								v177 = v181
 							}
 						} else {
 							{
-								v177 = v180
+								v178 = v181
 							}
 						}
 						{
 							{
-								v175 = ((((v179)<<16|v178)<<16|v177)<<16 | v176)
+								v176 = ((((v180)<<16|v179)<<16|v178)<<16 | v177)
 							}
 						}
-						p.r[4].Set64(s[194], v175)
-						s[226] = ((v175) & 0xffff)
-						s[227] = ((v175) >> 16 & 0xffff)
-						s[228] = ((v175) >> 32 & 0xffff)
-						s[229] = ((v175) >> 48)
+						p.r[4].Set64(s[196], v176)
+						s[227] = ((v176) & 0xffff)
+						s[228] = ((v176) >> 16 & 0xffff)
+						s[229] = ((v176) >> 32 & 0xffff)
+						s[230] = ((v176) >> 48)
 					}
 				}
 			}
 		}
-		if s[217] == 0x1 {
+		if s[218] == 0x1 {
 			{
 				{
 					{
@@ -1683,111 +1669,111 @@ func (p *netlock) ingress9(g *engine.Gen, s *[262]uint64) {
 						{
 							{
 								// action NetlockIngress.ans_to_server
-								s[105] = 0x1
-								s[106] = 0x0
 								s[107] = 0x1
-								s[129] = s[187]
-								s[108] = s[203]
-								s[109] = s[189]
-								s[110] = s[204]
-								s[111] = s[188]
-								s[113] = 0x22b8
-								s[112] = s[201]
-								s[114] = s[202]
-								s[115] = 0x5
-								s[116] = 0x0
-								s[117] = 0x0
+								s[108] = 0x0
+								s[109] = 0x1
+								s[131] = s[189]
+								s[110] = s[205]
+								s[111] = s[191]
+								s[112] = s[206]
+								s[113] = s[190]
+								s[115] = 0x22b8
+								s[114] = s[203]
+								s[116] = s[204]
+								s[117] = 0x5
 								s[118] = 0x0
 								s[119] = 0x0
 								s[120] = 0x0
-								s[121] = s[37]
+								s[121] = 0x0
 								s[122] = 0x0
-								s[123] = 0x0
+								s[123] = s[37]
 								s[124] = 0x0
 								s[125] = 0x0
 								s[126] = 0x0
 								s[127] = 0x0
 								s[128] = 0x0
+								s[129] = 0x0
+								s[130] = 0x0
 							}
 						}
-						s[117] = 0x8
-						s[116] = s[32]
-						s[119] = s[35]
-						s[120] = s[36]
-						s[122] = s[38]
-						s[124] = s[40]
-						s[125] = s[41]
-						s[126] = s[209]
-						s[127] = s[210]
+						s[119] = 0x8
+						s[118] = s[32]
+						s[121] = s[35]
+						s[122] = s[36]
+						s[124] = s[38]
+						s[126] = s[40]
+						s[127] = s[41]
+						s[128] = s[211]
+						s[129] = s[212]
 					}
 				}
 			}
 		} else {
 			{
 				{
-					a184 := s[32]
-					_ = a184
-					a185 := s[206]
+					a185 := s[32]
 					_ = a185
+					a186 := s[208]
+					_ = a186
 					{
 						// action NetlockIngress.state_access
-						v186 := uint64(0)
-						_ = v186
-						v186 = p.r[1].Get64(s[194])
-						v187 := uint64(((0x0)<<15 | ((v186) & 0x7fff)))
+						v187 := uint64(0)
 						_ = v187
-						v188 := uint64(((0x0)<<1 | ((v186) >> 15 & 0x1)))
+						v187 = p.r[1].Get64(s[196])
+						v188 := uint64(((0x0)<<15 | ((v187) & 0x7fff)))
 						_ = v188
-						v189 := uint64(((v186) >> 16 & 0xffff))
+						v189 := uint64(((0x0)<<1 | ((v187) >> 15 & 0x1)))
 						_ = v189
-						v190 := uint64(((v186) >> 32 & 0xffff))
+						v190 := uint64(((v187) >> 16 & 0xffff))
 						_ = v190
-						v191 := uint64(engine.Sel(((a184 == 0x1) && (a185 == 0x0)), 0x1, 0x0))
+						v191 := uint64(((v187) >> 32 & 0xffff))
 						_ = v191
-						v192 := uint64(engine.Sel((a184 == 0x1), 0x1, 0x0))
+						v192 := uint64(engine.Sel(((a185 == 0x1) && (a186 == 0x0)), 0x1, 0x0))
 						_ = v192
-						if a184 == 0x1 {
+						v193 := uint64(engine.Sel((a185 == 0x1), 0x1, 0x0))
+						_ = v193
+						if a185 == 0x1 {
 							{
-								s[219] = engine.Sel((v187 == 0x0), 0x1, 0x0)
+								s[220] = engine.Sel((v188 == 0x0), 0x1, 0x0)
 							}
 						} else {
-							if a185 == 0x0 {
+							if a186 == 0x0 {
 								{
-									s[219] = engine.Sel(((v188 == 0x0) && (v189 == 0x0)), 0x1, 0x0)
+									s[220] = engine.Sel(((v189 == 0x0) && (v190 == 0x0)), 0x1, 0x0)
 								}
 							} else {
 								{
-									s[219] = engine.Sel(((v188 == 0x0) && (v190 == 0x0)), 0x1, 0x0)
+									s[220] = engine.Sel(((v189 == 0x0) && (v191 == 0x0)), 0x1, 0x0)
 								}
 							}
 						}
-						s[218] = 0x0
+						s[219] = 0x0
 						{
 							{
-								if s[219] == 0x1 {
+								if s[220] == 0x1 {
 									{
-										s[218] = 0x1
-										v187 = ((v187 + 0x1) & 0xffff)
-										v188 = engine.Sel((a184 == 0x1), 0x1, 0x0)
+										s[219] = 0x1
+										v188 = ((v188 + 0x1) & 0xffff)
+										v189 = engine.Sel((a185 == 0x1), 0x1, 0x0)
 									}
 								} else {
 									{
-										v189 = ((v189 + v191) & 0xffff)
 										v190 = ((v190 + v192) & 0xffff)
+										v191 = ((v191 + v193) & 0xffff)
 									}
 								}
 							}
 						}
 						{
 							{
-								v186 = (((((0x0)<<16|v190)<<16|v189)<<1|((v188)&0x1))<<15 | ((v187) & 0x7fff))
+								v187 = (((((0x0)<<16|v191)<<16|v190)<<1|((v189)&0x1))<<15 | ((v188) & 0x7fff))
 							}
 						}
-						p.r[1].Set64(s[194], v186)
-						s[220] = ((0x0)<<15 | ((v186) & 0x7fff))
-						s[221] = ((0x0)<<1 | ((v186) >> 15 & 0x1))
-						s[222] = ((v186) >> 16 & 0xffff)
-						s[223] = ((v186) >> 32 & 0xffff)
+						p.r[1].Set64(s[196], v187)
+						s[221] = ((0x0)<<15 | ((v187) & 0x7fff))
+						s[222] = ((0x0)<<1 | ((v187) >> 15 & 0x1))
+						s[223] = ((v187) >> 16 & 0xffff)
+						s[224] = ((v187) >> 32 & 0xffff)
 					}
 				}
 				p.ingress7(g, s)
@@ -1798,30 +1784,30 @@ func (p *netlock) ingress9(g *engine.Gen, s *[262]uint64) {
 }
 
 // ingress7 is a part of ingress, with actions NetlockIngress.wait_access, NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access, NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, and 3 more.
-func (p *netlock) ingress7(g *engine.Gen, s *[262]uint64) {
+func (p *netlock) ingress7(g *engine.Gen, s *[263]uint64) {
 	{
-		a194 := s[206]
-		_ = a194
-		a195 := engine.Sel((s[218] == 0x0), 0x1, 0x0)
+		a195 := s[208]
 		_ = a195
+		a196 := engine.Sel((s[219] == 0x0), 0x1, 0x0)
+		_ = a196
 		{
 			// action NetlockIngress.wait_access
-			v196 := uint64(0)
-			_ = v196
-			v196 = p.r[2].Get64(s[194])
-			v197 := uint64(((v196) & 0xffffffff))
+			v197 := uint64(0)
 			_ = v197
-			v198 := uint64(((v196) >> 32))
+			v197 = p.r[2].Get64(s[196])
+			v198 := uint64(((v197) & 0xffffffff))
 			_ = v198
-			if a195 == 0x1 {
+			v199 := uint64(((v197) >> 32))
+			_ = v199
+			if a196 == 0x1 {
 				{
-					if a194 == 0x0 {
+					if a195 == 0x0 {
 						{
-							v197 = ((v197 + 0x1) & 0xffffffff)
+							v198 = ((v198 + 0x1) & 0xffffffff)
 						}
 					} else {
 						{
-							v198 = ((v198 + 0x1) & 0xffffffff)
+							v199 = ((v199 + 0x1) & 0xffffffff)
 						}
 					}
 				}
@@ -1829,215 +1815,215 @@ func (p *netlock) ingress7(g *engine.Gen, s *[262]uint64) {
 			}
 			{
 				{
-					v196 = ((v198)<<32 | v197)
+					v197 = ((v199)<<32 | v198)
 				}
 			}
-			p.r[2].Set64(s[194], v196)
-			s[224] = ((v196) & 0xffffffff)
-			s[225] = ((v196) >> 32)
+			p.r[2].Set64(s[196], v197)
+			s[225] = ((v197) & 0xffffffff)
+			s[226] = ((v197) >> 32)
 		}
 	}
-	s[167] = 0x2
-	s[168] = 0x5
-	s[171] = 0x1
-	if s[218] == 0x0 {
+	s[169] = 0x2
+	s[170] = 0x5
+	s[173] = 0x1
+	if s[219] == 0x0 {
 		{
-			s[168] = 0x0
+			s[170] = 0x0
 		}
 	}
 	{
-		a200 := s[206]
-		_ = a200
-		a201 := s[194]
+		a201 := s[208]
 		_ = a201
+		a202 := s[196]
+		_ = a202
 		{
-			if a200 == 0x0 {
-				p.ingress3(g, s, a201)
+			if a201 == 0x0 {
+				p.ingress3(g, s, a202)
 			} else {
 				{
-					p.ingress2(g, s, a201)
+					p.ingress2(g, s, a202)
 					{
-						a278 := a201
-						_ = a278
+						a279 := a202
+						_ = a279
 						{
-							if s[176] != 0x0 {
-								{
-									{
-										{
-											// action NetlockIngress.levels.level0.head_access
-											v280 := uint64(0)
-											_ = v280
-											v280 = p.r[27].Get32(a278)
-											var r283 uint64
-											_ = r283
-											{
-												a284 := v280
-												_ = a284
-												a285 := s[179]
-												_ = a285
-												{
-													if (((a284 & 0x7fff) + 0x1) & 0xffff) == a285 {
-														{
-															r283 = ((a284 & 0x8000) ^ 0x8000)
-															goto end282
-														}
-													}
-													r283 = ((a284 + 0x1) & 0xffff)
-													goto end282
-												}
-											end282:
-											}
-											v281 := uint64(r283)
-											_ = v281
-											s[185] = 0x0
-											if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v280 & 0x7fff)) {
-												{
-													s[185] = 0x1
-												}
-											} else {
-												if (s[176] == 0x3) && (s[181] == 0x1) {
-													{
-														s[185] = 0x1
-													}
-												}
-											}
-											s[182] = v280
-											if s[185] == 0x1 {
-												{
-													v280 = v281
-												}
-											} else {
-												if s[176] == 0x4 {
-													{
-														v280 = 0x0
-													}
-												}
-											}
-											p.r[27].Set32(a278, ((v280) & 0xffff))
-											if s[176] == 0x3 {
-												{
-													s[182] = v280
-												}
-											}
-										}
-									}
-								}
-							}
-							if s[177] != 0x0 {
-								{
-									{
-										{
-											// action NetlockIngress.levels.level0.tail_access
-											v287 := uint64(0)
-											_ = v287
-											v287 = p.r[28].Get32(a278)
-											s[183] = v287
-											if (s[177] == 0x2) && (s[181] == 0x1) {
-												{
-													var r289 uint64
-													_ = r289
-													{
-														a290 := v287
-														_ = a290
-														a291 := s[179]
-														_ = a291
-														{
-															if (((a290 & 0x7fff) + 0x1) & 0xffff) == a291 {
-																{
-																	r289 = ((a290 & 0x8000) ^ 0x8000)
-																	goto end288
-																}
-															}
-															r289 = ((a290 + 0x1) & 0xffff)
-															goto end288
-														}
-													end288:
-													}
-													v287 = r289
-												}
-											} else {
-												if s[177] == 0x4 {
-													{
-														v287 = 0x0
-													}
-												}
-											}
-											p.r[28].Set32(a278, ((v287) & 0xffff))
-										}
-									}
-								}
-							}
 							if s[178] != 0x0 {
 								{
 									{
 										{
-											// action NetlockIngress.levels.level0.gnext_access
-											v293 := uint64(0)
-											_ = v293
-											v293 = p.r[29].Get32(a278)
-											if (s[178] == 0x2) && (s[181] == 0x1) {
+											// action NetlockIngress.levels.level0.head_access
+											v281 := uint64(0)
+											_ = v281
+											v281 = p.r[27].Get32(a279)
+											var r284 uint64
+											_ = r284
+											{
+												a285 := v281
+												_ = a285
+												a286 := s[181]
+												_ = a286
 												{
-													v293 = s[180]
+													if (((a285 & 0x7fff) + 0x1) & 0xffff) == a286 {
+														{
+															r284 = ((a285 & 0x8000) ^ 0x8000)
+															goto end283
+														}
+													}
+													r284 = ((a285 + 0x1) & 0xffff)
+													goto end283
+												}
+											end283:
+											}
+											v282 := uint64(r284)
+											_ = v282
+											s[187] = 0x0
+											if ((s[178] == 0x2) && (s[183] == 0x1)) && (s[182] == (v281 & 0x7fff)) {
+												{
+													s[187] = 0x1
 												}
 											} else {
-												if ((s[178] == 0x3) && (s[181] == 0x1)) && (v293 == s[182]) {
+												if (s[178] == 0x3) && (s[183] == 0x1) {
 													{
-														var r295 uint64
-														_ = r295
+														s[187] = 0x1
+													}
+												}
+											}
+											s[184] = v281
+											if s[187] == 0x1 {
+												{
+													v281 = v282
+												}
+											} else {
+												if s[178] == 0x4 {
+													{
+														v281 = 0x0
+													}
+												}
+											}
+											p.r[27].Set32(a279, ((v281) & 0xffff))
+											if s[178] == 0x3 {
+												{
+													s[184] = v281
+												}
+											}
+										}
+									}
+								}
+							}
+							if s[179] != 0x0 {
+								{
+									{
+										{
+											// action NetlockIngress.levels.level0.tail_access
+											v288 := uint64(0)
+											_ = v288
+											v288 = p.r[28].Get32(a279)
+											s[185] = v288
+											if (s[179] == 0x2) && (s[183] == 0x1) {
+												{
+													var r290 uint64
+													_ = r290
+													{
+														a291 := v288
+														_ = a291
+														a292 := s[181]
+														_ = a292
 														{
-															a296 := v293
-															_ = a296
-															a297 := s[179]
+															if (((a291 & 0x7fff) + 0x1) & 0xffff) == a292 {
+																{
+																	r290 = ((a291 & 0x8000) ^ 0x8000)
+																	goto end289
+																}
+															}
+															r290 = ((a291 + 0x1) & 0xffff)
+															goto end289
+														}
+													end289:
+													}
+													v288 = r290
+												}
+											} else {
+												if s[179] == 0x4 {
+													{
+														v288 = 0x0
+													}
+												}
+											}
+											p.r[28].Set32(a279, ((v288) & 0xffff))
+										}
+									}
+								}
+							}
+							if s[180] != 0x0 {
+								{
+									{
+										{
+											// action NetlockIngress.levels.level0.gnext_access
+											v294 := uint64(0)
+											_ = v294
+											v294 = p.r[29].Get32(a279)
+											if (s[180] == 0x2) && (s[183] == 0x1) {
+												{
+													v294 = s[182]
+												}
+											} else {
+												if ((s[180] == 0x3) && (s[183] == 0x1)) && (v294 == s[184]) {
+													{
+														var r296 uint64
+														_ = r296
+														{
+															a297 := v294
 															_ = a297
+															a298 := s[181]
+															_ = a298
 															{
-																if (((a296 & 0x7fff) + 0x1) & 0xffff) == a297 {
+																if (((a297 & 0x7fff) + 0x1) & 0xffff) == a298 {
 																	{
-																		r295 = ((a296 & 0x8000) ^ 0x8000)
-																		goto end294
+																		r296 = ((a297 & 0x8000) ^ 0x8000)
+																		goto end295
 																	}
 																}
-																r295 = ((a296 + 0x1) & 0xffff)
-																goto end294
+																r296 = ((a297 + 0x1) & 0xffff)
+																goto end295
 															}
-														end294:
+														end295:
 														}
-														v293 = r295
+														v294 = r296
 													}
 												} else {
-													if s[178] == 0x4 {
+													if s[180] == 0x4 {
 														{
-															v293 = 0x0
+															v294 = 0x0
 														}
 													} else {
-														if (s[178] == 0x5) && (s[181] == 0x1) {
+														if (s[180] == 0x5) && (s[183] == 0x1) {
 															{
-																var r299 uint64
-																_ = r299
+																var r300 uint64
+																_ = r300
 																{
-																	a300 := s[183]
-																	_ = a300
-																	a301 := s[179]
+																	a301 := s[185]
 																	_ = a301
+																	a302 := s[181]
+																	_ = a302
 																	{
-																		if (((a300 & 0x7fff) + 0x1) & 0xffff) == a301 {
+																		if (((a301 & 0x7fff) + 0x1) & 0xffff) == a302 {
 																			{
-																				r299 = ((a300 & 0x8000) ^ 0x8000)
-																				goto end298
+																				r300 = ((a301 & 0x8000) ^ 0x8000)
+																				goto end299
 																			}
 																		}
-																		r299 = ((a300 + 0x1) & 0xffff)
-																		goto end298
+																		r300 = ((a301 + 0x1) & 0xffff)
+																		goto end299
 																	}
-																end298:
+																end299:
 																}
-																v293 = r299
+																v294 = r300
 															}
 														}
 													}
 												}
 											}
-											p.r[29].Set32(a278, ((v293) & 0xffff))
-											s[184] = v293
+											p.r[29].Set32(a279, ((v294) & 0xffff))
+											s[186] = v294
 										}
 									}
 								}
@@ -2049,244 +2035,244 @@ func (p *netlock) ingress7(g *engine.Gen, s *[262]uint64) {
 		}
 	}
 	{
-		a303 := s[218]
-		_ = a303
+		a304 := s[219]
+		_ = a304
 		{
 			// action NetlockIngress.tok_access
-			v304 := uint64(0)
-			_ = v304
-			v304 = p.r[3].Get64(s[194])
-			if a303 == 0x1 {
+			v305 := uint64(0)
+			_ = v305
+			v305 = p.r[3].Get64(s[196])
+			if a304 == 0x1 {
 				{
-					v304 = (v304 + 0x1)
-					if ((v304) & 0xffffffff) == 0x0 {
+					v305 = (v305 + 0x1)
+					if ((v305) & 0xffffffff) == 0x0 {
 						{
-							v304 = (v304 + 0x1)
+							v305 = (v305 + 0x1)
 						}
 					}
 				}
 			} else {
 			}
-			p.r[3].Set64(s[194], v304)
-			s[230] = v304
+			p.r[3].Set64(s[196], v305)
+			s[231] = v305
 		}
 	}
 	{
-		a306 := s[173]
-		_ = a306
+		a307 := s[175]
+		_ = a307
 		{
 			// action NetlockIngress.slot_at
-			v307 := uint64(((s[207] + (a306 & 0x7fff)) & 0xffffffff))
-			_ = v307
-			s[131] = ((v307) >> (p.c[3]) & 0x3)
-			s[132] = (v307 & p.c[4])
-			s[214] = v307
+			v308 := uint64(((s[209] + (a307 & 0x7fff)) & 0xffffffff))
+			_ = v308
+			s[133] = ((v308) >> (p.c[3]) & 0x3)
+			s[134] = (v308 & p.c[4])
+			s[215] = v308
 		}
 	}
-	s[134] = 0x2
-	s[137] = 0x2
-	s[133] = 0x2
-	s[135] = 0x2
 	s[136] = 0x2
-	s[142] = s[38]
-	s[138] = s[32]
-	s[139] = s[35]
-	s[140] = s[211]
-	s[141] = s[212]
-	s[143] = s[209]
-	s[144] = s[210]
-	s[145] = s[36]
-	s[146] = s[40]
-	s[147] = engine.Sel((s[218] == 0x1), ((s[230]) & 0xffffffff), 0x0)
-	s[148] = s[213]
+	s[139] = 0x2
+	s[135] = 0x2
+	s[137] = 0x2
+	s[138] = 0x2
+	s[144] = s[38]
+	s[140] = s[32]
+	s[141] = s[35]
+	s[142] = s[213]
+	s[143] = s[214]
+	s[145] = s[211]
+	s[146] = s[212]
+	s[147] = s[36]
+	s[148] = s[40]
+	s[149] = engine.Sel((s[219] == 0x1), ((s[231]) & 0xffffffff), 0x0)
+	s[150] = s[106]
 }
 
 // ingress3 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access, NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, NetlockIngress.levels.level1.gnext_access.
-func (p *netlock) ingress3(g *engine.Gen, s *[262]uint64, a201 uint64) {
+func (p *netlock) ingress3(g *engine.Gen, s *[263]uint64, a202 uint64) {
 	{
-		p.ingress1(g, s, a201)
+		p.ingress1(g, s, a202)
 		{
-			a228 := a201
-			_ = a228
+			a229 := a202
+			_ = a229
 			{
-				if s[176] != 0x0 {
-					{
-						{
-							{
-								// action NetlockIngress.levels.level1.head_access
-								v230 := uint64(0)
-								_ = v230
-								v230 = p.r[30].Get32(a228)
-								var r233 uint64
-								_ = r233
-								{
-									a234 := v230
-									_ = a234
-									a235 := s[179]
-									_ = a235
-									{
-										if (((a234 & 0x7fff) + 0x1) & 0xffff) == a235 {
-											{
-												r233 = ((a234 & 0x8000) ^ 0x8000)
-												goto end232
-											}
-										}
-										r233 = ((a234 + 0x1) & 0xffff)
-										goto end232
-									}
-								end232:
-								}
-								v231 := uint64(r233)
-								_ = v231
-								s[185] = 0x0
-								if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v230 & 0x7fff)) {
-									{
-										s[185] = 0x1
-									}
-								} else {
-									if (s[176] == 0x3) && (s[181] == 0x1) {
-										{
-											s[185] = 0x1
-										}
-									}
-								}
-								s[182] = v230
-								if s[185] == 0x1 {
-									{
-										v230 = v231
-									}
-								} else {
-									if s[176] == 0x4 {
-										{
-											v230 = 0x0
-										}
-									}
-								}
-								p.r[30].Set32(a228, ((v230) & 0xffff))
-								if s[176] == 0x3 {
-									{
-										s[182] = v230
-									}
-								}
-							}
-						}
-					}
-				}
-				if s[177] != 0x0 {
-					{
-						{
-							{
-								// action NetlockIngress.levels.level1.tail_access
-								v237 := uint64(0)
-								_ = v237
-								v237 = p.r[31].Get32(a228)
-								s[183] = v237
-								if (s[177] == 0x2) && (s[181] == 0x1) {
-									{
-										var r239 uint64
-										_ = r239
-										{
-											a240 := v237
-											_ = a240
-											a241 := s[179]
-											_ = a241
-											{
-												if (((a240 & 0x7fff) + 0x1) & 0xffff) == a241 {
-													{
-														r239 = ((a240 & 0x8000) ^ 0x8000)
-														goto end238
-													}
-												}
-												r239 = ((a240 + 0x1) & 0xffff)
-												goto end238
-											}
-										end238:
-										}
-										v237 = r239
-									}
-								} else {
-									if s[177] == 0x4 {
-										{
-											v237 = 0x0
-										}
-									}
-								}
-								p.r[31].Set32(a228, ((v237) & 0xffff))
-							}
-						}
-					}
-				}
 				if s[178] != 0x0 {
 					{
 						{
 							{
-								// action NetlockIngress.levels.level1.gnext_access
-								v243 := uint64(0)
-								_ = v243
-								v243 = p.r[32].Get32(a228)
-								if (s[178] == 0x2) && (s[181] == 0x1) {
+								// action NetlockIngress.levels.level1.head_access
+								v231 := uint64(0)
+								_ = v231
+								v231 = p.r[30].Get32(a229)
+								var r234 uint64
+								_ = r234
+								{
+									a235 := v231
+									_ = a235
+									a236 := s[181]
+									_ = a236
 									{
-										v243 = s[180]
+										if (((a235 & 0x7fff) + 0x1) & 0xffff) == a236 {
+											{
+												r234 = ((a235 & 0x8000) ^ 0x8000)
+												goto end233
+											}
+										}
+										r234 = ((a235 + 0x1) & 0xffff)
+										goto end233
+									}
+								end233:
+								}
+								v232 := uint64(r234)
+								_ = v232
+								s[187] = 0x0
+								if ((s[178] == 0x2) && (s[183] == 0x1)) && (s[182] == (v231 & 0x7fff)) {
+									{
+										s[187] = 0x1
 									}
 								} else {
-									if ((s[178] == 0x3) && (s[181] == 0x1)) && (v243 == s[182]) {
+									if (s[178] == 0x3) && (s[183] == 0x1) {
 										{
-											var r245 uint64
-											_ = r245
+											s[187] = 0x1
+										}
+									}
+								}
+								s[184] = v231
+								if s[187] == 0x1 {
+									{
+										v231 = v232
+									}
+								} else {
+									if s[178] == 0x4 {
+										{
+											v231 = 0x0
+										}
+									}
+								}
+								p.r[30].Set32(a229, ((v231) & 0xffff))
+								if s[178] == 0x3 {
+									{
+										s[184] = v231
+									}
+								}
+							}
+						}
+					}
+				}
+				if s[179] != 0x0 {
+					{
+						{
+							{
+								// action NetlockIngress.levels.level1.tail_access
+								v238 := uint64(0)
+								_ = v238
+								v238 = p.r[31].Get32(a229)
+								s[185] = v238
+								if (s[179] == 0x2) && (s[183] == 0x1) {
+									{
+										var r240 uint64
+										_ = r240
+										{
+											a241 := v238
+											_ = a241
+											a242 := s[181]
+											_ = a242
 											{
-												a246 := v243
-												_ = a246
-												a247 := s[179]
+												if (((a241 & 0x7fff) + 0x1) & 0xffff) == a242 {
+													{
+														r240 = ((a241 & 0x8000) ^ 0x8000)
+														goto end239
+													}
+												}
+												r240 = ((a241 + 0x1) & 0xffff)
+												goto end239
+											}
+										end239:
+										}
+										v238 = r240
+									}
+								} else {
+									if s[179] == 0x4 {
+										{
+											v238 = 0x0
+										}
+									}
+								}
+								p.r[31].Set32(a229, ((v238) & 0xffff))
+							}
+						}
+					}
+				}
+				if s[180] != 0x0 {
+					{
+						{
+							{
+								// action NetlockIngress.levels.level1.gnext_access
+								v244 := uint64(0)
+								_ = v244
+								v244 = p.r[32].Get32(a229)
+								if (s[180] == 0x2) && (s[183] == 0x1) {
+									{
+										v244 = s[182]
+									}
+								} else {
+									if ((s[180] == 0x3) && (s[183] == 0x1)) && (v244 == s[184]) {
+										{
+											var r246 uint64
+											_ = r246
+											{
+												a247 := v244
 												_ = a247
+												a248 := s[181]
+												_ = a248
 												{
-													if (((a246 & 0x7fff) + 0x1) & 0xffff) == a247 {
+													if (((a247 & 0x7fff) + 0x1) & 0xffff) == a248 {
 														{
-															r245 = ((a246 & 0x8000) ^ 0x8000)
-															goto end244
+															r246 = ((a247 & 0x8000) ^ 0x8000)
+															goto end245
 														}
 													}
-													r245 = ((a246 + 0x1) & 0xffff)
-													goto end244
+													r246 = ((a247 + 0x1) & 0xffff)
+													goto end245
 												}
-											end244:
+											end245:
 											}
-											v243 = r245
+											v244 = r246
 										}
 									} else {
-										if s[178] == 0x4 {
+										if s[180] == 0x4 {
 											{
-												v243 = 0x0
+												v244 = 0x0
 											}
 										} else {
-											if (s[178] == 0x5) && (s[181] == 0x1) {
+											if (s[180] == 0x5) && (s[183] == 0x1) {
 												{
-													var r249 uint64
-													_ = r249
+													var r250 uint64
+													_ = r250
 													{
-														a250 := s[183]
-														_ = a250
-														a251 := s[179]
+														a251 := s[185]
 														_ = a251
+														a252 := s[181]
+														_ = a252
 														{
-															if (((a250 & 0x7fff) + 0x1) & 0xffff) == a251 {
+															if (((a251 & 0x7fff) + 0x1) & 0xffff) == a252 {
 																{
-																	r249 = ((a250 & 0x8000) ^ 0x8000)
-																	goto end248
+																	r250 = ((a251 & 0x8000) ^ 0x8000)
+																	goto end249
 																}
 															}
-															r249 = ((a250 + 0x1) & 0xffff)
-															goto end248
+															r250 = ((a251 + 0x1) & 0xffff)
+															goto end249
 														}
-													end248:
+													end249:
 													}
-													v243 = r249
+													v244 = r250
 												}
 											}
 										}
 									}
 								}
-								p.r[32].Set32(a228, ((v243) & 0xffff))
-								s[184] = v243
+								p.r[32].Set32(a229, ((v244) & 0xffff))
+								s[186] = v244
 							}
 						}
 					}
@@ -2297,189 +2283,189 @@ func (p *netlock) ingress3(g *engine.Gen, s *[262]uint64, a201 uint64) {
 }
 
 // ingress1 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access.
-func (p *netlock) ingress1(g *engine.Gen, s *[262]uint64, a201 uint64) {
+func (p *netlock) ingress1(g *engine.Gen, s *[263]uint64, a202 uint64) {
 	{
-		a203 := a201
-		_ = a203
+		a204 := a202
+		_ = a204
 		{
-			if s[166] != 0x0 {
-				{
-					{
-						{
-							// action NetlockIngress.levels.level0.head_access
-							v205 := uint64(0)
-							_ = v205
-							v205 = p.r[27].Get32(a203)
-							var r208 uint64
-							_ = r208
-							{
-								a209 := v205
-								_ = a209
-								a210 := s[169]
-								_ = a210
-								{
-									if (((a209 & 0x7fff) + 0x1) & 0xffff) == a210 {
-										{
-											r208 = ((a209 & 0x8000) ^ 0x8000)
-											goto end207
-										}
-									}
-									r208 = ((a209 + 0x1) & 0xffff)
-									goto end207
-								}
-							end207:
-							}
-							v206 := uint64(r208)
-							_ = v206
-							s[175] = 0x0
-							if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v205 & 0x7fff)) {
-								{
-									s[175] = 0x1
-								}
-							} else {
-								if (s[166] == 0x3) && (s[171] == 0x1) {
-									{
-										s[175] = 0x1
-									}
-								}
-							}
-							s[172] = v205
-							if s[175] == 0x1 {
-								{
-									v205 = v206
-								}
-							} else {
-								if s[166] == 0x4 {
-									{
-										v205 = 0x0
-									}
-								}
-							}
-							p.r[27].Set32(a203, ((v205) & 0xffff))
-							if s[166] == 0x3 {
-								{
-									s[172] = v205
-								}
-							}
-						}
-					}
-				}
-			}
-			if s[167] != 0x0 {
-				{
-					{
-						{
-							// action NetlockIngress.levels.level0.tail_access
-							v212 := uint64(0)
-							_ = v212
-							v212 = p.r[28].Get32(a203)
-							s[173] = v212
-							if (s[167] == 0x2) && (s[171] == 0x1) {
-								{
-									var r214 uint64
-									_ = r214
-									{
-										a215 := v212
-										_ = a215
-										a216 := s[169]
-										_ = a216
-										{
-											if (((a215 & 0x7fff) + 0x1) & 0xffff) == a216 {
-												{
-													r214 = ((a215 & 0x8000) ^ 0x8000)
-													goto end213
-												}
-											}
-											r214 = ((a215 + 0x1) & 0xffff)
-											goto end213
-										}
-									end213:
-									}
-									v212 = r214
-								}
-							} else {
-								if s[167] == 0x4 {
-									{
-										v212 = 0x0
-									}
-								}
-							}
-							p.r[28].Set32(a203, ((v212) & 0xffff))
-						}
-					}
-				}
-			}
 			if s[168] != 0x0 {
 				{
 					{
 						{
-							// action NetlockIngress.levels.level0.gnext_access
-							v218 := uint64(0)
-							_ = v218
-							v218 = p.r[29].Get32(a203)
-							if (s[168] == 0x2) && (s[171] == 0x1) {
+							// action NetlockIngress.levels.level0.head_access
+							v206 := uint64(0)
+							_ = v206
+							v206 = p.r[27].Get32(a204)
+							var r209 uint64
+							_ = r209
+							{
+								a210 := v206
+								_ = a210
+								a211 := s[171]
+								_ = a211
 								{
-									v218 = s[170]
+									if (((a210 & 0x7fff) + 0x1) & 0xffff) == a211 {
+										{
+											r209 = ((a210 & 0x8000) ^ 0x8000)
+											goto end208
+										}
+									}
+									r209 = ((a210 + 0x1) & 0xffff)
+									goto end208
+								}
+							end208:
+							}
+							v207 := uint64(r209)
+							_ = v207
+							s[177] = 0x0
+							if ((s[168] == 0x2) && (s[173] == 0x1)) && (s[172] == (v206 & 0x7fff)) {
+								{
+									s[177] = 0x1
 								}
 							} else {
-								if ((s[168] == 0x3) && (s[171] == 0x1)) && (v218 == s[172]) {
+								if (s[168] == 0x3) && (s[173] == 0x1) {
 									{
-										var r220 uint64
-										_ = r220
+										s[177] = 0x1
+									}
+								}
+							}
+							s[174] = v206
+							if s[177] == 0x1 {
+								{
+									v206 = v207
+								}
+							} else {
+								if s[168] == 0x4 {
+									{
+										v206 = 0x0
+									}
+								}
+							}
+							p.r[27].Set32(a204, ((v206) & 0xffff))
+							if s[168] == 0x3 {
+								{
+									s[174] = v206
+								}
+							}
+						}
+					}
+				}
+			}
+			if s[169] != 0x0 {
+				{
+					{
+						{
+							// action NetlockIngress.levels.level0.tail_access
+							v213 := uint64(0)
+							_ = v213
+							v213 = p.r[28].Get32(a204)
+							s[175] = v213
+							if (s[169] == 0x2) && (s[173] == 0x1) {
+								{
+									var r215 uint64
+									_ = r215
+									{
+										a216 := v213
+										_ = a216
+										a217 := s[171]
+										_ = a217
 										{
-											a221 := v218
-											_ = a221
-											a222 := s[169]
+											if (((a216 & 0x7fff) + 0x1) & 0xffff) == a217 {
+												{
+													r215 = ((a216 & 0x8000) ^ 0x8000)
+													goto end214
+												}
+											}
+											r215 = ((a216 + 0x1) & 0xffff)
+											goto end214
+										}
+									end214:
+									}
+									v213 = r215
+								}
+							} else {
+								if s[169] == 0x4 {
+									{
+										v213 = 0x0
+									}
+								}
+							}
+							p.r[28].Set32(a204, ((v213) & 0xffff))
+						}
+					}
+				}
+			}
+			if s[170] != 0x0 {
+				{
+					{
+						{
+							// action NetlockIngress.levels.level0.gnext_access
+							v219 := uint64(0)
+							_ = v219
+							v219 = p.r[29].Get32(a204)
+							if (s[170] == 0x2) && (s[173] == 0x1) {
+								{
+									v219 = s[172]
+								}
+							} else {
+								if ((s[170] == 0x3) && (s[173] == 0x1)) && (v219 == s[174]) {
+									{
+										var r221 uint64
+										_ = r221
+										{
+											a222 := v219
 											_ = a222
+											a223 := s[171]
+											_ = a223
 											{
-												if (((a221 & 0x7fff) + 0x1) & 0xffff) == a222 {
+												if (((a222 & 0x7fff) + 0x1) & 0xffff) == a223 {
 													{
-														r220 = ((a221 & 0x8000) ^ 0x8000)
-														goto end219
+														r221 = ((a222 & 0x8000) ^ 0x8000)
+														goto end220
 													}
 												}
-												r220 = ((a221 + 0x1) & 0xffff)
-												goto end219
+												r221 = ((a222 + 0x1) & 0xffff)
+												goto end220
 											}
-										end219:
+										end220:
 										}
-										v218 = r220
+										v219 = r221
 									}
 								} else {
-									if s[168] == 0x4 {
+									if s[170] == 0x4 {
 										{
-											v218 = 0x0
+											v219 = 0x0
 										}
 									} else {
-										if (s[168] == 0x5) && (s[171] == 0x1) {
+										if (s[170] == 0x5) && (s[173] == 0x1) {
 											{
-												var r224 uint64
-												_ = r224
+												var r225 uint64
+												_ = r225
 												{
-													a225 := s[173]
-													_ = a225
-													a226 := s[169]
+													a226 := s[175]
 													_ = a226
+													a227 := s[171]
+													_ = a227
 													{
-														if (((a225 & 0x7fff) + 0x1) & 0xffff) == a226 {
+														if (((a226 & 0x7fff) + 0x1) & 0xffff) == a227 {
 															{
-																r224 = ((a225 & 0x8000) ^ 0x8000)
-																goto end223
+																r225 = ((a226 & 0x8000) ^ 0x8000)
+																goto end224
 															}
 														}
-														r224 = ((a225 + 0x1) & 0xffff)
-														goto end223
+														r225 = ((a226 + 0x1) & 0xffff)
+														goto end224
 													}
-												end223:
+												end224:
 												}
-												v218 = r224
+												v219 = r225
 											}
 										}
 									}
 								}
 							}
-							p.r[29].Set32(a203, ((v218) & 0xffff))
-							s[174] = v218
+							p.r[29].Set32(a204, ((v219) & 0xffff))
+							s[176] = v219
 						}
 					}
 				}
@@ -2489,189 +2475,189 @@ func (p *netlock) ingress1(g *engine.Gen, s *[262]uint64, a201 uint64) {
 }
 
 // ingress2 is a part of ingress, with actions NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, NetlockIngress.levels.level1.gnext_access.
-func (p *netlock) ingress2(g *engine.Gen, s *[262]uint64, a201 uint64) {
+func (p *netlock) ingress2(g *engine.Gen, s *[263]uint64, a202 uint64) {
 	{
-		a253 := a201
-		_ = a253
+		a254 := a202
+		_ = a254
 		{
-			if s[166] != 0x0 {
-				{
-					{
-						{
-							// action NetlockIngress.levels.level1.head_access
-							v255 := uint64(0)
-							_ = v255
-							v255 = p.r[30].Get32(a253)
-							var r258 uint64
-							_ = r258
-							{
-								a259 := v255
-								_ = a259
-								a260 := s[169]
-								_ = a260
-								{
-									if (((a259 & 0x7fff) + 0x1) & 0xffff) == a260 {
-										{
-											r258 = ((a259 & 0x8000) ^ 0x8000)
-											goto end257
-										}
-									}
-									r258 = ((a259 + 0x1) & 0xffff)
-									goto end257
-								}
-							end257:
-							}
-							v256 := uint64(r258)
-							_ = v256
-							s[175] = 0x0
-							if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v255 & 0x7fff)) {
-								{
-									s[175] = 0x1
-								}
-							} else {
-								if (s[166] == 0x3) && (s[171] == 0x1) {
-									{
-										s[175] = 0x1
-									}
-								}
-							}
-							s[172] = v255
-							if s[175] == 0x1 {
-								{
-									v255 = v256
-								}
-							} else {
-								if s[166] == 0x4 {
-									{
-										v255 = 0x0
-									}
-								}
-							}
-							p.r[30].Set32(a253, ((v255) & 0xffff))
-							if s[166] == 0x3 {
-								{
-									s[172] = v255
-								}
-							}
-						}
-					}
-				}
-			}
-			if s[167] != 0x0 {
-				{
-					{
-						{
-							// action NetlockIngress.levels.level1.tail_access
-							v262 := uint64(0)
-							_ = v262
-							v262 = p.r[31].Get32(a253)
-							s[173] = v262
-							if (s[167] == 0x2) && (s[171] == 0x1) {
-								{
-									var r264 uint64
-									_ = r264
-									{
-										a265 := v262
-										_ = a265
-										a266 := s[169]
-										_ = a266
-										{
-											if (((a265 & 0x7fff) + 0x1) & 0xffff) == a266 {
-												{
-													r264 = ((a265 & 0x8000) ^ 0x8000)
-													goto end263
-												}
-											}
-											r264 = ((a265 + 0x1) & 0xffff)
-											goto end263
-										}
-									end263:
-									}
-									v262 = r264
-								}
-							} else {
-								if s[167] == 0x4 {
-									{
-										v262 = 0x0
-									}
-								}
-							}
-							p.r[31].Set32(a253, ((v262) & 0xffff))
-						}
-					}
-				}
-			}
 			if s[168] != 0x0 {
 				{
 					{
 						{
-							// action NetlockIngress.levels.level1.gnext_access
-							v268 := uint64(0)
-							_ = v268
-							v268 = p.r[32].Get32(a253)
-							if (s[168] == 0x2) && (s[171] == 0x1) {
+							// action NetlockIngress.levels.level1.head_access
+							v256 := uint64(0)
+							_ = v256
+							v256 = p.r[30].Get32(a254)
+							var r259 uint64
+							_ = r259
+							{
+								a260 := v256
+								_ = a260
+								a261 := s[171]
+								_ = a261
 								{
-									v268 = s[170]
+									if (((a260 & 0x7fff) + 0x1) & 0xffff) == a261 {
+										{
+											r259 = ((a260 & 0x8000) ^ 0x8000)
+											goto end258
+										}
+									}
+									r259 = ((a260 + 0x1) & 0xffff)
+									goto end258
+								}
+							end258:
+							}
+							v257 := uint64(r259)
+							_ = v257
+							s[177] = 0x0
+							if ((s[168] == 0x2) && (s[173] == 0x1)) && (s[172] == (v256 & 0x7fff)) {
+								{
+									s[177] = 0x1
 								}
 							} else {
-								if ((s[168] == 0x3) && (s[171] == 0x1)) && (v268 == s[172]) {
+								if (s[168] == 0x3) && (s[173] == 0x1) {
 									{
-										var r270 uint64
-										_ = r270
+										s[177] = 0x1
+									}
+								}
+							}
+							s[174] = v256
+							if s[177] == 0x1 {
+								{
+									v256 = v257
+								}
+							} else {
+								if s[168] == 0x4 {
+									{
+										v256 = 0x0
+									}
+								}
+							}
+							p.r[30].Set32(a254, ((v256) & 0xffff))
+							if s[168] == 0x3 {
+								{
+									s[174] = v256
+								}
+							}
+						}
+					}
+				}
+			}
+			if s[169] != 0x0 {
+				{
+					{
+						{
+							// action NetlockIngress.levels.level1.tail_access
+							v263 := uint64(0)
+							_ = v263
+							v263 = p.r[31].Get32(a254)
+							s[175] = v263
+							if (s[169] == 0x2) && (s[173] == 0x1) {
+								{
+									var r265 uint64
+									_ = r265
+									{
+										a266 := v263
+										_ = a266
+										a267 := s[171]
+										_ = a267
 										{
-											a271 := v268
-											_ = a271
-											a272 := s[169]
+											if (((a266 & 0x7fff) + 0x1) & 0xffff) == a267 {
+												{
+													r265 = ((a266 & 0x8000) ^ 0x8000)
+													goto end264
+												}
+											}
+											r265 = ((a266 + 0x1) & 0xffff)
+											goto end264
+										}
+									end264:
+									}
+									v263 = r265
+								}
+							} else {
+								if s[169] == 0x4 {
+									{
+										v263 = 0x0
+									}
+								}
+							}
+							p.r[31].Set32(a254, ((v263) & 0xffff))
+						}
+					}
+				}
+			}
+			if s[170] != 0x0 {
+				{
+					{
+						{
+							// action NetlockIngress.levels.level1.gnext_access
+							v269 := uint64(0)
+							_ = v269
+							v269 = p.r[32].Get32(a254)
+							if (s[170] == 0x2) && (s[173] == 0x1) {
+								{
+									v269 = s[172]
+								}
+							} else {
+								if ((s[170] == 0x3) && (s[173] == 0x1)) && (v269 == s[174]) {
+									{
+										var r271 uint64
+										_ = r271
+										{
+											a272 := v269
 											_ = a272
+											a273 := s[171]
+											_ = a273
 											{
-												if (((a271 & 0x7fff) + 0x1) & 0xffff) == a272 {
+												if (((a272 & 0x7fff) + 0x1) & 0xffff) == a273 {
 													{
-														r270 = ((a271 & 0x8000) ^ 0x8000)
-														goto end269
+														r271 = ((a272 & 0x8000) ^ 0x8000)
+														goto end270
 													}
 												}
-												r270 = ((a271 + 0x1) & 0xffff)
-												goto end269
+												r271 = ((a272 + 0x1) & 0xffff)
+												goto end270
 											}
-										end269:
+										end270:
 										}
-										v268 = r270
+										v269 = r271
 									}
 								} else {
-									if s[168] == 0x4 {
+									if s[170] == 0x4 {
 										{
-											v268 = 0x0
+											v269 = 0x0
 										}
 									} else {
-										if (s[168] == 0x5) && (s[171] == 0x1) {
+										if (s[170] == 0x5) && (s[173] == 0x1) {
 											{
-												var r274 uint64
-												_ = r274
+												var r275 uint64
+												_ = r275
 												{
-													a275 := s[173]
-													_ = a275
-													a276 := s[169]
+													a276 := s[175]
 													_ = a276
+													a277 := s[171]
+													_ = a277
 													{
-														if (((a275 & 0x7fff) + 0x1) & 0xffff) == a276 {
+														if (((a276 & 0x7fff) + 0x1) & 0xffff) == a277 {
 															{
-																r274 = ((a275 & 0x8000) ^ 0x8000)
-																goto end273
+																r275 = ((a276 & 0x8000) ^ 0x8000)
+																goto end274
 															}
 														}
-														r274 = ((a275 + 0x1) & 0xffff)
-														goto end273
+														r275 = ((a276 + 0x1) & 0xffff)
+														goto end274
 													}
-												end273:
+												end274:
 												}
-												v268 = r274
+												v269 = r275
 											}
 										}
 									}
 								}
 							}
-							p.r[32].Set32(a253, ((v268) & 0xffff))
-							s[174] = v268
+							p.r[32].Set32(a254, ((v269) & 0xffff))
+							s[176] = v269
 						}
 					}
 				}
@@ -2681,112 +2667,70 @@ func (p *netlock) ingress2(g *engine.Gen, s *[262]uint64, a201 uint64) {
 }
 
 // ingress8 is a part of ingress, with actions NetlockIngress.pool.part0.txn_access, NetlockIngress.pool.part0.hold_access, NetlockIngress.pool.part0.flags_access, NetlockIngress.pool.part0.who_access, NetlockIngress.pool.part0.ts_access, NetlockIngress.pool.part1.txn_access, and 18 more.
-func (p *netlock) ingress8(g *engine.Gen, s *[262]uint64) {
+func (p *netlock) ingress8(g *engine.Gen, s *[263]uint64) {
 	{
 		{
-			if s[131] == 0x0 {
+			if s[133] == 0x0 {
 				{
 					{
 						{
-							if s[134] != 0x0 {
+							if s[136] != 0x0 {
 								{
 									{
 										{
 											// action NetlockIngress.pool.part0.txn_access
-											v311 := uint64(0)
-											_ = v311
-											v311 = p.r[7].Get64(s[132])
-											s[158] = engine.Sel((v311 == s[142]), 0x1, 0x0)
-											if s[134] == 0x2 {
+											v312 := uint64(0)
+											_ = v312
+											v312 = p.r[7].Get64(s[134])
+											s[160] = engine.Sel((v312 == s[144]), 0x1, 0x0)
+											if s[136] == 0x2 {
 												{
-													v311 = s[142]
+													v312 = s[144]
 												}
 											}
-											p.r[7].Set64(s[132], v311)
-											s[157] = v311
+											p.r[7].Set64(s[134], v312)
+											s[159] = v312
 										}
 									}
 								}
 							}
-							if s[137] != 0x0 {
+							if s[139] != 0x0 {
 								{
 									{
 										{
 											// action NetlockIngress.pool.part0.hold_access
-											v313 := uint64(0)
-											_ = v313
-											v313 = p.r[11].Get64(s[132])
-											if (s[137] == 0x3) || (s[137] == 0x4) {
+											v314 := uint64(0)
+											_ = v314
+											v314 = p.r[11].Get64(s[134])
+											if (s[139] == 0x3) || (s[139] == 0x4) {
 												{
-													if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v313) >> 32) == s[149])) && (((v313) >> 32) != 0x0) {
+													if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v314) >> 32) == s[151])) && (((v314) >> 32) != 0x0) {
 														{
-															s[165] = 0x1
+															s[167] = 0x1
 														}
 													}
 												}
 											}
-											if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
+											if (s[139] == 0x2) || ((s[139] == 0x5) && (s[153] == 0x1)) {
 												{
-													v313 = ((s[147])<<32 | s[148])
+													v314 = ((s[149])<<32 | s[150])
 												}
 											} else {
-												if (s[137] == 0x3) && (s[165] == 0x1) {
+												if (s[139] == 0x3) && (s[167] == 0x1) {
 													{
-														v313 = v313&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+														v314 = v314&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 													}
 												} else {
-													if (s[137] == 0x4) && (s[165] == 0x1) {
+													if (s[139] == 0x4) && (s[167] == 0x1) {
 														{
-															v313 = v313&^0xffffffff | (s[148])<<0&0xffffffff
+															v314 = v314&^0xffffffff | (s[150])<<0&0xffffffff
 														}
 													}
 												}
 											}
-											p.r[11].Set64(s[132], v313)
-											s[163] = ((v313) >> 32)
-											s[164] = ((v313) & 0xffffffff)
-										}
-									}
-								}
-							}
-							if s[133] != 0x0 {
-								{
-									{
-										{
-											// action NetlockIngress.pool.part0.flags_access
-											v315 := uint64(0)
-											_ = v315
-											v315 = p.r[8].Get64(s[132])
-											if s[133] == 0x2 {
-												{
-													v315 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
-												}
-											} else {
-												if (s[133] == 0x3) && (s[165] == 0x1) {
-													{
-														v315 = v315&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
-													}
-												} else {
-													if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
-														{
-															v315 = v315&^0xffffffff | (s[141])<<0&0xffffffff
-														}
-													} else {
-														if ((s[133] == 0x5) && (((v315) >> 56) == 0x1)) && (s[158] == 0x1) {
-															{
-																v315 = v315&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
-																s[165] = 0x1
-															}
-														}
-													}
-												}
-											}
-											p.r[8].Set64(s[132], v315)
-											s[152] = ((v315) >> 56)
-											s[153] = ((v315) >> 48 & 0xff)
-											s[154] = ((v315) >> 40 & 0xff)
-											s[155] = ((v315) >> 32 & 0xff)
-											s[156] = ((v315) & 0xffffffff)
+											p.r[11].Set64(s[134], v314)
+											s[165] = ((v314) >> 32)
+											s[166] = ((v314) & 0xffffffff)
 										}
 									}
 								}
@@ -2795,38 +2739,80 @@ func (p *netlock) ingress8(g *engine.Gen, s *[262]uint64) {
 								{
 									{
 										{
-											// action NetlockIngress.pool.part0.who_access
-											v317 := uint64(0)
-											_ = v317
-											v317 = p.r[9].Get64(s[132])
+											// action NetlockIngress.pool.part0.flags_access
+											v316 := uint64(0)
+											_ = v316
+											v316 = p.r[8].Get64(s[134])
 											if s[135] == 0x2 {
 												{
-													v317 = (((s[143])<<16|s[144])<<16 | s[145])
+													v316 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
+												}
+											} else {
+												if (s[135] == 0x3) && (s[167] == 0x1) {
+													{
+														v316 = v316&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+													}
+												} else {
+													if ((s[135] == 0x4) && (s[167] == 0x1)) && (s[143] != 0x0) {
+														{
+															v316 = v316&^0xffffffff | (s[143])<<0&0xffffffff
+														}
+													} else {
+														if ((s[135] == 0x5) && (((v316) >> 56) == 0x1)) && (s[160] == 0x1) {
+															{
+																v316 = v316&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+																s[167] = 0x1
+															}
+														}
+													}
 												}
 											}
-											p.r[9].Set64(s[132], v317)
-											s[159] = ((v317) >> 32)
-											s[160] = ((v317) >> 16 & 0xffff)
-											s[161] = ((v317) & 0xffff)
+											p.r[8].Set64(s[134], v316)
+											s[154] = ((v316) >> 56)
+											s[155] = ((v316) >> 48 & 0xff)
+											s[156] = ((v316) >> 40 & 0xff)
+											s[157] = ((v316) >> 32 & 0xff)
+											s[158] = ((v316) & 0xffffffff)
 										}
 									}
 								}
 							}
-							if s[136] != 0x0 {
+							if s[137] != 0x0 {
+								{
+									{
+										{
+											// action NetlockIngress.pool.part0.who_access
+											v318 := uint64(0)
+											_ = v318
+											v318 = p.r[9].Get64(s[134])
+											if s[137] == 0x2 {
+												{
+													v318 = (((s[145])<<16|s[146])<<16 | s[147])
+												}
+											}
+											p.r[9].Set64(s[134], v318)
+											s[161] = ((v318) >> 32)
+											s[162] = ((v318) >> 16 & 0xffff)
+											s[163] = ((v318) & 0xffff)
+										}
+									}
+								}
+							}
+							if s[138] != 0x0 {
 								{
 									{
 										{
 											// action NetlockIngress.pool.part0.ts_access
-											v319 := uint64(0)
-											_ = v319
-											v319 = p.r[10].Get64(s[132])
-											if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
+											v320 := uint64(0)
+											_ = v320
+											v320 = p.r[10].Get64(s[134])
+											if (s[138] == 0x2) || (((s[138] == 0x3) && (s[167] == 0x1)) && (s[148] != 0x0)) {
 												{
-													v319 = s[146]
+													v320 = s[148]
 												}
 											}
-											p.r[10].Set64(s[132], v319)
-											s[162] = v319
+											p.r[10].Set64(s[134], v320)
+											s[164] = v320
 										}
 									}
 								}
@@ -2839,94 +2825,94 @@ func (p *netlock) ingress8(g *engine.Gen, s *[262]uint64) {
 			}
 		}
 	}
-	if s[218] == 0x1 {
+	if s[219] == 0x1 {
 		{
-			v353 := uint64(0)
-			_ = v353
+			v354 := uint64(0)
+			_ = v354
 			{
-				a355 := ((s[230]) & 0xffffffff)
-				_ = a355
-				a356 := s[214]
+				a356 := ((s[231]) & 0xffffffff)
 				_ = a356
-				v353 = 0
+				a357 := s[215]
+				_ = a357
+				v354 = 0
 				{
 					// action NetlockIngress.token_of
-					v357 := uint64(((s[230]) >> 32))
-					_ = v357
-					if a355 > ((s[230]) & 0xffffffff) {
+					v358 := uint64(((s[231]) >> 32))
+					_ = v358
+					if a356 > ((s[231]) & 0xffffffff) {
 						{
-							v357 = ((v357 - 0x1) & 0xffffffff)
+							v358 = ((v358 - 0x1) & 0xffffffff)
 						}
 					}
-					v353 = ((((v357)<<32 | a355) << (p.c[5])) | a356)
+					v354 = ((((v358)<<32 | a356) << (p.c[5])) | a357)
 				}
 			}
-			if s[205] == 0x1 {
+			if s[207] == 0x1 {
 				{
 					{
 						{
 							// action NetlockIngress.ans_reply
-							s[105] = 0x1
-							s[106] = 0x1
-							s[112] = s[22]
-							s[130] = 0x1
-							s[115] = 0x3
-							s[117] = 0x0
-							s[118] = 0x0
-							s[123] = s[39]
-							s[125] = 0x0
+							s[107] = 0x1
+							s[108] = 0x1
+							s[114] = s[22]
+							s[132] = 0x1
+							s[117] = 0x3
+							s[119] = 0x0
+							s[120] = 0x0
+							s[125] = s[39]
+							s[127] = 0x0
 						}
 					}
-					s[123] = v353
-					s[125] = s[212]
+					s[125] = v354
+					s[127] = s[214]
 				}
 			} else {
 				{
 					{
-						a360 := v353
-						_ = a360
+						a361 := v354
+						_ = a361
 						{
 							// action NetlockIngress.ans_grant_slot
 							{
-								a362 := s[159]
-								_ = a362
-								a363 := s[160]
+								a363 := s[161]
 								_ = a363
-								a364 := s[155]
+								a364 := s[162]
 								_ = a364
+								a365 := s[157]
+								_ = a365
 								{
 									// action NetlockIngress.ans_to_client
-									s[105] = 0x1
-									s[106] = 0x1
-									s[107] = 0x0
-									s[111] = s[201]
-									s[113] = s[202]
-									s[112] = a362
+									s[107] = 0x1
+									s[108] = 0x1
+									s[109] = 0x0
+									s[113] = s[203]
+									s[115] = s[204]
 									s[114] = a363
-									s[115] = 0x3
-									s[118] = 0x0
-									s[117] = 0x0
-									s[126] = 0x0
-									s[127] = 0x0
-									if a364 == 0x1 {
+									s[116] = a364
+									s[117] = 0x3
+									s[120] = 0x0
+									s[119] = 0x0
+									s[128] = 0x0
+									s[129] = 0x0
+									if a365 == 0x1 {
 										{
-											s[117] = 0x8
-											s[126] = a362
-											s[127] = a363
+											s[119] = 0x8
+											s[128] = a363
+											s[129] = a364
 										}
 									}
-									s[121] = s[37]
-									s[125] = 0x0
-									s[128] = 0x0
+									s[123] = s[37]
+									s[127] = 0x0
+									s[130] = 0x0
 								}
 							}
-							s[116] = s[153]
-							s[119] = s[154]
-							s[120] = s[161]
-							s[122] = s[157]
-							s[123] = a360
-							s[124] = s[162]
-							s[125] = s[156]
+							s[118] = s[155]
+							s[121] = s[156]
+							s[122] = s[163]
+							s[124] = s[159]
+							s[125] = a361
+							s[126] = s[164]
+							s[127] = s[158]
 						}
 					}
 				}
@@ -2936,110 +2922,68 @@ func (p *netlock) ingress8(g *engine.Gen, s *[262]uint64) {
 }
 
 // ingress6 is a part of ingress, with actions NetlockIngress.pool.part1.txn_access, NetlockIngress.pool.part1.hold_access, NetlockIngress.pool.part1.flags_access, NetlockIngress.pool.part1.who_access, NetlockIngress.pool.part1.ts_access, NetlockIngress.pool.part2.txn_access, and 9 more.
-func (p *netlock) ingress6(g *engine.Gen, s *[262]uint64) {
-	if s[131] == 0x1 {
+func (p *netlock) ingress6(g *engine.Gen, s *[263]uint64) {
+	if s[133] == 0x1 {
 		{
 			{
 				{
-					if s[134] != 0x0 {
+					if s[136] != 0x0 {
 						{
 							{
 								{
 									// action NetlockIngress.pool.part1.txn_access
-									v322 := uint64(0)
-									_ = v322
-									v322 = p.r[12].Get64(s[132])
-									s[158] = engine.Sel((v322 == s[142]), 0x1, 0x0)
-									if s[134] == 0x2 {
+									v323 := uint64(0)
+									_ = v323
+									v323 = p.r[12].Get64(s[134])
+									s[160] = engine.Sel((v323 == s[144]), 0x1, 0x0)
+									if s[136] == 0x2 {
 										{
-											v322 = s[142]
+											v323 = s[144]
 										}
 									}
-									p.r[12].Set64(s[132], v322)
-									s[157] = v322
+									p.r[12].Set64(s[134], v323)
+									s[159] = v323
 								}
 							}
 						}
 					}
-					if s[137] != 0x0 {
+					if s[139] != 0x0 {
 						{
 							{
 								{
 									// action NetlockIngress.pool.part1.hold_access
-									v324 := uint64(0)
-									_ = v324
-									v324 = p.r[16].Get64(s[132])
-									if (s[137] == 0x3) || (s[137] == 0x4) {
+									v325 := uint64(0)
+									_ = v325
+									v325 = p.r[16].Get64(s[134])
+									if (s[139] == 0x3) || (s[139] == 0x4) {
 										{
-											if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v324) >> 32) == s[149])) && (((v324) >> 32) != 0x0) {
+											if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v325) >> 32) == s[151])) && (((v325) >> 32) != 0x0) {
 												{
-													s[165] = 0x1
+													s[167] = 0x1
 												}
 											}
 										}
 									}
-									if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
+									if (s[139] == 0x2) || ((s[139] == 0x5) && (s[153] == 0x1)) {
 										{
-											v324 = ((s[147])<<32 | s[148])
+											v325 = ((s[149])<<32 | s[150])
 										}
 									} else {
-										if (s[137] == 0x3) && (s[165] == 0x1) {
+										if (s[139] == 0x3) && (s[167] == 0x1) {
 											{
-												v324 = v324&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+												v325 = v325&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 											}
 										} else {
-											if (s[137] == 0x4) && (s[165] == 0x1) {
+											if (s[139] == 0x4) && (s[167] == 0x1) {
 												{
-													v324 = v324&^0xffffffff | (s[148])<<0&0xffffffff
+													v325 = v325&^0xffffffff | (s[150])<<0&0xffffffff
 												}
 											}
 										}
 									}
-									p.r[16].Set64(s[132], v324)
-									s[163] = ((v324) >> 32)
-									s[164] = ((v324) & 0xffffffff)
-								}
-							}
-						}
-					}
-					if s[133] != 0x0 {
-						{
-							{
-								{
-									// action NetlockIngress.pool.part1.flags_access
-									v326 := uint64(0)
-									_ = v326
-									v326 = p.r[13].Get64(s[132])
-									if s[133] == 0x2 {
-										{
-											v326 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
-										}
-									} else {
-										if (s[133] == 0x3) && (s[165] == 0x1) {
-											{
-												v326 = v326&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
-											}
-										} else {
-											if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
-												{
-													v326 = v326&^0xffffffff | (s[141])<<0&0xffffffff
-												}
-											} else {
-												if ((s[133] == 0x5) && (((v326) >> 56) == 0x1)) && (s[158] == 0x1) {
-													{
-														v326 = v326&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
-														s[165] = 0x1
-													}
-												}
-											}
-										}
-									}
-									p.r[13].Set64(s[132], v326)
-									s[152] = ((v326) >> 56)
-									s[153] = ((v326) >> 48 & 0xff)
-									s[154] = ((v326) >> 40 & 0xff)
-									s[155] = ((v326) >> 32 & 0xff)
-									s[156] = ((v326) & 0xffffffff)
+									p.r[16].Set64(s[134], v325)
+									s[165] = ((v325) >> 32)
+									s[166] = ((v325) & 0xffffffff)
 								}
 							}
 						}
@@ -3048,38 +2992,80 @@ func (p *netlock) ingress6(g *engine.Gen, s *[262]uint64) {
 						{
 							{
 								{
-									// action NetlockIngress.pool.part1.who_access
-									v328 := uint64(0)
-									_ = v328
-									v328 = p.r[14].Get64(s[132])
+									// action NetlockIngress.pool.part1.flags_access
+									v327 := uint64(0)
+									_ = v327
+									v327 = p.r[13].Get64(s[134])
 									if s[135] == 0x2 {
 										{
-											v328 = (((s[143])<<16|s[144])<<16 | s[145])
+											v327 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
+										}
+									} else {
+										if (s[135] == 0x3) && (s[167] == 0x1) {
+											{
+												v327 = v327&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+											}
+										} else {
+											if ((s[135] == 0x4) && (s[167] == 0x1)) && (s[143] != 0x0) {
+												{
+													v327 = v327&^0xffffffff | (s[143])<<0&0xffffffff
+												}
+											} else {
+												if ((s[135] == 0x5) && (((v327) >> 56) == 0x1)) && (s[160] == 0x1) {
+													{
+														v327 = v327&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+														s[167] = 0x1
+													}
+												}
+											}
 										}
 									}
-									p.r[14].Set64(s[132], v328)
-									s[159] = ((v328) >> 32)
-									s[160] = ((v328) >> 16 & 0xffff)
-									s[161] = ((v328) & 0xffff)
+									p.r[13].Set64(s[134], v327)
+									s[154] = ((v327) >> 56)
+									s[155] = ((v327) >> 48 & 0xff)
+									s[156] = ((v327) >> 40 & 0xff)
+									s[157] = ((v327) >> 32 & 0xff)
+									s[158] = ((v327) & 0xffffffff)
 								}
 							}
 						}
 					}
-					if s[136] != 0x0 {
+					if s[137] != 0x0 {
+						{
+							{
+								{
+									// action NetlockIngress.pool.part1.who_access
+									v329 := uint64(0)
+									_ = v329
+									v329 = p.r[14].Get64(s[134])
+									if s[137] == 0x2 {
+										{
+											v329 = (((s[145])<<16|s[146])<<16 | s[147])
+										}
+									}
+									p.r[14].Set64(s[134], v329)
+									s[161] = ((v329) >> 32)
+									s[162] = ((v329) >> 16 & 0xffff)
+									s[163] = ((v329) & 0xffff)
+								}
+							}
+						}
+					}
+					if s[138] != 0x0 {
 						{
 							{
 								{
 									// action NetlockIngress.pool.part1.ts_access
-									v330 := uint64(0)
-									_ = v330
-									v330 = p.r[15].Get64(s[132])
-									if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
+									v331 := uint64(0)
+									_ = v331
+									v331 = p.r[15].Get64(s[134])
+									if (s[138] == 0x2) || (((s[138] == 0x3) && (s[167] == 0x1)) && (s[148] != 0x0)) {
 										{
-											v330 = s[146]
+											v331 = s[148]
 										}
 									}
-									p.r[15].Set64(s[132], v330)
-									s[162] = v330
+									p.r[15].Set64(s[134], v331)
+									s[164] = v331
 								}
 							}
 						}
@@ -3093,112 +3079,70 @@ func (p *netlock) ingress6(g *engine.Gen, s *[262]uint64) {
 }
 
 // ingress5 is a part of ingress, with actions NetlockIngress.pool.part2.txn_access, NetlockIngress.pool.part2.hold_access, NetlockIngress.pool.part2.flags_access, NetlockIngress.pool.part2.who_access, NetlockIngress.pool.part2.ts_access, NetlockIngress.pool.part3.txn_access, and 4 more.
-func (p *netlock) ingress5(g *engine.Gen, s *[262]uint64) {
-	if s[131] == 0x2 {
+func (p *netlock) ingress5(g *engine.Gen, s *[263]uint64) {
+	if s[133] == 0x2 {
 		p.ingress4(g, s)
 	} else {
 		{
 			{
 				{
-					if s[134] != 0x0 {
+					if s[136] != 0x0 {
 						{
 							{
 								{
 									// action NetlockIngress.pool.part3.txn_access
-									v344 := uint64(0)
-									_ = v344
-									v344 = p.r[22].Get64(s[132])
-									s[158] = engine.Sel((v344 == s[142]), 0x1, 0x0)
-									if s[134] == 0x2 {
+									v345 := uint64(0)
+									_ = v345
+									v345 = p.r[22].Get64(s[134])
+									s[160] = engine.Sel((v345 == s[144]), 0x1, 0x0)
+									if s[136] == 0x2 {
 										{
-											v344 = s[142]
+											v345 = s[144]
 										}
 									}
-									p.r[22].Set64(s[132], v344)
-									s[157] = v344
+									p.r[22].Set64(s[134], v345)
+									s[159] = v345
 								}
 							}
 						}
 					}
-					if s[137] != 0x0 {
+					if s[139] != 0x0 {
 						{
 							{
 								{
 									// action NetlockIngress.pool.part3.hold_access
-									v346 := uint64(0)
-									_ = v346
-									v346 = p.r[26].Get64(s[132])
-									if (s[137] == 0x3) || (s[137] == 0x4) {
+									v347 := uint64(0)
+									_ = v347
+									v347 = p.r[26].Get64(s[134])
+									if (s[139] == 0x3) || (s[139] == 0x4) {
 										{
-											if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v346) >> 32) == s[149])) && (((v346) >> 32) != 0x0) {
+											if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v347) >> 32) == s[151])) && (((v347) >> 32) != 0x0) {
 												{
-													s[165] = 0x1
+													s[167] = 0x1
 												}
 											}
 										}
 									}
-									if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
+									if (s[139] == 0x2) || ((s[139] == 0x5) && (s[153] == 0x1)) {
 										{
-											v346 = ((s[147])<<32 | s[148])
+											v347 = ((s[149])<<32 | s[150])
 										}
 									} else {
-										if (s[137] == 0x3) && (s[165] == 0x1) {
+										if (s[139] == 0x3) && (s[167] == 0x1) {
 											{
-												v346 = v346&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+												v347 = v347&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 											}
 										} else {
-											if (s[137] == 0x4) && (s[165] == 0x1) {
+											if (s[139] == 0x4) && (s[167] == 0x1) {
 												{
-													v346 = v346&^0xffffffff | (s[148])<<0&0xffffffff
+													v347 = v347&^0xffffffff | (s[150])<<0&0xffffffff
 												}
 											}
 										}
 									}
-									p.r[26].Set64(s[132], v346)
-									s[163] = ((v346) >> 32)
-									s[164] = ((v346) & 0xffffffff)
-								}
-							}
-						}
-					}
-					if s[133] != 0x0 {
-						{
-							{
-								{
-									// action NetlockIngress.pool.part3.flags_access
-									v348 := uint64(0)
-									_ = v348
-									v348 = p.r[23].Get64(s[132])
-									if s[133] == 0x2 {
-										{
-											v348 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
-										}
-									} else {
-										if (s[133] == 0x3) && (s[165] == 0x1) {
-											{
-												v348 = v348&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
-											}
-										} else {
-											if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
-												{
-													v348 = v348&^0xffffffff | (s[141])<<0&0xffffffff
-												}
-											} else {
-												if ((s[133] == 0x5) && (((v348) >> 56) == 0x1)) && (s[158] == 0x1) {
-													{
-														v348 = v348&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
-														s[165] = 0x1
-													}
-												}
-											}
-										}
-									}
-									p.r[23].Set64(s[132], v348)
-									s[152] = ((v348) >> 56)
-									s[153] = ((v348) >> 48 & 0xff)
-									s[154] = ((v348) >> 40 & 0xff)
-									s[155] = ((v348) >> 32 & 0xff)
-									s[156] = ((v348) & 0xffffffff)
+									p.r[26].Set64(s[134], v347)
+									s[165] = ((v347) >> 32)
+									s[166] = ((v347) & 0xffffffff)
 								}
 							}
 						}
@@ -3207,38 +3151,80 @@ func (p *netlock) ingress5(g *engine.Gen, s *[262]uint64) {
 						{
 							{
 								{
-									// action NetlockIngress.pool.part3.who_access
-									v350 := uint64(0)
-									_ = v350
-									v350 = p.r[24].Get64(s[132])
+									// action NetlockIngress.pool.part3.flags_access
+									v349 := uint64(0)
+									_ = v349
+									v349 = p.r[23].Get64(s[134])
 									if s[135] == 0x2 {
 										{
-											v350 = (((s[143])<<16|s[144])<<16 | s[145])
+											v349 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
+										}
+									} else {
+										if (s[135] == 0x3) && (s[167] == 0x1) {
+											{
+												v349 = v349&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+											}
+										} else {
+											if ((s[135] == 0x4) && (s[167] == 0x1)) && (s[143] != 0x0) {
+												{
+													v349 = v349&^0xffffffff | (s[143])<<0&0xffffffff
+												}
+											} else {
+												if ((s[135] == 0x5) && (((v349) >> 56) == 0x1)) && (s[160] == 0x1) {
+													{
+														v349 = v349&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+														s[167] = 0x1
+													}
+												}
+											}
 										}
 									}
-									p.r[24].Set64(s[132], v350)
-									s[159] = ((v350) >> 32)
-									s[160] = ((v350) >> 16 & 0xffff)
-									s[161] = ((v350) & 0xffff)
+									p.r[23].Set64(s[134], v349)
+									s[154] = ((v349) >> 56)
+									s[155] = ((v349) >> 48 & 0xff)
+									s[156] = ((v349) >> 40 & 0xff)
+									s[157] = ((v349) >> 32 & 0xff)
+									s[158] = ((v349) & 0xffffffff)
 								}
 							}
 						}
 					}
-					if s[136] != 0x0 {
+					if s[137] != 0x0 {
+						{
+							{
+								{
+									// action NetlockIngress.pool.part3.who_access
+									v351 := uint64(0)
+									_ = v351
+									v351 = p.r[24].Get64(s[134])
+									if s[137] == 0x2 {
+										{
+											v351 = (((s[145])<<16|s[146])<<16 | s[147])
+										}
+									}
+									p.r[24].Set64(s[134], v351)
+									s[161] = ((v351) >> 32)
+									s[162] = ((v351) >> 16 & 0xffff)
+									s[163] = ((v351) & 0xffff)
+								}
+							}
+						}
+					}
+					if s[138] != 0x0 {
 						{
 							{
 								{
 									// action NetlockIngress.pool.part3.ts_access
-									v352 := uint64(0)
-									_ = v352
-									v352 = p.r[25].Get64(s[132])
-									if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
+									v353 := uint64(0)
+									_ = v353
+									v353 = p.r[25].Get64(s[134])
+									if (s[138] == 0x2) || (((s[138] == 0x3) && (s[167] == 0x1)) && (s[148] != 0x0)) {
 										{
-											v352 = s[146]
+											v353 = s[148]
 										}
 									}
-									p.r[25].Set64(s[132], v352)
-									s[162] = v352
+									p.r[25].Set64(s[134], v353)
+									s[164] = v353
 								}
 							}
 						}
@@ -3250,109 +3236,67 @@ func (p *netlock) ingress5(g *engine.Gen, s *[262]uint64) {
 }
 
 // ingress4 is a part of ingress, with actions NetlockIngress.pool.part2.txn_access, NetlockIngress.pool.part2.hold_access, NetlockIngress.pool.part2.flags_access, NetlockIngress.pool.part2.who_access, NetlockIngress.pool.part2.ts_access.
-func (p *netlock) ingress4(g *engine.Gen, s *[262]uint64) {
+func (p *netlock) ingress4(g *engine.Gen, s *[263]uint64) {
 	{
 		{
 			{
-				if s[134] != 0x0 {
+				if s[136] != 0x0 {
 					{
 						{
 							{
 								// action NetlockIngress.pool.part2.txn_access
-								v333 := uint64(0)
-								_ = v333
-								v333 = p.r[17].Get64(s[132])
-								s[158] = engine.Sel((v333 == s[142]), 0x1, 0x0)
-								if s[134] == 0x2 {
+								v334 := uint64(0)
+								_ = v334
+								v334 = p.r[17].Get64(s[134])
+								s[160] = engine.Sel((v334 == s[144]), 0x1, 0x0)
+								if s[136] == 0x2 {
 									{
-										v333 = s[142]
+										v334 = s[144]
 									}
 								}
-								p.r[17].Set64(s[132], v333)
-								s[157] = v333
+								p.r[17].Set64(s[134], v334)
+								s[159] = v334
 							}
 						}
 					}
 				}
-				if s[137] != 0x0 {
+				if s[139] != 0x0 {
 					{
 						{
 							{
 								// action NetlockIngress.pool.part2.hold_access
-								v335 := uint64(0)
-								_ = v335
-								v335 = p.r[21].Get64(s[132])
-								if (s[137] == 0x3) || (s[137] == 0x4) {
+								v336 := uint64(0)
+								_ = v336
+								v336 = p.r[21].Get64(s[134])
+								if (s[139] == 0x3) || (s[139] == 0x4) {
 									{
-										if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v335) >> 32) == s[149])) && (((v335) >> 32) != 0x0) {
+										if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v336) >> 32) == s[151])) && (((v336) >> 32) != 0x0) {
 											{
-												s[165] = 0x1
+												s[167] = 0x1
 											}
 										}
 									}
 								}
-								if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
+								if (s[139] == 0x2) || ((s[139] == 0x5) && (s[153] == 0x1)) {
 									{
-										v335 = ((s[147])<<32 | s[148])
+										v336 = ((s[149])<<32 | s[150])
 									}
 								} else {
-									if (s[137] == 0x3) && (s[165] == 0x1) {
+									if (s[139] == 0x3) && (s[167] == 0x1) {
 										{
-											v335 = v335&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+											v336 = v336&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 										}
 									} else {
-										if (s[137] == 0x4) && (s[165] == 0x1) {
+										if (s[139] == 0x4) && (s[167] == 0x1) {
 											{
-												v335 = v335&^0xffffffff | (s[148])<<0&0xffffffff
+												v336 = v336&^0xffffffff | (s[150])<<0&0xffffffff
 											}
 										}
 									}
 								}
-								p.r[21].Set64(s[132], v335)
-								s[163] = ((v335) >> 32)
-								s[164] = ((v335) & 0xffffffff)
-							}
-						}
-					}
-				}
-				if s[133] != 0x0 {
-					{
-						{
-							{
-								// action NetlockIngress.pool.part2.flags_access
-								v337 := uint64(0)
-								_ = v337
-								v337 = p.r[18].Get64(s[132])
-								if s[133] == 0x2 {
-									{
-										v337 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
-									}
-								} else {
-									if (s[133] == 0x3) && (s[165] == 0x1) {
-										{
-											v337 = v337&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
-										}
-									} else {
-										if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
-											{
-												v337 = v337&^0xffffffff | (s[141])<<0&0xffffffff
-											}
-										} else {
-											if ((s[133] == 0x5) && (((v337) >> 56) == 0x1)) && (s[158] == 0x1) {
-												{
-													v337 = v337&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
-													s[165] = 0x1
-												}
-											}
-										}
-									}
-								}
-								p.r[18].Set64(s[132], v337)
-								s[152] = ((v337) >> 56)
-								s[153] = ((v337) >> 48 & 0xff)
-								s[154] = ((v337) >> 40 & 0xff)
-								s[155] = ((v337) >> 32 & 0xff)
-								s[156] = ((v337) & 0xffffffff)
+								p.r[21].Set64(s[134], v336)
+								s[165] = ((v336) >> 32)
+								s[166] = ((v336) & 0xffffffff)
 							}
 						}
 					}
@@ -3361,38 +3305,80 @@ func (p *netlock) ingress4(g *engine.Gen, s *[262]uint64) {
 					{
 						{
 							{
-								// action NetlockIngress.pool.part2.who_access
-								v339 := uint64(0)
-								_ = v339
-								v339 = p.r[19].Get64(s[132])
+								// action NetlockIngress.pool.part2.flags_access
+								v338 := uint64(0)
+								_ = v338
+								v338 = p.r[18].Get64(s[134])
 								if s[135] == 0x2 {
 									{
-										v339 = (((s[143])<<16|s[144])<<16 | s[145])
+										v338 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
+									}
+								} else {
+									if (s[135] == 0x3) && (s[167] == 0x1) {
+										{
+											v338 = v338&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+										}
+									} else {
+										if ((s[135] == 0x4) && (s[167] == 0x1)) && (s[143] != 0x0) {
+											{
+												v338 = v338&^0xffffffff | (s[143])<<0&0xffffffff
+											}
+										} else {
+											if ((s[135] == 0x5) && (((v338) >> 56) == 0x1)) && (s[160] == 0x1) {
+												{
+													v338 = v338&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+													s[167] = 0x1
+												}
+											}
+										}
 									}
 								}
-								p.r[19].Set64(s[132], v339)
-								s[159] = ((v339) >> 32)
-								s[160] = ((v339) >> 16 & 0xffff)
-								s[161] = ((v339) & 0xffff)
+								p.r[18].Set64(s[134], v338)
+								s[154] = ((v338) >> 56)
+								s[155] = ((v338) >> 48 & 0xff)
+								s[156] = ((v338) >> 40 & 0xff)
+								s[157] = ((v338) >> 32 & 0xff)
+								s[158] = ((v338) & 0xffffffff)
 							}
 						}
 					}
 				}
-				if s[136] != 0x0 {
+				if s[137] != 0x0 {
+					{
+						{
+							{
+								// action NetlockIngress.pool.part2.who_access
+								v340 := uint64(0)
+								_ = v340
+								v340 = p.r[19].Get64(s[134])
+								if s[137] == 0x2 {
+									{
+										v340 = (((s[145])<<16|s[146])<<16 | s[147])
+									}
+								}
+								p.r[19].Set64(s[134], v340)
+								s[161] = ((v340) >> 32)
+								s[162] = ((v340) >> 16 & 0xffff)
+								s[163] = ((v340) & 0xffff)
+							}
+						}
+					}
+				}
+				if s[138] != 0x0 {
 					{
 						{
 							{
 								// action NetlockIngress.pool.part2.ts_access
-								v341 := uint64(0)
-								_ = v341
-								v341 = p.r[20].Get64(s[132])
-								if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
+								v342 := uint64(0)
+								_ = v342
+								v342 = p.r[20].Get64(s[134])
+								if (s[138] == 0x2) || (((s[138] == 0x3) && (s[167] == 0x1)) && (s[148] != 0x0)) {
 									{
-										v341 = s[146]
+										v342 = s[148]
 									}
 								}
-								p.r[20].Set64(s[132], v341)
-								s[162] = v341
+								p.r[20].Set64(s[134], v342)
+								s[164] = v342
 							}
 						}
 					}
@@ -3403,24 +3389,24 @@ func (p *netlock) ingress4(g *engine.Gen, s *[262]uint64) {
 }
 
 // ingress86 is a part of ingress, with actions NetlockIngress.use_level, NetlockIngress.q_access, NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access, NetlockIngress.levels.level1.head_access, and 32 more.
-func (p *netlock) ingress86(g *engine.Gen, s *[262]uint64, v108 uint64) {
+func (p *netlock) ingress86(g *engine.Gen, s *[263]uint64, v109 uint64) {
 	{
 		if s[35] == 0x0 {
 			{
 				{
 					{
 						// action NetlockIngress.use_level
-						s[206] = 0x0
+						s[208] = 0x0
 						{
 							{
-								s[207] = s[195]
-								s[208] = s[196]
+								s[209] = s[197]
+								s[210] = s[198]
 							}
 						}
-						s[169] = s[208]
+						s[171] = s[210]
 						{
 							{
-								s[179] = s[198]
+								s[181] = s[200]
 							}
 						}
 					}
@@ -3431,113 +3417,113 @@ func (p *netlock) ingress86(g *engine.Gen, s *[262]uint64, v108 uint64) {
 				{
 					{
 						// action NetlockIngress.use_level
-						s[206] = 0x1
+						s[208] = 0x1
 						{
 							{
-								s[207] = s[197]
-								s[208] = s[198]
+								s[209] = s[199]
+								s[210] = s[200]
 							}
 						}
-						s[169] = s[208]
+						s[171] = s[210]
 						{
 							{
-								s[179] = s[196]
+								s[181] = s[198]
 							}
 						}
 					}
 				}
 			}
 		}
-		p.ingress19(g, s, v108)
+		p.ingress19(g, s, v109)
 		if s[73] == 0x0 {
 			{
 				{
 					{
 						// action NetlockIngress.ended_access
-						v479 := uint64(0)
-						_ = v479
-						var h480 uint64
+						v480 := uint64(0)
+						_ = v480
+						var h481 uint64
 						{
 							if s[29] != 0 {
-								b481 := g.Scratch(12)
-								binary.BigEndian.PutUint64(b481[0:], (s[37])<<32|(s[38])>>32)
-								binary.BigEndian.PutUint64(b481[8:], (s[38])<<32)
-								h480 = engine.HashCRC32(b481[:12])
+								b482 := g.Scratch(12)
+								binary.BigEndian.PutUint64(b482[0:], (s[37])<<32|(s[38])>>32)
+								binary.BigEndian.PutUint64(b482[8:], (s[38])<<32)
+								h481 = engine.HashCRC32(b482[:12])
 							} else {
-								h480 = engine.HashCRC32(nil)
+								h481 = engine.HashCRC32(nil)
 							}
 						}
-						v479 = (0x0 + engine.Sel(p.c[2] != 0, h480%(p.c[2]|engine.B2U(p.c[2] == 0)), h480)) & 0xffffffff
-						v482 := uint64(0)
-						_ = v482
-						var h483 uint64
+						v480 = (0x0 + engine.Sel(p.c[2] != 0, h481%(p.c[2]|engine.B2U(p.c[2] == 0)), h481)) & 0xffffffff
+						v483 := uint64(0)
+						_ = v483
+						var h484 uint64
 						{
 							if s[29] != 0 {
-								b484 := g.Scratch(12)
-								binary.BigEndian.PutUint64(b484[0:], ((s[38])&0xffffffff)<<32|s[37])
-								binary.BigEndian.PutUint64(b484[8:], ((s[38])>>32)<<32)
-								h483 = engine.HashCRC32(b484[:12])
+								b485 := g.Scratch(12)
+								binary.BigEndian.PutUint64(b485[0:], ((s[38])&0xffffffff)<<32|s[37])
+								binary.BigEndian.PutUint64(b485[8:], ((s[38])>>32)<<32)
+								h484 = engine.HashCRC32(b485[:12])
 							} else {
-								b485 := g.Scratch(8)
-								binary.BigEndian.PutUint64(b485[0:], ((s[38])&0xffffffff)<<32|((s[38])>>32))
-								h483 = engine.HashCRC32(b485[:8])
+								b486 := g.Scratch(8)
+								binary.BigEndian.PutUint64(b486[0:], ((s[38])&0xffffffff)<<32|((s[38])>>32))
+								h484 = engine.HashCRC32(b486[:8])
 							}
 						}
-						v482 = (0x0 + h483%0x100000000) & 0xffffffff
-						v482 = (v482 & 0xfffffffc)
-						if v482 == 0x0 {
+						v483 = (0x0 + h484%0x100000000) & 0xffffffff
+						v483 = (v483 & 0xfffffffc)
+						if v483 == 0x0 {
 							{
-								v482 = 0x4
+								v483 = 0x4
 							}
 						}
-						v486 := uint64(0)
-						_ = v486
-						v486 = p.r[6].Get32(v479)
-						s[234] = engine.Sel(((v486 & 0xfffffffd) == (v482 | 0x1)), 0x1, 0x0)
-						s[235] = engine.Sel((v486 == (v482 | 0x3)), 0x1, 0x0)
-						s[236] = engine.Sel((v486 == v482), 0x1, 0x0)
-						if s[234] == 0x0 {
+						v487 := uint64(0)
+						_ = v487
+						v487 = p.r[6].Get32(v480)
+						s[235] = engine.Sel(((v487 & 0xfffffffd) == (v483 | 0x1)), 0x1, 0x0)
+						s[236] = engine.Sel((v487 == (v483 | 0x3)), 0x1, 0x0)
+						s[237] = engine.Sel((v487 == v483), 0x1, 0x0)
+						if s[235] == 0x0 {
 							{
-								v486 = v482
+								v487 = v483
 							}
 						} else {
 							{
 							}
 						}
-						p.r[6].Set32(v479, ((v486) & 0xffffffff))
+						p.r[6].Set32(v480, ((v487) & 0xffffffff))
 					}
 				}
-				if s[234] == 0x0 {
+				if s[235] == 0x0 {
 					{
 						s[75] = (s[75] | 0x4)
 						{
 							{
 								// action NetlockIngress.again
 								s[70] = 0x1
-								s[244] = 0x1
+								s[245] = 0x1
 							}
 						}
 					}
 				} else {
-					if s[235] == 0x1 {
+					if s[236] == 0x1 {
 						{
 							{
 								{
 									// action NetlockIngress.ans_echo_p
-									if s[205] == 0x1 {
+									if s[207] == 0x1 {
 										{
 											{
 												{
 													// action NetlockIngress.ans_reply
-													s[105] = 0x1
-													s[106] = 0x1
-													s[112] = s[22]
-													s[130] = 0x1
-													s[115] = 0x4
-													s[117] = 0x0
-													s[118] = 0x4
-													s[123] = s[39]
-													s[125] = 0x0
+													s[107] = 0x1
+													s[108] = 0x1
+													s[114] = s[22]
+													s[132] = 0x1
+													s[117] = 0x4
+													s[119] = 0x0
+													s[120] = 0x4
+													s[125] = s[39]
+													s[127] = 0x0
 												}
 											}
 										}
@@ -3547,45 +3533,45 @@ func (p *netlock) ingress86(g *engine.Gen, s *[262]uint64, v108 uint64) {
 												{
 													// action NetlockIngress.ans_echo
 													{
-														a492 := s[209]
-														_ = a492
-														a493 := s[210]
+														a493 := s[211]
 														_ = a493
-														a494 := s[211]
+														a494 := s[212]
 														_ = a494
+														a495 := s[213]
+														_ = a495
 														{
 															// action NetlockIngress.ans_to_client
-															s[105] = 0x1
-															s[106] = 0x1
-															s[107] = 0x0
-															s[111] = s[201]
-															s[113] = s[202]
-															s[112] = a492
+															s[107] = 0x1
+															s[108] = 0x1
+															s[109] = 0x0
+															s[113] = s[203]
+															s[115] = s[204]
 															s[114] = a493
-															s[115] = 0x4
-															s[118] = 0x0
-															s[117] = 0x0
-															s[126] = 0x0
-															s[127] = 0x0
-															if a494 == 0x1 {
+															s[116] = a494
+															s[117] = 0x4
+															s[120] = 0x0
+															s[119] = 0x0
+															s[128] = 0x0
+															s[129] = 0x0
+															if a495 == 0x1 {
 																{
-																	s[117] = 0x8
-																	s[126] = a492
-																	s[127] = a493
+																	s[119] = 0x8
+																	s[128] = a493
+																	s[129] = a494
 																}
 															}
-															s[121] = s[37]
-															s[125] = 0x0
-															s[128] = 0x0
+															s[123] = s[37]
+															s[127] = 0x0
+															s[130] = 0x0
 														}
 													}
-													s[118] = 0x4
-													s[116] = s[32]
-													s[119] = s[35]
-													s[120] = s[36]
-													s[122] = s[38]
-													s[123] = s[39]
-													s[124] = s[40]
+													s[120] = 0x4
+													s[118] = s[32]
+													s[121] = s[35]
+													s[122] = s[36]
+													s[124] = s[38]
+													s[125] = s[39]
+													s[126] = s[40]
 												}
 											}
 										}
@@ -3603,28 +3589,28 @@ func (p *netlock) ingress86(g *engine.Gen, s *[262]uint64, v108 uint64) {
 }
 
 // ingress19 is a part of ingress, with actions NetlockIngress.q_access, NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access, NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, and 1 more.
-func (p *netlock) ingress19(g *engine.Gen, s *[262]uint64, v108 uint64) {
-	if v108 == 0x0 {
+func (p *netlock) ingress19(g *engine.Gen, s *[263]uint64, v109 uint64) {
+	if v109 == 0x0 {
 		{
 			{
-				a368 := s[206]
-				_ = a368
+				a369 := s[208]
+				_ = a369
 				{
 					// action NetlockIngress.q_access
-					v369 := uint64(0)
-					_ = v369
-					v369 = p.r[4].Get64(s[194])
-					v370 := uint64(((v369) & 0xffff))
+					v370 := uint64(0)
 					_ = v370
-					v371 := uint64(((v369) >> 16 & 0xffff))
+					v370 = p.r[4].Get64(s[196])
+					v371 := uint64(((v370) & 0xffff))
 					_ = v371
-					v372 := uint64(((v369) >> 32 & 0xffff))
+					v372 := uint64(((v370) >> 16 & 0xffff))
 					_ = v372
-					v373 := uint64(((v369) >> 48))
+					v373 := uint64(((v370) >> 32 & 0xffff))
 					_ = v373
-					v374 := uint64(engine.Sel((a368 == 0x0), v370, v371))
+					v374 := uint64(((v370) >> 48))
 					_ = v374
-					s[217] = 0x0
+					v375 := uint64(engine.Sel((a369 == 0x0), v371, v372))
+					_ = v375
+					s[218] = 0x0
 					{
 						{
 							{
@@ -3637,221 +3623,221 @@ func (p *netlock) ingress19(g *engine.Gen, s *[262]uint64, v108 uint64) {
 							}
 						}
 					}
-					if a368 == 0x0 {
+					if a369 == 0x0 {
 						{
-							v370 = v374
+							v371 = v375
 						}
 					} else {
 						{
-							v371 = v374
+							v372 = v375
 						}
 					}
 					{
 						{
-							v369 = ((((v373)<<16|v372)<<16|v371)<<16 | v370)
+							v370 = ((((v374)<<16|v373)<<16|v372)<<16 | v371)
 						}
 					}
-					p.r[4].Set64(s[194], v369)
-					s[226] = ((v369) & 0xffff)
-					s[227] = ((v369) >> 16 & 0xffff)
-					s[228] = ((v369) >> 32 & 0xffff)
-					s[229] = ((v369) >> 48)
+					p.r[4].Set64(s[196], v370)
+					s[227] = ((v370) & 0xffff)
+					s[228] = ((v370) >> 16 & 0xffff)
+					s[229] = ((v370) >> 32 & 0xffff)
+					s[230] = ((v370) >> 48)
 				}
 			}
-			s[166] = 0x1
+			s[168] = 0x1
 			{
-				a376 := s[206]
-				_ = a376
-				a377 := s[194]
+				a377 := s[208]
 				_ = a377
+				a378 := s[196]
+				_ = a378
 				{
-					if a376 == 0x0 {
-						p.ingress13(g, s, a377)
+					if a377 == 0x0 {
+						p.ingress13(g, s, a378)
 					} else {
 						{
-							p.ingress12(g, s, a377)
+							p.ingress12(g, s, a378)
 							{
-								a454 := a377
-								_ = a454
+								a455 := a378
+								_ = a455
 								{
-									if s[176] != 0x0 {
-										{
-											{
-												{
-													// action NetlockIngress.levels.level0.head_access
-													v456 := uint64(0)
-													_ = v456
-													v456 = p.r[27].Get32(a454)
-													var r459 uint64
-													_ = r459
-													{
-														a460 := v456
-														_ = a460
-														a461 := s[179]
-														_ = a461
-														{
-															if (((a460 & 0x7fff) + 0x1) & 0xffff) == a461 {
-																{
-																	r459 = ((a460 & 0x8000) ^ 0x8000)
-																	goto end458
-																}
-															}
-															r459 = ((a460 + 0x1) & 0xffff)
-															goto end458
-														}
-													end458:
-													}
-													v457 := uint64(r459)
-													_ = v457
-													s[185] = 0x0
-													if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v456 & 0x7fff)) {
-														{
-															s[185] = 0x1
-														}
-													} else {
-														if (s[176] == 0x3) && (s[181] == 0x1) {
-															{
-																s[185] = 0x1
-															}
-														}
-													}
-													s[182] = v456
-													if s[185] == 0x1 {
-														{
-															v456 = v457
-														}
-													} else {
-														if s[176] == 0x4 {
-															{
-																v456 = 0x0
-															}
-														}
-													}
-													p.r[27].Set32(a454, ((v456) & 0xffff))
-													if s[176] == 0x3 {
-														{
-															s[182] = v456
-														}
-													}
-												}
-											}
-										}
-									}
-									if s[177] != 0x0 {
-										{
-											{
-												{
-													// action NetlockIngress.levels.level0.tail_access
-													v463 := uint64(0)
-													_ = v463
-													v463 = p.r[28].Get32(a454)
-													s[183] = v463
-													if (s[177] == 0x2) && (s[181] == 0x1) {
-														{
-															var r465 uint64
-															_ = r465
-															{
-																a466 := v463
-																_ = a466
-																a467 := s[179]
-																_ = a467
-																{
-																	if (((a466 & 0x7fff) + 0x1) & 0xffff) == a467 {
-																		{
-																			r465 = ((a466 & 0x8000) ^ 0x8000)
-																			goto end464
-																		}
-																	}
-																	r465 = ((a466 + 0x1) & 0xffff)
-																	goto end464
-																}
-															end464:
-															}
-															v463 = r465
-														}
-													} else {
-														if s[177] == 0x4 {
-															{
-																v463 = 0x0
-															}
-														}
-													}
-													p.r[28].Set32(a454, ((v463) & 0xffff))
-												}
-											}
-										}
-									}
 									if s[178] != 0x0 {
 										{
 											{
 												{
-													// action NetlockIngress.levels.level0.gnext_access
-													v469 := uint64(0)
-													_ = v469
-													v469 = p.r[29].Get32(a454)
-													if (s[178] == 0x2) && (s[181] == 0x1) {
+													// action NetlockIngress.levels.level0.head_access
+													v457 := uint64(0)
+													_ = v457
+													v457 = p.r[27].Get32(a455)
+													var r460 uint64
+													_ = r460
+													{
+														a461 := v457
+														_ = a461
+														a462 := s[181]
+														_ = a462
 														{
-															v469 = s[180]
+															if (((a461 & 0x7fff) + 0x1) & 0xffff) == a462 {
+																{
+																	r460 = ((a461 & 0x8000) ^ 0x8000)
+																	goto end459
+																}
+															}
+															r460 = ((a461 + 0x1) & 0xffff)
+															goto end459
+														}
+													end459:
+													}
+													v458 := uint64(r460)
+													_ = v458
+													s[187] = 0x0
+													if ((s[178] == 0x2) && (s[183] == 0x1)) && (s[182] == (v457 & 0x7fff)) {
+														{
+															s[187] = 0x1
 														}
 													} else {
-														if ((s[178] == 0x3) && (s[181] == 0x1)) && (v469 == s[182]) {
+														if (s[178] == 0x3) && (s[183] == 0x1) {
 															{
-																var r471 uint64
-																_ = r471
+																s[187] = 0x1
+															}
+														}
+													}
+													s[184] = v457
+													if s[187] == 0x1 {
+														{
+															v457 = v458
+														}
+													} else {
+														if s[178] == 0x4 {
+															{
+																v457 = 0x0
+															}
+														}
+													}
+													p.r[27].Set32(a455, ((v457) & 0xffff))
+													if s[178] == 0x3 {
+														{
+															s[184] = v457
+														}
+													}
+												}
+											}
+										}
+									}
+									if s[179] != 0x0 {
+										{
+											{
+												{
+													// action NetlockIngress.levels.level0.tail_access
+													v464 := uint64(0)
+													_ = v464
+													v464 = p.r[28].Get32(a455)
+													s[185] = v464
+													if (s[179] == 0x2) && (s[183] == 0x1) {
+														{
+															var r466 uint64
+															_ = r466
+															{
+																a467 := v464
+																_ = a467
+																a468 := s[181]
+																_ = a468
 																{
-																	a472 := v469
-																	_ = a472
-																	a473 := s[179]
+																	if (((a467 & 0x7fff) + 0x1) & 0xffff) == a468 {
+																		{
+																			r466 = ((a467 & 0x8000) ^ 0x8000)
+																			goto end465
+																		}
+																	}
+																	r466 = ((a467 + 0x1) & 0xffff)
+																	goto end465
+																}
+															end465:
+															}
+															v464 = r466
+														}
+													} else {
+														if s[179] == 0x4 {
+															{
+																v464 = 0x0
+															}
+														}
+													}
+													p.r[28].Set32(a455, ((v464) & 0xffff))
+												}
+											}
+										}
+									}
+									if s[180] != 0x0 {
+										{
+											{
+												{
+													// action NetlockIngress.levels.level0.gnext_access
+													v470 := uint64(0)
+													_ = v470
+													v470 = p.r[29].Get32(a455)
+													if (s[180] == 0x2) && (s[183] == 0x1) {
+														{
+															v470 = s[182]
+														}
+													} else {
+														if ((s[180] == 0x3) && (s[183] == 0x1)) && (v470 == s[184]) {
+															{
+																var r472 uint64
+																_ = r472
+																{
+																	a473 := v470
 																	_ = a473
+																	a474 := s[181]
+																	_ = a474
 																	{
-																		if (((a472 & 0x7fff) + 0x1) & 0xffff) == a473 {
+																		if (((a473 & 0x7fff) + 0x1) & 0xffff) == a474 {
 																			{
-																				r471 = ((a472 & 0x8000) ^ 0x8000)
-																				goto end470
+																				r472 = ((a473 & 0x8000) ^ 0x8000)
+																				goto end471
 																			}
 																		}
-																		r471 = ((a472 + 0x1) & 0xffff)
-																		goto end470
+																		r472 = ((a473 + 0x1) & 0xffff)
+																		goto end471
 																	}
-																end470:
+																end471:
 																}
-																v469 = r471
+																v470 = r472
 															}
 														} else {
-															if s[178] == 0x4 {
+															if s[180] == 0x4 {
 																{
-																	v469 = 0x0
+																	v470 = 0x0
 																}
 															} else {
-																if (s[178] == 0x5) && (s[181] == 0x1) {
+																if (s[180] == 0x5) && (s[183] == 0x1) {
 																	{
-																		var r475 uint64
-																		_ = r475
+																		var r476 uint64
+																		_ = r476
 																		{
-																			a476 := s[183]
-																			_ = a476
-																			a477 := s[179]
+																			a477 := s[185]
 																			_ = a477
+																			a478 := s[181]
+																			_ = a478
 																			{
-																				if (((a476 & 0x7fff) + 0x1) & 0xffff) == a477 {
+																				if (((a477 & 0x7fff) + 0x1) & 0xffff) == a478 {
 																					{
-																						r475 = ((a476 & 0x8000) ^ 0x8000)
-																						goto end474
+																						r476 = ((a477 & 0x8000) ^ 0x8000)
+																						goto end475
 																					}
 																				}
-																				r475 = ((a476 + 0x1) & 0xffff)
-																				goto end474
+																				r476 = ((a477 + 0x1) & 0xffff)
+																				goto end475
 																			}
-																		end474:
+																		end475:
 																		}
-																		v469 = r475
+																		v470 = r476
 																	}
 																}
 															}
 														}
 													}
-													p.r[29].Set32(a454, ((v469) & 0xffff))
-													s[184] = v469
+													p.r[29].Set32(a455, ((v470) & 0xffff))
+													s[186] = v470
 												}
 											}
 										}
@@ -3862,198 +3848,198 @@ func (p *netlock) ingress19(g *engine.Gen, s *[262]uint64, v108 uint64) {
 					}
 				}
 			}
-			s[72] = s[172]
-			s[73] = engine.Sel((s[206] == 0x0), s[226], s[227])
+			s[72] = s[174]
+			s[73] = engine.Sel((s[208] == 0x0), s[227], s[228])
 		}
 	}
 }
 
 // ingress13 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access, NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, NetlockIngress.levels.level1.gnext_access.
-func (p *netlock) ingress13(g *engine.Gen, s *[262]uint64, a377 uint64) {
+func (p *netlock) ingress13(g *engine.Gen, s *[263]uint64, a378 uint64) {
 	{
-		p.ingress11(g, s, a377)
+		p.ingress11(g, s, a378)
 		{
-			a404 := a377
-			_ = a404
+			a405 := a378
+			_ = a405
 			{
-				if s[176] != 0x0 {
-					{
-						{
-							{
-								// action NetlockIngress.levels.level1.head_access
-								v406 := uint64(0)
-								_ = v406
-								v406 = p.r[30].Get32(a404)
-								var r409 uint64
-								_ = r409
-								{
-									a410 := v406
-									_ = a410
-									a411 := s[179]
-									_ = a411
-									{
-										if (((a410 & 0x7fff) + 0x1) & 0xffff) == a411 {
-											{
-												r409 = ((a410 & 0x8000) ^ 0x8000)
-												goto end408
-											}
-										}
-										r409 = ((a410 + 0x1) & 0xffff)
-										goto end408
-									}
-								end408:
-								}
-								v407 := uint64(r409)
-								_ = v407
-								s[185] = 0x0
-								if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v406 & 0x7fff)) {
-									{
-										s[185] = 0x1
-									}
-								} else {
-									if (s[176] == 0x3) && (s[181] == 0x1) {
-										{
-											s[185] = 0x1
-										}
-									}
-								}
-								s[182] = v406
-								if s[185] == 0x1 {
-									{
-										v406 = v407
-									}
-								} else {
-									if s[176] == 0x4 {
-										{
-											v406 = 0x0
-										}
-									}
-								}
-								p.r[30].Set32(a404, ((v406) & 0xffff))
-								if s[176] == 0x3 {
-									{
-										s[182] = v406
-									}
-								}
-							}
-						}
-					}
-				}
-				if s[177] != 0x0 {
-					{
-						{
-							{
-								// action NetlockIngress.levels.level1.tail_access
-								v413 := uint64(0)
-								_ = v413
-								v413 = p.r[31].Get32(a404)
-								s[183] = v413
-								if (s[177] == 0x2) && (s[181] == 0x1) {
-									{
-										var r415 uint64
-										_ = r415
-										{
-											a416 := v413
-											_ = a416
-											a417 := s[179]
-											_ = a417
-											{
-												if (((a416 & 0x7fff) + 0x1) & 0xffff) == a417 {
-													{
-														r415 = ((a416 & 0x8000) ^ 0x8000)
-														goto end414
-													}
-												}
-												r415 = ((a416 + 0x1) & 0xffff)
-												goto end414
-											}
-										end414:
-										}
-										v413 = r415
-									}
-								} else {
-									if s[177] == 0x4 {
-										{
-											v413 = 0x0
-										}
-									}
-								}
-								p.r[31].Set32(a404, ((v413) & 0xffff))
-							}
-						}
-					}
-				}
 				if s[178] != 0x0 {
 					{
 						{
 							{
-								// action NetlockIngress.levels.level1.gnext_access
-								v419 := uint64(0)
-								_ = v419
-								v419 = p.r[32].Get32(a404)
-								if (s[178] == 0x2) && (s[181] == 0x1) {
+								// action NetlockIngress.levels.level1.head_access
+								v407 := uint64(0)
+								_ = v407
+								v407 = p.r[30].Get32(a405)
+								var r410 uint64
+								_ = r410
+								{
+									a411 := v407
+									_ = a411
+									a412 := s[181]
+									_ = a412
 									{
-										v419 = s[180]
+										if (((a411 & 0x7fff) + 0x1) & 0xffff) == a412 {
+											{
+												r410 = ((a411 & 0x8000) ^ 0x8000)
+												goto end409
+											}
+										}
+										r410 = ((a411 + 0x1) & 0xffff)
+										goto end409
+									}
+								end409:
+								}
+								v408 := uint64(r410)
+								_ = v408
+								s[187] = 0x0
+								if ((s[178] == 0x2) && (s[183] == 0x1)) && (s[182] == (v407 & 0x7fff)) {
+									{
+										s[187] = 0x1
 									}
 								} else {
-									if ((s[178] == 0x3) && (s[181] == 0x1)) && (v419 == s[182]) {
+									if (s[178] == 0x3) && (s[183] == 0x1) {
 										{
-											var r421 uint64
-											_ = r421
+											s[187] = 0x1
+										}
+									}
+								}
+								s[184] = v407
+								if s[187] == 0x1 {
+									{
+										v407 = v408
+									}
+								} else {
+									if s[178] == 0x4 {
+										{
+											v407 = 0x0
+										}
+									}
+								}
+								p.r[30].Set32(a405, ((v407) & 0xffff))
+								if s[178] == 0x3 {
+									{
+										s[184] = v407
+									}
+								}
+							}
+						}
+					}
+				}
+				if s[179] != 0x0 {
+					{
+						{
+							{
+								// action NetlockIngress.levels.level1.tail_access
+								v414 := uint64(0)
+								_ = v414
+								v414 = p.r[31].Get32(a405)
+								s[185] = v414
+								if (s[179] == 0x2) && (s[183] == 0x1) {
+									{
+										var r416 uint64
+										_ = r416
+										{
+											a417 := v414
+											_ = a417
+											a418 := s[181]
+											_ = a418
 											{
-												a422 := v419
-												_ = a422
-												a423 := s[179]
+												if (((a417 & 0x7fff) + 0x1) & 0xffff) == a418 {
+													{
+														r416 = ((a417 & 0x8000) ^ 0x8000)
+														goto end415
+													}
+												}
+												r416 = ((a417 + 0x1) & 0xffff)
+												goto end415
+											}
+										end415:
+										}
+										v414 = r416
+									}
+								} else {
+									if s[179] == 0x4 {
+										{
+											v414 = 0x0
+										}
+									}
+								}
+								p.r[31].Set32(a405, ((v414) & 0xffff))
+							}
+						}
+					}
+				}
+				if s[180] != 0x0 {
+					{
+						{
+							{
+								// action NetlockIngress.levels.level1.gnext_access
+								v420 := uint64(0)
+								_ = v420
+								v420 = p.r[32].Get32(a405)
+								if (s[180] == 0x2) && (s[183] == 0x1) {
+									{
+										v420 = s[182]
+									}
+								} else {
+									if ((s[180] == 0x3) && (s[183] == 0x1)) && (v420 == s[184]) {
+										{
+											var r422 uint64
+											_ = r422
+											{
+												a423 := v420
 												_ = a423
+												a424 := s[181]
+												_ = a424
 												{
-													if (((a422 & 0x7fff) + 0x1) & 0xffff) == a423 {
+													if (((a423 & 0x7fff) + 0x1) & 0xffff) == a424 {
 														{
-															r421 = ((a422 & 0x8000) ^ 0x8000)
-															goto end420
+															r422 = ((a423 & 0x8000) ^ 0x8000)
+															goto end421
 														}
 													}
-													r421 = ((a422 + 0x1) & 0xffff)
-													goto end420
+													r422 = ((a423 + 0x1) & 0xffff)
+													goto end421
 												}
-											end420:
+											end421:
 											}
-											v419 = r421
+											v420 = r422
 										}
 									} else {
-										if s[178] == 0x4 {
+										if s[180] == 0x4 {
 											{
-												v419 = 0x0
+												v420 = 0x0
 											}
 										} else {
-											if (s[178] == 0x5) && (s[181] == 0x1) {
+											if (s[180] == 0x5) && (s[183] == 0x1) {
 												{
-													var r425 uint64
-													_ = r425
+													var r426 uint64
+													_ = r426
 													{
-														a426 := s[183]
-														_ = a426
-														a427 := s[179]
+														a427 := s[185]
 														_ = a427
+														a428 := s[181]
+														_ = a428
 														{
-															if (((a426 & 0x7fff) + 0x1) & 0xffff) == a427 {
+															if (((a427 & 0x7fff) + 0x1) & 0xffff) == a428 {
 																{
-																	r425 = ((a426 & 0x8000) ^ 0x8000)
-																	goto end424
+																	r426 = ((a427 & 0x8000) ^ 0x8000)
+																	goto end425
 																}
 															}
-															r425 = ((a426 + 0x1) & 0xffff)
-															goto end424
+															r426 = ((a427 + 0x1) & 0xffff)
+															goto end425
 														}
-													end424:
+													end425:
 													}
-													v419 = r425
+													v420 = r426
 												}
 											}
 										}
 									}
 								}
-								p.r[32].Set32(a404, ((v419) & 0xffff))
-								s[184] = v419
+								p.r[32].Set32(a405, ((v420) & 0xffff))
+								s[186] = v420
 							}
 						}
 					}
@@ -4064,189 +4050,189 @@ func (p *netlock) ingress13(g *engine.Gen, s *[262]uint64, a377 uint64) {
 }
 
 // ingress11 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access.
-func (p *netlock) ingress11(g *engine.Gen, s *[262]uint64, a377 uint64) {
+func (p *netlock) ingress11(g *engine.Gen, s *[263]uint64, a378 uint64) {
 	{
-		a379 := a377
-		_ = a379
+		a380 := a378
+		_ = a380
 		{
-			if s[166] != 0x0 {
-				{
-					{
-						{
-							// action NetlockIngress.levels.level0.head_access
-							v381 := uint64(0)
-							_ = v381
-							v381 = p.r[27].Get32(a379)
-							var r384 uint64
-							_ = r384
-							{
-								a385 := v381
-								_ = a385
-								a386 := s[169]
-								_ = a386
-								{
-									if (((a385 & 0x7fff) + 0x1) & 0xffff) == a386 {
-										{
-											r384 = ((a385 & 0x8000) ^ 0x8000)
-											goto end383
-										}
-									}
-									r384 = ((a385 + 0x1) & 0xffff)
-									goto end383
-								}
-							end383:
-							}
-							v382 := uint64(r384)
-							_ = v382
-							s[175] = 0x0
-							if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v381 & 0x7fff)) {
-								{
-									s[175] = 0x1
-								}
-							} else {
-								if (s[166] == 0x3) && (s[171] == 0x1) {
-									{
-										s[175] = 0x1
-									}
-								}
-							}
-							s[172] = v381
-							if s[175] == 0x1 {
-								{
-									v381 = v382
-								}
-							} else {
-								if s[166] == 0x4 {
-									{
-										v381 = 0x0
-									}
-								}
-							}
-							p.r[27].Set32(a379, ((v381) & 0xffff))
-							if s[166] == 0x3 {
-								{
-									s[172] = v381
-								}
-							}
-						}
-					}
-				}
-			}
-			if s[167] != 0x0 {
-				{
-					{
-						{
-							// action NetlockIngress.levels.level0.tail_access
-							v388 := uint64(0)
-							_ = v388
-							v388 = p.r[28].Get32(a379)
-							s[173] = v388
-							if (s[167] == 0x2) && (s[171] == 0x1) {
-								{
-									var r390 uint64
-									_ = r390
-									{
-										a391 := v388
-										_ = a391
-										a392 := s[169]
-										_ = a392
-										{
-											if (((a391 & 0x7fff) + 0x1) & 0xffff) == a392 {
-												{
-													r390 = ((a391 & 0x8000) ^ 0x8000)
-													goto end389
-												}
-											}
-											r390 = ((a391 + 0x1) & 0xffff)
-											goto end389
-										}
-									end389:
-									}
-									v388 = r390
-								}
-							} else {
-								if s[167] == 0x4 {
-									{
-										v388 = 0x0
-									}
-								}
-							}
-							p.r[28].Set32(a379, ((v388) & 0xffff))
-						}
-					}
-				}
-			}
 			if s[168] != 0x0 {
 				{
 					{
 						{
-							// action NetlockIngress.levels.level0.gnext_access
-							v394 := uint64(0)
-							_ = v394
-							v394 = p.r[29].Get32(a379)
-							if (s[168] == 0x2) && (s[171] == 0x1) {
+							// action NetlockIngress.levels.level0.head_access
+							v382 := uint64(0)
+							_ = v382
+							v382 = p.r[27].Get32(a380)
+							var r385 uint64
+							_ = r385
+							{
+								a386 := v382
+								_ = a386
+								a387 := s[171]
+								_ = a387
 								{
-									v394 = s[170]
+									if (((a386 & 0x7fff) + 0x1) & 0xffff) == a387 {
+										{
+											r385 = ((a386 & 0x8000) ^ 0x8000)
+											goto end384
+										}
+									}
+									r385 = ((a386 + 0x1) & 0xffff)
+									goto end384
+								}
+							end384:
+							}
+							v383 := uint64(r385)
+							_ = v383
+							s[177] = 0x0
+							if ((s[168] == 0x2) && (s[173] == 0x1)) && (s[172] == (v382 & 0x7fff)) {
+								{
+									s[177] = 0x1
 								}
 							} else {
-								if ((s[168] == 0x3) && (s[171] == 0x1)) && (v394 == s[172]) {
+								if (s[168] == 0x3) && (s[173] == 0x1) {
 									{
-										var r396 uint64
-										_ = r396
+										s[177] = 0x1
+									}
+								}
+							}
+							s[174] = v382
+							if s[177] == 0x1 {
+								{
+									v382 = v383
+								}
+							} else {
+								if s[168] == 0x4 {
+									{
+										v382 = 0x0
+									}
+								}
+							}
+							p.r[27].Set32(a380, ((v382) & 0xffff))
+							if s[168] == 0x3 {
+								{
+									s[174] = v382
+								}
+							}
+						}
+					}
+				}
+			}
+			if s[169] != 0x0 {
+				{
+					{
+						{
+							// action NetlockIngress.levels.level0.tail_access
+							v389 := uint64(0)
+							_ = v389
+							v389 = p.r[28].Get32(a380)
+							s[175] = v389
+							if (s[169] == 0x2) && (s[173] == 0x1) {
+								{
+									var r391 uint64
+									_ = r391
+									{
+										a392 := v389
+										_ = a392
+										a393 := s[171]
+										_ = a393
 										{
-											a397 := v394
-											_ = a397
-											a398 := s[169]
+											if (((a392 & 0x7fff) + 0x1) & 0xffff) == a393 {
+												{
+													r391 = ((a392 & 0x8000) ^ 0x8000)
+													goto end390
+												}
+											}
+											r391 = ((a392 + 0x1) & 0xffff)
+											goto end390
+										}
+									end390:
+									}
+									v389 = r391
+								}
+							} else {
+								if s[169] == 0x4 {
+									{
+										v389 = 0x0
+									}
+								}
+							}
+							p.r[28].Set32(a380, ((v389) & 0xffff))
+						}
+					}
+				}
+			}
+			if s[170] != 0x0 {
+				{
+					{
+						{
+							// action NetlockIngress.levels.level0.gnext_access
+							v395 := uint64(0)
+							_ = v395
+							v395 = p.r[29].Get32(a380)
+							if (s[170] == 0x2) && (s[173] == 0x1) {
+								{
+									v395 = s[172]
+								}
+							} else {
+								if ((s[170] == 0x3) && (s[173] == 0x1)) && (v395 == s[174]) {
+									{
+										var r397 uint64
+										_ = r397
+										{
+											a398 := v395
 											_ = a398
+											a399 := s[171]
+											_ = a399
 											{
-												if (((a397 & 0x7fff) + 0x1) & 0xffff) == a398 {
+												if (((a398 & 0x7fff) + 0x1) & 0xffff) == a399 {
 													{
-														r396 = ((a397 & 0x8000) ^ 0x8000)
-														goto end395
+														r397 = ((a398 & 0x8000) ^ 0x8000)
+														goto end396
 													}
 												}
-												r396 = ((a397 + 0x1) & 0xffff)
-												goto end395
+												r397 = ((a398 + 0x1) & 0xffff)
+												goto end396
 											}
-										end395:
+										end396:
 										}
-										v394 = r396
+										v395 = r397
 									}
 								} else {
-									if s[168] == 0x4 {
+									if s[170] == 0x4 {
 										{
-											v394 = 0x0
+											v395 = 0x0
 										}
 									} else {
-										if (s[168] == 0x5) && (s[171] == 0x1) {
+										if (s[170] == 0x5) && (s[173] == 0x1) {
 											{
-												var r400 uint64
-												_ = r400
+												var r401 uint64
+												_ = r401
 												{
-													a401 := s[173]
-													_ = a401
-													a402 := s[169]
+													a402 := s[175]
 													_ = a402
+													a403 := s[171]
+													_ = a403
 													{
-														if (((a401 & 0x7fff) + 0x1) & 0xffff) == a402 {
+														if (((a402 & 0x7fff) + 0x1) & 0xffff) == a403 {
 															{
-																r400 = ((a401 & 0x8000) ^ 0x8000)
-																goto end399
+																r401 = ((a402 & 0x8000) ^ 0x8000)
+																goto end400
 															}
 														}
-														r400 = ((a401 + 0x1) & 0xffff)
-														goto end399
+														r401 = ((a402 + 0x1) & 0xffff)
+														goto end400
 													}
-												end399:
+												end400:
 												}
-												v394 = r400
+												v395 = r401
 											}
 										}
 									}
 								}
 							}
-							p.r[29].Set32(a379, ((v394) & 0xffff))
-							s[174] = v394
+							p.r[29].Set32(a380, ((v395) & 0xffff))
+							s[176] = v395
 						}
 					}
 				}
@@ -4256,189 +4242,189 @@ func (p *netlock) ingress11(g *engine.Gen, s *[262]uint64, a377 uint64) {
 }
 
 // ingress12 is a part of ingress, with actions NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, NetlockIngress.levels.level1.gnext_access.
-func (p *netlock) ingress12(g *engine.Gen, s *[262]uint64, a377 uint64) {
+func (p *netlock) ingress12(g *engine.Gen, s *[263]uint64, a378 uint64) {
 	{
-		a429 := a377
-		_ = a429
+		a430 := a378
+		_ = a430
 		{
-			if s[166] != 0x0 {
-				{
-					{
-						{
-							// action NetlockIngress.levels.level1.head_access
-							v431 := uint64(0)
-							_ = v431
-							v431 = p.r[30].Get32(a429)
-							var r434 uint64
-							_ = r434
-							{
-								a435 := v431
-								_ = a435
-								a436 := s[169]
-								_ = a436
-								{
-									if (((a435 & 0x7fff) + 0x1) & 0xffff) == a436 {
-										{
-											r434 = ((a435 & 0x8000) ^ 0x8000)
-											goto end433
-										}
-									}
-									r434 = ((a435 + 0x1) & 0xffff)
-									goto end433
-								}
-							end433:
-							}
-							v432 := uint64(r434)
-							_ = v432
-							s[175] = 0x0
-							if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v431 & 0x7fff)) {
-								{
-									s[175] = 0x1
-								}
-							} else {
-								if (s[166] == 0x3) && (s[171] == 0x1) {
-									{
-										s[175] = 0x1
-									}
-								}
-							}
-							s[172] = v431
-							if s[175] == 0x1 {
-								{
-									v431 = v432
-								}
-							} else {
-								if s[166] == 0x4 {
-									{
-										v431 = 0x0
-									}
-								}
-							}
-							p.r[30].Set32(a429, ((v431) & 0xffff))
-							if s[166] == 0x3 {
-								{
-									s[172] = v431
-								}
-							}
-						}
-					}
-				}
-			}
-			if s[167] != 0x0 {
-				{
-					{
-						{
-							// action NetlockIngress.levels.level1.tail_access
-							v438 := uint64(0)
-							_ = v438
-							v438 = p.r[31].Get32(a429)
-							s[173] = v438
-							if (s[167] == 0x2) && (s[171] == 0x1) {
-								{
-									var r440 uint64
-									_ = r440
-									{
-										a441 := v438
-										_ = a441
-										a442 := s[169]
-										_ = a442
-										{
-											if (((a441 & 0x7fff) + 0x1) & 0xffff) == a442 {
-												{
-													r440 = ((a441 & 0x8000) ^ 0x8000)
-													goto end439
-												}
-											}
-											r440 = ((a441 + 0x1) & 0xffff)
-											goto end439
-										}
-									end439:
-									}
-									v438 = r440
-								}
-							} else {
-								if s[167] == 0x4 {
-									{
-										v438 = 0x0
-									}
-								}
-							}
-							p.r[31].Set32(a429, ((v438) & 0xffff))
-						}
-					}
-				}
-			}
 			if s[168] != 0x0 {
 				{
 					{
 						{
-							// action NetlockIngress.levels.level1.gnext_access
-							v444 := uint64(0)
-							_ = v444
-							v444 = p.r[32].Get32(a429)
-							if (s[168] == 0x2) && (s[171] == 0x1) {
+							// action NetlockIngress.levels.level1.head_access
+							v432 := uint64(0)
+							_ = v432
+							v432 = p.r[30].Get32(a430)
+							var r435 uint64
+							_ = r435
+							{
+								a436 := v432
+								_ = a436
+								a437 := s[171]
+								_ = a437
 								{
-									v444 = s[170]
+									if (((a436 & 0x7fff) + 0x1) & 0xffff) == a437 {
+										{
+											r435 = ((a436 & 0x8000) ^ 0x8000)
+											goto end434
+										}
+									}
+									r435 = ((a436 + 0x1) & 0xffff)
+									goto end434
+								}
+							end434:
+							}
+							v433 := uint64(r435)
+							_ = v433
+							s[177] = 0x0
+							if ((s[168] == 0x2) && (s[173] == 0x1)) && (s[172] == (v432 & 0x7fff)) {
+								{
+									s[177] = 0x1
 								}
 							} else {
-								if ((s[168] == 0x3) && (s[171] == 0x1)) && (v444 == s[172]) {
+								if (s[168] == 0x3) && (s[173] == 0x1) {
 									{
-										var r446 uint64
-										_ = r446
+										s[177] = 0x1
+									}
+								}
+							}
+							s[174] = v432
+							if s[177] == 0x1 {
+								{
+									v432 = v433
+								}
+							} else {
+								if s[168] == 0x4 {
+									{
+										v432 = 0x0
+									}
+								}
+							}
+							p.r[30].Set32(a430, ((v432) & 0xffff))
+							if s[168] == 0x3 {
+								{
+									s[174] = v432
+								}
+							}
+						}
+					}
+				}
+			}
+			if s[169] != 0x0 {
+				{
+					{
+						{
+							// action NetlockIngress.levels.level1.tail_access
+							v439 := uint64(0)
+							_ = v439
+							v439 = p.r[31].Get32(a430)
+							s[175] = v439
+							if (s[169] == 0x2) && (s[173] == 0x1) {
+								{
+									var r441 uint64
+									_ = r441
+									{
+										a442 := v439
+										_ = a442
+										a443 := s[171]
+										_ = a443
 										{
-											a447 := v444
-											_ = a447
-											a448 := s[169]
+											if (((a442 & 0x7fff) + 0x1) & 0xffff) == a443 {
+												{
+													r441 = ((a442 & 0x8000) ^ 0x8000)
+													goto end440
+												}
+											}
+											r441 = ((a442 + 0x1) & 0xffff)
+											goto end440
+										}
+									end440:
+									}
+									v439 = r441
+								}
+							} else {
+								if s[169] == 0x4 {
+									{
+										v439 = 0x0
+									}
+								}
+							}
+							p.r[31].Set32(a430, ((v439) & 0xffff))
+						}
+					}
+				}
+			}
+			if s[170] != 0x0 {
+				{
+					{
+						{
+							// action NetlockIngress.levels.level1.gnext_access
+							v445 := uint64(0)
+							_ = v445
+							v445 = p.r[32].Get32(a430)
+							if (s[170] == 0x2) && (s[173] == 0x1) {
+								{
+									v445 = s[172]
+								}
+							} else {
+								if ((s[170] == 0x3) && (s[173] == 0x1)) && (v445 == s[174]) {
+									{
+										var r447 uint64
+										_ = r447
+										{
+											a448 := v445
 											_ = a448
+											a449 := s[171]
+											_ = a449
 											{
-												if (((a447 & 0x7fff) + 0x1) & 0xffff) == a448 {
+												if (((a448 & 0x7fff) + 0x1) & 0xffff) == a449 {
 													{
-														r446 = ((a447 & 0x8000) ^ 0x8000)
-														goto end445
+														r447 = ((a448 & 0x8000) ^ 0x8000)
+														goto end446
 													}
 												}
-												r446 = ((a447 + 0x1) & 0xffff)
-												goto end445
+												r447 = ((a448 + 0x1) & 0xffff)
+												goto end446
 											}
-										end445:
+										end446:
 										}
-										v444 = r446
+										v445 = r447
 									}
 								} else {
-									if s[168] == 0x4 {
+									if s[170] == 0x4 {
 										{
-											v444 = 0x0
+											v445 = 0x0
 										}
 									} else {
-										if (s[168] == 0x5) && (s[171] == 0x1) {
+										if (s[170] == 0x5) && (s[173] == 0x1) {
 											{
-												var r450 uint64
-												_ = r450
+												var r451 uint64
+												_ = r451
 												{
-													a451 := s[173]
-													_ = a451
-													a452 := s[169]
+													a452 := s[175]
 													_ = a452
+													a453 := s[171]
+													_ = a453
 													{
-														if (((a451 & 0x7fff) + 0x1) & 0xffff) == a452 {
+														if (((a452 & 0x7fff) + 0x1) & 0xffff) == a453 {
 															{
-																r450 = ((a451 & 0x8000) ^ 0x8000)
-																goto end449
+																r451 = ((a452 & 0x8000) ^ 0x8000)
+																goto end450
 															}
 														}
-														r450 = ((a451 + 0x1) & 0xffff)
-														goto end449
+														r451 = ((a452 + 0x1) & 0xffff)
+														goto end450
 													}
-												end449:
+												end450:
 												}
-												v444 = r450
+												v445 = r451
 											}
 										}
 									}
 								}
 							}
-							p.r[32].Set32(a429, ((v444) & 0xffff))
-							s[174] = v444
+							p.r[32].Set32(a430, ((v445) & 0xffff))
+							s[176] = v445
 						}
 					}
 				}
@@ -4448,143 +4434,101 @@ func (p *netlock) ingress12(g *engine.Gen, s *[262]uint64, a377 uint64) {
 }
 
 // ingress18 is a part of ingress, with actions NetlockIngress.tok_access, NetlockIngress.slot_at, NetlockIngress.pool.part0.txn_access, NetlockIngress.pool.part0.hold_access, NetlockIngress.pool.part0.flags_access, NetlockIngress.pool.part0.who_access, and 24 more.
-func (p *netlock) ingress18(g *engine.Gen, s *[262]uint64) {
+func (p *netlock) ingress18(g *engine.Gen, s *[263]uint64) {
 	{
 		{
 			{
 				// action NetlockIngress.tok_access
-				v496 := uint64(0)
-				_ = v496
-				v496 = p.r[3].Get64(s[194])
+				v497 := uint64(0)
+				_ = v497
+				v497 = p.r[3].Get64(s[196])
 				{
 				}
-				p.r[3].Set64(s[194], v496)
-				s[230] = v496
+				p.r[3].Set64(s[196], v497)
+				s[231] = v497
 			}
 		}
 		{
-			a498 := s[72]
-			_ = a498
+			a499 := s[72]
+			_ = a499
 			{
 				// action NetlockIngress.slot_at
-				v499 := uint64(((s[207] + (a498 & 0x7fff)) & 0xffffffff))
-				_ = v499
-				s[131] = ((v499) >> (p.c[3]) & 0x3)
-				s[132] = (v499 & p.c[4])
-				s[214] = v499
+				v500 := uint64(((s[209] + (a499 & 0x7fff)) & 0xffffffff))
+				_ = v500
+				s[133] = ((v500) >> (p.c[3]) & 0x3)
+				s[134] = (v500 & p.c[4])
+				s[215] = v500
 			}
 		}
-		s[134] = 0x1
-		s[142] = s[38]
-		s[137] = 0x1
-		s[133] = 0x1
-		s[135] = 0x1
 		s[136] = 0x1
+		s[144] = s[38]
+		s[139] = 0x1
+		s[135] = 0x1
+		s[137] = 0x1
+		s[138] = 0x1
 		{
 			{
-				if s[131] == 0x0 {
+				if s[133] == 0x0 {
 					{
 						{
 							{
-								if s[134] != 0x0 {
+								if s[136] != 0x0 {
 									{
 										{
 											{
 												// action NetlockIngress.pool.part0.txn_access
-												v503 := uint64(0)
-												_ = v503
-												v503 = p.r[7].Get64(s[132])
-												s[158] = engine.Sel((v503 == s[142]), 0x1, 0x0)
-												if s[134] == 0x2 {
+												v504 := uint64(0)
+												_ = v504
+												v504 = p.r[7].Get64(s[134])
+												s[160] = engine.Sel((v504 == s[144]), 0x1, 0x0)
+												if s[136] == 0x2 {
 													{
-														v503 = s[142]
+														v504 = s[144]
 													}
 												}
-												p.r[7].Set64(s[132], v503)
-												s[157] = v503
+												p.r[7].Set64(s[134], v504)
+												s[159] = v504
 											}
 										}
 									}
 								}
-								if s[137] != 0x0 {
+								if s[139] != 0x0 {
 									{
 										{
 											{
 												// action NetlockIngress.pool.part0.hold_access
-												v505 := uint64(0)
-												_ = v505
-												v505 = p.r[11].Get64(s[132])
-												if (s[137] == 0x3) || (s[137] == 0x4) {
+												v506 := uint64(0)
+												_ = v506
+												v506 = p.r[11].Get64(s[134])
+												if (s[139] == 0x3) || (s[139] == 0x4) {
 													{
-														if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v505) >> 32) == s[149])) && (((v505) >> 32) != 0x0) {
+														if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v506) >> 32) == s[151])) && (((v506) >> 32) != 0x0) {
 															{
-																s[165] = 0x1
+																s[167] = 0x1
 															}
 														}
 													}
 												}
-												if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
+												if (s[139] == 0x2) || ((s[139] == 0x5) && (s[153] == 0x1)) {
 													{
-														v505 = ((s[147])<<32 | s[148])
+														v506 = ((s[149])<<32 | s[150])
 													}
 												} else {
-													if (s[137] == 0x3) && (s[165] == 0x1) {
+													if (s[139] == 0x3) && (s[167] == 0x1) {
 														{
-															v505 = v505&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+															v506 = v506&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 														}
 													} else {
-														if (s[137] == 0x4) && (s[165] == 0x1) {
+														if (s[139] == 0x4) && (s[167] == 0x1) {
 															{
-																v505 = v505&^0xffffffff | (s[148])<<0&0xffffffff
+																v506 = v506&^0xffffffff | (s[150])<<0&0xffffffff
 															}
 														}
 													}
 												}
-												p.r[11].Set64(s[132], v505)
-												s[163] = ((v505) >> 32)
-												s[164] = ((v505) & 0xffffffff)
-											}
-										}
-									}
-								}
-								if s[133] != 0x0 {
-									{
-										{
-											{
-												// action NetlockIngress.pool.part0.flags_access
-												v507 := uint64(0)
-												_ = v507
-												v507 = p.r[8].Get64(s[132])
-												if s[133] == 0x2 {
-													{
-														v507 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
-													}
-												} else {
-													if (s[133] == 0x3) && (s[165] == 0x1) {
-														{
-															v507 = v507&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
-														}
-													} else {
-														if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
-															{
-																v507 = v507&^0xffffffff | (s[141])<<0&0xffffffff
-															}
-														} else {
-															if ((s[133] == 0x5) && (((v507) >> 56) == 0x1)) && (s[158] == 0x1) {
-																{
-																	v507 = v507&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
-																	s[165] = 0x1
-																}
-															}
-														}
-													}
-												}
-												p.r[8].Set64(s[132], v507)
-												s[152] = ((v507) >> 56)
-												s[153] = ((v507) >> 48 & 0xff)
-												s[154] = ((v507) >> 40 & 0xff)
-												s[155] = ((v507) >> 32 & 0xff)
-												s[156] = ((v507) & 0xffffffff)
+												p.r[11].Set64(s[134], v506)
+												s[165] = ((v506) >> 32)
+												s[166] = ((v506) & 0xffffffff)
 											}
 										}
 									}
@@ -4593,38 +4537,80 @@ func (p *netlock) ingress18(g *engine.Gen, s *[262]uint64) {
 									{
 										{
 											{
-												// action NetlockIngress.pool.part0.who_access
-												v509 := uint64(0)
-												_ = v509
-												v509 = p.r[9].Get64(s[132])
+												// action NetlockIngress.pool.part0.flags_access
+												v508 := uint64(0)
+												_ = v508
+												v508 = p.r[8].Get64(s[134])
 												if s[135] == 0x2 {
 													{
-														v509 = (((s[143])<<16|s[144])<<16 | s[145])
+														v508 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
+													}
+												} else {
+													if (s[135] == 0x3) && (s[167] == 0x1) {
+														{
+															v508 = v508&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+														}
+													} else {
+														if ((s[135] == 0x4) && (s[167] == 0x1)) && (s[143] != 0x0) {
+															{
+																v508 = v508&^0xffffffff | (s[143])<<0&0xffffffff
+															}
+														} else {
+															if ((s[135] == 0x5) && (((v508) >> 56) == 0x1)) && (s[160] == 0x1) {
+																{
+																	v508 = v508&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+																	s[167] = 0x1
+																}
+															}
+														}
 													}
 												}
-												p.r[9].Set64(s[132], v509)
-												s[159] = ((v509) >> 32)
-												s[160] = ((v509) >> 16 & 0xffff)
-												s[161] = ((v509) & 0xffff)
+												p.r[8].Set64(s[134], v508)
+												s[154] = ((v508) >> 56)
+												s[155] = ((v508) >> 48 & 0xff)
+												s[156] = ((v508) >> 40 & 0xff)
+												s[157] = ((v508) >> 32 & 0xff)
+												s[158] = ((v508) & 0xffffffff)
 											}
 										}
 									}
 								}
-								if s[136] != 0x0 {
+								if s[137] != 0x0 {
+									{
+										{
+											{
+												// action NetlockIngress.pool.part0.who_access
+												v510 := uint64(0)
+												_ = v510
+												v510 = p.r[9].Get64(s[134])
+												if s[137] == 0x2 {
+													{
+														v510 = (((s[145])<<16|s[146])<<16 | s[147])
+													}
+												}
+												p.r[9].Set64(s[134], v510)
+												s[161] = ((v510) >> 32)
+												s[162] = ((v510) >> 16 & 0xffff)
+												s[163] = ((v510) & 0xffff)
+											}
+										}
+									}
+								}
+								if s[138] != 0x0 {
 									{
 										{
 											{
 												// action NetlockIngress.pool.part0.ts_access
-												v511 := uint64(0)
-												_ = v511
-												v511 = p.r[10].Get64(s[132])
-												if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
+												v512 := uint64(0)
+												_ = v512
+												v512 = p.r[10].Get64(s[134])
+												if (s[138] == 0x2) || (((s[138] == 0x3) && (s[167] == 0x1)) && (s[148] != 0x0)) {
 													{
-														v511 = s[146]
+														v512 = s[148]
 													}
 												}
-												p.r[10].Set64(s[132], v511)
-												s[162] = v511
+												p.r[10].Set64(s[134], v512)
+												s[164] = v512
 											}
 										}
 									}
@@ -4642,110 +4628,68 @@ func (p *netlock) ingress18(g *engine.Gen, s *[262]uint64) {
 }
 
 // ingress16 is a part of ingress, with actions NetlockIngress.pool.part1.txn_access, NetlockIngress.pool.part1.hold_access, NetlockIngress.pool.part1.flags_access, NetlockIngress.pool.part1.who_access, NetlockIngress.pool.part1.ts_access, NetlockIngress.pool.part2.txn_access, and 9 more.
-func (p *netlock) ingress16(g *engine.Gen, s *[262]uint64) {
-	if s[131] == 0x1 {
+func (p *netlock) ingress16(g *engine.Gen, s *[263]uint64) {
+	if s[133] == 0x1 {
 		{
 			{
 				{
-					if s[134] != 0x0 {
+					if s[136] != 0x0 {
 						{
 							{
 								{
 									// action NetlockIngress.pool.part1.txn_access
-									v514 := uint64(0)
-									_ = v514
-									v514 = p.r[12].Get64(s[132])
-									s[158] = engine.Sel((v514 == s[142]), 0x1, 0x0)
-									if s[134] == 0x2 {
+									v515 := uint64(0)
+									_ = v515
+									v515 = p.r[12].Get64(s[134])
+									s[160] = engine.Sel((v515 == s[144]), 0x1, 0x0)
+									if s[136] == 0x2 {
 										{
-											v514 = s[142]
+											v515 = s[144]
 										}
 									}
-									p.r[12].Set64(s[132], v514)
-									s[157] = v514
+									p.r[12].Set64(s[134], v515)
+									s[159] = v515
 								}
 							}
 						}
 					}
-					if s[137] != 0x0 {
+					if s[139] != 0x0 {
 						{
 							{
 								{
 									// action NetlockIngress.pool.part1.hold_access
-									v516 := uint64(0)
-									_ = v516
-									v516 = p.r[16].Get64(s[132])
-									if (s[137] == 0x3) || (s[137] == 0x4) {
+									v517 := uint64(0)
+									_ = v517
+									v517 = p.r[16].Get64(s[134])
+									if (s[139] == 0x3) || (s[139] == 0x4) {
 										{
-											if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v516) >> 32) == s[149])) && (((v516) >> 32) != 0x0) {
+											if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v517) >> 32) == s[151])) && (((v517) >> 32) != 0x0) {
 												{
-													s[165] = 0x1
+													s[167] = 0x1
 												}
 											}
 										}
 									}
-									if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
+									if (s[139] == 0x2) || ((s[139] == 0x5) && (s[153] == 0x1)) {
 										{
-											v516 = ((s[147])<<32 | s[148])
+											v517 = ((s[149])<<32 | s[150])
 										}
 									} else {
-										if (s[137] == 0x3) && (s[165] == 0x1) {
+										if (s[139] == 0x3) && (s[167] == 0x1) {
 											{
-												v516 = v516&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+												v517 = v517&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 											}
 										} else {
-											if (s[137] == 0x4) && (s[165] == 0x1) {
+											if (s[139] == 0x4) && (s[167] == 0x1) {
 												{
-													v516 = v516&^0xffffffff | (s[148])<<0&0xffffffff
+													v517 = v517&^0xffffffff | (s[150])<<0&0xffffffff
 												}
 											}
 										}
 									}
-									p.r[16].Set64(s[132], v516)
-									s[163] = ((v516) >> 32)
-									s[164] = ((v516) & 0xffffffff)
-								}
-							}
-						}
-					}
-					if s[133] != 0x0 {
-						{
-							{
-								{
-									// action NetlockIngress.pool.part1.flags_access
-									v518 := uint64(0)
-									_ = v518
-									v518 = p.r[13].Get64(s[132])
-									if s[133] == 0x2 {
-										{
-											v518 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
-										}
-									} else {
-										if (s[133] == 0x3) && (s[165] == 0x1) {
-											{
-												v518 = v518&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
-											}
-										} else {
-											if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
-												{
-													v518 = v518&^0xffffffff | (s[141])<<0&0xffffffff
-												}
-											} else {
-												if ((s[133] == 0x5) && (((v518) >> 56) == 0x1)) && (s[158] == 0x1) {
-													{
-														v518 = v518&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
-														s[165] = 0x1
-													}
-												}
-											}
-										}
-									}
-									p.r[13].Set64(s[132], v518)
-									s[152] = ((v518) >> 56)
-									s[153] = ((v518) >> 48 & 0xff)
-									s[154] = ((v518) >> 40 & 0xff)
-									s[155] = ((v518) >> 32 & 0xff)
-									s[156] = ((v518) & 0xffffffff)
+									p.r[16].Set64(s[134], v517)
+									s[165] = ((v517) >> 32)
+									s[166] = ((v517) & 0xffffffff)
 								}
 							}
 						}
@@ -4754,38 +4698,80 @@ func (p *netlock) ingress16(g *engine.Gen, s *[262]uint64) {
 						{
 							{
 								{
-									// action NetlockIngress.pool.part1.who_access
-									v520 := uint64(0)
-									_ = v520
-									v520 = p.r[14].Get64(s[132])
+									// action NetlockIngress.pool.part1.flags_access
+									v519 := uint64(0)
+									_ = v519
+									v519 = p.r[13].Get64(s[134])
 									if s[135] == 0x2 {
 										{
-											v520 = (((s[143])<<16|s[144])<<16 | s[145])
+											v519 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
+										}
+									} else {
+										if (s[135] == 0x3) && (s[167] == 0x1) {
+											{
+												v519 = v519&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+											}
+										} else {
+											if ((s[135] == 0x4) && (s[167] == 0x1)) && (s[143] != 0x0) {
+												{
+													v519 = v519&^0xffffffff | (s[143])<<0&0xffffffff
+												}
+											} else {
+												if ((s[135] == 0x5) && (((v519) >> 56) == 0x1)) && (s[160] == 0x1) {
+													{
+														v519 = v519&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+														s[167] = 0x1
+													}
+												}
+											}
 										}
 									}
-									p.r[14].Set64(s[132], v520)
-									s[159] = ((v520) >> 32)
-									s[160] = ((v520) >> 16 & 0xffff)
-									s[161] = ((v520) & 0xffff)
+									p.r[13].Set64(s[134], v519)
+									s[154] = ((v519) >> 56)
+									s[155] = ((v519) >> 48 & 0xff)
+									s[156] = ((v519) >> 40 & 0xff)
+									s[157] = ((v519) >> 32 & 0xff)
+									s[158] = ((v519) & 0xffffffff)
 								}
 							}
 						}
 					}
-					if s[136] != 0x0 {
+					if s[137] != 0x0 {
+						{
+							{
+								{
+									// action NetlockIngress.pool.part1.who_access
+									v521 := uint64(0)
+									_ = v521
+									v521 = p.r[14].Get64(s[134])
+									if s[137] == 0x2 {
+										{
+											v521 = (((s[145])<<16|s[146])<<16 | s[147])
+										}
+									}
+									p.r[14].Set64(s[134], v521)
+									s[161] = ((v521) >> 32)
+									s[162] = ((v521) >> 16 & 0xffff)
+									s[163] = ((v521) & 0xffff)
+								}
+							}
+						}
+					}
+					if s[138] != 0x0 {
 						{
 							{
 								{
 									// action NetlockIngress.pool.part1.ts_access
-									v522 := uint64(0)
-									_ = v522
-									v522 = p.r[15].Get64(s[132])
-									if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
+									v523 := uint64(0)
+									_ = v523
+									v523 = p.r[15].Get64(s[134])
+									if (s[138] == 0x2) || (((s[138] == 0x3) && (s[167] == 0x1)) && (s[148] != 0x0)) {
 										{
-											v522 = s[146]
+											v523 = s[148]
 										}
 									}
-									p.r[15].Set64(s[132], v522)
-									s[162] = v522
+									p.r[15].Set64(s[134], v523)
+									s[164] = v523
 								}
 							}
 						}
@@ -4799,112 +4785,70 @@ func (p *netlock) ingress16(g *engine.Gen, s *[262]uint64) {
 }
 
 // ingress15 is a part of ingress, with actions NetlockIngress.pool.part2.txn_access, NetlockIngress.pool.part2.hold_access, NetlockIngress.pool.part2.flags_access, NetlockIngress.pool.part2.who_access, NetlockIngress.pool.part2.ts_access, NetlockIngress.pool.part3.txn_access, and 4 more.
-func (p *netlock) ingress15(g *engine.Gen, s *[262]uint64) {
-	if s[131] == 0x2 {
+func (p *netlock) ingress15(g *engine.Gen, s *[263]uint64) {
+	if s[133] == 0x2 {
 		p.ingress14(g, s)
 	} else {
 		{
 			{
 				{
-					if s[134] != 0x0 {
+					if s[136] != 0x0 {
 						{
 							{
 								{
 									// action NetlockIngress.pool.part3.txn_access
-									v536 := uint64(0)
-									_ = v536
-									v536 = p.r[22].Get64(s[132])
-									s[158] = engine.Sel((v536 == s[142]), 0x1, 0x0)
-									if s[134] == 0x2 {
+									v537 := uint64(0)
+									_ = v537
+									v537 = p.r[22].Get64(s[134])
+									s[160] = engine.Sel((v537 == s[144]), 0x1, 0x0)
+									if s[136] == 0x2 {
 										{
-											v536 = s[142]
+											v537 = s[144]
 										}
 									}
-									p.r[22].Set64(s[132], v536)
-									s[157] = v536
+									p.r[22].Set64(s[134], v537)
+									s[159] = v537
 								}
 							}
 						}
 					}
-					if s[137] != 0x0 {
+					if s[139] != 0x0 {
 						{
 							{
 								{
 									// action NetlockIngress.pool.part3.hold_access
-									v538 := uint64(0)
-									_ = v538
-									v538 = p.r[26].Get64(s[132])
-									if (s[137] == 0x3) || (s[137] == 0x4) {
+									v539 := uint64(0)
+									_ = v539
+									v539 = p.r[26].Get64(s[134])
+									if (s[139] == 0x3) || (s[139] == 0x4) {
 										{
-											if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v538) >> 32) == s[149])) && (((v538) >> 32) != 0x0) {
+											if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v539) >> 32) == s[151])) && (((v539) >> 32) != 0x0) {
 												{
-													s[165] = 0x1
+													s[167] = 0x1
 												}
 											}
 										}
 									}
-									if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
+									if (s[139] == 0x2) || ((s[139] == 0x5) && (s[153] == 0x1)) {
 										{
-											v538 = ((s[147])<<32 | s[148])
+											v539 = ((s[149])<<32 | s[150])
 										}
 									} else {
-										if (s[137] == 0x3) && (s[165] == 0x1) {
+										if (s[139] == 0x3) && (s[167] == 0x1) {
 											{
-												v538 = v538&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+												v539 = v539&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 											}
 										} else {
-											if (s[137] == 0x4) && (s[165] == 0x1) {
+											if (s[139] == 0x4) && (s[167] == 0x1) {
 												{
-													v538 = v538&^0xffffffff | (s[148])<<0&0xffffffff
+													v539 = v539&^0xffffffff | (s[150])<<0&0xffffffff
 												}
 											}
 										}
 									}
-									p.r[26].Set64(s[132], v538)
-									s[163] = ((v538) >> 32)
-									s[164] = ((v538) & 0xffffffff)
-								}
-							}
-						}
-					}
-					if s[133] != 0x0 {
-						{
-							{
-								{
-									// action NetlockIngress.pool.part3.flags_access
-									v540 := uint64(0)
-									_ = v540
-									v540 = p.r[23].Get64(s[132])
-									if s[133] == 0x2 {
-										{
-											v540 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
-										}
-									} else {
-										if (s[133] == 0x3) && (s[165] == 0x1) {
-											{
-												v540 = v540&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
-											}
-										} else {
-											if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
-												{
-													v540 = v540&^0xffffffff | (s[141])<<0&0xffffffff
-												}
-											} else {
-												if ((s[133] == 0x5) && (((v540) >> 56) == 0x1)) && (s[158] == 0x1) {
-													{
-														v540 = v540&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
-														s[165] = 0x1
-													}
-												}
-											}
-										}
-									}
-									p.r[23].Set64(s[132], v540)
-									s[152] = ((v540) >> 56)
-									s[153] = ((v540) >> 48 & 0xff)
-									s[154] = ((v540) >> 40 & 0xff)
-									s[155] = ((v540) >> 32 & 0xff)
-									s[156] = ((v540) & 0xffffffff)
+									p.r[26].Set64(s[134], v539)
+									s[165] = ((v539) >> 32)
+									s[166] = ((v539) & 0xffffffff)
 								}
 							}
 						}
@@ -4913,38 +4857,80 @@ func (p *netlock) ingress15(g *engine.Gen, s *[262]uint64) {
 						{
 							{
 								{
-									// action NetlockIngress.pool.part3.who_access
-									v542 := uint64(0)
-									_ = v542
-									v542 = p.r[24].Get64(s[132])
+									// action NetlockIngress.pool.part3.flags_access
+									v541 := uint64(0)
+									_ = v541
+									v541 = p.r[23].Get64(s[134])
 									if s[135] == 0x2 {
 										{
-											v542 = (((s[143])<<16|s[144])<<16 | s[145])
+											v541 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
+										}
+									} else {
+										if (s[135] == 0x3) && (s[167] == 0x1) {
+											{
+												v541 = v541&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+											}
+										} else {
+											if ((s[135] == 0x4) && (s[167] == 0x1)) && (s[143] != 0x0) {
+												{
+													v541 = v541&^0xffffffff | (s[143])<<0&0xffffffff
+												}
+											} else {
+												if ((s[135] == 0x5) && (((v541) >> 56) == 0x1)) && (s[160] == 0x1) {
+													{
+														v541 = v541&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+														s[167] = 0x1
+													}
+												}
+											}
 										}
 									}
-									p.r[24].Set64(s[132], v542)
-									s[159] = ((v542) >> 32)
-									s[160] = ((v542) >> 16 & 0xffff)
-									s[161] = ((v542) & 0xffff)
+									p.r[23].Set64(s[134], v541)
+									s[154] = ((v541) >> 56)
+									s[155] = ((v541) >> 48 & 0xff)
+									s[156] = ((v541) >> 40 & 0xff)
+									s[157] = ((v541) >> 32 & 0xff)
+									s[158] = ((v541) & 0xffffffff)
 								}
 							}
 						}
 					}
-					if s[136] != 0x0 {
+					if s[137] != 0x0 {
+						{
+							{
+								{
+									// action NetlockIngress.pool.part3.who_access
+									v543 := uint64(0)
+									_ = v543
+									v543 = p.r[24].Get64(s[134])
+									if s[137] == 0x2 {
+										{
+											v543 = (((s[145])<<16|s[146])<<16 | s[147])
+										}
+									}
+									p.r[24].Set64(s[134], v543)
+									s[161] = ((v543) >> 32)
+									s[162] = ((v543) >> 16 & 0xffff)
+									s[163] = ((v543) & 0xffff)
+								}
+							}
+						}
+					}
+					if s[138] != 0x0 {
 						{
 							{
 								{
 									// action NetlockIngress.pool.part3.ts_access
-									v544 := uint64(0)
-									_ = v544
-									v544 = p.r[25].Get64(s[132])
-									if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
+									v545 := uint64(0)
+									_ = v545
+									v545 = p.r[25].Get64(s[134])
+									if (s[138] == 0x2) || (((s[138] == 0x3) && (s[167] == 0x1)) && (s[148] != 0x0)) {
 										{
-											v544 = s[146]
+											v545 = s[148]
 										}
 									}
-									p.r[25].Set64(s[132], v544)
-									s[162] = v544
+									p.r[25].Set64(s[134], v545)
+									s[164] = v545
 								}
 							}
 						}
@@ -4956,109 +4942,67 @@ func (p *netlock) ingress15(g *engine.Gen, s *[262]uint64) {
 }
 
 // ingress14 is a part of ingress, with actions NetlockIngress.pool.part2.txn_access, NetlockIngress.pool.part2.hold_access, NetlockIngress.pool.part2.flags_access, NetlockIngress.pool.part2.who_access, NetlockIngress.pool.part2.ts_access.
-func (p *netlock) ingress14(g *engine.Gen, s *[262]uint64) {
+func (p *netlock) ingress14(g *engine.Gen, s *[263]uint64) {
 	{
 		{
 			{
-				if s[134] != 0x0 {
+				if s[136] != 0x0 {
 					{
 						{
 							{
 								// action NetlockIngress.pool.part2.txn_access
-								v525 := uint64(0)
-								_ = v525
-								v525 = p.r[17].Get64(s[132])
-								s[158] = engine.Sel((v525 == s[142]), 0x1, 0x0)
-								if s[134] == 0x2 {
+								v526 := uint64(0)
+								_ = v526
+								v526 = p.r[17].Get64(s[134])
+								s[160] = engine.Sel((v526 == s[144]), 0x1, 0x0)
+								if s[136] == 0x2 {
 									{
-										v525 = s[142]
+										v526 = s[144]
 									}
 								}
-								p.r[17].Set64(s[132], v525)
-								s[157] = v525
+								p.r[17].Set64(s[134], v526)
+								s[159] = v526
 							}
 						}
 					}
 				}
-				if s[137] != 0x0 {
+				if s[139] != 0x0 {
 					{
 						{
 							{
 								// action NetlockIngress.pool.part2.hold_access
-								v527 := uint64(0)
-								_ = v527
-								v527 = p.r[21].Get64(s[132])
-								if (s[137] == 0x3) || (s[137] == 0x4) {
+								v528 := uint64(0)
+								_ = v528
+								v528 = p.r[21].Get64(s[134])
+								if (s[139] == 0x3) || (s[139] == 0x4) {
 									{
-										if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v527) >> 32) == s[149])) && (((v527) >> 32) != 0x0) {
+										if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v528) >> 32) == s[151])) && (((v528) >> 32) != 0x0) {
 											{
-												s[165] = 0x1
+												s[167] = 0x1
 											}
 										}
 									}
 								}
-								if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
+								if (s[139] == 0x2) || ((s[139] == 0x5) && (s[153] == 0x1)) {
 									{
-										v527 = ((s[147])<<32 | s[148])
+										v528 = ((s[149])<<32 | s[150])
 									}
 								} else {
-									if (s[137] == 0x3) && (s[165] == 0x1) {
+									if (s[139] == 0x3) && (s[167] == 0x1) {
 										{
-											v527 = v527&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+											v528 = v528&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 										}
 									} else {
-										if (s[137] == 0x4) && (s[165] == 0x1) {
+										if (s[139] == 0x4) && (s[167] == 0x1) {
 											{
-												v527 = v527&^0xffffffff | (s[148])<<0&0xffffffff
+												v528 = v528&^0xffffffff | (s[150])<<0&0xffffffff
 											}
 										}
 									}
 								}
-								p.r[21].Set64(s[132], v527)
-								s[163] = ((v527) >> 32)
-								s[164] = ((v527) & 0xffffffff)
-							}
-						}
-					}
-				}
-				if s[133] != 0x0 {
-					{
-						{
-							{
-								// action NetlockIngress.pool.part2.flags_access
-								v529 := uint64(0)
-								_ = v529
-								v529 = p.r[18].Get64(s[132])
-								if s[133] == 0x2 {
-									{
-										v529 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
-									}
-								} else {
-									if (s[133] == 0x3) && (s[165] == 0x1) {
-										{
-											v529 = v529&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
-										}
-									} else {
-										if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
-											{
-												v529 = v529&^0xffffffff | (s[141])<<0&0xffffffff
-											}
-										} else {
-											if ((s[133] == 0x5) && (((v529) >> 56) == 0x1)) && (s[158] == 0x1) {
-												{
-													v529 = v529&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
-													s[165] = 0x1
-												}
-											}
-										}
-									}
-								}
-								p.r[18].Set64(s[132], v529)
-								s[152] = ((v529) >> 56)
-								s[153] = ((v529) >> 48 & 0xff)
-								s[154] = ((v529) >> 40 & 0xff)
-								s[155] = ((v529) >> 32 & 0xff)
-								s[156] = ((v529) & 0xffffffff)
+								p.r[21].Set64(s[134], v528)
+								s[165] = ((v528) >> 32)
+								s[166] = ((v528) & 0xffffffff)
 							}
 						}
 					}
@@ -5067,38 +5011,80 @@ func (p *netlock) ingress14(g *engine.Gen, s *[262]uint64) {
 					{
 						{
 							{
-								// action NetlockIngress.pool.part2.who_access
-								v531 := uint64(0)
-								_ = v531
-								v531 = p.r[19].Get64(s[132])
+								// action NetlockIngress.pool.part2.flags_access
+								v530 := uint64(0)
+								_ = v530
+								v530 = p.r[18].Get64(s[134])
 								if s[135] == 0x2 {
 									{
-										v531 = (((s[143])<<16|s[144])<<16 | s[145])
+										v530 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
+									}
+								} else {
+									if (s[135] == 0x3) && (s[167] == 0x1) {
+										{
+											v530 = v530&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+										}
+									} else {
+										if ((s[135] == 0x4) && (s[167] == 0x1)) && (s[143] != 0x0) {
+											{
+												v530 = v530&^0xffffffff | (s[143])<<0&0xffffffff
+											}
+										} else {
+											if ((s[135] == 0x5) && (((v530) >> 56) == 0x1)) && (s[160] == 0x1) {
+												{
+													v530 = v530&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+													s[167] = 0x1
+												}
+											}
+										}
 									}
 								}
-								p.r[19].Set64(s[132], v531)
-								s[159] = ((v531) >> 32)
-								s[160] = ((v531) >> 16 & 0xffff)
-								s[161] = ((v531) & 0xffff)
+								p.r[18].Set64(s[134], v530)
+								s[154] = ((v530) >> 56)
+								s[155] = ((v530) >> 48 & 0xff)
+								s[156] = ((v530) >> 40 & 0xff)
+								s[157] = ((v530) >> 32 & 0xff)
+								s[158] = ((v530) & 0xffffffff)
 							}
 						}
 					}
 				}
-				if s[136] != 0x0 {
+				if s[137] != 0x0 {
+					{
+						{
+							{
+								// action NetlockIngress.pool.part2.who_access
+								v532 := uint64(0)
+								_ = v532
+								v532 = p.r[19].Get64(s[134])
+								if s[137] == 0x2 {
+									{
+										v532 = (((s[145])<<16|s[146])<<16 | s[147])
+									}
+								}
+								p.r[19].Set64(s[134], v532)
+								s[161] = ((v532) >> 32)
+								s[162] = ((v532) >> 16 & 0xffff)
+								s[163] = ((v532) & 0xffff)
+							}
+						}
+					}
+				}
+				if s[138] != 0x0 {
 					{
 						{
 							{
 								// action NetlockIngress.pool.part2.ts_access
-								v533 := uint64(0)
-								_ = v533
-								v533 = p.r[20].Get64(s[132])
-								if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
+								v534 := uint64(0)
+								_ = v534
+								v534 = p.r[20].Get64(s[134])
+								if (s[138] == 0x2) || (((s[138] == 0x3) && (s[167] == 0x1)) && (s[148] != 0x0)) {
 									{
-										v533 = s[146]
+										v534 = s[148]
 									}
 								}
-								p.r[20].Set64(s[132], v533)
-								s[162] = v533
+								p.r[20].Set64(s[134], v534)
+								s[164] = v534
 							}
 						}
 					}
@@ -5109,76 +5095,76 @@ func (p *netlock) ingress14(g *engine.Gen, s *[262]uint64) {
 }
 
 // ingress17 is a part of ingress, with actions NetlockIngress.token_of, NetlockIngress.ans_grant_slot, NetlockIngress.ans_to_client, NetlockIngress.ended_access, NetlockIngress.again, NetlockIngress.ans_echo_p, and 2 more.
-func (p *netlock) ingress17(g *engine.Gen, s *[262]uint64) {
-	if (s[152] == 0x1) && (s[158] == 0x1) {
+func (p *netlock) ingress17(g *engine.Gen, s *[263]uint64) {
+	if (s[154] == 0x1) && (s[160] == 0x1) {
 		{
-			if s[163] != 0x0 {
+			if s[165] != 0x0 {
 				{
-					v545 := uint64(0)
-					_ = v545
+					v546 := uint64(0)
+					_ = v546
 					{
-						a547 := s[163]
-						_ = a547
-						a548 := s[214]
+						a548 := s[165]
 						_ = a548
-						v545 = 0
+						a549 := s[215]
+						_ = a549
+						v546 = 0
 						{
 							// action NetlockIngress.token_of
-							v549 := uint64(((s[230]) >> 32))
-							_ = v549
-							if a547 > ((s[230]) & 0xffffffff) {
+							v550 := uint64(((s[231]) >> 32))
+							_ = v550
+							if a548 > ((s[231]) & 0xffffffff) {
 								{
-									v549 = ((v549 - 0x1) & 0xffffffff)
+									v550 = ((v550 - 0x1) & 0xffffffff)
 								}
 							}
-							v545 = ((((v549)<<32 | a547) << (p.c[5])) | a548)
+							v546 = ((((v550)<<32 | a548) << (p.c[5])) | a549)
 						}
 					}
 					{
-						a551 := v545
-						_ = a551
+						a552 := v546
+						_ = a552
 						{
 							// action NetlockIngress.ans_grant_slot
 							{
-								a553 := s[159]
-								_ = a553
-								a554 := s[160]
+								a554 := s[161]
 								_ = a554
-								a555 := s[155]
+								a555 := s[162]
 								_ = a555
+								a556 := s[157]
+								_ = a556
 								{
 									// action NetlockIngress.ans_to_client
-									s[105] = 0x1
-									s[106] = 0x1
-									s[107] = 0x0
-									s[111] = s[201]
-									s[113] = s[202]
-									s[112] = a553
+									s[107] = 0x1
+									s[108] = 0x1
+									s[109] = 0x0
+									s[113] = s[203]
+									s[115] = s[204]
 									s[114] = a554
-									s[115] = 0x3
-									s[118] = 0x0
-									s[117] = 0x0
-									s[126] = 0x0
-									s[127] = 0x0
-									if a555 == 0x1 {
+									s[116] = a555
+									s[117] = 0x3
+									s[120] = 0x0
+									s[119] = 0x0
+									s[128] = 0x0
+									s[129] = 0x0
+									if a556 == 0x1 {
 										{
-											s[117] = 0x8
-											s[126] = a553
-											s[127] = a554
+											s[119] = 0x8
+											s[128] = a554
+											s[129] = a555
 										}
 									}
-									s[121] = s[37]
-									s[125] = 0x0
-									s[128] = 0x0
+									s[123] = s[37]
+									s[127] = 0x0
+									s[130] = 0x0
 								}
 							}
-							s[116] = s[153]
-							s[119] = s[154]
-							s[120] = s[161]
-							s[122] = s[157]
-							s[123] = a551
-							s[124] = s[162]
-							s[125] = s[156]
+							s[118] = s[155]
+							s[121] = s[156]
+							s[122] = s[163]
+							s[124] = s[159]
+							s[125] = a552
+							s[126] = s[164]
+							s[127] = s[158]
 						}
 					}
 				}
@@ -5187,115 +5173,115 @@ func (p *netlock) ingress17(g *engine.Gen, s *[262]uint64) {
 	} else {
 		{
 			s[73] = ((s[73] - 0x1) & 0xffff)
-			var r557 uint64
-			_ = r557
+			var r558 uint64
+			_ = r558
 			{
-				a558 := s[72]
-				_ = a558
-				a559 := s[208]
+				a559 := s[72]
 				_ = a559
+				a560 := s[210]
+				_ = a560
 				{
-					if (((a558 & 0x7fff) + 0x1) & 0xffff) == a559 {
+					if (((a559 & 0x7fff) + 0x1) & 0xffff) == a560 {
 						{
-							r557 = ((a558 & 0x8000) ^ 0x8000)
-							goto end556
+							r558 = ((a559 & 0x8000) ^ 0x8000)
+							goto end557
 						}
 					}
-					r557 = ((a558 + 0x1) & 0xffff)
-					goto end556
+					r558 = ((a559 + 0x1) & 0xffff)
+					goto end557
 				}
-			end556:
+			end557:
 			}
-			s[72] = r557
+			s[72] = r558
 			if s[73] == 0x0 {
 				{
 					{
 						{
 							// action NetlockIngress.ended_access
-							v561 := uint64(0)
-							_ = v561
-							var h562 uint64
+							v562 := uint64(0)
+							_ = v562
+							var h563 uint64
 							{
 								if s[29] != 0 {
-									b563 := g.Scratch(12)
-									binary.BigEndian.PutUint64(b563[0:], (s[37])<<32|(s[38])>>32)
-									binary.BigEndian.PutUint64(b563[8:], (s[38])<<32)
-									h562 = engine.HashCRC32(b563[:12])
+									b564 := g.Scratch(12)
+									binary.BigEndian.PutUint64(b564[0:], (s[37])<<32|(s[38])>>32)
+									binary.BigEndian.PutUint64(b564[8:], (s[38])<<32)
+									h563 = engine.HashCRC32(b564[:12])
 								} else {
-									h562 = engine.HashCRC32(nil)
+									h563 = engine.HashCRC32(nil)
 								}
 							}
-							v561 = (0x0 + engine.Sel(p.c[2] != 0, h562%(p.c[2]|engine.B2U(p.c[2] == 0)), h562)) & 0xffffffff
-							v564 := uint64(0)
-							_ = v564
-							var h565 uint64
+							v562 = (0x0 + engine.Sel(p.c[2] != 0, h563%(p.c[2]|engine.B2U(p.c[2] == 0)), h563)) & 0xffffffff
+							v565 := uint64(0)
+							_ = v565
+							var h566 uint64
 							{
 								if s[29] != 0 {
-									b566 := g.Scratch(12)
-									binary.BigEndian.PutUint64(b566[0:], ((s[38])&0xffffffff)<<32|s[37])
-									binary.BigEndian.PutUint64(b566[8:], ((s[38])>>32)<<32)
-									h565 = engine.HashCRC32(b566[:12])
+									b567 := g.Scratch(12)
+									binary.BigEndian.PutUint64(b567[0:], ((s[38])&0xffffffff)<<32|s[37])
+									binary.BigEndian.PutUint64(b567[8:], ((s[38])>>32)<<32)
+									h566 = engine.HashCRC32(b567[:12])
 								} else {
-									b567 := g.Scratch(8)
-									binary.BigEndian.PutUint64(b567[0:], ((s[38])&0xffffffff)<<32|((s[38])>>32))
-									h565 = engine.HashCRC32(b567[:8])
+									b568 := g.Scratch(8)
+									binary.BigEndian.PutUint64(b568[0:], ((s[38])&0xffffffff)<<32|((s[38])>>32))
+									h566 = engine.HashCRC32(b568[:8])
 								}
 							}
-							v564 = (0x0 + h565%0x100000000) & 0xffffffff
-							v564 = (v564 & 0xfffffffc)
-							if v564 == 0x0 {
+							v565 = (0x0 + h566%0x100000000) & 0xffffffff
+							v565 = (v565 & 0xfffffffc)
+							if v565 == 0x0 {
 								{
-									v564 = 0x4
+									v565 = 0x4
 								}
 							}
-							v568 := uint64(0)
-							_ = v568
-							v568 = p.r[6].Get32(v561)
-							s[234] = engine.Sel(((v568 & 0xfffffffd) == (v564 | 0x1)), 0x1, 0x0)
-							s[235] = engine.Sel((v568 == (v564 | 0x3)), 0x1, 0x0)
-							s[236] = engine.Sel((v568 == v564), 0x1, 0x0)
-							if s[234] == 0x0 {
+							v569 := uint64(0)
+							_ = v569
+							v569 = p.r[6].Get32(v562)
+							s[235] = engine.Sel(((v569 & 0xfffffffd) == (v565 | 0x1)), 0x1, 0x0)
+							s[236] = engine.Sel((v569 == (v565 | 0x3)), 0x1, 0x0)
+							s[237] = engine.Sel((v569 == v565), 0x1, 0x0)
+							if s[235] == 0x0 {
 								{
-									v568 = v564
+									v569 = v565
 								}
 							} else {
 								{
 								}
 							}
-							p.r[6].Set32(v561, ((v568) & 0xffffffff))
+							p.r[6].Set32(v562, ((v569) & 0xffffffff))
 						}
 					}
-					if s[234] == 0x0 {
+					if s[235] == 0x0 {
 						{
 							s[75] = (s[75] | 0x4)
 							{
 								{
 									// action NetlockIngress.again
 									s[70] = 0x1
-									s[244] = 0x1
+									s[245] = 0x1
 								}
 							}
 						}
 					} else {
-						if s[235] == 0x1 {
+						if s[236] == 0x1 {
 							{
 								{
 									{
 										// action NetlockIngress.ans_echo_p
-										if s[205] == 0x1 {
+										if s[207] == 0x1 {
 											{
 												{
 													{
 														// action NetlockIngress.ans_reply
-														s[105] = 0x1
-														s[106] = 0x1
-														s[112] = s[22]
-														s[130] = 0x1
-														s[115] = 0x4
-														s[117] = 0x0
-														s[118] = 0x4
-														s[123] = s[39]
-														s[125] = 0x0
+														s[107] = 0x1
+														s[108] = 0x1
+														s[114] = s[22]
+														s[132] = 0x1
+														s[117] = 0x4
+														s[119] = 0x0
+														s[120] = 0x4
+														s[125] = s[39]
+														s[127] = 0x0
 													}
 												}
 											}
@@ -5305,45 +5291,45 @@ func (p *netlock) ingress17(g *engine.Gen, s *[262]uint64) {
 													{
 														// action NetlockIngress.ans_echo
 														{
-															a574 := s[209]
-															_ = a574
-															a575 := s[210]
+															a575 := s[211]
 															_ = a575
-															a576 := s[211]
+															a576 := s[212]
 															_ = a576
+															a577 := s[213]
+															_ = a577
 															{
 																// action NetlockIngress.ans_to_client
-																s[105] = 0x1
-																s[106] = 0x1
-																s[107] = 0x0
-																s[111] = s[201]
-																s[113] = s[202]
-																s[112] = a574
+																s[107] = 0x1
+																s[108] = 0x1
+																s[109] = 0x0
+																s[113] = s[203]
+																s[115] = s[204]
 																s[114] = a575
-																s[115] = 0x4
-																s[118] = 0x0
-																s[117] = 0x0
-																s[126] = 0x0
-																s[127] = 0x0
-																if a576 == 0x1 {
+																s[116] = a576
+																s[117] = 0x4
+																s[120] = 0x0
+																s[119] = 0x0
+																s[128] = 0x0
+																s[129] = 0x0
+																if a577 == 0x1 {
 																	{
-																		s[117] = 0x8
-																		s[126] = a574
-																		s[127] = a575
+																		s[119] = 0x8
+																		s[128] = a575
+																		s[129] = a576
 																	}
 																}
-																s[121] = s[37]
-																s[125] = 0x0
-																s[128] = 0x0
+																s[123] = s[37]
+																s[127] = 0x0
+																s[130] = 0x0
 															}
 														}
-														s[118] = 0x4
-														s[116] = s[32]
-														s[119] = s[35]
-														s[120] = s[36]
-														s[122] = s[38]
-														s[123] = s[39]
-														s[124] = s[40]
+														s[120] = 0x4
+														s[118] = s[32]
+														s[121] = s[35]
+														s[122] = s[36]
+														s[124] = s[38]
+														s[125] = s[39]
+														s[126] = s[40]
 													}
 												}
 											}
@@ -5360,7 +5346,7 @@ func (p *netlock) ingress17(g *engine.Gen, s *[262]uint64) {
 						{
 							// action NetlockIngress.again
 							s[70] = 0x2
-							s[244] = 0x1
+							s[245] = 0x1
 						}
 					}
 				}
@@ -5370,33 +5356,33 @@ func (p *netlock) ingress17(g *engine.Gen, s *[262]uint64) {
 }
 
 // ingress29 is a part of ingress, with actions NetlockIngress.use_level, NetlockIngress.floor_access, NetlockIngress.slot_at, NetlockIngress.pool.part0.txn_access, NetlockIngress.pool.part0.hold_access, NetlockIngress.pool.part0.flags_access, and 34 more.
-func (p *netlock) ingress29(g *engine.Gen, s *[262]uint64, v111 *uint64, v112 *uint64, v578 uint64) {
+func (p *netlock) ingress29(g *engine.Gen, s *[263]uint64, v112 *uint64, v113 *uint64, v579 uint64) {
 	{
 		{
-			a588 := s[216]
-			_ = a588
+			a589 := s[217]
+			_ = a589
 			{
 				// action NetlockIngress.use_level
-				s[206] = a588
-				if a588 == 0x0 {
+				s[208] = a589
+				if a589 == 0x0 {
 					{
-						s[207] = s[195]
-						s[208] = s[196]
+						s[209] = s[197]
+						s[210] = s[198]
 					}
 				} else {
 					{
-						s[207] = s[197]
-						s[208] = s[198]
+						s[209] = s[199]
+						s[210] = s[200]
 					}
 				}
-				s[169] = s[208]
-				if a588 == 0x0 {
+				s[171] = s[210]
+				if a589 == 0x0 {
 					{
-						s[179] = s[198]
+						s[181] = s[200]
 					}
 				} else {
 					{
-						s[179] = s[196]
+						s[181] = s[198]
 					}
 				}
 			}
@@ -5404,142 +5390,100 @@ func (p *netlock) ingress29(g *engine.Gen, s *[262]uint64, v111 *uint64, v112 *u
 		{
 			{
 				// action NetlockIngress.floor_access
-				v590 := uint64(0)
-				_ = v590
-				v590 = p.r[0].Get64(s[194])
-				p.r[0].Set64(s[194], v590)
-				s[231] = v590
+				v591 := uint64(0)
+				_ = v591
+				v591 = p.r[0].Get64(s[196])
+				p.r[0].Set64(s[196], v591)
+				s[232] = v591
 			}
 		}
-		s[150] = engine.Sel((s[215] > s[231]), 0x1, 0x0)
+		s[152] = engine.Sel((s[216] > s[232]), 0x1, 0x0)
 		{
-			a592 := (((s[214] - s[207]) & 0xffffffff) & 0xffff)
-			_ = a592
+			a593 := (((s[215] - s[209]) & 0xffffffff) & 0xffff)
+			_ = a593
 			{
 				// action NetlockIngress.slot_at
-				v593 := uint64(((s[207] + (a592 & 0x7fff)) & 0xffffffff))
-				_ = v593
-				s[131] = ((v593) >> (p.c[3]) & 0x3)
-				s[132] = (v593 & p.c[4])
-				s[214] = v593
+				v594 := uint64(((s[209] + (a593 & 0x7fff)) & 0xffffffff))
+				_ = v594
+				s[133] = ((v594) >> (p.c[3]) & 0x3)
+				s[134] = (v594 & p.c[4])
+				s[215] = v594
 			}
 		}
-		s[134] = 0x1
-		s[142] = s[38]
-		s[137] = 0x3
-		s[149] = ((s[215]) & 0xffffffff)
-		s[133] = 0x3
-		if v578 == 0x1 {
+		s[136] = 0x1
+		s[144] = s[38]
+		s[139] = 0x3
+		s[151] = ((s[216]) & 0xffffffff)
+		s[135] = 0x3
+		if v579 == 0x1 {
 			{
-				s[135] = 0x1
-				s[136] = 0x1
+				s[137] = 0x1
+				s[138] = 0x1
 			}
 		}
 		{
 			{
-				if s[131] == 0x0 {
+				if s[133] == 0x0 {
 					{
 						{
 							{
-								if s[134] != 0x0 {
+								if s[136] != 0x0 {
 									{
 										{
 											{
 												// action NetlockIngress.pool.part0.txn_access
-												v597 := uint64(0)
-												_ = v597
-												v597 = p.r[7].Get64(s[132])
-												s[158] = engine.Sel((v597 == s[142]), 0x1, 0x0)
-												if s[134] == 0x2 {
+												v598 := uint64(0)
+												_ = v598
+												v598 = p.r[7].Get64(s[134])
+												s[160] = engine.Sel((v598 == s[144]), 0x1, 0x0)
+												if s[136] == 0x2 {
 													{
-														v597 = s[142]
+														v598 = s[144]
 													}
 												}
-												p.r[7].Set64(s[132], v597)
-												s[157] = v597
+												p.r[7].Set64(s[134], v598)
+												s[159] = v598
 											}
 										}
 									}
 								}
-								if s[137] != 0x0 {
+								if s[139] != 0x0 {
 									{
 										{
 											{
 												// action NetlockIngress.pool.part0.hold_access
-												v599 := uint64(0)
-												_ = v599
-												v599 = p.r[11].Get64(s[132])
-												if (s[137] == 0x3) || (s[137] == 0x4) {
+												v600 := uint64(0)
+												_ = v600
+												v600 = p.r[11].Get64(s[134])
+												if (s[139] == 0x3) || (s[139] == 0x4) {
 													{
-														if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v599) >> 32) == s[149])) && (((v599) >> 32) != 0x0) {
+														if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v600) >> 32) == s[151])) && (((v600) >> 32) != 0x0) {
 															{
-																s[165] = 0x1
+																s[167] = 0x1
 															}
 														}
 													}
 												}
-												if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
+												if (s[139] == 0x2) || ((s[139] == 0x5) && (s[153] == 0x1)) {
 													{
-														v599 = ((s[147])<<32 | s[148])
+														v600 = ((s[149])<<32 | s[150])
 													}
 												} else {
-													if (s[137] == 0x3) && (s[165] == 0x1) {
+													if (s[139] == 0x3) && (s[167] == 0x1) {
 														{
-															v599 = v599&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+															v600 = v600&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 														}
 													} else {
-														if (s[137] == 0x4) && (s[165] == 0x1) {
+														if (s[139] == 0x4) && (s[167] == 0x1) {
 															{
-																v599 = v599&^0xffffffff | (s[148])<<0&0xffffffff
+																v600 = v600&^0xffffffff | (s[150])<<0&0xffffffff
 															}
 														}
 													}
 												}
-												p.r[11].Set64(s[132], v599)
-												s[163] = ((v599) >> 32)
-												s[164] = ((v599) & 0xffffffff)
-											}
-										}
-									}
-								}
-								if s[133] != 0x0 {
-									{
-										{
-											{
-												// action NetlockIngress.pool.part0.flags_access
-												v601 := uint64(0)
-												_ = v601
-												v601 = p.r[8].Get64(s[132])
-												if s[133] == 0x2 {
-													{
-														v601 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
-													}
-												} else {
-													if (s[133] == 0x3) && (s[165] == 0x1) {
-														{
-															v601 = v601&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
-														}
-													} else {
-														if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
-															{
-																v601 = v601&^0xffffffff | (s[141])<<0&0xffffffff
-															}
-														} else {
-															if ((s[133] == 0x5) && (((v601) >> 56) == 0x1)) && (s[158] == 0x1) {
-																{
-																	v601 = v601&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
-																	s[165] = 0x1
-																}
-															}
-														}
-													}
-												}
-												p.r[8].Set64(s[132], v601)
-												s[152] = ((v601) >> 56)
-												s[153] = ((v601) >> 48 & 0xff)
-												s[154] = ((v601) >> 40 & 0xff)
-												s[155] = ((v601) >> 32 & 0xff)
-												s[156] = ((v601) & 0xffffffff)
+												p.r[11].Set64(s[134], v600)
+												s[165] = ((v600) >> 32)
+												s[166] = ((v600) & 0xffffffff)
 											}
 										}
 									}
@@ -5548,38 +5492,80 @@ func (p *netlock) ingress29(g *engine.Gen, s *[262]uint64, v111 *uint64, v112 *u
 									{
 										{
 											{
-												// action NetlockIngress.pool.part0.who_access
-												v603 := uint64(0)
-												_ = v603
-												v603 = p.r[9].Get64(s[132])
+												// action NetlockIngress.pool.part0.flags_access
+												v602 := uint64(0)
+												_ = v602
+												v602 = p.r[8].Get64(s[134])
 												if s[135] == 0x2 {
 													{
-														v603 = (((s[143])<<16|s[144])<<16 | s[145])
+														v602 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
+													}
+												} else {
+													if (s[135] == 0x3) && (s[167] == 0x1) {
+														{
+															v602 = v602&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+														}
+													} else {
+														if ((s[135] == 0x4) && (s[167] == 0x1)) && (s[143] != 0x0) {
+															{
+																v602 = v602&^0xffffffff | (s[143])<<0&0xffffffff
+															}
+														} else {
+															if ((s[135] == 0x5) && (((v602) >> 56) == 0x1)) && (s[160] == 0x1) {
+																{
+																	v602 = v602&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+																	s[167] = 0x1
+																}
+															}
+														}
 													}
 												}
-												p.r[9].Set64(s[132], v603)
-												s[159] = ((v603) >> 32)
-												s[160] = ((v603) >> 16 & 0xffff)
-												s[161] = ((v603) & 0xffff)
+												p.r[8].Set64(s[134], v602)
+												s[154] = ((v602) >> 56)
+												s[155] = ((v602) >> 48 & 0xff)
+												s[156] = ((v602) >> 40 & 0xff)
+												s[157] = ((v602) >> 32 & 0xff)
+												s[158] = ((v602) & 0xffffffff)
 											}
 										}
 									}
 								}
-								if s[136] != 0x0 {
+								if s[137] != 0x0 {
+									{
+										{
+											{
+												// action NetlockIngress.pool.part0.who_access
+												v604 := uint64(0)
+												_ = v604
+												v604 = p.r[9].Get64(s[134])
+												if s[137] == 0x2 {
+													{
+														v604 = (((s[145])<<16|s[146])<<16 | s[147])
+													}
+												}
+												p.r[9].Set64(s[134], v604)
+												s[161] = ((v604) >> 32)
+												s[162] = ((v604) >> 16 & 0xffff)
+												s[163] = ((v604) & 0xffff)
+											}
+										}
+									}
+								}
+								if s[138] != 0x0 {
 									{
 										{
 											{
 												// action NetlockIngress.pool.part0.ts_access
-												v605 := uint64(0)
-												_ = v605
-												v605 = p.r[10].Get64(s[132])
-												if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
+												v606 := uint64(0)
+												_ = v606
+												v606 = p.r[10].Get64(s[134])
+												if (s[138] == 0x2) || (((s[138] == 0x3) && (s[167] == 0x1)) && (s[148] != 0x0)) {
 													{
-														v605 = s[146]
+														v606 = s[148]
 													}
 												}
-												p.r[10].Set64(s[132], v605)
-												s[162] = v605
+												p.r[10].Set64(s[134], v606)
+												s[164] = v606
 											}
 										}
 									}
@@ -5592,117 +5578,75 @@ func (p *netlock) ingress29(g *engine.Gen, s *[262]uint64, v111 *uint64, v112 *u
 				}
 			}
 		}
-		v639 := uint64(s[165])
-		p.ingress27(g, s, v639)
-		p.ingress28(g, s, v111, v112, v578, v639)
+		v640 := uint64(s[167])
+		p.ingress27(g, s, v640)
+		p.ingress28(g, s, v112, v113, v579, v640)
 	}
 }
 
 // ingress22 is a part of ingress, with actions NetlockIngress.pool.part1.txn_access, NetlockIngress.pool.part1.hold_access, NetlockIngress.pool.part1.flags_access, NetlockIngress.pool.part1.who_access, NetlockIngress.pool.part1.ts_access, NetlockIngress.pool.part2.txn_access, and 9 more.
-func (p *netlock) ingress22(g *engine.Gen, s *[262]uint64) {
-	if s[131] == 0x1 {
+func (p *netlock) ingress22(g *engine.Gen, s *[263]uint64) {
+	if s[133] == 0x1 {
 		{
 			{
 				{
-					if s[134] != 0x0 {
+					if s[136] != 0x0 {
 						{
 							{
 								{
 									// action NetlockIngress.pool.part1.txn_access
-									v608 := uint64(0)
-									_ = v608
-									v608 = p.r[12].Get64(s[132])
-									s[158] = engine.Sel((v608 == s[142]), 0x1, 0x0)
-									if s[134] == 0x2 {
+									v609 := uint64(0)
+									_ = v609
+									v609 = p.r[12].Get64(s[134])
+									s[160] = engine.Sel((v609 == s[144]), 0x1, 0x0)
+									if s[136] == 0x2 {
 										{
-											v608 = s[142]
+											v609 = s[144]
 										}
 									}
-									p.r[12].Set64(s[132], v608)
-									s[157] = v608
+									p.r[12].Set64(s[134], v609)
+									s[159] = v609
 								}
 							}
 						}
 					}
-					if s[137] != 0x0 {
+					if s[139] != 0x0 {
 						{
 							{
 								{
 									// action NetlockIngress.pool.part1.hold_access
-									v610 := uint64(0)
-									_ = v610
-									v610 = p.r[16].Get64(s[132])
-									if (s[137] == 0x3) || (s[137] == 0x4) {
+									v611 := uint64(0)
+									_ = v611
+									v611 = p.r[16].Get64(s[134])
+									if (s[139] == 0x3) || (s[139] == 0x4) {
 										{
-											if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v610) >> 32) == s[149])) && (((v610) >> 32) != 0x0) {
+											if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v611) >> 32) == s[151])) && (((v611) >> 32) != 0x0) {
 												{
-													s[165] = 0x1
+													s[167] = 0x1
 												}
 											}
 										}
 									}
-									if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
+									if (s[139] == 0x2) || ((s[139] == 0x5) && (s[153] == 0x1)) {
 										{
-											v610 = ((s[147])<<32 | s[148])
+											v611 = ((s[149])<<32 | s[150])
 										}
 									} else {
-										if (s[137] == 0x3) && (s[165] == 0x1) {
+										if (s[139] == 0x3) && (s[167] == 0x1) {
 											{
-												v610 = v610&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+												v611 = v611&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 											}
 										} else {
-											if (s[137] == 0x4) && (s[165] == 0x1) {
+											if (s[139] == 0x4) && (s[167] == 0x1) {
 												{
-													v610 = v610&^0xffffffff | (s[148])<<0&0xffffffff
+													v611 = v611&^0xffffffff | (s[150])<<0&0xffffffff
 												}
 											}
 										}
 									}
-									p.r[16].Set64(s[132], v610)
-									s[163] = ((v610) >> 32)
-									s[164] = ((v610) & 0xffffffff)
-								}
-							}
-						}
-					}
-					if s[133] != 0x0 {
-						{
-							{
-								{
-									// action NetlockIngress.pool.part1.flags_access
-									v612 := uint64(0)
-									_ = v612
-									v612 = p.r[13].Get64(s[132])
-									if s[133] == 0x2 {
-										{
-											v612 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
-										}
-									} else {
-										if (s[133] == 0x3) && (s[165] == 0x1) {
-											{
-												v612 = v612&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
-											}
-										} else {
-											if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
-												{
-													v612 = v612&^0xffffffff | (s[141])<<0&0xffffffff
-												}
-											} else {
-												if ((s[133] == 0x5) && (((v612) >> 56) == 0x1)) && (s[158] == 0x1) {
-													{
-														v612 = v612&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
-														s[165] = 0x1
-													}
-												}
-											}
-										}
-									}
-									p.r[13].Set64(s[132], v612)
-									s[152] = ((v612) >> 56)
-									s[153] = ((v612) >> 48 & 0xff)
-									s[154] = ((v612) >> 40 & 0xff)
-									s[155] = ((v612) >> 32 & 0xff)
-									s[156] = ((v612) & 0xffffffff)
+									p.r[16].Set64(s[134], v611)
+									s[165] = ((v611) >> 32)
+									s[166] = ((v611) & 0xffffffff)
 								}
 							}
 						}
@@ -5711,38 +5655,80 @@ func (p *netlock) ingress22(g *engine.Gen, s *[262]uint64) {
 						{
 							{
 								{
-									// action NetlockIngress.pool.part1.who_access
-									v614 := uint64(0)
-									_ = v614
-									v614 = p.r[14].Get64(s[132])
+									// action NetlockIngress.pool.part1.flags_access
+									v613 := uint64(0)
+									_ = v613
+									v613 = p.r[13].Get64(s[134])
 									if s[135] == 0x2 {
 										{
-											v614 = (((s[143])<<16|s[144])<<16 | s[145])
+											v613 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
+										}
+									} else {
+										if (s[135] == 0x3) && (s[167] == 0x1) {
+											{
+												v613 = v613&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+											}
+										} else {
+											if ((s[135] == 0x4) && (s[167] == 0x1)) && (s[143] != 0x0) {
+												{
+													v613 = v613&^0xffffffff | (s[143])<<0&0xffffffff
+												}
+											} else {
+												if ((s[135] == 0x5) && (((v613) >> 56) == 0x1)) && (s[160] == 0x1) {
+													{
+														v613 = v613&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+														s[167] = 0x1
+													}
+												}
+											}
 										}
 									}
-									p.r[14].Set64(s[132], v614)
-									s[159] = ((v614) >> 32)
-									s[160] = ((v614) >> 16 & 0xffff)
-									s[161] = ((v614) & 0xffff)
+									p.r[13].Set64(s[134], v613)
+									s[154] = ((v613) >> 56)
+									s[155] = ((v613) >> 48 & 0xff)
+									s[156] = ((v613) >> 40 & 0xff)
+									s[157] = ((v613) >> 32 & 0xff)
+									s[158] = ((v613) & 0xffffffff)
 								}
 							}
 						}
 					}
-					if s[136] != 0x0 {
+					if s[137] != 0x0 {
+						{
+							{
+								{
+									// action NetlockIngress.pool.part1.who_access
+									v615 := uint64(0)
+									_ = v615
+									v615 = p.r[14].Get64(s[134])
+									if s[137] == 0x2 {
+										{
+											v615 = (((s[145])<<16|s[146])<<16 | s[147])
+										}
+									}
+									p.r[14].Set64(s[134], v615)
+									s[161] = ((v615) >> 32)
+									s[162] = ((v615) >> 16 & 0xffff)
+									s[163] = ((v615) & 0xffff)
+								}
+							}
+						}
+					}
+					if s[138] != 0x0 {
 						{
 							{
 								{
 									// action NetlockIngress.pool.part1.ts_access
-									v616 := uint64(0)
-									_ = v616
-									v616 = p.r[15].Get64(s[132])
-									if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
+									v617 := uint64(0)
+									_ = v617
+									v617 = p.r[15].Get64(s[134])
+									if (s[138] == 0x2) || (((s[138] == 0x3) && (s[167] == 0x1)) && (s[148] != 0x0)) {
 										{
-											v616 = s[146]
+											v617 = s[148]
 										}
 									}
-									p.r[15].Set64(s[132], v616)
-									s[162] = v616
+									p.r[15].Set64(s[134], v617)
+									s[164] = v617
 								}
 							}
 						}
@@ -5756,112 +5742,70 @@ func (p *netlock) ingress22(g *engine.Gen, s *[262]uint64) {
 }
 
 // ingress21 is a part of ingress, with actions NetlockIngress.pool.part2.txn_access, NetlockIngress.pool.part2.hold_access, NetlockIngress.pool.part2.flags_access, NetlockIngress.pool.part2.who_access, NetlockIngress.pool.part2.ts_access, NetlockIngress.pool.part3.txn_access, and 4 more.
-func (p *netlock) ingress21(g *engine.Gen, s *[262]uint64) {
-	if s[131] == 0x2 {
+func (p *netlock) ingress21(g *engine.Gen, s *[263]uint64) {
+	if s[133] == 0x2 {
 		p.ingress20(g, s)
 	} else {
 		{
 			{
 				{
-					if s[134] != 0x0 {
+					if s[136] != 0x0 {
 						{
 							{
 								{
 									// action NetlockIngress.pool.part3.txn_access
-									v630 := uint64(0)
-									_ = v630
-									v630 = p.r[22].Get64(s[132])
-									s[158] = engine.Sel((v630 == s[142]), 0x1, 0x0)
-									if s[134] == 0x2 {
+									v631 := uint64(0)
+									_ = v631
+									v631 = p.r[22].Get64(s[134])
+									s[160] = engine.Sel((v631 == s[144]), 0x1, 0x0)
+									if s[136] == 0x2 {
 										{
-											v630 = s[142]
+											v631 = s[144]
 										}
 									}
-									p.r[22].Set64(s[132], v630)
-									s[157] = v630
+									p.r[22].Set64(s[134], v631)
+									s[159] = v631
 								}
 							}
 						}
 					}
-					if s[137] != 0x0 {
+					if s[139] != 0x0 {
 						{
 							{
 								{
 									// action NetlockIngress.pool.part3.hold_access
-									v632 := uint64(0)
-									_ = v632
-									v632 = p.r[26].Get64(s[132])
-									if (s[137] == 0x3) || (s[137] == 0x4) {
+									v633 := uint64(0)
+									_ = v633
+									v633 = p.r[26].Get64(s[134])
+									if (s[139] == 0x3) || (s[139] == 0x4) {
 										{
-											if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v632) >> 32) == s[149])) && (((v632) >> 32) != 0x0) {
+											if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v633) >> 32) == s[151])) && (((v633) >> 32) != 0x0) {
 												{
-													s[165] = 0x1
+													s[167] = 0x1
 												}
 											}
 										}
 									}
-									if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
+									if (s[139] == 0x2) || ((s[139] == 0x5) && (s[153] == 0x1)) {
 										{
-											v632 = ((s[147])<<32 | s[148])
+											v633 = ((s[149])<<32 | s[150])
 										}
 									} else {
-										if (s[137] == 0x3) && (s[165] == 0x1) {
+										if (s[139] == 0x3) && (s[167] == 0x1) {
 											{
-												v632 = v632&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+												v633 = v633&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 											}
 										} else {
-											if (s[137] == 0x4) && (s[165] == 0x1) {
+											if (s[139] == 0x4) && (s[167] == 0x1) {
 												{
-													v632 = v632&^0xffffffff | (s[148])<<0&0xffffffff
+													v633 = v633&^0xffffffff | (s[150])<<0&0xffffffff
 												}
 											}
 										}
 									}
-									p.r[26].Set64(s[132], v632)
-									s[163] = ((v632) >> 32)
-									s[164] = ((v632) & 0xffffffff)
-								}
-							}
-						}
-					}
-					if s[133] != 0x0 {
-						{
-							{
-								{
-									// action NetlockIngress.pool.part3.flags_access
-									v634 := uint64(0)
-									_ = v634
-									v634 = p.r[23].Get64(s[132])
-									if s[133] == 0x2 {
-										{
-											v634 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
-										}
-									} else {
-										if (s[133] == 0x3) && (s[165] == 0x1) {
-											{
-												v634 = v634&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
-											}
-										} else {
-											if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
-												{
-													v634 = v634&^0xffffffff | (s[141])<<0&0xffffffff
-												}
-											} else {
-												if ((s[133] == 0x5) && (((v634) >> 56) == 0x1)) && (s[158] == 0x1) {
-													{
-														v634 = v634&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
-														s[165] = 0x1
-													}
-												}
-											}
-										}
-									}
-									p.r[23].Set64(s[132], v634)
-									s[152] = ((v634) >> 56)
-									s[153] = ((v634) >> 48 & 0xff)
-									s[154] = ((v634) >> 40 & 0xff)
-									s[155] = ((v634) >> 32 & 0xff)
-									s[156] = ((v634) & 0xffffffff)
+									p.r[26].Set64(s[134], v633)
+									s[165] = ((v633) >> 32)
+									s[166] = ((v633) & 0xffffffff)
 								}
 							}
 						}
@@ -5870,38 +5814,80 @@ func (p *netlock) ingress21(g *engine.Gen, s *[262]uint64) {
 						{
 							{
 								{
-									// action NetlockIngress.pool.part3.who_access
-									v636 := uint64(0)
-									_ = v636
-									v636 = p.r[24].Get64(s[132])
+									// action NetlockIngress.pool.part3.flags_access
+									v635 := uint64(0)
+									_ = v635
+									v635 = p.r[23].Get64(s[134])
 									if s[135] == 0x2 {
 										{
-											v636 = (((s[143])<<16|s[144])<<16 | s[145])
+											v635 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
+										}
+									} else {
+										if (s[135] == 0x3) && (s[167] == 0x1) {
+											{
+												v635 = v635&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+											}
+										} else {
+											if ((s[135] == 0x4) && (s[167] == 0x1)) && (s[143] != 0x0) {
+												{
+													v635 = v635&^0xffffffff | (s[143])<<0&0xffffffff
+												}
+											} else {
+												if ((s[135] == 0x5) && (((v635) >> 56) == 0x1)) && (s[160] == 0x1) {
+													{
+														v635 = v635&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+														s[167] = 0x1
+													}
+												}
+											}
 										}
 									}
-									p.r[24].Set64(s[132], v636)
-									s[159] = ((v636) >> 32)
-									s[160] = ((v636) >> 16 & 0xffff)
-									s[161] = ((v636) & 0xffff)
+									p.r[23].Set64(s[134], v635)
+									s[154] = ((v635) >> 56)
+									s[155] = ((v635) >> 48 & 0xff)
+									s[156] = ((v635) >> 40 & 0xff)
+									s[157] = ((v635) >> 32 & 0xff)
+									s[158] = ((v635) & 0xffffffff)
 								}
 							}
 						}
 					}
-					if s[136] != 0x0 {
+					if s[137] != 0x0 {
+						{
+							{
+								{
+									// action NetlockIngress.pool.part3.who_access
+									v637 := uint64(0)
+									_ = v637
+									v637 = p.r[24].Get64(s[134])
+									if s[137] == 0x2 {
+										{
+											v637 = (((s[145])<<16|s[146])<<16 | s[147])
+										}
+									}
+									p.r[24].Set64(s[134], v637)
+									s[161] = ((v637) >> 32)
+									s[162] = ((v637) >> 16 & 0xffff)
+									s[163] = ((v637) & 0xffff)
+								}
+							}
+						}
+					}
+					if s[138] != 0x0 {
 						{
 							{
 								{
 									// action NetlockIngress.pool.part3.ts_access
-									v638 := uint64(0)
-									_ = v638
-									v638 = p.r[25].Get64(s[132])
-									if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
+									v639 := uint64(0)
+									_ = v639
+									v639 = p.r[25].Get64(s[134])
+									if (s[138] == 0x2) || (((s[138] == 0x3) && (s[167] == 0x1)) && (s[148] != 0x0)) {
 										{
-											v638 = s[146]
+											v639 = s[148]
 										}
 									}
-									p.r[25].Set64(s[132], v638)
-									s[162] = v638
+									p.r[25].Set64(s[134], v639)
+									s[164] = v639
 								}
 							}
 						}
@@ -5913,109 +5899,67 @@ func (p *netlock) ingress21(g *engine.Gen, s *[262]uint64) {
 }
 
 // ingress20 is a part of ingress, with actions NetlockIngress.pool.part2.txn_access, NetlockIngress.pool.part2.hold_access, NetlockIngress.pool.part2.flags_access, NetlockIngress.pool.part2.who_access, NetlockIngress.pool.part2.ts_access.
-func (p *netlock) ingress20(g *engine.Gen, s *[262]uint64) {
+func (p *netlock) ingress20(g *engine.Gen, s *[263]uint64) {
 	{
 		{
 			{
-				if s[134] != 0x0 {
+				if s[136] != 0x0 {
 					{
 						{
 							{
 								// action NetlockIngress.pool.part2.txn_access
-								v619 := uint64(0)
-								_ = v619
-								v619 = p.r[17].Get64(s[132])
-								s[158] = engine.Sel((v619 == s[142]), 0x1, 0x0)
-								if s[134] == 0x2 {
+								v620 := uint64(0)
+								_ = v620
+								v620 = p.r[17].Get64(s[134])
+								s[160] = engine.Sel((v620 == s[144]), 0x1, 0x0)
+								if s[136] == 0x2 {
 									{
-										v619 = s[142]
+										v620 = s[144]
 									}
 								}
-								p.r[17].Set64(s[132], v619)
-								s[157] = v619
+								p.r[17].Set64(s[134], v620)
+								s[159] = v620
 							}
 						}
 					}
 				}
-				if s[137] != 0x0 {
+				if s[139] != 0x0 {
 					{
 						{
 							{
 								// action NetlockIngress.pool.part2.hold_access
-								v621 := uint64(0)
-								_ = v621
-								v621 = p.r[21].Get64(s[132])
-								if (s[137] == 0x3) || (s[137] == 0x4) {
+								v622 := uint64(0)
+								_ = v622
+								v622 = p.r[21].Get64(s[134])
+								if (s[139] == 0x3) || (s[139] == 0x4) {
 									{
-										if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v621) >> 32) == s[149])) && (((v621) >> 32) != 0x0) {
+										if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v622) >> 32) == s[151])) && (((v622) >> 32) != 0x0) {
 											{
-												s[165] = 0x1
+												s[167] = 0x1
 											}
 										}
 									}
 								}
-								if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
+								if (s[139] == 0x2) || ((s[139] == 0x5) && (s[153] == 0x1)) {
 									{
-										v621 = ((s[147])<<32 | s[148])
+										v622 = ((s[149])<<32 | s[150])
 									}
 								} else {
-									if (s[137] == 0x3) && (s[165] == 0x1) {
+									if (s[139] == 0x3) && (s[167] == 0x1) {
 										{
-											v621 = v621&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+											v622 = v622&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 										}
 									} else {
-										if (s[137] == 0x4) && (s[165] == 0x1) {
+										if (s[139] == 0x4) && (s[167] == 0x1) {
 											{
-												v621 = v621&^0xffffffff | (s[148])<<0&0xffffffff
+												v622 = v622&^0xffffffff | (s[150])<<0&0xffffffff
 											}
 										}
 									}
 								}
-								p.r[21].Set64(s[132], v621)
-								s[163] = ((v621) >> 32)
-								s[164] = ((v621) & 0xffffffff)
-							}
-						}
-					}
-				}
-				if s[133] != 0x0 {
-					{
-						{
-							{
-								// action NetlockIngress.pool.part2.flags_access
-								v623 := uint64(0)
-								_ = v623
-								v623 = p.r[18].Get64(s[132])
-								if s[133] == 0x2 {
-									{
-										v623 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
-									}
-								} else {
-									if (s[133] == 0x3) && (s[165] == 0x1) {
-										{
-											v623 = v623&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
-										}
-									} else {
-										if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
-											{
-												v623 = v623&^0xffffffff | (s[141])<<0&0xffffffff
-											}
-										} else {
-											if ((s[133] == 0x5) && (((v623) >> 56) == 0x1)) && (s[158] == 0x1) {
-												{
-													v623 = v623&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
-													s[165] = 0x1
-												}
-											}
-										}
-									}
-								}
-								p.r[18].Set64(s[132], v623)
-								s[152] = ((v623) >> 56)
-								s[153] = ((v623) >> 48 & 0xff)
-								s[154] = ((v623) >> 40 & 0xff)
-								s[155] = ((v623) >> 32 & 0xff)
-								s[156] = ((v623) & 0xffffffff)
+								p.r[21].Set64(s[134], v622)
+								s[165] = ((v622) >> 32)
+								s[166] = ((v622) & 0xffffffff)
 							}
 						}
 					}
@@ -6024,38 +5968,80 @@ func (p *netlock) ingress20(g *engine.Gen, s *[262]uint64) {
 					{
 						{
 							{
-								// action NetlockIngress.pool.part2.who_access
-								v625 := uint64(0)
-								_ = v625
-								v625 = p.r[19].Get64(s[132])
+								// action NetlockIngress.pool.part2.flags_access
+								v624 := uint64(0)
+								_ = v624
+								v624 = p.r[18].Get64(s[134])
 								if s[135] == 0x2 {
 									{
-										v625 = (((s[143])<<16|s[144])<<16 | s[145])
+										v624 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
+									}
+								} else {
+									if (s[135] == 0x3) && (s[167] == 0x1) {
+										{
+											v624 = v624&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+										}
+									} else {
+										if ((s[135] == 0x4) && (s[167] == 0x1)) && (s[143] != 0x0) {
+											{
+												v624 = v624&^0xffffffff | (s[143])<<0&0xffffffff
+											}
+										} else {
+											if ((s[135] == 0x5) && (((v624) >> 56) == 0x1)) && (s[160] == 0x1) {
+												{
+													v624 = v624&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+													s[167] = 0x1
+												}
+											}
+										}
 									}
 								}
-								p.r[19].Set64(s[132], v625)
-								s[159] = ((v625) >> 32)
-								s[160] = ((v625) >> 16 & 0xffff)
-								s[161] = ((v625) & 0xffff)
+								p.r[18].Set64(s[134], v624)
+								s[154] = ((v624) >> 56)
+								s[155] = ((v624) >> 48 & 0xff)
+								s[156] = ((v624) >> 40 & 0xff)
+								s[157] = ((v624) >> 32 & 0xff)
+								s[158] = ((v624) & 0xffffffff)
 							}
 						}
 					}
 				}
-				if s[136] != 0x0 {
+				if s[137] != 0x0 {
+					{
+						{
+							{
+								// action NetlockIngress.pool.part2.who_access
+								v626 := uint64(0)
+								_ = v626
+								v626 = p.r[19].Get64(s[134])
+								if s[137] == 0x2 {
+									{
+										v626 = (((s[145])<<16|s[146])<<16 | s[147])
+									}
+								}
+								p.r[19].Set64(s[134], v626)
+								s[161] = ((v626) >> 32)
+								s[162] = ((v626) >> 16 & 0xffff)
+								s[163] = ((v626) & 0xffff)
+							}
+						}
+					}
+				}
+				if s[138] != 0x0 {
 					{
 						{
 							{
 								// action NetlockIngress.pool.part2.ts_access
-								v627 := uint64(0)
-								_ = v627
-								v627 = p.r[20].Get64(s[132])
-								if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
+								v628 := uint64(0)
+								_ = v628
+								v628 = p.r[20].Get64(s[134])
+								if (s[138] == 0x2) || (((s[138] == 0x3) && (s[167] == 0x1)) && (s[148] != 0x0)) {
 									{
-										v627 = s[146]
+										v628 = s[148]
 									}
 								}
-								p.r[20].Set64(s[132], v627)
-								s[162] = v627
+								p.r[20].Set64(s[134], v628)
+								s[164] = v628
 							}
 						}
 					}
@@ -6066,55 +6052,55 @@ func (p *netlock) ingress20(g *engine.Gen, s *[262]uint64) {
 }
 
 // ingress27 is a part of ingress, with actions NetlockIngress.state_access, NetlockIngress.wait_access, NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access, NetlockIngress.levels.level1.head_access, and 2 more.
-func (p *netlock) ingress27(g *engine.Gen, s *[262]uint64, v639 uint64) {
-	_ = v639
+func (p *netlock) ingress27(g *engine.Gen, s *[263]uint64, v640 uint64) {
+	_ = v640
 	{
-		a641 := s[153]
-		_ = a641
-		a642 := s[206]
+		a642 := s[155]
 		_ = a642
-		a643 := v639
+		a643 := s[208]
 		_ = a643
+		a644 := v640
+		_ = a644
 		{
 			// action NetlockIngress.state_access
-			v644 := uint64(0)
-			_ = v644
-			v644 = p.r[1].Get64(s[194])
-			v645 := uint64(((0x0)<<15 | ((v644) & 0x7fff)))
+			v645 := uint64(0)
 			_ = v645
-			v646 := uint64(((0x0)<<1 | ((v644) >> 15 & 0x1)))
+			v645 = p.r[1].Get64(s[196])
+			v646 := uint64(((0x0)<<15 | ((v645) & 0x7fff)))
 			_ = v646
-			v647 := uint64(((v644) >> 16 & 0xffff))
+			v647 := uint64(((0x0)<<1 | ((v645) >> 15 & 0x1)))
 			_ = v647
-			v648 := uint64(((v644) >> 32 & 0xffff))
+			v648 := uint64(((v645) >> 16 & 0xffff))
 			_ = v648
-			v649 := uint64(engine.Sel(((a641 == 0x1) && (a642 == 0x0)), 0x1, 0x0))
+			v649 := uint64(((v645) >> 32 & 0xffff))
 			_ = v649
-			v650 := uint64(engine.Sel((a641 == 0x1), 0x1, 0x0))
+			v650 := uint64(engine.Sel(((a642 == 0x1) && (a643 == 0x0)), 0x1, 0x0))
 			_ = v650
-			if a641 == 0x1 {
+			v651 := uint64(engine.Sel((a642 == 0x1), 0x1, 0x0))
+			_ = v651
+			if a642 == 0x1 {
 				{
-					s[219] = engine.Sel((v645 == 0x0), 0x1, 0x0)
+					s[220] = engine.Sel((v646 == 0x0), 0x1, 0x0)
 				}
 			} else {
-				if a642 == 0x0 {
+				if a643 == 0x0 {
 					{
-						s[219] = engine.Sel(((v646 == 0x0) && (v647 == 0x0)), 0x1, 0x0)
+						s[220] = engine.Sel(((v647 == 0x0) && (v648 == 0x0)), 0x1, 0x0)
 					}
 				} else {
 					{
-						s[219] = engine.Sel(((v646 == 0x0) && (v648 == 0x0)), 0x1, 0x0)
+						s[220] = engine.Sel(((v647 == 0x0) && (v649 == 0x0)), 0x1, 0x0)
 					}
 				}
 			}
-			s[218] = 0x0
+			s[219] = 0x0
 			{
-				if a643 == 0x1 {
+				if a644 == 0x1 {
 					{
-						v645 = ((v645 - 0x1) & 0xffff)
-						if a641 == 0x1 {
+						v646 = ((v646 - 0x1) & 0xffff)
+						if a642 == 0x1 {
 							{
-								v646 = 0x0
+								v647 = 0x0
 							}
 						}
 					}
@@ -6125,238 +6111,238 @@ func (p *netlock) ingress27(g *engine.Gen, s *[262]uint64, v639 uint64) {
 			}
 			{
 				{
-					v644 = (((((0x0)<<16|v648)<<16|v647)<<1|((v646)&0x1))<<15 | ((v645) & 0x7fff))
+					v645 = (((((0x0)<<16|v649)<<16|v648)<<1|((v647)&0x1))<<15 | ((v646) & 0x7fff))
 				}
 			}
-			p.r[1].Set64(s[194], v644)
-			s[220] = ((0x0)<<15 | ((v644) & 0x7fff))
-			s[221] = ((0x0)<<1 | ((v644) >> 15 & 0x1))
-			s[222] = ((v644) >> 16 & 0xffff)
-			s[223] = ((v644) >> 32 & 0xffff)
+			p.r[1].Set64(s[196], v645)
+			s[221] = ((0x0)<<15 | ((v645) & 0x7fff))
+			s[222] = ((0x0)<<1 | ((v645) >> 15 & 0x1))
+			s[223] = ((v645) >> 16 & 0xffff)
+			s[224] = ((v645) >> 32 & 0xffff)
 		}
 	}
 	{
-		a652 := s[206]
-		_ = a652
+		a653 := s[208]
+		_ = a653
 		{
 			// action NetlockIngress.wait_access
-			v653 := uint64(0)
-			_ = v653
-			v653 = p.r[2].Get64(s[194])
-			v654 := uint64(((v653) & 0xffffffff))
+			v654 := uint64(0)
 			_ = v654
-			v655 := uint64(((v653) >> 32))
+			v654 = p.r[2].Get64(s[196])
+			v655 := uint64(((v654) & 0xffffffff))
 			_ = v655
+			v656 := uint64(((v654) >> 32))
+			_ = v656
 			{
 			}
 			{
 				{
-					v653 = ((v655)<<32 | v654)
+					v654 = ((v656)<<32 | v655)
 				}
 			}
-			p.r[2].Set64(s[194], v653)
-			s[224] = ((v653) & 0xffffffff)
-			s[225] = ((v653) >> 32)
+			p.r[2].Set64(s[196], v654)
+			s[225] = ((v654) & 0xffffffff)
+			s[226] = ((v654) >> 32)
 		}
 	}
-	s[166] = 0x2
-	s[171] = v639
-	s[170] = (((s[214] - s[207]) & 0xffffffff) & 0xffff)
-	s[168] = 0x1
-	s[178] = 0x1
+	s[168] = 0x2
+	s[173] = v640
+	s[172] = (((s[215] - s[209]) & 0xffffffff) & 0xffff)
+	s[170] = 0x1
+	s[180] = 0x1
 	{
-		a657 := s[206]
-		_ = a657
-		a658 := s[194]
+		a658 := s[208]
 		_ = a658
+		a659 := s[196]
+		_ = a659
 		{
-			if a657 == 0x0 {
-				p.ingress25(g, s, a658)
+			if a658 == 0x0 {
+				p.ingress25(g, s, a659)
 			} else {
 				{
-					p.ingress24(g, s, a658)
+					p.ingress24(g, s, a659)
 					{
-						a735 := a658
-						_ = a735
+						a736 := a659
+						_ = a736
 						{
-							if s[176] != 0x0 {
-								{
-									{
-										{
-											// action NetlockIngress.levels.level0.head_access
-											v737 := uint64(0)
-											_ = v737
-											v737 = p.r[27].Get32(a735)
-											var r740 uint64
-											_ = r740
-											{
-												a741 := v737
-												_ = a741
-												a742 := s[179]
-												_ = a742
-												{
-													if (((a741 & 0x7fff) + 0x1) & 0xffff) == a742 {
-														{
-															r740 = ((a741 & 0x8000) ^ 0x8000)
-															goto end739
-														}
-													}
-													r740 = ((a741 + 0x1) & 0xffff)
-													goto end739
-												}
-											end739:
-											}
-											v738 := uint64(r740)
-											_ = v738
-											s[185] = 0x0
-											if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v737 & 0x7fff)) {
-												{
-													s[185] = 0x1
-												}
-											} else {
-												if (s[176] == 0x3) && (s[181] == 0x1) {
-													{
-														s[185] = 0x1
-													}
-												}
-											}
-											s[182] = v737
-											if s[185] == 0x1 {
-												{
-													v737 = v738
-												}
-											} else {
-												if s[176] == 0x4 {
-													{
-														v737 = 0x0
-													}
-												}
-											}
-											p.r[27].Set32(a735, ((v737) & 0xffff))
-											if s[176] == 0x3 {
-												{
-													s[182] = v737
-												}
-											}
-										}
-									}
-								}
-							}
-							if s[177] != 0x0 {
-								{
-									{
-										{
-											// action NetlockIngress.levels.level0.tail_access
-											v744 := uint64(0)
-											_ = v744
-											v744 = p.r[28].Get32(a735)
-											s[183] = v744
-											if (s[177] == 0x2) && (s[181] == 0x1) {
-												{
-													var r746 uint64
-													_ = r746
-													{
-														a747 := v744
-														_ = a747
-														a748 := s[179]
-														_ = a748
-														{
-															if (((a747 & 0x7fff) + 0x1) & 0xffff) == a748 {
-																{
-																	r746 = ((a747 & 0x8000) ^ 0x8000)
-																	goto end745
-																}
-															}
-															r746 = ((a747 + 0x1) & 0xffff)
-															goto end745
-														}
-													end745:
-													}
-													v744 = r746
-												}
-											} else {
-												if s[177] == 0x4 {
-													{
-														v744 = 0x0
-													}
-												}
-											}
-											p.r[28].Set32(a735, ((v744) & 0xffff))
-										}
-									}
-								}
-							}
 							if s[178] != 0x0 {
 								{
 									{
 										{
-											// action NetlockIngress.levels.level0.gnext_access
-											v750 := uint64(0)
-											_ = v750
-											v750 = p.r[29].Get32(a735)
-											if (s[178] == 0x2) && (s[181] == 0x1) {
+											// action NetlockIngress.levels.level0.head_access
+											v738 := uint64(0)
+											_ = v738
+											v738 = p.r[27].Get32(a736)
+											var r741 uint64
+											_ = r741
+											{
+												a742 := v738
+												_ = a742
+												a743 := s[181]
+												_ = a743
 												{
-													v750 = s[180]
+													if (((a742 & 0x7fff) + 0x1) & 0xffff) == a743 {
+														{
+															r741 = ((a742 & 0x8000) ^ 0x8000)
+															goto end740
+														}
+													}
+													r741 = ((a742 + 0x1) & 0xffff)
+													goto end740
+												}
+											end740:
+											}
+											v739 := uint64(r741)
+											_ = v739
+											s[187] = 0x0
+											if ((s[178] == 0x2) && (s[183] == 0x1)) && (s[182] == (v738 & 0x7fff)) {
+												{
+													s[187] = 0x1
 												}
 											} else {
-												if ((s[178] == 0x3) && (s[181] == 0x1)) && (v750 == s[182]) {
+												if (s[178] == 0x3) && (s[183] == 0x1) {
 													{
-														var r752 uint64
-														_ = r752
+														s[187] = 0x1
+													}
+												}
+											}
+											s[184] = v738
+											if s[187] == 0x1 {
+												{
+													v738 = v739
+												}
+											} else {
+												if s[178] == 0x4 {
+													{
+														v738 = 0x0
+													}
+												}
+											}
+											p.r[27].Set32(a736, ((v738) & 0xffff))
+											if s[178] == 0x3 {
+												{
+													s[184] = v738
+												}
+											}
+										}
+									}
+								}
+							}
+							if s[179] != 0x0 {
+								{
+									{
+										{
+											// action NetlockIngress.levels.level0.tail_access
+											v745 := uint64(0)
+											_ = v745
+											v745 = p.r[28].Get32(a736)
+											s[185] = v745
+											if (s[179] == 0x2) && (s[183] == 0x1) {
+												{
+													var r747 uint64
+													_ = r747
+													{
+														a748 := v745
+														_ = a748
+														a749 := s[181]
+														_ = a749
 														{
-															a753 := v750
-															_ = a753
-															a754 := s[179]
+															if (((a748 & 0x7fff) + 0x1) & 0xffff) == a749 {
+																{
+																	r747 = ((a748 & 0x8000) ^ 0x8000)
+																	goto end746
+																}
+															}
+															r747 = ((a748 + 0x1) & 0xffff)
+															goto end746
+														}
+													end746:
+													}
+													v745 = r747
+												}
+											} else {
+												if s[179] == 0x4 {
+													{
+														v745 = 0x0
+													}
+												}
+											}
+											p.r[28].Set32(a736, ((v745) & 0xffff))
+										}
+									}
+								}
+							}
+							if s[180] != 0x0 {
+								{
+									{
+										{
+											// action NetlockIngress.levels.level0.gnext_access
+											v751 := uint64(0)
+											_ = v751
+											v751 = p.r[29].Get32(a736)
+											if (s[180] == 0x2) && (s[183] == 0x1) {
+												{
+													v751 = s[182]
+												}
+											} else {
+												if ((s[180] == 0x3) && (s[183] == 0x1)) && (v751 == s[184]) {
+													{
+														var r753 uint64
+														_ = r753
+														{
+															a754 := v751
 															_ = a754
+															a755 := s[181]
+															_ = a755
 															{
-																if (((a753 & 0x7fff) + 0x1) & 0xffff) == a754 {
+																if (((a754 & 0x7fff) + 0x1) & 0xffff) == a755 {
 																	{
-																		r752 = ((a753 & 0x8000) ^ 0x8000)
-																		goto end751
+																		r753 = ((a754 & 0x8000) ^ 0x8000)
+																		goto end752
 																	}
 																}
-																r752 = ((a753 + 0x1) & 0xffff)
-																goto end751
+																r753 = ((a754 + 0x1) & 0xffff)
+																goto end752
 															}
-														end751:
+														end752:
 														}
-														v750 = r752
+														v751 = r753
 													}
 												} else {
-													if s[178] == 0x4 {
+													if s[180] == 0x4 {
 														{
-															v750 = 0x0
+															v751 = 0x0
 														}
 													} else {
-														if (s[178] == 0x5) && (s[181] == 0x1) {
+														if (s[180] == 0x5) && (s[183] == 0x1) {
 															{
-																var r756 uint64
-																_ = r756
+																var r757 uint64
+																_ = r757
 																{
-																	a757 := s[183]
-																	_ = a757
-																	a758 := s[179]
+																	a758 := s[185]
 																	_ = a758
+																	a759 := s[181]
+																	_ = a759
 																	{
-																		if (((a757 & 0x7fff) + 0x1) & 0xffff) == a758 {
+																		if (((a758 & 0x7fff) + 0x1) & 0xffff) == a759 {
 																			{
-																				r756 = ((a757 & 0x8000) ^ 0x8000)
-																				goto end755
+																				r757 = ((a758 & 0x8000) ^ 0x8000)
+																				goto end756
 																			}
 																		}
-																		r756 = ((a757 + 0x1) & 0xffff)
-																		goto end755
+																		r757 = ((a758 + 0x1) & 0xffff)
+																		goto end756
 																	}
-																end755:
+																end756:
 																}
-																v750 = r756
+																v751 = r757
 															}
 														}
 													}
 												}
 											}
-											p.r[29].Set32(a735, ((v750) & 0xffff))
-											s[184] = v750
+											p.r[29].Set32(a736, ((v751) & 0xffff))
+											s[186] = v751
 										}
 									}
 								}
@@ -6370,191 +6356,191 @@ func (p *netlock) ingress27(g *engine.Gen, s *[262]uint64, v639 uint64) {
 }
 
 // ingress25 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access, NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, NetlockIngress.levels.level1.gnext_access.
-func (p *netlock) ingress25(g *engine.Gen, s *[262]uint64, a658 uint64) {
+func (p *netlock) ingress25(g *engine.Gen, s *[263]uint64, a659 uint64) {
 	{
-		p.ingress23(g, s, a658)
+		p.ingress23(g, s, a659)
 		{
-			a685 := a658
-			_ = a685
+			a686 := a659
+			_ = a686
 			{
-				if s[176] != 0x0 {
-					{
-						{
-							{
-								// action NetlockIngress.levels.level1.head_access
-								v687 := uint64(0)
-								_ = v687
-								v687 = p.r[30].Get32(a685)
-								var r690 uint64
-								_ = r690
-								{
-									a691 := v687
-									_ = a691
-									a692 := s[179]
-									_ = a692
-									{
-										if (((a691 & 0x7fff) + 0x1) & 0xffff) == a692 {
-											{
-												r690 = ((a691 & 0x8000) ^ 0x8000)
-												goto end689
-											}
-										}
-										r690 = ((a691 + 0x1) & 0xffff)
-										goto end689
-									}
-								end689:
-								}
-								v688 := uint64(r690)
-								_ = v688
-								s[185] = 0x0
-								if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v687 & 0x7fff)) {
-									{
-										s[185] = 0x1
-									}
-								} else {
-									if (s[176] == 0x3) && (s[181] == 0x1) {
-										{
-											s[185] = 0x1
-										}
-									}
-								}
-								s[182] = v687
-								if s[185] == 0x1 {
-									{
-										v687 = v688
-									}
-								} else {
-									if s[176] == 0x4 {
-										{
-											v687 = 0x0
-										}
-									}
-								}
-								p.r[30].Set32(a685, ((v687) & 0xffff))
-								if s[176] == 0x3 {
-									{
-										s[182] = v687
-									}
-								}
-							}
-						}
-					}
-				}
-				if s[177] != 0x0 {
-					{
-						{
-							{
-								// action NetlockIngress.levels.level1.tail_access
-								v694 := uint64(0)
-								_ = v694
-								v694 = p.r[31].Get32(a685)
-								s[183] = v694
-								if (s[177] == 0x2) && (s[181] == 0x1) {
-									{
-										var r696 uint64
-										_ = r696
-										{
-											a697 := v694
-											_ = a697
-											a698 := s[179]
-											_ = a698
-											{
-												if (((a697 & 0x7fff) + 0x1) & 0xffff) == a698 {
-													{
-														r696 = ((a697 & 0x8000) ^ 0x8000)
-														goto end695
-													}
-												}
-												r696 = ((a697 + 0x1) & 0xffff)
-												goto end695
-											}
-										end695:
-										}
-										v694 = r696
-									}
-								} else {
-									if s[177] == 0x4 {
-										{
-											v694 = 0x0
-										}
-									}
-								}
-								p.r[31].Set32(a685, ((v694) & 0xffff))
-							}
-						}
-					}
-				}
 				if s[178] != 0x0 {
 					{
 						{
 							{
-								// action NetlockIngress.levels.level1.gnext_access
-								v700 := uint64(0)
-								_ = v700
-								v700 = p.r[32].Get32(a685)
-								if (s[178] == 0x2) && (s[181] == 0x1) {
+								// action NetlockIngress.levels.level1.head_access
+								v688 := uint64(0)
+								_ = v688
+								v688 = p.r[30].Get32(a686)
+								var r691 uint64
+								_ = r691
+								{
+									a692 := v688
+									_ = a692
+									a693 := s[181]
+									_ = a693
 									{
-										v700 = s[180]
+										if (((a692 & 0x7fff) + 0x1) & 0xffff) == a693 {
+											{
+												r691 = ((a692 & 0x8000) ^ 0x8000)
+												goto end690
+											}
+										}
+										r691 = ((a692 + 0x1) & 0xffff)
+										goto end690
+									}
+								end690:
+								}
+								v689 := uint64(r691)
+								_ = v689
+								s[187] = 0x0
+								if ((s[178] == 0x2) && (s[183] == 0x1)) && (s[182] == (v688 & 0x7fff)) {
+									{
+										s[187] = 0x1
 									}
 								} else {
-									if ((s[178] == 0x3) && (s[181] == 0x1)) && (v700 == s[182]) {
+									if (s[178] == 0x3) && (s[183] == 0x1) {
 										{
-											var r702 uint64
-											_ = r702
+											s[187] = 0x1
+										}
+									}
+								}
+								s[184] = v688
+								if s[187] == 0x1 {
+									{
+										v688 = v689
+									}
+								} else {
+									if s[178] == 0x4 {
+										{
+											v688 = 0x0
+										}
+									}
+								}
+								p.r[30].Set32(a686, ((v688) & 0xffff))
+								if s[178] == 0x3 {
+									{
+										s[184] = v688
+									}
+								}
+							}
+						}
+					}
+				}
+				if s[179] != 0x0 {
+					{
+						{
+							{
+								// action NetlockIngress.levels.level1.tail_access
+								v695 := uint64(0)
+								_ = v695
+								v695 = p.r[31].Get32(a686)
+								s[185] = v695
+								if (s[179] == 0x2) && (s[183] == 0x1) {
+									{
+										var r697 uint64
+										_ = r697
+										{
+											a698 := v695
+											_ = a698
+											a699 := s[181]
+											_ = a699
 											{
-												a703 := v700
-												_ = a703
-												a704 := s[179]
+												if (((a698 & 0x7fff) + 0x1) & 0xffff) == a699 {
+													{
+														r697 = ((a698 & 0x8000) ^ 0x8000)
+														goto end696
+													}
+												}
+												r697 = ((a698 + 0x1) & 0xffff)
+												goto end696
+											}
+										end696:
+										}
+										v695 = r697
+									}
+								} else {
+									if s[179] == 0x4 {
+										{
+											v695 = 0x0
+										}
+									}
+								}
+								p.r[31].Set32(a686, ((v695) & 0xffff))
+							}
+						}
+					}
+				}
+				if s[180] != 0x0 {
+					{
+						{
+							{
+								// action NetlockIngress.levels.level1.gnext_access
+								v701 := uint64(0)
+								_ = v701
+								v701 = p.r[32].Get32(a686)
+								if (s[180] == 0x2) && (s[183] == 0x1) {
+									{
+										v701 = s[182]
+									}
+								} else {
+									if ((s[180] == 0x3) && (s[183] == 0x1)) && (v701 == s[184]) {
+										{
+											var r703 uint64
+											_ = r703
+											{
+												a704 := v701
 												_ = a704
+												a705 := s[181]
+												_ = a705
 												{
-													if (((a703 & 0x7fff) + 0x1) & 0xffff) == a704 {
+													if (((a704 & 0x7fff) + 0x1) & 0xffff) == a705 {
 														{
-															r702 = ((a703 & 0x8000) ^ 0x8000)
-															goto end701
+															r703 = ((a704 & 0x8000) ^ 0x8000)
+															goto end702
 														}
 													}
-													r702 = ((a703 + 0x1) & 0xffff)
-													goto end701
+													r703 = ((a704 + 0x1) & 0xffff)
+													goto end702
 												}
-											end701:
+											end702:
 											}
-											v700 = r702
+											v701 = r703
 										}
 									} else {
-										if s[178] == 0x4 {
+										if s[180] == 0x4 {
 											{
-												v700 = 0x0
+												v701 = 0x0
 											}
 										} else {
-											if (s[178] == 0x5) && (s[181] == 0x1) {
+											if (s[180] == 0x5) && (s[183] == 0x1) {
 												{
-													var r706 uint64
-													_ = r706
+													var r707 uint64
+													_ = r707
 													{
-														a707 := s[183]
-														_ = a707
-														a708 := s[179]
+														a708 := s[185]
 														_ = a708
+														a709 := s[181]
+														_ = a709
 														{
-															if (((a707 & 0x7fff) + 0x1) & 0xffff) == a708 {
+															if (((a708 & 0x7fff) + 0x1) & 0xffff) == a709 {
 																{
-																	r706 = ((a707 & 0x8000) ^ 0x8000)
-																	goto end705
+																	r707 = ((a708 & 0x8000) ^ 0x8000)
+																	goto end706
 																}
 															}
-															r706 = ((a707 + 0x1) & 0xffff)
-															goto end705
+															r707 = ((a708 + 0x1) & 0xffff)
+															goto end706
 														}
-													end705:
+													end706:
 													}
-													v700 = r706
+													v701 = r707
 												}
 											}
 										}
 									}
 								}
-								p.r[32].Set32(a685, ((v700) & 0xffff))
-								s[184] = v700
+								p.r[32].Set32(a686, ((v701) & 0xffff))
+								s[186] = v701
 							}
 						}
 					}
@@ -6565,189 +6551,189 @@ func (p *netlock) ingress25(g *engine.Gen, s *[262]uint64, a658 uint64) {
 }
 
 // ingress23 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access.
-func (p *netlock) ingress23(g *engine.Gen, s *[262]uint64, a658 uint64) {
+func (p *netlock) ingress23(g *engine.Gen, s *[263]uint64, a659 uint64) {
 	{
-		a660 := a658
-		_ = a660
+		a661 := a659
+		_ = a661
 		{
-			if s[166] != 0x0 {
-				{
-					{
-						{
-							// action NetlockIngress.levels.level0.head_access
-							v662 := uint64(0)
-							_ = v662
-							v662 = p.r[27].Get32(a660)
-							var r665 uint64
-							_ = r665
-							{
-								a666 := v662
-								_ = a666
-								a667 := s[169]
-								_ = a667
-								{
-									if (((a666 & 0x7fff) + 0x1) & 0xffff) == a667 {
-										{
-											r665 = ((a666 & 0x8000) ^ 0x8000)
-											goto end664
-										}
-									}
-									r665 = ((a666 + 0x1) & 0xffff)
-									goto end664
-								}
-							end664:
-							}
-							v663 := uint64(r665)
-							_ = v663
-							s[175] = 0x0
-							if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v662 & 0x7fff)) {
-								{
-									s[175] = 0x1
-								}
-							} else {
-								if (s[166] == 0x3) && (s[171] == 0x1) {
-									{
-										s[175] = 0x1
-									}
-								}
-							}
-							s[172] = v662
-							if s[175] == 0x1 {
-								{
-									v662 = v663
-								}
-							} else {
-								if s[166] == 0x4 {
-									{
-										v662 = 0x0
-									}
-								}
-							}
-							p.r[27].Set32(a660, ((v662) & 0xffff))
-							if s[166] == 0x3 {
-								{
-									s[172] = v662
-								}
-							}
-						}
-					}
-				}
-			}
-			if s[167] != 0x0 {
-				{
-					{
-						{
-							// action NetlockIngress.levels.level0.tail_access
-							v669 := uint64(0)
-							_ = v669
-							v669 = p.r[28].Get32(a660)
-							s[173] = v669
-							if (s[167] == 0x2) && (s[171] == 0x1) {
-								{
-									var r671 uint64
-									_ = r671
-									{
-										a672 := v669
-										_ = a672
-										a673 := s[169]
-										_ = a673
-										{
-											if (((a672 & 0x7fff) + 0x1) & 0xffff) == a673 {
-												{
-													r671 = ((a672 & 0x8000) ^ 0x8000)
-													goto end670
-												}
-											}
-											r671 = ((a672 + 0x1) & 0xffff)
-											goto end670
-										}
-									end670:
-									}
-									v669 = r671
-								}
-							} else {
-								if s[167] == 0x4 {
-									{
-										v669 = 0x0
-									}
-								}
-							}
-							p.r[28].Set32(a660, ((v669) & 0xffff))
-						}
-					}
-				}
-			}
 			if s[168] != 0x0 {
 				{
 					{
 						{
-							// action NetlockIngress.levels.level0.gnext_access
-							v675 := uint64(0)
-							_ = v675
-							v675 = p.r[29].Get32(a660)
-							if (s[168] == 0x2) && (s[171] == 0x1) {
+							// action NetlockIngress.levels.level0.head_access
+							v663 := uint64(0)
+							_ = v663
+							v663 = p.r[27].Get32(a661)
+							var r666 uint64
+							_ = r666
+							{
+								a667 := v663
+								_ = a667
+								a668 := s[171]
+								_ = a668
 								{
-									v675 = s[170]
+									if (((a667 & 0x7fff) + 0x1) & 0xffff) == a668 {
+										{
+											r666 = ((a667 & 0x8000) ^ 0x8000)
+											goto end665
+										}
+									}
+									r666 = ((a667 + 0x1) & 0xffff)
+									goto end665
+								}
+							end665:
+							}
+							v664 := uint64(r666)
+							_ = v664
+							s[177] = 0x0
+							if ((s[168] == 0x2) && (s[173] == 0x1)) && (s[172] == (v663 & 0x7fff)) {
+								{
+									s[177] = 0x1
 								}
 							} else {
-								if ((s[168] == 0x3) && (s[171] == 0x1)) && (v675 == s[172]) {
+								if (s[168] == 0x3) && (s[173] == 0x1) {
 									{
-										var r677 uint64
-										_ = r677
+										s[177] = 0x1
+									}
+								}
+							}
+							s[174] = v663
+							if s[177] == 0x1 {
+								{
+									v663 = v664
+								}
+							} else {
+								if s[168] == 0x4 {
+									{
+										v663 = 0x0
+									}
+								}
+							}
+							p.r[27].Set32(a661, ((v663) & 0xffff))
+							if s[168] == 0x3 {
+								{
+									s[174] = v663
+								}
+							}
+						}
+					}
+				}
+			}
+			if s[169] != 0x0 {
+				{
+					{
+						{
+							// action NetlockIngress.levels.level0.tail_access
+							v670 := uint64(0)
+							_ = v670
+							v670 = p.r[28].Get32(a661)
+							s[175] = v670
+							if (s[169] == 0x2) && (s[173] == 0x1) {
+								{
+									var r672 uint64
+									_ = r672
+									{
+										a673 := v670
+										_ = a673
+										a674 := s[171]
+										_ = a674
 										{
-											a678 := v675
-											_ = a678
-											a679 := s[169]
+											if (((a673 & 0x7fff) + 0x1) & 0xffff) == a674 {
+												{
+													r672 = ((a673 & 0x8000) ^ 0x8000)
+													goto end671
+												}
+											}
+											r672 = ((a673 + 0x1) & 0xffff)
+											goto end671
+										}
+									end671:
+									}
+									v670 = r672
+								}
+							} else {
+								if s[169] == 0x4 {
+									{
+										v670 = 0x0
+									}
+								}
+							}
+							p.r[28].Set32(a661, ((v670) & 0xffff))
+						}
+					}
+				}
+			}
+			if s[170] != 0x0 {
+				{
+					{
+						{
+							// action NetlockIngress.levels.level0.gnext_access
+							v676 := uint64(0)
+							_ = v676
+							v676 = p.r[29].Get32(a661)
+							if (s[170] == 0x2) && (s[173] == 0x1) {
+								{
+									v676 = s[172]
+								}
+							} else {
+								if ((s[170] == 0x3) && (s[173] == 0x1)) && (v676 == s[174]) {
+									{
+										var r678 uint64
+										_ = r678
+										{
+											a679 := v676
 											_ = a679
+											a680 := s[171]
+											_ = a680
 											{
-												if (((a678 & 0x7fff) + 0x1) & 0xffff) == a679 {
+												if (((a679 & 0x7fff) + 0x1) & 0xffff) == a680 {
 													{
-														r677 = ((a678 & 0x8000) ^ 0x8000)
-														goto end676
+														r678 = ((a679 & 0x8000) ^ 0x8000)
+														goto end677
 													}
 												}
-												r677 = ((a678 + 0x1) & 0xffff)
-												goto end676
+												r678 = ((a679 + 0x1) & 0xffff)
+												goto end677
 											}
-										end676:
+										end677:
 										}
-										v675 = r677
+										v676 = r678
 									}
 								} else {
-									if s[168] == 0x4 {
+									if s[170] == 0x4 {
 										{
-											v675 = 0x0
+											v676 = 0x0
 										}
 									} else {
-										if (s[168] == 0x5) && (s[171] == 0x1) {
+										if (s[170] == 0x5) && (s[173] == 0x1) {
 											{
-												var r681 uint64
-												_ = r681
+												var r682 uint64
+												_ = r682
 												{
-													a682 := s[173]
-													_ = a682
-													a683 := s[169]
+													a683 := s[175]
 													_ = a683
+													a684 := s[171]
+													_ = a684
 													{
-														if (((a682 & 0x7fff) + 0x1) & 0xffff) == a683 {
+														if (((a683 & 0x7fff) + 0x1) & 0xffff) == a684 {
 															{
-																r681 = ((a682 & 0x8000) ^ 0x8000)
-																goto end680
+																r682 = ((a683 & 0x8000) ^ 0x8000)
+																goto end681
 															}
 														}
-														r681 = ((a682 + 0x1) & 0xffff)
-														goto end680
+														r682 = ((a683 + 0x1) & 0xffff)
+														goto end681
 													}
-												end680:
+												end681:
 												}
-												v675 = r681
+												v676 = r682
 											}
 										}
 									}
 								}
 							}
-							p.r[29].Set32(a660, ((v675) & 0xffff))
-							s[174] = v675
+							p.r[29].Set32(a661, ((v676) & 0xffff))
+							s[176] = v676
 						}
 					}
 				}
@@ -6757,189 +6743,189 @@ func (p *netlock) ingress23(g *engine.Gen, s *[262]uint64, a658 uint64) {
 }
 
 // ingress24 is a part of ingress, with actions NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, NetlockIngress.levels.level1.gnext_access.
-func (p *netlock) ingress24(g *engine.Gen, s *[262]uint64, a658 uint64) {
+func (p *netlock) ingress24(g *engine.Gen, s *[263]uint64, a659 uint64) {
 	{
-		a710 := a658
-		_ = a710
+		a711 := a659
+		_ = a711
 		{
-			if s[166] != 0x0 {
-				{
-					{
-						{
-							// action NetlockIngress.levels.level1.head_access
-							v712 := uint64(0)
-							_ = v712
-							v712 = p.r[30].Get32(a710)
-							var r715 uint64
-							_ = r715
-							{
-								a716 := v712
-								_ = a716
-								a717 := s[169]
-								_ = a717
-								{
-									if (((a716 & 0x7fff) + 0x1) & 0xffff) == a717 {
-										{
-											r715 = ((a716 & 0x8000) ^ 0x8000)
-											goto end714
-										}
-									}
-									r715 = ((a716 + 0x1) & 0xffff)
-									goto end714
-								}
-							end714:
-							}
-							v713 := uint64(r715)
-							_ = v713
-							s[175] = 0x0
-							if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v712 & 0x7fff)) {
-								{
-									s[175] = 0x1
-								}
-							} else {
-								if (s[166] == 0x3) && (s[171] == 0x1) {
-									{
-										s[175] = 0x1
-									}
-								}
-							}
-							s[172] = v712
-							if s[175] == 0x1 {
-								{
-									v712 = v713
-								}
-							} else {
-								if s[166] == 0x4 {
-									{
-										v712 = 0x0
-									}
-								}
-							}
-							p.r[30].Set32(a710, ((v712) & 0xffff))
-							if s[166] == 0x3 {
-								{
-									s[172] = v712
-								}
-							}
-						}
-					}
-				}
-			}
-			if s[167] != 0x0 {
-				{
-					{
-						{
-							// action NetlockIngress.levels.level1.tail_access
-							v719 := uint64(0)
-							_ = v719
-							v719 = p.r[31].Get32(a710)
-							s[173] = v719
-							if (s[167] == 0x2) && (s[171] == 0x1) {
-								{
-									var r721 uint64
-									_ = r721
-									{
-										a722 := v719
-										_ = a722
-										a723 := s[169]
-										_ = a723
-										{
-											if (((a722 & 0x7fff) + 0x1) & 0xffff) == a723 {
-												{
-													r721 = ((a722 & 0x8000) ^ 0x8000)
-													goto end720
-												}
-											}
-											r721 = ((a722 + 0x1) & 0xffff)
-											goto end720
-										}
-									end720:
-									}
-									v719 = r721
-								}
-							} else {
-								if s[167] == 0x4 {
-									{
-										v719 = 0x0
-									}
-								}
-							}
-							p.r[31].Set32(a710, ((v719) & 0xffff))
-						}
-					}
-				}
-			}
 			if s[168] != 0x0 {
 				{
 					{
 						{
-							// action NetlockIngress.levels.level1.gnext_access
-							v725 := uint64(0)
-							_ = v725
-							v725 = p.r[32].Get32(a710)
-							if (s[168] == 0x2) && (s[171] == 0x1) {
+							// action NetlockIngress.levels.level1.head_access
+							v713 := uint64(0)
+							_ = v713
+							v713 = p.r[30].Get32(a711)
+							var r716 uint64
+							_ = r716
+							{
+								a717 := v713
+								_ = a717
+								a718 := s[171]
+								_ = a718
 								{
-									v725 = s[170]
+									if (((a717 & 0x7fff) + 0x1) & 0xffff) == a718 {
+										{
+											r716 = ((a717 & 0x8000) ^ 0x8000)
+											goto end715
+										}
+									}
+									r716 = ((a717 + 0x1) & 0xffff)
+									goto end715
+								}
+							end715:
+							}
+							v714 := uint64(r716)
+							_ = v714
+							s[177] = 0x0
+							if ((s[168] == 0x2) && (s[173] == 0x1)) && (s[172] == (v713 & 0x7fff)) {
+								{
+									s[177] = 0x1
 								}
 							} else {
-								if ((s[168] == 0x3) && (s[171] == 0x1)) && (v725 == s[172]) {
+								if (s[168] == 0x3) && (s[173] == 0x1) {
 									{
-										var r727 uint64
-										_ = r727
+										s[177] = 0x1
+									}
+								}
+							}
+							s[174] = v713
+							if s[177] == 0x1 {
+								{
+									v713 = v714
+								}
+							} else {
+								if s[168] == 0x4 {
+									{
+										v713 = 0x0
+									}
+								}
+							}
+							p.r[30].Set32(a711, ((v713) & 0xffff))
+							if s[168] == 0x3 {
+								{
+									s[174] = v713
+								}
+							}
+						}
+					}
+				}
+			}
+			if s[169] != 0x0 {
+				{
+					{
+						{
+							// action NetlockIngress.levels.level1.tail_access
+							v720 := uint64(0)
+							_ = v720
+							v720 = p.r[31].Get32(a711)
+							s[175] = v720
+							if (s[169] == 0x2) && (s[173] == 0x1) {
+								{
+									var r722 uint64
+									_ = r722
+									{
+										a723 := v720
+										_ = a723
+										a724 := s[171]
+										_ = a724
 										{
-											a728 := v725
-											_ = a728
-											a729 := s[169]
+											if (((a723 & 0x7fff) + 0x1) & 0xffff) == a724 {
+												{
+													r722 = ((a723 & 0x8000) ^ 0x8000)
+													goto end721
+												}
+											}
+											r722 = ((a723 + 0x1) & 0xffff)
+											goto end721
+										}
+									end721:
+									}
+									v720 = r722
+								}
+							} else {
+								if s[169] == 0x4 {
+									{
+										v720 = 0x0
+									}
+								}
+							}
+							p.r[31].Set32(a711, ((v720) & 0xffff))
+						}
+					}
+				}
+			}
+			if s[170] != 0x0 {
+				{
+					{
+						{
+							// action NetlockIngress.levels.level1.gnext_access
+							v726 := uint64(0)
+							_ = v726
+							v726 = p.r[32].Get32(a711)
+							if (s[170] == 0x2) && (s[173] == 0x1) {
+								{
+									v726 = s[172]
+								}
+							} else {
+								if ((s[170] == 0x3) && (s[173] == 0x1)) && (v726 == s[174]) {
+									{
+										var r728 uint64
+										_ = r728
+										{
+											a729 := v726
 											_ = a729
+											a730 := s[171]
+											_ = a730
 											{
-												if (((a728 & 0x7fff) + 0x1) & 0xffff) == a729 {
+												if (((a729 & 0x7fff) + 0x1) & 0xffff) == a730 {
 													{
-														r727 = ((a728 & 0x8000) ^ 0x8000)
-														goto end726
+														r728 = ((a729 & 0x8000) ^ 0x8000)
+														goto end727
 													}
 												}
-												r727 = ((a728 + 0x1) & 0xffff)
-												goto end726
+												r728 = ((a729 + 0x1) & 0xffff)
+												goto end727
 											}
-										end726:
+										end727:
 										}
-										v725 = r727
+										v726 = r728
 									}
 								} else {
-									if s[168] == 0x4 {
+									if s[170] == 0x4 {
 										{
-											v725 = 0x0
+											v726 = 0x0
 										}
 									} else {
-										if (s[168] == 0x5) && (s[171] == 0x1) {
+										if (s[170] == 0x5) && (s[173] == 0x1) {
 											{
-												var r731 uint64
-												_ = r731
+												var r732 uint64
+												_ = r732
 												{
-													a732 := s[173]
-													_ = a732
-													a733 := s[169]
+													a733 := s[175]
 													_ = a733
+													a734 := s[171]
+													_ = a734
 													{
-														if (((a732 & 0x7fff) + 0x1) & 0xffff) == a733 {
+														if (((a733 & 0x7fff) + 0x1) & 0xffff) == a734 {
 															{
-																r731 = ((a732 & 0x8000) ^ 0x8000)
-																goto end730
+																r732 = ((a733 & 0x8000) ^ 0x8000)
+																goto end731
 															}
 														}
-														r731 = ((a732 + 0x1) & 0xffff)
-														goto end730
+														r732 = ((a733 + 0x1) & 0xffff)
+														goto end731
 													}
-												end730:
+												end731:
 												}
-												v725 = r731
+												v726 = r732
 											}
 										}
 									}
 								}
 							}
-							p.r[32].Set32(a710, ((v725) & 0xffff))
-							s[174] = v725
+							p.r[32].Set32(a711, ((v726) & 0xffff))
+							s[176] = v726
 						}
 					}
 				}
@@ -6949,39 +6935,39 @@ func (p *netlock) ingress24(g *engine.Gen, s *[262]uint64, a658 uint64) {
 }
 
 // ingress28 is a part of ingress, with actions NetlockIngress.q_access, NetlockIngress.ended_access, NetlockIngress.ans_echo_p, NetlockIngress.ans_reply, NetlockIngress.ans_echo, NetlockIngress.ans_to_client, and 3 more.
-func (p *netlock) ingress28(g *engine.Gen, s *[262]uint64, v111 *uint64, v112 *uint64, v578 uint64, v639 uint64) {
+func (p *netlock) ingress28(g *engine.Gen, s *[263]uint64, v112 *uint64, v113 *uint64, v579 uint64, v640 uint64) {
 	{
-		a760 := s[206]
-		_ = a760
-		a761 := v639
+		a761 := s[208]
 		_ = a761
+		a762 := v640
+		_ = a762
 		{
 			// action NetlockIngress.q_access
-			v762 := uint64(0)
-			_ = v762
-			v762 = p.r[4].Get64(s[194])
-			v763 := uint64(((v762) & 0xffff))
+			v763 := uint64(0)
 			_ = v763
-			v764 := uint64(((v762) >> 16 & 0xffff))
+			v763 = p.r[4].Get64(s[196])
+			v764 := uint64(((v763) & 0xffff))
 			_ = v764
-			v765 := uint64(((v762) >> 32 & 0xffff))
+			v765 := uint64(((v763) >> 16 & 0xffff))
 			_ = v765
-			v766 := uint64(((v762) >> 48))
+			v766 := uint64(((v763) >> 32 & 0xffff))
 			_ = v766
-			v767 := uint64(engine.Sel((a760 == 0x0), v763, v764))
+			v767 := uint64(((v763) >> 48))
 			_ = v767
-			s[217] = 0x0
+			v768 := uint64(engine.Sel((a761 == 0x0), v764, v765))
+			_ = v768
+			s[218] = 0x0
 			{
 				{
-					if a761 == 0x1 {
+					if a762 == 0x1 {
 						{
-							if s[175] == 0x1 {
+							if s[177] == 0x1 {
 								{
-									v767 = ((v767 - 0x1) & 0xffff)
+									v768 = ((v768 - 0x1) & 0xffff)
 								}
 							} else {
 								{
-									v766 = ((v766 + 0x1) & 0xffff)
+									v767 = ((v767 + 0x1) & 0xffff)
 								}
 							}
 						}
@@ -6995,101 +6981,101 @@ func (p *netlock) ingress28(g *engine.Gen, s *[262]uint64, v111 *uint64, v112 *u
 					}
 				}
 			}
-			if a760 == 0x0 {
+			if a761 == 0x0 {
 				{
-					v763 = v767
+					v764 = v768
 				}
 			} else {
 				{
-					v764 = v767
+					v765 = v768
 				}
 			}
 			{
 				{
-					v762 = ((((v766)<<16|v765)<<16|v764)<<16 | v763)
+					v763 = ((((v767)<<16|v766)<<16|v765)<<16 | v764)
 				}
 			}
-			p.r[4].Set64(s[194], v762)
-			s[226] = ((v762) & 0xffff)
-			s[227] = ((v762) >> 16 & 0xffff)
-			s[228] = ((v762) >> 32 & 0xffff)
-			s[229] = ((v762) >> 48)
+			p.r[4].Set64(s[196], v763)
+			s[227] = ((v763) & 0xffff)
+			s[228] = ((v763) >> 16 & 0xffff)
+			s[229] = ((v763) >> 32 & 0xffff)
+			s[230] = ((v763) >> 48)
 		}
 	}
-	if v639 == 0x1 {
+	if v640 == 0x1 {
 		{
 			{
-				a769 := ((0x2 + v578) & 0xff)
-				_ = a769
+				a770 := ((0x2 + v579) & 0xff)
+				_ = a770
 				{
 					// action NetlockIngress.ended_access
-					v770 := uint64(0)
-					_ = v770
-					var h771 uint64
+					v771 := uint64(0)
+					_ = v771
+					var h772 uint64
 					{
 						if s[29] != 0 {
-							b772 := g.Scratch(12)
-							binary.BigEndian.PutUint64(b772[0:], (s[37])<<32|(s[38])>>32)
-							binary.BigEndian.PutUint64(b772[8:], (s[38])<<32)
-							h771 = engine.HashCRC32(b772[:12])
+							b773 := g.Scratch(12)
+							binary.BigEndian.PutUint64(b773[0:], (s[37])<<32|(s[38])>>32)
+							binary.BigEndian.PutUint64(b773[8:], (s[38])<<32)
+							h772 = engine.HashCRC32(b773[:12])
 						} else {
-							h771 = engine.HashCRC32(nil)
+							h772 = engine.HashCRC32(nil)
 						}
 					}
-					v770 = (0x0 + engine.Sel(p.c[2] != 0, h771%(p.c[2]|engine.B2U(p.c[2] == 0)), h771)) & 0xffffffff
-					v773 := uint64(0)
-					_ = v773
-					var h774 uint64
+					v771 = (0x0 + engine.Sel(p.c[2] != 0, h772%(p.c[2]|engine.B2U(p.c[2] == 0)), h772)) & 0xffffffff
+					v774 := uint64(0)
+					_ = v774
+					var h775 uint64
 					{
 						if s[29] != 0 {
-							b775 := g.Scratch(12)
-							binary.BigEndian.PutUint64(b775[0:], ((s[38])&0xffffffff)<<32|s[37])
-							binary.BigEndian.PutUint64(b775[8:], ((s[38])>>32)<<32)
-							h774 = engine.HashCRC32(b775[:12])
+							b776 := g.Scratch(12)
+							binary.BigEndian.PutUint64(b776[0:], ((s[38])&0xffffffff)<<32|s[37])
+							binary.BigEndian.PutUint64(b776[8:], ((s[38])>>32)<<32)
+							h775 = engine.HashCRC32(b776[:12])
 						} else {
-							b776 := g.Scratch(8)
-							binary.BigEndian.PutUint64(b776[0:], ((s[38])&0xffffffff)<<32|((s[38])>>32))
-							h774 = engine.HashCRC32(b776[:8])
+							b777 := g.Scratch(8)
+							binary.BigEndian.PutUint64(b777[0:], ((s[38])&0xffffffff)<<32|((s[38])>>32))
+							h775 = engine.HashCRC32(b777[:8])
 						}
 					}
-					v773 = (0x0 + h774%0x100000000) & 0xffffffff
-					v773 = (v773 & 0xfffffffc)
-					if v773 == 0x0 {
+					v774 = (0x0 + h775%0x100000000) & 0xffffffff
+					v774 = (v774 & 0xfffffffc)
+					if v774 == 0x0 {
 						{
-							v773 = 0x4
+							v774 = 0x4
 						}
 					}
-					v777 := uint64(0)
-					_ = v777
-					v777 = p.r[6].Get32(v770)
-					s[234] = engine.Sel(((v777 & 0xfffffffd) == (v773 | 0x1)), 0x1, 0x0)
-					s[235] = engine.Sel((v777 == (v773 | 0x3)), 0x1, 0x0)
-					s[236] = engine.Sel((v777 == v773), 0x1, 0x0)
-					if (a769 == 0x1) && (s[234] == 0x0) {
+					v778 := uint64(0)
+					_ = v778
+					v778 = p.r[6].Get32(v771)
+					s[235] = engine.Sel(((v778 & 0xfffffffd) == (v774 | 0x1)), 0x1, 0x0)
+					s[236] = engine.Sel((v778 == (v774 | 0x3)), 0x1, 0x0)
+					s[237] = engine.Sel((v778 == v774), 0x1, 0x0)
+					if (a770 == 0x1) && (s[235] == 0x0) {
 						{
-							v777 = v773
+							v778 = v774
 						}
 					} else {
-						if a769 == 0x2 {
+						if a770 == 0x2 {
 							{
-								v777 = (v773 | 0x1)
+								v778 = (v774 | 0x1)
 							}
 						} else {
-							if a769 == 0x3 {
+							if a770 == 0x3 {
 								{
-									v777 = (v773 | 0x3)
+									v778 = (v774 | 0x3)
 								}
 							}
 						}
 					}
-					p.r[6].Set32(v770, ((v777) & 0xffffffff))
+					p.r[6].Set32(v771, ((v778) & 0xffffffff))
 				}
 			}
 		}
 	}
-	if v639 == 0x0 {
+	if v640 == 0x0 {
 		{
-			if v578 == 0x1 {
+			if v579 == 0x1 {
 				{
 					s[48] = 0x2
 				}
@@ -7098,20 +7084,20 @@ func (p *netlock) ingress28(g *engine.Gen, s *[262]uint64, v111 *uint64, v112 *u
 					{
 						{
 							// action NetlockIngress.ans_echo_p
-							if s[205] == 0x1 {
+							if s[207] == 0x1 {
 								{
 									{
 										{
 											// action NetlockIngress.ans_reply
-											s[105] = 0x1
-											s[106] = 0x1
-											s[112] = s[22]
-											s[130] = 0x1
-											s[115] = 0x4
-											s[117] = 0x0
-											s[118] = 0x3
-											s[123] = s[39]
-											s[125] = 0x0
+											s[107] = 0x1
+											s[108] = 0x1
+											s[114] = s[22]
+											s[132] = 0x1
+											s[117] = 0x4
+											s[119] = 0x0
+											s[120] = 0x3
+											s[125] = s[39]
+											s[127] = 0x0
 										}
 									}
 								}
@@ -7121,45 +7107,45 @@ func (p *netlock) ingress28(g *engine.Gen, s *[262]uint64, v111 *uint64, v112 *u
 										{
 											// action NetlockIngress.ans_echo
 											{
-												a782 := s[209]
-												_ = a782
-												a783 := s[210]
+												a783 := s[211]
 												_ = a783
-												a784 := s[211]
+												a784 := s[212]
 												_ = a784
+												a785 := s[213]
+												_ = a785
 												{
 													// action NetlockIngress.ans_to_client
-													s[105] = 0x1
-													s[106] = 0x1
-													s[107] = 0x0
-													s[111] = s[201]
-													s[113] = s[202]
-													s[112] = a782
+													s[107] = 0x1
+													s[108] = 0x1
+													s[109] = 0x0
+													s[113] = s[203]
+													s[115] = s[204]
 													s[114] = a783
-													s[115] = 0x4
-													s[118] = 0x0
-													s[117] = 0x0
-													s[126] = 0x0
-													s[127] = 0x0
-													if a784 == 0x1 {
+													s[116] = a784
+													s[117] = 0x4
+													s[120] = 0x0
+													s[119] = 0x0
+													s[128] = 0x0
+													s[129] = 0x0
+													if a785 == 0x1 {
 														{
-															s[117] = 0x8
-															s[126] = a782
-															s[127] = a783
+															s[119] = 0x8
+															s[128] = a783
+															s[129] = a784
 														}
 													}
-													s[121] = s[37]
-													s[125] = 0x0
-													s[128] = 0x0
+													s[123] = s[37]
+													s[127] = 0x0
+													s[130] = 0x0
 												}
 											}
-											s[118] = 0x3
-											s[116] = s[32]
-											s[119] = s[35]
-											s[120] = s[36]
-											s[122] = s[38]
-											s[123] = s[39]
-											s[124] = s[40]
+											s[120] = 0x3
+											s[118] = s[32]
+											s[121] = s[35]
+											s[122] = s[36]
+											s[124] = s[38]
+											s[125] = s[39]
+											s[126] = s[40]
 										}
 									}
 								}
@@ -7170,17 +7156,17 @@ func (p *netlock) ingress28(g *engine.Gen, s *[262]uint64, v111 *uint64, v112 *u
 			}
 		}
 	} else {
-		p.ingress26(g, s, v111, v112, v578)
+		p.ingress26(g, s, v112, v113, v579)
 	}
 }
 
 // ingress26 is a part of ingress, with actions NetlockIngress.ans_grant_slot, NetlockIngress.ans_to_client, NetlockIngress.ans_echo, NetlockIngress.ans_echo_p, NetlockIngress.ans_reply, NetlockIngress.ans_queue_empty, and 1 more.
-func (p *netlock) ingress26(g *engine.Gen, s *[262]uint64, v111 *uint64, v112 *uint64, v578 uint64) {
+func (p *netlock) ingress26(g *engine.Gen, s *[263]uint64, v112 *uint64, v113 *uint64, v579 uint64) {
 	{
-		if (s[220] == 0x0) && (((s[224] + s[225]) & 0xffffffff) > 0x0) {
+		if (s[221] == 0x0) && (((s[225] + s[226]) & 0xffffffff) > 0x0) {
 			{
-				(*v111) = 0x1
-				if s[224] > 0x0 {
+				(*v112) = 0x1
+				if s[225] > 0x0 {
 					{
 						s[71] = 0x0
 					}
@@ -7189,60 +7175,60 @@ func (p *netlock) ingress26(g *engine.Gen, s *[262]uint64, v111 *uint64, v112 *u
 						s[71] = 0x1
 					}
 				}
-				if s[71] == s[206] {
+				if s[71] == s[208] {
 					{
-						s[72] = s[174]
+						s[72] = s[176]
 					}
 				} else {
 					{
-						s[72] = s[184]
+						s[72] = s[186]
 					}
 				}
 			}
 		}
-		if (s[175] == 0x1) && (s[229] > 0x0) {
+		if (s[177] == 0x1) && (s[230] > 0x0) {
 			{
-				(*v112) = 0x1
-				s[77] = s[206]
-				s[78] = engine.Sel((s[206] == 0x0), s[226], s[227])
+				(*v113) = 0x1
+				s[77] = s[208]
+				s[78] = engine.Sel((s[208] == 0x0), s[227], s[228])
 				s[79] = 0x0
 			}
 		}
-		if v578 == 0x1 {
+		if v579 == 0x1 {
 			{
-				v785 := uint64(s[39])
-				_ = v785
+				v786 := uint64(s[39])
+				_ = v786
 				{
-					a787 := v785
-					_ = a787
+					a788 := v786
+					_ = a788
 					{
 						// action NetlockIngress.ans_grant_slot
 						{
-							a789 := s[159]
-							_ = a789
-							a790 := s[160]
+							a790 := s[161]
 							_ = a790
-							a791 := s[155]
+							a791 := s[162]
 							_ = a791
+							a792 := s[157]
+							_ = a792
 							{
 								// action NetlockIngress.ans_to_client
 								s[80] = 0x1
 								s[81] = 0x1
 								s[82] = 0x0
-								s[86] = s[201]
-								s[88] = s[202]
-								s[87] = a789
-								s[89] = a790
+								s[86] = s[203]
+								s[88] = s[204]
+								s[87] = a790
+								s[89] = a791
 								s[90] = 0x3
 								s[93] = 0x0
 								s[92] = 0x0
 								s[101] = 0x0
 								s[102] = 0x0
-								if a791 == 0x1 {
+								if a792 == 0x1 {
 									{
 										s[92] = 0x8
-										s[101] = a789
-										s[102] = a790
+										s[101] = a790
+										s[102] = a791
 									}
 								}
 								s[96] = s[37]
@@ -7250,13 +7236,13 @@ func (p *netlock) ingress26(g *engine.Gen, s *[262]uint64, v111 *uint64, v112 *u
 								s[103] = 0x0
 							}
 						}
-						s[91] = s[153]
-						s[94] = s[154]
-						s[95] = s[161]
-						s[97] = s[157]
-						s[98] = a787
-						s[99] = s[162]
-						s[100] = s[156]
+						s[91] = s[155]
+						s[94] = s[156]
+						s[95] = s[163]
+						s[97] = s[159]
+						s[98] = a788
+						s[99] = s[164]
+						s[100] = s[158]
 					}
 				}
 				s[90] = 0x4
@@ -7265,37 +7251,37 @@ func (p *netlock) ingress26(g *engine.Gen, s *[262]uint64, v111 *uint64, v112 *u
 				s[48] = 0x0
 			}
 		} else {
-			if ((*v111) == 0x1) || ((*v112) == 0x1) {
+			if ((*v112) == 0x1) || ((*v113) == 0x1) {
 				{
 					{
 						{
 							// action NetlockIngress.ans_echo
 							{
-								a794 := s[209]
-								_ = a794
-								a795 := s[210]
+								a795 := s[211]
 								_ = a795
-								a796 := s[211]
+								a796 := s[212]
 								_ = a796
+								a797 := s[213]
+								_ = a797
 								{
 									// action NetlockIngress.ans_to_client
 									s[80] = 0x1
 									s[81] = 0x1
 									s[82] = 0x0
-									s[86] = s[201]
-									s[88] = s[202]
-									s[87] = a794
-									s[89] = a795
+									s[86] = s[203]
+									s[88] = s[204]
+									s[87] = a795
+									s[89] = a796
 									s[90] = 0x1
 									s[93] = 0x0
 									s[92] = 0x0
 									s[101] = 0x0
 									s[102] = 0x0
-									if a796 == 0x1 {
+									if a797 == 0x1 {
 										{
 											s[92] = 0x8
-											s[101] = a794
-											s[102] = a795
+											s[101] = a795
+											s[102] = a796
 										}
 									}
 									s[96] = s[37]
@@ -7320,20 +7306,20 @@ func (p *netlock) ingress26(g *engine.Gen, s *[262]uint64, v111 *uint64, v112 *u
 					{
 						{
 							// action NetlockIngress.ans_echo_p
-							if s[205] == 0x1 {
+							if s[207] == 0x1 {
 								{
 									{
 										{
 											// action NetlockIngress.ans_reply
-											s[105] = 0x1
-											s[106] = 0x1
-											s[112] = s[22]
-											s[130] = 0x1
-											s[115] = 0x1
+											s[107] = 0x1
+											s[108] = 0x1
+											s[114] = s[22]
+											s[132] = 0x1
 											s[117] = 0x1
-											s[118] = 0x0
-											s[123] = s[39]
-											s[125] = 0x0
+											s[119] = 0x1
+											s[120] = 0x0
+											s[125] = s[39]
+											s[127] = 0x0
 										}
 									}
 								}
@@ -7343,46 +7329,46 @@ func (p *netlock) ingress26(g *engine.Gen, s *[262]uint64, v111 *uint64, v112 *u
 										{
 											// action NetlockIngress.ans_echo
 											{
-												a801 := s[209]
-												_ = a801
-												a802 := s[210]
+												a802 := s[211]
 												_ = a802
-												a803 := s[211]
+												a803 := s[212]
 												_ = a803
+												a804 := s[213]
+												_ = a804
 												{
 													// action NetlockIngress.ans_to_client
-													s[105] = 0x1
-													s[106] = 0x1
-													s[107] = 0x0
-													s[111] = s[201]
-													s[113] = s[202]
-													s[112] = a801
+													s[107] = 0x1
+													s[108] = 0x1
+													s[109] = 0x0
+													s[113] = s[203]
+													s[115] = s[204]
 													s[114] = a802
-													s[115] = 0x1
-													s[118] = 0x0
-													s[117] = 0x0
-													s[126] = 0x0
-													s[127] = 0x0
-													if a803 == 0x1 {
+													s[116] = a803
+													s[117] = 0x1
+													s[120] = 0x0
+													s[119] = 0x0
+													s[128] = 0x0
+													s[129] = 0x0
+													if a804 == 0x1 {
 														{
-															s[117] = 0x8
-															s[126] = a801
-															s[127] = a802
+															s[119] = 0x8
+															s[128] = a802
+															s[129] = a803
 														}
 													}
-													s[121] = s[37]
-													s[125] = 0x0
-													s[128] = 0x0
+													s[123] = s[37]
+													s[127] = 0x0
+													s[130] = 0x0
 												}
 											}
-											s[117] = (s[117] | 0x1)
-											s[118] = 0x0
-											s[116] = s[32]
-											s[119] = s[35]
-											s[120] = s[36]
-											s[122] = s[38]
-											s[123] = s[39]
-											s[124] = s[40]
+											s[119] = (s[119] | 0x1)
+											s[120] = 0x0
+											s[118] = s[32]
+											s[121] = s[35]
+											s[122] = s[36]
+											s[124] = s[38]
+											s[125] = s[39]
+											s[126] = s[40]
 										}
 									}
 								}
@@ -7392,14 +7378,14 @@ func (p *netlock) ingress26(g *engine.Gen, s *[262]uint64, v111 *uint64, v112 *u
 				}
 			}
 		}
-		if ((*v111) == 0x0) && ((*v112) == 0x0) {
+		if ((*v112) == 0x0) && ((*v113) == 0x0) {
 			{
-				if ((((s[226] + s[227]) & 0xffff) == 0x0) && (s[228] > 0x0)) && (s[193] == 0x0) {
+				if ((((s[227] + s[228]) & 0xffff) == 0x0) && (s[229] > 0x0)) && (s[195] == 0x0) {
 					{
-						if v578 == 0x1 {
+						if v579 == 0x1 {
 							{
-								(*v112) = 0x1
-								s[77] = s[206]
+								(*v113) = 0x1
+								s[77] = s[208]
 								s[78] = 0x0
 								s[79] = 0x0
 							}
@@ -7414,14 +7400,14 @@ func (p *netlock) ingress26(g *engine.Gen, s *[262]uint64, v111 *uint64, v112 *u
 												s[80] = 0x1
 												s[81] = 0x0
 												s[82] = 0x1
-												s[104] = s[187]
-												s[83] = s[203]
-												s[84] = s[189]
-												s[85] = s[204]
-												s[86] = s[188]
+												s[104] = s[189]
+												s[83] = s[205]
+												s[84] = s[191]
+												s[85] = s[206]
+												s[86] = s[190]
 												s[88] = 0x22b8
-												s[87] = s[201]
-												s[89] = s[202]
+												s[87] = s[203]
+												s[89] = s[204]
 												s[90] = 0x6
 												s[91] = 0x0
 												s[92] = 0x0
@@ -7438,7 +7424,7 @@ func (p *netlock) ingress26(g *engine.Gen, s *[262]uint64, v111 *uint64, v112 *u
 												s[103] = 0x0
 											}
 										}
-										s[103] = engine.Sel((s[196] < s[198]), s[196], s[198])
+										s[103] = engine.Sel((s[198] < s[200]), s[198], s[200])
 									}
 								}
 							}
@@ -7451,102 +7437,102 @@ func (p *netlock) ingress26(g *engine.Gen, s *[262]uint64, v111 *uint64, v112 *u
 }
 
 // ingress85 is a part of ingress, with actions NetlockIngress.use_level, NetlockIngress.slot_at, NetlockIngress.pool.part0.txn_access, NetlockIngress.pool.part0.hold_access, NetlockIngress.pool.part0.flags_access, NetlockIngress.pool.part0.who_access, and 42 more.
-func (p *netlock) ingress85(g *engine.Gen, s *[262]uint64, v107 uint64, v110 uint64, v111 *uint64, v112 *uint64) {
-	if v107 == 0x5 {
+func (p *netlock) ingress85(g *engine.Gen, s *[263]uint64, v108 uint64, v111 uint64, v112 *uint64, v113 *uint64) {
+	if v108 == 0x5 {
 		{
 			{
-				a807 := s[71]
-				_ = a807
+				a808 := s[71]
+				_ = a808
 				{
 					// action NetlockIngress.use_level
-					s[206] = a807
-					if a807 == 0x0 {
+					s[208] = a808
+					if a808 == 0x0 {
 						{
-							s[207] = s[195]
-							s[208] = s[196]
+							s[209] = s[197]
+							s[210] = s[198]
 						}
 					} else {
 						{
-							s[207] = s[197]
-							s[208] = s[198]
+							s[209] = s[199]
+							s[210] = s[200]
 						}
 					}
-					s[169] = s[208]
-					if a807 == 0x0 {
+					s[171] = s[210]
+					if a808 == 0x0 {
 						{
-							s[179] = s[198]
+							s[181] = s[200]
 						}
 					} else {
 						{
-							s[179] = s[196]
+							s[181] = s[198]
 						}
 					}
 				}
 			}
-			v808 := uint64(s[72])
-			p.ingress41(g, s, v808)
-			v857 := uint64(engine.Sel((s[152] == 0x1), 0x1, 0x0))
-			_ = v857
+			v809 := uint64(s[72])
+			p.ingress41(g, s, v809)
+			v858 := uint64(engine.Sel((s[154] == 0x1), 0x1, 0x0))
+			_ = v858
 			{
-				a859 := s[153]
-				_ = a859
-				a860 := s[206]
+				a860 := s[155]
 				_ = a860
-				a861 := v857
+				a861 := s[208]
 				_ = a861
+				a862 := v858
+				_ = a862
 				{
 					// action NetlockIngress.state_access
-					v862 := uint64(0)
-					_ = v862
-					v862 = p.r[1].Get64(s[194])
-					v863 := uint64(((0x0)<<15 | ((v862) & 0x7fff)))
+					v863 := uint64(0)
 					_ = v863
-					v864 := uint64(((0x0)<<1 | ((v862) >> 15 & 0x1)))
+					v863 = p.r[1].Get64(s[196])
+					v864 := uint64(((0x0)<<15 | ((v863) & 0x7fff)))
 					_ = v864
-					v865 := uint64(((v862) >> 16 & 0xffff))
+					v865 := uint64(((0x0)<<1 | ((v863) >> 15 & 0x1)))
 					_ = v865
-					v866 := uint64(((v862) >> 32 & 0xffff))
+					v866 := uint64(((v863) >> 16 & 0xffff))
 					_ = v866
-					v867 := uint64(engine.Sel(((a859 == 0x1) && (a860 == 0x0)), 0x1, 0x0))
+					v867 := uint64(((v863) >> 32 & 0xffff))
 					_ = v867
-					v868 := uint64(engine.Sel((a859 == 0x1), 0x1, 0x0))
+					v868 := uint64(engine.Sel(((a860 == 0x1) && (a861 == 0x0)), 0x1, 0x0))
 					_ = v868
-					if a859 == 0x1 {
+					v869 := uint64(engine.Sel((a860 == 0x1), 0x1, 0x0))
+					_ = v869
+					if a860 == 0x1 {
 						{
-							s[219] = engine.Sel((v863 == 0x0), 0x1, 0x0)
+							s[220] = engine.Sel((v864 == 0x0), 0x1, 0x0)
 						}
 					} else {
-						if a860 == 0x0 {
+						if a861 == 0x0 {
 							{
-								s[219] = engine.Sel(((v864 == 0x0) && (v865 == 0x0)), 0x1, 0x0)
+								s[220] = engine.Sel(((v865 == 0x0) && (v866 == 0x0)), 0x1, 0x0)
 							}
 						} else {
 							{
-								s[219] = engine.Sel(((v864 == 0x0) && (v866 == 0x0)), 0x1, 0x0)
+								s[220] = engine.Sel(((v865 == 0x0) && (v867 == 0x0)), 0x1, 0x0)
 							}
 						}
 					}
-					s[218] = 0x0
+					s[219] = 0x0
 					{
 						{
-							if a861 == 0x1 {
+							if a862 == 0x1 {
 								{
-									if a859 == 0x1 {
+									if a860 == 0x1 {
 										{
-											s[219] = engine.Sel((v863 == 0x0), 0x1, 0x0)
+											s[220] = engine.Sel((v864 == 0x0), 0x1, 0x0)
 										}
 									} else {
 										{
-											s[219] = engine.Sel((v864 == 0x0), 0x1, 0x0)
+											s[220] = engine.Sel((v865 == 0x0), 0x1, 0x0)
 										}
 									}
-									if s[219] == 0x1 {
+									if s[220] == 0x1 {
 										{
-											s[218] = 0x1
-											v863 = ((v863 + 0x1) & 0xffff)
-											v864 = engine.Sel((a859 == 0x1), 0x1, 0x0)
-											v865 = ((v865 - v867) & 0xffff)
+											s[219] = 0x1
+											v864 = ((v864 + 0x1) & 0xffff)
+											v865 = engine.Sel((a860 == 0x1), 0x1, 0x0)
 											v866 = ((v866 - v868) & 0xffff)
+											v867 = ((v867 - v869) & 0xffff)
 										}
 									}
 								}
@@ -7556,68 +7542,68 @@ func (p *netlock) ingress85(g *engine.Gen, s *[262]uint64, v107 uint64, v110 uin
 					}
 					{
 						{
-							v862 = (((((0x0)<<16|v866)<<16|v865)<<1|((v864)&0x1))<<15 | ((v863) & 0x7fff))
+							v863 = (((((0x0)<<16|v867)<<16|v866)<<1|((v865)&0x1))<<15 | ((v864) & 0x7fff))
 						}
 					}
-					p.r[1].Set64(s[194], v862)
-					s[220] = ((0x0)<<15 | ((v862) & 0x7fff))
-					s[221] = ((0x0)<<1 | ((v862) >> 15 & 0x1))
-					s[222] = ((v862) >> 16 & 0xffff)
-					s[223] = ((v862) >> 32 & 0xffff)
+					p.r[1].Set64(s[196], v863)
+					s[221] = ((0x0)<<15 | ((v863) & 0x7fff))
+					s[222] = ((0x0)<<1 | ((v863) >> 15 & 0x1))
+					s[223] = ((v863) >> 16 & 0xffff)
+					s[224] = ((v863) >> 32 & 0xffff)
 				}
 			}
 			p.ingress40(g, s)
-			v924 := uint64(engine.Sel(((v857 == 0x0) || (s[218] == 0x1)), 0x1, 0x0))
-			_ = v924
-			var r927 uint64
-			_ = r927
+			v925 := uint64(engine.Sel(((v858 == 0x0) || (s[219] == 0x1)), 0x1, 0x0))
+			_ = v925
+			var r928 uint64
+			_ = r928
 			{
-				a928 := v808
-				_ = a928
-				a929 := s[208]
+				a929 := v809
 				_ = a929
+				a930 := s[210]
+				_ = a930
 				{
-					if (((a928 & 0x7fff) + 0x1) & 0xffff) == a929 {
+					if (((a929 & 0x7fff) + 0x1) & 0xffff) == a930 {
 						{
-							r927 = ((a928 & 0x8000) ^ 0x8000)
-							goto end926
+							r928 = ((a929 & 0x8000) ^ 0x8000)
+							goto end927
 						}
 					}
-					r927 = ((a928 + 0x1) & 0xffff)
-					goto end926
+					r928 = ((a929 + 0x1) & 0xffff)
+					goto end927
 				}
-			end926:
+			end927:
 			}
-			v925 := uint64(r927)
-			_ = v925
-			s[168] = 0x2
-			s[171] = v924
-			s[170] = v925
-			s[178] = 0x1
-			p.ingress39(g, s, v111, v112, v857, v924, v925)
+			v926 := uint64(r928)
+			_ = v926
+			s[170] = 0x2
+			s[173] = v925
+			s[172] = v926
+			s[180] = 0x1
+			p.ingress39(g, s, v112, v113, v858, v925, v926)
 		}
 	} else {
-		if v107 == 0x6 {
-			p.ingress84(g, s, v112)
+		if v108 == 0x6 {
+			p.ingress84(g, s, v113)
 		} else {
-			if v107 == 0x7 {
+			if v108 == 0x7 {
 				{
 					if s[35] == 0x0 {
 						{
 							{
 								{
 									// action NetlockIngress.use_level
-									s[206] = 0x0
+									s[208] = 0x0
 									{
 										{
-											s[207] = s[195]
-											s[208] = s[196]
+											s[209] = s[197]
+											s[210] = s[198]
 										}
 									}
-									s[169] = s[208]
+									s[171] = s[210]
 									{
 										{
-											s[179] = s[198]
+											s[181] = s[200]
 										}
 									}
 								}
@@ -7628,17 +7614,17 @@ func (p *netlock) ingress85(g *engine.Gen, s *[262]uint64, v107 uint64, v110 uin
 							{
 								{
 									// action NetlockIngress.use_level
-									s[206] = 0x1
+									s[208] = 0x1
 									{
 										{
-											s[207] = s[197]
-											s[208] = s[198]
+											s[209] = s[199]
+											s[210] = s[200]
 										}
 									}
-									s[169] = s[208]
+									s[171] = s[210]
 									{
 										{
-											s[179] = s[196]
+											s[181] = s[198]
 										}
 									}
 								}
@@ -7646,162 +7632,120 @@ func (p *netlock) ingress85(g *engine.Gen, s *[262]uint64, v107 uint64, v110 uin
 						}
 					}
 					{
-						a1319 := s[206]
-						_ = a1319
+						a1320 := s[208]
+						_ = a1320
 						{
 							// action NetlockIngress.wait_access
-							v1320 := uint64(0)
-							_ = v1320
-							v1320 = p.r[2].Get64(s[194])
-							v1321 := uint64(((v1320) & 0xffffffff))
+							v1321 := uint64(0)
 							_ = v1321
-							v1322 := uint64(((v1320) >> 32))
+							v1321 = p.r[2].Get64(s[196])
+							v1322 := uint64(((v1321) & 0xffffffff))
 							_ = v1322
+							v1323 := uint64(((v1321) >> 32))
+							_ = v1323
 							{
 							}
 							{
 								{
-									v1320 = ((v1322)<<32 | v1321)
+									v1321 = ((v1323)<<32 | v1322)
 								}
 							}
-							p.r[2].Set64(s[194], v1320)
-							s[224] = ((v1320) & 0xffffffff)
-							s[225] = ((v1320) >> 32)
+							p.r[2].Set64(s[196], v1321)
+							s[225] = ((v1321) & 0xffffffff)
+							s[226] = ((v1321) >> 32)
 						}
 					}
 					p.ingress56(g, s)
 				}
 			} else {
-				p.ingress83(g, s, v107, v110, v111, v112)
+				p.ingress83(g, s, v108, v111, v112, v113)
 			}
 		}
 	}
 }
 
 // ingress41 is a part of ingress, with actions NetlockIngress.slot_at, NetlockIngress.pool.part0.txn_access, NetlockIngress.pool.part0.hold_access, NetlockIngress.pool.part0.flags_access, NetlockIngress.pool.part0.who_access, NetlockIngress.pool.part0.ts_access, and 15 more.
-func (p *netlock) ingress41(g *engine.Gen, s *[262]uint64, v808 uint64) {
-	_ = v808
+func (p *netlock) ingress41(g *engine.Gen, s *[263]uint64, v809 uint64) {
+	_ = v809
 	{
-		a810 := v808
-		_ = a810
+		a811 := v809
+		_ = a811
 		{
 			// action NetlockIngress.slot_at
-			v811 := uint64(((s[207] + (a810 & 0x7fff)) & 0xffffffff))
-			_ = v811
-			s[131] = ((v811) >> (p.c[3]) & 0x3)
-			s[132] = (v811 & p.c[4])
-			s[214] = v811
+			v812 := uint64(((s[209] + (a811 & 0x7fff)) & 0xffffffff))
+			_ = v812
+			s[133] = ((v812) >> (p.c[3]) & 0x3)
+			s[134] = (v812 & p.c[4])
+			s[215] = v812
 		}
 	}
-	s[134] = 0x1
-	s[133] = 0x1
-	s[135] = 0x1
 	s[136] = 0x1
+	s[135] = 0x1
+	s[137] = 0x1
+	s[138] = 0x1
 	{
 		{
-			if s[131] == 0x0 {
+			if s[133] == 0x0 {
 				{
 					{
 						{
-							if s[134] != 0x0 {
+							if s[136] != 0x0 {
 								{
 									{
 										{
 											// action NetlockIngress.pool.part0.txn_access
-											v815 := uint64(0)
-											_ = v815
-											v815 = p.r[7].Get64(s[132])
-											s[158] = engine.Sel((v815 == s[142]), 0x1, 0x0)
-											if s[134] == 0x2 {
+											v816 := uint64(0)
+											_ = v816
+											v816 = p.r[7].Get64(s[134])
+											s[160] = engine.Sel((v816 == s[144]), 0x1, 0x0)
+											if s[136] == 0x2 {
 												{
-													v815 = s[142]
+													v816 = s[144]
 												}
 											}
-											p.r[7].Set64(s[132], v815)
-											s[157] = v815
+											p.r[7].Set64(s[134], v816)
+											s[159] = v816
 										}
 									}
 								}
 							}
-							if s[137] != 0x0 {
+							if s[139] != 0x0 {
 								{
 									{
 										{
 											// action NetlockIngress.pool.part0.hold_access
-											v817 := uint64(0)
-											_ = v817
-											v817 = p.r[11].Get64(s[132])
-											if (s[137] == 0x3) || (s[137] == 0x4) {
+											v818 := uint64(0)
+											_ = v818
+											v818 = p.r[11].Get64(s[134])
+											if (s[139] == 0x3) || (s[139] == 0x4) {
 												{
-													if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v817) >> 32) == s[149])) && (((v817) >> 32) != 0x0) {
+													if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v818) >> 32) == s[151])) && (((v818) >> 32) != 0x0) {
 														{
-															s[165] = 0x1
+															s[167] = 0x1
 														}
 													}
 												}
 											}
-											if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
+											if (s[139] == 0x2) || ((s[139] == 0x5) && (s[153] == 0x1)) {
 												{
-													v817 = ((s[147])<<32 | s[148])
+													v818 = ((s[149])<<32 | s[150])
 												}
 											} else {
-												if (s[137] == 0x3) && (s[165] == 0x1) {
+												if (s[139] == 0x3) && (s[167] == 0x1) {
 													{
-														v817 = v817&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+														v818 = v818&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 													}
 												} else {
-													if (s[137] == 0x4) && (s[165] == 0x1) {
+													if (s[139] == 0x4) && (s[167] == 0x1) {
 														{
-															v817 = v817&^0xffffffff | (s[148])<<0&0xffffffff
+															v818 = v818&^0xffffffff | (s[150])<<0&0xffffffff
 														}
 													}
 												}
 											}
-											p.r[11].Set64(s[132], v817)
-											s[163] = ((v817) >> 32)
-											s[164] = ((v817) & 0xffffffff)
-										}
-									}
-								}
-							}
-							if s[133] != 0x0 {
-								{
-									{
-										{
-											// action NetlockIngress.pool.part0.flags_access
-											v819 := uint64(0)
-											_ = v819
-											v819 = p.r[8].Get64(s[132])
-											if s[133] == 0x2 {
-												{
-													v819 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
-												}
-											} else {
-												if (s[133] == 0x3) && (s[165] == 0x1) {
-													{
-														v819 = v819&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
-													}
-												} else {
-													if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
-														{
-															v819 = v819&^0xffffffff | (s[141])<<0&0xffffffff
-														}
-													} else {
-														if ((s[133] == 0x5) && (((v819) >> 56) == 0x1)) && (s[158] == 0x1) {
-															{
-																v819 = v819&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
-																s[165] = 0x1
-															}
-														}
-													}
-												}
-											}
-											p.r[8].Set64(s[132], v819)
-											s[152] = ((v819) >> 56)
-											s[153] = ((v819) >> 48 & 0xff)
-											s[154] = ((v819) >> 40 & 0xff)
-											s[155] = ((v819) >> 32 & 0xff)
-											s[156] = ((v819) & 0xffffffff)
+											p.r[11].Set64(s[134], v818)
+											s[165] = ((v818) >> 32)
+											s[166] = ((v818) & 0xffffffff)
 										}
 									}
 								}
@@ -7810,38 +7754,80 @@ func (p *netlock) ingress41(g *engine.Gen, s *[262]uint64, v808 uint64) {
 								{
 									{
 										{
-											// action NetlockIngress.pool.part0.who_access
-											v821 := uint64(0)
-											_ = v821
-											v821 = p.r[9].Get64(s[132])
+											// action NetlockIngress.pool.part0.flags_access
+											v820 := uint64(0)
+											_ = v820
+											v820 = p.r[8].Get64(s[134])
 											if s[135] == 0x2 {
 												{
-													v821 = (((s[143])<<16|s[144])<<16 | s[145])
+													v820 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
+												}
+											} else {
+												if (s[135] == 0x3) && (s[167] == 0x1) {
+													{
+														v820 = v820&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+													}
+												} else {
+													if ((s[135] == 0x4) && (s[167] == 0x1)) && (s[143] != 0x0) {
+														{
+															v820 = v820&^0xffffffff | (s[143])<<0&0xffffffff
+														}
+													} else {
+														if ((s[135] == 0x5) && (((v820) >> 56) == 0x1)) && (s[160] == 0x1) {
+															{
+																v820 = v820&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+																s[167] = 0x1
+															}
+														}
+													}
 												}
 											}
-											p.r[9].Set64(s[132], v821)
-											s[159] = ((v821) >> 32)
-											s[160] = ((v821) >> 16 & 0xffff)
-											s[161] = ((v821) & 0xffff)
+											p.r[8].Set64(s[134], v820)
+											s[154] = ((v820) >> 56)
+											s[155] = ((v820) >> 48 & 0xff)
+											s[156] = ((v820) >> 40 & 0xff)
+											s[157] = ((v820) >> 32 & 0xff)
+											s[158] = ((v820) & 0xffffffff)
 										}
 									}
 								}
 							}
-							if s[136] != 0x0 {
+							if s[137] != 0x0 {
+								{
+									{
+										{
+											// action NetlockIngress.pool.part0.who_access
+											v822 := uint64(0)
+											_ = v822
+											v822 = p.r[9].Get64(s[134])
+											if s[137] == 0x2 {
+												{
+													v822 = (((s[145])<<16|s[146])<<16 | s[147])
+												}
+											}
+											p.r[9].Set64(s[134], v822)
+											s[161] = ((v822) >> 32)
+											s[162] = ((v822) >> 16 & 0xffff)
+											s[163] = ((v822) & 0xffff)
+										}
+									}
+								}
+							}
+							if s[138] != 0x0 {
 								{
 									{
 										{
 											// action NetlockIngress.pool.part0.ts_access
-											v823 := uint64(0)
-											_ = v823
-											v823 = p.r[10].Get64(s[132])
-											if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
+											v824 := uint64(0)
+											_ = v824
+											v824 = p.r[10].Get64(s[134])
+											if (s[138] == 0x2) || (((s[138] == 0x3) && (s[167] == 0x1)) && (s[148] != 0x0)) {
 												{
-													v823 = s[146]
+													v824 = s[148]
 												}
 											}
-											p.r[10].Set64(s[132], v823)
-											s[162] = v823
+											p.r[10].Set64(s[134], v824)
+											s[164] = v824
 										}
 									}
 								}
@@ -7857,110 +7843,68 @@ func (p *netlock) ingress41(g *engine.Gen, s *[262]uint64, v808 uint64) {
 }
 
 // ingress32 is a part of ingress, with actions NetlockIngress.pool.part1.txn_access, NetlockIngress.pool.part1.hold_access, NetlockIngress.pool.part1.flags_access, NetlockIngress.pool.part1.who_access, NetlockIngress.pool.part1.ts_access, NetlockIngress.pool.part2.txn_access, and 9 more.
-func (p *netlock) ingress32(g *engine.Gen, s *[262]uint64) {
-	if s[131] == 0x1 {
+func (p *netlock) ingress32(g *engine.Gen, s *[263]uint64) {
+	if s[133] == 0x1 {
 		{
 			{
 				{
-					if s[134] != 0x0 {
+					if s[136] != 0x0 {
 						{
 							{
 								{
 									// action NetlockIngress.pool.part1.txn_access
-									v826 := uint64(0)
-									_ = v826
-									v826 = p.r[12].Get64(s[132])
-									s[158] = engine.Sel((v826 == s[142]), 0x1, 0x0)
-									if s[134] == 0x2 {
+									v827 := uint64(0)
+									_ = v827
+									v827 = p.r[12].Get64(s[134])
+									s[160] = engine.Sel((v827 == s[144]), 0x1, 0x0)
+									if s[136] == 0x2 {
 										{
-											v826 = s[142]
+											v827 = s[144]
 										}
 									}
-									p.r[12].Set64(s[132], v826)
-									s[157] = v826
+									p.r[12].Set64(s[134], v827)
+									s[159] = v827
 								}
 							}
 						}
 					}
-					if s[137] != 0x0 {
+					if s[139] != 0x0 {
 						{
 							{
 								{
 									// action NetlockIngress.pool.part1.hold_access
-									v828 := uint64(0)
-									_ = v828
-									v828 = p.r[16].Get64(s[132])
-									if (s[137] == 0x3) || (s[137] == 0x4) {
+									v829 := uint64(0)
+									_ = v829
+									v829 = p.r[16].Get64(s[134])
+									if (s[139] == 0x3) || (s[139] == 0x4) {
 										{
-											if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v828) >> 32) == s[149])) && (((v828) >> 32) != 0x0) {
+											if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v829) >> 32) == s[151])) && (((v829) >> 32) != 0x0) {
 												{
-													s[165] = 0x1
+													s[167] = 0x1
 												}
 											}
 										}
 									}
-									if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
+									if (s[139] == 0x2) || ((s[139] == 0x5) && (s[153] == 0x1)) {
 										{
-											v828 = ((s[147])<<32 | s[148])
+											v829 = ((s[149])<<32 | s[150])
 										}
 									} else {
-										if (s[137] == 0x3) && (s[165] == 0x1) {
+										if (s[139] == 0x3) && (s[167] == 0x1) {
 											{
-												v828 = v828&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+												v829 = v829&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 											}
 										} else {
-											if (s[137] == 0x4) && (s[165] == 0x1) {
+											if (s[139] == 0x4) && (s[167] == 0x1) {
 												{
-													v828 = v828&^0xffffffff | (s[148])<<0&0xffffffff
+													v829 = v829&^0xffffffff | (s[150])<<0&0xffffffff
 												}
 											}
 										}
 									}
-									p.r[16].Set64(s[132], v828)
-									s[163] = ((v828) >> 32)
-									s[164] = ((v828) & 0xffffffff)
-								}
-							}
-						}
-					}
-					if s[133] != 0x0 {
-						{
-							{
-								{
-									// action NetlockIngress.pool.part1.flags_access
-									v830 := uint64(0)
-									_ = v830
-									v830 = p.r[13].Get64(s[132])
-									if s[133] == 0x2 {
-										{
-											v830 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
-										}
-									} else {
-										if (s[133] == 0x3) && (s[165] == 0x1) {
-											{
-												v830 = v830&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
-											}
-										} else {
-											if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
-												{
-													v830 = v830&^0xffffffff | (s[141])<<0&0xffffffff
-												}
-											} else {
-												if ((s[133] == 0x5) && (((v830) >> 56) == 0x1)) && (s[158] == 0x1) {
-													{
-														v830 = v830&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
-														s[165] = 0x1
-													}
-												}
-											}
-										}
-									}
-									p.r[13].Set64(s[132], v830)
-									s[152] = ((v830) >> 56)
-									s[153] = ((v830) >> 48 & 0xff)
-									s[154] = ((v830) >> 40 & 0xff)
-									s[155] = ((v830) >> 32 & 0xff)
-									s[156] = ((v830) & 0xffffffff)
+									p.r[16].Set64(s[134], v829)
+									s[165] = ((v829) >> 32)
+									s[166] = ((v829) & 0xffffffff)
 								}
 							}
 						}
@@ -7969,38 +7913,80 @@ func (p *netlock) ingress32(g *engine.Gen, s *[262]uint64) {
 						{
 							{
 								{
-									// action NetlockIngress.pool.part1.who_access
-									v832 := uint64(0)
-									_ = v832
-									v832 = p.r[14].Get64(s[132])
+									// action NetlockIngress.pool.part1.flags_access
+									v831 := uint64(0)
+									_ = v831
+									v831 = p.r[13].Get64(s[134])
 									if s[135] == 0x2 {
 										{
-											v832 = (((s[143])<<16|s[144])<<16 | s[145])
+											v831 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
+										}
+									} else {
+										if (s[135] == 0x3) && (s[167] == 0x1) {
+											{
+												v831 = v831&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+											}
+										} else {
+											if ((s[135] == 0x4) && (s[167] == 0x1)) && (s[143] != 0x0) {
+												{
+													v831 = v831&^0xffffffff | (s[143])<<0&0xffffffff
+												}
+											} else {
+												if ((s[135] == 0x5) && (((v831) >> 56) == 0x1)) && (s[160] == 0x1) {
+													{
+														v831 = v831&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+														s[167] = 0x1
+													}
+												}
+											}
 										}
 									}
-									p.r[14].Set64(s[132], v832)
-									s[159] = ((v832) >> 32)
-									s[160] = ((v832) >> 16 & 0xffff)
-									s[161] = ((v832) & 0xffff)
+									p.r[13].Set64(s[134], v831)
+									s[154] = ((v831) >> 56)
+									s[155] = ((v831) >> 48 & 0xff)
+									s[156] = ((v831) >> 40 & 0xff)
+									s[157] = ((v831) >> 32 & 0xff)
+									s[158] = ((v831) & 0xffffffff)
 								}
 							}
 						}
 					}
-					if s[136] != 0x0 {
+					if s[137] != 0x0 {
+						{
+							{
+								{
+									// action NetlockIngress.pool.part1.who_access
+									v833 := uint64(0)
+									_ = v833
+									v833 = p.r[14].Get64(s[134])
+									if s[137] == 0x2 {
+										{
+											v833 = (((s[145])<<16|s[146])<<16 | s[147])
+										}
+									}
+									p.r[14].Set64(s[134], v833)
+									s[161] = ((v833) >> 32)
+									s[162] = ((v833) >> 16 & 0xffff)
+									s[163] = ((v833) & 0xffff)
+								}
+							}
+						}
+					}
+					if s[138] != 0x0 {
 						{
 							{
 								{
 									// action NetlockIngress.pool.part1.ts_access
-									v834 := uint64(0)
-									_ = v834
-									v834 = p.r[15].Get64(s[132])
-									if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
+									v835 := uint64(0)
+									_ = v835
+									v835 = p.r[15].Get64(s[134])
+									if (s[138] == 0x2) || (((s[138] == 0x3) && (s[167] == 0x1)) && (s[148] != 0x0)) {
 										{
-											v834 = s[146]
+											v835 = s[148]
 										}
 									}
-									p.r[15].Set64(s[132], v834)
-									s[162] = v834
+									p.r[15].Set64(s[134], v835)
+									s[164] = v835
 								}
 							}
 						}
@@ -8014,112 +8000,70 @@ func (p *netlock) ingress32(g *engine.Gen, s *[262]uint64) {
 }
 
 // ingress31 is a part of ingress, with actions NetlockIngress.pool.part2.txn_access, NetlockIngress.pool.part2.hold_access, NetlockIngress.pool.part2.flags_access, NetlockIngress.pool.part2.who_access, NetlockIngress.pool.part2.ts_access, NetlockIngress.pool.part3.txn_access, and 4 more.
-func (p *netlock) ingress31(g *engine.Gen, s *[262]uint64) {
-	if s[131] == 0x2 {
+func (p *netlock) ingress31(g *engine.Gen, s *[263]uint64) {
+	if s[133] == 0x2 {
 		p.ingress30(g, s)
 	} else {
 		{
 			{
 				{
-					if s[134] != 0x0 {
+					if s[136] != 0x0 {
 						{
 							{
 								{
 									// action NetlockIngress.pool.part3.txn_access
-									v848 := uint64(0)
-									_ = v848
-									v848 = p.r[22].Get64(s[132])
-									s[158] = engine.Sel((v848 == s[142]), 0x1, 0x0)
-									if s[134] == 0x2 {
+									v849 := uint64(0)
+									_ = v849
+									v849 = p.r[22].Get64(s[134])
+									s[160] = engine.Sel((v849 == s[144]), 0x1, 0x0)
+									if s[136] == 0x2 {
 										{
-											v848 = s[142]
+											v849 = s[144]
 										}
 									}
-									p.r[22].Set64(s[132], v848)
-									s[157] = v848
+									p.r[22].Set64(s[134], v849)
+									s[159] = v849
 								}
 							}
 						}
 					}
-					if s[137] != 0x0 {
+					if s[139] != 0x0 {
 						{
 							{
 								{
 									// action NetlockIngress.pool.part3.hold_access
-									v850 := uint64(0)
-									_ = v850
-									v850 = p.r[26].Get64(s[132])
-									if (s[137] == 0x3) || (s[137] == 0x4) {
+									v851 := uint64(0)
+									_ = v851
+									v851 = p.r[26].Get64(s[134])
+									if (s[139] == 0x3) || (s[139] == 0x4) {
 										{
-											if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v850) >> 32) == s[149])) && (((v850) >> 32) != 0x0) {
+											if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v851) >> 32) == s[151])) && (((v851) >> 32) != 0x0) {
 												{
-													s[165] = 0x1
+													s[167] = 0x1
 												}
 											}
 										}
 									}
-									if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
+									if (s[139] == 0x2) || ((s[139] == 0x5) && (s[153] == 0x1)) {
 										{
-											v850 = ((s[147])<<32 | s[148])
+											v851 = ((s[149])<<32 | s[150])
 										}
 									} else {
-										if (s[137] == 0x3) && (s[165] == 0x1) {
+										if (s[139] == 0x3) && (s[167] == 0x1) {
 											{
-												v850 = v850&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+												v851 = v851&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 											}
 										} else {
-											if (s[137] == 0x4) && (s[165] == 0x1) {
+											if (s[139] == 0x4) && (s[167] == 0x1) {
 												{
-													v850 = v850&^0xffffffff | (s[148])<<0&0xffffffff
+													v851 = v851&^0xffffffff | (s[150])<<0&0xffffffff
 												}
 											}
 										}
 									}
-									p.r[26].Set64(s[132], v850)
-									s[163] = ((v850) >> 32)
-									s[164] = ((v850) & 0xffffffff)
-								}
-							}
-						}
-					}
-					if s[133] != 0x0 {
-						{
-							{
-								{
-									// action NetlockIngress.pool.part3.flags_access
-									v852 := uint64(0)
-									_ = v852
-									v852 = p.r[23].Get64(s[132])
-									if s[133] == 0x2 {
-										{
-											v852 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
-										}
-									} else {
-										if (s[133] == 0x3) && (s[165] == 0x1) {
-											{
-												v852 = v852&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
-											}
-										} else {
-											if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
-												{
-													v852 = v852&^0xffffffff | (s[141])<<0&0xffffffff
-												}
-											} else {
-												if ((s[133] == 0x5) && (((v852) >> 56) == 0x1)) && (s[158] == 0x1) {
-													{
-														v852 = v852&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
-														s[165] = 0x1
-													}
-												}
-											}
-										}
-									}
-									p.r[23].Set64(s[132], v852)
-									s[152] = ((v852) >> 56)
-									s[153] = ((v852) >> 48 & 0xff)
-									s[154] = ((v852) >> 40 & 0xff)
-									s[155] = ((v852) >> 32 & 0xff)
-									s[156] = ((v852) & 0xffffffff)
+									p.r[26].Set64(s[134], v851)
+									s[165] = ((v851) >> 32)
+									s[166] = ((v851) & 0xffffffff)
 								}
 							}
 						}
@@ -8128,38 +8072,80 @@ func (p *netlock) ingress31(g *engine.Gen, s *[262]uint64) {
 						{
 							{
 								{
-									// action NetlockIngress.pool.part3.who_access
-									v854 := uint64(0)
-									_ = v854
-									v854 = p.r[24].Get64(s[132])
+									// action NetlockIngress.pool.part3.flags_access
+									v853 := uint64(0)
+									_ = v853
+									v853 = p.r[23].Get64(s[134])
 									if s[135] == 0x2 {
 										{
-											v854 = (((s[143])<<16|s[144])<<16 | s[145])
+											v853 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
+										}
+									} else {
+										if (s[135] == 0x3) && (s[167] == 0x1) {
+											{
+												v853 = v853&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+											}
+										} else {
+											if ((s[135] == 0x4) && (s[167] == 0x1)) && (s[143] != 0x0) {
+												{
+													v853 = v853&^0xffffffff | (s[143])<<0&0xffffffff
+												}
+											} else {
+												if ((s[135] == 0x5) && (((v853) >> 56) == 0x1)) && (s[160] == 0x1) {
+													{
+														v853 = v853&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+														s[167] = 0x1
+													}
+												}
+											}
 										}
 									}
-									p.r[24].Set64(s[132], v854)
-									s[159] = ((v854) >> 32)
-									s[160] = ((v854) >> 16 & 0xffff)
-									s[161] = ((v854) & 0xffff)
+									p.r[23].Set64(s[134], v853)
+									s[154] = ((v853) >> 56)
+									s[155] = ((v853) >> 48 & 0xff)
+									s[156] = ((v853) >> 40 & 0xff)
+									s[157] = ((v853) >> 32 & 0xff)
+									s[158] = ((v853) & 0xffffffff)
 								}
 							}
 						}
 					}
-					if s[136] != 0x0 {
+					if s[137] != 0x0 {
+						{
+							{
+								{
+									// action NetlockIngress.pool.part3.who_access
+									v855 := uint64(0)
+									_ = v855
+									v855 = p.r[24].Get64(s[134])
+									if s[137] == 0x2 {
+										{
+											v855 = (((s[145])<<16|s[146])<<16 | s[147])
+										}
+									}
+									p.r[24].Set64(s[134], v855)
+									s[161] = ((v855) >> 32)
+									s[162] = ((v855) >> 16 & 0xffff)
+									s[163] = ((v855) & 0xffff)
+								}
+							}
+						}
+					}
+					if s[138] != 0x0 {
 						{
 							{
 								{
 									// action NetlockIngress.pool.part3.ts_access
-									v856 := uint64(0)
-									_ = v856
-									v856 = p.r[25].Get64(s[132])
-									if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
+									v857 := uint64(0)
+									_ = v857
+									v857 = p.r[25].Get64(s[134])
+									if (s[138] == 0x2) || (((s[138] == 0x3) && (s[167] == 0x1)) && (s[148] != 0x0)) {
 										{
-											v856 = s[146]
+											v857 = s[148]
 										}
 									}
-									p.r[25].Set64(s[132], v856)
-									s[162] = v856
+									p.r[25].Set64(s[134], v857)
+									s[164] = v857
 								}
 							}
 						}
@@ -8171,109 +8157,67 @@ func (p *netlock) ingress31(g *engine.Gen, s *[262]uint64) {
 }
 
 // ingress30 is a part of ingress, with actions NetlockIngress.pool.part2.txn_access, NetlockIngress.pool.part2.hold_access, NetlockIngress.pool.part2.flags_access, NetlockIngress.pool.part2.who_access, NetlockIngress.pool.part2.ts_access.
-func (p *netlock) ingress30(g *engine.Gen, s *[262]uint64) {
+func (p *netlock) ingress30(g *engine.Gen, s *[263]uint64) {
 	{
 		{
 			{
-				if s[134] != 0x0 {
+				if s[136] != 0x0 {
 					{
 						{
 							{
 								// action NetlockIngress.pool.part2.txn_access
-								v837 := uint64(0)
-								_ = v837
-								v837 = p.r[17].Get64(s[132])
-								s[158] = engine.Sel((v837 == s[142]), 0x1, 0x0)
-								if s[134] == 0x2 {
+								v838 := uint64(0)
+								_ = v838
+								v838 = p.r[17].Get64(s[134])
+								s[160] = engine.Sel((v838 == s[144]), 0x1, 0x0)
+								if s[136] == 0x2 {
 									{
-										v837 = s[142]
+										v838 = s[144]
 									}
 								}
-								p.r[17].Set64(s[132], v837)
-								s[157] = v837
+								p.r[17].Set64(s[134], v838)
+								s[159] = v838
 							}
 						}
 					}
 				}
-				if s[137] != 0x0 {
+				if s[139] != 0x0 {
 					{
 						{
 							{
 								// action NetlockIngress.pool.part2.hold_access
-								v839 := uint64(0)
-								_ = v839
-								v839 = p.r[21].Get64(s[132])
-								if (s[137] == 0x3) || (s[137] == 0x4) {
+								v840 := uint64(0)
+								_ = v840
+								v840 = p.r[21].Get64(s[134])
+								if (s[139] == 0x3) || (s[139] == 0x4) {
 									{
-										if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v839) >> 32) == s[149])) && (((v839) >> 32) != 0x0) {
+										if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v840) >> 32) == s[151])) && (((v840) >> 32) != 0x0) {
 											{
-												s[165] = 0x1
+												s[167] = 0x1
 											}
 										}
 									}
 								}
-								if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
+								if (s[139] == 0x2) || ((s[139] == 0x5) && (s[153] == 0x1)) {
 									{
-										v839 = ((s[147])<<32 | s[148])
+										v840 = ((s[149])<<32 | s[150])
 									}
 								} else {
-									if (s[137] == 0x3) && (s[165] == 0x1) {
+									if (s[139] == 0x3) && (s[167] == 0x1) {
 										{
-											v839 = v839&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+											v840 = v840&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 										}
 									} else {
-										if (s[137] == 0x4) && (s[165] == 0x1) {
+										if (s[139] == 0x4) && (s[167] == 0x1) {
 											{
-												v839 = v839&^0xffffffff | (s[148])<<0&0xffffffff
+												v840 = v840&^0xffffffff | (s[150])<<0&0xffffffff
 											}
 										}
 									}
 								}
-								p.r[21].Set64(s[132], v839)
-								s[163] = ((v839) >> 32)
-								s[164] = ((v839) & 0xffffffff)
-							}
-						}
-					}
-				}
-				if s[133] != 0x0 {
-					{
-						{
-							{
-								// action NetlockIngress.pool.part2.flags_access
-								v841 := uint64(0)
-								_ = v841
-								v841 = p.r[18].Get64(s[132])
-								if s[133] == 0x2 {
-									{
-										v841 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
-									}
-								} else {
-									if (s[133] == 0x3) && (s[165] == 0x1) {
-										{
-											v841 = v841&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
-										}
-									} else {
-										if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
-											{
-												v841 = v841&^0xffffffff | (s[141])<<0&0xffffffff
-											}
-										} else {
-											if ((s[133] == 0x5) && (((v841) >> 56) == 0x1)) && (s[158] == 0x1) {
-												{
-													v841 = v841&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
-													s[165] = 0x1
-												}
-											}
-										}
-									}
-								}
-								p.r[18].Set64(s[132], v841)
-								s[152] = ((v841) >> 56)
-								s[153] = ((v841) >> 48 & 0xff)
-								s[154] = ((v841) >> 40 & 0xff)
-								s[155] = ((v841) >> 32 & 0xff)
-								s[156] = ((v841) & 0xffffffff)
+								p.r[21].Set64(s[134], v840)
+								s[165] = ((v840) >> 32)
+								s[166] = ((v840) & 0xffffffff)
 							}
 						}
 					}
@@ -8282,38 +8226,80 @@ func (p *netlock) ingress30(g *engine.Gen, s *[262]uint64) {
 					{
 						{
 							{
-								// action NetlockIngress.pool.part2.who_access
-								v843 := uint64(0)
-								_ = v843
-								v843 = p.r[19].Get64(s[132])
+								// action NetlockIngress.pool.part2.flags_access
+								v842 := uint64(0)
+								_ = v842
+								v842 = p.r[18].Get64(s[134])
 								if s[135] == 0x2 {
 									{
-										v843 = (((s[143])<<16|s[144])<<16 | s[145])
+										v842 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
+									}
+								} else {
+									if (s[135] == 0x3) && (s[167] == 0x1) {
+										{
+											v842 = v842&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+										}
+									} else {
+										if ((s[135] == 0x4) && (s[167] == 0x1)) && (s[143] != 0x0) {
+											{
+												v842 = v842&^0xffffffff | (s[143])<<0&0xffffffff
+											}
+										} else {
+											if ((s[135] == 0x5) && (((v842) >> 56) == 0x1)) && (s[160] == 0x1) {
+												{
+													v842 = v842&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+													s[167] = 0x1
+												}
+											}
+										}
 									}
 								}
-								p.r[19].Set64(s[132], v843)
-								s[159] = ((v843) >> 32)
-								s[160] = ((v843) >> 16 & 0xffff)
-								s[161] = ((v843) & 0xffff)
+								p.r[18].Set64(s[134], v842)
+								s[154] = ((v842) >> 56)
+								s[155] = ((v842) >> 48 & 0xff)
+								s[156] = ((v842) >> 40 & 0xff)
+								s[157] = ((v842) >> 32 & 0xff)
+								s[158] = ((v842) & 0xffffffff)
 							}
 						}
 					}
 				}
-				if s[136] != 0x0 {
+				if s[137] != 0x0 {
+					{
+						{
+							{
+								// action NetlockIngress.pool.part2.who_access
+								v844 := uint64(0)
+								_ = v844
+								v844 = p.r[19].Get64(s[134])
+								if s[137] == 0x2 {
+									{
+										v844 = (((s[145])<<16|s[146])<<16 | s[147])
+									}
+								}
+								p.r[19].Set64(s[134], v844)
+								s[161] = ((v844) >> 32)
+								s[162] = ((v844) >> 16 & 0xffff)
+								s[163] = ((v844) & 0xffff)
+							}
+						}
+					}
+				}
+				if s[138] != 0x0 {
 					{
 						{
 							{
 								// action NetlockIngress.pool.part2.ts_access
-								v845 := uint64(0)
-								_ = v845
-								v845 = p.r[20].Get64(s[132])
-								if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
+								v846 := uint64(0)
+								_ = v846
+								v846 = p.r[20].Get64(s[134])
+								if (s[138] == 0x2) || (((s[138] == 0x3) && (s[167] == 0x1)) && (s[148] != 0x0)) {
 									{
-										v845 = s[146]
+										v846 = s[148]
 									}
 								}
-								p.r[20].Set64(s[132], v845)
-								s[162] = v845
+								p.r[20].Set64(s[134], v846)
+								s[164] = v846
 							}
 						}
 					}
@@ -8324,31 +8310,31 @@ func (p *netlock) ingress30(g *engine.Gen, s *[262]uint64) {
 }
 
 // ingress40 is a part of ingress, with actions NetlockIngress.wait_access, NetlockIngress.tok_access, NetlockIngress.slot_clear_ops, NetlockIngress.pool.part0.txn_access, NetlockIngress.pool.part0.hold_access, NetlockIngress.pool.part0.flags_access, and 17 more.
-func (p *netlock) ingress40(g *engine.Gen, s *[262]uint64) {
+func (p *netlock) ingress40(g *engine.Gen, s *[263]uint64) {
 	{
-		a870 := s[206]
-		_ = a870
-		a871 := s[218]
+		a871 := s[208]
 		_ = a871
+		a872 := s[219]
+		_ = a872
 		{
 			// action NetlockIngress.wait_access
-			v872 := uint64(0)
-			_ = v872
-			v872 = p.r[2].Get64(s[194])
-			v873 := uint64(((v872) & 0xffffffff))
+			v873 := uint64(0)
 			_ = v873
-			v874 := uint64(((v872) >> 32))
+			v873 = p.r[2].Get64(s[196])
+			v874 := uint64(((v873) & 0xffffffff))
 			_ = v874
+			v875 := uint64(((v873) >> 32))
+			_ = v875
 			{
-				if a871 == 0x1 {
+				if a872 == 0x1 {
 					{
-						if a870 == 0x0 {
+						if a871 == 0x0 {
 							{
-								v873 = ((v873 - 0x1) & 0xffffffff)
+								v874 = ((v874 - 0x1) & 0xffffffff)
 							}
 						} else {
 							{
-								v874 = ((v874 - 0x1) & 0xffffffff)
+								v875 = ((v875 - 0x1) & 0xffffffff)
 							}
 						}
 					}
@@ -8356,156 +8342,114 @@ func (p *netlock) ingress40(g *engine.Gen, s *[262]uint64) {
 			}
 			{
 				{
-					v872 = ((v874)<<32 | v873)
+					v873 = ((v875)<<32 | v874)
 				}
 			}
-			p.r[2].Set64(s[194], v872)
-			s[224] = ((v872) & 0xffffffff)
-			s[225] = ((v872) >> 32)
+			p.r[2].Set64(s[196], v873)
+			s[225] = ((v873) & 0xffffffff)
+			s[226] = ((v873) >> 32)
 		}
 	}
 	{
-		a876 := s[218]
-		_ = a876
+		a877 := s[219]
+		_ = a877
 		{
 			// action NetlockIngress.tok_access
-			v877 := uint64(0)
-			_ = v877
-			v877 = p.r[3].Get64(s[194])
-			if a876 == 0x1 {
+			v878 := uint64(0)
+			_ = v878
+			v878 = p.r[3].Get64(s[196])
+			if a877 == 0x1 {
 				{
-					v877 = (v877 + 0x1)
-					if ((v877) & 0xffffffff) == 0x0 {
+					v878 = (v878 + 0x1)
+					if ((v878) & 0xffffffff) == 0x0 {
 						{
-							v877 = (v877 + 0x1)
+							v878 = (v878 + 0x1)
 						}
 					}
 				}
 			} else {
 			}
-			p.r[3].Set64(s[194], v877)
-			s[230] = v877
+			p.r[3].Set64(s[196], v878)
+			s[231] = v878
 		}
 	}
 	{
 		{
 			// action NetlockIngress.slot_clear_ops
-			s[133] = 0x0
-			s[134] = 0x0
 			s[135] = 0x0
 			s[136] = 0x0
 			s[137] = 0x0
+			s[138] = 0x0
+			s[139] = 0x0
 		}
 	}
-	s[137] = 0x5
-	s[151] = s[218]
-	s[147] = ((s[230]) & 0xffffffff)
-	s[148] = s[213]
+	s[139] = 0x5
+	s[153] = s[219]
+	s[149] = ((s[231]) & 0xffffffff)
+	s[150] = s[106]
 	{
 		{
-			if s[131] == 0x0 {
+			if s[133] == 0x0 {
 				{
 					{
 						{
-							if s[134] != 0x0 {
+							if s[136] != 0x0 {
 								{
 									{
 										{
 											// action NetlockIngress.pool.part0.txn_access
-											v882 := uint64(0)
-											_ = v882
-											v882 = p.r[7].Get64(s[132])
-											s[158] = engine.Sel((v882 == s[142]), 0x1, 0x0)
-											if s[134] == 0x2 {
+											v883 := uint64(0)
+											_ = v883
+											v883 = p.r[7].Get64(s[134])
+											s[160] = engine.Sel((v883 == s[144]), 0x1, 0x0)
+											if s[136] == 0x2 {
 												{
-													v882 = s[142]
+													v883 = s[144]
 												}
 											}
-											p.r[7].Set64(s[132], v882)
-											s[157] = v882
+											p.r[7].Set64(s[134], v883)
+											s[159] = v883
 										}
 									}
 								}
 							}
-							if s[137] != 0x0 {
+							if s[139] != 0x0 {
 								{
 									{
 										{
 											// action NetlockIngress.pool.part0.hold_access
-											v884 := uint64(0)
-											_ = v884
-											v884 = p.r[11].Get64(s[132])
-											if (s[137] == 0x3) || (s[137] == 0x4) {
+											v885 := uint64(0)
+											_ = v885
+											v885 = p.r[11].Get64(s[134])
+											if (s[139] == 0x3) || (s[139] == 0x4) {
 												{
-													if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v884) >> 32) == s[149])) && (((v884) >> 32) != 0x0) {
+													if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v885) >> 32) == s[151])) && (((v885) >> 32) != 0x0) {
 														{
-															s[165] = 0x1
+															s[167] = 0x1
 														}
 													}
 												}
 											}
-											if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
+											if (s[139] == 0x2) || ((s[139] == 0x5) && (s[153] == 0x1)) {
 												{
-													v884 = ((s[147])<<32 | s[148])
+													v885 = ((s[149])<<32 | s[150])
 												}
 											} else {
-												if (s[137] == 0x3) && (s[165] == 0x1) {
+												if (s[139] == 0x3) && (s[167] == 0x1) {
 													{
-														v884 = v884&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+														v885 = v885&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 													}
 												} else {
-													if (s[137] == 0x4) && (s[165] == 0x1) {
+													if (s[139] == 0x4) && (s[167] == 0x1) {
 														{
-															v884 = v884&^0xffffffff | (s[148])<<0&0xffffffff
+															v885 = v885&^0xffffffff | (s[150])<<0&0xffffffff
 														}
 													}
 												}
 											}
-											p.r[11].Set64(s[132], v884)
-											s[163] = ((v884) >> 32)
-											s[164] = ((v884) & 0xffffffff)
-										}
-									}
-								}
-							}
-							if s[133] != 0x0 {
-								{
-									{
-										{
-											// action NetlockIngress.pool.part0.flags_access
-											v886 := uint64(0)
-											_ = v886
-											v886 = p.r[8].Get64(s[132])
-											if s[133] == 0x2 {
-												{
-													v886 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
-												}
-											} else {
-												if (s[133] == 0x3) && (s[165] == 0x1) {
-													{
-														v886 = v886&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
-													}
-												} else {
-													if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
-														{
-															v886 = v886&^0xffffffff | (s[141])<<0&0xffffffff
-														}
-													} else {
-														if ((s[133] == 0x5) && (((v886) >> 56) == 0x1)) && (s[158] == 0x1) {
-															{
-																v886 = v886&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
-																s[165] = 0x1
-															}
-														}
-													}
-												}
-											}
-											p.r[8].Set64(s[132], v886)
-											s[152] = ((v886) >> 56)
-											s[153] = ((v886) >> 48 & 0xff)
-											s[154] = ((v886) >> 40 & 0xff)
-											s[155] = ((v886) >> 32 & 0xff)
-											s[156] = ((v886) & 0xffffffff)
+											p.r[11].Set64(s[134], v885)
+											s[165] = ((v885) >> 32)
+											s[166] = ((v885) & 0xffffffff)
 										}
 									}
 								}
@@ -8514,38 +8458,80 @@ func (p *netlock) ingress40(g *engine.Gen, s *[262]uint64) {
 								{
 									{
 										{
-											// action NetlockIngress.pool.part0.who_access
-											v888 := uint64(0)
-											_ = v888
-											v888 = p.r[9].Get64(s[132])
+											// action NetlockIngress.pool.part0.flags_access
+											v887 := uint64(0)
+											_ = v887
+											v887 = p.r[8].Get64(s[134])
 											if s[135] == 0x2 {
 												{
-													v888 = (((s[143])<<16|s[144])<<16 | s[145])
+													v887 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
+												}
+											} else {
+												if (s[135] == 0x3) && (s[167] == 0x1) {
+													{
+														v887 = v887&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+													}
+												} else {
+													if ((s[135] == 0x4) && (s[167] == 0x1)) && (s[143] != 0x0) {
+														{
+															v887 = v887&^0xffffffff | (s[143])<<0&0xffffffff
+														}
+													} else {
+														if ((s[135] == 0x5) && (((v887) >> 56) == 0x1)) && (s[160] == 0x1) {
+															{
+																v887 = v887&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+																s[167] = 0x1
+															}
+														}
+													}
 												}
 											}
-											p.r[9].Set64(s[132], v888)
-											s[159] = ((v888) >> 32)
-											s[160] = ((v888) >> 16 & 0xffff)
-											s[161] = ((v888) & 0xffff)
+											p.r[8].Set64(s[134], v887)
+											s[154] = ((v887) >> 56)
+											s[155] = ((v887) >> 48 & 0xff)
+											s[156] = ((v887) >> 40 & 0xff)
+											s[157] = ((v887) >> 32 & 0xff)
+											s[158] = ((v887) & 0xffffffff)
 										}
 									}
 								}
 							}
-							if s[136] != 0x0 {
+							if s[137] != 0x0 {
+								{
+									{
+										{
+											// action NetlockIngress.pool.part0.who_access
+											v889 := uint64(0)
+											_ = v889
+											v889 = p.r[9].Get64(s[134])
+											if s[137] == 0x2 {
+												{
+													v889 = (((s[145])<<16|s[146])<<16 | s[147])
+												}
+											}
+											p.r[9].Set64(s[134], v889)
+											s[161] = ((v889) >> 32)
+											s[162] = ((v889) >> 16 & 0xffff)
+											s[163] = ((v889) & 0xffff)
+										}
+									}
+								}
+							}
+							if s[138] != 0x0 {
 								{
 									{
 										{
 											// action NetlockIngress.pool.part0.ts_access
-											v890 := uint64(0)
-											_ = v890
-											v890 = p.r[10].Get64(s[132])
-											if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
+											v891 := uint64(0)
+											_ = v891
+											v891 = p.r[10].Get64(s[134])
+											if (s[138] == 0x2) || (((s[138] == 0x3) && (s[167] == 0x1)) && (s[148] != 0x0)) {
 												{
-													v890 = s[146]
+													v891 = s[148]
 												}
 											}
-											p.r[10].Set64(s[132], v890)
-											s[162] = v890
+											p.r[10].Set64(s[134], v891)
+											s[164] = v891
 										}
 									}
 								}
@@ -8561,110 +8547,68 @@ func (p *netlock) ingress40(g *engine.Gen, s *[262]uint64) {
 }
 
 // ingress35 is a part of ingress, with actions NetlockIngress.pool.part1.txn_access, NetlockIngress.pool.part1.hold_access, NetlockIngress.pool.part1.flags_access, NetlockIngress.pool.part1.who_access, NetlockIngress.pool.part1.ts_access, NetlockIngress.pool.part2.txn_access, and 9 more.
-func (p *netlock) ingress35(g *engine.Gen, s *[262]uint64) {
-	if s[131] == 0x1 {
+func (p *netlock) ingress35(g *engine.Gen, s *[263]uint64) {
+	if s[133] == 0x1 {
 		{
 			{
 				{
-					if s[134] != 0x0 {
+					if s[136] != 0x0 {
 						{
 							{
 								{
 									// action NetlockIngress.pool.part1.txn_access
-									v893 := uint64(0)
-									_ = v893
-									v893 = p.r[12].Get64(s[132])
-									s[158] = engine.Sel((v893 == s[142]), 0x1, 0x0)
-									if s[134] == 0x2 {
+									v894 := uint64(0)
+									_ = v894
+									v894 = p.r[12].Get64(s[134])
+									s[160] = engine.Sel((v894 == s[144]), 0x1, 0x0)
+									if s[136] == 0x2 {
 										{
-											v893 = s[142]
+											v894 = s[144]
 										}
 									}
-									p.r[12].Set64(s[132], v893)
-									s[157] = v893
+									p.r[12].Set64(s[134], v894)
+									s[159] = v894
 								}
 							}
 						}
 					}
-					if s[137] != 0x0 {
+					if s[139] != 0x0 {
 						{
 							{
 								{
 									// action NetlockIngress.pool.part1.hold_access
-									v895 := uint64(0)
-									_ = v895
-									v895 = p.r[16].Get64(s[132])
-									if (s[137] == 0x3) || (s[137] == 0x4) {
+									v896 := uint64(0)
+									_ = v896
+									v896 = p.r[16].Get64(s[134])
+									if (s[139] == 0x3) || (s[139] == 0x4) {
 										{
-											if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v895) >> 32) == s[149])) && (((v895) >> 32) != 0x0) {
+											if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v896) >> 32) == s[151])) && (((v896) >> 32) != 0x0) {
 												{
-													s[165] = 0x1
+													s[167] = 0x1
 												}
 											}
 										}
 									}
-									if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
+									if (s[139] == 0x2) || ((s[139] == 0x5) && (s[153] == 0x1)) {
 										{
-											v895 = ((s[147])<<32 | s[148])
+											v896 = ((s[149])<<32 | s[150])
 										}
 									} else {
-										if (s[137] == 0x3) && (s[165] == 0x1) {
+										if (s[139] == 0x3) && (s[167] == 0x1) {
 											{
-												v895 = v895&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+												v896 = v896&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 											}
 										} else {
-											if (s[137] == 0x4) && (s[165] == 0x1) {
+											if (s[139] == 0x4) && (s[167] == 0x1) {
 												{
-													v895 = v895&^0xffffffff | (s[148])<<0&0xffffffff
+													v896 = v896&^0xffffffff | (s[150])<<0&0xffffffff
 												}
 											}
 										}
 									}
-									p.r[16].Set64(s[132], v895)
-									s[163] = ((v895) >> 32)
-									s[164] = ((v895) & 0xffffffff)
-								}
-							}
-						}
-					}
-					if s[133] != 0x0 {
-						{
-							{
-								{
-									// action NetlockIngress.pool.part1.flags_access
-									v897 := uint64(0)
-									_ = v897
-									v897 = p.r[13].Get64(s[132])
-									if s[133] == 0x2 {
-										{
-											v897 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
-										}
-									} else {
-										if (s[133] == 0x3) && (s[165] == 0x1) {
-											{
-												v897 = v897&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
-											}
-										} else {
-											if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
-												{
-													v897 = v897&^0xffffffff | (s[141])<<0&0xffffffff
-												}
-											} else {
-												if ((s[133] == 0x5) && (((v897) >> 56) == 0x1)) && (s[158] == 0x1) {
-													{
-														v897 = v897&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
-														s[165] = 0x1
-													}
-												}
-											}
-										}
-									}
-									p.r[13].Set64(s[132], v897)
-									s[152] = ((v897) >> 56)
-									s[153] = ((v897) >> 48 & 0xff)
-									s[154] = ((v897) >> 40 & 0xff)
-									s[155] = ((v897) >> 32 & 0xff)
-									s[156] = ((v897) & 0xffffffff)
+									p.r[16].Set64(s[134], v896)
+									s[165] = ((v896) >> 32)
+									s[166] = ((v896) & 0xffffffff)
 								}
 							}
 						}
@@ -8673,38 +8617,80 @@ func (p *netlock) ingress35(g *engine.Gen, s *[262]uint64) {
 						{
 							{
 								{
-									// action NetlockIngress.pool.part1.who_access
-									v899 := uint64(0)
-									_ = v899
-									v899 = p.r[14].Get64(s[132])
+									// action NetlockIngress.pool.part1.flags_access
+									v898 := uint64(0)
+									_ = v898
+									v898 = p.r[13].Get64(s[134])
 									if s[135] == 0x2 {
 										{
-											v899 = (((s[143])<<16|s[144])<<16 | s[145])
+											v898 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
+										}
+									} else {
+										if (s[135] == 0x3) && (s[167] == 0x1) {
+											{
+												v898 = v898&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+											}
+										} else {
+											if ((s[135] == 0x4) && (s[167] == 0x1)) && (s[143] != 0x0) {
+												{
+													v898 = v898&^0xffffffff | (s[143])<<0&0xffffffff
+												}
+											} else {
+												if ((s[135] == 0x5) && (((v898) >> 56) == 0x1)) && (s[160] == 0x1) {
+													{
+														v898 = v898&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+														s[167] = 0x1
+													}
+												}
+											}
 										}
 									}
-									p.r[14].Set64(s[132], v899)
-									s[159] = ((v899) >> 32)
-									s[160] = ((v899) >> 16 & 0xffff)
-									s[161] = ((v899) & 0xffff)
+									p.r[13].Set64(s[134], v898)
+									s[154] = ((v898) >> 56)
+									s[155] = ((v898) >> 48 & 0xff)
+									s[156] = ((v898) >> 40 & 0xff)
+									s[157] = ((v898) >> 32 & 0xff)
+									s[158] = ((v898) & 0xffffffff)
 								}
 							}
 						}
 					}
-					if s[136] != 0x0 {
+					if s[137] != 0x0 {
+						{
+							{
+								{
+									// action NetlockIngress.pool.part1.who_access
+									v900 := uint64(0)
+									_ = v900
+									v900 = p.r[14].Get64(s[134])
+									if s[137] == 0x2 {
+										{
+											v900 = (((s[145])<<16|s[146])<<16 | s[147])
+										}
+									}
+									p.r[14].Set64(s[134], v900)
+									s[161] = ((v900) >> 32)
+									s[162] = ((v900) >> 16 & 0xffff)
+									s[163] = ((v900) & 0xffff)
+								}
+							}
+						}
+					}
+					if s[138] != 0x0 {
 						{
 							{
 								{
 									// action NetlockIngress.pool.part1.ts_access
-									v901 := uint64(0)
-									_ = v901
-									v901 = p.r[15].Get64(s[132])
-									if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
+									v902 := uint64(0)
+									_ = v902
+									v902 = p.r[15].Get64(s[134])
+									if (s[138] == 0x2) || (((s[138] == 0x3) && (s[167] == 0x1)) && (s[148] != 0x0)) {
 										{
-											v901 = s[146]
+											v902 = s[148]
 										}
 									}
-									p.r[15].Set64(s[132], v901)
-									s[162] = v901
+									p.r[15].Set64(s[134], v902)
+									s[164] = v902
 								}
 							}
 						}
@@ -8718,112 +8704,70 @@ func (p *netlock) ingress35(g *engine.Gen, s *[262]uint64) {
 }
 
 // ingress34 is a part of ingress, with actions NetlockIngress.pool.part2.txn_access, NetlockIngress.pool.part2.hold_access, NetlockIngress.pool.part2.flags_access, NetlockIngress.pool.part2.who_access, NetlockIngress.pool.part2.ts_access, NetlockIngress.pool.part3.txn_access, and 4 more.
-func (p *netlock) ingress34(g *engine.Gen, s *[262]uint64) {
-	if s[131] == 0x2 {
+func (p *netlock) ingress34(g *engine.Gen, s *[263]uint64) {
+	if s[133] == 0x2 {
 		p.ingress33(g, s)
 	} else {
 		{
 			{
 				{
-					if s[134] != 0x0 {
+					if s[136] != 0x0 {
 						{
 							{
 								{
 									// action NetlockIngress.pool.part3.txn_access
-									v915 := uint64(0)
-									_ = v915
-									v915 = p.r[22].Get64(s[132])
-									s[158] = engine.Sel((v915 == s[142]), 0x1, 0x0)
-									if s[134] == 0x2 {
+									v916 := uint64(0)
+									_ = v916
+									v916 = p.r[22].Get64(s[134])
+									s[160] = engine.Sel((v916 == s[144]), 0x1, 0x0)
+									if s[136] == 0x2 {
 										{
-											v915 = s[142]
+											v916 = s[144]
 										}
 									}
-									p.r[22].Set64(s[132], v915)
-									s[157] = v915
+									p.r[22].Set64(s[134], v916)
+									s[159] = v916
 								}
 							}
 						}
 					}
-					if s[137] != 0x0 {
+					if s[139] != 0x0 {
 						{
 							{
 								{
 									// action NetlockIngress.pool.part3.hold_access
-									v917 := uint64(0)
-									_ = v917
-									v917 = p.r[26].Get64(s[132])
-									if (s[137] == 0x3) || (s[137] == 0x4) {
+									v918 := uint64(0)
+									_ = v918
+									v918 = p.r[26].Get64(s[134])
+									if (s[139] == 0x3) || (s[139] == 0x4) {
 										{
-											if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v917) >> 32) == s[149])) && (((v917) >> 32) != 0x0) {
+											if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v918) >> 32) == s[151])) && (((v918) >> 32) != 0x0) {
 												{
-													s[165] = 0x1
+													s[167] = 0x1
 												}
 											}
 										}
 									}
-									if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
+									if (s[139] == 0x2) || ((s[139] == 0x5) && (s[153] == 0x1)) {
 										{
-											v917 = ((s[147])<<32 | s[148])
+											v918 = ((s[149])<<32 | s[150])
 										}
 									} else {
-										if (s[137] == 0x3) && (s[165] == 0x1) {
+										if (s[139] == 0x3) && (s[167] == 0x1) {
 											{
-												v917 = v917&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+												v918 = v918&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 											}
 										} else {
-											if (s[137] == 0x4) && (s[165] == 0x1) {
+											if (s[139] == 0x4) && (s[167] == 0x1) {
 												{
-													v917 = v917&^0xffffffff | (s[148])<<0&0xffffffff
+													v918 = v918&^0xffffffff | (s[150])<<0&0xffffffff
 												}
 											}
 										}
 									}
-									p.r[26].Set64(s[132], v917)
-									s[163] = ((v917) >> 32)
-									s[164] = ((v917) & 0xffffffff)
-								}
-							}
-						}
-					}
-					if s[133] != 0x0 {
-						{
-							{
-								{
-									// action NetlockIngress.pool.part3.flags_access
-									v919 := uint64(0)
-									_ = v919
-									v919 = p.r[23].Get64(s[132])
-									if s[133] == 0x2 {
-										{
-											v919 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
-										}
-									} else {
-										if (s[133] == 0x3) && (s[165] == 0x1) {
-											{
-												v919 = v919&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
-											}
-										} else {
-											if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
-												{
-													v919 = v919&^0xffffffff | (s[141])<<0&0xffffffff
-												}
-											} else {
-												if ((s[133] == 0x5) && (((v919) >> 56) == 0x1)) && (s[158] == 0x1) {
-													{
-														v919 = v919&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
-														s[165] = 0x1
-													}
-												}
-											}
-										}
-									}
-									p.r[23].Set64(s[132], v919)
-									s[152] = ((v919) >> 56)
-									s[153] = ((v919) >> 48 & 0xff)
-									s[154] = ((v919) >> 40 & 0xff)
-									s[155] = ((v919) >> 32 & 0xff)
-									s[156] = ((v919) & 0xffffffff)
+									p.r[26].Set64(s[134], v918)
+									s[165] = ((v918) >> 32)
+									s[166] = ((v918) & 0xffffffff)
 								}
 							}
 						}
@@ -8832,38 +8776,80 @@ func (p *netlock) ingress34(g *engine.Gen, s *[262]uint64) {
 						{
 							{
 								{
-									// action NetlockIngress.pool.part3.who_access
-									v921 := uint64(0)
-									_ = v921
-									v921 = p.r[24].Get64(s[132])
+									// action NetlockIngress.pool.part3.flags_access
+									v920 := uint64(0)
+									_ = v920
+									v920 = p.r[23].Get64(s[134])
 									if s[135] == 0x2 {
 										{
-											v921 = (((s[143])<<16|s[144])<<16 | s[145])
+											v920 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
+										}
+									} else {
+										if (s[135] == 0x3) && (s[167] == 0x1) {
+											{
+												v920 = v920&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+											}
+										} else {
+											if ((s[135] == 0x4) && (s[167] == 0x1)) && (s[143] != 0x0) {
+												{
+													v920 = v920&^0xffffffff | (s[143])<<0&0xffffffff
+												}
+											} else {
+												if ((s[135] == 0x5) && (((v920) >> 56) == 0x1)) && (s[160] == 0x1) {
+													{
+														v920 = v920&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+														s[167] = 0x1
+													}
+												}
+											}
 										}
 									}
-									p.r[24].Set64(s[132], v921)
-									s[159] = ((v921) >> 32)
-									s[160] = ((v921) >> 16 & 0xffff)
-									s[161] = ((v921) & 0xffff)
+									p.r[23].Set64(s[134], v920)
+									s[154] = ((v920) >> 56)
+									s[155] = ((v920) >> 48 & 0xff)
+									s[156] = ((v920) >> 40 & 0xff)
+									s[157] = ((v920) >> 32 & 0xff)
+									s[158] = ((v920) & 0xffffffff)
 								}
 							}
 						}
 					}
-					if s[136] != 0x0 {
+					if s[137] != 0x0 {
+						{
+							{
+								{
+									// action NetlockIngress.pool.part3.who_access
+									v922 := uint64(0)
+									_ = v922
+									v922 = p.r[24].Get64(s[134])
+									if s[137] == 0x2 {
+										{
+											v922 = (((s[145])<<16|s[146])<<16 | s[147])
+										}
+									}
+									p.r[24].Set64(s[134], v922)
+									s[161] = ((v922) >> 32)
+									s[162] = ((v922) >> 16 & 0xffff)
+									s[163] = ((v922) & 0xffff)
+								}
+							}
+						}
+					}
+					if s[138] != 0x0 {
 						{
 							{
 								{
 									// action NetlockIngress.pool.part3.ts_access
-									v923 := uint64(0)
-									_ = v923
-									v923 = p.r[25].Get64(s[132])
-									if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
+									v924 := uint64(0)
+									_ = v924
+									v924 = p.r[25].Get64(s[134])
+									if (s[138] == 0x2) || (((s[138] == 0x3) && (s[167] == 0x1)) && (s[148] != 0x0)) {
 										{
-											v923 = s[146]
+											v924 = s[148]
 										}
 									}
-									p.r[25].Set64(s[132], v923)
-									s[162] = v923
+									p.r[25].Set64(s[134], v924)
+									s[164] = v924
 								}
 							}
 						}
@@ -8875,109 +8861,67 @@ func (p *netlock) ingress34(g *engine.Gen, s *[262]uint64) {
 }
 
 // ingress33 is a part of ingress, with actions NetlockIngress.pool.part2.txn_access, NetlockIngress.pool.part2.hold_access, NetlockIngress.pool.part2.flags_access, NetlockIngress.pool.part2.who_access, NetlockIngress.pool.part2.ts_access.
-func (p *netlock) ingress33(g *engine.Gen, s *[262]uint64) {
+func (p *netlock) ingress33(g *engine.Gen, s *[263]uint64) {
 	{
 		{
 			{
-				if s[134] != 0x0 {
+				if s[136] != 0x0 {
 					{
 						{
 							{
 								// action NetlockIngress.pool.part2.txn_access
-								v904 := uint64(0)
-								_ = v904
-								v904 = p.r[17].Get64(s[132])
-								s[158] = engine.Sel((v904 == s[142]), 0x1, 0x0)
-								if s[134] == 0x2 {
+								v905 := uint64(0)
+								_ = v905
+								v905 = p.r[17].Get64(s[134])
+								s[160] = engine.Sel((v905 == s[144]), 0x1, 0x0)
+								if s[136] == 0x2 {
 									{
-										v904 = s[142]
+										v905 = s[144]
 									}
 								}
-								p.r[17].Set64(s[132], v904)
-								s[157] = v904
+								p.r[17].Set64(s[134], v905)
+								s[159] = v905
 							}
 						}
 					}
 				}
-				if s[137] != 0x0 {
+				if s[139] != 0x0 {
 					{
 						{
 							{
 								// action NetlockIngress.pool.part2.hold_access
-								v906 := uint64(0)
-								_ = v906
-								v906 = p.r[21].Get64(s[132])
-								if (s[137] == 0x3) || (s[137] == 0x4) {
+								v907 := uint64(0)
+								_ = v907
+								v907 = p.r[21].Get64(s[134])
+								if (s[139] == 0x3) || (s[139] == 0x4) {
 									{
-										if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v906) >> 32) == s[149])) && (((v906) >> 32) != 0x0) {
+										if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v907) >> 32) == s[151])) && (((v907) >> 32) != 0x0) {
 											{
-												s[165] = 0x1
+												s[167] = 0x1
 											}
 										}
 									}
 								}
-								if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
+								if (s[139] == 0x2) || ((s[139] == 0x5) && (s[153] == 0x1)) {
 									{
-										v906 = ((s[147])<<32 | s[148])
+										v907 = ((s[149])<<32 | s[150])
 									}
 								} else {
-									if (s[137] == 0x3) && (s[165] == 0x1) {
+									if (s[139] == 0x3) && (s[167] == 0x1) {
 										{
-											v906 = v906&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+											v907 = v907&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 										}
 									} else {
-										if (s[137] == 0x4) && (s[165] == 0x1) {
+										if (s[139] == 0x4) && (s[167] == 0x1) {
 											{
-												v906 = v906&^0xffffffff | (s[148])<<0&0xffffffff
+												v907 = v907&^0xffffffff | (s[150])<<0&0xffffffff
 											}
 										}
 									}
 								}
-								p.r[21].Set64(s[132], v906)
-								s[163] = ((v906) >> 32)
-								s[164] = ((v906) & 0xffffffff)
-							}
-						}
-					}
-				}
-				if s[133] != 0x0 {
-					{
-						{
-							{
-								// action NetlockIngress.pool.part2.flags_access
-								v908 := uint64(0)
-								_ = v908
-								v908 = p.r[18].Get64(s[132])
-								if s[133] == 0x2 {
-									{
-										v908 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
-									}
-								} else {
-									if (s[133] == 0x3) && (s[165] == 0x1) {
-										{
-											v908 = v908&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
-										}
-									} else {
-										if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
-											{
-												v908 = v908&^0xffffffff | (s[141])<<0&0xffffffff
-											}
-										} else {
-											if ((s[133] == 0x5) && (((v908) >> 56) == 0x1)) && (s[158] == 0x1) {
-												{
-													v908 = v908&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
-													s[165] = 0x1
-												}
-											}
-										}
-									}
-								}
-								p.r[18].Set64(s[132], v908)
-								s[152] = ((v908) >> 56)
-								s[153] = ((v908) >> 48 & 0xff)
-								s[154] = ((v908) >> 40 & 0xff)
-								s[155] = ((v908) >> 32 & 0xff)
-								s[156] = ((v908) & 0xffffffff)
+								p.r[21].Set64(s[134], v907)
+								s[165] = ((v907) >> 32)
+								s[166] = ((v907) & 0xffffffff)
 							}
 						}
 					}
@@ -8986,38 +8930,80 @@ func (p *netlock) ingress33(g *engine.Gen, s *[262]uint64) {
 					{
 						{
 							{
-								// action NetlockIngress.pool.part2.who_access
-								v910 := uint64(0)
-								_ = v910
-								v910 = p.r[19].Get64(s[132])
+								// action NetlockIngress.pool.part2.flags_access
+								v909 := uint64(0)
+								_ = v909
+								v909 = p.r[18].Get64(s[134])
 								if s[135] == 0x2 {
 									{
-										v910 = (((s[143])<<16|s[144])<<16 | s[145])
+										v909 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
+									}
+								} else {
+									if (s[135] == 0x3) && (s[167] == 0x1) {
+										{
+											v909 = v909&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+										}
+									} else {
+										if ((s[135] == 0x4) && (s[167] == 0x1)) && (s[143] != 0x0) {
+											{
+												v909 = v909&^0xffffffff | (s[143])<<0&0xffffffff
+											}
+										} else {
+											if ((s[135] == 0x5) && (((v909) >> 56) == 0x1)) && (s[160] == 0x1) {
+												{
+													v909 = v909&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+													s[167] = 0x1
+												}
+											}
+										}
 									}
 								}
-								p.r[19].Set64(s[132], v910)
-								s[159] = ((v910) >> 32)
-								s[160] = ((v910) >> 16 & 0xffff)
-								s[161] = ((v910) & 0xffff)
+								p.r[18].Set64(s[134], v909)
+								s[154] = ((v909) >> 56)
+								s[155] = ((v909) >> 48 & 0xff)
+								s[156] = ((v909) >> 40 & 0xff)
+								s[157] = ((v909) >> 32 & 0xff)
+								s[158] = ((v909) & 0xffffffff)
 							}
 						}
 					}
 				}
-				if s[136] != 0x0 {
+				if s[137] != 0x0 {
+					{
+						{
+							{
+								// action NetlockIngress.pool.part2.who_access
+								v911 := uint64(0)
+								_ = v911
+								v911 = p.r[19].Get64(s[134])
+								if s[137] == 0x2 {
+									{
+										v911 = (((s[145])<<16|s[146])<<16 | s[147])
+									}
+								}
+								p.r[19].Set64(s[134], v911)
+								s[161] = ((v911) >> 32)
+								s[162] = ((v911) >> 16 & 0xffff)
+								s[163] = ((v911) & 0xffff)
+							}
+						}
+					}
+				}
+				if s[138] != 0x0 {
 					{
 						{
 							{
 								// action NetlockIngress.pool.part2.ts_access
-								v912 := uint64(0)
-								_ = v912
-								v912 = p.r[20].Get64(s[132])
-								if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
+								v913 := uint64(0)
+								_ = v913
+								v913 = p.r[20].Get64(s[134])
+								if (s[138] == 0x2) || (((s[138] == 0x3) && (s[167] == 0x1)) && (s[148] != 0x0)) {
 									{
-										v912 = s[146]
+										v913 = s[148]
 									}
 								}
-								p.r[20].Set64(s[132], v912)
-								s[162] = v912
+								p.r[20].Set64(s[134], v913)
+								s[164] = v913
 							}
 						}
 					}
@@ -9028,200 +9014,200 @@ func (p *netlock) ingress33(g *engine.Gen, s *[262]uint64) {
 }
 
 // ingress39 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access, NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, NetlockIngress.levels.level1.gnext_access, and 3 more.
-func (p *netlock) ingress39(g *engine.Gen, s *[262]uint64, v111 *uint64, v112 *uint64, v857 uint64, v924 uint64, v925 uint64) {
+func (p *netlock) ingress39(g *engine.Gen, s *[263]uint64, v112 *uint64, v113 *uint64, v858 uint64, v925 uint64, v926 uint64) {
 	{
-		a931 := s[206]
-		_ = a931
-		a932 := s[194]
+		a932 := s[208]
 		_ = a932
+		a933 := s[196]
+		_ = a933
 		{
-			if a931 == 0x0 {
-				p.ingress38(g, s, a932)
+			if a932 == 0x0 {
+				p.ingress38(g, s, a933)
 			} else {
 				{
-					p.ingress37(g, s, a932)
+					p.ingress37(g, s, a933)
 					{
-						a1009 := a932
-						_ = a1009
+						a1010 := a933
+						_ = a1010
 						{
-							if s[176] != 0x0 {
-								{
-									{
-										{
-											// action NetlockIngress.levels.level0.head_access
-											v1011 := uint64(0)
-											_ = v1011
-											v1011 = p.r[27].Get32(a1009)
-											var r1014 uint64
-											_ = r1014
-											{
-												a1015 := v1011
-												_ = a1015
-												a1016 := s[179]
-												_ = a1016
-												{
-													if (((a1015 & 0x7fff) + 0x1) & 0xffff) == a1016 {
-														{
-															r1014 = ((a1015 & 0x8000) ^ 0x8000)
-															goto end1013
-														}
-													}
-													r1014 = ((a1015 + 0x1) & 0xffff)
-													goto end1013
-												}
-											end1013:
-											}
-											v1012 := uint64(r1014)
-											_ = v1012
-											s[185] = 0x0
-											if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v1011 & 0x7fff)) {
-												{
-													s[185] = 0x1
-												}
-											} else {
-												if (s[176] == 0x3) && (s[181] == 0x1) {
-													{
-														s[185] = 0x1
-													}
-												}
-											}
-											s[182] = v1011
-											if s[185] == 0x1 {
-												{
-													v1011 = v1012
-												}
-											} else {
-												if s[176] == 0x4 {
-													{
-														v1011 = 0x0
-													}
-												}
-											}
-											p.r[27].Set32(a1009, ((v1011) & 0xffff))
-											if s[176] == 0x3 {
-												{
-													s[182] = v1011
-												}
-											}
-										}
-									}
-								}
-							}
-							if s[177] != 0x0 {
-								{
-									{
-										{
-											// action NetlockIngress.levels.level0.tail_access
-											v1018 := uint64(0)
-											_ = v1018
-											v1018 = p.r[28].Get32(a1009)
-											s[183] = v1018
-											if (s[177] == 0x2) && (s[181] == 0x1) {
-												{
-													var r1020 uint64
-													_ = r1020
-													{
-														a1021 := v1018
-														_ = a1021
-														a1022 := s[179]
-														_ = a1022
-														{
-															if (((a1021 & 0x7fff) + 0x1) & 0xffff) == a1022 {
-																{
-																	r1020 = ((a1021 & 0x8000) ^ 0x8000)
-																	goto end1019
-																}
-															}
-															r1020 = ((a1021 + 0x1) & 0xffff)
-															goto end1019
-														}
-													end1019:
-													}
-													v1018 = r1020
-												}
-											} else {
-												if s[177] == 0x4 {
-													{
-														v1018 = 0x0
-													}
-												}
-											}
-											p.r[28].Set32(a1009, ((v1018) & 0xffff))
-										}
-									}
-								}
-							}
 							if s[178] != 0x0 {
 								{
 									{
 										{
-											// action NetlockIngress.levels.level0.gnext_access
-											v1024 := uint64(0)
-											_ = v1024
-											v1024 = p.r[29].Get32(a1009)
-											if (s[178] == 0x2) && (s[181] == 0x1) {
+											// action NetlockIngress.levels.level0.head_access
+											v1012 := uint64(0)
+											_ = v1012
+											v1012 = p.r[27].Get32(a1010)
+											var r1015 uint64
+											_ = r1015
+											{
+												a1016 := v1012
+												_ = a1016
+												a1017 := s[181]
+												_ = a1017
 												{
-													v1024 = s[180]
+													if (((a1016 & 0x7fff) + 0x1) & 0xffff) == a1017 {
+														{
+															r1015 = ((a1016 & 0x8000) ^ 0x8000)
+															goto end1014
+														}
+													}
+													r1015 = ((a1016 + 0x1) & 0xffff)
+													goto end1014
+												}
+											end1014:
+											}
+											v1013 := uint64(r1015)
+											_ = v1013
+											s[187] = 0x0
+											if ((s[178] == 0x2) && (s[183] == 0x1)) && (s[182] == (v1012 & 0x7fff)) {
+												{
+													s[187] = 0x1
 												}
 											} else {
-												if ((s[178] == 0x3) && (s[181] == 0x1)) && (v1024 == s[182]) {
+												if (s[178] == 0x3) && (s[183] == 0x1) {
 													{
-														var r1026 uint64
-														_ = r1026
+														s[187] = 0x1
+													}
+												}
+											}
+											s[184] = v1012
+											if s[187] == 0x1 {
+												{
+													v1012 = v1013
+												}
+											} else {
+												if s[178] == 0x4 {
+													{
+														v1012 = 0x0
+													}
+												}
+											}
+											p.r[27].Set32(a1010, ((v1012) & 0xffff))
+											if s[178] == 0x3 {
+												{
+													s[184] = v1012
+												}
+											}
+										}
+									}
+								}
+							}
+							if s[179] != 0x0 {
+								{
+									{
+										{
+											// action NetlockIngress.levels.level0.tail_access
+											v1019 := uint64(0)
+											_ = v1019
+											v1019 = p.r[28].Get32(a1010)
+											s[185] = v1019
+											if (s[179] == 0x2) && (s[183] == 0x1) {
+												{
+													var r1021 uint64
+													_ = r1021
+													{
+														a1022 := v1019
+														_ = a1022
+														a1023 := s[181]
+														_ = a1023
 														{
-															a1027 := v1024
-															_ = a1027
-															a1028 := s[179]
+															if (((a1022 & 0x7fff) + 0x1) & 0xffff) == a1023 {
+																{
+																	r1021 = ((a1022 & 0x8000) ^ 0x8000)
+																	goto end1020
+																}
+															}
+															r1021 = ((a1022 + 0x1) & 0xffff)
+															goto end1020
+														}
+													end1020:
+													}
+													v1019 = r1021
+												}
+											} else {
+												if s[179] == 0x4 {
+													{
+														v1019 = 0x0
+													}
+												}
+											}
+											p.r[28].Set32(a1010, ((v1019) & 0xffff))
+										}
+									}
+								}
+							}
+							if s[180] != 0x0 {
+								{
+									{
+										{
+											// action NetlockIngress.levels.level0.gnext_access
+											v1025 := uint64(0)
+											_ = v1025
+											v1025 = p.r[29].Get32(a1010)
+											if (s[180] == 0x2) && (s[183] == 0x1) {
+												{
+													v1025 = s[182]
+												}
+											} else {
+												if ((s[180] == 0x3) && (s[183] == 0x1)) && (v1025 == s[184]) {
+													{
+														var r1027 uint64
+														_ = r1027
+														{
+															a1028 := v1025
 															_ = a1028
+															a1029 := s[181]
+															_ = a1029
 															{
-																if (((a1027 & 0x7fff) + 0x1) & 0xffff) == a1028 {
+																if (((a1028 & 0x7fff) + 0x1) & 0xffff) == a1029 {
 																	{
-																		r1026 = ((a1027 & 0x8000) ^ 0x8000)
-																		goto end1025
+																		r1027 = ((a1028 & 0x8000) ^ 0x8000)
+																		goto end1026
 																	}
 																}
-																r1026 = ((a1027 + 0x1) & 0xffff)
-																goto end1025
+																r1027 = ((a1028 + 0x1) & 0xffff)
+																goto end1026
 															}
-														end1025:
+														end1026:
 														}
-														v1024 = r1026
+														v1025 = r1027
 													}
 												} else {
-													if s[178] == 0x4 {
+													if s[180] == 0x4 {
 														{
-															v1024 = 0x0
+															v1025 = 0x0
 														}
 													} else {
-														if (s[178] == 0x5) && (s[181] == 0x1) {
+														if (s[180] == 0x5) && (s[183] == 0x1) {
 															{
-																var r1030 uint64
-																_ = r1030
+																var r1031 uint64
+																_ = r1031
 																{
-																	a1031 := s[183]
-																	_ = a1031
-																	a1032 := s[179]
+																	a1032 := s[185]
 																	_ = a1032
+																	a1033 := s[181]
+																	_ = a1033
 																	{
-																		if (((a1031 & 0x7fff) + 0x1) & 0xffff) == a1032 {
+																		if (((a1032 & 0x7fff) + 0x1) & 0xffff) == a1033 {
 																			{
-																				r1030 = ((a1031 & 0x8000) ^ 0x8000)
-																				goto end1029
+																				r1031 = ((a1032 & 0x8000) ^ 0x8000)
+																				goto end1030
 																			}
 																		}
-																		r1030 = ((a1031 + 0x1) & 0xffff)
-																		goto end1029
+																		r1031 = ((a1032 + 0x1) & 0xffff)
+																		goto end1030
 																	}
-																end1029:
+																end1030:
 																}
-																v1024 = r1030
+																v1025 = r1031
 															}
 														}
 													}
 												}
 											}
-											p.r[29].Set32(a1009, ((v1024) & 0xffff))
-											s[184] = v1024
+											p.r[29].Set32(a1010, ((v1025) & 0xffff))
+											s[186] = v1025
 										}
 									}
 								}
@@ -9232,59 +9218,59 @@ func (p *netlock) ingress39(g *engine.Gen, s *[262]uint64, v111 *uint64, v112 *u
 			}
 		}
 	}
-	if s[218] == 0x1 {
+	if s[219] == 0x1 {
 		{
-			v1033 := uint64(0)
-			_ = v1033
+			v1034 := uint64(0)
+			_ = v1034
 			{
-				a1035 := ((s[230]) & 0xffffffff)
-				_ = a1035
-				a1036 := s[214]
+				a1036 := ((s[231]) & 0xffffffff)
 				_ = a1036
-				v1033 = 0
+				a1037 := s[215]
+				_ = a1037
+				v1034 = 0
 				{
 					// action NetlockIngress.token_of
-					v1037 := uint64(((s[230]) >> 32))
-					_ = v1037
-					if a1035 > ((s[230]) & 0xffffffff) {
+					v1038 := uint64(((s[231]) >> 32))
+					_ = v1038
+					if a1036 > ((s[231]) & 0xffffffff) {
 						{
-							v1037 = ((v1037 - 0x1) & 0xffffffff)
+							v1038 = ((v1038 - 0x1) & 0xffffffff)
 						}
 					}
-					v1033 = ((((v1037)<<32 | a1035) << (p.c[5])) | a1036)
+					v1034 = ((((v1038)<<32 | a1036) << (p.c[5])) | a1037)
 				}
 			}
 			{
-				a1039 := v1033
-				_ = a1039
+				a1040 := v1034
+				_ = a1040
 				{
 					// action NetlockIngress.ans_grant_slot
 					{
-						a1041 := s[159]
-						_ = a1041
-						a1042 := s[160]
+						a1042 := s[161]
 						_ = a1042
-						a1043 := s[155]
+						a1043 := s[162]
 						_ = a1043
+						a1044 := s[157]
+						_ = a1044
 						{
 							// action NetlockIngress.ans_to_client
 							s[80] = 0x1
 							s[81] = 0x1
 							s[82] = 0x0
-							s[86] = s[201]
-							s[88] = s[202]
-							s[87] = a1041
-							s[89] = a1042
+							s[86] = s[203]
+							s[88] = s[204]
+							s[87] = a1042
+							s[89] = a1043
 							s[90] = 0x3
 							s[93] = 0x0
 							s[92] = 0x0
 							s[101] = 0x0
 							s[102] = 0x0
-							if a1043 == 0x1 {
+							if a1044 == 0x1 {
 								{
 									s[92] = 0x8
-									s[101] = a1041
-									s[102] = a1042
+									s[101] = a1042
+									s[102] = a1043
 								}
 							}
 							s[96] = s[37]
@@ -9292,37 +9278,37 @@ func (p *netlock) ingress39(g *engine.Gen, s *[262]uint64, v111 *uint64, v112 *u
 							s[103] = 0x0
 						}
 					}
-					s[91] = s[153]
-					s[94] = s[154]
-					s[95] = s[161]
-					s[97] = s[157]
-					s[98] = a1039
-					s[99] = s[162]
-					s[100] = s[156]
+					s[91] = s[155]
+					s[94] = s[156]
+					s[95] = s[163]
+					s[97] = s[159]
+					s[98] = a1040
+					s[99] = s[164]
+					s[100] = s[158]
 				}
 			}
 		}
 	}
-	if ((v924 == 0x1) && ((v857 == 0x0) || (s[153] == 0x0))) && (((s[224] + s[225]) & 0xffffffff) > 0x0) {
+	if ((v925 == 0x1) && ((v858 == 0x0) || (s[155] == 0x0))) && (((s[225] + s[226]) & 0xffffffff) > 0x0) {
 		{
-			(*v111) = 0x1
-			v1044 := uint64(engine.Sel((s[224] > 0x0), 0x0, 0x1))
-			_ = v1044
-			if v1044 == s[206] {
+			(*v112) = 0x1
+			v1045 := uint64(engine.Sel((s[225] > 0x0), 0x0, 0x1))
+			_ = v1045
+			if v1045 == s[208] {
 				{
-					s[72] = v925
+					s[72] = v926
 				}
 			} else {
 				{
-					s[72] = s[184]
+					s[72] = s[186]
 				}
 			}
-			s[71] = v1044
+			s[71] = v1045
 		}
 	} else {
 		if s[76] == 0x1 {
 			{
-				(*v112) = 0x1
+				(*v113) = 0x1
 			}
 		} else {
 			{
@@ -9332,191 +9318,191 @@ func (p *netlock) ingress39(g *engine.Gen, s *[262]uint64, v111 *uint64, v112 *u
 }
 
 // ingress38 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access, NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, NetlockIngress.levels.level1.gnext_access.
-func (p *netlock) ingress38(g *engine.Gen, s *[262]uint64, a932 uint64) {
+func (p *netlock) ingress38(g *engine.Gen, s *[263]uint64, a933 uint64) {
 	{
-		p.ingress36(g, s, a932)
+		p.ingress36(g, s, a933)
 		{
-			a959 := a932
-			_ = a959
+			a960 := a933
+			_ = a960
 			{
-				if s[176] != 0x0 {
-					{
-						{
-							{
-								// action NetlockIngress.levels.level1.head_access
-								v961 := uint64(0)
-								_ = v961
-								v961 = p.r[30].Get32(a959)
-								var r964 uint64
-								_ = r964
-								{
-									a965 := v961
-									_ = a965
-									a966 := s[179]
-									_ = a966
-									{
-										if (((a965 & 0x7fff) + 0x1) & 0xffff) == a966 {
-											{
-												r964 = ((a965 & 0x8000) ^ 0x8000)
-												goto end963
-											}
-										}
-										r964 = ((a965 + 0x1) & 0xffff)
-										goto end963
-									}
-								end963:
-								}
-								v962 := uint64(r964)
-								_ = v962
-								s[185] = 0x0
-								if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v961 & 0x7fff)) {
-									{
-										s[185] = 0x1
-									}
-								} else {
-									if (s[176] == 0x3) && (s[181] == 0x1) {
-										{
-											s[185] = 0x1
-										}
-									}
-								}
-								s[182] = v961
-								if s[185] == 0x1 {
-									{
-										v961 = v962
-									}
-								} else {
-									if s[176] == 0x4 {
-										{
-											v961 = 0x0
-										}
-									}
-								}
-								p.r[30].Set32(a959, ((v961) & 0xffff))
-								if s[176] == 0x3 {
-									{
-										s[182] = v961
-									}
-								}
-							}
-						}
-					}
-				}
-				if s[177] != 0x0 {
-					{
-						{
-							{
-								// action NetlockIngress.levels.level1.tail_access
-								v968 := uint64(0)
-								_ = v968
-								v968 = p.r[31].Get32(a959)
-								s[183] = v968
-								if (s[177] == 0x2) && (s[181] == 0x1) {
-									{
-										var r970 uint64
-										_ = r970
-										{
-											a971 := v968
-											_ = a971
-											a972 := s[179]
-											_ = a972
-											{
-												if (((a971 & 0x7fff) + 0x1) & 0xffff) == a972 {
-													{
-														r970 = ((a971 & 0x8000) ^ 0x8000)
-														goto end969
-													}
-												}
-												r970 = ((a971 + 0x1) & 0xffff)
-												goto end969
-											}
-										end969:
-										}
-										v968 = r970
-									}
-								} else {
-									if s[177] == 0x4 {
-										{
-											v968 = 0x0
-										}
-									}
-								}
-								p.r[31].Set32(a959, ((v968) & 0xffff))
-							}
-						}
-					}
-				}
 				if s[178] != 0x0 {
 					{
 						{
 							{
-								// action NetlockIngress.levels.level1.gnext_access
-								v974 := uint64(0)
-								_ = v974
-								v974 = p.r[32].Get32(a959)
-								if (s[178] == 0x2) && (s[181] == 0x1) {
+								// action NetlockIngress.levels.level1.head_access
+								v962 := uint64(0)
+								_ = v962
+								v962 = p.r[30].Get32(a960)
+								var r965 uint64
+								_ = r965
+								{
+									a966 := v962
+									_ = a966
+									a967 := s[181]
+									_ = a967
 									{
-										v974 = s[180]
+										if (((a966 & 0x7fff) + 0x1) & 0xffff) == a967 {
+											{
+												r965 = ((a966 & 0x8000) ^ 0x8000)
+												goto end964
+											}
+										}
+										r965 = ((a966 + 0x1) & 0xffff)
+										goto end964
+									}
+								end964:
+								}
+								v963 := uint64(r965)
+								_ = v963
+								s[187] = 0x0
+								if ((s[178] == 0x2) && (s[183] == 0x1)) && (s[182] == (v962 & 0x7fff)) {
+									{
+										s[187] = 0x1
 									}
 								} else {
-									if ((s[178] == 0x3) && (s[181] == 0x1)) && (v974 == s[182]) {
+									if (s[178] == 0x3) && (s[183] == 0x1) {
 										{
-											var r976 uint64
-											_ = r976
+											s[187] = 0x1
+										}
+									}
+								}
+								s[184] = v962
+								if s[187] == 0x1 {
+									{
+										v962 = v963
+									}
+								} else {
+									if s[178] == 0x4 {
+										{
+											v962 = 0x0
+										}
+									}
+								}
+								p.r[30].Set32(a960, ((v962) & 0xffff))
+								if s[178] == 0x3 {
+									{
+										s[184] = v962
+									}
+								}
+							}
+						}
+					}
+				}
+				if s[179] != 0x0 {
+					{
+						{
+							{
+								// action NetlockIngress.levels.level1.tail_access
+								v969 := uint64(0)
+								_ = v969
+								v969 = p.r[31].Get32(a960)
+								s[185] = v969
+								if (s[179] == 0x2) && (s[183] == 0x1) {
+									{
+										var r971 uint64
+										_ = r971
+										{
+											a972 := v969
+											_ = a972
+											a973 := s[181]
+											_ = a973
 											{
-												a977 := v974
-												_ = a977
-												a978 := s[179]
+												if (((a972 & 0x7fff) + 0x1) & 0xffff) == a973 {
+													{
+														r971 = ((a972 & 0x8000) ^ 0x8000)
+														goto end970
+													}
+												}
+												r971 = ((a972 + 0x1) & 0xffff)
+												goto end970
+											}
+										end970:
+										}
+										v969 = r971
+									}
+								} else {
+									if s[179] == 0x4 {
+										{
+											v969 = 0x0
+										}
+									}
+								}
+								p.r[31].Set32(a960, ((v969) & 0xffff))
+							}
+						}
+					}
+				}
+				if s[180] != 0x0 {
+					{
+						{
+							{
+								// action NetlockIngress.levels.level1.gnext_access
+								v975 := uint64(0)
+								_ = v975
+								v975 = p.r[32].Get32(a960)
+								if (s[180] == 0x2) && (s[183] == 0x1) {
+									{
+										v975 = s[182]
+									}
+								} else {
+									if ((s[180] == 0x3) && (s[183] == 0x1)) && (v975 == s[184]) {
+										{
+											var r977 uint64
+											_ = r977
+											{
+												a978 := v975
 												_ = a978
+												a979 := s[181]
+												_ = a979
 												{
-													if (((a977 & 0x7fff) + 0x1) & 0xffff) == a978 {
+													if (((a978 & 0x7fff) + 0x1) & 0xffff) == a979 {
 														{
-															r976 = ((a977 & 0x8000) ^ 0x8000)
-															goto end975
+															r977 = ((a978 & 0x8000) ^ 0x8000)
+															goto end976
 														}
 													}
-													r976 = ((a977 + 0x1) & 0xffff)
-													goto end975
+													r977 = ((a978 + 0x1) & 0xffff)
+													goto end976
 												}
-											end975:
+											end976:
 											}
-											v974 = r976
+											v975 = r977
 										}
 									} else {
-										if s[178] == 0x4 {
+										if s[180] == 0x4 {
 											{
-												v974 = 0x0
+												v975 = 0x0
 											}
 										} else {
-											if (s[178] == 0x5) && (s[181] == 0x1) {
+											if (s[180] == 0x5) && (s[183] == 0x1) {
 												{
-													var r980 uint64
-													_ = r980
+													var r981 uint64
+													_ = r981
 													{
-														a981 := s[183]
-														_ = a981
-														a982 := s[179]
+														a982 := s[185]
 														_ = a982
+														a983 := s[181]
+														_ = a983
 														{
-															if (((a981 & 0x7fff) + 0x1) & 0xffff) == a982 {
+															if (((a982 & 0x7fff) + 0x1) & 0xffff) == a983 {
 																{
-																	r980 = ((a981 & 0x8000) ^ 0x8000)
-																	goto end979
+																	r981 = ((a982 & 0x8000) ^ 0x8000)
+																	goto end980
 																}
 															}
-															r980 = ((a981 + 0x1) & 0xffff)
-															goto end979
+															r981 = ((a982 + 0x1) & 0xffff)
+															goto end980
 														}
-													end979:
+													end980:
 													}
-													v974 = r980
+													v975 = r981
 												}
 											}
 										}
 									}
 								}
-								p.r[32].Set32(a959, ((v974) & 0xffff))
-								s[184] = v974
+								p.r[32].Set32(a960, ((v975) & 0xffff))
+								s[186] = v975
 							}
 						}
 					}
@@ -9527,189 +9513,189 @@ func (p *netlock) ingress38(g *engine.Gen, s *[262]uint64, a932 uint64) {
 }
 
 // ingress36 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access.
-func (p *netlock) ingress36(g *engine.Gen, s *[262]uint64, a932 uint64) {
+func (p *netlock) ingress36(g *engine.Gen, s *[263]uint64, a933 uint64) {
 	{
-		a934 := a932
-		_ = a934
+		a935 := a933
+		_ = a935
 		{
-			if s[166] != 0x0 {
-				{
-					{
-						{
-							// action NetlockIngress.levels.level0.head_access
-							v936 := uint64(0)
-							_ = v936
-							v936 = p.r[27].Get32(a934)
-							var r939 uint64
-							_ = r939
-							{
-								a940 := v936
-								_ = a940
-								a941 := s[169]
-								_ = a941
-								{
-									if (((a940 & 0x7fff) + 0x1) & 0xffff) == a941 {
-										{
-											r939 = ((a940 & 0x8000) ^ 0x8000)
-											goto end938
-										}
-									}
-									r939 = ((a940 + 0x1) & 0xffff)
-									goto end938
-								}
-							end938:
-							}
-							v937 := uint64(r939)
-							_ = v937
-							s[175] = 0x0
-							if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v936 & 0x7fff)) {
-								{
-									s[175] = 0x1
-								}
-							} else {
-								if (s[166] == 0x3) && (s[171] == 0x1) {
-									{
-										s[175] = 0x1
-									}
-								}
-							}
-							s[172] = v936
-							if s[175] == 0x1 {
-								{
-									v936 = v937
-								}
-							} else {
-								if s[166] == 0x4 {
-									{
-										v936 = 0x0
-									}
-								}
-							}
-							p.r[27].Set32(a934, ((v936) & 0xffff))
-							if s[166] == 0x3 {
-								{
-									s[172] = v936
-								}
-							}
-						}
-					}
-				}
-			}
-			if s[167] != 0x0 {
-				{
-					{
-						{
-							// action NetlockIngress.levels.level0.tail_access
-							v943 := uint64(0)
-							_ = v943
-							v943 = p.r[28].Get32(a934)
-							s[173] = v943
-							if (s[167] == 0x2) && (s[171] == 0x1) {
-								{
-									var r945 uint64
-									_ = r945
-									{
-										a946 := v943
-										_ = a946
-										a947 := s[169]
-										_ = a947
-										{
-											if (((a946 & 0x7fff) + 0x1) & 0xffff) == a947 {
-												{
-													r945 = ((a946 & 0x8000) ^ 0x8000)
-													goto end944
-												}
-											}
-											r945 = ((a946 + 0x1) & 0xffff)
-											goto end944
-										}
-									end944:
-									}
-									v943 = r945
-								}
-							} else {
-								if s[167] == 0x4 {
-									{
-										v943 = 0x0
-									}
-								}
-							}
-							p.r[28].Set32(a934, ((v943) & 0xffff))
-						}
-					}
-				}
-			}
 			if s[168] != 0x0 {
 				{
 					{
 						{
-							// action NetlockIngress.levels.level0.gnext_access
-							v949 := uint64(0)
-							_ = v949
-							v949 = p.r[29].Get32(a934)
-							if (s[168] == 0x2) && (s[171] == 0x1) {
+							// action NetlockIngress.levels.level0.head_access
+							v937 := uint64(0)
+							_ = v937
+							v937 = p.r[27].Get32(a935)
+							var r940 uint64
+							_ = r940
+							{
+								a941 := v937
+								_ = a941
+								a942 := s[171]
+								_ = a942
 								{
-									v949 = s[170]
+									if (((a941 & 0x7fff) + 0x1) & 0xffff) == a942 {
+										{
+											r940 = ((a941 & 0x8000) ^ 0x8000)
+											goto end939
+										}
+									}
+									r940 = ((a941 + 0x1) & 0xffff)
+									goto end939
+								}
+							end939:
+							}
+							v938 := uint64(r940)
+							_ = v938
+							s[177] = 0x0
+							if ((s[168] == 0x2) && (s[173] == 0x1)) && (s[172] == (v937 & 0x7fff)) {
+								{
+									s[177] = 0x1
 								}
 							} else {
-								if ((s[168] == 0x3) && (s[171] == 0x1)) && (v949 == s[172]) {
+								if (s[168] == 0x3) && (s[173] == 0x1) {
 									{
-										var r951 uint64
-										_ = r951
+										s[177] = 0x1
+									}
+								}
+							}
+							s[174] = v937
+							if s[177] == 0x1 {
+								{
+									v937 = v938
+								}
+							} else {
+								if s[168] == 0x4 {
+									{
+										v937 = 0x0
+									}
+								}
+							}
+							p.r[27].Set32(a935, ((v937) & 0xffff))
+							if s[168] == 0x3 {
+								{
+									s[174] = v937
+								}
+							}
+						}
+					}
+				}
+			}
+			if s[169] != 0x0 {
+				{
+					{
+						{
+							// action NetlockIngress.levels.level0.tail_access
+							v944 := uint64(0)
+							_ = v944
+							v944 = p.r[28].Get32(a935)
+							s[175] = v944
+							if (s[169] == 0x2) && (s[173] == 0x1) {
+								{
+									var r946 uint64
+									_ = r946
+									{
+										a947 := v944
+										_ = a947
+										a948 := s[171]
+										_ = a948
 										{
-											a952 := v949
-											_ = a952
-											a953 := s[169]
+											if (((a947 & 0x7fff) + 0x1) & 0xffff) == a948 {
+												{
+													r946 = ((a947 & 0x8000) ^ 0x8000)
+													goto end945
+												}
+											}
+											r946 = ((a947 + 0x1) & 0xffff)
+											goto end945
+										}
+									end945:
+									}
+									v944 = r946
+								}
+							} else {
+								if s[169] == 0x4 {
+									{
+										v944 = 0x0
+									}
+								}
+							}
+							p.r[28].Set32(a935, ((v944) & 0xffff))
+						}
+					}
+				}
+			}
+			if s[170] != 0x0 {
+				{
+					{
+						{
+							// action NetlockIngress.levels.level0.gnext_access
+							v950 := uint64(0)
+							_ = v950
+							v950 = p.r[29].Get32(a935)
+							if (s[170] == 0x2) && (s[173] == 0x1) {
+								{
+									v950 = s[172]
+								}
+							} else {
+								if ((s[170] == 0x3) && (s[173] == 0x1)) && (v950 == s[174]) {
+									{
+										var r952 uint64
+										_ = r952
+										{
+											a953 := v950
 											_ = a953
+											a954 := s[171]
+											_ = a954
 											{
-												if (((a952 & 0x7fff) + 0x1) & 0xffff) == a953 {
+												if (((a953 & 0x7fff) + 0x1) & 0xffff) == a954 {
 													{
-														r951 = ((a952 & 0x8000) ^ 0x8000)
-														goto end950
+														r952 = ((a953 & 0x8000) ^ 0x8000)
+														goto end951
 													}
 												}
-												r951 = ((a952 + 0x1) & 0xffff)
-												goto end950
+												r952 = ((a953 + 0x1) & 0xffff)
+												goto end951
 											}
-										end950:
+										end951:
 										}
-										v949 = r951
+										v950 = r952
 									}
 								} else {
-									if s[168] == 0x4 {
+									if s[170] == 0x4 {
 										{
-											v949 = 0x0
+											v950 = 0x0
 										}
 									} else {
-										if (s[168] == 0x5) && (s[171] == 0x1) {
+										if (s[170] == 0x5) && (s[173] == 0x1) {
 											{
-												var r955 uint64
-												_ = r955
+												var r956 uint64
+												_ = r956
 												{
-													a956 := s[173]
-													_ = a956
-													a957 := s[169]
+													a957 := s[175]
 													_ = a957
+													a958 := s[171]
+													_ = a958
 													{
-														if (((a956 & 0x7fff) + 0x1) & 0xffff) == a957 {
+														if (((a957 & 0x7fff) + 0x1) & 0xffff) == a958 {
 															{
-																r955 = ((a956 & 0x8000) ^ 0x8000)
-																goto end954
+																r956 = ((a957 & 0x8000) ^ 0x8000)
+																goto end955
 															}
 														}
-														r955 = ((a956 + 0x1) & 0xffff)
-														goto end954
+														r956 = ((a957 + 0x1) & 0xffff)
+														goto end955
 													}
-												end954:
+												end955:
 												}
-												v949 = r955
+												v950 = r956
 											}
 										}
 									}
 								}
 							}
-							p.r[29].Set32(a934, ((v949) & 0xffff))
-							s[174] = v949
+							p.r[29].Set32(a935, ((v950) & 0xffff))
+							s[176] = v950
 						}
 					}
 				}
@@ -9719,189 +9705,189 @@ func (p *netlock) ingress36(g *engine.Gen, s *[262]uint64, a932 uint64) {
 }
 
 // ingress37 is a part of ingress, with actions NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, NetlockIngress.levels.level1.gnext_access.
-func (p *netlock) ingress37(g *engine.Gen, s *[262]uint64, a932 uint64) {
+func (p *netlock) ingress37(g *engine.Gen, s *[263]uint64, a933 uint64) {
 	{
-		a984 := a932
-		_ = a984
+		a985 := a933
+		_ = a985
 		{
-			if s[166] != 0x0 {
-				{
-					{
-						{
-							// action NetlockIngress.levels.level1.head_access
-							v986 := uint64(0)
-							_ = v986
-							v986 = p.r[30].Get32(a984)
-							var r989 uint64
-							_ = r989
-							{
-								a990 := v986
-								_ = a990
-								a991 := s[169]
-								_ = a991
-								{
-									if (((a990 & 0x7fff) + 0x1) & 0xffff) == a991 {
-										{
-											r989 = ((a990 & 0x8000) ^ 0x8000)
-											goto end988
-										}
-									}
-									r989 = ((a990 + 0x1) & 0xffff)
-									goto end988
-								}
-							end988:
-							}
-							v987 := uint64(r989)
-							_ = v987
-							s[175] = 0x0
-							if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v986 & 0x7fff)) {
-								{
-									s[175] = 0x1
-								}
-							} else {
-								if (s[166] == 0x3) && (s[171] == 0x1) {
-									{
-										s[175] = 0x1
-									}
-								}
-							}
-							s[172] = v986
-							if s[175] == 0x1 {
-								{
-									v986 = v987
-								}
-							} else {
-								if s[166] == 0x4 {
-									{
-										v986 = 0x0
-									}
-								}
-							}
-							p.r[30].Set32(a984, ((v986) & 0xffff))
-							if s[166] == 0x3 {
-								{
-									s[172] = v986
-								}
-							}
-						}
-					}
-				}
-			}
-			if s[167] != 0x0 {
-				{
-					{
-						{
-							// action NetlockIngress.levels.level1.tail_access
-							v993 := uint64(0)
-							_ = v993
-							v993 = p.r[31].Get32(a984)
-							s[173] = v993
-							if (s[167] == 0x2) && (s[171] == 0x1) {
-								{
-									var r995 uint64
-									_ = r995
-									{
-										a996 := v993
-										_ = a996
-										a997 := s[169]
-										_ = a997
-										{
-											if (((a996 & 0x7fff) + 0x1) & 0xffff) == a997 {
-												{
-													r995 = ((a996 & 0x8000) ^ 0x8000)
-													goto end994
-												}
-											}
-											r995 = ((a996 + 0x1) & 0xffff)
-											goto end994
-										}
-									end994:
-									}
-									v993 = r995
-								}
-							} else {
-								if s[167] == 0x4 {
-									{
-										v993 = 0x0
-									}
-								}
-							}
-							p.r[31].Set32(a984, ((v993) & 0xffff))
-						}
-					}
-				}
-			}
 			if s[168] != 0x0 {
 				{
 					{
 						{
-							// action NetlockIngress.levels.level1.gnext_access
-							v999 := uint64(0)
-							_ = v999
-							v999 = p.r[32].Get32(a984)
-							if (s[168] == 0x2) && (s[171] == 0x1) {
+							// action NetlockIngress.levels.level1.head_access
+							v987 := uint64(0)
+							_ = v987
+							v987 = p.r[30].Get32(a985)
+							var r990 uint64
+							_ = r990
+							{
+								a991 := v987
+								_ = a991
+								a992 := s[171]
+								_ = a992
 								{
-									v999 = s[170]
+									if (((a991 & 0x7fff) + 0x1) & 0xffff) == a992 {
+										{
+											r990 = ((a991 & 0x8000) ^ 0x8000)
+											goto end989
+										}
+									}
+									r990 = ((a991 + 0x1) & 0xffff)
+									goto end989
+								}
+							end989:
+							}
+							v988 := uint64(r990)
+							_ = v988
+							s[177] = 0x0
+							if ((s[168] == 0x2) && (s[173] == 0x1)) && (s[172] == (v987 & 0x7fff)) {
+								{
+									s[177] = 0x1
 								}
 							} else {
-								if ((s[168] == 0x3) && (s[171] == 0x1)) && (v999 == s[172]) {
+								if (s[168] == 0x3) && (s[173] == 0x1) {
 									{
-										var r1001 uint64
-										_ = r1001
+										s[177] = 0x1
+									}
+								}
+							}
+							s[174] = v987
+							if s[177] == 0x1 {
+								{
+									v987 = v988
+								}
+							} else {
+								if s[168] == 0x4 {
+									{
+										v987 = 0x0
+									}
+								}
+							}
+							p.r[30].Set32(a985, ((v987) & 0xffff))
+							if s[168] == 0x3 {
+								{
+									s[174] = v987
+								}
+							}
+						}
+					}
+				}
+			}
+			if s[169] != 0x0 {
+				{
+					{
+						{
+							// action NetlockIngress.levels.level1.tail_access
+							v994 := uint64(0)
+							_ = v994
+							v994 = p.r[31].Get32(a985)
+							s[175] = v994
+							if (s[169] == 0x2) && (s[173] == 0x1) {
+								{
+									var r996 uint64
+									_ = r996
+									{
+										a997 := v994
+										_ = a997
+										a998 := s[171]
+										_ = a998
 										{
-											a1002 := v999
-											_ = a1002
-											a1003 := s[169]
+											if (((a997 & 0x7fff) + 0x1) & 0xffff) == a998 {
+												{
+													r996 = ((a997 & 0x8000) ^ 0x8000)
+													goto end995
+												}
+											}
+											r996 = ((a997 + 0x1) & 0xffff)
+											goto end995
+										}
+									end995:
+									}
+									v994 = r996
+								}
+							} else {
+								if s[169] == 0x4 {
+									{
+										v994 = 0x0
+									}
+								}
+							}
+							p.r[31].Set32(a985, ((v994) & 0xffff))
+						}
+					}
+				}
+			}
+			if s[170] != 0x0 {
+				{
+					{
+						{
+							// action NetlockIngress.levels.level1.gnext_access
+							v1000 := uint64(0)
+							_ = v1000
+							v1000 = p.r[32].Get32(a985)
+							if (s[170] == 0x2) && (s[173] == 0x1) {
+								{
+									v1000 = s[172]
+								}
+							} else {
+								if ((s[170] == 0x3) && (s[173] == 0x1)) && (v1000 == s[174]) {
+									{
+										var r1002 uint64
+										_ = r1002
+										{
+											a1003 := v1000
 											_ = a1003
+											a1004 := s[171]
+											_ = a1004
 											{
-												if (((a1002 & 0x7fff) + 0x1) & 0xffff) == a1003 {
+												if (((a1003 & 0x7fff) + 0x1) & 0xffff) == a1004 {
 													{
-														r1001 = ((a1002 & 0x8000) ^ 0x8000)
-														goto end1000
+														r1002 = ((a1003 & 0x8000) ^ 0x8000)
+														goto end1001
 													}
 												}
-												r1001 = ((a1002 + 0x1) & 0xffff)
-												goto end1000
+												r1002 = ((a1003 + 0x1) & 0xffff)
+												goto end1001
 											}
-										end1000:
+										end1001:
 										}
-										v999 = r1001
+										v1000 = r1002
 									}
 								} else {
-									if s[168] == 0x4 {
+									if s[170] == 0x4 {
 										{
-											v999 = 0x0
+											v1000 = 0x0
 										}
 									} else {
-										if (s[168] == 0x5) && (s[171] == 0x1) {
+										if (s[170] == 0x5) && (s[173] == 0x1) {
 											{
-												var r1005 uint64
-												_ = r1005
+												var r1006 uint64
+												_ = r1006
 												{
-													a1006 := s[173]
-													_ = a1006
-													a1007 := s[169]
+													a1007 := s[175]
 													_ = a1007
+													a1008 := s[171]
+													_ = a1008
 													{
-														if (((a1006 & 0x7fff) + 0x1) & 0xffff) == a1007 {
+														if (((a1007 & 0x7fff) + 0x1) & 0xffff) == a1008 {
 															{
-																r1005 = ((a1006 & 0x8000) ^ 0x8000)
-																goto end1004
+																r1006 = ((a1007 & 0x8000) ^ 0x8000)
+																goto end1005
 															}
 														}
-														r1005 = ((a1006 + 0x1) & 0xffff)
-														goto end1004
+														r1006 = ((a1007 + 0x1) & 0xffff)
+														goto end1005
 													}
-												end1004:
+												end1005:
 												}
-												v999 = r1005
+												v1000 = r1006
 											}
 										}
 									}
 								}
 							}
-							p.r[32].Set32(a984, ((v999) & 0xffff))
-							s[174] = v999
+							p.r[32].Set32(a985, ((v1000) & 0xffff))
+							s[176] = v1000
 						}
 					}
 				}
@@ -9911,135 +9897,93 @@ func (p *netlock) ingress37(g *engine.Gen, s *[262]uint64, a932 uint64) {
 }
 
 // ingress84 is a part of ingress, with actions NetlockIngress.use_level, NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access, NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, and 26 more.
-func (p *netlock) ingress84(g *engine.Gen, s *[262]uint64, v112 *uint64) {
+func (p *netlock) ingress84(g *engine.Gen, s *[263]uint64, v113 *uint64) {
 	{
 		p.ingress52(g, s)
-		v1150 := uint64(s[172])
-		_ = v1150
-		v1151 := uint64(0x0)
+		v1151 := uint64(s[174])
 		_ = v1151
 		v1152 := uint64(0x0)
 		_ = v1152
+		v1153 := uint64(0x0)
+		_ = v1153
 		if s[78] > 0x0 {
 			{
 				{
-					a1154 := v1150
-					_ = a1154
+					a1155 := v1151
+					_ = a1155
 					{
 						// action NetlockIngress.slot_at
-						v1155 := uint64(((s[207] + (a1154 & 0x7fff)) & 0xffffffff))
-						_ = v1155
-						s[131] = ((v1155) >> (p.c[3]) & 0x3)
-						s[132] = (v1155 & p.c[4])
-						s[214] = v1155
+						v1156 := uint64(((s[209] + (a1155 & 0x7fff)) & 0xffffffff))
+						_ = v1156
+						s[133] = ((v1156) >> (p.c[3]) & 0x3)
+						s[134] = (v1156 & p.c[4])
+						s[215] = v1156
 					}
 				}
-				s[133] = 0x1
+				s[135] = 0x1
 				{
 					{
-						if s[131] == 0x0 {
+						if s[133] == 0x0 {
 							{
 								{
 									{
-										if s[134] != 0x0 {
+										if s[136] != 0x0 {
 											{
 												{
 													{
 														// action NetlockIngress.pool.part0.txn_access
-														v1159 := uint64(0)
-														_ = v1159
-														v1159 = p.r[7].Get64(s[132])
-														s[158] = engine.Sel((v1159 == s[142]), 0x1, 0x0)
-														if s[134] == 0x2 {
+														v1160 := uint64(0)
+														_ = v1160
+														v1160 = p.r[7].Get64(s[134])
+														s[160] = engine.Sel((v1160 == s[144]), 0x1, 0x0)
+														if s[136] == 0x2 {
 															{
-																v1159 = s[142]
+																v1160 = s[144]
 															}
 														}
-														p.r[7].Set64(s[132], v1159)
-														s[157] = v1159
+														p.r[7].Set64(s[134], v1160)
+														s[159] = v1160
 													}
 												}
 											}
 										}
-										if s[137] != 0x0 {
+										if s[139] != 0x0 {
 											{
 												{
 													{
 														// action NetlockIngress.pool.part0.hold_access
-														v1161 := uint64(0)
-														_ = v1161
-														v1161 = p.r[11].Get64(s[132])
-														if (s[137] == 0x3) || (s[137] == 0x4) {
+														v1162 := uint64(0)
+														_ = v1162
+														v1162 = p.r[11].Get64(s[134])
+														if (s[139] == 0x3) || (s[139] == 0x4) {
 															{
-																if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v1161) >> 32) == s[149])) && (((v1161) >> 32) != 0x0) {
+																if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v1162) >> 32) == s[151])) && (((v1162) >> 32) != 0x0) {
 																	{
-																		s[165] = 0x1
+																		s[167] = 0x1
 																	}
 																}
 															}
 														}
-														if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
+														if (s[139] == 0x2) || ((s[139] == 0x5) && (s[153] == 0x1)) {
 															{
-																v1161 = ((s[147])<<32 | s[148])
+																v1162 = ((s[149])<<32 | s[150])
 															}
 														} else {
-															if (s[137] == 0x3) && (s[165] == 0x1) {
+															if (s[139] == 0x3) && (s[167] == 0x1) {
 																{
-																	v1161 = v1161&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+																	v1162 = v1162&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 																}
 															} else {
-																if (s[137] == 0x4) && (s[165] == 0x1) {
+																if (s[139] == 0x4) && (s[167] == 0x1) {
 																	{
-																		v1161 = v1161&^0xffffffff | (s[148])<<0&0xffffffff
+																		v1162 = v1162&^0xffffffff | (s[150])<<0&0xffffffff
 																	}
 																}
 															}
 														}
-														p.r[11].Set64(s[132], v1161)
-														s[163] = ((v1161) >> 32)
-														s[164] = ((v1161) & 0xffffffff)
-													}
-												}
-											}
-										}
-										if s[133] != 0x0 {
-											{
-												{
-													{
-														// action NetlockIngress.pool.part0.flags_access
-														v1163 := uint64(0)
-														_ = v1163
-														v1163 = p.r[8].Get64(s[132])
-														if s[133] == 0x2 {
-															{
-																v1163 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
-															}
-														} else {
-															if (s[133] == 0x3) && (s[165] == 0x1) {
-																{
-																	v1163 = v1163&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
-																}
-															} else {
-																if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
-																	{
-																		v1163 = v1163&^0xffffffff | (s[141])<<0&0xffffffff
-																	}
-																} else {
-																	if ((s[133] == 0x5) && (((v1163) >> 56) == 0x1)) && (s[158] == 0x1) {
-																		{
-																			v1163 = v1163&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
-																			s[165] = 0x1
-																		}
-																	}
-																}
-															}
-														}
-														p.r[8].Set64(s[132], v1163)
-														s[152] = ((v1163) >> 56)
-														s[153] = ((v1163) >> 48 & 0xff)
-														s[154] = ((v1163) >> 40 & 0xff)
-														s[155] = ((v1163) >> 32 & 0xff)
-														s[156] = ((v1163) & 0xffffffff)
+														p.r[11].Set64(s[134], v1162)
+														s[165] = ((v1162) >> 32)
+														s[166] = ((v1162) & 0xffffffff)
 													}
 												}
 											}
@@ -10048,38 +9992,80 @@ func (p *netlock) ingress84(g *engine.Gen, s *[262]uint64, v112 *uint64) {
 											{
 												{
 													{
-														// action NetlockIngress.pool.part0.who_access
-														v1165 := uint64(0)
-														_ = v1165
-														v1165 = p.r[9].Get64(s[132])
+														// action NetlockIngress.pool.part0.flags_access
+														v1164 := uint64(0)
+														_ = v1164
+														v1164 = p.r[8].Get64(s[134])
 														if s[135] == 0x2 {
 															{
-																v1165 = (((s[143])<<16|s[144])<<16 | s[145])
+																v1164 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
+															}
+														} else {
+															if (s[135] == 0x3) && (s[167] == 0x1) {
+																{
+																	v1164 = v1164&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+																}
+															} else {
+																if ((s[135] == 0x4) && (s[167] == 0x1)) && (s[143] != 0x0) {
+																	{
+																		v1164 = v1164&^0xffffffff | (s[143])<<0&0xffffffff
+																	}
+																} else {
+																	if ((s[135] == 0x5) && (((v1164) >> 56) == 0x1)) && (s[160] == 0x1) {
+																		{
+																			v1164 = v1164&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+																			s[167] = 0x1
+																		}
+																	}
+																}
 															}
 														}
-														p.r[9].Set64(s[132], v1165)
-														s[159] = ((v1165) >> 32)
-														s[160] = ((v1165) >> 16 & 0xffff)
-														s[161] = ((v1165) & 0xffff)
+														p.r[8].Set64(s[134], v1164)
+														s[154] = ((v1164) >> 56)
+														s[155] = ((v1164) >> 48 & 0xff)
+														s[156] = ((v1164) >> 40 & 0xff)
+														s[157] = ((v1164) >> 32 & 0xff)
+														s[158] = ((v1164) & 0xffffffff)
 													}
 												}
 											}
 										}
-										if s[136] != 0x0 {
+										if s[137] != 0x0 {
+											{
+												{
+													{
+														// action NetlockIngress.pool.part0.who_access
+														v1166 := uint64(0)
+														_ = v1166
+														v1166 = p.r[9].Get64(s[134])
+														if s[137] == 0x2 {
+															{
+																v1166 = (((s[145])<<16|s[146])<<16 | s[147])
+															}
+														}
+														p.r[9].Set64(s[134], v1166)
+														s[161] = ((v1166) >> 32)
+														s[162] = ((v1166) >> 16 & 0xffff)
+														s[163] = ((v1166) & 0xffff)
+													}
+												}
+											}
+										}
+										if s[138] != 0x0 {
 											{
 												{
 													{
 														// action NetlockIngress.pool.part0.ts_access
-														v1167 := uint64(0)
-														_ = v1167
-														v1167 = p.r[10].Get64(s[132])
-														if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
+														v1168 := uint64(0)
+														_ = v1168
+														v1168 = p.r[10].Get64(s[134])
+														if (s[138] == 0x2) || (((s[138] == 0x3) && (s[167] == 0x1)) && (s[148] != 0x0)) {
 															{
-																v1167 = s[146]
+																v1168 = s[148]
 															}
 														}
-														p.r[10].Set64(s[132], v1167)
-														s[162] = v1167
+														p.r[10].Set64(s[134], v1168)
+														s[164] = v1168
 													}
 												}
 											}
@@ -10092,29 +10078,29 @@ func (p *netlock) ingress84(g *engine.Gen, s *[262]uint64, v112 *uint64) {
 						}
 					}
 				}
-				if s[152] != 0x1 {
-					{
-						v1151 = 0x1
-					}
-				}
-				if s[152] == 0x2 {
+				if s[154] != 0x1 {
 					{
 						v1152 = 0x1
 					}
 				}
+				if s[154] == 0x2 {
+					{
+						v1153 = 0x1
+					}
+				}
 			}
 		}
-		p.ingress51(g, s, v1150, v1151, v1152)
-		if v1151 == 0x1 {
+		p.ingress51(g, s, v1151, v1152, v1153)
+		if v1152 == 0x1 {
 			{
 				s[78] = ((s[78] - 0x1) & 0xffff)
 				s[79] = 0x1
 				s[76] = 0x0
-				(*v112) = 0x1
+				(*v113) = 0x1
 			}
 		} else {
 			{
-				if ((((s[226] + s[227]) & 0xffff) == 0x0) && (s[228] > 0x0)) && (s[193] == 0x0) {
+				if ((((s[227] + s[228]) & 0xffff) == 0x0) && (s[229] > 0x0)) && (s[195] == 0x0) {
 					{
 						{
 							{
@@ -10125,14 +10111,14 @@ func (p *netlock) ingress84(g *engine.Gen, s *[262]uint64, v112 *uint64) {
 										s[80] = 0x1
 										s[81] = 0x0
 										s[82] = 0x1
-										s[104] = s[187]
-										s[83] = s[203]
-										s[84] = s[189]
-										s[85] = s[204]
-										s[86] = s[188]
+										s[104] = s[189]
+										s[83] = s[205]
+										s[84] = s[191]
+										s[85] = s[206]
+										s[86] = s[190]
 										s[88] = 0x22b8
-										s[87] = s[201]
-										s[89] = s[202]
+										s[87] = s[203]
+										s[89] = s[204]
 										s[90] = 0x6
 										s[91] = 0x0
 										s[92] = 0x0
@@ -10149,7 +10135,7 @@ func (p *netlock) ingress84(g *engine.Gen, s *[262]uint64, v112 *uint64) {
 										s[103] = 0x0
 									}
 								}
-								s[103] = engine.Sel((s[196] < s[198]), s[196], s[198])
+								s[103] = engine.Sel((s[198] < s[200]), s[198], s[200])
 							}
 						}
 					}
@@ -10160,231 +10146,231 @@ func (p *netlock) ingress84(g *engine.Gen, s *[262]uint64, v112 *uint64) {
 }
 
 // ingress52 is a part of ingress, with actions NetlockIngress.use_level, NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access, NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, and 1 more.
-func (p *netlock) ingress52(g *engine.Gen, s *[262]uint64) {
+func (p *netlock) ingress52(g *engine.Gen, s *[263]uint64) {
 	{
-		a1046 := s[77]
-		_ = a1046
+		a1047 := s[77]
+		_ = a1047
 		{
 			// action NetlockIngress.use_level
-			s[206] = a1046
-			if a1046 == 0x0 {
+			s[208] = a1047
+			if a1047 == 0x0 {
 				{
-					s[207] = s[195]
-					s[208] = s[196]
+					s[209] = s[197]
+					s[210] = s[198]
 				}
 			} else {
 				{
-					s[207] = s[197]
-					s[208] = s[198]
+					s[209] = s[199]
+					s[210] = s[200]
 				}
 			}
-			s[169] = s[208]
-			if a1046 == 0x0 {
+			s[171] = s[210]
+			if a1047 == 0x0 {
 				{
-					s[179] = s[198]
+					s[181] = s[200]
 				}
 			} else {
 				{
-					s[179] = s[196]
+					s[181] = s[198]
 				}
 			}
 		}
 	}
-	s[166] = 0x3
-	s[171] = s[79]
+	s[168] = 0x3
+	s[173] = s[79]
 	{
-		a1048 := s[206]
-		_ = a1048
-		a1049 := s[194]
+		a1049 := s[208]
 		_ = a1049
+		a1050 := s[196]
+		_ = a1050
 		{
-			if a1048 == 0x0 {
-				p.ingress44(g, s, a1049)
+			if a1049 == 0x0 {
+				p.ingress44(g, s, a1050)
 			} else {
 				{
-					p.ingress43(g, s, a1049)
+					p.ingress43(g, s, a1050)
 					{
-						a1126 := a1049
-						_ = a1126
+						a1127 := a1050
+						_ = a1127
 						{
-							if s[176] != 0x0 {
-								{
-									{
-										{
-											// action NetlockIngress.levels.level0.head_access
-											v1128 := uint64(0)
-											_ = v1128
-											v1128 = p.r[27].Get32(a1126)
-											var r1131 uint64
-											_ = r1131
-											{
-												a1132 := v1128
-												_ = a1132
-												a1133 := s[179]
-												_ = a1133
-												{
-													if (((a1132 & 0x7fff) + 0x1) & 0xffff) == a1133 {
-														{
-															r1131 = ((a1132 & 0x8000) ^ 0x8000)
-															goto end1130
-														}
-													}
-													r1131 = ((a1132 + 0x1) & 0xffff)
-													goto end1130
-												}
-											end1130:
-											}
-											v1129 := uint64(r1131)
-											_ = v1129
-											s[185] = 0x0
-											if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v1128 & 0x7fff)) {
-												{
-													s[185] = 0x1
-												}
-											} else {
-												if (s[176] == 0x3) && (s[181] == 0x1) {
-													{
-														s[185] = 0x1
-													}
-												}
-											}
-											s[182] = v1128
-											if s[185] == 0x1 {
-												{
-													v1128 = v1129
-												}
-											} else {
-												if s[176] == 0x4 {
-													{
-														v1128 = 0x0
-													}
-												}
-											}
-											p.r[27].Set32(a1126, ((v1128) & 0xffff))
-											if s[176] == 0x3 {
-												{
-													s[182] = v1128
-												}
-											}
-										}
-									}
-								}
-							}
-							if s[177] != 0x0 {
-								{
-									{
-										{
-											// action NetlockIngress.levels.level0.tail_access
-											v1135 := uint64(0)
-											_ = v1135
-											v1135 = p.r[28].Get32(a1126)
-											s[183] = v1135
-											if (s[177] == 0x2) && (s[181] == 0x1) {
-												{
-													var r1137 uint64
-													_ = r1137
-													{
-														a1138 := v1135
-														_ = a1138
-														a1139 := s[179]
-														_ = a1139
-														{
-															if (((a1138 & 0x7fff) + 0x1) & 0xffff) == a1139 {
-																{
-																	r1137 = ((a1138 & 0x8000) ^ 0x8000)
-																	goto end1136
-																}
-															}
-															r1137 = ((a1138 + 0x1) & 0xffff)
-															goto end1136
-														}
-													end1136:
-													}
-													v1135 = r1137
-												}
-											} else {
-												if s[177] == 0x4 {
-													{
-														v1135 = 0x0
-													}
-												}
-											}
-											p.r[28].Set32(a1126, ((v1135) & 0xffff))
-										}
-									}
-								}
-							}
 							if s[178] != 0x0 {
 								{
 									{
 										{
-											// action NetlockIngress.levels.level0.gnext_access
-											v1141 := uint64(0)
-											_ = v1141
-											v1141 = p.r[29].Get32(a1126)
-											if (s[178] == 0x2) && (s[181] == 0x1) {
+											// action NetlockIngress.levels.level0.head_access
+											v1129 := uint64(0)
+											_ = v1129
+											v1129 = p.r[27].Get32(a1127)
+											var r1132 uint64
+											_ = r1132
+											{
+												a1133 := v1129
+												_ = a1133
+												a1134 := s[181]
+												_ = a1134
 												{
-													v1141 = s[180]
+													if (((a1133 & 0x7fff) + 0x1) & 0xffff) == a1134 {
+														{
+															r1132 = ((a1133 & 0x8000) ^ 0x8000)
+															goto end1131
+														}
+													}
+													r1132 = ((a1133 + 0x1) & 0xffff)
+													goto end1131
+												}
+											end1131:
+											}
+											v1130 := uint64(r1132)
+											_ = v1130
+											s[187] = 0x0
+											if ((s[178] == 0x2) && (s[183] == 0x1)) && (s[182] == (v1129 & 0x7fff)) {
+												{
+													s[187] = 0x1
 												}
 											} else {
-												if ((s[178] == 0x3) && (s[181] == 0x1)) && (v1141 == s[182]) {
+												if (s[178] == 0x3) && (s[183] == 0x1) {
 													{
-														var r1143 uint64
-														_ = r1143
+														s[187] = 0x1
+													}
+												}
+											}
+											s[184] = v1129
+											if s[187] == 0x1 {
+												{
+													v1129 = v1130
+												}
+											} else {
+												if s[178] == 0x4 {
+													{
+														v1129 = 0x0
+													}
+												}
+											}
+											p.r[27].Set32(a1127, ((v1129) & 0xffff))
+											if s[178] == 0x3 {
+												{
+													s[184] = v1129
+												}
+											}
+										}
+									}
+								}
+							}
+							if s[179] != 0x0 {
+								{
+									{
+										{
+											// action NetlockIngress.levels.level0.tail_access
+											v1136 := uint64(0)
+											_ = v1136
+											v1136 = p.r[28].Get32(a1127)
+											s[185] = v1136
+											if (s[179] == 0x2) && (s[183] == 0x1) {
+												{
+													var r1138 uint64
+													_ = r1138
+													{
+														a1139 := v1136
+														_ = a1139
+														a1140 := s[181]
+														_ = a1140
 														{
-															a1144 := v1141
-															_ = a1144
-															a1145 := s[179]
+															if (((a1139 & 0x7fff) + 0x1) & 0xffff) == a1140 {
+																{
+																	r1138 = ((a1139 & 0x8000) ^ 0x8000)
+																	goto end1137
+																}
+															}
+															r1138 = ((a1139 + 0x1) & 0xffff)
+															goto end1137
+														}
+													end1137:
+													}
+													v1136 = r1138
+												}
+											} else {
+												if s[179] == 0x4 {
+													{
+														v1136 = 0x0
+													}
+												}
+											}
+											p.r[28].Set32(a1127, ((v1136) & 0xffff))
+										}
+									}
+								}
+							}
+							if s[180] != 0x0 {
+								{
+									{
+										{
+											// action NetlockIngress.levels.level0.gnext_access
+											v1142 := uint64(0)
+											_ = v1142
+											v1142 = p.r[29].Get32(a1127)
+											if (s[180] == 0x2) && (s[183] == 0x1) {
+												{
+													v1142 = s[182]
+												}
+											} else {
+												if ((s[180] == 0x3) && (s[183] == 0x1)) && (v1142 == s[184]) {
+													{
+														var r1144 uint64
+														_ = r1144
+														{
+															a1145 := v1142
 															_ = a1145
+															a1146 := s[181]
+															_ = a1146
 															{
-																if (((a1144 & 0x7fff) + 0x1) & 0xffff) == a1145 {
+																if (((a1145 & 0x7fff) + 0x1) & 0xffff) == a1146 {
 																	{
-																		r1143 = ((a1144 & 0x8000) ^ 0x8000)
-																		goto end1142
+																		r1144 = ((a1145 & 0x8000) ^ 0x8000)
+																		goto end1143
 																	}
 																}
-																r1143 = ((a1144 + 0x1) & 0xffff)
-																goto end1142
+																r1144 = ((a1145 + 0x1) & 0xffff)
+																goto end1143
 															}
-														end1142:
+														end1143:
 														}
-														v1141 = r1143
+														v1142 = r1144
 													}
 												} else {
-													if s[178] == 0x4 {
+													if s[180] == 0x4 {
 														{
-															v1141 = 0x0
+															v1142 = 0x0
 														}
 													} else {
-														if (s[178] == 0x5) && (s[181] == 0x1) {
+														if (s[180] == 0x5) && (s[183] == 0x1) {
 															{
-																var r1147 uint64
-																_ = r1147
+																var r1148 uint64
+																_ = r1148
 																{
-																	a1148 := s[183]
-																	_ = a1148
-																	a1149 := s[179]
+																	a1149 := s[185]
 																	_ = a1149
+																	a1150 := s[181]
+																	_ = a1150
 																	{
-																		if (((a1148 & 0x7fff) + 0x1) & 0xffff) == a1149 {
+																		if (((a1149 & 0x7fff) + 0x1) & 0xffff) == a1150 {
 																			{
-																				r1147 = ((a1148 & 0x8000) ^ 0x8000)
-																				goto end1146
+																				r1148 = ((a1149 & 0x8000) ^ 0x8000)
+																				goto end1147
 																			}
 																		}
-																		r1147 = ((a1148 + 0x1) & 0xffff)
-																		goto end1146
+																		r1148 = ((a1149 + 0x1) & 0xffff)
+																		goto end1147
 																	}
-																end1146:
+																end1147:
 																}
-																v1141 = r1147
+																v1142 = r1148
 															}
 														}
 													}
 												}
 											}
-											p.r[29].Set32(a1126, ((v1141) & 0xffff))
-											s[184] = v1141
+											p.r[29].Set32(a1127, ((v1142) & 0xffff))
+											s[186] = v1142
 										}
 									}
 								}
@@ -10398,191 +10384,191 @@ func (p *netlock) ingress52(g *engine.Gen, s *[262]uint64) {
 }
 
 // ingress44 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access, NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, NetlockIngress.levels.level1.gnext_access.
-func (p *netlock) ingress44(g *engine.Gen, s *[262]uint64, a1049 uint64) {
+func (p *netlock) ingress44(g *engine.Gen, s *[263]uint64, a1050 uint64) {
 	{
-		p.ingress42(g, s, a1049)
+		p.ingress42(g, s, a1050)
 		{
-			a1076 := a1049
-			_ = a1076
+			a1077 := a1050
+			_ = a1077
 			{
-				if s[176] != 0x0 {
-					{
-						{
-							{
-								// action NetlockIngress.levels.level1.head_access
-								v1078 := uint64(0)
-								_ = v1078
-								v1078 = p.r[30].Get32(a1076)
-								var r1081 uint64
-								_ = r1081
-								{
-									a1082 := v1078
-									_ = a1082
-									a1083 := s[179]
-									_ = a1083
-									{
-										if (((a1082 & 0x7fff) + 0x1) & 0xffff) == a1083 {
-											{
-												r1081 = ((a1082 & 0x8000) ^ 0x8000)
-												goto end1080
-											}
-										}
-										r1081 = ((a1082 + 0x1) & 0xffff)
-										goto end1080
-									}
-								end1080:
-								}
-								v1079 := uint64(r1081)
-								_ = v1079
-								s[185] = 0x0
-								if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v1078 & 0x7fff)) {
-									{
-										s[185] = 0x1
-									}
-								} else {
-									if (s[176] == 0x3) && (s[181] == 0x1) {
-										{
-											s[185] = 0x1
-										}
-									}
-								}
-								s[182] = v1078
-								if s[185] == 0x1 {
-									{
-										v1078 = v1079
-									}
-								} else {
-									if s[176] == 0x4 {
-										{
-											v1078 = 0x0
-										}
-									}
-								}
-								p.r[30].Set32(a1076, ((v1078) & 0xffff))
-								if s[176] == 0x3 {
-									{
-										s[182] = v1078
-									}
-								}
-							}
-						}
-					}
-				}
-				if s[177] != 0x0 {
-					{
-						{
-							{
-								// action NetlockIngress.levels.level1.tail_access
-								v1085 := uint64(0)
-								_ = v1085
-								v1085 = p.r[31].Get32(a1076)
-								s[183] = v1085
-								if (s[177] == 0x2) && (s[181] == 0x1) {
-									{
-										var r1087 uint64
-										_ = r1087
-										{
-											a1088 := v1085
-											_ = a1088
-											a1089 := s[179]
-											_ = a1089
-											{
-												if (((a1088 & 0x7fff) + 0x1) & 0xffff) == a1089 {
-													{
-														r1087 = ((a1088 & 0x8000) ^ 0x8000)
-														goto end1086
-													}
-												}
-												r1087 = ((a1088 + 0x1) & 0xffff)
-												goto end1086
-											}
-										end1086:
-										}
-										v1085 = r1087
-									}
-								} else {
-									if s[177] == 0x4 {
-										{
-											v1085 = 0x0
-										}
-									}
-								}
-								p.r[31].Set32(a1076, ((v1085) & 0xffff))
-							}
-						}
-					}
-				}
 				if s[178] != 0x0 {
 					{
 						{
 							{
-								// action NetlockIngress.levels.level1.gnext_access
-								v1091 := uint64(0)
-								_ = v1091
-								v1091 = p.r[32].Get32(a1076)
-								if (s[178] == 0x2) && (s[181] == 0x1) {
+								// action NetlockIngress.levels.level1.head_access
+								v1079 := uint64(0)
+								_ = v1079
+								v1079 = p.r[30].Get32(a1077)
+								var r1082 uint64
+								_ = r1082
+								{
+									a1083 := v1079
+									_ = a1083
+									a1084 := s[181]
+									_ = a1084
 									{
-										v1091 = s[180]
+										if (((a1083 & 0x7fff) + 0x1) & 0xffff) == a1084 {
+											{
+												r1082 = ((a1083 & 0x8000) ^ 0x8000)
+												goto end1081
+											}
+										}
+										r1082 = ((a1083 + 0x1) & 0xffff)
+										goto end1081
+									}
+								end1081:
+								}
+								v1080 := uint64(r1082)
+								_ = v1080
+								s[187] = 0x0
+								if ((s[178] == 0x2) && (s[183] == 0x1)) && (s[182] == (v1079 & 0x7fff)) {
+									{
+										s[187] = 0x1
 									}
 								} else {
-									if ((s[178] == 0x3) && (s[181] == 0x1)) && (v1091 == s[182]) {
+									if (s[178] == 0x3) && (s[183] == 0x1) {
 										{
-											var r1093 uint64
-											_ = r1093
+											s[187] = 0x1
+										}
+									}
+								}
+								s[184] = v1079
+								if s[187] == 0x1 {
+									{
+										v1079 = v1080
+									}
+								} else {
+									if s[178] == 0x4 {
+										{
+											v1079 = 0x0
+										}
+									}
+								}
+								p.r[30].Set32(a1077, ((v1079) & 0xffff))
+								if s[178] == 0x3 {
+									{
+										s[184] = v1079
+									}
+								}
+							}
+						}
+					}
+				}
+				if s[179] != 0x0 {
+					{
+						{
+							{
+								// action NetlockIngress.levels.level1.tail_access
+								v1086 := uint64(0)
+								_ = v1086
+								v1086 = p.r[31].Get32(a1077)
+								s[185] = v1086
+								if (s[179] == 0x2) && (s[183] == 0x1) {
+									{
+										var r1088 uint64
+										_ = r1088
+										{
+											a1089 := v1086
+											_ = a1089
+											a1090 := s[181]
+											_ = a1090
 											{
-												a1094 := v1091
-												_ = a1094
-												a1095 := s[179]
+												if (((a1089 & 0x7fff) + 0x1) & 0xffff) == a1090 {
+													{
+														r1088 = ((a1089 & 0x8000) ^ 0x8000)
+														goto end1087
+													}
+												}
+												r1088 = ((a1089 + 0x1) & 0xffff)
+												goto end1087
+											}
+										end1087:
+										}
+										v1086 = r1088
+									}
+								} else {
+									if s[179] == 0x4 {
+										{
+											v1086 = 0x0
+										}
+									}
+								}
+								p.r[31].Set32(a1077, ((v1086) & 0xffff))
+							}
+						}
+					}
+				}
+				if s[180] != 0x0 {
+					{
+						{
+							{
+								// action NetlockIngress.levels.level1.gnext_access
+								v1092 := uint64(0)
+								_ = v1092
+								v1092 = p.r[32].Get32(a1077)
+								if (s[180] == 0x2) && (s[183] == 0x1) {
+									{
+										v1092 = s[182]
+									}
+								} else {
+									if ((s[180] == 0x3) && (s[183] == 0x1)) && (v1092 == s[184]) {
+										{
+											var r1094 uint64
+											_ = r1094
+											{
+												a1095 := v1092
 												_ = a1095
+												a1096 := s[181]
+												_ = a1096
 												{
-													if (((a1094 & 0x7fff) + 0x1) & 0xffff) == a1095 {
+													if (((a1095 & 0x7fff) + 0x1) & 0xffff) == a1096 {
 														{
-															r1093 = ((a1094 & 0x8000) ^ 0x8000)
-															goto end1092
+															r1094 = ((a1095 & 0x8000) ^ 0x8000)
+															goto end1093
 														}
 													}
-													r1093 = ((a1094 + 0x1) & 0xffff)
-													goto end1092
+													r1094 = ((a1095 + 0x1) & 0xffff)
+													goto end1093
 												}
-											end1092:
+											end1093:
 											}
-											v1091 = r1093
+											v1092 = r1094
 										}
 									} else {
-										if s[178] == 0x4 {
+										if s[180] == 0x4 {
 											{
-												v1091 = 0x0
+												v1092 = 0x0
 											}
 										} else {
-											if (s[178] == 0x5) && (s[181] == 0x1) {
+											if (s[180] == 0x5) && (s[183] == 0x1) {
 												{
-													var r1097 uint64
-													_ = r1097
+													var r1098 uint64
+													_ = r1098
 													{
-														a1098 := s[183]
-														_ = a1098
-														a1099 := s[179]
+														a1099 := s[185]
 														_ = a1099
+														a1100 := s[181]
+														_ = a1100
 														{
-															if (((a1098 & 0x7fff) + 0x1) & 0xffff) == a1099 {
+															if (((a1099 & 0x7fff) + 0x1) & 0xffff) == a1100 {
 																{
-																	r1097 = ((a1098 & 0x8000) ^ 0x8000)
-																	goto end1096
+																	r1098 = ((a1099 & 0x8000) ^ 0x8000)
+																	goto end1097
 																}
 															}
-															r1097 = ((a1098 + 0x1) & 0xffff)
-															goto end1096
+															r1098 = ((a1099 + 0x1) & 0xffff)
+															goto end1097
 														}
-													end1096:
+													end1097:
 													}
-													v1091 = r1097
+													v1092 = r1098
 												}
 											}
 										}
 									}
 								}
-								p.r[32].Set32(a1076, ((v1091) & 0xffff))
-								s[184] = v1091
+								p.r[32].Set32(a1077, ((v1092) & 0xffff))
+								s[186] = v1092
 							}
 						}
 					}
@@ -10593,189 +10579,189 @@ func (p *netlock) ingress44(g *engine.Gen, s *[262]uint64, a1049 uint64) {
 }
 
 // ingress42 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access.
-func (p *netlock) ingress42(g *engine.Gen, s *[262]uint64, a1049 uint64) {
+func (p *netlock) ingress42(g *engine.Gen, s *[263]uint64, a1050 uint64) {
 	{
-		a1051 := a1049
-		_ = a1051
+		a1052 := a1050
+		_ = a1052
 		{
-			if s[166] != 0x0 {
-				{
-					{
-						{
-							// action NetlockIngress.levels.level0.head_access
-							v1053 := uint64(0)
-							_ = v1053
-							v1053 = p.r[27].Get32(a1051)
-							var r1056 uint64
-							_ = r1056
-							{
-								a1057 := v1053
-								_ = a1057
-								a1058 := s[169]
-								_ = a1058
-								{
-									if (((a1057 & 0x7fff) + 0x1) & 0xffff) == a1058 {
-										{
-											r1056 = ((a1057 & 0x8000) ^ 0x8000)
-											goto end1055
-										}
-									}
-									r1056 = ((a1057 + 0x1) & 0xffff)
-									goto end1055
-								}
-							end1055:
-							}
-							v1054 := uint64(r1056)
-							_ = v1054
-							s[175] = 0x0
-							if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v1053 & 0x7fff)) {
-								{
-									s[175] = 0x1
-								}
-							} else {
-								if (s[166] == 0x3) && (s[171] == 0x1) {
-									{
-										s[175] = 0x1
-									}
-								}
-							}
-							s[172] = v1053
-							if s[175] == 0x1 {
-								{
-									v1053 = v1054
-								}
-							} else {
-								if s[166] == 0x4 {
-									{
-										v1053 = 0x0
-									}
-								}
-							}
-							p.r[27].Set32(a1051, ((v1053) & 0xffff))
-							if s[166] == 0x3 {
-								{
-									s[172] = v1053
-								}
-							}
-						}
-					}
-				}
-			}
-			if s[167] != 0x0 {
-				{
-					{
-						{
-							// action NetlockIngress.levels.level0.tail_access
-							v1060 := uint64(0)
-							_ = v1060
-							v1060 = p.r[28].Get32(a1051)
-							s[173] = v1060
-							if (s[167] == 0x2) && (s[171] == 0x1) {
-								{
-									var r1062 uint64
-									_ = r1062
-									{
-										a1063 := v1060
-										_ = a1063
-										a1064 := s[169]
-										_ = a1064
-										{
-											if (((a1063 & 0x7fff) + 0x1) & 0xffff) == a1064 {
-												{
-													r1062 = ((a1063 & 0x8000) ^ 0x8000)
-													goto end1061
-												}
-											}
-											r1062 = ((a1063 + 0x1) & 0xffff)
-											goto end1061
-										}
-									end1061:
-									}
-									v1060 = r1062
-								}
-							} else {
-								if s[167] == 0x4 {
-									{
-										v1060 = 0x0
-									}
-								}
-							}
-							p.r[28].Set32(a1051, ((v1060) & 0xffff))
-						}
-					}
-				}
-			}
 			if s[168] != 0x0 {
 				{
 					{
 						{
-							// action NetlockIngress.levels.level0.gnext_access
-							v1066 := uint64(0)
-							_ = v1066
-							v1066 = p.r[29].Get32(a1051)
-							if (s[168] == 0x2) && (s[171] == 0x1) {
+							// action NetlockIngress.levels.level0.head_access
+							v1054 := uint64(0)
+							_ = v1054
+							v1054 = p.r[27].Get32(a1052)
+							var r1057 uint64
+							_ = r1057
+							{
+								a1058 := v1054
+								_ = a1058
+								a1059 := s[171]
+								_ = a1059
 								{
-									v1066 = s[170]
+									if (((a1058 & 0x7fff) + 0x1) & 0xffff) == a1059 {
+										{
+											r1057 = ((a1058 & 0x8000) ^ 0x8000)
+											goto end1056
+										}
+									}
+									r1057 = ((a1058 + 0x1) & 0xffff)
+									goto end1056
+								}
+							end1056:
+							}
+							v1055 := uint64(r1057)
+							_ = v1055
+							s[177] = 0x0
+							if ((s[168] == 0x2) && (s[173] == 0x1)) && (s[172] == (v1054 & 0x7fff)) {
+								{
+									s[177] = 0x1
 								}
 							} else {
-								if ((s[168] == 0x3) && (s[171] == 0x1)) && (v1066 == s[172]) {
+								if (s[168] == 0x3) && (s[173] == 0x1) {
 									{
-										var r1068 uint64
-										_ = r1068
+										s[177] = 0x1
+									}
+								}
+							}
+							s[174] = v1054
+							if s[177] == 0x1 {
+								{
+									v1054 = v1055
+								}
+							} else {
+								if s[168] == 0x4 {
+									{
+										v1054 = 0x0
+									}
+								}
+							}
+							p.r[27].Set32(a1052, ((v1054) & 0xffff))
+							if s[168] == 0x3 {
+								{
+									s[174] = v1054
+								}
+							}
+						}
+					}
+				}
+			}
+			if s[169] != 0x0 {
+				{
+					{
+						{
+							// action NetlockIngress.levels.level0.tail_access
+							v1061 := uint64(0)
+							_ = v1061
+							v1061 = p.r[28].Get32(a1052)
+							s[175] = v1061
+							if (s[169] == 0x2) && (s[173] == 0x1) {
+								{
+									var r1063 uint64
+									_ = r1063
+									{
+										a1064 := v1061
+										_ = a1064
+										a1065 := s[171]
+										_ = a1065
 										{
-											a1069 := v1066
-											_ = a1069
-											a1070 := s[169]
+											if (((a1064 & 0x7fff) + 0x1) & 0xffff) == a1065 {
+												{
+													r1063 = ((a1064 & 0x8000) ^ 0x8000)
+													goto end1062
+												}
+											}
+											r1063 = ((a1064 + 0x1) & 0xffff)
+											goto end1062
+										}
+									end1062:
+									}
+									v1061 = r1063
+								}
+							} else {
+								if s[169] == 0x4 {
+									{
+										v1061 = 0x0
+									}
+								}
+							}
+							p.r[28].Set32(a1052, ((v1061) & 0xffff))
+						}
+					}
+				}
+			}
+			if s[170] != 0x0 {
+				{
+					{
+						{
+							// action NetlockIngress.levels.level0.gnext_access
+							v1067 := uint64(0)
+							_ = v1067
+							v1067 = p.r[29].Get32(a1052)
+							if (s[170] == 0x2) && (s[173] == 0x1) {
+								{
+									v1067 = s[172]
+								}
+							} else {
+								if ((s[170] == 0x3) && (s[173] == 0x1)) && (v1067 == s[174]) {
+									{
+										var r1069 uint64
+										_ = r1069
+										{
+											a1070 := v1067
 											_ = a1070
+											a1071 := s[171]
+											_ = a1071
 											{
-												if (((a1069 & 0x7fff) + 0x1) & 0xffff) == a1070 {
+												if (((a1070 & 0x7fff) + 0x1) & 0xffff) == a1071 {
 													{
-														r1068 = ((a1069 & 0x8000) ^ 0x8000)
-														goto end1067
+														r1069 = ((a1070 & 0x8000) ^ 0x8000)
+														goto end1068
 													}
 												}
-												r1068 = ((a1069 + 0x1) & 0xffff)
-												goto end1067
+												r1069 = ((a1070 + 0x1) & 0xffff)
+												goto end1068
 											}
-										end1067:
+										end1068:
 										}
-										v1066 = r1068
+										v1067 = r1069
 									}
 								} else {
-									if s[168] == 0x4 {
+									if s[170] == 0x4 {
 										{
-											v1066 = 0x0
+											v1067 = 0x0
 										}
 									} else {
-										if (s[168] == 0x5) && (s[171] == 0x1) {
+										if (s[170] == 0x5) && (s[173] == 0x1) {
 											{
-												var r1072 uint64
-												_ = r1072
+												var r1073 uint64
+												_ = r1073
 												{
-													a1073 := s[173]
-													_ = a1073
-													a1074 := s[169]
+													a1074 := s[175]
 													_ = a1074
+													a1075 := s[171]
+													_ = a1075
 													{
-														if (((a1073 & 0x7fff) + 0x1) & 0xffff) == a1074 {
+														if (((a1074 & 0x7fff) + 0x1) & 0xffff) == a1075 {
 															{
-																r1072 = ((a1073 & 0x8000) ^ 0x8000)
-																goto end1071
+																r1073 = ((a1074 & 0x8000) ^ 0x8000)
+																goto end1072
 															}
 														}
-														r1072 = ((a1073 + 0x1) & 0xffff)
-														goto end1071
+														r1073 = ((a1074 + 0x1) & 0xffff)
+														goto end1072
 													}
-												end1071:
+												end1072:
 												}
-												v1066 = r1072
+												v1067 = r1073
 											}
 										}
 									}
 								}
 							}
-							p.r[29].Set32(a1051, ((v1066) & 0xffff))
-							s[174] = v1066
+							p.r[29].Set32(a1052, ((v1067) & 0xffff))
+							s[176] = v1067
 						}
 					}
 				}
@@ -10785,189 +10771,189 @@ func (p *netlock) ingress42(g *engine.Gen, s *[262]uint64, a1049 uint64) {
 }
 
 // ingress43 is a part of ingress, with actions NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, NetlockIngress.levels.level1.gnext_access.
-func (p *netlock) ingress43(g *engine.Gen, s *[262]uint64, a1049 uint64) {
+func (p *netlock) ingress43(g *engine.Gen, s *[263]uint64, a1050 uint64) {
 	{
-		a1101 := a1049
-		_ = a1101
+		a1102 := a1050
+		_ = a1102
 		{
-			if s[166] != 0x0 {
-				{
-					{
-						{
-							// action NetlockIngress.levels.level1.head_access
-							v1103 := uint64(0)
-							_ = v1103
-							v1103 = p.r[30].Get32(a1101)
-							var r1106 uint64
-							_ = r1106
-							{
-								a1107 := v1103
-								_ = a1107
-								a1108 := s[169]
-								_ = a1108
-								{
-									if (((a1107 & 0x7fff) + 0x1) & 0xffff) == a1108 {
-										{
-											r1106 = ((a1107 & 0x8000) ^ 0x8000)
-											goto end1105
-										}
-									}
-									r1106 = ((a1107 + 0x1) & 0xffff)
-									goto end1105
-								}
-							end1105:
-							}
-							v1104 := uint64(r1106)
-							_ = v1104
-							s[175] = 0x0
-							if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v1103 & 0x7fff)) {
-								{
-									s[175] = 0x1
-								}
-							} else {
-								if (s[166] == 0x3) && (s[171] == 0x1) {
-									{
-										s[175] = 0x1
-									}
-								}
-							}
-							s[172] = v1103
-							if s[175] == 0x1 {
-								{
-									v1103 = v1104
-								}
-							} else {
-								if s[166] == 0x4 {
-									{
-										v1103 = 0x0
-									}
-								}
-							}
-							p.r[30].Set32(a1101, ((v1103) & 0xffff))
-							if s[166] == 0x3 {
-								{
-									s[172] = v1103
-								}
-							}
-						}
-					}
-				}
-			}
-			if s[167] != 0x0 {
-				{
-					{
-						{
-							// action NetlockIngress.levels.level1.tail_access
-							v1110 := uint64(0)
-							_ = v1110
-							v1110 = p.r[31].Get32(a1101)
-							s[173] = v1110
-							if (s[167] == 0x2) && (s[171] == 0x1) {
-								{
-									var r1112 uint64
-									_ = r1112
-									{
-										a1113 := v1110
-										_ = a1113
-										a1114 := s[169]
-										_ = a1114
-										{
-											if (((a1113 & 0x7fff) + 0x1) & 0xffff) == a1114 {
-												{
-													r1112 = ((a1113 & 0x8000) ^ 0x8000)
-													goto end1111
-												}
-											}
-											r1112 = ((a1113 + 0x1) & 0xffff)
-											goto end1111
-										}
-									end1111:
-									}
-									v1110 = r1112
-								}
-							} else {
-								if s[167] == 0x4 {
-									{
-										v1110 = 0x0
-									}
-								}
-							}
-							p.r[31].Set32(a1101, ((v1110) & 0xffff))
-						}
-					}
-				}
-			}
 			if s[168] != 0x0 {
 				{
 					{
 						{
-							// action NetlockIngress.levels.level1.gnext_access
-							v1116 := uint64(0)
-							_ = v1116
-							v1116 = p.r[32].Get32(a1101)
-							if (s[168] == 0x2) && (s[171] == 0x1) {
+							// action NetlockIngress.levels.level1.head_access
+							v1104 := uint64(0)
+							_ = v1104
+							v1104 = p.r[30].Get32(a1102)
+							var r1107 uint64
+							_ = r1107
+							{
+								a1108 := v1104
+								_ = a1108
+								a1109 := s[171]
+								_ = a1109
 								{
-									v1116 = s[170]
+									if (((a1108 & 0x7fff) + 0x1) & 0xffff) == a1109 {
+										{
+											r1107 = ((a1108 & 0x8000) ^ 0x8000)
+											goto end1106
+										}
+									}
+									r1107 = ((a1108 + 0x1) & 0xffff)
+									goto end1106
+								}
+							end1106:
+							}
+							v1105 := uint64(r1107)
+							_ = v1105
+							s[177] = 0x0
+							if ((s[168] == 0x2) && (s[173] == 0x1)) && (s[172] == (v1104 & 0x7fff)) {
+								{
+									s[177] = 0x1
 								}
 							} else {
-								if ((s[168] == 0x3) && (s[171] == 0x1)) && (v1116 == s[172]) {
+								if (s[168] == 0x3) && (s[173] == 0x1) {
 									{
-										var r1118 uint64
-										_ = r1118
+										s[177] = 0x1
+									}
+								}
+							}
+							s[174] = v1104
+							if s[177] == 0x1 {
+								{
+									v1104 = v1105
+								}
+							} else {
+								if s[168] == 0x4 {
+									{
+										v1104 = 0x0
+									}
+								}
+							}
+							p.r[30].Set32(a1102, ((v1104) & 0xffff))
+							if s[168] == 0x3 {
+								{
+									s[174] = v1104
+								}
+							}
+						}
+					}
+				}
+			}
+			if s[169] != 0x0 {
+				{
+					{
+						{
+							// action NetlockIngress.levels.level1.tail_access
+							v1111 := uint64(0)
+							_ = v1111
+							v1111 = p.r[31].Get32(a1102)
+							s[175] = v1111
+							if (s[169] == 0x2) && (s[173] == 0x1) {
+								{
+									var r1113 uint64
+									_ = r1113
+									{
+										a1114 := v1111
+										_ = a1114
+										a1115 := s[171]
+										_ = a1115
 										{
-											a1119 := v1116
-											_ = a1119
-											a1120 := s[169]
+											if (((a1114 & 0x7fff) + 0x1) & 0xffff) == a1115 {
+												{
+													r1113 = ((a1114 & 0x8000) ^ 0x8000)
+													goto end1112
+												}
+											}
+											r1113 = ((a1114 + 0x1) & 0xffff)
+											goto end1112
+										}
+									end1112:
+									}
+									v1111 = r1113
+								}
+							} else {
+								if s[169] == 0x4 {
+									{
+										v1111 = 0x0
+									}
+								}
+							}
+							p.r[31].Set32(a1102, ((v1111) & 0xffff))
+						}
+					}
+				}
+			}
+			if s[170] != 0x0 {
+				{
+					{
+						{
+							// action NetlockIngress.levels.level1.gnext_access
+							v1117 := uint64(0)
+							_ = v1117
+							v1117 = p.r[32].Get32(a1102)
+							if (s[170] == 0x2) && (s[173] == 0x1) {
+								{
+									v1117 = s[172]
+								}
+							} else {
+								if ((s[170] == 0x3) && (s[173] == 0x1)) && (v1117 == s[174]) {
+									{
+										var r1119 uint64
+										_ = r1119
+										{
+											a1120 := v1117
 											_ = a1120
+											a1121 := s[171]
+											_ = a1121
 											{
-												if (((a1119 & 0x7fff) + 0x1) & 0xffff) == a1120 {
+												if (((a1120 & 0x7fff) + 0x1) & 0xffff) == a1121 {
 													{
-														r1118 = ((a1119 & 0x8000) ^ 0x8000)
-														goto end1117
+														r1119 = ((a1120 & 0x8000) ^ 0x8000)
+														goto end1118
 													}
 												}
-												r1118 = ((a1119 + 0x1) & 0xffff)
-												goto end1117
+												r1119 = ((a1120 + 0x1) & 0xffff)
+												goto end1118
 											}
-										end1117:
+										end1118:
 										}
-										v1116 = r1118
+										v1117 = r1119
 									}
 								} else {
-									if s[168] == 0x4 {
+									if s[170] == 0x4 {
 										{
-											v1116 = 0x0
+											v1117 = 0x0
 										}
 									} else {
-										if (s[168] == 0x5) && (s[171] == 0x1) {
+										if (s[170] == 0x5) && (s[173] == 0x1) {
 											{
-												var r1122 uint64
-												_ = r1122
+												var r1123 uint64
+												_ = r1123
 												{
-													a1123 := s[173]
-													_ = a1123
-													a1124 := s[169]
+													a1124 := s[175]
 													_ = a1124
+													a1125 := s[171]
+													_ = a1125
 													{
-														if (((a1123 & 0x7fff) + 0x1) & 0xffff) == a1124 {
+														if (((a1124 & 0x7fff) + 0x1) & 0xffff) == a1125 {
 															{
-																r1122 = ((a1123 & 0x8000) ^ 0x8000)
-																goto end1121
+																r1123 = ((a1124 & 0x8000) ^ 0x8000)
+																goto end1122
 															}
 														}
-														r1122 = ((a1123 + 0x1) & 0xffff)
-														goto end1121
+														r1123 = ((a1124 + 0x1) & 0xffff)
+														goto end1122
 													}
-												end1121:
+												end1122:
 												}
-												v1116 = r1122
+												v1117 = r1123
 											}
 										}
 									}
 								}
 							}
-							p.r[32].Set32(a1101, ((v1116) & 0xffff))
-							s[174] = v1116
+							p.r[32].Set32(a1102, ((v1117) & 0xffff))
+							s[176] = v1117
 						}
 					}
 				}
@@ -10977,110 +10963,68 @@ func (p *netlock) ingress43(g *engine.Gen, s *[262]uint64, a1049 uint64) {
 }
 
 // ingress47 is a part of ingress, with actions NetlockIngress.pool.part1.txn_access, NetlockIngress.pool.part1.hold_access, NetlockIngress.pool.part1.flags_access, NetlockIngress.pool.part1.who_access, NetlockIngress.pool.part1.ts_access, NetlockIngress.pool.part2.txn_access, and 9 more.
-func (p *netlock) ingress47(g *engine.Gen, s *[262]uint64) {
-	if s[131] == 0x1 {
+func (p *netlock) ingress47(g *engine.Gen, s *[263]uint64) {
+	if s[133] == 0x1 {
 		{
 			{
 				{
-					if s[134] != 0x0 {
+					if s[136] != 0x0 {
 						{
 							{
 								{
 									// action NetlockIngress.pool.part1.txn_access
-									v1170 := uint64(0)
-									_ = v1170
-									v1170 = p.r[12].Get64(s[132])
-									s[158] = engine.Sel((v1170 == s[142]), 0x1, 0x0)
-									if s[134] == 0x2 {
+									v1171 := uint64(0)
+									_ = v1171
+									v1171 = p.r[12].Get64(s[134])
+									s[160] = engine.Sel((v1171 == s[144]), 0x1, 0x0)
+									if s[136] == 0x2 {
 										{
-											v1170 = s[142]
+											v1171 = s[144]
 										}
 									}
-									p.r[12].Set64(s[132], v1170)
-									s[157] = v1170
+									p.r[12].Set64(s[134], v1171)
+									s[159] = v1171
 								}
 							}
 						}
 					}
-					if s[137] != 0x0 {
+					if s[139] != 0x0 {
 						{
 							{
 								{
 									// action NetlockIngress.pool.part1.hold_access
-									v1172 := uint64(0)
-									_ = v1172
-									v1172 = p.r[16].Get64(s[132])
-									if (s[137] == 0x3) || (s[137] == 0x4) {
+									v1173 := uint64(0)
+									_ = v1173
+									v1173 = p.r[16].Get64(s[134])
+									if (s[139] == 0x3) || (s[139] == 0x4) {
 										{
-											if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v1172) >> 32) == s[149])) && (((v1172) >> 32) != 0x0) {
+											if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v1173) >> 32) == s[151])) && (((v1173) >> 32) != 0x0) {
 												{
-													s[165] = 0x1
+													s[167] = 0x1
 												}
 											}
 										}
 									}
-									if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
+									if (s[139] == 0x2) || ((s[139] == 0x5) && (s[153] == 0x1)) {
 										{
-											v1172 = ((s[147])<<32 | s[148])
+											v1173 = ((s[149])<<32 | s[150])
 										}
 									} else {
-										if (s[137] == 0x3) && (s[165] == 0x1) {
+										if (s[139] == 0x3) && (s[167] == 0x1) {
 											{
-												v1172 = v1172&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+												v1173 = v1173&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 											}
 										} else {
-											if (s[137] == 0x4) && (s[165] == 0x1) {
+											if (s[139] == 0x4) && (s[167] == 0x1) {
 												{
-													v1172 = v1172&^0xffffffff | (s[148])<<0&0xffffffff
+													v1173 = v1173&^0xffffffff | (s[150])<<0&0xffffffff
 												}
 											}
 										}
 									}
-									p.r[16].Set64(s[132], v1172)
-									s[163] = ((v1172) >> 32)
-									s[164] = ((v1172) & 0xffffffff)
-								}
-							}
-						}
-					}
-					if s[133] != 0x0 {
-						{
-							{
-								{
-									// action NetlockIngress.pool.part1.flags_access
-									v1174 := uint64(0)
-									_ = v1174
-									v1174 = p.r[13].Get64(s[132])
-									if s[133] == 0x2 {
-										{
-											v1174 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
-										}
-									} else {
-										if (s[133] == 0x3) && (s[165] == 0x1) {
-											{
-												v1174 = v1174&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
-											}
-										} else {
-											if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
-												{
-													v1174 = v1174&^0xffffffff | (s[141])<<0&0xffffffff
-												}
-											} else {
-												if ((s[133] == 0x5) && (((v1174) >> 56) == 0x1)) && (s[158] == 0x1) {
-													{
-														v1174 = v1174&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
-														s[165] = 0x1
-													}
-												}
-											}
-										}
-									}
-									p.r[13].Set64(s[132], v1174)
-									s[152] = ((v1174) >> 56)
-									s[153] = ((v1174) >> 48 & 0xff)
-									s[154] = ((v1174) >> 40 & 0xff)
-									s[155] = ((v1174) >> 32 & 0xff)
-									s[156] = ((v1174) & 0xffffffff)
+									p.r[16].Set64(s[134], v1173)
+									s[165] = ((v1173) >> 32)
+									s[166] = ((v1173) & 0xffffffff)
 								}
 							}
 						}
@@ -11089,38 +11033,80 @@ func (p *netlock) ingress47(g *engine.Gen, s *[262]uint64) {
 						{
 							{
 								{
-									// action NetlockIngress.pool.part1.who_access
-									v1176 := uint64(0)
-									_ = v1176
-									v1176 = p.r[14].Get64(s[132])
+									// action NetlockIngress.pool.part1.flags_access
+									v1175 := uint64(0)
+									_ = v1175
+									v1175 = p.r[13].Get64(s[134])
 									if s[135] == 0x2 {
 										{
-											v1176 = (((s[143])<<16|s[144])<<16 | s[145])
+											v1175 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
+										}
+									} else {
+										if (s[135] == 0x3) && (s[167] == 0x1) {
+											{
+												v1175 = v1175&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+											}
+										} else {
+											if ((s[135] == 0x4) && (s[167] == 0x1)) && (s[143] != 0x0) {
+												{
+													v1175 = v1175&^0xffffffff | (s[143])<<0&0xffffffff
+												}
+											} else {
+												if ((s[135] == 0x5) && (((v1175) >> 56) == 0x1)) && (s[160] == 0x1) {
+													{
+														v1175 = v1175&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+														s[167] = 0x1
+													}
+												}
+											}
 										}
 									}
-									p.r[14].Set64(s[132], v1176)
-									s[159] = ((v1176) >> 32)
-									s[160] = ((v1176) >> 16 & 0xffff)
-									s[161] = ((v1176) & 0xffff)
+									p.r[13].Set64(s[134], v1175)
+									s[154] = ((v1175) >> 56)
+									s[155] = ((v1175) >> 48 & 0xff)
+									s[156] = ((v1175) >> 40 & 0xff)
+									s[157] = ((v1175) >> 32 & 0xff)
+									s[158] = ((v1175) & 0xffffffff)
 								}
 							}
 						}
 					}
-					if s[136] != 0x0 {
+					if s[137] != 0x0 {
+						{
+							{
+								{
+									// action NetlockIngress.pool.part1.who_access
+									v1177 := uint64(0)
+									_ = v1177
+									v1177 = p.r[14].Get64(s[134])
+									if s[137] == 0x2 {
+										{
+											v1177 = (((s[145])<<16|s[146])<<16 | s[147])
+										}
+									}
+									p.r[14].Set64(s[134], v1177)
+									s[161] = ((v1177) >> 32)
+									s[162] = ((v1177) >> 16 & 0xffff)
+									s[163] = ((v1177) & 0xffff)
+								}
+							}
+						}
+					}
+					if s[138] != 0x0 {
 						{
 							{
 								{
 									// action NetlockIngress.pool.part1.ts_access
-									v1178 := uint64(0)
-									_ = v1178
-									v1178 = p.r[15].Get64(s[132])
-									if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
+									v1179 := uint64(0)
+									_ = v1179
+									v1179 = p.r[15].Get64(s[134])
+									if (s[138] == 0x2) || (((s[138] == 0x3) && (s[167] == 0x1)) && (s[148] != 0x0)) {
 										{
-											v1178 = s[146]
+											v1179 = s[148]
 										}
 									}
-									p.r[15].Set64(s[132], v1178)
-									s[162] = v1178
+									p.r[15].Set64(s[134], v1179)
+									s[164] = v1179
 								}
 							}
 						}
@@ -11134,112 +11120,70 @@ func (p *netlock) ingress47(g *engine.Gen, s *[262]uint64) {
 }
 
 // ingress46 is a part of ingress, with actions NetlockIngress.pool.part2.txn_access, NetlockIngress.pool.part2.hold_access, NetlockIngress.pool.part2.flags_access, NetlockIngress.pool.part2.who_access, NetlockIngress.pool.part2.ts_access, NetlockIngress.pool.part3.txn_access, and 4 more.
-func (p *netlock) ingress46(g *engine.Gen, s *[262]uint64) {
-	if s[131] == 0x2 {
+func (p *netlock) ingress46(g *engine.Gen, s *[263]uint64) {
+	if s[133] == 0x2 {
 		p.ingress45(g, s)
 	} else {
 		{
 			{
 				{
-					if s[134] != 0x0 {
+					if s[136] != 0x0 {
 						{
 							{
 								{
 									// action NetlockIngress.pool.part3.txn_access
-									v1192 := uint64(0)
-									_ = v1192
-									v1192 = p.r[22].Get64(s[132])
-									s[158] = engine.Sel((v1192 == s[142]), 0x1, 0x0)
-									if s[134] == 0x2 {
+									v1193 := uint64(0)
+									_ = v1193
+									v1193 = p.r[22].Get64(s[134])
+									s[160] = engine.Sel((v1193 == s[144]), 0x1, 0x0)
+									if s[136] == 0x2 {
 										{
-											v1192 = s[142]
+											v1193 = s[144]
 										}
 									}
-									p.r[22].Set64(s[132], v1192)
-									s[157] = v1192
+									p.r[22].Set64(s[134], v1193)
+									s[159] = v1193
 								}
 							}
 						}
 					}
-					if s[137] != 0x0 {
+					if s[139] != 0x0 {
 						{
 							{
 								{
 									// action NetlockIngress.pool.part3.hold_access
-									v1194 := uint64(0)
-									_ = v1194
-									v1194 = p.r[26].Get64(s[132])
-									if (s[137] == 0x3) || (s[137] == 0x4) {
+									v1195 := uint64(0)
+									_ = v1195
+									v1195 = p.r[26].Get64(s[134])
+									if (s[139] == 0x3) || (s[139] == 0x4) {
 										{
-											if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v1194) >> 32) == s[149])) && (((v1194) >> 32) != 0x0) {
+											if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v1195) >> 32) == s[151])) && (((v1195) >> 32) != 0x0) {
 												{
-													s[165] = 0x1
+													s[167] = 0x1
 												}
 											}
 										}
 									}
-									if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
+									if (s[139] == 0x2) || ((s[139] == 0x5) && (s[153] == 0x1)) {
 										{
-											v1194 = ((s[147])<<32 | s[148])
+											v1195 = ((s[149])<<32 | s[150])
 										}
 									} else {
-										if (s[137] == 0x3) && (s[165] == 0x1) {
+										if (s[139] == 0x3) && (s[167] == 0x1) {
 											{
-												v1194 = v1194&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+												v1195 = v1195&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 											}
 										} else {
-											if (s[137] == 0x4) && (s[165] == 0x1) {
+											if (s[139] == 0x4) && (s[167] == 0x1) {
 												{
-													v1194 = v1194&^0xffffffff | (s[148])<<0&0xffffffff
+													v1195 = v1195&^0xffffffff | (s[150])<<0&0xffffffff
 												}
 											}
 										}
 									}
-									p.r[26].Set64(s[132], v1194)
-									s[163] = ((v1194) >> 32)
-									s[164] = ((v1194) & 0xffffffff)
-								}
-							}
-						}
-					}
-					if s[133] != 0x0 {
-						{
-							{
-								{
-									// action NetlockIngress.pool.part3.flags_access
-									v1196 := uint64(0)
-									_ = v1196
-									v1196 = p.r[23].Get64(s[132])
-									if s[133] == 0x2 {
-										{
-											v1196 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
-										}
-									} else {
-										if (s[133] == 0x3) && (s[165] == 0x1) {
-											{
-												v1196 = v1196&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
-											}
-										} else {
-											if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
-												{
-													v1196 = v1196&^0xffffffff | (s[141])<<0&0xffffffff
-												}
-											} else {
-												if ((s[133] == 0x5) && (((v1196) >> 56) == 0x1)) && (s[158] == 0x1) {
-													{
-														v1196 = v1196&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
-														s[165] = 0x1
-													}
-												}
-											}
-										}
-									}
-									p.r[23].Set64(s[132], v1196)
-									s[152] = ((v1196) >> 56)
-									s[153] = ((v1196) >> 48 & 0xff)
-									s[154] = ((v1196) >> 40 & 0xff)
-									s[155] = ((v1196) >> 32 & 0xff)
-									s[156] = ((v1196) & 0xffffffff)
+									p.r[26].Set64(s[134], v1195)
+									s[165] = ((v1195) >> 32)
+									s[166] = ((v1195) & 0xffffffff)
 								}
 							}
 						}
@@ -11248,38 +11192,80 @@ func (p *netlock) ingress46(g *engine.Gen, s *[262]uint64) {
 						{
 							{
 								{
-									// action NetlockIngress.pool.part3.who_access
-									v1198 := uint64(0)
-									_ = v1198
-									v1198 = p.r[24].Get64(s[132])
+									// action NetlockIngress.pool.part3.flags_access
+									v1197 := uint64(0)
+									_ = v1197
+									v1197 = p.r[23].Get64(s[134])
 									if s[135] == 0x2 {
 										{
-											v1198 = (((s[143])<<16|s[144])<<16 | s[145])
+											v1197 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
+										}
+									} else {
+										if (s[135] == 0x3) && (s[167] == 0x1) {
+											{
+												v1197 = v1197&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+											}
+										} else {
+											if ((s[135] == 0x4) && (s[167] == 0x1)) && (s[143] != 0x0) {
+												{
+													v1197 = v1197&^0xffffffff | (s[143])<<0&0xffffffff
+												}
+											} else {
+												if ((s[135] == 0x5) && (((v1197) >> 56) == 0x1)) && (s[160] == 0x1) {
+													{
+														v1197 = v1197&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+														s[167] = 0x1
+													}
+												}
+											}
 										}
 									}
-									p.r[24].Set64(s[132], v1198)
-									s[159] = ((v1198) >> 32)
-									s[160] = ((v1198) >> 16 & 0xffff)
-									s[161] = ((v1198) & 0xffff)
+									p.r[23].Set64(s[134], v1197)
+									s[154] = ((v1197) >> 56)
+									s[155] = ((v1197) >> 48 & 0xff)
+									s[156] = ((v1197) >> 40 & 0xff)
+									s[157] = ((v1197) >> 32 & 0xff)
+									s[158] = ((v1197) & 0xffffffff)
 								}
 							}
 						}
 					}
-					if s[136] != 0x0 {
+					if s[137] != 0x0 {
+						{
+							{
+								{
+									// action NetlockIngress.pool.part3.who_access
+									v1199 := uint64(0)
+									_ = v1199
+									v1199 = p.r[24].Get64(s[134])
+									if s[137] == 0x2 {
+										{
+											v1199 = (((s[145])<<16|s[146])<<16 | s[147])
+										}
+									}
+									p.r[24].Set64(s[134], v1199)
+									s[161] = ((v1199) >> 32)
+									s[162] = ((v1199) >> 16 & 0xffff)
+									s[163] = ((v1199) & 0xffff)
+								}
+							}
+						}
+					}
+					if s[138] != 0x0 {
 						{
 							{
 								{
 									// action NetlockIngress.pool.part3.ts_access
-									v1200 := uint64(0)
-									_ = v1200
-									v1200 = p.r[25].Get64(s[132])
-									if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
+									v1201 := uint64(0)
+									_ = v1201
+									v1201 = p.r[25].Get64(s[134])
+									if (s[138] == 0x2) || (((s[138] == 0x3) && (s[167] == 0x1)) && (s[148] != 0x0)) {
 										{
-											v1200 = s[146]
+											v1201 = s[148]
 										}
 									}
-									p.r[25].Set64(s[132], v1200)
-									s[162] = v1200
+									p.r[25].Set64(s[134], v1201)
+									s[164] = v1201
 								}
 							}
 						}
@@ -11291,109 +11277,67 @@ func (p *netlock) ingress46(g *engine.Gen, s *[262]uint64) {
 }
 
 // ingress45 is a part of ingress, with actions NetlockIngress.pool.part2.txn_access, NetlockIngress.pool.part2.hold_access, NetlockIngress.pool.part2.flags_access, NetlockIngress.pool.part2.who_access, NetlockIngress.pool.part2.ts_access.
-func (p *netlock) ingress45(g *engine.Gen, s *[262]uint64) {
+func (p *netlock) ingress45(g *engine.Gen, s *[263]uint64) {
 	{
 		{
 			{
-				if s[134] != 0x0 {
+				if s[136] != 0x0 {
 					{
 						{
 							{
 								// action NetlockIngress.pool.part2.txn_access
-								v1181 := uint64(0)
-								_ = v1181
-								v1181 = p.r[17].Get64(s[132])
-								s[158] = engine.Sel((v1181 == s[142]), 0x1, 0x0)
-								if s[134] == 0x2 {
+								v1182 := uint64(0)
+								_ = v1182
+								v1182 = p.r[17].Get64(s[134])
+								s[160] = engine.Sel((v1182 == s[144]), 0x1, 0x0)
+								if s[136] == 0x2 {
 									{
-										v1181 = s[142]
+										v1182 = s[144]
 									}
 								}
-								p.r[17].Set64(s[132], v1181)
-								s[157] = v1181
+								p.r[17].Set64(s[134], v1182)
+								s[159] = v1182
 							}
 						}
 					}
 				}
-				if s[137] != 0x0 {
+				if s[139] != 0x0 {
 					{
 						{
 							{
 								// action NetlockIngress.pool.part2.hold_access
-								v1183 := uint64(0)
-								_ = v1183
-								v1183 = p.r[21].Get64(s[132])
-								if (s[137] == 0x3) || (s[137] == 0x4) {
+								v1184 := uint64(0)
+								_ = v1184
+								v1184 = p.r[21].Get64(s[134])
+								if (s[139] == 0x3) || (s[139] == 0x4) {
 									{
-										if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v1183) >> 32) == s[149])) && (((v1183) >> 32) != 0x0) {
+										if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v1184) >> 32) == s[151])) && (((v1184) >> 32) != 0x0) {
 											{
-												s[165] = 0x1
+												s[167] = 0x1
 											}
 										}
 									}
 								}
-								if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
+								if (s[139] == 0x2) || ((s[139] == 0x5) && (s[153] == 0x1)) {
 									{
-										v1183 = ((s[147])<<32 | s[148])
+										v1184 = ((s[149])<<32 | s[150])
 									}
 								} else {
-									if (s[137] == 0x3) && (s[165] == 0x1) {
+									if (s[139] == 0x3) && (s[167] == 0x1) {
 										{
-											v1183 = v1183&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+											v1184 = v1184&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 										}
 									} else {
-										if (s[137] == 0x4) && (s[165] == 0x1) {
+										if (s[139] == 0x4) && (s[167] == 0x1) {
 											{
-												v1183 = v1183&^0xffffffff | (s[148])<<0&0xffffffff
+												v1184 = v1184&^0xffffffff | (s[150])<<0&0xffffffff
 											}
 										}
 									}
 								}
-								p.r[21].Set64(s[132], v1183)
-								s[163] = ((v1183) >> 32)
-								s[164] = ((v1183) & 0xffffffff)
-							}
-						}
-					}
-				}
-				if s[133] != 0x0 {
-					{
-						{
-							{
-								// action NetlockIngress.pool.part2.flags_access
-								v1185 := uint64(0)
-								_ = v1185
-								v1185 = p.r[18].Get64(s[132])
-								if s[133] == 0x2 {
-									{
-										v1185 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
-									}
-								} else {
-									if (s[133] == 0x3) && (s[165] == 0x1) {
-										{
-											v1185 = v1185&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
-										}
-									} else {
-										if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
-											{
-												v1185 = v1185&^0xffffffff | (s[141])<<0&0xffffffff
-											}
-										} else {
-											if ((s[133] == 0x5) && (((v1185) >> 56) == 0x1)) && (s[158] == 0x1) {
-												{
-													v1185 = v1185&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
-													s[165] = 0x1
-												}
-											}
-										}
-									}
-								}
-								p.r[18].Set64(s[132], v1185)
-								s[152] = ((v1185) >> 56)
-								s[153] = ((v1185) >> 48 & 0xff)
-								s[154] = ((v1185) >> 40 & 0xff)
-								s[155] = ((v1185) >> 32 & 0xff)
-								s[156] = ((v1185) & 0xffffffff)
+								p.r[21].Set64(s[134], v1184)
+								s[165] = ((v1184) >> 32)
+								s[166] = ((v1184) & 0xffffffff)
 							}
 						}
 					}
@@ -11402,38 +11346,80 @@ func (p *netlock) ingress45(g *engine.Gen, s *[262]uint64) {
 					{
 						{
 							{
-								// action NetlockIngress.pool.part2.who_access
-								v1187 := uint64(0)
-								_ = v1187
-								v1187 = p.r[19].Get64(s[132])
+								// action NetlockIngress.pool.part2.flags_access
+								v1186 := uint64(0)
+								_ = v1186
+								v1186 = p.r[18].Get64(s[134])
 								if s[135] == 0x2 {
 									{
-										v1187 = (((s[143])<<16|s[144])<<16 | s[145])
+										v1186 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
+									}
+								} else {
+									if (s[135] == 0x3) && (s[167] == 0x1) {
+										{
+											v1186 = v1186&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+										}
+									} else {
+										if ((s[135] == 0x4) && (s[167] == 0x1)) && (s[143] != 0x0) {
+											{
+												v1186 = v1186&^0xffffffff | (s[143])<<0&0xffffffff
+											}
+										} else {
+											if ((s[135] == 0x5) && (((v1186) >> 56) == 0x1)) && (s[160] == 0x1) {
+												{
+													v1186 = v1186&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+													s[167] = 0x1
+												}
+											}
+										}
 									}
 								}
-								p.r[19].Set64(s[132], v1187)
-								s[159] = ((v1187) >> 32)
-								s[160] = ((v1187) >> 16 & 0xffff)
-								s[161] = ((v1187) & 0xffff)
+								p.r[18].Set64(s[134], v1186)
+								s[154] = ((v1186) >> 56)
+								s[155] = ((v1186) >> 48 & 0xff)
+								s[156] = ((v1186) >> 40 & 0xff)
+								s[157] = ((v1186) >> 32 & 0xff)
+								s[158] = ((v1186) & 0xffffffff)
 							}
 						}
 					}
 				}
-				if s[136] != 0x0 {
+				if s[137] != 0x0 {
+					{
+						{
+							{
+								// action NetlockIngress.pool.part2.who_access
+								v1188 := uint64(0)
+								_ = v1188
+								v1188 = p.r[19].Get64(s[134])
+								if s[137] == 0x2 {
+									{
+										v1188 = (((s[145])<<16|s[146])<<16 | s[147])
+									}
+								}
+								p.r[19].Set64(s[134], v1188)
+								s[161] = ((v1188) >> 32)
+								s[162] = ((v1188) >> 16 & 0xffff)
+								s[163] = ((v1188) & 0xffff)
+							}
+						}
+					}
+				}
+				if s[138] != 0x0 {
 					{
 						{
 							{
 								// action NetlockIngress.pool.part2.ts_access
-								v1189 := uint64(0)
-								_ = v1189
-								v1189 = p.r[20].Get64(s[132])
-								if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
+								v1190 := uint64(0)
+								_ = v1190
+								v1190 = p.r[20].Get64(s[134])
+								if (s[138] == 0x2) || (((s[138] == 0x3) && (s[167] == 0x1)) && (s[148] != 0x0)) {
 									{
-										v1189 = s[146]
+										v1190 = s[148]
 									}
 								}
-								p.r[20].Set64(s[132], v1189)
-								s[162] = v1189
+								p.r[20].Set64(s[134], v1190)
+								s[164] = v1190
 							}
 						}
 					}
@@ -11444,35 +11430,35 @@ func (p *netlock) ingress45(g *engine.Gen, s *[262]uint64) {
 }
 
 // ingress51 is a part of ingress, with actions NetlockIngress.q_access, NetlockIngress.lev_clear_ops, NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access, NetlockIngress.levels.level1.head_access, and 2 more.
-func (p *netlock) ingress51(g *engine.Gen, s *[262]uint64, v1150 uint64, v1151 uint64, v1152 uint64) {
+func (p *netlock) ingress51(g *engine.Gen, s *[263]uint64, v1151 uint64, v1152 uint64, v1153 uint64) {
 	{
-		a1202 := s[206]
-		_ = a1202
-		a1203 := v1151
+		a1203 := s[208]
 		_ = a1203
+		a1204 := v1152
+		_ = a1204
 		{
 			// action NetlockIngress.q_access
-			v1204 := uint64(0)
-			_ = v1204
-			v1204 = p.r[4].Get64(s[194])
-			v1205 := uint64(((v1204) & 0xffff))
+			v1205 := uint64(0)
 			_ = v1205
-			v1206 := uint64(((v1204) >> 16 & 0xffff))
+			v1205 = p.r[4].Get64(s[196])
+			v1206 := uint64(((v1205) & 0xffff))
 			_ = v1206
-			v1207 := uint64(((v1204) >> 32 & 0xffff))
+			v1207 := uint64(((v1205) >> 16 & 0xffff))
 			_ = v1207
-			v1208 := uint64(((v1204) >> 48))
+			v1208 := uint64(((v1205) >> 32 & 0xffff))
 			_ = v1208
-			v1209 := uint64(engine.Sel((a1202 == 0x0), v1205, v1206))
+			v1209 := uint64(((v1205) >> 48))
 			_ = v1209
-			s[217] = 0x0
+			v1210 := uint64(engine.Sel((a1203 == 0x0), v1206, v1207))
+			_ = v1210
+			s[218] = 0x0
 			{
 				{
 					{
-						if a1203 == 0x1 {
+						if a1204 == 0x1 {
 							{
+								v1210 = ((v1210 - 0x1) & 0xffff)
 								v1209 = ((v1209 - 0x1) & 0xffff)
-								v1208 = ((v1208 - 0x1) & 0xffff)
 							}
 						} else {
 							{
@@ -11483,234 +11469,234 @@ func (p *netlock) ingress51(g *engine.Gen, s *[262]uint64, v1150 uint64, v1151 u
 					}
 				}
 			}
-			if a1202 == 0x0 {
+			if a1203 == 0x0 {
 				{
-					v1205 = v1209
+					v1206 = v1210
 				}
 			} else {
 				{
-					v1206 = v1209
+					v1207 = v1210
 				}
 			}
 			{
 				{
-					v1204 = ((((v1208)<<16|v1207)<<16|v1206)<<16 | v1205)
+					v1205 = ((((v1209)<<16|v1208)<<16|v1207)<<16 | v1206)
 				}
 			}
-			p.r[4].Set64(s[194], v1204)
-			s[226] = ((v1204) & 0xffff)
-			s[227] = ((v1204) >> 16 & 0xffff)
-			s[228] = ((v1204) >> 32 & 0xffff)
-			s[229] = ((v1204) >> 48)
+			p.r[4].Set64(s[196], v1205)
+			s[227] = ((v1205) & 0xffff)
+			s[228] = ((v1205) >> 16 & 0xffff)
+			s[229] = ((v1205) >> 32 & 0xffff)
+			s[230] = ((v1205) >> 48)
 		}
 	}
 	{
 		{
 			// action NetlockIngress.lev_clear_ops
-			s[166] = 0x0
-			s[167] = 0x0
 			s[168] = 0x0
-			s[176] = 0x0
-			s[177] = 0x0
+			s[169] = 0x0
+			s[170] = 0x0
 			s[178] = 0x0
+			s[179] = 0x0
+			s[180] = 0x0
 		}
 	}
-	s[168] = 0x3
-	s[171] = v1152
-	s[172] = v1150
+	s[170] = 0x3
+	s[173] = v1153
+	s[174] = v1151
 	{
-		a1212 := s[206]
-		_ = a1212
-		a1213 := s[194]
+		a1213 := s[208]
 		_ = a1213
+		a1214 := s[196]
+		_ = a1214
 		{
-			if a1212 == 0x0 {
-				p.ingress50(g, s, a1213)
+			if a1213 == 0x0 {
+				p.ingress50(g, s, a1214)
 			} else {
 				{
-					p.ingress49(g, s, a1213)
+					p.ingress49(g, s, a1214)
 					{
-						a1290 := a1213
-						_ = a1290
+						a1291 := a1214
+						_ = a1291
 						{
-							if s[176] != 0x0 {
-								{
-									{
-										{
-											// action NetlockIngress.levels.level0.head_access
-											v1292 := uint64(0)
-											_ = v1292
-											v1292 = p.r[27].Get32(a1290)
-											var r1295 uint64
-											_ = r1295
-											{
-												a1296 := v1292
-												_ = a1296
-												a1297 := s[179]
-												_ = a1297
-												{
-													if (((a1296 & 0x7fff) + 0x1) & 0xffff) == a1297 {
-														{
-															r1295 = ((a1296 & 0x8000) ^ 0x8000)
-															goto end1294
-														}
-													}
-													r1295 = ((a1296 + 0x1) & 0xffff)
-													goto end1294
-												}
-											end1294:
-											}
-											v1293 := uint64(r1295)
-											_ = v1293
-											s[185] = 0x0
-											if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v1292 & 0x7fff)) {
-												{
-													s[185] = 0x1
-												}
-											} else {
-												if (s[176] == 0x3) && (s[181] == 0x1) {
-													{
-														s[185] = 0x1
-													}
-												}
-											}
-											s[182] = v1292
-											if s[185] == 0x1 {
-												{
-													v1292 = v1293
-												}
-											} else {
-												if s[176] == 0x4 {
-													{
-														v1292 = 0x0
-													}
-												}
-											}
-											p.r[27].Set32(a1290, ((v1292) & 0xffff))
-											if s[176] == 0x3 {
-												{
-													s[182] = v1292
-												}
-											}
-										}
-									}
-								}
-							}
-							if s[177] != 0x0 {
-								{
-									{
-										{
-											// action NetlockIngress.levels.level0.tail_access
-											v1299 := uint64(0)
-											_ = v1299
-											v1299 = p.r[28].Get32(a1290)
-											s[183] = v1299
-											if (s[177] == 0x2) && (s[181] == 0x1) {
-												{
-													var r1301 uint64
-													_ = r1301
-													{
-														a1302 := v1299
-														_ = a1302
-														a1303 := s[179]
-														_ = a1303
-														{
-															if (((a1302 & 0x7fff) + 0x1) & 0xffff) == a1303 {
-																{
-																	r1301 = ((a1302 & 0x8000) ^ 0x8000)
-																	goto end1300
-																}
-															}
-															r1301 = ((a1302 + 0x1) & 0xffff)
-															goto end1300
-														}
-													end1300:
-													}
-													v1299 = r1301
-												}
-											} else {
-												if s[177] == 0x4 {
-													{
-														v1299 = 0x0
-													}
-												}
-											}
-											p.r[28].Set32(a1290, ((v1299) & 0xffff))
-										}
-									}
-								}
-							}
 							if s[178] != 0x0 {
 								{
 									{
 										{
-											// action NetlockIngress.levels.level0.gnext_access
-											v1305 := uint64(0)
-											_ = v1305
-											v1305 = p.r[29].Get32(a1290)
-											if (s[178] == 0x2) && (s[181] == 0x1) {
+											// action NetlockIngress.levels.level0.head_access
+											v1293 := uint64(0)
+											_ = v1293
+											v1293 = p.r[27].Get32(a1291)
+											var r1296 uint64
+											_ = r1296
+											{
+												a1297 := v1293
+												_ = a1297
+												a1298 := s[181]
+												_ = a1298
 												{
-													v1305 = s[180]
+													if (((a1297 & 0x7fff) + 0x1) & 0xffff) == a1298 {
+														{
+															r1296 = ((a1297 & 0x8000) ^ 0x8000)
+															goto end1295
+														}
+													}
+													r1296 = ((a1297 + 0x1) & 0xffff)
+													goto end1295
+												}
+											end1295:
+											}
+											v1294 := uint64(r1296)
+											_ = v1294
+											s[187] = 0x0
+											if ((s[178] == 0x2) && (s[183] == 0x1)) && (s[182] == (v1293 & 0x7fff)) {
+												{
+													s[187] = 0x1
 												}
 											} else {
-												if ((s[178] == 0x3) && (s[181] == 0x1)) && (v1305 == s[182]) {
+												if (s[178] == 0x3) && (s[183] == 0x1) {
 													{
-														var r1307 uint64
-														_ = r1307
+														s[187] = 0x1
+													}
+												}
+											}
+											s[184] = v1293
+											if s[187] == 0x1 {
+												{
+													v1293 = v1294
+												}
+											} else {
+												if s[178] == 0x4 {
+													{
+														v1293 = 0x0
+													}
+												}
+											}
+											p.r[27].Set32(a1291, ((v1293) & 0xffff))
+											if s[178] == 0x3 {
+												{
+													s[184] = v1293
+												}
+											}
+										}
+									}
+								}
+							}
+							if s[179] != 0x0 {
+								{
+									{
+										{
+											// action NetlockIngress.levels.level0.tail_access
+											v1300 := uint64(0)
+											_ = v1300
+											v1300 = p.r[28].Get32(a1291)
+											s[185] = v1300
+											if (s[179] == 0x2) && (s[183] == 0x1) {
+												{
+													var r1302 uint64
+													_ = r1302
+													{
+														a1303 := v1300
+														_ = a1303
+														a1304 := s[181]
+														_ = a1304
 														{
-															a1308 := v1305
-															_ = a1308
-															a1309 := s[179]
+															if (((a1303 & 0x7fff) + 0x1) & 0xffff) == a1304 {
+																{
+																	r1302 = ((a1303 & 0x8000) ^ 0x8000)
+																	goto end1301
+																}
+															}
+															r1302 = ((a1303 + 0x1) & 0xffff)
+															goto end1301
+														}
+													end1301:
+													}
+													v1300 = r1302
+												}
+											} else {
+												if s[179] == 0x4 {
+													{
+														v1300 = 0x0
+													}
+												}
+											}
+											p.r[28].Set32(a1291, ((v1300) & 0xffff))
+										}
+									}
+								}
+							}
+							if s[180] != 0x0 {
+								{
+									{
+										{
+											// action NetlockIngress.levels.level0.gnext_access
+											v1306 := uint64(0)
+											_ = v1306
+											v1306 = p.r[29].Get32(a1291)
+											if (s[180] == 0x2) && (s[183] == 0x1) {
+												{
+													v1306 = s[182]
+												}
+											} else {
+												if ((s[180] == 0x3) && (s[183] == 0x1)) && (v1306 == s[184]) {
+													{
+														var r1308 uint64
+														_ = r1308
+														{
+															a1309 := v1306
 															_ = a1309
+															a1310 := s[181]
+															_ = a1310
 															{
-																if (((a1308 & 0x7fff) + 0x1) & 0xffff) == a1309 {
+																if (((a1309 & 0x7fff) + 0x1) & 0xffff) == a1310 {
 																	{
-																		r1307 = ((a1308 & 0x8000) ^ 0x8000)
-																		goto end1306
+																		r1308 = ((a1309 & 0x8000) ^ 0x8000)
+																		goto end1307
 																	}
 																}
-																r1307 = ((a1308 + 0x1) & 0xffff)
-																goto end1306
+																r1308 = ((a1309 + 0x1) & 0xffff)
+																goto end1307
 															}
-														end1306:
+														end1307:
 														}
-														v1305 = r1307
+														v1306 = r1308
 													}
 												} else {
-													if s[178] == 0x4 {
+													if s[180] == 0x4 {
 														{
-															v1305 = 0x0
+															v1306 = 0x0
 														}
 													} else {
-														if (s[178] == 0x5) && (s[181] == 0x1) {
+														if (s[180] == 0x5) && (s[183] == 0x1) {
 															{
-																var r1311 uint64
-																_ = r1311
+																var r1312 uint64
+																_ = r1312
 																{
-																	a1312 := s[183]
-																	_ = a1312
-																	a1313 := s[179]
+																	a1313 := s[185]
 																	_ = a1313
+																	a1314 := s[181]
+																	_ = a1314
 																	{
-																		if (((a1312 & 0x7fff) + 0x1) & 0xffff) == a1313 {
+																		if (((a1313 & 0x7fff) + 0x1) & 0xffff) == a1314 {
 																			{
-																				r1311 = ((a1312 & 0x8000) ^ 0x8000)
-																				goto end1310
+																				r1312 = ((a1313 & 0x8000) ^ 0x8000)
+																				goto end1311
 																			}
 																		}
-																		r1311 = ((a1312 + 0x1) & 0xffff)
-																		goto end1310
+																		r1312 = ((a1313 + 0x1) & 0xffff)
+																		goto end1311
 																	}
-																end1310:
+																end1311:
 																}
-																v1305 = r1311
+																v1306 = r1312
 															}
 														}
 													}
 												}
 											}
-											p.r[29].Set32(a1290, ((v1305) & 0xffff))
-											s[184] = v1305
+											p.r[29].Set32(a1291, ((v1306) & 0xffff))
+											s[186] = v1306
 										}
 									}
 								}
@@ -11724,191 +11710,191 @@ func (p *netlock) ingress51(g *engine.Gen, s *[262]uint64, v1150 uint64, v1151 u
 }
 
 // ingress50 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access, NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, NetlockIngress.levels.level1.gnext_access.
-func (p *netlock) ingress50(g *engine.Gen, s *[262]uint64, a1213 uint64) {
+func (p *netlock) ingress50(g *engine.Gen, s *[263]uint64, a1214 uint64) {
 	{
-		p.ingress48(g, s, a1213)
+		p.ingress48(g, s, a1214)
 		{
-			a1240 := a1213
-			_ = a1240
+			a1241 := a1214
+			_ = a1241
 			{
-				if s[176] != 0x0 {
-					{
-						{
-							{
-								// action NetlockIngress.levels.level1.head_access
-								v1242 := uint64(0)
-								_ = v1242
-								v1242 = p.r[30].Get32(a1240)
-								var r1245 uint64
-								_ = r1245
-								{
-									a1246 := v1242
-									_ = a1246
-									a1247 := s[179]
-									_ = a1247
-									{
-										if (((a1246 & 0x7fff) + 0x1) & 0xffff) == a1247 {
-											{
-												r1245 = ((a1246 & 0x8000) ^ 0x8000)
-												goto end1244
-											}
-										}
-										r1245 = ((a1246 + 0x1) & 0xffff)
-										goto end1244
-									}
-								end1244:
-								}
-								v1243 := uint64(r1245)
-								_ = v1243
-								s[185] = 0x0
-								if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v1242 & 0x7fff)) {
-									{
-										s[185] = 0x1
-									}
-								} else {
-									if (s[176] == 0x3) && (s[181] == 0x1) {
-										{
-											s[185] = 0x1
-										}
-									}
-								}
-								s[182] = v1242
-								if s[185] == 0x1 {
-									{
-										v1242 = v1243
-									}
-								} else {
-									if s[176] == 0x4 {
-										{
-											v1242 = 0x0
-										}
-									}
-								}
-								p.r[30].Set32(a1240, ((v1242) & 0xffff))
-								if s[176] == 0x3 {
-									{
-										s[182] = v1242
-									}
-								}
-							}
-						}
-					}
-				}
-				if s[177] != 0x0 {
-					{
-						{
-							{
-								// action NetlockIngress.levels.level1.tail_access
-								v1249 := uint64(0)
-								_ = v1249
-								v1249 = p.r[31].Get32(a1240)
-								s[183] = v1249
-								if (s[177] == 0x2) && (s[181] == 0x1) {
-									{
-										var r1251 uint64
-										_ = r1251
-										{
-											a1252 := v1249
-											_ = a1252
-											a1253 := s[179]
-											_ = a1253
-											{
-												if (((a1252 & 0x7fff) + 0x1) & 0xffff) == a1253 {
-													{
-														r1251 = ((a1252 & 0x8000) ^ 0x8000)
-														goto end1250
-													}
-												}
-												r1251 = ((a1252 + 0x1) & 0xffff)
-												goto end1250
-											}
-										end1250:
-										}
-										v1249 = r1251
-									}
-								} else {
-									if s[177] == 0x4 {
-										{
-											v1249 = 0x0
-										}
-									}
-								}
-								p.r[31].Set32(a1240, ((v1249) & 0xffff))
-							}
-						}
-					}
-				}
 				if s[178] != 0x0 {
 					{
 						{
 							{
-								// action NetlockIngress.levels.level1.gnext_access
-								v1255 := uint64(0)
-								_ = v1255
-								v1255 = p.r[32].Get32(a1240)
-								if (s[178] == 0x2) && (s[181] == 0x1) {
+								// action NetlockIngress.levels.level1.head_access
+								v1243 := uint64(0)
+								_ = v1243
+								v1243 = p.r[30].Get32(a1241)
+								var r1246 uint64
+								_ = r1246
+								{
+									a1247 := v1243
+									_ = a1247
+									a1248 := s[181]
+									_ = a1248
 									{
-										v1255 = s[180]
+										if (((a1247 & 0x7fff) + 0x1) & 0xffff) == a1248 {
+											{
+												r1246 = ((a1247 & 0x8000) ^ 0x8000)
+												goto end1245
+											}
+										}
+										r1246 = ((a1247 + 0x1) & 0xffff)
+										goto end1245
+									}
+								end1245:
+								}
+								v1244 := uint64(r1246)
+								_ = v1244
+								s[187] = 0x0
+								if ((s[178] == 0x2) && (s[183] == 0x1)) && (s[182] == (v1243 & 0x7fff)) {
+									{
+										s[187] = 0x1
 									}
 								} else {
-									if ((s[178] == 0x3) && (s[181] == 0x1)) && (v1255 == s[182]) {
+									if (s[178] == 0x3) && (s[183] == 0x1) {
 										{
-											var r1257 uint64
-											_ = r1257
+											s[187] = 0x1
+										}
+									}
+								}
+								s[184] = v1243
+								if s[187] == 0x1 {
+									{
+										v1243 = v1244
+									}
+								} else {
+									if s[178] == 0x4 {
+										{
+											v1243 = 0x0
+										}
+									}
+								}
+								p.r[30].Set32(a1241, ((v1243) & 0xffff))
+								if s[178] == 0x3 {
+									{
+										s[184] = v1243
+									}
+								}
+							}
+						}
+					}
+				}
+				if s[179] != 0x0 {
+					{
+						{
+							{
+								// action NetlockIngress.levels.level1.tail_access
+								v1250 := uint64(0)
+								_ = v1250
+								v1250 = p.r[31].Get32(a1241)
+								s[185] = v1250
+								if (s[179] == 0x2) && (s[183] == 0x1) {
+									{
+										var r1252 uint64
+										_ = r1252
+										{
+											a1253 := v1250
+											_ = a1253
+											a1254 := s[181]
+											_ = a1254
 											{
-												a1258 := v1255
-												_ = a1258
-												a1259 := s[179]
+												if (((a1253 & 0x7fff) + 0x1) & 0xffff) == a1254 {
+													{
+														r1252 = ((a1253 & 0x8000) ^ 0x8000)
+														goto end1251
+													}
+												}
+												r1252 = ((a1253 + 0x1) & 0xffff)
+												goto end1251
+											}
+										end1251:
+										}
+										v1250 = r1252
+									}
+								} else {
+									if s[179] == 0x4 {
+										{
+											v1250 = 0x0
+										}
+									}
+								}
+								p.r[31].Set32(a1241, ((v1250) & 0xffff))
+							}
+						}
+					}
+				}
+				if s[180] != 0x0 {
+					{
+						{
+							{
+								// action NetlockIngress.levels.level1.gnext_access
+								v1256 := uint64(0)
+								_ = v1256
+								v1256 = p.r[32].Get32(a1241)
+								if (s[180] == 0x2) && (s[183] == 0x1) {
+									{
+										v1256 = s[182]
+									}
+								} else {
+									if ((s[180] == 0x3) && (s[183] == 0x1)) && (v1256 == s[184]) {
+										{
+											var r1258 uint64
+											_ = r1258
+											{
+												a1259 := v1256
 												_ = a1259
+												a1260 := s[181]
+												_ = a1260
 												{
-													if (((a1258 & 0x7fff) + 0x1) & 0xffff) == a1259 {
+													if (((a1259 & 0x7fff) + 0x1) & 0xffff) == a1260 {
 														{
-															r1257 = ((a1258 & 0x8000) ^ 0x8000)
-															goto end1256
+															r1258 = ((a1259 & 0x8000) ^ 0x8000)
+															goto end1257
 														}
 													}
-													r1257 = ((a1258 + 0x1) & 0xffff)
-													goto end1256
+													r1258 = ((a1259 + 0x1) & 0xffff)
+													goto end1257
 												}
-											end1256:
+											end1257:
 											}
-											v1255 = r1257
+											v1256 = r1258
 										}
 									} else {
-										if s[178] == 0x4 {
+										if s[180] == 0x4 {
 											{
-												v1255 = 0x0
+												v1256 = 0x0
 											}
 										} else {
-											if (s[178] == 0x5) && (s[181] == 0x1) {
+											if (s[180] == 0x5) && (s[183] == 0x1) {
 												{
-													var r1261 uint64
-													_ = r1261
+													var r1262 uint64
+													_ = r1262
 													{
-														a1262 := s[183]
-														_ = a1262
-														a1263 := s[179]
+														a1263 := s[185]
 														_ = a1263
+														a1264 := s[181]
+														_ = a1264
 														{
-															if (((a1262 & 0x7fff) + 0x1) & 0xffff) == a1263 {
+															if (((a1263 & 0x7fff) + 0x1) & 0xffff) == a1264 {
 																{
-																	r1261 = ((a1262 & 0x8000) ^ 0x8000)
-																	goto end1260
+																	r1262 = ((a1263 & 0x8000) ^ 0x8000)
+																	goto end1261
 																}
 															}
-															r1261 = ((a1262 + 0x1) & 0xffff)
-															goto end1260
+															r1262 = ((a1263 + 0x1) & 0xffff)
+															goto end1261
 														}
-													end1260:
+													end1261:
 													}
-													v1255 = r1261
+													v1256 = r1262
 												}
 											}
 										}
 									}
 								}
-								p.r[32].Set32(a1240, ((v1255) & 0xffff))
-								s[184] = v1255
+								p.r[32].Set32(a1241, ((v1256) & 0xffff))
+								s[186] = v1256
 							}
 						}
 					}
@@ -11919,189 +11905,189 @@ func (p *netlock) ingress50(g *engine.Gen, s *[262]uint64, a1213 uint64) {
 }
 
 // ingress48 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access.
-func (p *netlock) ingress48(g *engine.Gen, s *[262]uint64, a1213 uint64) {
+func (p *netlock) ingress48(g *engine.Gen, s *[263]uint64, a1214 uint64) {
 	{
-		a1215 := a1213
-		_ = a1215
+		a1216 := a1214
+		_ = a1216
 		{
-			if s[166] != 0x0 {
-				{
-					{
-						{
-							// action NetlockIngress.levels.level0.head_access
-							v1217 := uint64(0)
-							_ = v1217
-							v1217 = p.r[27].Get32(a1215)
-							var r1220 uint64
-							_ = r1220
-							{
-								a1221 := v1217
-								_ = a1221
-								a1222 := s[169]
-								_ = a1222
-								{
-									if (((a1221 & 0x7fff) + 0x1) & 0xffff) == a1222 {
-										{
-											r1220 = ((a1221 & 0x8000) ^ 0x8000)
-											goto end1219
-										}
-									}
-									r1220 = ((a1221 + 0x1) & 0xffff)
-									goto end1219
-								}
-							end1219:
-							}
-							v1218 := uint64(r1220)
-							_ = v1218
-							s[175] = 0x0
-							if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v1217 & 0x7fff)) {
-								{
-									s[175] = 0x1
-								}
-							} else {
-								if (s[166] == 0x3) && (s[171] == 0x1) {
-									{
-										s[175] = 0x1
-									}
-								}
-							}
-							s[172] = v1217
-							if s[175] == 0x1 {
-								{
-									v1217 = v1218
-								}
-							} else {
-								if s[166] == 0x4 {
-									{
-										v1217 = 0x0
-									}
-								}
-							}
-							p.r[27].Set32(a1215, ((v1217) & 0xffff))
-							if s[166] == 0x3 {
-								{
-									s[172] = v1217
-								}
-							}
-						}
-					}
-				}
-			}
-			if s[167] != 0x0 {
-				{
-					{
-						{
-							// action NetlockIngress.levels.level0.tail_access
-							v1224 := uint64(0)
-							_ = v1224
-							v1224 = p.r[28].Get32(a1215)
-							s[173] = v1224
-							if (s[167] == 0x2) && (s[171] == 0x1) {
-								{
-									var r1226 uint64
-									_ = r1226
-									{
-										a1227 := v1224
-										_ = a1227
-										a1228 := s[169]
-										_ = a1228
-										{
-											if (((a1227 & 0x7fff) + 0x1) & 0xffff) == a1228 {
-												{
-													r1226 = ((a1227 & 0x8000) ^ 0x8000)
-													goto end1225
-												}
-											}
-											r1226 = ((a1227 + 0x1) & 0xffff)
-											goto end1225
-										}
-									end1225:
-									}
-									v1224 = r1226
-								}
-							} else {
-								if s[167] == 0x4 {
-									{
-										v1224 = 0x0
-									}
-								}
-							}
-							p.r[28].Set32(a1215, ((v1224) & 0xffff))
-						}
-					}
-				}
-			}
 			if s[168] != 0x0 {
 				{
 					{
 						{
-							// action NetlockIngress.levels.level0.gnext_access
-							v1230 := uint64(0)
-							_ = v1230
-							v1230 = p.r[29].Get32(a1215)
-							if (s[168] == 0x2) && (s[171] == 0x1) {
+							// action NetlockIngress.levels.level0.head_access
+							v1218 := uint64(0)
+							_ = v1218
+							v1218 = p.r[27].Get32(a1216)
+							var r1221 uint64
+							_ = r1221
+							{
+								a1222 := v1218
+								_ = a1222
+								a1223 := s[171]
+								_ = a1223
 								{
-									v1230 = s[170]
+									if (((a1222 & 0x7fff) + 0x1) & 0xffff) == a1223 {
+										{
+											r1221 = ((a1222 & 0x8000) ^ 0x8000)
+											goto end1220
+										}
+									}
+									r1221 = ((a1222 + 0x1) & 0xffff)
+									goto end1220
+								}
+							end1220:
+							}
+							v1219 := uint64(r1221)
+							_ = v1219
+							s[177] = 0x0
+							if ((s[168] == 0x2) && (s[173] == 0x1)) && (s[172] == (v1218 & 0x7fff)) {
+								{
+									s[177] = 0x1
 								}
 							} else {
-								if ((s[168] == 0x3) && (s[171] == 0x1)) && (v1230 == s[172]) {
+								if (s[168] == 0x3) && (s[173] == 0x1) {
 									{
-										var r1232 uint64
-										_ = r1232
+										s[177] = 0x1
+									}
+								}
+							}
+							s[174] = v1218
+							if s[177] == 0x1 {
+								{
+									v1218 = v1219
+								}
+							} else {
+								if s[168] == 0x4 {
+									{
+										v1218 = 0x0
+									}
+								}
+							}
+							p.r[27].Set32(a1216, ((v1218) & 0xffff))
+							if s[168] == 0x3 {
+								{
+									s[174] = v1218
+								}
+							}
+						}
+					}
+				}
+			}
+			if s[169] != 0x0 {
+				{
+					{
+						{
+							// action NetlockIngress.levels.level0.tail_access
+							v1225 := uint64(0)
+							_ = v1225
+							v1225 = p.r[28].Get32(a1216)
+							s[175] = v1225
+							if (s[169] == 0x2) && (s[173] == 0x1) {
+								{
+									var r1227 uint64
+									_ = r1227
+									{
+										a1228 := v1225
+										_ = a1228
+										a1229 := s[171]
+										_ = a1229
 										{
-											a1233 := v1230
-											_ = a1233
-											a1234 := s[169]
+											if (((a1228 & 0x7fff) + 0x1) & 0xffff) == a1229 {
+												{
+													r1227 = ((a1228 & 0x8000) ^ 0x8000)
+													goto end1226
+												}
+											}
+											r1227 = ((a1228 + 0x1) & 0xffff)
+											goto end1226
+										}
+									end1226:
+									}
+									v1225 = r1227
+								}
+							} else {
+								if s[169] == 0x4 {
+									{
+										v1225 = 0x0
+									}
+								}
+							}
+							p.r[28].Set32(a1216, ((v1225) & 0xffff))
+						}
+					}
+				}
+			}
+			if s[170] != 0x0 {
+				{
+					{
+						{
+							// action NetlockIngress.levels.level0.gnext_access
+							v1231 := uint64(0)
+							_ = v1231
+							v1231 = p.r[29].Get32(a1216)
+							if (s[170] == 0x2) && (s[173] == 0x1) {
+								{
+									v1231 = s[172]
+								}
+							} else {
+								if ((s[170] == 0x3) && (s[173] == 0x1)) && (v1231 == s[174]) {
+									{
+										var r1233 uint64
+										_ = r1233
+										{
+											a1234 := v1231
 											_ = a1234
+											a1235 := s[171]
+											_ = a1235
 											{
-												if (((a1233 & 0x7fff) + 0x1) & 0xffff) == a1234 {
+												if (((a1234 & 0x7fff) + 0x1) & 0xffff) == a1235 {
 													{
-														r1232 = ((a1233 & 0x8000) ^ 0x8000)
-														goto end1231
+														r1233 = ((a1234 & 0x8000) ^ 0x8000)
+														goto end1232
 													}
 												}
-												r1232 = ((a1233 + 0x1) & 0xffff)
-												goto end1231
+												r1233 = ((a1234 + 0x1) & 0xffff)
+												goto end1232
 											}
-										end1231:
+										end1232:
 										}
-										v1230 = r1232
+										v1231 = r1233
 									}
 								} else {
-									if s[168] == 0x4 {
+									if s[170] == 0x4 {
 										{
-											v1230 = 0x0
+											v1231 = 0x0
 										}
 									} else {
-										if (s[168] == 0x5) && (s[171] == 0x1) {
+										if (s[170] == 0x5) && (s[173] == 0x1) {
 											{
-												var r1236 uint64
-												_ = r1236
+												var r1237 uint64
+												_ = r1237
 												{
-													a1237 := s[173]
-													_ = a1237
-													a1238 := s[169]
+													a1238 := s[175]
 													_ = a1238
+													a1239 := s[171]
+													_ = a1239
 													{
-														if (((a1237 & 0x7fff) + 0x1) & 0xffff) == a1238 {
+														if (((a1238 & 0x7fff) + 0x1) & 0xffff) == a1239 {
 															{
-																r1236 = ((a1237 & 0x8000) ^ 0x8000)
-																goto end1235
+																r1237 = ((a1238 & 0x8000) ^ 0x8000)
+																goto end1236
 															}
 														}
-														r1236 = ((a1237 + 0x1) & 0xffff)
-														goto end1235
+														r1237 = ((a1238 + 0x1) & 0xffff)
+														goto end1236
 													}
-												end1235:
+												end1236:
 												}
-												v1230 = r1236
+												v1231 = r1237
 											}
 										}
 									}
 								}
 							}
-							p.r[29].Set32(a1215, ((v1230) & 0xffff))
-							s[174] = v1230
+							p.r[29].Set32(a1216, ((v1231) & 0xffff))
+							s[176] = v1231
 						}
 					}
 				}
@@ -12111,189 +12097,189 @@ func (p *netlock) ingress48(g *engine.Gen, s *[262]uint64, a1213 uint64) {
 }
 
 // ingress49 is a part of ingress, with actions NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, NetlockIngress.levels.level1.gnext_access.
-func (p *netlock) ingress49(g *engine.Gen, s *[262]uint64, a1213 uint64) {
+func (p *netlock) ingress49(g *engine.Gen, s *[263]uint64, a1214 uint64) {
 	{
-		a1265 := a1213
-		_ = a1265
+		a1266 := a1214
+		_ = a1266
 		{
-			if s[166] != 0x0 {
-				{
-					{
-						{
-							// action NetlockIngress.levels.level1.head_access
-							v1267 := uint64(0)
-							_ = v1267
-							v1267 = p.r[30].Get32(a1265)
-							var r1270 uint64
-							_ = r1270
-							{
-								a1271 := v1267
-								_ = a1271
-								a1272 := s[169]
-								_ = a1272
-								{
-									if (((a1271 & 0x7fff) + 0x1) & 0xffff) == a1272 {
-										{
-											r1270 = ((a1271 & 0x8000) ^ 0x8000)
-											goto end1269
-										}
-									}
-									r1270 = ((a1271 + 0x1) & 0xffff)
-									goto end1269
-								}
-							end1269:
-							}
-							v1268 := uint64(r1270)
-							_ = v1268
-							s[175] = 0x0
-							if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v1267 & 0x7fff)) {
-								{
-									s[175] = 0x1
-								}
-							} else {
-								if (s[166] == 0x3) && (s[171] == 0x1) {
-									{
-										s[175] = 0x1
-									}
-								}
-							}
-							s[172] = v1267
-							if s[175] == 0x1 {
-								{
-									v1267 = v1268
-								}
-							} else {
-								if s[166] == 0x4 {
-									{
-										v1267 = 0x0
-									}
-								}
-							}
-							p.r[30].Set32(a1265, ((v1267) & 0xffff))
-							if s[166] == 0x3 {
-								{
-									s[172] = v1267
-								}
-							}
-						}
-					}
-				}
-			}
-			if s[167] != 0x0 {
-				{
-					{
-						{
-							// action NetlockIngress.levels.level1.tail_access
-							v1274 := uint64(0)
-							_ = v1274
-							v1274 = p.r[31].Get32(a1265)
-							s[173] = v1274
-							if (s[167] == 0x2) && (s[171] == 0x1) {
-								{
-									var r1276 uint64
-									_ = r1276
-									{
-										a1277 := v1274
-										_ = a1277
-										a1278 := s[169]
-										_ = a1278
-										{
-											if (((a1277 & 0x7fff) + 0x1) & 0xffff) == a1278 {
-												{
-													r1276 = ((a1277 & 0x8000) ^ 0x8000)
-													goto end1275
-												}
-											}
-											r1276 = ((a1277 + 0x1) & 0xffff)
-											goto end1275
-										}
-									end1275:
-									}
-									v1274 = r1276
-								}
-							} else {
-								if s[167] == 0x4 {
-									{
-										v1274 = 0x0
-									}
-								}
-							}
-							p.r[31].Set32(a1265, ((v1274) & 0xffff))
-						}
-					}
-				}
-			}
 			if s[168] != 0x0 {
 				{
 					{
 						{
-							// action NetlockIngress.levels.level1.gnext_access
-							v1280 := uint64(0)
-							_ = v1280
-							v1280 = p.r[32].Get32(a1265)
-							if (s[168] == 0x2) && (s[171] == 0x1) {
+							// action NetlockIngress.levels.level1.head_access
+							v1268 := uint64(0)
+							_ = v1268
+							v1268 = p.r[30].Get32(a1266)
+							var r1271 uint64
+							_ = r1271
+							{
+								a1272 := v1268
+								_ = a1272
+								a1273 := s[171]
+								_ = a1273
 								{
-									v1280 = s[170]
+									if (((a1272 & 0x7fff) + 0x1) & 0xffff) == a1273 {
+										{
+											r1271 = ((a1272 & 0x8000) ^ 0x8000)
+											goto end1270
+										}
+									}
+									r1271 = ((a1272 + 0x1) & 0xffff)
+									goto end1270
+								}
+							end1270:
+							}
+							v1269 := uint64(r1271)
+							_ = v1269
+							s[177] = 0x0
+							if ((s[168] == 0x2) && (s[173] == 0x1)) && (s[172] == (v1268 & 0x7fff)) {
+								{
+									s[177] = 0x1
 								}
 							} else {
-								if ((s[168] == 0x3) && (s[171] == 0x1)) && (v1280 == s[172]) {
+								if (s[168] == 0x3) && (s[173] == 0x1) {
 									{
-										var r1282 uint64
-										_ = r1282
+										s[177] = 0x1
+									}
+								}
+							}
+							s[174] = v1268
+							if s[177] == 0x1 {
+								{
+									v1268 = v1269
+								}
+							} else {
+								if s[168] == 0x4 {
+									{
+										v1268 = 0x0
+									}
+								}
+							}
+							p.r[30].Set32(a1266, ((v1268) & 0xffff))
+							if s[168] == 0x3 {
+								{
+									s[174] = v1268
+								}
+							}
+						}
+					}
+				}
+			}
+			if s[169] != 0x0 {
+				{
+					{
+						{
+							// action NetlockIngress.levels.level1.tail_access
+							v1275 := uint64(0)
+							_ = v1275
+							v1275 = p.r[31].Get32(a1266)
+							s[175] = v1275
+							if (s[169] == 0x2) && (s[173] == 0x1) {
+								{
+									var r1277 uint64
+									_ = r1277
+									{
+										a1278 := v1275
+										_ = a1278
+										a1279 := s[171]
+										_ = a1279
 										{
-											a1283 := v1280
-											_ = a1283
-											a1284 := s[169]
+											if (((a1278 & 0x7fff) + 0x1) & 0xffff) == a1279 {
+												{
+													r1277 = ((a1278 & 0x8000) ^ 0x8000)
+													goto end1276
+												}
+											}
+											r1277 = ((a1278 + 0x1) & 0xffff)
+											goto end1276
+										}
+									end1276:
+									}
+									v1275 = r1277
+								}
+							} else {
+								if s[169] == 0x4 {
+									{
+										v1275 = 0x0
+									}
+								}
+							}
+							p.r[31].Set32(a1266, ((v1275) & 0xffff))
+						}
+					}
+				}
+			}
+			if s[170] != 0x0 {
+				{
+					{
+						{
+							// action NetlockIngress.levels.level1.gnext_access
+							v1281 := uint64(0)
+							_ = v1281
+							v1281 = p.r[32].Get32(a1266)
+							if (s[170] == 0x2) && (s[173] == 0x1) {
+								{
+									v1281 = s[172]
+								}
+							} else {
+								if ((s[170] == 0x3) && (s[173] == 0x1)) && (v1281 == s[174]) {
+									{
+										var r1283 uint64
+										_ = r1283
+										{
+											a1284 := v1281
 											_ = a1284
+											a1285 := s[171]
+											_ = a1285
 											{
-												if (((a1283 & 0x7fff) + 0x1) & 0xffff) == a1284 {
+												if (((a1284 & 0x7fff) + 0x1) & 0xffff) == a1285 {
 													{
-														r1282 = ((a1283 & 0x8000) ^ 0x8000)
-														goto end1281
+														r1283 = ((a1284 & 0x8000) ^ 0x8000)
+														goto end1282
 													}
 												}
-												r1282 = ((a1283 + 0x1) & 0xffff)
-												goto end1281
+												r1283 = ((a1284 + 0x1) & 0xffff)
+												goto end1282
 											}
-										end1281:
+										end1282:
 										}
-										v1280 = r1282
+										v1281 = r1283
 									}
 								} else {
-									if s[168] == 0x4 {
+									if s[170] == 0x4 {
 										{
-											v1280 = 0x0
+											v1281 = 0x0
 										}
 									} else {
-										if (s[168] == 0x5) && (s[171] == 0x1) {
+										if (s[170] == 0x5) && (s[173] == 0x1) {
 											{
-												var r1286 uint64
-												_ = r1286
+												var r1287 uint64
+												_ = r1287
 												{
-													a1287 := s[173]
-													_ = a1287
-													a1288 := s[169]
+													a1288 := s[175]
 													_ = a1288
+													a1289 := s[171]
+													_ = a1289
 													{
-														if (((a1287 & 0x7fff) + 0x1) & 0xffff) == a1288 {
+														if (((a1288 & 0x7fff) + 0x1) & 0xffff) == a1289 {
 															{
-																r1286 = ((a1287 & 0x8000) ^ 0x8000)
-																goto end1285
+																r1287 = ((a1288 & 0x8000) ^ 0x8000)
+																goto end1286
 															}
 														}
-														r1286 = ((a1287 + 0x1) & 0xffff)
-														goto end1285
+														r1287 = ((a1288 + 0x1) & 0xffff)
+														goto end1286
 													}
-												end1285:
+												end1286:
 												}
-												v1280 = r1286
+												v1281 = r1287
 											}
 										}
 									}
 								}
 							}
-							p.r[32].Set32(a1265, ((v1280) & 0xffff))
-							s[174] = v1280
+							p.r[32].Set32(a1266, ((v1281) & 0xffff))
+							s[176] = v1281
 						}
 					}
 				}
@@ -12303,201 +12289,201 @@ func (p *netlock) ingress49(g *engine.Gen, s *[262]uint64, a1213 uint64) {
 }
 
 // ingress56 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access, NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, NetlockIngress.levels.level1.gnext_access, and 5 more.
-func (p *netlock) ingress56(g *engine.Gen, s *[262]uint64) {
-	s[168] = 0x1
+func (p *netlock) ingress56(g *engine.Gen, s *[263]uint64) {
+	s[170] = 0x1
 	{
-		a1324 := s[206]
-		_ = a1324
-		a1325 := s[194]
+		a1325 := s[208]
 		_ = a1325
+		a1326 := s[196]
+		_ = a1326
 		{
-			if a1324 == 0x0 {
-				p.ingress55(g, s, a1325)
+			if a1325 == 0x0 {
+				p.ingress55(g, s, a1326)
 			} else {
 				{
-					p.ingress54(g, s, a1325)
+					p.ingress54(g, s, a1326)
 					{
-						a1402 := a1325
-						_ = a1402
+						a1403 := a1326
+						_ = a1403
 						{
-							if s[176] != 0x0 {
-								{
-									{
-										{
-											// action NetlockIngress.levels.level0.head_access
-											v1404 := uint64(0)
-											_ = v1404
-											v1404 = p.r[27].Get32(a1402)
-											var r1407 uint64
-											_ = r1407
-											{
-												a1408 := v1404
-												_ = a1408
-												a1409 := s[179]
-												_ = a1409
-												{
-													if (((a1408 & 0x7fff) + 0x1) & 0xffff) == a1409 {
-														{
-															r1407 = ((a1408 & 0x8000) ^ 0x8000)
-															goto end1406
-														}
-													}
-													r1407 = ((a1408 + 0x1) & 0xffff)
-													goto end1406
-												}
-											end1406:
-											}
-											v1405 := uint64(r1407)
-											_ = v1405
-											s[185] = 0x0
-											if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v1404 & 0x7fff)) {
-												{
-													s[185] = 0x1
-												}
-											} else {
-												if (s[176] == 0x3) && (s[181] == 0x1) {
-													{
-														s[185] = 0x1
-													}
-												}
-											}
-											s[182] = v1404
-											if s[185] == 0x1 {
-												{
-													v1404 = v1405
-												}
-											} else {
-												if s[176] == 0x4 {
-													{
-														v1404 = 0x0
-													}
-												}
-											}
-											p.r[27].Set32(a1402, ((v1404) & 0xffff))
-											if s[176] == 0x3 {
-												{
-													s[182] = v1404
-												}
-											}
-										}
-									}
-								}
-							}
-							if s[177] != 0x0 {
-								{
-									{
-										{
-											// action NetlockIngress.levels.level0.tail_access
-											v1411 := uint64(0)
-											_ = v1411
-											v1411 = p.r[28].Get32(a1402)
-											s[183] = v1411
-											if (s[177] == 0x2) && (s[181] == 0x1) {
-												{
-													var r1413 uint64
-													_ = r1413
-													{
-														a1414 := v1411
-														_ = a1414
-														a1415 := s[179]
-														_ = a1415
-														{
-															if (((a1414 & 0x7fff) + 0x1) & 0xffff) == a1415 {
-																{
-																	r1413 = ((a1414 & 0x8000) ^ 0x8000)
-																	goto end1412
-																}
-															}
-															r1413 = ((a1414 + 0x1) & 0xffff)
-															goto end1412
-														}
-													end1412:
-													}
-													v1411 = r1413
-												}
-											} else {
-												if s[177] == 0x4 {
-													{
-														v1411 = 0x0
-													}
-												}
-											}
-											p.r[28].Set32(a1402, ((v1411) & 0xffff))
-										}
-									}
-								}
-							}
 							if s[178] != 0x0 {
 								{
 									{
 										{
-											// action NetlockIngress.levels.level0.gnext_access
-											v1417 := uint64(0)
-											_ = v1417
-											v1417 = p.r[29].Get32(a1402)
-											if (s[178] == 0x2) && (s[181] == 0x1) {
+											// action NetlockIngress.levels.level0.head_access
+											v1405 := uint64(0)
+											_ = v1405
+											v1405 = p.r[27].Get32(a1403)
+											var r1408 uint64
+											_ = r1408
+											{
+												a1409 := v1405
+												_ = a1409
+												a1410 := s[181]
+												_ = a1410
 												{
-													v1417 = s[180]
+													if (((a1409 & 0x7fff) + 0x1) & 0xffff) == a1410 {
+														{
+															r1408 = ((a1409 & 0x8000) ^ 0x8000)
+															goto end1407
+														}
+													}
+													r1408 = ((a1409 + 0x1) & 0xffff)
+													goto end1407
+												}
+											end1407:
+											}
+											v1406 := uint64(r1408)
+											_ = v1406
+											s[187] = 0x0
+											if ((s[178] == 0x2) && (s[183] == 0x1)) && (s[182] == (v1405 & 0x7fff)) {
+												{
+													s[187] = 0x1
 												}
 											} else {
-												if ((s[178] == 0x3) && (s[181] == 0x1)) && (v1417 == s[182]) {
+												if (s[178] == 0x3) && (s[183] == 0x1) {
 													{
-														var r1419 uint64
-														_ = r1419
+														s[187] = 0x1
+													}
+												}
+											}
+											s[184] = v1405
+											if s[187] == 0x1 {
+												{
+													v1405 = v1406
+												}
+											} else {
+												if s[178] == 0x4 {
+													{
+														v1405 = 0x0
+													}
+												}
+											}
+											p.r[27].Set32(a1403, ((v1405) & 0xffff))
+											if s[178] == 0x3 {
+												{
+													s[184] = v1405
+												}
+											}
+										}
+									}
+								}
+							}
+							if s[179] != 0x0 {
+								{
+									{
+										{
+											// action NetlockIngress.levels.level0.tail_access
+											v1412 := uint64(0)
+											_ = v1412
+											v1412 = p.r[28].Get32(a1403)
+											s[185] = v1412
+											if (s[179] == 0x2) && (s[183] == 0x1) {
+												{
+													var r1414 uint64
+													_ = r1414
+													{
+														a1415 := v1412
+														_ = a1415
+														a1416 := s[181]
+														_ = a1416
 														{
-															a1420 := v1417
-															_ = a1420
-															a1421 := s[179]
+															if (((a1415 & 0x7fff) + 0x1) & 0xffff) == a1416 {
+																{
+																	r1414 = ((a1415 & 0x8000) ^ 0x8000)
+																	goto end1413
+																}
+															}
+															r1414 = ((a1415 + 0x1) & 0xffff)
+															goto end1413
+														}
+													end1413:
+													}
+													v1412 = r1414
+												}
+											} else {
+												if s[179] == 0x4 {
+													{
+														v1412 = 0x0
+													}
+												}
+											}
+											p.r[28].Set32(a1403, ((v1412) & 0xffff))
+										}
+									}
+								}
+							}
+							if s[180] != 0x0 {
+								{
+									{
+										{
+											// action NetlockIngress.levels.level0.gnext_access
+											v1418 := uint64(0)
+											_ = v1418
+											v1418 = p.r[29].Get32(a1403)
+											if (s[180] == 0x2) && (s[183] == 0x1) {
+												{
+													v1418 = s[182]
+												}
+											} else {
+												if ((s[180] == 0x3) && (s[183] == 0x1)) && (v1418 == s[184]) {
+													{
+														var r1420 uint64
+														_ = r1420
+														{
+															a1421 := v1418
 															_ = a1421
+															a1422 := s[181]
+															_ = a1422
 															{
-																if (((a1420 & 0x7fff) + 0x1) & 0xffff) == a1421 {
+																if (((a1421 & 0x7fff) + 0x1) & 0xffff) == a1422 {
 																	{
-																		r1419 = ((a1420 & 0x8000) ^ 0x8000)
-																		goto end1418
+																		r1420 = ((a1421 & 0x8000) ^ 0x8000)
+																		goto end1419
 																	}
 																}
-																r1419 = ((a1420 + 0x1) & 0xffff)
-																goto end1418
+																r1420 = ((a1421 + 0x1) & 0xffff)
+																goto end1419
 															}
-														end1418:
+														end1419:
 														}
-														v1417 = r1419
+														v1418 = r1420
 													}
 												} else {
-													if s[178] == 0x4 {
+													if s[180] == 0x4 {
 														{
-															v1417 = 0x0
+															v1418 = 0x0
 														}
 													} else {
-														if (s[178] == 0x5) && (s[181] == 0x1) {
+														if (s[180] == 0x5) && (s[183] == 0x1) {
 															{
-																var r1423 uint64
-																_ = r1423
+																var r1424 uint64
+																_ = r1424
 																{
-																	a1424 := s[183]
-																	_ = a1424
-																	a1425 := s[179]
+																	a1425 := s[185]
 																	_ = a1425
+																	a1426 := s[181]
+																	_ = a1426
 																	{
-																		if (((a1424 & 0x7fff) + 0x1) & 0xffff) == a1425 {
+																		if (((a1425 & 0x7fff) + 0x1) & 0xffff) == a1426 {
 																			{
-																				r1423 = ((a1424 & 0x8000) ^ 0x8000)
-																				goto end1422
+																				r1424 = ((a1425 & 0x8000) ^ 0x8000)
+																				goto end1423
 																			}
 																		}
-																		r1423 = ((a1424 + 0x1) & 0xffff)
-																		goto end1422
+																		r1424 = ((a1425 + 0x1) & 0xffff)
+																		goto end1423
 																	}
-																end1422:
+																end1423:
 																}
-																v1417 = r1423
+																v1418 = r1424
 															}
 														}
 													}
 												}
 											}
-											p.r[29].Set32(a1402, ((v1417) & 0xffff))
-											s[184] = v1417
+											p.r[29].Set32(a1403, ((v1418) & 0xffff))
+											s[186] = v1418
 										}
 									}
 								}
@@ -12508,28 +12494,28 @@ func (p *netlock) ingress56(g *engine.Gen, s *[262]uint64) {
 			}
 		}
 	}
-	s[73] = engine.Sel((s[206] == 0x0), ((s[224]) & 0xffff), ((s[225]) & 0xffff))
-	s[72] = s[174]
-	s[74] = s[208]
+	s[73] = engine.Sel((s[208] == 0x0), ((s[225]) & 0xffff), ((s[226]) & 0xffff))
+	s[72] = s[176]
+	s[74] = s[210]
 	if s[73] == 0x0 {
 		{
 			{
 				{
 					// action NetlockIngress.ans_echo_p
-					if s[205] == 0x1 {
+					if s[207] == 0x1 {
 						{
 							{
 								{
 									// action NetlockIngress.ans_reply
-									s[105] = 0x1
-									s[106] = 0x1
-									s[112] = s[22]
-									s[130] = 0x1
-									s[115] = 0x4
-									s[117] = 0x0
-									s[118] = 0x3
-									s[123] = s[39]
-									s[125] = 0x0
+									s[107] = 0x1
+									s[108] = 0x1
+									s[114] = s[22]
+									s[132] = 0x1
+									s[117] = 0x4
+									s[119] = 0x0
+									s[120] = 0x3
+									s[125] = s[39]
+									s[127] = 0x0
 								}
 							}
 						}
@@ -12539,45 +12525,45 @@ func (p *netlock) ingress56(g *engine.Gen, s *[262]uint64) {
 								{
 									// action NetlockIngress.ans_echo
 									{
-										a1430 := s[209]
-										_ = a1430
-										a1431 := s[210]
+										a1431 := s[211]
 										_ = a1431
-										a1432 := s[211]
+										a1432 := s[212]
 										_ = a1432
+										a1433 := s[213]
+										_ = a1433
 										{
 											// action NetlockIngress.ans_to_client
-											s[105] = 0x1
-											s[106] = 0x1
-											s[107] = 0x0
-											s[111] = s[201]
-											s[113] = s[202]
-											s[112] = a1430
+											s[107] = 0x1
+											s[108] = 0x1
+											s[109] = 0x0
+											s[113] = s[203]
+											s[115] = s[204]
 											s[114] = a1431
-											s[115] = 0x4
-											s[118] = 0x0
-											s[117] = 0x0
-											s[126] = 0x0
-											s[127] = 0x0
-											if a1432 == 0x1 {
+											s[116] = a1432
+											s[117] = 0x4
+											s[120] = 0x0
+											s[119] = 0x0
+											s[128] = 0x0
+											s[129] = 0x0
+											if a1433 == 0x1 {
 												{
-													s[117] = 0x8
-													s[126] = a1430
-													s[127] = a1431
+													s[119] = 0x8
+													s[128] = a1431
+													s[129] = a1432
 												}
 											}
-											s[121] = s[37]
-											s[125] = 0x0
-											s[128] = 0x0
+											s[123] = s[37]
+											s[127] = 0x0
+											s[130] = 0x0
 										}
 									}
-									s[118] = 0x3
-									s[116] = s[32]
-									s[119] = s[35]
-									s[120] = s[36]
-									s[122] = s[38]
-									s[123] = s[39]
-									s[124] = s[40]
+									s[120] = 0x3
+									s[118] = s[32]
+									s[121] = s[35]
+									s[122] = s[36]
+									s[124] = s[38]
+									s[125] = s[39]
+									s[126] = s[40]
 								}
 							}
 						}
@@ -12591,7 +12577,7 @@ func (p *netlock) ingress56(g *engine.Gen, s *[262]uint64) {
 				{
 					// action NetlockIngress.again
 					s[70] = 0x5
-					s[244] = 0x1
+					s[245] = 0x1
 				}
 			}
 		}
@@ -12599,191 +12585,191 @@ func (p *netlock) ingress56(g *engine.Gen, s *[262]uint64) {
 }
 
 // ingress55 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access, NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, NetlockIngress.levels.level1.gnext_access.
-func (p *netlock) ingress55(g *engine.Gen, s *[262]uint64, a1325 uint64) {
+func (p *netlock) ingress55(g *engine.Gen, s *[263]uint64, a1326 uint64) {
 	{
-		p.ingress53(g, s, a1325)
+		p.ingress53(g, s, a1326)
 		{
-			a1352 := a1325
-			_ = a1352
+			a1353 := a1326
+			_ = a1353
 			{
-				if s[176] != 0x0 {
-					{
-						{
-							{
-								// action NetlockIngress.levels.level1.head_access
-								v1354 := uint64(0)
-								_ = v1354
-								v1354 = p.r[30].Get32(a1352)
-								var r1357 uint64
-								_ = r1357
-								{
-									a1358 := v1354
-									_ = a1358
-									a1359 := s[179]
-									_ = a1359
-									{
-										if (((a1358 & 0x7fff) + 0x1) & 0xffff) == a1359 {
-											{
-												r1357 = ((a1358 & 0x8000) ^ 0x8000)
-												goto end1356
-											}
-										}
-										r1357 = ((a1358 + 0x1) & 0xffff)
-										goto end1356
-									}
-								end1356:
-								}
-								v1355 := uint64(r1357)
-								_ = v1355
-								s[185] = 0x0
-								if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v1354 & 0x7fff)) {
-									{
-										s[185] = 0x1
-									}
-								} else {
-									if (s[176] == 0x3) && (s[181] == 0x1) {
-										{
-											s[185] = 0x1
-										}
-									}
-								}
-								s[182] = v1354
-								if s[185] == 0x1 {
-									{
-										v1354 = v1355
-									}
-								} else {
-									if s[176] == 0x4 {
-										{
-											v1354 = 0x0
-										}
-									}
-								}
-								p.r[30].Set32(a1352, ((v1354) & 0xffff))
-								if s[176] == 0x3 {
-									{
-										s[182] = v1354
-									}
-								}
-							}
-						}
-					}
-				}
-				if s[177] != 0x0 {
-					{
-						{
-							{
-								// action NetlockIngress.levels.level1.tail_access
-								v1361 := uint64(0)
-								_ = v1361
-								v1361 = p.r[31].Get32(a1352)
-								s[183] = v1361
-								if (s[177] == 0x2) && (s[181] == 0x1) {
-									{
-										var r1363 uint64
-										_ = r1363
-										{
-											a1364 := v1361
-											_ = a1364
-											a1365 := s[179]
-											_ = a1365
-											{
-												if (((a1364 & 0x7fff) + 0x1) & 0xffff) == a1365 {
-													{
-														r1363 = ((a1364 & 0x8000) ^ 0x8000)
-														goto end1362
-													}
-												}
-												r1363 = ((a1364 + 0x1) & 0xffff)
-												goto end1362
-											}
-										end1362:
-										}
-										v1361 = r1363
-									}
-								} else {
-									if s[177] == 0x4 {
-										{
-											v1361 = 0x0
-										}
-									}
-								}
-								p.r[31].Set32(a1352, ((v1361) & 0xffff))
-							}
-						}
-					}
-				}
 				if s[178] != 0x0 {
 					{
 						{
 							{
-								// action NetlockIngress.levels.level1.gnext_access
-								v1367 := uint64(0)
-								_ = v1367
-								v1367 = p.r[32].Get32(a1352)
-								if (s[178] == 0x2) && (s[181] == 0x1) {
+								// action NetlockIngress.levels.level1.head_access
+								v1355 := uint64(0)
+								_ = v1355
+								v1355 = p.r[30].Get32(a1353)
+								var r1358 uint64
+								_ = r1358
+								{
+									a1359 := v1355
+									_ = a1359
+									a1360 := s[181]
+									_ = a1360
 									{
-										v1367 = s[180]
+										if (((a1359 & 0x7fff) + 0x1) & 0xffff) == a1360 {
+											{
+												r1358 = ((a1359 & 0x8000) ^ 0x8000)
+												goto end1357
+											}
+										}
+										r1358 = ((a1359 + 0x1) & 0xffff)
+										goto end1357
+									}
+								end1357:
+								}
+								v1356 := uint64(r1358)
+								_ = v1356
+								s[187] = 0x0
+								if ((s[178] == 0x2) && (s[183] == 0x1)) && (s[182] == (v1355 & 0x7fff)) {
+									{
+										s[187] = 0x1
 									}
 								} else {
-									if ((s[178] == 0x3) && (s[181] == 0x1)) && (v1367 == s[182]) {
+									if (s[178] == 0x3) && (s[183] == 0x1) {
 										{
-											var r1369 uint64
-											_ = r1369
+											s[187] = 0x1
+										}
+									}
+								}
+								s[184] = v1355
+								if s[187] == 0x1 {
+									{
+										v1355 = v1356
+									}
+								} else {
+									if s[178] == 0x4 {
+										{
+											v1355 = 0x0
+										}
+									}
+								}
+								p.r[30].Set32(a1353, ((v1355) & 0xffff))
+								if s[178] == 0x3 {
+									{
+										s[184] = v1355
+									}
+								}
+							}
+						}
+					}
+				}
+				if s[179] != 0x0 {
+					{
+						{
+							{
+								// action NetlockIngress.levels.level1.tail_access
+								v1362 := uint64(0)
+								_ = v1362
+								v1362 = p.r[31].Get32(a1353)
+								s[185] = v1362
+								if (s[179] == 0x2) && (s[183] == 0x1) {
+									{
+										var r1364 uint64
+										_ = r1364
+										{
+											a1365 := v1362
+											_ = a1365
+											a1366 := s[181]
+											_ = a1366
 											{
-												a1370 := v1367
-												_ = a1370
-												a1371 := s[179]
+												if (((a1365 & 0x7fff) + 0x1) & 0xffff) == a1366 {
+													{
+														r1364 = ((a1365 & 0x8000) ^ 0x8000)
+														goto end1363
+													}
+												}
+												r1364 = ((a1365 + 0x1) & 0xffff)
+												goto end1363
+											}
+										end1363:
+										}
+										v1362 = r1364
+									}
+								} else {
+									if s[179] == 0x4 {
+										{
+											v1362 = 0x0
+										}
+									}
+								}
+								p.r[31].Set32(a1353, ((v1362) & 0xffff))
+							}
+						}
+					}
+				}
+				if s[180] != 0x0 {
+					{
+						{
+							{
+								// action NetlockIngress.levels.level1.gnext_access
+								v1368 := uint64(0)
+								_ = v1368
+								v1368 = p.r[32].Get32(a1353)
+								if (s[180] == 0x2) && (s[183] == 0x1) {
+									{
+										v1368 = s[182]
+									}
+								} else {
+									if ((s[180] == 0x3) && (s[183] == 0x1)) && (v1368 == s[184]) {
+										{
+											var r1370 uint64
+											_ = r1370
+											{
+												a1371 := v1368
 												_ = a1371
+												a1372 := s[181]
+												_ = a1372
 												{
-													if (((a1370 & 0x7fff) + 0x1) & 0xffff) == a1371 {
+													if (((a1371 & 0x7fff) + 0x1) & 0xffff) == a1372 {
 														{
-															r1369 = ((a1370 & 0x8000) ^ 0x8000)
-															goto end1368
+															r1370 = ((a1371 & 0x8000) ^ 0x8000)
+															goto end1369
 														}
 													}
-													r1369 = ((a1370 + 0x1) & 0xffff)
-													goto end1368
+													r1370 = ((a1371 + 0x1) & 0xffff)
+													goto end1369
 												}
-											end1368:
+											end1369:
 											}
-											v1367 = r1369
+											v1368 = r1370
 										}
 									} else {
-										if s[178] == 0x4 {
+										if s[180] == 0x4 {
 											{
-												v1367 = 0x0
+												v1368 = 0x0
 											}
 										} else {
-											if (s[178] == 0x5) && (s[181] == 0x1) {
+											if (s[180] == 0x5) && (s[183] == 0x1) {
 												{
-													var r1373 uint64
-													_ = r1373
+													var r1374 uint64
+													_ = r1374
 													{
-														a1374 := s[183]
-														_ = a1374
-														a1375 := s[179]
+														a1375 := s[185]
 														_ = a1375
+														a1376 := s[181]
+														_ = a1376
 														{
-															if (((a1374 & 0x7fff) + 0x1) & 0xffff) == a1375 {
+															if (((a1375 & 0x7fff) + 0x1) & 0xffff) == a1376 {
 																{
-																	r1373 = ((a1374 & 0x8000) ^ 0x8000)
-																	goto end1372
+																	r1374 = ((a1375 & 0x8000) ^ 0x8000)
+																	goto end1373
 																}
 															}
-															r1373 = ((a1374 + 0x1) & 0xffff)
-															goto end1372
+															r1374 = ((a1375 + 0x1) & 0xffff)
+															goto end1373
 														}
-													end1372:
+													end1373:
 													}
-													v1367 = r1373
+													v1368 = r1374
 												}
 											}
 										}
 									}
 								}
-								p.r[32].Set32(a1352, ((v1367) & 0xffff))
-								s[184] = v1367
+								p.r[32].Set32(a1353, ((v1368) & 0xffff))
+								s[186] = v1368
 							}
 						}
 					}
@@ -12794,189 +12780,189 @@ func (p *netlock) ingress55(g *engine.Gen, s *[262]uint64, a1325 uint64) {
 }
 
 // ingress53 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access.
-func (p *netlock) ingress53(g *engine.Gen, s *[262]uint64, a1325 uint64) {
+func (p *netlock) ingress53(g *engine.Gen, s *[263]uint64, a1326 uint64) {
 	{
-		a1327 := a1325
-		_ = a1327
+		a1328 := a1326
+		_ = a1328
 		{
-			if s[166] != 0x0 {
-				{
-					{
-						{
-							// action NetlockIngress.levels.level0.head_access
-							v1329 := uint64(0)
-							_ = v1329
-							v1329 = p.r[27].Get32(a1327)
-							var r1332 uint64
-							_ = r1332
-							{
-								a1333 := v1329
-								_ = a1333
-								a1334 := s[169]
-								_ = a1334
-								{
-									if (((a1333 & 0x7fff) + 0x1) & 0xffff) == a1334 {
-										{
-											r1332 = ((a1333 & 0x8000) ^ 0x8000)
-											goto end1331
-										}
-									}
-									r1332 = ((a1333 + 0x1) & 0xffff)
-									goto end1331
-								}
-							end1331:
-							}
-							v1330 := uint64(r1332)
-							_ = v1330
-							s[175] = 0x0
-							if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v1329 & 0x7fff)) {
-								{
-									s[175] = 0x1
-								}
-							} else {
-								if (s[166] == 0x3) && (s[171] == 0x1) {
-									{
-										s[175] = 0x1
-									}
-								}
-							}
-							s[172] = v1329
-							if s[175] == 0x1 {
-								{
-									v1329 = v1330
-								}
-							} else {
-								if s[166] == 0x4 {
-									{
-										v1329 = 0x0
-									}
-								}
-							}
-							p.r[27].Set32(a1327, ((v1329) & 0xffff))
-							if s[166] == 0x3 {
-								{
-									s[172] = v1329
-								}
-							}
-						}
-					}
-				}
-			}
-			if s[167] != 0x0 {
-				{
-					{
-						{
-							// action NetlockIngress.levels.level0.tail_access
-							v1336 := uint64(0)
-							_ = v1336
-							v1336 = p.r[28].Get32(a1327)
-							s[173] = v1336
-							if (s[167] == 0x2) && (s[171] == 0x1) {
-								{
-									var r1338 uint64
-									_ = r1338
-									{
-										a1339 := v1336
-										_ = a1339
-										a1340 := s[169]
-										_ = a1340
-										{
-											if (((a1339 & 0x7fff) + 0x1) & 0xffff) == a1340 {
-												{
-													r1338 = ((a1339 & 0x8000) ^ 0x8000)
-													goto end1337
-												}
-											}
-											r1338 = ((a1339 + 0x1) & 0xffff)
-											goto end1337
-										}
-									end1337:
-									}
-									v1336 = r1338
-								}
-							} else {
-								if s[167] == 0x4 {
-									{
-										v1336 = 0x0
-									}
-								}
-							}
-							p.r[28].Set32(a1327, ((v1336) & 0xffff))
-						}
-					}
-				}
-			}
 			if s[168] != 0x0 {
 				{
 					{
 						{
-							// action NetlockIngress.levels.level0.gnext_access
-							v1342 := uint64(0)
-							_ = v1342
-							v1342 = p.r[29].Get32(a1327)
-							if (s[168] == 0x2) && (s[171] == 0x1) {
+							// action NetlockIngress.levels.level0.head_access
+							v1330 := uint64(0)
+							_ = v1330
+							v1330 = p.r[27].Get32(a1328)
+							var r1333 uint64
+							_ = r1333
+							{
+								a1334 := v1330
+								_ = a1334
+								a1335 := s[171]
+								_ = a1335
 								{
-									v1342 = s[170]
+									if (((a1334 & 0x7fff) + 0x1) & 0xffff) == a1335 {
+										{
+											r1333 = ((a1334 & 0x8000) ^ 0x8000)
+											goto end1332
+										}
+									}
+									r1333 = ((a1334 + 0x1) & 0xffff)
+									goto end1332
+								}
+							end1332:
+							}
+							v1331 := uint64(r1333)
+							_ = v1331
+							s[177] = 0x0
+							if ((s[168] == 0x2) && (s[173] == 0x1)) && (s[172] == (v1330 & 0x7fff)) {
+								{
+									s[177] = 0x1
 								}
 							} else {
-								if ((s[168] == 0x3) && (s[171] == 0x1)) && (v1342 == s[172]) {
+								if (s[168] == 0x3) && (s[173] == 0x1) {
 									{
-										var r1344 uint64
-										_ = r1344
+										s[177] = 0x1
+									}
+								}
+							}
+							s[174] = v1330
+							if s[177] == 0x1 {
+								{
+									v1330 = v1331
+								}
+							} else {
+								if s[168] == 0x4 {
+									{
+										v1330 = 0x0
+									}
+								}
+							}
+							p.r[27].Set32(a1328, ((v1330) & 0xffff))
+							if s[168] == 0x3 {
+								{
+									s[174] = v1330
+								}
+							}
+						}
+					}
+				}
+			}
+			if s[169] != 0x0 {
+				{
+					{
+						{
+							// action NetlockIngress.levels.level0.tail_access
+							v1337 := uint64(0)
+							_ = v1337
+							v1337 = p.r[28].Get32(a1328)
+							s[175] = v1337
+							if (s[169] == 0x2) && (s[173] == 0x1) {
+								{
+									var r1339 uint64
+									_ = r1339
+									{
+										a1340 := v1337
+										_ = a1340
+										a1341 := s[171]
+										_ = a1341
 										{
-											a1345 := v1342
-											_ = a1345
-											a1346 := s[169]
+											if (((a1340 & 0x7fff) + 0x1) & 0xffff) == a1341 {
+												{
+													r1339 = ((a1340 & 0x8000) ^ 0x8000)
+													goto end1338
+												}
+											}
+											r1339 = ((a1340 + 0x1) & 0xffff)
+											goto end1338
+										}
+									end1338:
+									}
+									v1337 = r1339
+								}
+							} else {
+								if s[169] == 0x4 {
+									{
+										v1337 = 0x0
+									}
+								}
+							}
+							p.r[28].Set32(a1328, ((v1337) & 0xffff))
+						}
+					}
+				}
+			}
+			if s[170] != 0x0 {
+				{
+					{
+						{
+							// action NetlockIngress.levels.level0.gnext_access
+							v1343 := uint64(0)
+							_ = v1343
+							v1343 = p.r[29].Get32(a1328)
+							if (s[170] == 0x2) && (s[173] == 0x1) {
+								{
+									v1343 = s[172]
+								}
+							} else {
+								if ((s[170] == 0x3) && (s[173] == 0x1)) && (v1343 == s[174]) {
+									{
+										var r1345 uint64
+										_ = r1345
+										{
+											a1346 := v1343
 											_ = a1346
+											a1347 := s[171]
+											_ = a1347
 											{
-												if (((a1345 & 0x7fff) + 0x1) & 0xffff) == a1346 {
+												if (((a1346 & 0x7fff) + 0x1) & 0xffff) == a1347 {
 													{
-														r1344 = ((a1345 & 0x8000) ^ 0x8000)
-														goto end1343
+														r1345 = ((a1346 & 0x8000) ^ 0x8000)
+														goto end1344
 													}
 												}
-												r1344 = ((a1345 + 0x1) & 0xffff)
-												goto end1343
+												r1345 = ((a1346 + 0x1) & 0xffff)
+												goto end1344
 											}
-										end1343:
+										end1344:
 										}
-										v1342 = r1344
+										v1343 = r1345
 									}
 								} else {
-									if s[168] == 0x4 {
+									if s[170] == 0x4 {
 										{
-											v1342 = 0x0
+											v1343 = 0x0
 										}
 									} else {
-										if (s[168] == 0x5) && (s[171] == 0x1) {
+										if (s[170] == 0x5) && (s[173] == 0x1) {
 											{
-												var r1348 uint64
-												_ = r1348
+												var r1349 uint64
+												_ = r1349
 												{
-													a1349 := s[173]
-													_ = a1349
-													a1350 := s[169]
+													a1350 := s[175]
 													_ = a1350
+													a1351 := s[171]
+													_ = a1351
 													{
-														if (((a1349 & 0x7fff) + 0x1) & 0xffff) == a1350 {
+														if (((a1350 & 0x7fff) + 0x1) & 0xffff) == a1351 {
 															{
-																r1348 = ((a1349 & 0x8000) ^ 0x8000)
-																goto end1347
+																r1349 = ((a1350 & 0x8000) ^ 0x8000)
+																goto end1348
 															}
 														}
-														r1348 = ((a1349 + 0x1) & 0xffff)
-														goto end1347
+														r1349 = ((a1350 + 0x1) & 0xffff)
+														goto end1348
 													}
-												end1347:
+												end1348:
 												}
-												v1342 = r1348
+												v1343 = r1349
 											}
 										}
 									}
 								}
 							}
-							p.r[29].Set32(a1327, ((v1342) & 0xffff))
-							s[174] = v1342
+							p.r[29].Set32(a1328, ((v1343) & 0xffff))
+							s[176] = v1343
 						}
 					}
 				}
@@ -12986,189 +12972,189 @@ func (p *netlock) ingress53(g *engine.Gen, s *[262]uint64, a1325 uint64) {
 }
 
 // ingress54 is a part of ingress, with actions NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, NetlockIngress.levels.level1.gnext_access.
-func (p *netlock) ingress54(g *engine.Gen, s *[262]uint64, a1325 uint64) {
+func (p *netlock) ingress54(g *engine.Gen, s *[263]uint64, a1326 uint64) {
 	{
-		a1377 := a1325
-		_ = a1377
+		a1378 := a1326
+		_ = a1378
 		{
-			if s[166] != 0x0 {
-				{
-					{
-						{
-							// action NetlockIngress.levels.level1.head_access
-							v1379 := uint64(0)
-							_ = v1379
-							v1379 = p.r[30].Get32(a1377)
-							var r1382 uint64
-							_ = r1382
-							{
-								a1383 := v1379
-								_ = a1383
-								a1384 := s[169]
-								_ = a1384
-								{
-									if (((a1383 & 0x7fff) + 0x1) & 0xffff) == a1384 {
-										{
-											r1382 = ((a1383 & 0x8000) ^ 0x8000)
-											goto end1381
-										}
-									}
-									r1382 = ((a1383 + 0x1) & 0xffff)
-									goto end1381
-								}
-							end1381:
-							}
-							v1380 := uint64(r1382)
-							_ = v1380
-							s[175] = 0x0
-							if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v1379 & 0x7fff)) {
-								{
-									s[175] = 0x1
-								}
-							} else {
-								if (s[166] == 0x3) && (s[171] == 0x1) {
-									{
-										s[175] = 0x1
-									}
-								}
-							}
-							s[172] = v1379
-							if s[175] == 0x1 {
-								{
-									v1379 = v1380
-								}
-							} else {
-								if s[166] == 0x4 {
-									{
-										v1379 = 0x0
-									}
-								}
-							}
-							p.r[30].Set32(a1377, ((v1379) & 0xffff))
-							if s[166] == 0x3 {
-								{
-									s[172] = v1379
-								}
-							}
-						}
-					}
-				}
-			}
-			if s[167] != 0x0 {
-				{
-					{
-						{
-							// action NetlockIngress.levels.level1.tail_access
-							v1386 := uint64(0)
-							_ = v1386
-							v1386 = p.r[31].Get32(a1377)
-							s[173] = v1386
-							if (s[167] == 0x2) && (s[171] == 0x1) {
-								{
-									var r1388 uint64
-									_ = r1388
-									{
-										a1389 := v1386
-										_ = a1389
-										a1390 := s[169]
-										_ = a1390
-										{
-											if (((a1389 & 0x7fff) + 0x1) & 0xffff) == a1390 {
-												{
-													r1388 = ((a1389 & 0x8000) ^ 0x8000)
-													goto end1387
-												}
-											}
-											r1388 = ((a1389 + 0x1) & 0xffff)
-											goto end1387
-										}
-									end1387:
-									}
-									v1386 = r1388
-								}
-							} else {
-								if s[167] == 0x4 {
-									{
-										v1386 = 0x0
-									}
-								}
-							}
-							p.r[31].Set32(a1377, ((v1386) & 0xffff))
-						}
-					}
-				}
-			}
 			if s[168] != 0x0 {
 				{
 					{
 						{
-							// action NetlockIngress.levels.level1.gnext_access
-							v1392 := uint64(0)
-							_ = v1392
-							v1392 = p.r[32].Get32(a1377)
-							if (s[168] == 0x2) && (s[171] == 0x1) {
+							// action NetlockIngress.levels.level1.head_access
+							v1380 := uint64(0)
+							_ = v1380
+							v1380 = p.r[30].Get32(a1378)
+							var r1383 uint64
+							_ = r1383
+							{
+								a1384 := v1380
+								_ = a1384
+								a1385 := s[171]
+								_ = a1385
 								{
-									v1392 = s[170]
+									if (((a1384 & 0x7fff) + 0x1) & 0xffff) == a1385 {
+										{
+											r1383 = ((a1384 & 0x8000) ^ 0x8000)
+											goto end1382
+										}
+									}
+									r1383 = ((a1384 + 0x1) & 0xffff)
+									goto end1382
+								}
+							end1382:
+							}
+							v1381 := uint64(r1383)
+							_ = v1381
+							s[177] = 0x0
+							if ((s[168] == 0x2) && (s[173] == 0x1)) && (s[172] == (v1380 & 0x7fff)) {
+								{
+									s[177] = 0x1
 								}
 							} else {
-								if ((s[168] == 0x3) && (s[171] == 0x1)) && (v1392 == s[172]) {
+								if (s[168] == 0x3) && (s[173] == 0x1) {
 									{
-										var r1394 uint64
-										_ = r1394
+										s[177] = 0x1
+									}
+								}
+							}
+							s[174] = v1380
+							if s[177] == 0x1 {
+								{
+									v1380 = v1381
+								}
+							} else {
+								if s[168] == 0x4 {
+									{
+										v1380 = 0x0
+									}
+								}
+							}
+							p.r[30].Set32(a1378, ((v1380) & 0xffff))
+							if s[168] == 0x3 {
+								{
+									s[174] = v1380
+								}
+							}
+						}
+					}
+				}
+			}
+			if s[169] != 0x0 {
+				{
+					{
+						{
+							// action NetlockIngress.levels.level1.tail_access
+							v1387 := uint64(0)
+							_ = v1387
+							v1387 = p.r[31].Get32(a1378)
+							s[175] = v1387
+							if (s[169] == 0x2) && (s[173] == 0x1) {
+								{
+									var r1389 uint64
+									_ = r1389
+									{
+										a1390 := v1387
+										_ = a1390
+										a1391 := s[171]
+										_ = a1391
 										{
-											a1395 := v1392
-											_ = a1395
-											a1396 := s[169]
+											if (((a1390 & 0x7fff) + 0x1) & 0xffff) == a1391 {
+												{
+													r1389 = ((a1390 & 0x8000) ^ 0x8000)
+													goto end1388
+												}
+											}
+											r1389 = ((a1390 + 0x1) & 0xffff)
+											goto end1388
+										}
+									end1388:
+									}
+									v1387 = r1389
+								}
+							} else {
+								if s[169] == 0x4 {
+									{
+										v1387 = 0x0
+									}
+								}
+							}
+							p.r[31].Set32(a1378, ((v1387) & 0xffff))
+						}
+					}
+				}
+			}
+			if s[170] != 0x0 {
+				{
+					{
+						{
+							// action NetlockIngress.levels.level1.gnext_access
+							v1393 := uint64(0)
+							_ = v1393
+							v1393 = p.r[32].Get32(a1378)
+							if (s[170] == 0x2) && (s[173] == 0x1) {
+								{
+									v1393 = s[172]
+								}
+							} else {
+								if ((s[170] == 0x3) && (s[173] == 0x1)) && (v1393 == s[174]) {
+									{
+										var r1395 uint64
+										_ = r1395
+										{
+											a1396 := v1393
 											_ = a1396
+											a1397 := s[171]
+											_ = a1397
 											{
-												if (((a1395 & 0x7fff) + 0x1) & 0xffff) == a1396 {
+												if (((a1396 & 0x7fff) + 0x1) & 0xffff) == a1397 {
 													{
-														r1394 = ((a1395 & 0x8000) ^ 0x8000)
-														goto end1393
+														r1395 = ((a1396 & 0x8000) ^ 0x8000)
+														goto end1394
 													}
 												}
-												r1394 = ((a1395 + 0x1) & 0xffff)
-												goto end1393
+												r1395 = ((a1396 + 0x1) & 0xffff)
+												goto end1394
 											}
-										end1393:
+										end1394:
 										}
-										v1392 = r1394
+										v1393 = r1395
 									}
 								} else {
-									if s[168] == 0x4 {
+									if s[170] == 0x4 {
 										{
-											v1392 = 0x0
+											v1393 = 0x0
 										}
 									} else {
-										if (s[168] == 0x5) && (s[171] == 0x1) {
+										if (s[170] == 0x5) && (s[173] == 0x1) {
 											{
-												var r1398 uint64
-												_ = r1398
+												var r1399 uint64
+												_ = r1399
 												{
-													a1399 := s[173]
-													_ = a1399
-													a1400 := s[169]
+													a1400 := s[175]
 													_ = a1400
+													a1401 := s[171]
+													_ = a1401
 													{
-														if (((a1399 & 0x7fff) + 0x1) & 0xffff) == a1400 {
+														if (((a1400 & 0x7fff) + 0x1) & 0xffff) == a1401 {
 															{
-																r1398 = ((a1399 & 0x8000) ^ 0x8000)
-																goto end1397
+																r1399 = ((a1400 & 0x8000) ^ 0x8000)
+																goto end1398
 															}
 														}
-														r1398 = ((a1399 + 0x1) & 0xffff)
-														goto end1397
+														r1399 = ((a1400 + 0x1) & 0xffff)
+														goto end1398
 													}
-												end1397:
+												end1398:
 												}
-												v1392 = r1398
+												v1393 = r1399
 											}
 										}
 									}
 								}
 							}
-							p.r[32].Set32(a1377, ((v1392) & 0xffff))
-							s[174] = v1392
+							p.r[32].Set32(a1378, ((v1393) & 0xffff))
+							s[176] = v1393
 						}
 					}
 				}
@@ -13178,30 +13164,30 @@ func (p *netlock) ingress54(g *engine.Gen, s *[262]uint64, a1325 uint64) {
 }
 
 // ingress83 is a part of ingress, with actions NetlockIngress.use_level, NetlockIngress.slot_at, NetlockIngress.pool.part0.txn_access, NetlockIngress.pool.part0.hold_access, NetlockIngress.pool.part0.flags_access, NetlockIngress.pool.part0.who_access, and 39 more.
-func (p *netlock) ingress83(g *engine.Gen, s *[262]uint64, v107 uint64, v110 uint64, v111 *uint64, v112 *uint64) {
-	if v107 == 0x8 {
-		p.ingress82(g, s, v111, v112)
+func (p *netlock) ingress83(g *engine.Gen, s *[263]uint64, v108 uint64, v111 uint64, v112 *uint64, v113 *uint64) {
+	if v108 == 0x8 {
+		p.ingress82(g, s, v112, v113)
 	} else {
-		if v107 == 0x9 {
+		if v108 == 0x9 {
 			p.ingress81(g, s)
 		} else {
-			if v107 == 0xa {
+			if v108 == 0xa {
 				{
 					s[48] = 0x0
-					s[52] = s[213]
-					v1723 := uint64(0x1)
-					_ = v1723
-					if (v110 == 0x14) || (v110 == 0x15) {
+					s[52] = s[106]
+					v1724 := uint64(0x1)
+					_ = v1724
+					if (v111 == 0x14) || (v111 == 0x15) {
 						{
-							v1723 = 0x0
+							v1724 = 0x0
 						}
 					}
-					if (v1723 == 0x1) && ((s[192] == 0x0) || (s[200] == 0x0)) {
+					if (v1724 == 0x1) && ((s[194] == 0x0) || (s[202] == 0x0)) {
 						{
 							s[48] = 0x1
 						}
 					} else {
-						if v110 == 0x10 {
+						if v111 == 0x10 {
 							{
 								if s[49] > 0x1 {
 									{
@@ -13210,30 +13196,30 @@ func (p *netlock) ingress83(g *engine.Gen, s *[262]uint64, v107 uint64, v110 uin
 								} else {
 									{
 										{
-											a1725 := s[49]
-											_ = a1725
+											a1726 := s[49]
+											_ = a1726
 											{
 												// action NetlockIngress.use_level
-												s[206] = a1725
-												if a1725 == 0x0 {
+												s[208] = a1726
+												if a1726 == 0x0 {
 													{
-														s[207] = s[195]
-														s[208] = s[196]
+														s[209] = s[197]
+														s[210] = s[198]
 													}
 												} else {
 													{
-														s[207] = s[197]
-														s[208] = s[198]
+														s[209] = s[199]
+														s[210] = s[200]
 													}
 												}
-												s[169] = s[208]
-												if a1725 == 0x0 {
+												s[171] = s[210]
+												if a1726 == 0x0 {
 													{
-														s[179] = s[198]
+														s[181] = s[200]
 													}
 												} else {
 													{
-														s[179] = s[196]
+														s[181] = s[198]
 													}
 												}
 											}
@@ -13241,29 +13227,29 @@ func (p *netlock) ingress83(g *engine.Gen, s *[262]uint64, v107 uint64, v110 uin
 										{
 											{
 												// action NetlockIngress.state_access
-												v1727 := uint64(0)
-												_ = v1727
-												v1727 = p.r[1].Get64(s[194])
-												v1728 := uint64(((0x0)<<15 | ((v1727) & 0x7fff)))
+												v1728 := uint64(0)
 												_ = v1728
-												v1729 := uint64(((0x0)<<1 | ((v1727) >> 15 & 0x1)))
+												v1728 = p.r[1].Get64(s[196])
+												v1729 := uint64(((0x0)<<15 | ((v1728) & 0x7fff)))
 												_ = v1729
-												v1730 := uint64(((v1727) >> 16 & 0xffff))
+												v1730 := uint64(((0x0)<<1 | ((v1728) >> 15 & 0x1)))
 												_ = v1730
-												v1731 := uint64(((v1727) >> 32 & 0xffff))
+												v1731 := uint64(((v1728) >> 16 & 0xffff))
 												_ = v1731
-												v1732 := uint64(0x0)
+												v1732 := uint64(((v1728) >> 32 & 0xffff))
 												_ = v1732
 												v1733 := uint64(0x0)
 												_ = v1733
+												v1734 := uint64(0x0)
+												_ = v1734
 												{
 													{
 														{
-															s[219] = engine.Sel(((v1729 == 0x0) && (v1730 == 0x0)), 0x1, 0x0)
+															s[220] = engine.Sel(((v1730 == 0x0) && (v1731 == 0x0)), 0x1, 0x0)
 														}
 													}
 												}
-												s[218] = 0x0
+												s[219] = 0x0
 												{
 													{
 														{
@@ -13272,14 +13258,14 @@ func (p *netlock) ingress83(g *engine.Gen, s *[262]uint64, v107 uint64, v110 uin
 												}
 												{
 													{
-														v1727 = (((((0x0)<<16|v1731)<<16|v1730)<<1|((v1729)&0x1))<<15 | ((v1728) & 0x7fff))
+														v1728 = (((((0x0)<<16|v1732)<<16|v1731)<<1|((v1730)&0x1))<<15 | ((v1729) & 0x7fff))
 													}
 												}
-												p.r[1].Set64(s[194], v1727)
-												s[220] = ((0x0)<<15 | ((v1727) & 0x7fff))
-												s[221] = ((0x0)<<1 | ((v1727) >> 15 & 0x1))
-												s[222] = ((v1727) >> 16 & 0xffff)
-												s[223] = ((v1727) >> 32 & 0xffff)
+												p.r[1].Set64(s[196], v1728)
+												s[221] = ((0x0)<<15 | ((v1728) & 0x7fff))
+												s[222] = ((0x0)<<1 | ((v1728) >> 15 & 0x1))
+												s[223] = ((v1728) >> 16 & 0xffff)
+												s[224] = ((v1728) >> 32 & 0xffff)
 											}
 										}
 										p.ingress76(g, s)
@@ -13288,30 +13274,30 @@ func (p *netlock) ingress83(g *engine.Gen, s *[262]uint64, v107 uint64, v110 uin
 								}
 							}
 						} else {
-							p.ingress80(g, s, v110)
+							p.ingress80(g, s, v111)
 						}
 					}
 				}
 			} else {
-				if v107 == 0xb {
+				if v108 == 0xb {
 					{
 						{
 							{
 								// action NetlockIngress.ans_echo_p
-								if s[205] == 0x1 {
+								if s[207] == 0x1 {
 									{
 										{
 											{
 												// action NetlockIngress.ans_reply
-												s[105] = 0x1
-												s[106] = 0x1
-												s[112] = s[22]
-												s[130] = 0x1
-												s[115] = 0x4
-												s[117] = 0x0
-												s[118] = 0x8
-												s[123] = s[39]
-												s[125] = 0x0
+												s[107] = 0x1
+												s[108] = 0x1
+												s[114] = s[22]
+												s[132] = 0x1
+												s[117] = 0x4
+												s[119] = 0x0
+												s[120] = 0x8
+												s[125] = s[39]
+												s[127] = 0x0
 											}
 										}
 									}
@@ -13321,45 +13307,45 @@ func (p *netlock) ingress83(g *engine.Gen, s *[262]uint64, v107 uint64, v110 uin
 											{
 												// action NetlockIngress.ans_echo
 												{
-													a2003 := s[209]
-													_ = a2003
-													a2004 := s[210]
+													a2004 := s[211]
 													_ = a2004
-													a2005 := s[211]
+													a2005 := s[212]
 													_ = a2005
+													a2006 := s[213]
+													_ = a2006
 													{
 														// action NetlockIngress.ans_to_client
-														s[105] = 0x1
-														s[106] = 0x1
-														s[107] = 0x0
-														s[111] = s[201]
-														s[113] = s[202]
-														s[112] = a2003
+														s[107] = 0x1
+														s[108] = 0x1
+														s[109] = 0x0
+														s[113] = s[203]
+														s[115] = s[204]
 														s[114] = a2004
-														s[115] = 0x4
-														s[118] = 0x0
-														s[117] = 0x0
-														s[126] = 0x0
-														s[127] = 0x0
-														if a2005 == 0x1 {
+														s[116] = a2005
+														s[117] = 0x4
+														s[120] = 0x0
+														s[119] = 0x0
+														s[128] = 0x0
+														s[129] = 0x0
+														if a2006 == 0x1 {
 															{
-																s[117] = 0x8
-																s[126] = a2003
-																s[127] = a2004
+																s[119] = 0x8
+																s[128] = a2004
+																s[129] = a2005
 															}
 														}
-														s[121] = s[37]
-														s[125] = 0x0
-														s[128] = 0x0
+														s[123] = s[37]
+														s[127] = 0x0
+														s[130] = 0x0
 													}
 												}
-												s[118] = 0x8
-												s[116] = s[32]
-												s[119] = s[35]
-												s[120] = s[36]
-												s[122] = s[38]
-												s[123] = s[39]
-												s[124] = s[40]
+												s[120] = 0x8
+												s[118] = s[32]
+												s[121] = s[35]
+												s[122] = s[36]
+												s[124] = s[38]
+												s[125] = s[39]
+												s[126] = s[40]
 											}
 										}
 									}
@@ -13368,25 +13354,25 @@ func (p *netlock) ingress83(g *engine.Gen, s *[262]uint64, v107 uint64, v110 uin
 						}
 					}
 				} else {
-					if v107 == 0xc {
+					if v108 == 0xc {
 						{
 							{
 								{
 									// action NetlockIngress.q_access
-									v2007 := uint64(0)
-									_ = v2007
-									v2007 = p.r[4].Get64(s[194])
-									v2008 := uint64(((v2007) & 0xffff))
+									v2008 := uint64(0)
 									_ = v2008
-									v2009 := uint64(((v2007) >> 16 & 0xffff))
+									v2008 = p.r[4].Get64(s[196])
+									v2009 := uint64(((v2008) & 0xffff))
 									_ = v2009
-									v2010 := uint64(((v2007) >> 32 & 0xffff))
+									v2010 := uint64(((v2008) >> 16 & 0xffff))
 									_ = v2010
-									v2011 := uint64(((v2007) >> 48))
+									v2011 := uint64(((v2008) >> 32 & 0xffff))
 									_ = v2011
-									v2012 := uint64(v2008)
+									v2012 := uint64(((v2008) >> 48))
 									_ = v2012
-									s[217] = 0x0
+									v2013 := uint64(v2009)
+									_ = v2013
+									s[218] = 0x0
 									{
 										{
 											{
@@ -13395,7 +13381,7 @@ func (p *netlock) ingress83(g *engine.Gen, s *[262]uint64, v107 uint64, v110 uin
 														{
 															{
 																{
-																	v2010 = engine.Sel((v2010 > 0x0), ((v2010 - 0x1) & 0xffff), 0x0)
+																	v2011 = engine.Sel((v2011 > 0x0), ((v2011 - 0x1) & 0xffff), 0x0)
 																}
 															}
 														}
@@ -13406,19 +13392,19 @@ func (p *netlock) ingress83(g *engine.Gen, s *[262]uint64, v107 uint64, v110 uin
 									}
 									{
 										{
-											v2008 = v2012
+											v2009 = v2013
 										}
 									}
 									{
 										{
-											v2007 = ((((v2011)<<16|v2010)<<16|v2009)<<16 | v2008)
+											v2008 = ((((v2012)<<16|v2011)<<16|v2010)<<16 | v2009)
 										}
 									}
-									p.r[4].Set64(s[194], v2007)
-									s[226] = ((v2007) & 0xffff)
-									s[227] = ((v2007) >> 16 & 0xffff)
-									s[228] = ((v2007) >> 32 & 0xffff)
-									s[229] = ((v2007) >> 48)
+									p.r[4].Set64(s[196], v2008)
+									s[227] = ((v2008) & 0xffff)
+									s[228] = ((v2008) >> 16 & 0xffff)
+									s[229] = ((v2008) >> 32 & 0xffff)
+									s[230] = ((v2008) >> 48)
 								}
 							}
 						}
@@ -13430,24 +13416,24 @@ func (p *netlock) ingress83(g *engine.Gen, s *[262]uint64, v107 uint64, v110 uin
 }
 
 // ingress82 is a part of ingress, with actions NetlockIngress.use_level, NetlockIngress.slot_at, NetlockIngress.pool.part0.txn_access, NetlockIngress.pool.part0.hold_access, NetlockIngress.pool.part0.flags_access, NetlockIngress.pool.part0.who_access, and 31 more.
-func (p *netlock) ingress82(g *engine.Gen, s *[262]uint64, v111 *uint64, v112 *uint64) {
+func (p *netlock) ingress82(g *engine.Gen, s *[263]uint64, v112 *uint64, v113 *uint64) {
 	{
 		if s[35] == 0x0 {
 			{
 				{
 					{
 						// action NetlockIngress.use_level
-						s[206] = 0x0
+						s[208] = 0x0
 						{
 							{
-								s[207] = s[195]
-								s[208] = s[196]
+								s[209] = s[197]
+								s[210] = s[198]
 							}
 						}
-						s[169] = s[208]
+						s[171] = s[210]
 						{
 							{
-								s[179] = s[198]
+								s[181] = s[200]
 							}
 						}
 					}
@@ -13458,74 +13444,74 @@ func (p *netlock) ingress82(g *engine.Gen, s *[262]uint64, v111 *uint64, v112 *u
 				{
 					{
 						// action NetlockIngress.use_level
-						s[206] = 0x1
+						s[208] = 0x1
 						{
 							{
-								s[207] = s[197]
-								s[208] = s[198]
+								s[209] = s[199]
+								s[210] = s[200]
 							}
 						}
-						s[169] = s[208]
+						s[171] = s[210]
 						{
 							{
-								s[179] = s[196]
+								s[181] = s[198]
 							}
 						}
 					}
 				}
 			}
 		}
-		v1436 := uint64(s[72])
-		p.ingress65(g, s, v1436)
-		v1485 := uint64(s[165])
-		_ = v1485
+		v1437 := uint64(s[72])
+		p.ingress65(g, s, v1437)
+		v1486 := uint64(s[167])
+		_ = v1486
 		{
-			a1487 := s[153]
-			_ = a1487
-			a1488 := s[206]
+			a1488 := s[155]
 			_ = a1488
-			a1489 := v1485
+			a1489 := s[208]
 			_ = a1489
+			a1490 := v1486
+			_ = a1490
 			{
 				// action NetlockIngress.state_access
-				v1490 := uint64(0)
-				_ = v1490
-				v1490 = p.r[1].Get64(s[194])
-				v1491 := uint64(((0x0)<<15 | ((v1490) & 0x7fff)))
+				v1491 := uint64(0)
 				_ = v1491
-				v1492 := uint64(((0x0)<<1 | ((v1490) >> 15 & 0x1)))
+				v1491 = p.r[1].Get64(s[196])
+				v1492 := uint64(((0x0)<<15 | ((v1491) & 0x7fff)))
 				_ = v1492
-				v1493 := uint64(((v1490) >> 16 & 0xffff))
+				v1493 := uint64(((0x0)<<1 | ((v1491) >> 15 & 0x1)))
 				_ = v1493
-				v1494 := uint64(((v1490) >> 32 & 0xffff))
+				v1494 := uint64(((v1491) >> 16 & 0xffff))
 				_ = v1494
-				v1495 := uint64(engine.Sel(((a1487 == 0x1) && (a1488 == 0x0)), 0x1, 0x0))
+				v1495 := uint64(((v1491) >> 32 & 0xffff))
 				_ = v1495
-				v1496 := uint64(engine.Sel((a1487 == 0x1), 0x1, 0x0))
+				v1496 := uint64(engine.Sel(((a1488 == 0x1) && (a1489 == 0x0)), 0x1, 0x0))
 				_ = v1496
-				if a1487 == 0x1 {
+				v1497 := uint64(engine.Sel((a1488 == 0x1), 0x1, 0x0))
+				_ = v1497
+				if a1488 == 0x1 {
 					{
-						s[219] = engine.Sel((v1491 == 0x0), 0x1, 0x0)
+						s[220] = engine.Sel((v1492 == 0x0), 0x1, 0x0)
 					}
 				} else {
-					if a1488 == 0x0 {
+					if a1489 == 0x0 {
 						{
-							s[219] = engine.Sel(((v1492 == 0x0) && (v1493 == 0x0)), 0x1, 0x0)
+							s[220] = engine.Sel(((v1493 == 0x0) && (v1494 == 0x0)), 0x1, 0x0)
 						}
 					} else {
 						{
-							s[219] = engine.Sel(((v1492 == 0x0) && (v1494 == 0x0)), 0x1, 0x0)
+							s[220] = engine.Sel(((v1493 == 0x0) && (v1495 == 0x0)), 0x1, 0x0)
 						}
 					}
 				}
-				s[218] = 0x0
+				s[219] = 0x0
 				{
 					{
 						{
-							if a1489 == 0x1 {
+							if a1490 == 0x1 {
 								{
-									v1493 = ((v1493 - v1495) & 0xffff)
 									v1494 = ((v1494 - v1496) & 0xffff)
+									v1495 = ((v1495 - v1497) & 0xffff)
 								}
 							}
 						}
@@ -13533,40 +13519,40 @@ func (p *netlock) ingress82(g *engine.Gen, s *[262]uint64, v111 *uint64, v112 *u
 				}
 				{
 					{
-						v1490 = (((((0x0)<<16|v1494)<<16|v1493)<<1|((v1492)&0x1))<<15 | ((v1491) & 0x7fff))
+						v1491 = (((((0x0)<<16|v1495)<<16|v1494)<<1|((v1493)&0x1))<<15 | ((v1492) & 0x7fff))
 					}
 				}
-				p.r[1].Set64(s[194], v1490)
-				s[220] = ((0x0)<<15 | ((v1490) & 0x7fff))
-				s[221] = ((0x0)<<1 | ((v1490) >> 15 & 0x1))
-				s[222] = ((v1490) >> 16 & 0xffff)
-				s[223] = ((v1490) >> 32 & 0xffff)
+				p.r[1].Set64(s[196], v1491)
+				s[221] = ((0x0)<<15 | ((v1491) & 0x7fff))
+				s[222] = ((0x0)<<1 | ((v1491) >> 15 & 0x1))
+				s[223] = ((v1491) >> 16 & 0xffff)
+				s[224] = ((v1491) >> 32 & 0xffff)
 			}
 		}
 		{
-			a1498 := s[206]
-			_ = a1498
-			a1499 := v1485
+			a1499 := s[208]
 			_ = a1499
+			a1500 := v1486
+			_ = a1500
 			{
 				// action NetlockIngress.wait_access
-				v1500 := uint64(0)
-				_ = v1500
-				v1500 = p.r[2].Get64(s[194])
-				v1501 := uint64(((v1500) & 0xffffffff))
+				v1501 := uint64(0)
 				_ = v1501
-				v1502 := uint64(((v1500) >> 32))
+				v1501 = p.r[2].Get64(s[196])
+				v1502 := uint64(((v1501) & 0xffffffff))
 				_ = v1502
+				v1503 := uint64(((v1501) >> 32))
+				_ = v1503
 				{
-					if a1499 == 0x1 {
+					if a1500 == 0x1 {
 						{
-							if a1498 == 0x0 {
+							if a1499 == 0x0 {
 								{
-									v1501 = ((v1501 - 0x1) & 0xffffffff)
+									v1502 = ((v1502 - 0x1) & 0xffffffff)
 								}
 							} else {
 								{
-									v1502 = ((v1502 - 0x1) & 0xffffffff)
+									v1503 = ((v1503 - 0x1) & 0xffffffff)
 								}
 							}
 						}
@@ -13574,64 +13560,64 @@ func (p *netlock) ingress82(g *engine.Gen, s *[262]uint64, v111 *uint64, v112 *u
 				}
 				{
 					{
-						v1500 = ((v1502)<<32 | v1501)
+						v1501 = ((v1503)<<32 | v1502)
 					}
 				}
-				p.r[2].Set64(s[194], v1500)
-				s[224] = ((v1500) & 0xffffffff)
-				s[225] = ((v1500) >> 32)
+				p.r[2].Set64(s[196], v1501)
+				s[225] = ((v1501) & 0xffffffff)
+				s[226] = ((v1501) >> 32)
 			}
 		}
-		p.ingress64(g, s, v1485)
-		if v1485 == 0x1 {
-			p.ingress63(g, s, v111, v112, v1436)
+		p.ingress64(g, s, v1486)
+		if v1486 == 0x1 {
+			p.ingress63(g, s, v112, v113, v1437)
 		} else {
 			{
-				if s[152] == 0x1 {
+				if s[154] == 0x1 {
 					{
 						s[73] = ((s[73] - 0x1) & 0xffff)
 					}
 				}
 				s[74] = ((s[74] - 0x1) & 0xffff)
-				var r1637 uint64
-				_ = r1637
+				var r1638 uint64
+				_ = r1638
 				{
-					a1638 := v1436
-					_ = a1638
-					a1639 := s[208]
+					a1639 := v1437
 					_ = a1639
+					a1640 := s[210]
+					_ = a1640
 					{
-						if (((a1638 & 0x7fff) + 0x1) & 0xffff) == a1639 {
+						if (((a1639 & 0x7fff) + 0x1) & 0xffff) == a1640 {
 							{
-								r1637 = ((a1638 & 0x8000) ^ 0x8000)
-								goto end1636
+								r1638 = ((a1639 & 0x8000) ^ 0x8000)
+								goto end1637
 							}
 						}
-						r1637 = ((a1638 + 0x1) & 0xffff)
-						goto end1636
+						r1638 = ((a1639 + 0x1) & 0xffff)
+						goto end1637
 					}
-				end1636:
+				end1637:
 				}
-				s[72] = r1637
+				s[72] = r1638
 				if (s[73] == 0x0) || (s[74] == 0x0) {
 					{
 						{
 							{
 								// action NetlockIngress.ans_echo_p
-								if s[205] == 0x1 {
+								if s[207] == 0x1 {
 									{
 										{
 											{
 												// action NetlockIngress.ans_reply
-												s[105] = 0x1
-												s[106] = 0x1
-												s[112] = s[22]
-												s[130] = 0x1
-												s[115] = 0x4
-												s[117] = 0x0
-												s[118] = 0x3
-												s[123] = s[39]
-												s[125] = 0x0
+												s[107] = 0x1
+												s[108] = 0x1
+												s[114] = s[22]
+												s[132] = 0x1
+												s[117] = 0x4
+												s[119] = 0x0
+												s[120] = 0x3
+												s[125] = s[39]
+												s[127] = 0x0
 											}
 										}
 									}
@@ -13641,45 +13627,45 @@ func (p *netlock) ingress82(g *engine.Gen, s *[262]uint64, v111 *uint64, v112 *u
 											{
 												// action NetlockIngress.ans_echo
 												{
-													a1644 := s[209]
-													_ = a1644
-													a1645 := s[210]
+													a1645 := s[211]
 													_ = a1645
-													a1646 := s[211]
+													a1646 := s[212]
 													_ = a1646
+													a1647 := s[213]
+													_ = a1647
 													{
 														// action NetlockIngress.ans_to_client
-														s[105] = 0x1
-														s[106] = 0x1
-														s[107] = 0x0
-														s[111] = s[201]
-														s[113] = s[202]
-														s[112] = a1644
+														s[107] = 0x1
+														s[108] = 0x1
+														s[109] = 0x0
+														s[113] = s[203]
+														s[115] = s[204]
 														s[114] = a1645
-														s[115] = 0x4
-														s[118] = 0x0
-														s[117] = 0x0
-														s[126] = 0x0
-														s[127] = 0x0
-														if a1646 == 0x1 {
+														s[116] = a1646
+														s[117] = 0x4
+														s[120] = 0x0
+														s[119] = 0x0
+														s[128] = 0x0
+														s[129] = 0x0
+														if a1647 == 0x1 {
 															{
-																s[117] = 0x8
-																s[126] = a1644
-																s[127] = a1645
+																s[119] = 0x8
+																s[128] = a1645
+																s[129] = a1646
 															}
 														}
-														s[121] = s[37]
-														s[125] = 0x0
-														s[128] = 0x0
+														s[123] = s[37]
+														s[127] = 0x0
+														s[130] = 0x0
 													}
 												}
-												s[118] = 0x3
-												s[116] = s[32]
-												s[119] = s[35]
-												s[120] = s[36]
-												s[122] = s[38]
-												s[123] = s[39]
-												s[124] = s[40]
+												s[120] = 0x3
+												s[118] = s[32]
+												s[121] = s[35]
+												s[122] = s[36]
+												s[124] = s[38]
+												s[125] = s[39]
+												s[126] = s[40]
 											}
 										}
 									}
@@ -13693,7 +13679,7 @@ func (p *netlock) ingress82(g *engine.Gen, s *[262]uint64, v111 *uint64, v112 *u
 							{
 								// action NetlockIngress.again
 								s[70] = 0x5
-								s[244] = 0x1
+								s[245] = 0x1
 							}
 						}
 					}
@@ -13704,128 +13690,86 @@ func (p *netlock) ingress82(g *engine.Gen, s *[262]uint64, v111 *uint64, v112 *u
 }
 
 // ingress65 is a part of ingress, with actions NetlockIngress.slot_at, NetlockIngress.pool.part0.txn_access, NetlockIngress.pool.part0.hold_access, NetlockIngress.pool.part0.flags_access, NetlockIngress.pool.part0.who_access, NetlockIngress.pool.part0.ts_access, and 15 more.
-func (p *netlock) ingress65(g *engine.Gen, s *[262]uint64, v1436 uint64) {
-	_ = v1436
+func (p *netlock) ingress65(g *engine.Gen, s *[263]uint64, v1437 uint64) {
+	_ = v1437
 	{
-		a1438 := v1436
-		_ = a1438
+		a1439 := v1437
+		_ = a1439
 		{
 			// action NetlockIngress.slot_at
-			v1439 := uint64(((s[207] + (a1438 & 0x7fff)) & 0xffffffff))
-			_ = v1439
-			s[131] = ((v1439) >> (p.c[3]) & 0x3)
-			s[132] = (v1439 & p.c[4])
-			s[214] = v1439
+			v1440 := uint64(((s[209] + (a1439 & 0x7fff)) & 0xffffffff))
+			_ = v1440
+			s[133] = ((v1440) >> (p.c[3]) & 0x3)
+			s[134] = (v1440 & p.c[4])
+			s[215] = v1440
 		}
 	}
-	s[134] = 0x1
-	s[142] = s[38]
-	s[133] = 0x5
+	s[136] = 0x1
+	s[144] = s[38]
+	s[135] = 0x5
 	{
 		{
-			if s[131] == 0x0 {
+			if s[133] == 0x0 {
 				{
 					{
 						{
-							if s[134] != 0x0 {
+							if s[136] != 0x0 {
 								{
 									{
 										{
 											// action NetlockIngress.pool.part0.txn_access
-											v1443 := uint64(0)
-											_ = v1443
-											v1443 = p.r[7].Get64(s[132])
-											s[158] = engine.Sel((v1443 == s[142]), 0x1, 0x0)
-											if s[134] == 0x2 {
+											v1444 := uint64(0)
+											_ = v1444
+											v1444 = p.r[7].Get64(s[134])
+											s[160] = engine.Sel((v1444 == s[144]), 0x1, 0x0)
+											if s[136] == 0x2 {
 												{
-													v1443 = s[142]
+													v1444 = s[144]
 												}
 											}
-											p.r[7].Set64(s[132], v1443)
-											s[157] = v1443
+											p.r[7].Set64(s[134], v1444)
+											s[159] = v1444
 										}
 									}
 								}
 							}
-							if s[137] != 0x0 {
+							if s[139] != 0x0 {
 								{
 									{
 										{
 											// action NetlockIngress.pool.part0.hold_access
-											v1445 := uint64(0)
-											_ = v1445
-											v1445 = p.r[11].Get64(s[132])
-											if (s[137] == 0x3) || (s[137] == 0x4) {
+											v1446 := uint64(0)
+											_ = v1446
+											v1446 = p.r[11].Get64(s[134])
+											if (s[139] == 0x3) || (s[139] == 0x4) {
 												{
-													if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v1445) >> 32) == s[149])) && (((v1445) >> 32) != 0x0) {
+													if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v1446) >> 32) == s[151])) && (((v1446) >> 32) != 0x0) {
 														{
-															s[165] = 0x1
+															s[167] = 0x1
 														}
 													}
 												}
 											}
-											if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
+											if (s[139] == 0x2) || ((s[139] == 0x5) && (s[153] == 0x1)) {
 												{
-													v1445 = ((s[147])<<32 | s[148])
+													v1446 = ((s[149])<<32 | s[150])
 												}
 											} else {
-												if (s[137] == 0x3) && (s[165] == 0x1) {
+												if (s[139] == 0x3) && (s[167] == 0x1) {
 													{
-														v1445 = v1445&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+														v1446 = v1446&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 													}
 												} else {
-													if (s[137] == 0x4) && (s[165] == 0x1) {
+													if (s[139] == 0x4) && (s[167] == 0x1) {
 														{
-															v1445 = v1445&^0xffffffff | (s[148])<<0&0xffffffff
+															v1446 = v1446&^0xffffffff | (s[150])<<0&0xffffffff
 														}
 													}
 												}
 											}
-											p.r[11].Set64(s[132], v1445)
-											s[163] = ((v1445) >> 32)
-											s[164] = ((v1445) & 0xffffffff)
-										}
-									}
-								}
-							}
-							if s[133] != 0x0 {
-								{
-									{
-										{
-											// action NetlockIngress.pool.part0.flags_access
-											v1447 := uint64(0)
-											_ = v1447
-											v1447 = p.r[8].Get64(s[132])
-											if s[133] == 0x2 {
-												{
-													v1447 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
-												}
-											} else {
-												if (s[133] == 0x3) && (s[165] == 0x1) {
-													{
-														v1447 = v1447&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
-													}
-												} else {
-													if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
-														{
-															v1447 = v1447&^0xffffffff | (s[141])<<0&0xffffffff
-														}
-													} else {
-														if ((s[133] == 0x5) && (((v1447) >> 56) == 0x1)) && (s[158] == 0x1) {
-															{
-																v1447 = v1447&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
-																s[165] = 0x1
-															}
-														}
-													}
-												}
-											}
-											p.r[8].Set64(s[132], v1447)
-											s[152] = ((v1447) >> 56)
-											s[153] = ((v1447) >> 48 & 0xff)
-											s[154] = ((v1447) >> 40 & 0xff)
-											s[155] = ((v1447) >> 32 & 0xff)
-											s[156] = ((v1447) & 0xffffffff)
+											p.r[11].Set64(s[134], v1446)
+											s[165] = ((v1446) >> 32)
+											s[166] = ((v1446) & 0xffffffff)
 										}
 									}
 								}
@@ -13834,38 +13778,80 @@ func (p *netlock) ingress65(g *engine.Gen, s *[262]uint64, v1436 uint64) {
 								{
 									{
 										{
-											// action NetlockIngress.pool.part0.who_access
-											v1449 := uint64(0)
-											_ = v1449
-											v1449 = p.r[9].Get64(s[132])
+											// action NetlockIngress.pool.part0.flags_access
+											v1448 := uint64(0)
+											_ = v1448
+											v1448 = p.r[8].Get64(s[134])
 											if s[135] == 0x2 {
 												{
-													v1449 = (((s[143])<<16|s[144])<<16 | s[145])
+													v1448 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
+												}
+											} else {
+												if (s[135] == 0x3) && (s[167] == 0x1) {
+													{
+														v1448 = v1448&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+													}
+												} else {
+													if ((s[135] == 0x4) && (s[167] == 0x1)) && (s[143] != 0x0) {
+														{
+															v1448 = v1448&^0xffffffff | (s[143])<<0&0xffffffff
+														}
+													} else {
+														if ((s[135] == 0x5) && (((v1448) >> 56) == 0x1)) && (s[160] == 0x1) {
+															{
+																v1448 = v1448&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+																s[167] = 0x1
+															}
+														}
+													}
 												}
 											}
-											p.r[9].Set64(s[132], v1449)
-											s[159] = ((v1449) >> 32)
-											s[160] = ((v1449) >> 16 & 0xffff)
-											s[161] = ((v1449) & 0xffff)
+											p.r[8].Set64(s[134], v1448)
+											s[154] = ((v1448) >> 56)
+											s[155] = ((v1448) >> 48 & 0xff)
+											s[156] = ((v1448) >> 40 & 0xff)
+											s[157] = ((v1448) >> 32 & 0xff)
+											s[158] = ((v1448) & 0xffffffff)
 										}
 									}
 								}
 							}
-							if s[136] != 0x0 {
+							if s[137] != 0x0 {
+								{
+									{
+										{
+											// action NetlockIngress.pool.part0.who_access
+											v1450 := uint64(0)
+											_ = v1450
+											v1450 = p.r[9].Get64(s[134])
+											if s[137] == 0x2 {
+												{
+													v1450 = (((s[145])<<16|s[146])<<16 | s[147])
+												}
+											}
+											p.r[9].Set64(s[134], v1450)
+											s[161] = ((v1450) >> 32)
+											s[162] = ((v1450) >> 16 & 0xffff)
+											s[163] = ((v1450) & 0xffff)
+										}
+									}
+								}
+							}
+							if s[138] != 0x0 {
 								{
 									{
 										{
 											// action NetlockIngress.pool.part0.ts_access
-											v1451 := uint64(0)
-											_ = v1451
-											v1451 = p.r[10].Get64(s[132])
-											if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
+											v1452 := uint64(0)
+											_ = v1452
+											v1452 = p.r[10].Get64(s[134])
+											if (s[138] == 0x2) || (((s[138] == 0x3) && (s[167] == 0x1)) && (s[148] != 0x0)) {
 												{
-													v1451 = s[146]
+													v1452 = s[148]
 												}
 											}
-											p.r[10].Set64(s[132], v1451)
-											s[162] = v1451
+											p.r[10].Set64(s[134], v1452)
+											s[164] = v1452
 										}
 									}
 								}
@@ -13881,110 +13867,68 @@ func (p *netlock) ingress65(g *engine.Gen, s *[262]uint64, v1436 uint64) {
 }
 
 // ingress59 is a part of ingress, with actions NetlockIngress.pool.part1.txn_access, NetlockIngress.pool.part1.hold_access, NetlockIngress.pool.part1.flags_access, NetlockIngress.pool.part1.who_access, NetlockIngress.pool.part1.ts_access, NetlockIngress.pool.part2.txn_access, and 9 more.
-func (p *netlock) ingress59(g *engine.Gen, s *[262]uint64) {
-	if s[131] == 0x1 {
+func (p *netlock) ingress59(g *engine.Gen, s *[263]uint64) {
+	if s[133] == 0x1 {
 		{
 			{
 				{
-					if s[134] != 0x0 {
+					if s[136] != 0x0 {
 						{
 							{
 								{
 									// action NetlockIngress.pool.part1.txn_access
-									v1454 := uint64(0)
-									_ = v1454
-									v1454 = p.r[12].Get64(s[132])
-									s[158] = engine.Sel((v1454 == s[142]), 0x1, 0x0)
-									if s[134] == 0x2 {
+									v1455 := uint64(0)
+									_ = v1455
+									v1455 = p.r[12].Get64(s[134])
+									s[160] = engine.Sel((v1455 == s[144]), 0x1, 0x0)
+									if s[136] == 0x2 {
 										{
-											v1454 = s[142]
+											v1455 = s[144]
 										}
 									}
-									p.r[12].Set64(s[132], v1454)
-									s[157] = v1454
+									p.r[12].Set64(s[134], v1455)
+									s[159] = v1455
 								}
 							}
 						}
 					}
-					if s[137] != 0x0 {
+					if s[139] != 0x0 {
 						{
 							{
 								{
 									// action NetlockIngress.pool.part1.hold_access
-									v1456 := uint64(0)
-									_ = v1456
-									v1456 = p.r[16].Get64(s[132])
-									if (s[137] == 0x3) || (s[137] == 0x4) {
+									v1457 := uint64(0)
+									_ = v1457
+									v1457 = p.r[16].Get64(s[134])
+									if (s[139] == 0x3) || (s[139] == 0x4) {
 										{
-											if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v1456) >> 32) == s[149])) && (((v1456) >> 32) != 0x0) {
+											if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v1457) >> 32) == s[151])) && (((v1457) >> 32) != 0x0) {
 												{
-													s[165] = 0x1
+													s[167] = 0x1
 												}
 											}
 										}
 									}
-									if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
+									if (s[139] == 0x2) || ((s[139] == 0x5) && (s[153] == 0x1)) {
 										{
-											v1456 = ((s[147])<<32 | s[148])
+											v1457 = ((s[149])<<32 | s[150])
 										}
 									} else {
-										if (s[137] == 0x3) && (s[165] == 0x1) {
+										if (s[139] == 0x3) && (s[167] == 0x1) {
 											{
-												v1456 = v1456&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+												v1457 = v1457&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 											}
 										} else {
-											if (s[137] == 0x4) && (s[165] == 0x1) {
+											if (s[139] == 0x4) && (s[167] == 0x1) {
 												{
-													v1456 = v1456&^0xffffffff | (s[148])<<0&0xffffffff
+													v1457 = v1457&^0xffffffff | (s[150])<<0&0xffffffff
 												}
 											}
 										}
 									}
-									p.r[16].Set64(s[132], v1456)
-									s[163] = ((v1456) >> 32)
-									s[164] = ((v1456) & 0xffffffff)
-								}
-							}
-						}
-					}
-					if s[133] != 0x0 {
-						{
-							{
-								{
-									// action NetlockIngress.pool.part1.flags_access
-									v1458 := uint64(0)
-									_ = v1458
-									v1458 = p.r[13].Get64(s[132])
-									if s[133] == 0x2 {
-										{
-											v1458 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
-										}
-									} else {
-										if (s[133] == 0x3) && (s[165] == 0x1) {
-											{
-												v1458 = v1458&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
-											}
-										} else {
-											if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
-												{
-													v1458 = v1458&^0xffffffff | (s[141])<<0&0xffffffff
-												}
-											} else {
-												if ((s[133] == 0x5) && (((v1458) >> 56) == 0x1)) && (s[158] == 0x1) {
-													{
-														v1458 = v1458&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
-														s[165] = 0x1
-													}
-												}
-											}
-										}
-									}
-									p.r[13].Set64(s[132], v1458)
-									s[152] = ((v1458) >> 56)
-									s[153] = ((v1458) >> 48 & 0xff)
-									s[154] = ((v1458) >> 40 & 0xff)
-									s[155] = ((v1458) >> 32 & 0xff)
-									s[156] = ((v1458) & 0xffffffff)
+									p.r[16].Set64(s[134], v1457)
+									s[165] = ((v1457) >> 32)
+									s[166] = ((v1457) & 0xffffffff)
 								}
 							}
 						}
@@ -13993,38 +13937,80 @@ func (p *netlock) ingress59(g *engine.Gen, s *[262]uint64) {
 						{
 							{
 								{
-									// action NetlockIngress.pool.part1.who_access
-									v1460 := uint64(0)
-									_ = v1460
-									v1460 = p.r[14].Get64(s[132])
+									// action NetlockIngress.pool.part1.flags_access
+									v1459 := uint64(0)
+									_ = v1459
+									v1459 = p.r[13].Get64(s[134])
 									if s[135] == 0x2 {
 										{
-											v1460 = (((s[143])<<16|s[144])<<16 | s[145])
+											v1459 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
+										}
+									} else {
+										if (s[135] == 0x3) && (s[167] == 0x1) {
+											{
+												v1459 = v1459&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+											}
+										} else {
+											if ((s[135] == 0x4) && (s[167] == 0x1)) && (s[143] != 0x0) {
+												{
+													v1459 = v1459&^0xffffffff | (s[143])<<0&0xffffffff
+												}
+											} else {
+												if ((s[135] == 0x5) && (((v1459) >> 56) == 0x1)) && (s[160] == 0x1) {
+													{
+														v1459 = v1459&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+														s[167] = 0x1
+													}
+												}
+											}
 										}
 									}
-									p.r[14].Set64(s[132], v1460)
-									s[159] = ((v1460) >> 32)
-									s[160] = ((v1460) >> 16 & 0xffff)
-									s[161] = ((v1460) & 0xffff)
+									p.r[13].Set64(s[134], v1459)
+									s[154] = ((v1459) >> 56)
+									s[155] = ((v1459) >> 48 & 0xff)
+									s[156] = ((v1459) >> 40 & 0xff)
+									s[157] = ((v1459) >> 32 & 0xff)
+									s[158] = ((v1459) & 0xffffffff)
 								}
 							}
 						}
 					}
-					if s[136] != 0x0 {
+					if s[137] != 0x0 {
+						{
+							{
+								{
+									// action NetlockIngress.pool.part1.who_access
+									v1461 := uint64(0)
+									_ = v1461
+									v1461 = p.r[14].Get64(s[134])
+									if s[137] == 0x2 {
+										{
+											v1461 = (((s[145])<<16|s[146])<<16 | s[147])
+										}
+									}
+									p.r[14].Set64(s[134], v1461)
+									s[161] = ((v1461) >> 32)
+									s[162] = ((v1461) >> 16 & 0xffff)
+									s[163] = ((v1461) & 0xffff)
+								}
+							}
+						}
+					}
+					if s[138] != 0x0 {
 						{
 							{
 								{
 									// action NetlockIngress.pool.part1.ts_access
-									v1462 := uint64(0)
-									_ = v1462
-									v1462 = p.r[15].Get64(s[132])
-									if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
+									v1463 := uint64(0)
+									_ = v1463
+									v1463 = p.r[15].Get64(s[134])
+									if (s[138] == 0x2) || (((s[138] == 0x3) && (s[167] == 0x1)) && (s[148] != 0x0)) {
 										{
-											v1462 = s[146]
+											v1463 = s[148]
 										}
 									}
-									p.r[15].Set64(s[132], v1462)
-									s[162] = v1462
+									p.r[15].Set64(s[134], v1463)
+									s[164] = v1463
 								}
 							}
 						}
@@ -14038,112 +14024,70 @@ func (p *netlock) ingress59(g *engine.Gen, s *[262]uint64) {
 }
 
 // ingress58 is a part of ingress, with actions NetlockIngress.pool.part2.txn_access, NetlockIngress.pool.part2.hold_access, NetlockIngress.pool.part2.flags_access, NetlockIngress.pool.part2.who_access, NetlockIngress.pool.part2.ts_access, NetlockIngress.pool.part3.txn_access, and 4 more.
-func (p *netlock) ingress58(g *engine.Gen, s *[262]uint64) {
-	if s[131] == 0x2 {
+func (p *netlock) ingress58(g *engine.Gen, s *[263]uint64) {
+	if s[133] == 0x2 {
 		p.ingress57(g, s)
 	} else {
 		{
 			{
 				{
-					if s[134] != 0x0 {
+					if s[136] != 0x0 {
 						{
 							{
 								{
 									// action NetlockIngress.pool.part3.txn_access
-									v1476 := uint64(0)
-									_ = v1476
-									v1476 = p.r[22].Get64(s[132])
-									s[158] = engine.Sel((v1476 == s[142]), 0x1, 0x0)
-									if s[134] == 0x2 {
+									v1477 := uint64(0)
+									_ = v1477
+									v1477 = p.r[22].Get64(s[134])
+									s[160] = engine.Sel((v1477 == s[144]), 0x1, 0x0)
+									if s[136] == 0x2 {
 										{
-											v1476 = s[142]
+											v1477 = s[144]
 										}
 									}
-									p.r[22].Set64(s[132], v1476)
-									s[157] = v1476
+									p.r[22].Set64(s[134], v1477)
+									s[159] = v1477
 								}
 							}
 						}
 					}
-					if s[137] != 0x0 {
+					if s[139] != 0x0 {
 						{
 							{
 								{
 									// action NetlockIngress.pool.part3.hold_access
-									v1478 := uint64(0)
-									_ = v1478
-									v1478 = p.r[26].Get64(s[132])
-									if (s[137] == 0x3) || (s[137] == 0x4) {
+									v1479 := uint64(0)
+									_ = v1479
+									v1479 = p.r[26].Get64(s[134])
+									if (s[139] == 0x3) || (s[139] == 0x4) {
 										{
-											if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v1478) >> 32) == s[149])) && (((v1478) >> 32) != 0x0) {
+											if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v1479) >> 32) == s[151])) && (((v1479) >> 32) != 0x0) {
 												{
-													s[165] = 0x1
+													s[167] = 0x1
 												}
 											}
 										}
 									}
-									if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
+									if (s[139] == 0x2) || ((s[139] == 0x5) && (s[153] == 0x1)) {
 										{
-											v1478 = ((s[147])<<32 | s[148])
+											v1479 = ((s[149])<<32 | s[150])
 										}
 									} else {
-										if (s[137] == 0x3) && (s[165] == 0x1) {
+										if (s[139] == 0x3) && (s[167] == 0x1) {
 											{
-												v1478 = v1478&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+												v1479 = v1479&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 											}
 										} else {
-											if (s[137] == 0x4) && (s[165] == 0x1) {
+											if (s[139] == 0x4) && (s[167] == 0x1) {
 												{
-													v1478 = v1478&^0xffffffff | (s[148])<<0&0xffffffff
+													v1479 = v1479&^0xffffffff | (s[150])<<0&0xffffffff
 												}
 											}
 										}
 									}
-									p.r[26].Set64(s[132], v1478)
-									s[163] = ((v1478) >> 32)
-									s[164] = ((v1478) & 0xffffffff)
-								}
-							}
-						}
-					}
-					if s[133] != 0x0 {
-						{
-							{
-								{
-									// action NetlockIngress.pool.part3.flags_access
-									v1480 := uint64(0)
-									_ = v1480
-									v1480 = p.r[23].Get64(s[132])
-									if s[133] == 0x2 {
-										{
-											v1480 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
-										}
-									} else {
-										if (s[133] == 0x3) && (s[165] == 0x1) {
-											{
-												v1480 = v1480&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
-											}
-										} else {
-											if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
-												{
-													v1480 = v1480&^0xffffffff | (s[141])<<0&0xffffffff
-												}
-											} else {
-												if ((s[133] == 0x5) && (((v1480) >> 56) == 0x1)) && (s[158] == 0x1) {
-													{
-														v1480 = v1480&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
-														s[165] = 0x1
-													}
-												}
-											}
-										}
-									}
-									p.r[23].Set64(s[132], v1480)
-									s[152] = ((v1480) >> 56)
-									s[153] = ((v1480) >> 48 & 0xff)
-									s[154] = ((v1480) >> 40 & 0xff)
-									s[155] = ((v1480) >> 32 & 0xff)
-									s[156] = ((v1480) & 0xffffffff)
+									p.r[26].Set64(s[134], v1479)
+									s[165] = ((v1479) >> 32)
+									s[166] = ((v1479) & 0xffffffff)
 								}
 							}
 						}
@@ -14152,38 +14096,80 @@ func (p *netlock) ingress58(g *engine.Gen, s *[262]uint64) {
 						{
 							{
 								{
-									// action NetlockIngress.pool.part3.who_access
-									v1482 := uint64(0)
-									_ = v1482
-									v1482 = p.r[24].Get64(s[132])
+									// action NetlockIngress.pool.part3.flags_access
+									v1481 := uint64(0)
+									_ = v1481
+									v1481 = p.r[23].Get64(s[134])
 									if s[135] == 0x2 {
 										{
-											v1482 = (((s[143])<<16|s[144])<<16 | s[145])
+											v1481 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
+										}
+									} else {
+										if (s[135] == 0x3) && (s[167] == 0x1) {
+											{
+												v1481 = v1481&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+											}
+										} else {
+											if ((s[135] == 0x4) && (s[167] == 0x1)) && (s[143] != 0x0) {
+												{
+													v1481 = v1481&^0xffffffff | (s[143])<<0&0xffffffff
+												}
+											} else {
+												if ((s[135] == 0x5) && (((v1481) >> 56) == 0x1)) && (s[160] == 0x1) {
+													{
+														v1481 = v1481&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+														s[167] = 0x1
+													}
+												}
+											}
 										}
 									}
-									p.r[24].Set64(s[132], v1482)
-									s[159] = ((v1482) >> 32)
-									s[160] = ((v1482) >> 16 & 0xffff)
-									s[161] = ((v1482) & 0xffff)
+									p.r[23].Set64(s[134], v1481)
+									s[154] = ((v1481) >> 56)
+									s[155] = ((v1481) >> 48 & 0xff)
+									s[156] = ((v1481) >> 40 & 0xff)
+									s[157] = ((v1481) >> 32 & 0xff)
+									s[158] = ((v1481) & 0xffffffff)
 								}
 							}
 						}
 					}
-					if s[136] != 0x0 {
+					if s[137] != 0x0 {
+						{
+							{
+								{
+									// action NetlockIngress.pool.part3.who_access
+									v1483 := uint64(0)
+									_ = v1483
+									v1483 = p.r[24].Get64(s[134])
+									if s[137] == 0x2 {
+										{
+											v1483 = (((s[145])<<16|s[146])<<16 | s[147])
+										}
+									}
+									p.r[24].Set64(s[134], v1483)
+									s[161] = ((v1483) >> 32)
+									s[162] = ((v1483) >> 16 & 0xffff)
+									s[163] = ((v1483) & 0xffff)
+								}
+							}
+						}
+					}
+					if s[138] != 0x0 {
 						{
 							{
 								{
 									// action NetlockIngress.pool.part3.ts_access
-									v1484 := uint64(0)
-									_ = v1484
-									v1484 = p.r[25].Get64(s[132])
-									if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
+									v1485 := uint64(0)
+									_ = v1485
+									v1485 = p.r[25].Get64(s[134])
+									if (s[138] == 0x2) || (((s[138] == 0x3) && (s[167] == 0x1)) && (s[148] != 0x0)) {
 										{
-											v1484 = s[146]
+											v1485 = s[148]
 										}
 									}
-									p.r[25].Set64(s[132], v1484)
-									s[162] = v1484
+									p.r[25].Set64(s[134], v1485)
+									s[164] = v1485
 								}
 							}
 						}
@@ -14195,109 +14181,67 @@ func (p *netlock) ingress58(g *engine.Gen, s *[262]uint64) {
 }
 
 // ingress57 is a part of ingress, with actions NetlockIngress.pool.part2.txn_access, NetlockIngress.pool.part2.hold_access, NetlockIngress.pool.part2.flags_access, NetlockIngress.pool.part2.who_access, NetlockIngress.pool.part2.ts_access.
-func (p *netlock) ingress57(g *engine.Gen, s *[262]uint64) {
+func (p *netlock) ingress57(g *engine.Gen, s *[263]uint64) {
 	{
 		{
 			{
-				if s[134] != 0x0 {
+				if s[136] != 0x0 {
 					{
 						{
 							{
 								// action NetlockIngress.pool.part2.txn_access
-								v1465 := uint64(0)
-								_ = v1465
-								v1465 = p.r[17].Get64(s[132])
-								s[158] = engine.Sel((v1465 == s[142]), 0x1, 0x0)
-								if s[134] == 0x2 {
+								v1466 := uint64(0)
+								_ = v1466
+								v1466 = p.r[17].Get64(s[134])
+								s[160] = engine.Sel((v1466 == s[144]), 0x1, 0x0)
+								if s[136] == 0x2 {
 									{
-										v1465 = s[142]
+										v1466 = s[144]
 									}
 								}
-								p.r[17].Set64(s[132], v1465)
-								s[157] = v1465
+								p.r[17].Set64(s[134], v1466)
+								s[159] = v1466
 							}
 						}
 					}
 				}
-				if s[137] != 0x0 {
+				if s[139] != 0x0 {
 					{
 						{
 							{
 								// action NetlockIngress.pool.part2.hold_access
-								v1467 := uint64(0)
-								_ = v1467
-								v1467 = p.r[21].Get64(s[132])
-								if (s[137] == 0x3) || (s[137] == 0x4) {
+								v1468 := uint64(0)
+								_ = v1468
+								v1468 = p.r[21].Get64(s[134])
+								if (s[139] == 0x3) || (s[139] == 0x4) {
 									{
-										if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v1467) >> 32) == s[149])) && (((v1467) >> 32) != 0x0) {
+										if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v1468) >> 32) == s[151])) && (((v1468) >> 32) != 0x0) {
 											{
-												s[165] = 0x1
+												s[167] = 0x1
 											}
 										}
 									}
 								}
-								if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
+								if (s[139] == 0x2) || ((s[139] == 0x5) && (s[153] == 0x1)) {
 									{
-										v1467 = ((s[147])<<32 | s[148])
+										v1468 = ((s[149])<<32 | s[150])
 									}
 								} else {
-									if (s[137] == 0x3) && (s[165] == 0x1) {
+									if (s[139] == 0x3) && (s[167] == 0x1) {
 										{
-											v1467 = v1467&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+											v1468 = v1468&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 										}
 									} else {
-										if (s[137] == 0x4) && (s[165] == 0x1) {
+										if (s[139] == 0x4) && (s[167] == 0x1) {
 											{
-												v1467 = v1467&^0xffffffff | (s[148])<<0&0xffffffff
+												v1468 = v1468&^0xffffffff | (s[150])<<0&0xffffffff
 											}
 										}
 									}
 								}
-								p.r[21].Set64(s[132], v1467)
-								s[163] = ((v1467) >> 32)
-								s[164] = ((v1467) & 0xffffffff)
-							}
-						}
-					}
-				}
-				if s[133] != 0x0 {
-					{
-						{
-							{
-								// action NetlockIngress.pool.part2.flags_access
-								v1469 := uint64(0)
-								_ = v1469
-								v1469 = p.r[18].Get64(s[132])
-								if s[133] == 0x2 {
-									{
-										v1469 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
-									}
-								} else {
-									if (s[133] == 0x3) && (s[165] == 0x1) {
-										{
-											v1469 = v1469&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
-										}
-									} else {
-										if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
-											{
-												v1469 = v1469&^0xffffffff | (s[141])<<0&0xffffffff
-											}
-										} else {
-											if ((s[133] == 0x5) && (((v1469) >> 56) == 0x1)) && (s[158] == 0x1) {
-												{
-													v1469 = v1469&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
-													s[165] = 0x1
-												}
-											}
-										}
-									}
-								}
-								p.r[18].Set64(s[132], v1469)
-								s[152] = ((v1469) >> 56)
-								s[153] = ((v1469) >> 48 & 0xff)
-								s[154] = ((v1469) >> 40 & 0xff)
-								s[155] = ((v1469) >> 32 & 0xff)
-								s[156] = ((v1469) & 0xffffffff)
+								p.r[21].Set64(s[134], v1468)
+								s[165] = ((v1468) >> 32)
+								s[166] = ((v1468) & 0xffffffff)
 							}
 						}
 					}
@@ -14306,38 +14250,80 @@ func (p *netlock) ingress57(g *engine.Gen, s *[262]uint64) {
 					{
 						{
 							{
-								// action NetlockIngress.pool.part2.who_access
-								v1471 := uint64(0)
-								_ = v1471
-								v1471 = p.r[19].Get64(s[132])
+								// action NetlockIngress.pool.part2.flags_access
+								v1470 := uint64(0)
+								_ = v1470
+								v1470 = p.r[18].Get64(s[134])
 								if s[135] == 0x2 {
 									{
-										v1471 = (((s[143])<<16|s[144])<<16 | s[145])
+										v1470 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
+									}
+								} else {
+									if (s[135] == 0x3) && (s[167] == 0x1) {
+										{
+											v1470 = v1470&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+										}
+									} else {
+										if ((s[135] == 0x4) && (s[167] == 0x1)) && (s[143] != 0x0) {
+											{
+												v1470 = v1470&^0xffffffff | (s[143])<<0&0xffffffff
+											}
+										} else {
+											if ((s[135] == 0x5) && (((v1470) >> 56) == 0x1)) && (s[160] == 0x1) {
+												{
+													v1470 = v1470&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+													s[167] = 0x1
+												}
+											}
+										}
 									}
 								}
-								p.r[19].Set64(s[132], v1471)
-								s[159] = ((v1471) >> 32)
-								s[160] = ((v1471) >> 16 & 0xffff)
-								s[161] = ((v1471) & 0xffff)
+								p.r[18].Set64(s[134], v1470)
+								s[154] = ((v1470) >> 56)
+								s[155] = ((v1470) >> 48 & 0xff)
+								s[156] = ((v1470) >> 40 & 0xff)
+								s[157] = ((v1470) >> 32 & 0xff)
+								s[158] = ((v1470) & 0xffffffff)
 							}
 						}
 					}
 				}
-				if s[136] != 0x0 {
+				if s[137] != 0x0 {
+					{
+						{
+							{
+								// action NetlockIngress.pool.part2.who_access
+								v1472 := uint64(0)
+								_ = v1472
+								v1472 = p.r[19].Get64(s[134])
+								if s[137] == 0x2 {
+									{
+										v1472 = (((s[145])<<16|s[146])<<16 | s[147])
+									}
+								}
+								p.r[19].Set64(s[134], v1472)
+								s[161] = ((v1472) >> 32)
+								s[162] = ((v1472) >> 16 & 0xffff)
+								s[163] = ((v1472) & 0xffff)
+							}
+						}
+					}
+				}
+				if s[138] != 0x0 {
 					{
 						{
 							{
 								// action NetlockIngress.pool.part2.ts_access
-								v1473 := uint64(0)
-								_ = v1473
-								v1473 = p.r[20].Get64(s[132])
-								if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
+								v1474 := uint64(0)
+								_ = v1474
+								v1474 = p.r[20].Get64(s[134])
+								if (s[138] == 0x2) || (((s[138] == 0x3) && (s[167] == 0x1)) && (s[148] != 0x0)) {
 									{
-										v1473 = s[146]
+										v1474 = s[148]
 									}
 								}
-								p.r[20].Set64(s[132], v1473)
-								s[162] = v1473
+								p.r[20].Set64(s[134], v1474)
+								s[164] = v1474
 							}
 						}
 					}
@@ -14348,203 +14334,203 @@ func (p *netlock) ingress57(g *engine.Gen, s *[262]uint64) {
 }
 
 // ingress64 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access, NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, NetlockIngress.levels.level1.gnext_access, and 1 more.
-func (p *netlock) ingress64(g *engine.Gen, s *[262]uint64, v1485 uint64) {
-	s[166] = 0x1
+func (p *netlock) ingress64(g *engine.Gen, s *[263]uint64, v1486 uint64) {
 	s[168] = 0x1
-	s[178] = 0x1
+	s[170] = 0x1
+	s[180] = 0x1
 	{
-		a1504 := s[206]
-		_ = a1504
-		a1505 := s[194]
+		a1505 := s[208]
 		_ = a1505
+		a1506 := s[196]
+		_ = a1506
 		{
-			if a1504 == 0x0 {
-				p.ingress62(g, s, a1505)
+			if a1505 == 0x0 {
+				p.ingress62(g, s, a1506)
 			} else {
 				{
-					p.ingress61(g, s, a1505)
+					p.ingress61(g, s, a1506)
 					{
-						a1582 := a1505
-						_ = a1582
+						a1583 := a1506
+						_ = a1583
 						{
-							if s[176] != 0x0 {
-								{
-									{
-										{
-											// action NetlockIngress.levels.level0.head_access
-											v1584 := uint64(0)
-											_ = v1584
-											v1584 = p.r[27].Get32(a1582)
-											var r1587 uint64
-											_ = r1587
-											{
-												a1588 := v1584
-												_ = a1588
-												a1589 := s[179]
-												_ = a1589
-												{
-													if (((a1588 & 0x7fff) + 0x1) & 0xffff) == a1589 {
-														{
-															r1587 = ((a1588 & 0x8000) ^ 0x8000)
-															goto end1586
-														}
-													}
-													r1587 = ((a1588 + 0x1) & 0xffff)
-													goto end1586
-												}
-											end1586:
-											}
-											v1585 := uint64(r1587)
-											_ = v1585
-											s[185] = 0x0
-											if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v1584 & 0x7fff)) {
-												{
-													s[185] = 0x1
-												}
-											} else {
-												if (s[176] == 0x3) && (s[181] == 0x1) {
-													{
-														s[185] = 0x1
-													}
-												}
-											}
-											s[182] = v1584
-											if s[185] == 0x1 {
-												{
-													v1584 = v1585
-												}
-											} else {
-												if s[176] == 0x4 {
-													{
-														v1584 = 0x0
-													}
-												}
-											}
-											p.r[27].Set32(a1582, ((v1584) & 0xffff))
-											if s[176] == 0x3 {
-												{
-													s[182] = v1584
-												}
-											}
-										}
-									}
-								}
-							}
-							if s[177] != 0x0 {
-								{
-									{
-										{
-											// action NetlockIngress.levels.level0.tail_access
-											v1591 := uint64(0)
-											_ = v1591
-											v1591 = p.r[28].Get32(a1582)
-											s[183] = v1591
-											if (s[177] == 0x2) && (s[181] == 0x1) {
-												{
-													var r1593 uint64
-													_ = r1593
-													{
-														a1594 := v1591
-														_ = a1594
-														a1595 := s[179]
-														_ = a1595
-														{
-															if (((a1594 & 0x7fff) + 0x1) & 0xffff) == a1595 {
-																{
-																	r1593 = ((a1594 & 0x8000) ^ 0x8000)
-																	goto end1592
-																}
-															}
-															r1593 = ((a1594 + 0x1) & 0xffff)
-															goto end1592
-														}
-													end1592:
-													}
-													v1591 = r1593
-												}
-											} else {
-												if s[177] == 0x4 {
-													{
-														v1591 = 0x0
-													}
-												}
-											}
-											p.r[28].Set32(a1582, ((v1591) & 0xffff))
-										}
-									}
-								}
-							}
 							if s[178] != 0x0 {
 								{
 									{
 										{
-											// action NetlockIngress.levels.level0.gnext_access
-											v1597 := uint64(0)
-											_ = v1597
-											v1597 = p.r[29].Get32(a1582)
-											if (s[178] == 0x2) && (s[181] == 0x1) {
+											// action NetlockIngress.levels.level0.head_access
+											v1585 := uint64(0)
+											_ = v1585
+											v1585 = p.r[27].Get32(a1583)
+											var r1588 uint64
+											_ = r1588
+											{
+												a1589 := v1585
+												_ = a1589
+												a1590 := s[181]
+												_ = a1590
 												{
-													v1597 = s[180]
+													if (((a1589 & 0x7fff) + 0x1) & 0xffff) == a1590 {
+														{
+															r1588 = ((a1589 & 0x8000) ^ 0x8000)
+															goto end1587
+														}
+													}
+													r1588 = ((a1589 + 0x1) & 0xffff)
+													goto end1587
+												}
+											end1587:
+											}
+											v1586 := uint64(r1588)
+											_ = v1586
+											s[187] = 0x0
+											if ((s[178] == 0x2) && (s[183] == 0x1)) && (s[182] == (v1585 & 0x7fff)) {
+												{
+													s[187] = 0x1
 												}
 											} else {
-												if ((s[178] == 0x3) && (s[181] == 0x1)) && (v1597 == s[182]) {
+												if (s[178] == 0x3) && (s[183] == 0x1) {
 													{
-														var r1599 uint64
-														_ = r1599
+														s[187] = 0x1
+													}
+												}
+											}
+											s[184] = v1585
+											if s[187] == 0x1 {
+												{
+													v1585 = v1586
+												}
+											} else {
+												if s[178] == 0x4 {
+													{
+														v1585 = 0x0
+													}
+												}
+											}
+											p.r[27].Set32(a1583, ((v1585) & 0xffff))
+											if s[178] == 0x3 {
+												{
+													s[184] = v1585
+												}
+											}
+										}
+									}
+								}
+							}
+							if s[179] != 0x0 {
+								{
+									{
+										{
+											// action NetlockIngress.levels.level0.tail_access
+											v1592 := uint64(0)
+											_ = v1592
+											v1592 = p.r[28].Get32(a1583)
+											s[185] = v1592
+											if (s[179] == 0x2) && (s[183] == 0x1) {
+												{
+													var r1594 uint64
+													_ = r1594
+													{
+														a1595 := v1592
+														_ = a1595
+														a1596 := s[181]
+														_ = a1596
 														{
-															a1600 := v1597
-															_ = a1600
-															a1601 := s[179]
+															if (((a1595 & 0x7fff) + 0x1) & 0xffff) == a1596 {
+																{
+																	r1594 = ((a1595 & 0x8000) ^ 0x8000)
+																	goto end1593
+																}
+															}
+															r1594 = ((a1595 + 0x1) & 0xffff)
+															goto end1593
+														}
+													end1593:
+													}
+													v1592 = r1594
+												}
+											} else {
+												if s[179] == 0x4 {
+													{
+														v1592 = 0x0
+													}
+												}
+											}
+											p.r[28].Set32(a1583, ((v1592) & 0xffff))
+										}
+									}
+								}
+							}
+							if s[180] != 0x0 {
+								{
+									{
+										{
+											// action NetlockIngress.levels.level0.gnext_access
+											v1598 := uint64(0)
+											_ = v1598
+											v1598 = p.r[29].Get32(a1583)
+											if (s[180] == 0x2) && (s[183] == 0x1) {
+												{
+													v1598 = s[182]
+												}
+											} else {
+												if ((s[180] == 0x3) && (s[183] == 0x1)) && (v1598 == s[184]) {
+													{
+														var r1600 uint64
+														_ = r1600
+														{
+															a1601 := v1598
 															_ = a1601
+															a1602 := s[181]
+															_ = a1602
 															{
-																if (((a1600 & 0x7fff) + 0x1) & 0xffff) == a1601 {
+																if (((a1601 & 0x7fff) + 0x1) & 0xffff) == a1602 {
 																	{
-																		r1599 = ((a1600 & 0x8000) ^ 0x8000)
-																		goto end1598
+																		r1600 = ((a1601 & 0x8000) ^ 0x8000)
+																		goto end1599
 																	}
 																}
-																r1599 = ((a1600 + 0x1) & 0xffff)
-																goto end1598
+																r1600 = ((a1601 + 0x1) & 0xffff)
+																goto end1599
 															}
-														end1598:
+														end1599:
 														}
-														v1597 = r1599
+														v1598 = r1600
 													}
 												} else {
-													if s[178] == 0x4 {
+													if s[180] == 0x4 {
 														{
-															v1597 = 0x0
+															v1598 = 0x0
 														}
 													} else {
-														if (s[178] == 0x5) && (s[181] == 0x1) {
+														if (s[180] == 0x5) && (s[183] == 0x1) {
 															{
-																var r1603 uint64
-																_ = r1603
+																var r1604 uint64
+																_ = r1604
 																{
-																	a1604 := s[183]
-																	_ = a1604
-																	a1605 := s[179]
+																	a1605 := s[185]
 																	_ = a1605
+																	a1606 := s[181]
+																	_ = a1606
 																	{
-																		if (((a1604 & 0x7fff) + 0x1) & 0xffff) == a1605 {
+																		if (((a1605 & 0x7fff) + 0x1) & 0xffff) == a1606 {
 																			{
-																				r1603 = ((a1604 & 0x8000) ^ 0x8000)
-																				goto end1602
+																				r1604 = ((a1605 & 0x8000) ^ 0x8000)
+																				goto end1603
 																			}
 																		}
-																		r1603 = ((a1604 + 0x1) & 0xffff)
-																		goto end1602
+																		r1604 = ((a1605 + 0x1) & 0xffff)
+																		goto end1603
 																	}
-																end1602:
+																end1603:
 																}
-																v1597 = r1603
+																v1598 = r1604
 															}
 														}
 													}
 												}
 											}
-											p.r[29].Set32(a1582, ((v1597) & 0xffff))
-											s[184] = v1597
+											p.r[29].Set32(a1583, ((v1598) & 0xffff))
+											s[186] = v1598
 										}
 									}
 								}
@@ -14556,33 +14542,33 @@ func (p *netlock) ingress64(g *engine.Gen, s *[262]uint64, v1485 uint64) {
 		}
 	}
 	{
-		a1607 := s[206]
-		_ = a1607
-		a1608 := v1485
+		a1608 := s[208]
 		_ = a1608
+		a1609 := v1486
+		_ = a1609
 		{
 			// action NetlockIngress.q_access
-			v1609 := uint64(0)
-			_ = v1609
-			v1609 = p.r[4].Get64(s[194])
-			v1610 := uint64(((v1609) & 0xffff))
+			v1610 := uint64(0)
 			_ = v1610
-			v1611 := uint64(((v1609) >> 16 & 0xffff))
+			v1610 = p.r[4].Get64(s[196])
+			v1611 := uint64(((v1610) & 0xffff))
 			_ = v1611
-			v1612 := uint64(((v1609) >> 32 & 0xffff))
+			v1612 := uint64(((v1610) >> 16 & 0xffff))
 			_ = v1612
-			v1613 := uint64(((v1609) >> 48))
+			v1613 := uint64(((v1610) >> 32 & 0xffff))
 			_ = v1613
-			v1614 := uint64(engine.Sel((a1607 == 0x0), v1610, v1611))
+			v1614 := uint64(((v1610) >> 48))
 			_ = v1614
-			s[217] = 0x0
+			v1615 := uint64(engine.Sel((a1608 == 0x0), v1611, v1612))
+			_ = v1615
+			s[218] = 0x0
 			{
 				{
 					{
 						{
-							if a1608 == 0x1 {
+							if a1609 == 0x1 {
 								{
-									v1613 = ((v1613 + 0x1) & 0xffff)
+									v1614 = ((v1614 + 0x1) & 0xffff)
 								}
 							} else {
 								{
@@ -14592,215 +14578,215 @@ func (p *netlock) ingress64(g *engine.Gen, s *[262]uint64, v1485 uint64) {
 					}
 				}
 			}
-			if a1607 == 0x0 {
+			if a1608 == 0x0 {
 				{
-					v1610 = v1614
+					v1611 = v1615
 				}
 			} else {
 				{
-					v1611 = v1614
+					v1612 = v1615
 				}
 			}
 			{
 				{
-					v1609 = ((((v1613)<<16|v1612)<<16|v1611)<<16 | v1610)
+					v1610 = ((((v1614)<<16|v1613)<<16|v1612)<<16 | v1611)
 				}
 			}
-			p.r[4].Set64(s[194], v1609)
-			s[226] = ((v1609) & 0xffff)
-			s[227] = ((v1609) >> 16 & 0xffff)
-			s[228] = ((v1609) >> 32 & 0xffff)
-			s[229] = ((v1609) >> 48)
+			p.r[4].Set64(s[196], v1610)
+			s[227] = ((v1610) & 0xffff)
+			s[228] = ((v1610) >> 16 & 0xffff)
+			s[229] = ((v1610) >> 32 & 0xffff)
+			s[230] = ((v1610) >> 48)
 		}
 	}
 }
 
 // ingress62 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access, NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, NetlockIngress.levels.level1.gnext_access.
-func (p *netlock) ingress62(g *engine.Gen, s *[262]uint64, a1505 uint64) {
+func (p *netlock) ingress62(g *engine.Gen, s *[263]uint64, a1506 uint64) {
 	{
-		p.ingress60(g, s, a1505)
+		p.ingress60(g, s, a1506)
 		{
-			a1532 := a1505
-			_ = a1532
+			a1533 := a1506
+			_ = a1533
 			{
-				if s[176] != 0x0 {
-					{
-						{
-							{
-								// action NetlockIngress.levels.level1.head_access
-								v1534 := uint64(0)
-								_ = v1534
-								v1534 = p.r[30].Get32(a1532)
-								var r1537 uint64
-								_ = r1537
-								{
-									a1538 := v1534
-									_ = a1538
-									a1539 := s[179]
-									_ = a1539
-									{
-										if (((a1538 & 0x7fff) + 0x1) & 0xffff) == a1539 {
-											{
-												r1537 = ((a1538 & 0x8000) ^ 0x8000)
-												goto end1536
-											}
-										}
-										r1537 = ((a1538 + 0x1) & 0xffff)
-										goto end1536
-									}
-								end1536:
-								}
-								v1535 := uint64(r1537)
-								_ = v1535
-								s[185] = 0x0
-								if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v1534 & 0x7fff)) {
-									{
-										s[185] = 0x1
-									}
-								} else {
-									if (s[176] == 0x3) && (s[181] == 0x1) {
-										{
-											s[185] = 0x1
-										}
-									}
-								}
-								s[182] = v1534
-								if s[185] == 0x1 {
-									{
-										v1534 = v1535
-									}
-								} else {
-									if s[176] == 0x4 {
-										{
-											v1534 = 0x0
-										}
-									}
-								}
-								p.r[30].Set32(a1532, ((v1534) & 0xffff))
-								if s[176] == 0x3 {
-									{
-										s[182] = v1534
-									}
-								}
-							}
-						}
-					}
-				}
-				if s[177] != 0x0 {
-					{
-						{
-							{
-								// action NetlockIngress.levels.level1.tail_access
-								v1541 := uint64(0)
-								_ = v1541
-								v1541 = p.r[31].Get32(a1532)
-								s[183] = v1541
-								if (s[177] == 0x2) && (s[181] == 0x1) {
-									{
-										var r1543 uint64
-										_ = r1543
-										{
-											a1544 := v1541
-											_ = a1544
-											a1545 := s[179]
-											_ = a1545
-											{
-												if (((a1544 & 0x7fff) + 0x1) & 0xffff) == a1545 {
-													{
-														r1543 = ((a1544 & 0x8000) ^ 0x8000)
-														goto end1542
-													}
-												}
-												r1543 = ((a1544 + 0x1) & 0xffff)
-												goto end1542
-											}
-										end1542:
-										}
-										v1541 = r1543
-									}
-								} else {
-									if s[177] == 0x4 {
-										{
-											v1541 = 0x0
-										}
-									}
-								}
-								p.r[31].Set32(a1532, ((v1541) & 0xffff))
-							}
-						}
-					}
-				}
 				if s[178] != 0x0 {
 					{
 						{
 							{
-								// action NetlockIngress.levels.level1.gnext_access
-								v1547 := uint64(0)
-								_ = v1547
-								v1547 = p.r[32].Get32(a1532)
-								if (s[178] == 0x2) && (s[181] == 0x1) {
+								// action NetlockIngress.levels.level1.head_access
+								v1535 := uint64(0)
+								_ = v1535
+								v1535 = p.r[30].Get32(a1533)
+								var r1538 uint64
+								_ = r1538
+								{
+									a1539 := v1535
+									_ = a1539
+									a1540 := s[181]
+									_ = a1540
 									{
-										v1547 = s[180]
+										if (((a1539 & 0x7fff) + 0x1) & 0xffff) == a1540 {
+											{
+												r1538 = ((a1539 & 0x8000) ^ 0x8000)
+												goto end1537
+											}
+										}
+										r1538 = ((a1539 + 0x1) & 0xffff)
+										goto end1537
+									}
+								end1537:
+								}
+								v1536 := uint64(r1538)
+								_ = v1536
+								s[187] = 0x0
+								if ((s[178] == 0x2) && (s[183] == 0x1)) && (s[182] == (v1535 & 0x7fff)) {
+									{
+										s[187] = 0x1
 									}
 								} else {
-									if ((s[178] == 0x3) && (s[181] == 0x1)) && (v1547 == s[182]) {
+									if (s[178] == 0x3) && (s[183] == 0x1) {
 										{
-											var r1549 uint64
-											_ = r1549
+											s[187] = 0x1
+										}
+									}
+								}
+								s[184] = v1535
+								if s[187] == 0x1 {
+									{
+										v1535 = v1536
+									}
+								} else {
+									if s[178] == 0x4 {
+										{
+											v1535 = 0x0
+										}
+									}
+								}
+								p.r[30].Set32(a1533, ((v1535) & 0xffff))
+								if s[178] == 0x3 {
+									{
+										s[184] = v1535
+									}
+								}
+							}
+						}
+					}
+				}
+				if s[179] != 0x0 {
+					{
+						{
+							{
+								// action NetlockIngress.levels.level1.tail_access
+								v1542 := uint64(0)
+								_ = v1542
+								v1542 = p.r[31].Get32(a1533)
+								s[185] = v1542
+								if (s[179] == 0x2) && (s[183] == 0x1) {
+									{
+										var r1544 uint64
+										_ = r1544
+										{
+											a1545 := v1542
+											_ = a1545
+											a1546 := s[181]
+											_ = a1546
 											{
-												a1550 := v1547
-												_ = a1550
-												a1551 := s[179]
+												if (((a1545 & 0x7fff) + 0x1) & 0xffff) == a1546 {
+													{
+														r1544 = ((a1545 & 0x8000) ^ 0x8000)
+														goto end1543
+													}
+												}
+												r1544 = ((a1545 + 0x1) & 0xffff)
+												goto end1543
+											}
+										end1543:
+										}
+										v1542 = r1544
+									}
+								} else {
+									if s[179] == 0x4 {
+										{
+											v1542 = 0x0
+										}
+									}
+								}
+								p.r[31].Set32(a1533, ((v1542) & 0xffff))
+							}
+						}
+					}
+				}
+				if s[180] != 0x0 {
+					{
+						{
+							{
+								// action NetlockIngress.levels.level1.gnext_access
+								v1548 := uint64(0)
+								_ = v1548
+								v1548 = p.r[32].Get32(a1533)
+								if (s[180] == 0x2) && (s[183] == 0x1) {
+									{
+										v1548 = s[182]
+									}
+								} else {
+									if ((s[180] == 0x3) && (s[183] == 0x1)) && (v1548 == s[184]) {
+										{
+											var r1550 uint64
+											_ = r1550
+											{
+												a1551 := v1548
 												_ = a1551
+												a1552 := s[181]
+												_ = a1552
 												{
-													if (((a1550 & 0x7fff) + 0x1) & 0xffff) == a1551 {
+													if (((a1551 & 0x7fff) + 0x1) & 0xffff) == a1552 {
 														{
-															r1549 = ((a1550 & 0x8000) ^ 0x8000)
-															goto end1548
+															r1550 = ((a1551 & 0x8000) ^ 0x8000)
+															goto end1549
 														}
 													}
-													r1549 = ((a1550 + 0x1) & 0xffff)
-													goto end1548
+													r1550 = ((a1551 + 0x1) & 0xffff)
+													goto end1549
 												}
-											end1548:
+											end1549:
 											}
-											v1547 = r1549
+											v1548 = r1550
 										}
 									} else {
-										if s[178] == 0x4 {
+										if s[180] == 0x4 {
 											{
-												v1547 = 0x0
+												v1548 = 0x0
 											}
 										} else {
-											if (s[178] == 0x5) && (s[181] == 0x1) {
+											if (s[180] == 0x5) && (s[183] == 0x1) {
 												{
-													var r1553 uint64
-													_ = r1553
+													var r1554 uint64
+													_ = r1554
 													{
-														a1554 := s[183]
-														_ = a1554
-														a1555 := s[179]
+														a1555 := s[185]
 														_ = a1555
+														a1556 := s[181]
+														_ = a1556
 														{
-															if (((a1554 & 0x7fff) + 0x1) & 0xffff) == a1555 {
+															if (((a1555 & 0x7fff) + 0x1) & 0xffff) == a1556 {
 																{
-																	r1553 = ((a1554 & 0x8000) ^ 0x8000)
-																	goto end1552
+																	r1554 = ((a1555 & 0x8000) ^ 0x8000)
+																	goto end1553
 																}
 															}
-															r1553 = ((a1554 + 0x1) & 0xffff)
-															goto end1552
+															r1554 = ((a1555 + 0x1) & 0xffff)
+															goto end1553
 														}
-													end1552:
+													end1553:
 													}
-													v1547 = r1553
+													v1548 = r1554
 												}
 											}
 										}
 									}
 								}
-								p.r[32].Set32(a1532, ((v1547) & 0xffff))
-								s[184] = v1547
+								p.r[32].Set32(a1533, ((v1548) & 0xffff))
+								s[186] = v1548
 							}
 						}
 					}
@@ -14811,189 +14797,189 @@ func (p *netlock) ingress62(g *engine.Gen, s *[262]uint64, a1505 uint64) {
 }
 
 // ingress60 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access.
-func (p *netlock) ingress60(g *engine.Gen, s *[262]uint64, a1505 uint64) {
+func (p *netlock) ingress60(g *engine.Gen, s *[263]uint64, a1506 uint64) {
 	{
-		a1507 := a1505
-		_ = a1507
+		a1508 := a1506
+		_ = a1508
 		{
-			if s[166] != 0x0 {
-				{
-					{
-						{
-							// action NetlockIngress.levels.level0.head_access
-							v1509 := uint64(0)
-							_ = v1509
-							v1509 = p.r[27].Get32(a1507)
-							var r1512 uint64
-							_ = r1512
-							{
-								a1513 := v1509
-								_ = a1513
-								a1514 := s[169]
-								_ = a1514
-								{
-									if (((a1513 & 0x7fff) + 0x1) & 0xffff) == a1514 {
-										{
-											r1512 = ((a1513 & 0x8000) ^ 0x8000)
-											goto end1511
-										}
-									}
-									r1512 = ((a1513 + 0x1) & 0xffff)
-									goto end1511
-								}
-							end1511:
-							}
-							v1510 := uint64(r1512)
-							_ = v1510
-							s[175] = 0x0
-							if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v1509 & 0x7fff)) {
-								{
-									s[175] = 0x1
-								}
-							} else {
-								if (s[166] == 0x3) && (s[171] == 0x1) {
-									{
-										s[175] = 0x1
-									}
-								}
-							}
-							s[172] = v1509
-							if s[175] == 0x1 {
-								{
-									v1509 = v1510
-								}
-							} else {
-								if s[166] == 0x4 {
-									{
-										v1509 = 0x0
-									}
-								}
-							}
-							p.r[27].Set32(a1507, ((v1509) & 0xffff))
-							if s[166] == 0x3 {
-								{
-									s[172] = v1509
-								}
-							}
-						}
-					}
-				}
-			}
-			if s[167] != 0x0 {
-				{
-					{
-						{
-							// action NetlockIngress.levels.level0.tail_access
-							v1516 := uint64(0)
-							_ = v1516
-							v1516 = p.r[28].Get32(a1507)
-							s[173] = v1516
-							if (s[167] == 0x2) && (s[171] == 0x1) {
-								{
-									var r1518 uint64
-									_ = r1518
-									{
-										a1519 := v1516
-										_ = a1519
-										a1520 := s[169]
-										_ = a1520
-										{
-											if (((a1519 & 0x7fff) + 0x1) & 0xffff) == a1520 {
-												{
-													r1518 = ((a1519 & 0x8000) ^ 0x8000)
-													goto end1517
-												}
-											}
-											r1518 = ((a1519 + 0x1) & 0xffff)
-											goto end1517
-										}
-									end1517:
-									}
-									v1516 = r1518
-								}
-							} else {
-								if s[167] == 0x4 {
-									{
-										v1516 = 0x0
-									}
-								}
-							}
-							p.r[28].Set32(a1507, ((v1516) & 0xffff))
-						}
-					}
-				}
-			}
 			if s[168] != 0x0 {
 				{
 					{
 						{
-							// action NetlockIngress.levels.level0.gnext_access
-							v1522 := uint64(0)
-							_ = v1522
-							v1522 = p.r[29].Get32(a1507)
-							if (s[168] == 0x2) && (s[171] == 0x1) {
+							// action NetlockIngress.levels.level0.head_access
+							v1510 := uint64(0)
+							_ = v1510
+							v1510 = p.r[27].Get32(a1508)
+							var r1513 uint64
+							_ = r1513
+							{
+								a1514 := v1510
+								_ = a1514
+								a1515 := s[171]
+								_ = a1515
 								{
-									v1522 = s[170]
+									if (((a1514 & 0x7fff) + 0x1) & 0xffff) == a1515 {
+										{
+											r1513 = ((a1514 & 0x8000) ^ 0x8000)
+											goto end1512
+										}
+									}
+									r1513 = ((a1514 + 0x1) & 0xffff)
+									goto end1512
+								}
+							end1512:
+							}
+							v1511 := uint64(r1513)
+							_ = v1511
+							s[177] = 0x0
+							if ((s[168] == 0x2) && (s[173] == 0x1)) && (s[172] == (v1510 & 0x7fff)) {
+								{
+									s[177] = 0x1
 								}
 							} else {
-								if ((s[168] == 0x3) && (s[171] == 0x1)) && (v1522 == s[172]) {
+								if (s[168] == 0x3) && (s[173] == 0x1) {
 									{
-										var r1524 uint64
-										_ = r1524
+										s[177] = 0x1
+									}
+								}
+							}
+							s[174] = v1510
+							if s[177] == 0x1 {
+								{
+									v1510 = v1511
+								}
+							} else {
+								if s[168] == 0x4 {
+									{
+										v1510 = 0x0
+									}
+								}
+							}
+							p.r[27].Set32(a1508, ((v1510) & 0xffff))
+							if s[168] == 0x3 {
+								{
+									s[174] = v1510
+								}
+							}
+						}
+					}
+				}
+			}
+			if s[169] != 0x0 {
+				{
+					{
+						{
+							// action NetlockIngress.levels.level0.tail_access
+							v1517 := uint64(0)
+							_ = v1517
+							v1517 = p.r[28].Get32(a1508)
+							s[175] = v1517
+							if (s[169] == 0x2) && (s[173] == 0x1) {
+								{
+									var r1519 uint64
+									_ = r1519
+									{
+										a1520 := v1517
+										_ = a1520
+										a1521 := s[171]
+										_ = a1521
 										{
-											a1525 := v1522
-											_ = a1525
-											a1526 := s[169]
+											if (((a1520 & 0x7fff) + 0x1) & 0xffff) == a1521 {
+												{
+													r1519 = ((a1520 & 0x8000) ^ 0x8000)
+													goto end1518
+												}
+											}
+											r1519 = ((a1520 + 0x1) & 0xffff)
+											goto end1518
+										}
+									end1518:
+									}
+									v1517 = r1519
+								}
+							} else {
+								if s[169] == 0x4 {
+									{
+										v1517 = 0x0
+									}
+								}
+							}
+							p.r[28].Set32(a1508, ((v1517) & 0xffff))
+						}
+					}
+				}
+			}
+			if s[170] != 0x0 {
+				{
+					{
+						{
+							// action NetlockIngress.levels.level0.gnext_access
+							v1523 := uint64(0)
+							_ = v1523
+							v1523 = p.r[29].Get32(a1508)
+							if (s[170] == 0x2) && (s[173] == 0x1) {
+								{
+									v1523 = s[172]
+								}
+							} else {
+								if ((s[170] == 0x3) && (s[173] == 0x1)) && (v1523 == s[174]) {
+									{
+										var r1525 uint64
+										_ = r1525
+										{
+											a1526 := v1523
 											_ = a1526
+											a1527 := s[171]
+											_ = a1527
 											{
-												if (((a1525 & 0x7fff) + 0x1) & 0xffff) == a1526 {
+												if (((a1526 & 0x7fff) + 0x1) & 0xffff) == a1527 {
 													{
-														r1524 = ((a1525 & 0x8000) ^ 0x8000)
-														goto end1523
+														r1525 = ((a1526 & 0x8000) ^ 0x8000)
+														goto end1524
 													}
 												}
-												r1524 = ((a1525 + 0x1) & 0xffff)
-												goto end1523
+												r1525 = ((a1526 + 0x1) & 0xffff)
+												goto end1524
 											}
-										end1523:
+										end1524:
 										}
-										v1522 = r1524
+										v1523 = r1525
 									}
 								} else {
-									if s[168] == 0x4 {
+									if s[170] == 0x4 {
 										{
-											v1522 = 0x0
+											v1523 = 0x0
 										}
 									} else {
-										if (s[168] == 0x5) && (s[171] == 0x1) {
+										if (s[170] == 0x5) && (s[173] == 0x1) {
 											{
-												var r1528 uint64
-												_ = r1528
+												var r1529 uint64
+												_ = r1529
 												{
-													a1529 := s[173]
-													_ = a1529
-													a1530 := s[169]
+													a1530 := s[175]
 													_ = a1530
+													a1531 := s[171]
+													_ = a1531
 													{
-														if (((a1529 & 0x7fff) + 0x1) & 0xffff) == a1530 {
+														if (((a1530 & 0x7fff) + 0x1) & 0xffff) == a1531 {
 															{
-																r1528 = ((a1529 & 0x8000) ^ 0x8000)
-																goto end1527
+																r1529 = ((a1530 & 0x8000) ^ 0x8000)
+																goto end1528
 															}
 														}
-														r1528 = ((a1529 + 0x1) & 0xffff)
-														goto end1527
+														r1529 = ((a1530 + 0x1) & 0xffff)
+														goto end1528
 													}
-												end1527:
+												end1528:
 												}
-												v1522 = r1528
+												v1523 = r1529
 											}
 										}
 									}
 								}
 							}
-							p.r[29].Set32(a1507, ((v1522) & 0xffff))
-							s[174] = v1522
+							p.r[29].Set32(a1508, ((v1523) & 0xffff))
+							s[176] = v1523
 						}
 					}
 				}
@@ -15003,189 +14989,189 @@ func (p *netlock) ingress60(g *engine.Gen, s *[262]uint64, a1505 uint64) {
 }
 
 // ingress61 is a part of ingress, with actions NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, NetlockIngress.levels.level1.gnext_access.
-func (p *netlock) ingress61(g *engine.Gen, s *[262]uint64, a1505 uint64) {
+func (p *netlock) ingress61(g *engine.Gen, s *[263]uint64, a1506 uint64) {
 	{
-		a1557 := a1505
-		_ = a1557
+		a1558 := a1506
+		_ = a1558
 		{
-			if s[166] != 0x0 {
-				{
-					{
-						{
-							// action NetlockIngress.levels.level1.head_access
-							v1559 := uint64(0)
-							_ = v1559
-							v1559 = p.r[30].Get32(a1557)
-							var r1562 uint64
-							_ = r1562
-							{
-								a1563 := v1559
-								_ = a1563
-								a1564 := s[169]
-								_ = a1564
-								{
-									if (((a1563 & 0x7fff) + 0x1) & 0xffff) == a1564 {
-										{
-											r1562 = ((a1563 & 0x8000) ^ 0x8000)
-											goto end1561
-										}
-									}
-									r1562 = ((a1563 + 0x1) & 0xffff)
-									goto end1561
-								}
-							end1561:
-							}
-							v1560 := uint64(r1562)
-							_ = v1560
-							s[175] = 0x0
-							if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v1559 & 0x7fff)) {
-								{
-									s[175] = 0x1
-								}
-							} else {
-								if (s[166] == 0x3) && (s[171] == 0x1) {
-									{
-										s[175] = 0x1
-									}
-								}
-							}
-							s[172] = v1559
-							if s[175] == 0x1 {
-								{
-									v1559 = v1560
-								}
-							} else {
-								if s[166] == 0x4 {
-									{
-										v1559 = 0x0
-									}
-								}
-							}
-							p.r[30].Set32(a1557, ((v1559) & 0xffff))
-							if s[166] == 0x3 {
-								{
-									s[172] = v1559
-								}
-							}
-						}
-					}
-				}
-			}
-			if s[167] != 0x0 {
-				{
-					{
-						{
-							// action NetlockIngress.levels.level1.tail_access
-							v1566 := uint64(0)
-							_ = v1566
-							v1566 = p.r[31].Get32(a1557)
-							s[173] = v1566
-							if (s[167] == 0x2) && (s[171] == 0x1) {
-								{
-									var r1568 uint64
-									_ = r1568
-									{
-										a1569 := v1566
-										_ = a1569
-										a1570 := s[169]
-										_ = a1570
-										{
-											if (((a1569 & 0x7fff) + 0x1) & 0xffff) == a1570 {
-												{
-													r1568 = ((a1569 & 0x8000) ^ 0x8000)
-													goto end1567
-												}
-											}
-											r1568 = ((a1569 + 0x1) & 0xffff)
-											goto end1567
-										}
-									end1567:
-									}
-									v1566 = r1568
-								}
-							} else {
-								if s[167] == 0x4 {
-									{
-										v1566 = 0x0
-									}
-								}
-							}
-							p.r[31].Set32(a1557, ((v1566) & 0xffff))
-						}
-					}
-				}
-			}
 			if s[168] != 0x0 {
 				{
 					{
 						{
-							// action NetlockIngress.levels.level1.gnext_access
-							v1572 := uint64(0)
-							_ = v1572
-							v1572 = p.r[32].Get32(a1557)
-							if (s[168] == 0x2) && (s[171] == 0x1) {
+							// action NetlockIngress.levels.level1.head_access
+							v1560 := uint64(0)
+							_ = v1560
+							v1560 = p.r[30].Get32(a1558)
+							var r1563 uint64
+							_ = r1563
+							{
+								a1564 := v1560
+								_ = a1564
+								a1565 := s[171]
+								_ = a1565
 								{
-									v1572 = s[170]
+									if (((a1564 & 0x7fff) + 0x1) & 0xffff) == a1565 {
+										{
+											r1563 = ((a1564 & 0x8000) ^ 0x8000)
+											goto end1562
+										}
+									}
+									r1563 = ((a1564 + 0x1) & 0xffff)
+									goto end1562
+								}
+							end1562:
+							}
+							v1561 := uint64(r1563)
+							_ = v1561
+							s[177] = 0x0
+							if ((s[168] == 0x2) && (s[173] == 0x1)) && (s[172] == (v1560 & 0x7fff)) {
+								{
+									s[177] = 0x1
 								}
 							} else {
-								if ((s[168] == 0x3) && (s[171] == 0x1)) && (v1572 == s[172]) {
+								if (s[168] == 0x3) && (s[173] == 0x1) {
 									{
-										var r1574 uint64
-										_ = r1574
+										s[177] = 0x1
+									}
+								}
+							}
+							s[174] = v1560
+							if s[177] == 0x1 {
+								{
+									v1560 = v1561
+								}
+							} else {
+								if s[168] == 0x4 {
+									{
+										v1560 = 0x0
+									}
+								}
+							}
+							p.r[30].Set32(a1558, ((v1560) & 0xffff))
+							if s[168] == 0x3 {
+								{
+									s[174] = v1560
+								}
+							}
+						}
+					}
+				}
+			}
+			if s[169] != 0x0 {
+				{
+					{
+						{
+							// action NetlockIngress.levels.level1.tail_access
+							v1567 := uint64(0)
+							_ = v1567
+							v1567 = p.r[31].Get32(a1558)
+							s[175] = v1567
+							if (s[169] == 0x2) && (s[173] == 0x1) {
+								{
+									var r1569 uint64
+									_ = r1569
+									{
+										a1570 := v1567
+										_ = a1570
+										a1571 := s[171]
+										_ = a1571
 										{
-											a1575 := v1572
-											_ = a1575
-											a1576 := s[169]
+											if (((a1570 & 0x7fff) + 0x1) & 0xffff) == a1571 {
+												{
+													r1569 = ((a1570 & 0x8000) ^ 0x8000)
+													goto end1568
+												}
+											}
+											r1569 = ((a1570 + 0x1) & 0xffff)
+											goto end1568
+										}
+									end1568:
+									}
+									v1567 = r1569
+								}
+							} else {
+								if s[169] == 0x4 {
+									{
+										v1567 = 0x0
+									}
+								}
+							}
+							p.r[31].Set32(a1558, ((v1567) & 0xffff))
+						}
+					}
+				}
+			}
+			if s[170] != 0x0 {
+				{
+					{
+						{
+							// action NetlockIngress.levels.level1.gnext_access
+							v1573 := uint64(0)
+							_ = v1573
+							v1573 = p.r[32].Get32(a1558)
+							if (s[170] == 0x2) && (s[173] == 0x1) {
+								{
+									v1573 = s[172]
+								}
+							} else {
+								if ((s[170] == 0x3) && (s[173] == 0x1)) && (v1573 == s[174]) {
+									{
+										var r1575 uint64
+										_ = r1575
+										{
+											a1576 := v1573
 											_ = a1576
+											a1577 := s[171]
+											_ = a1577
 											{
-												if (((a1575 & 0x7fff) + 0x1) & 0xffff) == a1576 {
+												if (((a1576 & 0x7fff) + 0x1) & 0xffff) == a1577 {
 													{
-														r1574 = ((a1575 & 0x8000) ^ 0x8000)
-														goto end1573
+														r1575 = ((a1576 & 0x8000) ^ 0x8000)
+														goto end1574
 													}
 												}
-												r1574 = ((a1575 + 0x1) & 0xffff)
-												goto end1573
+												r1575 = ((a1576 + 0x1) & 0xffff)
+												goto end1574
 											}
-										end1573:
+										end1574:
 										}
-										v1572 = r1574
+										v1573 = r1575
 									}
 								} else {
-									if s[168] == 0x4 {
+									if s[170] == 0x4 {
 										{
-											v1572 = 0x0
+											v1573 = 0x0
 										}
 									} else {
-										if (s[168] == 0x5) && (s[171] == 0x1) {
+										if (s[170] == 0x5) && (s[173] == 0x1) {
 											{
-												var r1578 uint64
-												_ = r1578
+												var r1579 uint64
+												_ = r1579
 												{
-													a1579 := s[173]
-													_ = a1579
-													a1580 := s[169]
+													a1580 := s[175]
 													_ = a1580
+													a1581 := s[171]
+													_ = a1581
 													{
-														if (((a1579 & 0x7fff) + 0x1) & 0xffff) == a1580 {
+														if (((a1580 & 0x7fff) + 0x1) & 0xffff) == a1581 {
 															{
-																r1578 = ((a1579 & 0x8000) ^ 0x8000)
-																goto end1577
+																r1579 = ((a1580 & 0x8000) ^ 0x8000)
+																goto end1578
 															}
 														}
-														r1578 = ((a1579 + 0x1) & 0xffff)
-														goto end1577
+														r1579 = ((a1580 + 0x1) & 0xffff)
+														goto end1578
 													}
-												end1577:
+												end1578:
 												}
-												v1572 = r1578
+												v1573 = r1579
 											}
 										}
 									}
 								}
 							}
-							p.r[32].Set32(a1557, ((v1572) & 0xffff))
-							s[174] = v1572
+							p.r[32].Set32(a1558, ((v1573) & 0xffff))
+							s[176] = v1573
 						}
 					}
 				}
@@ -15195,67 +15181,67 @@ func (p *netlock) ingress61(g *engine.Gen, s *[262]uint64, a1505 uint64) {
 }
 
 // ingress63 is a part of ingress, with actions NetlockIngress.ended_access, NetlockIngress.ans_echo, NetlockIngress.ans_to_client, NetlockIngress.ans_echo_p, NetlockIngress.ans_reply.
-func (p *netlock) ingress63(g *engine.Gen, s *[262]uint64, v111 *uint64, v112 *uint64, v1436 uint64) {
+func (p *netlock) ingress63(g *engine.Gen, s *[263]uint64, v112 *uint64, v113 *uint64, v1437 uint64) {
 	{
 		{
 			{
 				// action NetlockIngress.ended_access
-				v1616 := uint64(0)
-				_ = v1616
-				var h1617 uint64
+				v1617 := uint64(0)
+				_ = v1617
+				var h1618 uint64
 				{
 					if s[29] != 0 {
-						b1618 := g.Scratch(12)
-						binary.BigEndian.PutUint64(b1618[0:], (s[37])<<32|(s[38])>>32)
-						binary.BigEndian.PutUint64(b1618[8:], (s[38])<<32)
-						h1617 = engine.HashCRC32(b1618[:12])
+						b1619 := g.Scratch(12)
+						binary.BigEndian.PutUint64(b1619[0:], (s[37])<<32|(s[38])>>32)
+						binary.BigEndian.PutUint64(b1619[8:], (s[38])<<32)
+						h1618 = engine.HashCRC32(b1619[:12])
 					} else {
-						h1617 = engine.HashCRC32(nil)
+						h1618 = engine.HashCRC32(nil)
 					}
 				}
-				v1616 = (0x0 + engine.Sel(p.c[2] != 0, h1617%(p.c[2]|engine.B2U(p.c[2] == 0)), h1617)) & 0xffffffff
-				v1619 := uint64(0)
-				_ = v1619
-				var h1620 uint64
+				v1617 = (0x0 + engine.Sel(p.c[2] != 0, h1618%(p.c[2]|engine.B2U(p.c[2] == 0)), h1618)) & 0xffffffff
+				v1620 := uint64(0)
+				_ = v1620
+				var h1621 uint64
 				{
 					if s[29] != 0 {
-						b1621 := g.Scratch(12)
-						binary.BigEndian.PutUint64(b1621[0:], ((s[38])&0xffffffff)<<32|s[37])
-						binary.BigEndian.PutUint64(b1621[8:], ((s[38])>>32)<<32)
-						h1620 = engine.HashCRC32(b1621[:12])
+						b1622 := g.Scratch(12)
+						binary.BigEndian.PutUint64(b1622[0:], ((s[38])&0xffffffff)<<32|s[37])
+						binary.BigEndian.PutUint64(b1622[8:], ((s[38])>>32)<<32)
+						h1621 = engine.HashCRC32(b1622[:12])
 					} else {
-						b1622 := g.Scratch(8)
-						binary.BigEndian.PutUint64(b1622[0:], ((s[38])&0xffffffff)<<32|((s[38])>>32))
-						h1620 = engine.HashCRC32(b1622[:8])
+						b1623 := g.Scratch(8)
+						binary.BigEndian.PutUint64(b1623[0:], ((s[38])&0xffffffff)<<32|((s[38])>>32))
+						h1621 = engine.HashCRC32(b1623[:8])
 					}
 				}
-				v1619 = (0x0 + h1620%0x100000000) & 0xffffffff
-				v1619 = (v1619 & 0xfffffffc)
-				if v1619 == 0x0 {
+				v1620 = (0x0 + h1621%0x100000000) & 0xffffffff
+				v1620 = (v1620 & 0xfffffffc)
+				if v1620 == 0x0 {
 					{
-						v1619 = 0x4
+						v1620 = 0x4
 					}
 				}
-				v1623 := uint64(0)
-				_ = v1623
-				v1623 = p.r[6].Get32(v1616)
-				s[234] = engine.Sel(((v1623 & 0xfffffffd) == (v1619 | 0x1)), 0x1, 0x0)
-				s[235] = engine.Sel((v1623 == (v1619 | 0x3)), 0x1, 0x0)
-				s[236] = engine.Sel((v1623 == v1619), 0x1, 0x0)
+				v1624 := uint64(0)
+				_ = v1624
+				v1624 = p.r[6].Get32(v1617)
+				s[235] = engine.Sel(((v1624 & 0xfffffffd) == (v1620 | 0x1)), 0x1, 0x0)
+				s[236] = engine.Sel((v1624 == (v1620 | 0x3)), 0x1, 0x0)
+				s[237] = engine.Sel((v1624 == v1620), 0x1, 0x0)
 				{
 					{
 						{
-							v1623 = (v1619 | 0x1)
+							v1624 = (v1620 | 0x1)
 						}
 					}
 				}
-				p.r[6].Set32(v1616, ((v1623) & 0xffffffff))
+				p.r[6].Set32(v1617, ((v1624) & 0xffffffff))
 			}
 		}
-		if (s[221] == 0x0) && (((s[224] + s[225]) & 0xffffffff) > 0x0) {
+		if (s[222] == 0x0) && (((s[225] + s[226]) & 0xffffffff) > 0x0) {
 			{
-				(*v111) = 0x1
-				if s[224] > 0x0 {
+				(*v112) = 0x1
+				if s[225] > 0x0 {
 					{
 						s[71] = 0x0
 					}
@@ -15264,56 +15250,56 @@ func (p *netlock) ingress63(g *engine.Gen, s *[262]uint64, v111 *uint64, v112 *u
 						s[71] = 0x1
 					}
 				}
-				if s[71] == s[206] {
+				if s[71] == s[208] {
 					{
-						s[72] = s[174]
+						s[72] = s[176]
 					}
 				} else {
 					{
-						s[72] = s[184]
+						s[72] = s[186]
 					}
 				}
 			}
 		}
-		if v1436 == s[172] {
+		if v1437 == s[174] {
 			{
-				(*v112) = 0x1
-				s[77] = s[206]
-				s[78] = engine.Sel((s[206] == 0x0), s[226], s[227])
+				(*v113) = 0x1
+				s[77] = s[208]
+				s[78] = engine.Sel((s[208] == 0x0), s[227], s[228])
 				s[79] = 0x0
 			}
 		}
-		if ((*v111) == 0x1) || ((*v112) == 0x1) {
+		if ((*v112) == 0x1) || ((*v113) == 0x1) {
 			{
 				{
 					{
 						// action NetlockIngress.ans_echo
 						{
-							a1626 := s[209]
-							_ = a1626
-							a1627 := s[210]
+							a1627 := s[211]
 							_ = a1627
-							a1628 := s[211]
+							a1628 := s[212]
 							_ = a1628
+							a1629 := s[213]
+							_ = a1629
 							{
 								// action NetlockIngress.ans_to_client
 								s[80] = 0x1
 								s[81] = 0x1
 								s[82] = 0x0
-								s[86] = s[201]
-								s[88] = s[202]
-								s[87] = a1626
-								s[89] = a1627
+								s[86] = s[203]
+								s[88] = s[204]
+								s[87] = a1627
+								s[89] = a1628
 								s[90] = 0x1
 								s[93] = 0x0
 								s[92] = 0x0
 								s[101] = 0x0
 								s[102] = 0x0
-								if a1628 == 0x1 {
+								if a1629 == 0x1 {
 									{
 										s[92] = 0x8
-										s[101] = a1626
-										s[102] = a1627
+										s[101] = a1627
+										s[102] = a1628
 									}
 								}
 								s[96] = s[37]
@@ -15338,20 +15324,20 @@ func (p *netlock) ingress63(g *engine.Gen, s *[262]uint64, v111 *uint64, v112 *u
 				{
 					{
 						// action NetlockIngress.ans_echo_p
-						if s[205] == 0x1 {
+						if s[207] == 0x1 {
 							{
 								{
 									{
 										// action NetlockIngress.ans_reply
-										s[105] = 0x1
-										s[106] = 0x1
-										s[112] = s[22]
-										s[130] = 0x1
-										s[115] = 0x1
+										s[107] = 0x1
+										s[108] = 0x1
+										s[114] = s[22]
+										s[132] = 0x1
 										s[117] = 0x1
-										s[118] = 0x0
-										s[123] = s[39]
-										s[125] = 0x0
+										s[119] = 0x1
+										s[120] = 0x0
+										s[125] = s[39]
+										s[127] = 0x0
 									}
 								}
 							}
@@ -15361,46 +15347,46 @@ func (p *netlock) ingress63(g *engine.Gen, s *[262]uint64, v111 *uint64, v112 *u
 									{
 										// action NetlockIngress.ans_echo
 										{
-											a1633 := s[209]
-											_ = a1633
-											a1634 := s[210]
+											a1634 := s[211]
 											_ = a1634
-											a1635 := s[211]
+											a1635 := s[212]
 											_ = a1635
+											a1636 := s[213]
+											_ = a1636
 											{
 												// action NetlockIngress.ans_to_client
-												s[105] = 0x1
-												s[106] = 0x1
-												s[107] = 0x0
-												s[111] = s[201]
-												s[113] = s[202]
-												s[112] = a1633
+												s[107] = 0x1
+												s[108] = 0x1
+												s[109] = 0x0
+												s[113] = s[203]
+												s[115] = s[204]
 												s[114] = a1634
-												s[115] = 0x1
-												s[118] = 0x0
-												s[117] = 0x0
-												s[126] = 0x0
-												s[127] = 0x0
-												if a1635 == 0x1 {
+												s[116] = a1635
+												s[117] = 0x1
+												s[120] = 0x0
+												s[119] = 0x0
+												s[128] = 0x0
+												s[129] = 0x0
+												if a1636 == 0x1 {
 													{
-														s[117] = 0x8
-														s[126] = a1633
-														s[127] = a1634
+														s[119] = 0x8
+														s[128] = a1634
+														s[129] = a1635
 													}
 												}
-												s[121] = s[37]
-												s[125] = 0x0
-												s[128] = 0x0
+												s[123] = s[37]
+												s[127] = 0x0
+												s[130] = 0x0
 											}
 										}
-										s[117] = (s[117] | 0x1)
-										s[118] = 0x0
-										s[116] = s[32]
-										s[119] = s[35]
-										s[120] = s[36]
-										s[122] = s[38]
-										s[123] = s[39]
-										s[124] = s[40]
+										s[119] = (s[119] | 0x1)
+										s[120] = 0x0
+										s[118] = s[32]
+										s[121] = s[35]
+										s[122] = s[36]
+										s[124] = s[38]
+										s[125] = s[39]
+										s[126] = s[40]
 									}
 								}
 							}
@@ -15413,23 +15399,23 @@ func (p *netlock) ingress63(g *engine.Gen, s *[262]uint64, v111 *uint64, v112 *u
 }
 
 // ingress81 is a part of ingress, with actions NetlockIngress.lease_of, NetlockIngress.token_slot, NetlockIngress.ans_echo_p, NetlockIngress.ans_reply, NetlockIngress.ans_echo, NetlockIngress.ans_to_client, and 23 more.
-func (p *netlock) ingress81(g *engine.Gen, s *[262]uint64) {
+func (p *netlock) ingress81(g *engine.Gen, s *[263]uint64) {
 	{
 		{
 			{
 				// action NetlockIngress.lease_of
 				if s[41] == 0x0 {
 					{
-						s[212] = s[190]
+						s[214] = s[192]
 					}
 				} else {
-					if s[41] > s[191] {
+					if s[41] > s[193] {
 						{
-							s[212] = s[191]
+							s[214] = s[193]
 						}
 					} else {
 						{
-							s[212] = s[41]
+							s[214] = s[41]
 						}
 					}
 				}
@@ -15438,44 +15424,44 @@ func (p *netlock) ingress81(g *engine.Gen, s *[262]uint64) {
 		{
 			{
 				// action NetlockIngress.token_slot
-				s[214] = ((s[39] & p.c[6]) & 0xffffffff)
-				s[215] = (s[39] >> (p.c[7]))
-				if (s[214] >= s[195]) && (((s[214] - s[195]) & 0xffffffff) < s[196]) {
+				s[215] = ((s[39] & p.c[6]) & 0xffffffff)
+				s[216] = (s[39] >> (p.c[7]))
+				if (s[215] >= s[197]) && (((s[215] - s[197]) & 0xffffffff) < s[198]) {
 					{
-						s[216] = 0x0
+						s[217] = 0x0
 					}
 				} else {
-					if (s[214] >= s[197]) && (((s[214] - s[197]) & 0xffffffff) < s[198]) {
+					if (s[215] >= s[199]) && (((s[215] - s[199]) & 0xffffffff) < s[200]) {
 						{
-							s[216] = 0x1
+							s[217] = 0x1
 						}
 					} else {
 						{
-							s[216] = 0x2
+							s[217] = 0x2
 						}
 					}
 				}
 			}
 		}
-		if s[216] == 0x2 {
+		if s[217] == 0x2 {
 			{
 				{
 					{
 						// action NetlockIngress.ans_echo_p
-						if s[205] == 0x1 {
+						if s[207] == 0x1 {
 							{
 								{
 									{
 										// action NetlockIngress.ans_reply
-										s[105] = 0x1
-										s[106] = 0x1
-										s[112] = s[22]
-										s[130] = 0x1
-										s[115] = 0x4
-										s[117] = 0x0
-										s[118] = 0x3
-										s[123] = s[39]
-										s[125] = 0x0
+										s[107] = 0x1
+										s[108] = 0x1
+										s[114] = s[22]
+										s[132] = 0x1
+										s[117] = 0x4
+										s[119] = 0x0
+										s[120] = 0x3
+										s[125] = s[39]
+										s[127] = 0x0
 									}
 								}
 							}
@@ -15485,45 +15471,45 @@ func (p *netlock) ingress81(g *engine.Gen, s *[262]uint64) {
 									{
 										// action NetlockIngress.ans_echo
 										{
-											a1654 := s[209]
-											_ = a1654
-											a1655 := s[210]
+											a1655 := s[211]
 											_ = a1655
-											a1656 := s[211]
+											a1656 := s[212]
 											_ = a1656
+											a1657 := s[213]
+											_ = a1657
 											{
 												// action NetlockIngress.ans_to_client
-												s[105] = 0x1
-												s[106] = 0x1
-												s[107] = 0x0
-												s[111] = s[201]
-												s[113] = s[202]
-												s[112] = a1654
+												s[107] = 0x1
+												s[108] = 0x1
+												s[109] = 0x0
+												s[113] = s[203]
+												s[115] = s[204]
 												s[114] = a1655
-												s[115] = 0x4
-												s[118] = 0x0
-												s[117] = 0x0
-												s[126] = 0x0
-												s[127] = 0x0
-												if a1656 == 0x1 {
+												s[116] = a1656
+												s[117] = 0x4
+												s[120] = 0x0
+												s[119] = 0x0
+												s[128] = 0x0
+												s[129] = 0x0
+												if a1657 == 0x1 {
 													{
-														s[117] = 0x8
-														s[126] = a1654
-														s[127] = a1655
+														s[119] = 0x8
+														s[128] = a1655
+														s[129] = a1656
 													}
 												}
-												s[121] = s[37]
-												s[125] = 0x0
-												s[128] = 0x0
+												s[123] = s[37]
+												s[127] = 0x0
+												s[130] = 0x0
 											}
 										}
-										s[118] = 0x3
-										s[116] = s[32]
-										s[119] = s[35]
-										s[120] = s[36]
-										s[122] = s[38]
-										s[123] = s[39]
-										s[124] = s[40]
+										s[120] = 0x3
+										s[118] = s[32]
+										s[121] = s[35]
+										s[122] = s[36]
+										s[124] = s[38]
+										s[125] = s[39]
+										s[126] = s[40]
 									}
 								}
 							}
@@ -15534,25 +15520,25 @@ func (p *netlock) ingress81(g *engine.Gen, s *[262]uint64) {
 		} else {
 			{
 				p.ingress69(g, s)
-				if s[165] == 0x1 {
+				if s[167] == 0x1 {
 					{
 						{
 							{
 								// action NetlockIngress.ans_echo_p
-								if s[205] == 0x1 {
+								if s[207] == 0x1 {
 									{
 										{
 											{
 												// action NetlockIngress.ans_reply
-												s[105] = 0x1
-												s[106] = 0x1
-												s[112] = s[22]
-												s[130] = 0x1
-												s[115] = 0x7
-												s[117] = 0x1
-												s[118] = 0x0
-												s[123] = s[39]
-												s[125] = 0x0
+												s[107] = 0x1
+												s[108] = 0x1
+												s[114] = s[22]
+												s[132] = 0x1
+												s[117] = 0x7
+												s[119] = 0x1
+												s[120] = 0x0
+												s[125] = s[39]
+												s[127] = 0x0
 											}
 										}
 									}
@@ -15562,73 +15548,73 @@ func (p *netlock) ingress81(g *engine.Gen, s *[262]uint64) {
 											{
 												// action NetlockIngress.ans_echo
 												{
-													a1713 := s[209]
-													_ = a1713
-													a1714 := s[210]
+													a1714 := s[211]
 													_ = a1714
-													a1715 := s[211]
+													a1715 := s[212]
 													_ = a1715
+													a1716 := s[213]
+													_ = a1716
 													{
 														// action NetlockIngress.ans_to_client
-														s[105] = 0x1
-														s[106] = 0x1
-														s[107] = 0x0
-														s[111] = s[201]
-														s[113] = s[202]
-														s[112] = a1713
+														s[107] = 0x1
+														s[108] = 0x1
+														s[109] = 0x0
+														s[113] = s[203]
+														s[115] = s[204]
 														s[114] = a1714
-														s[115] = 0x7
-														s[118] = 0x0
-														s[117] = 0x0
-														s[126] = 0x0
-														s[127] = 0x0
-														if a1715 == 0x1 {
+														s[116] = a1715
+														s[117] = 0x7
+														s[120] = 0x0
+														s[119] = 0x0
+														s[128] = 0x0
+														s[129] = 0x0
+														if a1716 == 0x1 {
 															{
-																s[117] = 0x8
-																s[126] = a1713
-																s[127] = a1714
+																s[119] = 0x8
+																s[128] = a1714
+																s[129] = a1715
 															}
 														}
-														s[121] = s[37]
-														s[125] = 0x0
-														s[128] = 0x0
+														s[123] = s[37]
+														s[127] = 0x0
+														s[130] = 0x0
 													}
 												}
-												s[117] = (s[117] | 0x1)
-												s[118] = 0x0
-												s[116] = s[32]
-												s[119] = s[35]
-												s[120] = s[36]
-												s[122] = s[38]
-												s[123] = s[39]
-												s[124] = s[40]
+												s[119] = (s[119] | 0x1)
+												s[120] = 0x0
+												s[118] = s[32]
+												s[121] = s[35]
+												s[122] = s[36]
+												s[124] = s[38]
+												s[125] = s[39]
+												s[126] = s[40]
 											}
 										}
 									}
 								}
 							}
 						}
-						s[125] = s[156]
+						s[127] = s[158]
 					}
 				} else {
 					{
 						{
 							{
 								// action NetlockIngress.ans_echo_p
-								if s[205] == 0x1 {
+								if s[207] == 0x1 {
 									{
 										{
 											{
 												// action NetlockIngress.ans_reply
-												s[105] = 0x1
-												s[106] = 0x1
-												s[112] = s[22]
-												s[130] = 0x1
-												s[115] = 0x4
-												s[117] = 0x0
-												s[118] = 0x3
-												s[123] = s[39]
-												s[125] = 0x0
+												s[107] = 0x1
+												s[108] = 0x1
+												s[114] = s[22]
+												s[132] = 0x1
+												s[117] = 0x4
+												s[119] = 0x0
+												s[120] = 0x3
+												s[125] = s[39]
+												s[127] = 0x0
 											}
 										}
 									}
@@ -15638,45 +15624,45 @@ func (p *netlock) ingress81(g *engine.Gen, s *[262]uint64) {
 											{
 												// action NetlockIngress.ans_echo
 												{
-													a1720 := s[209]
-													_ = a1720
-													a1721 := s[210]
+													a1721 := s[211]
 													_ = a1721
-													a1722 := s[211]
+													a1722 := s[212]
 													_ = a1722
+													a1723 := s[213]
+													_ = a1723
 													{
 														// action NetlockIngress.ans_to_client
-														s[105] = 0x1
-														s[106] = 0x1
-														s[107] = 0x0
-														s[111] = s[201]
-														s[113] = s[202]
-														s[112] = a1720
+														s[107] = 0x1
+														s[108] = 0x1
+														s[109] = 0x0
+														s[113] = s[203]
+														s[115] = s[204]
 														s[114] = a1721
-														s[115] = 0x4
-														s[118] = 0x0
-														s[117] = 0x0
-														s[126] = 0x0
-														s[127] = 0x0
-														if a1722 == 0x1 {
+														s[116] = a1722
+														s[117] = 0x4
+														s[120] = 0x0
+														s[119] = 0x0
+														s[128] = 0x0
+														s[129] = 0x0
+														if a1723 == 0x1 {
 															{
-																s[117] = 0x8
-																s[126] = a1720
-																s[127] = a1721
+																s[119] = 0x8
+																s[128] = a1721
+																s[129] = a1722
 															}
 														}
-														s[121] = s[37]
-														s[125] = 0x0
-														s[128] = 0x0
+														s[123] = s[37]
+														s[127] = 0x0
+														s[130] = 0x0
 													}
 												}
-												s[118] = 0x3
-												s[116] = s[32]
-												s[119] = s[35]
-												s[120] = s[36]
-												s[122] = s[38]
-												s[123] = s[39]
-												s[124] = s[40]
+												s[120] = 0x3
+												s[118] = s[32]
+												s[121] = s[35]
+												s[122] = s[36]
+												s[124] = s[38]
+												s[125] = s[39]
+												s[126] = s[40]
 											}
 										}
 									}
@@ -15691,32 +15677,32 @@ func (p *netlock) ingress81(g *engine.Gen, s *[262]uint64) {
 }
 
 // ingress69 is a part of ingress, with actions NetlockIngress.use_level, NetlockIngress.floor_access, NetlockIngress.slot_at, NetlockIngress.pool.part0.txn_access, NetlockIngress.pool.part0.hold_access, NetlockIngress.pool.part0.flags_access, and 17 more.
-func (p *netlock) ingress69(g *engine.Gen, s *[262]uint64) {
+func (p *netlock) ingress69(g *engine.Gen, s *[263]uint64) {
 	{
-		a1658 := s[216]
-		_ = a1658
+		a1659 := s[217]
+		_ = a1659
 		{
 			// action NetlockIngress.use_level
-			s[206] = a1658
-			if a1658 == 0x0 {
+			s[208] = a1659
+			if a1659 == 0x0 {
 				{
-					s[207] = s[195]
-					s[208] = s[196]
+					s[209] = s[197]
+					s[210] = s[198]
 				}
 			} else {
 				{
-					s[207] = s[197]
-					s[208] = s[198]
+					s[209] = s[199]
+					s[210] = s[200]
 				}
 			}
-			s[169] = s[208]
-			if a1658 == 0x0 {
+			s[171] = s[210]
+			if a1659 == 0x0 {
 				{
-					s[179] = s[198]
+					s[181] = s[200]
 				}
 			} else {
 				{
-					s[179] = s[196]
+					s[181] = s[198]
 				}
 			}
 		}
@@ -15724,140 +15710,98 @@ func (p *netlock) ingress69(g *engine.Gen, s *[262]uint64) {
 	{
 		{
 			// action NetlockIngress.floor_access
-			v1660 := uint64(0)
-			_ = v1660
-			v1660 = p.r[0].Get64(s[194])
-			p.r[0].Set64(s[194], v1660)
-			s[231] = v1660
+			v1661 := uint64(0)
+			_ = v1661
+			v1661 = p.r[0].Get64(s[196])
+			p.r[0].Set64(s[196], v1661)
+			s[232] = v1661
 		}
 	}
-	s[150] = engine.Sel((s[215] > s[231]), 0x1, 0x0)
+	s[152] = engine.Sel((s[216] > s[232]), 0x1, 0x0)
 	{
-		a1662 := (((s[214] - s[207]) & 0xffffffff) & 0xffff)
-		_ = a1662
+		a1663 := (((s[215] - s[209]) & 0xffffffff) & 0xffff)
+		_ = a1663
 		{
 			// action NetlockIngress.slot_at
-			v1663 := uint64(((s[207] + (a1662 & 0x7fff)) & 0xffffffff))
-			_ = v1663
-			s[131] = ((v1663) >> (p.c[3]) & 0x3)
-			s[132] = (v1663 & p.c[4])
-			s[214] = v1663
+			v1664 := uint64(((s[209] + (a1663 & 0x7fff)) & 0xffffffff))
+			_ = v1664
+			s[133] = ((v1664) >> (p.c[3]) & 0x3)
+			s[134] = (v1664 & p.c[4])
+			s[215] = v1664
 		}
 	}
-	s[134] = 0x1
-	s[142] = s[38]
-	s[137] = 0x4
-	s[149] = ((s[215]) & 0xffffffff)
-	s[148] = s[213]
-	s[133] = 0x4
-	s[141] = engine.Sel((s[41] == 0x0), 0x0, s[212])
-	s[136] = 0x3
-	s[146] = s[40]
+	s[136] = 0x1
+	s[144] = s[38]
+	s[139] = 0x4
+	s[151] = ((s[216]) & 0xffffffff)
+	s[150] = s[106]
+	s[135] = 0x4
+	s[143] = engine.Sel((s[41] == 0x0), 0x0, s[214])
+	s[138] = 0x3
+	s[148] = s[40]
 	{
 		{
-			if s[131] == 0x0 {
+			if s[133] == 0x0 {
 				{
 					{
 						{
-							if s[134] != 0x0 {
+							if s[136] != 0x0 {
 								{
 									{
 										{
 											// action NetlockIngress.pool.part0.txn_access
-											v1667 := uint64(0)
-											_ = v1667
-											v1667 = p.r[7].Get64(s[132])
-											s[158] = engine.Sel((v1667 == s[142]), 0x1, 0x0)
-											if s[134] == 0x2 {
+											v1668 := uint64(0)
+											_ = v1668
+											v1668 = p.r[7].Get64(s[134])
+											s[160] = engine.Sel((v1668 == s[144]), 0x1, 0x0)
+											if s[136] == 0x2 {
 												{
-													v1667 = s[142]
+													v1668 = s[144]
 												}
 											}
-											p.r[7].Set64(s[132], v1667)
-											s[157] = v1667
+											p.r[7].Set64(s[134], v1668)
+											s[159] = v1668
 										}
 									}
 								}
 							}
-							if s[137] != 0x0 {
+							if s[139] != 0x0 {
 								{
 									{
 										{
 											// action NetlockIngress.pool.part0.hold_access
-											v1669 := uint64(0)
-											_ = v1669
-											v1669 = p.r[11].Get64(s[132])
-											if (s[137] == 0x3) || (s[137] == 0x4) {
+											v1670 := uint64(0)
+											_ = v1670
+											v1670 = p.r[11].Get64(s[134])
+											if (s[139] == 0x3) || (s[139] == 0x4) {
 												{
-													if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v1669) >> 32) == s[149])) && (((v1669) >> 32) != 0x0) {
+													if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v1670) >> 32) == s[151])) && (((v1670) >> 32) != 0x0) {
 														{
-															s[165] = 0x1
+															s[167] = 0x1
 														}
 													}
 												}
 											}
-											if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
+											if (s[139] == 0x2) || ((s[139] == 0x5) && (s[153] == 0x1)) {
 												{
-													v1669 = ((s[147])<<32 | s[148])
+													v1670 = ((s[149])<<32 | s[150])
 												}
 											} else {
-												if (s[137] == 0x3) && (s[165] == 0x1) {
+												if (s[139] == 0x3) && (s[167] == 0x1) {
 													{
-														v1669 = v1669&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+														v1670 = v1670&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 													}
 												} else {
-													if (s[137] == 0x4) && (s[165] == 0x1) {
+													if (s[139] == 0x4) && (s[167] == 0x1) {
 														{
-															v1669 = v1669&^0xffffffff | (s[148])<<0&0xffffffff
+															v1670 = v1670&^0xffffffff | (s[150])<<0&0xffffffff
 														}
 													}
 												}
 											}
-											p.r[11].Set64(s[132], v1669)
-											s[163] = ((v1669) >> 32)
-											s[164] = ((v1669) & 0xffffffff)
-										}
-									}
-								}
-							}
-							if s[133] != 0x0 {
-								{
-									{
-										{
-											// action NetlockIngress.pool.part0.flags_access
-											v1671 := uint64(0)
-											_ = v1671
-											v1671 = p.r[8].Get64(s[132])
-											if s[133] == 0x2 {
-												{
-													v1671 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
-												}
-											} else {
-												if (s[133] == 0x3) && (s[165] == 0x1) {
-													{
-														v1671 = v1671&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
-													}
-												} else {
-													if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
-														{
-															v1671 = v1671&^0xffffffff | (s[141])<<0&0xffffffff
-														}
-													} else {
-														if ((s[133] == 0x5) && (((v1671) >> 56) == 0x1)) && (s[158] == 0x1) {
-															{
-																v1671 = v1671&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
-																s[165] = 0x1
-															}
-														}
-													}
-												}
-											}
-											p.r[8].Set64(s[132], v1671)
-											s[152] = ((v1671) >> 56)
-											s[153] = ((v1671) >> 48 & 0xff)
-											s[154] = ((v1671) >> 40 & 0xff)
-											s[155] = ((v1671) >> 32 & 0xff)
-											s[156] = ((v1671) & 0xffffffff)
+											p.r[11].Set64(s[134], v1670)
+											s[165] = ((v1670) >> 32)
+											s[166] = ((v1670) & 0xffffffff)
 										}
 									}
 								}
@@ -15866,38 +15810,80 @@ func (p *netlock) ingress69(g *engine.Gen, s *[262]uint64) {
 								{
 									{
 										{
-											// action NetlockIngress.pool.part0.who_access
-											v1673 := uint64(0)
-											_ = v1673
-											v1673 = p.r[9].Get64(s[132])
+											// action NetlockIngress.pool.part0.flags_access
+											v1672 := uint64(0)
+											_ = v1672
+											v1672 = p.r[8].Get64(s[134])
 											if s[135] == 0x2 {
 												{
-													v1673 = (((s[143])<<16|s[144])<<16 | s[145])
+													v1672 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
+												}
+											} else {
+												if (s[135] == 0x3) && (s[167] == 0x1) {
+													{
+														v1672 = v1672&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+													}
+												} else {
+													if ((s[135] == 0x4) && (s[167] == 0x1)) && (s[143] != 0x0) {
+														{
+															v1672 = v1672&^0xffffffff | (s[143])<<0&0xffffffff
+														}
+													} else {
+														if ((s[135] == 0x5) && (((v1672) >> 56) == 0x1)) && (s[160] == 0x1) {
+															{
+																v1672 = v1672&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+																s[167] = 0x1
+															}
+														}
+													}
 												}
 											}
-											p.r[9].Set64(s[132], v1673)
-											s[159] = ((v1673) >> 32)
-											s[160] = ((v1673) >> 16 & 0xffff)
-											s[161] = ((v1673) & 0xffff)
+											p.r[8].Set64(s[134], v1672)
+											s[154] = ((v1672) >> 56)
+											s[155] = ((v1672) >> 48 & 0xff)
+											s[156] = ((v1672) >> 40 & 0xff)
+											s[157] = ((v1672) >> 32 & 0xff)
+											s[158] = ((v1672) & 0xffffffff)
 										}
 									}
 								}
 							}
-							if s[136] != 0x0 {
+							if s[137] != 0x0 {
+								{
+									{
+										{
+											// action NetlockIngress.pool.part0.who_access
+											v1674 := uint64(0)
+											_ = v1674
+											v1674 = p.r[9].Get64(s[134])
+											if s[137] == 0x2 {
+												{
+													v1674 = (((s[145])<<16|s[146])<<16 | s[147])
+												}
+											}
+											p.r[9].Set64(s[134], v1674)
+											s[161] = ((v1674) >> 32)
+											s[162] = ((v1674) >> 16 & 0xffff)
+											s[163] = ((v1674) & 0xffff)
+										}
+									}
+								}
+							}
+							if s[138] != 0x0 {
 								{
 									{
 										{
 											// action NetlockIngress.pool.part0.ts_access
-											v1675 := uint64(0)
-											_ = v1675
-											v1675 = p.r[10].Get64(s[132])
-											if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
+											v1676 := uint64(0)
+											_ = v1676
+											v1676 = p.r[10].Get64(s[134])
+											if (s[138] == 0x2) || (((s[138] == 0x3) && (s[167] == 0x1)) && (s[148] != 0x0)) {
 												{
-													v1675 = s[146]
+													v1676 = s[148]
 												}
 											}
-											p.r[10].Set64(s[132], v1675)
-											s[162] = v1675
+											p.r[10].Set64(s[134], v1676)
+											s[164] = v1676
 										}
 									}
 								}
@@ -15913,110 +15899,68 @@ func (p *netlock) ingress69(g *engine.Gen, s *[262]uint64) {
 }
 
 // ingress68 is a part of ingress, with actions NetlockIngress.pool.part1.txn_access, NetlockIngress.pool.part1.hold_access, NetlockIngress.pool.part1.flags_access, NetlockIngress.pool.part1.who_access, NetlockIngress.pool.part1.ts_access, NetlockIngress.pool.part2.txn_access, and 9 more.
-func (p *netlock) ingress68(g *engine.Gen, s *[262]uint64) {
-	if s[131] == 0x1 {
+func (p *netlock) ingress68(g *engine.Gen, s *[263]uint64) {
+	if s[133] == 0x1 {
 		{
 			{
 				{
-					if s[134] != 0x0 {
+					if s[136] != 0x0 {
 						{
 							{
 								{
 									// action NetlockIngress.pool.part1.txn_access
-									v1678 := uint64(0)
-									_ = v1678
-									v1678 = p.r[12].Get64(s[132])
-									s[158] = engine.Sel((v1678 == s[142]), 0x1, 0x0)
-									if s[134] == 0x2 {
+									v1679 := uint64(0)
+									_ = v1679
+									v1679 = p.r[12].Get64(s[134])
+									s[160] = engine.Sel((v1679 == s[144]), 0x1, 0x0)
+									if s[136] == 0x2 {
 										{
-											v1678 = s[142]
+											v1679 = s[144]
 										}
 									}
-									p.r[12].Set64(s[132], v1678)
-									s[157] = v1678
+									p.r[12].Set64(s[134], v1679)
+									s[159] = v1679
 								}
 							}
 						}
 					}
-					if s[137] != 0x0 {
+					if s[139] != 0x0 {
 						{
 							{
 								{
 									// action NetlockIngress.pool.part1.hold_access
-									v1680 := uint64(0)
-									_ = v1680
-									v1680 = p.r[16].Get64(s[132])
-									if (s[137] == 0x3) || (s[137] == 0x4) {
+									v1681 := uint64(0)
+									_ = v1681
+									v1681 = p.r[16].Get64(s[134])
+									if (s[139] == 0x3) || (s[139] == 0x4) {
 										{
-											if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v1680) >> 32) == s[149])) && (((v1680) >> 32) != 0x0) {
+											if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v1681) >> 32) == s[151])) && (((v1681) >> 32) != 0x0) {
 												{
-													s[165] = 0x1
+													s[167] = 0x1
 												}
 											}
 										}
 									}
-									if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
+									if (s[139] == 0x2) || ((s[139] == 0x5) && (s[153] == 0x1)) {
 										{
-											v1680 = ((s[147])<<32 | s[148])
+											v1681 = ((s[149])<<32 | s[150])
 										}
 									} else {
-										if (s[137] == 0x3) && (s[165] == 0x1) {
+										if (s[139] == 0x3) && (s[167] == 0x1) {
 											{
-												v1680 = v1680&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+												v1681 = v1681&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 											}
 										} else {
-											if (s[137] == 0x4) && (s[165] == 0x1) {
+											if (s[139] == 0x4) && (s[167] == 0x1) {
 												{
-													v1680 = v1680&^0xffffffff | (s[148])<<0&0xffffffff
+													v1681 = v1681&^0xffffffff | (s[150])<<0&0xffffffff
 												}
 											}
 										}
 									}
-									p.r[16].Set64(s[132], v1680)
-									s[163] = ((v1680) >> 32)
-									s[164] = ((v1680) & 0xffffffff)
-								}
-							}
-						}
-					}
-					if s[133] != 0x0 {
-						{
-							{
-								{
-									// action NetlockIngress.pool.part1.flags_access
-									v1682 := uint64(0)
-									_ = v1682
-									v1682 = p.r[13].Get64(s[132])
-									if s[133] == 0x2 {
-										{
-											v1682 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
-										}
-									} else {
-										if (s[133] == 0x3) && (s[165] == 0x1) {
-											{
-												v1682 = v1682&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
-											}
-										} else {
-											if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
-												{
-													v1682 = v1682&^0xffffffff | (s[141])<<0&0xffffffff
-												}
-											} else {
-												if ((s[133] == 0x5) && (((v1682) >> 56) == 0x1)) && (s[158] == 0x1) {
-													{
-														v1682 = v1682&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
-														s[165] = 0x1
-													}
-												}
-											}
-										}
-									}
-									p.r[13].Set64(s[132], v1682)
-									s[152] = ((v1682) >> 56)
-									s[153] = ((v1682) >> 48 & 0xff)
-									s[154] = ((v1682) >> 40 & 0xff)
-									s[155] = ((v1682) >> 32 & 0xff)
-									s[156] = ((v1682) & 0xffffffff)
+									p.r[16].Set64(s[134], v1681)
+									s[165] = ((v1681) >> 32)
+									s[166] = ((v1681) & 0xffffffff)
 								}
 							}
 						}
@@ -16025,38 +15969,80 @@ func (p *netlock) ingress68(g *engine.Gen, s *[262]uint64) {
 						{
 							{
 								{
-									// action NetlockIngress.pool.part1.who_access
-									v1684 := uint64(0)
-									_ = v1684
-									v1684 = p.r[14].Get64(s[132])
+									// action NetlockIngress.pool.part1.flags_access
+									v1683 := uint64(0)
+									_ = v1683
+									v1683 = p.r[13].Get64(s[134])
 									if s[135] == 0x2 {
 										{
-											v1684 = (((s[143])<<16|s[144])<<16 | s[145])
+											v1683 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
+										}
+									} else {
+										if (s[135] == 0x3) && (s[167] == 0x1) {
+											{
+												v1683 = v1683&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+											}
+										} else {
+											if ((s[135] == 0x4) && (s[167] == 0x1)) && (s[143] != 0x0) {
+												{
+													v1683 = v1683&^0xffffffff | (s[143])<<0&0xffffffff
+												}
+											} else {
+												if ((s[135] == 0x5) && (((v1683) >> 56) == 0x1)) && (s[160] == 0x1) {
+													{
+														v1683 = v1683&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+														s[167] = 0x1
+													}
+												}
+											}
 										}
 									}
-									p.r[14].Set64(s[132], v1684)
-									s[159] = ((v1684) >> 32)
-									s[160] = ((v1684) >> 16 & 0xffff)
-									s[161] = ((v1684) & 0xffff)
+									p.r[13].Set64(s[134], v1683)
+									s[154] = ((v1683) >> 56)
+									s[155] = ((v1683) >> 48 & 0xff)
+									s[156] = ((v1683) >> 40 & 0xff)
+									s[157] = ((v1683) >> 32 & 0xff)
+									s[158] = ((v1683) & 0xffffffff)
 								}
 							}
 						}
 					}
-					if s[136] != 0x0 {
+					if s[137] != 0x0 {
+						{
+							{
+								{
+									// action NetlockIngress.pool.part1.who_access
+									v1685 := uint64(0)
+									_ = v1685
+									v1685 = p.r[14].Get64(s[134])
+									if s[137] == 0x2 {
+										{
+											v1685 = (((s[145])<<16|s[146])<<16 | s[147])
+										}
+									}
+									p.r[14].Set64(s[134], v1685)
+									s[161] = ((v1685) >> 32)
+									s[162] = ((v1685) >> 16 & 0xffff)
+									s[163] = ((v1685) & 0xffff)
+								}
+							}
+						}
+					}
+					if s[138] != 0x0 {
 						{
 							{
 								{
 									// action NetlockIngress.pool.part1.ts_access
-									v1686 := uint64(0)
-									_ = v1686
-									v1686 = p.r[15].Get64(s[132])
-									if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
+									v1687 := uint64(0)
+									_ = v1687
+									v1687 = p.r[15].Get64(s[134])
+									if (s[138] == 0x2) || (((s[138] == 0x3) && (s[167] == 0x1)) && (s[148] != 0x0)) {
 										{
-											v1686 = s[146]
+											v1687 = s[148]
 										}
 									}
-									p.r[15].Set64(s[132], v1686)
-									s[162] = v1686
+									p.r[15].Set64(s[134], v1687)
+									s[164] = v1687
 								}
 							}
 						}
@@ -16070,112 +16056,70 @@ func (p *netlock) ingress68(g *engine.Gen, s *[262]uint64) {
 }
 
 // ingress67 is a part of ingress, with actions NetlockIngress.pool.part2.txn_access, NetlockIngress.pool.part2.hold_access, NetlockIngress.pool.part2.flags_access, NetlockIngress.pool.part2.who_access, NetlockIngress.pool.part2.ts_access, NetlockIngress.pool.part3.txn_access, and 4 more.
-func (p *netlock) ingress67(g *engine.Gen, s *[262]uint64) {
-	if s[131] == 0x2 {
+func (p *netlock) ingress67(g *engine.Gen, s *[263]uint64) {
+	if s[133] == 0x2 {
 		p.ingress66(g, s)
 	} else {
 		{
 			{
 				{
-					if s[134] != 0x0 {
+					if s[136] != 0x0 {
 						{
 							{
 								{
 									// action NetlockIngress.pool.part3.txn_access
-									v1700 := uint64(0)
-									_ = v1700
-									v1700 = p.r[22].Get64(s[132])
-									s[158] = engine.Sel((v1700 == s[142]), 0x1, 0x0)
-									if s[134] == 0x2 {
+									v1701 := uint64(0)
+									_ = v1701
+									v1701 = p.r[22].Get64(s[134])
+									s[160] = engine.Sel((v1701 == s[144]), 0x1, 0x0)
+									if s[136] == 0x2 {
 										{
-											v1700 = s[142]
+											v1701 = s[144]
 										}
 									}
-									p.r[22].Set64(s[132], v1700)
-									s[157] = v1700
+									p.r[22].Set64(s[134], v1701)
+									s[159] = v1701
 								}
 							}
 						}
 					}
-					if s[137] != 0x0 {
+					if s[139] != 0x0 {
 						{
 							{
 								{
 									// action NetlockIngress.pool.part3.hold_access
-									v1702 := uint64(0)
-									_ = v1702
-									v1702 = p.r[26].Get64(s[132])
-									if (s[137] == 0x3) || (s[137] == 0x4) {
+									v1703 := uint64(0)
+									_ = v1703
+									v1703 = p.r[26].Get64(s[134])
+									if (s[139] == 0x3) || (s[139] == 0x4) {
 										{
-											if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v1702) >> 32) == s[149])) && (((v1702) >> 32) != 0x0) {
+											if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v1703) >> 32) == s[151])) && (((v1703) >> 32) != 0x0) {
 												{
-													s[165] = 0x1
+													s[167] = 0x1
 												}
 											}
 										}
 									}
-									if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
+									if (s[139] == 0x2) || ((s[139] == 0x5) && (s[153] == 0x1)) {
 										{
-											v1702 = ((s[147])<<32 | s[148])
+											v1703 = ((s[149])<<32 | s[150])
 										}
 									} else {
-										if (s[137] == 0x3) && (s[165] == 0x1) {
+										if (s[139] == 0x3) && (s[167] == 0x1) {
 											{
-												v1702 = v1702&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+												v1703 = v1703&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 											}
 										} else {
-											if (s[137] == 0x4) && (s[165] == 0x1) {
+											if (s[139] == 0x4) && (s[167] == 0x1) {
 												{
-													v1702 = v1702&^0xffffffff | (s[148])<<0&0xffffffff
+													v1703 = v1703&^0xffffffff | (s[150])<<0&0xffffffff
 												}
 											}
 										}
 									}
-									p.r[26].Set64(s[132], v1702)
-									s[163] = ((v1702) >> 32)
-									s[164] = ((v1702) & 0xffffffff)
-								}
-							}
-						}
-					}
-					if s[133] != 0x0 {
-						{
-							{
-								{
-									// action NetlockIngress.pool.part3.flags_access
-									v1704 := uint64(0)
-									_ = v1704
-									v1704 = p.r[23].Get64(s[132])
-									if s[133] == 0x2 {
-										{
-											v1704 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
-										}
-									} else {
-										if (s[133] == 0x3) && (s[165] == 0x1) {
-											{
-												v1704 = v1704&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
-											}
-										} else {
-											if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
-												{
-													v1704 = v1704&^0xffffffff | (s[141])<<0&0xffffffff
-												}
-											} else {
-												if ((s[133] == 0x5) && (((v1704) >> 56) == 0x1)) && (s[158] == 0x1) {
-													{
-														v1704 = v1704&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
-														s[165] = 0x1
-													}
-												}
-											}
-										}
-									}
-									p.r[23].Set64(s[132], v1704)
-									s[152] = ((v1704) >> 56)
-									s[153] = ((v1704) >> 48 & 0xff)
-									s[154] = ((v1704) >> 40 & 0xff)
-									s[155] = ((v1704) >> 32 & 0xff)
-									s[156] = ((v1704) & 0xffffffff)
+									p.r[26].Set64(s[134], v1703)
+									s[165] = ((v1703) >> 32)
+									s[166] = ((v1703) & 0xffffffff)
 								}
 							}
 						}
@@ -16184,38 +16128,80 @@ func (p *netlock) ingress67(g *engine.Gen, s *[262]uint64) {
 						{
 							{
 								{
-									// action NetlockIngress.pool.part3.who_access
-									v1706 := uint64(0)
-									_ = v1706
-									v1706 = p.r[24].Get64(s[132])
+									// action NetlockIngress.pool.part3.flags_access
+									v1705 := uint64(0)
+									_ = v1705
+									v1705 = p.r[23].Get64(s[134])
 									if s[135] == 0x2 {
 										{
-											v1706 = (((s[143])<<16|s[144])<<16 | s[145])
+											v1705 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
+										}
+									} else {
+										if (s[135] == 0x3) && (s[167] == 0x1) {
+											{
+												v1705 = v1705&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+											}
+										} else {
+											if ((s[135] == 0x4) && (s[167] == 0x1)) && (s[143] != 0x0) {
+												{
+													v1705 = v1705&^0xffffffff | (s[143])<<0&0xffffffff
+												}
+											} else {
+												if ((s[135] == 0x5) && (((v1705) >> 56) == 0x1)) && (s[160] == 0x1) {
+													{
+														v1705 = v1705&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+														s[167] = 0x1
+													}
+												}
+											}
 										}
 									}
-									p.r[24].Set64(s[132], v1706)
-									s[159] = ((v1706) >> 32)
-									s[160] = ((v1706) >> 16 & 0xffff)
-									s[161] = ((v1706) & 0xffff)
+									p.r[23].Set64(s[134], v1705)
+									s[154] = ((v1705) >> 56)
+									s[155] = ((v1705) >> 48 & 0xff)
+									s[156] = ((v1705) >> 40 & 0xff)
+									s[157] = ((v1705) >> 32 & 0xff)
+									s[158] = ((v1705) & 0xffffffff)
 								}
 							}
 						}
 					}
-					if s[136] != 0x0 {
+					if s[137] != 0x0 {
+						{
+							{
+								{
+									// action NetlockIngress.pool.part3.who_access
+									v1707 := uint64(0)
+									_ = v1707
+									v1707 = p.r[24].Get64(s[134])
+									if s[137] == 0x2 {
+										{
+											v1707 = (((s[145])<<16|s[146])<<16 | s[147])
+										}
+									}
+									p.r[24].Set64(s[134], v1707)
+									s[161] = ((v1707) >> 32)
+									s[162] = ((v1707) >> 16 & 0xffff)
+									s[163] = ((v1707) & 0xffff)
+								}
+							}
+						}
+					}
+					if s[138] != 0x0 {
 						{
 							{
 								{
 									// action NetlockIngress.pool.part3.ts_access
-									v1708 := uint64(0)
-									_ = v1708
-									v1708 = p.r[25].Get64(s[132])
-									if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
+									v1709 := uint64(0)
+									_ = v1709
+									v1709 = p.r[25].Get64(s[134])
+									if (s[138] == 0x2) || (((s[138] == 0x3) && (s[167] == 0x1)) && (s[148] != 0x0)) {
 										{
-											v1708 = s[146]
+											v1709 = s[148]
 										}
 									}
-									p.r[25].Set64(s[132], v1708)
-									s[162] = v1708
+									p.r[25].Set64(s[134], v1709)
+									s[164] = v1709
 								}
 							}
 						}
@@ -16227,109 +16213,67 @@ func (p *netlock) ingress67(g *engine.Gen, s *[262]uint64) {
 }
 
 // ingress66 is a part of ingress, with actions NetlockIngress.pool.part2.txn_access, NetlockIngress.pool.part2.hold_access, NetlockIngress.pool.part2.flags_access, NetlockIngress.pool.part2.who_access, NetlockIngress.pool.part2.ts_access.
-func (p *netlock) ingress66(g *engine.Gen, s *[262]uint64) {
+func (p *netlock) ingress66(g *engine.Gen, s *[263]uint64) {
 	{
 		{
 			{
-				if s[134] != 0x0 {
+				if s[136] != 0x0 {
 					{
 						{
 							{
 								// action NetlockIngress.pool.part2.txn_access
-								v1689 := uint64(0)
-								_ = v1689
-								v1689 = p.r[17].Get64(s[132])
-								s[158] = engine.Sel((v1689 == s[142]), 0x1, 0x0)
-								if s[134] == 0x2 {
+								v1690 := uint64(0)
+								_ = v1690
+								v1690 = p.r[17].Get64(s[134])
+								s[160] = engine.Sel((v1690 == s[144]), 0x1, 0x0)
+								if s[136] == 0x2 {
 									{
-										v1689 = s[142]
+										v1690 = s[144]
 									}
 								}
-								p.r[17].Set64(s[132], v1689)
-								s[157] = v1689
+								p.r[17].Set64(s[134], v1690)
+								s[159] = v1690
 							}
 						}
 					}
 				}
-				if s[137] != 0x0 {
+				if s[139] != 0x0 {
 					{
 						{
 							{
 								// action NetlockIngress.pool.part2.hold_access
-								v1691 := uint64(0)
-								_ = v1691
-								v1691 = p.r[21].Get64(s[132])
-								if (s[137] == 0x3) || (s[137] == 0x4) {
+								v1692 := uint64(0)
+								_ = v1692
+								v1692 = p.r[21].Get64(s[134])
+								if (s[139] == 0x3) || (s[139] == 0x4) {
 									{
-										if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v1691) >> 32) == s[149])) && (((v1691) >> 32) != 0x0) {
+										if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v1692) >> 32) == s[151])) && (((v1692) >> 32) != 0x0) {
 											{
-												s[165] = 0x1
+												s[167] = 0x1
 											}
 										}
 									}
 								}
-								if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
+								if (s[139] == 0x2) || ((s[139] == 0x5) && (s[153] == 0x1)) {
 									{
-										v1691 = ((s[147])<<32 | s[148])
+										v1692 = ((s[149])<<32 | s[150])
 									}
 								} else {
-									if (s[137] == 0x3) && (s[165] == 0x1) {
+									if (s[139] == 0x3) && (s[167] == 0x1) {
 										{
-											v1691 = v1691&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+											v1692 = v1692&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 										}
 									} else {
-										if (s[137] == 0x4) && (s[165] == 0x1) {
+										if (s[139] == 0x4) && (s[167] == 0x1) {
 											{
-												v1691 = v1691&^0xffffffff | (s[148])<<0&0xffffffff
+												v1692 = v1692&^0xffffffff | (s[150])<<0&0xffffffff
 											}
 										}
 									}
 								}
-								p.r[21].Set64(s[132], v1691)
-								s[163] = ((v1691) >> 32)
-								s[164] = ((v1691) & 0xffffffff)
-							}
-						}
-					}
-				}
-				if s[133] != 0x0 {
-					{
-						{
-							{
-								// action NetlockIngress.pool.part2.flags_access
-								v1693 := uint64(0)
-								_ = v1693
-								v1693 = p.r[18].Get64(s[132])
-								if s[133] == 0x2 {
-									{
-										v1693 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
-									}
-								} else {
-									if (s[133] == 0x3) && (s[165] == 0x1) {
-										{
-											v1693 = v1693&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
-										}
-									} else {
-										if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
-											{
-												v1693 = v1693&^0xffffffff | (s[141])<<0&0xffffffff
-											}
-										} else {
-											if ((s[133] == 0x5) && (((v1693) >> 56) == 0x1)) && (s[158] == 0x1) {
-												{
-													v1693 = v1693&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
-													s[165] = 0x1
-												}
-											}
-										}
-									}
-								}
-								p.r[18].Set64(s[132], v1693)
-								s[152] = ((v1693) >> 56)
-								s[153] = ((v1693) >> 48 & 0xff)
-								s[154] = ((v1693) >> 40 & 0xff)
-								s[155] = ((v1693) >> 32 & 0xff)
-								s[156] = ((v1693) & 0xffffffff)
+								p.r[21].Set64(s[134], v1692)
+								s[165] = ((v1692) >> 32)
+								s[166] = ((v1692) & 0xffffffff)
 							}
 						}
 					}
@@ -16338,38 +16282,80 @@ func (p *netlock) ingress66(g *engine.Gen, s *[262]uint64) {
 					{
 						{
 							{
-								// action NetlockIngress.pool.part2.who_access
-								v1695 := uint64(0)
-								_ = v1695
-								v1695 = p.r[19].Get64(s[132])
+								// action NetlockIngress.pool.part2.flags_access
+								v1694 := uint64(0)
+								_ = v1694
+								v1694 = p.r[18].Get64(s[134])
 								if s[135] == 0x2 {
 									{
-										v1695 = (((s[143])<<16|s[144])<<16 | s[145])
+										v1694 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
+									}
+								} else {
+									if (s[135] == 0x3) && (s[167] == 0x1) {
+										{
+											v1694 = v1694&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+										}
+									} else {
+										if ((s[135] == 0x4) && (s[167] == 0x1)) && (s[143] != 0x0) {
+											{
+												v1694 = v1694&^0xffffffff | (s[143])<<0&0xffffffff
+											}
+										} else {
+											if ((s[135] == 0x5) && (((v1694) >> 56) == 0x1)) && (s[160] == 0x1) {
+												{
+													v1694 = v1694&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+													s[167] = 0x1
+												}
+											}
+										}
 									}
 								}
-								p.r[19].Set64(s[132], v1695)
-								s[159] = ((v1695) >> 32)
-								s[160] = ((v1695) >> 16 & 0xffff)
-								s[161] = ((v1695) & 0xffff)
+								p.r[18].Set64(s[134], v1694)
+								s[154] = ((v1694) >> 56)
+								s[155] = ((v1694) >> 48 & 0xff)
+								s[156] = ((v1694) >> 40 & 0xff)
+								s[157] = ((v1694) >> 32 & 0xff)
+								s[158] = ((v1694) & 0xffffffff)
 							}
 						}
 					}
 				}
-				if s[136] != 0x0 {
+				if s[137] != 0x0 {
+					{
+						{
+							{
+								// action NetlockIngress.pool.part2.who_access
+								v1696 := uint64(0)
+								_ = v1696
+								v1696 = p.r[19].Get64(s[134])
+								if s[137] == 0x2 {
+									{
+										v1696 = (((s[145])<<16|s[146])<<16 | s[147])
+									}
+								}
+								p.r[19].Set64(s[134], v1696)
+								s[161] = ((v1696) >> 32)
+								s[162] = ((v1696) >> 16 & 0xffff)
+								s[163] = ((v1696) & 0xffff)
+							}
+						}
+					}
+				}
+				if s[138] != 0x0 {
 					{
 						{
 							{
 								// action NetlockIngress.pool.part2.ts_access
-								v1697 := uint64(0)
-								_ = v1697
-								v1697 = p.r[20].Get64(s[132])
-								if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
+								v1698 := uint64(0)
+								_ = v1698
+								v1698 = p.r[20].Get64(s[134])
+								if (s[138] == 0x2) || (((s[138] == 0x3) && (s[167] == 0x1)) && (s[148] != 0x0)) {
 									{
-										v1697 = s[146]
+										v1698 = s[148]
 									}
 								}
-								p.r[20].Set64(s[132], v1697)
-								s[162] = v1697
+								p.r[20].Set64(s[134], v1698)
+								s[164] = v1698
 							}
 						}
 					}
@@ -16380,60 +16366,60 @@ func (p *netlock) ingress66(g *engine.Gen, s *[262]uint64) {
 }
 
 // ingress76 is a part of ingress, with actions NetlockIngress.wait_access, NetlockIngress.tok_access, NetlockIngress.q_access, NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access, and 3 more.
-func (p *netlock) ingress76(g *engine.Gen, s *[262]uint64) {
+func (p *netlock) ingress76(g *engine.Gen, s *[263]uint64) {
 	{
 		{
 			// action NetlockIngress.wait_access
-			v1735 := uint64(0)
-			_ = v1735
-			v1735 = p.r[2].Get64(s[194])
-			v1736 := uint64(((v1735) & 0xffffffff))
+			v1736 := uint64(0)
 			_ = v1736
-			v1737 := uint64(((v1735) >> 32))
+			v1736 = p.r[2].Get64(s[196])
+			v1737 := uint64(((v1736) & 0xffffffff))
 			_ = v1737
+			v1738 := uint64(((v1736) >> 32))
+			_ = v1738
 			{
 			}
 			{
 				{
-					v1735 = ((v1737)<<32 | v1736)
+					v1736 = ((v1738)<<32 | v1737)
 				}
 			}
-			p.r[2].Set64(s[194], v1735)
-			s[224] = ((v1735) & 0xffffffff)
-			s[225] = ((v1735) >> 32)
+			p.r[2].Set64(s[196], v1736)
+			s[225] = ((v1736) & 0xffffffff)
+			s[226] = ((v1736) >> 32)
 		}
 	}
 	{
 		{
 			// action NetlockIngress.tok_access
-			v1739 := uint64(0)
-			_ = v1739
-			v1739 = p.r[3].Get64(s[194])
+			v1740 := uint64(0)
+			_ = v1740
+			v1740 = p.r[3].Get64(s[196])
 			{
 			}
-			p.r[3].Set64(s[194], v1739)
-			s[230] = v1739
+			p.r[3].Set64(s[196], v1740)
+			s[231] = v1740
 		}
 	}
 	{
-		a1741 := s[206]
-		_ = a1741
+		a1742 := s[208]
+		_ = a1742
 		{
 			// action NetlockIngress.q_access
-			v1742 := uint64(0)
-			_ = v1742
-			v1742 = p.r[4].Get64(s[194])
-			v1743 := uint64(((v1742) & 0xffff))
+			v1743 := uint64(0)
 			_ = v1743
-			v1744 := uint64(((v1742) >> 16 & 0xffff))
+			v1743 = p.r[4].Get64(s[196])
+			v1744 := uint64(((v1743) & 0xffff))
 			_ = v1744
-			v1745 := uint64(((v1742) >> 32 & 0xffff))
+			v1745 := uint64(((v1743) >> 16 & 0xffff))
 			_ = v1745
-			v1746 := uint64(((v1742) >> 48))
+			v1746 := uint64(((v1743) >> 32 & 0xffff))
 			_ = v1746
-			v1747 := uint64(engine.Sel((a1741 == 0x0), v1743, v1744))
+			v1747 := uint64(((v1743) >> 48))
 			_ = v1747
-			s[217] = 0x0
+			v1748 := uint64(engine.Sel((a1742 == 0x0), v1744, v1745))
+			_ = v1748
+			s[218] = 0x0
 			{
 				{
 					{
@@ -16446,223 +16432,223 @@ func (p *netlock) ingress76(g *engine.Gen, s *[262]uint64) {
 					}
 				}
 			}
-			if a1741 == 0x0 {
+			if a1742 == 0x0 {
 				{
-					v1743 = v1747
+					v1744 = v1748
 				}
 			} else {
 				{
-					v1744 = v1747
+					v1745 = v1748
 				}
 			}
 			{
 				{
-					v1742 = ((((v1746)<<16|v1745)<<16|v1744)<<16 | v1743)
+					v1743 = ((((v1747)<<16|v1746)<<16|v1745)<<16 | v1744)
 				}
 			}
-			p.r[4].Set64(s[194], v1742)
-			s[226] = ((v1742) & 0xffff)
-			s[227] = ((v1742) >> 16 & 0xffff)
-			s[228] = ((v1742) >> 32 & 0xffff)
-			s[229] = ((v1742) >> 48)
+			p.r[4].Set64(s[196], v1743)
+			s[227] = ((v1743) & 0xffff)
+			s[228] = ((v1743) >> 16 & 0xffff)
+			s[229] = ((v1743) >> 32 & 0xffff)
+			s[230] = ((v1743) >> 48)
 		}
 	}
-	s[166] = 0x1
-	s[167] = 0x1
 	s[168] = 0x1
+	s[169] = 0x1
+	s[170] = 0x1
 	{
-		a1749 := s[206]
-		_ = a1749
-		a1750 := s[194]
+		a1750 := s[208]
 		_ = a1750
+		a1751 := s[196]
+		_ = a1751
 		{
-			if a1749 == 0x0 {
-				p.ingress72(g, s, a1750)
+			if a1750 == 0x0 {
+				p.ingress72(g, s, a1751)
 			} else {
 				{
-					p.ingress71(g, s, a1750)
+					p.ingress71(g, s, a1751)
 					{
-						a1827 := a1750
-						_ = a1827
+						a1828 := a1751
+						_ = a1828
 						{
-							if s[176] != 0x0 {
-								{
-									{
-										{
-											// action NetlockIngress.levels.level0.head_access
-											v1829 := uint64(0)
-											_ = v1829
-											v1829 = p.r[27].Get32(a1827)
-											var r1832 uint64
-											_ = r1832
-											{
-												a1833 := v1829
-												_ = a1833
-												a1834 := s[179]
-												_ = a1834
-												{
-													if (((a1833 & 0x7fff) + 0x1) & 0xffff) == a1834 {
-														{
-															r1832 = ((a1833 & 0x8000) ^ 0x8000)
-															goto end1831
-														}
-													}
-													r1832 = ((a1833 + 0x1) & 0xffff)
-													goto end1831
-												}
-											end1831:
-											}
-											v1830 := uint64(r1832)
-											_ = v1830
-											s[185] = 0x0
-											if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v1829 & 0x7fff)) {
-												{
-													s[185] = 0x1
-												}
-											} else {
-												if (s[176] == 0x3) && (s[181] == 0x1) {
-													{
-														s[185] = 0x1
-													}
-												}
-											}
-											s[182] = v1829
-											if s[185] == 0x1 {
-												{
-													v1829 = v1830
-												}
-											} else {
-												if s[176] == 0x4 {
-													{
-														v1829 = 0x0
-													}
-												}
-											}
-											p.r[27].Set32(a1827, ((v1829) & 0xffff))
-											if s[176] == 0x3 {
-												{
-													s[182] = v1829
-												}
-											}
-										}
-									}
-								}
-							}
-							if s[177] != 0x0 {
-								{
-									{
-										{
-											// action NetlockIngress.levels.level0.tail_access
-											v1836 := uint64(0)
-											_ = v1836
-											v1836 = p.r[28].Get32(a1827)
-											s[183] = v1836
-											if (s[177] == 0x2) && (s[181] == 0x1) {
-												{
-													var r1838 uint64
-													_ = r1838
-													{
-														a1839 := v1836
-														_ = a1839
-														a1840 := s[179]
-														_ = a1840
-														{
-															if (((a1839 & 0x7fff) + 0x1) & 0xffff) == a1840 {
-																{
-																	r1838 = ((a1839 & 0x8000) ^ 0x8000)
-																	goto end1837
-																}
-															}
-															r1838 = ((a1839 + 0x1) & 0xffff)
-															goto end1837
-														}
-													end1837:
-													}
-													v1836 = r1838
-												}
-											} else {
-												if s[177] == 0x4 {
-													{
-														v1836 = 0x0
-													}
-												}
-											}
-											p.r[28].Set32(a1827, ((v1836) & 0xffff))
-										}
-									}
-								}
-							}
 							if s[178] != 0x0 {
 								{
 									{
 										{
-											// action NetlockIngress.levels.level0.gnext_access
-											v1842 := uint64(0)
-											_ = v1842
-											v1842 = p.r[29].Get32(a1827)
-											if (s[178] == 0x2) && (s[181] == 0x1) {
+											// action NetlockIngress.levels.level0.head_access
+											v1830 := uint64(0)
+											_ = v1830
+											v1830 = p.r[27].Get32(a1828)
+											var r1833 uint64
+											_ = r1833
+											{
+												a1834 := v1830
+												_ = a1834
+												a1835 := s[181]
+												_ = a1835
 												{
-													v1842 = s[180]
+													if (((a1834 & 0x7fff) + 0x1) & 0xffff) == a1835 {
+														{
+															r1833 = ((a1834 & 0x8000) ^ 0x8000)
+															goto end1832
+														}
+													}
+													r1833 = ((a1834 + 0x1) & 0xffff)
+													goto end1832
+												}
+											end1832:
+											}
+											v1831 := uint64(r1833)
+											_ = v1831
+											s[187] = 0x0
+											if ((s[178] == 0x2) && (s[183] == 0x1)) && (s[182] == (v1830 & 0x7fff)) {
+												{
+													s[187] = 0x1
 												}
 											} else {
-												if ((s[178] == 0x3) && (s[181] == 0x1)) && (v1842 == s[182]) {
+												if (s[178] == 0x3) && (s[183] == 0x1) {
 													{
-														var r1844 uint64
-														_ = r1844
+														s[187] = 0x1
+													}
+												}
+											}
+											s[184] = v1830
+											if s[187] == 0x1 {
+												{
+													v1830 = v1831
+												}
+											} else {
+												if s[178] == 0x4 {
+													{
+														v1830 = 0x0
+													}
+												}
+											}
+											p.r[27].Set32(a1828, ((v1830) & 0xffff))
+											if s[178] == 0x3 {
+												{
+													s[184] = v1830
+												}
+											}
+										}
+									}
+								}
+							}
+							if s[179] != 0x0 {
+								{
+									{
+										{
+											// action NetlockIngress.levels.level0.tail_access
+											v1837 := uint64(0)
+											_ = v1837
+											v1837 = p.r[28].Get32(a1828)
+											s[185] = v1837
+											if (s[179] == 0x2) && (s[183] == 0x1) {
+												{
+													var r1839 uint64
+													_ = r1839
+													{
+														a1840 := v1837
+														_ = a1840
+														a1841 := s[181]
+														_ = a1841
 														{
-															a1845 := v1842
-															_ = a1845
-															a1846 := s[179]
+															if (((a1840 & 0x7fff) + 0x1) & 0xffff) == a1841 {
+																{
+																	r1839 = ((a1840 & 0x8000) ^ 0x8000)
+																	goto end1838
+																}
+															}
+															r1839 = ((a1840 + 0x1) & 0xffff)
+															goto end1838
+														}
+													end1838:
+													}
+													v1837 = r1839
+												}
+											} else {
+												if s[179] == 0x4 {
+													{
+														v1837 = 0x0
+													}
+												}
+											}
+											p.r[28].Set32(a1828, ((v1837) & 0xffff))
+										}
+									}
+								}
+							}
+							if s[180] != 0x0 {
+								{
+									{
+										{
+											// action NetlockIngress.levels.level0.gnext_access
+											v1843 := uint64(0)
+											_ = v1843
+											v1843 = p.r[29].Get32(a1828)
+											if (s[180] == 0x2) && (s[183] == 0x1) {
+												{
+													v1843 = s[182]
+												}
+											} else {
+												if ((s[180] == 0x3) && (s[183] == 0x1)) && (v1843 == s[184]) {
+													{
+														var r1845 uint64
+														_ = r1845
+														{
+															a1846 := v1843
 															_ = a1846
+															a1847 := s[181]
+															_ = a1847
 															{
-																if (((a1845 & 0x7fff) + 0x1) & 0xffff) == a1846 {
+																if (((a1846 & 0x7fff) + 0x1) & 0xffff) == a1847 {
 																	{
-																		r1844 = ((a1845 & 0x8000) ^ 0x8000)
-																		goto end1843
+																		r1845 = ((a1846 & 0x8000) ^ 0x8000)
+																		goto end1844
 																	}
 																}
-																r1844 = ((a1845 + 0x1) & 0xffff)
-																goto end1843
+																r1845 = ((a1846 + 0x1) & 0xffff)
+																goto end1844
 															}
-														end1843:
+														end1844:
 														}
-														v1842 = r1844
+														v1843 = r1845
 													}
 												} else {
-													if s[178] == 0x4 {
+													if s[180] == 0x4 {
 														{
-															v1842 = 0x0
+															v1843 = 0x0
 														}
 													} else {
-														if (s[178] == 0x5) && (s[181] == 0x1) {
+														if (s[180] == 0x5) && (s[183] == 0x1) {
 															{
-																var r1848 uint64
-																_ = r1848
+																var r1849 uint64
+																_ = r1849
 																{
-																	a1849 := s[183]
-																	_ = a1849
-																	a1850 := s[179]
+																	a1850 := s[185]
 																	_ = a1850
+																	a1851 := s[181]
+																	_ = a1851
 																	{
-																		if (((a1849 & 0x7fff) + 0x1) & 0xffff) == a1850 {
+																		if (((a1850 & 0x7fff) + 0x1) & 0xffff) == a1851 {
 																			{
-																				r1848 = ((a1849 & 0x8000) ^ 0x8000)
-																				goto end1847
+																				r1849 = ((a1850 & 0x8000) ^ 0x8000)
+																				goto end1848
 																			}
 																		}
-																		r1848 = ((a1849 + 0x1) & 0xffff)
-																		goto end1847
+																		r1849 = ((a1850 + 0x1) & 0xffff)
+																		goto end1848
 																	}
-																end1847:
+																end1848:
 																}
-																v1842 = r1848
+																v1843 = r1849
 															}
 														}
 													}
 												}
 											}
-											p.r[29].Set32(a1827, ((v1842) & 0xffff))
-											s[184] = v1842
+											p.r[29].Set32(a1828, ((v1843) & 0xffff))
+											s[186] = v1843
 										}
 									}
 								}
@@ -16673,202 +16659,202 @@ func (p *netlock) ingress76(g *engine.Gen, s *[262]uint64) {
 			}
 		}
 	}
-	s[53] = s[220]
-	s[54] = s[221]
-	s[56] = s[222]
-	s[57] = s[223]
-	s[58] = ((s[224]) & 0xffff)
-	s[59] = ((s[225]) & 0xffff)
-	s[60] = s[226]
-	s[61] = s[227]
+	s[53] = s[221]
+	s[54] = s[222]
+	s[56] = s[223]
+	s[57] = s[224]
+	s[58] = ((s[225]) & 0xffff)
+	s[59] = ((s[226]) & 0xffff)
+	s[60] = s[227]
+	s[61] = s[228]
 }
 
 // ingress72 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access, NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, NetlockIngress.levels.level1.gnext_access.
-func (p *netlock) ingress72(g *engine.Gen, s *[262]uint64, a1750 uint64) {
+func (p *netlock) ingress72(g *engine.Gen, s *[263]uint64, a1751 uint64) {
 	{
-		p.ingress70(g, s, a1750)
+		p.ingress70(g, s, a1751)
 		{
-			a1777 := a1750
-			_ = a1777
+			a1778 := a1751
+			_ = a1778
 			{
-				if s[176] != 0x0 {
-					{
-						{
-							{
-								// action NetlockIngress.levels.level1.head_access
-								v1779 := uint64(0)
-								_ = v1779
-								v1779 = p.r[30].Get32(a1777)
-								var r1782 uint64
-								_ = r1782
-								{
-									a1783 := v1779
-									_ = a1783
-									a1784 := s[179]
-									_ = a1784
-									{
-										if (((a1783 & 0x7fff) + 0x1) & 0xffff) == a1784 {
-											{
-												r1782 = ((a1783 & 0x8000) ^ 0x8000)
-												goto end1781
-											}
-										}
-										r1782 = ((a1783 + 0x1) & 0xffff)
-										goto end1781
-									}
-								end1781:
-								}
-								v1780 := uint64(r1782)
-								_ = v1780
-								s[185] = 0x0
-								if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v1779 & 0x7fff)) {
-									{
-										s[185] = 0x1
-									}
-								} else {
-									if (s[176] == 0x3) && (s[181] == 0x1) {
-										{
-											s[185] = 0x1
-										}
-									}
-								}
-								s[182] = v1779
-								if s[185] == 0x1 {
-									{
-										v1779 = v1780
-									}
-								} else {
-									if s[176] == 0x4 {
-										{
-											v1779 = 0x0
-										}
-									}
-								}
-								p.r[30].Set32(a1777, ((v1779) & 0xffff))
-								if s[176] == 0x3 {
-									{
-										s[182] = v1779
-									}
-								}
-							}
-						}
-					}
-				}
-				if s[177] != 0x0 {
-					{
-						{
-							{
-								// action NetlockIngress.levels.level1.tail_access
-								v1786 := uint64(0)
-								_ = v1786
-								v1786 = p.r[31].Get32(a1777)
-								s[183] = v1786
-								if (s[177] == 0x2) && (s[181] == 0x1) {
-									{
-										var r1788 uint64
-										_ = r1788
-										{
-											a1789 := v1786
-											_ = a1789
-											a1790 := s[179]
-											_ = a1790
-											{
-												if (((a1789 & 0x7fff) + 0x1) & 0xffff) == a1790 {
-													{
-														r1788 = ((a1789 & 0x8000) ^ 0x8000)
-														goto end1787
-													}
-												}
-												r1788 = ((a1789 + 0x1) & 0xffff)
-												goto end1787
-											}
-										end1787:
-										}
-										v1786 = r1788
-									}
-								} else {
-									if s[177] == 0x4 {
-										{
-											v1786 = 0x0
-										}
-									}
-								}
-								p.r[31].Set32(a1777, ((v1786) & 0xffff))
-							}
-						}
-					}
-				}
 				if s[178] != 0x0 {
 					{
 						{
 							{
-								// action NetlockIngress.levels.level1.gnext_access
-								v1792 := uint64(0)
-								_ = v1792
-								v1792 = p.r[32].Get32(a1777)
-								if (s[178] == 0x2) && (s[181] == 0x1) {
+								// action NetlockIngress.levels.level1.head_access
+								v1780 := uint64(0)
+								_ = v1780
+								v1780 = p.r[30].Get32(a1778)
+								var r1783 uint64
+								_ = r1783
+								{
+									a1784 := v1780
+									_ = a1784
+									a1785 := s[181]
+									_ = a1785
 									{
-										v1792 = s[180]
+										if (((a1784 & 0x7fff) + 0x1) & 0xffff) == a1785 {
+											{
+												r1783 = ((a1784 & 0x8000) ^ 0x8000)
+												goto end1782
+											}
+										}
+										r1783 = ((a1784 + 0x1) & 0xffff)
+										goto end1782
+									}
+								end1782:
+								}
+								v1781 := uint64(r1783)
+								_ = v1781
+								s[187] = 0x0
+								if ((s[178] == 0x2) && (s[183] == 0x1)) && (s[182] == (v1780 & 0x7fff)) {
+									{
+										s[187] = 0x1
 									}
 								} else {
-									if ((s[178] == 0x3) && (s[181] == 0x1)) && (v1792 == s[182]) {
+									if (s[178] == 0x3) && (s[183] == 0x1) {
 										{
-											var r1794 uint64
-											_ = r1794
+											s[187] = 0x1
+										}
+									}
+								}
+								s[184] = v1780
+								if s[187] == 0x1 {
+									{
+										v1780 = v1781
+									}
+								} else {
+									if s[178] == 0x4 {
+										{
+											v1780 = 0x0
+										}
+									}
+								}
+								p.r[30].Set32(a1778, ((v1780) & 0xffff))
+								if s[178] == 0x3 {
+									{
+										s[184] = v1780
+									}
+								}
+							}
+						}
+					}
+				}
+				if s[179] != 0x0 {
+					{
+						{
+							{
+								// action NetlockIngress.levels.level1.tail_access
+								v1787 := uint64(0)
+								_ = v1787
+								v1787 = p.r[31].Get32(a1778)
+								s[185] = v1787
+								if (s[179] == 0x2) && (s[183] == 0x1) {
+									{
+										var r1789 uint64
+										_ = r1789
+										{
+											a1790 := v1787
+											_ = a1790
+											a1791 := s[181]
+											_ = a1791
 											{
-												a1795 := v1792
-												_ = a1795
-												a1796 := s[179]
+												if (((a1790 & 0x7fff) + 0x1) & 0xffff) == a1791 {
+													{
+														r1789 = ((a1790 & 0x8000) ^ 0x8000)
+														goto end1788
+													}
+												}
+												r1789 = ((a1790 + 0x1) & 0xffff)
+												goto end1788
+											}
+										end1788:
+										}
+										v1787 = r1789
+									}
+								} else {
+									if s[179] == 0x4 {
+										{
+											v1787 = 0x0
+										}
+									}
+								}
+								p.r[31].Set32(a1778, ((v1787) & 0xffff))
+							}
+						}
+					}
+				}
+				if s[180] != 0x0 {
+					{
+						{
+							{
+								// action NetlockIngress.levels.level1.gnext_access
+								v1793 := uint64(0)
+								_ = v1793
+								v1793 = p.r[32].Get32(a1778)
+								if (s[180] == 0x2) && (s[183] == 0x1) {
+									{
+										v1793 = s[182]
+									}
+								} else {
+									if ((s[180] == 0x3) && (s[183] == 0x1)) && (v1793 == s[184]) {
+										{
+											var r1795 uint64
+											_ = r1795
+											{
+												a1796 := v1793
 												_ = a1796
+												a1797 := s[181]
+												_ = a1797
 												{
-													if (((a1795 & 0x7fff) + 0x1) & 0xffff) == a1796 {
+													if (((a1796 & 0x7fff) + 0x1) & 0xffff) == a1797 {
 														{
-															r1794 = ((a1795 & 0x8000) ^ 0x8000)
-															goto end1793
+															r1795 = ((a1796 & 0x8000) ^ 0x8000)
+															goto end1794
 														}
 													}
-													r1794 = ((a1795 + 0x1) & 0xffff)
-													goto end1793
+													r1795 = ((a1796 + 0x1) & 0xffff)
+													goto end1794
 												}
-											end1793:
+											end1794:
 											}
-											v1792 = r1794
+											v1793 = r1795
 										}
 									} else {
-										if s[178] == 0x4 {
+										if s[180] == 0x4 {
 											{
-												v1792 = 0x0
+												v1793 = 0x0
 											}
 										} else {
-											if (s[178] == 0x5) && (s[181] == 0x1) {
+											if (s[180] == 0x5) && (s[183] == 0x1) {
 												{
-													var r1798 uint64
-													_ = r1798
+													var r1799 uint64
+													_ = r1799
 													{
-														a1799 := s[183]
-														_ = a1799
-														a1800 := s[179]
+														a1800 := s[185]
 														_ = a1800
+														a1801 := s[181]
+														_ = a1801
 														{
-															if (((a1799 & 0x7fff) + 0x1) & 0xffff) == a1800 {
+															if (((a1800 & 0x7fff) + 0x1) & 0xffff) == a1801 {
 																{
-																	r1798 = ((a1799 & 0x8000) ^ 0x8000)
-																	goto end1797
+																	r1799 = ((a1800 & 0x8000) ^ 0x8000)
+																	goto end1798
 																}
 															}
-															r1798 = ((a1799 + 0x1) & 0xffff)
-															goto end1797
+															r1799 = ((a1800 + 0x1) & 0xffff)
+															goto end1798
 														}
-													end1797:
+													end1798:
 													}
-													v1792 = r1798
+													v1793 = r1799
 												}
 											}
 										}
 									}
 								}
-								p.r[32].Set32(a1777, ((v1792) & 0xffff))
-								s[184] = v1792
+								p.r[32].Set32(a1778, ((v1793) & 0xffff))
+								s[186] = v1793
 							}
 						}
 					}
@@ -16879,189 +16865,189 @@ func (p *netlock) ingress72(g *engine.Gen, s *[262]uint64, a1750 uint64) {
 }
 
 // ingress70 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access.
-func (p *netlock) ingress70(g *engine.Gen, s *[262]uint64, a1750 uint64) {
+func (p *netlock) ingress70(g *engine.Gen, s *[263]uint64, a1751 uint64) {
 	{
-		a1752 := a1750
-		_ = a1752
+		a1753 := a1751
+		_ = a1753
 		{
-			if s[166] != 0x0 {
-				{
-					{
-						{
-							// action NetlockIngress.levels.level0.head_access
-							v1754 := uint64(0)
-							_ = v1754
-							v1754 = p.r[27].Get32(a1752)
-							var r1757 uint64
-							_ = r1757
-							{
-								a1758 := v1754
-								_ = a1758
-								a1759 := s[169]
-								_ = a1759
-								{
-									if (((a1758 & 0x7fff) + 0x1) & 0xffff) == a1759 {
-										{
-											r1757 = ((a1758 & 0x8000) ^ 0x8000)
-											goto end1756
-										}
-									}
-									r1757 = ((a1758 + 0x1) & 0xffff)
-									goto end1756
-								}
-							end1756:
-							}
-							v1755 := uint64(r1757)
-							_ = v1755
-							s[175] = 0x0
-							if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v1754 & 0x7fff)) {
-								{
-									s[175] = 0x1
-								}
-							} else {
-								if (s[166] == 0x3) && (s[171] == 0x1) {
-									{
-										s[175] = 0x1
-									}
-								}
-							}
-							s[172] = v1754
-							if s[175] == 0x1 {
-								{
-									v1754 = v1755
-								}
-							} else {
-								if s[166] == 0x4 {
-									{
-										v1754 = 0x0
-									}
-								}
-							}
-							p.r[27].Set32(a1752, ((v1754) & 0xffff))
-							if s[166] == 0x3 {
-								{
-									s[172] = v1754
-								}
-							}
-						}
-					}
-				}
-			}
-			if s[167] != 0x0 {
-				{
-					{
-						{
-							// action NetlockIngress.levels.level0.tail_access
-							v1761 := uint64(0)
-							_ = v1761
-							v1761 = p.r[28].Get32(a1752)
-							s[173] = v1761
-							if (s[167] == 0x2) && (s[171] == 0x1) {
-								{
-									var r1763 uint64
-									_ = r1763
-									{
-										a1764 := v1761
-										_ = a1764
-										a1765 := s[169]
-										_ = a1765
-										{
-											if (((a1764 & 0x7fff) + 0x1) & 0xffff) == a1765 {
-												{
-													r1763 = ((a1764 & 0x8000) ^ 0x8000)
-													goto end1762
-												}
-											}
-											r1763 = ((a1764 + 0x1) & 0xffff)
-											goto end1762
-										}
-									end1762:
-									}
-									v1761 = r1763
-								}
-							} else {
-								if s[167] == 0x4 {
-									{
-										v1761 = 0x0
-									}
-								}
-							}
-							p.r[28].Set32(a1752, ((v1761) & 0xffff))
-						}
-					}
-				}
-			}
 			if s[168] != 0x0 {
 				{
 					{
 						{
-							// action NetlockIngress.levels.level0.gnext_access
-							v1767 := uint64(0)
-							_ = v1767
-							v1767 = p.r[29].Get32(a1752)
-							if (s[168] == 0x2) && (s[171] == 0x1) {
+							// action NetlockIngress.levels.level0.head_access
+							v1755 := uint64(0)
+							_ = v1755
+							v1755 = p.r[27].Get32(a1753)
+							var r1758 uint64
+							_ = r1758
+							{
+								a1759 := v1755
+								_ = a1759
+								a1760 := s[171]
+								_ = a1760
 								{
-									v1767 = s[170]
+									if (((a1759 & 0x7fff) + 0x1) & 0xffff) == a1760 {
+										{
+											r1758 = ((a1759 & 0x8000) ^ 0x8000)
+											goto end1757
+										}
+									}
+									r1758 = ((a1759 + 0x1) & 0xffff)
+									goto end1757
+								}
+							end1757:
+							}
+							v1756 := uint64(r1758)
+							_ = v1756
+							s[177] = 0x0
+							if ((s[168] == 0x2) && (s[173] == 0x1)) && (s[172] == (v1755 & 0x7fff)) {
+								{
+									s[177] = 0x1
 								}
 							} else {
-								if ((s[168] == 0x3) && (s[171] == 0x1)) && (v1767 == s[172]) {
+								if (s[168] == 0x3) && (s[173] == 0x1) {
 									{
-										var r1769 uint64
-										_ = r1769
+										s[177] = 0x1
+									}
+								}
+							}
+							s[174] = v1755
+							if s[177] == 0x1 {
+								{
+									v1755 = v1756
+								}
+							} else {
+								if s[168] == 0x4 {
+									{
+										v1755 = 0x0
+									}
+								}
+							}
+							p.r[27].Set32(a1753, ((v1755) & 0xffff))
+							if s[168] == 0x3 {
+								{
+									s[174] = v1755
+								}
+							}
+						}
+					}
+				}
+			}
+			if s[169] != 0x0 {
+				{
+					{
+						{
+							// action NetlockIngress.levels.level0.tail_access
+							v1762 := uint64(0)
+							_ = v1762
+							v1762 = p.r[28].Get32(a1753)
+							s[175] = v1762
+							if (s[169] == 0x2) && (s[173] == 0x1) {
+								{
+									var r1764 uint64
+									_ = r1764
+									{
+										a1765 := v1762
+										_ = a1765
+										a1766 := s[171]
+										_ = a1766
 										{
-											a1770 := v1767
-											_ = a1770
-											a1771 := s[169]
+											if (((a1765 & 0x7fff) + 0x1) & 0xffff) == a1766 {
+												{
+													r1764 = ((a1765 & 0x8000) ^ 0x8000)
+													goto end1763
+												}
+											}
+											r1764 = ((a1765 + 0x1) & 0xffff)
+											goto end1763
+										}
+									end1763:
+									}
+									v1762 = r1764
+								}
+							} else {
+								if s[169] == 0x4 {
+									{
+										v1762 = 0x0
+									}
+								}
+							}
+							p.r[28].Set32(a1753, ((v1762) & 0xffff))
+						}
+					}
+				}
+			}
+			if s[170] != 0x0 {
+				{
+					{
+						{
+							// action NetlockIngress.levels.level0.gnext_access
+							v1768 := uint64(0)
+							_ = v1768
+							v1768 = p.r[29].Get32(a1753)
+							if (s[170] == 0x2) && (s[173] == 0x1) {
+								{
+									v1768 = s[172]
+								}
+							} else {
+								if ((s[170] == 0x3) && (s[173] == 0x1)) && (v1768 == s[174]) {
+									{
+										var r1770 uint64
+										_ = r1770
+										{
+											a1771 := v1768
 											_ = a1771
+											a1772 := s[171]
+											_ = a1772
 											{
-												if (((a1770 & 0x7fff) + 0x1) & 0xffff) == a1771 {
+												if (((a1771 & 0x7fff) + 0x1) & 0xffff) == a1772 {
 													{
-														r1769 = ((a1770 & 0x8000) ^ 0x8000)
-														goto end1768
+														r1770 = ((a1771 & 0x8000) ^ 0x8000)
+														goto end1769
 													}
 												}
-												r1769 = ((a1770 + 0x1) & 0xffff)
-												goto end1768
+												r1770 = ((a1771 + 0x1) & 0xffff)
+												goto end1769
 											}
-										end1768:
+										end1769:
 										}
-										v1767 = r1769
+										v1768 = r1770
 									}
 								} else {
-									if s[168] == 0x4 {
+									if s[170] == 0x4 {
 										{
-											v1767 = 0x0
+											v1768 = 0x0
 										}
 									} else {
-										if (s[168] == 0x5) && (s[171] == 0x1) {
+										if (s[170] == 0x5) && (s[173] == 0x1) {
 											{
-												var r1773 uint64
-												_ = r1773
+												var r1774 uint64
+												_ = r1774
 												{
-													a1774 := s[173]
-													_ = a1774
-													a1775 := s[169]
+													a1775 := s[175]
 													_ = a1775
+													a1776 := s[171]
+													_ = a1776
 													{
-														if (((a1774 & 0x7fff) + 0x1) & 0xffff) == a1775 {
+														if (((a1775 & 0x7fff) + 0x1) & 0xffff) == a1776 {
 															{
-																r1773 = ((a1774 & 0x8000) ^ 0x8000)
-																goto end1772
+																r1774 = ((a1775 & 0x8000) ^ 0x8000)
+																goto end1773
 															}
 														}
-														r1773 = ((a1774 + 0x1) & 0xffff)
-														goto end1772
+														r1774 = ((a1775 + 0x1) & 0xffff)
+														goto end1773
 													}
-												end1772:
+												end1773:
 												}
-												v1767 = r1773
+												v1768 = r1774
 											}
 										}
 									}
 								}
 							}
-							p.r[29].Set32(a1752, ((v1767) & 0xffff))
-							s[174] = v1767
+							p.r[29].Set32(a1753, ((v1768) & 0xffff))
+							s[176] = v1768
 						}
 					}
 				}
@@ -17071,189 +17057,189 @@ func (p *netlock) ingress70(g *engine.Gen, s *[262]uint64, a1750 uint64) {
 }
 
 // ingress71 is a part of ingress, with actions NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, NetlockIngress.levels.level1.gnext_access.
-func (p *netlock) ingress71(g *engine.Gen, s *[262]uint64, a1750 uint64) {
+func (p *netlock) ingress71(g *engine.Gen, s *[263]uint64, a1751 uint64) {
 	{
-		a1802 := a1750
-		_ = a1802
+		a1803 := a1751
+		_ = a1803
 		{
-			if s[166] != 0x0 {
-				{
-					{
-						{
-							// action NetlockIngress.levels.level1.head_access
-							v1804 := uint64(0)
-							_ = v1804
-							v1804 = p.r[30].Get32(a1802)
-							var r1807 uint64
-							_ = r1807
-							{
-								a1808 := v1804
-								_ = a1808
-								a1809 := s[169]
-								_ = a1809
-								{
-									if (((a1808 & 0x7fff) + 0x1) & 0xffff) == a1809 {
-										{
-											r1807 = ((a1808 & 0x8000) ^ 0x8000)
-											goto end1806
-										}
-									}
-									r1807 = ((a1808 + 0x1) & 0xffff)
-									goto end1806
-								}
-							end1806:
-							}
-							v1805 := uint64(r1807)
-							_ = v1805
-							s[175] = 0x0
-							if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v1804 & 0x7fff)) {
-								{
-									s[175] = 0x1
-								}
-							} else {
-								if (s[166] == 0x3) && (s[171] == 0x1) {
-									{
-										s[175] = 0x1
-									}
-								}
-							}
-							s[172] = v1804
-							if s[175] == 0x1 {
-								{
-									v1804 = v1805
-								}
-							} else {
-								if s[166] == 0x4 {
-									{
-										v1804 = 0x0
-									}
-								}
-							}
-							p.r[30].Set32(a1802, ((v1804) & 0xffff))
-							if s[166] == 0x3 {
-								{
-									s[172] = v1804
-								}
-							}
-						}
-					}
-				}
-			}
-			if s[167] != 0x0 {
-				{
-					{
-						{
-							// action NetlockIngress.levels.level1.tail_access
-							v1811 := uint64(0)
-							_ = v1811
-							v1811 = p.r[31].Get32(a1802)
-							s[173] = v1811
-							if (s[167] == 0x2) && (s[171] == 0x1) {
-								{
-									var r1813 uint64
-									_ = r1813
-									{
-										a1814 := v1811
-										_ = a1814
-										a1815 := s[169]
-										_ = a1815
-										{
-											if (((a1814 & 0x7fff) + 0x1) & 0xffff) == a1815 {
-												{
-													r1813 = ((a1814 & 0x8000) ^ 0x8000)
-													goto end1812
-												}
-											}
-											r1813 = ((a1814 + 0x1) & 0xffff)
-											goto end1812
-										}
-									end1812:
-									}
-									v1811 = r1813
-								}
-							} else {
-								if s[167] == 0x4 {
-									{
-										v1811 = 0x0
-									}
-								}
-							}
-							p.r[31].Set32(a1802, ((v1811) & 0xffff))
-						}
-					}
-				}
-			}
 			if s[168] != 0x0 {
 				{
 					{
 						{
-							// action NetlockIngress.levels.level1.gnext_access
-							v1817 := uint64(0)
-							_ = v1817
-							v1817 = p.r[32].Get32(a1802)
-							if (s[168] == 0x2) && (s[171] == 0x1) {
+							// action NetlockIngress.levels.level1.head_access
+							v1805 := uint64(0)
+							_ = v1805
+							v1805 = p.r[30].Get32(a1803)
+							var r1808 uint64
+							_ = r1808
+							{
+								a1809 := v1805
+								_ = a1809
+								a1810 := s[171]
+								_ = a1810
 								{
-									v1817 = s[170]
+									if (((a1809 & 0x7fff) + 0x1) & 0xffff) == a1810 {
+										{
+											r1808 = ((a1809 & 0x8000) ^ 0x8000)
+											goto end1807
+										}
+									}
+									r1808 = ((a1809 + 0x1) & 0xffff)
+									goto end1807
+								}
+							end1807:
+							}
+							v1806 := uint64(r1808)
+							_ = v1806
+							s[177] = 0x0
+							if ((s[168] == 0x2) && (s[173] == 0x1)) && (s[172] == (v1805 & 0x7fff)) {
+								{
+									s[177] = 0x1
 								}
 							} else {
-								if ((s[168] == 0x3) && (s[171] == 0x1)) && (v1817 == s[172]) {
+								if (s[168] == 0x3) && (s[173] == 0x1) {
 									{
-										var r1819 uint64
-										_ = r1819
+										s[177] = 0x1
+									}
+								}
+							}
+							s[174] = v1805
+							if s[177] == 0x1 {
+								{
+									v1805 = v1806
+								}
+							} else {
+								if s[168] == 0x4 {
+									{
+										v1805 = 0x0
+									}
+								}
+							}
+							p.r[30].Set32(a1803, ((v1805) & 0xffff))
+							if s[168] == 0x3 {
+								{
+									s[174] = v1805
+								}
+							}
+						}
+					}
+				}
+			}
+			if s[169] != 0x0 {
+				{
+					{
+						{
+							// action NetlockIngress.levels.level1.tail_access
+							v1812 := uint64(0)
+							_ = v1812
+							v1812 = p.r[31].Get32(a1803)
+							s[175] = v1812
+							if (s[169] == 0x2) && (s[173] == 0x1) {
+								{
+									var r1814 uint64
+									_ = r1814
+									{
+										a1815 := v1812
+										_ = a1815
+										a1816 := s[171]
+										_ = a1816
 										{
-											a1820 := v1817
-											_ = a1820
-											a1821 := s[169]
+											if (((a1815 & 0x7fff) + 0x1) & 0xffff) == a1816 {
+												{
+													r1814 = ((a1815 & 0x8000) ^ 0x8000)
+													goto end1813
+												}
+											}
+											r1814 = ((a1815 + 0x1) & 0xffff)
+											goto end1813
+										}
+									end1813:
+									}
+									v1812 = r1814
+								}
+							} else {
+								if s[169] == 0x4 {
+									{
+										v1812 = 0x0
+									}
+								}
+							}
+							p.r[31].Set32(a1803, ((v1812) & 0xffff))
+						}
+					}
+				}
+			}
+			if s[170] != 0x0 {
+				{
+					{
+						{
+							// action NetlockIngress.levels.level1.gnext_access
+							v1818 := uint64(0)
+							_ = v1818
+							v1818 = p.r[32].Get32(a1803)
+							if (s[170] == 0x2) && (s[173] == 0x1) {
+								{
+									v1818 = s[172]
+								}
+							} else {
+								if ((s[170] == 0x3) && (s[173] == 0x1)) && (v1818 == s[174]) {
+									{
+										var r1820 uint64
+										_ = r1820
+										{
+											a1821 := v1818
 											_ = a1821
+											a1822 := s[171]
+											_ = a1822
 											{
-												if (((a1820 & 0x7fff) + 0x1) & 0xffff) == a1821 {
+												if (((a1821 & 0x7fff) + 0x1) & 0xffff) == a1822 {
 													{
-														r1819 = ((a1820 & 0x8000) ^ 0x8000)
-														goto end1818
+														r1820 = ((a1821 & 0x8000) ^ 0x8000)
+														goto end1819
 													}
 												}
-												r1819 = ((a1820 + 0x1) & 0xffff)
-												goto end1818
+												r1820 = ((a1821 + 0x1) & 0xffff)
+												goto end1819
 											}
-										end1818:
+										end1819:
 										}
-										v1817 = r1819
+										v1818 = r1820
 									}
 								} else {
-									if s[168] == 0x4 {
+									if s[170] == 0x4 {
 										{
-											v1817 = 0x0
+											v1818 = 0x0
 										}
 									} else {
-										if (s[168] == 0x5) && (s[171] == 0x1) {
+										if (s[170] == 0x5) && (s[173] == 0x1) {
 											{
-												var r1823 uint64
-												_ = r1823
+												var r1824 uint64
+												_ = r1824
 												{
-													a1824 := s[173]
-													_ = a1824
-													a1825 := s[169]
+													a1825 := s[175]
 													_ = a1825
+													a1826 := s[171]
+													_ = a1826
 													{
-														if (((a1824 & 0x7fff) + 0x1) & 0xffff) == a1825 {
+														if (((a1825 & 0x7fff) + 0x1) & 0xffff) == a1826 {
 															{
-																r1823 = ((a1824 & 0x8000) ^ 0x8000)
-																goto end1822
+																r1824 = ((a1825 & 0x8000) ^ 0x8000)
+																goto end1823
 															}
 														}
-														r1823 = ((a1824 + 0x1) & 0xffff)
-														goto end1822
+														r1824 = ((a1825 + 0x1) & 0xffff)
+														goto end1823
 													}
-												end1822:
+												end1823:
 												}
-												v1817 = r1823
+												v1818 = r1824
 											}
 										}
 									}
 								}
 							}
-							p.r[32].Set32(a1802, ((v1817) & 0xffff))
-							s[174] = v1817
+							p.r[32].Set32(a1803, ((v1818) & 0xffff))
+							s[176] = v1818
 						}
 					}
 				}
@@ -17263,149 +17249,107 @@ func (p *netlock) ingress71(g *engine.Gen, s *[262]uint64, a1750 uint64) {
 }
 
 // ingress77 is a part of ingress, with actions NetlockIngress.slot_at, NetlockIngress.pool.part0.txn_access, NetlockIngress.pool.part0.hold_access, NetlockIngress.pool.part0.flags_access, NetlockIngress.pool.part0.who_access, NetlockIngress.pool.part0.ts_access, and 16 more.
-func (p *netlock) ingress77(g *engine.Gen, s *[262]uint64) {
-	s[62] = s[228]
-	s[63] = s[229]
-	s[64] = s[172]
-	s[65] = s[173]
-	s[66] = s[174]
-	s[67] = s[208]
-	s[51] = (s[230] << (p.c[8]))
-	if s[208] == 0x0 {
+func (p *netlock) ingress77(g *engine.Gen, s *[263]uint64) {
+	s[62] = s[229]
+	s[63] = s[230]
+	s[64] = s[174]
+	s[65] = s[175]
+	s[66] = s[176]
+	s[67] = s[210]
+	s[51] = (s[231] << (p.c[8]))
+	if s[210] == 0x0 {
 		{
 			s[48] = 0x3
 		}
 	} else {
 		{
-			v1851 := uint64((((s[172] & 0x7fff) + s[50]) & 0xffffffff))
-			_ = v1851
-			if v1851 >= s[208] {
+			v1852 := uint64((((s[174] & 0x7fff) + s[50]) & 0xffffffff))
+			_ = v1852
+			if v1852 >= s[210] {
 				{
-					v1851 = ((v1851 - s[208]) & 0xffffffff)
+					v1852 = ((v1852 - s[210]) & 0xffffffff)
 				}
 			}
 			{
-				a1853 := ((v1851) & 0xffff)
-				_ = a1853
+				a1854 := ((v1852) & 0xffff)
+				_ = a1854
 				{
 					// action NetlockIngress.slot_at
-					v1854 := uint64(((s[207] + (a1853 & 0x7fff)) & 0xffffffff))
-					_ = v1854
-					s[131] = ((v1854) >> (p.c[3]) & 0x3)
-					s[132] = (v1854 & p.c[4])
-					s[214] = v1854
+					v1855 := uint64(((s[209] + (a1854 & 0x7fff)) & 0xffffffff))
+					_ = v1855
+					s[133] = ((v1855) >> (p.c[3]) & 0x3)
+					s[134] = (v1855 & p.c[4])
+					s[215] = v1855
 				}
 			}
-			s[134] = 0x1
-			s[137] = 0x1
-			s[133] = 0x1
-			s[135] = 0x1
 			s[136] = 0x1
+			s[139] = 0x1
+			s[135] = 0x1
+			s[137] = 0x1
+			s[138] = 0x1
 			{
 				{
-					if s[131] == 0x0 {
+					if s[133] == 0x0 {
 						{
 							{
 								{
-									if s[134] != 0x0 {
+									if s[136] != 0x0 {
 										{
 											{
 												{
 													// action NetlockIngress.pool.part0.txn_access
-													v1858 := uint64(0)
-													_ = v1858
-													v1858 = p.r[7].Get64(s[132])
-													s[158] = engine.Sel((v1858 == s[142]), 0x1, 0x0)
-													if s[134] == 0x2 {
+													v1859 := uint64(0)
+													_ = v1859
+													v1859 = p.r[7].Get64(s[134])
+													s[160] = engine.Sel((v1859 == s[144]), 0x1, 0x0)
+													if s[136] == 0x2 {
 														{
-															v1858 = s[142]
+															v1859 = s[144]
 														}
 													}
-													p.r[7].Set64(s[132], v1858)
-													s[157] = v1858
+													p.r[7].Set64(s[134], v1859)
+													s[159] = v1859
 												}
 											}
 										}
 									}
-									if s[137] != 0x0 {
+									if s[139] != 0x0 {
 										{
 											{
 												{
 													// action NetlockIngress.pool.part0.hold_access
-													v1860 := uint64(0)
-													_ = v1860
-													v1860 = p.r[11].Get64(s[132])
-													if (s[137] == 0x3) || (s[137] == 0x4) {
+													v1861 := uint64(0)
+													_ = v1861
+													v1861 = p.r[11].Get64(s[134])
+													if (s[139] == 0x3) || (s[139] == 0x4) {
 														{
-															if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v1860) >> 32) == s[149])) && (((v1860) >> 32) != 0x0) {
+															if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v1861) >> 32) == s[151])) && (((v1861) >> 32) != 0x0) {
 																{
-																	s[165] = 0x1
+																	s[167] = 0x1
 																}
 															}
 														}
 													}
-													if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
+													if (s[139] == 0x2) || ((s[139] == 0x5) && (s[153] == 0x1)) {
 														{
-															v1860 = ((s[147])<<32 | s[148])
+															v1861 = ((s[149])<<32 | s[150])
 														}
 													} else {
-														if (s[137] == 0x3) && (s[165] == 0x1) {
+														if (s[139] == 0x3) && (s[167] == 0x1) {
 															{
-																v1860 = v1860&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+																v1861 = v1861&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 															}
 														} else {
-															if (s[137] == 0x4) && (s[165] == 0x1) {
+															if (s[139] == 0x4) && (s[167] == 0x1) {
 																{
-																	v1860 = v1860&^0xffffffff | (s[148])<<0&0xffffffff
+																	v1861 = v1861&^0xffffffff | (s[150])<<0&0xffffffff
 																}
 															}
 														}
 													}
-													p.r[11].Set64(s[132], v1860)
-													s[163] = ((v1860) >> 32)
-													s[164] = ((v1860) & 0xffffffff)
-												}
-											}
-										}
-									}
-									if s[133] != 0x0 {
-										{
-											{
-												{
-													// action NetlockIngress.pool.part0.flags_access
-													v1862 := uint64(0)
-													_ = v1862
-													v1862 = p.r[8].Get64(s[132])
-													if s[133] == 0x2 {
-														{
-															v1862 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
-														}
-													} else {
-														if (s[133] == 0x3) && (s[165] == 0x1) {
-															{
-																v1862 = v1862&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
-															}
-														} else {
-															if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
-																{
-																	v1862 = v1862&^0xffffffff | (s[141])<<0&0xffffffff
-																}
-															} else {
-																if ((s[133] == 0x5) && (((v1862) >> 56) == 0x1)) && (s[158] == 0x1) {
-																	{
-																		v1862 = v1862&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
-																		s[165] = 0x1
-																	}
-																}
-															}
-														}
-													}
-													p.r[8].Set64(s[132], v1862)
-													s[152] = ((v1862) >> 56)
-													s[153] = ((v1862) >> 48 & 0xff)
-													s[154] = ((v1862) >> 40 & 0xff)
-													s[155] = ((v1862) >> 32 & 0xff)
-													s[156] = ((v1862) & 0xffffffff)
+													p.r[11].Set64(s[134], v1861)
+													s[165] = ((v1861) >> 32)
+													s[166] = ((v1861) & 0xffffffff)
 												}
 											}
 										}
@@ -17414,38 +17358,80 @@ func (p *netlock) ingress77(g *engine.Gen, s *[262]uint64) {
 										{
 											{
 												{
-													// action NetlockIngress.pool.part0.who_access
-													v1864 := uint64(0)
-													_ = v1864
-													v1864 = p.r[9].Get64(s[132])
+													// action NetlockIngress.pool.part0.flags_access
+													v1863 := uint64(0)
+													_ = v1863
+													v1863 = p.r[8].Get64(s[134])
 													if s[135] == 0x2 {
 														{
-															v1864 = (((s[143])<<16|s[144])<<16 | s[145])
+															v1863 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
+														}
+													} else {
+														if (s[135] == 0x3) && (s[167] == 0x1) {
+															{
+																v1863 = v1863&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+															}
+														} else {
+															if ((s[135] == 0x4) && (s[167] == 0x1)) && (s[143] != 0x0) {
+																{
+																	v1863 = v1863&^0xffffffff | (s[143])<<0&0xffffffff
+																}
+															} else {
+																if ((s[135] == 0x5) && (((v1863) >> 56) == 0x1)) && (s[160] == 0x1) {
+																	{
+																		v1863 = v1863&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+																		s[167] = 0x1
+																	}
+																}
+															}
 														}
 													}
-													p.r[9].Set64(s[132], v1864)
-													s[159] = ((v1864) >> 32)
-													s[160] = ((v1864) >> 16 & 0xffff)
-													s[161] = ((v1864) & 0xffff)
+													p.r[8].Set64(s[134], v1863)
+													s[154] = ((v1863) >> 56)
+													s[155] = ((v1863) >> 48 & 0xff)
+													s[156] = ((v1863) >> 40 & 0xff)
+													s[157] = ((v1863) >> 32 & 0xff)
+													s[158] = ((v1863) & 0xffffffff)
 												}
 											}
 										}
 									}
-									if s[136] != 0x0 {
+									if s[137] != 0x0 {
+										{
+											{
+												{
+													// action NetlockIngress.pool.part0.who_access
+													v1865 := uint64(0)
+													_ = v1865
+													v1865 = p.r[9].Get64(s[134])
+													if s[137] == 0x2 {
+														{
+															v1865 = (((s[145])<<16|s[146])<<16 | s[147])
+														}
+													}
+													p.r[9].Set64(s[134], v1865)
+													s[161] = ((v1865) >> 32)
+													s[162] = ((v1865) >> 16 & 0xffff)
+													s[163] = ((v1865) & 0xffff)
+												}
+											}
+										}
+									}
+									if s[138] != 0x0 {
 										{
 											{
 												{
 													// action NetlockIngress.pool.part0.ts_access
-													v1866 := uint64(0)
-													_ = v1866
-													v1866 = p.r[10].Get64(s[132])
-													if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
+													v1867 := uint64(0)
+													_ = v1867
+													v1867 = p.r[10].Get64(s[134])
+													if (s[138] == 0x2) || (((s[138] == 0x3) && (s[167] == 0x1)) && (s[148] != 0x0)) {
 														{
-															v1866 = s[146]
+															v1867 = s[148]
 														}
 													}
-													p.r[10].Set64(s[132], v1866)
-													s[162] = v1866
+													p.r[10].Set64(s[134], v1867)
+													s[164] = v1867
 												}
 											}
 										}
@@ -17458,40 +17444,40 @@ func (p *netlock) ingress77(g *engine.Gen, s *[262]uint64) {
 					}
 				}
 			}
-			s[55] = s[152]
-			s[68] = s[214]
-			s[69] = s[164]
-			s[38] = s[157]
-			s[32] = s[153]
-			s[35] = s[154]
-			s[36] = s[161]
-			s[40] = s[162]
-			s[41] = s[156]
-			s[42] = s[159]
-			s[43] = s[160]
-			if s[163] != 0x0 {
+			s[55] = s[154]
+			s[68] = s[215]
+			s[69] = s[166]
+			s[38] = s[159]
+			s[32] = s[155]
+			s[35] = s[156]
+			s[36] = s[163]
+			s[40] = s[164]
+			s[41] = s[158]
+			s[42] = s[161]
+			s[43] = s[162]
+			if s[165] != 0x0 {
 				{
-					v1900 := uint64(0)
-					_ = v1900
+					v1901 := uint64(0)
+					_ = v1901
 					{
-						a1902 := s[163]
-						_ = a1902
-						a1903 := s[214]
+						a1903 := s[165]
 						_ = a1903
-						v1900 = 0
+						a1904 := s[215]
+						_ = a1904
+						v1901 = 0
 						{
 							// action NetlockIngress.token_of
-							v1904 := uint64(((s[230]) >> 32))
-							_ = v1904
-							if a1902 > ((s[230]) & 0xffffffff) {
+							v1905 := uint64(((s[231]) >> 32))
+							_ = v1905
+							if a1903 > ((s[231]) & 0xffffffff) {
 								{
-									v1904 = ((v1904 - 0x1) & 0xffffffff)
+									v1905 = ((v1905 - 0x1) & 0xffffffff)
 								}
 							}
-							v1900 = ((((v1904)<<32 | a1902) << (p.c[5])) | a1903)
+							v1901 = ((((v1905)<<32 | a1903) << (p.c[5])) | a1904)
 						}
 					}
-					s[39] = v1900
+					s[39] = v1901
 				}
 			} else {
 				{
@@ -17503,110 +17489,68 @@ func (p *netlock) ingress77(g *engine.Gen, s *[262]uint64) {
 }
 
 // ingress75 is a part of ingress, with actions NetlockIngress.pool.part1.txn_access, NetlockIngress.pool.part1.hold_access, NetlockIngress.pool.part1.flags_access, NetlockIngress.pool.part1.who_access, NetlockIngress.pool.part1.ts_access, NetlockIngress.pool.part2.txn_access, and 9 more.
-func (p *netlock) ingress75(g *engine.Gen, s *[262]uint64) {
-	if s[131] == 0x1 {
+func (p *netlock) ingress75(g *engine.Gen, s *[263]uint64) {
+	if s[133] == 0x1 {
 		{
 			{
 				{
-					if s[134] != 0x0 {
+					if s[136] != 0x0 {
 						{
 							{
 								{
 									// action NetlockIngress.pool.part1.txn_access
-									v1869 := uint64(0)
-									_ = v1869
-									v1869 = p.r[12].Get64(s[132])
-									s[158] = engine.Sel((v1869 == s[142]), 0x1, 0x0)
-									if s[134] == 0x2 {
+									v1870 := uint64(0)
+									_ = v1870
+									v1870 = p.r[12].Get64(s[134])
+									s[160] = engine.Sel((v1870 == s[144]), 0x1, 0x0)
+									if s[136] == 0x2 {
 										{
-											v1869 = s[142]
+											v1870 = s[144]
 										}
 									}
-									p.r[12].Set64(s[132], v1869)
-									s[157] = v1869
+									p.r[12].Set64(s[134], v1870)
+									s[159] = v1870
 								}
 							}
 						}
 					}
-					if s[137] != 0x0 {
+					if s[139] != 0x0 {
 						{
 							{
 								{
 									// action NetlockIngress.pool.part1.hold_access
-									v1871 := uint64(0)
-									_ = v1871
-									v1871 = p.r[16].Get64(s[132])
-									if (s[137] == 0x3) || (s[137] == 0x4) {
+									v1872 := uint64(0)
+									_ = v1872
+									v1872 = p.r[16].Get64(s[134])
+									if (s[139] == 0x3) || (s[139] == 0x4) {
 										{
-											if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v1871) >> 32) == s[149])) && (((v1871) >> 32) != 0x0) {
+											if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v1872) >> 32) == s[151])) && (((v1872) >> 32) != 0x0) {
 												{
-													s[165] = 0x1
+													s[167] = 0x1
 												}
 											}
 										}
 									}
-									if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
+									if (s[139] == 0x2) || ((s[139] == 0x5) && (s[153] == 0x1)) {
 										{
-											v1871 = ((s[147])<<32 | s[148])
+											v1872 = ((s[149])<<32 | s[150])
 										}
 									} else {
-										if (s[137] == 0x3) && (s[165] == 0x1) {
+										if (s[139] == 0x3) && (s[167] == 0x1) {
 											{
-												v1871 = v1871&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+												v1872 = v1872&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 											}
 										} else {
-											if (s[137] == 0x4) && (s[165] == 0x1) {
+											if (s[139] == 0x4) && (s[167] == 0x1) {
 												{
-													v1871 = v1871&^0xffffffff | (s[148])<<0&0xffffffff
+													v1872 = v1872&^0xffffffff | (s[150])<<0&0xffffffff
 												}
 											}
 										}
 									}
-									p.r[16].Set64(s[132], v1871)
-									s[163] = ((v1871) >> 32)
-									s[164] = ((v1871) & 0xffffffff)
-								}
-							}
-						}
-					}
-					if s[133] != 0x0 {
-						{
-							{
-								{
-									// action NetlockIngress.pool.part1.flags_access
-									v1873 := uint64(0)
-									_ = v1873
-									v1873 = p.r[13].Get64(s[132])
-									if s[133] == 0x2 {
-										{
-											v1873 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
-										}
-									} else {
-										if (s[133] == 0x3) && (s[165] == 0x1) {
-											{
-												v1873 = v1873&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
-											}
-										} else {
-											if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
-												{
-													v1873 = v1873&^0xffffffff | (s[141])<<0&0xffffffff
-												}
-											} else {
-												if ((s[133] == 0x5) && (((v1873) >> 56) == 0x1)) && (s[158] == 0x1) {
-													{
-														v1873 = v1873&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
-														s[165] = 0x1
-													}
-												}
-											}
-										}
-									}
-									p.r[13].Set64(s[132], v1873)
-									s[152] = ((v1873) >> 56)
-									s[153] = ((v1873) >> 48 & 0xff)
-									s[154] = ((v1873) >> 40 & 0xff)
-									s[155] = ((v1873) >> 32 & 0xff)
-									s[156] = ((v1873) & 0xffffffff)
+									p.r[16].Set64(s[134], v1872)
+									s[165] = ((v1872) >> 32)
+									s[166] = ((v1872) & 0xffffffff)
 								}
 							}
 						}
@@ -17615,38 +17559,80 @@ func (p *netlock) ingress75(g *engine.Gen, s *[262]uint64) {
 						{
 							{
 								{
-									// action NetlockIngress.pool.part1.who_access
-									v1875 := uint64(0)
-									_ = v1875
-									v1875 = p.r[14].Get64(s[132])
+									// action NetlockIngress.pool.part1.flags_access
+									v1874 := uint64(0)
+									_ = v1874
+									v1874 = p.r[13].Get64(s[134])
 									if s[135] == 0x2 {
 										{
-											v1875 = (((s[143])<<16|s[144])<<16 | s[145])
+											v1874 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
+										}
+									} else {
+										if (s[135] == 0x3) && (s[167] == 0x1) {
+											{
+												v1874 = v1874&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+											}
+										} else {
+											if ((s[135] == 0x4) && (s[167] == 0x1)) && (s[143] != 0x0) {
+												{
+													v1874 = v1874&^0xffffffff | (s[143])<<0&0xffffffff
+												}
+											} else {
+												if ((s[135] == 0x5) && (((v1874) >> 56) == 0x1)) && (s[160] == 0x1) {
+													{
+														v1874 = v1874&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+														s[167] = 0x1
+													}
+												}
+											}
 										}
 									}
-									p.r[14].Set64(s[132], v1875)
-									s[159] = ((v1875) >> 32)
-									s[160] = ((v1875) >> 16 & 0xffff)
-									s[161] = ((v1875) & 0xffff)
+									p.r[13].Set64(s[134], v1874)
+									s[154] = ((v1874) >> 56)
+									s[155] = ((v1874) >> 48 & 0xff)
+									s[156] = ((v1874) >> 40 & 0xff)
+									s[157] = ((v1874) >> 32 & 0xff)
+									s[158] = ((v1874) & 0xffffffff)
 								}
 							}
 						}
 					}
-					if s[136] != 0x0 {
+					if s[137] != 0x0 {
+						{
+							{
+								{
+									// action NetlockIngress.pool.part1.who_access
+									v1876 := uint64(0)
+									_ = v1876
+									v1876 = p.r[14].Get64(s[134])
+									if s[137] == 0x2 {
+										{
+											v1876 = (((s[145])<<16|s[146])<<16 | s[147])
+										}
+									}
+									p.r[14].Set64(s[134], v1876)
+									s[161] = ((v1876) >> 32)
+									s[162] = ((v1876) >> 16 & 0xffff)
+									s[163] = ((v1876) & 0xffff)
+								}
+							}
+						}
+					}
+					if s[138] != 0x0 {
 						{
 							{
 								{
 									// action NetlockIngress.pool.part1.ts_access
-									v1877 := uint64(0)
-									_ = v1877
-									v1877 = p.r[15].Get64(s[132])
-									if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
+									v1878 := uint64(0)
+									_ = v1878
+									v1878 = p.r[15].Get64(s[134])
+									if (s[138] == 0x2) || (((s[138] == 0x3) && (s[167] == 0x1)) && (s[148] != 0x0)) {
 										{
-											v1877 = s[146]
+											v1878 = s[148]
 										}
 									}
-									p.r[15].Set64(s[132], v1877)
-									s[162] = v1877
+									p.r[15].Set64(s[134], v1878)
+									s[164] = v1878
 								}
 							}
 						}
@@ -17660,112 +17646,70 @@ func (p *netlock) ingress75(g *engine.Gen, s *[262]uint64) {
 }
 
 // ingress74 is a part of ingress, with actions NetlockIngress.pool.part2.txn_access, NetlockIngress.pool.part2.hold_access, NetlockIngress.pool.part2.flags_access, NetlockIngress.pool.part2.who_access, NetlockIngress.pool.part2.ts_access, NetlockIngress.pool.part3.txn_access, and 4 more.
-func (p *netlock) ingress74(g *engine.Gen, s *[262]uint64) {
-	if s[131] == 0x2 {
+func (p *netlock) ingress74(g *engine.Gen, s *[263]uint64) {
+	if s[133] == 0x2 {
 		p.ingress73(g, s)
 	} else {
 		{
 			{
 				{
-					if s[134] != 0x0 {
+					if s[136] != 0x0 {
 						{
 							{
 								{
 									// action NetlockIngress.pool.part3.txn_access
-									v1891 := uint64(0)
-									_ = v1891
-									v1891 = p.r[22].Get64(s[132])
-									s[158] = engine.Sel((v1891 == s[142]), 0x1, 0x0)
-									if s[134] == 0x2 {
+									v1892 := uint64(0)
+									_ = v1892
+									v1892 = p.r[22].Get64(s[134])
+									s[160] = engine.Sel((v1892 == s[144]), 0x1, 0x0)
+									if s[136] == 0x2 {
 										{
-											v1891 = s[142]
+											v1892 = s[144]
 										}
 									}
-									p.r[22].Set64(s[132], v1891)
-									s[157] = v1891
+									p.r[22].Set64(s[134], v1892)
+									s[159] = v1892
 								}
 							}
 						}
 					}
-					if s[137] != 0x0 {
+					if s[139] != 0x0 {
 						{
 							{
 								{
 									// action NetlockIngress.pool.part3.hold_access
-									v1893 := uint64(0)
-									_ = v1893
-									v1893 = p.r[26].Get64(s[132])
-									if (s[137] == 0x3) || (s[137] == 0x4) {
+									v1894 := uint64(0)
+									_ = v1894
+									v1894 = p.r[26].Get64(s[134])
+									if (s[139] == 0x3) || (s[139] == 0x4) {
 										{
-											if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v1893) >> 32) == s[149])) && (((v1893) >> 32) != 0x0) {
+											if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v1894) >> 32) == s[151])) && (((v1894) >> 32) != 0x0) {
 												{
-													s[165] = 0x1
+													s[167] = 0x1
 												}
 											}
 										}
 									}
-									if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
+									if (s[139] == 0x2) || ((s[139] == 0x5) && (s[153] == 0x1)) {
 										{
-											v1893 = ((s[147])<<32 | s[148])
+											v1894 = ((s[149])<<32 | s[150])
 										}
 									} else {
-										if (s[137] == 0x3) && (s[165] == 0x1) {
+										if (s[139] == 0x3) && (s[167] == 0x1) {
 											{
-												v1893 = v1893&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+												v1894 = v1894&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 											}
 										} else {
-											if (s[137] == 0x4) && (s[165] == 0x1) {
+											if (s[139] == 0x4) && (s[167] == 0x1) {
 												{
-													v1893 = v1893&^0xffffffff | (s[148])<<0&0xffffffff
+													v1894 = v1894&^0xffffffff | (s[150])<<0&0xffffffff
 												}
 											}
 										}
 									}
-									p.r[26].Set64(s[132], v1893)
-									s[163] = ((v1893) >> 32)
-									s[164] = ((v1893) & 0xffffffff)
-								}
-							}
-						}
-					}
-					if s[133] != 0x0 {
-						{
-							{
-								{
-									// action NetlockIngress.pool.part3.flags_access
-									v1895 := uint64(0)
-									_ = v1895
-									v1895 = p.r[23].Get64(s[132])
-									if s[133] == 0x2 {
-										{
-											v1895 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
-										}
-									} else {
-										if (s[133] == 0x3) && (s[165] == 0x1) {
-											{
-												v1895 = v1895&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
-											}
-										} else {
-											if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
-												{
-													v1895 = v1895&^0xffffffff | (s[141])<<0&0xffffffff
-												}
-											} else {
-												if ((s[133] == 0x5) && (((v1895) >> 56) == 0x1)) && (s[158] == 0x1) {
-													{
-														v1895 = v1895&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
-														s[165] = 0x1
-													}
-												}
-											}
-										}
-									}
-									p.r[23].Set64(s[132], v1895)
-									s[152] = ((v1895) >> 56)
-									s[153] = ((v1895) >> 48 & 0xff)
-									s[154] = ((v1895) >> 40 & 0xff)
-									s[155] = ((v1895) >> 32 & 0xff)
-									s[156] = ((v1895) & 0xffffffff)
+									p.r[26].Set64(s[134], v1894)
+									s[165] = ((v1894) >> 32)
+									s[166] = ((v1894) & 0xffffffff)
 								}
 							}
 						}
@@ -17774,38 +17718,80 @@ func (p *netlock) ingress74(g *engine.Gen, s *[262]uint64) {
 						{
 							{
 								{
-									// action NetlockIngress.pool.part3.who_access
-									v1897 := uint64(0)
-									_ = v1897
-									v1897 = p.r[24].Get64(s[132])
+									// action NetlockIngress.pool.part3.flags_access
+									v1896 := uint64(0)
+									_ = v1896
+									v1896 = p.r[23].Get64(s[134])
 									if s[135] == 0x2 {
 										{
-											v1897 = (((s[143])<<16|s[144])<<16 | s[145])
+											v1896 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
+										}
+									} else {
+										if (s[135] == 0x3) && (s[167] == 0x1) {
+											{
+												v1896 = v1896&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+											}
+										} else {
+											if ((s[135] == 0x4) && (s[167] == 0x1)) && (s[143] != 0x0) {
+												{
+													v1896 = v1896&^0xffffffff | (s[143])<<0&0xffffffff
+												}
+											} else {
+												if ((s[135] == 0x5) && (((v1896) >> 56) == 0x1)) && (s[160] == 0x1) {
+													{
+														v1896 = v1896&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+														s[167] = 0x1
+													}
+												}
+											}
 										}
 									}
-									p.r[24].Set64(s[132], v1897)
-									s[159] = ((v1897) >> 32)
-									s[160] = ((v1897) >> 16 & 0xffff)
-									s[161] = ((v1897) & 0xffff)
+									p.r[23].Set64(s[134], v1896)
+									s[154] = ((v1896) >> 56)
+									s[155] = ((v1896) >> 48 & 0xff)
+									s[156] = ((v1896) >> 40 & 0xff)
+									s[157] = ((v1896) >> 32 & 0xff)
+									s[158] = ((v1896) & 0xffffffff)
 								}
 							}
 						}
 					}
-					if s[136] != 0x0 {
+					if s[137] != 0x0 {
+						{
+							{
+								{
+									// action NetlockIngress.pool.part3.who_access
+									v1898 := uint64(0)
+									_ = v1898
+									v1898 = p.r[24].Get64(s[134])
+									if s[137] == 0x2 {
+										{
+											v1898 = (((s[145])<<16|s[146])<<16 | s[147])
+										}
+									}
+									p.r[24].Set64(s[134], v1898)
+									s[161] = ((v1898) >> 32)
+									s[162] = ((v1898) >> 16 & 0xffff)
+									s[163] = ((v1898) & 0xffff)
+								}
+							}
+						}
+					}
+					if s[138] != 0x0 {
 						{
 							{
 								{
 									// action NetlockIngress.pool.part3.ts_access
-									v1899 := uint64(0)
-									_ = v1899
-									v1899 = p.r[25].Get64(s[132])
-									if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
+									v1900 := uint64(0)
+									_ = v1900
+									v1900 = p.r[25].Get64(s[134])
+									if (s[138] == 0x2) || (((s[138] == 0x3) && (s[167] == 0x1)) && (s[148] != 0x0)) {
 										{
-											v1899 = s[146]
+											v1900 = s[148]
 										}
 									}
-									p.r[25].Set64(s[132], v1899)
-									s[162] = v1899
+									p.r[25].Set64(s[134], v1900)
+									s[164] = v1900
 								}
 							}
 						}
@@ -17817,109 +17803,67 @@ func (p *netlock) ingress74(g *engine.Gen, s *[262]uint64) {
 }
 
 // ingress73 is a part of ingress, with actions NetlockIngress.pool.part2.txn_access, NetlockIngress.pool.part2.hold_access, NetlockIngress.pool.part2.flags_access, NetlockIngress.pool.part2.who_access, NetlockIngress.pool.part2.ts_access.
-func (p *netlock) ingress73(g *engine.Gen, s *[262]uint64) {
+func (p *netlock) ingress73(g *engine.Gen, s *[263]uint64) {
 	{
 		{
 			{
-				if s[134] != 0x0 {
+				if s[136] != 0x0 {
 					{
 						{
 							{
 								// action NetlockIngress.pool.part2.txn_access
-								v1880 := uint64(0)
-								_ = v1880
-								v1880 = p.r[17].Get64(s[132])
-								s[158] = engine.Sel((v1880 == s[142]), 0x1, 0x0)
-								if s[134] == 0x2 {
+								v1881 := uint64(0)
+								_ = v1881
+								v1881 = p.r[17].Get64(s[134])
+								s[160] = engine.Sel((v1881 == s[144]), 0x1, 0x0)
+								if s[136] == 0x2 {
 									{
-										v1880 = s[142]
+										v1881 = s[144]
 									}
 								}
-								p.r[17].Set64(s[132], v1880)
-								s[157] = v1880
+								p.r[17].Set64(s[134], v1881)
+								s[159] = v1881
 							}
 						}
 					}
 				}
-				if s[137] != 0x0 {
+				if s[139] != 0x0 {
 					{
 						{
 							{
 								// action NetlockIngress.pool.part2.hold_access
-								v1882 := uint64(0)
-								_ = v1882
-								v1882 = p.r[21].Get64(s[132])
-								if (s[137] == 0x3) || (s[137] == 0x4) {
+								v1883 := uint64(0)
+								_ = v1883
+								v1883 = p.r[21].Get64(s[134])
+								if (s[139] == 0x3) || (s[139] == 0x4) {
 									{
-										if (((s[150] == 0x1) && (s[158] == 0x1)) && (((v1882) >> 32) == s[149])) && (((v1882) >> 32) != 0x0) {
+										if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v1883) >> 32) == s[151])) && (((v1883) >> 32) != 0x0) {
 											{
-												s[165] = 0x1
+												s[167] = 0x1
 											}
 										}
 									}
 								}
-								if (s[137] == 0x2) || ((s[137] == 0x5) && (s[151] == 0x1)) {
+								if (s[139] == 0x2) || ((s[139] == 0x5) && (s[153] == 0x1)) {
 									{
-										v1882 = ((s[147])<<32 | s[148])
+										v1883 = ((s[149])<<32 | s[150])
 									}
 								} else {
-									if (s[137] == 0x3) && (s[165] == 0x1) {
+									if (s[139] == 0x3) && (s[167] == 0x1) {
 										{
-											v1882 = v1882&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+											v1883 = v1883&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 										}
 									} else {
-										if (s[137] == 0x4) && (s[165] == 0x1) {
+										if (s[139] == 0x4) && (s[167] == 0x1) {
 											{
-												v1882 = v1882&^0xffffffff | (s[148])<<0&0xffffffff
+												v1883 = v1883&^0xffffffff | (s[150])<<0&0xffffffff
 											}
 										}
 									}
 								}
-								p.r[21].Set64(s[132], v1882)
-								s[163] = ((v1882) >> 32)
-								s[164] = ((v1882) & 0xffffffff)
-							}
-						}
-					}
-				}
-				if s[133] != 0x0 {
-					{
-						{
-							{
-								// action NetlockIngress.pool.part2.flags_access
-								v1884 := uint64(0)
-								_ = v1884
-								v1884 = p.r[18].Get64(s[132])
-								if s[133] == 0x2 {
-									{
-										v1884 = (((((0x1)<<8|s[138])<<8|s[139])<<8|s[140])<<32 | s[141])
-									}
-								} else {
-									if (s[133] == 0x3) && (s[165] == 0x1) {
-										{
-											v1884 = v1884&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
-										}
-									} else {
-										if ((s[133] == 0x4) && (s[165] == 0x1)) && (s[141] != 0x0) {
-											{
-												v1884 = v1884&^0xffffffff | (s[141])<<0&0xffffffff
-											}
-										} else {
-											if ((s[133] == 0x5) && (((v1884) >> 56) == 0x1)) && (s[158] == 0x1) {
-												{
-													v1884 = v1884&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
-													s[165] = 0x1
-												}
-											}
-										}
-									}
-								}
-								p.r[18].Set64(s[132], v1884)
-								s[152] = ((v1884) >> 56)
-								s[153] = ((v1884) >> 48 & 0xff)
-								s[154] = ((v1884) >> 40 & 0xff)
-								s[155] = ((v1884) >> 32 & 0xff)
-								s[156] = ((v1884) & 0xffffffff)
+								p.r[21].Set64(s[134], v1883)
+								s[165] = ((v1883) >> 32)
+								s[166] = ((v1883) & 0xffffffff)
 							}
 						}
 					}
@@ -17928,38 +17872,80 @@ func (p *netlock) ingress73(g *engine.Gen, s *[262]uint64) {
 					{
 						{
 							{
-								// action NetlockIngress.pool.part2.who_access
-								v1886 := uint64(0)
-								_ = v1886
-								v1886 = p.r[19].Get64(s[132])
+								// action NetlockIngress.pool.part2.flags_access
+								v1885 := uint64(0)
+								_ = v1885
+								v1885 = p.r[18].Get64(s[134])
 								if s[135] == 0x2 {
 									{
-										v1886 = (((s[143])<<16|s[144])<<16 | s[145])
+										v1885 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
+									}
+								} else {
+									if (s[135] == 0x3) && (s[167] == 0x1) {
+										{
+											v1885 = v1885&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+										}
+									} else {
+										if ((s[135] == 0x4) && (s[167] == 0x1)) && (s[143] != 0x0) {
+											{
+												v1885 = v1885&^0xffffffff | (s[143])<<0&0xffffffff
+											}
+										} else {
+											if ((s[135] == 0x5) && (((v1885) >> 56) == 0x1)) && (s[160] == 0x1) {
+												{
+													v1885 = v1885&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+													s[167] = 0x1
+												}
+											}
+										}
 									}
 								}
-								p.r[19].Set64(s[132], v1886)
-								s[159] = ((v1886) >> 32)
-								s[160] = ((v1886) >> 16 & 0xffff)
-								s[161] = ((v1886) & 0xffff)
+								p.r[18].Set64(s[134], v1885)
+								s[154] = ((v1885) >> 56)
+								s[155] = ((v1885) >> 48 & 0xff)
+								s[156] = ((v1885) >> 40 & 0xff)
+								s[157] = ((v1885) >> 32 & 0xff)
+								s[158] = ((v1885) & 0xffffffff)
 							}
 						}
 					}
 				}
-				if s[136] != 0x0 {
+				if s[137] != 0x0 {
+					{
+						{
+							{
+								// action NetlockIngress.pool.part2.who_access
+								v1887 := uint64(0)
+								_ = v1887
+								v1887 = p.r[19].Get64(s[134])
+								if s[137] == 0x2 {
+									{
+										v1887 = (((s[145])<<16|s[146])<<16 | s[147])
+									}
+								}
+								p.r[19].Set64(s[134], v1887)
+								s[161] = ((v1887) >> 32)
+								s[162] = ((v1887) >> 16 & 0xffff)
+								s[163] = ((v1887) & 0xffff)
+							}
+						}
+					}
+				}
+				if s[138] != 0x0 {
 					{
 						{
 							{
 								// action NetlockIngress.pool.part2.ts_access
-								v1888 := uint64(0)
-								_ = v1888
-								v1888 = p.r[20].Get64(s[132])
-								if (s[136] == 0x2) || (((s[136] == 0x3) && (s[165] == 0x1)) && (s[146] != 0x0)) {
+								v1889 := uint64(0)
+								_ = v1889
+								v1889 = p.r[20].Get64(s[134])
+								if (s[138] == 0x2) || (((s[138] == 0x3) && (s[167] == 0x1)) && (s[148] != 0x0)) {
 									{
-										v1888 = s[146]
+										v1889 = s[148]
 									}
 								}
-								p.r[20].Set64(s[132], v1888)
-								s[162] = v1888
+								p.r[20].Set64(s[134], v1889)
+								s[164] = v1889
 							}
 						}
 					}
@@ -17970,64 +17956,64 @@ func (p *netlock) ingress73(g *engine.Gen, s *[262]uint64) {
 }
 
 // ingress80 is a part of ingress, with actions NetlockIngress.tok_access, NetlockIngress.floor_access, NetlockIngress.state_access, NetlockIngress.wait_access, NetlockIngress.q_access, NetlockIngress.levels.level0.head_access, and 8 more.
-func (p *netlock) ingress80(g *engine.Gen, s *[262]uint64, v110 uint64) {
-	if v110 == 0x11 {
+func (p *netlock) ingress80(g *engine.Gen, s *[263]uint64, v111 uint64) {
+	if v111 == 0x11 {
 		{
 			{
 				{
 					// action NetlockIngress.tok_access
-					v1906 := uint64(0)
-					_ = v1906
-					v1906 = p.r[3].Get64(s[194])
+					v1907 := uint64(0)
+					_ = v1907
+					v1907 = p.r[3].Get64(s[196])
 					{
 					}
-					p.r[3].Set64(s[194], v1906)
-					s[230] = v1906
+					p.r[3].Set64(s[196], v1907)
+					s[231] = v1907
 				}
 			}
 			{
-				a1908 := s[230]
-				_ = a1908
+				a1909 := s[231]
+				_ = a1909
 				{
 					// action NetlockIngress.floor_access
-					v1909 := uint64(0)
-					_ = v1909
-					v1909 = p.r[0].Get64(s[194])
+					v1910 := uint64(0)
+					_ = v1910
+					v1910 = p.r[0].Get64(s[196])
 					{
 						{
-							v1909 = a1908
+							v1910 = a1909
 						}
 					}
-					p.r[0].Set64(s[194], v1909)
-					s[231] = v1909
+					p.r[0].Set64(s[196], v1910)
+					s[232] = v1910
 				}
 			}
 			{
 				{
 					// action NetlockIngress.state_access
-					v1911 := uint64(0)
-					_ = v1911
-					v1911 = p.r[1].Get64(s[194])
-					v1912 := uint64(((0x0)<<15 | ((v1911) & 0x7fff)))
+					v1912 := uint64(0)
 					_ = v1912
-					v1913 := uint64(((0x0)<<1 | ((v1911) >> 15 & 0x1)))
+					v1912 = p.r[1].Get64(s[196])
+					v1913 := uint64(((0x0)<<15 | ((v1912) & 0x7fff)))
 					_ = v1913
-					v1914 := uint64(((v1911) >> 16 & 0xffff))
+					v1914 := uint64(((0x0)<<1 | ((v1912) >> 15 & 0x1)))
 					_ = v1914
-					v1915 := uint64(((v1911) >> 32 & 0xffff))
+					v1915 := uint64(((v1912) >> 16 & 0xffff))
 					_ = v1915
-					v1916 := uint64(0x0)
+					v1916 := uint64(((v1912) >> 32 & 0xffff))
 					_ = v1916
 					v1917 := uint64(0x0)
 					_ = v1917
+					v1918 := uint64(0x0)
+					_ = v1918
 					{
 						{
 							{
-								s[219] = engine.Sel(((v1913 == 0x0) && (v1914 == 0x0)), 0x1, 0x0)
+								s[220] = engine.Sel(((v1914 == 0x0) && (v1915 == 0x0)), 0x1, 0x0)
 							}
 						}
 					}
-					s[218] = 0x0
+					s[219] = 0x0
 					{
 						{
 							{
@@ -18036,99 +18022,99 @@ func (p *netlock) ingress80(g *engine.Gen, s *[262]uint64, v110 uint64) {
 					}
 					{
 						{
-							v1911 = 0x0
+							v1912 = 0x0
 						}
 					}
-					p.r[1].Set64(s[194], v1911)
-					s[220] = ((0x0)<<15 | ((v1911) & 0x7fff))
-					s[221] = ((0x0)<<1 | ((v1911) >> 15 & 0x1))
-					s[222] = ((v1911) >> 16 & 0xffff)
-					s[223] = ((v1911) >> 32 & 0xffff)
+					p.r[1].Set64(s[196], v1912)
+					s[221] = ((0x0)<<15 | ((v1912) & 0x7fff))
+					s[222] = ((0x0)<<1 | ((v1912) >> 15 & 0x1))
+					s[223] = ((v1912) >> 16 & 0xffff)
+					s[224] = ((v1912) >> 32 & 0xffff)
 				}
 			}
 			p.ingress79(g, s)
 		}
 	} else {
-		if v110 == 0x13 {
+		if v111 == 0x13 {
 			{
 				{
-					a1982 := (s[51] >> (p.c[10]))
-					_ = a1982
+					a1983 := (s[51] >> (p.c[10]))
+					_ = a1983
 					{
 						// action NetlockIngress.tok_access
-						v1983 := uint64(0)
-						_ = v1983
-						v1983 = p.r[3].Get64(s[194])
+						v1984 := uint64(0)
+						_ = v1984
+						v1984 = p.r[3].Get64(s[196])
 						{
-							if a1982 > v1983 {
+							if a1983 > v1984 {
 								{
-									v1983 = a1982
+									v1984 = a1983
 								}
 							}
 						}
-						p.r[3].Set64(s[194], v1983)
-						s[230] = v1983
+						p.r[3].Set64(s[196], v1984)
+						s[231] = v1984
 					}
 				}
-				s[51] = (s[230] << (p.c[11]))
+				s[51] = (s[231] << (p.c[11]))
 			}
 		} else {
-			if v110 == 0x14 {
+			if v111 == 0x14 {
 				{
 					{
 						{
 							// action NetlockIngress.cookie_access
-							v1985 := uint64(0)
-							_ = v1985
-							v1985 = p.r[5].Get64(0x0)
-							p.r[5].Set64(0x0, v1985)
-							s[51] = v1985
+							v1986 := uint64(0)
+							_ = v1986
+							v1986 = p.r[5].Get64(0x0)
+							p.r[5].Set64(0x0, v1986)
+							s[51] = v1986
 						}
 					}
 				}
 			} else {
-				if v110 == 0x15 {
+				if v111 == 0x15 {
 					{
 						{
-							a1987 := s[51]
-							_ = a1987
+							a1988 := s[51]
+							_ = a1988
 							{
 								// action NetlockIngress.cookie_access
-								v1988 := uint64(0)
-								_ = v1988
-								v1988 = p.r[5].Get64(0x0)
+								v1989 := uint64(0)
+								_ = v1989
+								v1989 = p.r[5].Get64(0x0)
 								{
 									{
-										v1988 = a1987
+										v1989 = a1988
 									}
 								}
-								p.r[5].Set64(0x0, v1988)
-								s[51] = v1988
+								p.r[5].Set64(0x0, v1989)
+								s[51] = v1989
 							}
 						}
 					}
 				} else {
-					if v110 == 0x16 {
+					if v111 == 0x16 {
 						{
 							{
-								a1990 := ((s[51]) & 0xffff)
-								_ = a1990
+								a1991 := ((s[51]) & 0xffff)
+								_ = a1991
 								{
 									// action NetlockIngress.q_access
-									v1991 := uint64(0)
-									_ = v1991
-									v1991 = p.r[4].Get64(s[194])
-									v1992 := uint64(((v1991) & 0xffff))
+									v1992 := uint64(0)
 									_ = v1992
-									v1993 := uint64(((v1991) >> 16 & 0xffff))
+									v1992 = p.r[4].Get64(s[196])
+									v1993 := uint64(((v1992) & 0xffff))
 									_ = v1993
-									v1994 := uint64(((v1991) >> 32 & 0xffff))
+									v1994 := uint64(((v1992) >> 16 & 0xffff))
 									_ = v1994
-									v1995 := uint64(((v1991) >> 48))
+									v1995 := uint64(((v1992) >> 32 & 0xffff))
 									_ = v1995
-									v1996 := uint64(v1992)
+									v1996 := uint64(((v1992) >> 48))
 									_ = v1996
-									s[217] = 0x0
+									v1997 := uint64(v1993)
+									_ = v1997
+									s[218] = 0x0
 									{
 										{
 											{
@@ -18136,7 +18122,7 @@ func (p *netlock) ingress80(g *engine.Gen, s *[262]uint64, v110 uint64) {
 													{
 														{
 															{
-																v1994 = a1990
+																v1995 = a1991
 															}
 														}
 													}
@@ -18146,22 +18132,22 @@ func (p *netlock) ingress80(g *engine.Gen, s *[262]uint64, v110 uint64) {
 									}
 									{
 										{
-											v1992 = v1996
+											v1993 = v1997
 										}
 									}
 									{
 										{
-											v1991 = ((((v1995)<<16|v1994)<<16|v1993)<<16 | v1992)
+											v1992 = ((((v1996)<<16|v1995)<<16|v1994)<<16 | v1993)
 										}
 									}
-									p.r[4].Set64(s[194], v1991)
-									s[226] = ((v1991) & 0xffff)
-									s[227] = ((v1991) >> 16 & 0xffff)
-									s[228] = ((v1991) >> 32 & 0xffff)
-									s[229] = ((v1991) >> 48)
+									p.r[4].Set64(s[196], v1992)
+									s[227] = ((v1992) & 0xffff)
+									s[228] = ((v1992) >> 16 & 0xffff)
+									s[229] = ((v1992) >> 32 & 0xffff)
+									s[230] = ((v1992) >> 48)
 								}
 							}
-							if ((((s[226] + s[227]) & 0xffff) == 0x0) && (s[228] > 0x0)) && (s[193] == 0x0) {
+							if ((((s[227] + s[228]) & 0xffff) == 0x0) && (s[229] > 0x0)) && (s[195] == 0x0) {
 								{
 									{
 										{
@@ -18172,14 +18158,14 @@ func (p *netlock) ingress80(g *engine.Gen, s *[262]uint64, v110 uint64) {
 													s[80] = 0x1
 													s[81] = 0x0
 													s[82] = 0x1
-													s[104] = s[187]
-													s[83] = s[203]
-													s[84] = s[189]
-													s[85] = s[204]
-													s[86] = s[188]
+													s[104] = s[189]
+													s[83] = s[205]
+													s[84] = s[191]
+													s[85] = s[206]
+													s[86] = s[190]
 													s[88] = 0x22b8
-													s[87] = s[201]
-													s[89] = s[202]
+													s[87] = s[203]
+													s[89] = s[204]
 													s[90] = 0x6
 													s[91] = 0x0
 													s[92] = 0x0
@@ -18196,7 +18182,7 @@ func (p *netlock) ingress80(g *engine.Gen, s *[262]uint64, v110 uint64) {
 													s[103] = 0x0
 												}
 											}
-											s[103] = engine.Sel((s[196] < s[198]), s[196], s[198])
+											s[103] = engine.Sel((s[198] < s[200]), s[198], s[200])
 										}
 									}
 								}
@@ -18214,46 +18200,46 @@ func (p *netlock) ingress80(g *engine.Gen, s *[262]uint64, v110 uint64) {
 }
 
 // ingress79 is a part of ingress, with actions NetlockIngress.wait_access, NetlockIngress.q_access, NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access, NetlockIngress.levels.level1.head_access, and 2 more.
-func (p *netlock) ingress79(g *engine.Gen, s *[262]uint64) {
+func (p *netlock) ingress79(g *engine.Gen, s *[263]uint64) {
 	{
 		{
 			// action NetlockIngress.wait_access
-			v1919 := uint64(0)
-			_ = v1919
-			v1919 = p.r[2].Get64(s[194])
-			v1920 := uint64(((v1919) & 0xffffffff))
+			v1920 := uint64(0)
 			_ = v1920
-			v1921 := uint64(((v1919) >> 32))
+			v1920 = p.r[2].Get64(s[196])
+			v1921 := uint64(((v1920) & 0xffffffff))
 			_ = v1921
+			v1922 := uint64(((v1920) >> 32))
+			_ = v1922
 			{
 			}
 			{
 				{
-					v1919 = 0x0
+					v1920 = 0x0
 				}
 			}
-			p.r[2].Set64(s[194], v1919)
-			s[224] = ((v1919) & 0xffffffff)
-			s[225] = ((v1919) >> 32)
+			p.r[2].Set64(s[196], v1920)
+			s[225] = ((v1920) & 0xffffffff)
+			s[226] = ((v1920) >> 32)
 		}
 	}
 	{
 		{
 			// action NetlockIngress.q_access
-			v1923 := uint64(0)
-			_ = v1923
-			v1923 = p.r[4].Get64(s[194])
-			v1924 := uint64(((v1923) & 0xffff))
+			v1924 := uint64(0)
 			_ = v1924
-			v1925 := uint64(((v1923) >> 16 & 0xffff))
+			v1924 = p.r[4].Get64(s[196])
+			v1925 := uint64(((v1924) & 0xffff))
 			_ = v1925
-			v1926 := uint64(((v1923) >> 32 & 0xffff))
+			v1926 := uint64(((v1924) >> 16 & 0xffff))
 			_ = v1926
-			v1927 := uint64(((v1923) >> 48))
+			v1927 := uint64(((v1924) >> 32 & 0xffff))
 			_ = v1927
-			v1928 := uint64(v1924)
+			v1928 := uint64(((v1924) >> 48))
 			_ = v1928
-			s[217] = 0x0
+			v1929 := uint64(v1925)
+			_ = v1929
+			s[218] = 0x0
 			{
 				{
 					{
@@ -18268,216 +18254,216 @@ func (p *netlock) ingress79(g *engine.Gen, s *[262]uint64) {
 			}
 			{
 				{
-					v1924 = v1928
+					v1925 = v1929
 				}
 			}
 			{
 				{
-					v1923 = 0x0
+					v1924 = 0x0
 				}
 			}
-			p.r[4].Set64(s[194], v1923)
-			s[226] = ((v1923) & 0xffff)
-			s[227] = ((v1923) >> 16 & 0xffff)
-			s[228] = ((v1923) >> 32 & 0xffff)
-			s[229] = ((v1923) >> 48)
+			p.r[4].Set64(s[196], v1924)
+			s[227] = ((v1924) & 0xffff)
+			s[228] = ((v1924) >> 16 & 0xffff)
+			s[229] = ((v1924) >> 32 & 0xffff)
+			s[230] = ((v1924) >> 48)
 		}
 	}
-	s[166] = 0x4
-	s[167] = 0x4
 	s[168] = 0x4
-	s[176] = 0x4
-	s[177] = 0x4
+	s[169] = 0x4
+	s[170] = 0x4
 	s[178] = 0x4
+	s[179] = 0x4
+	s[180] = 0x4
 	{
-		a1930 := s[194]
-		_ = a1930
+		a1931 := s[196]
+		_ = a1931
 		{
 			{
 				{
-					p.ingress78(g, s, a1930)
+					p.ingress78(g, s, a1931)
 					{
-						a1957 := a1930
-						_ = a1957
+						a1958 := a1931
+						_ = a1958
 						{
-							if s[176] != 0x0 {
-								{
-									{
-										{
-											// action NetlockIngress.levels.level1.head_access
-											v1959 := uint64(0)
-											_ = v1959
-											v1959 = p.r[30].Get32(a1957)
-											var r1962 uint64
-											_ = r1962
-											{
-												a1963 := v1959
-												_ = a1963
-												a1964 := s[179]
-												_ = a1964
-												{
-													if (((a1963 & 0x7fff) + 0x1) & 0xffff) == a1964 {
-														{
-															r1962 = ((a1963 & 0x8000) ^ 0x8000)
-															goto end1961
-														}
-													}
-													r1962 = ((a1963 + 0x1) & 0xffff)
-													goto end1961
-												}
-											end1961:
-											}
-											v1960 := uint64(r1962)
-											_ = v1960
-											s[185] = 0x0
-											if ((s[176] == 0x2) && (s[181] == 0x1)) && (s[180] == (v1959 & 0x7fff)) {
-												{
-													s[185] = 0x1
-												}
-											} else {
-												if (s[176] == 0x3) && (s[181] == 0x1) {
-													{
-														s[185] = 0x1
-													}
-												}
-											}
-											s[182] = v1959
-											if s[185] == 0x1 {
-												{
-													v1959 = v1960
-												}
-											} else {
-												if s[176] == 0x4 {
-													{
-														v1959 = 0x0
-													}
-												}
-											}
-											p.r[30].Set32(a1957, ((v1959) & 0xffff))
-											if s[176] == 0x3 {
-												{
-													s[182] = v1959
-												}
-											}
-										}
-									}
-								}
-							}
-							if s[177] != 0x0 {
-								{
-									{
-										{
-											// action NetlockIngress.levels.level1.tail_access
-											v1966 := uint64(0)
-											_ = v1966
-											v1966 = p.r[31].Get32(a1957)
-											s[183] = v1966
-											if (s[177] == 0x2) && (s[181] == 0x1) {
-												{
-													var r1968 uint64
-													_ = r1968
-													{
-														a1969 := v1966
-														_ = a1969
-														a1970 := s[179]
-														_ = a1970
-														{
-															if (((a1969 & 0x7fff) + 0x1) & 0xffff) == a1970 {
-																{
-																	r1968 = ((a1969 & 0x8000) ^ 0x8000)
-																	goto end1967
-																}
-															}
-															r1968 = ((a1969 + 0x1) & 0xffff)
-															goto end1967
-														}
-													end1967:
-													}
-													v1966 = r1968
-												}
-											} else {
-												if s[177] == 0x4 {
-													{
-														v1966 = 0x0
-													}
-												}
-											}
-											p.r[31].Set32(a1957, ((v1966) & 0xffff))
-										}
-									}
-								}
-							}
 							if s[178] != 0x0 {
 								{
 									{
 										{
-											// action NetlockIngress.levels.level1.gnext_access
-											v1972 := uint64(0)
-											_ = v1972
-											v1972 = p.r[32].Get32(a1957)
-											if (s[178] == 0x2) && (s[181] == 0x1) {
+											// action NetlockIngress.levels.level1.head_access
+											v1960 := uint64(0)
+											_ = v1960
+											v1960 = p.r[30].Get32(a1958)
+											var r1963 uint64
+											_ = r1963
+											{
+												a1964 := v1960
+												_ = a1964
+												a1965 := s[181]
+												_ = a1965
 												{
-													v1972 = s[180]
+													if (((a1964 & 0x7fff) + 0x1) & 0xffff) == a1965 {
+														{
+															r1963 = ((a1964 & 0x8000) ^ 0x8000)
+															goto end1962
+														}
+													}
+													r1963 = ((a1964 + 0x1) & 0xffff)
+													goto end1962
+												}
+											end1962:
+											}
+											v1961 := uint64(r1963)
+											_ = v1961
+											s[187] = 0x0
+											if ((s[178] == 0x2) && (s[183] == 0x1)) && (s[182] == (v1960 & 0x7fff)) {
+												{
+													s[187] = 0x1
 												}
 											} else {
-												if ((s[178] == 0x3) && (s[181] == 0x1)) && (v1972 == s[182]) {
+												if (s[178] == 0x3) && (s[183] == 0x1) {
 													{
-														var r1974 uint64
-														_ = r1974
+														s[187] = 0x1
+													}
+												}
+											}
+											s[184] = v1960
+											if s[187] == 0x1 {
+												{
+													v1960 = v1961
+												}
+											} else {
+												if s[178] == 0x4 {
+													{
+														v1960 = 0x0
+													}
+												}
+											}
+											p.r[30].Set32(a1958, ((v1960) & 0xffff))
+											if s[178] == 0x3 {
+												{
+													s[184] = v1960
+												}
+											}
+										}
+									}
+								}
+							}
+							if s[179] != 0x0 {
+								{
+									{
+										{
+											// action NetlockIngress.levels.level1.tail_access
+											v1967 := uint64(0)
+											_ = v1967
+											v1967 = p.r[31].Get32(a1958)
+											s[185] = v1967
+											if (s[179] == 0x2) && (s[183] == 0x1) {
+												{
+													var r1969 uint64
+													_ = r1969
+													{
+														a1970 := v1967
+														_ = a1970
+														a1971 := s[181]
+														_ = a1971
 														{
-															a1975 := v1972
-															_ = a1975
-															a1976 := s[179]
+															if (((a1970 & 0x7fff) + 0x1) & 0xffff) == a1971 {
+																{
+																	r1969 = ((a1970 & 0x8000) ^ 0x8000)
+																	goto end1968
+																}
+															}
+															r1969 = ((a1970 + 0x1) & 0xffff)
+															goto end1968
+														}
+													end1968:
+													}
+													v1967 = r1969
+												}
+											} else {
+												if s[179] == 0x4 {
+													{
+														v1967 = 0x0
+													}
+												}
+											}
+											p.r[31].Set32(a1958, ((v1967) & 0xffff))
+										}
+									}
+								}
+							}
+							if s[180] != 0x0 {
+								{
+									{
+										{
+											// action NetlockIngress.levels.level1.gnext_access
+											v1973 := uint64(0)
+											_ = v1973
+											v1973 = p.r[32].Get32(a1958)
+											if (s[180] == 0x2) && (s[183] == 0x1) {
+												{
+													v1973 = s[182]
+												}
+											} else {
+												if ((s[180] == 0x3) && (s[183] == 0x1)) && (v1973 == s[184]) {
+													{
+														var r1975 uint64
+														_ = r1975
+														{
+															a1976 := v1973
 															_ = a1976
+															a1977 := s[181]
+															_ = a1977
 															{
-																if (((a1975 & 0x7fff) + 0x1) & 0xffff) == a1976 {
+																if (((a1976 & 0x7fff) + 0x1) & 0xffff) == a1977 {
 																	{
-																		r1974 = ((a1975 & 0x8000) ^ 0x8000)
-																		goto end1973
+																		r1975 = ((a1976 & 0x8000) ^ 0x8000)
+																		goto end1974
 																	}
 																}
-																r1974 = ((a1975 + 0x1) & 0xffff)
-																goto end1973
+																r1975 = ((a1976 + 0x1) & 0xffff)
+																goto end1974
 															}
-														end1973:
+														end1974:
 														}
-														v1972 = r1974
+														v1973 = r1975
 													}
 												} else {
-													if s[178] == 0x4 {
+													if s[180] == 0x4 {
 														{
-															v1972 = 0x0
+															v1973 = 0x0
 														}
 													} else {
-														if (s[178] == 0x5) && (s[181] == 0x1) {
+														if (s[180] == 0x5) && (s[183] == 0x1) {
 															{
-																var r1978 uint64
-																_ = r1978
+																var r1979 uint64
+																_ = r1979
 																{
-																	a1979 := s[183]
-																	_ = a1979
-																	a1980 := s[179]
+																	a1980 := s[185]
 																	_ = a1980
+																	a1981 := s[181]
+																	_ = a1981
 																	{
-																		if (((a1979 & 0x7fff) + 0x1) & 0xffff) == a1980 {
+																		if (((a1980 & 0x7fff) + 0x1) & 0xffff) == a1981 {
 																			{
-																				r1978 = ((a1979 & 0x8000) ^ 0x8000)
-																				goto end1977
+																				r1979 = ((a1980 & 0x8000) ^ 0x8000)
+																				goto end1978
 																			}
 																		}
-																		r1978 = ((a1979 + 0x1) & 0xffff)
-																		goto end1977
+																		r1979 = ((a1980 + 0x1) & 0xffff)
+																		goto end1978
 																	}
-																end1977:
+																end1978:
 																}
-																v1972 = r1978
+																v1973 = r1979
 															}
 														}
 													}
 												}
 											}
-											p.r[32].Set32(a1957, ((v1972) & 0xffff))
-											s[184] = v1972
+											p.r[32].Set32(a1958, ((v1973) & 0xffff))
+											s[186] = v1973
 										}
 									}
 								}
@@ -18488,193 +18474,193 @@ func (p *netlock) ingress79(g *engine.Gen, s *[262]uint64) {
 			}
 		}
 	}
-	s[51] = (s[230] << (p.c[9]))
+	s[51] = (s[231] << (p.c[9]))
 }
 
 // ingress78 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access.
-func (p *netlock) ingress78(g *engine.Gen, s *[262]uint64, a1930 uint64) {
+func (p *netlock) ingress78(g *engine.Gen, s *[263]uint64, a1931 uint64) {
 	{
-		a1932 := a1930
-		_ = a1932
+		a1933 := a1931
+		_ = a1933
 		{
-			if s[166] != 0x0 {
-				{
-					{
-						{
-							// action NetlockIngress.levels.level0.head_access
-							v1934 := uint64(0)
-							_ = v1934
-							v1934 = p.r[27].Get32(a1932)
-							var r1937 uint64
-							_ = r1937
-							{
-								a1938 := v1934
-								_ = a1938
-								a1939 := s[169]
-								_ = a1939
-								{
-									if (((a1938 & 0x7fff) + 0x1) & 0xffff) == a1939 {
-										{
-											r1937 = ((a1938 & 0x8000) ^ 0x8000)
-											goto end1936
-										}
-									}
-									r1937 = ((a1938 + 0x1) & 0xffff)
-									goto end1936
-								}
-							end1936:
-							}
-							v1935 := uint64(r1937)
-							_ = v1935
-							s[175] = 0x0
-							if ((s[166] == 0x2) && (s[171] == 0x1)) && (s[170] == (v1934 & 0x7fff)) {
-								{
-									s[175] = 0x1
-								}
-							} else {
-								if (s[166] == 0x3) && (s[171] == 0x1) {
-									{
-										s[175] = 0x1
-									}
-								}
-							}
-							s[172] = v1934
-							if s[175] == 0x1 {
-								{
-									v1934 = v1935
-								}
-							} else {
-								if s[166] == 0x4 {
-									{
-										v1934 = 0x0
-									}
-								}
-							}
-							p.r[27].Set32(a1932, ((v1934) & 0xffff))
-							if s[166] == 0x3 {
-								{
-									s[172] = v1934
-								}
-							}
-						}
-					}
-				}
-			}
-			if s[167] != 0x0 {
-				{
-					{
-						{
-							// action NetlockIngress.levels.level0.tail_access
-							v1941 := uint64(0)
-							_ = v1941
-							v1941 = p.r[28].Get32(a1932)
-							s[173] = v1941
-							if (s[167] == 0x2) && (s[171] == 0x1) {
-								{
-									var r1943 uint64
-									_ = r1943
-									{
-										a1944 := v1941
-										_ = a1944
-										a1945 := s[169]
-										_ = a1945
-										{
-											if (((a1944 & 0x7fff) + 0x1) & 0xffff) == a1945 {
-												{
-													r1943 = ((a1944 & 0x8000) ^ 0x8000)
-													goto end1942
-												}
-											}
-											r1943 = ((a1944 + 0x1) & 0xffff)
-											goto end1942
-										}
-									end1942:
-									}
-									v1941 = r1943
-								}
-							} else {
-								if s[167] == 0x4 {
-									{
-										v1941 = 0x0
-									}
-								}
-							}
-							p.r[28].Set32(a1932, ((v1941) & 0xffff))
-						}
-					}
-				}
-			}
 			if s[168] != 0x0 {
 				{
 					{
 						{
-							// action NetlockIngress.levels.level0.gnext_access
-							v1947 := uint64(0)
-							_ = v1947
-							v1947 = p.r[29].Get32(a1932)
-							if (s[168] == 0x2) && (s[171] == 0x1) {
+							// action NetlockIngress.levels.level0.head_access
+							v1935 := uint64(0)
+							_ = v1935
+							v1935 = p.r[27].Get32(a1933)
+							var r1938 uint64
+							_ = r1938
+							{
+								a1939 := v1935
+								_ = a1939
+								a1940 := s[171]
+								_ = a1940
 								{
-									v1947 = s[170]
+									if (((a1939 & 0x7fff) + 0x1) & 0xffff) == a1940 {
+										{
+											r1938 = ((a1939 & 0x8000) ^ 0x8000)
+											goto end1937
+										}
+									}
+									r1938 = ((a1939 + 0x1) & 0xffff)
+									goto end1937
+								}
+							end1937:
+							}
+							v1936 := uint64(r1938)
+							_ = v1936
+							s[177] = 0x0
+							if ((s[168] == 0x2) && (s[173] == 0x1)) && (s[172] == (v1935 & 0x7fff)) {
+								{
+									s[177] = 0x1
 								}
 							} else {
-								if ((s[168] == 0x3) && (s[171] == 0x1)) && (v1947 == s[172]) {
+								if (s[168] == 0x3) && (s[173] == 0x1) {
 									{
-										var r1949 uint64
-										_ = r1949
+										s[177] = 0x1
+									}
+								}
+							}
+							s[174] = v1935
+							if s[177] == 0x1 {
+								{
+									v1935 = v1936
+								}
+							} else {
+								if s[168] == 0x4 {
+									{
+										v1935 = 0x0
+									}
+								}
+							}
+							p.r[27].Set32(a1933, ((v1935) & 0xffff))
+							if s[168] == 0x3 {
+								{
+									s[174] = v1935
+								}
+							}
+						}
+					}
+				}
+			}
+			if s[169] != 0x0 {
+				{
+					{
+						{
+							// action NetlockIngress.levels.level0.tail_access
+							v1942 := uint64(0)
+							_ = v1942
+							v1942 = p.r[28].Get32(a1933)
+							s[175] = v1942
+							if (s[169] == 0x2) && (s[173] == 0x1) {
+								{
+									var r1944 uint64
+									_ = r1944
+									{
+										a1945 := v1942
+										_ = a1945
+										a1946 := s[171]
+										_ = a1946
 										{
-											a1950 := v1947
-											_ = a1950
-											a1951 := s[169]
+											if (((a1945 & 0x7fff) + 0x1) & 0xffff) == a1946 {
+												{
+													r1944 = ((a1945 & 0x8000) ^ 0x8000)
+													goto end1943
+												}
+											}
+											r1944 = ((a1945 + 0x1) & 0xffff)
+											goto end1943
+										}
+									end1943:
+									}
+									v1942 = r1944
+								}
+							} else {
+								if s[169] == 0x4 {
+									{
+										v1942 = 0x0
+									}
+								}
+							}
+							p.r[28].Set32(a1933, ((v1942) & 0xffff))
+						}
+					}
+				}
+			}
+			if s[170] != 0x0 {
+				{
+					{
+						{
+							// action NetlockIngress.levels.level0.gnext_access
+							v1948 := uint64(0)
+							_ = v1948
+							v1948 = p.r[29].Get32(a1933)
+							if (s[170] == 0x2) && (s[173] == 0x1) {
+								{
+									v1948 = s[172]
+								}
+							} else {
+								if ((s[170] == 0x3) && (s[173] == 0x1)) && (v1948 == s[174]) {
+									{
+										var r1950 uint64
+										_ = r1950
+										{
+											a1951 := v1948
 											_ = a1951
+											a1952 := s[171]
+											_ = a1952
 											{
-												if (((a1950 & 0x7fff) + 0x1) & 0xffff) == a1951 {
+												if (((a1951 & 0x7fff) + 0x1) & 0xffff) == a1952 {
 													{
-														r1949 = ((a1950 & 0x8000) ^ 0x8000)
-														goto end1948
+														r1950 = ((a1951 & 0x8000) ^ 0x8000)
+														goto end1949
 													}
 												}
-												r1949 = ((a1950 + 0x1) & 0xffff)
-												goto end1948
+												r1950 = ((a1951 + 0x1) & 0xffff)
+												goto end1949
 											}
-										end1948:
+										end1949:
 										}
-										v1947 = r1949
+										v1948 = r1950
 									}
 								} else {
-									if s[168] == 0x4 {
+									if s[170] == 0x4 {
 										{
-											v1947 = 0x0
+											v1948 = 0x0
 										}
 									} else {
-										if (s[168] == 0x5) && (s[171] == 0x1) {
+										if (s[170] == 0x5) && (s[173] == 0x1) {
 											{
-												var r1953 uint64
-												_ = r1953
+												var r1954 uint64
+												_ = r1954
 												{
-													a1954 := s[173]
-													_ = a1954
-													a1955 := s[169]
+													a1955 := s[175]
 													_ = a1955
+													a1956 := s[171]
+													_ = a1956
 													{
-														if (((a1954 & 0x7fff) + 0x1) & 0xffff) == a1955 {
+														if (((a1955 & 0x7fff) + 0x1) & 0xffff) == a1956 {
 															{
-																r1953 = ((a1954 & 0x8000) ^ 0x8000)
-																goto end1952
+																r1954 = ((a1955 & 0x8000) ^ 0x8000)
+																goto end1953
 															}
 														}
-														r1953 = ((a1954 + 0x1) & 0xffff)
-														goto end1952
+														r1954 = ((a1955 + 0x1) & 0xffff)
+														goto end1953
 													}
-												end1952:
+												end1953:
 												}
-												v1947 = r1953
+												v1948 = r1954
 											}
 										}
 									}
 								}
 							}
-							p.r[29].Set32(a1932, ((v1947) & 0xffff))
-							s[174] = v1947
+							p.r[29].Set32(a1933, ((v1948) & 0xffff))
+							s[176] = v1948
 						}
 					}
 				}
@@ -18683,51 +18669,108 @@ func (p *netlock) ingress78(g *engine.Gen, s *[262]uint64, a1930 uint64) {
 	}
 }
 
-// ingress87 is a part of ingress, with tables NetlockIngress.ipv4_lpm; actions NetlockIngress.route, NetlockIngress.no_route, NetlockIngress.drop_count.
-func (p *netlock) ingress87(g *engine.Gen, s *[262]uint64) {
-	if s[205] == 0x0 {
+// ingress87 is a part of ingress, with tables NetlockIngress.ipv4_lpm; actions NetlockIngress.again, NetlockIngress.route, NetlockIngress.no_route, NetlockIngress.drop_count.
+func (p *netlock) ingress87(g *engine.Gen, s *[263]uint64, v108 uint64, v112 uint64, v113 uint64) {
+	if v112 == 0x1 {
+		{
+			if (v113 == 0x1) && (v108 != 0x5) {
+				{
+					s[76] = 0x1
+				}
+			}
+			{
+				{
+					// action NetlockIngress.again
+					s[70] = 0x3
+					s[245] = 0x1
+				}
+			}
+		}
+	} else {
+		if v113 == 0x1 {
+			{
+				{
+					{
+						// action NetlockIngress.again
+						s[70] = 0x4
+						s[245] = 0x1
+					}
+				}
+			}
+		}
+	}
+	v2016 := uint64(0x0)
+	_ = v2016
+	if s[207] == 0x0 {
 		{
 			if s[11] != 0 {
 				{
-					s[239] = s[23]
-					// table NetlockIngress.ipv4_lpm
-					g.Key(p.t[4], 0, s[239])
-					ai2015, hit2016 := g.Apply(p.t[4])
-					_ = hit2016
-					switch ai2015 {
-					case 0:
-						{
-							d2018 := g.Arg(0) & 0xffffffffffff
-							_ = d2018
-							d2019 := g.Arg(1) & 0xffffffffffff
-							_ = d2019
-							d2020 := g.Arg(2) & 0x1ff
-							_ = d2020
-							{
-								// action NetlockIngress.route
-								s[240] = 0x1
-								s[241] = d2018
-								s[242] = d2019
-								s[243] = d2020
-							}
-						}
-					case 1:
-						{
-							{
-								// action NetlockIngress.no_route
-								s[240] = 0x0
-							}
-						}
+					s[240] = s[23]
+					v2016 = 0x1
+				}
+			}
+		}
+	} else {
+		if (s[107] == 0x1) && (s[108] == 0x1) {
+			{
+				s[240] = s[114]
+				v2016 = 0x2
+			}
+		} else {
+			if (s[80] == 0x1) && (s[81] == 0x1) {
+				{
+					s[240] = s[87]
+					v2016 = 0x3
+				}
+			}
+		}
+	}
+	if v2016 != 0x0 {
+		{
+			// table NetlockIngress.ipv4_lpm
+			g.Key(p.t[4], 0, s[240])
+			ai2017, hit2018 := g.Apply(p.t[4])
+			_ = hit2018
+			switch ai2017 {
+			case 0:
+				{
+					d2020 := g.Arg(0) & 0xffffffffffff
+					_ = d2020
+					d2021 := g.Arg(1) & 0xffffffffffff
+					_ = d2021
+					d2022 := g.Arg(2) & 0x1ff
+					_ = d2022
+					{
+						// action NetlockIngress.route
+						s[241] = 0x1
+						s[242] = d2020
+						s[243] = d2021
+						s[244] = d2022
 					}
-					g.EndApply()
-					if s[240] == 0x0 {
+				}
+			case 1:
+				{
+					{
+						// action NetlockIngress.no_route
+						s[241] = 0x0
+					}
+				}
+			}
+			g.EndApply()
+		}
+	}
+	if s[207] == 0x0 {
+		{
+			if v2016 == 0x1 {
+				{
+					if s[241] == 0x0 {
 						{
 							{
 								{
 									// action NetlockIngress.drop_count
 									g.Count(p.k[0], 0x6)
-									s[247] = 511
-									s[245] = 0x1
+									s[248] = 511
+									s[246] = 0x1
 								}
 							}
 						}
@@ -18738,110 +18781,48 @@ func (p *netlock) ingress87(g *engine.Gen, s *[262]uint64) {
 									{
 										// action NetlockIngress.drop_count
 										g.Count(p.k[0], 0x7)
-										s[247] = 511
-										s[245] = 0x1
+										s[248] = 511
+										s[246] = 0x1
 									}
 								}
 							}
 						} else {
 							{
-								s[9] = s[241]
-								s[8] = s[242]
+								s[9] = s[242]
+								s[8] = s[243]
 								s[19] = ((s[19] - 0x1) & 0xff)
-								s[247] = s[243]
+								s[248] = s[244]
 							}
 						}
 					}
 				}
 			} else {
 				{
-					s[247] = 511
+					s[248] = 511
 				}
 			}
 		}
 	} else {
 		{
-			if (s[105] == 0x1) && (s[106] == 0x1) {
+			if v2016 == 0x2 {
 				{
-					s[239] = s[112]
-					// table NetlockIngress.ipv4_lpm
-					g.Key(p.t[4], 0, s[239])
-					ai2024, hit2025 := g.Apply(p.t[4])
-					_ = hit2025
-					switch ai2024 {
-					case 0:
+					s[111] = s[242]
+					s[112] = s[243]
+					s[110] = s[244]
+					if s[241] == 0x0 {
 						{
-							d2027 := g.Arg(0) & 0xffffffffffff
-							_ = d2027
-							d2028 := g.Arg(1) & 0xffffffffffff
-							_ = d2028
-							d2029 := g.Arg(2) & 0x1ff
-							_ = d2029
-							{
-								// action NetlockIngress.route
-								s[240] = 0x1
-								s[241] = d2027
-								s[242] = d2028
-								s[243] = d2029
-							}
-						}
-					case 1:
-						{
-							{
-								// action NetlockIngress.no_route
-								s[240] = 0x0
-							}
-						}
-					}
-					g.EndApply()
-					s[109] = s[241]
-					s[110] = s[242]
-					s[108] = s[243]
-					if s[240] == 0x0 {
-						{
-							s[105] = 0x0
+							s[107] = 0x0
 							g.Count(p.k[0], 0x6)
 						}
 					}
 				}
 			} else {
-				if (s[80] == 0x1) && (s[81] == 0x1) {
+				if v2016 == 0x3 {
 					{
-						s[239] = s[87]
-						// table NetlockIngress.ipv4_lpm
-						g.Key(p.t[4], 0, s[239])
-						ai2031, hit2032 := g.Apply(p.t[4])
-						_ = hit2032
-						switch ai2031 {
-						case 0:
-							{
-								d2034 := g.Arg(0) & 0xffffffffffff
-								_ = d2034
-								d2035 := g.Arg(1) & 0xffffffffffff
-								_ = d2035
-								d2036 := g.Arg(2) & 0x1ff
-								_ = d2036
-								{
-									// action NetlockIngress.route
-									s[240] = 0x1
-									s[241] = d2034
-									s[242] = d2035
-									s[243] = d2036
-								}
-							}
-						case 1:
-							{
-								{
-									// action NetlockIngress.no_route
-									s[240] = 0x0
-								}
-							}
-						}
-						g.EndApply()
-						s[84] = s[241]
-						s[85] = s[242]
-						s[83] = s[243]
-						if s[240] == 0x0 {
+						s[84] = s[242]
+						s[85] = s[243]
+						s[83] = s[244]
+						if s[241] == 0x0 {
 							{
 								s[80] = 0x0
 								g.Count(p.k[0], 0x6)
@@ -18855,55 +18836,55 @@ func (p *netlock) ingress87(g *engine.Gen, s *[262]uint64) {
 					g.Clone(((s[83] + 0x1) & 0xffffffff), p.fl[0])
 				}
 			}
-			if s[244] == 0x1 {
+			if s[245] == 0x1 {
 				{
 					g.Resubmit(p.fl[1])
-					s[247] = 511
+					s[248] = 511
 				}
 			} else {
-				if s[205] == 0x3 {
+				if s[207] == 0x3 {
 					{
 						s[33] = (s[33] | 0x1)
-						s[52] = s[213]
+						s[52] = s[106]
 						s[3] = 0
 						s[0] = 1
-						s[1] = s[246]
+						s[1] = s[105]
 						s[2] = 0x1
-						s[247] = p.c[12]
+						s[248] = p.c[12]
 					}
 				} else {
-					if (s[105] == 0x1) && (s[130] == 0x1) {
+					if (s[107] == 0x1) && (s[132] == 0x1) {
 						{
-							s[9] = s[109]
-							s[8] = s[110]
+							s[9] = s[111]
+							s[8] = s[112]
 							s[23] = s[22]
-							s[22] = s[201]
+							s[22] = s[203]
 							s[19] = 0x40
 							s[15] = 0x4c
 							s[26] = s[25]
-							s[25] = s[202]
+							s[25] = s[204]
 							s[27] = 0x38
 							s[28] = 0x0
-							s[31] = s[115]
-							s[33] = s[117]
-							s[34] = s[118]
-							s[39] = s[123]
-							s[41] = s[125]
+							s[31] = s[117]
+							s[33] = s[119]
+							s[34] = s[120]
+							s[39] = s[125]
+							s[41] = s[127]
 							s[42] = 0x0
 							s[43] = 0x0
 							s[44] = 0x0
 							g.Truncate(0x5a)
-							s[247] = s[108]
+							s[248] = s[110]
 						}
 					} else {
-						if s[105] == 0x1 {
+						if s[107] == 0x1 {
 							{
 								{
 									{
 										s[3] = 0
 										s[7] = 1
-										s[8] = s[110]
-										s[9] = s[109]
+										s[8] = s[112]
+										s[9] = s[111]
 										s[10] = 0x800
 										s[11] = 1
 										s[12] = 0x4
@@ -18915,33 +18896,33 @@ func (p *netlock) ingress87(g *engine.Gen, s *[262]uint64) {
 										s[19] = 0x40
 										s[20] = 0x11
 										s[21] = 0x0
-										s[22] = s[111]
-										s[23] = s[112]
+										s[22] = s[113]
+										s[23] = s[114]
 										s[24] = 1
-										s[25] = s[113]
-										s[26] = s[114]
+										s[25] = s[115]
+										s[26] = s[116]
 										s[28] = 0x0
 										s[29] = 1
 										s[30] = 0x1
-										s[31] = s[115]
-										s[32] = s[116]
-										s[33] = s[117]
-										s[34] = s[118]
-										s[35] = s[119]
-										s[36] = s[120]
-										s[37] = s[121]
-										s[38] = s[122]
-										s[39] = s[123]
-										s[40] = s[124]
-										s[41] = s[125]
-										s[42] = s[126]
-										s[43] = s[127]
-										s[44] = s[128]
+										s[31] = s[117]
+										s[32] = s[118]
+										s[33] = s[119]
+										s[34] = s[120]
+										s[35] = s[121]
+										s[36] = s[122]
+										s[37] = s[123]
+										s[38] = s[124]
+										s[39] = s[125]
+										s[40] = s[126]
+										s[41] = s[127]
+										s[42] = s[128]
+										s[43] = s[129]
+										s[44] = s[130]
 										s[47] = 0
-										if s[107] == 0x1 {
+										if s[109] == 0x1 {
 											{
 												s[45] = 1
-												s[46] = s[129]
+												s[46] = s[131]
 												s[27] = 0x40
 												s[15] = 0x54
 												g.Truncate(0x62)
@@ -18956,11 +18937,11 @@ func (p *netlock) ingress87(g *engine.Gen, s *[262]uint64) {
 										}
 									}
 								}
-								s[247] = s[108]
+								s[248] = s[110]
 							}
 						} else {
 							{
-								s[247] = 511
+								s[248] = 511
 							}
 						}
 					}
@@ -18971,11 +18952,11 @@ func (p *netlock) ingress87(g *engine.Gen, s *[262]uint64) {
 }
 
 func (p *netlock) egress(g *engine.Gen) {
-	s := (*[262]uint64)(g.S())
+	s := (*[263]uint64)(g.S())
 	_ = s
 	{
 		{
-			if (s[249] == 0x1) && (s[80] == 0x1) {
+			if (s[250] == 0x1) && (s[80] == 0x1) {
 				{
 					{
 						{
@@ -19042,75 +19023,75 @@ func (p *netlock) egress(g *engine.Gen) {
 }
 
 func (p *netlock) compute(g *engine.Gen) {
-	s := (*[262]uint64)(g.S())
+	s := (*[263]uint64)(g.S())
 	_ = s
 	{
 		{
 			if s[11] != 0 {
-				var h2042 uint64
+				var h2030 uint64
 				{
 					if s[11] != 0 {
-						b2043 := g.Scratch(18)
-						binary.BigEndian.PutUint64(b2043[0:], (s[12])<<60|(s[13])<<56|(s[14])<<48|(s[15])<<32|(s[16])<<16|(s[17])<<13|s[18])
-						binary.BigEndian.PutUint64(b2043[8:], (s[19])<<56|(s[20])<<48|(s[22])<<16|(s[23])>>16)
-						binary.BigEndian.PutUint64(b2043[16:], (s[23])<<48)
-						h2042 = engine.HashCsum16(b2043[:18])
+						b2031 := g.Scratch(18)
+						binary.BigEndian.PutUint64(b2031[0:], (s[12])<<60|(s[13])<<56|(s[14])<<48|(s[15])<<32|(s[16])<<16|(s[17])<<13|s[18])
+						binary.BigEndian.PutUint64(b2031[8:], (s[19])<<56|(s[20])<<48|(s[22])<<16|(s[23])>>16)
+						binary.BigEndian.PutUint64(b2031[16:], (s[23])<<48)
+						h2030 = engine.HashCsum16(b2031[:18])
 					} else {
-						h2042 = engine.HashCsum16(nil)
+						h2030 = engine.HashCsum16(nil)
 					}
 				}
-				s[21] = (h2042) & 0xffff
+				s[21] = (h2030) & 0xffff
 			}
 		}
 	}
 }
 
 func (p *netlock) deparser(g *engine.Gen) {
-	s := (*[262]uint64)(g.S())
+	s := (*[263]uint64)(g.S())
 	_ = s
 	{
 		{
 			if s[0] != 0 {
-				o2045 := g.Emit(2)
-				binary.BigEndian.PutUint64(o2045[0:], (s[1])<<55|(s[2])<<48)
+				o2033 := g.Emit(2)
+				binary.BigEndian.PutUint64(o2033[0:], (s[1])<<55|(s[2])<<48)
 			}
 			if s[7] != 0 {
-				o2046 := g.Emit(14)
-				binary.BigEndian.PutUint64(o2046[0:], (s[8])<<16|(s[9])>>32)
-				binary.BigEndian.PutUint64(o2046[8:], (s[9])<<32|(s[10])<<16)
+				o2034 := g.Emit(14)
+				binary.BigEndian.PutUint64(o2034[0:], (s[8])<<16|(s[9])>>32)
+				binary.BigEndian.PutUint64(o2034[8:], (s[9])<<32|(s[10])<<16)
 			}
 			if s[11] != 0 {
-				o2047 := g.Emit(20)
-				binary.BigEndian.PutUint64(o2047[0:], (s[12])<<60|(s[13])<<56|(s[14])<<48|(s[15])<<32|(s[16])<<16|(s[17])<<13|s[18])
-				binary.BigEndian.PutUint64(o2047[8:], (s[19])<<56|(s[20])<<48|(s[21])<<32|s[22])
-				binary.BigEndian.PutUint64(o2047[16:], (s[23])<<32)
+				o2035 := g.Emit(20)
+				binary.BigEndian.PutUint64(o2035[0:], (s[12])<<60|(s[13])<<56|(s[14])<<48|(s[15])<<32|(s[16])<<16|(s[17])<<13|s[18])
+				binary.BigEndian.PutUint64(o2035[8:], (s[19])<<56|(s[20])<<48|(s[21])<<32|s[22])
+				binary.BigEndian.PutUint64(o2035[16:], (s[23])<<32)
 			}
 			if s[24] != 0 {
-				o2048 := g.Emit(8)
-				binary.BigEndian.PutUint64(o2048[0:], (s[25])<<48|(s[26])<<32|(s[27])<<16|s[28])
+				o2036 := g.Emit(8)
+				binary.BigEndian.PutUint64(o2036[0:], (s[25])<<48|(s[26])<<32|(s[27])<<16|s[28])
 			}
 			if s[29] != 0 {
-				o2049 := g.Emit(48)
-				binary.BigEndian.PutUint64(o2049[0:], (s[30])<<56|(s[31])<<48|(s[32])<<40|(s[33])<<32|(s[34])<<24|(s[35])<<16|s[36])
-				binary.BigEndian.PutUint64(o2049[8:], (s[37])<<32|(s[38])>>32)
-				binary.BigEndian.PutUint64(o2049[16:], (s[38])<<32|(s[39])>>32)
-				binary.BigEndian.PutUint64(o2049[24:], (s[39])<<32|(s[40])>>32)
-				binary.BigEndian.PutUint64(o2049[32:], (s[40])<<32|s[41])
-				binary.BigEndian.PutUint64(o2049[40:], (s[42])<<32|(s[43])<<16|s[44])
+				o2037 := g.Emit(48)
+				binary.BigEndian.PutUint64(o2037[0:], (s[30])<<56|(s[31])<<48|(s[32])<<40|(s[33])<<32|(s[34])<<24|(s[35])<<16|s[36])
+				binary.BigEndian.PutUint64(o2037[8:], (s[37])<<32|(s[38])>>32)
+				binary.BigEndian.PutUint64(o2037[16:], (s[38])<<32|(s[39])>>32)
+				binary.BigEndian.PutUint64(o2037[24:], (s[39])<<32|(s[40])>>32)
+				binary.BigEndian.PutUint64(o2037[32:], (s[40])<<32|s[41])
+				binary.BigEndian.PutUint64(o2037[40:], (s[42])<<32|(s[43])<<16|s[44])
 			}
 			if s[45] != 0 {
-				o2050 := g.Emit(8)
-				binary.BigEndian.PutUint64(o2050[0:], s[46])
+				o2038 := g.Emit(8)
+				binary.BigEndian.PutUint64(o2038[0:], s[46])
 			}
 			if s[47] != 0 {
-				o2051 := g.Emit(52)
-				binary.BigEndian.PutUint64(o2051[0:], (s[48])<<56|(s[49])<<48|(s[50])<<32|(s[51])>>32)
-				binary.BigEndian.PutUint64(o2051[8:], (s[51])<<32|s[52])
-				binary.BigEndian.PutUint64(o2051[16:], (s[53])<<48|(s[54])<<40|(s[55])<<32|(s[56])<<16|s[57])
-				binary.BigEndian.PutUint64(o2051[24:], (s[58])<<48|(s[59])<<32|(s[60])<<16|s[61])
-				binary.BigEndian.PutUint64(o2051[32:], (s[62])<<48|(s[63])<<32|(s[64])<<16|s[65])
-				binary.BigEndian.PutUint64(o2051[40:], (s[66])<<48|(s[67])<<32|s[68])
-				binary.BigEndian.PutUint64(o2051[48:], (s[69])<<32)
+				o2039 := g.Emit(52)
+				binary.BigEndian.PutUint64(o2039[0:], (s[48])<<56|(s[49])<<48|(s[50])<<32|(s[51])>>32)
+				binary.BigEndian.PutUint64(o2039[8:], (s[51])<<32|s[52])
+				binary.BigEndian.PutUint64(o2039[16:], (s[53])<<48|(s[54])<<40|(s[55])<<32|(s[56])<<16|s[57])
+				binary.BigEndian.PutUint64(o2039[24:], (s[58])<<48|(s[59])<<32|(s[60])<<16|s[61])
+				binary.BigEndian.PutUint64(o2039[32:], (s[62])<<48|(s[63])<<32|(s[64])<<16|s[65])
+				binary.BigEndian.PutUint64(o2039[40:], (s[66])<<48|(s[67])<<32|s[68])
+				binary.BigEndian.PutUint64(o2039[48:], (s[69])<<32)
 			}
 		}
 	}

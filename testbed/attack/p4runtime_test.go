@@ -180,7 +180,7 @@ func pushNetlock(t *testing.T, c *controller) (tableID, actionID uint32) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	info, err := checked.P4InfoText()
+	info, err := checked.P4InfoTextCompat() // the client's p4runtime rc.5 messages lack 1.4.0's fields
 	if err != nil {
 		t.Fatal(err)
 	}

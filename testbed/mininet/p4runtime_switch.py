@@ -39,7 +39,7 @@ class P4RuntimeSwitch(Switch):
     """
 
     def __init__(self, name, grpc_port=None, device_id=0, cpu_port=255, netlock="netlock",
-                 pcap_dir=None, log_dir="/tmp", log_console=False, **kwargs):
+                 pcap_dir=None, log_dir="/tmp", log_console=False, target=None, bmv2=None, **kwargs):
         Switch.__init__(self, name, **kwargs)
         if grpc_port is None:
             raise ValueError("P4RuntimeSwitch %s: grpc_port is required" % name)
@@ -50,7 +50,14 @@ class P4RuntimeSwitch(Switch):
         self.pcap_dir = pcap_dir
         self.log_file = os.path.join(log_dir, "%s.log" % name)
         self.log_console = log_console
-        self.target = "bmv2" if shutil.which("simple_switch_grpc") else "netlock"
+        # target: "bmv2" (simple_switch_grpc: the path in bmv2, or the one on PATH), "netlock", or
+        # None for bmv2 when simple_switch_grpc is on PATH.
+        self.bmv2 = bmv2 or shutil.which("simple_switch_grpc")
+        if target is None:
+            target = "bmv2" if self.bmv2 else "netlock"
+        if target == "bmv2" and not self.bmv2:
+            raise ValueError("P4RuntimeSwitch %s: simple_switch_grpc not found" % name)
+        self.target = target
         self.proc = None
 
     def data_ports(self):
@@ -63,7 +70,7 @@ class P4RuntimeSwitch(Switch):
         for port, name in self.data_ports():
             ifaces += ["-i", "%d@%s" % (port, name)]
         if self.target == "bmv2":
-            args = ["simple_switch_grpc"] + ifaces + ["--device-id", str(self.device_id), "--no-p4"]
+            args = [self.bmv2] + ifaces + ["--device-id", str(self.device_id), "--no-p4"]
             if self.pcap_dir:
                 args += ["--pcap", self.pcap_dir]
             if self.log_console:

@@ -16,6 +16,12 @@ request to its server.
 
     sudo /usr/bin/python3 testbed/mininet/rack.py --netlock bin/netlock            # run, print, exit
     sudo /usr/bin/python3 testbed/mininet/rack.py --netlock bin/netlock --cli      # the Mininet CLI after
+    sudo /usr/bin/python3 testbed/mininet/rack.py --netlock bin/netlock --switch bmv2   # real bmv2
+
+With `--switch bmv2` the switch is bmv2's simple_switch_grpc (from --p4tools, default
+$NETLOCK_P4TOOLS or /opt/p4tools; docs/targets.md) running the JSON p4c-bm2-ss compiles from
+p4/netlock.p4 into OUT, pushed with the P4Info p4c writes (the controller's pipeline.device_config and
+pipeline.p4info, or `netlock p4 push --device-config --p4info`).
 
 It prints where its logs go, a line per step and per finished phase of each client node while it
 runs, and at the end the phases' table, the grants, the controller's moves and what the switch
@@ -103,10 +109,22 @@ def runtime(servers, clients, lease_us):
     return {"target": "netlock", "table_entries": entries, "clone_session_entries": clones}
 
 
+def compile_bmv2(args):
+    """p4/netlock.p4 compiled by p4c-bm2-ss into OUT: the JSON and the P4Info text."""
+    json_out = os.path.join(args.out, "netlock.json")
+    p4info = os.path.join(args.out, "netlock.p4info.txtpb")
+    cmd = [os.path.join(args.p4tools, "bin", "p4c-bm2-ss"), "--std", "p4-16", "-o", json_out,
+           "--p4runtime-files", p4info, args.program]
+    info("*** %s\n" % " ".join(cmd))
+    subprocess.run(cmd, check=True)
+    return json_out, p4info
+
+
 def build(args):
     net = Mininet(controller=None, autoSetMacs=False, autoStaticArp=False)
+    bmv2 = os.path.join(args.p4tools, "bin", "simple_switch_grpc") if args.switch == "bmv2" else None
     sw = net.addSwitch(args.prefix + "s1", cls=P4RuntimeSwitch, grpc_port=args.grpc_port, device_id=0,
-                       netlock=args.netlock, log_dir=args.out, log_console=False)
+                       netlock=args.netlock, log_dir=args.out, log_console=False, target=args.switch, bmv2=bmv2)
     servers, clients = [], []
     for n in range(1, args.servers + 1):
         ip = server_ip(n)
@@ -161,10 +179,13 @@ def controller_config(args, grpc_port, keyfile):
     hosts = {"controller": {"prefix": CONTROLLER_IP + "/32", "port": CONTROLLER_PORT, "mac": mac_for(CONTROLLER_IP)}}
     for i in range(1, args.clients + 1):
         hosts["client%d" % i] = {"prefix": client_ip(i) + "/32", "port": i, "mac": mac_for(client_ip(i))}
-    return {"switch": {"addr": "127.0.0.1:%d" % grpc_port, "device_id": 0, "ip": SWITCH_IP, "mac": mac_for(SWITCH_IP)},
-            "rack_key_file": keyfile, "lease": {"default": "%gs" % args.lease, "max": "%gs" % (2 * args.lease)},
-            "admin": {"listen": CONTROLLER_IP + ":0"}, "servers": servers, "hosts": hosts,
-            "alloc": {"period": "%gms" % (args.alloc_period * 1000)}}
+    cfg = {"switch": {"addr": "127.0.0.1:%d" % grpc_port, "device_id": 0, "ip": SWITCH_IP, "mac": mac_for(SWITCH_IP)},
+           "rack_key_file": keyfile, "lease": {"default": "%gs" % args.lease, "max": "%gs" % (2 * args.lease)},
+           "admin": {"listen": CONTROLLER_IP + ":0"}, "servers": servers, "hosts": hosts,
+           "alloc": {"period": "%gms" % (args.alloc_period * 1000)}}
+    if args.compiled:
+        cfg["pipeline"] = {"device_config": args.compiled[0], "p4info": args.compiled[1]}
+    return cfg
 
 
 def has_controller(netlock):
@@ -275,8 +296,10 @@ def run(net, sw, servers, clients, ctl, args):
         rt = os.path.join(args.out, "runtime.json")
         with open(rt, "w") as f:
             json.dump(runtime(args.servers, args.clients, int(args.lease * 1e6)), f, indent=1)
-        cmd = [args.netlock, "p4", "push", "--addr", "127.0.0.1:%d" % sw.grpc_port, "--device-id", "0",
-               args.program, rt]
+        cmd = [args.netlock, "p4", "push", "--addr", "127.0.0.1:%d" % sw.grpc_port, "--device-id", "0"]
+        if args.compiled:
+            cmd += ["--device-config", args.compiled[0], "--p4info", args.compiled[1]]
+        cmd += [args.program, rt]
         info("*** %s\n" % " ".join(cmd))
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
         say("switch programmed with the rack's bring-up (netlock p4 push): no controller")
@@ -353,7 +376,7 @@ def run(net, sw, servers, clients, ctl, args):
             except subprocess.TimeoutExpired:
                 p.kill()
             log.close()
-    summary = {"servers": grants, "nodes": len(nodes), "controller": ctl is not None, "phases": []}
+    summary = {"servers": grants, "nodes": len(nodes), "controller": ctl is not None, "switch": sw.target, "phases": []}
     for k, name in enumerate(p["name"] for p in (nodes[0]["phases"] if nodes else [])):
         ph = [n["phases"][k] for n in nodes]
         dur = max(p["duration_ns"] for p in ph) / 1e9
@@ -365,9 +388,10 @@ def run(net, sw, servers, clients, ctl, args):
         summary["phases"].append(s)
     with open(os.path.join(args.out, "rack.json"), "w") as f:
         json.dump(summary, f, indent=1)
-    print("netlock rack on Mininet: %s running p4/netlock.p4 on AF_PACKET ports, %d lock servers, "
+    what = "netlock switch" if sw.target == "netlock" else "bmv2 simple_switch_grpc (p4c-bm2-ss's JSON)"
+    print("netlock rack on Mininet: %s (%s) running p4/netlock.p4, %d lock servers, "
           "%d client nodes x %d workers; %s" %
-          (sw.name, len(servers), len(clients), args.workers,
+          (sw.name, what, len(servers), len(clients), args.workers,
            "netlock controller" if ctl is not None else "every lock on its server (no controller)"))
     print("%-14s %10s %12s %10s %10s %8s %8s" % ("phase", "txn/s", "acquires", "p50 max", "p99 max", "rejects",
                                                   "errors"))
@@ -406,6 +430,10 @@ def main():
     ap.add_argument("--controller-bin", default="", help="the binary to run netlock controller from (default: --netlock)")
     ap.add_argument("--alloc-period", type=float, default=0.5, help="the controller's allocation period, seconds")
     ap.add_argument("--cli", action="store_true", help="the Mininet CLI after the run")
+    ap.add_argument("--switch", choices=["netlock", "bmv2"], default="netlock",
+                    help="the ToR: netlock switch, or bmv2's simple_switch_grpc running p4c-bm2-ss's JSON")
+    ap.add_argument("--p4tools", default=os.environ.get("NETLOCK_P4TOOLS", "/opt/p4tools"),
+                    help="prefix of the real P4 tools (bin/p4c-bm2-ss, bin/simple_switch_grpc) for --switch bmv2")
     ap.add_argument("--lock-held", action="store_true",
                     help="the caller holds the Mininet lock (runlock.py; the Go tests take it before they run this)")
     args = ap.parse_args()
@@ -417,10 +445,12 @@ def main():
         "controller, client nodes; rack.json: the summary)" % (args.out, args.prefix + "s1", args.prefix + "srv1"))
     args.controller_bin = os.path.abspath(args.controller_bin) if args.controller_bin else args.netlock
     args.with_controller = args.controller == "yes" or (args.controller == "auto" and has_controller(args.controller_bin))
+    args.compiled = compile_bmv2(args) if args.switch == "bmv2" else None
     setLogLevel("info" if args.cli else "warning")
     net, sw, servers, clients, ctl = build(args)
-    say("starting Mininet: switch %s (netlock switch on AF_PACKET ports), %d servers, %d client hosts%s" %
-        (sw.name, len(servers), len(clients), ", the controller's host" if ctl is not None else ""))
+    what = "bmv2's simple_switch_grpc" if args.switch == "bmv2" else "netlock switch on AF_PACKET ports"
+    say("starting Mininet: switch %s (%s), %d servers, %d client hosts%s" %
+        (sw.name, what, len(servers), len(clients), ", the controller's host" if ctl is not None else ""))
     net.start()
     ok = False
     try:

@@ -46,6 +46,20 @@ func TestMininetRack(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Mininet")
 	}
+	mininetRack(t, "netlock")
+}
+
+// TestRealMininetRack is TestMininetRack with bmv2's simple_switch_grpc as the ToR, running the
+// JSON p4c-bm2-ss compiles from p4/netlock.p4 (rack.py --switch bmv2), programmed by netlock
+// controller over P4Runtime with the P4Info p4c writes (make mininet-rack SWITCH=bmv2).
+func TestRealMininetRack(t *testing.T) {
+	testenv.RealTool(t, "p4c-bm2-ss")
+	testenv.RealTool(t, "simple_switch_grpc")
+	mininetRack(t, "bmv2")
+}
+
+// mininetRack runs rack.py with the switch target sw ("netlock" or "bmv2") and checks it.
+func mininetRack(t *testing.T, sw string) {
 	const install = "apt-get install -y mininet iputils-ping ethtool"
 	testenv.RequireRoot(t, "Mininet")
 	testenv.RequireTool(t, "/usr/bin/mn", install)
@@ -61,7 +75,8 @@ func TestMininetRack(t *testing.T) {
 	defer cancel()
 	phases := []string{testbed.PhaseShared, "contended/8", "contended/1", testbed.PhaseTPCCHigh}
 	cmd := exec.CommandContext(ctx, "/usr/bin/python3", "rack.py", "--lock-held", "--netlock", bin, "--out", out, "--prefix", prefix,
-		"--grpc-port", strconv.Itoa(freePort(t)), "--duration", "2", "--record", "--phases", strings.Join(phases, ","))
+		"--grpc-port", strconv.Itoa(freePort(t)), "--duration", "2", "--record", "--phases", strings.Join(phases, ","),
+		"--switch", sw, "--p4tools", testenv.RealToolsDir())
 	res, err := cmd.CombinedOutput()
 	t.Logf("rack.py:\n%s", res)
 	if err != nil {

@@ -657,6 +657,7 @@ func runDiff(t tb, r, r2 *rig, rules diffRules, seed uint64) {
 		if rules.quotaBurst > 0 {
 			must(t, x.sw.SetTenantLimit(1, 1, 0, uint64(rules.quotaBurst)))
 		}
+		x.syncMirrors()
 	}
 	cfg := lockcore.Config{DefaultLease: diffLease, MaxLease: diffMaxLease, Priorities: 2}
 	if rules.quotaBurst > 0 {

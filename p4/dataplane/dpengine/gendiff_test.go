@@ -308,7 +308,13 @@ func newGenDiffRef(seed uint64, sz gdSizing, ref, load gdLoader) (*genDiff, erro
 		return nil, fmt.Errorf("the switch under test runs the interpreter")
 	}
 	// Locks 1..6 in the switch (6 on server 3, which lock_servers does not hold) with regions of 1..3 slots per level, lock 7 paused, 8 and 9
-	// not in the switch (their requests go to the server unchanged).
+	// not in the switch (their requests go to the server unchanged). The regions' largest size
+	// is smaller where 7 locks of two levels of 3 slots would not fit the pool (16 locks, part
+	// bits 3: 32 slots, 2 at most), so that every seed fits every sizing.
+	maxSize := uint32(3)
+	if fit := uint32(sz.sz.Slots()) / 14; fit < maxSize {
+		maxSize = max(fit, 1)
+	}
 	for id := uint32(1); id <= 9; id++ {
 		l := gdLock{id: id}
 		if id <= 7 {
@@ -317,7 +323,7 @@ func newGenDiffRef(seed uint64, sz gdSizing, ref, load gdLoader) (*genDiff, erro
 				e.Server = 3 // not in lock_servers (server_unknown) until a change moves it
 			}
 			for lv := range e.Regions {
-				size := 1 + g.rng.Uint32N(3)
+				size := 1 + g.rng.Uint32N(maxSize)
 				e.Regions[lv] = dataplane.Region{Left: g.slotsUsed, Size: uint16(size)}
 				g.slotsUsed += size
 			}

@@ -25,6 +25,9 @@ type rig struct {
 	passes  int
 	onInput func(label string, passes int)
 	label   string // what the next client datagram is (set by the test)
+	// mirrors, when set, get every packet the switch gets and must send the same packets
+	// (real_test.go: real simple_switch, the generated pipeline).
+	mirrors []rigMirror
 }
 
 // rigCountPasses makes newRigSource count passes (the engine's table hook, off otherwise:
@@ -139,6 +142,7 @@ func (r *rig) send(port int, src, dst netip.AddrPort, f *wire.Fields, key *uint6
 	if err != nil {
 		r.t.Fatalf("process %s: %v", f, err)
 	}
+	r.checkMirrors(port, r.buf, res)
 	if r.onInput != nil {
 		label := r.label
 		if key != nil {
@@ -159,6 +163,7 @@ func (r *rig) admin(req *dataplane.AdminRequest) ([]out, [][]byte) {
 	if err != nil {
 		r.t.Fatalf("admin %d: %v", req.Op, err)
 	}
+	r.checkMirrors(r.sw.Sizing.CPUPort, r.buf, res)
 	if r.onInput != nil {
 		r.onInput(fmt.Sprintf("admin %d", req.Op), r.passes)
 	}

@@ -58,7 +58,7 @@ func TestEverySizingRunsGenerated(t *testing.T) {
 			}
 			g, err := newGenDiff(seed, gdSizing{name, sz, every}, gdLoadGen)
 			if err != nil {
-				t.Fatal(err)
+				t.Fatalf("seed %d: %v", seed, err)
 			}
 			if got := g.sut.GeneratedPipeline(); got != "netlock" {
 				t.Fatalf("the switch runs pipeline %q", got)

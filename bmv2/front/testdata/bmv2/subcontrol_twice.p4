@@ -1,0 +1,18 @@
+// want: Program can not be implemented on this target since it contains a path from table I.sub.w back to itself
+#include "head.inc"
+control Sub(inout headers_t hdr) {
+    action set(bit<8> v) { hdr.h.b = v; }
+    action nop() { }
+    table w { key = { hdr.h.a : exact; } actions = { set; nop; } default_action = nop(); }
+    apply { w.apply(); }
+}
+control I(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
+    Sub() sub;
+    apply {
+        sub.apply(hdr);
+        meta.x = 1;
+        sub.apply(hdr);
+        sm.egress_spec = 1;
+    }
+}
+#include "skel.inc"
