@@ -417,7 +417,7 @@ func (c *fakeClock) Sleep(d time.Duration) {
 // The real-time cost model: each verb pays Latency twice, and a NIC takes NICRate verbs per
 // second, shared by outbound and inbound traffic, so loopback verbs (which pass the same NIC
 // twice) get half the rate of verbs to another node. Checked on an injected clock.
-func TestRealTimeCost(t *testing.T) {
+func TestWallClockCost(t *testing.T) {
 	tests := []struct {
 		name      string
 		cfg       emu.Config
