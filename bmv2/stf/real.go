@@ -78,16 +78,9 @@ func RunReal(ss *simpleswitch.Switch, sw *engine.Switch, cmds []Command, timeout
 				return res, err
 			}
 		case "packet":
-			if len(c.Args) < 1 {
-				return res, fmt.Errorf("line %d: packet needs a port", c.Line)
-			}
-			port, err := strconv.Atoi(c.Args[0])
+			port, data, err := packetArgs(c)
 			if err != nil {
-				return res, fmt.Errorf("line %d: bad port %q", c.Line, c.Args[0])
-			}
-			data, err := parseHex(strings.Join(c.Args[1:], ""))
-			if err != nil {
-				return res, fmt.Errorf("line %d: %w", c.Line, err)
+				return res, err
 			}
 			mentioned[port] = true
 			res.Packets++

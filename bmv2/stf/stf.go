@@ -89,16 +89,9 @@ func Run(sw *engine.Switch, cmds []Command) (*Result, error) {
 		case "setdefault":
 			err = setDefault(sw, c)
 		case "packet":
-			if len(c.Args) < 1 {
-				return res, fmt.Errorf("line %d: packet needs a port", c.Line)
-			}
-			port, perr := strconv.Atoi(c.Args[0])
-			if perr != nil {
-				return res, fmt.Errorf("line %d: bad port %q", c.Line, c.Args[0])
-			}
-			data, herr := parseHex(strings.Join(c.Args[1:], ""))
-			if herr != nil {
-				return res, fmt.Errorf("line %d: %w", c.Line, herr)
+			port, data, aerr := packetArgs(c)
+			if aerr != nil {
+				return res, aerr
 			}
 			mentioned[port] = true
 			res.Packets++
@@ -773,4 +766,19 @@ func meterCmd(sw *engine.Switch, c Command) error {
 		}
 	}
 	return m.SetRates(idx, cfg)
+}
+
+// packetArgs reads a packet command's port and bytes, for the engine's runner and the real
+// simple_switch's alike.
+func packetArgs(c Command) (port int, data []byte, err error) {
+	if len(c.Args) < 1 {
+		return 0, nil, fmt.Errorf("line %d: packet needs a port", c.Line)
+	}
+	if port, err = strconv.Atoi(c.Args[0]); err != nil {
+		return 0, nil, fmt.Errorf("line %d: bad port %q", c.Line, c.Args[0])
+	}
+	if data, err = parseHex(strings.Join(c.Args[1:], "")); err != nil {
+		return 0, nil, fmt.Errorf("line %d: %w", c.Line, err)
+	}
+	return port, data, nil
 }
