@@ -56,8 +56,9 @@ test: lint
 
 # The tests against the real P4 toolchain (p4c's p4test and p4c-bm2-ss, bmv2's simple_switch and
 # simple_switch_grpc, the Tofino compiler p4c-barefoot): every TestReal* of the repository. They
-# run where the tools are built (../shared/tools/p4tools/build.sh; NETLOCK_P4TOOLS names the prefix,
-# default /opt/p4tools; docs/targets.md) and skip where they are not, also under CI.
+# run when NETLOCK_P4TOOLS names the prefix the tools are built into (../shared/tools/p4tools/build.sh;
+# this target sets it, default /opt/p4tools; docs/targets.md) and skip where it is unset or the tools
+# are not there, also under CI: make test never runs them, even on a machine that has the tools.
 NETLOCK_P4TOOLS ?= /opt/p4tools
 # Exported for this target only: netlock refuses NETLOCK_* variables it does not know, so an export
 # for every target broke the ones that run it (gen, demo, soak, bench).
@@ -103,6 +104,7 @@ mininet: build mininet-deps
 # p4/netlock.p4 from $(NETLOCK_P4TOOLS), the clients' histories merged and checked
 # (TestRealMininetRack; docs/targets.md).
 SWITCH ?= netlock
+mininet-rack: export NETLOCK_P4TOOLS := $(NETLOCK_P4TOOLS)
 mininet-rack: build mininet-deps
 ifeq ($(SWITCH),bmv2)
 	$(GO) test -count=1 -timeout 10m -v -run '^TestRealMininetRack$$' ./testbed/mininet

@@ -144,23 +144,26 @@ func BuildNetlock(t testing.TB) string {
 // RealToolsEnv names the directory of the real P4 tools (p4c, bmv2, the Tofino compiler) that
 // `make test-real` runs against: a prefix whose bin/ holds p4test, p4c-bm2-ss, simple_switch,
 // simple_switch_grpc, simple_switch_CLI, p4c-barefoot and bfas, as
-// ../shared/tools/p4tools/build.sh lays them out (docs/targets.md). Default /opt/p4tools.
+// ../shared/tools/p4tools/build.sh lays them out (docs/targets.md). `make test-real` sets it
+// (default /opt/p4tools); unset, the tests of the real toolchain skip even where the tools are
+// built, so that `make test` (and CI) does not depend on what a machine happens to have installed.
 const RealToolsEnv = "NETLOCK_P4TOOLS"
 
-// RealToolsDir returns $NETLOCK_P4TOOLS, or /opt/p4tools when it is unset.
-func RealToolsDir() string {
-	if d := os.Getenv(RealToolsEnv); d != "" {
-		return d
-	}
-	return "/opt/p4tools"
-}
+// RealToolsDir returns $NETLOCK_P4TOOLS ("" when it is unset: the real tools are not asked for).
+func RealToolsDir() string { return os.Getenv(RealToolsEnv) }
 
-// RealTool returns the path of a real P4 tool (RealToolsDir()/bin/name), or skips the test when it
-// is not there, also under CI: CI cannot fetch p4c's or bmv2's sources, so the tests of the real
-// toolchain are opt-in (`make test-real`). When the tool is present they run, under CI too, and
-// must pass. Name such tests TestReal* so that `make test-real` finds them.
+// RealTool returns the path of a real P4 tool ($NETLOCK_P4TOOLS/bin/name), or skips the test when
+// NETLOCK_P4TOOLS is unset or the tool is not there, also under CI: CI cannot fetch p4c's or bmv2's
+// sources, so the tests of the real toolchain are opt-in (`make test-real`). When they are asked
+// for and the tool is present they run and must pass. Name such tests TestReal* so that
+// `make test-real` finds them.
 func RealTool(t TB, name string) string {
 	t.Helper()
+	if RealToolsDir() == "" {
+		t.Skipf("opt-in (make test-real): %s is unset; it names the prefix of the real P4 tools "+
+			"(../shared/tools/p4tools/build.sh)", RealToolsEnv)
+		return ""
+	}
 	p := filepath.Join(RealToolsDir(), "bin", name)
 	if st, err := os.Stat(p); err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
 		t.Skipf("opt-in (make test-real): %s is not built; build it with ../shared/tools/p4tools/build.sh "+
