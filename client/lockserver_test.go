@@ -394,8 +394,11 @@ func TestShutdownLosesLease(t *testing.T) {
 func TestQueuedAcquireAnswersProbes(t *testing.T) {
 	addr, _ := startServer(t, lockcore.Config{})
 	holder := newTestClient(t, client.Config{Servers: []string{addr}})
-	c, err := client.New(client.Config{Servers: []string{addr}, Local: "127.0.0.1:0", RetryInterval: time.Millisecond,
-		MaxRetryInterval: 2 * time.Millisecond, MaxAttempts: 3})
+	// MaxAttempts 3 at 40-80 ms: a server slower than that to answer (a loaded machine under the
+	// race detector) would make the client give up for the wrong reason; the wait below is still
+	// several times the attempts' span.
+	c, err := client.New(client.Config{Servers: []string{addr}, Local: "127.0.0.1:0", RetryInterval: 40 * time.Millisecond,
+		MaxRetryInterval: 80 * time.Millisecond, MaxAttempts: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -413,7 +416,7 @@ func TestQueuedAcquireAnswersProbes(t *testing.T) {
 		}
 		got <- err
 	}()
-	time.Sleep(300 * time.Millisecond)
+	time.Sleep(time.Second)
 	select {
 	case err := <-got:
 		t.Fatalf("the queued Acquire returned %v while the lock was held", err)

@@ -265,15 +265,17 @@ type PhaseResult struct {
 // transactions in the measured window and their latency, and its transactions over the whole
 // phase (a class that starves commits none).
 type ClassResult struct {
-	Name     string          `json:"name"`
-	Tenant   uint16          `json:"tenant"`
-	Priority uint8           `json:"priority"`
-	Workers  int             `json:"workers"`
-	Txns     uint64          `json:"txns"`
-	TxnRate  float64         `json:"txns_per_sec"`
-	AllTxns  uint64          `json:"txns_with_warmup"`
-	Rejects  uint64          `json:"rejects"`
-	Latency  latency.Latency `json:"txn_latency"`
+	Name     string  `json:"name"`
+	Tenant   uint16  `json:"tenant"`
+	Priority uint8   `json:"priority"`
+	Workers  int     `json:"workers"`
+	Txns     uint64  `json:"txns"`
+	TxnRate  float64 `json:"txns_per_sec"`
+	AllTxns  uint64  `json:"txns_with_warmup"`
+	Rejects  uint64  `json:"rejects"`
+	// AllRejects counts the class's refused requests in the whole phase, warm-up included.
+	AllRejects uint64          `json:"rejects_with_warmup"`
+	Latency    latency.Latency `json:"txn_latency"`
 }
 
 // SwitchShare is the part of the committed acquisitions the switch granted (0 with none).

@@ -34,7 +34,8 @@ type workerStats struct {
 	locks    uint64
 	bySource [3]uint64 // indexed by Source
 	swAll    uint64    // switch grants of the whole phase
-	rejects  uint64
+	rejects  uint64    // measured
+	rejAll   uint64    // the whole phase
 	errs     uint64
 	lost     uint64
 	firstErr error // the first error errs counted
@@ -191,6 +192,7 @@ func runPhase(ctx context.Context, cfg *Config, spec phaseSpec, phaseNo uint64, 
 				cr.Txns += ws.txns
 				cr.AllTxns += ws.all
 				cr.Rejects += ws.rejects
+				cr.AllRejects += ws.rejAll
 			}
 		}
 		cr.Latency = h.Summary()
@@ -394,10 +396,14 @@ func (w *worker) run(ctx context.Context, wl *Workload) {
 				case <-ctx.Done():
 				}
 			}
+			var rej *client.RejectError
+			isRej := errors.As(err, &rej)
+			if isRej {
+				w.ws.rejAll++
+			}
 			if measured {
-				var rej *client.RejectError
 				switch {
-				case errors.As(err, &rej):
+				case isRej:
 					w.ws.rejects++
 				case errors.Is(err, client.ErrLeaseLost):
 					w.ws.lost++

@@ -73,7 +73,7 @@ func TestTPCCLockSets(t *testing.T) {
 // that the history holds no violation.
 func TestDemoLoopback(t *testing.T) {
 	var progress strings.Builder
-	rep, err := Run(context.Background(), Config{Loopback: true, Duration: 150 * time.Millisecond, Clients: 2, Workers: 2, TenantRate: 100,
+	rep, err := Run(context.Background(), Config{Loopback: true, Duration: 150 * time.Millisecond, Clients: 2, Workers: 2, TenantRate: 10,
 		Progress: &progress})
 	if err != nil {
 		t.Fatal(err)
@@ -116,7 +116,7 @@ func TestDemoLoopback(t *testing.T) {
 // controller busy through the next phases).
 func rackTestConfig() Config {
 	return Config{Duration: 300 * time.Millisecond, Warmup: 1500 * time.Millisecond, AllocPeriod: 150 * time.Millisecond,
-		MinRate: 5, Clients: 2, Workers: 2, TenantRate: 100}
+		MinRate: 5, Clients: 2, Workers: 2, TenantRate: 20}
 }
 
 // hotPhases are the phases whose locks are few and hot: the controller must put them in the
@@ -357,7 +357,8 @@ func checkRejects(t *testing.T, p PhaseResult) {
 	switch {
 	case p.Errors != 0:
 		t.Errorf("phase %s: %d errors, the first: %s", p.Name, p.Errors, p.FirstError)
-	case p.Name == PhaseQuota && (len(p.Classes) == 0 || p.Classes[0].Rejects == 0):
+	case p.Name == PhaseQuota && (len(p.Classes) == 0 || p.Classes[0].AllRejects == 0):
+		// Over the whole phase: on a loaded machine the short measured window may stay below the quota.
 		t.Errorf("phase %s: the larger tenant was never refused for its quota (classes %+v)", p.Name, p.Classes)
 	case p.Name != PhaseQuota && p.Rejects != 0:
 		t.Errorf("phase %s: %d rejects", p.Name, p.Rejects)

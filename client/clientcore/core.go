@@ -156,8 +156,7 @@ type Entry struct {
 	deadline              int64 // the lease's end (client monotonic ns); 0: no lease
 	lostErr               error
 	// Lease keeper state: its place in the keeper heap, when to look next, its renewal in flight.
-	kidx    int
-	kdue    int64
+	kt      heapTimer // in Core.keep
 	krto    time.Duration
 	kprob   bool
 	probing bool
@@ -181,8 +180,8 @@ type Core struct {
 	cfg     Config
 	entries map[key]*Entry
 	routes  map[netip.AddrPort]struct{} // every address Route returned
-	ops     opHeap                      // operations by their next timer
-	keep    entryHeap                   // held leases by the keeper's next look
+	ops     timerHeap[*Op]              // operations by their next timer
+	keep    timerHeap[*Entry]           // held leases by the keeper's next look
 	lastTS  int64
 	now     int64 // the latest now passed in
 	txnSeq  uint64
@@ -359,11 +358,11 @@ func (c *Core) markLost(e *Entry, cause error, out *Out) {
 // NextDeadline returns when Tick has work to do (math.MaxInt64: nothing scheduled).
 func (c *Core) NextDeadline() int64 {
 	d := int64(math.MaxInt64)
-	if len(c.ops.h) > 0 {
-		d = c.ops.h[0].due
+	if c.ops.len() > 0 {
+		d = c.ops.min().tm.due
 	}
-	if len(c.keep.h) > 0 {
-		d = min(d, c.keep.h[0].kdue)
+	if c.keep.len() > 0 {
+		d = min(d, c.keep.min().kt.due)
 	}
 	return d
 }
@@ -371,13 +370,13 @@ func (c *Core) NextDeadline() int64 {
 // Tick runs what is due at now: retransmissions, timeouts, the lease keeper.
 func (c *Core) Tick(now int64, out *Out) {
 	c.now = now
-	for len(c.ops.h) > 0 && c.ops.h[0].due <= now {
-		op := c.ops.h[0]
+	for c.ops.len() > 0 && c.ops.min().tm.due <= now {
+		op := c.ops.min()
 		c.ops.remove(op)
 		op.timer(c, now, out)
 	}
-	for len(c.keep.h) > 0 && c.keep.h[0].kdue <= now {
-		e := c.keep.h[0]
+	for c.keep.len() > 0 && c.keep.min().kt.due <= now {
+		e := c.keep.min()
 		c.keep.remove(e)
 		c.keepEvent(e, now, out)
 	}
@@ -394,11 +393,11 @@ func (c *Core) Close(out *Out) {
 			}
 		}
 	}
-	for len(c.keep.h) > 0 {
-		c.keep.remove(c.keep.h[0])
+	for c.keep.len() > 0 {
+		c.keep.remove(c.keep.min())
 	}
-	for len(c.ops.h) > 0 {
-		c.ops.remove(c.ops.h[0])
+	for c.ops.len() > 0 {
+		c.ops.remove(c.ops.min())
 	}
 }
 

@@ -41,9 +41,8 @@ type Op struct {
 	silent      int // copies in a row after which nothing came about the request
 	answering   bool
 	silentSince int64
-	heardAt     uint32 // e.heard when the last copy was sent
-	due         int64  // the op's timer
-	hidx        int    // index in Core.ops, -1 when not in it
+	heardAt     uint32    // e.heard when the last copy was sent
+	tm          heapTimer // the op's timer, in Core.ops
 	// state within an op
 	renewing bool        // acquire: the grant came with little lease left: renewing first
 	grace    bool        // release: refused not-holder, waiting one interval for a late reply
@@ -71,9 +70,9 @@ func (c *Core) Acquire(now int64, e *Entry, op *Op, lock uint32, mode wire.Mode,
 	if _, err := c.route(lock); err != nil {
 		return err
 	}
-	*e = Entry{Lock: lock, Txn: txn, Mode: mode, opts: o, kidx: -1, User: e.User}
+	*e = Entry{Lock: lock, Txn: txn, Mode: mode, opts: o, kt: heapTimer{idx: -1}, User: e.User}
 	ts := c.timestamp(now)
-	*op = Op{Kind: OpAcquire, E: e, kd: kindAcquire, ts: ts, hidx: -1, User: op.User}
+	*op = Op{Kind: OpAcquire, E: e, kd: kindAcquire, ts: ts, tm: heapTimer{idx: -1}, User: op.User}
 	if err := c.register(e, kindAcquire, uint64(ts), op); err != nil {
 		return err
 	}
@@ -107,7 +106,7 @@ func (c *Core) Release(now int64, e *Entry, op *Op, out *Out) bool {
 	if op == nil {
 		op = new(Op)
 	}
-	*op = Op{Kind: OpRelease, E: e, kd: kindRelease, hidx: -1, User: op.User}
+	*op = Op{Kind: OpRelease, E: e, kd: kindRelease, tm: heapTimer{idx: -1}, User: op.User}
 	if e.deadline != 0 && now >= e.deadline {
 		c.markLost(e, fmt.Errorf("%w: the lease ended %v before the release", ErrLeaseLost,
 			time.Duration(now-e.deadline)), out)
@@ -145,7 +144,7 @@ func (c *Core) endHold(e *Entry) {
 // (the caller's zero value).
 func (c *Core) Renew(now int64, e *Entry, op *Op, out *Out) {
 	c.now = now
-	*op = Op{Kind: OpRenew, E: e, kd: kindProbe, hidx: -1, User: op.User}
+	*op = Op{Kind: OpRenew, E: e, kd: kindProbe, tm: heapTimer{idx: -1}, User: op.User}
 	switch {
 	case e.released:
 		op.Done, op.Err = true, fmt.Errorf("client: renew lock %d: released", e.Lock)
@@ -231,7 +230,7 @@ func (c *Core) withdraw(now int64, acq *Op, out *Out) {
 		c.unregister(e, kindAcquire, acq)
 		return
 	}
-	w := &Op{Kind: opWithdraw, E: e, kd: kindRelease, acq: acq.req, hidx: -1, peer: acq.peer}
+	w := &Op{Kind: opWithdraw, E: e, kd: kindRelease, acq: acq.req, tm: heapTimer{idx: -1}, peer: acq.peer}
 	// Grants and release answers both reach the withdrawal.
 	e.ops[kindAcquire] = w
 	e.ops[kindRelease] = w
@@ -304,11 +303,11 @@ func (op *Op) sendCopy(c *Core, now int64, out *Out) error {
 	if c.cfg.Jitter != nil {
 		wait -= time.Duration(c.cfg.Jitter(int64(op.rto / 4)))
 	}
-	op.due = now + int64(wait)
+	due := now + int64(wait)
 	if op.giveUp != 0 {
-		op.due = min(op.due, op.giveUp)
+		due = min(due, op.giveUp)
 	}
-	c.ops.set(op)
+	c.ops.set(op, due)
 	return nil
 }
 
@@ -412,12 +411,12 @@ func (op *Op) answerAcquire(c *Core, now int64, m *wire.Fields, out *Out) {
 		if e.lease != 0 && e.deadline-now < int64(e.lease/3) {
 			// It waited in the queue: the server started the lease when it granted, the client
 			// counts from its request, so it may well be valid still: ask.
-			sub := &Op{Kind: OpRenew, E: e, kd: kindProbe, hidx: -1, parent: op, internal: true}
+			sub := &Op{Kind: OpRenew, E: e, kd: kindProbe, tm: heapTimer{idx: -1}, parent: op, internal: true}
 			op.sub, op.renewing = sub, true
 			c.startRenew(now, sub, out)
 			return
 		}
-		c.keep.schedule(e, c.nextKeep(e), false)
+		c.schedule(e, c.nextKeep(e), false)
 		op.Done, op.Err = true, nil
 		out.Done = append(out.Done, op)
 	case wire.OpReject:
@@ -448,7 +447,7 @@ func (op *Op) renewalDone(c *Core, now int64, err error, out *Out) {
 	}
 	e := op.E
 	if err == nil {
-		c.keep.schedule(e, c.nextKeep(e), false)
+		c.schedule(e, c.nextKeep(e), false)
 		op.Done, op.Err = true, nil
 		out.Done = append(out.Done, op)
 		return
@@ -475,7 +474,7 @@ func (op *Op) answerRenew(c *Core, now int64, m *wire.Fields, out *Out) {
 		e.deadline = leaseEnd(op.ts, e.lease)
 		c.stats.Renewals++
 		if op.parent == nil {
-			c.keep.schedule(e, c.nextKeep(e), true)
+			c.schedule(e, c.nextKeep(e), true)
 		}
 		op.finish(c, nil, out)
 	case wire.OpReject:
@@ -513,8 +512,7 @@ func (op *Op) answerRelease(c *Core, m *wire.Fields, out *Out) {
 			// The network may have duplicated the release: the reply to the first copy can
 			// follow the refusal of the second. Give it a retransmission interval to arrive.
 			op.grace = true
-			op.due = c.now + int64(c.cfg.RetryInterval)
-			c.ops.set(op)
+			c.ops.set(op, c.now+int64(c.cfg.RetryInterval))
 			return
 		}
 	default:
@@ -569,7 +567,7 @@ func (c *Core) renewed(e *Entry, f *wire.Fields) {
 	}
 	e.deadline = leaseEnd(int64(f.Timestamp), e.lease)
 	c.stats.Renewals++
-	c.keep.schedule(e, c.nextKeep(e), true)
+	c.schedule(e, c.nextKeep(e), true)
 }
 
 // keepEvent looks at e at now: past its deadline the lease is lost; with KeepAlive it is time to
@@ -584,7 +582,7 @@ func (c *Core) keepEvent(e *Entry, now int64, out *Out) {
 		return
 	}
 	if !c.cfg.KeepAlive {
-		c.keep.schedule(e, dl, false)
+		c.schedule(e, dl, false)
 		return
 	}
 	retry := e.kprob
@@ -609,7 +607,7 @@ func (c *Core) keepEvent(e *Entry, now int64, out *Out) {
 	if err == nil {
 		e.peer = to
 	}
-	c.keep.schedule(e, next, false)
+	c.schedule(e, next, false)
 	if err == nil {
 		c.send(out, to, &req)
 	}
