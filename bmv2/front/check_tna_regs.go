@@ -527,7 +527,8 @@ func (c *checker) tnaRegisterElement(reg *InstanceDecl) {
 // (the pass ignores key elements), on the expressions as p4c's front end leaves them: casts of
 // constants folded, casts to the type their operand already has removed (UselessCasts), and
 // casts right under a slice that keeps only bits the cast's operand has removed
-// (StrengthReduction: ((bit<32>)(bit<16>)x)[7:0] is x[7:0]).
+// (StrengthReduction: ((bit<32>)(bit<16>)x)[7:0] is x[7:0]); controls main does not reach and
+// a control's unused actions and tables are gone too (RemoveAllUnusedDeclarations).
 func (c *checker) tnaNestedCasts() {
 	keys := map[Expr]bool{}
 	var collect func(ds []Decl)
@@ -548,8 +549,38 @@ func (c *checker) tnaNestedCasts() {
 		}
 	}
 	collect(c.out.Program.Decls)
+	// What p4c's front end removes before ElimCasts is not seen: controls main does not reach,
+	// and a reached control's actions and tables that nothing uses.
+	instances := c.tnaControlInstances()
+	inspect := func(f func(Expr)) {
+		for _, d := range c.out.Program.Decls {
+			cd, ok := d.(*ControlDecl)
+			if !ok {
+				inspectDecl(d, f)
+				continue
+			}
+			if instances[cd] == 0 {
+				continue
+			}
+			used := controlUsage(cd)
+			inspectParams(cd.Params, f)
+			inspectParams(cd.CtorParams, f)
+			for _, l := range cd.Locals {
+				switch l.(type) {
+				case *ActionDecl, *TableDecl:
+					if !used[l] {
+						continue
+					}
+				}
+				inspectDecl(l, f)
+			}
+			if cd.Body != nil {
+				walkStmt(cd.Body, f)
+			}
+		}
+	}
 	gone := map[Expr]bool{}
-	Inspect(c.out.Program, func(e Expr) {
+	inspect(func(e Expr) {
 		sl, ok := e.(*SliceExpr)
 		if !ok {
 			return
@@ -568,7 +599,7 @@ func (c *checker) tnaNestedCasts() {
 		}
 	})
 	reported := map[Expr]bool{}
-	Inspect(c.out.Program, func(e Expr) {
+	inspect(func(e Expr) {
 		cast, ok := e.(*CastExpr)
 		if !ok || keys[e] || gone[e] || uselessCast(cast) || c.isConst(cast) {
 			return

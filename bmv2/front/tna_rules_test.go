@@ -273,4 +273,25 @@ func TestTNANestedCasts(t *testing.T) {
 			t.Errorf("%s: diagnostics %q, want %q", tc.stmt, got, tc.want)
 		}
 	}
+	// What the front end removes is not checked: an action nothing uses, a control main does
+	// not reach; the same action in an applied table is.
+	const action = "    action a() { md.val = (bit<32>)(bit<16>)md.val; }\n" +
+		"    table t { key = { md.idx : exact; } actions = { a; NoAction; } size = 16; }\n"
+	const unreached = "control Unused(inout md_t md) {\n    apply { md.val = (bit<32>)(bit<16>)md.val; }\n}\n"
+	for _, tc := range []struct {
+		name, top, decls, body string
+		want                   string
+	}{
+		{name: "unused action", decls: action},
+		{name: "action of an applied table", decls: action, body: "t.apply();", want: msg},
+		{name: "control main does not reach", top: unreached},
+	} {
+		got := tnaRuleErrors(t, tc.top, tc.decls, tc.body)
+		switch {
+		case tc.want == "" && got != "":
+			t.Errorf("%s: refused: %s", tc.name, got)
+		case tc.want != "" && !strings.Contains(got, tc.want):
+			t.Errorf("%s: diagnostics %q, want %q", tc.name, got, tc.want)
+		}
+	}
 }
