@@ -136,3 +136,162 @@ func TestTNAStatefulALUNetlock(t *testing.T) {
 		t.Errorf("register actions warned about: %q, want %q", got, want)
 	}
 }
+
+// tnaRuleErrors loads a TNA program whose ingress control Ing declares decls and applies body
+// (above it, top-level declarations top) and returns its diagnostics, one string ("" if none).
+func tnaRuleErrors(t *testing.T, top, decls, body string) string {
+	t.Helper()
+	src := `#include "tna_skel.inc"
+` + top + `
+control Ing(inout hdr_t hdr, inout md_t md, in ingress_intrinsic_metadata_t ig_intr_md,
+            in ingress_intrinsic_metadata_from_parser_t ig_prsr_md,
+            inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md,
+            inout ingress_intrinsic_metadata_for_tm_t ig_tm_md) {
+` + decls + `
+    apply {
+` + body + `
+        ig_tm_md.ucast_egress_port = ig_intr_md.ingress_port;
+    }
+}
+#include "tna_main.inc"
+`
+	read := func(p string) ([]byte, error) {
+		if p == "main.p4" {
+			return []byte(src), nil
+		}
+		return os.ReadFile(p)
+	}
+	_, err := LoadOptions("main.p4", Options{ReadFile: read, IncludeDirs: []string{"testdata/reject"}})
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// registerActions declares n register actions named prefix1..prefixN on Register reg.
+func registerActions(reg, prefix string, n int) string {
+	var b strings.Builder
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&b, "    RegisterAction<bit<32>, bit<32>, bit<32>>(%s) %s%d = { void apply(inout bit<32> v) { v = %d; } };\n", reg, prefix, i, i)
+	}
+	return b.String()
+}
+
+// TestTNARegisterActionLimit: at most four register actions per Register, counted as bf-p4c's
+// CheckRegisterActions (midend/register_read_write.cpp) counts them on the program p4c's front
+// and mid end make: RegisterAction instances whether executed or not; one more per action copy
+// that calls the Register's read or write (a copy per table listing the action and per direct
+// call, callees inlined, unused actions gone); apply-block statements made into actions (a write
+// right after a read of the same Register joins it); controls main does not reach not at all;
+// a top-level Register's actions once per instance of the control declaring them. Each refusal
+// has a twin one below the limit.
+func TestTNARegisterActionLimit(t *testing.T) {
+	const reg = "    Register<bit<32>, bit<32>>(1024) r;\n"
+	const attached = "r: too many RegisterActions attached to the Register: the target architecture limits the number of RegisterActions attached to a single Register to 4"
+	const access = "r: too many actions access the Register: the target architecture limits the number of actions accessing a single register to 4"
+	sub := func(n int) string {
+		return "Register<bit<32>, bit<32>>(1024) r;\ncontrol Sub(inout md_t md) {\n" + registerActions("r", "s", n) +
+			"    apply { md.val = s1.execute(md.idx); }\n}\n"
+	}
+	const localSub = "control Sub(inout md_t md) {\n    Register<bit<32>, bit<32>>(1024) r;\n" +
+		"    RegisterAction<bit<32>, bit<32>, bit<32>>(r) s1 = { void apply(inout bit<32> v) { v = 1; } };\n" +
+		"    RegisterAction<bit<32>, bit<32>, bit<32>>(r) s2 = { void apply(inout bit<32> v) { v = 2; } };\n" +
+		"    RegisterAction<bit<32>, bit<32>, bit<32>>(r) s3 = { void apply(inout bit<32> v) { v = 3; } };\n" +
+		"    apply { md.val = s1.execute(md.idx); }\n}\n"
+	const tables = `
+    action w() { r.write(md.idx, 7); }
+    action w_outer() { w(); }
+    table t1 { key = { md.idx : exact; } actions = { w; NoAction; } size = 16; }
+    table t2 { key = { md.val : exact; } actions = { w; NoAction; } size = 16; }
+    table t3 { key = { md.idx : exact; } actions = { w_outer; NoAction; } size = 16; }
+`
+	for _, tc := range []struct {
+		name             string
+		top, decls, body string
+		want             string // "" accepted, else a substring of the error
+	}{
+		{name: "four, two never executed", decls: reg + registerActions("r", "a", 4), body: "md.val = a1.execute(md.idx);"},
+		{name: "five, one executed", decls: reg + registerActions("r", "a", 5), body: "md.val = a1.execute(md.idx);", want: attached + " (5 attached: a1, a2, a3, a4, a5)"},
+		{name: "five in a control main does not reach", top: "control Unused(inout md_t md) {\n    Register<bit<32>, bit<32>>(1024) r;\n" + registerActions("r", "u", 5) + "    apply { md.val = u1.execute(md.idx); }\n}\n",
+			decls: reg + registerActions("r", "a", 1), body: "md.val = a1.execute(md.idx);"},
+		{name: "own register of a control applied twice", top: localSub, decls: "    Sub() x;\n    Sub() y;\n", body: "x.apply(md); y.apply(md);"},
+		{name: "top-level register, two instances of three", top: sub(3), decls: "    Sub() x;\n    Sub() y;\n", body: "x.apply(md); y.apply(md);", want: "too many RegisterActions attached to the Register: the target architecture limits the number of RegisterActions attached to a single Register to 4 (6 attached: s1, s1, s2, s2, s3, s3)"},
+		{name: "top-level register, one instance of three", top: sub(3), decls: "    Sub() x;\n    Sub() y;\n", body: "x.apply(md);"},
+		{name: "action in one table", decls: reg + registerActions("r", "a", 3) + tables, body: "md.val = a1.execute(md.idx); t1.apply();"},
+		{name: "action in two tables", decls: reg + registerActions("r", "a", 3) + tables, body: "md.val = a1.execute(md.idx); t1.apply(); t2.apply();", want: access + " (5: register actions a1, a2, a3; actions calling read or write w (in table t1), w (in table t2))"},
+		{name: "action inlined into its caller", decls: reg + registerActions("r", "a", 3) + tables, body: "md.val = a1.execute(md.idx); t1.apply(); t3.apply();", want: "w (in table t1), w_outer (in table t3))"},
+		{name: "tables not applied", decls: reg + registerActions("r", "a", 4) + tables, body: "md.val = a1.execute(md.idx);"},
+		{name: "direct calls, each a copy", decls: reg + registerActions("r", "a", 3) + tables, body: "md.val = a1.execute(md.idx); w(); w();", want: "w (called at line"},
+		{name: "read then write, one action", decls: reg + registerActions("r", "a", 3), body: "md.val = a1.execute(md.idx); md.idx = r.read(md.idx); r.write(md.idx, 1);"},
+		{name: "read, other statement, write", decls: reg + registerActions("r", "a", 3), body: "md.val = a1.execute(md.idx); md.idx = r.read(md.idx); md.val = 1; r.write(md.idx, 1);", want: access},
+		{name: "write then read", decls: reg + registerActions("r", "a", 3), body: "md.val = a1.execute(md.idx); r.write(md.idx, 1); md.idx = r.read(md.idx);", want: "the statement at line"},
+	} {
+		got := tnaRuleErrors(t, tc.top, tc.decls, tc.body)
+		switch {
+		case tc.want == "" && got != "":
+			t.Errorf("%s: refused: %s", tc.name, got)
+		case tc.want != "" && !strings.Contains(got, tc.want):
+			t.Errorf("%s: diagnostics %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestTNANestedCasts: bf-p4c's ElimCasts (midend/elim_cast.cpp) refuses a cast of a cast of a
+// cast and a widening cast of a narrowing cast, also once SimplifyOperationBinary has moved the
+// outer cast into an &; it sees the expressions after p4c's front end has folded constants,
+// dropped casts to the operand's own type and the casts a slice makes useless, and skips table
+// keys. Each refusal has an accepted twin.
+func TestTNANestedCasts(t *testing.T) {
+	const msg = "is too complex to handle, consider simplifying the nested casts"
+	for _, tc := range []struct {
+		stmt string
+		want string // "" accepted, else a substring of the error
+	}{
+		{"md.val = (bit<32>)(bit<16>)md.val;", "expression (bit<32>)(bit<16>)md.val " + msg},
+		{"md.val = md.val & 0x7fff;", ""},
+		{"md.val = (bit<32>)((bit<16>)md.val & 0x7fff);", msg},
+		{"md.val = (bit<32>)((bit<16>)md.val * 3);", ""}, // not moved into a *
+		{"md.val = (bit<32>)((bit<16>)md.val + 1);", ""}, // nor into a widened +
+		{"md.val = (bit<32>)(bit<16>)hdr.eth.etype;", ""},
+		{"md.val = (bit<32>)(bit<16>)(bit<16>)hdr.eth.etype;", ""},
+		{"md.val = (bit<32>)(bit<8>)(bit<16>)md.idx;", msg + " (the Tofino compiler takes at most two levels of casts)"},
+		{"md.wide = (bit<64>)(bit<32>)(bit<16>)md.val;", "at most two levels"},
+		{"md.wide = (bit<64>)(bit<32>)(bit<32>)(bit<16>)md.val;", "at most two levels"},
+		{"md.wide = (bit<64>)(bit<32>)hdr.eth.etype;", ""},
+		{"md.wide = (bit<64>)(bit<16>)md.val;", "cannot widen to bit<64> a cast of a bit<32> value to bit<16>"},
+		{"hdr.eth.etype = (bit<16>)(bit<8>)md.val;", "cannot widen"},
+		{"hdr.eth.etype = (bit<16>)(bit<32>)(bit<8>)md.val;", "at most two levels"},
+		{"hdr.eth.etype = (bit<16>)(bit<8>)(bit<16>)5;", ""},
+		{"md.val[7:0] = ((bit<32>)(bit<16>)md.val)[7:0];", ""},
+		{"md.val[20:0] = ((bit<32>)(bit<16>)md.val)[20:0];", "cannot widen"},
+	} {
+		got := tnaRuleErrors(t, "", "", "        "+tc.stmt)
+		switch {
+		case tc.want == "" && got != "":
+			t.Errorf("%s: refused: %s", tc.stmt, got)
+		case tc.want != "" && !strings.Contains(got, tc.want):
+			t.Errorf("%s: diagnostics %q, want %q", tc.stmt, got, tc.want)
+		}
+	}
+	// What the front end removes is not checked: an action nothing uses, a control main does
+	// not reach; the same action in an applied table is.
+	const action = "    action a() { md.val = (bit<32>)(bit<16>)md.val; }\n" +
+		"    table t { key = { md.idx : exact; } actions = { a; NoAction; } size = 16; }\n"
+	const unreached = "control Unused(inout md_t md) {\n    apply { md.val = (bit<32>)(bit<16>)md.val; }\n}\n"
+	for _, tc := range []struct {
+		name, top, decls, body string
+		want                   string
+	}{
+		{name: "unused action", decls: action},
+		{name: "action of an applied table", decls: action, body: "t.apply();", want: msg},
+		{name: "control main does not reach", top: unreached},
+	} {
+		got := tnaRuleErrors(t, tc.top, tc.decls, tc.body)
+		switch {
+		case tc.want == "" && got != "":
+			t.Errorf("%s: refused: %s", tc.name, got)
+		case tc.want != "" && !strings.Contains(got, tc.want):
+			t.Errorf("%s: diagnostics %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
