@@ -240,14 +240,14 @@ func microControls(f *Figure) []microControl {
 		return []microControl{
 			{"a point granted by the servers", func(rs []Result) { rs[0].SwitchRPS, rs[0].ServerRPS = 0, rs[0].RPS }, ErrNotInSwitch},
 			{"contention costs nothing", func(rs []Result) {
-				i, j := idx(rs, ", 1 locks"), len(rs)-1
+				i, j := idx(rs, ", 1 lock"), len(rs)-1
 				rs[i].RPS, rs[i].SwitchRPS, rs[i].Acquire = rs[j].RPS, rs[j].SwitchRPS, rs[j].Acquire
 			}, ErrContention},
 		}
 	case "fig9":
 		return []microControl{
 			{"cores do not help", func(rs []Result) {
-				i, j := idx(rs, "server, 1 cores"), idx(rs, "server, 8 cores")
+				i, j := idx(rs, "server, 1 core"), idx(rs, "server, 8 cores")
 				rs[j].RPS = rs[i].RPS
 			}, ErrCores},
 			{"the switch no faster", func(rs []Result) {

@@ -70,6 +70,11 @@ const Fig9Switch = "switch"
 // (wire.MaxLockStats), so a point needs locks / (64 x servers) of them.
 const microAllocPeriod = 100 * time.Microsecond
 
+// handoff is about the time between two grants of a contended switch lock (a release's way from
+// its client to the switch and the grant's to the next: PaperParams' round trip), for the
+// durations of the contended points.
+const handoff = 7500 * time.Nanosecond
+
 // microPhase returns the testbed phase of a microbenchmark and its number of locks for a rack
 // of workers request streams.
 func microPhase(variant string, workers, locks int) (string, int) {
@@ -110,10 +115,18 @@ func (o Options) micro(p rackmodel.Params, variant string, locks int, inSwitch b
 		s.Slots = poolSlots(p)
 		per := wire.MaxLockStats * p.Servers
 		s.Warmup = time.Duration((n+per-1)/per+8) * microAllocPeriod
+		if variant == MicroContended {
+			// A lock's queue turns over once every streams-per-lock handoffs, each about a round
+			// trip: warm up and measure at least two of these cycles.
+			cycle := time.Duration((p.Clients*p.Workers+n-1)/n) * handoff
+			s.Warmup += 2 * cycle
+			s.Window = max(s.Window, 2*cycle)
+		}
 	} else {
 		// A saturated server's round trips are long (every stream waits for all the others):
-		// a few of them before and in the window.
-		s.AllocPeriod, s.Warmup, s.Window = time.Millisecond, 5*time.Millisecond, 5*time.Millisecond
+		// several of them before the window.
+		// Its closed loop moves in waves of one round trip (1.1ms on one core): a window of many.
+		s.AllocPeriod, s.Warmup, s.Window = time.Millisecond, 10*time.Millisecond, 20*time.Millisecond
 	}
 	return o.spec(s)
 }
@@ -144,11 +157,11 @@ func Fig8(o Options) *Figure {
 		for _, c := range clients {
 			q := o.microRack(c)
 			q.Clients = c
-			f.Specs = append(f.Specs, o.micro(q, v, 0, true, fmt.Sprintf("%s, %d clients", v, c)))
+			f.Specs = append(f.Specs, o.micro(q, v, 0, true, v+", "+plural(c, "client")))
 		}
 	}
 	for _, n := range locks {
-		f.Specs = append(f.Specs, o.micro(p, MicroContended, n, true, fmt.Sprintf("%s, %d locks", MicroContended, n)))
+		f.Specs = append(f.Specs, o.micro(p, MicroContended, n, true, MicroContended+", "+plural(n, "lock")))
 	}
 	return f
 }
@@ -180,7 +193,15 @@ func Fig9(o Options) *Figure {
 	return f
 }
 
-func fig9Server(v string, cores int) string { return fmt.Sprintf("%s, server, %d cores", v, cores) }
+func fig9Server(v string, cores int) string { return v + ", server, " + plural(cores, "core") }
+
+// plural returns "n things" ("1 thing").
+func plural(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
+}
 
 // byVariant returns the results of one variant in order.
 func (f *Figure) byVariant(v string) []Result {
@@ -224,11 +245,12 @@ func (f *Figure) fig8(w io.Writer) {
 	if rs := f.byVariant(MicroContended); len(rs) > 0 {
 		fmt.Fprintf(w, ", %d client machines, %d request streams", rs[0].Clients, rs[0].Clients*rs[0].Workers)
 	}
-	fmt.Fprintln(w, "):\n\n| locks | default contention | MRPS | switch share | acquire p50 / mean / p99 / p99.9 (µs) | overflows to q2 |")
-	fmt.Fprintln(w, "|---:|---:|---:|---:|---|---:|")
+	fmt.Fprintln(w, "):\n\n| locks | default contention | window | MRPS | switch share | acquire p50 / mean / p99 / p99.9 (µs) | overflows to q2 | retransmissions |")
+	fmt.Fprintln(w, "|---:|---:|---:|---:|---:|---|---:|---:|")
 	for _, r := range f.byVariant(MicroContended) {
-		fmt.Fprintf(w, "| %d | %d | %s | %.1f%% | %s / %s / %s / %s | %d |\n", locksOf(r), r.Contention, mrps(r.RPS),
-			switchShare(r), us(r.Acquire.P50), us(r.Acquire.Mean), us(r.Acquire.P99), us(r.Acquire.P999), r.Counters.Overflows)
+		fmt.Fprintf(w, "| %d | %d | %v | %s | %.1f%% | %s / %s / %s / %s | %d | %d |\n", locksOf(r), r.Contention, r.Window,
+			mrps(r.RPS), switchShare(r), us(r.Acquire.P50), us(r.Acquire.Mean), us(r.Acquire.P99), us(r.Acquire.P999),
+			r.Counters.Overflows, r.Counters.Retransmits)
 	}
 	fmt.Fprintf(w, "\nThe paper (12 client machines): shared locks at every throughput median %v, mean %v, p99 %v, "+
 		"p99.9 %v, the switch not saturated; exclusive locks without contention the same; with contention "+
@@ -253,7 +275,7 @@ func (f *Figure) fig9(w io.Writer) {
 	}
 	var head, sep strings.Builder
 	for _, k := range cores {
-		fmt.Fprintf(&head, " server, %d cores |", k)
+		fmt.Fprintf(&head, " server, %s |", plural(k, "core"))
 		sep.WriteString("---:|")
 	}
 	fmt.Fprintf(w, "| workload |%s switch (share of grants) | switch / %d-core server | paper |\n", head.String(), cores[len(cores)-1])
@@ -373,6 +395,10 @@ func (f *Figure) microFooter(w io.Writer) {
 	for _, x := range f.Results {
 		if x.Slots == 0 {
 			srv = fmt.Sprintf(" (the lock-server points: %v warm-up, %v measured)", x.Warmup, x.Window)
+			break
+		}
+		if x.Variant == MicroContended && x.Window > r.Window {
+			srv = " (the contended points longer, two turns of a lock's queue at least: the window column)"
 			break
 		}
 	}

@@ -324,7 +324,7 @@ func (f *Figure) plot9() ([][]*plot.Plot, error) {
 			labels = append(labels, strings.TrimPrefix(r.Label, variants[0]+", "))
 		}
 	}
-	w := vg.Centimeter * 0.6
+	w := vg.Centimeter * 0.8
 	top := 0.0
 	for i, l := range labels {
 		var vs plotter.Values
