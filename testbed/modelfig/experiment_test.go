@@ -296,3 +296,34 @@ func TestMicroSpecs(t *testing.T) {
 		t.Errorf("fig8's last point: %d clients, %s", last.Params.Clients, last.Phase)
 	}
 }
+
+// TestFig9Controls: Figure 9 quick is deterministic for its seed, and its shape check fails on a
+// rack where one core is not the bottleneck (server CPU of 1ns: the clients bound every server
+// alike, and cores do not help), the negative control of the check on real runs.
+func TestFig9Controls(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs three sweeps of the rack model")
+	}
+	p := tiny
+	p.ServerCPU = 5 * time.Microsecond
+	var runs [2]*Figure
+	for i := range runs {
+		runs[i] = Fig9(Options{Params: p, Quick: true, Seed: 7})
+		if err := runs[i].Run(context.Background(), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, r := range runs[0].Results {
+		if q := runs[1].Results[i]; q.Counters != r.Counters || q.Acquire != r.Acquire {
+			t.Errorf("seed 7, %s: two runs differ: %+v and %+v", r.Label, r.Counters, q.Counters)
+		}
+	}
+	p.ServerCPU = time.Nanosecond
+	f := Fig9(Options{Params: p, Quick: true, Seed: 7})
+	if err := f.Run(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.CheckShape(); !errors.Is(err, ErrCores) {
+		t.Errorf("servers of 1ns a request: CheckShape = %v, want %v", err, ErrCores)
+	}
+}
