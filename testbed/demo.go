@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/netlock-go/netlock/bmv2/engine"
@@ -25,7 +26,8 @@ import (
 )
 
 // Phase names. Contended phases are "contended/N": all workers draw exclusive locks from a pool
-// of N locks.
+// of N locks. "exclusive/N" is the exclusive phase with N private locks per worker (1..256;
+// "exclusive" is exclusive/256).
 const (
 	PhaseShared    = "shared"
 	PhaseExclusive = "exclusive"
@@ -50,8 +52,12 @@ const (
 	quotaLocks      = 16
 	quotaBase       = 6_000_000
 	contendedPrefix = "contended/"
+	exclusivePrefix = PhaseExclusive + "/"
 	crashLocks      = 8
 	crashLockBase   = 4_000_000
+
+	// privateLocks is the number of private locks of a worker in the exclusive phase.
+	privateLocks = 256
 )
 
 // DefaultPhases is the demo's default run: the microbenchmark (shared, exclusive uncontended, an
@@ -324,6 +330,7 @@ type phaseSpec struct {
 	locks      string
 	warehouses int // tpcc
 	pool       int // contended
+	private    int // exclusive: locks per worker
 	classes    []workerClass
 }
 
@@ -363,7 +370,7 @@ func parsePhase(p string, clients int) (phaseSpec, error) {
 	case PhaseShared:
 		s.locks = "16 shared"
 	case PhaseExclusive:
-		s.locks = "private per worker"
+		s.locks, s.private = "private per worker", privateLocks
 	case PhaseTPCCHigh:
 		s.warehouses = clients
 	case PhaseTPCCLow:
@@ -384,8 +391,16 @@ func parsePhase(p string, clients int) (phaseSpec, error) {
 			{name: "low", from: 0.5, tenant: 2, priority: 1}}
 	default:
 		var n int
+		if _, err := fmt.Sscanf(p, exclusivePrefix+"%d", &n); err == nil && strings.HasPrefix(p, exclusivePrefix) {
+			if n < 1 || n > privateLocks || p != fmt.Sprintf("%s%d", exclusivePrefix, n) {
+				return s, fmt.Errorf("phase %q: want exclusive/N with N in 1..%d", p, privateLocks)
+			}
+			s.private = n
+			s.locks = fmt.Sprintf("%d private per worker", n)
+			break
+		}
 		if _, err := fmt.Sscanf(p, contendedPrefix+"%d", &n); err != nil || n < 1 {
-			return s, fmt.Errorf("unknown phase %q (want shared, exclusive, contended/N, tpcc-high, tpcc-low, priority, tenants, quota, crash)", p)
+			return s, fmt.Errorf("unknown phase %q (want shared, exclusive, exclusive/N, contended/N, tpcc-high, tpcc-low, priority, tenants, quota, crash)", p)
 		}
 		s.pool = n
 		s.locks = fmt.Sprintf("%d exclusive", n)

@@ -23,13 +23,16 @@ func TestParsePhase(t *testing.T) {
 		in         string
 		warehouses int
 		pool       int
+		private    int
 		err        bool
 	}{
-		{in: "shared"}, {in: "exclusive"}, {in: "contended/16", pool: 16}, {in: "tpcc-high", warehouses: 3},
-		{in: "tpcc-low", warehouses: 30}, {in: "contended/0", err: true}, {in: "tpcc", err: true},
+		{in: "shared"}, {in: "exclusive", private: 256}, {in: "exclusive/1", private: 1}, {in: "exclusive/256", private: 256},
+		{in: "contended/16", pool: 16}, {in: "tpcc-high", warehouses: 3}, {in: "tpcc-low", warehouses: 30},
+		{in: "contended/0", err: true}, {in: "tpcc", err: true}, {in: "exclusive/0", err: true},
+		{in: "exclusive/257", err: true}, {in: "exclusive/4x", err: true},
 	} {
 		s, err := parsePhase(tc.in, 3)
-		if (err != nil) != tc.err || (err == nil && (s.warehouses != tc.warehouses || s.pool != tc.pool)) {
+		if (err != nil) != tc.err || (err == nil && (s.warehouses != tc.warehouses || s.pool != tc.pool || s.private != tc.private)) {
 			t.Errorf("parsePhase(%q) = %+v, %v", tc.in, s, err)
 		}
 	}

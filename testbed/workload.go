@@ -8,7 +8,7 @@ import (
 )
 
 // Workload draws the lock sets of one closed-loop worker's transactions for a phase: the
-// microbenchmarks (shared, exclusive, contended/N, crash) and the TPC-C-like mix. The demo's
+// microbenchmarks (shared, exclusive, exclusive/N, contended/N, crash) and the TPC-C-like mix. The demo's
 // workers (wall-clock time) and the rack model's (testbed/rackmodel, virtual time) draw from it, so
 // both run the same transactions for a seed. A Workload is not safe for concurrent use.
 type Workload struct {
@@ -64,8 +64,11 @@ func (w *Workload) Next(dst []client.LockSpec) []client.LockSpec {
 		dst = append(dst, client.LockSpec{Lock: quotaBase + uint32(w.rng.IntN(quotaLocks)), Mode: wire.Exclusive})
 	case spec.name == PhaseCrash:
 		dst = append(dst, client.LockSpec{Lock: crashLockBase + uint32(w.rng.IntN(crashLocks)), Mode: wire.Exclusive})
-	case spec.name == PhaseExclusive:
-		dst = append(dst, client.LockSpec{Lock: 2_000_000 + uint32(w.worker)<<8 + uint32(i%256), Mode: wire.Exclusive})
+	case spec.private > 0:
+		// Consecutive ids (exclusive/1: one lock per worker, worker after worker), so that they
+		// spread over the servers and their shards (lock mod n).
+		n := spec.private
+		dst = append(dst, client.LockSpec{Lock: 2_000_000 + uint32(w.worker*n+i%n), Mode: wire.Exclusive})
 	default:
 		dst = append(dst, client.LockSpec{Lock: 3_000_000 + uint32(w.rng.IntN(spec.pool)), Mode: wire.Exclusive})
 	}

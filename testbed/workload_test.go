@@ -11,12 +11,13 @@ import (
 	"github.com/netlock-go/netlock/controlplane/ctlcore"
 	"github.com/netlock-go/netlock/testbed/history"
 	"github.com/netlock-go/netlock/testbed/tpcc"
+	"github.com/netlock-go/netlock/wire"
 )
 
 // TestWorkloadDeterministic: one seed gives one sequence of lock sets, another seed another one,
 // and TPC-C phases draw exactly the generator's transactions.
 func TestWorkloadDeterministic(t *testing.T) {
-	for _, phase := range []string{PhaseShared, PhaseExclusive, "contended/8", PhaseTPCCHigh, PhaseTPCCLow, PhaseCrash} {
+	for _, phase := range []string{PhaseShared, PhaseExclusive, "exclusive/3", "contended/8", PhaseTPCCHigh, PhaseTPCCLow, PhaseCrash} {
 		draw := func(seed uint64) [][]client.LockSpec {
 			w, err := NewWorkload(phase, 3, 5, seed)
 			if err != nil {
@@ -34,7 +35,7 @@ func TestWorkloadDeterministic(t *testing.T) {
 		if !slices.EqualFunc(a, b, slices.Equal) {
 			t.Errorf("%s: seed 11 drew two different sequences", phase)
 		}
-		if phase != PhaseExclusive && slices.EqualFunc(a, c, slices.Equal) {
+		if !strings.HasPrefix(phase, PhaseExclusive) && slices.EqualFunc(a, c, slices.Equal) {
 			t.Errorf("%s: seeds 11 and 12 drew the same sequence", phase)
 		}
 	}
@@ -135,6 +136,39 @@ func TestReportGrammar(t *testing.T) {
 		}
 		if c.n == 1 && !strings.Contains(b.String(), "1 lock server ([a]), 1 client node x 1 worker\n") {
 			t.Errorf("header of one server, client and worker:\n%s", b.String())
+		}
+	}
+}
+
+// TestExclusivePrivate: in exclusive/N a worker cycles over its own N locks, which no other
+// worker draws (no contention); exclusive is exclusive/256.
+func TestExclusivePrivate(t *testing.T) {
+	for _, tc := range []struct {
+		phase string
+		n     int
+	}{{"exclusive/1", 1}, {"exclusive/4", 4}, {PhaseExclusive, 256}} {
+		owner := map[uint32]int{}
+		for w := range 3 {
+			wl, err := NewWorkload(tc.phase, 2, w, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mine := map[uint32]bool{}
+			var buf []client.LockSpec
+			for range 3 * tc.n {
+				buf = wl.Next(buf)
+				if len(buf) != 1 || buf[0].Mode != wire.Exclusive {
+					t.Fatalf("%s: worker %d drew %v", tc.phase, w, buf)
+				}
+				l := buf[0].Lock
+				if o, ok := owner[l]; ok && o != w {
+					t.Fatalf("%s: lock %d drawn by workers %d and %d", tc.phase, l, o, w)
+				}
+				owner[l], mine[l] = w, true
+			}
+			if len(mine) != tc.n {
+				t.Errorf("%s: worker %d drew %d locks, want %d", tc.phase, w, len(mine), tc.n)
+			}
 		}
 	}
 }

@@ -42,11 +42,11 @@ func newExperimentCmd() *cobra.Command {
 		from    string
 		figures = map[string]func(modelfig.Options) *modelfig.Figure{
 			"fig13": modelfig.Fig13, "fig14": modelfig.Fig14, "fig10": modelfig.Fig10,
-			"fig15": modelfig.Fig15,
+			"fig15": modelfig.Fig15, "fig8": modelfig.Fig8, "fig9": modelfig.Fig9,
 		}
 	)
 	cmd := &cobra.Command{
-		Use:   "experiment fig13|fig14|fig10|fig15|all",
+		Use:   "experiment fig8|fig9|fig13|fig14|fig10|fig15|all",
 		Short: "Regenerate a figure of the NetLock paper on the rack model (virtual time, the paper's scale)",
 		Long: `Regenerates a figure of the NetLock paper (SIGCOMM'20, section 6) on the rack model
 (testbed/rackmodel): netlock's own code makes every decision (p4/netlock.p4 on the engine as the
@@ -55,6 +55,13 @@ as the controller, whose allocation periods run in the warm-up) and only time is
 paper's scale (10 clients, 2 lock servers, a Tofino-class switch; --clients etc. change it). Every
 point is a deterministic run for its seed, checked for exclusion and fencing.
 
+  fig8   the lock switch (every lock in it) on shared locks and on exclusive locks without
+         contention against 1-12 client machines, and on contended exclusive locks against their
+         number (1-5000): throughput and acquire latency; 128 request streams per client machine
+         (about the paper's 18 MRPS per client at the switch's round trip)
+  fig9   the lock switch against one lock server with 1, 2, 4 and 8 cores (every lock on it), on
+         shared locks, exclusive locks without contention and 5000 contended locks, 10 client
+         machines of 128 request streams
   fig13  knapsack vs random allocation on TPC-C (10 warehouses per client), with every lock on the
          servers as the reference, for the paper's rack, 1-core servers and 64 workers per client
   fig14  throughput against switch slots, by think time, knapsack vs random
@@ -63,18 +70,20 @@ point is a deterministic run for its seed, checked for exclusion and fencing.
          controller's failure handling, checked for exclusion and fencing; the same timeline
          without the waits as negative controls
 
-Prints the results as Markdown with the parameters; writes FIG.json into --out and FIG.png into --img.`,
+Figures 8 and 9 set their own client machines and request streams (--clients and --workers apply
+with --quick only). Prints the results as Markdown with the parameters; writes FIG.json into --out
+and FIG.png into --img.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			names := []string{args[0]}
 			if args[0] == "all" {
-				names = []string{"fig13", "fig14", "fig10", "fig15"}
+				names = []string{"fig8", "fig9", "fig13", "fig14", "fig10", "fig15"}
 			}
 			w := cmd.OutOrStdout()
 			for _, name := range names {
 				mk, ok := figures[name]
 				if !ok {
-					return fmt.Errorf("unknown figure %q (want fig13, fig14, fig10, fig15 or all)", name)
+					return fmt.Errorf("unknown figure %q (want fig8, fig9, fig13, fig14, fig10, fig15 or all)", name)
 				}
 				f := mk(o)
 				if from != "" {

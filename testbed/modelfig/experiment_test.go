@@ -3,9 +3,11 @@ package modelfig
 import (
 	"bytes"
 	"context"
+	"errors"
 	"image/png"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -162,3 +164,166 @@ func TestFig15(t *testing.T) {
 }
 
 func pngDecode(b []byte) (any, error) { return png.Decode(bytes.NewReader(b)) }
+
+// TestMicroFigures runs Figures 8 and 9 quick on a tiny rack whose server cores are slow enough
+// for one core to saturate: every point in the switch is granted by the switch, contention costs
+// throughput and latency, the lock server grows with its cores and the switch beats its best
+// (CheckShape); the negative controls are results with those shapes broken, which CheckShape must
+// reject.
+func TestMicroFigures(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs two sweeps of the rack model")
+	}
+	p := tiny
+	p.ServerCPU = 5 * time.Microsecond
+	o := Options{Params: p, Quick: true}
+	dir := t.TempDir()
+	for _, mk := range []func(Options) *Figure{Fig8, Fig9} {
+		f := mk(o)
+		if err := f.Run(context.Background(), nil); err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range f.Results {
+			if r.Txns() == 0 || r.Violations != 0 {
+				t.Errorf("%s %s: %d txns, %d violations", f.Name, r.Label, r.Counters.Txns, r.Violations)
+			}
+			if r.Slots == 0 && r.SwitchRPS != 0 {
+				t.Errorf("%s %s: every lock on the server but %.0f switch grants/s", f.Name, r.Label, r.SwitchRPS)
+			}
+		}
+		if err := f.CheckShape(); err != nil {
+			t.Errorf("%s: %v", f.Name, err)
+		}
+		var md strings.Builder
+		f.WriteMarkdown(&md)
+		if !strings.Contains(md.String(), "passed") {
+			t.Errorf("%s: report:\n%s", f.Name, md.String())
+		}
+		if f.Name == "fig9" && !strings.Contains(md.String(), "x** |") {
+			t.Errorf("fig9: no switch / server ratio:\n%s", md.String())
+		}
+		file, err := f.Plot(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := pngDecode(b); err != nil {
+			t.Errorf("%s: %v", f.Name, err)
+		}
+		for _, nc := range microControls(f) {
+			g := *f
+			g.Results = slices.Clone(f.Results)
+			nc.breakIt(g.Results)
+			if err := g.CheckShape(); !errors.Is(err, nc.want) {
+				t.Errorf("%s, negative control %q: CheckShape = %v, want %v", f.Name, nc.name, err, nc.want)
+			}
+		}
+	}
+}
+
+type microControl struct {
+	name    string
+	breakIt func([]Result)
+	want    error
+}
+
+// microControls are the negative controls of CheckShape for f: its results with one shape broken.
+func microControls(f *Figure) []microControl {
+	idx := func(rs []Result, suffix string) int {
+		return slices.IndexFunc(rs, func(r Result) bool { return strings.HasSuffix(r.Label, suffix) })
+	}
+	switch f.Name {
+	case "fig8":
+		return []microControl{
+			{"a point granted by the servers", func(rs []Result) { rs[0].SwitchRPS, rs[0].ServerRPS = 0, rs[0].RPS }, ErrNotInSwitch},
+			{"contention costs nothing", func(rs []Result) {
+				i, j := idx(rs, ", 1 lock"), len(rs)-1
+				rs[i].RPS, rs[i].SwitchRPS, rs[i].Acquire = rs[j].RPS, rs[j].SwitchRPS, rs[j].Acquire
+			}, ErrContention},
+		}
+	case "fig9":
+		return []microControl{
+			{"cores do not help", func(rs []Result) {
+				i, j := idx(rs, "server, 1 core"), idx(rs, "server, 8 cores")
+				rs[j].RPS = rs[i].RPS
+			}, ErrCores},
+			{"the switch no faster", func(rs []Result) {
+				i, j := idx(rs, "server, 8 cores"), idx(rs, Fig9Switch)
+				rs[j].RPS, rs[j].SwitchRPS = rs[i].RPS, rs[i].RPS
+			}, ErrSwitchSlower},
+			{"the switch's point granted by the server", func(rs []Result) {
+				j := idx(rs, Fig9Switch)
+				rs[j].SwitchRPS = 0
+			}, ErrNotInSwitch},
+		}
+	}
+	return nil
+}
+
+// TestMicroSpecs: Figures 8 and 9 at full size are the paper's racks: Figure 8 up to 12 client
+// machines, Figure 9 ten and one lock server of 1 to 8 cores, Fig89Workers streams per client;
+// every lock-switch point warms up long enough for the controller to move every lock in.
+func TestMicroSpecs(t *testing.T) {
+	f8, f9 := Fig8(Options{}), Fig9(Options{})
+	if n := 2*len(Fig8Clients) + len(Fig8Locks); len(f8.Specs) != n {
+		t.Errorf("fig8: %d points, want %d", len(f8.Specs), n)
+	}
+	if n := 3 * (len(Fig9Cores) + 1); len(f9.Specs) != n {
+		t.Errorf("fig9: %d points, want %d", len(f9.Specs), n)
+	}
+	for _, f := range []*Figure{f8, f9} {
+		for _, s := range f.Specs {
+			p := s.Params
+			if p.Workers != Fig89Workers {
+				t.Errorf("%s %s: %d workers per client", f.Name, s.Label, p.Workers)
+			}
+			if f == f9 && (p.Clients != Fig9Clients || p.Servers != 1) {
+				t.Errorf("fig9 %s: %d clients, %d servers", s.Label, p.Clients, p.Servers)
+			}
+			if s.Slots == 0 {
+				continue
+			}
+			_, locks := microPhase(s.Variant, p.Clients*p.Workers, max(1, locksOf(Result{Spec: s, Clients: p.Clients, Workers: p.Workers})))
+			if periods := int(s.Warmup / s.AllocPeriod); periods*64*p.Servers < locks {
+				t.Errorf("%s %s: %d allocation periods for %d locks", f.Name, s.Label, periods, locks)
+			}
+		}
+	}
+	if last := f8.Specs[len(f8.Specs)-1]; last.Params.Clients != 12 || last.Phase != "contended/5000" {
+		t.Errorf("fig8's last point: %d clients, %s", last.Params.Clients, last.Phase)
+	}
+}
+
+// TestFig9Controls: Figure 9 quick is deterministic for its seed, and its shape check fails on a
+// rack where one core is not the bottleneck (server CPU of 1ns: the clients bound every server
+// alike, and cores do not help), the negative control of the check on real runs.
+func TestFig9Controls(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs three sweeps of the rack model")
+	}
+	p := tiny
+	p.ServerCPU = 5 * time.Microsecond
+	var runs [2]*Figure
+	for i := range runs {
+		runs[i] = Fig9(Options{Params: p, Quick: true, Seed: 7})
+		if err := runs[i].Run(context.Background(), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, r := range runs[0].Results {
+		if q := runs[1].Results[i]; q.Counters != r.Counters || q.Acquire != r.Acquire {
+			t.Errorf("seed 7, %s: two runs differ: %+v and %+v", r.Label, r.Counters, q.Counters)
+		}
+	}
+	p.ServerCPU = time.Nanosecond
+	f := Fig9(Options{Params: p, Quick: true, Seed: 7})
+	if err := f.Run(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.CheckShape(); !errors.Is(err, ErrCores) {
+		t.Errorf("servers of 1ns a request: CheckShape = %v, want %v", err, ErrCores)
+	}
+}

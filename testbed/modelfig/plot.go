@@ -5,6 +5,8 @@ import (
 	"image/color"
 	"path/filepath"
 	"slices"
+	"strings"
+	"time"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -41,6 +43,10 @@ func (f *Figure) Plot(dir string) (string, error) {
 		grid, err = f.plot10()
 	case "fig15":
 		grid, err = f.plot15()
+	case "fig8":
+		grid, err = f.plot8()
+	case "fig9":
+		grid, err = f.plot9()
 	default:
 		return "", fmt.Errorf("experiment: no plot for %s", f.Name)
 	}
@@ -49,8 +55,13 @@ func (f *Figure) Plot(dir string) (string, error) {
 	}
 	file := filepath.Join(dir, f.Name+".png")
 	cols := len(grid[0])
-	if f.Name == "fig15" {
+	switch f.Name {
+	case "fig15":
 		return file, pngplot.SaveGrid(grid, file, 24*vg.Centimeter, 10*vg.Centimeter, pngOptions)
+	case "fig9":
+		return file, pngplot.SaveGrid(grid, file, 20*vg.Centimeter, 10*vg.Centimeter, pngOptions)
+	case "fig8":
+		return file, pngplot.SaveGrid(grid, file, 26*vg.Centimeter, 18*vg.Centimeter, pngOptions)
 	}
 	return file, pngplot.SaveGrid(grid, file, vg.Length(cols)*11*vg.Centimeter, vg.Length(len(grid))*8*vg.Centimeter, pngOptions)
 }
@@ -218,4 +229,143 @@ func (f *Figure) plot10() ([][]*plot.Plot, error) {
 		pl.Y.Max *= 1.35 // room for the legend
 	}
 	return [][]*plot.Plot{{tput, lat}}, nil
+}
+
+// plot8: (a) and (b) acquire latency against throughput as client machines are added, on shared
+// locks and on exclusive locks without contention; (c) throughput and (d) latency against the
+// number of contended locks (log scales).
+func (f *Figure) plot8() ([][]*plot.Plot, error) {
+	var panels []*plot.Plot
+	quantiles := []struct {
+		name string
+		get  func(Result) time.Duration
+	}{
+		{"p50", func(r Result) time.Duration { return r.Acquire.P50 }},
+		{"mean", func(r Result) time.Duration { return r.Acquire.Mean }},
+		{"p99", func(r Result) time.Duration { return r.Acquire.P99 }},
+	}
+	for i, v := range []string{MicroShared, MicroExclusive} {
+		p := plot.New()
+		p.Title.Text = fmt.Sprintf("(%c) %s", 'a'+i, v)
+		if rs := f.byVariant(v); len(rs) > 1 {
+			p.Title.Text += fmt.Sprintf(", %d to %d clients", rs[0].Clients, rs[len(rs)-1].Clients)
+		}
+		p.X.Label.Text = "MRPS (virtual time)"
+		p.Y.Label.Text = "acquire latency, µs"
+		top := 0.0
+		for j, q := range quantiles {
+			var xys plotter.XYs
+			for _, r := range f.byVariant(v) {
+				y := float64(q.get(r)) / 1e3
+				top = max(top, y)
+				xys = append(xys, plotter.XY{X: r.RPS / 1e6, Y: y})
+			}
+			if len(xys) == 0 {
+				continue
+			}
+			l, pts, err := plotter.NewLinePoints(xys)
+			if err != nil {
+				return nil, err
+			}
+			l.Color, pts.Color = palette[j], palette[j]
+			p.Add(l, pts)
+			p.Legend.Add(q.name, l)
+		}
+		if xs := f.byVariant(v); len(xs) > 0 {
+			// The paper's Figure 8(a): mean 7.1µs, p99 12µs, whatever the throughput.
+			for j, ref := range []time.Duration{PaperFig8Mean, PaperFig8P99} {
+				l, err := plotter.NewLine(plotter.XYs{{X: xs[0].RPS / 1e6, Y: float64(ref) / 1e3},
+					{X: xs[len(xs)-1].RPS / 1e6, Y: float64(ref) / 1e3}})
+				if err != nil {
+					return nil, err
+				}
+				l.Color, l.Dashes = palette[1+j], []vg.Length{vg.Points(4), vg.Points(3)}
+				p.Add(l)
+				p.Legend.Add("paper's "+[]string{"mean", "p99"}[j]+" (shared)", l)
+			}
+		}
+		p.Y.Min, p.Y.Max = 0, max(top*1.5, 20)
+		p.Legend.Top = true
+		panels = append(panels, p)
+	}
+	rs := f.byVariant(MicroContended)
+	tput, lat := plot.New(), plot.New()
+	tput.Title.Text, lat.Title.Text = "(c) contention: throughput", "(d) contention: latency"
+	for _, p := range []*plot.Plot{tput, lat} {
+		p.X.Label.Text = "locks"
+		p.X.Scale = plot.LogScale{}
+		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+		p.Legend.Top = true
+	}
+	tput.Y.Label.Text, lat.Y.Label.Text = "MRPS (virtual time)", "acquire latency, µs (log)"
+	lat.Y.Scale = plot.LogScale{}
+	lat.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	var t plotter.XYs
+	for _, r := range rs {
+		t = append(t, plotter.XY{X: float64(locksOf(r)), Y: r.RPS / 1e6})
+	}
+	if len(t) > 0 {
+		l, pts, err := plotter.NewLinePoints(t)
+		if err != nil {
+			return nil, err
+		}
+		l.Color, pts.Color = palette[0], palette[0]
+		tput.Add(l, pts)
+		tput.Y.Min = 0
+		for j, q := range quantiles {
+			var xys plotter.XYs
+			for _, r := range rs {
+				xys = append(xys, plotter.XY{X: float64(locksOf(r)), Y: max(float64(q.get(r))/1e3, 0.1)})
+			}
+			l, pts, err := plotter.NewLinePoints(xys)
+			if err != nil {
+				return nil, err
+			}
+			l.Color, pts.Color = palette[j], palette[j]
+			lat.Add(l, pts)
+			lat.Legend.Add(q.name, l)
+		}
+	}
+	panels = append(panels, tput, lat)
+	return rows(panels, 2), nil
+}
+
+// plot9: throughput by workload, the lock server with each number of cores and the switch.
+func (f *Figure) plot9() ([][]*plot.Plot, error) {
+	p := plot.New()
+	p.Title.Text = "lock switch vs lock server"
+	p.Y.Label.Text = "MRPS (virtual time)"
+	variants := distinctStrings(f.Results, func(r Result) string { return r.Variant })
+	var labels []string
+	for _, r := range f.Results {
+		if len(variants) > 0 && r.Variant == variants[0] {
+			labels = append(labels, strings.TrimPrefix(r.Label, variants[0]+", "))
+		}
+	}
+	w := vg.Centimeter * 0.8
+	top := 0.0
+	for i, l := range labels {
+		var vs plotter.Values
+		for _, v := range variants {
+			r := f.find(v+", "+l, -1)
+			if r == nil {
+				vs = append(vs, 0)
+				continue
+			}
+			vs = append(vs, r.RPS/1e6)
+			top = max(top, r.RPS/1e6)
+		}
+		b, err := plotter.NewBarChart(vs, w)
+		if err != nil {
+			return nil, err
+		}
+		b.Color = palette[i%len(palette)]
+		b.Offset = (vg.Length(i) - vg.Length(len(labels)-1)/2) * w
+		p.Add(b)
+		p.Legend.Add(l, b)
+	}
+	p.NominalX(variants...)
+	p.Legend.Top, p.Legend.Left = true, true
+	p.Y.Min, p.Y.Max = 0, top*1.7 // room for the legend
+	return [][]*plot.Plot{{p}}, nil
 }

@@ -63,6 +63,11 @@ type Result struct {
 	ThinkEach    bool          `json:"think_after_every_grant"`
 	ServerCores  int           `json:"server_cores"`
 	Workers      int           `json:"workers_per_client"`
+	Clients      int           `json:"clients"`
+	Servers      int           `json:"servers"`
+	// Contention is the contention the controller assumed for a lock not seen deeper
+	// (rackmodel.Params.Contention).
+	Contention int `json:"default_contention"`
 	// Alloc is the last allocation period of the warm-up; Periods the periods that ran.
 	Alloc    rackmodel.Allocation `json:"allocation"`
 	Periods  int                  `json:"periods"`
@@ -93,6 +98,7 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	}
 	p := r.Params()
 	res.ThinkTime, res.ThinkEach, res.ServerCores, res.Workers = p.ThinkTime, p.ThinkEachLock, p.ServerCores, p.Workers
+	res.Clients, res.Servers, res.Contention = p.Clients, p.Servers, p.Contention
 	r.Start()
 	if res.Alloc, res.Periods, err = allocating(ctx, r, s.Warmup, s.AllocPeriod); err != nil {
 		return res, err

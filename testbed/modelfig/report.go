@@ -54,6 +54,14 @@ func (f *Figure) WriteMarkdown(w io.Writer) {
 		f.fig10(w)
 	case "fig15":
 		f.fig15(w)
+	case "fig8":
+		f.fig8(w)
+	case "fig9":
+		f.fig9(w)
+	}
+	if f.Name == "fig8" || f.Name == "fig9" {
+		f.microFooter(w)
+		return
 	}
 	if len(f.Results) > 0 {
 		r := f.Results[0]

@@ -73,6 +73,8 @@ func newCtl(r *Rack, i int) (*ctl, error) {
 		Log:          slog.New(&eventLog{r: r, ctl: i}),
 		TestingKnobs: ctlcore.TestingKnobs{Mutation: r.cfg.TestingKnobs.Mutation},
 	}
+	// The operator's c_i of a lock not seen deeper (0: the core's default).
+	cc.DefaultContention = p.Contention
 	for _, s := range r.servers {
 		if s.standby {
 			cc.Standbys = append(cc.Standbys, ctlcore.Standby{Num: uint16(s.idx + 1), Port: s.port, MAC: macFor(s.addr.Addr())})

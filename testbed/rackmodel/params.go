@@ -70,6 +70,10 @@ type Params struct {
 	// time in the time a request occupies its slot; its Figure 14 numbers fit this reading:
 	// about 80 request streams each doing one request per RTT + think time.)
 	ThinkEachLock bool
+	// Contention is the contention c_i the controller assumes for every lock whose queue it has
+	// not seen deeper (ctlcore.Config.DefaultContention: the operator's setting); it sizes a
+	// switch lock's region. Default 0: ctlcore's default, 1.
+	Contention int
 
 	// MaxRetryTimeout caps the clients' exponential backoff of retransmissions
 	// (client.Config.MaxRetryInterval). Default RetryTimeout: every copy after RetryTimeout.
@@ -217,6 +221,8 @@ func (p *Params) validate() error {
 		return errors.New("rackmodel: lease and retry timeout must be at least 1µs")
 	case p.SweepPeriod < time.Microsecond || p.PingPeriod < time.Microsecond || p.DeadAfter < 1 || p.LeaseMargin < 0:
 		return errors.New("rackmodel: sweep and ping periods must be at least 1µs, dead-after at least 1")
+	case p.Contention < 0 || p.Contention > 1<<16-1:
+		return fmt.Errorf("rackmodel: default contention %d: want 0..65535", p.Contention)
 	case p.MaxRegion < 1 || p.MaxRegion > dataplane.MaxRegion:
 		return fmt.Errorf("rackmodel: max region %d: want 1..%d", p.MaxRegion, dataplane.MaxRegion)
 	}
@@ -245,6 +251,7 @@ func (p Params) Rows() [][3]string {
 		{"lease", p.Lease.String(), "asked by clients"},
 		{"retry", retryString(p), "client retransmission timeout (client.Config.RetryInterval, MaxAttempts)"},
 		{"think time", thinkString(p), "a transaction holds its locks this long"},
+		{"default contention", fmt.Sprint(max(p.Contention, 1)), "the controller's c_i of a lock not seen deeper (ctlcore.Config.DefaultContention)"},
 		{"controller", fmt.Sprintf("sweep %v, ping %v, dead after %d, lease margin %v, poll %v, switch operations %v",
 			p.SweepPeriod, p.PingPeriod, p.DeadAfter, p.LeaseMargin, p.PollInterval, p.AdminDelay),
 			"controlplane/ctlcore's periods and waits; the time of its switch operations each way"},

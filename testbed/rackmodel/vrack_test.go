@@ -128,6 +128,7 @@ func TestParamsValidate(t *testing.T) {
 		{"loss", Params{Loss: 1}},
 		{"retry", Params{RetryTimeout: time.Millisecond, MaxRetryTimeout: time.Microsecond}},
 		{"negative delay", Params{AdminDelay: -1}},
+		{"contention", Params{Contention: -1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if _, err := New(Config{Params: tc.p}); err == nil {
@@ -422,5 +423,34 @@ func TestPushBackAdmitsMinRegion(t *testing.T) {
 	}
 	for _, e := range conservationErrors(r, r.Counters()) {
 		t.Error(e)
+	}
+}
+
+// TestDefaultContention: Params.Contention is the controller's c_i of a lock whose queue it never
+// saw deeper (ctlcore.Config.DefaultContention): with one private lock per worker (queues of one)
+// every lock in the switch gets that many level-0 slots; without it, one (the control).
+func TestDefaultContention(t *testing.T) {
+	for _, tc := range []struct{ contention, want int }{{0, 1}, {5, 5}} {
+		p := small()
+		p.Contention = tc.contention
+		r, err := New(Config{Params: p, Phase: "exclusive/1", Seed: testSeed(t),
+			Alloc: AllocSpec{Strategy: alloc.StrategyKnapsack, Slots: 1000}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Start()
+		r.Run(time.Millisecond)
+		if err := r.Quiesce(50 * time.Millisecond); err != nil {
+			t.Fatal(err)
+		}
+		a, err := r.Allocate(time.Second)
+		locks := p.Clients * p.Workers
+		if err != nil || a.Locks != locks {
+			t.Fatalf("contention %d: allocation %+v, %v: want the %d locks in the switch", tc.contention, a, err, locks)
+		}
+		// Each lock: tc.want slots at level 0, the minimum region of one at level 1.
+		if want := locks * (tc.want + 1); a.Used != want {
+			t.Errorf("contention %d: %d slots used for %d locks, want %d", tc.contention, a.Used, locks, want)
+		}
 	}
 }
