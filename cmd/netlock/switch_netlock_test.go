@@ -91,6 +91,49 @@ func (ctl *nlController) admin(t *testing.T, req dataplane.AdminRequest) datapla
 }
 
 // observed wraps a host socket and shows an AcceptLog the datagrams (inside any fault injection).
+// wireTrace keeps a line per lock datagram a host read or sent, for diagnosing a violation.
+type wireTrace struct {
+	mu    sync.Mutex
+	lines []traceLine
+}
+
+type traceLine struct {
+	lock uint32
+	text string
+}
+
+// hook returns a function that records the datagrams it is given as who's, in direction dir.
+func (w *wireTrace) hook(who, dir string, next func([]byte)) func([]byte) {
+	return func(b []byte) {
+		if next != nil {
+			next(b)
+		}
+		h, err := wire.Parse(b)
+		if err != nil {
+			return
+		}
+		line := fmt.Sprintf("%s %s %s %s op=%v mode=%v flags=%#x status=%v prio=%d txn=%#x token=%d slots=%d client=%v",
+			time.Now().Format("15:04:05.000000"), who, dir, fmt.Sprint(h.Lock()), h.Op(), h.Mode(), uint8(h.Flags()), h.Status(),
+			h.Priority(), h.Txn(), h.Token(), h.Slots(), h.ClientAddr())
+		w.mu.Lock()
+		w.lines = append(w.lines, traceLine{h.Lock(), line})
+		w.mu.Unlock()
+	}
+}
+
+// of returns the recorded lines about lock.
+func (w *wireTrace) of(lock uint32) []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []string
+	for _, l := range w.lines {
+		if l.lock == lock {
+			out = append(out, l.text)
+		}
+	}
+	return out
+}
+
 type observed struct {
 	net.PacketConn
 	read, sent func([]byte)
@@ -255,11 +298,13 @@ func testSwitchNetlockEndToEnd(t *testing.T, program string, acceptLog bool, fla
 	// The lock server: owns locks 1000-1001, buffers the switch locks' overflow; accepts
 	// control messages from the switch's address with the rack key.
 	var serverLog history.AcceptLog
+	var trace wireTrace
 	srvHost := hosts[plan.Server(1)]
 	srv, err := lockserver.New(lockserver.Config{Listen: "127.0.0.1:0", Shards: 1, Sockets: 1, RackKey: e2eKey,
 		Peers: lockserver.Peers{Switches: []string{plan.Switch().String()}},
 		WrapConn: func(pc net.PacketConn) net.PacketConn {
-			return observed{PacketConn: srvHost.WrapConn(wire.Port)(pc), read: serverLog.Observe, sent: serverLog.ObserveSent}
+			return observed{PacketConn: srvHost.WrapConn(wire.Port)(pc), read: trace.hook("server", "read", serverLog.Observe),
+				sent: trace.hook("server", "sent", serverLog.ObserveSent)}
 		}})
 	if err != nil {
 		t.Fatal(err)
@@ -289,7 +334,9 @@ func testSwitchNetlockEndToEnd(t *testing.T, program string, acceptLog bool, fla
 		c, err := nlclient.New(nlclient.Config{Servers: []string{srvAddr.String()}, Lease: e2eLease, KeepAlive: true,
 			RetryInterval: 20 * time.Millisecond, MaxRetryInterval: 200 * time.Millisecond,
 			WrapConn: func(pc net.PacketConn) net.PacketConn {
-				o := observed{PacketConn: h.WrapConn(0)(pc), read: switchLog.ObserveSent}
+				who := fmt.Sprintf("client%d", i)
+				o := observed{PacketConn: h.WrapConn(0)(pc), read: trace.hook(who, "read", switchLog.ObserveSent),
+					sent: trace.hook(who, "sent", nil)}
 				f := faultnet.Wrap(o, fcfg)
 				faultMu.Lock()
 				faults = append(faults, f)
@@ -409,6 +456,7 @@ func testSwitchNetlockEndToEnd(t *testing.T, program string, acceptLog bool, fla
 		for _, v := range vs {
 			t.Error(v)
 		}
+		logViolationContext(t, vs, events, sw.out.String(), &trace)
 		t.Fatalf("%d violations in %d events", len(vs), len(events))
 	}
 	t.Logf("%d events checked, FIFO checked on %d locks", len(events), len(order))
@@ -514,4 +562,36 @@ func lastLines(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// logViolationContext logs, for each lock with a violation, the recorded events of that lock and
+// the switch's log lines that name it (its accept log and anything else it printed about the
+// lock) and the datagrams about it, so that a violation seen once can be diagnosed from the test's output.
+func logViolationContext(t *testing.T, vs []history.Violation, events []history.Event, switchOut string, trace *wireTrace) {
+	t.Helper()
+	locks := map[uint32]bool{}
+	for _, v := range vs {
+		locks[v.Lock] = true
+	}
+	for lock := range locks {
+		var b strings.Builder
+		fmt.Fprintf(&b, "lock %d, the recorded events:\n", lock)
+		for _, e := range events {
+			if e.Lock == lock {
+				fmt.Fprintf(&b, "  %s %s\n", e.At.Format("15:04:05.000000"), e)
+			}
+		}
+		fmt.Fprintf(&b, "the switch's lines about it:\n")
+		needle := fmt.Sprintf("lock=%d ", lock)
+		for _, line := range strings.Split(switchOut, "\n") {
+			if strings.Contains(line, needle) {
+				fmt.Fprintf(&b, "  %s\n", line)
+			}
+		}
+		fmt.Fprintf(&b, "the datagrams about it the server and the clients read and sent (a client's sent datagrams after its send faults, its read ones before its receive faults):\n")
+		for _, line := range trace.of(lock) {
+			fmt.Fprintf(&b, "  %s\n", line)
+		}
+		t.Log(b.String())
+	}
 }
