@@ -382,6 +382,7 @@ type Core struct {
 	dl        dlHeap       // locks with holders, by earliest deadline
 	wh        waitHeap     // locks with waiters (wait leases on), by earliest wait deadline
 	token     uint64
+	q2seq     uint64        // the latest q2 number (buffer): q2 is in (prio, q2 number) order
 	quotas    bool          // lim != nil
 	lim       TenantLimiter // nil without quotas
 	paused    bool
@@ -994,11 +995,20 @@ func (c *Core) buffer(now int64, r *Request, out []Effect) []Effect {
 		c.maybeFree(l)
 		return notBuffered(r, c.reject(r, wire.StatusQuota, out))
 	}
+	// q2 is in (prio, q2 number) order; a buffered entry's token field holds its q2 number
+	// (tokens are given only at grant, by the switch). A push-back the switch could not queue
+	// comes back with its number (r.Token) and goes back where it was.
 	e := c.newEntry(r)
+	if r.Token != 0 {
+		e.token = r.Token
+	} else {
+		c.q2seq++
+		e.token = c.q2seq
+	}
 	n := len(l.overflow)
 	pos := n
-	if n > l.ohead && l.overflow[n-1].prio > e.prio {
-		for pos = l.ohead; pos < n && l.overflow[pos].prio <= e.prio; pos++ {
+	if n > l.ohead && q2Before(&e, &l.overflow[n-1]) {
+		for pos = l.ohead; pos < n && !q2Before(&e, &l.overflow[pos]); pos++ {
 		}
 	}
 	l.overflow = append(l.overflow, entry{})
@@ -1007,6 +1017,11 @@ func (c *Core) buffer(now int64, r *Request, out []Effect) []Effect {
 	c.stats.Overflowed++
 	c.stats.Buffered++
 	return out
+}
+
+// q2Before reports whether buffered entry a goes before b in q2: (prio, q2 number) order.
+func q2Before(a, b *entry) bool {
+	return a.prio < b.prio || a.prio == b.prio && a.token < b.token
 }
 
 // notBuffered tells the switch that the overflow r did not add to q2 (a duplicate, or refused):
@@ -1032,7 +1047,7 @@ func (c *Core) pushBack(r *Request, out []Effect) []Effect {
 		}
 		out = append(out, Effect{To: r.From, Msg: wire.Fields{Op: wire.OpPushBack, Mode: e.mode,
 			Flags: wire.FlagForwarded, Priority: e.prio, Tenant: e.tenant, Lock: l.id, Txn: e.txn,
-			Timestamp: e.ts, LeaseMicros: e.lease, Client: e.to}})
+			Token: e.token, Timestamp: e.ts, LeaseMicros: e.lease, Client: e.to}})
 	}
 	if l.ohead == len(l.overflow) {
 		l.overflow, l.ohead = l.overflow[:0], 0

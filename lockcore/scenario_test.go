@@ -20,7 +20,7 @@ package lockcore
 //	release c=N lock=L txn=T [token=K]
 //	    Without token: the txn's current token if it holds the lock, else 0 (withdraw).
 //	probe c=N lock=L txn=T [token=K] [lease=DUR]
-//	overflow c=N lock=L txn=T mode=S|X [prio=P]
+//	overflow c=N lock=L txn=T mode=S|X [prio=P] [token=Q]  (Q: the q2 number of a push-back sent back)
 //	    The switch (sw1) forwards an acquire of cN it could not queue.
 //	queue-empty lock=L slots=N
 //	    The switch (sw1) announces that lock L's switch queue drained with N free slots.
@@ -466,6 +466,9 @@ func (s *scenario) request(cmd string, a args) (*Request, error) {
 			}
 		}
 		r.Token = get("token", def)
+	}
+	if r.Op == wire.OpOverflow {
+		r.Token = get("token", 0) // a push-back the switch could not queue carries its q2 number
 	}
 	return r, err
 }

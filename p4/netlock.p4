@@ -1537,6 +1537,13 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                      * requests buffered, and a second would bring back more requests than q1
                      * has room for. */
                     ans_overflow(meta.p);
+                    if (meta.kind == K_PB) {
+                        /* A push-back goes back with the q2 number the server gave it (its
+                         * token field), so that the server puts it back where it was and not
+                         * behind the requests that overflowed after it (FIFO;
+                         * docs/protocol.md, "Overflow (q2)"). */
+                        meta.p.token = hdr.nl.token;
+                    }
                 } else {
                     /* Stages: grant or wait; the waiter count; the tail (and gnext on a grant);
                      * the grant number. */

@@ -16,7 +16,7 @@ var NetlockPipeline = engine.Generated{Name: "netlock", Bind: NetlockBind}
 
 // NetlockFingerprint is engine.Fingerprint of the program this pipeline was generated from (its
 // parameters' values left out).
-const NetlockFingerprint = "7a0c7ebd6c9c3992143710ff415fb042c707a750be543bc6baab7c3d05110518"
+const NetlockFingerprint = "aa4504334d7e5b75fd3e1dd92058b6bade07c2a3013944195382ee5c9837f246"
 
 // NetlockLayout is the engine.Switch GenLayout the pipeline was generated against.
 const NetlockLayout = "eb4f46e609ece85f662fd763af5640b90ab5cc3a078deffc87f7aa97a64dbe1a"
@@ -74,24 +74,24 @@ func NetlockBind(sw *engine.Switch) (engine.GenBlocks, error) {
 	if p.c[7], err = sw.GenConst(1793); err != nil {
 		return engine.GenBlocks{}, err
 	}
-	// NETLOCK_PART_BITS: netlock.p4:1964:51 (15 + 2) (0x11 when generated)
-	if p.c[8], err = sw.GenConst(5474); err != nil {
+	// NETLOCK_PART_BITS: netlock.p4:1971:51 (15 + 2) (0x11 when generated)
+	if p.c[8], err = sw.GenConst(5484); err != nil {
 		return engine.GenBlocks{}, err
 	}
-	// NETLOCK_PART_BITS: netlock.p4:2012:47 (15 + 2) (0x11 when generated)
-	if p.c[9], err = sw.GenConst(5699); err != nil {
+	// NETLOCK_PART_BITS: netlock.p4:2019:47 (15 + 2) (0x11 when generated)
+	if p.c[9], err = sw.GenConst(5709); err != nil {
 		return engine.GenBlocks{}, err
 	}
-	// NETLOCK_PART_BITS: netlock.p4:2014:53 (15 + 2) (0x11 when generated)
-	if p.c[10], err = sw.GenConst(5713); err != nil {
+	// NETLOCK_PART_BITS: netlock.p4:2021:53 (15 + 2) (0x11 when generated)
+	if p.c[10], err = sw.GenConst(5723); err != nil {
 		return engine.GenBlocks{}, err
 	}
-	// NETLOCK_PART_BITS: netlock.p4:2015:47 (15 + 2) (0x11 when generated)
-	if p.c[11], err = sw.GenConst(5722); err != nil {
+	// NETLOCK_PART_BITS: netlock.p4:2022:47 (15 + 2) (0x11 when generated)
+	if p.c[11], err = sw.GenConst(5732); err != nil {
 		return engine.GenBlocks{}, err
 	}
-	// CPU_PORT: netlock.p4:2113:34 255 (0xff when generated)
-	if p.c[12], err = sw.GenConst(6048); err != nil {
+	// CPU_PORT: netlock.p4:2120:34 255 (0xff when generated)
+	if p.c[12], err = sw.GenConst(6058); err != nil {
 		return engine.GenBlocks{}, err
 	}
 	if p.t[0], err = sw.GenTable("NetlockIngress.rack"); err != nil {
@@ -1705,6 +1705,11 @@ func (p *netlock) ingress9(g *engine.Gen, s *[263]uint64) {
 						s[127] = s[41]
 						s[128] = s[211]
 						s[129] = s[212]
+					}
+				}
+				if s[207] == 0x2 {
+					{
+						s[125] = s[39]
 					}
 				}
 			}

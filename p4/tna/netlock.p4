@@ -2155,8 +2155,12 @@ RegisterAction<pair32_t, bit<32>, bit<32>>(lk_state) state_half = {
         }
         if (do_acq == 1 && acq_go == 1) {
             if (meta.ov == 1) {
-                /* To the server's q2 (a push-back that does not fit goes back, too). */
+                /* To the server's q2 (a push-back that does not fit goes back, too, with
+                 * the q2 number the server gave it: docs/protocol.md, "Overflow (q2)"). */
                 ans_overflow();
+                if (meta.kind == K_PB) {
+                    hdr.ans.token = hdr.nl.token;
+                }
             } else {
                 meta.resub.setValid();
                 meta.resub.phase = PH_WRITE;
