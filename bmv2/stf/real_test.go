@@ -154,4 +154,20 @@ func TestRealSTFNegativeControl(t *testing.T) {
 	if len(res.Failures) == 0 {
 		t.Error("pre.stf with a changed expectation passed on simple_switch")
 	}
+	// externs.stf: r8[3] holds 0 after op 1's wrap-around (5 + 7 + 0xF4); expect 1 instead.
+	cmds = readSTF(t, "testdata/externs.stf")
+	changed = false
+	for i, c := range cmds {
+		if c.Name == "register_read" && len(c.Args) == 3 && c.Args[0] == "I.r8" && c.Args[1] == "3" {
+			c.Args = []string{"I.r8", "3", "1"}
+			cmds[i], changed = c, true
+		}
+	}
+	if !changed {
+		t.Fatal("externs.stf reads I.r8[3] no more: the control needs another register read")
+	}
+	res = realSTF(t, tools, "testdata/externs.p4", nil, cmds)
+	if len(res.Failures) != 1 || !strings.Contains(res.Failures[0], "I.r8[3] = 0, want 1") {
+		t.Errorf("externs.stf with I.r8[3] expected 1: failures %q", res.Failures)
+	}
 }
