@@ -249,7 +249,6 @@ func (cp *compiler) parser(sc *scope, d *front.ParserDecl) stmtFn {
 		trans func(*ctx) int
 	}
 	states := make([]state, len(d.States))
-	noMatch := cp.errCode("NoMatch")
 	for i, s := range d.States {
 		inner := sc.child()
 		states[i].body = seq(cp.stmts(inner, s.Stmts))
@@ -261,7 +260,7 @@ func (cp *compiler) parser(sc *scope, d *front.ParserDecl) stmtFn {
 			n := index[tr.Target.Name]
 			states[i].trans = func(*ctx) int { return n }
 		default:
-			states[i].trans = cp.selectFn(inner, tr.Select, index, noMatch)
+			states[i].trans = cp.selectFn(inner, tr.Select, index)
 		}
 	}
 	start := index["start"]
@@ -296,7 +295,7 @@ type keysetElem struct {
 	lo, hi    u128
 }
 
-func (cp *compiler) selectFn(sc *scope, se *front.SelectExpr, index map[string]int, noMatch int) func(*ctx) int {
+func (cp *compiler) selectFn(sc *scope, se *front.SelectExpr, index map[string]int) func(*ctx) int {
 	var keys []scalarFn
 	var widths []int
 	for _, k := range se.Keys {
@@ -373,7 +372,11 @@ func (cp *compiler) selectFn(sc *scope, se *front.SelectExpr, index map[string]i
 			}
 			return cases[i].next
 		}
-		c.perr = noMatch
+		// No case matches and there is no default: bmv2's ParseState::find_next_state returns
+		// the state's default next state, which p4c-bm2-ss leaves null, and the parser stops
+		// there with no error (real simple_switch: parser.stf, 2026-11-28), as at an explicit
+		// reject. The P4 spec's error.NoMatch is what TNA's parser reports (tna.go: a parser
+		// that exits this way).
 		return stReject
 	}
 }

@@ -884,7 +884,14 @@ func (cp *compiler) externFunc(sc *scope, call *front.CallExpr, d *front.MethodD
 		out := cp.outScalar(sc, cp.argN(call, 0))
 		algo := cp.constArg(call, 1)
 		base := cp.scalarOf(sc, cp.argN(call, 2), nil)
-		sp := planSerial(cp.flatten(sc, cp.argN(call, 3)))
+		// p4c-bm2-ss copies hash()'s data into temporaries before the calculation, so on bmv2
+		// a field of an invalid header is hashed with the value it holds, unlike in checksums
+		// (real simple_switch: externs.stf, op 7).
+		ps := cp.flatten(sc, cp.argN(call, 3))
+		for i := range ps {
+			ps[i].vslot, ps[i].validFn = 0, nil
+		}
+		sp := planSerial(ps)
 		max := cp.scalarOf(sc, cp.argN(call, 4), nil)
 		alg := cp.hashAlgo(algo, pos)
 		ow := widthOf(cp.argN(call, 0).Type())

@@ -497,12 +497,12 @@ func TestDirectMeter(t *testing.T) {
 	if got := colours(2); !bytes.Equal(got, []byte{Green, Green}) {
 		t.Errorf("unconfigured meter: %v", got)
 	}
-	// bmv2's order: the committed bucket (burst 3) first, then the peak bucket (burst 1);
-	// negligible rates: green, red, red (committed tokens still consumed), then yellow.
+	// bmv2's order: the peak bucket (burst 1) first, then the committed bucket (burst 3);
+	// negligible rates: green, then red (the peak bucket empty, nothing consumed) for good.
 	if err := tbl.SetMeter(Entry{Match: key.Match}, MeterConfig{CIR: 1e-9, CBS: 3, PIR: 1e-9, PBS: 1}); err != nil {
 		t.Fatal(err)
 	}
-	if got := colours(4); !bytes.Equal(got, []byte{Green, Red, Red, Yellow}) {
+	if got := colours(4); !bytes.Equal(got, []byte{Green, Red, Red, Red}) {
 		t.Errorf("configured meter: %v", got)
 	}
 	if cfg, err := tbl.DirectMeter(Entry{Match: key.Match}); err != nil || cfg == nil || cfg.PBS != 1 {

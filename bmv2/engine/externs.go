@@ -308,14 +308,16 @@ type meterRate struct {
 
 type meterState struct {
 	cfg        *MeterConfig
-	rates      [2]meterRate // committed (YELLOW when short), then peak (RED when short)
+	rates      [2]meterRate // committed (YELLOW when short), peak (RED when short); peak checked first
 	configured bool
 }
 
 // execute is bmv2's Meter::execute: tokens accrue from the time origin (the switch's first
-// clock reading) in whole units; the committed bucket is checked first: if it is short the
-// packet is YELLOW and nothing is consumed; otherwise it is consumed and the peak bucket is
-// checked: short means RED, else it is consumed too and the packet is GREEN.
+// clock reading) in whole units; the peak bucket is checked first (Meter::set_rates reverses
+// the rates it is given, committed then peak): if it is short the packet is RED and nothing is
+// consumed; otherwise it is consumed and the committed bucket is checked: short means YELLOW,
+// else it is consumed too and the packet is GREEN (RFC 2698's order; real simple_switch:
+// externs.stf, 2026-11-28).
 func (m *meterState) execute(micros uint64, bytes bool, pktLen int) uint64 {
 	if m == nil || !m.configured {
 		return Green
@@ -324,7 +326,7 @@ func (m *meterState) execute(micros uint64, bytes bool, pktLen int) uint64 {
 	if bytes {
 		input = uint64(pktLen)
 	}
-	for i := range m.rates {
+	for _, i := range [...]int{1, 0} {
 		r := &m.rates[i]
 		since := uint64(float64(micros) * r.rate)
 		if since >= r.tokensLast {

@@ -2298,7 +2298,7 @@ func (gn *gen) externFunc(sc *gsc, call *front.CallExpr, d *front.MethodDecl) {
 		out := gn.loc(sc, gn.argN(call, 0))
 		algo := gn.algo(pos, gn.constArg(call, 1))
 		base := gn.val(sc, gn.argN(call, 2))
-		h := gn.serialHash(sc, gn.argN(call, 3), algo, false)
+		h := gn.serialHash(sc, gn.argN(call, 3), algo, false, true)
 		mx := gn.val(sc, gn.argN(call, 4))
 		ow := widthOf(out.t)
 		r := h
@@ -2320,7 +2320,7 @@ func (gn *gen) externFunc(sc *gsc, call *front.CallExpr, d *front.MethodDecl) {
 			gn.refuse(pos, "checksums wider than 64 bits")
 		}
 		gn.p("if %s {", c.s)
-		h := gn.serialHash(sc, gn.argN(call, 1), algo, strings.HasSuffix(d.Name, "_with_payload"))
+		h := gn.serialHash(sc, gn.argN(call, 1), algo, strings.HasSuffix(d.Name, "_with_payload"), false)
 		if strings.HasPrefix(d.Name, "verify") {
 			got := gn.val(sc, ck)
 			gn.p("if (%s)&%#x != %s { s[%d] = 1 }", h, mask64(cw), got.s, gn.smSlot(pos, "checksum_error"))
@@ -2469,12 +2469,18 @@ func (gn *gen) flatten(sc *gsc, e front.Expr) []gpiece {
 }
 
 // serialHash lays the pieces out MSB-first (as bmv2's BufBuilder: fields of invalid headers
-// left out) and returns a Go variable holding the algorithm over them. With up to three
-// headers among the pieces, each combination of their validity bits gets a layout fixed at
-// generation time (built with constant shifts); with more, a bit packer lays them out at run
-// time. It writes statements.
-func (gn *gen) serialHash(sc *gsc, e front.Expr, algo string, withPayload bool) string {
+// left out, unless allFields: hash(), whose data p4c-bm2-ss copies into temporaries first)
+// and returns a Go variable holding the algorithm over them. With up to three headers among
+// the pieces, each combination of their validity bits gets a layout fixed at generation time
+// (built with constant shifts); with more, a bit packer lays them out at run time. It writes
+// statements.
+func (gn *gen) serialHash(sc *gsc, e front.Expr, algo string, withPayload, allFields bool) string {
 	ps := gn.flatten(sc, e)
+	if allFields {
+		for i := range ps {
+			ps[i].vslot = -1
+		}
+	}
 	type vkey struct {
 		arr  string
 		slot int
@@ -2744,7 +2750,6 @@ func (gn *gen) parser(static *gsc, d *front.ParserDecl, binds map[front.Decl]*gb
 	outer := gn.b
 	bodies := make([]string, len(d.States))
 	used := map[string]bool{}
-	noMatch := gn.cp.errCode("NoMatch")
 	goTo := func(name string) string {
 		switch name {
 		case "accept", "reject":
@@ -2772,7 +2777,7 @@ func (gn *gen) parser(static *gsc, d *front.ParserDecl, binds map[front.Decl]*gb
 		case s.Trans.Target != nil:
 			gn.p("%s", goTo(s.Trans.Target.Name))
 		default:
-			gn.selectTrans(st, s.Trans.Select, goTo, noMatch)
+			gn.selectTrans(st, s.Trans.Select, goTo)
 		}
 		gn.p("}")
 		bodies[i] = b.String()
@@ -2817,7 +2822,7 @@ func (gn *gen) sliceLo(x *front.SliceExpr) (string, bool) {
 	return r.s, true
 }
 
-func (gn *gen) selectTrans(sc *gsc, se *front.SelectExpr, goTo func(string) string, noMatch int) {
+func (gn *gen) selectTrans(sc *gsc, se *front.SelectExpr, goTo func(string) string) {
 	var keys []string
 	var widths []int
 	for _, k := range se.Keys {
@@ -2881,6 +2886,7 @@ func (gn *gen) selectTrans(sc *gsc, se *front.SelectExpr, goTo func(string) stri
 		}
 		gn.p("if %s { %s }", strings.Join(conds, " && "), goTo(c.State.Name))
 	}
-	gn.p("g.ParserError(%d)", noMatch)
+	// No case matches: the parser stops with no error, as bmv2 with p4c-bm2-ss's JSON does
+	// (compile_block.go, selectFn).
 	gn.p("return")
 }

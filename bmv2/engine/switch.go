@@ -24,6 +24,10 @@ import (
 // DropPort is bmv2's drop port: mark_to_drop sets egress_spec to it.
 const DropPort = 511
 
+// egressStartSpec is egress_spec as egress begins: bmv2's egress_thread sets it to DropPort
+// + 1, which the 9-bit field holds as 0.
+const egressStartSpec = (DropPort + 1) & (1<<9 - 1)
+
 // instance_type values as bmv2 simple_switch sets them.
 const (
 	InstanceNormal       = 0
@@ -766,10 +770,12 @@ func (s *Switch) egressPass(p *packet) error {
 	c := s.beginPass(p)
 	c.gress = gressEgress
 	p.s[s.f.egressPort] = uint64(p.egressPort)
-	// As bmv2's egress_thread: egress starts with egress_spec one past the drop port, so a
-	// packet leaves unless egress marks it to drop, whatever ingress left there (a multicast
-	// replica of a packet ingress marked to drop, for example).
-	p.s[s.f.egressSpec] = DropPort + 1
+	// As bmv2's egress_thread: egress starts with egress_spec set to one past the drop port,
+	// so a packet leaves unless egress marks it to drop, whatever ingress left there (a
+	// multicast replica of a packet ingress marked to drop, for example). bmv2's Field::set
+	// keeps the value to the field's 9 bits, so egress reads 512 & 0x1FF = 0 (real
+	// simple_switch, bmv2_meta.stf).
+	p.s[s.f.egressSpec] = egressStartSpec
 	p.s[s.f.egressTS] = s.micros() & (1<<48 - 1)
 	p.cloneSet, p.recirc = false, false
 	// As bmv2: packet_length is the length register (the length as received, for a

@@ -5,11 +5,11 @@ import (
 	"testing"
 )
 
-// TestValueSets runs front/testdata/accept/value_sets.p4: a select case on a value set matches
+// TestValueSets runs testdata/value_sets.p4: a select case on a value set matches
 // what its members match (exact, ternary and lpm fields), nothing while it has none, and a set
 // takes at most its size.
 func TestValueSets(t *testing.T) {
-	sw := load(t, "../front/testdata/accept/value_sets.p4", Config{})
+	sw := load(t, "testdata/value_sets.p4", Config{})
 	frame := func(etype uint16, vlan ...byte) []byte {
 		f := make([]byte, 14, 64)
 		f[12], f[13] = byte(etype>>8), byte(etype)
@@ -38,8 +38,8 @@ func TestValueSets(t *testing.T) {
 	if types.ID == 0 || len(sw.ValueSets()) != 5 || len(vlans.Fields) != 2 || vlans.Fields[0].Kind != Ternary || vlans.Fields[1].Kind != LPM {
 		t.Fatalf("value sets %d, known_types id %#x, vlans fields %+v", len(sw.ValueSets()), types.ID, vlans.Fields)
 	}
-	// No members: an IPv4 frame matches no case of the last select, error.NoMatch (the ingress
-	// drops a packet with a parser error).
+	// No members: an IPv4 frame matches no case of the last select but its default, which
+	// sets error.NoMatch (the ingress drops a packet with a parser error).
 	if accepted(frame(0x0800)) {
 		t.Fatal("accepted with an empty value set")
 	}

@@ -31,7 +31,11 @@ func OpenRaw(iface string) (*RawPort, error) {
 	if err != nil {
 		return nil, fmt.Errorf("port: raw %s: %w", iface, err)
 	}
-	fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, int(htons(unix.ETH_P_ALL)))
+	// Protocol 0: the socket receives nothing until bind names the protocol and the interface
+	// (packet(7)). Opened with ETH_P_ALL, it would queue every interface's frames until the
+	// bind, and a port would start with frames of other interfaces (simpleswitch's port 19
+	// got two UDP datagrams of lo from another process's test, 2026-11-28).
+	fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("port: raw %s: socket: %w", iface, err)
 	}

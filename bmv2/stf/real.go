@@ -2,6 +2,7 @@ package stf
 
 import (
 	"fmt"
+	"math"
 	"math/big"
 	"regexp"
 	"sort"
@@ -25,7 +26,13 @@ import (
 // bmv2stf.py writes them). The other commands go to the CLI as they are, but for netlock's
 // extensions, translated: register_read NAME INDEX VALUE checks the value the CLI reads, and
 // check_counter NAME(INDEX) [packets|bytes OP VALUE] reads the counter with counter_read and
-// checks it (p4c's harness ignores both). port_metadata and expect_digest (TNA) are refused.
+// checks it (p4c's harness ignores both); register_write's and register_read's hexadecimal
+// index and value are written in decimal, the only base the CLI takes (and a value to write
+// must fit the Thrift runtime's i64; an expected value that does not is checked as the i64
+// saturation the runtime reads, 2^63-1). A packet shorter than
+// an Ethernet header cannot cross the veth pair (padFrame): it is sent padded with zeros, and
+// the padding is taken off the end of every packet it causes. port_metadata and expect_digest
+// (TNA) are refused.
 // The switch must have an interface for every port the commands use (Ports lists them).
 func RunReal(ss *simpleswitch.Switch, sw *engine.Switch, cmds []Command, timeout time.Duration) (*Result, error) {
 	res := &Result{}
@@ -35,9 +42,13 @@ func RunReal(ss *simpleswitch.Switch, sw *engine.Switch, cmds []Command, timeout
 	fail := func(c Command, format string, args ...any) {
 		res.Failures = append(res.Failures, fmt.Sprintf("line %d: %s", c.Line, fmt.Sprintf(format, args...)))
 	}
-	collect := func() {
+	// collect takes the frames the switch sent; pad is the padding of the packet that caused
+	// them (see padFrame), taken off each frame that ends with it.
+	collect := func(pad int) {
 		for p, fs := range ss.Received() {
-			received[p] = append(received[p], fs...)
+			for _, f := range fs {
+				received[p] = append(received[p], unpadFrame(f, pad))
+			}
 			res.Received += len(fs)
 		}
 	}
@@ -84,13 +95,14 @@ func RunReal(ss *simpleswitch.Switch, sw *engine.Switch, cmds []Command, timeout
 			}
 			mentioned[port] = true
 			res.Packets++
+			data, pad := padFrame(data)
 			if err := ss.Send(port, data); err != nil {
 				return res, fmt.Errorf("line %d: %w", c.Line, err)
 			}
 			if err := ss.Wait(timeout); err != nil {
 				return res, fmt.Errorf("line %d: %w", c.Line, err)
 			}
-			collect()
+			collect(pad)
 		case "expect":
 			if len(c.Args) < 1 {
 				return res, fmt.Errorf("line %d: expect needs a port", c.Line)
@@ -115,7 +127,11 @@ func RunReal(ss *simpleswitch.Switch, sw *engine.Switch, cmds []Command, timeout
 			if err != nil {
 				return res, fmt.Errorf("line %d: %w", c.Line, err)
 			}
-			out, err := cli(c, "register_read "+r.Name+" "+c.Args[1])
+			idx, err := parseInt(c.Args[1])
+			if err != nil {
+				return res, fmt.Errorf("line %d: register_read: %w", c.Line, err)
+			}
+			out, err := cli(c, "register_read "+r.Name+" "+idx.String())
 			if err != nil {
 				return res, err
 			}
@@ -129,6 +145,12 @@ func RunReal(ss *simpleswitch.Switch, sw *engine.Switch, cmds []Command, timeout
 				if err != nil {
 					return res, fmt.Errorf("line %d: %w", c.Line, err)
 				}
+				if want.BitLen() > 63 {
+					// The Thrift runtime reads a register as an i64, saturated (bmv2's
+					// Data::get<int64_t>): only that much of the value can be checked.
+					want = new(big.Int).SetInt64(math.MaxInt64)
+					res.Log = append(res.Log, fmt.Sprintf("line %d: %s[%s] wider than the Thrift runtime's i64: checked as its saturation, %s", c.Line, r.Name, c.Args[1], want))
+				}
 				if want.Cmp(got) != 0 {
 					fail(c, "register %s[%s] = %s, want %s", r.Name, c.Args[1], got, want)
 				}
@@ -136,6 +158,26 @@ func RunReal(ss *simpleswitch.Switch, sw *engine.Switch, cmds []Command, timeout
 		case "check_counter":
 			if err := checkCounterReal(ss, sw, c, res, fail); err != nil {
 				return res, fmt.Errorf("line %d: check_counter: %w", c.Line, err)
+			}
+		case "register_write":
+			// simple_switch_CLI takes the index and the value in decimal only.
+			if len(c.Args) != 3 {
+				return res, fmt.Errorf("line %d: register_write NAME INDEX VALUE", c.Line)
+			}
+			idx, err := parseInt(c.Args[1])
+			if err != nil {
+				return res, fmt.Errorf("line %d: register_write: %w", c.Line, err)
+			}
+			v, err := parseInt(c.Args[2])
+			if err != nil {
+				return res, fmt.Errorf("line %d: register_write: %w", c.Line, err)
+			}
+			if v.Sign() < 0 || v.BitLen() > 63 {
+				// The CLI would die on it (Python's struct.error), taking the session with it.
+				return res, fmt.Errorf("line %d: register_write: %s does not fit simple_switch's Thrift runtime, which carries a register value as an i64 (BmRegisterValue)", c.Line, c.Args[2])
+			}
+			if _, err := cli(c, fmt.Sprintf("register_write %s %s %s", c.Args[0], idx, v)); err != nil {
+				return res, err
 			}
 		case "port_metadata", "expect_digest":
 			return res, fmt.Errorf("line %d: %s is for TNA programs, not simple_switch", c.Line, c.Name)
@@ -153,7 +195,7 @@ func RunReal(ss *simpleswitch.Switch, sw *engine.Switch, cmds []Command, timeout
 	if err := ss.Wait(timeout); err != nil {
 		return res, err
 	}
-	collect()
+	collect(0)
 	ports := make([]int, 0, len(mentioned))
 	for p := range mentioned {
 		ports = append(ports, p)
@@ -181,6 +223,38 @@ func RunReal(ss *simpleswitch.Switch, sw *engine.Switch, cmds []Command, timeout
 	return res, nil
 }
 
+// minFrame is the shortest frame an AF_PACKET socket sends on an Ethernet device such as a
+// veth (Linux's dev_validate_header refuses a frame shorter than its 14-byte header with
+// EINVAL). p4c's STF harness gives simple_switch its packets in pcap files and has no such
+// bound; STF tests use shorter packets.
+const minFrame = simpleswitch.ShortFrame
+
+// padFrame pads a frame shorter than minFrame with zeros and returns it and the number of
+// bytes added.
+func padFrame(f []byte) ([]byte, int) {
+	if len(f) >= minFrame {
+		return f, 0
+	}
+	pad := minFrame - len(f)
+	return append(append([]byte(nil), f...), make([]byte, pad)...), pad
+}
+
+// unpadFrame takes pad zero bytes off the end of a frame caused by a padded packet: the
+// padding is payload the program does not parse, so it leaves at the end of every packet. A
+// frame that does not end with pad zeros (the program parsed the padding, or cut the
+// payload) is returned as it is, and fails its comparison.
+func unpadFrame(f []byte, pad int) []byte {
+	if pad == 0 || len(f) < pad {
+		return f
+	}
+	for _, b := range f[len(f)-pad:] {
+		if b != 0 {
+			return f
+		}
+	}
+	return f[:len(f)-pad]
+}
+
 var reCLIValue = regexp.MustCompile(`=\s*(\d+)\s*$`)
 
 // cliValue reads the number register_read prints ("NAME[INDEX]= VALUE").
@@ -194,7 +268,27 @@ func cliValue(out string) (*big.Int, error) {
 	return nil, fmt.Errorf("no value in %q", strings.TrimSpace(out))
 }
 
-var reCounter = regexp.MustCompile(`packets=(\d+), bytes=(\d+)`)
+// reCounter and reCounterOld read counter_read's answer: "NAME[INDEX]= (BYTES bytes, PACKETS
+// packets)" (bmv2 9674187f) or, from older CLIs, "packets=PACKETS, bytes=BYTES".
+var (
+	reCounter    = regexp.MustCompile(`\((\d+) bytes, (\d+) packets\)`)
+	reCounterOld = regexp.MustCompile(`packets=(\d+), bytes=(\d+)`)
+)
+
+// counterValue reads the packets and bytes counter_read printed.
+func counterValue(out string) (packets, bytes int64, err error) {
+	if m := reCounter.FindStringSubmatch(out); m != nil {
+		bytes, _ = strconv.ParseInt(m[1], 10, 64)
+		packets, _ = strconv.ParseInt(m[2], 10, 64)
+		return packets, bytes, nil
+	}
+	if m := reCounterOld.FindStringSubmatch(out); m != nil {
+		packets, _ = strconv.ParseInt(m[1], 10, 64)
+		bytes, _ = strconv.ParseInt(m[2], 10, 64)
+		return packets, bytes, nil
+	}
+	return 0, 0, fmt.Errorf("no counter value in %q", strings.TrimSpace(out))
+}
 
 func checkCounterReal(ss *simpleswitch.Switch, sw *engine.Switch, c Command, res *Result, fail func(Command, string, ...any)) error {
 	text := c.Text
@@ -214,9 +308,9 @@ func checkCounterReal(ss *simpleswitch.Switch, sw *engine.Switch, c Command, res
 	if err != nil {
 		return err
 	}
-	m := reCounter.FindStringSubmatch(out)
-	if m == nil {
-		return fmt.Errorf("no counter value in %q", strings.TrimSpace(out))
+	packets, bytes, err := counterValue(out)
+	if err != nil {
+		return err
 	}
 	res.Log = append(res.Log, strings.TrimSpace(out))
 	rest := strings.Fields(text[closeP+1:])
@@ -229,9 +323,9 @@ func checkCounterReal(ss *simpleswitch.Switch, sw *engine.Switch, c Command, res
 		}
 		want = v.Int64()
 	}
-	got, _ := strconv.ParseInt(m[1], 10, 64)
+	got := packets
 	if kind == "bytes" {
-		got, _ = strconv.ParseInt(m[2], 10, 64)
+		got = bytes
 	}
 	ok := map[string]bool{"==": got == want, "!=": got != want, "<": got < want, "<=": got <= want, ">": got > want, ">=": got >= want}[op]
 	if !ok {

@@ -21,6 +21,7 @@ package simpleswitch
 import (
 	"bufio"
 	"bytes"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -30,10 +31,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/netlock-go/netlock/bmv2/engine"
@@ -51,8 +54,12 @@ const MulticastQuiet = 200 * time.Millisecond
 // Options configures a switch.
 type Options struct {
 	// Switch is the path of simple_switch (or simple_switch_grpc); CLI that of
-	// simple_switch_CLI. Python is the interpreter the CLI runs with (default /usr/bin/python3:
-	// the CLI needs Debian's thrift module).
+	// simple_switch_CLI, either bmv2's Python script or a wrapper that runs it (the one
+	// shared/tools/p4tools/build.sh installs is a /bin/sh script that sets PYTHONPATH and
+	// execs python3). Python is the interpreter the CLI runs with (default /usr/bin/python3:
+	// the CLI needs Debian's thrift module): a Python script is run as Python -u CLI, a
+	// wrapper is run itself with Python's directory first on PATH, so that the wrapper's
+	// python3 is Python's (see cliCommand).
 	Switch, CLI, Python string
 	// JSON is the program p4c-bm2-ss compiled; empty starts the switch without one (--no-p4,
 	// for simple_switch_grpc, which gets its pipeline over P4Runtime).
@@ -81,13 +88,18 @@ type Options struct {
 
 // Switch is a running simple_switch.
 type Switch struct {
-	opts  Options
-	ns    string
-	hosts map[int]string // port -> the veth end in the caller's namespace
-	raws  map[int]*port.RawPort
-	proc  *exec.Cmd
-	exit  chan error
-	cli   *cli
+	opts Options
+	ns   string
+	// tmp is the instance's own directory (its notifications socket); thrift and device are
+	// its Thrift port and device id, both its own (see Start).
+	tmp    string
+	thrift int
+	device int
+	hosts  map[int]string // port -> the veth end in the caller's namespace
+	raws   map[int]*port.RawPort
+	proc   *exec.Cmd
+	exit   chan error
+	cli    *cli
 
 	mu        sync.Mutex
 	changed   chan struct{} // closed and replaced on every change below
@@ -102,13 +114,23 @@ type Switch struct {
 	lines     int
 }
 
-// Start creates the namespace and the veth pairs and starts the switch and its CLI.
+// instances numbers the switches this process starts: each gets its own device id and
+// Thrift port from it.
+var instances atomic.Int32
+
+// Start creates the namespace and the veth pairs and starts the switch and its CLI. Several
+// switches can run at once (parallel tests, several switches in one test): each has its own
+// namespace, veth pairs, Thrift port, device id and nanomsg notifications socket (an ipc path
+// in a temporary directory of its own; bmv2's default, ipc:///tmp/bmv2-<device-id>-notifications.ipc,
+// is shared by every switch with the same device id and the second one fails to bind it).
 func Start(o Options) (s *Switch, err error) {
 	if o.Python == "" {
 		o.Python = "/usr/bin/python3"
 	}
 	id := rand.Uint32() & 0xffffff
-	s = &Switch{opts: o, ns: fmt.Sprintf("nlss%06x", id), hosts: map[int]string{}, raws: map[int]*port.RawPort{},
+	n := int(instances.Add(1) - 1)
+	s = &Switch{opts: o, ns: fmt.Sprintf("nlss%06x", id), thrift: 9090 + n%1000, device: n,
+		hosts: map[int]string{}, raws: map[int]*port.RawPort{},
 		changed: make(chan struct{}), txWant: map[int]int{}, rx: map[int][][]byte{}, exit: make(chan error, 1)}
 	defer func() {
 		if err != nil {
@@ -116,6 +138,11 @@ func Start(o Options) (s *Switch, err error) {
 			s = nil
 		}
 	}()
+	// A short path of its own: an ipc socket's path must fit in sun_path (108 bytes), which a
+	// test's TempDir need not.
+	if s.tmp, err = os.MkdirTemp("", "nlss"); err != nil {
+		return s, fmt.Errorf("simpleswitch: %w", err)
+	}
 	if err := run("ip", "netns", "add", s.ns); err != nil {
 		return s, err
 	}
@@ -158,10 +185,21 @@ func Start(o Options) (s *Switch, err error) {
 	}
 	args := append([]string{"netns", "exec", s.ns, o.Switch}, o.Command...)
 	args = append(args, ifArgs...)
-	args = append(args, "--thrift-port", "9090")
+	args = append(args, "--thrift-port", strconv.Itoa(s.thrift))
+	if len(o.Command) == 0 {
+		// bmv2's own switch (netlock switch takes neither flag: it has no nanomsg, and its
+		// --device-id is the P4Runtime device id its clients must name).
+		args = append(args, "--device-id", strconv.Itoa(s.device),
+			"--notifications-addr", "ipc://"+filepath.Join(s.tmp, "notifications.ipc"))
+	}
 	logPath := filepath.Join(o.Dir, "switch.log")
 	if o.Debug {
 		args = append(args, "--log-file", logPath, "--log-flush", "-L", "debug")
+		if len(o.Command) == 0 {
+			// The bytes of every frame sent, enough of them for a frame too short to cross a
+			// veth pair (see ShortFrame).
+			args = append(args, "--dump-packet-data", strconv.Itoa(ShortFrame))
+		}
 	}
 	args = append(args, o.Args...)
 	if o.JSON != "" {
@@ -199,7 +237,7 @@ func Start(o Options) (s *Switch, err error) {
 			}
 		} else {
 			var c *cli
-			if c, err = startCLI(s.ns, o.Python, o.CLI); err == nil {
+			if c, err = startCLI(s.ns, o.Python, o.CLI, s.thrift); err == nil {
 				s.cli = c
 				break
 			}
@@ -237,6 +275,12 @@ func lastLines(s string, n int) string {
 // Raw is the AF_PACKET socket on the host end of port p (Options.Raw), or nil.
 func (s *Switch) Raw(p int) *port.RawPort { return s.raws[p] }
 
+// ThriftPort is the port the switch's Thrift runtime listens on, in its namespace.
+func (s *Switch) ThriftPort() int { return s.thrift }
+
+// DeviceID is the switch's --device-id (for simple_switch_grpc, its P4Runtime device id too).
+func (s *Switch) DeviceID() int { return s.device }
+
 // Namespace is the network namespace the switch runs in (its gRPC and Thrift servers listen
 // on its loopback).
 func (s *Switch) Namespace() string { return s.ns }
@@ -266,15 +310,27 @@ func (s *Switch) receive(p int, r *port.RawPort) {
 var (
 	reEgressPort = regexp.MustCompile(`Egress port is (\d+)`)
 	reTransmit   = regexp.MustCompile(`Transmitting packet of size \d+ out of port (\d+)`)
+	reSending    = regexp.MustCompile(`Sending packet of length (\d+) on port (\d+): ([0-9a-fA-F]*)`)
 )
 
-// follow reads the switch's debug log as it grows and keeps the counts.
+// ShortFrame is the length of an Ethernet header: a shorter frame cannot cross a veth pair
+// (Linux's dev_validate_header refuses it with EINVAL; simple_switch's libpcap write of a
+// truncated packet fails the same way). With Options.Debug, simple_switch logs the first
+// ShortFrame bytes of every frame it sends (--dump-packet-data), and a frame shorter than
+// this counts as received on its port with the bytes of the log.
+const ShortFrame = 14
+
+// follow reads the switch's debug log as it grows and keeps the counts. bmv2 rotates the log
+// (--log-file-max-size, 5 MB by default: FILE.txt is renamed FILE.1.txt and a new FILE.txt
+// begins), so at the end of the file follow checks whether the name now holds another file,
+// and if so reads what is left of the old one and goes on with the new.
 func (s *Switch) follow(path string) {
 	var f *os.File
+	var name string
 	for f == nil {
 		for _, p := range []string{path, path + ".txt"} {
 			if g, err := os.Open(p); err == nil {
-				f = g
+				f, name = g, p
 				break
 			}
 		}
@@ -287,13 +343,37 @@ func (s *Switch) follow(path string) {
 			}
 		}
 	}
-	defer f.Close()
+	defer func() { f.Close() }()
 	rd := bufio.NewReader(f)
 	var partial string
 	for {
 		line, err := rd.ReadString('\n')
 		if err == io.EOF {
 			partial += line
+			if rotated(f, name) {
+				// The old file is complete: read its rest, then the new one.
+				for {
+					line, err := rd.ReadString('\n')
+					partial += line
+					if err != nil {
+						break
+					}
+					s.line(partial)
+					partial = ""
+				}
+				g, err := os.Open(name)
+				if err != nil {
+					s.mu.Lock()
+					s.logErr = err
+					s.notifyLocked()
+					s.mu.Unlock()
+					return
+				}
+				f.Close()
+				f = g
+				rd = bufio.NewReader(f)
+				continue
+			}
 			select {
 			case e := <-s.exit:
 				s.exit <- e
@@ -312,6 +392,17 @@ func (s *Switch) follow(path string) {
 		s.line(partial + line)
 		partial = ""
 	}
+}
+
+// rotated tells whether name no longer is the file f (the log was rotated and a new file
+// has that name).
+func rotated(f *os.File, name string) bool {
+	cur, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	now, err := os.Stat(name)
+	return err == nil && !os.SameFile(cur, now)
 }
 
 func (s *Switch) line(l string) {
@@ -340,6 +431,19 @@ func (s *Switch) line(l string) {
 		s.inIngress++
 	case strings.Contains(l, "Priority out of range, dropping packet"):
 		s.inEgress--
+	case strings.Contains(l, "Sending packet of length"):
+		// After "Transmitting packet", which counted the frame in txWant.
+		m := reSending.FindStringSubmatch(l)
+		if m == nil {
+			return
+		}
+		n, _ := strconv.Atoi(m[1])
+		p, _ := strconv.Atoi(m[2])
+		data, err := hex.DecodeString(m[3])
+		if _, ok := s.hosts[p]; !ok || n >= ShortFrame || err != nil || len(data) != n {
+			return
+		}
+		s.rx[p] = append(s.rx[p], data)
 	default:
 		if m := reEgressPort.FindStringSubmatch(l); m != nil {
 			s.inIngress--
@@ -496,6 +600,9 @@ func (s *Switch) Close() error {
 	for _, h := range hosts {
 		_ = run("ip", "link", "del", h)
 	}
+	if s.tmp != "" {
+		_ = os.RemoveAll(s.tmp)
+	}
 	return run("ip", "netns", "del", s.ns)
 }
 
@@ -509,8 +616,79 @@ type cli struct {
 
 const prompt = "RuntimeCmd: "
 
-func startCLI(ns, python, path string) (*cli, error) {
-	c := &cli{cmd: exec.Command("ip", "netns", "exec", ns, python, "-u", path, "--thrift-port", "9090")}
+// cliCommand is how to run the CLI at path, whose file begins with head, with the
+// interpreter python: bmv2's Python script (a "#!" line naming python, python3, ...,
+// directly or through env) runs as python -u path; anything else (a shell wrapper, a
+// binary) runs itself, with python's directory first on PATH so that a wrapper's "python3"
+// is python. Both get PYTHONUNBUFFERED=1: the driver reads the CLI's prompt through a pipe.
+// env is the environment to start from; argv[0] is the program to run.
+func cliCommand(path string, head []byte, python string, env []string) (argv, outEnv []string) {
+	outEnv = append(slices.Clone(env), "PYTHONUNBUFFERED=1")
+	if isPythonScript(head) {
+		return []string{python, "-u", path}, outEnv
+	}
+	pathVar := filepath.Dir(python)
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], "PATH="); ok {
+			if v != "" {
+				pathVar += string(filepath.ListSeparator) + v
+			}
+			break
+		}
+	}
+	return []string{path}, append(outEnv, "PATH="+pathVar)
+}
+
+// isPythonScript tells whether a file beginning with head is a Python script: its "#!" line
+// names an interpreter whose name starts with "python", itself or as env's argument.
+func isPythonScript(head []byte) bool {
+	line, ok := bytes.CutPrefix(head, []byte("#!"))
+	if !ok {
+		return false
+	}
+	if i := bytes.IndexByte(line, '\n'); i >= 0 {
+		line = line[:i]
+	}
+	words := strings.Fields(string(line))
+	if len(words) == 0 {
+		return false
+	}
+	interp := filepath.Base(words[0])
+	if interp == "env" {
+		interp = ""
+		for _, w := range words[1:] {
+			if !strings.HasPrefix(w, "-") && !strings.Contains(w, "=") {
+				interp = filepath.Base(w)
+				break
+			}
+		}
+	}
+	return strings.HasPrefix(interp, "python")
+}
+
+// readHead reads the first bytes of the file at path (enough for a "#!" line).
+func readHead(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("simpleswitch: CLI: %w", err)
+	}
+	defer f.Close()
+	buf := make([]byte, 256)
+	n, err := io.ReadFull(f, buf)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("simpleswitch: CLI: %w", err)
+	}
+	return buf[:n], nil
+}
+
+func startCLI(ns, python, path string, thriftPort int) (*cli, error) {
+	head, err := readHead(path)
+	if err != nil {
+		return nil, err
+	}
+	argv, env := cliCommand(path, head, python, os.Environ())
+	c := &cli{cmd: exec.Command("ip", append(append([]string{"netns", "exec", ns}, argv...), "--thrift-port", strconv.Itoa(thriftPort))...)}
+	c.cmd.Env = env
 	in, err := c.cmd.StdinPipe()
 	if err != nil {
 		return nil, err

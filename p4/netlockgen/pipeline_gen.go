@@ -16,7 +16,7 @@ var NetlockPipeline = engine.Generated{Name: "netlock", Bind: NetlockBind}
 
 // NetlockFingerprint is engine.Fingerprint of the program this pipeline was generated from (its
 // parameters' values left out).
-const NetlockFingerprint = "aa4504334d7e5b75fd3e1dd92058b6bade07c2a3013944195382ee5c9837f246"
+const NetlockFingerprint = "a1ca3f7dd9bbfd5689510ee12f4249afcd6472caf0c14bd21cb7186598245e59"
 
 // NetlockLayout is the engine.Switch GenLayout the pipeline was generated against.
 const NetlockLayout = "eb4f46e609ece85f662fd763af5640b90ab5cc3a078deffc87f7aa97a64dbe1a"
@@ -667,11 +667,8 @@ func (p *netlock) ingress(g *engine.Gen) {
 					}
 				}
 			}
-			v112 := uint64(0x0)
-			_ = v112
-			v113 := uint64(0x0)
-			p.ingress89(g, s, v108, v109, v111, &v112, &v113)
-			p.ingress87(g, s, v108, v112, v113)
+			p.ingress87(g, s, v108, v109, v111)
+			p.ingress89(g, s)
 		}
 	}
 }
@@ -957,9 +954,12 @@ func (p *netlock) ingress88(g *engine.Gen, s *[263]uint64) bool {
 	return false
 }
 
-// ingress89 is a part of ingress, with tables NetlockIngress.tenant_quota; actions NetlockIngress.use_level, NetlockIngress.lease_of, NetlockIngress.ended_access, NetlockIngress.tenant_limit, NoAction, NetlockIngress.again, and 45 more.
-func (p *netlock) ingress89(g *engine.Gen, s *[263]uint64, v108 uint64, v109 uint64, v111 uint64, v112 *uint64, v113 *uint64) {
-	_ = (*v113)
+// ingress87 is a part of ingress, with tables NetlockIngress.tenant_quota; actions NetlockIngress.use_level, NetlockIngress.lease_of, NetlockIngress.ended_access, NetlockIngress.tenant_limit, NoAction, NetlockIngress.again, and 45 more.
+func (p *netlock) ingress87(g *engine.Gen, s *[263]uint64, v108 uint64, v109 uint64, v111 uint64) {
+	v112 := uint64(0x0)
+	_ = v112
+	v113 := uint64(0x0)
+	_ = v113
 	if (v108 == 0x1) || (v108 == 0x2) {
 		{
 			if s[35] == 0x0 {
@@ -1034,30 +1034,20 @@ func (p *netlock) ingress89(g *engine.Gen, s *[263]uint64, v108 uint64, v109 uin
 							_ = v118
 							var h119 uint64
 							{
-								if s[29] != 0 {
-									b120 := g.Scratch(12)
-									binary.BigEndian.PutUint64(b120[0:], (s[37])<<32|(s[38])>>32)
-									binary.BigEndian.PutUint64(b120[8:], (s[38])<<32)
-									h119 = engine.HashCRC32(b120[:12])
-								} else {
-									h119 = engine.HashCRC32(nil)
-								}
+								b120 := g.Scratch(12)
+								binary.BigEndian.PutUint64(b120[0:], (s[37])<<32|(s[38])>>32)
+								binary.BigEndian.PutUint64(b120[8:], (s[38])<<32)
+								h119 = engine.HashCRC32(b120[:12])
 							}
 							v118 = (0x0 + engine.Sel(p.c[2] != 0, h119%(p.c[2]|engine.B2U(p.c[2] == 0)), h119)) & 0xffffffff
 							v121 := uint64(0)
 							_ = v121
 							var h122 uint64
 							{
-								if s[29] != 0 {
-									b123 := g.Scratch(12)
-									binary.BigEndian.PutUint64(b123[0:], ((s[38])&0xffffffff)<<32|s[37])
-									binary.BigEndian.PutUint64(b123[8:], ((s[38])>>32)<<32)
-									h122 = engine.HashCRC32(b123[:12])
-								} else {
-									b124 := g.Scratch(8)
-									binary.BigEndian.PutUint64(b124[0:], ((s[38])&0xffffffff)<<32|((s[38])>>32))
-									h122 = engine.HashCRC32(b124[:8])
-								}
+								b123 := g.Scratch(12)
+								binary.BigEndian.PutUint64(b123[0:], ((s[38])&0xffffffff)<<32|s[37])
+								binary.BigEndian.PutUint64(b123[8:], ((s[38])>>32)<<32)
+								h122 = engine.HashCRC32(b123[:12])
 							}
 							v121 = (0x0 + h122%0x100000000) & 0xffffffff
 							v121 = (v121 & 0xfffffffc)
@@ -1066,21 +1056,21 @@ func (p *netlock) ingress89(g *engine.Gen, s *[263]uint64, v108 uint64, v109 uin
 									v121 = 0x4
 								}
 							}
-							v125 := uint64(0)
-							_ = v125
-							v125 = p.r[6].Get32(v118)
-							s[235] = engine.Sel(((v125 & 0xfffffffd) == (v121 | 0x1)), 0x1, 0x0)
-							s[236] = engine.Sel((v125 == (v121 | 0x3)), 0x1, 0x0)
-							s[237] = engine.Sel((v125 == v121), 0x1, 0x0)
+							v124 := uint64(0)
+							_ = v124
+							v124 = p.r[6].Get32(v118)
+							s[235] = engine.Sel(((v124 & 0xfffffffd) == (v121 | 0x1)), 0x1, 0x0)
+							s[236] = engine.Sel((v124 == (v121 | 0x3)), 0x1, 0x0)
+							s[237] = engine.Sel((v124 == v121), 0x1, 0x0)
 							if s[235] == 0x0 {
 								{
-									v125 = v121
+									v124 = v121
 								}
 							} else {
 								{
 								}
 							}
-							p.r[6].Set32(v118, ((v125) & 0xffffffff))
+							p.r[6].Set32(v118, ((v124) & 0xffffffff))
 						}
 					}
 				}
@@ -1089,16 +1079,16 @@ func (p *netlock) ingress89(g *engine.Gen, s *[263]uint64, v108 uint64, v109 uin
 				{
 					// table NetlockIngress.tenant_quota
 					g.Key(p.t[3], 0, s[36])
-					ai126, hit127 := g.Apply(p.t[3])
-					_ = hit127
-					switch ai126 {
+					ai125, hit126 := g.Apply(p.t[3])
+					_ = hit126
+					switch ai125 {
 					case 0:
 						{
-							d129 := g.Arg(0) & 0xffffffff
-							_ = d129
+							d128 := g.Arg(0) & 0xffffffff
+							_ = d128
 							{
 								// action NetlockIngress.tenant_limit
-								s[238] = g.ExecuteMeter(p.m[0], d129) & 0xff
+								s[238] = g.ExecuteMeter(p.m[0], d128) & 0xff
 								s[239] = 0x1
 							}
 						}
@@ -1120,8 +1110,8 @@ func (p *netlock) ingress89(g *engine.Gen, s *[263]uint64, v108 uint64, v109 uin
 		} else {
 			if v108 == 0x4 {
 				{
-					v579 := uint64(engine.Sel(((s[75] & 0x8) != 0x0), 0x1, 0x0))
-					_ = v579
+					v576 := uint64(engine.Sel(((s[75] & 0x8) != 0x0), 0x1, 0x0))
+					_ = v576
 					{
 						{
 							// action NetlockIngress.token_slot
@@ -1146,7 +1136,7 @@ func (p *netlock) ingress89(g *engine.Gen, s *[263]uint64, v108 uint64, v109 uin
 					}
 					if s[217] == 0x2 {
 						{
-							if v579 == 0x1 {
+							if v576 == 0x1 {
 								{
 									s[48] = 0x2
 								}
@@ -1178,12 +1168,12 @@ func (p *netlock) ingress89(g *engine.Gen, s *[263]uint64, v108 uint64, v109 uin
 														{
 															// action NetlockIngress.ans_echo
 															{
-																a585 := s[211]
-																_ = a585
-																a586 := s[212]
-																_ = a586
-																a587 := s[213]
-																_ = a587
+																a582 := s[211]
+																_ = a582
+																a583 := s[212]
+																_ = a583
+																a584 := s[213]
+																_ = a584
 																{
 																	// action NetlockIngress.ans_to_client
 																	s[107] = 0x1
@@ -1191,18 +1181,18 @@ func (p *netlock) ingress89(g *engine.Gen, s *[263]uint64, v108 uint64, v109 uin
 																	s[109] = 0x0
 																	s[113] = s[203]
 																	s[115] = s[204]
-																	s[114] = a585
-																	s[116] = a586
+																	s[114] = a582
+																	s[116] = a583
 																	s[117] = 0x4
 																	s[120] = 0x0
 																	s[119] = 0x0
 																	s[128] = 0x0
 																	s[129] = 0x0
-																	if a587 == 0x1 {
+																	if a584 == 0x1 {
 																		{
 																			s[119] = 0x8
-																			s[128] = a585
-																			s[129] = a586
+																			s[128] = a582
+																			s[129] = a583
 																		}
 																	}
 																	s[123] = s[37]
@@ -1227,11 +1217,39 @@ func (p *netlock) ingress89(g *engine.Gen, s *[263]uint64, v108 uint64, v109 uin
 							}
 						}
 					} else {
-						p.ingress29(g, s, v112, v113, v579)
+						p.ingress29(g, s, &v112, &v113, v576)
 					}
 				}
 			} else {
-				p.ingress85(g, s, v108, v111, v112, v113)
+				p.ingress85(g, s, v108, v111, &v112, &v113)
+			}
+		}
+	}
+	if v112 == 0x1 {
+		{
+			if (v113 == 0x1) && (v108 != 0x5) {
+				{
+					s[76] = 0x1
+				}
+			}
+			{
+				{
+					// action NetlockIngress.again
+					s[70] = 0x3
+					s[245] = 0x1
+				}
+			}
+		}
+	} else {
+		if v113 == 0x1 {
+			{
+				{
+					{
+						// action NetlockIngress.again
+						s[70] = 0x4
+						s[245] = 0x1
+					}
+				}
 			}
 		}
 	}
@@ -1283,12 +1301,12 @@ func (p *netlock) ingress10(g *engine.Gen, s *[263]uint64, v108 uint64) {
 										{
 											// action NetlockIngress.ans_echo
 											{
-												a136 := s[211]
+												a135 := s[211]
+												_ = a135
+												a136 := s[212]
 												_ = a136
-												a137 := s[212]
+												a137 := s[213]
 												_ = a137
-												a138 := s[213]
-												_ = a138
 												{
 													// action NetlockIngress.ans_to_client
 													s[107] = 0x1
@@ -1296,18 +1314,18 @@ func (p *netlock) ingress10(g *engine.Gen, s *[263]uint64, v108 uint64) {
 													s[109] = 0x0
 													s[113] = s[203]
 													s[115] = s[204]
-													s[114] = a136
-													s[116] = a137
+													s[114] = a135
+													s[116] = a136
 													s[117] = 0x4
 													s[120] = 0x0
 													s[119] = 0x0
 													s[128] = 0x0
 													s[129] = 0x0
-													if a138 == 0x1 {
+													if a137 == 0x1 {
 														{
 															s[119] = 0x8
-															s[128] = a136
-															s[129] = a137
+															s[128] = a135
+															s[129] = a136
 														}
 													}
 													s[123] = s[37]
@@ -1333,23 +1351,23 @@ func (p *netlock) ingress10(g *engine.Gen, s *[263]uint64, v108 uint64) {
 				if v108 == 0x2 {
 					{
 						{
-							a140 := s[208]
-							_ = a140
+							a139 := s[208]
+							_ = a139
 							{
 								// action NetlockIngress.q_access
-								v141 := uint64(0)
+								v140 := uint64(0)
+								_ = v140
+								v140 = p.r[4].Get64(s[196])
+								v141 := uint64(((v140) & 0xffff))
 								_ = v141
-								v141 = p.r[4].Get64(s[196])
-								v142 := uint64(((v141) & 0xffff))
+								v142 := uint64(((v140) >> 16 & 0xffff))
 								_ = v142
-								v143 := uint64(((v141) >> 16 & 0xffff))
+								v143 := uint64(((v140) >> 32 & 0xffff))
 								_ = v143
-								v144 := uint64(((v141) >> 32 & 0xffff))
+								v144 := uint64(((v140) >> 48))
 								_ = v144
-								v145 := uint64(((v141) >> 48))
+								v145 := uint64(engine.Sel((a139 == 0x0), v141, v142))
 								_ = v145
-								v146 := uint64(engine.Sel((a140 == 0x0), v142, v143))
-								_ = v146
 								s[218] = 0x0
 								{
 									{
@@ -1363,61 +1381,61 @@ func (p *netlock) ingress10(g *engine.Gen, s *[263]uint64, v108 uint64) {
 										}
 									}
 								}
-								if a140 == 0x0 {
+								if a139 == 0x0 {
 									{
-										v142 = v146
+										v141 = v145
 									}
 								} else {
 									{
-										v143 = v146
+										v142 = v145
 									}
 								}
 								{
 									{
-										v141 = ((((v145)<<16|v144)<<16|v143)<<16 | v142)
+										v140 = ((((v144)<<16|v143)<<16|v142)<<16 | v141)
 									}
 								}
-								p.r[4].Set64(s[196], v141)
-								s[227] = ((v141) & 0xffff)
-								s[228] = ((v141) >> 16 & 0xffff)
-								s[229] = ((v141) >> 32 & 0xffff)
-								s[230] = ((v141) >> 48)
+								p.r[4].Set64(s[196], v140)
+								s[227] = ((v140) & 0xffff)
+								s[228] = ((v140) >> 16 & 0xffff)
+								s[229] = ((v140) >> 32 & 0xffff)
+								s[230] = ((v140) >> 48)
 							}
 						}
 						{
-							a148 := s[32]
+							a147 := s[32]
+							_ = a147
+							a148 := s[208]
 							_ = a148
-							a149 := s[208]
-							_ = a149
 							{
 								// action NetlockIngress.state_access
-								v150 := uint64(0)
+								v149 := uint64(0)
+								_ = v149
+								v149 = p.r[1].Get64(s[196])
+								v150 := uint64(((0x0)<<15 | ((v149) & 0x7fff)))
 								_ = v150
-								v150 = p.r[1].Get64(s[196])
-								v151 := uint64(((0x0)<<15 | ((v150) & 0x7fff)))
+								v151 := uint64(((0x0)<<1 | ((v149) >> 15 & 0x1)))
 								_ = v151
-								v152 := uint64(((0x0)<<1 | ((v150) >> 15 & 0x1)))
+								v152 := uint64(((v149) >> 16 & 0xffff))
 								_ = v152
-								v153 := uint64(((v150) >> 16 & 0xffff))
+								v153 := uint64(((v149) >> 32 & 0xffff))
 								_ = v153
-								v154 := uint64(((v150) >> 32 & 0xffff))
+								v154 := uint64(engine.Sel(((a147 == 0x1) && (a148 == 0x0)), 0x1, 0x0))
 								_ = v154
-								v155 := uint64(engine.Sel(((a148 == 0x1) && (a149 == 0x0)), 0x1, 0x0))
+								v155 := uint64(engine.Sel((a147 == 0x1), 0x1, 0x0))
 								_ = v155
-								v156 := uint64(engine.Sel((a148 == 0x1), 0x1, 0x0))
-								_ = v156
-								if a148 == 0x1 {
+								if a147 == 0x1 {
 									{
-										s[220] = engine.Sel((v151 == 0x0), 0x1, 0x0)
+										s[220] = engine.Sel((v150 == 0x0), 0x1, 0x0)
 									}
 								} else {
-									if a149 == 0x0 {
+									if a148 == 0x0 {
 										{
-											s[220] = engine.Sel(((v152 == 0x0) && (v153 == 0x0)), 0x1, 0x0)
+											s[220] = engine.Sel(((v151 == 0x0) && (v152 == 0x0)), 0x1, 0x0)
 										}
 									} else {
 										{
-											s[220] = engine.Sel(((v152 == 0x0) && (v154 == 0x0)), 0x1, 0x0)
+											s[220] = engine.Sel(((v151 == 0x0) && (v153 == 0x0)), 0x1, 0x0)
 										}
 									}
 								}
@@ -1430,19 +1448,19 @@ func (p *netlock) ingress10(g *engine.Gen, s *[263]uint64, v108 uint64) {
 								}
 								{
 									{
-										v150 = (((((0x0)<<16|v154)<<16|v153)<<1|((v152)&0x1))<<15 | ((v151) & 0x7fff))
+										v149 = (((((0x0)<<16|v153)<<16|v152)<<1|((v151)&0x1))<<15 | ((v150) & 0x7fff))
 									}
 								}
-								p.r[1].Set64(s[196], v150)
-								s[221] = ((0x0)<<15 | ((v150) & 0x7fff))
-								s[222] = ((0x0)<<1 | ((v150) >> 15 & 0x1))
-								s[223] = ((v150) >> 16 & 0xffff)
-								s[224] = ((v150) >> 32 & 0xffff)
+								p.r[1].Set64(s[196], v149)
+								s[221] = ((0x0)<<15 | ((v149) & 0x7fff))
+								s[222] = ((0x0)<<1 | ((v149) >> 15 & 0x1))
+								s[223] = ((v149) >> 16 & 0xffff)
+								s[224] = ((v149) >> 32 & 0xffff)
 							}
 						}
-						v157 := uint64(engine.Sel((s[208] == 0x0), s[227], s[228]))
-						_ = v157
-						if (((s[195] == 0x1) || (s[229] > 0x0)) || (v157 >= s[210])) || (s[220] == 0x0) {
+						v156 := uint64(engine.Sel((s[208] == 0x0), s[227], s[228]))
+						_ = v156
+						if (((s[195] == 0x1) || (s[229] > 0x0)) || (v156 >= s[210])) || (s[220] == 0x0) {
 							{
 								{
 									{
@@ -1470,12 +1488,12 @@ func (p *netlock) ingress10(g *engine.Gen, s *[263]uint64, v108 uint64) {
 													{
 														// action NetlockIngress.ans_echo
 														{
-															a162 := s[211]
+															a161 := s[211]
+															_ = a161
+															a162 := s[212]
 															_ = a162
-															a163 := s[212]
+															a163 := s[213]
 															_ = a163
-															a164 := s[213]
-															_ = a164
 															{
 																// action NetlockIngress.ans_to_client
 																s[107] = 0x1
@@ -1483,18 +1501,18 @@ func (p *netlock) ingress10(g *engine.Gen, s *[263]uint64, v108 uint64) {
 																s[109] = 0x0
 																s[113] = s[203]
 																s[115] = s[204]
-																s[114] = a162
-																s[116] = a163
+																s[114] = a161
+																s[116] = a162
 																s[117] = 0x4
 																s[120] = 0x0
 																s[119] = 0x0
 																s[128] = 0x0
 																s[129] = 0x0
-																if a164 == 0x1 {
+																if a163 == 0x1 {
 																	{
 																		s[119] = 0x8
-																		s[128] = a162
-																		s[129] = a163
+																		s[128] = a161
+																		s[129] = a162
 																	}
 																}
 																s[123] = s[37]
@@ -1543,120 +1561,120 @@ func (p *netlock) ingress9(g *engine.Gen, s *[263]uint64) {
 		if s[207] == 0x2 {
 			{
 				{
-					a167 := s[208]
-					_ = a167
+					a166 := s[208]
+					_ = a166
 					{
 						// action NetlockIngress.q_access
-						v168 := uint64(0)
+						v167 := uint64(0)
+						_ = v167
+						v167 = p.r[4].Get64(s[196])
+						v168 := uint64(((v167) & 0xffff))
 						_ = v168
-						v168 = p.r[4].Get64(s[196])
-						v169 := uint64(((v168) & 0xffff))
+						v169 := uint64(((v167) >> 16 & 0xffff))
 						_ = v169
-						v170 := uint64(((v168) >> 16 & 0xffff))
+						v170 := uint64(((v167) >> 32 & 0xffff))
 						_ = v170
-						v171 := uint64(((v168) >> 32 & 0xffff))
+						v171 := uint64(((v167) >> 48))
 						_ = v171
-						v172 := uint64(((v168) >> 48))
+						v172 := uint64(engine.Sel((a166 == 0x0), v168, v169))
 						_ = v172
-						v173 := uint64(engine.Sel((a167 == 0x0), v169, v170))
-						_ = v173
 						s[218] = 0x0
 						{
 							{
 								{
-									if v173 >= s[210] {
+									if v172 >= s[210] {
 										{
 											s[218] = 0x1
 										}
 									} else {
 										{
-											v173 = ((v173 + 0x1) & 0xffff)
-											v171 = engine.Sel((v171 > 0x0), ((v171 - 0x1) & 0xffff), 0x0)
+											v172 = ((v172 + 0x1) & 0xffff)
+											v170 = engine.Sel((v170 > 0x0), ((v170 - 0x1) & 0xffff), 0x0)
 										}
 									}
 								}
 							}
 						}
-						if a167 == 0x0 {
+						if a166 == 0x0 {
 							{
-								v169 = v173
+								v168 = v172
 							}
 						} else {
 							{
-								v170 = v173
+								v169 = v172
 							}
 						}
 						{
 							{
-								v168 = ((((v172)<<16|v171)<<16|v170)<<16 | v169)
+								v167 = ((((v171)<<16|v170)<<16|v169)<<16 | v168)
 							}
 						}
-						p.r[4].Set64(s[196], v168)
-						s[227] = ((v168) & 0xffff)
-						s[228] = ((v168) >> 16 & 0xffff)
-						s[229] = ((v168) >> 32 & 0xffff)
-						s[230] = ((v168) >> 48)
+						p.r[4].Set64(s[196], v167)
+						s[227] = ((v167) & 0xffff)
+						s[228] = ((v167) >> 16 & 0xffff)
+						s[229] = ((v167) >> 32 & 0xffff)
+						s[230] = ((v167) >> 48)
 					}
 				}
 			}
 		} else {
 			{
 				{
-					a175 := s[208]
-					_ = a175
+					a174 := s[208]
+					_ = a174
 					{
 						// action NetlockIngress.q_access
-						v176 := uint64(0)
+						v175 := uint64(0)
+						_ = v175
+						v175 = p.r[4].Get64(s[196])
+						v176 := uint64(((v175) & 0xffff))
 						_ = v176
-						v176 = p.r[4].Get64(s[196])
-						v177 := uint64(((v176) & 0xffff))
+						v177 := uint64(((v175) >> 16 & 0xffff))
 						_ = v177
-						v178 := uint64(((v176) >> 16 & 0xffff))
+						v178 := uint64(((v175) >> 32 & 0xffff))
 						_ = v178
-						v179 := uint64(((v176) >> 32 & 0xffff))
+						v179 := uint64(((v175) >> 48))
 						_ = v179
-						v180 := uint64(((v176) >> 48))
+						v180 := uint64(engine.Sel((a174 == 0x0), v176, v177))
 						_ = v180
-						v181 := uint64(engine.Sel((a175 == 0x0), v177, v178))
-						_ = v181
 						s[218] = 0x0
 						{
 							{
-								if ((s[195] == 0x1) || (v179 > 0x0)) || (v181 >= s[210]) {
+								if ((s[195] == 0x1) || (v178 > 0x0)) || (v180 >= s[210]) {
 									{
 										s[218] = 0x1
-										if v179 != 0xffff {
+										if v178 != 0xffff {
 											{
-												v179 = ((v179 + 0x1) & 0xffff)
+												v178 = ((v178 + 0x1) & 0xffff)
 											}
 										}
 									}
 								} else {
 									{
-										v181 = ((v181 + 0x1) & 0xffff)
+										v180 = ((v180 + 0x1) & 0xffff)
 									}
 								}
 							}
 						}
-						if a175 == 0x0 {
+						if a174 == 0x0 {
 							{
-								v177 = v181
+								v176 = v180
 							}
 						} else {
 							{
-								v178 = v181
+								v177 = v180
 							}
 						}
 						{
 							{
-								v176 = ((((v180)<<16|v179)<<16|v178)<<16 | v177)
+								v175 = ((((v179)<<16|v178)<<16|v177)<<16 | v176)
 							}
 						}
-						p.r[4].Set64(s[196], v176)
-						s[227] = ((v176) & 0xffff)
-						s[228] = ((v176) >> 16 & 0xffff)
-						s[229] = ((v176) >> 32 & 0xffff)
-						s[230] = ((v176) >> 48)
+						p.r[4].Set64(s[196], v175)
+						s[227] = ((v175) & 0xffff)
+						s[228] = ((v175) >> 16 & 0xffff)
+						s[229] = ((v175) >> 32 & 0xffff)
+						s[230] = ((v175) >> 48)
 					}
 				}
 			}
@@ -1716,39 +1734,39 @@ func (p *netlock) ingress9(g *engine.Gen, s *[263]uint64) {
 		} else {
 			{
 				{
-					a185 := s[32]
+					a184 := s[32]
+					_ = a184
+					a185 := s[208]
 					_ = a185
-					a186 := s[208]
-					_ = a186
 					{
 						// action NetlockIngress.state_access
-						v187 := uint64(0)
+						v186 := uint64(0)
+						_ = v186
+						v186 = p.r[1].Get64(s[196])
+						v187 := uint64(((0x0)<<15 | ((v186) & 0x7fff)))
 						_ = v187
-						v187 = p.r[1].Get64(s[196])
-						v188 := uint64(((0x0)<<15 | ((v187) & 0x7fff)))
+						v188 := uint64(((0x0)<<1 | ((v186) >> 15 & 0x1)))
 						_ = v188
-						v189 := uint64(((0x0)<<1 | ((v187) >> 15 & 0x1)))
+						v189 := uint64(((v186) >> 16 & 0xffff))
 						_ = v189
-						v190 := uint64(((v187) >> 16 & 0xffff))
+						v190 := uint64(((v186) >> 32 & 0xffff))
 						_ = v190
-						v191 := uint64(((v187) >> 32 & 0xffff))
+						v191 := uint64(engine.Sel(((a184 == 0x1) && (a185 == 0x0)), 0x1, 0x0))
 						_ = v191
-						v192 := uint64(engine.Sel(((a185 == 0x1) && (a186 == 0x0)), 0x1, 0x0))
+						v192 := uint64(engine.Sel((a184 == 0x1), 0x1, 0x0))
 						_ = v192
-						v193 := uint64(engine.Sel((a185 == 0x1), 0x1, 0x0))
-						_ = v193
-						if a185 == 0x1 {
+						if a184 == 0x1 {
 							{
-								s[220] = engine.Sel((v188 == 0x0), 0x1, 0x0)
+								s[220] = engine.Sel((v187 == 0x0), 0x1, 0x0)
 							}
 						} else {
-							if a186 == 0x0 {
+							if a185 == 0x0 {
 								{
-									s[220] = engine.Sel(((v189 == 0x0) && (v190 == 0x0)), 0x1, 0x0)
+									s[220] = engine.Sel(((v188 == 0x0) && (v189 == 0x0)), 0x1, 0x0)
 								}
 							} else {
 								{
-									s[220] = engine.Sel(((v189 == 0x0) && (v191 == 0x0)), 0x1, 0x0)
+									s[220] = engine.Sel(((v188 == 0x0) && (v190 == 0x0)), 0x1, 0x0)
 								}
 							}
 						}
@@ -1758,27 +1776,27 @@ func (p *netlock) ingress9(g *engine.Gen, s *[263]uint64) {
 								if s[220] == 0x1 {
 									{
 										s[219] = 0x1
-										v188 = ((v188 + 0x1) & 0xffff)
-										v189 = engine.Sel((a185 == 0x1), 0x1, 0x0)
+										v187 = ((v187 + 0x1) & 0xffff)
+										v188 = engine.Sel((a184 == 0x1), 0x1, 0x0)
 									}
 								} else {
 									{
+										v189 = ((v189 + v191) & 0xffff)
 										v190 = ((v190 + v192) & 0xffff)
-										v191 = ((v191 + v193) & 0xffff)
 									}
 								}
 							}
 						}
 						{
 							{
-								v187 = (((((0x0)<<16|v191)<<16|v190)<<1|((v189)&0x1))<<15 | ((v188) & 0x7fff))
+								v186 = (((((0x0)<<16|v190)<<16|v189)<<1|((v188)&0x1))<<15 | ((v187) & 0x7fff))
 							}
 						}
-						p.r[1].Set64(s[196], v187)
-						s[221] = ((0x0)<<15 | ((v187) & 0x7fff))
-						s[222] = ((0x0)<<1 | ((v187) >> 15 & 0x1))
-						s[223] = ((v187) >> 16 & 0xffff)
-						s[224] = ((v187) >> 32 & 0xffff)
+						p.r[1].Set64(s[196], v186)
+						s[221] = ((0x0)<<15 | ((v186) & 0x7fff))
+						s[222] = ((0x0)<<1 | ((v186) >> 15 & 0x1))
+						s[223] = ((v186) >> 16 & 0xffff)
+						s[224] = ((v186) >> 32 & 0xffff)
 					}
 				}
 				p.ingress7(g, s)
@@ -1791,28 +1809,28 @@ func (p *netlock) ingress9(g *engine.Gen, s *[263]uint64) {
 // ingress7 is a part of ingress, with actions NetlockIngress.wait_access, NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access, NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, and 3 more.
 func (p *netlock) ingress7(g *engine.Gen, s *[263]uint64) {
 	{
-		a195 := s[208]
+		a194 := s[208]
+		_ = a194
+		a195 := engine.Sel((s[219] == 0x0), 0x1, 0x0)
 		_ = a195
-		a196 := engine.Sel((s[219] == 0x0), 0x1, 0x0)
-		_ = a196
 		{
 			// action NetlockIngress.wait_access
-			v197 := uint64(0)
+			v196 := uint64(0)
+			_ = v196
+			v196 = p.r[2].Get64(s[196])
+			v197 := uint64(((v196) & 0xffffffff))
 			_ = v197
-			v197 = p.r[2].Get64(s[196])
-			v198 := uint64(((v197) & 0xffffffff))
+			v198 := uint64(((v196) >> 32))
 			_ = v198
-			v199 := uint64(((v197) >> 32))
-			_ = v199
-			if a196 == 0x1 {
+			if a195 == 0x1 {
 				{
-					if a195 == 0x0 {
+					if a194 == 0x0 {
 						{
-							v198 = ((v198 + 0x1) & 0xffffffff)
+							v197 = ((v197 + 0x1) & 0xffffffff)
 						}
 					} else {
 						{
-							v199 = ((v199 + 0x1) & 0xffffffff)
+							v198 = ((v198 + 0x1) & 0xffffffff)
 						}
 					}
 				}
@@ -1820,12 +1838,12 @@ func (p *netlock) ingress7(g *engine.Gen, s *[263]uint64) {
 			}
 			{
 				{
-					v197 = ((v199)<<32 | v198)
+					v196 = ((v198)<<32 | v197)
 				}
 			}
-			p.r[2].Set64(s[196], v197)
-			s[225] = ((v197) & 0xffffffff)
-			s[226] = ((v197) >> 32)
+			p.r[2].Set64(s[196], v196)
+			s[225] = ((v196) & 0xffffffff)
+			s[226] = ((v196) >> 32)
 		}
 	}
 	s[169] = 0x2
@@ -1837,51 +1855,51 @@ func (p *netlock) ingress7(g *engine.Gen, s *[263]uint64) {
 		}
 	}
 	{
-		a201 := s[208]
+		a200 := s[208]
+		_ = a200
+		a201 := s[196]
 		_ = a201
-		a202 := s[196]
-		_ = a202
 		{
-			if a201 == 0x0 {
-				p.ingress3(g, s, a202)
+			if a200 == 0x0 {
+				p.ingress3(g, s, a201)
 			} else {
 				{
-					p.ingress2(g, s, a202)
+					p.ingress2(g, s, a201)
 					{
-						a279 := a202
-						_ = a279
+						a278 := a201
+						_ = a278
 						{
 							if s[178] != 0x0 {
 								{
 									{
 										{
 											// action NetlockIngress.levels.level0.head_access
-											v281 := uint64(0)
-											_ = v281
-											v281 = p.r[27].Get32(a279)
-											var r284 uint64
-											_ = r284
+											v280 := uint64(0)
+											_ = v280
+											v280 = p.r[27].Get32(a278)
+											var r283 uint64
+											_ = r283
 											{
-												a285 := v281
+												a284 := v280
+												_ = a284
+												a285 := s[181]
 												_ = a285
-												a286 := s[181]
-												_ = a286
 												{
-													if (((a285 & 0x7fff) + 0x1) & 0xffff) == a286 {
+													if (((a284 & 0x7fff) + 0x1) & 0xffff) == a285 {
 														{
-															r284 = ((a285 & 0x8000) ^ 0x8000)
-															goto end283
+															r283 = ((a284 & 0x8000) ^ 0x8000)
+															goto end282
 														}
 													}
-													r284 = ((a285 + 0x1) & 0xffff)
-													goto end283
+													r283 = ((a284 + 0x1) & 0xffff)
+													goto end282
 												}
-											end283:
+											end282:
 											}
-											v282 := uint64(r284)
-											_ = v282
+											v281 := uint64(r283)
+											_ = v281
 											s[187] = 0x0
-											if ((s[178] == 0x2) && (s[183] == 0x1)) && (s[182] == (v281 & 0x7fff)) {
+											if ((s[178] == 0x2) && (s[183] == 0x1)) && (s[182] == (v280 & 0x7fff)) {
 												{
 													s[187] = 0x1
 												}
@@ -1892,22 +1910,22 @@ func (p *netlock) ingress7(g *engine.Gen, s *[263]uint64) {
 													}
 												}
 											}
-											s[184] = v281
+											s[184] = v280
 											if s[187] == 0x1 {
 												{
-													v281 = v282
+													v280 = v281
 												}
 											} else {
 												if s[178] == 0x4 {
 													{
-														v281 = 0x0
+														v280 = 0x0
 													}
 												}
 											}
-											p.r[27].Set32(a279, ((v281) & 0xffff))
+											p.r[27].Set32(a278, ((v280) & 0xffff))
 											if s[178] == 0x3 {
 												{
-													s[184] = v281
+													s[184] = v280
 												}
 											}
 										}
@@ -1919,41 +1937,41 @@ func (p *netlock) ingress7(g *engine.Gen, s *[263]uint64) {
 									{
 										{
 											// action NetlockIngress.levels.level0.tail_access
-											v288 := uint64(0)
-											_ = v288
-											v288 = p.r[28].Get32(a279)
-											s[185] = v288
+											v287 := uint64(0)
+											_ = v287
+											v287 = p.r[28].Get32(a278)
+											s[185] = v287
 											if (s[179] == 0x2) && (s[183] == 0x1) {
 												{
-													var r290 uint64
-													_ = r290
+													var r289 uint64
+													_ = r289
 													{
-														a291 := v288
+														a290 := v287
+														_ = a290
+														a291 := s[181]
 														_ = a291
-														a292 := s[181]
-														_ = a292
 														{
-															if (((a291 & 0x7fff) + 0x1) & 0xffff) == a292 {
+															if (((a290 & 0x7fff) + 0x1) & 0xffff) == a291 {
 																{
-																	r290 = ((a291 & 0x8000) ^ 0x8000)
-																	goto end289
+																	r289 = ((a290 & 0x8000) ^ 0x8000)
+																	goto end288
 																}
 															}
-															r290 = ((a291 + 0x1) & 0xffff)
-															goto end289
+															r289 = ((a290 + 0x1) & 0xffff)
+															goto end288
 														}
-													end289:
+													end288:
 													}
-													v288 = r290
+													v287 = r289
 												}
 											} else {
 												if s[179] == 0x4 {
 													{
-														v288 = 0x0
+														v287 = 0x0
 													}
 												}
 											}
-											p.r[28].Set32(a279, ((v288) & 0xffff))
+											p.r[28].Set32(a278, ((v287) & 0xffff))
 										}
 									}
 								}
@@ -1963,72 +1981,72 @@ func (p *netlock) ingress7(g *engine.Gen, s *[263]uint64) {
 									{
 										{
 											// action NetlockIngress.levels.level0.gnext_access
-											v294 := uint64(0)
-											_ = v294
-											v294 = p.r[29].Get32(a279)
+											v293 := uint64(0)
+											_ = v293
+											v293 = p.r[29].Get32(a278)
 											if (s[180] == 0x2) && (s[183] == 0x1) {
 												{
-													v294 = s[182]
+													v293 = s[182]
 												}
 											} else {
-												if ((s[180] == 0x3) && (s[183] == 0x1)) && (v294 == s[184]) {
+												if ((s[180] == 0x3) && (s[183] == 0x1)) && (v293 == s[184]) {
 													{
-														var r296 uint64
-														_ = r296
+														var r295 uint64
+														_ = r295
 														{
-															a297 := v294
+															a296 := v293
+															_ = a296
+															a297 := s[181]
 															_ = a297
-															a298 := s[181]
-															_ = a298
 															{
-																if (((a297 & 0x7fff) + 0x1) & 0xffff) == a298 {
+																if (((a296 & 0x7fff) + 0x1) & 0xffff) == a297 {
 																	{
-																		r296 = ((a297 & 0x8000) ^ 0x8000)
-																		goto end295
+																		r295 = ((a296 & 0x8000) ^ 0x8000)
+																		goto end294
 																	}
 																}
-																r296 = ((a297 + 0x1) & 0xffff)
-																goto end295
+																r295 = ((a296 + 0x1) & 0xffff)
+																goto end294
 															}
-														end295:
+														end294:
 														}
-														v294 = r296
+														v293 = r295
 													}
 												} else {
 													if s[180] == 0x4 {
 														{
-															v294 = 0x0
+															v293 = 0x0
 														}
 													} else {
 														if (s[180] == 0x5) && (s[183] == 0x1) {
 															{
-																var r300 uint64
-																_ = r300
+																var r299 uint64
+																_ = r299
 																{
-																	a301 := s[185]
+																	a300 := s[185]
+																	_ = a300
+																	a301 := s[181]
 																	_ = a301
-																	a302 := s[181]
-																	_ = a302
 																	{
-																		if (((a301 & 0x7fff) + 0x1) & 0xffff) == a302 {
+																		if (((a300 & 0x7fff) + 0x1) & 0xffff) == a301 {
 																			{
-																				r300 = ((a301 & 0x8000) ^ 0x8000)
-																				goto end299
+																				r299 = ((a300 & 0x8000) ^ 0x8000)
+																				goto end298
 																			}
 																		}
-																		r300 = ((a301 + 0x1) & 0xffff)
-																		goto end299
+																		r299 = ((a300 + 0x1) & 0xffff)
+																		goto end298
 																	}
-																end299:
+																end298:
 																}
-																v294 = r300
+																v293 = r299
 															}
 														}
 													}
 												}
 											}
-											p.r[29].Set32(a279, ((v294) & 0xffff))
-											s[186] = v294
+											p.r[29].Set32(a278, ((v293) & 0xffff))
+											s[186] = v293
 										}
 									}
 								}
@@ -2040,38 +2058,38 @@ func (p *netlock) ingress7(g *engine.Gen, s *[263]uint64) {
 		}
 	}
 	{
-		a304 := s[219]
-		_ = a304
+		a303 := s[219]
+		_ = a303
 		{
 			// action NetlockIngress.tok_access
-			v305 := uint64(0)
-			_ = v305
-			v305 = p.r[3].Get64(s[196])
-			if a304 == 0x1 {
+			v304 := uint64(0)
+			_ = v304
+			v304 = p.r[3].Get64(s[196])
+			if a303 == 0x1 {
 				{
-					v305 = (v305 + 0x1)
-					if ((v305) & 0xffffffff) == 0x0 {
+					v304 = (v304 + 0x1)
+					if ((v304) & 0xffffffff) == 0x0 {
 						{
-							v305 = (v305 + 0x1)
+							v304 = (v304 + 0x1)
 						}
 					}
 				}
 			} else {
 			}
-			p.r[3].Set64(s[196], v305)
-			s[231] = v305
+			p.r[3].Set64(s[196], v304)
+			s[231] = v304
 		}
 	}
 	{
-		a307 := s[175]
-		_ = a307
+		a306 := s[175]
+		_ = a306
 		{
 			// action NetlockIngress.slot_at
-			v308 := uint64(((s[209] + (a307 & 0x7fff)) & 0xffffffff))
-			_ = v308
-			s[133] = ((v308) >> (p.c[3]) & 0x3)
-			s[134] = (v308 & p.c[4])
-			s[215] = v308
+			v307 := uint64(((s[209] + (a306 & 0x7fff)) & 0xffffffff))
+			_ = v307
+			s[133] = ((v307) >> (p.c[3]) & 0x3)
+			s[134] = (v307 & p.c[4])
+			s[215] = v307
 		}
 	}
 	s[136] = 0x2
@@ -2093,44 +2111,44 @@ func (p *netlock) ingress7(g *engine.Gen, s *[263]uint64) {
 }
 
 // ingress3 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access, NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, NetlockIngress.levels.level1.gnext_access.
-func (p *netlock) ingress3(g *engine.Gen, s *[263]uint64, a202 uint64) {
+func (p *netlock) ingress3(g *engine.Gen, s *[263]uint64, a201 uint64) {
 	{
-		p.ingress1(g, s, a202)
+		p.ingress1(g, s, a201)
 		{
-			a229 := a202
-			_ = a229
+			a228 := a201
+			_ = a228
 			{
 				if s[178] != 0x0 {
 					{
 						{
 							{
 								// action NetlockIngress.levels.level1.head_access
-								v231 := uint64(0)
-								_ = v231
-								v231 = p.r[30].Get32(a229)
-								var r234 uint64
-								_ = r234
+								v230 := uint64(0)
+								_ = v230
+								v230 = p.r[30].Get32(a228)
+								var r233 uint64
+								_ = r233
 								{
-									a235 := v231
+									a234 := v230
+									_ = a234
+									a235 := s[181]
 									_ = a235
-									a236 := s[181]
-									_ = a236
 									{
-										if (((a235 & 0x7fff) + 0x1) & 0xffff) == a236 {
+										if (((a234 & 0x7fff) + 0x1) & 0xffff) == a235 {
 											{
-												r234 = ((a235 & 0x8000) ^ 0x8000)
-												goto end233
+												r233 = ((a234 & 0x8000) ^ 0x8000)
+												goto end232
 											}
 										}
-										r234 = ((a235 + 0x1) & 0xffff)
-										goto end233
+										r233 = ((a234 + 0x1) & 0xffff)
+										goto end232
 									}
-								end233:
+								end232:
 								}
-								v232 := uint64(r234)
-								_ = v232
+								v231 := uint64(r233)
+								_ = v231
 								s[187] = 0x0
-								if ((s[178] == 0x2) && (s[183] == 0x1)) && (s[182] == (v231 & 0x7fff)) {
+								if ((s[178] == 0x2) && (s[183] == 0x1)) && (s[182] == (v230 & 0x7fff)) {
 									{
 										s[187] = 0x1
 									}
@@ -2141,22 +2159,22 @@ func (p *netlock) ingress3(g *engine.Gen, s *[263]uint64, a202 uint64) {
 										}
 									}
 								}
-								s[184] = v231
+								s[184] = v230
 								if s[187] == 0x1 {
 									{
-										v231 = v232
+										v230 = v231
 									}
 								} else {
 									if s[178] == 0x4 {
 										{
-											v231 = 0x0
+											v230 = 0x0
 										}
 									}
 								}
-								p.r[30].Set32(a229, ((v231) & 0xffff))
+								p.r[30].Set32(a228, ((v230) & 0xffff))
 								if s[178] == 0x3 {
 									{
-										s[184] = v231
+										s[184] = v230
 									}
 								}
 							}
@@ -2168,41 +2186,41 @@ func (p *netlock) ingress3(g *engine.Gen, s *[263]uint64, a202 uint64) {
 						{
 							{
 								// action NetlockIngress.levels.level1.tail_access
-								v238 := uint64(0)
-								_ = v238
-								v238 = p.r[31].Get32(a229)
-								s[185] = v238
+								v237 := uint64(0)
+								_ = v237
+								v237 = p.r[31].Get32(a228)
+								s[185] = v237
 								if (s[179] == 0x2) && (s[183] == 0x1) {
 									{
-										var r240 uint64
-										_ = r240
+										var r239 uint64
+										_ = r239
 										{
-											a241 := v238
+											a240 := v237
+											_ = a240
+											a241 := s[181]
 											_ = a241
-											a242 := s[181]
-											_ = a242
 											{
-												if (((a241 & 0x7fff) + 0x1) & 0xffff) == a242 {
+												if (((a240 & 0x7fff) + 0x1) & 0xffff) == a241 {
 													{
-														r240 = ((a241 & 0x8000) ^ 0x8000)
-														goto end239
+														r239 = ((a240 & 0x8000) ^ 0x8000)
+														goto end238
 													}
 												}
-												r240 = ((a241 + 0x1) & 0xffff)
-												goto end239
+												r239 = ((a240 + 0x1) & 0xffff)
+												goto end238
 											}
-										end239:
+										end238:
 										}
-										v238 = r240
+										v237 = r239
 									}
 								} else {
 									if s[179] == 0x4 {
 										{
-											v238 = 0x0
+											v237 = 0x0
 										}
 									}
 								}
-								p.r[31].Set32(a229, ((v238) & 0xffff))
+								p.r[31].Set32(a228, ((v237) & 0xffff))
 							}
 						}
 					}
@@ -2212,72 +2230,72 @@ func (p *netlock) ingress3(g *engine.Gen, s *[263]uint64, a202 uint64) {
 						{
 							{
 								// action NetlockIngress.levels.level1.gnext_access
-								v244 := uint64(0)
-								_ = v244
-								v244 = p.r[32].Get32(a229)
+								v243 := uint64(0)
+								_ = v243
+								v243 = p.r[32].Get32(a228)
 								if (s[180] == 0x2) && (s[183] == 0x1) {
 									{
-										v244 = s[182]
+										v243 = s[182]
 									}
 								} else {
-									if ((s[180] == 0x3) && (s[183] == 0x1)) && (v244 == s[184]) {
+									if ((s[180] == 0x3) && (s[183] == 0x1)) && (v243 == s[184]) {
 										{
-											var r246 uint64
-											_ = r246
+											var r245 uint64
+											_ = r245
 											{
-												a247 := v244
+												a246 := v243
+												_ = a246
+												a247 := s[181]
 												_ = a247
-												a248 := s[181]
-												_ = a248
 												{
-													if (((a247 & 0x7fff) + 0x1) & 0xffff) == a248 {
+													if (((a246 & 0x7fff) + 0x1) & 0xffff) == a247 {
 														{
-															r246 = ((a247 & 0x8000) ^ 0x8000)
-															goto end245
+															r245 = ((a246 & 0x8000) ^ 0x8000)
+															goto end244
 														}
 													}
-													r246 = ((a247 + 0x1) & 0xffff)
-													goto end245
+													r245 = ((a246 + 0x1) & 0xffff)
+													goto end244
 												}
-											end245:
+											end244:
 											}
-											v244 = r246
+											v243 = r245
 										}
 									} else {
 										if s[180] == 0x4 {
 											{
-												v244 = 0x0
+												v243 = 0x0
 											}
 										} else {
 											if (s[180] == 0x5) && (s[183] == 0x1) {
 												{
-													var r250 uint64
-													_ = r250
+													var r249 uint64
+													_ = r249
 													{
-														a251 := s[185]
+														a250 := s[185]
+														_ = a250
+														a251 := s[181]
 														_ = a251
-														a252 := s[181]
-														_ = a252
 														{
-															if (((a251 & 0x7fff) + 0x1) & 0xffff) == a252 {
+															if (((a250 & 0x7fff) + 0x1) & 0xffff) == a251 {
 																{
-																	r250 = ((a251 & 0x8000) ^ 0x8000)
-																	goto end249
+																	r249 = ((a250 & 0x8000) ^ 0x8000)
+																	goto end248
 																}
 															}
-															r250 = ((a251 + 0x1) & 0xffff)
-															goto end249
+															r249 = ((a250 + 0x1) & 0xffff)
+															goto end248
 														}
-													end249:
+													end248:
 													}
-													v244 = r250
+													v243 = r249
 												}
 											}
 										}
 									}
 								}
-								p.r[32].Set32(a229, ((v244) & 0xffff))
-								s[186] = v244
+								p.r[32].Set32(a228, ((v243) & 0xffff))
+								s[186] = v243
 							}
 						}
 					}
@@ -2288,42 +2306,42 @@ func (p *netlock) ingress3(g *engine.Gen, s *[263]uint64, a202 uint64) {
 }
 
 // ingress1 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access.
-func (p *netlock) ingress1(g *engine.Gen, s *[263]uint64, a202 uint64) {
+func (p *netlock) ingress1(g *engine.Gen, s *[263]uint64, a201 uint64) {
 	{
-		a204 := a202
-		_ = a204
+		a203 := a201
+		_ = a203
 		{
 			if s[168] != 0x0 {
 				{
 					{
 						{
 							// action NetlockIngress.levels.level0.head_access
-							v206 := uint64(0)
-							_ = v206
-							v206 = p.r[27].Get32(a204)
-							var r209 uint64
-							_ = r209
+							v205 := uint64(0)
+							_ = v205
+							v205 = p.r[27].Get32(a203)
+							var r208 uint64
+							_ = r208
 							{
-								a210 := v206
+								a209 := v205
+								_ = a209
+								a210 := s[171]
 								_ = a210
-								a211 := s[171]
-								_ = a211
 								{
-									if (((a210 & 0x7fff) + 0x1) & 0xffff) == a211 {
+									if (((a209 & 0x7fff) + 0x1) & 0xffff) == a210 {
 										{
-											r209 = ((a210 & 0x8000) ^ 0x8000)
-											goto end208
+											r208 = ((a209 & 0x8000) ^ 0x8000)
+											goto end207
 										}
 									}
-									r209 = ((a210 + 0x1) & 0xffff)
-									goto end208
+									r208 = ((a209 + 0x1) & 0xffff)
+									goto end207
 								}
-							end208:
+							end207:
 							}
-							v207 := uint64(r209)
-							_ = v207
+							v206 := uint64(r208)
+							_ = v206
 							s[177] = 0x0
-							if ((s[168] == 0x2) && (s[173] == 0x1)) && (s[172] == (v206 & 0x7fff)) {
+							if ((s[168] == 0x2) && (s[173] == 0x1)) && (s[172] == (v205 & 0x7fff)) {
 								{
 									s[177] = 0x1
 								}
@@ -2334,22 +2352,22 @@ func (p *netlock) ingress1(g *engine.Gen, s *[263]uint64, a202 uint64) {
 									}
 								}
 							}
-							s[174] = v206
+							s[174] = v205
 							if s[177] == 0x1 {
 								{
-									v206 = v207
+									v205 = v206
 								}
 							} else {
 								if s[168] == 0x4 {
 									{
-										v206 = 0x0
+										v205 = 0x0
 									}
 								}
 							}
-							p.r[27].Set32(a204, ((v206) & 0xffff))
+							p.r[27].Set32(a203, ((v205) & 0xffff))
 							if s[168] == 0x3 {
 								{
-									s[174] = v206
+									s[174] = v205
 								}
 							}
 						}
@@ -2361,41 +2379,41 @@ func (p *netlock) ingress1(g *engine.Gen, s *[263]uint64, a202 uint64) {
 					{
 						{
 							// action NetlockIngress.levels.level0.tail_access
-							v213 := uint64(0)
-							_ = v213
-							v213 = p.r[28].Get32(a204)
-							s[175] = v213
+							v212 := uint64(0)
+							_ = v212
+							v212 = p.r[28].Get32(a203)
+							s[175] = v212
 							if (s[169] == 0x2) && (s[173] == 0x1) {
 								{
-									var r215 uint64
-									_ = r215
+									var r214 uint64
+									_ = r214
 									{
-										a216 := v213
+										a215 := v212
+										_ = a215
+										a216 := s[171]
 										_ = a216
-										a217 := s[171]
-										_ = a217
 										{
-											if (((a216 & 0x7fff) + 0x1) & 0xffff) == a217 {
+											if (((a215 & 0x7fff) + 0x1) & 0xffff) == a216 {
 												{
-													r215 = ((a216 & 0x8000) ^ 0x8000)
-													goto end214
+													r214 = ((a215 & 0x8000) ^ 0x8000)
+													goto end213
 												}
 											}
-											r215 = ((a216 + 0x1) & 0xffff)
-											goto end214
+											r214 = ((a215 + 0x1) & 0xffff)
+											goto end213
 										}
-									end214:
+									end213:
 									}
-									v213 = r215
+									v212 = r214
 								}
 							} else {
 								if s[169] == 0x4 {
 									{
-										v213 = 0x0
+										v212 = 0x0
 									}
 								}
 							}
-							p.r[28].Set32(a204, ((v213) & 0xffff))
+							p.r[28].Set32(a203, ((v212) & 0xffff))
 						}
 					}
 				}
@@ -2405,72 +2423,72 @@ func (p *netlock) ingress1(g *engine.Gen, s *[263]uint64, a202 uint64) {
 					{
 						{
 							// action NetlockIngress.levels.level0.gnext_access
-							v219 := uint64(0)
-							_ = v219
-							v219 = p.r[29].Get32(a204)
+							v218 := uint64(0)
+							_ = v218
+							v218 = p.r[29].Get32(a203)
 							if (s[170] == 0x2) && (s[173] == 0x1) {
 								{
-									v219 = s[172]
+									v218 = s[172]
 								}
 							} else {
-								if ((s[170] == 0x3) && (s[173] == 0x1)) && (v219 == s[174]) {
+								if ((s[170] == 0x3) && (s[173] == 0x1)) && (v218 == s[174]) {
 									{
-										var r221 uint64
-										_ = r221
+										var r220 uint64
+										_ = r220
 										{
-											a222 := v219
+											a221 := v218
+											_ = a221
+											a222 := s[171]
 											_ = a222
-											a223 := s[171]
-											_ = a223
 											{
-												if (((a222 & 0x7fff) + 0x1) & 0xffff) == a223 {
+												if (((a221 & 0x7fff) + 0x1) & 0xffff) == a222 {
 													{
-														r221 = ((a222 & 0x8000) ^ 0x8000)
-														goto end220
+														r220 = ((a221 & 0x8000) ^ 0x8000)
+														goto end219
 													}
 												}
-												r221 = ((a222 + 0x1) & 0xffff)
-												goto end220
+												r220 = ((a221 + 0x1) & 0xffff)
+												goto end219
 											}
-										end220:
+										end219:
 										}
-										v219 = r221
+										v218 = r220
 									}
 								} else {
 									if s[170] == 0x4 {
 										{
-											v219 = 0x0
+											v218 = 0x0
 										}
 									} else {
 										if (s[170] == 0x5) && (s[173] == 0x1) {
 											{
-												var r225 uint64
-												_ = r225
+												var r224 uint64
+												_ = r224
 												{
-													a226 := s[175]
+													a225 := s[175]
+													_ = a225
+													a226 := s[171]
 													_ = a226
-													a227 := s[171]
-													_ = a227
 													{
-														if (((a226 & 0x7fff) + 0x1) & 0xffff) == a227 {
+														if (((a225 & 0x7fff) + 0x1) & 0xffff) == a226 {
 															{
-																r225 = ((a226 & 0x8000) ^ 0x8000)
-																goto end224
+																r224 = ((a225 & 0x8000) ^ 0x8000)
+																goto end223
 															}
 														}
-														r225 = ((a226 + 0x1) & 0xffff)
-														goto end224
+														r224 = ((a225 + 0x1) & 0xffff)
+														goto end223
 													}
-												end224:
+												end223:
 												}
-												v219 = r225
+												v218 = r224
 											}
 										}
 									}
 								}
 							}
-							p.r[29].Set32(a204, ((v219) & 0xffff))
-							s[176] = v219
+							p.r[29].Set32(a203, ((v218) & 0xffff))
+							s[176] = v218
 						}
 					}
 				}
@@ -2480,42 +2498,42 @@ func (p *netlock) ingress1(g *engine.Gen, s *[263]uint64, a202 uint64) {
 }
 
 // ingress2 is a part of ingress, with actions NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, NetlockIngress.levels.level1.gnext_access.
-func (p *netlock) ingress2(g *engine.Gen, s *[263]uint64, a202 uint64) {
+func (p *netlock) ingress2(g *engine.Gen, s *[263]uint64, a201 uint64) {
 	{
-		a254 := a202
-		_ = a254
+		a253 := a201
+		_ = a253
 		{
 			if s[168] != 0x0 {
 				{
 					{
 						{
 							// action NetlockIngress.levels.level1.head_access
-							v256 := uint64(0)
-							_ = v256
-							v256 = p.r[30].Get32(a254)
-							var r259 uint64
-							_ = r259
+							v255 := uint64(0)
+							_ = v255
+							v255 = p.r[30].Get32(a253)
+							var r258 uint64
+							_ = r258
 							{
-								a260 := v256
+								a259 := v255
+								_ = a259
+								a260 := s[171]
 								_ = a260
-								a261 := s[171]
-								_ = a261
 								{
-									if (((a260 & 0x7fff) + 0x1) & 0xffff) == a261 {
+									if (((a259 & 0x7fff) + 0x1) & 0xffff) == a260 {
 										{
-											r259 = ((a260 & 0x8000) ^ 0x8000)
-											goto end258
+											r258 = ((a259 & 0x8000) ^ 0x8000)
+											goto end257
 										}
 									}
-									r259 = ((a260 + 0x1) & 0xffff)
-									goto end258
+									r258 = ((a259 + 0x1) & 0xffff)
+									goto end257
 								}
-							end258:
+							end257:
 							}
-							v257 := uint64(r259)
-							_ = v257
+							v256 := uint64(r258)
+							_ = v256
 							s[177] = 0x0
-							if ((s[168] == 0x2) && (s[173] == 0x1)) && (s[172] == (v256 & 0x7fff)) {
+							if ((s[168] == 0x2) && (s[173] == 0x1)) && (s[172] == (v255 & 0x7fff)) {
 								{
 									s[177] = 0x1
 								}
@@ -2526,22 +2544,22 @@ func (p *netlock) ingress2(g *engine.Gen, s *[263]uint64, a202 uint64) {
 									}
 								}
 							}
-							s[174] = v256
+							s[174] = v255
 							if s[177] == 0x1 {
 								{
-									v256 = v257
+									v255 = v256
 								}
 							} else {
 								if s[168] == 0x4 {
 									{
-										v256 = 0x0
+										v255 = 0x0
 									}
 								}
 							}
-							p.r[30].Set32(a254, ((v256) & 0xffff))
+							p.r[30].Set32(a253, ((v255) & 0xffff))
 							if s[168] == 0x3 {
 								{
-									s[174] = v256
+									s[174] = v255
 								}
 							}
 						}
@@ -2553,41 +2571,41 @@ func (p *netlock) ingress2(g *engine.Gen, s *[263]uint64, a202 uint64) {
 					{
 						{
 							// action NetlockIngress.levels.level1.tail_access
-							v263 := uint64(0)
-							_ = v263
-							v263 = p.r[31].Get32(a254)
-							s[175] = v263
+							v262 := uint64(0)
+							_ = v262
+							v262 = p.r[31].Get32(a253)
+							s[175] = v262
 							if (s[169] == 0x2) && (s[173] == 0x1) {
 								{
-									var r265 uint64
-									_ = r265
+									var r264 uint64
+									_ = r264
 									{
-										a266 := v263
+										a265 := v262
+										_ = a265
+										a266 := s[171]
 										_ = a266
-										a267 := s[171]
-										_ = a267
 										{
-											if (((a266 & 0x7fff) + 0x1) & 0xffff) == a267 {
+											if (((a265 & 0x7fff) + 0x1) & 0xffff) == a266 {
 												{
-													r265 = ((a266 & 0x8000) ^ 0x8000)
-													goto end264
+													r264 = ((a265 & 0x8000) ^ 0x8000)
+													goto end263
 												}
 											}
-											r265 = ((a266 + 0x1) & 0xffff)
-											goto end264
+											r264 = ((a265 + 0x1) & 0xffff)
+											goto end263
 										}
-									end264:
+									end263:
 									}
-									v263 = r265
+									v262 = r264
 								}
 							} else {
 								if s[169] == 0x4 {
 									{
-										v263 = 0x0
+										v262 = 0x0
 									}
 								}
 							}
-							p.r[31].Set32(a254, ((v263) & 0xffff))
+							p.r[31].Set32(a253, ((v262) & 0xffff))
 						}
 					}
 				}
@@ -2597,72 +2615,72 @@ func (p *netlock) ingress2(g *engine.Gen, s *[263]uint64, a202 uint64) {
 					{
 						{
 							// action NetlockIngress.levels.level1.gnext_access
-							v269 := uint64(0)
-							_ = v269
-							v269 = p.r[32].Get32(a254)
+							v268 := uint64(0)
+							_ = v268
+							v268 = p.r[32].Get32(a253)
 							if (s[170] == 0x2) && (s[173] == 0x1) {
 								{
-									v269 = s[172]
+									v268 = s[172]
 								}
 							} else {
-								if ((s[170] == 0x3) && (s[173] == 0x1)) && (v269 == s[174]) {
+								if ((s[170] == 0x3) && (s[173] == 0x1)) && (v268 == s[174]) {
 									{
-										var r271 uint64
-										_ = r271
+										var r270 uint64
+										_ = r270
 										{
-											a272 := v269
+											a271 := v268
+											_ = a271
+											a272 := s[171]
 											_ = a272
-											a273 := s[171]
-											_ = a273
 											{
-												if (((a272 & 0x7fff) + 0x1) & 0xffff) == a273 {
+												if (((a271 & 0x7fff) + 0x1) & 0xffff) == a272 {
 													{
-														r271 = ((a272 & 0x8000) ^ 0x8000)
-														goto end270
+														r270 = ((a271 & 0x8000) ^ 0x8000)
+														goto end269
 													}
 												}
-												r271 = ((a272 + 0x1) & 0xffff)
-												goto end270
+												r270 = ((a271 + 0x1) & 0xffff)
+												goto end269
 											}
-										end270:
+										end269:
 										}
-										v269 = r271
+										v268 = r270
 									}
 								} else {
 									if s[170] == 0x4 {
 										{
-											v269 = 0x0
+											v268 = 0x0
 										}
 									} else {
 										if (s[170] == 0x5) && (s[173] == 0x1) {
 											{
-												var r275 uint64
-												_ = r275
+												var r274 uint64
+												_ = r274
 												{
-													a276 := s[175]
+													a275 := s[175]
+													_ = a275
+													a276 := s[171]
 													_ = a276
-													a277 := s[171]
-													_ = a277
 													{
-														if (((a276 & 0x7fff) + 0x1) & 0xffff) == a277 {
+														if (((a275 & 0x7fff) + 0x1) & 0xffff) == a276 {
 															{
-																r275 = ((a276 & 0x8000) ^ 0x8000)
-																goto end274
+																r274 = ((a275 & 0x8000) ^ 0x8000)
+																goto end273
 															}
 														}
-														r275 = ((a276 + 0x1) & 0xffff)
-														goto end274
+														r274 = ((a275 + 0x1) & 0xffff)
+														goto end273
 													}
-												end274:
+												end273:
 												}
-												v269 = r275
+												v268 = r274
 											}
 										}
 									}
 								}
 							}
-							p.r[32].Set32(a254, ((v269) & 0xffff))
-							s[176] = v269
+							p.r[32].Set32(a253, ((v268) & 0xffff))
+							s[176] = v268
 						}
 					}
 				}
@@ -2684,17 +2702,17 @@ func (p *netlock) ingress8(g *engine.Gen, s *[263]uint64) {
 									{
 										{
 											// action NetlockIngress.pool.part0.txn_access
-											v312 := uint64(0)
-											_ = v312
-											v312 = p.r[7].Get64(s[134])
-											s[160] = engine.Sel((v312 == s[144]), 0x1, 0x0)
+											v311 := uint64(0)
+											_ = v311
+											v311 = p.r[7].Get64(s[134])
+											s[160] = engine.Sel((v311 == s[144]), 0x1, 0x0)
 											if s[136] == 0x2 {
 												{
-													v312 = s[144]
+													v311 = s[144]
 												}
 											}
-											p.r[7].Set64(s[134], v312)
-											s[159] = v312
+											p.r[7].Set64(s[134], v311)
+											s[159] = v311
 										}
 									}
 								}
@@ -2704,12 +2722,12 @@ func (p *netlock) ingress8(g *engine.Gen, s *[263]uint64) {
 									{
 										{
 											// action NetlockIngress.pool.part0.hold_access
-											v314 := uint64(0)
-											_ = v314
-											v314 = p.r[11].Get64(s[134])
+											v313 := uint64(0)
+											_ = v313
+											v313 = p.r[11].Get64(s[134])
 											if (s[139] == 0x3) || (s[139] == 0x4) {
 												{
-													if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v314) >> 32) == s[151])) && (((v314) >> 32) != 0x0) {
+													if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v313) >> 32) == s[151])) && (((v313) >> 32) != 0x0) {
 														{
 															s[167] = 0x1
 														}
@@ -2718,24 +2736,24 @@ func (p *netlock) ingress8(g *engine.Gen, s *[263]uint64) {
 											}
 											if (s[139] == 0x2) || ((s[139] == 0x5) && (s[153] == 0x1)) {
 												{
-													v314 = ((s[149])<<32 | s[150])
+													v313 = ((s[149])<<32 | s[150])
 												}
 											} else {
 												if (s[139] == 0x3) && (s[167] == 0x1) {
 													{
-														v314 = v314&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+														v313 = v313&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 													}
 												} else {
 													if (s[139] == 0x4) && (s[167] == 0x1) {
 														{
-															v314 = v314&^0xffffffff | (s[150])<<0&0xffffffff
+															v313 = v313&^0xffffffff | (s[150])<<0&0xffffffff
 														}
 													}
 												}
 											}
-											p.r[11].Set64(s[134], v314)
-											s[165] = ((v314) >> 32)
-											s[166] = ((v314) & 0xffffffff)
+											p.r[11].Set64(s[134], v313)
+											s[165] = ((v313) >> 32)
+											s[166] = ((v313) & 0xffffffff)
 										}
 									}
 								}
@@ -2745,39 +2763,39 @@ func (p *netlock) ingress8(g *engine.Gen, s *[263]uint64) {
 									{
 										{
 											// action NetlockIngress.pool.part0.flags_access
-											v316 := uint64(0)
-											_ = v316
-											v316 = p.r[8].Get64(s[134])
+											v315 := uint64(0)
+											_ = v315
+											v315 = p.r[8].Get64(s[134])
 											if s[135] == 0x2 {
 												{
-													v316 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
+													v315 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
 												}
 											} else {
 												if (s[135] == 0x3) && (s[167] == 0x1) {
 													{
-														v316 = v316&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+														v315 = v315&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
 													}
 												} else {
 													if ((s[135] == 0x4) && (s[167] == 0x1)) && (s[143] != 0x0) {
 														{
-															v316 = v316&^0xffffffff | (s[143])<<0&0xffffffff
+															v315 = v315&^0xffffffff | (s[143])<<0&0xffffffff
 														}
 													} else {
-														if ((s[135] == 0x5) && (((v316) >> 56) == 0x1)) && (s[160] == 0x1) {
+														if ((s[135] == 0x5) && (((v315) >> 56) == 0x1)) && (s[160] == 0x1) {
 															{
-																v316 = v316&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+																v315 = v315&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 																s[167] = 0x1
 															}
 														}
 													}
 												}
 											}
-											p.r[8].Set64(s[134], v316)
-											s[154] = ((v316) >> 56)
-											s[155] = ((v316) >> 48 & 0xff)
-											s[156] = ((v316) >> 40 & 0xff)
-											s[157] = ((v316) >> 32 & 0xff)
-											s[158] = ((v316) & 0xffffffff)
+											p.r[8].Set64(s[134], v315)
+											s[154] = ((v315) >> 56)
+											s[155] = ((v315) >> 48 & 0xff)
+											s[156] = ((v315) >> 40 & 0xff)
+											s[157] = ((v315) >> 32 & 0xff)
+											s[158] = ((v315) & 0xffffffff)
 										}
 									}
 								}
@@ -2787,18 +2805,18 @@ func (p *netlock) ingress8(g *engine.Gen, s *[263]uint64) {
 									{
 										{
 											// action NetlockIngress.pool.part0.who_access
-											v318 := uint64(0)
-											_ = v318
-											v318 = p.r[9].Get64(s[134])
+											v317 := uint64(0)
+											_ = v317
+											v317 = p.r[9].Get64(s[134])
 											if s[137] == 0x2 {
 												{
-													v318 = (((s[145])<<16|s[146])<<16 | s[147])
+													v317 = (((s[145])<<16|s[146])<<16 | s[147])
 												}
 											}
-											p.r[9].Set64(s[134], v318)
-											s[161] = ((v318) >> 32)
-											s[162] = ((v318) >> 16 & 0xffff)
-											s[163] = ((v318) & 0xffff)
+											p.r[9].Set64(s[134], v317)
+											s[161] = ((v317) >> 32)
+											s[162] = ((v317) >> 16 & 0xffff)
+											s[163] = ((v317) & 0xffff)
 										}
 									}
 								}
@@ -2808,16 +2826,16 @@ func (p *netlock) ingress8(g *engine.Gen, s *[263]uint64) {
 									{
 										{
 											// action NetlockIngress.pool.part0.ts_access
-											v320 := uint64(0)
-											_ = v320
-											v320 = p.r[10].Get64(s[134])
+											v319 := uint64(0)
+											_ = v319
+											v319 = p.r[10].Get64(s[134])
 											if (s[138] == 0x2) || (((s[138] == 0x3) && (s[167] == 0x1)) && (s[148] != 0x0)) {
 												{
-													v320 = s[148]
+													v319 = s[148]
 												}
 											}
-											p.r[10].Set64(s[134], v320)
-											s[164] = v320
+											p.r[10].Set64(s[134], v319)
+											s[164] = v319
 										}
 									}
 								}
@@ -2832,24 +2850,24 @@ func (p *netlock) ingress8(g *engine.Gen, s *[263]uint64) {
 	}
 	if s[219] == 0x1 {
 		{
-			v354 := uint64(0)
-			_ = v354
+			v353 := uint64(0)
+			_ = v353
 			{
-				a356 := ((s[231]) & 0xffffffff)
+				a355 := ((s[231]) & 0xffffffff)
+				_ = a355
+				a356 := s[215]
 				_ = a356
-				a357 := s[215]
-				_ = a357
-				v354 = 0
+				v353 = 0
 				{
 					// action NetlockIngress.token_of
-					v358 := uint64(((s[231]) >> 32))
-					_ = v358
-					if a356 > ((s[231]) & 0xffffffff) {
+					v357 := uint64(((s[231]) >> 32))
+					_ = v357
+					if a355 > ((s[231]) & 0xffffffff) {
 						{
-							v358 = ((v358 - 0x1) & 0xffffffff)
+							v357 = ((v357 - 0x1) & 0xffffffff)
 						}
 					}
-					v354 = ((((v358)<<32 | a356) << (p.c[5])) | a357)
+					v353 = ((((v357)<<32 | a355) << (p.c[5])) | a356)
 				}
 			}
 			if s[207] == 0x1 {
@@ -2868,23 +2886,23 @@ func (p *netlock) ingress8(g *engine.Gen, s *[263]uint64) {
 							s[127] = 0x0
 						}
 					}
-					s[125] = v354
+					s[125] = v353
 					s[127] = s[214]
 				}
 			} else {
 				{
 					{
-						a361 := v354
-						_ = a361
+						a360 := v353
+						_ = a360
 						{
 							// action NetlockIngress.ans_grant_slot
 							{
-								a363 := s[161]
+								a362 := s[161]
+								_ = a362
+								a363 := s[162]
 								_ = a363
-								a364 := s[162]
+								a364 := s[157]
 								_ = a364
-								a365 := s[157]
-								_ = a365
 								{
 									// action NetlockIngress.ans_to_client
 									s[107] = 0x1
@@ -2892,18 +2910,18 @@ func (p *netlock) ingress8(g *engine.Gen, s *[263]uint64) {
 									s[109] = 0x0
 									s[113] = s[203]
 									s[115] = s[204]
-									s[114] = a363
-									s[116] = a364
+									s[114] = a362
+									s[116] = a363
 									s[117] = 0x3
 									s[120] = 0x0
 									s[119] = 0x0
 									s[128] = 0x0
 									s[129] = 0x0
-									if a365 == 0x1 {
+									if a364 == 0x1 {
 										{
 											s[119] = 0x8
-											s[128] = a363
-											s[129] = a364
+											s[128] = a362
+											s[129] = a363
 										}
 									}
 									s[123] = s[37]
@@ -2915,7 +2933,7 @@ func (p *netlock) ingress8(g *engine.Gen, s *[263]uint64) {
 							s[121] = s[156]
 							s[122] = s[163]
 							s[124] = s[159]
-							s[125] = a361
+							s[125] = a360
 							s[126] = s[164]
 							s[127] = s[158]
 						}
@@ -2937,17 +2955,17 @@ func (p *netlock) ingress6(g *engine.Gen, s *[263]uint64) {
 							{
 								{
 									// action NetlockIngress.pool.part1.txn_access
-									v323 := uint64(0)
-									_ = v323
-									v323 = p.r[12].Get64(s[134])
-									s[160] = engine.Sel((v323 == s[144]), 0x1, 0x0)
+									v322 := uint64(0)
+									_ = v322
+									v322 = p.r[12].Get64(s[134])
+									s[160] = engine.Sel((v322 == s[144]), 0x1, 0x0)
 									if s[136] == 0x2 {
 										{
-											v323 = s[144]
+											v322 = s[144]
 										}
 									}
-									p.r[12].Set64(s[134], v323)
-									s[159] = v323
+									p.r[12].Set64(s[134], v322)
+									s[159] = v322
 								}
 							}
 						}
@@ -2957,12 +2975,12 @@ func (p *netlock) ingress6(g *engine.Gen, s *[263]uint64) {
 							{
 								{
 									// action NetlockIngress.pool.part1.hold_access
-									v325 := uint64(0)
-									_ = v325
-									v325 = p.r[16].Get64(s[134])
+									v324 := uint64(0)
+									_ = v324
+									v324 = p.r[16].Get64(s[134])
 									if (s[139] == 0x3) || (s[139] == 0x4) {
 										{
-											if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v325) >> 32) == s[151])) && (((v325) >> 32) != 0x0) {
+											if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v324) >> 32) == s[151])) && (((v324) >> 32) != 0x0) {
 												{
 													s[167] = 0x1
 												}
@@ -2971,24 +2989,24 @@ func (p *netlock) ingress6(g *engine.Gen, s *[263]uint64) {
 									}
 									if (s[139] == 0x2) || ((s[139] == 0x5) && (s[153] == 0x1)) {
 										{
-											v325 = ((s[149])<<32 | s[150])
+											v324 = ((s[149])<<32 | s[150])
 										}
 									} else {
 										if (s[139] == 0x3) && (s[167] == 0x1) {
 											{
-												v325 = v325&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+												v324 = v324&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 											}
 										} else {
 											if (s[139] == 0x4) && (s[167] == 0x1) {
 												{
-													v325 = v325&^0xffffffff | (s[150])<<0&0xffffffff
+													v324 = v324&^0xffffffff | (s[150])<<0&0xffffffff
 												}
 											}
 										}
 									}
-									p.r[16].Set64(s[134], v325)
-									s[165] = ((v325) >> 32)
-									s[166] = ((v325) & 0xffffffff)
+									p.r[16].Set64(s[134], v324)
+									s[165] = ((v324) >> 32)
+									s[166] = ((v324) & 0xffffffff)
 								}
 							}
 						}
@@ -2998,39 +3016,39 @@ func (p *netlock) ingress6(g *engine.Gen, s *[263]uint64) {
 							{
 								{
 									// action NetlockIngress.pool.part1.flags_access
-									v327 := uint64(0)
-									_ = v327
-									v327 = p.r[13].Get64(s[134])
+									v326 := uint64(0)
+									_ = v326
+									v326 = p.r[13].Get64(s[134])
 									if s[135] == 0x2 {
 										{
-											v327 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
+											v326 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
 										}
 									} else {
 										if (s[135] == 0x3) && (s[167] == 0x1) {
 											{
-												v327 = v327&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+												v326 = v326&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
 											}
 										} else {
 											if ((s[135] == 0x4) && (s[167] == 0x1)) && (s[143] != 0x0) {
 												{
-													v327 = v327&^0xffffffff | (s[143])<<0&0xffffffff
+													v326 = v326&^0xffffffff | (s[143])<<0&0xffffffff
 												}
 											} else {
-												if ((s[135] == 0x5) && (((v327) >> 56) == 0x1)) && (s[160] == 0x1) {
+												if ((s[135] == 0x5) && (((v326) >> 56) == 0x1)) && (s[160] == 0x1) {
 													{
-														v327 = v327&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+														v326 = v326&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 														s[167] = 0x1
 													}
 												}
 											}
 										}
 									}
-									p.r[13].Set64(s[134], v327)
-									s[154] = ((v327) >> 56)
-									s[155] = ((v327) >> 48 & 0xff)
-									s[156] = ((v327) >> 40 & 0xff)
-									s[157] = ((v327) >> 32 & 0xff)
-									s[158] = ((v327) & 0xffffffff)
+									p.r[13].Set64(s[134], v326)
+									s[154] = ((v326) >> 56)
+									s[155] = ((v326) >> 48 & 0xff)
+									s[156] = ((v326) >> 40 & 0xff)
+									s[157] = ((v326) >> 32 & 0xff)
+									s[158] = ((v326) & 0xffffffff)
 								}
 							}
 						}
@@ -3040,18 +3058,18 @@ func (p *netlock) ingress6(g *engine.Gen, s *[263]uint64) {
 							{
 								{
 									// action NetlockIngress.pool.part1.who_access
-									v329 := uint64(0)
-									_ = v329
-									v329 = p.r[14].Get64(s[134])
+									v328 := uint64(0)
+									_ = v328
+									v328 = p.r[14].Get64(s[134])
 									if s[137] == 0x2 {
 										{
-											v329 = (((s[145])<<16|s[146])<<16 | s[147])
+											v328 = (((s[145])<<16|s[146])<<16 | s[147])
 										}
 									}
-									p.r[14].Set64(s[134], v329)
-									s[161] = ((v329) >> 32)
-									s[162] = ((v329) >> 16 & 0xffff)
-									s[163] = ((v329) & 0xffff)
+									p.r[14].Set64(s[134], v328)
+									s[161] = ((v328) >> 32)
+									s[162] = ((v328) >> 16 & 0xffff)
+									s[163] = ((v328) & 0xffff)
 								}
 							}
 						}
@@ -3061,16 +3079,16 @@ func (p *netlock) ingress6(g *engine.Gen, s *[263]uint64) {
 							{
 								{
 									// action NetlockIngress.pool.part1.ts_access
-									v331 := uint64(0)
-									_ = v331
-									v331 = p.r[15].Get64(s[134])
+									v330 := uint64(0)
+									_ = v330
+									v330 = p.r[15].Get64(s[134])
 									if (s[138] == 0x2) || (((s[138] == 0x3) && (s[167] == 0x1)) && (s[148] != 0x0)) {
 										{
-											v331 = s[148]
+											v330 = s[148]
 										}
 									}
-									p.r[15].Set64(s[134], v331)
-									s[164] = v331
+									p.r[15].Set64(s[134], v330)
+									s[164] = v330
 								}
 							}
 						}
@@ -3096,17 +3114,17 @@ func (p *netlock) ingress5(g *engine.Gen, s *[263]uint64) {
 							{
 								{
 									// action NetlockIngress.pool.part3.txn_access
-									v345 := uint64(0)
-									_ = v345
-									v345 = p.r[22].Get64(s[134])
-									s[160] = engine.Sel((v345 == s[144]), 0x1, 0x0)
+									v344 := uint64(0)
+									_ = v344
+									v344 = p.r[22].Get64(s[134])
+									s[160] = engine.Sel((v344 == s[144]), 0x1, 0x0)
 									if s[136] == 0x2 {
 										{
-											v345 = s[144]
+											v344 = s[144]
 										}
 									}
-									p.r[22].Set64(s[134], v345)
-									s[159] = v345
+									p.r[22].Set64(s[134], v344)
+									s[159] = v344
 								}
 							}
 						}
@@ -3116,12 +3134,12 @@ func (p *netlock) ingress5(g *engine.Gen, s *[263]uint64) {
 							{
 								{
 									// action NetlockIngress.pool.part3.hold_access
-									v347 := uint64(0)
-									_ = v347
-									v347 = p.r[26].Get64(s[134])
+									v346 := uint64(0)
+									_ = v346
+									v346 = p.r[26].Get64(s[134])
 									if (s[139] == 0x3) || (s[139] == 0x4) {
 										{
-											if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v347) >> 32) == s[151])) && (((v347) >> 32) != 0x0) {
+											if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v346) >> 32) == s[151])) && (((v346) >> 32) != 0x0) {
 												{
 													s[167] = 0x1
 												}
@@ -3130,24 +3148,24 @@ func (p *netlock) ingress5(g *engine.Gen, s *[263]uint64) {
 									}
 									if (s[139] == 0x2) || ((s[139] == 0x5) && (s[153] == 0x1)) {
 										{
-											v347 = ((s[149])<<32 | s[150])
+											v346 = ((s[149])<<32 | s[150])
 										}
 									} else {
 										if (s[139] == 0x3) && (s[167] == 0x1) {
 											{
-												v347 = v347&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+												v346 = v346&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 											}
 										} else {
 											if (s[139] == 0x4) && (s[167] == 0x1) {
 												{
-													v347 = v347&^0xffffffff | (s[150])<<0&0xffffffff
+													v346 = v346&^0xffffffff | (s[150])<<0&0xffffffff
 												}
 											}
 										}
 									}
-									p.r[26].Set64(s[134], v347)
-									s[165] = ((v347) >> 32)
-									s[166] = ((v347) & 0xffffffff)
+									p.r[26].Set64(s[134], v346)
+									s[165] = ((v346) >> 32)
+									s[166] = ((v346) & 0xffffffff)
 								}
 							}
 						}
@@ -3157,39 +3175,39 @@ func (p *netlock) ingress5(g *engine.Gen, s *[263]uint64) {
 							{
 								{
 									// action NetlockIngress.pool.part3.flags_access
-									v349 := uint64(0)
-									_ = v349
-									v349 = p.r[23].Get64(s[134])
+									v348 := uint64(0)
+									_ = v348
+									v348 = p.r[23].Get64(s[134])
 									if s[135] == 0x2 {
 										{
-											v349 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
+											v348 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
 										}
 									} else {
 										if (s[135] == 0x3) && (s[167] == 0x1) {
 											{
-												v349 = v349&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+												v348 = v348&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
 											}
 										} else {
 											if ((s[135] == 0x4) && (s[167] == 0x1)) && (s[143] != 0x0) {
 												{
-													v349 = v349&^0xffffffff | (s[143])<<0&0xffffffff
+													v348 = v348&^0xffffffff | (s[143])<<0&0xffffffff
 												}
 											} else {
-												if ((s[135] == 0x5) && (((v349) >> 56) == 0x1)) && (s[160] == 0x1) {
+												if ((s[135] == 0x5) && (((v348) >> 56) == 0x1)) && (s[160] == 0x1) {
 													{
-														v349 = v349&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+														v348 = v348&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 														s[167] = 0x1
 													}
 												}
 											}
 										}
 									}
-									p.r[23].Set64(s[134], v349)
-									s[154] = ((v349) >> 56)
-									s[155] = ((v349) >> 48 & 0xff)
-									s[156] = ((v349) >> 40 & 0xff)
-									s[157] = ((v349) >> 32 & 0xff)
-									s[158] = ((v349) & 0xffffffff)
+									p.r[23].Set64(s[134], v348)
+									s[154] = ((v348) >> 56)
+									s[155] = ((v348) >> 48 & 0xff)
+									s[156] = ((v348) >> 40 & 0xff)
+									s[157] = ((v348) >> 32 & 0xff)
+									s[158] = ((v348) & 0xffffffff)
 								}
 							}
 						}
@@ -3199,18 +3217,18 @@ func (p *netlock) ingress5(g *engine.Gen, s *[263]uint64) {
 							{
 								{
 									// action NetlockIngress.pool.part3.who_access
-									v351 := uint64(0)
-									_ = v351
-									v351 = p.r[24].Get64(s[134])
+									v350 := uint64(0)
+									_ = v350
+									v350 = p.r[24].Get64(s[134])
 									if s[137] == 0x2 {
 										{
-											v351 = (((s[145])<<16|s[146])<<16 | s[147])
+											v350 = (((s[145])<<16|s[146])<<16 | s[147])
 										}
 									}
-									p.r[24].Set64(s[134], v351)
-									s[161] = ((v351) >> 32)
-									s[162] = ((v351) >> 16 & 0xffff)
-									s[163] = ((v351) & 0xffff)
+									p.r[24].Set64(s[134], v350)
+									s[161] = ((v350) >> 32)
+									s[162] = ((v350) >> 16 & 0xffff)
+									s[163] = ((v350) & 0xffff)
 								}
 							}
 						}
@@ -3220,16 +3238,16 @@ func (p *netlock) ingress5(g *engine.Gen, s *[263]uint64) {
 							{
 								{
 									// action NetlockIngress.pool.part3.ts_access
-									v353 := uint64(0)
-									_ = v353
-									v353 = p.r[25].Get64(s[134])
+									v352 := uint64(0)
+									_ = v352
+									v352 = p.r[25].Get64(s[134])
 									if (s[138] == 0x2) || (((s[138] == 0x3) && (s[167] == 0x1)) && (s[148] != 0x0)) {
 										{
-											v353 = s[148]
+											v352 = s[148]
 										}
 									}
-									p.r[25].Set64(s[134], v353)
-									s[164] = v353
+									p.r[25].Set64(s[134], v352)
+									s[164] = v352
 								}
 							}
 						}
@@ -3250,17 +3268,17 @@ func (p *netlock) ingress4(g *engine.Gen, s *[263]uint64) {
 						{
 							{
 								// action NetlockIngress.pool.part2.txn_access
-								v334 := uint64(0)
-								_ = v334
-								v334 = p.r[17].Get64(s[134])
-								s[160] = engine.Sel((v334 == s[144]), 0x1, 0x0)
+								v333 := uint64(0)
+								_ = v333
+								v333 = p.r[17].Get64(s[134])
+								s[160] = engine.Sel((v333 == s[144]), 0x1, 0x0)
 								if s[136] == 0x2 {
 									{
-										v334 = s[144]
+										v333 = s[144]
 									}
 								}
-								p.r[17].Set64(s[134], v334)
-								s[159] = v334
+								p.r[17].Set64(s[134], v333)
+								s[159] = v333
 							}
 						}
 					}
@@ -3270,12 +3288,12 @@ func (p *netlock) ingress4(g *engine.Gen, s *[263]uint64) {
 						{
 							{
 								// action NetlockIngress.pool.part2.hold_access
-								v336 := uint64(0)
-								_ = v336
-								v336 = p.r[21].Get64(s[134])
+								v335 := uint64(0)
+								_ = v335
+								v335 = p.r[21].Get64(s[134])
 								if (s[139] == 0x3) || (s[139] == 0x4) {
 									{
-										if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v336) >> 32) == s[151])) && (((v336) >> 32) != 0x0) {
+										if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v335) >> 32) == s[151])) && (((v335) >> 32) != 0x0) {
 											{
 												s[167] = 0x1
 											}
@@ -3284,24 +3302,24 @@ func (p *netlock) ingress4(g *engine.Gen, s *[263]uint64) {
 								}
 								if (s[139] == 0x2) || ((s[139] == 0x5) && (s[153] == 0x1)) {
 									{
-										v336 = ((s[149])<<32 | s[150])
+										v335 = ((s[149])<<32 | s[150])
 									}
 								} else {
 									if (s[139] == 0x3) && (s[167] == 0x1) {
 										{
-											v336 = v336&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+											v335 = v335&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 										}
 									} else {
 										if (s[139] == 0x4) && (s[167] == 0x1) {
 											{
-												v336 = v336&^0xffffffff | (s[150])<<0&0xffffffff
+												v335 = v335&^0xffffffff | (s[150])<<0&0xffffffff
 											}
 										}
 									}
 								}
-								p.r[21].Set64(s[134], v336)
-								s[165] = ((v336) >> 32)
-								s[166] = ((v336) & 0xffffffff)
+								p.r[21].Set64(s[134], v335)
+								s[165] = ((v335) >> 32)
+								s[166] = ((v335) & 0xffffffff)
 							}
 						}
 					}
@@ -3311,39 +3329,39 @@ func (p *netlock) ingress4(g *engine.Gen, s *[263]uint64) {
 						{
 							{
 								// action NetlockIngress.pool.part2.flags_access
-								v338 := uint64(0)
-								_ = v338
-								v338 = p.r[18].Get64(s[134])
+								v337 := uint64(0)
+								_ = v337
+								v337 = p.r[18].Get64(s[134])
 								if s[135] == 0x2 {
 									{
-										v338 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
+										v337 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
 									}
 								} else {
 									if (s[135] == 0x3) && (s[167] == 0x1) {
 										{
-											v338 = v338&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+											v337 = v337&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
 										}
 									} else {
 										if ((s[135] == 0x4) && (s[167] == 0x1)) && (s[143] != 0x0) {
 											{
-												v338 = v338&^0xffffffff | (s[143])<<0&0xffffffff
+												v337 = v337&^0xffffffff | (s[143])<<0&0xffffffff
 											}
 										} else {
-											if ((s[135] == 0x5) && (((v338) >> 56) == 0x1)) && (s[160] == 0x1) {
+											if ((s[135] == 0x5) && (((v337) >> 56) == 0x1)) && (s[160] == 0x1) {
 												{
-													v338 = v338&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+													v337 = v337&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 													s[167] = 0x1
 												}
 											}
 										}
 									}
 								}
-								p.r[18].Set64(s[134], v338)
-								s[154] = ((v338) >> 56)
-								s[155] = ((v338) >> 48 & 0xff)
-								s[156] = ((v338) >> 40 & 0xff)
-								s[157] = ((v338) >> 32 & 0xff)
-								s[158] = ((v338) & 0xffffffff)
+								p.r[18].Set64(s[134], v337)
+								s[154] = ((v337) >> 56)
+								s[155] = ((v337) >> 48 & 0xff)
+								s[156] = ((v337) >> 40 & 0xff)
+								s[157] = ((v337) >> 32 & 0xff)
+								s[158] = ((v337) & 0xffffffff)
 							}
 						}
 					}
@@ -3353,18 +3371,18 @@ func (p *netlock) ingress4(g *engine.Gen, s *[263]uint64) {
 						{
 							{
 								// action NetlockIngress.pool.part2.who_access
-								v340 := uint64(0)
-								_ = v340
-								v340 = p.r[19].Get64(s[134])
+								v339 := uint64(0)
+								_ = v339
+								v339 = p.r[19].Get64(s[134])
 								if s[137] == 0x2 {
 									{
-										v340 = (((s[145])<<16|s[146])<<16 | s[147])
+										v339 = (((s[145])<<16|s[146])<<16 | s[147])
 									}
 								}
-								p.r[19].Set64(s[134], v340)
-								s[161] = ((v340) >> 32)
-								s[162] = ((v340) >> 16 & 0xffff)
-								s[163] = ((v340) & 0xffff)
+								p.r[19].Set64(s[134], v339)
+								s[161] = ((v339) >> 32)
+								s[162] = ((v339) >> 16 & 0xffff)
+								s[163] = ((v339) & 0xffff)
 							}
 						}
 					}
@@ -3374,16 +3392,16 @@ func (p *netlock) ingress4(g *engine.Gen, s *[263]uint64) {
 						{
 							{
 								// action NetlockIngress.pool.part2.ts_access
-								v342 := uint64(0)
-								_ = v342
-								v342 = p.r[20].Get64(s[134])
+								v341 := uint64(0)
+								_ = v341
+								v341 = p.r[20].Get64(s[134])
 								if (s[138] == 0x2) || (((s[138] == 0x3) && (s[167] == 0x1)) && (s[148] != 0x0)) {
 									{
-										v342 = s[148]
+										v341 = s[148]
 									}
 								}
-								p.r[20].Set64(s[134], v342)
-								s[164] = v342
+								p.r[20].Set64(s[134], v341)
+								s[164] = v341
 							}
 						}
 					}
@@ -3445,57 +3463,47 @@ func (p *netlock) ingress86(g *engine.Gen, s *[263]uint64, v109 uint64) {
 				{
 					{
 						// action NetlockIngress.ended_access
-						v480 := uint64(0)
-						_ = v480
-						var h481 uint64
+						v479 := uint64(0)
+						_ = v479
+						var h480 uint64
 						{
-							if s[29] != 0 {
-								b482 := g.Scratch(12)
-								binary.BigEndian.PutUint64(b482[0:], (s[37])<<32|(s[38])>>32)
-								binary.BigEndian.PutUint64(b482[8:], (s[38])<<32)
-								h481 = engine.HashCRC32(b482[:12])
-							} else {
-								h481 = engine.HashCRC32(nil)
-							}
+							b481 := g.Scratch(12)
+							binary.BigEndian.PutUint64(b481[0:], (s[37])<<32|(s[38])>>32)
+							binary.BigEndian.PutUint64(b481[8:], (s[38])<<32)
+							h480 = engine.HashCRC32(b481[:12])
 						}
-						v480 = (0x0 + engine.Sel(p.c[2] != 0, h481%(p.c[2]|engine.B2U(p.c[2] == 0)), h481)) & 0xffffffff
-						v483 := uint64(0)
-						_ = v483
-						var h484 uint64
+						v479 = (0x0 + engine.Sel(p.c[2] != 0, h480%(p.c[2]|engine.B2U(p.c[2] == 0)), h480)) & 0xffffffff
+						v482 := uint64(0)
+						_ = v482
+						var h483 uint64
 						{
-							if s[29] != 0 {
-								b485 := g.Scratch(12)
-								binary.BigEndian.PutUint64(b485[0:], ((s[38])&0xffffffff)<<32|s[37])
-								binary.BigEndian.PutUint64(b485[8:], ((s[38])>>32)<<32)
-								h484 = engine.HashCRC32(b485[:12])
-							} else {
-								b486 := g.Scratch(8)
-								binary.BigEndian.PutUint64(b486[0:], ((s[38])&0xffffffff)<<32|((s[38])>>32))
-								h484 = engine.HashCRC32(b486[:8])
-							}
+							b484 := g.Scratch(12)
+							binary.BigEndian.PutUint64(b484[0:], ((s[38])&0xffffffff)<<32|s[37])
+							binary.BigEndian.PutUint64(b484[8:], ((s[38])>>32)<<32)
+							h483 = engine.HashCRC32(b484[:12])
 						}
-						v483 = (0x0 + h484%0x100000000) & 0xffffffff
-						v483 = (v483 & 0xfffffffc)
-						if v483 == 0x0 {
+						v482 = (0x0 + h483%0x100000000) & 0xffffffff
+						v482 = (v482 & 0xfffffffc)
+						if v482 == 0x0 {
 							{
-								v483 = 0x4
+								v482 = 0x4
 							}
 						}
-						v487 := uint64(0)
-						_ = v487
-						v487 = p.r[6].Get32(v480)
-						s[235] = engine.Sel(((v487 & 0xfffffffd) == (v483 | 0x1)), 0x1, 0x0)
-						s[236] = engine.Sel((v487 == (v483 | 0x3)), 0x1, 0x0)
-						s[237] = engine.Sel((v487 == v483), 0x1, 0x0)
+						v485 := uint64(0)
+						_ = v485
+						v485 = p.r[6].Get32(v479)
+						s[235] = engine.Sel(((v485 & 0xfffffffd) == (v482 | 0x1)), 0x1, 0x0)
+						s[236] = engine.Sel((v485 == (v482 | 0x3)), 0x1, 0x0)
+						s[237] = engine.Sel((v485 == v482), 0x1, 0x0)
 						if s[235] == 0x0 {
 							{
-								v487 = v483
+								v485 = v482
 							}
 						} else {
 							{
 							}
 						}
-						p.r[6].Set32(v480, ((v487) & 0xffffffff))
+						p.r[6].Set32(v479, ((v485) & 0xffffffff))
 					}
 				}
 				if s[235] == 0x0 {
@@ -3538,12 +3546,12 @@ func (p *netlock) ingress86(g *engine.Gen, s *[263]uint64, v109 uint64) {
 												{
 													// action NetlockIngress.ans_echo
 													{
-														a493 := s[211]
+														a491 := s[211]
+														_ = a491
+														a492 := s[212]
+														_ = a492
+														a493 := s[213]
 														_ = a493
-														a494 := s[212]
-														_ = a494
-														a495 := s[213]
-														_ = a495
 														{
 															// action NetlockIngress.ans_to_client
 															s[107] = 0x1
@@ -3551,18 +3559,18 @@ func (p *netlock) ingress86(g *engine.Gen, s *[263]uint64, v109 uint64) {
 															s[109] = 0x0
 															s[113] = s[203]
 															s[115] = s[204]
-															s[114] = a493
-															s[116] = a494
+															s[114] = a491
+															s[116] = a492
 															s[117] = 0x4
 															s[120] = 0x0
 															s[119] = 0x0
 															s[128] = 0x0
 															s[129] = 0x0
-															if a495 == 0x1 {
+															if a493 == 0x1 {
 																{
 																	s[119] = 0x8
-																	s[128] = a493
-																	s[129] = a494
+																	s[128] = a491
+																	s[129] = a492
 																}
 															}
 															s[123] = s[37]
@@ -3598,23 +3606,23 @@ func (p *netlock) ingress19(g *engine.Gen, s *[263]uint64, v109 uint64) {
 	if v109 == 0x0 {
 		{
 			{
-				a369 := s[208]
-				_ = a369
+				a368 := s[208]
+				_ = a368
 				{
 					// action NetlockIngress.q_access
-					v370 := uint64(0)
+					v369 := uint64(0)
+					_ = v369
+					v369 = p.r[4].Get64(s[196])
+					v370 := uint64(((v369) & 0xffff))
 					_ = v370
-					v370 = p.r[4].Get64(s[196])
-					v371 := uint64(((v370) & 0xffff))
+					v371 := uint64(((v369) >> 16 & 0xffff))
 					_ = v371
-					v372 := uint64(((v370) >> 16 & 0xffff))
+					v372 := uint64(((v369) >> 32 & 0xffff))
 					_ = v372
-					v373 := uint64(((v370) >> 32 & 0xffff))
+					v373 := uint64(((v369) >> 48))
 					_ = v373
-					v374 := uint64(((v370) >> 48))
+					v374 := uint64(engine.Sel((a368 == 0x0), v370, v371))
 					_ = v374
-					v375 := uint64(engine.Sel((a369 == 0x0), v371, v372))
-					_ = v375
 					s[218] = 0x0
 					{
 						{
@@ -3628,74 +3636,74 @@ func (p *netlock) ingress19(g *engine.Gen, s *[263]uint64, v109 uint64) {
 							}
 						}
 					}
-					if a369 == 0x0 {
+					if a368 == 0x0 {
 						{
-							v371 = v375
+							v370 = v374
 						}
 					} else {
 						{
-							v372 = v375
+							v371 = v374
 						}
 					}
 					{
 						{
-							v370 = ((((v374)<<16|v373)<<16|v372)<<16 | v371)
+							v369 = ((((v373)<<16|v372)<<16|v371)<<16 | v370)
 						}
 					}
-					p.r[4].Set64(s[196], v370)
-					s[227] = ((v370) & 0xffff)
-					s[228] = ((v370) >> 16 & 0xffff)
-					s[229] = ((v370) >> 32 & 0xffff)
-					s[230] = ((v370) >> 48)
+					p.r[4].Set64(s[196], v369)
+					s[227] = ((v369) & 0xffff)
+					s[228] = ((v369) >> 16 & 0xffff)
+					s[229] = ((v369) >> 32 & 0xffff)
+					s[230] = ((v369) >> 48)
 				}
 			}
 			s[168] = 0x1
 			{
-				a377 := s[208]
+				a376 := s[208]
+				_ = a376
+				a377 := s[196]
 				_ = a377
-				a378 := s[196]
-				_ = a378
 				{
-					if a377 == 0x0 {
-						p.ingress13(g, s, a378)
+					if a376 == 0x0 {
+						p.ingress13(g, s, a377)
 					} else {
 						{
-							p.ingress12(g, s, a378)
+							p.ingress12(g, s, a377)
 							{
-								a455 := a378
-								_ = a455
+								a454 := a377
+								_ = a454
 								{
 									if s[178] != 0x0 {
 										{
 											{
 												{
 													// action NetlockIngress.levels.level0.head_access
-													v457 := uint64(0)
-													_ = v457
-													v457 = p.r[27].Get32(a455)
-													var r460 uint64
-													_ = r460
+													v456 := uint64(0)
+													_ = v456
+													v456 = p.r[27].Get32(a454)
+													var r459 uint64
+													_ = r459
 													{
-														a461 := v457
+														a460 := v456
+														_ = a460
+														a461 := s[181]
 														_ = a461
-														a462 := s[181]
-														_ = a462
 														{
-															if (((a461 & 0x7fff) + 0x1) & 0xffff) == a462 {
+															if (((a460 & 0x7fff) + 0x1) & 0xffff) == a461 {
 																{
-																	r460 = ((a461 & 0x8000) ^ 0x8000)
-																	goto end459
+																	r459 = ((a460 & 0x8000) ^ 0x8000)
+																	goto end458
 																}
 															}
-															r460 = ((a461 + 0x1) & 0xffff)
-															goto end459
+															r459 = ((a460 + 0x1) & 0xffff)
+															goto end458
 														}
-													end459:
+													end458:
 													}
-													v458 := uint64(r460)
-													_ = v458
+													v457 := uint64(r459)
+													_ = v457
 													s[187] = 0x0
-													if ((s[178] == 0x2) && (s[183] == 0x1)) && (s[182] == (v457 & 0x7fff)) {
+													if ((s[178] == 0x2) && (s[183] == 0x1)) && (s[182] == (v456 & 0x7fff)) {
 														{
 															s[187] = 0x1
 														}
@@ -3706,22 +3714,22 @@ func (p *netlock) ingress19(g *engine.Gen, s *[263]uint64, v109 uint64) {
 															}
 														}
 													}
-													s[184] = v457
+													s[184] = v456
 													if s[187] == 0x1 {
 														{
-															v457 = v458
+															v456 = v457
 														}
 													} else {
 														if s[178] == 0x4 {
 															{
-																v457 = 0x0
+																v456 = 0x0
 															}
 														}
 													}
-													p.r[27].Set32(a455, ((v457) & 0xffff))
+													p.r[27].Set32(a454, ((v456) & 0xffff))
 													if s[178] == 0x3 {
 														{
-															s[184] = v457
+															s[184] = v456
 														}
 													}
 												}
@@ -3733,41 +3741,41 @@ func (p *netlock) ingress19(g *engine.Gen, s *[263]uint64, v109 uint64) {
 											{
 												{
 													// action NetlockIngress.levels.level0.tail_access
-													v464 := uint64(0)
-													_ = v464
-													v464 = p.r[28].Get32(a455)
-													s[185] = v464
+													v463 := uint64(0)
+													_ = v463
+													v463 = p.r[28].Get32(a454)
+													s[185] = v463
 													if (s[179] == 0x2) && (s[183] == 0x1) {
 														{
-															var r466 uint64
-															_ = r466
+															var r465 uint64
+															_ = r465
 															{
-																a467 := v464
+																a466 := v463
+																_ = a466
+																a467 := s[181]
 																_ = a467
-																a468 := s[181]
-																_ = a468
 																{
-																	if (((a467 & 0x7fff) + 0x1) & 0xffff) == a468 {
+																	if (((a466 & 0x7fff) + 0x1) & 0xffff) == a467 {
 																		{
-																			r466 = ((a467 & 0x8000) ^ 0x8000)
-																			goto end465
+																			r465 = ((a466 & 0x8000) ^ 0x8000)
+																			goto end464
 																		}
 																	}
-																	r466 = ((a467 + 0x1) & 0xffff)
-																	goto end465
+																	r465 = ((a466 + 0x1) & 0xffff)
+																	goto end464
 																}
-															end465:
+															end464:
 															}
-															v464 = r466
+															v463 = r465
 														}
 													} else {
 														if s[179] == 0x4 {
 															{
-																v464 = 0x0
+																v463 = 0x0
 															}
 														}
 													}
-													p.r[28].Set32(a455, ((v464) & 0xffff))
+													p.r[28].Set32(a454, ((v463) & 0xffff))
 												}
 											}
 										}
@@ -3777,72 +3785,72 @@ func (p *netlock) ingress19(g *engine.Gen, s *[263]uint64, v109 uint64) {
 											{
 												{
 													// action NetlockIngress.levels.level0.gnext_access
-													v470 := uint64(0)
-													_ = v470
-													v470 = p.r[29].Get32(a455)
+													v469 := uint64(0)
+													_ = v469
+													v469 = p.r[29].Get32(a454)
 													if (s[180] == 0x2) && (s[183] == 0x1) {
 														{
-															v470 = s[182]
+															v469 = s[182]
 														}
 													} else {
-														if ((s[180] == 0x3) && (s[183] == 0x1)) && (v470 == s[184]) {
+														if ((s[180] == 0x3) && (s[183] == 0x1)) && (v469 == s[184]) {
 															{
-																var r472 uint64
-																_ = r472
+																var r471 uint64
+																_ = r471
 																{
-																	a473 := v470
+																	a472 := v469
+																	_ = a472
+																	a473 := s[181]
 																	_ = a473
-																	a474 := s[181]
-																	_ = a474
 																	{
-																		if (((a473 & 0x7fff) + 0x1) & 0xffff) == a474 {
+																		if (((a472 & 0x7fff) + 0x1) & 0xffff) == a473 {
 																			{
-																				r472 = ((a473 & 0x8000) ^ 0x8000)
-																				goto end471
+																				r471 = ((a472 & 0x8000) ^ 0x8000)
+																				goto end470
 																			}
 																		}
-																		r472 = ((a473 + 0x1) & 0xffff)
-																		goto end471
+																		r471 = ((a472 + 0x1) & 0xffff)
+																		goto end470
 																	}
-																end471:
+																end470:
 																}
-																v470 = r472
+																v469 = r471
 															}
 														} else {
 															if s[180] == 0x4 {
 																{
-																	v470 = 0x0
+																	v469 = 0x0
 																}
 															} else {
 																if (s[180] == 0x5) && (s[183] == 0x1) {
 																	{
-																		var r476 uint64
-																		_ = r476
+																		var r475 uint64
+																		_ = r475
 																		{
-																			a477 := s[185]
+																			a476 := s[185]
+																			_ = a476
+																			a477 := s[181]
 																			_ = a477
-																			a478 := s[181]
-																			_ = a478
 																			{
-																				if (((a477 & 0x7fff) + 0x1) & 0xffff) == a478 {
+																				if (((a476 & 0x7fff) + 0x1) & 0xffff) == a477 {
 																					{
-																						r476 = ((a477 & 0x8000) ^ 0x8000)
-																						goto end475
+																						r475 = ((a476 & 0x8000) ^ 0x8000)
+																						goto end474
 																					}
 																				}
-																				r476 = ((a477 + 0x1) & 0xffff)
-																				goto end475
+																				r475 = ((a476 + 0x1) & 0xffff)
+																				goto end474
 																			}
-																		end475:
+																		end474:
 																		}
-																		v470 = r476
+																		v469 = r475
 																	}
 																}
 															}
 														}
 													}
-													p.r[29].Set32(a455, ((v470) & 0xffff))
-													s[186] = v470
+													p.r[29].Set32(a454, ((v469) & 0xffff))
+													s[186] = v469
 												}
 											}
 										}
@@ -3860,44 +3868,44 @@ func (p *netlock) ingress19(g *engine.Gen, s *[263]uint64, v109 uint64) {
 }
 
 // ingress13 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access, NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, NetlockIngress.levels.level1.gnext_access.
-func (p *netlock) ingress13(g *engine.Gen, s *[263]uint64, a378 uint64) {
+func (p *netlock) ingress13(g *engine.Gen, s *[263]uint64, a377 uint64) {
 	{
-		p.ingress11(g, s, a378)
+		p.ingress11(g, s, a377)
 		{
-			a405 := a378
-			_ = a405
+			a404 := a377
+			_ = a404
 			{
 				if s[178] != 0x0 {
 					{
 						{
 							{
 								// action NetlockIngress.levels.level1.head_access
-								v407 := uint64(0)
-								_ = v407
-								v407 = p.r[30].Get32(a405)
-								var r410 uint64
-								_ = r410
+								v406 := uint64(0)
+								_ = v406
+								v406 = p.r[30].Get32(a404)
+								var r409 uint64
+								_ = r409
 								{
-									a411 := v407
+									a410 := v406
+									_ = a410
+									a411 := s[181]
 									_ = a411
-									a412 := s[181]
-									_ = a412
 									{
-										if (((a411 & 0x7fff) + 0x1) & 0xffff) == a412 {
+										if (((a410 & 0x7fff) + 0x1) & 0xffff) == a411 {
 											{
-												r410 = ((a411 & 0x8000) ^ 0x8000)
-												goto end409
+												r409 = ((a410 & 0x8000) ^ 0x8000)
+												goto end408
 											}
 										}
-										r410 = ((a411 + 0x1) & 0xffff)
-										goto end409
+										r409 = ((a410 + 0x1) & 0xffff)
+										goto end408
 									}
-								end409:
+								end408:
 								}
-								v408 := uint64(r410)
-								_ = v408
+								v407 := uint64(r409)
+								_ = v407
 								s[187] = 0x0
-								if ((s[178] == 0x2) && (s[183] == 0x1)) && (s[182] == (v407 & 0x7fff)) {
+								if ((s[178] == 0x2) && (s[183] == 0x1)) && (s[182] == (v406 & 0x7fff)) {
 									{
 										s[187] = 0x1
 									}
@@ -3908,22 +3916,22 @@ func (p *netlock) ingress13(g *engine.Gen, s *[263]uint64, a378 uint64) {
 										}
 									}
 								}
-								s[184] = v407
+								s[184] = v406
 								if s[187] == 0x1 {
 									{
-										v407 = v408
+										v406 = v407
 									}
 								} else {
 									if s[178] == 0x4 {
 										{
-											v407 = 0x0
+											v406 = 0x0
 										}
 									}
 								}
-								p.r[30].Set32(a405, ((v407) & 0xffff))
+								p.r[30].Set32(a404, ((v406) & 0xffff))
 								if s[178] == 0x3 {
 									{
-										s[184] = v407
+										s[184] = v406
 									}
 								}
 							}
@@ -3935,41 +3943,41 @@ func (p *netlock) ingress13(g *engine.Gen, s *[263]uint64, a378 uint64) {
 						{
 							{
 								// action NetlockIngress.levels.level1.tail_access
-								v414 := uint64(0)
-								_ = v414
-								v414 = p.r[31].Get32(a405)
-								s[185] = v414
+								v413 := uint64(0)
+								_ = v413
+								v413 = p.r[31].Get32(a404)
+								s[185] = v413
 								if (s[179] == 0x2) && (s[183] == 0x1) {
 									{
-										var r416 uint64
-										_ = r416
+										var r415 uint64
+										_ = r415
 										{
-											a417 := v414
+											a416 := v413
+											_ = a416
+											a417 := s[181]
 											_ = a417
-											a418 := s[181]
-											_ = a418
 											{
-												if (((a417 & 0x7fff) + 0x1) & 0xffff) == a418 {
+												if (((a416 & 0x7fff) + 0x1) & 0xffff) == a417 {
 													{
-														r416 = ((a417 & 0x8000) ^ 0x8000)
-														goto end415
+														r415 = ((a416 & 0x8000) ^ 0x8000)
+														goto end414
 													}
 												}
-												r416 = ((a417 + 0x1) & 0xffff)
-												goto end415
+												r415 = ((a416 + 0x1) & 0xffff)
+												goto end414
 											}
-										end415:
+										end414:
 										}
-										v414 = r416
+										v413 = r415
 									}
 								} else {
 									if s[179] == 0x4 {
 										{
-											v414 = 0x0
+											v413 = 0x0
 										}
 									}
 								}
-								p.r[31].Set32(a405, ((v414) & 0xffff))
+								p.r[31].Set32(a404, ((v413) & 0xffff))
 							}
 						}
 					}
@@ -3979,72 +3987,72 @@ func (p *netlock) ingress13(g *engine.Gen, s *[263]uint64, a378 uint64) {
 						{
 							{
 								// action NetlockIngress.levels.level1.gnext_access
-								v420 := uint64(0)
-								_ = v420
-								v420 = p.r[32].Get32(a405)
+								v419 := uint64(0)
+								_ = v419
+								v419 = p.r[32].Get32(a404)
 								if (s[180] == 0x2) && (s[183] == 0x1) {
 									{
-										v420 = s[182]
+										v419 = s[182]
 									}
 								} else {
-									if ((s[180] == 0x3) && (s[183] == 0x1)) && (v420 == s[184]) {
+									if ((s[180] == 0x3) && (s[183] == 0x1)) && (v419 == s[184]) {
 										{
-											var r422 uint64
-											_ = r422
+											var r421 uint64
+											_ = r421
 											{
-												a423 := v420
+												a422 := v419
+												_ = a422
+												a423 := s[181]
 												_ = a423
-												a424 := s[181]
-												_ = a424
 												{
-													if (((a423 & 0x7fff) + 0x1) & 0xffff) == a424 {
+													if (((a422 & 0x7fff) + 0x1) & 0xffff) == a423 {
 														{
-															r422 = ((a423 & 0x8000) ^ 0x8000)
-															goto end421
+															r421 = ((a422 & 0x8000) ^ 0x8000)
+															goto end420
 														}
 													}
-													r422 = ((a423 + 0x1) & 0xffff)
-													goto end421
+													r421 = ((a422 + 0x1) & 0xffff)
+													goto end420
 												}
-											end421:
+											end420:
 											}
-											v420 = r422
+											v419 = r421
 										}
 									} else {
 										if s[180] == 0x4 {
 											{
-												v420 = 0x0
+												v419 = 0x0
 											}
 										} else {
 											if (s[180] == 0x5) && (s[183] == 0x1) {
 												{
-													var r426 uint64
-													_ = r426
+													var r425 uint64
+													_ = r425
 													{
-														a427 := s[185]
+														a426 := s[185]
+														_ = a426
+														a427 := s[181]
 														_ = a427
-														a428 := s[181]
-														_ = a428
 														{
-															if (((a427 & 0x7fff) + 0x1) & 0xffff) == a428 {
+															if (((a426 & 0x7fff) + 0x1) & 0xffff) == a427 {
 																{
-																	r426 = ((a427 & 0x8000) ^ 0x8000)
-																	goto end425
+																	r425 = ((a426 & 0x8000) ^ 0x8000)
+																	goto end424
 																}
 															}
-															r426 = ((a427 + 0x1) & 0xffff)
-															goto end425
+															r425 = ((a426 + 0x1) & 0xffff)
+															goto end424
 														}
-													end425:
+													end424:
 													}
-													v420 = r426
+													v419 = r425
 												}
 											}
 										}
 									}
 								}
-								p.r[32].Set32(a405, ((v420) & 0xffff))
-								s[186] = v420
+								p.r[32].Set32(a404, ((v419) & 0xffff))
+								s[186] = v419
 							}
 						}
 					}
@@ -4055,42 +4063,42 @@ func (p *netlock) ingress13(g *engine.Gen, s *[263]uint64, a378 uint64) {
 }
 
 // ingress11 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access.
-func (p *netlock) ingress11(g *engine.Gen, s *[263]uint64, a378 uint64) {
+func (p *netlock) ingress11(g *engine.Gen, s *[263]uint64, a377 uint64) {
 	{
-		a380 := a378
-		_ = a380
+		a379 := a377
+		_ = a379
 		{
 			if s[168] != 0x0 {
 				{
 					{
 						{
 							// action NetlockIngress.levels.level0.head_access
-							v382 := uint64(0)
-							_ = v382
-							v382 = p.r[27].Get32(a380)
-							var r385 uint64
-							_ = r385
+							v381 := uint64(0)
+							_ = v381
+							v381 = p.r[27].Get32(a379)
+							var r384 uint64
+							_ = r384
 							{
-								a386 := v382
+								a385 := v381
+								_ = a385
+								a386 := s[171]
 								_ = a386
-								a387 := s[171]
-								_ = a387
 								{
-									if (((a386 & 0x7fff) + 0x1) & 0xffff) == a387 {
+									if (((a385 & 0x7fff) + 0x1) & 0xffff) == a386 {
 										{
-											r385 = ((a386 & 0x8000) ^ 0x8000)
-											goto end384
+											r384 = ((a385 & 0x8000) ^ 0x8000)
+											goto end383
 										}
 									}
-									r385 = ((a386 + 0x1) & 0xffff)
-									goto end384
+									r384 = ((a385 + 0x1) & 0xffff)
+									goto end383
 								}
-							end384:
+							end383:
 							}
-							v383 := uint64(r385)
-							_ = v383
+							v382 := uint64(r384)
+							_ = v382
 							s[177] = 0x0
-							if ((s[168] == 0x2) && (s[173] == 0x1)) && (s[172] == (v382 & 0x7fff)) {
+							if ((s[168] == 0x2) && (s[173] == 0x1)) && (s[172] == (v381 & 0x7fff)) {
 								{
 									s[177] = 0x1
 								}
@@ -4101,22 +4109,22 @@ func (p *netlock) ingress11(g *engine.Gen, s *[263]uint64, a378 uint64) {
 									}
 								}
 							}
-							s[174] = v382
+							s[174] = v381
 							if s[177] == 0x1 {
 								{
-									v382 = v383
+									v381 = v382
 								}
 							} else {
 								if s[168] == 0x4 {
 									{
-										v382 = 0x0
+										v381 = 0x0
 									}
 								}
 							}
-							p.r[27].Set32(a380, ((v382) & 0xffff))
+							p.r[27].Set32(a379, ((v381) & 0xffff))
 							if s[168] == 0x3 {
 								{
-									s[174] = v382
+									s[174] = v381
 								}
 							}
 						}
@@ -4128,41 +4136,41 @@ func (p *netlock) ingress11(g *engine.Gen, s *[263]uint64, a378 uint64) {
 					{
 						{
 							// action NetlockIngress.levels.level0.tail_access
-							v389 := uint64(0)
-							_ = v389
-							v389 = p.r[28].Get32(a380)
-							s[175] = v389
+							v388 := uint64(0)
+							_ = v388
+							v388 = p.r[28].Get32(a379)
+							s[175] = v388
 							if (s[169] == 0x2) && (s[173] == 0x1) {
 								{
-									var r391 uint64
-									_ = r391
+									var r390 uint64
+									_ = r390
 									{
-										a392 := v389
+										a391 := v388
+										_ = a391
+										a392 := s[171]
 										_ = a392
-										a393 := s[171]
-										_ = a393
 										{
-											if (((a392 & 0x7fff) + 0x1) & 0xffff) == a393 {
+											if (((a391 & 0x7fff) + 0x1) & 0xffff) == a392 {
 												{
-													r391 = ((a392 & 0x8000) ^ 0x8000)
-													goto end390
+													r390 = ((a391 & 0x8000) ^ 0x8000)
+													goto end389
 												}
 											}
-											r391 = ((a392 + 0x1) & 0xffff)
-											goto end390
+											r390 = ((a391 + 0x1) & 0xffff)
+											goto end389
 										}
-									end390:
+									end389:
 									}
-									v389 = r391
+									v388 = r390
 								}
 							} else {
 								if s[169] == 0x4 {
 									{
-										v389 = 0x0
+										v388 = 0x0
 									}
 								}
 							}
-							p.r[28].Set32(a380, ((v389) & 0xffff))
+							p.r[28].Set32(a379, ((v388) & 0xffff))
 						}
 					}
 				}
@@ -4172,72 +4180,72 @@ func (p *netlock) ingress11(g *engine.Gen, s *[263]uint64, a378 uint64) {
 					{
 						{
 							// action NetlockIngress.levels.level0.gnext_access
-							v395 := uint64(0)
-							_ = v395
-							v395 = p.r[29].Get32(a380)
+							v394 := uint64(0)
+							_ = v394
+							v394 = p.r[29].Get32(a379)
 							if (s[170] == 0x2) && (s[173] == 0x1) {
 								{
-									v395 = s[172]
+									v394 = s[172]
 								}
 							} else {
-								if ((s[170] == 0x3) && (s[173] == 0x1)) && (v395 == s[174]) {
+								if ((s[170] == 0x3) && (s[173] == 0x1)) && (v394 == s[174]) {
 									{
-										var r397 uint64
-										_ = r397
+										var r396 uint64
+										_ = r396
 										{
-											a398 := v395
+											a397 := v394
+											_ = a397
+											a398 := s[171]
 											_ = a398
-											a399 := s[171]
-											_ = a399
 											{
-												if (((a398 & 0x7fff) + 0x1) & 0xffff) == a399 {
+												if (((a397 & 0x7fff) + 0x1) & 0xffff) == a398 {
 													{
-														r397 = ((a398 & 0x8000) ^ 0x8000)
-														goto end396
+														r396 = ((a397 & 0x8000) ^ 0x8000)
+														goto end395
 													}
 												}
-												r397 = ((a398 + 0x1) & 0xffff)
-												goto end396
+												r396 = ((a397 + 0x1) & 0xffff)
+												goto end395
 											}
-										end396:
+										end395:
 										}
-										v395 = r397
+										v394 = r396
 									}
 								} else {
 									if s[170] == 0x4 {
 										{
-											v395 = 0x0
+											v394 = 0x0
 										}
 									} else {
 										if (s[170] == 0x5) && (s[173] == 0x1) {
 											{
-												var r401 uint64
-												_ = r401
+												var r400 uint64
+												_ = r400
 												{
-													a402 := s[175]
+													a401 := s[175]
+													_ = a401
+													a402 := s[171]
 													_ = a402
-													a403 := s[171]
-													_ = a403
 													{
-														if (((a402 & 0x7fff) + 0x1) & 0xffff) == a403 {
+														if (((a401 & 0x7fff) + 0x1) & 0xffff) == a402 {
 															{
-																r401 = ((a402 & 0x8000) ^ 0x8000)
-																goto end400
+																r400 = ((a401 & 0x8000) ^ 0x8000)
+																goto end399
 															}
 														}
-														r401 = ((a402 + 0x1) & 0xffff)
-														goto end400
+														r400 = ((a401 + 0x1) & 0xffff)
+														goto end399
 													}
-												end400:
+												end399:
 												}
-												v395 = r401
+												v394 = r400
 											}
 										}
 									}
 								}
 							}
-							p.r[29].Set32(a380, ((v395) & 0xffff))
-							s[176] = v395
+							p.r[29].Set32(a379, ((v394) & 0xffff))
+							s[176] = v394
 						}
 					}
 				}
@@ -4247,42 +4255,42 @@ func (p *netlock) ingress11(g *engine.Gen, s *[263]uint64, a378 uint64) {
 }
 
 // ingress12 is a part of ingress, with actions NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, NetlockIngress.levels.level1.gnext_access.
-func (p *netlock) ingress12(g *engine.Gen, s *[263]uint64, a378 uint64) {
+func (p *netlock) ingress12(g *engine.Gen, s *[263]uint64, a377 uint64) {
 	{
-		a430 := a378
-		_ = a430
+		a429 := a377
+		_ = a429
 		{
 			if s[168] != 0x0 {
 				{
 					{
 						{
 							// action NetlockIngress.levels.level1.head_access
-							v432 := uint64(0)
-							_ = v432
-							v432 = p.r[30].Get32(a430)
-							var r435 uint64
-							_ = r435
+							v431 := uint64(0)
+							_ = v431
+							v431 = p.r[30].Get32(a429)
+							var r434 uint64
+							_ = r434
 							{
-								a436 := v432
+								a435 := v431
+								_ = a435
+								a436 := s[171]
 								_ = a436
-								a437 := s[171]
-								_ = a437
 								{
-									if (((a436 & 0x7fff) + 0x1) & 0xffff) == a437 {
+									if (((a435 & 0x7fff) + 0x1) & 0xffff) == a436 {
 										{
-											r435 = ((a436 & 0x8000) ^ 0x8000)
-											goto end434
+											r434 = ((a435 & 0x8000) ^ 0x8000)
+											goto end433
 										}
 									}
-									r435 = ((a436 + 0x1) & 0xffff)
-									goto end434
+									r434 = ((a435 + 0x1) & 0xffff)
+									goto end433
 								}
-							end434:
+							end433:
 							}
-							v433 := uint64(r435)
-							_ = v433
+							v432 := uint64(r434)
+							_ = v432
 							s[177] = 0x0
-							if ((s[168] == 0x2) && (s[173] == 0x1)) && (s[172] == (v432 & 0x7fff)) {
+							if ((s[168] == 0x2) && (s[173] == 0x1)) && (s[172] == (v431 & 0x7fff)) {
 								{
 									s[177] = 0x1
 								}
@@ -4293,22 +4301,22 @@ func (p *netlock) ingress12(g *engine.Gen, s *[263]uint64, a378 uint64) {
 									}
 								}
 							}
-							s[174] = v432
+							s[174] = v431
 							if s[177] == 0x1 {
 								{
-									v432 = v433
+									v431 = v432
 								}
 							} else {
 								if s[168] == 0x4 {
 									{
-										v432 = 0x0
+										v431 = 0x0
 									}
 								}
 							}
-							p.r[30].Set32(a430, ((v432) & 0xffff))
+							p.r[30].Set32(a429, ((v431) & 0xffff))
 							if s[168] == 0x3 {
 								{
-									s[174] = v432
+									s[174] = v431
 								}
 							}
 						}
@@ -4320,41 +4328,41 @@ func (p *netlock) ingress12(g *engine.Gen, s *[263]uint64, a378 uint64) {
 					{
 						{
 							// action NetlockIngress.levels.level1.tail_access
-							v439 := uint64(0)
-							_ = v439
-							v439 = p.r[31].Get32(a430)
-							s[175] = v439
+							v438 := uint64(0)
+							_ = v438
+							v438 = p.r[31].Get32(a429)
+							s[175] = v438
 							if (s[169] == 0x2) && (s[173] == 0x1) {
 								{
-									var r441 uint64
-									_ = r441
+									var r440 uint64
+									_ = r440
 									{
-										a442 := v439
+										a441 := v438
+										_ = a441
+										a442 := s[171]
 										_ = a442
-										a443 := s[171]
-										_ = a443
 										{
-											if (((a442 & 0x7fff) + 0x1) & 0xffff) == a443 {
+											if (((a441 & 0x7fff) + 0x1) & 0xffff) == a442 {
 												{
-													r441 = ((a442 & 0x8000) ^ 0x8000)
-													goto end440
+													r440 = ((a441 & 0x8000) ^ 0x8000)
+													goto end439
 												}
 											}
-											r441 = ((a442 + 0x1) & 0xffff)
-											goto end440
+											r440 = ((a441 + 0x1) & 0xffff)
+											goto end439
 										}
-									end440:
+									end439:
 									}
-									v439 = r441
+									v438 = r440
 								}
 							} else {
 								if s[169] == 0x4 {
 									{
-										v439 = 0x0
+										v438 = 0x0
 									}
 								}
 							}
-							p.r[31].Set32(a430, ((v439) & 0xffff))
+							p.r[31].Set32(a429, ((v438) & 0xffff))
 						}
 					}
 				}
@@ -4364,72 +4372,72 @@ func (p *netlock) ingress12(g *engine.Gen, s *[263]uint64, a378 uint64) {
 					{
 						{
 							// action NetlockIngress.levels.level1.gnext_access
-							v445 := uint64(0)
-							_ = v445
-							v445 = p.r[32].Get32(a430)
+							v444 := uint64(0)
+							_ = v444
+							v444 = p.r[32].Get32(a429)
 							if (s[170] == 0x2) && (s[173] == 0x1) {
 								{
-									v445 = s[172]
+									v444 = s[172]
 								}
 							} else {
-								if ((s[170] == 0x3) && (s[173] == 0x1)) && (v445 == s[174]) {
+								if ((s[170] == 0x3) && (s[173] == 0x1)) && (v444 == s[174]) {
 									{
-										var r447 uint64
-										_ = r447
+										var r446 uint64
+										_ = r446
 										{
-											a448 := v445
+											a447 := v444
+											_ = a447
+											a448 := s[171]
 											_ = a448
-											a449 := s[171]
-											_ = a449
 											{
-												if (((a448 & 0x7fff) + 0x1) & 0xffff) == a449 {
+												if (((a447 & 0x7fff) + 0x1) & 0xffff) == a448 {
 													{
-														r447 = ((a448 & 0x8000) ^ 0x8000)
-														goto end446
+														r446 = ((a447 & 0x8000) ^ 0x8000)
+														goto end445
 													}
 												}
-												r447 = ((a448 + 0x1) & 0xffff)
-												goto end446
+												r446 = ((a447 + 0x1) & 0xffff)
+												goto end445
 											}
-										end446:
+										end445:
 										}
-										v445 = r447
+										v444 = r446
 									}
 								} else {
 									if s[170] == 0x4 {
 										{
-											v445 = 0x0
+											v444 = 0x0
 										}
 									} else {
 										if (s[170] == 0x5) && (s[173] == 0x1) {
 											{
-												var r451 uint64
-												_ = r451
+												var r450 uint64
+												_ = r450
 												{
-													a452 := s[175]
+													a451 := s[175]
+													_ = a451
+													a452 := s[171]
 													_ = a452
-													a453 := s[171]
-													_ = a453
 													{
-														if (((a452 & 0x7fff) + 0x1) & 0xffff) == a453 {
+														if (((a451 & 0x7fff) + 0x1) & 0xffff) == a452 {
 															{
-																r451 = ((a452 & 0x8000) ^ 0x8000)
-																goto end450
+																r450 = ((a451 & 0x8000) ^ 0x8000)
+																goto end449
 															}
 														}
-														r451 = ((a452 + 0x1) & 0xffff)
-														goto end450
+														r450 = ((a451 + 0x1) & 0xffff)
+														goto end449
 													}
-												end450:
+												end449:
 												}
-												v445 = r451
+												v444 = r450
 											}
 										}
 									}
 								}
 							}
-							p.r[32].Set32(a430, ((v445) & 0xffff))
-							s[176] = v445
+							p.r[32].Set32(a429, ((v444) & 0xffff))
+							s[176] = v444
 						}
 					}
 				}
@@ -4444,25 +4452,25 @@ func (p *netlock) ingress18(g *engine.Gen, s *[263]uint64) {
 		{
 			{
 				// action NetlockIngress.tok_access
-				v497 := uint64(0)
-				_ = v497
-				v497 = p.r[3].Get64(s[196])
+				v495 := uint64(0)
+				_ = v495
+				v495 = p.r[3].Get64(s[196])
 				{
 				}
-				p.r[3].Set64(s[196], v497)
-				s[231] = v497
+				p.r[3].Set64(s[196], v495)
+				s[231] = v495
 			}
 		}
 		{
-			a499 := s[72]
-			_ = a499
+			a497 := s[72]
+			_ = a497
 			{
 				// action NetlockIngress.slot_at
-				v500 := uint64(((s[209] + (a499 & 0x7fff)) & 0xffffffff))
-				_ = v500
-				s[133] = ((v500) >> (p.c[3]) & 0x3)
-				s[134] = (v500 & p.c[4])
-				s[215] = v500
+				v498 := uint64(((s[209] + (a497 & 0x7fff)) & 0xffffffff))
+				_ = v498
+				s[133] = ((v498) >> (p.c[3]) & 0x3)
+				s[134] = (v498 & p.c[4])
+				s[215] = v498
 			}
 		}
 		s[136] = 0x1
@@ -4482,17 +4490,17 @@ func (p *netlock) ingress18(g *engine.Gen, s *[263]uint64) {
 										{
 											{
 												// action NetlockIngress.pool.part0.txn_access
-												v504 := uint64(0)
-												_ = v504
-												v504 = p.r[7].Get64(s[134])
-												s[160] = engine.Sel((v504 == s[144]), 0x1, 0x0)
+												v502 := uint64(0)
+												_ = v502
+												v502 = p.r[7].Get64(s[134])
+												s[160] = engine.Sel((v502 == s[144]), 0x1, 0x0)
 												if s[136] == 0x2 {
 													{
-														v504 = s[144]
+														v502 = s[144]
 													}
 												}
-												p.r[7].Set64(s[134], v504)
-												s[159] = v504
+												p.r[7].Set64(s[134], v502)
+												s[159] = v502
 											}
 										}
 									}
@@ -4502,12 +4510,12 @@ func (p *netlock) ingress18(g *engine.Gen, s *[263]uint64) {
 										{
 											{
 												// action NetlockIngress.pool.part0.hold_access
-												v506 := uint64(0)
-												_ = v506
-												v506 = p.r[11].Get64(s[134])
+												v504 := uint64(0)
+												_ = v504
+												v504 = p.r[11].Get64(s[134])
 												if (s[139] == 0x3) || (s[139] == 0x4) {
 													{
-														if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v506) >> 32) == s[151])) && (((v506) >> 32) != 0x0) {
+														if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v504) >> 32) == s[151])) && (((v504) >> 32) != 0x0) {
 															{
 																s[167] = 0x1
 															}
@@ -4516,24 +4524,24 @@ func (p *netlock) ingress18(g *engine.Gen, s *[263]uint64) {
 												}
 												if (s[139] == 0x2) || ((s[139] == 0x5) && (s[153] == 0x1)) {
 													{
-														v506 = ((s[149])<<32 | s[150])
+														v504 = ((s[149])<<32 | s[150])
 													}
 												} else {
 													if (s[139] == 0x3) && (s[167] == 0x1) {
 														{
-															v506 = v506&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+															v504 = v504&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 														}
 													} else {
 														if (s[139] == 0x4) && (s[167] == 0x1) {
 															{
-																v506 = v506&^0xffffffff | (s[150])<<0&0xffffffff
+																v504 = v504&^0xffffffff | (s[150])<<0&0xffffffff
 															}
 														}
 													}
 												}
-												p.r[11].Set64(s[134], v506)
-												s[165] = ((v506) >> 32)
-												s[166] = ((v506) & 0xffffffff)
+												p.r[11].Set64(s[134], v504)
+												s[165] = ((v504) >> 32)
+												s[166] = ((v504) & 0xffffffff)
 											}
 										}
 									}
@@ -4543,39 +4551,39 @@ func (p *netlock) ingress18(g *engine.Gen, s *[263]uint64) {
 										{
 											{
 												// action NetlockIngress.pool.part0.flags_access
-												v508 := uint64(0)
-												_ = v508
-												v508 = p.r[8].Get64(s[134])
+												v506 := uint64(0)
+												_ = v506
+												v506 = p.r[8].Get64(s[134])
 												if s[135] == 0x2 {
 													{
-														v508 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
+														v506 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
 													}
 												} else {
 													if (s[135] == 0x3) && (s[167] == 0x1) {
 														{
-															v508 = v508&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+															v506 = v506&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
 														}
 													} else {
 														if ((s[135] == 0x4) && (s[167] == 0x1)) && (s[143] != 0x0) {
 															{
-																v508 = v508&^0xffffffff | (s[143])<<0&0xffffffff
+																v506 = v506&^0xffffffff | (s[143])<<0&0xffffffff
 															}
 														} else {
-															if ((s[135] == 0x5) && (((v508) >> 56) == 0x1)) && (s[160] == 0x1) {
+															if ((s[135] == 0x5) && (((v506) >> 56) == 0x1)) && (s[160] == 0x1) {
 																{
-																	v508 = v508&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+																	v506 = v506&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 																	s[167] = 0x1
 																}
 															}
 														}
 													}
 												}
-												p.r[8].Set64(s[134], v508)
-												s[154] = ((v508) >> 56)
-												s[155] = ((v508) >> 48 & 0xff)
-												s[156] = ((v508) >> 40 & 0xff)
-												s[157] = ((v508) >> 32 & 0xff)
-												s[158] = ((v508) & 0xffffffff)
+												p.r[8].Set64(s[134], v506)
+												s[154] = ((v506) >> 56)
+												s[155] = ((v506) >> 48 & 0xff)
+												s[156] = ((v506) >> 40 & 0xff)
+												s[157] = ((v506) >> 32 & 0xff)
+												s[158] = ((v506) & 0xffffffff)
 											}
 										}
 									}
@@ -4585,18 +4593,18 @@ func (p *netlock) ingress18(g *engine.Gen, s *[263]uint64) {
 										{
 											{
 												// action NetlockIngress.pool.part0.who_access
-												v510 := uint64(0)
-												_ = v510
-												v510 = p.r[9].Get64(s[134])
+												v508 := uint64(0)
+												_ = v508
+												v508 = p.r[9].Get64(s[134])
 												if s[137] == 0x2 {
 													{
-														v510 = (((s[145])<<16|s[146])<<16 | s[147])
+														v508 = (((s[145])<<16|s[146])<<16 | s[147])
 													}
 												}
-												p.r[9].Set64(s[134], v510)
-												s[161] = ((v510) >> 32)
-												s[162] = ((v510) >> 16 & 0xffff)
-												s[163] = ((v510) & 0xffff)
+												p.r[9].Set64(s[134], v508)
+												s[161] = ((v508) >> 32)
+												s[162] = ((v508) >> 16 & 0xffff)
+												s[163] = ((v508) & 0xffff)
 											}
 										}
 									}
@@ -4606,16 +4614,16 @@ func (p *netlock) ingress18(g *engine.Gen, s *[263]uint64) {
 										{
 											{
 												// action NetlockIngress.pool.part0.ts_access
-												v512 := uint64(0)
-												_ = v512
-												v512 = p.r[10].Get64(s[134])
+												v510 := uint64(0)
+												_ = v510
+												v510 = p.r[10].Get64(s[134])
 												if (s[138] == 0x2) || (((s[138] == 0x3) && (s[167] == 0x1)) && (s[148] != 0x0)) {
 													{
-														v512 = s[148]
+														v510 = s[148]
 													}
 												}
-												p.r[10].Set64(s[134], v512)
-												s[164] = v512
+												p.r[10].Set64(s[134], v510)
+												s[164] = v510
 											}
 										}
 									}
@@ -4643,17 +4651,17 @@ func (p *netlock) ingress16(g *engine.Gen, s *[263]uint64) {
 							{
 								{
 									// action NetlockIngress.pool.part1.txn_access
-									v515 := uint64(0)
-									_ = v515
-									v515 = p.r[12].Get64(s[134])
-									s[160] = engine.Sel((v515 == s[144]), 0x1, 0x0)
+									v513 := uint64(0)
+									_ = v513
+									v513 = p.r[12].Get64(s[134])
+									s[160] = engine.Sel((v513 == s[144]), 0x1, 0x0)
 									if s[136] == 0x2 {
 										{
-											v515 = s[144]
+											v513 = s[144]
 										}
 									}
-									p.r[12].Set64(s[134], v515)
-									s[159] = v515
+									p.r[12].Set64(s[134], v513)
+									s[159] = v513
 								}
 							}
 						}
@@ -4663,12 +4671,12 @@ func (p *netlock) ingress16(g *engine.Gen, s *[263]uint64) {
 							{
 								{
 									// action NetlockIngress.pool.part1.hold_access
-									v517 := uint64(0)
-									_ = v517
-									v517 = p.r[16].Get64(s[134])
+									v515 := uint64(0)
+									_ = v515
+									v515 = p.r[16].Get64(s[134])
 									if (s[139] == 0x3) || (s[139] == 0x4) {
 										{
-											if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v517) >> 32) == s[151])) && (((v517) >> 32) != 0x0) {
+											if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v515) >> 32) == s[151])) && (((v515) >> 32) != 0x0) {
 												{
 													s[167] = 0x1
 												}
@@ -4677,24 +4685,24 @@ func (p *netlock) ingress16(g *engine.Gen, s *[263]uint64) {
 									}
 									if (s[139] == 0x2) || ((s[139] == 0x5) && (s[153] == 0x1)) {
 										{
-											v517 = ((s[149])<<32 | s[150])
+											v515 = ((s[149])<<32 | s[150])
 										}
 									} else {
 										if (s[139] == 0x3) && (s[167] == 0x1) {
 											{
-												v517 = v517&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+												v515 = v515&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 											}
 										} else {
 											if (s[139] == 0x4) && (s[167] == 0x1) {
 												{
-													v517 = v517&^0xffffffff | (s[150])<<0&0xffffffff
+													v515 = v515&^0xffffffff | (s[150])<<0&0xffffffff
 												}
 											}
 										}
 									}
-									p.r[16].Set64(s[134], v517)
-									s[165] = ((v517) >> 32)
-									s[166] = ((v517) & 0xffffffff)
+									p.r[16].Set64(s[134], v515)
+									s[165] = ((v515) >> 32)
+									s[166] = ((v515) & 0xffffffff)
 								}
 							}
 						}
@@ -4704,39 +4712,39 @@ func (p *netlock) ingress16(g *engine.Gen, s *[263]uint64) {
 							{
 								{
 									// action NetlockIngress.pool.part1.flags_access
-									v519 := uint64(0)
-									_ = v519
-									v519 = p.r[13].Get64(s[134])
+									v517 := uint64(0)
+									_ = v517
+									v517 = p.r[13].Get64(s[134])
 									if s[135] == 0x2 {
 										{
-											v519 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
+											v517 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
 										}
 									} else {
 										if (s[135] == 0x3) && (s[167] == 0x1) {
 											{
-												v519 = v519&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+												v517 = v517&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
 											}
 										} else {
 											if ((s[135] == 0x4) && (s[167] == 0x1)) && (s[143] != 0x0) {
 												{
-													v519 = v519&^0xffffffff | (s[143])<<0&0xffffffff
+													v517 = v517&^0xffffffff | (s[143])<<0&0xffffffff
 												}
 											} else {
-												if ((s[135] == 0x5) && (((v519) >> 56) == 0x1)) && (s[160] == 0x1) {
+												if ((s[135] == 0x5) && (((v517) >> 56) == 0x1)) && (s[160] == 0x1) {
 													{
-														v519 = v519&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+														v517 = v517&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 														s[167] = 0x1
 													}
 												}
 											}
 										}
 									}
-									p.r[13].Set64(s[134], v519)
-									s[154] = ((v519) >> 56)
-									s[155] = ((v519) >> 48 & 0xff)
-									s[156] = ((v519) >> 40 & 0xff)
-									s[157] = ((v519) >> 32 & 0xff)
-									s[158] = ((v519) & 0xffffffff)
+									p.r[13].Set64(s[134], v517)
+									s[154] = ((v517) >> 56)
+									s[155] = ((v517) >> 48 & 0xff)
+									s[156] = ((v517) >> 40 & 0xff)
+									s[157] = ((v517) >> 32 & 0xff)
+									s[158] = ((v517) & 0xffffffff)
 								}
 							}
 						}
@@ -4746,18 +4754,18 @@ func (p *netlock) ingress16(g *engine.Gen, s *[263]uint64) {
 							{
 								{
 									// action NetlockIngress.pool.part1.who_access
-									v521 := uint64(0)
-									_ = v521
-									v521 = p.r[14].Get64(s[134])
+									v519 := uint64(0)
+									_ = v519
+									v519 = p.r[14].Get64(s[134])
 									if s[137] == 0x2 {
 										{
-											v521 = (((s[145])<<16|s[146])<<16 | s[147])
+											v519 = (((s[145])<<16|s[146])<<16 | s[147])
 										}
 									}
-									p.r[14].Set64(s[134], v521)
-									s[161] = ((v521) >> 32)
-									s[162] = ((v521) >> 16 & 0xffff)
-									s[163] = ((v521) & 0xffff)
+									p.r[14].Set64(s[134], v519)
+									s[161] = ((v519) >> 32)
+									s[162] = ((v519) >> 16 & 0xffff)
+									s[163] = ((v519) & 0xffff)
 								}
 							}
 						}
@@ -4767,16 +4775,16 @@ func (p *netlock) ingress16(g *engine.Gen, s *[263]uint64) {
 							{
 								{
 									// action NetlockIngress.pool.part1.ts_access
-									v523 := uint64(0)
-									_ = v523
-									v523 = p.r[15].Get64(s[134])
+									v521 := uint64(0)
+									_ = v521
+									v521 = p.r[15].Get64(s[134])
 									if (s[138] == 0x2) || (((s[138] == 0x3) && (s[167] == 0x1)) && (s[148] != 0x0)) {
 										{
-											v523 = s[148]
+											v521 = s[148]
 										}
 									}
-									p.r[15].Set64(s[134], v523)
-									s[164] = v523
+									p.r[15].Set64(s[134], v521)
+									s[164] = v521
 								}
 							}
 						}
@@ -4802,17 +4810,17 @@ func (p *netlock) ingress15(g *engine.Gen, s *[263]uint64) {
 							{
 								{
 									// action NetlockIngress.pool.part3.txn_access
-									v537 := uint64(0)
-									_ = v537
-									v537 = p.r[22].Get64(s[134])
-									s[160] = engine.Sel((v537 == s[144]), 0x1, 0x0)
+									v535 := uint64(0)
+									_ = v535
+									v535 = p.r[22].Get64(s[134])
+									s[160] = engine.Sel((v535 == s[144]), 0x1, 0x0)
 									if s[136] == 0x2 {
 										{
-											v537 = s[144]
+											v535 = s[144]
 										}
 									}
-									p.r[22].Set64(s[134], v537)
-									s[159] = v537
+									p.r[22].Set64(s[134], v535)
+									s[159] = v535
 								}
 							}
 						}
@@ -4822,12 +4830,12 @@ func (p *netlock) ingress15(g *engine.Gen, s *[263]uint64) {
 							{
 								{
 									// action NetlockIngress.pool.part3.hold_access
-									v539 := uint64(0)
-									_ = v539
-									v539 = p.r[26].Get64(s[134])
+									v537 := uint64(0)
+									_ = v537
+									v537 = p.r[26].Get64(s[134])
 									if (s[139] == 0x3) || (s[139] == 0x4) {
 										{
-											if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v539) >> 32) == s[151])) && (((v539) >> 32) != 0x0) {
+											if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v537) >> 32) == s[151])) && (((v537) >> 32) != 0x0) {
 												{
 													s[167] = 0x1
 												}
@@ -4836,24 +4844,24 @@ func (p *netlock) ingress15(g *engine.Gen, s *[263]uint64) {
 									}
 									if (s[139] == 0x2) || ((s[139] == 0x5) && (s[153] == 0x1)) {
 										{
-											v539 = ((s[149])<<32 | s[150])
+											v537 = ((s[149])<<32 | s[150])
 										}
 									} else {
 										if (s[139] == 0x3) && (s[167] == 0x1) {
 											{
-												v539 = v539&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+												v537 = v537&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 											}
 										} else {
 											if (s[139] == 0x4) && (s[167] == 0x1) {
 												{
-													v539 = v539&^0xffffffff | (s[150])<<0&0xffffffff
+													v537 = v537&^0xffffffff | (s[150])<<0&0xffffffff
 												}
 											}
 										}
 									}
-									p.r[26].Set64(s[134], v539)
-									s[165] = ((v539) >> 32)
-									s[166] = ((v539) & 0xffffffff)
+									p.r[26].Set64(s[134], v537)
+									s[165] = ((v537) >> 32)
+									s[166] = ((v537) & 0xffffffff)
 								}
 							}
 						}
@@ -4863,39 +4871,39 @@ func (p *netlock) ingress15(g *engine.Gen, s *[263]uint64) {
 							{
 								{
 									// action NetlockIngress.pool.part3.flags_access
-									v541 := uint64(0)
-									_ = v541
-									v541 = p.r[23].Get64(s[134])
+									v539 := uint64(0)
+									_ = v539
+									v539 = p.r[23].Get64(s[134])
 									if s[135] == 0x2 {
 										{
-											v541 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
+											v539 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
 										}
 									} else {
 										if (s[135] == 0x3) && (s[167] == 0x1) {
 											{
-												v541 = v541&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+												v539 = v539&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
 											}
 										} else {
 											if ((s[135] == 0x4) && (s[167] == 0x1)) && (s[143] != 0x0) {
 												{
-													v541 = v541&^0xffffffff | (s[143])<<0&0xffffffff
+													v539 = v539&^0xffffffff | (s[143])<<0&0xffffffff
 												}
 											} else {
-												if ((s[135] == 0x5) && (((v541) >> 56) == 0x1)) && (s[160] == 0x1) {
+												if ((s[135] == 0x5) && (((v539) >> 56) == 0x1)) && (s[160] == 0x1) {
 													{
-														v541 = v541&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+														v539 = v539&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 														s[167] = 0x1
 													}
 												}
 											}
 										}
 									}
-									p.r[23].Set64(s[134], v541)
-									s[154] = ((v541) >> 56)
-									s[155] = ((v541) >> 48 & 0xff)
-									s[156] = ((v541) >> 40 & 0xff)
-									s[157] = ((v541) >> 32 & 0xff)
-									s[158] = ((v541) & 0xffffffff)
+									p.r[23].Set64(s[134], v539)
+									s[154] = ((v539) >> 56)
+									s[155] = ((v539) >> 48 & 0xff)
+									s[156] = ((v539) >> 40 & 0xff)
+									s[157] = ((v539) >> 32 & 0xff)
+									s[158] = ((v539) & 0xffffffff)
 								}
 							}
 						}
@@ -4905,18 +4913,18 @@ func (p *netlock) ingress15(g *engine.Gen, s *[263]uint64) {
 							{
 								{
 									// action NetlockIngress.pool.part3.who_access
-									v543 := uint64(0)
-									_ = v543
-									v543 = p.r[24].Get64(s[134])
+									v541 := uint64(0)
+									_ = v541
+									v541 = p.r[24].Get64(s[134])
 									if s[137] == 0x2 {
 										{
-											v543 = (((s[145])<<16|s[146])<<16 | s[147])
+											v541 = (((s[145])<<16|s[146])<<16 | s[147])
 										}
 									}
-									p.r[24].Set64(s[134], v543)
-									s[161] = ((v543) >> 32)
-									s[162] = ((v543) >> 16 & 0xffff)
-									s[163] = ((v543) & 0xffff)
+									p.r[24].Set64(s[134], v541)
+									s[161] = ((v541) >> 32)
+									s[162] = ((v541) >> 16 & 0xffff)
+									s[163] = ((v541) & 0xffff)
 								}
 							}
 						}
@@ -4926,16 +4934,16 @@ func (p *netlock) ingress15(g *engine.Gen, s *[263]uint64) {
 							{
 								{
 									// action NetlockIngress.pool.part3.ts_access
-									v545 := uint64(0)
-									_ = v545
-									v545 = p.r[25].Get64(s[134])
+									v543 := uint64(0)
+									_ = v543
+									v543 = p.r[25].Get64(s[134])
 									if (s[138] == 0x2) || (((s[138] == 0x3) && (s[167] == 0x1)) && (s[148] != 0x0)) {
 										{
-											v545 = s[148]
+											v543 = s[148]
 										}
 									}
-									p.r[25].Set64(s[134], v545)
-									s[164] = v545
+									p.r[25].Set64(s[134], v543)
+									s[164] = v543
 								}
 							}
 						}
@@ -4956,17 +4964,17 @@ func (p *netlock) ingress14(g *engine.Gen, s *[263]uint64) {
 						{
 							{
 								// action NetlockIngress.pool.part2.txn_access
-								v526 := uint64(0)
-								_ = v526
-								v526 = p.r[17].Get64(s[134])
-								s[160] = engine.Sel((v526 == s[144]), 0x1, 0x0)
+								v524 := uint64(0)
+								_ = v524
+								v524 = p.r[17].Get64(s[134])
+								s[160] = engine.Sel((v524 == s[144]), 0x1, 0x0)
 								if s[136] == 0x2 {
 									{
-										v526 = s[144]
+										v524 = s[144]
 									}
 								}
-								p.r[17].Set64(s[134], v526)
-								s[159] = v526
+								p.r[17].Set64(s[134], v524)
+								s[159] = v524
 							}
 						}
 					}
@@ -4976,12 +4984,12 @@ func (p *netlock) ingress14(g *engine.Gen, s *[263]uint64) {
 						{
 							{
 								// action NetlockIngress.pool.part2.hold_access
-								v528 := uint64(0)
-								_ = v528
-								v528 = p.r[21].Get64(s[134])
+								v526 := uint64(0)
+								_ = v526
+								v526 = p.r[21].Get64(s[134])
 								if (s[139] == 0x3) || (s[139] == 0x4) {
 									{
-										if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v528) >> 32) == s[151])) && (((v528) >> 32) != 0x0) {
+										if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v526) >> 32) == s[151])) && (((v526) >> 32) != 0x0) {
 											{
 												s[167] = 0x1
 											}
@@ -4990,24 +4998,24 @@ func (p *netlock) ingress14(g *engine.Gen, s *[263]uint64) {
 								}
 								if (s[139] == 0x2) || ((s[139] == 0x5) && (s[153] == 0x1)) {
 									{
-										v528 = ((s[149])<<32 | s[150])
+										v526 = ((s[149])<<32 | s[150])
 									}
 								} else {
 									if (s[139] == 0x3) && (s[167] == 0x1) {
 										{
-											v528 = v528&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+											v526 = v526&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 										}
 									} else {
 										if (s[139] == 0x4) && (s[167] == 0x1) {
 											{
-												v528 = v528&^0xffffffff | (s[150])<<0&0xffffffff
+												v526 = v526&^0xffffffff | (s[150])<<0&0xffffffff
 											}
 										}
 									}
 								}
-								p.r[21].Set64(s[134], v528)
-								s[165] = ((v528) >> 32)
-								s[166] = ((v528) & 0xffffffff)
+								p.r[21].Set64(s[134], v526)
+								s[165] = ((v526) >> 32)
+								s[166] = ((v526) & 0xffffffff)
 							}
 						}
 					}
@@ -5017,39 +5025,39 @@ func (p *netlock) ingress14(g *engine.Gen, s *[263]uint64) {
 						{
 							{
 								// action NetlockIngress.pool.part2.flags_access
-								v530 := uint64(0)
-								_ = v530
-								v530 = p.r[18].Get64(s[134])
+								v528 := uint64(0)
+								_ = v528
+								v528 = p.r[18].Get64(s[134])
 								if s[135] == 0x2 {
 									{
-										v530 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
+										v528 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
 									}
 								} else {
 									if (s[135] == 0x3) && (s[167] == 0x1) {
 										{
-											v530 = v530&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+											v528 = v528&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
 										}
 									} else {
 										if ((s[135] == 0x4) && (s[167] == 0x1)) && (s[143] != 0x0) {
 											{
-												v530 = v530&^0xffffffff | (s[143])<<0&0xffffffff
+												v528 = v528&^0xffffffff | (s[143])<<0&0xffffffff
 											}
 										} else {
-											if ((s[135] == 0x5) && (((v530) >> 56) == 0x1)) && (s[160] == 0x1) {
+											if ((s[135] == 0x5) && (((v528) >> 56) == 0x1)) && (s[160] == 0x1) {
 												{
-													v530 = v530&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+													v528 = v528&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 													s[167] = 0x1
 												}
 											}
 										}
 									}
 								}
-								p.r[18].Set64(s[134], v530)
-								s[154] = ((v530) >> 56)
-								s[155] = ((v530) >> 48 & 0xff)
-								s[156] = ((v530) >> 40 & 0xff)
-								s[157] = ((v530) >> 32 & 0xff)
-								s[158] = ((v530) & 0xffffffff)
+								p.r[18].Set64(s[134], v528)
+								s[154] = ((v528) >> 56)
+								s[155] = ((v528) >> 48 & 0xff)
+								s[156] = ((v528) >> 40 & 0xff)
+								s[157] = ((v528) >> 32 & 0xff)
+								s[158] = ((v528) & 0xffffffff)
 							}
 						}
 					}
@@ -5059,18 +5067,18 @@ func (p *netlock) ingress14(g *engine.Gen, s *[263]uint64) {
 						{
 							{
 								// action NetlockIngress.pool.part2.who_access
-								v532 := uint64(0)
-								_ = v532
-								v532 = p.r[19].Get64(s[134])
+								v530 := uint64(0)
+								_ = v530
+								v530 = p.r[19].Get64(s[134])
 								if s[137] == 0x2 {
 									{
-										v532 = (((s[145])<<16|s[146])<<16 | s[147])
+										v530 = (((s[145])<<16|s[146])<<16 | s[147])
 									}
 								}
-								p.r[19].Set64(s[134], v532)
-								s[161] = ((v532) >> 32)
-								s[162] = ((v532) >> 16 & 0xffff)
-								s[163] = ((v532) & 0xffff)
+								p.r[19].Set64(s[134], v530)
+								s[161] = ((v530) >> 32)
+								s[162] = ((v530) >> 16 & 0xffff)
+								s[163] = ((v530) & 0xffff)
 							}
 						}
 					}
@@ -5080,16 +5088,16 @@ func (p *netlock) ingress14(g *engine.Gen, s *[263]uint64) {
 						{
 							{
 								// action NetlockIngress.pool.part2.ts_access
-								v534 := uint64(0)
-								_ = v534
-								v534 = p.r[20].Get64(s[134])
+								v532 := uint64(0)
+								_ = v532
+								v532 = p.r[20].Get64(s[134])
 								if (s[138] == 0x2) || (((s[138] == 0x3) && (s[167] == 0x1)) && (s[148] != 0x0)) {
 									{
-										v534 = s[148]
+										v532 = s[148]
 									}
 								}
-								p.r[20].Set64(s[134], v534)
-								s[164] = v534
+								p.r[20].Set64(s[134], v532)
+								s[164] = v532
 							}
 						}
 					}
@@ -5105,38 +5113,38 @@ func (p *netlock) ingress17(g *engine.Gen, s *[263]uint64) {
 		{
 			if s[165] != 0x0 {
 				{
-					v546 := uint64(0)
-					_ = v546
+					v544 := uint64(0)
+					_ = v544
 					{
-						a548 := s[165]
-						_ = a548
-						a549 := s[215]
-						_ = a549
-						v546 = 0
+						a546 := s[165]
+						_ = a546
+						a547 := s[215]
+						_ = a547
+						v544 = 0
 						{
 							// action NetlockIngress.token_of
-							v550 := uint64(((s[231]) >> 32))
-							_ = v550
-							if a548 > ((s[231]) & 0xffffffff) {
+							v548 := uint64(((s[231]) >> 32))
+							_ = v548
+							if a546 > ((s[231]) & 0xffffffff) {
 								{
-									v550 = ((v550 - 0x1) & 0xffffffff)
+									v548 = ((v548 - 0x1) & 0xffffffff)
 								}
 							}
-							v546 = ((((v550)<<32 | a548) << (p.c[5])) | a549)
+							v544 = ((((v548)<<32 | a546) << (p.c[5])) | a547)
 						}
 					}
 					{
-						a552 := v546
-						_ = a552
+						a550 := v544
+						_ = a550
 						{
 							// action NetlockIngress.ans_grant_slot
 							{
-								a554 := s[161]
+								a552 := s[161]
+								_ = a552
+								a553 := s[162]
+								_ = a553
+								a554 := s[157]
 								_ = a554
-								a555 := s[162]
-								_ = a555
-								a556 := s[157]
-								_ = a556
 								{
 									// action NetlockIngress.ans_to_client
 									s[107] = 0x1
@@ -5144,18 +5152,18 @@ func (p *netlock) ingress17(g *engine.Gen, s *[263]uint64) {
 									s[109] = 0x0
 									s[113] = s[203]
 									s[115] = s[204]
-									s[114] = a554
-									s[116] = a555
+									s[114] = a552
+									s[116] = a553
 									s[117] = 0x3
 									s[120] = 0x0
 									s[119] = 0x0
 									s[128] = 0x0
 									s[129] = 0x0
-									if a556 == 0x1 {
+									if a554 == 0x1 {
 										{
 											s[119] = 0x8
-											s[128] = a554
-											s[129] = a555
+											s[128] = a552
+											s[129] = a553
 										}
 									}
 									s[123] = s[37]
@@ -5167,7 +5175,7 @@ func (p *netlock) ingress17(g *engine.Gen, s *[263]uint64) {
 							s[121] = s[156]
 							s[122] = s[163]
 							s[124] = s[159]
-							s[125] = a552
+							s[125] = a550
 							s[126] = s[164]
 							s[127] = s[158]
 						}
@@ -5178,82 +5186,72 @@ func (p *netlock) ingress17(g *engine.Gen, s *[263]uint64) {
 	} else {
 		{
 			s[73] = ((s[73] - 0x1) & 0xffff)
-			var r558 uint64
-			_ = r558
+			var r556 uint64
+			_ = r556
 			{
-				a559 := s[72]
-				_ = a559
-				a560 := s[210]
-				_ = a560
+				a557 := s[72]
+				_ = a557
+				a558 := s[210]
+				_ = a558
 				{
-					if (((a559 & 0x7fff) + 0x1) & 0xffff) == a560 {
+					if (((a557 & 0x7fff) + 0x1) & 0xffff) == a558 {
 						{
-							r558 = ((a559 & 0x8000) ^ 0x8000)
-							goto end557
+							r556 = ((a557 & 0x8000) ^ 0x8000)
+							goto end555
 						}
 					}
-					r558 = ((a559 + 0x1) & 0xffff)
-					goto end557
+					r556 = ((a557 + 0x1) & 0xffff)
+					goto end555
 				}
-			end557:
+			end555:
 			}
-			s[72] = r558
+			s[72] = r556
 			if s[73] == 0x0 {
 				{
 					{
 						{
 							// action NetlockIngress.ended_access
-							v562 := uint64(0)
-							_ = v562
-							var h563 uint64
+							v560 := uint64(0)
+							_ = v560
+							var h561 uint64
 							{
-								if s[29] != 0 {
-									b564 := g.Scratch(12)
-									binary.BigEndian.PutUint64(b564[0:], (s[37])<<32|(s[38])>>32)
-									binary.BigEndian.PutUint64(b564[8:], (s[38])<<32)
-									h563 = engine.HashCRC32(b564[:12])
-								} else {
-									h563 = engine.HashCRC32(nil)
-								}
+								b562 := g.Scratch(12)
+								binary.BigEndian.PutUint64(b562[0:], (s[37])<<32|(s[38])>>32)
+								binary.BigEndian.PutUint64(b562[8:], (s[38])<<32)
+								h561 = engine.HashCRC32(b562[:12])
 							}
-							v562 = (0x0 + engine.Sel(p.c[2] != 0, h563%(p.c[2]|engine.B2U(p.c[2] == 0)), h563)) & 0xffffffff
-							v565 := uint64(0)
-							_ = v565
-							var h566 uint64
+							v560 = (0x0 + engine.Sel(p.c[2] != 0, h561%(p.c[2]|engine.B2U(p.c[2] == 0)), h561)) & 0xffffffff
+							v563 := uint64(0)
+							_ = v563
+							var h564 uint64
 							{
-								if s[29] != 0 {
-									b567 := g.Scratch(12)
-									binary.BigEndian.PutUint64(b567[0:], ((s[38])&0xffffffff)<<32|s[37])
-									binary.BigEndian.PutUint64(b567[8:], ((s[38])>>32)<<32)
-									h566 = engine.HashCRC32(b567[:12])
-								} else {
-									b568 := g.Scratch(8)
-									binary.BigEndian.PutUint64(b568[0:], ((s[38])&0xffffffff)<<32|((s[38])>>32))
-									h566 = engine.HashCRC32(b568[:8])
-								}
+								b565 := g.Scratch(12)
+								binary.BigEndian.PutUint64(b565[0:], ((s[38])&0xffffffff)<<32|s[37])
+								binary.BigEndian.PutUint64(b565[8:], ((s[38])>>32)<<32)
+								h564 = engine.HashCRC32(b565[:12])
 							}
-							v565 = (0x0 + h566%0x100000000) & 0xffffffff
-							v565 = (v565 & 0xfffffffc)
-							if v565 == 0x0 {
+							v563 = (0x0 + h564%0x100000000) & 0xffffffff
+							v563 = (v563 & 0xfffffffc)
+							if v563 == 0x0 {
 								{
-									v565 = 0x4
+									v563 = 0x4
 								}
 							}
-							v569 := uint64(0)
-							_ = v569
-							v569 = p.r[6].Get32(v562)
-							s[235] = engine.Sel(((v569 & 0xfffffffd) == (v565 | 0x1)), 0x1, 0x0)
-							s[236] = engine.Sel((v569 == (v565 | 0x3)), 0x1, 0x0)
-							s[237] = engine.Sel((v569 == v565), 0x1, 0x0)
+							v566 := uint64(0)
+							_ = v566
+							v566 = p.r[6].Get32(v560)
+							s[235] = engine.Sel(((v566 & 0xfffffffd) == (v563 | 0x1)), 0x1, 0x0)
+							s[236] = engine.Sel((v566 == (v563 | 0x3)), 0x1, 0x0)
+							s[237] = engine.Sel((v566 == v563), 0x1, 0x0)
 							if s[235] == 0x0 {
 								{
-									v569 = v565
+									v566 = v563
 								}
 							} else {
 								{
 								}
 							}
-							p.r[6].Set32(v562, ((v569) & 0xffffffff))
+							p.r[6].Set32(v560, ((v566) & 0xffffffff))
 						}
 					}
 					if s[235] == 0x0 {
@@ -5296,12 +5294,12 @@ func (p *netlock) ingress17(g *engine.Gen, s *[263]uint64) {
 													{
 														// action NetlockIngress.ans_echo
 														{
-															a575 := s[211]
-															_ = a575
-															a576 := s[212]
-															_ = a576
-															a577 := s[213]
-															_ = a577
+															a572 := s[211]
+															_ = a572
+															a573 := s[212]
+															_ = a573
+															a574 := s[213]
+															_ = a574
 															{
 																// action NetlockIngress.ans_to_client
 																s[107] = 0x1
@@ -5309,18 +5307,18 @@ func (p *netlock) ingress17(g *engine.Gen, s *[263]uint64) {
 																s[109] = 0x0
 																s[113] = s[203]
 																s[115] = s[204]
-																s[114] = a575
-																s[116] = a576
+																s[114] = a572
+																s[116] = a573
 																s[117] = 0x4
 																s[120] = 0x0
 																s[119] = 0x0
 																s[128] = 0x0
 																s[129] = 0x0
-																if a577 == 0x1 {
+																if a574 == 0x1 {
 																	{
 																		s[119] = 0x8
-																		s[128] = a575
-																		s[129] = a576
+																		s[128] = a572
+																		s[129] = a573
 																	}
 																}
 																s[123] = s[37]
@@ -5361,216 +5359,211 @@ func (p *netlock) ingress17(g *engine.Gen, s *[263]uint64) {
 }
 
 // ingress29 is a part of ingress, with actions NetlockIngress.use_level, NetlockIngress.floor_access, NetlockIngress.slot_at, NetlockIngress.pool.part0.txn_access, NetlockIngress.pool.part0.hold_access, NetlockIngress.pool.part0.flags_access, and 34 more.
-func (p *netlock) ingress29(g *engine.Gen, s *[263]uint64, v112 *uint64, v113 *uint64, v579 uint64) {
+func (p *netlock) ingress29(g *engine.Gen, s *[263]uint64, v112 *uint64, v113 *uint64, v576 uint64) {
 	{
+		p.ingress28(g, s, v576)
+		v637 := uint64(s[167])
+		p.ingress27(g, s, v637)
 		{
-			a589 := s[217]
-			_ = a589
+			a758 := s[208]
+			_ = a758
+			a759 := v637
+			_ = a759
 			{
-				// action NetlockIngress.use_level
-				s[208] = a589
-				if a589 == 0x0 {
+				// action NetlockIngress.q_access
+				v760 := uint64(0)
+				_ = v760
+				v760 = p.r[4].Get64(s[196])
+				v761 := uint64(((v760) & 0xffff))
+				_ = v761
+				v762 := uint64(((v760) >> 16 & 0xffff))
+				_ = v762
+				v763 := uint64(((v760) >> 32 & 0xffff))
+				_ = v763
+				v764 := uint64(((v760) >> 48))
+				_ = v764
+				v765 := uint64(engine.Sel((a758 == 0x0), v761, v762))
+				_ = v765
+				s[218] = 0x0
+				{
 					{
-						s[209] = s[197]
-						s[210] = s[198]
+						if a759 == 0x1 {
+							{
+								if s[177] == 0x1 {
+									{
+										v765 = ((v765 - 0x1) & 0xffff)
+									}
+								} else {
+									{
+										v764 = ((v764 + 0x1) & 0xffff)
+									}
+								}
+							}
+						} else {
+							{
+								{
+									{
+									}
+								}
+							}
+						}
+					}
+				}
+				if a758 == 0x0 {
+					{
+						v761 = v765
 					}
 				} else {
 					{
-						s[209] = s[199]
-						s[210] = s[200]
+						v762 = v765
 					}
 				}
-				s[171] = s[210]
-				if a589 == 0x0 {
+				{
 					{
-						s[181] = s[200]
+						v760 = ((((v764)<<16|v763)<<16|v762)<<16 | v761)
+					}
+				}
+				p.r[4].Set64(s[196], v760)
+				s[227] = ((v760) & 0xffff)
+				s[228] = ((v760) >> 16 & 0xffff)
+				s[229] = ((v760) >> 32 & 0xffff)
+				s[230] = ((v760) >> 48)
+			}
+		}
+		if v637 == 0x1 {
+			{
+				{
+					a767 := ((0x2 + v576) & 0xff)
+					_ = a767
+					{
+						// action NetlockIngress.ended_access
+						v768 := uint64(0)
+						_ = v768
+						var h769 uint64
+						{
+							b770 := g.Scratch(12)
+							binary.BigEndian.PutUint64(b770[0:], (s[37])<<32|(s[38])>>32)
+							binary.BigEndian.PutUint64(b770[8:], (s[38])<<32)
+							h769 = engine.HashCRC32(b770[:12])
+						}
+						v768 = (0x0 + engine.Sel(p.c[2] != 0, h769%(p.c[2]|engine.B2U(p.c[2] == 0)), h769)) & 0xffffffff
+						v771 := uint64(0)
+						_ = v771
+						var h772 uint64
+						{
+							b773 := g.Scratch(12)
+							binary.BigEndian.PutUint64(b773[0:], ((s[38])&0xffffffff)<<32|s[37])
+							binary.BigEndian.PutUint64(b773[8:], ((s[38])>>32)<<32)
+							h772 = engine.HashCRC32(b773[:12])
+						}
+						v771 = (0x0 + h772%0x100000000) & 0xffffffff
+						v771 = (v771 & 0xfffffffc)
+						if v771 == 0x0 {
+							{
+								v771 = 0x4
+							}
+						}
+						v774 := uint64(0)
+						_ = v774
+						v774 = p.r[6].Get32(v768)
+						s[235] = engine.Sel(((v774 & 0xfffffffd) == (v771 | 0x1)), 0x1, 0x0)
+						s[236] = engine.Sel((v774 == (v771 | 0x3)), 0x1, 0x0)
+						s[237] = engine.Sel((v774 == v771), 0x1, 0x0)
+						if (a767 == 0x1) && (s[235] == 0x0) {
+							{
+								v774 = v771
+							}
+						} else {
+							if a767 == 0x2 {
+								{
+									v774 = (v771 | 0x1)
+								}
+							} else {
+								if a767 == 0x3 {
+									{
+										v774 = (v771 | 0x3)
+									}
+								}
+							}
+						}
+						p.r[6].Set32(v768, ((v774) & 0xffffffff))
+					}
+				}
+			}
+		}
+		if v637 == 0x0 {
+			{
+				if v576 == 0x1 {
+					{
+						s[48] = 0x2
 					}
 				} else {
-					{
-						s[181] = s[198]
-					}
-				}
-			}
-		}
-		{
-			{
-				// action NetlockIngress.floor_access
-				v591 := uint64(0)
-				_ = v591
-				v591 = p.r[0].Get64(s[196])
-				p.r[0].Set64(s[196], v591)
-				s[232] = v591
-			}
-		}
-		s[152] = engine.Sel((s[216] > s[232]), 0x1, 0x0)
-		{
-			a593 := (((s[215] - s[209]) & 0xffffffff) & 0xffff)
-			_ = a593
-			{
-				// action NetlockIngress.slot_at
-				v594 := uint64(((s[209] + (a593 & 0x7fff)) & 0xffffffff))
-				_ = v594
-				s[133] = ((v594) >> (p.c[3]) & 0x3)
-				s[134] = (v594 & p.c[4])
-				s[215] = v594
-			}
-		}
-		s[136] = 0x1
-		s[144] = s[38]
-		s[139] = 0x3
-		s[151] = ((s[216]) & 0xffffffff)
-		s[135] = 0x3
-		if v579 == 0x1 {
-			{
-				s[137] = 0x1
-				s[138] = 0x1
-			}
-		}
-		{
-			{
-				if s[133] == 0x0 {
 					{
 						{
 							{
-								if s[136] != 0x0 {
+								// action NetlockIngress.ans_echo_p
+								if s[207] == 0x1 {
 									{
 										{
 											{
-												// action NetlockIngress.pool.part0.txn_access
-												v598 := uint64(0)
-												_ = v598
-												v598 = p.r[7].Get64(s[134])
-												s[160] = engine.Sel((v598 == s[144]), 0x1, 0x0)
-												if s[136] == 0x2 {
-													{
-														v598 = s[144]
-													}
-												}
-												p.r[7].Set64(s[134], v598)
-												s[159] = v598
+												// action NetlockIngress.ans_reply
+												s[107] = 0x1
+												s[108] = 0x1
+												s[114] = s[22]
+												s[132] = 0x1
+												s[117] = 0x4
+												s[119] = 0x0
+												s[120] = 0x3
+												s[125] = s[39]
+												s[127] = 0x0
 											}
 										}
 									}
-								}
-								if s[139] != 0x0 {
+								} else {
 									{
 										{
 											{
-												// action NetlockIngress.pool.part0.hold_access
-												v600 := uint64(0)
-												_ = v600
-												v600 = p.r[11].Get64(s[134])
-												if (s[139] == 0x3) || (s[139] == 0x4) {
+												// action NetlockIngress.ans_echo
+												{
+													a779 := s[211]
+													_ = a779
+													a780 := s[212]
+													_ = a780
+													a781 := s[213]
+													_ = a781
 													{
-														if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v600) >> 32) == s[151])) && (((v600) >> 32) != 0x0) {
+														// action NetlockIngress.ans_to_client
+														s[107] = 0x1
+														s[108] = 0x1
+														s[109] = 0x0
+														s[113] = s[203]
+														s[115] = s[204]
+														s[114] = a779
+														s[116] = a780
+														s[117] = 0x4
+														s[120] = 0x0
+														s[119] = 0x0
+														s[128] = 0x0
+														s[129] = 0x0
+														if a781 == 0x1 {
 															{
-																s[167] = 0x1
+																s[119] = 0x8
+																s[128] = a779
+																s[129] = a780
 															}
 														}
+														s[123] = s[37]
+														s[127] = 0x0
+														s[130] = 0x0
 													}
 												}
-												if (s[139] == 0x2) || ((s[139] == 0x5) && (s[153] == 0x1)) {
-													{
-														v600 = ((s[149])<<32 | s[150])
-													}
-												} else {
-													if (s[139] == 0x3) && (s[167] == 0x1) {
-														{
-															v600 = v600&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
-														}
-													} else {
-														if (s[139] == 0x4) && (s[167] == 0x1) {
-															{
-																v600 = v600&^0xffffffff | (s[150])<<0&0xffffffff
-															}
-														}
-													}
-												}
-												p.r[11].Set64(s[134], v600)
-												s[165] = ((v600) >> 32)
-												s[166] = ((v600) & 0xffffffff)
-											}
-										}
-									}
-								}
-								if s[135] != 0x0 {
-									{
-										{
-											{
-												// action NetlockIngress.pool.part0.flags_access
-												v602 := uint64(0)
-												_ = v602
-												v602 = p.r[8].Get64(s[134])
-												if s[135] == 0x2 {
-													{
-														v602 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
-													}
-												} else {
-													if (s[135] == 0x3) && (s[167] == 0x1) {
-														{
-															v602 = v602&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
-														}
-													} else {
-														if ((s[135] == 0x4) && (s[167] == 0x1)) && (s[143] != 0x0) {
-															{
-																v602 = v602&^0xffffffff | (s[143])<<0&0xffffffff
-															}
-														} else {
-															if ((s[135] == 0x5) && (((v602) >> 56) == 0x1)) && (s[160] == 0x1) {
-																{
-																	v602 = v602&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
-																	s[167] = 0x1
-																}
-															}
-														}
-													}
-												}
-												p.r[8].Set64(s[134], v602)
-												s[154] = ((v602) >> 56)
-												s[155] = ((v602) >> 48 & 0xff)
-												s[156] = ((v602) >> 40 & 0xff)
-												s[157] = ((v602) >> 32 & 0xff)
-												s[158] = ((v602) & 0xffffffff)
-											}
-										}
-									}
-								}
-								if s[137] != 0x0 {
-									{
-										{
-											{
-												// action NetlockIngress.pool.part0.who_access
-												v604 := uint64(0)
-												_ = v604
-												v604 = p.r[9].Get64(s[134])
-												if s[137] == 0x2 {
-													{
-														v604 = (((s[145])<<16|s[146])<<16 | s[147])
-													}
-												}
-												p.r[9].Set64(s[134], v604)
-												s[161] = ((v604) >> 32)
-												s[162] = ((v604) >> 16 & 0xffff)
-												s[163] = ((v604) & 0xffff)
-											}
-										}
-									}
-								}
-								if s[138] != 0x0 {
-									{
-										{
-											{
-												// action NetlockIngress.pool.part0.ts_access
-												v606 := uint64(0)
-												_ = v606
-												v606 = p.r[10].Get64(s[134])
-												if (s[138] == 0x2) || (((s[138] == 0x3) && (s[167] == 0x1)) && (s[148] != 0x0)) {
-													{
-														v606 = s[148]
-													}
-												}
-												p.r[10].Set64(s[134], v606)
-												s[164] = v606
+												s[120] = 0x3
+												s[118] = s[32]
+												s[121] = s[35]
+												s[122] = s[36]
+												s[124] = s[38]
+												s[125] = s[39]
+												s[126] = s[40]
 											}
 										}
 									}
@@ -5578,14 +5571,235 @@ func (p *netlock) ingress29(g *engine.Gen, s *[263]uint64, v112 *uint64, v113 *u
 							}
 						}
 					}
-				} else {
-					p.ingress22(g, s)
+				}
+			}
+		} else {
+			p.ingress26(g, s, v112, v113, v576)
+		}
+	}
+}
+
+// ingress28 is a part of ingress, with actions NetlockIngress.use_level, NetlockIngress.floor_access, NetlockIngress.slot_at, NetlockIngress.pool.part0.txn_access, NetlockIngress.pool.part0.hold_access, NetlockIngress.pool.part0.flags_access, and 17 more.
+func (p *netlock) ingress28(g *engine.Gen, s *[263]uint64, v576 uint64) {
+	{
+		a586 := s[217]
+		_ = a586
+		{
+			// action NetlockIngress.use_level
+			s[208] = a586
+			if a586 == 0x0 {
+				{
+					s[209] = s[197]
+					s[210] = s[198]
+				}
+			} else {
+				{
+					s[209] = s[199]
+					s[210] = s[200]
+				}
+			}
+			s[171] = s[210]
+			if a586 == 0x0 {
+				{
+					s[181] = s[200]
+				}
+			} else {
+				{
+					s[181] = s[198]
 				}
 			}
 		}
-		v640 := uint64(s[167])
-		p.ingress27(g, s, v640)
-		p.ingress28(g, s, v112, v113, v579, v640)
+	}
+	{
+		{
+			// action NetlockIngress.floor_access
+			v588 := uint64(0)
+			_ = v588
+			v588 = p.r[0].Get64(s[196])
+			p.r[0].Set64(s[196], v588)
+			s[232] = v588
+		}
+	}
+	s[152] = engine.Sel((s[216] > s[232]), 0x1, 0x0)
+	{
+		a590 := (((s[215] - s[209]) & 0xffffffff) & 0xffff)
+		_ = a590
+		{
+			// action NetlockIngress.slot_at
+			v591 := uint64(((s[209] + (a590 & 0x7fff)) & 0xffffffff))
+			_ = v591
+			s[133] = ((v591) >> (p.c[3]) & 0x3)
+			s[134] = (v591 & p.c[4])
+			s[215] = v591
+		}
+	}
+	s[136] = 0x1
+	s[144] = s[38]
+	s[139] = 0x3
+	s[151] = ((s[216]) & 0xffffffff)
+	s[135] = 0x3
+	if v576 == 0x1 {
+		{
+			s[137] = 0x1
+			s[138] = 0x1
+		}
+	}
+	{
+		{
+			if s[133] == 0x0 {
+				{
+					{
+						{
+							if s[136] != 0x0 {
+								{
+									{
+										{
+											// action NetlockIngress.pool.part0.txn_access
+											v595 := uint64(0)
+											_ = v595
+											v595 = p.r[7].Get64(s[134])
+											s[160] = engine.Sel((v595 == s[144]), 0x1, 0x0)
+											if s[136] == 0x2 {
+												{
+													v595 = s[144]
+												}
+											}
+											p.r[7].Set64(s[134], v595)
+											s[159] = v595
+										}
+									}
+								}
+							}
+							if s[139] != 0x0 {
+								{
+									{
+										{
+											// action NetlockIngress.pool.part0.hold_access
+											v597 := uint64(0)
+											_ = v597
+											v597 = p.r[11].Get64(s[134])
+											if (s[139] == 0x3) || (s[139] == 0x4) {
+												{
+													if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v597) >> 32) == s[151])) && (((v597) >> 32) != 0x0) {
+														{
+															s[167] = 0x1
+														}
+													}
+												}
+											}
+											if (s[139] == 0x2) || ((s[139] == 0x5) && (s[153] == 0x1)) {
+												{
+													v597 = ((s[149])<<32 | s[150])
+												}
+											} else {
+												if (s[139] == 0x3) && (s[167] == 0x1) {
+													{
+														v597 = v597&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+													}
+												} else {
+													if (s[139] == 0x4) && (s[167] == 0x1) {
+														{
+															v597 = v597&^0xffffffff | (s[150])<<0&0xffffffff
+														}
+													}
+												}
+											}
+											p.r[11].Set64(s[134], v597)
+											s[165] = ((v597) >> 32)
+											s[166] = ((v597) & 0xffffffff)
+										}
+									}
+								}
+							}
+							if s[135] != 0x0 {
+								{
+									{
+										{
+											// action NetlockIngress.pool.part0.flags_access
+											v599 := uint64(0)
+											_ = v599
+											v599 = p.r[8].Get64(s[134])
+											if s[135] == 0x2 {
+												{
+													v599 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
+												}
+											} else {
+												if (s[135] == 0x3) && (s[167] == 0x1) {
+													{
+														v599 = v599&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+													}
+												} else {
+													if ((s[135] == 0x4) && (s[167] == 0x1)) && (s[143] != 0x0) {
+														{
+															v599 = v599&^0xffffffff | (s[143])<<0&0xffffffff
+														}
+													} else {
+														if ((s[135] == 0x5) && (((v599) >> 56) == 0x1)) && (s[160] == 0x1) {
+															{
+																v599 = v599&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+																s[167] = 0x1
+															}
+														}
+													}
+												}
+											}
+											p.r[8].Set64(s[134], v599)
+											s[154] = ((v599) >> 56)
+											s[155] = ((v599) >> 48 & 0xff)
+											s[156] = ((v599) >> 40 & 0xff)
+											s[157] = ((v599) >> 32 & 0xff)
+											s[158] = ((v599) & 0xffffffff)
+										}
+									}
+								}
+							}
+							if s[137] != 0x0 {
+								{
+									{
+										{
+											// action NetlockIngress.pool.part0.who_access
+											v601 := uint64(0)
+											_ = v601
+											v601 = p.r[9].Get64(s[134])
+											if s[137] == 0x2 {
+												{
+													v601 = (((s[145])<<16|s[146])<<16 | s[147])
+												}
+											}
+											p.r[9].Set64(s[134], v601)
+											s[161] = ((v601) >> 32)
+											s[162] = ((v601) >> 16 & 0xffff)
+											s[163] = ((v601) & 0xffff)
+										}
+									}
+								}
+							}
+							if s[138] != 0x0 {
+								{
+									{
+										{
+											// action NetlockIngress.pool.part0.ts_access
+											v603 := uint64(0)
+											_ = v603
+											v603 = p.r[10].Get64(s[134])
+											if (s[138] == 0x2) || (((s[138] == 0x3) && (s[167] == 0x1)) && (s[148] != 0x0)) {
+												{
+													v603 = s[148]
+												}
+											}
+											p.r[10].Set64(s[134], v603)
+											s[164] = v603
+										}
+									}
+								}
+							}
+						}
+					}
+				}
+			} else {
+				p.ingress22(g, s)
+			}
+		}
 	}
 }
 
@@ -5600,17 +5814,17 @@ func (p *netlock) ingress22(g *engine.Gen, s *[263]uint64) {
 							{
 								{
 									// action NetlockIngress.pool.part1.txn_access
-									v609 := uint64(0)
-									_ = v609
-									v609 = p.r[12].Get64(s[134])
-									s[160] = engine.Sel((v609 == s[144]), 0x1, 0x0)
+									v606 := uint64(0)
+									_ = v606
+									v606 = p.r[12].Get64(s[134])
+									s[160] = engine.Sel((v606 == s[144]), 0x1, 0x0)
 									if s[136] == 0x2 {
 										{
-											v609 = s[144]
+											v606 = s[144]
 										}
 									}
-									p.r[12].Set64(s[134], v609)
-									s[159] = v609
+									p.r[12].Set64(s[134], v606)
+									s[159] = v606
 								}
 							}
 						}
@@ -5620,12 +5834,12 @@ func (p *netlock) ingress22(g *engine.Gen, s *[263]uint64) {
 							{
 								{
 									// action NetlockIngress.pool.part1.hold_access
-									v611 := uint64(0)
-									_ = v611
-									v611 = p.r[16].Get64(s[134])
+									v608 := uint64(0)
+									_ = v608
+									v608 = p.r[16].Get64(s[134])
 									if (s[139] == 0x3) || (s[139] == 0x4) {
 										{
-											if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v611) >> 32) == s[151])) && (((v611) >> 32) != 0x0) {
+											if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v608) >> 32) == s[151])) && (((v608) >> 32) != 0x0) {
 												{
 													s[167] = 0x1
 												}
@@ -5634,24 +5848,24 @@ func (p *netlock) ingress22(g *engine.Gen, s *[263]uint64) {
 									}
 									if (s[139] == 0x2) || ((s[139] == 0x5) && (s[153] == 0x1)) {
 										{
-											v611 = ((s[149])<<32 | s[150])
+											v608 = ((s[149])<<32 | s[150])
 										}
 									} else {
 										if (s[139] == 0x3) && (s[167] == 0x1) {
 											{
-												v611 = v611&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+												v608 = v608&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 											}
 										} else {
 											if (s[139] == 0x4) && (s[167] == 0x1) {
 												{
-													v611 = v611&^0xffffffff | (s[150])<<0&0xffffffff
+													v608 = v608&^0xffffffff | (s[150])<<0&0xffffffff
 												}
 											}
 										}
 									}
-									p.r[16].Set64(s[134], v611)
-									s[165] = ((v611) >> 32)
-									s[166] = ((v611) & 0xffffffff)
+									p.r[16].Set64(s[134], v608)
+									s[165] = ((v608) >> 32)
+									s[166] = ((v608) & 0xffffffff)
 								}
 							}
 						}
@@ -5661,39 +5875,39 @@ func (p *netlock) ingress22(g *engine.Gen, s *[263]uint64) {
 							{
 								{
 									// action NetlockIngress.pool.part1.flags_access
-									v613 := uint64(0)
-									_ = v613
-									v613 = p.r[13].Get64(s[134])
+									v610 := uint64(0)
+									_ = v610
+									v610 = p.r[13].Get64(s[134])
 									if s[135] == 0x2 {
 										{
-											v613 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
+											v610 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
 										}
 									} else {
 										if (s[135] == 0x3) && (s[167] == 0x1) {
 											{
-												v613 = v613&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+												v610 = v610&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
 											}
 										} else {
 											if ((s[135] == 0x4) && (s[167] == 0x1)) && (s[143] != 0x0) {
 												{
-													v613 = v613&^0xffffffff | (s[143])<<0&0xffffffff
+													v610 = v610&^0xffffffff | (s[143])<<0&0xffffffff
 												}
 											} else {
-												if ((s[135] == 0x5) && (((v613) >> 56) == 0x1)) && (s[160] == 0x1) {
+												if ((s[135] == 0x5) && (((v610) >> 56) == 0x1)) && (s[160] == 0x1) {
 													{
-														v613 = v613&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+														v610 = v610&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 														s[167] = 0x1
 													}
 												}
 											}
 										}
 									}
-									p.r[13].Set64(s[134], v613)
-									s[154] = ((v613) >> 56)
-									s[155] = ((v613) >> 48 & 0xff)
-									s[156] = ((v613) >> 40 & 0xff)
-									s[157] = ((v613) >> 32 & 0xff)
-									s[158] = ((v613) & 0xffffffff)
+									p.r[13].Set64(s[134], v610)
+									s[154] = ((v610) >> 56)
+									s[155] = ((v610) >> 48 & 0xff)
+									s[156] = ((v610) >> 40 & 0xff)
+									s[157] = ((v610) >> 32 & 0xff)
+									s[158] = ((v610) & 0xffffffff)
 								}
 							}
 						}
@@ -5703,18 +5917,18 @@ func (p *netlock) ingress22(g *engine.Gen, s *[263]uint64) {
 							{
 								{
 									// action NetlockIngress.pool.part1.who_access
-									v615 := uint64(0)
-									_ = v615
-									v615 = p.r[14].Get64(s[134])
+									v612 := uint64(0)
+									_ = v612
+									v612 = p.r[14].Get64(s[134])
 									if s[137] == 0x2 {
 										{
-											v615 = (((s[145])<<16|s[146])<<16 | s[147])
+											v612 = (((s[145])<<16|s[146])<<16 | s[147])
 										}
 									}
-									p.r[14].Set64(s[134], v615)
-									s[161] = ((v615) >> 32)
-									s[162] = ((v615) >> 16 & 0xffff)
-									s[163] = ((v615) & 0xffff)
+									p.r[14].Set64(s[134], v612)
+									s[161] = ((v612) >> 32)
+									s[162] = ((v612) >> 16 & 0xffff)
+									s[163] = ((v612) & 0xffff)
 								}
 							}
 						}
@@ -5724,16 +5938,16 @@ func (p *netlock) ingress22(g *engine.Gen, s *[263]uint64) {
 							{
 								{
 									// action NetlockIngress.pool.part1.ts_access
-									v617 := uint64(0)
-									_ = v617
-									v617 = p.r[15].Get64(s[134])
+									v614 := uint64(0)
+									_ = v614
+									v614 = p.r[15].Get64(s[134])
 									if (s[138] == 0x2) || (((s[138] == 0x3) && (s[167] == 0x1)) && (s[148] != 0x0)) {
 										{
-											v617 = s[148]
+											v614 = s[148]
 										}
 									}
-									p.r[15].Set64(s[134], v617)
-									s[164] = v617
+									p.r[15].Set64(s[134], v614)
+									s[164] = v614
 								}
 							}
 						}
@@ -5759,17 +5973,17 @@ func (p *netlock) ingress21(g *engine.Gen, s *[263]uint64) {
 							{
 								{
 									// action NetlockIngress.pool.part3.txn_access
-									v631 := uint64(0)
-									_ = v631
-									v631 = p.r[22].Get64(s[134])
-									s[160] = engine.Sel((v631 == s[144]), 0x1, 0x0)
+									v628 := uint64(0)
+									_ = v628
+									v628 = p.r[22].Get64(s[134])
+									s[160] = engine.Sel((v628 == s[144]), 0x1, 0x0)
 									if s[136] == 0x2 {
 										{
-											v631 = s[144]
+											v628 = s[144]
 										}
 									}
-									p.r[22].Set64(s[134], v631)
-									s[159] = v631
+									p.r[22].Set64(s[134], v628)
+									s[159] = v628
 								}
 							}
 						}
@@ -5779,12 +5993,12 @@ func (p *netlock) ingress21(g *engine.Gen, s *[263]uint64) {
 							{
 								{
 									// action NetlockIngress.pool.part3.hold_access
-									v633 := uint64(0)
-									_ = v633
-									v633 = p.r[26].Get64(s[134])
+									v630 := uint64(0)
+									_ = v630
+									v630 = p.r[26].Get64(s[134])
 									if (s[139] == 0x3) || (s[139] == 0x4) {
 										{
-											if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v633) >> 32) == s[151])) && (((v633) >> 32) != 0x0) {
+											if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v630) >> 32) == s[151])) && (((v630) >> 32) != 0x0) {
 												{
 													s[167] = 0x1
 												}
@@ -5793,24 +6007,24 @@ func (p *netlock) ingress21(g *engine.Gen, s *[263]uint64) {
 									}
 									if (s[139] == 0x2) || ((s[139] == 0x5) && (s[153] == 0x1)) {
 										{
-											v633 = ((s[149])<<32 | s[150])
+											v630 = ((s[149])<<32 | s[150])
 										}
 									} else {
 										if (s[139] == 0x3) && (s[167] == 0x1) {
 											{
-												v633 = v633&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+												v630 = v630&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 											}
 										} else {
 											if (s[139] == 0x4) && (s[167] == 0x1) {
 												{
-													v633 = v633&^0xffffffff | (s[150])<<0&0xffffffff
+													v630 = v630&^0xffffffff | (s[150])<<0&0xffffffff
 												}
 											}
 										}
 									}
-									p.r[26].Set64(s[134], v633)
-									s[165] = ((v633) >> 32)
-									s[166] = ((v633) & 0xffffffff)
+									p.r[26].Set64(s[134], v630)
+									s[165] = ((v630) >> 32)
+									s[166] = ((v630) & 0xffffffff)
 								}
 							}
 						}
@@ -5820,39 +6034,39 @@ func (p *netlock) ingress21(g *engine.Gen, s *[263]uint64) {
 							{
 								{
 									// action NetlockIngress.pool.part3.flags_access
-									v635 := uint64(0)
-									_ = v635
-									v635 = p.r[23].Get64(s[134])
+									v632 := uint64(0)
+									_ = v632
+									v632 = p.r[23].Get64(s[134])
 									if s[135] == 0x2 {
 										{
-											v635 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
+											v632 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
 										}
 									} else {
 										if (s[135] == 0x3) && (s[167] == 0x1) {
 											{
-												v635 = v635&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+												v632 = v632&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
 											}
 										} else {
 											if ((s[135] == 0x4) && (s[167] == 0x1)) && (s[143] != 0x0) {
 												{
-													v635 = v635&^0xffffffff | (s[143])<<0&0xffffffff
+													v632 = v632&^0xffffffff | (s[143])<<0&0xffffffff
 												}
 											} else {
-												if ((s[135] == 0x5) && (((v635) >> 56) == 0x1)) && (s[160] == 0x1) {
+												if ((s[135] == 0x5) && (((v632) >> 56) == 0x1)) && (s[160] == 0x1) {
 													{
-														v635 = v635&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+														v632 = v632&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 														s[167] = 0x1
 													}
 												}
 											}
 										}
 									}
-									p.r[23].Set64(s[134], v635)
-									s[154] = ((v635) >> 56)
-									s[155] = ((v635) >> 48 & 0xff)
-									s[156] = ((v635) >> 40 & 0xff)
-									s[157] = ((v635) >> 32 & 0xff)
-									s[158] = ((v635) & 0xffffffff)
+									p.r[23].Set64(s[134], v632)
+									s[154] = ((v632) >> 56)
+									s[155] = ((v632) >> 48 & 0xff)
+									s[156] = ((v632) >> 40 & 0xff)
+									s[157] = ((v632) >> 32 & 0xff)
+									s[158] = ((v632) & 0xffffffff)
 								}
 							}
 						}
@@ -5862,18 +6076,18 @@ func (p *netlock) ingress21(g *engine.Gen, s *[263]uint64) {
 							{
 								{
 									// action NetlockIngress.pool.part3.who_access
-									v637 := uint64(0)
-									_ = v637
-									v637 = p.r[24].Get64(s[134])
+									v634 := uint64(0)
+									_ = v634
+									v634 = p.r[24].Get64(s[134])
 									if s[137] == 0x2 {
 										{
-											v637 = (((s[145])<<16|s[146])<<16 | s[147])
+											v634 = (((s[145])<<16|s[146])<<16 | s[147])
 										}
 									}
-									p.r[24].Set64(s[134], v637)
-									s[161] = ((v637) >> 32)
-									s[162] = ((v637) >> 16 & 0xffff)
-									s[163] = ((v637) & 0xffff)
+									p.r[24].Set64(s[134], v634)
+									s[161] = ((v634) >> 32)
+									s[162] = ((v634) >> 16 & 0xffff)
+									s[163] = ((v634) & 0xffff)
 								}
 							}
 						}
@@ -5883,16 +6097,16 @@ func (p *netlock) ingress21(g *engine.Gen, s *[263]uint64) {
 							{
 								{
 									// action NetlockIngress.pool.part3.ts_access
-									v639 := uint64(0)
-									_ = v639
-									v639 = p.r[25].Get64(s[134])
+									v636 := uint64(0)
+									_ = v636
+									v636 = p.r[25].Get64(s[134])
 									if (s[138] == 0x2) || (((s[138] == 0x3) && (s[167] == 0x1)) && (s[148] != 0x0)) {
 										{
-											v639 = s[148]
+											v636 = s[148]
 										}
 									}
-									p.r[25].Set64(s[134], v639)
-									s[164] = v639
+									p.r[25].Set64(s[134], v636)
+									s[164] = v636
 								}
 							}
 						}
@@ -5913,17 +6127,17 @@ func (p *netlock) ingress20(g *engine.Gen, s *[263]uint64) {
 						{
 							{
 								// action NetlockIngress.pool.part2.txn_access
-								v620 := uint64(0)
-								_ = v620
-								v620 = p.r[17].Get64(s[134])
-								s[160] = engine.Sel((v620 == s[144]), 0x1, 0x0)
+								v617 := uint64(0)
+								_ = v617
+								v617 = p.r[17].Get64(s[134])
+								s[160] = engine.Sel((v617 == s[144]), 0x1, 0x0)
 								if s[136] == 0x2 {
 									{
-										v620 = s[144]
+										v617 = s[144]
 									}
 								}
-								p.r[17].Set64(s[134], v620)
-								s[159] = v620
+								p.r[17].Set64(s[134], v617)
+								s[159] = v617
 							}
 						}
 					}
@@ -5933,12 +6147,12 @@ func (p *netlock) ingress20(g *engine.Gen, s *[263]uint64) {
 						{
 							{
 								// action NetlockIngress.pool.part2.hold_access
-								v622 := uint64(0)
-								_ = v622
-								v622 = p.r[21].Get64(s[134])
+								v619 := uint64(0)
+								_ = v619
+								v619 = p.r[21].Get64(s[134])
 								if (s[139] == 0x3) || (s[139] == 0x4) {
 									{
-										if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v622) >> 32) == s[151])) && (((v622) >> 32) != 0x0) {
+										if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v619) >> 32) == s[151])) && (((v619) >> 32) != 0x0) {
 											{
 												s[167] = 0x1
 											}
@@ -5947,24 +6161,24 @@ func (p *netlock) ingress20(g *engine.Gen, s *[263]uint64) {
 								}
 								if (s[139] == 0x2) || ((s[139] == 0x5) && (s[153] == 0x1)) {
 									{
-										v622 = ((s[149])<<32 | s[150])
+										v619 = ((s[149])<<32 | s[150])
 									}
 								} else {
 									if (s[139] == 0x3) && (s[167] == 0x1) {
 										{
-											v622 = v622&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+											v619 = v619&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 										}
 									} else {
 										if (s[139] == 0x4) && (s[167] == 0x1) {
 											{
-												v622 = v622&^0xffffffff | (s[150])<<0&0xffffffff
+												v619 = v619&^0xffffffff | (s[150])<<0&0xffffffff
 											}
 										}
 									}
 								}
-								p.r[21].Set64(s[134], v622)
-								s[165] = ((v622) >> 32)
-								s[166] = ((v622) & 0xffffffff)
+								p.r[21].Set64(s[134], v619)
+								s[165] = ((v619) >> 32)
+								s[166] = ((v619) & 0xffffffff)
 							}
 						}
 					}
@@ -5974,39 +6188,39 @@ func (p *netlock) ingress20(g *engine.Gen, s *[263]uint64) {
 						{
 							{
 								// action NetlockIngress.pool.part2.flags_access
-								v624 := uint64(0)
-								_ = v624
-								v624 = p.r[18].Get64(s[134])
+								v621 := uint64(0)
+								_ = v621
+								v621 = p.r[18].Get64(s[134])
 								if s[135] == 0x2 {
 									{
-										v624 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
+										v621 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
 									}
 								} else {
 									if (s[135] == 0x3) && (s[167] == 0x1) {
 										{
-											v624 = v624&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+											v621 = v621&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
 										}
 									} else {
 										if ((s[135] == 0x4) && (s[167] == 0x1)) && (s[143] != 0x0) {
 											{
-												v624 = v624&^0xffffffff | (s[143])<<0&0xffffffff
+												v621 = v621&^0xffffffff | (s[143])<<0&0xffffffff
 											}
 										} else {
-											if ((s[135] == 0x5) && (((v624) >> 56) == 0x1)) && (s[160] == 0x1) {
+											if ((s[135] == 0x5) && (((v621) >> 56) == 0x1)) && (s[160] == 0x1) {
 												{
-													v624 = v624&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+													v621 = v621&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 													s[167] = 0x1
 												}
 											}
 										}
 									}
 								}
-								p.r[18].Set64(s[134], v624)
-								s[154] = ((v624) >> 56)
-								s[155] = ((v624) >> 48 & 0xff)
-								s[156] = ((v624) >> 40 & 0xff)
-								s[157] = ((v624) >> 32 & 0xff)
-								s[158] = ((v624) & 0xffffffff)
+								p.r[18].Set64(s[134], v621)
+								s[154] = ((v621) >> 56)
+								s[155] = ((v621) >> 48 & 0xff)
+								s[156] = ((v621) >> 40 & 0xff)
+								s[157] = ((v621) >> 32 & 0xff)
+								s[158] = ((v621) & 0xffffffff)
 							}
 						}
 					}
@@ -6016,18 +6230,18 @@ func (p *netlock) ingress20(g *engine.Gen, s *[263]uint64) {
 						{
 							{
 								// action NetlockIngress.pool.part2.who_access
-								v626 := uint64(0)
-								_ = v626
-								v626 = p.r[19].Get64(s[134])
+								v623 := uint64(0)
+								_ = v623
+								v623 = p.r[19].Get64(s[134])
 								if s[137] == 0x2 {
 									{
-										v626 = (((s[145])<<16|s[146])<<16 | s[147])
+										v623 = (((s[145])<<16|s[146])<<16 | s[147])
 									}
 								}
-								p.r[19].Set64(s[134], v626)
-								s[161] = ((v626) >> 32)
-								s[162] = ((v626) >> 16 & 0xffff)
-								s[163] = ((v626) & 0xffff)
+								p.r[19].Set64(s[134], v623)
+								s[161] = ((v623) >> 32)
+								s[162] = ((v623) >> 16 & 0xffff)
+								s[163] = ((v623) & 0xffff)
 							}
 						}
 					}
@@ -6037,16 +6251,16 @@ func (p *netlock) ingress20(g *engine.Gen, s *[263]uint64) {
 						{
 							{
 								// action NetlockIngress.pool.part2.ts_access
-								v628 := uint64(0)
-								_ = v628
-								v628 = p.r[20].Get64(s[134])
+								v625 := uint64(0)
+								_ = v625
+								v625 = p.r[20].Get64(s[134])
 								if (s[138] == 0x2) || (((s[138] == 0x3) && (s[167] == 0x1)) && (s[148] != 0x0)) {
 									{
-										v628 = s[148]
+										v625 = s[148]
 									}
 								}
-								p.r[20].Set64(s[134], v628)
-								s[164] = v628
+								p.r[20].Set64(s[134], v625)
+								s[164] = v625
 							}
 						}
 					}
@@ -6057,55 +6271,55 @@ func (p *netlock) ingress20(g *engine.Gen, s *[263]uint64) {
 }
 
 // ingress27 is a part of ingress, with actions NetlockIngress.state_access, NetlockIngress.wait_access, NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access, NetlockIngress.levels.level1.head_access, and 2 more.
-func (p *netlock) ingress27(g *engine.Gen, s *[263]uint64, v640 uint64) {
-	_ = v640
+func (p *netlock) ingress27(g *engine.Gen, s *[263]uint64, v637 uint64) {
+	_ = v637
 	{
-		a642 := s[155]
-		_ = a642
-		a643 := s[208]
-		_ = a643
-		a644 := v640
-		_ = a644
+		a639 := s[155]
+		_ = a639
+		a640 := s[208]
+		_ = a640
+		a641 := v637
+		_ = a641
 		{
 			// action NetlockIngress.state_access
-			v645 := uint64(0)
+			v642 := uint64(0)
+			_ = v642
+			v642 = p.r[1].Get64(s[196])
+			v643 := uint64(((0x0)<<15 | ((v642) & 0x7fff)))
+			_ = v643
+			v644 := uint64(((0x0)<<1 | ((v642) >> 15 & 0x1)))
+			_ = v644
+			v645 := uint64(((v642) >> 16 & 0xffff))
 			_ = v645
-			v645 = p.r[1].Get64(s[196])
-			v646 := uint64(((0x0)<<15 | ((v645) & 0x7fff)))
+			v646 := uint64(((v642) >> 32 & 0xffff))
 			_ = v646
-			v647 := uint64(((0x0)<<1 | ((v645) >> 15 & 0x1)))
+			v647 := uint64(engine.Sel(((a639 == 0x1) && (a640 == 0x0)), 0x1, 0x0))
 			_ = v647
-			v648 := uint64(((v645) >> 16 & 0xffff))
+			v648 := uint64(engine.Sel((a639 == 0x1), 0x1, 0x0))
 			_ = v648
-			v649 := uint64(((v645) >> 32 & 0xffff))
-			_ = v649
-			v650 := uint64(engine.Sel(((a642 == 0x1) && (a643 == 0x0)), 0x1, 0x0))
-			_ = v650
-			v651 := uint64(engine.Sel((a642 == 0x1), 0x1, 0x0))
-			_ = v651
-			if a642 == 0x1 {
+			if a639 == 0x1 {
 				{
-					s[220] = engine.Sel((v646 == 0x0), 0x1, 0x0)
+					s[220] = engine.Sel((v643 == 0x0), 0x1, 0x0)
 				}
 			} else {
-				if a643 == 0x0 {
+				if a640 == 0x0 {
 					{
-						s[220] = engine.Sel(((v647 == 0x0) && (v648 == 0x0)), 0x1, 0x0)
+						s[220] = engine.Sel(((v644 == 0x0) && (v645 == 0x0)), 0x1, 0x0)
 					}
 				} else {
 					{
-						s[220] = engine.Sel(((v647 == 0x0) && (v649 == 0x0)), 0x1, 0x0)
+						s[220] = engine.Sel(((v644 == 0x0) && (v646 == 0x0)), 0x1, 0x0)
 					}
 				}
 			}
 			s[219] = 0x0
 			{
-				if a644 == 0x1 {
+				if a641 == 0x1 {
 					{
-						v646 = ((v646 - 0x1) & 0xffff)
-						if a642 == 0x1 {
+						v643 = ((v643 - 0x1) & 0xffff)
+						if a639 == 0x1 {
 							{
-								v647 = 0x0
+								v644 = 0x0
 							}
 						}
 					}
@@ -6116,91 +6330,91 @@ func (p *netlock) ingress27(g *engine.Gen, s *[263]uint64, v640 uint64) {
 			}
 			{
 				{
-					v645 = (((((0x0)<<16|v649)<<16|v648)<<1|((v647)&0x1))<<15 | ((v646) & 0x7fff))
+					v642 = (((((0x0)<<16|v646)<<16|v645)<<1|((v644)&0x1))<<15 | ((v643) & 0x7fff))
 				}
 			}
-			p.r[1].Set64(s[196], v645)
-			s[221] = ((0x0)<<15 | ((v645) & 0x7fff))
-			s[222] = ((0x0)<<1 | ((v645) >> 15 & 0x1))
-			s[223] = ((v645) >> 16 & 0xffff)
-			s[224] = ((v645) >> 32 & 0xffff)
+			p.r[1].Set64(s[196], v642)
+			s[221] = ((0x0)<<15 | ((v642) & 0x7fff))
+			s[222] = ((0x0)<<1 | ((v642) >> 15 & 0x1))
+			s[223] = ((v642) >> 16 & 0xffff)
+			s[224] = ((v642) >> 32 & 0xffff)
 		}
 	}
 	{
-		a653 := s[208]
-		_ = a653
+		a650 := s[208]
+		_ = a650
 		{
 			// action NetlockIngress.wait_access
-			v654 := uint64(0)
-			_ = v654
-			v654 = p.r[2].Get64(s[196])
-			v655 := uint64(((v654) & 0xffffffff))
-			_ = v655
-			v656 := uint64(((v654) >> 32))
-			_ = v656
+			v651 := uint64(0)
+			_ = v651
+			v651 = p.r[2].Get64(s[196])
+			v652 := uint64(((v651) & 0xffffffff))
+			_ = v652
+			v653 := uint64(((v651) >> 32))
+			_ = v653
 			{
 			}
 			{
 				{
-					v654 = ((v656)<<32 | v655)
+					v651 = ((v653)<<32 | v652)
 				}
 			}
-			p.r[2].Set64(s[196], v654)
-			s[225] = ((v654) & 0xffffffff)
-			s[226] = ((v654) >> 32)
+			p.r[2].Set64(s[196], v651)
+			s[225] = ((v651) & 0xffffffff)
+			s[226] = ((v651) >> 32)
 		}
 	}
 	s[168] = 0x2
-	s[173] = v640
+	s[173] = v637
 	s[172] = (((s[215] - s[209]) & 0xffffffff) & 0xffff)
 	s[170] = 0x1
 	s[180] = 0x1
 	{
-		a658 := s[208]
-		_ = a658
-		a659 := s[196]
-		_ = a659
+		a655 := s[208]
+		_ = a655
+		a656 := s[196]
+		_ = a656
 		{
-			if a658 == 0x0 {
-				p.ingress25(g, s, a659)
+			if a655 == 0x0 {
+				p.ingress25(g, s, a656)
 			} else {
 				{
-					p.ingress24(g, s, a659)
+					p.ingress24(g, s, a656)
 					{
-						a736 := a659
-						_ = a736
+						a733 := a656
+						_ = a733
 						{
 							if s[178] != 0x0 {
 								{
 									{
 										{
 											// action NetlockIngress.levels.level0.head_access
-											v738 := uint64(0)
-											_ = v738
-											v738 = p.r[27].Get32(a736)
-											var r741 uint64
-											_ = r741
+											v735 := uint64(0)
+											_ = v735
+											v735 = p.r[27].Get32(a733)
+											var r738 uint64
+											_ = r738
 											{
-												a742 := v738
-												_ = a742
-												a743 := s[181]
-												_ = a743
+												a739 := v735
+												_ = a739
+												a740 := s[181]
+												_ = a740
 												{
-													if (((a742 & 0x7fff) + 0x1) & 0xffff) == a743 {
+													if (((a739 & 0x7fff) + 0x1) & 0xffff) == a740 {
 														{
-															r741 = ((a742 & 0x8000) ^ 0x8000)
-															goto end740
+															r738 = ((a739 & 0x8000) ^ 0x8000)
+															goto end737
 														}
 													}
-													r741 = ((a742 + 0x1) & 0xffff)
-													goto end740
+													r738 = ((a739 + 0x1) & 0xffff)
+													goto end737
 												}
-											end740:
+											end737:
 											}
-											v739 := uint64(r741)
-											_ = v739
+											v736 := uint64(r738)
+											_ = v736
 											s[187] = 0x0
-											if ((s[178] == 0x2) && (s[183] == 0x1)) && (s[182] == (v738 & 0x7fff)) {
+											if ((s[178] == 0x2) && (s[183] == 0x1)) && (s[182] == (v735 & 0x7fff)) {
 												{
 													s[187] = 0x1
 												}
@@ -6211,22 +6425,22 @@ func (p *netlock) ingress27(g *engine.Gen, s *[263]uint64, v640 uint64) {
 													}
 												}
 											}
-											s[184] = v738
+											s[184] = v735
 											if s[187] == 0x1 {
 												{
-													v738 = v739
+													v735 = v736
 												}
 											} else {
 												if s[178] == 0x4 {
 													{
-														v738 = 0x0
+														v735 = 0x0
 													}
 												}
 											}
-											p.r[27].Set32(a736, ((v738) & 0xffff))
+											p.r[27].Set32(a733, ((v735) & 0xffff))
 											if s[178] == 0x3 {
 												{
-													s[184] = v738
+													s[184] = v735
 												}
 											}
 										}
@@ -6238,41 +6452,41 @@ func (p *netlock) ingress27(g *engine.Gen, s *[263]uint64, v640 uint64) {
 									{
 										{
 											// action NetlockIngress.levels.level0.tail_access
-											v745 := uint64(0)
-											_ = v745
-											v745 = p.r[28].Get32(a736)
-											s[185] = v745
+											v742 := uint64(0)
+											_ = v742
+											v742 = p.r[28].Get32(a733)
+											s[185] = v742
 											if (s[179] == 0x2) && (s[183] == 0x1) {
 												{
-													var r747 uint64
-													_ = r747
+													var r744 uint64
+													_ = r744
 													{
-														a748 := v745
-														_ = a748
-														a749 := s[181]
-														_ = a749
+														a745 := v742
+														_ = a745
+														a746 := s[181]
+														_ = a746
 														{
-															if (((a748 & 0x7fff) + 0x1) & 0xffff) == a749 {
+															if (((a745 & 0x7fff) + 0x1) & 0xffff) == a746 {
 																{
-																	r747 = ((a748 & 0x8000) ^ 0x8000)
-																	goto end746
+																	r744 = ((a745 & 0x8000) ^ 0x8000)
+																	goto end743
 																}
 															}
-															r747 = ((a748 + 0x1) & 0xffff)
-															goto end746
+															r744 = ((a745 + 0x1) & 0xffff)
+															goto end743
 														}
-													end746:
+													end743:
 													}
-													v745 = r747
+													v742 = r744
 												}
 											} else {
 												if s[179] == 0x4 {
 													{
-														v745 = 0x0
+														v742 = 0x0
 													}
 												}
 											}
-											p.r[28].Set32(a736, ((v745) & 0xffff))
+											p.r[28].Set32(a733, ((v742) & 0xffff))
 										}
 									}
 								}
@@ -6282,72 +6496,72 @@ func (p *netlock) ingress27(g *engine.Gen, s *[263]uint64, v640 uint64) {
 									{
 										{
 											// action NetlockIngress.levels.level0.gnext_access
-											v751 := uint64(0)
-											_ = v751
-											v751 = p.r[29].Get32(a736)
+											v748 := uint64(0)
+											_ = v748
+											v748 = p.r[29].Get32(a733)
 											if (s[180] == 0x2) && (s[183] == 0x1) {
 												{
-													v751 = s[182]
+													v748 = s[182]
 												}
 											} else {
-												if ((s[180] == 0x3) && (s[183] == 0x1)) && (v751 == s[184]) {
+												if ((s[180] == 0x3) && (s[183] == 0x1)) && (v748 == s[184]) {
 													{
-														var r753 uint64
-														_ = r753
+														var r750 uint64
+														_ = r750
 														{
-															a754 := v751
-															_ = a754
-															a755 := s[181]
-															_ = a755
+															a751 := v748
+															_ = a751
+															a752 := s[181]
+															_ = a752
 															{
-																if (((a754 & 0x7fff) + 0x1) & 0xffff) == a755 {
+																if (((a751 & 0x7fff) + 0x1) & 0xffff) == a752 {
 																	{
-																		r753 = ((a754 & 0x8000) ^ 0x8000)
-																		goto end752
+																		r750 = ((a751 & 0x8000) ^ 0x8000)
+																		goto end749
 																	}
 																}
-																r753 = ((a754 + 0x1) & 0xffff)
-																goto end752
+																r750 = ((a751 + 0x1) & 0xffff)
+																goto end749
 															}
-														end752:
+														end749:
 														}
-														v751 = r753
+														v748 = r750
 													}
 												} else {
 													if s[180] == 0x4 {
 														{
-															v751 = 0x0
+															v748 = 0x0
 														}
 													} else {
 														if (s[180] == 0x5) && (s[183] == 0x1) {
 															{
-																var r757 uint64
-																_ = r757
+																var r754 uint64
+																_ = r754
 																{
-																	a758 := s[185]
-																	_ = a758
-																	a759 := s[181]
-																	_ = a759
+																	a755 := s[185]
+																	_ = a755
+																	a756 := s[181]
+																	_ = a756
 																	{
-																		if (((a758 & 0x7fff) + 0x1) & 0xffff) == a759 {
+																		if (((a755 & 0x7fff) + 0x1) & 0xffff) == a756 {
 																			{
-																				r757 = ((a758 & 0x8000) ^ 0x8000)
-																				goto end756
+																				r754 = ((a755 & 0x8000) ^ 0x8000)
+																				goto end753
 																			}
 																		}
-																		r757 = ((a758 + 0x1) & 0xffff)
-																		goto end756
+																		r754 = ((a755 + 0x1) & 0xffff)
+																		goto end753
 																	}
-																end756:
+																end753:
 																}
-																v751 = r757
+																v748 = r754
 															}
 														}
 													}
 												}
 											}
-											p.r[29].Set32(a736, ((v751) & 0xffff))
-											s[186] = v751
+											p.r[29].Set32(a733, ((v748) & 0xffff))
+											s[186] = v748
 										}
 									}
 								}
@@ -6361,44 +6575,44 @@ func (p *netlock) ingress27(g *engine.Gen, s *[263]uint64, v640 uint64) {
 }
 
 // ingress25 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access, NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, NetlockIngress.levels.level1.gnext_access.
-func (p *netlock) ingress25(g *engine.Gen, s *[263]uint64, a659 uint64) {
+func (p *netlock) ingress25(g *engine.Gen, s *[263]uint64, a656 uint64) {
 	{
-		p.ingress23(g, s, a659)
+		p.ingress23(g, s, a656)
 		{
-			a686 := a659
-			_ = a686
+			a683 := a656
+			_ = a683
 			{
 				if s[178] != 0x0 {
 					{
 						{
 							{
 								// action NetlockIngress.levels.level1.head_access
-								v688 := uint64(0)
-								_ = v688
-								v688 = p.r[30].Get32(a686)
-								var r691 uint64
-								_ = r691
+								v685 := uint64(0)
+								_ = v685
+								v685 = p.r[30].Get32(a683)
+								var r688 uint64
+								_ = r688
 								{
-									a692 := v688
-									_ = a692
-									a693 := s[181]
-									_ = a693
+									a689 := v685
+									_ = a689
+									a690 := s[181]
+									_ = a690
 									{
-										if (((a692 & 0x7fff) + 0x1) & 0xffff) == a693 {
+										if (((a689 & 0x7fff) + 0x1) & 0xffff) == a690 {
 											{
-												r691 = ((a692 & 0x8000) ^ 0x8000)
-												goto end690
+												r688 = ((a689 & 0x8000) ^ 0x8000)
+												goto end687
 											}
 										}
-										r691 = ((a692 + 0x1) & 0xffff)
-										goto end690
+										r688 = ((a689 + 0x1) & 0xffff)
+										goto end687
 									}
-								end690:
+								end687:
 								}
-								v689 := uint64(r691)
-								_ = v689
+								v686 := uint64(r688)
+								_ = v686
 								s[187] = 0x0
-								if ((s[178] == 0x2) && (s[183] == 0x1)) && (s[182] == (v688 & 0x7fff)) {
+								if ((s[178] == 0x2) && (s[183] == 0x1)) && (s[182] == (v685 & 0x7fff)) {
 									{
 										s[187] = 0x1
 									}
@@ -6409,22 +6623,22 @@ func (p *netlock) ingress25(g *engine.Gen, s *[263]uint64, a659 uint64) {
 										}
 									}
 								}
-								s[184] = v688
+								s[184] = v685
 								if s[187] == 0x1 {
 									{
-										v688 = v689
+										v685 = v686
 									}
 								} else {
 									if s[178] == 0x4 {
 										{
-											v688 = 0x0
+											v685 = 0x0
 										}
 									}
 								}
-								p.r[30].Set32(a686, ((v688) & 0xffff))
+								p.r[30].Set32(a683, ((v685) & 0xffff))
 								if s[178] == 0x3 {
 									{
-										s[184] = v688
+										s[184] = v685
 									}
 								}
 							}
@@ -6436,41 +6650,41 @@ func (p *netlock) ingress25(g *engine.Gen, s *[263]uint64, a659 uint64) {
 						{
 							{
 								// action NetlockIngress.levels.level1.tail_access
-								v695 := uint64(0)
-								_ = v695
-								v695 = p.r[31].Get32(a686)
-								s[185] = v695
+								v692 := uint64(0)
+								_ = v692
+								v692 = p.r[31].Get32(a683)
+								s[185] = v692
 								if (s[179] == 0x2) && (s[183] == 0x1) {
 									{
-										var r697 uint64
-										_ = r697
+										var r694 uint64
+										_ = r694
 										{
-											a698 := v695
-											_ = a698
-											a699 := s[181]
-											_ = a699
+											a695 := v692
+											_ = a695
+											a696 := s[181]
+											_ = a696
 											{
-												if (((a698 & 0x7fff) + 0x1) & 0xffff) == a699 {
+												if (((a695 & 0x7fff) + 0x1) & 0xffff) == a696 {
 													{
-														r697 = ((a698 & 0x8000) ^ 0x8000)
-														goto end696
+														r694 = ((a695 & 0x8000) ^ 0x8000)
+														goto end693
 													}
 												}
-												r697 = ((a698 + 0x1) & 0xffff)
-												goto end696
+												r694 = ((a695 + 0x1) & 0xffff)
+												goto end693
 											}
-										end696:
+										end693:
 										}
-										v695 = r697
+										v692 = r694
 									}
 								} else {
 									if s[179] == 0x4 {
 										{
-											v695 = 0x0
+											v692 = 0x0
 										}
 									}
 								}
-								p.r[31].Set32(a686, ((v695) & 0xffff))
+								p.r[31].Set32(a683, ((v692) & 0xffff))
 							}
 						}
 					}
@@ -6480,72 +6694,72 @@ func (p *netlock) ingress25(g *engine.Gen, s *[263]uint64, a659 uint64) {
 						{
 							{
 								// action NetlockIngress.levels.level1.gnext_access
-								v701 := uint64(0)
-								_ = v701
-								v701 = p.r[32].Get32(a686)
+								v698 := uint64(0)
+								_ = v698
+								v698 = p.r[32].Get32(a683)
 								if (s[180] == 0x2) && (s[183] == 0x1) {
 									{
-										v701 = s[182]
+										v698 = s[182]
 									}
 								} else {
-									if ((s[180] == 0x3) && (s[183] == 0x1)) && (v701 == s[184]) {
+									if ((s[180] == 0x3) && (s[183] == 0x1)) && (v698 == s[184]) {
 										{
-											var r703 uint64
-											_ = r703
+											var r700 uint64
+											_ = r700
 											{
-												a704 := v701
-												_ = a704
-												a705 := s[181]
-												_ = a705
+												a701 := v698
+												_ = a701
+												a702 := s[181]
+												_ = a702
 												{
-													if (((a704 & 0x7fff) + 0x1) & 0xffff) == a705 {
+													if (((a701 & 0x7fff) + 0x1) & 0xffff) == a702 {
 														{
-															r703 = ((a704 & 0x8000) ^ 0x8000)
-															goto end702
+															r700 = ((a701 & 0x8000) ^ 0x8000)
+															goto end699
 														}
 													}
-													r703 = ((a704 + 0x1) & 0xffff)
-													goto end702
+													r700 = ((a701 + 0x1) & 0xffff)
+													goto end699
 												}
-											end702:
+											end699:
 											}
-											v701 = r703
+											v698 = r700
 										}
 									} else {
 										if s[180] == 0x4 {
 											{
-												v701 = 0x0
+												v698 = 0x0
 											}
 										} else {
 											if (s[180] == 0x5) && (s[183] == 0x1) {
 												{
-													var r707 uint64
-													_ = r707
+													var r704 uint64
+													_ = r704
 													{
-														a708 := s[185]
-														_ = a708
-														a709 := s[181]
-														_ = a709
+														a705 := s[185]
+														_ = a705
+														a706 := s[181]
+														_ = a706
 														{
-															if (((a708 & 0x7fff) + 0x1) & 0xffff) == a709 {
+															if (((a705 & 0x7fff) + 0x1) & 0xffff) == a706 {
 																{
-																	r707 = ((a708 & 0x8000) ^ 0x8000)
-																	goto end706
+																	r704 = ((a705 & 0x8000) ^ 0x8000)
+																	goto end703
 																}
 															}
-															r707 = ((a708 + 0x1) & 0xffff)
-															goto end706
+															r704 = ((a705 + 0x1) & 0xffff)
+															goto end703
 														}
-													end706:
+													end703:
 													}
-													v701 = r707
+													v698 = r704
 												}
 											}
 										}
 									}
 								}
-								p.r[32].Set32(a686, ((v701) & 0xffff))
-								s[186] = v701
+								p.r[32].Set32(a683, ((v698) & 0xffff))
+								s[186] = v698
 							}
 						}
 					}
@@ -6556,42 +6770,42 @@ func (p *netlock) ingress25(g *engine.Gen, s *[263]uint64, a659 uint64) {
 }
 
 // ingress23 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access.
-func (p *netlock) ingress23(g *engine.Gen, s *[263]uint64, a659 uint64) {
+func (p *netlock) ingress23(g *engine.Gen, s *[263]uint64, a656 uint64) {
 	{
-		a661 := a659
-		_ = a661
+		a658 := a656
+		_ = a658
 		{
 			if s[168] != 0x0 {
 				{
 					{
 						{
 							// action NetlockIngress.levels.level0.head_access
-							v663 := uint64(0)
-							_ = v663
-							v663 = p.r[27].Get32(a661)
-							var r666 uint64
-							_ = r666
+							v660 := uint64(0)
+							_ = v660
+							v660 = p.r[27].Get32(a658)
+							var r663 uint64
+							_ = r663
 							{
-								a667 := v663
-								_ = a667
-								a668 := s[171]
-								_ = a668
+								a664 := v660
+								_ = a664
+								a665 := s[171]
+								_ = a665
 								{
-									if (((a667 & 0x7fff) + 0x1) & 0xffff) == a668 {
+									if (((a664 & 0x7fff) + 0x1) & 0xffff) == a665 {
 										{
-											r666 = ((a667 & 0x8000) ^ 0x8000)
-											goto end665
+											r663 = ((a664 & 0x8000) ^ 0x8000)
+											goto end662
 										}
 									}
-									r666 = ((a667 + 0x1) & 0xffff)
-									goto end665
+									r663 = ((a664 + 0x1) & 0xffff)
+									goto end662
 								}
-							end665:
+							end662:
 							}
-							v664 := uint64(r666)
-							_ = v664
+							v661 := uint64(r663)
+							_ = v661
 							s[177] = 0x0
-							if ((s[168] == 0x2) && (s[173] == 0x1)) && (s[172] == (v663 & 0x7fff)) {
+							if ((s[168] == 0x2) && (s[173] == 0x1)) && (s[172] == (v660 & 0x7fff)) {
 								{
 									s[177] = 0x1
 								}
@@ -6602,22 +6816,22 @@ func (p *netlock) ingress23(g *engine.Gen, s *[263]uint64, a659 uint64) {
 									}
 								}
 							}
-							s[174] = v663
+							s[174] = v660
 							if s[177] == 0x1 {
 								{
-									v663 = v664
+									v660 = v661
 								}
 							} else {
 								if s[168] == 0x4 {
 									{
-										v663 = 0x0
+										v660 = 0x0
 									}
 								}
 							}
-							p.r[27].Set32(a661, ((v663) & 0xffff))
+							p.r[27].Set32(a658, ((v660) & 0xffff))
 							if s[168] == 0x3 {
 								{
-									s[174] = v663
+									s[174] = v660
 								}
 							}
 						}
@@ -6629,41 +6843,41 @@ func (p *netlock) ingress23(g *engine.Gen, s *[263]uint64, a659 uint64) {
 					{
 						{
 							// action NetlockIngress.levels.level0.tail_access
-							v670 := uint64(0)
-							_ = v670
-							v670 = p.r[28].Get32(a661)
-							s[175] = v670
+							v667 := uint64(0)
+							_ = v667
+							v667 = p.r[28].Get32(a658)
+							s[175] = v667
 							if (s[169] == 0x2) && (s[173] == 0x1) {
 								{
-									var r672 uint64
-									_ = r672
+									var r669 uint64
+									_ = r669
 									{
-										a673 := v670
-										_ = a673
-										a674 := s[171]
-										_ = a674
+										a670 := v667
+										_ = a670
+										a671 := s[171]
+										_ = a671
 										{
-											if (((a673 & 0x7fff) + 0x1) & 0xffff) == a674 {
+											if (((a670 & 0x7fff) + 0x1) & 0xffff) == a671 {
 												{
-													r672 = ((a673 & 0x8000) ^ 0x8000)
-													goto end671
+													r669 = ((a670 & 0x8000) ^ 0x8000)
+													goto end668
 												}
 											}
-											r672 = ((a673 + 0x1) & 0xffff)
-											goto end671
+											r669 = ((a670 + 0x1) & 0xffff)
+											goto end668
 										}
-									end671:
+									end668:
 									}
-									v670 = r672
+									v667 = r669
 								}
 							} else {
 								if s[169] == 0x4 {
 									{
-										v670 = 0x0
+										v667 = 0x0
 									}
 								}
 							}
-							p.r[28].Set32(a661, ((v670) & 0xffff))
+							p.r[28].Set32(a658, ((v667) & 0xffff))
 						}
 					}
 				}
@@ -6673,72 +6887,72 @@ func (p *netlock) ingress23(g *engine.Gen, s *[263]uint64, a659 uint64) {
 					{
 						{
 							// action NetlockIngress.levels.level0.gnext_access
-							v676 := uint64(0)
-							_ = v676
-							v676 = p.r[29].Get32(a661)
+							v673 := uint64(0)
+							_ = v673
+							v673 = p.r[29].Get32(a658)
 							if (s[170] == 0x2) && (s[173] == 0x1) {
 								{
-									v676 = s[172]
+									v673 = s[172]
 								}
 							} else {
-								if ((s[170] == 0x3) && (s[173] == 0x1)) && (v676 == s[174]) {
+								if ((s[170] == 0x3) && (s[173] == 0x1)) && (v673 == s[174]) {
 									{
-										var r678 uint64
-										_ = r678
+										var r675 uint64
+										_ = r675
 										{
-											a679 := v676
-											_ = a679
-											a680 := s[171]
-											_ = a680
+											a676 := v673
+											_ = a676
+											a677 := s[171]
+											_ = a677
 											{
-												if (((a679 & 0x7fff) + 0x1) & 0xffff) == a680 {
+												if (((a676 & 0x7fff) + 0x1) & 0xffff) == a677 {
 													{
-														r678 = ((a679 & 0x8000) ^ 0x8000)
-														goto end677
+														r675 = ((a676 & 0x8000) ^ 0x8000)
+														goto end674
 													}
 												}
-												r678 = ((a679 + 0x1) & 0xffff)
-												goto end677
+												r675 = ((a676 + 0x1) & 0xffff)
+												goto end674
 											}
-										end677:
+										end674:
 										}
-										v676 = r678
+										v673 = r675
 									}
 								} else {
 									if s[170] == 0x4 {
 										{
-											v676 = 0x0
+											v673 = 0x0
 										}
 									} else {
 										if (s[170] == 0x5) && (s[173] == 0x1) {
 											{
-												var r682 uint64
-												_ = r682
+												var r679 uint64
+												_ = r679
 												{
-													a683 := s[175]
-													_ = a683
-													a684 := s[171]
-													_ = a684
+													a680 := s[175]
+													_ = a680
+													a681 := s[171]
+													_ = a681
 													{
-														if (((a683 & 0x7fff) + 0x1) & 0xffff) == a684 {
+														if (((a680 & 0x7fff) + 0x1) & 0xffff) == a681 {
 															{
-																r682 = ((a683 & 0x8000) ^ 0x8000)
-																goto end681
+																r679 = ((a680 & 0x8000) ^ 0x8000)
+																goto end678
 															}
 														}
-														r682 = ((a683 + 0x1) & 0xffff)
-														goto end681
+														r679 = ((a680 + 0x1) & 0xffff)
+														goto end678
 													}
-												end681:
+												end678:
 												}
-												v676 = r682
+												v673 = r679
 											}
 										}
 									}
 								}
 							}
-							p.r[29].Set32(a661, ((v676) & 0xffff))
-							s[176] = v676
+							p.r[29].Set32(a658, ((v673) & 0xffff))
+							s[176] = v673
 						}
 					}
 				}
@@ -6748,42 +6962,42 @@ func (p *netlock) ingress23(g *engine.Gen, s *[263]uint64, a659 uint64) {
 }
 
 // ingress24 is a part of ingress, with actions NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, NetlockIngress.levels.level1.gnext_access.
-func (p *netlock) ingress24(g *engine.Gen, s *[263]uint64, a659 uint64) {
+func (p *netlock) ingress24(g *engine.Gen, s *[263]uint64, a656 uint64) {
 	{
-		a711 := a659
-		_ = a711
+		a708 := a656
+		_ = a708
 		{
 			if s[168] != 0x0 {
 				{
 					{
 						{
 							// action NetlockIngress.levels.level1.head_access
-							v713 := uint64(0)
-							_ = v713
-							v713 = p.r[30].Get32(a711)
-							var r716 uint64
-							_ = r716
+							v710 := uint64(0)
+							_ = v710
+							v710 = p.r[30].Get32(a708)
+							var r713 uint64
+							_ = r713
 							{
-								a717 := v713
-								_ = a717
-								a718 := s[171]
-								_ = a718
+								a714 := v710
+								_ = a714
+								a715 := s[171]
+								_ = a715
 								{
-									if (((a717 & 0x7fff) + 0x1) & 0xffff) == a718 {
+									if (((a714 & 0x7fff) + 0x1) & 0xffff) == a715 {
 										{
-											r716 = ((a717 & 0x8000) ^ 0x8000)
-											goto end715
+											r713 = ((a714 & 0x8000) ^ 0x8000)
+											goto end712
 										}
 									}
-									r716 = ((a717 + 0x1) & 0xffff)
-									goto end715
+									r713 = ((a714 + 0x1) & 0xffff)
+									goto end712
 								}
-							end715:
+							end712:
 							}
-							v714 := uint64(r716)
-							_ = v714
+							v711 := uint64(r713)
+							_ = v711
 							s[177] = 0x0
-							if ((s[168] == 0x2) && (s[173] == 0x1)) && (s[172] == (v713 & 0x7fff)) {
+							if ((s[168] == 0x2) && (s[173] == 0x1)) && (s[172] == (v710 & 0x7fff)) {
 								{
 									s[177] = 0x1
 								}
@@ -6794,22 +7008,22 @@ func (p *netlock) ingress24(g *engine.Gen, s *[263]uint64, a659 uint64) {
 									}
 								}
 							}
-							s[174] = v713
+							s[174] = v710
 							if s[177] == 0x1 {
 								{
-									v713 = v714
+									v710 = v711
 								}
 							} else {
 								if s[168] == 0x4 {
 									{
-										v713 = 0x0
+										v710 = 0x0
 									}
 								}
 							}
-							p.r[30].Set32(a711, ((v713) & 0xffff))
+							p.r[30].Set32(a708, ((v710) & 0xffff))
 							if s[168] == 0x3 {
 								{
-									s[174] = v713
+									s[174] = v710
 								}
 							}
 						}
@@ -6821,41 +7035,41 @@ func (p *netlock) ingress24(g *engine.Gen, s *[263]uint64, a659 uint64) {
 					{
 						{
 							// action NetlockIngress.levels.level1.tail_access
-							v720 := uint64(0)
-							_ = v720
-							v720 = p.r[31].Get32(a711)
-							s[175] = v720
+							v717 := uint64(0)
+							_ = v717
+							v717 = p.r[31].Get32(a708)
+							s[175] = v717
 							if (s[169] == 0x2) && (s[173] == 0x1) {
 								{
-									var r722 uint64
-									_ = r722
+									var r719 uint64
+									_ = r719
 									{
-										a723 := v720
-										_ = a723
-										a724 := s[171]
-										_ = a724
+										a720 := v717
+										_ = a720
+										a721 := s[171]
+										_ = a721
 										{
-											if (((a723 & 0x7fff) + 0x1) & 0xffff) == a724 {
+											if (((a720 & 0x7fff) + 0x1) & 0xffff) == a721 {
 												{
-													r722 = ((a723 & 0x8000) ^ 0x8000)
-													goto end721
+													r719 = ((a720 & 0x8000) ^ 0x8000)
+													goto end718
 												}
 											}
-											r722 = ((a723 + 0x1) & 0xffff)
-											goto end721
+											r719 = ((a720 + 0x1) & 0xffff)
+											goto end718
 										}
-									end721:
+									end718:
 									}
-									v720 = r722
+									v717 = r719
 								}
 							} else {
 								if s[169] == 0x4 {
 									{
-										v720 = 0x0
+										v717 = 0x0
 									}
 								}
 							}
-							p.r[31].Set32(a711, ((v720) & 0xffff))
+							p.r[31].Set32(a708, ((v717) & 0xffff))
 						}
 					}
 				}
@@ -6865,308 +7079,82 @@ func (p *netlock) ingress24(g *engine.Gen, s *[263]uint64, a659 uint64) {
 					{
 						{
 							// action NetlockIngress.levels.level1.gnext_access
-							v726 := uint64(0)
-							_ = v726
-							v726 = p.r[32].Get32(a711)
+							v723 := uint64(0)
+							_ = v723
+							v723 = p.r[32].Get32(a708)
 							if (s[170] == 0x2) && (s[173] == 0x1) {
 								{
-									v726 = s[172]
+									v723 = s[172]
 								}
 							} else {
-								if ((s[170] == 0x3) && (s[173] == 0x1)) && (v726 == s[174]) {
+								if ((s[170] == 0x3) && (s[173] == 0x1)) && (v723 == s[174]) {
 									{
-										var r728 uint64
-										_ = r728
+										var r725 uint64
+										_ = r725
 										{
-											a729 := v726
-											_ = a729
-											a730 := s[171]
-											_ = a730
+											a726 := v723
+											_ = a726
+											a727 := s[171]
+											_ = a727
 											{
-												if (((a729 & 0x7fff) + 0x1) & 0xffff) == a730 {
+												if (((a726 & 0x7fff) + 0x1) & 0xffff) == a727 {
 													{
-														r728 = ((a729 & 0x8000) ^ 0x8000)
-														goto end727
+														r725 = ((a726 & 0x8000) ^ 0x8000)
+														goto end724
 													}
 												}
-												r728 = ((a729 + 0x1) & 0xffff)
-												goto end727
+												r725 = ((a726 + 0x1) & 0xffff)
+												goto end724
 											}
-										end727:
+										end724:
 										}
-										v726 = r728
+										v723 = r725
 									}
 								} else {
 									if s[170] == 0x4 {
 										{
-											v726 = 0x0
+											v723 = 0x0
 										}
 									} else {
 										if (s[170] == 0x5) && (s[173] == 0x1) {
 											{
-												var r732 uint64
-												_ = r732
+												var r729 uint64
+												_ = r729
 												{
-													a733 := s[175]
-													_ = a733
-													a734 := s[171]
-													_ = a734
+													a730 := s[175]
+													_ = a730
+													a731 := s[171]
+													_ = a731
 													{
-														if (((a733 & 0x7fff) + 0x1) & 0xffff) == a734 {
+														if (((a730 & 0x7fff) + 0x1) & 0xffff) == a731 {
 															{
-																r732 = ((a733 & 0x8000) ^ 0x8000)
-																goto end731
+																r729 = ((a730 & 0x8000) ^ 0x8000)
+																goto end728
 															}
 														}
-														r732 = ((a733 + 0x1) & 0xffff)
-														goto end731
+														r729 = ((a730 + 0x1) & 0xffff)
+														goto end728
 													}
-												end731:
+												end728:
 												}
-												v726 = r732
+												v723 = r729
 											}
 										}
 									}
 								}
 							}
-							p.r[32].Set32(a711, ((v726) & 0xffff))
-							s[176] = v726
+							p.r[32].Set32(a708, ((v723) & 0xffff))
+							s[176] = v723
 						}
 					}
 				}
 			}
 		}
-	}
-}
-
-// ingress28 is a part of ingress, with actions NetlockIngress.q_access, NetlockIngress.ended_access, NetlockIngress.ans_echo_p, NetlockIngress.ans_reply, NetlockIngress.ans_echo, NetlockIngress.ans_to_client, and 3 more.
-func (p *netlock) ingress28(g *engine.Gen, s *[263]uint64, v112 *uint64, v113 *uint64, v579 uint64, v640 uint64) {
-	{
-		a761 := s[208]
-		_ = a761
-		a762 := v640
-		_ = a762
-		{
-			// action NetlockIngress.q_access
-			v763 := uint64(0)
-			_ = v763
-			v763 = p.r[4].Get64(s[196])
-			v764 := uint64(((v763) & 0xffff))
-			_ = v764
-			v765 := uint64(((v763) >> 16 & 0xffff))
-			_ = v765
-			v766 := uint64(((v763) >> 32 & 0xffff))
-			_ = v766
-			v767 := uint64(((v763) >> 48))
-			_ = v767
-			v768 := uint64(engine.Sel((a761 == 0x0), v764, v765))
-			_ = v768
-			s[218] = 0x0
-			{
-				{
-					if a762 == 0x1 {
-						{
-							if s[177] == 0x1 {
-								{
-									v768 = ((v768 - 0x1) & 0xffff)
-								}
-							} else {
-								{
-									v767 = ((v767 + 0x1) & 0xffff)
-								}
-							}
-						}
-					} else {
-						{
-							{
-								{
-								}
-							}
-						}
-					}
-				}
-			}
-			if a761 == 0x0 {
-				{
-					v764 = v768
-				}
-			} else {
-				{
-					v765 = v768
-				}
-			}
-			{
-				{
-					v763 = ((((v767)<<16|v766)<<16|v765)<<16 | v764)
-				}
-			}
-			p.r[4].Set64(s[196], v763)
-			s[227] = ((v763) & 0xffff)
-			s[228] = ((v763) >> 16 & 0xffff)
-			s[229] = ((v763) >> 32 & 0xffff)
-			s[230] = ((v763) >> 48)
-		}
-	}
-	if v640 == 0x1 {
-		{
-			{
-				a770 := ((0x2 + v579) & 0xff)
-				_ = a770
-				{
-					// action NetlockIngress.ended_access
-					v771 := uint64(0)
-					_ = v771
-					var h772 uint64
-					{
-						if s[29] != 0 {
-							b773 := g.Scratch(12)
-							binary.BigEndian.PutUint64(b773[0:], (s[37])<<32|(s[38])>>32)
-							binary.BigEndian.PutUint64(b773[8:], (s[38])<<32)
-							h772 = engine.HashCRC32(b773[:12])
-						} else {
-							h772 = engine.HashCRC32(nil)
-						}
-					}
-					v771 = (0x0 + engine.Sel(p.c[2] != 0, h772%(p.c[2]|engine.B2U(p.c[2] == 0)), h772)) & 0xffffffff
-					v774 := uint64(0)
-					_ = v774
-					var h775 uint64
-					{
-						if s[29] != 0 {
-							b776 := g.Scratch(12)
-							binary.BigEndian.PutUint64(b776[0:], ((s[38])&0xffffffff)<<32|s[37])
-							binary.BigEndian.PutUint64(b776[8:], ((s[38])>>32)<<32)
-							h775 = engine.HashCRC32(b776[:12])
-						} else {
-							b777 := g.Scratch(8)
-							binary.BigEndian.PutUint64(b777[0:], ((s[38])&0xffffffff)<<32|((s[38])>>32))
-							h775 = engine.HashCRC32(b777[:8])
-						}
-					}
-					v774 = (0x0 + h775%0x100000000) & 0xffffffff
-					v774 = (v774 & 0xfffffffc)
-					if v774 == 0x0 {
-						{
-							v774 = 0x4
-						}
-					}
-					v778 := uint64(0)
-					_ = v778
-					v778 = p.r[6].Get32(v771)
-					s[235] = engine.Sel(((v778 & 0xfffffffd) == (v774 | 0x1)), 0x1, 0x0)
-					s[236] = engine.Sel((v778 == (v774 | 0x3)), 0x1, 0x0)
-					s[237] = engine.Sel((v778 == v774), 0x1, 0x0)
-					if (a770 == 0x1) && (s[235] == 0x0) {
-						{
-							v778 = v774
-						}
-					} else {
-						if a770 == 0x2 {
-							{
-								v778 = (v774 | 0x1)
-							}
-						} else {
-							if a770 == 0x3 {
-								{
-									v778 = (v774 | 0x3)
-								}
-							}
-						}
-					}
-					p.r[6].Set32(v771, ((v778) & 0xffffffff))
-				}
-			}
-		}
-	}
-	if v640 == 0x0 {
-		{
-			if v579 == 0x1 {
-				{
-					s[48] = 0x2
-				}
-			} else {
-				{
-					{
-						{
-							// action NetlockIngress.ans_echo_p
-							if s[207] == 0x1 {
-								{
-									{
-										{
-											// action NetlockIngress.ans_reply
-											s[107] = 0x1
-											s[108] = 0x1
-											s[114] = s[22]
-											s[132] = 0x1
-											s[117] = 0x4
-											s[119] = 0x0
-											s[120] = 0x3
-											s[125] = s[39]
-											s[127] = 0x0
-										}
-									}
-								}
-							} else {
-								{
-									{
-										{
-											// action NetlockIngress.ans_echo
-											{
-												a783 := s[211]
-												_ = a783
-												a784 := s[212]
-												_ = a784
-												a785 := s[213]
-												_ = a785
-												{
-													// action NetlockIngress.ans_to_client
-													s[107] = 0x1
-													s[108] = 0x1
-													s[109] = 0x0
-													s[113] = s[203]
-													s[115] = s[204]
-													s[114] = a783
-													s[116] = a784
-													s[117] = 0x4
-													s[120] = 0x0
-													s[119] = 0x0
-													s[128] = 0x0
-													s[129] = 0x0
-													if a785 == 0x1 {
-														{
-															s[119] = 0x8
-															s[128] = a783
-															s[129] = a784
-														}
-													}
-													s[123] = s[37]
-													s[127] = 0x0
-													s[130] = 0x0
-												}
-											}
-											s[120] = 0x3
-											s[118] = s[32]
-											s[121] = s[35]
-											s[122] = s[36]
-											s[124] = s[38]
-											s[125] = s[39]
-											s[126] = s[40]
-										}
-									}
-								}
-							}
-						}
-					}
-				}
-			}
-		}
-	} else {
-		p.ingress26(g, s, v112, v113, v579)
 	}
 }
 
 // ingress26 is a part of ingress, with actions NetlockIngress.ans_grant_slot, NetlockIngress.ans_to_client, NetlockIngress.ans_echo, NetlockIngress.ans_echo_p, NetlockIngress.ans_reply, NetlockIngress.ans_queue_empty, and 1 more.
-func (p *netlock) ingress26(g *engine.Gen, s *[263]uint64, v112 *uint64, v113 *uint64, v579 uint64) {
+func (p *netlock) ingress26(g *engine.Gen, s *[263]uint64, v112 *uint64, v113 *uint64, v576 uint64) {
 	{
 		if (s[221] == 0x0) && (((s[225] + s[226]) & 0xffffffff) > 0x0) {
 			{
@@ -7199,22 +7187,22 @@ func (p *netlock) ingress26(g *engine.Gen, s *[263]uint64, v112 *uint64, v113 *u
 				s[79] = 0x0
 			}
 		}
-		if v579 == 0x1 {
+		if v576 == 0x1 {
 			{
-				v786 := uint64(s[39])
-				_ = v786
+				v782 := uint64(s[39])
+				_ = v782
 				{
-					a788 := v786
-					_ = a788
+					a784 := v782
+					_ = a784
 					{
 						// action NetlockIngress.ans_grant_slot
 						{
-							a790 := s[161]
-							_ = a790
-							a791 := s[162]
-							_ = a791
-							a792 := s[157]
-							_ = a792
+							a786 := s[161]
+							_ = a786
+							a787 := s[162]
+							_ = a787
+							a788 := s[157]
+							_ = a788
 							{
 								// action NetlockIngress.ans_to_client
 								s[80] = 0x1
@@ -7222,18 +7210,18 @@ func (p *netlock) ingress26(g *engine.Gen, s *[263]uint64, v112 *uint64, v113 *u
 								s[82] = 0x0
 								s[86] = s[203]
 								s[88] = s[204]
-								s[87] = a790
-								s[89] = a791
+								s[87] = a786
+								s[89] = a787
 								s[90] = 0x3
 								s[93] = 0x0
 								s[92] = 0x0
 								s[101] = 0x0
 								s[102] = 0x0
-								if a792 == 0x1 {
+								if a788 == 0x1 {
 									{
 										s[92] = 0x8
-										s[101] = a790
-										s[102] = a791
+										s[101] = a786
+										s[102] = a787
 									}
 								}
 								s[96] = s[37]
@@ -7245,7 +7233,7 @@ func (p *netlock) ingress26(g *engine.Gen, s *[263]uint64, v112 *uint64, v113 *u
 						s[94] = s[156]
 						s[95] = s[163]
 						s[97] = s[159]
-						s[98] = a788
+						s[98] = a784
 						s[99] = s[164]
 						s[100] = s[158]
 					}
@@ -7262,12 +7250,12 @@ func (p *netlock) ingress26(g *engine.Gen, s *[263]uint64, v112 *uint64, v113 *u
 						{
 							// action NetlockIngress.ans_echo
 							{
-								a795 := s[211]
-								_ = a795
-								a796 := s[212]
-								_ = a796
-								a797 := s[213]
-								_ = a797
+								a791 := s[211]
+								_ = a791
+								a792 := s[212]
+								_ = a792
+								a793 := s[213]
+								_ = a793
 								{
 									// action NetlockIngress.ans_to_client
 									s[80] = 0x1
@@ -7275,18 +7263,18 @@ func (p *netlock) ingress26(g *engine.Gen, s *[263]uint64, v112 *uint64, v113 *u
 									s[82] = 0x0
 									s[86] = s[203]
 									s[88] = s[204]
-									s[87] = a795
-									s[89] = a796
+									s[87] = a791
+									s[89] = a792
 									s[90] = 0x1
 									s[93] = 0x0
 									s[92] = 0x0
 									s[101] = 0x0
 									s[102] = 0x0
-									if a797 == 0x1 {
+									if a793 == 0x1 {
 										{
 											s[92] = 0x8
-											s[101] = a795
-											s[102] = a796
+											s[101] = a791
+											s[102] = a792
 										}
 									}
 									s[96] = s[37]
@@ -7334,12 +7322,12 @@ func (p *netlock) ingress26(g *engine.Gen, s *[263]uint64, v112 *uint64, v113 *u
 										{
 											// action NetlockIngress.ans_echo
 											{
-												a802 := s[211]
-												_ = a802
-												a803 := s[212]
-												_ = a803
-												a804 := s[213]
-												_ = a804
+												a798 := s[211]
+												_ = a798
+												a799 := s[212]
+												_ = a799
+												a800 := s[213]
+												_ = a800
 												{
 													// action NetlockIngress.ans_to_client
 													s[107] = 0x1
@@ -7347,18 +7335,18 @@ func (p *netlock) ingress26(g *engine.Gen, s *[263]uint64, v112 *uint64, v113 *u
 													s[109] = 0x0
 													s[113] = s[203]
 													s[115] = s[204]
-													s[114] = a802
-													s[116] = a803
+													s[114] = a798
+													s[116] = a799
 													s[117] = 0x1
 													s[120] = 0x0
 													s[119] = 0x0
 													s[128] = 0x0
 													s[129] = 0x0
-													if a804 == 0x1 {
+													if a800 == 0x1 {
 														{
 															s[119] = 0x8
-															s[128] = a802
-															s[129] = a803
+															s[128] = a798
+															s[129] = a799
 														}
 													}
 													s[123] = s[37]
@@ -7387,7 +7375,7 @@ func (p *netlock) ingress26(g *engine.Gen, s *[263]uint64, v112 *uint64, v113 *u
 			{
 				if ((((s[227] + s[228]) & 0xffff) == 0x0) && (s[229] > 0x0)) && (s[195] == 0x0) {
 					{
-						if v579 == 0x1 {
+						if v576 == 0x1 {
 							{
 								(*v113) = 0x1
 								s[77] = s[208]
@@ -7446,12 +7434,12 @@ func (p *netlock) ingress85(g *engine.Gen, s *[263]uint64, v108 uint64, v111 uin
 	if v108 == 0x5 {
 		{
 			{
-				a808 := s[71]
-				_ = a808
+				a804 := s[71]
+				_ = a804
 				{
 					// action NetlockIngress.use_level
-					s[208] = a808
-					if a808 == 0x0 {
+					s[208] = a804
+					if a804 == 0x0 {
 						{
 							s[209] = s[197]
 							s[210] = s[198]
@@ -7463,7 +7451,7 @@ func (p *netlock) ingress85(g *engine.Gen, s *[263]uint64, v108 uint64, v111 uin
 						}
 					}
 					s[171] = s[210]
-					if a808 == 0x0 {
+					if a804 == 0x0 {
 						{
 							s[181] = s[200]
 						}
@@ -7474,70 +7462,70 @@ func (p *netlock) ingress85(g *engine.Gen, s *[263]uint64, v108 uint64, v111 uin
 					}
 				}
 			}
-			v809 := uint64(s[72])
-			p.ingress41(g, s, v809)
-			v858 := uint64(engine.Sel((s[154] == 0x1), 0x1, 0x0))
-			_ = v858
+			v805 := uint64(s[72])
+			p.ingress41(g, s, v805)
+			v854 := uint64(engine.Sel((s[154] == 0x1), 0x1, 0x0))
+			_ = v854
 			{
-				a860 := s[155]
-				_ = a860
-				a861 := s[208]
-				_ = a861
-				a862 := v858
-				_ = a862
+				a856 := s[155]
+				_ = a856
+				a857 := s[208]
+				_ = a857
+				a858 := v854
+				_ = a858
 				{
 					// action NetlockIngress.state_access
-					v863 := uint64(0)
+					v859 := uint64(0)
+					_ = v859
+					v859 = p.r[1].Get64(s[196])
+					v860 := uint64(((0x0)<<15 | ((v859) & 0x7fff)))
+					_ = v860
+					v861 := uint64(((0x0)<<1 | ((v859) >> 15 & 0x1)))
+					_ = v861
+					v862 := uint64(((v859) >> 16 & 0xffff))
+					_ = v862
+					v863 := uint64(((v859) >> 32 & 0xffff))
 					_ = v863
-					v863 = p.r[1].Get64(s[196])
-					v864 := uint64(((0x0)<<15 | ((v863) & 0x7fff)))
+					v864 := uint64(engine.Sel(((a856 == 0x1) && (a857 == 0x0)), 0x1, 0x0))
 					_ = v864
-					v865 := uint64(((0x0)<<1 | ((v863) >> 15 & 0x1)))
+					v865 := uint64(engine.Sel((a856 == 0x1), 0x1, 0x0))
 					_ = v865
-					v866 := uint64(((v863) >> 16 & 0xffff))
-					_ = v866
-					v867 := uint64(((v863) >> 32 & 0xffff))
-					_ = v867
-					v868 := uint64(engine.Sel(((a860 == 0x1) && (a861 == 0x0)), 0x1, 0x0))
-					_ = v868
-					v869 := uint64(engine.Sel((a860 == 0x1), 0x1, 0x0))
-					_ = v869
-					if a860 == 0x1 {
+					if a856 == 0x1 {
 						{
-							s[220] = engine.Sel((v864 == 0x0), 0x1, 0x0)
+							s[220] = engine.Sel((v860 == 0x0), 0x1, 0x0)
 						}
 					} else {
-						if a861 == 0x0 {
+						if a857 == 0x0 {
 							{
-								s[220] = engine.Sel(((v865 == 0x0) && (v866 == 0x0)), 0x1, 0x0)
+								s[220] = engine.Sel(((v861 == 0x0) && (v862 == 0x0)), 0x1, 0x0)
 							}
 						} else {
 							{
-								s[220] = engine.Sel(((v865 == 0x0) && (v867 == 0x0)), 0x1, 0x0)
+								s[220] = engine.Sel(((v861 == 0x0) && (v863 == 0x0)), 0x1, 0x0)
 							}
 						}
 					}
 					s[219] = 0x0
 					{
 						{
-							if a862 == 0x1 {
+							if a858 == 0x1 {
 								{
-									if a860 == 0x1 {
+									if a856 == 0x1 {
 										{
-											s[220] = engine.Sel((v864 == 0x0), 0x1, 0x0)
+											s[220] = engine.Sel((v860 == 0x0), 0x1, 0x0)
 										}
 									} else {
 										{
-											s[220] = engine.Sel((v865 == 0x0), 0x1, 0x0)
+											s[220] = engine.Sel((v861 == 0x0), 0x1, 0x0)
 										}
 									}
 									if s[220] == 0x1 {
 										{
 											s[219] = 0x1
-											v864 = ((v864 + 0x1) & 0xffff)
-											v865 = engine.Sel((a860 == 0x1), 0x1, 0x0)
-											v866 = ((v866 - v868) & 0xffff)
-											v867 = ((v867 - v869) & 0xffff)
+											v860 = ((v860 + 0x1) & 0xffff)
+											v861 = engine.Sel((a856 == 0x1), 0x1, 0x0)
+											v862 = ((v862 - v864) & 0xffff)
+											v863 = ((v863 - v865) & 0xffff)
 										}
 									}
 								}
@@ -7547,45 +7535,45 @@ func (p *netlock) ingress85(g *engine.Gen, s *[263]uint64, v108 uint64, v111 uin
 					}
 					{
 						{
-							v863 = (((((0x0)<<16|v867)<<16|v866)<<1|((v865)&0x1))<<15 | ((v864) & 0x7fff))
+							v859 = (((((0x0)<<16|v863)<<16|v862)<<1|((v861)&0x1))<<15 | ((v860) & 0x7fff))
 						}
 					}
-					p.r[1].Set64(s[196], v863)
-					s[221] = ((0x0)<<15 | ((v863) & 0x7fff))
-					s[222] = ((0x0)<<1 | ((v863) >> 15 & 0x1))
-					s[223] = ((v863) >> 16 & 0xffff)
-					s[224] = ((v863) >> 32 & 0xffff)
+					p.r[1].Set64(s[196], v859)
+					s[221] = ((0x0)<<15 | ((v859) & 0x7fff))
+					s[222] = ((0x0)<<1 | ((v859) >> 15 & 0x1))
+					s[223] = ((v859) >> 16 & 0xffff)
+					s[224] = ((v859) >> 32 & 0xffff)
 				}
 			}
 			p.ingress40(g, s)
-			v925 := uint64(engine.Sel(((v858 == 0x0) || (s[219] == 0x1)), 0x1, 0x0))
-			_ = v925
-			var r928 uint64
-			_ = r928
+			v921 := uint64(engine.Sel(((v854 == 0x0) || (s[219] == 0x1)), 0x1, 0x0))
+			_ = v921
+			var r924 uint64
+			_ = r924
 			{
-				a929 := v809
-				_ = a929
-				a930 := s[210]
-				_ = a930
+				a925 := v805
+				_ = a925
+				a926 := s[210]
+				_ = a926
 				{
-					if (((a929 & 0x7fff) + 0x1) & 0xffff) == a930 {
+					if (((a925 & 0x7fff) + 0x1) & 0xffff) == a926 {
 						{
-							r928 = ((a929 & 0x8000) ^ 0x8000)
-							goto end927
+							r924 = ((a925 & 0x8000) ^ 0x8000)
+							goto end923
 						}
 					}
-					r928 = ((a929 + 0x1) & 0xffff)
-					goto end927
+					r924 = ((a925 + 0x1) & 0xffff)
+					goto end923
 				}
-			end927:
+			end923:
 			}
-			v926 := uint64(r928)
-			_ = v926
+			v922 := uint64(r924)
+			_ = v922
 			s[170] = 0x2
-			s[173] = v925
-			s[172] = v926
+			s[173] = v921
+			s[172] = v922
 			s[180] = 0x1
-			p.ingress39(g, s, v112, v113, v858, v925, v926)
+			p.ingress39(g, s, v112, v113, v854, v921, v922)
 		}
 	} else {
 		if v108 == 0x6 {
@@ -7637,27 +7625,27 @@ func (p *netlock) ingress85(g *engine.Gen, s *[263]uint64, v108 uint64, v111 uin
 						}
 					}
 					{
-						a1320 := s[208]
-						_ = a1320
+						a1316 := s[208]
+						_ = a1316
 						{
 							// action NetlockIngress.wait_access
-							v1321 := uint64(0)
-							_ = v1321
-							v1321 = p.r[2].Get64(s[196])
-							v1322 := uint64(((v1321) & 0xffffffff))
-							_ = v1322
-							v1323 := uint64(((v1321) >> 32))
-							_ = v1323
+							v1317 := uint64(0)
+							_ = v1317
+							v1317 = p.r[2].Get64(s[196])
+							v1318 := uint64(((v1317) & 0xffffffff))
+							_ = v1318
+							v1319 := uint64(((v1317) >> 32))
+							_ = v1319
 							{
 							}
 							{
 								{
-									v1321 = ((v1323)<<32 | v1322)
+									v1317 = ((v1319)<<32 | v1318)
 								}
 							}
-							p.r[2].Set64(s[196], v1321)
-							s[225] = ((v1321) & 0xffffffff)
-							s[226] = ((v1321) >> 32)
+							p.r[2].Set64(s[196], v1317)
+							s[225] = ((v1317) & 0xffffffff)
+							s[226] = ((v1317) >> 32)
 						}
 					}
 					p.ingress56(g, s)
@@ -7670,18 +7658,18 @@ func (p *netlock) ingress85(g *engine.Gen, s *[263]uint64, v108 uint64, v111 uin
 }
 
 // ingress41 is a part of ingress, with actions NetlockIngress.slot_at, NetlockIngress.pool.part0.txn_access, NetlockIngress.pool.part0.hold_access, NetlockIngress.pool.part0.flags_access, NetlockIngress.pool.part0.who_access, NetlockIngress.pool.part0.ts_access, and 15 more.
-func (p *netlock) ingress41(g *engine.Gen, s *[263]uint64, v809 uint64) {
-	_ = v809
+func (p *netlock) ingress41(g *engine.Gen, s *[263]uint64, v805 uint64) {
+	_ = v805
 	{
-		a811 := v809
-		_ = a811
+		a807 := v805
+		_ = a807
 		{
 			// action NetlockIngress.slot_at
-			v812 := uint64(((s[209] + (a811 & 0x7fff)) & 0xffffffff))
-			_ = v812
-			s[133] = ((v812) >> (p.c[3]) & 0x3)
-			s[134] = (v812 & p.c[4])
-			s[215] = v812
+			v808 := uint64(((s[209] + (a807 & 0x7fff)) & 0xffffffff))
+			_ = v808
+			s[133] = ((v808) >> (p.c[3]) & 0x3)
+			s[134] = (v808 & p.c[4])
+			s[215] = v808
 		}
 	}
 	s[136] = 0x1
@@ -7699,17 +7687,17 @@ func (p *netlock) ingress41(g *engine.Gen, s *[263]uint64, v809 uint64) {
 									{
 										{
 											// action NetlockIngress.pool.part0.txn_access
-											v816 := uint64(0)
-											_ = v816
-											v816 = p.r[7].Get64(s[134])
-											s[160] = engine.Sel((v816 == s[144]), 0x1, 0x0)
+											v812 := uint64(0)
+											_ = v812
+											v812 = p.r[7].Get64(s[134])
+											s[160] = engine.Sel((v812 == s[144]), 0x1, 0x0)
 											if s[136] == 0x2 {
 												{
-													v816 = s[144]
+													v812 = s[144]
 												}
 											}
-											p.r[7].Set64(s[134], v816)
-											s[159] = v816
+											p.r[7].Set64(s[134], v812)
+											s[159] = v812
 										}
 									}
 								}
@@ -7719,12 +7707,12 @@ func (p *netlock) ingress41(g *engine.Gen, s *[263]uint64, v809 uint64) {
 									{
 										{
 											// action NetlockIngress.pool.part0.hold_access
-											v818 := uint64(0)
-											_ = v818
-											v818 = p.r[11].Get64(s[134])
+											v814 := uint64(0)
+											_ = v814
+											v814 = p.r[11].Get64(s[134])
 											if (s[139] == 0x3) || (s[139] == 0x4) {
 												{
-													if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v818) >> 32) == s[151])) && (((v818) >> 32) != 0x0) {
+													if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v814) >> 32) == s[151])) && (((v814) >> 32) != 0x0) {
 														{
 															s[167] = 0x1
 														}
@@ -7733,24 +7721,24 @@ func (p *netlock) ingress41(g *engine.Gen, s *[263]uint64, v809 uint64) {
 											}
 											if (s[139] == 0x2) || ((s[139] == 0x5) && (s[153] == 0x1)) {
 												{
-													v818 = ((s[149])<<32 | s[150])
+													v814 = ((s[149])<<32 | s[150])
 												}
 											} else {
 												if (s[139] == 0x3) && (s[167] == 0x1) {
 													{
-														v818 = v818&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+														v814 = v814&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 													}
 												} else {
 													if (s[139] == 0x4) && (s[167] == 0x1) {
 														{
-															v818 = v818&^0xffffffff | (s[150])<<0&0xffffffff
+															v814 = v814&^0xffffffff | (s[150])<<0&0xffffffff
 														}
 													}
 												}
 											}
-											p.r[11].Set64(s[134], v818)
-											s[165] = ((v818) >> 32)
-											s[166] = ((v818) & 0xffffffff)
+											p.r[11].Set64(s[134], v814)
+											s[165] = ((v814) >> 32)
+											s[166] = ((v814) & 0xffffffff)
 										}
 									}
 								}
@@ -7760,39 +7748,39 @@ func (p *netlock) ingress41(g *engine.Gen, s *[263]uint64, v809 uint64) {
 									{
 										{
 											// action NetlockIngress.pool.part0.flags_access
-											v820 := uint64(0)
-											_ = v820
-											v820 = p.r[8].Get64(s[134])
+											v816 := uint64(0)
+											_ = v816
+											v816 = p.r[8].Get64(s[134])
 											if s[135] == 0x2 {
 												{
-													v820 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
+													v816 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
 												}
 											} else {
 												if (s[135] == 0x3) && (s[167] == 0x1) {
 													{
-														v820 = v820&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+														v816 = v816&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
 													}
 												} else {
 													if ((s[135] == 0x4) && (s[167] == 0x1)) && (s[143] != 0x0) {
 														{
-															v820 = v820&^0xffffffff | (s[143])<<0&0xffffffff
+															v816 = v816&^0xffffffff | (s[143])<<0&0xffffffff
 														}
 													} else {
-														if ((s[135] == 0x5) && (((v820) >> 56) == 0x1)) && (s[160] == 0x1) {
+														if ((s[135] == 0x5) && (((v816) >> 56) == 0x1)) && (s[160] == 0x1) {
 															{
-																v820 = v820&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+																v816 = v816&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 																s[167] = 0x1
 															}
 														}
 													}
 												}
 											}
-											p.r[8].Set64(s[134], v820)
-											s[154] = ((v820) >> 56)
-											s[155] = ((v820) >> 48 & 0xff)
-											s[156] = ((v820) >> 40 & 0xff)
-											s[157] = ((v820) >> 32 & 0xff)
-											s[158] = ((v820) & 0xffffffff)
+											p.r[8].Set64(s[134], v816)
+											s[154] = ((v816) >> 56)
+											s[155] = ((v816) >> 48 & 0xff)
+											s[156] = ((v816) >> 40 & 0xff)
+											s[157] = ((v816) >> 32 & 0xff)
+											s[158] = ((v816) & 0xffffffff)
 										}
 									}
 								}
@@ -7802,18 +7790,18 @@ func (p *netlock) ingress41(g *engine.Gen, s *[263]uint64, v809 uint64) {
 									{
 										{
 											// action NetlockIngress.pool.part0.who_access
-											v822 := uint64(0)
-											_ = v822
-											v822 = p.r[9].Get64(s[134])
+											v818 := uint64(0)
+											_ = v818
+											v818 = p.r[9].Get64(s[134])
 											if s[137] == 0x2 {
 												{
-													v822 = (((s[145])<<16|s[146])<<16 | s[147])
+													v818 = (((s[145])<<16|s[146])<<16 | s[147])
 												}
 											}
-											p.r[9].Set64(s[134], v822)
-											s[161] = ((v822) >> 32)
-											s[162] = ((v822) >> 16 & 0xffff)
-											s[163] = ((v822) & 0xffff)
+											p.r[9].Set64(s[134], v818)
+											s[161] = ((v818) >> 32)
+											s[162] = ((v818) >> 16 & 0xffff)
+											s[163] = ((v818) & 0xffff)
 										}
 									}
 								}
@@ -7823,16 +7811,16 @@ func (p *netlock) ingress41(g *engine.Gen, s *[263]uint64, v809 uint64) {
 									{
 										{
 											// action NetlockIngress.pool.part0.ts_access
-											v824 := uint64(0)
-											_ = v824
-											v824 = p.r[10].Get64(s[134])
+											v820 := uint64(0)
+											_ = v820
+											v820 = p.r[10].Get64(s[134])
 											if (s[138] == 0x2) || (((s[138] == 0x3) && (s[167] == 0x1)) && (s[148] != 0x0)) {
 												{
-													v824 = s[148]
+													v820 = s[148]
 												}
 											}
-											p.r[10].Set64(s[134], v824)
-											s[164] = v824
+											p.r[10].Set64(s[134], v820)
+											s[164] = v820
 										}
 									}
 								}
@@ -7858,17 +7846,17 @@ func (p *netlock) ingress32(g *engine.Gen, s *[263]uint64) {
 							{
 								{
 									// action NetlockIngress.pool.part1.txn_access
-									v827 := uint64(0)
-									_ = v827
-									v827 = p.r[12].Get64(s[134])
-									s[160] = engine.Sel((v827 == s[144]), 0x1, 0x0)
+									v823 := uint64(0)
+									_ = v823
+									v823 = p.r[12].Get64(s[134])
+									s[160] = engine.Sel((v823 == s[144]), 0x1, 0x0)
 									if s[136] == 0x2 {
 										{
-											v827 = s[144]
+											v823 = s[144]
 										}
 									}
-									p.r[12].Set64(s[134], v827)
-									s[159] = v827
+									p.r[12].Set64(s[134], v823)
+									s[159] = v823
 								}
 							}
 						}
@@ -7878,12 +7866,12 @@ func (p *netlock) ingress32(g *engine.Gen, s *[263]uint64) {
 							{
 								{
 									// action NetlockIngress.pool.part1.hold_access
-									v829 := uint64(0)
-									_ = v829
-									v829 = p.r[16].Get64(s[134])
+									v825 := uint64(0)
+									_ = v825
+									v825 = p.r[16].Get64(s[134])
 									if (s[139] == 0x3) || (s[139] == 0x4) {
 										{
-											if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v829) >> 32) == s[151])) && (((v829) >> 32) != 0x0) {
+											if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v825) >> 32) == s[151])) && (((v825) >> 32) != 0x0) {
 												{
 													s[167] = 0x1
 												}
@@ -7892,24 +7880,24 @@ func (p *netlock) ingress32(g *engine.Gen, s *[263]uint64) {
 									}
 									if (s[139] == 0x2) || ((s[139] == 0x5) && (s[153] == 0x1)) {
 										{
-											v829 = ((s[149])<<32 | s[150])
+											v825 = ((s[149])<<32 | s[150])
 										}
 									} else {
 										if (s[139] == 0x3) && (s[167] == 0x1) {
 											{
-												v829 = v829&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+												v825 = v825&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 											}
 										} else {
 											if (s[139] == 0x4) && (s[167] == 0x1) {
 												{
-													v829 = v829&^0xffffffff | (s[150])<<0&0xffffffff
+													v825 = v825&^0xffffffff | (s[150])<<0&0xffffffff
 												}
 											}
 										}
 									}
-									p.r[16].Set64(s[134], v829)
-									s[165] = ((v829) >> 32)
-									s[166] = ((v829) & 0xffffffff)
+									p.r[16].Set64(s[134], v825)
+									s[165] = ((v825) >> 32)
+									s[166] = ((v825) & 0xffffffff)
 								}
 							}
 						}
@@ -7919,39 +7907,39 @@ func (p *netlock) ingress32(g *engine.Gen, s *[263]uint64) {
 							{
 								{
 									// action NetlockIngress.pool.part1.flags_access
-									v831 := uint64(0)
-									_ = v831
-									v831 = p.r[13].Get64(s[134])
+									v827 := uint64(0)
+									_ = v827
+									v827 = p.r[13].Get64(s[134])
 									if s[135] == 0x2 {
 										{
-											v831 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
+											v827 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
 										}
 									} else {
 										if (s[135] == 0x3) && (s[167] == 0x1) {
 											{
-												v831 = v831&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+												v827 = v827&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
 											}
 										} else {
 											if ((s[135] == 0x4) && (s[167] == 0x1)) && (s[143] != 0x0) {
 												{
-													v831 = v831&^0xffffffff | (s[143])<<0&0xffffffff
+													v827 = v827&^0xffffffff | (s[143])<<0&0xffffffff
 												}
 											} else {
-												if ((s[135] == 0x5) && (((v831) >> 56) == 0x1)) && (s[160] == 0x1) {
+												if ((s[135] == 0x5) && (((v827) >> 56) == 0x1)) && (s[160] == 0x1) {
 													{
-														v831 = v831&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+														v827 = v827&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 														s[167] = 0x1
 													}
 												}
 											}
 										}
 									}
-									p.r[13].Set64(s[134], v831)
-									s[154] = ((v831) >> 56)
-									s[155] = ((v831) >> 48 & 0xff)
-									s[156] = ((v831) >> 40 & 0xff)
-									s[157] = ((v831) >> 32 & 0xff)
-									s[158] = ((v831) & 0xffffffff)
+									p.r[13].Set64(s[134], v827)
+									s[154] = ((v827) >> 56)
+									s[155] = ((v827) >> 48 & 0xff)
+									s[156] = ((v827) >> 40 & 0xff)
+									s[157] = ((v827) >> 32 & 0xff)
+									s[158] = ((v827) & 0xffffffff)
 								}
 							}
 						}
@@ -7961,18 +7949,18 @@ func (p *netlock) ingress32(g *engine.Gen, s *[263]uint64) {
 							{
 								{
 									// action NetlockIngress.pool.part1.who_access
-									v833 := uint64(0)
-									_ = v833
-									v833 = p.r[14].Get64(s[134])
+									v829 := uint64(0)
+									_ = v829
+									v829 = p.r[14].Get64(s[134])
 									if s[137] == 0x2 {
 										{
-											v833 = (((s[145])<<16|s[146])<<16 | s[147])
+											v829 = (((s[145])<<16|s[146])<<16 | s[147])
 										}
 									}
-									p.r[14].Set64(s[134], v833)
-									s[161] = ((v833) >> 32)
-									s[162] = ((v833) >> 16 & 0xffff)
-									s[163] = ((v833) & 0xffff)
+									p.r[14].Set64(s[134], v829)
+									s[161] = ((v829) >> 32)
+									s[162] = ((v829) >> 16 & 0xffff)
+									s[163] = ((v829) & 0xffff)
 								}
 							}
 						}
@@ -7982,16 +7970,16 @@ func (p *netlock) ingress32(g *engine.Gen, s *[263]uint64) {
 							{
 								{
 									// action NetlockIngress.pool.part1.ts_access
-									v835 := uint64(0)
-									_ = v835
-									v835 = p.r[15].Get64(s[134])
+									v831 := uint64(0)
+									_ = v831
+									v831 = p.r[15].Get64(s[134])
 									if (s[138] == 0x2) || (((s[138] == 0x3) && (s[167] == 0x1)) && (s[148] != 0x0)) {
 										{
-											v835 = s[148]
+											v831 = s[148]
 										}
 									}
-									p.r[15].Set64(s[134], v835)
-									s[164] = v835
+									p.r[15].Set64(s[134], v831)
+									s[164] = v831
 								}
 							}
 						}
@@ -8017,17 +8005,17 @@ func (p *netlock) ingress31(g *engine.Gen, s *[263]uint64) {
 							{
 								{
 									// action NetlockIngress.pool.part3.txn_access
-									v849 := uint64(0)
-									_ = v849
-									v849 = p.r[22].Get64(s[134])
-									s[160] = engine.Sel((v849 == s[144]), 0x1, 0x0)
+									v845 := uint64(0)
+									_ = v845
+									v845 = p.r[22].Get64(s[134])
+									s[160] = engine.Sel((v845 == s[144]), 0x1, 0x0)
 									if s[136] == 0x2 {
 										{
-											v849 = s[144]
+											v845 = s[144]
 										}
 									}
-									p.r[22].Set64(s[134], v849)
-									s[159] = v849
+									p.r[22].Set64(s[134], v845)
+									s[159] = v845
 								}
 							}
 						}
@@ -8037,12 +8025,12 @@ func (p *netlock) ingress31(g *engine.Gen, s *[263]uint64) {
 							{
 								{
 									// action NetlockIngress.pool.part3.hold_access
-									v851 := uint64(0)
-									_ = v851
-									v851 = p.r[26].Get64(s[134])
+									v847 := uint64(0)
+									_ = v847
+									v847 = p.r[26].Get64(s[134])
 									if (s[139] == 0x3) || (s[139] == 0x4) {
 										{
-											if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v851) >> 32) == s[151])) && (((v851) >> 32) != 0x0) {
+											if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v847) >> 32) == s[151])) && (((v847) >> 32) != 0x0) {
 												{
 													s[167] = 0x1
 												}
@@ -8051,24 +8039,24 @@ func (p *netlock) ingress31(g *engine.Gen, s *[263]uint64) {
 									}
 									if (s[139] == 0x2) || ((s[139] == 0x5) && (s[153] == 0x1)) {
 										{
-											v851 = ((s[149])<<32 | s[150])
+											v847 = ((s[149])<<32 | s[150])
 										}
 									} else {
 										if (s[139] == 0x3) && (s[167] == 0x1) {
 											{
-												v851 = v851&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+												v847 = v847&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 											}
 										} else {
 											if (s[139] == 0x4) && (s[167] == 0x1) {
 												{
-													v851 = v851&^0xffffffff | (s[150])<<0&0xffffffff
+													v847 = v847&^0xffffffff | (s[150])<<0&0xffffffff
 												}
 											}
 										}
 									}
-									p.r[26].Set64(s[134], v851)
-									s[165] = ((v851) >> 32)
-									s[166] = ((v851) & 0xffffffff)
+									p.r[26].Set64(s[134], v847)
+									s[165] = ((v847) >> 32)
+									s[166] = ((v847) & 0xffffffff)
 								}
 							}
 						}
@@ -8078,39 +8066,39 @@ func (p *netlock) ingress31(g *engine.Gen, s *[263]uint64) {
 							{
 								{
 									// action NetlockIngress.pool.part3.flags_access
-									v853 := uint64(0)
-									_ = v853
-									v853 = p.r[23].Get64(s[134])
+									v849 := uint64(0)
+									_ = v849
+									v849 = p.r[23].Get64(s[134])
 									if s[135] == 0x2 {
 										{
-											v853 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
+											v849 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
 										}
 									} else {
 										if (s[135] == 0x3) && (s[167] == 0x1) {
 											{
-												v853 = v853&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+												v849 = v849&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
 											}
 										} else {
 											if ((s[135] == 0x4) && (s[167] == 0x1)) && (s[143] != 0x0) {
 												{
-													v853 = v853&^0xffffffff | (s[143])<<0&0xffffffff
+													v849 = v849&^0xffffffff | (s[143])<<0&0xffffffff
 												}
 											} else {
-												if ((s[135] == 0x5) && (((v853) >> 56) == 0x1)) && (s[160] == 0x1) {
+												if ((s[135] == 0x5) && (((v849) >> 56) == 0x1)) && (s[160] == 0x1) {
 													{
-														v853 = v853&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+														v849 = v849&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 														s[167] = 0x1
 													}
 												}
 											}
 										}
 									}
-									p.r[23].Set64(s[134], v853)
-									s[154] = ((v853) >> 56)
-									s[155] = ((v853) >> 48 & 0xff)
-									s[156] = ((v853) >> 40 & 0xff)
-									s[157] = ((v853) >> 32 & 0xff)
-									s[158] = ((v853) & 0xffffffff)
+									p.r[23].Set64(s[134], v849)
+									s[154] = ((v849) >> 56)
+									s[155] = ((v849) >> 48 & 0xff)
+									s[156] = ((v849) >> 40 & 0xff)
+									s[157] = ((v849) >> 32 & 0xff)
+									s[158] = ((v849) & 0xffffffff)
 								}
 							}
 						}
@@ -8120,18 +8108,18 @@ func (p *netlock) ingress31(g *engine.Gen, s *[263]uint64) {
 							{
 								{
 									// action NetlockIngress.pool.part3.who_access
-									v855 := uint64(0)
-									_ = v855
-									v855 = p.r[24].Get64(s[134])
+									v851 := uint64(0)
+									_ = v851
+									v851 = p.r[24].Get64(s[134])
 									if s[137] == 0x2 {
 										{
-											v855 = (((s[145])<<16|s[146])<<16 | s[147])
+											v851 = (((s[145])<<16|s[146])<<16 | s[147])
 										}
 									}
-									p.r[24].Set64(s[134], v855)
-									s[161] = ((v855) >> 32)
-									s[162] = ((v855) >> 16 & 0xffff)
-									s[163] = ((v855) & 0xffff)
+									p.r[24].Set64(s[134], v851)
+									s[161] = ((v851) >> 32)
+									s[162] = ((v851) >> 16 & 0xffff)
+									s[163] = ((v851) & 0xffff)
 								}
 							}
 						}
@@ -8141,16 +8129,16 @@ func (p *netlock) ingress31(g *engine.Gen, s *[263]uint64) {
 							{
 								{
 									// action NetlockIngress.pool.part3.ts_access
-									v857 := uint64(0)
-									_ = v857
-									v857 = p.r[25].Get64(s[134])
+									v853 := uint64(0)
+									_ = v853
+									v853 = p.r[25].Get64(s[134])
 									if (s[138] == 0x2) || (((s[138] == 0x3) && (s[167] == 0x1)) && (s[148] != 0x0)) {
 										{
-											v857 = s[148]
+											v853 = s[148]
 										}
 									}
-									p.r[25].Set64(s[134], v857)
-									s[164] = v857
+									p.r[25].Set64(s[134], v853)
+									s[164] = v853
 								}
 							}
 						}
@@ -8171,17 +8159,17 @@ func (p *netlock) ingress30(g *engine.Gen, s *[263]uint64) {
 						{
 							{
 								// action NetlockIngress.pool.part2.txn_access
-								v838 := uint64(0)
-								_ = v838
-								v838 = p.r[17].Get64(s[134])
-								s[160] = engine.Sel((v838 == s[144]), 0x1, 0x0)
+								v834 := uint64(0)
+								_ = v834
+								v834 = p.r[17].Get64(s[134])
+								s[160] = engine.Sel((v834 == s[144]), 0x1, 0x0)
 								if s[136] == 0x2 {
 									{
-										v838 = s[144]
+										v834 = s[144]
 									}
 								}
-								p.r[17].Set64(s[134], v838)
-								s[159] = v838
+								p.r[17].Set64(s[134], v834)
+								s[159] = v834
 							}
 						}
 					}
@@ -8191,12 +8179,12 @@ func (p *netlock) ingress30(g *engine.Gen, s *[263]uint64) {
 						{
 							{
 								// action NetlockIngress.pool.part2.hold_access
-								v840 := uint64(0)
-								_ = v840
-								v840 = p.r[21].Get64(s[134])
+								v836 := uint64(0)
+								_ = v836
+								v836 = p.r[21].Get64(s[134])
 								if (s[139] == 0x3) || (s[139] == 0x4) {
 									{
-										if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v840) >> 32) == s[151])) && (((v840) >> 32) != 0x0) {
+										if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v836) >> 32) == s[151])) && (((v836) >> 32) != 0x0) {
 											{
 												s[167] = 0x1
 											}
@@ -8205,24 +8193,24 @@ func (p *netlock) ingress30(g *engine.Gen, s *[263]uint64) {
 								}
 								if (s[139] == 0x2) || ((s[139] == 0x5) && (s[153] == 0x1)) {
 									{
-										v840 = ((s[149])<<32 | s[150])
+										v836 = ((s[149])<<32 | s[150])
 									}
 								} else {
 									if (s[139] == 0x3) && (s[167] == 0x1) {
 										{
-											v840 = v840&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+											v836 = v836&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 										}
 									} else {
 										if (s[139] == 0x4) && (s[167] == 0x1) {
 											{
-												v840 = v840&^0xffffffff | (s[150])<<0&0xffffffff
+												v836 = v836&^0xffffffff | (s[150])<<0&0xffffffff
 											}
 										}
 									}
 								}
-								p.r[21].Set64(s[134], v840)
-								s[165] = ((v840) >> 32)
-								s[166] = ((v840) & 0xffffffff)
+								p.r[21].Set64(s[134], v836)
+								s[165] = ((v836) >> 32)
+								s[166] = ((v836) & 0xffffffff)
 							}
 						}
 					}
@@ -8232,39 +8220,39 @@ func (p *netlock) ingress30(g *engine.Gen, s *[263]uint64) {
 						{
 							{
 								// action NetlockIngress.pool.part2.flags_access
-								v842 := uint64(0)
-								_ = v842
-								v842 = p.r[18].Get64(s[134])
+								v838 := uint64(0)
+								_ = v838
+								v838 = p.r[18].Get64(s[134])
 								if s[135] == 0x2 {
 									{
-										v842 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
+										v838 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
 									}
 								} else {
 									if (s[135] == 0x3) && (s[167] == 0x1) {
 										{
-											v842 = v842&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+											v838 = v838&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
 										}
 									} else {
 										if ((s[135] == 0x4) && (s[167] == 0x1)) && (s[143] != 0x0) {
 											{
-												v842 = v842&^0xffffffff | (s[143])<<0&0xffffffff
+												v838 = v838&^0xffffffff | (s[143])<<0&0xffffffff
 											}
 										} else {
-											if ((s[135] == 0x5) && (((v842) >> 56) == 0x1)) && (s[160] == 0x1) {
+											if ((s[135] == 0x5) && (((v838) >> 56) == 0x1)) && (s[160] == 0x1) {
 												{
-													v842 = v842&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+													v838 = v838&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 													s[167] = 0x1
 												}
 											}
 										}
 									}
 								}
-								p.r[18].Set64(s[134], v842)
-								s[154] = ((v842) >> 56)
-								s[155] = ((v842) >> 48 & 0xff)
-								s[156] = ((v842) >> 40 & 0xff)
-								s[157] = ((v842) >> 32 & 0xff)
-								s[158] = ((v842) & 0xffffffff)
+								p.r[18].Set64(s[134], v838)
+								s[154] = ((v838) >> 56)
+								s[155] = ((v838) >> 48 & 0xff)
+								s[156] = ((v838) >> 40 & 0xff)
+								s[157] = ((v838) >> 32 & 0xff)
+								s[158] = ((v838) & 0xffffffff)
 							}
 						}
 					}
@@ -8274,18 +8262,18 @@ func (p *netlock) ingress30(g *engine.Gen, s *[263]uint64) {
 						{
 							{
 								// action NetlockIngress.pool.part2.who_access
-								v844 := uint64(0)
-								_ = v844
-								v844 = p.r[19].Get64(s[134])
+								v840 := uint64(0)
+								_ = v840
+								v840 = p.r[19].Get64(s[134])
 								if s[137] == 0x2 {
 									{
-										v844 = (((s[145])<<16|s[146])<<16 | s[147])
+										v840 = (((s[145])<<16|s[146])<<16 | s[147])
 									}
 								}
-								p.r[19].Set64(s[134], v844)
-								s[161] = ((v844) >> 32)
-								s[162] = ((v844) >> 16 & 0xffff)
-								s[163] = ((v844) & 0xffff)
+								p.r[19].Set64(s[134], v840)
+								s[161] = ((v840) >> 32)
+								s[162] = ((v840) >> 16 & 0xffff)
+								s[163] = ((v840) & 0xffff)
 							}
 						}
 					}
@@ -8295,16 +8283,16 @@ func (p *netlock) ingress30(g *engine.Gen, s *[263]uint64) {
 						{
 							{
 								// action NetlockIngress.pool.part2.ts_access
-								v846 := uint64(0)
-								_ = v846
-								v846 = p.r[20].Get64(s[134])
+								v842 := uint64(0)
+								_ = v842
+								v842 = p.r[20].Get64(s[134])
 								if (s[138] == 0x2) || (((s[138] == 0x3) && (s[167] == 0x1)) && (s[148] != 0x0)) {
 									{
-										v846 = s[148]
+										v842 = s[148]
 									}
 								}
-								p.r[20].Set64(s[134], v846)
-								s[164] = v846
+								p.r[20].Set64(s[134], v842)
+								s[164] = v842
 							}
 						}
 					}
@@ -8317,29 +8305,29 @@ func (p *netlock) ingress30(g *engine.Gen, s *[263]uint64) {
 // ingress40 is a part of ingress, with actions NetlockIngress.wait_access, NetlockIngress.tok_access, NetlockIngress.slot_clear_ops, NetlockIngress.pool.part0.txn_access, NetlockIngress.pool.part0.hold_access, NetlockIngress.pool.part0.flags_access, and 17 more.
 func (p *netlock) ingress40(g *engine.Gen, s *[263]uint64) {
 	{
-		a871 := s[208]
-		_ = a871
-		a872 := s[219]
-		_ = a872
+		a867 := s[208]
+		_ = a867
+		a868 := s[219]
+		_ = a868
 		{
 			// action NetlockIngress.wait_access
-			v873 := uint64(0)
-			_ = v873
-			v873 = p.r[2].Get64(s[196])
-			v874 := uint64(((v873) & 0xffffffff))
-			_ = v874
-			v875 := uint64(((v873) >> 32))
-			_ = v875
+			v869 := uint64(0)
+			_ = v869
+			v869 = p.r[2].Get64(s[196])
+			v870 := uint64(((v869) & 0xffffffff))
+			_ = v870
+			v871 := uint64(((v869) >> 32))
+			_ = v871
 			{
-				if a872 == 0x1 {
+				if a868 == 0x1 {
 					{
-						if a871 == 0x0 {
+						if a867 == 0x0 {
 							{
-								v874 = ((v874 - 0x1) & 0xffffffff)
+								v870 = ((v870 - 0x1) & 0xffffffff)
 							}
 						} else {
 							{
-								v875 = ((v875 - 0x1) & 0xffffffff)
+								v871 = ((v871 - 0x1) & 0xffffffff)
 							}
 						}
 					}
@@ -8347,35 +8335,35 @@ func (p *netlock) ingress40(g *engine.Gen, s *[263]uint64) {
 			}
 			{
 				{
-					v873 = ((v875)<<32 | v874)
+					v869 = ((v871)<<32 | v870)
 				}
 			}
-			p.r[2].Set64(s[196], v873)
-			s[225] = ((v873) & 0xffffffff)
-			s[226] = ((v873) >> 32)
+			p.r[2].Set64(s[196], v869)
+			s[225] = ((v869) & 0xffffffff)
+			s[226] = ((v869) >> 32)
 		}
 	}
 	{
-		a877 := s[219]
-		_ = a877
+		a873 := s[219]
+		_ = a873
 		{
 			// action NetlockIngress.tok_access
-			v878 := uint64(0)
-			_ = v878
-			v878 = p.r[3].Get64(s[196])
-			if a877 == 0x1 {
+			v874 := uint64(0)
+			_ = v874
+			v874 = p.r[3].Get64(s[196])
+			if a873 == 0x1 {
 				{
-					v878 = (v878 + 0x1)
-					if ((v878) & 0xffffffff) == 0x0 {
+					v874 = (v874 + 0x1)
+					if ((v874) & 0xffffffff) == 0x0 {
 						{
-							v878 = (v878 + 0x1)
+							v874 = (v874 + 0x1)
 						}
 					}
 				}
 			} else {
 			}
-			p.r[3].Set64(s[196], v878)
-			s[231] = v878
+			p.r[3].Set64(s[196], v874)
+			s[231] = v874
 		}
 	}
 	{
@@ -8403,17 +8391,17 @@ func (p *netlock) ingress40(g *engine.Gen, s *[263]uint64) {
 									{
 										{
 											// action NetlockIngress.pool.part0.txn_access
-											v883 := uint64(0)
-											_ = v883
-											v883 = p.r[7].Get64(s[134])
-											s[160] = engine.Sel((v883 == s[144]), 0x1, 0x0)
+											v879 := uint64(0)
+											_ = v879
+											v879 = p.r[7].Get64(s[134])
+											s[160] = engine.Sel((v879 == s[144]), 0x1, 0x0)
 											if s[136] == 0x2 {
 												{
-													v883 = s[144]
+													v879 = s[144]
 												}
 											}
-											p.r[7].Set64(s[134], v883)
-											s[159] = v883
+											p.r[7].Set64(s[134], v879)
+											s[159] = v879
 										}
 									}
 								}
@@ -8423,12 +8411,12 @@ func (p *netlock) ingress40(g *engine.Gen, s *[263]uint64) {
 									{
 										{
 											// action NetlockIngress.pool.part0.hold_access
-											v885 := uint64(0)
-											_ = v885
-											v885 = p.r[11].Get64(s[134])
+											v881 := uint64(0)
+											_ = v881
+											v881 = p.r[11].Get64(s[134])
 											if (s[139] == 0x3) || (s[139] == 0x4) {
 												{
-													if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v885) >> 32) == s[151])) && (((v885) >> 32) != 0x0) {
+													if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v881) >> 32) == s[151])) && (((v881) >> 32) != 0x0) {
 														{
 															s[167] = 0x1
 														}
@@ -8437,24 +8425,24 @@ func (p *netlock) ingress40(g *engine.Gen, s *[263]uint64) {
 											}
 											if (s[139] == 0x2) || ((s[139] == 0x5) && (s[153] == 0x1)) {
 												{
-													v885 = ((s[149])<<32 | s[150])
+													v881 = ((s[149])<<32 | s[150])
 												}
 											} else {
 												if (s[139] == 0x3) && (s[167] == 0x1) {
 													{
-														v885 = v885&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+														v881 = v881&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 													}
 												} else {
 													if (s[139] == 0x4) && (s[167] == 0x1) {
 														{
-															v885 = v885&^0xffffffff | (s[150])<<0&0xffffffff
+															v881 = v881&^0xffffffff | (s[150])<<0&0xffffffff
 														}
 													}
 												}
 											}
-											p.r[11].Set64(s[134], v885)
-											s[165] = ((v885) >> 32)
-											s[166] = ((v885) & 0xffffffff)
+											p.r[11].Set64(s[134], v881)
+											s[165] = ((v881) >> 32)
+											s[166] = ((v881) & 0xffffffff)
 										}
 									}
 								}
@@ -8464,39 +8452,39 @@ func (p *netlock) ingress40(g *engine.Gen, s *[263]uint64) {
 									{
 										{
 											// action NetlockIngress.pool.part0.flags_access
-											v887 := uint64(0)
-											_ = v887
-											v887 = p.r[8].Get64(s[134])
+											v883 := uint64(0)
+											_ = v883
+											v883 = p.r[8].Get64(s[134])
 											if s[135] == 0x2 {
 												{
-													v887 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
+													v883 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
 												}
 											} else {
 												if (s[135] == 0x3) && (s[167] == 0x1) {
 													{
-														v887 = v887&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+														v883 = v883&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
 													}
 												} else {
 													if ((s[135] == 0x4) && (s[167] == 0x1)) && (s[143] != 0x0) {
 														{
-															v887 = v887&^0xffffffff | (s[143])<<0&0xffffffff
+															v883 = v883&^0xffffffff | (s[143])<<0&0xffffffff
 														}
 													} else {
-														if ((s[135] == 0x5) && (((v887) >> 56) == 0x1)) && (s[160] == 0x1) {
+														if ((s[135] == 0x5) && (((v883) >> 56) == 0x1)) && (s[160] == 0x1) {
 															{
-																v887 = v887&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+																v883 = v883&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 																s[167] = 0x1
 															}
 														}
 													}
 												}
 											}
-											p.r[8].Set64(s[134], v887)
-											s[154] = ((v887) >> 56)
-											s[155] = ((v887) >> 48 & 0xff)
-											s[156] = ((v887) >> 40 & 0xff)
-											s[157] = ((v887) >> 32 & 0xff)
-											s[158] = ((v887) & 0xffffffff)
+											p.r[8].Set64(s[134], v883)
+											s[154] = ((v883) >> 56)
+											s[155] = ((v883) >> 48 & 0xff)
+											s[156] = ((v883) >> 40 & 0xff)
+											s[157] = ((v883) >> 32 & 0xff)
+											s[158] = ((v883) & 0xffffffff)
 										}
 									}
 								}
@@ -8506,18 +8494,18 @@ func (p *netlock) ingress40(g *engine.Gen, s *[263]uint64) {
 									{
 										{
 											// action NetlockIngress.pool.part0.who_access
-											v889 := uint64(0)
-											_ = v889
-											v889 = p.r[9].Get64(s[134])
+											v885 := uint64(0)
+											_ = v885
+											v885 = p.r[9].Get64(s[134])
 											if s[137] == 0x2 {
 												{
-													v889 = (((s[145])<<16|s[146])<<16 | s[147])
+													v885 = (((s[145])<<16|s[146])<<16 | s[147])
 												}
 											}
-											p.r[9].Set64(s[134], v889)
-											s[161] = ((v889) >> 32)
-											s[162] = ((v889) >> 16 & 0xffff)
-											s[163] = ((v889) & 0xffff)
+											p.r[9].Set64(s[134], v885)
+											s[161] = ((v885) >> 32)
+											s[162] = ((v885) >> 16 & 0xffff)
+											s[163] = ((v885) & 0xffff)
 										}
 									}
 								}
@@ -8527,16 +8515,16 @@ func (p *netlock) ingress40(g *engine.Gen, s *[263]uint64) {
 									{
 										{
 											// action NetlockIngress.pool.part0.ts_access
-											v891 := uint64(0)
-											_ = v891
-											v891 = p.r[10].Get64(s[134])
+											v887 := uint64(0)
+											_ = v887
+											v887 = p.r[10].Get64(s[134])
 											if (s[138] == 0x2) || (((s[138] == 0x3) && (s[167] == 0x1)) && (s[148] != 0x0)) {
 												{
-													v891 = s[148]
+													v887 = s[148]
 												}
 											}
-											p.r[10].Set64(s[134], v891)
-											s[164] = v891
+											p.r[10].Set64(s[134], v887)
+											s[164] = v887
 										}
 									}
 								}
@@ -8562,17 +8550,17 @@ func (p *netlock) ingress35(g *engine.Gen, s *[263]uint64) {
 							{
 								{
 									// action NetlockIngress.pool.part1.txn_access
-									v894 := uint64(0)
-									_ = v894
-									v894 = p.r[12].Get64(s[134])
-									s[160] = engine.Sel((v894 == s[144]), 0x1, 0x0)
+									v890 := uint64(0)
+									_ = v890
+									v890 = p.r[12].Get64(s[134])
+									s[160] = engine.Sel((v890 == s[144]), 0x1, 0x0)
 									if s[136] == 0x2 {
 										{
-											v894 = s[144]
+											v890 = s[144]
 										}
 									}
-									p.r[12].Set64(s[134], v894)
-									s[159] = v894
+									p.r[12].Set64(s[134], v890)
+									s[159] = v890
 								}
 							}
 						}
@@ -8582,12 +8570,12 @@ func (p *netlock) ingress35(g *engine.Gen, s *[263]uint64) {
 							{
 								{
 									// action NetlockIngress.pool.part1.hold_access
-									v896 := uint64(0)
-									_ = v896
-									v896 = p.r[16].Get64(s[134])
+									v892 := uint64(0)
+									_ = v892
+									v892 = p.r[16].Get64(s[134])
 									if (s[139] == 0x3) || (s[139] == 0x4) {
 										{
-											if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v896) >> 32) == s[151])) && (((v896) >> 32) != 0x0) {
+											if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v892) >> 32) == s[151])) && (((v892) >> 32) != 0x0) {
 												{
 													s[167] = 0x1
 												}
@@ -8596,24 +8584,24 @@ func (p *netlock) ingress35(g *engine.Gen, s *[263]uint64) {
 									}
 									if (s[139] == 0x2) || ((s[139] == 0x5) && (s[153] == 0x1)) {
 										{
-											v896 = ((s[149])<<32 | s[150])
+											v892 = ((s[149])<<32 | s[150])
 										}
 									} else {
 										if (s[139] == 0x3) && (s[167] == 0x1) {
 											{
-												v896 = v896&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+												v892 = v892&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 											}
 										} else {
 											if (s[139] == 0x4) && (s[167] == 0x1) {
 												{
-													v896 = v896&^0xffffffff | (s[150])<<0&0xffffffff
+													v892 = v892&^0xffffffff | (s[150])<<0&0xffffffff
 												}
 											}
 										}
 									}
-									p.r[16].Set64(s[134], v896)
-									s[165] = ((v896) >> 32)
-									s[166] = ((v896) & 0xffffffff)
+									p.r[16].Set64(s[134], v892)
+									s[165] = ((v892) >> 32)
+									s[166] = ((v892) & 0xffffffff)
 								}
 							}
 						}
@@ -8623,39 +8611,39 @@ func (p *netlock) ingress35(g *engine.Gen, s *[263]uint64) {
 							{
 								{
 									// action NetlockIngress.pool.part1.flags_access
-									v898 := uint64(0)
-									_ = v898
-									v898 = p.r[13].Get64(s[134])
+									v894 := uint64(0)
+									_ = v894
+									v894 = p.r[13].Get64(s[134])
 									if s[135] == 0x2 {
 										{
-											v898 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
+											v894 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
 										}
 									} else {
 										if (s[135] == 0x3) && (s[167] == 0x1) {
 											{
-												v898 = v898&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+												v894 = v894&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
 											}
 										} else {
 											if ((s[135] == 0x4) && (s[167] == 0x1)) && (s[143] != 0x0) {
 												{
-													v898 = v898&^0xffffffff | (s[143])<<0&0xffffffff
+													v894 = v894&^0xffffffff | (s[143])<<0&0xffffffff
 												}
 											} else {
-												if ((s[135] == 0x5) && (((v898) >> 56) == 0x1)) && (s[160] == 0x1) {
+												if ((s[135] == 0x5) && (((v894) >> 56) == 0x1)) && (s[160] == 0x1) {
 													{
-														v898 = v898&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+														v894 = v894&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 														s[167] = 0x1
 													}
 												}
 											}
 										}
 									}
-									p.r[13].Set64(s[134], v898)
-									s[154] = ((v898) >> 56)
-									s[155] = ((v898) >> 48 & 0xff)
-									s[156] = ((v898) >> 40 & 0xff)
-									s[157] = ((v898) >> 32 & 0xff)
-									s[158] = ((v898) & 0xffffffff)
+									p.r[13].Set64(s[134], v894)
+									s[154] = ((v894) >> 56)
+									s[155] = ((v894) >> 48 & 0xff)
+									s[156] = ((v894) >> 40 & 0xff)
+									s[157] = ((v894) >> 32 & 0xff)
+									s[158] = ((v894) & 0xffffffff)
 								}
 							}
 						}
@@ -8665,18 +8653,18 @@ func (p *netlock) ingress35(g *engine.Gen, s *[263]uint64) {
 							{
 								{
 									// action NetlockIngress.pool.part1.who_access
-									v900 := uint64(0)
-									_ = v900
-									v900 = p.r[14].Get64(s[134])
+									v896 := uint64(0)
+									_ = v896
+									v896 = p.r[14].Get64(s[134])
 									if s[137] == 0x2 {
 										{
-											v900 = (((s[145])<<16|s[146])<<16 | s[147])
+											v896 = (((s[145])<<16|s[146])<<16 | s[147])
 										}
 									}
-									p.r[14].Set64(s[134], v900)
-									s[161] = ((v900) >> 32)
-									s[162] = ((v900) >> 16 & 0xffff)
-									s[163] = ((v900) & 0xffff)
+									p.r[14].Set64(s[134], v896)
+									s[161] = ((v896) >> 32)
+									s[162] = ((v896) >> 16 & 0xffff)
+									s[163] = ((v896) & 0xffff)
 								}
 							}
 						}
@@ -8686,16 +8674,16 @@ func (p *netlock) ingress35(g *engine.Gen, s *[263]uint64) {
 							{
 								{
 									// action NetlockIngress.pool.part1.ts_access
-									v902 := uint64(0)
-									_ = v902
-									v902 = p.r[15].Get64(s[134])
+									v898 := uint64(0)
+									_ = v898
+									v898 = p.r[15].Get64(s[134])
 									if (s[138] == 0x2) || (((s[138] == 0x3) && (s[167] == 0x1)) && (s[148] != 0x0)) {
 										{
-											v902 = s[148]
+											v898 = s[148]
 										}
 									}
-									p.r[15].Set64(s[134], v902)
-									s[164] = v902
+									p.r[15].Set64(s[134], v898)
+									s[164] = v898
 								}
 							}
 						}
@@ -8721,17 +8709,17 @@ func (p *netlock) ingress34(g *engine.Gen, s *[263]uint64) {
 							{
 								{
 									// action NetlockIngress.pool.part3.txn_access
-									v916 := uint64(0)
-									_ = v916
-									v916 = p.r[22].Get64(s[134])
-									s[160] = engine.Sel((v916 == s[144]), 0x1, 0x0)
+									v912 := uint64(0)
+									_ = v912
+									v912 = p.r[22].Get64(s[134])
+									s[160] = engine.Sel((v912 == s[144]), 0x1, 0x0)
 									if s[136] == 0x2 {
 										{
-											v916 = s[144]
+											v912 = s[144]
 										}
 									}
-									p.r[22].Set64(s[134], v916)
-									s[159] = v916
+									p.r[22].Set64(s[134], v912)
+									s[159] = v912
 								}
 							}
 						}
@@ -8741,12 +8729,12 @@ func (p *netlock) ingress34(g *engine.Gen, s *[263]uint64) {
 							{
 								{
 									// action NetlockIngress.pool.part3.hold_access
-									v918 := uint64(0)
-									_ = v918
-									v918 = p.r[26].Get64(s[134])
+									v914 := uint64(0)
+									_ = v914
+									v914 = p.r[26].Get64(s[134])
 									if (s[139] == 0x3) || (s[139] == 0x4) {
 										{
-											if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v918) >> 32) == s[151])) && (((v918) >> 32) != 0x0) {
+											if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v914) >> 32) == s[151])) && (((v914) >> 32) != 0x0) {
 												{
 													s[167] = 0x1
 												}
@@ -8755,24 +8743,24 @@ func (p *netlock) ingress34(g *engine.Gen, s *[263]uint64) {
 									}
 									if (s[139] == 0x2) || ((s[139] == 0x5) && (s[153] == 0x1)) {
 										{
-											v918 = ((s[149])<<32 | s[150])
+											v914 = ((s[149])<<32 | s[150])
 										}
 									} else {
 										if (s[139] == 0x3) && (s[167] == 0x1) {
 											{
-												v918 = v918&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+												v914 = v914&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 											}
 										} else {
 											if (s[139] == 0x4) && (s[167] == 0x1) {
 												{
-													v918 = v918&^0xffffffff | (s[150])<<0&0xffffffff
+													v914 = v914&^0xffffffff | (s[150])<<0&0xffffffff
 												}
 											}
 										}
 									}
-									p.r[26].Set64(s[134], v918)
-									s[165] = ((v918) >> 32)
-									s[166] = ((v918) & 0xffffffff)
+									p.r[26].Set64(s[134], v914)
+									s[165] = ((v914) >> 32)
+									s[166] = ((v914) & 0xffffffff)
 								}
 							}
 						}
@@ -8782,39 +8770,39 @@ func (p *netlock) ingress34(g *engine.Gen, s *[263]uint64) {
 							{
 								{
 									// action NetlockIngress.pool.part3.flags_access
-									v920 := uint64(0)
-									_ = v920
-									v920 = p.r[23].Get64(s[134])
+									v916 := uint64(0)
+									_ = v916
+									v916 = p.r[23].Get64(s[134])
 									if s[135] == 0x2 {
 										{
-											v920 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
+											v916 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
 										}
 									} else {
 										if (s[135] == 0x3) && (s[167] == 0x1) {
 											{
-												v920 = v920&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+												v916 = v916&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
 											}
 										} else {
 											if ((s[135] == 0x4) && (s[167] == 0x1)) && (s[143] != 0x0) {
 												{
-													v920 = v920&^0xffffffff | (s[143])<<0&0xffffffff
+													v916 = v916&^0xffffffff | (s[143])<<0&0xffffffff
 												}
 											} else {
-												if ((s[135] == 0x5) && (((v920) >> 56) == 0x1)) && (s[160] == 0x1) {
+												if ((s[135] == 0x5) && (((v916) >> 56) == 0x1)) && (s[160] == 0x1) {
 													{
-														v920 = v920&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+														v916 = v916&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 														s[167] = 0x1
 													}
 												}
 											}
 										}
 									}
-									p.r[23].Set64(s[134], v920)
-									s[154] = ((v920) >> 56)
-									s[155] = ((v920) >> 48 & 0xff)
-									s[156] = ((v920) >> 40 & 0xff)
-									s[157] = ((v920) >> 32 & 0xff)
-									s[158] = ((v920) & 0xffffffff)
+									p.r[23].Set64(s[134], v916)
+									s[154] = ((v916) >> 56)
+									s[155] = ((v916) >> 48 & 0xff)
+									s[156] = ((v916) >> 40 & 0xff)
+									s[157] = ((v916) >> 32 & 0xff)
+									s[158] = ((v916) & 0xffffffff)
 								}
 							}
 						}
@@ -8824,18 +8812,18 @@ func (p *netlock) ingress34(g *engine.Gen, s *[263]uint64) {
 							{
 								{
 									// action NetlockIngress.pool.part3.who_access
-									v922 := uint64(0)
-									_ = v922
-									v922 = p.r[24].Get64(s[134])
+									v918 := uint64(0)
+									_ = v918
+									v918 = p.r[24].Get64(s[134])
 									if s[137] == 0x2 {
 										{
-											v922 = (((s[145])<<16|s[146])<<16 | s[147])
+											v918 = (((s[145])<<16|s[146])<<16 | s[147])
 										}
 									}
-									p.r[24].Set64(s[134], v922)
-									s[161] = ((v922) >> 32)
-									s[162] = ((v922) >> 16 & 0xffff)
-									s[163] = ((v922) & 0xffff)
+									p.r[24].Set64(s[134], v918)
+									s[161] = ((v918) >> 32)
+									s[162] = ((v918) >> 16 & 0xffff)
+									s[163] = ((v918) & 0xffff)
 								}
 							}
 						}
@@ -8845,16 +8833,16 @@ func (p *netlock) ingress34(g *engine.Gen, s *[263]uint64) {
 							{
 								{
 									// action NetlockIngress.pool.part3.ts_access
-									v924 := uint64(0)
-									_ = v924
-									v924 = p.r[25].Get64(s[134])
+									v920 := uint64(0)
+									_ = v920
+									v920 = p.r[25].Get64(s[134])
 									if (s[138] == 0x2) || (((s[138] == 0x3) && (s[167] == 0x1)) && (s[148] != 0x0)) {
 										{
-											v924 = s[148]
+											v920 = s[148]
 										}
 									}
-									p.r[25].Set64(s[134], v924)
-									s[164] = v924
+									p.r[25].Set64(s[134], v920)
+									s[164] = v920
 								}
 							}
 						}
@@ -8875,17 +8863,17 @@ func (p *netlock) ingress33(g *engine.Gen, s *[263]uint64) {
 						{
 							{
 								// action NetlockIngress.pool.part2.txn_access
-								v905 := uint64(0)
-								_ = v905
-								v905 = p.r[17].Get64(s[134])
-								s[160] = engine.Sel((v905 == s[144]), 0x1, 0x0)
+								v901 := uint64(0)
+								_ = v901
+								v901 = p.r[17].Get64(s[134])
+								s[160] = engine.Sel((v901 == s[144]), 0x1, 0x0)
 								if s[136] == 0x2 {
 									{
-										v905 = s[144]
+										v901 = s[144]
 									}
 								}
-								p.r[17].Set64(s[134], v905)
-								s[159] = v905
+								p.r[17].Set64(s[134], v901)
+								s[159] = v901
 							}
 						}
 					}
@@ -8895,12 +8883,12 @@ func (p *netlock) ingress33(g *engine.Gen, s *[263]uint64) {
 						{
 							{
 								// action NetlockIngress.pool.part2.hold_access
-								v907 := uint64(0)
-								_ = v907
-								v907 = p.r[21].Get64(s[134])
+								v903 := uint64(0)
+								_ = v903
+								v903 = p.r[21].Get64(s[134])
 								if (s[139] == 0x3) || (s[139] == 0x4) {
 									{
-										if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v907) >> 32) == s[151])) && (((v907) >> 32) != 0x0) {
+										if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v903) >> 32) == s[151])) && (((v903) >> 32) != 0x0) {
 											{
 												s[167] = 0x1
 											}
@@ -8909,24 +8897,24 @@ func (p *netlock) ingress33(g *engine.Gen, s *[263]uint64) {
 								}
 								if (s[139] == 0x2) || ((s[139] == 0x5) && (s[153] == 0x1)) {
 									{
-										v907 = ((s[149])<<32 | s[150])
+										v903 = ((s[149])<<32 | s[150])
 									}
 								} else {
 									if (s[139] == 0x3) && (s[167] == 0x1) {
 										{
-											v907 = v907&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+											v903 = v903&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 										}
 									} else {
 										if (s[139] == 0x4) && (s[167] == 0x1) {
 											{
-												v907 = v907&^0xffffffff | (s[150])<<0&0xffffffff
+												v903 = v903&^0xffffffff | (s[150])<<0&0xffffffff
 											}
 										}
 									}
 								}
-								p.r[21].Set64(s[134], v907)
-								s[165] = ((v907) >> 32)
-								s[166] = ((v907) & 0xffffffff)
+								p.r[21].Set64(s[134], v903)
+								s[165] = ((v903) >> 32)
+								s[166] = ((v903) & 0xffffffff)
 							}
 						}
 					}
@@ -8936,39 +8924,39 @@ func (p *netlock) ingress33(g *engine.Gen, s *[263]uint64) {
 						{
 							{
 								// action NetlockIngress.pool.part2.flags_access
-								v909 := uint64(0)
-								_ = v909
-								v909 = p.r[18].Get64(s[134])
+								v905 := uint64(0)
+								_ = v905
+								v905 = p.r[18].Get64(s[134])
 								if s[135] == 0x2 {
 									{
-										v909 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
+										v905 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
 									}
 								} else {
 									if (s[135] == 0x3) && (s[167] == 0x1) {
 										{
-											v909 = v909&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+											v905 = v905&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
 										}
 									} else {
 										if ((s[135] == 0x4) && (s[167] == 0x1)) && (s[143] != 0x0) {
 											{
-												v909 = v909&^0xffffffff | (s[143])<<0&0xffffffff
+												v905 = v905&^0xffffffff | (s[143])<<0&0xffffffff
 											}
 										} else {
-											if ((s[135] == 0x5) && (((v909) >> 56) == 0x1)) && (s[160] == 0x1) {
+											if ((s[135] == 0x5) && (((v905) >> 56) == 0x1)) && (s[160] == 0x1) {
 												{
-													v909 = v909&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+													v905 = v905&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 													s[167] = 0x1
 												}
 											}
 										}
 									}
 								}
-								p.r[18].Set64(s[134], v909)
-								s[154] = ((v909) >> 56)
-								s[155] = ((v909) >> 48 & 0xff)
-								s[156] = ((v909) >> 40 & 0xff)
-								s[157] = ((v909) >> 32 & 0xff)
-								s[158] = ((v909) & 0xffffffff)
+								p.r[18].Set64(s[134], v905)
+								s[154] = ((v905) >> 56)
+								s[155] = ((v905) >> 48 & 0xff)
+								s[156] = ((v905) >> 40 & 0xff)
+								s[157] = ((v905) >> 32 & 0xff)
+								s[158] = ((v905) & 0xffffffff)
 							}
 						}
 					}
@@ -8978,18 +8966,18 @@ func (p *netlock) ingress33(g *engine.Gen, s *[263]uint64) {
 						{
 							{
 								// action NetlockIngress.pool.part2.who_access
-								v911 := uint64(0)
-								_ = v911
-								v911 = p.r[19].Get64(s[134])
+								v907 := uint64(0)
+								_ = v907
+								v907 = p.r[19].Get64(s[134])
 								if s[137] == 0x2 {
 									{
-										v911 = (((s[145])<<16|s[146])<<16 | s[147])
+										v907 = (((s[145])<<16|s[146])<<16 | s[147])
 									}
 								}
-								p.r[19].Set64(s[134], v911)
-								s[161] = ((v911) >> 32)
-								s[162] = ((v911) >> 16 & 0xffff)
-								s[163] = ((v911) & 0xffff)
+								p.r[19].Set64(s[134], v907)
+								s[161] = ((v907) >> 32)
+								s[162] = ((v907) >> 16 & 0xffff)
+								s[163] = ((v907) & 0xffff)
 							}
 						}
 					}
@@ -8999,16 +8987,16 @@ func (p *netlock) ingress33(g *engine.Gen, s *[263]uint64) {
 						{
 							{
 								// action NetlockIngress.pool.part2.ts_access
-								v913 := uint64(0)
-								_ = v913
-								v913 = p.r[20].Get64(s[134])
+								v909 := uint64(0)
+								_ = v909
+								v909 = p.r[20].Get64(s[134])
 								if (s[138] == 0x2) || (((s[138] == 0x3) && (s[167] == 0x1)) && (s[148] != 0x0)) {
 									{
-										v913 = s[148]
+										v909 = s[148]
 									}
 								}
-								p.r[20].Set64(s[134], v913)
-								s[164] = v913
+								p.r[20].Set64(s[134], v909)
+								s[164] = v909
 							}
 						}
 					}
@@ -9019,53 +9007,53 @@ func (p *netlock) ingress33(g *engine.Gen, s *[263]uint64) {
 }
 
 // ingress39 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access, NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, NetlockIngress.levels.level1.gnext_access, and 3 more.
-func (p *netlock) ingress39(g *engine.Gen, s *[263]uint64, v112 *uint64, v113 *uint64, v858 uint64, v925 uint64, v926 uint64) {
+func (p *netlock) ingress39(g *engine.Gen, s *[263]uint64, v112 *uint64, v113 *uint64, v854 uint64, v921 uint64, v922 uint64) {
 	{
-		a932 := s[208]
-		_ = a932
-		a933 := s[196]
-		_ = a933
+		a928 := s[208]
+		_ = a928
+		a929 := s[196]
+		_ = a929
 		{
-			if a932 == 0x0 {
-				p.ingress38(g, s, a933)
+			if a928 == 0x0 {
+				p.ingress38(g, s, a929)
 			} else {
 				{
-					p.ingress37(g, s, a933)
+					p.ingress37(g, s, a929)
 					{
-						a1010 := a933
-						_ = a1010
+						a1006 := a929
+						_ = a1006
 						{
 							if s[178] != 0x0 {
 								{
 									{
 										{
 											// action NetlockIngress.levels.level0.head_access
-											v1012 := uint64(0)
-											_ = v1012
-											v1012 = p.r[27].Get32(a1010)
-											var r1015 uint64
-											_ = r1015
+											v1008 := uint64(0)
+											_ = v1008
+											v1008 = p.r[27].Get32(a1006)
+											var r1011 uint64
+											_ = r1011
 											{
-												a1016 := v1012
-												_ = a1016
-												a1017 := s[181]
-												_ = a1017
+												a1012 := v1008
+												_ = a1012
+												a1013 := s[181]
+												_ = a1013
 												{
-													if (((a1016 & 0x7fff) + 0x1) & 0xffff) == a1017 {
+													if (((a1012 & 0x7fff) + 0x1) & 0xffff) == a1013 {
 														{
-															r1015 = ((a1016 & 0x8000) ^ 0x8000)
-															goto end1014
+															r1011 = ((a1012 & 0x8000) ^ 0x8000)
+															goto end1010
 														}
 													}
-													r1015 = ((a1016 + 0x1) & 0xffff)
-													goto end1014
+													r1011 = ((a1012 + 0x1) & 0xffff)
+													goto end1010
 												}
-											end1014:
+											end1010:
 											}
-											v1013 := uint64(r1015)
-											_ = v1013
+											v1009 := uint64(r1011)
+											_ = v1009
 											s[187] = 0x0
-											if ((s[178] == 0x2) && (s[183] == 0x1)) && (s[182] == (v1012 & 0x7fff)) {
+											if ((s[178] == 0x2) && (s[183] == 0x1)) && (s[182] == (v1008 & 0x7fff)) {
 												{
 													s[187] = 0x1
 												}
@@ -9076,22 +9064,22 @@ func (p *netlock) ingress39(g *engine.Gen, s *[263]uint64, v112 *uint64, v113 *u
 													}
 												}
 											}
-											s[184] = v1012
+											s[184] = v1008
 											if s[187] == 0x1 {
 												{
-													v1012 = v1013
+													v1008 = v1009
 												}
 											} else {
 												if s[178] == 0x4 {
 													{
-														v1012 = 0x0
+														v1008 = 0x0
 													}
 												}
 											}
-											p.r[27].Set32(a1010, ((v1012) & 0xffff))
+											p.r[27].Set32(a1006, ((v1008) & 0xffff))
 											if s[178] == 0x3 {
 												{
-													s[184] = v1012
+													s[184] = v1008
 												}
 											}
 										}
@@ -9103,41 +9091,41 @@ func (p *netlock) ingress39(g *engine.Gen, s *[263]uint64, v112 *uint64, v113 *u
 									{
 										{
 											// action NetlockIngress.levels.level0.tail_access
-											v1019 := uint64(0)
-											_ = v1019
-											v1019 = p.r[28].Get32(a1010)
-											s[185] = v1019
+											v1015 := uint64(0)
+											_ = v1015
+											v1015 = p.r[28].Get32(a1006)
+											s[185] = v1015
 											if (s[179] == 0x2) && (s[183] == 0x1) {
 												{
-													var r1021 uint64
-													_ = r1021
+													var r1017 uint64
+													_ = r1017
 													{
-														a1022 := v1019
-														_ = a1022
-														a1023 := s[181]
-														_ = a1023
+														a1018 := v1015
+														_ = a1018
+														a1019 := s[181]
+														_ = a1019
 														{
-															if (((a1022 & 0x7fff) + 0x1) & 0xffff) == a1023 {
+															if (((a1018 & 0x7fff) + 0x1) & 0xffff) == a1019 {
 																{
-																	r1021 = ((a1022 & 0x8000) ^ 0x8000)
-																	goto end1020
+																	r1017 = ((a1018 & 0x8000) ^ 0x8000)
+																	goto end1016
 																}
 															}
-															r1021 = ((a1022 + 0x1) & 0xffff)
-															goto end1020
+															r1017 = ((a1018 + 0x1) & 0xffff)
+															goto end1016
 														}
-													end1020:
+													end1016:
 													}
-													v1019 = r1021
+													v1015 = r1017
 												}
 											} else {
 												if s[179] == 0x4 {
 													{
-														v1019 = 0x0
+														v1015 = 0x0
 													}
 												}
 											}
-											p.r[28].Set32(a1010, ((v1019) & 0xffff))
+											p.r[28].Set32(a1006, ((v1015) & 0xffff))
 										}
 									}
 								}
@@ -9147,72 +9135,72 @@ func (p *netlock) ingress39(g *engine.Gen, s *[263]uint64, v112 *uint64, v113 *u
 									{
 										{
 											// action NetlockIngress.levels.level0.gnext_access
-											v1025 := uint64(0)
-											_ = v1025
-											v1025 = p.r[29].Get32(a1010)
+											v1021 := uint64(0)
+											_ = v1021
+											v1021 = p.r[29].Get32(a1006)
 											if (s[180] == 0x2) && (s[183] == 0x1) {
 												{
-													v1025 = s[182]
+													v1021 = s[182]
 												}
 											} else {
-												if ((s[180] == 0x3) && (s[183] == 0x1)) && (v1025 == s[184]) {
+												if ((s[180] == 0x3) && (s[183] == 0x1)) && (v1021 == s[184]) {
 													{
-														var r1027 uint64
-														_ = r1027
+														var r1023 uint64
+														_ = r1023
 														{
-															a1028 := v1025
-															_ = a1028
-															a1029 := s[181]
-															_ = a1029
+															a1024 := v1021
+															_ = a1024
+															a1025 := s[181]
+															_ = a1025
 															{
-																if (((a1028 & 0x7fff) + 0x1) & 0xffff) == a1029 {
+																if (((a1024 & 0x7fff) + 0x1) & 0xffff) == a1025 {
 																	{
-																		r1027 = ((a1028 & 0x8000) ^ 0x8000)
-																		goto end1026
+																		r1023 = ((a1024 & 0x8000) ^ 0x8000)
+																		goto end1022
 																	}
 																}
-																r1027 = ((a1028 + 0x1) & 0xffff)
-																goto end1026
+																r1023 = ((a1024 + 0x1) & 0xffff)
+																goto end1022
 															}
-														end1026:
+														end1022:
 														}
-														v1025 = r1027
+														v1021 = r1023
 													}
 												} else {
 													if s[180] == 0x4 {
 														{
-															v1025 = 0x0
+															v1021 = 0x0
 														}
 													} else {
 														if (s[180] == 0x5) && (s[183] == 0x1) {
 															{
-																var r1031 uint64
-																_ = r1031
+																var r1027 uint64
+																_ = r1027
 																{
-																	a1032 := s[185]
-																	_ = a1032
-																	a1033 := s[181]
-																	_ = a1033
+																	a1028 := s[185]
+																	_ = a1028
+																	a1029 := s[181]
+																	_ = a1029
 																	{
-																		if (((a1032 & 0x7fff) + 0x1) & 0xffff) == a1033 {
+																		if (((a1028 & 0x7fff) + 0x1) & 0xffff) == a1029 {
 																			{
-																				r1031 = ((a1032 & 0x8000) ^ 0x8000)
-																				goto end1030
+																				r1027 = ((a1028 & 0x8000) ^ 0x8000)
+																				goto end1026
 																			}
 																		}
-																		r1031 = ((a1032 + 0x1) & 0xffff)
-																		goto end1030
+																		r1027 = ((a1028 + 0x1) & 0xffff)
+																		goto end1026
 																	}
-																end1030:
+																end1026:
 																}
-																v1025 = r1031
+																v1021 = r1027
 															}
 														}
 													}
 												}
 											}
-											p.r[29].Set32(a1010, ((v1025) & 0xffff))
-											s[186] = v1025
+											p.r[29].Set32(a1006, ((v1021) & 0xffff))
+											s[186] = v1021
 										}
 									}
 								}
@@ -9225,38 +9213,38 @@ func (p *netlock) ingress39(g *engine.Gen, s *[263]uint64, v112 *uint64, v113 *u
 	}
 	if s[219] == 0x1 {
 		{
-			v1034 := uint64(0)
-			_ = v1034
+			v1030 := uint64(0)
+			_ = v1030
 			{
-				a1036 := ((s[231]) & 0xffffffff)
-				_ = a1036
-				a1037 := s[215]
-				_ = a1037
-				v1034 = 0
+				a1032 := ((s[231]) & 0xffffffff)
+				_ = a1032
+				a1033 := s[215]
+				_ = a1033
+				v1030 = 0
 				{
 					// action NetlockIngress.token_of
-					v1038 := uint64(((s[231]) >> 32))
-					_ = v1038
-					if a1036 > ((s[231]) & 0xffffffff) {
+					v1034 := uint64(((s[231]) >> 32))
+					_ = v1034
+					if a1032 > ((s[231]) & 0xffffffff) {
 						{
-							v1038 = ((v1038 - 0x1) & 0xffffffff)
+							v1034 = ((v1034 - 0x1) & 0xffffffff)
 						}
 					}
-					v1034 = ((((v1038)<<32 | a1036) << (p.c[5])) | a1037)
+					v1030 = ((((v1034)<<32 | a1032) << (p.c[5])) | a1033)
 				}
 			}
 			{
-				a1040 := v1034
-				_ = a1040
+				a1036 := v1030
+				_ = a1036
 				{
 					// action NetlockIngress.ans_grant_slot
 					{
-						a1042 := s[161]
-						_ = a1042
-						a1043 := s[162]
-						_ = a1043
-						a1044 := s[157]
-						_ = a1044
+						a1038 := s[161]
+						_ = a1038
+						a1039 := s[162]
+						_ = a1039
+						a1040 := s[157]
+						_ = a1040
 						{
 							// action NetlockIngress.ans_to_client
 							s[80] = 0x1
@@ -9264,18 +9252,18 @@ func (p *netlock) ingress39(g *engine.Gen, s *[263]uint64, v112 *uint64, v113 *u
 							s[82] = 0x0
 							s[86] = s[203]
 							s[88] = s[204]
-							s[87] = a1042
-							s[89] = a1043
+							s[87] = a1038
+							s[89] = a1039
 							s[90] = 0x3
 							s[93] = 0x0
 							s[92] = 0x0
 							s[101] = 0x0
 							s[102] = 0x0
-							if a1044 == 0x1 {
+							if a1040 == 0x1 {
 								{
 									s[92] = 0x8
-									s[101] = a1042
-									s[102] = a1043
+									s[101] = a1038
+									s[102] = a1039
 								}
 							}
 							s[96] = s[37]
@@ -9287,28 +9275,28 @@ func (p *netlock) ingress39(g *engine.Gen, s *[263]uint64, v112 *uint64, v113 *u
 					s[94] = s[156]
 					s[95] = s[163]
 					s[97] = s[159]
-					s[98] = a1040
+					s[98] = a1036
 					s[99] = s[164]
 					s[100] = s[158]
 				}
 			}
 		}
 	}
-	if ((v925 == 0x1) && ((v858 == 0x0) || (s[155] == 0x0))) && (((s[225] + s[226]) & 0xffffffff) > 0x0) {
+	if ((v921 == 0x1) && ((v854 == 0x0) || (s[155] == 0x0))) && (((s[225] + s[226]) & 0xffffffff) > 0x0) {
 		{
 			(*v112) = 0x1
-			v1045 := uint64(engine.Sel((s[225] > 0x0), 0x0, 0x1))
-			_ = v1045
-			if v1045 == s[208] {
+			v1041 := uint64(engine.Sel((s[225] > 0x0), 0x0, 0x1))
+			_ = v1041
+			if v1041 == s[208] {
 				{
-					s[72] = v926
+					s[72] = v922
 				}
 			} else {
 				{
 					s[72] = s[186]
 				}
 			}
-			s[71] = v1045
+			s[71] = v1041
 		}
 	} else {
 		if s[76] == 0x1 {
@@ -9323,44 +9311,44 @@ func (p *netlock) ingress39(g *engine.Gen, s *[263]uint64, v112 *uint64, v113 *u
 }
 
 // ingress38 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access, NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, NetlockIngress.levels.level1.gnext_access.
-func (p *netlock) ingress38(g *engine.Gen, s *[263]uint64, a933 uint64) {
+func (p *netlock) ingress38(g *engine.Gen, s *[263]uint64, a929 uint64) {
 	{
-		p.ingress36(g, s, a933)
+		p.ingress36(g, s, a929)
 		{
-			a960 := a933
-			_ = a960
+			a956 := a929
+			_ = a956
 			{
 				if s[178] != 0x0 {
 					{
 						{
 							{
 								// action NetlockIngress.levels.level1.head_access
-								v962 := uint64(0)
-								_ = v962
-								v962 = p.r[30].Get32(a960)
-								var r965 uint64
-								_ = r965
+								v958 := uint64(0)
+								_ = v958
+								v958 = p.r[30].Get32(a956)
+								var r961 uint64
+								_ = r961
 								{
-									a966 := v962
-									_ = a966
-									a967 := s[181]
-									_ = a967
+									a962 := v958
+									_ = a962
+									a963 := s[181]
+									_ = a963
 									{
-										if (((a966 & 0x7fff) + 0x1) & 0xffff) == a967 {
+										if (((a962 & 0x7fff) + 0x1) & 0xffff) == a963 {
 											{
-												r965 = ((a966 & 0x8000) ^ 0x8000)
-												goto end964
+												r961 = ((a962 & 0x8000) ^ 0x8000)
+												goto end960
 											}
 										}
-										r965 = ((a966 + 0x1) & 0xffff)
-										goto end964
+										r961 = ((a962 + 0x1) & 0xffff)
+										goto end960
 									}
-								end964:
+								end960:
 								}
-								v963 := uint64(r965)
-								_ = v963
+								v959 := uint64(r961)
+								_ = v959
 								s[187] = 0x0
-								if ((s[178] == 0x2) && (s[183] == 0x1)) && (s[182] == (v962 & 0x7fff)) {
+								if ((s[178] == 0x2) && (s[183] == 0x1)) && (s[182] == (v958 & 0x7fff)) {
 									{
 										s[187] = 0x1
 									}
@@ -9371,22 +9359,22 @@ func (p *netlock) ingress38(g *engine.Gen, s *[263]uint64, a933 uint64) {
 										}
 									}
 								}
-								s[184] = v962
+								s[184] = v958
 								if s[187] == 0x1 {
 									{
-										v962 = v963
+										v958 = v959
 									}
 								} else {
 									if s[178] == 0x4 {
 										{
-											v962 = 0x0
+											v958 = 0x0
 										}
 									}
 								}
-								p.r[30].Set32(a960, ((v962) & 0xffff))
+								p.r[30].Set32(a956, ((v958) & 0xffff))
 								if s[178] == 0x3 {
 									{
-										s[184] = v962
+										s[184] = v958
 									}
 								}
 							}
@@ -9398,41 +9386,41 @@ func (p *netlock) ingress38(g *engine.Gen, s *[263]uint64, a933 uint64) {
 						{
 							{
 								// action NetlockIngress.levels.level1.tail_access
-								v969 := uint64(0)
-								_ = v969
-								v969 = p.r[31].Get32(a960)
-								s[185] = v969
+								v965 := uint64(0)
+								_ = v965
+								v965 = p.r[31].Get32(a956)
+								s[185] = v965
 								if (s[179] == 0x2) && (s[183] == 0x1) {
 									{
-										var r971 uint64
-										_ = r971
+										var r967 uint64
+										_ = r967
 										{
-											a972 := v969
-											_ = a972
-											a973 := s[181]
-											_ = a973
+											a968 := v965
+											_ = a968
+											a969 := s[181]
+											_ = a969
 											{
-												if (((a972 & 0x7fff) + 0x1) & 0xffff) == a973 {
+												if (((a968 & 0x7fff) + 0x1) & 0xffff) == a969 {
 													{
-														r971 = ((a972 & 0x8000) ^ 0x8000)
-														goto end970
+														r967 = ((a968 & 0x8000) ^ 0x8000)
+														goto end966
 													}
 												}
-												r971 = ((a972 + 0x1) & 0xffff)
-												goto end970
+												r967 = ((a968 + 0x1) & 0xffff)
+												goto end966
 											}
-										end970:
+										end966:
 										}
-										v969 = r971
+										v965 = r967
 									}
 								} else {
 									if s[179] == 0x4 {
 										{
-											v969 = 0x0
+											v965 = 0x0
 										}
 									}
 								}
-								p.r[31].Set32(a960, ((v969) & 0xffff))
+								p.r[31].Set32(a956, ((v965) & 0xffff))
 							}
 						}
 					}
@@ -9442,72 +9430,72 @@ func (p *netlock) ingress38(g *engine.Gen, s *[263]uint64, a933 uint64) {
 						{
 							{
 								// action NetlockIngress.levels.level1.gnext_access
-								v975 := uint64(0)
-								_ = v975
-								v975 = p.r[32].Get32(a960)
+								v971 := uint64(0)
+								_ = v971
+								v971 = p.r[32].Get32(a956)
 								if (s[180] == 0x2) && (s[183] == 0x1) {
 									{
-										v975 = s[182]
+										v971 = s[182]
 									}
 								} else {
-									if ((s[180] == 0x3) && (s[183] == 0x1)) && (v975 == s[184]) {
+									if ((s[180] == 0x3) && (s[183] == 0x1)) && (v971 == s[184]) {
 										{
-											var r977 uint64
-											_ = r977
+											var r973 uint64
+											_ = r973
 											{
-												a978 := v975
-												_ = a978
-												a979 := s[181]
-												_ = a979
+												a974 := v971
+												_ = a974
+												a975 := s[181]
+												_ = a975
 												{
-													if (((a978 & 0x7fff) + 0x1) & 0xffff) == a979 {
+													if (((a974 & 0x7fff) + 0x1) & 0xffff) == a975 {
 														{
-															r977 = ((a978 & 0x8000) ^ 0x8000)
-															goto end976
+															r973 = ((a974 & 0x8000) ^ 0x8000)
+															goto end972
 														}
 													}
-													r977 = ((a978 + 0x1) & 0xffff)
-													goto end976
+													r973 = ((a974 + 0x1) & 0xffff)
+													goto end972
 												}
-											end976:
+											end972:
 											}
-											v975 = r977
+											v971 = r973
 										}
 									} else {
 										if s[180] == 0x4 {
 											{
-												v975 = 0x0
+												v971 = 0x0
 											}
 										} else {
 											if (s[180] == 0x5) && (s[183] == 0x1) {
 												{
-													var r981 uint64
-													_ = r981
+													var r977 uint64
+													_ = r977
 													{
-														a982 := s[185]
-														_ = a982
-														a983 := s[181]
-														_ = a983
+														a978 := s[185]
+														_ = a978
+														a979 := s[181]
+														_ = a979
 														{
-															if (((a982 & 0x7fff) + 0x1) & 0xffff) == a983 {
+															if (((a978 & 0x7fff) + 0x1) & 0xffff) == a979 {
 																{
-																	r981 = ((a982 & 0x8000) ^ 0x8000)
-																	goto end980
+																	r977 = ((a978 & 0x8000) ^ 0x8000)
+																	goto end976
 																}
 															}
-															r981 = ((a982 + 0x1) & 0xffff)
-															goto end980
+															r977 = ((a978 + 0x1) & 0xffff)
+															goto end976
 														}
-													end980:
+													end976:
 													}
-													v975 = r981
+													v971 = r977
 												}
 											}
 										}
 									}
 								}
-								p.r[32].Set32(a960, ((v975) & 0xffff))
-								s[186] = v975
+								p.r[32].Set32(a956, ((v971) & 0xffff))
+								s[186] = v971
 							}
 						}
 					}
@@ -9518,42 +9506,42 @@ func (p *netlock) ingress38(g *engine.Gen, s *[263]uint64, a933 uint64) {
 }
 
 // ingress36 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access.
-func (p *netlock) ingress36(g *engine.Gen, s *[263]uint64, a933 uint64) {
+func (p *netlock) ingress36(g *engine.Gen, s *[263]uint64, a929 uint64) {
 	{
-		a935 := a933
-		_ = a935
+		a931 := a929
+		_ = a931
 		{
 			if s[168] != 0x0 {
 				{
 					{
 						{
 							// action NetlockIngress.levels.level0.head_access
-							v937 := uint64(0)
-							_ = v937
-							v937 = p.r[27].Get32(a935)
-							var r940 uint64
-							_ = r940
+							v933 := uint64(0)
+							_ = v933
+							v933 = p.r[27].Get32(a931)
+							var r936 uint64
+							_ = r936
 							{
-								a941 := v937
-								_ = a941
-								a942 := s[171]
-								_ = a942
+								a937 := v933
+								_ = a937
+								a938 := s[171]
+								_ = a938
 								{
-									if (((a941 & 0x7fff) + 0x1) & 0xffff) == a942 {
+									if (((a937 & 0x7fff) + 0x1) & 0xffff) == a938 {
 										{
-											r940 = ((a941 & 0x8000) ^ 0x8000)
-											goto end939
+											r936 = ((a937 & 0x8000) ^ 0x8000)
+											goto end935
 										}
 									}
-									r940 = ((a941 + 0x1) & 0xffff)
-									goto end939
+									r936 = ((a937 + 0x1) & 0xffff)
+									goto end935
 								}
-							end939:
+							end935:
 							}
-							v938 := uint64(r940)
-							_ = v938
+							v934 := uint64(r936)
+							_ = v934
 							s[177] = 0x0
-							if ((s[168] == 0x2) && (s[173] == 0x1)) && (s[172] == (v937 & 0x7fff)) {
+							if ((s[168] == 0x2) && (s[173] == 0x1)) && (s[172] == (v933 & 0x7fff)) {
 								{
 									s[177] = 0x1
 								}
@@ -9564,22 +9552,22 @@ func (p *netlock) ingress36(g *engine.Gen, s *[263]uint64, a933 uint64) {
 									}
 								}
 							}
-							s[174] = v937
+							s[174] = v933
 							if s[177] == 0x1 {
 								{
-									v937 = v938
+									v933 = v934
 								}
 							} else {
 								if s[168] == 0x4 {
 									{
-										v937 = 0x0
+										v933 = 0x0
 									}
 								}
 							}
-							p.r[27].Set32(a935, ((v937) & 0xffff))
+							p.r[27].Set32(a931, ((v933) & 0xffff))
 							if s[168] == 0x3 {
 								{
-									s[174] = v937
+									s[174] = v933
 								}
 							}
 						}
@@ -9591,41 +9579,41 @@ func (p *netlock) ingress36(g *engine.Gen, s *[263]uint64, a933 uint64) {
 					{
 						{
 							// action NetlockIngress.levels.level0.tail_access
-							v944 := uint64(0)
-							_ = v944
-							v944 = p.r[28].Get32(a935)
-							s[175] = v944
+							v940 := uint64(0)
+							_ = v940
+							v940 = p.r[28].Get32(a931)
+							s[175] = v940
 							if (s[169] == 0x2) && (s[173] == 0x1) {
 								{
-									var r946 uint64
-									_ = r946
+									var r942 uint64
+									_ = r942
 									{
-										a947 := v944
-										_ = a947
-										a948 := s[171]
-										_ = a948
+										a943 := v940
+										_ = a943
+										a944 := s[171]
+										_ = a944
 										{
-											if (((a947 & 0x7fff) + 0x1) & 0xffff) == a948 {
+											if (((a943 & 0x7fff) + 0x1) & 0xffff) == a944 {
 												{
-													r946 = ((a947 & 0x8000) ^ 0x8000)
-													goto end945
+													r942 = ((a943 & 0x8000) ^ 0x8000)
+													goto end941
 												}
 											}
-											r946 = ((a947 + 0x1) & 0xffff)
-											goto end945
+											r942 = ((a943 + 0x1) & 0xffff)
+											goto end941
 										}
-									end945:
+									end941:
 									}
-									v944 = r946
+									v940 = r942
 								}
 							} else {
 								if s[169] == 0x4 {
 									{
-										v944 = 0x0
+										v940 = 0x0
 									}
 								}
 							}
-							p.r[28].Set32(a935, ((v944) & 0xffff))
+							p.r[28].Set32(a931, ((v940) & 0xffff))
 						}
 					}
 				}
@@ -9635,72 +9623,72 @@ func (p *netlock) ingress36(g *engine.Gen, s *[263]uint64, a933 uint64) {
 					{
 						{
 							// action NetlockIngress.levels.level0.gnext_access
-							v950 := uint64(0)
-							_ = v950
-							v950 = p.r[29].Get32(a935)
+							v946 := uint64(0)
+							_ = v946
+							v946 = p.r[29].Get32(a931)
 							if (s[170] == 0x2) && (s[173] == 0x1) {
 								{
-									v950 = s[172]
+									v946 = s[172]
 								}
 							} else {
-								if ((s[170] == 0x3) && (s[173] == 0x1)) && (v950 == s[174]) {
+								if ((s[170] == 0x3) && (s[173] == 0x1)) && (v946 == s[174]) {
 									{
-										var r952 uint64
-										_ = r952
+										var r948 uint64
+										_ = r948
 										{
-											a953 := v950
-											_ = a953
-											a954 := s[171]
-											_ = a954
+											a949 := v946
+											_ = a949
+											a950 := s[171]
+											_ = a950
 											{
-												if (((a953 & 0x7fff) + 0x1) & 0xffff) == a954 {
+												if (((a949 & 0x7fff) + 0x1) & 0xffff) == a950 {
 													{
-														r952 = ((a953 & 0x8000) ^ 0x8000)
-														goto end951
+														r948 = ((a949 & 0x8000) ^ 0x8000)
+														goto end947
 													}
 												}
-												r952 = ((a953 + 0x1) & 0xffff)
-												goto end951
+												r948 = ((a949 + 0x1) & 0xffff)
+												goto end947
 											}
-										end951:
+										end947:
 										}
-										v950 = r952
+										v946 = r948
 									}
 								} else {
 									if s[170] == 0x4 {
 										{
-											v950 = 0x0
+											v946 = 0x0
 										}
 									} else {
 										if (s[170] == 0x5) && (s[173] == 0x1) {
 											{
-												var r956 uint64
-												_ = r956
+												var r952 uint64
+												_ = r952
 												{
-													a957 := s[175]
-													_ = a957
-													a958 := s[171]
-													_ = a958
+													a953 := s[175]
+													_ = a953
+													a954 := s[171]
+													_ = a954
 													{
-														if (((a957 & 0x7fff) + 0x1) & 0xffff) == a958 {
+														if (((a953 & 0x7fff) + 0x1) & 0xffff) == a954 {
 															{
-																r956 = ((a957 & 0x8000) ^ 0x8000)
-																goto end955
+																r952 = ((a953 & 0x8000) ^ 0x8000)
+																goto end951
 															}
 														}
-														r956 = ((a957 + 0x1) & 0xffff)
-														goto end955
+														r952 = ((a953 + 0x1) & 0xffff)
+														goto end951
 													}
-												end955:
+												end951:
 												}
-												v950 = r956
+												v946 = r952
 											}
 										}
 									}
 								}
 							}
-							p.r[29].Set32(a935, ((v950) & 0xffff))
-							s[176] = v950
+							p.r[29].Set32(a931, ((v946) & 0xffff))
+							s[176] = v946
 						}
 					}
 				}
@@ -9710,42 +9698,42 @@ func (p *netlock) ingress36(g *engine.Gen, s *[263]uint64, a933 uint64) {
 }
 
 // ingress37 is a part of ingress, with actions NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, NetlockIngress.levels.level1.gnext_access.
-func (p *netlock) ingress37(g *engine.Gen, s *[263]uint64, a933 uint64) {
+func (p *netlock) ingress37(g *engine.Gen, s *[263]uint64, a929 uint64) {
 	{
-		a985 := a933
-		_ = a985
+		a981 := a929
+		_ = a981
 		{
 			if s[168] != 0x0 {
 				{
 					{
 						{
 							// action NetlockIngress.levels.level1.head_access
-							v987 := uint64(0)
-							_ = v987
-							v987 = p.r[30].Get32(a985)
-							var r990 uint64
-							_ = r990
+							v983 := uint64(0)
+							_ = v983
+							v983 = p.r[30].Get32(a981)
+							var r986 uint64
+							_ = r986
 							{
-								a991 := v987
-								_ = a991
-								a992 := s[171]
-								_ = a992
+								a987 := v983
+								_ = a987
+								a988 := s[171]
+								_ = a988
 								{
-									if (((a991 & 0x7fff) + 0x1) & 0xffff) == a992 {
+									if (((a987 & 0x7fff) + 0x1) & 0xffff) == a988 {
 										{
-											r990 = ((a991 & 0x8000) ^ 0x8000)
-											goto end989
+											r986 = ((a987 & 0x8000) ^ 0x8000)
+											goto end985
 										}
 									}
-									r990 = ((a991 + 0x1) & 0xffff)
-									goto end989
+									r986 = ((a987 + 0x1) & 0xffff)
+									goto end985
 								}
-							end989:
+							end985:
 							}
-							v988 := uint64(r990)
-							_ = v988
+							v984 := uint64(r986)
+							_ = v984
 							s[177] = 0x0
-							if ((s[168] == 0x2) && (s[173] == 0x1)) && (s[172] == (v987 & 0x7fff)) {
+							if ((s[168] == 0x2) && (s[173] == 0x1)) && (s[172] == (v983 & 0x7fff)) {
 								{
 									s[177] = 0x1
 								}
@@ -9756,22 +9744,22 @@ func (p *netlock) ingress37(g *engine.Gen, s *[263]uint64, a933 uint64) {
 									}
 								}
 							}
-							s[174] = v987
+							s[174] = v983
 							if s[177] == 0x1 {
 								{
-									v987 = v988
+									v983 = v984
 								}
 							} else {
 								if s[168] == 0x4 {
 									{
-										v987 = 0x0
+										v983 = 0x0
 									}
 								}
 							}
-							p.r[30].Set32(a985, ((v987) & 0xffff))
+							p.r[30].Set32(a981, ((v983) & 0xffff))
 							if s[168] == 0x3 {
 								{
-									s[174] = v987
+									s[174] = v983
 								}
 							}
 						}
@@ -9783,41 +9771,41 @@ func (p *netlock) ingress37(g *engine.Gen, s *[263]uint64, a933 uint64) {
 					{
 						{
 							// action NetlockIngress.levels.level1.tail_access
-							v994 := uint64(0)
-							_ = v994
-							v994 = p.r[31].Get32(a985)
-							s[175] = v994
+							v990 := uint64(0)
+							_ = v990
+							v990 = p.r[31].Get32(a981)
+							s[175] = v990
 							if (s[169] == 0x2) && (s[173] == 0x1) {
 								{
-									var r996 uint64
-									_ = r996
+									var r992 uint64
+									_ = r992
 									{
-										a997 := v994
-										_ = a997
-										a998 := s[171]
-										_ = a998
+										a993 := v990
+										_ = a993
+										a994 := s[171]
+										_ = a994
 										{
-											if (((a997 & 0x7fff) + 0x1) & 0xffff) == a998 {
+											if (((a993 & 0x7fff) + 0x1) & 0xffff) == a994 {
 												{
-													r996 = ((a997 & 0x8000) ^ 0x8000)
-													goto end995
+													r992 = ((a993 & 0x8000) ^ 0x8000)
+													goto end991
 												}
 											}
-											r996 = ((a997 + 0x1) & 0xffff)
-											goto end995
+											r992 = ((a993 + 0x1) & 0xffff)
+											goto end991
 										}
-									end995:
+									end991:
 									}
-									v994 = r996
+									v990 = r992
 								}
 							} else {
 								if s[169] == 0x4 {
 									{
-										v994 = 0x0
+										v990 = 0x0
 									}
 								}
 							}
-							p.r[31].Set32(a985, ((v994) & 0xffff))
+							p.r[31].Set32(a981, ((v990) & 0xffff))
 						}
 					}
 				}
@@ -9827,72 +9815,72 @@ func (p *netlock) ingress37(g *engine.Gen, s *[263]uint64, a933 uint64) {
 					{
 						{
 							// action NetlockIngress.levels.level1.gnext_access
-							v1000 := uint64(0)
-							_ = v1000
-							v1000 = p.r[32].Get32(a985)
+							v996 := uint64(0)
+							_ = v996
+							v996 = p.r[32].Get32(a981)
 							if (s[170] == 0x2) && (s[173] == 0x1) {
 								{
-									v1000 = s[172]
+									v996 = s[172]
 								}
 							} else {
-								if ((s[170] == 0x3) && (s[173] == 0x1)) && (v1000 == s[174]) {
+								if ((s[170] == 0x3) && (s[173] == 0x1)) && (v996 == s[174]) {
 									{
-										var r1002 uint64
-										_ = r1002
+										var r998 uint64
+										_ = r998
 										{
-											a1003 := v1000
-											_ = a1003
-											a1004 := s[171]
-											_ = a1004
+											a999 := v996
+											_ = a999
+											a1000 := s[171]
+											_ = a1000
 											{
-												if (((a1003 & 0x7fff) + 0x1) & 0xffff) == a1004 {
+												if (((a999 & 0x7fff) + 0x1) & 0xffff) == a1000 {
 													{
-														r1002 = ((a1003 & 0x8000) ^ 0x8000)
-														goto end1001
+														r998 = ((a999 & 0x8000) ^ 0x8000)
+														goto end997
 													}
 												}
-												r1002 = ((a1003 + 0x1) & 0xffff)
-												goto end1001
+												r998 = ((a999 + 0x1) & 0xffff)
+												goto end997
 											}
-										end1001:
+										end997:
 										}
-										v1000 = r1002
+										v996 = r998
 									}
 								} else {
 									if s[170] == 0x4 {
 										{
-											v1000 = 0x0
+											v996 = 0x0
 										}
 									} else {
 										if (s[170] == 0x5) && (s[173] == 0x1) {
 											{
-												var r1006 uint64
-												_ = r1006
+												var r1002 uint64
+												_ = r1002
 												{
-													a1007 := s[175]
-													_ = a1007
-													a1008 := s[171]
-													_ = a1008
+													a1003 := s[175]
+													_ = a1003
+													a1004 := s[171]
+													_ = a1004
 													{
-														if (((a1007 & 0x7fff) + 0x1) & 0xffff) == a1008 {
+														if (((a1003 & 0x7fff) + 0x1) & 0xffff) == a1004 {
 															{
-																r1006 = ((a1007 & 0x8000) ^ 0x8000)
-																goto end1005
+																r1002 = ((a1003 & 0x8000) ^ 0x8000)
+																goto end1001
 															}
 														}
-														r1006 = ((a1007 + 0x1) & 0xffff)
-														goto end1005
+														r1002 = ((a1003 + 0x1) & 0xffff)
+														goto end1001
 													}
-												end1005:
+												end1001:
 												}
-												v1000 = r1006
+												v996 = r1002
 											}
 										}
 									}
 								}
 							}
-							p.r[32].Set32(a985, ((v1000) & 0xffff))
-							s[176] = v1000
+							p.r[32].Set32(a981, ((v996) & 0xffff))
+							s[176] = v996
 						}
 					}
 				}
@@ -9905,24 +9893,24 @@ func (p *netlock) ingress37(g *engine.Gen, s *[263]uint64, a933 uint64) {
 func (p *netlock) ingress84(g *engine.Gen, s *[263]uint64, v113 *uint64) {
 	{
 		p.ingress52(g, s)
-		v1151 := uint64(s[174])
-		_ = v1151
-		v1152 := uint64(0x0)
-		_ = v1152
-		v1153 := uint64(0x0)
-		_ = v1153
+		v1147 := uint64(s[174])
+		_ = v1147
+		v1148 := uint64(0x0)
+		_ = v1148
+		v1149 := uint64(0x0)
+		_ = v1149
 		if s[78] > 0x0 {
 			{
 				{
-					a1155 := v1151
-					_ = a1155
+					a1151 := v1147
+					_ = a1151
 					{
 						// action NetlockIngress.slot_at
-						v1156 := uint64(((s[209] + (a1155 & 0x7fff)) & 0xffffffff))
-						_ = v1156
-						s[133] = ((v1156) >> (p.c[3]) & 0x3)
-						s[134] = (v1156 & p.c[4])
-						s[215] = v1156
+						v1152 := uint64(((s[209] + (a1151 & 0x7fff)) & 0xffffffff))
+						_ = v1152
+						s[133] = ((v1152) >> (p.c[3]) & 0x3)
+						s[134] = (v1152 & p.c[4])
+						s[215] = v1152
 					}
 				}
 				s[135] = 0x1
@@ -9937,17 +9925,17 @@ func (p *netlock) ingress84(g *engine.Gen, s *[263]uint64, v113 *uint64) {
 												{
 													{
 														// action NetlockIngress.pool.part0.txn_access
-														v1160 := uint64(0)
-														_ = v1160
-														v1160 = p.r[7].Get64(s[134])
-														s[160] = engine.Sel((v1160 == s[144]), 0x1, 0x0)
+														v1156 := uint64(0)
+														_ = v1156
+														v1156 = p.r[7].Get64(s[134])
+														s[160] = engine.Sel((v1156 == s[144]), 0x1, 0x0)
 														if s[136] == 0x2 {
 															{
-																v1160 = s[144]
+																v1156 = s[144]
 															}
 														}
-														p.r[7].Set64(s[134], v1160)
-														s[159] = v1160
+														p.r[7].Set64(s[134], v1156)
+														s[159] = v1156
 													}
 												}
 											}
@@ -9957,12 +9945,12 @@ func (p *netlock) ingress84(g *engine.Gen, s *[263]uint64, v113 *uint64) {
 												{
 													{
 														// action NetlockIngress.pool.part0.hold_access
-														v1162 := uint64(0)
-														_ = v1162
-														v1162 = p.r[11].Get64(s[134])
+														v1158 := uint64(0)
+														_ = v1158
+														v1158 = p.r[11].Get64(s[134])
 														if (s[139] == 0x3) || (s[139] == 0x4) {
 															{
-																if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v1162) >> 32) == s[151])) && (((v1162) >> 32) != 0x0) {
+																if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v1158) >> 32) == s[151])) && (((v1158) >> 32) != 0x0) {
 																	{
 																		s[167] = 0x1
 																	}
@@ -9971,24 +9959,24 @@ func (p *netlock) ingress84(g *engine.Gen, s *[263]uint64, v113 *uint64) {
 														}
 														if (s[139] == 0x2) || ((s[139] == 0x5) && (s[153] == 0x1)) {
 															{
-																v1162 = ((s[149])<<32 | s[150])
+																v1158 = ((s[149])<<32 | s[150])
 															}
 														} else {
 															if (s[139] == 0x3) && (s[167] == 0x1) {
 																{
-																	v1162 = v1162&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+																	v1158 = v1158&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 																}
 															} else {
 																if (s[139] == 0x4) && (s[167] == 0x1) {
 																	{
-																		v1162 = v1162&^0xffffffff | (s[150])<<0&0xffffffff
+																		v1158 = v1158&^0xffffffff | (s[150])<<0&0xffffffff
 																	}
 																}
 															}
 														}
-														p.r[11].Set64(s[134], v1162)
-														s[165] = ((v1162) >> 32)
-														s[166] = ((v1162) & 0xffffffff)
+														p.r[11].Set64(s[134], v1158)
+														s[165] = ((v1158) >> 32)
+														s[166] = ((v1158) & 0xffffffff)
 													}
 												}
 											}
@@ -9998,39 +9986,39 @@ func (p *netlock) ingress84(g *engine.Gen, s *[263]uint64, v113 *uint64) {
 												{
 													{
 														// action NetlockIngress.pool.part0.flags_access
-														v1164 := uint64(0)
-														_ = v1164
-														v1164 = p.r[8].Get64(s[134])
+														v1160 := uint64(0)
+														_ = v1160
+														v1160 = p.r[8].Get64(s[134])
 														if s[135] == 0x2 {
 															{
-																v1164 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
+																v1160 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
 															}
 														} else {
 															if (s[135] == 0x3) && (s[167] == 0x1) {
 																{
-																	v1164 = v1164&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+																	v1160 = v1160&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
 																}
 															} else {
 																if ((s[135] == 0x4) && (s[167] == 0x1)) && (s[143] != 0x0) {
 																	{
-																		v1164 = v1164&^0xffffffff | (s[143])<<0&0xffffffff
+																		v1160 = v1160&^0xffffffff | (s[143])<<0&0xffffffff
 																	}
 																} else {
-																	if ((s[135] == 0x5) && (((v1164) >> 56) == 0x1)) && (s[160] == 0x1) {
+																	if ((s[135] == 0x5) && (((v1160) >> 56) == 0x1)) && (s[160] == 0x1) {
 																		{
-																			v1164 = v1164&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+																			v1160 = v1160&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 																			s[167] = 0x1
 																		}
 																	}
 																}
 															}
 														}
-														p.r[8].Set64(s[134], v1164)
-														s[154] = ((v1164) >> 56)
-														s[155] = ((v1164) >> 48 & 0xff)
-														s[156] = ((v1164) >> 40 & 0xff)
-														s[157] = ((v1164) >> 32 & 0xff)
-														s[158] = ((v1164) & 0xffffffff)
+														p.r[8].Set64(s[134], v1160)
+														s[154] = ((v1160) >> 56)
+														s[155] = ((v1160) >> 48 & 0xff)
+														s[156] = ((v1160) >> 40 & 0xff)
+														s[157] = ((v1160) >> 32 & 0xff)
+														s[158] = ((v1160) & 0xffffffff)
 													}
 												}
 											}
@@ -10040,18 +10028,18 @@ func (p *netlock) ingress84(g *engine.Gen, s *[263]uint64, v113 *uint64) {
 												{
 													{
 														// action NetlockIngress.pool.part0.who_access
-														v1166 := uint64(0)
-														_ = v1166
-														v1166 = p.r[9].Get64(s[134])
+														v1162 := uint64(0)
+														_ = v1162
+														v1162 = p.r[9].Get64(s[134])
 														if s[137] == 0x2 {
 															{
-																v1166 = (((s[145])<<16|s[146])<<16 | s[147])
+																v1162 = (((s[145])<<16|s[146])<<16 | s[147])
 															}
 														}
-														p.r[9].Set64(s[134], v1166)
-														s[161] = ((v1166) >> 32)
-														s[162] = ((v1166) >> 16 & 0xffff)
-														s[163] = ((v1166) & 0xffff)
+														p.r[9].Set64(s[134], v1162)
+														s[161] = ((v1162) >> 32)
+														s[162] = ((v1162) >> 16 & 0xffff)
+														s[163] = ((v1162) & 0xffff)
 													}
 												}
 											}
@@ -10061,16 +10049,16 @@ func (p *netlock) ingress84(g *engine.Gen, s *[263]uint64, v113 *uint64) {
 												{
 													{
 														// action NetlockIngress.pool.part0.ts_access
-														v1168 := uint64(0)
-														_ = v1168
-														v1168 = p.r[10].Get64(s[134])
+														v1164 := uint64(0)
+														_ = v1164
+														v1164 = p.r[10].Get64(s[134])
 														if (s[138] == 0x2) || (((s[138] == 0x3) && (s[167] == 0x1)) && (s[148] != 0x0)) {
 															{
-																v1168 = s[148]
+																v1164 = s[148]
 															}
 														}
-														p.r[10].Set64(s[134], v1168)
-														s[164] = v1168
+														p.r[10].Set64(s[134], v1164)
+														s[164] = v1164
 													}
 												}
 											}
@@ -10085,18 +10073,18 @@ func (p *netlock) ingress84(g *engine.Gen, s *[263]uint64, v113 *uint64) {
 				}
 				if s[154] != 0x1 {
 					{
-						v1152 = 0x1
+						v1148 = 0x1
 					}
 				}
 				if s[154] == 0x2 {
 					{
-						v1153 = 0x1
+						v1149 = 0x1
 					}
 				}
 			}
 		}
-		p.ingress51(g, s, v1151, v1152, v1153)
-		if v1152 == 0x1 {
+		p.ingress51(g, s, v1147, v1148, v1149)
+		if v1148 == 0x1 {
 			{
 				s[78] = ((s[78] - 0x1) & 0xffff)
 				s[79] = 0x1
@@ -10153,12 +10141,12 @@ func (p *netlock) ingress84(g *engine.Gen, s *[263]uint64, v113 *uint64) {
 // ingress52 is a part of ingress, with actions NetlockIngress.use_level, NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access, NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, and 1 more.
 func (p *netlock) ingress52(g *engine.Gen, s *[263]uint64) {
 	{
-		a1047 := s[77]
-		_ = a1047
+		a1043 := s[77]
+		_ = a1043
 		{
 			// action NetlockIngress.use_level
-			s[208] = a1047
-			if a1047 == 0x0 {
+			s[208] = a1043
+			if a1043 == 0x0 {
 				{
 					s[209] = s[197]
 					s[210] = s[198]
@@ -10170,7 +10158,7 @@ func (p *netlock) ingress52(g *engine.Gen, s *[263]uint64) {
 				}
 			}
 			s[171] = s[210]
-			if a1047 == 0x0 {
+			if a1043 == 0x0 {
 				{
 					s[181] = s[200]
 				}
@@ -10184,51 +10172,51 @@ func (p *netlock) ingress52(g *engine.Gen, s *[263]uint64) {
 	s[168] = 0x3
 	s[173] = s[79]
 	{
-		a1049 := s[208]
-		_ = a1049
-		a1050 := s[196]
-		_ = a1050
+		a1045 := s[208]
+		_ = a1045
+		a1046 := s[196]
+		_ = a1046
 		{
-			if a1049 == 0x0 {
-				p.ingress44(g, s, a1050)
+			if a1045 == 0x0 {
+				p.ingress44(g, s, a1046)
 			} else {
 				{
-					p.ingress43(g, s, a1050)
+					p.ingress43(g, s, a1046)
 					{
-						a1127 := a1050
-						_ = a1127
+						a1123 := a1046
+						_ = a1123
 						{
 							if s[178] != 0x0 {
 								{
 									{
 										{
 											// action NetlockIngress.levels.level0.head_access
-											v1129 := uint64(0)
-											_ = v1129
-											v1129 = p.r[27].Get32(a1127)
-											var r1132 uint64
-											_ = r1132
+											v1125 := uint64(0)
+											_ = v1125
+											v1125 = p.r[27].Get32(a1123)
+											var r1128 uint64
+											_ = r1128
 											{
-												a1133 := v1129
-												_ = a1133
-												a1134 := s[181]
-												_ = a1134
+												a1129 := v1125
+												_ = a1129
+												a1130 := s[181]
+												_ = a1130
 												{
-													if (((a1133 & 0x7fff) + 0x1) & 0xffff) == a1134 {
+													if (((a1129 & 0x7fff) + 0x1) & 0xffff) == a1130 {
 														{
-															r1132 = ((a1133 & 0x8000) ^ 0x8000)
-															goto end1131
+															r1128 = ((a1129 & 0x8000) ^ 0x8000)
+															goto end1127
 														}
 													}
-													r1132 = ((a1133 + 0x1) & 0xffff)
-													goto end1131
+													r1128 = ((a1129 + 0x1) & 0xffff)
+													goto end1127
 												}
-											end1131:
+											end1127:
 											}
-											v1130 := uint64(r1132)
-											_ = v1130
+											v1126 := uint64(r1128)
+											_ = v1126
 											s[187] = 0x0
-											if ((s[178] == 0x2) && (s[183] == 0x1)) && (s[182] == (v1129 & 0x7fff)) {
+											if ((s[178] == 0x2) && (s[183] == 0x1)) && (s[182] == (v1125 & 0x7fff)) {
 												{
 													s[187] = 0x1
 												}
@@ -10239,22 +10227,22 @@ func (p *netlock) ingress52(g *engine.Gen, s *[263]uint64) {
 													}
 												}
 											}
-											s[184] = v1129
+											s[184] = v1125
 											if s[187] == 0x1 {
 												{
-													v1129 = v1130
+													v1125 = v1126
 												}
 											} else {
 												if s[178] == 0x4 {
 													{
-														v1129 = 0x0
+														v1125 = 0x0
 													}
 												}
 											}
-											p.r[27].Set32(a1127, ((v1129) & 0xffff))
+											p.r[27].Set32(a1123, ((v1125) & 0xffff))
 											if s[178] == 0x3 {
 												{
-													s[184] = v1129
+													s[184] = v1125
 												}
 											}
 										}
@@ -10266,41 +10254,41 @@ func (p *netlock) ingress52(g *engine.Gen, s *[263]uint64) {
 									{
 										{
 											// action NetlockIngress.levels.level0.tail_access
-											v1136 := uint64(0)
-											_ = v1136
-											v1136 = p.r[28].Get32(a1127)
-											s[185] = v1136
+											v1132 := uint64(0)
+											_ = v1132
+											v1132 = p.r[28].Get32(a1123)
+											s[185] = v1132
 											if (s[179] == 0x2) && (s[183] == 0x1) {
 												{
-													var r1138 uint64
-													_ = r1138
+													var r1134 uint64
+													_ = r1134
 													{
-														a1139 := v1136
-														_ = a1139
-														a1140 := s[181]
-														_ = a1140
+														a1135 := v1132
+														_ = a1135
+														a1136 := s[181]
+														_ = a1136
 														{
-															if (((a1139 & 0x7fff) + 0x1) & 0xffff) == a1140 {
+															if (((a1135 & 0x7fff) + 0x1) & 0xffff) == a1136 {
 																{
-																	r1138 = ((a1139 & 0x8000) ^ 0x8000)
-																	goto end1137
+																	r1134 = ((a1135 & 0x8000) ^ 0x8000)
+																	goto end1133
 																}
 															}
-															r1138 = ((a1139 + 0x1) & 0xffff)
-															goto end1137
+															r1134 = ((a1135 + 0x1) & 0xffff)
+															goto end1133
 														}
-													end1137:
+													end1133:
 													}
-													v1136 = r1138
+													v1132 = r1134
 												}
 											} else {
 												if s[179] == 0x4 {
 													{
-														v1136 = 0x0
+														v1132 = 0x0
 													}
 												}
 											}
-											p.r[28].Set32(a1127, ((v1136) & 0xffff))
+											p.r[28].Set32(a1123, ((v1132) & 0xffff))
 										}
 									}
 								}
@@ -10310,72 +10298,72 @@ func (p *netlock) ingress52(g *engine.Gen, s *[263]uint64) {
 									{
 										{
 											// action NetlockIngress.levels.level0.gnext_access
-											v1142 := uint64(0)
-											_ = v1142
-											v1142 = p.r[29].Get32(a1127)
+											v1138 := uint64(0)
+											_ = v1138
+											v1138 = p.r[29].Get32(a1123)
 											if (s[180] == 0x2) && (s[183] == 0x1) {
 												{
-													v1142 = s[182]
+													v1138 = s[182]
 												}
 											} else {
-												if ((s[180] == 0x3) && (s[183] == 0x1)) && (v1142 == s[184]) {
+												if ((s[180] == 0x3) && (s[183] == 0x1)) && (v1138 == s[184]) {
 													{
-														var r1144 uint64
-														_ = r1144
+														var r1140 uint64
+														_ = r1140
 														{
-															a1145 := v1142
-															_ = a1145
-															a1146 := s[181]
-															_ = a1146
+															a1141 := v1138
+															_ = a1141
+															a1142 := s[181]
+															_ = a1142
 															{
-																if (((a1145 & 0x7fff) + 0x1) & 0xffff) == a1146 {
+																if (((a1141 & 0x7fff) + 0x1) & 0xffff) == a1142 {
 																	{
-																		r1144 = ((a1145 & 0x8000) ^ 0x8000)
-																		goto end1143
+																		r1140 = ((a1141 & 0x8000) ^ 0x8000)
+																		goto end1139
 																	}
 																}
-																r1144 = ((a1145 + 0x1) & 0xffff)
-																goto end1143
+																r1140 = ((a1141 + 0x1) & 0xffff)
+																goto end1139
 															}
-														end1143:
+														end1139:
 														}
-														v1142 = r1144
+														v1138 = r1140
 													}
 												} else {
 													if s[180] == 0x4 {
 														{
-															v1142 = 0x0
+															v1138 = 0x0
 														}
 													} else {
 														if (s[180] == 0x5) && (s[183] == 0x1) {
 															{
-																var r1148 uint64
-																_ = r1148
+																var r1144 uint64
+																_ = r1144
 																{
-																	a1149 := s[185]
-																	_ = a1149
-																	a1150 := s[181]
-																	_ = a1150
+																	a1145 := s[185]
+																	_ = a1145
+																	a1146 := s[181]
+																	_ = a1146
 																	{
-																		if (((a1149 & 0x7fff) + 0x1) & 0xffff) == a1150 {
+																		if (((a1145 & 0x7fff) + 0x1) & 0xffff) == a1146 {
 																			{
-																				r1148 = ((a1149 & 0x8000) ^ 0x8000)
-																				goto end1147
+																				r1144 = ((a1145 & 0x8000) ^ 0x8000)
+																				goto end1143
 																			}
 																		}
-																		r1148 = ((a1149 + 0x1) & 0xffff)
-																		goto end1147
+																		r1144 = ((a1145 + 0x1) & 0xffff)
+																		goto end1143
 																	}
-																end1147:
+																end1143:
 																}
-																v1142 = r1148
+																v1138 = r1144
 															}
 														}
 													}
 												}
 											}
-											p.r[29].Set32(a1127, ((v1142) & 0xffff))
-											s[186] = v1142
+											p.r[29].Set32(a1123, ((v1138) & 0xffff))
+											s[186] = v1138
 										}
 									}
 								}
@@ -10389,44 +10377,44 @@ func (p *netlock) ingress52(g *engine.Gen, s *[263]uint64) {
 }
 
 // ingress44 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access, NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, NetlockIngress.levels.level1.gnext_access.
-func (p *netlock) ingress44(g *engine.Gen, s *[263]uint64, a1050 uint64) {
+func (p *netlock) ingress44(g *engine.Gen, s *[263]uint64, a1046 uint64) {
 	{
-		p.ingress42(g, s, a1050)
+		p.ingress42(g, s, a1046)
 		{
-			a1077 := a1050
-			_ = a1077
+			a1073 := a1046
+			_ = a1073
 			{
 				if s[178] != 0x0 {
 					{
 						{
 							{
 								// action NetlockIngress.levels.level1.head_access
-								v1079 := uint64(0)
-								_ = v1079
-								v1079 = p.r[30].Get32(a1077)
-								var r1082 uint64
-								_ = r1082
+								v1075 := uint64(0)
+								_ = v1075
+								v1075 = p.r[30].Get32(a1073)
+								var r1078 uint64
+								_ = r1078
 								{
-									a1083 := v1079
-									_ = a1083
-									a1084 := s[181]
-									_ = a1084
+									a1079 := v1075
+									_ = a1079
+									a1080 := s[181]
+									_ = a1080
 									{
-										if (((a1083 & 0x7fff) + 0x1) & 0xffff) == a1084 {
+										if (((a1079 & 0x7fff) + 0x1) & 0xffff) == a1080 {
 											{
-												r1082 = ((a1083 & 0x8000) ^ 0x8000)
-												goto end1081
+												r1078 = ((a1079 & 0x8000) ^ 0x8000)
+												goto end1077
 											}
 										}
-										r1082 = ((a1083 + 0x1) & 0xffff)
-										goto end1081
+										r1078 = ((a1079 + 0x1) & 0xffff)
+										goto end1077
 									}
-								end1081:
+								end1077:
 								}
-								v1080 := uint64(r1082)
-								_ = v1080
+								v1076 := uint64(r1078)
+								_ = v1076
 								s[187] = 0x0
-								if ((s[178] == 0x2) && (s[183] == 0x1)) && (s[182] == (v1079 & 0x7fff)) {
+								if ((s[178] == 0x2) && (s[183] == 0x1)) && (s[182] == (v1075 & 0x7fff)) {
 									{
 										s[187] = 0x1
 									}
@@ -10437,22 +10425,22 @@ func (p *netlock) ingress44(g *engine.Gen, s *[263]uint64, a1050 uint64) {
 										}
 									}
 								}
-								s[184] = v1079
+								s[184] = v1075
 								if s[187] == 0x1 {
 									{
-										v1079 = v1080
+										v1075 = v1076
 									}
 								} else {
 									if s[178] == 0x4 {
 										{
-											v1079 = 0x0
+											v1075 = 0x0
 										}
 									}
 								}
-								p.r[30].Set32(a1077, ((v1079) & 0xffff))
+								p.r[30].Set32(a1073, ((v1075) & 0xffff))
 								if s[178] == 0x3 {
 									{
-										s[184] = v1079
+										s[184] = v1075
 									}
 								}
 							}
@@ -10464,41 +10452,41 @@ func (p *netlock) ingress44(g *engine.Gen, s *[263]uint64, a1050 uint64) {
 						{
 							{
 								// action NetlockIngress.levels.level1.tail_access
-								v1086 := uint64(0)
-								_ = v1086
-								v1086 = p.r[31].Get32(a1077)
-								s[185] = v1086
+								v1082 := uint64(0)
+								_ = v1082
+								v1082 = p.r[31].Get32(a1073)
+								s[185] = v1082
 								if (s[179] == 0x2) && (s[183] == 0x1) {
 									{
-										var r1088 uint64
-										_ = r1088
+										var r1084 uint64
+										_ = r1084
 										{
-											a1089 := v1086
-											_ = a1089
-											a1090 := s[181]
-											_ = a1090
+											a1085 := v1082
+											_ = a1085
+											a1086 := s[181]
+											_ = a1086
 											{
-												if (((a1089 & 0x7fff) + 0x1) & 0xffff) == a1090 {
+												if (((a1085 & 0x7fff) + 0x1) & 0xffff) == a1086 {
 													{
-														r1088 = ((a1089 & 0x8000) ^ 0x8000)
-														goto end1087
+														r1084 = ((a1085 & 0x8000) ^ 0x8000)
+														goto end1083
 													}
 												}
-												r1088 = ((a1089 + 0x1) & 0xffff)
-												goto end1087
+												r1084 = ((a1085 + 0x1) & 0xffff)
+												goto end1083
 											}
-										end1087:
+										end1083:
 										}
-										v1086 = r1088
+										v1082 = r1084
 									}
 								} else {
 									if s[179] == 0x4 {
 										{
-											v1086 = 0x0
+											v1082 = 0x0
 										}
 									}
 								}
-								p.r[31].Set32(a1077, ((v1086) & 0xffff))
+								p.r[31].Set32(a1073, ((v1082) & 0xffff))
 							}
 						}
 					}
@@ -10508,72 +10496,72 @@ func (p *netlock) ingress44(g *engine.Gen, s *[263]uint64, a1050 uint64) {
 						{
 							{
 								// action NetlockIngress.levels.level1.gnext_access
-								v1092 := uint64(0)
-								_ = v1092
-								v1092 = p.r[32].Get32(a1077)
+								v1088 := uint64(0)
+								_ = v1088
+								v1088 = p.r[32].Get32(a1073)
 								if (s[180] == 0x2) && (s[183] == 0x1) {
 									{
-										v1092 = s[182]
+										v1088 = s[182]
 									}
 								} else {
-									if ((s[180] == 0x3) && (s[183] == 0x1)) && (v1092 == s[184]) {
+									if ((s[180] == 0x3) && (s[183] == 0x1)) && (v1088 == s[184]) {
 										{
-											var r1094 uint64
-											_ = r1094
+											var r1090 uint64
+											_ = r1090
 											{
-												a1095 := v1092
-												_ = a1095
-												a1096 := s[181]
-												_ = a1096
+												a1091 := v1088
+												_ = a1091
+												a1092 := s[181]
+												_ = a1092
 												{
-													if (((a1095 & 0x7fff) + 0x1) & 0xffff) == a1096 {
+													if (((a1091 & 0x7fff) + 0x1) & 0xffff) == a1092 {
 														{
-															r1094 = ((a1095 & 0x8000) ^ 0x8000)
-															goto end1093
+															r1090 = ((a1091 & 0x8000) ^ 0x8000)
+															goto end1089
 														}
 													}
-													r1094 = ((a1095 + 0x1) & 0xffff)
-													goto end1093
+													r1090 = ((a1091 + 0x1) & 0xffff)
+													goto end1089
 												}
-											end1093:
+											end1089:
 											}
-											v1092 = r1094
+											v1088 = r1090
 										}
 									} else {
 										if s[180] == 0x4 {
 											{
-												v1092 = 0x0
+												v1088 = 0x0
 											}
 										} else {
 											if (s[180] == 0x5) && (s[183] == 0x1) {
 												{
-													var r1098 uint64
-													_ = r1098
+													var r1094 uint64
+													_ = r1094
 													{
-														a1099 := s[185]
-														_ = a1099
-														a1100 := s[181]
-														_ = a1100
+														a1095 := s[185]
+														_ = a1095
+														a1096 := s[181]
+														_ = a1096
 														{
-															if (((a1099 & 0x7fff) + 0x1) & 0xffff) == a1100 {
+															if (((a1095 & 0x7fff) + 0x1) & 0xffff) == a1096 {
 																{
-																	r1098 = ((a1099 & 0x8000) ^ 0x8000)
-																	goto end1097
+																	r1094 = ((a1095 & 0x8000) ^ 0x8000)
+																	goto end1093
 																}
 															}
-															r1098 = ((a1099 + 0x1) & 0xffff)
-															goto end1097
+															r1094 = ((a1095 + 0x1) & 0xffff)
+															goto end1093
 														}
-													end1097:
+													end1093:
 													}
-													v1092 = r1098
+													v1088 = r1094
 												}
 											}
 										}
 									}
 								}
-								p.r[32].Set32(a1077, ((v1092) & 0xffff))
-								s[186] = v1092
+								p.r[32].Set32(a1073, ((v1088) & 0xffff))
+								s[186] = v1088
 							}
 						}
 					}
@@ -10584,42 +10572,42 @@ func (p *netlock) ingress44(g *engine.Gen, s *[263]uint64, a1050 uint64) {
 }
 
 // ingress42 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access.
-func (p *netlock) ingress42(g *engine.Gen, s *[263]uint64, a1050 uint64) {
+func (p *netlock) ingress42(g *engine.Gen, s *[263]uint64, a1046 uint64) {
 	{
-		a1052 := a1050
-		_ = a1052
+		a1048 := a1046
+		_ = a1048
 		{
 			if s[168] != 0x0 {
 				{
 					{
 						{
 							// action NetlockIngress.levels.level0.head_access
-							v1054 := uint64(0)
-							_ = v1054
-							v1054 = p.r[27].Get32(a1052)
-							var r1057 uint64
-							_ = r1057
+							v1050 := uint64(0)
+							_ = v1050
+							v1050 = p.r[27].Get32(a1048)
+							var r1053 uint64
+							_ = r1053
 							{
-								a1058 := v1054
-								_ = a1058
-								a1059 := s[171]
-								_ = a1059
+								a1054 := v1050
+								_ = a1054
+								a1055 := s[171]
+								_ = a1055
 								{
-									if (((a1058 & 0x7fff) + 0x1) & 0xffff) == a1059 {
+									if (((a1054 & 0x7fff) + 0x1) & 0xffff) == a1055 {
 										{
-											r1057 = ((a1058 & 0x8000) ^ 0x8000)
-											goto end1056
+											r1053 = ((a1054 & 0x8000) ^ 0x8000)
+											goto end1052
 										}
 									}
-									r1057 = ((a1058 + 0x1) & 0xffff)
-									goto end1056
+									r1053 = ((a1054 + 0x1) & 0xffff)
+									goto end1052
 								}
-							end1056:
+							end1052:
 							}
-							v1055 := uint64(r1057)
-							_ = v1055
+							v1051 := uint64(r1053)
+							_ = v1051
 							s[177] = 0x0
-							if ((s[168] == 0x2) && (s[173] == 0x1)) && (s[172] == (v1054 & 0x7fff)) {
+							if ((s[168] == 0x2) && (s[173] == 0x1)) && (s[172] == (v1050 & 0x7fff)) {
 								{
 									s[177] = 0x1
 								}
@@ -10630,22 +10618,22 @@ func (p *netlock) ingress42(g *engine.Gen, s *[263]uint64, a1050 uint64) {
 									}
 								}
 							}
-							s[174] = v1054
+							s[174] = v1050
 							if s[177] == 0x1 {
 								{
-									v1054 = v1055
+									v1050 = v1051
 								}
 							} else {
 								if s[168] == 0x4 {
 									{
-										v1054 = 0x0
+										v1050 = 0x0
 									}
 								}
 							}
-							p.r[27].Set32(a1052, ((v1054) & 0xffff))
+							p.r[27].Set32(a1048, ((v1050) & 0xffff))
 							if s[168] == 0x3 {
 								{
-									s[174] = v1054
+									s[174] = v1050
 								}
 							}
 						}
@@ -10657,41 +10645,41 @@ func (p *netlock) ingress42(g *engine.Gen, s *[263]uint64, a1050 uint64) {
 					{
 						{
 							// action NetlockIngress.levels.level0.tail_access
-							v1061 := uint64(0)
-							_ = v1061
-							v1061 = p.r[28].Get32(a1052)
-							s[175] = v1061
+							v1057 := uint64(0)
+							_ = v1057
+							v1057 = p.r[28].Get32(a1048)
+							s[175] = v1057
 							if (s[169] == 0x2) && (s[173] == 0x1) {
 								{
-									var r1063 uint64
-									_ = r1063
+									var r1059 uint64
+									_ = r1059
 									{
-										a1064 := v1061
-										_ = a1064
-										a1065 := s[171]
-										_ = a1065
+										a1060 := v1057
+										_ = a1060
+										a1061 := s[171]
+										_ = a1061
 										{
-											if (((a1064 & 0x7fff) + 0x1) & 0xffff) == a1065 {
+											if (((a1060 & 0x7fff) + 0x1) & 0xffff) == a1061 {
 												{
-													r1063 = ((a1064 & 0x8000) ^ 0x8000)
-													goto end1062
+													r1059 = ((a1060 & 0x8000) ^ 0x8000)
+													goto end1058
 												}
 											}
-											r1063 = ((a1064 + 0x1) & 0xffff)
-											goto end1062
+											r1059 = ((a1060 + 0x1) & 0xffff)
+											goto end1058
 										}
-									end1062:
+									end1058:
 									}
-									v1061 = r1063
+									v1057 = r1059
 								}
 							} else {
 								if s[169] == 0x4 {
 									{
-										v1061 = 0x0
+										v1057 = 0x0
 									}
 								}
 							}
-							p.r[28].Set32(a1052, ((v1061) & 0xffff))
+							p.r[28].Set32(a1048, ((v1057) & 0xffff))
 						}
 					}
 				}
@@ -10701,72 +10689,72 @@ func (p *netlock) ingress42(g *engine.Gen, s *[263]uint64, a1050 uint64) {
 					{
 						{
 							// action NetlockIngress.levels.level0.gnext_access
-							v1067 := uint64(0)
-							_ = v1067
-							v1067 = p.r[29].Get32(a1052)
+							v1063 := uint64(0)
+							_ = v1063
+							v1063 = p.r[29].Get32(a1048)
 							if (s[170] == 0x2) && (s[173] == 0x1) {
 								{
-									v1067 = s[172]
+									v1063 = s[172]
 								}
 							} else {
-								if ((s[170] == 0x3) && (s[173] == 0x1)) && (v1067 == s[174]) {
+								if ((s[170] == 0x3) && (s[173] == 0x1)) && (v1063 == s[174]) {
 									{
-										var r1069 uint64
-										_ = r1069
+										var r1065 uint64
+										_ = r1065
 										{
-											a1070 := v1067
-											_ = a1070
-											a1071 := s[171]
-											_ = a1071
+											a1066 := v1063
+											_ = a1066
+											a1067 := s[171]
+											_ = a1067
 											{
-												if (((a1070 & 0x7fff) + 0x1) & 0xffff) == a1071 {
+												if (((a1066 & 0x7fff) + 0x1) & 0xffff) == a1067 {
 													{
-														r1069 = ((a1070 & 0x8000) ^ 0x8000)
-														goto end1068
+														r1065 = ((a1066 & 0x8000) ^ 0x8000)
+														goto end1064
 													}
 												}
-												r1069 = ((a1070 + 0x1) & 0xffff)
-												goto end1068
+												r1065 = ((a1066 + 0x1) & 0xffff)
+												goto end1064
 											}
-										end1068:
+										end1064:
 										}
-										v1067 = r1069
+										v1063 = r1065
 									}
 								} else {
 									if s[170] == 0x4 {
 										{
-											v1067 = 0x0
+											v1063 = 0x0
 										}
 									} else {
 										if (s[170] == 0x5) && (s[173] == 0x1) {
 											{
-												var r1073 uint64
-												_ = r1073
+												var r1069 uint64
+												_ = r1069
 												{
-													a1074 := s[175]
-													_ = a1074
-													a1075 := s[171]
-													_ = a1075
+													a1070 := s[175]
+													_ = a1070
+													a1071 := s[171]
+													_ = a1071
 													{
-														if (((a1074 & 0x7fff) + 0x1) & 0xffff) == a1075 {
+														if (((a1070 & 0x7fff) + 0x1) & 0xffff) == a1071 {
 															{
-																r1073 = ((a1074 & 0x8000) ^ 0x8000)
-																goto end1072
+																r1069 = ((a1070 & 0x8000) ^ 0x8000)
+																goto end1068
 															}
 														}
-														r1073 = ((a1074 + 0x1) & 0xffff)
-														goto end1072
+														r1069 = ((a1070 + 0x1) & 0xffff)
+														goto end1068
 													}
-												end1072:
+												end1068:
 												}
-												v1067 = r1073
+												v1063 = r1069
 											}
 										}
 									}
 								}
 							}
-							p.r[29].Set32(a1052, ((v1067) & 0xffff))
-							s[176] = v1067
+							p.r[29].Set32(a1048, ((v1063) & 0xffff))
+							s[176] = v1063
 						}
 					}
 				}
@@ -10776,42 +10764,42 @@ func (p *netlock) ingress42(g *engine.Gen, s *[263]uint64, a1050 uint64) {
 }
 
 // ingress43 is a part of ingress, with actions NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, NetlockIngress.levels.level1.gnext_access.
-func (p *netlock) ingress43(g *engine.Gen, s *[263]uint64, a1050 uint64) {
+func (p *netlock) ingress43(g *engine.Gen, s *[263]uint64, a1046 uint64) {
 	{
-		a1102 := a1050
-		_ = a1102
+		a1098 := a1046
+		_ = a1098
 		{
 			if s[168] != 0x0 {
 				{
 					{
 						{
 							// action NetlockIngress.levels.level1.head_access
-							v1104 := uint64(0)
-							_ = v1104
-							v1104 = p.r[30].Get32(a1102)
-							var r1107 uint64
-							_ = r1107
+							v1100 := uint64(0)
+							_ = v1100
+							v1100 = p.r[30].Get32(a1098)
+							var r1103 uint64
+							_ = r1103
 							{
-								a1108 := v1104
-								_ = a1108
-								a1109 := s[171]
-								_ = a1109
+								a1104 := v1100
+								_ = a1104
+								a1105 := s[171]
+								_ = a1105
 								{
-									if (((a1108 & 0x7fff) + 0x1) & 0xffff) == a1109 {
+									if (((a1104 & 0x7fff) + 0x1) & 0xffff) == a1105 {
 										{
-											r1107 = ((a1108 & 0x8000) ^ 0x8000)
-											goto end1106
+											r1103 = ((a1104 & 0x8000) ^ 0x8000)
+											goto end1102
 										}
 									}
-									r1107 = ((a1108 + 0x1) & 0xffff)
-									goto end1106
+									r1103 = ((a1104 + 0x1) & 0xffff)
+									goto end1102
 								}
-							end1106:
+							end1102:
 							}
-							v1105 := uint64(r1107)
-							_ = v1105
+							v1101 := uint64(r1103)
+							_ = v1101
 							s[177] = 0x0
-							if ((s[168] == 0x2) && (s[173] == 0x1)) && (s[172] == (v1104 & 0x7fff)) {
+							if ((s[168] == 0x2) && (s[173] == 0x1)) && (s[172] == (v1100 & 0x7fff)) {
 								{
 									s[177] = 0x1
 								}
@@ -10822,22 +10810,22 @@ func (p *netlock) ingress43(g *engine.Gen, s *[263]uint64, a1050 uint64) {
 									}
 								}
 							}
-							s[174] = v1104
+							s[174] = v1100
 							if s[177] == 0x1 {
 								{
-									v1104 = v1105
+									v1100 = v1101
 								}
 							} else {
 								if s[168] == 0x4 {
 									{
-										v1104 = 0x0
+										v1100 = 0x0
 									}
 								}
 							}
-							p.r[30].Set32(a1102, ((v1104) & 0xffff))
+							p.r[30].Set32(a1098, ((v1100) & 0xffff))
 							if s[168] == 0x3 {
 								{
-									s[174] = v1104
+									s[174] = v1100
 								}
 							}
 						}
@@ -10849,41 +10837,41 @@ func (p *netlock) ingress43(g *engine.Gen, s *[263]uint64, a1050 uint64) {
 					{
 						{
 							// action NetlockIngress.levels.level1.tail_access
-							v1111 := uint64(0)
-							_ = v1111
-							v1111 = p.r[31].Get32(a1102)
-							s[175] = v1111
+							v1107 := uint64(0)
+							_ = v1107
+							v1107 = p.r[31].Get32(a1098)
+							s[175] = v1107
 							if (s[169] == 0x2) && (s[173] == 0x1) {
 								{
-									var r1113 uint64
-									_ = r1113
+									var r1109 uint64
+									_ = r1109
 									{
-										a1114 := v1111
-										_ = a1114
-										a1115 := s[171]
-										_ = a1115
+										a1110 := v1107
+										_ = a1110
+										a1111 := s[171]
+										_ = a1111
 										{
-											if (((a1114 & 0x7fff) + 0x1) & 0xffff) == a1115 {
+											if (((a1110 & 0x7fff) + 0x1) & 0xffff) == a1111 {
 												{
-													r1113 = ((a1114 & 0x8000) ^ 0x8000)
-													goto end1112
+													r1109 = ((a1110 & 0x8000) ^ 0x8000)
+													goto end1108
 												}
 											}
-											r1113 = ((a1114 + 0x1) & 0xffff)
-											goto end1112
+											r1109 = ((a1110 + 0x1) & 0xffff)
+											goto end1108
 										}
-									end1112:
+									end1108:
 									}
-									v1111 = r1113
+									v1107 = r1109
 								}
 							} else {
 								if s[169] == 0x4 {
 									{
-										v1111 = 0x0
+										v1107 = 0x0
 									}
 								}
 							}
-							p.r[31].Set32(a1102, ((v1111) & 0xffff))
+							p.r[31].Set32(a1098, ((v1107) & 0xffff))
 						}
 					}
 				}
@@ -10893,72 +10881,72 @@ func (p *netlock) ingress43(g *engine.Gen, s *[263]uint64, a1050 uint64) {
 					{
 						{
 							// action NetlockIngress.levels.level1.gnext_access
-							v1117 := uint64(0)
-							_ = v1117
-							v1117 = p.r[32].Get32(a1102)
+							v1113 := uint64(0)
+							_ = v1113
+							v1113 = p.r[32].Get32(a1098)
 							if (s[170] == 0x2) && (s[173] == 0x1) {
 								{
-									v1117 = s[172]
+									v1113 = s[172]
 								}
 							} else {
-								if ((s[170] == 0x3) && (s[173] == 0x1)) && (v1117 == s[174]) {
+								if ((s[170] == 0x3) && (s[173] == 0x1)) && (v1113 == s[174]) {
 									{
-										var r1119 uint64
-										_ = r1119
+										var r1115 uint64
+										_ = r1115
 										{
-											a1120 := v1117
-											_ = a1120
-											a1121 := s[171]
-											_ = a1121
+											a1116 := v1113
+											_ = a1116
+											a1117 := s[171]
+											_ = a1117
 											{
-												if (((a1120 & 0x7fff) + 0x1) & 0xffff) == a1121 {
+												if (((a1116 & 0x7fff) + 0x1) & 0xffff) == a1117 {
 													{
-														r1119 = ((a1120 & 0x8000) ^ 0x8000)
-														goto end1118
+														r1115 = ((a1116 & 0x8000) ^ 0x8000)
+														goto end1114
 													}
 												}
-												r1119 = ((a1120 + 0x1) & 0xffff)
-												goto end1118
+												r1115 = ((a1116 + 0x1) & 0xffff)
+												goto end1114
 											}
-										end1118:
+										end1114:
 										}
-										v1117 = r1119
+										v1113 = r1115
 									}
 								} else {
 									if s[170] == 0x4 {
 										{
-											v1117 = 0x0
+											v1113 = 0x0
 										}
 									} else {
 										if (s[170] == 0x5) && (s[173] == 0x1) {
 											{
-												var r1123 uint64
-												_ = r1123
+												var r1119 uint64
+												_ = r1119
 												{
-													a1124 := s[175]
-													_ = a1124
-													a1125 := s[171]
-													_ = a1125
+													a1120 := s[175]
+													_ = a1120
+													a1121 := s[171]
+													_ = a1121
 													{
-														if (((a1124 & 0x7fff) + 0x1) & 0xffff) == a1125 {
+														if (((a1120 & 0x7fff) + 0x1) & 0xffff) == a1121 {
 															{
-																r1123 = ((a1124 & 0x8000) ^ 0x8000)
-																goto end1122
+																r1119 = ((a1120 & 0x8000) ^ 0x8000)
+																goto end1118
 															}
 														}
-														r1123 = ((a1124 + 0x1) & 0xffff)
-														goto end1122
+														r1119 = ((a1120 + 0x1) & 0xffff)
+														goto end1118
 													}
-												end1122:
+												end1118:
 												}
-												v1117 = r1123
+												v1113 = r1119
 											}
 										}
 									}
 								}
 							}
-							p.r[32].Set32(a1102, ((v1117) & 0xffff))
-							s[176] = v1117
+							p.r[32].Set32(a1098, ((v1113) & 0xffff))
+							s[176] = v1113
 						}
 					}
 				}
@@ -10978,17 +10966,17 @@ func (p *netlock) ingress47(g *engine.Gen, s *[263]uint64) {
 							{
 								{
 									// action NetlockIngress.pool.part1.txn_access
-									v1171 := uint64(0)
-									_ = v1171
-									v1171 = p.r[12].Get64(s[134])
-									s[160] = engine.Sel((v1171 == s[144]), 0x1, 0x0)
+									v1167 := uint64(0)
+									_ = v1167
+									v1167 = p.r[12].Get64(s[134])
+									s[160] = engine.Sel((v1167 == s[144]), 0x1, 0x0)
 									if s[136] == 0x2 {
 										{
-											v1171 = s[144]
+											v1167 = s[144]
 										}
 									}
-									p.r[12].Set64(s[134], v1171)
-									s[159] = v1171
+									p.r[12].Set64(s[134], v1167)
+									s[159] = v1167
 								}
 							}
 						}
@@ -10998,12 +10986,12 @@ func (p *netlock) ingress47(g *engine.Gen, s *[263]uint64) {
 							{
 								{
 									// action NetlockIngress.pool.part1.hold_access
-									v1173 := uint64(0)
-									_ = v1173
-									v1173 = p.r[16].Get64(s[134])
+									v1169 := uint64(0)
+									_ = v1169
+									v1169 = p.r[16].Get64(s[134])
 									if (s[139] == 0x3) || (s[139] == 0x4) {
 										{
-											if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v1173) >> 32) == s[151])) && (((v1173) >> 32) != 0x0) {
+											if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v1169) >> 32) == s[151])) && (((v1169) >> 32) != 0x0) {
 												{
 													s[167] = 0x1
 												}
@@ -11012,24 +11000,24 @@ func (p *netlock) ingress47(g *engine.Gen, s *[263]uint64) {
 									}
 									if (s[139] == 0x2) || ((s[139] == 0x5) && (s[153] == 0x1)) {
 										{
-											v1173 = ((s[149])<<32 | s[150])
+											v1169 = ((s[149])<<32 | s[150])
 										}
 									} else {
 										if (s[139] == 0x3) && (s[167] == 0x1) {
 											{
-												v1173 = v1173&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+												v1169 = v1169&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 											}
 										} else {
 											if (s[139] == 0x4) && (s[167] == 0x1) {
 												{
-													v1173 = v1173&^0xffffffff | (s[150])<<0&0xffffffff
+													v1169 = v1169&^0xffffffff | (s[150])<<0&0xffffffff
 												}
 											}
 										}
 									}
-									p.r[16].Set64(s[134], v1173)
-									s[165] = ((v1173) >> 32)
-									s[166] = ((v1173) & 0xffffffff)
+									p.r[16].Set64(s[134], v1169)
+									s[165] = ((v1169) >> 32)
+									s[166] = ((v1169) & 0xffffffff)
 								}
 							}
 						}
@@ -11039,39 +11027,39 @@ func (p *netlock) ingress47(g *engine.Gen, s *[263]uint64) {
 							{
 								{
 									// action NetlockIngress.pool.part1.flags_access
-									v1175 := uint64(0)
-									_ = v1175
-									v1175 = p.r[13].Get64(s[134])
+									v1171 := uint64(0)
+									_ = v1171
+									v1171 = p.r[13].Get64(s[134])
 									if s[135] == 0x2 {
 										{
-											v1175 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
+											v1171 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
 										}
 									} else {
 										if (s[135] == 0x3) && (s[167] == 0x1) {
 											{
-												v1175 = v1175&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+												v1171 = v1171&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
 											}
 										} else {
 											if ((s[135] == 0x4) && (s[167] == 0x1)) && (s[143] != 0x0) {
 												{
-													v1175 = v1175&^0xffffffff | (s[143])<<0&0xffffffff
+													v1171 = v1171&^0xffffffff | (s[143])<<0&0xffffffff
 												}
 											} else {
-												if ((s[135] == 0x5) && (((v1175) >> 56) == 0x1)) && (s[160] == 0x1) {
+												if ((s[135] == 0x5) && (((v1171) >> 56) == 0x1)) && (s[160] == 0x1) {
 													{
-														v1175 = v1175&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+														v1171 = v1171&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 														s[167] = 0x1
 													}
 												}
 											}
 										}
 									}
-									p.r[13].Set64(s[134], v1175)
-									s[154] = ((v1175) >> 56)
-									s[155] = ((v1175) >> 48 & 0xff)
-									s[156] = ((v1175) >> 40 & 0xff)
-									s[157] = ((v1175) >> 32 & 0xff)
-									s[158] = ((v1175) & 0xffffffff)
+									p.r[13].Set64(s[134], v1171)
+									s[154] = ((v1171) >> 56)
+									s[155] = ((v1171) >> 48 & 0xff)
+									s[156] = ((v1171) >> 40 & 0xff)
+									s[157] = ((v1171) >> 32 & 0xff)
+									s[158] = ((v1171) & 0xffffffff)
 								}
 							}
 						}
@@ -11081,18 +11069,18 @@ func (p *netlock) ingress47(g *engine.Gen, s *[263]uint64) {
 							{
 								{
 									// action NetlockIngress.pool.part1.who_access
-									v1177 := uint64(0)
-									_ = v1177
-									v1177 = p.r[14].Get64(s[134])
+									v1173 := uint64(0)
+									_ = v1173
+									v1173 = p.r[14].Get64(s[134])
 									if s[137] == 0x2 {
 										{
-											v1177 = (((s[145])<<16|s[146])<<16 | s[147])
+											v1173 = (((s[145])<<16|s[146])<<16 | s[147])
 										}
 									}
-									p.r[14].Set64(s[134], v1177)
-									s[161] = ((v1177) >> 32)
-									s[162] = ((v1177) >> 16 & 0xffff)
-									s[163] = ((v1177) & 0xffff)
+									p.r[14].Set64(s[134], v1173)
+									s[161] = ((v1173) >> 32)
+									s[162] = ((v1173) >> 16 & 0xffff)
+									s[163] = ((v1173) & 0xffff)
 								}
 							}
 						}
@@ -11102,16 +11090,16 @@ func (p *netlock) ingress47(g *engine.Gen, s *[263]uint64) {
 							{
 								{
 									// action NetlockIngress.pool.part1.ts_access
-									v1179 := uint64(0)
-									_ = v1179
-									v1179 = p.r[15].Get64(s[134])
+									v1175 := uint64(0)
+									_ = v1175
+									v1175 = p.r[15].Get64(s[134])
 									if (s[138] == 0x2) || (((s[138] == 0x3) && (s[167] == 0x1)) && (s[148] != 0x0)) {
 										{
-											v1179 = s[148]
+											v1175 = s[148]
 										}
 									}
-									p.r[15].Set64(s[134], v1179)
-									s[164] = v1179
+									p.r[15].Set64(s[134], v1175)
+									s[164] = v1175
 								}
 							}
 						}
@@ -11137,17 +11125,17 @@ func (p *netlock) ingress46(g *engine.Gen, s *[263]uint64) {
 							{
 								{
 									// action NetlockIngress.pool.part3.txn_access
-									v1193 := uint64(0)
-									_ = v1193
-									v1193 = p.r[22].Get64(s[134])
-									s[160] = engine.Sel((v1193 == s[144]), 0x1, 0x0)
+									v1189 := uint64(0)
+									_ = v1189
+									v1189 = p.r[22].Get64(s[134])
+									s[160] = engine.Sel((v1189 == s[144]), 0x1, 0x0)
 									if s[136] == 0x2 {
 										{
-											v1193 = s[144]
+											v1189 = s[144]
 										}
 									}
-									p.r[22].Set64(s[134], v1193)
-									s[159] = v1193
+									p.r[22].Set64(s[134], v1189)
+									s[159] = v1189
 								}
 							}
 						}
@@ -11157,12 +11145,12 @@ func (p *netlock) ingress46(g *engine.Gen, s *[263]uint64) {
 							{
 								{
 									// action NetlockIngress.pool.part3.hold_access
-									v1195 := uint64(0)
-									_ = v1195
-									v1195 = p.r[26].Get64(s[134])
+									v1191 := uint64(0)
+									_ = v1191
+									v1191 = p.r[26].Get64(s[134])
 									if (s[139] == 0x3) || (s[139] == 0x4) {
 										{
-											if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v1195) >> 32) == s[151])) && (((v1195) >> 32) != 0x0) {
+											if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v1191) >> 32) == s[151])) && (((v1191) >> 32) != 0x0) {
 												{
 													s[167] = 0x1
 												}
@@ -11171,24 +11159,24 @@ func (p *netlock) ingress46(g *engine.Gen, s *[263]uint64) {
 									}
 									if (s[139] == 0x2) || ((s[139] == 0x5) && (s[153] == 0x1)) {
 										{
-											v1195 = ((s[149])<<32 | s[150])
+											v1191 = ((s[149])<<32 | s[150])
 										}
 									} else {
 										if (s[139] == 0x3) && (s[167] == 0x1) {
 											{
-												v1195 = v1195&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+												v1191 = v1191&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 											}
 										} else {
 											if (s[139] == 0x4) && (s[167] == 0x1) {
 												{
-													v1195 = v1195&^0xffffffff | (s[150])<<0&0xffffffff
+													v1191 = v1191&^0xffffffff | (s[150])<<0&0xffffffff
 												}
 											}
 										}
 									}
-									p.r[26].Set64(s[134], v1195)
-									s[165] = ((v1195) >> 32)
-									s[166] = ((v1195) & 0xffffffff)
+									p.r[26].Set64(s[134], v1191)
+									s[165] = ((v1191) >> 32)
+									s[166] = ((v1191) & 0xffffffff)
 								}
 							}
 						}
@@ -11198,39 +11186,39 @@ func (p *netlock) ingress46(g *engine.Gen, s *[263]uint64) {
 							{
 								{
 									// action NetlockIngress.pool.part3.flags_access
-									v1197 := uint64(0)
-									_ = v1197
-									v1197 = p.r[23].Get64(s[134])
+									v1193 := uint64(0)
+									_ = v1193
+									v1193 = p.r[23].Get64(s[134])
 									if s[135] == 0x2 {
 										{
-											v1197 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
+											v1193 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
 										}
 									} else {
 										if (s[135] == 0x3) && (s[167] == 0x1) {
 											{
-												v1197 = v1197&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+												v1193 = v1193&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
 											}
 										} else {
 											if ((s[135] == 0x4) && (s[167] == 0x1)) && (s[143] != 0x0) {
 												{
-													v1197 = v1197&^0xffffffff | (s[143])<<0&0xffffffff
+													v1193 = v1193&^0xffffffff | (s[143])<<0&0xffffffff
 												}
 											} else {
-												if ((s[135] == 0x5) && (((v1197) >> 56) == 0x1)) && (s[160] == 0x1) {
+												if ((s[135] == 0x5) && (((v1193) >> 56) == 0x1)) && (s[160] == 0x1) {
 													{
-														v1197 = v1197&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+														v1193 = v1193&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 														s[167] = 0x1
 													}
 												}
 											}
 										}
 									}
-									p.r[23].Set64(s[134], v1197)
-									s[154] = ((v1197) >> 56)
-									s[155] = ((v1197) >> 48 & 0xff)
-									s[156] = ((v1197) >> 40 & 0xff)
-									s[157] = ((v1197) >> 32 & 0xff)
-									s[158] = ((v1197) & 0xffffffff)
+									p.r[23].Set64(s[134], v1193)
+									s[154] = ((v1193) >> 56)
+									s[155] = ((v1193) >> 48 & 0xff)
+									s[156] = ((v1193) >> 40 & 0xff)
+									s[157] = ((v1193) >> 32 & 0xff)
+									s[158] = ((v1193) & 0xffffffff)
 								}
 							}
 						}
@@ -11240,18 +11228,18 @@ func (p *netlock) ingress46(g *engine.Gen, s *[263]uint64) {
 							{
 								{
 									// action NetlockIngress.pool.part3.who_access
-									v1199 := uint64(0)
-									_ = v1199
-									v1199 = p.r[24].Get64(s[134])
+									v1195 := uint64(0)
+									_ = v1195
+									v1195 = p.r[24].Get64(s[134])
 									if s[137] == 0x2 {
 										{
-											v1199 = (((s[145])<<16|s[146])<<16 | s[147])
+											v1195 = (((s[145])<<16|s[146])<<16 | s[147])
 										}
 									}
-									p.r[24].Set64(s[134], v1199)
-									s[161] = ((v1199) >> 32)
-									s[162] = ((v1199) >> 16 & 0xffff)
-									s[163] = ((v1199) & 0xffff)
+									p.r[24].Set64(s[134], v1195)
+									s[161] = ((v1195) >> 32)
+									s[162] = ((v1195) >> 16 & 0xffff)
+									s[163] = ((v1195) & 0xffff)
 								}
 							}
 						}
@@ -11261,16 +11249,16 @@ func (p *netlock) ingress46(g *engine.Gen, s *[263]uint64) {
 							{
 								{
 									// action NetlockIngress.pool.part3.ts_access
-									v1201 := uint64(0)
-									_ = v1201
-									v1201 = p.r[25].Get64(s[134])
+									v1197 := uint64(0)
+									_ = v1197
+									v1197 = p.r[25].Get64(s[134])
 									if (s[138] == 0x2) || (((s[138] == 0x3) && (s[167] == 0x1)) && (s[148] != 0x0)) {
 										{
-											v1201 = s[148]
+											v1197 = s[148]
 										}
 									}
-									p.r[25].Set64(s[134], v1201)
-									s[164] = v1201
+									p.r[25].Set64(s[134], v1197)
+									s[164] = v1197
 								}
 							}
 						}
@@ -11291,17 +11279,17 @@ func (p *netlock) ingress45(g *engine.Gen, s *[263]uint64) {
 						{
 							{
 								// action NetlockIngress.pool.part2.txn_access
-								v1182 := uint64(0)
-								_ = v1182
-								v1182 = p.r[17].Get64(s[134])
-								s[160] = engine.Sel((v1182 == s[144]), 0x1, 0x0)
+								v1178 := uint64(0)
+								_ = v1178
+								v1178 = p.r[17].Get64(s[134])
+								s[160] = engine.Sel((v1178 == s[144]), 0x1, 0x0)
 								if s[136] == 0x2 {
 									{
-										v1182 = s[144]
+										v1178 = s[144]
 									}
 								}
-								p.r[17].Set64(s[134], v1182)
-								s[159] = v1182
+								p.r[17].Set64(s[134], v1178)
+								s[159] = v1178
 							}
 						}
 					}
@@ -11311,12 +11299,12 @@ func (p *netlock) ingress45(g *engine.Gen, s *[263]uint64) {
 						{
 							{
 								// action NetlockIngress.pool.part2.hold_access
-								v1184 := uint64(0)
-								_ = v1184
-								v1184 = p.r[21].Get64(s[134])
+								v1180 := uint64(0)
+								_ = v1180
+								v1180 = p.r[21].Get64(s[134])
 								if (s[139] == 0x3) || (s[139] == 0x4) {
 									{
-										if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v1184) >> 32) == s[151])) && (((v1184) >> 32) != 0x0) {
+										if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v1180) >> 32) == s[151])) && (((v1180) >> 32) != 0x0) {
 											{
 												s[167] = 0x1
 											}
@@ -11325,24 +11313,24 @@ func (p *netlock) ingress45(g *engine.Gen, s *[263]uint64) {
 								}
 								if (s[139] == 0x2) || ((s[139] == 0x5) && (s[153] == 0x1)) {
 									{
-										v1184 = ((s[149])<<32 | s[150])
+										v1180 = ((s[149])<<32 | s[150])
 									}
 								} else {
 									if (s[139] == 0x3) && (s[167] == 0x1) {
 										{
-											v1184 = v1184&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+											v1180 = v1180&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 										}
 									} else {
 										if (s[139] == 0x4) && (s[167] == 0x1) {
 											{
-												v1184 = v1184&^0xffffffff | (s[150])<<0&0xffffffff
+												v1180 = v1180&^0xffffffff | (s[150])<<0&0xffffffff
 											}
 										}
 									}
 								}
-								p.r[21].Set64(s[134], v1184)
-								s[165] = ((v1184) >> 32)
-								s[166] = ((v1184) & 0xffffffff)
+								p.r[21].Set64(s[134], v1180)
+								s[165] = ((v1180) >> 32)
+								s[166] = ((v1180) & 0xffffffff)
 							}
 						}
 					}
@@ -11352,39 +11340,39 @@ func (p *netlock) ingress45(g *engine.Gen, s *[263]uint64) {
 						{
 							{
 								// action NetlockIngress.pool.part2.flags_access
-								v1186 := uint64(0)
-								_ = v1186
-								v1186 = p.r[18].Get64(s[134])
+								v1182 := uint64(0)
+								_ = v1182
+								v1182 = p.r[18].Get64(s[134])
 								if s[135] == 0x2 {
 									{
-										v1186 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
+										v1182 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
 									}
 								} else {
 									if (s[135] == 0x3) && (s[167] == 0x1) {
 										{
-											v1186 = v1186&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+											v1182 = v1182&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
 										}
 									} else {
 										if ((s[135] == 0x4) && (s[167] == 0x1)) && (s[143] != 0x0) {
 											{
-												v1186 = v1186&^0xffffffff | (s[143])<<0&0xffffffff
+												v1182 = v1182&^0xffffffff | (s[143])<<0&0xffffffff
 											}
 										} else {
-											if ((s[135] == 0x5) && (((v1186) >> 56) == 0x1)) && (s[160] == 0x1) {
+											if ((s[135] == 0x5) && (((v1182) >> 56) == 0x1)) && (s[160] == 0x1) {
 												{
-													v1186 = v1186&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+													v1182 = v1182&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 													s[167] = 0x1
 												}
 											}
 										}
 									}
 								}
-								p.r[18].Set64(s[134], v1186)
-								s[154] = ((v1186) >> 56)
-								s[155] = ((v1186) >> 48 & 0xff)
-								s[156] = ((v1186) >> 40 & 0xff)
-								s[157] = ((v1186) >> 32 & 0xff)
-								s[158] = ((v1186) & 0xffffffff)
+								p.r[18].Set64(s[134], v1182)
+								s[154] = ((v1182) >> 56)
+								s[155] = ((v1182) >> 48 & 0xff)
+								s[156] = ((v1182) >> 40 & 0xff)
+								s[157] = ((v1182) >> 32 & 0xff)
+								s[158] = ((v1182) & 0xffffffff)
 							}
 						}
 					}
@@ -11394,18 +11382,18 @@ func (p *netlock) ingress45(g *engine.Gen, s *[263]uint64) {
 						{
 							{
 								// action NetlockIngress.pool.part2.who_access
-								v1188 := uint64(0)
-								_ = v1188
-								v1188 = p.r[19].Get64(s[134])
+								v1184 := uint64(0)
+								_ = v1184
+								v1184 = p.r[19].Get64(s[134])
 								if s[137] == 0x2 {
 									{
-										v1188 = (((s[145])<<16|s[146])<<16 | s[147])
+										v1184 = (((s[145])<<16|s[146])<<16 | s[147])
 									}
 								}
-								p.r[19].Set64(s[134], v1188)
-								s[161] = ((v1188) >> 32)
-								s[162] = ((v1188) >> 16 & 0xffff)
-								s[163] = ((v1188) & 0xffff)
+								p.r[19].Set64(s[134], v1184)
+								s[161] = ((v1184) >> 32)
+								s[162] = ((v1184) >> 16 & 0xffff)
+								s[163] = ((v1184) & 0xffff)
 							}
 						}
 					}
@@ -11415,16 +11403,16 @@ func (p *netlock) ingress45(g *engine.Gen, s *[263]uint64) {
 						{
 							{
 								// action NetlockIngress.pool.part2.ts_access
-								v1190 := uint64(0)
-								_ = v1190
-								v1190 = p.r[20].Get64(s[134])
+								v1186 := uint64(0)
+								_ = v1186
+								v1186 = p.r[20].Get64(s[134])
 								if (s[138] == 0x2) || (((s[138] == 0x3) && (s[167] == 0x1)) && (s[148] != 0x0)) {
 									{
-										v1190 = s[148]
+										v1186 = s[148]
 									}
 								}
-								p.r[20].Set64(s[134], v1190)
-								s[164] = v1190
+								p.r[20].Set64(s[134], v1186)
+								s[164] = v1186
 							}
 						}
 					}
@@ -11435,35 +11423,35 @@ func (p *netlock) ingress45(g *engine.Gen, s *[263]uint64) {
 }
 
 // ingress51 is a part of ingress, with actions NetlockIngress.q_access, NetlockIngress.lev_clear_ops, NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access, NetlockIngress.levels.level1.head_access, and 2 more.
-func (p *netlock) ingress51(g *engine.Gen, s *[263]uint64, v1151 uint64, v1152 uint64, v1153 uint64) {
+func (p *netlock) ingress51(g *engine.Gen, s *[263]uint64, v1147 uint64, v1148 uint64, v1149 uint64) {
 	{
-		a1203 := s[208]
-		_ = a1203
-		a1204 := v1152
-		_ = a1204
+		a1199 := s[208]
+		_ = a1199
+		a1200 := v1148
+		_ = a1200
 		{
 			// action NetlockIngress.q_access
-			v1205 := uint64(0)
+			v1201 := uint64(0)
+			_ = v1201
+			v1201 = p.r[4].Get64(s[196])
+			v1202 := uint64(((v1201) & 0xffff))
+			_ = v1202
+			v1203 := uint64(((v1201) >> 16 & 0xffff))
+			_ = v1203
+			v1204 := uint64(((v1201) >> 32 & 0xffff))
+			_ = v1204
+			v1205 := uint64(((v1201) >> 48))
 			_ = v1205
-			v1205 = p.r[4].Get64(s[196])
-			v1206 := uint64(((v1205) & 0xffff))
+			v1206 := uint64(engine.Sel((a1199 == 0x0), v1202, v1203))
 			_ = v1206
-			v1207 := uint64(((v1205) >> 16 & 0xffff))
-			_ = v1207
-			v1208 := uint64(((v1205) >> 32 & 0xffff))
-			_ = v1208
-			v1209 := uint64(((v1205) >> 48))
-			_ = v1209
-			v1210 := uint64(engine.Sel((a1203 == 0x0), v1206, v1207))
-			_ = v1210
 			s[218] = 0x0
 			{
 				{
 					{
-						if a1204 == 0x1 {
+						if a1200 == 0x1 {
 							{
-								v1210 = ((v1210 - 0x1) & 0xffff)
-								v1209 = ((v1209 - 0x1) & 0xffff)
+								v1206 = ((v1206 - 0x1) & 0xffff)
+								v1205 = ((v1205 - 0x1) & 0xffff)
 							}
 						} else {
 							{
@@ -11474,25 +11462,25 @@ func (p *netlock) ingress51(g *engine.Gen, s *[263]uint64, v1151 uint64, v1152 u
 					}
 				}
 			}
-			if a1203 == 0x0 {
+			if a1199 == 0x0 {
 				{
-					v1206 = v1210
+					v1202 = v1206
 				}
 			} else {
 				{
-					v1207 = v1210
+					v1203 = v1206
 				}
 			}
 			{
 				{
-					v1205 = ((((v1209)<<16|v1208)<<16|v1207)<<16 | v1206)
+					v1201 = ((((v1205)<<16|v1204)<<16|v1203)<<16 | v1202)
 				}
 			}
-			p.r[4].Set64(s[196], v1205)
-			s[227] = ((v1205) & 0xffff)
-			s[228] = ((v1205) >> 16 & 0xffff)
-			s[229] = ((v1205) >> 32 & 0xffff)
-			s[230] = ((v1205) >> 48)
+			p.r[4].Set64(s[196], v1201)
+			s[227] = ((v1201) & 0xffff)
+			s[228] = ((v1201) >> 16 & 0xffff)
+			s[229] = ((v1201) >> 32 & 0xffff)
+			s[230] = ((v1201) >> 48)
 		}
 	}
 	{
@@ -11507,54 +11495,54 @@ func (p *netlock) ingress51(g *engine.Gen, s *[263]uint64, v1151 uint64, v1152 u
 		}
 	}
 	s[170] = 0x3
-	s[173] = v1153
-	s[174] = v1151
+	s[173] = v1149
+	s[174] = v1147
 	{
-		a1213 := s[208]
-		_ = a1213
-		a1214 := s[196]
-		_ = a1214
+		a1209 := s[208]
+		_ = a1209
+		a1210 := s[196]
+		_ = a1210
 		{
-			if a1213 == 0x0 {
-				p.ingress50(g, s, a1214)
+			if a1209 == 0x0 {
+				p.ingress50(g, s, a1210)
 			} else {
 				{
-					p.ingress49(g, s, a1214)
+					p.ingress49(g, s, a1210)
 					{
-						a1291 := a1214
-						_ = a1291
+						a1287 := a1210
+						_ = a1287
 						{
 							if s[178] != 0x0 {
 								{
 									{
 										{
 											// action NetlockIngress.levels.level0.head_access
-											v1293 := uint64(0)
-											_ = v1293
-											v1293 = p.r[27].Get32(a1291)
-											var r1296 uint64
-											_ = r1296
+											v1289 := uint64(0)
+											_ = v1289
+											v1289 = p.r[27].Get32(a1287)
+											var r1292 uint64
+											_ = r1292
 											{
-												a1297 := v1293
-												_ = a1297
-												a1298 := s[181]
-												_ = a1298
+												a1293 := v1289
+												_ = a1293
+												a1294 := s[181]
+												_ = a1294
 												{
-													if (((a1297 & 0x7fff) + 0x1) & 0xffff) == a1298 {
+													if (((a1293 & 0x7fff) + 0x1) & 0xffff) == a1294 {
 														{
-															r1296 = ((a1297 & 0x8000) ^ 0x8000)
-															goto end1295
+															r1292 = ((a1293 & 0x8000) ^ 0x8000)
+															goto end1291
 														}
 													}
-													r1296 = ((a1297 + 0x1) & 0xffff)
-													goto end1295
+													r1292 = ((a1293 + 0x1) & 0xffff)
+													goto end1291
 												}
-											end1295:
+											end1291:
 											}
-											v1294 := uint64(r1296)
-											_ = v1294
+											v1290 := uint64(r1292)
+											_ = v1290
 											s[187] = 0x0
-											if ((s[178] == 0x2) && (s[183] == 0x1)) && (s[182] == (v1293 & 0x7fff)) {
+											if ((s[178] == 0x2) && (s[183] == 0x1)) && (s[182] == (v1289 & 0x7fff)) {
 												{
 													s[187] = 0x1
 												}
@@ -11565,22 +11553,22 @@ func (p *netlock) ingress51(g *engine.Gen, s *[263]uint64, v1151 uint64, v1152 u
 													}
 												}
 											}
-											s[184] = v1293
+											s[184] = v1289
 											if s[187] == 0x1 {
 												{
-													v1293 = v1294
+													v1289 = v1290
 												}
 											} else {
 												if s[178] == 0x4 {
 													{
-														v1293 = 0x0
+														v1289 = 0x0
 													}
 												}
 											}
-											p.r[27].Set32(a1291, ((v1293) & 0xffff))
+											p.r[27].Set32(a1287, ((v1289) & 0xffff))
 											if s[178] == 0x3 {
 												{
-													s[184] = v1293
+													s[184] = v1289
 												}
 											}
 										}
@@ -11592,41 +11580,41 @@ func (p *netlock) ingress51(g *engine.Gen, s *[263]uint64, v1151 uint64, v1152 u
 									{
 										{
 											// action NetlockIngress.levels.level0.tail_access
-											v1300 := uint64(0)
-											_ = v1300
-											v1300 = p.r[28].Get32(a1291)
-											s[185] = v1300
+											v1296 := uint64(0)
+											_ = v1296
+											v1296 = p.r[28].Get32(a1287)
+											s[185] = v1296
 											if (s[179] == 0x2) && (s[183] == 0x1) {
 												{
-													var r1302 uint64
-													_ = r1302
+													var r1298 uint64
+													_ = r1298
 													{
-														a1303 := v1300
-														_ = a1303
-														a1304 := s[181]
-														_ = a1304
+														a1299 := v1296
+														_ = a1299
+														a1300 := s[181]
+														_ = a1300
 														{
-															if (((a1303 & 0x7fff) + 0x1) & 0xffff) == a1304 {
+															if (((a1299 & 0x7fff) + 0x1) & 0xffff) == a1300 {
 																{
-																	r1302 = ((a1303 & 0x8000) ^ 0x8000)
-																	goto end1301
+																	r1298 = ((a1299 & 0x8000) ^ 0x8000)
+																	goto end1297
 																}
 															}
-															r1302 = ((a1303 + 0x1) & 0xffff)
-															goto end1301
+															r1298 = ((a1299 + 0x1) & 0xffff)
+															goto end1297
 														}
-													end1301:
+													end1297:
 													}
-													v1300 = r1302
+													v1296 = r1298
 												}
 											} else {
 												if s[179] == 0x4 {
 													{
-														v1300 = 0x0
+														v1296 = 0x0
 													}
 												}
 											}
-											p.r[28].Set32(a1291, ((v1300) & 0xffff))
+											p.r[28].Set32(a1287, ((v1296) & 0xffff))
 										}
 									}
 								}
@@ -11636,72 +11624,72 @@ func (p *netlock) ingress51(g *engine.Gen, s *[263]uint64, v1151 uint64, v1152 u
 									{
 										{
 											// action NetlockIngress.levels.level0.gnext_access
-											v1306 := uint64(0)
-											_ = v1306
-											v1306 = p.r[29].Get32(a1291)
+											v1302 := uint64(0)
+											_ = v1302
+											v1302 = p.r[29].Get32(a1287)
 											if (s[180] == 0x2) && (s[183] == 0x1) {
 												{
-													v1306 = s[182]
+													v1302 = s[182]
 												}
 											} else {
-												if ((s[180] == 0x3) && (s[183] == 0x1)) && (v1306 == s[184]) {
+												if ((s[180] == 0x3) && (s[183] == 0x1)) && (v1302 == s[184]) {
 													{
-														var r1308 uint64
-														_ = r1308
+														var r1304 uint64
+														_ = r1304
 														{
-															a1309 := v1306
-															_ = a1309
-															a1310 := s[181]
-															_ = a1310
+															a1305 := v1302
+															_ = a1305
+															a1306 := s[181]
+															_ = a1306
 															{
-																if (((a1309 & 0x7fff) + 0x1) & 0xffff) == a1310 {
+																if (((a1305 & 0x7fff) + 0x1) & 0xffff) == a1306 {
 																	{
-																		r1308 = ((a1309 & 0x8000) ^ 0x8000)
-																		goto end1307
+																		r1304 = ((a1305 & 0x8000) ^ 0x8000)
+																		goto end1303
 																	}
 																}
-																r1308 = ((a1309 + 0x1) & 0xffff)
-																goto end1307
+																r1304 = ((a1305 + 0x1) & 0xffff)
+																goto end1303
 															}
-														end1307:
+														end1303:
 														}
-														v1306 = r1308
+														v1302 = r1304
 													}
 												} else {
 													if s[180] == 0x4 {
 														{
-															v1306 = 0x0
+															v1302 = 0x0
 														}
 													} else {
 														if (s[180] == 0x5) && (s[183] == 0x1) {
 															{
-																var r1312 uint64
-																_ = r1312
+																var r1308 uint64
+																_ = r1308
 																{
-																	a1313 := s[185]
-																	_ = a1313
-																	a1314 := s[181]
-																	_ = a1314
+																	a1309 := s[185]
+																	_ = a1309
+																	a1310 := s[181]
+																	_ = a1310
 																	{
-																		if (((a1313 & 0x7fff) + 0x1) & 0xffff) == a1314 {
+																		if (((a1309 & 0x7fff) + 0x1) & 0xffff) == a1310 {
 																			{
-																				r1312 = ((a1313 & 0x8000) ^ 0x8000)
-																				goto end1311
+																				r1308 = ((a1309 & 0x8000) ^ 0x8000)
+																				goto end1307
 																			}
 																		}
-																		r1312 = ((a1313 + 0x1) & 0xffff)
-																		goto end1311
+																		r1308 = ((a1309 + 0x1) & 0xffff)
+																		goto end1307
 																	}
-																end1311:
+																end1307:
 																}
-																v1306 = r1312
+																v1302 = r1308
 															}
 														}
 													}
 												}
 											}
-											p.r[29].Set32(a1291, ((v1306) & 0xffff))
-											s[186] = v1306
+											p.r[29].Set32(a1287, ((v1302) & 0xffff))
+											s[186] = v1302
 										}
 									}
 								}
@@ -11715,44 +11703,44 @@ func (p *netlock) ingress51(g *engine.Gen, s *[263]uint64, v1151 uint64, v1152 u
 }
 
 // ingress50 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access, NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, NetlockIngress.levels.level1.gnext_access.
-func (p *netlock) ingress50(g *engine.Gen, s *[263]uint64, a1214 uint64) {
+func (p *netlock) ingress50(g *engine.Gen, s *[263]uint64, a1210 uint64) {
 	{
-		p.ingress48(g, s, a1214)
+		p.ingress48(g, s, a1210)
 		{
-			a1241 := a1214
-			_ = a1241
+			a1237 := a1210
+			_ = a1237
 			{
 				if s[178] != 0x0 {
 					{
 						{
 							{
 								// action NetlockIngress.levels.level1.head_access
-								v1243 := uint64(0)
-								_ = v1243
-								v1243 = p.r[30].Get32(a1241)
-								var r1246 uint64
-								_ = r1246
+								v1239 := uint64(0)
+								_ = v1239
+								v1239 = p.r[30].Get32(a1237)
+								var r1242 uint64
+								_ = r1242
 								{
-									a1247 := v1243
-									_ = a1247
-									a1248 := s[181]
-									_ = a1248
+									a1243 := v1239
+									_ = a1243
+									a1244 := s[181]
+									_ = a1244
 									{
-										if (((a1247 & 0x7fff) + 0x1) & 0xffff) == a1248 {
+										if (((a1243 & 0x7fff) + 0x1) & 0xffff) == a1244 {
 											{
-												r1246 = ((a1247 & 0x8000) ^ 0x8000)
-												goto end1245
+												r1242 = ((a1243 & 0x8000) ^ 0x8000)
+												goto end1241
 											}
 										}
-										r1246 = ((a1247 + 0x1) & 0xffff)
-										goto end1245
+										r1242 = ((a1243 + 0x1) & 0xffff)
+										goto end1241
 									}
-								end1245:
+								end1241:
 								}
-								v1244 := uint64(r1246)
-								_ = v1244
+								v1240 := uint64(r1242)
+								_ = v1240
 								s[187] = 0x0
-								if ((s[178] == 0x2) && (s[183] == 0x1)) && (s[182] == (v1243 & 0x7fff)) {
+								if ((s[178] == 0x2) && (s[183] == 0x1)) && (s[182] == (v1239 & 0x7fff)) {
 									{
 										s[187] = 0x1
 									}
@@ -11763,22 +11751,22 @@ func (p *netlock) ingress50(g *engine.Gen, s *[263]uint64, a1214 uint64) {
 										}
 									}
 								}
-								s[184] = v1243
+								s[184] = v1239
 								if s[187] == 0x1 {
 									{
-										v1243 = v1244
+										v1239 = v1240
 									}
 								} else {
 									if s[178] == 0x4 {
 										{
-											v1243 = 0x0
+											v1239 = 0x0
 										}
 									}
 								}
-								p.r[30].Set32(a1241, ((v1243) & 0xffff))
+								p.r[30].Set32(a1237, ((v1239) & 0xffff))
 								if s[178] == 0x3 {
 									{
-										s[184] = v1243
+										s[184] = v1239
 									}
 								}
 							}
@@ -11790,41 +11778,41 @@ func (p *netlock) ingress50(g *engine.Gen, s *[263]uint64, a1214 uint64) {
 						{
 							{
 								// action NetlockIngress.levels.level1.tail_access
-								v1250 := uint64(0)
-								_ = v1250
-								v1250 = p.r[31].Get32(a1241)
-								s[185] = v1250
+								v1246 := uint64(0)
+								_ = v1246
+								v1246 = p.r[31].Get32(a1237)
+								s[185] = v1246
 								if (s[179] == 0x2) && (s[183] == 0x1) {
 									{
-										var r1252 uint64
-										_ = r1252
+										var r1248 uint64
+										_ = r1248
 										{
-											a1253 := v1250
-											_ = a1253
-											a1254 := s[181]
-											_ = a1254
+											a1249 := v1246
+											_ = a1249
+											a1250 := s[181]
+											_ = a1250
 											{
-												if (((a1253 & 0x7fff) + 0x1) & 0xffff) == a1254 {
+												if (((a1249 & 0x7fff) + 0x1) & 0xffff) == a1250 {
 													{
-														r1252 = ((a1253 & 0x8000) ^ 0x8000)
-														goto end1251
+														r1248 = ((a1249 & 0x8000) ^ 0x8000)
+														goto end1247
 													}
 												}
-												r1252 = ((a1253 + 0x1) & 0xffff)
-												goto end1251
+												r1248 = ((a1249 + 0x1) & 0xffff)
+												goto end1247
 											}
-										end1251:
+										end1247:
 										}
-										v1250 = r1252
+										v1246 = r1248
 									}
 								} else {
 									if s[179] == 0x4 {
 										{
-											v1250 = 0x0
+											v1246 = 0x0
 										}
 									}
 								}
-								p.r[31].Set32(a1241, ((v1250) & 0xffff))
+								p.r[31].Set32(a1237, ((v1246) & 0xffff))
 							}
 						}
 					}
@@ -11834,72 +11822,72 @@ func (p *netlock) ingress50(g *engine.Gen, s *[263]uint64, a1214 uint64) {
 						{
 							{
 								// action NetlockIngress.levels.level1.gnext_access
-								v1256 := uint64(0)
-								_ = v1256
-								v1256 = p.r[32].Get32(a1241)
+								v1252 := uint64(0)
+								_ = v1252
+								v1252 = p.r[32].Get32(a1237)
 								if (s[180] == 0x2) && (s[183] == 0x1) {
 									{
-										v1256 = s[182]
+										v1252 = s[182]
 									}
 								} else {
-									if ((s[180] == 0x3) && (s[183] == 0x1)) && (v1256 == s[184]) {
+									if ((s[180] == 0x3) && (s[183] == 0x1)) && (v1252 == s[184]) {
 										{
-											var r1258 uint64
-											_ = r1258
+											var r1254 uint64
+											_ = r1254
 											{
-												a1259 := v1256
-												_ = a1259
-												a1260 := s[181]
-												_ = a1260
+												a1255 := v1252
+												_ = a1255
+												a1256 := s[181]
+												_ = a1256
 												{
-													if (((a1259 & 0x7fff) + 0x1) & 0xffff) == a1260 {
+													if (((a1255 & 0x7fff) + 0x1) & 0xffff) == a1256 {
 														{
-															r1258 = ((a1259 & 0x8000) ^ 0x8000)
-															goto end1257
+															r1254 = ((a1255 & 0x8000) ^ 0x8000)
+															goto end1253
 														}
 													}
-													r1258 = ((a1259 + 0x1) & 0xffff)
-													goto end1257
+													r1254 = ((a1255 + 0x1) & 0xffff)
+													goto end1253
 												}
-											end1257:
+											end1253:
 											}
-											v1256 = r1258
+											v1252 = r1254
 										}
 									} else {
 										if s[180] == 0x4 {
 											{
-												v1256 = 0x0
+												v1252 = 0x0
 											}
 										} else {
 											if (s[180] == 0x5) && (s[183] == 0x1) {
 												{
-													var r1262 uint64
-													_ = r1262
+													var r1258 uint64
+													_ = r1258
 													{
-														a1263 := s[185]
-														_ = a1263
-														a1264 := s[181]
-														_ = a1264
+														a1259 := s[185]
+														_ = a1259
+														a1260 := s[181]
+														_ = a1260
 														{
-															if (((a1263 & 0x7fff) + 0x1) & 0xffff) == a1264 {
+															if (((a1259 & 0x7fff) + 0x1) & 0xffff) == a1260 {
 																{
-																	r1262 = ((a1263 & 0x8000) ^ 0x8000)
-																	goto end1261
+																	r1258 = ((a1259 & 0x8000) ^ 0x8000)
+																	goto end1257
 																}
 															}
-															r1262 = ((a1263 + 0x1) & 0xffff)
-															goto end1261
+															r1258 = ((a1259 + 0x1) & 0xffff)
+															goto end1257
 														}
-													end1261:
+													end1257:
 													}
-													v1256 = r1262
+													v1252 = r1258
 												}
 											}
 										}
 									}
 								}
-								p.r[32].Set32(a1241, ((v1256) & 0xffff))
-								s[186] = v1256
+								p.r[32].Set32(a1237, ((v1252) & 0xffff))
+								s[186] = v1252
 							}
 						}
 					}
@@ -11910,42 +11898,42 @@ func (p *netlock) ingress50(g *engine.Gen, s *[263]uint64, a1214 uint64) {
 }
 
 // ingress48 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access.
-func (p *netlock) ingress48(g *engine.Gen, s *[263]uint64, a1214 uint64) {
+func (p *netlock) ingress48(g *engine.Gen, s *[263]uint64, a1210 uint64) {
 	{
-		a1216 := a1214
-		_ = a1216
+		a1212 := a1210
+		_ = a1212
 		{
 			if s[168] != 0x0 {
 				{
 					{
 						{
 							// action NetlockIngress.levels.level0.head_access
-							v1218 := uint64(0)
-							_ = v1218
-							v1218 = p.r[27].Get32(a1216)
-							var r1221 uint64
-							_ = r1221
+							v1214 := uint64(0)
+							_ = v1214
+							v1214 = p.r[27].Get32(a1212)
+							var r1217 uint64
+							_ = r1217
 							{
-								a1222 := v1218
-								_ = a1222
-								a1223 := s[171]
-								_ = a1223
+								a1218 := v1214
+								_ = a1218
+								a1219 := s[171]
+								_ = a1219
 								{
-									if (((a1222 & 0x7fff) + 0x1) & 0xffff) == a1223 {
+									if (((a1218 & 0x7fff) + 0x1) & 0xffff) == a1219 {
 										{
-											r1221 = ((a1222 & 0x8000) ^ 0x8000)
-											goto end1220
+											r1217 = ((a1218 & 0x8000) ^ 0x8000)
+											goto end1216
 										}
 									}
-									r1221 = ((a1222 + 0x1) & 0xffff)
-									goto end1220
+									r1217 = ((a1218 + 0x1) & 0xffff)
+									goto end1216
 								}
-							end1220:
+							end1216:
 							}
-							v1219 := uint64(r1221)
-							_ = v1219
+							v1215 := uint64(r1217)
+							_ = v1215
 							s[177] = 0x0
-							if ((s[168] == 0x2) && (s[173] == 0x1)) && (s[172] == (v1218 & 0x7fff)) {
+							if ((s[168] == 0x2) && (s[173] == 0x1)) && (s[172] == (v1214 & 0x7fff)) {
 								{
 									s[177] = 0x1
 								}
@@ -11956,22 +11944,22 @@ func (p *netlock) ingress48(g *engine.Gen, s *[263]uint64, a1214 uint64) {
 									}
 								}
 							}
-							s[174] = v1218
+							s[174] = v1214
 							if s[177] == 0x1 {
 								{
-									v1218 = v1219
+									v1214 = v1215
 								}
 							} else {
 								if s[168] == 0x4 {
 									{
-										v1218 = 0x0
+										v1214 = 0x0
 									}
 								}
 							}
-							p.r[27].Set32(a1216, ((v1218) & 0xffff))
+							p.r[27].Set32(a1212, ((v1214) & 0xffff))
 							if s[168] == 0x3 {
 								{
-									s[174] = v1218
+									s[174] = v1214
 								}
 							}
 						}
@@ -11983,41 +11971,41 @@ func (p *netlock) ingress48(g *engine.Gen, s *[263]uint64, a1214 uint64) {
 					{
 						{
 							// action NetlockIngress.levels.level0.tail_access
-							v1225 := uint64(0)
-							_ = v1225
-							v1225 = p.r[28].Get32(a1216)
-							s[175] = v1225
+							v1221 := uint64(0)
+							_ = v1221
+							v1221 = p.r[28].Get32(a1212)
+							s[175] = v1221
 							if (s[169] == 0x2) && (s[173] == 0x1) {
 								{
-									var r1227 uint64
-									_ = r1227
+									var r1223 uint64
+									_ = r1223
 									{
-										a1228 := v1225
-										_ = a1228
-										a1229 := s[171]
-										_ = a1229
+										a1224 := v1221
+										_ = a1224
+										a1225 := s[171]
+										_ = a1225
 										{
-											if (((a1228 & 0x7fff) + 0x1) & 0xffff) == a1229 {
+											if (((a1224 & 0x7fff) + 0x1) & 0xffff) == a1225 {
 												{
-													r1227 = ((a1228 & 0x8000) ^ 0x8000)
-													goto end1226
+													r1223 = ((a1224 & 0x8000) ^ 0x8000)
+													goto end1222
 												}
 											}
-											r1227 = ((a1228 + 0x1) & 0xffff)
-											goto end1226
+											r1223 = ((a1224 + 0x1) & 0xffff)
+											goto end1222
 										}
-									end1226:
+									end1222:
 									}
-									v1225 = r1227
+									v1221 = r1223
 								}
 							} else {
 								if s[169] == 0x4 {
 									{
-										v1225 = 0x0
+										v1221 = 0x0
 									}
 								}
 							}
-							p.r[28].Set32(a1216, ((v1225) & 0xffff))
+							p.r[28].Set32(a1212, ((v1221) & 0xffff))
 						}
 					}
 				}
@@ -12027,72 +12015,72 @@ func (p *netlock) ingress48(g *engine.Gen, s *[263]uint64, a1214 uint64) {
 					{
 						{
 							// action NetlockIngress.levels.level0.gnext_access
-							v1231 := uint64(0)
-							_ = v1231
-							v1231 = p.r[29].Get32(a1216)
+							v1227 := uint64(0)
+							_ = v1227
+							v1227 = p.r[29].Get32(a1212)
 							if (s[170] == 0x2) && (s[173] == 0x1) {
 								{
-									v1231 = s[172]
+									v1227 = s[172]
 								}
 							} else {
-								if ((s[170] == 0x3) && (s[173] == 0x1)) && (v1231 == s[174]) {
+								if ((s[170] == 0x3) && (s[173] == 0x1)) && (v1227 == s[174]) {
 									{
-										var r1233 uint64
-										_ = r1233
+										var r1229 uint64
+										_ = r1229
 										{
-											a1234 := v1231
-											_ = a1234
-											a1235 := s[171]
-											_ = a1235
+											a1230 := v1227
+											_ = a1230
+											a1231 := s[171]
+											_ = a1231
 											{
-												if (((a1234 & 0x7fff) + 0x1) & 0xffff) == a1235 {
+												if (((a1230 & 0x7fff) + 0x1) & 0xffff) == a1231 {
 													{
-														r1233 = ((a1234 & 0x8000) ^ 0x8000)
-														goto end1232
+														r1229 = ((a1230 & 0x8000) ^ 0x8000)
+														goto end1228
 													}
 												}
-												r1233 = ((a1234 + 0x1) & 0xffff)
-												goto end1232
+												r1229 = ((a1230 + 0x1) & 0xffff)
+												goto end1228
 											}
-										end1232:
+										end1228:
 										}
-										v1231 = r1233
+										v1227 = r1229
 									}
 								} else {
 									if s[170] == 0x4 {
 										{
-											v1231 = 0x0
+											v1227 = 0x0
 										}
 									} else {
 										if (s[170] == 0x5) && (s[173] == 0x1) {
 											{
-												var r1237 uint64
-												_ = r1237
+												var r1233 uint64
+												_ = r1233
 												{
-													a1238 := s[175]
-													_ = a1238
-													a1239 := s[171]
-													_ = a1239
+													a1234 := s[175]
+													_ = a1234
+													a1235 := s[171]
+													_ = a1235
 													{
-														if (((a1238 & 0x7fff) + 0x1) & 0xffff) == a1239 {
+														if (((a1234 & 0x7fff) + 0x1) & 0xffff) == a1235 {
 															{
-																r1237 = ((a1238 & 0x8000) ^ 0x8000)
-																goto end1236
+																r1233 = ((a1234 & 0x8000) ^ 0x8000)
+																goto end1232
 															}
 														}
-														r1237 = ((a1238 + 0x1) & 0xffff)
-														goto end1236
+														r1233 = ((a1234 + 0x1) & 0xffff)
+														goto end1232
 													}
-												end1236:
+												end1232:
 												}
-												v1231 = r1237
+												v1227 = r1233
 											}
 										}
 									}
 								}
 							}
-							p.r[29].Set32(a1216, ((v1231) & 0xffff))
-							s[176] = v1231
+							p.r[29].Set32(a1212, ((v1227) & 0xffff))
+							s[176] = v1227
 						}
 					}
 				}
@@ -12102,42 +12090,42 @@ func (p *netlock) ingress48(g *engine.Gen, s *[263]uint64, a1214 uint64) {
 }
 
 // ingress49 is a part of ingress, with actions NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, NetlockIngress.levels.level1.gnext_access.
-func (p *netlock) ingress49(g *engine.Gen, s *[263]uint64, a1214 uint64) {
+func (p *netlock) ingress49(g *engine.Gen, s *[263]uint64, a1210 uint64) {
 	{
-		a1266 := a1214
-		_ = a1266
+		a1262 := a1210
+		_ = a1262
 		{
 			if s[168] != 0x0 {
 				{
 					{
 						{
 							// action NetlockIngress.levels.level1.head_access
-							v1268 := uint64(0)
-							_ = v1268
-							v1268 = p.r[30].Get32(a1266)
-							var r1271 uint64
-							_ = r1271
+							v1264 := uint64(0)
+							_ = v1264
+							v1264 = p.r[30].Get32(a1262)
+							var r1267 uint64
+							_ = r1267
 							{
-								a1272 := v1268
-								_ = a1272
-								a1273 := s[171]
-								_ = a1273
+								a1268 := v1264
+								_ = a1268
+								a1269 := s[171]
+								_ = a1269
 								{
-									if (((a1272 & 0x7fff) + 0x1) & 0xffff) == a1273 {
+									if (((a1268 & 0x7fff) + 0x1) & 0xffff) == a1269 {
 										{
-											r1271 = ((a1272 & 0x8000) ^ 0x8000)
-											goto end1270
+											r1267 = ((a1268 & 0x8000) ^ 0x8000)
+											goto end1266
 										}
 									}
-									r1271 = ((a1272 + 0x1) & 0xffff)
-									goto end1270
+									r1267 = ((a1268 + 0x1) & 0xffff)
+									goto end1266
 								}
-							end1270:
+							end1266:
 							}
-							v1269 := uint64(r1271)
-							_ = v1269
+							v1265 := uint64(r1267)
+							_ = v1265
 							s[177] = 0x0
-							if ((s[168] == 0x2) && (s[173] == 0x1)) && (s[172] == (v1268 & 0x7fff)) {
+							if ((s[168] == 0x2) && (s[173] == 0x1)) && (s[172] == (v1264 & 0x7fff)) {
 								{
 									s[177] = 0x1
 								}
@@ -12148,22 +12136,22 @@ func (p *netlock) ingress49(g *engine.Gen, s *[263]uint64, a1214 uint64) {
 									}
 								}
 							}
-							s[174] = v1268
+							s[174] = v1264
 							if s[177] == 0x1 {
 								{
-									v1268 = v1269
+									v1264 = v1265
 								}
 							} else {
 								if s[168] == 0x4 {
 									{
-										v1268 = 0x0
+										v1264 = 0x0
 									}
 								}
 							}
-							p.r[30].Set32(a1266, ((v1268) & 0xffff))
+							p.r[30].Set32(a1262, ((v1264) & 0xffff))
 							if s[168] == 0x3 {
 								{
-									s[174] = v1268
+									s[174] = v1264
 								}
 							}
 						}
@@ -12175,41 +12163,41 @@ func (p *netlock) ingress49(g *engine.Gen, s *[263]uint64, a1214 uint64) {
 					{
 						{
 							// action NetlockIngress.levels.level1.tail_access
-							v1275 := uint64(0)
-							_ = v1275
-							v1275 = p.r[31].Get32(a1266)
-							s[175] = v1275
+							v1271 := uint64(0)
+							_ = v1271
+							v1271 = p.r[31].Get32(a1262)
+							s[175] = v1271
 							if (s[169] == 0x2) && (s[173] == 0x1) {
 								{
-									var r1277 uint64
-									_ = r1277
+									var r1273 uint64
+									_ = r1273
 									{
-										a1278 := v1275
-										_ = a1278
-										a1279 := s[171]
-										_ = a1279
+										a1274 := v1271
+										_ = a1274
+										a1275 := s[171]
+										_ = a1275
 										{
-											if (((a1278 & 0x7fff) + 0x1) & 0xffff) == a1279 {
+											if (((a1274 & 0x7fff) + 0x1) & 0xffff) == a1275 {
 												{
-													r1277 = ((a1278 & 0x8000) ^ 0x8000)
-													goto end1276
+													r1273 = ((a1274 & 0x8000) ^ 0x8000)
+													goto end1272
 												}
 											}
-											r1277 = ((a1278 + 0x1) & 0xffff)
-											goto end1276
+											r1273 = ((a1274 + 0x1) & 0xffff)
+											goto end1272
 										}
-									end1276:
+									end1272:
 									}
-									v1275 = r1277
+									v1271 = r1273
 								}
 							} else {
 								if s[169] == 0x4 {
 									{
-										v1275 = 0x0
+										v1271 = 0x0
 									}
 								}
 							}
-							p.r[31].Set32(a1266, ((v1275) & 0xffff))
+							p.r[31].Set32(a1262, ((v1271) & 0xffff))
 						}
 					}
 				}
@@ -12219,72 +12207,72 @@ func (p *netlock) ingress49(g *engine.Gen, s *[263]uint64, a1214 uint64) {
 					{
 						{
 							// action NetlockIngress.levels.level1.gnext_access
-							v1281 := uint64(0)
-							_ = v1281
-							v1281 = p.r[32].Get32(a1266)
+							v1277 := uint64(0)
+							_ = v1277
+							v1277 = p.r[32].Get32(a1262)
 							if (s[170] == 0x2) && (s[173] == 0x1) {
 								{
-									v1281 = s[172]
+									v1277 = s[172]
 								}
 							} else {
-								if ((s[170] == 0x3) && (s[173] == 0x1)) && (v1281 == s[174]) {
+								if ((s[170] == 0x3) && (s[173] == 0x1)) && (v1277 == s[174]) {
 									{
-										var r1283 uint64
-										_ = r1283
+										var r1279 uint64
+										_ = r1279
 										{
-											a1284 := v1281
-											_ = a1284
-											a1285 := s[171]
-											_ = a1285
+											a1280 := v1277
+											_ = a1280
+											a1281 := s[171]
+											_ = a1281
 											{
-												if (((a1284 & 0x7fff) + 0x1) & 0xffff) == a1285 {
+												if (((a1280 & 0x7fff) + 0x1) & 0xffff) == a1281 {
 													{
-														r1283 = ((a1284 & 0x8000) ^ 0x8000)
-														goto end1282
+														r1279 = ((a1280 & 0x8000) ^ 0x8000)
+														goto end1278
 													}
 												}
-												r1283 = ((a1284 + 0x1) & 0xffff)
-												goto end1282
+												r1279 = ((a1280 + 0x1) & 0xffff)
+												goto end1278
 											}
-										end1282:
+										end1278:
 										}
-										v1281 = r1283
+										v1277 = r1279
 									}
 								} else {
 									if s[170] == 0x4 {
 										{
-											v1281 = 0x0
+											v1277 = 0x0
 										}
 									} else {
 										if (s[170] == 0x5) && (s[173] == 0x1) {
 											{
-												var r1287 uint64
-												_ = r1287
+												var r1283 uint64
+												_ = r1283
 												{
-													a1288 := s[175]
-													_ = a1288
-													a1289 := s[171]
-													_ = a1289
+													a1284 := s[175]
+													_ = a1284
+													a1285 := s[171]
+													_ = a1285
 													{
-														if (((a1288 & 0x7fff) + 0x1) & 0xffff) == a1289 {
+														if (((a1284 & 0x7fff) + 0x1) & 0xffff) == a1285 {
 															{
-																r1287 = ((a1288 & 0x8000) ^ 0x8000)
-																goto end1286
+																r1283 = ((a1284 & 0x8000) ^ 0x8000)
+																goto end1282
 															}
 														}
-														r1287 = ((a1288 + 0x1) & 0xffff)
-														goto end1286
+														r1283 = ((a1284 + 0x1) & 0xffff)
+														goto end1282
 													}
-												end1286:
+												end1282:
 												}
-												v1281 = r1287
+												v1277 = r1283
 											}
 										}
 									}
 								}
 							}
-							p.r[32].Set32(a1266, ((v1281) & 0xffff))
-							s[176] = v1281
+							p.r[32].Set32(a1262, ((v1277) & 0xffff))
+							s[176] = v1277
 						}
 					}
 				}
@@ -12297,51 +12285,51 @@ func (p *netlock) ingress49(g *engine.Gen, s *[263]uint64, a1214 uint64) {
 func (p *netlock) ingress56(g *engine.Gen, s *[263]uint64) {
 	s[170] = 0x1
 	{
-		a1325 := s[208]
-		_ = a1325
-		a1326 := s[196]
-		_ = a1326
+		a1321 := s[208]
+		_ = a1321
+		a1322 := s[196]
+		_ = a1322
 		{
-			if a1325 == 0x0 {
-				p.ingress55(g, s, a1326)
+			if a1321 == 0x0 {
+				p.ingress55(g, s, a1322)
 			} else {
 				{
-					p.ingress54(g, s, a1326)
+					p.ingress54(g, s, a1322)
 					{
-						a1403 := a1326
-						_ = a1403
+						a1399 := a1322
+						_ = a1399
 						{
 							if s[178] != 0x0 {
 								{
 									{
 										{
 											// action NetlockIngress.levels.level0.head_access
-											v1405 := uint64(0)
-											_ = v1405
-											v1405 = p.r[27].Get32(a1403)
-											var r1408 uint64
-											_ = r1408
+											v1401 := uint64(0)
+											_ = v1401
+											v1401 = p.r[27].Get32(a1399)
+											var r1404 uint64
+											_ = r1404
 											{
-												a1409 := v1405
-												_ = a1409
-												a1410 := s[181]
-												_ = a1410
+												a1405 := v1401
+												_ = a1405
+												a1406 := s[181]
+												_ = a1406
 												{
-													if (((a1409 & 0x7fff) + 0x1) & 0xffff) == a1410 {
+													if (((a1405 & 0x7fff) + 0x1) & 0xffff) == a1406 {
 														{
-															r1408 = ((a1409 & 0x8000) ^ 0x8000)
-															goto end1407
+															r1404 = ((a1405 & 0x8000) ^ 0x8000)
+															goto end1403
 														}
 													}
-													r1408 = ((a1409 + 0x1) & 0xffff)
-													goto end1407
+													r1404 = ((a1405 + 0x1) & 0xffff)
+													goto end1403
 												}
-											end1407:
+											end1403:
 											}
-											v1406 := uint64(r1408)
-											_ = v1406
+											v1402 := uint64(r1404)
+											_ = v1402
 											s[187] = 0x0
-											if ((s[178] == 0x2) && (s[183] == 0x1)) && (s[182] == (v1405 & 0x7fff)) {
+											if ((s[178] == 0x2) && (s[183] == 0x1)) && (s[182] == (v1401 & 0x7fff)) {
 												{
 													s[187] = 0x1
 												}
@@ -12352,22 +12340,22 @@ func (p *netlock) ingress56(g *engine.Gen, s *[263]uint64) {
 													}
 												}
 											}
-											s[184] = v1405
+											s[184] = v1401
 											if s[187] == 0x1 {
 												{
-													v1405 = v1406
+													v1401 = v1402
 												}
 											} else {
 												if s[178] == 0x4 {
 													{
-														v1405 = 0x0
+														v1401 = 0x0
 													}
 												}
 											}
-											p.r[27].Set32(a1403, ((v1405) & 0xffff))
+											p.r[27].Set32(a1399, ((v1401) & 0xffff))
 											if s[178] == 0x3 {
 												{
-													s[184] = v1405
+													s[184] = v1401
 												}
 											}
 										}
@@ -12379,41 +12367,41 @@ func (p *netlock) ingress56(g *engine.Gen, s *[263]uint64) {
 									{
 										{
 											// action NetlockIngress.levels.level0.tail_access
-											v1412 := uint64(0)
-											_ = v1412
-											v1412 = p.r[28].Get32(a1403)
-											s[185] = v1412
+											v1408 := uint64(0)
+											_ = v1408
+											v1408 = p.r[28].Get32(a1399)
+											s[185] = v1408
 											if (s[179] == 0x2) && (s[183] == 0x1) {
 												{
-													var r1414 uint64
-													_ = r1414
+													var r1410 uint64
+													_ = r1410
 													{
-														a1415 := v1412
-														_ = a1415
-														a1416 := s[181]
-														_ = a1416
+														a1411 := v1408
+														_ = a1411
+														a1412 := s[181]
+														_ = a1412
 														{
-															if (((a1415 & 0x7fff) + 0x1) & 0xffff) == a1416 {
+															if (((a1411 & 0x7fff) + 0x1) & 0xffff) == a1412 {
 																{
-																	r1414 = ((a1415 & 0x8000) ^ 0x8000)
-																	goto end1413
+																	r1410 = ((a1411 & 0x8000) ^ 0x8000)
+																	goto end1409
 																}
 															}
-															r1414 = ((a1415 + 0x1) & 0xffff)
-															goto end1413
+															r1410 = ((a1411 + 0x1) & 0xffff)
+															goto end1409
 														}
-													end1413:
+													end1409:
 													}
-													v1412 = r1414
+													v1408 = r1410
 												}
 											} else {
 												if s[179] == 0x4 {
 													{
-														v1412 = 0x0
+														v1408 = 0x0
 													}
 												}
 											}
-											p.r[28].Set32(a1403, ((v1412) & 0xffff))
+											p.r[28].Set32(a1399, ((v1408) & 0xffff))
 										}
 									}
 								}
@@ -12423,72 +12411,72 @@ func (p *netlock) ingress56(g *engine.Gen, s *[263]uint64) {
 									{
 										{
 											// action NetlockIngress.levels.level0.gnext_access
-											v1418 := uint64(0)
-											_ = v1418
-											v1418 = p.r[29].Get32(a1403)
+											v1414 := uint64(0)
+											_ = v1414
+											v1414 = p.r[29].Get32(a1399)
 											if (s[180] == 0x2) && (s[183] == 0x1) {
 												{
-													v1418 = s[182]
+													v1414 = s[182]
 												}
 											} else {
-												if ((s[180] == 0x3) && (s[183] == 0x1)) && (v1418 == s[184]) {
+												if ((s[180] == 0x3) && (s[183] == 0x1)) && (v1414 == s[184]) {
 													{
-														var r1420 uint64
-														_ = r1420
+														var r1416 uint64
+														_ = r1416
 														{
-															a1421 := v1418
-															_ = a1421
-															a1422 := s[181]
-															_ = a1422
+															a1417 := v1414
+															_ = a1417
+															a1418 := s[181]
+															_ = a1418
 															{
-																if (((a1421 & 0x7fff) + 0x1) & 0xffff) == a1422 {
+																if (((a1417 & 0x7fff) + 0x1) & 0xffff) == a1418 {
 																	{
-																		r1420 = ((a1421 & 0x8000) ^ 0x8000)
-																		goto end1419
+																		r1416 = ((a1417 & 0x8000) ^ 0x8000)
+																		goto end1415
 																	}
 																}
-																r1420 = ((a1421 + 0x1) & 0xffff)
-																goto end1419
+																r1416 = ((a1417 + 0x1) & 0xffff)
+																goto end1415
 															}
-														end1419:
+														end1415:
 														}
-														v1418 = r1420
+														v1414 = r1416
 													}
 												} else {
 													if s[180] == 0x4 {
 														{
-															v1418 = 0x0
+															v1414 = 0x0
 														}
 													} else {
 														if (s[180] == 0x5) && (s[183] == 0x1) {
 															{
-																var r1424 uint64
-																_ = r1424
+																var r1420 uint64
+																_ = r1420
 																{
-																	a1425 := s[185]
-																	_ = a1425
-																	a1426 := s[181]
-																	_ = a1426
+																	a1421 := s[185]
+																	_ = a1421
+																	a1422 := s[181]
+																	_ = a1422
 																	{
-																		if (((a1425 & 0x7fff) + 0x1) & 0xffff) == a1426 {
+																		if (((a1421 & 0x7fff) + 0x1) & 0xffff) == a1422 {
 																			{
-																				r1424 = ((a1425 & 0x8000) ^ 0x8000)
-																				goto end1423
+																				r1420 = ((a1421 & 0x8000) ^ 0x8000)
+																				goto end1419
 																			}
 																		}
-																		r1424 = ((a1425 + 0x1) & 0xffff)
-																		goto end1423
+																		r1420 = ((a1421 + 0x1) & 0xffff)
+																		goto end1419
 																	}
-																end1423:
+																end1419:
 																}
-																v1418 = r1424
+																v1414 = r1420
 															}
 														}
 													}
 												}
 											}
-											p.r[29].Set32(a1403, ((v1418) & 0xffff))
-											s[186] = v1418
+											p.r[29].Set32(a1399, ((v1414) & 0xffff))
+											s[186] = v1414
 										}
 									}
 								}
@@ -12530,12 +12518,12 @@ func (p *netlock) ingress56(g *engine.Gen, s *[263]uint64) {
 								{
 									// action NetlockIngress.ans_echo
 									{
-										a1431 := s[211]
-										_ = a1431
-										a1432 := s[212]
-										_ = a1432
-										a1433 := s[213]
-										_ = a1433
+										a1427 := s[211]
+										_ = a1427
+										a1428 := s[212]
+										_ = a1428
+										a1429 := s[213]
+										_ = a1429
 										{
 											// action NetlockIngress.ans_to_client
 											s[107] = 0x1
@@ -12543,18 +12531,18 @@ func (p *netlock) ingress56(g *engine.Gen, s *[263]uint64) {
 											s[109] = 0x0
 											s[113] = s[203]
 											s[115] = s[204]
-											s[114] = a1431
-											s[116] = a1432
+											s[114] = a1427
+											s[116] = a1428
 											s[117] = 0x4
 											s[120] = 0x0
 											s[119] = 0x0
 											s[128] = 0x0
 											s[129] = 0x0
-											if a1433 == 0x1 {
+											if a1429 == 0x1 {
 												{
 													s[119] = 0x8
-													s[128] = a1431
-													s[129] = a1432
+													s[128] = a1427
+													s[129] = a1428
 												}
 											}
 											s[123] = s[37]
@@ -12590,44 +12578,44 @@ func (p *netlock) ingress56(g *engine.Gen, s *[263]uint64) {
 }
 
 // ingress55 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access, NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, NetlockIngress.levels.level1.gnext_access.
-func (p *netlock) ingress55(g *engine.Gen, s *[263]uint64, a1326 uint64) {
+func (p *netlock) ingress55(g *engine.Gen, s *[263]uint64, a1322 uint64) {
 	{
-		p.ingress53(g, s, a1326)
+		p.ingress53(g, s, a1322)
 		{
-			a1353 := a1326
-			_ = a1353
+			a1349 := a1322
+			_ = a1349
 			{
 				if s[178] != 0x0 {
 					{
 						{
 							{
 								// action NetlockIngress.levels.level1.head_access
-								v1355 := uint64(0)
-								_ = v1355
-								v1355 = p.r[30].Get32(a1353)
-								var r1358 uint64
-								_ = r1358
+								v1351 := uint64(0)
+								_ = v1351
+								v1351 = p.r[30].Get32(a1349)
+								var r1354 uint64
+								_ = r1354
 								{
-									a1359 := v1355
-									_ = a1359
-									a1360 := s[181]
-									_ = a1360
+									a1355 := v1351
+									_ = a1355
+									a1356 := s[181]
+									_ = a1356
 									{
-										if (((a1359 & 0x7fff) + 0x1) & 0xffff) == a1360 {
+										if (((a1355 & 0x7fff) + 0x1) & 0xffff) == a1356 {
 											{
-												r1358 = ((a1359 & 0x8000) ^ 0x8000)
-												goto end1357
+												r1354 = ((a1355 & 0x8000) ^ 0x8000)
+												goto end1353
 											}
 										}
-										r1358 = ((a1359 + 0x1) & 0xffff)
-										goto end1357
+										r1354 = ((a1355 + 0x1) & 0xffff)
+										goto end1353
 									}
-								end1357:
+								end1353:
 								}
-								v1356 := uint64(r1358)
-								_ = v1356
+								v1352 := uint64(r1354)
+								_ = v1352
 								s[187] = 0x0
-								if ((s[178] == 0x2) && (s[183] == 0x1)) && (s[182] == (v1355 & 0x7fff)) {
+								if ((s[178] == 0x2) && (s[183] == 0x1)) && (s[182] == (v1351 & 0x7fff)) {
 									{
 										s[187] = 0x1
 									}
@@ -12638,22 +12626,22 @@ func (p *netlock) ingress55(g *engine.Gen, s *[263]uint64, a1326 uint64) {
 										}
 									}
 								}
-								s[184] = v1355
+								s[184] = v1351
 								if s[187] == 0x1 {
 									{
-										v1355 = v1356
+										v1351 = v1352
 									}
 								} else {
 									if s[178] == 0x4 {
 										{
-											v1355 = 0x0
+											v1351 = 0x0
 										}
 									}
 								}
-								p.r[30].Set32(a1353, ((v1355) & 0xffff))
+								p.r[30].Set32(a1349, ((v1351) & 0xffff))
 								if s[178] == 0x3 {
 									{
-										s[184] = v1355
+										s[184] = v1351
 									}
 								}
 							}
@@ -12665,41 +12653,41 @@ func (p *netlock) ingress55(g *engine.Gen, s *[263]uint64, a1326 uint64) {
 						{
 							{
 								// action NetlockIngress.levels.level1.tail_access
-								v1362 := uint64(0)
-								_ = v1362
-								v1362 = p.r[31].Get32(a1353)
-								s[185] = v1362
+								v1358 := uint64(0)
+								_ = v1358
+								v1358 = p.r[31].Get32(a1349)
+								s[185] = v1358
 								if (s[179] == 0x2) && (s[183] == 0x1) {
 									{
-										var r1364 uint64
-										_ = r1364
+										var r1360 uint64
+										_ = r1360
 										{
-											a1365 := v1362
-											_ = a1365
-											a1366 := s[181]
-											_ = a1366
+											a1361 := v1358
+											_ = a1361
+											a1362 := s[181]
+											_ = a1362
 											{
-												if (((a1365 & 0x7fff) + 0x1) & 0xffff) == a1366 {
+												if (((a1361 & 0x7fff) + 0x1) & 0xffff) == a1362 {
 													{
-														r1364 = ((a1365 & 0x8000) ^ 0x8000)
-														goto end1363
+														r1360 = ((a1361 & 0x8000) ^ 0x8000)
+														goto end1359
 													}
 												}
-												r1364 = ((a1365 + 0x1) & 0xffff)
-												goto end1363
+												r1360 = ((a1361 + 0x1) & 0xffff)
+												goto end1359
 											}
-										end1363:
+										end1359:
 										}
-										v1362 = r1364
+										v1358 = r1360
 									}
 								} else {
 									if s[179] == 0x4 {
 										{
-											v1362 = 0x0
+											v1358 = 0x0
 										}
 									}
 								}
-								p.r[31].Set32(a1353, ((v1362) & 0xffff))
+								p.r[31].Set32(a1349, ((v1358) & 0xffff))
 							}
 						}
 					}
@@ -12709,72 +12697,72 @@ func (p *netlock) ingress55(g *engine.Gen, s *[263]uint64, a1326 uint64) {
 						{
 							{
 								// action NetlockIngress.levels.level1.gnext_access
-								v1368 := uint64(0)
-								_ = v1368
-								v1368 = p.r[32].Get32(a1353)
+								v1364 := uint64(0)
+								_ = v1364
+								v1364 = p.r[32].Get32(a1349)
 								if (s[180] == 0x2) && (s[183] == 0x1) {
 									{
-										v1368 = s[182]
+										v1364 = s[182]
 									}
 								} else {
-									if ((s[180] == 0x3) && (s[183] == 0x1)) && (v1368 == s[184]) {
+									if ((s[180] == 0x3) && (s[183] == 0x1)) && (v1364 == s[184]) {
 										{
-											var r1370 uint64
-											_ = r1370
+											var r1366 uint64
+											_ = r1366
 											{
-												a1371 := v1368
-												_ = a1371
-												a1372 := s[181]
-												_ = a1372
+												a1367 := v1364
+												_ = a1367
+												a1368 := s[181]
+												_ = a1368
 												{
-													if (((a1371 & 0x7fff) + 0x1) & 0xffff) == a1372 {
+													if (((a1367 & 0x7fff) + 0x1) & 0xffff) == a1368 {
 														{
-															r1370 = ((a1371 & 0x8000) ^ 0x8000)
-															goto end1369
+															r1366 = ((a1367 & 0x8000) ^ 0x8000)
+															goto end1365
 														}
 													}
-													r1370 = ((a1371 + 0x1) & 0xffff)
-													goto end1369
+													r1366 = ((a1367 + 0x1) & 0xffff)
+													goto end1365
 												}
-											end1369:
+											end1365:
 											}
-											v1368 = r1370
+											v1364 = r1366
 										}
 									} else {
 										if s[180] == 0x4 {
 											{
-												v1368 = 0x0
+												v1364 = 0x0
 											}
 										} else {
 											if (s[180] == 0x5) && (s[183] == 0x1) {
 												{
-													var r1374 uint64
-													_ = r1374
+													var r1370 uint64
+													_ = r1370
 													{
-														a1375 := s[185]
-														_ = a1375
-														a1376 := s[181]
-														_ = a1376
+														a1371 := s[185]
+														_ = a1371
+														a1372 := s[181]
+														_ = a1372
 														{
-															if (((a1375 & 0x7fff) + 0x1) & 0xffff) == a1376 {
+															if (((a1371 & 0x7fff) + 0x1) & 0xffff) == a1372 {
 																{
-																	r1374 = ((a1375 & 0x8000) ^ 0x8000)
-																	goto end1373
+																	r1370 = ((a1371 & 0x8000) ^ 0x8000)
+																	goto end1369
 																}
 															}
-															r1374 = ((a1375 + 0x1) & 0xffff)
-															goto end1373
+															r1370 = ((a1371 + 0x1) & 0xffff)
+															goto end1369
 														}
-													end1373:
+													end1369:
 													}
-													v1368 = r1374
+													v1364 = r1370
 												}
 											}
 										}
 									}
 								}
-								p.r[32].Set32(a1353, ((v1368) & 0xffff))
-								s[186] = v1368
+								p.r[32].Set32(a1349, ((v1364) & 0xffff))
+								s[186] = v1364
 							}
 						}
 					}
@@ -12785,42 +12773,42 @@ func (p *netlock) ingress55(g *engine.Gen, s *[263]uint64, a1326 uint64) {
 }
 
 // ingress53 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access.
-func (p *netlock) ingress53(g *engine.Gen, s *[263]uint64, a1326 uint64) {
+func (p *netlock) ingress53(g *engine.Gen, s *[263]uint64, a1322 uint64) {
 	{
-		a1328 := a1326
-		_ = a1328
+		a1324 := a1322
+		_ = a1324
 		{
 			if s[168] != 0x0 {
 				{
 					{
 						{
 							// action NetlockIngress.levels.level0.head_access
-							v1330 := uint64(0)
-							_ = v1330
-							v1330 = p.r[27].Get32(a1328)
-							var r1333 uint64
-							_ = r1333
+							v1326 := uint64(0)
+							_ = v1326
+							v1326 = p.r[27].Get32(a1324)
+							var r1329 uint64
+							_ = r1329
 							{
-								a1334 := v1330
-								_ = a1334
-								a1335 := s[171]
-								_ = a1335
+								a1330 := v1326
+								_ = a1330
+								a1331 := s[171]
+								_ = a1331
 								{
-									if (((a1334 & 0x7fff) + 0x1) & 0xffff) == a1335 {
+									if (((a1330 & 0x7fff) + 0x1) & 0xffff) == a1331 {
 										{
-											r1333 = ((a1334 & 0x8000) ^ 0x8000)
-											goto end1332
+											r1329 = ((a1330 & 0x8000) ^ 0x8000)
+											goto end1328
 										}
 									}
-									r1333 = ((a1334 + 0x1) & 0xffff)
-									goto end1332
+									r1329 = ((a1330 + 0x1) & 0xffff)
+									goto end1328
 								}
-							end1332:
+							end1328:
 							}
-							v1331 := uint64(r1333)
-							_ = v1331
+							v1327 := uint64(r1329)
+							_ = v1327
 							s[177] = 0x0
-							if ((s[168] == 0x2) && (s[173] == 0x1)) && (s[172] == (v1330 & 0x7fff)) {
+							if ((s[168] == 0x2) && (s[173] == 0x1)) && (s[172] == (v1326 & 0x7fff)) {
 								{
 									s[177] = 0x1
 								}
@@ -12831,22 +12819,22 @@ func (p *netlock) ingress53(g *engine.Gen, s *[263]uint64, a1326 uint64) {
 									}
 								}
 							}
-							s[174] = v1330
+							s[174] = v1326
 							if s[177] == 0x1 {
 								{
-									v1330 = v1331
+									v1326 = v1327
 								}
 							} else {
 								if s[168] == 0x4 {
 									{
-										v1330 = 0x0
+										v1326 = 0x0
 									}
 								}
 							}
-							p.r[27].Set32(a1328, ((v1330) & 0xffff))
+							p.r[27].Set32(a1324, ((v1326) & 0xffff))
 							if s[168] == 0x3 {
 								{
-									s[174] = v1330
+									s[174] = v1326
 								}
 							}
 						}
@@ -12858,41 +12846,41 @@ func (p *netlock) ingress53(g *engine.Gen, s *[263]uint64, a1326 uint64) {
 					{
 						{
 							// action NetlockIngress.levels.level0.tail_access
-							v1337 := uint64(0)
-							_ = v1337
-							v1337 = p.r[28].Get32(a1328)
-							s[175] = v1337
+							v1333 := uint64(0)
+							_ = v1333
+							v1333 = p.r[28].Get32(a1324)
+							s[175] = v1333
 							if (s[169] == 0x2) && (s[173] == 0x1) {
 								{
-									var r1339 uint64
-									_ = r1339
+									var r1335 uint64
+									_ = r1335
 									{
-										a1340 := v1337
-										_ = a1340
-										a1341 := s[171]
-										_ = a1341
+										a1336 := v1333
+										_ = a1336
+										a1337 := s[171]
+										_ = a1337
 										{
-											if (((a1340 & 0x7fff) + 0x1) & 0xffff) == a1341 {
+											if (((a1336 & 0x7fff) + 0x1) & 0xffff) == a1337 {
 												{
-													r1339 = ((a1340 & 0x8000) ^ 0x8000)
-													goto end1338
+													r1335 = ((a1336 & 0x8000) ^ 0x8000)
+													goto end1334
 												}
 											}
-											r1339 = ((a1340 + 0x1) & 0xffff)
-											goto end1338
+											r1335 = ((a1336 + 0x1) & 0xffff)
+											goto end1334
 										}
-									end1338:
+									end1334:
 									}
-									v1337 = r1339
+									v1333 = r1335
 								}
 							} else {
 								if s[169] == 0x4 {
 									{
-										v1337 = 0x0
+										v1333 = 0x0
 									}
 								}
 							}
-							p.r[28].Set32(a1328, ((v1337) & 0xffff))
+							p.r[28].Set32(a1324, ((v1333) & 0xffff))
 						}
 					}
 				}
@@ -12902,72 +12890,72 @@ func (p *netlock) ingress53(g *engine.Gen, s *[263]uint64, a1326 uint64) {
 					{
 						{
 							// action NetlockIngress.levels.level0.gnext_access
-							v1343 := uint64(0)
-							_ = v1343
-							v1343 = p.r[29].Get32(a1328)
+							v1339 := uint64(0)
+							_ = v1339
+							v1339 = p.r[29].Get32(a1324)
 							if (s[170] == 0x2) && (s[173] == 0x1) {
 								{
-									v1343 = s[172]
+									v1339 = s[172]
 								}
 							} else {
-								if ((s[170] == 0x3) && (s[173] == 0x1)) && (v1343 == s[174]) {
+								if ((s[170] == 0x3) && (s[173] == 0x1)) && (v1339 == s[174]) {
 									{
-										var r1345 uint64
-										_ = r1345
+										var r1341 uint64
+										_ = r1341
 										{
-											a1346 := v1343
-											_ = a1346
-											a1347 := s[171]
-											_ = a1347
+											a1342 := v1339
+											_ = a1342
+											a1343 := s[171]
+											_ = a1343
 											{
-												if (((a1346 & 0x7fff) + 0x1) & 0xffff) == a1347 {
+												if (((a1342 & 0x7fff) + 0x1) & 0xffff) == a1343 {
 													{
-														r1345 = ((a1346 & 0x8000) ^ 0x8000)
-														goto end1344
+														r1341 = ((a1342 & 0x8000) ^ 0x8000)
+														goto end1340
 													}
 												}
-												r1345 = ((a1346 + 0x1) & 0xffff)
-												goto end1344
+												r1341 = ((a1342 + 0x1) & 0xffff)
+												goto end1340
 											}
-										end1344:
+										end1340:
 										}
-										v1343 = r1345
+										v1339 = r1341
 									}
 								} else {
 									if s[170] == 0x4 {
 										{
-											v1343 = 0x0
+											v1339 = 0x0
 										}
 									} else {
 										if (s[170] == 0x5) && (s[173] == 0x1) {
 											{
-												var r1349 uint64
-												_ = r1349
+												var r1345 uint64
+												_ = r1345
 												{
-													a1350 := s[175]
-													_ = a1350
-													a1351 := s[171]
-													_ = a1351
+													a1346 := s[175]
+													_ = a1346
+													a1347 := s[171]
+													_ = a1347
 													{
-														if (((a1350 & 0x7fff) + 0x1) & 0xffff) == a1351 {
+														if (((a1346 & 0x7fff) + 0x1) & 0xffff) == a1347 {
 															{
-																r1349 = ((a1350 & 0x8000) ^ 0x8000)
-																goto end1348
+																r1345 = ((a1346 & 0x8000) ^ 0x8000)
+																goto end1344
 															}
 														}
-														r1349 = ((a1350 + 0x1) & 0xffff)
-														goto end1348
+														r1345 = ((a1346 + 0x1) & 0xffff)
+														goto end1344
 													}
-												end1348:
+												end1344:
 												}
-												v1343 = r1349
+												v1339 = r1345
 											}
 										}
 									}
 								}
 							}
-							p.r[29].Set32(a1328, ((v1343) & 0xffff))
-							s[176] = v1343
+							p.r[29].Set32(a1324, ((v1339) & 0xffff))
+							s[176] = v1339
 						}
 					}
 				}
@@ -12977,42 +12965,42 @@ func (p *netlock) ingress53(g *engine.Gen, s *[263]uint64, a1326 uint64) {
 }
 
 // ingress54 is a part of ingress, with actions NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, NetlockIngress.levels.level1.gnext_access.
-func (p *netlock) ingress54(g *engine.Gen, s *[263]uint64, a1326 uint64) {
+func (p *netlock) ingress54(g *engine.Gen, s *[263]uint64, a1322 uint64) {
 	{
-		a1378 := a1326
-		_ = a1378
+		a1374 := a1322
+		_ = a1374
 		{
 			if s[168] != 0x0 {
 				{
 					{
 						{
 							// action NetlockIngress.levels.level1.head_access
-							v1380 := uint64(0)
-							_ = v1380
-							v1380 = p.r[30].Get32(a1378)
-							var r1383 uint64
-							_ = r1383
+							v1376 := uint64(0)
+							_ = v1376
+							v1376 = p.r[30].Get32(a1374)
+							var r1379 uint64
+							_ = r1379
 							{
-								a1384 := v1380
-								_ = a1384
-								a1385 := s[171]
-								_ = a1385
+								a1380 := v1376
+								_ = a1380
+								a1381 := s[171]
+								_ = a1381
 								{
-									if (((a1384 & 0x7fff) + 0x1) & 0xffff) == a1385 {
+									if (((a1380 & 0x7fff) + 0x1) & 0xffff) == a1381 {
 										{
-											r1383 = ((a1384 & 0x8000) ^ 0x8000)
-											goto end1382
+											r1379 = ((a1380 & 0x8000) ^ 0x8000)
+											goto end1378
 										}
 									}
-									r1383 = ((a1384 + 0x1) & 0xffff)
-									goto end1382
+									r1379 = ((a1380 + 0x1) & 0xffff)
+									goto end1378
 								}
-							end1382:
+							end1378:
 							}
-							v1381 := uint64(r1383)
-							_ = v1381
+							v1377 := uint64(r1379)
+							_ = v1377
 							s[177] = 0x0
-							if ((s[168] == 0x2) && (s[173] == 0x1)) && (s[172] == (v1380 & 0x7fff)) {
+							if ((s[168] == 0x2) && (s[173] == 0x1)) && (s[172] == (v1376 & 0x7fff)) {
 								{
 									s[177] = 0x1
 								}
@@ -13023,22 +13011,22 @@ func (p *netlock) ingress54(g *engine.Gen, s *[263]uint64, a1326 uint64) {
 									}
 								}
 							}
-							s[174] = v1380
+							s[174] = v1376
 							if s[177] == 0x1 {
 								{
-									v1380 = v1381
+									v1376 = v1377
 								}
 							} else {
 								if s[168] == 0x4 {
 									{
-										v1380 = 0x0
+										v1376 = 0x0
 									}
 								}
 							}
-							p.r[30].Set32(a1378, ((v1380) & 0xffff))
+							p.r[30].Set32(a1374, ((v1376) & 0xffff))
 							if s[168] == 0x3 {
 								{
-									s[174] = v1380
+									s[174] = v1376
 								}
 							}
 						}
@@ -13050,41 +13038,41 @@ func (p *netlock) ingress54(g *engine.Gen, s *[263]uint64, a1326 uint64) {
 					{
 						{
 							// action NetlockIngress.levels.level1.tail_access
-							v1387 := uint64(0)
-							_ = v1387
-							v1387 = p.r[31].Get32(a1378)
-							s[175] = v1387
+							v1383 := uint64(0)
+							_ = v1383
+							v1383 = p.r[31].Get32(a1374)
+							s[175] = v1383
 							if (s[169] == 0x2) && (s[173] == 0x1) {
 								{
-									var r1389 uint64
-									_ = r1389
+									var r1385 uint64
+									_ = r1385
 									{
-										a1390 := v1387
-										_ = a1390
-										a1391 := s[171]
-										_ = a1391
+										a1386 := v1383
+										_ = a1386
+										a1387 := s[171]
+										_ = a1387
 										{
-											if (((a1390 & 0x7fff) + 0x1) & 0xffff) == a1391 {
+											if (((a1386 & 0x7fff) + 0x1) & 0xffff) == a1387 {
 												{
-													r1389 = ((a1390 & 0x8000) ^ 0x8000)
-													goto end1388
+													r1385 = ((a1386 & 0x8000) ^ 0x8000)
+													goto end1384
 												}
 											}
-											r1389 = ((a1390 + 0x1) & 0xffff)
-											goto end1388
+											r1385 = ((a1386 + 0x1) & 0xffff)
+											goto end1384
 										}
-									end1388:
+									end1384:
 									}
-									v1387 = r1389
+									v1383 = r1385
 								}
 							} else {
 								if s[169] == 0x4 {
 									{
-										v1387 = 0x0
+										v1383 = 0x0
 									}
 								}
 							}
-							p.r[31].Set32(a1378, ((v1387) & 0xffff))
+							p.r[31].Set32(a1374, ((v1383) & 0xffff))
 						}
 					}
 				}
@@ -13094,72 +13082,72 @@ func (p *netlock) ingress54(g *engine.Gen, s *[263]uint64, a1326 uint64) {
 					{
 						{
 							// action NetlockIngress.levels.level1.gnext_access
-							v1393 := uint64(0)
-							_ = v1393
-							v1393 = p.r[32].Get32(a1378)
+							v1389 := uint64(0)
+							_ = v1389
+							v1389 = p.r[32].Get32(a1374)
 							if (s[170] == 0x2) && (s[173] == 0x1) {
 								{
-									v1393 = s[172]
+									v1389 = s[172]
 								}
 							} else {
-								if ((s[170] == 0x3) && (s[173] == 0x1)) && (v1393 == s[174]) {
+								if ((s[170] == 0x3) && (s[173] == 0x1)) && (v1389 == s[174]) {
 									{
-										var r1395 uint64
-										_ = r1395
+										var r1391 uint64
+										_ = r1391
 										{
-											a1396 := v1393
-											_ = a1396
-											a1397 := s[171]
-											_ = a1397
+											a1392 := v1389
+											_ = a1392
+											a1393 := s[171]
+											_ = a1393
 											{
-												if (((a1396 & 0x7fff) + 0x1) & 0xffff) == a1397 {
+												if (((a1392 & 0x7fff) + 0x1) & 0xffff) == a1393 {
 													{
-														r1395 = ((a1396 & 0x8000) ^ 0x8000)
-														goto end1394
+														r1391 = ((a1392 & 0x8000) ^ 0x8000)
+														goto end1390
 													}
 												}
-												r1395 = ((a1396 + 0x1) & 0xffff)
-												goto end1394
+												r1391 = ((a1392 + 0x1) & 0xffff)
+												goto end1390
 											}
-										end1394:
+										end1390:
 										}
-										v1393 = r1395
+										v1389 = r1391
 									}
 								} else {
 									if s[170] == 0x4 {
 										{
-											v1393 = 0x0
+											v1389 = 0x0
 										}
 									} else {
 										if (s[170] == 0x5) && (s[173] == 0x1) {
 											{
-												var r1399 uint64
-												_ = r1399
+												var r1395 uint64
+												_ = r1395
 												{
-													a1400 := s[175]
-													_ = a1400
-													a1401 := s[171]
-													_ = a1401
+													a1396 := s[175]
+													_ = a1396
+													a1397 := s[171]
+													_ = a1397
 													{
-														if (((a1400 & 0x7fff) + 0x1) & 0xffff) == a1401 {
+														if (((a1396 & 0x7fff) + 0x1) & 0xffff) == a1397 {
 															{
-																r1399 = ((a1400 & 0x8000) ^ 0x8000)
-																goto end1398
+																r1395 = ((a1396 & 0x8000) ^ 0x8000)
+																goto end1394
 															}
 														}
-														r1399 = ((a1400 + 0x1) & 0xffff)
-														goto end1398
+														r1395 = ((a1396 + 0x1) & 0xffff)
+														goto end1394
 													}
-												end1398:
+												end1394:
 												}
-												v1393 = r1399
+												v1389 = r1395
 											}
 										}
 									}
 								}
 							}
-							p.r[32].Set32(a1378, ((v1393) & 0xffff))
-							s[176] = v1393
+							p.r[32].Set32(a1374, ((v1389) & 0xffff))
+							s[176] = v1389
 						}
 					}
 				}
@@ -13180,14 +13168,14 @@ func (p *netlock) ingress83(g *engine.Gen, s *[263]uint64, v108 uint64, v111 uin
 				{
 					s[48] = 0x0
 					s[52] = s[106]
-					v1724 := uint64(0x1)
-					_ = v1724
+					v1719 := uint64(0x1)
+					_ = v1719
 					if (v111 == 0x14) || (v111 == 0x15) {
 						{
-							v1724 = 0x0
+							v1719 = 0x0
 						}
 					}
-					if (v1724 == 0x1) && ((s[194] == 0x0) || (s[202] == 0x0)) {
+					if (v1719 == 0x1) && ((s[194] == 0x0) || (s[202] == 0x0)) {
 						{
 							s[48] = 0x1
 						}
@@ -13201,12 +13189,12 @@ func (p *netlock) ingress83(g *engine.Gen, s *[263]uint64, v108 uint64, v111 uin
 								} else {
 									{
 										{
-											a1726 := s[49]
-											_ = a1726
+											a1721 := s[49]
+											_ = a1721
 											{
 												// action NetlockIngress.use_level
-												s[208] = a1726
-												if a1726 == 0x0 {
+												s[208] = a1721
+												if a1721 == 0x0 {
 													{
 														s[209] = s[197]
 														s[210] = s[198]
@@ -13218,7 +13206,7 @@ func (p *netlock) ingress83(g *engine.Gen, s *[263]uint64, v108 uint64, v111 uin
 													}
 												}
 												s[171] = s[210]
-												if a1726 == 0x0 {
+												if a1721 == 0x0 {
 													{
 														s[181] = s[200]
 													}
@@ -13232,25 +13220,25 @@ func (p *netlock) ingress83(g *engine.Gen, s *[263]uint64, v108 uint64, v111 uin
 										{
 											{
 												// action NetlockIngress.state_access
-												v1728 := uint64(0)
+												v1723 := uint64(0)
+												_ = v1723
+												v1723 = p.r[1].Get64(s[196])
+												v1724 := uint64(((0x0)<<15 | ((v1723) & 0x7fff)))
+												_ = v1724
+												v1725 := uint64(((0x0)<<1 | ((v1723) >> 15 & 0x1)))
+												_ = v1725
+												v1726 := uint64(((v1723) >> 16 & 0xffff))
+												_ = v1726
+												v1727 := uint64(((v1723) >> 32 & 0xffff))
+												_ = v1727
+												v1728 := uint64(0x0)
 												_ = v1728
-												v1728 = p.r[1].Get64(s[196])
-												v1729 := uint64(((0x0)<<15 | ((v1728) & 0x7fff)))
+												v1729 := uint64(0x0)
 												_ = v1729
-												v1730 := uint64(((0x0)<<1 | ((v1728) >> 15 & 0x1)))
-												_ = v1730
-												v1731 := uint64(((v1728) >> 16 & 0xffff))
-												_ = v1731
-												v1732 := uint64(((v1728) >> 32 & 0xffff))
-												_ = v1732
-												v1733 := uint64(0x0)
-												_ = v1733
-												v1734 := uint64(0x0)
-												_ = v1734
 												{
 													{
 														{
-															s[220] = engine.Sel(((v1730 == 0x0) && (v1731 == 0x0)), 0x1, 0x0)
+															s[220] = engine.Sel(((v1725 == 0x0) && (v1726 == 0x0)), 0x1, 0x0)
 														}
 													}
 												}
@@ -13263,14 +13251,14 @@ func (p *netlock) ingress83(g *engine.Gen, s *[263]uint64, v108 uint64, v111 uin
 												}
 												{
 													{
-														v1728 = (((((0x0)<<16|v1732)<<16|v1731)<<1|((v1730)&0x1))<<15 | ((v1729) & 0x7fff))
+														v1723 = (((((0x0)<<16|v1727)<<16|v1726)<<1|((v1725)&0x1))<<15 | ((v1724) & 0x7fff))
 													}
 												}
-												p.r[1].Set64(s[196], v1728)
-												s[221] = ((0x0)<<15 | ((v1728) & 0x7fff))
-												s[222] = ((0x0)<<1 | ((v1728) >> 15 & 0x1))
-												s[223] = ((v1728) >> 16 & 0xffff)
-												s[224] = ((v1728) >> 32 & 0xffff)
+												p.r[1].Set64(s[196], v1723)
+												s[221] = ((0x0)<<15 | ((v1723) & 0x7fff))
+												s[222] = ((0x0)<<1 | ((v1723) >> 15 & 0x1))
+												s[223] = ((v1723) >> 16 & 0xffff)
+												s[224] = ((v1723) >> 32 & 0xffff)
 											}
 										}
 										p.ingress76(g, s)
@@ -13312,12 +13300,12 @@ func (p *netlock) ingress83(g *engine.Gen, s *[263]uint64, v108 uint64, v111 uin
 											{
 												// action NetlockIngress.ans_echo
 												{
-													a2004 := s[211]
-													_ = a2004
-													a2005 := s[212]
-													_ = a2005
-													a2006 := s[213]
-													_ = a2006
+													a1999 := s[211]
+													_ = a1999
+													a2000 := s[212]
+													_ = a2000
+													a2001 := s[213]
+													_ = a2001
 													{
 														// action NetlockIngress.ans_to_client
 														s[107] = 0x1
@@ -13325,18 +13313,18 @@ func (p *netlock) ingress83(g *engine.Gen, s *[263]uint64, v108 uint64, v111 uin
 														s[109] = 0x0
 														s[113] = s[203]
 														s[115] = s[204]
-														s[114] = a2004
-														s[116] = a2005
+														s[114] = a1999
+														s[116] = a2000
 														s[117] = 0x4
 														s[120] = 0x0
 														s[119] = 0x0
 														s[128] = 0x0
 														s[129] = 0x0
-														if a2006 == 0x1 {
+														if a2001 == 0x1 {
 															{
 																s[119] = 0x8
-																s[128] = a2004
-																s[129] = a2005
+																s[128] = a1999
+																s[129] = a2000
 															}
 														}
 														s[123] = s[37]
@@ -13364,19 +13352,19 @@ func (p *netlock) ingress83(g *engine.Gen, s *[263]uint64, v108 uint64, v111 uin
 							{
 								{
 									// action NetlockIngress.q_access
-									v2008 := uint64(0)
+									v2003 := uint64(0)
+									_ = v2003
+									v2003 = p.r[4].Get64(s[196])
+									v2004 := uint64(((v2003) & 0xffff))
+									_ = v2004
+									v2005 := uint64(((v2003) >> 16 & 0xffff))
+									_ = v2005
+									v2006 := uint64(((v2003) >> 32 & 0xffff))
+									_ = v2006
+									v2007 := uint64(((v2003) >> 48))
+									_ = v2007
+									v2008 := uint64(v2004)
 									_ = v2008
-									v2008 = p.r[4].Get64(s[196])
-									v2009 := uint64(((v2008) & 0xffff))
-									_ = v2009
-									v2010 := uint64(((v2008) >> 16 & 0xffff))
-									_ = v2010
-									v2011 := uint64(((v2008) >> 32 & 0xffff))
-									_ = v2011
-									v2012 := uint64(((v2008) >> 48))
-									_ = v2012
-									v2013 := uint64(v2009)
-									_ = v2013
 									s[218] = 0x0
 									{
 										{
@@ -13386,7 +13374,7 @@ func (p *netlock) ingress83(g *engine.Gen, s *[263]uint64, v108 uint64, v111 uin
 														{
 															{
 																{
-																	v2011 = engine.Sel((v2011 > 0x0), ((v2011 - 0x1) & 0xffff), 0x0)
+																	v2006 = engine.Sel((v2006 > 0x0), ((v2006 - 0x1) & 0xffff), 0x0)
 																}
 															}
 														}
@@ -13397,19 +13385,19 @@ func (p *netlock) ingress83(g *engine.Gen, s *[263]uint64, v108 uint64, v111 uin
 									}
 									{
 										{
-											v2009 = v2013
+											v2004 = v2008
 										}
 									}
 									{
 										{
-											v2008 = ((((v2012)<<16|v2011)<<16|v2010)<<16 | v2009)
+											v2003 = ((((v2007)<<16|v2006)<<16|v2005)<<16 | v2004)
 										}
 									}
-									p.r[4].Set64(s[196], v2008)
-									s[227] = ((v2008) & 0xffff)
-									s[228] = ((v2008) >> 16 & 0xffff)
-									s[229] = ((v2008) >> 32 & 0xffff)
-									s[230] = ((v2008) >> 48)
+									p.r[4].Set64(s[196], v2003)
+									s[227] = ((v2003) & 0xffff)
+									s[228] = ((v2003) >> 16 & 0xffff)
+									s[229] = ((v2003) >> 32 & 0xffff)
+									s[230] = ((v2003) >> 48)
 								}
 							}
 						}
@@ -13466,46 +13454,46 @@ func (p *netlock) ingress82(g *engine.Gen, s *[263]uint64, v112 *uint64, v113 *u
 				}
 			}
 		}
-		v1437 := uint64(s[72])
-		p.ingress65(g, s, v1437)
-		v1486 := uint64(s[167])
-		_ = v1486
+		v1433 := uint64(s[72])
+		p.ingress65(g, s, v1433)
+		v1482 := uint64(s[167])
+		_ = v1482
 		{
-			a1488 := s[155]
-			_ = a1488
-			a1489 := s[208]
-			_ = a1489
-			a1490 := v1486
-			_ = a1490
+			a1484 := s[155]
+			_ = a1484
+			a1485 := s[208]
+			_ = a1485
+			a1486 := v1482
+			_ = a1486
 			{
 				// action NetlockIngress.state_access
-				v1491 := uint64(0)
+				v1487 := uint64(0)
+				_ = v1487
+				v1487 = p.r[1].Get64(s[196])
+				v1488 := uint64(((0x0)<<15 | ((v1487) & 0x7fff)))
+				_ = v1488
+				v1489 := uint64(((0x0)<<1 | ((v1487) >> 15 & 0x1)))
+				_ = v1489
+				v1490 := uint64(((v1487) >> 16 & 0xffff))
+				_ = v1490
+				v1491 := uint64(((v1487) >> 32 & 0xffff))
 				_ = v1491
-				v1491 = p.r[1].Get64(s[196])
-				v1492 := uint64(((0x0)<<15 | ((v1491) & 0x7fff)))
+				v1492 := uint64(engine.Sel(((a1484 == 0x1) && (a1485 == 0x0)), 0x1, 0x0))
 				_ = v1492
-				v1493 := uint64(((0x0)<<1 | ((v1491) >> 15 & 0x1)))
+				v1493 := uint64(engine.Sel((a1484 == 0x1), 0x1, 0x0))
 				_ = v1493
-				v1494 := uint64(((v1491) >> 16 & 0xffff))
-				_ = v1494
-				v1495 := uint64(((v1491) >> 32 & 0xffff))
-				_ = v1495
-				v1496 := uint64(engine.Sel(((a1488 == 0x1) && (a1489 == 0x0)), 0x1, 0x0))
-				_ = v1496
-				v1497 := uint64(engine.Sel((a1488 == 0x1), 0x1, 0x0))
-				_ = v1497
-				if a1488 == 0x1 {
+				if a1484 == 0x1 {
 					{
-						s[220] = engine.Sel((v1492 == 0x0), 0x1, 0x0)
+						s[220] = engine.Sel((v1488 == 0x0), 0x1, 0x0)
 					}
 				} else {
-					if a1489 == 0x0 {
+					if a1485 == 0x0 {
 						{
-							s[220] = engine.Sel(((v1493 == 0x0) && (v1494 == 0x0)), 0x1, 0x0)
+							s[220] = engine.Sel(((v1489 == 0x0) && (v1490 == 0x0)), 0x1, 0x0)
 						}
 					} else {
 						{
-							s[220] = engine.Sel(((v1493 == 0x0) && (v1495 == 0x0)), 0x1, 0x0)
+							s[220] = engine.Sel(((v1489 == 0x0) && (v1491 == 0x0)), 0x1, 0x0)
 						}
 					}
 				}
@@ -13513,10 +13501,10 @@ func (p *netlock) ingress82(g *engine.Gen, s *[263]uint64, v112 *uint64, v113 *u
 				{
 					{
 						{
-							if a1490 == 0x1 {
+							if a1486 == 0x1 {
 								{
-									v1494 = ((v1494 - v1496) & 0xffff)
-									v1495 = ((v1495 - v1497) & 0xffff)
+									v1490 = ((v1490 - v1492) & 0xffff)
+									v1491 = ((v1491 - v1493) & 0xffff)
 								}
 							}
 						}
@@ -13524,40 +13512,40 @@ func (p *netlock) ingress82(g *engine.Gen, s *[263]uint64, v112 *uint64, v113 *u
 				}
 				{
 					{
-						v1491 = (((((0x0)<<16|v1495)<<16|v1494)<<1|((v1493)&0x1))<<15 | ((v1492) & 0x7fff))
+						v1487 = (((((0x0)<<16|v1491)<<16|v1490)<<1|((v1489)&0x1))<<15 | ((v1488) & 0x7fff))
 					}
 				}
-				p.r[1].Set64(s[196], v1491)
-				s[221] = ((0x0)<<15 | ((v1491) & 0x7fff))
-				s[222] = ((0x0)<<1 | ((v1491) >> 15 & 0x1))
-				s[223] = ((v1491) >> 16 & 0xffff)
-				s[224] = ((v1491) >> 32 & 0xffff)
+				p.r[1].Set64(s[196], v1487)
+				s[221] = ((0x0)<<15 | ((v1487) & 0x7fff))
+				s[222] = ((0x0)<<1 | ((v1487) >> 15 & 0x1))
+				s[223] = ((v1487) >> 16 & 0xffff)
+				s[224] = ((v1487) >> 32 & 0xffff)
 			}
 		}
 		{
-			a1499 := s[208]
-			_ = a1499
-			a1500 := v1486
-			_ = a1500
+			a1495 := s[208]
+			_ = a1495
+			a1496 := v1482
+			_ = a1496
 			{
 				// action NetlockIngress.wait_access
-				v1501 := uint64(0)
-				_ = v1501
-				v1501 = p.r[2].Get64(s[196])
-				v1502 := uint64(((v1501) & 0xffffffff))
-				_ = v1502
-				v1503 := uint64(((v1501) >> 32))
-				_ = v1503
+				v1497 := uint64(0)
+				_ = v1497
+				v1497 = p.r[2].Get64(s[196])
+				v1498 := uint64(((v1497) & 0xffffffff))
+				_ = v1498
+				v1499 := uint64(((v1497) >> 32))
+				_ = v1499
 				{
-					if a1500 == 0x1 {
+					if a1496 == 0x1 {
 						{
-							if a1499 == 0x0 {
+							if a1495 == 0x0 {
 								{
-									v1502 = ((v1502 - 0x1) & 0xffffffff)
+									v1498 = ((v1498 - 0x1) & 0xffffffff)
 								}
 							} else {
 								{
-									v1503 = ((v1503 - 0x1) & 0xffffffff)
+									v1499 = ((v1499 - 0x1) & 0xffffffff)
 								}
 							}
 						}
@@ -13565,17 +13553,17 @@ func (p *netlock) ingress82(g *engine.Gen, s *[263]uint64, v112 *uint64, v113 *u
 				}
 				{
 					{
-						v1501 = ((v1503)<<32 | v1502)
+						v1497 = ((v1499)<<32 | v1498)
 					}
 				}
-				p.r[2].Set64(s[196], v1501)
-				s[225] = ((v1501) & 0xffffffff)
-				s[226] = ((v1501) >> 32)
+				p.r[2].Set64(s[196], v1497)
+				s[225] = ((v1497) & 0xffffffff)
+				s[226] = ((v1497) >> 32)
 			}
 		}
-		p.ingress64(g, s, v1486)
-		if v1486 == 0x1 {
-			p.ingress63(g, s, v112, v113, v1437)
+		p.ingress64(g, s, v1482)
+		if v1482 == 0x1 {
+			p.ingress63(g, s, v112, v113, v1433)
 		} else {
 			{
 				if s[154] == 0x1 {
@@ -13584,26 +13572,26 @@ func (p *netlock) ingress82(g *engine.Gen, s *[263]uint64, v112 *uint64, v113 *u
 					}
 				}
 				s[74] = ((s[74] - 0x1) & 0xffff)
-				var r1638 uint64
-				_ = r1638
+				var r1633 uint64
+				_ = r1633
 				{
-					a1639 := v1437
-					_ = a1639
-					a1640 := s[210]
-					_ = a1640
+					a1634 := v1433
+					_ = a1634
+					a1635 := s[210]
+					_ = a1635
 					{
-						if (((a1639 & 0x7fff) + 0x1) & 0xffff) == a1640 {
+						if (((a1634 & 0x7fff) + 0x1) & 0xffff) == a1635 {
 							{
-								r1638 = ((a1639 & 0x8000) ^ 0x8000)
-								goto end1637
+								r1633 = ((a1634 & 0x8000) ^ 0x8000)
+								goto end1632
 							}
 						}
-						r1638 = ((a1639 + 0x1) & 0xffff)
-						goto end1637
+						r1633 = ((a1634 + 0x1) & 0xffff)
+						goto end1632
 					}
-				end1637:
+				end1632:
 				}
-				s[72] = r1638
+				s[72] = r1633
 				if (s[73] == 0x0) || (s[74] == 0x0) {
 					{
 						{
@@ -13632,12 +13620,12 @@ func (p *netlock) ingress82(g *engine.Gen, s *[263]uint64, v112 *uint64, v113 *u
 											{
 												// action NetlockIngress.ans_echo
 												{
-													a1645 := s[211]
-													_ = a1645
-													a1646 := s[212]
-													_ = a1646
-													a1647 := s[213]
-													_ = a1647
+													a1640 := s[211]
+													_ = a1640
+													a1641 := s[212]
+													_ = a1641
+													a1642 := s[213]
+													_ = a1642
 													{
 														// action NetlockIngress.ans_to_client
 														s[107] = 0x1
@@ -13645,18 +13633,18 @@ func (p *netlock) ingress82(g *engine.Gen, s *[263]uint64, v112 *uint64, v113 *u
 														s[109] = 0x0
 														s[113] = s[203]
 														s[115] = s[204]
-														s[114] = a1645
-														s[116] = a1646
+														s[114] = a1640
+														s[116] = a1641
 														s[117] = 0x4
 														s[120] = 0x0
 														s[119] = 0x0
 														s[128] = 0x0
 														s[129] = 0x0
-														if a1647 == 0x1 {
+														if a1642 == 0x1 {
 															{
 																s[119] = 0x8
-																s[128] = a1645
-																s[129] = a1646
+																s[128] = a1640
+																s[129] = a1641
 															}
 														}
 														s[123] = s[37]
@@ -13695,18 +13683,18 @@ func (p *netlock) ingress82(g *engine.Gen, s *[263]uint64, v112 *uint64, v113 *u
 }
 
 // ingress65 is a part of ingress, with actions NetlockIngress.slot_at, NetlockIngress.pool.part0.txn_access, NetlockIngress.pool.part0.hold_access, NetlockIngress.pool.part0.flags_access, NetlockIngress.pool.part0.who_access, NetlockIngress.pool.part0.ts_access, and 15 more.
-func (p *netlock) ingress65(g *engine.Gen, s *[263]uint64, v1437 uint64) {
-	_ = v1437
+func (p *netlock) ingress65(g *engine.Gen, s *[263]uint64, v1433 uint64) {
+	_ = v1433
 	{
-		a1439 := v1437
-		_ = a1439
+		a1435 := v1433
+		_ = a1435
 		{
 			// action NetlockIngress.slot_at
-			v1440 := uint64(((s[209] + (a1439 & 0x7fff)) & 0xffffffff))
-			_ = v1440
-			s[133] = ((v1440) >> (p.c[3]) & 0x3)
-			s[134] = (v1440 & p.c[4])
-			s[215] = v1440
+			v1436 := uint64(((s[209] + (a1435 & 0x7fff)) & 0xffffffff))
+			_ = v1436
+			s[133] = ((v1436) >> (p.c[3]) & 0x3)
+			s[134] = (v1436 & p.c[4])
+			s[215] = v1436
 		}
 	}
 	s[136] = 0x1
@@ -13723,17 +13711,17 @@ func (p *netlock) ingress65(g *engine.Gen, s *[263]uint64, v1437 uint64) {
 									{
 										{
 											// action NetlockIngress.pool.part0.txn_access
-											v1444 := uint64(0)
-											_ = v1444
-											v1444 = p.r[7].Get64(s[134])
-											s[160] = engine.Sel((v1444 == s[144]), 0x1, 0x0)
+											v1440 := uint64(0)
+											_ = v1440
+											v1440 = p.r[7].Get64(s[134])
+											s[160] = engine.Sel((v1440 == s[144]), 0x1, 0x0)
 											if s[136] == 0x2 {
 												{
-													v1444 = s[144]
+													v1440 = s[144]
 												}
 											}
-											p.r[7].Set64(s[134], v1444)
-											s[159] = v1444
+											p.r[7].Set64(s[134], v1440)
+											s[159] = v1440
 										}
 									}
 								}
@@ -13743,12 +13731,12 @@ func (p *netlock) ingress65(g *engine.Gen, s *[263]uint64, v1437 uint64) {
 									{
 										{
 											// action NetlockIngress.pool.part0.hold_access
-											v1446 := uint64(0)
-											_ = v1446
-											v1446 = p.r[11].Get64(s[134])
+											v1442 := uint64(0)
+											_ = v1442
+											v1442 = p.r[11].Get64(s[134])
 											if (s[139] == 0x3) || (s[139] == 0x4) {
 												{
-													if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v1446) >> 32) == s[151])) && (((v1446) >> 32) != 0x0) {
+													if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v1442) >> 32) == s[151])) && (((v1442) >> 32) != 0x0) {
 														{
 															s[167] = 0x1
 														}
@@ -13757,24 +13745,24 @@ func (p *netlock) ingress65(g *engine.Gen, s *[263]uint64, v1437 uint64) {
 											}
 											if (s[139] == 0x2) || ((s[139] == 0x5) && (s[153] == 0x1)) {
 												{
-													v1446 = ((s[149])<<32 | s[150])
+													v1442 = ((s[149])<<32 | s[150])
 												}
 											} else {
 												if (s[139] == 0x3) && (s[167] == 0x1) {
 													{
-														v1446 = v1446&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+														v1442 = v1442&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 													}
 												} else {
 													if (s[139] == 0x4) && (s[167] == 0x1) {
 														{
-															v1446 = v1446&^0xffffffff | (s[150])<<0&0xffffffff
+															v1442 = v1442&^0xffffffff | (s[150])<<0&0xffffffff
 														}
 													}
 												}
 											}
-											p.r[11].Set64(s[134], v1446)
-											s[165] = ((v1446) >> 32)
-											s[166] = ((v1446) & 0xffffffff)
+											p.r[11].Set64(s[134], v1442)
+											s[165] = ((v1442) >> 32)
+											s[166] = ((v1442) & 0xffffffff)
 										}
 									}
 								}
@@ -13784,39 +13772,39 @@ func (p *netlock) ingress65(g *engine.Gen, s *[263]uint64, v1437 uint64) {
 									{
 										{
 											// action NetlockIngress.pool.part0.flags_access
-											v1448 := uint64(0)
-											_ = v1448
-											v1448 = p.r[8].Get64(s[134])
+											v1444 := uint64(0)
+											_ = v1444
+											v1444 = p.r[8].Get64(s[134])
 											if s[135] == 0x2 {
 												{
-													v1448 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
+													v1444 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
 												}
 											} else {
 												if (s[135] == 0x3) && (s[167] == 0x1) {
 													{
-														v1448 = v1448&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+														v1444 = v1444&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
 													}
 												} else {
 													if ((s[135] == 0x4) && (s[167] == 0x1)) && (s[143] != 0x0) {
 														{
-															v1448 = v1448&^0xffffffff | (s[143])<<0&0xffffffff
+															v1444 = v1444&^0xffffffff | (s[143])<<0&0xffffffff
 														}
 													} else {
-														if ((s[135] == 0x5) && (((v1448) >> 56) == 0x1)) && (s[160] == 0x1) {
+														if ((s[135] == 0x5) && (((v1444) >> 56) == 0x1)) && (s[160] == 0x1) {
 															{
-																v1448 = v1448&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+																v1444 = v1444&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 																s[167] = 0x1
 															}
 														}
 													}
 												}
 											}
-											p.r[8].Set64(s[134], v1448)
-											s[154] = ((v1448) >> 56)
-											s[155] = ((v1448) >> 48 & 0xff)
-											s[156] = ((v1448) >> 40 & 0xff)
-											s[157] = ((v1448) >> 32 & 0xff)
-											s[158] = ((v1448) & 0xffffffff)
+											p.r[8].Set64(s[134], v1444)
+											s[154] = ((v1444) >> 56)
+											s[155] = ((v1444) >> 48 & 0xff)
+											s[156] = ((v1444) >> 40 & 0xff)
+											s[157] = ((v1444) >> 32 & 0xff)
+											s[158] = ((v1444) & 0xffffffff)
 										}
 									}
 								}
@@ -13826,18 +13814,18 @@ func (p *netlock) ingress65(g *engine.Gen, s *[263]uint64, v1437 uint64) {
 									{
 										{
 											// action NetlockIngress.pool.part0.who_access
-											v1450 := uint64(0)
-											_ = v1450
-											v1450 = p.r[9].Get64(s[134])
+											v1446 := uint64(0)
+											_ = v1446
+											v1446 = p.r[9].Get64(s[134])
 											if s[137] == 0x2 {
 												{
-													v1450 = (((s[145])<<16|s[146])<<16 | s[147])
+													v1446 = (((s[145])<<16|s[146])<<16 | s[147])
 												}
 											}
-											p.r[9].Set64(s[134], v1450)
-											s[161] = ((v1450) >> 32)
-											s[162] = ((v1450) >> 16 & 0xffff)
-											s[163] = ((v1450) & 0xffff)
+											p.r[9].Set64(s[134], v1446)
+											s[161] = ((v1446) >> 32)
+											s[162] = ((v1446) >> 16 & 0xffff)
+											s[163] = ((v1446) & 0xffff)
 										}
 									}
 								}
@@ -13847,16 +13835,16 @@ func (p *netlock) ingress65(g *engine.Gen, s *[263]uint64, v1437 uint64) {
 									{
 										{
 											// action NetlockIngress.pool.part0.ts_access
-											v1452 := uint64(0)
-											_ = v1452
-											v1452 = p.r[10].Get64(s[134])
+											v1448 := uint64(0)
+											_ = v1448
+											v1448 = p.r[10].Get64(s[134])
 											if (s[138] == 0x2) || (((s[138] == 0x3) && (s[167] == 0x1)) && (s[148] != 0x0)) {
 												{
-													v1452 = s[148]
+													v1448 = s[148]
 												}
 											}
-											p.r[10].Set64(s[134], v1452)
-											s[164] = v1452
+											p.r[10].Set64(s[134], v1448)
+											s[164] = v1448
 										}
 									}
 								}
@@ -13882,17 +13870,17 @@ func (p *netlock) ingress59(g *engine.Gen, s *[263]uint64) {
 							{
 								{
 									// action NetlockIngress.pool.part1.txn_access
-									v1455 := uint64(0)
-									_ = v1455
-									v1455 = p.r[12].Get64(s[134])
-									s[160] = engine.Sel((v1455 == s[144]), 0x1, 0x0)
+									v1451 := uint64(0)
+									_ = v1451
+									v1451 = p.r[12].Get64(s[134])
+									s[160] = engine.Sel((v1451 == s[144]), 0x1, 0x0)
 									if s[136] == 0x2 {
 										{
-											v1455 = s[144]
+											v1451 = s[144]
 										}
 									}
-									p.r[12].Set64(s[134], v1455)
-									s[159] = v1455
+									p.r[12].Set64(s[134], v1451)
+									s[159] = v1451
 								}
 							}
 						}
@@ -13902,12 +13890,12 @@ func (p *netlock) ingress59(g *engine.Gen, s *[263]uint64) {
 							{
 								{
 									// action NetlockIngress.pool.part1.hold_access
-									v1457 := uint64(0)
-									_ = v1457
-									v1457 = p.r[16].Get64(s[134])
+									v1453 := uint64(0)
+									_ = v1453
+									v1453 = p.r[16].Get64(s[134])
 									if (s[139] == 0x3) || (s[139] == 0x4) {
 										{
-											if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v1457) >> 32) == s[151])) && (((v1457) >> 32) != 0x0) {
+											if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v1453) >> 32) == s[151])) && (((v1453) >> 32) != 0x0) {
 												{
 													s[167] = 0x1
 												}
@@ -13916,24 +13904,24 @@ func (p *netlock) ingress59(g *engine.Gen, s *[263]uint64) {
 									}
 									if (s[139] == 0x2) || ((s[139] == 0x5) && (s[153] == 0x1)) {
 										{
-											v1457 = ((s[149])<<32 | s[150])
+											v1453 = ((s[149])<<32 | s[150])
 										}
 									} else {
 										if (s[139] == 0x3) && (s[167] == 0x1) {
 											{
-												v1457 = v1457&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+												v1453 = v1453&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 											}
 										} else {
 											if (s[139] == 0x4) && (s[167] == 0x1) {
 												{
-													v1457 = v1457&^0xffffffff | (s[150])<<0&0xffffffff
+													v1453 = v1453&^0xffffffff | (s[150])<<0&0xffffffff
 												}
 											}
 										}
 									}
-									p.r[16].Set64(s[134], v1457)
-									s[165] = ((v1457) >> 32)
-									s[166] = ((v1457) & 0xffffffff)
+									p.r[16].Set64(s[134], v1453)
+									s[165] = ((v1453) >> 32)
+									s[166] = ((v1453) & 0xffffffff)
 								}
 							}
 						}
@@ -13943,39 +13931,39 @@ func (p *netlock) ingress59(g *engine.Gen, s *[263]uint64) {
 							{
 								{
 									// action NetlockIngress.pool.part1.flags_access
-									v1459 := uint64(0)
-									_ = v1459
-									v1459 = p.r[13].Get64(s[134])
+									v1455 := uint64(0)
+									_ = v1455
+									v1455 = p.r[13].Get64(s[134])
 									if s[135] == 0x2 {
 										{
-											v1459 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
+											v1455 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
 										}
 									} else {
 										if (s[135] == 0x3) && (s[167] == 0x1) {
 											{
-												v1459 = v1459&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+												v1455 = v1455&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
 											}
 										} else {
 											if ((s[135] == 0x4) && (s[167] == 0x1)) && (s[143] != 0x0) {
 												{
-													v1459 = v1459&^0xffffffff | (s[143])<<0&0xffffffff
+													v1455 = v1455&^0xffffffff | (s[143])<<0&0xffffffff
 												}
 											} else {
-												if ((s[135] == 0x5) && (((v1459) >> 56) == 0x1)) && (s[160] == 0x1) {
+												if ((s[135] == 0x5) && (((v1455) >> 56) == 0x1)) && (s[160] == 0x1) {
 													{
-														v1459 = v1459&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+														v1455 = v1455&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 														s[167] = 0x1
 													}
 												}
 											}
 										}
 									}
-									p.r[13].Set64(s[134], v1459)
-									s[154] = ((v1459) >> 56)
-									s[155] = ((v1459) >> 48 & 0xff)
-									s[156] = ((v1459) >> 40 & 0xff)
-									s[157] = ((v1459) >> 32 & 0xff)
-									s[158] = ((v1459) & 0xffffffff)
+									p.r[13].Set64(s[134], v1455)
+									s[154] = ((v1455) >> 56)
+									s[155] = ((v1455) >> 48 & 0xff)
+									s[156] = ((v1455) >> 40 & 0xff)
+									s[157] = ((v1455) >> 32 & 0xff)
+									s[158] = ((v1455) & 0xffffffff)
 								}
 							}
 						}
@@ -13985,18 +13973,18 @@ func (p *netlock) ingress59(g *engine.Gen, s *[263]uint64) {
 							{
 								{
 									// action NetlockIngress.pool.part1.who_access
-									v1461 := uint64(0)
-									_ = v1461
-									v1461 = p.r[14].Get64(s[134])
+									v1457 := uint64(0)
+									_ = v1457
+									v1457 = p.r[14].Get64(s[134])
 									if s[137] == 0x2 {
 										{
-											v1461 = (((s[145])<<16|s[146])<<16 | s[147])
+											v1457 = (((s[145])<<16|s[146])<<16 | s[147])
 										}
 									}
-									p.r[14].Set64(s[134], v1461)
-									s[161] = ((v1461) >> 32)
-									s[162] = ((v1461) >> 16 & 0xffff)
-									s[163] = ((v1461) & 0xffff)
+									p.r[14].Set64(s[134], v1457)
+									s[161] = ((v1457) >> 32)
+									s[162] = ((v1457) >> 16 & 0xffff)
+									s[163] = ((v1457) & 0xffff)
 								}
 							}
 						}
@@ -14006,16 +13994,16 @@ func (p *netlock) ingress59(g *engine.Gen, s *[263]uint64) {
 							{
 								{
 									// action NetlockIngress.pool.part1.ts_access
-									v1463 := uint64(0)
-									_ = v1463
-									v1463 = p.r[15].Get64(s[134])
+									v1459 := uint64(0)
+									_ = v1459
+									v1459 = p.r[15].Get64(s[134])
 									if (s[138] == 0x2) || (((s[138] == 0x3) && (s[167] == 0x1)) && (s[148] != 0x0)) {
 										{
-											v1463 = s[148]
+											v1459 = s[148]
 										}
 									}
-									p.r[15].Set64(s[134], v1463)
-									s[164] = v1463
+									p.r[15].Set64(s[134], v1459)
+									s[164] = v1459
 								}
 							}
 						}
@@ -14041,17 +14029,17 @@ func (p *netlock) ingress58(g *engine.Gen, s *[263]uint64) {
 							{
 								{
 									// action NetlockIngress.pool.part3.txn_access
-									v1477 := uint64(0)
-									_ = v1477
-									v1477 = p.r[22].Get64(s[134])
-									s[160] = engine.Sel((v1477 == s[144]), 0x1, 0x0)
+									v1473 := uint64(0)
+									_ = v1473
+									v1473 = p.r[22].Get64(s[134])
+									s[160] = engine.Sel((v1473 == s[144]), 0x1, 0x0)
 									if s[136] == 0x2 {
 										{
-											v1477 = s[144]
+											v1473 = s[144]
 										}
 									}
-									p.r[22].Set64(s[134], v1477)
-									s[159] = v1477
+									p.r[22].Set64(s[134], v1473)
+									s[159] = v1473
 								}
 							}
 						}
@@ -14061,12 +14049,12 @@ func (p *netlock) ingress58(g *engine.Gen, s *[263]uint64) {
 							{
 								{
 									// action NetlockIngress.pool.part3.hold_access
-									v1479 := uint64(0)
-									_ = v1479
-									v1479 = p.r[26].Get64(s[134])
+									v1475 := uint64(0)
+									_ = v1475
+									v1475 = p.r[26].Get64(s[134])
 									if (s[139] == 0x3) || (s[139] == 0x4) {
 										{
-											if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v1479) >> 32) == s[151])) && (((v1479) >> 32) != 0x0) {
+											if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v1475) >> 32) == s[151])) && (((v1475) >> 32) != 0x0) {
 												{
 													s[167] = 0x1
 												}
@@ -14075,24 +14063,24 @@ func (p *netlock) ingress58(g *engine.Gen, s *[263]uint64) {
 									}
 									if (s[139] == 0x2) || ((s[139] == 0x5) && (s[153] == 0x1)) {
 										{
-											v1479 = ((s[149])<<32 | s[150])
+											v1475 = ((s[149])<<32 | s[150])
 										}
 									} else {
 										if (s[139] == 0x3) && (s[167] == 0x1) {
 											{
-												v1479 = v1479&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+												v1475 = v1475&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 											}
 										} else {
 											if (s[139] == 0x4) && (s[167] == 0x1) {
 												{
-													v1479 = v1479&^0xffffffff | (s[150])<<0&0xffffffff
+													v1475 = v1475&^0xffffffff | (s[150])<<0&0xffffffff
 												}
 											}
 										}
 									}
-									p.r[26].Set64(s[134], v1479)
-									s[165] = ((v1479) >> 32)
-									s[166] = ((v1479) & 0xffffffff)
+									p.r[26].Set64(s[134], v1475)
+									s[165] = ((v1475) >> 32)
+									s[166] = ((v1475) & 0xffffffff)
 								}
 							}
 						}
@@ -14102,39 +14090,39 @@ func (p *netlock) ingress58(g *engine.Gen, s *[263]uint64) {
 							{
 								{
 									// action NetlockIngress.pool.part3.flags_access
-									v1481 := uint64(0)
-									_ = v1481
-									v1481 = p.r[23].Get64(s[134])
+									v1477 := uint64(0)
+									_ = v1477
+									v1477 = p.r[23].Get64(s[134])
 									if s[135] == 0x2 {
 										{
-											v1481 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
+											v1477 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
 										}
 									} else {
 										if (s[135] == 0x3) && (s[167] == 0x1) {
 											{
-												v1481 = v1481&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+												v1477 = v1477&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
 											}
 										} else {
 											if ((s[135] == 0x4) && (s[167] == 0x1)) && (s[143] != 0x0) {
 												{
-													v1481 = v1481&^0xffffffff | (s[143])<<0&0xffffffff
+													v1477 = v1477&^0xffffffff | (s[143])<<0&0xffffffff
 												}
 											} else {
-												if ((s[135] == 0x5) && (((v1481) >> 56) == 0x1)) && (s[160] == 0x1) {
+												if ((s[135] == 0x5) && (((v1477) >> 56) == 0x1)) && (s[160] == 0x1) {
 													{
-														v1481 = v1481&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+														v1477 = v1477&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 														s[167] = 0x1
 													}
 												}
 											}
 										}
 									}
-									p.r[23].Set64(s[134], v1481)
-									s[154] = ((v1481) >> 56)
-									s[155] = ((v1481) >> 48 & 0xff)
-									s[156] = ((v1481) >> 40 & 0xff)
-									s[157] = ((v1481) >> 32 & 0xff)
-									s[158] = ((v1481) & 0xffffffff)
+									p.r[23].Set64(s[134], v1477)
+									s[154] = ((v1477) >> 56)
+									s[155] = ((v1477) >> 48 & 0xff)
+									s[156] = ((v1477) >> 40 & 0xff)
+									s[157] = ((v1477) >> 32 & 0xff)
+									s[158] = ((v1477) & 0xffffffff)
 								}
 							}
 						}
@@ -14144,18 +14132,18 @@ func (p *netlock) ingress58(g *engine.Gen, s *[263]uint64) {
 							{
 								{
 									// action NetlockIngress.pool.part3.who_access
-									v1483 := uint64(0)
-									_ = v1483
-									v1483 = p.r[24].Get64(s[134])
+									v1479 := uint64(0)
+									_ = v1479
+									v1479 = p.r[24].Get64(s[134])
 									if s[137] == 0x2 {
 										{
-											v1483 = (((s[145])<<16|s[146])<<16 | s[147])
+											v1479 = (((s[145])<<16|s[146])<<16 | s[147])
 										}
 									}
-									p.r[24].Set64(s[134], v1483)
-									s[161] = ((v1483) >> 32)
-									s[162] = ((v1483) >> 16 & 0xffff)
-									s[163] = ((v1483) & 0xffff)
+									p.r[24].Set64(s[134], v1479)
+									s[161] = ((v1479) >> 32)
+									s[162] = ((v1479) >> 16 & 0xffff)
+									s[163] = ((v1479) & 0xffff)
 								}
 							}
 						}
@@ -14165,16 +14153,16 @@ func (p *netlock) ingress58(g *engine.Gen, s *[263]uint64) {
 							{
 								{
 									// action NetlockIngress.pool.part3.ts_access
-									v1485 := uint64(0)
-									_ = v1485
-									v1485 = p.r[25].Get64(s[134])
+									v1481 := uint64(0)
+									_ = v1481
+									v1481 = p.r[25].Get64(s[134])
 									if (s[138] == 0x2) || (((s[138] == 0x3) && (s[167] == 0x1)) && (s[148] != 0x0)) {
 										{
-											v1485 = s[148]
+											v1481 = s[148]
 										}
 									}
-									p.r[25].Set64(s[134], v1485)
-									s[164] = v1485
+									p.r[25].Set64(s[134], v1481)
+									s[164] = v1481
 								}
 							}
 						}
@@ -14195,17 +14183,17 @@ func (p *netlock) ingress57(g *engine.Gen, s *[263]uint64) {
 						{
 							{
 								// action NetlockIngress.pool.part2.txn_access
-								v1466 := uint64(0)
-								_ = v1466
-								v1466 = p.r[17].Get64(s[134])
-								s[160] = engine.Sel((v1466 == s[144]), 0x1, 0x0)
+								v1462 := uint64(0)
+								_ = v1462
+								v1462 = p.r[17].Get64(s[134])
+								s[160] = engine.Sel((v1462 == s[144]), 0x1, 0x0)
 								if s[136] == 0x2 {
 									{
-										v1466 = s[144]
+										v1462 = s[144]
 									}
 								}
-								p.r[17].Set64(s[134], v1466)
-								s[159] = v1466
+								p.r[17].Set64(s[134], v1462)
+								s[159] = v1462
 							}
 						}
 					}
@@ -14215,12 +14203,12 @@ func (p *netlock) ingress57(g *engine.Gen, s *[263]uint64) {
 						{
 							{
 								// action NetlockIngress.pool.part2.hold_access
-								v1468 := uint64(0)
-								_ = v1468
-								v1468 = p.r[21].Get64(s[134])
+								v1464 := uint64(0)
+								_ = v1464
+								v1464 = p.r[21].Get64(s[134])
 								if (s[139] == 0x3) || (s[139] == 0x4) {
 									{
-										if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v1468) >> 32) == s[151])) && (((v1468) >> 32) != 0x0) {
+										if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v1464) >> 32) == s[151])) && (((v1464) >> 32) != 0x0) {
 											{
 												s[167] = 0x1
 											}
@@ -14229,24 +14217,24 @@ func (p *netlock) ingress57(g *engine.Gen, s *[263]uint64) {
 								}
 								if (s[139] == 0x2) || ((s[139] == 0x5) && (s[153] == 0x1)) {
 									{
-										v1468 = ((s[149])<<32 | s[150])
+										v1464 = ((s[149])<<32 | s[150])
 									}
 								} else {
 									if (s[139] == 0x3) && (s[167] == 0x1) {
 										{
-											v1468 = v1468&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+											v1464 = v1464&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 										}
 									} else {
 										if (s[139] == 0x4) && (s[167] == 0x1) {
 											{
-												v1468 = v1468&^0xffffffff | (s[150])<<0&0xffffffff
+												v1464 = v1464&^0xffffffff | (s[150])<<0&0xffffffff
 											}
 										}
 									}
 								}
-								p.r[21].Set64(s[134], v1468)
-								s[165] = ((v1468) >> 32)
-								s[166] = ((v1468) & 0xffffffff)
+								p.r[21].Set64(s[134], v1464)
+								s[165] = ((v1464) >> 32)
+								s[166] = ((v1464) & 0xffffffff)
 							}
 						}
 					}
@@ -14256,39 +14244,39 @@ func (p *netlock) ingress57(g *engine.Gen, s *[263]uint64) {
 						{
 							{
 								// action NetlockIngress.pool.part2.flags_access
-								v1470 := uint64(0)
-								_ = v1470
-								v1470 = p.r[18].Get64(s[134])
+								v1466 := uint64(0)
+								_ = v1466
+								v1466 = p.r[18].Get64(s[134])
 								if s[135] == 0x2 {
 									{
-										v1470 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
+										v1466 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
 									}
 								} else {
 									if (s[135] == 0x3) && (s[167] == 0x1) {
 										{
-											v1470 = v1470&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+											v1466 = v1466&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
 										}
 									} else {
 										if ((s[135] == 0x4) && (s[167] == 0x1)) && (s[143] != 0x0) {
 											{
-												v1470 = v1470&^0xffffffff | (s[143])<<0&0xffffffff
+												v1466 = v1466&^0xffffffff | (s[143])<<0&0xffffffff
 											}
 										} else {
-											if ((s[135] == 0x5) && (((v1470) >> 56) == 0x1)) && (s[160] == 0x1) {
+											if ((s[135] == 0x5) && (((v1466) >> 56) == 0x1)) && (s[160] == 0x1) {
 												{
-													v1470 = v1470&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+													v1466 = v1466&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 													s[167] = 0x1
 												}
 											}
 										}
 									}
 								}
-								p.r[18].Set64(s[134], v1470)
-								s[154] = ((v1470) >> 56)
-								s[155] = ((v1470) >> 48 & 0xff)
-								s[156] = ((v1470) >> 40 & 0xff)
-								s[157] = ((v1470) >> 32 & 0xff)
-								s[158] = ((v1470) & 0xffffffff)
+								p.r[18].Set64(s[134], v1466)
+								s[154] = ((v1466) >> 56)
+								s[155] = ((v1466) >> 48 & 0xff)
+								s[156] = ((v1466) >> 40 & 0xff)
+								s[157] = ((v1466) >> 32 & 0xff)
+								s[158] = ((v1466) & 0xffffffff)
 							}
 						}
 					}
@@ -14298,18 +14286,18 @@ func (p *netlock) ingress57(g *engine.Gen, s *[263]uint64) {
 						{
 							{
 								// action NetlockIngress.pool.part2.who_access
-								v1472 := uint64(0)
-								_ = v1472
-								v1472 = p.r[19].Get64(s[134])
+								v1468 := uint64(0)
+								_ = v1468
+								v1468 = p.r[19].Get64(s[134])
 								if s[137] == 0x2 {
 									{
-										v1472 = (((s[145])<<16|s[146])<<16 | s[147])
+										v1468 = (((s[145])<<16|s[146])<<16 | s[147])
 									}
 								}
-								p.r[19].Set64(s[134], v1472)
-								s[161] = ((v1472) >> 32)
-								s[162] = ((v1472) >> 16 & 0xffff)
-								s[163] = ((v1472) & 0xffff)
+								p.r[19].Set64(s[134], v1468)
+								s[161] = ((v1468) >> 32)
+								s[162] = ((v1468) >> 16 & 0xffff)
+								s[163] = ((v1468) & 0xffff)
 							}
 						}
 					}
@@ -14319,16 +14307,16 @@ func (p *netlock) ingress57(g *engine.Gen, s *[263]uint64) {
 						{
 							{
 								// action NetlockIngress.pool.part2.ts_access
-								v1474 := uint64(0)
-								_ = v1474
-								v1474 = p.r[20].Get64(s[134])
+								v1470 := uint64(0)
+								_ = v1470
+								v1470 = p.r[20].Get64(s[134])
 								if (s[138] == 0x2) || (((s[138] == 0x3) && (s[167] == 0x1)) && (s[148] != 0x0)) {
 									{
-										v1474 = s[148]
+										v1470 = s[148]
 									}
 								}
-								p.r[20].Set64(s[134], v1474)
-								s[164] = v1474
+								p.r[20].Set64(s[134], v1470)
+								s[164] = v1470
 							}
 						}
 					}
@@ -14339,56 +14327,56 @@ func (p *netlock) ingress57(g *engine.Gen, s *[263]uint64) {
 }
 
 // ingress64 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access, NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, NetlockIngress.levels.level1.gnext_access, and 1 more.
-func (p *netlock) ingress64(g *engine.Gen, s *[263]uint64, v1486 uint64) {
+func (p *netlock) ingress64(g *engine.Gen, s *[263]uint64, v1482 uint64) {
 	s[168] = 0x1
 	s[170] = 0x1
 	s[180] = 0x1
 	{
-		a1505 := s[208]
-		_ = a1505
-		a1506 := s[196]
-		_ = a1506
+		a1501 := s[208]
+		_ = a1501
+		a1502 := s[196]
+		_ = a1502
 		{
-			if a1505 == 0x0 {
-				p.ingress62(g, s, a1506)
+			if a1501 == 0x0 {
+				p.ingress62(g, s, a1502)
 			} else {
 				{
-					p.ingress61(g, s, a1506)
+					p.ingress61(g, s, a1502)
 					{
-						a1583 := a1506
-						_ = a1583
+						a1579 := a1502
+						_ = a1579
 						{
 							if s[178] != 0x0 {
 								{
 									{
 										{
 											// action NetlockIngress.levels.level0.head_access
-											v1585 := uint64(0)
-											_ = v1585
-											v1585 = p.r[27].Get32(a1583)
-											var r1588 uint64
-											_ = r1588
+											v1581 := uint64(0)
+											_ = v1581
+											v1581 = p.r[27].Get32(a1579)
+											var r1584 uint64
+											_ = r1584
 											{
-												a1589 := v1585
-												_ = a1589
-												a1590 := s[181]
-												_ = a1590
+												a1585 := v1581
+												_ = a1585
+												a1586 := s[181]
+												_ = a1586
 												{
-													if (((a1589 & 0x7fff) + 0x1) & 0xffff) == a1590 {
+													if (((a1585 & 0x7fff) + 0x1) & 0xffff) == a1586 {
 														{
-															r1588 = ((a1589 & 0x8000) ^ 0x8000)
-															goto end1587
+															r1584 = ((a1585 & 0x8000) ^ 0x8000)
+															goto end1583
 														}
 													}
-													r1588 = ((a1589 + 0x1) & 0xffff)
-													goto end1587
+													r1584 = ((a1585 + 0x1) & 0xffff)
+													goto end1583
 												}
-											end1587:
+											end1583:
 											}
-											v1586 := uint64(r1588)
-											_ = v1586
+											v1582 := uint64(r1584)
+											_ = v1582
 											s[187] = 0x0
-											if ((s[178] == 0x2) && (s[183] == 0x1)) && (s[182] == (v1585 & 0x7fff)) {
+											if ((s[178] == 0x2) && (s[183] == 0x1)) && (s[182] == (v1581 & 0x7fff)) {
 												{
 													s[187] = 0x1
 												}
@@ -14399,22 +14387,22 @@ func (p *netlock) ingress64(g *engine.Gen, s *[263]uint64, v1486 uint64) {
 													}
 												}
 											}
-											s[184] = v1585
+											s[184] = v1581
 											if s[187] == 0x1 {
 												{
-													v1585 = v1586
+													v1581 = v1582
 												}
 											} else {
 												if s[178] == 0x4 {
 													{
-														v1585 = 0x0
+														v1581 = 0x0
 													}
 												}
 											}
-											p.r[27].Set32(a1583, ((v1585) & 0xffff))
+											p.r[27].Set32(a1579, ((v1581) & 0xffff))
 											if s[178] == 0x3 {
 												{
-													s[184] = v1585
+													s[184] = v1581
 												}
 											}
 										}
@@ -14426,41 +14414,41 @@ func (p *netlock) ingress64(g *engine.Gen, s *[263]uint64, v1486 uint64) {
 									{
 										{
 											// action NetlockIngress.levels.level0.tail_access
-											v1592 := uint64(0)
-											_ = v1592
-											v1592 = p.r[28].Get32(a1583)
-											s[185] = v1592
+											v1588 := uint64(0)
+											_ = v1588
+											v1588 = p.r[28].Get32(a1579)
+											s[185] = v1588
 											if (s[179] == 0x2) && (s[183] == 0x1) {
 												{
-													var r1594 uint64
-													_ = r1594
+													var r1590 uint64
+													_ = r1590
 													{
-														a1595 := v1592
-														_ = a1595
-														a1596 := s[181]
-														_ = a1596
+														a1591 := v1588
+														_ = a1591
+														a1592 := s[181]
+														_ = a1592
 														{
-															if (((a1595 & 0x7fff) + 0x1) & 0xffff) == a1596 {
+															if (((a1591 & 0x7fff) + 0x1) & 0xffff) == a1592 {
 																{
-																	r1594 = ((a1595 & 0x8000) ^ 0x8000)
-																	goto end1593
+																	r1590 = ((a1591 & 0x8000) ^ 0x8000)
+																	goto end1589
 																}
 															}
-															r1594 = ((a1595 + 0x1) & 0xffff)
-															goto end1593
+															r1590 = ((a1591 + 0x1) & 0xffff)
+															goto end1589
 														}
-													end1593:
+													end1589:
 													}
-													v1592 = r1594
+													v1588 = r1590
 												}
 											} else {
 												if s[179] == 0x4 {
 													{
-														v1592 = 0x0
+														v1588 = 0x0
 													}
 												}
 											}
-											p.r[28].Set32(a1583, ((v1592) & 0xffff))
+											p.r[28].Set32(a1579, ((v1588) & 0xffff))
 										}
 									}
 								}
@@ -14470,72 +14458,72 @@ func (p *netlock) ingress64(g *engine.Gen, s *[263]uint64, v1486 uint64) {
 									{
 										{
 											// action NetlockIngress.levels.level0.gnext_access
-											v1598 := uint64(0)
-											_ = v1598
-											v1598 = p.r[29].Get32(a1583)
+											v1594 := uint64(0)
+											_ = v1594
+											v1594 = p.r[29].Get32(a1579)
 											if (s[180] == 0x2) && (s[183] == 0x1) {
 												{
-													v1598 = s[182]
+													v1594 = s[182]
 												}
 											} else {
-												if ((s[180] == 0x3) && (s[183] == 0x1)) && (v1598 == s[184]) {
+												if ((s[180] == 0x3) && (s[183] == 0x1)) && (v1594 == s[184]) {
 													{
-														var r1600 uint64
-														_ = r1600
+														var r1596 uint64
+														_ = r1596
 														{
-															a1601 := v1598
-															_ = a1601
-															a1602 := s[181]
-															_ = a1602
+															a1597 := v1594
+															_ = a1597
+															a1598 := s[181]
+															_ = a1598
 															{
-																if (((a1601 & 0x7fff) + 0x1) & 0xffff) == a1602 {
+																if (((a1597 & 0x7fff) + 0x1) & 0xffff) == a1598 {
 																	{
-																		r1600 = ((a1601 & 0x8000) ^ 0x8000)
-																		goto end1599
+																		r1596 = ((a1597 & 0x8000) ^ 0x8000)
+																		goto end1595
 																	}
 																}
-																r1600 = ((a1601 + 0x1) & 0xffff)
-																goto end1599
+																r1596 = ((a1597 + 0x1) & 0xffff)
+																goto end1595
 															}
-														end1599:
+														end1595:
 														}
-														v1598 = r1600
+														v1594 = r1596
 													}
 												} else {
 													if s[180] == 0x4 {
 														{
-															v1598 = 0x0
+															v1594 = 0x0
 														}
 													} else {
 														if (s[180] == 0x5) && (s[183] == 0x1) {
 															{
-																var r1604 uint64
-																_ = r1604
+																var r1600 uint64
+																_ = r1600
 																{
-																	a1605 := s[185]
-																	_ = a1605
-																	a1606 := s[181]
-																	_ = a1606
+																	a1601 := s[185]
+																	_ = a1601
+																	a1602 := s[181]
+																	_ = a1602
 																	{
-																		if (((a1605 & 0x7fff) + 0x1) & 0xffff) == a1606 {
+																		if (((a1601 & 0x7fff) + 0x1) & 0xffff) == a1602 {
 																			{
-																				r1604 = ((a1605 & 0x8000) ^ 0x8000)
-																				goto end1603
+																				r1600 = ((a1601 & 0x8000) ^ 0x8000)
+																				goto end1599
 																			}
 																		}
-																		r1604 = ((a1605 + 0x1) & 0xffff)
-																		goto end1603
+																		r1600 = ((a1601 + 0x1) & 0xffff)
+																		goto end1599
 																	}
-																end1603:
+																end1599:
 																}
-																v1598 = r1604
+																v1594 = r1600
 															}
 														}
 													}
 												}
 											}
-											p.r[29].Set32(a1583, ((v1598) & 0xffff))
-											s[186] = v1598
+											p.r[29].Set32(a1579, ((v1594) & 0xffff))
+											s[186] = v1594
 										}
 									}
 								}
@@ -14547,33 +14535,33 @@ func (p *netlock) ingress64(g *engine.Gen, s *[263]uint64, v1486 uint64) {
 		}
 	}
 	{
-		a1608 := s[208]
-		_ = a1608
-		a1609 := v1486
-		_ = a1609
+		a1604 := s[208]
+		_ = a1604
+		a1605 := v1482
+		_ = a1605
 		{
 			// action NetlockIngress.q_access
-			v1610 := uint64(0)
+			v1606 := uint64(0)
+			_ = v1606
+			v1606 = p.r[4].Get64(s[196])
+			v1607 := uint64(((v1606) & 0xffff))
+			_ = v1607
+			v1608 := uint64(((v1606) >> 16 & 0xffff))
+			_ = v1608
+			v1609 := uint64(((v1606) >> 32 & 0xffff))
+			_ = v1609
+			v1610 := uint64(((v1606) >> 48))
 			_ = v1610
-			v1610 = p.r[4].Get64(s[196])
-			v1611 := uint64(((v1610) & 0xffff))
+			v1611 := uint64(engine.Sel((a1604 == 0x0), v1607, v1608))
 			_ = v1611
-			v1612 := uint64(((v1610) >> 16 & 0xffff))
-			_ = v1612
-			v1613 := uint64(((v1610) >> 32 & 0xffff))
-			_ = v1613
-			v1614 := uint64(((v1610) >> 48))
-			_ = v1614
-			v1615 := uint64(engine.Sel((a1608 == 0x0), v1611, v1612))
-			_ = v1615
 			s[218] = 0x0
 			{
 				{
 					{
 						{
-							if a1609 == 0x1 {
+							if a1605 == 0x1 {
 								{
-									v1614 = ((v1614 + 0x1) & 0xffff)
+									v1610 = ((v1610 + 0x1) & 0xffff)
 								}
 							} else {
 								{
@@ -14583,68 +14571,68 @@ func (p *netlock) ingress64(g *engine.Gen, s *[263]uint64, v1486 uint64) {
 					}
 				}
 			}
-			if a1608 == 0x0 {
+			if a1604 == 0x0 {
 				{
-					v1611 = v1615
+					v1607 = v1611
 				}
 			} else {
 				{
-					v1612 = v1615
+					v1608 = v1611
 				}
 			}
 			{
 				{
-					v1610 = ((((v1614)<<16|v1613)<<16|v1612)<<16 | v1611)
+					v1606 = ((((v1610)<<16|v1609)<<16|v1608)<<16 | v1607)
 				}
 			}
-			p.r[4].Set64(s[196], v1610)
-			s[227] = ((v1610) & 0xffff)
-			s[228] = ((v1610) >> 16 & 0xffff)
-			s[229] = ((v1610) >> 32 & 0xffff)
-			s[230] = ((v1610) >> 48)
+			p.r[4].Set64(s[196], v1606)
+			s[227] = ((v1606) & 0xffff)
+			s[228] = ((v1606) >> 16 & 0xffff)
+			s[229] = ((v1606) >> 32 & 0xffff)
+			s[230] = ((v1606) >> 48)
 		}
 	}
 }
 
 // ingress62 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access, NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, NetlockIngress.levels.level1.gnext_access.
-func (p *netlock) ingress62(g *engine.Gen, s *[263]uint64, a1506 uint64) {
+func (p *netlock) ingress62(g *engine.Gen, s *[263]uint64, a1502 uint64) {
 	{
-		p.ingress60(g, s, a1506)
+		p.ingress60(g, s, a1502)
 		{
-			a1533 := a1506
-			_ = a1533
+			a1529 := a1502
+			_ = a1529
 			{
 				if s[178] != 0x0 {
 					{
 						{
 							{
 								// action NetlockIngress.levels.level1.head_access
-								v1535 := uint64(0)
-								_ = v1535
-								v1535 = p.r[30].Get32(a1533)
-								var r1538 uint64
-								_ = r1538
+								v1531 := uint64(0)
+								_ = v1531
+								v1531 = p.r[30].Get32(a1529)
+								var r1534 uint64
+								_ = r1534
 								{
-									a1539 := v1535
-									_ = a1539
-									a1540 := s[181]
-									_ = a1540
+									a1535 := v1531
+									_ = a1535
+									a1536 := s[181]
+									_ = a1536
 									{
-										if (((a1539 & 0x7fff) + 0x1) & 0xffff) == a1540 {
+										if (((a1535 & 0x7fff) + 0x1) & 0xffff) == a1536 {
 											{
-												r1538 = ((a1539 & 0x8000) ^ 0x8000)
-												goto end1537
+												r1534 = ((a1535 & 0x8000) ^ 0x8000)
+												goto end1533
 											}
 										}
-										r1538 = ((a1539 + 0x1) & 0xffff)
-										goto end1537
+										r1534 = ((a1535 + 0x1) & 0xffff)
+										goto end1533
 									}
-								end1537:
+								end1533:
 								}
-								v1536 := uint64(r1538)
-								_ = v1536
+								v1532 := uint64(r1534)
+								_ = v1532
 								s[187] = 0x0
-								if ((s[178] == 0x2) && (s[183] == 0x1)) && (s[182] == (v1535 & 0x7fff)) {
+								if ((s[178] == 0x2) && (s[183] == 0x1)) && (s[182] == (v1531 & 0x7fff)) {
 									{
 										s[187] = 0x1
 									}
@@ -14655,22 +14643,22 @@ func (p *netlock) ingress62(g *engine.Gen, s *[263]uint64, a1506 uint64) {
 										}
 									}
 								}
-								s[184] = v1535
+								s[184] = v1531
 								if s[187] == 0x1 {
 									{
-										v1535 = v1536
+										v1531 = v1532
 									}
 								} else {
 									if s[178] == 0x4 {
 										{
-											v1535 = 0x0
+											v1531 = 0x0
 										}
 									}
 								}
-								p.r[30].Set32(a1533, ((v1535) & 0xffff))
+								p.r[30].Set32(a1529, ((v1531) & 0xffff))
 								if s[178] == 0x3 {
 									{
-										s[184] = v1535
+										s[184] = v1531
 									}
 								}
 							}
@@ -14682,41 +14670,41 @@ func (p *netlock) ingress62(g *engine.Gen, s *[263]uint64, a1506 uint64) {
 						{
 							{
 								// action NetlockIngress.levels.level1.tail_access
-								v1542 := uint64(0)
-								_ = v1542
-								v1542 = p.r[31].Get32(a1533)
-								s[185] = v1542
+								v1538 := uint64(0)
+								_ = v1538
+								v1538 = p.r[31].Get32(a1529)
+								s[185] = v1538
 								if (s[179] == 0x2) && (s[183] == 0x1) {
 									{
-										var r1544 uint64
-										_ = r1544
+										var r1540 uint64
+										_ = r1540
 										{
-											a1545 := v1542
-											_ = a1545
-											a1546 := s[181]
-											_ = a1546
+											a1541 := v1538
+											_ = a1541
+											a1542 := s[181]
+											_ = a1542
 											{
-												if (((a1545 & 0x7fff) + 0x1) & 0xffff) == a1546 {
+												if (((a1541 & 0x7fff) + 0x1) & 0xffff) == a1542 {
 													{
-														r1544 = ((a1545 & 0x8000) ^ 0x8000)
-														goto end1543
+														r1540 = ((a1541 & 0x8000) ^ 0x8000)
+														goto end1539
 													}
 												}
-												r1544 = ((a1545 + 0x1) & 0xffff)
-												goto end1543
+												r1540 = ((a1541 + 0x1) & 0xffff)
+												goto end1539
 											}
-										end1543:
+										end1539:
 										}
-										v1542 = r1544
+										v1538 = r1540
 									}
 								} else {
 									if s[179] == 0x4 {
 										{
-											v1542 = 0x0
+											v1538 = 0x0
 										}
 									}
 								}
-								p.r[31].Set32(a1533, ((v1542) & 0xffff))
+								p.r[31].Set32(a1529, ((v1538) & 0xffff))
 							}
 						}
 					}
@@ -14726,72 +14714,72 @@ func (p *netlock) ingress62(g *engine.Gen, s *[263]uint64, a1506 uint64) {
 						{
 							{
 								// action NetlockIngress.levels.level1.gnext_access
-								v1548 := uint64(0)
-								_ = v1548
-								v1548 = p.r[32].Get32(a1533)
+								v1544 := uint64(0)
+								_ = v1544
+								v1544 = p.r[32].Get32(a1529)
 								if (s[180] == 0x2) && (s[183] == 0x1) {
 									{
-										v1548 = s[182]
+										v1544 = s[182]
 									}
 								} else {
-									if ((s[180] == 0x3) && (s[183] == 0x1)) && (v1548 == s[184]) {
+									if ((s[180] == 0x3) && (s[183] == 0x1)) && (v1544 == s[184]) {
 										{
-											var r1550 uint64
-											_ = r1550
+											var r1546 uint64
+											_ = r1546
 											{
-												a1551 := v1548
-												_ = a1551
-												a1552 := s[181]
-												_ = a1552
+												a1547 := v1544
+												_ = a1547
+												a1548 := s[181]
+												_ = a1548
 												{
-													if (((a1551 & 0x7fff) + 0x1) & 0xffff) == a1552 {
+													if (((a1547 & 0x7fff) + 0x1) & 0xffff) == a1548 {
 														{
-															r1550 = ((a1551 & 0x8000) ^ 0x8000)
-															goto end1549
+															r1546 = ((a1547 & 0x8000) ^ 0x8000)
+															goto end1545
 														}
 													}
-													r1550 = ((a1551 + 0x1) & 0xffff)
-													goto end1549
+													r1546 = ((a1547 + 0x1) & 0xffff)
+													goto end1545
 												}
-											end1549:
+											end1545:
 											}
-											v1548 = r1550
+											v1544 = r1546
 										}
 									} else {
 										if s[180] == 0x4 {
 											{
-												v1548 = 0x0
+												v1544 = 0x0
 											}
 										} else {
 											if (s[180] == 0x5) && (s[183] == 0x1) {
 												{
-													var r1554 uint64
-													_ = r1554
+													var r1550 uint64
+													_ = r1550
 													{
-														a1555 := s[185]
-														_ = a1555
-														a1556 := s[181]
-														_ = a1556
+														a1551 := s[185]
+														_ = a1551
+														a1552 := s[181]
+														_ = a1552
 														{
-															if (((a1555 & 0x7fff) + 0x1) & 0xffff) == a1556 {
+															if (((a1551 & 0x7fff) + 0x1) & 0xffff) == a1552 {
 																{
-																	r1554 = ((a1555 & 0x8000) ^ 0x8000)
-																	goto end1553
+																	r1550 = ((a1551 & 0x8000) ^ 0x8000)
+																	goto end1549
 																}
 															}
-															r1554 = ((a1555 + 0x1) & 0xffff)
-															goto end1553
+															r1550 = ((a1551 + 0x1) & 0xffff)
+															goto end1549
 														}
-													end1553:
+													end1549:
 													}
-													v1548 = r1554
+													v1544 = r1550
 												}
 											}
 										}
 									}
 								}
-								p.r[32].Set32(a1533, ((v1548) & 0xffff))
-								s[186] = v1548
+								p.r[32].Set32(a1529, ((v1544) & 0xffff))
+								s[186] = v1544
 							}
 						}
 					}
@@ -14802,42 +14790,42 @@ func (p *netlock) ingress62(g *engine.Gen, s *[263]uint64, a1506 uint64) {
 }
 
 // ingress60 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access.
-func (p *netlock) ingress60(g *engine.Gen, s *[263]uint64, a1506 uint64) {
+func (p *netlock) ingress60(g *engine.Gen, s *[263]uint64, a1502 uint64) {
 	{
-		a1508 := a1506
-		_ = a1508
+		a1504 := a1502
+		_ = a1504
 		{
 			if s[168] != 0x0 {
 				{
 					{
 						{
 							// action NetlockIngress.levels.level0.head_access
-							v1510 := uint64(0)
-							_ = v1510
-							v1510 = p.r[27].Get32(a1508)
-							var r1513 uint64
-							_ = r1513
+							v1506 := uint64(0)
+							_ = v1506
+							v1506 = p.r[27].Get32(a1504)
+							var r1509 uint64
+							_ = r1509
 							{
-								a1514 := v1510
-								_ = a1514
-								a1515 := s[171]
-								_ = a1515
+								a1510 := v1506
+								_ = a1510
+								a1511 := s[171]
+								_ = a1511
 								{
-									if (((a1514 & 0x7fff) + 0x1) & 0xffff) == a1515 {
+									if (((a1510 & 0x7fff) + 0x1) & 0xffff) == a1511 {
 										{
-											r1513 = ((a1514 & 0x8000) ^ 0x8000)
-											goto end1512
+											r1509 = ((a1510 & 0x8000) ^ 0x8000)
+											goto end1508
 										}
 									}
-									r1513 = ((a1514 + 0x1) & 0xffff)
-									goto end1512
+									r1509 = ((a1510 + 0x1) & 0xffff)
+									goto end1508
 								}
-							end1512:
+							end1508:
 							}
-							v1511 := uint64(r1513)
-							_ = v1511
+							v1507 := uint64(r1509)
+							_ = v1507
 							s[177] = 0x0
-							if ((s[168] == 0x2) && (s[173] == 0x1)) && (s[172] == (v1510 & 0x7fff)) {
+							if ((s[168] == 0x2) && (s[173] == 0x1)) && (s[172] == (v1506 & 0x7fff)) {
 								{
 									s[177] = 0x1
 								}
@@ -14848,22 +14836,22 @@ func (p *netlock) ingress60(g *engine.Gen, s *[263]uint64, a1506 uint64) {
 									}
 								}
 							}
-							s[174] = v1510
+							s[174] = v1506
 							if s[177] == 0x1 {
 								{
-									v1510 = v1511
+									v1506 = v1507
 								}
 							} else {
 								if s[168] == 0x4 {
 									{
-										v1510 = 0x0
+										v1506 = 0x0
 									}
 								}
 							}
-							p.r[27].Set32(a1508, ((v1510) & 0xffff))
+							p.r[27].Set32(a1504, ((v1506) & 0xffff))
 							if s[168] == 0x3 {
 								{
-									s[174] = v1510
+									s[174] = v1506
 								}
 							}
 						}
@@ -14875,41 +14863,41 @@ func (p *netlock) ingress60(g *engine.Gen, s *[263]uint64, a1506 uint64) {
 					{
 						{
 							// action NetlockIngress.levels.level0.tail_access
-							v1517 := uint64(0)
-							_ = v1517
-							v1517 = p.r[28].Get32(a1508)
-							s[175] = v1517
+							v1513 := uint64(0)
+							_ = v1513
+							v1513 = p.r[28].Get32(a1504)
+							s[175] = v1513
 							if (s[169] == 0x2) && (s[173] == 0x1) {
 								{
-									var r1519 uint64
-									_ = r1519
+									var r1515 uint64
+									_ = r1515
 									{
-										a1520 := v1517
-										_ = a1520
-										a1521 := s[171]
-										_ = a1521
+										a1516 := v1513
+										_ = a1516
+										a1517 := s[171]
+										_ = a1517
 										{
-											if (((a1520 & 0x7fff) + 0x1) & 0xffff) == a1521 {
+											if (((a1516 & 0x7fff) + 0x1) & 0xffff) == a1517 {
 												{
-													r1519 = ((a1520 & 0x8000) ^ 0x8000)
-													goto end1518
+													r1515 = ((a1516 & 0x8000) ^ 0x8000)
+													goto end1514
 												}
 											}
-											r1519 = ((a1520 + 0x1) & 0xffff)
-											goto end1518
+											r1515 = ((a1516 + 0x1) & 0xffff)
+											goto end1514
 										}
-									end1518:
+									end1514:
 									}
-									v1517 = r1519
+									v1513 = r1515
 								}
 							} else {
 								if s[169] == 0x4 {
 									{
-										v1517 = 0x0
+										v1513 = 0x0
 									}
 								}
 							}
-							p.r[28].Set32(a1508, ((v1517) & 0xffff))
+							p.r[28].Set32(a1504, ((v1513) & 0xffff))
 						}
 					}
 				}
@@ -14919,72 +14907,72 @@ func (p *netlock) ingress60(g *engine.Gen, s *[263]uint64, a1506 uint64) {
 					{
 						{
 							// action NetlockIngress.levels.level0.gnext_access
-							v1523 := uint64(0)
-							_ = v1523
-							v1523 = p.r[29].Get32(a1508)
+							v1519 := uint64(0)
+							_ = v1519
+							v1519 = p.r[29].Get32(a1504)
 							if (s[170] == 0x2) && (s[173] == 0x1) {
 								{
-									v1523 = s[172]
+									v1519 = s[172]
 								}
 							} else {
-								if ((s[170] == 0x3) && (s[173] == 0x1)) && (v1523 == s[174]) {
+								if ((s[170] == 0x3) && (s[173] == 0x1)) && (v1519 == s[174]) {
 									{
-										var r1525 uint64
-										_ = r1525
+										var r1521 uint64
+										_ = r1521
 										{
-											a1526 := v1523
-											_ = a1526
-											a1527 := s[171]
-											_ = a1527
+											a1522 := v1519
+											_ = a1522
+											a1523 := s[171]
+											_ = a1523
 											{
-												if (((a1526 & 0x7fff) + 0x1) & 0xffff) == a1527 {
+												if (((a1522 & 0x7fff) + 0x1) & 0xffff) == a1523 {
 													{
-														r1525 = ((a1526 & 0x8000) ^ 0x8000)
-														goto end1524
+														r1521 = ((a1522 & 0x8000) ^ 0x8000)
+														goto end1520
 													}
 												}
-												r1525 = ((a1526 + 0x1) & 0xffff)
-												goto end1524
+												r1521 = ((a1522 + 0x1) & 0xffff)
+												goto end1520
 											}
-										end1524:
+										end1520:
 										}
-										v1523 = r1525
+										v1519 = r1521
 									}
 								} else {
 									if s[170] == 0x4 {
 										{
-											v1523 = 0x0
+											v1519 = 0x0
 										}
 									} else {
 										if (s[170] == 0x5) && (s[173] == 0x1) {
 											{
-												var r1529 uint64
-												_ = r1529
+												var r1525 uint64
+												_ = r1525
 												{
-													a1530 := s[175]
-													_ = a1530
-													a1531 := s[171]
-													_ = a1531
+													a1526 := s[175]
+													_ = a1526
+													a1527 := s[171]
+													_ = a1527
 													{
-														if (((a1530 & 0x7fff) + 0x1) & 0xffff) == a1531 {
+														if (((a1526 & 0x7fff) + 0x1) & 0xffff) == a1527 {
 															{
-																r1529 = ((a1530 & 0x8000) ^ 0x8000)
-																goto end1528
+																r1525 = ((a1526 & 0x8000) ^ 0x8000)
+																goto end1524
 															}
 														}
-														r1529 = ((a1530 + 0x1) & 0xffff)
-														goto end1528
+														r1525 = ((a1526 + 0x1) & 0xffff)
+														goto end1524
 													}
-												end1528:
+												end1524:
 												}
-												v1523 = r1529
+												v1519 = r1525
 											}
 										}
 									}
 								}
 							}
-							p.r[29].Set32(a1508, ((v1523) & 0xffff))
-							s[176] = v1523
+							p.r[29].Set32(a1504, ((v1519) & 0xffff))
+							s[176] = v1519
 						}
 					}
 				}
@@ -14994,42 +14982,42 @@ func (p *netlock) ingress60(g *engine.Gen, s *[263]uint64, a1506 uint64) {
 }
 
 // ingress61 is a part of ingress, with actions NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, NetlockIngress.levels.level1.gnext_access.
-func (p *netlock) ingress61(g *engine.Gen, s *[263]uint64, a1506 uint64) {
+func (p *netlock) ingress61(g *engine.Gen, s *[263]uint64, a1502 uint64) {
 	{
-		a1558 := a1506
-		_ = a1558
+		a1554 := a1502
+		_ = a1554
 		{
 			if s[168] != 0x0 {
 				{
 					{
 						{
 							// action NetlockIngress.levels.level1.head_access
-							v1560 := uint64(0)
-							_ = v1560
-							v1560 = p.r[30].Get32(a1558)
-							var r1563 uint64
-							_ = r1563
+							v1556 := uint64(0)
+							_ = v1556
+							v1556 = p.r[30].Get32(a1554)
+							var r1559 uint64
+							_ = r1559
 							{
-								a1564 := v1560
-								_ = a1564
-								a1565 := s[171]
-								_ = a1565
+								a1560 := v1556
+								_ = a1560
+								a1561 := s[171]
+								_ = a1561
 								{
-									if (((a1564 & 0x7fff) + 0x1) & 0xffff) == a1565 {
+									if (((a1560 & 0x7fff) + 0x1) & 0xffff) == a1561 {
 										{
-											r1563 = ((a1564 & 0x8000) ^ 0x8000)
-											goto end1562
+											r1559 = ((a1560 & 0x8000) ^ 0x8000)
+											goto end1558
 										}
 									}
-									r1563 = ((a1564 + 0x1) & 0xffff)
-									goto end1562
+									r1559 = ((a1560 + 0x1) & 0xffff)
+									goto end1558
 								}
-							end1562:
+							end1558:
 							}
-							v1561 := uint64(r1563)
-							_ = v1561
+							v1557 := uint64(r1559)
+							_ = v1557
 							s[177] = 0x0
-							if ((s[168] == 0x2) && (s[173] == 0x1)) && (s[172] == (v1560 & 0x7fff)) {
+							if ((s[168] == 0x2) && (s[173] == 0x1)) && (s[172] == (v1556 & 0x7fff)) {
 								{
 									s[177] = 0x1
 								}
@@ -15040,22 +15028,22 @@ func (p *netlock) ingress61(g *engine.Gen, s *[263]uint64, a1506 uint64) {
 									}
 								}
 							}
-							s[174] = v1560
+							s[174] = v1556
 							if s[177] == 0x1 {
 								{
-									v1560 = v1561
+									v1556 = v1557
 								}
 							} else {
 								if s[168] == 0x4 {
 									{
-										v1560 = 0x0
+										v1556 = 0x0
 									}
 								}
 							}
-							p.r[30].Set32(a1558, ((v1560) & 0xffff))
+							p.r[30].Set32(a1554, ((v1556) & 0xffff))
 							if s[168] == 0x3 {
 								{
-									s[174] = v1560
+									s[174] = v1556
 								}
 							}
 						}
@@ -15067,41 +15055,41 @@ func (p *netlock) ingress61(g *engine.Gen, s *[263]uint64, a1506 uint64) {
 					{
 						{
 							// action NetlockIngress.levels.level1.tail_access
-							v1567 := uint64(0)
-							_ = v1567
-							v1567 = p.r[31].Get32(a1558)
-							s[175] = v1567
+							v1563 := uint64(0)
+							_ = v1563
+							v1563 = p.r[31].Get32(a1554)
+							s[175] = v1563
 							if (s[169] == 0x2) && (s[173] == 0x1) {
 								{
-									var r1569 uint64
-									_ = r1569
+									var r1565 uint64
+									_ = r1565
 									{
-										a1570 := v1567
-										_ = a1570
-										a1571 := s[171]
-										_ = a1571
+										a1566 := v1563
+										_ = a1566
+										a1567 := s[171]
+										_ = a1567
 										{
-											if (((a1570 & 0x7fff) + 0x1) & 0xffff) == a1571 {
+											if (((a1566 & 0x7fff) + 0x1) & 0xffff) == a1567 {
 												{
-													r1569 = ((a1570 & 0x8000) ^ 0x8000)
-													goto end1568
+													r1565 = ((a1566 & 0x8000) ^ 0x8000)
+													goto end1564
 												}
 											}
-											r1569 = ((a1570 + 0x1) & 0xffff)
-											goto end1568
+											r1565 = ((a1566 + 0x1) & 0xffff)
+											goto end1564
 										}
-									end1568:
+									end1564:
 									}
-									v1567 = r1569
+									v1563 = r1565
 								}
 							} else {
 								if s[169] == 0x4 {
 									{
-										v1567 = 0x0
+										v1563 = 0x0
 									}
 								}
 							}
-							p.r[31].Set32(a1558, ((v1567) & 0xffff))
+							p.r[31].Set32(a1554, ((v1563) & 0xffff))
 						}
 					}
 				}
@@ -15111,72 +15099,72 @@ func (p *netlock) ingress61(g *engine.Gen, s *[263]uint64, a1506 uint64) {
 					{
 						{
 							// action NetlockIngress.levels.level1.gnext_access
-							v1573 := uint64(0)
-							_ = v1573
-							v1573 = p.r[32].Get32(a1558)
+							v1569 := uint64(0)
+							_ = v1569
+							v1569 = p.r[32].Get32(a1554)
 							if (s[170] == 0x2) && (s[173] == 0x1) {
 								{
-									v1573 = s[172]
+									v1569 = s[172]
 								}
 							} else {
-								if ((s[170] == 0x3) && (s[173] == 0x1)) && (v1573 == s[174]) {
+								if ((s[170] == 0x3) && (s[173] == 0x1)) && (v1569 == s[174]) {
 									{
-										var r1575 uint64
-										_ = r1575
+										var r1571 uint64
+										_ = r1571
 										{
-											a1576 := v1573
-											_ = a1576
-											a1577 := s[171]
-											_ = a1577
+											a1572 := v1569
+											_ = a1572
+											a1573 := s[171]
+											_ = a1573
 											{
-												if (((a1576 & 0x7fff) + 0x1) & 0xffff) == a1577 {
+												if (((a1572 & 0x7fff) + 0x1) & 0xffff) == a1573 {
 													{
-														r1575 = ((a1576 & 0x8000) ^ 0x8000)
-														goto end1574
+														r1571 = ((a1572 & 0x8000) ^ 0x8000)
+														goto end1570
 													}
 												}
-												r1575 = ((a1576 + 0x1) & 0xffff)
-												goto end1574
+												r1571 = ((a1572 + 0x1) & 0xffff)
+												goto end1570
 											}
-										end1574:
+										end1570:
 										}
-										v1573 = r1575
+										v1569 = r1571
 									}
 								} else {
 									if s[170] == 0x4 {
 										{
-											v1573 = 0x0
+											v1569 = 0x0
 										}
 									} else {
 										if (s[170] == 0x5) && (s[173] == 0x1) {
 											{
-												var r1579 uint64
-												_ = r1579
+												var r1575 uint64
+												_ = r1575
 												{
-													a1580 := s[175]
-													_ = a1580
-													a1581 := s[171]
-													_ = a1581
+													a1576 := s[175]
+													_ = a1576
+													a1577 := s[171]
+													_ = a1577
 													{
-														if (((a1580 & 0x7fff) + 0x1) & 0xffff) == a1581 {
+														if (((a1576 & 0x7fff) + 0x1) & 0xffff) == a1577 {
 															{
-																r1579 = ((a1580 & 0x8000) ^ 0x8000)
-																goto end1578
+																r1575 = ((a1576 & 0x8000) ^ 0x8000)
+																goto end1574
 															}
 														}
-														r1579 = ((a1580 + 0x1) & 0xffff)
-														goto end1578
+														r1575 = ((a1576 + 0x1) & 0xffff)
+														goto end1574
 													}
-												end1578:
+												end1574:
 												}
-												v1573 = r1579
+												v1569 = r1575
 											}
 										}
 									}
 								}
 							}
-							p.r[32].Set32(a1558, ((v1573) & 0xffff))
-							s[176] = v1573
+							p.r[32].Set32(a1554, ((v1569) & 0xffff))
+							s[176] = v1569
 						}
 					}
 				}
@@ -15186,61 +15174,51 @@ func (p *netlock) ingress61(g *engine.Gen, s *[263]uint64, a1506 uint64) {
 }
 
 // ingress63 is a part of ingress, with actions NetlockIngress.ended_access, NetlockIngress.ans_echo, NetlockIngress.ans_to_client, NetlockIngress.ans_echo_p, NetlockIngress.ans_reply.
-func (p *netlock) ingress63(g *engine.Gen, s *[263]uint64, v112 *uint64, v113 *uint64, v1437 uint64) {
+func (p *netlock) ingress63(g *engine.Gen, s *[263]uint64, v112 *uint64, v113 *uint64, v1433 uint64) {
 	{
 		{
 			{
 				// action NetlockIngress.ended_access
-				v1617 := uint64(0)
-				_ = v1617
-				var h1618 uint64
+				v1613 := uint64(0)
+				_ = v1613
+				var h1614 uint64
 				{
-					if s[29] != 0 {
-						b1619 := g.Scratch(12)
-						binary.BigEndian.PutUint64(b1619[0:], (s[37])<<32|(s[38])>>32)
-						binary.BigEndian.PutUint64(b1619[8:], (s[38])<<32)
-						h1618 = engine.HashCRC32(b1619[:12])
-					} else {
-						h1618 = engine.HashCRC32(nil)
-					}
+					b1615 := g.Scratch(12)
+					binary.BigEndian.PutUint64(b1615[0:], (s[37])<<32|(s[38])>>32)
+					binary.BigEndian.PutUint64(b1615[8:], (s[38])<<32)
+					h1614 = engine.HashCRC32(b1615[:12])
 				}
-				v1617 = (0x0 + engine.Sel(p.c[2] != 0, h1618%(p.c[2]|engine.B2U(p.c[2] == 0)), h1618)) & 0xffffffff
-				v1620 := uint64(0)
-				_ = v1620
-				var h1621 uint64
+				v1613 = (0x0 + engine.Sel(p.c[2] != 0, h1614%(p.c[2]|engine.B2U(p.c[2] == 0)), h1614)) & 0xffffffff
+				v1616 := uint64(0)
+				_ = v1616
+				var h1617 uint64
 				{
-					if s[29] != 0 {
-						b1622 := g.Scratch(12)
-						binary.BigEndian.PutUint64(b1622[0:], ((s[38])&0xffffffff)<<32|s[37])
-						binary.BigEndian.PutUint64(b1622[8:], ((s[38])>>32)<<32)
-						h1621 = engine.HashCRC32(b1622[:12])
-					} else {
-						b1623 := g.Scratch(8)
-						binary.BigEndian.PutUint64(b1623[0:], ((s[38])&0xffffffff)<<32|((s[38])>>32))
-						h1621 = engine.HashCRC32(b1623[:8])
-					}
+					b1618 := g.Scratch(12)
+					binary.BigEndian.PutUint64(b1618[0:], ((s[38])&0xffffffff)<<32|s[37])
+					binary.BigEndian.PutUint64(b1618[8:], ((s[38])>>32)<<32)
+					h1617 = engine.HashCRC32(b1618[:12])
 				}
-				v1620 = (0x0 + h1621%0x100000000) & 0xffffffff
-				v1620 = (v1620 & 0xfffffffc)
-				if v1620 == 0x0 {
+				v1616 = (0x0 + h1617%0x100000000) & 0xffffffff
+				v1616 = (v1616 & 0xfffffffc)
+				if v1616 == 0x0 {
 					{
-						v1620 = 0x4
+						v1616 = 0x4
 					}
 				}
-				v1624 := uint64(0)
-				_ = v1624
-				v1624 = p.r[6].Get32(v1617)
-				s[235] = engine.Sel(((v1624 & 0xfffffffd) == (v1620 | 0x1)), 0x1, 0x0)
-				s[236] = engine.Sel((v1624 == (v1620 | 0x3)), 0x1, 0x0)
-				s[237] = engine.Sel((v1624 == v1620), 0x1, 0x0)
+				v1619 := uint64(0)
+				_ = v1619
+				v1619 = p.r[6].Get32(v1613)
+				s[235] = engine.Sel(((v1619 & 0xfffffffd) == (v1616 | 0x1)), 0x1, 0x0)
+				s[236] = engine.Sel((v1619 == (v1616 | 0x3)), 0x1, 0x0)
+				s[237] = engine.Sel((v1619 == v1616), 0x1, 0x0)
 				{
 					{
 						{
-							v1624 = (v1620 | 0x1)
+							v1619 = (v1616 | 0x1)
 						}
 					}
 				}
-				p.r[6].Set32(v1617, ((v1624) & 0xffffffff))
+				p.r[6].Set32(v1613, ((v1619) & 0xffffffff))
 			}
 		}
 		if (s[222] == 0x0) && (((s[225] + s[226]) & 0xffffffff) > 0x0) {
@@ -15266,7 +15244,7 @@ func (p *netlock) ingress63(g *engine.Gen, s *[263]uint64, v112 *uint64, v113 *u
 				}
 			}
 		}
-		if v1437 == s[174] {
+		if v1433 == s[174] {
 			{
 				(*v113) = 0x1
 				s[77] = s[208]
@@ -15280,12 +15258,12 @@ func (p *netlock) ingress63(g *engine.Gen, s *[263]uint64, v112 *uint64, v113 *u
 					{
 						// action NetlockIngress.ans_echo
 						{
-							a1627 := s[211]
-							_ = a1627
-							a1628 := s[212]
-							_ = a1628
-							a1629 := s[213]
-							_ = a1629
+							a1622 := s[211]
+							_ = a1622
+							a1623 := s[212]
+							_ = a1623
+							a1624 := s[213]
+							_ = a1624
 							{
 								// action NetlockIngress.ans_to_client
 								s[80] = 0x1
@@ -15293,18 +15271,18 @@ func (p *netlock) ingress63(g *engine.Gen, s *[263]uint64, v112 *uint64, v113 *u
 								s[82] = 0x0
 								s[86] = s[203]
 								s[88] = s[204]
-								s[87] = a1627
-								s[89] = a1628
+								s[87] = a1622
+								s[89] = a1623
 								s[90] = 0x1
 								s[93] = 0x0
 								s[92] = 0x0
 								s[101] = 0x0
 								s[102] = 0x0
-								if a1629 == 0x1 {
+								if a1624 == 0x1 {
 									{
 										s[92] = 0x8
-										s[101] = a1627
-										s[102] = a1628
+										s[101] = a1622
+										s[102] = a1623
 									}
 								}
 								s[96] = s[37]
@@ -15352,12 +15330,12 @@ func (p *netlock) ingress63(g *engine.Gen, s *[263]uint64, v112 *uint64, v113 *u
 									{
 										// action NetlockIngress.ans_echo
 										{
-											a1634 := s[211]
-											_ = a1634
-											a1635 := s[212]
-											_ = a1635
-											a1636 := s[213]
-											_ = a1636
+											a1629 := s[211]
+											_ = a1629
+											a1630 := s[212]
+											_ = a1630
+											a1631 := s[213]
+											_ = a1631
 											{
 												// action NetlockIngress.ans_to_client
 												s[107] = 0x1
@@ -15365,18 +15343,18 @@ func (p *netlock) ingress63(g *engine.Gen, s *[263]uint64, v112 *uint64, v113 *u
 												s[109] = 0x0
 												s[113] = s[203]
 												s[115] = s[204]
-												s[114] = a1634
-												s[116] = a1635
+												s[114] = a1629
+												s[116] = a1630
 												s[117] = 0x1
 												s[120] = 0x0
 												s[119] = 0x0
 												s[128] = 0x0
 												s[129] = 0x0
-												if a1636 == 0x1 {
+												if a1631 == 0x1 {
 													{
 														s[119] = 0x8
-														s[128] = a1634
-														s[129] = a1635
+														s[128] = a1629
+														s[129] = a1630
 													}
 												}
 												s[123] = s[37]
@@ -15476,12 +15454,12 @@ func (p *netlock) ingress81(g *engine.Gen, s *[263]uint64) {
 									{
 										// action NetlockIngress.ans_echo
 										{
-											a1655 := s[211]
-											_ = a1655
-											a1656 := s[212]
-											_ = a1656
-											a1657 := s[213]
-											_ = a1657
+											a1650 := s[211]
+											_ = a1650
+											a1651 := s[212]
+											_ = a1651
+											a1652 := s[213]
+											_ = a1652
 											{
 												// action NetlockIngress.ans_to_client
 												s[107] = 0x1
@@ -15489,18 +15467,18 @@ func (p *netlock) ingress81(g *engine.Gen, s *[263]uint64) {
 												s[109] = 0x0
 												s[113] = s[203]
 												s[115] = s[204]
-												s[114] = a1655
-												s[116] = a1656
+												s[114] = a1650
+												s[116] = a1651
 												s[117] = 0x4
 												s[120] = 0x0
 												s[119] = 0x0
 												s[128] = 0x0
 												s[129] = 0x0
-												if a1657 == 0x1 {
+												if a1652 == 0x1 {
 													{
 														s[119] = 0x8
-														s[128] = a1655
-														s[129] = a1656
+														s[128] = a1650
+														s[129] = a1651
 													}
 												}
 												s[123] = s[37]
@@ -15553,12 +15531,12 @@ func (p *netlock) ingress81(g *engine.Gen, s *[263]uint64) {
 											{
 												// action NetlockIngress.ans_echo
 												{
-													a1714 := s[211]
-													_ = a1714
-													a1715 := s[212]
-													_ = a1715
-													a1716 := s[213]
-													_ = a1716
+													a1709 := s[211]
+													_ = a1709
+													a1710 := s[212]
+													_ = a1710
+													a1711 := s[213]
+													_ = a1711
 													{
 														// action NetlockIngress.ans_to_client
 														s[107] = 0x1
@@ -15566,18 +15544,18 @@ func (p *netlock) ingress81(g *engine.Gen, s *[263]uint64) {
 														s[109] = 0x0
 														s[113] = s[203]
 														s[115] = s[204]
-														s[114] = a1714
-														s[116] = a1715
+														s[114] = a1709
+														s[116] = a1710
 														s[117] = 0x7
 														s[120] = 0x0
 														s[119] = 0x0
 														s[128] = 0x0
 														s[129] = 0x0
-														if a1716 == 0x1 {
+														if a1711 == 0x1 {
 															{
 																s[119] = 0x8
-																s[128] = a1714
-																s[129] = a1715
+																s[128] = a1709
+																s[129] = a1710
 															}
 														}
 														s[123] = s[37]
@@ -15629,12 +15607,12 @@ func (p *netlock) ingress81(g *engine.Gen, s *[263]uint64) {
 											{
 												// action NetlockIngress.ans_echo
 												{
-													a1721 := s[211]
-													_ = a1721
-													a1722 := s[212]
-													_ = a1722
-													a1723 := s[213]
-													_ = a1723
+													a1716 := s[211]
+													_ = a1716
+													a1717 := s[212]
+													_ = a1717
+													a1718 := s[213]
+													_ = a1718
 													{
 														// action NetlockIngress.ans_to_client
 														s[107] = 0x1
@@ -15642,18 +15620,18 @@ func (p *netlock) ingress81(g *engine.Gen, s *[263]uint64) {
 														s[109] = 0x0
 														s[113] = s[203]
 														s[115] = s[204]
-														s[114] = a1721
-														s[116] = a1722
+														s[114] = a1716
+														s[116] = a1717
 														s[117] = 0x4
 														s[120] = 0x0
 														s[119] = 0x0
 														s[128] = 0x0
 														s[129] = 0x0
-														if a1723 == 0x1 {
+														if a1718 == 0x1 {
 															{
 																s[119] = 0x8
-																s[128] = a1721
-																s[129] = a1722
+																s[128] = a1716
+																s[129] = a1717
 															}
 														}
 														s[123] = s[37]
@@ -15684,12 +15662,12 @@ func (p *netlock) ingress81(g *engine.Gen, s *[263]uint64) {
 // ingress69 is a part of ingress, with actions NetlockIngress.use_level, NetlockIngress.floor_access, NetlockIngress.slot_at, NetlockIngress.pool.part0.txn_access, NetlockIngress.pool.part0.hold_access, NetlockIngress.pool.part0.flags_access, and 17 more.
 func (p *netlock) ingress69(g *engine.Gen, s *[263]uint64) {
 	{
-		a1659 := s[217]
-		_ = a1659
+		a1654 := s[217]
+		_ = a1654
 		{
 			// action NetlockIngress.use_level
-			s[208] = a1659
-			if a1659 == 0x0 {
+			s[208] = a1654
+			if a1654 == 0x0 {
 				{
 					s[209] = s[197]
 					s[210] = s[198]
@@ -15701,7 +15679,7 @@ func (p *netlock) ingress69(g *engine.Gen, s *[263]uint64) {
 				}
 			}
 			s[171] = s[210]
-			if a1659 == 0x0 {
+			if a1654 == 0x0 {
 				{
 					s[181] = s[200]
 				}
@@ -15715,24 +15693,24 @@ func (p *netlock) ingress69(g *engine.Gen, s *[263]uint64) {
 	{
 		{
 			// action NetlockIngress.floor_access
-			v1661 := uint64(0)
-			_ = v1661
-			v1661 = p.r[0].Get64(s[196])
-			p.r[0].Set64(s[196], v1661)
-			s[232] = v1661
+			v1656 := uint64(0)
+			_ = v1656
+			v1656 = p.r[0].Get64(s[196])
+			p.r[0].Set64(s[196], v1656)
+			s[232] = v1656
 		}
 	}
 	s[152] = engine.Sel((s[216] > s[232]), 0x1, 0x0)
 	{
-		a1663 := (((s[215] - s[209]) & 0xffffffff) & 0xffff)
-		_ = a1663
+		a1658 := (((s[215] - s[209]) & 0xffffffff) & 0xffff)
+		_ = a1658
 		{
 			// action NetlockIngress.slot_at
-			v1664 := uint64(((s[209] + (a1663 & 0x7fff)) & 0xffffffff))
-			_ = v1664
-			s[133] = ((v1664) >> (p.c[3]) & 0x3)
-			s[134] = (v1664 & p.c[4])
-			s[215] = v1664
+			v1659 := uint64(((s[209] + (a1658 & 0x7fff)) & 0xffffffff))
+			_ = v1659
+			s[133] = ((v1659) >> (p.c[3]) & 0x3)
+			s[134] = (v1659 & p.c[4])
+			s[215] = v1659
 		}
 	}
 	s[136] = 0x1
@@ -15755,17 +15733,17 @@ func (p *netlock) ingress69(g *engine.Gen, s *[263]uint64) {
 									{
 										{
 											// action NetlockIngress.pool.part0.txn_access
-											v1668 := uint64(0)
-											_ = v1668
-											v1668 = p.r[7].Get64(s[134])
-											s[160] = engine.Sel((v1668 == s[144]), 0x1, 0x0)
+											v1663 := uint64(0)
+											_ = v1663
+											v1663 = p.r[7].Get64(s[134])
+											s[160] = engine.Sel((v1663 == s[144]), 0x1, 0x0)
 											if s[136] == 0x2 {
 												{
-													v1668 = s[144]
+													v1663 = s[144]
 												}
 											}
-											p.r[7].Set64(s[134], v1668)
-											s[159] = v1668
+											p.r[7].Set64(s[134], v1663)
+											s[159] = v1663
 										}
 									}
 								}
@@ -15775,12 +15753,12 @@ func (p *netlock) ingress69(g *engine.Gen, s *[263]uint64) {
 									{
 										{
 											// action NetlockIngress.pool.part0.hold_access
-											v1670 := uint64(0)
-											_ = v1670
-											v1670 = p.r[11].Get64(s[134])
+											v1665 := uint64(0)
+											_ = v1665
+											v1665 = p.r[11].Get64(s[134])
 											if (s[139] == 0x3) || (s[139] == 0x4) {
 												{
-													if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v1670) >> 32) == s[151])) && (((v1670) >> 32) != 0x0) {
+													if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v1665) >> 32) == s[151])) && (((v1665) >> 32) != 0x0) {
 														{
 															s[167] = 0x1
 														}
@@ -15789,24 +15767,24 @@ func (p *netlock) ingress69(g *engine.Gen, s *[263]uint64) {
 											}
 											if (s[139] == 0x2) || ((s[139] == 0x5) && (s[153] == 0x1)) {
 												{
-													v1670 = ((s[149])<<32 | s[150])
+													v1665 = ((s[149])<<32 | s[150])
 												}
 											} else {
 												if (s[139] == 0x3) && (s[167] == 0x1) {
 													{
-														v1670 = v1670&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+														v1665 = v1665&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 													}
 												} else {
 													if (s[139] == 0x4) && (s[167] == 0x1) {
 														{
-															v1670 = v1670&^0xffffffff | (s[150])<<0&0xffffffff
+															v1665 = v1665&^0xffffffff | (s[150])<<0&0xffffffff
 														}
 													}
 												}
 											}
-											p.r[11].Set64(s[134], v1670)
-											s[165] = ((v1670) >> 32)
-											s[166] = ((v1670) & 0xffffffff)
+											p.r[11].Set64(s[134], v1665)
+											s[165] = ((v1665) >> 32)
+											s[166] = ((v1665) & 0xffffffff)
 										}
 									}
 								}
@@ -15816,39 +15794,39 @@ func (p *netlock) ingress69(g *engine.Gen, s *[263]uint64) {
 									{
 										{
 											// action NetlockIngress.pool.part0.flags_access
-											v1672 := uint64(0)
-											_ = v1672
-											v1672 = p.r[8].Get64(s[134])
+											v1667 := uint64(0)
+											_ = v1667
+											v1667 = p.r[8].Get64(s[134])
 											if s[135] == 0x2 {
 												{
-													v1672 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
+													v1667 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
 												}
 											} else {
 												if (s[135] == 0x3) && (s[167] == 0x1) {
 													{
-														v1672 = v1672&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+														v1667 = v1667&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
 													}
 												} else {
 													if ((s[135] == 0x4) && (s[167] == 0x1)) && (s[143] != 0x0) {
 														{
-															v1672 = v1672&^0xffffffff | (s[143])<<0&0xffffffff
+															v1667 = v1667&^0xffffffff | (s[143])<<0&0xffffffff
 														}
 													} else {
-														if ((s[135] == 0x5) && (((v1672) >> 56) == 0x1)) && (s[160] == 0x1) {
+														if ((s[135] == 0x5) && (((v1667) >> 56) == 0x1)) && (s[160] == 0x1) {
 															{
-																v1672 = v1672&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+																v1667 = v1667&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 																s[167] = 0x1
 															}
 														}
 													}
 												}
 											}
-											p.r[8].Set64(s[134], v1672)
-											s[154] = ((v1672) >> 56)
-											s[155] = ((v1672) >> 48 & 0xff)
-											s[156] = ((v1672) >> 40 & 0xff)
-											s[157] = ((v1672) >> 32 & 0xff)
-											s[158] = ((v1672) & 0xffffffff)
+											p.r[8].Set64(s[134], v1667)
+											s[154] = ((v1667) >> 56)
+											s[155] = ((v1667) >> 48 & 0xff)
+											s[156] = ((v1667) >> 40 & 0xff)
+											s[157] = ((v1667) >> 32 & 0xff)
+											s[158] = ((v1667) & 0xffffffff)
 										}
 									}
 								}
@@ -15858,18 +15836,18 @@ func (p *netlock) ingress69(g *engine.Gen, s *[263]uint64) {
 									{
 										{
 											// action NetlockIngress.pool.part0.who_access
-											v1674 := uint64(0)
-											_ = v1674
-											v1674 = p.r[9].Get64(s[134])
+											v1669 := uint64(0)
+											_ = v1669
+											v1669 = p.r[9].Get64(s[134])
 											if s[137] == 0x2 {
 												{
-													v1674 = (((s[145])<<16|s[146])<<16 | s[147])
+													v1669 = (((s[145])<<16|s[146])<<16 | s[147])
 												}
 											}
-											p.r[9].Set64(s[134], v1674)
-											s[161] = ((v1674) >> 32)
-											s[162] = ((v1674) >> 16 & 0xffff)
-											s[163] = ((v1674) & 0xffff)
+											p.r[9].Set64(s[134], v1669)
+											s[161] = ((v1669) >> 32)
+											s[162] = ((v1669) >> 16 & 0xffff)
+											s[163] = ((v1669) & 0xffff)
 										}
 									}
 								}
@@ -15879,16 +15857,16 @@ func (p *netlock) ingress69(g *engine.Gen, s *[263]uint64) {
 									{
 										{
 											// action NetlockIngress.pool.part0.ts_access
-											v1676 := uint64(0)
-											_ = v1676
-											v1676 = p.r[10].Get64(s[134])
+											v1671 := uint64(0)
+											_ = v1671
+											v1671 = p.r[10].Get64(s[134])
 											if (s[138] == 0x2) || (((s[138] == 0x3) && (s[167] == 0x1)) && (s[148] != 0x0)) {
 												{
-													v1676 = s[148]
+													v1671 = s[148]
 												}
 											}
-											p.r[10].Set64(s[134], v1676)
-											s[164] = v1676
+											p.r[10].Set64(s[134], v1671)
+											s[164] = v1671
 										}
 									}
 								}
@@ -15914,17 +15892,17 @@ func (p *netlock) ingress68(g *engine.Gen, s *[263]uint64) {
 							{
 								{
 									// action NetlockIngress.pool.part1.txn_access
-									v1679 := uint64(0)
-									_ = v1679
-									v1679 = p.r[12].Get64(s[134])
-									s[160] = engine.Sel((v1679 == s[144]), 0x1, 0x0)
+									v1674 := uint64(0)
+									_ = v1674
+									v1674 = p.r[12].Get64(s[134])
+									s[160] = engine.Sel((v1674 == s[144]), 0x1, 0x0)
 									if s[136] == 0x2 {
 										{
-											v1679 = s[144]
+											v1674 = s[144]
 										}
 									}
-									p.r[12].Set64(s[134], v1679)
-									s[159] = v1679
+									p.r[12].Set64(s[134], v1674)
+									s[159] = v1674
 								}
 							}
 						}
@@ -15934,12 +15912,12 @@ func (p *netlock) ingress68(g *engine.Gen, s *[263]uint64) {
 							{
 								{
 									// action NetlockIngress.pool.part1.hold_access
-									v1681 := uint64(0)
-									_ = v1681
-									v1681 = p.r[16].Get64(s[134])
+									v1676 := uint64(0)
+									_ = v1676
+									v1676 = p.r[16].Get64(s[134])
 									if (s[139] == 0x3) || (s[139] == 0x4) {
 										{
-											if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v1681) >> 32) == s[151])) && (((v1681) >> 32) != 0x0) {
+											if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v1676) >> 32) == s[151])) && (((v1676) >> 32) != 0x0) {
 												{
 													s[167] = 0x1
 												}
@@ -15948,24 +15926,24 @@ func (p *netlock) ingress68(g *engine.Gen, s *[263]uint64) {
 									}
 									if (s[139] == 0x2) || ((s[139] == 0x5) && (s[153] == 0x1)) {
 										{
-											v1681 = ((s[149])<<32 | s[150])
+											v1676 = ((s[149])<<32 | s[150])
 										}
 									} else {
 										if (s[139] == 0x3) && (s[167] == 0x1) {
 											{
-												v1681 = v1681&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+												v1676 = v1676&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 											}
 										} else {
 											if (s[139] == 0x4) && (s[167] == 0x1) {
 												{
-													v1681 = v1681&^0xffffffff | (s[150])<<0&0xffffffff
+													v1676 = v1676&^0xffffffff | (s[150])<<0&0xffffffff
 												}
 											}
 										}
 									}
-									p.r[16].Set64(s[134], v1681)
-									s[165] = ((v1681) >> 32)
-									s[166] = ((v1681) & 0xffffffff)
+									p.r[16].Set64(s[134], v1676)
+									s[165] = ((v1676) >> 32)
+									s[166] = ((v1676) & 0xffffffff)
 								}
 							}
 						}
@@ -15975,39 +15953,39 @@ func (p *netlock) ingress68(g *engine.Gen, s *[263]uint64) {
 							{
 								{
 									// action NetlockIngress.pool.part1.flags_access
-									v1683 := uint64(0)
-									_ = v1683
-									v1683 = p.r[13].Get64(s[134])
+									v1678 := uint64(0)
+									_ = v1678
+									v1678 = p.r[13].Get64(s[134])
 									if s[135] == 0x2 {
 										{
-											v1683 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
+											v1678 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
 										}
 									} else {
 										if (s[135] == 0x3) && (s[167] == 0x1) {
 											{
-												v1683 = v1683&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+												v1678 = v1678&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
 											}
 										} else {
 											if ((s[135] == 0x4) && (s[167] == 0x1)) && (s[143] != 0x0) {
 												{
-													v1683 = v1683&^0xffffffff | (s[143])<<0&0xffffffff
+													v1678 = v1678&^0xffffffff | (s[143])<<0&0xffffffff
 												}
 											} else {
-												if ((s[135] == 0x5) && (((v1683) >> 56) == 0x1)) && (s[160] == 0x1) {
+												if ((s[135] == 0x5) && (((v1678) >> 56) == 0x1)) && (s[160] == 0x1) {
 													{
-														v1683 = v1683&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+														v1678 = v1678&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 														s[167] = 0x1
 													}
 												}
 											}
 										}
 									}
-									p.r[13].Set64(s[134], v1683)
-									s[154] = ((v1683) >> 56)
-									s[155] = ((v1683) >> 48 & 0xff)
-									s[156] = ((v1683) >> 40 & 0xff)
-									s[157] = ((v1683) >> 32 & 0xff)
-									s[158] = ((v1683) & 0xffffffff)
+									p.r[13].Set64(s[134], v1678)
+									s[154] = ((v1678) >> 56)
+									s[155] = ((v1678) >> 48 & 0xff)
+									s[156] = ((v1678) >> 40 & 0xff)
+									s[157] = ((v1678) >> 32 & 0xff)
+									s[158] = ((v1678) & 0xffffffff)
 								}
 							}
 						}
@@ -16017,18 +15995,18 @@ func (p *netlock) ingress68(g *engine.Gen, s *[263]uint64) {
 							{
 								{
 									// action NetlockIngress.pool.part1.who_access
-									v1685 := uint64(0)
-									_ = v1685
-									v1685 = p.r[14].Get64(s[134])
+									v1680 := uint64(0)
+									_ = v1680
+									v1680 = p.r[14].Get64(s[134])
 									if s[137] == 0x2 {
 										{
-											v1685 = (((s[145])<<16|s[146])<<16 | s[147])
+											v1680 = (((s[145])<<16|s[146])<<16 | s[147])
 										}
 									}
-									p.r[14].Set64(s[134], v1685)
-									s[161] = ((v1685) >> 32)
-									s[162] = ((v1685) >> 16 & 0xffff)
-									s[163] = ((v1685) & 0xffff)
+									p.r[14].Set64(s[134], v1680)
+									s[161] = ((v1680) >> 32)
+									s[162] = ((v1680) >> 16 & 0xffff)
+									s[163] = ((v1680) & 0xffff)
 								}
 							}
 						}
@@ -16038,16 +16016,16 @@ func (p *netlock) ingress68(g *engine.Gen, s *[263]uint64) {
 							{
 								{
 									// action NetlockIngress.pool.part1.ts_access
-									v1687 := uint64(0)
-									_ = v1687
-									v1687 = p.r[15].Get64(s[134])
+									v1682 := uint64(0)
+									_ = v1682
+									v1682 = p.r[15].Get64(s[134])
 									if (s[138] == 0x2) || (((s[138] == 0x3) && (s[167] == 0x1)) && (s[148] != 0x0)) {
 										{
-											v1687 = s[148]
+											v1682 = s[148]
 										}
 									}
-									p.r[15].Set64(s[134], v1687)
-									s[164] = v1687
+									p.r[15].Set64(s[134], v1682)
+									s[164] = v1682
 								}
 							}
 						}
@@ -16073,17 +16051,17 @@ func (p *netlock) ingress67(g *engine.Gen, s *[263]uint64) {
 							{
 								{
 									// action NetlockIngress.pool.part3.txn_access
-									v1701 := uint64(0)
-									_ = v1701
-									v1701 = p.r[22].Get64(s[134])
-									s[160] = engine.Sel((v1701 == s[144]), 0x1, 0x0)
+									v1696 := uint64(0)
+									_ = v1696
+									v1696 = p.r[22].Get64(s[134])
+									s[160] = engine.Sel((v1696 == s[144]), 0x1, 0x0)
 									if s[136] == 0x2 {
 										{
-											v1701 = s[144]
+											v1696 = s[144]
 										}
 									}
-									p.r[22].Set64(s[134], v1701)
-									s[159] = v1701
+									p.r[22].Set64(s[134], v1696)
+									s[159] = v1696
 								}
 							}
 						}
@@ -16093,12 +16071,12 @@ func (p *netlock) ingress67(g *engine.Gen, s *[263]uint64) {
 							{
 								{
 									// action NetlockIngress.pool.part3.hold_access
-									v1703 := uint64(0)
-									_ = v1703
-									v1703 = p.r[26].Get64(s[134])
+									v1698 := uint64(0)
+									_ = v1698
+									v1698 = p.r[26].Get64(s[134])
 									if (s[139] == 0x3) || (s[139] == 0x4) {
 										{
-											if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v1703) >> 32) == s[151])) && (((v1703) >> 32) != 0x0) {
+											if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v1698) >> 32) == s[151])) && (((v1698) >> 32) != 0x0) {
 												{
 													s[167] = 0x1
 												}
@@ -16107,24 +16085,24 @@ func (p *netlock) ingress67(g *engine.Gen, s *[263]uint64) {
 									}
 									if (s[139] == 0x2) || ((s[139] == 0x5) && (s[153] == 0x1)) {
 										{
-											v1703 = ((s[149])<<32 | s[150])
+											v1698 = ((s[149])<<32 | s[150])
 										}
 									} else {
 										if (s[139] == 0x3) && (s[167] == 0x1) {
 											{
-												v1703 = v1703&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+												v1698 = v1698&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 											}
 										} else {
 											if (s[139] == 0x4) && (s[167] == 0x1) {
 												{
-													v1703 = v1703&^0xffffffff | (s[150])<<0&0xffffffff
+													v1698 = v1698&^0xffffffff | (s[150])<<0&0xffffffff
 												}
 											}
 										}
 									}
-									p.r[26].Set64(s[134], v1703)
-									s[165] = ((v1703) >> 32)
-									s[166] = ((v1703) & 0xffffffff)
+									p.r[26].Set64(s[134], v1698)
+									s[165] = ((v1698) >> 32)
+									s[166] = ((v1698) & 0xffffffff)
 								}
 							}
 						}
@@ -16134,39 +16112,39 @@ func (p *netlock) ingress67(g *engine.Gen, s *[263]uint64) {
 							{
 								{
 									// action NetlockIngress.pool.part3.flags_access
-									v1705 := uint64(0)
-									_ = v1705
-									v1705 = p.r[23].Get64(s[134])
+									v1700 := uint64(0)
+									_ = v1700
+									v1700 = p.r[23].Get64(s[134])
 									if s[135] == 0x2 {
 										{
-											v1705 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
+											v1700 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
 										}
 									} else {
 										if (s[135] == 0x3) && (s[167] == 0x1) {
 											{
-												v1705 = v1705&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+												v1700 = v1700&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
 											}
 										} else {
 											if ((s[135] == 0x4) && (s[167] == 0x1)) && (s[143] != 0x0) {
 												{
-													v1705 = v1705&^0xffffffff | (s[143])<<0&0xffffffff
+													v1700 = v1700&^0xffffffff | (s[143])<<0&0xffffffff
 												}
 											} else {
-												if ((s[135] == 0x5) && (((v1705) >> 56) == 0x1)) && (s[160] == 0x1) {
+												if ((s[135] == 0x5) && (((v1700) >> 56) == 0x1)) && (s[160] == 0x1) {
 													{
-														v1705 = v1705&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+														v1700 = v1700&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 														s[167] = 0x1
 													}
 												}
 											}
 										}
 									}
-									p.r[23].Set64(s[134], v1705)
-									s[154] = ((v1705) >> 56)
-									s[155] = ((v1705) >> 48 & 0xff)
-									s[156] = ((v1705) >> 40 & 0xff)
-									s[157] = ((v1705) >> 32 & 0xff)
-									s[158] = ((v1705) & 0xffffffff)
+									p.r[23].Set64(s[134], v1700)
+									s[154] = ((v1700) >> 56)
+									s[155] = ((v1700) >> 48 & 0xff)
+									s[156] = ((v1700) >> 40 & 0xff)
+									s[157] = ((v1700) >> 32 & 0xff)
+									s[158] = ((v1700) & 0xffffffff)
 								}
 							}
 						}
@@ -16176,18 +16154,18 @@ func (p *netlock) ingress67(g *engine.Gen, s *[263]uint64) {
 							{
 								{
 									// action NetlockIngress.pool.part3.who_access
-									v1707 := uint64(0)
-									_ = v1707
-									v1707 = p.r[24].Get64(s[134])
+									v1702 := uint64(0)
+									_ = v1702
+									v1702 = p.r[24].Get64(s[134])
 									if s[137] == 0x2 {
 										{
-											v1707 = (((s[145])<<16|s[146])<<16 | s[147])
+											v1702 = (((s[145])<<16|s[146])<<16 | s[147])
 										}
 									}
-									p.r[24].Set64(s[134], v1707)
-									s[161] = ((v1707) >> 32)
-									s[162] = ((v1707) >> 16 & 0xffff)
-									s[163] = ((v1707) & 0xffff)
+									p.r[24].Set64(s[134], v1702)
+									s[161] = ((v1702) >> 32)
+									s[162] = ((v1702) >> 16 & 0xffff)
+									s[163] = ((v1702) & 0xffff)
 								}
 							}
 						}
@@ -16197,16 +16175,16 @@ func (p *netlock) ingress67(g *engine.Gen, s *[263]uint64) {
 							{
 								{
 									// action NetlockIngress.pool.part3.ts_access
-									v1709 := uint64(0)
-									_ = v1709
-									v1709 = p.r[25].Get64(s[134])
+									v1704 := uint64(0)
+									_ = v1704
+									v1704 = p.r[25].Get64(s[134])
 									if (s[138] == 0x2) || (((s[138] == 0x3) && (s[167] == 0x1)) && (s[148] != 0x0)) {
 										{
-											v1709 = s[148]
+											v1704 = s[148]
 										}
 									}
-									p.r[25].Set64(s[134], v1709)
-									s[164] = v1709
+									p.r[25].Set64(s[134], v1704)
+									s[164] = v1704
 								}
 							}
 						}
@@ -16227,17 +16205,17 @@ func (p *netlock) ingress66(g *engine.Gen, s *[263]uint64) {
 						{
 							{
 								// action NetlockIngress.pool.part2.txn_access
-								v1690 := uint64(0)
-								_ = v1690
-								v1690 = p.r[17].Get64(s[134])
-								s[160] = engine.Sel((v1690 == s[144]), 0x1, 0x0)
+								v1685 := uint64(0)
+								_ = v1685
+								v1685 = p.r[17].Get64(s[134])
+								s[160] = engine.Sel((v1685 == s[144]), 0x1, 0x0)
 								if s[136] == 0x2 {
 									{
-										v1690 = s[144]
+										v1685 = s[144]
 									}
 								}
-								p.r[17].Set64(s[134], v1690)
-								s[159] = v1690
+								p.r[17].Set64(s[134], v1685)
+								s[159] = v1685
 							}
 						}
 					}
@@ -16247,12 +16225,12 @@ func (p *netlock) ingress66(g *engine.Gen, s *[263]uint64) {
 						{
 							{
 								// action NetlockIngress.pool.part2.hold_access
-								v1692 := uint64(0)
-								_ = v1692
-								v1692 = p.r[21].Get64(s[134])
+								v1687 := uint64(0)
+								_ = v1687
+								v1687 = p.r[21].Get64(s[134])
 								if (s[139] == 0x3) || (s[139] == 0x4) {
 									{
-										if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v1692) >> 32) == s[151])) && (((v1692) >> 32) != 0x0) {
+										if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v1687) >> 32) == s[151])) && (((v1687) >> 32) != 0x0) {
 											{
 												s[167] = 0x1
 											}
@@ -16261,24 +16239,24 @@ func (p *netlock) ingress66(g *engine.Gen, s *[263]uint64) {
 								}
 								if (s[139] == 0x2) || ((s[139] == 0x5) && (s[153] == 0x1)) {
 									{
-										v1692 = ((s[149])<<32 | s[150])
+										v1687 = ((s[149])<<32 | s[150])
 									}
 								} else {
 									if (s[139] == 0x3) && (s[167] == 0x1) {
 										{
-											v1692 = v1692&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+											v1687 = v1687&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 										}
 									} else {
 										if (s[139] == 0x4) && (s[167] == 0x1) {
 											{
-												v1692 = v1692&^0xffffffff | (s[150])<<0&0xffffffff
+												v1687 = v1687&^0xffffffff | (s[150])<<0&0xffffffff
 											}
 										}
 									}
 								}
-								p.r[21].Set64(s[134], v1692)
-								s[165] = ((v1692) >> 32)
-								s[166] = ((v1692) & 0xffffffff)
+								p.r[21].Set64(s[134], v1687)
+								s[165] = ((v1687) >> 32)
+								s[166] = ((v1687) & 0xffffffff)
 							}
 						}
 					}
@@ -16288,39 +16266,39 @@ func (p *netlock) ingress66(g *engine.Gen, s *[263]uint64) {
 						{
 							{
 								// action NetlockIngress.pool.part2.flags_access
-								v1694 := uint64(0)
-								_ = v1694
-								v1694 = p.r[18].Get64(s[134])
+								v1689 := uint64(0)
+								_ = v1689
+								v1689 = p.r[18].Get64(s[134])
 								if s[135] == 0x2 {
 									{
-										v1694 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
+										v1689 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
 									}
 								} else {
 									if (s[135] == 0x3) && (s[167] == 0x1) {
 										{
-											v1694 = v1694&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+											v1689 = v1689&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
 										}
 									} else {
 										if ((s[135] == 0x4) && (s[167] == 0x1)) && (s[143] != 0x0) {
 											{
-												v1694 = v1694&^0xffffffff | (s[143])<<0&0xffffffff
+												v1689 = v1689&^0xffffffff | (s[143])<<0&0xffffffff
 											}
 										} else {
-											if ((s[135] == 0x5) && (((v1694) >> 56) == 0x1)) && (s[160] == 0x1) {
+											if ((s[135] == 0x5) && (((v1689) >> 56) == 0x1)) && (s[160] == 0x1) {
 												{
-													v1694 = v1694&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+													v1689 = v1689&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 													s[167] = 0x1
 												}
 											}
 										}
 									}
 								}
-								p.r[18].Set64(s[134], v1694)
-								s[154] = ((v1694) >> 56)
-								s[155] = ((v1694) >> 48 & 0xff)
-								s[156] = ((v1694) >> 40 & 0xff)
-								s[157] = ((v1694) >> 32 & 0xff)
-								s[158] = ((v1694) & 0xffffffff)
+								p.r[18].Set64(s[134], v1689)
+								s[154] = ((v1689) >> 56)
+								s[155] = ((v1689) >> 48 & 0xff)
+								s[156] = ((v1689) >> 40 & 0xff)
+								s[157] = ((v1689) >> 32 & 0xff)
+								s[158] = ((v1689) & 0xffffffff)
 							}
 						}
 					}
@@ -16330,18 +16308,18 @@ func (p *netlock) ingress66(g *engine.Gen, s *[263]uint64) {
 						{
 							{
 								// action NetlockIngress.pool.part2.who_access
-								v1696 := uint64(0)
-								_ = v1696
-								v1696 = p.r[19].Get64(s[134])
+								v1691 := uint64(0)
+								_ = v1691
+								v1691 = p.r[19].Get64(s[134])
 								if s[137] == 0x2 {
 									{
-										v1696 = (((s[145])<<16|s[146])<<16 | s[147])
+										v1691 = (((s[145])<<16|s[146])<<16 | s[147])
 									}
 								}
-								p.r[19].Set64(s[134], v1696)
-								s[161] = ((v1696) >> 32)
-								s[162] = ((v1696) >> 16 & 0xffff)
-								s[163] = ((v1696) & 0xffff)
+								p.r[19].Set64(s[134], v1691)
+								s[161] = ((v1691) >> 32)
+								s[162] = ((v1691) >> 16 & 0xffff)
+								s[163] = ((v1691) & 0xffff)
 							}
 						}
 					}
@@ -16351,16 +16329,16 @@ func (p *netlock) ingress66(g *engine.Gen, s *[263]uint64) {
 						{
 							{
 								// action NetlockIngress.pool.part2.ts_access
-								v1698 := uint64(0)
-								_ = v1698
-								v1698 = p.r[20].Get64(s[134])
+								v1693 := uint64(0)
+								_ = v1693
+								v1693 = p.r[20].Get64(s[134])
 								if (s[138] == 0x2) || (((s[138] == 0x3) && (s[167] == 0x1)) && (s[148] != 0x0)) {
 									{
-										v1698 = s[148]
+										v1693 = s[148]
 									}
 								}
-								p.r[20].Set64(s[134], v1698)
-								s[164] = v1698
+								p.r[20].Set64(s[134], v1693)
+								s[164] = v1693
 							}
 						}
 					}
@@ -16375,55 +16353,55 @@ func (p *netlock) ingress76(g *engine.Gen, s *[263]uint64) {
 	{
 		{
 			// action NetlockIngress.wait_access
-			v1736 := uint64(0)
-			_ = v1736
-			v1736 = p.r[2].Get64(s[196])
-			v1737 := uint64(((v1736) & 0xffffffff))
-			_ = v1737
-			v1738 := uint64(((v1736) >> 32))
-			_ = v1738
+			v1731 := uint64(0)
+			_ = v1731
+			v1731 = p.r[2].Get64(s[196])
+			v1732 := uint64(((v1731) & 0xffffffff))
+			_ = v1732
+			v1733 := uint64(((v1731) >> 32))
+			_ = v1733
 			{
 			}
 			{
 				{
-					v1736 = ((v1738)<<32 | v1737)
+					v1731 = ((v1733)<<32 | v1732)
 				}
 			}
-			p.r[2].Set64(s[196], v1736)
-			s[225] = ((v1736) & 0xffffffff)
-			s[226] = ((v1736) >> 32)
+			p.r[2].Set64(s[196], v1731)
+			s[225] = ((v1731) & 0xffffffff)
+			s[226] = ((v1731) >> 32)
 		}
 	}
 	{
 		{
 			// action NetlockIngress.tok_access
-			v1740 := uint64(0)
-			_ = v1740
-			v1740 = p.r[3].Get64(s[196])
+			v1735 := uint64(0)
+			_ = v1735
+			v1735 = p.r[3].Get64(s[196])
 			{
 			}
-			p.r[3].Set64(s[196], v1740)
-			s[231] = v1740
+			p.r[3].Set64(s[196], v1735)
+			s[231] = v1735
 		}
 	}
 	{
-		a1742 := s[208]
-		_ = a1742
+		a1737 := s[208]
+		_ = a1737
 		{
 			// action NetlockIngress.q_access
-			v1743 := uint64(0)
+			v1738 := uint64(0)
+			_ = v1738
+			v1738 = p.r[4].Get64(s[196])
+			v1739 := uint64(((v1738) & 0xffff))
+			_ = v1739
+			v1740 := uint64(((v1738) >> 16 & 0xffff))
+			_ = v1740
+			v1741 := uint64(((v1738) >> 32 & 0xffff))
+			_ = v1741
+			v1742 := uint64(((v1738) >> 48))
+			_ = v1742
+			v1743 := uint64(engine.Sel((a1737 == 0x0), v1739, v1740))
 			_ = v1743
-			v1743 = p.r[4].Get64(s[196])
-			v1744 := uint64(((v1743) & 0xffff))
-			_ = v1744
-			v1745 := uint64(((v1743) >> 16 & 0xffff))
-			_ = v1745
-			v1746 := uint64(((v1743) >> 32 & 0xffff))
-			_ = v1746
-			v1747 := uint64(((v1743) >> 48))
-			_ = v1747
-			v1748 := uint64(engine.Sel((a1742 == 0x0), v1744, v1745))
-			_ = v1748
 			s[218] = 0x0
 			{
 				{
@@ -16437,76 +16415,76 @@ func (p *netlock) ingress76(g *engine.Gen, s *[263]uint64) {
 					}
 				}
 			}
-			if a1742 == 0x0 {
+			if a1737 == 0x0 {
 				{
-					v1744 = v1748
+					v1739 = v1743
 				}
 			} else {
 				{
-					v1745 = v1748
+					v1740 = v1743
 				}
 			}
 			{
 				{
-					v1743 = ((((v1747)<<16|v1746)<<16|v1745)<<16 | v1744)
+					v1738 = ((((v1742)<<16|v1741)<<16|v1740)<<16 | v1739)
 				}
 			}
-			p.r[4].Set64(s[196], v1743)
-			s[227] = ((v1743) & 0xffff)
-			s[228] = ((v1743) >> 16 & 0xffff)
-			s[229] = ((v1743) >> 32 & 0xffff)
-			s[230] = ((v1743) >> 48)
+			p.r[4].Set64(s[196], v1738)
+			s[227] = ((v1738) & 0xffff)
+			s[228] = ((v1738) >> 16 & 0xffff)
+			s[229] = ((v1738) >> 32 & 0xffff)
+			s[230] = ((v1738) >> 48)
 		}
 	}
 	s[168] = 0x1
 	s[169] = 0x1
 	s[170] = 0x1
 	{
-		a1750 := s[208]
-		_ = a1750
-		a1751 := s[196]
-		_ = a1751
+		a1745 := s[208]
+		_ = a1745
+		a1746 := s[196]
+		_ = a1746
 		{
-			if a1750 == 0x0 {
-				p.ingress72(g, s, a1751)
+			if a1745 == 0x0 {
+				p.ingress72(g, s, a1746)
 			} else {
 				{
-					p.ingress71(g, s, a1751)
+					p.ingress71(g, s, a1746)
 					{
-						a1828 := a1751
-						_ = a1828
+						a1823 := a1746
+						_ = a1823
 						{
 							if s[178] != 0x0 {
 								{
 									{
 										{
 											// action NetlockIngress.levels.level0.head_access
-											v1830 := uint64(0)
-											_ = v1830
-											v1830 = p.r[27].Get32(a1828)
-											var r1833 uint64
-											_ = r1833
+											v1825 := uint64(0)
+											_ = v1825
+											v1825 = p.r[27].Get32(a1823)
+											var r1828 uint64
+											_ = r1828
 											{
-												a1834 := v1830
-												_ = a1834
-												a1835 := s[181]
-												_ = a1835
+												a1829 := v1825
+												_ = a1829
+												a1830 := s[181]
+												_ = a1830
 												{
-													if (((a1834 & 0x7fff) + 0x1) & 0xffff) == a1835 {
+													if (((a1829 & 0x7fff) + 0x1) & 0xffff) == a1830 {
 														{
-															r1833 = ((a1834 & 0x8000) ^ 0x8000)
-															goto end1832
+															r1828 = ((a1829 & 0x8000) ^ 0x8000)
+															goto end1827
 														}
 													}
-													r1833 = ((a1834 + 0x1) & 0xffff)
-													goto end1832
+													r1828 = ((a1829 + 0x1) & 0xffff)
+													goto end1827
 												}
-											end1832:
+											end1827:
 											}
-											v1831 := uint64(r1833)
-											_ = v1831
+											v1826 := uint64(r1828)
+											_ = v1826
 											s[187] = 0x0
-											if ((s[178] == 0x2) && (s[183] == 0x1)) && (s[182] == (v1830 & 0x7fff)) {
+											if ((s[178] == 0x2) && (s[183] == 0x1)) && (s[182] == (v1825 & 0x7fff)) {
 												{
 													s[187] = 0x1
 												}
@@ -16517,22 +16495,22 @@ func (p *netlock) ingress76(g *engine.Gen, s *[263]uint64) {
 													}
 												}
 											}
-											s[184] = v1830
+											s[184] = v1825
 											if s[187] == 0x1 {
 												{
-													v1830 = v1831
+													v1825 = v1826
 												}
 											} else {
 												if s[178] == 0x4 {
 													{
-														v1830 = 0x0
+														v1825 = 0x0
 													}
 												}
 											}
-											p.r[27].Set32(a1828, ((v1830) & 0xffff))
+											p.r[27].Set32(a1823, ((v1825) & 0xffff))
 											if s[178] == 0x3 {
 												{
-													s[184] = v1830
+													s[184] = v1825
 												}
 											}
 										}
@@ -16544,41 +16522,41 @@ func (p *netlock) ingress76(g *engine.Gen, s *[263]uint64) {
 									{
 										{
 											// action NetlockIngress.levels.level0.tail_access
-											v1837 := uint64(0)
-											_ = v1837
-											v1837 = p.r[28].Get32(a1828)
-											s[185] = v1837
+											v1832 := uint64(0)
+											_ = v1832
+											v1832 = p.r[28].Get32(a1823)
+											s[185] = v1832
 											if (s[179] == 0x2) && (s[183] == 0x1) {
 												{
-													var r1839 uint64
-													_ = r1839
+													var r1834 uint64
+													_ = r1834
 													{
-														a1840 := v1837
-														_ = a1840
-														a1841 := s[181]
-														_ = a1841
+														a1835 := v1832
+														_ = a1835
+														a1836 := s[181]
+														_ = a1836
 														{
-															if (((a1840 & 0x7fff) + 0x1) & 0xffff) == a1841 {
+															if (((a1835 & 0x7fff) + 0x1) & 0xffff) == a1836 {
 																{
-																	r1839 = ((a1840 & 0x8000) ^ 0x8000)
-																	goto end1838
+																	r1834 = ((a1835 & 0x8000) ^ 0x8000)
+																	goto end1833
 																}
 															}
-															r1839 = ((a1840 + 0x1) & 0xffff)
-															goto end1838
+															r1834 = ((a1835 + 0x1) & 0xffff)
+															goto end1833
 														}
-													end1838:
+													end1833:
 													}
-													v1837 = r1839
+													v1832 = r1834
 												}
 											} else {
 												if s[179] == 0x4 {
 													{
-														v1837 = 0x0
+														v1832 = 0x0
 													}
 												}
 											}
-											p.r[28].Set32(a1828, ((v1837) & 0xffff))
+											p.r[28].Set32(a1823, ((v1832) & 0xffff))
 										}
 									}
 								}
@@ -16588,72 +16566,72 @@ func (p *netlock) ingress76(g *engine.Gen, s *[263]uint64) {
 									{
 										{
 											// action NetlockIngress.levels.level0.gnext_access
-											v1843 := uint64(0)
-											_ = v1843
-											v1843 = p.r[29].Get32(a1828)
+											v1838 := uint64(0)
+											_ = v1838
+											v1838 = p.r[29].Get32(a1823)
 											if (s[180] == 0x2) && (s[183] == 0x1) {
 												{
-													v1843 = s[182]
+													v1838 = s[182]
 												}
 											} else {
-												if ((s[180] == 0x3) && (s[183] == 0x1)) && (v1843 == s[184]) {
+												if ((s[180] == 0x3) && (s[183] == 0x1)) && (v1838 == s[184]) {
 													{
-														var r1845 uint64
-														_ = r1845
+														var r1840 uint64
+														_ = r1840
 														{
-															a1846 := v1843
-															_ = a1846
-															a1847 := s[181]
-															_ = a1847
+															a1841 := v1838
+															_ = a1841
+															a1842 := s[181]
+															_ = a1842
 															{
-																if (((a1846 & 0x7fff) + 0x1) & 0xffff) == a1847 {
+																if (((a1841 & 0x7fff) + 0x1) & 0xffff) == a1842 {
 																	{
-																		r1845 = ((a1846 & 0x8000) ^ 0x8000)
-																		goto end1844
+																		r1840 = ((a1841 & 0x8000) ^ 0x8000)
+																		goto end1839
 																	}
 																}
-																r1845 = ((a1846 + 0x1) & 0xffff)
-																goto end1844
+																r1840 = ((a1841 + 0x1) & 0xffff)
+																goto end1839
 															}
-														end1844:
+														end1839:
 														}
-														v1843 = r1845
+														v1838 = r1840
 													}
 												} else {
 													if s[180] == 0x4 {
 														{
-															v1843 = 0x0
+															v1838 = 0x0
 														}
 													} else {
 														if (s[180] == 0x5) && (s[183] == 0x1) {
 															{
-																var r1849 uint64
-																_ = r1849
+																var r1844 uint64
+																_ = r1844
 																{
-																	a1850 := s[185]
-																	_ = a1850
-																	a1851 := s[181]
-																	_ = a1851
+																	a1845 := s[185]
+																	_ = a1845
+																	a1846 := s[181]
+																	_ = a1846
 																	{
-																		if (((a1850 & 0x7fff) + 0x1) & 0xffff) == a1851 {
+																		if (((a1845 & 0x7fff) + 0x1) & 0xffff) == a1846 {
 																			{
-																				r1849 = ((a1850 & 0x8000) ^ 0x8000)
-																				goto end1848
+																				r1844 = ((a1845 & 0x8000) ^ 0x8000)
+																				goto end1843
 																			}
 																		}
-																		r1849 = ((a1850 + 0x1) & 0xffff)
-																		goto end1848
+																		r1844 = ((a1845 + 0x1) & 0xffff)
+																		goto end1843
 																	}
-																end1848:
+																end1843:
 																}
-																v1843 = r1849
+																v1838 = r1844
 															}
 														}
 													}
 												}
 											}
-											p.r[29].Set32(a1828, ((v1843) & 0xffff))
-											s[186] = v1843
+											p.r[29].Set32(a1823, ((v1838) & 0xffff))
+											s[186] = v1838
 										}
 									}
 								}
@@ -16675,44 +16653,44 @@ func (p *netlock) ingress76(g *engine.Gen, s *[263]uint64) {
 }
 
 // ingress72 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access, NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, NetlockIngress.levels.level1.gnext_access.
-func (p *netlock) ingress72(g *engine.Gen, s *[263]uint64, a1751 uint64) {
+func (p *netlock) ingress72(g *engine.Gen, s *[263]uint64, a1746 uint64) {
 	{
-		p.ingress70(g, s, a1751)
+		p.ingress70(g, s, a1746)
 		{
-			a1778 := a1751
-			_ = a1778
+			a1773 := a1746
+			_ = a1773
 			{
 				if s[178] != 0x0 {
 					{
 						{
 							{
 								// action NetlockIngress.levels.level1.head_access
-								v1780 := uint64(0)
-								_ = v1780
-								v1780 = p.r[30].Get32(a1778)
-								var r1783 uint64
-								_ = r1783
+								v1775 := uint64(0)
+								_ = v1775
+								v1775 = p.r[30].Get32(a1773)
+								var r1778 uint64
+								_ = r1778
 								{
-									a1784 := v1780
-									_ = a1784
-									a1785 := s[181]
-									_ = a1785
+									a1779 := v1775
+									_ = a1779
+									a1780 := s[181]
+									_ = a1780
 									{
-										if (((a1784 & 0x7fff) + 0x1) & 0xffff) == a1785 {
+										if (((a1779 & 0x7fff) + 0x1) & 0xffff) == a1780 {
 											{
-												r1783 = ((a1784 & 0x8000) ^ 0x8000)
-												goto end1782
+												r1778 = ((a1779 & 0x8000) ^ 0x8000)
+												goto end1777
 											}
 										}
-										r1783 = ((a1784 + 0x1) & 0xffff)
-										goto end1782
+										r1778 = ((a1779 + 0x1) & 0xffff)
+										goto end1777
 									}
-								end1782:
+								end1777:
 								}
-								v1781 := uint64(r1783)
-								_ = v1781
+								v1776 := uint64(r1778)
+								_ = v1776
 								s[187] = 0x0
-								if ((s[178] == 0x2) && (s[183] == 0x1)) && (s[182] == (v1780 & 0x7fff)) {
+								if ((s[178] == 0x2) && (s[183] == 0x1)) && (s[182] == (v1775 & 0x7fff)) {
 									{
 										s[187] = 0x1
 									}
@@ -16723,22 +16701,22 @@ func (p *netlock) ingress72(g *engine.Gen, s *[263]uint64, a1751 uint64) {
 										}
 									}
 								}
-								s[184] = v1780
+								s[184] = v1775
 								if s[187] == 0x1 {
 									{
-										v1780 = v1781
+										v1775 = v1776
 									}
 								} else {
 									if s[178] == 0x4 {
 										{
-											v1780 = 0x0
+											v1775 = 0x0
 										}
 									}
 								}
-								p.r[30].Set32(a1778, ((v1780) & 0xffff))
+								p.r[30].Set32(a1773, ((v1775) & 0xffff))
 								if s[178] == 0x3 {
 									{
-										s[184] = v1780
+										s[184] = v1775
 									}
 								}
 							}
@@ -16750,41 +16728,41 @@ func (p *netlock) ingress72(g *engine.Gen, s *[263]uint64, a1751 uint64) {
 						{
 							{
 								// action NetlockIngress.levels.level1.tail_access
-								v1787 := uint64(0)
-								_ = v1787
-								v1787 = p.r[31].Get32(a1778)
-								s[185] = v1787
+								v1782 := uint64(0)
+								_ = v1782
+								v1782 = p.r[31].Get32(a1773)
+								s[185] = v1782
 								if (s[179] == 0x2) && (s[183] == 0x1) {
 									{
-										var r1789 uint64
-										_ = r1789
+										var r1784 uint64
+										_ = r1784
 										{
-											a1790 := v1787
-											_ = a1790
-											a1791 := s[181]
-											_ = a1791
+											a1785 := v1782
+											_ = a1785
+											a1786 := s[181]
+											_ = a1786
 											{
-												if (((a1790 & 0x7fff) + 0x1) & 0xffff) == a1791 {
+												if (((a1785 & 0x7fff) + 0x1) & 0xffff) == a1786 {
 													{
-														r1789 = ((a1790 & 0x8000) ^ 0x8000)
-														goto end1788
+														r1784 = ((a1785 & 0x8000) ^ 0x8000)
+														goto end1783
 													}
 												}
-												r1789 = ((a1790 + 0x1) & 0xffff)
-												goto end1788
+												r1784 = ((a1785 + 0x1) & 0xffff)
+												goto end1783
 											}
-										end1788:
+										end1783:
 										}
-										v1787 = r1789
+										v1782 = r1784
 									}
 								} else {
 									if s[179] == 0x4 {
 										{
-											v1787 = 0x0
+											v1782 = 0x0
 										}
 									}
 								}
-								p.r[31].Set32(a1778, ((v1787) & 0xffff))
+								p.r[31].Set32(a1773, ((v1782) & 0xffff))
 							}
 						}
 					}
@@ -16794,72 +16772,72 @@ func (p *netlock) ingress72(g *engine.Gen, s *[263]uint64, a1751 uint64) {
 						{
 							{
 								// action NetlockIngress.levels.level1.gnext_access
-								v1793 := uint64(0)
-								_ = v1793
-								v1793 = p.r[32].Get32(a1778)
+								v1788 := uint64(0)
+								_ = v1788
+								v1788 = p.r[32].Get32(a1773)
 								if (s[180] == 0x2) && (s[183] == 0x1) {
 									{
-										v1793 = s[182]
+										v1788 = s[182]
 									}
 								} else {
-									if ((s[180] == 0x3) && (s[183] == 0x1)) && (v1793 == s[184]) {
+									if ((s[180] == 0x3) && (s[183] == 0x1)) && (v1788 == s[184]) {
 										{
-											var r1795 uint64
-											_ = r1795
+											var r1790 uint64
+											_ = r1790
 											{
-												a1796 := v1793
-												_ = a1796
-												a1797 := s[181]
-												_ = a1797
+												a1791 := v1788
+												_ = a1791
+												a1792 := s[181]
+												_ = a1792
 												{
-													if (((a1796 & 0x7fff) + 0x1) & 0xffff) == a1797 {
+													if (((a1791 & 0x7fff) + 0x1) & 0xffff) == a1792 {
 														{
-															r1795 = ((a1796 & 0x8000) ^ 0x8000)
-															goto end1794
+															r1790 = ((a1791 & 0x8000) ^ 0x8000)
+															goto end1789
 														}
 													}
-													r1795 = ((a1796 + 0x1) & 0xffff)
-													goto end1794
+													r1790 = ((a1791 + 0x1) & 0xffff)
+													goto end1789
 												}
-											end1794:
+											end1789:
 											}
-											v1793 = r1795
+											v1788 = r1790
 										}
 									} else {
 										if s[180] == 0x4 {
 											{
-												v1793 = 0x0
+												v1788 = 0x0
 											}
 										} else {
 											if (s[180] == 0x5) && (s[183] == 0x1) {
 												{
-													var r1799 uint64
-													_ = r1799
+													var r1794 uint64
+													_ = r1794
 													{
-														a1800 := s[185]
-														_ = a1800
-														a1801 := s[181]
-														_ = a1801
+														a1795 := s[185]
+														_ = a1795
+														a1796 := s[181]
+														_ = a1796
 														{
-															if (((a1800 & 0x7fff) + 0x1) & 0xffff) == a1801 {
+															if (((a1795 & 0x7fff) + 0x1) & 0xffff) == a1796 {
 																{
-																	r1799 = ((a1800 & 0x8000) ^ 0x8000)
-																	goto end1798
+																	r1794 = ((a1795 & 0x8000) ^ 0x8000)
+																	goto end1793
 																}
 															}
-															r1799 = ((a1800 + 0x1) & 0xffff)
-															goto end1798
+															r1794 = ((a1795 + 0x1) & 0xffff)
+															goto end1793
 														}
-													end1798:
+													end1793:
 													}
-													v1793 = r1799
+													v1788 = r1794
 												}
 											}
 										}
 									}
 								}
-								p.r[32].Set32(a1778, ((v1793) & 0xffff))
-								s[186] = v1793
+								p.r[32].Set32(a1773, ((v1788) & 0xffff))
+								s[186] = v1788
 							}
 						}
 					}
@@ -16870,42 +16848,42 @@ func (p *netlock) ingress72(g *engine.Gen, s *[263]uint64, a1751 uint64) {
 }
 
 // ingress70 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access.
-func (p *netlock) ingress70(g *engine.Gen, s *[263]uint64, a1751 uint64) {
+func (p *netlock) ingress70(g *engine.Gen, s *[263]uint64, a1746 uint64) {
 	{
-		a1753 := a1751
-		_ = a1753
+		a1748 := a1746
+		_ = a1748
 		{
 			if s[168] != 0x0 {
 				{
 					{
 						{
 							// action NetlockIngress.levels.level0.head_access
-							v1755 := uint64(0)
-							_ = v1755
-							v1755 = p.r[27].Get32(a1753)
-							var r1758 uint64
-							_ = r1758
+							v1750 := uint64(0)
+							_ = v1750
+							v1750 = p.r[27].Get32(a1748)
+							var r1753 uint64
+							_ = r1753
 							{
-								a1759 := v1755
-								_ = a1759
-								a1760 := s[171]
-								_ = a1760
+								a1754 := v1750
+								_ = a1754
+								a1755 := s[171]
+								_ = a1755
 								{
-									if (((a1759 & 0x7fff) + 0x1) & 0xffff) == a1760 {
+									if (((a1754 & 0x7fff) + 0x1) & 0xffff) == a1755 {
 										{
-											r1758 = ((a1759 & 0x8000) ^ 0x8000)
-											goto end1757
+											r1753 = ((a1754 & 0x8000) ^ 0x8000)
+											goto end1752
 										}
 									}
-									r1758 = ((a1759 + 0x1) & 0xffff)
-									goto end1757
+									r1753 = ((a1754 + 0x1) & 0xffff)
+									goto end1752
 								}
-							end1757:
+							end1752:
 							}
-							v1756 := uint64(r1758)
-							_ = v1756
+							v1751 := uint64(r1753)
+							_ = v1751
 							s[177] = 0x0
-							if ((s[168] == 0x2) && (s[173] == 0x1)) && (s[172] == (v1755 & 0x7fff)) {
+							if ((s[168] == 0x2) && (s[173] == 0x1)) && (s[172] == (v1750 & 0x7fff)) {
 								{
 									s[177] = 0x1
 								}
@@ -16916,22 +16894,22 @@ func (p *netlock) ingress70(g *engine.Gen, s *[263]uint64, a1751 uint64) {
 									}
 								}
 							}
-							s[174] = v1755
+							s[174] = v1750
 							if s[177] == 0x1 {
 								{
-									v1755 = v1756
+									v1750 = v1751
 								}
 							} else {
 								if s[168] == 0x4 {
 									{
-										v1755 = 0x0
+										v1750 = 0x0
 									}
 								}
 							}
-							p.r[27].Set32(a1753, ((v1755) & 0xffff))
+							p.r[27].Set32(a1748, ((v1750) & 0xffff))
 							if s[168] == 0x3 {
 								{
-									s[174] = v1755
+									s[174] = v1750
 								}
 							}
 						}
@@ -16943,41 +16921,41 @@ func (p *netlock) ingress70(g *engine.Gen, s *[263]uint64, a1751 uint64) {
 					{
 						{
 							// action NetlockIngress.levels.level0.tail_access
-							v1762 := uint64(0)
-							_ = v1762
-							v1762 = p.r[28].Get32(a1753)
-							s[175] = v1762
+							v1757 := uint64(0)
+							_ = v1757
+							v1757 = p.r[28].Get32(a1748)
+							s[175] = v1757
 							if (s[169] == 0x2) && (s[173] == 0x1) {
 								{
-									var r1764 uint64
-									_ = r1764
+									var r1759 uint64
+									_ = r1759
 									{
-										a1765 := v1762
-										_ = a1765
-										a1766 := s[171]
-										_ = a1766
+										a1760 := v1757
+										_ = a1760
+										a1761 := s[171]
+										_ = a1761
 										{
-											if (((a1765 & 0x7fff) + 0x1) & 0xffff) == a1766 {
+											if (((a1760 & 0x7fff) + 0x1) & 0xffff) == a1761 {
 												{
-													r1764 = ((a1765 & 0x8000) ^ 0x8000)
-													goto end1763
+													r1759 = ((a1760 & 0x8000) ^ 0x8000)
+													goto end1758
 												}
 											}
-											r1764 = ((a1765 + 0x1) & 0xffff)
-											goto end1763
+											r1759 = ((a1760 + 0x1) & 0xffff)
+											goto end1758
 										}
-									end1763:
+									end1758:
 									}
-									v1762 = r1764
+									v1757 = r1759
 								}
 							} else {
 								if s[169] == 0x4 {
 									{
-										v1762 = 0x0
+										v1757 = 0x0
 									}
 								}
 							}
-							p.r[28].Set32(a1753, ((v1762) & 0xffff))
+							p.r[28].Set32(a1748, ((v1757) & 0xffff))
 						}
 					}
 				}
@@ -16987,72 +16965,72 @@ func (p *netlock) ingress70(g *engine.Gen, s *[263]uint64, a1751 uint64) {
 					{
 						{
 							// action NetlockIngress.levels.level0.gnext_access
-							v1768 := uint64(0)
-							_ = v1768
-							v1768 = p.r[29].Get32(a1753)
+							v1763 := uint64(0)
+							_ = v1763
+							v1763 = p.r[29].Get32(a1748)
 							if (s[170] == 0x2) && (s[173] == 0x1) {
 								{
-									v1768 = s[172]
+									v1763 = s[172]
 								}
 							} else {
-								if ((s[170] == 0x3) && (s[173] == 0x1)) && (v1768 == s[174]) {
+								if ((s[170] == 0x3) && (s[173] == 0x1)) && (v1763 == s[174]) {
 									{
-										var r1770 uint64
-										_ = r1770
+										var r1765 uint64
+										_ = r1765
 										{
-											a1771 := v1768
-											_ = a1771
-											a1772 := s[171]
-											_ = a1772
+											a1766 := v1763
+											_ = a1766
+											a1767 := s[171]
+											_ = a1767
 											{
-												if (((a1771 & 0x7fff) + 0x1) & 0xffff) == a1772 {
+												if (((a1766 & 0x7fff) + 0x1) & 0xffff) == a1767 {
 													{
-														r1770 = ((a1771 & 0x8000) ^ 0x8000)
-														goto end1769
+														r1765 = ((a1766 & 0x8000) ^ 0x8000)
+														goto end1764
 													}
 												}
-												r1770 = ((a1771 + 0x1) & 0xffff)
-												goto end1769
+												r1765 = ((a1766 + 0x1) & 0xffff)
+												goto end1764
 											}
-										end1769:
+										end1764:
 										}
-										v1768 = r1770
+										v1763 = r1765
 									}
 								} else {
 									if s[170] == 0x4 {
 										{
-											v1768 = 0x0
+											v1763 = 0x0
 										}
 									} else {
 										if (s[170] == 0x5) && (s[173] == 0x1) {
 											{
-												var r1774 uint64
-												_ = r1774
+												var r1769 uint64
+												_ = r1769
 												{
-													a1775 := s[175]
-													_ = a1775
-													a1776 := s[171]
-													_ = a1776
+													a1770 := s[175]
+													_ = a1770
+													a1771 := s[171]
+													_ = a1771
 													{
-														if (((a1775 & 0x7fff) + 0x1) & 0xffff) == a1776 {
+														if (((a1770 & 0x7fff) + 0x1) & 0xffff) == a1771 {
 															{
-																r1774 = ((a1775 & 0x8000) ^ 0x8000)
-																goto end1773
+																r1769 = ((a1770 & 0x8000) ^ 0x8000)
+																goto end1768
 															}
 														}
-														r1774 = ((a1775 + 0x1) & 0xffff)
-														goto end1773
+														r1769 = ((a1770 + 0x1) & 0xffff)
+														goto end1768
 													}
-												end1773:
+												end1768:
 												}
-												v1768 = r1774
+												v1763 = r1769
 											}
 										}
 									}
 								}
 							}
-							p.r[29].Set32(a1753, ((v1768) & 0xffff))
-							s[176] = v1768
+							p.r[29].Set32(a1748, ((v1763) & 0xffff))
+							s[176] = v1763
 						}
 					}
 				}
@@ -17062,42 +17040,42 @@ func (p *netlock) ingress70(g *engine.Gen, s *[263]uint64, a1751 uint64) {
 }
 
 // ingress71 is a part of ingress, with actions NetlockIngress.levels.level1.head_access, NetlockIngress.levels.level1.tail_access, NetlockIngress.levels.level1.gnext_access.
-func (p *netlock) ingress71(g *engine.Gen, s *[263]uint64, a1751 uint64) {
+func (p *netlock) ingress71(g *engine.Gen, s *[263]uint64, a1746 uint64) {
 	{
-		a1803 := a1751
-		_ = a1803
+		a1798 := a1746
+		_ = a1798
 		{
 			if s[168] != 0x0 {
 				{
 					{
 						{
 							// action NetlockIngress.levels.level1.head_access
-							v1805 := uint64(0)
-							_ = v1805
-							v1805 = p.r[30].Get32(a1803)
-							var r1808 uint64
-							_ = r1808
+							v1800 := uint64(0)
+							_ = v1800
+							v1800 = p.r[30].Get32(a1798)
+							var r1803 uint64
+							_ = r1803
 							{
-								a1809 := v1805
-								_ = a1809
-								a1810 := s[171]
-								_ = a1810
+								a1804 := v1800
+								_ = a1804
+								a1805 := s[171]
+								_ = a1805
 								{
-									if (((a1809 & 0x7fff) + 0x1) & 0xffff) == a1810 {
+									if (((a1804 & 0x7fff) + 0x1) & 0xffff) == a1805 {
 										{
-											r1808 = ((a1809 & 0x8000) ^ 0x8000)
-											goto end1807
+											r1803 = ((a1804 & 0x8000) ^ 0x8000)
+											goto end1802
 										}
 									}
-									r1808 = ((a1809 + 0x1) & 0xffff)
-									goto end1807
+									r1803 = ((a1804 + 0x1) & 0xffff)
+									goto end1802
 								}
-							end1807:
+							end1802:
 							}
-							v1806 := uint64(r1808)
-							_ = v1806
+							v1801 := uint64(r1803)
+							_ = v1801
 							s[177] = 0x0
-							if ((s[168] == 0x2) && (s[173] == 0x1)) && (s[172] == (v1805 & 0x7fff)) {
+							if ((s[168] == 0x2) && (s[173] == 0x1)) && (s[172] == (v1800 & 0x7fff)) {
 								{
 									s[177] = 0x1
 								}
@@ -17108,22 +17086,22 @@ func (p *netlock) ingress71(g *engine.Gen, s *[263]uint64, a1751 uint64) {
 									}
 								}
 							}
-							s[174] = v1805
+							s[174] = v1800
 							if s[177] == 0x1 {
 								{
-									v1805 = v1806
+									v1800 = v1801
 								}
 							} else {
 								if s[168] == 0x4 {
 									{
-										v1805 = 0x0
+										v1800 = 0x0
 									}
 								}
 							}
-							p.r[30].Set32(a1803, ((v1805) & 0xffff))
+							p.r[30].Set32(a1798, ((v1800) & 0xffff))
 							if s[168] == 0x3 {
 								{
-									s[174] = v1805
+									s[174] = v1800
 								}
 							}
 						}
@@ -17135,41 +17113,41 @@ func (p *netlock) ingress71(g *engine.Gen, s *[263]uint64, a1751 uint64) {
 					{
 						{
 							// action NetlockIngress.levels.level1.tail_access
-							v1812 := uint64(0)
-							_ = v1812
-							v1812 = p.r[31].Get32(a1803)
-							s[175] = v1812
+							v1807 := uint64(0)
+							_ = v1807
+							v1807 = p.r[31].Get32(a1798)
+							s[175] = v1807
 							if (s[169] == 0x2) && (s[173] == 0x1) {
 								{
-									var r1814 uint64
-									_ = r1814
+									var r1809 uint64
+									_ = r1809
 									{
-										a1815 := v1812
-										_ = a1815
-										a1816 := s[171]
-										_ = a1816
+										a1810 := v1807
+										_ = a1810
+										a1811 := s[171]
+										_ = a1811
 										{
-											if (((a1815 & 0x7fff) + 0x1) & 0xffff) == a1816 {
+											if (((a1810 & 0x7fff) + 0x1) & 0xffff) == a1811 {
 												{
-													r1814 = ((a1815 & 0x8000) ^ 0x8000)
-													goto end1813
+													r1809 = ((a1810 & 0x8000) ^ 0x8000)
+													goto end1808
 												}
 											}
-											r1814 = ((a1815 + 0x1) & 0xffff)
-											goto end1813
+											r1809 = ((a1810 + 0x1) & 0xffff)
+											goto end1808
 										}
-									end1813:
+									end1808:
 									}
-									v1812 = r1814
+									v1807 = r1809
 								}
 							} else {
 								if s[169] == 0x4 {
 									{
-										v1812 = 0x0
+										v1807 = 0x0
 									}
 								}
 							}
-							p.r[31].Set32(a1803, ((v1812) & 0xffff))
+							p.r[31].Set32(a1798, ((v1807) & 0xffff))
 						}
 					}
 				}
@@ -17179,72 +17157,72 @@ func (p *netlock) ingress71(g *engine.Gen, s *[263]uint64, a1751 uint64) {
 					{
 						{
 							// action NetlockIngress.levels.level1.gnext_access
-							v1818 := uint64(0)
-							_ = v1818
-							v1818 = p.r[32].Get32(a1803)
+							v1813 := uint64(0)
+							_ = v1813
+							v1813 = p.r[32].Get32(a1798)
 							if (s[170] == 0x2) && (s[173] == 0x1) {
 								{
-									v1818 = s[172]
+									v1813 = s[172]
 								}
 							} else {
-								if ((s[170] == 0x3) && (s[173] == 0x1)) && (v1818 == s[174]) {
+								if ((s[170] == 0x3) && (s[173] == 0x1)) && (v1813 == s[174]) {
 									{
-										var r1820 uint64
-										_ = r1820
+										var r1815 uint64
+										_ = r1815
 										{
-											a1821 := v1818
-											_ = a1821
-											a1822 := s[171]
-											_ = a1822
+											a1816 := v1813
+											_ = a1816
+											a1817 := s[171]
+											_ = a1817
 											{
-												if (((a1821 & 0x7fff) + 0x1) & 0xffff) == a1822 {
+												if (((a1816 & 0x7fff) + 0x1) & 0xffff) == a1817 {
 													{
-														r1820 = ((a1821 & 0x8000) ^ 0x8000)
-														goto end1819
+														r1815 = ((a1816 & 0x8000) ^ 0x8000)
+														goto end1814
 													}
 												}
-												r1820 = ((a1821 + 0x1) & 0xffff)
-												goto end1819
+												r1815 = ((a1816 + 0x1) & 0xffff)
+												goto end1814
 											}
-										end1819:
+										end1814:
 										}
-										v1818 = r1820
+										v1813 = r1815
 									}
 								} else {
 									if s[170] == 0x4 {
 										{
-											v1818 = 0x0
+											v1813 = 0x0
 										}
 									} else {
 										if (s[170] == 0x5) && (s[173] == 0x1) {
 											{
-												var r1824 uint64
-												_ = r1824
+												var r1819 uint64
+												_ = r1819
 												{
-													a1825 := s[175]
-													_ = a1825
-													a1826 := s[171]
-													_ = a1826
+													a1820 := s[175]
+													_ = a1820
+													a1821 := s[171]
+													_ = a1821
 													{
-														if (((a1825 & 0x7fff) + 0x1) & 0xffff) == a1826 {
+														if (((a1820 & 0x7fff) + 0x1) & 0xffff) == a1821 {
 															{
-																r1824 = ((a1825 & 0x8000) ^ 0x8000)
-																goto end1823
+																r1819 = ((a1820 & 0x8000) ^ 0x8000)
+																goto end1818
 															}
 														}
-														r1824 = ((a1825 + 0x1) & 0xffff)
-														goto end1823
+														r1819 = ((a1820 + 0x1) & 0xffff)
+														goto end1818
 													}
-												end1823:
+												end1818:
 												}
-												v1818 = r1824
+												v1813 = r1819
 											}
 										}
 									}
 								}
 							}
-							p.r[32].Set32(a1803, ((v1818) & 0xffff))
-							s[176] = v1818
+							p.r[32].Set32(a1798, ((v1813) & 0xffff))
+							s[176] = v1813
 						}
 					}
 				}
@@ -17268,23 +17246,23 @@ func (p *netlock) ingress77(g *engine.Gen, s *[263]uint64) {
 		}
 	} else {
 		{
-			v1852 := uint64((((s[174] & 0x7fff) + s[50]) & 0xffffffff))
-			_ = v1852
-			if v1852 >= s[210] {
+			v1847 := uint64((((s[174] & 0x7fff) + s[50]) & 0xffffffff))
+			_ = v1847
+			if v1847 >= s[210] {
 				{
-					v1852 = ((v1852 - s[210]) & 0xffffffff)
+					v1847 = ((v1847 - s[210]) & 0xffffffff)
 				}
 			}
 			{
-				a1854 := ((v1852) & 0xffff)
-				_ = a1854
+				a1849 := ((v1847) & 0xffff)
+				_ = a1849
 				{
 					// action NetlockIngress.slot_at
-					v1855 := uint64(((s[209] + (a1854 & 0x7fff)) & 0xffffffff))
-					_ = v1855
-					s[133] = ((v1855) >> (p.c[3]) & 0x3)
-					s[134] = (v1855 & p.c[4])
-					s[215] = v1855
+					v1850 := uint64(((s[209] + (a1849 & 0x7fff)) & 0xffffffff))
+					_ = v1850
+					s[133] = ((v1850) >> (p.c[3]) & 0x3)
+					s[134] = (v1850 & p.c[4])
+					s[215] = v1850
 				}
 			}
 			s[136] = 0x1
@@ -17303,17 +17281,17 @@ func (p *netlock) ingress77(g *engine.Gen, s *[263]uint64) {
 											{
 												{
 													// action NetlockIngress.pool.part0.txn_access
-													v1859 := uint64(0)
-													_ = v1859
-													v1859 = p.r[7].Get64(s[134])
-													s[160] = engine.Sel((v1859 == s[144]), 0x1, 0x0)
+													v1854 := uint64(0)
+													_ = v1854
+													v1854 = p.r[7].Get64(s[134])
+													s[160] = engine.Sel((v1854 == s[144]), 0x1, 0x0)
 													if s[136] == 0x2 {
 														{
-															v1859 = s[144]
+															v1854 = s[144]
 														}
 													}
-													p.r[7].Set64(s[134], v1859)
-													s[159] = v1859
+													p.r[7].Set64(s[134], v1854)
+													s[159] = v1854
 												}
 											}
 										}
@@ -17323,12 +17301,12 @@ func (p *netlock) ingress77(g *engine.Gen, s *[263]uint64) {
 											{
 												{
 													// action NetlockIngress.pool.part0.hold_access
-													v1861 := uint64(0)
-													_ = v1861
-													v1861 = p.r[11].Get64(s[134])
+													v1856 := uint64(0)
+													_ = v1856
+													v1856 = p.r[11].Get64(s[134])
 													if (s[139] == 0x3) || (s[139] == 0x4) {
 														{
-															if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v1861) >> 32) == s[151])) && (((v1861) >> 32) != 0x0) {
+															if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v1856) >> 32) == s[151])) && (((v1856) >> 32) != 0x0) {
 																{
 																	s[167] = 0x1
 																}
@@ -17337,24 +17315,24 @@ func (p *netlock) ingress77(g *engine.Gen, s *[263]uint64) {
 													}
 													if (s[139] == 0x2) || ((s[139] == 0x5) && (s[153] == 0x1)) {
 														{
-															v1861 = ((s[149])<<32 | s[150])
+															v1856 = ((s[149])<<32 | s[150])
 														}
 													} else {
 														if (s[139] == 0x3) && (s[167] == 0x1) {
 															{
-																v1861 = v1861&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+																v1856 = v1856&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 															}
 														} else {
 															if (s[139] == 0x4) && (s[167] == 0x1) {
 																{
-																	v1861 = v1861&^0xffffffff | (s[150])<<0&0xffffffff
+																	v1856 = v1856&^0xffffffff | (s[150])<<0&0xffffffff
 																}
 															}
 														}
 													}
-													p.r[11].Set64(s[134], v1861)
-													s[165] = ((v1861) >> 32)
-													s[166] = ((v1861) & 0xffffffff)
+													p.r[11].Set64(s[134], v1856)
+													s[165] = ((v1856) >> 32)
+													s[166] = ((v1856) & 0xffffffff)
 												}
 											}
 										}
@@ -17364,39 +17342,39 @@ func (p *netlock) ingress77(g *engine.Gen, s *[263]uint64) {
 											{
 												{
 													// action NetlockIngress.pool.part0.flags_access
-													v1863 := uint64(0)
-													_ = v1863
-													v1863 = p.r[8].Get64(s[134])
+													v1858 := uint64(0)
+													_ = v1858
+													v1858 = p.r[8].Get64(s[134])
 													if s[135] == 0x2 {
 														{
-															v1863 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
+															v1858 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
 														}
 													} else {
 														if (s[135] == 0x3) && (s[167] == 0x1) {
 															{
-																v1863 = v1863&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+																v1858 = v1858&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
 															}
 														} else {
 															if ((s[135] == 0x4) && (s[167] == 0x1)) && (s[143] != 0x0) {
 																{
-																	v1863 = v1863&^0xffffffff | (s[143])<<0&0xffffffff
+																	v1858 = v1858&^0xffffffff | (s[143])<<0&0xffffffff
 																}
 															} else {
-																if ((s[135] == 0x5) && (((v1863) >> 56) == 0x1)) && (s[160] == 0x1) {
+																if ((s[135] == 0x5) && (((v1858) >> 56) == 0x1)) && (s[160] == 0x1) {
 																	{
-																		v1863 = v1863&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+																		v1858 = v1858&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 																		s[167] = 0x1
 																	}
 																}
 															}
 														}
 													}
-													p.r[8].Set64(s[134], v1863)
-													s[154] = ((v1863) >> 56)
-													s[155] = ((v1863) >> 48 & 0xff)
-													s[156] = ((v1863) >> 40 & 0xff)
-													s[157] = ((v1863) >> 32 & 0xff)
-													s[158] = ((v1863) & 0xffffffff)
+													p.r[8].Set64(s[134], v1858)
+													s[154] = ((v1858) >> 56)
+													s[155] = ((v1858) >> 48 & 0xff)
+													s[156] = ((v1858) >> 40 & 0xff)
+													s[157] = ((v1858) >> 32 & 0xff)
+													s[158] = ((v1858) & 0xffffffff)
 												}
 											}
 										}
@@ -17406,18 +17384,18 @@ func (p *netlock) ingress77(g *engine.Gen, s *[263]uint64) {
 											{
 												{
 													// action NetlockIngress.pool.part0.who_access
-													v1865 := uint64(0)
-													_ = v1865
-													v1865 = p.r[9].Get64(s[134])
+													v1860 := uint64(0)
+													_ = v1860
+													v1860 = p.r[9].Get64(s[134])
 													if s[137] == 0x2 {
 														{
-															v1865 = (((s[145])<<16|s[146])<<16 | s[147])
+															v1860 = (((s[145])<<16|s[146])<<16 | s[147])
 														}
 													}
-													p.r[9].Set64(s[134], v1865)
-													s[161] = ((v1865) >> 32)
-													s[162] = ((v1865) >> 16 & 0xffff)
-													s[163] = ((v1865) & 0xffff)
+													p.r[9].Set64(s[134], v1860)
+													s[161] = ((v1860) >> 32)
+													s[162] = ((v1860) >> 16 & 0xffff)
+													s[163] = ((v1860) & 0xffff)
 												}
 											}
 										}
@@ -17427,16 +17405,16 @@ func (p *netlock) ingress77(g *engine.Gen, s *[263]uint64) {
 											{
 												{
 													// action NetlockIngress.pool.part0.ts_access
-													v1867 := uint64(0)
-													_ = v1867
-													v1867 = p.r[10].Get64(s[134])
+													v1862 := uint64(0)
+													_ = v1862
+													v1862 = p.r[10].Get64(s[134])
 													if (s[138] == 0x2) || (((s[138] == 0x3) && (s[167] == 0x1)) && (s[148] != 0x0)) {
 														{
-															v1867 = s[148]
+															v1862 = s[148]
 														}
 													}
-													p.r[10].Set64(s[134], v1867)
-													s[164] = v1867
+													p.r[10].Set64(s[134], v1862)
+													s[164] = v1862
 												}
 											}
 										}
@@ -17462,27 +17440,27 @@ func (p *netlock) ingress77(g *engine.Gen, s *[263]uint64) {
 			s[43] = s[162]
 			if s[165] != 0x0 {
 				{
-					v1901 := uint64(0)
-					_ = v1901
+					v1896 := uint64(0)
+					_ = v1896
 					{
-						a1903 := s[165]
-						_ = a1903
-						a1904 := s[215]
-						_ = a1904
-						v1901 = 0
+						a1898 := s[165]
+						_ = a1898
+						a1899 := s[215]
+						_ = a1899
+						v1896 = 0
 						{
 							// action NetlockIngress.token_of
-							v1905 := uint64(((s[231]) >> 32))
-							_ = v1905
-							if a1903 > ((s[231]) & 0xffffffff) {
+							v1900 := uint64(((s[231]) >> 32))
+							_ = v1900
+							if a1898 > ((s[231]) & 0xffffffff) {
 								{
-									v1905 = ((v1905 - 0x1) & 0xffffffff)
+									v1900 = ((v1900 - 0x1) & 0xffffffff)
 								}
 							}
-							v1901 = ((((v1905)<<32 | a1903) << (p.c[5])) | a1904)
+							v1896 = ((((v1900)<<32 | a1898) << (p.c[5])) | a1899)
 						}
 					}
-					s[39] = v1901
+					s[39] = v1896
 				}
 			} else {
 				{
@@ -17504,17 +17482,17 @@ func (p *netlock) ingress75(g *engine.Gen, s *[263]uint64) {
 							{
 								{
 									// action NetlockIngress.pool.part1.txn_access
-									v1870 := uint64(0)
-									_ = v1870
-									v1870 = p.r[12].Get64(s[134])
-									s[160] = engine.Sel((v1870 == s[144]), 0x1, 0x0)
+									v1865 := uint64(0)
+									_ = v1865
+									v1865 = p.r[12].Get64(s[134])
+									s[160] = engine.Sel((v1865 == s[144]), 0x1, 0x0)
 									if s[136] == 0x2 {
 										{
-											v1870 = s[144]
+											v1865 = s[144]
 										}
 									}
-									p.r[12].Set64(s[134], v1870)
-									s[159] = v1870
+									p.r[12].Set64(s[134], v1865)
+									s[159] = v1865
 								}
 							}
 						}
@@ -17524,12 +17502,12 @@ func (p *netlock) ingress75(g *engine.Gen, s *[263]uint64) {
 							{
 								{
 									// action NetlockIngress.pool.part1.hold_access
-									v1872 := uint64(0)
-									_ = v1872
-									v1872 = p.r[16].Get64(s[134])
+									v1867 := uint64(0)
+									_ = v1867
+									v1867 = p.r[16].Get64(s[134])
 									if (s[139] == 0x3) || (s[139] == 0x4) {
 										{
-											if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v1872) >> 32) == s[151])) && (((v1872) >> 32) != 0x0) {
+											if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v1867) >> 32) == s[151])) && (((v1867) >> 32) != 0x0) {
 												{
 													s[167] = 0x1
 												}
@@ -17538,24 +17516,24 @@ func (p *netlock) ingress75(g *engine.Gen, s *[263]uint64) {
 									}
 									if (s[139] == 0x2) || ((s[139] == 0x5) && (s[153] == 0x1)) {
 										{
-											v1872 = ((s[149])<<32 | s[150])
+											v1867 = ((s[149])<<32 | s[150])
 										}
 									} else {
 										if (s[139] == 0x3) && (s[167] == 0x1) {
 											{
-												v1872 = v1872&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+												v1867 = v1867&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 											}
 										} else {
 											if (s[139] == 0x4) && (s[167] == 0x1) {
 												{
-													v1872 = v1872&^0xffffffff | (s[150])<<0&0xffffffff
+													v1867 = v1867&^0xffffffff | (s[150])<<0&0xffffffff
 												}
 											}
 										}
 									}
-									p.r[16].Set64(s[134], v1872)
-									s[165] = ((v1872) >> 32)
-									s[166] = ((v1872) & 0xffffffff)
+									p.r[16].Set64(s[134], v1867)
+									s[165] = ((v1867) >> 32)
+									s[166] = ((v1867) & 0xffffffff)
 								}
 							}
 						}
@@ -17565,39 +17543,39 @@ func (p *netlock) ingress75(g *engine.Gen, s *[263]uint64) {
 							{
 								{
 									// action NetlockIngress.pool.part1.flags_access
-									v1874 := uint64(0)
-									_ = v1874
-									v1874 = p.r[13].Get64(s[134])
+									v1869 := uint64(0)
+									_ = v1869
+									v1869 = p.r[13].Get64(s[134])
 									if s[135] == 0x2 {
 										{
-											v1874 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
+											v1869 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
 										}
 									} else {
 										if (s[135] == 0x3) && (s[167] == 0x1) {
 											{
-												v1874 = v1874&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+												v1869 = v1869&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
 											}
 										} else {
 											if ((s[135] == 0x4) && (s[167] == 0x1)) && (s[143] != 0x0) {
 												{
-													v1874 = v1874&^0xffffffff | (s[143])<<0&0xffffffff
+													v1869 = v1869&^0xffffffff | (s[143])<<0&0xffffffff
 												}
 											} else {
-												if ((s[135] == 0x5) && (((v1874) >> 56) == 0x1)) && (s[160] == 0x1) {
+												if ((s[135] == 0x5) && (((v1869) >> 56) == 0x1)) && (s[160] == 0x1) {
 													{
-														v1874 = v1874&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+														v1869 = v1869&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 														s[167] = 0x1
 													}
 												}
 											}
 										}
 									}
-									p.r[13].Set64(s[134], v1874)
-									s[154] = ((v1874) >> 56)
-									s[155] = ((v1874) >> 48 & 0xff)
-									s[156] = ((v1874) >> 40 & 0xff)
-									s[157] = ((v1874) >> 32 & 0xff)
-									s[158] = ((v1874) & 0xffffffff)
+									p.r[13].Set64(s[134], v1869)
+									s[154] = ((v1869) >> 56)
+									s[155] = ((v1869) >> 48 & 0xff)
+									s[156] = ((v1869) >> 40 & 0xff)
+									s[157] = ((v1869) >> 32 & 0xff)
+									s[158] = ((v1869) & 0xffffffff)
 								}
 							}
 						}
@@ -17607,18 +17585,18 @@ func (p *netlock) ingress75(g *engine.Gen, s *[263]uint64) {
 							{
 								{
 									// action NetlockIngress.pool.part1.who_access
-									v1876 := uint64(0)
-									_ = v1876
-									v1876 = p.r[14].Get64(s[134])
+									v1871 := uint64(0)
+									_ = v1871
+									v1871 = p.r[14].Get64(s[134])
 									if s[137] == 0x2 {
 										{
-											v1876 = (((s[145])<<16|s[146])<<16 | s[147])
+											v1871 = (((s[145])<<16|s[146])<<16 | s[147])
 										}
 									}
-									p.r[14].Set64(s[134], v1876)
-									s[161] = ((v1876) >> 32)
-									s[162] = ((v1876) >> 16 & 0xffff)
-									s[163] = ((v1876) & 0xffff)
+									p.r[14].Set64(s[134], v1871)
+									s[161] = ((v1871) >> 32)
+									s[162] = ((v1871) >> 16 & 0xffff)
+									s[163] = ((v1871) & 0xffff)
 								}
 							}
 						}
@@ -17628,16 +17606,16 @@ func (p *netlock) ingress75(g *engine.Gen, s *[263]uint64) {
 							{
 								{
 									// action NetlockIngress.pool.part1.ts_access
-									v1878 := uint64(0)
-									_ = v1878
-									v1878 = p.r[15].Get64(s[134])
+									v1873 := uint64(0)
+									_ = v1873
+									v1873 = p.r[15].Get64(s[134])
 									if (s[138] == 0x2) || (((s[138] == 0x3) && (s[167] == 0x1)) && (s[148] != 0x0)) {
 										{
-											v1878 = s[148]
+											v1873 = s[148]
 										}
 									}
-									p.r[15].Set64(s[134], v1878)
-									s[164] = v1878
+									p.r[15].Set64(s[134], v1873)
+									s[164] = v1873
 								}
 							}
 						}
@@ -17663,17 +17641,17 @@ func (p *netlock) ingress74(g *engine.Gen, s *[263]uint64) {
 							{
 								{
 									// action NetlockIngress.pool.part3.txn_access
-									v1892 := uint64(0)
-									_ = v1892
-									v1892 = p.r[22].Get64(s[134])
-									s[160] = engine.Sel((v1892 == s[144]), 0x1, 0x0)
+									v1887 := uint64(0)
+									_ = v1887
+									v1887 = p.r[22].Get64(s[134])
+									s[160] = engine.Sel((v1887 == s[144]), 0x1, 0x0)
 									if s[136] == 0x2 {
 										{
-											v1892 = s[144]
+											v1887 = s[144]
 										}
 									}
-									p.r[22].Set64(s[134], v1892)
-									s[159] = v1892
+									p.r[22].Set64(s[134], v1887)
+									s[159] = v1887
 								}
 							}
 						}
@@ -17683,12 +17661,12 @@ func (p *netlock) ingress74(g *engine.Gen, s *[263]uint64) {
 							{
 								{
 									// action NetlockIngress.pool.part3.hold_access
-									v1894 := uint64(0)
-									_ = v1894
-									v1894 = p.r[26].Get64(s[134])
+									v1889 := uint64(0)
+									_ = v1889
+									v1889 = p.r[26].Get64(s[134])
 									if (s[139] == 0x3) || (s[139] == 0x4) {
 										{
-											if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v1894) >> 32) == s[151])) && (((v1894) >> 32) != 0x0) {
+											if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v1889) >> 32) == s[151])) && (((v1889) >> 32) != 0x0) {
 												{
 													s[167] = 0x1
 												}
@@ -17697,24 +17675,24 @@ func (p *netlock) ingress74(g *engine.Gen, s *[263]uint64) {
 									}
 									if (s[139] == 0x2) || ((s[139] == 0x5) && (s[153] == 0x1)) {
 										{
-											v1894 = ((s[149])<<32 | s[150])
+											v1889 = ((s[149])<<32 | s[150])
 										}
 									} else {
 										if (s[139] == 0x3) && (s[167] == 0x1) {
 											{
-												v1894 = v1894&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+												v1889 = v1889&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 											}
 										} else {
 											if (s[139] == 0x4) && (s[167] == 0x1) {
 												{
-													v1894 = v1894&^0xffffffff | (s[150])<<0&0xffffffff
+													v1889 = v1889&^0xffffffff | (s[150])<<0&0xffffffff
 												}
 											}
 										}
 									}
-									p.r[26].Set64(s[134], v1894)
-									s[165] = ((v1894) >> 32)
-									s[166] = ((v1894) & 0xffffffff)
+									p.r[26].Set64(s[134], v1889)
+									s[165] = ((v1889) >> 32)
+									s[166] = ((v1889) & 0xffffffff)
 								}
 							}
 						}
@@ -17724,39 +17702,39 @@ func (p *netlock) ingress74(g *engine.Gen, s *[263]uint64) {
 							{
 								{
 									// action NetlockIngress.pool.part3.flags_access
-									v1896 := uint64(0)
-									_ = v1896
-									v1896 = p.r[23].Get64(s[134])
+									v1891 := uint64(0)
+									_ = v1891
+									v1891 = p.r[23].Get64(s[134])
 									if s[135] == 0x2 {
 										{
-											v1896 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
+											v1891 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
 										}
 									} else {
 										if (s[135] == 0x3) && (s[167] == 0x1) {
 											{
-												v1896 = v1896&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+												v1891 = v1891&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
 											}
 										} else {
 											if ((s[135] == 0x4) && (s[167] == 0x1)) && (s[143] != 0x0) {
 												{
-													v1896 = v1896&^0xffffffff | (s[143])<<0&0xffffffff
+													v1891 = v1891&^0xffffffff | (s[143])<<0&0xffffffff
 												}
 											} else {
-												if ((s[135] == 0x5) && (((v1896) >> 56) == 0x1)) && (s[160] == 0x1) {
+												if ((s[135] == 0x5) && (((v1891) >> 56) == 0x1)) && (s[160] == 0x1) {
 													{
-														v1896 = v1896&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+														v1891 = v1891&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 														s[167] = 0x1
 													}
 												}
 											}
 										}
 									}
-									p.r[23].Set64(s[134], v1896)
-									s[154] = ((v1896) >> 56)
-									s[155] = ((v1896) >> 48 & 0xff)
-									s[156] = ((v1896) >> 40 & 0xff)
-									s[157] = ((v1896) >> 32 & 0xff)
-									s[158] = ((v1896) & 0xffffffff)
+									p.r[23].Set64(s[134], v1891)
+									s[154] = ((v1891) >> 56)
+									s[155] = ((v1891) >> 48 & 0xff)
+									s[156] = ((v1891) >> 40 & 0xff)
+									s[157] = ((v1891) >> 32 & 0xff)
+									s[158] = ((v1891) & 0xffffffff)
 								}
 							}
 						}
@@ -17766,18 +17744,18 @@ func (p *netlock) ingress74(g *engine.Gen, s *[263]uint64) {
 							{
 								{
 									// action NetlockIngress.pool.part3.who_access
-									v1898 := uint64(0)
-									_ = v1898
-									v1898 = p.r[24].Get64(s[134])
+									v1893 := uint64(0)
+									_ = v1893
+									v1893 = p.r[24].Get64(s[134])
 									if s[137] == 0x2 {
 										{
-											v1898 = (((s[145])<<16|s[146])<<16 | s[147])
+											v1893 = (((s[145])<<16|s[146])<<16 | s[147])
 										}
 									}
-									p.r[24].Set64(s[134], v1898)
-									s[161] = ((v1898) >> 32)
-									s[162] = ((v1898) >> 16 & 0xffff)
-									s[163] = ((v1898) & 0xffff)
+									p.r[24].Set64(s[134], v1893)
+									s[161] = ((v1893) >> 32)
+									s[162] = ((v1893) >> 16 & 0xffff)
+									s[163] = ((v1893) & 0xffff)
 								}
 							}
 						}
@@ -17787,16 +17765,16 @@ func (p *netlock) ingress74(g *engine.Gen, s *[263]uint64) {
 							{
 								{
 									// action NetlockIngress.pool.part3.ts_access
-									v1900 := uint64(0)
-									_ = v1900
-									v1900 = p.r[25].Get64(s[134])
+									v1895 := uint64(0)
+									_ = v1895
+									v1895 = p.r[25].Get64(s[134])
 									if (s[138] == 0x2) || (((s[138] == 0x3) && (s[167] == 0x1)) && (s[148] != 0x0)) {
 										{
-											v1900 = s[148]
+											v1895 = s[148]
 										}
 									}
-									p.r[25].Set64(s[134], v1900)
-									s[164] = v1900
+									p.r[25].Set64(s[134], v1895)
+									s[164] = v1895
 								}
 							}
 						}
@@ -17817,17 +17795,17 @@ func (p *netlock) ingress73(g *engine.Gen, s *[263]uint64) {
 						{
 							{
 								// action NetlockIngress.pool.part2.txn_access
-								v1881 := uint64(0)
-								_ = v1881
-								v1881 = p.r[17].Get64(s[134])
-								s[160] = engine.Sel((v1881 == s[144]), 0x1, 0x0)
+								v1876 := uint64(0)
+								_ = v1876
+								v1876 = p.r[17].Get64(s[134])
+								s[160] = engine.Sel((v1876 == s[144]), 0x1, 0x0)
 								if s[136] == 0x2 {
 									{
-										v1881 = s[144]
+										v1876 = s[144]
 									}
 								}
-								p.r[17].Set64(s[134], v1881)
-								s[159] = v1881
+								p.r[17].Set64(s[134], v1876)
+								s[159] = v1876
 							}
 						}
 					}
@@ -17837,12 +17815,12 @@ func (p *netlock) ingress73(g *engine.Gen, s *[263]uint64) {
 						{
 							{
 								// action NetlockIngress.pool.part2.hold_access
-								v1883 := uint64(0)
-								_ = v1883
-								v1883 = p.r[21].Get64(s[134])
+								v1878 := uint64(0)
+								_ = v1878
+								v1878 = p.r[21].Get64(s[134])
 								if (s[139] == 0x3) || (s[139] == 0x4) {
 									{
-										if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v1883) >> 32) == s[151])) && (((v1883) >> 32) != 0x0) {
+										if (((s[152] == 0x1) && (s[160] == 0x1)) && (((v1878) >> 32) == s[151])) && (((v1878) >> 32) != 0x0) {
 											{
 												s[167] = 0x1
 											}
@@ -17851,24 +17829,24 @@ func (p *netlock) ingress73(g *engine.Gen, s *[263]uint64) {
 								}
 								if (s[139] == 0x2) || ((s[139] == 0x5) && (s[153] == 0x1)) {
 									{
-										v1883 = ((s[149])<<32 | s[150])
+										v1878 = ((s[149])<<32 | s[150])
 									}
 								} else {
 									if (s[139] == 0x3) && (s[167] == 0x1) {
 										{
-											v1883 = v1883&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
+											v1878 = v1878&^0xffffffff00000000 | (0x0)<<32&0xffffffff00000000
 										}
 									} else {
 										if (s[139] == 0x4) && (s[167] == 0x1) {
 											{
-												v1883 = v1883&^0xffffffff | (s[150])<<0&0xffffffff
+												v1878 = v1878&^0xffffffff | (s[150])<<0&0xffffffff
 											}
 										}
 									}
 								}
-								p.r[21].Set64(s[134], v1883)
-								s[165] = ((v1883) >> 32)
-								s[166] = ((v1883) & 0xffffffff)
+								p.r[21].Set64(s[134], v1878)
+								s[165] = ((v1878) >> 32)
+								s[166] = ((v1878) & 0xffffffff)
 							}
 						}
 					}
@@ -17878,39 +17856,39 @@ func (p *netlock) ingress73(g *engine.Gen, s *[263]uint64) {
 						{
 							{
 								// action NetlockIngress.pool.part2.flags_access
-								v1885 := uint64(0)
-								_ = v1885
-								v1885 = p.r[18].Get64(s[134])
+								v1880 := uint64(0)
+								_ = v1880
+								v1880 = p.r[18].Get64(s[134])
 								if s[135] == 0x2 {
 									{
-										v1885 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
+										v1880 = (((((0x1)<<8|s[140])<<8|s[141])<<8|s[142])<<32 | s[143])
 									}
 								} else {
 									if (s[135] == 0x3) && (s[167] == 0x1) {
 										{
-											v1885 = v1885&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
+											v1880 = v1880&^0xff00000000000000 | (0x0)<<56&0xff00000000000000
 										}
 									} else {
 										if ((s[135] == 0x4) && (s[167] == 0x1)) && (s[143] != 0x0) {
 											{
-												v1885 = v1885&^0xffffffff | (s[143])<<0&0xffffffff
+												v1880 = v1880&^0xffffffff | (s[143])<<0&0xffffffff
 											}
 										} else {
-											if ((s[135] == 0x5) && (((v1885) >> 56) == 0x1)) && (s[160] == 0x1) {
+											if ((s[135] == 0x5) && (((v1880) >> 56) == 0x1)) && (s[160] == 0x1) {
 												{
-													v1885 = v1885&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
+													v1880 = v1880&^0xff00000000000000 | (0x2)<<56&0xff00000000000000
 													s[167] = 0x1
 												}
 											}
 										}
 									}
 								}
-								p.r[18].Set64(s[134], v1885)
-								s[154] = ((v1885) >> 56)
-								s[155] = ((v1885) >> 48 & 0xff)
-								s[156] = ((v1885) >> 40 & 0xff)
-								s[157] = ((v1885) >> 32 & 0xff)
-								s[158] = ((v1885) & 0xffffffff)
+								p.r[18].Set64(s[134], v1880)
+								s[154] = ((v1880) >> 56)
+								s[155] = ((v1880) >> 48 & 0xff)
+								s[156] = ((v1880) >> 40 & 0xff)
+								s[157] = ((v1880) >> 32 & 0xff)
+								s[158] = ((v1880) & 0xffffffff)
 							}
 						}
 					}
@@ -17920,18 +17898,18 @@ func (p *netlock) ingress73(g *engine.Gen, s *[263]uint64) {
 						{
 							{
 								// action NetlockIngress.pool.part2.who_access
-								v1887 := uint64(0)
-								_ = v1887
-								v1887 = p.r[19].Get64(s[134])
+								v1882 := uint64(0)
+								_ = v1882
+								v1882 = p.r[19].Get64(s[134])
 								if s[137] == 0x2 {
 									{
-										v1887 = (((s[145])<<16|s[146])<<16 | s[147])
+										v1882 = (((s[145])<<16|s[146])<<16 | s[147])
 									}
 								}
-								p.r[19].Set64(s[134], v1887)
-								s[161] = ((v1887) >> 32)
-								s[162] = ((v1887) >> 16 & 0xffff)
-								s[163] = ((v1887) & 0xffff)
+								p.r[19].Set64(s[134], v1882)
+								s[161] = ((v1882) >> 32)
+								s[162] = ((v1882) >> 16 & 0xffff)
+								s[163] = ((v1882) & 0xffff)
 							}
 						}
 					}
@@ -17941,16 +17919,16 @@ func (p *netlock) ingress73(g *engine.Gen, s *[263]uint64) {
 						{
 							{
 								// action NetlockIngress.pool.part2.ts_access
-								v1889 := uint64(0)
-								_ = v1889
-								v1889 = p.r[20].Get64(s[134])
+								v1884 := uint64(0)
+								_ = v1884
+								v1884 = p.r[20].Get64(s[134])
 								if (s[138] == 0x2) || (((s[138] == 0x3) && (s[167] == 0x1)) && (s[148] != 0x0)) {
 									{
-										v1889 = s[148]
+										v1884 = s[148]
 									}
 								}
-								p.r[20].Set64(s[134], v1889)
-								s[164] = v1889
+								p.r[20].Set64(s[134], v1884)
+								s[164] = v1884
 							}
 						}
 					}
@@ -17967,54 +17945,54 @@ func (p *netlock) ingress80(g *engine.Gen, s *[263]uint64, v111 uint64) {
 			{
 				{
 					// action NetlockIngress.tok_access
-					v1907 := uint64(0)
-					_ = v1907
-					v1907 = p.r[3].Get64(s[196])
+					v1902 := uint64(0)
+					_ = v1902
+					v1902 = p.r[3].Get64(s[196])
 					{
 					}
-					p.r[3].Set64(s[196], v1907)
-					s[231] = v1907
+					p.r[3].Set64(s[196], v1902)
+					s[231] = v1902
 				}
 			}
 			{
-				a1909 := s[231]
-				_ = a1909
+				a1904 := s[231]
+				_ = a1904
 				{
 					// action NetlockIngress.floor_access
-					v1910 := uint64(0)
-					_ = v1910
-					v1910 = p.r[0].Get64(s[196])
+					v1905 := uint64(0)
+					_ = v1905
+					v1905 = p.r[0].Get64(s[196])
 					{
 						{
-							v1910 = a1909
+							v1905 = a1904
 						}
 					}
-					p.r[0].Set64(s[196], v1910)
-					s[232] = v1910
+					p.r[0].Set64(s[196], v1905)
+					s[232] = v1905
 				}
 			}
 			{
 				{
 					// action NetlockIngress.state_access
-					v1912 := uint64(0)
+					v1907 := uint64(0)
+					_ = v1907
+					v1907 = p.r[1].Get64(s[196])
+					v1908 := uint64(((0x0)<<15 | ((v1907) & 0x7fff)))
+					_ = v1908
+					v1909 := uint64(((0x0)<<1 | ((v1907) >> 15 & 0x1)))
+					_ = v1909
+					v1910 := uint64(((v1907) >> 16 & 0xffff))
+					_ = v1910
+					v1911 := uint64(((v1907) >> 32 & 0xffff))
+					_ = v1911
+					v1912 := uint64(0x0)
 					_ = v1912
-					v1912 = p.r[1].Get64(s[196])
-					v1913 := uint64(((0x0)<<15 | ((v1912) & 0x7fff)))
+					v1913 := uint64(0x0)
 					_ = v1913
-					v1914 := uint64(((0x0)<<1 | ((v1912) >> 15 & 0x1)))
-					_ = v1914
-					v1915 := uint64(((v1912) >> 16 & 0xffff))
-					_ = v1915
-					v1916 := uint64(((v1912) >> 32 & 0xffff))
-					_ = v1916
-					v1917 := uint64(0x0)
-					_ = v1917
-					v1918 := uint64(0x0)
-					_ = v1918
 					{
 						{
 							{
-								s[220] = engine.Sel(((v1914 == 0x0) && (v1915 == 0x0)), 0x1, 0x0)
+								s[220] = engine.Sel(((v1909 == 0x0) && (v1910 == 0x0)), 0x1, 0x0)
 							}
 						}
 					}
@@ -18027,14 +18005,14 @@ func (p *netlock) ingress80(g *engine.Gen, s *[263]uint64, v111 uint64) {
 					}
 					{
 						{
-							v1912 = 0x0
+							v1907 = 0x0
 						}
 					}
-					p.r[1].Set64(s[196], v1912)
-					s[221] = ((0x0)<<15 | ((v1912) & 0x7fff))
-					s[222] = ((0x0)<<1 | ((v1912) >> 15 & 0x1))
-					s[223] = ((v1912) >> 16 & 0xffff)
-					s[224] = ((v1912) >> 32 & 0xffff)
+					p.r[1].Set64(s[196], v1907)
+					s[221] = ((0x0)<<15 | ((v1907) & 0x7fff))
+					s[222] = ((0x0)<<1 | ((v1907) >> 15 & 0x1))
+					s[223] = ((v1907) >> 16 & 0xffff)
+					s[224] = ((v1907) >> 32 & 0xffff)
 				}
 			}
 			p.ingress79(g, s)
@@ -18043,22 +18021,22 @@ func (p *netlock) ingress80(g *engine.Gen, s *[263]uint64, v111 uint64) {
 		if v111 == 0x13 {
 			{
 				{
-					a1983 := (s[51] >> (p.c[10]))
-					_ = a1983
+					a1978 := (s[51] >> (p.c[10]))
+					_ = a1978
 					{
 						// action NetlockIngress.tok_access
-						v1984 := uint64(0)
-						_ = v1984
-						v1984 = p.r[3].Get64(s[196])
+						v1979 := uint64(0)
+						_ = v1979
+						v1979 = p.r[3].Get64(s[196])
 						{
-							if a1983 > v1984 {
+							if a1978 > v1979 {
 								{
-									v1984 = a1983
+									v1979 = a1978
 								}
 							}
 						}
-						p.r[3].Set64(s[196], v1984)
-						s[231] = v1984
+						p.r[3].Set64(s[196], v1979)
+						s[231] = v1979
 					}
 				}
 				s[51] = (s[231] << (p.c[11]))
@@ -18069,11 +18047,11 @@ func (p *netlock) ingress80(g *engine.Gen, s *[263]uint64, v111 uint64) {
 					{
 						{
 							// action NetlockIngress.cookie_access
-							v1986 := uint64(0)
-							_ = v1986
-							v1986 = p.r[5].Get64(0x0)
-							p.r[5].Set64(0x0, v1986)
-							s[51] = v1986
+							v1981 := uint64(0)
+							_ = v1981
+							v1981 = p.r[5].Get64(0x0)
+							p.r[5].Set64(0x0, v1981)
+							s[51] = v1981
 						}
 					}
 				}
@@ -18081,20 +18059,20 @@ func (p *netlock) ingress80(g *engine.Gen, s *[263]uint64, v111 uint64) {
 				if v111 == 0x15 {
 					{
 						{
-							a1988 := s[51]
-							_ = a1988
+							a1983 := s[51]
+							_ = a1983
 							{
 								// action NetlockIngress.cookie_access
-								v1989 := uint64(0)
-								_ = v1989
-								v1989 = p.r[5].Get64(0x0)
+								v1984 := uint64(0)
+								_ = v1984
+								v1984 = p.r[5].Get64(0x0)
 								{
 									{
-										v1989 = a1988
+										v1984 = a1983
 									}
 								}
-								p.r[5].Set64(0x0, v1989)
-								s[51] = v1989
+								p.r[5].Set64(0x0, v1984)
+								s[51] = v1984
 							}
 						}
 					}
@@ -18102,23 +18080,23 @@ func (p *netlock) ingress80(g *engine.Gen, s *[263]uint64, v111 uint64) {
 					if v111 == 0x16 {
 						{
 							{
-								a1991 := ((s[51]) & 0xffff)
-								_ = a1991
+								a1986 := ((s[51]) & 0xffff)
+								_ = a1986
 								{
 									// action NetlockIngress.q_access
-									v1992 := uint64(0)
+									v1987 := uint64(0)
+									_ = v1987
+									v1987 = p.r[4].Get64(s[196])
+									v1988 := uint64(((v1987) & 0xffff))
+									_ = v1988
+									v1989 := uint64(((v1987) >> 16 & 0xffff))
+									_ = v1989
+									v1990 := uint64(((v1987) >> 32 & 0xffff))
+									_ = v1990
+									v1991 := uint64(((v1987) >> 48))
+									_ = v1991
+									v1992 := uint64(v1988)
 									_ = v1992
-									v1992 = p.r[4].Get64(s[196])
-									v1993 := uint64(((v1992) & 0xffff))
-									_ = v1993
-									v1994 := uint64(((v1992) >> 16 & 0xffff))
-									_ = v1994
-									v1995 := uint64(((v1992) >> 32 & 0xffff))
-									_ = v1995
-									v1996 := uint64(((v1992) >> 48))
-									_ = v1996
-									v1997 := uint64(v1993)
-									_ = v1997
 									s[218] = 0x0
 									{
 										{
@@ -18127,7 +18105,7 @@ func (p *netlock) ingress80(g *engine.Gen, s *[263]uint64, v111 uint64) {
 													{
 														{
 															{
-																v1995 = a1991
+																v1990 = a1986
 															}
 														}
 													}
@@ -18137,19 +18115,19 @@ func (p *netlock) ingress80(g *engine.Gen, s *[263]uint64, v111 uint64) {
 									}
 									{
 										{
-											v1993 = v1997
+											v1988 = v1992
 										}
 									}
 									{
 										{
-											v1992 = ((((v1996)<<16|v1995)<<16|v1994)<<16 | v1993)
+											v1987 = ((((v1991)<<16|v1990)<<16|v1989)<<16 | v1988)
 										}
 									}
-									p.r[4].Set64(s[196], v1992)
-									s[227] = ((v1992) & 0xffff)
-									s[228] = ((v1992) >> 16 & 0xffff)
-									s[229] = ((v1992) >> 32 & 0xffff)
-									s[230] = ((v1992) >> 48)
+									p.r[4].Set64(s[196], v1987)
+									s[227] = ((v1987) & 0xffff)
+									s[228] = ((v1987) >> 16 & 0xffff)
+									s[229] = ((v1987) >> 32 & 0xffff)
+									s[230] = ((v1987) >> 48)
 								}
 							}
 							if ((((s[227] + s[228]) & 0xffff) == 0x0) && (s[229] > 0x0)) && (s[195] == 0x0) {
@@ -18209,41 +18187,41 @@ func (p *netlock) ingress79(g *engine.Gen, s *[263]uint64) {
 	{
 		{
 			// action NetlockIngress.wait_access
-			v1920 := uint64(0)
-			_ = v1920
-			v1920 = p.r[2].Get64(s[196])
-			v1921 := uint64(((v1920) & 0xffffffff))
-			_ = v1921
-			v1922 := uint64(((v1920) >> 32))
-			_ = v1922
+			v1915 := uint64(0)
+			_ = v1915
+			v1915 = p.r[2].Get64(s[196])
+			v1916 := uint64(((v1915) & 0xffffffff))
+			_ = v1916
+			v1917 := uint64(((v1915) >> 32))
+			_ = v1917
 			{
 			}
 			{
 				{
-					v1920 = 0x0
+					v1915 = 0x0
 				}
 			}
-			p.r[2].Set64(s[196], v1920)
-			s[225] = ((v1920) & 0xffffffff)
-			s[226] = ((v1920) >> 32)
+			p.r[2].Set64(s[196], v1915)
+			s[225] = ((v1915) & 0xffffffff)
+			s[226] = ((v1915) >> 32)
 		}
 	}
 	{
 		{
 			// action NetlockIngress.q_access
-			v1924 := uint64(0)
+			v1919 := uint64(0)
+			_ = v1919
+			v1919 = p.r[4].Get64(s[196])
+			v1920 := uint64(((v1919) & 0xffff))
+			_ = v1920
+			v1921 := uint64(((v1919) >> 16 & 0xffff))
+			_ = v1921
+			v1922 := uint64(((v1919) >> 32 & 0xffff))
+			_ = v1922
+			v1923 := uint64(((v1919) >> 48))
+			_ = v1923
+			v1924 := uint64(v1920)
 			_ = v1924
-			v1924 = p.r[4].Get64(s[196])
-			v1925 := uint64(((v1924) & 0xffff))
-			_ = v1925
-			v1926 := uint64(((v1924) >> 16 & 0xffff))
-			_ = v1926
-			v1927 := uint64(((v1924) >> 32 & 0xffff))
-			_ = v1927
-			v1928 := uint64(((v1924) >> 48))
-			_ = v1928
-			v1929 := uint64(v1925)
-			_ = v1929
 			s[218] = 0x0
 			{
 				{
@@ -18259,19 +18237,19 @@ func (p *netlock) ingress79(g *engine.Gen, s *[263]uint64) {
 			}
 			{
 				{
-					v1925 = v1929
+					v1920 = v1924
 				}
 			}
 			{
 				{
-					v1924 = 0x0
+					v1919 = 0x0
 				}
 			}
-			p.r[4].Set64(s[196], v1924)
-			s[227] = ((v1924) & 0xffff)
-			s[228] = ((v1924) >> 16 & 0xffff)
-			s[229] = ((v1924) >> 32 & 0xffff)
-			s[230] = ((v1924) >> 48)
+			p.r[4].Set64(s[196], v1919)
+			s[227] = ((v1919) & 0xffff)
+			s[228] = ((v1919) >> 16 & 0xffff)
+			s[229] = ((v1919) >> 32 & 0xffff)
+			s[230] = ((v1919) >> 48)
 		}
 	}
 	s[168] = 0x4
@@ -18281,47 +18259,47 @@ func (p *netlock) ingress79(g *engine.Gen, s *[263]uint64) {
 	s[179] = 0x4
 	s[180] = 0x4
 	{
-		a1931 := s[196]
-		_ = a1931
+		a1926 := s[196]
+		_ = a1926
 		{
 			{
 				{
-					p.ingress78(g, s, a1931)
+					p.ingress78(g, s, a1926)
 					{
-						a1958 := a1931
-						_ = a1958
+						a1953 := a1926
+						_ = a1953
 						{
 							if s[178] != 0x0 {
 								{
 									{
 										{
 											// action NetlockIngress.levels.level1.head_access
-											v1960 := uint64(0)
-											_ = v1960
-											v1960 = p.r[30].Get32(a1958)
-											var r1963 uint64
-											_ = r1963
+											v1955 := uint64(0)
+											_ = v1955
+											v1955 = p.r[30].Get32(a1953)
+											var r1958 uint64
+											_ = r1958
 											{
-												a1964 := v1960
-												_ = a1964
-												a1965 := s[181]
-												_ = a1965
+												a1959 := v1955
+												_ = a1959
+												a1960 := s[181]
+												_ = a1960
 												{
-													if (((a1964 & 0x7fff) + 0x1) & 0xffff) == a1965 {
+													if (((a1959 & 0x7fff) + 0x1) & 0xffff) == a1960 {
 														{
-															r1963 = ((a1964 & 0x8000) ^ 0x8000)
-															goto end1962
+															r1958 = ((a1959 & 0x8000) ^ 0x8000)
+															goto end1957
 														}
 													}
-													r1963 = ((a1964 + 0x1) & 0xffff)
-													goto end1962
+													r1958 = ((a1959 + 0x1) & 0xffff)
+													goto end1957
 												}
-											end1962:
+											end1957:
 											}
-											v1961 := uint64(r1963)
-											_ = v1961
+											v1956 := uint64(r1958)
+											_ = v1956
 											s[187] = 0x0
-											if ((s[178] == 0x2) && (s[183] == 0x1)) && (s[182] == (v1960 & 0x7fff)) {
+											if ((s[178] == 0x2) && (s[183] == 0x1)) && (s[182] == (v1955 & 0x7fff)) {
 												{
 													s[187] = 0x1
 												}
@@ -18332,22 +18310,22 @@ func (p *netlock) ingress79(g *engine.Gen, s *[263]uint64) {
 													}
 												}
 											}
-											s[184] = v1960
+											s[184] = v1955
 											if s[187] == 0x1 {
 												{
-													v1960 = v1961
+													v1955 = v1956
 												}
 											} else {
 												if s[178] == 0x4 {
 													{
-														v1960 = 0x0
+														v1955 = 0x0
 													}
 												}
 											}
-											p.r[30].Set32(a1958, ((v1960) & 0xffff))
+											p.r[30].Set32(a1953, ((v1955) & 0xffff))
 											if s[178] == 0x3 {
 												{
-													s[184] = v1960
+													s[184] = v1955
 												}
 											}
 										}
@@ -18359,41 +18337,41 @@ func (p *netlock) ingress79(g *engine.Gen, s *[263]uint64) {
 									{
 										{
 											// action NetlockIngress.levels.level1.tail_access
-											v1967 := uint64(0)
-											_ = v1967
-											v1967 = p.r[31].Get32(a1958)
-											s[185] = v1967
+											v1962 := uint64(0)
+											_ = v1962
+											v1962 = p.r[31].Get32(a1953)
+											s[185] = v1962
 											if (s[179] == 0x2) && (s[183] == 0x1) {
 												{
-													var r1969 uint64
-													_ = r1969
+													var r1964 uint64
+													_ = r1964
 													{
-														a1970 := v1967
-														_ = a1970
-														a1971 := s[181]
-														_ = a1971
+														a1965 := v1962
+														_ = a1965
+														a1966 := s[181]
+														_ = a1966
 														{
-															if (((a1970 & 0x7fff) + 0x1) & 0xffff) == a1971 {
+															if (((a1965 & 0x7fff) + 0x1) & 0xffff) == a1966 {
 																{
-																	r1969 = ((a1970 & 0x8000) ^ 0x8000)
-																	goto end1968
+																	r1964 = ((a1965 & 0x8000) ^ 0x8000)
+																	goto end1963
 																}
 															}
-															r1969 = ((a1970 + 0x1) & 0xffff)
-															goto end1968
+															r1964 = ((a1965 + 0x1) & 0xffff)
+															goto end1963
 														}
-													end1968:
+													end1963:
 													}
-													v1967 = r1969
+													v1962 = r1964
 												}
 											} else {
 												if s[179] == 0x4 {
 													{
-														v1967 = 0x0
+														v1962 = 0x0
 													}
 												}
 											}
-											p.r[31].Set32(a1958, ((v1967) & 0xffff))
+											p.r[31].Set32(a1953, ((v1962) & 0xffff))
 										}
 									}
 								}
@@ -18403,72 +18381,72 @@ func (p *netlock) ingress79(g *engine.Gen, s *[263]uint64) {
 									{
 										{
 											// action NetlockIngress.levels.level1.gnext_access
-											v1973 := uint64(0)
-											_ = v1973
-											v1973 = p.r[32].Get32(a1958)
+											v1968 := uint64(0)
+											_ = v1968
+											v1968 = p.r[32].Get32(a1953)
 											if (s[180] == 0x2) && (s[183] == 0x1) {
 												{
-													v1973 = s[182]
+													v1968 = s[182]
 												}
 											} else {
-												if ((s[180] == 0x3) && (s[183] == 0x1)) && (v1973 == s[184]) {
+												if ((s[180] == 0x3) && (s[183] == 0x1)) && (v1968 == s[184]) {
 													{
-														var r1975 uint64
-														_ = r1975
+														var r1970 uint64
+														_ = r1970
 														{
-															a1976 := v1973
-															_ = a1976
-															a1977 := s[181]
-															_ = a1977
+															a1971 := v1968
+															_ = a1971
+															a1972 := s[181]
+															_ = a1972
 															{
-																if (((a1976 & 0x7fff) + 0x1) & 0xffff) == a1977 {
+																if (((a1971 & 0x7fff) + 0x1) & 0xffff) == a1972 {
 																	{
-																		r1975 = ((a1976 & 0x8000) ^ 0x8000)
-																		goto end1974
+																		r1970 = ((a1971 & 0x8000) ^ 0x8000)
+																		goto end1969
 																	}
 																}
-																r1975 = ((a1976 + 0x1) & 0xffff)
-																goto end1974
+																r1970 = ((a1971 + 0x1) & 0xffff)
+																goto end1969
 															}
-														end1974:
+														end1969:
 														}
-														v1973 = r1975
+														v1968 = r1970
 													}
 												} else {
 													if s[180] == 0x4 {
 														{
-															v1973 = 0x0
+															v1968 = 0x0
 														}
 													} else {
 														if (s[180] == 0x5) && (s[183] == 0x1) {
 															{
-																var r1979 uint64
-																_ = r1979
+																var r1974 uint64
+																_ = r1974
 																{
-																	a1980 := s[185]
-																	_ = a1980
-																	a1981 := s[181]
-																	_ = a1981
+																	a1975 := s[185]
+																	_ = a1975
+																	a1976 := s[181]
+																	_ = a1976
 																	{
-																		if (((a1980 & 0x7fff) + 0x1) & 0xffff) == a1981 {
+																		if (((a1975 & 0x7fff) + 0x1) & 0xffff) == a1976 {
 																			{
-																				r1979 = ((a1980 & 0x8000) ^ 0x8000)
-																				goto end1978
+																				r1974 = ((a1975 & 0x8000) ^ 0x8000)
+																				goto end1973
 																			}
 																		}
-																		r1979 = ((a1980 + 0x1) & 0xffff)
-																		goto end1978
+																		r1974 = ((a1975 + 0x1) & 0xffff)
+																		goto end1973
 																	}
-																end1978:
+																end1973:
 																}
-																v1973 = r1979
+																v1968 = r1974
 															}
 														}
 													}
 												}
 											}
-											p.r[32].Set32(a1958, ((v1973) & 0xffff))
-											s[186] = v1973
+											p.r[32].Set32(a1953, ((v1968) & 0xffff))
+											s[186] = v1968
 										}
 									}
 								}
@@ -18483,42 +18461,42 @@ func (p *netlock) ingress79(g *engine.Gen, s *[263]uint64) {
 }
 
 // ingress78 is a part of ingress, with actions NetlockIngress.levels.level0.head_access, NetlockIngress.levels.level0.tail_access, NetlockIngress.levels.level0.gnext_access.
-func (p *netlock) ingress78(g *engine.Gen, s *[263]uint64, a1931 uint64) {
+func (p *netlock) ingress78(g *engine.Gen, s *[263]uint64, a1926 uint64) {
 	{
-		a1933 := a1931
-		_ = a1933
+		a1928 := a1926
+		_ = a1928
 		{
 			if s[168] != 0x0 {
 				{
 					{
 						{
 							// action NetlockIngress.levels.level0.head_access
-							v1935 := uint64(0)
-							_ = v1935
-							v1935 = p.r[27].Get32(a1933)
-							var r1938 uint64
-							_ = r1938
+							v1930 := uint64(0)
+							_ = v1930
+							v1930 = p.r[27].Get32(a1928)
+							var r1933 uint64
+							_ = r1933
 							{
-								a1939 := v1935
-								_ = a1939
-								a1940 := s[171]
-								_ = a1940
+								a1934 := v1930
+								_ = a1934
+								a1935 := s[171]
+								_ = a1935
 								{
-									if (((a1939 & 0x7fff) + 0x1) & 0xffff) == a1940 {
+									if (((a1934 & 0x7fff) + 0x1) & 0xffff) == a1935 {
 										{
-											r1938 = ((a1939 & 0x8000) ^ 0x8000)
-											goto end1937
+											r1933 = ((a1934 & 0x8000) ^ 0x8000)
+											goto end1932
 										}
 									}
-									r1938 = ((a1939 + 0x1) & 0xffff)
-									goto end1937
+									r1933 = ((a1934 + 0x1) & 0xffff)
+									goto end1932
 								}
-							end1937:
+							end1932:
 							}
-							v1936 := uint64(r1938)
-							_ = v1936
+							v1931 := uint64(r1933)
+							_ = v1931
 							s[177] = 0x0
-							if ((s[168] == 0x2) && (s[173] == 0x1)) && (s[172] == (v1935 & 0x7fff)) {
+							if ((s[168] == 0x2) && (s[173] == 0x1)) && (s[172] == (v1930 & 0x7fff)) {
 								{
 									s[177] = 0x1
 								}
@@ -18529,22 +18507,22 @@ func (p *netlock) ingress78(g *engine.Gen, s *[263]uint64, a1931 uint64) {
 									}
 								}
 							}
-							s[174] = v1935
+							s[174] = v1930
 							if s[177] == 0x1 {
 								{
-									v1935 = v1936
+									v1930 = v1931
 								}
 							} else {
 								if s[168] == 0x4 {
 									{
-										v1935 = 0x0
+										v1930 = 0x0
 									}
 								}
 							}
-							p.r[27].Set32(a1933, ((v1935) & 0xffff))
+							p.r[27].Set32(a1928, ((v1930) & 0xffff))
 							if s[168] == 0x3 {
 								{
-									s[174] = v1935
+									s[174] = v1930
 								}
 							}
 						}
@@ -18556,41 +18534,41 @@ func (p *netlock) ingress78(g *engine.Gen, s *[263]uint64, a1931 uint64) {
 					{
 						{
 							// action NetlockIngress.levels.level0.tail_access
-							v1942 := uint64(0)
-							_ = v1942
-							v1942 = p.r[28].Get32(a1933)
-							s[175] = v1942
+							v1937 := uint64(0)
+							_ = v1937
+							v1937 = p.r[28].Get32(a1928)
+							s[175] = v1937
 							if (s[169] == 0x2) && (s[173] == 0x1) {
 								{
-									var r1944 uint64
-									_ = r1944
+									var r1939 uint64
+									_ = r1939
 									{
-										a1945 := v1942
-										_ = a1945
-										a1946 := s[171]
-										_ = a1946
+										a1940 := v1937
+										_ = a1940
+										a1941 := s[171]
+										_ = a1941
 										{
-											if (((a1945 & 0x7fff) + 0x1) & 0xffff) == a1946 {
+											if (((a1940 & 0x7fff) + 0x1) & 0xffff) == a1941 {
 												{
-													r1944 = ((a1945 & 0x8000) ^ 0x8000)
-													goto end1943
+													r1939 = ((a1940 & 0x8000) ^ 0x8000)
+													goto end1938
 												}
 											}
-											r1944 = ((a1945 + 0x1) & 0xffff)
-											goto end1943
+											r1939 = ((a1940 + 0x1) & 0xffff)
+											goto end1938
 										}
-									end1943:
+									end1938:
 									}
-									v1942 = r1944
+									v1937 = r1939
 								}
 							} else {
 								if s[169] == 0x4 {
 									{
-										v1942 = 0x0
+										v1937 = 0x0
 									}
 								}
 							}
-							p.r[28].Set32(a1933, ((v1942) & 0xffff))
+							p.r[28].Set32(a1928, ((v1937) & 0xffff))
 						}
 					}
 				}
@@ -18600,72 +18578,72 @@ func (p *netlock) ingress78(g *engine.Gen, s *[263]uint64, a1931 uint64) {
 					{
 						{
 							// action NetlockIngress.levels.level0.gnext_access
-							v1948 := uint64(0)
-							_ = v1948
-							v1948 = p.r[29].Get32(a1933)
+							v1943 := uint64(0)
+							_ = v1943
+							v1943 = p.r[29].Get32(a1928)
 							if (s[170] == 0x2) && (s[173] == 0x1) {
 								{
-									v1948 = s[172]
+									v1943 = s[172]
 								}
 							} else {
-								if ((s[170] == 0x3) && (s[173] == 0x1)) && (v1948 == s[174]) {
+								if ((s[170] == 0x3) && (s[173] == 0x1)) && (v1943 == s[174]) {
 									{
-										var r1950 uint64
-										_ = r1950
+										var r1945 uint64
+										_ = r1945
 										{
-											a1951 := v1948
-											_ = a1951
-											a1952 := s[171]
-											_ = a1952
+											a1946 := v1943
+											_ = a1946
+											a1947 := s[171]
+											_ = a1947
 											{
-												if (((a1951 & 0x7fff) + 0x1) & 0xffff) == a1952 {
+												if (((a1946 & 0x7fff) + 0x1) & 0xffff) == a1947 {
 													{
-														r1950 = ((a1951 & 0x8000) ^ 0x8000)
-														goto end1949
+														r1945 = ((a1946 & 0x8000) ^ 0x8000)
+														goto end1944
 													}
 												}
-												r1950 = ((a1951 + 0x1) & 0xffff)
-												goto end1949
+												r1945 = ((a1946 + 0x1) & 0xffff)
+												goto end1944
 											}
-										end1949:
+										end1944:
 										}
-										v1948 = r1950
+										v1943 = r1945
 									}
 								} else {
 									if s[170] == 0x4 {
 										{
-											v1948 = 0x0
+											v1943 = 0x0
 										}
 									} else {
 										if (s[170] == 0x5) && (s[173] == 0x1) {
 											{
-												var r1954 uint64
-												_ = r1954
+												var r1949 uint64
+												_ = r1949
 												{
-													a1955 := s[175]
-													_ = a1955
-													a1956 := s[171]
-													_ = a1956
+													a1950 := s[175]
+													_ = a1950
+													a1951 := s[171]
+													_ = a1951
 													{
-														if (((a1955 & 0x7fff) + 0x1) & 0xffff) == a1956 {
+														if (((a1950 & 0x7fff) + 0x1) & 0xffff) == a1951 {
 															{
-																r1954 = ((a1955 & 0x8000) ^ 0x8000)
-																goto end1953
+																r1949 = ((a1950 & 0x8000) ^ 0x8000)
+																goto end1948
 															}
 														}
-														r1954 = ((a1955 + 0x1) & 0xffff)
-														goto end1953
+														r1949 = ((a1950 + 0x1) & 0xffff)
+														goto end1948
 													}
-												end1953:
+												end1948:
 												}
-												v1948 = r1954
+												v1943 = r1949
 											}
 										}
 									}
 								}
 							}
-							p.r[29].Set32(a1933, ((v1948) & 0xffff))
-							s[176] = v1948
+							p.r[29].Set32(a1928, ((v1943) & 0xffff))
+							s[176] = v1943
 						}
 					}
 				}
@@ -18674,44 +18652,16 @@ func (p *netlock) ingress78(g *engine.Gen, s *[263]uint64, a1931 uint64) {
 	}
 }
 
-// ingress87 is a part of ingress, with tables NetlockIngress.ipv4_lpm; actions NetlockIngress.again, NetlockIngress.route, NetlockIngress.no_route, NetlockIngress.drop_count.
-func (p *netlock) ingress87(g *engine.Gen, s *[263]uint64, v108 uint64, v112 uint64, v113 uint64) {
-	if v112 == 0x1 {
-		{
-			if (v113 == 0x1) && (v108 != 0x5) {
-				{
-					s[76] = 0x1
-				}
-			}
-			{
-				{
-					// action NetlockIngress.again
-					s[70] = 0x3
-					s[245] = 0x1
-				}
-			}
-		}
-	} else {
-		if v113 == 0x1 {
-			{
-				{
-					{
-						// action NetlockIngress.again
-						s[70] = 0x4
-						s[245] = 0x1
-					}
-				}
-			}
-		}
-	}
-	v2016 := uint64(0x0)
-	_ = v2016
+// ingress89 is a part of ingress, with tables NetlockIngress.ipv4_lpm; actions NetlockIngress.route, NetlockIngress.no_route, NetlockIngress.drop_count.
+func (p *netlock) ingress89(g *engine.Gen, s *[263]uint64) {
+	v2011 := uint64(0x0)
+	_ = v2011
 	if s[207] == 0x0 {
 		{
 			if s[11] != 0 {
 				{
 					s[240] = s[23]
-					v2016 = 0x1
+					v2011 = 0x1
 				}
 			}
 		}
@@ -18719,38 +18669,38 @@ func (p *netlock) ingress87(g *engine.Gen, s *[263]uint64, v108 uint64, v112 uin
 		if (s[107] == 0x1) && (s[108] == 0x1) {
 			{
 				s[240] = s[114]
-				v2016 = 0x2
+				v2011 = 0x2
 			}
 		} else {
 			if (s[80] == 0x1) && (s[81] == 0x1) {
 				{
 					s[240] = s[87]
-					v2016 = 0x3
+					v2011 = 0x3
 				}
 			}
 		}
 	}
-	if v2016 != 0x0 {
+	if v2011 != 0x0 {
 		{
 			// table NetlockIngress.ipv4_lpm
 			g.Key(p.t[4], 0, s[240])
-			ai2017, hit2018 := g.Apply(p.t[4])
-			_ = hit2018
-			switch ai2017 {
+			ai2012, hit2013 := g.Apply(p.t[4])
+			_ = hit2013
+			switch ai2012 {
 			case 0:
 				{
-					d2020 := g.Arg(0) & 0xffffffffffff
-					_ = d2020
-					d2021 := g.Arg(1) & 0xffffffffffff
-					_ = d2021
-					d2022 := g.Arg(2) & 0x1ff
-					_ = d2022
+					d2015 := g.Arg(0) & 0xffffffffffff
+					_ = d2015
+					d2016 := g.Arg(1) & 0xffffffffffff
+					_ = d2016
+					d2017 := g.Arg(2) & 0x1ff
+					_ = d2017
 					{
 						// action NetlockIngress.route
 						s[241] = 0x1
-						s[242] = d2020
-						s[243] = d2021
-						s[244] = d2022
+						s[242] = d2015
+						s[243] = d2016
+						s[244] = d2017
 					}
 				}
 			case 1:
@@ -18766,7 +18716,7 @@ func (p *netlock) ingress87(g *engine.Gen, s *[263]uint64, v108 uint64, v112 uin
 	}
 	if s[207] == 0x0 {
 		{
-			if v2016 == 0x1 {
+			if v2011 == 0x1 {
 				{
 					if s[241] == 0x0 {
 						{
@@ -18809,7 +18759,7 @@ func (p *netlock) ingress87(g *engine.Gen, s *[263]uint64, v108 uint64, v112 uin
 		}
 	} else {
 		{
-			if v2016 == 0x2 {
+			if v2011 == 0x2 {
 				{
 					s[111] = s[242]
 					s[112] = s[243]
@@ -18822,7 +18772,7 @@ func (p *netlock) ingress87(g *engine.Gen, s *[263]uint64, v108 uint64, v112 uin
 					}
 				}
 			} else {
-				if v2016 == 0x3 {
+				if v2011 == 0x3 {
 					{
 						s[84] = s[242]
 						s[85] = s[243]
@@ -19033,19 +18983,19 @@ func (p *netlock) compute(g *engine.Gen) {
 	{
 		{
 			if s[11] != 0 {
-				var h2030 uint64
+				var h2025 uint64
 				{
 					if s[11] != 0 {
-						b2031 := g.Scratch(18)
-						binary.BigEndian.PutUint64(b2031[0:], (s[12])<<60|(s[13])<<56|(s[14])<<48|(s[15])<<32|(s[16])<<16|(s[17])<<13|s[18])
-						binary.BigEndian.PutUint64(b2031[8:], (s[19])<<56|(s[20])<<48|(s[22])<<16|(s[23])>>16)
-						binary.BigEndian.PutUint64(b2031[16:], (s[23])<<48)
-						h2030 = engine.HashCsum16(b2031[:18])
+						b2026 := g.Scratch(18)
+						binary.BigEndian.PutUint64(b2026[0:], (s[12])<<60|(s[13])<<56|(s[14])<<48|(s[15])<<32|(s[16])<<16|(s[17])<<13|s[18])
+						binary.BigEndian.PutUint64(b2026[8:], (s[19])<<56|(s[20])<<48|(s[22])<<16|(s[23])>>16)
+						binary.BigEndian.PutUint64(b2026[16:], (s[23])<<48)
+						h2025 = engine.HashCsum16(b2026[:18])
 					} else {
-						h2030 = engine.HashCsum16(nil)
+						h2025 = engine.HashCsum16(nil)
 					}
 				}
-				s[21] = (h2030) & 0xffff
+				s[21] = (h2025) & 0xffff
 			}
 		}
 	}
@@ -19057,46 +19007,46 @@ func (p *netlock) deparser(g *engine.Gen) {
 	{
 		{
 			if s[0] != 0 {
-				o2033 := g.Emit(2)
-				binary.BigEndian.PutUint64(o2033[0:], (s[1])<<55|(s[2])<<48)
+				o2028 := g.Emit(2)
+				binary.BigEndian.PutUint64(o2028[0:], (s[1])<<55|(s[2])<<48)
 			}
 			if s[7] != 0 {
-				o2034 := g.Emit(14)
-				binary.BigEndian.PutUint64(o2034[0:], (s[8])<<16|(s[9])>>32)
-				binary.BigEndian.PutUint64(o2034[8:], (s[9])<<32|(s[10])<<16)
+				o2029 := g.Emit(14)
+				binary.BigEndian.PutUint64(o2029[0:], (s[8])<<16|(s[9])>>32)
+				binary.BigEndian.PutUint64(o2029[8:], (s[9])<<32|(s[10])<<16)
 			}
 			if s[11] != 0 {
-				o2035 := g.Emit(20)
-				binary.BigEndian.PutUint64(o2035[0:], (s[12])<<60|(s[13])<<56|(s[14])<<48|(s[15])<<32|(s[16])<<16|(s[17])<<13|s[18])
-				binary.BigEndian.PutUint64(o2035[8:], (s[19])<<56|(s[20])<<48|(s[21])<<32|s[22])
-				binary.BigEndian.PutUint64(o2035[16:], (s[23])<<32)
+				o2030 := g.Emit(20)
+				binary.BigEndian.PutUint64(o2030[0:], (s[12])<<60|(s[13])<<56|(s[14])<<48|(s[15])<<32|(s[16])<<16|(s[17])<<13|s[18])
+				binary.BigEndian.PutUint64(o2030[8:], (s[19])<<56|(s[20])<<48|(s[21])<<32|s[22])
+				binary.BigEndian.PutUint64(o2030[16:], (s[23])<<32)
 			}
 			if s[24] != 0 {
-				o2036 := g.Emit(8)
-				binary.BigEndian.PutUint64(o2036[0:], (s[25])<<48|(s[26])<<32|(s[27])<<16|s[28])
+				o2031 := g.Emit(8)
+				binary.BigEndian.PutUint64(o2031[0:], (s[25])<<48|(s[26])<<32|(s[27])<<16|s[28])
 			}
 			if s[29] != 0 {
-				o2037 := g.Emit(48)
-				binary.BigEndian.PutUint64(o2037[0:], (s[30])<<56|(s[31])<<48|(s[32])<<40|(s[33])<<32|(s[34])<<24|(s[35])<<16|s[36])
-				binary.BigEndian.PutUint64(o2037[8:], (s[37])<<32|(s[38])>>32)
-				binary.BigEndian.PutUint64(o2037[16:], (s[38])<<32|(s[39])>>32)
-				binary.BigEndian.PutUint64(o2037[24:], (s[39])<<32|(s[40])>>32)
-				binary.BigEndian.PutUint64(o2037[32:], (s[40])<<32|s[41])
-				binary.BigEndian.PutUint64(o2037[40:], (s[42])<<32|(s[43])<<16|s[44])
+				o2032 := g.Emit(48)
+				binary.BigEndian.PutUint64(o2032[0:], (s[30])<<56|(s[31])<<48|(s[32])<<40|(s[33])<<32|(s[34])<<24|(s[35])<<16|s[36])
+				binary.BigEndian.PutUint64(o2032[8:], (s[37])<<32|(s[38])>>32)
+				binary.BigEndian.PutUint64(o2032[16:], (s[38])<<32|(s[39])>>32)
+				binary.BigEndian.PutUint64(o2032[24:], (s[39])<<32|(s[40])>>32)
+				binary.BigEndian.PutUint64(o2032[32:], (s[40])<<32|s[41])
+				binary.BigEndian.PutUint64(o2032[40:], (s[42])<<32|(s[43])<<16|s[44])
 			}
 			if s[45] != 0 {
-				o2038 := g.Emit(8)
-				binary.BigEndian.PutUint64(o2038[0:], s[46])
+				o2033 := g.Emit(8)
+				binary.BigEndian.PutUint64(o2033[0:], s[46])
 			}
 			if s[47] != 0 {
-				o2039 := g.Emit(52)
-				binary.BigEndian.PutUint64(o2039[0:], (s[48])<<56|(s[49])<<48|(s[50])<<32|(s[51])>>32)
-				binary.BigEndian.PutUint64(o2039[8:], (s[51])<<32|s[52])
-				binary.BigEndian.PutUint64(o2039[16:], (s[53])<<48|(s[54])<<40|(s[55])<<32|(s[56])<<16|s[57])
-				binary.BigEndian.PutUint64(o2039[24:], (s[58])<<48|(s[59])<<32|(s[60])<<16|s[61])
-				binary.BigEndian.PutUint64(o2039[32:], (s[62])<<48|(s[63])<<32|(s[64])<<16|s[65])
-				binary.BigEndian.PutUint64(o2039[40:], (s[66])<<48|(s[67])<<32|s[68])
-				binary.BigEndian.PutUint64(o2039[48:], (s[69])<<32)
+				o2034 := g.Emit(52)
+				binary.BigEndian.PutUint64(o2034[0:], (s[48])<<56|(s[49])<<48|(s[50])<<32|(s[51])>>32)
+				binary.BigEndian.PutUint64(o2034[8:], (s[51])<<32|s[52])
+				binary.BigEndian.PutUint64(o2034[16:], (s[53])<<48|(s[54])<<40|(s[55])<<32|(s[56])<<16|s[57])
+				binary.BigEndian.PutUint64(o2034[24:], (s[58])<<48|(s[59])<<32|(s[60])<<16|s[61])
+				binary.BigEndian.PutUint64(o2034[32:], (s[62])<<48|(s[63])<<32|(s[64])<<16|s[65])
+				binary.BigEndian.PutUint64(o2034[40:], (s[66])<<48|(s[67])<<32|s[68])
+				binary.BigEndian.PutUint64(o2034[48:], (s[69])<<32)
 			}
 		}
 	}

@@ -16,7 +16,7 @@ var ParamsPipeline = engine.Generated{Name: "params", Bind: ParamsBind}
 
 // ParamsFingerprint is engine.Fingerprint of the program this pipeline was generated from (its
 // parameters' values left out).
-const ParamsFingerprint = "5385d05e4972e40a5e61ed2a422e43261eaa89daa0f619e30f7cbebbc0b6e326"
+const ParamsFingerprint = "45a23423285344a59a909771c85b46bcd1e04cbedbdcaf47b4f995dc36e2d7a8"
 
 // ParamsLayout is the engine.Switch GenLayout the pipeline was generated against.
 const ParamsLayout = "b3cdf271cda7ed1508ec92d62c8beeb0e8ab36cee6133aaa30a56b69dd3f681a"
@@ -216,13 +216,9 @@ func (p *params) ingress(g *engine.Gen) {
 			}
 			var h13 uint64
 			{
-				if s[0] != 0 {
-					b14 := g.Scratch(5)
-					binary.BigEndian.PutUint64(b14[0:], (s[4])<<32|(s[2])<<24)
-					h13 = engine.HashCRC32(b14[:5])
-				} else {
-					h13 = engine.HashCRC32(nil)
-				}
+				b14 := g.Scratch(5)
+				binary.BigEndian.PutUint64(b14[0:], (s[4])<<32|(s[2])<<24)
+				h13 = engine.HashCRC32(b14[:5])
 			}
 			s[9] = (0x0 + engine.Sel(p.c[14] != 0, h13%(p.c[14]|engine.B2U(p.c[14] == 0)), h13)) & 0xffffffff
 			p.r[0].Set32(s[1], ((s[9]) & 0xffffffff))

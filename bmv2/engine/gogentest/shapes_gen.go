@@ -16,7 +16,7 @@ var ShapesPipeline = engine.Generated{Name: "shapes", Bind: ShapesBind}
 
 // ShapesFingerprint is engine.Fingerprint of the program this pipeline was generated from (its
 // parameters' values left out).
-const ShapesFingerprint = "f2323aff7fe8a43c7f1256c9a08f19d7f0ede157b51fc1b912781149d739ebb2"
+const ShapesFingerprint = "27ea66afa09adc39fe661d45a605b02bbe67e20f9ed519d3463b99897020f76c"
 
 // ShapesLayout is the engine.Switch GenLayout the pipeline was generated against.
 const ShapesLayout = "65815166632fd0784a49c341fc3a7145d0df195c93215981e4d2999ec235747d"
@@ -124,112 +124,92 @@ func (p *shapes) ingress(g *engine.Gen) {
 	{
 		{
 			v15 := uint64(0)
-			_ = v15
-			s[12] = 1
-			{
-				{
-					// action I.early
-					s[13] = 0x14
-					if ((s[2]) & 0x1) == 0x1 {
-						{
-							goto end16
-						}
-					}
-					s[13] = 0x15
-				}
-			end16:
-			}
-			s[14] = (((s[2] * ((s[4]) >> 8 & 0xff)) & 0xff) & 0x7f)
-			s[15] = (((((((s[3] >> (0x3)) * 0x5) & 0xffff) + ((s[2]) >> 4)) & 0xffff) << (0x2)) & 0xffff)
-			s[16] = ((s[4] & (((s[2])<<16|s[3])<<8 | s[2])) | (((s[4])>>16)<<16 | s[3]))
-			s[17] = ((((((s[5])<<13 | s[6]) * 0x3) & 0xffffffff) - (s[4] >> ((s[2]) & 0x1f))) & 0xffffffff)
-			s[18] = ((((s[8] / 0x7) + (s[8] % 0xd)) + ((s[7])<<16 | s[3])) - ^(s[8]))
-			if p.ingress1(g, s) {
+			if p.ingress1(g, s, v15) {
 				return
 			}
 			v15 = s[2]
 			{
-				ex68 := false
-				c69 := v15
-				_ = c69
+				ex66 := false
+				c67 := v15
+				_ = c67
 				{
 					// action I.rdi
-					c69 = ((c69 + 0x5) & 0xff)
+					c67 = ((c67 + 0x5) & 0xff)
 					s[13] = (s[13] ^ v15)
 				}
-				v15 = c69
-				_ = ex68
+				v15 = c67
+				_ = ex66
 			}
 			s[13] = ((s[13] + v15) & 0xff)
 			{
-				ex71 := false
-				c72 := uint64(0)
-				_ = c72
+				ex69 := false
+				c70 := uint64(0)
+				_ = c70
 				{
 					// action I.rdo
 					s[14] = (s[14] ^ v15)
-					c72 = 0x3
+					c70 = 0x3
 				}
-				v15 = c72
-				_ = ex71
+				v15 = c70
+				_ = ex69
 			}
 			s[13] = ((s[13] + v15) & 0xff)
-			f73 := uint64(s[2])
-			f74 := uint64(s[1])
+			f71 := uint64(s[2])
+			f72 := uint64(s[1])
+			s[28] = f71
+			s[29] = f72
+			f73 := uint64(s[29])
+			f74 := uint64(s[28])
 			s[28] = f73
 			s[29] = f74
-			f75 := uint64(s[29])
-			f76 := uint64(s[28])
-			s[28] = f75
-			s[29] = f76
 			s[20] = (s[20] ^ s[28])
 			s[21] = (s[21] ^ s[29])
-			f77 := uint64(engine.Sel((s[9] != 0), ((s[10] + 0x1) & 0xff), 0x2))
-			f78 := uint64(s[11])
+			f75 := uint64(engine.Sel((s[9] != 0), ((s[10] + 0x1) & 0xff), 0x2))
+			f76 := uint64(s[11])
 			s[9] = 1
-			s[10] = f77
-			s[11] = f78
-			t79 := s[22]
-			var r81 uint64
-			_ = r81
+			s[10] = f75
+			s[11] = f76
+			t77 := s[22]
+			var r79 uint64
+			_ = r79
 			{
-				a82 := ((uint64(0x1) << ((s[2]) & 0xf)) & 0xffff)
-				_ = a82
+				a80 := ((uint64(0x1) << ((s[2]) & 0xf)) & 0xffff)
+				_ = a80
 				{
-					if a82 > 0x12c {
+					if a80 > 0x12c {
 						{
-							r81 = 0x12c
-							goto end80
+							r79 = 0x12c
+							goto end78
 						}
 					}
-					r81 = a82
-					goto end80
+					r79 = a80
+					goto end78
 				}
-			end80:
+			end78:
 			}
-			s[22] = (t79 ^ r81)
-			var h83 uint64
+			s[22] = (t77 ^ r79)
+			var h81 uint64
 			{
-				b84 := g.Scratch(9)
-				binary.BigEndian.PutUint64(b84[0:], ((s[8])&0xffffffffffffff)<<8|0xab)
-				binary.BigEndian.PutUint64(b84[8:], 0xcd00000000000000)
-				h83 = engine.HashCRC32(b84[:9])
+				b82 := g.Scratch(9)
+				binary.BigEndian.PutUint64(b82[0:], ((s[8])&0xffffffffffffff)<<8|0xab)
+				binary.BigEndian.PutUint64(b82[8:], 0xcd00000000000000)
+				h81 = engine.HashCRC32(b82[:9])
 			}
-			s[26] = (0x0 + h83) & 0xffffffff
+			s[26] = (0x0 + h81) & 0xffffffff
 			s[17] = (s[17] ^ s[26])
-			v85 := uint64(0)
-			_ = v85
-			lo86, hi87 := uint64(0x0), uint64(0xffffffffffffffff)
-			rnd88 := lo86
-			if hi87 > lo86 {
-				rnd88 = lo86 + engine.RandomIn(g.Random(), hi87-lo86+1)
+			v83 := uint64(0)
+			_ = v83
+			lo84, hi85 := uint64(0x0), uint64(0xffffffffffffffff)
+			rnd86 := lo84
+			if hi85 > lo84 {
+				rnd86 = lo84 + engine.RandomIn(g.Random(), hi85-lo84+1)
 			}
-			v85 = rnd88 & 0xffffffffffffffff
-			var l89 [16]uint64
-			_ = l89
-			copy(l89[0:16], s[30:46])
-			l89[1] = 511
-			s[15] = (s[15] ^ l89[1])
+			v83 = rnd86 & 0xffffffffffffffff
+			var l87 [16]uint64
+			_ = l87
+			copy(l87[0:16], s[30:46])
+			l87[1] = 511
+			s[15] = (s[15] ^ l87[1])
 			{
 				{
 					// action I.mdrop
@@ -240,51 +220,51 @@ func (p *shapes) ingress(g *engine.Gen) {
 			s[31] = 0x2
 			s[23] = s[2]
 			{
-				ex92 := false
-				c93 := s[23]
-				_ = c93
+				ex90 := false
+				c91 := s[23]
+				_ = c91
 				{
 					// action I.alias1
-					c93 = ((c93 + 0x1) & 0xff)
+					c91 = ((c91 + 0x1) & 0xff)
 					s[20] = (s[20] ^ s[23])
 				}
-				s[23] = c93
-				_ = ex92
+				s[23] = c91
+				_ = ex90
 			}
 			{
-				ex95 := false
-				c96 := s[23]
-				_ = c96
-				c97 := s[23]
-				_ = c97
+				ex93 := false
+				c94 := s[23]
+				_ = c94
+				c95 := s[23]
+				_ = c95
 				{
 					// action I.alias2
-					c96 = ((c96 + 0x1) & 0xff)
-					c97 = ((c97 + 0x2) & 0xff)
+					c94 = ((c94 + 0x1) & 0xff)
+					c95 = ((c95 + 0x2) & 0xff)
 				}
-				s[23] = c96
-				s[23] = c97
-				_ = ex95
+				s[23] = c94
+				s[23] = c95
+				_ = ex93
 			}
 			s[22] = ((s[22] + s[23]) & 0xffff)
 			{
-				ex99 := false
-				c100 := s[14]
-				_ = c100
+				ex97 := false
+				c98 := s[14]
+				_ = c98
 				{
 					// action I.ax
-					c100 = ((c100 + 0x3) & 0xff)
+					c98 = ((c98 + 0x3) & 0xff)
 					s[21] = s[14]
 					if s[1] == 0x7 {
 						{
-							ex99 = true
-							goto end98
+							ex97 = true
+							goto end96
 						}
 					}
 				}
-			end98:
-				s[14] = c100
-				if ex99 {
+			end96:
+				s[14] = c98
+				if ex97 {
 					return
 				}
 			}
@@ -299,8 +279,28 @@ func (p *shapes) ingress(g *engine.Gen) {
 	}
 }
 
-// ingress1 is a part of ingress, with tables I.t; actions I.out2, I.opsel, I.oi, I.sub.set, I.a1, I.a2, and 1 more.
-func (p *shapes) ingress1(g *engine.Gen, s *[46]uint64) bool {
+// ingress1 is a part of ingress, with tables I.t; actions I.early, I.out2, I.opsel, I.oi, I.sub.set, I.a1, and 2 more.
+func (p *shapes) ingress1(g *engine.Gen, s *[46]uint64, v15 uint64) bool {
+	_ = v15
+	s[12] = 1
+	{
+		{
+			// action I.early
+			s[13] = 0x14
+			if ((s[2]) & 0x1) == 0x1 {
+				{
+					goto end16
+				}
+			}
+			s[13] = 0x15
+		}
+	end16:
+	}
+	s[14] = (((s[2] * ((s[4]) >> 8 & 0xff)) & 0xff) & 0x7f)
+	s[15] = (((((((s[3] >> (0x3)) * 0x5) & 0xffff) + ((s[2]) >> 4)) & 0xffff) << (0x2)) & 0xffff)
+	s[16] = ((s[4] & (((s[2])<<16|s[3])<<8 | s[2])) | (((s[4])>>16)<<16 | s[3]))
+	s[17] = ((((((s[5])<<13 | s[6]) * 0x3) & 0xffffffff) - (s[4] >> ((s[2]) & 0x1f))) & 0xffffffff)
+	s[18] = ((((s[8] / 0x7) + (s[8] % 0xd)) + ((s[7])<<16 | s[3])) - ^(s[8]))
 	t17 := uint64(0)
 	if s[8] > s[4] {
 		t17 = s[8] - s[4]
@@ -509,57 +509,37 @@ func (p *shapes) ingress1(g *engine.Gen, s *[46]uint64) bool {
 	s[22] = (s[22] ^ s[25])
 	var h54 uint64
 	{
-		if s[9] != 0 {
-			if s[0] != 0 {
-				b55 := g.Scratch(5)
-				binary.BigEndian.PutUint64(b55[0:], (s[10])<<56|(s[2])<<48|(s[11])<<24)
-				h54 = engine.HashCRC32(b55[:5])
-			} else {
-				b56 := g.Scratch(4)
-				binary.BigEndian.PutUint64(b56[0:], (s[10])<<56|(s[11])<<32)
-				h54 = engine.HashCRC32(b56[:4])
-			}
-		} else {
-			if s[0] != 0 {
-				b57 := g.Scratch(1)
-				binary.BigEndian.PutUint64(b57[0:], (s[2])<<56)
-				h54 = engine.HashCRC32(b57[:1])
-			} else {
-				h54 = engine.HashCRC32(nil)
-			}
-		}
+		b55 := g.Scratch(5)
+		binary.BigEndian.PutUint64(b55[0:], (s[10])<<56|(s[2])<<48|(s[11])<<24)
+		h54 = engine.HashCRC32(b55[:5])
 	}
 	s[26] = (0x0 + h54) & 0xffffffff
-	var h58 uint64
+	var h56 uint64
 	{
-		if s[0] != 0 {
-			b59 := g.Scratch(3)
-			binary.BigEndian.PutUint64(b59[0:], (s[3])<<48|(s[5])<<45)
-			h58 = engine.HashCRC16(b59[:3])
-		} else {
-			h58 = engine.HashCRC16(nil)
-		}
+		b57 := g.Scratch(3)
+		binary.BigEndian.PutUint64(b57[0:], (s[3])<<48|(s[5])<<45)
+		h56 = engine.HashCRC16(b57[:3])
 	}
-	s[27] = (0x5 + h58%0x3e8) & 0xffffffff
+	s[27] = (0x5 + h56%0x3e8) & 0xffffffff
 	s[17] = ((s[17] ^ s[26]) ^ s[27])
-	v60 := uint64(0)
-	_ = v60
-	v60 = p.r[0].Get32(((s[2]) & 0x7))
-	p.r[0].Set32(((s[2]) & 0x7), (((v60 + s[4]) & 0xffffffff) & 0xffffffff))
-	s[16] = ((s[16] + v60) & 0xffffffff)
+	v58 := uint64(0)
+	_ = v58
+	v58 = p.r[0].Get32(((s[2]) & 0x7))
+	p.r[0].Set32(((s[2]) & 0x7), (((v58 + s[4]) & 0xffffffff) & 0xffffffff))
+	s[16] = ((s[16] + v58) & 0xffffffff)
 	g.Count(p.k[0], ((s[1]) & 0x3))
 	// table I.t
 	g.Key(p.t[0], 0, s[1])
-	ai61, hit62 := g.Apply(p.t[0])
-	_ = hit62
-	switch ai61 {
+	ai59, hit60 := g.Apply(p.t[0])
+	_ = hit60
+	switch ai59 {
 	case 0:
 		{
-			d64 := g.Arg(0) & 0xff
-			_ = d64
+			d62 := g.Arg(0) & 0xff
+			_ = d62
 			{
 				// action I.a1
-				s[20] = d64
+				s[20] = d62
 			}
 		}
 	case 1:
@@ -578,7 +558,7 @@ func (p *shapes) ingress1(g *engine.Gen, s *[46]uint64) bool {
 		}
 	}
 	g.EndApply()
-	switch ai61 {
+	switch ai59 {
 	case 0:
 		{
 			s[21] = (s[21] | 0x80)
@@ -629,21 +609,21 @@ func (p *shapes) deparser(g *engine.Gen) {
 	{
 		{
 			if s[0] != 0 {
-				o104 := g.Emit(24)
-				binary.BigEndian.PutUint64(o104[0:], (s[1])<<56|(s[2])<<48|(s[3])<<32|s[4])
-				binary.BigEndian.PutUint64(o104[8:], (s[5])<<61|(s[6])<<48|s[7])
-				binary.BigEndian.PutUint64(o104[16:], s[8])
+				o102 := g.Emit(24)
+				binary.BigEndian.PutUint64(o102[0:], (s[1])<<56|(s[2])<<48|(s[3])<<32|s[4])
+				binary.BigEndian.PutUint64(o102[8:], (s[5])<<61|(s[6])<<48|s[7])
+				binary.BigEndian.PutUint64(o102[16:], s[8])
 			}
 			if s[9] != 0 {
-				o105 := g.Emit(4)
-				binary.BigEndian.PutUint64(o105[0:], (s[10])<<56|(s[11])<<32)
+				o103 := g.Emit(4)
+				binary.BigEndian.PutUint64(o103[0:], (s[10])<<56|(s[11])<<32)
 			}
 			if s[12] != 0 {
-				o106 := g.Emit(32)
-				binary.BigEndian.PutUint64(o106[0:], (s[13])<<56|(s[14])<<48|(s[15])<<32|s[16])
-				binary.BigEndian.PutUint64(o106[8:], (s[17])<<32|(s[18])>>32)
-				binary.BigEndian.PutUint64(o106[16:], (s[18])<<32|(s[19])>>32)
-				binary.BigEndian.PutUint64(o106[24:], (s[19])<<32|(s[20])<<24|(s[21])<<16|s[22])
+				o104 := g.Emit(32)
+				binary.BigEndian.PutUint64(o104[0:], (s[13])<<56|(s[14])<<48|(s[15])<<32|s[16])
+				binary.BigEndian.PutUint64(o104[8:], (s[17])<<32|(s[18])>>32)
+				binary.BigEndian.PutUint64(o104[16:], (s[18])<<32|(s[19])>>32)
+				binary.BigEndian.PutUint64(o104[24:], (s[19])<<32|(s[20])<<24|(s[21])<<16|s[22])
 			}
 		}
 	}

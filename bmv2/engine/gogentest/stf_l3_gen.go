@@ -16,7 +16,7 @@ var Stf_l3Pipeline = engine.Generated{Name: "stf_l3", Bind: Stf_l3Bind}
 
 // Stf_l3Fingerprint is engine.Fingerprint of the program this pipeline was generated from (its
 // parameters' values left out).
-const Stf_l3Fingerprint = "c6cf1c94fb355767ff016aad2c3d9eebab324cd2b515bf41f8ccf8349c05771e"
+const Stf_l3Fingerprint = "cbcf1da1f48a40771c7b92f72ef413dd0d5befd23af09baed119060f635d724d"
 
 // Stf_l3Layout is the engine.Switch GenLayout the pipeline was generated against.
 const Stf_l3Layout = "508bd6d465716e5c61695af5c6d11ac3b83f34148486e6972591c60731cf2a66"

@@ -16,7 +16,7 @@ var Stf_prePipeline = engine.Generated{Name: "stf_pre", Bind: Stf_preBind}
 
 // Stf_preFingerprint is engine.Fingerprint of the program this pipeline was generated from (its
 // parameters' values left out).
-const Stf_preFingerprint = "e0b69448c0ae99b8a49932b63fae34ef9736b37891ac8c85a3c91187e727180c"
+const Stf_preFingerprint = "356ac7fb2d1b6cf8e34e69403c10509f793c73bb7b60fbd5a4809a51b14d8e9a"
 
 // Stf_preLayout is the engine.Switch GenLayout the pipeline was generated against.
 const Stf_preLayout = "2a4f832a936e934dcc2df5df948728681326d430136264262505183d36da6376"

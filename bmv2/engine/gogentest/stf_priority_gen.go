@@ -16,7 +16,7 @@ var Stf_priorityPipeline = engine.Generated{Name: "stf_priority", Bind: Stf_prio
 
 // Stf_priorityFingerprint is engine.Fingerprint of the program this pipeline was generated from (its
 // parameters' values left out).
-const Stf_priorityFingerprint = "8ab07f6d3152a9f7161796efb49f159239ccbdd4bc422982d152a416fc26e082"
+const Stf_priorityFingerprint = "055946e422334830ec3909e012937add1401e8bd8c2b46846866319ad779355f"
 
 // Stf_priorityLayout is the engine.Switch GenLayout the pipeline was generated against.
 const Stf_priorityLayout = "de798a29eff8b52a7f9ce6d2d439cfb2e63b0f46807d9aace3eba44e30bfce18"

@@ -16,7 +16,7 @@ var Stf_round3Pipeline = engine.Generated{Name: "stf_round3", Bind: Stf_round3Bi
 
 // Stf_round3Fingerprint is engine.Fingerprint of the program this pipeline was generated from (its
 // parameters' values left out).
-const Stf_round3Fingerprint = "cd76d4db75a28c37453075ac35388209cbc06b050f547f2c985aa25c8a47d3de"
+const Stf_round3Fingerprint = "141fa27bc5e7053a3809f6c2f34b6e3523b0ef004051b87d20edd075e698572b"
 
 // Stf_round3Layout is the engine.Switch GenLayout the pipeline was generated against.
 const Stf_round3Layout = "245209c5482743ba5e711aa463ed97a9ca3ee154badb8ebc70a454917731e7ae"

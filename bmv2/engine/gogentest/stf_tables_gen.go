@@ -16,7 +16,7 @@ var Stf_tablesPipeline = engine.Generated{Name: "stf_tables", Bind: Stf_tablesBi
 
 // Stf_tablesFingerprint is engine.Fingerprint of the program this pipeline was generated from (its
 // parameters' values left out).
-const Stf_tablesFingerprint = "7ea07d942d14be13c49935318cf4dd0b08f64ab43e082ef33e933a66bffcc10e"
+const Stf_tablesFingerprint = "9a5fd2cfc6ca54ad0484949f0b158ad4625e4b8d2c3b2392e88e75ddf9b8c3ab"
 
 // Stf_tablesLayout is the engine.Switch GenLayout the pipeline was generated against.
 const Stf_tablesLayout = "af2d8f0131387e0ce04e5beab4314e703d3067a43599d1a68418c5d5ec135277"

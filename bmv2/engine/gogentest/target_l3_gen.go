@@ -16,7 +16,7 @@ var Target_l3Pipeline = engine.Generated{Name: "target_l3", Bind: Target_l3Bind}
 
 // Target_l3Fingerprint is engine.Fingerprint of the program this pipeline was generated from (its
 // parameters' values left out).
-const Target_l3Fingerprint = "6e2d3e13ae1f535919aeedc00cdb5704635b9c0aec7ff2b3ffa0c34977e2dd95"
+const Target_l3Fingerprint = "594e497eb45b2f516884885f5c25ebd2967fa21b69490882de0caf8d6bd15d32"
 
 // Target_l3Layout is the engine.Switch GenLayout the pipeline was generated against.
 const Target_l3Layout = "e79ec1c2ef6fca0758f3c4c0ab0ae8eea730bb1e796a17ca29bc514d46ae8451"

@@ -65,7 +65,7 @@ control I(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) 
         } else if (hdr.h.op == 6) {
             truncate(4);
         } else if (hdr.h.op == 7) {
-            // hdr.opt is invalid: bmv2 leaves its fields out of the hash input.
+            // hdr.opt is invalid, but p4c-bm2-ss hashes a copy of the data: 0xFFFF counts.
             hdr.opt.v = 0xFFFF;
             hash(hdr.h.crc16, HashAlgorithm.crc16, 16w0, { hdr.opt.v, hdr.h.data }, 32w65536);
         }

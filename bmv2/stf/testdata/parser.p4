@@ -1,6 +1,6 @@
 // Parser features and parser errors: select with masks, ranges, tuples and default,
-// lookahead, advance, header stacks, verify with a program error, PacketTooShort and
-// NoMatch (bmv2 continues to ingress with standard_metadata.parser_error set).
+// lookahead, advance, header stacks, verify with a program error, PacketTooShort (bmv2 goes on
+// with parser_error set), a select matching nothing (bmv2 with p4c's JSON: no error, it stops).
 #include <core.p4>
 #include <v1model.p4>
 

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -23,9 +24,22 @@ import (
 // test's sequences run on it as a third party next to the interpreter and the generated
 // pipeline, packet for packet.
 
-// compileNetlock compiles p4/netlock.p4 with sz's macros into dir and returns the JSON.
+// compiled caches p4c-bm2-ss's JSON of p4/netlock.p4 by sizing within one run of the tests (a
+// compile takes 20-60 s): sizing's defines -> the JSON's contents.
+var compiled sync.Map
+
+// compileNetlock compiles p4/netlock.p4 with sz's macros into dir (or copies the JSON an
+// earlier test of this run compiled for the same sizing there) and returns the JSON's path.
 func compileNetlock(t *testing.T, tools simpleswitch.Tools, sz dataplane.Sizing, dir string) string {
 	t.Helper()
+	key := fmt.Sprint(sz.Defines()) // fmt prints a map's keys sorted
+	path := filepath.Join(dir, "netlock.json")
+	if data, ok := compiled.Load(key); ok {
+		if err := os.WriteFile(path, data.([]byte), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
 	src := filepath.Join(testenv.ModuleRoot(t), "p4", filepath.FromSlash(dataplane.V1Model.File))
 	json, _, diags, err := simpleswitch.Compile(tools.P4c, src, dir, sz.Defines())
 	if err != nil {
@@ -34,6 +48,11 @@ func compileNetlock(t *testing.T, tools simpleswitch.Tools, sz dataplane.Sizing,
 	if strings.TrimSpace(diags) != "" {
 		t.Logf("p4c-bm2-ss p4/netlock.p4:\n%s", diags)
 	}
+	data, err := os.ReadFile(json)
+	if err != nil {
+		t.Fatal(err)
+	}
+	compiled.Store(key, data)
 	return json
 }
 
