@@ -213,9 +213,16 @@ func init() {
 // newDiffSwitch: the per-lock registers and the slots of the locks' regions.
 func stateDiff(v1, tna *Switch, rules diffRules) string {
 	for l := 0; l < rules.locks; l++ {
-		for _, name := range []string{dataplane.RegisterState, dataplane.RegisterWait, dataplane.RegisterQueue, dataplane.RegisterFloor} {
+		for _, name := range []string{dataplane.RegisterState, dataplane.RegisterQueue} {
 			if x, y := reg(v1, name, l), reg(tna, name, l); x != y {
 				return fmt.Sprintf("%s[%d] = %#x and %#x", name, l, x, y)
+			}
+		}
+		// The TNA program keeps these in two 32-bit registers: the low half, and the high half
+		// in the register named *High.
+		for _, name := range [][2]string{{dataplane.RegisterWait, dataplane.RegisterWaitHigh}, {dataplane.RegisterFloor, dataplane.RegisterFloorHigh}} {
+			if x, y := reg(v1, name[0], l), reg(tna, name[1], l)<<32|reg(tna, name[0], l); x != y {
+				return fmt.Sprintf("%s[%d] = %#x and %#x", name[0], l, x, y)
 			}
 		}
 		if x, y := reg(v1, dataplane.RegisterToken, l), reg(tna, dataplane.RegisterTokenHigh, l)<<32|reg(tna, dataplane.RegisterToken, l); x != y {
