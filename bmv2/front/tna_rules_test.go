@@ -131,7 +131,7 @@ func TestTNAStatefulALUNetlock(t *testing.T) {
 		got = append(got, n)
 	}
 	sort.Strings(got)
-	want := []string{"q_upd", "state_upd"}
+	want := []string{"q_upd"}
 	if !slices.Equal(got, want) {
 		t.Errorf("register actions warned about: %q, want %q", got, want)
 	}

@@ -434,7 +434,16 @@ struct metadata_t {
     bit<8>  q_adv;
     bit<16> q_val;
     bit<8>  q_op;      /* lk_q: which of q_upd's updates (QO_*) or q_half's halves */
-    bit<8>  st_op;     /* lk_state: which of state_upd's updates (SO_*) or state_half's halves */
+    bit<8>  st_op;     /* lk_state: which half state_half reads (SO_LO, SO_HI) */
+    bit<32> st_lbound; /* lk_state's state_take and state_rel: bounds and steps (see there) */
+    bit<32> st_wmax;
+    bit<32> st_linc;
+    bit<32> st_wgr;
+    bit<32> st_wwait;
+    bit<32> st_ldec;
+    bit<32> st_wdec;
+    bit<32> st_rthr;
+    bit<8>  st_rwd;
     bit<8>  gop0;      /* gnext of each level: 1 read, 2 set, 3 follow, 4 clear, 5 after */
     bit<8>  gop1;
     /* register action results */
@@ -502,13 +511,7 @@ const bit<8> QO_CLR    = 8;
 const bit<8> QO_PBNONE = 9;
 const bit<8> QO_LO     = 10;
 const bit<8> QO_HI     = 11;
-/* meta.st_op: the update of lk_state's state_upd, or the half state_half reads. */
-const bit<8> SO_ACQ   = 1;
-const bit<8> SO_CHECK = 2;
-const bit<8> SO_REL   = 3;
-const bit<8> SO_WALK  = 4;
-const bit<8> SO_WD    = 5;
-const bit<8> SO_CLR   = 6;
+/* meta.st_op: the half of lk_state state_half reads. */
 const bit<8> SO_LO    = 7;
 const bit<8> SO_HI    = 8;
 
@@ -891,100 +894,52 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         void apply(inout bit<32> v) { v = hdr.recirc.a_lo; }
     };
 
-    /* lk_state: state_upd makes the update meta.st_op names, state_half reads the half it names
-     * (one register action for all the updates: a stateful ALU holds four).
-     *   SO_ACQ   a new request (s_mode) at meta.level is granted when compatible (an exclusive
-     *            one when nobody holds; a shared one when no exclusive request holds, or waits
-     *            at its level or above), else it waits. Returns 1 for a grant.
-     *   SO_CHECK a try acquire's check: would it be granted?
-     *   SO_REL   a holder (s_mode) released: returns 1 when nobody holds now.
-     *   SO_WALK  the grant walk's waiter (s_mode, at meta.level): granted when compatible with the
-     *            holders (the walk goes in queue order, so no waiter blocks it). Returns 1 for a
-     *            grant.
-     *   SO_WD    a waiter (s_mode) withdrew: returns 1 when the holder is exclusive.
-     *   SO_CLR   clear. */
-    RegisterAction<pair32_t, bit<32>, bit<8>>(lk_state) state_upd = {
+    /* lk_state: lo the holders, plus 0x10000 while the holder is exclusive; hi the exclusive
+     * waiters, 0x10000 for each at level 0 plus 1 for each at level 1. Each question the
+     * pass asks is then one comparison of a whole half (nobody holds: lo == 0; no exclusive
+     * holder: lo < 0x10000; no exclusive waiter at level 0: hi <= 0xffff; at any level:
+     * hi == 0), as a stateful ALU compares (two comparison units, no slices of the register
+     * value in a condition, no concatenations into it). The pass picks the bounds and steps
+     * (meta.st_*) by the operation, the mode and the level:
+     *   state_take  granted when lo < st_lbound and hi <= st_wmax: lo += st_linc, hi -= st_wgr
+     *               (an exclusive waiter granted); else hi += st_wwait (an exclusive request
+     *               waits). Returns 1 for a grant. An acquire (SO_ACQ), a try acquire's check
+     *               (steps 0) and the grant walk's waiter (SO_WALK).
+     *   state_rel   lo -= st_ldec, hi -= st_wdec; returns 1 when lo <= st_rthr, or, for a
+     *               withdrawal (st_rwd not 0), when not: a release returns 1 when nobody holds
+     *               now, a withdrawal 1 when the holder is exclusive.
+     *   state_clr   clear; state_half reads the half meta.st_op names. */
+    RegisterAction<pair32_t, bit<32>, bit<8>>(lk_state) state_take = {
         void apply(inout pair32_t v, out bit<8> rv) {
             rv = 0;
-            if (meta.st_op == SO_ACQ) {
-                bit<16> nhold = 1w0 ++ v.lo[14:0];
-                bit<1> xheld = v.lo[15:15];
-                bit<16> wx0 = v.lo[31:16];
-                bit<16> wxall = v.hi[15:0];
-                bit<8> compat = 0;
-                if (meta.s_mode == MODE_X) {
-                    if (nhold == 0) { compat = 1; }
-                } else if (meta.level == 0) {
-                    if (xheld == 0 && wx0 == 0) { compat = 1; }
-                } else {
-                    if (xheld == 0 && wxall == 0) { compat = 1; }
-                }
-                rv = compat;
-                if (compat == 1) {
-                    nhold = nhold + 1;
-                    if (meta.s_mode == MODE_X) { xheld = 1; } else { xheld = 0; }
-                } else if (meta.s_mode == MODE_X) {
-                    wxall = wxall + 1;
-                    if (meta.level == 0) { wx0 = wx0 + 1; }
-                }
-                v.lo = wx0 ++ xheld ++ nhold[14:0];
-                v.hi = 16w0 ++ wxall;
-            } else if (meta.st_op == SO_CHECK) {
-                rv = 0;
-                if (meta.s_mode == MODE_X) {
-                    if (v.lo[14:0] == 0) { rv = 1; }
-                } else if (meta.level == 0) {
-                    if (v.lo[15:15] == 0 && v.lo[31:16] == 0) { rv = 1; }
-                } else {
-                    if (v.lo[15:15] == 0 && v.hi[15:0] == 0) { rv = 1; }
-                }
-            } else if (meta.st_op == SO_REL) {
-                bit<15> nhold = v.lo[14:0] - 1;
-                bit<1> xheld = v.lo[15:15];
-                if (meta.s_mode == MODE_X) { xheld = 0; }
-                v.lo = v.lo[31:16] ++ xheld ++ nhold;
-                rv = 0;
-                if (nhold == 0) { rv = 1; }
-            } else if (meta.st_op == SO_WALK) {
-                bit<15> nhold = v.lo[14:0];
-                bit<1> xheld = v.lo[15:15];
-                bit<16> wx0 = v.lo[31:16];
-                bit<16> wxall = v.hi[15:0];
-                rv = 0;
-                if (meta.s_mode == MODE_X) {
-                    if (nhold == 0) { rv = 1; }
-                } else {
-                    if (xheld == 0) { rv = 1; }
-                }
-                if (rv == 1) {
-                    nhold = nhold + 1;
-                    if (meta.s_mode == MODE_X) {
-                        xheld = 1;
-                        wxall = wxall - 1;
-                        if (meta.level == 0) { wx0 = wx0 - 1; }
-                    } else {
-                        xheld = 0;
-                    }
-                }
-                v.lo = wx0 ++ xheld ++ nhold;
-                v.hi = 16w0 ++ wxall;
-            } else if (meta.st_op == SO_WD) {
-                bit<16> wx0 = v.lo[31:16];
-                bit<16> wxall = v.hi[15:0];
-                if (meta.s_mode == MODE_X) {
-                    wxall = wxall - 1;
-                    if (meta.level == 0) { wx0 = wx0 - 1; }
-                }
-                v.lo = wx0 ++ v.lo[15:0];
-                v.hi = 16w0 ++ wxall;
-                rv = 7w0 ++ v.lo[15:15];
-            } else if (meta.st_op == SO_CLR) {
-                v.hi = 0;
-                v.lo = 0;
+            if (v.lo < meta.st_lbound && v.hi <= meta.st_wmax) {
+                v.lo = v.lo + meta.st_linc;
+                v.hi = v.hi - meta.st_wgr;
+                rv = 1;
+            } else {
+                v.hi = v.hi + meta.st_wwait;
             }
         }
     };
-RegisterAction<pair32_t, bit<32>, bit<32>>(lk_state) state_half = {
+    RegisterAction<pair32_t, bit<32>, bit<8>>(lk_state) state_rel = {
+        void apply(inout pair32_t v, out bit<8> rv) {
+            rv = 0;
+            if (v.lo <= meta.st_rthr) {
+                if (meta.st_rwd == 0) { rv = 1; }
+            } else {
+                if (meta.st_rwd != 0) { rv = 1; }
+            }
+            v.lo = v.lo - meta.st_ldec;
+            v.hi = v.hi - meta.st_wdec;
+        }
+    };
+    RegisterAction<pair32_t, bit<32>, bit<8>>(lk_state) state_clr = {
+        void apply(inout pair32_t v) {
+            v.hi = 0;
+            v.lo = 0;
+        }
+    };
+    RegisterAction<pair32_t, bit<32>, bit<32>>(lk_state) state_half = {
         void apply(inout pair32_t v, out bit<32> rv) {
             if (meta.st_op == SO_HI) { rv = v.hi; } else { rv = v.lo; }
         }
@@ -1995,31 +1950,63 @@ RegisterAction<pair32_t, bit<32>, bit<32>>(lk_state) state_half = {
         if (do_rel == 1 || examine == 1 || do_wd == 1) {
             meta.s_mode = meta.sv.mode;
         }
+        /* state_take's and state_rel's bounds and steps (lk_state's comment): an exclusive
+         * request is granted when nobody holds, a shared one when no exclusive request holds
+         * or (an acquire, not the walk: the walk goes in queue order) waits at its level or
+         * above. */
+        bit<32> wunit = (meta.level == 0) ? 32w0x10000 : 32w1;
+        meta.st_lbound = 0x10000;
+        meta.st_wmax = (meta.level == 0) ? 32w0xffff : 32w0;
+        meta.st_linc = 1;
+        meta.st_wgr = 0;
+        meta.st_wwait = 0;
+        meta.st_ldec = 1;
+        meta.st_wdec = 0;
+        meta.st_rthr = 1;
+        meta.st_rwd = 0;
+        if (meta.s_mode == MODE_X) {
+            meta.st_lbound = 1;
+            meta.st_wmax = 0xffffffff;
+            meta.st_linc = 0x10001;
+            meta.st_ldec = 0x10001;
+            meta.st_rthr = 0x10001;
+            if (take == 1) {
+                meta.st_wwait = wunit;
+            } else if (examine == 1) {
+                meta.st_wgr = wunit;
+            } else if (meta.found == 1) {
+                meta.st_wdec = wunit;
+            }
+        } else if (examine == 1) {
+            meta.st_wmax = 0xffffffff;
+        }
+        if (do_try == 1 && acq_go == 1) {
+            meta.st_linc = 0;
+        }
+        if (meta.found == 1) {
+            meta.st_ldec = 0;
+            meta.st_rthr = 0xffff;
+            meta.st_rwd = 1;
+        }
         bit<8> compat = 0;
         if (take == 1) {
-            meta.st_op = SO_ACQ;
-            meta.grant = state_upd.execute(meta.idx);
+            meta.grant = state_take.execute(meta.idx);
         } else if (do_try == 1 && acq_go == 1) {
-            meta.st_op = SO_CHECK;
-            compat = state_upd.execute(meta.idx);
+            compat = state_take.execute(meta.idx);
         } else if (do_rel == 1 && meta.valid == 1) {
-            meta.st_op = SO_REL;
-            meta.nhold0 = state_upd.execute(meta.idx);
+            meta.nhold0 = state_rel.execute(meta.idx);
         } else if (examine == 1 && meta.sv.state == SS_LIVE) {
-            meta.st_op = SO_WALK;
-            meta.grant = state_upd.execute(meta.idx);
+            meta.grant = state_take.execute(meta.idx);
         } else if (meta.found == 1) {
-            meta.st_op = SO_WD;
-            meta.xheld = state_upd.execute(meta.idx);
+            meta.xheld = state_rel.execute(meta.idx);
         } else if (ad_probe == 1) {
-            meta.st_op = SO_LO;
-            meta.rd32 = state_half.execute(meta.idx);
-        } else if (ph_probe2 == 1) {
             meta.st_op = SO_HI;
             meta.rd32 = state_half.execute(meta.idx);
+        } else if (ph_probe2 == 1) {
+            meta.st_op = SO_LO;
+            meta.rd32 = state_half.execute(meta.idx);
         } else if (ad_reset == 1) {
-            meta.st_op = SO_CLR;
-            state_upd.execute(meta.idx);
+            state_clr.execute(meta.idx);
         }
 
         /* ================= stage: lk_wait ================= */
@@ -2447,10 +2434,9 @@ RegisterAction<pair32_t, bit<32>, bit<32>>(lk_state) state_half = {
         if (do_admin == 1) {
             hdr.admin.now = meta.now;
             if (ad_probe == 1) {
-                bit<32> lo = meta.rd32;
-                hdr.admin.holders = 1w0 ++ lo[14:0];
-                hdr.admin.xheld = 7w0 ++ lo[15:15];
-                hdr.admin.xwait0 = lo[31:16];
+                bit<32> st_hi = meta.rd32;
+                hdr.admin.xwait0 = st_hi[31:16];
+                hdr.admin.xwait = st_hi[31:16] + st_hi[15:0];
                 hdr.admin.wait0 = w0;
                 hdr.admin.wait1 = w1;
                 hdr.admin.used0 = meta.qv[15:0];
@@ -2504,7 +2490,8 @@ RegisterAction<pair32_t, bit<32>, bit<32>>(lk_state) state_half = {
         }
         if (adm2 == 1) {
             if (ph == PH_PROBE2) {
-                hdr.admin.xwait = meta.rd32[15:0];
+                hdr.admin.holders = 1w0 ++ meta.rd32[14:0];
+                hdr.admin.xheld = 7w0 ++ meta.rd32[16:16];
                 hdr.admin.buffered = meta.qv[15:0];
                 hdr.admin.done = meta.qv[31:16];
                 hdr.admin.gts = meta.sv.gts;
