@@ -2,11 +2,11 @@ package front
 
 import "sort"
 
-// This file warns about register actions that bf-p4c cannot turn into one stateful ALU
-// instruction (backends/tofino/bf-p4c/mau/stateful_alu.cpp, CreateSaluInstruction, p4c git
-// 34b86e9; the device figures in specs/device.cpp). They are warnings, not errors: the rules are
-// read from the compiler's source and have not been checked against the compiler on these
-// programs yet (docs/dataplane.md, "The real compiler"). Three rules:
+// This file checks register actions that bf-p4c cannot turn into one stateful ALU instruction
+// (backends/tofino/bf-p4c/mau/stateful_alu.cpp, CreateSaluInstruction, p4c git 34b86e9; the
+// device figures in specs/device.cpp). The rules are read from the compiler's source and have
+// not been checked against the compiler yet (docs/dataplane.md, "The real compiler"). Three
+// rules:
 //
 //   - comparisons: every distinct relation (==, !=, <, >, <=, >=; a relation and its negation,
 //     or the same one with its operands swapped, share one unit) takes a comparison unit, of
@@ -17,12 +17,16 @@ import "sort"
 //   - a concatenation with a part that is a parameter or a local variable of apply (not a
 //     packet field or a constant), unless it is a zero extension ("Bit concatenation result
 //     cannot be assigned to an output parameter", line 1632).
+//
+// A slice in a condition is an error, as for bf-p4c (ERR_UNSUPPORTED_ON_TARGET). The other two
+// are still warnings: p4/tna/netlock.p4's q_upd breaks them (docs/dataplane.md), and netlock
+// switch loads that program; each becomes an error once no register action of it breaks it.
 
 // tnaSALUCmpUnits is Device::statefulAluSpec().CmpUnits.size() on Tofino 1 and 2.
 var tnaSALUCmpUnits = map[int]int{1: 2, 2: 4}
 
-// tnaSALURules warns about the register actions among instances whose apply one stateful ALU
-// instruction cannot hold.
+// tnaSALURules refuses, or warns about, the register actions among instances whose apply one
+// stateful ALU instruction cannot hold.
 func (c *checker) tnaSALURules(instances []*InstanceDecl) {
 	units := tnaSALUCmpUnits[1]
 	chip := "Tofino 1"
@@ -71,7 +75,7 @@ func (c *checker) saluApply(d *InstanceDecl, fn *FunctionDecl, units int, chip s
 	for _, rel := range conds {
 		walkExpr(rel, func(e Expr) {
 			if sl, ok := e.(*SliceExpr); ok && params[sliceRoot(sl.X)] {
-				c.warnf(sl.P, "RegisterAction %s: %s sliced in a condition (bf-p4c: \"slice of register value in condition is not supported\")",
+				c.errorf(sl.P, "RegisterAction %s: slice of register value in condition is not supported (%s; the Tofino compiler compares whole register halves)",
 					d.Name, ExprString(sl))
 			}
 		})

@@ -48,9 +48,13 @@ const (
 	RegisterQueue  = "NetlockIngress.lk_q"
 	RegisterToken  = "NetlockIngress.lk_tok"
 	RegisterFloor  = "NetlockIngress.lk_floor"
-	// RegisterTokenHigh is the TNA program's high half of the grant counter (its
-	// RegisterToken holds the low half; docs/dataplane.md "Tofino").
+	// RegisterTokenHigh, RegisterFloorHigh and RegisterWaitHigh are the TNA program's high
+	// halves of the grant counter, the floor and the waiters (level 1): its RegisterToken,
+	// RegisterFloor and RegisterWait hold the low halves (level 0), so that each stateful ALU
+	// compares and returns one 32-bit value (docs/dataplane.md "Tofino").
 	RegisterTokenHigh = "NetlockIngress.lk_tok_hi"
+	RegisterFloorHigh = "NetlockIngress.lk_floor_hi"
+	RegisterWaitHigh  = "NetlockIngress.lk_wait_hi"
 
 	// Controller packet metadata (@controller_header).
 	PacketOutHeader = "packet_out"

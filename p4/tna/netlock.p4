@@ -434,7 +434,16 @@ struct metadata_t {
     bit<8>  q_adv;
     bit<16> q_val;
     bit<8>  q_op;      /* lk_q: which of q_upd's updates (QO_*) or q_half's halves */
-    bit<8>  st_op;     /* lk_state: which of state_upd's updates (SO_*) or state_half's halves */
+    bit<8>  st_op;     /* lk_state: which half state_half reads (SO_LO, SO_HI) */
+    bit<32> st_lbound; /* lk_state's state_take and state_rel: bounds and steps (see there) */
+    bit<32> st_wmax;
+    bit<32> st_linc;
+    bit<32> st_wgr;
+    bit<32> st_wwait;
+    bit<32> st_ldec;
+    bit<32> st_wdec;
+    bit<32> st_rthr;
+    bit<8>  st_rwd;
     bit<8>  gop0;      /* gnext of each level: 1 read, 2 set, 3 follow, 4 clear, 5 after */
     bit<8>  gop1;
     /* register action results */
@@ -454,7 +463,6 @@ struct metadata_t {
     bit<8>  grant;
     bit<8>  nhold0;
     bit<8>  xheld;
-    bit<32> wv;        /* lk_wait: [31:16] waiters at level 1, [15:0] at level 0 */
     bit<32> tok_lo;
     bit<32> tok_hi;
     bit<32> hv;        /* head of the worked level: [16] it moved, [15:0] the head after */
@@ -503,13 +511,7 @@ const bit<8> QO_CLR    = 8;
 const bit<8> QO_PBNONE = 9;
 const bit<8> QO_LO     = 10;
 const bit<8> QO_HI     = 11;
-/* meta.st_op: the update of lk_state's state_upd, or the half state_half reads. */
-const bit<8> SO_ACQ   = 1;
-const bit<8> SO_CHECK = 2;
-const bit<8> SO_REL   = 3;
-const bit<8> SO_WALK  = 4;
-const bit<8> SO_WD    = 5;
-const bit<8> SO_CLR   = 6;
+/* meta.st_op: the half of lk_state state_half reads. */
 const bit<8> SO_LO    = 7;
 const bit<8> SO_HI    = 8;
 
@@ -684,7 +686,7 @@ parser NetlockIngressParser(packet_in pkt, out headers_t hdr, out metadata_t met
     RegisterAction<bit<32>, bit<32>, bit<32>>(s_flags) flags_wdraw = { \
         void apply(inout bit<32> v, out bit<32> rv) { \
             rv = v; \
-            if (v[31:24] == SS_LIVE) { v = (v & 0x00ffffff) | 0x02000000; } } }; \
+            if (v >= 0x01000000 && v < 0x02000000) { v = v + 0x01000000; } } }; \
     RegisterAction<bit<32>, bit<32>, bit<32>>(s_lease) lease_rd = { \
         void apply(inout bit<32> v, out bit<32> rv) { rv = v; } }; \
     RegisterAction<bit<32>, bit<32>, bit<32>>(s_lease) lease_wr = { \
@@ -788,15 +790,13 @@ parser NetlockIngressParser(packet_in pkt, out headers_t hdr, out metadata_t met
         void apply(inout bit<16> v) { v = 0; } }; \
     RegisterAction<bit<16>, bit<32>, bit<16>>(gnext##NL) gnext_rd##NL = { \
         void apply(inout bit<16> v, out bit<16> rv) { rv = v; } }; \
-    RegisterAction<bit<16>, bit<32>, bit<16>>(gnext##NL) gnext_wr##NL = { \
+    RegisterAction<bit<16>, bit<32>, bit<16>>(gnext##NL) gnext_set##NL = { \
         void apply(inout bit<16> v, out bit<16> rv) { \
-            if (meta.gop##NL == 5) { \
-                v = QNEXT(meta.g_tail, meta.size); \
-            } else if (meta.gop##NL == 4) { \
-                v = 0; \
-            } else { \
-                v = meta.g_arg; \
-            } \
+            if (meta.gop##NL == 4) { v = 0; } else { v = meta.g_arg; } \
+            rv = v; } }; \
+    RegisterAction<bit<16>, bit<32>, bit<16>>(gnext##NL) gnext_after##NL = { \
+        void apply(inout bit<16> v, out bit<16> rv) { \
+            v = QNEXT(meta.g_tail, meta.size); \
             rv = v; } }; \
     RegisterAction<bit<16>, bit<32>, bit<16>>(gnext##NL) gnext_follow##NL = { \
         void apply(inout bit<16> v, out bit<16> rv) { \
@@ -832,16 +832,19 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     /* ---- Per-lock state (index: the lock's index from lock_table) ----
      * lk_state pair: lo [14:0] holders, [15] the holder is exclusive, [31:16] exclusive
      *          waiters at level 0; hi [15:0] exclusive waiters at all levels
-     * lk_wait  pair: lo waiters at level 0, hi waiters at level 1
+     * lk_wait, lk_wait_hi   waiters at level 0 and at level 1
      * lk_q     pair: lo [15:0] occupied slots at level 0, [31:16] at level 1; hi [15:0]
      *          requests buffered at the server (q2), [31:16] done slots not yet passed by a head
      * lk_tok, lk_tok_hi   the grant counter's low and high halves
-     * lk_floor pair: grants numbered at or below it are void (set by an admin reset)
+     * lk_floor, lk_floor_hi   grants numbered at or below it are void (set by an admin
+     *          reset): the low and high halves
      * Read as 64-bit values (hi ++ lo) they are p4/netlock.p4's registers of the same names
-     * (lk_tok: the low half). */
-    Register<pair32_t, bit<32>>(NETLOCK_LOCKS) lk_floor;
+     * (lk_tok, lk_floor: the low half). */
+    Register<bit<32>, bit<32>>(NETLOCK_LOCKS) lk_floor;
+    Register<bit<32>, bit<32>>(NETLOCK_LOCKS) lk_floor_hi;
     Register<pair32_t, bit<32>>(NETLOCK_LOCKS) lk_state;
-    Register<pair32_t, bit<32>>(NETLOCK_LOCKS) lk_wait;
+    Register<bit<32>, bit<32>>(NETLOCK_LOCKS) lk_wait;
+    Register<bit<32>, bit<32>>(NETLOCK_LOCKS) lk_wait_hi;
     Register<bit<32>, bit<32>>(NETLOCK_LOCKS) lk_tok;
     Register<bit<32>, bit<32>>(NETLOCK_LOCKS) lk_tok_hi;
     Register<pair32_t, bit<32>>(NETLOCK_LOCKS) lk_q;
@@ -864,141 +867,110 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     Hash<bit<32>>(HashAlgorithm_t.CRC32) ended_fp;
 
     /* ---- Per-lock register actions ---- */
-    /* lk_floor: is the token's grant number above the floor? */
-    RegisterAction<pair32_t, bit<32>, bit<8>>(lk_floor) floor_cmp = {
-        void apply(inout pair32_t v, out bit<8> rv) {
+    /* lk_floor_hi, lk_floor: is the token's grant number above the floor? Each half's register
+     * compares its half (a stateful ALU has two comparison units: the 64-bit comparison in one
+     * pair register takes three); the pass combines them: floor_hi_cmp returns 2 above, 1
+     * equal, floor_lo_cmp 1 above. */
+    RegisterAction<bit<32>, bit<32>, bit<8>>(lk_floor_hi) floor_hi_cmp = {
+        void apply(inout bit<32> v, out bit<8> rv) {
             rv = 0;
-            if (meta.tseq_hi > v.hi) {
-                rv = 1;
-            } else if (meta.tseq_hi == v.hi && meta.tseq_lo > v.lo) {
+            if (meta.tseq_hi > v) {
+                rv = 2;
+            } else if (meta.tseq_hi == v) {
                 rv = 1;
             }
         }
     };
-    RegisterAction<pair32_t, bit<32>, bit<8>>(lk_floor) floor_set = {
-        void apply(inout pair32_t v) {
-            v.hi = hdr.recirc.a_hi;
-            v.lo = hdr.recirc.a_lo;
+    RegisterAction<bit<32>, bit<32>, bit<8>>(lk_floor_hi) floor_hi_set = {
+        void apply(inout bit<32> v) { v = hdr.recirc.a_hi; }
+    };
+    RegisterAction<bit<32>, bit<32>, bit<8>>(lk_floor) floor_lo_cmp = {
+        void apply(inout bit<32> v, out bit<8> rv) {
+            rv = 0;
+            if (meta.tseq_lo > v) { rv = 1; }
         }
+    };
+    RegisterAction<bit<32>, bit<32>, bit<8>>(lk_floor) floor_lo_set = {
+        void apply(inout bit<32> v) { v = hdr.recirc.a_lo; }
     };
 
-    /* lk_state: state_upd makes the update meta.st_op names, state_half reads the half it names
-     * (one register action for all the updates: a stateful ALU holds four).
-     *   SO_ACQ   a new request (s_mode) at meta.level is granted when compatible (an exclusive
-     *            one when nobody holds; a shared one when no exclusive request holds, or waits
-     *            at its level or above), else it waits. Returns 1 for a grant.
-     *   SO_CHECK a try acquire's check: would it be granted?
-     *   SO_REL   a holder (s_mode) released: returns 1 when nobody holds now.
-     *   SO_WALK  the grant walk's waiter (s_mode, at meta.level): granted when compatible with the
-     *            holders (the walk goes in queue order, so no waiter blocks it). Returns 1 for a
-     *            grant.
-     *   SO_WD    a waiter (s_mode) withdrew: returns 1 when the holder is exclusive.
-     *   SO_CLR   clear. */
-    RegisterAction<pair32_t, bit<32>, bit<8>>(lk_state) state_upd = {
+    /* lk_state: lo the holders, plus 0x10000 while the holder is exclusive; hi the exclusive
+     * waiters, 0x10000 for each at level 0 plus 1 for each at level 1. Each question the
+     * pass asks is then one comparison of a whole half (nobody holds: lo == 0; no exclusive
+     * holder: lo < 0x10000; no exclusive waiter at level 0: hi <= 0xffff; at any level:
+     * hi == 0), as a stateful ALU compares (two comparison units, no slices of the register
+     * value in a condition, no concatenations into it). The pass picks the bounds and steps
+     * (meta.st_*) by the operation, the mode and the level:
+     *   state_take  granted when lo < st_lbound and hi <= st_wmax: lo += st_linc, hi -= st_wgr
+     *               (an exclusive waiter granted); else hi += st_wwait (an exclusive request
+     *               waits). Returns 1 for a grant. An acquire (SO_ACQ), a try acquire's check
+     *               (steps 0) and the grant walk's waiter (SO_WALK).
+     *   state_rel   lo -= st_ldec, hi -= st_wdec; returns 1 when lo <= st_rthr, or, for a
+     *               withdrawal (st_rwd not 0), when not: a release returns 1 when nobody holds
+     *               now, a withdrawal 1 when the holder is exclusive.
+     *   state_clr   clear; state_half reads the half meta.st_op names. */
+    RegisterAction<pair32_t, bit<32>, bit<8>>(lk_state) state_take = {
         void apply(inout pair32_t v, out bit<8> rv) {
             rv = 0;
-            if (meta.st_op == SO_ACQ) {
-                bit<16> nhold = 1w0 ++ v.lo[14:0];
-                bit<1> xheld = v.lo[15:15];
-                bit<16> wx0 = v.lo[31:16];
-                bit<16> wxall = v.hi[15:0];
-                bit<8> compat = 0;
-                if (meta.s_mode == MODE_X) {
-                    if (nhold == 0) { compat = 1; }
-                } else if (meta.level == 0) {
-                    if (xheld == 0 && wx0 == 0) { compat = 1; }
-                } else {
-                    if (xheld == 0 && wxall == 0) { compat = 1; }
-                }
-                rv = compat;
-                if (compat == 1) {
-                    nhold = nhold + 1;
-                    if (meta.s_mode == MODE_X) { xheld = 1; } else { xheld = 0; }
-                } else if (meta.s_mode == MODE_X) {
-                    wxall = wxall + 1;
-                    if (meta.level == 0) { wx0 = wx0 + 1; }
-                }
-                v.lo = wx0 ++ xheld ++ nhold[14:0];
-                v.hi = 16w0 ++ wxall;
-            } else if (meta.st_op == SO_CHECK) {
-                rv = 0;
-                if (meta.s_mode == MODE_X) {
-                    if (v.lo[14:0] == 0) { rv = 1; }
-                } else if (meta.level == 0) {
-                    if (v.lo[15:15] == 0 && v.lo[31:16] == 0) { rv = 1; }
-                } else {
-                    if (v.lo[15:15] == 0 && v.hi[15:0] == 0) { rv = 1; }
-                }
-            } else if (meta.st_op == SO_REL) {
-                bit<15> nhold = v.lo[14:0] - 1;
-                bit<1> xheld = v.lo[15:15];
-                if (meta.s_mode == MODE_X) { xheld = 0; }
-                v.lo = v.lo[31:16] ++ xheld ++ nhold;
-                rv = 0;
-                if (nhold == 0) { rv = 1; }
-            } else if (meta.st_op == SO_WALK) {
-                bit<15> nhold = v.lo[14:0];
-                bit<1> xheld = v.lo[15:15];
-                bit<16> wx0 = v.lo[31:16];
-                bit<16> wxall = v.hi[15:0];
-                rv = 0;
-                if (meta.s_mode == MODE_X) {
-                    if (nhold == 0) { rv = 1; }
-                } else {
-                    if (xheld == 0) { rv = 1; }
-                }
-                if (rv == 1) {
-                    nhold = nhold + 1;
-                    if (meta.s_mode == MODE_X) {
-                        xheld = 1;
-                        wxall = wxall - 1;
-                        if (meta.level == 0) { wx0 = wx0 - 1; }
-                    } else {
-                        xheld = 0;
-                    }
-                }
-                v.lo = wx0 ++ xheld ++ nhold;
-                v.hi = 16w0 ++ wxall;
-            } else if (meta.st_op == SO_WD) {
-                bit<16> wx0 = v.lo[31:16];
-                bit<16> wxall = v.hi[15:0];
-                if (meta.s_mode == MODE_X) {
-                    wxall = wxall - 1;
-                    if (meta.level == 0) { wx0 = wx0 - 1; }
-                }
-                v.lo = wx0 ++ v.lo[15:0];
-                v.hi = 16w0 ++ wxall;
-                rv = 7w0 ++ v.lo[15:15];
-            } else if (meta.st_op == SO_CLR) {
-                v.hi = 0;
-                v.lo = 0;
+            if (v.lo < meta.st_lbound && v.hi <= meta.st_wmax) {
+                v.lo = v.lo + meta.st_linc;
+                v.hi = v.hi - meta.st_wgr;
+                rv = 1;
+            } else {
+                v.hi = v.hi + meta.st_wwait;
             }
         }
     };
-RegisterAction<pair32_t, bit<32>, bit<32>>(lk_state) state_half = {
+    RegisterAction<pair32_t, bit<32>, bit<8>>(lk_state) state_rel = {
+        void apply(inout pair32_t v, out bit<8> rv) {
+            rv = 0;
+            if (v.lo <= meta.st_rthr) {
+                if (meta.st_rwd == 0) { rv = 1; }
+            } else {
+                if (meta.st_rwd != 0) { rv = 1; }
+            }
+            v.lo = v.lo - meta.st_ldec;
+            v.hi = v.hi - meta.st_wdec;
+        }
+    };
+    RegisterAction<pair32_t, bit<32>, bit<8>>(lk_state) state_clr = {
+        void apply(inout pair32_t v) {
+            v.hi = 0;
+            v.lo = 0;
+        }
+    };
+    RegisterAction<pair32_t, bit<32>, bit<32>>(lk_state) state_half = {
         void apply(inout pair32_t v, out bit<32> rv) {
             if (meta.st_op == SO_HI) { rv = v.hi; } else { rv = v.lo; }
         }
     };
 
-    /* lk_wait: returns [31:16] waiters at level 1, [15:0] at level 0 (after the update). */
-    RegisterAction<pair32_t, bit<32>, bit<32>>(lk_wait) wait_rd = {
-        void apply(inout pair32_t v, out bit<32> rv) { rv = v.hi[15:0] ++ v.lo[15:0]; }
+    /* lk_wait (level 0), lk_wait_hi (level 1): the waiters; the register actions return the
+     * count after the update. Two registers, not a pair: a stateful ALU returns one half of
+     * a pair, and the pass needs both counts. */
+    RegisterAction<bit<32>, bit<32>, bit<32>>(lk_wait) wait0_rd = {
+        void apply(inout bit<32> v, out bit<32> rv) { rv = v; }
     };
-    RegisterAction<pair32_t, bit<32>, bit<32>>(lk_wait) wait_inc = {
-        void apply(inout pair32_t v, out bit<32> rv) {
-            if (meta.level == 0) { v.lo = v.lo + 1; } else { v.hi = v.hi + 1; }
-            rv = v.hi[15:0] ++ v.lo[15:0];
-        }
+    RegisterAction<bit<32>, bit<32>, bit<32>>(lk_wait) wait0_inc = {
+        void apply(inout bit<32> v, out bit<32> rv) { v = v + 1; rv = v; }
     };
-    RegisterAction<pair32_t, bit<32>, bit<32>>(lk_wait) wait_dec = {
-        void apply(inout pair32_t v, out bit<32> rv) {
-            if (meta.level == 0) { v.lo = v.lo - 1; } else { v.hi = v.hi - 1; }
-            rv = v.hi[15:0] ++ v.lo[15:0];
-        }
+    RegisterAction<bit<32>, bit<32>, bit<32>>(lk_wait) wait0_dec = {
+        void apply(inout bit<32> v, out bit<32> rv) { v = v - 1; rv = v; }
     };
-    RegisterAction<pair32_t, bit<32>, bit<32>>(lk_wait) wait_clr = {
-        void apply(inout pair32_t v) { v.hi = 0; v.lo = 0; }
+    RegisterAction<bit<32>, bit<32>, bit<32>>(lk_wait) wait0_clr = {
+        void apply(inout bit<32> v) { v = 0; }
+    };
+    RegisterAction<bit<32>, bit<32>, bit<32>>(lk_wait_hi) wait1_rd = {
+        void apply(inout bit<32> v, out bit<32> rv) { rv = v; }
+    };
+    RegisterAction<bit<32>, bit<32>, bit<32>>(lk_wait_hi) wait1_inc = {
+        void apply(inout bit<32> v, out bit<32> rv) { v = v + 1; rv = v; }
+    };
+    RegisterAction<bit<32>, bit<32>, bit<32>>(lk_wait_hi) wait1_dec = {
+        void apply(inout bit<32> v, out bit<32> rv) { v = v - 1; rv = v; }
+    };
+    RegisterAction<bit<32>, bit<32>, bit<32>>(lk_wait_hi) wait1_clr = {
+        void apply(inout bit<32> v) { v = 0; }
     };
 
     /* lk_q (see Q_FIELDS and Q_STORE): q_upd makes the update meta.q_op names, q_half reads
@@ -1096,31 +1068,24 @@ RegisterAction<pair32_t, bit<32>, bit<32>>(lk_state) state_half = {
         void apply(inout pair32_t v, out bit<32> rv) { rv = v.lo; }
     };
 
-    /* ended: look up (1 ended, 3 force-released, 2 seen and not ended, 0 neither) and record
-     * the request as seen unless it ended (an acquire about to be handled); look up only;
-     * record as ended or force-released (meta.fp_rec). */
-    RegisterAction<bit<32>, bit<32>, bit<8>>(ended) ended_seen = {
-        void apply(inout bit<32> v, out bit<8> rv) {
-            rv = 0;
-            if (v == meta.fp_end) {
-                rv = 1;
-            } else if (v == meta.fp_exp) {
-                rv = 3;
-            } else {
-                if (v == meta.fp) {
-                    rv = 2;
-                }
+    /* ended: look up and record the request as seen unless it ended (an acquire about to be
+     * handled); look up only; record as ended or force-released (meta.fp_rec). The lookups
+     * return the cell (ended_lookup: only when it is fp_end or fp_exp), and the pass compares
+     * it with fp, fp_end and fp_exp after the register: a stateful ALU has two comparison
+     * units, and three comparisons would not fit it. */
+    RegisterAction<bit<32>, bit<32>, bit<32>>(ended) ended_seen = {
+        void apply(inout bit<32> v, out bit<32> rv) {
+            rv = v;
+            if (v != meta.fp_end && v != meta.fp_exp) {
                 v = meta.fp;
             }
         }
     };
-    RegisterAction<bit<32>, bit<32>, bit<8>>(ended) ended_lookup = {
-        void apply(inout bit<32> v, out bit<8> rv) {
+    RegisterAction<bit<32>, bit<32>, bit<32>>(ended) ended_lookup = {
+        void apply(inout bit<32> v, out bit<32> rv) {
             rv = 0;
-            if (v == meta.fp_end) {
-                rv = 1;
-            } else if (v == meta.fp_exp) {
-                rv = 3;
+            if (v == meta.fp_end || v == meta.fp_exp) {
+                rv = v;
             }
         }
     };
@@ -1537,7 +1502,6 @@ RegisterAction<pair32_t, bit<32>, bit<32>>(lk_state) state_half = {
         meta.ov = 0;
         meta.grant = 0;
         meta.qv = 0;
-        meta.wv = 0;
         meta.hv = 0;
 
         bit<8> op = hdr.nl.op;
@@ -1715,11 +1679,16 @@ RegisterAction<pair32_t, bit<32>, bit<32>>(lk_state) state_half = {
         meta.n_flags = SS_LIVE ++ hdr.nl.mode ++ hdr.nl.prio ++ meta.rq_fwd;
 
         /* ================= stage: lk_floor ================= */
+        bit<8> fl_hi = 0;
+        bit<8> fl_lo = 0;
         if (rel_go == 1) {
-            meta.pre_ok = floor_cmp.execute(meta.idx);
+            fl_hi = floor_hi_cmp.execute(meta.idx);
+            fl_lo = floor_lo_cmp.execute(meta.idx);
         } else if (adm2 == 1 && ph == PH_RESET2) {
-            floor_set.execute(meta.idx);
+            floor_hi_set.execute(meta.idx);
+            floor_lo_set.execute(meta.idx);
         }
+        meta.pre_ok = (fl_hi == 2 || (fl_hi == 1 && fl_lo == 1)) ? 8w1 : 8w0;
 
         /* ================= stage: the pool's txn and client ================= */
         bit<8> examine = (do_grant == 1 && hdr.recirc.examine == 1) ? 8w1 : 8w0;
@@ -1838,19 +1807,22 @@ RegisterAction<pair32_t, bit<32>, bit<32>>(lk_state) state_half = {
         meta.fp_end = meta.fp | 1;
         meta.fp_exp = meta.fp | 3;
         meta.fp_rec = (forced == 1) ? meta.fp_exp : meta.fp_end;
-        bit<8> e_code = 0;
+        /* The cell as the lookup found it (0: no lookup, or ended_lookup found neither fp_end
+         * nor fp_exp; fp is never 0): fp_end ended, fp_exp force-released, fp seen and not
+         * ended. */
+        bit<32> e_cell = 0;
         if ((do_acq == 1 || do_try == 1) && is_lock == 1 && fresh == 1) {
-            e_code = ended_seen.execute(meta.e_idx);
+            e_cell = ended_seen.execute(meta.e_idx);
         } else if ((do_acq == 1 || do_try == 1) && is_lock == 1 && (meta.wflags & WF_RETRYMISS) != 0) {
             ended_seen.execute(meta.e_idx);
         } else if (do_rw0 == 1 || do_rw == 1) {
-            e_code = ended_lookup.execute(meta.e_idx);
+            e_cell = ended_lookup.execute(meta.e_idx);
         } else if ((do_rel == 1 && meta.valid == 1) || meta.found == 1) {
             ended_record.execute(meta.e_idx);
         }
-        meta.ended_hit = (e_code == 1 || e_code == 3) ? 8w1 : 8w0;
-        meta.expired_hit = (e_code == 3) ? 8w1 : 8w0;
-        meta.dup_hit = (e_code == 2) ? 8w1 : 8w0;
+        meta.ended_hit = (e_cell == meta.fp_end || e_cell == meta.fp_exp) ? 8w1 : 8w0;
+        meta.expired_hit = (e_cell == meta.fp_exp) ? 8w1 : 8w0;
+        meta.dup_hit = (e_cell == meta.fp) ? 8w1 : 8w0;
 
         /* ================= stage: the tenant meter ================= */
         if (do_acq == 1 || do_try == 1) {
@@ -1978,45 +1950,93 @@ RegisterAction<pair32_t, bit<32>, bit<32>>(lk_state) state_half = {
         if (do_rel == 1 || examine == 1 || do_wd == 1) {
             meta.s_mode = meta.sv.mode;
         }
+        /* state_take's and state_rel's bounds and steps (lk_state's comment): an exclusive
+         * request is granted when nobody holds, a shared one when no exclusive request holds
+         * or (an acquire, not the walk: the walk goes in queue order) waits at its level or
+         * above. */
+        bit<32> wunit = (meta.level == 0) ? 32w0x10000 : 32w1;
+        meta.st_lbound = 0x10000;
+        meta.st_wmax = (meta.level == 0) ? 32w0xffff : 32w0;
+        meta.st_linc = 1;
+        meta.st_wgr = 0;
+        meta.st_wwait = 0;
+        meta.st_ldec = 1;
+        meta.st_wdec = 0;
+        meta.st_rthr = 1;
+        meta.st_rwd = 0;
+        if (meta.s_mode == MODE_X) {
+            meta.st_lbound = 1;
+            meta.st_wmax = 0xffffffff;
+            meta.st_linc = 0x10001;
+            meta.st_ldec = 0x10001;
+            meta.st_rthr = 0x10001;
+            if (take == 1) {
+                meta.st_wwait = wunit;
+            } else if (examine == 1) {
+                meta.st_wgr = wunit;
+            } else if (meta.found == 1) {
+                meta.st_wdec = wunit;
+            }
+        } else if (examine == 1) {
+            meta.st_wmax = 0xffffffff;
+        }
+        if (do_try == 1 && acq_go == 1) {
+            meta.st_linc = 0;
+        }
+        if (meta.found == 1) {
+            meta.st_ldec = 0;
+            meta.st_rthr = 0xffff;
+            meta.st_rwd = 1;
+        }
         bit<8> compat = 0;
         if (take == 1) {
-            meta.st_op = SO_ACQ;
-            meta.grant = state_upd.execute(meta.idx);
+            meta.grant = state_take.execute(meta.idx);
         } else if (do_try == 1 && acq_go == 1) {
-            meta.st_op = SO_CHECK;
-            compat = state_upd.execute(meta.idx);
+            compat = state_take.execute(meta.idx);
         } else if (do_rel == 1 && meta.valid == 1) {
-            meta.st_op = SO_REL;
-            meta.nhold0 = state_upd.execute(meta.idx);
+            meta.nhold0 = state_rel.execute(meta.idx);
         } else if (examine == 1 && meta.sv.state == SS_LIVE) {
-            meta.st_op = SO_WALK;
-            meta.grant = state_upd.execute(meta.idx);
+            meta.grant = state_take.execute(meta.idx);
         } else if (meta.found == 1) {
-            meta.st_op = SO_WD;
-            meta.xheld = state_upd.execute(meta.idx);
+            meta.xheld = state_rel.execute(meta.idx);
         } else if (ad_probe == 1) {
-            meta.st_op = SO_LO;
-            meta.rd32 = state_half.execute(meta.idx);
-        } else if (ph_probe2 == 1) {
             meta.st_op = SO_HI;
             meta.rd32 = state_half.execute(meta.idx);
+        } else if (ph_probe2 == 1) {
+            meta.st_op = SO_LO;
+            meta.rd32 = state_half.execute(meta.idx);
         } else if (ad_reset == 1) {
-            meta.st_op = SO_CLR;
-            state_upd.execute(meta.idx);
+            state_clr.execute(meta.idx);
         }
 
         /* ================= stage: lk_wait ================= */
+        bit<32> wv0 = 0;
+        bit<32> wv1 = 0;
         if (take == 1 && meta.grant == 0) {
-            meta.wv = wait_inc.execute(meta.idx);
+            if (meta.level == 0) {
+                wv0 = wait0_inc.execute(meta.idx);
+                wv1 = wait1_rd.execute(meta.idx);
+            } else {
+                wv0 = wait0_rd.execute(meta.idx);
+                wv1 = wait1_inc.execute(meta.idx);
+            }
         } else if ((examine == 1 && meta.grant == 1) || meta.found == 1) {
-            meta.wv = wait_dec.execute(meta.idx);
+            if (meta.level == 0) {
+                wv0 = wait0_dec.execute(meta.idx);
+                wv1 = wait1_rd.execute(meta.idx);
+            } else {
+                wv0 = wait0_rd.execute(meta.idx);
+                wv1 = wait1_dec.execute(meta.idx);
+            }
         } else if ((do_rel == 1 && meta.valid == 1) || examine == 1 || do_wd0 == 1 || ad_probe == 1) {
-            meta.wv = wait_rd.execute(meta.idx);
+            wv0 = wait0_rd.execute(meta.idx);
+            wv1 = wait1_rd.execute(meta.idx);
         } else if (ad_reset == 1) {
-            wait_clr.execute(meta.idx);
+            wait0_clr.execute(meta.idx);
+            wait1_clr.execute(meta.idx);
         }
-        bit<16> w0 = meta.wv[15:0];
-        bit<16> w1 = meta.wv[31:16];
+        bit<16> w0 = wv0[15:0];
+        bit<16> w1 = wv1[15:0];
 
         /* ================= stage: the grant counter ================= */
         bit<8> next_seq = ((take == 1 || examine == 1) && meta.grant == 1) ? 8w1 : 8w0;
@@ -2112,21 +2132,25 @@ RegisterAction<pair32_t, bit<32>, bit<32>>(lk_state) state_half = {
         bit<16> g1 = 0;
         if (meta.gop0 == 1) {
             g0 = gnext_rd0.execute(meta.idx);
-        } else if (meta.gop0 == 2 || meta.gop0 == 5) {
-            g0 = gnext_wr0.execute(meta.idx);
+        } else if (meta.gop0 == 2) {
+            g0 = gnext_set0.execute(meta.idx);
+        } else if (meta.gop0 == 5) {
+            g0 = gnext_after0.execute(meta.idx);
         } else if (meta.gop0 == 3) {
             g0 = gnext_follow0.execute(meta.idx);
         } else if (meta.gop0 == 4) {
-            gnext_wr0.execute(meta.idx);
+            gnext_set0.execute(meta.idx);
         }
         if (meta.gop1 == 1) {
             g1 = gnext_rd1.execute(meta.idx);
-        } else if (meta.gop1 == 2 || meta.gop1 == 5) {
-            g1 = gnext_wr1.execute(meta.idx);
+        } else if (meta.gop1 == 2) {
+            g1 = gnext_set1.execute(meta.idx);
+        } else if (meta.gop1 == 5) {
+            g1 = gnext_after1.execute(meta.idx);
         } else if (meta.gop1 == 3) {
             g1 = gnext_follow1.execute(meta.idx);
         } else if (meta.gop1 == 4) {
-            gnext_wr1.execute(meta.idx);
+            gnext_set1.execute(meta.idx);
         }
         meta.gn_lv = (meta.level == 0) ? g0 : g1;
         meta.gn_lo = (meta.level == 0) ? g1 : g0;
@@ -2414,10 +2438,9 @@ RegisterAction<pair32_t, bit<32>, bit<32>>(lk_state) state_half = {
         if (do_admin == 1) {
             hdr.admin.now = meta.now;
             if (ad_probe == 1) {
-                bit<32> lo = meta.rd32;
-                hdr.admin.holders = 1w0 ++ lo[14:0];
-                hdr.admin.xheld = 7w0 ++ lo[15:15];
-                hdr.admin.xwait0 = lo[31:16];
+                bit<32> st_hi = meta.rd32;
+                hdr.admin.xwait0 = st_hi[31:16];
+                hdr.admin.xwait = st_hi[31:16] + st_hi[15:0];
                 hdr.admin.wait0 = w0;
                 hdr.admin.wait1 = w1;
                 hdr.admin.used0 = meta.qv[15:0];
@@ -2471,7 +2494,8 @@ RegisterAction<pair32_t, bit<32>, bit<32>>(lk_state) state_half = {
         }
         if (adm2 == 1) {
             if (ph == PH_PROBE2) {
-                hdr.admin.xwait = meta.rd32[15:0];
+                hdr.admin.holders = 1w0 ++ meta.rd32[14:0];
+                hdr.admin.xheld = 7w0 ++ meta.rd32[16:16];
                 hdr.admin.buffered = meta.qv[15:0];
                 hdr.admin.done = meta.qv[31:16];
                 hdr.admin.gts = meta.sv.gts;

@@ -209,13 +209,32 @@ func init() {
 	}
 }
 
+// tnaState converts the TNA program's lk_state cell (hi ++ lo; lo: the holders plus 0x10000
+// while the holder is exclusive; hi: the exclusive waiters at level 0 times 0x10000 plus those
+// at level 1) into the v1model program's layout ([14:0] holders, [15] exclusive, [31:16]
+// exclusive waiters at level 0, [47:32] at all levels).
+func tnaState(c uint64) uint64 {
+	lo, hi := c&0xffffffff, c>>32
+	n, x := lo&0xffff, lo>>16&1
+	w0, w1 := hi>>16&0xffff, hi&0xffff
+	return (w0+w1)&0xffff<<32 | w0<<16 | x<<15 | n&0x7fff
+}
+
 // stateDiff compares the lock state of a v1model switch and a TNA switch set up by
 // newDiffSwitch: the per-lock registers and the slots of the locks' regions.
 func stateDiff(v1, tna *Switch, rules diffRules) string {
 	for l := 0; l < rules.locks; l++ {
-		for _, name := range []string{dataplane.RegisterState, dataplane.RegisterWait, dataplane.RegisterQueue, dataplane.RegisterFloor} {
-			if x, y := reg(v1, name, l), reg(tna, name, l); x != y {
-				return fmt.Sprintf("%s[%d] = %#x and %#x", name, l, x, y)
+		if x, y := reg(v1, dataplane.RegisterQueue, l), reg(tna, dataplane.RegisterQueue, l); x != y {
+			return fmt.Sprintf("%s[%d] = %#x and %#x", dataplane.RegisterQueue, l, x, y)
+		}
+		if x, y := reg(v1, dataplane.RegisterState, l), tnaState(reg(tna, dataplane.RegisterState, l)); x != y {
+			return fmt.Sprintf("%s[%d] = %#x and %#x (TNA layout %#x)", dataplane.RegisterState, l, x, y, reg(tna, dataplane.RegisterState, l))
+		}
+		// The TNA program keeps these in two 32-bit registers: the low half, and the high half
+		// in the register named *High.
+		for _, name := range [][2]string{{dataplane.RegisterWait, dataplane.RegisterWaitHigh}, {dataplane.RegisterFloor, dataplane.RegisterFloorHigh}} {
+			if x, y := reg(v1, name[0], l), reg(tna, name[1], l)<<32|reg(tna, name[0], l); x != y {
+				return fmt.Sprintf("%s[%d] = %#x and %#x", name[0], l, x, y)
 			}
 		}
 		if x, y := reg(v1, dataplane.RegisterToken, l), reg(tna, dataplane.RegisterTokenHigh, l)<<32|reg(tna, dataplane.RegisterToken, l); x != y {

@@ -67,7 +67,10 @@ func switchState(sw *Switch, n int) string {
 		return x
 	}
 	for l := 0; l < n; l++ {
-		st, w, q := rd(dataplane.RegisterState, l), rd(dataplane.RegisterWait, l), rd(dataplane.RegisterQueue, l)
+		st, w, q := rd(dataplane.RegisterState, l), rd(dataplane.RegisterWaitHigh, l)<<32|rd(dataplane.RegisterWait, l), rd(dataplane.RegisterQueue, l)
+		if sw.Program.Name == dataplane.TNA.Name {
+			st = tnaState(st)
+		}
 		fmt.Fprintf(&b, "[lock %d: hold %d x%d wx0 %d wx %d | w0 %d w1 %d | used %d/%d buf %d done %d |", l,
 			st&0x7fff, st>>15&1, st>>16&0xffff, st>>32&0xffff, w&0xffffffff, w>>32, q&0xffff, q>>16&0xffff, q>>32&0xffff, q>>48)
 		for lv := 0; lv < dataplane.Levels; lv++ {
@@ -683,8 +686,11 @@ func runDiff(t tb, r, r2 *rig, rules diffRules, seed uint64) {
 	}
 	d.drain()
 	// Both sides are empty again: the switch's per-lock counters are zero.
-	for _, name := range []string{dataplane.RegisterState, dataplane.RegisterWait, dataplane.RegisterQueue} {
+	for _, name := range []string{dataplane.RegisterState, dataplane.RegisterWait, dataplane.RegisterWaitHigh, dataplane.RegisterQueue} {
 		reg, err := r.sw.Register(name)
+		if name == dataplane.RegisterWaitHigh && err != nil && r.sw.Program.Name == dataplane.V1Model.Name {
+			continue // the v1model program keeps both levels in RegisterWait
+		}
 		must(t, err)
 		for l := 0; l < rules.locks; l++ {
 			if b, _ := reg.Read(l); slices.ContainsFunc(b, func(x byte) bool { return x != 0 }) {
@@ -786,17 +792,17 @@ var mutants = map[string][]mutant{
 	},
 	dataplane.TNA.Name: {
 		{"shared-overtakes-waiting-exclusive", "a shared request waits behind an exclusive one at its level",
-			"if (xheld == 0 && wx0 == 0) { compat = 1; }", "if (xheld == 0) { compat = 1; }"},
+			"meta.st_wmax = (meta.level == 0) ? 32w0xffff : 32w0;", "meta.st_wmax = 0xffffffff;"},
 		{"overflow-ignores-q2", "no request overtakes the server's q2",
 			"if (meta.paused == 1 || b != 0 || up >= meta.size) {\n                    ov = 0x20000000;\n                    if (b != 0xffff)",
 			"if (meta.paused == 1 || up >= meta.size) {\n                    ov = 0x20000000;\n                    if (b != 0xffff)"},
 		{"walk-grants-exclusive-to-holders", "an exclusive waiter is granted only when nobody holds",
-			"                    if (nhold == 0) { rv = 1; }\n                } else {\n                    if (xheld == 0) { rv = 1; }",
-			"                    rv = 1;\n                } else {\n                    if (xheld == 0) { rv = 1; }"},
+			"            } else if (examine == 1) {\n                meta.st_wgr = wunit;\n",
+			"            } else if (examine == 1) {\n                meta.st_wgr = wunit;\n                meta.st_lbound = 0x10000;\n"},
 		{"release-ignores-token", "a release must name the holder's token",
 			"if (v.hi == meta.tseq_lo && v.hi != 0) { v.hi = 0; rv = 1; }", "if (v.hi != 0) { v.hi = 0; rv = 1; }"},
 		{"duplicate-is-a-new-request", "a copy of a live acquire without the retry flag is a retransmission",
-			"meta.dup_hit = (e_code == 2) ? 8w1 : 8w0;", "meta.dup_hit = (e_code == 4) ? 8w1 : 8w0;"},
+			"meta.dup_hit = (e_cell == meta.fp) ? 8w1 : 8w0;", "meta.dup_hit = 0;"},
 		{"walk-prefers-low-priority", "level 0 is granted before level 1",
 			"bit<8> nl = (w0 > 0) ? 8w0 : 8w1;", "bit<8> nl = (w1 > 0) ? 8w1 : 8w0;"},
 	},

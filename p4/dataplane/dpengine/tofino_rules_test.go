@@ -176,16 +176,16 @@ func TestTNARulesRefuseWide(t *testing.T) {
 		t.Errorf("the error does not name line %d (the first register action of lk_tok): %v", first, err)
 	}
 
-	// 2. The floor compared as one 64-bit value.
-	cmp := "            if (meta.tseq_hi > v.hi) {\n                rv = 1;\n            } else if (meta.tseq_hi == v.hi && meta.tseq_lo > v.lo) {\n                rv = 1;\n            }"
+	// 2. The floor's low half compared as part of one 64-bit value.
+	cmp := "            if (meta.tseq_lo > v) { rv = 1; }"
 	if strings.Count(src, cmp) != 1 {
 		t.Fatalf("the floor comparison is not in p4/%s once: update the test", dataplane.TNA.File)
 	}
-	wide := strings.Replace(src, cmp, "            if ((meta.tseq_hi ++ meta.tseq_lo) > (v.hi ++ v.lo)) {\n                rv = 1;\n            }", 1)
-	at := lineOf(wide, "if ((meta.tseq_hi ++ meta.tseq_lo) > (v.hi ++ v.lo))")
+	wide := strings.Replace(src, cmp, "            if ((meta.tseq_hi ++ meta.tseq_lo) > (32w0 ++ v)) { rv = 1; }", 1)
+	at := lineOf(wide, "if ((meta.tseq_hi ++ meta.tseq_lo) > (32w0 ++ v))")
 	err = loadCopy(wide)
 	if err == nil || !strings.Contains(err.Error(), "computes on 64 bits") {
-		t.Errorf("a 64-bit comparison in floor_cmp: %v, want a refusal", err)
+		t.Errorf("a 64-bit comparison in floor_lo_cmp: %v, want a refusal", err)
 	} else if !strings.Contains(err.Error(), fmt.Sprintf("netlock.p4:%d:", at)) {
 		t.Errorf("the error does not name line %d: %v", at, err)
 	}
