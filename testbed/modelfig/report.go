@@ -190,9 +190,10 @@ const capExplained = "The switch share s is the switch's grants over all grants 
 	"contention (a switch grant takes about half a server grant's time, locks taken one after the other). A gain " +
 	"above the latency cap comes from the contended locks the switch holds: their hand-over (a holder's release " +
 	"to the lock, the grant to the next waiter) goes through the switch in about half the time, and every waiter " +
-	"gains it. A gain above the server cap means the servers-only rack is not bound by the servers' average load " +
-	"alone: a hot lock's core (lock l on shard l mod cores) is busier than the average, and its waiters add " +
-	"contention to the servers' queueing."
+	"gains it. A gain above the server cap means the servers-only rack is not bound by the servers' throughput " +
+	"alone: near saturation, the requests the switch takes off the servers shorten the queue every remaining " +
+	"server request waits in (the latency cap holds a server grant's time fixed), and a hot lock's core (lock l on " +
+	"shard l mod cores) is busier than the average."
 
 func (f *Figure) fig14(w io.Writer) {
 	labels := distinctStrings(f.Results, func(r Result) string { return r.Label })
