@@ -339,8 +339,9 @@ func (f *Figure) fig10(w io.Writer) {
 		b := f.Baselines[0]
 		fmt.Fprintf(w, "\nDSLR and DrTM: rdma/dlm on rdma/sim with dlm.ConnectX3 (one NIC atomic unit, 370 ns per atomic, "+
 			"850 ns one way), %d client machines x %d threads, %d lock servers, locks in ascending order, the "+
-			"specification's TPC-C without Stock-Level's reads (as the rack's clients), %.0f ms measured after %.0f ms "+
-			"(virtual time), seed 1 of the same workload. NetLock / DSLR is (NetLock / servers only) x (servers only / "+
+			"specification's TPC-C without Stock-Level's reads (as the rack's clients), a warehouse's locks on one "+
+			"server (the rack: lock l on server l mod servers), %.0f ms measured after %.0f ms (virtual time), the "+
+			"same workload seed. NetLock / DSLR is (NetLock / servers only) x (servers only / "+
 			"DSLR): the first factor is the switch's, bounded by the caps; the second compares the rack model's lock "+
 			"server (a DPDK core per shard, 444 ns per request, 18 MRPS per 8-core server) with DSLR's NIC atomics "+
 			"(2.7 M/s per server), two cost models calibrated separately.\n", b.Machines, b.Threads, b.Servers,
