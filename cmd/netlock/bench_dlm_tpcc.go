@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/netlock-go/netlock/rdma/dlm"
 	"github.com/netlock-go/netlock/testbed/tpcc"
 	"github.com/netlock-go/netlock/testbed/tpcc/tpccbench"
 )
@@ -24,6 +25,7 @@ func newBenchDLMTPCCCmd() *cobra.Command {
 		profile              string
 		warmupMS, durationMS float64
 		holdUS               float64
+		oneWayNS             int64
 	)
 	cmd := &cobra.Command{
 		Use:   "dlm-tpcc",
@@ -66,6 +68,14 @@ tpcc-fig11.png into --out.`,
 				}
 			}
 			o.Warmup, o.Duration, o.Hold = int64(warmupMS*1e6), int64(durationMS*1e6), int64(holdUS*1e3)
+			if oneWayNS < 0 {
+				return fmt.Errorf("--one-way-ns %d: want 0 (the model's) or more", oneWayNS)
+			}
+			if oneWayNS > 0 {
+				c := dlm.ConnectX3()
+				c.OneWay = oneWayNS
+				o.Cost = &c
+			}
 			if sf.quick {
 				o.Figures, o.Threads, o.Per = []tpccbench.Figure{tpccbench.Fig10}, []int{2}, []string{tpccbench.PerTotal}
 				o.Warmup, o.Duration = 200_000, 1_000_000
@@ -103,6 +113,8 @@ tpcc-fig11.png into --out.`,
 	f.Float64Var(&holdUS, "hold-us", 0, "time a transaction holds its locks, us (NetLock's TPC-C: no think time)")
 	f.Int64Var(&o.Seed, "seed", 1, "seed")
 	f.IntVar(&o.AtomicUnits, "atomic-units", 0, "atomic units per NIC (default: the ConnectX-3 model's 1)")
+	f.Int64Var(&oneWayNS, "one-way-ns", 0, "one-way network latency of a verb, ns (default: the ConnectX-3 model's 850)")
+	f.BoolVar(&o.NoReads, "no-reads", false, "drop Stock-Level's read-committed reads (as the rack model's clients)")
 	return cmd
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -25,7 +26,37 @@ func TestBenchDLMTPCC(t *testing.T) {
 			t.Fatalf("output lacks %q:\n%s", want, out)
 		}
 	}
-	for _, bad := range [][]string{{"--algs", "nope"}, {"--figures", "fig9"}, {"--profile", "tpcc"}, {"--orders", "random"}, {"--per", "rack"}} {
+	// The rack model's workload (no Stock-Level reads) and a slower network: recorded, and slower.
+	slow := filepath.Join(dir, "slow")
+	if _, _, err := run(t, "bench", "dlm-tpcc", "--quick", "--no-reads", "--one-way-ns", "6800", "--out", slow); err != nil {
+		t.Fatal(err)
+	}
+	var fast, slowPs []struct {
+		Alg     string  `json:"alg"`
+		MRPS    float64 `json:"mrps"`
+		NoReads bool    `json:"no_reads"`
+	}
+	for _, x := range []struct {
+		dir string
+		ps  any
+	}{{dir, &fast}, {slow, &slowPs}} {
+		b, err := os.ReadFile(filepath.Join(x.dir, "results.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(b, x.ps); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(fast) == 0 || len(fast) != len(slowPs) {
+		t.Fatalf("%d and %d points", len(fast), len(slowPs))
+	}
+	for i := range fast {
+		if fast[i].NoReads || !slowPs[i].NoReads || slowPs[i].MRPS >= fast[i].MRPS {
+			t.Errorf("point %d (%s): %+v at 850 ns, %+v at 6.8 us one way without reads", i, fast[i].Alg, fast[i], slowPs[i])
+		}
+	}
+	for _, bad := range [][]string{{"--algs", "nope"}, {"--figures", "fig9"}, {"--profile", "tpcc"}, {"--orders", "random"}, {"--per", "rack"}, {"--one-way-ns", "-1"}} {
 		args := append([]string{"bench", "dlm-tpcc", "--quick", "--out", dir}, bad...)
 		if _, _, err := run(t, args...); err == nil {
 			t.Errorf("%v accepted", bad)

@@ -41,12 +41,12 @@ func newExperimentCmd() *cobra.Command {
 		asJSON  bool
 		from    string
 		figures = map[string]func(modelfig.Options) *modelfig.Figure{
-			"fig13": modelfig.Fig13, "fig14": modelfig.Fig14, "fig10": modelfig.Fig10,
+			"fig13": modelfig.Fig13, "fig14": modelfig.Fig14, "fig10": modelfig.Fig10, "fig11": modelfig.Fig11,
 			"fig15": modelfig.Fig15, "fig8": modelfig.Fig8, "fig9": modelfig.Fig9,
 		}
 	)
 	cmd := &cobra.Command{
-		Use:   "experiment fig8|fig9|fig13|fig14|fig10|fig15|all",
+		Use:   "experiment fig8|fig9|fig13|fig14|fig10|fig11|fig15|all",
 		Short: "Regenerate a figure of the NetLock paper on the rack model (virtual time, the paper's scale)",
 		Long: `Regenerates a figure of the NetLock paper (SIGCOMM'20, section 6) on the rack model
 (testbed/rackmodel): netlock's own code makes every decision (p4/netlock.p4 on the engine as the
@@ -65,7 +65,11 @@ point is a deterministic run for its seed, checked for exclusion and fencing.
   fig13  knapsack vs random allocation on TPC-C (10 warehouses per client), with every lock on the
          servers as the reference, for the paper's rack, 1-core servers and 64 workers per client
   fig14  throughput against switch slots, by think time, knapsack vs random
-  fig10  TPC-C with the hot locks in the switch vs every lock on the servers, high and low contention
+  fig10  TPC-C, ten clients and two lock servers: the hot locks in the switch against every lock on
+         the servers and against the paper's baselines DSLR and DrTM (rdma/dlm's TPC-C driver on
+         rdma/sim with the ConnectX-3 cost model, the same workload, shape and threads), high and
+         low contention, with the switch share s and the caps it sets on NetLock's gain
+  fig11  the same with six clients and six lock servers
   fig15  throughput over time through a switch restart and a lock server failure, with the
          controller's failure handling, checked for exclusion and fencing; the same timeline
          without the waits as negative controls
@@ -77,13 +81,13 @@ and FIG.png into --img.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			names := []string{args[0]}
 			if args[0] == "all" {
-				names = []string{"fig8", "fig9", "fig13", "fig14", "fig10", "fig15"}
+				names = []string{"fig8", "fig9", "fig13", "fig14", "fig10", "fig11", "fig15"}
 			}
 			w := cmd.OutOrStdout()
 			for _, name := range names {
 				mk, ok := figures[name]
 				if !ok {
-					return fmt.Errorf("unknown figure %q (want fig8, fig9, fig13, fig14, fig10, fig15 or all)", name)
+					return fmt.Errorf("unknown figure %q (want fig8, fig9, fig13, fig14, fig10, fig11, fig15 or all)", name)
 				}
 				f := mk(o)
 				if from != "" {
@@ -117,6 +121,9 @@ and FIG.png into --img.`,
 				})
 				if err != nil {
 					return err
+				}
+				if len(f.Baselines) > 0 {
+					fmt.Fprintf(os.Stderr, "  baselines: %d points [%v]\n", len(f.Baselines), time.Since(start).Round(time.Second))
 				}
 				if err := writeFigure(w, f, out, img, asJSON); err != nil {
 					return err

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"image/png"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,6 +15,8 @@ import (
 
 	"github.com/netlock-go/netlock/p4/dataplane"
 	"github.com/netlock-go/netlock/testbed/rackmodel"
+	"github.com/netlock-go/netlock/testbed/tpcc"
+	"github.com/netlock-go/netlock/testbed/tpcc/tpccbench"
 )
 
 // tiny is a rack small enough to run a figure in a test.
@@ -27,13 +30,18 @@ func TestFigureSpecs(t *testing.T) {
 		{Fig13(Options{}), 3 * len(Fig13Variants)},
 		{Fig14(Options{}), 2 * len(Fig14Think) * len(Fig14Slots)},
 		{Fig10(Options{}), 4},
+		{Fig11(Options{}), 4},
 		{Fig15(Options{}), 0},
 	} {
 		if len(tc.f.Specs) != tc.want {
 			t.Errorf("%s: %d points, want %d", tc.f.Name, len(tc.f.Specs), tc.want)
 		}
+		clients, servers := 10, 2
+		if tc.f.Name == "fig11" {
+			clients, servers = 6, 6
+		}
 		for _, s := range tc.f.Specs {
-			if s.Params.Clients != 10 || s.Params.Servers != 2 {
+			if s.Params.Clients != clients || s.Params.Servers != servers {
 				t.Errorf("%s: point %q is not at the paper's scale: %+v", tc.f.Name, s.Label, s.Params)
 			}
 		}
@@ -50,11 +58,11 @@ func TestFigureSpecs(t *testing.T) {
 // that every point committed transactions without a violation.
 func TestFiguresRun(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs three sweeps of the rack model")
+		t.Skip("runs four sweeps of the rack model")
 	}
 	dir := t.TempDir()
 	o := Options{Params: tiny, Quick: true, Warmup: time.Millisecond, Settle: 200 * time.Microsecond, Window: 500 * time.Microsecond}
-	for _, mk := range []func(Options) *Figure{Fig13, Fig14, Fig10} {
+	for _, mk := range []func(Options) *Figure{Fig13, Fig14, Fig10, Fig11} {
 		f := mk(o)
 		if err := f.Run(context.Background(), nil); err != nil {
 			t.Fatal(err)
@@ -84,6 +92,124 @@ func TestFiguresRun(t *testing.T) {
 		fh.Close()
 		if err != nil || img.Bounds().Dx() < 200 {
 			t.Errorf("%s: plot %s: %v", f.Name, filepath.Base(file), err)
+		}
+	}
+}
+
+// TestFig10Baselines: Figures 10 and 11 run DSLR and DrTM on the rack's shape and workload
+// (clients, servers, workers per client, warehouses per client, the specification's profile,
+// ascending order, no Stock-Level reads), for every figure size.
+func TestFig10Baselines(t *testing.T) {
+	for _, o := range []Options{{}, {Quick: true}, {Params: tiny, Seed: 7}} {
+		for _, f := range []*Figure{Fig10(o), Fig11(o)} {
+			b := f.Baseline
+			if b == nil {
+				t.Fatalf("%s: no baselines", f.Name)
+			}
+			p := f.Params
+			if len(b.Figures) != 1 || b.Figures[0].Machines != p.Clients || b.Figures[0].Servers != p.Servers {
+				t.Errorf("%s: baselines on %+v, the rack has %d clients and %d servers", f.Name, b.Figures, p.Clients, p.Servers)
+			}
+			if !slices.Equal(b.Threads, []int{p.Workers}) || !slices.Equal(b.Algs, []string{"dslr", "drtm"}) ||
+				!slices.Equal(b.PerNode, []int{1, 10}) || !slices.Equal(b.Per, []string{tpccbench.PerClient}) ||
+				!slices.Equal(b.Orders, []tpcc.Order{tpcc.Ordered}) || b.Profile != tpcc.Spec || !b.NoReads ||
+				b.Seed != int64(max(o.Seed, 1)) {
+				t.Errorf("%s: baselines %+v do not match the rack's workload", f.Name, b)
+			}
+			for _, s := range f.Specs {
+				if s.Params != p {
+					t.Errorf("%s: point %q on another rack", f.Name, s.Label)
+				}
+			}
+		}
+	}
+}
+
+// TestFig10Run runs Figure 10's quick sweep on a tiny rack with its baselines: every system
+// commits, the servers-only rack has no switch share and the netlock rack some, each
+// baseline's warehouses are the rack's (one and ten per client), the table has the ratios
+// beside the paper's and the caps. Negative control: the same baselines with Stock-Level's reads
+// grant more requests per transaction, so dropping them is not a no-op.
+func TestFig10Run(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a sweep of the rack model")
+	}
+	o := Options{Params: tiny, Quick: true, Warmup: time.Millisecond, Settle: 200 * time.Microsecond, Window: 500 * time.Microsecond}
+	f := Fig10(o)
+	if err := f.Run(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, ph := range fig10Phases {
+		n, s := f.find(ph.phase+", "+Fig10Netlock, -1), f.find(ph.phase+", "+Fig10Servers, -1)
+		if n == nil || s == nil {
+			t.Fatalf("%s: results missing", ph.phase)
+		}
+		if c := ShareCap(*s); c.S != 0 || c.ServerBound != 1 || c.LatencyBound != 1 {
+			t.Errorf("%s servers only: %+v, want no share and caps of 1", ph.phase, c)
+		}
+		if c := ShareCap(*n); c.S <= 0 || c.S >= 1 || c.ServerBound <= c.LatencyBound || c.LatencyBound <= 1 {
+			t.Errorf("%s netlock: %+v, want a share in (0, 1) and 1 < latency cap < server cap", ph.phase, c)
+		}
+		want := tiny.Clients
+		if ph.contention == "low" {
+			want = 10 * tiny.Clients
+		}
+		for _, alg := range []string{"dslr", "drtm"} {
+			b := f.baseline(alg, ph.contention)
+			if b == nil {
+				t.Fatalf("%s %s: no baseline point in %+v", alg, ph.contention, f.Baselines)
+			}
+			if b.TPS <= 0 || b.MRPS <= 0 || b.Warehouses != want || b.Threads != tiny.Workers || !b.NoReads {
+				t.Errorf("%s %s: %+v, want transactions on %d warehouses with %d threads, no reads", alg, ph.contention, b, want, tiny.Workers)
+			}
+		}
+	}
+	var md bytes.Buffer
+	f.WriteMarkdown(&md)
+	for _, want := range []string{"DSLR (rdma/sim", "DrTM (rdma/sim", "18.4x", "14.9x", "28.6x", "33.5x", "cap 1/(1-s)", "against the caps"} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("fig10 report lacks %q:\n%s", want, md.String())
+		}
+	}
+	// Negative control: with Stock-Level's reads the baselines take more requests per transaction
+	// (over 20 ms: a Stock-Level's 390 reads take about a millisecond).
+	perTxn := func(noReads bool) map[string]float64 {
+		b := *f.Baseline
+		b.NoReads, b.Algs, b.Duration = noReads, []string{"dslr"}, 20_000_000
+		ps, err := tpccbench.Run(context.Background(), b, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := map[string]float64{}
+		for _, p := range ps {
+			m[p.Contention] = p.MRPS * 1e6 / p.TPS
+		}
+		return m
+	}
+	with, without := perTxn(false), perTxn(true)
+	for _, c := range []string{"high", "low"} {
+		if with[c] <= without[c] {
+			t.Errorf("dslr %s: %.1f requests per transaction with reads, %.1f without: the reads were not dropped", c, with[c], without[c])
+		}
+	}
+	if _, err := f.Plot(t.TempDir()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCapNote: a gain is placed against the caps; a gain above the server cap is flagged
+// (negative control: a cap that never flags would let a reader miss it).
+func TestCapNote(t *testing.T) {
+	c := ShareCap(Result{RPS: 100, SwitchRPS: 25})
+	if math.Abs(c.ServerBound-4.0/3) > 1e-9 || math.Abs(c.LatencyBound-1/(1-0.25*(1-SwitchGrantRatio))) > 1e-9 {
+		t.Fatalf("caps at s = 0.25: %+v", c)
+	}
+	for _, tc := range []struct {
+		g    float64
+		want string
+	}{{0.9, "a loss"}, {1.1, "within both caps"}, {1.2, "above the latency cap, within the server cap"}, {1.5, "above both caps"}} {
+		if got := capNote(tc.g, c); got != tc.want {
+			t.Errorf("gain %.2f: %q, want %q", tc.g, got, tc.want)
 		}
 	}
 }
@@ -302,7 +428,7 @@ func TestMicroSpecs(t *testing.T) {
 // alike, and cores do not help), the negative control of the check on real runs.
 func TestFig9Controls(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs three sweeps of the rack model")
+		t.Skip("runs four sweeps of the rack model")
 	}
 	p := tiny
 	p.ServerCPU = 5 * time.Microsecond

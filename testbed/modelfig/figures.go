@@ -9,6 +9,8 @@ import (
 	"github.com/netlock-go/netlock/alloc"
 	"github.com/netlock-go/netlock/testbed"
 	"github.com/netlock-go/netlock/testbed/rackmodel"
+	"github.com/netlock-go/netlock/testbed/tpcc"
+	"github.com/netlock-go/netlock/testbed/tpcc/tpccbench"
 )
 
 // Options are what every figure shares.
@@ -58,6 +60,10 @@ type Figure struct {
 	Params rackmodel.Params `json:"params"`
 	// Timelines are the runs of a figure over time (Figure 15), instead of Specs and Results.
 	Timelines []Timeline `json:"timelines,omitempty"`
+	// Baseline, if set, runs the paper's RDMA baselines (rdma/dlm's TPC-C driver) after the
+	// points; Baselines are its results (Figures 10 and 11).
+	Baseline  *tpccbench.Options `json:"baseline_options,omitempty"`
+	Baselines []tpccbench.Point  `json:"baselines,omitempty"`
 }
 
 // Fig13Slots is the switch memory of Figure 13: the paper reports "significant improvement with
@@ -152,22 +158,53 @@ func Fig14(o Options) *Figure {
 	return f
 }
 
-// Fig10 is the paper's Figure 10 in shape: the TPC-C rack (ten clients, two servers) with the hot
+// Fig10 is the paper's Figure 10 (ten clients, two lock servers): the TPC-C rack with the hot
 // locks in the switch (knapsack over the whole pool but the controller's staging slots) against
-// the same rack with every lock on the servers, at high contention (one warehouse per client) and
-// low (ten).
+// the same rack with every lock on the servers and against the paper's baselines, DSLR and DrTM
+// (rdma/dlm on rdma/sim, FigBaselines), at high contention (one warehouse per client) and low
+// (ten).
 func Fig10(o Options) *Figure {
 	o.fill()
-	f := &Figure{Name: "fig10", Title: "Figure 10 in shape: locks in the switch vs every lock on the servers (TPC-C)",
-		Params: o.Params}
+	return tpccVersus(o, "fig10", "Figure 10: NetLock vs DSLR and DrTM (TPC-C, ten clients, two lock servers)", o.Params)
+}
+
+// Fig11 is the paper's Figure 11: Figure 10 on six client machines and six lock servers.
+func Fig11(o Options) *Figure {
+	o.fill()
 	p := o.Params
+	p.Clients, p.Servers = 6, 6
+	return tpccVersus(o, "fig11", "Figure 11: NetLock vs DSLR and DrTM (TPC-C, six clients, six lock servers)", p)
+}
+
+func tpccVersus(o Options, name, title string, p rackmodel.Params) *Figure {
+	f := &Figure{Name: name, Title: title, Params: p}
 	pool := poolSlots(p)
 	for _, ph := range []string{testbed.PhaseTPCCHigh, testbed.PhaseTPCCLow} {
 		f.Specs = append(f.Specs,
 			o.spec(Spec{Params: p, Phase: ph, Strategy: alloc.StrategyKnapsack, Slots: pool, Label: ph + ", " + Fig10Netlock}),
 			o.spec(Spec{Params: p, Phase: ph, Strategy: alloc.StrategyKnapsack, Slots: 0, Label: ph + ", " + Fig10Servers}))
 	}
+	f.Baseline = FigBaselines(o, name, p)
 	return f
+}
+
+// FigBaselines are the options of rdma/dlm's TPC-C driver (tpccbench.Run) that run DSLR and
+// DrTM on the rack model's workload and shape: p's client machines and lock servers, p.Workers
+// threads per client machine, one and ten warehouses per client machine (testbed's tpcc-high and
+// tpcc-low), the same TPC-C profile (the specification's) and run seed, locks taken in ascending
+// order (the rack's clients order them: client.OrderLocks), Stock-Level's reads dropped (the
+// rack's clients take none), p.ThinkTime held after the last grant, on dlm.ConnectX3's fabric.
+// Each point runs 2 ms then measures 20 ms of virtual time (Quick: 0.2 and 1 ms).
+func FigBaselines(o Options, name string, p rackmodel.Params) *tpccbench.Options {
+	b := &tpccbench.Options{Algs: []string{"dslr", "drtm"},
+		Figures: []tpccbench.Figure{{Name: name, Machines: p.Clients, Servers: p.Servers}},
+		Profile: tpcc.Spec, Orders: []tpcc.Order{tpcc.Ordered}, PerNode: []int{1, 10},
+		Per: []string{tpccbench.PerClient}, Threads: []int{p.Workers}, Hold: int64(p.ThinkTime),
+		Seed: int64(max(o.Seed, 1)), NoReads: true}
+	if o.Quick {
+		b.Warmup, b.Duration = 200_000, 1_000_000
+	}
+	return b
 }
 
 // poolSlots is the switch memory the controller may allocate: the pool less its two staging
@@ -196,6 +233,14 @@ func (f *Figure) Run(ctx context.Context, progress func(done, total int, r Resul
 			progress(i+1, len(f.Specs), r)
 		}
 	}
+	if f.Baseline == nil {
+		return nil
+	}
+	ps, err := tpccbench.Run(ctx, *f.Baseline, nil)
+	if err != nil {
+		return fmt.Errorf("%s: baselines: %w", f.Name, err)
+	}
+	f.Baselines = ps
 	return nil
 }
 

@@ -39,7 +39,7 @@ func (f *Figure) Plot(dir string) (string, error) {
 		grid, err = f.plot13()
 	case "fig14":
 		grid, err = f.plot14()
-	case "fig10":
+	case "fig10", "fig11":
 		grid, err = f.plot10()
 	case "fig15":
 		grid, err = f.plot15()
@@ -193,33 +193,55 @@ func (f *Figure) plot14() ([][]*plot.Plot, error) {
 	return rows(panels, 2), nil
 }
 
-// plot10: transaction throughput and mean latency, netlock vs servers only, by contention.
+// plot10: transaction throughput and mean latency of NetLock, the same rack's servers only and
+// the baselines (DSLR and DrTM, when run), by contention; Figures 10 and 11.
 func (f *Figure) plot10() ([][]*plot.Plot, error) {
-	phases := []string{"tpcc-high", "tpcc-low"}
 	tput, lat := plot.New(), plot.New()
 	tput.Title.Text, lat.Title.Text = "TPC-C transactions", "TPC-C transaction latency"
 	tput.Y.Label.Text, lat.Y.Label.Text = "kTPS (virtual time)", "mean µs (virtual time)"
-	racks := []string{Fig10Netlock, Fig10Servers}
-	for i, n := range racks {
-		var t, l plotter.Values
-		for _, ph := range phases {
+	type sys struct {
+		name string
+		tps  func(phase, contention string) (tps, mean float64) // 0, 0 if not run
+	}
+	rack := func(n string) func(string, string) (float64, float64) {
+		return func(ph, _ string) (float64, float64) {
 			r := f.find(ph+", "+n, -1)
 			if r == nil {
-				t, l = append(t, 0), append(l, 0)
-				continue
+				return 0, 0
 			}
-			t, l = append(t, r.TPS/1e3), append(l, float64(r.Txn.Mean)/1e3)
+			return r.TPS / 1e3, float64(r.Txn.Mean) / 1e3
+		}
+	}
+	base := func(alg string) func(string, string) (float64, float64) {
+		return func(_, c string) (float64, float64) {
+			b := f.baseline(alg, c)
+			if b == nil {
+				return 0, 0
+			}
+			return b.TPS / 1e3, float64(b.Mean) / 1e3
+		}
+	}
+	systems := []sys{{"NetLock", rack(Fig10Netlock)}, {Fig10Servers, rack(Fig10Servers)}}
+	if len(f.Baselines) > 0 {
+		systems = append(systems, sys{"DSLR", base("dslr")}, sys{"DrTM", base("drtm")})
+	}
+	const w = 0.7
+	for i, s := range systems {
+		var t, l plotter.Values
+		for _, ph := range fig10Phases {
+			tp, m := s.tps(ph.phase, ph.contention)
+			t, l = append(t, tp), append(l, m)
 		}
 		for j, v := range []plotter.Values{t, l} {
-			b, err := plotter.NewBarChart(v, vg.Centimeter*0.9)
+			b, err := plotter.NewBarChart(v, vg.Centimeter*w)
 			if err != nil {
 				return nil, err
 			}
 			b.Color = palette[i]
-			b.Offset = (vg.Length(i) - 0.5) * vg.Centimeter * 0.9
+			b.Offset = (vg.Length(i) - vg.Length(len(systems)-1)/2) * vg.Centimeter * w
 			pl := []*plot.Plot{tput, lat}[j]
 			pl.Add(b)
-			pl.Legend.Add(n, b)
+			pl.Legend.Add(s.name, b)
 		}
 	}
 	for _, pl := range []*plot.Plot{tput, lat} {

@@ -81,6 +81,9 @@ type Options struct {
 	// Cost (dlm.ConnectX3()) and AtomicUnits (the cost's).
 	Cost        *sim.Cost
 	AtomicUnits int
+	// NoReads drops Stock-Level's read-committed reads (WithoutReads): the rack model's clients
+	// take a transaction's Locks only, so the side-by-side figures run the baselines without them.
+	NoReads bool
 }
 
 func (o *Options) fill() {
@@ -176,6 +179,8 @@ type Point struct {
 	Resets    uint64            `json:"resets"`
 	Overtaken uint64            `json:"overtaken"`
 	Kinds     map[string]uint64 `json:"kinds"`
+	// NoReads: Stock-Level's reads were dropped (Options.NoReads).
+	NoReads bool `json:"no_reads,omitempty"`
 }
 
 type job struct {
@@ -255,8 +260,12 @@ func runPoint(o Options, j job) (Point, error) {
 	if err != nil {
 		return Point{}, err
 	}
+	src := Source(wl, j.threads, o.Hold)
+	if o.NoReads {
+		src = WithoutReads(src)
+	}
 	res, err := dlm.RunSim(dlm.Config{Alg: alg, Servers: j.fig.Servers, Machines: j.fig.Machines, Threads: j.threads,
-		Slots: o.Slots, Source: Source(wl, j.threads, o.Hold), ServerOf: ServerOf(o.Profile, j.fig.Servers),
+		Slots: o.Slots, Source: src, ServerOf: ServerOf(o.Profile, j.fig.Servers),
 		Warmup: o.Warmup, Duration: o.Duration, Seed: o.Seed}, *o.Cost, 0)
 	if err != nil {
 		return Point{}, err
@@ -265,7 +274,7 @@ func runPoint(o Options, j job) (Point, error) {
 		Per: j.per, Warehouses: w, Machines: j.fig.Machines, Servers: j.fig.Servers, Threads: j.threads,
 		TPS: res.TxnRate, MRPS: res.LockRate / 1e6, P50: int64(res.Total.P50), P99: int64(res.Total.P99),
 		Mean: int64(res.Total.Mean), Resets: res.Stats.Resets, Overtaken: res.Stats.Overtaken, Kinds: res.Kinds,
-		Contention: "low"}
+		Contention: "low", NoReads: o.NoReads}
 	if j.high {
 		p.Contention = "high"
 	}

@@ -25,6 +25,19 @@ func Source(wl *tpcc.Workload, threads int, hold int64) dlm.Source {
 	}
 }
 
+// WithoutReads is src with every transaction's Reads dropped (the rack model's clients take a
+// transaction's Locks only: testbed's TPC-C phases).
+func WithoutReads(src dlm.Source) dlm.Source {
+	return func(m, t int, seed uint64) func() dlm.Txn {
+		next := src(m, t, seed)
+		return func() dlm.Txn {
+			tx := next()
+			tx.Reads = nil
+			return tx
+		}
+	}
+}
+
 func requests(dst []dlm.Request, ls []client.LockSpec) []dlm.Request {
 	for _, l := range ls {
 		m := dlm.Exclusive

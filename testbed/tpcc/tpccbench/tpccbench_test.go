@@ -79,3 +79,25 @@ func TestServerOf(t *testing.T) {
 		t.Errorf("DSLR's item of warehouse 4 on server %d, want 1", s)
 	}
 }
+
+// TestWithoutReads: the wrapped source draws the same transactions without Stock-Level's reads;
+// the source it wraps has them (negative control).
+func TestWithoutReads(t *testing.T) {
+	wl, err := tpcc.New(tpcc.Config{Warehouses: 4, Seed: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, dropped := Source(wl, 2, 0)(1, 0, 9), WithoutReads(Source(wl, 2, 0))(1, 0, 9)
+	reads := 0
+	for i := range 3000 {
+		a, b := plain(), dropped()
+		reads += len(a.Reads)
+		if len(b.Reads) != 0 || a.Kind != b.Kind || len(a.Locks) != len(b.Locks) {
+			t.Fatalf("txn %d: %s with %d locks, %d reads; without reads: %s with %d locks, %d reads", i, a.Kind, len(a.Locks),
+				len(a.Reads), b.Kind, len(b.Locks), len(b.Reads))
+		}
+	}
+	if reads == 0 {
+		t.Error("the wrapped source has no reads in 3000 transactions")
+	}
+}
