@@ -249,7 +249,8 @@ func TestProgramsControlInterface(t *testing.T) {
 		dataplane.RegisterCookie: "struct pair32_t size 1", dataplane.RegisterState: "struct pair32_t " + locks,
 		dataplane.RegisterWait: "bit<32> " + locks, dataplane.RegisterWaitHigh: "bit<32> " + locks, dataplane.RegisterQueue: "struct pair32_t " + locks,
 		dataplane.RegisterFloor: "bit<32> " + locks, dataplane.RegisterFloorHigh: "bit<32> " + locks, dataplane.RegisterToken: "bit<32> " + locks,
-		dataplane.RegisterTokenHigh: "bit<32> " + locks, "NetlockIngress.ended": "bit<32> size 65536",
+		dataplane.RegisterTokenHigh: "bit<32> " + locks, dataplane.RegisterDone: "bit<16> " + locks,
+		"NetlockIngress.ended": "bit<32> size 65536",
 	}
 	wantV1 := map[string]string{
 		dataplane.RegisterCookie: "bit<64> size 1", dataplane.RegisterState: "bit<64> " + locks, dataplane.RegisterWait: "bit<64> " + locks,

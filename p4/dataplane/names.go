@@ -55,6 +55,9 @@ const (
 	RegisterTokenHigh = "NetlockIngress.lk_tok_hi"
 	RegisterFloorHigh = "NetlockIngress.lk_floor_hi"
 	RegisterWaitHigh  = "NetlockIngress.lk_wait_hi"
+	// RegisterDone is the TNA program's count of done slots, which p4/netlock.p4 keeps in
+	// RegisterQueue's bits 63:48 (the TNA program's RegisterQueue has 0 there).
+	RegisterDone = "NetlockIngress.lk_done"
 
 	// Controller packet metadata (@controller_header).
 	PacketOutHeader = "packet_out"

@@ -434,6 +434,7 @@ struct metadata_t {
     bit<8>  q_adv;
     bit<16> q_val;
     bit<8>  q_op;      /* lk_q: which of q_upd's updates (QO_*) or q_half's halves */
+    bit<16> d_inc;     /* lk_done: what done_add adds (0xffff: one fewer) */
     bit<8>  st_op;     /* lk_state: which half state_half reads (SO_LO, SO_HI) */
     bit<32> st_lbound; /* lk_state's state_take and state_rel: bounds and steps (see there) */
     bit<32> st_wmax;
@@ -458,7 +459,8 @@ struct metadata_t {
     bit<8>  dup_hit;     /* the request was seen and has not ended (ended table) */
     bit<8>  meter_color;
     bit<8>  quota;
-    bit<32> qv;        /* lk_q: [31] queue-empty due, [30] done slots, [29] overflow, [15:0] used */
+    bit<32> qv;        /* lk_q: [31] queue-empty due, [29] overflow, [15:0] used */
+    bit<16> dv;        /* lk_done: the done slots after the update */
     bit<8>  ov;
     bit<8>  grant;
     bit<8>  nhold0;
@@ -805,23 +807,21 @@ parser NetlockIngressParser(packet_in pkt, out headers_t hdr, out metadata_t met
 
 
 /* lk_q register actions end alike: write the fields back and return [31] queue-empty due (no
- * occupied slot at either level, requests buffered), [30] done slots, [29] overflow, [15:0]
- * the worked level's occupied slots. */
+ * occupied slot at either level, requests buffered), [29] overflow, [15:0] the worked level's
+ * occupied slots. */
 #define Q_FIELDS \
     bit<16> u0 = v.lo[15:0]; \
     bit<16> u1 = v.lo[31:16]; \
     bit<16> b = v.hi[15:0]; \
-    bit<16> d = v.hi[31:16]; \
     bit<16> up = u0; \
     if (meta.level != 0) { up = u1; } \
     bit<32> ov = 0;
 #define Q_STORE \
     if (meta.level == 0) { u0 = up; } else { u1 = up; } \
     v.lo = u1 ++ u0; \
-    v.hi = d ++ b; \
+    v.hi = (bit<32>)b; \
     rv = (bit<32>)up | ov; \
-    if (u0 == 0 && u1 == 0 && b != 0) { rv = rv | 0x80000000; } \
-    if (d != 0) { rv = rv | 0x40000000; }
+    if (u0 == 0 && u1 == 0 && b != 0) { rv = rv | 0x80000000; }
 
 control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                        in ingress_intrinsic_metadata_t ig_md,
@@ -834,7 +834,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
      *          waiters at level 0; hi [15:0] exclusive waiters at all levels
      * lk_wait, lk_wait_hi   waiters at level 0 and at level 1
      * lk_q     pair: lo [15:0] occupied slots at level 0, [31:16] at level 1; hi [15:0]
-     *          requests buffered at the server (q2), [31:16] done slots not yet passed by a head
+     *          requests buffered at the server (q2)
+     * lk_done  done slots not yet passed by a head (p4/netlock.p4's lk_q [63:48])
      * lk_tok, lk_tok_hi   the grant counter's low and high halves
      * lk_floor, lk_floor_hi   grants numbered at or below it are void (set by an admin
      *          reset): the low and high halves
@@ -848,6 +849,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     Register<bit<32>, bit<32>>(NETLOCK_LOCKS) lk_tok;
     Register<bit<32>, bit<32>>(NETLOCK_LOCKS) lk_tok_hi;
     Register<pair32_t, bit<32>>(NETLOCK_LOCKS) lk_q;
+    Register<bit<16>, bit<32>>(NETLOCK_LOCKS) lk_done;
     Register<pair32_t, bit<32>>(1) cookie;
     /* The requests seen, as p4/netlock.p4's ended: at a CRC-32 of (lock, txn) modulo the table
      * size, [31:2] a CRC-32 of (txn[31:0], lock, txn[63:32]) (not a rotation of the index's
@@ -1001,15 +1003,12 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 /* Read; [29]: an acquire would overflow. */
                 if (meta.paused == 1 || b != 0 || up >= meta.size) { ov = 0x20000000; }
             } else if (meta.q_op == QO_REL) {
-                /* A release: its slot is free when the head moved past it, else done. */
-                if (meta.q_adv == 1) { up = up - 1; } else { d = d + 1; }
+                /* A release: its slot is free when the head moved past it, else done
+                 * (lk_done). */
+                if (meta.q_adv == 1) { up = up - 1; }
             } else if (meta.q_op == QO_CLEAN) {
-                /* The head moved over a done slot. */
+                /* The head moved over a done slot (lk_done: one fewer). */
                 up = up - 1;
-                d = d - 1;
-            } else if (meta.q_op == QO_WD) {
-                /* A waiter withdrew: its slot is done. */
-                d = d + 1;
             } else if (meta.q_op == QO_SETBUF) {
                 b = meta.q_val;
             } else if (meta.q_op == QO_PBNONE) {
@@ -1020,7 +1019,6 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 u1 = 0;
                 up = 0;
                 b = 0;
-                d = 0;
             }
             Q_STORE
         }
@@ -1029,6 +1027,19 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         void apply(inout pair32_t v, out bit<32> rv) {
             if (meta.q_op == QO_HI) { rv = v.hi; } else { rv = v.lo; }
         }
+    };
+
+    /* lk_done: done_add adds meta.d_inc (a release whose slot the head did not pass, a
+     * withdrawal: 1; the head moving over a done slot: 0xffff, one fewer) and returns the
+     * count after; done_rd reads it, done_clr clears it. */
+    RegisterAction<bit<16>, bit<32>, bit<16>>(lk_done) done_add = {
+        void apply(inout bit<16> v, out bit<16> rv) { v = v + meta.d_inc; rv = v; }
+    };
+    RegisterAction<bit<16>, bit<32>, bit<16>>(lk_done) done_rd = {
+        void apply(inout bit<16> v, out bit<16> rv) { rv = v; }
+    };
+    RegisterAction<bit<16>, bit<32>, bit<16>>(lk_done) done_clr = {
+        void apply(inout bit<16> v) { v = 0; }
     };
 
     /* lk_tok: the next grant number's low half (0 is skipped: slots keep the low 32 bits, and
@@ -1502,6 +1513,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         meta.ov = 0;
         meta.grant = 0;
         meta.qv = 0;
+        meta.dv = 0;
         meta.hv = 0;
 
         bit<8> op = hdr.nl.op;
@@ -1917,18 +1929,25 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         } else if (do_rel == 1 && meta.valid == 1) {
             meta.q_op = QO_REL;
             meta.qv = q_upd.execute(meta.idx);
+            meta.d_inc = (adv == 1) ? 16w0 : 16w1;
+            meta.dv = done_add.execute(meta.idx);
         } else if (clean_done == 1) {
             meta.q_op = QO_CLEAN;
             meta.qv = q_upd.execute(meta.idx);
+            meta.d_inc = 0xffff;
+            meta.dv = done_add.execute(meta.idx);
         } else if (meta.found == 1) {
             meta.q_op = QO_WD;
             meta.qv = q_upd.execute(meta.idx);
+            meta.d_inc = 1;
+            meta.dv = done_add.execute(meta.idx);
         } else if (ad_setb == 1) {
             meta.q_op = QO_SETBUF;
             meta.qv = q_upd.execute(meta.idx);
         } else if (ad_reset == 1) {
             meta.q_op = QO_CLR;
             q_upd.execute(meta.idx);
+            done_clr.execute(meta.idx);
         } else if (do_pbnone == 1) {
             meta.q_op = QO_PBNONE;
             q_upd.execute(meta.idx);
@@ -1938,9 +1957,10 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         } else if (ph_probe2 == 1) {
             meta.q_op = QO_HI;
             meta.qv = q_half.execute(meta.idx);
+            meta.dv = done_rd.execute(meta.idx);
         }
         bit<8> qe = (meta.qv[31:31] == 1 && meta.paused == 0) ? 8w1 : 8w0;
-        bit<8> qdone = (meta.qv[30:30] == 1) ? 8w1 : 8w0;
+        bit<8> qdone = (meta.dv != 0) ? 8w1 : 8w0;
         bit<16> qused = meta.qv[15:0];
         meta.ov = (meta.qv[29:29] == 1) ? 8w1 : 8w0;
 
@@ -2497,7 +2517,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 hdr.admin.holders = 1w0 ++ meta.rd32[14:0];
                 hdr.admin.xheld = 7w0 ++ meta.rd32[16:16];
                 hdr.admin.buffered = meta.qv[15:0];
-                hdr.admin.done = meta.qv[31:16];
+                hdr.admin.done = meta.dv;
                 hdr.admin.gts = meta.sv.gts;
                 again(PH_PROBE3);
             } else if (ph == PH_PROBE3) {

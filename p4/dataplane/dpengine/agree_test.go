@@ -220,11 +220,18 @@ func tnaState(c uint64) uint64 {
 	return (w0+w1)&0xffff<<32 | w0<<16 | x<<15 | n&0x7fff
 }
 
+// tnaQueue is the TNA program's queue counters of lock l in the v1model program's RegisterQueue
+// layout: its RegisterQueue (hi ++ lo: [15:0] occupied slots at level 0, [31:16] at level 1,
+// [47:32] requests buffered) with the done slots of RegisterDone in [63:48].
+func tnaQueue(tna *Switch, l int) uint64 {
+	return reg(tna, dataplane.RegisterDone, l)<<48 | reg(tna, dataplane.RegisterQueue, l)
+}
+
 // stateDiff compares the lock state of a v1model switch and a TNA switch set up by
 // newDiffSwitch: the per-lock registers and the slots of the locks' regions.
 func stateDiff(v1, tna *Switch, rules diffRules) string {
 	for l := 0; l < rules.locks; l++ {
-		if x, y := reg(v1, dataplane.RegisterQueue, l), reg(tna, dataplane.RegisterQueue, l); x != y {
+		if x, y := reg(v1, dataplane.RegisterQueue, l), tnaQueue(tna, l); x != y {
 			return fmt.Sprintf("%s[%d] = %#x and %#x", dataplane.RegisterQueue, l, x, y)
 		}
 		if x, y := reg(v1, dataplane.RegisterState, l), tnaState(reg(tna, dataplane.RegisterState, l)); x != y {

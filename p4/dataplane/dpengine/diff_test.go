@@ -69,7 +69,7 @@ func switchState(sw *Switch, n int) string {
 	for l := 0; l < n; l++ {
 		st, w, q := rd(dataplane.RegisterState, l), rd(dataplane.RegisterWaitHigh, l)<<32|rd(dataplane.RegisterWait, l), rd(dataplane.RegisterQueue, l)
 		if sw.Program.Name == dataplane.TNA.Name {
-			st = tnaState(st)
+			st, q = tnaState(st), tnaQueue(sw, l)
 		}
 		fmt.Fprintf(&b, "[lock %d: hold %d x%d wx0 %d wx %d | w0 %d w1 %d | used %d/%d buf %d done %d |", l,
 			st&0x7fff, st>>15&1, st>>16&0xffff, st>>32&0xffff, w&0xffffffff, w>>32, q&0xffff, q>>16&0xffff, q>>32&0xffff, q>>48)
@@ -686,10 +686,10 @@ func runDiff(t tb, r, r2 *rig, rules diffRules, seed uint64) {
 	}
 	d.drain()
 	// Both sides are empty again: the switch's per-lock counters are zero.
-	for _, name := range []string{dataplane.RegisterState, dataplane.RegisterWait, dataplane.RegisterWaitHigh, dataplane.RegisterQueue} {
+	for _, name := range []string{dataplane.RegisterState, dataplane.RegisterWait, dataplane.RegisterWaitHigh, dataplane.RegisterQueue, dataplane.RegisterDone} {
 		reg, err := r.sw.Register(name)
-		if name == dataplane.RegisterWaitHigh && err != nil && r.sw.Program.Name == dataplane.V1Model.Name {
-			continue // the v1model program keeps both levels in RegisterWait
+		if (name == dataplane.RegisterWaitHigh || name == dataplane.RegisterDone) && err != nil && r.sw.Program.Name == dataplane.V1Model.Name {
+			continue // the v1model program keeps both levels in RegisterWait, done slots in RegisterQueue
 		}
 		must(t, err)
 		for l := 0; l < rules.locks; l++ {
