@@ -10,6 +10,8 @@ import (
 
 	p4configv1 "github.com/p4lang/p4runtime/go/p4/config/v1"
 	p4v1 "github.com/p4lang/p4runtime/go/p4/v1"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/antoninbas/p4runtime-go-client/pkg/client"
 
@@ -182,6 +184,12 @@ func (c *Client) getPipeline(ctx context.Context, what p4v1.GetForwardingPipelin
 		return nil, ErrClosed
 	}
 	resp, err := c.rt.GetForwardingPipelineConfig(ctx, &p4v1.GetForwardingPipelineConfigRequest{DeviceId: c.cfg.DeviceID, ResponseType: what})
+	if status.Code(err) == codes.FailedPrecondition {
+		// PI's P4Runtime server (bmv2's simple_switch_grpc) answers FAILED_PRECONDITION "No
+		// forwarding pipeline config set for this device" where netlock switch answers an empty
+		// config: both mean no pipeline.
+		return nil, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("controlplane: get pipeline: %w", err)
 	}
