@@ -1098,19 +1098,28 @@ func TestSoakNegativeControls(t *testing.T) {
 		{"forged-grants", []string{"fencing", "exclusion"}},
 	} {
 		t.Run(tt.broken, func(t *testing.T) {
-			seed := uint64(time.Now().UnixNano())
-			t.Logf("seed %d", seed)
-			res, err := runSoak(soakConfig{ops: 3000, roundOps: 1500, seed: seed, broken: tt.broken,
-				failoverEvery: time.Hour, progress: time.Minute, logf: t.Logf})
-			t.Logf("soak: %v", res)
-			if err != nil {
-				t.Fatal(err)
+			// A soak on a starved machine can grant so little that the broken part never acts
+			// (CI, 2026-11-28: 689 grants in 4732 acquires, none forged); up to three soaks,
+			// each with its own seed, must catch it.
+			const tries = 3
+			for try := 1; ; try++ {
+				seed := uint64(time.Now().UnixNano())
+				t.Logf("try %d, seed %d", try, seed)
+				res, err := runSoak(soakConfig{ops: 3000, roundOps: 1500, seed: seed, broken: tt.broken,
+					failoverEvery: time.Hour, progress: time.Minute, logf: t.Logf})
+				t.Logf("soak: %v", res)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if res.byRule[tt.rules[0]]+res.byRule[tt.rules[1]] > 0 {
+					t.Logf("caught: violations %v, e.g. %v", res.byRule, res.firstViolations[0])
+					return
+				}
+				if try == tries {
+					t.Fatalf("the checker missed the broken rack in %d soaks: violations %v, want %v: %v", tries,
+						res.byRule, tt.rules, res.firstViolations)
+				}
 			}
-			if res.byRule[tt.rules[0]]+res.byRule[tt.rules[1]] == 0 {
-				t.Fatalf("the checker missed the broken rack: violations %v, want %v: %v", res.byRule, tt.rules,
-					res.firstViolations)
-			}
-			t.Logf("caught: violations %v, e.g. %v", res.byRule, res.firstViolations[0])
 		})
 	}
 }
