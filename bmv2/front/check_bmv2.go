@@ -1,5 +1,10 @@
 package front
 
+import (
+	"math/big"
+	"strings"
+)
+
 // This file holds what p4c's bmv2 backend (p4c-bm2-ss) refuses in a v1model program that the
 // front end accepts: the rules of the bmv2 JSON format rather than of the language. A switch
 // that runs a program as bmv2's simple_switch would (the engine) refuses the same programs,
@@ -42,6 +47,13 @@ package front
 // assignment never read) and conditions that only become constant after its mid end
 // (LocalCopyPropagation); either can join two successors p4c sees as one. TestRealBMv2Refusals
 // (bmv2/front) compares the model with p4c-bm2-ss on every program of the tests.
+//
+// The division rule. bmv2 has no division or modulo: p4c-bm2-ss's mid end
+// (midend/compileTimeOps.h, CompileTimeOperations) refuses every / and % left after constant
+// folding and strength reduction ("x / 7: could not evaluate expression at compilation time"),
+// which turn a division by 1 or by a power of two into the value or a shift, a modulo by a power
+// of two into a mask, and 0 / x and 0 % x into 0. Divisors made constant only by the mid end's
+// copy propagation are not followed (the rule then refuses what p4c compiles).
 
 // CheckBMv2 returns what p4c-bm2-ss refuses in the v1model program c (nil when it would
 // compile, as far as the rules above go): the table rule for the ingress and egress controls,
@@ -56,6 +68,9 @@ func (c *Checked) CheckBMv2() ErrorList {
 		return nil // the engine reports it
 	}
 	var errs ErrorList
+	if e := c.runtimeDivision(v1); e != nil {
+		return ErrorList{e} // p4c's mid end stops before its backend builds the graph
+	}
 	for _, b := range []Block{v1.Ingress, v1.Egress} {
 		if b.Control == nil {
 			continue
@@ -575,4 +590,98 @@ func sameDestinations(a, b []*cfgNode) bool {
 		}
 	}
 	return true
+}
+
+// runtimeDivision returns the first / or % in the code the program's blocks run (their bodies,
+// the actions, tables and functions they use, the controls and parsers they instantiate) that
+// p4c's bmv2 mid end cannot evaluate at compile time, or nil.
+func (c *Checked) runtimeDivision(v1 *V1Switch) *Error {
+	seen := map[Decl]bool{}
+	var found *Error
+	var visit func(d Decl)
+	check := func(e Expr) {
+		switch x := e.(type) {
+		case *BinaryExpr:
+			if (x.Op == "/" || x.Op == "%") && !c.divisionFolds(x) {
+				// p4c reports every one; the first in the source is the one reported here.
+				if p := x.Position(); found == nil || p.File == found.Pos.File && (p.Line < found.Pos.Line || p.Line == found.Pos.Line && p.Col < found.Pos.Col) {
+					es := ExprString(x)
+					if strings.HasPrefix(es, "(") && strings.HasSuffix(es, ")") {
+						es = es[1 : len(es)-1] // p4c prints the outermost operation bare
+					}
+					found = errorf(p, "%s: could not evaluate expression at compilation time", es)
+				}
+			}
+		case *CallExpr:
+			if f, ok := x.Callee.(*FunctionDecl); ok {
+				visit(f)
+			}
+		}
+	}
+	visit = func(d Decl) {
+		if d == nil || seen[d] {
+			return
+		}
+		seen[d] = true
+		switch d := d.(type) {
+		case *ControlDecl:
+			for u := range controlUsage(d) {
+				switch u := u.(type) {
+				case *InstanceDecl:
+					visit(instanceBlock(u))
+				default:
+					if u != Decl(d) {
+						visit(u)
+					}
+				}
+			}
+			walkStmt(d.Body, check)
+		case *ParserDecl:
+			inspectDecl(d, check)
+			for _, l := range d.Locals {
+				if inst, ok := l.(*InstanceDecl); ok {
+					visit(instanceBlock(inst))
+				}
+			}
+		case *ActionDecl, *FunctionDecl, *TableDecl, *VarDecl, *ConstDecl:
+			inspectDecl(d, check)
+		}
+	}
+	for _, b := range []Block{v1.Parser, v1.VerifyChecksum, v1.Ingress, v1.Egress, v1.ComputeChecksum, v1.Deparser} {
+		if b.Parser != nil {
+			visit(b.Parser)
+		}
+		if b.Control != nil {
+			visit(b.Control)
+		}
+	}
+	return found
+}
+
+// instanceBlock is the control or parser an instance declaration instantiates, or nil.
+func instanceBlock(inst *InstanceDecl) Decl {
+	switch t := inst.T.(type) {
+	case *ControlType:
+		return t.Decl
+	case *ParserType:
+		return t.Decl
+	}
+	return nil
+}
+
+// divisionFolds reports whether p4c's constant folding or strength reduction removes the
+// division or modulo x: a constant value, a divisor of 1 (division) or a power of two, or a
+// dividend of 0.
+func (c *Checked) divisionFolds(x *BinaryExpr) bool {
+	if _, ok := c.Const[x]; ok {
+		return true
+	}
+	if l, ok := c.Const[x.X].(*big.Int); ok && l.Sign() == 0 {
+		return true
+	}
+	r, ok := c.Const[x.Y].(*big.Int)
+	if !ok || r.Sign() <= 0 {
+		return false
+	}
+	return x.Op == "/" && r.Cmp(big.NewInt(1)) == 0 || new(big.Int).And(r, new(big.Int).Sub(r, big.NewInt(1))).Sign() == 0
 }

@@ -16,7 +16,7 @@ var ShapesPipeline = engine.Generated{Name: "shapes", Bind: ShapesBind}
 
 // ShapesFingerprint is engine.Fingerprint of the program this pipeline was generated from (its
 // parameters' values left out).
-const ShapesFingerprint = "f2323aff7fe8a43c7f1256c9a08f19d7f0ede157b51fc1b912781149d739ebb2"
+const ShapesFingerprint = "895e6c6637c4f02037dfc1941ea3e57baaf45f8dc245d2144a52a6ad6bfbf1fd"
 
 // ShapesLayout is the engine.Switch GenLayout the pipeline was generated against.
 const ShapesLayout = "65815166632fd0784a49c341fc3a7145d0df195c93215981e4d2999ec235747d"
@@ -143,7 +143,7 @@ func (p *shapes) ingress(g *engine.Gen) {
 			s[15] = (((((((s[3] >> (0x3)) * 0x5) & 0xffff) + ((s[2]) >> 4)) & 0xffff) << (0x2)) & 0xffff)
 			s[16] = ((s[4] & (((s[2])<<16|s[3])<<8 | s[2])) | (((s[4])>>16)<<16 | s[3]))
 			s[17] = ((((((s[5])<<13 | s[6]) * 0x3) & 0xffffffff) - (s[4] >> ((s[2]) & 0x1f))) & 0xffffffff)
-			s[18] = ((((s[8] / 0x7) + (s[8] % 0xd)) + ((s[7])<<16 | s[3])) - ^(s[8]))
+			s[18] = ((((s[8] / 0x8) + (s[8] % 0x10)) + ((s[7])<<16 | s[3])) - ^(s[8]))
 			if p.ingress1(g, s) {
 				return
 			}
