@@ -38,14 +38,17 @@ import (
 //   - nested blocks are flattened, an if whose branches are both empty and whose condition
 //     applies nothing disappears, and an if on a constant keeps its taken branch only
 //     (SimplifyControlFlow, ConstantFolding);
-//   - a return ends the statements after it in its block, or, when it may or may not have run,
-//     puts them under a new branch node (RemoveReturns);
+//   - the statements after an if one of whose branches ends in an exit or a return move into
+//     the other branch (MoveToElseAfterBranch); then a return ends the statements after it in its
+//     block, or, when it may or may not have run, puts them under a new branch node
+//     (RemoveReturns), and its flag's assignments make nodes only when such a branch reads the
+//     flag (SimplifyDefUse removes them otherwise);
 //   - a control instance's apply is inlined, its tables named under the instance (Inline): an
 //     instance applied twice applies each of its tables twice.
 //
 // What the model does not follow: statements p4c removes as dead (SimplifyDefUse: an
 // assignment never read) and conditions that only become constant after its mid end
-// (LocalCopyPropagation); either can join two successors p4c sees as one. TestRealBMv2Refusals
+// (LocalCopyPropagation); either can join two successors p4c sees as one. TestRealBMv2Rules
 // (bmv2/front) compares the model with p4c-bm2-ss on every program of the tests.
 //
 // The division rule. bmv2 has no division or modulo: p4c-bm2-ss's mid end
@@ -53,11 +56,13 @@ import (
 // folding and strength reduction ("x / 7: could not evaluate expression at compilation time"),
 // which turn a division by 1 or by a power of two into the value or a shift, a modulo by a power
 // of two into a mask, and 0 / x and 0 % x into 0. Divisors made constant only by the mid end's
-// copy propagation are not followed (the rule then refuses what p4c compiles).
+// copy propagation, and divisions in assignments its dead-code elimination removes, are not
+// followed: the rule then refuses what p4c compiles.
 
 // CheckBMv2 returns what p4c-bm2-ss refuses in the v1model program c (nil when it would
-// compile, as far as the rules above go): the table rule for the ingress and egress controls,
-// one error per control at most (p4c stops at its first), positioned at the table's
+// compile, as far as the rules above go): the division rule's first offence alone (p4c's mid
+// end stops the compilation before the backend), else the table rule for the ingress and egress
+// controls, one error per control at most (p4c stops at its first), positioned at the table's
 // declaration. Programs of other architectures have no bmv2 rules: nil.
 func (c *Checked) CheckBMv2() ErrorList {
 	if c.Arch() != ArchV1Model {
@@ -106,6 +111,8 @@ type bmv2CFG struct {
 	order  []*cfgTable // the program's tables, first application first
 	entry  *cfgNode
 	exit   *cfgNode
+	// deadReturn: the control being built has no read of DoRemoveReturns's flag (body).
+	deadReturn bool
 }
 
 type cfgTableKey struct {
@@ -160,12 +167,112 @@ func (g *bmv2CFG) body(b *BlockStmt, prefix string, l live) live {
 	if b == nil {
 		return l
 	}
-	if hasReturn(b) {
+	ss, _ := moveToElse(b.Stmts)
+	// DoRemoveReturns's flag (hasReturned = false, then = true at each return) is read only by
+	// the guards it puts after a statement that may or may not return; without one, p4c's
+	// SimplifyDefUse removes its assignments, which then make no node.
+	saved := g.deadReturn
+	g.deadReturn = !returnGuarded(ss)
+	defer func() { g.deadReturn = saved }()
+	if hasReturn(b) && !g.deadReturn {
 		n := g.synth()
 		n.addPreds(l)
 		l = live{n}
 	}
-	return g.stmts(flatten(b.Stmts), prefix, l)
+	return g.stmts(ss, prefix, l)
+}
+
+// stmtList is the flattened statements of a branch (nil for none).
+func stmtList(s Stmt) []Stmt {
+	switch s := s.(type) {
+	case nil:
+		return nil
+	case *BlockStmt:
+		return flatten(s.Stmts)
+	}
+	return []Stmt{s}
+}
+
+// moveToElse rewrites a block as p4c's front end does before it removes returns
+// (frontends/p4/removeReturns.h, MoveToElseAfterBranch): the statements after an if one of whose
+// branches ends in an exit or a return move into the other branch. It returns the statements
+// (new if statements where it moved some; the program's own are not changed) and whether the
+// point after them is unreachable, as p4c's hasJumped.
+func moveToElse(list []Stmt) (out []Stmt, jumped bool) {
+	ss := flatten(list)
+	for i := 0; i < len(ss); i++ {
+		switch s := ss[i].(type) {
+		case *ExitStmt, *ReturnStmt:
+			out = append(out, s)
+			jumped = true
+		case *IfStmt:
+			rest := ss[i+1:]
+			thenS, jt := moveToElse(stmtList(s.Then))
+			elseS := stmtList(s.Else)
+			moved := false
+			if jt && len(rest) > 0 {
+				elseS = append(append([]Stmt(nil), elseS...), rest...)
+				moved = true
+			}
+			elseS, je := moveToElse(elseS)
+			if je && !jt && len(rest) > 0 {
+				thenS, _ = moveToElse(append(append([]Stmt(nil), thenS...), rest...))
+				moved = true
+			}
+			jumped = je && jt
+			ns := &IfStmt{P: s.P, Cond: s.Cond, Then: &BlockStmt{P: s.P, Stmts: thenS}}
+			if s.Else != nil || len(elseS) > 0 {
+				ns.Else = &BlockStmt{P: s.P, Stmts: elseS}
+			}
+			out = append(out, ns)
+			if moved {
+				return out, jumped
+			}
+		case *SwitchStmt:
+			ns := *s
+			ns.Cases = nil
+			fall := false
+			for _, c := range s.Cases {
+				nc := *c
+				if c.Body != nil {
+					body, j := moveToElse(c.Body.Stmts)
+					nc.Body = &BlockStmt{P: c.Body.P, Stmts: body}
+					fall = fall || !j
+				} else {
+					fall = true
+				}
+				ns.Cases = append(ns.Cases, &nc)
+			}
+			out = append(out, &ns)
+			jumped = !fall
+		default:
+			out = append(out, s)
+		}
+	}
+	return out, jumped
+}
+
+// returnGuarded reports whether DoRemoveReturns guards some statements of ss with its flag:
+// statements that follow, in one block, a statement that may or may not return.
+func returnGuarded(ss []Stmt) bool {
+	for i, s := range ss {
+		if returns(s) == retMaybe && i+1 < len(ss) {
+			return true
+		}
+		switch s := s.(type) {
+		case *IfStmt:
+			if returnGuarded(stmtList(s.Then)) || returnGuarded(stmtList(s.Else)) {
+				return true
+			}
+		case *SwitchStmt:
+			for _, c := range s.Cases {
+				if c.Body != nil && returnGuarded(c.Body.Stmts) {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // flatten inlines nested blocks (SimplifyControlFlow).
@@ -278,7 +385,9 @@ func (g *bmv2CFG) stmts(ss []Stmt, prefix string, l live) live {
 		case *ExitStmt:
 			plain()
 		case *ReturnStmt:
-			plain() // hasReturned = true
+			if !g.deadReturn {
+				plain() // hasReturned = true
+			}
 			return l
 		case *CallStmt:
 			l = g.call(s.Call, prefix, l, &run, plain)
