@@ -413,7 +413,6 @@ const bit<8> K_ROUTE = 0;    /* ordinary traffic */
 const bit<8> K_LOCK  = 1;    /* acquire, release or lease-probe */
 const bit<8> K_PB    = 2;    /* push-back to the switch */
 const bit<8> K_ADMIN = 3;    /* switch admin from the CPU port */
-const bit<8> K_DROP  = 4;
 
 /* Pass types (the ingress apply block runs one per pass). */
 const bit<8> PT_NONE   = 0;    /* not a lock operation (routed) */

@@ -41,7 +41,7 @@ func bmv2RuleCases(t *testing.T) []bmv2RuleCase {
 }
 
 // TestBMv2Rules checks CheckBMv2 against what p4c-bm2-ss says of each program of testdata/bmv2
-// (TestRealBMv2Refusals checks those expectations against the real compiler).
+// (TestRealBMv2Rules checks those expectations against the real compiler).
 func TestBMv2Rules(t *testing.T) {
 	for _, c := range bmv2RuleCases(t) {
 		t.Run(filepath.Base(c.path), func(t *testing.T) {

@@ -89,7 +89,7 @@ func Check(prog *Program) (*Checked, error) {
 	}
 	if len(c.errs) == 0 && c.out.Main != nil {
 		// Control-plane names must be unique (p4c checks this while compiling, too).
-		if _, err := c.out.P4Info(); err != nil {
+		if _, _, err := c.out.p4infoWithMap(false); err != nil {
 			c.errs = append(c.errs, err.(ErrorList)...)
 		}
 	}

@@ -1,5 +1,10 @@
 package front
 
+import (
+	"math/big"
+	"strings"
+)
+
 // This file holds what p4c's bmv2 backend (p4c-bm2-ss) refuses in a v1model program that the
 // front end accepts: the rules of the bmv2 JSON format rather than of the language. A switch
 // that runs a program as bmv2's simple_switch would (the engine) refuses the same programs,
@@ -33,19 +38,31 @@ package front
 //   - nested blocks are flattened, an if whose branches are both empty and whose condition
 //     applies nothing disappears, and an if on a constant keeps its taken branch only
 //     (SimplifyControlFlow, ConstantFolding);
-//   - a return ends the statements after it in its block, or, when it may or may not have run,
-//     puts them under a new branch node (RemoveReturns);
+//   - the statements after an if one of whose branches ends in an exit or a return move into
+//     the other branch (MoveToElseAfterBranch); then a return ends the statements after it in its
+//     block, or, when it may or may not have run, puts them under a new branch node
+//     (RemoveReturns), and its flag's assignments make nodes only when such a branch reads the
+//     flag (SimplifyDefUse removes them otherwise);
 //   - a control instance's apply is inlined, its tables named under the instance (Inline): an
 //     instance applied twice applies each of its tables twice.
 //
 // What the model does not follow: statements p4c removes as dead (SimplifyDefUse: an
 // assignment never read) and conditions that only become constant after its mid end
-// (LocalCopyPropagation); either can join two successors p4c sees as one. TestRealBMv2Refusals
+// (LocalCopyPropagation); either can join two successors p4c sees as one. TestRealBMv2Rules
 // (bmv2/front) compares the model with p4c-bm2-ss on every program of the tests.
+//
+// The division rule. bmv2 has no division or modulo: p4c-bm2-ss's mid end
+// (midend/compileTimeOps.h, CompileTimeOperations) refuses every / and % left after constant
+// folding and strength reduction ("x / 7: could not evaluate expression at compilation time"),
+// which turn a division by 1 or by a power of two into the value or a shift, a modulo by a power
+// of two into a mask, and 0 / x and 0 % x into 0. Divisors made constant only by the mid end's
+// copy propagation, and divisions in assignments its dead-code elimination removes, are not
+// followed: the rule then refuses what p4c compiles.
 
 // CheckBMv2 returns what p4c-bm2-ss refuses in the v1model program c (nil when it would
-// compile, as far as the rules above go): the table rule for the ingress and egress controls,
-// one error per control at most (p4c stops at its first), positioned at the table's
+// compile, as far as the rules above go): the division rule's first offence alone (p4c's mid
+// end stops the compilation before the backend), else the table rule for the ingress and egress
+// controls, one error per control at most (p4c stops at its first), positioned at the table's
 // declaration. Programs of other architectures have no bmv2 rules: nil.
 func (c *Checked) CheckBMv2() ErrorList {
 	if c.Arch() != ArchV1Model {
@@ -56,6 +73,9 @@ func (c *Checked) CheckBMv2() ErrorList {
 		return nil // the engine reports it
 	}
 	var errs ErrorList
+	if e := c.runtimeDivision(v1); e != nil {
+		return ErrorList{e} // p4c's mid end stops before its backend builds the graph
+	}
 	for _, b := range []Block{v1.Ingress, v1.Egress} {
 		if b.Control == nil {
 			continue
@@ -91,6 +111,8 @@ type bmv2CFG struct {
 	order  []*cfgTable // the program's tables, first application first
 	entry  *cfgNode
 	exit   *cfgNode
+	// deadReturn: the control being built has no read of DoRemoveReturns's flag (body).
+	deadReturn bool
 }
 
 type cfgTableKey struct {
@@ -145,12 +167,112 @@ func (g *bmv2CFG) body(b *BlockStmt, prefix string, l live) live {
 	if b == nil {
 		return l
 	}
-	if hasReturn(b) {
+	ss, _ := moveToElse(b.Stmts)
+	// DoRemoveReturns's flag (hasReturned = false, then = true at each return) is read only by
+	// the guards it puts after a statement that may or may not return; without one, p4c's
+	// SimplifyDefUse removes its assignments, which then make no node.
+	saved := g.deadReturn
+	g.deadReturn = !returnGuarded(ss)
+	defer func() { g.deadReturn = saved }()
+	if hasReturn(b) && !g.deadReturn {
 		n := g.synth()
 		n.addPreds(l)
 		l = live{n}
 	}
-	return g.stmts(flatten(b.Stmts), prefix, l)
+	return g.stmts(ss, prefix, l)
+}
+
+// stmtList is the flattened statements of a branch (nil for none).
+func stmtList(s Stmt) []Stmt {
+	switch s := s.(type) {
+	case nil:
+		return nil
+	case *BlockStmt:
+		return flatten(s.Stmts)
+	}
+	return []Stmt{s}
+}
+
+// moveToElse rewrites a block as p4c's front end does before it removes returns
+// (frontends/p4/removeReturns.h, MoveToElseAfterBranch): the statements after an if one of whose
+// branches ends in an exit or a return move into the other branch. It returns the statements
+// (new if statements where it moved some; the program's own are not changed) and whether the
+// point after them is unreachable, as p4c's hasJumped.
+func moveToElse(list []Stmt) (out []Stmt, jumped bool) {
+	ss := flatten(list)
+	for i := 0; i < len(ss); i++ {
+		switch s := ss[i].(type) {
+		case *ExitStmt, *ReturnStmt:
+			out = append(out, s)
+			jumped = true
+		case *IfStmt:
+			rest := ss[i+1:]
+			thenS, jt := moveToElse(stmtList(s.Then))
+			elseS := stmtList(s.Else)
+			moved := false
+			if jt && len(rest) > 0 {
+				elseS = append(append([]Stmt(nil), elseS...), rest...)
+				moved = true
+			}
+			elseS, je := moveToElse(elseS)
+			if je && !jt && len(rest) > 0 {
+				thenS, _ = moveToElse(append(append([]Stmt(nil), thenS...), rest...))
+				moved = true
+			}
+			jumped = je && jt
+			ns := &IfStmt{P: s.P, Cond: s.Cond, Then: &BlockStmt{P: s.P, Stmts: thenS}}
+			if s.Else != nil || len(elseS) > 0 {
+				ns.Else = &BlockStmt{P: s.P, Stmts: elseS}
+			}
+			out = append(out, ns)
+			if moved {
+				return out, jumped
+			}
+		case *SwitchStmt:
+			ns := *s
+			ns.Cases = nil
+			fall := false
+			for _, c := range s.Cases {
+				nc := *c
+				if c.Body != nil {
+					body, j := moveToElse(c.Body.Stmts)
+					nc.Body = &BlockStmt{P: c.Body.P, Stmts: body}
+					fall = fall || !j
+				} else {
+					fall = true
+				}
+				ns.Cases = append(ns.Cases, &nc)
+			}
+			out = append(out, &ns)
+			jumped = !fall
+		default:
+			out = append(out, s)
+		}
+	}
+	return out, jumped
+}
+
+// returnGuarded reports whether DoRemoveReturns guards some statements of ss with its flag:
+// statements that follow, in one block, a statement that may or may not return.
+func returnGuarded(ss []Stmt) bool {
+	for i, s := range ss {
+		if returns(s) == retMaybe && i+1 < len(ss) {
+			return true
+		}
+		switch s := s.(type) {
+		case *IfStmt:
+			if returnGuarded(stmtList(s.Then)) || returnGuarded(stmtList(s.Else)) {
+				return true
+			}
+		case *SwitchStmt:
+			for _, c := range s.Cases {
+				if c.Body != nil && returnGuarded(c.Body.Stmts) {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // flatten inlines nested blocks (SimplifyControlFlow).
@@ -263,7 +385,9 @@ func (g *bmv2CFG) stmts(ss []Stmt, prefix string, l live) live {
 		case *ExitStmt:
 			plain()
 		case *ReturnStmt:
-			plain() // hasReturned = true
+			if !g.deadReturn {
+				plain() // hasReturned = true
+			}
 			return l
 		case *CallStmt:
 			l = g.call(s.Call, prefix, l, &run, plain)
@@ -575,4 +699,98 @@ func sameDestinations(a, b []*cfgNode) bool {
 		}
 	}
 	return true
+}
+
+// runtimeDivision returns the first / or % in the code the program's blocks run (their bodies,
+// the actions, tables and functions they use, the controls and parsers they instantiate) that
+// p4c's bmv2 mid end cannot evaluate at compile time, or nil.
+func (c *Checked) runtimeDivision(v1 *V1Switch) *Error {
+	seen := map[Decl]bool{}
+	var found *Error
+	var visit func(d Decl)
+	check := func(e Expr) {
+		switch x := e.(type) {
+		case *BinaryExpr:
+			if (x.Op == "/" || x.Op == "%") && !c.divisionFolds(x) {
+				// p4c reports every one; the first in the source is the one reported here.
+				if p := x.Position(); found == nil || p.File == found.Pos.File && (p.Line < found.Pos.Line || p.Line == found.Pos.Line && p.Col < found.Pos.Col) {
+					es := ExprString(x)
+					if strings.HasPrefix(es, "(") && strings.HasSuffix(es, ")") {
+						es = es[1 : len(es)-1] // p4c prints the outermost operation bare
+					}
+					found = errorf(p, "%s: could not evaluate expression at compilation time", es)
+				}
+			}
+		case *CallExpr:
+			if f, ok := x.Callee.(*FunctionDecl); ok {
+				visit(f)
+			}
+		}
+	}
+	visit = func(d Decl) {
+		if d == nil || seen[d] {
+			return
+		}
+		seen[d] = true
+		switch d := d.(type) {
+		case *ControlDecl:
+			for u := range controlUsage(d) {
+				switch u := u.(type) {
+				case *InstanceDecl:
+					visit(instanceBlock(u))
+				default:
+					if u != Decl(d) {
+						visit(u)
+					}
+				}
+			}
+			walkStmt(d.Body, check)
+		case *ParserDecl:
+			inspectDecl(d, check)
+			for _, l := range d.Locals {
+				if inst, ok := l.(*InstanceDecl); ok {
+					visit(instanceBlock(inst))
+				}
+			}
+		case *ActionDecl, *FunctionDecl, *TableDecl, *VarDecl, *ConstDecl:
+			inspectDecl(d, check)
+		}
+	}
+	for _, b := range []Block{v1.Parser, v1.VerifyChecksum, v1.Ingress, v1.Egress, v1.ComputeChecksum, v1.Deparser} {
+		if b.Parser != nil {
+			visit(b.Parser)
+		}
+		if b.Control != nil {
+			visit(b.Control)
+		}
+	}
+	return found
+}
+
+// instanceBlock is the control or parser an instance declaration instantiates, or nil.
+func instanceBlock(inst *InstanceDecl) Decl {
+	switch t := inst.T.(type) {
+	case *ControlType:
+		return t.Decl
+	case *ParserType:
+		return t.Decl
+	}
+	return nil
+}
+
+// divisionFolds reports whether p4c's constant folding or strength reduction removes the
+// division or modulo x: a constant value, a divisor of 1 (division) or a power of two, or a
+// dividend of 0.
+func (c *Checked) divisionFolds(x *BinaryExpr) bool {
+	if _, ok := c.Const[x]; ok {
+		return true
+	}
+	if l, ok := c.Const[x.X].(*big.Int); ok && l.Sign() == 0 {
+		return true
+	}
+	r, ok := c.Const[x.Y].(*big.Int)
+	if !ok || r.Sign() <= 0 {
+		return false
+	}
+	return x.Op == "/" && r.Cmp(big.NewInt(1)) == 0 || new(big.Int).And(r, new(big.Int).Sub(r, big.NewInt(1))).Sign() == 0
 }

@@ -127,11 +127,12 @@ func (c *checker) selectExpr(se *SelectExpr, cx *ctx) {
 	for _, k := range se.Keys {
 		kt := c.expr(k, cx, nil)
 		switch underlying(kt).(type) {
-		case *BitsType, *BoolType, *EnumType, *ErrorType, *badType:
+		case *BitsType, *BoolType, *EnumType, *badType:
 		case *IntType:
 			c.errorf(k.Position(), "select key has no width; give it a type")
 		default:
-			c.errorf(k.Position(), "select key must be bit<>, int<>, bool, enum or error, not %s", kt)
+			// As p4c's type checker (validateSelectTypes): not error, which p4c refuses too.
+			c.errorf(k.Position(), "select key must be bit<>, int<>, bool or an enum, not %s", kt)
 		}
 		kts = append(kts, kt)
 	}

@@ -118,9 +118,6 @@ func TestConformance(t *testing.T) {
 			continue
 		}
 		goldens++
-		if want.TypeInfo == nil {
-			want.TypeInfo = &p4v1.P4TypeInfo{}
-		}
 		if proto.Equal(want.TypeInfo, got.TypeInfo) {
 			typeInfoSame++
 		} else if os.Getenv("NETLOCK_P4C_VERBOSE") != "" {

@@ -3,12 +3,14 @@ package front
 import (
 	"fmt"
 	"math/big"
+	"slices"
 	"sort"
 	"strings"
 
 	p4v1 "github.com/p4lang/p4runtime/go/p4/config/v1"
 	"google.golang.org/protobuf/encoding/prototext"
 	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
 
 	p4infotext "github.com/netlock-go/netlock/internal/p4info"
 )
@@ -250,18 +252,24 @@ type p4infoBuilder struct {
 	actSym     map[actID]*symbol
 	actKey     map[actID][3]int // sort key: (control visit, global 0 / local 1, order)
 	referenced map[Decl]bool    // declarations used by the visited controls
-	visits     int              // controls visited so far
-	visit      int              // the control being visited
+	visits     int              // top-level controls visited so far
+	visit      int              // the top-level control being visited (its number), 0 outside
 	refs       int              // global actions referenced so far
-	externs    []*externSym
-	extByI     map[*InstanceDecl]*externSym
-	digests    []*digestSym
-	digSeen    map[string]bool
-	headers    []*StructDecl
-	hdrSym     map[*StructDecl]*symbol
-	info       *p4v1.P4Info
-	errs       ErrorList
-	valueSets  []*valueSetSym
+	locals     int              // local actions placed so far
+	// typeInfoUsed: p4c would have created type_info (tables, action parameters, extern
+	// instances, extern function calls in controls, controller headers), so it is present in
+	// the P4Info even when empty; otherwise p4c's P4Info has none.
+	typeInfoUsed bool
+	strict       bool // P4Info proper, not the checker's name rules (p4infoWithMap)
+	externs      []*externSym
+	extByI       map[*InstanceDecl]*externSym
+	digests      []*digestSym
+	digSeen      map[string]bool
+	headers      []*StructDecl
+	hdrSym       map[*StructDecl]*symbol
+	info         *p4v1.P4Info
+	errs         ErrorList
+	valueSets    []*valueSetSym
 	// TNA programs (p4info_tna.go): tna is set for them; pipe is the control-plane prefix of
 	// the pipe being visited, which tables' and externs' ids are hashed with.
 	tna       bool
@@ -310,7 +318,15 @@ type ExternEntity struct {
 
 // P4InfoWithMap builds the P4Info and the map from its ids to the program's declarations.
 func (c *Checked) P4InfoWithMap() (*p4v1.P4Info, *P4InfoMap, error) {
+	return c.p4infoWithMap(true)
+}
+
+// p4infoWithMap builds the P4Info; the checker, which builds it for its control-plane name
+// rules only, passes strict false to leave out what only P4Runtime refuses (anonymousProps:
+// p4c compiles those programs when it writes no P4Info).
+func (c *Checked) p4infoWithMap(strict bool) (*p4v1.P4Info, *P4InfoMap, error) {
 	b := &p4infoBuilder{
+		strict:     strict,
 		c:          c,
 		st:         &symtab{byKey: map[string]*symbol{}, assigned: map[uint32]bool{}},
 		actSym:     map[actID]*symbol{},
@@ -418,12 +434,16 @@ func (b *p4infoBuilder) collect() {
 			b.withCtorArgs(d.CtorParams, call.Args, func() { b.visitParser(d, d.Name) })
 		}
 	}
-	// Top-level extern instances that some control uses.
+	// Top-level extern instances that some control uses. p4c lists them before the blocks'
+	// own: its generator walks the evaluated program breadth first, and they are children of
+	// the top level, as the package instance is, whose controls come a level below.
+	n := len(b.externs)
 	for _, d := range b.c.Program.Decls {
 		if inst, ok := d.(*InstanceDecl); ok && b.referenced[inst] {
 			b.externInstance(inst, "")
 		}
 	}
+	b.externs = slices.Concat(b.externs[n:], b.externs[:n])
 	// Controller packet metadata: headers annotated @controller_header("packet_in"/"packet_out").
 	for _, d := range b.c.Program.Decls {
 		if sd, ok := d.(*StructDecl); ok && sd.Kind == "header" {
@@ -514,11 +534,19 @@ func (b *p4infoBuilder) visitParser(d *ParserDecl, prefix string) {
 	}
 }
 
+// visitControl lists the control-plane objects of control d (instance path prefix) in p4c's
+// order. p4c's front end inlines a control instantiated inside another (frontends/p4/inlining.cpp
+// puts the callee's locals right after the instance declaration), so a nested instance's tables,
+// actions and externs come at the place of its declaration among the outer control's; then it
+// copies the global actions a top-level control uses to the front of its locals
+// (localizeActions.cpp), and the P4Info lists each top-level control's actions in that order.
 func (b *p4infoBuilder) visitControl(d *ControlDecl, prefix string) {
-	b.visits++
-	outer := b.visit
-	b.visit = b.visits
-	defer func() { b.visit = outer }()
+	if b.visit == 0 {
+		// A top-level control (a block of the package): its own set of actions.
+		b.visits++
+		b.visit = b.visits
+		defer func() { b.visit = 0 }()
+	}
 	// Like p4c, which removes unused declarations before generating P4Info, only tables that
 	// are applied, actions that can run and objects that are referenced count.
 	used := controlUsage(d)
@@ -526,12 +554,18 @@ func (b *p4infoBuilder) visitControl(d *ControlDecl, prefix string) {
 		b.referenced[k] = true
 	}
 	locals := map[*ActionDecl]bool{}
-	for i, l := range d.Locals {
+	for _, l := range d.Locals {
+		if a, ok := l.(*ActionDecl); ok {
+			locals[a] = true
+		}
+	}
+	for _, l := range d.Locals {
 		switch l := l.(type) {
 		case *ActionDecl:
-			locals[l] = true
-			if id := (actID{l, prefix}); !hasKey(b.actKey, id) {
-				b.actKey[id] = [3]int{b.visit, 1, i}
+			b.localAction(actID{l, prefix})
+			if used[l] {
+				// Actions called from actions are inlined by p4c; only digests count here.
+				b.walkCalls(l.Body, prefix, nil)
 			}
 		case *InstanceDecl:
 			if et, ok := l.T.(*ExternType); ok && (et.Decl.Name == "action_profile" || et.Decl.Name == "action_selector" ||
@@ -542,28 +576,17 @@ func (b *p4infoBuilder) visitControl(d *ControlDecl, prefix string) {
 				continue
 			}
 			if _, isC := l.T.(*ControlType); isC {
-				continue // visited after this control's own objects, as p4c lists them
+				b.visitInstance(l.T, cpName(prefix, l.Annos, l.Name), l.Args)
+				continue
 			}
 			b.externInstance(l, prefix)
-		}
-	}
-	defer func() {
-		for _, l := range d.Locals {
-			if inst, ok := l.(*InstanceDecl); ok && used[inst] {
-				if _, isC := inst.T.(*ControlType); isC {
-					b.visitInstance(inst.T, cpName(prefix, inst.Annos, inst.Name), inst.Args)
-				}
-			}
-		}
-	}()
-	for _, l := range d.Locals {
-		switch l := l.(type) {
 		case *TableDecl:
 			if !used[l] || l.Annos.Get("hidden") != nil {
 				continue // unused, or hidden from the control plane
 			}
 			ts := &tableSym{decl: l, prefix: prefix, locals: locals, sym: b.addPiped(prefixTable, cpName(prefix, l.Annos, l.Name), l.Annos, l.P, nil)}
 			b.tables = append(b.tables, ts)
+			b.anonymousProps(l, ts.sym.name)
 			if ip := l.Prop("implementation"); ip != nil {
 				if call, ok := ip.Value.(*CallExpr); ok {
 					if et, ok := call.Type().(*ExternType); ok {
@@ -589,14 +612,75 @@ func (b *p4infoBuilder) visitControl(d *ControlDecl, prefix string) {
 					b.action(na, prefix, locals)
 				}
 			}
-		case *ActionDecl:
-			if used[l] {
-				// Actions called from actions are inlined by p4c; only digests count here.
-				b.walkCalls(l.Body, prefix, nil)
-			}
+		}
+	}
+	if b.callsExternFunction(d.Body, map[Decl]bool{}) {
+		b.typeInfoUsed = true
+	}
+	for a := range used {
+		if a, ok := a.(*ActionDecl); ok && b.callsExternFunction(a.Body, map[Decl]bool{}) {
+			b.typeInfoUsed = true
 		}
 	}
 	b.walkCalls(d.Body, prefix, locals)
+}
+
+// anonymousProps refuses, as p4c's P4Info generator does (control-plane/p4RuntimeArchHandler.cpp,
+// getExternInstanceFromProperty), an extern constructed in a v1model table's implementation,
+// counters or meters property without a @name: P4Runtime has no name to give it.
+func (b *p4infoBuilder) anonymousProps(t *TableDecl, name string) {
+	if b.tna || !b.strict {
+		return // bf-p4c has the same rule; TNA programs are not compared with it here
+	}
+	for _, prop := range []string{"implementation", "counters", "meters"} {
+		p := t.Prop(prop)
+		if p == nil {
+			continue
+		}
+		if call, ok := p.Value.(*CallExpr); ok && p.Annos.Get("name") == nil {
+			if _, ok := call.Type().(*ExternType); ok {
+				b.errs = append(b.errs, errorf(p.P, "Table '%s' has an anonymous table property '%s' with no name annotation, which is not supported by P4Runtime", name, prop))
+			}
+		}
+	}
+}
+
+// localAction gives the local action id its place in the P4Info's list: after the global
+// actions of its top-level control, in the order of the flattened control's declarations.
+func (b *p4infoBuilder) localAction(id actID) {
+	if !hasKey(b.actKey, id) {
+		b.locals++
+		b.actKey[id] = [3]int{b.visit, 1, b.locals}
+	}
+}
+
+// callsExternFunction reports whether s calls an extern function (mark_to_drop, digest,
+// update_checksum, ...), looking into the functions it calls. p4c's P4Info generator creates
+// type_info for every such call in a control or its actions (P4RuntimeArchHandler's
+// addExternFunction), so whether type_info is present, even empty, depends on it.
+func (b *p4infoBuilder) callsExternFunction(s Stmt, seen map[Decl]bool) bool {
+	found := false
+	walkStmt(s, func(e Expr) {
+		call, ok := e.(*CallExpr)
+		if !ok || found {
+			return
+		}
+		switch c := call.Callee.(type) {
+		case *MethodDecl:
+			found = c.Owner == nil && c.Name != "static_assert" // p4c's front end removes static_assert
+		case *FunctionDecl:
+			if !seen[c] {
+				seen[c] = true
+				found = b.callsExternFunction(c.Body, seen)
+			}
+		case *ActionDecl:
+			if !seen[c] {
+				seen[c] = true
+				found = b.callsExternFunction(c.Body, seen)
+			}
+		}
+	})
+	return found
 }
 
 // controlUsage finds what a control uses: the tables it applies, the actions that can run
@@ -684,7 +768,11 @@ func (b *p4infoBuilder) action(a *ActionDecl, prefix string, locals map[*ActionD
 	if _, done := b.actSym[id]; done || a.Annos.Get("hidden") != nil {
 		return
 	}
-	if !hasKey(b.actKey, id) {
+	switch {
+	case hasKey(b.actKey, id):
+	case p != "":
+		b.localAction(id)
+	default:
 		// p4c copies the global actions a control uses into it, in order of use, before the
 		// control's own actions.
 		b.refs++
@@ -737,6 +825,7 @@ func (b *p4infoBuilder) externInstance(inst *InstanceDecl, prefix string) {
 	if !ok {
 		return
 	}
+	b.typeInfoUsed = true // p4c's addExternInstance creates type_info for every extern instance
 	var pfx uint32
 	switch et.Decl.Name {
 	case "counter":
@@ -1012,6 +1101,15 @@ func (b *p4infoBuilder) build() {
 		}
 		add("", h.Fields)
 		info.ControllerPacketMetadata = append(info.ControllerPacketMetadata, cpm)
+		b.typeInfoUsed = b.typeInfoUsed || len(cpm.Metadata) > 0
+	}
+	for _, a := range info.Actions {
+		b.typeInfoUsed = b.typeInfoUsed || len(a.Params) > 0
+	}
+	// p4c's P4Info has type_info only when its generator asked for it (typeInfoUsed), even
+	// empty. TNA programs keep it always: bf-p4c's generator is not compared here.
+	if !b.tna && !b.typeInfoUsed && len(b.tables) == 0 && proto.Size(info.TypeInfo) == 0 {
+		info.TypeInfo = nil
 	}
 }
 

@@ -134,11 +134,18 @@ func (p *parser) ident() (string, Pos) {
 	return t.Text, t.Pos
 }
 
-// nameOrKeyword accepts an identifier including keywords that may be used as names after '.'.
+// memberName accepts the grammar's name where p4c's does: a field, an enum member, a member
+// after '.', a method, a table property, a match kind, an action reference or an annotation.
+// Like p4c, it takes an identifier or one of the keywords that P4_16 lets be names (apply,
+// key, actions, entries, state, type, list, priority) and refuses the others (in, out, inout,
+// bit, if, ...): p4c's parser says "syntax error, unexpected OUT" for header h { bit<8> out; }.
 func (p *parser) memberName() (string, Pos) {
 	t := p.peek()
 	if t.Kind != TIdent || t.Text == "_" {
 		p.fail(t.Pos, "syntax error: expected a member name, found %s", describe(t))
+	}
+	if keywords[t.Text] && !softKeywords[t.Text] {
+		p.fail(t.Pos, "syntax error: %q is a P4_16 keyword and cannot be used as a name", t.Text)
 	}
 	p.next()
 	return t.Text, t.Pos

@@ -1,6 +1,7 @@
 package front_test
 
 import (
+	"bytes"
 	"fmt"
 	"maps"
 	"os"
@@ -48,6 +49,9 @@ var netlockSizings = []map[string]string{
 	{"NETLOCK_LOCKS": "16384", "NETLOCK_PART_BITS": "16"},
 }
 
+// includesV1model matches a v1model program's #include of v1model.p4.
+var includesV1model = regexp.MustCompile(`(?m)^\s*#\s*include\s*[<"]v1model\.p4[>"]`)
+
 // realPrograms lists the repository's v1model programs the front end accepts: p4/netlock.p4 in
 // every sizing, the test programs of the engine, the STF suite, the Go backend, the P4Runtime
 // server and client and the target, the front end's accept corpus, and the Mininet demo's
@@ -76,8 +80,8 @@ func realPrograms(t *testing.T) []realProgram {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !strings.Contains(string(src), "v1model.p4") {
-				continue
+			if !includesV1model.Match(src) {
+				continue // another architecture (own_arch_props.p4 names v1model.p4 in a comment only)
 			}
 			rel, _ := filepath.Rel(root, f)
 			out = append(out, realProgram{name: rel, path: f})
@@ -87,8 +91,8 @@ func realPrograms(t *testing.T) []realProgram {
 }
 
 // TestRealP4cBM2 compiles every v1model program of the repository with p4c-bm2-ss and checks
-// that (1) p4c-bm2-ss accepts it exactly when CheckBMv2 does (when it refuses one, the reason
-// is the one CheckBMv2 gives), and (2) the P4Info p4c writes equals the one the front end
+// that (1) p4c-bm2-ss accepts it exactly when CheckBMv2 and P4Info do (when it refuses one, the
+// reason is the one they give), and (2) the P4Info p4c writes equals the one the front end
 // writes: every table, action, field, register, counter, meter, action profile, digest and
 // controller header, with the same ids, and the fields of P4Runtime 1.4.0 (initial default
 // actions). NETLOCK_P4_TUTORIALS, a directory of p4lang/tutorials' solution programs, adds
@@ -109,6 +113,13 @@ func TestRealP4cBM2(t *testing.T) {
 				t.Skipf("the front end refuses it: %v", err)
 			}
 			ours := checked.CheckBMv2()
+			if ours == nil {
+				// p4c-bm2-ss writes the P4Info too: what its P4Info generator refuses
+				// (anonymous table properties), P4Info must refuse.
+				if _, err := checked.P4Info(); err != nil {
+					ours = err.(front.ErrorList)
+				}
+			}
 			dir := t.TempDir()
 			_, infoPath, diags, err := simpleswitch.Compile(p4c, p.path, dir, p.defines)
 			if err != nil {
@@ -189,8 +200,12 @@ func TestRealBMv2Rules(t *testing.T) {
 	}
 }
 
-// p4infoDiff describes how got differs from want: for each repeated part, the entities (by
-// name) missing on one side or different, each as text. Empty when they are equal.
+// p4infoDiff describes how got differs from want: for each part, the entities (by name)
+// missing on one side or different, each as text; a part whose entities are the same but in
+// another order (p4c's order is part of the format: clients list entities as P4Info does), with
+// both orders; a message present on one side only (type_info: p4c writes none when its
+// generator never asked for it); unknown fields (P4Runtime 1.4.0's, which p4runtime
+// v1.4.0-rc.5 lacks) that differ. Empty when they are equal.
 func p4infoDiff(want, got *p4v1.P4Info) string {
 	if proto.Equal(want, got) {
 		return ""
@@ -202,24 +217,20 @@ func p4infoDiff(want, got *p4v1.P4Info) string {
 		fd := fields.Get(i)
 		wv, gv := wm.Get(fd), gm.Get(fd)
 		if !fd.IsList() {
-			if fd.Message() != nil && !proto.Equal(wv.Message().Interface(), gv.Message().Interface()) {
+			switch {
+			case fd.Message() == nil:
+				if !wv.Equal(gv) {
+					fmt.Fprintf(&b, "%s: p4c: %v, ours: %v\n", fd.Name(), wv, gv)
+				}
+			case wm.Has(fd) != gm.Has(fd):
+				fmt.Fprintf(&b, "%s: p4c: %s; ours: %s\n", fd.Name(), presence(wm, fd), presence(gm, fd))
+			case !proto.Equal(wv.Message().Interface(), gv.Message().Interface()):
 				fmt.Fprintf(&b, "%s:\n  p4c:  %s\n  ours: %s\n", fd.Name(), text(wv.Message()), text(gv.Message()))
 			}
 			continue
 		}
-		byName := func(l protoreflect.List) map[string]protoreflect.Message {
-			m := map[string]protoreflect.Message{}
-			for j := 0; j < l.Len(); j++ {
-				msg := l.Get(j).Message()
-				name := fmt.Sprint(j)
-				if pre := msg.Descriptor().Fields().ByName("preamble"); pre != nil {
-					name = msg.Get(pre).Message().Interface().(*p4v1.Preamble).GetName()
-				}
-				m[name] = msg
-			}
-			return m
-		}
-		w, g := byName(wv.List()), byName(gv.List())
+		w, wOrder := byName(wv.List())
+		g, gOrder := byName(gv.List())
 		var names []string
 		for n := range w {
 			names = append(names, n)
@@ -230,6 +241,7 @@ func p4infoDiff(want, got *p4v1.P4Info) string {
 			}
 		}
 		sort.Strings(names)
+		differs := false
 		for _, n := range names {
 			x, y := w[n], g[n]
 			switch {
@@ -239,14 +251,50 @@ func p4infoDiff(want, got *p4v1.P4Info) string {
 				fmt.Fprintf(&b, "%s %s: only in ours: %s\n", fd.Name(), n, text(y))
 			case !proto.Equal(x.Interface(), y.Interface()):
 				fmt.Fprintf(&b, "%s %s:\n  p4c:  %s\n  ours: %s\n", fd.Name(), n, text(x), text(y))
+			default:
+				continue
 			}
+			differs = true
+		}
+		if !differs && !slices.Equal(wOrder, gOrder) {
+			fmt.Fprintf(&b, "%s: the same entities in another order:\n  p4c:  %s\n  ours: %s\n", fd.Name(), strings.Join(wOrder, " "), strings.Join(gOrder, " "))
 		}
 	}
+	if wu, gu := wm.GetUnknown(), gm.GetUnknown(); !bytes.Equal(wu, gu) {
+		fmt.Fprintf(&b, "unknown fields of P4Info: p4c: %x, ours: %x\n", wu, gu)
+	}
 	if b.Len() == 0 {
-		// Same entities, another order (p4c's order is part of the format).
-		return "the same entities in another order, or unknown fields differ"
+		return "P4Info differs in a way p4infoDiff does not describe (extend it):\n  p4c:  " + text(wm) + "\n  ours: " + text(gm)
 	}
 	return b.String()
+}
+
+// byName maps a repeated part's entities by preamble name (by index when they have none) and
+// lists the names in order.
+func byName(l protoreflect.List) (map[string]protoreflect.Message, []string) {
+	m := map[string]protoreflect.Message{}
+	var order []string
+	for j := 0; j < l.Len(); j++ {
+		msg := l.Get(j).Message()
+		name := fmt.Sprint(j)
+		if pre := msg.Descriptor().Fields().ByName("preamble"); pre != nil {
+			name = msg.Get(pre).Message().Interface().(*p4v1.Preamble).GetName()
+		}
+		m[name] = msg
+		order = append(order, name)
+	}
+	return m, order
+}
+
+// presence describes message field fd of m: absent, present and empty, or present.
+func presence(m protoreflect.Message, fd protoreflect.FieldDescriptor) string {
+	switch {
+	case !m.Has(fd):
+		return "absent"
+	case proto.Size(m.Get(fd).Message().Interface()) == 0:
+		return "present, empty"
+	}
+	return "present: " + text(m.Get(fd).Message())
 }
 
 func text(m protoreflect.Message) string {
@@ -254,8 +302,8 @@ func text(m protoreflect.Message) string {
 	return string(s)
 }
 
-// TestP4InfoDiff: p4infoDiff finds a changed id, a missing entity and a changed initial
-// default action, and nothing in an equal P4Info (the negative controls of TestRealP4cBM2's
+// TestP4InfoDiff: p4infoDiff names a changed id, a missing entity, a changed initial default
+// action, another order and a type_info present on one side only, and nothing in an equal P4Info (the negative controls of TestRealP4cBM2's
 // comparison).
 func TestP4InfoDiff(t *testing.T) {
 	checked, err := front.Load("testdata/accept/basic.p4")
@@ -275,9 +323,23 @@ func TestP4InfoDiff(t *testing.T) {
 	missing.Actions = missing.Actions[1:]
 	def := proto.Clone(info).(*p4v1.P4Info)
 	p4infotext.SetInitialDefaultAction(def.Tables[0], p4infotext.ActionCall{ActionID: 1})
-	for name, m := range map[string]*p4v1.P4Info{"id": id, "missing action": missing, "initial default": def} {
-		if d := p4infoDiff(info, m); d == "" {
-			t.Errorf("%s: no difference found", name)
+	order := proto.Clone(info).(*p4v1.P4Info)
+	order.Actions[0], order.Actions[1] = order.Actions[1], order.Actions[0]
+	noTypeInfo := proto.Clone(info).(*p4v1.P4Info)
+	noTypeInfo.TypeInfo = nil
+	for _, c := range []struct {
+		name string
+		m    *p4v1.P4Info
+		want string
+	}{
+		{"id", id, "tables MyIngress.ipv4_lpm:"},
+		{"missing action", missing, "only in p4c's"},
+		{"initial default", def, "tables MyIngress.ipv4_lpm:"},
+		{"order", order, "actions: the same entities in another order"},
+		{"type_info", noTypeInfo, "type_info: p4c: present, empty; ours: absent"},
+	} {
+		if d := p4infoDiff(info, c.m); !strings.Contains(d, c.want) {
+			t.Errorf("%s: the difference found is %q, want it to say %q", c.name, d, c.want)
 		}
 	}
 }

@@ -16,7 +16,7 @@ var NetlockPipeline = engine.Generated{Name: "netlock", Bind: NetlockBind}
 
 // NetlockFingerprint is engine.Fingerprint of the program this pipeline was generated from (its
 // parameters' values left out).
-const NetlockFingerprint = "a1ca3f7dd9bbfd5689510ee12f4249afcd6472caf0c14bd21cb7186598245e59"
+const NetlockFingerprint = "01bb0bdccb81ff6c0d466621a003a8f81dbd1eac6fddf4908ca0ab7b8ea09eaf"
 
 // NetlockLayout is the engine.Switch GenLayout the pipeline was generated against.
 const NetlockLayout = "eb4f46e609ece85f662fd763af5640b90ab5cc3a078deffc87f7aa97a64dbe1a"
@@ -42,56 +42,56 @@ func NetlockBind(sw *engine.Switch) (engine.GenBlocks, error) {
 	if err := sw.GenCheck(NetlockFingerprint, NetlockLayout); err != nil {
 		return engine.GenBlocks{}, err
 	}
-	// CPU_PORT: netlock.p4:455:13 255 (0xff when generated)
-	if p.c[0], err = sw.GenConst(427); err != nil {
+	// CPU_PORT: netlock.p4:454:13 255 (0xff when generated)
+	if p.c[0], err = sw.GenConst(425); err != nil {
 		return engine.GenBlocks{}, err
 	}
-	// CPU_PORT: netlock.p4:1395:37 255 (0xff when generated)
-	if p.c[1], err = sw.GenConst(3236); err != nil {
+	// CPU_PORT: netlock.p4:1394:37 255 (0xff when generated)
+	if p.c[1], err = sw.GenConst(3234); err != nil {
 		return engine.GenBlocks{}, err
 	}
-	// NETLOCK_ENDED: netlock.p4:1314:71 (bit<32>)65536 (0x10000 when generated)
-	if p.c[2], err = sw.GenConst(2920); err != nil {
+	// NETLOCK_ENDED: netlock.p4:1313:71 (bit<32>)65536 (0x10000 when generated)
+	if p.c[2], err = sw.GenConst(2918); err != nil {
 		return engine.GenBlocks{}, err
 	}
-	// NETLOCK_PART_BITS: netlock.p4:984:40 15 (0xf when generated)
-	if p.c[3], err = sw.GenConst(1857); err != nil {
+	// NETLOCK_PART_BITS: netlock.p4:983:40 15 (0xf when generated)
+	if p.c[3], err = sw.GenConst(1855); err != nil {
 		return engine.GenBlocks{}, err
 	}
-	// NETLOCK_PART_BITS: netlock.p4:985:27 ((32w1 << 15) - 1) (0x7fff when generated)
-	if p.c[4], err = sw.GenConst(1863); err != nil {
+	// NETLOCK_PART_BITS: netlock.p4:984:27 ((32w1 << 15) - 1) (0x7fff when generated)
+	if p.c[4], err = sw.GenConst(1861); err != nil {
 		return engine.GenBlocks{}, err
 	}
-	// NETLOCK_PART_BITS: netlock.p4:997:35 (15 + 2) (0x11 when generated)
-	if p.c[5], err = sw.GenConst(1897); err != nil {
+	// NETLOCK_PART_BITS: netlock.p4:996:35 (15 + 2) (0x11 when generated)
+	if p.c[5], err = sw.GenConst(1895); err != nil {
 		return engine.GenBlocks{}, err
 	}
-	// NETLOCK_PART_BITS: netlock.p4:970:68 ((64w1 << (15 + 2)) - 1) (0x1ffff when generated)
-	if p.c[6], err = sw.GenConst(1780); err != nil {
+	// NETLOCK_PART_BITS: netlock.p4:969:68 ((64w1 << (15 + 2)) - 1) (0x1ffff when generated)
+	if p.c[6], err = sw.GenConst(1778); err != nil {
 		return engine.GenBlocks{}, err
 	}
-	// NETLOCK_PART_BITS: netlock.p4:971:37 (15 + 2) (0x11 when generated)
-	if p.c[7], err = sw.GenConst(1793); err != nil {
+	// NETLOCK_PART_BITS: netlock.p4:970:37 (15 + 2) (0x11 when generated)
+	if p.c[7], err = sw.GenConst(1791); err != nil {
 		return engine.GenBlocks{}, err
 	}
-	// NETLOCK_PART_BITS: netlock.p4:1971:51 (15 + 2) (0x11 when generated)
-	if p.c[8], err = sw.GenConst(5484); err != nil {
+	// NETLOCK_PART_BITS: netlock.p4:1970:51 (15 + 2) (0x11 when generated)
+	if p.c[8], err = sw.GenConst(5482); err != nil {
 		return engine.GenBlocks{}, err
 	}
-	// NETLOCK_PART_BITS: netlock.p4:2019:47 (15 + 2) (0x11 when generated)
-	if p.c[9], err = sw.GenConst(5709); err != nil {
+	// NETLOCK_PART_BITS: netlock.p4:2018:47 (15 + 2) (0x11 when generated)
+	if p.c[9], err = sw.GenConst(5707); err != nil {
 		return engine.GenBlocks{}, err
 	}
-	// NETLOCK_PART_BITS: netlock.p4:2021:53 (15 + 2) (0x11 when generated)
-	if p.c[10], err = sw.GenConst(5723); err != nil {
+	// NETLOCK_PART_BITS: netlock.p4:2020:53 (15 + 2) (0x11 when generated)
+	if p.c[10], err = sw.GenConst(5721); err != nil {
 		return engine.GenBlocks{}, err
 	}
-	// NETLOCK_PART_BITS: netlock.p4:2022:47 (15 + 2) (0x11 when generated)
-	if p.c[11], err = sw.GenConst(5732); err != nil {
+	// NETLOCK_PART_BITS: netlock.p4:2021:47 (15 + 2) (0x11 when generated)
+	if p.c[11], err = sw.GenConst(5730); err != nil {
 		return engine.GenBlocks{}, err
 	}
-	// CPU_PORT: netlock.p4:2120:34 255 (0xff when generated)
-	if p.c[12], err = sw.GenConst(6058); err != nil {
+	// CPU_PORT: netlock.p4:2119:34 255 (0xff when generated)
+	if p.c[12], err = sw.GenConst(6056); err != nil {
 		return engine.GenBlocks{}, err
 	}
 	if p.t[0], err = sw.GenTable("NetlockIngress.rack"); err != nil {

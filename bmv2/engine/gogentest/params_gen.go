@@ -16,7 +16,7 @@ var ParamsPipeline = engine.Generated{Name: "params", Bind: ParamsBind}
 
 // ParamsFingerprint is engine.Fingerprint of the program this pipeline was generated from (its
 // parameters' values left out).
-const ParamsFingerprint = "45a23423285344a59a909771c85b46bcd1e04cbedbdcaf47b4f995dc36e2d7a8"
+const ParamsFingerprint = "42f5baf0ead6c53963ad97cd777d11b2584a3ae9c8459e0f8d4ceb91f46c8389"
 
 // ParamsLayout is the engine.Switch GenLayout the pipeline was generated against.
 const ParamsLayout = "b3cdf271cda7ed1508ec92d62c8beeb0e8ab36cee6133aaa30a56b69dd3f681a"
@@ -42,76 +42,76 @@ func ParamsBind(sw *engine.Switch) (engine.GenBlocks, error) {
 	if err := sw.GenCheck(ParamsFingerprint, ParamsLayout); err != nil {
 		return engine.GenBlocks{}, err
 	}
-	// P_VAL: params.p4:63:13 7 (0x7 when generated)
+	// P_VAL: params.p4:64:13 7 (0x7 when generated)
 	if p.c[0], err = sw.GenConst(74); err != nil {
 		return engine.GenBlocks{}, err
 	}
-	// P_MASK: params.p4:64:13 240 (0xf0 when generated)
+	// P_MASK: params.p4:65:13 240 (0xf0 when generated)
 	if p.c[1], err = sw.GenConst(83); err != nil {
 		return engine.GenBlocks{}, err
 	}
-	// P_MASK: params.p4:64:24 240 (0xf0 when generated)
+	// P_MASK: params.p4:65:24 240 (0xf0 when generated)
 	if p.c[2], err = sw.GenConst(84); err != nil {
 		return engine.GenBlocks{}, err
 	}
-	// P_LO: params.p4:65:13 4 (0x4 when generated)
+	// P_LO: params.p4:66:13 4 (0x4 when generated)
 	if p.c[3], err = sw.GenConst(87); err != nil {
 		return engine.GenBlocks{}, err
 	}
-	// P_HI: params.p4:65:21 40 (0x28 when generated)
+	// P_HI: params.p4:66:21 40 (0x28 when generated)
 	if p.c[4], err = sw.GenConst(88); err != nil {
 		return engine.GenBlocks{}, err
 	}
-	// P_VAL: params.p4:87:29 7 (0x7 when generated)
+	// P_VAL: params.p4:88:29 7 (0x7 when generated)
 	if p.c[5], err = sw.GenConst(112); err != nil {
 		return engine.GenBlocks{}, err
 	}
-	// P_VAL: params.p4:90:23 LIMIT (0xa when generated)
+	// P_VAL: params.p4:91:23 LIMIT (0xa when generated)
 	if p.c[7], err = sw.GenConst(129); err != nil {
 		return engine.GenBlocks{}, err
 	}
-	// P_SH: params.p4:93:30 3 (0x3 when generated)
+	// P_SH: params.p4:94:30 3 (0x3 when generated)
 	if p.c[8], err = sw.GenConst(145); err != nil {
 		return engine.GenBlocks{}, err
 	}
-	// P_SH: params.p4:94:47 (3 + 1) (0x4 when generated)
+	// P_SH: params.p4:95:47 (3 + 1) (0x4 when generated)
 	if p.c[9], err = sw.GenConst(157); err != nil {
 		return engine.GenBlocks{}, err
 	}
-	// P_LO: params.p4:95:46 4 (0x4 when generated)
+	// P_LO: params.p4:96:46 4 (0x4 when generated)
 	if p.c[10], err = sw.GenConst(172); err != nil {
 		return engine.GenBlocks{}, err
 	}
-	// P_LO: params.p4:96:29 (4 + 8) (0xc when generated)
+	// P_LO: params.p4:97:29 (4 + 8) (0xc when generated)
 	if p.c[11], err = sw.GenConst(182); err != nil {
 		return engine.GenBlocks{}, err
 	}
-	// P_VAL: params.p4:98:13 7 (0x7 when generated)
+	// P_VAL: params.p4:99:13 7 (0x7 when generated)
 	if p.c[12], err = sw.GenConst(191); err != nil {
 		return engine.GenBlocks{}, err
 	}
-	// P_SH: params.p4:99:13 3 (0x3 when generated)
+	// P_SH: params.p4:100:13 3 (0x3 when generated)
 	if p.c[13], err = sw.GenConst(196); err != nil {
 		return engine.GenBlocks{}, err
 	}
-	// P_MAX: params.p4:102:69 (bit<32>)1000 (0x3e8 when generated)
+	// P_MAX: params.p4:103:69 (bit<32>)1000 (0x3e8 when generated)
 	if p.c[14], err = sw.GenConst(215); err != nil {
 		return engine.GenBlocks{}, err
 	}
-	// P_CELLS: params.p4:105:31 (16 - 1) (0xf when generated)
+	// P_CELLS: params.p4:106:31 (16 - 1) (0xf when generated)
 	if p.c[15], err = sw.GenConst(233); err != nil {
 		return engine.GenBlocks{}, err
 	}
-	// P_CELLS: params.p4:108:33 (bit<8>)16 (0x10 when generated)
+	// P_CELLS: params.p4:109:33 (bit<8>)16 (0x10 when generated)
 	if p.c[16], err = sw.GenConst(255); err != nil {
 		return engine.GenBlocks{}, err
 	}
-	// P_PORT: params.p4:111:31 5 (0x5 when generated)
+	// P_PORT: params.p4:112:31 5 (0x5 when generated)
 	if p.c[17], err = sw.GenConst(264); err != nil {
 		return engine.GenBlocks{}, err
 	}
-	// P_DIV: params.p4:88:28 3 (0x3 when generated), folded
-	if err = sw.GenConstIs(119, 0x3); err != nil {
+	// P_DIV: params.p4:89:28 4 (0x4 when generated), folded
+	if err = sw.GenConstIs(119, 0x4); err != nil {
 		return engine.GenBlocks{}, err
 	}
 	if p.t[0], err = sw.GenTable("I.t"); err != nil {
@@ -190,7 +190,7 @@ func (p *params) ingress(g *engine.Gen) {
 	{
 		{
 			s[3] = ((s[2] + p.c[5]) & 0xff)
-			s[9] = (s[4] / 0x3)
+			s[9] = (s[4] / 0x4)
 			s[5] = s[9]
 			if s[2] > p.c[7] {
 				{

@@ -143,7 +143,7 @@ func TestParamsRefused(t *testing.T) {
 		defines map[string]string
 		want    string
 	}{
-		{map[string]string{"P_DIV": "5"}, "the generated code folded 0x3"},
+		{map[string]string{"P_DIV": "8"}, "the generated code folded 0x4"},
 		{map[string]string{"P_W": "8"}, "the switch runs program"},
 		{map[string]string{"P_VAL": "8"}, ""},
 	} {

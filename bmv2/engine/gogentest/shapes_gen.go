@@ -16,7 +16,7 @@ var ShapesPipeline = engine.Generated{Name: "shapes", Bind: ShapesBind}
 
 // ShapesFingerprint is engine.Fingerprint of the program this pipeline was generated from (its
 // parameters' values left out).
-const ShapesFingerprint = "27ea66afa09adc39fe661d45a605b02bbe67e20f9ed519d3463b99897020f76c"
+const ShapesFingerprint = "b50c675634b717a535d65dc6c1c7f0c8fc366fb6d3521a7df4a19a327808c0e5"
 
 // ShapesLayout is the engine.Switch GenLayout the pipeline was generated against.
 const ShapesLayout = "65815166632fd0784a49c341fc3a7145d0df195c93215981e4d2999ec235747d"
@@ -300,7 +300,7 @@ func (p *shapes) ingress1(g *engine.Gen, s *[46]uint64, v15 uint64) bool {
 	s[15] = (((((((s[3] >> (0x3)) * 0x5) & 0xffff) + ((s[2]) >> 4)) & 0xffff) << (0x2)) & 0xffff)
 	s[16] = ((s[4] & (((s[2])<<16|s[3])<<8 | s[2])) | (((s[4])>>16)<<16 | s[3]))
 	s[17] = ((((((s[5])<<13 | s[6]) * 0x3) & 0xffffffff) - (s[4] >> ((s[2]) & 0x1f))) & 0xffffffff)
-	s[18] = ((((s[8] / 0x7) + (s[8] % 0xd)) + ((s[7])<<16 | s[3])) - ^(s[8]))
+	s[18] = ((((s[8] / 0x8) + (s[8] % 0x10)) + ((s[7])<<16 | s[3])) - ^(s[8]))
 	t17 := uint64(0)
 	if s[8] > s[4] {
 		t17 = s[8] - s[4]

@@ -1,5 +1,5 @@
 // One-key exact tables, the engine's one-key lookup: a 16-bit key and a 96-bit key (whose
-// values may or may not fit 64 bits). sel 0 applies t16, sel 1 t96; out is the entry's value,
+// values may or may not fit 64 bits). sel 0 applies t16, sel 1 t96; res is the entry's value,
 // 0xEE on a miss.
 #include <core.p4>
 #include <v1model.p4>
@@ -8,7 +8,7 @@ header req_t {
     bit<8>  sel;
     bit<16> k16;
     bit<96> k96;
-    bit<8>  out;
+    bit<8>  res;
 }
 struct headers_t { req_t r; }
 struct meta_t { }
@@ -19,7 +19,7 @@ parser P(packet_in pkt, out headers_t hdr, inout meta_t meta, inout standard_met
 control V(inout headers_t hdr, inout meta_t meta) { apply { } }
 
 control I(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
-    action set(bit<8> v) { hdr.r.out = v; }
+    action set(bit<8> v) { hdr.r.res = v; }
     table t16 {
         key = { hdr.r.k16: exact; }
         actions = { set; }

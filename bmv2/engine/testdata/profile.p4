@@ -5,7 +5,7 @@
 header h_t {
     bit<8>  k;
     bit<16> flow;
-    bit<8>  out;
+    bit<8>  res;
 }
 struct headers_t { h_t h; }
 struct meta_t { bit<8> x; }
@@ -16,7 +16,7 @@ parser P(packet_in pkt, out headers_t hdr, inout meta_t meta, inout standard_met
 control V(inout headers_t hdr, inout meta_t meta) { apply { } }
 
 control I(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
-    action set_out(bit<8> v, bit<9> port) { hdr.h.out = v; sm.egress_spec = port; }
+    action set_out(bit<8> v, bit<9> port) { hdr.h.res = v; sm.egress_spec = port; }
     action_selector(HashAlgorithm.identity, 32w64, 32w16) sel;
 
     table ecmp {
@@ -27,7 +27,7 @@ control I(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) 
     table prof {
         key = { hdr.h.k: exact; }
         actions = { set_out; NoAction; }
-        implementation = action_profile(32w16);
+        @name("prof_action_profile") implementation = action_profile(32w16);
     }
     apply {
         sm.egress_spec = 1;

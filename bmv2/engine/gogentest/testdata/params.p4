@@ -5,7 +5,8 @@
 // index, a table's size and default action argument. One generated pipeline (params_gen.go,
 // generated with the defaults) runs with other values and is compared with the interpreter on
 // random packets. Two parameters it cannot take other values of: P_DIV, a divisor the code
-// folds (Bind checks its value), and P_W, a width (part of the program's fingerprint).
+// folds (Bind checks its value; a power of two, as bmv2 has no division: p4c-bm2-ss turns it
+// into a shift), and P_W, a width (part of the program's fingerprint).
 #include <core.p4>
 #include <v1model.p4>
 
@@ -34,7 +35,7 @@
 #define P_PORT 5
 #endif
 #ifndef P_DIV
-#define P_DIV 3
+#define P_DIV 4
 #endif
 #ifndef P_W
 #define P_W 16

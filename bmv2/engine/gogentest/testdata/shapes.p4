@@ -36,7 +36,7 @@ header o_t {
 struct headers_t { a_t a; b_t b; o_t o; }
 struct inner_t { bit<8> c; bit<16> d; }
 struct pair_t { bit<8> x; bit<8> y; }
-struct meta_t { bit<8> t; inner_t in; bit<32> h1; bit<32> h2; pair_t p; }
+struct meta_t { bit<8> t; inner_t inr; bit<32> h1; bit<32> h2; pair_t p; }
 
 bit<8> bump(inout bit<8> x) {
     x = x + 8w10;
@@ -159,7 +159,7 @@ control I(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) 
         hdr.o.r3 = (hdr.a.y >> 3) * 5 + (bit<16>)hdr.a.x[7:4] << 2;
         hdr.o.r4 = hdr.a.z & (hdr.a.x ++ hdr.a.y ++ hdr.a.x) | hdr.a.z[31:16] ++ hdr.a.y;
         hdr.o.r5 = (bit<32>)(hdr.a.p ++ hdr.a.q) * 3 - (hdr.a.z >> hdr.a.x[4:0]);
-        hdr.o.r6 = hdr.a.v / 7 + hdr.a.v % 13 + (hdr.a.w ++ hdr.a.y) - ~hdr.a.v;
+        hdr.o.r6 = hdr.a.v / 8 + hdr.a.v % 16 + (hdr.a.w ++ hdr.a.y) - ~hdr.a.v;
         hdr.o.r7 = (hdr.a.v |-| (bit<64>)hdr.a.z) ^ (hdr.a.v[63:32] ++ hdr.a.z);
         // Shifts by constants at least the width: everything shifted out.
         hdr.o.r8 = (hdr.a.x << 8) | (hdr.a.x >> 9) | (hdr.a.x << 3);
@@ -200,11 +200,11 @@ control I(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) 
         hdr.o.r2 = big ? hdr.o.r2 + 1 : hdr.o.r2 - 1;
         hdr.o.r3 = (big == (hdr.a.x > 8w7)) ? 16w1 : 16w2;
         // A sub-control with a return and an in argument.
-        meta.in.c = hdr.a.x;
-        meta.in.d = hdr.a.y;
-        sub.apply(meta.in, hdr.a.op & 3);
-        hdr.o.r1 = hdr.o.r1 ^ meta.in.c;
-        hdr.o.r10 = hdr.o.r10 ^ meta.in.d;
+        meta.inr.c = hdr.a.x;
+        meta.inr.d = hdr.a.y;
+        sub.apply(meta.inr, hdr.a.op & 3);
+        hdr.o.r1 = hdr.o.r1 ^ meta.inr.c;
+        hdr.o.r10 = hdr.o.r10 ^ meta.inr.d;
         // Hash over fields of a header that may be invalid, and of one always valid.
         hash(meta.h1, HashAlgorithm.crc32, 32w0, {hdr.b.k, hdr.a.x, hdr.b.m}, 32w0);
         hash(meta.h2, HashAlgorithm.crc16, 32w5, {hdr.a.y, hdr.a.p}, 32w1000);

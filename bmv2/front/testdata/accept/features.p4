@@ -103,8 +103,8 @@ parser FeatParser(packet_in pkt, out headers hdr, inout metadata meta,
     }
     state parse_v4 {
         pkt.extract(hdr.ip.v4);
-        transition select(meta.perr) {
-            error.NoError: accept;
+        transition select(meta.perr == error.NoError) {
+            true: accept;
             default: reject;
         }
     }
@@ -162,7 +162,7 @@ control FeatIngress(inout headers hdr, inout metadata meta, inout standard_metad
             meta.hash: selector;
         }
         actions = { pick; }
-        implementation = action_selector(HashAlgorithm.crc16, 32w64, 32w14);
+        @name("ecmp_action_selector") implementation = action_selector(HashAlgorithm.crc16, 32w64, 32w14);
     }
 
     apply {
