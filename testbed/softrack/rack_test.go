@@ -173,7 +173,10 @@ func TestQueuedInTheSwitchIsNotUnreachable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waiter, err := r.NewClient(1, client.Config{RetryInterval: time.Millisecond, MaxRetryInterval: 2 * time.Millisecond,
+	// MaxAttempts 3 at 40-80 ms: a switch slower than that to answer (a loaded machine under the
+	// race detector: 3 attempts in 12 ms went unanswered in CI) would make the client give up for
+	// the wrong reason; the wait below is still several times the attempts' span.
+	waiter, err := r.NewClient(1, client.Config{RetryInterval: 40 * time.Millisecond, MaxRetryInterval: 80 * time.Millisecond,
 		MaxAttempts: 3})
 	if err != nil {
 		t.Fatal(err)
@@ -187,7 +190,7 @@ func TestQueuedInTheSwitchIsNotUnreachable(t *testing.T) {
 		}
 		got <- err
 	}()
-	time.Sleep(300 * time.Millisecond)
+	time.Sleep(time.Second)
 	select {
 	case err := <-got:
 		t.Fatalf("the queued acquire returned %v while the lock was held (in the switch: %v)", err, inSwitch())
