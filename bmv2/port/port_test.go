@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/gopacket/gopacket/pcapgo"
 	"go.uber.org/goleak"
@@ -395,21 +396,41 @@ func TestRawVeth(t *testing.T) {
 		}
 	}
 	buf := make([]byte, MaxFrame)
+	// sendRecv sends frame i from one end and receives it at the other. A frame that does not
+	// arrive within 2 s is sent again (at most three times, each logged; CI saw one frame never
+	// arrive, 2026-11-29, and the test hung until the package's timeout), and late copies of
+	// earlier frames are skipped: the port must carry every frame, not lose none on a busy host.
+	sendRecv := func(from, to *RawPort, i int) {
+		t.Helper()
+		defer to.SetReadDeadline(time.Time{})
+		for try := 1; try <= 3; try++ {
+			if err := from.Send(frame(i)); err != nil {
+				t.Fatal(err)
+			}
+			to.SetReadDeadline(time.Now().Add(2 * time.Second))
+			for {
+				n, err := recvOurs(to, buf)
+				if errors.Is(err, os.ErrDeadlineExceeded) {
+					t.Logf("%s: frame %d did not arrive in 2 s (try %d)", to.Name(), i, try)
+					break
+				}
+				if err != nil {
+					t.Fatalf("%s frame %d: %v", to.Name(), i, err)
+				}
+				if seq(buf[:n]) < i {
+					continue // a late copy of an earlier frame
+				}
+				if !bytes.Equal(buf[:n], frame(i)) {
+					t.Fatalf("%s frame %d: %x", to.Name(), i, buf[:n])
+				}
+				return
+			}
+		}
+		t.Fatalf("%s: frame %d never arrived in three tries", to.Name(), i)
+	}
 	for i := 0; i < 20; i++ {
-		if err := a.Send(frame(i)); err != nil {
-			t.Fatal(err)
-		}
-		n, err := recvOurs(b, buf)
-		if err != nil || !bytes.Equal(buf[:n], frame(i)) {
-			t.Fatalf("veth1 frame %d: %v %x", i, err, buf[:n])
-		}
-		if err := b.Send(frame(1000 + i)); err != nil {
-			t.Fatal(err)
-		}
-		n, err = recvOurs(a, buf)
-		if err != nil || seq(buf[:n]) != 1000+i {
-			t.Fatalf("veth0 frame %d: %v", i, err)
-		}
+		sendRecv(a, b, i)
+		sendRecv(b, a, 1000+i)
 	}
 	f := frame(7)
 	if n := testing.AllocsPerRun(50, func() {
