@@ -63,18 +63,7 @@ func TestFiguresRun(t *testing.T) {
 	dir := t.TempDir()
 	o := Options{Params: tiny, Quick: true, Warmup: time.Millisecond, Settle: 200 * time.Microsecond, Window: 500 * time.Microsecond}
 	for _, mk := range []func(Options) *Figure{Fig13, Fig14, Fig10, Fig11} {
-		f := mk(o)
-		if err := f.Run(context.Background(), nil); err != nil {
-			t.Fatal(err)
-		}
-		for _, r := range f.Results {
-			if r.Txns() == 0 || r.Violations != 0 {
-				t.Errorf("%s %s: %d txns, %d violations", f.Name, r.Label, r.Counters.Txns, r.Violations)
-			}
-			if r.Slots == 0 && r.SwitchRPS != 0 {
-				t.Errorf("%s %s: no switch memory but %.0f switch grants/s", f.Name, r.Label, r.SwitchRPS)
-			}
-		}
+		f := runChecked(t, mk(o))
 		var md bytes.Buffer
 		f.WriteMarkdown(&md)
 		if !strings.Contains(md.String(), "|") || !strings.Contains(md.String(), "x |") {
@@ -305,18 +294,7 @@ func TestMicroFigures(t *testing.T) {
 	o := Options{Params: p, Quick: true}
 	dir := t.TempDir()
 	for _, mk := range []func(Options) *Figure{Fig8, Fig9} {
-		f := mk(o)
-		if err := f.Run(context.Background(), nil); err != nil {
-			t.Fatal(err)
-		}
-		for _, r := range f.Results {
-			if r.Txns() == 0 || r.Violations != 0 {
-				t.Errorf("%s %s: %d txns, %d violations", f.Name, r.Label, r.Counters.Txns, r.Violations)
-			}
-			if r.Slots == 0 && r.SwitchRPS != 0 {
-				t.Errorf("%s %s: every lock on the server but %.0f switch grants/s", f.Name, r.Label, r.SwitchRPS)
-			}
-		}
+		f := runChecked(t, mk(o))
 		if err := f.CheckShape(); err != nil {
 			t.Errorf("%s: %v", f.Name, err)
 		}
@@ -452,4 +430,22 @@ func TestFig9Controls(t *testing.T) {
 	if err := f.CheckShape(); !errors.Is(err, ErrCores) {
 		t.Errorf("servers of 1ns a request: CheckShape = %v, want %v", err, ErrCores)
 	}
+}
+
+// runChecked runs f and checks every point: transactions committed, no violation, and no switch
+// grant where the switch had no memory (every lock on the servers).
+func runChecked(t *testing.T, f *Figure) *Figure {
+	t.Helper()
+	if err := f.Run(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range f.Results {
+		if r.Txns() == 0 || r.Violations != 0 {
+			t.Errorf("%s %s: %d txns, %d violations", f.Name, r.Label, r.Counters.Txns, r.Violations)
+		}
+		if r.Slots == 0 && r.SwitchRPS != 0 {
+			t.Errorf("%s %s: no switch memory but %.0f switch grants/s", f.Name, r.Label, r.SwitchRPS)
+		}
+	}
+	return f
 }
