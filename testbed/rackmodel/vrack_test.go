@@ -399,12 +399,7 @@ func TestPushBackAdmitsMinRegion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.Start()
-	r.Run(time.Millisecond)
-	if err := r.Quiesce(50 * time.Millisecond); err != nil {
-		t.Fatal(err)
-	}
-	a, err := r.Allocate(time.Second)
+	a, err := warmAllocate(t, r)
 	if err != nil || a.Locks != 1 {
 		t.Fatalf("allocation %+v, %v: want the one lock in the switch", a, err)
 	}
@@ -438,12 +433,7 @@ func TestDefaultContention(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r.Start()
-		r.Run(time.Millisecond)
-		if err := r.Quiesce(50 * time.Millisecond); err != nil {
-			t.Fatal(err)
-		}
-		a, err := r.Allocate(time.Second)
+		a, err := warmAllocate(t, r)
 		locks := p.Clients * p.Workers
 		if err != nil || a.Locks != locks {
 			t.Fatalf("contention %d: allocation %+v, %v: want the %d locks in the switch", tc.contention, a, err, locks)
@@ -453,4 +443,15 @@ func TestDefaultContention(t *testing.T) {
 			t.Errorf("contention %d: %d slots used for %d locks, want %d", tc.contention, a.Used, locks, want)
 		}
 	}
+}
+
+// warmAllocate runs r for a millisecond of load, quiesces it and runs one allocation period.
+func warmAllocate(t *testing.T, r *Rack) (Allocation, error) {
+	t.Helper()
+	r.Start()
+	r.Run(time.Millisecond)
+	if err := r.Quiesce(50 * time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	return r.Allocate(time.Second)
 }
