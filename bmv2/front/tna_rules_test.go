@@ -263,13 +263,7 @@ func TestTNARegisterActionLimit(t *testing.T) {
 		{name: "read, other statement, write", decls: reg + registerActions("r", "a", 3), body: "md.val = a1.execute(md.idx); md.idx = r.read(md.idx); md.val = 1; r.write(md.idx, 1);", want: access},
 		{name: "write then read", decls: reg + registerActions("r", "a", 3), body: "md.val = a1.execute(md.idx); r.write(md.idx, 1); md.idx = r.read(md.idx);", want: "the statement at line"},
 	} {
-		got := tnaRuleErrors(t, tc.top, tc.decls, tc.body)
-		switch {
-		case tc.want == "" && got != "":
-			t.Errorf("%s: refused: %s", tc.name, got)
-		case tc.want != "" && !strings.Contains(got, tc.want):
-			t.Errorf("%s: diagnostics %q, want %q", tc.name, got, tc.want)
-		}
+		checkRuleVerdict(t, tc.name, tnaRuleErrors(t, tc.top, tc.decls, tc.body), tc.want)
 	}
 }
 
@@ -323,12 +317,18 @@ func TestTNANestedCasts(t *testing.T) {
 		{name: "action of an applied table", decls: action, body: "t.apply();", want: msg},
 		{name: "control main does not reach", top: unreached},
 	} {
-		got := tnaRuleErrors(t, tc.top, tc.decls, tc.body)
-		switch {
-		case tc.want == "" && got != "":
-			t.Errorf("%s: refused: %s", tc.name, got)
-		case tc.want != "" && !strings.Contains(got, tc.want):
-			t.Errorf("%s: diagnostics %q, want %q", tc.name, got, tc.want)
-		}
+		checkRuleVerdict(t, tc.name, tnaRuleErrors(t, tc.top, tc.decls, tc.body), tc.want)
+	}
+}
+
+// checkRuleVerdict checks the diagnostics got of a case: none when want is empty, else ones
+// containing want.
+func checkRuleVerdict(t *testing.T, name, got, want string) {
+	t.Helper()
+	switch {
+	case want == "" && got != "":
+		t.Errorf("%s: refused: %s", name, got)
+	case want != "" && !strings.Contains(got, want):
+		t.Errorf("%s: diagnostics %q, want %q", name, got, want)
 	}
 }
