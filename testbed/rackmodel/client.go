@@ -11,19 +11,25 @@ import (
 	"github.com/netlock-go/netlock/internal/udpframe"
 	"github.com/netlock-go/netlock/testbed"
 	"github.com/netlock-go/netlock/testbed/history"
+	"github.com/netlock-go/netlock/wire"
 )
 
 // Txn is one transaction of a worker.
 type Txn struct {
 	// Locks are the transaction's locks, taken in client.OrderLocks' order.
 	Locks []client.LockSpec
-	// Priority of its acquires.
+	// Priority and Tenant of its acquires (the switch's two levels and tenant meters, the
+	// servers' quotas).
 	Priority uint8
+	Tenant   uint16
 	// Hold is how long it holds its locks after the last grant (with Params.ThinkEachLock,
 	// after every grant) before it releases them.
 	Hold time.Duration
 	// Pause is how long the worker waits before it starts the transaction.
 	Pause time.Duration
+	// Backoff is how long the worker waits after the transaction aborted on a reject before it
+	// starts the next one (a client refused for its quota backs off; 0: at once).
+	Backoff time.Duration
 }
 
 // Source draws the transactions of one worker (Config.Source).
@@ -42,7 +48,7 @@ type phaseSource struct {
 
 func (s *phaseSource) Next(_ time.Duration, t *Txn) {
 	t.Locks = s.wl.Next(t.Locks)
-	t.Priority, t.Hold, t.Pause = 0, s.hold, 0
+	t.Priority, t.Tenant, t.Hold, t.Pause, t.Backoff = 0, 0, s.hold, 0, 0
 }
 
 // clientHost is a client machine: its workers share its NIC and link.
@@ -178,6 +184,9 @@ type worker struct {
 	held  []*hold
 	pend  int // releases not answered
 	abort bool
+	// rejected: the transaction aborted on a reject (Txn.Backoff applies).
+	rejected bool
+	stats    WorkerCounters
 }
 
 func (w *worker) rack() *Rack { return w.c.r }
@@ -267,7 +276,7 @@ func (w *worker) begin() {
 		return
 	}
 	w.id = w.core.NewTxnID()
-	w.i, w.held, w.abort, w.start = 0, w.held[:0], false, r.k.Now()
+	w.i, w.held, w.abort, w.rejected, w.start = 0, w.held[:0], false, false, r.k.Now()
 	if len(w.txn.Locks) == 0 {
 		w.finish()
 		return
@@ -289,7 +298,7 @@ func (w *worker) acquire() {
 		At: vtime(w.sent)})
 	var out clientcore.Out
 	err := w.core.Acquire(w.sent, &h.e, &h.acq, l.Lock, l.Mode, w.id, false,
-		clientcore.ReqOptions{Priority: w.txn.Priority, Lease: r.p.Lease}, &out)
+		clientcore.ReqOptions{Priority: w.txn.Priority, Tenant: w.txn.Tenant, Lease: r.p.Lease}, &out)
 	if err != nil {
 		r.log.Error("rackmodel: acquire", "err", err)
 		h.acq.Done, h.acq.Err = true, err
@@ -319,6 +328,11 @@ func (w *worker) acquired(h *hold) {
 		var rej *clientcore.RejectError
 		if errors.As(err, &rej) {
 			r.stats.Rejects++
+			w.stats.Rejects++
+			if rej.Status == wire.StatusQuota {
+				w.stats.QuotaRejects++
+			}
+			w.rejected = true
 			r.record(history.Event{Kind: history.Rejected, Lock: l.Lock, Txn: w.id, At: vtime(now)})
 		} else {
 			r.stats.Abandoned++
@@ -329,6 +343,7 @@ func (w *worker) acquired(h *hold) {
 		return
 	}
 	r.stats.Granted++
+	w.stats.Granted++
 	r.lat.req.Record(time.Duration(now - w.sent))
 	w.held = append(w.held, h)
 	ev := history.Event{Kind: history.Granted, Lock: l.Lock, Txn: w.id, Mode: h.e.Mode, Token: h.e.Token, At: vtime(now)}
@@ -434,13 +449,25 @@ func (w *worker) finish() {
 	now := r.k.Now()
 	if w.abort {
 		r.stats.Aborts++
+		w.stats.Aborts++
 	} else {
 		r.stats.Txns++
 		r.stats.Acquisitions += uint64(len(w.txn.Locks))
 		r.lat.txn.Record(time.Duration(now - w.start))
 		r.series.txn(now)
+		w.stats.Txns++
+		w.stats.TxnTime += time.Duration(now - w.start)
 	}
 	w.state = wIdle
+	if w.rejected && w.txn.Backoff > 0 {
+		w.state = wPausing
+		r.at(now+int64(w.txn.Backoff), func() {
+			if w.state == wPausing {
+				w.startTxn()
+			}
+		})
+		return
+	}
 	w.startTxn()
 }
 

@@ -70,6 +70,7 @@ func newCtl(r *Rack, i int) (*ctl, error) {
 		LeaseMargin:  p.LeaseMargin,
 		MaxGrantRate: p.SwitchMpps * 1e6, // one grant per pipeline pass at line rate
 		PollInterval: p.PollInterval,
+		Tenants:      r.cfg.Tenants,
 		Log:          slog.New(&eventLog{r: r, ctl: i}),
 		TestingKnobs: ctlcore.TestingKnobs{Mutation: r.cfg.TestingKnobs.Mutation},
 	}

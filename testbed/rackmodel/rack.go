@@ -34,6 +34,10 @@ type Config struct {
 	// Alloc is how the controller allocates the switch's memory (ctlcore.Config's Strategy,
 	// Slots and Seed). Slots 0: never (every lock stays on the servers).
 	Alloc AllocSpec
+	// Tenants are the per-tenant quotas the controller installs in the switch
+	// (ctlcore.Config.Tenants: the tenant_quota table and its meters, at bring-up). A
+	// transaction's tenant is Txn.Tenant.
+	Tenants []ctlcore.Tenant
 	// Backup adds a second controller, a backup that takes over when the primary dies
 	// (KillController).
 	Backup bool

@@ -87,6 +87,38 @@ func (r *Rack) Counters() Counters {
 	return c
 }
 
+// WorkerCounters are one worker's monotonic counters (Rack.WorkerCounters): a class of workers'
+// share of the rack's (Figure 12's tenants and priorities).
+type WorkerCounters struct {
+	Txns         uint64        // committed transactions
+	Aborts       uint64        // transactions given up
+	Granted      uint64        // acquires answered with a grant
+	Rejects      uint64        // acquires answered with a reject
+	QuotaRejects uint64        // of them, refused for the tenant's quota (wire.StatusQuota)
+	TxnTime      time.Duration // the committed transactions' latencies, summed (start to last release answered)
+}
+
+// Sub returns c - o, field by field.
+func (c WorkerCounters) Sub(o WorkerCounters) WorkerCounters {
+	return WorkerCounters{Txns: c.Txns - o.Txns, Aborts: c.Aborts - o.Aborts, Granted: c.Granted - o.Granted,
+		Rejects: c.Rejects - o.Rejects, QuotaRejects: c.QuotaRejects - o.QuotaRejects, TxnTime: c.TxnTime - o.TxnTime}
+}
+
+// Add returns c + o, field by field.
+func (c WorkerCounters) Add(o WorkerCounters) WorkerCounters {
+	return WorkerCounters{Txns: c.Txns + o.Txns, Aborts: c.Aborts + o.Aborts, Granted: c.Granted + o.Granted,
+		Rejects: c.Rejects + o.Rejects, QuotaRejects: c.QuotaRejects + o.QuotaRejects, TxnTime: c.TxnTime + o.TxnTime}
+}
+
+// WorkerCounters returns worker w's counters so far (0-based over the rack: client c's worker
+// i is c*Workers+i); zero for a worker that does not exist.
+func (r *Rack) WorkerCounters(w int) WorkerCounters {
+	if w < 0 || w >= len(r.workers) {
+		return WorkerCounters{}
+	}
+	return r.workers[w].stats
+}
+
 // latencies are the histograms of the current measurement window (ResetLatency).
 type latencies struct {
 	req latency.Histogram // acquire sent (first send) to grant received
