@@ -42,11 +42,11 @@ func newExperimentCmd() *cobra.Command {
 		from    string
 		figures = map[string]func(modelfig.Options) *modelfig.Figure{
 			"fig13": modelfig.Fig13, "fig14": modelfig.Fig14, "fig10": modelfig.Fig10, "fig11": modelfig.Fig11,
-			"fig15": modelfig.Fig15, "fig8": modelfig.Fig8, "fig9": modelfig.Fig9,
+			"fig15": modelfig.Fig15, "fig8": modelfig.Fig8, "fig9": modelfig.Fig9, "fig12": modelfig.Fig12,
 		}
 	)
 	cmd := &cobra.Command{
-		Use:   "experiment fig8|fig9|fig13|fig14|fig10|fig11|fig15|all",
+		Use:   "experiment fig8|fig9|fig13|fig14|fig10|fig11|fig12|fig15|all",
 		Short: "Regenerate a figure of the NetLock paper on the rack model (virtual time, the paper's scale)",
 		Long: `Regenerates a figure of the NetLock paper (SIGCOMM'20, section 6) on the rack model
 (testbed/rackmodel): netlock's own code makes every decision (p4/netlock.p4 on the engine as the
@@ -70,6 +70,9 @@ point is a deterministic run for its seed, checked for exclusion and fencing.
          rdma/sim with the ConnectX-3 cost model, the same workload, shape and threads), high and
          low contention, with the switch share s and the caps it sets on NetLock's gain
   fig11  the same with six clients and six lock servers
+  fig12  policies: two tenants of five client machines, one joining later, without and with
+         priorities (the switch's two levels); tenants of 3 and 7 client machines without and with
+         per-tenant quotas (the switch's meters, installed by the controller) at half the capacity
   fig15  throughput over time through a switch restart and a lock server failure, with the
          controller's failure handling, checked for exclusion and fencing; the same timeline
          without the waits as negative controls
@@ -81,13 +84,13 @@ and FIG.png into --img.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			names := []string{args[0]}
 			if args[0] == "all" {
-				names = []string{"fig8", "fig9", "fig13", "fig14", "fig10", "fig11", "fig15"}
+				names = []string{"fig8", "fig9", "fig13", "fig14", "fig10", "fig11", "fig12", "fig15"}
 			}
 			w := cmd.OutOrStdout()
 			for _, name := range names {
 				mk, ok := figures[name]
 				if !ok {
-					return fmt.Errorf("unknown figure %q (want fig8, fig9, fig13, fig14, fig10, fig11, fig15 or all)", name)
+					return fmt.Errorf("unknown figure %q (want fig8, fig9, fig13, fig14, fig10, fig11, fig12, fig15 or all)", name)
 				}
 				f := mk(o)
 				if from != "" {
@@ -111,7 +114,7 @@ and FIG.png into --img.`,
 				start := time.Now()
 				fmt.Fprintf(os.Stderr, "%s: %d points, %d timelines\n", f.Name, len(f.Specs), len(f.Timelines))
 				err := f.Run(cmd.Context(), func(done, total int, r modelfig.Result) {
-					if len(f.Timelines) > 0 {
+					if len(f.Timelines) > 0 || len(f.Policies) > 0 {
 						fmt.Fprintf(os.Stderr, "  %d/%d %s: %d violations [%v]\n", done, total, r.Label, r.Violations,
 							time.Since(start).Round(time.Second))
 						return

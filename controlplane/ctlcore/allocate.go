@@ -179,7 +179,20 @@ func (c *Core) plan(reports map[uint16][]wire.LockStat, intervals map[uint16]flo
 		})
 		demands = demands[:room]
 	}
-	slices.SortFunc(demands, func(a, b alloc.Demand) int { return int(a.Lock) - int(b.Lock) })
+	if c.cfg.SizeEveryLevel {
+		for _, d := range demands {
+			for lv := 1; lv < dataplane.Levels; lv++ {
+				d.Level = lv
+				demands = append(demands, d)
+			}
+		}
+	}
+	slices.SortFunc(demands, func(a, b alloc.Demand) int {
+		if a.Lock != b.Lock {
+			return int(a.Lock) - int(b.Lock)
+		}
+		return a.Level - b.Level
+	})
 	if err := c.pool.Restore(c.layout()); err != nil {
 		c.log.Error("the current layout is invalid", "err", err)
 		c.allocBusy = false

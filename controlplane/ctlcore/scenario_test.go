@@ -15,14 +15,15 @@ package ctlcore
 // Grammar (one command per block; arguments are key=value, durations in Go syntax, lists in
 // parentheses):
 //
-//	rack [servers=N] [standbys] [hosts] [tenants] [cookie=C] [lease=DUR] [max-lease=DUR]
+//	rack [servers=N] [standbys] [hosts] [tenants] [every-level] [cookie=C] [lease=DUR] [max-lease=DUR]
 //	     [server-lease=DUR] [margin=DUR] [ping=DUR] [dead-after=N] [sweep=DUR] [alloc=DUR]
 //	     [poll=DUR] [move-timeout=DUR] [max-grant-rate=R] [max-region=N] [hysteresis=F]
 //	     [min-rate=R] [slots=N] [timeout=DUR] [mutation=NAME]
 //	    Starts at time 0 with controller a (a Core in the Backup phase) and a rack of N servers
 //	    (default 2): server n is 10.0.0.n:8888 on switch port n (MAC 02:00:00:00:01:0n); with
 //	    standbys, standby n waits on port 10+n (MAC 02:00:00:00:02:0n); hosts adds the clients'
-//	    route 10.0.1.0/24 on port 20, tenants a tenant quota. The switch has no pipeline yet; its
+//	    route 10.0.1.0/24 on port 20, tenants a tenant quota, every-level Config.SizeEveryLevel. The
+//	    switch has no pipeline yet; its
 //	    program is sized to 16 lock indices and 32 slots, so a switch token is
 //	    counter<<5 | slot. Server processes start at epoch 0 (tokens 1, 2, ...), term 0, instance
 //	    n (standbys 100+n). Defaults: lease 100ms, max-lease 200ms, server-lease 0 (servers not
@@ -579,6 +580,7 @@ func (s *scenario) newRack(a args) error {
 	if a.has("hosts") {
 		cfg.Hosts = []Host{{Prefix: netip.MustParsePrefix("10.0.1.0/24"), Port: 20, MAC: dataplane.MAC{2, 0, 0, 0, 3, 0}}}
 	}
+	cfg.SizeEveryLevel = a.has("every-level")
 	if a.has("tenants") {
 		cfg.Tenants = []Tenant{{ID: 1, Meter: 0, Rate: 1000, Burst: 100}}
 	}

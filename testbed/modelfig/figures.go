@@ -60,6 +60,8 @@ type Figure struct {
 	Params rackmodel.Params `json:"params"`
 	// Timelines are the runs of a figure over time (Figure 15), instead of Specs and Results.
 	Timelines []Timeline `json:"timelines,omitempty"`
+	// Policies are the runs of Figure 12 (fig12.go), instead of Specs and Results.
+	Policies []PolicyRun `json:"policies,omitempty"`
 	// Baseline, if set, runs the paper's RDMA baselines (rdma/dlm's TPC-C driver) after the
 	// points; Baselines are its results (Figures 10 and 11).
 	Baseline  *tpccbench.Options `json:"baseline_options,omitempty"`
@@ -221,6 +223,9 @@ const (
 func (f *Figure) Run(ctx context.Context, progress func(done, total int, r Result)) error {
 	if len(f.Timelines) > 0 {
 		return f.runTimelines(ctx, progress)
+	}
+	if len(f.Policies) > 0 {
+		return f.runPolicies(ctx, progress)
 	}
 	f.Results = f.Results[:0]
 	for i, s := range f.Specs {

@@ -29,7 +29,7 @@ var palette = []color.Color{
 
 // Plot writes the figure's PNG into dir and returns its path.
 func (f *Figure) Plot(dir string) (string, error) {
-	if len(f.Results) == 0 && len(f.Timelines) == 0 {
+	if len(f.Results) == 0 && len(f.Timelines) == 0 && len(f.Policies) == 0 {
 		return "", fmt.Errorf("experiment: %s has no results to plot", f.Name)
 	}
 	var grid [][]*plot.Plot
@@ -43,6 +43,8 @@ func (f *Figure) Plot(dir string) (string, error) {
 		grid, err = f.plot10()
 	case "fig15":
 		grid, err = f.plot15()
+	case "fig12":
+		grid, err = f.plot12()
 	case "fig8":
 		grid, err = f.plot8()
 	case "fig9":

@@ -96,6 +96,8 @@ func (f *Figure) WriteMarkdown(w io.Writer) {
 		f.fig10(w)
 	case "fig15":
 		f.fig15(w)
+	case "fig12":
+		f.fig12(w)
 	case "fig8":
 		f.fig8(w)
 	case "fig9":

@@ -76,6 +76,7 @@ func newCtl(r *Rack, i int) (*ctl, error) {
 	}
 	// The operator's c_i of a lock not seen deeper (0: the core's default).
 	cc.DefaultContention = p.Contention
+	cc.SizeEveryLevel = p.SizeEveryLevel
 	for _, s := range r.servers {
 		if s.standby {
 			cc.Standbys = append(cc.Standbys, ctlcore.Standby{Num: uint16(s.idx + 1), Port: s.port, MAC: macFor(s.addr.Addr())})

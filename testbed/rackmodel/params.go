@@ -74,6 +74,10 @@ type Params struct {
 	// not seen deeper (ctlcore.Config.DefaultContention: the operator's setting); it sizes a
 	// switch lock's region. Default 0: ctlcore's default, 1.
 	Contention int
+	// SizeEveryLevel makes the controller size both priority levels of a switch lock by its c_i
+	// (ctlcore.Config.SizeEveryLevel), for workloads that use both; default false: level 1 gets
+	// one slot.
+	SizeEveryLevel bool
 
 	// MaxRetryTimeout caps the clients' exponential backoff of retransmissions
 	// (client.Config.MaxRetryInterval). Default RetryTimeout: every copy after RetryTimeout.
@@ -236,7 +240,7 @@ func (p *Params) validate() error {
 func (p Params) Rows() [][3]string {
 	p.fill()
 	sz := p.Sizing
-	return [][3]string{
+	rows := [][3]string{
 		{"clients", fmt.Sprint(p.Clients), "client machines"},
 		{"workers", fmt.Sprint(p.Workers), "worker threads per client, one transaction at a time each"},
 		{"servers", fmt.Sprint(p.Servers), "lock servers"},
@@ -258,6 +262,11 @@ func (p Params) Rows() [][3]string {
 		{"switch memory", fmt.Sprintf("%d slots, %d locks, region <= %d", sz.Slots(), sz.Locks, p.MaxRegion),
 			"netlock.p4's pool and per-lock state"},
 	}
+	if p.SizeEveryLevel {
+		rows = append(rows, [3]string{"priority levels", "both sized by c_i",
+			"the controller sizes level 1 of a switch lock as level 0 (ctlcore.Config.SizeEveryLevel)"})
+	}
+	return rows
 }
 
 // WithDefaults returns p with its zero fields set to PaperParams' values.

@@ -158,3 +158,41 @@ func TestTenantQuota(t *testing.T) {
 		})
 	}
 }
+
+// TestSizeEveryLevel: Params.SizeEveryLevel reaches the controller (ctlcore.Config.SizeEveryLevel):
+// with every worker at priority 1 on one lock, the lock's level 1 gets as many slots as its level
+// 0 (c_i each); without it, level 1 gets one (the control), and every queue-empty brings back one
+// request (TestPushBackServesLevelOne).
+func TestSizeEveryLevel(t *testing.T) {
+	for _, every := range []bool{false, true} {
+		p := small()
+		p.SizeEveryLevel = every
+		r, err := New(Config{Params: p, Seed: testSeed(t), Alloc: AllocSpec{Strategy: alloc.StrategyKnapsack, Slots: 1000},
+			Source: func(int) Source { return &classSource{base: 7_200_000, n: 1, prio: 1} }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := warmAllocate(t, r)
+		if err != nil || a.Locks != 1 {
+			t.Fatalf("every level %v: allocation %+v, %v: want the lock in the switch", every, a, err)
+		}
+		res, err := r.sw.readLocks()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sizes [2]uint16
+		for _, l := range res.Locks {
+			if l.Lock == 7_200_000 {
+				sizes = [2]uint16{l.Regions[0].Size, l.Regions[1].Size}
+			}
+		}
+		switch {
+		case sizes[0] < 2:
+			t.Errorf("every level %v: regions %v: want level 0 sized by the queue of 12 workers", every, sizes)
+		case every && sizes[1] != sizes[0]:
+			t.Errorf("every level: regions %v, want level 1 as level 0", sizes)
+		case !every && sizes[1] != 1:
+			t.Errorf("control: regions %v, want level 1 of one slot", sizes)
+		}
+	}
+}
