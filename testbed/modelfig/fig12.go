@@ -345,13 +345,13 @@ func (f *Figure) plot12() ([][]*plot.Plot, error) {
 	for _, pr := range f.Policies {
 		p := plot.New()
 		p.Title.Text = pr.Label
-		p.X.Label.Text = "virtual time since the start (ms)"
+		p.X.Label.Text = "virtual time since the measured run started (ms)"
 		p.Y.Label.Text = "kTPS (one lock each)"
 		top := 0.0
 		for k, c := range pr.Classes {
 			var xys plotter.XYs
 			for i, y := range pr.Stats[k].Series {
-				xys = append(xys, plotter.XY{X: float64(time.Duration(i)*pr.Bin) / 1e6, Y: y / 1e3})
+				xys = append(xys, plotter.XY{X: (float64(i) + 0.5) * float64(pr.Bin) / 1e6, Y: y / 1e3}) // the bin's middle
 				top = max(top, y/1e3)
 			}
 			if len(xys) == 0 {
