@@ -36,6 +36,10 @@ type PolicyRun struct {
 	QuotaShare float64 `json:"quota_share,omitempty"`
 	Quota      float64 `json:"quota,omitempty"`
 	Burst      uint64  `json:"burst,omitempty"`
+	// LevelOneSlot runs without rackmodel.Params.SizeEveryLevel: level 1 of every lock has one
+	// slot, so a queue-empty announces min(size0, size1) = 1 free slot (a control run that shows
+	// what the push-back rule costs a priority-1 class; not plotted).
+	LevelOneSlot bool `json:"level1_one_slot,omitempty"`
 	// Backoff is how long a worker refused for its quota waits before its next transaction.
 	Backoff time.Duration `json:"backoff_ns"`
 	Seed    uint64        `json:"seed"`
@@ -82,6 +86,7 @@ const (
 	Fig12Priority   = "(a) with priorities"
 	Fig12NoQuota    = "(b) without quotas"
 	Fig12Quota      = "(b) with quotas"
+	Fig12OneSlot    = "(a) with priorities, level 1 of one slot (control)"
 )
 
 // Fig12Locks is the number of exclusive locks of Figure 12 (the paper does not give it; the
@@ -92,7 +97,9 @@ const Fig12Locks = 16
 // each, the second joining later, without priorities and with the joining tenant at priority 0
 // and the first at priority 1; (b) a tenant of three client machines, then one of seven joins,
 // without quotas and with each tenant metered at half the locks' capacity (measured by the run
-// without quotas). Every lock is in the switch; every run is checked for exclusion and fencing.
+// without quotas); then (a) with priorities again with level 1 of one slot per lock (a control:
+// what the push-back rule, min(size0, size1) free slots per queue-empty, costs the priority-1
+// class). Every lock is in the switch; every run is checked for exclusion and fencing.
 func Fig12(o Options) *Figure {
 	o.fill()
 	p := o.Params
@@ -131,7 +138,9 @@ func Fig12(o Options) *Figure {
 	noQuota, quota := b, b
 	noQuota.Label = Fig12NoQuota
 	quota.Label, quota.QuotaShare = Fig12Quota, 0.5
-	f.Policies = []PolicyRun{noPrio, prio, noQuota, quota}
+	oneSlot := prio
+	oneSlot.Label, oneSlot.LevelOneSlot = Fig12OneSlot, true
+	f.Policies = []PolicyRun{noPrio, prio, noQuota, quota, oneSlot}
 	return f
 }
 
@@ -170,6 +179,9 @@ func (pr *PolicyRun) class(w, workers int) int {
 func RunPolicy(ctx context.Context, p rackmodel.Params, pr *PolicyRun) error {
 	t0 := time.Now()
 	p = p.WithDefaults()
+	if pr.LevelOneSlot {
+		p.SizeEveryLevel = false
+	}
 	if n := pr.Classes[0].Clients + pr.Classes[1].Clients; n != p.Clients {
 		return fmt.Errorf("experiment: %s: classes of %d client machines on a rack of %d", pr.Label, n, p.Clients)
 	}
@@ -297,6 +309,7 @@ var fig12Paper = map[string]string{
 	Fig12Priority:   "the high-priority tenant prioritized over the low-priority one",
 	Fig12NoQuota:    "tenant 1 (7 clients) starves tenant 2 and gets the higher throughput",
 	Fig12Quota:      "each tenant its own share (half): similar throughput",
+	Fig12OneSlot:    "(not in the paper)",
 }
 
 // fig12 writes each run's classes alone and together, the ratio of the joining class to the
@@ -337,12 +350,31 @@ func (f *Figure) fig12(w io.Writer) {
 		v += p.Violations
 	}
 	fmt.Fprintf(w, "**%d violations** over the %d runs.\n", v, len(f.Policies))
+	for _, c := range f.Policies {
+		if !c.LevelOneSlot {
+			continue
+		}
+		for _, m := range f.Policies {
+			if m.Label != Fig12Priority {
+				continue
+			}
+			fmt.Fprintf(w, "\nThe push-back rule (a queue-empty announces min(size0, size1) free slots): in %q every "+
+				"lock has one slot at level 1, and the priority-1 class alone commits %.0f k transactions/s (%d "+
+				"push-backs for %d queue-empties: one each) against %.0f k with both levels sized by c_i (%d for %d). "+
+				"Slower, not starved: every queue-empty brings back at least one request.\n", c.Label,
+				c.Stats[0].AloneTPS/1e3, c.Counters.PushBacks, c.Counters.QueueEmpties, m.Stats[0].AloneTPS/1e3,
+				m.Counters.PushBacks, m.Counters.QueueEmpties)
+		}
+	}
 }
 
 // plot12: per run, each class's throughput over time, the join marked.
 func (f *Figure) plot12() ([][]*plot.Plot, error) {
 	var ps []*plot.Plot
 	for _, pr := range f.Policies {
+		if pr.LevelOneSlot {
+			continue
+		}
 		p := plot.New()
 		p.Title.Text = pr.Label
 		p.X.Label.Text = "virtual time since the measured run started (ms)"

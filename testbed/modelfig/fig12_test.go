@@ -25,8 +25,8 @@ func TestFig12(t *testing.T) {
 	if err := f.Run(context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}
-	if len(f.Policies) != 4 {
-		t.Fatalf("%d runs, want 4", len(f.Policies))
+	if len(f.Policies) != 5 {
+		t.Fatalf("%d runs, want 5", len(f.Policies))
 	}
 	for _, pr := range f.Policies {
 		if pr.Violations != 0 {
@@ -57,6 +57,21 @@ func TestFig12(t *testing.T) {
 				t.Errorf("%s: joining / first %.2f, want %.2f..%.2f (%+v)", pr.Label, r, tc.lo, tc.hi, pr.Stats)
 			}
 		}
+	}
+	// The control: with level 1 of one slot the priority-1 class alone overflows and takes back one
+	// request per queue-empty: it commits less than with both levels sized alike.
+	var sized, one PolicyRun
+	for _, pr := range f.Policies {
+		switch pr.Label {
+		case Fig12Priority:
+			sized = pr
+		case Fig12OneSlot:
+			one = pr
+		}
+	}
+	if one.Stats[0].AloneTPS >= sized.Stats[0].AloneTPS || one.Counters.PushBacks != one.Counters.QueueEmpties {
+		t.Errorf("priority 1 alone: %.0f/s with level 1 of one slot (%d push-backs, %d queue-empties), %.0f/s sized as level 0",
+			one.Stats[0].AloneTPS, one.Counters.PushBacks, one.Counters.QueueEmpties, sized.Stats[0].AloneTPS)
 	}
 	png, err := f.Plot(t.TempDir())
 	if err != nil {
