@@ -222,6 +222,9 @@ func (f *Figure) plot10() ([][]*plot.Plot, error) {
 		}
 	}
 	systems := []sys{{"NetLock", rack(Fig10Netlock)}, {Fig10Servers, rack(Fig10Servers)}}
+	if f.find(fig10Phases[0].phase+", "+Fig10NetChain, -1) != nil {
+		systems = append(systems, sys{"NetChain", rack(Fig10NetChain)})
+	}
 	if len(f.Baselines) > 0 {
 		systems = append(systems, sys{"DSLR", base("dslr")}, sys{"DrTM", base("drtm")})
 	}
