@@ -251,7 +251,7 @@ func (f *Figure) plot10() ([][]*plot.Plot, error) {
 		pl.NominalX("high contention", "low contention")
 		pl.Legend.Top = true
 		pl.Y.Min = 0
-		pl.Y.Max *= 1.35 // room for the legend
+		pl.Y.Max *= 1 + 0.14*float64(len(systems)) // room for the legend, a line per system
 	}
 	return [][]*plot.Plot{{tput, lat}}, nil
 }
