@@ -449,8 +449,11 @@ func runChecked(t *testing.T, f *Figure) *Figure {
 		if r.Txns() == 0 || r.Violations != 0 {
 			t.Errorf("%s %s: %d txns, %d violations", f.Name, r.Label, r.Counters.Txns, r.Violations)
 		}
-		if r.Slots == 0 && r.SwitchRPS != 0 {
+		if r.Slots == 0 && r.NetChain == nil && r.SwitchRPS != 0 {
 			t.Errorf("%s %s: no switch memory but %.0f switch grants/s", f.Name, r.Label, r.SwitchRPS)
+		}
+		if r.NetChain != nil && (r.ServerRPS != 0 || r.SwitchRPS == 0) {
+			t.Errorf("%s %s: NetChain, but %.0f server grants/s and %.0f switch grants/s", f.Name, r.Label, r.ServerRPS, r.SwitchRPS)
 		}
 	}
 	return f
