@@ -1,7 +1,8 @@
 // Package modelfig regenerates the NetLock paper's figures (SIGCOMM'20, section 6: Figures 8 to
 // 11 and 13 to 15) on netlock: each figure is a list of points, each point one rack run, on the
 // rack model in virtual time (testbed/rackmodel) at the paper's scale (Figures 10 and 11 also run
-// the paper's RDMA baselines, rdma/dlm on rdma/sim, through testbed/tpcc/tpccbench). Results are
+// the paper's baselines: NetChain on the rack model, rackmodel.NetChain, and the RDMA ones, rdma/dlm
+// on rdma/sim, through testbed/tpcc/tpccbench). Results are
 // ratios against a reference measured in the same sweep, written as JSON, Markdown and PNG plots
 // (gonum/plot).
 package modelfig
