@@ -33,7 +33,7 @@ func exclusiveOn(src dlm.Source, tb tpcc.Table) dlm.Source {
 // exclusive (no lease) removes most aborts; taking the district exclusive (the control: a table
 // whose shared requests are rare) does not. The simulation is virtual-time and deterministic.
 func TestDrTMAbortsFromWarehouseLease(t *testing.T) {
-	run := func(tb tpcc.Table) float64 {
+	run := func(tb tpcc.Table) (aborts, ktps float64) {
 		t.Helper()
 		w, err := Warehouses(Fig10, 10, PerClient)
 		if err != nil {
@@ -55,11 +55,13 @@ func TestDrTMAbortsFromWarehouseLease(t *testing.T) {
 		if res.Txns == 0 {
 			t.Fatalf("no transaction committed (%v exclusive)", tb)
 		}
-		return float64(res.Aborts) / float64(res.Txns)
+		return float64(res.Aborts) / float64(res.Txns), res.TxnRate / 1e3
 	}
-	leases, noWarehouseLease, noDistrictLease := run(0), run(tpcc.TableWarehouse), run(tpcc.TableDistrict)
-	t.Logf("aborts per committed transaction: read leases %.2f, warehouse exclusive %.2f, district exclusive %.2f",
-		leases, noWarehouseLease, noDistrictLease)
+	leases, k0 := run(0)
+	noWarehouseLease, k1 := run(tpcc.TableWarehouse)
+	noDistrictLease, k2 := run(tpcc.TableDistrict)
+	t.Logf("aborts per committed transaction (kTPS): read leases %.2f (%.1f), warehouse exclusive %.2f (%.1f), district exclusive %.2f (%.1f)",
+		leases, k0, noWarehouseLease, k1, noDistrictLease, k2)
 	if leases < 0.5 {
 		t.Errorf("with read leases: %.2f aborts per transaction, want about 1 (the explanation does not hold)", leases)
 	}
