@@ -336,7 +336,10 @@ func TestAcquireReleaseAllocs(t *testing.T) {
 // grant: one lease keeper watches them all.
 func TestNoGoroutinePerGrant(t *testing.T) {
 	addr, _ := startServer(t, lockcore.Config{})
-	c := newTestClient(t, client.Config{Servers: []string{addr}, KeepAlive: true, Lease: 300 * time.Millisecond})
+	// A renewal starts when a third of the lease has passed; 1.5 s leaves a second for it to
+	// complete on a loaded machine (at 300 ms, a 200 ms stall of the test's process lost a lease
+	// on a machine at load 14, 2026-11-29).
+	c := newTestClient(t, client.Config{Servers: []string{addr}, KeepAlive: true, Lease: 1500 * time.Millisecond})
 	ctx := itCtx(t)
 	before := runtime.NumGoroutine()
 	var gs []*client.Grant

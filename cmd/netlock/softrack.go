@@ -32,7 +32,7 @@ func newSoftRackCmd() *cobra.Command {
 		logLevel, img, pipeline     string
 	)
 	cmd := &cobra.Command{
-		Use:   "softrack fig13|fig14|fig10|fig15",
+		Use:   "softrack fig13|fig14|fig10|micro|fig15",
 		Short: "A figure of the NetLock paper on the software rack, in wall-clock time (ratios within one run)",
 		Long: `Runs a figure of the NetLock paper (SIGCOMM'20, section 6) on the software rack (testbed/softrack):
 p4/netlock.p4 on the software switch, the controller over P4Runtime, lock servers and lock clients,
@@ -42,6 +42,8 @@ the same load (testbed/softfig), so a ratio is measured within one run on the sa
   fig13  knapsack vs random allocation of --slots switch slots, and every lock on the servers (TPC-C)
   fig14  servers only, knapsack over --slots, knapsack over the whole pool; think time 0 and 2ms
   fig10  netlock (knapsack over the whole pool) vs every lock on the servers, TPC-C high and low
+  micro  netlock (knapsack over the whole pool) vs every lock on the servers, shared and exclusive locks
+         without contention (the paper's Figure 8 workloads, as ratios)
   fig15  one rack through a switch restart and a server death (standbys), throughput over time,
          the clients' history checked
 
@@ -103,6 +105,21 @@ Prints Markdown.`,
 					fmt.Fprintf(w, "\nnetlock / servers only: **%.2fx** transactions/s (paper, Figure 10, NetLock / DSLR: 18.4x high, 14.9x low contention).\n\n",
 						res[0].TPS/res[1].TPS)
 				}
+			case "micro":
+				for _, ph := range []string{testbed.PhaseShared, testbed.PhaseExclusive} {
+					c := cfg
+					c.Phase = ph
+					res, err := softfig.Alternate(ctx, c, []softfig.Variant{
+						{Name: "netlock, the whole pool", Controller: cc(alloc.StrategyKnapsack, 0)},
+						{Name: "servers only", Controller: cc(alloc.StrategyKnapsack, 0), NoSwitch: true}})
+					if err != nil {
+						return err
+					}
+					fmt.Fprintf(w, "%s:\n\n", ph)
+					writeSoft(w, c, res)
+					fmt.Fprintf(w, "\nswitch / servers only: **%.2fx** locks/s, p50 %v against %v.\n\n",
+						res[0].LPS/res[1].LPS, res[0].Txn.P50, res[1].Txn.P50)
+				}
 			case "fig15":
 				if logLevel == "" && cfg.SlowAcquire > 0 {
 					logLevel = "warn"
@@ -145,7 +162,7 @@ Prints Markdown.`,
 					fmt.Fprintf(w, "\nPlot: %s\n", img)
 				}
 			default:
-				return fmt.Errorf("unknown figure %q (want fig13, fig14, fig10 or fig15)", args[0])
+				return fmt.Errorf("unknown figure %q (want fig13, fig14, fig10, micro or fig15)", args[0])
 			}
 			fmt.Fprintf(w, "\nTook %v.\n", time.Since(start).Round(time.Second))
 			return nil
@@ -179,11 +196,11 @@ func writeSoft(w io.Writer, cfg softfig.Config, res []softfig.Result) {
 	if len(res) > 0 {
 		fmt.Fprintf(w, "Switch pipeline: %s.\n\n", res[0].Pipeline)
 	}
-	fmt.Fprintln(w, "| rack | txns/s | locks/s | servers' grants / locks | locks in the switch | failed txns | txn p50 / p99 |")
-	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---|")
+	fmt.Fprintln(w, "| rack | txns/s | locks/s | servers' grants / locks | locks in the switch | failed txns | retransmitted / sent | txn p50 / p99 |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---|")
 	for _, r := range res {
-		fmt.Fprintf(w, "| %s | %.0f | %.0f | %.2f | %d | %d | %v / %v |\n", r.Variant, r.TPS, r.LPS, r.ServerShare(),
-			r.SwitchLocks, r.Errors, r.Txn.P50, r.Txn.P99)
+		fmt.Fprintf(w, "| %s | %.0f | %.0f | %.2f | %d | %d | %d / %d | %v / %v |\n", r.Variant, r.TPS, r.LPS, r.ServerShare(),
+			r.SwitchLocks, r.Errors, r.Retransmits, r.Sent, r.Txn.P50, r.Txn.P99)
 	}
 	fmt.Fprintf(w, "\n%d client hosts x %d workers, %s, think %v; each rack %v of warm-up then %d windows of %v, "+
 		"in turns.\n", cfg.Clients, cfg.Workers, cfg.Phase, cfg.Think, cfg.Warmup, cfg.Rounds, cfg.Window)

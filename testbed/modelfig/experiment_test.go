@@ -29,8 +29,8 @@ func TestFigureSpecs(t *testing.T) {
 	}{
 		{Fig13(Options{}), 3 * len(Fig13Variants)},
 		{Fig14(Options{}), 2 * len(Fig14Think) * len(Fig14Slots)},
-		{Fig10(Options{}), 4},
-		{Fig11(Options{}), 4},
+		{Fig10(Options{}), 6},
+		{Fig11(Options{}), 6},
 		{Fig15(Options{}), 0},
 	} {
 		if len(tc.f.Specs) != tc.want {
@@ -139,6 +139,11 @@ func TestFig10Run(t *testing.T) {
 		if c := ShareCap(*n); c.S <= 0 || c.S >= 1 || c.ServerBound <= c.LatencyBound || c.LatencyBound <= 1 {
 			t.Errorf("%s netlock: %+v, want a share in (0, 1) and 1 < latency cap < server cap", ph.phase, c)
 		}
+		// NetChain: the switch alone grants, and retries rejected acquires.
+		if nc := f.find(ph.phase+", "+Fig10NetChain, -1); nc == nil || nc.TPS <= 0 || nc.ServerRPS != 0 ||
+			nc.SwitchRPS <= 0 || nc.Periods != 0 {
+			t.Errorf("%s netchain: %+v, want transactions granted by the switch alone, no allocation period", ph.phase, nc)
+		}
 		want := tiny.Clients
 		if ph.contention == "low" {
 			want = 10 * tiny.Clients
@@ -155,7 +160,8 @@ func TestFig10Run(t *testing.T) {
 	}
 	var md bytes.Buffer
 	f.WriteMarkdown(&md)
-	for _, want := range []string{"DSLR (rdma/sim", "DrTM (rdma/sim", "18.4x", "14.9x", "28.6x", "33.5x", "cap 1/(1-s)", "against the caps"} {
+	for _, want := range []string{"DSLR (rdma/sim", "DrTM (rdma/sim", "18.4x", "14.9x", "28.6x", "33.5x", "cap 1/(1-s)", "against the caps",
+		"NetChain (switch only", "4.4x", "3.5x", "chain replication"} {
 		if !strings.Contains(md.String(), want) {
 			t.Errorf("fig10 report lacks %q:\n%s", want, md.String())
 		}
@@ -443,8 +449,11 @@ func runChecked(t *testing.T, f *Figure) *Figure {
 		if r.Txns() == 0 || r.Violations != 0 {
 			t.Errorf("%s %s: %d txns, %d violations", f.Name, r.Label, r.Counters.Txns, r.Violations)
 		}
-		if r.Slots == 0 && r.SwitchRPS != 0 {
+		if r.Slots == 0 && r.NetChain == nil && r.SwitchRPS != 0 {
 			t.Errorf("%s %s: no switch memory but %.0f switch grants/s", f.Name, r.Label, r.SwitchRPS)
+		}
+		if r.NetChain != nil && (r.ServerRPS != 0 || r.SwitchRPS == 0) {
+			t.Errorf("%s %s: NetChain, but %.0f server grants/s and %.0f switch grants/s", f.Name, r.Label, r.ServerRPS, r.SwitchRPS)
 		}
 	}
 	return f

@@ -162,12 +162,13 @@ func Fig14(o Options) *Figure {
 
 // Fig10 is the paper's Figure 10 (ten clients, two lock servers): the TPC-C rack with the hot
 // locks in the switch (knapsack over the whole pool but the controller's staging slots) against
-// the same rack with every lock on the servers and against the paper's baselines, DSLR and DrTM
-// (rdma/dlm on rdma/sim, FigBaselines), at high contention (one warehouse per client) and low
-// (ten).
+// the same rack with every lock on the servers and against the paper's baselines, NetChain (the
+// same rack with p4/netchain/netchain.p4 as the switch and no servers, rackmodel.NetChain), DSLR
+// and DrTM (rdma/dlm on rdma/sim, FigBaselines), at high contention (one warehouse per client) and
+// low (ten).
 func Fig10(o Options) *Figure {
 	o.fill()
-	return tpccVersus(o, "fig10", "Figure 10: NetLock vs DSLR and DrTM (TPC-C, ten clients, two lock servers)", o.Params)
+	return tpccVersus(o, "fig10", "Figure 10: NetLock vs NetChain, DSLR and DrTM (TPC-C, ten clients, two lock servers)", o.Params)
 }
 
 // Fig11 is the paper's Figure 11: Figure 10 on six client machines and six lock servers.
@@ -175,7 +176,7 @@ func Fig11(o Options) *Figure {
 	o.fill()
 	p := o.Params
 	p.Clients, p.Servers = 6, 6
-	return tpccVersus(o, "fig11", "Figure 11: NetLock vs DSLR and DrTM (TPC-C, six clients, six lock servers)", p)
+	return tpccVersus(o, "fig11", "Figure 11: NetLock vs NetChain, DSLR and DrTM (TPC-C, six clients, six lock servers)", p)
 }
 
 func tpccVersus(o Options, name, title string, p rackmodel.Params) *Figure {
@@ -184,7 +185,8 @@ func tpccVersus(o Options, name, title string, p rackmodel.Params) *Figure {
 	for _, ph := range []string{testbed.PhaseTPCCHigh, testbed.PhaseTPCCLow} {
 		f.Specs = append(f.Specs,
 			o.spec(Spec{Params: p, Phase: ph, Strategy: alloc.StrategyKnapsack, Slots: pool, Label: ph + ", " + Fig10Netlock}),
-			o.spec(Spec{Params: p, Phase: ph, Strategy: alloc.StrategyKnapsack, Slots: 0, Label: ph + ", " + Fig10Servers}))
+			o.spec(Spec{Params: p, Phase: ph, Strategy: alloc.StrategyKnapsack, Slots: 0, Label: ph + ", " + Fig10Servers}),
+			o.spec(Spec{Params: p, Phase: ph, NetChain: &rackmodel.NetChain{}, Label: ph + ", " + Fig10NetChain}))
 	}
 	f.Baseline = FigBaselines(o, name, p)
 	return f
@@ -215,8 +217,9 @@ func poolSlots(p rackmodel.Params) int { return p.Sizing.Slots() - 2*p.Servers }
 
 // The racks of Figure 10.
 const (
-	Fig10Netlock = "netlock"
-	Fig10Servers = "servers only"
+	Fig10Netlock  = "netlock"
+	Fig10Servers  = "servers only"
+	Fig10NetChain = "netchain"
 )
 
 // Run runs every point of f in order, calling progress after each.

@@ -224,6 +224,9 @@ func (f *Figure) plot10() ([][]*plot.Plot, error) {
 		}
 	}
 	systems := []sys{{"NetLock", rack(Fig10Netlock)}, {Fig10Servers, rack(Fig10Servers)}}
+	if f.find(fig10Phases[0].phase+", "+Fig10NetChain, -1) != nil {
+		systems = append(systems, sys{"NetChain", rack(Fig10NetChain)})
+	}
 	if len(f.Baselines) > 0 {
 		systems = append(systems, sys{"DSLR", base("dslr")}, sys{"DrTM", base("drtm")})
 	}
@@ -250,7 +253,7 @@ func (f *Figure) plot10() ([][]*plot.Plot, error) {
 		pl.NominalX("high contention", "low contention")
 		pl.Legend.Top = true
 		pl.Y.Min = 0
-		pl.Y.Max *= 1.35 // room for the legend
+		pl.Y.Max *= 1 + 0.14*float64(len(systems)) // room for the legend, a line per system
 	}
 	return [][]*plot.Plot{{tput, lat}}, nil
 }

@@ -1,7 +1,8 @@
 // Package modelfig regenerates the NetLock paper's figures (SIGCOMM'20, section 6: Figures 8 to
 // 11 and 13 to 15) on netlock: each figure is a list of points, each point one rack run, on the
 // rack model in virtual time (testbed/rackmodel) at the paper's scale (Figures 10 and 11 also run
-// the paper's RDMA baselines, rdma/dlm on rdma/sim, through testbed/tpcc/tpccbench). Results are
+// the paper's baselines: NetChain on the rack model, rackmodel.NetChain, and the RDMA ones, rdma/dlm
+// on rdma/sim, through testbed/tpcc/tpccbench). Results are
 // ratios against a reference measured in the same sweep, written as JSON, Markdown and PNG plots
 // (gonum/plot).
 package modelfig
@@ -37,6 +38,9 @@ type Spec struct {
 	// figure has several.
 	Label   string `json:"label"`
 	Variant string `json:"variant,omitempty"`
+	// NetChain, if set, runs the rack as the paper's NetChain baseline (rackmodel.Config.NetChain):
+	// the warm-up has no allocation periods, Strategy and Slots are unused.
+	NetChain *rackmodel.NetChain `json:"netchain,omitempty"`
 }
 
 func (s *Spec) defaults() {
@@ -94,7 +98,7 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	t0 := time.Now()
 	res := Result{Spec: s, StrategyName: s.Strategy.String()}
 	r, err := rackmodel.New(rackmodel.Config{Params: s.Params, Phase: s.Phase, Seed: s.Seed,
-		Alloc: rackmodel.AllocSpec{Strategy: s.Strategy, Slots: s.Slots, Seed: s.Seed}})
+		Alloc: rackmodel.AllocSpec{Strategy: s.Strategy, Slots: s.Slots, Seed: s.Seed}, NetChain: s.NetChain})
 	if err != nil {
 		return res, err
 	}
@@ -102,7 +106,12 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	res.ThinkTime, res.ThinkEach, res.ServerCores, res.Workers = p.ThinkTime, p.ThinkEachLock, p.ServerCores, p.Workers
 	res.Clients, res.Servers, res.Contention = p.Clients, p.Servers, p.Contention
 	r.Start()
-	if res.Alloc, res.Periods, err = allocating(ctx, r, s.Warmup, s.AllocPeriod); err != nil {
+	if s.NetChain != nil {
+		// No controller, nothing to allocate: the warm-up is the clients' work alone.
+		if err := step(ctx, r, s.Warmup); err != nil {
+			return res, err
+		}
+	} else if res.Alloc, res.Periods, err = allocating(ctx, r, s.Warmup, s.AllocPeriod); err != nil {
 		return res, err
 	}
 	if err := step(ctx, r, s.Settle); err != nil {

@@ -305,6 +305,9 @@ func (f *Figure) fig10(w io.Writer) {
 				row(v, r.TPS, r.RPS, pm, r.SwitchRPS/max(r.RPS, 1), r.Txn.Mean, r.Txn.P99, "")
 			}
 		}
+		if r := f.find(ph.phase+", "+Fig10NetChain, -1); r != nil {
+			row(netChainName(*r), r.TPS, r.RPS, 0, r.SwitchRPS/max(r.RPS, 1), r.Txn.Mean, r.Txn.P99, f.paperNetChain(ph.contention))
+		}
 		for _, alg := range []string{"dslr", "drtm"} {
 			if b := f.baseline(alg, ph.contention); b != nil {
 				row(fmt.Sprintf("%s (rdma/sim, %.2f aborts/txn)", baselineName[alg], b.AbortsPerTxn), b.TPS, b.MRPS*1e6,
@@ -325,6 +328,7 @@ func (f *Figure) fig10(w io.Writer) {
 		fmt.Fprintf(w, "| %s | %s | %.2fx | %s | %d |\n", ph.phase, capCells(c), g, capNote(g, c), n.Counters.Overflows)
 	}
 	fmt.Fprintln(w, "\n"+capExplained+" A loss goes with the switch locks' overflow to q2 (the overflows column; each push-back brings back one request, docs/rackmodel.md, \"A finding\").")
+	f.netChainNote(w)
 	if len(f.Baselines) > 0 {
 		fmt.Fprintln(w, "\nWhere the ratio to a baseline comes from: NetLock / DSLR = (NetLock / servers only) x (servers only / DSLR), TPS.")
 		fmt.Fprintln(w, "\n| TPC-C | NetLock / servers only (the switch) | servers only / DSLR | servers only / DrTM | NetLock / DSLR | NetLock / DrTM |")

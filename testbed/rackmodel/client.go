@@ -85,8 +85,12 @@ func newClientHost(r *Rack, c int) (*clientHost, error) {
 		// The client's configuration as client.New makes it: lock l routes to Servers[l mod n]
 		// (client.Config.Servers without a Route), answers also from the switch, deterministic
 		// transaction ids (ClientID), no jitter (the model has no randomness of its own).
+		route := func(lock uint32) (netip.AddrPort, error) { return servers[lock%uint32(len(servers))], nil }
+		if r.nc != nil {
+			route = ncRoute
+		}
 		core, err := clientcore.New(clientcore.Config{
-			Route:            func(lock uint32) (netip.AddrPort, error) { return servers[lock%uint32(len(servers))], nil },
+			Route:            route,
 			Servers:          servers,
 			Switches:         []clientcore.AddrMatch{{IP: switchIP}},
 			RetryInterval:    p.RetryTimeout,
@@ -144,6 +148,7 @@ const (
 	wAcquiring        // an acquire in flight
 	wThinking         // holding, working (Txn.Hold)
 	wReleasing        // releases in flight
+	wBackoff          // NetChain: waiting to send a rejected acquire again
 )
 
 // hold is one lock of the worker's transaction: the client core's record and its operations (the
@@ -179,11 +184,14 @@ type worker struct {
 	state wstate
 	i     int   // the lock being acquired
 	sent  int64 // when its acquire was asked for
-	start int64 // the transaction's start
-	cur   *hold // the acquire in flight
-	held  []*hold
-	pend  int // releases not answered
-	abort bool
+	asked int64 // when its first acquire was asked for (NetChain: before the rejects)
+	// rejects counts the rejects in a row of the acquire of lock i (NetChain's retries).
+	rejects int
+	start   int64 // the transaction's start
+	cur     *hold // the acquire in flight
+	held    []*hold
+	pend    int // releases not answered
+	abort   bool
 	// rejected: the transaction aborted on a reject (Txn.Backoff applies).
 	rejected bool
 	stats    WorkerCounters
@@ -256,7 +264,11 @@ func (w *worker) startTxn() {
 		return
 	}
 	w.src.Next(time.Duration(r.k.Now()), &w.txn)
-	w.txn.Locks = client.OrderLocks(w.txn.Locks)
+	if r.nc != nil {
+		w.txn.Locks = client.NetChainLocks(w.txn.Locks, r.nc.cfg.Slots)
+	} else {
+		w.txn.Locks = client.OrderLocks(w.txn.Locks)
+	}
 	if w.txn.Pause > 0 {
 		w.state = wPausing
 		r.at(r.k.Now()+int64(w.txn.Pause), func() {
@@ -276,7 +288,7 @@ func (w *worker) begin() {
 		return
 	}
 	w.id = w.core.NewTxnID()
-	w.i, w.held, w.abort, w.rejected, w.start = 0, w.held[:0], false, false, r.k.Now()
+	w.i, w.held, w.abort, w.rejected, w.start, w.rejects = 0, w.held[:0], false, false, r.k.Now(), 0
 	if len(w.txn.Locks) == 0 {
 		w.finish()
 		return
@@ -293,11 +305,14 @@ func (w *worker) acquire() {
 	h.e.User = h
 	w.cur = h
 	w.sent = r.k.Now()
+	if w.rejects == 0 {
+		w.asked = w.sent
+	}
 	r.stats.AcquiresSent++
 	r.record(history.Event{Kind: history.AcquireSent, Lock: l.Lock, Txn: w.id, Mode: l.Mode, Priority: w.txn.Priority,
 		At: vtime(w.sent)})
 	var out clientcore.Out
-	err := w.core.Acquire(w.sent, &h.e, &h.acq, l.Lock, l.Mode, w.id, false,
+	err := w.core.Acquire(w.sent, &h.e, &h.acq, l.Lock, l.Mode, w.id, r.nc != nil,
 		clientcore.ReqOptions{Priority: w.txn.Priority, Tenant: w.txn.Tenant, Lease: r.p.Lease}, &out)
 	if err != nil {
 		r.log.Error("rackmodel: acquire", "err", err)
@@ -332,19 +347,23 @@ func (w *worker) acquired(h *hold) {
 			if rej.Status == wire.StatusQuota {
 				w.stats.QuotaRejects++
 			}
-			w.rejected = true
 			r.record(history.Event{Kind: history.Rejected, Lock: l.Lock, Txn: w.id, At: vtime(now)})
+			if w.ncRetry(err) {
+				return
+			}
+			w.rejected = true
 		} else {
 			r.stats.Abandoned++
 			r.record(history.Event{Kind: history.Abandoned, Lock: l.Lock, Txn: w.id, At: vtime(now)})
 		}
-		w.abort = true
+		w.abort, w.rejects = true, 0
 		w.releaseAll()
 		return
 	}
 	r.stats.Granted++
 	w.stats.Granted++
-	r.lat.req.Record(time.Duration(now - w.sent))
+	r.lat.req.Record(time.Duration(now - w.asked))
+	w.rejects = 0
 	w.held = append(w.held, h)
 	ev := history.Event{Kind: history.Granted, Lock: l.Lock, Txn: w.id, Mode: h.e.Mode, Token: h.e.Token, At: vtime(now)}
 	if dl := h.e.Deadline(); dl != 0 {

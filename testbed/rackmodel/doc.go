@@ -65,6 +65,14 @@
 // moves) and waits for its moves; with Params.AllocPeriod the controller runs them on its own
 // while the clients run.
 //
+// # The NetChain baseline
+//
+// [Config.NetChain] makes the rack the paper's NetChain baseline (Figures 10 and 11): the switch
+// runs p4/netchain/netchain.p4 on the same engine (one slot per lock, every lock exclusive, no
+// queue), no controller runs and the servers idle, and the clients follow package client's
+// NetChain rules (their locks hashed onto the slots, a rejected acquire sent again after
+// client.NetChainBackoff's wait). The checks are the same.
+//
 // # Failures
 //
 // [Rack.RestartSwitch], [Rack.FailServer], [Rack.KillController] and [Rack.CrashWorker] inject

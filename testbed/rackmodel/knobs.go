@@ -6,7 +6,8 @@ import "github.com/netlock-go/netlock/controlplane/ctlcore"
 // control, and a test that sets it must see the online checker, history.Check or the
 // conservation check fail. Never set them otherwise.
 type TestingKnobs struct {
-	// Program replaces p4/netlock.p4 (a mutant of it: the data plane breaks a rule).
+	// Program replaces p4/netlock.p4 (a mutant of it: the data plane breaks a rule); in a
+	// NetChain rack (Config.NetChain), p4/netchain/netchain.p4.
 	Program []byte
 	// Mutation runs the controllers' cores with one rule broken (ctlcore.TestingKnobs.Mutation): e.g.
 	// MutationSkipTokenBase moves locks into the switch without raising its grant counter above

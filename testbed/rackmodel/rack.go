@@ -51,6 +51,10 @@ type Config struct {
 	Logger *slog.Logger
 	// TestingKnobs break the rack on purpose: the negative controls (knobs.go).
 	TestingKnobs TestingKnobs
+	// NetChain, if set, makes the rack the paper's NetChain baseline: the switch runs
+	// p4/netchain/netchain.p4, no controller, the servers idle, the clients retry rejected
+	// acquires (netchain.go). Alloc must be zero.
+	NetChain *NetChain
 }
 
 // AllocSpec says how the controller allocates the switch's memory.
@@ -149,6 +153,7 @@ type Rack struct {
 	lat      latencies
 	events   []Event
 	cand     map[uint32]struct{} // every lock a server reported to the controller (AdminStats)
+	nc       *ncState            // Config.NetChain's state; nil for a netlock rack
 }
 
 // ErrNoBringUp is returned by New when the controller does not bring the switch up.
@@ -179,6 +184,9 @@ func New(cfg Config) (*Rack, error) {
 		r.rec, r.accept = &history.Recorder{}, &history.AcceptLog{}
 	}
 	r.sw = &vswitch{r: r, up: true}
+	if cfg.NetChain != nil {
+		r.nc = newNCState(*cfg.NetChain, cfg.Seed)
+	}
 	for s := 0; s < p.Servers; s++ {
 		r.mach = append(r.mach, &machine{idx: s, up: true, cpu: make([]int64, p.ServerCores)})
 	}
@@ -202,6 +210,16 @@ func New(cfg Config) (*Rack, error) {
 		r.clients = append(r.clients, h)
 		r.workers = append(r.workers, h.workers...)
 		r.ports[h.port] = h
+	}
+	if cfg.NetChain != nil {
+		// NetChain's switch has no control plane but its routes: no controller.
+		if cfg.Alloc.Slots != 0 || cfg.Backup {
+			return nil, errors.New("rackmodel: a NetChain rack has no controller: no Alloc.Slots, no Backup")
+		}
+		if err := r.bringUpNetChain(); err != nil {
+			return nil, err
+		}
+		return r, nil
 	}
 	r.ctlHost = &ctlHost{r: r}
 	r.ctlHost.up.prop, r.ctlHost.down.prop = int64(p.Propagation), int64(p.Propagation)

@@ -16,6 +16,7 @@ import (
 	"github.com/netlock-go/netlock/p4"
 	"github.com/netlock-go/netlock/p4/dataplane"
 	"github.com/netlock-go/netlock/p4/dataplane/dpengine"
+	"github.com/netlock-go/netlock/p4/netchain"
 	"github.com/netlock-go/netlock/wire"
 )
 
@@ -27,6 +28,7 @@ import (
 type vswitch struct {
 	r        *Rack
 	dp       *dpengine.Switch // nil until the controller pushes the pipeline
+	nc       *netchain.Switch // the NetChain baseline's program instead (Config.NetChain)
 	up       bool             // false from a restart until the switch is back
 	now      int64            // the engine's clock while it processes a packet
 	passes   int              // ingress passes of the packet being processed (applications of the rack table)
@@ -98,7 +100,15 @@ func (s *vswitch) cpuPort() int {
 }
 
 // running reports whether the switch forwards: up, with a pipeline.
-func (s *vswitch) running() bool { return s.up && s.dp != nil }
+func (s *vswitch) running() bool { return s.up && (s.dp != nil || s.nc != nil) }
+
+// process runs a frame through the program loaded: netlock.p4 or, in a NetChain rack, netchain.p4.
+func (s *vswitch) process(port int, frame []byte) (*engine.Result, error) {
+	if s.nc != nil {
+		return s.nc.Process(port, frame)
+	}
+	return s.dp.Process(port, frame)
+}
 
 // arrive runs a frame that arrived on port through the pipeline.
 func (s *vswitch) arrive(port int, frame []byte) {
@@ -113,7 +123,7 @@ func (s *vswitch) arrive(port int, frame []byte) {
 	s.now, s.passes = start, 0
 	var in wire.Fields
 	inOK := parse(frame, &s.fr, &in) == nil
-	res, err := s.dp.Process(port, frame)
+	res, err := s.process(port, frame)
 	r.stats.SwitchPackets++
 	if err != nil {
 		r.stats.EngineErrors++

@@ -130,6 +130,9 @@ type Result struct {
 	SwitchLocks               int
 	// Errors are transactions that failed (rejects, leases lost, timeouts), kept apart.
 	Errors uint64
+	// Sent and Retransmits are the clients' datagrams in the measured windows and the part of
+	// them that repeated a request (client.Stats).
+	Sent, Retransmits int64
 	// TPS and LPS are committed transactions and their locks per second of measured window.
 	TPS, LPS float64
 	Txn      latency.Latency
@@ -227,6 +230,7 @@ func (b *bench) load(ctx context.Context, d time.Duration, think time.Duration, 
 	lctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	g0 := b.serverGrants()
+	sent0, re0 := b.clientSends()
 	start := time.Now()
 	var wg sync.WaitGroup
 	var txns, locks, errs atomic.Uint64
@@ -267,8 +271,21 @@ func (b *bench) load(ctx context.Context, d time.Duration, think time.Duration, 
 		b.res.Locks += w.locks
 		b.res.Errors += w.errs
 		b.res.ServerGrants += b.serverGrants() - g0
+		sent, re := b.clientSends()
+		b.res.Sent += sent - sent0
+		b.res.Retransmits += re - re0
 	}
 	return w
+}
+
+// clientSends sums the datagrams b's clients sent and the retransmissions among them.
+func (b *bench) clientSends() (sent, retransmits int64) {
+	for _, c := range b.clients {
+		st := c.Stats()
+		sent += st.Sent
+		retransmits += st.Retransmits
+	}
+	return sent, retransmits
 }
 
 // runTxn takes specs' locks as one transaction (client.Txn), holds them for think, releases
