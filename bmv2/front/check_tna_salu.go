@@ -1,6 +1,9 @@
 package front
 
-import "sort"
+import (
+	"sort"
+	"strings"
+)
 
 // This file checks register actions that bf-p4c cannot turn into one stateful ALU instruction
 // (backends/tofino/bf-p4c/mau/stateful_alu.cpp, CreateSaluInstruction, p4c git 34b86e9; the
@@ -16,10 +19,29 @@ import "sort"
 //     condition ("slice of register value in condition is not supported", line 954);
 //   - a concatenation with a part that is a parameter or a local variable of apply (not a
 //     packet field or a constant), unless it is a zero extension ("Bit concatenation result
-//     cannot be assigned to an output parameter", line 1632).
+//     cannot be assigned to an output parameter", line 1632);
+//   - an operator (+, -, |+|, |-|, &, |, ^) with an operand that is itself one of +, -, |+|,
+//     |-|, &, |, ^, /, % or a negation (checkAndReportComplexInstruction: "You can only have
+//     more than one binary operator in a statement if the outer one is |", line 1528), except
+//     a | that is the whole value assigned to the register's value or a local (the
+//     instruction is split in two at it; in a condition bf-p4c says "too complex bitwise
+//     operation used in a condition", line 1593);
+//   - on Tofino 1, a & in a relation of a condition (bf-p4c passes the mask to the assembler,
+//     bf-asm/salu_inst.cpp line 249: no comparison masks on Tofino, CmpMask false in
+//     specs/device.cpp); on either chip a mask that is not a constant ("mask operand must be a
+//     constant", line 1508);
+//   - a relation whose terms (its operands split at + and -) include two of the register's
+//     value (parameters or locals of apply) or two packet fields: a comparison unit takes one
+//     memory operand, one PHV operand and a constant (bf-asm/salu_inst.cpp CmpOP::Decode,
+//     "Can't have more than one Memory/Phv operand to an SALU compare");
+//   - an operator (+, -, |+|, |-|, &, |, ^) outside a condition whose two operands are both
+//     packet fields: an ALU instruction's first operand is the register's value or a constant
+//     and only its second a PHV field ("Can't reference phv in first operand", bf-asm
+//     AluOP::Decode, after swapping the operands where it can).
 //
-// A slice in a condition is an error, as for bf-p4c (ERR_UNSUPPORTED_ON_TARGET). The other two
-// are still warnings: p4/tna/netlock.p4's q_upd breaks them (docs/dataplane.md), and netlock
+// A slice in a condition, a statement with more than one operator and a mask are errors, as for
+// bf-p4c and bf-asm. The comparison and concatenation rules are still warnings:
+// p4/tna/netlock.p4's q_upd breaks them (docs/dataplane.md, "What is left: lk_q"), and netlock
 // switch loads that program; each becomes an error once no register action of it breaks it.
 
 // tnaSALUCmpUnits is Device::statefulAluSpec().CmpUnits.size() on Tofino 1 and 2.
@@ -46,8 +68,12 @@ func (c *checker) tnaSALURules(instances []*InstanceDecl) {
 // saluApply checks one RegisterAction's apply.
 func (c *checker) saluApply(d *InstanceDecl, fn *FunctionDecl, units int, chip string) {
 	params := map[*Param]bool{}
-	for _, p := range fn.Params {
-		params[p] = true
+	for _, f := range d.Init { // every apply's: a second apply (an error) resolves to the first's
+		if f.Name == "apply" {
+			for _, p := range f.Params {
+				params[p] = true
+			}
+		}
 	}
 	locals := map[*VarDecl]bool{}
 	collectLocals(fn.Body, locals)
@@ -80,6 +106,11 @@ func (c *checker) saluApply(d *InstanceDecl, fn *FunctionDecl, units int, chip s
 			}
 		})
 	}
+
+	c.saluOperators(d, fn, params, locals)
+	c.saluMasks(d, conds, chip)
+	c.saluCmpOperands(d, conds, params, locals)
+	c.saluALUOperands(d, fn, params, locals)
 
 	inner := map[*BinaryExpr]bool{} // concatenations inside concatenations: reported with the outer one
 	walkStmt(fn.Body, func(e Expr) {
@@ -212,4 +243,207 @@ func sliceRoot(e Expr) *Param {
 func isZero(e Expr) bool {
 	i, ok := e.(*IntExpr)
 	return ok && i.Lit != nil && i.Lit.Value != nil && i.Lit.Value.Sign() == 0
+}
+
+// saluSingleOps are the operators bf-p4c's CreateSaluInstruction checks for a second operator
+// among their operands (checkAndReportComplexInstruction); saluComplexOps are the operands
+// that make one complex (isComplexInstruction), negation besides.
+var (
+	saluSingleOps  = map[string]bool{"+": true, "-": true, "|+|": true, "|-|": true, "&": true, "|": true, "^": true}
+	saluComplexOps = map[string]bool{"+": true, "-": true, "|+|": true, "|-|": true, "&": true, "|": true, "^": true, "/": true, "%": true}
+)
+
+// saluComplexOperand reports whether e, an operand of an operator, is itself an operator
+// isComplexInstruction counts (a negated literal is a constant, not a negation).
+func saluComplexOperand(e Expr) bool {
+	switch x := e.(type) {
+	case *BinaryExpr:
+		return saluComplexOps[x.Op]
+	case *UnaryExpr:
+		if _, lit := x.X.(*IntExpr); lit {
+			return false
+		}
+		return x.Op == "-"
+	}
+	return false
+}
+
+// saluOperators refuses a statement of fn that makes one stateful ALU instruction compute more
+// than one operator: an operator among saluSingleOps with a complex operand, unless it is a |
+// that is the whole right-hand side of an assignment to the register's value (a parameter of
+// apply other than an out one, or a field of it) or to a local of apply (or a local's
+// initializer).
+func (c *checker) saluOperators(d *InstanceDecl, fn *FunctionDecl, params map[*Param]bool, locals map[*VarDecl]bool) {
+	split := map[*BinaryExpr]bool{} // | split into two instructions
+	var stmt func(Stmt)
+	stmt = func(s Stmt) {
+		switch s := s.(type) {
+		case *BlockStmt:
+			if s == nil {
+				return
+			}
+			for _, x := range s.Stmts {
+				stmt(x)
+			}
+		case *IfStmt:
+			stmt(s.Then)
+			if s.Else != nil {
+				stmt(s.Else)
+			}
+		case *AssignStmt:
+			if b, ok := s.RHS.(*BinaryExpr); ok && b.Op == "|" && saluValueDest(s.LHS, params, locals) {
+				split[b] = true
+			}
+		case *DeclStmt:
+			if v, ok := s.Decl.(*VarDecl); ok {
+				if b, ok := v.Init.(*BinaryExpr); ok && b.Op == "|" {
+					split[b] = true
+				}
+			}
+		}
+	}
+	stmt(fn.Body)
+	walkStmt(fn.Body, func(e Expr) {
+		b, ok := e.(*BinaryExpr)
+		if !ok || !saluSingleOps[b.Op] || split[b] {
+			return
+		}
+		if saluComplexOperand(b.X) || saluComplexOperand(b.Y) {
+			c.errorf(b.P, "RegisterAction %s: %s has more than one operator (bf-p4c: \"You can only have more than one binary operator in a statement if the outer one is |\"; a stateful ALU instruction computes one)",
+				d.Name, ExprString(b))
+		}
+	})
+}
+
+// saluValueDest reports whether lhs is the register's value (a parameter of apply that is not
+// an out parameter, or a field of it) or a local of apply: where bf-p4c splits an | of two
+// operations into two instructions.
+func saluValueDest(lhs Expr, params map[*Param]bool, locals map[*VarDecl]bool) bool {
+	for {
+		switch x := lhs.(type) {
+		case *MemberExpr:
+			lhs = x.X
+		case *NameExpr:
+			switch decl := x.Decl.(type) {
+			case *Param:
+				return params[decl] && decl.Dir != DirOut
+			case *VarDecl:
+				return locals[decl]
+			}
+			return false
+		default:
+			return false
+		}
+	}
+}
+
+// saluMasks refuses a & in a relation of a condition (conds) on Tofino 1 (of the register's
+// value or of a packet field: bf-asm has no masked comparison operand on Tofino), and a mask
+// that is not a constant on either chip.
+func (c *checker) saluMasks(d *InstanceDecl, conds []Expr, chip string) {
+	for _, rel := range conds {
+		walkExpr(rel, func(e Expr) {
+			b, ok := e.(*BinaryExpr)
+			if !ok || b.Op != "&" {
+				return
+			}
+			_, kx := b.X.(*IntExpr)
+			_, ky := b.Y.(*IntExpr)
+			if !kx && !ky {
+				c.errorf(b.P, "RegisterAction %s: the mask of %s in a condition is not a constant (bf-p4c: \"mask operand must be a constant\")",
+					d.Name, ExprString(b))
+				return
+			}
+			if chip != "Tofino 1" {
+				return
+			}
+			c.errorf(b.P, "RegisterAction %s: masked comparison %s in a condition is not supported on %s (its stateful ALU compares whole values: bf-asm has no comparison masks there)",
+				d.Name, ExprString(b), chip)
+		})
+	}
+}
+
+// saluUsesApplyState reports whether e reads a parameter or a local of apply.
+func saluUsesApplyState(e Expr, params map[*Param]bool, locals map[*VarDecl]bool) bool {
+	uses := false
+	walkExpr(e, func(x Expr) {
+		if n, ok := x.(*NameExpr); ok {
+			switch decl := n.Decl.(type) {
+			case *Param:
+				uses = uses || params[decl]
+			case *VarDecl:
+				uses = uses || locals[decl]
+			}
+		}
+	})
+	return uses
+}
+
+// saluCmpOperands refuses a relation among conds whose terms hold two memory operands (the
+// register's value: parameters and locals of apply) or two PHV operands (anything else that is
+// not a constant): a stateful ALU comparison unit computes memory +/- PHV +/- constant.
+func (c *checker) saluCmpOperands(d *InstanceDecl, conds []Expr, params map[*Param]bool, locals map[*VarDecl]bool) {
+	for _, rel := range conds {
+		b := rel.(*BinaryExpr)
+		var mem, phv []string
+		var terms func(Expr)
+		terms = func(e Expr) {
+			switch x := e.(type) {
+			case *BinaryExpr:
+				if x.Op == "+" || x.Op == "-" {
+					terms(x.X)
+					terms(x.Y)
+					return
+				}
+			case *UnaryExpr:
+				if x.Op == "-" {
+					terms(x.X)
+					return
+				}
+			}
+			_, lit := e.(*IntExpr)
+			switch {
+			case lit || c.isConst(e):
+			case saluUsesApplyState(e, params, locals):
+				mem = append(mem, ExprString(e))
+			default:
+				phv = append(phv, ExprString(e))
+			}
+		}
+		terms(b.X)
+		terms(b.Y)
+		for _, k := range []struct {
+			kind string
+			ops  []string
+		}{{"Memory", mem}, {"Phv", phv}} {
+			if len(k.ops) > 1 {
+				c.errorf(b.P, "RegisterAction %s: %s compares %s: a stateful ALU comparison takes one register value, one packet field and a constant (bf-asm: \"Can't have more than one %s operand to an SALU compare\")",
+					d.Name, ExprString(b), strings.Join(k.ops, " and "), k.kind)
+			}
+		}
+	}
+}
+
+// saluALUOperands refuses an operator among saluSingleOps, in fn's body outside a condition,
+// whose operands both read packet fields only (neither the register's value, a local nor a
+// constant): an ALU instruction takes at most one PHV operand.
+func (c *checker) saluALUOperands(d *InstanceDecl, fn *FunctionDecl, params map[*Param]bool, locals map[*VarDecl]bool) {
+	inCond := map[Expr]bool{}
+	for _, rel := range condRelations(fn.Body) {
+		walkExpr(rel, func(e Expr) { inCond[e] = true })
+	}
+	phvOnly := func(e Expr) bool {
+		_, lit := e.(*IntExpr)
+		return !lit && !c.isConst(e) && !saluUsesApplyState(e, params, locals)
+	}
+	walkStmt(fn.Body, func(e Expr) {
+		b, ok := e.(*BinaryExpr)
+		if !ok || !saluSingleOps[b.Op] || inCond[b] {
+			return
+		}
+		if phvOnly(b.X) && phvOnly(b.Y) {
+			c.errorf(b.P, "RegisterAction %s: %s takes two packet fields: a stateful ALU instruction takes the register's value or a constant and one PHV operand (bf-asm: \"Can't reference phv in first operand\")",
+				d.Name, ExprString(b))
+		}
+	})
 }

@@ -332,3 +332,152 @@ func checkRuleVerdict(t *testing.T, name, got, want string) {
 		t.Errorf("%s: diagnostics %q, want %q", name, got, want)
 	}
 }
+
+// saluErrors loads a program with one register action a whose apply body is body (saluSource)
+// for Tofino gen and returns its diagnostics, one string ("" if none).
+func saluErrors(t *testing.T, body, gen string) string {
+	t.Helper()
+	read := func(p string) ([]byte, error) {
+		if p == "main.p4" {
+			return []byte(saluSource(map[string]string{"a": body})), nil
+		}
+		return os.ReadFile(p)
+	}
+	_, err := LoadOptions("main.p4", Options{ReadFile: read, IncludeDirs: []string{"testdata/reject"},
+		Defines: map[string]string{"__TARGET_TOFINO__": gen}})
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// TestTNAStatefulALUOperators: bf-p4c refuses a statement of a register action that makes one
+// stateful ALU instruction compute more than one operator (checkAndReportComplexInstruction,
+// mau/stateful_alu.cpp line 1528: +, -, |+|, |-|, &, |, ^ with an operand that is one of
+// those, / , % or a negation), on Tofino 1 and 2, except an | that is the whole value assigned
+// to the register's value or a local, which it splits in two; so does the front end. Each
+// refusal has an accepted twin: the same computation in one operator, or with the second one
+// outside the register action's reach (a cast, a negated literal, a relation, a shift).
+func TestTNAStatefulALUOperators(t *testing.T) {
+	const op = "has more than one operator"
+	for _, tc := range []struct {
+		body string
+		want string // "" accepted, else a substring of the error
+	}{
+		{"v = v + md.val + 1;", "RegisterAction a: ((v + md.val) + 1) " + op},
+		{"v = v + md.val;", ""},
+		{"v = (v & 0x7fff) + 1;", op},
+		{"v = v & 0x7fff;", ""},
+		{"v = (v & 0x8000) ^ 0x8000;", op},
+		{"v = v ^ 0x8000;", ""},
+		{"rv = v - (md.val | md.idx);", op},
+		{"rv = v - md.val;", ""},
+		{"if ((v & 0x7fff) + 1 == md.val) { v = 0; }", op},
+		{"if (v + 1 == md.val) { v = 0; }", ""},
+		{"if (v - md.val == 0x8000) { v = 0; }", ""},
+		{"v = (md.val == 1) ? v + 1 : (v & 3) - 1;", op},
+		{"v = (md.val == 1) ? v + 1 : v - 1;", ""},
+		{"v = -v + 1;", op},
+		{"v = -1 + v;", ""},
+		{"v = v |+| (md.val |-| 1);", op},
+		{"v = v |+| md.val;", ""},
+		{"v = (v / 2) + 1;", op},
+		{"v = (v << 1) + 1;", ""},
+		{"v = (bit<32>)(v + 1) & md.val;", ""},
+		// | splits an assignment to the register's value or a local in two; not an output's
+		// value, not inside another operator, not in a condition.
+		{"v = (v & 0xff) | (md.val & 0xff00);", ""},
+		{"bit<32> l = (v & 0xff) | (md.val & 0xff00); v = l;", ""},
+		{"rv = (v & 0xff) | (md.val & 0xff00);", op},
+		{"v = ((v & 0xff) | (md.val & 0xff00)) + 1;", op},
+		{"if (((v & 0xff) | md.val) == 0) { v = 0; }", op},
+		{"rv = 0x10000 | v;", ""},
+	} {
+		for _, gen := range []string{"1", "2"} {
+			checkRuleVerdict(t, tc.body+" (Tofino "+gen+")", saluErrors(t, tc.body, gen), tc.want)
+		}
+	}
+}
+
+// TestTNAMaskedCompare: a Tofino 1 stateful ALU compares whole values (bf-p4c's CmpMask is
+// false for Tofino; bf-asm refuses a masked comparison operand there), so the front end refuses
+// a & in a condition of a register action (of the register's value, an output, a local or a
+// packet field) for Tofino 1 and accepts it for Tofino 2; a mask that is not a constant is
+// refused on both ("mask operand must be a constant", mau/stateful_alu.cpp line 1508). Each
+// refusal has an accepted twin: two comparisons of the whole value, the mask outside a
+// condition, the field unmasked.
+func TestTNAMaskedCompare(t *testing.T) {
+	const masked = "RegisterAction a: masked comparison"
+	const notConst = "RegisterAction a: the mask of"
+	for _, tc := range []struct {
+		body         string
+		want1, want2 string // "" accepted, else a substring of the error, for Tofino 1 and 2
+	}{
+		{"if ((v & 0x7fff) == md.val) { v = 0; }", masked, ""},
+		{"if (v == md.val || v - md.val == 0x8000) { v = 0; }", "", ""},
+		{"rv = ((v & 0xff) != 0) ? 32w1 : 32w0;", masked, ""},
+		{"bit<32> l = v; if ((l & 1) == 1) { v = 0; }", masked, ""},
+		{"v = v & 0x7fff;", "", ""},
+		{"if ((md.val & 0xff) == 1) { v = 0; }", masked, ""},
+		{"if (md.val == 1) { v = 0; }", "", ""},
+		{"if ((v & md.idx) == 0) { v = 0; }", notConst, notConst},
+		{"if ((md.val & md.idx) == 0) { v = 0; }", notConst, notConst},
+	} {
+		for _, g := range []struct{ gen, want string }{{"1", tc.want1}, {"2", tc.want2}} {
+			checkRuleVerdict(t, tc.body+" (Tofino "+g.gen+")", saluErrors(t, tc.body, g.gen), g.want)
+		}
+	}
+}
+
+// TestTNACompareOperands: a stateful ALU comparison unit computes one memory operand +/- one
+// PHV operand +/- a constant (bf-asm/salu_inst.cpp, CmpOP::Decode: "Can't have more than one
+// Memory operand to an SALU compare", and Phv), so the front end refuses a relation in a
+// register action's condition whose terms hold two packet fields or two register values, on
+// Tofino 1 and 2. Each refusal has an accepted twin: one field against the value and a
+// constant; a field against a constant.
+func TestTNACompareOperands(t *testing.T) {
+	const msg = "a stateful ALU comparison takes one register value, one packet field and a constant"
+	for _, tc := range []struct {
+		body string
+		want string // "" accepted, else a substring of the error
+	}{
+		{"if (md.val == md.idx) { v = 0; }", "RegisterAction a: (md.val == md.idx) compares md.val and md.idx: " + msg},
+		{"if (md.val == 7) { v = 0; }", ""},
+		{"if (md.val - md.idx == 0x8000) { v = 0; }", "Can't have more than one Phv operand"},
+		{"if (v - md.idx == 0x8000) { v = 0; }", ""},
+		{"bit<32> l = v; if (v == l + 1) { v = 0; }", "Can't have more than one Memory operand"},
+		{"if (v == md.val + 1) { v = 0; }", ""},
+		{"rv = (md.val > md.idx) ? 32w1 : 32w0;", "Can't have more than one Phv operand"},
+		{"rv = (md.val > v) ? 32w1 : 32w0;", ""},
+	} {
+		for _, gen := range []string{"1", "2"} {
+			checkRuleVerdict(t, tc.body+" (Tofino "+gen+")", saluErrors(t, tc.body, gen), tc.want)
+		}
+	}
+}
+
+// TestTNAALUOperands: a stateful ALU instruction takes the register's value (or a constant) as
+// its first operand and at most one PHV field (bf-asm/salu_inst.cpp, AluOP::Decode: "Can't
+// reference phv in first operand", after swapping where the operator allows), so the front end
+// refuses an operator of two packet fields in a register action, on Tofino 1 and 2. Each
+// refusal has an accepted twin: a field and the value, a field and a constant, the two fields
+// compared in a condition (its own rule, TestTNACompareOperands, is about terms, not this).
+func TestTNAALUOperands(t *testing.T) {
+	const msg = "takes two packet fields"
+	for _, tc := range []struct {
+		body string
+		want string // "" accepted, else a substring of the error
+	}{
+		{"v = md.val - md.idx;", "RegisterAction a: (md.val - md.idx) " + msg},
+		{"v = v - md.idx;", ""},
+		{"rv = md.val + md.idx;", msg},
+		{"rv = md.val + 1;", ""},
+		{"v = md.val ^ md.idx;", msg},
+		{"v = md.val ^ 0x8000;", ""},
+		{"if (md.val == 1) { v = md.idx; }", ""},
+	} {
+		for _, gen := range []string{"1", "2"} {
+			checkRuleVerdict(t, tc.body+" (Tofino "+gen+")", saluErrors(t, tc.body, gen), tc.want)
+		}
+	}
+}

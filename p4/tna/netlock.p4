@@ -429,8 +429,10 @@ struct metadata_t {
     bit<32> e_idx;
     bit<8>  s_mode;
     bit<16> h_arg;
+    bit<16> h_step;    /* heads, gnext_follow: what the position after h_arg's offset adds */
+    bit<16> q_endx;    /* tail_enq: (meta.size - 1) ^ 0x8000 (LEVEL_REGS) */
+    bit<16> q_wrap;    /* 0x8001 - meta.size: h_step at the region's end */
     bit<16> g_arg;
-    bit<16> g_tail;
     bit<8>  q_adv;
     bit<16> q_val;
     bit<8>  q_op;      /* lk_q: which of q_upd's updates (QO_*) or q_half's halves */
@@ -445,7 +447,7 @@ struct metadata_t {
     bit<32> st_wdec;
     bit<32> st_rthr;
     bit<8>  st_rwd;
-    bit<8>  gop0;      /* gnext of each level: 1 read, 2 set, 3 follow, 4 clear, 5 after */
+    bit<8>  gop0;      /* gnext of each level: 1 read, 2 set, 3 follow, 4 clear */
     bit<8>  gop1;
     /* register action results */
     slotv_t sv;
@@ -767,7 +769,15 @@ parser NetlockIngressParser(packet_in pkt, out headers_t hdr, out metadata_t met
 
 /* The queue positions of one level, per lock: head, tail, gnext (16-bit positions, as
  * p4/netlock.p4's LevelQueue). NL is the level, NH/NT/NG the registers' names. The worked
- * level's size is meta.size. */
+ * level's size is meta.size.
+ * A stateful ALU computes one operator per statement and compares whole values on Tofino 1
+ * (bf-p4c: "You can only have more than one binary operator in a statement if the outer one
+ * is |"; no masks in comparisons), so QNEXT is not written out here. A position after the
+ * last offset of a region of size S ([14:0] = S - 1) is the other lap's offset 0: x + (0x8001
+ * - S) modulo 2^16 in either lap. The pass computes per level meta.q_endx = (S - 1) ^ 0x8000
+ * (the last position of lap 1; the last of lap 0 is q_endx - 0x8000 modulo 2^16, so
+ * x - q_endx is the next position there too) and, for a move of the head, meta.h_step: the
+ * step after the position meta.h_arg's offset, 0x8001 - S at the region's end, else 1. */
 #define LEVEL_REGS(NL, NH, NT, NG) \
     @name(NH) Register<bit<16>, bit<32>>(NETLOCK_LOCKS) head##NL; \
     @name(NT) Register<bit<16>, bit<32>>(NETLOCK_LOCKS) tail##NL; \
@@ -777,17 +787,19 @@ parser NetlockIngressParser(packet_in pkt, out headers_t hdr, out metadata_t met
     RegisterAction<bit<16>, bit<32>, bit<32>>(head##NL) head_at##NL = { \
         void apply(inout bit<16> v, out bit<32> rv) { \
             rv = (bit<32>)v; \
-            if ((v & 0x7fff) == meta.h_arg) { v = QNEXT(v, meta.size); rv = 0x10000 | (bit<32>)v; } } }; \
+            if (v == meta.h_arg || v - meta.h_arg == 0x8000) { v = v + meta.h_step; rv = 0x10000 | (bit<32>)v; } } }; \
     RegisterAction<bit<16>, bit<32>, bit<32>>(head##NL) head_eq##NL = { \
         void apply(inout bit<16> v, out bit<32> rv) { \
             rv = (bit<32>)v; \
-            if (v == meta.h_arg) { v = QNEXT(v, meta.size); rv = 0x10000 | (bit<32>)v; } } }; \
+            if (v == meta.h_arg) { v = v + meta.h_step; rv = 0x10000 | (bit<32>)v; } } }; \
     RegisterAction<bit<16>, bit<32>, bit<32>>(head##NL) head_clr##NL = { \
         void apply(inout bit<16> v) { v = 0; } }; \
     RegisterAction<bit<16>, bit<32>, bit<16>>(tail##NL) tail_rd##NL = { \
         void apply(inout bit<16> v, out bit<16> rv) { rv = v; } }; \
     RegisterAction<bit<16>, bit<32>, bit<16>>(tail##NL) tail_enq##NL = { \
-        void apply(inout bit<16> v, out bit<16> rv) { rv = v; v = QNEXT(v, meta.size); } }; \
+        void apply(inout bit<16> v, out bit<16> rv) { \
+            rv = v; \
+            if (v == meta.q_endx || v - meta.q_endx == 0x8000) { v = v - meta.q_endx; } else { v = v + 1; } } }; \
     RegisterAction<bit<16>, bit<32>, bit<16>>(tail##NL) tail_clr##NL = { \
         void apply(inout bit<16> v) { v = 0; } }; \
     RegisterAction<bit<16>, bit<32>, bit<16>>(gnext##NL) gnext_rd##NL = { \
@@ -796,13 +808,9 @@ parser NetlockIngressParser(packet_in pkt, out headers_t hdr, out metadata_t met
         void apply(inout bit<16> v, out bit<16> rv) { \
             if (meta.gop##NL == 4) { v = 0; } else { v = meta.g_arg; } \
             rv = v; } }; \
-    RegisterAction<bit<16>, bit<32>, bit<16>>(gnext##NL) gnext_after##NL = { \
-        void apply(inout bit<16> v, out bit<16> rv) { \
-            v = QNEXT(meta.g_tail, meta.size); \
-            rv = v; } }; \
     RegisterAction<bit<16>, bit<32>, bit<16>>(gnext##NL) gnext_follow##NL = { \
         void apply(inout bit<16> v, out bit<16> rv) { \
-            if (v == meta.h_arg) { v = QNEXT(v, meta.size); } \
+            if (v == meta.h_arg) { v = v + meta.h_step; } \
             rv = v; } };
 
 
@@ -1220,9 +1228,13 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         if (level == 0) {
             meta.left = meta.left0;
             meta.size = meta.size0;
+            meta.q_endx = meta.size0 + 0x7fff;
+            meta.q_wrap = 0x8001 - meta.size0;
         } else {
             meta.left = meta.left1;
             meta.size = meta.size1;
+            meta.q_endx = meta.size1 + 0x7fff;
+            meta.q_wrap = 0x8001 - meta.size1;
         }
     }
 
@@ -1874,9 +1886,11 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         if (do_rel == 1 && meta.valid == 1) {
             hop = 2;
             meta.h_arg = (bit<16>)(meta.tslot - meta.left);
+            meta.h_step = (meta.tslot - meta.left + 1 == (bit<32>)meta.size) ? meta.q_wrap : 16w1;
         } else if (clean_done == 1) {
             hop = 3;
             meta.h_arg = hdr.recirc.chead;
+            meta.h_step = ((bit<16>)hdr.recirc.chead[14:0] + 1 == meta.size) ? meta.q_wrap : 16w1;
         } else if (do_rw0 == 1 || meta.found == 1 || ad_probe == 1) {
             hop = 1;
         } else if (ad_reset == 1) {
@@ -2122,11 +2136,14 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         if (examine == 1 && (meta.sv.state != SS_LIVE || meta.grant == 1)) {
             used = 1;
         }
-        bit<8> gop = 0;    /* this level: 1 read, 2 set to g_arg, 3 follow the head, 4 clear, 5 after the tail */
+        bit<8> gop = 0;    /* this level: 1 read, 2 set to g_arg, 3 follow the head, 4 clear */
         bit<8> goo = 0;    /* the other level: 1 read, 4 clear */
         if (take == 1 && meta.grant == 1) {
-            gop = 5;
-            meta.g_tail = meta.tail;
+            /* past the slot just taken and granted: the position after the tail before the
+             * enqueue, computed here (a stateful ALU compare takes one PHV operand, and
+             * QNEXT of a PHV value needs two: the position and the region's end) */
+            gop = 2;
+            meta.g_arg = QNEXT(meta.tail, meta.size);
         } else if ((do_rel == 1 && meta.valid == 1) || meta.found == 1) {
             gop = 1;
             goo = 1;
@@ -2154,8 +2171,6 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             g0 = gnext_rd0.execute(meta.idx);
         } else if (meta.gop0 == 2) {
             g0 = gnext_set0.execute(meta.idx);
-        } else if (meta.gop0 == 5) {
-            g0 = gnext_after0.execute(meta.idx);
         } else if (meta.gop0 == 3) {
             g0 = gnext_follow0.execute(meta.idx);
         } else if (meta.gop0 == 4) {
@@ -2165,8 +2180,6 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             g1 = gnext_rd1.execute(meta.idx);
         } else if (meta.gop1 == 2) {
             g1 = gnext_set1.execute(meta.idx);
-        } else if (meta.gop1 == 5) {
-            g1 = gnext_after1.execute(meta.idx);
         } else if (meta.gop1 == 3) {
             g1 = gnext_follow1.execute(meta.idx);
         } else if (meta.gop1 == 4) {
