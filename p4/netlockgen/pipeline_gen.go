@@ -16,7 +16,7 @@ var NetlockPipeline = engine.Generated{Name: "netlock", Bind: NetlockBind}
 
 // NetlockFingerprint is engine.Fingerprint of the program this pipeline was generated from (its
 // parameters' values left out).
-const NetlockFingerprint = "01bb0bdccb81ff6c0d466621a003a8f81dbd1eac6fddf4908ca0ab7b8ea09eaf"
+const NetlockFingerprint = "5385752d5ec3d804652c2a88a86afc4ac7bbe58f96993ab9e021e3b8737cbe32"
 
 // NetlockLayout is the engine.Switch GenLayout the pipeline was generated against.
 const NetlockLayout = "eb4f46e609ece85f662fd763af5640b90ab5cc3a078deffc87f7aa97a64dbe1a"
@@ -46,12 +46,12 @@ func NetlockBind(sw *engine.Switch) (engine.GenBlocks, error) {
 	if p.c[0], err = sw.GenConst(425); err != nil {
 		return engine.GenBlocks{}, err
 	}
-	// CPU_PORT: netlock.p4:1394:37 255 (0xff when generated)
-	if p.c[1], err = sw.GenConst(3234); err != nil {
+	// CPU_PORT: netlock.p4:1398:37 255 (0xff when generated)
+	if p.c[1], err = sw.GenConst(3232); err != nil {
 		return engine.GenBlocks{}, err
 	}
-	// NETLOCK_ENDED: netlock.p4:1313:71 (bit<32>)65536 (0x10000 when generated)
-	if p.c[2], err = sw.GenConst(2918); err != nil {
+	// NETLOCK_ENDED: netlock.p4:1317:71 (bit<32>)65536 (0x10000 when generated)
+	if p.c[2], err = sw.GenConst(2916); err != nil {
 		return engine.GenBlocks{}, err
 	}
 	// NETLOCK_PART_BITS: netlock.p4:983:40 15 (0xf when generated)
@@ -74,24 +74,24 @@ func NetlockBind(sw *engine.Switch) (engine.GenBlocks, error) {
 	if p.c[7], err = sw.GenConst(1791); err != nil {
 		return engine.GenBlocks{}, err
 	}
-	// NETLOCK_PART_BITS: netlock.p4:1970:51 (15 + 2) (0x11 when generated)
-	if p.c[8], err = sw.GenConst(5482); err != nil {
+	// NETLOCK_PART_BITS: netlock.p4:1974:51 (15 + 2) (0x11 when generated)
+	if p.c[8], err = sw.GenConst(5480); err != nil {
 		return engine.GenBlocks{}, err
 	}
-	// NETLOCK_PART_BITS: netlock.p4:2018:47 (15 + 2) (0x11 when generated)
-	if p.c[9], err = sw.GenConst(5707); err != nil {
+	// NETLOCK_PART_BITS: netlock.p4:2022:47 (15 + 2) (0x11 when generated)
+	if p.c[9], err = sw.GenConst(5705); err != nil {
 		return engine.GenBlocks{}, err
 	}
-	// NETLOCK_PART_BITS: netlock.p4:2020:53 (15 + 2) (0x11 when generated)
-	if p.c[10], err = sw.GenConst(5721); err != nil {
+	// NETLOCK_PART_BITS: netlock.p4:2024:53 (15 + 2) (0x11 when generated)
+	if p.c[10], err = sw.GenConst(5719); err != nil {
 		return engine.GenBlocks{}, err
 	}
-	// NETLOCK_PART_BITS: netlock.p4:2021:47 (15 + 2) (0x11 when generated)
-	if p.c[11], err = sw.GenConst(5730); err != nil {
+	// NETLOCK_PART_BITS: netlock.p4:2025:47 (15 + 2) (0x11 when generated)
+	if p.c[11], err = sw.GenConst(5728); err != nil {
 		return engine.GenBlocks{}, err
 	}
-	// CPU_PORT: netlock.p4:2119:34 255 (0xff when generated)
-	if p.c[12], err = sw.GenConst(6056); err != nil {
+	// CPU_PORT: netlock.p4:2123:34 255 (0xff when generated)
+	if p.c[12], err = sw.GenConst(6054); err != nil {
 		return engine.GenBlocks{}, err
 	}
 	if p.t[0], err = sw.GenTable("NetlockIngress.rack"); err != nil {
@@ -7417,7 +7417,8 @@ func (p *netlock) ingress26(g *engine.Gen, s *[263]uint64, v112 *uint64, v113 *u
 												s[103] = 0x0
 											}
 										}
-										s[103] = engine.Sel((s[198] < s[200]), s[198], s[200])
+										s[103] = s[198]
+										s[100] = s[200]
 									}
 								}
 							}
@@ -10128,7 +10129,8 @@ func (p *netlock) ingress84(g *engine.Gen, s *[263]uint64, v113 *uint64) {
 										s[103] = 0x0
 									}
 								}
-								s[103] = engine.Sel((s[198] < s[200]), s[198], s[200])
+								s[103] = s[198]
+								s[100] = s[200]
 							}
 						}
 					}
@@ -18165,7 +18167,8 @@ func (p *netlock) ingress80(g *engine.Gen, s *[263]uint64, v111 uint64) {
 													s[103] = 0x0
 												}
 											}
-											s[103] = engine.Sel((s[198] < s[200]), s[198], s[200])
+											s[103] = s[198]
+											s[100] = s[200]
 										}
 									}
 								}
