@@ -9,6 +9,7 @@ import (
 	mrand "math/rand/v2"
 	"net"
 	"net/netip"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -343,7 +344,19 @@ func (c *Client) readLoop() {
 					c.core.Receive(now, b, from, &c.out)
 				}
 				c.finishLocked()
+				hold := c.sendq.batch > 1 && len(c.out.Done) > 0
+				if hold {
+					c.sendq.hold.Store(true)
+				}
 				c.unlock()
+				if hold {
+					// The callers just woken mostly send their next request at once (a release
+					// after a grant): let them run and queue it, then send what they queued
+					// together.
+					runtime.Gosched()
+					c.sendq.hold.Store(false)
+					c.flushNow()
+				}
 			}
 		}
 		c.log.Warn("netlock client: batched reads unavailable", "err", err)
@@ -400,7 +413,8 @@ const senders = 4
 // that the requests queued while it is in its system call leave together in the next datagram
 // (group commit). With four, a caller almost always found a free sender and a datagram carried
 // 1.01 requests on average (netlock bench redis --batch 30, 64 lockers, 2026-11-29); with one,
-// 1.13 with four clients and 2.35 with one.
+// 1.13-1.20; with the reader also holding the queue while the callers it woke run (readLoop),
+// 5.4.
 const batchSenders = 1
 
 // outbox combines the sends of many goroutines into sendmmsg calls. Calls queue their datagrams
@@ -414,6 +428,7 @@ const batchSenders = 1
 type outbox struct {
 	batch     int          // the most requests per datagram (Config.Batch, at least 1)
 	datagrams atomic.Int64 // datagrams handed to the socket
+	hold      atomic.Bool  // the reader flushes for the callers it woke (flush)
 	mu        sync.Mutex
 	queue     []outPkt  // guarded by mu
 	free      []*sender // guarded by mu: the senders not in use
@@ -461,9 +476,19 @@ func (o *outbox) add(to netip.AddrPort, f *wire.Fields) {
 	o.mu.Unlock()
 }
 
-// flush sends what is queued, while a sender is free. A failed send is treated like a lost
-// datagram: the core retransmits.
+// flush sends what is queued, while a sender is free, unless the reader holds the queue: it has
+// just woken callers of a batching client and sends what they queue once they have run (it
+// clears hold before it flushes, and a request queued after that finds hold clear and is sent
+// by its own caller). A failed send is treated like a lost datagram: the core retransmits.
 func (c *Client) flush() {
+	if c.sendq.hold.Load() {
+		return
+	}
+	c.flushNow()
+}
+
+// flushNow sends what is queued, while a sender is free.
+func (c *Client) flushNow() {
 	o := &c.sendq
 	o.mu.Lock()
 	for len(o.queue) > 0 && len(o.free) > 0 {
