@@ -14,6 +14,14 @@
 // tells the holders their leases will not be renewed, and records in the state file when those
 // leases end.
 //
+// # Batches
+//
+// With Config.AcceptBatch (--accept-batch; off by default) a datagram may carry several client
+// requests (wire.FlagBatch, docs/protocol.md "Batches"): the core handles each of its headers as
+// a datagram of its own, and the answers to a batching client from one recvmmsg read leave as
+// batch datagrams. Batches are for clients that reach the server directly: a switch on the path
+// answers or forwards a batch's first header only.
+//
 // # Who may send what
 //
 // Control messages (overflow and queue-empty from the switch, admin from the controller, RDMA
