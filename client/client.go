@@ -9,6 +9,8 @@ import (
 	mrand "math/rand/v2"
 	"net"
 	"net/netip"
+	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -51,8 +53,11 @@ type Client struct {
 
 // Stats counts the client's traffic.
 type Stats struct {
-	// Sent counts datagrams sent, Retransmits the part of them that repeated a request.
+	// Sent counts requests sent, Retransmits the part of them that repeated a request.
 	Sent, Retransmits int64
+	// Datagrams counts the datagrams that carried them: fewer than Sent when requests were
+	// batched (Config.Batch).
+	Datagrams int64
 	// Received counts well-formed datagrams read; Malformed the ones that failed to parse.
 	Received, Malformed int64
 	// Unknown counts answers for which no request was waiting (late duplicates, mostly).
@@ -134,7 +139,7 @@ func New(cfg Config) (*Client, error) {
 	} else {
 		c.raw = uc
 	}
-	if err := c.sendq.init(c.raw); err != nil {
+	if err := c.sendq.init(c.raw, cfg.Batch); err != nil {
 		uc.Close()
 		return nil, fmt.Errorf("client: %w", err)
 	}
@@ -179,7 +184,7 @@ func (c *Client) Stats() Stats {
 	s := c.core.Stats()
 	c.mu.Unlock()
 	return Stats{Sent: s.Sent, Retransmits: s.Retransmits, Received: s.Received, Malformed: s.Malformed,
-		Unknown: s.Unknown, StrayGrants: s.StrayGrants, DupGrants: s.DupGrants, Overflow: c.overflow.Load(),
+		Datagrams: c.sendq.datagrams.Load(), Unknown: s.Unknown, StrayGrants: s.StrayGrants, DupGrants: s.DupGrants, Overflow: c.overflow.Load(),
 		Grants: s.Grants, Rejects: s.Rejects, LeaseLost: s.LeaseLost, Renewals: s.Renewals, Foreign: s.Foreign}
 }
 
@@ -339,7 +344,19 @@ func (c *Client) readLoop() {
 					c.core.Receive(now, b, from, &c.out)
 				}
 				c.finishLocked()
+				hold := c.sendq.batch > 1 && len(c.out.Done) > 0
+				if hold {
+					c.sendq.hold.Store(true)
+				}
 				c.unlock()
+				if hold {
+					// The callers just woken mostly send their next request at once (a release
+					// after a grant): let them run and queue it, then send what they queued
+					// together.
+					runtime.Gosched()
+					c.sendq.hold.Store(false)
+					c.flushNow()
+				}
 			}
 		}
 		c.log.Warn("netlock client: batched reads unavailable", "err", err)
@@ -392,6 +409,14 @@ const sendBatch = 64
 // call holds up only the datagrams it took, not every other caller's.
 const senders = 4
 
+// batchSenders is the number of senders of a batching client (Config.Batch above 1): one, so
+// that the requests queued while it is in its system call leave together in the next datagram
+// (group commit). With four, a caller almost always found a free sender and a datagram carried
+// 1.01 requests on average (netlock bench redis --batch 30, 64 lockers, 2026-11-29); with one,
+// 1.13-1.20; with the reader also holding the queue while the callers it woke run (readLoop),
+// 5.4.
+const batchSenders = 1
+
 // outbox combines the sends of many goroutines into sendmmsg calls. Calls queue their datagrams
 // under the client's mutex; after dropping it, a caller flushes: if one of the outbox's senders
 // is free, it takes the sender and everything queued and sends it (udpbatch sends beside the
@@ -401,15 +426,20 @@ const senders = 4
 // as it would pay one sendto. A wrapped socket has one sender, which writes one datagram at a
 // time in queue order.
 type outbox struct {
-	mu    sync.Mutex
-	queue []outPkt  // guarded by mu
-	free  []*sender // guarded by mu: the senders not in use
+	batch     int          // the most requests per datagram (Config.Batch, at least 1)
+	datagrams atomic.Int64 // datagrams handed to the socket
+	hold      atomic.Bool  // the reader flushes for the callers it woke (flush)
+	mu        sync.Mutex
+	queue     []outPkt  // guarded by mu
+	free      []*sender // guarded by mu: the senders not in use
 }
 
 // sender is one of the outbox's writers with the batch buffer it hands back to the queue.
 type sender struct {
-	w     *udpbatch.Writer // nil on a wrapped socket
-	spare []outPkt
+	w       *udpbatch.Writer // nil on a wrapped socket
+	spare   []outPkt
+	packed  []bool // scratch of pack: the packets already in a datagram
+	scratch []byte // a wrapped socket's datagram buffer
 }
 
 type outPkt struct {
@@ -417,14 +447,20 @@ type outPkt struct {
 	buf [wire.Len]byte
 }
 
-// init makes the outbox's senders: senders writers on raw, or one sender on a wrapped socket.
-func (o *outbox) init(raw *net.UDPConn) error {
+// init makes the outbox's senders: senders writers on raw, or one sender on a wrapped socket,
+// each with datagram buffers for batch requests (Config.Batch; 0 or 1: single).
+func (o *outbox) init(raw *net.UDPConn, batch int) error {
+	o.batch = max(batch, 1)
 	if raw == nil {
-		o.free = []*sender{{}}
+		o.free = []*sender{{scratch: make([]byte, o.batch*wire.Len)}}
 		return nil
 	}
-	for i := 0; i < senders; i++ {
-		w, err := udpbatch.NewWriter(raw, sendBatch, wire.Len)
+	ns := senders
+	if o.batch > 1 {
+		ns = batchSenders
+	}
+	for i := 0; i < ns; i++ {
+		w, err := udpbatch.NewWriter(raw, sendBatch, o.batch*wire.Len)
 		if err != nil {
 			return err
 		}
@@ -440,9 +476,19 @@ func (o *outbox) add(to netip.AddrPort, f *wire.Fields) {
 	o.mu.Unlock()
 }
 
-// flush sends what is queued, while a sender is free. A failed send is treated like a lost
-// datagram: the core retransmits.
+// flush sends what is queued, while a sender is free, unless the reader holds the queue: it has
+// just woken callers of a batching client and sends what they queue once they have run (it
+// clears hold before it flushes, and a request queued after that finds hold clear and is sent
+// by its own caller). A failed send is treated like a lost datagram: the core retransmits.
 func (c *Client) flush() {
+	if c.sendq.hold.Load() {
+		return
+	}
+	c.flushNow()
+}
+
+// flushNow sends what is queued, while a sender is free.
+func (c *Client) flushNow() {
 	o := &c.sendq
 	o.mu.Lock()
 	for len(o.queue) > 0 && len(o.free) > 0 {
@@ -459,14 +505,20 @@ func (c *Client) flush() {
 	o.mu.Unlock()
 }
 
-// send sends batch through s.
+// send sends batch through s: one datagram per packet, or, with Config.Batch above 1, the
+// packets of one destination packed into batch datagrams (pack).
 func (c *Client) send(s *sender, batch []outPkt) {
+	if c.sendq.batch > 1 {
+		c.pack(s, batch)
+		if s.w != nil {
+			c.flushOut(s.w)
+		}
+		return
+	}
+	c.sendq.datagrams.Add(int64(len(batch)))
 	if s.w == nil {
 		for i := range batch {
-			if _, err := c.conn.WriteTo(batch[i].buf[:], net.UDPAddrFromAddrPort(batch[i].to)); err != nil &&
-				!c.isClosed() {
-				c.log.Debug("netlock client: send failed", "to", batch[i].to, "err", err)
-			}
+			c.writeTo(batch[i].buf[:], batch[i].to)
 		}
 		return
 	}
@@ -479,6 +531,61 @@ func (c *Client) send(s *sender, batch []outPkt) {
 		}
 	}
 	c.flushOut(s.w)
+}
+
+// pack sends batch as batch datagrams of up to Config.Batch headers each (every header flagged
+// wire.FlagBatch, also in a batch of one: the server then batches its answers to this client): a
+// datagram starts with the first packet not yet sent and takes the later packets to the same
+// destination, in queue order (so one destination's requests keep their order). A
+// retransmission (wire.FlagRetry) goes single, unflagged, and takes nobody along: a server that
+// does not accept batches still answers it.
+func (c *Client) pack(s *sender, batch []outPkt) {
+	limit := c.sendq.batch
+	s.packed = slices.Grow(s.packed[:0], len(batch))[:len(batch)]
+	clear(s.packed)
+	for i := range batch {
+		if s.packed[i] {
+			continue
+		}
+		to := batch[i].to
+		var d []byte
+		if s.w != nil {
+			d = s.w.Next()
+		} else {
+			d = s.scratch
+		}
+		n := copy(d, batch[i].buf[:])
+		retry := isRetry(&batch[i])
+		if !retry {
+			for j := i + 1; j < len(batch) && n < limit*wire.Len; j++ {
+				if !s.packed[j] && batch[j].to == to && !isRetry(&batch[j]) {
+					n += copy(d[n:], batch[j].buf[:])
+					s.packed[j] = true
+				}
+			}
+		}
+		if !retry {
+			for k := 0; k < n; k += wire.Len {
+				h := wire.Header(d[k : k+wire.Len])
+				h.SetFlags(h.Flags() | wire.FlagBatch)
+			}
+		}
+		c.sendq.datagrams.Add(1)
+		if s.w != nil {
+			s.w.Commit(n, to)
+		} else {
+			c.writeTo(d[:n], to)
+		}
+	}
+}
+
+func isRetry(p *outPkt) bool { return wire.Header(p.buf[:]).Has(wire.FlagRetry) }
+
+// writeTo sends one datagram on a wrapped socket.
+func (c *Client) writeTo(b []byte, to netip.AddrPort) {
+	if _, err := c.conn.WriteTo(b, net.UDPAddrFromAddrPort(to)); err != nil && !c.isClosed() {
+		c.log.Debug("netlock client: send failed", "to", to, "err", err)
+	}
 }
 
 // flushOut sends w's datagrams.

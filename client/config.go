@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/netlock-go/netlock/internal/clock"
+	"github.com/netlock-go/netlock/wire"
 )
 
 // Clock is the client's source of time (package internal/clock): wire timestamps, lease
@@ -84,6 +85,16 @@ type Config struct {
 	// 4.7 to 6.3 s. Negative: no bound (the context alone ends the wait).
 	MaxAttempts int
 
+	// Batch, if above 1, packs up to Batch requests queued at once for the same server into one
+	// datagram (a batch, wire.FlagBatch; docs/protocol.md "Batches"): under load one datagram
+	// then carries several requests, alone a request still goes single. Retransmissions always
+	// go single. The servers must accept batches (netlock server --accept-batch) and be reached
+	// directly: a switch on the path answers or forwards only a batch's first request (the
+	// others are retransmitted singly after RetryInterval), and a server that does not accept
+	// batches drops them whole. 0 or 1: one request per datagram (the default). At most
+	// wire.MaxBatch. Batched answers are read whatever Batch says.
+	Batch int
+
 	// WrapConn, if set, wraps the client's UDP socket, e.g. with faultnet in tests. The client
 	// closes the returned conn on Close.
 	WrapConn func(net.PacketConn) net.PacketConn
@@ -106,6 +117,9 @@ func (c *Config) validate() error {
 	}
 	if c.RetryInterval < 0 || c.MaxRetryInterval < 0 || c.RequestTimeout < 0 {
 		return errors.New("client: config: negative interval")
+	}
+	if c.Batch < 0 || c.Batch > wire.MaxBatch {
+		return fmt.Errorf("client: config: batch %d outside [0, %d]", c.Batch, wire.MaxBatch)
 	}
 	if c.Local == "" {
 		c.Local = ":0"

@@ -3,6 +3,7 @@ package client_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -260,10 +261,11 @@ func BenchmarkLockServerAcquireRelease(b *testing.B) {
 	})
 }
 
-// startBenchServer runs a lock server (1 shard, 1 socket) until the benchmark or test ends.
+// startBenchServer runs a lock server (1 shard, 1 socket, accepting batches) until the
+// benchmark or test ends.
 func startBenchServer(tb testing.TB) string {
 	tb.Helper()
-	srv, err := lockserver.New(lockserver.Config{Listen: "127.0.0.1:0", Shards: 1, Sockets: 1})
+	srv, err := lockserver.New(lockserver.Config{Listen: "127.0.0.1:0", Shards: 1, Sockets: 1, AcceptBatch: true})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -302,8 +304,9 @@ func BenchmarkAcquireRelease(b *testing.B) {
 }
 
 // TestAcquireReleaseAllocs: an acquire+release pair allocates at most 2 objects (the Grant, and
-// the pooled waiters' refills after a GC), with KeepAlive on; it used to take about 23 (a timer
-// per attempt, channels, a lease goroutine per grant).
+// the pooled waiters' refills after a GC), with KeepAlive on, one request per datagram or
+// batching (Config.Batch); it used to take about 23 (a timer per attempt, channels, a lease
+// goroutine per grant).
 func TestAcquireReleaseAllocs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("measures allocations over 500 round trips")
@@ -311,7 +314,14 @@ func TestAcquireReleaseAllocs(t *testing.T) {
 	if raceEnabled {
 		t.Skip("allocation counts mean nothing under the race detector (sync.Pool drops items at random)")
 	}
-	c := newTestClient(t, client.Config{Servers: []string{startBenchServer(t)}, KeepAlive: true})
+	addr := startBenchServer(t)
+	for _, batch := range []int{0, 8} {
+		t.Run(fmt.Sprintf("batch=%d", batch), func(t *testing.T) { acquireReleaseAllocs(t, addr, batch) })
+	}
+}
+
+func acquireReleaseAllocs(t *testing.T, addr string, batch int) {
+	c := newTestClient(t, client.Config{Servers: []string{addr}, KeepAlive: true, Batch: batch})
 	ctx := itCtx(t)
 	pair := func() {
 		g, err := c.Acquire(ctx, 5, wire.Exclusive)

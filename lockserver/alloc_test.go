@@ -58,3 +58,64 @@ func TestPacketPathAllocs(t *testing.T) {
 		t.Fatalf("%v allocations per 16 packets, want 0", n)
 	}
 }
+
+// TestBatchPathAllocs: the same for batch datagrams: a batch of acquires, then a batch of their
+// releases, each header stepped and the answers packed into batch datagrams, allocates nothing
+// in steady state.
+func TestBatchPathAllocs(t *testing.T) {
+	s, err := New(Config{Listen: "127.0.0.1:0", Shards: 2, Sockets: 1, AcceptBatch: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.closeConns()
+	w, err := s.newWriter(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sink := newPeer(t, s.Addr()) // answers go here and are never read
+	from := sink.addr()
+	const k = 8
+	acqs, rels := make([]wire.Fields, k), make([]wire.Fields, k)
+	for i := range acqs {
+		acqs[i] = wire.Fields{Op: wire.OpAcquire, Mode: wire.Exclusive}
+		rels[i] = wire.Fields{Op: wire.OpRelease, Mode: wire.Exclusive}
+	}
+	acq, rel := wire.AppendBatch(nil, acqs...), wire.AppendBatch(nil, rels...)
+	var out srvcore.Out
+	var tokens [k]uint64
+	now := s.now()
+	txn := uint64(0)
+	round := func() {
+		for i := 0; i < k; i++ {
+			txn++
+			h := wire.BatchHeader(acq, i)
+			h.SetTxn(txn)
+			h.SetLock(uint32(txn % 64))
+			r := wire.BatchHeader(rel, i)
+			r.SetTxn(txn)
+			r.SetLock(uint32(txn % 64))
+		}
+		out.Reset()
+		s.core.Handle(now, acq, from, &out)
+		if len(out.Sends) != k {
+			t.Fatalf("%d answers to a batch of %d acquires", len(out.Sends), k)
+		}
+		for i := range out.Sends {
+			tokens[i] = out.Sends[i].Msg.Token
+		}
+		w.apply(now, &out)
+		for i := 0; i < k; i++ {
+			wire.BatchHeader(rel, i).SetToken(tokens[i])
+		}
+		out.Reset()
+		s.core.Handle(now, rel, from, &out)
+		w.apply(now, &out)
+		w.flush()
+	}
+	for i := 0; i < 100; i++ {
+		round()
+	}
+	if n := testing.AllocsPerRun(200, round); n != 0 {
+		t.Fatalf("%v allocations per two batches of %d, want 0", n, k)
+	}
+}

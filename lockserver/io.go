@@ -70,6 +70,8 @@ type writer struct {
 	pc    net.PacketConn
 	buf   []byte
 	queue []lockcore.Effect // wrapped socket only
+	// pending are the answers to batching clients not yet committed (addEffects); reused.
+	pending []pendingBatch
 }
 
 func (s *Server) newWriter(i int) (*writer, error) {
@@ -78,8 +80,12 @@ func (s *Server) newWriter(i int) (*writer, error) {
 		w.buf = make([]byte, wire.ControlLen)
 		return w, nil
 	}
+	size := wire.ControlLen
+	if s.cfg.AcceptBatch {
+		size = max(size, wire.MaxBatch*wire.Len)
+	}
 	var err error
-	w.batch, err = udpbatch.NewWriter(s.raw[i], 4*s.cfg.Batch, wire.ControlLen)
+	w.batch, err = udpbatch.NewWriter(s.raw[i], 4*s.cfg.Batch, size)
 	return w, err
 }
 
@@ -94,15 +100,70 @@ func (w *writer) encode(b []byte, m *wire.Fields) int {
 	return wire.ControlLen
 }
 
-func (w *writer) addEffects(es []lockcore.Effect) {
+// addEffects queues the datagrams of es. Answers to the sender of a batch datagram (batchTo,
+// on a raw socket), and every later answer to it until the next flush, wait in a pending batch
+// of that destination: flush sends each pending batch as batch datagrams of up to
+// wire.MaxBatch headers (a lone answer single), after everything committed before it, so that
+// one destination's answers keep their order. A reader flushes after each recvmmsg: the answers
+// to a batching client's datagrams of one read leave together. A wrapped socket sends every
+// answer single.
+func (w *writer) addEffects(es []lockcore.Effect, batchTo netip.AddrPort) {
 	if w.batch == nil {
 		w.queue = append(w.queue, es...)
 		return
 	}
-	for i := range es {
-		n := w.encode(w.batch.Next(), &es[i].Msg)
-		w.batch.Commit(n, es[i].To)
+	if batchTo.IsValid() && w.pendingOf(batchTo) < 0 {
+		w.pending = append(w.pending, pendingBatch{to: batchTo})
 	}
+	for i := range es {
+		e := &es[i]
+		if p := w.pendingOf(e.To); p >= 0 && !e.Msg.Op.IsControl() {
+			pb := &w.pending[p]
+			if pb.n == wire.MaxBatch {
+				w.commitPending(pb)
+			}
+			wire.Header(pb.buf[pb.n*wire.Len:]).Encode(&e.Msg)
+			pb.n++
+			continue
+		}
+		n := w.encode(w.batch.Next(), &e.Msg)
+		w.batch.Commit(n, e.To)
+	}
+}
+
+// pendingBatch holds the answers to one batching client until the writer's next flush.
+type pendingBatch struct {
+	to  netip.AddrPort
+	n   int
+	buf [wire.MaxBatch * wire.Len]byte
+}
+
+// pendingOf returns the index of to's pending batch, or -1.
+func (w *writer) pendingOf(to netip.AddrPort) int {
+	for i := range w.pending {
+		if w.pending[i].to == to {
+			return i
+		}
+	}
+	return -1
+}
+
+// commitPending moves pb's answers into the writer: one batch datagram, each header flagged,
+// or, for a lone answer, a single datagram.
+func (w *writer) commitPending(pb *pendingBatch) {
+	if pb.n == 0 {
+		return
+	}
+	d := w.batch.Next()
+	n := copy(d, pb.buf[:pb.n*wire.Len])
+	if pb.n > 1 {
+		for k := 0; k < n; k += wire.Len {
+			h := wire.Header(d[k : k+wire.Len])
+			h.SetFlags(h.Flags() | wire.FlagBatch)
+		}
+	}
+	w.batch.Commit(n, pb.to)
+	pb.n = 0
 }
 
 func (w *writer) flushIfFull() {
@@ -124,6 +185,10 @@ func (w *writer) flush() {
 		w.queue = w.queue[:0]
 		return
 	}
+	for i := range w.pending {
+		w.commitPending(&w.pending[i])
+	}
+	w.pending = w.pending[:0]
 	errsBefore := w.batch.Errors
 	n, _ := w.batch.Flush()
 	w.s.sent.Add(uint64(n))

@@ -14,6 +14,14 @@
 // tells the holders their leases will not be renewed, and records in the state file when those
 // leases end.
 //
+// # Batches
+//
+// With Config.AcceptBatch (--accept-batch; off by default) a datagram may carry several client
+// requests (wire.FlagBatch, docs/protocol.md "Batches"): the core handles each of its headers as
+// a datagram of its own, and the answers to a batching client from one recvmmsg read leave as
+// batch datagrams. Batches are for clients that reach the server directly: a switch on the path
+// answers or forwards a batch's first header only.
+//
 // # Who may send what
 //
 // Control messages (overflow and queue-empty from the switch, admin from the controller, RDMA
@@ -117,6 +125,12 @@ type Config struct {
 	Sockets int
 	// Batch is the number of datagrams read or written per system call. Default 64.
 	Batch int
+	// AcceptBatch accepts batch datagrams from clients that reach the server directly
+	// (srvcore.Config.AcceptBatch, docs/protocol.md "Batches"): each header is handled as a
+	// datagram of its own, and the answers to the batch's sender go back batched. Off (the
+	// default), batches are dropped whole and counted (malformed, reason batch-off). Leave it off
+	// for a server behind a switch that does not drop batches itself.
+	AcceptBatch bool
 	// SweepInterval is how often leases are checked. Default 1ms.
 	SweepInterval time.Duration
 	// Core configures every shard's lock core. TokenBase is set by the server (from its epoch).
@@ -306,7 +320,7 @@ func New(cfg Config) (*Server, error) {
 		_, _ = rand.Read(k[:])
 		core.HashSeed = binary.BigEndian.Uint64(k[:]) | 1
 	}
-	cc := srvcore.Config{Shards: cfg.Shards, Core: core, Key: cfg.RackKey, Peers: cfg.Peers,
+	cc := srvcore.Config{Shards: cfg.Shards, Core: core, Key: cfg.RackKey, Peers: cfg.Peers, AcceptBatch: cfg.AcceptBatch,
 		Epoch: s.epochs.current(), Start: start, Grace: grace, Standby: cfg.Standby, ControllerLease: cfg.ControllerLease,
 		Instance: s.instance, Logger: cfg.Logger, TestingKnobs: srvcore.TestingKnobs{OnAccept: cfg.TestingKnobs.OnAccept}}
 	if cfg.RDMA.Locks > 0 {
@@ -583,7 +597,7 @@ func (s *Server) serve(i int) error {
 func (w *writer) apply(now int64, out *srvcore.Out) {
 	s := w.s
 	for {
-		w.addEffects(out.Sends)
+		w.addEffects(out.Sends, out.BatchTo)
 		for i := range out.Bodies {
 			b := &out.Bodies[i]
 			w.sendBody(b.To, &b.Msg, b.Data)

@@ -24,8 +24,9 @@ const Port = 8888
 // Version is the only header version this package reads and writes.
 const Version = 1
 
-// Len is the size of a header in bytes. Every netlock datagram is exactly one header; trailing bytes
-// are ignored (they are reserved for a payload in one-RTT transactions, NetLock section 4.1).
+// Len is the size of a header in bytes. A netlock datagram is one header (trailing bytes are
+// ignored: they are reserved for a payload in one-RTT transactions, NetLock section 4.1), or, when
+// its first header carries [FlagBatch], a batch of whole headers ([ParseBatch]).
 const Len = 48
 
 // Field offsets. Keep in sync with docs/protocol.md, wire/wireshark/netlock.lua and p4/netlock.p4.
@@ -132,8 +133,13 @@ const (
 	FlagForwarded Flags = 1 << 3
 	// FlagRenewed marks a grant that extends the lease of an existing grant.
 	FlagRenewed Flags = 1 << 4
+	// FlagBatch marks a batch datagram: it holds k >= 1 headers back to back, [Len] bytes each,
+	// every one of them carrying the flag ([ParseBatch]; docs/protocol.md, "Batches"). Only
+	// client requests (acquire, release, lease-probe) and their answers ride in batches, only
+	// between a client and a lock server that both enabled batching; a switch never sends one.
+	FlagBatch Flags = 1 << 5
 
-	flagsKnown = FlagReply | FlagRetry | FlagTry | FlagForwarded | FlagRenewed
+	flagsKnown = FlagReply | FlagRetry | FlagTry | FlagForwarded | FlagRenewed | FlagBatch
 )
 
 // Status says why a request was rejected, or, on OpAdmin, which admin operation is meant.
@@ -464,7 +470,7 @@ func (f *Fields) String() string {
 
 // String lists the set flags, "|"-separated.
 func (f Flags) String() string {
-	names := [...]string{"reply", "retry", "try", "fwd", "renewed"}
+	names := [...]string{"reply", "retry", "try", "fwd", "renewed", "batch"}
 	s := ""
 	for i, n := range names {
 		if f&(1<<i) != 0 {

@@ -234,7 +234,7 @@ func TestStrings(t *testing.T) {
 		{wire.Status(11).String(), "status(11)"},
 		{wire.Flags(0).String(), ""},
 		{(wire.FlagReply | wire.FlagRenewed).String(), "reply|renewed"},
-		{wire.Flags(0xff).String(), "reply|retry|try|fwd|renewed|0xe0"},
+		{wire.Flags(0xff).String(), "reply|retry|try|fwd|renewed|batch|0xc0"},
 		{(&wire.Fields{Op: wire.OpAcquire, Lock: 1, Txn: 2, Mode: wire.Exclusive}).String(),
 			"acquire lock=1 txn=2 mode=X"},
 		{(&wire.Fields{Op: wire.OpAdmin, Status: wire.AdminPing, Flags: wire.FlagReply, Slots: 4}).String(),

@@ -401,18 +401,38 @@ func (c *Core) Close(out *Out) {
 	}
 }
 
-// Receive handles one datagram from from.
+// Receive handles one datagram from from: one answer, or a batch of answers (wire.FlagBatch),
+// each handled as if it had come alone, in order. A malformed batch is dropped whole (counted
+// once in Malformed); each answer of a good one counts in Received.
 func (c *Core) Receive(now int64, b []byte, from netip.AddrPort, out *Out) {
 	c.now = now
-	h, err := wire.Parse(b)
+	from = netip.AddrPortFrom(from.Addr().Unmap(), from.Port())
+	if !wire.IsBatch(b) {
+		h, err := wire.Parse(b)
+		if err != nil {
+			c.stats.Malformed++
+			return
+		}
+		c.receive(now, h, from, out)
+		return
+	}
+	k, err := wire.ParseBatch(b)
 	if err != nil {
 		c.stats.Malformed++
 		return
 	}
+	for i := 0; i < k; i++ {
+		c.receive(now, wire.BatchHeader(b, i), from, out)
+	}
+}
+
+// receive handles one valid answer h.
+func (c *Core) receive(now int64, h wire.Header, from netip.AddrPort, out *Out) {
 	c.stats.Received++
 	var f wire.Fields
 	h.Decode(&f)
-	c.dispatch(now, &f, netip.AddrPortFrom(from.Addr().Unmap(), from.Port()), out)
+	f.Flags &^= wire.FlagBatch // framing, not part of the answer
+	c.dispatch(now, &f, from, out)
 }
 
 // dispatch hands f to the operation waiting for it. Answers are accepted only from the address

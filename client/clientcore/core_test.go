@@ -54,6 +54,10 @@ func FuzzReceive(f *testing.F) {
 	}
 	f.Add([]byte{})
 	f.Add([]byte{1, 2, 3})
+	f.Add(wire.AppendBatch(nil, wire.Fields{Op: wire.OpGrant, Lock: 1, Txn: 1, Token: 5},
+		wire.Fields{Op: wire.OpRelease, Flags: wire.FlagReply, Lock: 2, Txn: 2, Token: 9}))
+	f.Add(wire.AppendBatch(nil, wire.Fields{Op: wire.OpGrant, Lock: 1, Txn: 1, Token: 5},
+		wire.Fields{Op: wire.OpGrant, Lock: 2, Txn: 2, Token: 9})[:wire.Len+3])
 	f.Fuzz(func(t *testing.T, b []byte) {
 		c := newTestCore(t, Config{KeepAlive: true})
 		var out Out
@@ -78,7 +82,11 @@ func FuzzReceive(f *testing.F) {
 		out.Reset()
 		c.Receive(now, b, srvA, &out)
 		after := c.Stats()
-		if after.Malformed+after.Received != before.Malformed+before.Received+1 {
+		want := int64(1) // a datagram is one answer, or malformed
+		if k, err := wire.ParseBatch(b); wire.IsBatch(b) && err == nil {
+			want = int64(k) // a good batch is k answers
+		}
+		if after.Malformed+after.Received != before.Malformed+before.Received+want {
 			t.Fatalf("datagram not counted: %+v -> %+v", before, after)
 		}
 		seen := map[*Op]bool{}
@@ -89,6 +97,40 @@ func FuzzReceive(f *testing.F) {
 			seen[op] = true
 		}
 	})
+}
+
+// TestReceiveBatch: the answers of a batch datagram are handled in order as if each had come
+// alone; a malformed batch is dropped whole and counted once.
+func TestReceiveBatch(t *testing.T) {
+	c := newTestCore(t, Config{})
+	var out Out
+	now := int64(1e9)
+	var es [3]Entry
+	var ops [3]Op
+	var grants []wire.Fields
+	for i := range es {
+		if err := c.Acquire(now, &es[i], &ops[i], uint32(i+1), wire.Exclusive, uint64(i+1), false, ReqOptions{}, &out); err != nil {
+			t.Fatal(err)
+		}
+		grants = append(grants, wire.Fields{Op: wire.OpGrant, Lock: uint32(i + 1), Txn: uint64(i + 1), Mode: wire.Exclusive,
+			Token: uint64(10 + i), LeaseMicros: 1_000_000, Timestamp: ops[i].req.Timestamp})
+	}
+	out.Reset()
+	bad := wire.AppendBatch(nil, grants...)
+	c.Receive(now, bad[:len(bad)-1], srvA, &out)
+	if st := c.Stats(); st.Malformed != 1 || st.Received != 0 || len(out.Done) != 0 {
+		t.Fatalf("truncated batch: %+v, %d done", st, len(out.Done))
+	}
+	c.Receive(now, wire.AppendBatch(nil, grants...), srvA, &out)
+	if st := c.Stats(); st.Received != 3 || st.Grants != 3 || len(out.Done) != 3 {
+		t.Fatalf("batch of 3 grants: %+v, %d done", st, len(out.Done))
+	}
+	for i := range ops {
+		if !ops[i].Done || ops[i].Err != nil || !es[i].Held() || out.Done[i] != &ops[i] {
+			t.Fatalf("acquire %d: done %v err %v held %v (in order: %v)", i, ops[i].Done, ops[i].Err, es[i].Held(),
+				out.Done[i] == &ops[i])
+		}
+	}
 }
 
 // sent returns the datagrams of out as "op lock txn flags -> addr" lines.

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/netlock-go/netlock/testbed/bench"
+	"github.com/netlock-go/netlock/wire"
 )
 
 func init() { benchCmd.AddCommand(newBenchRedisCmd()) }
@@ -34,6 +35,9 @@ redis-server is; SIGTERM at the end). --in-process runs it inside the benchmark'
 instead, where it shares the Go scheduler and garbage collector with the client goroutines.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if opts.Batch < 0 || opts.Batch > wire.MaxBatch {
+				return fmt.Errorf("--batch %d: must be in 0..%d", opts.Batch, wire.MaxBatch)
+			}
 			if !inProcess {
 				exe, err := os.Executable()
 				if err != nil {
@@ -62,6 +66,7 @@ instead, where it shares the Go scheduler and garbage collector with the client 
 	f.BoolVar(&opts.Unix, "unix", false, "connect to Redis over its Unix socket instead of loopback TCP")
 	f.BoolVar(&inProcess, "in-process", false,
 		"run the lock server inside the benchmark's process instead of as a child process")
+	f.IntVar(&opts.Batch, "batch", 0, fmt.Sprintf("netlock clients pack up to N requests per datagram and the lock server accepts batches (2..%d; 0: one request per datagram, the default comparison)", wire.MaxBatch))
 	f.BoolVar(&asJSON, "json", false, "print the result as JSON")
 	return cmd
 }
@@ -76,9 +81,14 @@ func printRedis(w io.Writer, r *bench.RedisResult) {
 	if o.ServerBin == "" {
 		server = "in-process"
 	}
+	mode := "one request per datagram"
+	if o.Batch > 1 {
+		mode = fmt.Sprintf("batching on: up to %d requests per datagram, server --accept-batch", o.Batch)
+	}
 	fmt.Fprintf(w, "netlock bench redis: %d rounds x %v (+%v warmup), concurrency %d (%d workers x %d), redis-server %s over %s, lock server %s with %d shards, GOMAXPROCS=%d\n",
 		o.Rounds, o.Duration, o.Warmup, o.Workers*o.Outstanding, o.Workers, o.Outstanding,
 		r.RedisVersion, transport, server, o.Shards, runtime.GOMAXPROCS(0))
+	fmt.Fprintf(w, "netlock mode: %s\n", mode)
 	fmt.Fprintf(w, "%-8s %12s %11s %11s %11s %11s %11s\n", "", "pairs/s", "pair p50", "pair p99",
 		"acq p99", "rel p99", "pair max")
 	for _, p := range []bench.PairResult{r.NetLock, r.Redis} {
@@ -102,6 +112,10 @@ func printRedis(w io.Writer, r *bench.RedisResult) {
 		fmt.Fprintf(w, " %.0f", float64(x.Pairs)/o.Duration.Seconds())
 	}
 	fmt.Fprintf(w, "\nnetlock retransmissions %d, redis SET NX retries %d\n", r.NetLockRetransmits, r.RedisRetries)
+	if r.NetLockDatagrams > 0 {
+		fmt.Fprintf(w, "netlock client requests per datagram: %.2f (%d requests, %d datagrams)\n",
+			float64(r.NetLockRequests)/float64(r.NetLockDatagrams), r.NetLockRequests, r.NetLockDatagrams)
+	}
 	fmt.Fprintf(w, "ratio per round:")
 	for _, x := range r.RoundRatios {
 		fmt.Fprintf(w, " %.2f", x)

@@ -26,10 +26,13 @@ import (
 // (NETLOCK_ prefix, dots become underscores: NETLOCK_LEASE_DEFAULT) and, where noted in
 // ConfigSchema, as command-line flags.
 const (
-	KeyListen        = "listen"
-	KeyShards        = "shards"
-	KeySockets       = "sockets"
-	KeyBatch         = "batch"
+	KeyListen  = "listen"
+	KeyShards  = "shards"
+	KeySockets = "sockets"
+	KeyBatch   = "batch"
+	// KeyAcceptBatch accepts batch datagrams (several client requests in one; docs/protocol.md
+	// "Batches") from clients that reach the server directly.
+	KeyAcceptBatch   = "accept_batch"
 	KeySweep         = "sweep_interval"
 	KeyTakeover      = "takeover_grace"
 	KeyLease         = "lease.default"
@@ -124,6 +127,7 @@ func ConfigSchema() *config.Schema {
 		{Name: KeyShards, Type: config.Int, Default: 0, Flag: "shards", Usage: "lock partitions (0: one per CPU)", Check: config.Range(0, 1024)},
 		{Name: KeySockets, Type: config.Int, Default: 0, Flag: "sockets", Usage: "reader goroutines on the server's socket (0: one; several may step one sender's datagrams out of order)", Check: config.Range(0, 256)},
 		{Name: KeyBatch, Type: config.Int, Default: 64, Flag: "batch", Usage: "datagrams per recvmmsg/sendmmsg", Check: config.Range(1, 1024)},
+		{Name: KeyAcceptBatch, Type: config.Bool, Default: false, Flag: "accept-batch", Usage: "accept batch datagrams (several requests each) from clients that reach the server directly; leave off behind a switch"},
 		{Name: KeySweep, Type: config.Duration, Default: time.Millisecond, Flag: "sweep-interval", Usage: "how often leases and idle lock states are checked", Check: config.Positive},
 		{Name: KeyTakeover, Type: config.Duration, Default: time.Duration(0), Flag: "takeover-grace", Usage: "grant nothing for this long after start (failover: >= longest lease)", Check: config.NonNegative},
 		{Name: KeyLease, Type: config.Duration, Default: 10 * time.Second, Flag: "lease", Usage: "default lease", Check: atLeastMicro},
@@ -220,6 +224,7 @@ func ConfigFromValues(v *config.Values) (lockserver.Config, error) {
 	}
 	c.InitState, c.UnsafeSkipRestartGrace = v.Bool(KeyInitState), v.Bool(KeySkipRestartGrace)
 	c.Standby, c.ControllerLease = v.Bool(KeyStandby), v.Duration(KeyControllerLease)
+	c.AcceptBatch = v.Bool(KeyAcceptBatch)
 	if c.TakeoverEpoch = v.Uint(KeyTakeoverEpoch); c.TakeoverEpoch >= wire.MaxEpoch {
 		return lockserver.Config{}, v.Errorf(KeyTakeoverEpoch, "%d: must be below %d", c.TakeoverEpoch, uint64(wire.MaxEpoch))
 	}

@@ -21,7 +21,8 @@ func TestParseConfig(t *testing.T) {
 	}{
 		{name: "empty", format: "yaml", text: "", check: func(t *testing.T, c lockserver.Config) {
 			if c.Listen != "0.0.0.0:8888" || c.Core.DefaultLease != 10*time.Second || c.Core.Priorities != 8 ||
-				c.StateFile != DefaultStateFile("0.0.0.0:8888") || c.Core.MaxBuffered != 4096 || c.Core.IdleRetention != time.Second {
+				c.StateFile != DefaultStateFile("0.0.0.0:8888") || c.Core.MaxBuffered != 4096 || c.Core.IdleRetention != time.Second ||
+				c.AcceptBatch {
 				t.Fatalf("defaults not applied: %+v", c)
 			}
 		}},
@@ -29,6 +30,7 @@ func TestParseConfig(t *testing.T) {
 listen: 127.0.0.1:9000
 shards: 3
 batch: 32
+accept_batch: true
 sweep_interval: 5ms
 takeover_grace: 2s
 takeover_epoch: 7
@@ -52,7 +54,8 @@ state_file: /tmp/x.state
 				c.Core.MaxLease != time.Second || c.Core.Priorities != 4 || c.Core.MaxWaiters != 100 ||
 				c.Core.DefaultQuota.MaxOutstanding != 50 || c.Core.Quotas[7] != want || c.TakeoverEpoch != 7 ||
 				c.Core.MaxBuffered != 10 || c.Core.IdleRetention != 3*time.Second || c.RackKey != 0x6e65746c6f636b21 ||
-				len(c.Peers.Switches) != 1 || len(c.Peers.Controllers) != 2 || c.StateFile != "/tmp/x.state" {
+				len(c.Peers.Switches) != 1 || len(c.Peers.Controllers) != 2 || c.StateFile != "/tmp/x.state" ||
+				!c.AcceptBatch {
 				t.Fatalf("parsed %+v", c)
 			}
 		}},

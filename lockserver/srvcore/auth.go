@@ -81,12 +81,13 @@ const (
 	RefusedShort            // no authentication trailer
 	RefusedBadKey           // the trailer holds another key
 	RefusedForwarded        // a forwarded request (answers go to the address in its header) not from a switch
+	RefusedBatched          // a control message inside a batch datagram (batches carry client requests only)
 	RefusedReasons
 )
 
 // RefusedNames are the reasons' metric labels.
 var RefusedNames = [RefusedReasons]string{"no-key-configured", "peer-not-allowed", "short", "bad-key",
-	"forwarded-not-from-switch"}
+	"forwarded-not-from-switch", "control-in-batch"}
 
 // Reasons a datagram is dropped as malformed, for Malformed and netlock_malformed_packets_total.
 const (
@@ -95,11 +96,13 @@ const (
 	BadOp
 	BadMode
 	BadUnexpected // a valid header of an op the server does not accept (a reply, a push-back, a grant)
+	BadBatch      // a batch datagram that is not 1..wire.MaxBatch whole headers each flagged batch
+	BadBatchOff   // a batch datagram to a server that does not accept batches (Config.AcceptBatch)
 	BadReasons
 )
 
 // BadNames are the reasons' metric labels.
-var BadNames = [BadReasons]string{"short", "version", "op", "mode", "unexpected"}
+var BadNames = [BadReasons]string{"short", "version", "op", "mode", "unexpected", "batch", "batch-off"}
 
 // auth is a server's parsed control-message policy.
 type auth struct {

@@ -67,6 +67,14 @@ type Config struct {
 	// Instance identifies this run of the server in its ping replies (a restart changes it);
 	// never 0.
 	Instance uint32
+	// AcceptBatch accepts batch datagrams (wire.FlagBatch: several client requests back to
+	// back, docs/protocol.md "Batches") from clients that reach the server directly: each
+	// header is handled as a datagram of its own would be. Off, a batch is dropped whole and
+	// counted (BadBatchOff); its client retransmits each request, and retransmissions go
+	// single. Off by default: behind a switch a batch loses every request after its first
+	// (the switch answers or forwards the first header only), and the releases and probes of
+	// switch-held locks in it would reach the server instead of the switch.
+	AcceptBatch bool
 	// Tier, if set, is a second way to grant some locks (the lock server's RDMA tier).
 	Tier Tier
 	// Logger receives the core's few logs (epoch moves, takeovers, grant holds). Nil discards.
@@ -123,6 +131,9 @@ type Out struct {
 	Sends   []lockcore.Effect
 	Bodies  []Body
 	Persist uint64
+	// BatchTo is the sender of the batch datagram Handle was given (invalid for a single
+	// datagram): the shell may coalesce the answers to it into batch datagrams.
+	BatchTo netip.AddrPort
 	req     lockcore.Request // Handle's scratch: a request on the heap once, not per datagram
 }
 
@@ -135,7 +146,7 @@ type Body struct {
 
 // Reset empties o, keeping its memory.
 func (o *Out) Reset() {
-	o.Sends, o.Bodies, o.Persist = o.Sends[:0], o.Bodies[:0], 0
+	o.Sends, o.Bodies, o.Persist, o.BatchTo = o.Sends[:0], o.Bodies[:0], 0, netip.AddrPort{}
 }
 
 func (o *Out) send(to netip.AddrPort, m wire.Fields) {
@@ -255,30 +266,59 @@ func (c *Core) ShardOf(lock uint32) *Shard { return c.shards[lock%uint32(len(c.s
 func (c *Core) ShardIndex(lock uint32) int { return int(lock % uint32(len(c.shards))) }
 
 // Handle processes one datagram b from from at now: it is decoded and checked (malformed
-// datagrams and refused control messages are counted and dropped), then applied.
+// datagrams and refused control messages are counted and dropped), then applied. A batch
+// datagram (wire.FlagBatch) is checked whole (wire.ParseBatch: a malformed batch is dropped
+// whole), then each of its headers goes, in order, through the same checks and the same Step
+// as a single datagram, with one rule more: a batch carries client requests only, so a control
+// message in it is refused (RefusedBatched).
 func (c *Core) Handle(now int64, b []byte, from netip.AddrPort, out *Out) {
 	req := &out.req
-	if !c.decode(b, from, req) {
+	if !wire.IsBatch(b) {
+		if c.decode(b, from, false, req) {
+			c.Step(now, req, out)
+		}
 		return
 	}
-	c.Step(now, req, out)
+	if !c.cfg.AcceptBatch {
+		c.bad[BadBatchOff].Add(1)
+		return
+	}
+	k, err := wire.ParseBatch(b)
+	if err != nil {
+		c.countBad(err)
+		return
+	}
+	out.BatchTo = from
+	for i := 0; i < k; i++ {
+		if c.decode(wire.BatchHeader(b, i), from, true, req) {
+			c.Step(now, req, out)
+		}
+	}
 }
 
-// decode validates a datagram into req; invalid ones, and control messages that are not
-// authorized (docs/protocol.md, "Who may send what"), are counted and false is returned.
-func (c *Core) decode(b []byte, from netip.AddrPort, req *lockcore.Request) bool {
+// countBad counts a datagram dropped for the decoding error err.
+func (c *Core) countBad(err error) {
+	switch {
+	case errors.Is(err, wire.ErrShort):
+		c.bad[BadShort].Add(1)
+	case errors.Is(err, wire.ErrVersion):
+		c.bad[BadVersion].Add(1)
+	case errors.Is(err, wire.ErrOp):
+		c.bad[BadOp].Add(1)
+	case errors.Is(err, wire.ErrMode):
+		c.bad[BadMode].Add(1)
+	default:
+		c.bad[BadBatch].Add(1)
+	}
+}
+
+// decode validates a datagram (or, batched, one header of a batch) into req; invalid ones, and
+// control messages that are not authorized (docs/protocol.md, "Who may send what"), are counted
+// and false is returned.
+func (c *Core) decode(b []byte, from netip.AddrPort, batched bool, req *lockcore.Request) bool {
 	h, err := wire.Parse(b)
 	if err != nil {
-		switch {
-		case errors.Is(err, wire.ErrShort):
-			c.bad[BadShort].Add(1)
-		case errors.Is(err, wire.ErrVersion):
-			c.bad[BadVersion].Add(1)
-		case errors.Is(err, wire.ErrOp):
-			c.bad[BadOp].Add(1)
-		default:
-			c.bad[BadMode].Add(1)
-		}
+		c.countBad(err)
 		return false
 	}
 	switch op := h.Op(); {
@@ -286,6 +326,11 @@ func (c *Core) decode(b []byte, from netip.AddrPort, req *lockcore.Request) bool
 		// An answer is never a request: stepping it would answer it (two servers could bounce
 		// replies forever).
 		c.bad[BadUnexpected].Add(1)
+		return false
+	case op.IsControl() && batched:
+		// Control messages come from the rack's peers one per datagram, with the rack key in
+		// their trailer; a batch has no trailer and is a client's.
+		c.ref[RefusedBatched].Add(1)
 		return false
 	case op.IsControl():
 		if why := c.auth.check(b, h, from); why >= 0 {
@@ -302,6 +347,7 @@ func (c *Core) decode(b []byte, from netip.AddrPort, req *lockcore.Request) bool
 		return false
 	}
 	h.Decode(&req.Fields)
+	req.Flags &^= wire.FlagBatch // framing, not part of the request
 	req.From = from
 	return true
 }

@@ -33,7 +33,7 @@ func TestCaptureLockServerTraffic(t *testing.T) {
 	if err != nil {
 		testenv.Unavailable(t, "packet capture on lo: %v", err)
 	}
-	addr, stop, err := startLockServer(context.Background(), 1)
+	addr, stop, err := startLockServer(context.Background(), 1, false)
 	if err != nil {
 		h.Close()
 		t.Fatal(err)

@@ -22,8 +22,8 @@ import (
 
 // startLockServer runs an in-process lock server on a free loopback port until the returned stop
 // function is called; stop (idempotent) waits for it and returns its Run error.
-func startLockServer(ctx context.Context, shards int) (netip.AddrPort, func() error, error) {
-	srv, err := lockserver.New(lockserver.Config{Listen: "127.0.0.1:0", Shards: shards})
+func startLockServer(ctx context.Context, shards int, acceptBatch bool) (netip.AddrPort, func() error, error) {
+	srv, err := lockserver.New(lockserver.Config{Listen: "127.0.0.1:0", Shards: shards, AcceptBatch: acceptBatch})
 	if err != nil {
 		return netip.AddrPort{}, nil, fmt.Errorf("bench: %w", err)
 	}
@@ -47,10 +47,10 @@ func startLockServer(ctx context.Context, shards int) (netip.AddrPort, func() er
 // the client goroutines. It waits until the server grants a lock. stop (idempotent) sends
 // SIGTERM, waits for the graceful shutdown (SIGKILL after 10 s) and removes the directory; it
 // returns an error if the server did not exit cleanly.
-func startLockServerProcess(ctx context.Context, bin string, shards int) (netip.AddrPort, func() error, error) {
+func startLockServerProcess(ctx context.Context, bin string, shards int, acceptBatch bool) (netip.AddrPort, func() error, error) {
 	var lastErr error
 	for attempt := 0; attempt < 3; attempt++ {
-		addr, stop, err := startLockServerProcessOnce(ctx, bin, shards)
+		addr, stop, err := startLockServerProcessOnce(ctx, bin, shards, acceptBatch)
 		if err == nil {
 			return addr, stop, nil
 		}
@@ -68,7 +68,7 @@ func freeLoopbackUDPPort() (int, error) {
 	return c.LocalAddr().(*net.UDPAddr).Port, nil
 }
 
-func startLockServerProcessOnce(ctx context.Context, bin string, shards int) (netip.AddrPort, func() error, error) {
+func startLockServerProcessOnce(ctx context.Context, bin string, shards int, acceptBatch bool) (netip.AddrPort, func() error, error) {
 	port, err := freeLoopbackUDPPort()
 	if err != nil {
 		return netip.AddrPort{}, nil, fmt.Errorf("bench: free port: %w", err)
@@ -80,6 +80,9 @@ func startLockServerProcessOnce(ctx context.Context, bin string, shards int) (ne
 	addr := netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, 1}), uint16(port))
 	cmd := exec.Command(bin, "server", "--listen", addr.String(), "--shards", strconv.Itoa(shards),
 		"--state-file", filepath.Join(dir, "server.state"), "--init", "--log-level", "warn")
+	if acceptBatch {
+		cmd.Args = append(cmd.Args, "--accept-batch")
+	}
 	var stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stderr, &stderr
 	if err := cmd.Start(); err != nil {
@@ -153,7 +156,7 @@ func waitServing(ctx context.Context, addr netip.AddrPort, done <-chan struct{},
 // `netlock bench server`.
 func RunServerVsEcho(ctx context.Context, opts VsEchoOptions) (VsEchoResult, error) {
 	opts.setDefaults()
-	addr, stop, err := startLockServer(ctx, opts.Shards)
+	addr, stop, err := startLockServer(ctx, opts.Shards, false)
 	if err != nil {
 		return VsEchoResult{Options: opts}, err
 	}

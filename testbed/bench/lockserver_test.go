@@ -106,21 +106,33 @@ func TestLoadLossyLockServer(t *testing.T) {
 
 // TestLockServerProcess: `netlock server` as a child process (netlock bench redis's default)
 // grants locks, and stop shuts it down cleanly (SIGTERM, exit status 0). Control: a binary that
-// exits at once is reported, not waited for.
+// exits at once is reported, not waited for. The server accepts batches (--accept-batch, as
+// netlock bench redis --batch starts it), and a batching client's concurrent pairs pass.
 func TestLockServerProcess(t *testing.T) {
 	bin := testenv.BuildNetlock(t)
 	ctx := context.Background()
-	addr, stop, err := startLockServerProcess(ctx, bin, 2)
+	addr, stop, err := startLockServerProcess(ctx, bin, 2, true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	nl, err := NewNetLockLocker(addr.String(), 1, 0)
+	nl, err := NewNetLockLocker(addr.String(), 1, 0, 8)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rel, err := nl.Acquire(ctx, 7)
-	if err == nil {
-		err = rel(ctx)
+	errs := make(chan error, 16)
+	for i := range 16 {
+		go func() {
+			rel, err := nl.Acquire(ctx, uint32(7+i))
+			if err == nil {
+				err = rel(ctx)
+			}
+			errs <- err
+		}()
+	}
+	for range 16 {
+		if e := <-errs; e != nil {
+			err = e
+		}
 	}
 	if cerr := nl.Close(); err == nil {
 		err = cerr
@@ -134,7 +146,7 @@ func TestLockServerProcess(t *testing.T) {
 	if err := stop(); err != nil {
 		t.Fatalf("second stop: %v", err)
 	}
-	if _, _, err := startLockServerProcessOnce(ctx, "/bin/false", 2); err == nil ||
+	if _, _, err := startLockServerProcessOnce(ctx, "/bin/false", 2, false); err == nil ||
 		!strings.Contains(err.Error(), "exited") {
 		t.Fatalf("a server that exits at once: %v, want an error saying it exited", err)
 	}

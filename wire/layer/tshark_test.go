@@ -24,7 +24,7 @@ var dissector = filepath.Join("..", "wireshark", "netlock.lua")
 var tsharkFields = []string{
 	"netlock.version", "netlock.op", "netlock.mode", "netlock.flags",
 	"netlock.flags.reply", "netlock.flags.retry", "netlock.flags.try", "netlock.flags.fwd",
-	"netlock.flags.renewed", "netlock.flags.reserved",
+	"netlock.flags.renewed", "netlock.flags.batch", "netlock.flags.reserved",
 	"netlock.status", "netlock.admin", "netlock.priority", "netlock.tenant", "netlock.lock",
 	"netlock.txn", "netlock.token", "netlock.timestamp", "netlock.lease", "netlock.client_ip",
 	"netlock.client_port", "netlock.slots", "netlock.rack_key", "netlock.stat.lock", "netlock.stat.requests",
@@ -96,7 +96,8 @@ func wantTsharkFields(p capturePacket) map[string]string {
 		"netlock.flags.try":      b2s(h.Has(wire.FlagTry)),
 		"netlock.flags.fwd":      b2s(h.Has(wire.FlagForwarded)),
 		"netlock.flags.renewed":  b2s(h.Has(wire.FlagRenewed)),
-		"netlock.flags.reserved": fmt.Sprintf("0x%02x", uint8(f.Flags)>>5), // masked 0xe0, shifted
+		"netlock.flags.batch":    b2s(h.Has(wire.FlagBatch)),
+		"netlock.flags.reserved": fmt.Sprintf("0x%02x", uint8(f.Flags)>>6), // masked 0xc0, shifted
 		"netlock.priority":       strconv.Itoa(int(f.Priority)),
 		"netlock.tenant":         strconv.Itoa(int(f.Tenant)),
 		"netlock.lock":           strconv.FormatUint(uint64(f.Lock), 10),
@@ -234,9 +235,9 @@ func TestTsharkDissectorNames(t *testing.T) {
 		"Op: overflow (5)", "Op: queue-empty (6)", "Op: lease-probe (7)", "Op: admin (8)",
 		"Mode: shared (0)", "Mode: exclusive (1)",
 		"Status: would-block (2)", "Status: ok (0)", "Admin operation: ping (1)",
-		"Flags: 0x11 (reply|renewed)", "Flags: 0xff (reply|retry|try|fwd|renewed|0xe0)",
+		"Flags: 0x11 (reply|renewed)", "Flags: 0xff (reply|retry|try|fwd|renewed|batch|0xc0)",
 		".... ...1 = Reply: True", ".... ..1. = Retry: True", ".... .1.. = Try: True",
-		".... 1... = Forwarded: True", "...1 .... = Renewed: True", "111. .... = Reserved: 0x7",
+		".... 1... = Forwarded: True", "...1 .... = Renewed: True", "..1. .... = Batch: True", "11.. .... = Reserved: 0x3",
 		"Transaction: 18446744073709551615", "Fencing token: 77", "Timestamp (ns): 1700000000000000000",
 		"Lease (us): 250000", "Client IP: 127.0.0.1", "Client port: 40001", "Slots: 12",
 		"Trailer (reserved): 6f6e652d525454207061796c6f6164",

@@ -86,12 +86,14 @@ local FLAG_RETRY   = 0x02
 local FLAG_TRY     = 0x04
 local FLAG_FWD     = 0x08
 local FLAG_RENEWED = 0x10
+local FLAG_BATCH   = 0x20  -- the datagram is a batch of 48-byte headers (docs/protocol.md, "Batches")
 local flag_bits = {
     { FLAG_REPLY, "reply" },
     { FLAG_RETRY, "retry" },
     { FLAG_TRY, "try" },
     { FLAG_FWD, "fwd" },
     { FLAG_RENEWED, "renewed" },
+    { FLAG_BATCH, "batch" },
 }
 
 local f = netlock.fields
@@ -104,7 +106,8 @@ f.flag_retry  = ProtoField.bool("netlock.flags.retry", "Retry", 8, nil, FLAG_RET
 f.flag_try    = ProtoField.bool("netlock.flags.try", "Try", 8, nil, FLAG_TRY)
 f.flag_fwd    = ProtoField.bool("netlock.flags.fwd", "Forwarded", 8, nil, FLAG_FWD)
 f.flag_renew  = ProtoField.bool("netlock.flags.renewed", "Renewed", 8, nil, FLAG_RENEWED)
-f.flag_rsvd   = ProtoField.uint8("netlock.flags.reserved", "Reserved", base.HEX, nil, 0xe0)
+f.flag_batch  = ProtoField.bool("netlock.flags.batch", "Batch", 8, nil, FLAG_BATCH)
+f.flag_rsvd   = ProtoField.uint8("netlock.flags.reserved", "Reserved", base.HEX, nil, 0xc0)
 f.status      = ProtoField.uint8("netlock.status", "Status", base.DEC, status_names)
 f.admin       = ProtoField.uint8("netlock.admin", "Admin operation", base.DEC, admin_names)
 f.priority    = ProtoField.uint8("netlock.priority", "Priority", base.DEC)
@@ -144,7 +147,7 @@ local function flags_string(v)
             names[#names + 1] = fb[2]
         end
     end
-    local rest = bit.band(v, 0xe0)
+    local rest = bit.band(v, 0xc0)
     if rest ~= 0 then
         names[#names + 1] = string.format("0x%02x", rest)
     end
@@ -195,6 +198,7 @@ function netlock.dissector(tvb, pinfo, tree)
     fi:add(f.flag_try, tvb(3, 1))
     fi:add(f.flag_fwd, tvb(3, 1))
     fi:add(f.flag_renew, tvb(3, 1))
+    fi:add(f.flag_batch, tvb(3, 1))
     fi:add(f.flag_rsvd, tvb(3, 1))
 
     if op == OP_ADMIN then
