@@ -73,6 +73,9 @@ const bit<8> FL_REPLY = 1;
 const bit<8> FL_RETRY = 2;
 const bit<8> FL_TRY   = 4;
 const bit<8> FL_FWD   = 8;
+/* A batch of several headers (docs/protocol.md, "Batches"): only between a client and a server it
+ * reaches directly. The switch reads one header, so it drops a batch as malformed. */
+const bit<8> FL_BATCH = 0x20;
 
 const bit<8> ST_QUOTA      = 1;
 const bit<8> ST_WOULDBLOCK = 2;
@@ -1379,7 +1382,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         /* meta.kind is K_ROUTE (0) unless set below. */
         if (hdr.udp.isValid() && hdr.udp.dst == NL_PORT) {
             if (!hdr.nl.isValid() || sm.parser_error != error.NoError ||
-                    hdr.nl.version != NL_VERSION || hdr.nl.op > OP_ADMIN || hdr.nl.mode > MODE_X) {
+                    hdr.nl.version != NL_VERSION || hdr.nl.op > OP_ADMIN || hdr.nl.mode > MODE_X ||
+                    (hdr.nl.flags & FL_BATCH) != 0) {
                 drop_count(DR_MALFORMED);
                 exit;
             }

@@ -16,7 +16,7 @@ var NetlockPipeline = engine.Generated{Name: "netlock", Bind: NetlockBind}
 
 // NetlockFingerprint is engine.Fingerprint of the program this pipeline was generated from (its
 // parameters' values left out).
-const NetlockFingerprint = "5385752d5ec3d804652c2a88a86afc4ac7bbe58f96993ab9e021e3b8737cbe32"
+const NetlockFingerprint = "4173c312b430614cbfce013daae078339ecc3e1e5dded6581dfdf5c247d16fdb"
 
 // NetlockLayout is the engine.Switch GenLayout the pipeline was generated against.
 const NetlockLayout = "eb4f46e609ece85f662fd763af5640b90ab5cc3a078deffc87f7aa97a64dbe1a"
@@ -42,56 +42,56 @@ func NetlockBind(sw *engine.Switch) (engine.GenBlocks, error) {
 	if err := sw.GenCheck(NetlockFingerprint, NetlockLayout); err != nil {
 		return engine.GenBlocks{}, err
 	}
-	// CPU_PORT: netlock.p4:454:13 255 (0xff when generated)
-	if p.c[0], err = sw.GenConst(425); err != nil {
+	// CPU_PORT: netlock.p4:457:13 255 (0xff when generated)
+	if p.c[0], err = sw.GenConst(427); err != nil {
 		return engine.GenBlocks{}, err
 	}
-	// CPU_PORT: netlock.p4:1398:37 255 (0xff when generated)
-	if p.c[1], err = sw.GenConst(3232); err != nil {
+	// CPU_PORT: netlock.p4:1402:37 255 (0xff when generated)
+	if p.c[1], err = sw.GenConst(3242); err != nil {
 		return engine.GenBlocks{}, err
 	}
-	// NETLOCK_ENDED: netlock.p4:1317:71 (bit<32>)65536 (0x10000 when generated)
-	if p.c[2], err = sw.GenConst(2916); err != nil {
+	// NETLOCK_ENDED: netlock.p4:1320:71 (bit<32>)65536 (0x10000 when generated)
+	if p.c[2], err = sw.GenConst(2918); err != nil {
 		return engine.GenBlocks{}, err
 	}
-	// NETLOCK_PART_BITS: netlock.p4:983:40 15 (0xf when generated)
-	if p.c[3], err = sw.GenConst(1855); err != nil {
+	// NETLOCK_PART_BITS: netlock.p4:986:40 15 (0xf when generated)
+	if p.c[3], err = sw.GenConst(1857); err != nil {
 		return engine.GenBlocks{}, err
 	}
-	// NETLOCK_PART_BITS: netlock.p4:984:27 ((32w1 << 15) - 1) (0x7fff when generated)
-	if p.c[4], err = sw.GenConst(1861); err != nil {
+	// NETLOCK_PART_BITS: netlock.p4:987:27 ((32w1 << 15) - 1) (0x7fff when generated)
+	if p.c[4], err = sw.GenConst(1863); err != nil {
 		return engine.GenBlocks{}, err
 	}
-	// NETLOCK_PART_BITS: netlock.p4:996:35 (15 + 2) (0x11 when generated)
-	if p.c[5], err = sw.GenConst(1895); err != nil {
+	// NETLOCK_PART_BITS: netlock.p4:999:35 (15 + 2) (0x11 when generated)
+	if p.c[5], err = sw.GenConst(1897); err != nil {
 		return engine.GenBlocks{}, err
 	}
-	// NETLOCK_PART_BITS: netlock.p4:969:68 ((64w1 << (15 + 2)) - 1) (0x1ffff when generated)
-	if p.c[6], err = sw.GenConst(1778); err != nil {
+	// NETLOCK_PART_BITS: netlock.p4:972:68 ((64w1 << (15 + 2)) - 1) (0x1ffff when generated)
+	if p.c[6], err = sw.GenConst(1780); err != nil {
 		return engine.GenBlocks{}, err
 	}
-	// NETLOCK_PART_BITS: netlock.p4:970:37 (15 + 2) (0x11 when generated)
-	if p.c[7], err = sw.GenConst(1791); err != nil {
+	// NETLOCK_PART_BITS: netlock.p4:973:37 (15 + 2) (0x11 when generated)
+	if p.c[7], err = sw.GenConst(1793); err != nil {
 		return engine.GenBlocks{}, err
 	}
-	// NETLOCK_PART_BITS: netlock.p4:1974:51 (15 + 2) (0x11 when generated)
-	if p.c[8], err = sw.GenConst(5480); err != nil {
+	// NETLOCK_PART_BITS: netlock.p4:1978:51 (15 + 2) (0x11 when generated)
+	if p.c[8], err = sw.GenConst(5490); err != nil {
 		return engine.GenBlocks{}, err
 	}
-	// NETLOCK_PART_BITS: netlock.p4:2022:47 (15 + 2) (0x11 when generated)
-	if p.c[9], err = sw.GenConst(5705); err != nil {
+	// NETLOCK_PART_BITS: netlock.p4:2026:47 (15 + 2) (0x11 when generated)
+	if p.c[9], err = sw.GenConst(5715); err != nil {
 		return engine.GenBlocks{}, err
 	}
-	// NETLOCK_PART_BITS: netlock.p4:2024:53 (15 + 2) (0x11 when generated)
-	if p.c[10], err = sw.GenConst(5719); err != nil {
+	// NETLOCK_PART_BITS: netlock.p4:2028:53 (15 + 2) (0x11 when generated)
+	if p.c[10], err = sw.GenConst(5729); err != nil {
 		return engine.GenBlocks{}, err
 	}
-	// NETLOCK_PART_BITS: netlock.p4:2025:47 (15 + 2) (0x11 when generated)
-	if p.c[11], err = sw.GenConst(5728); err != nil {
+	// NETLOCK_PART_BITS: netlock.p4:2029:47 (15 + 2) (0x11 when generated)
+	if p.c[11], err = sw.GenConst(5738); err != nil {
 		return engine.GenBlocks{}, err
 	}
-	// CPU_PORT: netlock.p4:2123:34 255 (0xff when generated)
-	if p.c[12], err = sw.GenConst(6054); err != nil {
+	// CPU_PORT: netlock.p4:2127:34 255 (0xff when generated)
+	if p.c[12], err = sw.GenConst(6064); err != nil {
 		return engine.GenBlocks{}, err
 	}
 	if p.t[0], err = sw.GenTable("NetlockIngress.rack"); err != nil {
@@ -697,7 +697,7 @@ func (p *netlock) ingress88(g *engine.Gen, s *[263]uint64) bool {
 	}
 	if (s[24] != 0) && (s[26] == 0x22b8) {
 		{
-			if (((!(s[29] != 0) || (s[261] != 0x0)) || (s[30] != 0x1)) || (s[31] > 0x8)) || (s[32] > 0x1) {
+			if ((((!(s[29] != 0) || (s[261] != 0x0)) || (s[30] != 0x1)) || (s[31] > 0x8)) || (s[32] > 0x1)) || ((s[33] & 0x20) != 0x0) {
 				{
 					{
 						{

@@ -84,6 +84,7 @@ const bit<8> FL_REPLY = 1;
 const bit<8> FL_RETRY = 2;
 const bit<8> FL_TRY   = 4;
 const bit<8> FL_FWD   = 8;
+const bit<8> FL_BATCH = 0x20; /* a batch: dropped as malformed (p4/netlock.p4) */
 
 const bit<8> ST_QUOTA      = 1;
 const bit<8> ST_WOULDBLOCK = 2;
@@ -1428,7 +1429,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         meta.kind = K_ROUTE;
         if (hdr.udp.isValid() && hdr.udp.dst == NL_PORT) {
             if (!hdr.nl.isValid() || ig_prsr_md.parser_err != 0 ||
-                    hdr.nl.version != NL_VERSION || hdr.nl.op > OP_ADMIN || hdr.nl.mode > MODE_X) {
+                    hdr.nl.version != NL_VERSION || hdr.nl.op > OP_ADMIN || hdr.nl.mode > MODE_X ||
+                    (hdr.nl.flags & FL_BATCH) != 0) {
                 drop_count(DR_MALFORMED);
                 exit;
             }

@@ -162,7 +162,7 @@ func (s *scenario) fields(op string, words map[string]string) (wire.Fields, erro
 		case "flags":
 			for _, name := range strings.Split(v, "|") {
 				ok := false
-				for i := 0; i < 5; i++ {
+				for i := 0; i < 6; i++ { // reply ... batch (wire.Flags)
 					if wire.Flags(1<<i).String() == name {
 						f.Flags |= wire.Flags(1 << i)
 						ok = true
