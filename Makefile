@@ -147,6 +147,7 @@ fuzz:
 	$(FUZZ) ./rdma/emu -fuzz '^FuzzResponseHeader$$'
 	$(FUZZ) ./p4/dataplane -fuzz '^FuzzParseAdminReply$$'
 	$(FUZZ) ./wire -fuzz '^FuzzParseLockStats$$'
+	$(FUZZ) ./wire -fuzz '^FuzzBatch$$'
 	$(FUZZ) ./internal/udpframe -fuzz '^FuzzParse$$'
 
 # A million lock operations against the rack under 20% loss, duplication, reordering and delay,
