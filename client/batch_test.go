@@ -14,22 +14,25 @@ import (
 	"github.com/netlock-go/netlock/wire"
 )
 
-// startServerCfg runs a real lock server on loopback with cfg (Listen, Shards and Sockets
-// filled in) until the test ends.
-func startServerCfg(t *testing.T, cfg lockserver.Config) *lockserver.Server {
-	t.Helper()
-	cfg.Listen, cfg.Shards, cfg.Sockets = "127.0.0.1:0", 2, 1
+// startServerCfg runs a real lock server on loopback with cfg (Listen and Sockets filled in,
+// Shards 2 unless set) until the test or benchmark ends.
+func startServerCfg(tb testing.TB, cfg lockserver.Config) *lockserver.Server {
+	tb.Helper()
+	cfg.Listen, cfg.Sockets = "127.0.0.1:0", 1
+	if cfg.Shards == 0 {
+		cfg.Shards = 2
+	}
 	srv, err := lockserver.New(cfg)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- srv.Run(ctx) }()
-	t.Cleanup(func() {
+	tb.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
-			t.Errorf("server Run: %v", err)
+			tb.Errorf("server Run: %v", err)
 		}
 	})
 	return srv

@@ -265,18 +265,7 @@ func BenchmarkLockServerAcquireRelease(b *testing.B) {
 // benchmark or test ends.
 func startBenchServer(tb testing.TB) string {
 	tb.Helper()
-	srv, err := lockserver.New(lockserver.Config{Listen: "127.0.0.1:0", Shards: 1, Sockets: 1, AcceptBatch: true})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Run(ctx) }()
-	tb.Cleanup(func() {
-		cancel()
-		<-done
-	})
-	return srv.Addr().String()
+	return startServerCfg(tb, lockserver.Config{Shards: 1, AcceptBatch: true}).Addr().String()
 }
 
 // BenchmarkAcquireRelease is one goroutine taking and giving back an exclusive lock through the

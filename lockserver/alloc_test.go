@@ -1,6 +1,7 @@
 package lockserver
 
 import (
+	"net/netip"
 	"testing"
 
 	"github.com/netlock-go/netlock/lockserver/srvcore"
@@ -11,17 +12,7 @@ import (
 // shard in the core), encoding the answers and sending them with sendmmsg allocates nothing in
 // steady state.
 func TestPacketPathAllocs(t *testing.T) {
-	s, err := New(Config{Listen: "127.0.0.1:0", Shards: 2, Sockets: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.closeConns()
-	w, err := s.newWriter(0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sink := newPeer(t, s.Addr()) // answers go here and are never read
-	from := sink.addr()
+	s, w, from := allocRig(t, false)
 	acq := wire.Append(nil, &wire.Fields{Op: wire.OpAcquire, Mode: wire.Exclusive, Lock: 1, Txn: 1})
 	rel := wire.Append(nil, &wire.Fields{Op: wire.OpRelease, Mode: wire.Exclusive, Lock: 1, Txn: 1})
 	var out srvcore.Out
@@ -63,17 +54,7 @@ func TestPacketPathAllocs(t *testing.T) {
 // releases, each header stepped and the answers packed into batch datagrams, allocates nothing
 // in steady state.
 func TestBatchPathAllocs(t *testing.T) {
-	s, err := New(Config{Listen: "127.0.0.1:0", Shards: 2, Sockets: 1, AcceptBatch: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.closeConns()
-	w, err := s.newWriter(0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sink := newPeer(t, s.Addr()) // answers go here and are never read
-	from := sink.addr()
+	s, w, from := allocRig(t, true)
 	const k = 8
 	acqs, rels := make([]wire.Fields, k), make([]wire.Fields, k)
 	for i := range acqs {
@@ -118,4 +99,21 @@ func TestBatchPathAllocs(t *testing.T) {
 	if n := testing.AllocsPerRun(200, round); n != 0 {
 		t.Fatalf("%v allocations per two batches of %d, want 0", n, k)
 	}
+}
+
+// allocRig is a server on loopback (two shards, one socket; batches accepted if batch) whose
+// sockets close when t ends, its first writer, and the address of a peer its answers go to and
+// are never read.
+func allocRig(t *testing.T, batch bool) (*Server, *writer, netip.AddrPort) {
+	t.Helper()
+	s, err := New(Config{Listen: "127.0.0.1:0", Shards: 2, Sockets: 1, AcceptBatch: batch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.closeConns)
+	w, err := s.newWriter(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, w, newPeer(t, s.Addr()).addr()
 }
