@@ -224,6 +224,7 @@ type Switch struct {
 	sessions map[int]CloneSession
 	start    time.Time
 	startSet bool
+	lastNs   uint64 // the last reading of clockNs
 	// inProcess is set during a Process call, whose clock reading is processUs (micros).
 	inProcess bool
 	processUs uint64
@@ -475,11 +476,25 @@ func (s *Switch) micros() uint64 {
 	if s.inProcess {
 		return s.processUs
 	}
+	return s.clockNs() / 1000
+}
+
+// clockNs is the switch clock in nanoseconds since its first reading of Config.Now. It never
+// goes back, whatever Config.Now does (a switch's clock is a counter: bmv2's is a steady clock,
+// Tofino's a free-running timestamp): a reading before the last one gives the last one. A clock
+// that stepped back would make a grant stamped a moment ago look granted in the future, and a
+// lease sweep computing (now - grant time) mod 2^32 would take it for one that ran out long ago
+// (the rack model's admin packets, timed from the model's clock while a busy pipeline stamped
+// packets ahead of it, did exactly that: TestClockNeverGoesBack).
+func (s *Switch) clockNs() uint64 {
 	now := s.cfg.Now()
 	if !s.startSet {
 		s.start, s.startSet = now, true
 	}
-	return uint64(now.Sub(s.start).Microseconds())
+	if d := now.Sub(s.start); d > 0 && uint64(d) > s.lastNs {
+		s.lastNs = uint64(d)
+	}
+	return s.lastNs
 }
 
 func (s *Switch) newPacket() *packet {

@@ -284,14 +284,8 @@ func (s *Switch) SetPortMetadata(port int, data []byte) error {
 }
 
 // nanos is the time in nanoseconds since the switch's first clock reading (the Tofino
-// timestamps of TNA programs).
-func (s *Switch) nanos() uint64 {
-	now := s.cfg.Now()
-	if !s.startSet {
-		s.start, s.startSet = now, true
-	}
-	return uint64(now.Sub(s.start).Nanoseconds())
-}
+// timestamps of TNA programs); it never goes back (clockNs).
+func (s *Switch) nanos() uint64 { return s.clockNs() }
 
 // processTNA is Process for TNA programs.
 func (s *Switch) processTNA(port int, data []byte) (*Result, error) {

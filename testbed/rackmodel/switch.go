@@ -117,10 +117,7 @@ func (s *vswitch) arrive(port int, frame []byte) {
 		r.stats.SwitchDropped++
 		return
 	}
-	passPS := int64(1e6/r.p.SwitchMpps + 0.5) // picoseconds per pass
-	startPS := max(r.k.Now()*1000, s.pipeFree)
-	start := (startPS + 999) / 1000
-	s.now, s.passes = start, 0
+	startPS := s.enter()
 	var in wire.Fields
 	inOK := parse(frame, &s.fr, &in) == nil
 	res, err := s.process(port, frame)
@@ -130,12 +127,29 @@ func (s *vswitch) arrive(port int, frame []byte) {
 		r.log.Error("rackmodel: engine", "err", err, "port", port)
 		return
 	}
-	passes := max(1, s.passes)
+	dep, passes := s.leave(startPS)
 	r.stats.SwitchPasses += uint64(passes)
-	s.pipeFree = startPS + int64(passes)*passPS
-	dep := start + int64(r.p.SwitchLatency) + int64(passes-1)*int64(r.p.PassLatency)
 	s.emit(res.Out, dep, inOK && in.Op != wire.OpGrant)
 	r.stats.PacketIns += uint64(len(res.PacketIn))
+}
+
+// enter starts a packet's pipeline run: when the pipeline is free, at the model's clock or later
+// (picoseconds); the engine's clock (s.now) reads the run's start. Every packet the switch
+// processes enters here, the controller's admin packets on the CPU port too: a packet processed
+// later is stamped no earlier and leaves no earlier than one processed before it.
+func (s *vswitch) enter() (startPS int64) {
+	startPS = max(s.r.k.Now()*1000, s.pipeFree)
+	s.now, s.passes = (startPS+999)/1000, 0
+	return startPS
+}
+
+// leave ends the run entered at startPS: it occupies the pipeline for its passes at line rate and
+// returns when its packets leave the switch and the passes.
+func (s *vswitch) leave(startPS int64) (dep int64, passes int) {
+	r := s.r
+	passes = max(1, s.passes)
+	s.pipeFree = startPS + int64(passes)*int64(1e6/r.p.SwitchMpps+0.5)
+	return s.now + int64(r.p.SwitchLatency) + int64(passes-1)*int64(r.p.PassLatency), passes
 }
 
 // emit sends the packets a pipeline run sent out, leaving the switch at dep. countGrants says
@@ -166,14 +180,15 @@ func (s *vswitch) admin(req dataplane.AdminRequest) (dataplane.AdminReply, error
 	if !s.running() {
 		return dataplane.AdminReply{}, fmt.Errorf("admin %d: %w", req.Op, errSwitchDown)
 	}
-	s.now = s.r.k.Now()
+	startPS := s.enter()
 	res, err := s.dp.Process(s.cpuPort(), req.PacketOut(nil, s.r.key))
 	if err != nil {
 		s.r.stats.EngineErrors++
 		return dataplane.AdminReply{}, fmt.Errorf("rackmodel: admin %d: %w", req.Op, err)
 	}
+	dep, _ := s.leave(startPS)
 	// A force-release sends packets (the holder's reject, grants onward).
-	s.emit(res.Out, s.now+int64(s.r.p.SwitchLatency), true)
+	s.emit(res.Out, dep, true)
 	var reply *dataplane.AdminReply
 	for _, pi := range res.PacketIn {
 		_, _, fr, err := dataplane.ParsePacketIn(pi)

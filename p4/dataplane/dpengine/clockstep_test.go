@@ -1,0 +1,64 @@
+package dpengine
+
+import (
+	"testing"
+	"time"
+
+	"github.com/netlock-go/netlock/p4/dataplane"
+	"github.com/netlock-go/netlock/wire"
+)
+
+// TestSweepAfterClockStepBack: a grant the switch just made is not a lease that ran out, even if
+// the clock the switch is given steps back before the controller's probe. The sweep's rule,
+// dataplane.AdminReply.LeaseExpired, is (now - grant time) mod 2^32 > lease: a probe stamped
+// before the grant saw a grant time in the future and force-released the holder at once (the
+// rack model timed admin packets from its own clock while a busy pipeline stamped packets
+// ahead of it: a fencing violation at Figure 8's one-lock point). The engine's clock never goes
+// back (engine.TestClockNeverGoesBack); the control: the lease does run out once the clock has
+// passed the grant time by more than the lease.
+func TestSweepAfterClockStepBack(t *testing.T) {
+	const lock = 7
+	for _, run := range pipelineRuns {
+		t.Run(run.name, func(t *testing.T) {
+			r := newRigSource(t, run.prog, dataplane.Sizing{Locks: 8, PartBits: 6}, nil, run.pl)
+			must(t, r.sw.SetLock(dataplane.LockEntry{Lock: lock, Index: 1, Server: 1,
+				Regions: [dataplane.Levels]dataplane.Region{{Left: 0, Size: 4}, {Left: 4, Size: 4}}}))
+			probe := func() dataplane.AdminReply {
+				t.Helper()
+				_, pins := r.admin(&dataplane.AdminRequest{Op: wire.AdminSwitchProbe, Lock: lock})
+				if len(pins) != 1 {
+					t.Fatalf("probe: %d packet-ins, want 1", len(pins))
+				}
+				_, _, fr, err := dataplane.ParsePacketIn(pins[0])
+				if err != nil {
+					t.Fatal(err)
+				}
+				rep, err := dataplane.ParseAdminReply(fr)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return rep
+			}
+			r.now = r.now.Add(time.Hour) // the clock has run for a while
+			granted := r.now
+			acq := wire.Fields{Op: wire.OpAcquire, Mode: wire.Exclusive, Lock: lock, Txn: 42, Timestamp: 1, LeaseMicros: 1000}
+			if outs := r.send(1, clientAddr(1), serverAddr(1), &acq, nil); len(outs) != 1 || outs[0].F.Op != wire.OpGrant {
+				t.Fatalf("acquire: %s", describeOuts(outs))
+			}
+			r.now = granted.Add(-time.Millisecond)
+			if rep := probe(); !rep.Live || rep.Token == 0 || rep.LeaseExpired() {
+				t.Errorf("probe 1 ms before the grant's stamp: %+v, LeaseExpired %v: want a live grant whose lease has not run out",
+					rep, rep.LeaseExpired())
+			}
+			r.now = granted.Add(500 * time.Microsecond)
+			if rep := probe(); rep.LeaseExpired() {
+				t.Errorf("probe 500 µs after the grant: lease of %d µs ran out (now %d, granted %d)", rep.Lease, rep.Now, rep.GrantTime)
+			}
+			r.now = granted.Add(2 * time.Millisecond)
+			if rep := probe(); !rep.LeaseExpired() {
+				t.Errorf("probe 2 ms after the grant: lease of %d µs has not run out (now %d, granted %d): the control failed",
+					rep.Lease, rep.Now, rep.GrantTime)
+			}
+		})
+	}
+}
