@@ -1031,14 +1031,29 @@ func notBuffered(r *Request, out []Effect) []Effect {
 	return append(out, Effect{To: r.From, Msg: wire.Fields{Op: wire.OpPushBack, Lock: r.Lock}})
 }
 
-// pushBack answers a queue-empty notification with at most r.Slots buffered requests.
+// pushBack answers a queue-empty notification: the switch announces its free slots per priority
+// level, level 0's in r.Slots and level 1's in r.LeaseMicros (docs/protocol.md, "Overflow
+// (q2)"). q2 is in (priority, number) order; the buffered requests go back from its head, at
+// most r.Slots of level 0 and, only once no level-0 request is left behind, at most
+// r.LeaseMicros of level 1 (any priority above 0 is level 1, as in the switch). A level-1
+// request thus never passes a level-0 one still buffered, and a level's requests never
+// outnumber its free slots.
 func (c *Core) pushBack(r *Request, out []Effect) []Effect {
 	l := c.locks.get(r.Lock)
 	if l == nil {
 		return out
 	}
-	for n := int(r.Slots); n > 0 && l.ohead < len(l.overflow); n-- {
+	free := [2]int{int(r.Slots), int(min(r.LeaseMicros, math.MaxUint16))}
+	for l.ohead < len(l.overflow) {
 		e := &l.overflow[l.ohead]
+		level := 0
+		if e.prio != 0 {
+			level = 1
+		}
+		if free[level] == 0 {
+			break
+		}
+		free[level]--
 		l.ohead++
 		c.stats.PushedBack++
 		c.stats.Buffered--

@@ -420,7 +420,16 @@ func (m *model) step1(now int64, r *Request) []Effect {
 		if l == nil {
 			return out
 		}
-		n := min(int(r.Slots), len(l.buf))
+		// Level 0's free slots in Slots, level 1's in LeaseMicros; level 1 only once every
+		// buffered level-0 request goes back.
+		level0 := 0
+		for level0 < len(l.buf) && l.buf[level0].prio == 0 {
+			level0++
+		}
+		n := min(int(r.Slots), level0)
+		if n == level0 {
+			n += min(int(r.LeaseMicros), len(l.buf)-level0)
+		}
 		for _, q := range l.buf[:n] {
 			m.leave(q.tenant)
 			m.send(&out, Effect{To: r.From, Msg: wire.Fields{Op: wire.OpPushBack, Mode: q.mode,
@@ -838,6 +847,7 @@ func randomRequest(rng *rand.Rand, m *model, now int64) *Request {
 		r.From, r.Flags = switchAddr, 0
 		r.Lock += 10
 		r.Slots = uint16(rng.IntN(4))
+		r.LeaseMicros = uint32(rng.IntN(4))
 	}
 	return r
 }

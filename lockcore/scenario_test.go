@@ -441,6 +441,9 @@ func (s *scenario) request(cmd string, a args) (*Request, error) {
 		return nil, err
 	}
 	r.LeaseMicros = uint32(lease / time.Microsecond)
+	if a.has("slots1") { // queue-empty: level 1's free slots ride in the lease field
+		r.LeaseMicros = uint32(get("slots1", 0))
+	}
 	r.Timestamp = uint64(s.now)
 	r.From = clientAddr(cl)
 	if a.has("try") {

@@ -1095,9 +1095,13 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         a.cport = 0;
         a.slots = 0;
     }
+    /* Queue-empty announces each level's free slots (q1 is empty, so its regions' sizes): level 0's
+     * in slots, level 1's in lease. The server pushes back at most that many of each level, level 0
+     * first (docs/protocol.md, "Overflow (q2)"). */
     action ans_queue_empty(inout ans_t a) {
         ans_to_server(a, OP_QEMPTY);
-        a.slots = (meta.size0 < meta.size1) ? meta.size0 : meta.size1;
+        a.slots = meta.size0;
+        a.lease = (bit<32>)meta.size1;
     }
     action ans_overflow(inout ans_t a) {
         ans_to_server(a, OP_OVERFLOW);

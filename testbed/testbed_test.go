@@ -318,7 +318,7 @@ func TestRunNode(t *testing.T) {
 
 // checkClasses: a phase with worker classes (priority, tenants, quota) reports each class, the classes add up
 // to the phase, and neither class starves: each committed transactions over the phase (the
-// switch's push-back announces min(size0, size1) free slots, which must not starve a level).
+// switch's queue-empty announces each level's free slots, and level 1's region may be one slot).
 func checkClasses(t *testing.T, p PhaseResult) {
 	t.Helper()
 	switch p.Name {

@@ -80,13 +80,9 @@ type Config struct {
 	// up to Levels times the memory): the operator's setting for a rack whose clients use both
 	// of the switch's priority levels. The servers' statistics do not tell the levels apart, so
 	// without it level 0 gets c_i slots and the other level alloc's minimum region of one; a
-	// request at that level then finds one slot, and a queue-empty announces min(size0, size1)
-	// = 1 free slot, so an overflowing lock takes back one buffered request per queue-empty.
-	//
-	// Known bug (2026-11-29, docs/rackmodel.md "The push-back rule"): with it, a lock whose q2 is
-	// long gets whole regions pushed back at once, and under heavy retransmission that broke
-	// token order once on Figure 8's one-lock point. Not offered in netlock controller's
-	// configuration until it is found; the rack model's Figure 12 uses it.
+	// request at that level then finds one slot, and a queue-empty announces one free slot at that
+	// level, so a lock overflowing at that level takes back one of its buffered requests per
+	// queue-empty.
 	SizeEveryLevel bool
 	// MinRate is the smallest request rate (requests per second) for which a lock is considered
 	// for the switch at all (default 0: every reported lock).

@@ -16,7 +16,7 @@ var NetlockPipeline = engine.Generated{Name: "netlock", Bind: NetlockBind}
 
 // NetlockFingerprint is engine.Fingerprint of the program this pipeline was generated from (its
 // parameters' values left out).
-const NetlockFingerprint = "31cc0692bdc35b715e181864daa437b22ae68e14bb39dd5ba12ec7a2d05619fa"
+const NetlockFingerprint = "4173c312b430614cbfce013daae078339ecc3e1e5dded6581dfdf5c247d16fdb"
 
 // NetlockLayout is the engine.Switch GenLayout the pipeline was generated against.
 const NetlockLayout = "eb4f46e609ece85f662fd763af5640b90ab5cc3a078deffc87f7aa97a64dbe1a"
@@ -46,12 +46,12 @@ func NetlockBind(sw *engine.Switch) (engine.GenBlocks, error) {
 	if p.c[0], err = sw.GenConst(427); err != nil {
 		return engine.GenBlocks{}, err
 	}
-	// CPU_PORT: netlock.p4:1398:37 255 (0xff when generated)
-	if p.c[1], err = sw.GenConst(3244); err != nil {
+	// CPU_PORT: netlock.p4:1402:37 255 (0xff when generated)
+	if p.c[1], err = sw.GenConst(3242); err != nil {
 		return engine.GenBlocks{}, err
 	}
-	// NETLOCK_ENDED: netlock.p4:1316:71 (bit<32>)65536 (0x10000 when generated)
-	if p.c[2], err = sw.GenConst(2920); err != nil {
+	// NETLOCK_ENDED: netlock.p4:1320:71 (bit<32>)65536 (0x10000 when generated)
+	if p.c[2], err = sw.GenConst(2918); err != nil {
 		return engine.GenBlocks{}, err
 	}
 	// NETLOCK_PART_BITS: netlock.p4:986:40 15 (0xf when generated)
@@ -74,24 +74,24 @@ func NetlockBind(sw *engine.Switch) (engine.GenBlocks, error) {
 	if p.c[7], err = sw.GenConst(1793); err != nil {
 		return engine.GenBlocks{}, err
 	}
-	// NETLOCK_PART_BITS: netlock.p4:1974:51 (15 + 2) (0x11 when generated)
-	if p.c[8], err = sw.GenConst(5492); err != nil {
+	// NETLOCK_PART_BITS: netlock.p4:1978:51 (15 + 2) (0x11 when generated)
+	if p.c[8], err = sw.GenConst(5490); err != nil {
 		return engine.GenBlocks{}, err
 	}
-	// NETLOCK_PART_BITS: netlock.p4:2022:47 (15 + 2) (0x11 when generated)
-	if p.c[9], err = sw.GenConst(5717); err != nil {
+	// NETLOCK_PART_BITS: netlock.p4:2026:47 (15 + 2) (0x11 when generated)
+	if p.c[9], err = sw.GenConst(5715); err != nil {
 		return engine.GenBlocks{}, err
 	}
-	// NETLOCK_PART_BITS: netlock.p4:2024:53 (15 + 2) (0x11 when generated)
-	if p.c[10], err = sw.GenConst(5731); err != nil {
+	// NETLOCK_PART_BITS: netlock.p4:2028:53 (15 + 2) (0x11 when generated)
+	if p.c[10], err = sw.GenConst(5729); err != nil {
 		return engine.GenBlocks{}, err
 	}
-	// NETLOCK_PART_BITS: netlock.p4:2025:47 (15 + 2) (0x11 when generated)
-	if p.c[11], err = sw.GenConst(5740); err != nil {
+	// NETLOCK_PART_BITS: netlock.p4:2029:47 (15 + 2) (0x11 when generated)
+	if p.c[11], err = sw.GenConst(5738); err != nil {
 		return engine.GenBlocks{}, err
 	}
-	// CPU_PORT: netlock.p4:2123:34 255 (0xff when generated)
-	if p.c[12], err = sw.GenConst(6066); err != nil {
+	// CPU_PORT: netlock.p4:2127:34 255 (0xff when generated)
+	if p.c[12], err = sw.GenConst(6064); err != nil {
 		return engine.GenBlocks{}, err
 	}
 	if p.t[0], err = sw.GenTable("NetlockIngress.rack"); err != nil {
@@ -7417,7 +7417,8 @@ func (p *netlock) ingress26(g *engine.Gen, s *[263]uint64, v112 *uint64, v113 *u
 												s[103] = 0x0
 											}
 										}
-										s[103] = engine.Sel((s[198] < s[200]), s[198], s[200])
+										s[103] = s[198]
+										s[100] = s[200]
 									}
 								}
 							}
@@ -10128,7 +10129,8 @@ func (p *netlock) ingress84(g *engine.Gen, s *[263]uint64, v113 *uint64) {
 										s[103] = 0x0
 									}
 								}
-								s[103] = engine.Sel((s[198] < s[200]), s[198], s[200])
+								s[103] = s[198]
+								s[100] = s[200]
 							}
 						}
 					}
@@ -18165,7 +18167,8 @@ func (p *netlock) ingress80(g *engine.Gen, s *[263]uint64, v111 uint64) {
 													s[103] = 0x0
 												}
 											}
-											s[103] = engine.Sel((s[198] < s[200]), s[198], s[200])
+											s[103] = s[198]
+											s[100] = s[200]
 										}
 									}
 								}

@@ -1347,9 +1347,12 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         hdr.ans.cport = 0;
         hdr.ans.slots = 0;
     }
+    /* Queue-empty announces each level's free slots: level 0's in slots, level 1's in lease (as
+     * p4/netlock.p4). */
     action ans_queue_empty() {
         ans_to_server(OP_QEMPTY);
-        hdr.ans.slots = (meta.size0 < meta.size1) ? meta.size0 : meta.size1;
+        hdr.ans.slots = meta.size0;
+        hdr.ans.lease = (bit<32>)meta.size1;
     }
     action ans_overflow() {
         ans_to_server(OP_OVERFLOW);

@@ -37,8 +37,8 @@ type PolicyRun struct {
 	Quota      float64 `json:"quota,omitempty"`
 	Burst      uint64  `json:"burst,omitempty"`
 	// LevelOneSlot runs without rackmodel.Params.SizeEveryLevel: level 1 of every lock has one
-	// slot, so a queue-empty announces min(size0, size1) = 1 free slot (a control run that shows
-	// what the push-back rule costs a priority-1 class; not plotted).
+	// slot, so a queue-empty announces one free slot at level 1 (a control run that shows what
+	// one level-1 slot costs a priority-1 class; not plotted).
 	LevelOneSlot bool `json:"level1_one_slot,omitempty"`
 	// Backoff is how long a worker refused for its quota waits before its next transaction.
 	Backoff time.Duration `json:"backoff_ns"`
@@ -98,8 +98,7 @@ const Fig12Locks = 16
 // and the first at priority 1; (b) a tenant of three client machines, then one of seven joins,
 // without quotas and with each tenant metered at half the locks' capacity (measured by the run
 // without quotas); then (a) with priorities again with level 1 of one slot per lock (a control:
-// what the push-back rule, min(size0, size1) free slots per queue-empty, costs the priority-1
-// class). Every lock is in the switch; every run is checked for exclusion and fencing.
+// what one level-1 slot per lock, the controller's default, costs the priority-1 class). Every lock is in the switch; every run is checked for exclusion and fencing.
 func Fig12(o Options) *Figure {
 	o.fill()
 	p := o.Params
@@ -358,10 +357,10 @@ func (f *Figure) fig12(w io.Writer) {
 			if m.Label != Fig12Priority {
 				continue
 			}
-			fmt.Fprintf(w, "\nThe push-back rule (a queue-empty announces min(size0, size1) free slots): in %q every "+
+			fmt.Fprintf(w, "\nThe push-back rule (a queue-empty announces each level's free slots): in %q every "+
 				"lock has one slot at level 1. The priority-1 class commits %.0f k transactions/s alone and %.0f k with "+
 				"the priority-0 class, against %.0f k and %.0f k with both levels sized by c_i; over the run %d "+
-				"push-backs for %d queue-empties (one each; sized: %d for %d) and %d retransmissions (a request "+
+				"push-backs for %d queue-empties (sized: %d for %d) and %d retransmissions (a request "+
 				"buffered longer than the retry timeout; sized: %d). Slower, not starved: every queue-empty brings back "+
 				"at least one request, the oldest of the highest priority buffered.\n", c.Label,
 				c.Stats[0].AloneTPS/1e3, c.Stats[0].TogetherTPS/1e3, m.Stats[0].AloneTPS/1e3, m.Stats[0].TogetherTPS/1e3,

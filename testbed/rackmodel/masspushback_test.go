@@ -11,9 +11,9 @@ import (
 // queue-empty of an overflowing lock announces a whole region, and the server pushes back that
 // many requests at once; 384 closed-loop streams on one exclusive lock whose regions are 64 refill
 // the region from q2 again and again (waits pass the clients' retry timeout, so requests are
-// retransmitted too). Exclusion and token order must hold (the online checker). Figure 8's
-// one-lock point with SizeEveryLevel (1 536 streams, regions of 256) does break token order, an
-// open bug (docs/rackmodel.md, "The push-back rule"); this smaller rack does not reproduce it.
+// retransmitted too). Exclusion and token order must hold (the online checker). The violation
+// Figure 8's one-lock point once showed here was the model's clock stepping back under a busy
+// pipeline (docs/rackmodel.md, "The push-back rule"; dpengine.TestSweepAfterClockStepBack).
 func TestMassPushBackKeepsFencing(t *testing.T) {
 	p := small()
 	p.Clients, p.Workers = 6, 64

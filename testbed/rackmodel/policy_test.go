@@ -31,12 +31,13 @@ func (s *classSource) Next(now time.Duration, t *Txn) {
 	}
 }
 
-// TestPushBackServesLevelOne answers issue 22's question whether the push-back rule (a
-// queue-empty announces min(size0, size1) free slots) can starve a priority level: every worker
-// asks at priority 1 for one lock in the switch, so level 1 gets the lock's slots but one and
-// level 0 the minimum region of one, and the switch queue overflows. Level 1 is served: every
-// queue-empty brings back one of its requests (min(1, 3)), and every worker commits. The mirror
-// of TestPushBackAdmitsMinRegion, where level 0 is the used one.
+// TestPushBackServesLevelOne answers issue 22's question whether the push-back rule can starve a
+// priority level: every worker asks at priority 1 for one lock in the switch; the controller,
+// whose statistics do not tell the levels apart, gives level 0 the lock's c_i slots (3) and level
+// 1 the minimum region of one, and the switch queue overflows at level 1. Level 1 is served: every
+// queue-empty announces level 1's one free slot (in its lease field) and brings back one level-1
+// request, and every worker commits. The mirror of TestPushBackFillsLevelZero, where level 0 is
+// the used one and a queue-empty brings back up to its region.
 func TestPushBackServesLevelOne(t *testing.T) {
 	p := small()
 	r, err := New(Config{Params: p, Seed: testSeed(t), Alloc: AllocSpec{Strategy: alloc.StrategyKnapsack, Slots: 4},
@@ -46,7 +47,7 @@ func TestPushBackServesLevelOne(t *testing.T) {
 	}
 	a, err := warmAllocate(t, r)
 	if err != nil || a.Locks != 1 || a.Used != 4 {
-		t.Fatalf("allocation %+v, %v: want the one lock in the switch with 4 slots (1 at level 0, 3 at level 1)", a, err)
+		t.Fatalf("allocation %+v, %v: want the one lock in the switch with 4 slots (3 at level 0, 1 at level 1)", a, err)
 	}
 	c0 := r.Counters()
 	w0 := make([]WorkerCounters, len(r.workers))
@@ -64,7 +65,7 @@ func TestPushBackServesLevelOne(t *testing.T) {
 			c.Overflows, c.QueueEmpties, c.PushBacks)
 	}
 	if c.PushBacks != c.QueueEmpties {
-		t.Errorf("%d push-backs for %d queue-empties, want one each (min(size0, size1) = 1)", c.PushBacks, c.QueueEmpties)
+		t.Errorf("%d push-backs for %d queue-empties, want one each (level 1's one slot)", c.PushBacks, c.QueueEmpties)
 	}
 	if c.SwitchGrants != c.Granted || c.ServerGrants != 0 {
 		t.Errorf("grants: %d by the switch, %d by the servers, %d observed: want every one by the switch", c.SwitchGrants,

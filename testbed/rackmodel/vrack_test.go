@@ -388,11 +388,13 @@ func TestCheckerAgreesWithHistory(t *testing.T) {
 	}
 }
 
-// TestPushBackAdmitsMinRegion pins down how an overflowing switch lock drains q2: netlock.p4
-// announces min(size0, size1) free slots in queue-empty, and the controller gives the level the
-// workloads do not use alloc's minimum region of one slot, so every queue-empty brings back one
-// request.
-func TestPushBackAdmitsMinRegion(t *testing.T) {
+// TestPushBackFillsLevelZero pins down how an overflowing switch lock drains q2: netlock.p4
+// announces each level's free slots in queue-empty (level 0's in slots, level 1's in lease), so
+// with the workers all at level 0 a queue-empty brings back as many requests as level 0's region
+// holds, not the one slot of level 1 (the controller's default for the level the workloads do not
+// use; before 2026-11-29 queue-empty announced min(size0, size1) = 1 and this lock took back one
+// request per queue-empty).
+func TestPushBackFillsLevelZero(t *testing.T) {
 	p := small()
 	r, err := New(Config{Params: p, Phase: "contended/1", Seed: testSeed(t),
 		Alloc: AllocSpec{Strategy: alloc.StrategyKnapsack, Slots: 4}})
@@ -413,8 +415,8 @@ func TestPushBackAdmitsMinRegion(t *testing.T) {
 	if c.Overflows == 0 || c.QueueEmpties == 0 {
 		t.Fatalf("12 workers on a lock with 4 slots never overflowed: %+v", c)
 	}
-	if c.PushBacks != c.QueueEmpties {
-		t.Errorf("%d push-backs for %d queue-empties, want one each", c.PushBacks, c.QueueEmpties)
+	if c.PushBacks <= c.QueueEmpties || c.PushBacks > 4*c.QueueEmpties {
+		t.Errorf("%d push-backs for %d queue-empties, want more than one each and at most the 4 slots", c.PushBacks, c.QueueEmpties)
 	}
 	for _, e := range conservationErrors(r, r.Counters()) {
 		t.Error(e)

@@ -30,7 +30,8 @@ import (
 //     slot until the ones before it are gone (the model below keeps the slots in order);
 //   - overflow: an acquire finding no free slot at its level, or requests buffered at the server,
 //     goes to the server's q2 (a second lockcore.Core, the real buffer code), which pushes
-//     requests back when the switch queue has drained (queue-empty, slots = the smaller region);
+//     requests back when the switch queue has drained (queue-empty: each level's region size,
+//     level 0's in slots, level 1's in lease);
 //     the count of buffered requests is the overflows sent less the push-backs received (with a
 //     request, or without one for an overflow q2 did not buffer); a try acquire that would
 //     overflow is refused would-block;
@@ -283,8 +284,8 @@ func (o *oracle) record(effs []lockcore.Effect) {
 
 // queueEmpty asks q2 to push back into the drained switch queue, and takes the push-backs.
 func (o *oracle) queueEmpty(lock uint32) {
-	slots := min(o.rules.sizes[0], o.rules.sizes[1])
-	req := lockcore.Request{Fields: wire.Fields{Op: wire.OpQueueEmpty, Lock: lock, Slots: slots}, From: diffSwitchAddr}
+	req := lockcore.Request{Fields: wire.Fields{Op: wire.OpQueueEmpty, Lock: lock, Slots: o.rules.sizes[0],
+		LeaseMicros: uint32(o.rules.sizes[1])}, From: diffSwitchAddr}
 	pbs := slices.Clone(o.q2.Step(0, &req, nil))
 	for _, pb := range pbs {
 		if pb.Msg.Op != wire.OpPushBack {
