@@ -317,3 +317,25 @@ func TestControllerMetricsFlagNames(t *testing.T) {
 		}
 	}
 }
+
+// TestControllerSizeEveryLevel: alloc.size_every_level reaches the controller core's
+// SizeEveryLevel; it is off by default.
+func TestControllerSizeEveryLevel(t *testing.T) {
+	rack, err := os.ReadFile("../../testbed/rack.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, on := range []bool{false, true} {
+		file := rack
+		if on {
+			file = regexp.MustCompile(`(?m)^  size_every_level: false`).ReplaceAll(rack, []byte("  size_every_level: true"))
+		}
+		fc, err := controller.ParseConfig(file, "yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fc.Core.SizeEveryLevel != on {
+			t.Errorf("size_every_level %v: the core's SizeEveryLevel is %v", on, fc.Core.SizeEveryLevel)
+		}
+	}
+}

@@ -54,6 +54,7 @@ const (
 	KeyAllocStrategy       = "alloc.strategy"
 	KeyHysteresis          = "alloc.hysteresis_percent"
 	KeyAllocManual         = "alloc.manual"
+	KeyAllocEveryLevel     = "alloc.size_every_level"
 	KeySweepPeriod         = "sweep_period"
 	KeyPingPeriod          = "ping_period"
 	KeyDeadAfter           = "dead_after"
@@ -107,6 +108,7 @@ func ConfigSchema() *config.Schema {
 		{Name: KeyAllocStrategy, Type: config.String, Default: "knapsack", Usage: "knapsack (Algorithm 3) or random (the paper's Figure 13 baseline)", Check: config.OneOf("knapsack", "random")},
 		{Name: KeyHysteresis, Type: config.Int, Default: 10, Usage: "a new allocation replaces the current one only if its value is this many percent higher", Check: config.Range(0, 1000)},
 		{Name: KeyAllocManual, Type: config.Bool, Default: false, Usage: "no periodic allocation (locks stay where they are)"},
+		{Name: KeyAllocEveryLevel, Type: config.Bool, Default: false, Usage: "size a switch lock's priority level 1 as its level 0 (for clients that use both levels; default: level 1 gets one slot, and a queue-empty announces at most min(size0, size1) slots)"},
 		{Name: KeySweepPeriod, Type: config.Duration, Default: ctlcore.DefaultSweepPeriod, Usage: "how often the switch's queues are probed (lease sweep, the cookie)", Check: config.Positive},
 		{Name: KeyPingPeriod, Type: config.Duration, Default: ctlcore.DefaultPingPeriod, Usage: "how often every server is pinged", Check: config.Positive},
 		{Name: KeyDeadAfter, Type: config.Int, Default: ctlcore.DefaultDeadAfter, Usage: "pings missed in a row before a server is suspected", Check: config.Range(1, 64)},
@@ -227,6 +229,7 @@ func ConfigFromValues(v *config.Values) (FileConfig, error) {
 	}
 	cc.AllocPeriod, cc.Slots, cc.MaxRegion = v.Duration(KeyAllocPeriod), v.Int(KeyAllocSlots), v.Int(KeyAllocMaxRegion)
 	cc.Manual = v.Bool(KeyAllocManual)
+	cc.SizeEveryLevel = v.Bool(KeyAllocEveryLevel)
 	cc.Hysteresis = float64(v.Int(KeyHysteresis)) / 100
 	if v.String(KeyAllocStrategy) == "random" {
 		cc.Strategy = alloc.StrategyRandom
