@@ -108,7 +108,7 @@ func ConfigSchema() *config.Schema {
 		{Name: KeyAllocStrategy, Type: config.String, Default: "knapsack", Usage: "knapsack (Algorithm 3) or random (the paper's Figure 13 baseline)", Check: config.OneOf("knapsack", "random")},
 		{Name: KeyHysteresis, Type: config.Int, Default: 10, Usage: "a new allocation replaces the current one only if its value is this many percent higher", Check: config.Range(0, 1000)},
 		{Name: KeyAllocManual, Type: config.Bool, Default: false, Usage: "no periodic allocation (locks stay where they are)"},
-		{Name: KeyAllocEveryLevel, Type: config.Bool, Default: false, Usage: "size a switch lock's priority level 1 as its level 0 (for clients that use both levels; default: level 1 gets one slot, and a queue-empty announces at most min(size0, size1) slots)"},
+		{Name: KeyAllocEveryLevel, Type: config.Bool, Default: false, Usage: "size a switch lock's priority level 1 as its level 0 (for clients that use both levels; default: level 1 gets one slot, so a lock overflowing at level 1 takes back one request per queue-empty)"},
 		{Name: KeySweepPeriod, Type: config.Duration, Default: ctlcore.DefaultSweepPeriod, Usage: "how often the switch's queues are probed (lease sweep, the cookie)", Check: config.Positive},
 		{Name: KeyPingPeriod, Type: config.Duration, Default: ctlcore.DefaultPingPeriod, Usage: "how often every server is pinged", Check: config.Positive},
 		{Name: KeyDeadAfter, Type: config.Int, Default: ctlcore.DefaultDeadAfter, Usage: "pings missed in a row before a server is suspected", Check: config.Range(1, 64)},
