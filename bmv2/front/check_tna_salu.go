@@ -147,24 +147,13 @@ func (c *checker) saluApply(d *InstanceDecl, fn *FunctionDecl, units int, chip s
 
 // collectLocals adds the variables declared in s.
 func collectLocals(s Stmt, out map[*VarDecl]bool) {
-	switch s := s.(type) {
-	case *BlockStmt:
-		if s == nil {
-			return
+	walkStmts(s, func(x Stmt) {
+		if d, ok := x.(*DeclStmt); ok {
+			if v, ok := d.Decl.(*VarDecl); ok {
+				out[v] = true
+			}
 		}
-		for _, x := range s.Stmts {
-			collectLocals(x, out)
-		}
-	case *IfStmt:
-		collectLocals(s.Then, out)
-		if s.Else != nil {
-			collectLocals(s.Else, out)
-		}
-	case *DeclStmt:
-		if v, ok := s.Decl.(*VarDecl); ok {
-			out[v] = true
-		}
-	}
+	})
 }
 
 // condRelations returns the relations in the conditions of if statements and ?: under s.
@@ -179,25 +168,11 @@ func condRelations(s Stmt) []Expr {
 			}
 		})
 	}
-	var stmt func(Stmt)
-	stmt = func(s Stmt) {
-		switch s := s.(type) {
-		case *BlockStmt:
-			if s == nil {
-				return
-			}
-			for _, x := range s.Stmts {
-				stmt(x)
-			}
-		case *IfStmt:
-			addRel(s.Cond)
-			stmt(s.Then)
-			if s.Else != nil {
-				stmt(s.Else)
-			}
+	walkStmts(s, func(x Stmt) {
+		if i, ok := x.(*IfStmt); ok {
+			addRel(i.Cond)
 		}
-	}
-	stmt(s)
+	})
 	walkStmt(s, func(e Expr) {
 		if t, ok := e.(*TernaryExpr); ok {
 			addRel(t.Cond)
@@ -275,34 +250,20 @@ func saluComplexOperand(e Expr) bool {
 // initializer).
 func (c *checker) saluOperators(d *InstanceDecl, fn *FunctionDecl, params map[*Param]bool, locals map[*VarDecl]bool) {
 	split := map[*BinaryExpr]bool{} // | split into two instructions
-	var stmt func(Stmt)
-	stmt = func(s Stmt) {
-		switch s := s.(type) {
-		case *BlockStmt:
-			if s == nil {
-				return
-			}
-			for _, x := range s.Stmts {
-				stmt(x)
-			}
-		case *IfStmt:
-			stmt(s.Then)
-			if s.Else != nil {
-				stmt(s.Else)
-			}
+	walkStmts(fn.Body, func(x Stmt) {
+		switch x := x.(type) {
 		case *AssignStmt:
-			if b, ok := s.RHS.(*BinaryExpr); ok && b.Op == "|" && saluValueDest(s.LHS, params, locals) {
+			if b, ok := x.RHS.(*BinaryExpr); ok && b.Op == "|" && saluValueDest(x.LHS, params, locals) {
 				split[b] = true
 			}
 		case *DeclStmt:
-			if v, ok := s.Decl.(*VarDecl); ok {
+			if v, ok := x.Decl.(*VarDecl); ok {
 				if b, ok := v.Init.(*BinaryExpr); ok && b.Op == "|" {
 					split[b] = true
 				}
 			}
 		}
-	}
-	stmt(fn.Body)
+	})
 	walkStmt(fn.Body, func(e Expr) {
 		b, ok := e.(*BinaryExpr)
 		if !ok || !saluSingleOps[b.Op] || split[b] {

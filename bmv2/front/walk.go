@@ -122,6 +122,40 @@ func inspectDecl(d Decl, f func(Expr)) {
 	}
 }
 
+// walkStmts calls f on s and on every statement under it (blocks, branches, switch cases), parents
+// before children.
+func walkStmts(s Stmt, f func(Stmt)) {
+	switch s := s.(type) {
+	case nil:
+		return
+	case *BlockStmt:
+		if s == nil {
+			return
+		}
+		f(s)
+		for _, x := range s.Stmts {
+			walkStmts(x, f)
+		}
+		return
+	case *IfStmt:
+		f(s)
+		walkStmts(s.Then, f)
+		if s.Else != nil {
+			walkStmts(s.Else, f)
+		}
+		return
+	case *SwitchStmt:
+		f(s)
+		for _, c := range s.Cases {
+			if c.Body != nil {
+				walkStmts(c.Body, f)
+			}
+		}
+		return
+	}
+	f(s)
+}
+
 // walkStmt calls f on every expression under s.
 func walkStmt(s Stmt, f func(Expr)) {
 	switch s := s.(type) {
