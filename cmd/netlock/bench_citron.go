@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -24,12 +25,12 @@ type citronFlags struct {
 	threads              []int
 	schemes              []string
 	hotspot              bool
-	atomicNS             int64
+	sameWordNS           int64
 }
 
 func (f *citronFlags) options() rangebench.Options {
 	o := rangebench.Options{N: f.n, Warmup: int64(f.warmupUS * 1000), Duration: int64(f.durationUS * 1000), Seed: f.seed,
-		Threads: f.threads, Schemes: f.schemes, Hotspot: f.hotspot, AtomicNS: f.atomicNS}
+		Threads: f.threads, Schemes: f.schemes, Hotspot: f.hotspot, SameWordNS: f.sameWordNS}
 	if len(o.Threads) == 0 {
 		o.Threads = []int{6, 24, 96, 192}
 		if f.quick {
@@ -63,7 +64,7 @@ table and a PNG into --out and prints the paper's ratios next to the measured on
 	pf.IntSliceVar(&f.threads, "threads", nil, "client thread counts (default 6,24,96,192)")
 	pf.StringSliceVar(&f.schemes, "schemes", nil, "schemes (citron, ss-exact, ss-over, ss-under, server)")
 	pf.BoolVar(&f.hotspot, "hotspot", false, "unscrambled Zipf ranks: the hottest starts are the lowest addresses (default: scrambled, as YCSB)")
-	pf.Int64Var(&f.atomicNS, "atomic-ns", 0, "NIC atomic time in ns (plain and masked; default: the cost model's 250)")
+	pf.Int64Var(&f.sameWordNS, "same-word-ns", 0, "the NIC's same-word atomic time in ns: a word's atomics start at least this far apart and use any free atomic unit (default 0: the cost model's, 250 ns through the unit the word hashes to)")
 	cmd.AddCommand(citronMicroCmd(f), citronFastPathCmd(f), citronFalseConfCmd(f), citronKCmd(f), citronAtomicsCmd(f))
 	return cmd
 }
@@ -118,17 +119,26 @@ func citronMicroCmd(f *citronFlags) *cobra.Command {
 }
 
 func citronAtomicsCmd(f *citronFlags) *cobra.Command {
-	var atomics []int64
+	var sameWord []int64
 	c := &cobra.Command{
 		Use:   "atomics",
-		Short: "Fig. 6 with unscrambled Zipf for several NIC atomic times: the paper's ratios against the atomic time",
+		Short: "Fig. 6 with unscrambled Zipf for several same-word atomic times: the paper's ratios against it",
 		Long: `Runs the Fig. 6 microbenchmark (every scheme, L = 1, 16, 256, Zipf 0.9) with unscrambled Zipf
 ranks (neighbouring hot ranges, as the paper's false conflicts of static segmentation imply) once per
-NIC atomic time (--atomics, ns; one atomic unit holds an atomic that long, so it bounds same-word
-atomics at 1e9/ns per second), and prints the paper's Fig. 6 ratios at each. Threads default to
-6,24,96.`,
+same-word atomic time (--atomics, ns: one word's atomics start at least that far apart, at most
+1e9/ns per second, while each atomic still holds one of 32 units for 250 ns; 0 is the default cost
+model, where a word's atomics use the unit it hashes to), and prints the paper's Fig. 6 ratios at
+each. Threads default to 6,24,96.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if len(sameWord) == 0 {
+				return errors.New("bench citron atomics: no same-word atomic time")
+			}
+			for _, ns := range sameWord {
+				if err := rangebench.CheckSameWord(ns); err != nil {
+					return fmt.Errorf("bench citron atomics: %w", err)
+				}
+			}
 			o := f.options()
 			if len(f.threads) == 0 {
 				o.Threads = []int{6, 24, 96}
@@ -139,7 +149,7 @@ atomics at 1e9/ns per second), and prints the paper's Fig. 6 ratios at each. Thr
 			hot := f.hotspot
 			f.hotspot = true
 			defer func() { f.hotspot = hot }()
-			rs, err := runPoints(cmd, f, "atomics", rangebench.AtomicSweep(o, atomics))
+			rs, err := runPoints(cmd, f, "atomics", rangebench.AtomicSweep(o, sameWord))
 			if err != nil {
 				return err
 			}
@@ -152,7 +162,7 @@ atomics at 1e9/ns per second), and prints the paper's Fig. 6 ratios at each. Thr
 			return rangebench.AtomicClaims(cmd.OutOrStdout(), rs)
 		},
 	}
-	c.Flags().Int64SliceVar(&atomics, "atomics", []int64{250, 150, 100, 75, 50}, "NIC atomic times, ns")
+	c.Flags().Int64SliceVar(&sameWord, "atomics", []int64{0, 250, 100, 75, 50, 25}, "same-word atomic times, ns (0: the default cost model)")
 	return c
 }
 

@@ -18,7 +18,7 @@ func TestBenchCitron(t *testing.T) {
 		{[]string{"micro", "--quick", "--threads", "6", "--schemes", "citron,ss-exact,server"}, []string{"micro.json", "micro.txt", "micro.png"}, "CITRON peak"},
 		{[]string{"fastpath", "--quick", "--fp-threads", "6"}, []string{"fastpath.json", "fastpath.png"}, "fast-path"},
 		{[]string{"k", "--quick", "--k-threads", "6", "--k", "1,2"}, []string{"k.json"}, "citron"},
-		{[]string{"atomics", "--quick", "--threads", "6", "--schemes", "citron,ss-exact", "--atomics", "250,50"}, []string{"atomics-hotspot.json", "atomics.png"}, "| 50 ns | 250 ns |"},
+		{[]string{"atomics", "--quick", "--threads", "6", "--schemes", "citron,ss-exact", "--atomics", "0,250,50"}, []string{"atomics-hotspot.json", "atomics.png"}, "| default (hashed unit, 250 ns) | 250 ns | 50 ns |"},
 		{[]string{"falseconf", "--quick", "--trials", "200", "--k", "1,2", "--tree-n", "65536"}, []string{"falseconf.png"}, "false conflicts"},
 	}
 	for _, tc := range tests {
@@ -38,5 +38,12 @@ func TestBenchCitron(t *testing.T) {
 	}
 	if _, _, err := run(t, "bench", "citron", "micro", "--quick", "--schemes", "nope", "--out", dir); err == nil {
 		t.Fatal("unknown scheme accepted")
+	}
+	for _, bad := range [][]string{{"micro", "--same-word-ns", "-5"}, {"atomics", "--atomics", "100,-1"}, {"atomics", "--atomics", "1"}} {
+		args := append([]string{"bench", "citron"}, append(bad, "--quick", "--threads", "6", "--schemes", "citron", "--out", dir,
+			"--duration-us", "20", "--warmup-us", "5")...)
+		if _, _, err := run(t, args...); err == nil {
+			t.Fatalf("%v accepted", bad)
+		}
 	}
 }

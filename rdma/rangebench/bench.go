@@ -34,9 +34,9 @@ var Schemes = []string{CITRON, SSExact, SSOver, SSUnder, Server}
 
 // Cost is the cost model of these experiments: the CITRON paper's testbed class (ConnectX-6,
 // RTT about 2 us, "215 Mops/s" message rate) rather than rdma/sim's ConnectX-3 default: 5 ns of
-// NIC pipeline per verb, 16 atomic units of 250 ns (4 M atomics/s on one word, 64 M/s over many),
-// 15 ns to poll a completion, and a QP cache of 2000 ends. These are modelling choices, not
-// measurements.
+// NIC pipeline per verb, 32 atomic units of 250 ns (4 M atomics/s on one word, whose atomics all
+// use the unit it hashes to, and 128 M/s over many words), 15 ns to poll a completion, and a QP
+// cache of 2000 ends. These are modelling choices, not measurements.
 func Cost() sim.Cost {
 	c := sim.DefaultCost()
 	c.NICOp = 5
@@ -49,14 +49,28 @@ func Cost() sim.Cost {
 	return c
 }
 
-// CostWithAtomic is Cost with the NIC's atomic time (plain and masked, same word or not: one
-// unit holds an atomic that long) set to ns, and the read-to-write window of an atomic at 4/5 of
-// it (200 of 250 ns in Cost).
-func CostWithAtomic(ns int64) sim.Cost {
+// CostWithSameWord is Cost with the NIC's same-word atomic time set to ns (sim.Cost's
+// SameWordAtomic): one word's atomics start at least ns apart, at most 1e9/ns per second, and
+// take whichever of the 32 units is free first, while an atomic still holds its unit for 250 ns
+// (its latency and the NIC's aggregate atomic rate do not change). The read-to-write window of
+// an atomic is 200 ns as in Cost, or 4/5 of ns if that is shorter (the write-back must land
+// before the next atomic on the word reads); an atomic takes effect at the window's end, so
+// below 250 ns the request a queue pair posts after an atomic may be applied sooner too. ns
+// must pass CheckSameWord.
+func CostWithSameWord(ns int64) sim.Cost {
 	c := Cost()
-	c.NICAtomic, c.NICMaskedAtomic = ns, ns
-	c.AtomicWindow = ns * 4 / 5
+	c.SameWordAtomic = ns
+	c.AtomicWindow = min(c.AtomicWindow, ns*4/5)
 	return c
+}
+
+// CheckSameWord reports whether ns is a usable same-word atomic time for Config.SameWordNS: 0
+// (the default model) or at least 2 ns (the atomic window, 4/5 of it, must be positive).
+func CheckSameWord(ns int64) error {
+	if ns < 0 || ns == 1 {
+		return fmt.Errorf("rangebench: same-word atomic time %d ns: want 0 (the default model) or at least 2", ns)
+	}
+	return nil
 }
 
 // ServerModel is the server-CPU lock manager's cost: each request costs RPC ns of a server
@@ -97,9 +111,11 @@ type Config struct {
 	// Warmup and Duration are virtual ns (defaults 50 us and 500 us).
 	Warmup, Duration int64
 	Cost             sim.Cost
-	// AtomicNS, if set and Cost is not, runs the point on CostWithAtomic(AtomicNS).
-	AtomicNS int64
-	Seed     int64
+	// SameWordNS, if set, runs the point on CostWithSameWord(SameWordNS) (Cost must then be
+	// unset): the NIC's same-word atomic time. Zero: Cost, whose same-word atomics are
+	// serialized by the atomic unit their word hashes to (250 ns apart).
+	SameWordNS int64
+	Seed       int64
 }
 
 func (c *Config) validate() error {
@@ -127,11 +143,16 @@ func (c *Config) validate() error {
 	if c.Duration == 0 {
 		c.Duration = 500_000
 	}
-	if c.Cost == (sim.Cost{}) {
+	if err := CheckSameWord(c.SameWordNS); err != nil {
+		return err
+	}
+	switch {
+	case c.SameWordNS > 0 && c.Cost != (sim.Cost{}):
+		return fmt.Errorf("rangebench: same-word atomic time %d ns with an explicit cost model", c.SameWordNS)
+	case c.Cost == (sim.Cost{}) && c.SameWordNS > 0:
+		c.Cost = CostWithSameWord(c.SameWordNS)
+	case c.Cost == (sim.Cost{}):
 		c.Cost = Cost()
-		if c.AtomicNS > 0 {
-			c.Cost = CostWithAtomic(c.AtomicNS)
-		}
 	}
 	switch {
 	case c.L == 0 || c.L > c.N:
@@ -162,9 +183,10 @@ type Result struct {
 	// VerbsPerOp counts one-sided verbs (and two-sided messages) per lock+unlock; AbortsPerOp
 	// CITRON's undone attempts per granted lock.
 	VerbsPerOp, MessagesPerOp, AbortsPerOp float64
-	// AtomicNS is the NIC atomic time of a point run with Config.AtomicNS (0: Cost's 250 ns).
-	AtomicNS int64       `json:"atomic_ns,omitempty"`
-	Hist     *bench.Hist `json:"-"`
+	// SameWordNS is the same-word atomic time of a point run with Config.SameWordNS (0: the
+	// default model, same-word atomics serialized by their hashed unit, 250 ns apart).
+	SameWordNS int64       `json:"same_word_ns,omitempty"`
+	Hist       *bench.Hist `json:"-"`
 }
 
 // locker is one thread's handle on a scheme.
@@ -238,7 +260,7 @@ func Run(cfg Config) (Result, error) {
 		return Result{}, fmt.Errorf("rangebench %s L=%d: %w", cfg.Scheme, cfg.L, err)
 	}
 	res := Result{Scheme: cfg.Scheme, L: cfg.L, Alpha: cfg.Alpha, Threads: cfg.Threads, K: cfg.K, Fast: !cfg.SlowPath,
-		AtomicNS: cfg.AtomicNS, Hist: &bench.Hist{}}
+		SameWordNS: cfg.SameWordNS, Hist: &bench.Hist{}}
 	var d verbs.StatsSnapshot
 	var aborts uint64
 	var sum float64

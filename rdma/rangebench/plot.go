@@ -184,46 +184,63 @@ func PlotFalseConflicts(ps []FalseConflictPoint, ks []Result, file string) error
 	return pngplot.SaveGrid([][]*plot.Plot{row}, file, vg.Length(len(row))*11*vg.Centimeter, 8*vg.Centimeter, pngplot.Options{})
 }
 
-// PlotAtomics writes the atomic-time sweep: for L = 1, 16 and 256, CITRON's peak throughput over
-// SS-Exact's (L = 1) or the best static segmentation's (L = 16, 256) against the NIC atomic
-// time, with the paper's ratio as a flat line (top), and every scheme's peak throughput (bottom).
+// PlotAtomics writes the same-word atomic-time sweep: for L = 1, 16 and 256, CITRON's peak
+// throughput over SS-Exact's (L = 1) or the best static segmentation's (L = 16, 256) against the
+// same-word atomic time, with the paper's ratio as a flat line and the default model (hashed
+// units) as one point at 250 ns (top), and every scheme's peak throughput (bottom).
 func PlotAtomics(rs []Result, file string) error {
-	keys, by := byAtomic(rs)
+	keys, by := bySameWord(rs)
 	paper := map[uint64]float64{1: 0.554, 16: 1.29, 256: 1.39}
 	var top, bottom []*plot.Plot
+	def := float64(Cost().NICAtomic)
 	for _, L := range []uint64{1, 16, 256} {
 		ratio := series{name: "here", c: schemeColor[CITRON]}
+		hashed := series{name: "default model (hashed unit)", c: schemeColor[SSExact]}
 		ref := series{name: "paper", c: color.Black}
 		for _, k := range keys {
-			if r := atomicRatio(by[k], L); r > 0 {
-				ratio.xys = append(ratio.xys, plotter.XY{X: float64(k), Y: r})
-				ref.xys = append(ref.xys, plotter.XY{X: float64(k), Y: paper[L]})
+			r := atomicRatio(by[k], L)
+			if r <= 0 {
+				continue
 			}
+			if k == 0 {
+				hashed.xys = append(hashed.xys, plotter.XY{X: def, Y: r})
+				continue
+			}
+			ratio.xys = append(ratio.xys, plotter.XY{X: float64(k), Y: r})
+			ref.xys = append(ref.xys, plotter.XY{X: float64(k), Y: paper[L]})
 		}
 		yl := "CITRON / best static segmentation"
 		if L == 1 {
 			yl = "CITRON / SS-Exact"
 		}
-		p, err := panel(fmt.Sprintf("L = %d, unscrambled Zipf 0.9", L), "NIC atomic time (ns)", yl, false, false, []series{ratio, ref})
+		p, err := panel(fmt.Sprintf("L = %d, unscrambled Zipf 0.9", L), "same-word atomic time (ns)", yl, false, false, []series{ratio, hashed, ref})
 		if err != nil {
 			return err
 		}
+		headroom(p)
 		top = append(top, p)
 		var ss []series
 		for _, sc := range Schemes {
 			s := series{name: sc, c: schemeColor[sc]}
 			for _, k := range keys {
-				if r, ok := peak(by[k], sc, L); ok && r.Throughput > 0 {
+				if r, ok := peak(by[k], sc, L); ok && r.Throughput > 0 && k > 0 {
 					s.xys = append(s.xys, plotter.XY{X: float64(k), Y: r.Throughput / 1e6})
 				}
 			}
 			ss = append(ss, s)
 		}
-		p, err = panel(fmt.Sprintf("L = %d: peak throughput", L), "NIC atomic time (ns)", "M locks/s (virtual)", false, true, ss)
+		p, err = panel(fmt.Sprintf("L = %d: peak throughput", L), "same-word atomic time (ns)", "M locks/s (virtual)", false, false, ss)
 		if err != nil {
 			return err
 		}
+		headroom(p)
 		bottom = append(bottom, p)
 	}
 	return pngplot.SaveGrid([][]*plot.Plot{top, bottom}, file, 3*10*vg.Centimeter, 2*8*vg.Centimeter, pngplot.Options{})
+}
+
+// headroom starts a linear panel's y axis at 0 and leaves the top third free for the legend.
+func headroom(p *plot.Plot) {
+	p.Y.Min = 0
+	p.Y.Max *= 1.5
 }

@@ -38,12 +38,12 @@ type Options struct {
 	Threads          []int // thread counts of the microbenchmark
 	Schemes          []string
 	Hotspot          bool
-	// AtomicNS, if set, is the NIC atomic time of every point (CostWithAtomic).
-	AtomicNS int64
+	// SameWordNS, if set, is the NIC's same-word atomic time of every point (CostWithSameWord).
+	SameWordNS int64
 }
 
 func (o Options) base() Config {
-	return Config{N: o.N, Warmup: o.Warmup, Duration: o.Duration, Seed: o.Seed, Hotspot: o.Hotspot, AtomicNS: o.AtomicNS}
+	return Config{N: o.N, Warmup: o.Warmup, Duration: o.Duration, Seed: o.Seed, Hotspot: o.Hotspot, SameWordNS: o.SameWordNS}
 }
 
 // MicroSweep is the paper's Fig. 6: every scheme, L in {1, 16, 256}, Zipf-0.9 starts, thread
@@ -63,12 +63,13 @@ func MicroSweep(o Options) Sweep {
 }
 
 // AtomicSweep is Fig. 6 with unscrambled Zipf (neighbouring hot ranges, which the paper's false
-// conflicts of static segmentation imply) once for each NIC atomic time in atomics (ns).
-func AtomicSweep(o Options, atomics []int64) Sweep {
+// conflicts of static segmentation imply) once for each same-word atomic time in sameWord (ns;
+// 0 is the default model, Cost), in the order given.
+func AtomicSweep(o Options, sameWord []int64) Sweep {
 	var s Sweep
-	for _, a := range atomics {
+	for _, a := range sameWord {
 		oa := o
-		oa.Hotspot, oa.AtomicNS = true, a
+		oa.Hotspot, oa.SameWordNS = true, a
 		s = append(s, MicroSweep(oa)...)
 	}
 	return s
@@ -128,18 +129,32 @@ func FalseConflictSweep(n uint64, ks []int, lengths []uint64, trials int, seed i
 	return out, nil
 }
 
-// byAtomic splits results by their NIC atomic time, in increasing order.
-func byAtomic(rs []Result) ([]int64, map[int64][]Result) {
+// bySameWord splits results by their same-word atomic time: the default model (0) first if
+// present, then from the slowest to the fastest.
+func bySameWord(rs []Result) ([]int64, map[int64][]Result) {
 	m := map[int64][]Result{}
 	var keys []int64
 	for _, r := range rs {
-		if _, ok := m[r.AtomicNS]; !ok {
-			keys = append(keys, r.AtomicNS)
+		if _, ok := m[r.SameWordNS]; !ok {
+			keys = append(keys, r.SameWordNS)
 		}
-		m[r.AtomicNS] = append(m[r.AtomicNS], r)
+		m[r.SameWordNS] = append(m[r.SameWordNS], r)
 	}
-	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i] == 0 || keys[j] == 0 {
+			return keys[i] == 0 && keys[j] != 0
+		}
+		return keys[i] > keys[j]
+	})
 	return keys, m
+}
+
+// sameWordLabel names a same-word atomic time in tables.
+func sameWordLabel(ns int64) string {
+	if ns == 0 {
+		return "default (hashed unit, 250 ns)"
+	}
+	return fmt.Sprintf("%d ns", ns)
 }
 
 // peak returns the highest throughput of scheme at length L (and its thread count).

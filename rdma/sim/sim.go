@@ -17,7 +17,9 @@
 // additionally hold one of the target NIC's AtomicUnits (the one the word hashes to) for
 // NICAtomic (NICMaskedAtomic for masked ones) and apply as a read at the start and a
 // conditional write AtomicWindow later, so CPU stores and CPU CAS can land in between (not
-// atomic with local atomics) while NIC atomics on one word never overlap each other. A
+// atomic with local atomics) while NIC atomics on one word never overlap each other. With
+// SameWordAtomic set, an atomic takes whichever unit is free first and a word's atomics are
+// instead spaced SameWordAtomic apart: the same-word atomic rate is then its own parameter. A
 // multi-word READ/WRITE is applied one 64-byte line at a time, NICLine apart, so it is not
 // atomic as a whole. Requests of one queue pair (a thread and a target node) are applied in
 // posting order, each after the previous one took full effect; unsignaled requests under
@@ -75,6 +77,16 @@ type Cost struct {
 	// AtomicWindow is the time between an atomic's read and its conditional write; it must be
 	// smaller than NICAtomic. Default 300.
 	AtomicWindow int64
+	// SameWordAtomic, if positive, is the NIC's serialization time for atomics on one word: an
+	// atomic on a word is applied no earlier than SameWordAtomic after the previous NIC atomic
+	// on that word, so one word takes at most 1e9/SameWordAtomic atomics per second, and atomics
+	// take whichever atomic unit can start them first instead of the unit their word hashes to:
+	// the units then bound only the NIC's aggregate atomic rate (AtomicUnits per NICAtomic), an
+	// atomic's own latency stays NICAtomic (NICMaskedAtomic), and atomics on different words do
+	// not depend on it. It must exceed AtomicWindow (an atomic's write-back precedes the next
+	// same-word read). Default 0: a word's atomics are serialized by the unit it hashes to,
+	// NICAtomic apart, together with every other word of that unit.
+	SameWordAtomic int64
 	// WireJitter is a random [0, WireJitter) ns added to every verb's trip to the target NIC
 	// (PCIe and switch variance). It breaks the lock-step that identical latencies
 	// would otherwise create between CAS retry loops. Default 100; negative disables it.
@@ -161,6 +173,9 @@ func (c *Config) validate() error {
 	if c.Cost.AtomicWindow >= min(c.Cost.NICAtomic, c.Cost.NICMaskedAtomic) {
 		return fmt.Errorf("sim: atomic window %d must be below the atomic unit times %d and %d", c.Cost.AtomicWindow, c.Cost.NICAtomic, c.Cost.NICMaskedAtomic)
 	}
+	if c.Cost.SameWordAtomic < 0 || (c.Cost.SameWordAtomic > 0 && c.Cost.AtomicWindow >= c.Cost.SameWordAtomic) {
+		return fmt.Errorf("sim: same-word atomic time %d must be 0 or above the atomic window %d", c.Cost.SameWordAtomic, c.Cost.AtomicWindow)
+	}
 	if c.Cost.SlowVerbProb < 0 || c.Cost.SlowVerbProb > 1 || c.Cost.SlowVerbDelay < 0 {
 		return fmt.Errorf("sim: slow verbs: probability %v, delay %d", c.Cost.SlowVerbProb, c.Cost.SlowVerbDelay)
 	}
@@ -188,20 +203,27 @@ type nicState struct {
 	free  int64
 	units []unitSched        // per atomic unit
 	users map[qpEnd]struct{} // QP ends hosted (QP cache pressure)
+	// words holds the per-word reservations of Cost.SameWordAtomic (by region offset); an
+	// entry whose reservations all ended is dropped when the map outgrows sweepAt.
+	words   map[uint64]*unitSched
+	sweepAt int
 }
 
 // unitSched is an atomic unit's reservations, [start, end) pairs in order. An atomic takes the
 // earliest free slot at or after the time it is ready, so one that waits for its queue pair
-// does not hold the unit idle for others.
+// does not hold the unit idle for others. The same schedule serializes one word's atomics
+// under Cost.SameWordAtomic.
 type unitSched struct{ iv [][2]int64 }
 
-func (u *unitSched) reserve(now, ready, hold int64) int64 {
+// fit drops the reservations that ended by now and returns the earliest start t >= ready of a
+// free slot of length hold, and where its reservation goes.
+func (u *unitSched) fit(now, ready, hold int64) (t int64, i int) {
 	k := 0
 	for k < len(u.iv) && u.iv[k][1] <= now {
 		k++
 	}
 	u.iv = u.iv[k:]
-	t, i := ready, 0
+	t = ready
 	for ; i < len(u.iv); i++ {
 		if u.iv[i][1] <= t {
 			continue
@@ -211,9 +233,55 @@ func (u *unitSched) reserve(now, ready, hold int64) int64 {
 		}
 		t = u.iv[i][1]
 	}
+	return t, i
+}
+
+func (u *unitSched) reserve(now, ready, hold int64) int64 {
+	t, i := u.fit(now, ready, hold)
 	u.iv = append(u.iv, [2]int64{})
 	copy(u.iv[i+1:], u.iv[i:])
 	u.iv[i] = [2]int64{t, t + hold}
+	return t
+}
+
+// reserveWord reserves, for an atomic on the word at off ready at ready, the earliest start at
+// which the word is free for sameWord and some atomic unit for hold (Cost.SameWordAtomic), and
+// returns it. The start only grows while searching, and every schedule is finite, so the search
+// ends.
+func (n *nicState) reserveWord(now, ready int64, off uint64, hold, sameWord int64) int64 {
+	if n.words == nil {
+		n.words, n.sweepAt = map[uint64]*unitSched{}, 1<<12
+	}
+	w := n.words[off]
+	if w == nil {
+		w = &unitSched{}
+		n.words[off] = w
+	}
+	t := ready
+	best := 0
+	for {
+		tw, _ := w.fit(now, t, sameWord)
+		tu := int64(-1)
+		for k := range n.units {
+			if x, _ := n.units[k].fit(now, tw, hold); tu < 0 || x < tu {
+				tu, best = x, k
+			}
+		}
+		t = tu
+		if tu == tw {
+			break
+		}
+	}
+	w.reserve(now, t, sameWord)
+	n.units[best].reserve(now, t, hold)
+	if len(n.words) > n.sweepAt {
+		for k, x := range n.words {
+			if x.fit(now, now, 0); len(x.iv) == 0 {
+				delete(n.words, k)
+			}
+		}
+		n.sweepAt = max(1<<12, 2*len(n.words))
+	}
 	return t
 }
 
@@ -588,8 +656,6 @@ func (s *Sim) arrive(w *uint64, wr verbs.WorkRequest, from verbs.NodeID, dst *ni
 		complete(max(last, in+j+extra) + s.svc(dst) + oneWay)
 		return
 	}
-	// The unit a word hashes to (Fibonacci hashing): words at any stride spread over all units.
-	unit := int((wr.Remote.Offset() / 8 * 0x9E3779B97F4A7C15 >> 32) % uint64(c.AtomicUnits))
 	hold := c.NICAtomic
 	if wr.Op == verbs.OpMaskedCAS || wr.Op == verbs.OpMaskedFAA {
 		hold = c.NICMaskedAtomic
@@ -597,7 +663,13 @@ func (s *Sim) arrive(w *uint64, wr verbs.WorkRequest, from verbs.NodeID, dst *ni
 	if qp != nil {
 		in = max(in, qp.done) // after the previous request of the queue pair took effect
 	}
-	in = dst.units[unit].reserve(s.k.Now(), in, hold)
+	if c.SameWordAtomic > 0 {
+		in = dst.reserveWord(s.k.Now(), in, wr.Remote.Offset(), hold, c.SameWordAtomic)
+	} else {
+		// The unit a word hashes to (Fibonacci hashing): words at any stride spread over all units.
+		unit := int((wr.Remote.Offset() / 8 * 0x9E3779B97F4A7C15 >> 32) % uint64(c.AtomicUnits))
+		in = dst.units[unit].reserve(s.k.Now(), in, hold)
+	}
 	if qp != nil {
 		qp.done = in + c.AtomicWindow
 	}

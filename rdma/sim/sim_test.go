@@ -179,6 +179,8 @@ func TestConfigValidate(t *testing.T) {
 		{Nodes: 0},
 		{Nodes: 1, RegionSize: 100},
 		{Nodes: 1, Cost: sim.Cost{NICAtomic: 100, AtomicWindow: 200}},
+		{Nodes: 1, Cost: sim.Cost{SameWordAtomic: -1}},
+		{Nodes: 1, Cost: sim.Cost{SameWordAtomic: 100, AtomicWindow: 100}},
 		{Nodes: 1, OpJitter: -1},
 	}
 	for i, cfg := range tests {

@@ -224,3 +224,66 @@ func TestAtomicUnits(t *testing.T) {
 		t.Fatalf("atomic units: %d / %d / %d", one, eightDistinct, eightSame)
 	}
 }
+
+// Cost.SameWordAtomic reaches the model: halving it doubles the throughput of FAAs that all hit
+// one word (bound by that word), and leaves FAAs that never touch a word twice exactly as they
+// were (the negative control: neither an atomic's latency nor the units depend on it). The hot
+// word's FAAs stay atomic: no two return the same old value.
+func TestSameWordAtomic(t *testing.T) {
+	run := func(sameWord int64, hot bool) int64 {
+		c := sim.DefaultCost()
+		c.WireJitter = -1
+		c.NICOp, c.AtomicUnits, c.AtomicWindow, c.SameWordAtomic = 5, 32, 50, sameWord
+		s := newSim(t, sim.Config{Nodes: 2, Cost: c})
+		const threads, perThread = 32, 2048
+		p, err := s.Endpoint(0).Alloc(8 * threads * perThread)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ops int64
+		seen := map[uint64]bool{}
+		for i := 0; i < threads; i++ {
+			s.Go(1, func(ep verbs.Endpoint) error {
+				for j := 0; j < perThread; j++ {
+					q := p
+					if !hot {
+						q = p.Add(uint64(8 * (i*perThread + j)))
+					}
+					old, err := verbs.FAA(ep, q, 1)
+					if err != nil {
+						return err
+					}
+					if hot && seen[old] {
+						t.Errorf("two FAAs read %d", old)
+					}
+					seen[old] = true
+					ops++
+				}
+				return nil
+			})
+		}
+		if err := s.Run(200_000); err != nil {
+			t.Fatal(err)
+		}
+		return ops
+	}
+	tests := []struct {
+		name string
+		hot  bool
+		// want is the ratio of FAAs completed in 200 us at 100 ns to those at 200 ns.
+		lo, hi float64
+	}{
+		{"one hot word", true, 1.9, 2.1},
+		{"never the same word twice", false, 1, 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			slow, fast := run(200, tc.hot), run(100, tc.hot)
+			r := float64(fast) / float64(slow)
+			t.Logf("FAAs in 200 us: %d at 200 ns, %d at 100 ns (x%.3f)", slow, fast, r)
+			if r < tc.lo || r > tc.hi {
+				t.Fatalf("throughput ratio %.3f outside [%v, %v]", r, tc.lo, tc.hi)
+			}
+		})
+	}
+}
