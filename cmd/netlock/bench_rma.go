@@ -37,7 +37,9 @@ virtual-time emulated RDMA fabric (rdma/sim), 16 processes per node:
   fig3  RMA-MCS vs D-MCS vs a spin lock: latency (LB) and throughput of the empty critical
         section (ECSB), one remote access in it (SOB), a counter increment and 1-4 us of work in
         it (WCSB), 1-4 us of work after it (WARB), against P
-  fig4  RMA-RW parameters: T_DC, T_W = T_L,1 x T_L,2, its split, T_R, T_R with F_W
+  fig4  RMA-RW parameters: T_DC, T_W = T_L,1 x T_L,2, its split, T_R, T_R with F_W (its
+        latency panel, 4d, is the closed loop's P / throughput; Fig. 4d in open loop is
+        netlock bench rma-open)
   fw    RMA-RW and the central RW lock against the writer fraction F_W
   fig5  RMA-RW vs a central RMA reader-writer lock at F_W = 0.2%, 2%, 5%
 

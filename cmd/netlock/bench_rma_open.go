@@ -31,8 +31,10 @@ T_W = 1000 between the machine and node levels (T_L,2-T_L,1 = 10-100, 25-40, 50-
 A closed loop without think time makes latency the inverse of throughput, so this runs an open
 loop: for each P it measures the three splits' closed-loop throughput (Fig. 4c), then runs each
 split with Poisson arrivals (per process) at --loads times the slowest split's throughput, the
-same offered load for all three, and reports the latency of one acquire+release from its arrival.
-Writes open.json, open.md and fig4d-open.png into --out.`,
+same offered load for all three, and reports the latency of one acquire+release from its arrival
+(queueing behind the process's previous request included). Arrivals depend on the seed and the
+rank only; "served" is the share of the window's arrivals completed in it (a point that served
+fewer than half is marked saturated). Writes open.json, open.md and fig4d-open.png into --out.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if sf.quick && !cmd.Flags().Changed("procs") {

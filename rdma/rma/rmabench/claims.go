@@ -102,7 +102,8 @@ func Claims(sc Scale, rs Results) []Claim {
 	}
 	out = append(out, Claim{fmt.Sprintf("T_L split at T_W=1000, max/min throughput at P=%d", pr), "<= 1.25x, 50-20 highest",
 		fmt.Sprintf("%s; 50-20 / 10-100 = %s", x(hi/lo2), x(get(par(pr, 0.25, []int{20, 50}, 0, 0))/get(par(pr, 0.25, []int{100, 10}, 0, 0))))})
-	out = append(out, Claim{fmt.Sprintf("T_L split latency at P=%d: 50-20 / 10-100", pr), "50-20 higher",
+	// Closed loop: P / throughput, Fig. 4c inverted; the open loop's latency is OpenLoop4d's.
+	out = append(out, Claim{fmt.Sprintf("T_L split closed-loop latency (P / throughput) at P=%d: 50-20 / 10-100", pr), "50-20 higher (open loop: bench rma-open)",
 		x(lat(par(pr, 0.25, []int{20, 50}, 0, 0)) / lat(par(pr, 0.25, []int{100, 10}, 0, 0)))})
 	resets := func(c Config) string {
 		r, ok := rs.Get(c)

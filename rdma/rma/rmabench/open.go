@@ -88,15 +88,24 @@ func OpenLoop4d(ctx context.Context, procs []int, loads []float64, seed int64, m
 	return meta, cr, nil
 }
 
-// WriteOpen prints the open-loop points as a Markdown table.
+// WriteOpen prints the open-loop points as a Markdown table. "served" is the share of the
+// window's arrivals that completed in it (below 100% by the requests in progress or queued at
+// its end; a saturated point is marked).
 func WriteOpen(w io.Writer, ps []OpenPoint) error {
-	if _, err := fmt.Fprintln(w, "| P | load | offered M/s | T_L,2-T_L,1 | achieved M/s | mean us | p50 us | p99 us | writer mean us | reader mean us |\n|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|"); err != nil {
+	if _, err := fmt.Fprintln(w, "| P | load | offered M/s | T_L,2-T_L,1 | achieved M/s | served | mean us | p50 us | p99 us | writer mean us | reader mean us |\n|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|"); err != nil {
 		return err
 	}
 	for _, p := range ps {
 		r := p.Result
-		if _, err := fmt.Fprintf(w, "| %d | %.2f | %.3g | %s | %.3g | %.1f | %.1f | %.1f | %.1f | %.1f |\n", r.Procs, p.Load, p.Offered/1e6, p.Split,
-			r.Throughput/1e6, r.Mean/1e3, r.P50/1e3, r.P99/1e3, r.WriteMean/1e3, r.ReadMean/1e3); err != nil {
+		served := "-"
+		if r.Arrivals > 0 {
+			served = fmt.Sprintf("%.1f%%", 100*float64(r.Samples)/float64(r.Arrivals))
+		}
+		if r.Saturated {
+			served += " (saturated)"
+		}
+		if _, err := fmt.Fprintf(w, "| %d | %.2f | %.3g | %s | %.3g | %s | %.1f | %.1f | %.1f | %.1f | %.1f |\n", r.Procs, p.Load, p.Offered/1e6, p.Split,
+			r.Throughput/1e6, served, r.Mean/1e3, r.P50/1e3, r.P99/1e3, r.WriteMean/1e3, r.ReadMean/1e3); err != nil {
 			return err
 		}
 	}

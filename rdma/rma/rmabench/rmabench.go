@@ -79,9 +79,13 @@ type Config struct {
 	// 0 < F_W < 1: 0 takes DefaultMinWrites, a negative value none.
 	MinWrites int
 	// Rate, if positive, makes the point an open loop: each process's requests arrive as a
-	// Poisson process of Rate per virtual second, and a request's latency runs from its arrival
-	// (so the time it waited for its process to finish the previous one counts). 0: closed loop,
-	// each process's next request when its previous one ends.
+	// Poisson process of Rate per virtual second, drawn from a stream of their own (the
+	// arrivals depend on the seed and the rank only, never on completions). A process serves
+	// its requests one at a time in arrival order, so a request that arrives while its
+	// predecessor is still outstanding queues behind it; a request's latency runs from its
+	// arrival to the end of its release and so includes that queueing as well as the wait
+	// inside the lock. 0: closed loop, each process's next request when its previous one
+	// ends (latency from the start of the acquire).
 	Rate float64
 	Cost sim.Cost
 	Seed int64
@@ -149,8 +153,13 @@ type Result struct {
 	// Rate is the open loop's arrival rate per process (Config.Rate), 0 for a closed loop.
 	Rate float64 `json:"rate,omitempty"`
 	// Ops is the number of acquire+release pairs completed in the window (Writes of them
-	// exclusive); Samples is the number of them that also started in it (the latency samples).
+	// exclusive); Samples is the number of them that also started in it (the latency samples;
+	// an open loop's start is the arrival).
 	Ops, Writes, Samples int64
+	// Arrivals is an open loop's number of requests that arrived in the window, whether
+	// served, queued or in progress at its end (the offered count: about Rate x P x window);
+	// Arrivals - Samples is what the window left outstanding. 0 for a closed loop.
+	Arrivals int64 `json:"arrivals,omitempty"`
 	// Throughput is Ops per virtual second.
 	Throughput float64 `json:"throughput"`
 	// Mean, P50 and P99 are the latency of one acquire+release (virtual ns); WriteMean and
@@ -163,6 +172,11 @@ type Result struct {
 	Window int64 `json:"window_ns"`
 	// Capped says the adaptive window stopped at MaxWindow before its minimums were met.
 	Capped bool `json:"capped,omitempty"`
+	// Saturated says an open loop served fewer than half the requests that arrived in its
+	// window: the offered rate is above what the lock serves, the backlog grows with the
+	// window, and the latency is the window's, not the load's. The adaptive window stops
+	// growing for such a point.
+	Saturated bool `json:"saturated,omitempty"`
 	// Counters is the number of physical reader counters (RMA-RW).
 	Counters int `json:"counters,omitempty"`
 	// Counts are the protocol events inside the window, summed over the processes (RMA-MCS
@@ -226,6 +240,41 @@ func build(c *Config, s *sim.Sim) (factory, *rma.Shape, error) {
 	return func(r int, ep verbs.Endpoint) (rma.Locker, error) { return cr.Handle(r, ep) }, nil, err
 }
 
+// arrivals is one process's open-loop arrival stream: a Poisson process of rate per virtual
+// second, drawn from its own generator so that the times depend on the seed and the rank
+// alone. Invariant: last is the latest arrival drawn, and counted is the number of drawn
+// arrivals in [from, to).
+type arrivals struct {
+	rng      *rand.Rand
+	rate     float64
+	from, to int64
+	last     int64
+	counted  int64
+}
+
+func newArrivals(seed int64, rank int, rate float64, from, to int64) *arrivals {
+	// A stream apart from the process's other draws (seed*104729 + rank).
+	return &arrivals{rng: rand.New(rand.NewSource(seed*104729 + int64(rank) + 1<<32)), rate: rate, from: from, to: to}
+}
+
+// next draws the next arrival time.
+func (a *arrivals) next() int64 {
+	a.last += int64(a.rng.ExpFloat64() * 1e9 / a.rate)
+	if a.last >= a.from && a.last < a.to {
+		a.counted++
+	}
+	return a.last
+}
+
+// offered is the number of arrivals in [from, to), drawing the ones its process had not
+// reached when the run stopped.
+func (a *arrivals) offered() int64 {
+	for a.last < a.to {
+		a.next()
+	}
+	return a.counted
+}
+
 // work spends n CPU accesses of virtual time (25 ns each under the default cost model).
 func work(ep verbs.Endpoint, n int) {
 	m := ep.Local()
@@ -250,7 +299,7 @@ func Run(cfg Config) (Result, error) {
 		c := cfg
 		c.Duration, c.Warmup = d, d/2
 		r, err := run(c)
-		if err != nil || cfg.enough(r) {
+		if err != nil || cfg.enough(r) || r.Saturated {
 			return r, err
 		}
 		if d*4 > MaxWindow {
@@ -309,6 +358,7 @@ func run(cfg Config) (Result, error) {
 		st          *verbs.Stats
 		based       bool
 		cbase, cnow rma.Counts
+		arr         *arrivals // open loop
 	}
 	stats := make([]*pstat, cfg.Procs)
 	for r := 0; r < cfg.Procs; r++ {
@@ -316,6 +366,9 @@ func run(cfg Config) (Result, error) {
 		stats[r] = ps
 		rank := r
 		rng := rand.New(rand.NewSource(cfg.Seed*104729 + int64(r)))
+		if cfg.Rate > 0 {
+			ps.arr = newArrivals(cfg.Seed, r, cfg.Rate, cfg.Warmup, end)
+		}
 		s.Go(r/cfg.ProcsPerNode, func(ep verbs.Endpoint) error {
 			lk, err := mk(rank, ep)
 			if err != nil {
@@ -327,12 +380,13 @@ func run(cfg Config) (Result, error) {
 				counts = c.Counts
 			}
 			m := ep.Local()
-			var arrival int64 // open loop: the current request's arrival time
 			for {
 				write := cfg.WriteFrac >= 1 || rng.Float64() < cfg.WriteFrac
 				t0 := ep.Now()
-				if cfg.Rate > 0 {
-					arrival += int64(rng.ExpFloat64() * 1e9 / cfg.Rate)
+				if ps.arr != nil {
+					// Idle until the next arrival; if it is past (a backlog), start at once
+					// and time the request from its arrival.
+					arrival := ps.arr.next()
 					if arrival > t0 {
 						verbs.Spend(ep, arrival-t0)
 					}
@@ -432,6 +486,9 @@ func run(cfg Config) (Result, error) {
 		wsum += ps.wsum
 		rsum += ps.rsum
 		hist.Merge(&ps.hist)
+		if ps.arr != nil {
+			res.Arrivals += ps.arr.offered()
+		}
 		if ps.based {
 			verbsN += ps.last.Sub(ps.base).Remote()
 			res.Counts.Add(ps.cnow.Sub(ps.cbase))
@@ -445,6 +502,7 @@ func run(cfg Config) (Result, error) {
 		res.Mean = float64(wsum+rsum) / float64(res.Samples)
 		res.P50, res.P99 = hist.Quantile(0.5), hist.Quantile(0.99)
 	}
+	res.Saturated = res.Arrivals > 0 && 2*res.Samples < res.Arrivals
 	if res.Ops > 0 {
 		res.VerbsPerOp = float64(verbsN) / float64(res.Ops)
 	}

@@ -3,8 +3,10 @@ package rmabench
 import (
 	"bytes"
 	"context"
+	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -236,11 +238,53 @@ func checkCounts(t *testing.T, r Result) {
 	}
 }
 
-// The open loop: at a light load the requests arrive at the offered rate and wait little; at a
-// load near the lock's capacity they queue (latency from arrival grows); a negative rate is
+// The open loop's driver offers its rate: unloaded (about 1% of the lock's capacity), the
+// requests that arrive in a fixed window number Rate x P x window within four standard
+// deviations of a Poisson count, nearly all of them are served in it, and the arrivals depend
+// on the seed and the ranks only: another lock and another writer fraction see the same ones.
+func TestOpenLoopOfferedRate(t *testing.T) {
+	const seed = 4
+	c := Config{Alg: RMARW, Procs: 32, WriteFrac: 0.25, Rate: 20_000, Warmup: 200_000, Duration: 2_000_000, Seed: seed}
+	r, err := Run(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := c.Rate * float64(c.Procs) * float64(c.Duration) / 1e9 // 1280
+	if d := math.Abs(float64(r.Arrivals) - want); d > 4*math.Sqrt(want) {
+		t.Fatalf("seed %d: %d arrivals in %d ns at %.0f/s x %d, want %.0f +- %.0f", seed, r.Arrivals, c.Duration, c.Rate, c.Procs, want, 4*math.Sqrt(want))
+	}
+	if out := r.Arrivals - r.Samples; out < 0 || out > int64(c.Procs) {
+		t.Fatalf("seed %d: %d arrivals, %d served from them: %d outstanding at the window's end", seed, r.Arrivals, r.Samples, out)
+	}
+	if d := math.Abs(float64(r.Ops) - want); d > 4*math.Sqrt(want)+float64(c.Procs) {
+		t.Fatalf("seed %d: %d completions, %.0f offered", seed, r.Ops, want)
+	}
+	for _, o := range []Config{{Alg: DMCS}, {Alg: RMARW, WriteFrac: 0.9}} {
+		o.Procs, o.Rate, o.Warmup, o.Duration, o.Seed = c.Procs, c.Rate, c.Warmup, c.Duration, c.Seed
+		ro, err := Run(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ro.Arrivals != r.Arrivals {
+			t.Fatalf("seed %d: %s F_W=%g has %d arrivals, RMA-RW F_W=0.25 %d", seed, o.Alg, o.WriteFrac, ro.Arrivals, r.Arrivals)
+		}
+	}
+	// A closed loop has no arrivals.
+	if cl, err := Run(Config{Alg: RMARW, Procs: 16, WriteFrac: 0.25, Warmup: 20_000, Duration: 50_000, Seed: seed}); err != nil || cl.Arrivals != 0 {
+		t.Fatalf("closed loop: %d arrivals, %v", cl.Arrivals, err)
+	}
+	t.Logf("seed %d: %d arrivals (%.0f expected), %d served, mean %.2f us", seed, r.Arrivals, want, r.Samples, r.Mean/1e3)
+}
+
+// The open loop's latency grows with the offered load (virtual time: a property of the model,
+// not of the machine running it): at 10% and 90% of the closed loop's throughput the requests
+// are served at the offered rate, and the mean, p50 and p99 from arrival are higher at 90%;
+// at 10% the mean is below the closed loop's (at 90% it need not be: the open loop's bursts
+// and shorter lock queues serve fewer requests per outstanding one); a negative rate is
 // refused.
-func TestOpenLoop(t *testing.T) {
-	base := Config{Alg: RMARW, Procs: 32, WriteFrac: 0.25, Seed: 2}
+func TestOpenLoopLatencyGrowsWithLoad(t *testing.T) {
+	const seed = 2
+	base := Config{Alg: RMARW, Procs: 32, WriteFrac: 0.25, Seed: seed}
 	closed, err := Run(base)
 	if err != nil {
 		t.Fatal(err)
@@ -257,18 +301,86 @@ func TestOpenLoop(t *testing.T) {
 		}
 		offered := c.Rate * float64(c.Procs)
 		if got := r.Throughput / offered; got < 0.85 || got > 1.15 {
-			t.Fatalf("load %.2f: achieved %.0f/s of %.0f/s offered", load, r.Throughput, offered)
+			t.Fatalf("seed %d load %.2f: achieved %.0f/s of %.0f/s offered", seed, load, r.Throughput, offered)
 		}
 		return r
 	}
 	light, heavy := point(0.1), point(0.9)
-	t.Logf("closed loop %.2f M/s, mean %.1f us; open 10%%: mean %.1f us p99 %.1f; 90%%: mean %.1f us p99 %.1f",
-		closed.Throughput/1e6, closed.Mean/1e3, light.Mean/1e3, light.P99/1e3, heavy.Mean/1e3, heavy.P99/1e3)
-	if light.Mean >= heavy.Mean || light.Mean >= closed.Mean {
-		t.Fatalf("mean latency: 10%% load %.0f ns, 90%% %.0f ns, closed loop %.0f ns", light.Mean, heavy.Mean, closed.Mean)
+	t.Logf("seed %d: closed loop %.2f M/s, mean %.1f us; open 10%%: mean %.1f us p50 %.1f p99 %.1f; 90%%: mean %.1f us p50 %.1f p99 %.1f",
+		seed, closed.Throughput/1e6, closed.Mean/1e3, light.Mean/1e3, light.P50/1e3, light.P99/1e3, heavy.Mean/1e3, heavy.P50/1e3, heavy.P99/1e3)
+	if light.Mean >= heavy.Mean || light.P50 > heavy.P50 || light.P99 >= heavy.P99 || light.Mean >= closed.Mean {
+		t.Fatalf("seed %d: latency not growing with load: 10%% %+v, 90%% %+v, closed loop mean %.0f ns", seed, light, heavy, closed.Mean)
 	}
 	if _, err := Run(Config{Alg: RMARW, Procs: 16, Rate: -1}); err == nil {
 		t.Fatal("negative rate accepted")
+	}
+}
+
+// An open loop offered more than the lock serves says so and stops at its first window (a
+// longer one only grows the backlog) instead of growing it to MaxWindow.
+func TestOpenLoopSaturated(t *testing.T) {
+	c := Config{Alg: RMARW, Procs: 32, WriteFrac: 0.25, Rate: 150_000, Seed: 1} // about 3x capacity
+	r, err := Run(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Saturated || r.Capped || r.Window > int64(40e9/c.Rate) {
+		t.Fatalf("seed %d: saturated %v, capped %v, window %d ns: %d arrivals, %d served", c.Seed, r.Saturated, r.Capped, r.Window, r.Arrivals, r.Samples)
+	}
+	var buf bytes.Buffer
+	if err := WriteOpen(&buf, []OpenPoint{{Load: 3, Split: "50-20", Result: r}}); err != nil || !strings.Contains(buf.String(), "(saturated)") {
+		t.Fatalf("table does not mark the point: %v\n%s", err, buf.String())
+	}
+}
+
+// An open-loop point is a function of its configuration and seed, every field of it.
+func TestOpenLoopDeterministic(t *testing.T) {
+	c := Config{Alg: RMARW, Procs: 32, WriteFrac: 0.25, TL: []int{20, 50}, Rate: 20_000, Seed: 5}
+	a, err := Run(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Run(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(a, b) {
+		t.Fatalf("seed %d: two runs differ:\n%+v\n%+v", c.Seed, a, b)
+	}
+	c.Seed++
+	o, err := Run(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Arrivals == a.Arrivals && o.Mean == a.Mean {
+		t.Fatalf("seeds %d and %d give the same point: %+v", c.Seed-1, c.Seed, a)
+	}
+}
+
+// Negative control: in a closed loop without think time the measured mean latency is the
+// panels' "latency", P / throughput (Little's law with P requests always outstanding), so that
+// panel is the throughput panel inverted; in the open loop it is not (at half the load the
+// mean is more than 25% off P / throughput).
+func TestClosedLoopLatencyIsLittle(t *testing.T) {
+	for _, tl := range Splits4d {
+		c := Config{Alg: RMARW, Procs: 32, WriteFrac: 0.25, TL: tl, Seed: 1}
+		r, err := Run(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		little := Value("latency", r) * 1e3 // ns
+		if d := math.Abs(r.Mean-little) / little; d > 0.05 {
+			t.Errorf("T_L %v closed loop: mean %.0f ns, P / throughput %.0f ns (%.1f%% apart)", tl, r.Mean, little, d*100)
+		}
+		c.Rate = 0.5 * r.Throughput / float64(c.Procs)
+		o, err := Run(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ol := Value("latency", o) * 1e3; math.Abs(o.Mean-ol)/ol < 0.25 {
+			t.Errorf("T_L %v open loop at 50%%: mean %.0f ns, P / throughput %.0f ns", tl, o.Mean, ol)
+		}
+		t.Logf("T_L %v: closed mean %.0f ns = P/throughput %.0f ns; open 50%% mean %.0f ns", tl, r.Mean, little, o.Mean)
 	}
 }
 
