@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/netlock-go/netlock/alloc"
+	"github.com/netlock-go/netlock/client"
 	"github.com/netlock-go/netlock/testbed"
 	"github.com/netlock-go/netlock/testbed/rackmodel"
 	"github.com/netlock-go/netlock/testbed/tpcc"
@@ -185,8 +186,11 @@ func tpccVersus(o Options, name, title string, p rackmodel.Params) *Figure {
 	for _, ph := range []string{testbed.PhaseTPCCHigh, testbed.PhaseTPCCLow} {
 		f.Specs = append(f.Specs,
 			o.spec(Spec{Params: p, Phase: ph, Strategy: alloc.StrategyKnapsack, Slots: pool, Label: ph + ", " + Fig10Netlock}),
-			o.spec(Spec{Params: p, Phase: ph, Strategy: alloc.StrategyKnapsack, Slots: 0, Label: ph + ", " + Fig10Servers}),
-			o.spec(Spec{Params: p, Phase: ph, NetChain: &rackmodel.NetChain{}, Label: ph + ", " + Fig10NetChain}))
+			o.spec(Spec{Params: p, Phase: ph, Strategy: alloc.StrategyKnapsack, Slots: 0, Label: ph + ", " + Fig10Servers}))
+		for _, nc := range Fig10NetChains {
+			f.Specs = append(f.Specs, o.spec(Spec{Params: p, Phase: ph, NetChain: &rackmodel.NetChain{Policy: nc.Policy},
+				Label: ph + ", " + nc.Label}))
+		}
 	}
 	f.Baseline = FigBaselines(o, name, p)
 	return f
@@ -220,7 +224,23 @@ const (
 	Fig10Netlock  = "netlock"
 	Fig10Servers  = "servers only"
 	Fig10NetChain = "netchain"
+	// Fig10NetChainRollback and Fig10NetChainRollback1ms are NetChain with NetLock's own client
+	// code's rule for rejects (client.NetChainRollback) at its default timeout_slot (400 µs) and
+	// at the 1000 µs its authors' console.py passes to the NetChain runs of Figures 10 and 11.
+	Fig10NetChainRollback    = "netchain rollback"
+	Fig10NetChainRollback1ms = "netchain rollback 1ms"
 )
+
+// Fig10NetChains are Figures 10 and 11's NetChain racks, one per client policy for rejects: our
+// hold-and-backoff rule (Fig10NetChain) and the paper code's rollback rule at two timeouts.
+var Fig10NetChains = []struct {
+	Label  string
+	Policy client.NetChainPolicy
+}{
+	{Fig10NetChain, client.NetChainPolicy{}},
+	{Fig10NetChainRollback, client.NetChainRollbackPolicy(client.DefaultNetChainTimeoutSlot)},
+	{Fig10NetChainRollback1ms, client.NetChainRollbackPolicy(time.Millisecond)},
+}
 
 // Run runs every point of f in order, calling progress after each.
 func (f *Figure) Run(ctx context.Context, progress func(done, total int, r Result)) error {

@@ -27,18 +27,31 @@ func (f *Figure) paperNetChain(contention string) string {
 	return ""
 }
 
-// netChainName names a NetChain row with its retries: rejects per grant in the window.
+// netChainName names a NetChain row with its client policy and its retries: rejects per grant
+// in the window and, for the rollback rule, rollbacks per committed transaction.
 func netChainName(r Result) string {
-	return fmt.Sprintf("NetChain (switch only, %.2f rejects/grant)", float64(r.Counters.Rejects)/float64(max(r.Counters.Granted, 1)))
+	c := r.Counters
+	p := client.NetChainPolicy{}
+	if r.NetChain != nil {
+		p = r.NetChain.Policy
+	}
+	s := fmt.Sprintf("NetChain, %v (switch only, %.2f rejects/grant", p, float64(c.Rejects)/float64(max(c.Granted, 1)))
+	if p.Rule == client.NetChainRollback {
+		s += fmt.Sprintf(", %.2f rollbacks/txn", float64(c.Rollbacks)/float64(max(c.Txns, 1)))
+	}
+	return s + ")"
 }
 
 // netChainNote says what the NetChain rows are and how they differ from the paper's NetChain.
 func (f *Figure) netChainNote(w io.Writer) {
 	var nc *Result
+	rollback := false
 	for i := range f.Results {
-		if f.Results[i].NetChain != nil {
-			nc = &f.Results[i]
-			break
+		if r := &f.Results[i]; r.NetChain != nil {
+			if nc == nil {
+				nc = r
+			}
+			rollback = rollback || r.NetChain.Policy.Rule == client.NetChainRollback
 		}
 	}
 	if nc == nil {
@@ -48,7 +61,7 @@ func (f *Figure) netChainNote(w io.Writer) {
 	if slots == 0 {
 		slots = netchain.DefaultSlots
 	}
-	b := nc.NetChain.Backoff
+	b := nc.NetChain.Policy.Backoff
 	if b.Base == 0 {
 		b = client.DefaultNetChainBackoff
 	}
@@ -56,9 +69,19 @@ func (f *Figure) netChainNote(w io.Writer) {
 	fmt.Fprintf(w, "\nNetChain: the same rack with p4/netchain/netchain.p4 as the switch (on the engine, as netlock.p4) and no "+
 		"lock server or controller: %d lock slots, every TPC-C lock hashed onto one (client.NetChainLocks: NetLock \"adapt[s] "+
 		"the lock granularity\" so that NetChain holds every lock), every lock exclusive, no queue: an acquire of a held slot "+
-		"is rejected and the client sends it again after %v doubling to %v with equal jitter (client.NetChainBackoff; neither "+
+		"is rejected. With \"backoff\" the client sends it again after %v doubling to %v with equal jitter (client.NetChainBackoff; neither "+
 		"paper gives the backoff), holding the locks it has (the slots are taken in ascending order, so the retries do not "+
-		"deadlock). Not modelled: NetChain's chain replication over several switches (one switch answers, nothing is "+
+		"deadlock).", slots, b.Base, b.Max)
+	if rollback {
+		fmt.Fprint(w, " With \"rollback\" it runs NetLock's own client code's rule (client.NetChainRollback, from "+
+			"netx-repo/NetLock's dpdk_code/client_code/client.c): a rejected acquire is sent again at once, and a run of a "+
+			"transaction not granted every lock within timeout_slot (400 µs by default; console.py runs NetChain with 1000 µs) "+
+			"is rolled back, every held lock released (the acquire in flight drained: sent again until granted, then "+
+			"released), and the same transaction runs again after r x timeout_slot / 400 x 30 µs, r uniform in 0..9; a "+
+			"rerun's timer runs from the rollback's end. The clients still take one lock at a time, in ascending order "+
+			"(client.c sends a transaction's acquires in one burst).")
+	}
+	fmt.Fprintf(w, " Not modelled: NetChain's chain replication over several switches (one switch answers, nothing is "+
 		"replicated) and its failure handling; a grant has no lease. The paper's latency reductions over NetChain (up to "+
-		"%.1fx average, %.1fx tail) are beside the mean / p99 column above.\n", slots, b.Base, b.Max, lat[0], lat[1])
+		"%.1fx average, %.1fx tail) are beside the mean / p99 column above.\n", lat[0], lat[1])
 }

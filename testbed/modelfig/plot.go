@@ -25,6 +25,7 @@ var palette = []color.Color{
 	color.RGBA{R: 0xff, G: 0x7f, B: 0x0e, A: 0xff},
 	color.RGBA{R: 0x94, G: 0x67, B: 0xbd, A: 0xff},
 	color.RGBA{R: 0x8c, G: 0x56, B: 0x4b, A: 0xff},
+	color.RGBA{R: 0xe3, G: 0x77, B: 0xc2, A: 0xff},
 }
 
 // Plot writes the figure's PNG into dir and returns its path.
@@ -224,8 +225,10 @@ func (f *Figure) plot10() ([][]*plot.Plot, error) {
 		}
 	}
 	systems := []sys{{"NetLock", rack(Fig10Netlock)}, {Fig10Servers, rack(Fig10Servers)}}
-	if f.find(fig10Phases[0].phase+", "+Fig10NetChain, -1) != nil {
-		systems = append(systems, sys{"NetChain", rack(Fig10NetChain)})
+	for _, nc := range Fig10NetChains {
+		if r := f.find(fig10Phases[0].phase+", "+nc.Label, -1); r != nil {
+			systems = append(systems, sys{"NetChain, " + r.NetChain.Policy.String(), rack(nc.Label)})
+		}
 	}
 	if len(f.Baselines) > 0 {
 		systems = append(systems, sys{"DSLR", base("dslr")}, sys{"DrTM", base("drtm")})

@@ -305,8 +305,10 @@ func (f *Figure) fig10(w io.Writer) {
 				row(v, r.TPS, r.RPS, pm, r.SwitchRPS/max(r.RPS, 1), r.Txn.Mean, r.Txn.P99, "")
 			}
 		}
-		if r := f.find(ph.phase+", "+Fig10NetChain, -1); r != nil {
-			row(netChainName(*r), r.TPS, r.RPS, 0, r.SwitchRPS/max(r.RPS, 1), r.Txn.Mean, r.Txn.P99, f.paperNetChain(ph.contention))
+		for _, nc := range Fig10NetChains {
+			if r := f.find(ph.phase+", "+nc.Label, -1); r != nil {
+				row(netChainName(*r), r.TPS, r.RPS, 0, r.SwitchRPS/max(r.RPS, 1), r.Txn.Mean, r.Txn.P99, f.paperNetChain(ph.contention))
+			}
 		}
 		for _, alg := range []string{"dslr", "drtm"} {
 			if b := f.baseline(alg, ph.contention); b != nil {

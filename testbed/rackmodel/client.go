@@ -149,6 +149,7 @@ const (
 	wThinking         // holding, working (Txn.Hold)
 	wReleasing        // releases in flight
 	wBackoff          // NetChain: waiting to send a rejected acquire again
+	wRollback         // NetChain's rollback rule: releasing what the run holds, draining the acquire in flight
 )
 
 // hold is one lock of the worker's transaction: the client core's record and its operations (the
@@ -194,7 +195,12 @@ type worker struct {
 	abort   bool
 	// rejected: the transaction aborted on a reject (Txn.Backoff applies).
 	rejected bool
-	stats    WorkerCounters
+	// NetChain's rollback rule (client.NetChainRollback): rolling, the run is being rolled back;
+	// rerun, the next begin runs txn again (its start kept); rolledBack, when the last rollback
+	// ended (a rerun's deadline runs from it).
+	rolling, rerun bool
+	rolledBack     int64
+	stats          WorkerCounters
 }
 
 func (w *worker) rack() *Rack { return w.c.r }
@@ -288,11 +294,16 @@ func (w *worker) begin() {
 		return
 	}
 	w.id = w.core.NewTxnID()
-	w.i, w.held, w.abort, w.rejected, w.start, w.rejects = 0, w.held[:0], false, false, r.k.Now(), 0
+	rerun := w.rerun
+	if !rerun {
+		w.start = r.k.Now()
+	}
+	w.i, w.held, w.abort, w.rejected, w.rejects, w.rerun = 0, w.held[:0], false, false, 0, false
 	if len(w.txn.Locks) == 0 {
 		w.finish()
 		return
 	}
+	w.ncArm(rerun)
 	w.acquire()
 }
 
@@ -300,7 +311,9 @@ func (w *worker) begin() {
 func (w *worker) acquire() {
 	r := w.rack()
 	l := w.txn.Locks[w.i]
-	w.state = wAcquiring
+	if !w.rolling {
+		w.state = wAcquiring
+	}
 	h := &hold{}
 	h.e.User = h
 	w.cur = h
@@ -356,6 +369,10 @@ func (w *worker) acquired(h *hold) {
 			r.stats.Abandoned++
 			r.record(history.Event{Kind: history.Abandoned, Lock: l.Lock, Txn: w.id, At: vtime(now)})
 		}
+		if w.rolling {
+			w.ncRollbackDone()
+			return
+		}
 		w.abort, w.rejects = true, 0
 		w.releaseAll()
 		return
@@ -370,6 +387,12 @@ func (w *worker) acquired(h *hold) {
 		ev.Deadline = vtime(dl)
 	}
 	r.record(ev)
+	if w.rolling {
+		// The rollback's acquire in flight, granted (held: h alone): released at once.
+		w.releaseHeld()
+		w.ncRollbackDone()
+		return
+	}
 	w.i++
 	if w.i < len(w.txn.Locks) {
 		if r.p.ThinkEachLock && w.txn.Hold > 0 {
@@ -397,7 +420,7 @@ func (w *worker) think(next func()) {
 	w.state = wThinking
 	r := w.rack()
 	r.at(r.k.Now()+int64(w.txn.Hold), func() {
-		if !w.crashed {
+		if !w.crashed && w.state == wThinking {
 			next()
 		}
 	})
@@ -419,16 +442,23 @@ func (w *worker) leaseLost(h *hold) {
 	r.record(history.Event{Kind: history.Lost, Lock: h.e.Lock, Txn: w.id, At: vtime(at)})
 }
 
-// releaseAll releases every lock the transaction holds, the last taken first (client.Txn.Release).
+// releaseAll releases every lock the transaction holds, the last taken first (client.Txn.Release),
+// and finishes the transaction when every release is answered.
 func (w *worker) releaseAll() {
-	r := w.rack()
 	w.state = wReleasing
-	held := w.held
-	w.pend = len(held)
-	if w.pend == 0 {
+	w.releaseHeld()
+	if w.pend == 0 && w.state == wReleasing {
 		w.finish()
-		return
 	}
+}
+
+// releaseHeld sends the release of every held lock, the last taken first, and forgets them:
+// w.pend counts the releases not answered.
+func (w *worker) releaseHeld() {
+	r := w.rack()
+	held := w.held
+	w.held = w.held[:0]
+	w.pend += len(held)
 	for i := len(held) - 1; i >= 0; i-- {
 		h := held[i]
 		r.stats.ReleasesSent++
@@ -444,9 +474,6 @@ func (w *worker) releaseAll() {
 		e.At = vtime(left)
 		r.at(left, func() { r.record(e) })
 	}
-	if w.pend == 0 && w.state == wReleasing {
-		w.finish()
-	}
 }
 
 // released takes the answer of a release.
@@ -458,6 +485,10 @@ func (w *worker) released(h *hold) {
 		r.stats.ReleaseRefused++ // the lease had ended, or the server refused: the lock is not held
 	}
 	w.pend--
+	if w.rolling {
+		w.ncRollbackDone()
+		return
+	}
 	if w.pend == 0 && w.state == wReleasing {
 		w.finish()
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/netlock-go/netlock/client"
 	"github.com/netlock-go/netlock/p4/netchain"
 	"github.com/netlock-go/netlock/testbed"
 	"github.com/netlock-go/netlock/testbed/history"
@@ -79,4 +80,49 @@ func TestNetChainNegativeControl(t *testing.T) {
 			"by history.Check %v (quiesce: %v)", online, full, err)
 	}
 	t.Logf("caught: %v", r.Violations()[0])
+}
+
+// TestNetChainRollback: a NetChain rack whose clients run NetLock's own client code's rule
+// (client.NetChainRollback: a rejected acquire sent again at once, a run not granted every lock
+// by its deadline rolled back and run again) commits transactions and, under contention, rolls
+// some back; every rollback releases what the run held (the online checker and history.Check find
+// nothing, every release is acknowledged) and is counted as an abort. The default timeout_slot
+// (400 µs) and a short one (50 µs, more rollbacks) on few slots (more collisions).
+func TestNetChainRollback(t *testing.T) {
+	seed := testSeed(t)
+	t.Logf("seed %d", seed)
+	for _, slot := range []time.Duration{0, 50 * time.Microsecond} {
+		p := client.NetChainRollbackPolicy(slot)
+		r, err := runNetChain(t, seed, NetChain{Slots: 64, Policy: p}, TestingKnobs{}, 3*time.Millisecond)
+		if err != nil {
+			t.Fatalf("%v: %v", p, err)
+		}
+		c := r.Counters()
+		t.Logf("%v: %d txns, %d rollbacks, %d aborts, %d grants, %d rejects", p, c.Txns, c.Rollbacks, c.Aborts, c.Granted, c.Rejects)
+		for _, e := range []struct {
+			ok   bool
+			what string
+		}{
+			{c.Txns > 0, "transactions commit"},
+			{c.Rollbacks > 0, "contention: some runs are rolled back"},
+			{c.Aborts == c.Rollbacks, "every rollback ends (the rack is quiesced) and is the only abort"},
+			{c.ServerGrants == 0 && c.SwitchGrants == c.Granted, "every grant is the switch's"},
+			{c.AcquiresSent == c.Granted+c.Rejects, "every acquire is answered once"},
+			{c.ReleasesSent == c.Granted && c.ReleasesSent == c.ReleaseAcks && c.ReleaseRefused == 0,
+				"every grant is released, rolled back or not, and every release acknowledged"},
+			{c.Acquisitions < c.Granted, "some grants belong to rolled-back runs"},
+			{c.Retransmits == 0 && c.Stray == 0 && c.EngineErrors == 0 && c.Unroutable == 0 && c.LeasesLost == 0,
+				"nothing is sent again, lost or unroutable"},
+		} {
+			if !e.ok {
+				t.Errorf("%v: not so: %s (%+v)", p, e.what, c)
+			}
+		}
+		if vs := r.Violations(); len(vs) != 0 {
+			t.Errorf("%v: online checker: %v", p, vs[0])
+		}
+		if vs := history.Check(r.History(), history.Options{RequireOutcome: true}); len(vs) != 0 {
+			t.Errorf("%v: history.Check: %d violations, first %v", p, len(vs), vs[0])
+		}
+	}
 }
