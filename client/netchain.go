@@ -117,12 +117,15 @@ const (
 	//     10 µs check before the last late grant). The wait before the rerun eats into the rerun's
 	//     timeout (with 400 µs and a 270 µs wait, the rerun has about 130 µs).
 	//
-	// Ambiguous or left out here: the original sends all of a transaction's acquires in one burst
-	// (acquire_enqueue_pkt flushes when locks_each_txn are queued) and waits for all the grants,
-	// where the rack model's clients (NetLock's and NetChain's alike) take one lock at a time in
-	// ascending order, so in the model only the acquire in flight is outstanding at a rollback,
-	// and only it is drained; the 10 µs granularity of the checks is not modelled (the rollback
-	// happens at the deadline, a late grant is released when it arrives); expire_idx, which
+	// The timeout is sized for a client that asks for every lock of a transaction at once:
+	// client.c sends a transaction's acquires back to back in one burst (acquire_enqueue_pkt
+	// flushes the TX queue when locks_each_txn are queued), in its trace's order, and then waits
+	// for every grant. NetChainPolicy.Burst does that; without it the client takes one lock at a
+	// time in ascending order, as the rack model's NetLock clients do, and a transaction whose
+	// locks take longer than the timeout to take one by one is rolled back on every run.
+	//
+	// Ambiguous or left out here: the 10 µs granularity of the checks is not modelled (the
+	// rollback happens at the deadline, a late grant is released when it arrives); expire_idx, which
 	// switches between the 400 and the 10 µs timeouts, is one variable per TX core shared by the
 	// core's clients (console.py's NetChain runs give each TX core one client, so it does not
 	// matter there); the usleeps block the whole TX core; a rolled-back attempt's grants are not
@@ -143,11 +146,25 @@ type NetChainPolicy struct {
 	// TimeoutSlot is NetChainRollback's timeout_slot (zero: DefaultNetChainTimeoutSlot); it sets
 	// the timeout and scales the wait before a rerun.
 	TimeoutSlot time.Duration
+	// Burst sends every acquire of a run of a transaction at once, in the transaction's order,
+	// as client.c does, instead of one at a time, each after the grant of the one before. A
+	// burst's acquires can hold-and-wait in any order, so Burst needs NetChainRollback's
+	// deadline to break deadlocks; with NetChainHoldAndBackoff it can deadlock.
+	Burst bool
 }
 
-// NetChainRollbackPolicy is client.c's rule with the timeout_slot in µs (its option -O).
+// NetChainRollbackPolicy is client.c's rule for rejects with its timeout_slot (option -O; 0:
+// the default), a lock at a time.
 func NetChainRollbackPolicy(slot time.Duration) NetChainPolicy {
 	return NetChainPolicy{Rule: NetChainRollback, TimeoutSlot: slot}
+}
+
+// NetChainClientC is client.c as written: its rule for rejects with its timeout_slot (0: the
+// default), every acquire of a run sent in one burst.
+func NetChainClientC(slot time.Duration) NetChainPolicy {
+	p := NetChainRollbackPolicy(slot)
+	p.Burst = true
+	return p
 }
 
 func (p NetChainPolicy) slot() time.Duration {
@@ -157,16 +174,22 @@ func (p NetChainPolicy) slot() time.Duration {
 	return p.TimeoutSlot
 }
 
-// String names the policy: "backoff 5µs-320µs" or "rollback 400µs".
+// String names the policy: "backoff 5µs-320µs", "rollback 400µs" or "rollback 400µs, burst".
 func (p NetChainPolicy) String() string {
+	var s string
 	if p.Rule == NetChainRollback {
-		return fmt.Sprintf("rollback %v", p.slot())
+		s = fmt.Sprintf("rollback %v", p.slot())
+	} else {
+		b := p.Backoff
+		if b.Base <= 0 {
+			b = DefaultNetChainBackoff
+		}
+		s = fmt.Sprintf("backoff %v-%v", b.Base, max(b.Max, b.Base))
 	}
-	b := p.Backoff
-	if b.Base <= 0 {
-		b = DefaultNetChainBackoff
+	if p.Burst {
+		s += ", burst"
 	}
-	return fmt.Sprintf("backoff %v-%v", b.Base, max(b.Max, b.Base))
+	return s
 }
 
 // Resend is the wait before a rejected acquire is sent again, after the rejects-th reject in a

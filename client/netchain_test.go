@@ -100,6 +100,8 @@ func TestNetChainPolicy(t *testing.T) {
 		{"rollback 1000: integer µs", rb1000, 1, 0, 0, 0, false, 0, 1000 * us, 1, 60 * us, "rollback 1ms"},
 		{"rollback 1000: r=3", rb1000, 1, 0, 0, 0, false, 0, 1000 * us, 3, 210 * us, "rollback 1ms"},
 		{"rollback 1000: r=9", rb1000, 1, 0, 0, 0, false, 0, 1000 * us, 9, 660 * us, "rollback 1ms"},
+		{"client.c as written: a burst, the same rule", NetChainClientC(0), 3, 0, 100 * us, 0, false, 0, 500 * us, 4, 120 * us, "rollback 400µs, burst"},
+		{"client.c with -O 1000", NetChainClientC(1000 * us), 1, 0, 0, 0, false, 0, 1000 * us, 2, 150 * us, "rollback 1ms, burst"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := tc.p.Resend(tc.rejects, nil); got != tc.resend {

@@ -224,22 +224,27 @@ const (
 	Fig10Netlock  = "netlock"
 	Fig10Servers  = "servers only"
 	Fig10NetChain = "netchain"
-	// Fig10NetChainRollback and Fig10NetChainRollback1ms are NetChain with NetLock's own client
-	// code's rule for rejects (client.NetChainRollback) at its default timeout_slot (400 µs) and
-	// at the 1000 µs its authors' console.py passes to the NetChain runs of Figures 10 and 11.
-	Fig10NetChainRollback    = "netchain rollback"
-	Fig10NetChainRollback1ms = "netchain rollback 1ms"
+	// Fig10NetChainRollback is NetChain with NetLock's own client code's rule for rejects
+	// (client.NetChainRollback) at its default timeout_slot (400 µs), a lock at a time as the
+	// rack's NetLock clients; Fig10NetChainClientC and Fig10NetChainClientC1ms are that client as
+	// written (every acquire of a run in one burst, client.NetChainClientC) at 400 µs and at the
+	// 1000 µs its authors' console.py passes to the NetChain runs of Figures 10 and 11.
+	Fig10NetChainRollback   = "netchain rollback"
+	Fig10NetChainClientC    = "netchain client.c"
+	Fig10NetChainClientC1ms = "netchain client.c 1ms"
 )
 
 // Fig10NetChains are Figures 10 and 11's NetChain racks, one per client policy for rejects: our
-// hold-and-backoff rule (Fig10NetChain) and the paper code's rollback rule at two timeouts.
+// hold-and-backoff rule (Fig10NetChain) and the paper code's rollback rule, a lock at a time and
+// in bursts, at two timeouts.
 var Fig10NetChains = []struct {
 	Label  string
 	Policy client.NetChainPolicy
 }{
 	{Fig10NetChain, client.NetChainPolicy{}},
 	{Fig10NetChainRollback, client.NetChainRollbackPolicy(client.DefaultNetChainTimeoutSlot)},
-	{Fig10NetChainRollback1ms, client.NetChainRollbackPolicy(time.Millisecond)},
+	{Fig10NetChainClientC, client.NetChainClientC(client.DefaultNetChainTimeoutSlot)},
+	{Fig10NetChainClientC1ms, client.NetChainClientC(time.Millisecond)},
 }
 
 // Run runs every point of f in order, calling progress after each.

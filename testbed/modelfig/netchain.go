@@ -76,10 +76,10 @@ func (f *Figure) netChainNote(w io.Writer) {
 		fmt.Fprint(w, " With \"rollback\" it runs NetLock's own client code's rule (client.NetChainRollback, from "+
 			"netx-repo/NetLock's dpdk_code/client_code/client.c): a rejected acquire is sent again at once, and a run of a "+
 			"transaction not granted every lock within timeout_slot (400 µs by default; console.py runs NetChain with 1000 µs) "+
-			"is rolled back, every held lock released (the acquire in flight drained: sent again until granted, then "+
+			"is rolled back, every held lock released (the acquires out drained: each sent again until granted, then "+
 			"released), and the same transaction runs again after r x timeout_slot / 400 x 30 µs, r uniform in 0..9; a "+
-			"rerun's timer runs from the rollback's end. The clients still take one lock at a time, in ascending order "+
-			"(client.c sends a transaction's acquires in one burst).")
+			"rerun's timer runs from the rollback's end. Without \"burst\" the client takes one lock at a time in "+
+			"ascending order, as the rack's NetLock clients; with it, as client.c, it sends every acquire of a run at once.")
 	}
 	fmt.Fprintf(w, " Not modelled: NetChain's chain replication over several switches (one switch answers, nothing is "+
 		"replicated) and its failure handling; a grant has no lease. The paper's latency reductions over NetChain (up to "+

@@ -93,27 +93,43 @@ func (r *Rack) bringUpNetChain() error {
 // ncRoute is a NetChain client's route: every lock to the switch.
 func ncRoute(uint32) (netip.AddrPort, error) { return netip.AddrPortFrom(switchIP, wire.Port), nil }
 
-// ncRetry takes a NetChain reject of the worker's acquire in flight: true if the acquire is
-// sent again after the policy's wait (a would-block; at once with the rollback rule, also while
-// the transaction rolls back), false if the transaction must abort (any other refusal).
-func (w *worker) ncRetry(err error) bool {
+// ncRetry takes a NetChain reject of the acquire h: true if its lock is asked for again after
+// the policy's wait (a would-block; at once with the rollback rule, also while the run rolls
+// back), false if the transaction must abort (any other refusal).
+func (w *worker) ncRetry(h *hold, err error) bool {
 	r := w.rack()
 	if r.nc == nil || !errors.Is(err, clientcore.ErrWouldBlock) {
 		return false
 	}
-	w.rejects++
-	d := r.nc.cfg.Policy.Resend(w.rejects, r.nc.jitter)
+	h.rejects++
+	d := r.nc.cfg.Policy.Resend(h.rejects, r.nc.jitter)
 	if d <= 0 {
-		w.acquire()
+		w.send(h.idx, h)
+		return true
+	}
+	if w.ncBurst() {
+		id := w.id
+		r.at(r.k.Now()+int64(d), func() {
+			if !w.crashed && w.id == id {
+				w.send(h.idx, h)
+			}
+		})
 		return true
 	}
 	w.state = wBackoff
 	r.at(r.k.Now()+int64(d), func() {
-		if !w.crashed && w.state == wBackoff {
-			w.acquire()
+		if !w.crashed && (w.state == wBackoff || w.rolling) {
+			w.send(h.idx, h)
 		}
 	})
 	return true
+}
+
+// ncBurst reports whether the worker sends every acquire of a run at once
+// (client.NetChainPolicy.Burst).
+func (w *worker) ncBurst() bool {
+	r := w.rack()
+	return r.nc != nil && r.nc.cfg.Policy.Burst
 }
 
 // ncArm sets the deadline of the run of the transaction that begins now (the rollback rule; the
@@ -133,11 +149,9 @@ func (w *worker) ncArm(rerun bool) {
 }
 
 // ncDeadline is the deadline of the run id: if it has not been granted every lock, it rolls
-// back: every held lock is released now, the acquire in flight (if any) is left to finish
-// (acquired releases its grant at once, ncRetry sends it again on a reject), and
-// ncRollbackDone starts the rerun once nothing is held or in flight.
+// back (ncRollback).
 func (w *worker) ncDeadline(id uint64) {
-	if w.crashed || w.id != id || w.rolling || w.i >= len(w.txn.Locks) {
+	if w.crashed || w.id != id || w.rolling || w.got >= len(w.txn.Locks) {
 		return
 	}
 	switch w.state {
@@ -145,10 +159,16 @@ func (w *worker) ncDeadline(id uint64) {
 	default:
 		return
 	}
-	r := w.rack()
+	w.rack().stats.Rollbacks++
+	w.ncRollback()
+}
+
+// ncRollback rolls the run back: every held lock is released now, the acquires out are left to
+// finish (acquired releases a grant at once, ncRetry sends a rejected one again), and
+// ncRollbackDone starts the rerun once nothing is held or out.
+func (w *worker) ncRollback() {
 	w.rolling = true
 	w.state = wRollback
-	r.stats.Rollbacks++
 	w.releaseHeld()
 	w.ncRollbackDone()
 }
@@ -157,7 +177,7 @@ func (w *worker) ncDeadline(id uint64) {
 // the rolled-back run counts as an abort, and the same transaction runs again after the
 // policy's wait (its latency, if it commits, counts from its first run).
 func (w *worker) ncRollbackDone() {
-	if !w.rolling || w.pend > 0 || w.cur != nil {
+	if !w.rolling || w.pend > 0 || w.out > 0 {
 		return
 	}
 	r := w.rack()
