@@ -28,7 +28,8 @@ func (f *Figure) paperNetChain(contention string) string {
 }
 
 // netChainName names a NetChain row with its client policy and its retries: rejects per grant
-// in the window and, for the rollback rule, rollbacks per committed transaction.
+// in the window, for the rollback rule rollbacks per committed transaction, and the workers
+// that committed nothing in the window.
 func netChainName(r Result) string {
 	c := r.Counters
 	p := client.NetChainPolicy{}
@@ -39,7 +40,7 @@ func netChainName(r Result) string {
 	if p.Rule == client.NetChainRollback {
 		s += fmt.Sprintf(", %.2f rollbacks/txn", float64(c.Rollbacks)/float64(max(c.Txns, 1)))
 	}
-	return s + ")"
+	return s + fmt.Sprintf(", %d of %d workers without a commit)", r.Stalled, r.Clients*r.Workers)
 }
 
 // netChainNote says what the NetChain rows are and how they differ from the paper's NetChain.

@@ -85,6 +85,9 @@ type Result struct {
 	Acquire, Txn                   latency.Latency
 	// Violations of exclusion and fencing over the whole run (the online checker): must be 0.
 	Violations int `json:"violations"`
+	// Stalled is the client workers that committed no transaction in the window (a NetChain
+	// client whose transactions are rolled back on every run).
+	Stalled int `json:"stalled_workers"`
 	// Wall is the real time the run took; Events the events simulated.
 	Wall time.Duration `json:"wall_ns"`
 }
@@ -118,11 +121,20 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 		return res, err
 	}
 	c0 := r.Counters()
+	w0 := make([]rackmodel.WorkerCounters, p.Clients*p.Workers)
+	for i := range w0 {
+		w0[i] = r.WorkerCounters(i)
+	}
 	r.ResetLatency()
 	if err := step(ctx, r, s.Window); err != nil {
 		return res, err
 	}
 	c := r.Counters().Sub(c0)
+	for i := range w0 {
+		if r.WorkerCounters(i).Sub(w0[i]).Txns == 0 {
+			res.Stalled++
+		}
+	}
 	secs := s.Window.Seconds()
 	res.Counters = c
 	res.RPS, res.TPS = float64(c.Granted)/secs, float64(c.Txns)/secs
