@@ -140,6 +140,12 @@ func TestFig10Run(t *testing.T) {
 		if c := ShareCap(*n); c.S <= 0 || c.S >= 1 || c.ServerBound <= c.LatencyBound || c.LatencyBound <= 1 {
 			t.Errorf("%s netlock: %+v, want a share in (0, 1) and 1 < latency cap < server cap", ph.phase, c)
 		}
+		// NetLock with client.c's clients: commits, with the switch.
+		for _, v := range Fig10NetlockClientCs {
+			if r := f.find(ph.phase+", "+v.Label, -1); r == nil || r.TPS <= 0 || r.ClientC == nil || *r.ClientC != v.Policy || r.SwitchRPS <= 0 {
+				t.Errorf("%s %s: %+v, want transactions with client.c's rule %v, some granted by the switch", ph.phase, v.Label, r, v.Policy)
+			}
+		}
 		// NetChain, with each client policy: the switch alone grants, and retries rejected
 		// acquires; only the rollback rule rolls back.
 		for _, v := range Fig10NetChains {
@@ -169,7 +175,7 @@ func TestFig10Run(t *testing.T) {
 	var md bytes.Buffer
 	f.WriteMarkdown(&md)
 	for _, want := range []string{"DSLR (rdma/sim", "DrTM (rdma/sim", "18.4x", "14.9x", "28.6x", "33.5x", "cap 1/(1-s)", "against the caps",
-		"NetChain, backoff 5µs-320µs (switch only", "NetChain, rollback 400µs (switch only", "NetChain, rollback 1ms, burst (switch only", "rollbacks/txn", "workers without a commit", "4.4x", "3.5x", "chain replication"} {
+		"NetChain, backoff 5µs-320µs (switch only", "NetChain, rollback 400µs (switch only", "NetChain, rollback 1ms, burst (switch only", "rollbacks/txn", "workers without a commit", "client.c on both sides", "netlock, client.c: rollback 2ms, burst", "4.4x", "3.5x", "chain replication"} {
 		if !strings.Contains(md.String(), want) {
 			t.Errorf("fig10 report lacks %q:\n%s", want, md.String())
 		}

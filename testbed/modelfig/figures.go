@@ -187,6 +187,10 @@ func tpccVersus(o Options, name, title string, p rackmodel.Params) *Figure {
 		f.Specs = append(f.Specs,
 			o.spec(Spec{Params: p, Phase: ph, Strategy: alloc.StrategyKnapsack, Slots: pool, Label: ph + ", " + Fig10Netlock}),
 			o.spec(Spec{Params: p, Phase: ph, Strategy: alloc.StrategyKnapsack, Slots: 0, Label: ph + ", " + Fig10Servers}))
+		for _, v := range Fig10NetlockClientCs {
+			f.Specs = append(f.Specs, o.spec(Spec{Params: p, Phase: ph, Strategy: alloc.StrategyKnapsack, Slots: pool,
+				ClientC: &v.Policy, Label: ph + ", " + v.Label}))
+		}
 		for _, nc := range Fig10NetChains {
 			f.Specs = append(f.Specs, o.spec(Spec{Params: p, Phase: ph, NetChain: &rackmodel.NetChain{Policy: nc.Policy},
 				Label: ph + ", " + nc.Label}))
@@ -232,7 +236,23 @@ const (
 	Fig10NetChainRollback   = "netchain rollback"
 	Fig10NetChainClientC    = "netchain client.c"
 	Fig10NetChainClientC1ms = "netchain client.c 1ms"
+	// Fig10NetlockClientC and Fig10NetlockClientC2ms are NetLock's rack with client.c's clients
+	// (Fig10NetlockClientCs).
+	Fig10NetlockClientC    = "netlock client.c"
+	Fig10NetlockClientC2ms = "netlock client.c 2ms"
 )
+
+// Fig10NetlockClientCs are Figures 10 and 11's NetLock racks whose clients run NetLock's own
+// client code (client.NetChainClientC: every acquire of a run in one burst, rolled back at the
+// deadline), at its default timeout_slot (400 µs) and at the 2000 µs console.py passes to its
+// Figure 10 NetLock run (its Figure 11 run passes none).
+var Fig10NetlockClientCs = []struct {
+	Label  string
+	Policy client.NetChainPolicy
+}{
+	{Fig10NetlockClientC, client.NetChainClientC(client.DefaultNetChainTimeoutSlot)},
+	{Fig10NetlockClientC2ms, client.NetChainClientC(2 * time.Millisecond)},
+}
 
 // Fig10NetChains are Figures 10 and 11's NetChain racks, one per client policy for rejects: our
 // hold-and-backoff rule (Fig10NetChain) and the paper code's rollback rule, a lock at a time and

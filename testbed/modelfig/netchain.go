@@ -3,6 +3,7 @@ package modelfig
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/netlock-go/netlock/client"
 	"github.com/netlock-go/netlock/p4/netchain"
@@ -85,4 +86,61 @@ func (f *Figure) netChainNote(w io.Writer) {
 	fmt.Fprintf(w, " Not modelled: NetChain's chain replication over several switches (one switch answers, nothing is "+
 		"replicated) and its failure handling; a grant has no lease. The paper's latency reductions over NetChain (up to "+
 		"%.1fx average, %.1fx tail) are beside the mean / p99 column above.\n", lat[0], lat[1])
+}
+
+// clientCName names a NetLock row whose clients run client.c's rule, with its rollbacks.
+func clientCName(r Result) string {
+	c := r.Counters
+	p := client.NetChainPolicy{}
+	if r.ClientC != nil {
+		p = *r.ClientC
+	}
+	return fmt.Sprintf("netlock, client.c: %v (%.2f rollbacks/txn, %d of %d workers without a commit)", p,
+		float64(c.Rollbacks)/float64(max(c.Txns, 1)), r.Stalled, r.Clients*r.Workers)
+}
+
+// clientCTable compares NetLock and NetChain with client.c's clients on both sides (every
+// acquire of a run in one burst, rolled back at the deadline), as the paper's runs had: NetLock
+// over NetChain, transactions per second, for each pair of timeouts.
+func (f *Figure) clientCTable(w io.Writer) {
+	type side struct{ label, name string }
+	var nl, nc []side
+	for _, v := range Fig10NetlockClientCs {
+		nl = append(nl, side{v.Label, v.Policy.String()})
+	}
+	for _, v := range Fig10NetChains {
+		if v.Policy.Burst {
+			nc = append(nc, side{v.Label, v.Policy.String()})
+		}
+	}
+	if f.find(fig10Phases[0].phase+", "+nl[0].label, -1) == nil || f.find(fig10Phases[0].phase+", "+nc[0].label, -1) == nil {
+		return
+	}
+	fmt.Fprintln(w, "\nclient.c on both sides (NetLock's own client code, every acquire of a run in one burst, rolled back at "+
+		"timeout_slot; console.py ran NetLock with 2 ms for Figure 10 and NetChain with 1 ms): NetLock / NetChain, TPS.")
+	fmt.Fprint(w, "\n| TPC-C |")
+	for _, a := range nl {
+		for _, b := range nc {
+			fmt.Fprintf(w, " NetLock %s / NetChain %s |", strings.TrimSuffix(a.name, ", burst"), strings.TrimSuffix(b.name, ", burst"))
+		}
+	}
+	fmt.Fprint(w, " paper |\n|---|")
+	for range len(nl) * len(nc) {
+		fmt.Fprint(w, "---:|")
+	}
+	fmt.Fprintln(w, "---:|")
+	for _, ph := range fig10Phases {
+		fmt.Fprintf(w, "| %s |", ph.phase)
+		for _, a := range nl {
+			for _, b := range nc {
+				x, y := f.find(ph.phase+", "+a.label, -1), f.find(ph.phase+", "+b.label, -1)
+				if x == nil || y == nil {
+					fmt.Fprint(w, "  |")
+					continue
+				}
+				fmt.Fprintf(w, " %s |", ratio(x.TPS, y.TPS))
+			}
+		}
+		fmt.Fprintf(w, " %s |\n", f.paperNetChain(ph.contention))
+	}
 }

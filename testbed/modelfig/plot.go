@@ -27,6 +27,8 @@ var palette = []color.Color{
 	color.RGBA{R: 0x8c, G: 0x56, B: 0x4b, A: 0xff},
 	color.RGBA{R: 0xe3, G: 0x77, B: 0xc2, A: 0xff},
 	color.RGBA{R: 0x7f, G: 0x7f, B: 0x7f, A: 0xff},
+	color.RGBA{R: 0xbc, G: 0xbd, B: 0x22, A: 0xff},
+	color.RGBA{R: 0x17, G: 0xbe, B: 0xcf, A: 0xff},
 }
 
 // Plot writes the figure's PNG into dir and returns its path.
@@ -226,6 +228,11 @@ func (f *Figure) plot10() ([][]*plot.Plot, error) {
 		}
 	}
 	systems := []sys{{"NetLock", rack(Fig10Netlock)}, {Fig10Servers, rack(Fig10Servers)}}
+	for _, v := range Fig10NetlockClientCs {
+		if r := f.find(fig10Phases[0].phase+", "+v.Label, -1); r != nil {
+			systems = append(systems, sys{"NetLock, client.c " + r.ClientC.String(), rack(v.Label)})
+		}
+	}
 	for _, nc := range Fig10NetChains {
 		if r := f.find(fig10Phases[0].phase+", "+nc.Label, -1); r != nil {
 			systems = append(systems, sys{"NetChain, " + r.NetChain.Policy.String(), rack(nc.Label)})

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/netlock-go/netlock/alloc"
+	"github.com/netlock-go/netlock/client"
 	"github.com/netlock-go/netlock/internal/latency"
 	"github.com/netlock-go/netlock/testbed/rackmodel"
 )
@@ -41,6 +42,9 @@ type Spec struct {
 	// NetChain, if set, runs the rack as the paper's NetChain baseline (rackmodel.Config.NetChain):
 	// the warm-up has no allocation periods, Strategy and Slots are unused.
 	NetChain *rackmodel.NetChain `json:"netchain,omitempty"`
+	// ClientC, if set, makes a netlock rack's clients run NetLock's own client code's rule
+	// (rackmodel.Config.ClientC).
+	ClientC *client.NetChainPolicy `json:"client_c,omitempty"`
 }
 
 func (s *Spec) defaults() {
@@ -101,7 +105,7 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	t0 := time.Now()
 	res := Result{Spec: s, StrategyName: s.Strategy.String()}
 	r, err := rackmodel.New(rackmodel.Config{Params: s.Params, Phase: s.Phase, Seed: s.Seed,
-		Alloc: rackmodel.AllocSpec{Strategy: s.Strategy, Slots: s.Slots, Seed: s.Seed}, NetChain: s.NetChain})
+		Alloc: rackmodel.AllocSpec{Strategy: s.Strategy, Slots: s.Slots, Seed: s.Seed}, NetChain: s.NetChain, ClientC: s.ClientC})
 	if err != nil {
 		return res, err
 	}

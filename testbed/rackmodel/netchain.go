@@ -125,22 +125,30 @@ func (w *worker) ncRetry(h *hold, err error) bool {
 	return true
 }
 
+// runRule is the clients' rule for a run of a transaction (Rack.run): a NetChain rack's
+// NetChain.Policy or a netlock rack's Config.ClientC, and the uniform draw in [0, n] its waits
+// take (a NetChain rack's: the backoff's jitter).
+type runRule struct {
+	p    client.NetChainPolicy
+	draw func(n int64) int64
+}
+
 // ncBurst reports whether the worker sends every acquire of a run at once
 // (client.NetChainPolicy.Burst).
 func (w *worker) ncBurst() bool {
 	r := w.rack()
-	return r.nc != nil && r.nc.cfg.Policy.Burst
+	return r.run != nil && r.run.p.Burst
 }
 
 // ncArm sets the deadline of the run of the transaction that begins now (the rollback rule; the
 // backoff rule has none). rerun: it runs again after a rollback, whose timer it keeps.
 func (w *worker) ncArm(rerun bool) {
 	r := w.rack()
-	if r.nc == nil {
+	if r.run == nil {
 		return
 	}
 	now := r.k.Now()
-	at, ok := r.nc.cfg.Policy.Deadline(time.Duration(now), time.Duration(w.rolledBack), rerun, w.txn.Hold)
+	at, ok := r.run.p.Deadline(time.Duration(now), time.Duration(w.rolledBack), rerun, w.txn.Hold)
 	if !ok {
 		return
 	}
@@ -187,7 +195,7 @@ func (w *worker) ncRollbackDone() {
 	w.stats.Aborts++
 	w.rerun, w.rolledBack = true, now
 	w.state = wPausing
-	r.at(now+int64(r.nc.cfg.Policy.RerunWait(r.nc.jitter)), func() {
+	r.at(now+int64(r.run.p.RerunWait(r.run.draw)), func() {
 		if w.state == wPausing {
 			w.begin()
 		}

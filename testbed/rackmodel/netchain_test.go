@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/netlock-go/netlock/alloc"
 	"github.com/netlock-go/netlock/client"
 	"github.com/netlock-go/netlock/p4/netchain"
 	"github.com/netlock-go/netlock/testbed"
@@ -177,5 +178,40 @@ func TestNetChainRollbackLongTxn(t *testing.T) {
 		if vs := r.Violations(); len(vs) != 0 {
 			t.Errorf("%v: online checker: %v", tc.p, vs[0])
 		}
+	}
+}
+
+// TestClientCNetlock: a netlock rack whose clients run client.c's rule (Config.ClientC: every
+// acquire of a run in one burst, a run not granted every lock by its deadline rolled back and run
+// again), with the hot locks in the switch, at high contention: transactions commit, the bursts'
+// hold-and-wait deadlocks are broken by rollbacks (a short 100 µs timeout makes some), every
+// grant is released, and the online checker and history.Check find nothing.
+func TestClientCNetlock(t *testing.T) {
+	seed := testSeed(t)
+	t.Logf("seed %d", seed)
+	p := client.NetChainClientC(100 * time.Microsecond)
+	x, err := runRackErr(t, Config{Params: small(), Phase: testbed.PhaseTPCCHigh, Seed: seed, Record: true, ClientC: &p},
+		alloc.StrategyKnapsack, 64, 2*time.Millisecond, 3*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := x.r.Counters()
+	t.Logf("%v: %d txns, %d rollbacks, %d aborts, %d grants (switch %d), %d locks in the switch", p, c.Txns, c.Rollbacks, c.Aborts,
+		c.Granted, c.SwitchGrants, x.alloc.Locks)
+	if c.Txns == 0 || c.Rollbacks == 0 || c.SwitchGrants == 0 || c.Rejects != 0 {
+		t.Errorf("%v: want commits, rollbacks, switch grants and no reject: %+v", p, c)
+	}
+	if c.ReleasesSent != c.Granted || c.ReleaseAcks+c.ReleaseRefused != c.ReleasesSent || c.ReleaseRefused != 0 {
+		t.Errorf("%v: %d grants, %d releases sent, %d acknowledged, %d refused: want every grant released", p, c.Granted,
+			c.ReleasesSent, c.ReleaseAcks, c.ReleaseRefused)
+	}
+	if vs := x.r.Violations(); len(vs) != 0 {
+		t.Errorf("%v: online checker: %v", p, vs[0])
+	}
+	if vs := history.Check(x.r.History(), history.Options{RequireOutcome: true}); len(vs) != 0 {
+		t.Errorf("%v: history.Check: %d violations, first %v", p, len(vs), vs[0])
+	}
+	if _, err := New(Config{Params: small(), ClientC: &client.NetChainPolicy{Burst: true}}); err == nil {
+		t.Error("a burst without the rollback rule's deadline: accepted")
 	}
 }
