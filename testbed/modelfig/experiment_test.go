@@ -30,8 +30,8 @@ func TestFigureSpecs(t *testing.T) {
 	}{
 		{Fig13(Options{}), 3 * len(Fig13Variants)},
 		{Fig14(Options{}), 2 * len(Fig14Think) * len(Fig14Slots)},
-		{Fig10(Options{}), 6},
-		{Fig11(Options{}), 6},
+		{Fig10(Options{}), 2 * (2 + len(Fig10NetlockClientCs) + len(Fig10NetChains))},
+		{Fig11(Options{}), 2 * (2 + len(Fig10NetlockClientCs) + len(Fig10NetChains))},
 		{Fig15(Options{}), 0},
 	} {
 		if len(tc.f.Specs) != tc.want {
