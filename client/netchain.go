@@ -129,7 +129,10 @@ const (
 	// switches between the 400 and the 10 µs timeouts, is one variable per TX core shared by the
 	// core's clients (console.py's NetChain runs give each TX core one client, so it does not
 	// matter there); the usleeps block the whole TX core; a rolled-back attempt's grants are not
-	// counted in throughput (neither are they here: only committed transactions' locks are).
+	// counted in throughput (here transactions per second count commits only, but grants per
+	// second count every grant); a rerun keeps its transaction id there and takes a new one here.
+	// Not part of the rule but of its runs: console.py's NetChain runs emulate 2 transaction
+	// streams per client machine (client_num 2), its NetLock runs 4.
 	NetChainRollback
 )
 
@@ -138,7 +141,9 @@ const DefaultNetChainTimeoutSlot = 400 * time.Microsecond
 
 // NetChainPolicy is a NetChain client's whole rule for rejects: Rule, with its parameters. The
 // zero value is NetChainHoldAndBackoff with DefaultNetChainBackoff. Its methods are pure: the
-// caller keeps the transaction's state and asks what to do.
+// caller keeps the transaction's state and asks what to do. NetChainRollback with Burst is
+// client.c, which is also NetLock's client: on a netlock rack (nothing rejected would-block)
+// only Deadline, RerunWait and Burst apply.
 type NetChainPolicy struct {
 	Rule NetChainRule
 	// Backoff is NetChainHoldAndBackoff's wait (zero: DefaultNetChainBackoff).

@@ -164,9 +164,10 @@ func Fig14(o Options) *Figure {
 // Fig10 is the paper's Figure 10 (ten clients, two lock servers): the TPC-C rack with the hot
 // locks in the switch (knapsack over the whole pool but the controller's staging slots) against
 // the same rack with every lock on the servers and against the paper's baselines, NetChain (the
-// same rack with p4/netchain/netchain.p4 as the switch and no servers, rackmodel.NetChain), DSLR
-// and DrTM (rdma/dlm on rdma/sim, FigBaselines), at high contention (one warehouse per client) and
-// low (ten).
+// same rack with p4/netchain/netchain.p4 as the switch and no servers, rackmodel.NetChain, a rack
+// per client rule for rejects, Fig10NetChains), DSLR and DrTM (rdma/dlm on rdma/sim,
+// FigBaselines), at high contention (one warehouse per client) and low (ten); and NetLock with
+// NetLock's own client code, client.c (Fig10NetlockClientCs), to set against NetChain with it.
 func Fig10(o Options) *Figure {
 	o.fill()
 	return tpccVersus(o, "fig10", "Figure 10: NetLock vs NetChain, DSLR and DrTM (TPC-C, ten clients, two lock servers)", o.Params)
