@@ -67,8 +67,11 @@ point is a deterministic run for its seed, checked for exclusion and fencing.
   fig14  throughput against switch slots, by think time, knapsack vs random
   fig10  TPC-C, ten clients and two lock servers: the hot locks in the switch against every lock on
          the servers and against the paper's baselines: NetChain (the same rack with
-         p4/netchain/netchain.p4 as the switch, no servers: one slot per lock, exclusive only,
-         rejected acquires retried with backoff) and DSLR and DrTM (rdma/dlm's TPC-C driver on
+         p4/netchain/netchain.p4 as the switch, no servers: one slot per lock, exclusive only),
+         one row per client rule for rejects (retried with backoff holding the locks; NetLock's
+         own client code's rollback after 400 us, a lock at a time; that client as written, every
+         acquire in one burst, after 400 us and 1 ms; NetLock with that client too, after 400 us
+         and 2 ms), and DSLR and DrTM (rdma/dlm's TPC-C driver on
          rdma/sim with the ConnectX-3 cost model, the same workload, shape and threads), high and
          low contention, with the switch share s and the caps it sets on NetLock's gain
   fig11  the same with six clients and six lock servers

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/netlock-go/netlock/client"
 	"github.com/netlock-go/netlock/p4/dataplane"
 	"github.com/netlock-go/netlock/testbed/rackmodel"
 	"github.com/netlock-go/netlock/testbed/tpcc"
@@ -29,8 +30,8 @@ func TestFigureSpecs(t *testing.T) {
 	}{
 		{Fig13(Options{}), 3 * len(Fig13Variants)},
 		{Fig14(Options{}), 2 * len(Fig14Think) * len(Fig14Slots)},
-		{Fig10(Options{}), 6},
-		{Fig11(Options{}), 6},
+		{Fig10(Options{}), 2 * (2 + len(Fig10NetlockClientCs) + len(Fig10NetChains))},
+		{Fig11(Options{}), 2 * (2 + len(Fig10NetlockClientCs) + len(Fig10NetChains))},
 		{Fig15(Options{}), 0},
 	} {
 		if len(tc.f.Specs) != tc.want {
@@ -139,10 +140,23 @@ func TestFig10Run(t *testing.T) {
 		if c := ShareCap(*n); c.S <= 0 || c.S >= 1 || c.ServerBound <= c.LatencyBound || c.LatencyBound <= 1 {
 			t.Errorf("%s netlock: %+v, want a share in (0, 1) and 1 < latency cap < server cap", ph.phase, c)
 		}
-		// NetChain: the switch alone grants, and retries rejected acquires.
-		if nc := f.find(ph.phase+", "+Fig10NetChain, -1); nc == nil || nc.TPS <= 0 || nc.ServerRPS != 0 ||
-			nc.SwitchRPS <= 0 || nc.Periods != 0 {
-			t.Errorf("%s netchain: %+v, want transactions granted by the switch alone, no allocation period", ph.phase, nc)
+		// NetLock with client.c's clients: commits, with the switch.
+		for _, v := range Fig10NetlockClientCs {
+			if r := f.find(ph.phase+", "+v.Label, -1); r == nil || r.TPS <= 0 || r.ClientC == nil || *r.ClientC != v.Policy || r.SwitchRPS <= 0 {
+				t.Errorf("%s %s: %+v, want transactions with client.c's rule %v, some granted by the switch", ph.phase, v.Label, r, v.Policy)
+			}
+		}
+		// NetChain, with each client policy: the switch alone grants, and retries rejected
+		// acquires; only the rollback rule rolls back.
+		for _, v := range Fig10NetChains {
+			nc := f.find(ph.phase+", "+v.Label, -1)
+			if nc == nil || nc.TPS <= 0 || nc.ServerRPS != 0 || nc.SwitchRPS <= 0 || nc.Periods != 0 {
+				t.Errorf("%s %s: %+v, want transactions granted by the switch alone, no allocation period", ph.phase, v.Label, nc)
+				continue
+			}
+			if nc.NetChain.Policy != v.Policy || (v.Policy.Rule != client.NetChainRollback && nc.Counters.Rollbacks != 0) {
+				t.Errorf("%s %s: policy %v, %d rollbacks, want %v", ph.phase, v.Label, nc.NetChain.Policy, nc.Counters.Rollbacks, v.Policy)
+			}
 		}
 		want := tiny.Clients
 		if ph.contention == "low" {
@@ -161,7 +175,7 @@ func TestFig10Run(t *testing.T) {
 	var md bytes.Buffer
 	f.WriteMarkdown(&md)
 	for _, want := range []string{"DSLR (rdma/sim", "DrTM (rdma/sim", "18.4x", "14.9x", "28.6x", "33.5x", "cap 1/(1-s)", "against the caps",
-		"NetChain (switch only", "4.4x", "3.5x", "chain replication"} {
+		"NetChain, backoff 5µs-320µs (switch only", "NetChain, rollback 400µs (switch only", "NetChain, rollback 1ms, burst (switch only", "rollbacks/txn", "workers without a commit", "client.c on both sides", "netlock, client.c: rollback 2ms, burst", "4.4x", "3.5x", "chain replication"} {
 		if !strings.Contains(md.String(), want) {
 			t.Errorf("fig10 report lacks %q:\n%s", want, md.String())
 		}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/netlock-go/netlock/alloc"
+	"github.com/netlock-go/netlock/client"
 	"github.com/netlock-go/netlock/testbed"
 	"github.com/netlock-go/netlock/testbed/rackmodel"
 	"github.com/netlock-go/netlock/testbed/tpcc"
@@ -163,9 +164,10 @@ func Fig14(o Options) *Figure {
 // Fig10 is the paper's Figure 10 (ten clients, two lock servers): the TPC-C rack with the hot
 // locks in the switch (knapsack over the whole pool but the controller's staging slots) against
 // the same rack with every lock on the servers and against the paper's baselines, NetChain (the
-// same rack with p4/netchain/netchain.p4 as the switch and no servers, rackmodel.NetChain), DSLR
-// and DrTM (rdma/dlm on rdma/sim, FigBaselines), at high contention (one warehouse per client) and
-// low (ten).
+// same rack with p4/netchain/netchain.p4 as the switch and no servers, rackmodel.NetChain, a rack
+// per client rule for rejects, Fig10NetChains), DSLR and DrTM (rdma/dlm on rdma/sim,
+// FigBaselines), at high contention (one warehouse per client) and low (ten); and NetLock with
+// NetLock's own client code, client.c (Fig10NetlockClientCs), to set against NetChain with it.
 func Fig10(o Options) *Figure {
 	o.fill()
 	return tpccVersus(o, "fig10", "Figure 10: NetLock vs NetChain, DSLR and DrTM (TPC-C, ten clients, two lock servers)", o.Params)
@@ -185,8 +187,15 @@ func tpccVersus(o Options, name, title string, p rackmodel.Params) *Figure {
 	for _, ph := range []string{testbed.PhaseTPCCHigh, testbed.PhaseTPCCLow} {
 		f.Specs = append(f.Specs,
 			o.spec(Spec{Params: p, Phase: ph, Strategy: alloc.StrategyKnapsack, Slots: pool, Label: ph + ", " + Fig10Netlock}),
-			o.spec(Spec{Params: p, Phase: ph, Strategy: alloc.StrategyKnapsack, Slots: 0, Label: ph + ", " + Fig10Servers}),
-			o.spec(Spec{Params: p, Phase: ph, NetChain: &rackmodel.NetChain{}, Label: ph + ", " + Fig10NetChain}))
+			o.spec(Spec{Params: p, Phase: ph, Strategy: alloc.StrategyKnapsack, Slots: 0, Label: ph + ", " + Fig10Servers}))
+		for _, v := range Fig10NetlockClientCs {
+			f.Specs = append(f.Specs, o.spec(Spec{Params: p, Phase: ph, Strategy: alloc.StrategyKnapsack, Slots: pool,
+				ClientC: &v.Policy, Label: ph + ", " + v.Label}))
+		}
+		for _, nc := range Fig10NetChains {
+			f.Specs = append(f.Specs, o.spec(Spec{Params: p, Phase: ph, NetChain: &rackmodel.NetChain{Policy: nc.Policy},
+				Label: ph + ", " + nc.Label}))
+		}
 	}
 	f.Baseline = FigBaselines(o, name, p)
 	return f
@@ -220,7 +229,44 @@ const (
 	Fig10Netlock  = "netlock"
 	Fig10Servers  = "servers only"
 	Fig10NetChain = "netchain"
+	// Fig10NetChainRollback is NetChain with NetLock's own client code's rule for rejects
+	// (client.NetChainRollback) at its default timeout_slot (400 µs), a lock at a time as the
+	// rack's NetLock clients; Fig10NetChainClientC and Fig10NetChainClientC1ms are that client as
+	// written (every acquire of a run in one burst, client.NetChainClientC) at 400 µs and at the
+	// 1000 µs its authors' console.py passes to the NetChain runs of Figures 10 and 11.
+	Fig10NetChainRollback   = "netchain rollback"
+	Fig10NetChainClientC    = "netchain client.c"
+	Fig10NetChainClientC1ms = "netchain client.c 1ms"
+	// Fig10NetlockClientC and Fig10NetlockClientC2ms are NetLock's rack with client.c's clients
+	// (Fig10NetlockClientCs).
+	Fig10NetlockClientC    = "netlock client.c"
+	Fig10NetlockClientC2ms = "netlock client.c 2ms"
 )
+
+// Fig10NetlockClientCs are Figures 10 and 11's NetLock racks whose clients run NetLock's own
+// client code (client.NetChainClientC: every acquire of a run in one burst, rolled back at the
+// deadline), at its default timeout_slot (400 µs) and at the 2000 µs console.py passes to its
+// Figure 10 NetLock run (its Figure 11 run passes none).
+var Fig10NetlockClientCs = []struct {
+	Label  string
+	Policy client.NetChainPolicy
+}{
+	{Fig10NetlockClientC, client.NetChainClientC(client.DefaultNetChainTimeoutSlot)},
+	{Fig10NetlockClientC2ms, client.NetChainClientC(2 * time.Millisecond)},
+}
+
+// Fig10NetChains are Figures 10 and 11's NetChain racks, one per client policy for rejects: our
+// hold-and-backoff rule (Fig10NetChain) and the paper code's rollback rule, a lock at a time and
+// in bursts, at two timeouts.
+var Fig10NetChains = []struct {
+	Label  string
+	Policy client.NetChainPolicy
+}{
+	{Fig10NetChain, client.NetChainPolicy{}},
+	{Fig10NetChainRollback, client.NetChainRollbackPolicy(client.DefaultNetChainTimeoutSlot)},
+	{Fig10NetChainClientC, client.NetChainClientC(client.DefaultNetChainTimeoutSlot)},
+	{Fig10NetChainClientC1ms, client.NetChainClientC(time.Millisecond)},
+}
 
 // Run runs every point of f in order, calling progress after each.
 func (f *Figure) Run(ctx context.Context, progress func(done, total int, r Result)) error {

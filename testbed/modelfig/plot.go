@@ -25,6 +25,10 @@ var palette = []color.Color{
 	color.RGBA{R: 0xff, G: 0x7f, B: 0x0e, A: 0xff},
 	color.RGBA{R: 0x94, G: 0x67, B: 0xbd, A: 0xff},
 	color.RGBA{R: 0x8c, G: 0x56, B: 0x4b, A: 0xff},
+	color.RGBA{R: 0xe3, G: 0x77, B: 0xc2, A: 0xff},
+	color.RGBA{R: 0x7f, G: 0x7f, B: 0x7f, A: 0xff},
+	color.RGBA{R: 0xbc, G: 0xbd, B: 0x22, A: 0xff},
+	color.RGBA{R: 0x17, G: 0xbe, B: 0xcf, A: 0xff},
 }
 
 // Plot writes the figure's PNG into dir and returns its path.
@@ -224,13 +228,20 @@ func (f *Figure) plot10() ([][]*plot.Plot, error) {
 		}
 	}
 	systems := []sys{{"NetLock", rack(Fig10Netlock)}, {Fig10Servers, rack(Fig10Servers)}}
-	if f.find(fig10Phases[0].phase+", "+Fig10NetChain, -1) != nil {
-		systems = append(systems, sys{"NetChain", rack(Fig10NetChain)})
+	for _, v := range Fig10NetlockClientCs {
+		if r := f.find(fig10Phases[0].phase+", "+v.Label, -1); r != nil {
+			systems = append(systems, sys{"NetLock, client.c " + r.ClientC.String(), rack(v.Label)})
+		}
+	}
+	for _, nc := range Fig10NetChains {
+		if r := f.find(fig10Phases[0].phase+", "+nc.Label, -1); r != nil {
+			systems = append(systems, sys{"NetChain, " + r.NetChain.Policy.String(), rack(nc.Label)})
+		}
 	}
 	if len(f.Baselines) > 0 {
 		systems = append(systems, sys{"DSLR", base("dslr")}, sys{"DrTM", base("drtm")})
 	}
-	const w = 0.7
+	w := min(0.7, 3.5/float64(len(systems))) // bar width, cm: a group stays within 3.5 cm
 	for i, s := range systems {
 		var t, l plotter.Values
 		for _, ph := range fig10Phases {
@@ -238,12 +249,12 @@ func (f *Figure) plot10() ([][]*plot.Plot, error) {
 			t, l = append(t, tp), append(l, m)
 		}
 		for j, v := range []plotter.Values{t, l} {
-			b, err := plotter.NewBarChart(v, vg.Centimeter*w)
+			b, err := plotter.NewBarChart(v, vg.Centimeter*vg.Length(w))
 			if err != nil {
 				return nil, err
 			}
-			b.Color = palette[i]
-			b.Offset = (vg.Length(i) - vg.Length(len(systems)-1)/2) * vg.Centimeter * w
+			b.Color = palette[i%len(palette)]
+			b.Offset = (vg.Length(i) - vg.Length(len(systems)-1)/2) * vg.Centimeter * vg.Length(w)
 			pl := []*plot.Plot{tput, lat}[j]
 			pl.Add(b)
 			pl.Legend.Add(s.name, b)

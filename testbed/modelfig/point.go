@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/netlock-go/netlock/alloc"
+	"github.com/netlock-go/netlock/client"
 	"github.com/netlock-go/netlock/internal/latency"
 	"github.com/netlock-go/netlock/testbed/rackmodel"
 )
@@ -41,6 +42,9 @@ type Spec struct {
 	// NetChain, if set, runs the rack as the paper's NetChain baseline (rackmodel.Config.NetChain):
 	// the warm-up has no allocation periods, Strategy and Slots are unused.
 	NetChain *rackmodel.NetChain `json:"netchain,omitempty"`
+	// ClientC, if set, makes a netlock rack's clients run NetLock's own client code's rule
+	// (rackmodel.Config.ClientC).
+	ClientC *client.NetChainPolicy `json:"client_c,omitempty"`
 }
 
 func (s *Spec) defaults() {
@@ -85,6 +89,9 @@ type Result struct {
 	Acquire, Txn                   latency.Latency
 	// Violations of exclusion and fencing over the whole run (the online checker): must be 0.
 	Violations int `json:"violations"`
+	// Stalled is the client workers that committed no transaction in the window (a NetChain
+	// client whose transactions are rolled back on every run).
+	Stalled int `json:"stalled_workers"`
 	// Wall is the real time the run took; Events the events simulated.
 	Wall time.Duration `json:"wall_ns"`
 }
@@ -98,7 +105,7 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	t0 := time.Now()
 	res := Result{Spec: s, StrategyName: s.Strategy.String()}
 	r, err := rackmodel.New(rackmodel.Config{Params: s.Params, Phase: s.Phase, Seed: s.Seed,
-		Alloc: rackmodel.AllocSpec{Strategy: s.Strategy, Slots: s.Slots, Seed: s.Seed}, NetChain: s.NetChain})
+		Alloc: rackmodel.AllocSpec{Strategy: s.Strategy, Slots: s.Slots, Seed: s.Seed}, NetChain: s.NetChain, ClientC: s.ClientC})
 	if err != nil {
 		return res, err
 	}
@@ -118,11 +125,20 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 		return res, err
 	}
 	c0 := r.Counters()
+	w0 := make([]rackmodel.WorkerCounters, p.Clients*p.Workers)
+	for i := range w0 {
+		w0[i] = r.WorkerCounters(i)
+	}
 	r.ResetLatency()
 	if err := step(ctx, r, s.Window); err != nil {
 		return res, err
 	}
 	c := r.Counters().Sub(c0)
+	for i := range w0 {
+		if r.WorkerCounters(i).Sub(w0[i]).Txns == 0 {
+			res.Stalled++
+		}
+	}
 	secs := s.Window.Seconds()
 	res.Counters = c
 	res.RPS, res.TPS = float64(c.Granted)/secs, float64(c.Txns)/secs

@@ -305,8 +305,15 @@ func (f *Figure) fig10(w io.Writer) {
 				row(v, r.TPS, r.RPS, pm, r.SwitchRPS/max(r.RPS, 1), r.Txn.Mean, r.Txn.P99, "")
 			}
 		}
-		if r := f.find(ph.phase+", "+Fig10NetChain, -1); r != nil {
-			row(netChainName(*r), r.TPS, r.RPS, 0, r.SwitchRPS/max(r.RPS, 1), r.Txn.Mean, r.Txn.P99, f.paperNetChain(ph.contention))
+		for _, v := range Fig10NetlockClientCs {
+			if r := f.find(ph.phase+", "+v.Label, -1); r != nil {
+				row(clientCName(*r), r.TPS, r.RPS, 0, r.SwitchRPS/max(r.RPS, 1), r.Txn.Mean, r.Txn.P99, "")
+			}
+		}
+		for _, nc := range Fig10NetChains {
+			if r := f.find(ph.phase+", "+nc.Label, -1); r != nil {
+				row(netChainName(*r), r.TPS, r.RPS, 0, r.SwitchRPS/max(r.RPS, 1), r.Txn.Mean, r.Txn.P99, f.paperNetChain(ph.contention))
+			}
 		}
 		for _, alg := range []string{"dslr", "drtm"} {
 			if b := f.baseline(alg, ph.contention); b != nil {
@@ -329,6 +336,7 @@ func (f *Figure) fig10(w io.Writer) {
 	}
 	fmt.Fprintln(w, "\n"+capExplained+" A loss goes with the switch locks' overflow to q2 (the overflows column; each push-back brings back one request, docs/rackmodel.md, \"A finding\").")
 	f.netChainNote(w)
+	f.clientCTable(w)
 	if len(f.Baselines) > 0 {
 		fmt.Fprintln(w, "\nWhere the ratio to a baseline comes from: NetLock / DSLR = (NetLock / servers only) x (servers only / DSLR), TPS.")
 		fmt.Fprintln(w, "\n| TPC-C | NetLock / servers only (the switch) | servers only / DSLR | servers only / DrTM | NetLock / DSLR | NetLock / DrTM |")

@@ -149,6 +149,7 @@ const (
 	wThinking         // holding, working (Txn.Hold)
 	wReleasing        // releases in flight
 	wBackoff          // NetChain: waiting to send a rejected acquire again
+	wRollback         // NetChain's rollback rule: releasing what the run holds, draining the acquire in flight
 )
 
 // hold is one lock of the worker's transaction: the client core's record and its operations (the
@@ -157,6 +158,9 @@ type hold struct {
 	e        clientcore.Entry
 	acq, rel clientcore.Op
 	lost     bool
+	idx      int   // its lock's index in the transaction's Locks
+	asked    int64 // when its lock was first asked for in this run (NetChain: before the rejects)
+	rejects  int   // the rejects in a row of its lock before this acquire (NetChain's retries)
 }
 
 // worker is one lock client (its clientcore.Core, on its own UDP port) running transactions one
@@ -182,19 +186,23 @@ type worker struct {
 	txn   Txn
 	id    uint64
 	state wstate
-	i     int   // the lock being acquired
-	sent  int64 // when its acquire was asked for
-	asked int64 // when its first acquire was asked for (NetChain: before the rejects)
-	// rejects counts the rejects in a row of the acquire of lock i (NetChain's retries).
-	rejects int
-	start   int64 // the transaction's start
-	cur     *hold // the acquire in flight
-	held    []*hold
-	pend    int // releases not answered
-	abort   bool
+	i     int // the lock being acquired (one at a time; with NetChain's Burst, the locks sent)
+	got   int // the locks granted in this run
+	// out counts the locks asked for in this run and neither granted nor given up: their acquire
+	// in flight or waiting to be sent again (one at a time: 0 or 1).
+	out   int
+	start int64 // the transaction's start
+	held  []*hold
+	pend  int // releases not answered
+	abort bool
 	// rejected: the transaction aborted on a reject (Txn.Backoff applies).
 	rejected bool
-	stats    WorkerCounters
+	// NetChain's rollback rule (client.NetChainRollback): rolling, the run is being rolled back;
+	// rerun, the next begin runs txn again (its start kept); rolledBack, when the last rollback
+	// ended (a rerun's deadline runs from it).
+	rolling, rerun bool
+	rolledBack     int64
+	stats          WorkerCounters
 }
 
 func (w *worker) rack() *Rack { return w.c.r }
@@ -288,31 +296,52 @@ func (w *worker) begin() {
 		return
 	}
 	w.id = w.core.NewTxnID()
-	w.i, w.held, w.abort, w.rejected, w.start, w.rejects = 0, w.held[:0], false, false, r.k.Now(), 0
+	rerun := w.rerun
+	if !rerun {
+		w.start = r.k.Now()
+	}
+	w.i, w.got, w.out, w.held, w.abort, w.rejected, w.rerun = 0, 0, 0, w.held[:0], false, false, false
 	if len(w.txn.Locks) == 0 {
 		w.finish()
+		return
+	}
+	w.ncArm(rerun)
+	if w.ncBurst() {
+		// Every acquire of the run at once (client.NetChainPolicy.Burst).
+		w.state = wAcquiring
+		for w.i < len(w.txn.Locks) {
+			w.i++
+			w.send(w.i-1, nil)
+		}
 		return
 	}
 	w.acquire()
 }
 
 // acquire asks for lock i of the transaction.
-func (w *worker) acquire() {
+func (w *worker) acquire() { w.send(w.i, nil) }
+
+// send sends the acquire of lock j of the transaction: its first (prev nil), or again after
+// prev's reject.
+func (w *worker) send(j int, prev *hold) {
 	r := w.rack()
-	l := w.txn.Locks[w.i]
-	w.state = wAcquiring
-	h := &hold{}
+	l := w.txn.Locks[j]
+	if !w.rolling {
+		w.state = wAcquiring
+	}
+	now := r.k.Now()
+	h := &hold{idx: j, asked: now}
 	h.e.User = h
-	w.cur = h
-	w.sent = r.k.Now()
-	if w.rejects == 0 {
-		w.asked = w.sent
+	if prev != nil {
+		h.asked, h.rejects = prev.asked, prev.rejects
+	} else {
+		w.out++
 	}
 	r.stats.AcquiresSent++
 	r.record(history.Event{Kind: history.AcquireSent, Lock: l.Lock, Txn: w.id, Mode: l.Mode, Priority: w.txn.Priority,
-		At: vtime(w.sent)})
+		At: vtime(now)})
 	var out clientcore.Out
-	err := w.core.Acquire(w.sent, &h.e, &h.acq, l.Lock, l.Mode, w.id, r.nc != nil,
+	err := w.core.Acquire(now, &h.e, &h.acq, l.Lock, l.Mode, w.id, r.nc != nil,
 		clientcore.ReqOptions{Priority: w.txn.Priority, Tenant: w.txn.Tenant, Lease: r.p.Lease}, &out)
 	if err != nil {
 		r.log.Error("rackmodel: acquire", "err", err)
@@ -320,7 +349,7 @@ func (w *worker) acquire() {
 		out.Done = append(out.Done, &h.acq)
 	}
 	if g := r.p.GiveUp; g > 0 {
-		r.at(w.sent+int64(g), func() {
+		r.at(now+int64(g), func() {
 			if !h.acq.Done && !w.crashed {
 				var out clientcore.Out
 				w.core.Cancel(r.k.Now(), &h.acq, errGaveUp, &out)
@@ -333,12 +362,11 @@ func (w *worker) acquire() {
 
 var errGaveUp = errors.New("rackmodel: the worker gave the acquire up (Params.GiveUp)")
 
-// acquired takes the outcome of the acquire in flight.
+// acquired takes the outcome of an acquire in flight.
 func (w *worker) acquired(h *hold) {
 	r := w.rack()
 	now := r.k.Now()
-	l := w.txn.Locks[w.i]
-	w.cur = nil
+	l := w.txn.Locks[h.idx]
 	if err := h.acq.Err; err != nil {
 		var rej *clientcore.RejectError
 		if errors.As(err, &rej) {
@@ -348,7 +376,7 @@ func (w *worker) acquired(h *hold) {
 				w.stats.QuotaRejects++
 			}
 			r.record(history.Event{Kind: history.Rejected, Lock: l.Lock, Txn: w.id, At: vtime(now)})
-			if w.ncRetry(err) {
+			if w.ncRetry(h, err) {
 				return
 			}
 			w.rejected = true
@@ -356,20 +384,39 @@ func (w *worker) acquired(h *hold) {
 			r.stats.Abandoned++
 			r.record(history.Event{Kind: history.Abandoned, Lock: l.Lock, Txn: w.id, At: vtime(now)})
 		}
-		w.abort, w.rejects = true, 0
+		w.out--
+		if w.rolling || w.ncBurst() {
+			// A burst's other acquires may be out: they drain as in a rollback.
+			w.ncRollback()
+			return
+		}
+		w.abort = true
 		w.releaseAll()
 		return
 	}
 	r.stats.Granted++
 	w.stats.Granted++
-	r.lat.req.Record(time.Duration(now - w.asked))
-	w.rejects = 0
+	r.lat.req.Record(time.Duration(now - h.asked))
+	w.out--
+	w.got++
 	w.held = append(w.held, h)
 	ev := history.Event{Kind: history.Granted, Lock: l.Lock, Txn: w.id, Mode: h.e.Mode, Token: h.e.Token, At: vtime(now)}
 	if dl := h.e.Deadline(); dl != 0 {
 		ev.Deadline = vtime(dl)
 	}
 	r.record(ev)
+	if w.rolling {
+		// An acquire in flight at the rollback, granted (held: h alone): released at once.
+		w.releaseHeld()
+		w.ncRollbackDone()
+		return
+	}
+	if w.ncBurst() {
+		if w.got == len(w.txn.Locks) {
+			w.think(w.releaseAll)
+		}
+		return
+	}
 	w.i++
 	if w.i < len(w.txn.Locks) {
 		if r.p.ThinkEachLock && w.txn.Hold > 0 {
@@ -397,7 +444,7 @@ func (w *worker) think(next func()) {
 	w.state = wThinking
 	r := w.rack()
 	r.at(r.k.Now()+int64(w.txn.Hold), func() {
-		if !w.crashed {
+		if !w.crashed && w.state == wThinking {
 			next()
 		}
 	})
@@ -419,16 +466,23 @@ func (w *worker) leaseLost(h *hold) {
 	r.record(history.Event{Kind: history.Lost, Lock: h.e.Lock, Txn: w.id, At: vtime(at)})
 }
 
-// releaseAll releases every lock the transaction holds, the last taken first (client.Txn.Release).
+// releaseAll releases every lock the transaction holds, the last taken first (client.Txn.Release),
+// and finishes the transaction when every release is answered.
 func (w *worker) releaseAll() {
-	r := w.rack()
 	w.state = wReleasing
-	held := w.held
-	w.pend = len(held)
-	if w.pend == 0 {
+	w.releaseHeld()
+	if w.pend == 0 && w.state == wReleasing {
 		w.finish()
-		return
 	}
+}
+
+// releaseHeld sends the release of every held lock, the last taken first, and forgets them:
+// w.pend counts the releases not answered.
+func (w *worker) releaseHeld() {
+	r := w.rack()
+	held := w.held
+	w.held = w.held[:0]
+	w.pend += len(held)
 	for i := len(held) - 1; i >= 0; i-- {
 		h := held[i]
 		r.stats.ReleasesSent++
@@ -444,9 +498,6 @@ func (w *worker) releaseAll() {
 		e.At = vtime(left)
 		r.at(left, func() { r.record(e) })
 	}
-	if w.pend == 0 && w.state == wReleasing {
-		w.finish()
-	}
 }
 
 // released takes the answer of a release.
@@ -458,6 +509,10 @@ func (w *worker) released(h *hold) {
 		r.stats.ReleaseRefused++ // the lease had ended, or the server refused: the lock is not held
 	}
 	w.pend--
+	if w.rolling {
+		w.ncRollbackDone()
+		return
+	}
 	if w.pend == 0 && w.state == wReleasing {
 		w.finish()
 	}

@@ -70,8 +70,9 @@
 // [Config.NetChain] makes the rack the paper's NetChain baseline (Figures 10 and 11): the switch
 // runs p4/netchain/netchain.p4 on the same engine (one slot per lock, every lock exclusive, no
 // queue), no controller runs and the servers idle, and the clients follow package client's
-// NetChain rules (their locks hashed onto the slots, a rejected acquire sent again after
-// client.NetChainBackoff's wait). The checks are the same.
+// NetChain rules (their locks hashed onto the slots, a rejected acquire handled by
+// NetChain.Policy: sent again after client.NetChainBackoff's wait holding the locks, or NetLock's
+// own client code's rollback, client.NetChainRollback). The checks are the same.
 //
 // # Failures
 //

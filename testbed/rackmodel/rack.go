@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/netlock-go/netlock/alloc"
+	"github.com/netlock-go/netlock/client"
 	"github.com/netlock-go/netlock/controlplane/ctlcore"
 	"github.com/netlock-go/netlock/internal/des"
 	"github.com/netlock-go/netlock/internal/udpframe"
@@ -55,6 +56,14 @@ type Config struct {
 	// p4/netchain/netchain.p4, no controller, the servers idle, the clients retry rejected
 	// acquires (netchain.go). Alloc must be zero.
 	NetChain *NetChain
+	// ClientC, if set, makes a netlock rack's clients run NetLock's own client code's rule for a
+	// run of a transaction (client.NetChainRollback, with client.NetChainPolicy.Burst as
+	// client.c: client.NetChainClientC): a run not granted every lock by its deadline is rolled
+	// back and run again after the rule's wait. A netlock switch or server queues an acquire
+	// instead of rejecting it, so the rule's Resend never applies. Its Rule must be
+	// NetChainRollback (a burst without a deadline can deadlock). A NetChain rack takes its rule
+	// from NetChain.Policy.
+	ClientC *client.NetChainPolicy
 }
 
 // AllocSpec says how the controller allocates the switch's memory.
@@ -154,6 +163,9 @@ type Rack struct {
 	events   []Event
 	cand     map[uint32]struct{} // every lock a server reported to the controller (AdminStats)
 	nc       *ncState            // Config.NetChain's state; nil for a netlock rack
+	// run is the clients' rule for a run of a transaction (NetChain.Policy or ClientC); nil:
+	// client.Txn's (no deadline, a lock at a time).
+	run *runRule
 }
 
 // ErrNoBringUp is returned by New when the controller does not bring the switch up.
@@ -184,8 +196,18 @@ func New(cfg Config) (*Rack, error) {
 		r.rec, r.accept = &history.Recorder{}, &history.AcceptLog{}
 	}
 	r.sw = &vswitch{r: r, up: true}
-	if cfg.NetChain != nil {
+	switch {
+	case cfg.NetChain != nil && cfg.ClientC != nil:
+		return nil, errors.New("rackmodel: ClientC is for netlock racks; a NetChain rack's rule is NetChain.Policy")
+	case cfg.NetChain != nil:
 		r.nc = newNCState(*cfg.NetChain, cfg.Seed)
+		r.run = &runRule{p: r.nc.cfg.Policy, draw: r.nc.jitter}
+	case cfg.ClientC != nil:
+		if cfg.ClientC.Rule != client.NetChainRollback {
+			return nil, fmt.Errorf("rackmodel: ClientC %v: want the rollback rule", *cfg.ClientC)
+		}
+		rng := rand.New(rand.NewPCG(cfg.Seed, 0x6363))
+		r.run = &runRule{p: *cfg.ClientC, draw: func(n int64) int64 { return rng.Int64N(max(n, 0) + 1) }}
 	}
 	for s := 0; s < p.Servers; s++ {
 		r.mach = append(r.mach, &machine{idx: s, up: true, cpu: make([]int64, p.ServerCores)})

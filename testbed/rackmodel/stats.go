@@ -11,7 +11,8 @@ import (
 type Counters struct {
 	// Clients.
 	Txns           uint64 // committed transactions
-	Aborts         uint64 // transactions given up (a reject, a lease lost, an acquire given up)
+	Aborts         uint64 // transactions given up (a reject, a lease lost, an acquire given up; a NetChain rollback)
+	Rollbacks      uint64 // NetChain runs rolled back at their deadline (client.NetChainRollback; each an abort when done)
 	Acquisitions   uint64 // locks of committed transactions
 	AcquiresSent   uint64 // acquires sent (first sends)
 	Granted        uint64 // acquires answered with a grant (first answer)
@@ -50,7 +51,8 @@ type Counters struct {
 // Sub returns c - o, field by field.
 func (c Counters) Sub(o Counters) Counters {
 	return Counters{
-		Txns: c.Txns - o.Txns, Aborts: c.Aborts - o.Aborts, Acquisitions: c.Acquisitions - o.Acquisitions,
+		Txns: c.Txns - o.Txns, Aborts: c.Aborts - o.Aborts, Rollbacks: c.Rollbacks - o.Rollbacks,
+		Acquisitions: c.Acquisitions - o.Acquisitions,
 		AcquiresSent: c.AcquiresSent - o.AcquiresSent, Granted: c.Granted - o.Granted, Rejects: c.Rejects - o.Rejects,
 		ReleasesSent: c.ReleasesSent - o.ReleasesSent, ReleaseAcks: c.ReleaseAcks - o.ReleaseAcks,
 		ReleaseRefused: c.ReleaseRefused - o.ReleaseRefused, LeasesLost: c.LeasesLost - o.LeasesLost,
