@@ -28,7 +28,8 @@ type CompileOptions struct {
 	Target, Arch string
 	// Defines are -D macros (__TARGET_TOFINO__ is set from Target).
 	Defines map[string]string
-	// IncludeDirs are -I directories (quoted includes; the compiler finds tna.p4 itself).
+	// IncludeDirs are -I directories: a program's own includes, and core.p4's and tna.p4's where
+	// the compiler does not find them beside its executable (testenv.RealToolsIncludes).
 	IncludeDirs []string
 	// OutDir receives the compiler's output (pipe/logs/...); it is created.
 	OutDir string

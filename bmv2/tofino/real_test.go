@@ -49,7 +49,7 @@ func TestRealTofinoCalibration(t *testing.T) {
 			continue
 		}
 		r, err := Compile(context.Background(), prog, CompileOptions{Compiler: bin, Target: "tofino", Arch: "tna",
-			IncludeDirs: []string{dir}, OutDir: filepath.Join(out, strings.ReplaceAll(p, "/", "_"))})
+			IncludeDirs: append([]string{dir}, testenv.RealToolsIncludes()...), OutDir: filepath.Join(out, strings.ReplaceAll(p, "/", "_"))})
 		if err != nil {
 			t.Errorf("%s: %v", p, err)
 			continue

@@ -152,6 +152,22 @@ const RealToolsEnv = "NETLOCK_P4TOOLS"
 // RealToolsDir returns $NETLOCK_P4TOOLS ("" when it is unset: the real tools are not asked for).
 func RealToolsDir() string { return os.Getenv(RealToolsEnv) }
 
+// RealToolsIncludes returns the P4 include directories of the real tools that exist:
+// $NETLOCK_P4TOOLS/share/tofino-p4include (tna.p4, t2na.p4) and share/p4include (core.p4), as
+// ../shared/tools/p4tools/build.sh lays them out. p4c-barefoot looks for its includes next to its
+// executable (../share/p4c/p4include), which that build does not fill: without them as -I
+// directories it fails at #include <core.p4>.
+func RealToolsIncludes() []string {
+	var dirs []string
+	for _, d := range []string{"tofino-p4include", "p4include"} {
+		p := filepath.Join(RealToolsDir(), "share", d)
+		if st, err := os.Stat(p); err == nil && st.IsDir() {
+			dirs = append(dirs, p)
+		}
+	}
+	return dirs
+}
+
 // RealTool returns the path of a real P4 tool ($NETLOCK_P4TOOLS/bin/name), or skips the test when
 // NETLOCK_P4TOOLS is unset or the tool is not there, also under CI: CI cannot fetch p4c's or bmv2's
 // sources, so the tests of the real toolchain are opt-in (`make test-real`). When they are asked

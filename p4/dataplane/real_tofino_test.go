@@ -26,7 +26,7 @@ func TestRealTofinoCompile(t *testing.T) {
 		t.Run(target, func(t *testing.T) {
 			r, err := tofino.Compile(context.Background(), src, tofino.CompileOptions{
 				Compiler: bin, Target: target, Arch: "tna", Defines: DefaultSizing.Defines(),
-				OutDir: filepath.Join(dir, target),
+				IncludeDirs: testenv.RealToolsIncludes(), OutDir: filepath.Join(dir, target),
 			})
 			if err != nil {
 				t.Fatal(err)
