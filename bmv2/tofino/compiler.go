@@ -85,7 +85,9 @@ func Compile(ctx context.Context, prog string, opt CompileOptions) (*Report, err
 	if opt.Target == "tofino2" {
 		gen = "2"
 	}
-	args := []string{"--target", opt.Target, "--arch", opt.Arch, "-D__TARGET_TOFINO__=" + gen,
+	// --verbose: without it the backend writes no table_summary.log (mau/table_summary.cpp writes
+	// it only when verbose), which the report reads.
+	args := []string{"--verbose", "--target", opt.Target, "--arch", opt.Arch, "-D__TARGET_TOFINO__=" + gen,
 		"-o", opt.OutDir, "-g", "--bf-rt-schema", filepath.Join(opt.OutDir, "bfrt.json"),
 		"--p4runtime-files", filepath.Join(opt.OutDir, "p4info.txtpb")}
 	names := make([]string, 0, len(opt.Defines))
@@ -121,15 +123,6 @@ var stagesLine = regexp.MustCompile(`Number of stages in table allocation: (\d+)
 
 // read fills the report from the compiler's logs directory.
 func (r *Report) read(logs string) error {
-	ts, err := os.ReadFile(filepath.Join(logs, "table_summary.log"))
-	if err != nil {
-		return fmt.Errorf("tofino: the compiler's report: %w", err)
-	}
-	m := stagesLine.FindSubmatch(ts)
-	if m == nil {
-		return fmt.Errorf("tofino: %s has no %q line", filepath.Join(logs, "table_summary.log"), "Number of stages in table allocation")
-	}
-	r.Stages, _ = strconv.Atoi(string(m[1]))
 	rj, err := os.ReadFile(filepath.Join(logs, "resources.json"))
 	if err != nil {
 		return fmt.Errorf("tofino: the compiler's report: %w", err)
@@ -137,6 +130,24 @@ func (r *Report) read(logs string) error {
 	if err := r.readResources(rj); err != nil {
 		return fmt.Errorf("tofino: %s: %w", filepath.Join(logs, "resources.json"), err)
 	}
+	// The stage count: table_summary.log's line where the compiler writes one (p4c-barefoot 9.13.4
+	// leaves the file empty even with --verbose), else the last MAU stage resources.json lists
+	// with a logical table, plus one.
+	ts, err := os.ReadFile(filepath.Join(logs, "table_summary.log"))
+	if m := stagesLine.FindSubmatch(ts); err == nil && m != nil {
+		r.Stages, _ = strconv.Atoi(string(m[1]))
+		return r.readPHV(logs)
+	}
+	for _, u := range r.PerStage {
+		if u.LogicalTables > 0 {
+			r.Stages = max(r.Stages, u.Stage+1)
+		}
+	}
+	return r.readPHV(logs)
+}
+
+// readPHV keeps the PHV allocation summary's totals, when the compiler wrote one.
+func (r *Report) readPHV(logs string) error {
 	if phv, err := os.ReadFile(filepath.Join(logs, "phv_allocation_summary_0.log")); err == nil {
 		r.PHV = phvTotals(string(phv))
 	}

@@ -8,8 +8,9 @@ import (
 )
 
 // TestReportRead reads a logs directory laid out as p4c-barefoot writes it (resources.json in
-// the shape of bf-p4c's compiler_interfaces/schemas/resources_schema.py), and refuses one
-// without the stage count.
+// the shape of bf-p4c's compiler_interfaces/schemas/resources_schema.py), takes the stage count
+// from resources.json when table_summary.log has none, and refuses a resources.json without the
+// pipe's stages.
 func TestReportRead(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, s string) {
@@ -42,8 +43,15 @@ func TestReportRead(t *testing.T) {
 	if !strings.Contains(r.PHV, "Total 32-bit") || strings.Contains(r.PHV, "other") {
 		t.Errorf("PHV totals %q", r.PHV)
 	}
-	write("table_summary.log", "Table allocation done 1 time(s)\n")
+	// p4c-barefoot 9.13.4 leaves table_summary.log empty: the stage count is then the last stage
+	// resources.json gives a logical table, plus one (stage 0 here; stage 1 has none).
+	write("table_summary.log", "")
+	r = &Report{}
+	if err := r.read(dir); err != nil || r.Stages != 1 {
+		t.Errorf("without the summary's stage count: stages %d, %v; want 1 from resources.json", r.Stages, err)
+	}
+	write("resources.json", `{"resources": {"mau": {"mau_stages": []}}}`)
 	if err := (&Report{}).read(dir); err == nil {
-		t.Error("a table summary without the stage count was read")
+		t.Error("a resources.json without nStages was read")
 	}
 }
