@@ -1,6 +1,7 @@
 package rackmodel
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -57,12 +58,7 @@ func TestNetChainRack(t *testing.T) {
 				t.Errorf("%d slots: not so: %s (%+v)", slots, e.what, c)
 			}
 		}
-		if vs := r.Violations(); len(vs) != 0 {
-			t.Errorf("%d slots: online checker: %v", slots, vs[0])
-		}
-		if vs := history.Check(r.History(), history.Options{RequireOutcome: true}); len(vs) != 0 {
-			t.Errorf("%d slots: history.Check: %d violations, first %v", slots, len(vs), vs[0])
-		}
+		checkHistories(t, fmt.Sprintf("%d slots", slots), r)
 	}
 }
 
@@ -122,12 +118,7 @@ func TestNetChainRollback(t *testing.T) {
 				t.Errorf("%v: not so: %s (%+v)", p, e.what, c)
 			}
 		}
-		if vs := r.Violations(); len(vs) != 0 {
-			t.Errorf("%v: online checker: %v", p, vs[0])
-		}
-		if vs := history.Check(r.History(), history.Options{RequireOutcome: true}); len(vs) != 0 {
-			t.Errorf("%v: history.Check: %d violations, first %v", p, len(vs), vs[0])
-		}
+		checkHistories(t, fmt.Sprint(p), r)
 	}
 }
 
@@ -213,5 +204,17 @@ func TestClientCNetlock(t *testing.T) {
 	}
 	if _, err := New(Config{Params: small(), ClientC: &client.NetChainPolicy{Burst: true}}); err == nil {
 		t.Error("a burst without the rollback rule's deadline: accepted")
+	}
+}
+
+// checkHistories fails the test if the online checker or history.Check (every request with an
+// outcome) finds a violation in r's recorded run; what names the run.
+func checkHistories(t *testing.T, what string, r *Rack) {
+	t.Helper()
+	if vs := r.Violations(); len(vs) != 0 {
+		t.Errorf("%s: online checker: %v", what, vs[0])
+	}
+	if vs := history.Check(r.History(), history.Options{RequireOutcome: true}); len(vs) != 0 {
+		t.Errorf("%s: history.Check: %d violations, first %v", what, len(vs), vs[0])
 	}
 }
