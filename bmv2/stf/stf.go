@@ -124,7 +124,17 @@ func Run(sw *engine.Switch, cmds []Command) (*Result, error) {
 				return res, fmt.Errorf("line %d: %w", c.Line, perr)
 			}
 			if c.Name == "mirroring_add" {
-				sw.SetCloneSession(n[0], engine.CloneSession{Port: n[1], HasPort: true})
+				// A third number truncates the session's copies to that many bytes (netlock's
+				// extension; P4Runtime's packet_length_bytes).
+				sess := engine.CloneSession{Port: n[1], HasPort: true}
+				if len(c.Args) > 2 {
+					tr, terr := ints(c.Args, 3)
+					if terr != nil || tr[2] < 0 {
+						return res, fmt.Errorf("line %d: bad truncation %q", c.Line, c.Args[2])
+					}
+					sess.TruncateLen = tr[2]
+				}
+				sw.SetCloneSession(n[0], sess)
 			} else {
 				sw.SetCloneSession(n[0], engine.CloneSession{McastGrp: n[1]})
 			}

@@ -115,8 +115,13 @@ func (c *Controller) updates(cl *p4rtclient.Client, u ctlcore.Update) ([]p4rtcli
 		}
 		return append(ups, m), nil
 	}
+	// The TNA program's answer copies carry the request behind the answer: the session cuts it.
+	arch, err := cl.Arch()
+	if err != nil {
+		return nil, err
+	}
 	s := p4rtclient.CloneSession{ID: uint32(dataplane.CloneSession(e.ClonePort)),
-		Replicas: []p4rtclient.Replica{{Port: uint32(e.ClonePort)}}}
+		Replicas: []p4rtclient.Replica{{Port: uint32(e.ClonePort)}}, PacketLength: int32(dataplane.CloneTruncate(arch))}
 	return []p4rtclient.Update{p4rtclient.CloneSessionUpdate(o, s)}, nil
 }
 

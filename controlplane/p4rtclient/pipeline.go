@@ -207,6 +207,16 @@ func (c *Client) setSchema(info *p4configv1.P4Info) {
 	c.mu.Unlock()
 }
 
+// Arch is the architecture of the client's pipeline, its P4Info's pkg_info.arch ("v1model",
+// "tna", "t2na"; "" if the P4Info names none), or ErrNoPipeline.
+func (c *Client) Arch() (string, error) {
+	sch, err := c.schema()
+	if err != nil {
+		return "", err
+	}
+	return sch.info.GetPkgInfo().GetArch(), nil
+}
+
 func (c *Client) schema() (*schema, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

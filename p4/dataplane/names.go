@@ -95,6 +95,27 @@ var DropNames = [DropReasons]string{"malformed", "checksum", "pushback-key", "ad
 // are ingress-to-egress clones when a pass sends two packets).
 func CloneSession(port int) int { return port + 1 }
 
+// TNAAnswerCopyBytes is how much of a mirrored copy the TNA program uses: the mirror header
+// (nl_kind_t, 1 byte), the kind of the packet it copies (1) and its answer header (nl_ans_t, 82).
+// The recirculation header and the request that follow are cut off by the clone session
+// (CloneTruncate), so they never leave the switch (a server's request carries the rack key).
+const TNAAnswerCopyBytes = 1 + 1 + 82
+
+// CloneTruncate is the packet_length_bytes of every clone session (CloneSession) of a program
+// for architecture arch (P4Info's pkg_info.arch: "v1model", "tna" or "t2na"; Program.Name):
+// TNAAnswerCopyBytes for the TNA program, whose answer copies are mirrored with the request
+// behind the answer, and 0 (no truncation) for p4/netlock.p4, whose clones carry their answer
+// in metadata and are rewritten whole. Tofino counts a truncation from the mirror header
+// (max_pkt_len of the session: open-p4studio's bf_mirror_session_info_t), as the engine does;
+// if a Tofino counted it after the mirror header, one byte of the recirculation header would
+// stay behind the answer, beyond the IPv4 and UDP lengths the egress writes.
+func CloneTruncate(arch string) int {
+	if arch == TNA.Name || arch == "t2na" {
+		return TNAAnswerCopyBytes
+	}
+	return 0
+}
+
 // Levels is the number of priority levels the switch keeps (one queue per level per lock):
 // priority 0 is level 0, every other priority level 1 (FIFO among them).
 const Levels = 2

@@ -144,10 +144,16 @@ const bit<8> WF_RETRYMISS = 4;
 const bit<8> WF_FORCED    = 8;
 const bit<8> WF_DUP       = 16;  /* an acquire without the retry flag the switch saw before: a duplicate */
 
-/* The first byte of what the ingress sends to the egress, and of a mirrored copy. */
-const bit<8> KD_ANSWER = 0xa1;   /* an answer header follows; the egress writes the answer */
-const bit<8> KD_RECIRC = 0xa2;   /* a recirculation header follows (and an answer header) */
-const bit<8> KD_MIRROR = 0xa3;   /* a mirrored copy of a KD_RECIRC packet: write its answer */
+/* The first byte of what the ingress sends to the egress, and of a mirrored copy. The answer
+ * header comes first, before the recirculation header and the request, so that the egress parses
+ * only kind and answer: Tofino 1's egress parser reaches at most 160 bytes, its intrinsic
+ * metadata (27) included (bf-p4c, ParserEnforceDepthReq), and a mirrored copy is cut after its
+ * answer by its mirror session (dataplane.CloneTruncate), so the recirculation state and the
+ * request, which may carry the rack key, never leave the switch. */
+const bit<8> KD_ANSWER     = 0xa1; /* an answer header follows; the egress writes the answer */
+const bit<8> KD_RECIRC     = 0xa2; /* a recirculation header follows, then the request */
+const bit<8> KD_MIRROR     = 0xa3; /* a mirrored copy of a KD_RECIRC_ANS packet: write its answer */
+const bit<8> KD_RECIRC_ANS = 0xa4; /* an answer header, then a recirculation header and the request */
 
 const ResubmitType_t RESUB_WRITE = 1;
 const MirrorType_t MIRROR_ANSWER = 1;
@@ -252,7 +258,7 @@ header nl_recirc_t {
     bit<8>  phase;
     bit<8>  wflags;     /* WF_* */
     bit<8>  send;       /* PH_SEND: SEND_* */
-    bit<8>  has_ans;    /* 1: an answer header follows, for the egress to mirror to its port */
+    bit<8>  pad1;
     bit<7>  pad0;
     bit<9>  in_port;    /* the port the request arrived on */
     bit<8>  level;      /* grant walk: the level it is at */
@@ -324,8 +330,8 @@ header nl_resub_t {
 
 struct headers_t {
     nl_kind_t    kind;
+    nl_ans_t     ans;       /* before recirc: see KD_RECIRC_ANS */
     nl_recirc_t  recirc;
-    nl_ans_t     ans;
     packet_in_t  packet_in;
     packet_out_t packet_out;
     ethernet_t   ethernet;
@@ -549,20 +555,20 @@ parser NetlockIngressParser(packet_in pkt, out headers_t hdr, out metadata_t met
             default: parse_ethernet;
         }
     }
-    /* A recirculated pass: the state, the answer the last pass sent (skipped), the request. */
+    /* A recirculated pass: the answer the last pass sent (skipped), the state, the request. */
     state parse_kind {
         pkt.extract(hdr.kind);
-        pkt.extract(hdr.recirc);
-        transition select(hdr.recirc.has_ans) {
-            1: parse_old_answer;
-            default: parse_after_recirc;
+        transition select(hdr.kind.kind) {
+            KD_RECIRC_ANS: parse_old_answer;
+            default: parse_recirc;
         }
     }
     state parse_old_answer {
         pkt.extract(hdr.ans);
-        transition parse_after_recirc;
+        transition parse_recirc;
     }
-    state parse_after_recirc {
+    state parse_recirc {
+        pkt.extract(hdr.recirc);
         transition select(hdr.recirc.in_port) {
             CPU_PORT: parse_packet_out;
             default: parse_ethernet;
@@ -1425,7 +1431,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         if (ig_md.resubmit_flag == 1) {
             meta.phase = meta.resub.phase;
         }
-        hdr.recirc.has_ans = 0;
+        hdr.recirc.pad1 = 0;
         meta.kind = K_ROUTE;
         if (hdr.udp.isValid() && hdr.udp.dst == NL_PORT) {
             if (!hdr.nl.isValid() || ig_prsr_md.parser_err != 0 ||
@@ -2646,7 +2652,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 hdr.recirc.in_port = meta.in_port;
                 ig_tm_md.ucast_egress_port = RECIRC_PORT;
                 if (meta.a_valid == 1) {
-                    hdr.recirc.has_ans = 1;
+                    hdr.kind.kind = KD_RECIRC_ANS;
                 } else {
                     hdr.ans.setInvalid();
                     ig_tm_md.bypass_egress = 1;
@@ -2706,18 +2712,24 @@ control NetlockIngressDeparser(packet_out pkt, inout headers_t hdr, in metadata_
 /* ---- Egress: writes answers ---- */
 struct eg_metadata_t {
     bit<8>     mirrored;
+    bit<8>     mkind;      /* KD_MIRROR: the mirror header's one field (a field, not a constant) */
     MirrorId_t session;
 }
 
+/* The egress parses only kind and answer (at most 27 + 1 + 1 + 82 = 111 of Tofino 1's 160
+ * bytes): what follows the answer (the recirculation header and the request) stays payload. A
+ * recirculating pass keeps it; a mirrored copy has it cut off by its session's truncation. */
 parser NetlockEgressParser(packet_in pkt, out headers_t hdr, out eg_metadata_t meta,
                            out egress_intrinsic_metadata_t eg_md) {
     state start {
         pkt.extract(eg_md);
         meta.mirrored = 0;
+        meta.mkind = 0;
+        meta.session = 0;
         nl_kind_t k = pkt.lookahead<nl_kind_t>();
         transition select(k.kind) {
             KD_ANSWER: parse_answer;
-            KD_RECIRC: parse_recirc;
+            KD_RECIRC_ANS: parse_answer;
             KD_MIRROR: parse_mirror;
             default: accept;
         }
@@ -2727,80 +2739,12 @@ parser NetlockEgressParser(packet_in pkt, out headers_t hdr, out eg_metadata_t m
         pkt.extract(hdr.ans);
         transition accept;
     }
-    state parse_recirc {
-        pkt.extract(hdr.kind);
-        pkt.extract(hdr.recirc);
-        transition select(hdr.recirc.has_ans) {
-            1: parse_recirc_answer;
-            default: accept;
-        }
-    }
-    state parse_recirc_answer {
-        pkt.extract(hdr.ans);
-        transition accept;
-    }
-    /* A mirrored copy: its answer, and the request it replaces. */
+    /* A mirrored copy: the mirror header, then the packet it copies (KD_RECIRC_ANS). */
     state parse_mirror {
         nl_kind_t m;
         pkt.extract(m);
         meta.mirrored = 1;
-        pkt.extract(hdr.kind);
-        pkt.extract(hdr.recirc);
-        pkt.extract(hdr.ans);
-        transition select(hdr.recirc.in_port) {
-            CPU_PORT: parse_packet_out;
-            default: parse_ethernet;
-        }
-    }
-    state parse_packet_out {
-        pkt.extract(hdr.packet_out);
-        transition parse_ethernet;
-    }
-    state parse_ethernet {
-        pkt.extract(hdr.ethernet);
-        transition select(hdr.ethernet.etherType) {
-            0x0800: parse_ipv4;
-            default: accept;
-        }
-    }
-    state parse_ipv4 {
-        pkt.extract(hdr.ipv4);
-        transition select(hdr.ipv4.ihl, hdr.ipv4.fragOffset, hdr.ipv4.protocol) {
-            (5, 0, 17): parse_udp;
-            default: accept;
-        }
-    }
-    state parse_udp {
-        pkt.extract(hdr.udp);
-        transition select(hdr.udp.dst) {
-            NL_PORT: parse_nl;
-            default: accept;
-        }
-    }
-    state parse_nl {
-        pkt.extract(hdr.nl);
-        transition select(hdr.nl.op) {
-            OP_PUSHBACK: parse_auth;
-            OP_OVERFLOW: parse_auth;
-            OP_QEMPTY: parse_auth;
-            OP_ADMIN: parse_auth_admin;
-            default: accept;
-        }
-    }
-    state parse_auth {
-        pkt.extract(hdr.auth);
-        transition accept;
-    }
-    state parse_auth_admin {
-        pkt.extract(hdr.auth);
-        transition select(hdr.nl.status) {
-            16 .. 31: parse_admin;
-            default: accept;
-        }
-    }
-    state parse_admin {
-        pkt.extract(hdr.admin);
-        transition accept;
+        transition parse_answer;
     }
 }
 
@@ -2812,9 +2756,6 @@ control NetlockEgress(inout headers_t hdr, inout eg_metadata_t meta,
     /* Writes the answer in hdr.ans as the packet (p4/netlock.p4's WriteAnswer). */
     action write_answer() {
         hdr.kind.setInvalid();
-        hdr.recirc.setInvalid();
-        hdr.packet_out.setInvalid();
-        hdr.admin.setInvalid();
         hdr.ethernet.setValid();
         hdr.ethernet.dst = hdr.ans.dmac;
         hdr.ethernet.src = hdr.ans.smac;
@@ -2866,10 +2807,11 @@ control NetlockEgress(inout headers_t hdr, inout eg_metadata_t meta,
     apply {
         if (meta.mirrored == 1 || (hdr.kind.isValid() && hdr.kind.kind == KD_ANSWER)) {
             write_answer();
-        } else if (hdr.recirc.isValid() && hdr.recirc.has_ans == 1) {
+        } else if (hdr.kind.isValid() && hdr.kind.kind == KD_RECIRC_ANS) {
             /* A recirculating pass with an answer: a copy to the answer's port (mirror session
              * port + 1), whose own egress pass writes the answer. */
             meta.session = (MirrorId_t)hdr.ans.port + 1;
+            meta.mkind = KD_MIRROR;
             eg_dprsr_md.mirror_type = MIRROR_ANSWER;
         }
     }
@@ -2882,7 +2824,7 @@ control NetlockEgressDeparser(packet_out pkt, inout headers_t hdr, in eg_metadat
 
     apply {
         if (eg_dprsr_md.mirror_type == MIRROR_ANSWER) {
-            mirror.emit<nl_kind_t>(meta.session, {KD_MIRROR});
+            mirror.emit<nl_kind_t>(meta.session, {meta.mkind});
         }
         if (hdr.ipv4.isValid()) {
             hdr.ipv4.hdrChecksum = ipv4_csum.update({

@@ -59,9 +59,6 @@ func rateRack(t *testing.T) *Switch {
 	must(t, sw.AddRoute(netip.PrefixFrom(srv.Addr(), 32), dataplane.NextHop{SrcMAC: rigSwitchMAC, DstMAC: hostMAC(srv.Addr()), Port: 101}))
 	cl := clientAddr(1)
 	must(t, sw.AddRoute(netip.PrefixFrom(cl.Addr(), 32), dataplane.NextHop{SrcMAC: rigSwitchMAC, DstMAC: hostMAC(cl.Addr()), Port: 1}))
-	for _, p := range []int{1, 101} {
-		sw.SetCloneSession(dataplane.CloneSession(p), engine.CloneSession{Port: p, HasPort: true})
-	}
 	for l := 0; l < rateLocks; l++ {
 		must(t, sw.SetLock(dataplane.LockEntry{Lock: uint32(l), Index: uint32(l), Server: 1,
 			Regions: [dataplane.Levels]dataplane.Region{{Left: uint32(8 * l), Size: 4}, {Left: uint32(8*l + 4), Size: 4}}}))

@@ -780,6 +780,7 @@ func testScenarios(t *testing.T, prog dataplane.Program, pl engine.Pipeline, src
 			if err != nil {
 				t.Fatal(err)
 			}
+			truncateSessions(cmds, prog)
 			res, err := stf.Run(sw, cmds)
 			if err != nil {
 				t.Fatal(err)
@@ -788,5 +789,19 @@ func testScenarios(t *testing.T, prog dataplane.Program, pl engine.Pipeline, src
 				t.Errorf("%s: %s", stfPath, f)
 			}
 		})
+	}
+}
+
+// truncateSessions gives the clone sessions of the scenarios' STF (written once, for both
+// programs) the truncation prog needs (dataplane.CloneTruncate), as the control plane does.
+func truncateSessions(cmds []stf.Command, prog dataplane.Program) {
+	n := dataplane.CloneTruncate(prog.Name)
+	if n == 0 {
+		return
+	}
+	for i := range cmds {
+		if cmds[i].Name == "mirroring_add" && len(cmds[i].Args) == 2 {
+			cmds[i].Args = append(cmds[i].Args, strconv.Itoa(n))
+		}
 	}
 }

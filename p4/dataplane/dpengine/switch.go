@@ -129,14 +129,15 @@ func (sw *Switch) AddRoute(p netip.Prefix, h dataplane.NextHop) error {
 		Action: name, Args: args}); err != nil {
 		return err
 	}
-	sw.SetCloneSession(dataplane.CloneSession(h.Port), engine.CloneSession{Port: h.Port, HasPort: true})
+	sw.AddPortSession(h.Port)
 	return nil
 }
 
 // AddPortSession creates the clone session of a port (AddRoute does it for routed ports; a
-// server's port needs one too).
+// server's port needs one too), truncated as the program needs (dataplane.CloneTruncate).
 func (sw *Switch) AddPortSession(port int) {
-	sw.SetCloneSession(dataplane.CloneSession(port), engine.CloneSession{Port: port, HasPort: true})
+	sw.SetCloneSession(dataplane.CloneSession(port), engine.CloneSession{Port: port, HasPort: true,
+		TruncateLen: dataplane.CloneTruncate(sw.Program.Name)})
 }
 
 // SetTenantLimit limits tenant by meter cell index, which admits burst acquires and then
