@@ -421,6 +421,8 @@ struct metadata_t {
     bit<8>  x_op;
     bit<8>  who_op;
     bit<8>  hd_op;
+    bit<32> hd_seq;    /* hold_rel: the grant number to release (0: read only) */
+    bit<32> hd_prev;   /* hold_rel: the grant number before */
     bit<8>  fl_op;
     bit<8>  ls_op;
     bit<8>  ts_op;
@@ -444,7 +446,6 @@ struct metadata_t {
     bit<16> q_val;
     bit<8>  q_op;      /* lk_q: which of q_upd's updates (QO_*) or q_half's halves */
     bit<16> d_inc;     /* lk_done: what done_add adds (0xffff: one fewer) */
-    bit<8>  st_op;     /* lk_state: which half state_half reads (SO_LO, SO_HI) */
     bit<32> st_lbound; /* lk_state's state_take and state_rel: bounds and steps (see there) */
     bit<32> st_wmax;
     bit<32> st_linc;
@@ -481,6 +482,7 @@ struct metadata_t {
     bit<16> gn_lv;
     bit<16> gn_lo;
     bit<32> rd32;
+    bit<32> st_prev;   /* state_rel: lk_state's lo before */
     /* answers and what comes next */
     bit<8>  a_valid;
     bit<8>  a_routed;
@@ -522,9 +524,6 @@ const bit<8> QO_CLR    = 8;
 const bit<8> QO_PBNONE = 9;
 const bit<8> QO_LO     = 10;
 const bit<8> QO_HI     = 11;
-/* meta.st_op: the half of lk_state state_half reads. */
-const bit<8> SO_LO    = 7;
-const bit<8> SO_HI    = 8;
 
 /* ---- Ingress parser ---- */
 parser NetlockIngressParser(packet_in pkt, out headers_t hdr, out metadata_t meta,
@@ -675,19 +674,18 @@ parser NetlockIngressParser(packet_in pkt, out headers_t hdr, out metadata_t met
         void apply(inout bit<32> v, out bit<32> rv) { rv = v; } }; \
     RegisterAction<bit<32>, bit<32>, bit<32>>(s_txn_lo) txn_lo_wr = { \
         void apply(inout bit<32> v) { v = meta.sv.txn[31:0]; } }; \
-    RegisterAction<pair32_t, bit<32>, bit<8>>(s_hold) hold_rel = { \
-        void apply(inout pair32_t v, out bit<8> rv) { \
-            rv = 0; \
-            if (v.hi == meta.tseq_lo && v.hi != 0) { v.hi = 0; rv = 1; } } }; \
+    RegisterAction<pair32_t, bit<32>, bit<32>>(s_hold) hold_rel = { \
+        void apply(inout pair32_t v, out bit<32> rv) { \
+            rv = v.hi; \
+            if (v.hi == meta.hd_seq && v.hi != 0) { v.hi = 0; } } }; \
     RegisterAction<pair32_t, bit<32>, bit<8>>(s_hold) hold_touch = { \
         void apply(inout pair32_t v, out bit<8> rv) { \
             rv = 0; \
             if (v.hi == meta.tseq_lo && v.hi != 0) { v.lo = meta.now; rv = 1; } } }; \
     RegisterAction<pair32_t, bit<32>, bit<32>>(s_hold) hold_wr = { \
         void apply(inout pair32_t v) { v.hi = meta.n_seq; v.lo = meta.now; } }; \
-    RegisterAction<pair32_t, bit<32>, bit<32>>(s_hold) hold_get = { \
-        void apply(inout pair32_t v, out bit<32> rv) { \
-            if (meta.hd_op == OP_GTS) { rv = v.lo; } else { rv = v.hi; } } }; \
+    RegisterAction<pair32_t, bit<32>, bit<32>>(s_hold) hold_gts = { \
+        void apply(inout pair32_t v, out bit<32> rv) { rv = v.lo; } }; \
     RegisterAction<bit<32>, bit<32>, bit<32>>(s_flags) flags_rd = { \
         void apply(inout bit<32> v, out bit<32> rv) { rv = v; } }; \
     RegisterAction<bit<32>, bit<32>, bit<32>>(s_flags) flags_wr = { \
@@ -741,15 +739,16 @@ parser NetlockIngressParser(packet_in pkt, out headers_t hdr, out metadata_t met
     }
 #define POOL_HOLD \
     if (meta.hd_op == OP_REL) { \
-        meta.valid = hold_rel.execute(meta.hd_idx); \
+        meta.hd_prev = hold_rel.execute(meta.hd_idx); \
+        meta.valid = (meta.hd_prev == meta.hd_seq && meta.hd_seq != 0) ? 8w1 : 8w0; \
     } else if (meta.hd_op == OP_TCH) { \
         meta.valid = hold_touch.execute(meta.hd_idx); \
     } else if (meta.hd_op == OP_WR) { \
         hold_wr.execute(meta.hd_idx); \
     } else if (meta.hd_op == OP_RD) { \
-        meta.sv.seq = hold_get.execute(meta.hd_idx); \
+        meta.sv.seq = hold_rel.execute(meta.hd_idx); /* hd_seq 0: releases nothing */ \
     } else if (meta.hd_op == OP_GTS) { \
-        meta.sv.gts = hold_get.execute(meta.hd_idx); \
+        meta.sv.gts = hold_gts.execute(meta.hd_idx); \
     }
 #define POOL_FLAGS \
     if (meta.fl_op == OP_RD) { \
@@ -794,11 +793,11 @@ parser NetlockIngressParser(packet_in pkt, out headers_t hdr, out metadata_t met
     RegisterAction<bit<16>, bit<32>, bit<32>>(head##NL) head_at##NL = { \
         void apply(inout bit<16> v, out bit<32> rv) { \
             rv = (bit<32>)v; \
-            if (v == meta.h_arg || v - meta.h_arg == 0x8000) { v = v + meta.h_step; rv = 0x10000 | (bit<32>)v; } } }; \
+            if (v == meta.h_arg || v - meta.h_arg == 0x8000) { v = v + meta.h_step; } } }; \
     RegisterAction<bit<16>, bit<32>, bit<32>>(head##NL) head_eq##NL = { \
         void apply(inout bit<16> v, out bit<32> rv) { \
             rv = (bit<32>)v; \
-            if (v == meta.h_arg) { v = v + meta.h_step; rv = 0x10000 | (bit<32>)v; } } }; \
+            if (v == meta.h_arg) { v = v + meta.h_step; } } }; \
     RegisterAction<bit<16>, bit<32>, bit<32>>(head##NL) head_clr##NL = { \
         void apply(inout bit<16> v) { v = 0; } }; \
     RegisterAction<bit<16>, bit<32>, bit<16>>(tail##NL) tail_rd##NL = { \
@@ -817,8 +816,8 @@ parser NetlockIngressParser(packet_in pkt, out headers_t hdr, out metadata_t met
             rv = v; } }; \
     RegisterAction<bit<16>, bit<32>, bit<16>>(gnext##NL) gnext_follow##NL = { \
         void apply(inout bit<16> v, out bit<16> rv) { \
-            if (v == meta.h_arg) { v = v + meta.h_step; } \
-            rv = v; } };
+            rv = v; \
+            if (v == meta.h_arg) { v = v + meta.h_step; } } };
 
 
 /* lk_q register actions end alike: write the fields back and return [31] queue-empty due (no
@@ -922,10 +921,11 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
      *               (an exclusive waiter granted); else hi += st_wwait (an exclusive request
      *               waits). Returns 1 for a grant. An acquire (SO_ACQ), a try acquire's check
      *               (steps 0) and the grant walk's waiter (SO_WALK).
-     *   state_rel   lo -= st_ldec, hi -= st_wdec; returns 1 when lo <= st_rthr, or, for a
-     *               withdrawal (st_rwd not 0), when not: a release returns 1 when nobody holds
-     *               now, a withdrawal 1 when the holder is exclusive.
-     *   state_clr   clear; state_half reads the half meta.st_op names. */
+     *   state_rel   lo -= st_ldec, hi -= st_wdec; returns lo before, and the pass decides:
+     *               lo <= st_rthr, or, for a withdrawal (st_rwd not 0), not: a release
+     *               learns whether nobody holds now, a withdrawal whether the holder is
+     *               exclusive. With both steps 0 it is the probe's read of lo.
+     *   state_clr   clear; state_hi reads hi. */
     RegisterAction<pair32_t, bit<32>, bit<8>>(lk_state) state_take = {
         void apply(inout pair32_t v, out bit<8> rv) {
             rv = 0;
@@ -938,14 +938,9 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             }
         }
     };
-    RegisterAction<pair32_t, bit<32>, bit<8>>(lk_state) state_rel = {
-        void apply(inout pair32_t v, out bit<8> rv) {
-            rv = 0;
-            if (v.lo <= meta.st_rthr) {
-                if (meta.st_rwd == 0) { rv = 1; }
-            } else {
-                if (meta.st_rwd != 0) { rv = 1; }
-            }
+    RegisterAction<pair32_t, bit<32>, bit<32>>(lk_state) state_rel = {
+        void apply(inout pair32_t v, out bit<32> rv) {
+            rv = v.lo;
             v.lo = v.lo - meta.st_ldec;
             v.hi = v.hi - meta.st_wdec;
         }
@@ -956,10 +951,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             v.lo = 0;
         }
     };
-    RegisterAction<pair32_t, bit<32>, bit<32>>(lk_state) state_half = {
-        void apply(inout pair32_t v, out bit<32> rv) {
-            if (meta.st_op == SO_HI) { rv = v.hi; } else { rv = v.lo; }
-        }
+    RegisterAction<pair32_t, bit<32>, bit<32>>(lk_state) state_hi = {
+        void apply(inout pair32_t v, out bit<32> rv) { rv = v.hi; }
     };
 
     /* lk_wait (level 0), lk_wait_hi (level 1): the waiters; the register actions return the
@@ -1520,6 +1513,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         meta.x_op = 0;
         meta.who_op = 0;
         meta.hd_op = 0;
+        meta.hd_seq = 0;
         meta.fl_op = 0;
         meta.ls_op = 0;
         meta.ts_op = 0;
@@ -1763,6 +1757,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             meta.hd_op = OP_WR;
         } else if (rel_go == 1 && meta.pre_ok == 1 && txn_ok == 1) {
             meta.hd_op = (do_rel == 1) ? OP_REL : OP_TCH;
+            meta.hd_seq = meta.tseq_lo;
         } else if (do_grant == 1 && hdr.recirc.pend == 1) {
             meta.hd_op = OP_WR;
         } else if (do_rw == 1 || ph_probe3 == 1) {
@@ -1929,8 +1924,16 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 head_clr1.execute(meta.idx);
             }
         }
-        bit<8> adv = (meta.hv[16:16] == 1) ? 8w1 : 8w0;
+        /* head_at and head_eq return the head before; whether they moved it, and where to, is
+         * decided here from the same test (a stateful ALU's output is one operand: bf-p4c
+         * refuses "rv = v" beside "rv = 0x10000 | v" of the value written). */
         bit<16> head = meta.hv[15:0];
+        bit<16> hdiff = head - meta.h_arg;
+        bit<8> adv = 0;
+        if ((hop == 2 && (head == meta.h_arg || hdiff == 0x8000)) || (hop == 3 && head == meta.h_arg)) {
+            adv = 1;
+            head = head + meta.h_step;
+        }
         if (do_clean == 1 && clean_done == 1 && adv == 0) {
             clean_done = 0;   /* the head is not where the walk left it: stop */
             clean_wd = 0;
@@ -2034,24 +2037,41 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             meta.st_rwd = 1;
         }
         bit<8> compat = 0;
+        bit<8> st_to = 0;   /* state_rel's answer: 1 nhold0 (a release), 2 xheld (a withdrawal) */
+        if (ph_probe2 == 1) {
+            meta.st_ldec = 0;   /* state_rel as a read of lo */
+            meta.st_wdec = 0;
+        }
         if (take == 1) {
             meta.grant = state_take.execute(meta.idx);
         } else if (do_try == 1 && acq_go == 1) {
             compat = state_take.execute(meta.idx);
         } else if (do_rel == 1 && meta.valid == 1) {
-            meta.nhold0 = state_rel.execute(meta.idx);
+            meta.st_prev = state_rel.execute(meta.idx);
+            st_to = 1;
         } else if (examine == 1 && meta.sv.state == SS_LIVE) {
             meta.grant = state_take.execute(meta.idx);
         } else if (meta.found == 1) {
-            meta.xheld = state_rel.execute(meta.idx);
+            meta.st_prev = state_rel.execute(meta.idx);
+            st_to = 2;
         } else if (ad_probe == 1) {
-            meta.st_op = SO_HI;
-            meta.rd32 = state_half.execute(meta.idx);
+            meta.rd32 = state_hi.execute(meta.idx);
         } else if (ph_probe2 == 1) {
-            meta.st_op = SO_LO;
-            meta.rd32 = state_half.execute(meta.idx);
+            meta.rd32 = state_rel.execute(meta.idx);
         } else if (ad_reset == 1) {
             state_clr.execute(meta.idx);
+        }
+        /* state_rel's answer, from lo before: lo <= st_rthr (the sign of st_rthr - lo: both are
+         * below 2^17), or for a withdrawal (st_rwd not 0) not. A stateful ALU's output is one
+         * operand (bf-p4c: "Incompatible outputs in RegisterAction"), so the register action
+         * returns lo and the pass decides, which also lets it serve the probe's read of lo. */
+        bit<32> st_d = meta.st_rthr - meta.st_prev;
+        bit<8> st_le = (st_d[31:31] == 0) ? 8w1 : 8w0;
+        bit<8> st_ans = (meta.st_rwd == 0) ? st_le : st_le ^ 1;
+        if (st_to == 1) {
+            meta.nhold0 = st_ans;
+        } else if (st_to == 2) {
+            meta.xheld = st_ans;
         }
 
         /* ================= stage: lk_wait ================= */
@@ -2184,6 +2204,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             g0 = gnext_set0.execute(meta.idx);
         } else if (meta.gop0 == 3) {
             g0 = gnext_follow0.execute(meta.idx);
+            if (g0 == meta.h_arg) { g0 = g0 + meta.h_step; }   /* the value after (gnext_follow) */
         } else if (meta.gop0 == 4) {
             gnext_set0.execute(meta.idx);
         }
@@ -2193,6 +2214,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             g1 = gnext_set1.execute(meta.idx);
         } else if (meta.gop1 == 3) {
             g1 = gnext_follow1.execute(meta.idx);
+            if (g1 == meta.h_arg) { g1 = g1 + meta.h_step; }
         } else if (meta.gop1 == 4) {
             gnext_set1.execute(meta.idx);
         }

@@ -801,7 +801,7 @@ var mutants = map[string][]mutant{
 			"            } else if (examine == 1) {\n                meta.st_wgr = wunit;\n",
 			"            } else if (examine == 1) {\n                meta.st_wgr = wunit;\n                meta.st_lbound = 0x10000;\n"},
 		{"release-ignores-token", "a release must name the holder's token",
-			"if (v.hi == meta.tseq_lo && v.hi != 0) { v.hi = 0; rv = 1; }", "if (v.hi != 0) { v.hi = 0; rv = 1; }"},
+			"meta.valid = (meta.hd_prev == meta.hd_seq && meta.hd_seq != 0) ? 8w1 : 8w0;", "meta.valid = (meta.hd_prev != 0) ? 8w1 : 8w0;"},
 		{"duplicate-is-a-new-request", "a copy of a live acquire without the retry flag is a retransmission",
 			"meta.dup_hit = (e_cell == meta.fp) ? 8w1 : 8w0;", "meta.dup_hit = 0;"},
 		{"walk-prefers-low-priority", "level 0 is granted before level 1",
