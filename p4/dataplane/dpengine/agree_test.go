@@ -53,8 +53,8 @@ func TestProgramsAgree(t *testing.T) {
 func TestProgramsAgreeCatches(t *testing.T) {
 	for _, m := range []mutant{
 		{"walk-stops-early", "a grant walk goes on while waiters are compatible",
-			"if (used == 1 && (meta.sv.state != SS_LIVE || meta.sv.mode == MODE_S) && w0 + w1 > 0) {",
-			"if (used == 1 && meta.sv.state != SS_LIVE && w0 + w1 > 0) {"},
+			"if (meta.sv.state == SS_LIVE && meta.sv.mode == MODE_X) { passable = 8w0; }",
+			"if (meta.sv.state == SS_LIVE) { passable = 8w0; }"},
 		{"slot-forgets-forwarded", "the slot keeps whether the server pushed the request back",
 			"meta.n_flags = SS_LIVE ++ hdr.nl.mode ++ hdr.nl.prio ++ meta.rq_fwd;",
 			"meta.n_flags = SS_LIVE ++ hdr.nl.mode ++ hdr.nl.prio ++ 8w0;"},
@@ -62,11 +62,11 @@ func TestProgramsAgreeCatches(t *testing.T) {
 			"meta.route_dst = hdr.recirc.pip;",
 			"meta.route_dst = meta.rq_ip;"},
 		{"grant-walk-slot-by-priority", "a grant walk examines the slot at the level it walks",
-			"sl = (hdr.recirc.level == 0) ? meta.at_cur0 : meta.at_cur1;",
-			"sl = (hdr.nl.prio == 0) ? meta.at_cur0 : meta.at_cur1;"},
+			"if (hdr.recirc.level == 0) { sl = meta.at_cur0; } else { sl = meta.at_cur1; }",
+			"if (hdr.nl.prio == 0) { sl = meta.at_cur0; } else { sl = meta.at_cur1; }"},
 		{"write-slot-other-level", "the writing pass writes the slot at the request's level",
-			"sl = (hdr.nl.prio == 0) ? meta.at_off0 : meta.at_off1;",
-			"sl = (hdr.nl.prio == 0) ? meta.at_off1 : meta.at_off0;"},
+			"if (hdr.nl.prio == 0) { sl = meta.at_off0; } else { sl = meta.at_off1; }",
+			"if (hdr.nl.prio == 0) { sl = meta.at_off1; } else { sl = meta.at_off0; }"},
 	} {
 		t.Run(m.name, func(t *testing.T) {
 			if strings.Count(string(dataplane.TNA.Source), m.from) != 1 {

@@ -793,7 +793,7 @@ var mutants = map[string][]mutant{
 	},
 	dataplane.TNA.Name: {
 		{"shared-overtakes-waiting-exclusive", "a shared request waits behind an exclusive one at its level",
-			"meta.st_wmax = (meta.level == 0) ? 32w0xffff : 32w0;", "meta.st_wmax = 0xffffffff;"},
+			"if (meta.level == 0) { meta.st_wmax = 32w0xffff; } else { meta.st_wmax = 32w0; }", "meta.st_wmax = 0xffffffff;"},
 		{"overflow-ignores-q2", "no request overtakes the server's q2",
 			"if (meta.paused == 1 || b != 0 || up >= meta.size) {\n                    ov = 0x20000000;\n                    if (b != 0xffff)",
 			"if (meta.paused == 1 || up >= meta.size) {\n                    ov = 0x20000000;\n                    if (b != 0xffff)"},
@@ -801,11 +801,11 @@ var mutants = map[string][]mutant{
 			"            } else if (examine == 1) {\n                meta.st_wgr = wunit;\n",
 			"            } else if (examine == 1) {\n                meta.st_wgr = wunit;\n                meta.st_lbound = 0x10000;\n"},
 		{"release-ignores-token", "a release must name the holder's token",
-			"meta.valid = (meta.hd_prev == meta.hd_seq && meta.hd_seq != 0) ? 8w1 : 8w0;", "meta.valid = (meta.hd_prev != 0) ? 8w1 : 8w0;"},
+			"if (meta.hd_prev == meta.hd_seq && meta.hd_seq != 0) { meta.valid = 1; }", "if (meta.hd_prev != 0) { meta.valid = 1; }"},
 		{"duplicate-is-a-new-request", "a copy of a live acquire without the retry flag is a retransmission",
-			"meta.dup_hit = (e_cell == meta.fp) ? 8w1 : 8w0;", "meta.dup_hit = 0;"},
+			"if (e_cell == meta.fp) { meta.dup_hit = 8w1; } else { meta.dup_hit = 8w0; }", "meta.dup_hit = 0;"},
 		{"walk-prefers-low-priority", "level 0 is granted before level 1",
-			"bit<8> nl = (w0 > 0) ? 8w0 : 8w1;", "bit<8> nl = (w1 > 0) ? 8w1 : 8w0;"},
+			"if (w0 == 0) { nl = 8w1; }", "if (w1 != 0) { nl = 8w1; }"},
 	},
 }
 
