@@ -442,6 +442,9 @@ struct metadata_t {
     bit<16> q_endx;    /* tail_enq: (meta.size - 1) ^ 0x8000 (LEVEL_REGS) */
     bit<16> q_wrap;    /* 0x8001 - meta.size: h_step at the region's end */
     bit<16> q_end0;    /* meta.size - 1: the last position of lap 0 (QNEXT_SET) */
+    bit<32> now_a;     /* meta.now's two partial sums (clock_sum) */
+    bit<32> now_b;
+    bit<32> p_o;       /* admin probe: the offset of the slot asked for (probe_slot) */
     bit<16> g_arg;
     bit<8>  q_adv;
     bit<16> q_val;
@@ -534,7 +537,8 @@ parser NetlockIngressParser(packet_in pkt, out headers_t hdr, out metadata_t met
 
     state start {
         pkt.extract(ig_md);
-        meta.csum_ok = true;
+        /* meta.csum_ok is read only when IPv4 was parsed, and set once there: Tofino's parser
+         * writes a field once per path ("re-assignment is not supported by Tofino"). */
         transition select(ig_md.resubmit_flag) {
             1: parse_resubmit;
             default: parse_port_metadata;
@@ -1249,6 +1253,24 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         meta.q_wrap = 0x8001 - meta.size1;
     }
 
+    /* The clock's last sum, in an action of its own: an action computes one operation per
+     * field in one stage (bf-p4c: "action spanning multiple stages"). */
+    action clock_sum() {
+        meta.now = meta.now_a + meta.now_b;
+    }
+    /* The admin probe's slot: the offset from the head (probe_add), wrapped in the region
+     * (probe_wrap), then its index (probe_slot), each an action of its own (one operation per
+     * field and stage). */
+    action probe_add() {
+        meta.p_o = meta.p_o + (bit<32>)hdr.admin.offset;
+    }
+    action probe_wrap() {
+        meta.p_o = meta.p_o - (bit<32>)meta.size;
+    }
+    action probe_slot() {
+        hdr.recirc.a_slot = meta.left + meta.p_o;   /* p_o < size <= 0x8000 */
+    }
+
     /* Point the pool blocks at slot s. */
     action slot_abs(bit<32> s) {
         meta.sl_idx = s;
@@ -1395,8 +1417,9 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         meta.resub_go = 0;
         /* The switch's clock in microseconds, low 32 bits: the MAC timestamp (ns) times
          * 2^-10 + 2^-16 + 2^-17 + 2^-21 = 0.99993/1000 (Tofino cannot divide by 1000). */
-        meta.now = ig_md.ingress_mac_tstamp[41:10] + ig_md.ingress_mac_tstamp[47:16] +
-                   (1w0 ++ ig_md.ingress_mac_tstamp[47:17]) + (5w0 ++ ig_md.ingress_mac_tstamp[47:21]);
+        meta.now_a = ig_md.ingress_mac_tstamp[41:10] + ig_md.ingress_mac_tstamp[47:16];
+        meta.now_b = (1w0 ++ ig_md.ingress_mac_tstamp[47:17]) + (5w0 ++ ig_md.ingress_mac_tstamp[47:21]);
+        clock_sum();
         hdr.ans.setValid();    /* the answer is built here; invalid again unless sent */
         hdr.kind.setInvalid();
         if (hdr.packet_out.isValid() && hdr.packet_out.kind != 0) {
@@ -2560,11 +2583,12 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                     hdr.admin.result = AR_BADREQ;
                     meta.reply = 1;
                 } else {
-                    bit<32> o = (bit<32>)(head & 0x7fff) + (bit<32>)hdr.admin.offset;
-                    if (o >= (bit<32>)meta.size) {
-                        o = o - (bit<32>)meta.size;
+                    meta.p_o = (bit<32>)(head & 0x7fff);
+                    probe_add();
+                    if (meta.p_o >= (bit<32>)meta.size) {
+                        probe_wrap();
                     }
-                    hdr.recirc.a_slot = meta.left + (o & 0x7fff);
+                    probe_slot();
                     hdr.recirc.a_hi = meta.tok_hi;
                     hdr.recirc.a_lo = meta.tok_lo;
                     again(PH_PROBE2);
