@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// This file holds two rules of p4c's Tofino backend (bf-p4c, p4c git 34b86e9) on parsers and
+// This file holds three rules of p4c's Tofino backend (bf-p4c, p4c git 34b86e9) on parsers and
 // deparsers, with the compiler's reasons:
 //
 //   - the longest path through Tofino 1's egress parser is at most 160 bytes
@@ -33,7 +33,8 @@ const (
 // tnaMaxParseDepth bytes, counted as bf-p4c's IdentifyPadRequirements counts it:
 //
 //   - a state's bytes are the widths of the headers it extracts (the intrinsic metadata
-//     included: egress_intrinsic_metadata_t is 27 bytes) and the bits it advances, summed over
+//     included: egress_intrinsic_metadata_t is 27 bytes; a varbit field at its maximum) and the
+//     bits it advances, summed over
 //     the whole state (both arms of an if) and rounded down to bytes; lookahead counts nothing;
 //   - a path's bytes are the sum of its states', from start to accept or reject; a state on a
 //     loop that extracts into a header stack that is a field (hdr.st.next) counts once per
@@ -162,9 +163,7 @@ func (c *checker) parserGraph(p *ParserDecl, depth int) *parserGraph {
 				if len(call.TypeArgT) > 0 && call.TypeArgT[0] != nil {
 					t = call.TypeArgT[0]
 				}
-				if w := WidthOf(t); w > 0 {
-					bits += w
-				}
+				bits += parsedBits(t)
 			case isPacketInMethod(call, "advance") && len(call.Args) == 1:
 				if v, ok := c.out.Const[call.Args[0].Value].(*big.Int); ok && v.IsInt64() {
 					bits += int(v.Int64())
@@ -237,6 +236,28 @@ func (c *checker) parserGraph(p *ParserDecl, depth int) *parserGraph {
 		}
 	}
 	return g
+}
+
+// parsedBits is how many bits bf-p4c's depth check counts for an extract of type t: its width,
+// a varbit field at its maximum (DesugarVarbitExtract makes a state per length, the longest of
+// which counts).
+func parsedBits(t Type) int {
+	if w := WidthOf(t); w >= 0 {
+		return w
+	}
+	st, ok := underlying(t).(*StructType)
+	if !ok {
+		return 0
+	}
+	n := 0
+	for _, f := range st.Fields {
+		if vb, ok := f.T.(*VarbitType); ok {
+			n += vb.Max
+		} else if w := WidthOf(f.T); w > 0 {
+			n += w
+		}
+	}
+	return n
 }
 
 // rootIsParam reports whether e (a.b.c) selects from a parameter.

@@ -538,10 +538,15 @@ func loadTNACase(t *testing.T, tc tnaCase) string {
 }
 
 // parseDepthProgram is a TNA program whose egress parser has the given states; its ingress
-// parser extracts 176 bytes (no limit there).
-func parseDepthProgram(states string) string { return parseDepthProgramTop("", states) }
+// parser extracts 176 bytes (no limit there). Its opt_t has a varbit<256>.
+func parseDepthProgram(states string) string { return parseDepthProgramTop(optHeader(256), states) }
 
-// parseDepthProgramTop is parseDepthProgram with top declared before the egress parser.
+// optHeader declares opt_t, a header of a byte and up to max bits.
+func optHeader(max int) string {
+	return fmt.Sprintf("header opt_t { bit<8> len; varbit<%d> data; }", max)
+}
+
+// parseDepthProgramTop is parseDepthProgram with top declared first (it declares opt_t).
 func parseDepthProgramTop(top, states string) string {
 	return `#include <core.p4>
 #include <tna.p4>
@@ -552,7 +557,7 @@ header b50_t { bit<400> f; }
 header b10_t { bit<80> f; }
 header b9_t { bit<72> f; }
 header b1_t { bit<8> f; }
-struct hdr_t { eth_t eth; b100_t a; b50_t b; b10_t c; b9_t e; b1_t d; b10_t[4] st; }
+struct hdr_t { opt_t o; eth_t eth; b100_t a; b50_t b; b10_t c; b9_t e; b1_t d; b10_t[4] st; }
 struct md_t { bit<32> idx; }
 parser IgParser(packet_in pkt, out hdr_t hdr, out md_t md, out ingress_intrinsic_metadata_t ig_intr_md) {
     state start {
@@ -639,13 +644,17 @@ func parseDepthCases() []tnaCase {
 	}
 	// A sub-parser's path counts where it is applied; a program may turn the limit off.
 	const sub = "    EgMeta() meta;\n    state start { meta.apply(pkt, eg_intr_md); pkt.extract(hdr.a); pkt.extract(hdr.eth); pkt.extract(hdr.c); pkt.extract(hdr.e); %s transition accept; }"
+	const varbit = "    state start { pkt.extract(eg_intr_md); pkt.extract(hdr.a); b1_t l = pkt.lookahead<b1_t>(); pkt.extract(hdr.o, (bit<32>)l.f * 8); transition accept; }"
 	const off = "@command_line(\"--disable-parse-max-depth-limit\")\nconst bit<8> K = 1;"
 	const offIgnored = "@command_line(\"--disable-parse-depth-limit\")\nconst bit<8> K = 1;"
 	cases = append(cases,
 		tnaCase{name: "sub-parser, 160 bytes", gen: "1", src: parseDepthProgram(fmt.Sprintf(sub, ""))},
 		tnaCase{name: "sub-parser, 161 bytes", gen: "1", src: parseDepthProgram(fmt.Sprintf(sub, "pkt.extract(hdr.d);")), want: over, compiler: over},
-		tnaCase{name: "161 bytes, limit turned off", gen: "1", src: parseDepthProgramTop(off, fmt.Sprintf(straight, "pkt.extract(hdr.d);"))},
-		tnaCase{name: "161 bytes, an option this compiler ignores", gen: "1", src: parseDepthProgramTop(offIgnored, fmt.Sprintf(straight, "pkt.extract(hdr.d);")), want: over, compiler: over},
+		tnaCase{name: "161 bytes, limit turned off", gen: "1", src: parseDepthProgramTop(off+"\n"+optHeader(256), fmt.Sprintf(straight, "pkt.extract(hdr.d);"))},
+		tnaCase{name: "161 bytes, an option this compiler ignores", gen: "1", src: parseDepthProgramTop(offIgnored+"\n"+optHeader(256), fmt.Sprintf(straight, "pkt.extract(hdr.d);")), want: over, compiler: over},
+		// A varbit field counts at its maximum: 27 + 100 + 1 + 32 or 33.
+		tnaCase{name: "varbit<256> after 128 bytes", gen: "1", src: parseDepthProgramTop(optHeader(256), varbit)},
+		tnaCase{name: "varbit<264> after 128 bytes", gen: "1", src: parseDepthProgramTop(optHeader(264), varbit), want: over, compiler: over},
 	)
 	return cases
 }
