@@ -319,13 +319,33 @@ func (c *checker) tnaDeferredCalls() {
 
 // tnaPipelineRules checks what depends on a block's place in the pipeline: resubmission and
 // digests are ingress deparser operations, port metadata exists in the ingress parser only,
-// and a resubmit header is at most 64 bits on Tofino 1.
+// a resubmit header is at most 64 bits on Tofino 1, the egress parser's depth is bounded on
+// Tofino 1 (tnaParseDepth), and a deparser's field lists hold no constant but 0
+// (tnaFieldListConstants).
 func (c *checker) tnaPipelineRules() {
 	pipes, err := c.out.TNAPipes()
 	if err != nil {
 		return // reported where it matters (the engine); MultiParserSwitch is accepted here
 	}
+	// A parser or deparser shared by pipes is checked once (as egress parser for the depth).
+	parsers, egress, deparsers := map[*ParserDecl]bool{}, map[*ParserDecl]bool{}, map[*ControlDecl]bool{}
 	for _, p := range pipes {
+		if ep := p.EgressParser.Parser; ep != nil && !egress[ep] {
+			egress[ep] = true
+			c.tnaConstantAdvance(ep, true)
+			parsers[ep] = true
+			c.tnaParseDepth(ep)
+		}
+		if ip := p.IngressParser.Parser; ip != nil && !parsers[ip] {
+			parsers[ip] = true
+			c.tnaConstantAdvance(ip, false)
+		}
+		for _, b := range []Block{p.IngressDeparser, p.EgressDeparser} {
+			if b.Control != nil && !deparsers[b.Control] {
+				deparsers[b.Control] = true
+				c.tnaFieldListConstants(b)
+			}
+		}
 		c.tnaBlockCalls(p.EgressParser, func(call *CallExpr, m *MethodDecl) {
 			if m.Owner == nil && m.Name == "port_metadata_unpack" {
 				c.errorf(call.P, "port_metadata_unpack: port metadata only exists in the ingress parser")

@@ -107,6 +107,7 @@ func (c *checker) saluApply(d *InstanceDecl, fn *FunctionDecl, units int, chip s
 		})
 	}
 
+	c.saluLocalRules(d, fn)
 	c.saluOperators(d, fn, params, locals)
 	c.saluMasks(d, conds, chip)
 	c.saluCmpOperands(d, conds, params, locals)

@@ -23,8 +23,9 @@ import (
 // loaded as bf-p4c compiles it: with p4_16_programs as the include directory. A program is
 // accepted, or refused for one of three reasons kept apart: a feature outside the netlock
 // subset ("not supported by the netlock target"), a file the program needs that is not in
-// the checkout, or an error of our checker (the examples compile with bf-p4c, so any other
-// diagnostic is a bug here). The verdict of every program must be the one recorded in
+// the checkout, or an error of our checker (the examples compiled with Intel's bf-p4c, so any
+// other diagnostic is a bug here, unless p4c's open-sourced Tofino backend refuses the example
+// too: tna_simple_switch's egress parser depth). The verdict of every program must be the one recorded in
 // openTofinoExpected; a change either way fails the test, so the table (and docs/p4.md)
 // stays current.
 func TestOpenTofinoCorpus(t *testing.T) {
@@ -151,11 +152,14 @@ var openTofinoExpected = map[string]corpusVerdict{
 	"tna_range_match/tna_range_match.p4":                       {"accepted", ""},
 	"tna_register/tna_register.p4":                             {"accepted", ""},
 	"tna_resubmit/tna_resubmit.p4":                             {"accepted", ""},
-	"tna_simple_switch/tna_simple_switch.p4":                   {"accepted", ""},
-	"tna_snapshot/tna_snapshot.p4":                             {"accepted", ""},
-	"tna_symmetric_hash/tna_symmetric_hash.p4":                 {"accepted", ""},
-	"tna_ternary_match/tna_ternary_match.p4":                   {"accepted", ""},
-	"tna_timestamp/tna_timestamp.p4":                           {"accepted", ""},
+	// Refused as p4c-barefoot (p4c 34b86e9) refuses it, 2026-11-29: "Parser SwitchEgressParser:
+	// longest path through parser (224B) exceeds maximum parse depth (160B)" (the example predates
+	// the limit; p4c's own copy of it turns the limit off with @command_line).
+	"tna_simple_switch/tna_simple_switch.p4":   {"checker", "longest path through parser (224B) exceeds maximum parse depth (160B)"},
+	"tna_snapshot/tna_snapshot.p4":             {"accepted", ""},
+	"tna_symmetric_hash/tna_symmetric_hash.p4": {"accepted", ""},
+	"tna_ternary_match/tna_ternary_match.p4":   {"accepted", ""},
+	"tna_timestamp/tna_timestamp.p4":           {"accepted", ""},
 }
 
 // TestClassify is the negative control of the corpus measurement: a program of each category

@@ -3,10 +3,14 @@ package front
 import (
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/netlock-go/netlock/internal/testenv"
 )
 
 // TestTNAUnknownTableProperty: bf-p4c warns about a table property it does not know and ignores
@@ -147,30 +151,54 @@ func TestTNASliceInCondition(t *testing.T) {
 	}
 }
 
-// TestTNAStatefulALUNetlock pins the register actions of p4/tna/netlock.p4 that the stateful ALU
-// rules warn about (docs/dataplane.md, "The real compiler"), so a change to the program or to
-// the rules shows here.
+// TestTNAStatefulALUNetlock pins what the stateful ALU rules say about p4/tna/netlock.p4
+// (docs/dataplane.md, "The real compiler"): the register actions warned about and the ones
+// refused, so a change to the program or to the rules shows here. q_upd is refused by the rule
+// on register-action locals (saluLocalRules: its 16-bit locals u0, u1, b, up of a pair32_t cell,
+// and b's slice of the register value in conditions), as bf-p4c refuses it on Tofino 2; while it
+// is, the program's refusals that come after the register rules (the egress parser's depth, the
+// mirror field list's constant: tnaPipelineRules) do not show.
 func TestTNAStatefulALUNetlock(t *testing.T) {
 	c, err := Load("../../p4/tna/netlock.p4")
-	if err != nil {
+	if c == nil {
 		t.Fatal(err)
 	}
-	seen := map[string]bool{}
-	for _, w := range c.Warnings {
-		msg := w.Error()
-		if i := strings.Index(msg, "RegisterAction "); i >= 0 {
+	names := func(msgs []string) []string {
+		seen := map[string]bool{}
+		for _, msg := range msgs {
+			i := strings.Index(msg, "RegisterAction ")
+			if i < 0 {
+				seen["(not a register action's: "+msg+")"] = true
+				continue
+			}
 			name, _, _ := strings.Cut(msg[i+len("RegisterAction "):], ":")
 			seen[name] = true
 		}
+		out := make([]string, 0, len(seen))
+		for n := range seen {
+			out = append(out, n)
+		}
+		sort.Strings(out)
+		return out
 	}
-	got := make([]string, 0, len(seen))
-	for n := range seen {
-		got = append(got, n)
+	var warned, refused []string
+	for _, w := range c.Warnings {
+		warned = append(warned, w.Error())
 	}
-	sort.Strings(got)
-	want := []string{"q_upd"}
-	if !slices.Equal(got, want) {
+	if err != nil {
+		errs, ok := err.(ErrorList)
+		if !ok {
+			t.Fatal(err)
+		}
+		for _, e := range errs {
+			refused = append(refused, e.Msg)
+		}
+	}
+	if got, want := names(warned), []string{"q_upd"}; !slices.Equal(got, want) {
 		t.Errorf("register actions warned about: %q, want %q", got, want)
+	}
+	if got, want := names(refused), []string{"q_upd"}; !slices.Equal(got, want) {
+		t.Errorf("register actions refused: %q, want %q", got, want)
 	}
 }
 
@@ -480,4 +508,396 @@ func TestTNAALUOperands(t *testing.T) {
 			checkRuleVerdict(t, tc.body+" (Tofino "+gen+")", saluErrors(t, tc.body, gen), tc.want)
 		}
 	}
+}
+
+// tnaCase is a whole TNA program with the front end's verdict on it for one Tofino generation:
+// want is "" when it is accepted, else a substring of its diagnostics. The same programs are
+// compiled by bf-p4c in TestRealTNARules, which checks that the compiler refuses exactly the
+// refused ones, with compiler in its output.
+type tnaCase struct {
+	name, gen, src string
+	want, compiler string
+}
+
+// loadTNACase loads a case's program (testdata/reject on the include path, for tna_skel.inc) and
+// returns its diagnostics, one string ("" if none).
+func loadTNACase(t *testing.T, tc tnaCase) string {
+	t.Helper()
+	read := func(p string) ([]byte, error) {
+		if p == "main.p4" {
+			return []byte(tc.src), nil
+		}
+		return os.ReadFile(p)
+	}
+	_, err := LoadOptions("main.p4", Options{ReadFile: read, IncludeDirs: []string{"testdata/reject"},
+		Defines: map[string]string{"__TARGET_TOFINO__": tc.gen}})
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// parseDepthProgram is a TNA program whose egress parser has the given states; its ingress
+// parser extracts 176 bytes (no limit there). Its opt_t has a varbit<256>.
+func parseDepthProgram(states string) string { return parseDepthProgramTop(optHeader(256), states) }
+
+// optHeader declares opt_t, a header of a byte and up to max bits.
+func optHeader(max int) string {
+	return fmt.Sprintf("header opt_t { bit<8> len; varbit<%d> data; }", max)
+}
+
+// parseDepthProgramTop is parseDepthProgram with top declared first (it declares opt_t).
+func parseDepthProgramTop(top, states string) string {
+	return `#include <core.p4>
+#include <tna.p4>
+` + top + `
+header eth_t { bit<48> dst; bit<48> src; bit<16> etype; }
+header b100_t { bit<800> f; }
+header b50_t { bit<400> f; }
+header b10_t { bit<80> f; }
+header b9_t { bit<72> f; }
+header b1_t { bit<8> f; }
+struct hdr_t { opt_t o; eth_t eth; b100_t a; b50_t b; b10_t c; b9_t e; b1_t d; b10_t[4] st; }
+struct md_t { bit<32> idx; }
+parser IgParser(packet_in pkt, out hdr_t hdr, out md_t md, out ingress_intrinsic_metadata_t ig_intr_md) {
+    state start {
+        pkt.extract(ig_intr_md);
+        pkt.advance(PORT_METADATA_SIZE);
+        pkt.extract(hdr.a);
+        pkt.extract(hdr.b);
+        pkt.extract(hdr.c);
+        transition accept;
+    }
+}
+control Ing(inout hdr_t hdr, inout md_t md, in ingress_intrinsic_metadata_t ig_intr_md,
+            in ingress_intrinsic_metadata_from_parser_t ig_prsr_md,
+            inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md,
+            inout ingress_intrinsic_metadata_for_tm_t ig_tm_md) {
+    apply { ig_tm_md.ucast_egress_port = ig_intr_md.ingress_port; }
+}
+control IgDeparser(packet_out pkt, inout hdr_t hdr, in md_t md, in ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md) {
+    apply { pkt.emit(hdr); }
+}
+parser EgMeta(packet_in pkt, out egress_intrinsic_metadata_t eg_intr_md) {
+    state start { pkt.extract(eg_intr_md); transition accept; }
+}
+parser EgParser(packet_in pkt, out hdr_t hdr, out md_t md, out egress_intrinsic_metadata_t eg_intr_md) {
+` + states + `
+}
+control Eg(inout hdr_t hdr, inout md_t md, in egress_intrinsic_metadata_t eg_intr_md) {
+    apply { }
+}
+control EgDeparser(packet_out pkt, inout hdr_t hdr, in md_t md) {
+    apply { pkt.emit(hdr); }
+}
+Pipeline(IgParser(), Ing(), IgDeparser(), EgParser(), Eg(), EgDeparser()) pipe;
+Switch(pipe) main;
+`
+}
+
+// parseDepthCases are the parse-depth rule's cases (tnaParseDepth), each refusal with a twin at
+// or under the limit: egress_intrinsic_metadata_t is 27 bytes, b100_t 100, b50_t 50, eth_t 14,
+// b10_t 10, b9_t 9, b1_t 1.
+func parseDepthCases() []tnaCase {
+	const over = "longest path through parser (161B) exceeds maximum parse depth (160B)"
+	branches := func(last string) string {
+		return `    state start { pkt.extract(eg_intr_md); transition select(pkt.lookahead<bit<8>>()) { 1: s_long; 2: s_mid; default: accept; } }
+    state s_long { pkt.extract(hdr.a); transition s_tail; }
+    state s_mid { pkt.extract(hdr.b); transition s_tail; }
+    state s_tail { pkt.extract(hdr.eth); pkt.extract(hdr.c); transition select(hdr.eth.etype) { 1: s_more; default: accept; } }
+    state s_more { ` + last + ` transition reject; }`
+	}
+	const stack = `    state start { pkt.extract(eg_intr_md); pkt.extract(hdr.%s); transition s_st; }
+    state s_st { pkt.extract(hdr.st.next); transition select(hdr.st.last.f[7:0]) { 1: s_st; default: accept; } }`
+	const localStack = `    b10_t[4] own;
+    state start { pkt.extract(eg_intr_md); pkt.extract(hdr.a); transition s_st; }
+    state s_st { pkt.extract(own.next); transition select(own.last.f[7:0]) { 1: s_st; default: accept; } }`
+	const loop = `    state start { pkt.extract(eg_intr_md); pkt.extract(hdr.a); transition s_x; }
+    state s_x { pkt.extract(hdr.c); transition select(hdr.c.f[7:0]) { 1: s_y; default: accept; } }
+    state s_y { pkt.extract(hdr.e); transition select(hdr.e.f[7:0]) { 1: s_x; default: accept; } }`
+	const straight = "    state start { pkt.extract(eg_intr_md); pkt.extract(hdr.a); pkt.extract(hdr.eth); pkt.extract(hdr.c); pkt.extract(hdr.e); %s transition accept; }"
+	const advance = "    state start { pkt.extract(eg_intr_md); pkt.advance(%d); transition accept; }"
+	const varAdvance = "    state start { pkt.extract(eg_intr_md); pkt.extract(hdr.d); pkt.advance((bit<32>)hdr.d.f); transition accept; }"
+	const lookahead = `    state start { pkt.extract(eg_intr_md); b100_t x = pkt.lookahead<b100_t>(); pkt.extract(hdr.a); transition select(x.f[7:0]) { 1: s2; default: accept; } }
+    state s2 { b50_t y = pkt.lookahead<b50_t>(); pkt.extract(hdr.eth); transition select(y.f[7:0]) { 1: accept; default: accept; } }`
+	cases := []tnaCase{
+		{name: "160 bytes", gen: "1", src: fmt.Sprintf(straight, "")},
+		{name: "161 bytes", gen: "1", src: fmt.Sprintf(straight, "pkt.extract(hdr.d);"), want: "Parser EgParser: " + over, compiler: over},
+		{name: "161 bytes on Tofino 2", gen: "2", src: fmt.Sprintf(straight, "pkt.extract(hdr.d);")},
+		{name: "advance 133 bytes", gen: "1", src: fmt.Sprintf(advance, 1064)},
+		{name: "advance 134 bytes", gen: "1", src: fmt.Sprintf(advance, 1072), want: over, compiler: over},
+		{name: "lookahead counts nothing", gen: "1", src: lookahead},
+		{name: "longest branch to reject, 160", gen: "1", src: branches("pkt.extract(hdr.e);")},
+		{name: "longest branch to reject, 161", gen: "1", src: branches("pkt.extract(hdr.e); pkt.extract(hdr.d);"), want: over + " (Tofino 1's egress parser; the path: start 27B, s_long 100B, s_tail 24B, s_more 10B, then reject)", compiler: over},
+		{name: "loop into a 4-element stack after 100 bytes", gen: "1", src: fmt.Sprintf(stack, "a"),
+			want: "longest path through parser (167B) exceeds maximum parse depth (160B) (Tofino 1's egress parser; the path: start 127B, s_st 4 x 10B, then accept)", compiler: "(167B)"},
+		{name: "loop into a 4-element stack after 50 bytes", gen: "1", src: fmt.Sprintf(stack, "b")},
+		{name: "loop into a parser's local 4-element stack after 100 bytes, counted once", gen: "1", src: localStack},
+		{name: "loop without a stack, counted once", gen: "1", src: loop},
+		{name: "variable advance", gen: "1", src: varAdvance,
+			want: "Variable-length advance statement found in state start of parser EgParser", compiler: "Variable-length advance statement found in state start of parser EgParser"},
+		{name: "variable advance on Tofino 2", gen: "2", src: varAdvance,
+			want: "Advancing by a non-constant distance is not supported on Tofino2: (bit<32>)hdr.d.f", compiler: "Advancing by a non-constant distance is not supported on Tofino2"},
+	}
+	for i := range cases {
+		cases[i].src = parseDepthProgram(cases[i].src)
+	}
+	// A sub-parser's path counts where it is applied; a program may turn the limit off.
+	const sub = "    EgMeta() meta;\n    state start { meta.apply(pkt, eg_intr_md); pkt.extract(hdr.a); pkt.extract(hdr.eth); pkt.extract(hdr.c); pkt.extract(hdr.e); %s transition accept; }"
+	const varbit = "    state start { pkt.extract(eg_intr_md); pkt.extract(hdr.a); b1_t l = pkt.lookahead<b1_t>(); pkt.extract(hdr.o, (bit<32>)l.f * 8); transition accept; }"
+	const off = "@command_line(\"--disable-parse-max-depth-limit\")\nconst bit<8> K = 1;"
+	const offIgnored = "@command_line(\"--disable-parse-depth-limit\")\nconst bit<8> K = 1;"
+	cases = append(cases,
+		tnaCase{name: "sub-parser, 160 bytes", gen: "1", src: parseDepthProgram(fmt.Sprintf(sub, ""))},
+		tnaCase{name: "sub-parser, 161 bytes", gen: "1", src: parseDepthProgram(fmt.Sprintf(sub, "pkt.extract(hdr.d);")), want: over, compiler: over},
+		tnaCase{name: "161 bytes, limit turned off", gen: "1", src: parseDepthProgramTop(off+"\n"+optHeader(256), fmt.Sprintf(straight, "pkt.extract(hdr.d);"))},
+		tnaCase{name: "161 bytes, an option this compiler ignores", gen: "1", src: parseDepthProgramTop(offIgnored+"\n"+optHeader(256), fmt.Sprintf(straight, "pkt.extract(hdr.d);")), want: over, compiler: over},
+		// A varbit field counts at its maximum: 27 + 100 + 1 + 32 or 33.
+		tnaCase{name: "varbit<256> after 128 bytes", gen: "1", src: parseDepthProgramTop(optHeader(256), varbit)},
+		tnaCase{name: "varbit<264> after 128 bytes", gen: "1", src: parseDepthProgramTop(optHeader(264), varbit), want: over, compiler: over},
+	)
+	return cases
+}
+
+// TestTNAParseDepth: bf-p4c refuses a Tofino 1 egress parser whose longest path extracts and
+// advances more than 160 bytes (midend/parser_enforce_depth_req.cpp; tnaParseDepth says how it
+// counts), and a variable advance there; Tofino 2 and ingress parsers have no limit.
+func TestTNAParseDepth(t *testing.T) {
+	for _, tc := range parseDepthCases() {
+		checkRuleVerdict(t, tc.name+" (Tofino "+tc.gen+")", loadTNACase(t, tc), tc.want)
+	}
+}
+
+// fieldListProgram is a TNA program whose ingress deparser runs body.
+func fieldListProgram(body string) string {
+	return `#include <core.p4>
+#include <tna.p4>
+header eth_t { bit<48> dst; bit<48> src; bit<16> etype; }
+header mir_t { bit<8> kind; bit<8> x; }
+header res_t { bit<8> kind; bit<56> pad; }
+struct dig_t { bit<48> dst; bit<16> etype; }
+struct hdr_t { eth_t eth; }
+struct md_t { MirrorId_t session; bit<8> k; res_t res; }
+enum bit<8> kind_e { A = 3, Z = 0 }
+const bit<8> KM = 0xa3;
+const bit<8> KZ = 0;
+parser IgParser(packet_in pkt, out hdr_t hdr, out md_t md, out ingress_intrinsic_metadata_t ig_intr_md) {
+    state start { pkt.extract(ig_intr_md); pkt.advance(PORT_METADATA_SIZE); pkt.extract(hdr.eth); transition accept; }
+}
+control Ing(inout hdr_t hdr, inout md_t md, in ingress_intrinsic_metadata_t ig_intr_md,
+            in ingress_intrinsic_metadata_from_parser_t ig_prsr_md,
+            inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md,
+            inout ingress_intrinsic_metadata_for_tm_t ig_tm_md) {
+    apply {
+        ig_tm_md.ucast_egress_port = ig_intr_md.ingress_port;
+        ig_dprsr_md.mirror_type = 1;
+        ig_dprsr_md.digest_type = 1;
+        ig_dprsr_md.resubmit_type = 1;
+        md.session = 5;
+        md.k = 1;
+    }
+}
+control IgDeparser(packet_out pkt, inout hdr_t hdr, in md_t md, in ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md) {
+    Mirror() mirror;
+    Digest<dig_t>() dg;
+    Resubmit() rs;
+    apply {
+        ` + body + `
+        pkt.emit(hdr);
+    }
+}
+parser EgParser(packet_in pkt, out hdr_t hdr, out md_t md, out egress_intrinsic_metadata_t eg_intr_md) {
+    state start { pkt.extract(eg_intr_md); pkt.extract(hdr.eth); transition accept; }
+}
+control Eg(inout hdr_t hdr, inout md_t md, in egress_intrinsic_metadata_t eg_intr_md) { apply { } }
+control EgDeparser(packet_out pkt, inout hdr_t hdr, in md_t md) { apply { pkt.emit(hdr); } }
+Pipeline(IgParser(), Ing(), IgDeparser(), EgParser(), Eg(), EgDeparser()) pipe;
+Switch(pipe) main;
+`
+}
+
+// fieldListCases are the field-list rule's cases (tnaFieldListConstants), each refusal with a
+// twin: the constant 0, a metadata field, a header.
+func fieldListCases() []tnaCase {
+	const msg = "in digest field list is not supported on tofino."
+	mirror := func(session, fields string) string {
+		return "if (ig_dprsr_md.mirror_type == 1) { mirror.emit<mir_t>(" + session + ", {" + fields + "}); }"
+	}
+	cases := []tnaCase{
+		{name: "named constant", src: mirror("md.session", "KM, md.k"), want: "Non-zero constant value 8w0xa3 " + msg + " (Mirror.emit", compiler: "Non-zero constant value 8w0xa3 " + msg},
+		{name: "named zero", src: mirror("md.session", "KZ, md.k")},
+		{name: "literal", src: mirror("md.session", "8w7, 8w0"), want: "Non-zero constant value 8w7 " + msg, compiler: "Non-zero constant value 8w7 " + msg},
+		{name: "constant session", src: mirror("(MirrorId_t)5", "md.k, md.k"), want: "Non-zero constant value", compiler: "Non-zero constant value"},
+		{name: "enum member", src: mirror("md.session", "(bit<8>)kind_e.A, md.k"), want: "Non-zero constant value 8w3 " + msg, compiler: "Non-zero constant value 8w3 " + msg},
+		{name: "enum member zero", src: mirror("md.session", "(bit<8>)kind_e.Z, md.k")},
+		{name: "folded", src: mirror("md.session", "KZ + 1, md.k"), want: "Non-zero constant value 8w1 " + msg, compiler: "Non-zero constant value 8w1 " + msg},
+		{name: "digest constant", src: "if (ig_dprsr_md.digest_type == 1) { dg.pack({48w1, hdr.eth.etype}); }", want: "Non-zero constant value 48w1 " + msg + " (Digest.pack", compiler: "Non-zero constant value 48w1 " + msg},
+		{name: "digest fields", src: "if (ig_dprsr_md.digest_type == 1) { dg.pack({hdr.eth.dst, hdr.eth.etype}); }"},
+		{name: "resubmit constant", src: "if (ig_dprsr_md.resubmit_type == 1) { rs.emit<res_t>({8w3, 56w0}); }", want: "Non-zero constant value 8w3 " + msg + " (Resubmit.emit", compiler: "Non-zero constant value 8w3 " + msg},
+		{name: "resubmit zeros", src: "if (ig_dprsr_md.resubmit_type == 1) { rs.emit<res_t>({8w0, 56w0}); }"},
+		{name: "resubmit header", src: "if (ig_dprsr_md.resubmit_type == 1) { rs.emit(md.res); }"},
+	}
+	var out []tnaCase
+	for _, tc := range cases {
+		for _, gen := range []string{"1", "2"} {
+			tc.gen = gen
+			out = append(out, tc)
+		}
+	}
+	for i := range out {
+		out[i].src = fieldListProgram(out[i].src)
+	}
+	return out
+}
+
+// TestTNAFieldListConstants: bf-p4c refuses a constant other than 0 in the field list of a
+// deparser's Mirror.emit (its session included), Digest.pack or Resubmit.emit
+// (parde/extract_deparser.cpp, generateDigest), on Tofino 1 and 2, after folding: named
+// constants, serializable enum members, constant expressions.
+func TestTNAFieldListConstants(t *testing.T) {
+	for _, tc := range fieldListCases() {
+		checkRuleVerdict(t, tc.name+" (Tofino "+tc.gen+")", loadTNACase(t, tc), tc.want)
+	}
+}
+
+// saluLocalProgram is a TNA program with one register action a on a Register of cell type reg,
+// returning rv of type out, whose apply body is body.
+func saluLocalProgram(reg, out, body string) string {
+	return `#include "tna_skel.inc"
+control Ing(inout hdr_t hdr, inout md_t md, in ingress_intrinsic_metadata_t ig_intr_md,
+            in ingress_intrinsic_metadata_from_parser_t ig_prsr_md,
+            inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md,
+            inout ingress_intrinsic_metadata_for_tm_t ig_tm_md) {
+    Register<` + reg + `, bit<32>>(1024) r;
+    RegisterAction<` + reg + `, bit<32>, ` + out + `>(r) a = {
+        void apply(inout ` + reg + ` v, out ` + out + ` rv) { ` + body + ` }
+    };
+    apply {
+        hdr.eth.etype = (bit<16>)a.execute(md.idx);
+        ig_tm_md.ucast_egress_port = ig_intr_md.ingress_port;
+    }
+}
+#include "tna_main.inc"
+`
+}
+
+// saluLocalCases are the register-action locals rule's cases (saluLocalRules), each refusal with a
+// twin the compiler accepts.
+func saluLocalCases() []tnaCase {
+	const local = "RegisterAction can't support local var"
+	const slice = "slice of register value in condition is not supported"
+	type c struct {
+		name, gens, reg, out, body string
+		want, compiler             string
+	}
+	cases := []c{
+		{"16-bit local from a slice, tested, changed, read", "12", "pair_t", "bit<32>",
+			"bit<16> b = v.hi[15:0]; if (b != 0) { b = b - 1; } v.hi = (bit<32>)b; rv = 0;",
+			"RegisterAction a: RegisterAction can't support local var b", local},
+		{"the same with a 32-bit local", "12", "pair_t", "bit<32>",
+			"bit<32> b = v.hi; if (b != 0) { v.hi = b - 1; } rv = 0;", "", ""},
+		{"16-bit local from a slice, only tested", "12", "pair_t", "bit<32>",
+			"bit<16> t = v.lo[15:0]; if (t == 1) { v.hi = 1; } rv = 0;",
+			"RegisterAction a: " + slice + " (t holds v.lo[15:0] here", slice},
+		{"32-bit local from the half, only tested", "12", "pair_t", "bit<32>",
+			"bit<32> t = v.lo; if (t == 1) { v.hi = 1; } rv = 0;", "", ""},
+		{"32-bit local holding a cast slice, tested", "1", "bit<32>", "bit<32>",
+			"bit<32> t = (bit<32>)v[15:0]; if (t == 1) { v = 0; } rv = 0;", slice + " (t holds v[15:0] here", slice},
+		{"slice of a local whose value changed", "1", "pair_t", "bit<32>",
+			"bit<32> t = v.lo; v.lo = md.val; if (t[7:0] == 1) { v.hi = 1; } rv = 0;", "", ""},
+		{"16-bit local changed on one branch", "1", "pair_t", "bit<32>",
+			"bit<16> t = md.val[15:0]; if (md.idx == 1) { t = 3; } v.lo = (bit<32>)t; rv = 0;",
+			local + " t", local},
+		{"16-bit local read through a cast", "12", "bit<32>", "bit<32>",
+			"bit<16> t = md.val[15:0]; rv = (bit<32>)t; v = v + 1;", "", ""},
+		{"16-bit local assigned whole to the output", "1", "bit<32>", "bit<16>",
+			"bit<16> t = md.val[15:0]; rv = t; v = v + 1;", local + " t", local},
+		{"32-bit local assigned whole to the output", "1", "bit<32>", "bit<32>",
+			"bit<32> t = md.val; rv = t; v = v + 1;", "", ""},
+		{"bool local changed on one branch", "1", "bit<32>", "bit<32>",
+			"bool f = v == 1; if (md.idx == 2) { f = true; } if (f) { v = 0; } rv = 0;",
+			local + " f", local},
+		{"bool local only read", "1", "bit<32>", "bit<32>",
+			"bool f = v == 1; if (f) { v = 0; } rv = 0;", "", ""},
+		{"32-bit local of a 64-bit register, Tofino 2", "2", "bit<64>", "bit<32>",
+			"bit<32> t = md.val; rv = t;", local + " t (a bit<32> the Tofino compiler keeps: a stateful ALU local is bit<64>", local},
+		{"32-bit local of a 64-bit register, Tofino 1", "1", "bit<64>", "bit<32>",
+			"bit<32> t = md.val; rv = t;", "", ""},
+	}
+	var out []tnaCase
+	for _, x := range cases {
+		for _, gen := range strings.Split(x.gens, "") {
+			out = append(out, tnaCase{name: x.name, gen: gen, src: saluLocalProgram(x.reg, x.out, x.body), want: x.want, compiler: x.compiler})
+		}
+	}
+	return out
+}
+
+// TestTNARegisterActionLocals: bf-p4c refuses a local of a register action that its copy
+// propagation keeps and that is not of the stateful ALU's operand width (or the register
+// action's cell type), each assignment to it, and a slice of the register value that a local's
+// value brings into a condition (mau/stateful_alu.cpp after midend LocalCopyPropagation;
+// saluLocalRules), on Tofino 1 and 2 (the operand width differs for a bit<64> register).
+func TestTNARegisterActionLocals(t *testing.T) {
+	for _, tc := range saluLocalCases() {
+		checkRuleVerdict(t, tc.name+" (Tofino "+tc.gen+")", loadTNACase(t, tc), tc.want)
+	}
+	// Every assignment to a refused local is refused too, not its initializer.
+	got := loadTNACase(t, saluLocalCases()[0])
+	if n := strings.Count(got, "Can't assign to b in RegisterAction"); n != 1 {
+		t.Errorf("%d errors for assignments to b, want 1 (b = b - 1): %s", n, got)
+	}
+}
+
+// TestRealTNARules compiles the cases of the parse-depth, field-list and register-action-local
+// rules with bf-p4c (p4c-barefoot, make test-real) and checks that it refuses exactly the cases
+// the front end refuses, with the case's compiler message.
+//
+//	NETLOCK_P4TOOLS=/opt/p4tools go test -run '^TestRealTNARules$' -v ./bmv2/front
+func TestRealTNARules(t *testing.T) {
+	bin := testenv.RealTool(t, "p4c-barefoot")
+	reject, err := filepath.Abs("testdata/reject")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cases []tnaCase
+	cases = append(cases, parseDepthCases()...)
+	cases = append(cases, fieldListCases()...)
+	cases = append(cases, saluLocalCases()...)
+	dir := t.TempDir()
+	for i, tc := range cases {
+		src := filepath.Join(dir, fmt.Sprintf("case%d.p4", i))
+		if err := os.WriteFile(src, []byte(tc.src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		target := []string{"--target", "tofino", "--arch", "tna"}
+		if tc.gen == "2" {
+			target = []string{"--target", "tofino2", "--arch", "t2na"}
+		}
+		args := append(target, "-D__TARGET_TOFINO__="+tc.gen, "-I", reject)
+		for _, inc := range testenv.RealToolsIncludes() {
+			args = append(args, "-I", inc)
+		}
+		args = append(args, "-o", filepath.Join(dir, fmt.Sprintf("out%d", i)), src)
+		out, err := exec.Command(bin, args...).CombinedOutput()
+		refused := err != nil
+		switch {
+		case refused && tc.want == "":
+			t.Errorf("%s (Tofino %s): the front end accepts it, the compiler refuses it:\n%s", tc.name, tc.gen, lastLines(string(out), 12))
+		case !refused && tc.want != "":
+			t.Errorf("%s (Tofino %s): the front end refuses it, the compiler accepts it", tc.name, tc.gen)
+		case refused && !strings.Contains(string(out), tc.compiler):
+			t.Errorf("%s (Tofino %s): the compiler refuses it without %q:\n%s", tc.name, tc.gen, tc.compiler, lastLines(string(out), 12))
+		}
+	}
+	t.Logf("%d programs compiled", len(cases))
+}
+
+// lastLines returns the last n lines of s.
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
 }

@@ -245,3 +245,40 @@ func walkExpr(e Expr, f func(Expr)) {
 		walkExpr(e.Y, f)
 	}
 }
+
+// exprChildren returns e's direct subexpressions, in the order walkExpr visits them.
+func exprChildren(e Expr) []Expr {
+	var out []Expr
+	switch e := e.(type) {
+	case *MemberExpr:
+		out = append(out, e.X)
+	case *IndexExpr:
+		out = append(out, e.X, e.Index)
+	case *SliceExpr:
+		out = append(out, e.X, e.Hi, e.Lo)
+	case *UnaryExpr:
+		out = append(out, e.X)
+	case *BinaryExpr:
+		out = append(out, e.X, e.Y)
+	case *TernaryExpr:
+		out = append(out, e.Cond, e.Then, e.Else)
+	case *CastExpr:
+		out = append(out, e.X)
+	case *CallExpr:
+		out = append(out, e.Fun)
+		for _, a := range e.Args {
+			out = append(out, a.Value)
+		}
+	case *ListExpr:
+		out = append(out, e.Elems...)
+	case *StructExpr:
+		for _, x := range e.Fields {
+			out = append(out, x.Value)
+		}
+	case *MaskExpr:
+		out = append(out, e.X, e.Y)
+	case *RangeExpr:
+		out = append(out, e.X, e.Y)
+	}
+	return out
+}
