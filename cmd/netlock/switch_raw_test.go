@@ -86,18 +86,24 @@ func TestSwitchRawEndToEnd(t *testing.T) {
 		testenv.Unavailable(t, "ip netns add: %v %s", err, out)
 	}
 	t.Cleanup(func() { exec.Command("ip", "netns", "del", ns).Run() })
-	for _, args := range [][]string{
-		{"link", "add", sw1, "type", "veth", "peer", "name", "h1", "netns", ns},
-		{"link", "add", sw2, "type", "veth", "peer", "name", "h2", "netns", ns},
-		{"link", "set", sw1, "up"},
-		{"link", "set", sw2, "up"},
-		{"-n", ns, "link", "set", "h1", "up"},
-		{"-n", ns, "link", "set", "h2", "up"},
-	} {
+	ipCmd := func(args ...string) {
+		t.Helper()
 		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
 			testenv.Unavailable(t, "ip %v: %v %s", args, err, out)
 		}
 	}
+	ipCmd("link", "add", sw1, "type", "veth", "peer", "name", "h1", "netns", ns)
+	ipCmd("link", "add", sw2, "type", "veth", "peer", "name", "h2", "netns", ns)
+	// No IPv6 on the four ends: a link coming up sends router solicitations and MLD reports,
+	// which the switch and the hosts would count among the frames the test exchanges.
+	for _, i := range []string{sw1, sw2} {
+		os.WriteFile("/proc/sys/net/ipv6/conf/"+i+"/disable_ipv6", []byte("1"), 0o644) // absent without IPv6
+	}
+	ipCmd("netns", "exec", ns, "sh", "-c", "for i in h1 h2; do f=/proc/sys/net/ipv6/conf/$i/disable_ipv6; [ ! -e $f ] || echo 1 > $f; done")
+	ipCmd("link", "set", sw1, "up")
+	ipCmd("link", "set", sw2, "up")
+	ipCmd("-n", ns, "link", "set", "h1", "up")
+	ipCmd("-n", ns, "link", "set", "h2", "up")
 
 	var h1, h2 *port.RawPort
 	var openErr error

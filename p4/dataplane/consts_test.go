@@ -247,7 +247,8 @@ func TestProgramsControlInterface(t *testing.T) {
 	const locks = "size 16384"
 	wantTNA := map[string]string{
 		dataplane.RegisterCookie: "struct pair32_t size 1", dataplane.RegisterState: "struct pair32_t " + locks,
-		dataplane.RegisterWait: "bit<32> " + locks, dataplane.RegisterWaitHigh: "bit<32> " + locks, dataplane.RegisterQueue: "struct pair32_t " + locks,
+		dataplane.RegisterWait: "bit<32> " + locks, dataplane.RegisterWaitHigh: "bit<32> " + locks, dataplane.RegisterQueue: "bit<32> " + locks,
+		dataplane.RegisterQueueHigh: "bit<32> " + locks, dataplane.RegisterBuffered: "bit<32> " + locks,
 		dataplane.RegisterFloor: "bit<32> " + locks, dataplane.RegisterFloorHigh: "bit<32> " + locks, dataplane.RegisterToken: "bit<32> " + locks,
 		dataplane.RegisterTokenHigh: "bit<32> " + locks, dataplane.RegisterDone: "bit<16> " + locks,
 		"NetlockIngress.ended": "bit<32> size 65536",

@@ -56,8 +56,14 @@ const (
 	RegisterFloorHigh = "NetlockIngress.lk_floor_hi"
 	RegisterWaitHigh  = "NetlockIngress.lk_wait_hi"
 	// RegisterDone is the TNA program's count of done slots, which p4/netlock.p4 keeps in
-	// RegisterQueue's bits 63:48 (the TNA program's RegisterQueue has 0 there).
+	// RegisterQueue's bits 63:48.
 	RegisterDone = "NetlockIngress.lk_done"
+	// RegisterQueueHigh and RegisterBuffered are the TNA program's occupied slots at level 1 and
+	// requests buffered at the server, which p4/netlock.p4 keeps in RegisterQueue's bits 31:16
+	// and 47:32: the TNA program's RegisterQueue holds level 0's occupied slots alone, so that
+	// each stateful ALU compares one whole value (docs/dataplane.md "Tofino").
+	RegisterQueueHigh = "NetlockIngress.lk_q_hi"
+	RegisterBuffered  = "NetlockIngress.lk_buf"
 
 	// Controller packet metadata (@controller_header).
 	PacketOutHeader = "packet_out"

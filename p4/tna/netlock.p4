@@ -133,6 +133,7 @@ const bit<8> PH_PROBE3 = 9;   /* admin probe, third pass: the slot */
 const bit<8> PH_RESET2 = 10;  /* admin reset, second pass: the floor */
 const bit<8> PH_TBASE2 = 11;  /* admin token base, second pass: raise the counter */
 const bit<8> PH_COOKIE2 = 12; /* admin get-cookie, second pass: the low half */
+const bit<8> PH_BINC   = 13;  /* an overflow decided at a level's count: one more buffered */
 
 /* What a PH_SEND pass sends. */
 const bit<8> SEND_ACK   = 1;  /* the release's answer */
@@ -258,7 +259,7 @@ header nl_recirc_t {
     bit<8>  phase;
     bit<8>  wflags;     /* WF_* */
     bit<8>  send;       /* PH_SEND: SEND_* */
-    bit<8>  pad1;
+    bit<8>  binc_qe;    /* PH_BINC: 1 when a full level decided the overflow (check queue-empty) */
     bit<7>  pad0;
     bit<9>  in_port;    /* the port the request arrived on */
     bit<8>  level;      /* grant walk: the level it is at */
@@ -446,9 +447,13 @@ struct metadata_t {
     bit<32> now_b;
     bit<32> p_o;       /* admin probe: the offset of the slot asked for (probe_slot) */
     bit<16> g_arg;
-    bit<8>  q_adv;
-    bit<16> q_val;
-    bit<8>  q_op;      /* lk_q: which of q_upd's updates (QO_*) or q_half's halves */
+    bit<32> q_lim;     /* q_take, q_full: the worked level's size (lk_q, lk_q_hi) */
+    bit<32> q_dec0;    /* q_sub0, q_sub1: what they take off (0: a read) */
+    bit<32> q_dec1;
+    bit<8>  b_force;   /* buf_acq: one more buffered even if none is (an overflow decided elsewhere) */
+    bit<8>  b_dec;     /* buf_dec: one fewer buffered (0: a read) */
+    bit<32> b_val;     /* buf_set: the count to set */
+    bit<32> bv;        /* lk_buf before this pass's update */
     bit<16> d_inc;     /* lk_done: what done_add adds (0xffff: one fewer) */
     bit<32> st_lbound; /* lk_state's state_take and state_rel: bounds and steps (see there) */
     bit<32> st_wmax;
@@ -473,7 +478,8 @@ struct metadata_t {
     bit<8>  dup_hit;     /* the request was seen and has not ended (ended table) */
     bit<8>  meter_color;
     bit<8>  quota;
-    bit<32> qv;        /* lk_q: [31] queue-empty due, [29] overflow, [15:0] used */
+    bit<32> qv;        /* the worked level's occupied slots (q_sub), or 1 when q_take took one */
+    bit<32> qo;        /* the other level's occupied slots (q_sub) */
     bit<16> dv;        /* lk_done: the done slots after the update */
     bit<8>  ov;
     bit<8>  grant;
@@ -516,19 +522,6 @@ const bit<8> OP_REL = 4;   /* s_hold: validate and clear; s_flags: done */
 const bit<8> OP_TCH = 5;   /* s_hold: validate and touch */
 const bit<8> OP_WDR = 6;   /* s_flags: withdraw */
 const bit<8> OP_GTS = 7;   /* s_hold: read the grant time */
-
-/* meta.q_op: the update of lk_q's q_upd, or the half q_half reads. */
-const bit<8> QO_ACQ    = 1;
-const bit<8> QO_PB     = 2;
-const bit<8> QO_RD     = 3;
-const bit<8> QO_REL    = 4;
-const bit<8> QO_CLEAN  = 5;
-const bit<8> QO_WD     = 6;
-const bit<8> QO_SETBUF = 7;
-const bit<8> QO_CLR    = 8;
-const bit<8> QO_PBNONE = 9;
-const bit<8> QO_LO     = 10;
-const bit<8> QO_HI     = 11;
 
 /* ---- Ingress parser ---- */
 parser NetlockIngressParser(packet_in pkt, out headers_t hdr, out metadata_t meta,
@@ -833,23 +826,6 @@ parser NetlockIngressParser(packet_in pkt, out headers_t hdr, out metadata_t met
             if (v == meta.h_arg) { v = v + meta.h_step; } } };
 
 
-/* lk_q register actions end alike: write the fields back and return [31] queue-empty due (no
- * occupied slot at either level, requests buffered), [29] overflow, [15:0] the worked level's
- * occupied slots. */
-#define Q_FIELDS \
-    bit<16> u0 = v.lo[15:0]; \
-    bit<16> u1 = v.lo[31:16]; \
-    bit<16> b = v.hi[15:0]; \
-    bit<16> up = u0; \
-    if (meta.level != 0) { up = u1; } \
-    bit<32> ov = 0;
-#define Q_STORE \
-    if (meta.level == 0) { u0 = up; } else { u1 = up; } \
-    v.lo = u1 ++ u0; \
-    v.hi = (bit<32>)b; \
-    rv = (bit<32>)up | ov; \
-    if (u0 == 0 && u1 == 0 && b != 0) { rv = rv | 0x80000000; }
-
 control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                        in ingress_intrinsic_metadata_t ig_md,
                        in ingress_intrinsic_metadata_from_parser_t ig_prsr_md,
@@ -860,8 +836,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
      * lk_state pair: lo [14:0] holders, [15] the holder is exclusive, [31:16] exclusive
      *          waiters at level 0; hi [15:0] exclusive waiters at all levels
      * lk_wait, lk_wait_hi   waiters at level 0 and at level 1
-     * lk_q     pair: lo [15:0] occupied slots at level 0, [31:16] at level 1; hi [15:0]
-     *          requests buffered at the server (q2)
+     * lk_q, lk_q_hi   occupied slots at level 0 and at level 1
+     * lk_buf   requests buffered at the server (q2)
      * lk_done  done slots not yet passed by a head (p4/netlock.p4's lk_q [63:48])
      * lk_tok, lk_tok_hi   the grant counter's low and high halves
      * lk_floor, lk_floor_hi   grants numbered at or below it are void (set by an admin
@@ -875,7 +851,9 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     Register<bit<32>, bit<32>>(NETLOCK_LOCKS) lk_wait_hi;
     Register<bit<32>, bit<32>>(NETLOCK_LOCKS) lk_tok;
     Register<bit<32>, bit<32>>(NETLOCK_LOCKS) lk_tok_hi;
-    Register<pair32_t, bit<32>>(NETLOCK_LOCKS) lk_q;
+    Register<bit<32>, bit<32>>(NETLOCK_LOCKS) lk_q;
+    Register<bit<32>, bit<32>>(NETLOCK_LOCKS) lk_q_hi;
+    Register<bit<32>, bit<32>>(NETLOCK_LOCKS) lk_buf;
     Register<bit<16>, bit<32>>(NETLOCK_LOCKS) lk_done;
     Register<pair32_t, bit<32>>(1) cookie;
     /* The requests seen, as p4/netlock.p4's ended: at a CRC-32 of (lock, txn) modulo the table
@@ -996,59 +974,50 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         void apply(inout bit<32> v) { v = 0; }
     };
 
-    /* lk_q (see Q_FIELDS and Q_STORE): q_upd makes the update meta.q_op names, q_half reads
-     * the half it names. A Tofino stateful ALU holds four register actions (instructions) per
-     * register: the updates are one register action, chosen among by meta.q_op. */
-    RegisterAction<pair32_t, bit<32>, bit<32>>(lk_q) q_upd = {
-        void apply(inout pair32_t v, out bit<32> rv) {
-            Q_FIELDS
-            if (meta.q_op == QO_ACQ) {
-                /* An acquire takes a slot of its level, or overflows to the server's q2 when
-                 * none is free, requests are buffered there, or the lock is paused. */
-                if (meta.paused == 1 || b != 0 || up >= meta.size) {
-                    ov = 0x20000000;
-                    if (b != 0xffff) { b = b + 1; }
-                } else {
-                    up = up + 1;
-                }
-            } else if (meta.q_op == QO_PB) {
-                /* A push-back takes a slot (one request fewer buffered), or goes back as
-                 * overflow. */
-                if (up >= meta.size) {
-                    ov = 0x20000000;
-                } else {
-                    up = up + 1;
-                    if (b != 0) { b = b - 1; }
-                }
-            } else if (meta.q_op == QO_RD) {
-                /* Read; [29]: an acquire would overflow. */
-                if (meta.paused == 1 || b != 0 || up >= meta.size) { ov = 0x20000000; }
-            } else if (meta.q_op == QO_REL) {
-                /* A release: its slot is free when the head moved past it, else done
-                 * (lk_done). */
-                if (meta.q_adv == 1) { up = up - 1; }
-            } else if (meta.q_op == QO_CLEAN) {
-                /* The head moved over a done slot (lk_done: one fewer). */
-                up = up - 1;
-            } else if (meta.q_op == QO_SETBUF) {
-                b = meta.q_val;
-            } else if (meta.q_op == QO_PBNONE) {
-                /* A push-back without a request: an overflow the server did not buffer. */
-                if (b != 0) { b = b - 1; }
-            } else if (meta.q_op == QO_CLR) {
-                u0 = 0;
-                u1 = 0;
-                up = 0;
-                b = 0;
-            }
-            Q_STORE
+    /* The queue counters, p4/netlock.p4's lk_q: the occupied slots of each level (lk_q, lk_q_hi)
+     * and the requests buffered at the server (lk_buf), each in a register of its own, so that
+     * every question a stateful ALU asks is one comparison of its whole value (Tofino 1: two
+     * comparison units, no slices, no concatenations, one output operand). An acquire asks lk_buf
+     * first (a stage before): anything buffered, or the lock paused, and it overflows there
+     * (one more buffered); else its level's count takes a slot if one is free (q_take). When the
+     * level is full the overflow is decided after lk_buf, so the count of buffered requests
+     * grows in a second pass (PH_BINC, buf_acq forced). A push-back takes one off lk_buf first
+     * (buf_dec), then a slot; when none is free it goes back to the server and a second pass
+     * puts the one back. Between the two passes another request can see one buffered request
+     * fewer or more than p4/netlock.p4 would: it takes a slot that came free meanwhile ahead of
+     * the overflowing request, or overflows once more; exclusion and fencing do not depend on
+     * these counts, and the second pass sends queue-empty if the level drained meanwhile. A
+     * packet that runs to its end before the next (the tests) sees p4/netlock.p4's counts. */
+    RegisterAction<bit<32>, bit<32>, bit<32>>(lk_buf) buf_acq = {
+        void apply(inout bit<32> v, out bit<32> rv) {
+            rv = v;
+            if (v != 0 || meta.b_force == 1) { v = v + 1; }
         }
     };
-    RegisterAction<pair32_t, bit<32>, bit<32>>(lk_q) q_half = {
-        void apply(inout pair32_t v, out bit<32> rv) {
-            if (meta.q_op == QO_HI) { rv = v.hi; } else { rv = v.lo; }
+    RegisterAction<bit<32>, bit<32>, bit<32>>(lk_buf) buf_dec = {
+        void apply(inout bit<32> v, out bit<32> rv) {
+            rv = v;
+            if (v != 0 && meta.b_dec == 1) { v = v - 1; }
         }
     };
+    RegisterAction<bit<32>, bit<32>, bit<32>>(lk_buf) buf_set = {
+        void apply(inout bit<32> v) { v = meta.b_val; }
+    };
+#define Q_LEVEL(NL, REG) \
+    RegisterAction<bit<32>, bit<32>, bit<32>>(REG) q_take##NL = { \
+        void apply(inout bit<32> v, out bit<32> rv) { \
+            rv = 0; \
+            if (v < meta.q_lim) { v = v + 1; rv = 1; } } }; \
+    RegisterAction<bit<32>, bit<32>, bit<32>>(REG) q_sub##NL = { \
+        void apply(inout bit<32> v, out bit<32> rv) { v = v - meta.q_dec##NL; rv = v; } }; \
+    RegisterAction<bit<32>, bit<32>, bit<32>>(REG) q_full##NL = { \
+        void apply(inout bit<32> v, out bit<32> rv) { \
+            rv = 0; \
+            if (v >= meta.q_lim) { rv = 1; } } }; \
+    RegisterAction<bit<32>, bit<32>, bit<32>>(REG) q_clr##NL = { \
+        void apply(inout bit<32> v) { v = 0; } };
+    Q_LEVEL(0, lk_q)
+    Q_LEVEL(1, lk_q_hi)
 
     /* lk_done: done_add adds meta.d_inc (a release whose slot the head did not pass, a
      * withdrawal: 1; the head moving over a done slot: 0xffff, one fewer) and returns the
@@ -1456,7 +1425,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         if (ig_md.resubmit_flag == 1) {
             meta.phase = meta.resub.phase;
         }
-        hdr.recirc.pad1 = 0;
+        hdr.recirc.binc_qe = 0;
         meta.kind = K_ROUTE;
         if (hdr.udp.isValid() && hdr.udp.dst == NL_PORT) {
             if (!hdr.nl.isValid() || ig_prsr_md.parser_err != 0 ||
@@ -1596,6 +1565,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         bit<8> do_admin = 0;    /* admin, first pass */
         bit<8> do_send = 0;     /* send an answer decided before */
         bit<8> do_pbnone = 0;   /* push-back without a request */
+        bit<8> do_binc = 0;     /* one more request buffered (an overflow decided at a count) */
         bit<8> badreq = 0;
         if (work == 1 && ph == PH_WRITE) {
             do_write = 1;
@@ -1607,6 +1577,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             do_clean = 1;
         } else if (work == 1 && ph == PH_WDRAW) {
             do_wd = 1;
+        } else if (work == 1 && ph == PH_BINC) {
+            do_binc = 1;
         } else if (meta.kind == K_PB && fresh == 1 && hdr.nl.txn == 0) {
             do_pbnone = 1;
         } else if (meta.kind == K_PB && fresh == 1) {
@@ -1902,6 +1874,48 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         if (e_cell == meta.fp_exp) { meta.expired_hit = 8w1; } else { meta.expired_hit = 8w0; }
         if (e_cell == meta.fp) { meta.dup_hit = 8w1; } else { meta.dup_hit = 8w0; }
 
+        /* ================= stage: lk_buf ================= */
+        /* Before the tenant meter, so that it costs no stage of its own: an acquire only reads
+         * the count here (it overflows when requests are buffered or the lock is paused), and
+         * every overflow of an acquire is counted in a second pass (PH_BINC); a push-back that
+         * goes on (not a copy of an ended or live request: ended requests' stage) takes one off,
+         * put back by PH_BINC if it finds no slot; set-buffered and reset set it. */
+        meta.b_force = 0;
+        meta.b_dec = 0;
+        meta.b_val = 0;
+        bit<8> bop = 0;   /* 1 buf_acq, 2 buf_dec (b_dec 0: a read), 3 buf_set */
+        if (do_acq == 1 && meta.kind == K_PB) {
+            bop = 2;
+            if (meta.ended_hit == 0 && meta.dup_hit == 0) {
+                meta.b_dec = 1;
+            }
+        } else if (do_binc == 1) {
+            bop = 1;
+            meta.b_force = 1;
+        } else if (do_pbnone == 1) {
+            bop = 2;
+            meta.b_dec = 1;
+        } else if (ad_setb == 1) {
+            bop = 3;
+            meta.b_val = (bit<32>)hdr.admin.value[15:0];
+        } else if (ad_reset == 1) {
+            bop = 3;
+        } else if (do_acq == 1 || do_try == 1 || do_clean == 1 || (do_rel == 1 && meta.valid == 1) ||
+                   meta.found == 1 || ph_probe2 == 1) {
+            bop = 2;
+        }
+        if (bop == 1) {
+            meta.bv = buf_acq.execute(meta.idx);
+        } else if (bop == 2) {
+            meta.bv = buf_dec.execute(meta.idx);
+        } else if (bop == 3) {
+            buf_set.execute(meta.idx);
+        }
+        bit<8> ov_b = 0;   /* an acquire overflows: requests buffered, or the lock paused */
+        if (meta.bv != 0 || meta.paused == 1) {
+            ov_b = 1;
+        }
+
         /* ================= stage: the tenant meter ================= */
         if (do_acq == 1 || do_try == 1) {
             if (is_lock == 1 && fresh == 1) {
@@ -1987,60 +2001,124 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             clean_wd = 0;
         }
 
-        /* ================= stage: lk_q ================= */
-        meta.q_adv = adv;
-        if (ad_setb == 1) {
-            meta.q_val = (bit<16>)hdr.admin.value;
-        }
+        /* ================= stage: lk_q, lk_q_hi ================= */
+        /* The worked level: 1 take a slot (q_take), 2 take q_dec off and read (q_sub), 3 full?
+         * (q_full), 4 clear; the other level: 2 read, 4 clear. */
+        bit<8> qop = 0;
+        bit<8> qoo = 0;
+        bit<32> qdec = 0;
         if (do_acq == 1 && acq_go == 1) {
-            if (meta.kind == K_PB) {
-                meta.q_op = QO_PB;
-            } else {
-                meta.q_op = QO_ACQ;
+            if (meta.kind == K_PB || ov_b == 0) {
+                qop = 1;
             }
-            meta.qv = q_upd.execute(meta.idx);
-        } else if ((do_try == 1 && acq_go == 1) || do_rw0 == 1 || (do_clean == 1 && clean_done == 0)) {
-            meta.q_op = QO_RD;
-            meta.qv = q_upd.execute(meta.idx);
+        } else if (do_try == 1 && acq_go == 1) {
+            qop = 3;
+        } else if (do_rw0 == 1 || (do_clean == 1 && clean_done == 0) || do_binc == 1) {
+            qop = 2;
+            qoo = 2;
         } else if (do_rel == 1 && meta.valid == 1) {
-            meta.q_op = QO_REL;
-            meta.qv = q_upd.execute(meta.idx);
+            qop = 2;
+            qoo = 2;
+            if (adv == 1) { qdec = 1; }   /* its slot is free when the head moved past it */
             if (adv == 1) { meta.d_inc = 16w0; } else { meta.d_inc = 16w1; }
             meta.dv = done_add.execute(meta.idx);
         } else if (clean_done == 1) {
-            meta.q_op = QO_CLEAN;
-            meta.qv = q_upd.execute(meta.idx);
+            qop = 2;
+            qoo = 2;
+            qdec = 1;                     /* the head moved over a done slot */
             meta.d_inc = 0xffff;
             meta.dv = done_add.execute(meta.idx);
         } else if (meta.found == 1) {
-            meta.q_op = QO_WD;
-            meta.qv = q_upd.execute(meta.idx);
+            qop = 2;
+            qoo = 2;
             meta.d_inc = 1;
             meta.dv = done_add.execute(meta.idx);
-        } else if (ad_setb == 1) {
-            meta.q_op = QO_SETBUF;
-            meta.qv = q_upd.execute(meta.idx);
         } else if (ad_reset == 1) {
-            meta.q_op = QO_CLR;
-            q_upd.execute(meta.idx);
+            qop = 4;
+            qoo = 4;
             done_clr.execute(meta.idx);
-        } else if (do_pbnone == 1) {
-            meta.q_op = QO_PBNONE;
-            q_upd.execute(meta.idx);
-        } else if (ad_probe == 1) {
-            meta.q_op = QO_LO;
-            meta.qv = q_half.execute(meta.idx);
+        } else if (ad_probe == 1 || ad_setb == 1) {
+            qop = 2;
+            qoo = 2;
         } else if (ph_probe2 == 1) {
-            meta.q_op = QO_HI;
-            meta.qv = q_half.execute(meta.idx);
             meta.dv = done_rd.execute(meta.idx);
         }
+        meta.q_lim = (bit<32>)meta.size;
+        meta.q_dec0 = 0;
+        meta.q_dec1 = 0;
+        bit<8> qop0 = qoo;
+        bit<8> qop1 = qop;
+        if (meta.level == 0) {
+            qop0 = qop;
+            qop1 = qoo;
+            meta.q_dec0 = qdec;
+        } else {
+            meta.q_dec1 = qdec;
+        }
+        bit<32> r0 = 0;
+        bit<32> r1 = 0;
+        if (qop0 == 1) {
+            r0 = q_take0.execute(meta.idx);
+        } else if (qop0 == 2) {
+            r0 = q_sub0.execute(meta.idx);
+        } else if (qop0 == 3) {
+            r0 = q_full0.execute(meta.idx);
+        } else if (qop0 == 4) {
+            q_clr0.execute(meta.idx);
+        }
+        if (qop1 == 1) {
+            r1 = q_take1.execute(meta.idx);
+        } else if (qop1 == 2) {
+            r1 = q_sub1.execute(meta.idx);
+        } else if (qop1 == 3) {
+            r1 = q_full1.execute(meta.idx);
+        } else if (qop1 == 4) {
+            q_clr1.execute(meta.idx);
+        }
+        if (meta.level == 0) {
+            meta.qv = r0;
+            meta.qo = r1;
+        } else {
+            meta.qv = r1;
+            meta.qo = r0;
+        }
+        /* queue-empty due: no occupied slot at either level and requests buffered (PH_BINC: one
+         * more now; set-buffered: the count set), unless paused. PH_BINC checks only when a full
+         * level of some slots decided its overflow (the level may have drained since; requests
+         * buffered before had it announced by whoever drained it). */
         bit<8> qe = 8w0;
-        if (meta.qv[31:31] == 1 && meta.paused == 0) { qe = 8w1; }
+        if (meta.qv == 0 && meta.qo == 0 && meta.paused == 0) {
+            if (do_binc == 1) {
+                if (hdr.recirc.binc_qe == 1 && meta.size != 0) { qe = 8w1; }
+            } else if (ad_setb == 1) {
+                if (meta.b_val != 0) { qe = 8w1; }   /* the count just set */
+            } else if (meta.bv != 0) {
+                qe = 8w1;
+            }
+        }
         bit<8> qdone = 8w1;
         if (meta.dv == 0) { qdone = 8w0; }
         bit<16> qused = meta.qv[15:0];
-        if (meta.qv[29:29] == 1) { meta.ov = 8w1; } else { meta.ov = 8w0; }
+        /* An acquire or a push-back overflows when it took no slot (q_take returns 1 when it
+         * took one); a try when requests are buffered, the lock is paused or its level is full
+         * (q_full). */
+        meta.ov = 0;
+        bit<8> binc = 0;      /* lk_buf one more in the next pass (PH_BINC) */
+        bit<8> binc_qe = 0;   /* ... and a full level decided it: check queue-empty there */
+        if (do_acq == 1 && acq_go == 1) {
+            if (meta.qv == 0) {
+                meta.ov = 1;
+                if (meta.kind == K_PB) {
+                    binc_qe = 1;
+                    if (meta.bv != 0) { binc = 1; }   /* put back what buf_dec took off */
+                } else {
+                    binc = 1;
+                    if (ov_b == 0) { binc_qe = 1; }
+                }
+            }
+        } else if (do_try == 1 && acq_go == 1) {
+            if (ov_b == 1 || meta.qv == 1) { meta.ov = 1; }
+        }
 
         /* ================= stage: lk_state ================= */
         bit<8> take = 8w0;
@@ -2309,6 +2387,10 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 if (meta.kind == K_PB) {
                     hdr.ans.token = hdr.nl.token;
                 }
+                if (binc == 1) {
+                    hdr.recirc.binc_qe = binc_qe;
+                    again(PH_BINC);   /* lk_buf: one more buffered */
+                }
             } else {
                 meta.resub.setValid();
                 meta.resub.phase = PH_WRITE;
@@ -2318,6 +2400,11 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 meta.resub.seq = meta.tok_lo;
                 meta.resub_go = 1;
             }
+        }
+
+        /* ---- an overflow decided at a level's count: counted in lk_buf now ---- */
+        if (do_binc == 1 && qe == 1) {
+            ans_queue_empty();   /* the level drained since the overflow */
         }
 
         /* ---- acquire: writing pass (the slot is written; a grant goes out) ---- */
@@ -2572,8 +2659,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 hdr.admin.xwait = st_hi[31:16] + st_hi[15:0];
                 hdr.admin.wait0 = w0;
                 hdr.admin.wait1 = w1;
-                hdr.admin.used0 = meta.qv[15:0];
-                hdr.admin.used1 = meta.qv[31:16];
+                hdr.admin.used0 = r0[15:0];
+                hdr.admin.used1 = r1[15:0];
                 hdr.admin.head = head;
                 hdr.admin.tail = meta.tail;
                 hdr.admin.gnext = meta.gn_lv;
@@ -2626,7 +2713,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             if (ph == PH_PROBE2) {
                 hdr.admin.holders = 1w0 ++ meta.rd32[14:0];
                 hdr.admin.xheld = 7w0 ++ meta.rd32[16:16];
-                hdr.admin.buffered = meta.qv[15:0];
+                hdr.admin.buffered = meta.bv[15:0];
                 hdr.admin.done = meta.dv;
                 hdr.admin.gts = meta.sv.gts;
                 again(PH_PROBE3);

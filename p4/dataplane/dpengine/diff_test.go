@@ -687,10 +687,12 @@ func runDiff(t tb, r, r2 *rig, rules diffRules, seed uint64) {
 	}
 	d.drain()
 	// Both sides are empty again: the switch's per-lock counters are zero.
-	for _, name := range []string{dataplane.RegisterState, dataplane.RegisterWait, dataplane.RegisterWaitHigh, dataplane.RegisterQueue, dataplane.RegisterDone} {
+	for _, name := range []string{dataplane.RegisterState, dataplane.RegisterWait, dataplane.RegisterWaitHigh, dataplane.RegisterQueue,
+		dataplane.RegisterQueueHigh, dataplane.RegisterBuffered, dataplane.RegisterDone} {
 		reg, err := r.sw.Register(name)
-		if (name == dataplane.RegisterWaitHigh || name == dataplane.RegisterDone) && err != nil && r.sw.Program.Name == dataplane.V1Model.Name {
-			continue // the v1model program keeps both levels in RegisterWait, done slots in RegisterQueue
+		if (name == dataplane.RegisterWaitHigh || name == dataplane.RegisterQueueHigh || name == dataplane.RegisterBuffered ||
+			name == dataplane.RegisterDone) && err != nil && r.sw.Program.Name == dataplane.V1Model.Name {
+			continue // the v1model program keeps both levels in RegisterWait, the queue counters and done slots in RegisterQueue
 		}
 		must(t, err)
 		for l := 0; l < rules.locks; l++ {
@@ -795,8 +797,7 @@ var mutants = map[string][]mutant{
 		{"shared-overtakes-waiting-exclusive", "a shared request waits behind an exclusive one at its level",
 			"if (meta.level == 0) { meta.st_wmax = 32w0xffff; } else { meta.st_wmax = 32w0; }", "meta.st_wmax = 0xffffffff;"},
 		{"overflow-ignores-q2", "no request overtakes the server's q2",
-			"if (meta.paused == 1 || b != 0 || up >= meta.size) {\n                    ov = 0x20000000;\n                    if (b != 0xffff)",
-			"if (meta.paused == 1 || up >= meta.size) {\n                    ov = 0x20000000;\n                    if (b != 0xffff)"},
+			"if (meta.bv != 0 || meta.paused == 1) {\n            ov_b = 1;", "if (meta.paused == 1) {\n            ov_b = 1;"},
 		{"walk-grants-exclusive-to-holders", "an exclusive waiter is granted only when nobody holds",
 			"            } else if (examine == 1) {\n                meta.st_wgr = wunit;\n",
 			"            } else if (examine == 1) {\n                meta.st_wgr = wunit;\n                meta.st_lbound = 0x10000;\n"},

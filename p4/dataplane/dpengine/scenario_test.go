@@ -781,6 +781,9 @@ func testScenarios(t *testing.T, prog dataplane.Program, pl engine.Pipeline, src
 				t.Fatal(err)
 			}
 			truncateSessions(cmds, prog)
+			if prog.Name == dataplane.TNA.Name {
+				cmds = tnaQueueReads(cmds)
+			}
 			res, err := stf.Run(sw, cmds)
 			if err != nil {
 				t.Fatal(err)
@@ -790,6 +793,29 @@ func testScenarios(t *testing.T, prog dataplane.Program, pl engine.Pipeline, src
 			}
 		})
 	}
+}
+
+// tnaQueueReads turns the scenarios' reads of RegisterQueue, in the v1model program's layout,
+// into reads of the TNA program's registers that hold its parts (tnaQueueParts).
+func tnaQueueReads(cmds []stf.Command) []stf.Command {
+	out := make([]stf.Command, 0, len(cmds))
+	for _, c := range cmds {
+		if c.Name != "register_read" || len(c.Args) != 3 || c.Args[0] != dataplane.RegisterQueue {
+			out = append(out, c)
+			continue
+		}
+		v, err := strconv.ParseUint(c.Args[2], 0, 64)
+		if err != nil {
+			out = append(out, c) // the runner reports it
+			continue
+		}
+		for _, p := range tnaQueueParts {
+			part := c
+			part.Args = []string{p.name, c.Args[1], strconv.FormatUint(v>>p.shift&0xffff, 10)}
+			out = append(out, part)
+		}
+	}
+	return out
 }
 
 // truncateSessions gives the clone sessions of the scenarios' STF (written once, for both

@@ -72,7 +72,7 @@ func TestTNARulesRefuseTwoActions(t *testing.T) {
 	lines := strings.Split(src, "\n")
 	exec := regexp.MustCompile(`(\w+)\.execute\(([^)]*)\)`)
 	tested := 0
-	for _, block := range []string{"lk_floor", "lk_q", "lk_state", "lk_wait", "the grant counter", "the heads",
+	for _, block := range []string{"lk_floor", "lk_buf", "lk_q, lk_q_hi", "lk_state", "lk_wait", "the grant counter", "the heads",
 		"the tails", "gnext", "the cookie", "ended requests"} {
 		r, ok := blocks[block]
 		if !ok {
