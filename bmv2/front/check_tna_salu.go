@@ -39,15 +39,14 @@ import (
 //     and only its second a PHV field ("Can't reference phv in first operand", bf-asm
 //     AluOP::Decode, after swapping the operands where it can).
 //
-// A slice in a condition, a statement with more than one operator and a mask are errors, as for
-// bf-p4c and bf-asm. The comparison and concatenation rules are still warnings:
-// p4/tna/netlock.p4's q_upd breaks them (docs/dataplane.md, "What is left: lk_q"), and netlock
-// switch loads that program; each becomes an error once no register action of it breaks it.
+// Every rule is an error, as for bf-p4c and bf-asm (the comparison count and the concatenation
+// were warnings while p4/tna/netlock.p4's q_upd broke them; its queue counters are now registers
+// of their own, docs/dataplane.md "Tofino").
 
 // tnaSALUCmpUnits is Device::statefulAluSpec().CmpUnits.size() on Tofino 1 and 2.
 var tnaSALUCmpUnits = map[int]int{1: 2, 2: 4}
 
-// tnaSALURules refuses, or warns about, the register actions among instances whose apply one
+// tnaSALURules refuses the register actions among instances whose apply one
 // stateful ALU instruction cannot hold.
 func (c *checker) tnaSALURules(instances []*InstanceDecl) {
 	units := tnaSALUCmpUnits[1]
@@ -93,7 +92,7 @@ func (c *checker) saluApply(d *InstanceDecl, fn *FunctionDecl, units int, chip s
 		}
 	})
 	if len(cmps) > units {
-		c.warnf(first, "RegisterAction %s: %d comparisons, more than the %d comparison units of a %s stateful ALU (bf-p4c: \"needs %d comparisons but the device only has %d comparison units\")",
+		c.errorf(first, "RegisterAction %s: %d comparisons, more than the %d comparison units of a %s stateful ALU (bf-p4c: \"needs %d comparisons but the device only has %d comparison units\")",
 			d.Name, len(cmps), units, chip, len(cmps), units)
 	}
 
@@ -140,7 +139,7 @@ func (c *checker) saluApply(d *InstanceDecl, fn *FunctionDecl, units int, chip s
 			}
 		})
 		if bad {
-			c.warnf(b.P, "RegisterAction %s: %s concatenates the register's value or a local variable (bf-p4c: \"Bit concatenation result cannot be assigned to an output parameter\")",
+			c.errorf(b.P, "RegisterAction %s: %s concatenates the register's value or a local variable (bf-p4c: \"Bit concatenation result cannot be assigned to an output parameter\")",
 				d.Name, ExprString(b))
 		}
 	})

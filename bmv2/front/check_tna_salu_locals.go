@@ -23,11 +23,6 @@ import (
 //     register value in a condition ("slice of register value in condition is not supported",
 //     line 954), whether or not the local survives.
 //
-// These are warnings, not errors, while p4/tna/netlock.p4's q_upd breaks them (as the comparison
-// count and the concatenation rules of check_tna_salu.go are): netlock switch and the tests load
-// that program (docs/dataplane.md, "The real compiler"). Loaded with Options.Strict... is not
-// offered: `netlock p4 check` prints them as warnings in the compiler's words.
-//
 // What survives is decided as LocalCopyPropagation decides it: a local is kept when some read of
 // it finds no known value (it was changed on one branch of an if and not the other, or
 // something it was computed from changed since), or when it is the whole right-hand side of an
@@ -166,7 +161,7 @@ func (c *checker) saluLocalRules(d *InstanceDecl, fn *FunctionDecl) {
 			continue
 		}
 		reported[key] = true
-		c.warnf(u.at, "RegisterAction %s: slice of register value in condition is not supported (%s holds %s here: the Tofino compiler propagates it into the condition)",
+		c.errorf(u.at, "RegisterAction %s: slice of register value in condition is not supported (%s holds %s here: the Tofino compiler propagates it into the condition)",
 			d.Name, u.slice.via, u.slice.text)
 	}
 	var refused []*VarDecl
@@ -184,7 +179,7 @@ func (c *checker) saluLocalRules(d *InstanceDecl, fn *FunctionDecl) {
 		if !saluLocalOK(cell, width, nil) {
 			also = ", or the register action's " + cell.String()
 		}
-		c.warnf(v.P, "RegisterAction %s: RegisterAction can't support local var %s (a %s the Tofino compiler keeps: a stateful ALU local is bit<%d> or int<%d>, its operand width on this register%s)",
+		c.errorf(v.P, "RegisterAction %s: RegisterAction can't support local var %s (a %s the Tofino compiler keeps: a stateful ALU local is bit<%d> or int<%d>, its operand width on this register%s)",
 			d.Name, v.Name, v.T, width, width, also)
 	}
 	if len(bad) == 0 {
@@ -206,7 +201,7 @@ func (c *checker) saluLocalRules(d *InstanceDecl, fn *FunctionDecl) {
 			}
 		}
 		if n, ok := root.(*NameExpr); ok && bad[n.Name] {
-			c.warnf(as.LHS.Position(), "RegisterAction %s: Can't assign to %s in RegisterAction (a local it cannot have)", d.Name, ExprString(as.LHS))
+			c.errorf(as.LHS.Position(), "RegisterAction %s: Can't assign to %s in RegisterAction (a local it cannot have)", d.Name, ExprString(as.LHS))
 		}
 	})
 }

@@ -61,8 +61,7 @@ func TestAccept(t *testing.T) {
 }
 
 // TestReject checks every program in testdata/reject: the checker must reject it with exactly the
-// diagnostics in NAME.err (file:line:col: message), or, for a rule that only warns (NAME.warn),
-// accept it with exactly those warnings.
+// diagnostics in NAME.err (file:line:col: message).
 func TestReject(t *testing.T) {
 	files, err := filepath.Glob("testdata/reject/*.p4")
 	if err != nil || len(files) == 0 {
@@ -70,10 +69,6 @@ func TestReject(t *testing.T) {
 	}
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
-			if warn := strings.TrimSuffix(f, ".p4") + ".warn"; fileExists(warn) {
-				checkWarnings(t, f, warn)
-				return
-			}
 			_, err := Load(f)
 			if err == nil {
 				t.Fatalf("accepted, want an error")
@@ -97,31 +92,5 @@ func TestReject(t *testing.T) {
 				t.Errorf("diagnostics differ\ngot:\n%swant:\n%s", got, want)
 			}
 		})
-	}
-}
-
-// checkWarnings loads f, which must be accepted with exactly the warnings in golden.
-func checkWarnings(t *testing.T, f, golden string) {
-	t.Helper()
-	c, err := Load(f)
-	if err != nil {
-		t.Fatalf("refused, want warnings only: %v", err)
-	}
-	var b strings.Builder
-	for _, w := range c.Warnings {
-		b.WriteString(w.Error() + "\n")
-	}
-	if *update {
-		if err := os.WriteFile(golden, []byte(b.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if b.String() != string(want) {
-		t.Errorf("warnings differ\ngot:\n%swant:\n%s", b.String(), want)
 	}
 }
