@@ -443,8 +443,10 @@ struct metadata_t {
     bit<16> q_endx;    /* tail_enq: (meta.size - 1) ^ 0x8000 (LEVEL_REGS) */
     bit<16> q_wrap;    /* 0x8001 - meta.size: h_step at the region's end */
     bit<16> q_end0;    /* meta.size - 1: the last position of lap 0 (QNEXT_SET) */
-    bit<32> now_a;     /* meta.now's two partial sums (clock_sum) */
+    bit<32> now_a;     /* meta.now's terms (the timestamp's slices), then its two partial sums */
     bit<32> now_b;
+    bit<32> now_c;
+    bit<32> now_d;
     bit<32> p_o;       /* admin probe: the offset of the slot asked for (probe_slot) */
     bit<16> g_arg;
     bit<32> q_lim;     /* q_take, q_full: the worked level's size (lk_q, lk_q_hi) */
@@ -1222,10 +1224,21 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         meta.q_wrap = 0x8001 - meta.size1;
     }
 
-    /* The clock's last sum, in an action of its own: an action computes one operation per
-     * field in one stage (bf-p4c: "action spanning multiple stages"). */
+    /* The clock: the timestamp's four slices are each moved into a container of their own by
+     * the hash unit (IDENTITY: an adder takes operands aligned in their containers, which
+     * slices of the 48-bit timestamp are not: bf-p4c, "conflicting PARDE alignment
+     * requirements"), then summed in two steps, an action each (an action computes one
+     * operation per field in one stage: "action spanning multiple stages"). */
+    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) clk_10;
+    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) clk_16;
+    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) clk_17;
+    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) clk_21;
+    action clock_pairs() {
+        meta.now_a = meta.now_a + meta.now_b;
+        meta.now_c = meta.now_c + meta.now_d;
+    }
     action clock_sum() {
-        meta.now = meta.now_a + meta.now_b;
+        meta.now = meta.now_a + meta.now_c;
     }
     /* The admin probe's slot: the offset from the head (probe_add), wrapped in the region
      * (probe_wrap), then its index (probe_slot), each an action of its own (one operation per
@@ -1386,8 +1399,11 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         meta.resub_go = 0;
         /* The switch's clock in microseconds, low 32 bits: the MAC timestamp (ns) times
          * 2^-10 + 2^-16 + 2^-17 + 2^-21 = 0.99993/1000 (Tofino cannot divide by 1000). */
-        meta.now_a = ig_md.ingress_mac_tstamp[41:10] + ig_md.ingress_mac_tstamp[47:16];
-        meta.now_b = (1w0 ++ ig_md.ingress_mac_tstamp[47:17]) + (5w0 ++ ig_md.ingress_mac_tstamp[47:21]);
+        meta.now_a = clk_10.get({ig_md.ingress_mac_tstamp[41:10]});
+        meta.now_b = clk_16.get({ig_md.ingress_mac_tstamp[47:16]});
+        meta.now_c = clk_17.get({ig_md.ingress_mac_tstamp[47:17]});
+        meta.now_d = clk_21.get({ig_md.ingress_mac_tstamp[47:21]});
+        clock_pairs();
         clock_sum();
         hdr.ans.setValid();    /* the answer is built here; invalid again unless sent */
         hdr.kind.setInvalid();

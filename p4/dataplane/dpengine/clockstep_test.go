@@ -62,3 +62,46 @@ func TestSweepAfterClockStepBack(t *testing.T) {
 		})
 	}
 }
+
+// TestSwitchClockMicroseconds: the switch's clock (admin replies' now, the grant times and lease
+// checks) counts microseconds: p4/netlock.p4 divides bmv2's timestamp exactly, p4/tna/netlock.p4
+// multiplies Tofino's nanosecond MAC timestamp by 2^-10 + 2^-16 + 2^-17 + 2^-21 = 0.99993/1000
+// (its four terms moved by the hash unit, then summed: docs/dataplane.md "Tofino"), 70 ppm slow.
+// Checked over 10 s between two probes, within 100 ppm; a term off by one bit is 0.76% off.
+func TestSwitchClockMicroseconds(t *testing.T) {
+	for _, run := range pipelineRuns {
+		t.Run(run.name, func(t *testing.T) {
+			r := newRigSource(t, run.prog, dataplane.Sizing{Locks: 8, PartBits: 6}, nil, run.pl)
+			must(t, r.sw.SetLock(dataplane.LockEntry{Lock: 7, Index: 1, Server: 1,
+				Regions: [dataplane.Levels]dataplane.Region{{Left: 0, Size: 4}, {Left: 4, Size: 4}}}))
+			now := func() uint32 {
+				t.Helper()
+				_, pins := r.admin(&dataplane.AdminRequest{Op: wire.AdminSwitchProbe, Lock: 7})
+				if len(pins) != 1 {
+					t.Fatalf("probe: %d packet-ins, want 1", len(pins))
+				}
+				_, _, fr, err := dataplane.ParsePacketIn(pins[0])
+				if err != nil {
+					t.Fatal(err)
+				}
+				rep, err := dataplane.ParseAdminReply(fr)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return uint32(rep.Now)
+			}
+			const span = 10 * time.Second
+			r.now = r.now.Add(37 * time.Hour) // well into the timestamp's range
+			first := now()
+			r.now = r.now.Add(span)
+			got := float64(now() - first) // modulo 2^32
+			want := float64(span / time.Microsecond)
+			if run.prog.Name == dataplane.TNA.Name {
+				want *= 0.99993
+			}
+			if d := got/want - 1; d > 1e-4 || d < -1e-4 {
+				t.Errorf("%v of the switch's clock counted %.0f µs, want %.0f (%.0f ppm off)", span, got, want, d*1e6)
+			}
+		})
+	}
+}
