@@ -107,6 +107,7 @@ func (c *checker) saluApply(d *InstanceDecl, fn *FunctionDecl, units int, chip s
 	}
 
 	c.saluLocalRules(d, fn)
+	c.saluOutputs(d, fn)
 	c.saluOperators(d, fn, params, locals)
 	c.saluMasks(d, conds, chip)
 	c.saluCmpOperands(d, conds, params, locals)
@@ -406,5 +407,46 @@ func (c *checker) saluALUOperands(d *InstanceDecl, fn *FunctionDecl, params map[
 			c.errorf(b.P, "RegisterAction %s: %s takes two packet fields: a stateful ALU instruction takes the register's value or a constant and one PHV operand (bf-asm: \"Can't reference phv in first operand\")",
 				d.Name, ExprString(b))
 		}
+	})
+}
+
+// saluOutputs refuses an output of apply (an out parameter) assigned two different operands: a
+// stateful ALU instruction drives an output from one source, the register's value before, a
+// result of its ALUs or a constant, under a predicate (bf-p4c CreateSaluInstruction::
+// setup_output, mau/stateful_alu.cpp line 1942: "Incompatible outputs in RegisterAction: mem_hi
+// and mem_lo"). Constants may differ (each is its own predicated output), and an assignment of 0
+// is the output's default; otherwise every assignment must be the same expression: rv = v.hi in
+// one branch and rv = v.lo in another, or rv = v before an update and rv = v | 0x10000 after it,
+// are refused. The compiler's own message for the second case can be "Two or more assignments of
+// rv inside the register action ... are not mutually exclusive"; the front end gives one message
+// for both.
+func (c *checker) saluOutputs(d *InstanceDecl, fn *FunctionDecl) {
+	outs := map[*Param]bool{}
+	for _, p := range fn.Params {
+		if p.Dir == DirOut {
+			outs[p] = true
+		}
+	}
+	seen := map[*Param]string{}
+	walkStmts(fn.Body, func(st Stmt) {
+		as, ok := st.(*AssignStmt)
+		if !ok {
+			return
+		}
+		n, ok := as.LHS.(*NameExpr)
+		if !ok {
+			return
+		}
+		p, ok := n.Decl.(*Param)
+		if !ok || !outs[p] || isZero(as.RHS) || c.isConst(as.RHS) {
+			return
+		}
+		rhs := ExprString(as.RHS)
+		if first, ok := seen[p]; ok && first != rhs {
+			c.errorf(as.P, "RegisterAction %s: Incompatible outputs in RegisterAction: %s is %s here and %s before (a stateful ALU drives an output from one operand)",
+				d.Name, p.Name, rhs, first)
+			return
+		}
+		seen[p] = rhs
 	})
 }

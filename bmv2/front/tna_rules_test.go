@@ -799,6 +799,44 @@ func saluLocalCases() []tnaCase {
 	return out
 }
 
+// saluOutputCases are register actions whose output is assigned more than once (saluOutputs),
+// each refusal with a twin the compiler takes.
+func saluOutputCases() []tnaCase {
+	const msg = "Incompatible outputs in RegisterAction"
+	type c struct {
+		name, gens, reg, body string
+		want, compiler        string
+	}
+	cases := []c{
+		{"either half by a field", "12", "pair_t",
+			"if (md.idx == 1) { rv = v.hi; } else { rv = v.lo; }", msg + ": rv is v.lo here and v.hi before", msg},
+		{"one half, the choice outside", "12", "pair_t", "rv = v.hi;", "", ""},
+		{"the value, then an operator on it after an update", "12", "bit<32>",
+			"rv = v; if (v == md.val) { v = v + 1; rv = 0x10000 | v; }", msg, ""},
+		{"the value before, the update apart", "12", "bit<32>",
+			"rv = v; if (v == md.val) { v = v + 1; }", "", ""},
+		{"constants under predicates", "12", "bit<32>",
+			"rv = 0; if (v == md.val) { v = v + 1; rv = 1; } if (v == 7) { rv = 2; }", "", ""},
+		{"the same operand twice", "12", "pair_t",
+			"if (md.idx == 1) { v.lo = 0; rv = v.hi; } else { rv = v.hi; }", "", ""},
+	}
+	var out []tnaCase
+	for _, x := range cases {
+		for _, gen := range strings.Split(x.gens, "") {
+			out = append(out, tnaCase{name: x.name, gen: gen, src: saluLocalProgram(x.reg, "bit<32>", x.body), want: x.want, compiler: x.compiler})
+		}
+	}
+	return out
+}
+
+// TestTNARegisterActionOutputs: an output of a register action's apply takes one operand
+// (bf-p4c: "Incompatible outputs in RegisterAction"), constants aside.
+func TestTNARegisterActionOutputs(t *testing.T) {
+	for _, tc := range saluOutputCases() {
+		checkRuleVerdict(t, tc.name+" (Tofino "+tc.gen+")", loadTNACase(t, tc), tc.want)
+	}
+}
+
 // TestTNARegisterActionLocals: bf-p4c refuses a local of a register action that its copy
 // propagation keeps and that is not of the stateful ALU's operand width (or the register
 // action's cell type), each assignment to it, and a slice of the register value that a local's
@@ -830,6 +868,7 @@ func TestRealTNARules(t *testing.T) {
 	cases = append(cases, parseDepthCases()...)
 	cases = append(cases, fieldListCases()...)
 	cases = append(cases, saluLocalCases()...)
+	cases = append(cases, saluOutputCases()...)
 	dir := t.TempDir()
 	for i, tc := range cases {
 		src := filepath.Join(dir, fmt.Sprintf("case%d.p4", i))
