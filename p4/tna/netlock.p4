@@ -1970,11 +1970,13 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         if (do_rel == 1 && meta.valid == 1) {
             hop = 2;
             meta.h_arg = (bit<16>)(meta.tslot - meta.left);
-            if (meta.tslot - meta.left + 1 == (bit<32>)meta.size) { meta.h_step = meta.q_wrap; } else { meta.h_step = 16w1; }
+            /* the region's last offset: compared at 16 bits (a gateway compares fields sliced
+             * alike; bf-p4c failed, "Unbalanced slicing detected", on 32 against 16 bits) */
+            if (meta.h_arg == meta.q_end0) { meta.h_step = meta.q_wrap; } else { meta.h_step = 16w1; }
         } else if (clean_done == 1) {
             hop = 3;
             meta.h_arg = hdr.recirc.chead;
-            if ((bit<16>)hdr.recirc.chead[14:0] + 1 == meta.size) { meta.h_step = meta.q_wrap; } else { meta.h_step = 16w1; }
+            if (hdr.recirc.chead == meta.q_end0 || hdr.recirc.chead == meta.q_endx) { meta.h_step = meta.q_wrap; } else { meta.h_step = 16w1; }
         } else if (do_rw0 == 1 || meta.found == 1 || ad_probe == 1) {
             hop = 1;
         } else if (ad_reset == 1) {
