@@ -853,6 +853,84 @@ func TestTNARegisterActionLocals(t *testing.T) {
 	}
 }
 
+// actionCondProgram is a TNA program whose ingress control declares decls (t, a table on the
+// Ethernet type whose action is act, is declared with them when table is set) and applies body.
+func actionCondProgram(decls, body string, table bool) string {
+	if table {
+		decls += "\n    table t { key = { hdr.eth.etype : exact; } actions = { act; } }"
+	}
+	return `#include "tna_skel.inc"
+control Ing(inout hdr_t hdr, inout md_t md, in ingress_intrinsic_metadata_t ig_intr_md,
+            in ingress_intrinsic_metadata_from_parser_t ig_prsr_md,
+            inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md,
+            inout ingress_intrinsic_metadata_for_tm_t ig_tm_md) {
+    ` + decls + `
+    apply {
+        ` + body + `
+        ig_tm_md.ucast_egress_port = ig_intr_md.ingress_port;
+    }
+}
+#include "tna_main.inc"
+`
+}
+
+// actionCondCases are the action-condition rule's cases (tnaActionConditions), each refusal with
+// a twin the compiler takes, on Tofino 1 and 2.
+func actionCondCases() []tnaCase {
+	const msg = tnaActionConditionMsg
+	type c struct {
+		name, decls, body string
+		table             bool
+		want              string
+	}
+	cases := []c{
+		{"?: on a header field in the apply block", "", "md.val = (hdr.eth.etype == 0) ? md.idx : 32w5;", false, msg + " (a ?: in an apply block"},
+		{"?: in an expression of the apply block", "", "md.val = md.idx + (hdr.eth.etype == 0 ? 32w1 : 32w2);", false, msg},
+		{"?: in an initializer of the apply block", "", "bit<32> x = hdr.eth.isValid() ? md.idx : 32w5; md.val = x;", false, msg},
+		{"?: folded to a constant", "", "md.val = (1 == 1) ? md.idx : 32w5;", false, ""},
+		{"if around two assignments in the apply block", "", "if (hdr.eth.etype == 0) { md.val = md.idx; } else { md.val = 5; }", false, ""},
+		{"if on a parameter, called with a field", "action act(bit<32> l) { if (l == 0) { md.val = 1; } }", "act(md.idx);", false, msg + " (action act called as act(md.idx)"},
+		{"if on a parameter, called with an expression", "action act(bit<32> l) { if (l == 0) { md.val = 1; } }", "act(md.idx + 1);", false, msg},
+		{"if on a parameter, called with a constant", "action act(bit<32> l) { if (l == 0) { md.val = 1; } }", "act(0);", false, ""},
+		{"if on a bool parameter, called with a comparison", "action act(bool b) { if (b) { md.val = 1; } }", "act(hdr.eth.etype == 1);", false, msg},
+		{"if on a bool parameter, called with true", "action act(bool b) { if (b) { md.val = 1; } }", "act(true);", false, ""},
+		{"if on a header field in an action", "action act() { if (hdr.eth.etype == 1) { md.val = 1; } }", "act();", false, msg},
+		{"if on a header field in a table's action", "action act() { if (hdr.eth.etype == 1) { md.val = 1; } }", "t.apply();", true, msg + " (action act of table t"},
+		{"if on a header's validity in a table's action", "action act() { if (hdr.eth.isValid()) { md.val = 1; } }", "t.apply();", true, msg},
+		{"if comparing action data", "action act(bit<32> l) { if (l == 0) { md.val = 1; } }", "t.apply();", true, msg},
+		{"if comparing two action data", "action act(bit<32> l, bit<32> m) { if (l == m) { md.val = 1; } }", "t.apply();", true, msg},
+		{"if comparing a bit<1> action data", "action act(bit<1> f) { if (f == 1) { md.val = 1; } }", "t.apply();", true, msg},
+		{"if on a bool action data", "action act(bool b) { if (b) { md.val = 1; } }", "t.apply();", true, ""},
+		{"?: comparing action data", "action act(bit<32> l) { md.val = (l == 0) ? md.idx : 5; }", "t.apply();", true, msg},
+		{"?: on a bool action data", "action act(bool b) { md.val = b ? 32w1 : md.val; }", "t.apply();", true, ""},
+		{"if on two bool action data", "action act(bool b, bool c) { if (b && c) { md.val = 1; } }", "t.apply();", true, msg},
+		{"a table's action passing its bool action data on", "action inner(bool b) { if (b) { md.val = 1; } } action act(bool c) { inner(c); }", "t.apply();", true, ""},
+		{"a table's action passing a comparison of its action data on", "action inner(bool b) { if (b) { md.val = 1; } } action act(bit<32> l) { inner(l == 0); }", "t.apply();", true, msg + " (action inner of table t"},
+		{"a table's action called directly with a field too", "action act(bit<32> l) { if (l == 0) { md.val = 1; } }", "t.apply(); act(md.idx);", true, msg},
+	}
+	var out []tnaCase
+	for _, x := range cases {
+		for _, gen := range []string{"1", "2"} {
+			tc := tnaCase{name: x.name, gen: gen, src: actionCondProgram(x.decls, x.body, x.table), want: x.want}
+			if x.want != "" {
+				tc.compiler = msg
+			}
+			out = append(out, tc)
+		}
+	}
+	return out
+}
+
+// TestTNAActionConditions: bf-p4c refuses a condition in an action that is neither a constant
+// after folding nor a bool action data parameter (mau/instruction_selection.cpp,
+// mau/action_analysis.cpp: "Conditions in an action must be simple comparisons of an action data
+// parameter"), the ?: of an apply block and the ifs of directly called actions included.
+func TestTNAActionConditions(t *testing.T) {
+	for _, tc := range actionCondCases() {
+		checkRuleVerdict(t, tc.name+" (Tofino "+tc.gen+")", loadTNACase(t, tc), tc.want)
+	}
+}
+
 // TestRealTNARules compiles the cases of the parse-depth, field-list and register-action-local
 // rules with bf-p4c (p4c-barefoot, make test-real) and checks that it refuses exactly the cases
 // the front end refuses, with the case's compiler message.
@@ -869,6 +947,7 @@ func TestRealTNARules(t *testing.T) {
 	cases = append(cases, fieldListCases()...)
 	cases = append(cases, saluLocalCases()...)
 	cases = append(cases, saluOutputCases()...)
+	cases = append(cases, actionCondCases()...)
 	dir := t.TempDir()
 	for i, tc := range cases {
 		src := filepath.Join(dir, fmt.Sprintf("case%d.p4", i))
