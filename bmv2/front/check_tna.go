@@ -321,7 +321,8 @@ func (c *checker) tnaDeferredCalls() {
 // digests are ingress deparser operations, port metadata exists in the ingress parser only,
 // a resubmit header is at most 64 bits on Tofino 1, the egress parser's depth is bounded on
 // Tofino 1 (tnaParseDepth), a deparser's field lists hold no constant but 0
-// (tnaFieldListConstants), and a condition in an action of an ingress or egress control is a
+// (tnaFieldListConstants), a parser writes a field once per path unless it ORs
+// (tnaParserRewrites), and a condition in an action of an ingress or egress control is a
 // constant or a bool action data parameter (tnaActionConditions).
 func (c *checker) tnaPipelineRules() {
 	pipes, err := c.out.TNAPipes()
@@ -337,10 +338,12 @@ func (c *checker) tnaPipelineRules() {
 			c.tnaConstantAdvance(ep, true)
 			parsers[ep] = true
 			c.tnaParseDepth(ep)
+			c.tnaParserRewrites(ep, "egress")
 		}
 		if ip := p.IngressParser.Parser; ip != nil && !parsers[ip] {
 			parsers[ip] = true
 			c.tnaConstantAdvance(ip, false)
+			c.tnaParserRewrites(ip, "ingress")
 		}
 		for _, b := range []Block{p.Ingress, p.Egress} {
 			if b.Control != nil && !controls[b.Control] {

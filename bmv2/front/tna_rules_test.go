@@ -931,6 +931,120 @@ func TestTNAActionConditions(t *testing.T) {
 	}
 }
 
+// rewriteProgram is a TNA program whose ingress parser runs start, then next or other (or
+// accept, by the Ethernet type); start extracts eth, next h and other h2, each state running
+// the given statements after its extract (ck, a Checksum, has added h in next).
+func rewriteProgram(start, next, other string) string {
+	return `#include <core.p4>
+#include <tna.p4>
+header eth_t { bit<48> dst; bit<48> src; bit<16> etype; }
+header h_t { bit<16> f; bit<16> g; }
+struct hdr_t { eth_t eth; h_t h; h_t h2; }
+struct md_t { bit<16> val; bool ok; bit<1> err; bit<16> idx; }
+parser IgParser(packet_in pkt, out hdr_t hdr, out md_t md, out ingress_intrinsic_metadata_t ig_intr_md) {
+    Checksum() ck;
+    state start {
+        pkt.extract(ig_intr_md);
+        pkt.advance(PORT_METADATA_SIZE);
+        pkt.extract(hdr.eth);
+        ` + start + `
+        transition select(hdr.eth.etype) { 0x800: next; 0x801: other; default: accept; }
+    }
+    state next {
+        pkt.extract(hdr.h);
+        ck.add(hdr.h);
+        ` + next + `
+        transition accept;
+    }
+    state other {
+        pkt.extract(hdr.h2);
+        ` + other + `
+        transition accept;
+    }
+}
+control Ing(inout hdr_t hdr, inout md_t md, in ingress_intrinsic_metadata_t ig_intr_md,
+            in ingress_intrinsic_metadata_from_parser_t ig_prsr_md,
+            inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md,
+            inout ingress_intrinsic_metadata_for_tm_t ig_tm_md) {
+    apply {
+        if (md.ok) { hdr.eth.etype = md.val; }
+        if (md.err == 1) { hdr.eth.src = 1; }
+        hdr.eth.dst = (bit<48>)md.idx;
+        ig_tm_md.ucast_egress_port = ig_intr_md.ingress_port;
+    }
+}
+control IgDeparser(packet_out pkt, inout hdr_t hdr, in md_t md, in ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md) {
+    apply { pkt.emit(hdr); }
+}
+parser EgParser(packet_in pkt, out hdr_t hdr, out md_t md, out egress_intrinsic_metadata_t eg_intr_md) {
+    state start { pkt.extract(eg_intr_md); pkt.extract(hdr.eth); transition accept; }
+}
+control Eg(inout hdr_t hdr, inout md_t md, in egress_intrinsic_metadata_t eg_intr_md) { apply { } }
+control EgDeparser(packet_out pkt, inout hdr_t hdr, in md_t md) { apply { pkt.emit(hdr); } }
+Pipeline(IgParser(), Ing(), IgDeparser(), EgParser(), Eg(), EgDeparser()) pipe;
+Switch(pipe) main;
+`
+}
+
+// rewriteCases are the parser-rewrite rule's cases (tnaParserRewrites), each refusal with a twin
+// the compiler takes; want1 and want2 are the verdicts on Tofino 1 and 2.
+func rewriteCases() []tnaCase {
+	const again = "but has also previous assignment"
+	const inconsistent = "Inconsistent parser write semantic for field ingress::"
+	const verify = "Using checksum verify in direct assignment to set ingress::md.ok"
+	type c struct {
+		name, start, next, other string
+		want1, want2             string
+	}
+	cases := []c{
+		{"a constant, then fields on every path on", "md.val = 7;", "md.val = hdr.h.f;", "md.val = hdr.h2.f;",
+			"ingress::md.val is assigned in state ingress::other " + again, ""},
+		{"a constant, then a field on one path", "md.val = 7;", "md.val = hdr.h.f;", "", "", ""},
+		{"0, then fields on every path on", "md.val = 0;", "md.val = hdr.h.f;", "md.val = hdr.h2.f;", "", ""},
+		{"a field, then fields on every path on", "md.val = hdr.eth.etype;", "md.val = hdr.h.f;", "md.val = hdr.h2.f;", again, ""},
+		{"twice in one state", "", "md.val = hdr.h.f; md.val = hdr.h.g;", "", "", ""},
+		{"a constant, then constants that clear bits", "md.val = 3;", "md.val = 1;", "md.val = 1;", again, ""},
+		{"a constant, then constants that keep its bits", "md.val = 1;", "md.val = 3;", "md.val = 3;", "", ""},
+		{"an extracted field, then constants", "", "hdr.eth.etype = 5;", "hdr.eth.etype = 6;", "ingress::hdr.eth.etype is assigned in state ingress::other " + again, ""},
+		{"an extracted field, then all ones", "", "hdr.eth.etype = 0xffff;", "hdr.eth.etype = 0xffff;", "", ""},
+		{"true, then a checksum verify on one path and false on the other", "md.ok = true;", "md.ok = ck.verify();", "md.ok = false;",
+			again, verify},
+		{"true, then a checksum verify on one path", "md.ok = true;", "md.ok = ck.verify();", "", "", verify},
+		{"false, then a checksum verify", "md.ok = false;", "md.ok = ck.verify();", "", "", ""},
+		{"true, then a checksum verify ORed in", "md.ok = true;", "md.ok = ck.verify() || md.ok;", "", "", ""},
+		{"1, then a checksum verify ORed in", "md.err = 1;", "md.err = md.err | (bit<1>)ck.verify();", "", "", ""},
+		{"1, then a checksum verify ORed in and 0", "md.err = 1;", "md.err = md.err | (bit<1>)ck.verify();", "md.err = 0;",
+			inconsistent + "md.err in parser state ingress::next", inconsistent + "md.err"},
+		{"true, then a checksum verify ORed in and false", "md.ok = true;", "md.ok = ck.verify() || md.ok;", "md.ok = false;",
+			inconsistent + "md.ok", inconsistent + "md.ok"},
+	}
+	var out []tnaCase
+	for _, x := range cases {
+		for _, gen := range []string{"1", "2"} {
+			want := x.want1
+			if gen == "2" {
+				want = x.want2
+			}
+			compiler := want
+			if i := strings.Index(compiler, " ("); i >= 0 {
+				compiler = compiler[:i]
+			}
+			out = append(out, tnaCase{name: x.name, gen: gen, src: rewriteProgram(x.start, x.next, x.other), want: want, compiler: compiler})
+		}
+	}
+	return out
+}
+
+// TestTNAParserRewrites: bf-p4c refuses a parser that writes a field twice on a path unless the
+// later writes OR into it (parde/check_parser_multi_write.cpp): on Tofino 1 when every path from
+// the earlier write writes again ("is assigned in state ... but has also previous assignment"),
+// on Tofino 2 a checksum verify assigned so; an OR next to an overwrite on both.
+func TestTNAParserRewrites(t *testing.T) {
+	for _, tc := range rewriteCases() {
+		checkRuleVerdict(t, tc.name+" (Tofino "+tc.gen+")", loadTNACase(t, tc), tc.want)
+	}
+}
+
 // TestRealTNARules compiles the cases of the parse-depth, field-list and register-action-local
 // rules with bf-p4c (p4c-barefoot, make test-real) and checks that it refuses exactly the cases
 // the front end refuses, with the case's compiler message.
@@ -948,6 +1062,7 @@ func TestRealTNARules(t *testing.T) {
 	cases = append(cases, saluLocalCases()...)
 	cases = append(cases, saluOutputCases()...)
 	cases = append(cases, actionCondCases()...)
+	cases = append(cases, rewriteCases()...)
 	dir := t.TempDir()
 	for i, tc := range cases {
 		src := filepath.Join(dir, fmt.Sprintf("case%d.p4", i))
