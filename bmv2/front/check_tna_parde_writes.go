@@ -281,19 +281,18 @@ func (g *parserGraph) reachability() map[string]map[string]bool {
 
 // postdominatedBy is bf-p4c's is_postdominated_by_set: every successor of s (accept and reject
 // are none) is in set or, recursively, postdominated by it; a state without successors is not.
-// A state met again on the way counts as postdominated (a loop does not escape).
+// A transition back to a state on the way is a loopback, which bf-p4c's graph leaves out of
+// the successors (its loopback rule, is_loopback_reassignment, is not modelled: such a rewrite
+// is taken, as the compiler takes the one state that extracts on a loop, with a warning).
 func (g *parserGraph) postdominatedBy(s string, set map[string]bool) bool {
 	onWay := map[string]bool{}
 	var rec func(s string) bool
 	rec = func(s string) bool {
-		if onWay[s] {
-			return true
-		}
 		onWay[s] = true
 		defer delete(onWay, s)
 		n := 0
 		for _, x := range g.succs[s] {
-			if x == "accept" || x == "reject" {
+			if x == "accept" || x == "reject" || onWay[x] {
 				continue
 			}
 			n++

@@ -986,6 +986,22 @@ Switch(pipe) main;
 `
 }
 
+// rewriteLoop makes rewriteProgram's other state a loop: other, then other2 (which advances 4
+// bytes) and other again while h2.g is not 0.
+func rewriteLoop(src string) string {
+	return strings.Replace(src, `        transition accept;
+    }
+}
+control Ing`, `        transition select(hdr.h2.g) { 0: accept; default: other2; }
+    }
+    state other2 {
+        pkt.advance(32);
+        transition other;
+    }
+}
+control Ing`, 1)
+}
+
 // rewriteCases are the parser-rewrite rule's cases (tnaParserRewrites), each refusal with a twin
 // the compiler takes; want1 and want2 are the verdicts on Tofino 1 and 2.
 func rewriteCases() []tnaCase {
@@ -995,28 +1011,33 @@ func rewriteCases() []tnaCase {
 	type c struct {
 		name, start, next, other string
 		want1, want2             string
+		loop                     bool // other is on a loop (rewriteLoop)
 	}
 	cases := []c{
 		{"a constant, then fields on every path on", "md.val = 7;", "md.val = hdr.h.f;", "md.val = hdr.h2.f;",
-			"ingress::md.val is assigned in state ingress::other " + again, ""},
-		{"a constant, then a field on one path", "md.val = 7;", "md.val = hdr.h.f;", "", "", ""},
-		{"0, then fields on every path on", "md.val = 0;", "md.val = hdr.h.f;", "md.val = hdr.h2.f;", "", ""},
-		{"a field, then fields on every path on", "md.val = hdr.eth.etype;", "md.val = hdr.h.f;", "md.val = hdr.h2.f;", again, ""},
-		{"twice in one state", "", "md.val = hdr.h.f; md.val = hdr.h.g;", "", "", ""},
-		{"a constant, then constants that clear bits", "md.val = 3;", "md.val = 1;", "md.val = 1;", again, ""},
-		{"a constant, then constants that keep its bits", "md.val = 1;", "md.val = 3;", "md.val = 3;", "", ""},
-		{"an extracted field, then constants", "", "hdr.eth.etype = 5;", "hdr.eth.etype = 6;", "ingress::hdr.eth.etype is assigned in state ingress::other " + again, ""},
-		{"an extracted field, then all ones", "", "hdr.eth.etype = 0xffff;", "hdr.eth.etype = 0xffff;", "", ""},
+			"ingress::md.val is assigned in state ingress::other " + again, "", false},
+		{"a constant, then a field on one path", "md.val = 7;", "md.val = hdr.h.f;", "", "", "", false},
+		{"0, then fields on every path on", "md.val = 0;", "md.val = hdr.h.f;", "md.val = hdr.h2.f;", "", "", false},
+		{"a field, then fields on every path on", "md.val = hdr.eth.etype;", "md.val = hdr.h.f;", "md.val = hdr.h2.f;", again, "", false},
+		{"twice in one state", "", "md.val = hdr.h.f; md.val = hdr.h.g;", "", "", "", false},
+		{"a constant, then constants that clear bits", "md.val = 3;", "md.val = 1;", "md.val = 1;", again, "", false},
+		{"a constant, then constants that keep its bits", "md.val = 1;", "md.val = 3;", "md.val = 3;", "", "", false},
+		{"an extracted field, then constants", "", "hdr.eth.etype = 5;", "hdr.eth.etype = 6;", "ingress::hdr.eth.etype is assigned in state ingress::other " + again, "", false},
+		{"an extracted field, then all ones", "", "hdr.eth.etype = 0xffff;", "hdr.eth.etype = 0xffff;", "", "", false},
 		{"true, then a checksum verify on one path and false on the other", "md.ok = true;", "md.ok = ck.verify();", "md.ok = false;",
-			again, verify},
-		{"true, then a checksum verify on one path", "md.ok = true;", "md.ok = ck.verify();", "", "", verify},
-		{"false, then a checksum verify", "md.ok = false;", "md.ok = ck.verify();", "", "", ""},
-		{"true, then a checksum verify ORed in", "md.ok = true;", "md.ok = ck.verify() || md.ok;", "", "", ""},
-		{"1, then a checksum verify ORed in", "md.err = 1;", "md.err = md.err | (bit<1>)ck.verify();", "", "", ""},
+			again, verify, false},
+		{"true, then a checksum verify on one path", "md.ok = true;", "md.ok = ck.verify();", "", "", verify, false},
+		{"false, then a checksum verify", "md.ok = false;", "md.ok = ck.verify();", "", "", "", false},
+		{"true, then a checksum verify ORed in", "md.ok = true;", "md.ok = ck.verify() || md.ok;", "", "", "", false},
+		{"1, then a checksum verify ORed in", "md.err = 1;", "md.err = md.err | (bit<1>)ck.verify();", "", "", "", false},
 		{"1, then a checksum verify ORed in and 0", "md.err = 1;", "md.err = md.err | (bit<1>)ck.verify();", "md.err = 0;",
-			inconsistent + "md.err in parser state ingress::next", inconsistent + "md.err"},
+			inconsistent + "md.err in parser state ingress::next", inconsistent + "md.err", false},
 		{"true, then a checksum verify ORed in and false", "md.ok = true;", "md.ok = ck.verify() || md.ok;", "md.ok = false;",
-			inconsistent + "md.ok", inconsistent + "md.ok"},
+			inconsistent + "md.ok", inconsistent + "md.ok", false},
+		{"a field assigned on a loop", "", "", "md.val = hdr.h2.f;", "", "", true},
+		{"a constant, then a field assigned on a loop", "md.val = 7;", "", "md.val = hdr.h2.f;", "", "", true},
+		{"a field, then fields on every path on, one on a loop", "md.val = hdr.eth.etype;", "md.val = hdr.h.f;", "md.val = hdr.h2.f;",
+			"ingress::md.val is assigned in state ingress::other but has also previous assignments including assignment in the same state due to a loop", "", true},
 	}
 	var out []tnaCase
 	for _, x := range cases {
@@ -1029,7 +1050,11 @@ func rewriteCases() []tnaCase {
 			if i := strings.Index(compiler, " ("); i >= 0 {
 				compiler = compiler[:i]
 			}
-			out = append(out, tnaCase{name: x.name, gen: gen, src: rewriteProgram(x.start, x.next, x.other), want: want, compiler: compiler})
+			src := rewriteProgram(x.start, x.next, x.other)
+			if x.loop {
+				src = rewriteLoop(src)
+			}
+			out = append(out, tnaCase{name: x.name, gen: gen, src: src, want: want, compiler: compiler})
 		}
 	}
 	return out
