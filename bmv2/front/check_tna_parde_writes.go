@@ -40,7 +40,7 @@ type parserWrite struct {
 	p      Pos      // the statement
 	konst  *big.Int // the value written when it is a constant
 	width  int      // the field's width in bits
-	verify bool     // the value is (a cast of) Checksum.verify()
+	verify string   // the call when the value is (a cast of) Checksum.verify(): ck.verify()
 	or     bool     // the field ORed with the value (x = x | e, x = e || x)
 }
 
@@ -93,10 +93,12 @@ func (c *checker) tnaParserRewrites(p *ParserDecl, gress string) {
 						w := &parserWrite{state: s.Name, order: n, p: st.P, width: leaf.width}
 						if len(leaves) == 1 {
 							w.konst = constInt(c.out.Const[st.RHS])
-							w.verify = isChecksumCall(st.RHS, "verify")
-							w.or = orsInto(st.RHS, path, params)
-							if w.or {
-								w.verify = isChecksumCall(orOperand(st.RHS, path, params), "verify")
+							v := st.RHS
+							if w.or = orsInto(st.RHS, path, params); w.or {
+								v = orOperand(st.RHS, path, params)
+							}
+							if isChecksumCall(v, "verify") {
+								w.verify = ExprString(stripCasts(v))
 							}
 						}
 						add(leaf.path, w)
@@ -154,7 +156,7 @@ func (c *checker) tnaFieldRewrites(g *parserGraph, gress, field string, all []*p
 		}
 		kept := ws[:0:0]
 		for _, w := range ws {
-			if last[w.state] == w || w.verify {
+			if last[w.state] == w || w.verify != "" {
 				kept = append(kept, w)
 			}
 		}
@@ -204,9 +206,9 @@ func (c *checker) tnaFieldRewrites(g *parserGraph, gress, field string, all []*p
 	}
 	if c.out.TofinoGeneration() == 2 {
 		for _, w := range all {
-			if w.verify {
-				c.errorf(w.p, "Using checksum verify in direct assignment to set %s::%s is not supported when the left-hand side of the assignment can be written multiple times for one packet. (Tofino 2 clears the field on this write; OR the result in: %s = %s || ck.verify(), or assign it once)",
-					gress, field, field, field)
+			if w.verify != "" {
+				c.errorf(w.p, "Using checksum verify in direct assignment to set %s::%s is not supported when the left-hand side of the assignment can be written multiple times for one packet. (Tofino 2 clears the field on this write; OR the result in: %s = %s || %s, or assign it once)",
+					gress, field, field, field, w.verify)
 				return
 			}
 		}
@@ -235,8 +237,8 @@ func (c *checker) tnaFieldRewrites(g *parserGraph, gress, field string, all []*p
 		}
 	}
 	hint := ""
-	if curr.verify {
-		hint = fmt.Sprintf("; to accumulate checksum errors write the OR: %s = %s || ck.verify()", field, field)
+	if curr.verify != "" {
+		hint = fmt.Sprintf("; to accumulate checksum errors write the OR: %s = %s || %s", field, field, curr.verify)
 	}
 	c.errorf(curr.p, "%s::%s is assigned in state %s::%s but has also previous assignment%s%s. This re-assignment is not supported by Tofino. (Tofino 1 cannot clear a field the parser wrote; previously assigned in %s; assign it once on every path, or first to 0%s)",
 		gress, field, gress, curr.state, plural, loop, strings.Join(where, ", "), hint)
@@ -245,7 +247,7 @@ func (c *checker) tnaFieldRewrites(g *parserGraph, gress, field string, all []*p
 // absorbs reports whether write w can be ORed over the earlier write q without clearing a bit:
 // q's constant bits are all in w's constant, w is a constant of all ones, or q is the constant 0.
 func absorbs(q, w *parserWrite) bool {
-	if q.verify || w.verify {
+	if q.verify != "" || w.verify != "" {
 		return false
 	}
 	switch {
