@@ -320,8 +320,10 @@ func (c *checker) tnaDeferredCalls() {
 // tnaPipelineRules checks what depends on a block's place in the pipeline: resubmission and
 // digests are ingress deparser operations, port metadata exists in the ingress parser only,
 // a resubmit header is at most 64 bits on Tofino 1, the egress parser's depth is bounded on
-// Tofino 1 (tnaParseDepth), and a deparser's field lists hold no constant but 0
-// (tnaFieldListConstants).
+// Tofino 1 (tnaParseDepth), a deparser's field lists hold no constant but 0
+// (tnaFieldListConstants), a parser writes a field once per path unless it ORs
+// (tnaParserRewrites), and a condition in an action of an ingress or egress control is a
+// constant or a bool action data parameter (tnaActionConditions).
 func (c *checker) tnaPipelineRules() {
 	pipes, err := c.out.TNAPipes()
 	if err != nil {
@@ -329,16 +331,25 @@ func (c *checker) tnaPipelineRules() {
 	}
 	// A parser or deparser shared by pipes is checked once (as egress parser for the depth).
 	parsers, egress, deparsers := map[*ParserDecl]bool{}, map[*ParserDecl]bool{}, map[*ControlDecl]bool{}
+	controls := map[*ControlDecl]bool{}
 	for _, p := range pipes {
 		if ep := p.EgressParser.Parser; ep != nil && !egress[ep] {
 			egress[ep] = true
 			c.tnaConstantAdvance(ep, true)
 			parsers[ep] = true
 			c.tnaParseDepth(ep)
+			c.tnaParserRewrites(ep, "egress")
 		}
 		if ip := p.IngressParser.Parser; ip != nil && !parsers[ip] {
 			parsers[ip] = true
 			c.tnaConstantAdvance(ip, false)
+			c.tnaParserRewrites(ip, "ingress")
+		}
+		for _, b := range []Block{p.Ingress, p.Egress} {
+			if b.Control != nil && !controls[b.Control] {
+				controls[b.Control] = true
+				c.tnaActionConditions(b)
+			}
 		}
 		for _, b := range []Block{p.IngressDeparser, p.EgressDeparser} {
 			if b.Control != nil && !deparsers[b.Control] {

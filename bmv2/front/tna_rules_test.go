@@ -853,6 +853,223 @@ func TestTNARegisterActionLocals(t *testing.T) {
 	}
 }
 
+// actionCondProgram is a TNA program whose ingress control declares decls (t, a table on the
+// Ethernet type whose action is act, is declared with them when table is set) and applies body.
+func actionCondProgram(decls, body string, table bool) string {
+	if table {
+		decls += "\n    table t { key = { hdr.eth.etype : exact; } actions = { act; } }"
+	}
+	return `#include "tna_skel.inc"
+control Ing(inout hdr_t hdr, inout md_t md, in ingress_intrinsic_metadata_t ig_intr_md,
+            in ingress_intrinsic_metadata_from_parser_t ig_prsr_md,
+            inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md,
+            inout ingress_intrinsic_metadata_for_tm_t ig_tm_md) {
+    ` + decls + `
+    apply {
+        ` + body + `
+        ig_tm_md.ucast_egress_port = ig_intr_md.ingress_port;
+    }
+}
+#include "tna_main.inc"
+`
+}
+
+// actionCondCases are the action-condition rule's cases (tnaActionConditions), each refusal with
+// a twin the compiler takes, on Tofino 1 and 2.
+func actionCondCases() []tnaCase {
+	const msg = tnaActionConditionMsg
+	type c struct {
+		name, decls, body string
+		table             bool
+		want              string
+	}
+	cases := []c{
+		{"?: on a header field in the apply block", "", "md.val = (hdr.eth.etype == 0) ? md.idx : 32w5;", false, msg + " (a ?: in an apply block"},
+		{"?: in an expression of the apply block", "", "md.val = md.idx + (hdr.eth.etype == 0 ? 32w1 : 32w2);", false, msg},
+		{"?: in an initializer of the apply block", "", "bit<32> x = hdr.eth.isValid() ? md.idx : 32w5; md.val = x;", false, msg},
+		{"?: folded to a constant", "", "md.val = (1 == 1) ? md.idx : 32w5;", false, ""},
+		{"if around two assignments in the apply block", "", "if (hdr.eth.etype == 0) { md.val = md.idx; } else { md.val = 5; }", false, ""},
+		{"if on a parameter, called with a field", "action act(bit<32> l) { if (l == 0) { md.val = 1; } }", "act(md.idx);", false, msg + " (action act called as act(md.idx)"},
+		{"if on a parameter, called with an expression", "action act(bit<32> l) { if (l == 0) { md.val = 1; } }", "act(md.idx + 1);", false, msg},
+		{"if on a parameter, called with a constant", "action act(bit<32> l) { if (l == 0) { md.val = 1; } }", "act(0);", false, ""},
+		{"if on a bool parameter, called with a comparison", "action act(bool b) { if (b) { md.val = 1; } }", "act(hdr.eth.etype == 1);", false, msg},
+		{"if on a bool parameter, called with true", "action act(bool b) { if (b) { md.val = 1; } }", "act(true);", false, ""},
+		{"if on a header field in an action", "action act() { if (hdr.eth.etype == 1) { md.val = 1; } }", "act();", false, msg},
+		{"if on a header field in a table's action", "action act() { if (hdr.eth.etype == 1) { md.val = 1; } }", "t.apply();", true, msg + " (action act of table t"},
+		{"if on a header's validity in a table's action", "action act() { if (hdr.eth.isValid()) { md.val = 1; } }", "t.apply();", true, msg},
+		{"if comparing action data", "action act(bit<32> l) { if (l == 0) { md.val = 1; } }", "t.apply();", true, msg},
+		{"if comparing two action data", "action act(bit<32> l, bit<32> m) { if (l == m) { md.val = 1; } }", "t.apply();", true, msg},
+		{"if comparing a bit<1> action data", "action act(bit<1> f) { if (f == 1) { md.val = 1; } }", "t.apply();", true, msg},
+		{"if on a bool action data", "action act(bool b) { if (b) { md.val = 1; } }", "t.apply();", true, ""},
+		{"?: comparing action data", "action act(bit<32> l) { md.val = (l == 0) ? md.idx : 5; }", "t.apply();", true, msg},
+		{"?: on a bool action data", "action act(bool b) { md.val = b ? 32w1 : md.val; }", "t.apply();", true, ""},
+		{"if on two bool action data", "action act(bool b, bool c) { if (b && c) { md.val = 1; } }", "t.apply();", true, msg},
+		{"a table's action passing its bool action data on", "action inner(bool b) { if (b) { md.val = 1; } } action act(bool c) { inner(c); }", "t.apply();", true, ""},
+		{"a table's action passing a comparison of its action data on", "action inner(bool b) { if (b) { md.val = 1; } } action act(bit<32> l) { inner(l == 0); }", "t.apply();", true, msg + " (action inner of table t"},
+		{"a table's action called directly with a field too", "action act(bit<32> l) { if (l == 0) { md.val = 1; } }", "t.apply(); act(md.idx);", true, msg},
+	}
+	var out []tnaCase
+	for _, x := range cases {
+		for _, gen := range []string{"1", "2"} {
+			tc := tnaCase{name: x.name, gen: gen, src: actionCondProgram(x.decls, x.body, x.table), want: x.want}
+			if x.want != "" {
+				tc.compiler = msg
+			}
+			out = append(out, tc)
+		}
+	}
+	return out
+}
+
+// TestTNAActionConditions: bf-p4c refuses a condition in an action that is neither a constant
+// after folding nor a bool action data parameter (mau/instruction_selection.cpp,
+// mau/action_analysis.cpp: "Conditions in an action must be simple comparisons of an action data
+// parameter"), the ?: of an apply block and the ifs of directly called actions included.
+func TestTNAActionConditions(t *testing.T) {
+	for _, tc := range actionCondCases() {
+		checkRuleVerdict(t, tc.name+" (Tofino "+tc.gen+")", loadTNACase(t, tc), tc.want)
+	}
+}
+
+// rewriteProgram is a TNA program whose ingress parser runs start, then next or other (or
+// accept, by the Ethernet type); start extracts eth, next h and other h2, each state running
+// the given statements after its extract (ck, a Checksum, has added h in next).
+func rewriteProgram(start, next, other string) string {
+	return `#include <core.p4>
+#include <tna.p4>
+header eth_t { bit<48> dst; bit<48> src; bit<16> etype; }
+header h_t { bit<16> f; bit<16> g; }
+struct hdr_t { eth_t eth; h_t h; h_t h2; }
+struct md_t { bit<16> val; bool ok; bit<1> err; bit<16> idx; }
+parser IgParser(packet_in pkt, out hdr_t hdr, out md_t md, out ingress_intrinsic_metadata_t ig_intr_md) {
+    Checksum() ck;
+    state start {
+        pkt.extract(ig_intr_md);
+        pkt.advance(PORT_METADATA_SIZE);
+        pkt.extract(hdr.eth);
+        ` + start + `
+        transition select(hdr.eth.etype) { 0x800: next; 0x801: other; default: accept; }
+    }
+    state next {
+        pkt.extract(hdr.h);
+        ck.add(hdr.h);
+        ` + next + `
+        transition accept;
+    }
+    state other {
+        pkt.extract(hdr.h2);
+        ` + other + `
+        transition accept;
+    }
+}
+control Ing(inout hdr_t hdr, inout md_t md, in ingress_intrinsic_metadata_t ig_intr_md,
+            in ingress_intrinsic_metadata_from_parser_t ig_prsr_md,
+            inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md,
+            inout ingress_intrinsic_metadata_for_tm_t ig_tm_md) {
+    apply {
+        if (md.ok) { hdr.eth.etype = md.val; }
+        if (md.err == 1) { hdr.eth.src = 1; }
+        hdr.eth.dst = (bit<48>)md.idx;
+        ig_tm_md.ucast_egress_port = ig_intr_md.ingress_port;
+    }
+}
+control IgDeparser(packet_out pkt, inout hdr_t hdr, in md_t md, in ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md) {
+    apply { pkt.emit(hdr); }
+}
+parser EgParser(packet_in pkt, out hdr_t hdr, out md_t md, out egress_intrinsic_metadata_t eg_intr_md) {
+    state start { pkt.extract(eg_intr_md); pkt.extract(hdr.eth); transition accept; }
+}
+control Eg(inout hdr_t hdr, inout md_t md, in egress_intrinsic_metadata_t eg_intr_md) { apply { } }
+control EgDeparser(packet_out pkt, inout hdr_t hdr, in md_t md) { apply { pkt.emit(hdr); } }
+Pipeline(IgParser(), Ing(), IgDeparser(), EgParser(), Eg(), EgDeparser()) pipe;
+Switch(pipe) main;
+`
+}
+
+// rewriteLoop makes rewriteProgram's other state a loop: other, then other2 (which advances 4
+// bytes) and other again while h2.g is not 0.
+func rewriteLoop(src string) string {
+	return strings.Replace(src, `        transition accept;
+    }
+}
+control Ing`, `        transition select(hdr.h2.g) { 0: accept; default: other2; }
+    }
+    state other2 {
+        pkt.advance(32);
+        transition other;
+    }
+}
+control Ing`, 1)
+}
+
+// rewriteCases are the parser-rewrite rule's cases (tnaParserRewrites), each refusal with a twin
+// the compiler takes; want1 and want2 are the verdicts on Tofino 1 and 2.
+func rewriteCases() []tnaCase {
+	const again = "but has also previous assignment"
+	const inconsistent = "Inconsistent parser write semantic for field ingress::"
+	const verify = "Using checksum verify in direct assignment to set ingress::md.ok"
+	type c struct {
+		name, start, next, other string
+		want1, want2             string
+		loop                     bool // other is on a loop (rewriteLoop)
+	}
+	cases := []c{
+		{"a constant, then fields on every path on", "md.val = 7;", "md.val = hdr.h.f;", "md.val = hdr.h2.f;",
+			"ingress::md.val is assigned in state ingress::other " + again, "", false},
+		{"a constant, then a field on one path", "md.val = 7;", "md.val = hdr.h.f;", "", "", "", false},
+		{"0, then fields on every path on", "md.val = 0;", "md.val = hdr.h.f;", "md.val = hdr.h2.f;", "", "", false},
+		{"a field, then fields on every path on", "md.val = hdr.eth.etype;", "md.val = hdr.h.f;", "md.val = hdr.h2.f;", again, "", false},
+		{"twice in one state", "", "md.val = hdr.h.f; md.val = hdr.h.g;", "", "", "", false},
+		{"a constant, then constants that clear bits", "md.val = 3;", "md.val = 1;", "md.val = 1;", again, "", false},
+		{"a constant, then constants that keep its bits", "md.val = 1;", "md.val = 3;", "md.val = 3;", "", "", false},
+		{"an extracted field, then constants", "", "hdr.eth.etype = 5;", "hdr.eth.etype = 6;", "ingress::hdr.eth.etype is assigned in state ingress::other " + again, "", false},
+		{"an extracted field, then all ones", "", "hdr.eth.etype = 0xffff;", "hdr.eth.etype = 0xffff;", "", "", false},
+		{"true, then a checksum verify on one path and false on the other", "md.ok = true;", "md.ok = ck.verify();", "md.ok = false;",
+			again, verify, false},
+		{"true, then a checksum verify on one path", "md.ok = true;", "md.ok = ck.verify();", "", "", verify, false},
+		{"false, then a checksum verify", "md.ok = false;", "md.ok = ck.verify();", "", "", "", false},
+		{"true, then a checksum verify ORed in", "md.ok = true;", "md.ok = ck.verify() || md.ok;", "", "", "", false},
+		{"1, then a checksum verify ORed in", "md.err = 1;", "md.err = md.err | (bit<1>)ck.verify();", "", "", "", false},
+		{"1, then a checksum verify ORed in and 0", "md.err = 1;", "md.err = md.err | (bit<1>)ck.verify();", "md.err = 0;",
+			inconsistent + "md.err in parser state ingress::next", inconsistent + "md.err", false},
+		{"true, then a checksum verify ORed in and false", "md.ok = true;", "md.ok = ck.verify() || md.ok;", "md.ok = false;",
+			inconsistent + "md.ok", inconsistent + "md.ok", false},
+		{"a field assigned on a loop", "", "", "md.val = hdr.h2.f;", "", "", true},
+		{"a constant, then a field assigned on a loop", "md.val = 7;", "", "md.val = hdr.h2.f;", "", "", true},
+		{"a field, then fields on every path on, one on a loop", "md.val = hdr.eth.etype;", "md.val = hdr.h.f;", "md.val = hdr.h2.f;",
+			"ingress::md.val is assigned in state ingress::other but has also previous assignments including assignment in the same state due to a loop", "", true},
+	}
+	var out []tnaCase
+	for _, x := range cases {
+		for _, gen := range []string{"1", "2"} {
+			want := x.want1
+			if gen == "2" {
+				want = x.want2
+			}
+			compiler := want
+			if i := strings.Index(compiler, " ("); i >= 0 {
+				compiler = compiler[:i]
+			}
+			src := rewriteProgram(x.start, x.next, x.other)
+			if x.loop {
+				src = rewriteLoop(src)
+			}
+			out = append(out, tnaCase{name: x.name, gen: gen, src: src, want: want, compiler: compiler})
+		}
+	}
+	return out
+}
+
+// TestTNAParserRewrites: bf-p4c refuses a parser that writes a field twice on a path unless the
+// later writes OR into it (parde/check_parser_multi_write.cpp): on Tofino 1 when every path from
+// the earlier write writes again ("is assigned in state ... but has also previous assignment"),
+// on Tofino 2 a checksum verify assigned so; an OR next to an overwrite on both.
+func TestTNAParserRewrites(t *testing.T) {
+	for _, tc := range rewriteCases() {
+		checkRuleVerdict(t, tc.name+" (Tofino "+tc.gen+")", loadTNACase(t, tc), tc.want)
+	}
+}
+
 // TestRealTNARules compiles the cases of the parse-depth, field-list and register-action-local
 // rules with bf-p4c (p4c-barefoot, make test-real) and checks that it refuses exactly the cases
 // the front end refuses, with the case's compiler message.
@@ -869,6 +1086,8 @@ func TestRealTNARules(t *testing.T) {
 	cases = append(cases, fieldListCases()...)
 	cases = append(cases, saluLocalCases()...)
 	cases = append(cases, saluOutputCases()...)
+	cases = append(cases, actionCondCases()...)
+	cases = append(cases, rewriteCases()...)
 	dir := t.TempDir()
 	for i, tc := range cases {
 		src := filepath.Join(dir, fmt.Sprintf("case%d.p4", i))

@@ -1,0 +1,202 @@
+package front
+
+// This file holds a rule of p4c's Tofino backend (bf-p4c, p4c git 34b86e9) on the conditions
+// inside actions, with the compiler's reason: an action runs as one VLIW instruction per
+// container, and the only condition an instruction takes is a bool that the table's action data
+// supplies (conditionally-set). p4c's mid end turns an if inside an action into a ?: (Predication)
+// and its front end wraps the assignments and calls of an apply block into actions of their own,
+// so a ?: or an if there is such a condition too; mau/instruction_selection.cpp
+// (DoInstructionSelection::postorder(Primitive): the ?:'s condition must be an action argument)
+// and mau/action_analysis.cpp (ActionAnalysis::preorder(Mux)) refuse every other one: "Conditions
+// in an action must be simple comparisons of an action data parameter". The compiler's own
+// trials (TestRealTNARules) show what survives: a condition that folds to a constant, and in an
+// action that a table runs, a bool directionless parameter itself (if (b), b ? x : y); a
+// comparison of a parameter (l == 0) is refused even there.
+
+// tnaActionConditionMsg is bf-p4c's message for a condition an action cannot hold.
+const tnaActionConditionMsg = "Conditions in an action must be simple comparisons of an action data parameter"
+
+// tnaActionConditions refuses, in the controls of an ingress or egress block and the controls
+// they apply, every condition that would land in an action without folding to a constant or
+// being a bool action data parameter (see the file comment):
+//
+//   - a ?: in an assignment, a call or a variable's initializer of an apply block (not in an
+//     if's condition or a switch's expression, which become gateways), whose condition is not
+//     a constant;
+//   - an if or a ?: in an action that a table lists (actions, default_action, entries), unless
+//     its condition is a constant or a directionless bool parameter of the action (a parameter
+//     with a direction is bound by the table's action list: it counts as bound to that
+//     argument);
+//   - an if or a ?: in an action called directly (from an apply block or another action),
+//     unless its condition folds to a constant once the call's arguments replace the
+//     parameters (act(0) is taken, act(meta.lvl) is not).
+//
+// Each condition is reported once, at the first use that refuses it. A P4 function's body
+// (inlined by p4c) is not looked into.
+func (c *checker) tnaActionConditions(b Block) {
+	if b.Control == nil {
+		return
+	}
+	reported := map[Expr]bool{}
+	refuse := func(cond Expr, why string) {
+		if reported[cond] {
+			return
+		}
+		reported[cond] = true
+		c.errorf(cond.Position(), "%s (%s)", tnaActionConditionMsg, why)
+	}
+	seen := map[*ControlDecl]bool{}
+	var control func(cd *ControlDecl)
+	control = func(cd *ControlDecl) {
+		if cd == nil || seen[cd] || cd.Body == nil {
+			return
+		}
+		seen[cd] = true
+		for _, l := range cd.Locals {
+			t, ok := l.(*TableDecl)
+			if !ok {
+				continue
+			}
+			for _, p := range t.Props {
+				refs := p.Actions
+				for _, e := range p.Entries {
+					refs = append(refs, e.Action)
+				}
+				for _, r := range refs {
+					if r == nil || r.Action == nil {
+						continue
+					}
+					c.actionConditions(r.Action, r.Args, true, "table "+t.Name, refuse)
+				}
+			}
+		}
+		// The apply block: statements that become actions, and direct calls.
+		walkStmts(cd.Body, func(s Stmt) {
+			var exprs []Expr
+			switch s := s.(type) {
+			case *AssignStmt:
+				exprs = []Expr{s.LHS, s.RHS}
+			case *CallStmt:
+				exprs = []Expr{s.Call}
+			case *DeclStmt:
+				if v, ok := s.Decl.(*VarDecl); ok && v.Init != nil {
+					exprs = []Expr{v.Init}
+				}
+			}
+			for _, e := range exprs {
+				walkExpr(e, func(x Expr) {
+					switch x := x.(type) {
+					case *TernaryExpr:
+						if _, ok := c.out.Const[x.Cond]; !ok {
+							refuse(x.Cond, "a ?: in an apply block becomes part of an action: test the condition with an if around two assignments")
+						}
+					case *CallExpr:
+						switch d := x.Callee.(type) {
+						case *ActionDecl:
+							c.actionConditions(d, x.Ordered, false, "called as "+ExprString(x), refuse)
+						case *ControlDecl:
+							control(d)
+						}
+					}
+				})
+			}
+		})
+	}
+	control(b.Control)
+}
+
+// actionConditions checks the conditions of action a's body, its parameters bound to args (in
+// parameter order; nil or shorter where the parameters are action data). table says a table
+// runs a (its unbound directionless parameters are action data); use names the use.
+func (c *checker) actionConditions(a *ActionDecl, args []*Arg, table bool, use string, refuse func(Expr, string)) {
+	c.actionConditionsIn(a, args, map[*Param]Expr{}, map[*Param]bool{}, table, use, refuse, 0)
+}
+
+// actionConditionsIn is actionConditions for an action called from another action (depth
+// levels down): bound holds the callers' bound parameters, data their action data parameters,
+// so that an argument naming a caller's parameter stands for what that parameter stands for.
+func (c *checker) actionConditionsIn(a *ActionDecl, args []*Arg, bound map[*Param]Expr, data map[*Param]bool, table bool, use string, refuse func(Expr, string), depth int) {
+	if a == nil || a.Body == nil || depth > 8 {
+		return
+	}
+	for i, p := range a.Params {
+		switch {
+		case i < len(args) && args[i] != nil:
+			bound[p] = args[i].Value
+		case table && p.Dir == DirNone:
+			data[p] = true
+		}
+	}
+	// resolve follows parameters bound to arguments, through the callers.
+	resolve := func(e Expr) Expr {
+		for i := 0; i < 16; i++ {
+			n, ok := e.(*NameExpr)
+			if !ok {
+				break
+			}
+			p, ok := n.Decl.(*Param)
+			if !ok || bound[p] == nil {
+				break
+			}
+			e = bound[p]
+		}
+		return e
+	}
+	check := func(cond Expr) {
+		if c.foldsInAction(cond, bound) {
+			return
+		}
+		if n, ok := resolve(cond).(*NameExpr); ok {
+			if p, ok := n.Decl.(*Param); ok && data[p] {
+				if _, isBool := underlying(p.T).(*BoolType); isBool {
+					return
+				}
+			}
+		}
+		if table {
+			refuse(cond, "action "+a.Name+" of "+use+": an action may test a bool action data parameter itself, not "+ExprString(cond)+"; move the test into the apply block or the table key")
+		} else {
+			refuse(cond, "action "+a.Name+" "+use+": the arguments of a direct call become the parameters' values and "+ExprString(cond)+" does not fold to a constant; move the test into the apply block")
+		}
+	}
+	walkStmts(a.Body, func(s Stmt) {
+		if is, ok := s.(*IfStmt); ok {
+			check(is.Cond)
+		}
+	})
+	walkStmt(a.Body, func(e Expr) {
+		switch x := e.(type) {
+		case *TernaryExpr:
+			check(x.Cond)
+		case *CallExpr:
+			if d, ok := x.Callee.(*ActionDecl); ok && d != a {
+				c.actionConditionsIn(d, x.Ordered, bound, data, table, use, refuse, depth+1)
+			}
+		}
+	})
+}
+
+// foldsInAction reports whether e is a constant once the parameters in bound take their
+// arguments' values: every leaf is a constant or a parameter bound to a constant.
+func (c *checker) foldsInAction(e Expr, bound map[*Param]Expr) bool {
+	if _, ok := c.out.Const[e]; ok {
+		return true
+	}
+	switch x := e.(type) {
+	case *NameExpr:
+		p, ok := x.Decl.(*Param)
+		if !ok || bound[p] == nil {
+			return false
+		}
+		return c.foldsInAction(bound[p], bound)
+	case *UnaryExpr:
+		return c.foldsInAction(x.X, bound)
+	case *BinaryExpr:
+		return c.foldsInAction(x.X, bound) && c.foldsInAction(x.Y, bound)
+	case *CastExpr:
+		return c.foldsInAction(x.X, bound)
+	case *TernaryExpr:
+		return c.foldsInAction(x.Cond, bound) && c.foldsInAction(x.Then, bound) && c.foldsInAction(x.Else, bound)
+	}
+	return false
+}
