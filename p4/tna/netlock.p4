@@ -294,7 +294,7 @@ header nl_recirc_t {
 
 /* The answer a pass sends (p4/netlock.p4's ans_t), written into a packet by the egress. */
 header nl_ans_t {
-    bit<7>  pad0;
+    @padding bit<7> pad0;   /* bf-p4c: a 7-bit slice the egress deparses must be padding */
     bit<9>  port;
     bit<8>  auth;       /* 1: carries the rack key */
     bit<48> smac;
