@@ -835,8 +835,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                        inout ingress_intrinsic_metadata_for_tm_t ig_tm_md) {
 
     /* ---- Per-lock state (index: the lock's index from lock_table) ----
-     * lk_state pair: lo [14:0] holders, [15] the holder is exclusive, [31:16] exclusive
-     *          waiters at level 0; hi [15:0] exclusive waiters at all levels
+     * lk_state pair: lo the holders, plus 0x10000 while the holder is exclusive; hi the
+     *          exclusive waiters, 0x10000 for each at level 0 plus 1 for each at level 1
      * lk_wait, lk_wait_hi   waiters at level 0 and at level 1
      * lk_q, lk_q_hi   occupied slots at level 0 and at level 1
      * lk_buf   requests buffered at the server (q2)
@@ -844,8 +844,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
      * lk_tok, lk_tok_hi   the grant counter's low and high halves
      * lk_floor, lk_floor_hi   grants numbered at or below it are void (set by an admin
      *          reset): the low and high halves
-     * Read as 64-bit values (hi ++ lo) they are p4/netlock.p4's registers of the same names
-     * (lk_tok, lk_floor: the low half). */
+     * lk_tok_hi ++ lk_tok and lk_floor_hi ++ lk_floor are p4/netlock.p4's lk_tok and lk_floor;
+     * lk_done, lk_buf, lk_q_hi, lk_q (16 bits each, high to low) its lk_q. */
     Register<bit<32>, bit<32>>(NETLOCK_LOCKS) lk_floor;
     Register<bit<32>, bit<32>>(NETLOCK_LOCKS) lk_floor_hi;
     Register<pair32_t, bit<32>>(NETLOCK_LOCKS) lk_state;
