@@ -214,8 +214,9 @@ func registerLines(info *p4v1.P4Info) map[string]string {
 // the same tables (keys, actions, sizes, direct counters), actions (parameters), counters,
 // meters and controller packet metadata, by name (ids differ: TNA ids hash the pipe's name);
 // the registers (read-only for the control plane) differ as docs/dataplane.md says: the TNA
-// program's 64-bit cells are pairs of 32-bit halves, its grant counter is two 32-bit registers,
-// and its slot pool is split into 32-bit registers.
+// program's 64-bit cells are pairs of 32-bit halves or two 32-bit registers (the grant counter,
+// the floor, the waiters), its queue counters four registers (RegisterQueue, RegisterQueueHigh,
+// RegisterBuffered, RegisterDone), and its slot pool is split into 32-bit registers.
 func TestProgramsControlInterface(t *testing.T) {
 	infos := map[string]*p4v1.P4Info{}
 	for _, prog := range dataplane.Programs {
