@@ -262,7 +262,7 @@ func TestStagesFolded(t *testing.T) {
             if (meta.b == 1) { meta.c = 2; }
             if (meta.c == 2) { r2_wr.execute(0); }`, 3, 1},
 		{"a flag from a comparison", `meta.a = r1_rd.execute(0);
-            meta.b = (meta.a == 3) ? 32w1 : 32w0;
+            if (meta.a == 3) { meta.b = 1; } else { meta.b = 0; }
             bool x = meta.b == 1 && hdr.ethernet.ether_type == 2;
             if (x) { r2_wr.execute(0); }`, 3, 1},
 		{"arithmetic on a selected value", `meta.a = r1_rd.execute(0);
