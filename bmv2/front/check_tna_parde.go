@@ -183,7 +183,7 @@ func (c *checker) parserGraph(p *ParserDecl, depth int) *parserGraph {
 			// count.
 			if len(call.Args) > 0 {
 				if m, ok := call.Args[0].Value.(*MemberExpr); ok {
-					if _, field := m.X.(*MemberExpr); field && rootIsParam(m.X) {
+					if _, field := m.X.(*MemberExpr); field && sliceRoot(m.X) != nil {
 						if st, ok := m.X.Type().(*StackType); ok && (stacks[s.Name] == 0 || st.Size < stacks[s.Name]) {
 							stacks[s.Name] = st.Size
 						}
@@ -258,21 +258,6 @@ func parsedBits(t Type) int {
 		}
 	}
 	return n
-}
-
-// rootIsParam reports whether e (a.b.c) selects from a parameter.
-func rootIsParam(e Expr) bool {
-	for {
-		switch x := e.(type) {
-		case *MemberExpr:
-			e = x.X
-		case *NameExpr:
-			_, ok := x.Decl.(*Param)
-			return ok
-		default:
-			return false
-		}
-	}
 }
 
 // longestPath is bf-p4c's walk for the maximum parse depth (IdentifyPadRequirements::postorder):

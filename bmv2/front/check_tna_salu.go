@@ -199,7 +199,8 @@ func relationKey(b *BinaryExpr) (string, bool) {
 	return "", false
 }
 
-// sliceRoot is the parameter a slice's operand selects from (v, v.lo), or nil.
+// sliceRoot is the parameter e (v, v.lo, a.b.c) selects from, or nil: the root of a slice's
+// operand, or of any member chain.
 func sliceRoot(e Expr) *Param {
 	for {
 		switch x := e.(type) {

@@ -58,14 +58,7 @@ control Ing(inout hdr_t hdr, inout md_t md, in ingress_intrinsic_metadata_t ig_i
 // comparisons, concatenates).
 func saluRefusals(t *testing.T, src, gen string) []string {
 	t.Helper()
-	read := func(p string) ([]byte, error) {
-		if p == "main.p4" {
-			return []byte(src), nil
-		}
-		return os.ReadFile(p)
-	}
-	_, err := LoadOptions("main.p4", Options{ReadFile: read, IncludeDirs: []string{"testdata/reject"},
-		Defines: map[string]string{"__TARGET_TOFINO__": gen}})
+	_, err := loadMain(src, gen)
 	var errs ErrorList
 	if err != nil && !errors.As(err, &errs) {
 		t.Fatal(err)
@@ -136,14 +129,7 @@ func TestTNASliceInCondition(t *testing.T) {
 		{"slice of the value outside a condition", "v = 16w0 ++ md.val[15:0]; rv = 24w0 ++ md.idx[7:0];", false},
 	} {
 		for _, gen := range []string{"1", "2"} {
-			read := func(p string) ([]byte, error) {
-				if p == "main.p4" {
-					return []byte(saluSource(map[string]string{"a": tc.body})), nil
-				}
-				return os.ReadFile(p)
-			}
-			_, err := LoadOptions("main.p4", Options{ReadFile: read, IncludeDirs: []string{"testdata/reject"},
-				Defines: map[string]string{"__TARGET_TOFINO__": gen}})
+			_, err := loadMain(saluSource(map[string]string{"a": tc.body}), gen)
 			switch {
 			case tc.refused && (err == nil || !strings.Contains(err.Error(), "RegisterAction a: "+msg)):
 				t.Errorf("%s (Tofino %s): %v, want %q", tc.name, gen, err, msg)
@@ -186,13 +172,7 @@ control Ing(inout hdr_t hdr, inout md_t md, in ingress_intrinsic_metadata_t ig_i
 }
 #include "tna_main.inc"
 `
-	read := func(p string) ([]byte, error) {
-		if p == "main.p4" {
-			return []byte(src), nil
-		}
-		return os.ReadFile(p)
-	}
-	_, err := LoadOptions("main.p4", Options{ReadFile: read, IncludeDirs: []string{"testdata/reject"}})
+	_, err := loadMain(src, "")
 	if err == nil {
 		return ""
 	}
@@ -331,14 +311,7 @@ func checkRuleVerdict(t *testing.T, name, got, want string) {
 // for Tofino gen and returns its diagnostics, one string ("" if none).
 func saluErrors(t *testing.T, body, gen string) string {
 	t.Helper()
-	read := func(p string) ([]byte, error) {
-		if p == "main.p4" {
-			return []byte(saluSource(map[string]string{"a": body})), nil
-		}
-		return os.ReadFile(p)
-	}
-	_, err := LoadOptions("main.p4", Options{ReadFile: read, IncludeDirs: []string{"testdata/reject"},
-		Defines: map[string]string{"__TARGET_TOFINO__": gen}})
+	_, err := loadMain(saluSource(map[string]string{"a": body}), gen)
 	if err == nil {
 		return ""
 	}
@@ -485,18 +458,27 @@ type tnaCase struct {
 	want, compiler string
 }
 
+// loadMain loads src as main.p4, with testdata/reject (tna_skel.inc and the other scaffolding) on
+// the include path and __TARGET_TOFINO__ set to gen unless gen is "".
+func loadMain(src, gen string) (*Checked, error) {
+	read := func(p string) ([]byte, error) {
+		if p == "main.p4" {
+			return []byte(src), nil
+		}
+		return os.ReadFile(p)
+	}
+	opts := Options{ReadFile: read, IncludeDirs: []string{"testdata/reject"}}
+	if gen != "" {
+		opts.Defines = map[string]string{"__TARGET_TOFINO__": gen}
+	}
+	return LoadOptions("main.p4", opts)
+}
+
 // loadTNACase loads a case's program (testdata/reject on the include path, for tna_skel.inc) and
 // returns its diagnostics, one string ("" if none).
 func loadTNACase(t *testing.T, tc tnaCase) string {
 	t.Helper()
-	read := func(p string) ([]byte, error) {
-		if p == "main.p4" {
-			return []byte(tc.src), nil
-		}
-		return os.ReadFile(p)
-	}
-	_, err := LoadOptions("main.p4", Options{ReadFile: read, IncludeDirs: []string{"testdata/reject"},
-		Defines: map[string]string{"__TARGET_TOFINO__": tc.gen}})
+	_, err := loadMain(tc.src, tc.gen)
 	if err == nil {
 		return ""
 	}
@@ -752,11 +734,7 @@ control Ing(inout hdr_t hdr, inout md_t md, in ingress_intrinsic_metadata_t ig_i
 func saluLocalCases() []tnaCase {
 	const local = "RegisterAction can't support local var"
 	const slice = "slice of register value in condition is not supported"
-	type c struct {
-		name, gens, reg, out, body string
-		want, compiler             string
-	}
-	cases := []c{
+	return expandSALUCases([]saluCase{
 		{"16-bit local from a slice, tested, changed, read", "12", "pair_t", "bit<32>",
 			"bit<16> b = v.hi[15:0]; if (b != 0) { b = b - 1; } v.hi = (bit<32>)b; rv = 0;",
 			"RegisterAction a: RegisterAction can't support local var b", local},
@@ -789,7 +767,18 @@ func saluLocalCases() []tnaCase {
 			"bit<32> t = md.val; rv = t;", local + " t (a bit<32> the Tofino compiler keeps: a stateful ALU local is bit<64>", local},
 		{"32-bit local of a 64-bit register, Tofino 1", "1", "bit<64>", "bit<32>",
 			"bit<32> t = md.val; rv = t;", "", ""},
-	}
+	})
+}
+
+// saluCase is a register action's apply body on a register of cells reg with an output of type
+// out, for the Tofino generations gens ("1", "2", "12"), and the diagnostics it should get.
+type saluCase struct {
+	name, gens, reg, out, body string
+	want, compiler             string
+}
+
+// expandSALUCases makes a tnaCase of each case for each of its generations (saluLocalProgram).
+func expandSALUCases(cases []saluCase) []tnaCase {
 	var out []tnaCase
 	for _, x := range cases {
 		for _, gen := range strings.Split(x.gens, "") {
@@ -803,30 +792,19 @@ func saluLocalCases() []tnaCase {
 // each refusal with a twin the compiler takes.
 func saluOutputCases() []tnaCase {
 	const msg = "Incompatible outputs in RegisterAction"
-	type c struct {
-		name, gens, reg, body string
-		want, compiler        string
-	}
-	cases := []c{
-		{"either half by a field", "12", "pair_t",
+	return expandSALUCases([]saluCase{
+		{"either half by a field", "12", "pair_t", "bit<32>",
 			"if (md.idx == 1) { rv = v.hi; } else { rv = v.lo; }", msg + ": rv is v.lo here and v.hi before", msg},
-		{"one half, the choice outside", "12", "pair_t", "rv = v.hi;", "", ""},
-		{"the value, then an operator on it after an update", "12", "bit<32>",
+		{"one half, the choice outside", "12", "pair_t", "bit<32>", "rv = v.hi;", "", ""},
+		{"the value, then an operator on it after an update", "12", "bit<32>", "bit<32>",
 			"rv = v; if (v == md.val) { v = v + 1; rv = 0x10000 | v; }", msg, ""},
-		{"the value before, the update apart", "12", "bit<32>",
+		{"the value before, the update apart", "12", "bit<32>", "bit<32>",
 			"rv = v; if (v == md.val) { v = v + 1; }", "", ""},
-		{"constants under predicates", "12", "bit<32>",
+		{"constants under predicates", "12", "bit<32>", "bit<32>",
 			"rv = 0; if (v == md.val) { v = v + 1; rv = 1; } if (v == 7) { rv = 2; }", "", ""},
-		{"the same operand twice", "12", "pair_t",
+		{"the same operand twice", "12", "pair_t", "bit<32>",
 			"if (md.idx == 1) { v.lo = 0; rv = v.hi; } else { rv = v.hi; }", "", ""},
-	}
-	var out []tnaCase
-	for _, x := range cases {
-		for _, gen := range strings.Split(x.gens, "") {
-			out = append(out, tnaCase{name: x.name, gen: gen, src: saluLocalProgram(x.reg, "bit<32>", x.body), want: x.want, compiler: x.compiler})
-		}
-	}
-	return out
+	})
 }
 
 // TestTNARegisterActionOutputs: an output of a register action's apply takes one operand

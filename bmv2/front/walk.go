@@ -203,50 +203,13 @@ func walkExpr(e Expr, f func(Expr)) {
 		return
 	}
 	f(e)
-	switch e := e.(type) {
-	case *MemberExpr:
-		walkExpr(e.X, f)
-	case *IndexExpr:
-		walkExpr(e.X, f)
-		walkExpr(e.Index, f)
-	case *SliceExpr:
-		walkExpr(e.X, f)
-		walkExpr(e.Hi, f)
-		walkExpr(e.Lo, f)
-	case *UnaryExpr:
-		walkExpr(e.X, f)
-	case *BinaryExpr:
-		walkExpr(e.X, f)
-		walkExpr(e.Y, f)
-	case *TernaryExpr:
-		walkExpr(e.Cond, f)
-		walkExpr(e.Then, f)
-		walkExpr(e.Else, f)
-	case *CastExpr:
-		walkExpr(e.X, f)
-	case *CallExpr:
-		walkExpr(e.Fun, f)
-		for _, a := range e.Args {
-			walkExpr(a.Value, f)
-		}
-	case *ListExpr:
-		for _, x := range e.Elems {
-			walkExpr(x, f)
-		}
-	case *StructExpr:
-		for _, x := range e.Fields {
-			walkExpr(x.Value, f)
-		}
-	case *MaskExpr:
-		walkExpr(e.X, f)
-		walkExpr(e.Y, f)
-	case *RangeExpr:
-		walkExpr(e.X, f)
-		walkExpr(e.Y, f)
+	for _, x := range exprChildren(e) {
+		walkExpr(x, f)
 	}
 }
 
-// exprChildren returns e's direct subexpressions, in the order walkExpr visits them.
+// exprChildren returns e's direct subexpressions (some may be nil), in the order walkExpr
+// visits them.
 func exprChildren(e Expr) []Expr {
 	var out []Expr
 	switch e := e.(type) {

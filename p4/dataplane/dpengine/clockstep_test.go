@@ -23,22 +23,7 @@ func TestSweepAfterClockStepBack(t *testing.T) {
 			r := newRigSource(t, run.prog, dataplane.Sizing{Locks: 8, PartBits: 6}, nil, run.pl)
 			must(t, r.sw.SetLock(dataplane.LockEntry{Lock: lock, Index: 1, Server: 1,
 				Regions: [dataplane.Levels]dataplane.Region{{Left: 0, Size: 4}, {Left: 4, Size: 4}}}))
-			probe := func() dataplane.AdminReply {
-				t.Helper()
-				_, pins := r.admin(&dataplane.AdminRequest{Op: wire.AdminSwitchProbe, Lock: lock})
-				if len(pins) != 1 {
-					t.Fatalf("probe: %d packet-ins, want 1", len(pins))
-				}
-				_, _, fr, err := dataplane.ParsePacketIn(pins[0])
-				if err != nil {
-					t.Fatal(err)
-				}
-				rep, err := dataplane.ParseAdminReply(fr)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return rep
-			}
+			probe := func() dataplane.AdminReply { return probeLock(t, r, lock) }
 			r.now = r.now.Add(time.Hour) // the clock has run for a while
 			granted := r.now
 			acq := wire.Fields{Op: wire.OpAcquire, Mode: wire.Exclusive, Lock: lock, Txn: 42, Timestamp: 1, LeaseMicros: 1000}
@@ -74,22 +59,7 @@ func TestSwitchClockMicroseconds(t *testing.T) {
 			r := newRigSource(t, run.prog, dataplane.Sizing{Locks: 8, PartBits: 6}, nil, run.pl)
 			must(t, r.sw.SetLock(dataplane.LockEntry{Lock: 7, Index: 1, Server: 1,
 				Regions: [dataplane.Levels]dataplane.Region{{Left: 0, Size: 4}, {Left: 4, Size: 4}}}))
-			now := func() uint32 {
-				t.Helper()
-				_, pins := r.admin(&dataplane.AdminRequest{Op: wire.AdminSwitchProbe, Lock: 7})
-				if len(pins) != 1 {
-					t.Fatalf("probe: %d packet-ins, want 1", len(pins))
-				}
-				_, _, fr, err := dataplane.ParsePacketIn(pins[0])
-				if err != nil {
-					t.Fatal(err)
-				}
-				rep, err := dataplane.ParseAdminReply(fr)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return uint32(rep.Now)
-			}
+			now := func() uint32 { return uint32(probeLock(t, r, 7).Now) }
 			const span = 10 * time.Second
 			r.now = r.now.Add(37 * time.Hour) // well into the timestamp's range
 			first := now()
@@ -104,4 +74,22 @@ func TestSwitchClockMicroseconds(t *testing.T) {
 			}
 		})
 	}
+}
+
+// probeLock sends an admin probe of lock through r and returns the switch's reply.
+func probeLock(t *testing.T, r *rig, lock uint32) dataplane.AdminReply {
+	t.Helper()
+	_, pins := r.admin(&dataplane.AdminRequest{Op: wire.AdminSwitchProbe, Lock: lock})
+	if len(pins) != 1 {
+		t.Fatalf("probe: %d packet-ins, want 1", len(pins))
+	}
+	_, _, fr, err := dataplane.ParsePacketIn(pins[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := dataplane.ParseAdminReply(fr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
 }
