@@ -211,7 +211,8 @@ header nl_t {
     bit<16> tenant;
     bit<32> lock;
     bit<64> txn;
-    bit<64> token;
+    bit<32> token_hi;   /* the token, (grant number << SLOT_BITS) | slot, in 32-bit halves */
+    bit<32> token_lo;
     bit<64> ts;
     bit<32> lease;
     bit<32> cip;
@@ -227,7 +228,8 @@ header nl_admin_t {
     bit<8>  result;
     bit<8>  level;
     bit<16> offset;
-    bit<64> value;
+    bit<32> value_hi;   /* the 64-bit value in 32-bit halves */
+    bit<32> value_lo;
     bit<32> now;
     bit<16> holders;
     bit<8>  xheld;
@@ -292,31 +294,36 @@ header nl_recirc_t {
     bit<32> a_slot;
 }
 
-/* The answer a pass sends (p4/netlock.p4's ans_t), written into a packet by the egress. */
+/* The answer a pass sends (p4/netlock.p4's ans_t), written into a packet by the egress. Every
+ * field sits at an offset of its own size (a 32- or 64-bit field at a multiple of 32 bits), so
+ * that each fills containers of its own and an action writing the answer reads one source per
+ * container (bf-p4c: "requires too many sources"; its fields' order is the egress's alone). */
 header nl_ans_t {
     @padding bit<7> pad0;   /* bf-p4c: a 7-bit slice the egress deparses must be padding */
     bit<9>  port;
     bit<8>  auth;       /* 1: carries the rack key */
-    bit<48> smac;
-    bit<48> dmac;
-    bit<32> sip;
-    bit<32> dip;
-    bit<16> sport;
-    bit<16> dport;
     bit<8>  op;
     bit<8>  mode;
     bit<8>  flags;
     bit<8>  status;
     bit<8>  prio;
     bit<16> tenant;
-    bit<32> lock;
-    bit<64> txn;
-    bit<64> token;
-    bit<64> ts;
-    bit<32> lease;
-    bit<32> cip;
+    bit<16> sport;
+    bit<16> dport;
     bit<16> cport;
     bit<16> slots;
+    bit<48> smac;
+    bit<48> dmac;
+    @padding bit<16> pad1;
+    bit<32> sip;
+    bit<32> dip;
+    bit<32> lock;
+    bit<32> lease;
+    bit<32> cip;
+    bit<64> txn;
+    bit<32> token_hi;
+    bit<32> token_lo;
+    bit<64> ts;
     bit<64> key;
 }
 
@@ -412,6 +419,15 @@ struct metadata_t {
     bit<32> sl_slot;
     bit<32> hd_idx;
     /* each level's region start plus the positions a pass may use (lock_table's action) */
+    /* offsets and sizes as 32-bit values, for the 32-bit slot arithmetic (bf-p4c refuses a
+     * 16-bit operand in it: an ALU's operands fill containers of the destination's size) */
+    bit<32> o_res;      /* resub.off[14:0] */
+    bit<32> o_cur;      /* recirc.cur[14:0] */
+    bit<32> o_ch;       /* recirc.chead[14:0] */
+    bit<32> o_adm;      /* admin.offset */
+    bit<32> size0w;
+    bit<32> size1w;
+    bit<32> sizew;
     bit<32> at_off0;
     bit<32> at_off1;
     bit<32> at_cur0;
@@ -1132,12 +1148,14 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         /* The slot indices a pass may use, each region start plus a position (its wrap bit
          * cut off), added here with the action data: one add each, in the table's stage, so
          * that choosing the slot later is a choice and not an add after it. */
-        meta.at_off0 = left0 + (bit<32>)meta.resub.off[14:0];
-        meta.at_off1 = left1 + (bit<32>)meta.resub.off[14:0];
-        meta.at_cur0 = left0 + (bit<32>)hdr.recirc.cur[14:0];
-        meta.at_cur1 = left1 + (bit<32>)hdr.recirc.cur[14:0];
-        meta.at_ch0 = left0 + (bit<32>)hdr.recirc.chead[14:0];
-        meta.at_ch1 = left1 + (bit<32>)hdr.recirc.chead[14:0];
+        meta.size0w = (bit<32>)size0;
+        meta.size1w = (bit<32>)size1;
+        meta.at_off0 = left0 + meta.o_res;
+        meta.at_off1 = left1 + meta.o_res;
+        meta.at_cur0 = left0 + meta.o_cur;
+        meta.at_cur1 = left1 + meta.o_cur;
+        meta.at_ch0 = left0 + meta.o_ch;
+        meta.at_ch1 = left1 + meta.o_ch;
         lock_hits.count();
     }
     action lock_pause(bit<32> index, bit<32> left0, bit<16> size0, bit<32> left1, bit<16> size1,
@@ -1211,6 +1229,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         meta.level = 0;
         meta.left = meta.left0;
         meta.size = meta.size0;
+        meta.sizew = meta.size0w;
         meta.q_endx = meta.size0 + 0x7fff;
         meta.q_end0 = meta.size0 - 1;
         meta.q_wrap = 0x8001 - meta.size0;
@@ -1219,6 +1238,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         meta.level = 1;
         meta.left = meta.left1;
         meta.size = meta.size1;
+        meta.sizew = meta.size1w;
         meta.q_endx = meta.size1 + 0x7fff;
         meta.q_end0 = meta.size1 - 1;
         meta.q_wrap = 0x8001 - meta.size1;
@@ -1233,6 +1253,34 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     Hash<bit<32>>(HashAlgorithm_t.IDENTITY) clk_16;
     Hash<bit<32>>(HashAlgorithm_t.IDENTITY) clk_17;
     Hash<bit<32>>(HashAlgorithm_t.IDENTITY) clk_21;
+
+    /* 32-bit values put together from slices by the hash unit (IDENTITY), for the same reason:
+     * the offsets a pass starts from, zero-extended, and the token and admin value, a 64-bit
+     * grant number shifted by SLOT_BITS next to a slot, in 32-bit halves (bf-p4c refuses the
+     * 64-bit shift and OR across containers: "violates action constraints imposed by
+     * Tofino"). TOK_HI(hi, lo) is bits 63:32 of (hi ++ lo) << SLOT_BITS, TOK_LO(lo, slot) bits
+     * 31:0 with slot below. A Hash is called from one place, so each site has its own. */
+#define TOK_HI(hi, lo) {(hi)[31 - SLOT_BITS:0], (lo)[31:32 - SLOT_BITS]}
+#define TOK_LO(lo, slot) {(lo)[31 - SLOT_BITS:0], (slot)[SLOT_BITS - 1:0]}
+    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) off_res;
+    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) off_cur;
+    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) off_ch;
+    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) off_adm;
+    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) off_head;
+    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) tok_seq;      /* the token's grant number, low half */
+    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) tok_pend_hi;  /* ans_grant_pending */
+    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) tok_pend_lo;
+    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) tok_write_hi; /* the acquire's writing pass */
+    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) tok_write_lo;
+    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) tok_rw_hi;    /* the retry walk */
+    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) tok_rw_lo;
+    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) tok_probe_hi; /* the admin probe's slot */
+    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) tok_probe_lo;
+    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) val_probe;    /* admin value = grant number << SLOT_BITS */
+    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) val_tbase;
+    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) val_pass2;
+    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) val_want;     /* admin value >> SLOT_BITS, low half */
+    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) val_b;
     action clock_pairs() {
         meta.now_a = meta.now_a + meta.now_b;
         meta.now_c = meta.now_c + meta.now_d;
@@ -1244,10 +1292,10 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
      * (probe_wrap), then its index (probe_slot), each an action of its own (one operation per
      * field and stage). */
     action probe_add() {
-        meta.p_o = meta.p_o + (bit<32>)hdr.admin.offset;
+        meta.p_o = meta.p_o + meta.o_adm;
     }
     action probe_wrap() {
-        meta.p_o = meta.p_o - (bit<32>)meta.size;
+        meta.p_o = meta.p_o - meta.sizew;
     }
     action probe_slot() {
         hdr.recirc.a_slot = meta.left + meta.p_o;   /* p_o < size <= 0x8000 */
@@ -1289,7 +1337,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         hdr.ans.prio = 0;
         hdr.ans.tenant = 0;
         hdr.ans.txn = 0;
-        hdr.ans.token = 0;
+        hdr.ans.token_hi = 0;
+        hdr.ans.token_lo = 0;
         hdr.ans.ts = 0;
         hdr.ans.lease = 0;
         hdr.ans.slots = 0;
@@ -1303,17 +1352,17 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         hdr.ans.prio = hdr.nl.prio;
         hdr.ans.tenant = hdr.nl.tenant;
         hdr.ans.txn = hdr.nl.txn;
-        hdr.ans.token = hdr.nl.token;
+        hdr.ans.token_hi = hdr.nl.token_hi;
+        hdr.ans.token_lo = hdr.nl.token_lo;
         hdr.ans.ts = hdr.nl.ts;
     }
-    /* A grant to the request in the slot view. */
-    action ans_grant(bit<64> token) {
+    /* A grant to the request in the slot view (its token: the caller's). */
+    action ans_grant() {
         ans_to_client(OP_GRANT, meta.sv.ip, meta.sv.port, meta.sv.fwd);
         hdr.ans.mode = meta.sv.mode;
         hdr.ans.prio = meta.sv.prio;
         hdr.ans.tenant = meta.sv.tenant;
         hdr.ans.txn = meta.sv.txn;
-        hdr.ans.token = token;
         hdr.ans.ts = meta.sv.ts;
         hdr.ans.lease = meta.sv.lease;
     }
@@ -1325,7 +1374,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         hdr.ans.prio = hdr.recirc.pprio;
         hdr.ans.tenant = hdr.recirc.ptenant;
         hdr.ans.txn = hdr.recirc.ptxn;
-        hdr.ans.token = ((hdr.recirc.pseq_hi ++ hdr.recirc.pseq_lo) << SLOT_BITS) | (bit<64>)hdr.recirc.pslot;
+        hdr.ans.token_hi = tok_pend_hi.get(TOK_HI(hdr.recirc.pseq_hi, hdr.recirc.pseq_lo));
+        hdr.ans.token_lo = tok_pend_lo.get(TOK_LO(hdr.recirc.pseq_lo, hdr.recirc.pslot));
         hdr.ans.ts = hdr.recirc.pts;
         hdr.ans.lease = hdr.recirc.please;
     }
@@ -1351,7 +1401,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         hdr.ans.tenant = 0;
         hdr.ans.lock = hdr.nl.lock;
         hdr.ans.txn = 0;
-        hdr.ans.token = 0;
+        hdr.ans.token_hi = 0;
+        hdr.ans.token_lo = 0;
         hdr.ans.ts = 0;
         hdr.ans.lease = 0;
         hdr.ans.cip = 0;
@@ -1363,7 +1414,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     action ans_queue_empty() {
         ans_to_server(OP_QEMPTY);
         hdr.ans.slots = meta.size0;
-        hdr.ans.lease = (bit<32>)meta.size1;
+        hdr.ans.lease = meta.size1w;
     }
     action ans_overflow() {
         ans_to_server(OP_OVERFLOW);
@@ -1405,6 +1456,10 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         meta.now_d = clk_21.get({ig_md.ingress_mac_tstamp[47:21]});
         clock_pairs();
         clock_sum();
+        meta.o_res = off_res.get({meta.resub.off[14:0]});
+        meta.o_cur = off_cur.get({hdr.recirc.cur[14:0]});
+        meta.o_ch = off_ch.get({hdr.recirc.chead[14:0]});
+        meta.o_adm = off_adm.get({hdr.admin.offset});
         hdr.ans.setValid();    /* the answer is built here; invalid again unless sent */
         hdr.kind.setInvalid();
         if (hdr.packet_out.isValid() && hdr.packet_out.kind != 0) {
@@ -1499,8 +1554,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
 
         /* The token's grant number (token >> SLOT_BITS) in halves, as slices of the header
          * field: lk_floor's comparison reads them in the stage after the lock's server. */
-        meta.tseq_hi = (bit<32>)hdr.nl.token[63:SLOT_BITS + 32];
-        meta.tseq_lo = hdr.nl.token[SLOT_BITS + 31:SLOT_BITS];
+        meta.tseq_hi = hdr.nl.token_hi >> SLOT_BITS;
+        meta.tseq_lo = tok_seq.get({hdr.nl.token_hi[SLOT_BITS - 1:0], hdr.nl.token_lo[31:SLOT_BITS]});
         if (meta.kind != K_ROUTE) {
             if (meta.kind == K_PB) {
                 meta.rq_ip = hdr.nl.cip;
@@ -1518,10 +1573,10 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             } else {
                 meta.lease = hdr.nl.lease;
             }
-            meta.tslot = (bit<32>)(hdr.nl.token & ((64w1 << SLOT_BITS) - 1));
-            if (meta.tslot >= meta.left0 && meta.tslot - meta.left0 < (bit<32>)meta.size0) {
+            meta.tslot = hdr.nl.token_lo & ((32w1 << SLOT_BITS) - 1);
+            if (meta.tslot >= meta.left0 && meta.tslot - meta.left0 < meta.size0w) {
                 meta.tlevel = 0;
-            } else if (meta.tslot >= meta.left1 && meta.tslot - meta.left1 < (bit<32>)meta.size1) {
+            } else if (meta.tslot >= meta.left1 && meta.tslot - meta.left1 < meta.size1w) {
                 meta.tlevel = 1;
             } else {
                 meta.tlevel = 2;
@@ -1616,7 +1671,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 do_acq = 1;
             }
         } else if (is_lock == 1 && op == OP_RELEASE && fresh == 1) {
-            if (hdr.nl.token != 0) {
+            if (hdr.nl.token_hi != 0 || hdr.nl.token_lo != 0) {
                 do_rel = 1;
             } else {
                 do_wd0 = 1;
@@ -1707,7 +1762,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
          * and clean walks, the admin probe's later passes; a fresh release, lease-probe or
          * force-release uses the token's slot), and in the others no pool block runs. The level
          * is the one use_level picks for that pass type. */
-        bit<32> sl = (bit<32>)hdr.nl.token[SLOT_BITS - 1:0];
+        bit<32> sl = hdr.nl.token_lo & ((32w1 << SLOT_BITS) - 1);
         if (ph == PH_WRITE || ph == PH_RWALK || ph == PH_WDRAW) {
             if (ph == PH_WRITE) {
                 if (hdr.nl.prio == 0) { sl = meta.at_off0; } else { sl = meta.at_off1; }
@@ -1913,7 +1968,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             meta.b_dec = 1;
         } else if (ad_setb == 1) {
             bop = 3;
-            meta.b_val = (bit<32>)hdr.admin.value[15:0];
+            meta.b_val = val_b.get({hdr.admin.value_lo[15:0]});
         } else if (ad_reset == 1) {
             bop = 3;
         } else if (do_acq == 1 || do_try == 1 || do_clean == 1 || (do_rel == 1 && meta.valid == 1) ||
@@ -2061,7 +2116,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         } else if (ph_probe2 == 1) {
             meta.dv = done_rd.execute(meta.idx);
         }
-        meta.q_lim = (bit<32>)meta.size;
+        meta.q_lim = meta.sizew;
         meta.q_dec0 = 0;
         meta.q_dec1 = 0;
         bit<8> qop0 = qoo;
@@ -2377,8 +2432,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
 
         /* ================= stage: the cookie ================= */
         if (ad_setc == 1) {
-            meta.a_hi = hdr.admin.value[63:32];
-            meta.a_lo = hdr.admin.value[31:0];
+            meta.a_hi = hdr.admin.value_hi;
+            meta.a_lo = hdr.admin.value_lo;
             cookie_set.execute(0);
         } else if (ad_getc == 1) {
             hdr.recirc.a_hi = cookie_hi.execute(0);
@@ -2403,7 +2458,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                  * the q2 number the server gave it: docs/protocol.md, "Overflow (q2)"). */
                 ans_overflow();
                 if (meta.kind == K_PB) {
-                    hdr.ans.token = hdr.nl.token;
+                    hdr.ans.token_hi = hdr.nl.token_hi;
+                    hdr.ans.token_lo = hdr.nl.token_lo;
                 }
                 if (binc == 1) {
                     hdr.recirc.binc_qe = binc_qe;
@@ -2431,7 +2487,9 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             if (meta.resub.seq > meta.tok_lo) {
                 hi = hi - 1;
             }
-            ans_grant(((hi ++ meta.resub.seq) << SLOT_BITS) | (bit<64>)meta.sl_slot);
+            ans_grant();
+            hdr.ans.token_hi = tok_write_hi.get(TOK_HI(hi, meta.resub.seq));
+            hdr.ans.token_lo = tok_write_lo.get(TOK_LO(meta.resub.seq, meta.sl_slot));
         }
 
         /* ---- retry ---- */
@@ -2457,7 +2515,9 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                         hi = hi - 1;
                     }
                     meta.sv.txn = hdr.nl.txn;
-                    ans_grant(((hi ++ meta.sv.seq) << SLOT_BITS) | (bit<64>)meta.sl_slot);
+                    ans_grant();
+                    hdr.ans.token_hi = tok_rw_hi.get(TOK_HI(hi, meta.sv.seq));
+                    hdr.ans.token_lo = tok_rw_lo.get(TOK_LO(meta.sv.seq, meta.sl_slot));
                 }
                 /* else: still waiting, nothing to say */
             } else {
@@ -2508,7 +2568,9 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 if (forced == 1) {
                     /* Tell the old holder its lease ended (lockcore's expiry answer). */
                     meta.sv.txn = hdr.nl.txn;
-                    ans_grant(hdr.nl.token);
+                    ans_grant();
+                    hdr.ans.token_hi = hdr.nl.token_hi;
+                    hdr.ans.token_lo = hdr.nl.token_lo;
                     hdr.ans.op = OP_REJECT;
                     hdr.ans.status = ST_LEASEEXP;
                     hdr.ans.lease = 0;
@@ -2683,14 +2745,15 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 hdr.admin.tail = meta.tail;
                 hdr.admin.gnext = meta.gn_lv;
                 hdr.admin.size = meta.size;
-                hdr.admin.value = seq << SLOT_BITS;
+                hdr.admin.value_hi = val_probe.get(TOK_HI(meta.tok_hi, meta.tok_lo));
+                hdr.admin.value_lo = meta.tok_lo << SLOT_BITS;
                 if (meta.size == 0) {
                     hdr.admin.result = AR_BADREQ;
                     meta.reply = 1;
                 } else {
-                    meta.p_o = (bit<32>)(head & 0x7fff);
+                    meta.p_o = off_head.get({head[14:0]});
                     probe_add();
-                    if (meta.p_o >= (bit<32>)meta.size) {
+                    if (meta.p_o >= meta.sizew) {
                         probe_wrap();
                     }
                     probe_slot();
@@ -2704,13 +2767,15 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 again(PH_RESET2);
             } else if (ad_tbase == 1) {
                 /* Raise the grant counter so that every later token is above value. */
-                bit<64> want = hdr.admin.value >> SLOT_BITS;
-                if (want > seq) {
-                    hdr.recirc.a_hi = want[63:32];
-                    hdr.recirc.a_lo = want[31:0];
+                bit<32> want_hi = hdr.admin.value_hi >> SLOT_BITS;
+                bit<32> want_lo = val_want.get({hdr.admin.value_hi[SLOT_BITS - 1:0], hdr.admin.value_lo[31:SLOT_BITS]});
+                if ((want_hi ++ want_lo) > seq) {
+                    hdr.recirc.a_hi = want_hi;
+                    hdr.recirc.a_lo = want_lo;
                     again(PH_TBASE2);
                 } else {
-                    hdr.admin.value = seq << SLOT_BITS;
+                    hdr.admin.value_hi = val_tbase.get(TOK_HI(meta.tok_hi, meta.tok_lo));
+                    hdr.admin.value_lo = meta.tok_lo << SLOT_BITS;
                     meta.reply = 1;
                 }
             } else if (ad_getc == 1) {
@@ -2751,19 +2816,20 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                     if (meta.sv.seq > hdr.recirc.a_lo) {
                         hi = hi - 1;
                     }
-                    hdr.nl.token = ((hi ++ meta.sv.seq) << SLOT_BITS) | (bit<64>)meta.sl_slot;
+                    hdr.nl.token_hi = tok_probe_hi.get(TOK_HI(hi, meta.sv.seq));
+                    hdr.nl.token_lo = tok_probe_lo.get(TOK_LO(meta.sv.seq, meta.sl_slot));
                 } else {
-                    hdr.nl.token = 0;
+                    hdr.nl.token_hi = 0;
+                    hdr.nl.token_lo = 0;
                 }
                 meta.reply = 1;
-            } else if (ph == PH_RESET2) {
-                hdr.admin.value = (hdr.recirc.a_hi ++ hdr.recirc.a_lo) << SLOT_BITS;
-                meta.reply = 1;
-            } else if (ph == PH_TBASE2) {
-                hdr.admin.value = (hdr.recirc.a_hi ++ hdr.recirc.a_lo) << SLOT_BITS;
+            } else if (ph == PH_RESET2 || ph == PH_TBASE2) {
+                hdr.admin.value_hi = val_pass2.get(TOK_HI(hdr.recirc.a_hi, hdr.recirc.a_lo));
+                hdr.admin.value_lo = hdr.recirc.a_lo << SLOT_BITS;
                 meta.reply = 1;
             } else if (ph == PH_COOKIE2) {
-                hdr.admin.value = hdr.recirc.a_hi ++ hdr.recirc.a_lo;
+                hdr.admin.value_hi = hdr.recirc.a_hi;
+                hdr.admin.value_lo = hdr.recirc.a_lo;
                 meta.reply = 1;
             }
         }
@@ -2914,7 +2980,7 @@ struct eg_metadata_t {
     MirrorId_t session;
 }
 
-/* The egress parses only kind and answer (at most 27 + 1 + 1 + 82 = 111 of Tofino 1's 160
+/* The egress parses only kind and answer (at most 27 + 1 + 1 + 84 = 113 of Tofino 1's 160
  * bytes): what follows the answer (the recirculation header and the request) stays payload. A
  * recirculating pass keeps it; a mirrored copy has it cut off by its session's truncation. */
 parser NetlockEgressParser(packet_in pkt, out headers_t hdr, out eg_metadata_t meta,
@@ -2984,7 +3050,8 @@ control NetlockEgress(inout headers_t hdr, inout eg_metadata_t meta,
         hdr.nl.tenant = hdr.ans.tenant;
         hdr.nl.lock = hdr.ans.lock;
         hdr.nl.txn = hdr.ans.txn;
-        hdr.nl.token = hdr.ans.token;
+        hdr.nl.token_hi = hdr.ans.token_hi;
+        hdr.nl.token_lo = hdr.ans.token_lo;
         hdr.nl.ts = hdr.ans.ts;
         hdr.nl.lease = hdr.ans.lease;
         hdr.nl.cip = hdr.ans.cip;
