@@ -505,7 +505,8 @@ struct metadata_t {
     bit<8>  xheld;
     bit<32> tok_lo;
     bit<32> tok_hi;
-    bit<32> hv;        /* head of the worked level: [16] it moved, [15:0] the head after */
+    bit<16> hv;        /* head of the worked level, before the pass's register action */
+    bit<32> t_off;     /* the token's slot offset in its level's region (tslot - left) */
     bit<16> tail;
     bit<16> gn_lv;
     bit<16> gn_lo;
@@ -712,7 +713,7 @@ parser NetlockIngressParser(packet_in pkt, out headers_t hdr, out metadata_t met
     RegisterAction<bit<32>, bit<32>, bit<32>>(s_flags) flags_rd = { \
         void apply(inout bit<32> v, out bit<32> rv) { rv = v; } }; \
     RegisterAction<bit<32>, bit<32>, bit<32>>(s_flags) flags_wr = { \
-        void apply(inout bit<32> v, out bit<32> rv) { v = meta.n_flags; rv = v; } }; \
+        void apply(inout bit<32> v, out bit<32> rv) { v = meta.n_flags | ((bit<32>)SS_LIVE << 24); rv = v; } }; \
     RegisterAction<bit<32>, bit<32>, bit<32>>(s_flags) flags_done = { \
         void apply(inout bit<32> v, out bit<32> rv) { rv = v; v = v & 0x00ffffff; } }; \
     RegisterAction<bit<32>, bit<32>, bit<32>>(s_flags) flags_wdraw = { \
@@ -812,15 +813,15 @@ parser NetlockIngressParser(packet_in pkt, out headers_t hdr, out metadata_t met
     @name(NH) Register<bit<16>, bit<32>>(NETLOCK_LOCKS) head##NL; \
     @name(NT) Register<bit<16>, bit<32>>(NETLOCK_LOCKS) tail##NL; \
     @name(NG) Register<bit<16>, bit<32>>(NETLOCK_LOCKS) gnext##NL; \
-    RegisterAction<bit<16>, bit<32>, bit<32>>(head##NL) head_rd##NL = { \
-        void apply(inout bit<16> v, out bit<32> rv) { rv = (bit<32>)v; } }; \
-    RegisterAction<bit<16>, bit<32>, bit<32>>(head##NL) head_at##NL = { \
-        void apply(inout bit<16> v, out bit<32> rv) { \
-            rv = (bit<32>)v; \
+    RegisterAction<bit<16>, bit<32>, bit<16>>(head##NL) head_rd##NL = { \
+        void apply(inout bit<16> v, out bit<16> rv) { rv = v; } }; \
+    RegisterAction<bit<16>, bit<32>, bit<16>>(head##NL) head_at##NL = { \
+        void apply(inout bit<16> v, out bit<16> rv) { \
+            rv = v; \
             if (v == meta.h_arg || v - meta.h_arg == 0x8000) { v = v + meta.h_step; } } }; \
-    RegisterAction<bit<16>, bit<32>, bit<32>>(head##NL) head_eq##NL = { \
-        void apply(inout bit<16> v, out bit<32> rv) { \
-            rv = (bit<32>)v; \
+    RegisterAction<bit<16>, bit<32>, bit<16>>(head##NL) head_eq##NL = { \
+        void apply(inout bit<16> v, out bit<16> rv) { \
+            rv = v; \
             if (v == meta.h_arg) { v = v + meta.h_step; } } }; \
     RegisterAction<bit<16>, bit<32>, bit<32>>(head##NL) head_clr##NL = { \
         void apply(inout bit<16> v) { v = 0; } }; \
@@ -1281,6 +1282,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     Hash<bit<32>>(HashAlgorithm_t.IDENTITY) val_pass2;
     Hash<bit<32>>(HashAlgorithm_t.IDENTITY) val_want;     /* admin value >> SLOT_BITS, low half */
     Hash<bit<32>>(HashAlgorithm_t.IDENTITY) val_b;
+    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) nflags_h;
+    Hash<bit<16>>(HashAlgorithm_t.IDENTITY) harg_h;
     action clock_pairs() {
         meta.now_a = meta.now_a + meta.now_b;
         meta.now_c = meta.now_c + meta.now_d;
@@ -1794,7 +1797,9 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         meta.sv.state = SS_LIVE;
         meta.sv.seq = 0;
         meta.sv.gts = 0;
-        meta.n_flags = SS_LIVE ++ hdr.nl.mode ++ hdr.nl.prio ++ meta.rq_fwd;
+        /* mode ++ prio ++ fwd in one container (the hash unit puts it together: an action reads
+         * at most two containers into one), the state SS_LIVE ORed in by flags_wr */
+        meta.n_flags = nflags_h.get({hdr.nl.mode, hdr.nl.prio, meta.rq_fwd});
 
         /* ================= stage: lk_floor ================= */
         bit<8> fl_hi = 0;
@@ -2024,7 +2029,10 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         }
         if (do_rel == 1 && meta.valid == 1) {
             hop = 2;
-            meta.h_arg = (bit<16>)(meta.tslot - meta.left);
+            /* the token's offset in the level's region, moved to 16 bits by the hash unit (a
+             * 16-bit field computed from 32-bit ones would need a container of both sizes) */
+            meta.t_off = meta.tslot - meta.left;
+            meta.h_arg = harg_h.get({meta.t_off[15:0]});
             /* the region's last offset: compared at 16 bits (a gateway compares fields sliced
              * alike; bf-p4c failed, "Unbalanced slicing detected", on 32 against 16 bits) */
             if (meta.h_arg == meta.q_end0) { meta.h_step = meta.q_wrap; } else { meta.h_step = 16w1; }
@@ -2062,7 +2070,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         /* head_at and head_eq return the head before; whether they moved it, and where to, is
          * decided here from the same test (a stateful ALU's output is one operand: bf-p4c
          * refuses "rv = v" beside "rv = 0x10000 | v" of the value written). */
-        bit<16> head = meta.hv[15:0];
+        bit<16> head = meta.hv;
         bit<16> hdiff = head - meta.h_arg;
         bit<8> adv = 0;
         if ((hop == 2 && (head == meta.h_arg || hdiff == 0x8000)) || (hop == 3 && head == meta.h_arg)) {
@@ -2902,7 +2910,6 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                     nl_drops.count(DR_NO_ROUTE);
                 }
             }
-            hdr.ans.pad0 = 0;
             if (meta.resub_go == 1) {
                 /* The acquire's second pass: the packet as it arrived, with the resubmit header. */
                 hdr.recirc.setInvalid();
