@@ -2032,7 +2032,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             /* the token's offset in the level's region, moved to 16 bits by the hash unit (a
              * 16-bit field computed from 32-bit ones would need a container of both sizes) */
             meta.t_off = meta.tslot - meta.left;
-            meta.h_arg = harg_h.get({meta.t_off[15:0]});
+            meta.h_arg = harg_h.get({meta.t_off});   /* IDENTITY keeps the low 16 bits */
             /* the region's last offset: compared at 16 bits (a gateway compares fields sliced
              * alike; bf-p4c failed, "Unbalanced slicing detected", on 32 against 16 bits) */
             if (meta.h_arg == meta.q_end0) { meta.h_step = meta.q_wrap; } else { meta.h_step = 16w1; }
