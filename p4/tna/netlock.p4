@@ -510,7 +510,12 @@ struct metadata_t {
     bit<16> tail;
     bit<16> gn_lv;
     bit<16> gn_lo;
-    bit<32> rd32;
+    bit<32> rd32;      /* s_flags read */
+    bit<32> rd_pt;     /* s_pt read */
+    bit<32> rd_st;     /* lk_state read by the admin probe */
+    bit<32> tl_sh;     /* token_lo >> SLOT_BITS */
+    bit<32> vl_sh;     /* admin value_lo >> SLOT_BITS */
+    bit<32> size1q;    /* size1 as the queue-empty answer's lease (a field of its own: see TOK_LO) */
     bit<32> st_prev;   /* state_rel: lk_state's lo before */
     /* answers and what comes next */
     bit<8>  a_valid;
@@ -756,7 +761,7 @@ parser NetlockIngressParser(packet_in pkt, out headers_t hdr, out metadata_t met
 #define POOL_WHO \
     if (meta.who_op == OP_RD) { \
         meta.sv.ip = ip_rd.execute(meta.sl_idx); \
-        meta.rd32 = pt_rd.execute(meta.sl_idx); \
+        meta.rd_pt = pt_rd.execute(meta.sl_idx); \
     } else if (meta.who_op == OP_WR) { \
         ip_wr.execute(meta.sl_idx); \
         pt_wr.execute(meta.sl_idx); \
@@ -1151,6 +1156,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
          * that choosing the slot later is a choice and not an add after it. */
         meta.size0w = (bit<32>)size0;
         meta.size1w = (bit<32>)size1;
+        meta.size1q = (bit<32>)size1;
         meta.at_off0 = left0 + meta.o_res;
         meta.at_off1 = left1 + meta.o_res;
         meta.at_cur0 = left0 + meta.o_cur;
@@ -1259,10 +1265,14 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
      * the offsets a pass starts from, zero-extended, and the token and admin value, a 64-bit
      * grant number shifted by SLOT_BITS next to a slot, in 32-bit halves (bf-p4c refuses the
      * 64-bit shift and OR across containers: "violates action constraints imposed by
-     * Tofino"). TOK_HI(hi, lo) is bits 63:32 of (hi ++ lo) << SLOT_BITS, TOK_LO(lo, slot) bits
-     * 31:0 with slot below. A Hash is called from one place, so each site has its own. */
+     * Tofino"). TOK_HI(hi, lo) is bits 63:32 of (hi ++ lo) << SLOT_BITS; TOK_LO(h, lo, slot)
+     * bits 31:0 with slot (< 2^SLOT_BITS) ORed in: the hash of lo and SLOT_BITS zero bits, whose
+     * low 32 bits IDENTITY keeps (bf-p4c folds it so), and no slice of the slot: a slice of a
+     * field splits every field its operations align it with, and the slices then land in
+     * containers of their own ("requires too many sources"). A Hash is called from one place,
+     * so each site has its own. */
 #define TOK_HI(hi, lo) {(hi)[31 - SLOT_BITS:0], (lo)[31:32 - SLOT_BITS]}
-#define TOK_LO(lo, slot) {(lo)[31 - SLOT_BITS:0], (slot)[SLOT_BITS - 1:0]}
+#define TOK_LO(h, lo, slot) (h.get({lo, (bit<SLOT_BITS>)0}) | (slot))
     Hash<bit<32>>(HashAlgorithm_t.IDENTITY) off_res;
     Hash<bit<32>>(HashAlgorithm_t.IDENTITY) off_cur;
     Hash<bit<32>>(HashAlgorithm_t.IDENTITY) off_ch;
@@ -1378,7 +1388,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         hdr.ans.tenant = hdr.recirc.ptenant;
         hdr.ans.txn = hdr.recirc.ptxn;
         hdr.ans.token_hi = tok_pend_hi.get(TOK_HI(hdr.recirc.pseq_hi, hdr.recirc.pseq_lo));
-        hdr.ans.token_lo = tok_pend_lo.get(TOK_LO(hdr.recirc.pseq_lo, hdr.recirc.pslot));
+        hdr.ans.token_lo = TOK_LO(tok_pend_lo, hdr.recirc.pseq_lo, hdr.recirc.pslot);
         hdr.ans.ts = hdr.recirc.pts;
         hdr.ans.lease = hdr.recirc.please;
     }
@@ -1417,7 +1427,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     action ans_queue_empty() {
         ans_to_server(OP_QEMPTY);
         hdr.ans.slots = meta.size0;
-        hdr.ans.lease = meta.size1w;
+        hdr.ans.lease = meta.size1q;
     }
     action ans_overflow() {
         ans_to_server(OP_OVERFLOW);
@@ -1463,6 +1473,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         meta.o_cur = off_cur.get({hdr.recirc.cur[14:0]});
         meta.o_ch = off_ch.get({hdr.recirc.chead[14:0]});
         meta.o_adm = off_adm.get({hdr.admin.offset});
+        meta.tl_sh = hdr.nl.token_lo >> SLOT_BITS;
+        meta.vl_sh = hdr.admin.value_lo >> SLOT_BITS;
         hdr.ans.setValid();    /* the answer is built here; invalid again unless sent */
         hdr.kind.setInvalid();
         if (hdr.packet_out.isValid() && hdr.packet_out.kind != 0) {
@@ -1558,7 +1570,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         /* The token's grant number (token >> SLOT_BITS) in halves, as slices of the header
          * field: lk_floor's comparison reads them in the stage after the lock's server. */
         meta.tseq_hi = hdr.nl.token_hi >> SLOT_BITS;
-        meta.tseq_lo = tok_seq.get({hdr.nl.token_hi[SLOT_BITS - 1:0], hdr.nl.token_lo[31:SLOT_BITS]});
+        meta.tseq_lo = tok_seq.get({hdr.nl.token_hi, (bit<(32 - SLOT_BITS)>)0}) | meta.tl_sh;
         if (meta.kind != K_ROUTE) {
             if (meta.kind == K_PB) {
                 meta.rq_ip = hdr.nl.cip;
@@ -1829,8 +1841,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         POOL_TXN
         POOL_WHO
         if (meta.who_op == OP_RD) {
-            meta.sv.port = meta.rd32[31:16];
-            meta.sv.tenant = meta.rd32[15:0];
+            meta.sv.port = meta.rd_pt[31:16];
+            meta.sv.tenant = meta.rd_pt[15:0];
         }
         bit<8> txn_ok = 8w0;
         if (meta.txn_hi_ok == 1 && meta.txn_lo_ok == 1) { txn_ok = 8w1; }
@@ -2266,9 +2278,9 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             meta.st_prev = state_rel.execute(meta.idx);
             st_to = 2;
         } else if (ad_probe == 1) {
-            meta.rd32 = state_hi.execute(meta.idx);
+            meta.rd_st = state_hi.execute(meta.idx);
         } else if (ph_probe2 == 1) {
-            meta.rd32 = state_rel.execute(meta.idx);
+            meta.rd_st = state_rel.execute(meta.idx);
         } else if (ad_reset == 1) {
             state_clr.execute(meta.idx);
         }
@@ -2497,7 +2509,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             }
             ans_grant();
             hdr.ans.token_hi = tok_write_hi.get(TOK_HI(hi, meta.resub.seq));
-            hdr.ans.token_lo = tok_write_lo.get(TOK_LO(meta.resub.seq, meta.sl_slot));
+            hdr.ans.token_lo = TOK_LO(tok_write_lo, meta.resub.seq, meta.sl_slot);
         }
 
         /* ---- retry ---- */
@@ -2525,7 +2537,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                     meta.sv.txn = hdr.nl.txn;
                     ans_grant();
                     hdr.ans.token_hi = tok_rw_hi.get(TOK_HI(hi, meta.sv.seq));
-                    hdr.ans.token_lo = tok_rw_lo.get(TOK_LO(meta.sv.seq, meta.sl_slot));
+                    hdr.ans.token_lo = TOK_LO(tok_rw_lo, meta.sv.seq, meta.sl_slot);
                 }
                 /* else: still waiting, nothing to say */
             } else {
@@ -2742,7 +2754,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         if (do_admin == 1) {
             hdr.admin.now = meta.now;
             if (ad_probe == 1) {
-                bit<32> st_hi = meta.rd32;
+                bit<32> st_hi = meta.rd_st;
                 hdr.admin.xwait0 = st_hi[31:16];
                 hdr.admin.xwait = st_hi[31:16] + st_hi[15:0];
                 hdr.admin.wait0 = w0;
@@ -2776,7 +2788,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             } else if (ad_tbase == 1) {
                 /* Raise the grant counter so that every later token is above value. */
                 bit<32> want_hi = hdr.admin.value_hi >> SLOT_BITS;
-                bit<32> want_lo = val_want.get({hdr.admin.value_hi[SLOT_BITS - 1:0], hdr.admin.value_lo[31:SLOT_BITS]});
+                bit<32> want_lo = val_want.get({hdr.admin.value_hi, (bit<(32 - SLOT_BITS)>)0}) | meta.vl_sh;
                 if ((want_hi ++ want_lo) > seq) {
                     hdr.recirc.a_hi = want_hi;
                     hdr.recirc.a_lo = want_lo;
@@ -2802,8 +2814,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         }
         if (adm2 == 1) {
             if (ph == PH_PROBE2) {
-                hdr.admin.holders = 1w0 ++ meta.rd32[14:0];
-                hdr.admin.xheld = 7w0 ++ meta.rd32[16:16];
+                hdr.admin.holders = 1w0 ++ meta.rd_st[14:0];
+                hdr.admin.xheld = 7w0 ++ meta.rd_st[16:16];
                 hdr.admin.buffered = meta.bv[15:0];
                 hdr.admin.done = meta.dv;
                 hdr.admin.gts = meta.sv.gts;
@@ -2825,7 +2837,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                         hi = hi - 1;
                     }
                     hdr.nl.token_hi = tok_probe_hi.get(TOK_HI(hi, meta.sv.seq));
-                    hdr.nl.token_lo = tok_probe_lo.get(TOK_LO(meta.sv.seq, meta.sl_slot));
+                    hdr.nl.token_lo = TOK_LO(tok_probe_lo, meta.sv.seq, meta.sl_slot);
                 } else {
                     hdr.nl.token_hi = 0;
                     hdr.nl.token_lo = 0;
