@@ -421,6 +421,15 @@ struct metadata_t {
     /* each level's region start plus the positions a pass may use (lock_table's action) */
     /* offsets and sizes as 32-bit values, for the 32-bit slot arithmetic (bf-p4c refuses a
      * 16-bit operand in it: an ALU's operands fill containers of the destination's size) */
+    bit<15> off15;      /* resub.off[14:0], cur[14:0], chead[14:0]: set by the parser */
+    bit<15> cur15;
+    bit<15> ch15;
+    bit<15> h15;        /* the admin probe's head offset */
+    bit<32> sh_pend;    /* the low half of a grant number >> (32 - SLOT_BITS), for TOK_HI */
+    bit<32> sh_wr;
+    bit<32> sh_a;
+    bit<32> sh_sv;
+    bit<32> sh_tok;
     bit<32> o_res;      /* resub.off[14:0] */
     bit<32> o_cur;      /* recirc.cur[14:0] */
     bit<32> o_ch;       /* recirc.chead[14:0] */
@@ -563,6 +572,7 @@ parser NetlockIngressParser(packet_in pkt, out headers_t hdr, out metadata_t met
     }
     state parse_resubmit {
         pkt.extract(meta.resub);
+        meta.off15 = meta.resub.off[14:0];   /* the parser copies the packet's bits: no slice */
         transition select(ig_md.ingress_port) {
             RECIRC_PORT: parse_kind;
             CPU_PORT: parse_packet_out;
@@ -591,6 +601,8 @@ parser NetlockIngressParser(packet_in pkt, out headers_t hdr, out metadata_t met
     }
     state parse_recirc {
         pkt.extract(hdr.recirc);
+        meta.cur15 = hdr.recirc.cur[14:0];
+        meta.ch15 = hdr.recirc.chead[14:0];
         transition select(hdr.recirc.in_port) {
             CPU_PORT: parse_packet_out;
             default: parse_ethernet;
@@ -1265,19 +1277,21 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
      * the offsets a pass starts from, zero-extended, and the token and admin value, a 64-bit
      * grant number shifted by SLOT_BITS next to a slot, in 32-bit halves (bf-p4c refuses the
      * 64-bit shift and OR across containers: "violates action constraints imposed by
-     * Tofino"). TOK_HI(hi, lo) is bits 63:32 of (hi ++ lo) << SLOT_BITS; TOK_LO(h, lo, slot)
-     * bits 31:0 with slot (< 2^SLOT_BITS) ORed in: the hash of lo and SLOT_BITS zero bits, whose
-     * low 32 bits IDENTITY keeps (bf-p4c folds it so), and no slice of the slot: a slice of a
+     * Tofino"). TOK_HI(h, hi, losh) is bits 63:32 of (hi ++ lo) << SLOT_BITS, with losh
+     * = lo >> (32 - SLOT_BITS) computed before; TOK_LO(h, lo, slot) bits 31:0 with slot
+     * (< 2^SLOT_BITS) ORed in. Each is the hash of a whole value and SLOT_BITS zero bits, whose
+     * low 32 bits IDENTITY keeps (bf-p4c folds it so), ORed with a whole field: no slice: a slice of a
      * field splits every field its operations align it with, and the slices then land in
      * containers of their own ("requires too many sources"). A Hash is called from one place,
      * so each site has its own. */
-#define TOK_HI(hi, lo) {(hi)[31 - SLOT_BITS:0], (lo)[31:32 - SLOT_BITS]}
+#define TOK_HI(h, hi, losh) (h.get({hi, (bit<SLOT_BITS>)0}) | (losh))
 #define TOK_LO(h, lo, slot) (h.get({lo, (bit<SLOT_BITS>)0}) | (slot))
     Hash<bit<32>>(HashAlgorithm_t.IDENTITY) off_res;
     Hash<bit<32>>(HashAlgorithm_t.IDENTITY) off_cur;
     Hash<bit<32>>(HashAlgorithm_t.IDENTITY) off_ch;
     Hash<bit<32>>(HashAlgorithm_t.IDENTITY) off_adm;
     Hash<bit<32>>(HashAlgorithm_t.IDENTITY) off_head;
+    Hash<bit<15>>(HashAlgorithm_t.IDENTITY) off_h15;
     Hash<bit<32>>(HashAlgorithm_t.IDENTITY) tok_seq;      /* the token's grant number, low half */
     Hash<bit<32>>(HashAlgorithm_t.IDENTITY) tok_pend_hi;  /* ans_grant_pending */
     Hash<bit<32>>(HashAlgorithm_t.IDENTITY) tok_pend_lo;
@@ -1387,7 +1401,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         hdr.ans.prio = hdr.recirc.pprio;
         hdr.ans.tenant = hdr.recirc.ptenant;
         hdr.ans.txn = hdr.recirc.ptxn;
-        hdr.ans.token_hi = tok_pend_hi.get(TOK_HI(hdr.recirc.pseq_hi, hdr.recirc.pseq_lo));
+        hdr.ans.token_hi = TOK_HI(tok_pend_hi, hdr.recirc.pseq_hi, meta.sh_pend);
         hdr.ans.token_lo = TOK_LO(tok_pend_lo, hdr.recirc.pseq_lo, hdr.recirc.pslot);
         hdr.ans.ts = hdr.recirc.pts;
         hdr.ans.lease = hdr.recirc.please;
@@ -1469,9 +1483,12 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         meta.now_d = clk_21.get({ig_md.ingress_mac_tstamp[47:21]});
         clock_pairs();
         clock_sum();
-        meta.o_res = off_res.get({meta.resub.off[14:0]});
-        meta.o_cur = off_cur.get({hdr.recirc.cur[14:0]});
-        meta.o_ch = off_ch.get({hdr.recirc.chead[14:0]});
+        meta.o_res = off_res.get({meta.off15});
+        meta.o_cur = off_cur.get({meta.cur15});
+        meta.o_ch = off_ch.get({meta.ch15});
+        meta.sh_pend = hdr.recirc.pseq_lo >> (32 - SLOT_BITS);
+        meta.sh_wr = meta.resub.seq >> (32 - SLOT_BITS);
+        meta.sh_a = hdr.recirc.a_lo >> (32 - SLOT_BITS);
         meta.o_adm = off_adm.get({hdr.admin.offset});
         meta.tl_sh = hdr.nl.token_lo >> SLOT_BITS;
         meta.vl_sh = hdr.admin.value_lo >> SLOT_BITS;
@@ -1874,6 +1891,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             meta.hd_op = OP_GTS;
         }
         POOL_HOLD
+        meta.sh_sv = meta.sv.seq >> (32 - SLOT_BITS);
 
         /* ================= stage: the pool's flags, lease and timestamp ================= */
         if (do_write == 1) {
@@ -2360,6 +2378,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             tokhi_set.execute(meta.idx);
         }
         bit<64> seq = meta.tok_hi ++ meta.tok_lo;
+        meta.sh_tok = meta.tok_lo >> (32 - SLOT_BITS);
 
         /* ================= stage: the tails ================= */
         bit<8> top = 0;   /* 1 read, 2 enqueue, 4 clear */
@@ -2508,7 +2527,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 hi = hi - 1;
             }
             ans_grant();
-            hdr.ans.token_hi = tok_write_hi.get(TOK_HI(hi, meta.resub.seq));
+            hdr.ans.token_hi = TOK_HI(tok_write_hi, hi, meta.sh_wr);
             hdr.ans.token_lo = TOK_LO(tok_write_lo, meta.resub.seq, meta.sl_slot);
         }
 
@@ -2536,7 +2555,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                     }
                     meta.sv.txn = hdr.nl.txn;
                     ans_grant();
-                    hdr.ans.token_hi = tok_rw_hi.get(TOK_HI(hi, meta.sv.seq));
+                    hdr.ans.token_hi = TOK_HI(tok_rw_hi, hi, meta.sh_sv);
                     hdr.ans.token_lo = TOK_LO(tok_rw_lo, meta.sv.seq, meta.sl_slot);
                 }
                 /* else: still waiting, nothing to say */
@@ -2765,13 +2784,14 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 hdr.admin.tail = meta.tail;
                 hdr.admin.gnext = meta.gn_lv;
                 hdr.admin.size = meta.size;
-                hdr.admin.value_hi = val_probe.get(TOK_HI(meta.tok_hi, meta.tok_lo));
+                hdr.admin.value_hi = TOK_HI(val_probe, meta.tok_hi, meta.sh_tok);
                 hdr.admin.value_lo = meta.tok_lo << SLOT_BITS;
                 if (meta.size == 0) {
                     hdr.admin.result = AR_BADREQ;
                     meta.reply = 1;
                 } else {
-                    meta.p_o = off_head.get({head[14:0]});
+                    meta.h15 = off_h15.get({head});   /* IDENTITY keeps the low 15 bits */
+                    meta.p_o = off_head.get({meta.h15});
                     probe_add();
                     if (meta.p_o >= meta.sizew) {
                         probe_wrap();
@@ -2794,7 +2814,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                     hdr.recirc.a_lo = want_lo;
                     again(PH_TBASE2);
                 } else {
-                    hdr.admin.value_hi = val_tbase.get(TOK_HI(meta.tok_hi, meta.tok_lo));
+                    hdr.admin.value_hi = TOK_HI(val_tbase, meta.tok_hi, meta.sh_tok);
                     hdr.admin.value_lo = meta.tok_lo << SLOT_BITS;
                     meta.reply = 1;
                 }
@@ -2836,7 +2856,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                     if (meta.sv.seq > hdr.recirc.a_lo) {
                         hi = hi - 1;
                     }
-                    hdr.nl.token_hi = tok_probe_hi.get(TOK_HI(hi, meta.sv.seq));
+                    hdr.nl.token_hi = TOK_HI(tok_probe_hi, hi, meta.sh_sv);
                     hdr.nl.token_lo = TOK_LO(tok_probe_lo, meta.sv.seq, meta.sl_slot);
                 } else {
                     hdr.nl.token_hi = 0;
@@ -2844,7 +2864,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 }
                 meta.reply = 1;
             } else if (ph == PH_RESET2 || ph == PH_TBASE2) {
-                hdr.admin.value_hi = val_pass2.get(TOK_HI(hdr.recirc.a_hi, hdr.recirc.a_lo));
+                hdr.admin.value_hi = TOK_HI(val_pass2, hdr.recirc.a_hi, meta.sh_a);
                 hdr.admin.value_lo = hdr.recirc.a_lo << SLOT_BITS;
                 meta.reply = 1;
             } else if (ph == PH_COOKIE2) {
