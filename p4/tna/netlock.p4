@@ -428,8 +428,6 @@ struct metadata_t {
     bit<32> sh_pend;    /* the low half of a grant number >> (32 - SLOT_BITS), for TOK_HI */
     bit<32> sh_wr;
     bit<32> sh_a;
-    bit<32> sh_sv;
-    bit<32> sh_tok;
     bit<32> o_res;      /* resub.off[14:0] */
     bit<32> o_cur;      /* recirc.cur[14:0] */
     bit<32> o_ch;       /* recirc.chead[14:0] */
@@ -522,8 +520,6 @@ struct metadata_t {
     bit<32> rd32;      /* s_flags read */
     bit<32> rd_pt;     /* s_pt read */
     bit<32> rd_st;     /* lk_state read by the admin probe */
-    bit<32> tl_sh;     /* token_lo >> SLOT_BITS */
-    bit<32> vl_sh;     /* admin value_lo >> SLOT_BITS */
     bit<32> size1q;    /* size1 as the queue-empty answer's lease (a field of its own: see TOK_LO) */
     bit<32> st_prev;   /* state_rel: lk_state's lo before */
     /* answers and what comes next */
@@ -1282,9 +1278,13 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
      * (< 2^SLOT_BITS) ORed in. Each is the hash of a whole value and SLOT_BITS zero bits, whose
      * low 32 bits IDENTITY keeps (bf-p4c folds it so), ORed with a whole field: no slice: a slice of a
      * field splits every field its operations align it with, and the slices then land in
-     * containers of their own ("requires too many sources"). A Hash is called from one place,
-     * so each site has its own. */
+     * containers of their own ("requires too many sources"). Where losh would be computed in the
+     * pipe from a value the pipe computes (the grant walk's and the admin probe's grant number,
+     * the counter's, the request's token), bf-p4c turns the OR into two steps of one action
+     * ("action spanning multiple stages"), so those sites hash slices (TOK_HI_SLICED). A Hash is
+     * called from one place, so each site has its own. */
 #define TOK_HI(h, hi, losh) (h.get({hi, (bit<SLOT_BITS>)0}) | (losh))
+#define TOK_HI_SLICED(h, hi, lo) h.get({(hi)[31 - SLOT_BITS:0], (lo)[31:32 - SLOT_BITS]})
 #define TOK_LO(h, lo, slot) (h.get({lo, (bit<SLOT_BITS>)0}) | (slot))
     Hash<bit<32>>(HashAlgorithm_t.IDENTITY) off_res;
     Hash<bit<32>>(HashAlgorithm_t.IDENTITY) off_cur;
@@ -1490,8 +1490,6 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         meta.sh_wr = meta.resub.seq >> (32 - SLOT_BITS);
         meta.sh_a = hdr.recirc.a_lo >> (32 - SLOT_BITS);
         meta.o_adm = off_adm.get({hdr.admin.offset});
-        meta.tl_sh = hdr.nl.token_lo >> SLOT_BITS;
-        meta.vl_sh = hdr.admin.value_lo >> SLOT_BITS;
         hdr.ans.setValid();    /* the answer is built here; invalid again unless sent */
         hdr.kind.setInvalid();
         if (hdr.packet_out.isValid() && hdr.packet_out.kind != 0) {
@@ -1587,7 +1585,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         /* The token's grant number (token >> SLOT_BITS) in halves, as slices of the header
          * field: lk_floor's comparison reads them in the stage after the lock's server. */
         meta.tseq_hi = hdr.nl.token_hi >> SLOT_BITS;
-        meta.tseq_lo = tok_seq.get({hdr.nl.token_hi, (bit<(32 - SLOT_BITS)>)0}) | meta.tl_sh;
+        meta.tseq_lo = tok_seq.get({hdr.nl.token_hi[SLOT_BITS - 1:0], hdr.nl.token_lo[31:SLOT_BITS]});
         if (meta.kind != K_ROUTE) {
             if (meta.kind == K_PB) {
                 meta.rq_ip = hdr.nl.cip;
@@ -1891,7 +1889,6 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             meta.hd_op = OP_GTS;
         }
         POOL_HOLD
-        meta.sh_sv = meta.sv.seq >> (32 - SLOT_BITS);
 
         /* ================= stage: the pool's flags, lease and timestamp ================= */
         if (do_write == 1) {
@@ -2378,7 +2375,6 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             tokhi_set.execute(meta.idx);
         }
         bit<64> seq = meta.tok_hi ++ meta.tok_lo;
-        meta.sh_tok = meta.tok_lo >> (32 - SLOT_BITS);
 
         /* ================= stage: the tails ================= */
         bit<8> top = 0;   /* 1 read, 2 enqueue, 4 clear */
@@ -2555,7 +2551,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                     }
                     meta.sv.txn = hdr.nl.txn;
                     ans_grant();
-                    hdr.ans.token_hi = TOK_HI(tok_rw_hi, hi, meta.sh_sv);
+                    hdr.ans.token_hi = TOK_HI_SLICED(tok_rw_hi, hi, meta.sv.seq);
                     hdr.ans.token_lo = TOK_LO(tok_rw_lo, meta.sv.seq, meta.sl_slot);
                 }
                 /* else: still waiting, nothing to say */
@@ -2784,7 +2780,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 hdr.admin.tail = meta.tail;
                 hdr.admin.gnext = meta.gn_lv;
                 hdr.admin.size = meta.size;
-                hdr.admin.value_hi = TOK_HI(val_probe, meta.tok_hi, meta.sh_tok);
+                hdr.admin.value_hi = TOK_HI_SLICED(val_probe, meta.tok_hi, meta.tok_lo);
                 hdr.admin.value_lo = meta.tok_lo << SLOT_BITS;
                 if (meta.size == 0) {
                     hdr.admin.result = AR_BADREQ;
@@ -2808,13 +2804,13 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             } else if (ad_tbase == 1) {
                 /* Raise the grant counter so that every later token is above value. */
                 bit<32> want_hi = hdr.admin.value_hi >> SLOT_BITS;
-                bit<32> want_lo = val_want.get({hdr.admin.value_hi, (bit<(32 - SLOT_BITS)>)0}) | meta.vl_sh;
+                bit<32> want_lo = val_want.get({hdr.admin.value_hi[SLOT_BITS - 1:0], hdr.admin.value_lo[31:SLOT_BITS]});
                 if ((want_hi ++ want_lo) > seq) {
                     hdr.recirc.a_hi = want_hi;
                     hdr.recirc.a_lo = want_lo;
                     again(PH_TBASE2);
                 } else {
-                    hdr.admin.value_hi = TOK_HI(val_tbase, meta.tok_hi, meta.sh_tok);
+                    hdr.admin.value_hi = TOK_HI_SLICED(val_tbase, meta.tok_hi, meta.tok_lo);
                     hdr.admin.value_lo = meta.tok_lo << SLOT_BITS;
                     meta.reply = 1;
                 }
@@ -2856,7 +2852,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                     if (meta.sv.seq > hdr.recirc.a_lo) {
                         hi = hi - 1;
                     }
-                    hdr.nl.token_hi = TOK_HI(tok_probe_hi, hi, meta.sh_sv);
+                    hdr.nl.token_hi = TOK_HI_SLICED(tok_probe_hi, hi, meta.sv.seq);
                     hdr.nl.token_lo = TOK_LO(tok_probe_lo, meta.sv.seq, meta.sl_slot);
                 } else {
                     hdr.nl.token_hi = 0;
