@@ -1269,8 +1269,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     Hash<bit<32>>(HashAlgorithm_t.IDENTITY) clk_17;
     Hash<bit<32>>(HashAlgorithm_t.IDENTITY) clk_21;
 
-    /* 32-bit values put together from slices by the hash unit (IDENTITY), for the same reason:
-     * the offsets a pass starts from, zero-extended, and the token and admin value, a 64-bit
+    /* 32-bit values put together by the hash unit (IDENTITY), for the same reason: the
+     * offsets a pass starts from, zero-extended, and the token and admin value, a 64-bit
      * grant number shifted by SLOT_BITS next to a slot, in 32-bit halves (bf-p4c refuses the
      * 64-bit shift and OR across containers: "violates action constraints imposed by
      * Tofino"). TOK_HI(h, hi, losh) is bits 63:32 of (hi ++ lo) << SLOT_BITS, with losh
@@ -1278,11 +1278,11 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
      * (< 2^SLOT_BITS) ORed in. Each is the hash of a whole value and SLOT_BITS zero bits, whose
      * low 32 bits IDENTITY keeps (bf-p4c folds it so), ORed with a whole field: no slice: a slice of a
      * field splits every field its operations align it with, and the slices then land in
-     * containers of their own ("requires too many sources"). Where losh would be computed in the
-     * pipe from a value the pipe computes (the grant walk's and the admin probe's grant number,
-     * the counter's, the request's token), bf-p4c turns the OR into two steps of one action
-     * ("action spanning multiple stages"), so those sites hash slices (TOK_HI_SLICED). A Hash is
-     * called from one place, so each site has its own. */
+     * containers of their own ("requires too many sources"). At the grant walk's and the
+     * admin probe's grant numbers, the counter's and the request token's, bf-p4c made the OR
+     * with a shifted field two steps of one action ("action spanning multiple stages"; at the
+     * three sites left it did not, and why is not known), so those sites hash the two slices
+     * (TOK_HI_SLICED). A Hash is called from one place, so each site has its own. */
 #define TOK_HI(h, hi, losh) (h.get({hi, (bit<SLOT_BITS>)0}) | (losh))
 #define TOK_HI_SLICED(h, hi, lo) h.get({(hi)[31 - SLOT_BITS:0], (lo)[31:32 - SLOT_BITS]})
 #define TOK_LO(h, lo, slot) (h.get({lo, (bit<SLOT_BITS>)0}) | (slot))
