@@ -419,8 +419,8 @@ struct metadata_t {
     bit<32> sl_slot;
     bit<32> hd_idx;
     /* each level's region start plus the positions a pass may use (lock_table's action) */
-    /* offsets and sizes as 32-bit values, for the 32-bit slot arithmetic (bf-p4c refuses a
-     * 16-bit operand in it: an ALU's operands fill containers of the destination's size) */
+    /* the slot arithmetic's operands, whole and 32-bit (bf-p4c refuses 16-bit operands and sliced
+     * fields in it): offsets (parser copies, widened by hashes), sizes, shifted seq halves */
     bit<15> off15;      /* resub.off[14:0], cur[14:0], chead[14:0]: set by the parser */
     bit<15> cur15;
     bit<15> ch15;
