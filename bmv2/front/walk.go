@@ -245,3 +245,19 @@ func exprChildren(e Expr) []Expr {
 	}
 	return out
 }
+
+// InspectDecl calls f on every expression of d, as Inspect does for each of a program's
+// declarations (a control's locals and body, an instance's arguments and initializer, a table's
+// properties, ...), parents before children.
+func InspectDecl(d Decl, f func(Expr)) { inspectDecl(d, f) }
+
+// InspectVars calls f on every variable a statement under s declares.
+func InspectVars(s Stmt, f func(*VarDecl)) {
+	walkStmts(s, func(x Stmt) {
+		if d, ok := x.(*DeclStmt); ok {
+			if v, ok := d.Decl.(*VarDecl); ok {
+				f(v)
+			}
+		}
+	})
+}

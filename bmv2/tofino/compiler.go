@@ -56,6 +56,18 @@ type Report struct {
 	// PHV is phv_allocation_summary_0.log's table of containers by width (its "Total" lines),
 	// as the compiler prints it.
 	PHV string
+	// PHVUse is the summary's "Overall PHV Usage" row over the containers the stages reach
+	// (tagalong containers not included); zero when the compiler wrote no summary.
+	PHVUse PHVUse
+}
+
+// PHVUse is bf-p4c's overall PHV occupancy: containers used, the bits of fields in them (by
+// gress), and the bits of the containers they take (by gress).
+type PHVUse struct {
+	Containers                       int
+	Bits, IngressBits, EgressBits    int
+	Alloc, IngressAlloc, EgressAlloc int
+	Available                        int
 }
 
 // StageUse is one MAU stage's units in use.
@@ -150,8 +162,35 @@ func (r *Report) read(logs string) error {
 func (r *Report) readPHV(logs string) error {
 	if phv, err := os.ReadFile(filepath.Join(logs, "phv_allocation_summary_0.log")); err == nil {
 		r.PHV = phvTotals(string(phv))
+		r.PHVUse = phvOverall(string(phv))
 	}
 	return nil
+}
+
+// phvOverall reads the summary's "Overall PHV Usage" row: cells separated by '|', each a
+// count followed by its share ("1234 (30.12%)"), the last the bits available.
+func phvOverall(s string) PHVUse {
+	var u PHVUse
+	for _, l := range strings.Split(s, "\n") {
+		if !strings.Contains(l, "Overall PHV Usage") {
+			continue
+		}
+		var n []int
+		for _, c := range strings.Split(l, "|") {
+			f := strings.Fields(c)
+			if len(f) == 0 {
+				continue
+			}
+			if v, err := strconv.Atoi(f[0]); err == nil {
+				n = append(n, v)
+			}
+		}
+		if len(n) == 8 {
+			u = PHVUse{Containers: n[0], Bits: n[1], IngressBits: n[2], EgressBits: n[3], Alloc: n[4],
+				IngressAlloc: n[5], EgressAlloc: n[6], Available: n[7]}
+		}
+	}
+	return u
 }
 
 // resourcesJSON is the part of resources.json (bf-p4c's resources_schema) the report reads.

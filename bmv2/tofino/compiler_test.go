@@ -31,7 +31,8 @@ func TestReportRead(t *testing.T) {
 	     "vliw": {"size": 32, "instructions": [{"number": 0}, {"number": 1}, {"number": 2}]}},
 	    {"stage_number": 1, "rams": {"srams": [{"row": 3, "column": 4, "usages": []}]},
 	     "meter_alus": {"meters": [{"row": 3, "usages": []}, {"row": 5, "usages": []}]}}]}}}`)
-	write("phv_allocation_summary_0.log", "+--+\n| Total 8-bit | 12 |\n| Total 32-bit | 40 |\nother\n")
+	write("phv_allocation_summary_0.log", "+--+\n| Total 8-bit | 12 |\n| Total 32-bit | 40 |\nother\n"+
+		"|     Overall PHV Usage     |    37 (16.52%)   |  697 (17.02%)  |      465 (11.35%)     |      232 (5.66%)     |    808 (19.73%)   |         520 (12.7%)        |         288 (7.03%)        |      4096      |\n")
 	r := &Report{}
 	if err := r.read(dir); err != nil {
 		t.Fatal(err)
@@ -42,6 +43,10 @@ func TestReportRead(t *testing.T) {
 	}
 	if !strings.Contains(r.PHV, "Total 32-bit") || strings.Contains(r.PHV, "other") {
 		t.Errorf("PHV totals %q", r.PHV)
+	}
+	if want := (PHVUse{Containers: 37, Bits: 697, IngressBits: 465, EgressBits: 232, Alloc: 808, IngressAlloc: 520,
+		EgressAlloc: 288, Available: 4096}); r.PHVUse != want {
+		t.Errorf("PHV use %+v, want %+v", r.PHVUse, want)
 	}
 	// p4c-barefoot 9.13.4 leaves table_summary.log empty: the stage count is then the last stage
 	// resources.json gives a logical table, plus one (stage 0 here; stage 1 has none).

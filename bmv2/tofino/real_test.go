@@ -54,17 +54,23 @@ func TestRealTofinoCalibration(t *testing.T) {
 			t.Errorf("%s: %v", p, err)
 			continue
 		}
-		rows = append(rows, fmt.Sprintf("| %s | %d | %d / %d | %d | %d | %d | %d |", p, r.Stages,
-			est.floor, est.floorPlaced, est.folded, est.earliest, est.salus, r.MeterALUs))
+		rows = append(rows, fmt.Sprintf("| %s | %d | %d / %d | %d | %d | %d | %d | %d / %d | %d / %d |", p, r.Stages,
+			est.floor, est.floorPlaced, est.folded, est.earliest, est.salus, r.MeterALUs,
+			r.PHVUse.IngressBits, r.PHVUse.EgressBits, est.phv[0].Bits, est.phv[1].Bits))
+		if r.PHVUse.Available == 0 {
+			t.Errorf("%s: no PHV occupancy read from phv_allocation_summary_0.log", p)
+		}
 	}
-	t.Logf("\n| program | compiler: stages | estimate: floor / placed | folded | earliest | stateful ALUs (estimate) | meter ALUs (compiler) |\n|---|---|---|---|---|---|---|\n%s",
+	t.Logf("\n| program | compiler: stages | estimate: floor / placed | folded | earliest | stateful ALUs (estimate) | meter ALUs (compiler) | PHV bits used, ingress / egress (compiler) | PHV demand, ingress / egress (estimate) |\n|---|---|---|---|---|---|---|---|---|\n%s",
 		strings.Join(rows, "\n"))
 }
 
 // programEstimate is the estimate of a whole program: each figure the larger of the ingress's
-// and the egress's (they share the pipe's stages), the stateful ALUs their sum.
+// and the egress's (they share the pipe's stages), the stateful ALUs their sum; phv the
+// ingress's and the egress's PHV demand.
 type programEstimate struct {
 	floor, floorPlaced, folded, earliest, salus int
+	phv                                         [2]PHVDemand
 }
 
 func estimate(c *front.Checked) (programEstimate, error) {
@@ -84,5 +90,8 @@ func estimate(c *front.Checked) (programEstimate, error) {
 		e.earliest = max(e.earliest, l.Stages)
 		e.salus += l.SALUs
 	}
+	p := pipes[0]
+	e.phv[0] = GressPHV(p.IngressParser.Parser, p.Ingress.Control, p.IngressDeparser.Control)
+	e.phv[1] = GressPHV(p.EgressParser.Parser, p.Egress.Control, p.EgressDeparser.Control)
 	return e, nil
 }

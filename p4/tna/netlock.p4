@@ -1638,36 +1638,36 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         bit<8> op = hdr.nl.op;
         bit<8> ph = meta.phase;
         bit<8> st = hdr.nl.status;
-        bit<8> fresh = 8w0;
-        if (ph == PH_FRESH) { fresh = 8w1; }
-        bit<8> is_lock = 8w0;
-        if (meta.kind == K_LOCK) { is_lock = 8w1; }
-        bit<8> is_admin = 8w0;
-        if (meta.kind == K_ADMIN) { is_admin = 8w1; }
-        bit<8> retry = 8w1;
-        if ((hdr.nl.flags & FL_RETRY) == 0) { retry = 8w0; }
-        bit<8> tryf = 8w1;
-        if ((hdr.nl.flags & FL_TRY) == 0) { tryf = 8w0; }
-        bit<8> work = 8w1;
-        if (meta.kind == K_ROUTE) { work = 8w0; }
+        bit<1> fresh = 1w0;
+        if (ph == PH_FRESH) { fresh = 1w1; }
+        bit<1> is_lock = 1w0;
+        if (meta.kind == K_LOCK) { is_lock = 1w1; }
+        bit<1> is_admin = 1w0;
+        if (meta.kind == K_ADMIN) { is_admin = 1w1; }
+        bit<1> retry = 1w1;
+        if ((hdr.nl.flags & FL_RETRY) == 0) { retry = 1w0; }
+        bit<1> tryf = 1w1;
+        if ((hdr.nl.flags & FL_TRY) == 0) { tryf = 1w0; }
+        bit<1> work = 1w1;
+        if (meta.kind == K_ROUTE) { work = 1w0; }
 
         /* Which pass type. */
-        bit<8> do_acq = 0;      /* acquire, deciding pass (acquire, push-back, try commit) */
-        bit<8> do_write = 0;    /* acquire, writing pass */
-        bit<8> do_try = 0;      /* check a try acquire */
-        bit<8> do_rw0 = 0;      /* retry, first pass */
-        bit<8> do_rw = 0;       /* retry walk */
-        bit<8> do_rel = 0;      /* release or admin force-release (first pass) */
-        bit<8> do_grant = 0;    /* grant walk */
-        bit<8> do_clean = 0;    /* clean walk */
-        bit<8> do_wd0 = 0;      /* withdrawal, first pass */
-        bit<8> do_wd = 0;       /* withdrawal walk */
-        bit<8> do_probe = 0;    /* lease-probe */
-        bit<8> do_admin = 0;    /* admin, first pass */
-        bit<8> do_send = 0;     /* send an answer decided before */
-        bit<8> do_pbnone = 0;   /* push-back without a request */
-        bit<8> do_binc = 0;     /* one more request buffered (an overflow decided at a count) */
-        bit<8> badreq = 0;
+        bit<1> do_acq = 0;      /* acquire, deciding pass (acquire, push-back, try commit) */
+        bit<1> do_write = 0;    /* acquire, writing pass */
+        bit<1> do_try = 0;      /* check a try acquire */
+        bit<1> do_rw0 = 0;      /* retry, first pass */
+        bit<1> do_rw = 0;       /* retry walk */
+        bit<1> do_rel = 0;      /* release or admin force-release (first pass) */
+        bit<1> do_grant = 0;    /* grant walk */
+        bit<1> do_clean = 0;    /* clean walk */
+        bit<1> do_wd0 = 0;      /* withdrawal, first pass */
+        bit<1> do_wd = 0;       /* withdrawal walk */
+        bit<1> do_probe = 0;    /* lease-probe */
+        bit<1> do_admin = 0;    /* admin, first pass */
+        bit<1> do_send = 0;     /* send an answer decided before */
+        bit<1> do_pbnone = 0;   /* push-back without a request */
+        bit<1> do_binc = 0;     /* one more request buffered (an overflow decided at a count) */
+        bit<1> badreq = 0;
         if (work == 1 && ph == PH_WRITE) {
             do_write = 1;
         } else if (work == 1 && ph == PH_SEND) {
@@ -1716,28 +1716,28 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 do_admin = 1;
             }
         }
-        bit<8> adm2 = 0;        /* the admin passes after the first */
+        bit<1> adm2 = 0;        /* the admin passes after the first */
         if (is_admin == 1 && (ph == PH_PROBE2 || ph == PH_PROBE3 || ph == PH_RESET2 ||
                 ph == PH_TBASE2 || ph == PH_COOKIE2)) {
             adm2 = 1;
         }
         hdr.recirc.wflags = meta.wflags;
-        bit<8> forced = 8w0;
-        if ((meta.wflags & WF_FORCED) != 0) { forced = 8w1; }
-        bit<8> finished = 0;
-        bit<8> walk = 0;
-        bit<8> clean = 0;
+        bit<1> forced = 1w0;
+        if ((meta.wflags & WF_FORCED) != 0) { forced = 1w1; }
+        bit<1> finished = 0;
+        bit<1> walk = 0;
+        bit<1> clean = 0;
 
         /* The admin first pass: what it does, and the answers of the ones that touch nothing. */
-        bit<8> ad_probe = 0;
-        bit<8> ad_reset = 0;
-        bit<8> ad_tbase = 0;
-        bit<8> ad_getc = 0;
-        bit<8> ad_setc = 0;
-        bit<8> ad_setb = 0;
+        bit<1> ad_probe = 0;
+        bit<1> ad_reset = 0;
+        bit<1> ad_tbase = 0;
+        bit<1> ad_getc = 0;
+        bit<1> ad_setc = 0;
+        bit<1> ad_setb = 0;
         if (do_admin == 1) {
             hdr.admin.result = AR_OK;
-            bit<8> needs_lock = 1;
+            bit<1> needs_lock = 1;
             if (st == ADM_GET_COOKIE || st == ADM_SET_COOKIE) {
                 needs_lock = 0;
             }
@@ -1763,10 +1763,10 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 hdr.admin.result = AR_BADREQ;
             }
         }
-        bit<8> ph_probe2 = 8w0;
-        if (adm2 == 1 && ph == PH_PROBE2) { ph_probe2 = 8w1; }
-        bit<8> ph_probe3 = 8w0;
-        if (adm2 == 1 && ph == PH_PROBE3) { ph_probe3 = 8w1; }
+        bit<1> ph_probe2 = 1w0;
+        if (adm2 == 1 && ph == PH_PROBE2) { ph_probe2 = 1w1; }
+        bit<1> ph_probe3 = 1w0;
+        if (adm2 == 1 && ph == PH_PROBE3) { ph_probe3 = 1w1; }
 
         if (badreq == 1) {
             ans_echo(OP_REJECT, 0, ST_BADREQ);
@@ -1807,7 +1807,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             sl = hdr.recirc.a_slot;
         }
         slot_abs(sl);
-        bit<8> rel_go = 0;
+        bit<1> rel_go = 0;
         if (do_rel == 1 || do_probe == 1) {
             if (meta.tlevel != 2) { rel_go = 1; }
         }
@@ -1841,8 +1841,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         if (fl_hi == 2 || (fl_hi == 1 && fl_lo == 1)) { meta.pre_ok = 8w1; } else { meta.pre_ok = 8w0; }
 
         /* ================= stage: the pool's txn and client ================= */
-        bit<8> examine = 8w0;
-        if (do_grant == 1 && hdr.recirc.examine == 1) { examine = 8w1; }
+        bit<1> examine = 1w0;
+        if (do_grant == 1 && hdr.recirc.examine == 1) { examine = 1w1; }
         if (do_write == 1) {
             meta.x_op = OP_WR;
             meta.who_op = OP_WR;
@@ -1859,8 +1859,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             meta.sv.port = meta.rd_pt[31:16];
             meta.sv.tenant = meta.rd_pt[15:0];
         }
-        bit<8> txn_ok = 8w0;
-        if (meta.txn_hi_ok == 1 && meta.txn_lo_ok == 1) { txn_ok = 8w1; }
+        bit<1> txn_ok = 1w0;
+        if (meta.txn_hi_ok == 1 && meta.txn_lo_ok == 1) { txn_ok = 1w1; }
 
         /* ================= stage: the pool's grant number and time ================= */
         /* The grant number written and the slot written, chosen by the pass type alone (the
@@ -2014,7 +2014,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         } else if (bop == 3) {
             buf_set.execute(meta.idx);
         }
-        bit<8> ov_b = 0;   /* an acquire overflows: requests buffered, or the lock paused */
+        bit<1> ov_b = 0;   /* an acquire overflows: requests buffered, or the lock paused */
         if (meta.bv != 0 || meta.paused == 1) {
             ov_b = 1;
         }
@@ -2029,7 +2029,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 tenant_quota.apply();
             }
         }
-        bit<8> acq_go = 0;      /* the acquire takes a slot or overflows */
+        bit<1> acq_go = 0;      /* the acquire takes a slot or overflows */
         if (do_acq == 1 || do_try == 1) {
             if (meta.ended_hit == 1) {
                 /* a late copy of a request that ended: ignored */
@@ -2046,8 +2046,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
 
         /* ================= stage: the heads ================= */
         bit<8> hop = 0;         /* 1 read, 2 move at offset h_arg, 3 move at position h_arg, 4 clear */
-        bit<8> clean_done = 0;  /* clean: the slot at the head is done (released or withdrawn) */
-        bit<8> clean_wd = 0;
+        bit<1> clean_done = 0;  /* clean: the slot at the head is done (released or withdrawn) */
+        bit<1> clean_wd = 0;
         if (do_clean == 1 && hdr.recirc.cleft > 0 && meta.sv.state != SS_LIVE) {
             clean_done = 1;
             if (meta.sv.state == SS_WDRAWN) {
@@ -2099,7 +2099,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
          * refuses "rv = v" beside "rv = 0x10000 | v" of the value written). */
         bit<16> head = meta.hv;
         bit<16> hdiff = head - meta.h_arg;
-        bit<8> adv = 0;
+        bit<1> adv = 0;
         if ((hop == 2 && (head == meta.h_arg || hdiff == 0x8000)) || (hop == 3 && head == meta.h_arg)) {
             adv = 1;
             head = head + meta.h_step;
@@ -2194,24 +2194,24 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
          * more now; set-buffered: the count set), unless paused. PH_BINC checks only when a full
          * level of some slots decided its overflow (the level may have drained since; requests
          * buffered before had it announced by whoever drained it). */
-        bit<8> qe = 8w0;
+        bit<1> qe = 1w0;
         if (meta.qv == 0 && meta.qo == 0 && meta.paused == 0) {
             if (do_binc == 1) {
-                if (hdr.recirc.binc_qe == 1 && meta.size != 0) { qe = 8w1; }
+                if (hdr.recirc.binc_qe == 1 && meta.size != 0) { qe = 1w1; }
             } else if (ad_setb == 1) {
-                if (meta.b_val != 0) { qe = 8w1; }   /* the count just set */
+                if (meta.b_val != 0) { qe = 1w1; }   /* the count just set */
             } else if (meta.bv != 0) {
-                qe = 8w1;
+                qe = 1w1;
             }
         }
-        bit<8> qdone = 8w1;
-        if (meta.dv == 0) { qdone = 8w0; }
+        bit<1> qdone = 1w1;
+        if (meta.dv == 0) { qdone = 1w0; }
         bit<16> qused = meta.qv[15:0];
         /* An acquire or a push-back overflows when it took no slot (q_take returns 1 when it
          * took one); a try when requests are buffered, the lock is paused or its level is full
          * (q_full). */
         meta.ov = 0;
-        bit<8> binc = 0;      /* lk_buf one more in the next pass (PH_BINC) */
+        bit<1> binc = 0;      /* lk_buf one more in the next pass (PH_BINC) */
         bit<8> binc_qe = 0;   /* ... and a full level decided it: check queue-empty there */
         if (do_acq == 1 && acq_go == 1) {
             if (meta.qv == 0) {
@@ -2229,8 +2229,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         }
 
         /* ================= stage: lk_state ================= */
-        bit<8> take = 8w0;
-        if (do_acq == 1 && acq_go == 1 && meta.ov == 0) { take = 8w1; }
+        bit<1> take = 1w0;
+        if (do_acq == 1 && acq_go == 1 && meta.ov == 0) { take = 1w1; }
         meta.s_mode = hdr.nl.mode;
         if (do_rel == 1 || examine == 1 || do_wd == 1) {
             meta.s_mode = meta.sv.mode;
@@ -2342,13 +2342,13 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         }
         bit<16> w0 = wv0[15:0];
         bit<16> w1 = wv1[15:0];
-        bit<8> wany = 8w1;   /* somebody waits, at either level */
-        if (w0 == 0 && w1 == 0) { wany = 8w0; }
+        bit<1> wany = 1w1;   /* somebody waits, at either level */
+        if (w0 == 0 && w1 == 0) { wany = 1w0; }
 
         /* ================= stage: the grant counter ================= */
         bit<8> next_seq = 8w0;
         if ((take == 1 || examine == 1) && meta.grant == 1) { next_seq = 8w1; }
-        bit<8> tb_raise = 0;
+        bit<1> tb_raise = 0;
         if (next_seq == 1) {
             meta.tok_lo = tok_next.execute(meta.idx);
         } else if ((do_write == 1 && meta.resub.grant == 1) || do_rw == 1 || ad_probe == 1 || ad_reset == 1 ||
@@ -2357,7 +2357,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         } else if (adm2 == 1 && ph == PH_TBASE2) {
             tok_set.execute(meta.idx);
         }
-        bit<8> carry = 0;
+        bit<1> carry = 0;
         if (next_seq == 1) {
             if (meta.tok_lo == 0xffffffff) {
                 carry = 1;
@@ -2407,7 +2407,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         /* ================= stage: gnext ================= */
         bit<16> nc;
         QNEXT_SET(nc, hdr.recirc.cur)
-        bit<8> used = 0;   /* grant walk: the slot examined is passed (granted, or not live) */
+        bit<1> used = 0;   /* grant walk: the slot examined is passed (granted, or not live) */
         if (examine == 1 && (meta.sv.state != SS_LIVE || meta.grant == 1)) {
             used = 1;
         }
@@ -2659,8 +2659,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 }
                 /* Tofino's gateways: no != under an || beside other terms ("gateway condition too
                  * complex"), hence the slot's test as an equality on state and mode. */
-                bit<8> passable = 8w1;
-                if (meta.sv.state == SS_LIVE && meta.sv.mode == MODE_X) { passable = 8w0; }
+                bit<1> passable = 1w1;
+                if (meta.sv.state == SS_LIVE && meta.sv.mode == MODE_X) { passable = 1w0; }
                 if (used == 1 && passable == 1 && wany == 1) {
                     more = 1;
                     bit<8> nl = 8w0;

@@ -2,6 +2,7 @@ package dpengine
 
 import (
 	"flag"
+	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -194,5 +195,60 @@ func TestTofinoStagesFollowData(t *testing.T) {
 	lo, hi = b.Op("lk_tok"), b.Op("lk_tok_hi")
 	if hi.Floor != lo.Floor {
 		t.Errorf("without the carry: lk_tok floor %d, lk_tok_hi floor %d, want equal", lo.Floor, hi.Floor)
+	}
+}
+
+// TestTofinoPHV counts the PHV demand of p4/tna/netlock.p4 (bmv2/tofino.GressPHV: every field
+// each gress uses, before the compiler overlays any), checks what docs/dataplane.md concludes
+// from it (the ingress alone asks for more than Tofino 1's and Tofino 2's PHV: the compiler
+// must overlay fields to allocate it) and that the document shows the figures as computed
+// (-update-docs rewrites them).
+func TestTofinoPHV(t *testing.T) {
+	checked, err := CheckProgram(dataplane.TNA, dataplane.DefaultSizing)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pipes, err := checked.TNAPipes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := pipes[0]
+	ig := tofino.GressPHV(p.IngressParser.Parser, p.Ingress.Control, p.IngressDeparser.Control)
+	eg := tofino.GressPHV(p.EgressParser.Parser, p.Egress.Control, p.EgressDeparser.Control)
+	t1, t2 := tofino.Tofino1PHV, tofino.Tofino2PHV
+	if ig.MAUBits <= t1.MAU || ig.Bits <= t1.MAU+t1.Tagalong || ig.MAUBits <= t2.MAU {
+		t.Errorf("ingress %v: docs/dataplane.md says it exceeds Tofino 1's %d + %d bits and Tofino 2's %d; update it",
+			ig, t1.MAU, t1.Tagalong, t2.MAU)
+	}
+	row := func(name string, d tofino.PHVDemand) string {
+		roots := d.Roots()
+		if len(roots) > 8 {
+			roots = append(roots[:8], "...")
+		}
+		return fmt.Sprintf("| %s | %d | %d | %d | %s |\n", name, d.Bits, d.MAUBits, d.Fields, strings.Join(roots, ", "))
+	}
+	want := "| gress | bits | by the control | fields | largest parts (bits) |\n|---|---|---|---|---|\n" +
+		row("ingress", ig) + row("egress", eg) +
+		fmt.Sprintf("| both | %d | %d | %d | Tofino 1: %d bits the stages reach + %d tagalong; Tofino 2: %d |\n",
+			ig.Bits+eg.Bits, ig.MAUBits+eg.MAUBits, ig.Fields+eg.Fields, t1.MAU, t1.Tagalong, t2.MAU)
+	doc, err := os.ReadFile(docsDataplane)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(doc)
+	begin, end := "<!-- tofino-phv -->\n", "<!-- end tofino-phv -->"
+	i, j := strings.Index(text, begin), strings.Index(text, end)
+	if i < 0 || j < i {
+		t.Fatalf("docs/dataplane.md has no %q ... %q section", begin, end)
+	}
+	if got := text[i+len(begin) : j]; got != want {
+		if !*updateDocs {
+			t.Errorf("docs/dataplane.md's PHV table is not the count's (go test ./p4/dataplane/dpengine -run TestTofinoPHV -update-docs):\n%s", want)
+			return
+		}
+		text = text[:i+len(begin)] + want + text[j:]
+		if err := os.WriteFile(docsDataplane, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -1,0 +1,360 @@
+package tofino
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/netlock-go/netlock/bmv2/front"
+)
+
+// PHV capacity of one pipe, in bits, as bf-p4c's device description has it
+// (backends/tofino/bf-p4c/specs/phv_spec.cpp): Tofino 1 has 64 8-bit, 96 16-bit and 64 32-bit
+// containers the match-action stages can read and write (4096 bits) and 2048 bits of tagalong
+// containers that only the parser and deparser reach; Tofino 2 has 80, 120 and 80 (5120 bits,
+// mocha and dark containers among them) and no tagalong containers. Ingress and egress share
+// them: each container belongs to one gress.
+var (
+	Tofino1PHV = PHVCapacity{MAU: 64*8 + 96*16 + 64*32, Tagalong: 32*8 + 48*16 + 32*32}
+	Tofino2PHV = PHVCapacity{MAU: 80*8 + 120*16 + 80*32}
+)
+
+// PHVCapacity is a generation's PHV per pipe, in bits.
+type PHVCapacity struct {
+	MAU      int // containers the match-action stages read and write
+	Tagalong int // containers only the parser and deparser reach (Tofino 1)
+}
+
+// PHVDemand is what one gress's fields ask of the PHV before the compiler overlays any: every
+// field its parser, control and deparser use, each once, at its declared width, and a valid bit
+// per header. It is an upper bound on what an allocation of the gress holds at once, not a
+// lower bound on the containers it takes: bf-p4c overlays fields that are never live together
+// (headers no parse path extracts together, metadata whose live ranges do not meet) and
+// drops fields nothing reads; it also rounds fields up to containers, which this count does
+// not.
+type PHVDemand struct {
+	Bits    int // every field the gress uses
+	MAUBits int // of Bits, the fields its control reads or writes (keys, actions, conditions, register action inputs), local variables included
+	Fields  int // fields counted
+	// ByRoot is Bits by what the fields belong to: a header ("header_t.ethernet"), a struct
+	// field of a parameter's struct ("metadata_t.sv"), a parameter's struct's scalar fields
+	// ("metadata_t"), or the local variables ("locals").
+	ByRoot map[string]int
+}
+
+// String is the demand as "B bits (M by the control)".
+func (d PHVDemand) String() string {
+	return fmt.Sprintf("%d bits (%d by the control)", d.Bits, d.MAUBits)
+}
+
+// Roots lists ByRoot, the largest first, as "name bits" items.
+func (d PHVDemand) Roots() []string {
+	names := make([]string, 0, len(d.ByRoot))
+	for n := range d.ByRoot {
+		names = append(names, n)
+	}
+	sort.Slice(names, func(i, j int) bool {
+		if d.ByRoot[names[i]] != d.ByRoot[names[j]] {
+			return d.ByRoot[names[i]] > d.ByRoot[names[j]]
+		}
+		return names[i] < names[j]
+	})
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = fmt.Sprintf("%s %d", n, d.ByRoot[n])
+	}
+	return out
+}
+
+// GressPHV counts the PHV demand of one gress: its parser, its control (with everything the
+// control reaches: its locals, the actions, functions, tables and controls it applies, the
+// register actions it executes) and its deparser. Fields are identified by the struct or
+// header type of the parameter they are reached through and their path in it, so a field
+// the parser writes and the control reads counts once.
+func GressPHV(parser *front.ParserDecl, control, deparser *front.ControlDecl) PHVDemand {
+	w := &phvWalk{fields: map[string]*phvField{}, seen: map[front.Decl]bool{}, skip: map[front.Expr]bool{},
+		noPHV: map[*front.Param]bool{}, headers: map[string]bool{}, valid: map[string]bool{}}
+	if parser != nil {
+		w.decl(parser)
+	}
+	if control != nil {
+		w.mau = true
+		w.decl(control)
+		w.mau = false
+	}
+	if deparser != nil {
+		w.seen = map[front.Decl]bool{} // a deparser may call what the control called: its own uses
+		w.decl(deparser)
+	}
+	// A header of a parameter's struct that the parser never extracts and the control never
+	// makes valid is never valid: the deparser emits nothing of it and bf-p4c allocates none
+	// of it.
+	for h := range w.headers {
+		if w.valid[h] {
+			continue
+		}
+		for k := range w.fields {
+			if strings.HasPrefix(k, h+".") {
+				delete(w.fields, k)
+			}
+		}
+	}
+	d := PHVDemand{ByRoot: map[string]int{}}
+	for _, f := range w.fields {
+		d.Bits += f.bits
+		d.Fields++
+		d.ByRoot[f.root] += f.bits
+		if f.mau {
+			d.MAUBits += f.bits
+		}
+	}
+	return d
+}
+
+type phvField struct {
+	bits int
+	root string
+	mau  bool
+}
+
+type phvWalk struct {
+	fields map[string]*phvField
+	seen   map[front.Decl]bool
+	skip   map[front.Expr]bool   // inner parts of a field path already counted, whole-struct arguments of inlined calls
+	noPHV  map[*front.Param]bool // a register action's register cell and result
+	mau    bool                  // walking the control
+	// headers are the headers below a parameter's struct the gress uses; valid those it
+	// extracts or makes valid.
+	headers, valid map[string]bool
+}
+
+func (w *phvWalk) add(key, root string, bits int) {
+	f := w.fields[key]
+	if f == nil {
+		f = &phvField{bits: bits, root: root}
+		w.fields[key] = f
+	}
+	f.mau = f.mau || w.mau
+}
+
+// decl walks d once: its expressions, its local variables, and what it calls.
+func (w *phvWalk) decl(d front.Decl) {
+	if d == nil || w.seen[d] {
+		return
+	}
+	w.seen[d] = true
+	var bodies []front.Stmt
+	switch d := d.(type) {
+	case *front.InstanceDecl:
+		w.cells(d)
+	case *front.ControlDecl:
+		// Its locals are walked with it (InspectDecl): the register cells of its register
+		// actions are marked first, its actions' variables counted.
+		for _, l := range d.Locals {
+			switch l := l.(type) {
+			case *front.VarDecl:
+				w.local(l)
+			case *front.InstanceDecl:
+				w.cells(l)
+			case *front.ActionDecl:
+				if l.Body != nil {
+					bodies = append(bodies, l.Body)
+				}
+			case *front.FunctionDecl:
+				if l.Body != nil {
+					bodies = append(bodies, l.Body)
+				}
+			}
+		}
+		if d.Body != nil {
+			bodies = append(bodies, d.Body)
+		}
+	case *front.ParserDecl:
+		for _, l := range d.Locals {
+			if v, ok := l.(*front.VarDecl); ok {
+				w.local(v)
+			}
+		}
+		for _, s := range d.States {
+			bodies = append(bodies, s.Stmts...)
+		}
+	case *front.ActionDecl:
+		if d.Body != nil {
+			bodies = append(bodies, d.Body)
+		}
+	case *front.FunctionDecl:
+		if d.Body != nil {
+			bodies = append(bodies, d.Body)
+		}
+	}
+	for _, b := range bodies {
+		front.InspectVars(b, w.local)
+	}
+	front.InspectDecl(d, w.expr)
+}
+
+// cells marks the parameters of an instance's initializer (RegisterAction.apply's register
+// cell and result): not PHV.
+func (w *phvWalk) cells(d *front.InstanceDecl) {
+	for _, m := range d.Init {
+		for _, p := range m.Params {
+			w.noPHV[p] = true
+		}
+	}
+}
+
+// local counts a variable of a control, parser, action or function: bf-p4c gives it a
+// metadata field.
+func (w *phvWalk) local(v *front.VarDecl) {
+	if bits := front.WidthOf(v.T); bits > 0 {
+		w.add(fmt.Sprintf("var %s@%s", v.Name, v.P), "locals", bits)
+	}
+}
+
+func (w *phvWalk) expr(e front.Expr) {
+	if w.skip[e] {
+		if m, ok := e.(*front.MemberExpr); ok {
+			w.skip[m.X] = true
+		}
+		return
+	}
+	switch e := e.(type) {
+	case *front.CallExpr:
+		w.call(e)
+	case *front.NameExpr:
+		switch d := e.Decl.(type) {
+		case *front.ActionDecl, *front.TableDecl, *front.InstanceDecl, *front.FunctionDecl:
+			w.decl(d)
+		case *front.Param, *front.VarDecl:
+			w.field(e)
+		}
+	case *front.MemberExpr:
+		if e.Kind == front.MemberField {
+			w.field(e)
+		}
+	}
+}
+
+func (w *phvWalk) call(c *front.CallExpr) {
+	switch callee := c.Callee.(type) {
+	case *front.ActionDecl, *front.FunctionDecl, *front.ControlDecl, *front.TableDecl:
+		// Its body is walked; a struct or header handed to it whole is counted where the
+		// body uses its fields.
+		w.decl(callee)
+		for _, a := range c.Args {
+			if isAggregate(a.Value.Type()) {
+				w.skip[a.Value] = true
+			}
+		}
+	}
+	m, ok := c.Fun.(*front.MemberExpr)
+	if !ok || m.Kind != front.MemberMethod {
+		return
+	}
+	switch c.Method {
+	case "isValid", "setValid", "setInvalid":
+		if p, root, ok := w.path(m.X); ok {
+			w.add(p+".$valid", root, 1)
+			w.valid[p] = w.valid[p] || c.Method == "setValid"
+		}
+		w.skip[m.X] = true
+	}
+	if m.Name == "extract" && len(c.Args) > 0 {
+		if p, _, ok := w.path(c.Args[0].Value); ok {
+			w.valid[p] = true
+		}
+	}
+}
+
+// isAggregate reports whether t is a struct, header or header union.
+func isAggregate(t front.Type) bool {
+	_, ok := t.(*front.StructType)
+	return ok
+}
+
+// field counts the field (or every field under the struct or header) e denotes.
+func (w *phvWalk) field(e front.Expr) {
+	p, root, ok := w.path(e)
+	if !ok {
+		return
+	}
+	if m, ok := e.(*front.MemberExpr); ok {
+		w.skip[m.X] = true
+	}
+	w.leaves(p, root, e.Type(), 1)
+}
+
+// leaves counts the fields of a value of type t at path p (n copies: a header stack's).
+func (w *phvWalk) leaves(p, root string, t front.Type, n int) {
+	switch t := t.(type) {
+	case *front.StructType:
+		if t.IsHeader() {
+			w.add(p+".$valid", root, n)
+			if strings.Contains(p, ".") {
+				w.headers[p] = true
+			}
+		}
+		for _, f := range t.Fields {
+			r := root
+			if isAggregate(f.T) && r == p0(p) {
+				r = p + "." + f.Name // a header or struct of the parameter's struct: a root of its own
+			}
+			w.leaves(p+"."+f.Name, r, f.T, n)
+		}
+	case *front.StackType:
+		w.leaves(p+"[]", root, t.Elem, n*t.Size)
+	default:
+		if bits := front.WidthOf(t); bits > 0 {
+			w.add(p, root, bits*n)
+		}
+	}
+}
+
+// p0 is a path's first element (the parameter's type).
+func p0(p string) string {
+	if i := strings.IndexByte(p, '.'); i >= 0 {
+		return p[:i]
+	}
+	return p
+}
+
+// path names a field by the type of the parameter (or the variable) it is reached through and
+// the fields after it; root is what the field belongs to (see PHVDemand.ByRoot). It fails for
+// what is not PHV: action data, a register cell, a value a function is given.
+func (w *phvWalk) path(e front.Expr) (p, root string, ok bool) {
+	switch e := e.(type) {
+	case *front.NameExpr:
+		switch d := e.Decl.(type) {
+		case *front.Param:
+			st, isStruct := d.T.(*front.StructType)
+			if !isStruct || d.Dir == front.DirNone || w.noPHV[d] {
+				return "", "", false // action data; a scalar parameter (its argument is counted); a register cell
+			}
+			return st.Decl.Name, st.Decl.Name, true
+		case *front.VarDecl:
+			if _, isStruct := d.T.(*front.StructType); !isStruct {
+				return "", "", false // a scalar local: counted as declared
+			}
+			return fmt.Sprintf("var %s@%s", d.Name, d.P), "locals", true
+		}
+	case *front.MemberExpr:
+		if e.Kind != front.MemberField {
+			return "", "", false
+		}
+		q, root, ok := w.path(e.X)
+		if !ok {
+			return "", "", false
+		}
+		if st, ok := e.X.Type().(*front.StructType); ok && st.IsHeader() && strings.Contains(q, ".") {
+			w.headers[q] = true
+		}
+		if root == p0(q) && isAggregate(e.Type()) {
+			root = q + "." + e.Name
+		}
+		return q + "." + e.Name, root, true
+	case *front.IndexExpr:
+		q, root, ok := w.path(e.X)
+		return q + "[]", root, ok
+	}
+	return "", "", false
+}
