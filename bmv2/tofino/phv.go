@@ -358,3 +358,83 @@ func (w *phvWalk) path(e front.Expr) (p, root string, ok bool) {
 	}
 	return "", "", false
 }
+
+// ProgramEstimate is the estimate of a TNA program's first pipe under one generation's
+// resources. The stage figures are the larger of the ingress's and the egress's (they share the
+// pipe's stages), the stateful ALUs and SRAM blocks their sums; PHV is each gress's demand
+// (ingress first).
+type ProgramEstimate struct {
+	Res                                Resources
+	Ingress, Egress                    *Layout
+	Floor, FloorStages, Folded, Placed int // Layout's Floor, FloorStages, FoldedStages, Stages
+	SALUs, Blocks                      int
+	PHV                                [2]PHVDemand
+}
+
+// EstimateProgram analyzes the first pipe of c (a checked TNA program) under res.
+func EstimateProgram(c *front.Checked, res Resources) (*ProgramEstimate, error) {
+	pipes, err := c.TNAPipes()
+	if err != nil {
+		return nil, err
+	}
+	if len(pipes) == 0 {
+		return nil, fmt.Errorf("the program has no pipe")
+	}
+	p := pipes[0]
+	e := &ProgramEstimate{Res: res}
+	for i, b := range []front.Block{p.Ingress, p.Egress} {
+		l, err := Analyze(b.Control, res)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", b.Name(), err)
+		}
+		if i == 0 {
+			e.Ingress = l
+		} else {
+			e.Egress = l
+		}
+		e.Floor = max(e.Floor, l.Floor)
+		e.FloorStages = max(e.FloorStages, l.FloorStages)
+		e.Folded = max(e.Folded, l.FoldedStages)
+		e.Placed = max(e.Placed, l.Stages)
+		e.SALUs += l.SALUs
+		e.Blocks += l.Blocks
+	}
+	e.PHV[0] = GressPHV(p.IngressParser.Parser, p.Ingress.Control, p.IngressDeparser.Control)
+	e.PHV[1] = GressPHV(p.EgressParser.Parser, p.Egress.Control, p.EgressDeparser.Control)
+	return e, nil
+}
+
+// Text is the estimate as netlock p4 tofino prints it.
+func (e *ProgramEstimate) Text() string {
+	var b strings.Builder
+	r := e.Res
+	fmt.Fprintf(&b, "%s: %d stages, %d stateful ALUs and %d SRAM blocks per stage, %d PHV bits the stages reach",
+		r.Name, r.Stages, r.SALUs, r.SRAMBlocks, r.PHV.MAU)
+	if r.PHV.Tagalong > 0 {
+		fmt.Fprintf(&b, " + %d tagalong", r.PHV.Tagalong)
+	}
+	fmt.Fprintf(&b, "\nstages: %d counting operations only (%d placed), %d with decisions folded, %d counting every computing assignment\n",
+		e.Floor, e.FloorStages, e.Folded, e.Placed)
+	fmt.Fprintf(&b, "stateful ALUs: %d of %d; SRAM blocks (registers): %d of %d\n",
+		e.SALUs, r.Stages*r.SALUs, e.Blocks, r.Stages*r.SRAMBlocks)
+	for i, g := range []string{"ingress", "egress"} {
+		fmt.Fprintf(&b, "PHV demand, %s: %v, %d fields; largest: %s\n", g, e.PHV[i], e.PHV[i].Fields,
+			strings.Join(firstN(e.PHV[i].Roots(), 6), ", "))
+	}
+	total := e.PHV[0].Bits + e.PHV[1].Bits
+	if capacity := r.PHV.MAU + r.PHV.Tagalong; total > capacity {
+		fmt.Fprintf(&b, "PHV: the two gresses ask for %d bits before overlay, the pipe has %d: the compiler must overlay fields that are never live together to allocate them\n",
+			total, capacity)
+	}
+	if e.FloorStages > r.Stages {
+		fmt.Fprintf(&b, "stages: even counting operations only, the program needs %d stages, the pipe has %d\n", e.FloorStages, r.Stages)
+	}
+	return b.String()
+}
+
+func firstN(s []string, n int) []string {
+	if len(s) > n {
+		return append(s[:n:n], "...")
+	}
+	return s
+}

@@ -43,7 +43,7 @@ func TestRealTofinoCalibration(t *testing.T) {
 			t.Errorf("%s: %v", p, err)
 			continue
 		}
-		est, err := estimate(c)
+		est, err := EstimateProgram(c, Tofino1)
 		if err != nil {
 			t.Errorf("%s: %v", p, err)
 			continue
@@ -55,43 +55,12 @@ func TestRealTofinoCalibration(t *testing.T) {
 			continue
 		}
 		rows = append(rows, fmt.Sprintf("| %s | %d | %d / %d | %d | %d | %d | %d | %d / %d | %d / %d |", p, r.Stages,
-			est.floor, est.floorPlaced, est.folded, est.earliest, est.salus, r.MeterALUs,
-			r.PHVUse.IngressBits, r.PHVUse.EgressBits, est.phv[0].Bits, est.phv[1].Bits))
+			est.Floor, est.FloorStages, est.Folded, est.Placed, est.SALUs, r.MeterALUs,
+			r.PHVUse.IngressBits, r.PHVUse.EgressBits, est.PHV[0].Bits, est.PHV[1].Bits))
 		if r.PHVUse.Available == 0 {
 			t.Errorf("%s: no PHV occupancy read from phv_allocation_summary_0.log", p)
 		}
 	}
 	t.Logf("\n| program | compiler: stages | estimate: floor / placed | folded | earliest | stateful ALUs (estimate) | meter ALUs (compiler) | PHV bits used, ingress / egress (compiler) | PHV demand, ingress / egress (estimate) |\n|---|---|---|---|---|---|---|---|---|\n%s",
 		strings.Join(rows, "\n"))
-}
-
-// programEstimate is the estimate of a whole program: each figure the larger of the ingress's
-// and the egress's (they share the pipe's stages), the stateful ALUs their sum; phv the
-// ingress's and the egress's PHV demand.
-type programEstimate struct {
-	floor, floorPlaced, folded, earliest, salus int
-	phv                                         [2]PHVDemand
-}
-
-func estimate(c *front.Checked) (programEstimate, error) {
-	var e programEstimate
-	pipes, err := c.TNAPipes()
-	if err != nil {
-		return e, err
-	}
-	for _, b := range []front.Block{pipes[0].Ingress, pipes[0].Egress} {
-		l, err := Analyze(b.Control, Tofino1)
-		if err != nil {
-			return e, err
-		}
-		e.floor = max(e.floor, l.Floor)
-		e.floorPlaced = max(e.floorPlaced, l.FloorStages)
-		e.folded = max(e.folded, l.FoldedStages)
-		e.earliest = max(e.earliest, l.Stages)
-		e.salus += l.SALUs
-	}
-	p := pipes[0]
-	e.phv[0] = GressPHV(p.IngressParser.Parser, p.Ingress.Control, p.IngressDeparser.Control)
-	e.phv[1] = GressPHV(p.EgressParser.Parser, p.Egress.Control, p.EgressDeparser.Control)
-	return e, nil
 }

@@ -56,13 +56,14 @@ type Resources struct {
 	SALUs      int // stateful ALUs (registers and meters) per stage
 	SRAMBlocks int // SRAM blocks per stage
 	BlockBits  int // bits per SRAM block
+	PHV        PHVCapacity
 }
 
 // Tofino1 and Tofino2: 12 and 20 stages, 4 stateful ALUs and 80 SRAM blocks of 1024 x 128
-// bits per stage.
+// bits per stage, and the PHV of Tofino1PHV and Tofino2PHV.
 var (
-	Tofino1 = Resources{Name: "Tofino 1", Stages: 12, SALUs: 4, SRAMBlocks: 80, BlockBits: 1024 * 128}
-	Tofino2 = Resources{Name: "Tofino 2", Stages: 20, SALUs: 4, SRAMBlocks: 80, BlockBits: 1024 * 128}
+	Tofino1 = Resources{Name: "Tofino 1", Stages: 12, SALUs: 4, SRAMBlocks: 80, BlockBits: 1024 * 128, PHV: Tofino1PHV}
+	Tofino2 = Resources{Name: "Tofino 2", Stages: 20, SALUs: 4, SRAMBlocks: 80, BlockBits: 1024 * 128, PHV: Tofino2PHV}
 )
 
 // Kind says what an operation is.

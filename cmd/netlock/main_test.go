@@ -116,3 +116,31 @@ func TestServerAndDemoFlagsValidated(t *testing.T) {
 		}
 	}
 }
+
+// TestP4Tofino runs the Tofino estimate on the TNA program for both generations: the figures
+// are bmv2/tofino's (checked there and in p4/dataplane/dpengine); here, that the command prints
+// them with the generation's capacities and says when the PHV demand exceeds the pipe's, and
+// that it refuses a v1model program and an unknown target.
+func TestP4Tofino(t *testing.T) {
+	prog := filepath.Join("..", "..", "p4", "tna", "netlock.p4")
+	for _, tc := range []struct{ target, capacity string }{
+		{"tofino", "4096 PHV bits the stages reach + 2048 tagalong"},
+		{"tofino2", "5120 PHV bits the stages reach"},
+	} {
+		out, _, err := run(t, "p4", "tofino", "--target", tc.target, prog)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.target, err)
+		}
+		for _, want := range []string{tc.capacity, "stages: ", "stateful ALUs: 29 of ", "PHV demand, ingress: ", "PHV demand, egress: ", "the compiler must overlay"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("%s: output lacks %q:\n%s", tc.target, want, out)
+			}
+		}
+	}
+	if _, _, err := run(t, "p4", "tofino", filepath.Join("..", "..", "p4", "netlock.p4")); err == nil || !strings.Contains(err.Error(), "not a TNA Switch") {
+		t.Errorf("a v1model program: %v", err)
+	}
+	if _, _, err := run(t, "p4", "tofino", "--target", "tofino3", prog); err == nil {
+		t.Error("--target tofino3 was accepted")
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/netlock-go/netlock/bmv2/front"
+	"github.com/netlock-go/netlock/bmv2/tofino"
 )
 
 func init() {
@@ -82,6 +83,36 @@ func init() {
 			return nil
 		},
 	})
+	var target string
+	tofinoCmd := &cobra.Command{
+		Use:   "tofino FILE.p4",
+		Short: "Estimate a TNA program's Tofino stages, stateful ALUs, SRAM and PHV demand (not the compiler: docs/dataplane.md)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			res, ok := map[string]tofino.Resources{"tofino": tofino.Tofino1, "tofino2": tofino.Tofino2}[target]
+			if !ok {
+				return fmt.Errorf("--target %q: want tofino or tofino2", target)
+			}
+			opts, err := options()
+			if err != nil {
+				return err
+			}
+			prog, err := front.LoadOptions(args[0], opts)
+			printWarnings(cmd, prog)
+			if err != nil {
+				fmt.Fprintln(cmd.ErrOrStderr(), err)
+				return fmt.Errorf("%s: check failed", args[0])
+			}
+			est, err := tofino.EstimateProgram(prog, res)
+			if err != nil {
+				return fmt.Errorf("%s: %w", args[0], err)
+			}
+			fmt.Fprint(cmd.OutOrStdout(), est.Text())
+			return nil
+		},
+	}
+	tofinoCmd.Flags().StringVar(&target, "target", "tofino", "tofino (Tofino 1) or tofino2")
+	p4.AddCommand(tofinoCmd)
 	addCommand(p4)
 }
 
