@@ -373,13 +373,16 @@ func TestRandomized(t *testing.T) {
 			t.Fatalf("round %d: clean history has violations online: %v", round, vs)
 		}
 		ivs, _ := Intervals(s.events, opts)
+		// A grant released at the instant it was observed has an empty interval, which by
+		// design conflicts with nothing and orders nothing (a fault moved onto it is not one):
+		// the faults go between grants whose intervals are not empty.
 		var xs []int // exclusive grants followed by a later grant of the same lock
 		for i, iv := range ivs {
-			if iv.Mode != wire.Exclusive {
+			if iv.Mode != wire.Exclusive || !iv.End.After(iv.Start) {
 				continue
 			}
 			for _, o := range ivs {
-				if o.Lock == iv.Lock && o.Start.After(iv.End) {
+				if o.Lock == iv.Lock && o.Start.After(iv.End) && o.End.After(o.Start) {
 					xs = append(xs, i)
 					break
 				}
@@ -391,7 +394,7 @@ func TestRandomized(t *testing.T) {
 		victim := ivs[xs[rng.IntN(len(xs))]]
 		var next Interval // the first grant of the lock after the victim
 		for _, o := range ivs {
-			if o.Lock == victim.Lock && o.Start.After(victim.End) && (next.Start.IsZero() || o.Start.Before(next.Start)) {
+			if o.Lock == victim.Lock && o.Start.After(victim.End) && o.End.After(o.Start) && (next.Start.IsZero() || o.Start.Before(next.Start)) {
 				next = o
 			}
 		}
