@@ -35,7 +35,7 @@ type PHVCapacity struct {
 type PHVDemand struct {
 	Bits    int // every field the gress uses
 	MAUBits int // of Bits, the fields its control reads or writes (keys, actions, conditions, register action inputs), local variables included
-	Fields  int // fields counted
+	Fields  int // fields counted, valid bits included
 	// ByRoot is Bits by what the fields belong to: a header ("header_t.ethernet"), a struct
 	// field of a parameter's struct ("metadata_t.sv"), a parameter's struct's scalar fields
 	// ("metadata_t"), or the local variables ("locals").
