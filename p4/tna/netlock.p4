@@ -380,22 +380,22 @@ struct metadata_t {
     bit<9>  in_port;
     bit<8>  wflags;
     /* rack */
-    bit<8>  rack_ok;
+    bit<1>  rack_ok;
     bit<64> key;
     bit<32> sw_ip;
     bit<48> sw_mac;
     bit<32> def_lease;
     bit<32> max_lease;
     /* lock */
-    bit<8>  hit;
-    bit<8>  paused;
+    bit<1>  hit;
+    bit<1>  paused;
     bit<32> idx;
     bit<32> left0;
     bit<16> size0;
     bit<32> left1;
     bit<16> size1;
     bit<16> server;
-    bit<8>  srv_ok;
+    bit<1>  srv_ok;
     bit<32> srv_ip;
     bit<16> srv_udp;
     bit<9>  srv_port;
@@ -475,8 +475,8 @@ struct metadata_t {
     bit<32> q_lim;     /* q_take, q_full: the worked level's size (lk_q, lk_q_hi) */
     bit<32> q_dec0;    /* q_sub0, q_sub1: what they take off (0: a read) */
     bit<32> q_dec1;
-    bit<8>  b_force;   /* buf_acq: one more buffered even if none is (an overflow decided elsewhere) */
-    bit<8>  b_dec;     /* buf_dec: one fewer buffered (0: a read) */
+    bit<1>  b_force;   /* buf_acq: one more buffered even if none is (an overflow decided elsewhere) */
+    bit<1>  b_dec;     /* buf_dec: one fewer buffered (0: a read) */
     bit<32> b_val;     /* buf_set: the count to set */
     bit<32> bv;        /* lk_buf before this pass's update */
     bit<16> d_inc;     /* lk_done: what done_add adds (0xffff: one fewer) */
@@ -488,25 +488,25 @@ struct metadata_t {
     bit<32> st_ldec;
     bit<32> st_wdec;
     bit<32> st_rthr;
-    bit<8>  st_rwd;
+    bit<1>  st_rwd;
     bit<8>  gop0;      /* gnext of each level: 1 read, 2 set, 3 follow, 4 clear */
     bit<8>  gop1;
     /* register action results */
     slotv_t sv;
-    bit<8>  pre_ok;
+    bit<1>  pre_ok;
     bit<8>  txn_hi_ok;
     bit<8>  txn_lo_ok;
     bit<8>  valid;
-    bit<8>  found;
-    bit<8>  ended_hit;   /* the request ended (ended table) */
-    bit<8>  expired_hit; /* the request ended by force-release: its lease ran out (ended table) */
-    bit<8>  dup_hit;     /* the request was seen and has not ended (ended table) */
+    bit<1>  found;
+    bit<1>  ended_hit;   /* the request ended (ended table) */
+    bit<1>  expired_hit; /* the request ended by force-release: its lease ran out (ended table) */
+    bit<1>  dup_hit;     /* the request was seen and has not ended (ended table) */
     bit<8>  meter_color;
-    bit<8>  quota;
+    bit<1>  quota;
     bit<32> qv;        /* the worked level's occupied slots (q_sub), or 1 when q_take took one */
     bit<32> qo;        /* the other level's occupied slots (q_sub) */
     bit<16> dv;        /* lk_done: the done slots after the update */
-    bit<8>  ov;
+    bit<1>  ov;
     bit<8>  grant;
     bit<8>  nhold0;
     bit<8>  xheld;
@@ -523,15 +523,15 @@ struct metadata_t {
     bit<32> size1q;    /* size1 as the queue-empty answer's lease (a field of its own: see TOK_LO) */
     bit<32> st_prev;   /* state_rel: lk_state's lo before */
     /* answers and what comes next */
-    bit<8>  a_valid;
-    bit<8>  a_routed;
+    bit<1>  a_valid;
+    bit<1>  a_routed;
     bit<8>  a_fwd;     /* the answer goes to a forwarded request's client (FL_FWD, cip, cport) */
-    bit<8>  reply;     /* the pass answers the controller with the request itself */
-    bit<8>  cont;
-    bit<8>  resub_go;
+    bit<1>  reply;     /* the pass answers the controller with the request itself */
+    bit<1>  cont;
+    bit<1>  resub_go;
     /* routing */
     bit<32> route_dst;
-    bit<8>  nh_ok;
+    bit<1>  nh_ok;
     bit<48> nh_smac;
     bit<48> nh_dmac;
     bit<9>  nh_port;
@@ -1838,7 +1838,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             floor_hi_set.execute(meta.idx);
             floor_lo_set.execute(meta.idx);
         }
-        if (fl_hi == 2 || (fl_hi == 1 && fl_lo == 1)) { meta.pre_ok = 8w1; } else { meta.pre_ok = 8w0; }
+        if (fl_hi == 2 || (fl_hi == 1 && fl_lo == 1)) { meta.pre_ok = 1w1; } else { meta.pre_ok = 1w0; }
 
         /* ================= stage: the pool's txn and client ================= */
         bit<1> examine = 1w0;
@@ -1973,9 +1973,9 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         } else if ((do_rel == 1 && meta.valid == 1) || meta.found == 1) {
             ended_record.execute(meta.e_idx);
         }
-        if (e_cell == meta.fp_end || e_cell == meta.fp_exp) { meta.ended_hit = 8w1; } else { meta.ended_hit = 8w0; }
-        if (e_cell == meta.fp_exp) { meta.expired_hit = 8w1; } else { meta.expired_hit = 8w0; }
-        if (e_cell == meta.fp) { meta.dup_hit = 8w1; } else { meta.dup_hit = 8w0; }
+        if (e_cell == meta.fp_end || e_cell == meta.fp_exp) { meta.ended_hit = 1w1; } else { meta.ended_hit = 1w0; }
+        if (e_cell == meta.fp_exp) { meta.expired_hit = 1w1; } else { meta.expired_hit = 1w0; }
+        if (e_cell == meta.fp) { meta.dup_hit = 1w1; } else { meta.dup_hit = 1w0; }
 
         /* ================= stage: lk_buf ================= */
         /* Before the tenant meter, so that it costs no stage of its own: an acquire only reads

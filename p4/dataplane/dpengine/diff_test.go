@@ -804,7 +804,7 @@ var mutants = map[string][]mutant{
 		{"release-ignores-token", "a release must name the holder's token",
 			"if (meta.hd_prev == meta.hd_seq && meta.hd_seq != 0) { meta.valid = 1; }", "if (meta.hd_prev != 0) { meta.valid = 1; }"},
 		{"duplicate-is-a-new-request", "a copy of a live acquire without the retry flag is a retransmission",
-			"if (e_cell == meta.fp) { meta.dup_hit = 8w1; } else { meta.dup_hit = 8w0; }", "meta.dup_hit = 0;"},
+			"if (e_cell == meta.fp) { meta.dup_hit = 1w1; } else { meta.dup_hit = 1w0; }", "meta.dup_hit = 0;"},
 		{"walk-prefers-low-priority", "level 0 is granted before level 1",
 			"if (w0 == 0) { nl = 8w1; }", "if (w1 != 0) { nl = 8w1; }"},
 	},
