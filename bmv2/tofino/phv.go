@@ -27,11 +27,10 @@ type PHVCapacity struct {
 
 // PHVDemand is what one gress's fields ask of the PHV before the compiler overlays any: every
 // field its parser, control and deparser use, each once, at its declared width, and a valid bit
-// per header. It is an upper bound on what an allocation of the gress holds at once, not a
-// lower bound on the containers it takes: bf-p4c overlays fields that are never live together
-// (headers no parse path extracts together, metadata whose live ranges do not meet) and
-// drops fields nothing reads; it also rounds fields up to containers, which this count does
-// not.
+// per header. It is neither bound on what bf-p4c allocates: the compiler overlays fields that
+// are never live together (headers no parse path extracts together, metadata whose live ranges
+// do not meet) and drops fields nothing reads, which lowers it; it rounds fields up to
+// containers and adds temporaries of its own, which raise it.
 type PHVDemand struct {
 	Bits    int // every field the gress uses
 	MAUBits int // of Bits, the fields its control reads or writes (keys, actions, conditions, register action inputs), local variables included
