@@ -155,13 +155,9 @@ func (w *phvWalk) decl(d front.Decl) {
 				w.local(l)
 			case *front.InstanceDecl:
 				w.cells(l)
-			case *front.ActionDecl:
-				if l.Body != nil {
-					bodies = append(bodies, l.Body)
-				}
-			case *front.FunctionDecl:
-				if l.Body != nil {
-					bodies = append(bodies, l.Body)
+			default:
+				if b := bodyOf(l); b != nil {
+					bodies = append(bodies, b)
 				}
 			}
 		}
@@ -177,19 +173,30 @@ func (w *phvWalk) decl(d front.Decl) {
 		for _, s := range d.States {
 			bodies = append(bodies, s.Stmts...)
 		}
-	case *front.ActionDecl:
-		if d.Body != nil {
-			bodies = append(bodies, d.Body)
-		}
-	case *front.FunctionDecl:
-		if d.Body != nil {
-			bodies = append(bodies, d.Body)
+	default:
+		if b := bodyOf(d); b != nil {
+			bodies = append(bodies, b)
 		}
 	}
 	for _, b := range bodies {
 		front.InspectVars(b, w.local)
 	}
 	front.InspectDecl(d, w.expr)
+}
+
+// bodyOf is an action's or a function's body, or nil.
+func bodyOf(d front.Decl) front.Stmt {
+	switch d := d.(type) {
+	case *front.ActionDecl:
+		if d.Body != nil {
+			return d.Body
+		}
+	case *front.FunctionDecl:
+		if d.Body != nil {
+			return d.Body
+		}
+	}
+	return nil
 }
 
 // cells marks the parameters of an instance's initializer (RegisterAction.apply's register

@@ -1,29 +1,13 @@
 package tofino
 
 import (
-	"errors"
 	"strings"
 	"testing"
-
-	"github.com/netlock-go/netlock/bmv2/front"
 )
 
 func ingressPHV(t *testing.T, src string) PHVDemand {
 	t.Helper()
-	checked, err := front.LoadWith("t.p4", func(p string) ([]byte, error) {
-		if p == "t.p4" {
-			return []byte(src), nil
-		}
-		return nil, errors.New("not found")
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pipes, err := checked.TNAPipes()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := pipes[0]
+	p := firstPipe(t, src)
 	return GressPHV(p.IngressParser.Parser, p.Ingress.Control, p.IngressDeparser.Control)
 }
 

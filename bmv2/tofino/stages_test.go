@@ -68,7 +68,8 @@ func itoa(n int) string {
 	return s
 }
 
-func analyze(t *testing.T, src string, res Resources) (*Layout, error) {
+// firstPipe checks src (a TNA program) and returns its first pipe.
+func firstPipe(t *testing.T, src string) *front.TNAPipe {
 	t.Helper()
 	checked, err := front.LoadWith("t.p4", func(p string) ([]byte, error) {
 		if p == "t.p4" {
@@ -83,7 +84,12 @@ func analyze(t *testing.T, src string, res Resources) (*Layout, error) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Analyze(pipes[0].Ingress.Control, res)
+	return pipes[0]
+}
+
+func analyze(t *testing.T, src string, res Resources) (*Layout, error) {
+	t.Helper()
+	return Analyze(firstPipe(t, src).Ingress.Control, res)
 }
 
 func TestStages(t *testing.T) {

@@ -23,6 +23,21 @@ func init() {
 		}
 		return opts, nil
 	}
+	// load checks one program for a command that needs it checked: warnings and errors go
+	// to stderr.
+	load := func(cmd *cobra.Command, file string) (*front.Checked, error) {
+		opts, err := options()
+		if err != nil {
+			return nil, err
+		}
+		prog, err := front.LoadOptions(file, opts)
+		printWarnings(cmd, prog)
+		if err != nil {
+			fmt.Fprintln(cmd.ErrOrStderr(), err)
+			return nil, fmt.Errorf("%s: check failed", file)
+		}
+		return prog, nil
+	}
 	p4 := &cobra.Command{
 		Use:   "p4",
 		Short: "P4_16 tools of the netlock software target (front end, P4Info)",
@@ -64,15 +79,9 @@ func init() {
 		Short: "Print the P4Runtime P4Info (text format) of a v1model or TNA P4 program",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts, err := options()
+			prog, err := load(cmd, args[0])
 			if err != nil {
 				return err
-			}
-			prog, err := front.LoadOptions(args[0], opts)
-			printWarnings(cmd, prog)
-			if err != nil {
-				fmt.Fprintln(cmd.ErrOrStderr(), err)
-				return fmt.Errorf("%s: check failed", args[0])
 			}
 			text, err := prog.P4InfoText()
 			if err != nil {
@@ -93,15 +102,9 @@ func init() {
 			if !ok {
 				return fmt.Errorf("--target %q: want tofino or tofino2", target)
 			}
-			opts, err := options()
+			prog, err := load(cmd, args[0])
 			if err != nil {
 				return err
-			}
-			prog, err := front.LoadOptions(args[0], opts)
-			printWarnings(cmd, prog)
-			if err != nil {
-				fmt.Fprintln(cmd.ErrOrStderr(), err)
-				return fmt.Errorf("%s: check failed", args[0])
 			}
 			est, err := tofino.EstimateProgram(prog, res)
 			if err != nil {

@@ -2,7 +2,6 @@ package dpengine
 
 import (
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -98,24 +97,8 @@ func TestPassesPerOperation(t *testing.T) {
 	if s := stats["acquire"]; s == nil || s[1].max > s[0].max+1 || s[0].n < 100 {
 		t.Errorf("acquires: %v", s)
 	}
-	want := b.String()
-	doc, err := os.ReadFile(docsDataplane)
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := string(doc)
-	begin, end := "<!-- passes -->\n", "<!-- end passes -->"
-	i, j := strings.Index(text, begin), strings.Index(text, end)
-	if i < 0 || j < i {
-		t.Fatalf("docs/dataplane.md has no %q ... %q section", begin, end)
-	}
-	if text[i+len(begin):j] != want {
-		if *updateDocs {
-			must(t, os.WriteFile(docsDataplane, []byte(text[:i+len(begin)]+want+text[j:]), 0o644))
-			return
-		}
-		t.Errorf("docs/dataplane.md's passes table is not the measurement's (go test ./p4/dataplane/dpengine -run TestPassesPerOperation -update-docs):\n%s", want)
-	}
+	docSection(t, "passes", b.String(),
+		"passes table is not the measurement's (go test ./p4/dataplane/dpengine -run TestPassesPerOperation -update-docs)")
 }
 
 func adminName(op string) string {

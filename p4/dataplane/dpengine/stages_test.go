@@ -33,11 +33,6 @@ func TestTofinoStages(t *testing.T) {
 		t.Fatal(err)
 	}
 	actions := registerActions(t)
-	doc, err := os.ReadFile(docsDataplane)
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := string(doc)
 	for _, res := range []tofino.Resources{tofino.Tofino1, tofino.Tofino2} {
 		l, err := tofino.Analyze(pipes[0].Ingress.Control, res)
 		if err != nil {
@@ -99,25 +94,8 @@ func TestTofinoStages(t *testing.T) {
 		if l.Depth <= res.Stages {
 			t.Errorf("%s: %d stages counting assignments: docs/dataplane.md says that exceeds the pipe; update it", res.Name, l.Depth)
 		}
-		begin, end := "<!-- tofino-stages "+res.Name+" -->\n", "<!-- end tofino-stages "+res.Name+" -->"
-		i, j := strings.Index(text, begin), strings.Index(text, end)
-		if i < 0 || j < i {
-			t.Fatalf("docs/dataplane.md has no %q ... %q section", begin, end)
-		}
-		want := l.Markdown()
-		if got := text[i+len(begin) : j]; got != want {
-			if *updateDocs {
-				text = text[:i+len(begin)] + want + text[j:]
-				continue
-			}
-			t.Errorf("docs/dataplane.md's %s stage table is not the analysis's (go test ./p4/dataplane/dpengine -run TestTofinoStages -update-docs):\n%s",
-				res.Name, want)
-		}
-	}
-	if *updateDocs {
-		if err := os.WriteFile(docsDataplane, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		docSection(t, "tofino-stages "+res.Name, l.Markdown(),
+			res.Name+" stage table is not the analysis's (go test ./p4/dataplane/dpengine -run TestTofinoStages -update-docs)")
 	}
 	// The smaller build docs/dataplane.md offers in case bf-p4c allows fewer RAMs in one
 	// stateful table (NETLOCK_PART_BITS=14: every pool array halved) fits as well.
@@ -208,13 +186,11 @@ func TestTofinoPHV(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pipes, err := checked.TNAPipes()
+	est, err := tofino.EstimateProgram(checked, tofino.Tofino1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := pipes[0]
-	ig := tofino.GressPHV(p.IngressParser.Parser, p.Ingress.Control, p.IngressDeparser.Control)
-	eg := tofino.GressPHV(p.EgressParser.Parser, p.Egress.Control, p.EgressDeparser.Control)
+	ig, eg := est.PHV[0], est.PHV[1]
 	t1, t2 := tofino.Tofino1PHV, tofino.Tofino2PHV
 	if ig.MAUBits <= t1.MAU || ig.Bits <= t1.MAU+t1.Tagalong || ig.MAUBits <= t2.MAU {
 		t.Errorf("ingress %v: docs/dataplane.md says it exceeds Tofino 1's %d + %d bits and Tofino 2's %d; update it",
@@ -231,24 +207,33 @@ func TestTofinoPHV(t *testing.T) {
 		row("ingress", ig) + row("egress", eg) +
 		fmt.Sprintf("| both | %d | %d | %d | Tofino 1: %d bits the stages reach + %d tagalong; Tofino 2: %d |\n",
 			ig.Bits+eg.Bits, ig.MAUBits+eg.MAUBits, ig.Fields+eg.Fields, t1.MAU, t1.Tagalong, t2.MAU)
+	docSection(t, "tofino-phv", want,
+		"PHV table is not the count's (go test ./p4/dataplane/dpengine -run TestTofinoPHV -update-docs)")
+}
+
+// docSection checks that docs/dataplane.md's section between "<!-- name -->" and
+// "<!-- end name -->" is want, and rewrites it with -update-docs; stale says what is wrong and
+// how to mend it.
+func docSection(t *testing.T, name, want, stale string) {
+	t.Helper()
 	doc, err := os.ReadFile(docsDataplane)
 	if err != nil {
 		t.Fatal(err)
 	}
 	text := string(doc)
-	begin, end := "<!-- tofino-phv -->\n", "<!-- end tofino-phv -->"
+	begin, end := "<!-- "+name+" -->\n", "<!-- end "+name+" -->"
 	i, j := strings.Index(text, begin), strings.Index(text, end)
 	if i < 0 || j < i {
 		t.Fatalf("docs/dataplane.md has no %q ... %q section", begin, end)
 	}
-	if got := text[i+len(begin) : j]; got != want {
-		if !*updateDocs {
-			t.Errorf("docs/dataplane.md's PHV table is not the count's (go test ./p4/dataplane/dpengine -run TestTofinoPHV -update-docs):\n%s", want)
-			return
-		}
-		text = text[:i+len(begin)] + want + text[j:]
-		if err := os.WriteFile(docsDataplane, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
+	if text[i+len(begin):j] == want {
+		return
+	}
+	if !*updateDocs {
+		t.Errorf("docs/dataplane.md's %s:\n%s", stale, want)
+		return
+	}
+	if err := os.WriteFile(docsDataplane, []byte(text[:i+len(begin)]+want+text[j:]), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
