@@ -125,58 +125,6 @@ func TestAcquireRelease(t *testing.T) {
 	}
 }
 
-// TestMutualExclusion runs many goroutines that take one exclusive lock and checks that no two are
-// inside at once, through a link that drops and duplicates.
-func TestMutualExclusion(t *testing.T) {
-	s := newFakeServer(t, 10*time.Second)
-	var n atomic.Int64
-	s.set(func(s *fakeServer) {
-		// Drop every 5th request and every 7th answer.
-		s.dropIn = func(*wire.Fields) bool { return n.Add(1)%5 == 0 }
-		s.dropOut = func(*wire.Fields) bool { return n.Add(1)%7 == 0 }
-	})
-	c := newClient(t, Config{Servers: []string{s.addr()}})
-	ctx := testCtx(t)
-	var inside, total atomic.Int64
-	var wg sync.WaitGroup
-	errs := make(chan error, 100)
-	for range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range 10 {
-				g, err := c.Acquire(ctx, 1, wire.Exclusive)
-				if err != nil {
-					errs <- err
-					return
-				}
-				if inside.Add(1) != 1 {
-					errs <- errors.New("two holders at once")
-				}
-				total.Add(1)
-				inside.Add(-1)
-				if err := g.Release(ctx); err != nil {
-					errs <- err
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
-	if total.Load() != 80 {
-		t.Errorf("%d critical sections, want 80", total.Load())
-	}
-	st := c.Stats()
-	t.Logf("stats %+v", st)
-	if st.Retransmits == 0 {
-		t.Error("no retransmissions through a lossy link")
-	}
-}
-
 func TestSharedAndExclusive(t *testing.T) {
 	s := newFakeServer(t, 10*time.Second)
 	c := newClient(t, Config{Servers: []string{s.addr()}})

@@ -12,6 +12,9 @@ import (
 // fakeServer is a minimal lock server for the client's tests, following docs/protocol.md for one
 // priority level: FIFO shared/exclusive queues, grants with tokens and leases, releases that
 // withdraw waiters, idempotent acquires, try, lease probes and lease expiry.
+// It has no replay memory (a late copy of a released acquire queues again), so tests of lossy or
+// reordering links run against the real lock server instead (lockserver_test.go); this one serves
+// the tests that script a server's answers.
 type fakeServer struct {
 	conn net.PacketConn
 
