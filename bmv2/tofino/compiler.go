@@ -53,21 +53,25 @@ type Report struct {
 	// match search buses, VLIW instruction slots. Per stage in PerStage.
 	SRAMs, TCAMs, MeterALUs, HashBits, HashDist, LogicalTables, VLIW int
 	PerStage                                                         []StageUse
-	// PHV is phv_allocation_summary_0.log's table of containers by width (its "Total" lines),
-	// as the compiler prints it.
-	PHV string
-	// PHVUse is the summary's "Overall PHV Usage" row over the containers the stages reach
-	// (tagalong containers not included); zero when the compiler wrote no summary.
+	// PHVUse is the PHV allocation of pipe/logs/phv.json; zero when the compiler wrote none.
 	PHVUse PHVUse
 }
 
-// PHVUse is bf-p4c's overall PHV occupancy: containers used, the bits of fields in them (by
-// gress), and the bits of the containers they take (by gress).
+// PHVUse is bf-p4c's PHV allocation (phv.json, bf-p4c's compiler_interfaces/schemas/phv_schema.py),
+// by gress: index 0 the ingress, 1 the egress (Tofino 2's ghost thread is left out).
 type PHVUse struct {
-	Containers                       int
-	Bits, IngressBits, EgressBits    int
-	Alloc, IngressAlloc, EgressAlloc int
-	Available                        int
+	// Containers and ContainerBits count the containers the stages reach (normal, and on
+	// Tofino 2 mocha and dark) that hold a field; TagalongBits the tagalong containers' bits
+	// (Tofino 1: fields only the parser and deparser touch).
+	Containers, ContainerBits, TagalongBits [2]int
+	// FieldBits is the declared width of every field the compiler allocated (wholly or in part),
+	// each counted once: the quantity GressPHV estimates.
+	FieldBits [2]int
+	// SliceBits is the bits of the field slices in containers: a container bit two overlaid
+	// fields share counts twice, so SliceBits - FieldBits is about what overlay re-used.
+	SliceBits [2]int
+	// Fields counts the allocated fields.
+	Fields [2]int
 }
 
 // StageUse is one MAU stage's units in use.
@@ -85,7 +89,7 @@ var ErrCompile = errors.New("tofino: the compiler refused the program")
 //	p4c-barefoot --target T --arch A -D__TARGET_TOFINO__=N -o OUT -g --bf-rt-schema OUT/bfrt.json
 //	  --p4runtime-files OUT/p4info.txtpb prog.p4
 //
-// and reads OUT/pipe/logs/table_summary.log, resources.json and phv_allocation_summary_0.log.
+// and reads OUT/pipe/logs/table_summary.log, resources.json and phv.json.
 func Compile(ctx context.Context, prog string, opt CompileOptions) (*Report, error) {
 	if opt.Timeout == 0 {
 		opt.Timeout = 30 * time.Minute
@@ -158,39 +162,86 @@ func (r *Report) read(logs string) error {
 	return r.readPHV(logs)
 }
 
-// readPHV keeps the PHV allocation summary's totals, when the compiler wrote one.
+// phvJSON is the part of phv.json the report reads.
+type phvJSON struct {
+	Containers []struct {
+		BitWidth      int    `json:"bit_width"`
+		ContainerType string `json:"container_type"`
+		Gress         string `json:"gress"`
+		Slices        []struct {
+			SliceInfo struct{ LSB, MSB int } `json:"slice_info"`
+		} `json:"slices"`
+	} `json:"containers"`
+	Fields []struct {
+		FieldInfo struct {
+			BitWidth int    `json:"bit_width"`
+			Gress    string `json:"gress"`
+		} `json:"field_info"`
+		Status string `json:"status"`
+	} `json:"fields"`
+}
+
+// readPHV reads the PHV allocation from phv.json, when the compiler wrote one.
 func (r *Report) readPHV(logs string) error {
-	if phv, err := os.ReadFile(filepath.Join(logs, "phv_allocation_summary_0.log")); err == nil {
-		r.PHV = phvTotals(string(phv))
-		r.PHVUse = phvOverall(string(phv))
+	data, err := os.ReadFile(filepath.Join(logs, "phv.json"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
 	}
+	if err != nil {
+		return fmt.Errorf("tofino: %w", err)
+	}
+	u, err := readPHVJSON(data)
+	if err != nil {
+		return fmt.Errorf("tofino: %s: %w", filepath.Join(logs, "phv.json"), err)
+	}
+	r.PHVUse = u
 	return nil
 }
 
-// phvOverall reads the summary's "Overall PHV Usage" row: cells separated by '|', each a
-// count followed by its share ("1234 (30.12%)"), the last the bits available.
-func phvOverall(s string) PHVUse {
+func gressIndex(g string) int {
+	switch g {
+	case "ingress":
+		return 0
+	case "egress":
+		return 1
+	}
+	return -1
+}
+
+// readPHVJSON totals phv.json's containers and fields by gress.
+func readPHVJSON(data []byte) (PHVUse, error) {
+	var pj phvJSON
 	var u PHVUse
-	for _, l := range strings.Split(s, "\n") {
-		if !strings.Contains(l, "Overall PHV Usage") {
+	if err := json.Unmarshal(data, &pj); err != nil {
+		return u, err
+	}
+	for _, c := range pj.Containers {
+		g := gressIndex(c.Gress)
+		if g < 0 || len(c.Slices) == 0 {
 			continue
 		}
-		var n []int
-		for _, c := range strings.Split(l, "|") {
-			f := strings.Fields(c)
-			if len(f) == 0 {
-				continue
-			}
-			if v, err := strconv.Atoi(f[0]); err == nil {
-				n = append(n, v)
-			}
+		if c.ContainerType == "tagalong" {
+			u.TagalongBits[g] += c.BitWidth
+		} else {
+			u.Containers[g]++
+			u.ContainerBits[g] += c.BitWidth
 		}
-		if len(n) == 8 {
-			u = PHVUse{Containers: n[0], Bits: n[1], IngressBits: n[2], EgressBits: n[3], Alloc: n[4],
-				IngressAlloc: n[5], EgressAlloc: n[6], Available: n[7]}
+		for _, sl := range c.Slices {
+			if sl.SliceInfo.MSB < sl.SliceInfo.LSB {
+				return u, fmt.Errorf("a slice [%d:%d]", sl.SliceInfo.MSB, sl.SliceInfo.LSB)
+			}
+			u.SliceBits[g] += sl.SliceInfo.MSB - sl.SliceInfo.LSB + 1
 		}
 	}
-	return u
+	for _, f := range pj.Fields {
+		g := gressIndex(f.FieldInfo.Gress)
+		if g < 0 || (f.Status != "allocated" && f.Status != "partially allocated") {
+			continue
+		}
+		u.Fields[g]++
+		u.FieldBits[g] += f.FieldInfo.BitWidth
+	}
+	return u, nil
 }
 
 // resourcesJSON is the part of resources.json (bf-p4c's resources_schema) the report reads.
@@ -240,15 +291,4 @@ func (r *Report) readResources(data []byte) error {
 		return errors.New("no resources.mau.nStages")
 	}
 	return nil
-}
-
-// phvTotals keeps the lines of the PHV allocation summary that total the containers.
-func phvTotals(s string) string {
-	var keep []string
-	for _, l := range strings.Split(s, "\n") {
-		if strings.Contains(l, "Total") || strings.Contains(l, "total") {
-			keep = append(keep, strings.TrimRight(l, " "))
-		}
-	}
-	return strings.Join(keep, "\n")
 }

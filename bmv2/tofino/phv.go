@@ -2,6 +2,7 @@ package tofino
 
 import (
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 
@@ -71,19 +72,34 @@ func (d PHVDemand) Roots() []string {
 // header type of the parameter they are reached through and their path in it, so a field
 // the parser writes and the control reads counts once.
 func GressPHV(parser *front.ParserDecl, control, deparser *front.ControlDecl) PHVDemand {
-	w := &phvWalk{fields: map[string]*phvField{}, seen: map[front.Decl]bool{}, skip: map[front.Expr]bool{},
-		noPHV: map[*front.Param]bool{}, headers: map[string]bool{}, valid: map[string]bool{}}
-	if parser != nil {
-		w.decl(parser)
-	}
-	if control != nil {
-		w.mau = true
-		w.decl(control)
-		w.mau = false
-	}
-	if deparser != nil {
-		w.seen = map[front.Decl]bool{} // a deparser may call what the control called: its own uses
-		w.decl(deparser)
+	// The walk binds a struct parameter to the argument of the first call it meets; a body
+	// can be walked before its call site (a control's actions are declared before its apply
+	// block), so the walk repeats with the bindings of the previous one until they are stable
+	// (a chain of calls needs one round a link).
+	var w *phvWalk
+	bind := map[*front.Param]phvPath{}
+	for range 8 {
+		w = &phvWalk{fields: map[string]*phvField{}, seen: map[front.Decl]bool{}, skip: map[front.Expr]bool{},
+			noPHV: map[*front.Param]bool{}, bind: bind, next: map[*front.Param]phvPath{}, headers: map[string]bool{},
+			valid: map[string]bool{}}
+		if parser != nil {
+			w.parser = true
+			w.decl(parser)
+			w.parser = false
+		}
+		if control != nil {
+			w.mau = true
+			w.decl(control)
+			w.mau = false
+		}
+		if deparser != nil {
+			w.seen = map[front.Decl]bool{} // a deparser may call what the control called: its own uses
+			w.decl(deparser)
+		}
+		if maps.Equal(w.next, bind) {
+			break
+		}
+		bind = w.next
 	}
 	// A header of a parameter's struct that the parser never extracts and the control never
 	// makes valid is never valid: the deparser emits nothing of it and bf-p4c allocates none
@@ -100,6 +116,9 @@ func GressPHV(parser *front.ParserDecl, control, deparser *front.ControlDecl) PH
 	}
 	d := PHVDemand{ByRoot: map[string]int{}}
 	for _, f := range w.fields {
+		if f.parserOnly {
+			continue
+		}
 		d.Bits += f.bits
 		d.Fields++
 		d.ByRoot[f.root] += f.bits
@@ -114,14 +133,24 @@ type phvField struct {
 	bits int
 	root string
 	mau  bool
+	// parserOnly: every use is the parser's (an extract, a select). bf-p4c allocates no PHV to
+	// such a field: its parser matches on the input buffer, and nothing after the parser reads
+	// the field (the intrinsic metadata a parser extracts and the control does not read, a
+	// header the deparser does not emit).
+	parserOnly bool
 }
+
+type phvPath struct{ p, root string }
 
 type phvWalk struct {
 	fields map[string]*phvField
 	seen   map[front.Decl]bool
-	skip   map[front.Expr]bool   // inner parts of a field path already counted, whole-struct arguments of inlined calls
-	noPHV  map[*front.Param]bool // a register action's register cell and result
-	mau    bool                  // walking the control
+	skip   map[front.Expr]bool      // inner parts of a field path already counted, whole-struct arguments of inlined calls
+	noPHV  map[*front.Param]bool    // a register action's register cell and result
+	bind   map[*front.Param]phvPath // a struct or header parameter: the argument it was given
+	next   map[*front.Param]phvPath // the bindings this walk makes, for the next
+	mau    bool                     // walking the control
+	parser bool                     // walking the parser
 	// headers are the headers below a parameter's struct the gress uses; valid those it
 	// extracts or makes valid.
 	headers, valid map[string]bool
@@ -130,10 +159,11 @@ type phvWalk struct {
 func (w *phvWalk) add(key, root string, bits int) {
 	f := w.fields[key]
 	if f == nil {
-		f = &phvField{bits: bits, root: root}
+		f = &phvField{bits: bits, root: root, parserOnly: w.parser}
 		w.fields[key] = f
 	}
 	f.mau = f.mau || w.mau
+	f.parserOnly = f.parserOnly && w.parser
 }
 
 // decl walks d once: its expressions, its local variables, and what it calls.
@@ -209,9 +239,13 @@ func (w *phvWalk) cells(d *front.InstanceDecl) {
 	}
 }
 
-// local counts a variable of a control, parser, action or function: bf-p4c gives it a
-// metadata field.
+// local counts a scalar variable of a control, parser, action or function: bf-p4c gives it a
+// metadata field. A struct or header variable counts by the fields that are used (path), as
+// bf-p4c leaves the others unallocated.
 func (w *phvWalk) local(v *front.VarDecl) {
+	if isAggregate(v.T) {
+		return
+	}
 	if bits := front.WidthOf(v.T); bits > 0 {
 		w.add(fmt.Sprintf("var %s@%s", v.Name, v.P), "locals", bits)
 	}
@@ -245,7 +279,20 @@ func (w *phvWalk) call(c *front.CallExpr) {
 	switch callee := c.Callee.(type) {
 	case *front.ActionDecl, *front.FunctionDecl, *front.ControlDecl, *front.TableDecl:
 		// Its body is walked; a struct or header handed to it whole is counted where the
-		// body uses its fields.
+		// body uses its fields, under the argument's name: the parameter is bound to the
+		// argument (a callee applied at several places with different arguments counts its
+		// fields under the first, an approximation), so that a local struct a control hands
+		// to a sub-control counts once.
+		for i, a := range c.Ordered {
+			if a == nil || i >= len(c.Params) || !isAggregate(a.Value.Type()) {
+				continue
+			}
+			if _, ok := w.next[c.Params[i]]; !ok {
+				if p, root, ok := w.path(a.Value); ok {
+					w.next[c.Params[i]] = phvPath{p, root}
+				}
+			}
+		}
 		w.decl(callee)
 		for _, a := range c.Args {
 			if isAggregate(a.Value.Type()) {
@@ -332,6 +379,9 @@ func (w *phvWalk) path(e front.Expr) (p, root string, ok bool) {
 	case *front.NameExpr:
 		switch d := e.Decl.(type) {
 		case *front.Param:
+			if b, ok := w.bind[d]; ok {
+				return b.p, b.root, true
+			}
 			st, isStruct := d.T.(*front.StructType)
 			if !isStruct || d.Dir == front.DirNone || w.noPHV[d] {
 				return "", "", false // action data; a scalar parameter (its argument is counted); a register cell

@@ -54,14 +54,24 @@ func TestRealTofinoCalibration(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rows = append(rows, fmt.Sprintf("| %s | %d | %d / %d | %d | %d | %d | %d | %d / %d | %d / %d |", p, r.Stages,
+			u := r.PHVUse
+			rows = append(rows, fmt.Sprintf("| %s | %d | %d / %d | %d | %d | %d | %d | %d / %d | %d / %d | %d / %d | %s / %s |", p, r.Stages,
 				est.Floor, est.FloorStages, est.Folded, est.Placed, est.SALUs, r.MeterALUs,
-				r.PHVUse.IngressBits, r.PHVUse.EgressBits, est.PHV[0].Bits, est.PHV[1].Bits))
-			if r.PHVUse.Available == 0 {
-				t.Errorf("no PHV occupancy read from phv_allocation_summary_0.log")
+				u.FieldBits[0], u.FieldBits[1], u.ContainerBits[0]+u.TagalongBits[0], u.ContainerBits[1]+u.TagalongBits[1],
+				est.PHV[0].Bits, est.PHV[1].Bits, pctOff(est.PHV[0].Bits, u.FieldBits[0]), pctOff(est.PHV[1].Bits, u.FieldBits[1])))
+			if u.FieldBits[0] == 0 {
+				t.Errorf("no PHV allocation read from phv.json")
 			}
 		})
 	}
-	t.Logf("\n| program | compiler: stages | estimate: floor / placed | folded | earliest | stateful ALUs (estimate) | meter ALUs (compiler) | PHV bits used, ingress / egress (compiler) | PHV demand, ingress / egress (estimate) |\n|---|---|---|---|---|---|---|---|---|\n%s",
+	t.Logf("\n| program | compiler: stages | estimate: floor / placed | folded | earliest | stateful ALUs (estimate) | meter ALUs (compiler) | PHV field bits allocated, ingress / egress (compiler) | PHV container bits, ingress / egress (compiler) | PHV demand, ingress / egress (estimate) | demand vs fields allocated |\n|---|---|---|---|---|---|---|---|---|---|---|\n%s",
 		strings.Join(rows, "\n"))
+}
+
+// pctOff says how far est is from the compiler's got, in percent of got.
+func pctOff(est, got int) string {
+	if got == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%+.0f%%", 100*float64(est-got)/float64(got))
 }

@@ -31,8 +31,11 @@ func TestRealTofinoCompile(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			t.Logf("%s: %d stages of %d (%s), %v; SRAM %d, TCAM %d, meter/stateful ALUs %d, hash bits %d, hash distribution units %d, logical tables %d\n%s",
-				target, r.Stages, r.AvailableStages, r.CompilerVersion, r.Elapsed, r.SRAMs, r.TCAMs, r.MeterALUs, r.HashBits, r.HashDist, r.LogicalTables, r.PHV)
+			u := r.PHVUse
+			t.Logf("%s: %d stages of %d (%s), %v; SRAM %d, TCAM %d, meter/stateful ALUs %d, hash bits %d, hash distribution units %d, logical tables %d; "+
+				"PHV: fields %d / %d bits (ingress / egress), containers %d / %d bits the stages reach, %d / %d tagalong",
+				target, r.Stages, r.AvailableStages, r.CompilerVersion, r.Elapsed, r.SRAMs, r.TCAMs, r.MeterALUs, r.HashBits, r.HashDist, r.LogicalTables,
+				u.FieldBits[0], u.FieldBits[1], u.ContainerBits[0], u.ContainerBits[1], u.TagalongBits[0], u.TagalongBits[1])
 			if r.Stages > r.AvailableStages {
 				t.Errorf("%d stages placed, the pipe has %d", r.Stages, r.AvailableStages)
 			}
