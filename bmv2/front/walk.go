@@ -261,3 +261,6 @@ func InspectVars(s Stmt, f func(*VarDecl)) {
 		}
 	})
 }
+
+// InspectExpr calls f on e and on each of its subexpressions, parents first, as Inspect does.
+func InspectExpr(e Expr, f func(Expr)) { walkExpr(e, f) }

@@ -72,6 +72,12 @@ func (d PHVDemand) Roots() []string {
 // header type of the parameter they are reached through and their path in it, so a field
 // the parser writes and the control reads counts once.
 func GressPHV(parser *front.ParserDecl, control, deparser *front.ControlDecl) PHVDemand {
+	return gressPHV(parser, control, deparser, nil)
+}
+
+// gressPHV is GressPHV; with pass non-nil, the control's own statements are walked as one pass
+// (passwalk.go) and only what that pass reaches counts.
+func gressPHV(parser *front.ParserDecl, control, deparser *front.ControlDecl, pass map[string]uint64) PHVDemand {
 	// The walk binds a struct parameter to the argument of the first call it meets; a body
 	// can be walked before its call site (a control's actions are declared before its apply
 	// block), so the walk repeats with the bindings of the previous one until they are stable
@@ -89,7 +95,11 @@ func GressPHV(parser *front.ParserDecl, control, deparser *front.ControlDecl) PH
 		}
 		if control != nil {
 			w.mau = true
-			w.decl(control)
+			if pass != nil {
+				w.passControl(control, pass)
+			} else {
+				w.decl(control)
+			}
 			w.mau = false
 		}
 		if deparser != nil {
@@ -151,6 +161,7 @@ type phvWalk struct {
 	next   map[*front.Param]phvPath // the bindings this walk makes, for the next
 	mau    bool                     // walking the control
 	parser bool                     // walking the parser
+	pass   map[string]uint64        // walking the control as one pass (passwalk.go): the flags' values
 	// headers are the headers below a parameter's struct the gress uses; valid those it
 	// extracts or makes valid.
 	headers, valid map[string]bool
@@ -243,8 +254,8 @@ func (w *phvWalk) cells(d *front.InstanceDecl) {
 // metadata field. A struct or header variable counts by the fields that are used (path), as
 // bf-p4c leaves the others unallocated.
 func (w *phvWalk) local(v *front.VarDecl) {
-	if isAggregate(v.T) {
-		return
+	if isAggregate(v.T) || w.pass != nil {
+		return // a pass counts a scalar variable where it uses it (path)
 	}
 	if bits := front.WidthOf(v.T); bits > 0 {
 		w.add(fmt.Sprintf("var %s@%s", v.Name, v.P), "locals", bits)
@@ -388,7 +399,7 @@ func (w *phvWalk) path(e front.Expr) (p, root string, ok bool) {
 			}
 			return st.Decl.Name, st.Decl.Name, true
 		case *front.VarDecl:
-			if _, isStruct := d.T.(*front.StructType); !isStruct {
+			if _, isStruct := d.T.(*front.StructType); !isStruct && w.pass == nil {
 				return "", "", false // a scalar local: counted as declared
 			}
 			return fmt.Sprintf("var %s@%s", d.Name, d.P), "locals", true

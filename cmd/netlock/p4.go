@@ -93,6 +93,7 @@ func init() {
 		},
 	})
 	var target string
+	var passFlags []string
 	tofinoCmd := &cobra.Command{
 		Use:   "tofino FILE.p4",
 		Short: "Estimate a TNA program's Tofino stages, stateful ALUs, SRAM and PHV demand (not the compiler: docs/dataplane.md)",
@@ -111,10 +112,19 @@ func init() {
 				return fmt.Errorf("%s: %w", args[0], err)
 			}
 			fmt.Fprint(cmd.OutOrStdout(), est.Text())
+			if len(passFlags) > 0 {
+				passes, err := tofino.IngressPassPHV(prog, passFlags)
+				if err != nil {
+					return fmt.Errorf("%s: %w", args[0], err)
+				}
+				fmt.Fprint(cmd.OutOrStdout(), tofino.PassText(passes))
+			}
 			return nil
 		},
 	}
 	tofinoCmd.Flags().StringVar(&target, "target", "tofino", "tofino (Tofino 1) or tofino2")
+	tofinoCmd.Flags().StringSliceVar(&passFlags, "pass-flags", nil,
+		"exclusive 1-bit variables of the ingress apply block that select a pass's work: the PHV demand of each pass")
 	p4.AddCommand(tofinoCmd)
 	addCommand(p4)
 }

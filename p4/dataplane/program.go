@@ -24,3 +24,9 @@ var (
 
 // Programs lists the programs, v1model first.
 var Programs = []Program{V1Model, TNA}
+
+// TNAPassFlags are the 1-bit variables of the TNA program's ingress apply block that say what a
+// pass does (at most one is 1: the if-else chain that sets them), for the PHV demand of each
+// pass type (bmv2/tofino.PassPHV, docs/dataplane.md "PHV demand").
+var TNAPassFlags = []string{"do_acq", "do_write", "do_try", "do_rw0", "do_rw", "do_rel", "do_grant", "do_clean",
+	"do_wd0", "do_wd", "do_probe", "do_admin", "do_send", "do_pbnone", "do_binc"}

@@ -211,6 +211,51 @@ func TestTofinoPHV(t *testing.T) {
 		"PHV table is not the count's (go test ./p4/dataplane/dpengine -run TestTofinoPHV -update-docs)")
 }
 
+// TestTofinoPassPHV counts the TNA program's ingress PHV demand for each pass type
+// (dataplane.TNAPassFlags; PassPHV refuses them if the program no longer sets them exclusively)
+// and keeps docs/dataplane.md's table of it: what an allocation that knew the pass types
+// exclusive could reach.
+func TestTofinoPassPHV(t *testing.T) {
+	checked, err := CheckProgram(dataplane.TNA, dataplane.DefaultSizing)
+	if err != nil {
+		t.Fatal(err)
+	}
+	passes, err := tofino.IngressPassPHV(checked, dataplane.TNAPassFlags)
+	if err != nil {
+		t.Fatal(err)
+	}
+	est, err := tofino.EstimateProgram(checked, tofino.Tofino1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	b.WriteString("| pass (flag set) | bits | by the control | fields |\n|---|---|---|---|\n")
+	least, most := passes[0], passes[0]
+	for _, p := range passes {
+		name := "`" + p.Flag + "`"
+		if p.Flag == "" {
+			name = "none (routing, the admin passes after the first, a bad request)"
+		}
+		fmt.Fprintf(&b, "| %s | %d | %d | %d |\n", name, p.Bits, p.MAUBits, p.Fields)
+		if p.MAUBits < least.MAUBits {
+			least = p
+		}
+		if p.MAUBits > most.MAUBits {
+			most = p
+		}
+		if p.Bits > est.PHV[0].Bits {
+			t.Errorf("pass %q: %d bits, more than the whole ingress's %d", p.Flag, p.Bits, est.PHV[0].Bits)
+		}
+	}
+	fmt.Fprintf(&b, "| whole ingress | %d | %d | %d |\n", est.PHV[0].Bits, est.PHV[0].MAUBits, est.PHV[0].Fields)
+	if least.MAUBits <= tofino.Tofino1PHV.MAU {
+		t.Errorf("pass %q's control uses %d bits, within Tofino 1's %d: docs/dataplane.md says every pass exceeds it; update it",
+			least.Flag, least.MAUBits, tofino.Tofino1PHV.MAU)
+	}
+	docSection(t, "tofino-pass-phv", b.String(),
+		"pass PHV table is not the count's (go test ./p4/dataplane/dpengine -run TestTofinoPassPHV -update-docs)")
+}
+
 // docSection checks that docs/dataplane.md's section between "<!-- name -->" and
 // "<!-- end name -->" is want, and rewrites it with -update-docs; stale says what is wrong and
 // how to mend it.

@@ -1,0 +1,370 @@
+package tofino
+
+import (
+	"fmt"
+	"maps"
+	"strings"
+
+	"github.com/netlock-go/netlock/bmv2/front"
+)
+
+// This file counts the PHV demand of one pass type of a control that decides, at its start,
+// what a packet's pass does and records the decision in exclusive 1-bit flags (p4/tna/netlock.p4's
+// do_acq, do_rel, ...: at most one is 1 in any pass), then tests the flags in separate if
+// statements. bf-p4c overlays metadata only when it finds two fields on no common control-flow
+// path (phv/analysis/build_mutex.h, BuildMetadataOverlay); a flag tested in separate if
+// statements hides that exclusivity from it. The demand of each pass type says what an
+// allocation that knew it could reach: the whole is at least the largest pass type's.
+
+// PassDemand is the PHV demand of the passes that set one flag.
+type PassDemand struct {
+	// Flag is the flag set (the others clear); "" for the passes that set none.
+	Flag string
+	PHVDemand
+}
+
+// PassPHV counts, for each of flags (1-bit local variables the control's apply block declares)
+// and for none of them, the PHV demand of a gress whose control runs a pass with that flag set
+// and the others clear: the parser and deparser as GressPHV counts them, and of the control what
+// that pass reaches. The control's statements are walked with the values of its local
+// variables that are known (a constant assigned on every path there, the flags as assumed),
+// and an if statement whose condition is then known contributes only the branch taken.
+//
+// It fails unless the flags are exclusive as the control is written: every assignment of a
+// flag is of a constant, and two assignments of 1 to different flags sit in different branches
+// of one if statement.
+func PassPHV(parser *front.ParserDecl, control, deparser *front.ControlDecl, flags []string) ([]PassDemand, error) {
+	if control == nil || control.Body == nil {
+		return nil, fmt.Errorf("tofino: no control to walk")
+	}
+	if err := checkExclusive(control.Body, flags); err != nil {
+		return nil, err
+	}
+	var out []PassDemand
+	for _, f := range append(append([]string(nil), flags...), "") {
+		pass := make(map[string]uint64, len(flags))
+		for _, g := range flags {
+			pass[g] = 0
+		}
+		if f != "" {
+			pass[f] = 1
+		}
+		out = append(out, PassDemand{Flag: f, PHVDemand: gressPHV(parser, control, deparser, pass)})
+	}
+	return out, nil
+}
+
+// ifArm is one branch of an if statement: where an assignment sits.
+type ifArm struct {
+	s     *front.IfStmt
+	else_ bool
+}
+
+// checkExclusive checks that flags are declared in body as 1-bit variables, assigned only
+// constants, and set to non-zero only in different branches of a common if statement.
+func checkExclusive(body front.Stmt, flags []string) error {
+	want := map[string]bool{}
+	for _, f := range flags {
+		want[f] = true
+	}
+	declared := map[string]bool{}
+	type set struct {
+		flag string
+		p    front.Pos
+		arms []ifArm
+	}
+	var sets []set
+	var errs []string
+	var walk func(s front.Stmt, arms []ifArm)
+	walk = func(s front.Stmt, arms []ifArm) {
+		switch s := s.(type) {
+		case *front.BlockStmt:
+			if s == nil {
+				return
+			}
+			for _, x := range s.Stmts {
+				walk(x, arms)
+			}
+		case *front.IfStmt:
+			walk(s.Then, append(arms[:len(arms):len(arms)], ifArm{s, false}))
+			if s.Else != nil {
+				walk(s.Else, append(arms[:len(arms):len(arms)], ifArm{s, true}))
+			}
+		case *front.SwitchStmt:
+			for _, c := range s.Cases {
+				if c.Body != nil {
+					walk(c.Body, arms) // cases of a switch are not told apart: a flag set in two conflicts
+				}
+			}
+		case *front.DeclStmt:
+			if v, ok := s.Decl.(*front.VarDecl); ok && want[v.Name] {
+				if front.WidthOf(v.T) != 1 {
+					errs = append(errs, fmt.Sprintf("%s: flag %s is not a bit<1>", v.P, v.Name))
+				}
+				declared[v.Name] = true
+				if v.Init != nil {
+					if n, ok := constOf(v.Init); !ok || n != 0 {
+						errs = append(errs, fmt.Sprintf("%s: flag %s starts other than 0", v.P, v.Name))
+					}
+				}
+			}
+		case *front.AssignStmt:
+			n, ok := s.LHS.(*front.NameExpr)
+			if !ok || !want[n.Name] {
+				return
+			}
+			if _, isVar := n.Decl.(*front.VarDecl); !isVar {
+				return
+			}
+			c, known := constOf(s.RHS)
+			switch {
+			case s.Op != "" || !known:
+				errs = append(errs, fmt.Sprintf("%s: flag %s is assigned what is not a constant", s.P, n.Name))
+			case c != 0:
+				sets = append(sets, set{n.Name, s.P, arms})
+			}
+		}
+	}
+	walk(body, nil)
+	for _, f := range flags {
+		if !declared[f] {
+			errs = append(errs, fmt.Sprintf("flag %s is not a variable of the apply block", f))
+		}
+	}
+	for i, a := range sets {
+		for _, b := range sets[i+1:] {
+			if a.flag != b.flag && !diverge(a.arms, b.arms) {
+				errs = append(errs, fmt.Sprintf("flags %s (%s) and %s (%s) can both be set in one pass", a.flag, a.p, b.flag, b.p))
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("tofino: the pass flags are not exclusive: %s", strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// diverge reports whether two chains of branches part at a common if statement.
+func diverge(a, b []ifArm) bool {
+	for i := 0; i < len(a) && i < len(b); i++ {
+		if a[i].s != b[i].s {
+			return false
+		}
+		if a[i].else_ != b[i].else_ {
+			return true
+		}
+	}
+	return false
+}
+
+// constOf is the value of an integer or boolean literal.
+func constOf(e front.Expr) (uint64, bool) {
+	switch e := e.(type) {
+	case *front.IntExpr:
+		if e.Lit != nil && e.Lit.Value.Sign() >= 0 && e.Lit.Value.IsUint64() {
+			return e.Lit.Value.Uint64(), true
+		}
+	case *front.BoolExpr:
+		if e.Val {
+			return 1, true
+		}
+		return 0, true
+	}
+	return 0, false
+}
+
+// passEnv holds the local variables whose values are known at a point of the walk.
+type passEnv map[*front.VarDecl]uint64
+
+// passControl walks control as one pass: its apply block with the flags' values of pass; the
+// actions, tables and register actions it declares count when a reached statement uses them.
+func (w *phvWalk) passControl(control *front.ControlDecl, pass map[string]uint64) {
+	w.pass = pass
+	w.seen[control] = true
+	for _, l := range control.Locals {
+		switch l := l.(type) {
+		case *front.VarDecl:
+			if l.Init != nil {
+				front.InspectExpr(l.Init, w.expr)
+			}
+		case *front.InstanceDecl:
+			w.cells(l)
+		}
+	}
+	w.stmt(control.Body, passEnv{})
+	w.pass = nil
+}
+
+// stmt walks s from env and returns the values known after it.
+func (w *phvWalk) stmt(s front.Stmt, env passEnv) passEnv {
+	switch s := s.(type) {
+	case *front.BlockStmt:
+		if s == nil {
+			return env
+		}
+		for _, x := range s.Stmts {
+			env = w.stmt(x, env)
+		}
+	case *front.DeclStmt:
+		if v, ok := s.Decl.(*front.VarDecl); ok {
+			delete(env, v)
+			if v.Init != nil {
+				front.InspectExpr(v.Init, w.expr)
+				if n, ok := w.eval(v.Init, env); ok {
+					env[v] = n
+				}
+			}
+			return env
+		}
+		front.InspectDecl(s.Decl, w.expr)
+	case *front.AssignStmt:
+		front.InspectExpr(s.LHS, w.expr)
+		front.InspectExpr(s.RHS, w.expr)
+		if n, ok := s.LHS.(*front.NameExpr); ok {
+			if v, ok := n.Decl.(*front.VarDecl); ok {
+				delete(env, v)
+				if c, ok := w.eval(s.RHS, env); ok && s.Op == "" {
+					env[v] = c
+				}
+			}
+		}
+	case *front.CallStmt:
+		front.InspectExpr(s.Call, w.expr)
+		for _, a := range s.Call.Args {
+			if n, ok := a.Value.(*front.NameExpr); ok {
+				if v, ok := n.Decl.(*front.VarDecl); ok {
+					delete(env, v) // an out or inout argument
+				}
+			}
+		}
+	case *front.IfStmt:
+		front.InspectExpr(s.Cond, w.expr)
+		if c, ok := w.eval(s.Cond, env); ok {
+			if c != 0 {
+				return w.stmt(s.Then, env)
+			}
+			if s.Else != nil {
+				return w.stmt(s.Else, env)
+			}
+			return env
+		}
+		a := w.stmt(s.Then, maps.Clone(env))
+		b := env
+		if s.Else != nil {
+			b = w.stmt(s.Else, maps.Clone(env))
+		}
+		return meet(a, b)
+	case *front.SwitchStmt:
+		front.InspectExpr(s.Expr, w.expr)
+		out := env
+		for _, c := range s.Cases {
+			if c.Body != nil {
+				out = meet(out, w.stmt(c.Body, maps.Clone(env)))
+			}
+		}
+		return out
+	case *front.ReturnStmt:
+		if s.Value != nil {
+			front.InspectExpr(s.Value, w.expr)
+		}
+	}
+	return env
+}
+
+// meet keeps the values a and b agree on.
+func meet(a, b passEnv) passEnv {
+	out := passEnv{}
+	for v, x := range a {
+		if y, ok := b[v]; ok && x == y {
+			out[v] = x
+		}
+	}
+	return out
+}
+
+// eval is e's value where the flags and env decide it: literals, known variables, ==, !=, &&,
+// || and !.
+func (w *phvWalk) eval(e front.Expr, env passEnv) (uint64, bool) {
+	switch e := e.(type) {
+	case *front.IntExpr, *front.BoolExpr:
+		return constOf(e)
+	case *front.NameExpr:
+		v, ok := e.Decl.(*front.VarDecl)
+		if !ok {
+			return 0, false
+		}
+		if n, ok := w.pass[v.Name]; ok {
+			return n, true
+		}
+		n, ok := env[v]
+		return n, ok
+	case *front.UnaryExpr:
+		if e.Op == "!" {
+			if x, ok := w.eval(e.X, env); ok {
+				return b2u(x == 0), true
+			}
+		}
+	case *front.BinaryExpr:
+		x, xok := w.eval(e.X, env)
+		y, yok := w.eval(e.Y, env)
+		switch e.Op {
+		case "&&":
+			if (xok && x == 0) || (yok && y == 0) {
+				return 0, true
+			}
+			if xok && yok {
+				return 1, true
+			}
+		case "||":
+			if (xok && x != 0) || (yok && y != 0) {
+				return 1, true
+			}
+			if xok && yok {
+				return 0, true
+			}
+		case "==":
+			if xok && yok {
+				return b2u(x == y), true
+			}
+		case "!=":
+			if xok && yok {
+				return b2u(x != y), true
+			}
+		}
+	}
+	return 0, false
+}
+
+func b2u(b bool) uint64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// IngressPassPHV is PassPHV of the ingress of c's first pipe (c a checked TNA program).
+func IngressPassPHV(c *front.Checked, flags []string) ([]PassDemand, error) {
+	pipes, err := c.TNAPipes()
+	if err != nil {
+		return nil, err
+	}
+	if len(pipes) == 0 {
+		return nil, fmt.Errorf("the program has no pipe")
+	}
+	p := pipes[0]
+	return PassPHV(p.IngressParser.Parser, p.Ingress.Control, p.IngressDeparser.Control, flags)
+}
+
+// PassText is passes as lines "pass FLAG: B bits (M by the control)", the largest first kept in
+// the order given.
+func PassText(passes []PassDemand) string {
+	var b strings.Builder
+	for _, p := range passes {
+		name := p.Flag
+		if name == "" {
+			name = "(no flag)"
+		}
+		fmt.Fprintf(&b, "PHV demand, ingress pass %s: %v, %d fields\n", name, p.PHVDemand, p.Fields)
+	}
+	return b.String()
+}

@@ -1,0 +1,87 @@
+package tofino
+
+import (
+	"strings"
+	"testing"
+)
+
+// passBody is the ingress body of the pass tests: two exclusive flags set by a test of meta.a,
+// each guarding its own work, a variable that follows fa, and an action only fb's branch calls.
+const passBody = `
+        bit<1> fa = 0;
+        bit<1> fb = 0;
+        bit<1> g = 0;
+        if (meta.a == 1) {
+            fa = 1;
+        } else if (meta.a == 2) {
+            fb = 1;
+        }
+        if (fa == 1) { meta.b = 1; g = 1; }
+        if (fb == 1) { set_c(); }
+        if (g == 1) { meta.d = 1; }`
+
+func passDemands(t *testing.T, src string, flags ...string) (map[string]int, error) {
+	t.Helper()
+	p := firstPipe(t, src)
+	ds, err := PassPHV(p.IngressParser.Parser, p.Ingress.Control, p.IngressDeparser.Control, flags)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]int{}
+	for _, d := range ds {
+		out[d.Flag] = d.Bits
+	}
+	return out, nil
+}
+
+// TestPassPHV checks each pass's demand against the ingress of program("", "") (113 bits:
+// ethernet): the test of meta.a and the three flags' tests are common; each pass adds what its
+// branches reach (meta.b and meta.d through g for fa, meta.c through the action for fb).
+func TestPassPHV(t *testing.T) {
+	base := ingressPHV(t, program("", "")).Bits
+	src := program(`
+    action set_c() { meta.c = 1; }`, passBody)
+	got, err := passDemands(t, src, "fa", "fb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	common := 32 + 3 // meta.a, fa, fb, g
+	want := map[string]int{"fa": base + common + 32 + 32, "fb": base + common + 32, "": base + common}
+	for f, w := range want {
+		if got[f] != w {
+			t.Errorf("pass %q: %d bits, want %d (all: %v)", f, got[f], w, got)
+		}
+	}
+	// The whole gress counts every branch: more than any pass.
+	if all := ingressPHV(t, src).Bits; all != base+common+3*32 {
+		t.Errorf("the whole gress: %d bits, want %d", all, base+common+3*32)
+	}
+}
+
+// TestPassPHVRefusesFlags checks that flags which are not exclusive as written are refused.
+func TestPassPHVRefusesFlags(t *testing.T) {
+	for _, tt := range []struct {
+		name, body string
+		flags      []string
+		want       string
+	}{
+		{"both set on one path", `bit<1> fa = 0; bit<1> fb = 0; fa = 1; if (meta.a == 1) { fb = 1; }`, []string{"fa", "fb"},
+			"can both be set in one pass"},
+		{"set in the same branch", `bit<1> fa = 0; bit<1> fb = 0; if (meta.a == 1) { fa = 1; fb = 1; }`, []string{"fa", "fb"},
+			"can both be set in one pass"},
+		{"assigned a field", `bit<1> fa = 0; fa = meta.a[0:0];`, []string{"fa"}, "not a constant"},
+		{"not declared", `bit<1> fa = 0;`, []string{"fa", "nope"}, "flag nope is not a variable"},
+		{"wider than a bit", `bit<8> fa = 0;`, []string{"fa"}, "is not a bit<1>"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := passDemands(t, program("", tt.body), tt.flags...)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %v, want one with %q", err, tt.want)
+			}
+		})
+	}
+	// The negative control: exclusive flags in two branches of one if are accepted.
+	if _, err := passDemands(t, program("", `bit<1> fa = 0; bit<1> fb = 0; if (meta.a == 1) { fa = 1; } else { fb = 1; }`), "fa", "fb"); err != nil {
+		t.Errorf("exclusive flags refused: %v", err)
+	}
+}
