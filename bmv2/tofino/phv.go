@@ -69,8 +69,11 @@ func (d PHVDemand) Roots() []string {
 // GressPHV counts the PHV demand of one gress: its parser, its control (with everything the
 // control reaches: its locals, the actions, functions, tables and controls it applies, the
 // register actions it executes) and its deparser. Fields are identified by the struct or
-// header type of the parameter they are reached through and their path in it, so a field
-// the parser writes and the control reads counts once.
+// header type of the parameter they are reached through and their path in it (a struct handed
+// to a callee: the argument's), so a field the parser writes and the control reads counts
+// once. A field only the parser uses is not counted, nor a field of a header nothing makes
+// valid; a struct variable counts by the fields used (calibrated against bf-p4c's phv.json:
+// docs/dataplane.md, "The real compiler").
 func GressPHV(parser *front.ParserDecl, control, deparser *front.ControlDecl) PHVDemand {
 	return gressPHV(parser, control, deparser, nil)
 }
