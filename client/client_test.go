@@ -11,6 +11,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/netlock-go/netlock/lockcore"
 	"github.com/netlock-go/netlock/wire"
 )
 
@@ -216,7 +217,9 @@ func TestReleaseNotHolder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.set(func(s *fakeServer) { delete(s.locks, 4) }) // the server forgets the holder
+	if err := s.forget(); err != nil { // the server forgets the holder
+		t.Fatal(err)
+	}
 	if err := g.Release(ctx); !errors.Is(err, ErrNotHolder) {
 		t.Fatalf("Release = %v, want ErrNotHolder", err)
 	}
@@ -303,15 +306,14 @@ func TestWithdrawRacesGrant(t *testing.T) {
 	eventually(t, "the orphaned holder", func() bool { _, holders := s.queue(11); return holders == 1 })
 	// Deliver the grant again now (as a retransmitting server or a late duplicate would): the
 	// client must release it.
-	s.mu.Lock()
-	r := s.locks[11][0]
-	out := []fakeOut{s.grantMsg(11, r)}
-	s.mu.Unlock()
-	s.sendAll(out)
+	token := s.regrant(11)
+	if token == 0 {
+		t.Fatal("no grant to send again")
+	}
 	eventually(t, "raced grant released", func() bool { txns, _ := s.queue(11); return len(txns) == 0 })
 	released := false
 	for _, q := range s.requests() {
-		released = released || (q.Op == wire.OpRelease && q.Token == r.token)
+		released = released || (q.Op == wire.OpRelease && q.Token == token)
 	}
 	if !released {
 		t.Error("no release with the raced grant's token")
@@ -383,7 +385,9 @@ func TestRenewRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.set(func(s *fakeServer) { delete(s.locks, 8) })
+	if err := s.forget(); err != nil { // the server forgets the holder
+		t.Fatal(err)
+	}
 	select {
 	case <-g.Lost():
 	case <-time.After(testTimeout):
@@ -607,8 +611,8 @@ func TestStrayGrant(t *testing.T) {
 	if err := g.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
-	s.sendAll([]fakeOut{{c.LocalAddr(), wire.Fields{Op: wire.OpGrant, Mode: wire.Exclusive, Lock: 12, Txn: g.Txn(),
-		Token: g.Token()}}})
+	s.sendAll([]lockcore.Effect{{To: c.LocalAddr().(*net.UDPAddr).AddrPort(), Msg: wire.Fields{Op: wire.OpGrant,
+		Mode: wire.Exclusive, Lock: 12, Txn: g.Txn(), Token: g.Token()}}})
 	eventually(t, "stray grant given back", func() bool {
 		n := 0
 		for _, q := range s.requests() {
@@ -636,7 +640,9 @@ func TestRenew(t *testing.T) {
 	if !g.Deadline().After(before) {
 		t.Errorf("deadline %v not after %v", g.Deadline(), before)
 	}
-	s.set(func(s *fakeServer) { delete(s.locks, 13) })
+	if err := s.forget(); err != nil { // the server forgets the holder
+		t.Fatal(err)
+	}
 	if err := g.Renew(ctx); !errors.Is(err, ErrLeaseLost) || !errors.Is(err, ErrNotHolder) {
 		t.Fatalf("Renew of a forgotten grant = %v, want ErrLeaseLost and ErrNotHolder", err)
 	}

@@ -2,46 +2,40 @@ package client
 
 import (
 	"net"
+	"net/netip"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/netlock-go/netlock/lockcore"
+	"github.com/netlock-go/netlock/lockserver/srvcore"
 	"github.com/netlock-go/netlock/wire"
 )
 
-// fakeServer is a minimal lock server for the client's tests, following docs/protocol.md for one
-// priority level: FIFO shared/exclusive queues, grants with tokens and leases, releases that
-// withdraw waiters, idempotent acquires, try, lease probes and lease expiry.
-// It has no replay memory (a late copy of a released acquire queues again), so tests of lossy or
-// reordering links run against the real lock server instead (lockserver_test.go); this one serves
-// the tests that script a server's answers.
+// fakeServer is the lock server of the client's tests: the real server core (srvcore, with
+// lockcore's rules: queues, grants, tokens, leases, replay memory, lease expiry) behind a
+// loopback socket of its own, with what a test scripts around it: requests or answers lost
+// (dropIn, dropOut), every acquire refused with one status (reject), the server's state lost
+// (forget), a grant sent again (regrant). The rules are the core's; the script only decides
+// which datagrams reach it and leave it.
 type fakeServer struct {
-	conn net.PacketConn
+	conn  net.PacketConn
+	lease time.Duration
+	start time.Time
 
 	mu     sync.Mutex
-	locks  map[uint32][]*fakeReq // guarded by mu: holders first, then waiters, in order
-	token  uint64                // guarded by mu
-	lease  time.Duration         // default lease
-	reject wire.Status           // if non-zero, every acquire is rejected with it
+	core   *srvcore.Core                     // guarded by mu (replaced by forget)
+	reject wire.Status                       // if non-zero, every acquire is refused with it
+	grants map[uint32]map[uint64]wire.Fields // guarded by mu: the last grant sent, by lock and txn
 	// dropIn, if set, is called for each request; returning true drops it.
 	dropIn func(f *wire.Fields) bool
 	// dropOut, if set, is called for each answer; returning true drops it.
 	dropOut func(f *wire.Fields) bool
 	reqs    []wire.Fields // every request received, in order
+	runs    uint32
 
 	done chan struct{}
 	wg   sync.WaitGroup
-}
-
-type fakeReq struct {
-	txn     uint64
-	mode    wire.Mode
-	ts      uint64
-	lease   time.Duration
-	to      net.Addr
-	granted bool
-	token   uint64
-	expires time.Time
 }
 
 func newFakeServer(t testing.TB, lease time.Duration) *fakeServer {
@@ -54,19 +48,39 @@ func newFakeServer(t testing.TB, lease time.Duration) *fakeServer {
 	return s
 }
 
-// startFake starts a fake server on a loopback port; stop it with close.
+// startFake starts a fake server with default lease lease on a loopback port; stop it with
+// close.
 func startFake(lease time.Duration) (*fakeServer, error) {
 	conn, err := net.ListenPacket("udp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
-	s := &fakeServer{conn: conn, locks: make(map[uint32][]*fakeReq), lease: lease, token: 100,
+	s := &fakeServer{conn: conn, lease: lease, start: time.Now(), grants: map[uint32]map[uint64]wire.Fields{},
 		done: make(chan struct{})}
+	if err := s.newCore(); err != nil {
+		conn.Close()
+		return nil, err
+	}
 	s.wg.Add(2)
 	go s.serve()
-	go s.expire()
+	go s.tick()
 	return s, nil
 }
+
+// newCore starts a run of the server core with no state. Precondition: s.mu is held or s is
+// not shared yet.
+func (s *fakeServer) newCore() error {
+	s.runs++
+	c, err := srvcore.New(srvcore.Config{Shards: 1, Instance: s.runs, Start: s.now(),
+		Core: lockcore.Config{DefaultLease: s.lease, MaxLease: max(s.lease, time.Hour)}})
+	if err != nil {
+		return err
+	}
+	s.core = c
+	return nil
+}
+
+func (s *fakeServer) now() int64 { return int64(time.Since(s.start)) }
 
 func (s *fakeServer) addr() string { return s.conn.LocalAddr().String() }
 
@@ -87,6 +101,15 @@ func (s *fakeServer) set(f func(s *fakeServer)) {
 	f(s)
 }
 
+// forget makes the server lose every lock's state, as a restart that kept nothing would: its
+// holders' releases and renewals are then refused (not-holder) by the core.
+func (s *fakeServer) forget() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.grants = map[uint32]map[uint64]wire.Fields{}
+	return s.newCore()
+}
+
 func (s *fakeServer) requests() []wire.Fields {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -97,18 +120,41 @@ func (s *fakeServer) requests() []wire.Fields {
 func (s *fakeServer) queue(lock uint32) (txns []uint64, holders int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, r := range s.locks[lock] {
-		txns = append(txns, r.txn)
-		if r.granted {
-			holders++
-		}
+	info, ok := s.core.Inspect(lock)
+	if !ok {
+		return nil, 0
 	}
-	return txns, holders
+	for _, e := range info.Holders {
+		txns = append(txns, e.Txn)
+	}
+	for _, e := range info.Waiters {
+		txns = append(txns, e.Txn)
+	}
+	return txns, len(info.Holders)
+}
+
+// regrant sends the grant of lock's first holder again (as a late duplicate would arrive) and
+// returns its token; 0 if lock has no holder the server sent a grant to.
+func (s *fakeServer) regrant(lock uint32) uint64 {
+	s.mu.Lock()
+	info, ok := s.core.Inspect(lock)
+	var g wire.Fields
+	var to netip.AddrPort
+	if ok && len(info.Holders) > 0 {
+		g, to = s.grants[lock][info.Holders[0].Txn], info.Holders[0].To
+	}
+	s.mu.Unlock()
+	if g.Token == 0 {
+		return 0
+	}
+	s.sendAll([]lockcore.Effect{{To: to, Msg: g}})
+	return g.Token
 }
 
 func (s *fakeServer) serve() {
 	defer s.wg.Done()
 	buf := make([]byte, 2048)
+	var out srvcore.Out
 	for {
 		n, from, err := s.conn.ReadFrom(buf)
 		if err != nil {
@@ -120,164 +166,73 @@ func (s *fakeServer) serve() {
 		}
 		var f wire.Fields
 		h.Decode(&f)
+		ap := from.(*net.UDPAddr).AddrPort()
 		s.mu.Lock()
 		s.reqs = append(s.reqs, f)
 		if s.dropIn != nil && s.dropIn(&f) {
 			s.mu.Unlock()
 			continue
 		}
-		out := s.handle(&f, from)
+		out.Reset()
+		if f.Op == wire.OpAcquire && s.reject != 0 {
+			r := f
+			r.Op, r.Status, r.Flags = wire.OpReject, s.reject, 0
+			out.Sends = append(out.Sends, lockcore.Effect{To: ap, Msg: r})
+		} else {
+			s.core.Handle(s.now(), buf[:n], ap, &out)
+			s.persisted(&out)
+		}
 		s.mu.Unlock()
-		s.sendAll(out)
+		s.sendAll(out.Sends)
 	}
 }
 
-type fakeOut struct {
-	to net.Addr
-	f  wire.Fields
-}
-
-func (s *fakeServer) sendAll(out []fakeOut) {
-	for _, o := range out {
-		s.mu.Lock()
-		drop := s.dropOut != nil && s.dropOut(&o.f)
-		s.mu.Unlock()
-		if drop {
-			continue
-		}
-		b := wire.Append(nil, &o.f)
-		_, _ = s.conn.WriteTo(b, o.to)
-	}
-}
-
-// handle processes one request. Precondition: s.mu is held.
-func (s *fakeServer) handle(f *wire.Fields, from net.Addr) []fakeOut {
-	reply := func(op wire.Op, st wire.Status, fl wire.Flags) fakeOut {
-		r := *f
-		r.Op, r.Status, r.Flags = op, st, fl
-		return fakeOut{from, r}
-	}
-	q := s.locks[f.Lock]
-	idx := -1
-	for i, r := range q {
-		if r.txn == f.Txn {
-			idx = i
-		}
-	}
-	switch f.Op {
-	case wire.OpAcquire:
-		if idx >= 0 {
-			if r := q[idx]; r.granted {
-				return []fakeOut{s.grantMsg(f.Lock, r)}
-			}
-			return nil
-		}
-		if s.reject != 0 {
-			return []fakeOut{reply(wire.OpReject, s.reject, 0)}
-		}
-		lease := s.lease
-		if f.LeaseMicros != 0 {
-			lease = time.Duration(f.LeaseMicros) * time.Microsecond
-		}
-		r := &fakeReq{txn: f.Txn, mode: f.Mode, ts: f.Timestamp, lease: lease, to: from}
-		s.locks[f.Lock] = append(q, r)
-		out := s.advance(f.Lock)
-		if f.Flags&wire.FlagTry != 0 && !r.granted {
-			s.remove(f.Lock, r)
-			return []fakeOut{reply(wire.OpReject, wire.StatusWouldBlock, 0)}
-		}
-		return out
-	case wire.OpRelease:
-		if idx >= 0 {
-			r := q[idx]
-			if (r.granted && r.token == f.Token) || (!r.granted && f.Token == 0) {
-				s.remove(f.Lock, r)
-				return append([]fakeOut{reply(wire.OpRelease, 0, wire.FlagReply)}, s.advance(f.Lock)...)
-			}
-		}
-		return []fakeOut{reply(wire.OpReject, wire.StatusNotHolder, 0)}
-	case wire.OpLeaseProbe:
-		if idx >= 0 && q[idx].granted && q[idx].token == f.Token {
-			r := q[idx]
-			if f.LeaseMicros != 0 {
-				r.lease = time.Duration(f.LeaseMicros) * time.Microsecond
-			}
-			r.expires = time.Now().Add(r.lease)
-			o := reply(wire.OpLeaseProbe, 0, wire.FlagReply)
-			o.f.LeaseMicros = uint32(r.lease / time.Microsecond)
-			return []fakeOut{o}
-		}
-		return []fakeOut{reply(wire.OpReject, wire.StatusNotHolder, 0)}
-	}
-	return nil
-}
-
-func (s *fakeServer) grantMsg(lock uint32, r *fakeReq) fakeOut {
-	return fakeOut{r.to, wire.Fields{Op: wire.OpGrant, Mode: r.mode, Lock: lock, Txn: r.txn, Token: r.token,
-		Timestamp: r.ts, LeaseMicros: uint32(r.lease / time.Microsecond)}}
-}
-
-func (s *fakeServer) remove(lock uint32, r *fakeReq) {
-	q := s.locks[lock]
-	for i, x := range q {
-		if x == r {
-			s.locks[lock] = append(q[:i:i], q[i+1:]...)
-			return
-		}
-	}
-}
-
-// advance grants waiters in order while they are compatible. Precondition: s.mu is held.
-func (s *fakeServer) advance(lock uint32) []fakeOut {
-	var out []fakeOut
-	q := s.locks[lock]
-	for i, r := range q {
-		if r.granted {
-			continue
-		}
-		ok := i == 0
-		if r.mode == wire.Shared {
-			ok = true
-			for _, p := range q[:i] {
-				if p.mode == wire.Exclusive {
-					ok = false
-				}
-			}
-		}
-		if !ok {
-			break
-		}
-		s.token++
-		r.granted, r.token, r.expires = true, s.token, time.Now().Add(r.lease)
-		out = append(out, s.grantMsg(lock, r))
-	}
-	return out
-}
-
-func (s *fakeServer) expire() {
+// tick runs the core's timers (lease expiry, waiters' leases).
+func (s *fakeServer) tick() {
 	defer s.wg.Done()
-	tick := time.NewTicker(2 * time.Millisecond)
-	defer tick.Stop()
+	t := time.NewTicker(2 * time.Millisecond)
+	defer t.Stop()
+	var out srvcore.Out
 	for {
 		select {
 		case <-s.done:
 			return
-		case <-tick.C:
+		case <-t.C:
 		}
-		var out []fakeOut
-		now := time.Now()
+		out.Reset()
 		s.mu.Lock()
-		for lock, q := range s.locks {
-			for _, r := range q {
-				if r.granted && now.After(r.expires) {
-					s.remove(lock, r)
-					out = append(out, fakeOut{r.to, wire.Fields{Op: wire.OpReject, Status: wire.StatusLeaseExpired,
-						Mode: r.mode, Lock: lock, Txn: r.txn, Token: r.token, Timestamp: r.ts}})
-					out = append(out, s.advance(lock)...)
-				}
-			}
-		}
+		s.core.Tick(s.now(), &out)
+		s.persisted(&out)
 		s.mu.Unlock()
-		s.sendAll(out)
+		s.sendAll(out.Sends)
+	}
+}
+
+// persisted acknowledges at once a token epoch the core asks to persist (a server whose
+// storage never fails). Precondition: s.mu is held.
+func (s *fakeServer) persisted(out *srvcore.Out) {
+	for e := out.Persist; e != 0; {
+		out.Persist = 0
+		s.core.Persisted(s.now(), e, out)
+		e = out.Persist
+	}
+}
+
+func (s *fakeServer) sendAll(out []lockcore.Effect) {
+	for _, o := range out {
+		s.mu.Lock()
+		if o.Msg.Op == wire.OpGrant {
+			if s.grants[o.Msg.Lock] == nil {
+				s.grants[o.Msg.Lock] = map[uint64]wire.Fields{}
+			}
+			s.grants[o.Msg.Lock][o.Msg.Txn] = o.Msg
+		}
+		drop := s.dropOut != nil && s.dropOut(&o.Msg)
+		s.mu.Unlock()
+		if drop {
+			continue
+		}
+		b := wire.Append(nil, &o.Msg)
+		_, _ = s.conn.WriteTo(b, net.UDPAddrFromAddrPort(o.To))
 	}
 }

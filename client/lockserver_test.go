@@ -436,9 +436,8 @@ func TestQueuedAcquireAnswersProbes(t *testing.T) {
 
 // TestLockServerMutualExclusion runs goroutines that take one exclusive lock and checks that no
 // two are inside at once, against the real lock server through a client socket that loses,
-// duplicates and reorders datagrams both ways. (It ran against the package's fake server once;
-// the fake had no replay memory, so a late copy of a released acquire queued again and its stray
-// grant could stall the lock for a lease: the rules under test must be the lock core's own.)
+// duplicates and reorders datagrams both ways (late copies of released acquires included: the
+// server's replay memory must refuse them, or their stray grants stall the lock for a lease).
 func TestLockServerMutualExclusion(t *testing.T) {
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
