@@ -56,8 +56,8 @@ func PassPHV(parser *front.ParserDecl, control, deparser *front.ControlDecl, fla
 
 // ifArm is one branch of an if statement: where an assignment sits.
 type ifArm struct {
-	s     *front.IfStmt
-	else_ bool
+	s      *front.IfStmt
+	inElse bool
 }
 
 // checkExclusive checks that flags are declared in body as 1-bit variables, assigned only
@@ -150,7 +150,7 @@ func diverge(a, b []ifArm) bool {
 		if a[i].s != b[i].s {
 			return false
 		}
-		if a[i].else_ != b[i].else_ {
+		if a[i].inElse != b[i].inElse {
 			return true
 		}
 	}
