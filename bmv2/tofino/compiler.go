@@ -126,6 +126,10 @@ func Compile(ctx context.Context, prog string, opt CompileOptions) (*Report, err
 	start := time.Now()
 	err := cmd.Run()
 	r := &Report{Output: out.String(), Elapsed: time.Since(start)}
+	if ctx.Err() != nil {
+		return r, fmt.Errorf("tofino: %s %s did not finish within %v: %w", opt.Compiler, strings.Join(args, " "),
+			opt.Timeout, ctx.Err())
+	}
 	if err != nil {
 		return r, fmt.Errorf("%w: %s %s: %v\n%s", ErrCompile, opt.Compiler, strings.Join(args, " "), err, r.Output)
 	}

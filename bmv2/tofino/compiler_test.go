@@ -1,9 +1,13 @@
 package tofino
 
 import (
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 )
 
 // TestReportRead reads a logs directory laid out as p4c-barefoot writes it (resources.json in
@@ -80,5 +84,30 @@ func TestReportRead(t *testing.T) {
 	write("resources.json", `{"resources": {"mau": {"mau_stages": []}}}`)
 	if err := (&Report{}).read(dir); err == nil {
 		t.Error("a resources.json without nStages was read")
+	}
+}
+
+// TestCompileFailures runs Compile with stand-ins for p4c-barefoot: one that refuses the program
+// (ErrCompile with its output) and one that does not finish in time (a timeout, not a refusal).
+func TestCompileFailures(t *testing.T) {
+	dir := t.TempDir()
+	script := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	refuse := script("refuse", `echo "netlock.p4(7): error: too many RegisterActions" >&2; exit 1`)
+	r, err := Compile(context.Background(), "netlock.p4", CompileOptions{Compiler: refuse, Target: "tofino", Arch: "tna",
+		OutDir: filepath.Join(dir, "out1")})
+	if !errors.Is(err, ErrCompile) || !strings.Contains(err.Error(), "too many RegisterActions") || r == nil {
+		t.Errorf("a refusal: %v", err)
+	}
+	slow := script("slow", "exec sleep 30")
+	_, err = Compile(context.Background(), "netlock.p4", CompileOptions{Compiler: slow, Target: "tofino", Arch: "tna",
+		OutDir: filepath.Join(dir, "out2"), Timeout: 200 * time.Millisecond})
+	if errors.Is(err, ErrCompile) || !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "did not finish within 200ms") {
+		t.Errorf("a compile past its timeout: %v", err)
 	}
 }
