@@ -344,14 +344,10 @@ func b2u(b bool) uint64 {
 
 // IngressPassPHV is PassPHV of the ingress of c's first pipe (c a checked TNA program).
 func IngressPassPHV(c *front.Checked, flags []string) ([]PassDemand, error) {
-	pipes, err := c.TNAPipes()
+	p, err := pipeOf(c)
 	if err != nil {
 		return nil, err
 	}
-	if len(pipes) == 0 {
-		return nil, fmt.Errorf("the program has no pipe")
-	}
-	p := pipes[0]
 	return PassPHV(p.IngressParser.Parser, p.Ingress.Control, p.IngressDeparser.Control, flags)
 }
 

@@ -441,8 +441,8 @@ type ProgramEstimate struct {
 	PHV                                [2]PHVDemand
 }
 
-// EstimateProgram analyzes the first pipe of c (a checked TNA program) under res.
-func EstimateProgram(c *front.Checked, res Resources) (*ProgramEstimate, error) {
+// pipeOf is the first pipe of c, a checked TNA program.
+func pipeOf(c *front.Checked) (*front.TNAPipe, error) {
 	pipes, err := c.TNAPipes()
 	if err != nil {
 		return nil, err
@@ -450,7 +450,15 @@ func EstimateProgram(c *front.Checked, res Resources) (*ProgramEstimate, error) 
 	if len(pipes) == 0 {
 		return nil, fmt.Errorf("the program has no pipe")
 	}
-	p := pipes[0]
+	return pipes[0], nil
+}
+
+// EstimateProgram analyzes the first pipe of c (a checked TNA program) under res.
+func EstimateProgram(c *front.Checked, res Resources) (*ProgramEstimate, error) {
+	p, err := pipeOf(c)
+	if err != nil {
+		return nil, err
+	}
 	e := &ProgramEstimate{Res: res}
 	for i, b := range []front.Block{p.Ingress, p.Egress} {
 		l, err := Analyze(b.Control, res)
