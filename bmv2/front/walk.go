@@ -262,5 +262,9 @@ func InspectVars(s Stmt, f func(*VarDecl)) {
 	})
 }
 
+// InspectStmts calls f on s and on every statement under it (a block's, a branch's, a switch
+// case's), parents first.
+func InspectStmts(s Stmt, f func(Stmt)) { walkStmts(s, f) }
+
 // InspectExpr calls f on e and on each of its subexpressions, parents first, as Inspect does.
 func InspectExpr(e Expr, f func(Expr)) { walkExpr(e, f) }

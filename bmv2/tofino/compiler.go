@@ -55,6 +55,19 @@ type Report struct {
 	PerStage                                                         []StageUse
 	// PHVUse is the PHV allocation of pipe/logs/phv.json; zero when the compiler wrote none.
 	PHVUse PHVUse
+	// SuperCluster is bf-p4c's largest super cluster of each gress (0 ingress, 1 egress), from
+	// the clustering results Compile asks for (-Tmake_clusters:1, in phv_allocation_0.log); zero
+	// when the compiler did not get that far. Compile reads it even when the compiler fails or
+	// runs out of time: it is written before the PHV allocation, the step a program's super
+	// clusters can make run for hours.
+	SuperCluster [2]ClusterUse
+}
+
+// ClusterUse is one of bf-p4c's super clusters: the bits of its field slices, its fields, its
+// slice lists, and the headers among its fields (sorted). ClusterDemand estimates it.
+type ClusterUse struct {
+	Bits, Fields, SliceLists int
+	Headers                  []string
 }
 
 // PHVUse is bf-p4c's PHV allocation (phv.json, bf-p4c's compiler_interfaces/schemas/phv_schema.py),
@@ -103,7 +116,8 @@ func Compile(ctx context.Context, prog string, opt CompileOptions) (*Report, err
 	}
 	// --verbose: without it the backend writes no table_summary.log (mau/table_summary.cpp writes
 	// it only when verbose), which the report reads.
-	args := []string{"--verbose", "--target", opt.Target, "--arch", opt.Arch, "-D__TARGET_TOFINO__=" + gen,
+	// -Tmake_clusters:1: the clustering results (the super clusters) in phv_allocation_0.log.
+	args := []string{"--verbose", "-Tmake_clusters:1", "--target", opt.Target, "--arch", opt.Arch, "-D__TARGET_TOFINO__=" + gen,
 		"-o", opt.OutDir, "-g", "--bf-rt-schema", filepath.Join(opt.OutDir, "bfrt.json"),
 		"--p4runtime-files", filepath.Join(opt.OutDir, "p4info.txtpb")}
 	names := make([]string, 0, len(opt.Defines))
@@ -126,6 +140,10 @@ func Compile(ctx context.Context, prog string, opt CompileOptions) (*Report, err
 	start := time.Now()
 	err := cmd.Run()
 	r := &Report{Output: out.String(), Elapsed: time.Since(start)}
+	logs := filepath.Join(opt.OutDir, "pipe", "logs")
+	if data, rerr := os.ReadFile(filepath.Join(logs, "phv_allocation_0.log")); rerr == nil {
+		r.SuperCluster = readClusters(data)
+	}
 	if ctx.Err() != nil {
 		return r, fmt.Errorf("tofino: %s %s did not finish within %v: %w", opt.Compiler, strings.Join(args, " "),
 			opt.Timeout, ctx.Err())
@@ -133,10 +151,95 @@ func Compile(ctx context.Context, prog string, opt CompileOptions) (*Report, err
 	if err != nil {
 		return r, fmt.Errorf("%w: %s %s: %v\n%s", ErrCompile, opt.Compiler, strings.Join(args, " "), err, r.Output)
 	}
-	if err := r.read(filepath.Join(opt.OutDir, "pipe", "logs")); err != nil {
+	if err := r.read(logs); err != nil {
 		return r, err
 	}
 	return r, nil
+}
+
+var (
+	clusterStart = []byte("--- CLUSTERING RESULTS ---")
+	clusterEnd   = []byte("--- CLUSTERING RESULTS END")
+	superLine    = regexp.MustCompile(`^\s*SUPERCLUSTER Uid: \d+`)
+	// A field slice as bf-p4c prints one: gress::name<width> constraints [hi:lo] (a constraint
+	// such as ^bit[0..159] has no colon).
+	sliceRE = regexp.MustCompile(`(ingress|egress)::(\S+?)<\d+>.*?\[(\d+):(\d+)\]`)
+)
+
+// readClusters finds the largest super cluster of each gress in the first clustering results
+// of a phv_allocation_0.log (bf-p4c's Clustering prints each super cluster: its slice lists,
+// then its rotational clusters, which hold every field slice once).
+func readClusters(log []byte) [2]ClusterUse {
+	var best [2]ClusterUse
+	i := bytes.Index(log, clusterStart)
+	if i < 0 {
+		return best
+	}
+	log = log[i:]
+	if j := bytes.Index(log, clusterEnd); j >= 0 {
+		log = log[:j]
+	}
+	var cur *ClusterUse
+	g, section := -1, ""
+	fields, headers := map[string]bool{}, map[string]bool{}
+	done := func() {
+		if cur != nil && g >= 0 && cur.Bits > best[g].Bits {
+			cur.Fields = len(fields)
+			for h := range headers {
+				cur.Headers = append(cur.Headers, h)
+			}
+			sort.Strings(cur.Headers)
+			best[g] = *cur
+		}
+	}
+	for _, line := range strings.Split(string(log), "\n") {
+		if superLine.MatchString(line) {
+			done()
+			cur, g, section = &ClusterUse{}, -1, ""
+			fields, headers = map[string]bool{}, map[string]bool{}
+			continue
+		}
+		if cur == nil {
+			continue
+		}
+		t := strings.TrimSpace(line)
+		switch {
+		case strings.HasPrefix(t, "slice lists:"):
+			section = "lists"
+			continue
+		case strings.HasPrefix(t, "rotational clusters:"):
+			section = "clusters"
+			continue
+		case t == "" || !strings.HasPrefix(t, "["):
+			if section == "clusters" && !strings.Contains(t, "::") {
+				section = ""
+			}
+		}
+		switch section {
+		case "lists":
+			if strings.HasPrefix(t, "[") {
+				cur.SliceLists++
+			}
+		case "clusters":
+			for _, m := range sliceRE.FindAllStringSubmatch(t, -1) {
+				g = gressIndex(m[1])
+				hi, _ := strconv.Atoi(m[3])
+				lo, _ := strconv.Atoi(m[4])
+				if lo > hi {
+					hi, lo = lo, hi
+				}
+				cur.Bits += hi - lo + 1
+				fields[m[2]] = true
+				// A header's field carries its position in the header (^bit[...]); its
+				// header is its name between the parameter and the field.
+				if first, last := strings.IndexByte(m[2], '.'), strings.LastIndexByte(m[2], '.'); strings.Contains(m[0], "^bit[") && first < last {
+					headers[m[2][first+1:last]] = true
+				}
+			}
+		}
+	}
+	done()
+	return best
 }
 
 var stagesLine = regexp.MustCompile(`Number of stages in table allocation: (\d+)`)

@@ -104,10 +104,22 @@ func TestCompileFailures(t *testing.T) {
 	if !errors.Is(err, ErrCompile) || !strings.Contains(err.Error(), "too many RegisterActions") || r == nil {
 		t.Errorf("a refusal: %v", err)
 	}
-	slow := script("slow", "exec sleep 30")
-	_, err = Compile(context.Background(), "netlock.p4", CompileOptions{Compiler: slow, Target: "tofino", Arch: "tna",
-		OutDir: filepath.Join(dir, "out2"), Timeout: 200 * time.Millisecond})
-	if errors.Is(err, ErrCompile) || !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "did not finish within 200ms") {
+	if r.SuperCluster[0].Bits != 0 {
+		t.Errorf("a refusal before clustering: super cluster %+v", r.SuperCluster[0])
+	}
+	// A compiler that clusters and then runs past its timeout (as bf-p4c in a long PHV
+	// allocation): the report still has the super clusters, and the error says it ran out of time.
+	if err := os.WriteFile(filepath.Join(dir, "clusters.log"), []byte(clusterLog), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out2 := filepath.Join(dir, "out2")
+	slow := script("slow", "mkdir -p "+out2+"/pipe/logs && cp "+filepath.Join(dir, "clusters.log")+" "+out2+"/pipe/logs/phv_allocation_0.log && exec sleep 30")
+	r, err = Compile(context.Background(), "netlock.p4", CompileOptions{Compiler: slow, Target: "tofino", Arch: "tna",
+		OutDir: out2, Timeout: 500 * time.Millisecond})
+	if errors.Is(err, ErrCompile) || !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "did not finish within 500ms") {
 		t.Errorf("a compile past its timeout: %v", err)
+	}
+	if r == nil || r.SuperCluster[0].Bits != 80 || r.SuperCluster[1].Bits != 16 {
+		t.Errorf("a compile past its timeout: report %+v", r)
 	}
 }

@@ -36,6 +36,9 @@ type PHVDemand struct {
 	Bits    int // every field the gress uses
 	MAUBits int // of Bits, the fields its control reads or writes (keys, actions, conditions, register action inputs), local variables included
 	Fields  int // fields counted, valid bits included
+	// Cluster is the largest group of fields the compiler must place together (ClusterDemand);
+	// zero in a pass's demand (PassPHV).
+	Cluster ClusterDemand
 	// ByRoot is Bits by what the fields belong to: a header ("header_t.ethernet"), a struct
 	// field of a parameter's struct ("metadata_t.sv"), a parameter's struct's scalar fields
 	// ("metadata_t"), or the local variables ("locals").
@@ -91,6 +94,9 @@ func gressPHV(parser *front.ParserDecl, control, deparser *front.ControlDecl, pa
 		w = &phvWalk{fields: map[string]*phvField{}, seen: map[front.Decl]bool{}, skip: map[front.Expr]bool{},
 			noPHV: map[*front.Param]bool{}, bind: bind, next: map[*front.Param]phvPath{}, headers: map[string]bool{},
 			valid: map[string]bool{}}
+		if pass == nil {
+			w.cl = newClusters()
+		}
 		if parser != nil {
 			w.parser = true
 			w.decl(parser)
@@ -128,6 +134,9 @@ func gressPHV(parser *front.ParserDecl, control, deparser *front.ControlDecl, pa
 		}
 	}
 	d := PHVDemand{ByRoot: map[string]int{}}
+	if w.cl != nil {
+		d.Cluster = w.largest()
+	}
 	for _, f := range w.fields {
 		if f.parserOnly {
 			continue
@@ -168,6 +177,7 @@ type phvWalk struct {
 	// headers are the headers below a parameter's struct the gress uses; valid those it
 	// extracts or makes valid.
 	headers, valid map[string]bool
+	cl             *clusters // the ties between fields (cluster.go); nil when walking a pass
 }
 
 func (w *phvWalk) add(key, root string, bits int) {
@@ -197,6 +207,9 @@ func (w *phvWalk) decl(d front.Decl) {
 			switch l := l.(type) {
 			case *front.VarDecl:
 				w.local(l)
+				if l.Init != nil && w.clustering() {
+					w.tieNode(varNode(l), 0, front.WidthOf(l.T), l.Init)
+				}
 			case *front.InstanceDecl:
 				w.cells(l)
 			default:
@@ -224,9 +237,16 @@ func (w *phvWalk) decl(d front.Decl) {
 	}
 	for _, b := range bodies {
 		front.InspectVars(b, w.local)
+		if w.clustering() {
+			w.clusterBody(b)
+		}
 	}
 	front.InspectDecl(d, w.expr)
 }
+
+// clustering reports whether the walk records ties between fields: in the control (the
+// match-action stages), not in a pass's walk.
+func (w *phvWalk) clustering() bool { return w.cl != nil && w.mau && w.pass == nil }
 
 // bodyOf is an action's or a function's body, or nil.
 func bodyOf(d front.Decl) front.Stmt {
@@ -280,10 +300,12 @@ func (w *phvWalk) expr(e front.Expr) {
 		case *front.ActionDecl, *front.TableDecl, *front.InstanceDecl, *front.FunctionDecl:
 			w.decl(d)
 		case *front.Param, *front.VarDecl:
+			w.markRead(e)
 			w.field(e)
 		}
 	case *front.MemberExpr:
 		if e.Kind == front.MemberField {
+			w.markRead(e)
 			w.field(e)
 		}
 	}
@@ -359,6 +381,9 @@ func (w *phvWalk) leaves(p, root string, t front.Type, n int) {
 			w.add(p+".$valid", root, n)
 			if strings.Contains(p, ".") {
 				w.headers[p] = true
+				if w.cl != nil {
+					w.cl.htype[p] = t
+				}
 			}
 		}
 		for _, f := range t.Fields {
@@ -417,6 +442,9 @@ func (w *phvWalk) path(e front.Expr) (p, root string, ok bool) {
 		}
 		if st, ok := e.X.Type().(*front.StructType); ok && st.IsHeader() && strings.Contains(q, ".") {
 			w.headers[q] = true
+			if w.cl != nil {
+				w.cl.htype[q] = st
+			}
 		}
 		if root == p0(q) && isAggregate(e.Type()) {
 			root = q + "." + e.Name
@@ -498,6 +526,9 @@ func (e *ProgramEstimate) Text() string {
 	for i, g := range []string{"ingress", "egress"} {
 		fmt.Fprintf(&b, "PHV demand, %s: %v, %d fields; largest: %s\n", g, e.PHV[i], e.PHV[i].Fields,
 			strings.Join(firstN(e.PHV[i].Roots(), 6), ", "))
+	}
+	for i, g := range []string{"ingress", "egress"} {
+		fmt.Fprintf(&b, "largest super cluster (fields tied by instructions and headers), %s: %v\n", g, e.PHV[i].Cluster)
 	}
 	total := e.PHV[0].Bits + e.PHV[1].Bits
 	if capacity := r.PHV.MAU + r.PHV.Tagalong; total > capacity {

@@ -35,7 +35,7 @@ func TestRealTofinoCalibration(t *testing.T) {
 	root := testenv.OptIn(t, "NETLOCK_P4C_DIR", "a p4c checkout (its p4testgen Tofino programs are the calibration set)")
 	dir := filepath.Join(root, "backends", "p4tools", "modules", "testgen", "targets", "tofino", "test", "p4-programs")
 	out := t.TempDir()
-	var rows []string
+	var rows, clusters []string
 	for _, p := range calibrationPrograms {
 		// One subtest a program: -run 'TestRealTofinoCalibration/tna_' leaves out the two that
 		// compile for many minutes.
@@ -62,10 +62,19 @@ func TestRealTofinoCalibration(t *testing.T) {
 			if u.FieldBits[0] == 0 {
 				t.Errorf("no PHV allocation read from phv.json")
 			}
+			sc := r.SuperCluster
+			clusters = append(clusters, fmt.Sprintf("| %s | %d / %d (%s), headers %d / %d | %d / %d (%s), headers %d / %d |", p,
+				sc[0].Bits, est.PHV[0].Cluster.Bits, pctOff(est.PHV[0].Cluster.Bits, sc[0].Bits), len(sc[0].Headers), len(est.PHV[0].Cluster.Headers),
+				sc[1].Bits, est.PHV[1].Cluster.Bits, pctOff(est.PHV[1].Cluster.Bits, sc[1].Bits), len(sc[1].Headers), len(est.PHV[1].Cluster.Headers)))
+			if sc[0].Bits == 0 {
+				t.Errorf("no super clusters read from phv_allocation_0.log")
+			}
 		})
 	}
 	t.Logf("\n| program | compiler: stages | estimate: floor / placed | folded | earliest | stateful ALUs (estimate) | meter ALUs (compiler) | PHV field bits allocated, ingress / egress (compiler) | PHV container bits, ingress / egress (compiler) | PHV demand, ingress / egress (estimate) | demand vs fields allocated |\n|---|---|---|---|---|---|---|---|---|---|---|\n%s",
 		strings.Join(rows, "\n"))
+	t.Logf("\n| program | largest super cluster, ingress: bits compiler / estimate (error), headers | egress |\n|---|---|---|\n%s",
+		strings.Join(clusters, "\n"))
 }
 
 // pctOff says how far est is from the compiler's got, in percent of got.

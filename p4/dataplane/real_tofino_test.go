@@ -28,6 +28,14 @@ func TestRealTofinoCompile(t *testing.T) {
 				Compiler: bin, Target: target, Arch: "tna", Defines: DefaultSizing.Defines(),
 				IncludeDirs: testenv.RealToolsIncludes(), OutDir: filepath.Join(dir, target),
 			})
+			if r != nil {
+				// Written before the PHV allocation: there even when the compiler fails there.
+				for g, name := range []string{"ingress", "egress"} {
+					c := r.SuperCluster[g]
+					t.Logf("%s, %s: largest super cluster %d bits, %d fields, %d slice lists, headers %v",
+						target, name, c.Bits, c.Fields, c.SliceLists, c.Headers)
+				}
+			}
 			if err != nil {
 				t.Fatal(err)
 			}

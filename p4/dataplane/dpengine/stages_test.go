@@ -201,11 +201,12 @@ func TestTofinoPHV(t *testing.T) {
 		if len(roots) > 8 {
 			roots = append(roots[:8], "...")
 		}
-		return fmt.Sprintf("| %s | %d | %d | %d | %s |\n", name, d.Bits, d.MAUBits, d.Fields, strings.Join(roots, ", "))
+		return fmt.Sprintf("| %s | %d | %d | %d | %s | %d bits, %d fields, %d headers |\n", name, d.Bits, d.MAUBits, d.Fields,
+			strings.Join(roots, ", "), d.Cluster.Bits, d.Cluster.Fields, len(d.Cluster.Headers))
 	}
-	want := "| gress | bits | by the control | fields | largest parts (bits) |\n|---|---|---|---|---|\n" +
+	want := "| gress | bits | by the control | fields | largest parts (bits) | largest super cluster |\n|---|---|---|---|---|---|\n" +
 		row("ingress", ig) + row("egress", eg) +
-		fmt.Sprintf("| both | %d | %d | %d | Tofino 1: %d bits the stages reach + %d tagalong; Tofino 2: %d |\n",
+		fmt.Sprintf("| both | %d | %d | %d | Tofino 1: %d bits the stages reach + %d tagalong; Tofino 2: %d | |\n",
 			ig.Bits+eg.Bits, ig.MAUBits+eg.MAUBits, ig.Fields+eg.Fields, t1.MAU, t1.Tagalong, t2.MAU)
 	docSection(t, "tofino-phv", want,
 		"PHV table is not the count's (go test ./p4/dataplane/dpengine -run TestTofinoPHV -update-docs)")
