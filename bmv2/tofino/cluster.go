@@ -245,6 +245,34 @@ func (w *phvWalk) node(e front.Expr) (string, bool) {
 	return "", false
 }
 
+// containerSizes marks solitary the fields a @pa_container_size annotation of the control
+// names (bf-p4c: "solitary(pragma_container_size)"): the annotation fixes the field's
+// containers, and its header's slice list breaks around it. The field is named through the
+// control's parameter ("hdr.ans.txn"); the annotation's gress is not checked against the
+// control's.
+func (w *phvWalk) containerSizes(control *front.ControlDecl) {
+	for _, a := range control.Annos {
+		if a.Name != "pa_container_size" {
+			continue
+		}
+		var name string
+		for _, t := range a.Args {
+			if t.Kind == front.TString {
+				name = t.Text
+			}
+		}
+		first, rest, ok := strings.Cut(name, ".")
+		if !ok {
+			continue
+		}
+		for _, p := range control.Params {
+			if st, ok := p.T.(*front.StructType); ok && p.Name == first {
+				w.cl.solitary[st.Decl.Name+"."+rest] = true
+			}
+		}
+	}
+}
+
 // markRead records that the walk met e somewhere other than as an assignment's target.
 func (w *phvWalk) markRead(e front.Expr) {
 	if w.cl == nil || w.cl.lhs[e] {

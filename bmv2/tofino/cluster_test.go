@@ -47,6 +47,8 @@ func TestClusterDemand(t *testing.T) {
 			`meta.a = (bit<32>)hdr.inner.ether_type << 16; hdr.ethernet.dst[31:16] = meta.a[31:16]; meta.b = meta.a;`), 112 + 16 + 16, both},
 		{"... and not where it was", inner("",
 			`meta.a = (bit<32>)hdr.inner.ether_type << 16; hdr.ethernet.dst[15:0] = meta.a[15:0];`), 112 + 16, nil},
+		{"a field with @pa_container_size is solitary", strings.Replace(inner("", `hdr.inner.src = hdr.ethernet.src;`),
+			"control Ingress(", "@pa_container_size(\"ingress\", \"hdr.inner.src\", 16, 32)\ncontrol Ingress(", 1), 112 + 48, both},
 		{"a solitary field breaks its header's slice list", inner("",
 			`hdr.inner.ether_type = hdr.ethernet.ether_type + 1;`), 112 + 16, both},
 	} {

@@ -135,6 +135,9 @@ func gressPHV(parser *front.ParserDecl, control, deparser *front.ControlDecl, pa
 	}
 	d := PHVDemand{ByRoot: map[string]int{}}
 	if w.cl != nil {
+		if control != nil {
+			w.containerSizes(control)
+		}
 		d.Cluster = w.largest()
 	}
 	for _, f := range w.fields {

@@ -519,7 +519,10 @@ struct metadata_t {
     bit<16> gn_lo;
     bit<32> rd32;      /* s_flags read */
     bit<32> rd_pt;     /* s_pt read */
-    bit<32> rd_st;     /* lk_state read by the admin probe */
+    bit<32> rd_st;     /* lk_state's lo read by the admin probe's second pass (holders) */
+    bit<32> rd_sthi;   /* lk_state's hi read by the admin probe (waiters): a field of its own, not
+                        * rd_st: the two uses slice it at different bits (bf-p4c: "requires too
+                        * many sources") */
     bit<32> size1q;    /* size1 as the queue-empty answer's lease (a field of its own: see TOK_LO) */
     bit<32> st_prev;   /* state_rel: lk_state's lo before */
     /* answers and what comes next */
@@ -858,6 +861,110 @@ parser NetlockIngressParser(packet_in pkt, out headers_t hdr, out metadata_t met
             if (v == meta.h_arg) { v = v + meta.h_step; } } };
 
 
+/* Container sizes for bf-p4c's PHV allocator: every byte-aligned field of the headers the ingress
+ * writes (answer, recirculation state, request, admin, rack key, resubmit header) in containers
+ * of its own size (a 64-bit field in two 32-bit ones, a 48-bit one as its offset aligns it).
+ * Without them the copies between these headers (an answer echoes the request, a grant the slot
+ * read from the pool, the next pass the pending grant) tie them all, with the metadata between,
+ * into one super cluster of about 4000 bits over nine headers, and bf-p4c's slicing search
+ * (phv/slicing, a depth-first search over all of its slice lists at once) did not finish it in
+ * 90 minutes. A field with a container size is solitary, so each header's slice list breaks at
+ * it and the largest super cluster is 928 bits (bmv2/tofino.ClusterDemand; docs/dataplane.md,
+ * "The real compiler"). Left out: the admin reply's holders, xheld, xwait0 and xwait, which the
+ * probe writes from slices of one lk_state read (their containers are the allocator's to pick).
+ * The v1model program and the engine ignore the annotations. */
+@pa_container_size("ingress", "hdr.ans.auth", 8)
+@pa_container_size("ingress", "hdr.ans.op", 8)
+@pa_container_size("ingress", "hdr.ans.mode", 8)
+@pa_container_size("ingress", "hdr.ans.flags", 8)
+@pa_container_size("ingress", "hdr.ans.status", 8)
+@pa_container_size("ingress", "hdr.ans.prio", 8)
+@pa_container_size("ingress", "hdr.ans.tenant", 16)
+@pa_container_size("ingress", "hdr.ans.sport", 16)
+@pa_container_size("ingress", "hdr.ans.dport", 16)
+@pa_container_size("ingress", "hdr.ans.cport", 16)
+@pa_container_size("ingress", "hdr.ans.slots", 16)
+@pa_container_size("ingress", "hdr.ans.smac", 32, 16)
+@pa_container_size("ingress", "hdr.ans.dmac", 16, 32)
+@pa_container_size("ingress", "hdr.ans.pad1", 16)
+@pa_container_size("ingress", "hdr.ans.sip", 32)
+@pa_container_size("ingress", "hdr.ans.dip", 32)
+@pa_container_size("ingress", "hdr.ans.lock", 32)
+@pa_container_size("ingress", "hdr.ans.lease", 32)
+@pa_container_size("ingress", "hdr.ans.cip", 32)
+@pa_container_size("ingress", "hdr.ans.txn", 32, 32)
+@pa_container_size("ingress", "hdr.ans.token_hi", 32)
+@pa_container_size("ingress", "hdr.ans.token_lo", 32)
+@pa_container_size("ingress", "hdr.ans.ts", 32, 32)
+@pa_container_size("ingress", "hdr.ans.key", 32, 32)
+@pa_container_size("ingress", "hdr.recirc.phase", 8)
+@pa_container_size("ingress", "hdr.recirc.wflags", 8)
+@pa_container_size("ingress", "hdr.recirc.send", 8)
+@pa_container_size("ingress", "hdr.recirc.binc_qe", 8)
+@pa_container_size("ingress", "hdr.recirc.level", 8)
+@pa_container_size("ingress", "hdr.recirc.examine", 8)
+@pa_container_size("ingress", "hdr.recirc.cur", 16)
+@pa_container_size("ingress", "hdr.recirc.left", 16)
+@pa_container_size("ingress", "hdr.recirc.steps", 16)
+@pa_container_size("ingress", "hdr.recirc.pclean", 8)
+@pa_container_size("ingress", "hdr.recirc.clevel", 8)
+@pa_container_size("ingress", "hdr.recirc.cleft", 16)
+@pa_container_size("ingress", "hdr.recirc.chead", 16)
+@pa_container_size("ingress", "hdr.recirc.pend", 8)
+@pa_container_size("ingress", "hdr.recirc.pmode", 8)
+@pa_container_size("ingress", "hdr.recirc.pprio", 8)
+@pa_container_size("ingress", "hdr.recirc.pfwd", 8)
+@pa_container_size("ingress", "hdr.recirc.pslot", 32)
+@pa_container_size("ingress", "hdr.recirc.pseq_hi", 32)
+@pa_container_size("ingress", "hdr.recirc.pseq_lo", 32)
+@pa_container_size("ingress", "hdr.recirc.ptxn", 32, 32)
+@pa_container_size("ingress", "hdr.recirc.pts", 32, 32)
+@pa_container_size("ingress", "hdr.recirc.pip", 32)
+@pa_container_size("ingress", "hdr.recirc.pport", 16)
+@pa_container_size("ingress", "hdr.recirc.ptenant", 16)
+@pa_container_size("ingress", "hdr.recirc.please", 32)
+@pa_container_size("ingress", "hdr.recirc.a_hi", 32)
+@pa_container_size("ingress", "hdr.recirc.a_lo", 32)
+@pa_container_size("ingress", "hdr.recirc.a_slot", 32)
+@pa_container_size("ingress", "hdr.nl.version", 8)
+@pa_container_size("ingress", "hdr.nl.op", 8)
+@pa_container_size("ingress", "hdr.nl.mode", 8)
+@pa_container_size("ingress", "hdr.nl.flags", 8)
+@pa_container_size("ingress", "hdr.nl.status", 8)
+@pa_container_size("ingress", "hdr.nl.prio", 8)
+@pa_container_size("ingress", "hdr.nl.tenant", 16)
+@pa_container_size("ingress", "hdr.nl.lock", 32)
+@pa_container_size("ingress", "hdr.nl.txn", 32, 32)
+@pa_container_size("ingress", "hdr.nl.token_hi", 32)
+@pa_container_size("ingress", "hdr.nl.token_lo", 32)
+@pa_container_size("ingress", "hdr.nl.ts", 32, 32)
+@pa_container_size("ingress", "hdr.nl.lease", 32)
+@pa_container_size("ingress", "hdr.nl.cip", 32)
+@pa_container_size("ingress", "hdr.nl.cport", 16)
+@pa_container_size("ingress", "hdr.nl.slots", 16)
+@pa_container_size("ingress", "hdr.admin.result", 8)
+@pa_container_size("ingress", "hdr.admin.level", 8)
+@pa_container_size("ingress", "hdr.admin.offset", 16)
+@pa_container_size("ingress", "hdr.admin.value_hi", 32)
+@pa_container_size("ingress", "hdr.admin.value_lo", 32)
+@pa_container_size("ingress", "hdr.admin.now", 32)
+@pa_container_size("ingress", "hdr.admin.sstate", 8)
+@pa_container_size("ingress", "hdr.admin.wait0", 16)
+@pa_container_size("ingress", "hdr.admin.wait1", 16)
+@pa_container_size("ingress", "hdr.admin.used0", 16)
+@pa_container_size("ingress", "hdr.admin.used1", 16)
+@pa_container_size("ingress", "hdr.admin.buffered", 16)
+@pa_container_size("ingress", "hdr.admin.done", 16)
+@pa_container_size("ingress", "hdr.admin.head", 16)
+@pa_container_size("ingress", "hdr.admin.tail", 16)
+@pa_container_size("ingress", "hdr.admin.gnext", 16)
+@pa_container_size("ingress", "hdr.admin.size", 16)
+@pa_container_size("ingress", "hdr.admin.slot", 32)
+@pa_container_size("ingress", "hdr.admin.gts", 32)
+@pa_container_size("ingress", "hdr.auth.key", 32, 32)
+@pa_container_size("ingress", "meta.resub.phase", 8)
+@pa_container_size("ingress", "meta.resub.off", 16)
+@pa_container_size("ingress", "meta.resub.seq", 32)
 control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                        in ingress_intrinsic_metadata_t ig_md,
                        in ingress_intrinsic_metadata_from_parser_t ig_prsr_md,
@@ -2293,7 +2400,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             meta.st_prev = state_rel.execute(meta.idx);
             st_to = 2;
         } else if (ad_probe == 1) {
-            meta.rd_st = state_hi.execute(meta.idx);
+            meta.rd_sthi = state_hi.execute(meta.idx);
         } else if (ph_probe2 == 1) {
             meta.rd_st = state_rel.execute(meta.idx);
         } else if (ad_reset == 1) {
@@ -2769,9 +2876,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         if (do_admin == 1) {
             hdr.admin.now = meta.now;
             if (ad_probe == 1) {
-                bit<32> st_hi = meta.rd_st;
-                hdr.admin.xwait0 = st_hi[31:16];
-                hdr.admin.xwait = st_hi[31:16] + st_hi[15:0];
+                hdr.admin.xwait0 = meta.rd_sthi[31:16];
+                hdr.admin.xwait = meta.rd_sthi[31:16] + meta.rd_sthi[15:0];
                 hdr.admin.wait0 = w0;
                 hdr.admin.wait1 = w1;
                 hdr.admin.used0 = r0[15:0];
@@ -3047,6 +3153,65 @@ parser NetlockEgressParser(packet_in pkt, out headers_t hdr, out eg_metadata_t m
     }
 }
 
+/* Container sizes for bf-p4c: the egress copies the answer into the reply's headers
+ * (write_answer); as in the ingress, each field in containers of its own size keeps the answer
+ * and the headers it fills from forming one super cluster. */
+@pa_container_size("egress", "hdr.ans.auth", 8)
+@pa_container_size("egress", "hdr.ans.op", 8)
+@pa_container_size("egress", "hdr.ans.mode", 8)
+@pa_container_size("egress", "hdr.ans.flags", 8)
+@pa_container_size("egress", "hdr.ans.status", 8)
+@pa_container_size("egress", "hdr.ans.prio", 8)
+@pa_container_size("egress", "hdr.ans.tenant", 16)
+@pa_container_size("egress", "hdr.ans.sport", 16)
+@pa_container_size("egress", "hdr.ans.dport", 16)
+@pa_container_size("egress", "hdr.ans.cport", 16)
+@pa_container_size("egress", "hdr.ans.slots", 16)
+@pa_container_size("egress", "hdr.ans.smac", 32, 16)
+@pa_container_size("egress", "hdr.ans.dmac", 16, 32)
+@pa_container_size("egress", "hdr.ans.pad1", 16)
+@pa_container_size("egress", "hdr.ans.sip", 32)
+@pa_container_size("egress", "hdr.ans.dip", 32)
+@pa_container_size("egress", "hdr.ans.lock", 32)
+@pa_container_size("egress", "hdr.ans.lease", 32)
+@pa_container_size("egress", "hdr.ans.cip", 32)
+@pa_container_size("egress", "hdr.ans.txn", 32, 32)
+@pa_container_size("egress", "hdr.ans.token_hi", 32)
+@pa_container_size("egress", "hdr.ans.token_lo", 32)
+@pa_container_size("egress", "hdr.ans.ts", 32, 32)
+@pa_container_size("egress", "hdr.ans.key", 32, 32)
+@pa_container_size("egress", "hdr.nl.version", 8)
+@pa_container_size("egress", "hdr.nl.op", 8)
+@pa_container_size("egress", "hdr.nl.mode", 8)
+@pa_container_size("egress", "hdr.nl.flags", 8)
+@pa_container_size("egress", "hdr.nl.status", 8)
+@pa_container_size("egress", "hdr.nl.prio", 8)
+@pa_container_size("egress", "hdr.nl.tenant", 16)
+@pa_container_size("egress", "hdr.nl.lock", 32)
+@pa_container_size("egress", "hdr.nl.txn", 32, 32)
+@pa_container_size("egress", "hdr.nl.token_hi", 32)
+@pa_container_size("egress", "hdr.nl.token_lo", 32)
+@pa_container_size("egress", "hdr.nl.ts", 32, 32)
+@pa_container_size("egress", "hdr.nl.lease", 32)
+@pa_container_size("egress", "hdr.nl.cip", 32)
+@pa_container_size("egress", "hdr.nl.cport", 16)
+@pa_container_size("egress", "hdr.nl.slots", 16)
+@pa_container_size("egress", "hdr.ethernet.dst", 16, 32)
+@pa_container_size("egress", "hdr.ethernet.src", 32, 16)
+@pa_container_size("egress", "hdr.ethernet.etherType", 16)
+@pa_container_size("egress", "hdr.ipv4.diffserv", 8)
+@pa_container_size("egress", "hdr.ipv4.totalLen", 16)
+@pa_container_size("egress", "hdr.ipv4.identification", 16)
+@pa_container_size("egress", "hdr.ipv4.ttl", 8)
+@pa_container_size("egress", "hdr.ipv4.protocol", 8)
+@pa_container_size("egress", "hdr.ipv4.hdrChecksum", 16)
+@pa_container_size("egress", "hdr.ipv4.src", 32)
+@pa_container_size("egress", "hdr.ipv4.dst", 32)
+@pa_container_size("egress", "hdr.udp.src", 16)
+@pa_container_size("egress", "hdr.udp.dst", 16)
+@pa_container_size("egress", "hdr.udp.len", 16)
+@pa_container_size("egress", "hdr.udp.csum", 16)
+@pa_container_size("egress", "hdr.auth.key", 32, 32)
 control NetlockEgress(inout headers_t hdr, inout eg_metadata_t meta,
                       in egress_intrinsic_metadata_t eg_md,
                       in egress_intrinsic_metadata_from_parser_t eg_prsr_md,
