@@ -19,8 +19,8 @@ import (
 // another makes one super cluster of them all, and bf-p4c can spend hours slicing it
 // (docs/dataplane.md, "Where it stands").
 type ClusterDemand struct {
-	Bits    int      // the fields' declared widths
-	Fields  int      // fields (valid bits not counted)
+	Bits    int      // its bits (of a field, the bits in the group: a field's slices can be in different groups)
+	Fields  int      // fields with bits in it (valid bits not counted)
 	Headers []string // the headers among them, sorted
 }
 
@@ -59,7 +59,7 @@ type bits struct {
 	lo, n, at int
 }
 
-// tie is bits dst..dst+n-1 of a written node and src's bits.
+// tie is bits at..at+src.n-1 of the written node dst, written from src's bits.
 type tie struct {
 	dst string
 	at  int
