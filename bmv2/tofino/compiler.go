@@ -61,6 +61,15 @@ type Report struct {
 	// runs out of time: it is written before the PHV allocation, the step a program's super
 	// clusters can make run for hours.
 	SuperCluster [2]ClusterUse
+	// Unallocated is, when the compiler refused the program because its fields do not fit the
+	// PHV, the field slices left over by gress; zero otherwise.
+	Unallocated [2]Unallocated
+}
+
+// Unallocated is what bf-p4c's PHV allocation left over when it failed ("PHV allocation was not
+// successful ... The following fields were not allocated"): the field slices and their bits.
+type Unallocated struct {
+	Slices, Bits int
 }
 
 // ClusterUse is one of bf-p4c's super clusters: the bits of its field slices, its fields, its
@@ -149,6 +158,7 @@ func Compile(ctx context.Context, prog string, opt CompileOptions) (*Report, err
 			opt.Timeout, ctx.Err())
 	}
 	if err != nil {
+		r.Unallocated = readUnallocated(r.Output)
 		return r, fmt.Errorf("%w: %s %s: %v\n%s", ErrCompile, opt.Compiler, strings.Join(args, " "), err, r.Output)
 	}
 	if err := r.read(logs); err != nil {
@@ -240,6 +250,39 @@ func readClusters(log []byte) [2]ClusterUse {
 	}
 	done()
 	return best
+}
+
+// unallocatedRE is one line of bf-p4c's list of fields it did not allocate: a whole field
+// ("ingress::binc_0<1b>") or a slice of one ("ingress::seq_0<64b>[14:0]").
+var unallocatedRE = regexp.MustCompile(`^\s+(ingress|egress)::\S+?<(\d+)b>(?:\[(\d+):(\d+)\])?\s*$`)
+
+// readUnallocated totals the fields bf-p4c lists after "The following fields were not
+// allocated:" (its message when a program's fields do not fit the PHV), by gress.
+func readUnallocated(out string) [2]Unallocated {
+	var u [2]Unallocated
+	_, list, ok := strings.Cut(out, "The following fields were not allocated:")
+	if !ok {
+		return u
+	}
+	for i, line := range strings.Split(list, "\n") {
+		if i == 0 {
+			continue // the rest of the heading's line
+		}
+		m := unallocatedRE.FindStringSubmatch(line)
+		if m == nil {
+			break
+		}
+		g := gressIndex(m[1])
+		bits, _ := strconv.Atoi(m[2])
+		if m[3] != "" {
+			hi, _ := strconv.Atoi(m[3])
+			lo, _ := strconv.Atoi(m[4])
+			bits = max(hi, lo) - min(hi, lo) + 1
+		}
+		u[g].Slices++
+		u[g].Bits += bits
+	}
+	return u
 }
 
 var stagesLine = regexp.MustCompile(`Number of stages in table allocation: (\d+)`)

@@ -104,8 +104,29 @@ func TestCompileFailures(t *testing.T) {
 	if !errors.Is(err, ErrCompile) || !strings.Contains(err.Error(), "too many RegisterActions") || r == nil {
 		t.Errorf("a refusal: %v", err)
 	}
-	if r.SuperCluster[0].Bits != 0 {
-		t.Errorf("a refusal before clustering: super cluster %+v", r.SuperCluster[0])
+	if r.SuperCluster[0].Bits != 0 || r.Unallocated[0].Slices != 0 {
+		t.Errorf("a refusal before clustering: super cluster %+v, unallocated %+v", r.SuperCluster[0], r.Unallocated)
+	}
+	// A program whose fields do not fit: the slices left over, by gress (the listing as bf-p4c
+	// 9.13.4 prints it; hand-written).
+	full := script("full", `cat >&2 <<'END'
+error: PHV allocation was not successful
+4 field slices remain unallocated
+
+The following fields were not allocated: 
+    ingress::seq_0<64b>[14:0]
+    ingress::binc_0<1b>
+    ingress::hdr.admin.value_hi<32b>[31:17]
+    egress::hdr.ans.txn<64b>[63:32]
+
+
+3 errors, 111 warnings generated.
+END
+exit 1`)
+	r, err = Compile(context.Background(), "netlock.p4", CompileOptions{Compiler: full, Target: "tofino", Arch: "tna",
+		OutDir: filepath.Join(dir, "out3")})
+	if want := [2]Unallocated{{Slices: 3, Bits: 15 + 1 + 15}, {Slices: 1, Bits: 32}}; !errors.Is(err, ErrCompile) || r == nil || r.Unallocated != want {
+		t.Errorf("a PHV that does not fit: %v, report %+v, want unallocated %+v", err, r, want)
 	}
 	// A compiler that clusters and then runs past its timeout (as bf-p4c in a long PHV
 	// allocation): the report still has the super clusters, and the error says it ran out of time.

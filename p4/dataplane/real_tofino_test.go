@@ -34,6 +34,9 @@ func TestRealTofinoCompile(t *testing.T) {
 					c := r.SuperCluster[g]
 					t.Logf("%s, %s: largest super cluster %d bits, %d fields, %d slice lists, headers %v",
 						target, name, c.Bits, c.Fields, c.SliceLists, c.Headers)
+					if u := r.Unallocated[g]; u.Slices > 0 {
+						t.Logf("%s, %s: the PHV is full: %d field slices, %d bits, not allocated", target, name, u.Slices, u.Bits)
+					}
 				}
 			}
 			if err != nil {
