@@ -62,7 +62,8 @@ type Report struct {
 	// clusters can make run for hours.
 	SuperCluster [2]ClusterUse
 	// Unallocated is, when the compiler refused the program because its fields do not fit the
-	// PHV, the field slices left over by gress; zero otherwise.
+	// PHV, the field slices left over by gress; zero otherwise. PHVUse then holds what the
+	// failed allocation placed (bf-p4c writes phv.json all the same).
 	Unallocated [2]Unallocated
 }
 
@@ -159,6 +160,10 @@ func Compile(ctx context.Context, prog string, opt CompileOptions) (*Report, err
 	}
 	if err != nil {
 		r.Unallocated = readUnallocated(r.Output)
+		if r.Unallocated[0].Slices+r.Unallocated[1].Slices > 0 {
+			// bf-p4c writes phv.json with what it did allocate: how full the pipe got.
+			_ = r.readPHV(logs)
+		}
 		return r, fmt.Errorf("%w: %s %s: %v\n%s", ErrCompile, opt.Compiler, strings.Join(args, " "), err, r.Output)
 	}
 	if err := r.read(logs); err != nil {

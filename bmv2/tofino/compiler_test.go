@@ -109,7 +109,9 @@ func TestCompileFailures(t *testing.T) {
 	}
 	// A program whose fields do not fit: the slices left over, by gress (the listing as bf-p4c
 	// 9.13.4 prints it; hand-written).
-	full := script("full", `cat >&2 <<'END'
+	out3 := filepath.Join(dir, "out3")
+	full := script("full", "mkdir -p "+out3+"/pipe/logs && echo '"+`{"containers": [{"bit_width": 32, "container_type": "normal", "gress": "ingress", "slices": [{"slice_info": {"lsb": 0, "msb": 31}}]}], "fields": []}`+"' > "+out3+`/pipe/logs/phv.json
+cat >&2 <<'END'
 error: PHV allocation was not successful
 4 field slices remain unallocated
 
@@ -124,9 +126,12 @@ The following fields were not allocated:
 END
 exit 1`)
 	r, err = Compile(context.Background(), "netlock.p4", CompileOptions{Compiler: full, Target: "tofino", Arch: "tna",
-		OutDir: filepath.Join(dir, "out3")})
+		OutDir: out3})
 	if want := [2]Unallocated{{Slices: 3, Bits: 15 + 1 + 15}, {Slices: 1, Bits: 32}}; !errors.Is(err, ErrCompile) || r == nil || r.Unallocated != want {
 		t.Errorf("a PHV that does not fit: %v, report %+v, want unallocated %+v", err, r, want)
+	}
+	if r != nil && r.PHVUse.ContainerBits[0] != 32 {
+		t.Errorf("a PHV that does not fit: the partial allocation not read: %+v", r.PHVUse)
 	}
 	// A compiler that clusters and then runs past its timeout (as bf-p4c in a long PHV
 	// allocation): the report still has the super clusters, and the error says it ran out of time.

@@ -38,6 +38,10 @@ func TestRealTofinoCompile(t *testing.T) {
 						t.Logf("%s, %s: the PHV is full: %d field slices, %d bits, not allocated", target, name, u.Slices, u.Bits)
 					}
 				}
+				if u := r.PHVUse; r.Unallocated[0].Slices+r.Unallocated[1].Slices > 0 {
+					t.Logf("%s: what the failed allocation placed: %d + %d container bits the stages reach, %d + %d tagalong (ingress + egress)",
+						target, u.ContainerBits[0], u.ContainerBits[1], u.TagalongBits[0], u.TagalongBits[1])
+				}
 			}
 			if err != nil {
 				t.Fatal(err)
