@@ -119,16 +119,15 @@ func (w *phvWalk) tieNode(node string, at, n int, rhs front.Expr) {
 		w.cl.solitary[node] = true
 	}
 	front.InspectExpr(rhs, func(e front.Expr) {
-		if b, ok := e.(*front.BinaryExpr); ok && (b.Op == "<<" || b.Op == ">>") {
-			for _, o := range w.operands(b.X, 0, front.WidthOf(b.X.Type()), nil) {
-				w.cl.solitary[o.node] = true
+		switch e := e.(type) {
+		case *front.BinaryExpr: // a shift's source is solitary
+			if e.Op == "<<" || e.Op == ">>" {
+				for _, o := range w.operands(e.X, 0, front.WidthOf(e.X.Type()), nil) {
+					w.cl.solitary[o.node] = true
+				}
 			}
-		}
-	})
-	// An action or function called in an expression (a function's value): its arguments.
-	front.InspectExpr(rhs, func(e front.Expr) {
-		if c, ok := e.(*front.CallExpr); ok {
-			w.callTies(c)
+		case *front.CallExpr: // an action or function called for its value: its arguments
+			w.callTies(e)
 		}
 	})
 }
@@ -173,17 +172,7 @@ func (w *phvWalk) operands(e front.Expr, at, n int, out []bits) []bits {
 	case *front.UnaryExpr:
 		return w.operands(e.X, at, n, out)
 	case *front.SliceExpr:
-		var inner []bits
-		inner = w.operands(e.X, 0, front.WidthOf(e.X.Type()), inner)
-		for _, b := range inner {
-			// b covers positions b.at.. of X; keep what falls in [LoV, HiV], moved to at.
-			lo, hi := max(b.at, e.LoV), min(b.at+b.n-1, e.HiV, e.LoV+n-1)
-			if lo > hi {
-				continue
-			}
-			out = append(out, bits{node: b.node, lo: b.lo + lo - b.at, n: hi - lo + 1, at: at + lo - e.LoV})
-		}
-		return out
+		return moved(w.operands(e.X, 0, front.WidthOf(e.X.Type()), nil), -e.LoV, min(n, e.HiV-e.LoV+1), at, out)
 	case *front.BinaryExpr:
 		switch e.Op {
 		case "++":
@@ -195,20 +184,11 @@ func (w *phvWalk) operands(e front.Expr, at, n int, out []bits) []bits {
 			if v == nil || !v.IsInt64() || v.Int64() < 0 || v.Int64() > 1<<16 {
 				return w.operands(e.X, at, n, out)
 			}
-			var inner []bits
-			inner = w.operands(e.X, 0, front.WidthOf(e.X.Type()), inner)
-			for _, b := range inner {
-				shift := int(v.Int64())
-				if e.Op == ">>" {
-					shift = -shift
-				}
-				lo, hi := max(b.at+shift, 0), min(b.at+b.n-1+shift, n-1)
-				if lo > hi {
-					continue
-				}
-				out = append(out, bits{node: b.node, lo: b.lo + lo - (b.at + shift), n: hi - lo + 1, at: at + lo})
+			shift := int(v.Int64())
+			if e.Op == ">>" {
+				shift = -shift
 			}
-			return out
+			return moved(w.operands(e.X, 0, front.WidthOf(e.X.Type()), nil), shift, n, at, out)
 		case "==", "!=", "<", ">", "<=", ">=", "&&", "||":
 			return out // a comparison: a gateway's
 		}
@@ -222,6 +202,20 @@ func (w *phvWalk) operands(e front.Expr, at, n int, out []bits) []bits {
 		n = wd
 	}
 	return append(out, bits{node: node, n: n, at: at})
+}
+
+// moved appends the bits of inner (placed in a value of their own) moved by shift positions (a
+// slice's low bound taken off, a shift's amount), keeping what lands in positions 0..m-1, and
+// placed from position at on.
+func moved(inner []bits, shift, m, at int, out []bits) []bits {
+	for _, b := range inner {
+		lo, hi := max(b.at+shift, 0), min(b.at+b.n-1+shift, m-1)
+		if lo > hi {
+			continue
+		}
+		out = append(out, bits{node: b.node, lo: b.lo + lo - (b.at + shift), n: hi - lo + 1, at: at + lo})
+	}
+	return out
 }
 
 // node names the scalar field, variable or parameter e denotes.
@@ -345,10 +339,10 @@ func (w *phvWalk) largest() ClusterDemand {
 	}
 	seen := map[string]bool{}
 	for _, t := range w.cl.ties {
-		if !w.cl.read[t.dst] && !w.inHeader(t.dst) {
-			continue // a dead write
-		}
 		for _, d := range w.cl.resolve(bits{node: t.dst, lo: t.at, n: t.src.n, at: 0}, seen, nil) {
+			if !w.cl.read[d.node] && !w.inHeader(d.node) {
+				continue // a dead write (to the field an out parameter stands for, too)
+			}
 			// d: bits d.lo.. of a field are the tie's written bits at d.at..
 			src := bits{node: t.src.node, lo: t.src.lo + d.at, n: d.n}
 			for _, s := range w.cl.resolve(src, seen, nil) {
@@ -412,20 +406,23 @@ func (w *phvWalk) largest() ClusterDemand {
 			}
 		}
 	}
+	// The largest; of equal ones, the one with more headers, then the first by its headers'
+	// names (the same answer on every run).
 	var best *group
 	for _, g := range groups {
-		if best == nil || g.Bits > best.Bits || (g.Bits == best.Bits && len(g.hs) > len(best.hs)) {
+		g.Fields = len(g.fs)
+		for h := range g.hs {
+			g.Headers = append(g.Headers, shortHeader(h))
+		}
+		sort.Strings(g.Headers)
+		if best == nil || g.Bits > best.Bits || g.Bits == best.Bits && (len(g.Headers) > len(best.Headers) ||
+			len(g.Headers) == len(best.Headers) && strings.Join(g.Headers, ",") < strings.Join(best.Headers, ",")) {
 			best = g
 		}
 	}
 	if best == nil {
 		return ClusterDemand{}
 	}
-	best.Fields = len(best.fs)
-	for h := range best.hs {
-		best.Headers = append(best.Headers, shortHeader(h))
-	}
-	sort.Strings(best.Headers)
 	return best.ClusterDemand
 }
 

@@ -221,21 +221,11 @@ func readClusters(log []byte) [2]ClusterUse {
 		switch {
 		case strings.HasPrefix(t, "slice lists:"):
 			section = "lists"
-			continue
 		case strings.HasPrefix(t, "rotational clusters:"):
 			section = "clusters"
-			continue
-		case t == "" || !strings.HasPrefix(t, "["):
-			if section == "clusters" && !strings.Contains(t, "::") {
-				section = ""
-			}
-		}
-		switch section {
-		case "lists":
-			if strings.HasPrefix(t, "[") {
-				cur.SliceLists++
-			}
-		case "clusters":
+		case section == "lists" && strings.HasPrefix(t, "["):
+			cur.SliceLists++
+		case section == "clusters":
 			for _, m := range sliceRE.FindAllStringSubmatch(t, -1) {
 				g = gressIndex(m[1])
 				hi, _ := strconv.Atoi(m[3])
