@@ -5,41 +5,72 @@ import (
 	"container/heap"
 	"errors"
 	"fmt"
+	"math"
 	"net/netip"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/netlock-go/netlock/bmv2/engine"
+	"github.com/netlock-go/netlock/internal/udpframe"
+	"github.com/netlock-go/netlock/lockcore"
+	"github.com/netlock-go/netlock/lockserver/srvcore"
 	"github.com/netlock-go/netlock/p4/dataplane"
+	"github.com/netlock-go/netlock/p4/dataplane/dpengine"
 	"github.com/netlock-go/netlock/wire"
 )
 
-// scriptRack is the scenario tests' scripted rack: a switch with its tables and the registers the
-// Core reads and writes, lock server processes (the servers and their standbys) with the admin
-// answers of lockserver/srvcore, and clients whose acquires and releases the scenario issues one
-// by one. It is small on purpose: one exclusive mode, one priority level, one shard per server.
+// scriptRack is the scenario tests' rack: the real switch program (p4/netlock.p4 on the P4
+// engine, dpengine) and real lock server processes (lockserver/srvcore cores: the servers and
+// their standbys), wired as a rack in virtual time, with clients whose acquires and releases the
+// scenario issues one by one. The rack carries no rule of its own: every grant, queue, overflow,
+// push-back, token, admin answer and table write is the switch's or a server's. What it keeps is
+// the test's: the clock and the events, the wiring (which port reaches which process), the
+// scripted failures (cuts, mutes, delays, lost answers, restarts) and the safety oracle.
 //
-// It also checks what the Core must keep (docs/controlplane.md): every grant of a lock, by the
-// switch or by a server, is recorded with its token and lease, and a grant made while another
-// grant of the same lock is still held (not released, force-released or expired), or a token not
-// above every earlier token of the lock, is reported as a VIOLATION line in the output. A
-// holder keeps its grant until it releases it or its lease ends, whatever the switch forgets (an
-// admin reset, a restart): that is what the drain, the leases waited out and the grace are for.
+// Wiring. Server n is 10.0.0.n:8888 on switch port n, standby n sits on port 10+n; the clients
+// are 10.0.1.x behind port 20 (reachable only when the controller writes their route: rack
+// hosts; without it the switch drops its answers to them, its grants among them); the
+// controllers' server admin datagrams enter the switch on port 30 from 10.0.2.1 and are routed
+// by the switch's table to whichever process holds the server's address; the answers come back
+// out of band (the controller's address has no route). A frame the switch sends out of a port
+// reaches the process there at once (echo= delays what a process sends back), unless the process
+// is cut off.
+//
+// The oracle (docs/controlplane.md, what the Core must keep): every grant a core emits, the
+// switch's (a grant packet leaving the switch that did not come in as one) or a server's (a grant
+// in its output), is recorded with its token and lease when it is emitted, delivered or not. A
+// grant made while another grant of the same lock is still held (not released, force-released or
+// expired), or a token not above every earlier token of the lock, is reported as a VIOLATION line
+// in the output. A holder keeps its grant until it releases it or its lease ends, whatever the
+// switch forgets (an admin reset, a restart): that is what the drain, the leases waited out and
+// the grace are for.
 type scriptRack struct {
 	cfg     Config // validated (the first Core's)
 	sb      uint   // the token's slot bits
 	now     time.Time
 	timeout time.Duration // the shell's deadline for an answer
 
-	sw     fakeSwitch
-	procs  []*fakeProc       // the servers, then their standbys
+	sw     rackSwitch
+	procs  []*rackProc       // the servers, then their standbys
 	home   map[uint32]uint16 // the server number a client addresses for a lock
-	grants map[uint32][]*fakeGrant
+	grants map[uint32][]*heldGrant
 	maxTok map[uint32]uint64
+	ts     uint64 // the clients' request timestamps
 
 	// primary names the controller the switch takes P4Runtime writes and packet-outs from (the
 	// last one told it is primary): the others' are refused, as the switch refuses a backup's.
 	primary string
+
+	// admin collects the answer of the server admin request being carried out (its txn).
+	admin struct {
+		txn  uint64
+		got  bool
+		msg  wire.Fields
+		body []byte
+	}
+	// trace collects what became of the client request being sent.
+	trace *reqTrace
 
 	events evHeap
 	seq    uint64
@@ -47,36 +78,15 @@ type scriptRack struct {
 	bad    int                              // violations seen
 }
 
-type fakeSwitch struct {
-	down     bool
-	pipeline bool
-	rack     *dataplane.Rack
-	cookie   uint64
-	clones   map[int]bool
-	servers  map[uint16]dataplane.Server
-	routes   map[netip.Prefix]dataplane.NextHop
-	tenants  map[uint16]Tenant
-	entries  map[uint32]dataplane.LockEntry
-	hits     map[uint32]uint64
-	regs     map[uint32]*fakeRegs // by lock index
+// rackSwitch is the switch: the program loaded by the last pipeline push (nil: none), or down.
+type rackSwitch struct {
+	down  bool
+	dp    *dpengine.Switch
+	admID uint16
 }
 
-// fakeRegs are the per-index registers of netlock.p4 as the fake keeps them: the grant counter
-// (seq: the next grant's token is (seq+1)<<SlotBits | slot), the holder, the waiters (level 0)
-// and the switch's count of requests buffered at the server.
-type fakeRegs struct {
-	seq      uint64
-	holder   *fakeGrant
-	waiters  []fakeReq
-	buffered int
-}
-
-type fakeReq struct {
-	txn   uint64
-	lease time.Duration
-}
-
-type fakeGrant struct {
+// heldGrant is one grant the oracle recorded.
+type heldGrant struct {
 	lock       uint32
 	txn, token uint64
 	by         string
@@ -84,73 +94,113 @@ type fakeGrant struct {
 	ended      bool
 }
 
-func (g *fakeGrant) live(now time.Time) bool { return !g.ended && now.Before(g.until) }
+func (g *heldGrant) live(now time.Time) bool { return !g.ended && now.Before(g.until) }
 
-// fakeProc is a lock server process (a server or a standby) on a switch port.
-type fakeProc struct {
+// rackProc is a lock server process (a server or a standby) on a switch port: a srvcore.Core
+// and the scripted failures around it.
+type rackProc struct {
 	name     string
+	num      uint16
 	port     int
-	standby  bool // a standby before its takeover: grants nothing
-	serving  bool // a standby that took over: its ping answers say wire.PingServing
+	standby  bool // started as a standby (srvcore.Config.Standby)
+	tookOver bool // a standby that answered a takeover
+	instance uint32
+	core     *srvcore.Core
 	cut      bool // nothing of the rack reaches it, nothing comes from it
 	drop     int  // the next drop admin answers it sends are lost
 	mute     bool // drops queue-empties (the barrier's echo never comes)
 	echo     time.Duration
-	epoch    uint64
-	term     uint64
-	last     uint64 // the last token (lockcore.Core.LastToken)
-	instance uint32
-	// leaseUntil is its controller lease (Config.ServerLease > 0); graceEnd the end of its
-	// takeover grace.
-	leaseUntil, graceEnd time.Time
-	locks                map[uint32]*fakeSrvLock
-	counts               map[uint32]*wire.LockStat
-	statsAt              time.Time
+	locks    map[uint32]bool // the locks it was sent something about (for rack-state)
 }
 
-type fakeSrvLock struct {
-	// placed: a yield or an adopt set the lock's mode (lockcore's modes), resident says which.
-	placed   bool
-	resident bool
-	holder   *fakeGrant
-	waiters  []fakeReq
-	q2       []fakeReq
+// reqTrace is what became of one client request: whether the switch consumed it, the process it
+// reached, and the answers.
+type reqTrace struct {
+	lock      uint32
+	txn       uint64
+	reached   *rackProc
+	lost      string
+	overflow  bool
+	answered  bool
+	rejected  bool
+	dropped   bool     // dropped by its server (switch-resident)
+	switchLck bool     // the switch has an entry for the lock
+	lines     []string // what happened meanwhile, printed after (acquire) or before (release) its summary
 }
 
-func newScriptRack(cfg Config, now time.Time, timeout time.Duration, out func(string, ...any)) *scriptRack {
+// print prints what happened during tr's request, with the request's summary line (if any)
+// first or last.
+func (f *scriptRack) print(tr *reqTrace, summary string, first bool) {
+	if summary != "" && first {
+		f.out("%s", summary)
+	}
+	for _, l := range tr.lines {
+		f.out("%s", l)
+	}
+	if summary != "" && !first {
+		f.out("%s", summary)
+	}
+}
+
+// Addresses and ports of the rack (see scriptRack).
+var (
+	scnClient  = netip.AddrPortFrom(netip.MustParseAddr("10.0.1.1"), 40000)
+	scnTraffic = netip.AddrPortFrom(netip.MustParseAddr("10.0.1.2"), 40000)
+	scnCtl     = netip.AddrPortFrom(netip.MustParseAddr("10.0.2.1"), 9000)
+)
+
+const (
+	scnHostPort = 20
+	scnCtlPort  = 30
+)
+
+func newScriptRack(cfg Config, now time.Time, timeout time.Duration, out func(string, ...any)) (*scriptRack, error) {
 	f := &scriptRack{cfg: cfg, sb: cfg.sizing().SlotBits(), now: now, timeout: timeout, out: out,
-		home: map[uint32]uint16{}, grants: map[uint32][]*fakeGrant{}, maxTok: map[uint32]uint64{}}
-	f.sw.clones = map[int]bool{}
-	f.wipeSwitch()
+		home: map[uint32]uint16{}, grants: map[uint32][]*heldGrant{}, maxTok: map[uint32]uint64{}}
 	for _, s := range cfg.Servers {
-		p := &fakeProc{name: fmt.Sprintf("server %d", s.Num), port: s.Port, instance: uint32(s.Num)}
-		if cfg.ServerLease > 0 {
-			p.leaseUntil = now.Add(cfg.ServerLease)
+		p := &rackProc{name: fmt.Sprintf("server %d", s.Num), num: s.Num, port: s.Port, instance: uint32(s.Num)}
+		if err := f.startProc(p, 0, 0); err != nil {
+			return nil, err
 		}
-		f.addProc(p)
+		f.procs = append(f.procs, p)
 	}
 	for _, s := range cfg.Standbys {
-		f.addProc(&fakeProc{name: fmt.Sprintf("standby %d", s.Num), port: s.Port, standby: true,
-			instance: 100 + uint32(s.Num)})
+		p := &rackProc{name: fmt.Sprintf("standby %d", s.Num), num: s.Num, port: s.Port, standby: true,
+			instance: 100 + uint32(s.Num)}
+		if err := f.startProc(p, 0, 0); err != nil {
+			return nil, err
+		}
+		f.procs = append(f.procs, p)
 	}
-	return f
+	return f, nil
 }
 
-func (f *scriptRack) addProc(p *fakeProc) {
-	p.locks, p.counts, p.statsAt = map[uint32]*fakeSrvLock{}, map[uint32]*wire.LockStat{}, f.now
-	p.last = wire.EpochBase(p.epoch)
-	f.procs = append(f.procs, p)
+// mono is the rack's monotonic clock (ns since t0), the servers' now.
+func (f *scriptRack) mono() int64 { return f.now.Sub(t0).Nanoseconds() }
+
+// startProc starts p's process (again): a fresh srvcore.Core at epoch, holding every grant for
+// grace.
+func (f *scriptRack) startProc(p *rackProc, epoch uint64, grace time.Duration) error {
+	c, err := srvcore.New(srvcore.Config{
+		Shards:          1,
+		Core:            lockcore.Config{DefaultLease: f.cfg.Rack.DefaultLease, MaxLease: f.cfg.Rack.MaxLease},
+		Key:             wire.Key(f.cfg.Rack.Key),
+		Peers:           srvcore.Peers{Switches: []string{f.cfg.Rack.SwitchIP.String()}, Controllers: []string{scnCtl.Addr().String()}},
+		Epoch:           epoch,
+		Start:           f.mono(),
+		Grace:           grace,
+		Standby:         p.standby,
+		ControllerLease: f.cfg.ServerLease,
+		Instance:        p.instance,
+	})
+	if err != nil {
+		return fmt.Errorf("%s: %w", p.name, err)
+	}
+	p.core, p.locks, p.tookOver = c, map[uint32]bool{}, false
+	return nil
 }
 
-// wipeSwitch forgets the tables, the registers and the cookie (a pipeline push, a restart).
-func (f *scriptRack) wipeSwitch() {
-	f.sw.rack, f.sw.cookie = nil, 0
-	f.sw.servers, f.sw.routes = map[uint16]dataplane.Server{}, map[netip.Prefix]dataplane.NextHop{}
-	f.sw.tenants, f.sw.entries = map[uint16]Tenant{}, map[uint32]dataplane.LockEntry{}
-	f.sw.hits, f.sw.regs = map[uint32]uint64{}, map[uint32]*fakeRegs{}
-}
-
-func (f *scriptRack) proc(name string) *fakeProc {
+func (f *scriptRack) proc(name string) *rackProc {
 	for _, p := range f.procs {
 		if p.name == name {
 			return p
@@ -159,7 +209,7 @@ func (f *scriptRack) proc(name string) *fakeProc {
 	return nil
 }
 
-func (f *scriptRack) procAt(port int) *fakeProc {
+func (f *scriptRack) procAt(port int) *rackProc {
 	for _, p := range f.procs {
 		if p.port == port {
 			return p
@@ -168,31 +218,13 @@ func (f *scriptRack) procAt(port int) *fakeProc {
 	return nil
 }
 
-func (f *scriptRack) reg(index uint32) *fakeRegs {
-	r := f.sw.regs[index]
-	if r == nil {
-		r = &fakeRegs{}
-		f.sw.regs[index] = r
+func (f *scriptRack) serverAddr(n uint16) (netip.AddrPort, bool) {
+	for _, s := range f.cfg.Servers {
+		if s.Num == n {
+			return s.Addr, true
+		}
 	}
-	return r
-}
-
-func (p *fakeProc) lock(id uint32) *fakeSrvLock {
-	l := p.locks[id]
-	if l == nil {
-		l = &fakeSrvLock{}
-		p.locks[id] = l
-	}
-	return l
-}
-
-func (p *fakeProc) count(id uint32) *wire.LockStat {
-	s := p.counts[id]
-	if s == nil {
-		s = &wire.LockStat{Lock: id}
-		p.counts[id] = s
-	}
-	return s
+	return netip.AddrPort{}, false
 }
 
 // at runs fn at t (now when t is not later).
@@ -207,164 +239,270 @@ func (f *scriptRack) at(t time.Time, fn func()) {
 
 func (f *scriptRack) ms(t time.Time) string { return t.Sub(t0).String() }
 
-// routed returns the process that traffic to server n's address reaches through the switch, or
-// nil.
-func (f *scriptRack) routed(n uint16) *fakeProc {
-	if f.sw.down || !f.sw.pipeline {
-		return nil
+// frames
+
+// frame builds a datagram from src to dst (a control message carries the rack key).
+func (f *scriptRack) frame(src, dst netip.AddrPort, m *wire.Fields) []byte {
+	n := wire.Len
+	if m.Op.IsControl() {
+		n = wire.ControlLen
 	}
-	for _, s := range f.cfg.Servers {
-		if s.Num != n {
-			continue
-		}
-		hop, ok := f.sw.routes[netip.PrefixFrom(s.Addr.Addr(), 32)]
-		if !ok {
-			return nil
-		}
-		if p := f.procAt(hop.Port); p != nil && !p.cut {
-			return p
-		}
+	var buf [wire.ControlLen]byte
+	wire.Header(buf[:]).Encode(m)
+	if m.Op.IsControl() {
+		wire.SetRackKey(buf[:], f.cfg.Rack.Key)
 	}
+	return udpframe.Append(nil, udpframe.Endpoint{Addr: src}, udpframe.Endpoint{MAC: f.cfg.Rack.SwitchMAC, Addr: dst}, buf[:n])
+}
+
+func parseFrame(b []byte, fr *udpframe.Frame, m *wire.Fields) bool {
+	if udpframe.Parse(b, fr) != nil {
+		return false
+	}
+	h, err := wire.Parse(fr.Payload)
+	if err != nil {
+		return false
+	}
+	h.Decode(m)
+	return true
+}
+
+// the switch
+
+// running reports whether the switch processes packets: up, with a pipeline.
+func (f *scriptRack) running() bool { return !f.sw.down && f.sw.dp != nil }
+
+// load loads a fresh program (empty tables, zero registers), keeping the clone sessions: the
+// pipeline push (bmv2 keeps its packet replication engine across one).
+func (f *scriptRack) load() error {
+	dp, err := dpengine.Load(f.cfg.sizing(), engine.Config{TofinoConstraints: true, Now: func() time.Time { return f.now }})
+	if err != nil {
+		return fmt.Errorf("loading the switch: %w", err)
+	}
+	if f.sw.dp != nil {
+		dp.CopyPRE(f.sw.dp.Switch)
+	}
+	f.sw.dp = dp
 	return nil
 }
 
-// serverOf returns the process the switch sends a lock's overflow and queue-empty to
-// (lock_servers), or nil.
-func (f *scriptRack) serverOf(e dataplane.LockEntry) *fakeProc {
-	s, ok := f.sw.servers[e.Server]
-	if !ok {
-		return nil
+// switchIn runs frame, arrived on port, through the switch and sends on what it sends out. It
+// reports false when the switch does not process it (down, no pipeline).
+func (f *scriptRack) switchIn(port int, frame []byte) bool {
+	if !f.running() {
+		return false
 	}
-	if p := f.procAt(s.Port); p != nil && !p.cut {
-		return p
+	var in wire.Fields
+	var fr udpframe.Frame
+	inOK := parseFrame(frame, &fr, &in)
+	res, err := f.sw.dp.Process(port, frame)
+	if err != nil {
+		f.bad++
+		f.out("  VIOLATION the switch failed a packet: %v", err)
+		return true
 	}
-	return nil
+	f.switchOut(res.Out, inOK && in.Op != wire.OpGrant)
+	return true
+}
+
+// switchOut sends on the packets the switch sent out; switchGrants says whether a grant among
+// them was made by the switch (not a server's grant it routed).
+func (f *scriptRack) switchOut(outs []engine.Output, switchGrants bool) {
+	type pkt struct {
+		port int
+		data []byte
+	}
+	var ps []pkt
+	for _, o := range outs {
+		ps = append(ps, pkt{o.Port, slices.Clone(o.Data)})
+	}
+	for _, o := range ps {
+		var m wire.Fields
+		var fr udpframe.Frame
+		if !parseFrame(o.data, &fr, &m) {
+			continue
+		}
+		if m.Op == wire.OpGrant && switchGrants {
+			f.grant(m, "switch")
+		}
+		f.deliver(o.port, o.data, &fr, &m)
+	}
+}
+
+// deliver hands a frame that left the switch on port to what is there.
+func (f *scriptRack) deliver(port int, data []byte, fr *udpframe.Frame, m *wire.Fields) {
+	if port == scnHostPort {
+		f.client(m)
+		return
+	}
+	p := f.procAt(port)
+	if p == nil {
+		return
+	}
+	tr := f.trace
+	if tr != nil && m.Lock == tr.lock && m.Txn == tr.txn {
+		if m.Op == wire.OpOverflow {
+			tr.overflow = true
+			f.out("  lock %d txn %d overflows to %s", m.Lock, m.Txn, p.name)
+		} else {
+			tr.reached = p
+		}
+	}
+	if p.cut {
+		if m.Op == wire.OpOverflow || (tr != nil && m.Lock == tr.lock && m.Txn == tr.txn) {
+			f.out("  %s of lock %d txn %d lost: %s is cut off", opName(m.Op), m.Lock, m.Txn, p.name)
+		}
+		return
+	}
+	if p.mute && m.Op == wire.OpQueueEmpty {
+		return
+	}
+	f.handle(p, fr.Payload, fr.Src)
+}
+
+func opName(op wire.Op) string {
+	switch op {
+	case wire.OpAcquire:
+		return "acquire"
+	case wire.OpRelease:
+		return "release"
+	case wire.OpOverflow:
+		return "overflow"
+	case wire.OpQueueEmpty:
+		return "queue-empty"
+	}
+	return fmt.Sprintf("op %d", op)
+}
+
+// client takes what reaches the clients: their answers (a reject is printed; a grant was
+// recorded when it was made).
+func (f *scriptRack) client(m *wire.Fields) {
+	if tr := f.trace; tr != nil && m.Lock == tr.lock && m.Txn == tr.txn {
+		tr.answered = true
+		tr.rejected = tr.rejected || m.Op == wire.OpReject
+	}
+	if m.Op == wire.OpReject && m.Txn < trafficTxn {
+		f.out("  lock %d txn %d: %s answers reject %s", m.Lock, m.Txn, f.senderOf(m), m.Status)
+	}
+}
+
+// senderOf names who sent an answer to a client: the switch for a lock in its table.
+func (f *scriptRack) senderOf(m *wire.Fields) string {
+	if f.running() {
+		if _, ok := f.switchLock(m.Lock); ok {
+			return "the switch"
+		}
+	}
+	return "its server"
+}
+
+// the servers
+
+// handle hands a datagram from from to p's core and carries out what it asks.
+func (f *scriptRack) handle(p *rackProc, payload []byte, from netip.AddrPort) {
+	if h, err := wire.Parse(payload); err == nil && !wire.IsReservedLock(h.Lock()) && h.Op() != wire.OpAdmin {
+		p.locks[h.Lock()] = true
+	} else if err == nil && (h.Status() == wire.AdminYield || h.Status() == wire.AdminAdopt) {
+		p.locks[h.Lock()] = true
+	}
+	before := p.core.Stats().ResidentDropped
+	var out srvcore.Out
+	p.core.Handle(f.mono(), payload, from, &out)
+	if p.core.Stats().ResidentDropped > before && f.trace != nil {
+		f.trace.dropped = true
+	}
+	f.apply(p, &out)
+}
+
+// apply carries out what p's core asked for: the datagrams in order, then the replies with a
+// body, then the epoch to persist (acknowledged at once: the state file is written instantly).
+func (f *scriptRack) apply(p *rackProc, out *srvcore.Out) {
+	for _, e := range out.Sends {
+		m := e.Msg
+		if m.Op == wire.OpGrant {
+			f.grant(m, p.name)
+		}
+		f.send(p, e.To, m, nil)
+	}
+	for _, b := range out.Bodies {
+		f.send(p, b.To, b.Msg, b.Data)
+	}
+	if e := out.Persist; e != 0 {
+		var more srvcore.Out
+		p.core.Persisted(f.mono(), e, &more)
+		f.apply(p, &more)
+	}
+}
+
+// send sends a datagram of p: an answer to the controller comes back out of band, the rest goes
+// into the switch on p's port (echo later).
+func (f *scriptRack) send(p *rackProc, to netip.AddrPort, m wire.Fields, body []byte) {
+	if to == scnCtl {
+		if f.admin.txn == m.Txn && !f.admin.got {
+			f.admin.got, f.admin.msg, f.admin.body = true, m, slices.Clone(body)
+		}
+		return
+	}
+	if p.cut {
+		return
+	}
+	addr, _ := f.serverAddr(p.num)
+	frame := f.frame(addr, to, &m)
+	f.at(f.now.Add(p.echo), func() {
+		if m.Op == wire.OpPushBack && f.running() {
+			switch {
+			case wire.IsReservedLock(m.Lock):
+				f.out("  %s echoes the barrier of staging %d", p.name, m.Lock-wire.ReservedLockBase)
+			case m.Txn != 0:
+				f.out("  %s pushes back lock %d txn %d", p.name, m.Lock, m.Txn)
+			}
+		}
+		f.switchIn(p.port, frame)
+	})
 }
 
 // grants
 
-func (f *scriptRack) grant(lock uint32, r fakeReq, token uint64, by string) *fakeGrant {
-	for _, g := range f.grants[lock] {
+// grant records a grant m made by by.
+func (f *scriptRack) grant(m wire.Fields, by string) {
+	for _, g := range f.grants[m.Lock] {
+		if g.txn == m.Txn && g.token == m.Token && g.by == by {
+			return // the same grant again (a retransmission answered)
+		}
+	}
+	for _, g := range f.grants[m.Lock] {
 		if g.live(f.now) {
 			f.bad++
 			f.out("  VIOLATION two holders of lock %d: txn %d (%s token %d) while txn %d (%s token %d) holds until %s",
-				lock, r.txn, by, token, g.txn, g.by, g.token, f.ms(g.until))
+				m.Lock, m.Txn, by, m.Token, g.txn, g.by, g.token, f.ms(g.until))
 		}
 	}
-	if token <= f.maxTok[lock] {
+	if m.Token <= f.maxTok[m.Lock] {
 		f.bad++
-		f.out("  VIOLATION token %d of lock %d (%s) not above %d", token, lock, by, f.maxTok[lock])
+		f.out("  VIOLATION token %d of lock %d (%s) not above %d", m.Token, m.Lock, by, f.maxTok[m.Lock])
 	}
-	f.maxTok[lock] = max(f.maxTok[lock], token)
-	lease := r.lease
-	if lease == 0 {
-		lease = f.cfg.Rack.DefaultLease
+	f.maxTok[m.Lock] = max(f.maxTok[m.Lock], m.Token)
+	g := &heldGrant{lock: m.Lock, txn: m.Txn, token: m.Token, by: by, at: f.now,
+		until: f.now.Add(time.Duration(m.LeaseMicros) * time.Microsecond)}
+	f.grants[m.Lock] = append(f.grants[m.Lock], g)
+	if m.Txn >= trafficTxn {
+		return // the traffic's grants are checked, not printed
 	}
-	g := &fakeGrant{lock: lock, txn: r.txn, token: token, by: by, at: f.now, until: f.now.Add(min(lease, f.cfg.Rack.MaxLease))}
-	f.grants[lock] = append(f.grants[lock], g)
-	f.out("  grant lock %d txn %d token %d by %s until %s", lock, r.txn, token, by, f.ms(g.until))
-	return g
+	f.out("  grant lock %d txn %d token %d by %s until %s", m.Lock, m.Txn, m.Token, by, f.ms(g.until))
 }
 
-// switch side
-
-func (f *scriptRack) switchServe(e dataplane.LockEntry) {
-	r := f.reg(e.Index)
-	if r.holder == nil && len(r.waiters) > 0 && !wire.IsReservedLock(e.Lock) {
-		w := r.waiters[0]
-		r.waiters = r.waiters[1:]
-		r.seq++
-		size := uint64(max(e.Regions[0].Size, 1))
-		slot := uint64(e.Regions[0].Left) + (r.seq-1)%size
-		r.holder = f.grant(e.Lock, w, r.seq<<f.sb|slot, "switch")
-	}
-	if r.holder == nil && len(r.waiters) == 0 && r.buffered > 0 && !e.Paused {
-		f.queueEmpty(e, int(e.Regions[0].Size))
-	}
-}
-
-// queueEmpty: the switch asks e's server for up to free requests buffered in its q2; a staging
-// lock's queue-empty is the controller's barrier, answered with a push-back without a request.
-func (f *scriptRack) queueEmpty(e dataplane.LockEntry, free int) {
-	p := f.serverOf(e)
-	if p == nil || p.mute {
-		return
-	}
-	arrive := func(fn func()) { f.at(f.now.Add(p.echo), fn) }
-	if wire.IsReservedLock(e.Lock) {
-		arrive(func() {
-			if cur, ok := f.sw.entries[e.Lock]; ok {
-				r := f.reg(cur.Index)
-				r.buffered = max(r.buffered-1, 0)
-				f.out("  %s echoes the barrier of staging %d", p.name, e.Lock-wire.ReservedLockBase)
-			}
-		})
-		return
-	}
-	sl := p.lock(e.Lock)
-	if sl.placed && !sl.resident {
-		return // a late queue-empty of a lock that left the switch
-	}
-	n := min(free, len(sl.q2))
-	back := slices.Clone(sl.q2[:n])
-	sl.q2 = sl.q2[n:]
-	for _, rq := range back {
-		arrive(func() {
-			cur, ok := f.sw.entries[e.Lock]
-			if !ok {
-				f.out("  push-back of lock %d txn %d from %s: no switch entry, dropped", e.Lock, rq.txn, p.name)
-				return
-			}
-			r := f.reg(cur.Index)
-			r.buffered = max(r.buffered-1, 0)
-			r.waiters = append(r.waiters, rq)
-			f.out("  %s pushes back lock %d txn %d", p.name, e.Lock, rq.txn)
-			f.switchServe(cur)
-		})
-	}
-}
-
-// server side
-
-// canGrant says whether p may grant now: not a standby waiting for its takeover, not in a grace,
-// and within its controller lease. A server cut off from the rack decides so too (clients on its
-// side of the cut may still reach it: acquire direct).
-func (f *scriptRack) canGrant(p *fakeProc) bool {
-	return !p.standby && !f.now.Before(p.graceEnd) && (f.cfg.ServerLease == 0 || f.now.Before(p.leaseUntil))
-}
-
-func (f *scriptRack) serve(p *fakeProc, id uint32) {
-	sl := p.lock(id)
-	if sl.holder != nil && !sl.holder.live(f.now) {
-		if !sl.holder.ended {
-			f.out("  lease of lock %d txn %d ended at %s", id, sl.holder.txn, p.name)
-			sl.holder.ended = true
-		}
-		sl.holder = nil
-	}
-	if sl.holder == nil && len(sl.waiters) > 0 && f.canGrant(p) {
-		w := sl.waiters[0]
-		sl.waiters = sl.waiters[1:]
-		p.last++
-		sl.holder = f.grant(id, w, p.last, p.name)
-	}
-}
-
-// tick expires the servers' leases and grants what their holds allowed meanwhile.
+// tick runs the servers' cores at their deadlines (leases, grant holds, the controller lease).
 func (f *scriptRack) tick() {
 	for _, p := range f.procs {
-		ids := make([]uint32, 0, len(p.locks))
-		for id := range p.locks {
-			ids = append(ids, id)
-		}
-		slices.Sort(ids)
-		for _, id := range ids {
-			f.serve(p, id)
+		if d := p.core.NextDeadline(); d != math.MaxInt64 && d <= f.mono() {
+			var out srvcore.Out
+			p.core.Tick(f.mono(), &out)
+			f.apply(p, &out)
 		}
 	}
 }
 
-// next returns the fake's next event, lease end or end of a hold with waiters (zero: none).
+// next returns the rack's next event or server deadline (zero: none).
 func (f *scriptRack) next() time.Time {
 	var n time.Time
 	take := func(t time.Time) {
@@ -376,13 +514,8 @@ func (f *scriptRack) next() time.Time {
 		take(f.events[0].at)
 	}
 	for _, p := range f.procs {
-		for _, sl := range p.locks {
-			if sl.holder != nil && !sl.holder.ended {
-				take(sl.holder.until)
-			}
-			if len(sl.waiters) > 0 {
-				take(p.graceEnd)
-			}
+		if d := p.core.NextDeadline(); d != math.MaxInt64 {
+			take(t0.Add(time.Duration(d)))
 		}
 	}
 	return n
@@ -401,84 +534,84 @@ func (f *scriptRack) runDue() bool {
 
 // clients
 
-// acquire is a client's acquire of lock id: through the switch, or (direct) straight to the
-// process of its server, past any cut.
-func (f *scriptRack) acquire(id uint32, r fakeReq, direct bool) {
-	if e, ok := f.sw.entries[id]; ok && !f.sw.down && !direct {
-		f.sw.hits[id]++
-		reg := f.reg(e.Index)
-		switch {
-		case e.Paused:
-			f.overflow(e, r, "paused")
-		case reg.holder == nil && len(reg.waiters) == 0:
-			reg.waiters = append(reg.waiters, r)
-			f.switchServe(e)
-		case 1+len(reg.waiters) < int(e.Regions[0].Size):
-			reg.waiters = append(reg.waiters, r)
-			f.out("  lock %d txn %d waits in the switch", id, r.txn)
-		default:
-			reg.buffered++
-			f.overflow(e, r, "the switch queue is full")
-		}
-		return
-	}
+// trafficTxn is the first txn of the traffic command's clients.
+const trafficTxn = 1 << 40
+
+// lockAddr returns the address a client sends lock id's requests to: its server's (server=, or
+// the server of the switch's entry).
+func (f *scriptRack) lockAddr(id uint32) (uint16, netip.AddrPort, bool) {
 	n, ok := f.home[id]
 	if !ok {
-		f.out("  lock %d has no server (name it with server=)", id)
-		return
+		e, ok := f.switchLock(id)
+		if !ok {
+			return 0, netip.AddrPort{}, false
+		}
+		n = e.Server
 	}
-	p := f.routed(n)
+	a, ok := f.serverAddr(n)
+	return n, a, ok
+}
+
+// request sends a client's request m from src: through the switch on the clients' port, or
+// (direct) straight to server n's process, past any cut. It returns what became of it.
+func (f *scriptRack) request(n uint16, dst netip.AddrPort, src netip.AddrPort, m wire.Fields, direct bool) *reqTrace {
+	tr := &reqTrace{lock: m.Lock, txn: m.Txn}
+	f.trace = tr
+	out := f.out
+	f.out = func(format string, args ...any) { tr.lines = append(tr.lines, fmt.Sprintf(format, args...)) }
+	defer func() { f.trace, f.out = nil, out }()
 	if direct {
-		p = f.proc(fmt.Sprintf("server %d", n))
+		p := f.proc(fmt.Sprintf("server %d", n))
+		tr.reached = p
+		f.handle(p, f.frame(src, dst, &m)[udpframe.HeaderLen:], src)
+		return tr
 	}
-	if p == nil {
-		f.out("  acquire of lock %d txn %d lost: server %d unreachable", id, r.txn, n)
-		return
+	if f.running() {
+		_, tr.switchLck = f.switchLock(m.Lock)
 	}
-	sl := p.lock(id)
-	c := p.count(id)
-	c.Requests++
-	if sl.resident {
-		f.out("  acquire of lock %d txn %d dropped by %s: switch-resident", id, r.txn, p.name)
-		return
+	if !f.switchIn(scnHostPort, f.frame(src, dst, &m)) {
+		tr.lost = "the switch is down"
 	}
-	sl.waiters = append(sl.waiters, r)
-	c.Depth = max(c.Depth, uint16(len(sl.waiters)+len(sl.q2)+btoi(sl.holder != nil)))
-	f.serve(p, id)
-	if sl.holder == nil || sl.holder.txn != r.txn {
-		f.out("  lock %d txn %d waits at %s", id, r.txn, p.name)
-	}
+	return tr
 }
 
-func btoi(b bool) int {
-	if b {
-		return 1
+// acquire is a client's acquire of lock id (direct: straight to its server's process).
+func (f *scriptRack) acquire(id uint32, txn uint64, lease time.Duration, direct bool) error {
+	n, dst, ok := f.lockAddr(id)
+	if !ok {
+		return fmt.Errorf("lock %d has no server (name it with server=)", id)
 	}
-	return 0
-}
-
-func (f *scriptRack) overflow(e dataplane.LockEntry, r fakeReq, why string) {
-	p := f.serverOf(e)
-	if p == nil {
-		f.out("  overflow of lock %d txn %d lost: its server is unreachable", e.Lock, r.txn)
-		return
+	f.ts++
+	m := wire.Fields{Op: wire.OpAcquire, Mode: wire.Exclusive, Lock: id, Txn: txn, Timestamp: f.ts,
+		LeaseMicros: uint32(lease / time.Microsecond)}
+	tr := f.request(n, dst, scnClient, m, direct)
+	held := false
+	for _, g := range f.grants[id] {
+		held = held || (g.txn == txn && g.live(f.now))
 	}
-	sl := p.lock(e.Lock)
-	p.count(e.Lock).Overflows++
-	if sl.placed && !sl.resident {
-		// Adopted back already: an overflow is an acquire (lockcore.Core.Step).
-		sl.waiters = append(sl.waiters, r)
-		f.out("  lock %d txn %d overflows to %s (%s), an acquire there", e.Lock, r.txn, p.name, why)
-		f.serve(p, e.Lock)
-		return
+	var sum string
+	switch {
+	case held || tr.answered:
+	case tr.lost != "":
+		sum = fmt.Sprintf("  acquire of lock %d txn %d lost: %s", id, txn, tr.lost)
+	case tr.dropped:
+		sum = fmt.Sprintf("  acquire of lock %d txn %d dropped by %s: switch-resident", id, txn, tr.reached.name)
+	case tr.overflow:
+	case tr.reached != nil && !tr.reached.cut:
+		sum = fmt.Sprintf("  lock %d txn %d waits at %s", id, txn, tr.reached.name)
+	case tr.reached != nil:
+	case tr.switchLck:
+		sum = fmt.Sprintf("  lock %d txn %d waits in the switch", id, txn)
+	default:
+		sum = fmt.Sprintf("  acquire of lock %d txn %d lost: server %d unreachable", id, txn, n)
 	}
-	sl.q2 = append(sl.q2, r)
-	f.out("  lock %d txn %d overflows to %s's q2 (%s)", e.Lock, r.txn, p.name, why)
+	f.print(tr, sum, false)
+	return nil
 }
 
 // release is a client's release of lock id (direct: straight to its server's process).
-func (f *scriptRack) release(id uint32, txn uint64, direct bool) {
-	var g *fakeGrant
+func (f *scriptRack) release(id uint32, txn uint64, direct bool) error {
+	var g *heldGrant
 	for _, x := range f.grants[id] {
 		if x.txn == txn && !x.ended {
 			g = x
@@ -486,42 +619,104 @@ func (f *scriptRack) release(id uint32, txn uint64, direct bool) {
 	}
 	if g == nil {
 		f.out("  lock %d txn %d holds nothing", id, txn)
-		return
+		return nil
 	}
 	if !g.live(f.now) {
 		f.out("  lock %d txn %d: its lease ended at %s", id, txn, f.ms(g.until))
 		g.ended = true
-		return
+		return nil
 	}
+	// The client no longer uses the lock once it sends the release.
 	g.ended = true
-	if g.by == "switch" {
-		e, ok := f.sw.entries[id]
-		if ok && !f.sw.down && f.reg(e.Index).holder == g {
-			f.sw.hits[id]++
-			f.reg(e.Index).holder = nil
-			f.out("  lock %d txn %d released at the switch", id, txn)
-			f.switchServe(e)
-			return
-		}
-		f.out("  lock %d txn %d released; the switch no longer knew the grant", id, txn)
-		return
+	n, dst, ok := f.lockAddr(id)
+	if !ok {
+		return fmt.Errorf("lock %d has no server (name it with server=)", id)
 	}
-	for _, p := range f.procs {
-		if p.name == g.by {
-			if p.cut && !direct {
-				f.out("  release of lock %d txn %d lost: %s is cut off", id, txn, p.name)
-				g.ended = false
-				return
-			}
-			sl := p.lock(id)
-			p.count(id).Requests++
-			if sl.holder == g {
-				sl.holder = nil
-			}
-			f.out("  lock %d txn %d released at %s", id, txn, p.name)
-			f.serve(p, id)
+	f.ts++
+	m := wire.Fields{Op: wire.OpRelease, Mode: wire.Exclusive, Lock: id, Txn: txn, Token: g.token, Timestamp: f.ts}
+	tr := f.request(n, dst, scnClient, m, direct)
+	var sum string
+	switch {
+	case tr.lost != "":
+		sum = fmt.Sprintf("  release of lock %d txn %d lost: %s", id, txn, tr.lost)
+	case tr.rejected:
+	case tr.reached != nil && tr.reached.cut && !direct:
+	case tr.reached != nil:
+		sum = fmt.Sprintf("  lock %d txn %d released at %s", id, txn, tr.reached.name)
+	case tr.switchLck:
+		sum = fmt.Sprintf("  lock %d txn %d released at the switch", id, txn)
+	default:
+		sum = fmt.Sprintf("  release of lock %d txn %d lost: server %d unreachable", id, txn, n)
+	}
+	f.print(tr, sum, true)
+	return nil
+}
+
+// traffic sends n more requests of lock id: its switch entry's counter goes up by n (the load
+// the allocator reads), or, for a lock its server owns, n real requests reach the server: depth
+// acquires (the first declaring declared), whose holder renews its lease (lease probes) until
+// they add up to n with the releases that end them one after the other.
+func (f *scriptRack) traffic(id uint32, n, depth, declared uint64) error {
+	if e, ok := f.switchLock(id); ok && f.running() {
+		t, err := f.sw.dp.Table(dataplane.TableLock)
+		if err != nil {
+			return err
+		}
+		key := engine.Entry{Match: []engine.FieldMatch{{Name: dataplane.KeyLock, Value: e.Match()}}}
+		cur, err := t.Lookup(key)
+		if err != nil {
+			return err
+		}
+		return t.SetDirectCounter(key, cur.Packets+n, cur.Bytes)
+	}
+	srv, dst, ok := f.lockAddr(id)
+	if !ok {
+		return fmt.Errorf("lock %d: no server to count its traffic", id)
+	}
+	depth = max(depth, 1)
+	if n < 2*depth {
+		return fmt.Errorf("traffic lock=%d: n=%d is below two requests (an acquire, a release) per depth %d", id, n, depth)
+	}
+	base := trafficTxn + f.ts
+	for k := range depth {
+		f.ts++
+		m := wire.Fields{Op: wire.OpAcquire, Mode: wire.Exclusive, Lock: id, Txn: base + k, Timestamp: f.ts}
+		if k == 0 {
+			m.Slots = uint16(declared)
+		}
+		tr := f.request(srv, dst, scnTraffic, m, false)
+		f.print(tr, "", false)
+		if tr.reached == nil || tr.reached.cut {
+			return fmt.Errorf("lock %d: no server to count its traffic", id)
 		}
 	}
+	holder := func(txn uint64) (*heldGrant, error) {
+		for _, g := range f.grants[id] {
+			if g.txn == txn && g.live(f.now) {
+				return g, nil
+			}
+		}
+		return nil, fmt.Errorf("traffic lock=%d: txn %d not granted (the lock is held or switch-resident)", id, txn)
+	}
+	g, err := holder(base)
+	if err != nil {
+		return err
+	}
+	for range n - 2*depth {
+		f.print(f.request(srv, dst, scnTraffic, wire.Fields{Op: wire.OpLeaseProbe, Mode: wire.Exclusive, Lock: id,
+			Txn: base, Token: g.token}, false), "", false)
+	}
+	for k := range depth {
+		g, err := holder(base + k)
+		if err != nil {
+			return err
+		}
+		g.ended = true
+		f.ts++
+		f.print(f.request(srv, dst, scnTraffic, wire.Fields{Op: wire.OpRelease, Mode: wire.Exclusive, Lock: id,
+			Txn: base + k, Token: g.token, Timestamp: f.ts}, false), "", false)
+	}
+	return nil
 }
 
 // answering effects
@@ -531,65 +726,71 @@ var (
 	errNotPrimary  = errors.New("permission denied: not the primary controller")
 )
 
-// answer carries out e against the fake and returns its Result, how long after now the shell
-// would deliver it (the timeout, for a request nobody answers) and a description for the output.
+// answer carries out e in the rack and returns its Result, how long after now the shell would
+// deliver it (the timeout, for a request nobody answers) and a description for the output.
 func (f *scriptRack) answer(from string, e Effect) (Result, time.Duration, string) {
 	if _, ok := e.(ServerAdmin); !ok && from != f.primary {
 		return Result{ID: e.EffectID(), Err: errNotPrimary}, 0, "error: " + errNotPrimary.Error()
 	}
+	unavailable := func(id uint64) (Result, time.Duration, string) {
+		return Result{ID: id, Err: errUnavailable}, 0, "error: " + errUnavailable.Error()
+	}
+	timeout := func(id uint64, desc string) (Result, time.Duration, string) {
+		return Result{ID: id, Err: ErrTimeout}, f.timeout, desc
+	}
 	switch e := e.(type) {
 	case Write:
-		err := f.write(e)
-		if err != nil {
+		if err := f.write(e); err != nil {
 			return Result{ID: e.ID, Err: err}, 0, "error: " + err.Error()
 		}
 		return Result{ID: e.ID}, 0, "ok"
 	case PushPipeline:
 		if f.sw.down {
-			return Result{ID: e.ID, Err: errUnavailable}, 0, "error: " + errUnavailable.Error()
+			return unavailable(e.ID)
 		}
-		f.sw.pipeline = true
-		f.wipeSwitch()
+		if err := f.load(); err != nil {
+			return Result{ID: e.ID, Err: err}, 0, "error: " + err.Error()
+		}
 		return Result{ID: e.ID}, 0, "ok"
 	case GetPipeline:
 		if f.sw.down {
-			return Result{ID: e.ID, Err: errUnavailable}, 0, "error: " + errUnavailable.Error()
+			return unavailable(e.ID)
 		}
-		if f.sw.pipeline {
+		if f.sw.dp != nil {
 			return Result{ID: e.ID, HasPipeline: true}, 0, "pipeline installed"
 		}
 		return Result{ID: e.ID}, 0, "no pipeline"
 	case ReadLocks:
-		if f.sw.down || !f.sw.pipeline {
-			return Result{ID: e.ID, Err: errUnavailable}, 0, "error: " + errUnavailable.Error()
+		if !f.running() {
+			return unavailable(e.ID)
 		}
 		res := Result{ID: e.ID, Hits: map[uint32]uint64{}}
 		var desc []string
-		for _, id := range sortedKeys(f.sw.entries) {
-			le := f.sw.entries[id]
+		locks, hits := f.lockTable()
+		for _, le := range locks {
 			res.Locks = append(res.Locks, le)
-			res.Hits[id] = f.sw.hits[id]
-			desc = append(desc, fmt.Sprintf("[%s hits %d]", Entity{Lock: &le}, f.sw.hits[id]))
+			res.Hits[le.Lock] = hits[le.Lock]
+			desc = append(desc, fmt.Sprintf("[%s hits %d]", Entity{Lock: &le}, hits[le.Lock]))
 		}
 		if len(desc) == 0 {
 			return res, 0, "no entries"
 		}
 		return res, 0, strings.Join(desc, " ")
 	case SwitchAdmin:
-		if f.sw.down || !f.sw.pipeline || f.sw.rack == nil {
-			return Result{ID: e.ID, Err: ErrTimeout}, f.timeout, "timeout"
+		rep, desc, ok := f.switchAdmin(e.Req)
+		if !ok {
+			return timeout(e.ID, "timeout")
 		}
-		rep, desc := f.switchAdmin(e.Req)
 		return Result{ID: e.ID, Admin: rep}, 0, desc
 	case ServerAdmin:
-		p := f.routed(e.Server)
-		if p == nil {
-			return Result{ID: e.ID, Err: ErrTimeout}, f.timeout, "timeout"
+		p, rep, body, ok := f.serverAdmin(e.Server, e.Msg)
+		if !ok {
+			return timeout(e.ID, "timeout")
 		}
-		rep, body, desc := f.serverAdmin(p, e.Msg)
+		desc := f.describeAnswer(p, rep, body)
 		if p.drop > 0 {
 			p.drop--
-			return Result{ID: e.ID, Err: ErrTimeout}, f.timeout, "answer lost: " + desc
+			return timeout(e.ID, "answer lost: "+desc)
 		}
 		return Result{ID: e.ID, Server: rep, Body: body}, 0, desc
 	}
@@ -605,333 +806,465 @@ func sortedKeys[K cmp.Ordered, V any](m map[K]V) []K {
 	return ks
 }
 
-// write applies a Write: an atomic one all or nothing, another update by update (the first
-// refusal is the error, as the shell reports a batch).
+// lockTable reads the switch's lock table and its direct counters, in lock order.
+func (f *scriptRack) lockTable() ([]dataplane.LockEntry, map[uint32]uint64) {
+	hits := map[uint32]uint64{}
+	if f.sw.dp == nil {
+		return nil, hits
+	}
+	t, err := f.sw.dp.Table(dataplane.TableLock)
+	if err != nil {
+		return nil, hits
+	}
+	var locks []dataplane.LockEntry
+	for _, e := range t.Entries() {
+		le, err := dataplane.ParseLockEntry(e.Match[0].Value, e.Action, e.Args)
+		if err != nil {
+			continue
+		}
+		locks = append(locks, le)
+		hits[le.Lock] = e.Packets
+	}
+	slices.SortFunc(locks, func(a, b dataplane.LockEntry) int { return cmp.Compare(a.Lock, b.Lock) })
+	return locks, hits
+}
+
+// switchLock returns the switch's entry of lock id.
+func (f *scriptRack) switchLock(id uint32) (dataplane.LockEntry, bool) {
+	if f.sw.dp == nil {
+		return dataplane.LockEntry{}, false
+	}
+	t, err := f.sw.dp.Table(dataplane.TableLock)
+	if err != nil {
+		return dataplane.LockEntry{}, false
+	}
+	e, err := t.Lookup(engine.Entry{Match: []engine.FieldMatch{{Name: dataplane.KeyLock, Value: dataplane.LockEntry{Lock: id}.Match()}}})
+	if err != nil {
+		return dataplane.LockEntry{}, false
+	}
+	le, err := dataplane.ParseLockEntry(e.Match[0].Value, e.Action, e.Args)
+	return le, err == nil
+}
+
+// write applies a Write to the switch's tables through the engine's runtime API (P4Runtime's
+// operations): an atomic one all or nothing, another update by update (the first refusal is the
+// error, as the shell reports a batch).
 func (f *scriptRack) write(w Write) error {
 	if f.sw.down {
 		return errUnavailable
 	}
-	if !f.sw.pipeline {
+	if f.sw.dp == nil {
 		return errors.New("no pipeline")
 	}
 	if w.Atomic {
 		for _, u := range w.Updates {
-			if err := f.update(u, true); err != nil {
+			if err := f.check(u); err != nil {
 				return err
 			}
 		}
 	}
 	var first error
 	for _, u := range w.Updates {
-		if err := f.update(u, false); err != nil && first == nil {
+		err := f.check(u)
+		if err == nil {
+			err = f.update(u)
+		}
+		if err != nil && first == nil {
 			first = err
 		}
 	}
 	return first
 }
 
-// update checks (dry) or applies u.
-func (f *scriptRack) update(u Update, dry bool) error {
+// tableKey returns the table of an entity and its key (ok false: the rack's default action or a
+// clone session).
+func (f *scriptRack) tableKey(e Entity) (*engine.Table, engine.Entry, bool, error) {
+	var name string
+	var key engine.Entry
+	switch {
+	case e.Server != nil:
+		name = dataplane.TableServers
+		key.Match = []engine.FieldMatch{{Name: dataplane.KeyServer, Value: dataplane.ServerMatch(e.ServerNum)}}
+	case e.Route != nil:
+		v, plen, err := dataplane.RouteMatch(e.Prefix)
+		if err != nil {
+			return nil, key, false, err
+		}
+		name = dataplane.TableRoute
+		key.Match = []engine.FieldMatch{{Name: dataplane.KeyRouteDst, Value: v, PrefixLen: plen}}
+	case e.Lock != nil:
+		name = dataplane.TableLock
+		key.Match = []engine.FieldMatch{{Name: dataplane.KeyLock, Value: e.Lock.Match()}}
+	case e.Tenant != nil:
+		name = dataplane.TableTenant
+		key.Match = []engine.FieldMatch{{Name: dataplane.KeyTenant, Value: dataplane.TenantMatch(e.Tenant.ID)}}
+	default:
+		return nil, key, false, nil
+	}
+	t, err := f.sw.dp.Table(name)
+	if err != nil {
+		return nil, key, false, err
+	}
+	return t, key, true, nil
+}
+
+// check says whether u can be applied: an insert of an entity that exists, or a modification or
+// deletion of one that does not, is refused (P4Runtime's ALREADY_EXISTS and NOT_FOUND).
+func (f *scriptRack) check(u Update) error {
 	e := u.Entity
-	check := func(exists bool) error {
-		switch {
-		case u.Op == Insert && exists:
-			return fmt.Errorf("%w: %s", ErrAlreadyExists, e)
-		case u.Op != Insert && !exists:
-			return fmt.Errorf("%w: %s", ErrNotFound, e)
+	if e.Rack != nil {
+		return nil
+	}
+	t, key, ok, err := f.tableKey(e)
+	if err != nil {
+		return err
+	}
+	var exists bool
+	if ok {
+		_, err := t.Lookup(key)
+		exists = err == nil
+	} else {
+		_, exists = f.sw.dp.CloneSessions()[dataplane.CloneSession(e.ClonePort)]
+	}
+	switch {
+	case u.Op == Insert && exists:
+		return fmt.Errorf("%w: %s", ErrAlreadyExists, e)
+	case u.Op != Insert && !exists:
+		return fmt.Errorf("%w: %s", ErrNotFound, e)
+	}
+	return nil
+}
+
+// update applies u (checked).
+func (f *scriptRack) update(u Update) error {
+	e := u.Entity
+	dp := f.sw.dp
+	if e.Rack != nil {
+		return dp.SetRack(*e.Rack)
+	}
+	t, key, ok, err := f.tableKey(e)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		if u.Op == Delete {
+			dp.DeleteCloneSession(dataplane.CloneSession(e.ClonePort))
+		} else {
+			dp.AddPortSession(e.ClonePort)
 		}
 		return nil
 	}
-	var err error
-	switch {
-	case e.Rack != nil:
-		if !dry {
-			r := *e.Rack
-			f.sw.rack = &r
-		}
-	case e.Server != nil:
-		_, ok := f.sw.servers[e.ServerNum]
-		if err = check(ok); err == nil && !dry {
-			if u.Op == Delete {
-				delete(f.sw.servers, e.ServerNum)
-			} else {
-				f.sw.servers[e.ServerNum] = *e.Server
-			}
-		}
-	case e.Route != nil:
-		_, ok := f.sw.routes[e.Prefix]
-		if err = check(ok); err == nil && !dry {
-			if u.Op == Delete {
-				delete(f.sw.routes, e.Prefix)
-			} else {
-				f.sw.routes[e.Prefix] = *e.Route
-			}
-		}
-	case e.Lock != nil:
-		_, ok := f.sw.entries[e.Lock.Lock]
-		if err = check(ok); err == nil && !dry {
-			switch u.Op {
-			case Delete:
-				delete(f.sw.entries, e.Lock.Lock)
-				delete(f.sw.hits, e.Lock.Lock)
-			case Insert:
-				f.sw.entries[e.Lock.Lock] = *e.Lock
-				f.sw.hits[e.Lock.Lock] = 0
-			default:
-				f.sw.entries[e.Lock.Lock] = *e.Lock
-			}
-		}
-	case e.Tenant != nil:
-		_, ok := f.sw.tenants[e.Tenant.ID]
-		if err = check(ok); err == nil && !dry {
-			if u.Op == Delete {
-				delete(f.sw.tenants, e.Tenant.ID)
-			} else {
-				f.sw.tenants[e.Tenant.ID] = *e.Tenant
-			}
-		}
-	default:
-		ok := f.sw.clones[e.ClonePort]
-		if err = check(ok); err == nil && !dry {
-			f.sw.clones[e.ClonePort] = u.Op != Delete
-		}
+	if u.Op == Delete {
+		return t.Delete(key)
 	}
-	return err
+	switch {
+	case e.Server != nil:
+		key.Action, key.Args, err = e.Server.Action()
+	case e.Route != nil:
+		key.Action, key.Args = e.Route.Action()
+	case e.Lock != nil:
+		if err := e.Lock.Validate(dp.Sizing); err != nil {
+			return err
+		}
+		key.Action, key.Args = e.Lock.Action()
+	case e.Tenant != nil:
+		key.Action, key.Args = dataplane.TenantAction(e.Tenant.Meter)
+	}
+	if err != nil {
+		return err
+	}
+	if u.Op == Insert {
+		err = t.Insert(key)
+	} else {
+		err = t.Modify(key)
+	}
+	if err != nil || e.Tenant == nil {
+		return err
+	}
+	m, err := dp.Meter(dataplane.MeterTenant)
+	if err != nil {
+		return err
+	}
+	perMicro := e.Tenant.Rate / 1e6
+	return m.SetRates(e.Tenant.Meter, engine.MeterConfig{CIR: perMicro, PIR: perMicro, CBS: e.Tenant.Burst, PBS: e.Tenant.Burst})
 }
 
-func (f *scriptRack) micros() uint32 { return uint32(f.now.Sub(t0) / time.Microsecond) }
+// switchAdmin sends an admin request through the switch's CPU port and returns its reply and a
+// description; ok is false when no reply comes (the switch is down, has no pipeline or drops the
+// packet).
+func (f *scriptRack) switchAdmin(q dataplane.AdminRequest) (dataplane.AdminReply, string, bool) {
+	if !f.running() {
+		return dataplane.AdminReply{}, "", false
+	}
+	f.sw.admID++
+	q.ID = f.sw.admID
+	cpu := f.cfg.sizing().CPUPort
+	res, err := f.sw.dp.Process(cpu, q.PacketOut(nil, f.cfg.Rack.Key))
+	if err != nil {
+		f.bad++
+		f.out("  VIOLATION the switch failed an admin packet: %v", err)
+		return dataplane.AdminReply{}, "", false
+	}
+	var rep *dataplane.AdminReply
+	for _, pi := range res.PacketIn {
+		_, _, fr, err := dataplane.ParsePacketIn(pi)
+		if err != nil {
+			continue
+		}
+		if r, err := dataplane.ParseAdminReply(fr); err == nil && r.ID == q.ID && rep == nil {
+			rep = &r
+		}
+	}
+	outs := slices.Clone(res.Out)
+	if rep == nil {
+		f.switchOut(outs, true)
+		return dataplane.AdminReply{}, "", false
+	}
+	desc := f.describeAdmin(q, *rep)
+	if q.Op == wire.AdminSwitchForceRelease && rep.Result == dataplane.AdminOK {
+		for _, g := range f.grants[q.Lock] {
+			if g.txn == q.Txn && g.token == q.Token && g.by == "switch" {
+				g.ended = true
+			}
+		}
+		f.out("  the switch force-releases lock %d txn %d", q.Lock, q.Txn)
+	}
+	// A force-release or a set-buffered sends packets: the holder's reject, the next grant, a
+	// queue-empty.
+	f.switchOut(outs, true)
+	return *rep, desc, true
+}
 
-func (f *scriptRack) switchAdmin(q dataplane.AdminRequest) (dataplane.AdminReply, string) {
-	rep := dataplane.AdminReply{Op: q.Op, Result: dataplane.AdminOK, Lock: q.Lock, Now: f.micros()}
+// describeAdmin describes a switch admin reply.
+func (f *scriptRack) describeAdmin(q dataplane.AdminRequest, rep dataplane.AdminReply) string {
+	switch rep.Result {
+	case dataplane.AdminOK:
+	case dataplane.AdminNoLock:
+		return "no such lock"
+	case dataplane.AdminNotHeld:
+		return "not held"
+	default:
+		return "bad request"
+	}
 	switch q.Op {
 	case wire.AdminSwitchGetCookie:
-		rep.Value = f.sw.cookie
-		return rep, fmt.Sprintf("cookie %#x", rep.Value)
-	case wire.AdminSwitchSetCookie:
-		f.sw.cookie = q.Value
-		rep.Value = q.Value
-		return rep, "ok"
-	}
-	e, ok := f.sw.entries[q.Lock]
-	if !ok {
-		rep.Result = dataplane.AdminNoLock
-		return rep, "no such lock"
-	}
-	f.sw.hits[q.Lock]++
-	r := f.reg(e.Index)
-	sb := f.sb
-	switch q.Op {
+		return fmt.Sprintf("cookie %#x", rep.Value)
+	case wire.AdminSwitchSetCookie, wire.AdminSwitchForceRelease, wire.AdminSwitchSetBuffered:
+		return "ok"
 	case wire.AdminSwitchProbe:
-		rep.Value = r.seq << sb
-		rep.Holders = uint16(btoi(r.holder != nil))
-		rep.Waiting[0] = uint16(len(r.waiters))
-		rep.Used[0] = uint16(btoi(r.holder != nil) + len(r.waiters))
-		rep.Buffered = uint16(r.buffered)
 		desc := fmt.Sprintf("counter %d holders %d waiting %d used %d buffered %d", rep.Value, rep.Holders,
 			rep.Waiting[0], rep.Used[0], rep.Buffered)
-		if q.Level == 0 && q.Offset == 0 && r.holder != nil {
-			g := r.holder
-			rep.Live, rep.Txn, rep.Token = true, g.txn, g.token
-			rep.Lease = uint32(g.until.Sub(g.at) / time.Microsecond)
-			rep.GrantTime = uint32(g.at.Sub(t0) / time.Microsecond)
-			desc += fmt.Sprintf(" slot txn %d token %d granted %s lease %v", g.txn, g.token, f.ms(g.at), g.until.Sub(g.at))
-		} else if q.Level == 0 && q.Offset > 0 && int(q.Offset) <= len(r.waiters) {
-			rep.Live, rep.Txn = true, r.waiters[q.Offset-1].txn
+		switch {
+		case rep.Live && rep.Token != 0:
+			at := f.now.Add(-time.Duration(rep.Now-rep.GrantTime) * time.Microsecond)
+			desc += fmt.Sprintf(" slot txn %d token %d granted %s lease %v", rep.Txn, rep.Token, f.ms(at),
+				time.Duration(rep.Lease)*time.Microsecond)
+		case rep.Live:
 			desc += fmt.Sprintf(" slot txn %d waiting", rep.Txn)
 		}
-		return rep, desc
-	case wire.AdminSwitchReset:
-		forgot := btoi(r.holder != nil) + len(r.waiters)
-		r.holder, r.waiters, r.buffered = nil, nil, 0
-		rep.Value = r.seq << sb
-		if forgot > 0 {
-			return rep, fmt.Sprintf("counter %d (forgot %d requests)", rep.Value, forgot)
-		}
-		return rep, fmt.Sprintf("counter %d", rep.Value)
-	case wire.AdminSwitchForceRelease:
-		if r.holder == nil || r.holder.txn != q.Txn || r.holder.token != q.Token {
-			rep.Result = dataplane.AdminNotHeld
-			return rep, "not held"
-		}
-		r.holder.ended = true
-		r.holder = nil
-		f.out("  the switch force-releases lock %d txn %d", q.Lock, q.Txn)
-		f.switchServe(e)
-		return rep, "ok"
-	case wire.AdminSwitchTokenBase:
-		r.seq = max(r.seq, q.Value>>sb)
-		rep.Value = r.seq << sb
-		return rep, fmt.Sprintf("counter %d", rep.Value)
-	case wire.AdminSwitchSetBuffered:
-		r.buffered = int(q.Value)
-		rep.Value = q.Value
-		if r.holder == nil && len(r.waiters) == 0 && r.buffered > 0 && !e.Paused {
-			f.queueEmpty(e, int(e.Regions[0].Size))
-		}
-		return rep, "ok"
+		return desc
 	}
-	rep.Result = dataplane.AdminBadRequest
-	return rep, "bad request"
+	return fmt.Sprintf("counter %d", rep.Value)
 }
 
-func isPlacementOp(s wire.Status) bool { return s >= wire.AdminYield && s <= wire.AdminResidents }
-
-func (f *scriptRack) serverAdmin(p *fakeProc, m wire.Fields) (wire.Fields, []byte, string) {
-	rep := wire.Fields{Op: wire.OpAdmin, Status: m.Status, Flags: wire.FlagReply, Lock: m.Lock, Txn: m.Txn,
-		Timestamp: m.Timestamp}
-	if isPlacementOp(m.Status) {
-		if m.Timestamp < p.term {
-			rep.Op, rep.Status = wire.OpReject, wire.StatusNotOwner
-			return rep, nil, fmt.Sprintf("%s rejects: not-owner (term %d < %d)", p.name, m.Timestamp, p.term)
-		}
-		p.term = m.Timestamp
+// serverAdmin sends a controller's admin request to server n's address through the switch (from
+// the controllers' port) and returns the process that answered and its answer; ok is false when
+// none comes.
+func (f *scriptRack) serverAdmin(n uint16, m wire.Fields) (p *rackProc, rep wire.Fields, body []byte, ok bool) {
+	dst, found := f.serverAddr(n)
+	if !found || !f.running() {
+		return nil, rep, nil, false
 	}
-	status := func(sl *fakeSrvLock) string {
-		rep.Token = p.last
-		rep.LeaseMicros = uint32(btoi(sl.holder != nil) + len(sl.waiters))
-		rep.Slots = uint16(len(sl.q2))
-		rep.Priority = uint8(btoi(sl.resident))
-		s := fmt.Sprintf("last token %d own %d q2 %d", p.last, rep.LeaseMicros, rep.Slots)
-		if sl.resident {
-			s += " resident"
+	f.admin.txn, f.admin.got, f.admin.body = m.Txn, false, nil
+	epochs := map[*rackProc]uint64{}
+	for _, q := range f.procs {
+		epochs[q] = q.core.Epoch()
+	}
+	defer func() { f.admin.txn = 0 }()
+	res, err := f.sw.dp.Process(scnCtlPort, f.frame(scnCtl, dst, &m))
+	if err != nil {
+		f.bad++
+		f.out("  VIOLATION the switch failed a packet: %v", err)
+		return nil, rep, nil, false
+	}
+	outs := slices.Clone(res.Out)
+	for _, o := range outs {
+		q := f.procAt(o.Port)
+		if q == nil || q.cut {
+			continue
 		}
-		return s
+		var fr udpframe.Frame
+		var mm wire.Fields
+		if !parseFrame(slices.Clone(o.Data), &fr, &mm) {
+			continue
+		}
+		f.handle(q, fr.Payload, fr.Src)
+		if f.admin.got && p == nil {
+			p = q
+		}
+	}
+	if p == nil {
+		return nil, rep, nil, false
+	}
+	if m.Status == wire.AdminTakeover && f.admin.msg.Op == wire.OpAdmin && p.core.Epoch() > epochs[p] {
+		p.tookOver = p.tookOver || p.standby
+		line := fmt.Sprintf("  %s takes over with epoch %d", p.name, f.admin.msg.Token)
+		if ge := p.core.GraceEnd(); ge > f.mono() {
+			line += ", grants nothing until " + f.ms(t0.Add(time.Duration(ge)))
+		}
+		f.out("%s", line)
+	}
+	return p, f.admin.msg, f.admin.body, true
+}
+
+// describeAnswer describes a server's admin answer.
+func (f *scriptRack) describeAnswer(p *rackProc, m wire.Fields, body []byte) string {
+	if m.Op == wire.OpReject {
+		if m.Status == wire.StatusNotOwner {
+			return fmt.Sprintf("%s rejects: not-owner (term %d < %d)", p.name, m.Timestamp, p.core.Term())
+		}
+		return fmt.Sprintf("%s rejects: %s", p.name, m.Status)
 	}
 	switch m.Status {
 	case wire.AdminPing:
-		p.term = max(p.term, m.Timestamp)
-		if f.cfg.ServerLease > 0 {
-			p.leaseUntil = f.now.Add(f.cfg.ServerLease)
-		}
-		rep.Token, rep.Timestamp, rep.LeaseMicros, rep.Slots = p.epoch, p.term, p.instance, 1
-		desc := fmt.Sprintf("epoch %d term %d instance %d", p.epoch, p.term, p.instance)
-		if p.serving {
-			rep.Priority = wire.PingServing
+		desc := fmt.Sprintf("epoch %d term %d instance %d", m.Token, m.Timestamp, m.LeaseMicros)
+		if m.Priority == wire.PingServing {
 			desc += " serving"
 		}
-		return rep, nil, desc
+		return desc
 	case wire.AdminTokenFloor:
-		p.last = max(p.last, m.Token)
-		rep.Token = p.last
-		return rep, nil, fmt.Sprintf("floor %d", p.last)
-	case wire.AdminYield:
-		sl := p.lock(m.Lock)
-		sl.placed, sl.resident = true, true
-		return rep, nil, status(sl)
-	case wire.AdminAdopt:
-		sl := p.lock(m.Lock)
-		p.last = max(p.last, m.Token)
-		if !sl.placed || sl.resident {
-			sl.placed, sl.resident = true, false
-			sl.waiters = append(sl.waiters, sl.q2...)
-			sl.q2 = nil
+		return fmt.Sprintf("floor %d", m.Token)
+	case wire.AdminYield, wire.AdminAdopt:
+		s := fmt.Sprintf("last token %d own %d q2 %d", m.Token, m.LeaseMicros, m.Slots)
+		if m.Priority == 1 {
+			s += " resident"
 		}
-		f.serve(p, m.Lock)
-		return rep, nil, status(sl)
+		return s
 	case wire.AdminStats:
-		var recs []wire.LockStat
-		for _, id := range sortedKeys(p.counts) {
-			recs = append(recs, *p.counts[id])
+		recs, err := wire.ParseLockStats(nil, body, int(m.Slots))
+		if err != nil {
+			return "stats: " + err.Error()
 		}
-		slices.SortStableFunc(recs, func(a, b wire.LockStat) int {
-			return cmp.Compare(uint64(b.Requests)+uint64(b.Overflows), uint64(a.Requests)+uint64(a.Overflows))
-		})
-		recs = recs[:min(len(recs), int(m.Slots))]
-		iv := f.now.Sub(p.statsAt)
-		p.counts, p.statsAt = map[uint32]*wire.LockStat{}, f.now
-		rep.Slots, rep.Token = uint16(len(recs)), uint64(iv)
-		var body []byte
-		desc := fmt.Sprintf("%d locks over %v", len(recs), iv)
+		desc := fmt.Sprintf("%d locks over %v", len(recs), time.Duration(m.Token))
 		for _, s := range recs {
-			body = wire.AppendLockStat(body, s)
 			desc += fmt.Sprintf(" [lock %d requests %d overflows %d depth %d declared %d]", s.Lock, s.Requests,
 				s.Overflows, s.Depth, s.Declared)
 		}
-		return rep, body, desc
+		return desc
 	case wire.AdminTakeover:
-		if p.standby || m.Token >= p.epoch {
-			p.epoch = max(p.epoch+1, m.Token+1)
-			p.last = max(p.last, wire.EpochBase(p.epoch))
-			p.serving = p.serving || p.standby
-			p.standby = false
-			p.graceEnd = f.now.Add(time.Duration(m.LeaseMicros) * time.Microsecond)
-			f.out("  %s takes over with epoch %d, grants nothing until %s", p.name, p.epoch, f.ms(p.graceEnd))
-		}
-		rep.Token = p.epoch
-		return rep, nil, fmt.Sprintf("epoch %d", p.epoch)
+		return fmt.Sprintf("epoch %d", m.Token)
 	case wire.AdminResidents:
 		var ids []uint32
-		for _, id := range sortedKeys(p.locks) {
-			if p.locks[id].resident && id >= m.Lock && len(ids) < int(m.Slots) {
-				ids = append(ids, id)
-			}
+		for i := 0; i+4 <= len(body) && len(ids) < int(m.Slots); i += 4 {
+			ids = append(ids, uint32(body[i])<<24|uint32(body[i+1])<<16|uint32(body[i+2])<<8|uint32(body[i+3]))
 		}
-		var body []byte
-		for _, id := range ids {
-			body = append(body, byte(id>>24), byte(id>>16), byte(id>>8), byte(id))
-		}
-		rep.Slots = uint16(len(ids))
-		return rep, body, fmt.Sprintf("resident %v", ids)
+		return fmt.Sprintf("resident %v", ids)
 	}
-	rep.Op, rep.Status = wire.OpReject, wire.StatusBadRequest
-	return rep, nil, "bad request"
+	return "bad request"
 }
 
-// describe prints the fake's state: the switch's entries and registers, the servers, the live
-// grants.
+// scripted failures
+
+// restartSwitch restarts the switch: it loses its pipeline, tables, clone sessions and registers
+// (keep: only its registers, the cookie among them).
+func (f *scriptRack) restartSwitch(keep bool) {
+	if !keep || f.sw.dp == nil {
+		f.sw.dp = nil
+		return
+	}
+	for _, r := range f.sw.dp.Registers() {
+		r.Reset()
+	}
+}
+
+// restartProc starts a new instance of p's process: the next epoch (its state file's), term 0,
+// its locks' state and resident marks gone, a grace of max-lease.
+func (f *scriptRack) restartProc(p *rackProc) error {
+	p.instance += 1000
+	return f.startProc(p, p.core.Epoch()+1, f.cfg.Rack.MaxLease)
+}
+
+// setEpoch makes p a process that started at epoch e (its state file said so).
+func (f *scriptRack) setEpoch(p *rackProc, e uint64) error {
+	return f.startProc(p, e, 0)
+}
+
+// raiseTerm has p see controller term t, as a ping of an earlier primary did.
+func (f *scriptRack) raiseTerm(p *rackProc, t uint64) {
+	addr, _ := f.serverAddr(p.num)
+	m := wire.Fields{Op: wire.OpAdmin, Status: wire.AdminPing, Txn: math.MaxUint64, Timestamp: t}
+	f.handle(p, f.frame(scnCtl, addr, &m)[udpframe.HeaderLen:], scnCtl)
+}
+
+// describe prints the rack's state: the switch's entries and what a probe of each says, the
+// servers, the live grants. It leaves the switch's counters as they were.
 func (f *scriptRack) describe(b *strings.Builder) {
-	sw := &f.sw
 	switch {
-	case sw.down:
+	case f.sw.down:
 		b.WriteString("switch: down\n")
-	case !sw.pipeline:
+	case f.sw.dp == nil:
 		b.WriteString("switch: no pipeline\n")
 	default:
-		fmt.Fprintf(b, "switch: cookie %#x, %d entries\n", sw.cookie, len(sw.entries))
-	}
-	for _, id := range sortedKeys(sw.entries) {
-		e := sw.entries[id]
-		r := f.reg(e.Index)
-		fmt.Fprintf(b, "  %s hits %d: counter %d", Entity{Lock: &e}, sw.hits[id], r.seq<<f.sb)
-		if r.holder != nil {
-			fmt.Fprintf(b, " holder txn %d", r.holder.txn)
+		locks, hits := f.lockTable()
+		save := f.out
+		f.out = func(string, ...any) {}
+		cookie, _, _ := f.switchAdmin(dataplane.AdminRequest{Op: wire.AdminSwitchGetCookie})
+		fmt.Fprintf(b, "switch: cookie %#x, %d entries\n", cookie.Value, len(locks))
+		t, _ := f.sw.dp.Table(dataplane.TableLock)
+		for _, e := range locks {
+			rep, _, ok := f.switchAdmin(dataplane.AdminRequest{Op: wire.AdminSwitchProbe, Lock: e.Lock})
+			key := engine.Entry{Match: []engine.FieldMatch{{Name: dataplane.KeyLock, Value: e.Match()}}}
+			if cur, err := t.Lookup(key); err == nil {
+				_ = t.SetDirectCounter(key, hits[e.Lock], cur.Bytes)
+			}
+			fmt.Fprintf(b, "  %s hits %d: counter %d", Entity{Lock: &e}, hits[e.Lock], rep.Value)
+			if ok && rep.Live && rep.Token != 0 {
+				fmt.Fprintf(b, " holder txn %d", rep.Txn)
+			}
+			if w := int(rep.Used[0]) - int(rep.Holders); w > 0 {
+				fmt.Fprintf(b, " waiters %d", w)
+			}
+			if rep.Buffered > 0 {
+				fmt.Fprintf(b, " buffered %d", rep.Buffered)
+			}
+			b.WriteString("\n")
 		}
-		if len(r.waiters) > 0 {
-			fmt.Fprintf(b, " waiters %d", len(r.waiters))
-		}
-		if r.buffered > 0 {
-			fmt.Fprintf(b, " buffered %d", r.buffered)
-		}
-		b.WriteString("\n")
+		f.out = save
 	}
 	for _, p := range f.procs {
-		fmt.Fprintf(b, "%s port %d: epoch %d term %d last token %d", p.name, p.port, p.epoch, p.term, p.last)
+		c := p.core
+		fmt.Fprintf(b, "%s port %d: epoch %d term %d last token %d", p.name, p.port, c.Epoch(), c.Term(),
+			c.ShardOf(0).Core().LastToken())
+		standby := p.standby && !p.tookOver
 		switch {
-		case p.standby:
+		case standby:
 			b.WriteString(" standby")
 		case p.cut:
 			b.WriteString(" cut off")
 		}
-		if p.graceEnd.After(f.now) {
-			fmt.Fprintf(b, " grace until %s", f.ms(p.graceEnd))
+		if ge := c.GraceEnd(); ge > f.mono() {
+			fmt.Fprintf(b, " grace until %s", f.ms(t0.Add(time.Duration(ge))))
 		}
-		if f.cfg.ServerLease > 0 && !p.standby && !f.now.Before(p.leaseUntil) {
+		if f.cfg.ServerLease > 0 && !standby && c.Holding() {
 			b.WriteString(" controller lease ran out")
 		}
 		for _, id := range sortedKeys(p.locks) {
-			sl := p.locks[id]
 			var parts []string
-			if sl.resident {
+			if c.ShardOf(id).Core().Resident(id) {
 				parts = append(parts, "resident")
 			}
-			if sl.holder != nil && !sl.holder.ended {
-				parts = append(parts, fmt.Sprintf("holder txn %d", sl.holder.txn))
-			}
-			if len(sl.waiters) > 0 {
-				parts = append(parts, fmt.Sprintf("waiters %d", len(sl.waiters)))
-			}
-			if len(sl.q2) > 0 {
-				parts = append(parts, fmt.Sprintf("q2 %d", len(sl.q2)))
+			if info, ok := c.Inspect(id); ok {
+				for _, h := range info.Holders {
+					if h.Txn < trafficTxn {
+						parts = append(parts, fmt.Sprintf("holder txn %d", h.Txn))
+					}
+				}
+				if len(info.Waiters) > 0 {
+					parts = append(parts, fmt.Sprintf("waiters %d", len(info.Waiters)))
+				}
+				if len(info.Buffered) > 0 {
+					parts = append(parts, fmt.Sprintf("q2 %d", len(info.Buffered)))
+				}
 			}
 			if len(parts) > 0 {
 				fmt.Fprintf(b, "; lock %d %s", id, strings.Join(parts, " "))
@@ -941,7 +1274,7 @@ func (f *scriptRack) describe(b *strings.Builder) {
 	}
 	for _, id := range sortedKeys(f.grants) {
 		for _, g := range f.grants[id] {
-			if g.live(f.now) {
+			if g.live(f.now) && g.txn < trafficTxn {
 				fmt.Fprintf(b, "held: lock %d txn %d token %d by %s until %s\n", id, g.txn, g.token, g.by, f.ms(g.until))
 			}
 		}

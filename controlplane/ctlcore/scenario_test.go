@@ -2,9 +2,11 @@ package ctlcore
 
 // Scenario tests: each file in testdata/ runs the controller's Core (one, or a primary and its
 // backups) against a scripted rack in virtual time, with the Core's effects as the expected
-// output (github.com/cockroachdb/datadriven). The rack (scriptRack, scenario_fake_test.go) keeps
-// the switch's tables and registers and the lock servers' admin state, answers every effect, and
-// reports a VIOLATION line when two clients hold one lock at once or a token does not grow.
+// output (github.com/cockroachdb/datadriven). The rack (scriptRack, scenario_fake_test.go) is
+// made of the real cores: the switch is p4/netlock.p4 on the P4 engine (dpengine), the servers
+// and standbys are lockserver/srvcore cores; it carries out every effect on them, sends the
+// clients' requests through them, and reports a VIOLATION line when two clients hold one lock at
+// once or a token does not grow.
 // Regenerate the expectations with
 //
 //	go test ./controlplane/ctlcore -run Scenarios -rewrite
@@ -22,17 +24,19 @@ package ctlcore
 //	    Starts at time 0 with controller a (a Core in the Backup phase) and a rack of N servers
 //	    (default 2): server n is 10.0.0.n:8888 on switch port n (MAC 02:00:00:00:01:0n); with
 //	    standbys, standby n waits on port 10+n (MAC 02:00:00:00:02:0n); hosts adds the clients'
-//	    route 10.0.1.0/24 on port 20, tenants a tenant quota, every-level Config.SizeEveryLevel. The
-//	    switch has no pipeline yet; its
-//	    program is sized to 16 lock indices and 32 slots, so a switch token is
-//	    counter<<5 | slot. Server processes start at epoch 0 (tokens 1, 2, ...), term 0, instance
-//	    n (standbys 100+n). Defaults: lease 100ms, max-lease 200ms, server-lease 0 (servers not
+//	    route 10.0.1.0/24 on port 20 (the clients' port: without the route the switch drops every
+//	    answer to a client, its own grants among them, so a rack whose clients acquire through the
+//	    switch needs it), tenants a tenant quota, every-level Config.SizeEveryLevel. The switch has
+//	    no pipeline yet; its program is sized to 16 lock indices and 32 slots (Sizing{Locks: 16,
+//	    PartBits: 3}), so a switch token is counter<<5 | slot. Server processes start at epoch 0
+//	    (tokens 1, 2, ...), term 0, instance n (standbys 100+n). Defaults: lease 100ms, max-lease 200ms, server-lease 0 (servers not
 //	    fenced), margin 5ms, ping 100ms, dead-after 3, sweep 50ms, poll 5ms, max-region 4,
 //	    max-grant-rate 1000 per second, cookie 7, timeout 50ms (the shell's deadline for an
 //	    answer); allocation periods run only on reallocate unless alloc= is given. The switch
 //	    refuses the P4Runtime writes and packet-outs (switch admin requests) of every controller
 //	    but the last one told it is primary; server admin requests go to whichever process the
-//	    switch routes the server's address to. mutation= sets
+//	    switch routes the server's address to (the request enters the switch on port 30 from
+//	    10.0.2.1; the answer comes back out of band). mutation= sets
 //	    TestingKnobs.Mutation: skip-drain, skip-barrier, skip-token-base, skip-floor,
 //	    skip-yield-drain, skip-recovery-wait, grace-from-answer. A rack without one must see no
 //	    VIOLATION, one with one at least one (the test fails otherwise, whatever the file says).
@@ -60,21 +64,27 @@ package ctlcore
 //	    has an entry there, else at its server (server= names it, once per lock); direct: a
 //	    client on the server's side of a cut, straight to its server's process.
 //	traffic lock=L n=N [server=N] [depth=D] [declared=C]
-//	    Counts N more requests of lock L: the switch entry's lock_hits when it has one, else its
-//	    server's statistics (AdminStats), with the deepest queue and declared contention seen.
+//	    N more requests of lock L: the switch entry's lock_hits counter goes up by N when it has
+//	    one (written through the engine's runtime API), else N real requests reach its server
+//	    through the switch: max(D,1) acquires (the first declaring C), lease probes of the first
+//	    holder, and the releases, one after the other (N >= 2 max(D,1)). Their grants are checked
+//	    but not printed; they use tokens (a server's next token is one higher per grant) and the
+//	    server reports a depth of at least 1.
 //	switch restart [keep-pipeline] | switch down | switch up
-//	    restart: the switch loses its pipeline, tables and registers (keep-pipeline: only its
-//	    registers, the cookie 0 among them); holders of its grants keep them until their leases
+//	    restart: the switch loses its pipeline, tables, clone sessions and registers
+//	    (keep-pipeline: only its registers, the cookie 0 among them); holders of its grants keep them until their leases
 //	    end. down: it answers nothing (writes fail, admin packets time out) and carries no
 //	    traffic.
 //	server n=N [standby] cut|heal|mute|unmute|restart [echo=DUR] [epoch=E] [term=T] [drop-answers=K]
 //	    Server N's process (or its standby's): cut off from the rack (it keeps its holders, and
 //	    grants to direct clients while its controller lease lasts) and back; mute drops the
-//	    switch's queue-empties (no barrier echo); echo= delays its push-backs; restart starts a
-//	    new process instance (the next epoch, term 0, resident marks and q2 gone, a grace of
-//	    max-lease); epoch= sets its epoch; term= raises the controller term it has seen (as the
-//	    pings of an earlier primary did); drop-answers= loses its next K admin answers (the
-//	    requests are carried out).
+//	    switch's queue-empties (no barrier echo); echo= delays what it sends into the switch (its
+//	    push-backs among them); restart starts a new process instance (a new srvcore.Core: the
+//	    next epoch, term 0, its locks' state, resident marks and q2 gone, a grace of max-lease);
+//	    epoch= replaces the process by one started at epoch E (as if its state file said so; use
+//	    it before the process holds anything); term= raises the controller term it has seen (an
+//	    admin ping with that term, as an earlier primary's); drop-answers= loses its next K admin
+//	    answers (the requests are carried out).
 //	reallocate [c=NAME]
 //	evict lock=L [c=NAME]
 //	    Core.Reallocate (an allocation period now) and Core.Evict, with the effects they emit.
@@ -84,9 +94,10 @@ package ctlcore
 //	    The rack: the switch's entries and registers, the server processes, the live grants.
 //
 // Output: lines grouped under "@T" (virtual time since the start). An effect is its String();
-// with run it is followed by " -> " and the rack's answer, with answer the line is "#ID -> ANSWER".
-// Lines indented by two spaces are what happened in the rack (grants, releases, overflows,
-// push-backs, takeovers); "VIOLATION" lines break the rules the Core keeps (two holders of one
+// with run it is followed by " -> " and the rack's answer (described from the reply the switch or
+// the server sent), with answer the line is "#ID -> ANSWER". Lines indented by two spaces are what
+// happened in the rack, read from the packets (grants, releases, rejects, overflows, push-backs,
+// barrier echoes as they reach the switch, takeovers); "VIOLATION" lines break the rules the Core keeps (two holders of one
 // lock, a token that does not grow). hide= leaves out the effect lines containing one of the
 // strings (the rack's lines stay).
 
@@ -588,8 +599,8 @@ func (s *scenario) newRack(a args) error {
 	if err := s.addCtl("a"); err != nil {
 		return err
 	}
-	s.fake = newScriptRack(s.ctls[0].core.cfg, s.now, timeout, s.line)
-	return nil
+	s.fake, err = newScriptRack(s.ctls[0].core.cfg, s.now, timeout, s.line)
+	return err
 }
 
 func (s *scenario) addCtl(name string) error {
@@ -663,14 +674,18 @@ func (s *scenario) client(cmd string, a args) error {
 			return err
 		}
 		if cmd == "release" {
-			s.fake.release(uint32(id), txn, a.has("direct"))
+			if err := s.fake.release(uint32(id), txn, a.has("direct")); err != nil {
+				return err
+			}
 			break
 		}
 		lease, err := a.dur("lease", 0)
 		if err != nil {
 			return err
 		}
-		s.fake.acquire(uint32(id), fakeReq{txn: txn, lease: lease}, a.has("direct"))
+		if err := s.fake.acquire(uint32(id), txn, lease, a.has("direct")); err != nil {
+			return err
+		}
 	case "traffic":
 		n, err := a.uint("n", 0)
 		if err != nil {
@@ -684,18 +699,9 @@ func (s *scenario) client(cmd string, a args) error {
 		if err != nil {
 			return err
 		}
-		if _, ok := s.fake.sw.entries[uint32(id)]; ok {
-			s.fake.sw.hits[uint32(id)] += n
-			break
+		if err := s.fake.traffic(uint32(id), n, depth, declared); err != nil {
+			return err
 		}
-		home, ok := s.fake.home[uint32(id)]
-		p := s.fake.routed(home)
-		if !ok || p == nil {
-			return fmt.Errorf("lock %d: no server to count its traffic", id)
-		}
-		st := p.count(uint32(id))
-		st.Requests += uint32(n)
-		st.Depth, st.Declared = max(st.Depth, uint16(depth)), max(st.Declared, uint16(declared))
 	}
 	s.settle()
 	return nil
@@ -708,13 +714,7 @@ func (s *scenario) switchCmd(d *datadriven.TestData) error {
 	sw := &s.fake.sw
 	switch d.CmdArgs[0].Key {
 	case "restart":
-		keep := len(d.CmdArgs) > 1 && d.CmdArgs[1].Key == "keep-pipeline"
-		if keep {
-			sw.cookie, sw.regs = 0, map[uint32]*fakeRegs{}
-		} else {
-			sw.pipeline, sw.clones = false, map[int]bool{}
-			s.fake.wipeSwitch()
-		}
+		s.fake.restartSwitch(len(d.CmdArgs) > 1 && d.CmdArgs[1].Key == "keep-pipeline")
 	case "down":
 		sw.down = true
 	case "up":
@@ -752,12 +752,9 @@ func (s *scenario) serverCmd(d *datadriven.TestData, a args) error {
 		case "unmute":
 			p.mute = false
 		case "restart":
-			p.instance += 1000
-			p.epoch++
-			p.term = 0
-			p.last = max(p.last, wire.EpochBase(p.epoch))
-			p.locks = map[uint32]*fakeSrvLock{}
-			p.graceEnd = s.now.Add(s.cfg.Rack.MaxLease)
+			if err := s.fake.restartProc(p); err != nil {
+				return err
+			}
 		case "drop-answers":
 			k, err := a.uint("drop-answers", 0)
 			if err != nil {
@@ -773,13 +770,15 @@ func (s *scenario) serverCmd(d *datadriven.TestData, a args) error {
 			if err != nil {
 				return err
 			}
-			p.epoch, p.last = e, max(p.last, wire.EpochBase(e))
+			if err := s.fake.setEpoch(p, e); err != nil {
+				return err
+			}
 		case "term":
 			t, err := a.uint("term", 0)
 			if err != nil {
 				return err
 			}
-			p.term = max(p.term, t)
+			s.fake.raiseTerm(p, t)
 		default:
 			return fmt.Errorf("server: unknown %q", ca.Key)
 		}
