@@ -2,20 +2,28 @@ package ctlcore
 
 import (
 	"container/heap"
+	"math"
 	"math/rand/v2"
 	"net/netip"
 	"testing"
 	"time"
 
+	"github.com/netlock-go/netlock/bmv2/engine"
+	"github.com/netlock-go/netlock/internal/udpframe"
+	"github.com/netlock-go/netlock/lockserver/srvcore"
 	"github.com/netlock-go/netlock/p4/dataplane"
 	"github.com/netlock-go/netlock/wire"
 )
 
-// fakeRack is a shell for Core tests in virtual time: it answers every Effect after a random
-// delay of at most maxDelay each way. The switch keeps its tables as far as the tests need (the
-// cookie, whether it has a pipeline, which port serves each server); the servers answer every
-// admin request, and model what the Core's failure handling must respect: the controller
-// lease (a ping renews it on arrival) and, for a standby, the takeover grace.
+// fakeRack is a shell for Core tests in virtual time over a rack of real cores
+// (rackcores_test.go): the switch is p4/netlock.p4 on the P4 engine, the servers and standbys are
+// srvcore cores. It answers every Effect after a random delay of at most maxDelay each way: the
+// switch's (writes, pipeline, lock table, admin packets) are carried out when emitted, a server
+// admin request when it arrives (through the switch's route table, from the controllers' port),
+// its answer after the way back. What the Core's failure handling must respect (the controller
+// lease a ping renews on arrival, a standby's takeover grace) is the servers' own; the rack only
+// scripts the failures (a cut server, a switch that answers nothing, lost ping answers) and
+// observes the servers (heldFrom, tookOverAt, grace).
 type fakeRack struct {
 	t        *testing.T
 	rng      *rand.Rand
@@ -27,31 +35,46 @@ type fakeRack struct {
 	maxDelay time.Duration
 	timeout  time.Duration // the shell's deadline for an answer (ErrTimeout)
 
-	pipeline   bool
-	cookie     uint64
+	sw coreSwitch
+	// switchDown: the switch processes and answers nothing (its P4Runtime stream too).
 	switchDown bool
 	// replyLoss is the probability that a ping's answer from the server on port 1 is lost (the
 	// ping itself arrived).
 	replyLoss float64
-	// busy[lock] is how many more yields of lock find its server's queue not drained.
-	busy map[uint32]int
+	// busy[lock] is how many more yields of lock find its server's queue not drained: a client
+	// holds the lock at its server from the first yield and releases it after the busy-th.
+	busy    map[uint32]int
+	holders map[uint32]*fakeHolder
 	// onEffect, if set, sees every effect when the Core emits it.
 	onEffect func(Effect)
-	srv      map[uint16]*fakeServer
-	port     map[uint16]int // the port the switch sends server n's traffic to
-	entries  map[uint32]dataplane.LockEntry
+	srv      map[int]*fakeServer // by port
+	// admin collects the answer of the server admin request being carried out (its txn).
+	admin struct {
+		txn  uint64
+		got  bool
+		msg  wire.Fields
+		body []byte
+	}
 }
 
-// fakeServer is a lock server (or a standby) as the failure handling sees it.
+// fakeServer is a lock server process (a server or a standby) on a switch port.
 type fakeServer struct {
-	port       int
-	standby    bool
-	cut        bool      // cut off: nothing reaches it or comes from it (it may still grant)
-	leaseUntil time.Time // its controller lease
-	// A standby: when the takeover reached it and the grace it was given.
+	port    int
+	standby bool // started as a standby
+	cut     bool // cut off: nothing reaches it or comes from it (it may still grant)
+	core    *srvcore.Core
+	// heldFrom is when the core began holding every grant (its controller lease ran out), zero
+	// while it may grant.
+	heldFrom time.Time
+	// A standby: when the takeover reached it and the grace its core holds grants for.
 	tookOverAt time.Time
 	grace      time.Duration
-	epoch      uint64
+}
+
+// fakeHolder is a client holding a busy lock at its server.
+type fakeHolder struct {
+	txn, token uint64
+	srv        *fakeServer
 }
 
 type ev struct {
@@ -80,10 +103,12 @@ func (h *evHeap) Pop() any {
 
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
-// testConfig is a rack of two servers (ports 1, 2) with standbys (ports 11, 12).
+// testConfig is a rack of two servers (ports 1, 2) with standbys (ports 11, 12), its switch
+// program sized to 16 lock indices and 32 slots.
 func testConfig() Config {
 	sw := netip.MustParseAddr("10.0.0.254")
 	cfg := Config{
+		Sizing: dataplane.Sizing{Locks: 16, PartBits: 3},
 		Rack: dataplane.Rack{Key: 0x5eed, SwitchIP: sw, SwitchMAC: dataplane.MAC{2, 0, 0, 0, 0, 1},
 			DefaultLease: 100 * time.Millisecond, MaxLease: 200 * time.Millisecond},
 		Cookie:      7,
@@ -109,21 +134,32 @@ func newFakeRack(t *testing.T, cfg Config, seed uint64) *fakeRack {
 		t.Fatal(err)
 	}
 	r := &fakeRack{t: t, rng: rand.New(rand.NewPCG(seed, 1)), core: c, cfg: c.cfg, now: t0, maxDelay: time.Millisecond,
-		timeout: 50 * time.Millisecond, srv: map[uint16]*fakeServer{}, port: map[uint16]int{},
-		entries: map[uint32]dataplane.LockEntry{}, busy: map[uint32]int{}}
+		timeout: 50 * time.Millisecond, srv: map[int]*fakeServer{}, busy: map[uint32]int{},
+		holders: map[uint32]*fakeHolder{}}
+	r.sw = coreSwitch{cfg: &r.cfg, now: func() time.Time { return r.now }}
+	add := func(port int, standby bool) {
+		// The instance is the port: the ping answers say which process answered.
+		core, err := newServerCore(&r.cfg, uint32(port), standby, 0, 0, r.mono())
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.srv[port] = &fakeServer{port: port, standby: standby, core: core}
+	}
 	for _, s := range cfg.Servers {
-		r.srv[uint16(s.Port)] = &fakeServer{port: s.Port, leaseUntil: t0.Add(cfg.ServerLease)}
-		r.port[s.Num] = s.Port
+		add(s.Port, false)
 	}
 	for _, s := range cfg.Standbys {
-		r.srv[uint16(s.Port)] = &fakeServer{port: s.Port, standby: true}
+		add(s.Port, true)
 	}
 	r.step(Primary{IsPrimary: true})
 	return r
 }
 
 // serverAt returns the server process on port p.
-func (r *fakeRack) serverAt(p int) *fakeServer { return r.srv[uint16(p)] }
+func (r *fakeRack) serverAt(p int) *fakeServer { return r.srv[p] }
+
+// mono is the rack's monotonic clock (ns since t0), the servers' now.
+func (r *fakeRack) mono() int64 { return r.now.Sub(t0).Nanoseconds() }
 
 func (r *fakeRack) at(at time.Time, fn func()) {
 	r.seq++
@@ -152,102 +188,260 @@ func (r *fakeRack) handle(e Effect) {
 		r.onEffect(e)
 	}
 	rtt := r.delay() + r.delay()
+	r.sw.down = r.switchDown
 	switch e := e.(type) {
 	case Write:
-		for _, u := range e.Updates {
-			switch {
-			case u.Entity.Server != nil:
-				r.port[u.Entity.ServerNum] = u.Entity.Server.Port
-			case u.Entity.Lock != nil && u.Op == Delete:
-				delete(r.entries, u.Entity.Lock.Lock)
-			case u.Entity.Lock != nil:
-				r.entries[u.Entity.Lock.Lock] = *u.Entity.Lock
-			}
-		}
-		r.answer(rtt, Result{ID: e.ID})
+		r.answer(rtt, Result{ID: e.ID, Err: r.sw.write(e)})
 	case PushPipeline:
-		r.pipeline = true
-		r.answer(rtt, Result{ID: e.ID})
-	case GetPipeline:
-		r.answer(rtt, Result{ID: e.ID, HasPipeline: r.pipeline})
-	case ReadLocks:
-		res := Result{ID: e.ID, Hits: map[uint32]uint64{}}
-		for _, le := range r.entries {
-			res.Locks = append(res.Locks, le)
-		}
-		r.answer(rtt, res)
-	case SwitchAdmin:
 		if r.switchDown {
-			r.timeoutOf(e.ID)
+			r.answer(rtt, Result{ID: e.ID, Err: errUnavailable})
 			return
 		}
-		rep := dataplane.AdminReply{Op: e.Req.Op, Result: dataplane.AdminOK, Lock: e.Req.Lock}
-		switch e.Req.Op {
-		case wire.AdminSwitchSetCookie:
-			r.cookie = e.Req.Value
-			rep.Value = e.Req.Value
-		case wire.AdminSwitchGetCookie:
-			rep.Value = r.cookie
+		if err := r.sw.load(); err != nil {
+			r.t.Fatal(err)
+		}
+		r.answer(rtt, Result{ID: e.ID})
+	case GetPipeline:
+		if r.switchDown {
+			r.answer(rtt, Result{ID: e.ID, Err: errUnavailable})
+			return
+		}
+		r.answer(rtt, Result{ID: e.ID, HasPipeline: r.sw.dp != nil})
+	case ReadLocks:
+		r.answer(rtt, r.sw.readLocks(e.ID))
+	case SwitchAdmin:
+		rep, outs, ok, err := r.sw.admin(e.Req)
+		if err != nil {
+			r.t.Fatal(err)
+		}
+		r.switchOut(outs)
+		if !ok {
+			r.timeoutOf(e.ID)
+			return
 		}
 		r.answer(rtt, Result{ID: e.ID, Admin: rep})
 	case ServerAdmin:
-		s := r.serverAt(r.port[e.Server])
-		if r.switchDown || s == nil || s.cut {
-			r.timeoutOf(e.ID)
-			return
-		}
+		sent := r.now
 		there := r.now.Add(r.delay())
 		back := there.Add(r.delay())
-		msg := e.Msg
-		rep := wire.Fields{Op: wire.OpAdmin, Status: msg.Status, Flags: wire.FlagReply, Lock: msg.Lock, Txn: msg.Txn,
-			Timestamp: msg.Timestamp, Token: msg.Token}
-		lost := false
-		switch msg.Status {
-		case wire.AdminPing:
-			rep.Token, rep.LeaseMicros = s.epoch, uint32(s.port)
-			if !s.standby && !s.tookOverAt.IsZero() {
-				rep.Priority = wire.PingServing
-			}
-			lost = s.port == 1 && r.rng.Float64() < r.replyLoss
-			r.at(there, func() {
-				if !s.cut && r.cfg.ServerLease > 0 && there.Add(r.cfg.ServerLease).After(s.leaseUntil) {
-					s.leaseUntil = there.Add(r.cfg.ServerLease)
-				}
-			})
-		case wire.AdminTakeover:
-			s.epoch = max(s.epoch+1, msg.Token+1)
-			rep.Token = s.epoch
-			grace := time.Duration(msg.LeaseMicros) * time.Microsecond
-			r.at(there, func() {
-				if s.standby {
-					s.standby, s.tookOverAt, s.grace = false, there, grace
-				}
-			})
-		case wire.AdminYield:
-			rep.LeaseMicros, rep.Slots = 0, 0
-			if r.busy[msg.Lock] > 0 {
-				r.busy[msg.Lock]--
-				rep.LeaseMicros = 1 // a holder left
-			}
-		case wire.AdminResidents, wire.AdminStats:
-			rep.Slots = 0
-		}
-		if lost {
-			r.timeoutOf(e.ID)
-			return
-		}
-		sent := r.now
-		r.at(back, func() {
-			if s.cut {
-				// Cut off after it answered: the answer is lost on the way.
-				r.at(sent.Add(r.timeout), func() { r.step(Result{ID: e.ID, Err: ErrTimeout}) })
+		lossy := e.Msg.Status == wire.AdminPing && r.rng.Float64() < r.replyLoss
+		timeout := func() { r.at(sent.Add(r.timeout), func() { r.step(Result{ID: e.ID, Err: ErrTimeout}) }) }
+		r.at(there, func() {
+			s, rep, body, ok := r.serverAdmin(e.Server, e.Msg)
+			if !ok || (lossy && s.port == 1) {
+				timeout()
 				return
 			}
-			r.step(Result{ID: e.ID, Server: rep})
+			r.at(back, func() {
+				if s.cut {
+					timeout() // cut off after it answered: the answer is lost on the way
+					return
+				}
+				r.step(Result{ID: e.ID, Server: rep, Body: body})
+			})
 		})
 	default:
 		r.t.Fatalf("unexpected effect %v", e)
 	}
+}
+
+// serverAdmin sends a controller's admin request to server n's address through the switch and
+// returns the process that answered and its answer; ok is false when none comes.
+func (r *fakeRack) serverAdmin(n uint16, m wire.Fields) (s *fakeServer, rep wire.Fields, body []byte, ok bool) {
+	r.sw.down = r.switchDown
+	var dst netip.AddrPort
+	for _, sv := range r.cfg.Servers {
+		if sv.Num == n {
+			dst = sv.Addr
+		}
+	}
+	if !r.sw.running() || !dst.IsValid() {
+		return nil, rep, nil, false
+	}
+	outs, err := r.sw.process(rackCtlPort, rackFrame(&r.cfg, rackCtl, dst, &m))
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	r.admin.txn, r.admin.got = m.Txn, false
+	defer func() { r.admin.txn = 0 }()
+	for _, o := range outs {
+		p := r.srv[o.Port]
+		if p == nil || p.cut {
+			continue
+		}
+		if m.Status == wire.AdminYield {
+			r.holdBusy(p, m.Lock)
+		}
+		var fr udpframe.Frame
+		var mm wire.Fields
+		if !parseFrame(o.Data, &fr, &mm) {
+			continue
+		}
+		before := p.core.GraceEnd()
+		r.serve(p, fr.Payload, fr.Src)
+		if !r.admin.got {
+			continue
+		}
+		if m.Status == wire.AdminTakeover && p.standby && p.tookOverAt.IsZero() && p.core.GraceEnd() != before {
+			p.tookOverAt = r.now
+			p.grace = time.Duration(p.core.GraceEnd() - r.mono())
+		}
+		if m.Status == wire.AdminYield {
+			r.releaseBusy(m.Lock)
+		}
+		return p, r.admin.msg, r.admin.body, true
+	}
+	return nil, rep, nil, false
+}
+
+// holdBusy makes a client hold a busy lock at its server p before its first yield arrives.
+func (r *fakeRack) holdBusy(p *fakeServer, lock uint32) {
+	if r.busy[lock] == 0 || r.holders[lock] != nil {
+		return
+	}
+	h := &fakeHolder{txn: uint64(lock) + 1000, srv: p}
+	r.holders[lock] = h
+	addr := r.addrOf(p)
+	m := wire.Fields{Op: wire.OpAcquire, Mode: wire.Exclusive, Lock: lock, Txn: h.txn, Timestamp: uint64(r.mono())}
+	r.serve(p, rackFrame(&r.cfg, rackClient, addr, &m)[udpframe.HeaderLen:], rackClient)
+	if h.token == 0 {
+		r.t.Fatalf("busy lock %d: its client was not granted at port %d", lock, p.port)
+	}
+}
+
+// releaseBusy counts a yield of a busy lock; after the last one its client releases.
+func (r *fakeRack) releaseBusy(lock uint32) {
+	h := r.holders[lock]
+	if h == nil || r.busy[lock] == 0 {
+		return
+	}
+	if r.busy[lock]--; r.busy[lock] > 0 {
+		return
+	}
+	m := wire.Fields{Op: wire.OpRelease, Mode: wire.Exclusive, Lock: lock, Txn: h.txn, Token: h.token,
+		Timestamp: uint64(r.mono())}
+	r.serve(h.srv, rackFrame(&r.cfg, rackClient, r.addrOf(h.srv), &m)[udpframe.HeaderLen:], rackClient)
+}
+
+// serve hands a datagram from from to s's core and carries out what it asks: answers to the
+// controller are collected, grants to the busy locks' clients remembered, what goes to the
+// switch sent through it; the epoch to persist is acknowledged at once.
+func (r *fakeRack) serve(s *fakeServer, payload []byte, from netip.AddrPort) {
+	var out srvcore.Out
+	s.core.Handle(r.mono(), payload, from, &out)
+	r.apply(s, &out)
+}
+
+func (r *fakeRack) apply(s *fakeServer, out *srvcore.Out) {
+	for _, e := range out.Sends {
+		r.send(s, e.To, e.Msg, nil)
+	}
+	for _, b := range out.Bodies {
+		r.send(s, b.To, b.Msg, b.Data)
+	}
+	if e := out.Persist; e != 0 {
+		var more srvcore.Out
+		s.core.Persisted(r.mono(), e, &more)
+		r.apply(s, &more)
+	}
+	r.watchHold(s)
+}
+
+func (r *fakeRack) send(s *fakeServer, to netip.AddrPort, m wire.Fields, body []byte) {
+	switch {
+	case to == rackCtl:
+		if r.admin.txn == m.Txn && !r.admin.got {
+			r.admin.got, r.admin.msg, r.admin.body = true, m, body
+		}
+	case m.Op == wire.OpGrant:
+		if h := r.holders[m.Lock]; h != nil && h.txn == m.Txn {
+			h.token = m.Token
+		}
+	case m.Op == wire.OpPushBack && !s.cut:
+		r.sw.down = r.switchDown
+		if !r.sw.running() {
+			return
+		}
+		outs, err := r.sw.process(s.port, rackFrame(&r.cfg, r.addrOf(s), to, &m))
+		if err != nil {
+			r.t.Fatal(err)
+		}
+		r.switchOut(outs)
+	}
+}
+
+// addrOf returns the address of s's server (a standby's: the server it stands by for).
+func (r *fakeRack) addrOf(s *fakeServer) netip.AddrPort {
+	n := uint16(0)
+	for _, sv := range r.cfg.Servers {
+		if sv.Port == s.port {
+			n = sv.Num
+		}
+	}
+	for _, sb := range r.cfg.Standbys {
+		if sb.Port == s.port {
+			n = sb.Num
+		}
+	}
+	for _, sv := range r.cfg.Servers {
+		if sv.Num == n {
+			return sv.Addr
+		}
+	}
+	return netip.AddrPort{}
+}
+
+// switchOut delivers what the switch sent out to the server processes (queue-empties,
+// overflows); the rest (answers to clients) goes nowhere.
+func (r *fakeRack) switchOut(outs []engine.Output) {
+	for _, o := range outs {
+		s := r.srv[o.Port]
+		if s == nil || s.cut {
+			continue
+		}
+		var fr udpframe.Frame
+		var m wire.Fields
+		if parseFrame(o.Data, &fr, &m) && (m.Op == wire.OpQueueEmpty || m.Op == wire.OpOverflow) {
+			r.serve(s, fr.Payload, fr.Src)
+		}
+	}
+}
+
+// watchHold notes when s's core began holding every grant.
+func (r *fakeRack) watchHold(s *fakeServer) {
+	switch held := s.core.Holding(); {
+	case held && s.heldFrom.IsZero():
+		s.heldFrom = r.now
+	case !held:
+		s.heldFrom = time.Time{}
+	}
+}
+
+// tickServers runs the servers' cores whose deadline has come; it reports whether one ran.
+func (r *fakeRack) tickServers() bool {
+	ran := false
+	for _, port := range sortedKeys(r.srv) {
+		s := r.srv[port]
+		if d := s.core.NextDeadline(); d != math.MaxInt64 && d <= r.mono() {
+			var out srvcore.Out
+			s.core.Tick(r.mono(), &out)
+			r.apply(s, &out)
+			ran = true
+		}
+	}
+	return ran
+}
+
+// serverDeadline returns the servers' earliest deadline (zero: none).
+func (r *fakeRack) serverDeadline() time.Time {
+	d := int64(math.MaxInt64)
+	for _, s := range r.srv {
+		d = min(d, s.core.NextDeadline())
+	}
+	if d == math.MaxInt64 {
+		return time.Time{}
+	}
+	return t0.Add(time.Duration(d))
 }
 
 // run lets time pass until end, calling watch after every step.
@@ -260,11 +454,15 @@ func (r *fakeRack) run(end time.Time, watch func()) {
 		if d := r.core.NextDeadline(); !d.IsZero() && d.Before(next) {
 			next = d
 		}
+		if d := r.serverDeadline(); !d.IsZero() && d.Before(next) {
+			next = d
+		}
 		if next.Before(r.now) {
 			next = r.now
 		}
 		if next.After(end) || (next.Equal(end) && (len(r.q) == 0 || r.q[0].at.After(end))) {
 			r.now = end
+			r.tickServers()
 			r.step(Tick{})
 			if watch != nil {
 				watch()
@@ -272,10 +470,12 @@ func (r *fakeRack) run(end time.Time, watch func()) {
 			return
 		}
 		r.now = next
-		if len(r.q) > 0 && !r.q[0].at.After(r.now) {
+		switch {
+		case len(r.q) > 0 && !r.q[0].at.After(r.now):
 			e := heap.Pop(&r.q).(ev)
 			e.fn()
-		} else {
+		case r.tickServers():
+		default:
 			r.step(Tick{})
 		}
 		if watch != nil {

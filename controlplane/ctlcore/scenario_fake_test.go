@@ -3,7 +3,6 @@ package ctlcore
 import (
 	"cmp"
 	"container/heap"
-	"errors"
 	"fmt"
 	"math"
 	"net/netip"
@@ -13,10 +12,8 @@ import (
 
 	"github.com/netlock-go/netlock/bmv2/engine"
 	"github.com/netlock-go/netlock/internal/udpframe"
-	"github.com/netlock-go/netlock/lockcore"
 	"github.com/netlock-go/netlock/lockserver/srvcore"
 	"github.com/netlock-go/netlock/p4/dataplane"
-	"github.com/netlock-go/netlock/p4/dataplane/dpengine"
 	"github.com/netlock-go/netlock/wire"
 )
 
@@ -51,7 +48,7 @@ type scriptRack struct {
 	now     time.Time
 	timeout time.Duration // the shell's deadline for an answer
 
-	sw     rackSwitch
+	sw     coreSwitch
 	procs  []*rackProc       // the servers, then their standbys
 	home   map[uint32]uint16 // the server number a client addresses for a lock
 	grants map[uint32][]*heldGrant
@@ -76,13 +73,6 @@ type scriptRack struct {
 	seq    uint64
 	out    func(format string, args ...any) // prints a line of the command's output
 	bad    int                              // violations seen
-}
-
-// rackSwitch is the switch: the program loaded by the last pipeline push (nil: none), or down.
-type rackSwitch struct {
-	down  bool
-	dp    *dpengine.Switch
-	admID uint16
 }
 
 // heldGrant is one grant the oracle recorded.
@@ -142,21 +132,10 @@ func (f *scriptRack) print(tr *reqTrace, summary string, first bool) {
 	}
 }
 
-// Addresses and ports of the rack (see scriptRack).
-var (
-	scnClient  = netip.AddrPortFrom(netip.MustParseAddr("10.0.1.1"), 40000)
-	scnTraffic = netip.AddrPortFrom(netip.MustParseAddr("10.0.1.2"), 40000)
-	scnCtl     = netip.AddrPortFrom(netip.MustParseAddr("10.0.2.1"), 9000)
-)
-
-const (
-	scnHostPort = 20
-	scnCtlPort  = 30
-)
-
 func newScriptRack(cfg Config, now time.Time, timeout time.Duration, out func(string, ...any)) (*scriptRack, error) {
 	f := &scriptRack{cfg: cfg, sb: cfg.sizing().SlotBits(), now: now, timeout: timeout, out: out,
 		home: map[uint32]uint16{}, grants: map[uint32][]*heldGrant{}, maxTok: map[uint32]uint64{}}
+	f.sw = coreSwitch{cfg: &f.cfg, now: func() time.Time { return f.now }}
 	for _, s := range cfg.Servers {
 		p := &rackProc{name: fmt.Sprintf("server %d", s.Num), num: s.Num, port: s.Port, instance: uint32(s.Num)}
 		if err := f.startProc(p, 0, 0); err != nil {
@@ -181,18 +160,7 @@ func (f *scriptRack) mono() int64 { return f.now.Sub(t0).Nanoseconds() }
 // startProc starts p's process (again): a fresh srvcore.Core at epoch, holding every grant for
 // grace.
 func (f *scriptRack) startProc(p *rackProc, epoch uint64, grace time.Duration) error {
-	c, err := srvcore.New(srvcore.Config{
-		Shards:          1,
-		Core:            lockcore.Config{DefaultLease: f.cfg.Rack.DefaultLease, MaxLease: f.cfg.Rack.MaxLease},
-		Key:             wire.Key(f.cfg.Rack.Key),
-		Peers:           srvcore.Peers{Switches: []string{f.cfg.Rack.SwitchIP.String()}, Controllers: []string{scnCtl.Addr().String()}},
-		Epoch:           epoch,
-		Start:           f.mono(),
-		Grace:           grace,
-		Standby:         p.standby,
-		ControllerLease: f.cfg.ServerLease,
-		Instance:        p.instance,
-	})
+	c, err := newServerCore(&f.cfg, p.instance, p.standby, epoch, grace, f.mono())
 	if err != nil {
 		return fmt.Errorf("%s: %w", p.name, err)
 	}
@@ -241,97 +209,46 @@ func (f *scriptRack) ms(t time.Time) string { return t.Sub(t0).String() }
 
 // frames
 
-// frame builds a datagram from src to dst (a control message carries the rack key).
-func (f *scriptRack) frame(src, dst netip.AddrPort, m *wire.Fields) []byte {
-	n := wire.Len
-	if m.Op.IsControl() {
-		n = wire.ControlLen
-	}
-	var buf [wire.ControlLen]byte
-	wire.Header(buf[:]).Encode(m)
-	if m.Op.IsControl() {
-		wire.SetRackKey(buf[:], f.cfg.Rack.Key)
-	}
-	return udpframe.Append(nil, udpframe.Endpoint{Addr: src}, udpframe.Endpoint{MAC: f.cfg.Rack.SwitchMAC, Addr: dst}, buf[:n])
-}
-
-func parseFrame(b []byte, fr *udpframe.Frame, m *wire.Fields) bool {
-	if udpframe.Parse(b, fr) != nil {
-		return false
-	}
-	h, err := wire.Parse(fr.Payload)
-	if err != nil {
-		return false
-	}
-	h.Decode(m)
-	return true
-}
-
 // the switch
-
-// running reports whether the switch processes packets: up, with a pipeline.
-func (f *scriptRack) running() bool { return !f.sw.down && f.sw.dp != nil }
-
-// load loads a fresh program (empty tables, zero registers), keeping the clone sessions: the
-// pipeline push (bmv2 keeps its packet replication engine across one).
-func (f *scriptRack) load() error {
-	dp, err := dpengine.Load(f.cfg.sizing(), engine.Config{TofinoConstraints: true, Now: func() time.Time { return f.now }})
-	if err != nil {
-		return fmt.Errorf("loading the switch: %w", err)
-	}
-	if f.sw.dp != nil {
-		dp.CopyPRE(f.sw.dp.Switch)
-	}
-	f.sw.dp = dp
-	return nil
-}
 
 // switchIn runs frame, arrived on port, through the switch and sends on what it sends out. It
 // reports false when the switch does not process it (down, no pipeline).
 func (f *scriptRack) switchIn(port int, frame []byte) bool {
-	if !f.running() {
+	if !f.sw.running() {
 		return false
 	}
 	var in wire.Fields
 	var fr udpframe.Frame
 	inOK := parseFrame(frame, &fr, &in)
-	res, err := f.sw.dp.Process(port, frame)
+	outs, err := f.sw.process(port, frame)
 	if err != nil {
 		f.bad++
-		f.out("  VIOLATION the switch failed a packet: %v", err)
+		f.out("  VIOLATION %v", err)
 		return true
 	}
-	f.switchOut(res.Out, inOK && in.Op != wire.OpGrant)
+	f.switchOut(outs, inOK && in.Op != wire.OpGrant)
 	return true
 }
 
 // switchOut sends on the packets the switch sent out; switchGrants says whether a grant among
 // them was made by the switch (not a server's grant it routed).
 func (f *scriptRack) switchOut(outs []engine.Output, switchGrants bool) {
-	type pkt struct {
-		port int
-		data []byte
-	}
-	var ps []pkt
 	for _, o := range outs {
-		ps = append(ps, pkt{o.Port, slices.Clone(o.Data)})
-	}
-	for _, o := range ps {
 		var m wire.Fields
 		var fr udpframe.Frame
-		if !parseFrame(o.data, &fr, &m) {
+		if !parseFrame(o.Data, &fr, &m) {
 			continue
 		}
 		if m.Op == wire.OpGrant && switchGrants {
 			f.grant(m, "switch")
 		}
-		f.deliver(o.port, o.data, &fr, &m)
+		f.deliver(o.Port, o.Data, &fr, &m)
 	}
 }
 
 // deliver hands a frame that left the switch on port to what is there.
 func (f *scriptRack) deliver(port int, data []byte, fr *udpframe.Frame, m *wire.Fields) {
-	if port == scnHostPort {
+	if port == rackHostPort {
 		f.client(m)
 		return
 	}
@@ -388,8 +305,8 @@ func (f *scriptRack) client(m *wire.Fields) {
 
 // senderOf names who sent an answer to a client: the switch for a lock in its table.
 func (f *scriptRack) senderOf(m *wire.Fields) string {
-	if f.running() {
-		if _, ok := f.switchLock(m.Lock); ok {
+	if f.sw.running() {
+		if _, ok := f.sw.switchLock(m.Lock); ok {
 			return "the switch"
 		}
 	}
@@ -437,7 +354,7 @@ func (f *scriptRack) apply(p *rackProc, out *srvcore.Out) {
 // send sends a datagram of p: an answer to the controller comes back out of band, the rest goes
 // into the switch on p's port (echo later).
 func (f *scriptRack) send(p *rackProc, to netip.AddrPort, m wire.Fields, body []byte) {
-	if to == scnCtl {
+	if to == rackCtl {
 		if f.admin.txn == m.Txn && !f.admin.got {
 			f.admin.got, f.admin.msg, f.admin.body = true, m, slices.Clone(body)
 		}
@@ -447,9 +364,9 @@ func (f *scriptRack) send(p *rackProc, to netip.AddrPort, m wire.Fields, body []
 		return
 	}
 	addr, _ := f.serverAddr(p.num)
-	frame := f.frame(addr, to, &m)
+	frame := rackFrame(&f.cfg, addr, to, &m)
 	f.at(f.now.Add(p.echo), func() {
-		if m.Op == wire.OpPushBack && f.running() {
+		if m.Op == wire.OpPushBack && f.sw.running() {
 			switch {
 			case wire.IsReservedLock(m.Lock):
 				f.out("  %s echoes the barrier of staging %d", p.name, m.Lock-wire.ReservedLockBase)
@@ -542,7 +459,7 @@ const trafficTxn = 1 << 40
 func (f *scriptRack) lockAddr(id uint32) (uint16, netip.AddrPort, bool) {
 	n, ok := f.home[id]
 	if !ok {
-		e, ok := f.switchLock(id)
+		e, ok := f.sw.switchLock(id)
 		if !ok {
 			return 0, netip.AddrPort{}, false
 		}
@@ -563,13 +480,13 @@ func (f *scriptRack) request(n uint16, dst netip.AddrPort, src netip.AddrPort, m
 	if direct {
 		p := f.proc(fmt.Sprintf("server %d", n))
 		tr.reached = p
-		f.handle(p, f.frame(src, dst, &m)[udpframe.HeaderLen:], src)
+		f.handle(p, rackFrame(&f.cfg, src, dst, &m)[udpframe.HeaderLen:], src)
 		return tr
 	}
-	if f.running() {
-		_, tr.switchLck = f.switchLock(m.Lock)
+	if f.sw.running() {
+		_, tr.switchLck = f.sw.switchLock(m.Lock)
 	}
-	if !f.switchIn(scnHostPort, f.frame(src, dst, &m)) {
+	if !f.switchIn(rackHostPort, rackFrame(&f.cfg, src, dst, &m)) {
 		tr.lost = "the switch is down"
 	}
 	return tr
@@ -584,7 +501,7 @@ func (f *scriptRack) acquire(id uint32, txn uint64, lease time.Duration, direct 
 	f.ts++
 	m := wire.Fields{Op: wire.OpAcquire, Mode: wire.Exclusive, Lock: id, Txn: txn, Timestamp: f.ts,
 		LeaseMicros: uint32(lease / time.Microsecond)}
-	tr := f.request(n, dst, scnClient, m, direct)
+	tr := f.request(n, dst, rackClient, m, direct)
 	held := false
 	for _, g := range f.grants[id] {
 		held = held || (g.txn == txn && g.live(f.now))
@@ -634,7 +551,7 @@ func (f *scriptRack) release(id uint32, txn uint64, direct bool) error {
 	}
 	f.ts++
 	m := wire.Fields{Op: wire.OpRelease, Mode: wire.Exclusive, Lock: id, Txn: txn, Token: g.token, Timestamp: f.ts}
-	tr := f.request(n, dst, scnClient, m, direct)
+	tr := f.request(n, dst, rackClient, m, direct)
 	var sum string
 	switch {
 	case tr.lost != "":
@@ -657,7 +574,7 @@ func (f *scriptRack) release(id uint32, txn uint64, direct bool) error {
 // acquires (the first declaring declared), whose holder renews its lease (lease probes) until
 // they add up to n with the releases that end them one after the other.
 func (f *scriptRack) traffic(id uint32, n, depth, declared uint64) error {
-	if e, ok := f.switchLock(id); ok && f.running() {
+	if e, ok := f.sw.switchLock(id); ok && f.sw.running() {
 		t, err := f.sw.dp.Table(dataplane.TableLock)
 		if err != nil {
 			return err
@@ -684,7 +601,7 @@ func (f *scriptRack) traffic(id uint32, n, depth, declared uint64) error {
 		if k == 0 {
 			m.Slots = uint16(declared)
 		}
-		tr := f.request(srv, dst, scnTraffic, m, false)
+		tr := f.request(srv, dst, rackTraffic, m, false)
 		f.print(tr, "", false)
 		if tr.reached == nil || tr.reached.cut {
 			return fmt.Errorf("lock %d: no server to count its traffic", id)
@@ -703,7 +620,7 @@ func (f *scriptRack) traffic(id uint32, n, depth, declared uint64) error {
 		return err
 	}
 	for range n - 2*depth {
-		f.print(f.request(srv, dst, scnTraffic, wire.Fields{Op: wire.OpLeaseProbe, Mode: wire.Exclusive, Lock: id,
+		f.print(f.request(srv, dst, rackTraffic, wire.Fields{Op: wire.OpLeaseProbe, Mode: wire.Exclusive, Lock: id,
 			Txn: base, Token: g.token}, false), "", false)
 	}
 	for k := range depth {
@@ -713,18 +630,13 @@ func (f *scriptRack) traffic(id uint32, n, depth, declared uint64) error {
 		}
 		g.ended = true
 		f.ts++
-		f.print(f.request(srv, dst, scnTraffic, wire.Fields{Op: wire.OpRelease, Mode: wire.Exclusive, Lock: id,
+		f.print(f.request(srv, dst, rackTraffic, wire.Fields{Op: wire.OpRelease, Mode: wire.Exclusive, Lock: id,
 			Txn: base + k, Token: g.token, Timestamp: f.ts}, false), "", false)
 	}
 	return nil
 }
 
 // answering effects
-
-var (
-	errUnavailable = errors.New("switch unavailable")
-	errNotPrimary  = errors.New("permission denied: not the primary controller")
-)
 
 // answer carries out e in the rack and returns its Result, how long after now the shell would
 // deliver it (the timeout, for a request nobody answers) and a description for the output.
@@ -740,7 +652,7 @@ func (f *scriptRack) answer(from string, e Effect) (Result, time.Duration, strin
 	}
 	switch e := e.(type) {
 	case Write:
-		if err := f.write(e); err != nil {
+		if err := f.sw.write(e); err != nil {
 			return Result{ID: e.ID, Err: err}, 0, "error: " + err.Error()
 		}
 		return Result{ID: e.ID}, 0, "ok"
@@ -748,7 +660,7 @@ func (f *scriptRack) answer(from string, e Effect) (Result, time.Duration, strin
 		if f.sw.down {
 			return unavailable(e.ID)
 		}
-		if err := f.load(); err != nil {
+		if err := f.sw.load(); err != nil {
 			return Result{ID: e.ID, Err: err}, 0, "error: " + err.Error()
 		}
 		return Result{ID: e.ID}, 0, "ok"
@@ -761,16 +673,13 @@ func (f *scriptRack) answer(from string, e Effect) (Result, time.Duration, strin
 		}
 		return Result{ID: e.ID}, 0, "no pipeline"
 	case ReadLocks:
-		if !f.running() {
+		if !f.sw.running() {
 			return unavailable(e.ID)
 		}
-		res := Result{ID: e.ID, Hits: map[uint32]uint64{}}
+		res := f.sw.readLocks(e.ID)
 		var desc []string
-		locks, hits := f.lockTable()
-		for _, le := range locks {
-			res.Locks = append(res.Locks, le)
-			res.Hits[le.Lock] = hits[le.Lock]
-			desc = append(desc, fmt.Sprintf("[%s hits %d]", Entity{Lock: &le}, hits[le.Lock]))
+		for _, le := range res.Locks {
+			desc = append(desc, fmt.Sprintf("[%s hits %d]", Entity{Lock: &le}, res.Hits[le.Lock]))
 		}
 		if len(desc) == 0 {
 			return res, 0, "no entries"
@@ -806,221 +715,20 @@ func sortedKeys[K cmp.Ordered, V any](m map[K]V) []K {
 	return ks
 }
 
-// lockTable reads the switch's lock table and its direct counters, in lock order.
-func (f *scriptRack) lockTable() ([]dataplane.LockEntry, map[uint32]uint64) {
-	hits := map[uint32]uint64{}
-	if f.sw.dp == nil {
-		return nil, hits
-	}
-	t, err := f.sw.dp.Table(dataplane.TableLock)
-	if err != nil {
-		return nil, hits
-	}
-	var locks []dataplane.LockEntry
-	for _, e := range t.Entries() {
-		le, err := dataplane.ParseLockEntry(e.Match[0].Value, e.Action, e.Args)
-		if err != nil {
-			continue
-		}
-		locks = append(locks, le)
-		hits[le.Lock] = e.Packets
-	}
-	slices.SortFunc(locks, func(a, b dataplane.LockEntry) int { return cmp.Compare(a.Lock, b.Lock) })
-	return locks, hits
-}
-
-// switchLock returns the switch's entry of lock id.
-func (f *scriptRack) switchLock(id uint32) (dataplane.LockEntry, bool) {
-	if f.sw.dp == nil {
-		return dataplane.LockEntry{}, false
-	}
-	t, err := f.sw.dp.Table(dataplane.TableLock)
-	if err != nil {
-		return dataplane.LockEntry{}, false
-	}
-	e, err := t.Lookup(engine.Entry{Match: []engine.FieldMatch{{Name: dataplane.KeyLock, Value: dataplane.LockEntry{Lock: id}.Match()}}})
-	if err != nil {
-		return dataplane.LockEntry{}, false
-	}
-	le, err := dataplane.ParseLockEntry(e.Match[0].Value, e.Action, e.Args)
-	return le, err == nil
-}
-
-// write applies a Write to the switch's tables through the engine's runtime API (P4Runtime's
-// operations): an atomic one all or nothing, another update by update (the first refusal is the
-// error, as the shell reports a batch).
-func (f *scriptRack) write(w Write) error {
-	if f.sw.down {
-		return errUnavailable
-	}
-	if f.sw.dp == nil {
-		return errors.New("no pipeline")
-	}
-	if w.Atomic {
-		for _, u := range w.Updates {
-			if err := f.check(u); err != nil {
-				return err
-			}
-		}
-	}
-	var first error
-	for _, u := range w.Updates {
-		err := f.check(u)
-		if err == nil {
-			err = f.update(u)
-		}
-		if err != nil && first == nil {
-			first = err
-		}
-	}
-	return first
-}
-
-// tableKey returns the table of an entity and its key (ok false: the rack's default action or a
-// clone session).
-func (f *scriptRack) tableKey(e Entity) (*engine.Table, engine.Entry, bool, error) {
-	var name string
-	var key engine.Entry
-	switch {
-	case e.Server != nil:
-		name = dataplane.TableServers
-		key.Match = []engine.FieldMatch{{Name: dataplane.KeyServer, Value: dataplane.ServerMatch(e.ServerNum)}}
-	case e.Route != nil:
-		v, plen, err := dataplane.RouteMatch(e.Prefix)
-		if err != nil {
-			return nil, key, false, err
-		}
-		name = dataplane.TableRoute
-		key.Match = []engine.FieldMatch{{Name: dataplane.KeyRouteDst, Value: v, PrefixLen: plen}}
-	case e.Lock != nil:
-		name = dataplane.TableLock
-		key.Match = []engine.FieldMatch{{Name: dataplane.KeyLock, Value: e.Lock.Match()}}
-	case e.Tenant != nil:
-		name = dataplane.TableTenant
-		key.Match = []engine.FieldMatch{{Name: dataplane.KeyTenant, Value: dataplane.TenantMatch(e.Tenant.ID)}}
-	default:
-		return nil, key, false, nil
-	}
-	t, err := f.sw.dp.Table(name)
-	if err != nil {
-		return nil, key, false, err
-	}
-	return t, key, true, nil
-}
-
-// check says whether u can be applied: an insert of an entity that exists, or a modification or
-// deletion of one that does not, is refused (P4Runtime's ALREADY_EXISTS and NOT_FOUND).
-func (f *scriptRack) check(u Update) error {
-	e := u.Entity
-	if e.Rack != nil {
-		return nil
-	}
-	t, key, ok, err := f.tableKey(e)
-	if err != nil {
-		return err
-	}
-	var exists bool
-	if ok {
-		_, err := t.Lookup(key)
-		exists = err == nil
-	} else {
-		_, exists = f.sw.dp.CloneSessions()[dataplane.CloneSession(e.ClonePort)]
-	}
-	switch {
-	case u.Op == Insert && exists:
-		return fmt.Errorf("%w: %s", ErrAlreadyExists, e)
-	case u.Op != Insert && !exists:
-		return fmt.Errorf("%w: %s", ErrNotFound, e)
-	}
-	return nil
-}
-
-// update applies u (checked).
-func (f *scriptRack) update(u Update) error {
-	e := u.Entity
-	dp := f.sw.dp
-	if e.Rack != nil {
-		return dp.SetRack(*e.Rack)
-	}
-	t, key, ok, err := f.tableKey(e)
-	if err != nil {
-		return err
-	}
-	if !ok {
-		if u.Op == Delete {
-			dp.DeleteCloneSession(dataplane.CloneSession(e.ClonePort))
-		} else {
-			dp.AddPortSession(e.ClonePort)
-		}
-		return nil
-	}
-	if u.Op == Delete {
-		return t.Delete(key)
-	}
-	switch {
-	case e.Server != nil:
-		key.Action, key.Args, err = e.Server.Action()
-	case e.Route != nil:
-		key.Action, key.Args = e.Route.Action()
-	case e.Lock != nil:
-		if err := e.Lock.Validate(dp.Sizing); err != nil {
-			return err
-		}
-		key.Action, key.Args = e.Lock.Action()
-	case e.Tenant != nil:
-		key.Action, key.Args = dataplane.TenantAction(e.Tenant.Meter)
-	}
-	if err != nil {
-		return err
-	}
-	if u.Op == Insert {
-		err = t.Insert(key)
-	} else {
-		err = t.Modify(key)
-	}
-	if err != nil || e.Tenant == nil {
-		return err
-	}
-	m, err := dp.Meter(dataplane.MeterTenant)
-	if err != nil {
-		return err
-	}
-	perMicro := e.Tenant.Rate / 1e6
-	return m.SetRates(e.Tenant.Meter, engine.MeterConfig{CIR: perMicro, PIR: perMicro, CBS: e.Tenant.Burst, PBS: e.Tenant.Burst})
-}
-
 // switchAdmin sends an admin request through the switch's CPU port and returns its reply and a
 // description; ok is false when no reply comes (the switch is down, has no pipeline or drops the
 // packet).
 func (f *scriptRack) switchAdmin(q dataplane.AdminRequest) (dataplane.AdminReply, string, bool) {
-	if !f.running() {
-		return dataplane.AdminReply{}, "", false
-	}
-	f.sw.admID++
-	q.ID = f.sw.admID
-	cpu := f.cfg.sizing().CPUPort
-	res, err := f.sw.dp.Process(cpu, q.PacketOut(nil, f.cfg.Rack.Key))
+	rep, outs, ok, err := f.sw.admin(q)
 	if err != nil {
 		f.bad++
-		f.out("  VIOLATION the switch failed an admin packet: %v", err)
-		return dataplane.AdminReply{}, "", false
+		f.out("  VIOLATION %v", err)
 	}
-	var rep *dataplane.AdminReply
-	for _, pi := range res.PacketIn {
-		_, _, fr, err := dataplane.ParsePacketIn(pi)
-		if err != nil {
-			continue
-		}
-		if r, err := dataplane.ParseAdminReply(fr); err == nil && r.ID == q.ID && rep == nil {
-			rep = &r
-		}
-	}
-	outs := slices.Clone(res.Out)
-	if rep == nil {
+	if !ok {
 		f.switchOut(outs, true)
-		return dataplane.AdminReply{}, "", false
+		return rep, "", false
 	}
-	desc := f.describeAdmin(q, *rep)
+	desc := f.describeAdmin(q, rep)
 	if q.Op == wire.AdminSwitchForceRelease && rep.Result == dataplane.AdminOK {
 		for _, g := range f.grants[q.Lock] {
 			if g.txn == q.Txn && g.token == q.Token && g.by == "switch" {
@@ -1032,7 +740,7 @@ func (f *scriptRack) switchAdmin(q dataplane.AdminRequest) (dataplane.AdminReply
 	// A force-release or a set-buffered sends packets: the holder's reject, the next grant, a
 	// queue-empty.
 	f.switchOut(outs, true)
-	return *rep, desc, true
+	return rep, desc, true
 }
 
 // describeAdmin describes a switch admin reply.
@@ -1072,7 +780,7 @@ func (f *scriptRack) describeAdmin(q dataplane.AdminRequest, rep dataplane.Admin
 // none comes.
 func (f *scriptRack) serverAdmin(n uint16, m wire.Fields) (p *rackProc, rep wire.Fields, body []byte, ok bool) {
 	dst, found := f.serverAddr(n)
-	if !found || !f.running() {
+	if !found || !f.sw.running() {
 		return nil, rep, nil, false
 	}
 	f.admin.txn, f.admin.got, f.admin.body = m.Txn, false, nil
@@ -1081,13 +789,12 @@ func (f *scriptRack) serverAdmin(n uint16, m wire.Fields) (p *rackProc, rep wire
 		epochs[q] = q.core.Epoch()
 	}
 	defer func() { f.admin.txn = 0 }()
-	res, err := f.sw.dp.Process(scnCtlPort, f.frame(scnCtl, dst, &m))
+	outs, err := f.sw.process(rackCtlPort, rackFrame(&f.cfg, rackCtl, dst, &m))
 	if err != nil {
 		f.bad++
-		f.out("  VIOLATION the switch failed a packet: %v", err)
+		f.out("  VIOLATION %v", err)
 		return nil, rep, nil, false
 	}
-	outs := slices.Clone(res.Out)
 	for _, o := range outs {
 		q := f.procAt(o.Port)
 		if q == nil || q.cut {
@@ -1095,7 +802,7 @@ func (f *scriptRack) serverAdmin(n uint16, m wire.Fields) (p *rackProc, rep wire
 		}
 		var fr udpframe.Frame
 		var mm wire.Fields
-		if !parseFrame(slices.Clone(o.Data), &fr, &mm) {
+		if !parseFrame(o.Data, &fr, &mm) {
 			continue
 		}
 		f.handle(q, fr.Payload, fr.Src)
@@ -1165,17 +872,8 @@ func (f *scriptRack) describeAnswer(p *rackProc, m wire.Fields, body []byte) str
 
 // scripted failures
 
-// restartSwitch restarts the switch: it loses its pipeline, tables, clone sessions and registers
-// (keep: only its registers, the cookie among them).
-func (f *scriptRack) restartSwitch(keep bool) {
-	if !keep || f.sw.dp == nil {
-		f.sw.dp = nil
-		return
-	}
-	for _, r := range f.sw.dp.Registers() {
-		r.Reset()
-	}
-}
+// restartSwitch restarts the switch (coreSwitch.restart).
+func (f *scriptRack) restartSwitch(keep bool) { f.sw.restart(keep) }
 
 // restartProc starts a new instance of p's process: the next epoch (its state file's), term 0,
 // its locks' state and resident marks gone, a grace of max-lease.
@@ -1193,7 +891,7 @@ func (f *scriptRack) setEpoch(p *rackProc, e uint64) error {
 func (f *scriptRack) raiseTerm(p *rackProc, t uint64) {
 	addr, _ := f.serverAddr(p.num)
 	m := wire.Fields{Op: wire.OpAdmin, Status: wire.AdminPing, Txn: math.MaxUint64, Timestamp: t}
-	f.handle(p, f.frame(scnCtl, addr, &m)[udpframe.HeaderLen:], scnCtl)
+	f.handle(p, rackFrame(&f.cfg, rackCtl, addr, &m)[udpframe.HeaderLen:], rackCtl)
 }
 
 // describe prints the rack's state: the switch's entries and what a probe of each says, the
@@ -1205,7 +903,7 @@ func (f *scriptRack) describe(b *strings.Builder) {
 	case f.sw.dp == nil:
 		b.WriteString("switch: no pipeline\n")
 	default:
-		locks, hits := f.lockTable()
+		locks, hits := f.sw.lockTable()
 		save := f.out
 		f.out = func(string, ...any) {}
 		cookie, _, _ := f.switchAdmin(dataplane.AdminRequest{Op: wire.AdminSwitchGetCookie})

@@ -1,0 +1,5 @@
+//go:build !race
+
+package ctlcore
+
+const raceEnabled = false
