@@ -220,11 +220,21 @@ func (f *scriptRack) switchIn(port int, frame []byte) bool {
 	var in wire.Fields
 	var fr udpframe.Frame
 	inOK := parseFrame(frame, &fr, &in)
+	before, _ := f.sw.dp.Drops()
 	outs, err := f.sw.process(port, frame)
 	if err != nil {
 		f.bad++
 		f.out("  VIOLATION %v", err)
 		return true
+	}
+	// What the switch dropped of a scripted client's request or of an answer to it.
+	if after, _ := f.sw.dp.Drops(); inOK && in.Txn < trafficTxn {
+		for why := range after {
+			if after[why] > before[why] {
+				f.out("  the switch drops the %s of lock %d txn %d or its answer: %s", opName(in.Op), in.Lock, in.Txn,
+					dataplane.DropNames[why])
+			}
+		}
 	}
 	f.switchOut(outs, inOK && in.Op != wire.OpGrant)
 	return true
@@ -287,6 +297,12 @@ func opName(op wire.Op) string {
 		return "overflow"
 	case wire.OpQueueEmpty:
 		return "queue-empty"
+	case wire.OpGrant:
+		return "grant"
+	case wire.OpPushBack:
+		return "push-back"
+	case wire.OpReject:
+		return "reject"
 	}
 	return fmt.Sprintf("op %d", op)
 }

@@ -97,7 +97,8 @@ package ctlcore
 // with run it is followed by " -> " and the rack's answer (described from the reply the switch or
 // the server sent), with answer the line is "#ID -> ANSWER". Lines indented by two spaces are what
 // happened in the rack, read from the packets (grants, releases, rejects, overflows, push-backs,
-// barrier echoes as they reach the switch, takeovers); "VIOLATION" lines break the rules the Core keeps (two holders of one
+// barrier echoes as they reach the switch, takeovers, what the switch drops of a client's
+// request or of its answer, with the program's drop reason); "VIOLATION" lines break the rules the Core keeps (two holders of one
 // lock, a token that does not grow). hide= leaves out the effect lines containing one of the
 // strings (the rack's lines stay).
 
