@@ -2,7 +2,7 @@ package ctlcore
 
 // Scenario tests: each file in testdata/ runs the controller's Core (one, or a primary and its
 // backups) against a scripted rack in virtual time, with the Core's effects as the expected
-// output (github.com/cockroachdb/datadriven). The rack (scriptRack, scenario_fake_test.go) is
+// output (github.com/cockroachdb/datadriven). The rack (scriptRack, scenario_rack_test.go) is
 // made of the real cores: the switch is p4/netlock.p4 on the P4 engine (dpengine), the servers
 // and standbys are lockserver/srvcore cores; it carries out every effect on them, sends the
 // clients' requests through them, and reports a VIOLATION line when two clients hold one lock at
