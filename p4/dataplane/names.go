@@ -102,10 +102,12 @@ var DropNames = [DropReasons]string{"malformed", "checksum", "pushback-key", "ad
 func CloneSession(port int) int { return port + 1 }
 
 // TNAAnswerCopyBytes is how much of a mirrored copy the TNA program uses: the mirror header
-// (nl_kind_t, 1 byte), the kind of the packet it copies (1) and its answer header (nl_ans_t, 84).
-// The recirculation header and the request that follow are cut off by the clone session
-// (CloneTruncate), so they never leave the switch (a server's request carries the rack key).
-const TNAAnswerCopyBytes = 1 + 1 + 84
+// (nl_kind_t, 1 byte), the kind of the packet it copies (1) and its answer headers (ans_meta_t,
+// ans_eth_t, ans_ip_t, ans_udp_t, ans_nl_t and the rack key: 3 + 12 + 8 + 4 + 47 + 8 = 82 bytes,
+// ANS_BITS). The recirculation header and the request that follow are cut off by the clone
+// session (CloneTruncate), so they never leave the switch (a server's request carries the rack
+// key).
+const TNAAnswerCopyBytes = 1 + 1 + 82
 
 // CloneTruncate is the packet_length_bytes of every clone session (CloneSession) of a program
 // for architecture arch (P4Info's pkg_info.arch: "v1model", "tna" or "t2na"; Program.Name):

@@ -10,7 +10,7 @@ import (
 	"github.com/netlock-go/netlock/internal/testenv"
 )
 
-// TestRealTofinoCompile compiles p4/tna/netlock.p4 (the default sizing) with p4c's Tofino
+// TestRealTofinoCompile compiles p4/tna/netlock.p4 (TofinoSizing) with p4c's Tofino
 // backend, p4c-barefoot (make test-real; docs/targets.md, "Tofino"), for Tofino 1 (tna) and
 // Tofino 2 (the same TNA program with __TARGET_TOFINO__ 2): it fails when the compiler refuses
 // the program, or places its tables in more stages than the pipe has, and logs the compiler's
@@ -25,7 +25,7 @@ func TestRealTofinoCompile(t *testing.T) {
 	for _, target := range []string{"tofino", "tofino2"} {
 		t.Run(target, func(t *testing.T) {
 			r, err := tofino.Compile(context.Background(), src, tofino.CompileOptions{
-				Compiler: bin, Target: target, Arch: "tna", Defines: DefaultSizing.Defines(),
+				Compiler: bin, Target: target, Arch: "tna", Defines: TofinoSizing.Defines(),
 				IncludeDirs: testenv.RealToolsIncludes(), OutDir: filepath.Join(dir, target),
 			})
 			if r != nil {

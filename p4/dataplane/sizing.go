@@ -32,6 +32,12 @@ type Sizing struct {
 // DefaultSizing is the program as written.
 var DefaultSizing = Sizing{Locks: 16384, PartBits: 15, TenantMeters: 1024, Ended: 65536, CPUPort: 255}
 
+// TofinoSizing is the sizing p4/tna/netlock.p4 compiles with for a Tofino (bf-p4c refuses the
+// program with another NETLOCK_PART_BITS; our engine takes any): DefaultSizing with 4 x 16384 pool
+// slots, so that SLOT_BITS is 16 and the token's and the slot arithmetic's 32-bit fields split
+// where PHV containers do (docs/dataplane.md, "The real compiler").
+var TofinoSizing = Sizing{Locks: 16384, PartBits: 14, TenantMeters: 1024, Ended: 65536, CPUPort: 255}
+
 // WithDefaults returns s with its zero fields set from DefaultSizing.
 func (s Sizing) WithDefaults() Sizing {
 	if s.Locks == 0 {

@@ -41,6 +41,10 @@
 #ifndef NETLOCK_LOCKS
 #define NETLOCK_LOCKS 16384          /* per-lock state entries (lock_table indices) */
 #endif
+/* On a Tofino, NETLOCK_PART_BITS is 14 (dataplane.TofinoSizing): bf-p4c places the 32-bit token
+ * halves, slot numbers and grant numbers the program splits at SLOT_BITS in PHV containers only
+ * when SLOT_BITS is 16; with 17 a move of such a field reads three container slices ("requires
+ * too many sources"; docs/dataplane.md, "The real compiler"). Our engine takes any. */
 #ifndef NETLOCK_PART_BITS
 #define NETLOCK_PART_BITS 15         /* the pool has 4 x 2^NETLOCK_PART_BITS slots */
 #endif
@@ -291,41 +295,80 @@ header nl_recirc_t {
     /* Admin passes: a 64-bit value and a slot. */
     bit<32> a_hi;
     bit<32> a_lo;
-    bit<32> a_slot;
 }
 
-/* The answer a pass sends (p4/netlock.p4's ans_t), written into a packet by the egress. Every
- * field sits at an offset of its own size (a 32- or 64-bit field at a multiple of 32 bits), so
- * that each fills containers of its own and an action writing the answer reads one source per
- * container (bf-p4c: "requires too many sources"; its fields' order is the egress's alone). */
-header nl_ans_t {
+/* The answer a pass sends (p4/netlock.p4's ans_t), bridged to the egress in the reply's own
+ * wire order: what the answer's passes write (a_eth, a_ip, a_udp, a_nl, a_key), with gaps where
+ * the egress puts the reply's constant fields (a_etype, a_ipc, a_udpc, a_nlv) and after ans_meta,
+ * which only the egress reads. The egress copies no answer field: it drops ans_meta, fills in the
+ * constants and emits the rest as parsed, so the answer's fields stay out of the egress's MAU
+ * containers (on Tofino they ride in tagalong containers) and the containers the stages reach
+ * are the ingress's. (An earlier form, one answer header the egress copied field by field into
+ * ethernet, IPv4, UDP and request headers, took 1040 of Tofino 1's 4096 MAU bits for the egress.) */
+header ans_meta_t {
     @padding bit<7> pad0;   /* bf-p4c: a 7-bit slice the egress deparses must be padding */
     bit<9>  port;
-    bit<8>  auth;       /* 1: carries the rack key */
+    bit<8>  auth;       /* 1: carries the rack key (a_key) */
+}
+header ans_eth_t {
+    bit<48> dmac;
+    bit<48> smac;
+}
+header ans_etype_t {
+    bit<16> etherType;
+}
+header ans_ipc_t {
+    bit<4>  version;
+    bit<4>  ihl;
+    bit<8>  diffserv;
+    bit<16> totalLen;
+    bit<16> identification;
+    bit<3>  flags;
+    bit<13> fragOffset;
+    bit<8>  ttl;
+    bit<8>  protocol;
+    bit<16> hdrChecksum;
+}
+header ans_ip_t {
+    bit<32> sip;
+    bit<32> dip;
+}
+header ans_udp_t {
+    bit<16> sport;
+    bit<16> dport;
+}
+header ans_udpc_t {
+    bit<16> len;
+    bit<16> csum;
+}
+header ans_nlv_t {
+    bit<8>  version;
+}
+header ans_nl_t {
     bit<8>  op;
     bit<8>  mode;
     bit<8>  flags;
     bit<8>  status;
     bit<8>  prio;
     bit<16> tenant;
-    bit<16> sport;
-    bit<16> dport;
-    bit<16> cport;
-    bit<16> slots;
-    bit<48> smac;
-    bit<48> dmac;
-    @padding bit<16> pad1;
-    bit<32> sip;
-    bit<32> dip;
     bit<32> lock;
-    bit<32> lease;
-    bit<32> cip;
     bit<64> txn;
     bit<32> token_hi;
     bit<32> token_lo;
     bit<64> ts;
-    bit<64> key;
+    bit<32> lease;
+    bit<32> cip;
+    bit<16> cport;
+    bit<16> slots;
 }
+
+#define ANS_VALID hdr.ansx.setValid(); hdr.a_eth.setValid(); hdr.a_ip.setValid(); \
+    hdr.a_udp.setValid(); hdr.a_nl.setValid(); hdr.a_key.setValid()
+#define ANS_INVALID hdr.ansx.setInvalid(); hdr.a_eth.setInvalid(); hdr.a_ip.setInvalid(); \
+    hdr.a_udp.setInvalid(); hdr.a_nl.setInvalid(); hdr.a_key.setInvalid()
+
+/* The bridged answer's length in bits: ans_meta, a_eth, a_ip, a_udp, a_nl, a_key (82 bytes). */
+#define ANS_BITS (24 + 96 + 64 + 32 + 376 + 64)
 
 /* The resubmit header of the acquire's second pass (64 bits, Tofino 1's resubmit data). */
 header nl_resub_t {
@@ -338,7 +381,18 @@ header nl_resub_t {
 
 struct headers_t {
     nl_kind_t    kind;
-    nl_ans_t     ans;       /* before recirc: see KD_RECIRC_ANS */
+    /* the answer (before recirc: see KD_RECIRC_ANS); a_etype, a_ipc, a_udpc, a_nlv only in the
+     * egress */
+    ans_meta_t   ansx;
+    ans_eth_t    a_eth;
+    ans_etype_t  a_etype;
+    ans_ipc_t    a_ipc;
+    ans_ip_t     a_ip;
+    ans_udp_t    a_udp;
+    ans_udpc_t   a_udpc;
+    ans_nlv_t    a_nlv;
+    ans_nl_t     a_nl;
+    nl_auth_t    a_key;
     nl_recirc_t  recirc;
     packet_in_t  packet_in;
     packet_out_t packet_out;
@@ -595,7 +649,7 @@ parser NetlockIngressParser(packet_in pkt, out headers_t hdr, out metadata_t met
         }
     }
     state parse_old_answer {
-        pkt.extract(hdr.ans);
+        pkt.advance(ANS_BITS);   /* the answer the last pass sent: skipped, not parsed */
         transition parse_recirc;
     }
     state parse_recirc {
@@ -873,30 +927,29 @@ parser NetlockIngressParser(packet_in pkt, out headers_t hdr, out metadata_t met
  * "The real compiler"). Left out: the admin reply's holders, xheld, xwait0 and xwait, which the
  * probe writes from slices of one lk_state read (their containers are the allocator's to pick).
  * The v1model program and the engine ignore the annotations. */
-@pa_container_size("ingress", "hdr.ans.auth", 8)
-@pa_container_size("ingress", "hdr.ans.op", 8)
-@pa_container_size("ingress", "hdr.ans.mode", 8)
-@pa_container_size("ingress", "hdr.ans.flags", 8)
-@pa_container_size("ingress", "hdr.ans.status", 8)
-@pa_container_size("ingress", "hdr.ans.prio", 8)
-@pa_container_size("ingress", "hdr.ans.tenant", 16)
-@pa_container_size("ingress", "hdr.ans.sport", 16)
-@pa_container_size("ingress", "hdr.ans.dport", 16)
-@pa_container_size("ingress", "hdr.ans.cport", 16)
-@pa_container_size("ingress", "hdr.ans.slots", 16)
-@pa_container_size("ingress", "hdr.ans.smac", 32, 16)
-@pa_container_size("ingress", "hdr.ans.dmac", 16, 32)
-@pa_container_size("ingress", "hdr.ans.pad1", 16)
-@pa_container_size("ingress", "hdr.ans.sip", 32)
-@pa_container_size("ingress", "hdr.ans.dip", 32)
-@pa_container_size("ingress", "hdr.ans.lock", 32)
-@pa_container_size("ingress", "hdr.ans.lease", 32)
-@pa_container_size("ingress", "hdr.ans.cip", 32)
-@pa_container_size("ingress", "hdr.ans.txn", 32, 32)
-@pa_container_size("ingress", "hdr.ans.token_hi", 32)
-@pa_container_size("ingress", "hdr.ans.token_lo", 32)
-@pa_container_size("ingress", "hdr.ans.ts", 32, 32)
-@pa_container_size("ingress", "hdr.ans.key", 32, 32)
+@pa_container_size("ingress", "hdr.ansx.auth", 8)
+@pa_container_size("ingress", "hdr.a_eth.dmac", 16, 32)
+@pa_container_size("ingress", "hdr.a_eth.smac", 32, 16)
+@pa_container_size("ingress", "hdr.a_ip.sip", 32)
+@pa_container_size("ingress", "hdr.a_ip.dip", 32)
+@pa_container_size("ingress", "hdr.a_udp.sport", 16)
+@pa_container_size("ingress", "hdr.a_udp.dport", 16)
+@pa_container_size("ingress", "hdr.a_nl.op", 8)
+@pa_container_size("ingress", "hdr.a_nl.mode", 8)
+@pa_container_size("ingress", "hdr.a_nl.flags", 8)
+@pa_container_size("ingress", "hdr.a_nl.status", 8)
+@pa_container_size("ingress", "hdr.a_nl.prio", 8)
+@pa_container_size("ingress", "hdr.a_nl.tenant", 16)
+@pa_container_size("ingress", "hdr.a_nl.lock", 32)
+@pa_container_size("ingress", "hdr.a_nl.txn", 32, 32)
+@pa_container_size("ingress", "hdr.a_nl.token_hi", 32)
+@pa_container_size("ingress", "hdr.a_nl.token_lo", 32)
+@pa_container_size("ingress", "hdr.a_nl.ts", 32, 32)
+@pa_container_size("ingress", "hdr.a_nl.lease", 32)
+@pa_container_size("ingress", "hdr.a_nl.cip", 32)
+@pa_container_size("ingress", "hdr.a_nl.cport", 16)
+@pa_container_size("ingress", "hdr.a_nl.slots", 16)
+@pa_container_size("ingress", "hdr.a_key.key", 32, 32)
 @pa_container_size("ingress", "hdr.recirc.phase", 8)
 @pa_container_size("ingress", "hdr.recirc.wflags", 8)
 @pa_container_size("ingress", "hdr.recirc.send", 8)
@@ -925,7 +978,6 @@ parser NetlockIngressParser(packet_in pkt, out headers_t hdr, out metadata_t met
 @pa_container_size("ingress", "hdr.recirc.please", 32)
 @pa_container_size("ingress", "hdr.recirc.a_hi", 32)
 @pa_container_size("ingress", "hdr.recirc.a_lo", 32)
-@pa_container_size("ingress", "hdr.recirc.a_slot", 32)
 @pa_container_size("ingress", "hdr.nl.version", 8)
 @pa_container_size("ingress", "hdr.nl.op", 8)
 @pa_container_size("ingress", "hdr.nl.mode", 8)
@@ -1344,7 +1396,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     action drop_count(bit<32> reason) {
         nl_drops.count(reason);
         ig_dprsr_md.drop_ctl = 1;
-        hdr.ans.setInvalid();
+        ANS_INVALID;
     }
 
     action use_level0() {
@@ -1381,24 +1433,27 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
      * grant number shifted by SLOT_BITS next to a slot, in 32-bit halves (bf-p4c refuses the
      * 64-bit shift and OR across containers: "violates action constraints imposed by
      * Tofino"). TOK_HI(h, hi, losh) is bits 63:32 of (hi ++ lo) << SLOT_BITS, with losh
-     * = lo >> (32 - SLOT_BITS) computed before; TOK_LO(h, lo, slot) bits 31:0 with slot
-     * (< 2^SLOT_BITS) ORed in. Each is the hash of a whole value and SLOT_BITS zero bits, whose
-     * low 32 bits IDENTITY keeps (bf-p4c folds it so), ORed with a whole field: no slice: a slice of a
-     * field splits every field its operations align it with, and the slices then land in
-     * containers of their own ("requires too many sources"). At the grant walk's and the
-     * admin probe's grant numbers, the counter's and the request token's, bf-p4c made the OR
-     * with a shifted field two steps of one action ("action spanning multiple stages"; at the
-     * three sites left it did not, and why is not known), so those sites hash the two slices
-     * (TOK_HI_SLICED). A Hash is called from one place, so each site has its own. */
+     * = lo >> (32 - SLOT_BITS) computed before: the hash of a whole value and SLOT_BITS zero
+     * bits, whose low 32 bits IDENTITY keeps (bf-p4c folds it so), ORed with a whole field. At
+     * the grant walk's and the admin probe's grant numbers, the counter's and the request
+     * token's, bf-p4c made that OR two steps of one action ("action spanning multiple stages"),
+     * so those sites hash the two slices (TOK_HI_SLICED). TOK_LO(h, lo, slot) is bits 31:0, the
+     * hash of lo's low bits next to the slot's (slot < 2^SLOT_BITS): with the OR of a hash and
+     * the slot, bf-p4c took the hash as action data beside the slot's two halves, three sources
+     * where an action with action data may read one container ("requires too many sources").
+     * Slices split the fields they are taken from, which costs nothing when they are split at
+     * bit 16 (NETLOCK_PART_BITS 14, the Tofino build's: two 16-bit halves are two sources, which
+     * a move may read). A Hash is called from one place, so each site has its own. */
 #define TOK_HI(h, hi, losh) (h.get({hi, (bit<SLOT_BITS>)0}) | (losh))
 #define TOK_HI_SLICED(h, hi, lo) h.get({(hi)[31 - SLOT_BITS:0], (lo)[31:32 - SLOT_BITS]})
-#define TOK_LO(h, lo, slot) (h.get({lo, (bit<SLOT_BITS>)0}) | (slot))
+#define TOK_LO(h, lo, slot) h.get({(lo)[31 - SLOT_BITS:0], (slot)[SLOT_BITS - 1:0]})
     Hash<bit<32>>(HashAlgorithm_t.IDENTITY) off_res;
     Hash<bit<32>>(HashAlgorithm_t.IDENTITY) off_cur;
     Hash<bit<32>>(HashAlgorithm_t.IDENTITY) off_ch;
     Hash<bit<32>>(HashAlgorithm_t.IDENTITY) off_adm;
     Hash<bit<32>>(HashAlgorithm_t.IDENTITY) off_head;
     Hash<bit<15>>(HashAlgorithm_t.IDENTITY) off_h15;
+    Hash<bit<16>>(HashAlgorithm_t.IDENTITY) off_probe;    /* the admin probe's slot offset */
     Hash<bit<32>>(HashAlgorithm_t.IDENTITY) tok_seq;      /* the token's grant number, low half */
     Hash<bit<32>>(HashAlgorithm_t.IDENTITY) tok_pend_hi;  /* ans_grant_pending */
     Hash<bit<32>>(HashAlgorithm_t.IDENTITY) tok_pend_lo;
@@ -1423,16 +1478,13 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         meta.now = meta.now_a + meta.now_c;
     }
     /* The admin probe's slot: the offset from the head (probe_add), wrapped in the region
-     * (probe_wrap), then its index (probe_slot), each an action of its own (one operation per
+     * (probe_wrap), each an action of its own (one operation per
      * field and stage). */
     action probe_add() {
         meta.p_o = meta.p_o + meta.o_adm;
     }
     action probe_wrap() {
         meta.p_o = meta.p_o - meta.sizew;
-    }
-    action probe_slot() {
-        hdr.recirc.a_slot = meta.left + meta.p_o;   /* p_o < size <= 0x8000 */
     }
 
     /* Point the pool blocks at slot s. */
@@ -1454,113 +1506,113 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     action ans_to_client(bit<8> op, bit<32> ip, bit<16> port, bit<8> fwd) {
         meta.a_valid = 1;
         meta.a_routed = 1;
-        hdr.ans.auth = 0;
-        hdr.ans.key = 0;
-        hdr.ans.sip = meta.srv_ip;
-        hdr.ans.sport = meta.srv_udp;
-        hdr.ans.dip = ip;
-        hdr.ans.dport = port;
-        hdr.ans.op = op;
-        hdr.ans.status = 0;
-        hdr.ans.flags = 0;
-        hdr.ans.cip = 0;
-        hdr.ans.cport = 0;
+        hdr.ansx.auth = 0;
+        hdr.a_key.key = 0;
+        hdr.a_ip.sip = meta.srv_ip;
+        hdr.a_udp.sport = meta.srv_udp;
+        hdr.a_ip.dip = ip;
+        hdr.a_udp.dport = port;
+        hdr.a_nl.op = op;
+        hdr.a_nl.status = 0;
+        hdr.a_nl.flags = 0;
+        hdr.a_nl.cip = 0;
+        hdr.a_nl.cport = 0;
         meta.a_fwd = fwd;   /* FL_FWD, cip and cport: after the decisions (an action tests no PHV) */
-        hdr.ans.lock = hdr.nl.lock;
-        hdr.ans.mode = 0;
-        hdr.ans.prio = 0;
-        hdr.ans.tenant = 0;
-        hdr.ans.txn = 0;
-        hdr.ans.token_hi = 0;
-        hdr.ans.token_lo = 0;
-        hdr.ans.ts = 0;
-        hdr.ans.lease = 0;
-        hdr.ans.slots = 0;
+        hdr.a_nl.lock = hdr.nl.lock;
+        hdr.a_nl.mode = 0;
+        hdr.a_nl.prio = 0;
+        hdr.a_nl.tenant = 0;
+        hdr.a_nl.txn = 0;
+        hdr.a_nl.token_hi = 0;
+        hdr.a_nl.token_lo = 0;
+        hdr.a_nl.ts = 0;
+        hdr.a_nl.lease = 0;
+        hdr.a_nl.slots = 0;
     }
     /* An answer to the requester echoing the request (release ack, reject, probe reply). */
     action ans_echo(bit<8> op, bit<8> flags, bit<8> status) {
         ans_to_client(op, meta.rq_ip, meta.rq_port, meta.rq_fwd);
-        hdr.ans.flags = hdr.ans.flags | flags;
-        hdr.ans.status = status;
-        hdr.ans.mode = hdr.nl.mode;
-        hdr.ans.prio = hdr.nl.prio;
-        hdr.ans.tenant = hdr.nl.tenant;
-        hdr.ans.txn = hdr.nl.txn;
-        hdr.ans.token_hi = hdr.nl.token_hi;
-        hdr.ans.token_lo = hdr.nl.token_lo;
-        hdr.ans.ts = hdr.nl.ts;
+        hdr.a_nl.flags = hdr.a_nl.flags | flags;
+        hdr.a_nl.status = status;
+        hdr.a_nl.mode = hdr.nl.mode;
+        hdr.a_nl.prio = hdr.nl.prio;
+        hdr.a_nl.tenant = hdr.nl.tenant;
+        hdr.a_nl.txn = hdr.nl.txn;
+        hdr.a_nl.token_hi = hdr.nl.token_hi;
+        hdr.a_nl.token_lo = hdr.nl.token_lo;
+        hdr.a_nl.ts = hdr.nl.ts;
     }
     /* A grant to the request in the slot view (its token: the caller's). */
     action ans_grant() {
         ans_to_client(OP_GRANT, meta.sv.ip, meta.sv.port, meta.sv.fwd);
-        hdr.ans.mode = meta.sv.mode;
-        hdr.ans.prio = meta.sv.prio;
-        hdr.ans.tenant = meta.sv.tenant;
-        hdr.ans.txn = meta.sv.txn;
-        hdr.ans.ts = meta.sv.ts;
-        hdr.ans.lease = meta.sv.lease;
+        hdr.a_nl.mode = meta.sv.mode;
+        hdr.a_nl.prio = meta.sv.prio;
+        hdr.a_nl.tenant = meta.sv.tenant;
+        hdr.a_nl.txn = meta.sv.txn;
+        hdr.a_nl.ts = meta.sv.ts;
+        hdr.a_nl.lease = meta.sv.lease;
     }
     /* The grant the grant walk decided in the pass before (carried in the recirculation
      * header). */
     action ans_grant_pending() {
         ans_to_client(OP_GRANT, hdr.recirc.pip, hdr.recirc.pport, hdr.recirc.pfwd);
-        hdr.ans.mode = hdr.recirc.pmode;
-        hdr.ans.prio = hdr.recirc.pprio;
-        hdr.ans.tenant = hdr.recirc.ptenant;
-        hdr.ans.txn = hdr.recirc.ptxn;
-        hdr.ans.token_hi = TOK_HI(tok_pend_hi, hdr.recirc.pseq_hi, meta.sh_pend);
-        hdr.ans.token_lo = TOK_LO(tok_pend_lo, hdr.recirc.pseq_lo, hdr.recirc.pslot);
-        hdr.ans.ts = hdr.recirc.pts;
-        hdr.ans.lease = hdr.recirc.please;
+        hdr.a_nl.mode = hdr.recirc.pmode;
+        hdr.a_nl.prio = hdr.recirc.pprio;
+        hdr.a_nl.tenant = hdr.recirc.ptenant;
+        hdr.a_nl.txn = hdr.recirc.ptxn;
+        hdr.a_nl.token_hi = TOK_HI(tok_pend_hi, hdr.recirc.pseq_hi, meta.sh_pend);
+        hdr.a_nl.token_lo = TOK_LO(tok_pend_lo, hdr.recirc.pseq_lo, hdr.recirc.pslot);
+        hdr.a_nl.ts = hdr.recirc.pts;
+        hdr.a_nl.lease = hdr.recirc.please;
     }
     /* A control message to the lock's server. */
     action ans_to_server(bit<8> op) {
         meta.a_valid = 1;
         meta.a_routed = 0;
         meta.a_fwd = 0;
-        hdr.ans.auth = 1;
-        hdr.ans.key = meta.key;
-        hdr.ans.port = meta.srv_port;
-        hdr.ans.smac = meta.sw_mac;
-        hdr.ans.dmac = meta.srv_mac;
-        hdr.ans.sip = meta.sw_ip;
-        hdr.ans.sport = NL_PORT;
-        hdr.ans.dip = meta.srv_ip;
-        hdr.ans.dport = meta.srv_udp;
-        hdr.ans.op = op;
-        hdr.ans.mode = 0;
-        hdr.ans.flags = 0;
-        hdr.ans.status = 0;
-        hdr.ans.prio = 0;
-        hdr.ans.tenant = 0;
-        hdr.ans.lock = hdr.nl.lock;
-        hdr.ans.txn = 0;
-        hdr.ans.token_hi = 0;
-        hdr.ans.token_lo = 0;
-        hdr.ans.ts = 0;
-        hdr.ans.lease = 0;
-        hdr.ans.cip = 0;
-        hdr.ans.cport = 0;
-        hdr.ans.slots = 0;
+        hdr.ansx.auth = 1;
+        hdr.a_key.key = meta.key;
+        hdr.ansx.port = meta.srv_port;
+        hdr.a_eth.smac = meta.sw_mac;
+        hdr.a_eth.dmac = meta.srv_mac;
+        hdr.a_ip.sip = meta.sw_ip;
+        hdr.a_udp.sport = NL_PORT;
+        hdr.a_ip.dip = meta.srv_ip;
+        hdr.a_udp.dport = meta.srv_udp;
+        hdr.a_nl.op = op;
+        hdr.a_nl.mode = 0;
+        hdr.a_nl.flags = 0;
+        hdr.a_nl.status = 0;
+        hdr.a_nl.prio = 0;
+        hdr.a_nl.tenant = 0;
+        hdr.a_nl.lock = hdr.nl.lock;
+        hdr.a_nl.txn = 0;
+        hdr.a_nl.token_hi = 0;
+        hdr.a_nl.token_lo = 0;
+        hdr.a_nl.ts = 0;
+        hdr.a_nl.lease = 0;
+        hdr.a_nl.cip = 0;
+        hdr.a_nl.cport = 0;
+        hdr.a_nl.slots = 0;
     }
     /* Queue-empty announces each level's free slots: level 0's in slots, level 1's in lease (as
      * p4/netlock.p4). */
     action ans_queue_empty() {
         ans_to_server(OP_QEMPTY);
-        hdr.ans.slots = meta.size0;
-        hdr.ans.lease = meta.size1q;
+        hdr.a_nl.slots = meta.size0;
+        hdr.a_nl.lease = meta.size1q;
     }
     action ans_overflow() {
         ans_to_server(OP_OVERFLOW);
-        hdr.ans.flags = FL_FWD;
-        hdr.ans.mode = hdr.nl.mode;
-        hdr.ans.prio = hdr.nl.prio;
-        hdr.ans.tenant = hdr.nl.tenant;
-        hdr.ans.txn = hdr.nl.txn;
-        hdr.ans.ts = hdr.nl.ts;
-        hdr.ans.lease = hdr.nl.lease;
-        hdr.ans.cip = meta.rq_ip;
-        hdr.ans.cport = meta.rq_port;
+        hdr.a_nl.flags = FL_FWD;
+        hdr.a_nl.mode = hdr.nl.mode;
+        hdr.a_nl.prio = hdr.nl.prio;
+        hdr.a_nl.tenant = hdr.nl.tenant;
+        hdr.a_nl.txn = hdr.nl.txn;
+        hdr.a_nl.ts = hdr.nl.ts;
+        hdr.a_nl.lease = hdr.nl.lease;
+        hdr.a_nl.cip = meta.rq_ip;
+        hdr.a_nl.cport = meta.rq_port;
     }
 
     /* Continue in another pass of type phase (recirculated). */
@@ -1597,14 +1649,14 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         meta.sh_wr = meta.resub.seq >> (32 - SLOT_BITS);
         meta.sh_a = hdr.recirc.a_lo >> (32 - SLOT_BITS);
         meta.o_adm = off_adm.get({hdr.admin.offset});
-        hdr.ans.setValid();    /* the answer is built here; invalid again unless sent */
+        ANS_VALID;    /* the answer is built here; invalid again unless sent */
         hdr.kind.setInvalid();
         if (hdr.packet_out.isValid() && hdr.packet_out.kind != 0) {
             /* A raw frame from the controller. */
             ig_tm_md.ucast_egress_port = hdr.packet_out.egress_port;
             ig_tm_md.bypass_egress = 1;
             hdr.packet_out.setInvalid();
-            hdr.ans.setInvalid();
+            ANS_INVALID;
             exit;
         }
         if (hdr.ipv4.isValid() && !meta.csum_ok) {
@@ -1911,7 +1963,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         } else if (ph == PH_CLEAN) {
             if (hdr.recirc.clevel == 0) { sl = meta.at_ch0; } else { sl = meta.at_ch1; }
         } else if (ph == PH_PROBE2 || ph == PH_PROBE3) {
-            sl = hdr.recirc.a_slot;
+            if (hdr.admin.level == 0) { sl = meta.at_cur0; } else { sl = meta.at_cur1; }
         }
         slot_abs(sl);
         bit<1> rel_go = 0;
@@ -2600,8 +2652,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                  * the q2 number the server gave it: docs/protocol.md, "Overflow (q2)"). */
                 ans_overflow();
                 if (meta.kind == K_PB) {
-                    hdr.ans.token_hi = hdr.nl.token_hi;
-                    hdr.ans.token_lo = hdr.nl.token_lo;
+                    hdr.a_nl.token_hi = hdr.nl.token_hi;
+                    hdr.a_nl.token_lo = hdr.nl.token_lo;
                 }
                 if (binc == 1) {
                     hdr.recirc.binc_qe = binc_qe;
@@ -2630,8 +2682,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 hi = hi - 1;
             }
             ans_grant();
-            hdr.ans.token_hi = TOK_HI(tok_write_hi, hi, meta.sh_wr);
-            hdr.ans.token_lo = TOK_LO(tok_write_lo, meta.resub.seq, meta.sl_slot);
+            hdr.a_nl.token_hi = TOK_HI(tok_write_hi, hi, meta.sh_wr);
+            hdr.a_nl.token_lo = TOK_LO(tok_write_lo, meta.resub.seq, meta.sl_slot);
         }
 
         /* ---- retry ---- */
@@ -2658,8 +2710,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                     }
                     meta.sv.txn = hdr.nl.txn;
                     ans_grant();
-                    hdr.ans.token_hi = TOK_HI_SLICED(tok_rw_hi, hi, meta.sv.seq);
-                    hdr.ans.token_lo = TOK_LO(tok_rw_lo, meta.sv.seq, meta.sl_slot);
+                    hdr.a_nl.token_hi = TOK_HI_SLICED(tok_rw_hi, hi, meta.sv.seq);
+                    hdr.a_nl.token_lo = TOK_LO(tok_rw_lo, meta.sv.seq, meta.sl_slot);
                 }
                 /* else: still waiting, nothing to say */
             } else {
@@ -2711,11 +2763,11 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                     /* Tell the old holder its lease ended (lockcore's expiry answer). */
                     meta.sv.txn = hdr.nl.txn;
                     ans_grant();
-                    hdr.ans.token_hi = hdr.nl.token_hi;
-                    hdr.ans.token_lo = hdr.nl.token_lo;
-                    hdr.ans.op = OP_REJECT;
-                    hdr.ans.status = ST_LEASEEXP;
-                    hdr.ans.lease = 0;
+                    hdr.a_nl.token_hi = hdr.nl.token_hi;
+                    hdr.a_nl.token_lo = hdr.nl.token_lo;
+                    hdr.a_nl.op = OP_REJECT;
+                    hdr.a_nl.status = ST_LEASEEXP;
+                    hdr.a_nl.lease = 0;
                     hdr.admin.result = AR_OK;
                 } else if (walk == 1 || clean == 1) {
                     ans_echo(OP_RELEASE, FL_REPLY, 0);
@@ -2866,7 +2918,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         if (do_probe == 1) {
             if (meta.valid == 1) {
                 ans_echo(OP_PROBE, FL_REPLY, 0);
-                hdr.ans.lease = meta.sv.lease;
+                hdr.a_nl.lease = meta.sv.lease;
             } else {
                 ans_echo(OP_REJECT, 0, ST_NOTHOLDER);
             }
@@ -2898,7 +2950,14 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                     if (meta.p_o >= meta.sizew) {
                         probe_wrap();
                     }
-                    probe_slot();
+                    /* The probe's later passes use the slot at this offset as the grant
+                     * walk does (at_cur: region start + recirc.cur), not a sum computed
+                     * here: an add into the recirculated header read meta.left and meta.p_o
+                     * split at bit 16 (bf-p4c: "requires too many sources"). The hash unit
+                     * takes the low 16 bits (IDENTITY): a slice p_o[15:0] would tie the
+                     * adders' whole 32-bit p_o to the 16-bit positions ("cannot find a slicing
+                     * to satisfy @pa_container_size"). */
+                    hdr.recirc.cur = off_probe.get({meta.p_o});   /* p_o < size <= 0x8000 */
                     hdr.recirc.a_hi = meta.tok_hi;
                     hdr.recirc.a_lo = meta.tok_lo;
                     again(PH_PROBE2);
@@ -2987,9 +3046,9 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
 
         /* An answer to a forwarded request's client names it (ans_to_client). */
         if (meta.a_fwd == 1) {
-            hdr.ans.flags = hdr.ans.flags | FL_FWD;
-            hdr.ans.cip = hdr.ans.dip;
-            hdr.ans.cport = hdr.ans.dport;
+            hdr.a_nl.flags = hdr.a_nl.flags | FL_FWD;
+            hdr.a_nl.cip = hdr.a_ip.dip;
+            hdr.a_nl.cport = hdr.a_udp.dport;
         }
 
         /* ================= what comes next ================= */
@@ -3017,7 +3076,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         /* ================= routing and answers ================= */
         if (meta.kind == K_ROUTE) {
             hdr.recirc.setInvalid();
-            hdr.ans.setInvalid();
+            ANS_INVALID;
             if (hdr.ipv4.isValid()) {
                 if (meta.nh_ok == 0) {
                     drop_count(DR_NO_ROUTE);
@@ -3035,10 +3094,10 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             }
         } else {
             if (meta.a_valid == 1 && meta.a_routed == 1) {
-                /* hdr.ans.dip is meta.route_dst: the next hop was looked up above. */
-                hdr.ans.smac = meta.nh_smac;
-                hdr.ans.dmac = meta.nh_dmac;
-                hdr.ans.port = meta.nh_port;
+                /* hdr.a_ip.dip is meta.route_dst: the next hop was looked up above. */
+                hdr.a_eth.smac = meta.nh_smac;
+                hdr.a_eth.dmac = meta.nh_dmac;
+                hdr.ansx.port = meta.nh_port;
                 if (meta.nh_ok == 0) {
                     meta.a_valid = 0;
                     nl_drops.count(DR_NO_ROUTE);
@@ -3047,7 +3106,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             if (meta.resub_go == 1) {
                 /* The acquire's second pass: the packet as it arrived, with the resubmit header. */
                 hdr.recirc.setInvalid();
-                hdr.ans.setInvalid();
+                ANS_INVALID;
                 ig_dprsr_md.resubmit_type = RESUB_WRITE;
             } else if (meta.cont == 1) {
                 /* Recirculate the request with the state; an answer rides along, and the
@@ -3059,13 +3118,13 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 if (meta.a_valid == 1) {
                     hdr.kind.kind = KD_RECIRC_ANS;
                 } else {
-                    hdr.ans.setInvalid();
+                    ANS_INVALID;
                     ig_tm_md.bypass_egress = 1;
                 }
             } else if (meta.reply == 1) {
                 /* The reply to the controller: the request, answered. */
                 hdr.recirc.setInvalid();
-                hdr.ans.setInvalid();
+                ANS_INVALID;
                 hdr.nl.flags = hdr.nl.flags | FL_REPLY;
                 hdr.admin.now = meta.now;
                 hdr.packet_out.setInvalid();
@@ -3086,9 +3145,9 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 hdr.nl.setInvalid();
                 hdr.auth.setInvalid();
                 hdr.admin.setInvalid();
-                ig_tm_md.ucast_egress_port = hdr.ans.port;
+                ig_tm_md.ucast_egress_port = hdr.ansx.port;
             } else {
-                hdr.ans.setInvalid();
+                ANS_INVALID;
                 ig_dprsr_md.drop_ctl = 1;
             }
         }
@@ -3121,9 +3180,9 @@ struct eg_metadata_t {
     MirrorId_t session;
 }
 
-/* The egress parses only kind and answer (at most 27 + 1 + 1 + 84 = 113 of Tofino 1's 160
- * bytes): what follows the answer (the recirculation header and the request) stays payload. A
- * recirculating pass keeps it; a mirrored copy has it cut off by its session's truncation. */
+/* The egress parses only kind and answer (at most 1 + 1 + 82 = 84 of Tofino 1's 160 bytes): what
+ * follows the answer (the recirculation header and the request) stays payload. A recirculating
+ * pass keeps it; a mirrored copy has it cut off by its session's truncation. */
 parser NetlockEgressParser(packet_in pkt, out headers_t hdr, out eg_metadata_t meta,
                            out egress_intrinsic_metadata_t eg_md) {
     state start {
@@ -3141,7 +3200,12 @@ parser NetlockEgressParser(packet_in pkt, out headers_t hdr, out eg_metadata_t m
     }
     state parse_answer {
         pkt.extract(hdr.kind);
-        pkt.extract(hdr.ans);
+        pkt.extract(hdr.ansx);
+        pkt.extract(hdr.a_eth);
+        pkt.extract(hdr.a_ip);
+        pkt.extract(hdr.a_udp);
+        pkt.extract(hdr.a_nl);
+        pkt.extract(hdr.a_key);
         transition accept;
     }
     /* A mirrored copy: the mirror header, then the packet it copies (KD_RECIRC_ANS). */
@@ -3153,133 +3217,53 @@ parser NetlockEgressParser(packet_in pkt, out headers_t hdr, out eg_metadata_t m
     }
 }
 
-/* Container sizes for bf-p4c: the egress copies the answer into the reply's headers
- * (write_answer); as in the ingress, each field in containers of its own size keeps the answer
- * and the headers it fills from forming one super cluster. */
-@pa_container_size("egress", "hdr.ans.auth", 8)
-@pa_container_size("egress", "hdr.ans.op", 8)
-@pa_container_size("egress", "hdr.ans.mode", 8)
-@pa_container_size("egress", "hdr.ans.flags", 8)
-@pa_container_size("egress", "hdr.ans.status", 8)
-@pa_container_size("egress", "hdr.ans.prio", 8)
-@pa_container_size("egress", "hdr.ans.tenant", 16)
-@pa_container_size("egress", "hdr.ans.sport", 16)
-@pa_container_size("egress", "hdr.ans.dport", 16)
-@pa_container_size("egress", "hdr.ans.cport", 16)
-@pa_container_size("egress", "hdr.ans.slots", 16)
-@pa_container_size("egress", "hdr.ans.smac", 32, 16)
-@pa_container_size("egress", "hdr.ans.dmac", 16, 32)
-@pa_container_size("egress", "hdr.ans.pad1", 16)
-@pa_container_size("egress", "hdr.ans.sip", 32)
-@pa_container_size("egress", "hdr.ans.dip", 32)
-@pa_container_size("egress", "hdr.ans.lock", 32)
-@pa_container_size("egress", "hdr.ans.lease", 32)
-@pa_container_size("egress", "hdr.ans.cip", 32)
-@pa_container_size("egress", "hdr.ans.txn", 32, 32)
-@pa_container_size("egress", "hdr.ans.token_hi", 32)
-@pa_container_size("egress", "hdr.ans.token_lo", 32)
-@pa_container_size("egress", "hdr.ans.ts", 32, 32)
-@pa_container_size("egress", "hdr.ans.key", 32, 32)
-@pa_container_size("egress", "hdr.nl.version", 8)
-@pa_container_size("egress", "hdr.nl.op", 8)
-@pa_container_size("egress", "hdr.nl.mode", 8)
-@pa_container_size("egress", "hdr.nl.flags", 8)
-@pa_container_size("egress", "hdr.nl.status", 8)
-@pa_container_size("egress", "hdr.nl.prio", 8)
-@pa_container_size("egress", "hdr.nl.tenant", 16)
-@pa_container_size("egress", "hdr.nl.lock", 32)
-@pa_container_size("egress", "hdr.nl.txn", 32, 32)
-@pa_container_size("egress", "hdr.nl.token_hi", 32)
-@pa_container_size("egress", "hdr.nl.token_lo", 32)
-@pa_container_size("egress", "hdr.nl.ts", 32, 32)
-@pa_container_size("egress", "hdr.nl.lease", 32)
-@pa_container_size("egress", "hdr.nl.cip", 32)
-@pa_container_size("egress", "hdr.nl.cport", 16)
-@pa_container_size("egress", "hdr.nl.slots", 16)
-@pa_container_size("egress", "hdr.ethernet.dst", 16, 32)
-@pa_container_size("egress", "hdr.ethernet.src", 32, 16)
-@pa_container_size("egress", "hdr.ethernet.etherType", 16)
-@pa_container_size("egress", "hdr.ipv4.diffserv", 8)
-@pa_container_size("egress", "hdr.ipv4.totalLen", 16)
-@pa_container_size("egress", "hdr.ipv4.identification", 16)
-@pa_container_size("egress", "hdr.ipv4.ttl", 8)
-@pa_container_size("egress", "hdr.ipv4.protocol", 8)
-@pa_container_size("egress", "hdr.ipv4.hdrChecksum", 16)
-@pa_container_size("egress", "hdr.ipv4.src", 32)
-@pa_container_size("egress", "hdr.ipv4.dst", 32)
-@pa_container_size("egress", "hdr.udp.src", 16)
-@pa_container_size("egress", "hdr.udp.dst", 16)
-@pa_container_size("egress", "hdr.udp.len", 16)
-@pa_container_size("egress", "hdr.udp.csum", 16)
-@pa_container_size("egress", "hdr.auth.key", 32, 32)
 control NetlockEgress(inout headers_t hdr, inout eg_metadata_t meta,
                       in egress_intrinsic_metadata_t eg_md,
                       in egress_intrinsic_metadata_from_parser_t eg_prsr_md,
                       inout egress_intrinsic_metadata_for_deparser_t eg_dprsr_md,
                       inout egress_intrinsic_metadata_for_output_port_t eg_oport_md) {
-    /* Writes the answer in hdr.ans as the packet (p4/netlock.p4's WriteAnswer). */
+    /* Makes the bridged answer the reply (p4/netlock.p4's WriteAnswer): the reply's constant
+     * fields between the parts the ingress wrote, which go out as they came. */
     action write_answer() {
         hdr.kind.setInvalid();
-        hdr.ethernet.setValid();
-        hdr.ethernet.dst = hdr.ans.dmac;
-        hdr.ethernet.src = hdr.ans.smac;
-        hdr.ethernet.etherType = 0x0800;
-        hdr.ipv4.setValid();
-        hdr.ipv4.version = 4;
-        hdr.ipv4.ihl = 5;
-        hdr.ipv4.diffserv = 0;
-        hdr.ipv4.identification = 0;
-        hdr.ipv4.flags = 0;
-        hdr.ipv4.fragOffset = 0;
-        hdr.ipv4.ttl = 64;
-        hdr.ipv4.protocol = 17;
-        hdr.ipv4.hdrChecksum = 0;
-        hdr.ipv4.src = hdr.ans.sip;
-        hdr.ipv4.dst = hdr.ans.dip;
-        hdr.udp.setValid();
-        hdr.udp.src = hdr.ans.sport;
-        hdr.udp.dst = hdr.ans.dport;
-        hdr.udp.csum = 0;
-        hdr.nl.setValid();
-        hdr.nl.version = NL_VERSION;
-        hdr.nl.op = hdr.ans.op;
-        hdr.nl.mode = hdr.ans.mode;
-        hdr.nl.flags = hdr.ans.flags;
-        hdr.nl.status = hdr.ans.status;
-        hdr.nl.prio = hdr.ans.prio;
-        hdr.nl.tenant = hdr.ans.tenant;
-        hdr.nl.lock = hdr.ans.lock;
-        hdr.nl.txn = hdr.ans.txn;
-        hdr.nl.token_hi = hdr.ans.token_hi;
-        hdr.nl.token_lo = hdr.ans.token_lo;
-        hdr.nl.ts = hdr.ans.ts;
-        hdr.nl.lease = hdr.ans.lease;
-        hdr.nl.cip = hdr.ans.cip;
-        hdr.nl.cport = hdr.ans.cport;
-        hdr.nl.slots = hdr.ans.slots;
-        hdr.auth.setInvalid();
-        hdr.udp.len = 8 + 48;
-        hdr.ipv4.totalLen = 20 + 8 + 48;
+        hdr.ansx.setInvalid();
+        hdr.a_etype.setValid();
+        hdr.a_etype.etherType = 0x0800;
+        hdr.a_ipc.setValid();
+        hdr.a_ipc.version = 4;
+        hdr.a_ipc.ihl = 5;
+        hdr.a_ipc.diffserv = 0;
+        hdr.a_ipc.identification = 0;
+        hdr.a_ipc.flags = 0;
+        hdr.a_ipc.fragOffset = 0;
+        hdr.a_ipc.ttl = 64;
+        hdr.a_ipc.protocol = 17;
+        hdr.a_ipc.hdrChecksum = 0;
+        hdr.a_udpc.setValid();
+        hdr.a_udpc.csum = 0;
+        hdr.a_nlv.setValid();
+        hdr.a_nlv.version = NL_VERSION;
+        hdr.a_key.setInvalid();
+        hdr.a_udpc.len = 8 + 48;
+        hdr.a_ipc.totalLen = 20 + 8 + 48;
     }
-    /* The rack key behind the answer (write_answer's answer carries it): a separate action,
-     * as an action tests no packet field on Tofino. */
+    /* The rack key behind the answer: a separate action, as an action tests no packet field on
+     * Tofino. */
     action write_auth() {
-        hdr.auth.setValid();
-        hdr.auth.key = hdr.ans.key;
-        hdr.udp.len = 8 + 56;
-        hdr.ipv4.totalLen = 20 + 8 + 56;
+        hdr.a_key.setValid();
+        hdr.a_udpc.len = 8 + 56;
+        hdr.a_ipc.totalLen = 20 + 8 + 56;
     }
     apply {
         if (meta.mirrored == 1 || (hdr.kind.isValid() && hdr.kind.kind == KD_ANSWER)) {
             write_answer();
-            if (hdr.ans.auth == 1) {
+            if (hdr.ansx.auth == 1) {
                 write_auth();
             }
-            hdr.ans.setInvalid();
         } else if (hdr.kind.isValid() && hdr.kind.kind == KD_RECIRC_ANS) {
             /* A recirculating pass with an answer: a copy to the answer's port (mirror session
              * port + 1), whose own egress pass writes the answer. */
-            meta.session = (MirrorId_t)hdr.ans.port + 1;
+            meta.session = (MirrorId_t)hdr.ansx.port + 1;
             meta.mkind = KD_MIRROR;
             eg_dprsr_md.mirror_type = MIRROR_ANSWER;
         }
@@ -3295,11 +3279,11 @@ control NetlockEgressDeparser(packet_out pkt, inout headers_t hdr, in eg_metadat
         if (eg_dprsr_md.mirror_type == MIRROR_ANSWER) {
             mirror.emit<nl_kind_t>(meta.session, {meta.mkind});
         }
-        if (hdr.ipv4.isValid()) {
-            hdr.ipv4.hdrChecksum = ipv4_csum.update({
-                hdr.ipv4.version, hdr.ipv4.ihl, hdr.ipv4.diffserv, hdr.ipv4.totalLen,
-                hdr.ipv4.identification, hdr.ipv4.flags, hdr.ipv4.fragOffset, hdr.ipv4.ttl,
-                hdr.ipv4.protocol, hdr.ipv4.src, hdr.ipv4.dst });
+        if (hdr.a_ipc.isValid()) {
+            hdr.a_ipc.hdrChecksum = ipv4_csum.update({
+                hdr.a_ipc.version, hdr.a_ipc.ihl, hdr.a_ipc.diffserv, hdr.a_ipc.totalLen,
+                hdr.a_ipc.identification, hdr.a_ipc.flags, hdr.a_ipc.fragOffset, hdr.a_ipc.ttl,
+                hdr.a_ipc.protocol, hdr.a_ip.sip, hdr.a_ip.dip });
         }
         pkt.emit(hdr);
     }

@@ -25,6 +25,7 @@ import (
 // TestProjectSizingsListed keeps the list complete.
 var projectSizings = []dataplane.Sizing{
 	dataplane.DefaultSizing,
+	dataplane.TofinoSizing,
 	{Locks: 8, PartBits: 6},
 	{Locks: 64, PartBits: 8},
 	{Locks: 64, PartBits: 6},
