@@ -312,31 +312,35 @@ func (cl *clusters) resolve(b bits, seen map[string]bool, out []bits) []bits {
 	return out
 }
 
-// largest is the largest group of the walk's counted fields tied together, bit by bit, by an
-// instruction or a header (whose fields the deparser emits in order: one slice list). A field
-// an adder reads or writes is not split: its bits are tied. A parameter stands for its
-// arguments; one no call gives a field (action data, a constant) ties nothing.
-func (w *phvWalk) largest() ClusterDemand {
-	type bit struct {
-		node string
-		i    int
+// bit is bit i of a field (or of a header's slice list).
+type bit struct {
+	node string
+	i    int
+}
+
+// unionFind joins bits into groups.
+type unionFind map[bit]bit
+
+func (u unionFind) find(x bit) bit {
+	p, ok := u[x]
+	if !ok || p == x {
+		return x
 	}
-	parent := map[bit]bit{}
-	var find func(bit) bit
-	find = func(x bit) bit {
-		p, ok := parent[x]
-		if !ok || p == x {
-			return x
-		}
-		r := find(p)
-		parent[x] = r
-		return r
+	r := u.find(p)
+	u[x] = r
+	return r
+}
+
+func (u unionFind) union(a, b bit) {
+	if ra, rb := u.find(a), u.find(b); ra != rb {
+		u[ra] = rb
 	}
-	union := func(a, b bit) {
-		if ra, rb := find(a), find(b); ra != rb {
-			parent[ra] = rb
-		}
-	}
+}
+
+// instructionTies joins the bits the walk's instructions tie: each written bit to the bit it is
+// written from (a parameter standing for its arguments; a dead write tying nothing), and the
+// bits of a field an adder reads or writes (not split: one container).
+func (w *phvWalk) instructionTies(u unionFind) {
 	seen := map[string]bool{}
 	for _, t := range w.cl.ties {
 		for _, d := range w.cl.resolve(bits{node: t.dst, lo: t.at, n: t.src.n, at: 0}, seen, nil) {
@@ -347,11 +351,27 @@ func (w *phvWalk) largest() ClusterDemand {
 			src := bits{node: t.src.node, lo: t.src.lo + d.at, n: d.n}
 			for _, s := range w.cl.resolve(src, seen, nil) {
 				for i := range s.n {
-					union(bit{d.node, d.lo + s.at + i}, bit{s.node, s.lo + i})
+					u.union(bit{d.node, d.lo + s.at + i}, bit{s.node, s.lo + i})
 				}
 			}
 		}
 	}
+	for k, f := range w.fields {
+		if w.cl.whole[k] {
+			for i := range f.bits {
+				u.union(bit{k, i}, bit{k, 0})
+			}
+		}
+	}
+}
+
+// largest is the largest group of the walk's counted fields tied together, bit by bit, by an
+// instruction or a header (whose fields the deparser emits in order: one slice list). A field
+// an adder reads or writes is not split: its bits are tied. A parameter stands for its
+// arguments; one no call gives a field (action data, a constant) ties nothing.
+func (w *phvWalk) largest() ClusterDemand {
+	u := unionFind{}
+	w.instructionTies(u)
 	// A header's fields: its slice lists, the runs of fields between solitary ones (a solitary
 	// field is one of its own), as the deparser emits them in order. A field an adder writes:
 	// one container.
@@ -369,17 +389,10 @@ func (w *phvWalk) largest() ClusterDemand {
 				list++
 			}
 			for i := range pf.bits {
-				union(bit{k, i}, bit{fmt.Sprintf("%s.$slicelist%d", h, list), 0})
+				u.union(bit{k, i}, bit{fmt.Sprintf("%s.$slicelist%d", h, list), 0})
 			}
 			if w.cl.solitary[k] {
 				list++
-			}
-		}
-	}
-	for k, f := range w.fields {
-		if w.cl.whole[k] {
-			for i := range f.bits {
-				union(bit{k, i}, bit{k, 0})
 			}
 		}
 	}
@@ -393,7 +406,7 @@ func (w *phvWalk) largest() ClusterDemand {
 			continue
 		}
 		for i := range f.bits {
-			r := find(bit{k, i})
+			r := u.find(bit{k, i})
 			g := groups[r]
 			if g == nil {
 				g = &group{fs: map[string]bool{}, hs: map[string]bool{}}
@@ -424,6 +437,88 @@ func (w *phvWalk) largest() ClusterDemand {
 		return ClusterDemand{}
 	}
 	return best.ClusterDemand
+}
+
+// ClusterWidth is the widest cluster of instruction operands of a gress: the most fields its
+// instructions tie at one bit (a written bit to the bit it is written from, an adder's operands
+// whole). bf-p4c places the operands of an instruction at one alignment (or a rotation of it) in
+// containers of one MAU group (phv/make_clusters.h), so each of these fields takes a container of
+// its own in that group, and a group has PHVCapacity.Group containers of a size: a cluster wider
+// than that is allocated only if the compiler overlays some of its fields (live ranges that
+// never meet), and it stays unallocated with twice the containers (more groups, none larger).
+type ClusterWidth struct {
+	Fields int      // fields with a bit at the widest bit
+	Names  []string // their names, sorted ("size", "admin.head", a local variable's name: two locals may share one)
+}
+
+// String is "F fields (a, b, ...)", at most eight names.
+func (c ClusterWidth) String() string {
+	names := c.Names
+	more := ""
+	if len(names) > 8 {
+		names, more = names[:8], ", ..."
+	}
+	return fmt.Sprintf("%d fields (%s%s)", c.Fields, strings.Join(names, ", "), more)
+}
+
+// widest is the walk's n widest clusters of instruction operands (ClusterWidth), widest first:
+// of equal width, the first by their names (the same answer on every run). A cluster appears
+// once however many bits it spans.
+func (w *phvWalk) widest(n int) []ClusterWidth {
+	u := unionFind{}
+	w.instructionTies(u)
+	groups := map[bit]map[string]bool{}
+	for k, f := range w.fields {
+		if f.parserOnly || strings.HasSuffix(k, ".$valid") {
+			continue
+		}
+		for i := range f.bits {
+			r := u.find(bit{k, i})
+			if groups[r] == nil {
+				groups[r] = map[string]bool{}
+			}
+			groups[r][k] = true
+		}
+	}
+	var all []ClusterWidth
+	dup := map[string]bool{}
+	for _, g := range groups {
+		keys := make([]string, 0, len(g))
+		for k := range g {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		key := strings.Join(keys, ",")
+		names := make([]string, len(keys))
+		for i, k := range keys {
+			names[i] = fieldName(k)
+		}
+		sort.Strings(names)
+		if len(names) < 2 || dup[key] {
+			continue // a field alone, or the same fields at another bit
+		}
+		dup[key] = true
+		all = append(all, ClusterWidth{Fields: len(names), Names: names})
+	}
+	sort.Slice(all, func(i, j int) bool {
+		if all[i].Fields != all[j].Fields {
+			return all[i].Fields > all[j].Fields
+		}
+		return strings.Join(all[i].Names, ",") < strings.Join(all[j].Names, ",")
+	})
+	return all[:min(n, len(all))]
+}
+
+// fieldName is a field's name for a report: its path after the parameter's type ("size" of
+// "metadata_t.size", "admin.head"), and a local variable's name.
+func fieldName(k string) string {
+	if v, ok := strings.CutPrefix(k, "var "); ok {
+		if i := strings.IndexByte(v, '@'); i >= 0 {
+			v = v[:i]
+		}
+		return v
+	}
+	return shortHeader(k)
 }
 
 // shortHeader drops the parameter type from a header's path: "headers_t.ans" is "ans".

@@ -122,3 +122,38 @@ func TestReadClusters(t *testing.T) {
 		t.Errorf("without results: %+v", c)
 	}
 }
+
+// TestClusterWidth checks the widest cluster of instruction operands on the ingress of
+// program(): the fields tied at one bit, each a container of one MAU group. Each rule has its
+// negative control beside it.
+func TestClusterWidth(t *testing.T) {
+	use := ` if (meta.a == meta.c) { hdr.ethernet.ether_type = 1; }`
+	for _, tt := range []struct {
+		name  string
+		src   string
+		names []string // of the widest, sorted; nil: no two fields tied
+	}{
+		{"moves tie what they copy", program("", `meta.a = meta.b; meta.c = meta.b;`+use), []string{"a", "b", "c"}},
+		{"a hash's output is no operand", program(`Hash<bit<32>>(HashAlgorithm_t.IDENTITY) h;`,
+			`meta.a = h.get({meta.b}); meta.c = meta.b;`+use), []string{"b", "c"}},
+		{"an adder ties its operands", program("", `meta.a = meta.b + meta.d; meta.c = 0;`+use), []string{"a", "b", "d"}},
+		{"a condition ties nothing", program("", `if (meta.a == meta.b) { meta.c = 1; }`+use), nil},
+		{"action data ties nothing", program(`action set(bit<32> x) { meta.a = x; meta.c = x; }
+    table t { key = { hdr.ethernet.ether_type : exact; } actions = { set; NoAction; } size = 16; }`, `t.apply();`+use), nil},
+		{"two locals of one name are two fields", program("",
+			`{ bit<32> x = meta.a; meta.b = x; } { bit<32> x = meta.b; meta.c = x; }`+use), []string{"a", "b", "c", "x", "x"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			w := ingressPHV(t, tt.src).Widest
+			if tt.names == nil {
+				if len(w) > 0 {
+					t.Errorf("widest %v, want no two fields tied", w[0])
+				}
+				return
+			}
+			if len(w) == 0 || w[0].Fields != len(tt.names) || !slices.Equal(w[0].Names, tt.names) {
+				t.Errorf("widest %v, want %v", w, tt.names)
+			}
+		})
+	}
+}

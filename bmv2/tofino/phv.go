@@ -16,14 +16,18 @@ import (
 // mocha and dark containers among them) and no tagalong containers. Ingress and egress share
 // them: each container belongs to one gress.
 var (
-	Tofino1PHV = PHVCapacity{MAU: 64*8 + 96*16 + 64*32, Tagalong: 32*8 + 48*16 + 32*32}
-	Tofino2PHV = PHVCapacity{MAU: 80*8 + 120*16 + 80*32}
+	Tofino1PHV = PHVCapacity{MAU: 64*8 + 96*16 + 64*32, Tagalong: 32*8 + 48*16 + 32*32, Group: 16}
+	Tofino2PHV = PHVCapacity{MAU: 80*8 + 120*16 + 80*32, Group: 16}
 )
 
 // PHVCapacity is a generation's PHV per pipe, in bits.
 type PHVCapacity struct {
 	MAU      int // containers the match-action stages read and write
 	Tagalong int // containers only the parser and deparser reach (Tofino 1)
+	// Group is the containers of one size in one MAU group that an instruction's operands can
+	// take (bf-p4c's specs/phv_spec.cpp: Tofino 1's groups of 16; Tofino 2's of 12 normal and 4
+	// mocha containers, its 4 dark ones holding no operand): ClusterWidth's bound.
+	Group int
 }
 
 // PHVDemand is what one gress's fields ask of the PHV before the compiler overlays any: every
@@ -39,6 +43,10 @@ type PHVDemand struct {
 	// Cluster is the largest group of fields the compiler must place together (ClusterDemand);
 	// zero in a pass's demand (PassPHV).
 	Cluster ClusterDemand
+	// Widest are the widest clusters of instruction operands (ClusterWidth), at most four,
+	// widest first; none in a pass's demand. Above PHVCapacity.Group fields the compiler must
+	// overlay some of a cluster's fields.
+	Widest []ClusterWidth
 	// ByRoot is Bits by what the fields belong to: a header ("header_t.ethernet"), a struct
 	// field of a parameter's struct ("metadata_t.sv"), a parameter's struct's scalar fields
 	// ("metadata_t"), or the local variables ("locals").
@@ -139,6 +147,7 @@ func gressPHV(parser *front.ParserDecl, control, deparser *front.ControlDecl, pa
 			w.containerSizes(control)
 		}
 		d.Cluster = w.largest()
+		d.Widest = w.widest(4)
 	}
 	for _, f := range w.fields {
 		if f.parserOnly {
@@ -532,6 +541,17 @@ func (e *ProgramEstimate) Text() string {
 	}
 	for i, g := range []string{"ingress", "egress"} {
 		fmt.Fprintf(&b, "largest super cluster (fields tied by instructions and headers), %s: %v\n", g, e.PHV[i].Cluster)
+	}
+	for i, g := range []string{"ingress", "egress"} {
+		for j, w := range e.PHV[i].Widest {
+			if j > 0 && w.Fields <= r.PHV.Group {
+				break
+			}
+			fmt.Fprintf(&b, "cluster of operands (fields one MAU group of %d containers of a size must hold), %s: %v\n", r.PHV.Group, g, w)
+			if w.Fields > r.PHV.Group {
+				fmt.Fprintf(&b, "  wider than a MAU group: allocated only if the compiler overlays %d of its fields\n", w.Fields-r.PHV.Group)
+			}
+		}
 	}
 	total := e.PHV[0].Bits + e.PHV[1].Bits
 	if capacity := r.PHV.MAU + r.PHV.Tagalong; total > capacity {

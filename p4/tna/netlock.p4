@@ -519,6 +519,9 @@ struct metadata_t {
     bit<16> h_step;    /* heads, gnext_follow: what the position after h_arg's offset adds */
     bit<16> q_endx;    /* tail_enq: (meta.size - 1) ^ 0x8000 (LEVEL_REGS) */
     bit<16> q_wrap;    /* 0x8001 - meta.size: h_step at the region's end */
+    bit<16> q_wrapx;   /* q_wrap, copied by the hash unit: what the positions' arithmetic adds (the
+                        * level sizes and what use_level computes from them stay out of the
+                        * positions' cluster: bf-p4c places a cluster in one MAU group) */
     bit<16> q_end0;    /* meta.size - 1: the last position of lap 0 (QNEXT_SET) */
     bit<32> now_a;     /* meta.now's terms (the timestamp's slices), then its two partial sums */
     bit<32> now_b;
@@ -723,11 +726,12 @@ parser NetlockIngressParser(packet_in pkt, out headers_t hdr, out metadata_t met
  * ([14:0] offset, [15] lap bit, as p4/netlock.p4's qnext): x + 1, or x + q_wrap (the other
  * lap's offset 0) when x is the last position of either lap (size - 1, q_endx). Statements,
  * not an expression: Tofino's actions take no condition on a packet field (bf-p4c:
- * "Conditions in an action must be simple comparisons of an action data parameter"). */
+ * "Conditions in an action must be simple comparisons of an action data parameter"). x is read
+ * in place, not copied: every field an instruction reads or writes joins one cluster, which
+ * bf-p4c places in one MAU group (16 containers of a size), and a copy is one more field in
+ * the queue positions' cluster ("The real compiler" in docs/dataplane.md). */
 #define QNEXT_SET(dst, x) { \
-        bit<16> qn_x = (x); \
-        dst = qn_x + 1; \
-        if (qn_x == meta.q_end0 || qn_x == meta.q_endx) { dst = qn_x + meta.q_wrap; } \
+        if ((x) == meta.q_end0 || (x) == meta.q_endx) { dst = (x) + meta.q_wrapx; } else { dst = (x) + 1; } \
     }
 
 /* The slot pool: 4 x 2^NETLOCK_PART_BITS slots (slot s at index s), nine registers per slot
@@ -1454,6 +1458,21 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     Hash<bit<32>>(HashAlgorithm_t.IDENTITY) off_head;
     Hash<bit<15>>(HashAlgorithm_t.IDENTITY) off_h15;
     Hash<bit<16>>(HashAlgorithm_t.IDENTITY) off_probe;    /* the admin probe's slot offset */
+    Hash<bit<16>>(HashAlgorithm_t.IDENTITY) qwrap_h;      /* meta.q_wrapx */
+    /* Copies by the hash unit (IDENTITY) where a move would join two clusters of instruction
+     * operands: bf-p4c places each cluster in one MAU group of 16 containers of a size, and the
+     * queue positions (with the admin reply's and the resubmitted offset) and the slot numbers
+     * (with the token's slot, the pending grant's and the admin reply's) were each more fields
+     * than that (docs/dataplane.md, "The real compiler"; `netlock p4 tofino` lists the clusters
+     * wider than a group). A hash's output is no operand of an instruction. */
+    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) slot_tok;     /* meta.tslot: the request token's slot */
+    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) slot_sel;     /* the token's slot, as the pass's slot */
+    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) slot_pend;    /* recirc.pslot */
+    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) slot_adm;     /* admin.slot */
+    Hash<bit<16>>(HashAlgorithm_t.IDENTITY) pos_resub;    /* resub.off */
+    Hash<bit<16>>(HashAlgorithm_t.IDENTITY) pos_ahead;    /* admin.head */
+    Hash<bit<16>>(HashAlgorithm_t.IDENTITY) pos_atail;    /* admin.tail */
+    Hash<bit<16>>(HashAlgorithm_t.IDENTITY) pos_agnext;   /* admin.gnext */
     Hash<bit<32>>(HashAlgorithm_t.IDENTITY) tok_seq;      /* the token's grant number, low half */
     Hash<bit<32>>(HashAlgorithm_t.IDENTITY) tok_pend_hi;  /* ans_grant_pending */
     Hash<bit<32>>(HashAlgorithm_t.IDENTITY) tok_pend_lo;
@@ -1762,7 +1781,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             } else {
                 meta.lease = hdr.nl.lease;
             }
-            meta.tslot = hdr.nl.token_lo & ((32w1 << SLOT_BITS) - 1);
+            meta.tslot = slot_tok.get({hdr.nl.token_lo[SLOT_BITS - 1:0]});
             if (meta.tslot >= meta.left0 && meta.tslot - meta.left0 < meta.size0w) {
                 meta.tlevel = 0;
             } else if (meta.tslot >= meta.left1 && meta.tslot - meta.left1 < meta.size1w) {
@@ -1944,6 +1963,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             lvl = hdr.admin.level;
         }
         if (lvl == 0) { use_level0(); } else { use_level1(); }
+        meta.q_wrapx = qwrap_h.get({meta.q_wrap});
         bit<16> lvl_osize = meta.size0;
         if (lvl == 0) { lvl_osize = meta.size1; }
         /* The slot the pool blocks use, chosen by the pass's phase alone: every pass type that
@@ -1951,7 +1971,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
          * and clean walks, the admin probe's later passes; a fresh release, lease-probe or
          * force-release uses the token's slot), and in the others no pool block runs. The level
          * is the one use_level picks for that pass type. */
-        bit<32> sl = hdr.nl.token_lo & ((32w1 << SLOT_BITS) - 1);
+        bit<32> sl = slot_sel.get({hdr.nl.token_lo[SLOT_BITS - 1:0]});
         if (ph == PH_WRITE || ph == PH_RWALK || ph == PH_WDRAW) {
             if (ph == PH_WRITE) {
                 if (hdr.nl.prio == 0) { sl = meta.at_off0; } else { sl = meta.at_off1; }
@@ -2221,11 +2241,11 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             meta.h_arg = harg_h.get({meta.t_off});   /* IDENTITY keeps the low 16 bits */
             /* the region's last offset: compared at 16 bits (a gateway compares fields sliced
              * alike; bf-p4c failed, "Unbalanced slicing detected", on 32 against 16 bits) */
-            if (meta.h_arg == meta.q_end0) { meta.h_step = meta.q_wrap; } else { meta.h_step = 16w1; }
+            if (meta.h_arg == meta.q_end0) { meta.h_step = meta.q_wrapx; } else { meta.h_step = 16w1; }
         } else if (clean_done == 1) {
             hop = 3;
             meta.h_arg = hdr.recirc.chead;
-            if (hdr.recirc.chead == meta.q_end0 || hdr.recirc.chead == meta.q_endx) { meta.h_step = meta.q_wrap; } else { meta.h_step = 16w1; }
+            if (hdr.recirc.chead == meta.q_end0 || hdr.recirc.chead == meta.q_endx) { meta.h_step = meta.q_wrapx; } else { meta.h_step = 16w1; }
         } else if (do_rw0 == 1 || meta.found == 1 || ad_probe == 1) {
             hop = 1;
         } else if (ad_reset == 1) {
@@ -2664,7 +2684,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 meta.resub.phase = PH_WRITE;
                 meta.resub.pad0 = 0;
                 meta.resub.grant = meta.grant[0:0];
-                meta.resub.off = meta.tail;
+                meta.resub.off = pos_resub.get({meta.tail});
                 meta.resub.seq = meta.tok_lo;
                 meta.resub_go = 1;
             }
@@ -2803,7 +2823,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 if (meta.grant == 1) {
                     /* Granted: the next pass writes the grant number and sends the grant. */
                     hdr.recirc.pend = 1;
-                    hdr.recirc.pslot = meta.sl_slot;
+                    hdr.recirc.pslot = slot_pend.get({meta.sl_slot});
                     hdr.recirc.pseq_hi = seq[63:32];
                     hdr.recirc.pseq_lo = seq[31:0];
                     hdr.recirc.ptxn = meta.sv.txn;
@@ -2874,8 +2894,15 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             }
         }
         if (do_wd == 1) {
-            bit<16> c = hdr.recirc.cur;
             if (meta.found == 1) {
+                /* recirc.cur read before the walk below moves it (no copy: one more field in
+                 * the positions' cluster) */
+                if (hdr.recirc.cur == head) {
+                    clean = 1;
+                    hdr.recirc.clevel = meta.level;
+                    hdr.recirc.cleft = qused;
+                    hdr.recirc.chead = head;
+                }
                 if (meta.xheld == 0 && wany == 1) {
                     walk = 1;
                     if (w0 != 0) {
@@ -2889,12 +2916,6 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                         hdr.recirc.cur = meta.gn_lo;
                     }
                 }
-                if (c == head) {
-                    clean = 1;
-                    hdr.recirc.clevel = meta.level;
-                    hdr.recirc.cleft = qused;
-                    hdr.recirc.chead = head;
-                }
                 ans_echo(OP_RELEASE, FL_REPLY, 0);
                 if (walk == 0 && clean == 0) {
                     finished = 1;
@@ -2904,7 +2925,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                     hdr.recirc.left = hdr.recirc.left - 1;
                 }
                 hdr.recirc.steps = hdr.recirc.steps - 1;
-                QNEXT_SET(hdr.recirc.cur, c)
+                QNEXT_SET(hdr.recirc.cur, hdr.recirc.cur)
                 if (hdr.recirc.left == 0 || hdr.recirc.steps == 0) {
                     ans_echo(OP_REJECT, 0, ST_NOTHOLDER);
                     finished = 1;
@@ -2934,9 +2955,9 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 hdr.admin.wait1 = w1;
                 hdr.admin.used0 = r0[15:0];
                 hdr.admin.used1 = r1[15:0];
-                hdr.admin.head = head;
-                hdr.admin.tail = meta.tail;
-                hdr.admin.gnext = meta.gn_lv;
+                hdr.admin.head = pos_ahead.get({head});
+                hdr.admin.tail = pos_atail.get({meta.tail});
+                hdr.admin.gnext = pos_agnext.get({meta.gn_lv});
                 hdr.admin.size = meta.size;
                 hdr.admin.value_hi = TOK_HI_SLICED(val_probe, meta.tok_hi, meta.tok_lo);
                 hdr.admin.value_lo = meta.tok_lo << SLOT_BITS;
@@ -3003,7 +3024,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 again(PH_PROBE3);
             } else if (ph == PH_PROBE3) {
                 hdr.admin.sstate = meta.sv.state;
-                hdr.admin.slot = meta.sl_slot;
+                hdr.admin.slot = slot_adm.get({meta.sl_slot});
                 hdr.nl.txn = meta.sv.txn;
                 hdr.nl.mode = meta.sv.mode;
                 hdr.nl.prio = meta.sv.prio;

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -17,14 +18,15 @@ var updateDocs = flag.Bool("update-docs", false, "rewrite the generated stage ta
 const docsDataplane = "../../../docs/dataplane.md"
 
 // TestTofinoStages runs the stage analysis (bmv2/tofino) on p4/tna/netlock.p4's ingress for
-// Tofino 1 and 2. It checks that the analysis saw every register action of the program (each
+// Tofino 1 and 2, sized as it compiles for a Tofino (dataplane.TofinoSizing, as every Tofino test
+// here). It checks that the analysis saw every register action of the program (each
 // in its register's node), that the orders the program's structure promises hold (the grant
 // counter's high half after its low half, the slot's state after its txn, the lock state
 // after lk_q, the lock's entry beside rack and its server after it), that the conclusions of
 // docs/dataplane.md ("What this says") hold, and that docs/dataplane.md shows the layouts as
 // computed (-update-docs rewrites them).
 func TestTofinoStages(t *testing.T) {
-	checked, err := CheckProgram(dataplane.TNA, dataplane.DefaultSizing)
+	checked, err := CheckProgram(dataplane.TNA, dataplane.TofinoSizing)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +184,7 @@ func TestTofinoStagesFollowData(t *testing.T) {
 // must overlay fields to allocate it) and that the document shows the figures as computed
 // (-update-docs rewrites them).
 func TestTofinoPHV(t *testing.T) {
-	checked, err := CheckProgram(dataplane.TNA, dataplane.DefaultSizing)
+	checked, err := CheckProgram(dataplane.TNA, dataplane.TofinoSizing)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,13 +203,22 @@ func TestTofinoPHV(t *testing.T) {
 		if len(roots) > 8 {
 			roots = append(roots[:8], "...")
 		}
-		return fmt.Sprintf("| %s | %d | %d | %d | %s | %d bits, %d fields, %d headers |\n", name, d.Bits, d.MAUBits, d.Fields,
-			strings.Join(roots, ", "), d.Cluster.Bits, d.Cluster.Fields, len(d.Cluster.Headers))
+		var wide []string
+		for _, w := range d.Widest {
+			if w.Fields > t1.Group {
+				wide = append(wide, strconv.Itoa(w.Fields))
+			}
+		}
+		if len(wide) == 0 {
+			wide = append(wide, "none")
+		}
+		return fmt.Sprintf("| %s | %d | %d | %d | %s | %d bits, %d fields, %d headers | %s |\n", name, d.Bits, d.MAUBits, d.Fields,
+			strings.Join(roots, ", "), d.Cluster.Bits, d.Cluster.Fields, len(d.Cluster.Headers), strings.Join(wide, ", "))
 	}
-	want := "| gress | bits | by the control | fields | largest parts (bits) | largest super cluster |\n|---|---|---|---|---|---|\n" +
+	want := "| gress | bits | by the control | fields | largest parts (bits) | largest super cluster | operand clusters wider than a MAU group (fields) |\n|---|---|---|---|---|---|---|\n" +
 		row("ingress", ig) + row("egress", eg) +
-		fmt.Sprintf("| both | %d | %d | %d | Tofino 1: %d bits the stages reach + %d tagalong; Tofino 2: %d | |\n",
-			ig.Bits+eg.Bits, ig.MAUBits+eg.MAUBits, ig.Fields+eg.Fields, t1.MAU, t1.Tagalong, t2.MAU)
+		fmt.Sprintf("| both | %d | %d | %d | Tofino 1: %d bits the stages reach + %d tagalong; Tofino 2: %d | | a group: %d containers of a size |\n",
+			ig.Bits+eg.Bits, ig.MAUBits+eg.MAUBits, ig.Fields+eg.Fields, t1.MAU, t1.Tagalong, t2.MAU, t1.Group)
 	docSection(t, "tofino-phv", want,
 		"PHV table is not the count's (go test ./p4/dataplane/dpengine -run TestTofinoPHV -update-docs)")
 }
@@ -217,7 +228,7 @@ func TestTofinoPHV(t *testing.T) {
 // and keeps docs/dataplane.md's table of it: what an allocation that knew the pass types
 // exclusive could reach.
 func TestTofinoPassPHV(t *testing.T) {
-	checked, err := CheckProgram(dataplane.TNA, dataplane.DefaultSizing)
+	checked, err := CheckProgram(dataplane.TNA, dataplane.TofinoSizing)
 	if err != nil {
 		t.Fatal(err)
 	}
