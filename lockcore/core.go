@@ -83,10 +83,18 @@ type Config struct {
 	// rejected queue-full (to their original client). Default 4096.
 	MaxBuffered int
 	// IdleRetention is how long the state of a lock without requests is kept (a lock used again
-	// soon keeps its state, table slot and AdminStats counts) before it is freed. Default 1s.
-	// The Core asks for an Expire when the oldest idle state is due (NextDeadline), so idle states
-	// are freed on their own timer, whether or not any lease runs.
+	// soon keeps its state and table slot) before it is freed. Default 1s. The Core asks for an
+	// Expire when the oldest idle state is due (NextDeadline), so idle states are freed on their
+	// own timer, whether or not any lease runs. The AdminStats counts of a freed state that
+	// TopLocks has not read yet are kept until it does (MaxUnreadStats).
 	IdleRetention time.Duration
+	// MaxUnreadStats bounds the locks whose AdminStats counts are kept after their state was
+	// freed (idle retention, or an idle state evicted at MaxLocks), until the next TopLocks
+	// reports them (unread.go). At the bound the busiest are kept: a freed lock's counts take the
+	// place of the least busy record if they are larger, else they are dropped; the dropped
+	// lock is counted in Stats.UnreadDropped, its requests and overflows in
+	// Stats.UnreadDroppedRequests. Default DefaultMaxUnreadStats; must not be negative.
+	MaxUnreadStats int
 	// WaitLease bounds how long a request waits in a lock's queue without a sign of its client:
 	// a waiter whose client has not retransmitted its acquire for WaitLease is removed, told
 	// (reject, wire.StatusWaitExpired) and the queue advances, so that a dead client's queued
@@ -195,6 +203,9 @@ func (c *Config) validate() error {
 	if c.ReplayCapacity == 0 {
 		c.ReplayCapacity = DefaultReplayCapacity
 	}
+	if c.MaxUnreadStats == 0 {
+		c.MaxUnreadStats = DefaultMaxUnreadStats
+	}
 	switch {
 	case c.DefaultLease < time.Microsecond:
 		return fmt.Errorf("default lease %v: must be at least 1µs", c.DefaultLease)
@@ -210,6 +221,8 @@ func (c *Config) validate() error {
 		return errors.New("idle retention must not be negative")
 	case c.ReplayCapacity < 0:
 		return errors.New("replay capacity must not be negative")
+	case c.MaxUnreadStats < 0:
+		return errors.New("max unread stats must not be negative")
 	}
 	if c.Limiter != nil && (len(c.Quotas) > 0 || c.DefaultQuota != (Quota{})) {
 		return errors.New("quotas and a limiter: the limiter has the quotas")
@@ -264,6 +277,10 @@ type Stats struct {
 	// ReplayForgotten counts ended requests forgotten before their ReplayWindow passed, because
 	// ReplayCapacity later ones ended.
 	Replays, ReplayForgotten uint64
+	// UnreadDropped counts the locks whose AdminStats counts were dropped unread, after their
+	// state was freed, because Config.MaxUnreadStats busier locks' counts were kept;
+	// UnreadDroppedRequests the requests and overflows those counts held (unread.go).
+	UnreadDropped, UnreadDroppedRequests uint64
 	// Gauges.
 	Locks    int
 	Holders  int
@@ -273,6 +290,9 @@ type Stats struct {
 	Idle int
 	// Remembered counts the ended requests in the replay memory (some may be past their window).
 	Remembered int
+	// Unread counts the locks whose state was freed and whose AdminStats counts wait for the
+	// next TopLocks.
+	Unread int
 }
 
 // Add adds o's counters and gauges to s (the lock server sums its shards).
@@ -302,6 +322,9 @@ func (s *Stats) Add(o *Stats) {
 	s.WaitExpired += o.WaitExpired
 	s.Replays += o.Replays
 	s.ReplayForgotten += o.ReplayForgotten
+	s.UnreadDropped += o.UnreadDropped
+	s.UnreadDroppedRequests += o.UnreadDroppedRequests
+	s.Unread += o.Unread
 	s.Remembered += o.Remembered
 	s.Locks += o.Locks
 	s.Holders += o.Holders
@@ -355,7 +378,8 @@ type lockState struct {
 	iprev, inext *lockState
 	// What AdminStats reports (TopLocks takes and resets them): requests processed, overflows
 	// buffered, the largest depth (holders + waiters + buffered) and the largest contention a
-	// client declared.
+	// client declared. When the state is freed with counts not yet read, they move to the
+	// Core's unread store (unread.go).
 	nreq, novf      uint32
 	depth, declared uint16
 }
@@ -403,6 +427,8 @@ type Core struct {
 	// in the current call.
 	replay  replayMem
 	pending []ended
+	// unread keeps the AdminStats counts of freed states until TopLocks reads them (unread.go).
+	unread unreadStats
 }
 
 // mutation names a deliberate bug for a negative control of the model test (0: none).
@@ -419,6 +445,7 @@ const (
 	mutantNoWaitExpiry                           // Expire leaves waiters whose wait lease ran out
 	mutantWaitNotRefreshed                       // a retransmission does not renew its waiter's wait lease
 	mutantLimiterPerCore                         // a Core given a SharedLimiter keeps quotas of its own
+	mutantUnreadForgotten                        // a freed state's unread AdminStats counts are lost
 )
 
 // maxFree bounds the recycled lock states kept for reuse: memory returns to the Go heap after a
@@ -442,6 +469,7 @@ func New(cfg Config) (*Core, error) {
 		priorityN: uint8(cfg.Priorities),
 		replay:    newReplayMem(int64(cfg.ReplayWindow), cfg.ReplayCapacity, cfg.HashSeed),
 		indexMin:  indexMin,
+		unread:    unreadStats{max: cfg.MaxUnreadStats},
 	}
 	switch k := cfg.TestingKnobs.indexMin; {
 	case k < 0:
@@ -466,6 +494,7 @@ func New(cfg Config) (*Core, error) {
 func (c *Core) Stats() Stats {
 	st := c.stats
 	st.Remembered = c.replay.len()
+	st.Unread = c.unread.len()
 	return st
 }
 
@@ -618,8 +647,12 @@ func (c *Core) freeIdle(now int64) {
 }
 
 // freeState frees the idle state l: it leaves the table, and it is kept for reuse if fewer
-// than maxFree states are.
+// than maxFree states are. Its AdminStats counts, if TopLocks has not read them, go to the
+// unread store.
 func (c *Core) freeState(l *lockState) {
+	if l.nreq|l.novf != 0 && c.cfg.TestingKnobs.mutant != mutantUnreadForgotten {
+		c.keepUnread(l)
+	}
 	c.unlinkIdle(l)
 	c.locks.del(l.id)
 	if len(c.free) >= maxFree {

@@ -57,18 +57,23 @@
 // last request; then the state is freed. Idle states are freed by Expire on their own timer:
 // NextDeadline includes the oldest idle state's due time, so they go even when no lease ever runs
 // (overflow-only traffic). The lock table shrinks when it empties, and at most 1024 freed states
-// are kept for reuse.
+// are kept for reuse. A freed state's AdminStats counts that [Core.TopLocks] has not read yet
+// are kept, a small record per lock, until the next TopLocks reports them (unread.go): every
+// request the Core counts reaches one AdminStats answer, whatever idle retention did to its
+// lock's state, unless the store's bound dropped it (counted).
 //
 // # Bounds
 //
 // Whatever its clients send, a Core keeps at most Config.MaxLocks locks with requests and
 // Config.MaxRequests requests (held, waiting and buffered) in all, beyond which it rejects
 // acquires and overflows with status overloaded; per lock at most MaxHolders shared holders (the
-// rest wait), MaxWaiters waiters and MaxBuffered buffered requests (beyond them: queue-full). The
-// defaults bound a Core to about 80 MB (DefaultMaxLocks). Its hash tables are keyed by
-// Config.HashSeed, so that ids chosen to collide cannot be computed, and a lock with more than a
-// few holders and waiters gets a membership index (members.go), so that the duplicate check of an
-// acquire, and finding a release's or retransmission's request, cost O(1) however long the queue.
+// rest wait), MaxWaiters waiters and MaxBuffered buffered requests (beyond them: queue-full);
+// the unread AdminStats counts of at most Config.MaxUnreadStats freed locks (beyond it the least
+// busy are dropped, counted in Stats.UnreadDropped). The defaults bound a Core to about 80 MB
+// (DefaultMaxLocks). Its hash tables are keyed by Config.HashSeed, so that ids chosen to collide
+// cannot be computed, and a lock with more than a few holders and waiters gets a membership index
+// (members.go), so that the duplicate check of an acquire, and finding a release's or
+// retransmission's request, cost O(1) however long the queue.
 //
 // The overflow role (q2) of NetLock section 4.3: for switch-resident locks the switch forwards
 // acquires it cannot queue as OpOverflow; the Core buffers them per lock in (priority, arrival)

@@ -11,8 +11,8 @@ import (
 // This file holds what the control plane needs of a Core to move locks between the switch and
 // the server (docs/controlplane.md, "Moving a lock"): the per-lock mode set by wire.AdminYield and
 // wire.AdminAdopt, the reserved lock ids of the controller's barrier, the per-lock counts behind
-// wire.AdminStats, and grant holds (a standby server, a takeover grace, a lapsed controller
-// lease).
+// wire.AdminStats (kept past the lock's state until they are read: unread.go), and grant holds
+// (a standby server, a takeover grace, a lapsed controller lease).
 //
 // Modes. A lock the control plane never placed follows the plain rules. AdminYield makes it
 // switch-resident: a new acquire that reaches the Core is dropped (counted in
@@ -45,6 +45,17 @@ func (c *Core) known(r *Request) bool {
 		return false
 	}
 	return c.holderAt(l, r.Txn) >= 0 || c.waiterAt(l, r.Txn) >= 0
+}
+
+// keepUnread moves the AdminStats counts of l, a state about to be freed, to the unread store,
+// counting what the store's bound drops.
+func (c *Core) keepUnread(l *lockState) {
+	dropped, ok := c.unread.add(wire.LockStat{Lock: l.id, Requests: l.nreq, Overflows: l.novf, Depth: l.depth,
+		Declared: l.declared})
+	if ok {
+		c.stats.UnreadDropped++
+		c.stats.UnreadDroppedRequests += statTotal(&dropped)
+	}
 }
 
 // count counts r for AdminStats in its lock's state l before r is applied: its depth
@@ -164,17 +175,28 @@ func (c *Core) adopt(now int64, lock uint32, out []Effect) []Effect {
 
 // TopLocks appends to dst the AdminStats records of the k locks with the most requests and
 // overflows since the previous call, most first (ties by lock id), and starts the next interval:
-// every lock's counts go to zero and its depth to its current depth.
+// every lock's counts go to zero and its depth to its current depth. The counts of the locks
+// whose state was freed since the previous call are reported too (unread.go), summed with those
+// of a new state of the same lock, and the unread store is emptied: every count reaches one
+// call, once. A lock beyond the k busiest is not reported and its counts are reset all the same.
 func (c *Core) TopLocks(dst []wire.LockStat, k int) []wire.LockStat {
 	var all []wire.LockStat
+	merge := c.unread.len() > 0
 	c.locks.each(func(l *lockState) {
-		if l.nreq+l.novf > 0 {
-			all = append(all, wire.LockStat{Lock: l.id, Requests: l.nreq, Overflows: l.novf, Depth: l.depth,
-				Declared: l.declared})
+		if l.nreq|l.novf != 0 {
+			st := wire.LockStat{Lock: l.id, Requests: l.nreq, Overflows: l.novf, Depth: l.depth,
+				Declared: l.declared}
+			if merge {
+				if u, ok := c.unread.take(l.id); ok {
+					mergeStat(&st, &u)
+				}
+			}
+			all = append(all, st)
 		}
 		l.nreq, l.novf, l.declared = 0, 0, 0
 		l.depth = l.depthNow()
 	})
+	all = c.unread.drain(all)
 	slices.SortFunc(all, func(a, b wire.LockStat) int {
 		if c := cmp.Compare(uint64(b.Requests)+uint64(b.Overflows), uint64(a.Requests)+uint64(a.Overflows)); c != 0 {
 			return c

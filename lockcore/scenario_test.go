@@ -9,7 +9,7 @@ package lockcore
 //	config [lease=DUR] [maxlease=DUR] [prio=N] [maxwaiters=N] [maxbuffered=N] [idle=DUR] [grant-after=DUR]
 //	       [quota=TENANT:OUTSTANDING:RATE ...] [default-quota=OUTSTANDING:RATE]
 //	       [maxlocks=N] [maxrequests=N] [maxholders=N] [replay=DUR|off] [replaycap=N] [wait=DUR|off]
-//	       [cores=N]
+//	       [maxunread=N] [cores=N]
 //	    Starts a fresh Core at time 0 with TokenBase 0 (the first token is 1). Files start with it;
 //	    without it a default Core is used. With cores=N, N Cores (the shards of one server), which
 //	    share one SharedLimiter for the quotas; every other command takes core=K (default 0) to
@@ -38,7 +38,10 @@ package lockcore
 //	drain
 //	    Core.Drain: rejects every waiting and buffered request with status shutdown.
 //	stats
-//	    Core.Stats; the counters of bounds, replays and wait leases only when not zero.
+//	    Core.Stats; the counters of bounds, replays, wait leases and unread AdminStats counts
+//	    (unread.go) only when not zero.
+//	unread
+//	    The unread store (unread.go): the locks it holds, and what its bound dropped.
 //
 // Output: one line per effect, "DEST <- MESSAGE", where DEST is cN or sw1 and MESSAGE is
 // wire.Fields.String(); "(none)" when there is no effect.
@@ -184,6 +187,10 @@ func (s *scenario) run(d *datadriven.TestData) (string, error) {
 			return "(none)\n", nil
 		}
 		return b.String(), nil
+	case "unread":
+		st := s.core.Stats()
+		return fmt.Sprintf("unread=%d dropped=%d dropped-requests=%d\n", st.Unread, st.UnreadDropped,
+			st.UnreadDroppedRequests), nil
 	case "hold":
 		until := int64(math.MaxInt64)
 		if v := a["until"]; v != "none" {
@@ -259,7 +266,8 @@ func boundStats(st Stats) string {
 		v    uint64
 	}{{"wait-expired", st.WaitExpired}, {"replays", st.Replays}, {"replay-forgotten", st.ReplayForgotten}, {"remembered", uint64(st.Remembered)},
 		{"at-max-locks", st.AtMaxLocks}, {"at-max-requests", st.AtMaxRequests}, {"at-max-waiters", st.AtMaxWaiters},
-		{"at-max-buffered", st.AtMaxBuffered}, {"at-max-holders", st.AtMaxHolders}, {"idle-evicted", st.IdleEvicted}} {
+		{"at-max-buffered", st.AtMaxBuffered}, {"at-max-holders", st.AtMaxHolders}, {"idle-evicted", st.IdleEvicted},
+		{"unread-dropped", st.UnreadDropped}, {"unread-dropped-requests", st.UnreadDroppedRequests}} {
 		if f.v != 0 {
 			fmt.Fprintf(&b, " %s=%d", f.name, f.v)
 		}
@@ -319,7 +327,7 @@ func (s *scenario) config(a args) error {
 		k string
 		v *int
 	}{{"maxlocks", &cfg.MaxLocks}, {"maxrequests", &cfg.MaxRequests}, {"maxholders", &cfg.MaxHolders},
-		{"replaycap", &cfg.ReplayCapacity}} {
+		{"replaycap", &cfg.ReplayCapacity}, {"maxunread", &cfg.MaxUnreadStats}} {
 		n, err := a.uint(b.k, 0)
 		if err != nil {
 			return err

@@ -61,6 +61,9 @@ var (
 	descReplays   = prometheus.NewDesc("netlock_replays_total", "Acquires of requests that had ended, not accepted again.", nil, nil)
 	descRemember  = prometheus.NewDesc("netlock_ended_remembered", "Ended requests remembered to filter replays.", nil, nil)
 
+	descUnreadDrop = prometheus.NewDesc("netlock_stats_unread_dropped_total", "Locks whose AdminStats counts were dropped unread after their state was freed, at the bound of kept counts (lockcore Config.MaxUnreadStats).", nil, nil)
+	descUnreadReqs = prometheus.NewDesc("netlock_stats_unread_dropped_requests_total", "Requests and overflows in the AdminStats counts dropped so.", nil, nil)
+
 	descRDMAGrants  = prometheus.NewDesc("netlock_rdma_proxy_grants_total", "UDP grants of RDMA locks sent after the server took the ALock.", nil, nil)
 	descRDMADropped = prometheus.NewDesc("netlock_rdma_proxy_dropped_total", "UDP grants of RDMA locks that ended before the ALock was taken.", nil, nil)
 	descRDMATry     = prometheus.NewDesc("netlock_rdma_try_refused_total", "Try acquires refused because the ALock was held outside UDP.", nil, nil)
@@ -72,7 +75,7 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descRequests, descGrants, descRejects, descExpiries, descReleases,
 		descPushBacks, descMalformed, descDepth, descHolders, descLocks, descBuffered, descPackets,
 		descRefused, descEpoch, descResDrop, descAdopted, descHeld, descTerm, descBound, descWaitExp, descReplays,
-		descRemember, descRDMAGrants, descRDMADropped, descRDMATry, descRDMAProxies, descRDMAPeers} {
+		descRemember, descUnreadDrop, descUnreadReqs, descRDMAGrants, descRDMADropped, descRDMATry, descRDMAProxies, descRDMAPeers} {
 		ch <- d
 	}
 }
@@ -123,6 +126,8 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	counter(descWaitExp, st.WaitExpired)
 	counter(descReplays, st.Replays)
 	gauge(descRemember, st.Remembered)
+	counter(descUnreadDrop, st.UnreadDropped)
+	counter(descUnreadReqs, st.UnreadDroppedRequests)
 	if rs, ok := c.s.RDMAStats(); ok {
 		counter(descRDMAGrants, rs.ProxyGrants)
 		counter(descRDMADropped, rs.ProxyDropped)

@@ -16,7 +16,8 @@ import (
 //
 //   - every server reports its StatsLocks hottest locks (wire.AdminStats): requests (acquires,
 //     releases, lease-probes) and overflows since its previous report, the deepest queue and the
-//     largest contention a client declared (client.WithContention);
+//     largest contention a client declared (client.WithContention), also of the locks whose
+//     state the server freed meanwhile (lockcore/unread.go);
 //   - the switch's lock_hits direct counters are read (ReadLocks): a switch lock's requests are
 //     its counter's increase less the admin packets the Core sent about it (probes hit the entry
 //     too) and less its server's overflows (each overflowed acquire hits the entry again as a

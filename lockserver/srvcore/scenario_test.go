@@ -24,8 +24,8 @@ package srvcore
 //	epoch | holding | counters
 //	    Prints the epoch in force / whether every grant is held / the malformed and refused counts.
 //
-// Output: one line per effect, "DEST <- MESSAGE", then "persist epoch E" when the call asked for
-// one; "(none)" when nothing.
+// Output: one line per effect, "DEST <- MESSAGE" (an AdminStats answer's records follow it, one
+// per line), then "persist epoch E" when the call asked for one; "(none)" when nothing.
 
 import (
 	"fmt"
@@ -100,6 +100,16 @@ func (s *scenario) render(out *Out) string {
 	}
 	for _, e := range out.Bodies {
 		fmt.Fprintf(&b, "%s <- %s body=%dB\n", name(e.To), e.Msg.String(), len(e.Data))
+		if e.Msg.Status == wire.AdminStats {
+			recs, err := wire.ParseLockStats(nil, e.Data, int(e.Msg.Slots))
+			if err != nil {
+				fmt.Fprintf(&b, "  %v\n", err)
+			}
+			for _, r := range recs {
+				fmt.Fprintf(&b, "  lock=%d requests=%d overflows=%d depth=%d declared=%d\n", r.Lock, r.Requests,
+					r.Overflows, r.Depth, r.Declared)
+			}
+		}
 	}
 	if out.Persist != 0 {
 		s.asked = out.Persist
