@@ -479,9 +479,6 @@ struct metadata_t {
     bit<15> cur15;
     bit<15> ch15;
     bit<15> h15;        /* the admin probe's head offset */
-    bit<32> sh_pend;    /* the low half of a grant number >> (32 - SLOT_BITS), for TOK_HI */
-    bit<32> sh_wr;
-    bit<32> sh_a;
     bit<32> o_res;      /* resub.off[14:0] */
     bit<32> o_cur;      /* recirc.cur[14:0] */
     bit<32> o_ch;       /* recirc.chead[14:0] */
@@ -507,8 +504,6 @@ struct metadata_t {
     /* register action inputs */
     bit<32> n_flags;
     bit<32> n_seq;
-    bit<32> a_hi;
-    bit<32> a_lo;
     bit<32> fp;        /* ended: the request's fingerprint, bits 1:0 clear (seen) */
     bit<32> fp_end;    /* fp | 1 (ended) */
     bit<32> fp_exp;    /* fp | 3 (force-released) */
@@ -1255,7 +1250,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     };
 
     RegisterAction<pair32_t, bit<32>, bit<32>>(cookie) cookie_set = {
-        void apply(inout pair32_t v) { v.hi = meta.a_hi; v.lo = meta.a_lo; }
+        void apply(inout pair32_t v) { v.hi = hdr.admin.value_hi; v.lo = hdr.admin.value_lo; }
     };
     RegisterAction<pair32_t, bit<32>, bit<32>>(cookie) cookie_hi = {
         void apply(inout pair32_t v, out bit<32> rv) { rv = v.hi; }
@@ -1436,21 +1431,24 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
      * offsets a pass starts from, zero-extended, and the token and admin value, a 64-bit
      * grant number shifted by SLOT_BITS next to a slot, in 32-bit halves (bf-p4c refuses the
      * 64-bit shift and OR across containers: "violates action constraints imposed by
-     * Tofino"). TOK_HI(h, hi, losh) is bits 63:32 of (hi ++ lo) << SLOT_BITS, with losh
-     * = lo >> (32 - SLOT_BITS) computed before: the hash of a whole value and SLOT_BITS zero
-     * bits, whose low 32 bits IDENTITY keeps (bf-p4c folds it so), ORed with a whole field. At
-     * the grant walk's and the admin probe's grant numbers, the counter's and the request
-     * token's, bf-p4c made that OR two steps of one action ("action spanning multiple stages"),
-     * so those sites hash the two slices (TOK_HI_SLICED). TOK_LO(h, lo, slot) is bits 31:0, the
-     * hash of lo's low bits next to the slot's (slot < 2^SLOT_BITS): with the OR of a hash and
-     * the slot, bf-p4c took the hash as action data beside the slot's two halves, three sources
-     * where an action with action data may read one container ("requires too many sources").
-     * Slices split the fields they are taken from, which costs nothing when they are split at
-     * bit 16 (NETLOCK_PART_BITS 14, the Tofino build's: two 16-bit halves are two sources, which
-     * a move may read). A Hash is called from one place, so each site has its own. */
-#define TOK_HI(h, hi, losh) (h.get({hi, (bit<SLOT_BITS>)0}) | (losh))
+     * Tofino"). TOK_HI_SLICED(h, hi, lo) is bits 63:32 of (hi ++ lo) << SLOT_BITS, the hash of
+     * hi's low bits next to lo's high bits; TOK_LO(h, lo, slot) bits 31:0, the hash of lo's low
+     * bits next to the slot's (slot < 2^SLOT_BITS); VAL_LO(h, lo) lo << SLOT_BITS. No OR and no
+     * shift in the pipe: bf-p4c made an OR of a hash with a shifted field two steps of one
+     * action ("action spanning multiple stages"), took the hash ORed with the slot as action
+     * data beside the slot's two halves ("requires too many sources": an action with action
+     * data reads one container), and a shift or an OR ties its operands into one cluster of the
+     * grant numbers' halves, which bf-p4c must place in one MAU group (16 containers of a size):
+     * with the shifted copies (sh_pend, sh_wr, sh_a) and the admin value's shifts it was 23
+     * fields. The slices split the fields they are taken from, which costs nothing when they
+     * are split at bit 16 (NETLOCK_PART_BITS 14, the Tofino build's: two 16-bit halves are two
+     * sources, which a move may read). A Hash is called from one place, so each site has its
+     * own. */
 #define TOK_HI_SLICED(h, hi, lo) h.get({(hi)[31 - SLOT_BITS:0], (lo)[31:32 - SLOT_BITS]})
 #define TOK_LO(h, lo, slot) h.get({(lo)[31 - SLOT_BITS:0], (slot)[SLOT_BITS - 1:0]})
+/* VAL_LO(h, lo): lo << SLOT_BITS, by the hash unit (a shift ties its source and result into one
+ * cluster of operands; see the copies below) */
+#define VAL_LO(h, lo) h.get({(lo)[31 - SLOT_BITS:0], (bit<SLOT_BITS>)0})
     Hash<bit<32>>(HashAlgorithm_t.IDENTITY) off_res;
     Hash<bit<32>>(HashAlgorithm_t.IDENTITY) off_cur;
     Hash<bit<32>>(HashAlgorithm_t.IDENTITY) off_ch;
@@ -1473,6 +1471,11 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     Hash<bit<16>>(HashAlgorithm_t.IDENTITY) pos_ahead;    /* admin.head */
     Hash<bit<16>>(HashAlgorithm_t.IDENTITY) pos_atail;    /* admin.tail */
     Hash<bit<16>>(HashAlgorithm_t.IDENTITY) pos_agnext;   /* admin.gnext */
+    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) val_lo_probe; /* admin.value_lo (VAL_LO) */
+    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) val_lo_tbase;
+    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) val_lo_pass2;
+    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) want_hi_h;    /* admin value >> SLOT_BITS, high half */
+    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) tseq_hi_h;    /* the request token >> SLOT_BITS, high half */
     Hash<bit<32>>(HashAlgorithm_t.IDENTITY) tok_seq;      /* the token's grant number, low half */
     Hash<bit<32>>(HashAlgorithm_t.IDENTITY) tok_pend_hi;  /* ans_grant_pending */
     Hash<bit<32>>(HashAlgorithm_t.IDENTITY) tok_pend_lo;
@@ -1579,7 +1582,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         hdr.a_nl.prio = hdr.recirc.pprio;
         hdr.a_nl.tenant = hdr.recirc.ptenant;
         hdr.a_nl.txn = hdr.recirc.ptxn;
-        hdr.a_nl.token_hi = TOK_HI(tok_pend_hi, hdr.recirc.pseq_hi, meta.sh_pend);
+        hdr.a_nl.token_hi = TOK_HI_SLICED(tok_pend_hi, hdr.recirc.pseq_hi, hdr.recirc.pseq_lo);
         hdr.a_nl.token_lo = TOK_LO(tok_pend_lo, hdr.recirc.pseq_lo, hdr.recirc.pslot);
         hdr.a_nl.ts = hdr.recirc.pts;
         hdr.a_nl.lease = hdr.recirc.please;
@@ -1664,9 +1667,6 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         meta.o_res = off_res.get({meta.off15});
         meta.o_cur = off_cur.get({meta.cur15});
         meta.o_ch = off_ch.get({meta.ch15});
-        meta.sh_pend = hdr.recirc.pseq_lo >> (32 - SLOT_BITS);
-        meta.sh_wr = meta.resub.seq >> (32 - SLOT_BITS);
-        meta.sh_a = hdr.recirc.a_lo >> (32 - SLOT_BITS);
         meta.o_adm = off_adm.get({hdr.admin.offset});
         ANS_VALID;    /* the answer is built here; invalid again unless sent */
         hdr.kind.setInvalid();
@@ -1762,7 +1762,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
 
         /* The token's grant number (token >> SLOT_BITS) in halves, as slices of the header
          * field: lk_floor's comparison reads them in the stage after the lock's server. */
-        meta.tseq_hi = hdr.nl.token_hi >> SLOT_BITS;
+        meta.tseq_hi = tseq_hi_h.get({hdr.nl.token_hi[31:SLOT_BITS]});
         meta.tseq_lo = tok_seq.get({hdr.nl.token_hi[SLOT_BITS - 1:0], hdr.nl.token_lo[31:SLOT_BITS]});
         if (meta.kind != K_ROUTE) {
             if (meta.kind == K_PB) {
@@ -2646,8 +2646,6 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
 
         /* ================= stage: the cookie ================= */
         if (ad_setc == 1) {
-            meta.a_hi = hdr.admin.value_hi;
-            meta.a_lo = hdr.admin.value_lo;
             cookie_set.execute(0);
         } else if (ad_getc == 1) {
             hdr.recirc.a_hi = cookie_hi.execute(0);
@@ -2702,7 +2700,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 hi = hi - 1;
             }
             ans_grant();
-            hdr.a_nl.token_hi = TOK_HI(tok_write_hi, hi, meta.sh_wr);
+            hdr.a_nl.token_hi = TOK_HI_SLICED(tok_write_hi, hi, meta.resub.seq);
             hdr.a_nl.token_lo = TOK_LO(tok_write_lo, meta.resub.seq, meta.sl_slot);
         }
 
@@ -2960,7 +2958,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 hdr.admin.gnext = pos_agnext.get({meta.gn_lv});
                 hdr.admin.size = meta.size;
                 hdr.admin.value_hi = TOK_HI_SLICED(val_probe, meta.tok_hi, meta.tok_lo);
-                hdr.admin.value_lo = meta.tok_lo << SLOT_BITS;
+                hdr.admin.value_lo = VAL_LO(val_lo_probe, meta.tok_lo);
                 if (meta.size == 0) {
                     hdr.admin.result = AR_BADREQ;
                     meta.reply = 1;
@@ -2989,7 +2987,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 again(PH_RESET2);
             } else if (ad_tbase == 1) {
                 /* Raise the grant counter so that every later token is above value. */
-                bit<32> want_hi = hdr.admin.value_hi >> SLOT_BITS;
+                bit<32> want_hi = want_hi_h.get({hdr.admin.value_hi[31:SLOT_BITS]});
                 bit<32> want_lo = val_want.get({hdr.admin.value_hi[SLOT_BITS - 1:0], hdr.admin.value_lo[31:SLOT_BITS]});
                 if ((want_hi ++ want_lo) > seq) {
                     hdr.recirc.a_hi = want_hi;
@@ -2997,7 +2995,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                     again(PH_TBASE2);
                 } else {
                     hdr.admin.value_hi = TOK_HI_SLICED(val_tbase, meta.tok_hi, meta.tok_lo);
-                    hdr.admin.value_lo = meta.tok_lo << SLOT_BITS;
+                    hdr.admin.value_lo = VAL_LO(val_lo_tbase, meta.tok_lo);
                     meta.reply = 1;
                 }
             } else if (ad_getc == 1) {
@@ -3046,8 +3044,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 }
                 meta.reply = 1;
             } else if (ph == PH_RESET2 || ph == PH_TBASE2) {
-                hdr.admin.value_hi = TOK_HI(val_pass2, hdr.recirc.a_hi, meta.sh_a);
-                hdr.admin.value_lo = hdr.recirc.a_lo << SLOT_BITS;
+                hdr.admin.value_hi = TOK_HI_SLICED(val_pass2, hdr.recirc.a_hi, hdr.recirc.a_lo);
+                hdr.admin.value_lo = VAL_LO(val_lo_pass2, hdr.recirc.a_lo);
                 meta.reply = 1;
             } else if (ph == PH_COOKIE2) {
                 hdr.admin.value_hi = hdr.recirc.a_hi;
