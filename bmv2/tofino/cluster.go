@@ -85,6 +85,36 @@ func (w *phvWalk) clusterBody(s front.Stmt) {
 			}
 		case *front.CallStmt:
 			w.callTies(x.Call)
+		case *front.IfStmt:
+			w.compareTies(x.Cond)
+		}
+	})
+}
+
+// compareTies records the fields a condition compares for equality with one another: a gateway
+// compares two fields by XORing them, and bf-p4c aligns the two in one cluster as it does an
+// instruction's operands (phv/make_clusters.cpp, CollectGatewayFields' xor_with). A field
+// compared with a constant ties nothing. An order of two fields (<, >) is left out: what
+// bf-p4c makes of it is not modeled.
+func (w *phvWalk) compareTies(cond front.Expr) {
+	front.InspectExpr(cond, func(e front.Expr) {
+		b, ok := e.(*front.BinaryExpr)
+		if !ok || b.Op != "==" && b.Op != "!=" {
+			return
+		}
+		x, at := b.X, 0
+		for {
+			s, ok := x.(*front.SliceExpr)
+			if !ok {
+				break
+			}
+			at += s.LoV
+			x = s.X
+		}
+		if node, ok := w.node(x); ok {
+			for _, o := range w.operands(b.Y, 0, front.WidthOf(b.X.Type()), nil) {
+				w.cl.ties = append(w.cl.ties, tie{dst: node, at: at + o.at, src: o})
+			}
 		}
 	})
 }

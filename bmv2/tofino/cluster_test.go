@@ -127,7 +127,7 @@ func TestReadClusters(t *testing.T) {
 // program(): the fields tied at one bit, each a container of one MAU group. Each rule has its
 // negative control beside it.
 func TestClusterWidth(t *testing.T) {
-	use := ` if (meta.a == meta.c) { hdr.ethernet.ether_type = 1; }`
+	use := ` if (meta.a == 1 && meta.c == 2) { hdr.ethernet.ether_type = 1; }`
 	for _, tt := range []struct {
 		name  string
 		src   string
@@ -137,7 +137,8 @@ func TestClusterWidth(t *testing.T) {
 		{"a hash's output is no operand", program(`Hash<bit<32>>(HashAlgorithm_t.IDENTITY) h;`,
 			`meta.a = h.get({meta.b}); meta.c = meta.b;`+use), []string{"b", "c"}},
 		{"an adder ties its operands", program("", `meta.a = meta.b + meta.d; meta.c = 0;`+use), []string{"a", "b", "d"}},
-		{"a condition ties nothing", program("", `if (meta.a == meta.b) { meta.c = 1; }`+use), nil},
+		{"a comparison of two fields ties them (a gateway XORs them)", program("", `if (meta.a == meta.b) { meta.c = 1; }`+use), []string{"a", "b"}},
+		{"... with a constant, nothing", program("", `if (meta.a == 3) { meta.c = 1; }`+use), nil},
 		{"action data ties nothing", program(`action set(bit<32> x) { meta.a = x; meta.c = x; }
     table t { key = { hdr.ethernet.ether_type : exact; } actions = { set; NoAction; } size = 16; }`, `t.apply();`+use), nil},
 		{"two locals of one name are two fields", program("",

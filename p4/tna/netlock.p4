@@ -514,9 +514,13 @@ struct metadata_t {
     bit<16> h_step;    /* heads, gnext_follow: what the position after h_arg's offset adds */
     bit<16> q_endx;    /* tail_enq: (meta.size - 1) ^ 0x8000 (LEVEL_REGS) */
     bit<16> q_wrap;    /* 0x8001 - meta.size: h_step at the region's end */
-    bit<16> q_wrapx;   /* q_wrap, copied by the hash unit: what the positions' arithmetic adds (the
-                        * level sizes and what use_level computes from them stay out of the
-                        * positions' cluster: bf-p4c places a cluster in one MAU group) */
+    /* q_wrap, q_end0 and q_endx copied by the hash unit: what the positions' arithmetic adds and
+     * compares with (the level sizes and what use_level computes from them stay out of the
+     * positions' cluster: bf-p4c places a cluster in one MAU group, and a gateway's comparison
+     * of two fields ties them as an instruction does) */
+    bit<16> q_wrapx;
+    bit<16> q_end0x;
+    bit<16> q_endxx;
     bit<16> q_end0;    /* meta.size - 1: the last position of lap 0 (QNEXT_SET) */
     bit<32> now_a;     /* meta.now's terms (the timestamp's slices), then its two partial sums */
     bit<32> now_b;
@@ -567,8 +571,6 @@ struct metadata_t {
     bit<16> hv;        /* head of the worked level, before the pass's register action */
     bit<32> t_off;     /* the token's slot offset in its level's region (tslot - left) */
     bit<16> tail;
-    bit<16> gn_lv;
-    bit<16> gn_lo;
     bit<32> rd32;      /* s_flags read */
     bit<32> rd_pt;     /* s_pt read */
     bit<32> rd_st;     /* lk_state's lo read by the admin probe's second pass (holders) */
@@ -726,7 +728,7 @@ parser NetlockIngressParser(packet_in pkt, out headers_t hdr, out metadata_t met
  * bf-p4c places in one MAU group (16 containers of a size), and a copy is one more field in
  * the queue positions' cluster ("The real compiler" in docs/dataplane.md). */
 #define QNEXT_SET(dst, x) { \
-        if ((x) == meta.q_end0 || (x) == meta.q_endx) { dst = (x) + meta.q_wrapx; } else { dst = (x) + 1; } \
+        if ((x) == meta.q_end0x || (x) == meta.q_endxx) { dst = (x) + meta.q_wrapx; } else { dst = (x) + 1; } \
     }
 
 /* The slot pool: 4 x 2^NETLOCK_PART_BITS slots (slot s at index s), nine registers per slot
@@ -1457,6 +1459,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     Hash<bit<15>>(HashAlgorithm_t.IDENTITY) off_h15;
     Hash<bit<16>>(HashAlgorithm_t.IDENTITY) off_probe;    /* the admin probe's slot offset */
     Hash<bit<16>>(HashAlgorithm_t.IDENTITY) qwrap_h;      /* meta.q_wrapx */
+    Hash<bit<16>>(HashAlgorithm_t.IDENTITY) qend0_h;      /* meta.q_end0x */
+    Hash<bit<16>>(HashAlgorithm_t.IDENTITY) qendx_h;      /* meta.q_endxx */
     /* Copies by the hash unit (IDENTITY) where a move would join two clusters of instruction
      * operands: bf-p4c places each cluster in one MAU group of 16 containers of a size, and the
      * queue positions (with the admin reply's and the resubmitted offset) and the slot numbers
@@ -1470,7 +1474,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     Hash<bit<16>>(HashAlgorithm_t.IDENTITY) pos_resub;    /* resub.off */
     Hash<bit<16>>(HashAlgorithm_t.IDENTITY) pos_ahead;    /* admin.head */
     Hash<bit<16>>(HashAlgorithm_t.IDENTITY) pos_atail;    /* admin.tail */
-    Hash<bit<16>>(HashAlgorithm_t.IDENTITY) pos_agnext;   /* admin.gnext */
+    Hash<bit<16>>(HashAlgorithm_t.IDENTITY) pos_agnext0;  /* admin.gnext, at level 0 and 1 */
+    Hash<bit<16>>(HashAlgorithm_t.IDENTITY) pos_agnext1;
     Hash<bit<32>>(HashAlgorithm_t.IDENTITY) val_lo_probe; /* admin.value_lo (VAL_LO) */
     Hash<bit<32>>(HashAlgorithm_t.IDENTITY) val_lo_tbase;
     Hash<bit<32>>(HashAlgorithm_t.IDENTITY) val_lo_pass2;
@@ -1964,6 +1969,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         }
         if (lvl == 0) { use_level0(); } else { use_level1(); }
         meta.q_wrapx = qwrap_h.get({meta.q_wrap});
+        meta.q_end0x = qend0_h.get({meta.q_end0});
+        meta.q_endxx = qendx_h.get({meta.q_endx});
         bit<16> lvl_osize = meta.size0;
         if (lvl == 0) { lvl_osize = meta.size1; }
         /* The slot the pool blocks use, chosen by the pass's phase alone: every pass type that
@@ -2241,11 +2248,11 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             meta.h_arg = harg_h.get({meta.t_off});   /* IDENTITY keeps the low 16 bits */
             /* the region's last offset: compared at 16 bits (a gateway compares fields sliced
              * alike; bf-p4c failed, "Unbalanced slicing detected", on 32 against 16 bits) */
-            if (meta.h_arg == meta.q_end0) { meta.h_step = meta.q_wrapx; } else { meta.h_step = 16w1; }
+            if (meta.h_arg == meta.q_end0x) { meta.h_step = meta.q_wrapx; } else { meta.h_step = 16w1; }
         } else if (clean_done == 1) {
             hop = 3;
             meta.h_arg = hdr.recirc.chead;
-            if (hdr.recirc.chead == meta.q_end0 || hdr.recirc.chead == meta.q_endx) { meta.h_step = meta.q_wrapx; } else { meta.h_step = 16w1; }
+            if (hdr.recirc.chead == meta.q_end0x || hdr.recirc.chead == meta.q_endxx) { meta.h_step = meta.q_wrapx; } else { meta.h_step = 16w1; }
         } else if (do_rw0 == 1 || meta.found == 1 || ad_probe == 1) {
             hop = 1;
         } else if (ad_reset == 1) {
@@ -2641,8 +2648,6 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         } else if (meta.gop1 == 4) {
             gnext_set1.execute(meta.idx);
         }
-        if (meta.level == 0) { meta.gn_lv = g0; } else { meta.gn_lv = g1; }
-        if (meta.level == 0) { meta.gn_lo = g1; } else { meta.gn_lo = g0; }
 
         /* ================= stage: the cookie ================= */
         if (ad_setc == 1) {
@@ -2765,10 +2770,10 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                     } else {
                         hdr.recirc.level = 1;
                     }
-                    if (hdr.recirc.level == meta.level) {
-                        hdr.recirc.cur = meta.gn_lv;
+                    if (hdr.recirc.level == 0) {   /* the gnext after head at the walk's level */
+                        hdr.recirc.cur = g0;
                     } else {
-                        hdr.recirc.cur = meta.gn_lo;
+                        hdr.recirc.cur = g1;
                     }
                 }
                 if (adv == 1 && qdone == 1) {
@@ -2844,8 +2849,10 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                     if (w0 == 0) { nl = 8w1; }
                     if (nl == meta.level) {
                         hdr.recirc.cur = nc;
+                    } else if (meta.level == 0) {   /* the other level's gnext */
+                        hdr.recirc.cur = g1;
                     } else {
-                        hdr.recirc.cur = meta.gn_lo;
+                        hdr.recirc.cur = g0;
                     }
                     hdr.recirc.level = nl;
                 }
@@ -2882,7 +2889,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             } else {
                 hdr.recirc.left = w1;
             }
-            hdr.recirc.cur = meta.gn_lv;
+            if (meta.level == 0) { hdr.recirc.cur = g0; } else { hdr.recirc.cur = g1; }
             hdr.recirc.steps = meta.size;
             if (hdr.recirc.left == 0) {
                 ans_echo(OP_REJECT, 0, ST_NOTHOLDER);
@@ -2908,10 +2915,10 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                     } else {
                         hdr.recirc.level = 1;
                     }
-                    if (hdr.recirc.level == meta.level) {
-                        hdr.recirc.cur = meta.gn_lv;
+                    if (hdr.recirc.level == 0) {   /* the gnext after head at the walk's level */
+                        hdr.recirc.cur = g0;
                     } else {
-                        hdr.recirc.cur = meta.gn_lo;
+                        hdr.recirc.cur = g1;
                     }
                 }
                 ans_echo(OP_RELEASE, FL_REPLY, 0);
@@ -2955,7 +2962,11 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 hdr.admin.used1 = r1[15:0];
                 hdr.admin.head = pos_ahead.get({head});
                 hdr.admin.tail = pos_atail.get({meta.tail});
-                hdr.admin.gnext = pos_agnext.get({meta.gn_lv});
+                if (meta.level == 0) {
+                    hdr.admin.gnext = pos_agnext0.get({g0});
+                } else {
+                    hdr.admin.gnext = pos_agnext1.get({g1});
+                }
                 hdr.admin.size = meta.size;
                 hdr.admin.value_hi = TOK_HI_SLICED(val_probe, meta.tok_hi, meta.tok_lo);
                 hdr.admin.value_lo = VAL_LO(val_lo_probe, meta.tok_lo);
