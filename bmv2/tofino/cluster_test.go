@@ -106,9 +106,11 @@ func TestReadClusters(t *testing.T) {
 		{Bits: 16 + 64, Fields: 2, SliceLists: 0}, // Uid 8: more bits than Uid 7's 64
 		{Bits: 16, Fields: 2, SliceLists: 1, Headers: []string{"e"}},
 	}
+	// the widest rotational cluster: Uid 7's first (three fields), and egress Uid 9's (two)
+	want[0].Widest, want[1].Widest = 3, 2
 	for g := range got {
 		if got[g].Bits != want[g].Bits || got[g].Fields != want[g].Fields || got[g].SliceLists != want[g].SliceLists ||
-			!slices.Equal(got[g].Headers, want[g].Headers) {
+			!slices.Equal(got[g].Headers, want[g].Headers) || got[g].Widest != want[g].Widest {
 			t.Errorf("gress %d: %+v, want %+v", g, got[g], want[g])
 		}
 	}

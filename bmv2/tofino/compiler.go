@@ -74,10 +74,13 @@ type Unallocated struct {
 }
 
 // ClusterUse is one of bf-p4c's super clusters: the bits of its field slices, its fields, its
-// slice lists, and the headers among its fields (sorted). ClusterDemand estimates it.
+// slice lists, and the headers among its fields (sorted). ClusterDemand estimates it. Widest is
+// the most fields of one rotational cluster among all the gress's super clusters (not only
+// this one): the fields bf-p4c must place in one MAU group (ClusterWidth estimates it).
 type ClusterUse struct {
 	Bits, Fields, SliceLists int
 	Headers                  []string
+	Widest                   int
 }
 
 // PHVUse is bf-p4c's PHV allocation (phv.json, bf-p4c's compiler_interfaces/schemas/phv_schema.py),
@@ -195,6 +198,7 @@ func readClusters(log []byte) [2]ClusterUse {
 		log = log[:j]
 	}
 	var cur *ClusterUse
+	var widest [2]int
 	g, section := -1, ""
 	fields, headers := map[string]bool{}, map[string]bool{}
 	done := func() {
@@ -226,8 +230,10 @@ func readClusters(log []byte) [2]ClusterUse {
 		case section == "lists" && strings.HasPrefix(t, "["):
 			cur.SliceLists++
 		case section == "clusters":
+			rot := map[string]bool{} // a line is one rotational cluster
 			for _, m := range sliceRE.FindAllStringSubmatch(t, -1) {
 				g = gressIndex(m[1])
+				rot[m[2]] = true
 				hi, _ := strconv.Atoi(m[3])
 				lo, _ := strconv.Atoi(m[4])
 				if lo > hi {
@@ -241,9 +247,15 @@ func readClusters(log []byte) [2]ClusterUse {
 					headers[m[2][first+1:last]] = true
 				}
 			}
+			if g >= 0 && len(rot) > widest[g] {
+				widest[g] = len(rot)
+			}
 		}
 	}
 	done()
+	for g := range best {
+		best[g].Widest = widest[g]
+	}
 	return best
 }
 

@@ -69,10 +69,10 @@ func TestRealTofinoCalibration(t *testing.T) {
 				}
 				return 1
 			}
-			clusters = append(clusters, fmt.Sprintf("| %s | %d / %d (%s), headers %d / %d | %d / %d (%s), headers %d / %d | %d / %d |", p,
+			clusters = append(clusters, fmt.Sprintf("| %s | %d / %d (%s), headers %d / %d | %d / %d (%s), headers %d / %d | %d / %d, %d / %d |", p,
 				sc[0].Bits, est.PHV[0].Cluster.Bits, pctOff(est.PHV[0].Cluster.Bits, sc[0].Bits), len(sc[0].Headers), len(est.PHV[0].Cluster.Headers),
 				sc[1].Bits, est.PHV[1].Cluster.Bits, pctOff(est.PHV[1].Cluster.Bits, sc[1].Bits), len(sc[1].Headers), len(est.PHV[1].Cluster.Headers),
-				widest(0), widest(1)))
+				sc[0].Widest, widest(0), sc[1].Widest, widest(1)))
 			if sc[0].Bits == 0 {
 				t.Errorf("no super clusters read from phv_allocation_0.log")
 			}
@@ -80,7 +80,7 @@ func TestRealTofinoCalibration(t *testing.T) {
 	}
 	t.Logf("\n| program | compiler: stages | estimate: floor / placed | folded | earliest | stateful ALUs (estimate) | meter ALUs (compiler) | PHV field bits allocated, ingress / egress (compiler) | PHV container bits, ingress / egress (compiler) | PHV demand, ingress / egress (estimate) | demand vs fields allocated |\n|---|---|---|---|---|---|---|---|---|---|---|\n%s",
 		strings.Join(rows, "\n"))
-	t.Logf("\n| program | largest super cluster, ingress: bits compiler / estimate (error), headers | egress | widest operand cluster, ingress / egress (estimate; a MAU group holds %d) |\n|---|---|---|---|\n%s", Tofino1.PHV.Group,
+	t.Logf("\n| program | largest super cluster, ingress: bits compiler / estimate (error), headers | egress | widest operand cluster, ingress: compiler / estimate, egress (a MAU group holds %d) |\n|---|---|---|---|\n%s", Tofino1.PHV.Group,
 		strings.Join(clusters, "\n"))
 }
 

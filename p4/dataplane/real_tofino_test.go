@@ -32,8 +32,8 @@ func TestRealTofinoCompile(t *testing.T) {
 				// Written before the PHV allocation: there even when the compiler fails there.
 				for g, name := range []string{"ingress", "egress"} {
 					c := r.SuperCluster[g]
-					t.Logf("%s, %s: largest super cluster %d bits, %d fields, %d slice lists, headers %v",
-						target, name, c.Bits, c.Fields, c.SliceLists, c.Headers)
+					t.Logf("%s, %s: largest super cluster %d bits, %d fields, %d slice lists, headers %v; widest rotational cluster %d fields",
+						target, name, c.Bits, c.Fields, c.SliceLists, c.Headers, c.Widest)
 					if u := r.Unallocated[g]; u.Slices > 0 {
 						t.Logf("%s, %s: the PHV is full: %d field slices, %d bits, not allocated", target, name, u.Slices, u.Bits)
 					}
