@@ -34,9 +34,10 @@ func (c ClusterDemand) String() string {
 // initializer) ties each written bit to the bit it is written from (a slice, a concatenation, a
 // cast and a shift by a constant move bits; an arithmetic or logic operation ties its operands'
 // bits at the same positions); a parameter an action or function is called with stands for its
-// arguments. Conditions, table keys and what an extern is handed (a hash's inputs, a register
-// action's index) are not ties: the gateway, the match and the input crossbar read them wherever
-// they are.
+// arguments; a condition's comparison of two fields for equality ties them (a gateway XORs the
+// two: compareTies). Other conditions, table keys and what an extern is handed (a hash's inputs,
+// a register action's index) are not ties: the gateway, the match and the input crossbar read
+// them wherever they are.
 type clusters struct {
 	ties  []tie
 	args  map[string][]bits // parameter node -> the bits of its arguments at every call
