@@ -16,42 +16,13 @@ func (h dlHeap) swap(i, j int) {
 	h[i].hidx, h[j].hidx = int32(i), int32(j)
 }
 
-func (h dlHeap) up(i int) {
-	for i > 0 {
-		p := (i - 1) / 2
-		if !h.less(i, p) {
-			return
-		}
-		h.swap(i, p)
-		i = p
-	}
-}
-
-func (h dlHeap) down(i int) bool {
-	start, n := i, len(h)
-	for {
-		l := 2*i + 1
-		if l >= n {
-			break
-		}
-		m := l
-		if r := l + 1; r < n && h.less(r, l) {
-			m = r
-		}
-		if !h.less(m, i) {
-			break
-		}
-		h.swap(i, m)
-		i = m
-	}
-	return i > start
-}
+func (h dlHeap) len() int { return len(h) }
 
 // push adds l (not in the heap) with key l.due.
 func (h *dlHeap) push(l *lockState) {
 	l.hidx = int32(len(*h))
 	*h = append(*h, l)
-	h.up(len(*h) - 1)
+	siftUp(*h, len(*h)-1)
 }
 
 // remove takes l (in the heap) out.
@@ -62,16 +33,16 @@ func (h *dlHeap) remove(l *lockState) {
 	}
 	(*h)[n] = nil
 	*h = (*h)[:n]
-	if i != n && !h.down(i) {
-		h.up(i)
+	if i != n && !siftDown(*h, i) {
+		siftUp(*h, i)
 	}
 	l.hidx = -1
 }
 
 // fix restores the order after l.due changed.
 func (h dlHeap) fix(l *lockState) {
-	if !h.down(int(l.hidx)) {
-		h.up(int(l.hidx))
+	if !siftDown(h, int(l.hidx)) {
+		siftUp(h, int(l.hidx))
 	}
 }
 
@@ -92,7 +63,47 @@ func (h waitHeap) swap(i, j int) {
 	h[i].widx, h[j].widx = int32(i), int32(j)
 }
 
-func (h waitHeap) up(i int) {
+func (h waitHeap) len() int { return len(h) }
+
+// push adds l (not in the heap) with key l.wdue.
+func (h *waitHeap) push(l *lockState) {
+	l.widx = int32(len(*h))
+	*h = append(*h, l)
+	siftUp(*h, len(*h)-1)
+}
+
+// remove takes l (in the heap) out.
+func (h *waitHeap) remove(l *lockState) {
+	i, n := int(l.widx), len(*h)-1
+	if i != n {
+		h.swap(i, n)
+	}
+	(*h)[n] = nil
+	*h = (*h)[:n]
+	if i != n && !siftDown(*h, i) {
+		siftUp(*h, i)
+	}
+	l.widx = -1
+}
+
+// fix restores the order after l.wdue changed.
+func (h waitHeap) fix(l *lockState) {
+	if !siftDown(h, int(l.widx)) {
+		siftUp(h, int(l.widx))
+	}
+}
+
+// indexedHeap is a binary min-heap kept in a slice (the parent of i at (i-1)/2) whose swap also
+// moves what records each element's index: what siftUp and siftDown need of it. The Core's
+// heaps (dlHeap, waitHeap, unreadStats) are ordered by these two alone.
+type indexedHeap interface {
+	len() int
+	less(i, j int) bool
+	swap(i, j int)
+}
+
+// siftUp moves element i up while it is less than its parent.
+func siftUp[H indexedHeap](h H, i int) {
 	for i > 0 {
 		p := (i - 1) / 2
 		if !h.less(i, p) {
@@ -103,8 +114,9 @@ func (h waitHeap) up(i int) {
 	}
 }
 
-func (h waitHeap) down(i int) bool {
-	start, n := i, len(h)
+// siftDown moves element i down while a child is less than it, and reports whether it moved.
+func siftDown[H indexedHeap](h H, i int) bool {
+	start, n := i, h.len()
 	for {
 		l := 2*i + 1
 		if l >= n {
@@ -121,32 +133,4 @@ func (h waitHeap) down(i int) bool {
 		i = m
 	}
 	return i > start
-}
-
-// push adds l (not in the heap) with key l.wdue.
-func (h *waitHeap) push(l *lockState) {
-	l.widx = int32(len(*h))
-	*h = append(*h, l)
-	h.up(len(*h) - 1)
-}
-
-// remove takes l (in the heap) out.
-func (h *waitHeap) remove(l *lockState) {
-	i, n := int(l.widx), len(*h)-1
-	if i != n {
-		h.swap(i, n)
-	}
-	(*h)[n] = nil
-	*h = (*h)[:n]
-	if i != n && !h.down(i) {
-		h.up(i)
-	}
-	l.widx = -1
-}
-
-// fix restores the order after l.wdue changed.
-func (h waitHeap) fix(l *lockState) {
-	if !h.down(int(l.widx)) {
-		h.up(int(l.widx))
-	}
 }

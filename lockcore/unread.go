@@ -81,7 +81,7 @@ func (u *unreadStats) len() int { return len(u.heap) }
 func (u *unreadStats) add(s wire.LockStat) (dropped wire.LockStat, ok bool) {
 	if i, found := u.pos[s.Lock]; found {
 		mergeStat(&u.heap[i], &s)
-		u.down(int(i))
+		siftDown(u, int(i))
 		return wire.LockStat{}, false
 	}
 	if len(u.heap) < u.max {
@@ -90,7 +90,7 @@ func (u *unreadStats) add(s wire.LockStat) (dropped wire.LockStat, ok bool) {
 		}
 		u.heap = append(u.heap, s)
 		u.pos[s.Lock] = int32(len(u.heap) - 1)
-		u.up(len(u.heap) - 1)
+		siftUp(u, len(u.heap)-1)
 		return wire.LockStat{}, false
 	}
 	if len(u.heap) == 0 || statTotal(&s) <= statTotal(&u.heap[0]) {
@@ -100,7 +100,7 @@ func (u *unreadStats) add(s wire.LockStat) (dropped wire.LockStat, ok bool) {
 	delete(u.pos, dropped.Lock)
 	u.heap[0] = s
 	u.pos[s.Lock] = 0
-	u.down(0)
+	siftDown(u, 0)
 	return dropped, true
 }
 
@@ -140,34 +140,4 @@ func (u *unreadStats) swap(i, j int) {
 	u.heap[i], u.heap[j] = u.heap[j], u.heap[i]
 	u.pos[u.heap[i].Lock] = int32(i)
 	u.pos[u.heap[j].Lock] = int32(j)
-}
-
-func (u *unreadStats) up(i int) {
-	for i > 0 {
-		p := (i - 1) / 2
-		if !u.less(i, p) {
-			return
-		}
-		u.swap(i, p)
-		i = p
-	}
-}
-
-func (u *unreadStats) down(i int) {
-	n := len(u.heap)
-	for {
-		l := 2*i + 1
-		if l >= n {
-			return
-		}
-		m := l
-		if r := l + 1; r < n && u.less(r, l) {
-			m = r
-		}
-		if !u.less(m, i) {
-			return
-		}
-		u.swap(i, m)
-		i = m
-	}
 }
