@@ -96,7 +96,7 @@ func init() {
 	var passFlags []string
 	tofinoCmd := &cobra.Command{
 		Use:   "tofino FILE.p4",
-		Short: "Estimate a TNA program's Tofino stages, stateful ALUs, SRAM, PHV demand and super clusters (not the compiler: docs/dataplane.md)",
+		Short: "Estimate a TNA program's Tofino stages, stateful ALUs, SRAM, PHV demand, super clusters and clusters of operands (not the compiler: docs/dataplane.md)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			res, ok := map[string]tofino.Resources{"tofino": tofino.Tofino1, "tofino2": tofino.Tofino2}[target]
