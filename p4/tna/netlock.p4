@@ -2560,7 +2560,6 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         } else if (adm2 == 1 && ph == PH_TBASE2) {
             tokhi_set.execute(meta.idx);
         }
-        bit<64> seq = meta.tok_hi ++ meta.tok_lo;
 
         /* ================= stage: the tails ================= */
         bit<8> top = 0;   /* 1 read, 2 enqueue, 4 clear */
@@ -2827,8 +2826,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                     /* Granted: the next pass writes the grant number and sends the grant. */
                     hdr.recirc.pend = 1;
                     hdr.recirc.pslot = slot_pend.get({meta.sl_slot});
-                    hdr.recirc.pseq_hi = seq[63:32];
-                    hdr.recirc.pseq_lo = seq[31:0];
+                    hdr.recirc.pseq_hi = meta.tok_hi;
+                    hdr.recirc.pseq_lo = meta.tok_lo;
                     hdr.recirc.ptxn = meta.sv.txn;
                     hdr.recirc.pts = meta.sv.ts;
                     hdr.recirc.pip = meta.sv.ip;
@@ -3000,7 +2999,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 /* Raise the grant counter so that every later token is above value. */
                 bit<32> want_hi = want_hi_h.get({hdr.admin.value_hi[31:SLOT_BITS]});
                 bit<32> want_lo = val_want.get({hdr.admin.value_hi[SLOT_BITS - 1:0], hdr.admin.value_lo[31:SLOT_BITS]});
-                if ((want_hi ++ want_lo) > seq) {
+                if ((want_hi ++ want_lo) > (meta.tok_hi ++ meta.tok_lo)) {
                     hdr.recirc.a_hi = want_hi;
                     hdr.recirc.a_lo = want_lo;
                     again(PH_TBASE2);
