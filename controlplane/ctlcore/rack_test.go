@@ -333,17 +333,7 @@ func (r *fakeRack) serve(s *fakeServer, payload []byte, from netip.AddrPort) {
 }
 
 func (r *fakeRack) apply(s *fakeServer, out *srvcore.Out) {
-	for _, e := range out.Sends {
-		r.send(s, e.To, e.Msg, nil)
-	}
-	for _, b := range out.Bodies {
-		r.send(s, b.To, b.Msg, b.Data)
-	}
-	if e := out.Persist; e != 0 {
-		var more srvcore.Out
-		s.core.Persisted(r.mono(), e, &more)
-		r.apply(s, &more)
-	}
+	carryOut(s.core, r.mono(), out, func(to netip.AddrPort, m wire.Fields, body []byte) { r.send(s, to, m, body) })
 	r.watchHold(s)
 }
 

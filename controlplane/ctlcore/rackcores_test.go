@@ -330,6 +330,23 @@ func rackFrame(cfg *Config, src, dst netip.AddrPort, m *wire.Fields) []byte {
 	return udpframe.Append(nil, udpframe.Endpoint{Addr: src}, udpframe.Endpoint{MAC: cfg.Rack.SwitchMAC, Addr: dst}, buf[:n])
 }
 
+// carryOut carries out what a server's core asked for in out, as a lock server's shell does
+// (lockserver/server.go): every datagram through send, and a Persist confirmed at once, the
+// effects of the confirmation in turn. The racks' clocks are virtual: a write lands at once.
+func carryOut(core *srvcore.Core, now int64, out *srvcore.Out, send func(to netip.AddrPort, m wire.Fields, body []byte)) {
+	for _, e := range out.Sends {
+		send(e.To, e.Msg, nil)
+	}
+	for _, b := range out.Bodies {
+		send(b.To, b.Msg, b.Data)
+	}
+	if e := out.Persist; e != 0 {
+		var more srvcore.Out
+		core.Persisted(now, e, &more)
+		carryOut(core, now, &more, send)
+	}
+}
+
 func parseFrame(b []byte, fr *udpframe.Frame, m *wire.Fields) bool {
 	if udpframe.Parse(b, fr) != nil {
 		return false

@@ -350,21 +350,12 @@ func (f *scriptRack) handle(p *rackProc, payload []byte, from netip.AddrPort) {
 // apply carries out what p's core asked for: the datagrams in order, then the replies with a
 // body, then the epoch to persist (acknowledged at once: the state file is written instantly).
 func (f *scriptRack) apply(p *rackProc, out *srvcore.Out) {
-	for _, e := range out.Sends {
-		m := e.Msg
-		if m.Op == wire.OpGrant {
+	carryOut(p.core, f.mono(), out, func(to netip.AddrPort, m wire.Fields, body []byte) {
+		if body == nil && m.Op == wire.OpGrant {
 			f.grant(m, p.name)
 		}
-		f.send(p, e.To, m, nil)
-	}
-	for _, b := range out.Bodies {
-		f.send(p, b.To, b.Msg, b.Data)
-	}
-	if e := out.Persist; e != 0 {
-		var more srvcore.Out
-		p.core.Persisted(f.mono(), e, &more)
-		f.apply(p, &more)
-	}
+		f.send(p, to, m, body)
+	})
 }
 
 // send sends a datagram of p: an answer to the controller comes back out of band, the rest goes
