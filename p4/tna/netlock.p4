@@ -526,7 +526,7 @@ struct metadata_t {
     bit<32> now_b;
     bit<32> now_c;
     bit<32> now_d;
-    bit<32> p_o;       /* admin probe: the offset of the slot asked for (probe_slot) */
+    bit<32> p_o;       /* admin probe: the offset of the slot asked for (into recirc.cur) */
     bit<16> g_arg;
     bit<32> q_lim;     /* q_take, q_full: the worked level's size (lk_q, lk_q_hi) */
     bit<32> q_dec0;    /* q_sub0, q_sub1: what they take off (0: a read) */
