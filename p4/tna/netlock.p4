@@ -420,8 +420,6 @@ struct slotv_t {
     bit<32> ip;
     bit<16> port;
     bit<16> tenant;
-    bit<64> txn;
-    bit<64> ts;
     bit<32> seq;
     bit<32> gts;
 }
@@ -435,9 +433,6 @@ struct metadata_t {
     bit<8>  wflags;
     /* rack */
     bit<1>  rack_ok;
-    bit<64> key;
-    bit<32> sw_ip;
-    bit<48> sw_mac;
     bit<32> def_lease;
     bit<32> max_lease;
     /* lock */
@@ -453,7 +448,6 @@ struct metadata_t {
     bit<32> srv_ip;
     bit<16> srv_udp;
     bit<9>  srv_port;
-    bit<48> srv_mac;
     /* classification */
     bit<8>  kind;
     bit<8>  level;
@@ -758,17 +752,17 @@ parser NetlockIngressParser(packet_in pkt, out headers_t hdr, out metadata_t met
     @name(N7) Register<bit<32>, bit<32>>(POOL_SLOTS) s_ts_hi; \
     @name(N8) Register<bit<32>, bit<32>>(POOL_SLOTS) s_ts_lo; \
     RegisterAction<bit<32>, bit<32>, bit<8>>(s_txn_hi) txn_hi_cmp = { \
-        void apply(inout bit<32> v, out bit<8> rv) { rv = (v == meta.sv.txn[63:32]) ? 8w1 : 8w0; } }; \
+        void apply(inout bit<32> v, out bit<8> rv) { rv = (v == hdr.nl.txn[63:32]) ? 8w1 : 8w0; } }; \
     RegisterAction<bit<32>, bit<32>, bit<32>>(s_txn_hi) txn_hi_rd = { \
         void apply(inout bit<32> v, out bit<32> rv) { rv = v; } }; \
     RegisterAction<bit<32>, bit<32>, bit<32>>(s_txn_hi) txn_hi_wr = { \
-        void apply(inout bit<32> v) { v = meta.sv.txn[63:32]; } }; \
+        void apply(inout bit<32> v) { v = hdr.nl.txn[63:32]; } }; \
     RegisterAction<bit<32>, bit<32>, bit<8>>(s_txn_lo) txn_lo_cmp = { \
-        void apply(inout bit<32> v, out bit<8> rv) { rv = (v == meta.sv.txn[31:0]) ? 8w1 : 8w0; } }; \
+        void apply(inout bit<32> v, out bit<8> rv) { rv = (v == hdr.nl.txn[31:0]) ? 8w1 : 8w0; } }; \
     RegisterAction<bit<32>, bit<32>, bit<32>>(s_txn_lo) txn_lo_rd = { \
         void apply(inout bit<32> v, out bit<32> rv) { rv = v; } }; \
     RegisterAction<bit<32>, bit<32>, bit<32>>(s_txn_lo) txn_lo_wr = { \
-        void apply(inout bit<32> v) { v = meta.sv.txn[31:0]; } }; \
+        void apply(inout bit<32> v) { v = hdr.nl.txn[31:0]; } }; \
     RegisterAction<pair32_t, bit<32>, bit<32>>(s_hold) hold_rel = { \
         void apply(inout pair32_t v, out bit<32> rv) { \
             rv = v.hi; \
@@ -806,11 +800,11 @@ parser NetlockIngressParser(packet_in pkt, out headers_t hdr, out metadata_t met
     RegisterAction<bit<32>, bit<32>, bit<32>>(s_ts_hi) ts_hi_rd = { \
         void apply(inout bit<32> v, out bit<32> rv) { rv = v; } }; \
     RegisterAction<bit<32>, bit<32>, bit<32>>(s_ts_hi) ts_hi_wr = { \
-        void apply(inout bit<32> v) { v = meta.sv.ts[63:32]; } }; \
+        void apply(inout bit<32> v) { v = hdr.nl.ts[63:32]; } }; \
     RegisterAction<bit<32>, bit<32>, bit<32>>(s_ts_lo) ts_lo_rd = { \
         void apply(inout bit<32> v, out bit<32> rv) { rv = v; } }; \
     RegisterAction<bit<32>, bit<32>, bit<32>>(s_ts_lo) ts_lo_wr = { \
-        void apply(inout bit<32> v) { v = meta.sv.ts[31:0]; } };
+        void apply(inout bit<32> v) { v = hdr.nl.ts[31:0]; } };
 
 /* Stage blocks of the pool. */
 #define POOL_TXN \
@@ -818,8 +812,8 @@ parser NetlockIngressParser(packet_in pkt, out headers_t hdr, out metadata_t met
         meta.txn_hi_ok = txn_hi_cmp.execute(meta.sl_idx); \
         meta.txn_lo_ok = txn_lo_cmp.execute(meta.sl_idx); \
     } else if (meta.x_op == OP_RD) { \
-        meta.sv.txn[63:32] = txn_hi_rd.execute(meta.sl_idx); \
-        meta.sv.txn[31:0] = txn_lo_rd.execute(meta.sl_idx); \
+        hdr.recirc.ptxn[63:32] = txn_hi_rd.execute(meta.sl_idx); \
+        hdr.recirc.ptxn[31:0] = txn_lo_rd.execute(meta.sl_idx); \
     } else if (meta.x_op == OP_WR) { \
         txn_hi_wr.execute(meta.sl_idx); \
         txn_lo_wr.execute(meta.sl_idx); \
@@ -862,8 +856,8 @@ parser NetlockIngressParser(packet_in pkt, out headers_t hdr, out metadata_t met
         meta.sv.lease = lease_wr.execute(meta.sl_idx); \
     } \
     if (meta.ts_op == OP_RD) { \
-        meta.sv.ts[63:32] = ts_hi_rd.execute(meta.sl_idx); \
-        meta.sv.ts[31:0] = ts_lo_rd.execute(meta.sl_idx); \
+        hdr.recirc.pts[63:32] = ts_hi_rd.execute(meta.sl_idx); \
+        hdr.recirc.pts[31:0] = ts_lo_rd.execute(meta.sl_idx); \
     } else if (meta.ts_op == OP_WR) { \
         ts_hi_wr.execute(meta.sl_idx); \
         ts_lo_wr.execute(meta.sl_idx); \
@@ -1293,9 +1287,14 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     action set_rack(@secret bit<64> key, bit<32> switch_ip, bit<48> switch_mac, bit<32> default_lease,
                     bit<32> max_lease) {
         meta.rack_ok = 1;
-        meta.key = key;
-        meta.sw_ip = switch_ip;
-        meta.sw_mac = switch_mac;
+        /* The rack's key, address and MAC go straight into the answer's fields a message to a
+         * server carries (ans_to_server), not into metadata copied there: three fields fewer
+         * in the ingress's PHV. An answer to a client overwrites the source address
+         * (ans_to_client) and a routed one both MACs (the next hop); the key stays in a_key,
+         * which the egress cuts off unless the answer is a server's (write_answer). */
+        hdr.a_key.key = key;
+        hdr.a_ip.sip = switch_ip;
+        hdr.a_eth.smac = switch_mac;
         meta.def_lease = default_lease;
         meta.max_lease = max_lease;
     }
@@ -1351,7 +1350,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         meta.srv_ip = ip;
         meta.srv_udp = udp_port;
         meta.srv_port = port;
-        meta.srv_mac = mac;
+        hdr.a_eth.dmac = mac;   /* a server message's destination (as set_rack's fields) */
     }
     action server_unknown() {
         meta.srv_ok = 0;
@@ -1534,7 +1533,6 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         meta.a_valid = 1;
         meta.a_routed = 1;
         hdr.ansx.auth = 0;
-        hdr.a_key.key = 0;
         hdr.a_ip.sip = meta.srv_ip;
         hdr.a_udp.sport = meta.srv_udp;
         hdr.a_ip.dip = ip;
@@ -1549,10 +1547,10 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         hdr.a_nl.mode = 0;
         hdr.a_nl.prio = 0;
         hdr.a_nl.tenant = 0;
-        hdr.a_nl.txn = 0;
+        /* txn and ts: each caller's (ans_echo, ans_grant's callers; ans_grant_pending's before
+         * the pool's blocks read the examined slot's into recirc.ptxn and recirc.pts) */
         hdr.a_nl.token_hi = 0;
         hdr.a_nl.token_lo = 0;
-        hdr.a_nl.ts = 0;
         hdr.a_nl.lease = 0;
         hdr.a_nl.slots = 0;
     }
@@ -1575,8 +1573,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         hdr.a_nl.mode = meta.sv.mode;
         hdr.a_nl.prio = meta.sv.prio;
         hdr.a_nl.tenant = meta.sv.tenant;
-        hdr.a_nl.txn = meta.sv.txn;
-        hdr.a_nl.ts = meta.sv.ts;
+        hdr.a_nl.txn = hdr.nl.txn;   /* every grant from the slot view is the request's */
+        /* ts: each caller's (the request's, or the slot's read into recirc.pts) */
         hdr.a_nl.lease = meta.sv.lease;
     }
     /* The grant the grant walk decided in the pass before (carried in the recirculation
@@ -1586,10 +1584,10 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         hdr.a_nl.mode = hdr.recirc.pmode;
         hdr.a_nl.prio = hdr.recirc.pprio;
         hdr.a_nl.tenant = hdr.recirc.ptenant;
-        hdr.a_nl.txn = hdr.recirc.ptxn;
+        /* txn: copied before the pool's txn block reads the next slot's into recirc.ptxn */
         hdr.a_nl.token_hi = TOK_HI_SLICED(tok_pend_hi, hdr.recirc.pseq_hi, hdr.recirc.pseq_lo);
         hdr.a_nl.token_lo = TOK_LO(tok_pend_lo, hdr.recirc.pseq_lo, hdr.recirc.pslot);
-        hdr.a_nl.ts = hdr.recirc.pts;
+        /* ts: copied before the pool's timestamp block reads the next slot's into recirc.pts */
         hdr.a_nl.lease = hdr.recirc.please;
     }
     /* A control message to the lock's server. */
@@ -1598,11 +1596,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         meta.a_routed = 0;
         meta.a_fwd = 0;
         hdr.ansx.auth = 1;
-        hdr.a_key.key = meta.key;
         hdr.ansx.port = meta.srv_port;
-        hdr.a_eth.smac = meta.sw_mac;
-        hdr.a_eth.dmac = meta.srv_mac;
-        hdr.a_ip.sip = meta.sw_ip;
         hdr.a_udp.sport = NL_PORT;
         hdr.a_ip.dip = meta.srv_ip;
         hdr.a_udp.dport = meta.srv_udp;
@@ -1735,8 +1729,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 if (meta.rack_ok == 1) {
                     meta.kind = K_LOCK;
                 }
-            } else if (hdr.nl.op == OP_PUSHBACK && meta.rack_ok == 1 && hdr.ipv4.dst == meta.sw_ip) {
-                if (hdr.auth.key != meta.key) {
+            } else if (hdr.nl.op == OP_PUSHBACK && meta.rack_ok == 1 && hdr.ipv4.dst == hdr.a_ip.sip) {
+                if (hdr.auth.key != hdr.a_key.key) {
                     drop_count(DR_PUSHBACK_KEY);
                     exit;
                 }
@@ -1746,7 +1740,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                     drop_count(DR_ADMIN_PORT);
                     exit;
                 }
-                if (meta.rack_ok == 0 || hdr.auth.key != meta.key || !hdr.admin.isValid()) {
+                if (meta.rack_ok == 0 || hdr.auth.key != hdr.a_key.key || !hdr.admin.isValid()) {
                     drop_count(DR_ADMIN_KEY);
                     exit;
                 }
@@ -1998,8 +1992,6 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             if (meta.tlevel != 2) { rel_go = 1; }
         }
         /* The request the pool blocks write or compare with. */
-        meta.sv.txn = hdr.nl.txn;
-        meta.sv.ts = hdr.nl.ts;
         meta.sv.lease = meta.lease;
         meta.sv.ip = meta.rq_ip;
         meta.sv.port = meta.rq_port;
@@ -2038,6 +2030,12 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         } else if (examine == 1 || ph_probe3 == 1) {
             meta.x_op = OP_RD;
             meta.who_op = OP_RD;
+        }
+        if (do_grant == 1 && hdr.recirc.pend == 1) {
+            /* The pending grant's txn into its answer (ans_grant_pending) before POOL_TXN reads
+             * the examined slot's into recirc.ptxn: the slot's txn has no metadata copy. */
+            hdr.a_nl.txn = hdr.recirc.ptxn;
+            hdr.a_nl.ts = hdr.recirc.pts;
         }
         POOL_TXN
         POOL_WHO
@@ -2704,6 +2702,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 hi = hi - 1;
             }
             ans_grant();
+            hdr.a_nl.ts = hdr.nl.ts;
             hdr.a_nl.token_hi = TOK_HI_SLICED(tok_write_hi, hi, meta.resub.seq);
             hdr.a_nl.token_lo = TOK_LO(tok_write_lo, meta.resub.seq, meta.sl_slot);
         }
@@ -2730,8 +2729,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                     if (meta.sv.seq > meta.tok_lo) {
                         hi = hi - 1;
                     }
-                    meta.sv.txn = hdr.nl.txn;
                     ans_grant();
+                    hdr.a_nl.ts = hdr.recirc.pts;   /* the slot's, read by POOL_FLAGS */
                     hdr.a_nl.token_hi = TOK_HI_SLICED(tok_rw_hi, hi, meta.sv.seq);
                     hdr.a_nl.token_lo = TOK_LO(tok_rw_lo, meta.sv.seq, meta.sl_slot);
                 }
@@ -2783,8 +2782,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 }
                 if (forced == 1) {
                     /* Tell the old holder its lease ended (lockcore's expiry answer). */
-                    meta.sv.txn = hdr.nl.txn;
                     ans_grant();
+                    hdr.a_nl.ts = hdr.recirc.pts;   /* the slot's, read by POOL_FLAGS */
                     hdr.a_nl.token_hi = hdr.nl.token_hi;
                     hdr.a_nl.token_lo = hdr.nl.token_lo;
                     hdr.a_nl.op = OP_REJECT;
@@ -2828,8 +2827,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                     hdr.recirc.pslot = slot_pend.get({meta.sl_slot});
                     hdr.recirc.pseq_hi = meta.tok_hi;
                     hdr.recirc.pseq_lo = meta.tok_lo;
-                    hdr.recirc.ptxn = meta.sv.txn;
-                    hdr.recirc.pts = meta.sv.ts;
+                    /* recirc.ptxn: the slot's txn, read there by the pool's txn block */
+                    /* recirc.pts: the slot's timestamp, read there by the pool's block */
                     hdr.recirc.pip = meta.sv.ip;
                     hdr.recirc.pport = meta.sv.port;
                     hdr.recirc.ptenant = meta.sv.tenant;
@@ -3033,11 +3032,11 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             } else if (ph == PH_PROBE3) {
                 hdr.admin.sstate = meta.sv.state;
                 hdr.admin.slot = slot_adm.get({meta.sl_slot});
-                hdr.nl.txn = meta.sv.txn;
+                hdr.nl.txn = hdr.recirc.ptxn;   /* the slot's (POOL_TXN) */
                 hdr.nl.mode = meta.sv.mode;
                 hdr.nl.prio = meta.sv.prio;
                 hdr.nl.tenant = meta.sv.tenant;
-                hdr.nl.ts = meta.sv.ts;
+                hdr.nl.ts = hdr.recirc.pts;     /* the slot's (POOL_FLAGS) */
                 hdr.nl.lease = meta.sv.lease;
                 hdr.nl.cip = meta.sv.ip;
                 hdr.nl.cport = meta.sv.port;
