@@ -416,7 +416,6 @@ struct slotv_t {
     bit<8>  mode;
     bit<8>  prio;
     bit<8>  fwd;
-    bit<32> lease;
     bit<32> ip;
     bit<16> port;
     bit<16> tenant;
@@ -788,7 +787,7 @@ parser NetlockIngressParser(packet_in pkt, out headers_t hdr, out metadata_t met
     RegisterAction<bit<32>, bit<32>, bit<32>>(s_lease) lease_rd = { \
         void apply(inout bit<32> v, out bit<32> rv) { rv = v; } }; \
     RegisterAction<bit<32>, bit<32>, bit<32>>(s_lease) lease_wr = { \
-        void apply(inout bit<32> v, out bit<32> rv) { v = meta.sv.lease; rv = v; } }; \
+        void apply(inout bit<32> v, out bit<32> rv) { v = meta.lease; rv = v; } }; \
     RegisterAction<bit<32>, bit<32>, bit<32>>(s_ip) ip_rd = { \
         void apply(inout bit<32> v, out bit<32> rv) { rv = v; } }; \
     RegisterAction<bit<32>, bit<32>, bit<32>>(s_ip) ip_wr = { \
@@ -851,9 +850,9 @@ parser NetlockIngressParser(packet_in pkt, out headers_t hdr, out metadata_t met
         meta.rd32 = flags_wdraw.execute(meta.sl_idx); \
     } \
     if (meta.ls_op == OP_RD) { \
-        meta.sv.lease = lease_rd.execute(meta.sl_idx); \
+        hdr.recirc.please = lease_rd.execute(meta.sl_idx); \
     } else if (meta.ls_op == OP_WR) { \
-        meta.sv.lease = lease_wr.execute(meta.sl_idx); \
+        hdr.recirc.please = lease_wr.execute(meta.sl_idx); \
     } \
     if (meta.ts_op == OP_RD) { \
         hdr.recirc.pts[63:32] = ts_hi_rd.execute(meta.sl_idx); \
@@ -1551,8 +1550,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
          * the pool's blocks read the examined slot's into recirc.ptxn and recirc.pts) */
         hdr.a_nl.token_hi = 0;
         hdr.a_nl.token_lo = 0;
-        hdr.a_nl.lease = 0;
-        hdr.a_nl.slots = 0;
+        hdr.a_nl.slots = 0;   /* lease: each caller's, as txn and ts */
     }
     /* An answer to the requester echoing the request (release ack, reject, probe reply). */
     action ans_echo(bit<8> op, bit<8> flags, bit<8> status) {
@@ -1566,6 +1564,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         hdr.a_nl.token_hi = hdr.nl.token_hi;
         hdr.a_nl.token_lo = hdr.nl.token_lo;
         hdr.a_nl.ts = hdr.nl.ts;
+        hdr.a_nl.lease = 0;
     }
     /* A grant to the request in the slot view (its token: the caller's). */
     action ans_grant() {
@@ -1575,7 +1574,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         hdr.a_nl.tenant = meta.sv.tenant;
         hdr.a_nl.txn = hdr.nl.txn;   /* every grant from the slot view is the request's */
         /* ts: each caller's (the request's, or the slot's read into recirc.pts) */
-        hdr.a_nl.lease = meta.sv.lease;
+        hdr.a_nl.lease = hdr.recirc.please;   /* the slot's lease (POOL_FLAGS: read or written) */
     }
     /* The grant the grant walk decided in the pass before (carried in the recirculation
      * header). */
@@ -1587,8 +1586,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         /* txn: copied before the pool's txn block reads the next slot's into recirc.ptxn */
         hdr.a_nl.token_hi = TOK_HI_SLICED(tok_pend_hi, hdr.recirc.pseq_hi, hdr.recirc.pseq_lo);
         hdr.a_nl.token_lo = TOK_LO(tok_pend_lo, hdr.recirc.pseq_lo, hdr.recirc.pslot);
-        /* ts: copied before the pool's timestamp block reads the next slot's into recirc.pts */
-        hdr.a_nl.lease = hdr.recirc.please;
+        /* ts and lease: copied before the pool's blocks read the next slot's into recirc.pts
+         * and recirc.please */
     }
     /* A control message to the lock's server. */
     action ans_to_server(bit<8> op) {
@@ -1992,7 +1991,6 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             if (meta.tlevel != 2) { rel_go = 1; }
         }
         /* The request the pool blocks write or compare with. */
-        meta.sv.lease = meta.lease;
         meta.sv.ip = meta.rq_ip;
         meta.sv.port = meta.rq_port;
         meta.sv.tenant = hdr.nl.tenant;
@@ -2036,6 +2034,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
              * the examined slot's into recirc.ptxn: the slot's txn has no metadata copy. */
             hdr.a_nl.txn = hdr.recirc.ptxn;
             hdr.a_nl.ts = hdr.recirc.pts;
+            hdr.a_nl.lease = hdr.recirc.please;
         }
         POOL_TXN
         POOL_WHO
@@ -2835,7 +2834,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                     hdr.recirc.pmode = meta.sv.mode;
                     hdr.recirc.pprio = meta.sv.prio;
                     hdr.recirc.pfwd = meta.sv.fwd;
-                    hdr.recirc.please = meta.sv.lease;
+                    /* recirc.please: the slot's lease, read there by the pool's block */
                 }
                 /* Tofino's gateways: no != under an || beside other terms ("gateway condition too
                  * complex"), hence the slot's test as an equality on state and mode. */
@@ -2942,7 +2941,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         if (do_probe == 1) {
             if (meta.valid == 1) {
                 ans_echo(OP_PROBE, FL_REPLY, 0);
-                hdr.a_nl.lease = meta.sv.lease;
+                hdr.a_nl.lease = hdr.recirc.please;   /* read or renewed by POOL_FLAGS */
             } else {
                 ans_echo(OP_REJECT, 0, ST_NOTHOLDER);
             }
@@ -3037,7 +3036,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 hdr.nl.prio = meta.sv.prio;
                 hdr.nl.tenant = meta.sv.tenant;
                 hdr.nl.ts = hdr.recirc.pts;     /* the slot's (POOL_FLAGS) */
-                hdr.nl.lease = meta.sv.lease;
+                hdr.nl.lease = hdr.recirc.please;
                 hdr.nl.cip = meta.sv.ip;
                 hdr.nl.cport = meta.sv.port;
                 if (meta.sv.seq != 0) {
