@@ -416,9 +416,6 @@ struct slotv_t {
     bit<8>  mode;
     bit<8>  prio;
     bit<8>  fwd;
-    bit<32> ip;
-    bit<16> port;
-    bit<16> tenant;
     bit<32> seq;
     bit<32> gts;
 }
@@ -463,7 +460,6 @@ struct metadata_t {
     bit<8>  tlevel;
     /* the slot the pool blocks use (sl), and the one s_hold uses (hd) */
     bit<32> sl_idx;
-    bit<32> sl_slot;
     bit<32> hd_idx;
     /* each level's region start plus the positions a pass may use (lock_table's action) */
     /* the slot arithmetic's operands, whole and 32-bit (bf-p4c refuses 16-bit operands and sliced
@@ -791,11 +787,11 @@ parser NetlockIngressParser(packet_in pkt, out headers_t hdr, out metadata_t met
     RegisterAction<bit<32>, bit<32>, bit<32>>(s_ip) ip_rd = { \
         void apply(inout bit<32> v, out bit<32> rv) { rv = v; } }; \
     RegisterAction<bit<32>, bit<32>, bit<32>>(s_ip) ip_wr = { \
-        void apply(inout bit<32> v) { v = meta.sv.ip; } }; \
+        void apply(inout bit<32> v) { v = meta.rq_ip; } }; \
     RegisterAction<bit<32>, bit<32>, bit<32>>(s_pt) pt_rd = { \
         void apply(inout bit<32> v, out bit<32> rv) { rv = v; } }; \
     RegisterAction<bit<32>, bit<32>, bit<32>>(s_pt) pt_wr = { \
-        void apply(inout bit<32> v) { v = meta.sv.port ++ meta.sv.tenant; } }; \
+        void apply(inout bit<32> v) { v = meta.rq_port ++ hdr.nl.tenant; } }; \
     RegisterAction<bit<32>, bit<32>, bit<32>>(s_ts_hi) ts_hi_rd = { \
         void apply(inout bit<32> v, out bit<32> rv) { rv = v; } }; \
     RegisterAction<bit<32>, bit<32>, bit<32>>(s_ts_hi) ts_hi_wr = { \
@@ -819,7 +815,7 @@ parser NetlockIngressParser(packet_in pkt, out headers_t hdr, out metadata_t met
     }
 #define POOL_WHO \
     if (meta.who_op == OP_RD) { \
-        meta.sv.ip = ip_rd.execute(meta.sl_idx); \
+        hdr.recirc.pip = ip_rd.execute(meta.sl_idx); \
         meta.rd_pt = pt_rd.execute(meta.sl_idx); \
     } else if (meta.who_op == OP_WR) { \
         ip_wr.execute(meta.sl_idx); \
@@ -1515,7 +1511,6 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     /* Point the pool blocks at slot s. */
     action slot_abs(bit<32> s) {
         meta.sl_idx = s;
-        meta.sl_slot = s;
         meta.hd_idx = s;
     }
 
@@ -1566,12 +1561,14 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         hdr.a_nl.ts = hdr.nl.ts;
         hdr.a_nl.lease = 0;
     }
-    /* A grant to the request in the slot view (its token: the caller's). */
-    action ans_grant() {
-        ans_to_client(OP_GRANT, meta.sv.ip, meta.sv.port, meta.sv.fwd);
+    /* A grant to the request in the slot view (its token: the caller's), whose client is
+     * ip:port of tenant: the request's in the writing pass, else the slot's, read by the pool's
+     * client block into the pending grant's fields (recirc.pip, pport, ptenant). */
+    action ans_grant(bit<32> ip, bit<16> port, bit<16> tenant) {
+        ans_to_client(OP_GRANT, ip, port, meta.sv.fwd);
         hdr.a_nl.mode = meta.sv.mode;
         hdr.a_nl.prio = meta.sv.prio;
-        hdr.a_nl.tenant = meta.sv.tenant;
+        hdr.a_nl.tenant = tenant;
         hdr.a_nl.txn = hdr.nl.txn;   /* every grant from the slot view is the request's */
         /* ts: each caller's (the request's, or the slot's read into recirc.pts) */
         hdr.a_nl.lease = hdr.recirc.please;   /* the slot's lease (POOL_FLAGS: read or written) */
@@ -1583,11 +1580,11 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         hdr.a_nl.mode = hdr.recirc.pmode;
         hdr.a_nl.prio = hdr.recirc.pprio;
         hdr.a_nl.tenant = hdr.recirc.ptenant;
-        /* txn: copied before the pool's txn block reads the next slot's into recirc.ptxn */
+        hdr.a_nl.txn = hdr.recirc.ptxn;
         hdr.a_nl.token_hi = TOK_HI_SLICED(tok_pend_hi, hdr.recirc.pseq_hi, hdr.recirc.pseq_lo);
         hdr.a_nl.token_lo = TOK_LO(tok_pend_lo, hdr.recirc.pseq_lo, hdr.recirc.pslot);
-        /* ts and lease: copied before the pool's blocks read the next slot's into recirc.pts
-         * and recirc.please */
+        hdr.a_nl.ts = hdr.recirc.pts;
+        hdr.a_nl.lease = hdr.recirc.please;
     }
     /* A control message to the lock's server. */
     action ans_to_server(bit<8> op) {
@@ -1991,9 +1988,6 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             if (meta.tlevel != 2) { rel_go = 1; }
         }
         /* The request the pool blocks write or compare with. */
-        meta.sv.ip = meta.rq_ip;
-        meta.sv.port = meta.rq_port;
-        meta.sv.tenant = hdr.nl.tenant;
         meta.sv.mode = hdr.nl.mode;
         meta.sv.prio = hdr.nl.prio;
         meta.sv.fwd = meta.rq_fwd;
@@ -2029,18 +2023,18 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             meta.x_op = OP_RD;
             meta.who_op = OP_RD;
         }
+        /* The grant walk sends the grant decided in the pass before (ans_grant_pending) here,
+         * before the pool's blocks read the examined slot's client, txn, lease and timestamp
+         * into the pending grant's fields (recirc.p*): the slot view has no metadata copy of
+         * them. hdr.recirc.pend is cleared with the walk's decisions below. */
         if (do_grant == 1 && hdr.recirc.pend == 1) {
-            /* The pending grant's txn into its answer (ans_grant_pending) before POOL_TXN reads
-             * the examined slot's into recirc.ptxn: the slot's txn has no metadata copy. */
-            hdr.a_nl.txn = hdr.recirc.ptxn;
-            hdr.a_nl.ts = hdr.recirc.pts;
-            hdr.a_nl.lease = hdr.recirc.please;
+            ans_grant_pending();
         }
         POOL_TXN
         POOL_WHO
         if (meta.who_op == OP_RD) {
-            meta.sv.port = meta.rd_pt[31:16];
-            meta.sv.tenant = meta.rd_pt[15:0];
+            hdr.recirc.pport = meta.rd_pt[31:16];
+            hdr.recirc.ptenant = meta.rd_pt[15:0];
         }
         bit<1> txn_ok = 1w0;
         if (meta.txn_hi_ok == 1 && meta.txn_lo_ok == 1) { txn_ok = 1w1; }
@@ -2119,9 +2113,9 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         if (meta.kind == K_ROUTE) {
             meta.route_dst = hdr.ipv4.dst;
         } else if (do_grant == 1 && hdr.recirc.pend == 1) {
-            meta.route_dst = hdr.recirc.pip;
+            meta.route_dst = hdr.a_ip.dip;   /* the pending grant's client (ans_grant_pending) */
         } else if ((do_rel == 1 && forced == 1) || (do_rw == 1 && meta.sv.state == SS_LIVE && txn_ok == 1)) {
-            meta.route_dst = meta.sv.ip;
+            meta.route_dst = hdr.recirc.pip;   /* the slot's client (POOL_WHO) */
         } else {
             meta.route_dst = meta.rq_ip;
         }
@@ -2700,10 +2694,10 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             if (meta.resub.seq > meta.tok_lo) {
                 hi = hi - 1;
             }
-            ans_grant();
+            ans_grant(meta.rq_ip, meta.rq_port, hdr.nl.tenant);
             hdr.a_nl.ts = hdr.nl.ts;
             hdr.a_nl.token_hi = TOK_HI_SLICED(tok_write_hi, hi, meta.resub.seq);
-            hdr.a_nl.token_lo = TOK_LO(tok_write_lo, meta.resub.seq, meta.sl_slot);
+            hdr.a_nl.token_lo = TOK_LO(tok_write_lo, meta.resub.seq, meta.sl_idx);
         }
 
         /* ---- retry ---- */
@@ -2728,10 +2722,10 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                     if (meta.sv.seq > meta.tok_lo) {
                         hi = hi - 1;
                     }
-                    ans_grant();
+                    ans_grant(hdr.recirc.pip, hdr.recirc.pport, hdr.recirc.ptenant);
                     hdr.a_nl.ts = hdr.recirc.pts;   /* the slot's, read by POOL_FLAGS */
                     hdr.a_nl.token_hi = TOK_HI_SLICED(tok_rw_hi, hi, meta.sv.seq);
-                    hdr.a_nl.token_lo = TOK_LO(tok_rw_lo, meta.sv.seq, meta.sl_slot);
+                    hdr.a_nl.token_lo = TOK_LO(tok_rw_lo, meta.sv.seq, meta.sl_idx);
                 }
                 /* else: still waiting, nothing to say */
             } else {
@@ -2781,7 +2775,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 }
                 if (forced == 1) {
                     /* Tell the old holder its lease ended (lockcore's expiry answer). */
-                    ans_grant();
+                    ans_grant(hdr.recirc.pip, hdr.recirc.pport, hdr.recirc.ptenant);
                     hdr.a_nl.ts = hdr.recirc.pts;   /* the slot's, read by POOL_FLAGS */
                     hdr.a_nl.token_hi = hdr.nl.token_hi;
                     hdr.a_nl.token_lo = hdr.nl.token_lo;
@@ -2815,22 +2809,19 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         /* ---- grant walk: send the grant decided before; examine the next waiter ---- */
         if (do_grant == 1) {
             if (hdr.recirc.pend == 1) {
-                ans_grant_pending();
-                hdr.recirc.pend = 0;
+                hdr.recirc.pend = 0;   /* sent above, before the pool's blocks */
             }
             bit<8> more = 0;
             if (examine == 1) {
                 if (meta.grant == 1) {
                     /* Granted: the next pass writes the grant number and sends the grant. */
                     hdr.recirc.pend = 1;
-                    hdr.recirc.pslot = slot_pend.get({meta.sl_slot});
+                    hdr.recirc.pslot = slot_pend.get({meta.sl_idx});
                     hdr.recirc.pseq_hi = meta.tok_hi;
                     hdr.recirc.pseq_lo = meta.tok_lo;
                     /* recirc.ptxn: the slot's txn, read there by the pool's txn block */
                     /* recirc.pts: the slot's timestamp, read there by the pool's block */
-                    hdr.recirc.pip = meta.sv.ip;
-                    hdr.recirc.pport = meta.sv.port;
-                    hdr.recirc.ptenant = meta.sv.tenant;
+                    /* recirc.pip, pport, ptenant: the slot's client, read by the pool's block */
                     hdr.recirc.pmode = meta.sv.mode;
                     hdr.recirc.pprio = meta.sv.prio;
                     hdr.recirc.pfwd = meta.sv.fwd;
@@ -3030,22 +3021,22 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 again(PH_PROBE3);
             } else if (ph == PH_PROBE3) {
                 hdr.admin.sstate = meta.sv.state;
-                hdr.admin.slot = slot_adm.get({meta.sl_slot});
+                hdr.admin.slot = slot_adm.get({meta.sl_idx});
                 hdr.nl.txn = hdr.recirc.ptxn;   /* the slot's (POOL_TXN) */
                 hdr.nl.mode = meta.sv.mode;
                 hdr.nl.prio = meta.sv.prio;
-                hdr.nl.tenant = meta.sv.tenant;
+                hdr.nl.tenant = hdr.recirc.ptenant;
                 hdr.nl.ts = hdr.recirc.pts;     /* the slot's (POOL_FLAGS) */
                 hdr.nl.lease = hdr.recirc.please;
-                hdr.nl.cip = meta.sv.ip;
-                hdr.nl.cport = meta.sv.port;
+                hdr.nl.cip = hdr.recirc.pip;
+                hdr.nl.cport = hdr.recirc.pport;
                 if (meta.sv.seq != 0) {
                     bit<32> hi = hdr.recirc.a_hi;
                     if (meta.sv.seq > hdr.recirc.a_lo) {
                         hi = hi - 1;
                     }
                     hdr.nl.token_hi = TOK_HI_SLICED(tok_probe_hi, hi, meta.sv.seq);
-                    hdr.nl.token_lo = TOK_LO(tok_probe_lo, meta.sv.seq, meta.sl_slot);
+                    hdr.nl.token_lo = TOK_LO(tok_probe_lo, meta.sv.seq, meta.sl_idx);
                 } else {
                     hdr.nl.token_hi = 0;
                     hdr.nl.token_lo = 0;

@@ -59,7 +59,7 @@ func TestProgramsAgreeCatches(t *testing.T) {
 			"meta.n_flags = nflags_h.get({hdr.nl.mode, hdr.nl.prio, meta.rq_fwd});",
 			"meta.n_flags = nflags_h.get({hdr.nl.mode, hdr.nl.prio, 8w0});"},
 		{"route-pending-grant-to-requester", "the next hop of a grant walk's pending grant is the granted client's",
-			"meta.route_dst = hdr.recirc.pip;",
+			"meta.route_dst = hdr.a_ip.dip;",
 			"meta.route_dst = meta.rq_ip;"},
 		{"grant-walk-slot-by-priority", "a grant walk examines the slot at the level it walks",
 			"if (hdr.recirc.level == 0) { sl = meta.at_cur0; } else { sl = meta.at_cur1; }",
