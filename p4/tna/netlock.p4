@@ -280,17 +280,14 @@ header nl_recirc_t {
     /* The grant the grant walk decided in the pass before: this pass writes its grant number
      * into the slot and sends it. */
     bit<8>  pend;
-    bit<8>  pmode;
-    bit<8>  pprio;
-    bit<8>  pfwd;
+    bit<32> pflags;     /* the slot's s_flags cell as read: state ++ mode ++ prio ++ fwd */
     bit<32> pslot;
     bit<32> pseq_hi;
     bit<32> pseq_lo;
     bit<64> ptxn;
     bit<64> pts;
     bit<32> pip;
-    bit<16> pport;
-    bit<16> ptenant;
+    bit<32> ppt;        /* port ++ tenant: the slot's s_pt cell as read */
     bit<32> please;
     /* Admin passes: a 64-bit value and a slot. */
     bit<32> a_hi;
@@ -411,11 +408,15 @@ struct pair32_t {
 }
 
 /* A slot's request, as read from the pool, carried, or taken from the request. */
+/* The slot view's state, mode, priority and forwarded flag: slices of the slot's s_flags cell,
+ * which the pool's flags block reads (or writes) into the pending grant's recirc.pflags (no
+ * metadata copy); the request's, with the state SS_LIVE, when the pass does not use s_flags. */
+#define SV_STATE hdr.recirc.pflags[31:24]
+#define SV_MODE  hdr.recirc.pflags[23:16]
+#define SV_PRIO  hdr.recirc.pflags[15:8]
+#define SV_FWD   hdr.recirc.pflags[7:0]
+
 struct slotv_t {
-    bit<8>  state;
-    bit<8>  mode;
-    bit<8>  prio;
-    bit<8>  fwd;
     bit<32> seq;
     bit<32> gts;
 }
@@ -560,8 +561,6 @@ struct metadata_t {
     bit<16> hv;        /* head of the worked level, before the pass's register action */
     bit<32> t_off;     /* the token's slot offset in its level's region (tslot - left) */
     bit<16> tail;
-    bit<32> rd32;      /* s_flags read */
-    bit<32> rd_pt;     /* s_pt read */
     bit<32> rd_st;     /* lk_state's lo read by the admin probe's second pass (holders) */
     bit<32> rd_sthi;   /* lk_state's hi read by the admin probe (waiters): a field of its own, not
                         * rd_st: the two uses slice it at different bits (bf-p4c: "requires too
@@ -816,7 +815,7 @@ parser NetlockIngressParser(packet_in pkt, out headers_t hdr, out metadata_t met
 #define POOL_WHO \
     if (meta.who_op == OP_RD) { \
         hdr.recirc.pip = ip_rd.execute(meta.sl_idx); \
-        meta.rd_pt = pt_rd.execute(meta.sl_idx); \
+        hdr.recirc.ppt = pt_rd.execute(meta.sl_idx); \
     } else if (meta.who_op == OP_WR) { \
         ip_wr.execute(meta.sl_idx); \
         pt_wr.execute(meta.sl_idx); \
@@ -837,13 +836,13 @@ parser NetlockIngressParser(packet_in pkt, out headers_t hdr, out metadata_t met
     }
 #define POOL_FLAGS \
     if (meta.fl_op == OP_RD) { \
-        meta.rd32 = flags_rd.execute(meta.sl_idx); \
+        hdr.recirc.pflags = flags_rd.execute(meta.sl_idx); \
     } else if (meta.fl_op == OP_WR) { \
-        meta.rd32 = flags_wr.execute(meta.sl_idx); \
+        hdr.recirc.pflags = flags_wr.execute(meta.sl_idx); \
     } else if (meta.fl_op == OP_REL) { \
-        meta.rd32 = flags_done.execute(meta.sl_idx); \
+        hdr.recirc.pflags = flags_done.execute(meta.sl_idx); \
     } else if (meta.fl_op == OP_WDR) { \
-        meta.rd32 = flags_wdraw.execute(meta.sl_idx); \
+        hdr.recirc.pflags = flags_wdraw.execute(meta.sl_idx); \
     } \
     if (meta.ls_op == OP_RD) { \
         hdr.recirc.please = lease_rd.execute(meta.sl_idx); \
@@ -954,17 +953,14 @@ parser NetlockIngressParser(packet_in pkt, out headers_t hdr, out metadata_t met
 @pa_container_size("ingress", "hdr.recirc.cleft", 16)
 @pa_container_size("ingress", "hdr.recirc.chead", 16)
 @pa_container_size("ingress", "hdr.recirc.pend", 8)
-@pa_container_size("ingress", "hdr.recirc.pmode", 8)
-@pa_container_size("ingress", "hdr.recirc.pprio", 8)
-@pa_container_size("ingress", "hdr.recirc.pfwd", 8)
+@pa_container_size("ingress", "hdr.recirc.pflags", 32)
 @pa_container_size("ingress", "hdr.recirc.pslot", 32)
 @pa_container_size("ingress", "hdr.recirc.pseq_hi", 32)
 @pa_container_size("ingress", "hdr.recirc.pseq_lo", 32)
 @pa_container_size("ingress", "hdr.recirc.ptxn", 32, 32)
 @pa_container_size("ingress", "hdr.recirc.pts", 32, 32)
 @pa_container_size("ingress", "hdr.recirc.pip", 32)
-@pa_container_size("ingress", "hdr.recirc.pport", 16)
-@pa_container_size("ingress", "hdr.recirc.ptenant", 16)
+@pa_container_size("ingress", "hdr.recirc.ppt", 32)
 @pa_container_size("ingress", "hdr.recirc.please", 32)
 @pa_container_size("ingress", "hdr.recirc.a_hi", 32)
 @pa_container_size("ingress", "hdr.recirc.a_lo", 32)
@@ -1514,14 +1510,6 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         meta.hd_idx = s;
     }
 
-    /* Unpack s_flags and s_pt (read into rd32 and sv.*) into the slot view. */
-    action flags_view() {
-        meta.sv.state = meta.rd32[31:24];
-        meta.sv.mode = meta.rd32[23:16];
-        meta.sv.prio = meta.rd32[15:8];
-        meta.sv.fwd = meta.rd32[7:0];
-    }
-
     /* Answers. The source of every answer to a client is the lock's server address. */
     action ans_to_client(bit<8> op, bit<32> ip, bit<16> port, bit<8> fwd) {
         meta.a_valid = 1;
@@ -1563,11 +1551,11 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     }
     /* A grant to the request in the slot view (its token: the caller's), whose client is
      * ip:port of tenant: the request's in the writing pass, else the slot's, read by the pool's
-     * client block into the pending grant's fields (recirc.pip, pport, ptenant). */
+     * client block into the pending grant's fields (recirc.pip, ppt). */
     action ans_grant(bit<32> ip, bit<16> port, bit<16> tenant) {
-        ans_to_client(OP_GRANT, ip, port, meta.sv.fwd);
-        hdr.a_nl.mode = meta.sv.mode;
-        hdr.a_nl.prio = meta.sv.prio;
+        ans_to_client(OP_GRANT, ip, port, SV_FWD);
+        hdr.a_nl.mode = SV_MODE;
+        hdr.a_nl.prio = SV_PRIO;
         hdr.a_nl.tenant = tenant;
         hdr.a_nl.txn = hdr.nl.txn;   /* every grant from the slot view is the request's */
         /* ts: each caller's (the request's, or the slot's read into recirc.pts) */
@@ -1576,10 +1564,10 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     /* The grant the grant walk decided in the pass before (carried in the recirculation
      * header). */
     action ans_grant_pending() {
-        ans_to_client(OP_GRANT, hdr.recirc.pip, hdr.recirc.pport, hdr.recirc.pfwd);
-        hdr.a_nl.mode = hdr.recirc.pmode;
-        hdr.a_nl.prio = hdr.recirc.pprio;
-        hdr.a_nl.tenant = hdr.recirc.ptenant;
+        ans_to_client(OP_GRANT, hdr.recirc.pip, hdr.recirc.ppt[31:16], SV_FWD);
+        hdr.a_nl.mode = SV_MODE;
+        hdr.a_nl.prio = SV_PRIO;
+        hdr.a_nl.tenant = hdr.recirc.ppt[15:0];
         hdr.a_nl.txn = hdr.recirc.ptxn;
         hdr.a_nl.token_hi = TOK_HI_SLICED(tok_pend_hi, hdr.recirc.pseq_hi, hdr.recirc.pseq_lo);
         hdr.a_nl.token_lo = TOK_LO(tok_pend_lo, hdr.recirc.pseq_lo, hdr.recirc.pslot);
@@ -1988,10 +1976,6 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             if (meta.tlevel != 2) { rel_go = 1; }
         }
         /* The request the pool blocks write or compare with. */
-        meta.sv.mode = hdr.nl.mode;
-        meta.sv.prio = hdr.nl.prio;
-        meta.sv.fwd = meta.rq_fwd;
-        meta.sv.state = SS_LIVE;
         meta.sv.seq = 0;
         meta.sv.gts = 0;
         /* mode ++ prio ++ fwd in one container (the hash unit puts it together: an action reads
@@ -2032,10 +2016,6 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         }
         POOL_TXN
         POOL_WHO
-        if (meta.who_op == OP_RD) {
-            hdr.recirc.pport = meta.rd_pt[31:16];
-            hdr.recirc.ptenant = meta.rd_pt[15:0];
-        }
         bit<1> txn_ok = 1w0;
         if (meta.txn_hi_ok == 1 && meta.txn_lo_ok == 1) { txn_ok = 1w1; }
 
@@ -2093,13 +2073,12 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         } else if (do_clean == 1 && hdr.recirc.cleft > 0) {
             meta.fl_op = OP_RD;
         }
+        /* The slot view's flags: the request's (live) unless POOL_FLAGS reads the slot's. */
+        hdr.recirc.pflags = meta.n_flags | ((bit<32>)SS_LIVE << 24);
         POOL_FLAGS
-        if (meta.fl_op != 0) {
-            flags_view();
-        }
-        if (do_wd == 1 && txn_ok == 1 && meta.sv.state == SS_LIVE) {
+        if (do_wd == 1 && txn_ok == 1 && SV_STATE == SS_LIVE) {
             meta.found = 1;
-            meta.sv.state = SS_WDRAWN;
+            SV_STATE = SS_WDRAWN;
         }
 
         /* ================= stage: the next hop ================= */
@@ -2114,7 +2093,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             meta.route_dst = hdr.ipv4.dst;
         } else if (do_grant == 1 && hdr.recirc.pend == 1) {
             meta.route_dst = hdr.a_ip.dip;   /* the pending grant's client (ans_grant_pending) */
-        } else if ((do_rel == 1 && forced == 1) || (do_rw == 1 && meta.sv.state == SS_LIVE && txn_ok == 1)) {
+        } else if ((do_rel == 1 && forced == 1) || (do_rw == 1 && SV_STATE == SS_LIVE && txn_ok == 1)) {
             meta.route_dst = hdr.recirc.pip;   /* the slot's client (POOL_WHO) */
         } else {
             meta.route_dst = meta.rq_ip;
@@ -2225,9 +2204,9 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         bit<8> hop = 0;         /* 1 read, 2 move at offset h_arg, 3 move at position h_arg, 4 clear */
         bit<1> clean_done = 0;  /* clean: the slot at the head is done (released or withdrawn) */
         bit<1> clean_wd = 0;
-        if (do_clean == 1 && hdr.recirc.cleft > 0 && meta.sv.state != SS_LIVE) {
+        if (do_clean == 1 && hdr.recirc.cleft > 0 && SV_STATE != SS_LIVE) {
             clean_done = 1;
-            if (meta.sv.state == SS_WDRAWN) {
+            if (SV_STATE == SS_WDRAWN) {
                 clean_wd = 1;
             }
         }
@@ -2410,7 +2389,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         if (do_acq == 1 && acq_go == 1 && meta.ov == 0) { take = 1w1; }
         meta.s_mode = hdr.nl.mode;
         if (do_rel == 1 || examine == 1 || do_wd == 1) {
-            meta.s_mode = meta.sv.mode;
+            meta.s_mode = SV_MODE;
         }
         /* state_take's and state_rel's bounds and steps (lk_state's comment): an exclusive
          * request is granted when nobody holds, a shared one when no exclusive request holds
@@ -2464,7 +2443,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         } else if (do_rel == 1 && meta.valid == 1) {
             meta.st_prev = state_rel.execute(meta.idx);
             st_to = 1;
-        } else if (examine == 1 && meta.sv.state == SS_LIVE) {
+        } else if (examine == 1 && SV_STATE == SS_LIVE) {
             meta.grant = state_take.execute(meta.idx);
         } else if (meta.found == 1) {
             meta.st_prev = state_rel.execute(meta.idx);
@@ -2584,7 +2563,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         bit<16> nc;
         QNEXT_SET(nc, hdr.recirc.cur)
         bit<1> used = 0;   /* grant walk: the slot examined is passed (granted, or not live) */
-        if (examine == 1 && (meta.sv.state != SS_LIVE || meta.grant == 1)) {
+        if (examine == 1 && (SV_STATE != SS_LIVE || meta.grant == 1)) {
             used = 1;
         }
         bit<8> gop = 0;    /* this level: 1 read, 2 set to g_arg, 3 follow the head, 4 clear */
@@ -2716,13 +2695,13 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             }
         }
         if (do_rw == 1) {
-            if (meta.sv.state == SS_LIVE && txn_ok == 1) {
+            if (SV_STATE == SS_LIVE && txn_ok == 1) {
                 if (meta.sv.seq != 0) {
                     bit<32> hi = meta.tok_hi;
                     if (meta.sv.seq > meta.tok_lo) {
                         hi = hi - 1;
                     }
-                    ans_grant(hdr.recirc.pip, hdr.recirc.pport, hdr.recirc.ptenant);
+                    ans_grant(hdr.recirc.pip, hdr.recirc.ppt[31:16], hdr.recirc.ppt[15:0]);
                     hdr.a_nl.ts = hdr.recirc.pts;   /* the slot's, read by POOL_FLAGS */
                     hdr.a_nl.token_hi = TOK_HI_SLICED(tok_rw_hi, hi, meta.sv.seq);
                     hdr.a_nl.token_lo = TOK_LO(tok_rw_lo, meta.sv.seq, meta.sl_idx);
@@ -2775,7 +2754,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 }
                 if (forced == 1) {
                     /* Tell the old holder its lease ended (lockcore's expiry answer). */
-                    ans_grant(hdr.recirc.pip, hdr.recirc.pport, hdr.recirc.ptenant);
+                    ans_grant(hdr.recirc.pip, hdr.recirc.ppt[31:16], hdr.recirc.ppt[15:0]);
                     hdr.a_nl.ts = hdr.recirc.pts;   /* the slot's, read by POOL_FLAGS */
                     hdr.a_nl.token_hi = hdr.nl.token_hi;
                     hdr.a_nl.token_lo = hdr.nl.token_lo;
@@ -2821,16 +2800,14 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                     hdr.recirc.pseq_lo = meta.tok_lo;
                     /* recirc.ptxn: the slot's txn, read there by the pool's txn block */
                     /* recirc.pts: the slot's timestamp, read there by the pool's block */
-                    /* recirc.pip, pport, ptenant: the slot's client, read by the pool's block */
-                    hdr.recirc.pmode = meta.sv.mode;
-                    hdr.recirc.pprio = meta.sv.prio;
-                    hdr.recirc.pfwd = meta.sv.fwd;
+                    /* recirc.pip, ppt: the slot's client, read by the pool's block */
+                    /* recirc.pflags: the slot's mode, priority and forwarded flag (POOL_FLAGS) */
                     /* recirc.please: the slot's lease, read there by the pool's block */
                 }
                 /* Tofino's gateways: no != under an || beside other terms ("gateway condition too
                  * complex"), hence the slot's test as an equality on state and mode. */
                 bit<1> passable = 1w1;
-                if (meta.sv.state == SS_LIVE && meta.sv.mode == MODE_X) { passable = 1w0; }
+                if (SV_STATE == SS_LIVE && SV_MODE == MODE_X) { passable = 1w0; }
                 if (used == 1 && passable == 1 && wany == 1) {
                     more = 1;
                     bit<8> nl = 8w0;
@@ -2914,7 +2891,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                     finished = 1;
                 }
             } else {
-                if (meta.sv.state == SS_LIVE) {
+                if (SV_STATE == SS_LIVE) {
                     hdr.recirc.left = hdr.recirc.left - 1;
                 }
                 hdr.recirc.steps = hdr.recirc.steps - 1;
@@ -3020,16 +2997,16 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 hdr.admin.gts = meta.sv.gts;
                 again(PH_PROBE3);
             } else if (ph == PH_PROBE3) {
-                hdr.admin.sstate = meta.sv.state;
+                hdr.admin.sstate = SV_STATE;
                 hdr.admin.slot = slot_adm.get({meta.sl_idx});
                 hdr.nl.txn = hdr.recirc.ptxn;   /* the slot's (POOL_TXN) */
-                hdr.nl.mode = meta.sv.mode;
-                hdr.nl.prio = meta.sv.prio;
-                hdr.nl.tenant = hdr.recirc.ptenant;
+                hdr.nl.mode = SV_MODE;
+                hdr.nl.prio = SV_PRIO;
+                hdr.nl.tenant = hdr.recirc.ppt[15:0];
                 hdr.nl.ts = hdr.recirc.pts;     /* the slot's (POOL_FLAGS) */
                 hdr.nl.lease = hdr.recirc.please;
                 hdr.nl.cip = hdr.recirc.pip;
-                hdr.nl.cport = hdr.recirc.pport;
+                hdr.nl.cport = hdr.recirc.ppt[31:16];
                 if (meta.sv.seq != 0) {
                     bit<32> hi = hdr.recirc.a_hi;
                     if (meta.sv.seq > hdr.recirc.a_lo) {

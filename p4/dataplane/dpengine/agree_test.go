@@ -53,8 +53,8 @@ func TestProgramsAgree(t *testing.T) {
 func TestProgramsAgreeCatches(t *testing.T) {
 	for _, m := range []mutant{
 		{"walk-stops-early", "a grant walk goes on while waiters are compatible",
-			"if (meta.sv.state == SS_LIVE && meta.sv.mode == MODE_X) { passable = 1w0; }",
-			"if (meta.sv.state == SS_LIVE) { passable = 1w0; }"},
+			"if (SV_STATE == SS_LIVE && SV_MODE == MODE_X) { passable = 1w0; }",
+			"if (SV_STATE == SS_LIVE) { passable = 1w0; }"},
 		{"slot-forgets-forwarded", "the slot keeps whether the server pushed the request back",
 			"meta.n_flags = nflags_h.get({hdr.nl.mode, hdr.nl.prio, meta.rq_fwd});",
 			"meta.n_flags = nflags_h.get({hdr.nl.mode, hdr.nl.prio, 8w0});"},
