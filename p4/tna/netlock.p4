@@ -415,11 +415,10 @@ struct pair32_t {
 #define SV_MODE  hdr.recirc.pflags[23:16]
 #define SV_PRIO  hdr.recirc.pflags[15:8]
 #define SV_FWD   hdr.recirc.pflags[7:0]
+/* The slot's grant number (s_hold), read by the retry walk and the admin probe into the pending
+ * grant's pseq_lo, which neither pass uses for a pending grant. */
+#define SV_SEQ   hdr.recirc.pseq_lo
 
-struct slotv_t {
-    bit<32> seq;
-    bit<32> gts;
-}
 
 struct metadata_t {
     nl_resub_t resub;
@@ -538,7 +537,6 @@ struct metadata_t {
     bit<8>  gop0;      /* gnext of each level: 1 read, 2 set, 3 follow, 4 clear */
     bit<8>  gop1;
     /* register action results */
-    slotv_t sv;
     bit<1>  pre_ok;
     bit<8>  txn_hi_ok;
     bit<8>  txn_lo_ok;
@@ -830,9 +828,9 @@ parser NetlockIngressParser(packet_in pkt, out headers_t hdr, out metadata_t met
     } else if (meta.hd_op == OP_WR) { \
         hold_wr.execute(meta.hd_idx); \
     } else if (meta.hd_op == OP_RD) { \
-        meta.sv.seq = hold_rel.execute(meta.hd_idx); /* hd_seq 0: releases nothing */ \
+        hdr.recirc.pseq_lo = hold_rel.execute(meta.hd_idx); /* SV_SEQ; hd_seq 0: releases nothing */ \
     } else if (meta.hd_op == OP_GTS) { \
-        meta.sv.gts = hold_gts.execute(meta.hd_idx); \
+        hdr.admin.gts = hold_gts.execute(meta.hd_idx); \
     }
 #define POOL_FLAGS \
     if (meta.fl_op == OP_RD) { \
@@ -1976,8 +1974,6 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             if (meta.tlevel != 2) { rel_go = 1; }
         }
         /* The request the pool blocks write or compare with. */
-        meta.sv.seq = 0;
-        meta.sv.gts = 0;
         /* mode ++ prio ++ fwd in one container (the hash unit puts it together: an action reads
          * at most two containers into one), the state SS_LIVE ORed in by flags_wr */
         meta.n_flags = nflags_h.get({hdr.nl.mode, hdr.nl.prio, meta.rq_fwd});
@@ -2696,15 +2692,15 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         }
         if (do_rw == 1) {
             if (SV_STATE == SS_LIVE && txn_ok == 1) {
-                if (meta.sv.seq != 0) {
+                if (SV_SEQ != 0) {
                     bit<32> hi = meta.tok_hi;
-                    if (meta.sv.seq > meta.tok_lo) {
+                    if (SV_SEQ > meta.tok_lo) {
                         hi = hi - 1;
                     }
                     ans_grant(hdr.recirc.pip, hdr.recirc.ppt[31:16], hdr.recirc.ppt[15:0]);
                     hdr.a_nl.ts = hdr.recirc.pts;   /* the slot's, read by POOL_FLAGS */
-                    hdr.a_nl.token_hi = TOK_HI_SLICED(tok_rw_hi, hi, meta.sv.seq);
-                    hdr.a_nl.token_lo = TOK_LO(tok_rw_lo, meta.sv.seq, meta.sl_idx);
+                    hdr.a_nl.token_hi = TOK_HI_SLICED(tok_rw_hi, hi, SV_SEQ);
+                    hdr.a_nl.token_lo = TOK_LO(tok_rw_lo, SV_SEQ, meta.sl_idx);
                 }
                 /* else: still waiting, nothing to say */
             } else {
@@ -2994,7 +2990,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 hdr.admin.xheld = 7w0 ++ meta.rd_st[16:16];
                 hdr.admin.buffered = meta.bv[15:0];
                 hdr.admin.done = meta.dv;
-                hdr.admin.gts = meta.sv.gts;
+                /* hdr.admin.gts: read by POOL_HOLD */
                 again(PH_PROBE3);
             } else if (ph == PH_PROBE3) {
                 hdr.admin.sstate = SV_STATE;
@@ -3007,13 +3003,13 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 hdr.nl.lease = hdr.recirc.please;
                 hdr.nl.cip = hdr.recirc.pip;
                 hdr.nl.cport = hdr.recirc.ppt[31:16];
-                if (meta.sv.seq != 0) {
+                if (SV_SEQ != 0) {
                     bit<32> hi = hdr.recirc.a_hi;
-                    if (meta.sv.seq > hdr.recirc.a_lo) {
+                    if (SV_SEQ > hdr.recirc.a_lo) {
                         hi = hi - 1;
                     }
-                    hdr.nl.token_hi = TOK_HI_SLICED(tok_probe_hi, hi, meta.sv.seq);
-                    hdr.nl.token_lo = TOK_LO(tok_probe_lo, meta.sv.seq, meta.sl_idx);
+                    hdr.nl.token_hi = TOK_HI_SLICED(tok_probe_hi, hi, SV_SEQ);
+                    hdr.nl.token_lo = TOK_LO(tok_probe_lo, SV_SEQ, meta.sl_idx);
                 } else {
                     hdr.nl.token_hi = 0;
                     hdr.nl.token_lo = 0;
