@@ -2663,9 +2663,13 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             ans_queue_empty();   /* the level drained since the overflow */
         }
 
+        /* A grant's token: the grant number's high half, one less when its low half is above
+         * the counter's (it was taken before the low half wrapped). One variable for the three
+         * passes that compute it (writing, retry walk, admin probe): they exclude each other. */
+        bit<32> hi = meta.tok_hi;
+
         /* ---- acquire: writing pass (the slot is written; a grant goes out) ---- */
         if (do_write == 1 && meta.resub.grant == 1) {
-            bit<32> hi = meta.tok_hi;
             if (meta.resub.seq > meta.tok_lo) {
                 hi = hi - 1;
             }
@@ -2693,7 +2697,6 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         if (do_rw == 1) {
             if (SV_STATE == SS_LIVE && txn_ok == 1) {
                 if (SV_SEQ != 0) {
-                    bit<32> hi = meta.tok_hi;
                     if (SV_SEQ > meta.tok_lo) {
                         hi = hi - 1;
                     }
@@ -3004,7 +3007,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 hdr.nl.cip = hdr.recirc.pip;
                 hdr.nl.cport = hdr.recirc.ppt[31:16];
                 if (SV_SEQ != 0) {
-                    bit<32> hi = hdr.recirc.a_hi;
+                    hi = hdr.recirc.a_hi;
                     if (SV_SEQ > hdr.recirc.a_lo) {
                         hi = hi - 1;
                     }
