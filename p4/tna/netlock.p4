@@ -429,7 +429,6 @@ struct metadata_t {
     bit<8>  wflags;
     /* rack */
     bit<1>  rack_ok;
-    bit<32> def_lease;
     bit<32> max_lease;
     /* lock */
     bit<1>  hit;
@@ -1284,7 +1283,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         hdr.a_key.key = key;
         hdr.a_ip.sip = switch_ip;
         hdr.a_eth.smac = switch_mac;
-        meta.def_lease = default_lease;
+        meta.lease = default_lease;   /* a request's lease unless it asks for one (below) */
         meta.max_lease = max_lease;
     }
     table rack {
@@ -1756,7 +1755,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 meta.rq_fwd = 0;
             }
             if (hdr.nl.lease == 0) {
-                meta.lease = meta.def_lease;
+                /* the rack's default, set by the rack table */
             } else if (hdr.nl.lease > meta.max_lease) {
                 meta.lease = meta.max_lease;
             } else {
