@@ -526,11 +526,9 @@ struct metadata_t {
     bit<16> d_inc;     /* lk_done: what done_add adds (0xffff: one fewer) */
     bit<32> st_lbound; /* lk_state's state_take and state_rel: bounds and steps (see there) */
     bit<32> st_wmax;
-    bit<32> st_linc;
-    bit<32> st_wgr;
+    bit<32> st_lstep;  /* state_take's lo += and hi -= on a grant, state_rel's lo -= and hi -=: */
+    bit<32> st_wstep;  /* one field each, as a pass runs one of the two (see there) */
     bit<32> st_wwait;
-    bit<32> st_ldec;
-    bit<32> st_wdec;
     bit<32> st_rthr;
     bit<1>  st_rwd;
     bit<8>  gop0;      /* gnext of each level: 1 read, 2 set, 3 follow, 4 clear */
@@ -1082,11 +1080,11 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
      * hi == 0), as a stateful ALU compares (two comparison units, no slices of the register
      * value in a condition, no concatenations into it). The pass picks the bounds and steps
      * (meta.st_*) by the operation, the mode and the level:
-     *   state_take  granted when lo < st_lbound and hi <= st_wmax: lo += st_linc, hi -= st_wgr
+     *   state_take  granted when lo < st_lbound and hi <= st_wmax: lo += st_lstep, hi -= st_wstep
      *               (an exclusive waiter granted); else hi += st_wwait (an exclusive request
      *               waits). Returns 1 for a grant. An acquire (SO_ACQ), a try acquire's check
      *               (steps 0) and the grant walk's waiter (SO_WALK).
-     *   state_rel   lo -= st_ldec, hi -= st_wdec; returns lo before, and the pass decides:
+     *   state_rel   lo -= st_lstep, hi -= st_wstep; returns lo before, and the pass decides:
      *               lo <= st_rthr, or, for a withdrawal (st_rwd not 0), not: a release
      *               learns whether nobody holds now, a withdrawal whether the holder is
      *               exclusive. With both steps 0 it is the probe's read of lo.
@@ -1095,8 +1093,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         void apply(inout pair32_t v, out bit<8> rv) {
             rv = 0;
             if (v.lo < meta.st_lbound && v.hi <= meta.st_wmax) {
-                v.lo = v.lo + meta.st_linc;
-                v.hi = v.hi - meta.st_wgr;
+                v.lo = v.lo + meta.st_lstep;
+                v.hi = v.hi - meta.st_wstep;
                 rv = 1;
             } else {
                 v.hi = v.hi + meta.st_wwait;
@@ -1106,8 +1104,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     RegisterAction<pair32_t, bit<32>, bit<32>>(lk_state) state_rel = {
         void apply(inout pair32_t v, out bit<32> rv) {
             rv = v.lo;
-            v.lo = v.lo - meta.st_ldec;
-            v.hi = v.hi - meta.st_wdec;
+            v.lo = v.lo - meta.st_lstep;
+            v.hi = v.hi - meta.st_wstep;
         }
     };
     RegisterAction<pair32_t, bit<32>, bit<8>>(lk_state) state_clr = {
@@ -2394,42 +2392,39 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         if (meta.level == 0) { wunit = 32w0x10000; }
         meta.st_lbound = 0x10000;
         if (meta.level == 0) { meta.st_wmax = 32w0xffff; } else { meta.st_wmax = 32w0; }
-        meta.st_linc = 1;
-        meta.st_wgr = 0;
+        meta.st_lstep = 1;
+        meta.st_wstep = 0;
         meta.st_wwait = 0;
-        meta.st_ldec = 1;
-        meta.st_wdec = 0;
         meta.st_rthr = 1;
         meta.st_rwd = 0;
         if (meta.s_mode == MODE_X) {
             meta.st_lbound = 1;
             meta.st_wmax = 0xffffffff;
-            meta.st_linc = 0x10001;
-            meta.st_ldec = 0x10001;
+            meta.st_lstep = 0x10001;
             meta.st_rthr = 0x10001;
             if (take == 1) {
                 meta.st_wwait = wunit;
             } else if (examine == 1) {
-                meta.st_wgr = wunit;
+                meta.st_wstep = wunit;
             } else if (meta.found == 1) {
-                meta.st_wdec = wunit;
+                meta.st_wstep = wunit;
             }
         } else if (examine == 1) {
             meta.st_wmax = 0xffffffff;
         }
         if (do_try == 1 && acq_go == 1) {
-            meta.st_linc = 0;
+            meta.st_lstep = 0;
         }
         if (meta.found == 1) {
-            meta.st_ldec = 0;
+            meta.st_lstep = 0;
             meta.st_rthr = 0xffff;
             meta.st_rwd = 1;
         }
         bit<8> compat = 0;
         bit<8> st_to = 0;   /* state_rel's answer: 1 nhold0 (a release), 2 xheld (a withdrawal) */
         if (ph_probe2 == 1) {
-            meta.st_ldec = 0;   /* state_rel as a read of lo */
-            meta.st_wdec = 0;
+            meta.st_lstep = 0;   /* state_rel as a read of lo */
+            meta.st_wstep = 0;
         }
         if (take == 1) {
             meta.grant = state_take.execute(meta.idx);
