@@ -415,8 +415,9 @@ struct pair32_t {
 #define SV_MODE  hdr.recirc.pflags[23:16]
 #define SV_PRIO  hdr.recirc.pflags[15:8]
 #define SV_FWD   hdr.recirc.pflags[7:0]
-/* The slot's grant number (s_hold), read by the retry walk and the admin probe into the pending
- * grant's pseq_lo, which neither pass uses for a pending grant. */
+/* The slot's grant number (s_hold), read by a release or lease-probe (before it validates),
+ * the retry walk and the admin probe into the pending grant's pseq_lo, which none of these
+ * passes uses for a pending grant. */
 #define SV_SEQ   hdr.recirc.pseq_lo
 
 
@@ -442,7 +443,6 @@ struct metadata_t {
     bit<1>  srv_ok;
     bit<32> srv_ip;
     bit<16> srv_udp;
-    bit<9>  srv_port;
     /* classification */
     bit<8>  kind;
     bit<8>  level;
@@ -485,7 +485,6 @@ struct metadata_t {
     bit<8>  who_op;
     bit<8>  hd_op;
     bit<32> hd_seq;    /* hold_rel: the grant number to release (0: read only) */
-    bit<32> hd_prev;   /* hold_rel: the grant number before */
     bit<8>  fl_op;
     bit<8>  ls_op;
     bit<8>  ts_op;
@@ -817,9 +816,9 @@ parser NetlockIngressParser(packet_in pkt, out headers_t hdr, out metadata_t met
     }
 #define POOL_HOLD \
     if (meta.hd_op == OP_REL) { \
-        meta.hd_prev = hold_rel.execute(meta.hd_idx); \
+        SV_SEQ = hold_rel.execute(meta.hd_idx); /* the grant number before */ \
         meta.valid = 0; \
-        if (meta.hd_prev == meta.hd_seq && meta.hd_seq != 0) { meta.valid = 1; } \
+        if (SV_SEQ == meta.hd_seq && meta.hd_seq != 0) { meta.valid = 1; } \
     } else if (meta.hd_op == OP_TCH) { \
         meta.valid = hold_touch.execute(meta.hd_idx); \
     } else if (meta.hd_op == OP_WR) { \
@@ -1335,7 +1334,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         meta.srv_ok = 1;
         meta.srv_ip = ip;
         meta.srv_udp = udp_port;
-        meta.srv_port = port;
+        hdr.ansx.port = port;   /* a server message's port (a routed answer's: the next hop's) */
         hdr.a_eth.dmac = mac;   /* a server message's destination (as set_rack's fields) */
     }
     action server_unknown() {
@@ -1575,7 +1574,6 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         meta.a_routed = 0;
         meta.a_fwd = 0;
         hdr.ansx.auth = 1;
-        hdr.ansx.port = meta.srv_port;
         hdr.a_udp.sport = NL_PORT;
         hdr.a_ip.dip = meta.srv_ip;
         hdr.a_udp.dport = meta.srv_udp;
