@@ -67,6 +67,17 @@
 #define SLOT_BITS (NETLOCK_PART_BITS + 2)
 #define POOL_SLOTS (32w1 << SLOT_BITS)
 
+/* A slot number, or an offset or region start in the pool: 16 bits when the pool's numbers fit
+ * (a Tofino's sizing, dataplane.TofinoSizing: 2^16 slots), else 32. The slot arithmetic (region
+ * start plus offset) computes at this width, so on a Tofino its operands take 16-bit containers,
+ * half the PHV of 32-bit ones; every operand of an add is of it (bf-p4c fills an ALU's operands
+ * to the destination's container size and refuses a narrower one). */
+#if NETLOCK_PART_BITS <= 14
+typedef bit<16> slot_t;
+#else
+typedef bit<32> slot_t;
+#endif
+
 /* ---- Protocol constants (docs/protocol.md, wire/wire.go): as p4/netlock.p4. ---- */
 const bit<16> NL_PORT = 8888;
 const bit<8> NL_VERSION = 1;
@@ -435,9 +446,9 @@ struct metadata_t {
     bit<1>  hit;
     bit<1>  paused;
     bit<32> idx;
-    bit<32> left0;
+    slot_t  left0;
     bit<16> size0;
-    bit<32> left1;
+    slot_t  left1;
     bit<16> size1;
     bit<16> server;
     bit<1>  srv_ok;
@@ -446,20 +457,20 @@ struct metadata_t {
     /* classification */
     bit<8>  kind;
     bit<8>  level;
-    bit<32> left;
+    slot_t  left;
     bit<16> size;
     bit<32> rq_ip;
     bit<16> rq_port;
     bit<8>  rq_fwd;
     bit<32> lease;
     bit<32> now;
-    bit<32> tslot;
+    slot_t  tslot;
     bit<32> tseq_hi;
     bit<32> tseq_lo;
     bit<8>  tlevel;
     /* the slot the pool blocks use (sl), and the one s_hold uses (hd) */
-    bit<32> sl_idx;
-    bit<32> hd_idx;
+    slot_t  sl_idx;
+    slot_t  hd_idx;
     /* each level's region start plus the positions a pass may use (lock_table's action) */
     /* the slot arithmetic's operands, whole and 32-bit (bf-p4c refuses 16-bit operands and sliced
      * fields in it): offsets (parser copies, widened by hashes), sizes, shifted seq halves */
@@ -467,19 +478,19 @@ struct metadata_t {
     bit<15> cur15;
     bit<15> ch15;
     bit<15> h15;        /* the admin probe's head offset */
-    bit<32> o_res;      /* resub.off[14:0] */
-    bit<32> o_cur;      /* recirc.cur[14:0] */
-    bit<32> o_ch;       /* recirc.chead[14:0] */
+    slot_t  o_res;      /* resub.off[14:0] */
+    slot_t  o_cur;      /* recirc.cur[14:0] */
+    slot_t  o_ch;       /* recirc.chead[14:0] */
     bit<32> o_adm;      /* admin.offset */
     bit<32> size0w;
     bit<32> size1w;
     bit<32> sizew;
-    bit<32> at_off0;
-    bit<32> at_off1;
-    bit<32> at_cur0;
-    bit<32> at_cur1;
-    bit<32> at_ch0;
-    bit<32> at_ch1;
+    slot_t  at_off0;
+    slot_t  at_off1;
+    slot_t  at_cur0;
+    slot_t  at_cur1;
+    slot_t  at_ch0;
+    slot_t  at_ch1;
     /* register action ops (0: not used in this pass) */
     bit<8>  x_op;
     bit<8>  who_op;
@@ -553,7 +564,7 @@ struct metadata_t {
     bit<32> tok_lo;
     bit<32> tok_hi;
     bit<16> hv;        /* head of the worked level, before the pass's register action */
-    bit<32> t_off;     /* the token's slot offset in its level's region (tslot - left) */
+    slot_t  t_off;     /* the token's slot offset in its level's region (tslot - left) */
     bit<16> tail;
     bit<32> rd_st;     /* lk_state's lo read by the admin probe's second pass (holders) */
     bit<32> rd_sthi;   /* lk_state's hi read by the admin probe (waiters): a field of its own, not
@@ -730,68 +741,68 @@ parser NetlockIngressParser(packet_in pkt, out headers_t hdr, out metadata_t met
  * default 131072 slots (65 for s_hold), within a stage's 80 (docs/dataplane.md, "SRAM for the
  * slot pool"). N0..N8 are the registers' names. */
 #define POOL_PART(N0, N1, N2, N3, N4, N5, N6, N7, N8) \
-    @name(N0) Register<bit<32>, bit<32>>(POOL_SLOTS) s_txn_hi; \
-    @name(N1) Register<bit<32>, bit<32>>(POOL_SLOTS) s_txn_lo; \
-    @name(N2) Register<pair32_t, bit<32>>(POOL_SLOTS) s_hold; \
-    @name(N3) Register<bit<32>, bit<32>>(POOL_SLOTS) s_flags; \
-    @name(N4) Register<bit<32>, bit<32>>(POOL_SLOTS) s_lease; \
-    @name(N5) Register<bit<32>, bit<32>>(POOL_SLOTS) s_ip; \
-    @name(N6) Register<bit<32>, bit<32>>(POOL_SLOTS) s_pt; \
-    @name(N7) Register<bit<32>, bit<32>>(POOL_SLOTS) s_ts_hi; \
-    @name(N8) Register<bit<32>, bit<32>>(POOL_SLOTS) s_ts_lo; \
-    RegisterAction<bit<32>, bit<32>, bit<8>>(s_txn_hi) txn_hi_cmp = { \
+    @name(N0) Register<bit<32>, slot_t>(POOL_SLOTS) s_txn_hi; \
+    @name(N1) Register<bit<32>, slot_t>(POOL_SLOTS) s_txn_lo; \
+    @name(N2) Register<pair32_t, slot_t>(POOL_SLOTS) s_hold; \
+    @name(N3) Register<bit<32>, slot_t>(POOL_SLOTS) s_flags; \
+    @name(N4) Register<bit<32>, slot_t>(POOL_SLOTS) s_lease; \
+    @name(N5) Register<bit<32>, slot_t>(POOL_SLOTS) s_ip; \
+    @name(N6) Register<bit<32>, slot_t>(POOL_SLOTS) s_pt; \
+    @name(N7) Register<bit<32>, slot_t>(POOL_SLOTS) s_ts_hi; \
+    @name(N8) Register<bit<32>, slot_t>(POOL_SLOTS) s_ts_lo; \
+    RegisterAction<bit<32>, slot_t, bit<8>>(s_txn_hi) txn_hi_cmp = { \
         void apply(inout bit<32> v, out bit<8> rv) { rv = (v == hdr.nl.txn[63:32]) ? 8w1 : 8w0; } }; \
-    RegisterAction<bit<32>, bit<32>, bit<32>>(s_txn_hi) txn_hi_rd = { \
+    RegisterAction<bit<32>, slot_t, bit<32>>(s_txn_hi) txn_hi_rd = { \
         void apply(inout bit<32> v, out bit<32> rv) { rv = v; } }; \
-    RegisterAction<bit<32>, bit<32>, bit<32>>(s_txn_hi) txn_hi_wr = { \
+    RegisterAction<bit<32>, slot_t, bit<32>>(s_txn_hi) txn_hi_wr = { \
         void apply(inout bit<32> v) { v = hdr.nl.txn[63:32]; } }; \
-    RegisterAction<bit<32>, bit<32>, bit<8>>(s_txn_lo) txn_lo_cmp = { \
+    RegisterAction<bit<32>, slot_t, bit<8>>(s_txn_lo) txn_lo_cmp = { \
         void apply(inout bit<32> v, out bit<8> rv) { rv = (v == hdr.nl.txn[31:0]) ? 8w1 : 8w0; } }; \
-    RegisterAction<bit<32>, bit<32>, bit<32>>(s_txn_lo) txn_lo_rd = { \
+    RegisterAction<bit<32>, slot_t, bit<32>>(s_txn_lo) txn_lo_rd = { \
         void apply(inout bit<32> v, out bit<32> rv) { rv = v; } }; \
-    RegisterAction<bit<32>, bit<32>, bit<32>>(s_txn_lo) txn_lo_wr = { \
+    RegisterAction<bit<32>, slot_t, bit<32>>(s_txn_lo) txn_lo_wr = { \
         void apply(inout bit<32> v) { v = hdr.nl.txn[31:0]; } }; \
-    RegisterAction<pair32_t, bit<32>, bit<32>>(s_hold) hold_rel = { \
+    RegisterAction<pair32_t, slot_t, bit<32>>(s_hold) hold_rel = { \
         void apply(inout pair32_t v, out bit<32> rv) { \
             rv = v.hi; \
             if (v.hi == meta.hd_seq && v.hi != 0) { v.hi = 0; } } }; \
-    RegisterAction<pair32_t, bit<32>, bit<8>>(s_hold) hold_touch = { \
+    RegisterAction<pair32_t, slot_t, bit<8>>(s_hold) hold_touch = { \
         void apply(inout pair32_t v, out bit<8> rv) { \
             rv = 0; \
             if (v.hi == meta.tseq_lo && v.hi != 0) { v.lo = meta.now; rv = 1; } } }; \
-    RegisterAction<pair32_t, bit<32>, bit<32>>(s_hold) hold_wr = { \
+    RegisterAction<pair32_t, slot_t, bit<32>>(s_hold) hold_wr = { \
         void apply(inout pair32_t v) { v.hi = meta.n_seq; v.lo = meta.now; } }; \
-    RegisterAction<pair32_t, bit<32>, bit<32>>(s_hold) hold_gts = { \
+    RegisterAction<pair32_t, slot_t, bit<32>>(s_hold) hold_gts = { \
         void apply(inout pair32_t v, out bit<32> rv) { rv = v.lo; } }; \
-    RegisterAction<bit<32>, bit<32>, bit<32>>(s_flags) flags_rd = { \
+    RegisterAction<bit<32>, slot_t, bit<32>>(s_flags) flags_rd = { \
         void apply(inout bit<32> v, out bit<32> rv) { rv = v; } }; \
-    RegisterAction<bit<32>, bit<32>, bit<32>>(s_flags) flags_wr = { \
+    RegisterAction<bit<32>, slot_t, bit<32>>(s_flags) flags_wr = { \
         void apply(inout bit<32> v, out bit<32> rv) { v = meta.n_flags | ((bit<32>)SS_LIVE << 24); rv = v; } }; \
-    RegisterAction<bit<32>, bit<32>, bit<32>>(s_flags) flags_done = { \
+    RegisterAction<bit<32>, slot_t, bit<32>>(s_flags) flags_done = { \
         void apply(inout bit<32> v, out bit<32> rv) { rv = v; v = v & 0x00ffffff; } }; \
-    RegisterAction<bit<32>, bit<32>, bit<32>>(s_flags) flags_wdraw = { \
+    RegisterAction<bit<32>, slot_t, bit<32>>(s_flags) flags_wdraw = { \
         void apply(inout bit<32> v, out bit<32> rv) { \
             rv = v; \
             if (v >= 0x01000000 && v < 0x02000000) { v = v + 0x01000000; } } }; \
-    RegisterAction<bit<32>, bit<32>, bit<32>>(s_lease) lease_rd = { \
+    RegisterAction<bit<32>, slot_t, bit<32>>(s_lease) lease_rd = { \
         void apply(inout bit<32> v, out bit<32> rv) { rv = v; } }; \
-    RegisterAction<bit<32>, bit<32>, bit<32>>(s_lease) lease_wr = { \
+    RegisterAction<bit<32>, slot_t, bit<32>>(s_lease) lease_wr = { \
         void apply(inout bit<32> v, out bit<32> rv) { v = meta.lease; rv = v; } }; \
-    RegisterAction<bit<32>, bit<32>, bit<32>>(s_ip) ip_rd = { \
+    RegisterAction<bit<32>, slot_t, bit<32>>(s_ip) ip_rd = { \
         void apply(inout bit<32> v, out bit<32> rv) { rv = v; } }; \
-    RegisterAction<bit<32>, bit<32>, bit<32>>(s_ip) ip_wr = { \
+    RegisterAction<bit<32>, slot_t, bit<32>>(s_ip) ip_wr = { \
         void apply(inout bit<32> v) { v = meta.rq_ip; } }; \
-    RegisterAction<bit<32>, bit<32>, bit<32>>(s_pt) pt_rd = { \
+    RegisterAction<bit<32>, slot_t, bit<32>>(s_pt) pt_rd = { \
         void apply(inout bit<32> v, out bit<32> rv) { rv = v; } }; \
-    RegisterAction<bit<32>, bit<32>, bit<32>>(s_pt) pt_wr = { \
+    RegisterAction<bit<32>, slot_t, bit<32>>(s_pt) pt_wr = { \
         void apply(inout bit<32> v) { v = meta.rq_port ++ hdr.nl.tenant; } }; \
-    RegisterAction<bit<32>, bit<32>, bit<32>>(s_ts_hi) ts_hi_rd = { \
+    RegisterAction<bit<32>, slot_t, bit<32>>(s_ts_hi) ts_hi_rd = { \
         void apply(inout bit<32> v, out bit<32> rv) { rv = v; } }; \
-    RegisterAction<bit<32>, bit<32>, bit<32>>(s_ts_hi) ts_hi_wr = { \
+    RegisterAction<bit<32>, slot_t, bit<32>>(s_ts_hi) ts_hi_wr = { \
         void apply(inout bit<32> v) { v = hdr.nl.ts[63:32]; } }; \
-    RegisterAction<bit<32>, bit<32>, bit<32>>(s_ts_lo) ts_lo_rd = { \
+    RegisterAction<bit<32>, slot_t, bit<32>>(s_ts_lo) ts_lo_rd = { \
         void apply(inout bit<32> v, out bit<32> rv) { rv = v; } }; \
-    RegisterAction<bit<32>, bit<32>, bit<32>>(s_ts_lo) ts_lo_wr = { \
+    RegisterAction<bit<32>, slot_t, bit<32>>(s_ts_lo) ts_lo_wr = { \
         void apply(inout bit<32> v) { v = hdr.nl.ts[31:0]; } };
 
 /* Stage blocks of the pool. */
@@ -1298,9 +1309,9 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         meta.hit = 1;
         meta.paused = 0;
         meta.idx = index;
-        meta.left0 = left0;
+        meta.left0 = (slot_t)left0;
         meta.size0 = size0;
-        meta.left1 = left1;
+        meta.left1 = (slot_t)left1;
         meta.size1 = size1;
         meta.server = server;
         /* The slot indices a pass may use, each region start plus a position (its wrap bit
@@ -1309,12 +1320,12 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         meta.size0w = (bit<32>)size0;
         meta.size1w = (bit<32>)size1;
         meta.size1q = (bit<32>)size1;
-        meta.at_off0 = left0 + meta.o_res;
-        meta.at_off1 = left1 + meta.o_res;
-        meta.at_cur0 = left0 + meta.o_cur;
-        meta.at_cur1 = left1 + meta.o_cur;
-        meta.at_ch0 = left0 + meta.o_ch;
-        meta.at_ch1 = left1 + meta.o_ch;
+        meta.at_off0 = (slot_t)left0 + meta.o_res;
+        meta.at_off1 = (slot_t)left1 + meta.o_res;
+        meta.at_cur0 = (slot_t)left0 + meta.o_cur;
+        meta.at_cur1 = (slot_t)left1 + meta.o_cur;
+        meta.at_ch0 = (slot_t)left0 + meta.o_ch;
+        meta.at_ch1 = (slot_t)left1 + meta.o_ch;
         lock_hits.count();
     }
     action lock_pause(bit<32> index, bit<32> left0, bit<16> size0, bit<32> left1, bit<16> size1,
@@ -1435,9 +1446,9 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
 /* VAL_LO(h, lo): lo << SLOT_BITS, by the hash unit (a shift ties its source and result into one
  * cluster of operands; see the copies below) */
 #define VAL_LO(h, lo) h.get({(lo)[31 - SLOT_BITS:0], (bit<SLOT_BITS>)0})
-    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) off_res;
-    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) off_cur;
-    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) off_ch;
+    Hash<slot_t>(HashAlgorithm_t.IDENTITY) off_res;
+    Hash<slot_t>(HashAlgorithm_t.IDENTITY) off_cur;
+    Hash<slot_t>(HashAlgorithm_t.IDENTITY) off_ch;
     Hash<bit<32>>(HashAlgorithm_t.IDENTITY) off_adm;
     Hash<bit<32>>(HashAlgorithm_t.IDENTITY) off_head;
     Hash<bit<15>>(HashAlgorithm_t.IDENTITY) off_h15;
@@ -1451,8 +1462,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
      * (with the token's slot, the pending grant's and the admin reply's) were each more fields
      * than that (docs/dataplane.md, "The real compiler"; `netlock p4 tofino` lists the clusters
      * wider than a group). A hash's output is no operand of an instruction. */
-    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) slot_tok;     /* meta.tslot: the request token's slot */
-    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) slot_sel;     /* the token's slot, as the pass's slot */
+    Hash<slot_t>(HashAlgorithm_t.IDENTITY) slot_tok;     /* meta.tslot: the request token's slot */
+    Hash<slot_t>(HashAlgorithm_t.IDENTITY) slot_sel;     /* the token's slot, as the pass's slot */
     Hash<bit<32>>(HashAlgorithm_t.IDENTITY) slot_pend;    /* recirc.pslot */
     Hash<bit<32>>(HashAlgorithm_t.IDENTITY) slot_adm;     /* admin.slot */
     Hash<bit<16>>(HashAlgorithm_t.IDENTITY) pos_resub;    /* resub.off */
@@ -1499,7 +1510,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     }
 
     /* Point the pool blocks at slot s. */
-    action slot_abs(bit<32> s) {
+    action slot_abs(slot_t s) {
         meta.sl_idx = s;
         meta.hd_idx = s;
     }
@@ -1758,9 +1769,9 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 meta.lease = hdr.nl.lease;
             }
             meta.tslot = slot_tok.get({hdr.nl.token_lo[SLOT_BITS - 1:0]});
-            if (meta.tslot >= meta.left0 && meta.tslot - meta.left0 < meta.size0w) {
+            if (meta.tslot >= meta.left0 && meta.tslot - meta.left0 < (slot_t)meta.size0) {
                 meta.tlevel = 0;
-            } else if (meta.tslot >= meta.left1 && meta.tslot - meta.left1 < meta.size1w) {
+            } else if (meta.tslot >= meta.left1 && meta.tslot - meta.left1 < (slot_t)meta.size1) {
                 meta.tlevel = 1;
             } else {
                 meta.tlevel = 2;
@@ -1949,7 +1960,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
          * and clean walks, the admin probe's later passes; a fresh release, lease-probe or
          * force-release uses the token's slot), and in the others no pool block runs. The level
          * is the one use_level picks for that pass type. */
-        bit<32> sl = slot_sel.get({hdr.nl.token_lo[SLOT_BITS - 1:0]});
+        slot_t sl = slot_sel.get({hdr.nl.token_lo[SLOT_BITS - 1:0]});
         if (ph == PH_WRITE || ph == PH_RWALK || ph == PH_WDRAW) {
             if (ph == PH_WRITE) {
                 if (hdr.nl.prio == 0) { sl = meta.at_off0; } else { sl = meta.at_off1; }
@@ -2022,7 +2033,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         } else if (do_grant == 1 && hdr.recirc.pend == 1) {
             /* The grant decided in the pass before: its number and time. */
             meta.n_seq = hdr.recirc.pseq_lo;
-            meta.hd_idx = hdr.recirc.pslot;
+            meta.hd_idx = (slot_t)hdr.recirc.pslot;
         }
         if (do_write == 1) {
             meta.hd_op = OP_WR;
