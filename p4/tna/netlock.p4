@@ -566,12 +566,11 @@ struct metadata_t {
     bit<16> hv;        /* head of the worked level, before the pass's register action */
     slot_t  t_off;     /* the token's slot offset in its level's region (tslot - left) */
     bit<16> tail;
-    bit<32> rd_st;     /* lk_state's lo read by the admin probe's second pass (holders) */
     bit<32> rd_sthi;   /* lk_state's hi read by the admin probe (waiters): a field of its own, not
-                        * rd_st: the two uses slice it at different bits (bf-p4c: "requires too
+                        * st_prev: the two uses slice it at different bits (bf-p4c: "requires too
                         * many sources") */
     bit<32> size1q;    /* size1 as the queue-empty answer's lease (a field of its own: see TOK_LO) */
-    bit<32> st_prev;   /* state_rel: lk_state's lo before */
+    bit<32> st_prev;   /* state_rel: lk_state's lo before (a release, a withdrawal, the probe) */
     /* answers and what comes next */
     bit<1>  a_valid;
     bit<1>  a_routed;
@@ -2450,7 +2449,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         } else if (ad_probe == 1) {
             meta.rd_sthi = state_hi.execute(meta.idx);
         } else if (ph_probe2 == 1) {
-            meta.rd_st = state_rel.execute(meta.idx);
+            meta.st_prev = state_rel.execute(meta.idx);
         } else if (ad_reset == 1) {
             state_clr.execute(meta.idx);
         }
@@ -2992,8 +2991,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         }
         if (adm2 == 1) {
             if (ph == PH_PROBE2) {
-                hdr.admin.holders = 1w0 ++ meta.rd_st[14:0];
-                hdr.admin.xheld = 7w0 ++ meta.rd_st[16:16];
+                hdr.admin.holders = 1w0 ++ meta.st_prev[14:0];
+                hdr.admin.xheld = 7w0 ++ meta.st_prev[16:16];
                 hdr.admin.buffered = meta.bv[15:0];
                 hdr.admin.done = meta.dv;
                 /* hdr.admin.gts: read by POOL_HOLD */
