@@ -2396,8 +2396,6 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
          * request is granted when nobody holds, a shared one when no exclusive request holds
          * or (an acquire, not the walk: the walk goes in queue order) waits at its level or
          * above. */
-        bit<32> wunit = 32w1;
-        if (meta.level == 0) { wunit = 32w0x10000; }
         meta.st_lbound = 0x10000;
         if (meta.level == 0) { meta.st_wmax = 32w0xffff; } else { meta.st_wmax = 32w0; }
         meta.st_lstep = 1;
@@ -2410,12 +2408,13 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             meta.st_wmax = 0xffffffff;
             meta.st_lstep = 0x10001;
             meta.st_rthr = 0x10001;
+            /* An exclusive waiter's unit in hi: 0x10000 at level 0, 1 at level 1. */
             if (take == 1) {
-                meta.st_wwait = wunit;
+                if (meta.level == 0) { meta.st_wwait = 0x10000; } else { meta.st_wwait = 1; }
             } else if (examine == 1) {
-                meta.st_wstep = wunit;
+                if (meta.level == 0) { meta.st_wstep = 0x10000; } else { meta.st_wstep = 1; }
             } else if (meta.found == 1) {
-                meta.st_wstep = wunit;
+                if (meta.level == 0) { meta.st_wstep = 0x10000; } else { meta.st_wstep = 1; }
             }
         } else if (examine == 1) {
             meta.st_wmax = 0xffffffff;
