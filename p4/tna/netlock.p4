@@ -1128,30 +1128,30 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     };
 
     /* lk_wait (level 0), lk_wait_hi (level 1): the waiters; the register actions return the
-     * count after the update. Two registers, not a pair: a stateful ALU returns one half of
+     * count after the update, its low 16 bits (a level holds at most 2^16 - 1 slots: its size is 16 bits). Two registers, not a pair: a stateful ALU returns one half of
      * a pair, and the pass needs both counts. */
-    RegisterAction<bit<32>, bit<32>, bit<32>>(lk_wait) wait0_rd = {
-        void apply(inout bit<32> v, out bit<32> rv) { rv = v; }
+    RegisterAction<bit<32>, bit<32>, bit<16>>(lk_wait) wait0_rd = {
+        void apply(inout bit<32> v, out bit<16> rv) { rv = v[15:0]; }
     };
-    RegisterAction<bit<32>, bit<32>, bit<32>>(lk_wait) wait0_inc = {
-        void apply(inout bit<32> v, out bit<32> rv) { v = v + 1; rv = v; }
+    RegisterAction<bit<32>, bit<32>, bit<16>>(lk_wait) wait0_inc = {
+        void apply(inout bit<32> v, out bit<16> rv) { v = v + 1; rv = v[15:0]; }
     };
-    RegisterAction<bit<32>, bit<32>, bit<32>>(lk_wait) wait0_dec = {
-        void apply(inout bit<32> v, out bit<32> rv) { v = v - 1; rv = v; }
+    RegisterAction<bit<32>, bit<32>, bit<16>>(lk_wait) wait0_dec = {
+        void apply(inout bit<32> v, out bit<16> rv) { v = v - 1; rv = v[15:0]; }
     };
-    RegisterAction<bit<32>, bit<32>, bit<32>>(lk_wait) wait0_clr = {
+    RegisterAction<bit<32>, bit<32>, bit<16>>(lk_wait) wait0_clr = {
         void apply(inout bit<32> v) { v = 0; }
     };
-    RegisterAction<bit<32>, bit<32>, bit<32>>(lk_wait_hi) wait1_rd = {
-        void apply(inout bit<32> v, out bit<32> rv) { rv = v; }
+    RegisterAction<bit<32>, bit<32>, bit<16>>(lk_wait_hi) wait1_rd = {
+        void apply(inout bit<32> v, out bit<16> rv) { rv = v[15:0]; }
     };
-    RegisterAction<bit<32>, bit<32>, bit<32>>(lk_wait_hi) wait1_inc = {
-        void apply(inout bit<32> v, out bit<32> rv) { v = v + 1; rv = v; }
+    RegisterAction<bit<32>, bit<32>, bit<16>>(lk_wait_hi) wait1_inc = {
+        void apply(inout bit<32> v, out bit<16> rv) { v = v + 1; rv = v[15:0]; }
     };
-    RegisterAction<bit<32>, bit<32>, bit<32>>(lk_wait_hi) wait1_dec = {
-        void apply(inout bit<32> v, out bit<32> rv) { v = v - 1; rv = v; }
+    RegisterAction<bit<32>, bit<32>, bit<16>>(lk_wait_hi) wait1_dec = {
+        void apply(inout bit<32> v, out bit<16> rv) { v = v - 1; rv = v[15:0]; }
     };
-    RegisterAction<bit<32>, bit<32>, bit<32>>(lk_wait_hi) wait1_clr = {
+    RegisterAction<bit<32>, bit<32>, bit<16>>(lk_wait_hi) wait1_clr = {
         void apply(inout bit<32> v) { v = 0; }
     };
 
@@ -2468,33 +2468,31 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         }
 
         /* ================= stage: lk_wait ================= */
-        bit<32> wv0 = 0;
-        bit<32> wv1 = 0;
+        bit<16> w0 = 0;
+        bit<16> w1 = 0;
         if (take == 1 && meta.grant == 0) {
             if (meta.level == 0) {
-                wv0 = wait0_inc.execute(meta.idx);
-                wv1 = wait1_rd.execute(meta.idx);
+                w0 = wait0_inc.execute(meta.idx);
+                w1 = wait1_rd.execute(meta.idx);
             } else {
-                wv0 = wait0_rd.execute(meta.idx);
-                wv1 = wait1_inc.execute(meta.idx);
+                w0 = wait0_rd.execute(meta.idx);
+                w1 = wait1_inc.execute(meta.idx);
             }
         } else if ((examine == 1 && meta.grant == 1) || meta.found == 1) {
             if (meta.level == 0) {
-                wv0 = wait0_dec.execute(meta.idx);
-                wv1 = wait1_rd.execute(meta.idx);
+                w0 = wait0_dec.execute(meta.idx);
+                w1 = wait1_rd.execute(meta.idx);
             } else {
-                wv0 = wait0_rd.execute(meta.idx);
-                wv1 = wait1_dec.execute(meta.idx);
+                w0 = wait0_rd.execute(meta.idx);
+                w1 = wait1_dec.execute(meta.idx);
             }
         } else if ((do_rel == 1 && meta.valid == 1) || examine == 1 || do_wd0 == 1 || ad_probe == 1) {
-            wv0 = wait0_rd.execute(meta.idx);
-            wv1 = wait1_rd.execute(meta.idx);
+            w0 = wait0_rd.execute(meta.idx);
+            w1 = wait1_rd.execute(meta.idx);
         } else if (ad_reset == 1) {
             wait0_clr.execute(meta.idx);
             wait1_clr.execute(meta.idx);
         }
-        bit<16> w0 = wv0[15:0];
-        bit<16> w1 = wv1[15:0];
         bit<1> wany = 1w1;   /* somebody waits, at either level */
         if (w0 == 0 && w1 == 0) { wany = 1w0; }
 
