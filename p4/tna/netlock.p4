@@ -1128,8 +1128,9 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     };
 
     /* lk_wait (level 0), lk_wait_hi (level 1): the waiters; the register actions return the
-     * count after the update, its low 16 bits (a level holds at most 2^16 - 1 slots: its size is 16 bits). Two registers, not a pair: a stateful ALU returns one half of
-     * a pair, and the pass needs both counts. */
+     * count after the update, its low 16 bits (a level holds at most 2^16 - 1 slots: its size
+     * is 16 bits). Two registers, not a pair: a stateful ALU returns one half of a pair, and
+     * the pass needs both counts. */
     RegisterAction<bit<32>, bit<32>, bit<16>>(lk_wait) wait0_rd = {
         void apply(inout bit<32> v, out bit<16> rv) { rv = v[15:0]; }
     };
