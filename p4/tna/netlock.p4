@@ -554,8 +554,8 @@ struct metadata_t {
     bit<1>  dup_hit;     /* the request was seen and has not ended (ended table) */
     bit<8>  meter_color;
     bit<1>  quota;
-    bit<32> qv;        /* the worked level's occupied slots (q_sub), or 1 when q_take took one */
-    bit<32> qo;        /* the other level's occupied slots (q_sub) */
+    bit<16> qv;        /* the worked level's occupied slots (q_sub), or 1 when q_take took one */
+    bit<16> qo;        /* the other level's occupied slots (q_sub) */
     bit<16> dv;        /* lk_done: the done slots after the update */
     bit<1>  ov;
     bit<8>  grant;
@@ -1185,15 +1185,16 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     RegisterAction<bit<32>, bit<32>, bit<32>>(lk_buf) buf_set = {
         void apply(inout bit<32> v) { v = meta.b_val; }
     };
+/* Each returns 16 bits: a count's low half (a level holds at most 2^16 - 1 slots), or 0/1. */
 #define Q_LEVEL(NL, REG) \
-    RegisterAction<bit<32>, bit<32>, bit<32>>(REG) q_take##NL = { \
-        void apply(inout bit<32> v, out bit<32> rv) { \
+    RegisterAction<bit<32>, bit<32>, bit<16>>(REG) q_take##NL = { \
+        void apply(inout bit<32> v, out bit<16> rv) { \
             rv = 0; \
             if (v < meta.q_lim) { v = v + 1; rv = 1; } } }; \
-    RegisterAction<bit<32>, bit<32>, bit<32>>(REG) q_sub##NL = { \
-        void apply(inout bit<32> v, out bit<32> rv) { v = v - meta.q_dec##NL; rv = v; } }; \
-    RegisterAction<bit<32>, bit<32>, bit<32>>(REG) q_full##NL = { \
-        void apply(inout bit<32> v, out bit<32> rv) { \
+    RegisterAction<bit<32>, bit<32>, bit<16>>(REG) q_sub##NL = { \
+        void apply(inout bit<32> v, out bit<16> rv) { v = v - meta.q_dec##NL; rv = v[15:0]; } }; \
+    RegisterAction<bit<32>, bit<32>, bit<16>>(REG) q_full##NL = { \
+        void apply(inout bit<32> v, out bit<16> rv) { \
             rv = 0; \
             if (v >= meta.q_lim) { rv = 1; } } }; \
     RegisterAction<bit<32>, bit<32>, bit<32>>(REG) q_clr##NL = { \
@@ -2321,8 +2322,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         } else {
             meta.q_dec1 = qdec;
         }
-        bit<32> r0 = 0;
-        bit<32> r1 = 0;
+        bit<16> r0 = 0;
+        bit<16> r1 = 0;
         if (qop0 == 1) {
             r0 = q_take0.execute(meta.idx);
         } else if (qop0 == 2) {
@@ -2364,7 +2365,6 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         }
         bit<1> qdone = 1w1;
         if (meta.dv == 0) { qdone = 1w0; }
-        bit<16> qused = meta.qv[15:0];
         /* An acquire or a push-back overflows when it took no slot (q_take returns 1 when it
          * took one); a try when requests are buffered, the lock is paused or its level is full
          * (q_full). */
@@ -2682,8 +2682,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         /* ---- retry ---- */
         if (do_rw0 == 1) {
             hdr.recirc.cur = head;
-            hdr.recirc.left = qused;
-            if (qused == 0) {
+            hdr.recirc.left = meta.qv;
+            if (meta.qv == 0) {
                 if (meta.ended_hit == 0) {
                     hdr.recirc.wflags = hdr.recirc.wflags | WF_RETRYMISS;
                     again(PH_ACQ);
@@ -2748,7 +2748,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 if (adv == 1 && qdone == 1) {
                     clean = 1;
                     hdr.recirc.clevel = meta.level;
-                    hdr.recirc.cleft = qused;
+                    hdr.recirc.cleft = meta.qv;
                     hdr.recirc.chead = head;
                 }
                 if (forced == 1) {
@@ -2869,7 +2869,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 if (hdr.recirc.cur == head) {
                     clean = 1;
                     hdr.recirc.clevel = meta.level;
-                    hdr.recirc.cleft = qused;
+                    hdr.recirc.cleft = meta.qv;
                     hdr.recirc.chead = head;
                 }
                 if (meta.xheld == 0 && wany == 1) {
@@ -2922,8 +2922,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 hdr.admin.xwait = meta.rd_sthi[31:16] + meta.rd_sthi[15:0];
                 hdr.admin.wait0 = w0;
                 hdr.admin.wait1 = w1;
-                hdr.admin.used0 = r0[15:0];
-                hdr.admin.used1 = r1[15:0];
+                hdr.admin.used0 = r0;
+                hdr.admin.used1 = r1;
                 hdr.admin.head = pos_ahead.get({head});
                 hdr.admin.tail = pos_atail.get({meta.tail});
                 if (meta.level == 0) {
