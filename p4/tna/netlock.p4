@@ -2457,9 +2457,11 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
          * below 2^17), or for a withdrawal (st_rwd not 0) not. A stateful ALU's output is one
          * operand (bf-p4c: "Incompatible outputs in RegisterAction"), so the register action
          * returns lo and the pass decides, which also lets it serve the probe's read of lo. */
-        bit<32> st_d = meta.st_rthr - meta.st_prev;
+        if (st_to != 0) {
+            meta.st_prev = meta.st_rthr - meta.st_prev;   /* in place: the probe's read stays */
+        }
         bit<8> st_le = 8w0;
-        if (st_d[31:31] == 0) { st_le = 8w1; }
+        if (meta.st_prev[31:31] == 0) { st_le = 8w1; }
         bit<8> st_ans = st_le ^ 1;
         if (meta.st_rwd == 0) { st_ans = st_le; }
         if (st_to == 1) {
