@@ -2964,11 +2964,10 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 again(PH_RESET2);
             } else if (ad_tbase == 1) {
                 /* Raise the grant counter so that every later token is above value. */
-                bit<32> want_hi = want_hi_h.get({hdr.admin.value_hi[31:SLOT_BITS]});
-                bit<32> want_lo = val_want.get({hdr.admin.value_hi[SLOT_BITS - 1:0], hdr.admin.value_lo[31:SLOT_BITS]});
-                if ((want_hi ++ want_lo) > (meta.tok_hi ++ meta.tok_lo)) {
-                    hdr.recirc.a_hi = want_hi;
-                    hdr.recirc.a_lo = want_lo;
+                /* value >> SLOT_BITS straight into the second pass's a_hi/a_lo (no copy) */
+                hdr.recirc.a_hi = want_hi_h.get({hdr.admin.value_hi[31:SLOT_BITS]});
+                hdr.recirc.a_lo = val_want.get({hdr.admin.value_hi[SLOT_BITS - 1:0], hdr.admin.value_lo[31:SLOT_BITS]});
+                if ((hdr.recirc.a_hi ++ hdr.recirc.a_lo) > (meta.tok_hi ++ meta.tok_lo)) {
                     again(PH_TBASE2);
                 } else {
                     hdr.admin.value_hi = TOK_HI_SLICED(val_tbase, meta.tok_hi, meta.tok_lo);
