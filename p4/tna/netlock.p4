@@ -957,14 +957,14 @@ parser NetlockIngressParser(packet_in pkt, out headers_t hdr, out metadata_t met
 @pa_container_size("ingress", "hdr.recirc.cleft", 16)
 @pa_container_size("ingress", "hdr.recirc.chead", 16)
 @pa_container_size("ingress", "hdr.recirc.pend", 8)
-@pa_container_size("ingress", "hdr.recirc.pflags", 32)
+@pa_container_size("ingress", "hdr.recirc.pflags", 8, 8, 8, 8)
 @pa_container_size("ingress", "hdr.recirc.pslot", 32)
 @pa_container_size("ingress", "hdr.recirc.pseq_hi", 32)
 @pa_container_size("ingress", "hdr.recirc.pseq_lo", 32)
 @pa_container_size("ingress", "hdr.recirc.ptxn", 32, 32)
 @pa_container_size("ingress", "hdr.recirc.pts", 32, 32)
 @pa_container_size("ingress", "hdr.recirc.pip", 32)
-@pa_container_size("ingress", "hdr.recirc.ppt", 32)
+@pa_container_size("ingress", "hdr.recirc.ppt", 16, 16)
 @pa_container_size("ingress", "hdr.recirc.please", 32)
 @pa_container_size("ingress", "hdr.recirc.a_hi", 32)
 @pa_container_size("ingress", "hdr.recirc.a_lo", 32)
@@ -2077,7 +2077,10 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             meta.fl_op = OP_RD;
         }
         /* The slot view's flags: the request's (live) unless POOL_FLAGS reads the slot's. */
-        hdr.recirc.pflags = meta.n_flags | ((bit<32>)SS_LIVE << 24);
+        SV_STATE = SS_LIVE;
+        SV_MODE = hdr.nl.mode;
+        SV_PRIO = hdr.nl.prio;
+        SV_FWD = meta.rq_fwd;
         POOL_FLAGS
         if (do_wd == 1 && txn_ok == 1 && SV_STATE == SS_LIVE) {
             meta.found = 1;
