@@ -566,11 +566,12 @@ struct metadata_t {
     bit<16> hv;        /* head of the worked level, before the pass's register action */
     slot_t  t_off;     /* the token's slot offset in its level's region (tslot - left) */
     bit<16> tail;
+    bit<32> rd_st;     /* lk_state's lo read by the admin probe's second pass (holders) */
     bit<32> rd_sthi;   /* lk_state's hi read by the admin probe (waiters): a field of its own, not
-                        * st_prev: the two uses slice it at different bits (bf-p4c: "requires too
+                        * rd_st: the two uses slice it at different bits (bf-p4c: "requires too
                         * many sources") */
     bit<32> size1q;    /* size1 as the queue-empty answer's lease (a field of its own: see TOK_LO) */
-    bit<32> st_prev;   /* state_rel: lk_state's lo before (a release, a withdrawal, the probe) */
+    bit<32> st_prev;   /* state_rel: lk_state's lo before */
     /* answers and what comes next */
     bit<1>  a_valid;
     bit<1>  a_routed;
@@ -2452,7 +2453,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         } else if (ad_probe == 1) {
             meta.rd_sthi = state_hi.execute(meta.idx);
         } else if (ph_probe2 == 1) {
-            meta.st_prev = state_rel.execute(meta.idx);
+            meta.rd_st = state_rel.execute(meta.idx);
         } else if (ad_reset == 1) {
             state_clr.execute(meta.idx);
         }
@@ -2461,7 +2462,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
          * operand (bf-p4c: "Incompatible outputs in RegisterAction"), so the register action
          * returns lo and the pass decides, which also lets it serve the probe's read of lo. */
         if (st_to != 0) {
-            meta.st_prev = meta.st_rthr - meta.st_prev;   /* in place: the probe's read stays */
+            meta.st_prev = meta.st_rthr - meta.st_prev;   /* in place (the probe reads into rd_st) */
         }
         bit<8> st_le = 8w0;
         if (meta.st_prev[31:31] == 0) { st_le = 8w1; }
@@ -2993,8 +2994,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         }
         if (adm2 == 1) {
             if (ph == PH_PROBE2) {
-                hdr.admin.holders = 1w0 ++ meta.st_prev[14:0];
-                hdr.admin.xheld = 7w0 ++ meta.st_prev[16:16];
+                hdr.admin.holders = 1w0 ++ meta.rd_st[14:0];
+                hdr.admin.xheld = 7w0 ++ meta.rd_st[16:16];
                 hdr.admin.buffered = meta.bv[15:0];
                 hdr.admin.done = meta.dv;
                 /* hdr.admin.gts: read by POOL_HOLD */
