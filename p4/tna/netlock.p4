@@ -539,7 +539,6 @@ struct metadata_t {
     bit<32> st_lstep;  /* state_take's lo += and hi -= on a grant, state_rel's lo -= and hi -=: */
     bit<32> st_wstep;  /* one field each, as a pass runs one of the two (see there) */
     bit<32> st_wwait;
-    bit<32> st_rthr;
     bit<1>  st_rwd;
     bit<8>  gop0;      /* gnext of each level: 1 read, 2 set, 3 follow, 4 clear */
     bit<8>  gop1;
@@ -1095,7 +1094,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
      *               waits). Returns 1 for a grant. An acquire (SO_ACQ), a try acquire's check
      *               (steps 0) and the grant walk's waiter (SO_WALK).
      *   state_rel   lo -= st_lstep, hi -= st_wstep; returns lo before, and the pass decides:
-     *               lo <= st_rthr, or, for a withdrawal (st_rwd not 0), not: a release
+     *               lo <= a threshold, or, for a withdrawal (st_rwd not 0), not: a release
      *               learns whether nobody holds now, a withdrawal whether the holder is
      *               exclusive. With both steps 0 it is the probe's read of lo.
      *   state_clr   clear; state_hi reads hi. */
@@ -2406,13 +2405,11 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         meta.st_lstep = 1;
         meta.st_wstep = 0;
         meta.st_wwait = 0;
-        meta.st_rthr = 1;
         meta.st_rwd = 0;
         if (meta.s_mode == MODE_X) {
             meta.st_lbound = 1;
             meta.st_wmax = 0xffffffff;
             meta.st_lstep = 0x10001;
-            meta.st_rthr = 0x10001;
             /* An exclusive waiter's unit in hi: 0x10000 at level 0, 1 at level 1. */
             if (take == 1) {
                 if (meta.level == 0) { meta.st_wwait = 0x10000; } else { meta.st_wwait = 1; }
@@ -2429,7 +2426,6 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         }
         if (meta.found == 1) {
             meta.st_lstep = 0;
-            meta.st_rthr = 0xffff;
             meta.st_rwd = 1;
         }
         bit<8> compat = 0;
@@ -2457,15 +2453,24 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         } else if (ad_reset == 1) {
             state_clr.execute(meta.idx);
         }
-        /* state_rel's answer, from lo before: lo <= st_rthr (the sign of st_rthr - lo: both are
-         * below 2^17), or for a withdrawal (st_rwd not 0) not. A stateful ALU's output is one
-         * operand (bf-p4c: "Incompatible outputs in RegisterAction"), so the register action
-         * returns lo and the pass decides, which also lets it serve the probe's read of lo. */
-        if (st_to != 0) {
-            meta.st_prev = meta.st_rthr - meta.st_prev;   /* in place (the probe reads into rd_st) */
+        /* state_rel's answer, from lo before: lo <= a threshold (a release: 1, or 0x10001 for an
+         * exclusive holder, nobody holds now; a withdrawal: 0xffff, no exclusive holder), the
+         * sign of lo - (threshold + 1), computed in place with a constant (lo is below 2^17;
+         * the probe reads into rd_st); for a withdrawal (st_rwd not 0) its negation. A stateful
+         * ALU's output is one operand (bf-p4c: "Incompatible outputs in RegisterAction"), so
+         * the register action returns lo and the pass decides, which also lets it serve the
+         * probe's read of lo. */
+        if (st_to == 2) {
+            meta.st_prev = meta.st_prev - 0x10000;
+        } else if (st_to == 1) {
+            if (meta.s_mode == MODE_X) {
+                meta.st_prev = meta.st_prev - 0x10002;
+            } else {
+                meta.st_prev = meta.st_prev - 2;
+            }
         }
         bit<8> st_le = 8w0;
-        if (meta.st_prev[31:31] == 0) { st_le = 8w1; }
+        if (meta.st_prev[31:31] == 1) { st_le = 8w1; }
         bit<8> st_ans = st_le ^ 1;
         if (meta.st_rwd == 0) { st_ans = st_le; }
         if (st_to == 1) {
