@@ -505,7 +505,6 @@ struct metadata_t {
     bit<32> fp;        /* ended: the request's fingerprint, bits 1:0 clear (seen) */
     bit<32> fp_end;    /* fp | 1 (ended) */
     bit<32> fp_exp;    /* fp | 3 (force-released) */
-    bit<32> fp_rec;    /* what a release records: fp_end, or fp_exp for a force-release */
     bit<32> e_idx;
     bit<8>  s_mode;
     bit<16> h_arg;
@@ -1253,8 +1252,9 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     };
 
     /* ended: look up and record the request as seen unless it ended (an acquire about to be
-     * handled); look up only; record as ended or force-released (meta.fp_rec). The lookups
-     * return the cell (ended_lookup: only when it is fp_end or fp_exp), and the pass compares
+     * handled); look up only; record as ended (ended_record: fp_end) or force-released
+     * (ended_expire: fp_exp; two register actions, not one writing a field chosen before:
+     * one 32-bit field fewer). The lookups return the cell (ended_lookup: only when it is fp_end or fp_exp), and the pass compares
      * it with fp, fp_end and fp_exp after the register: a stateful ALU has two comparison
      * units, and three comparisons would not fit it. */
     RegisterAction<bit<32>, bit<32>, bit<32>>(ended) ended_seen = {
@@ -1274,7 +1274,10 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         }
     };
     RegisterAction<bit<32>, bit<32>, bit<8>>(ended) ended_record = {
-        void apply(inout bit<32> v) { v = meta.fp_rec; }
+        void apply(inout bit<32> v) { v = meta.fp_end; }
+    };
+    RegisterAction<bit<32>, bit<32>, bit<8>>(ended) ended_expire = {
+        void apply(inout bit<32> v) { v = meta.fp_exp; }
     };
 
     /* ---- Tables (as p4/netlock.p4) ---- */
@@ -2121,7 +2124,6 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         }
         meta.fp_end = meta.fp | 1;
         meta.fp_exp = meta.fp | 3;
-        if (forced == 1) { meta.fp_rec = meta.fp_exp; } else { meta.fp_rec = meta.fp_end; }
         /* The cell as the lookup found it (0: no lookup, or ended_lookup found neither fp_end
          * nor fp_exp; fp is never 0): fp_end ended, fp_exp force-released, fp seen and not
          * ended. */
@@ -2132,6 +2134,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             ended_seen.execute(meta.e_idx);
         } else if (do_rw0 == 1 || do_rw == 1) {
             e_cell = ended_lookup.execute(meta.e_idx);
+        } else if (((do_rel == 1 && meta.valid == 1) || meta.found == 1) && forced == 1) {
+            ended_expire.execute(meta.e_idx);
         } else if ((do_rel == 1 && meta.valid == 1) || meta.found == 1) {
             ended_record.execute(meta.e_idx);
         }
