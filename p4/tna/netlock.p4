@@ -501,7 +501,6 @@ struct metadata_t {
     bit<8>  ts_op;
     /* register action inputs */
     bit<32> n_flags;
-    bit<32> n_seq;
     bit<32> fp;        /* ended: the request's fingerprint, bits 1:0 clear (seen) */
     bit<32> fp_end;    /* fp | 1 (ended) */
     bit<32> fp_exp;    /* fp | 3 (force-released) */
@@ -769,7 +768,7 @@ parser NetlockIngressParser(packet_in pkt, out headers_t hdr, out metadata_t met
             rv = 0; \
             if (v.hi == meta.tseq_lo && v.hi != 0) { v.lo = meta.now; rv = 1; } } }; \
     RegisterAction<pair32_t, slot_t, bit<32>>(s_hold) hold_wr = { \
-        void apply(inout pair32_t v) { v.hi = meta.n_seq; v.lo = meta.now; } }; \
+        void apply(inout pair32_t v) { v.hi = hdr.recirc.pseq_lo; v.lo = meta.now; } }; \
     RegisterAction<pair32_t, slot_t, bit<32>>(s_hold) hold_gts = { \
         void apply(inout pair32_t v, out bit<32> rv) { rv = v.lo; } }; \
     RegisterAction<bit<32>, slot_t, bit<32>>(s_flags) flags_rd = { \
@@ -2029,14 +2028,14 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         /* The grant number written and the slot written, chosen by the pass type alone (the
          * writing pass and a grant walk's pending grant exclude the other branches below), so
          * that they do not wait for the txn comparison or the floor. */
+        /* hold_wr writes recirc.pseq_lo: the pending grant's number, or the writing pass's. */
         if (do_write == 1) {
-            meta.n_seq = 0;
+            hdr.recirc.pseq_lo = 0;
             if (meta.resub.grant == 1) {
-                meta.n_seq = meta.resub.seq;
+                hdr.recirc.pseq_lo = meta.resub.seq;
             }
         } else if (do_grant == 1 && hdr.recirc.pend == 1) {
-            /* The grant decided in the pass before: its number and time. */
-            meta.n_seq = hdr.recirc.pseq_lo;
+            /* The grant decided in the pass before: its slot (its number: recirc.pseq_lo). */
             meta.hd_idx = (slot_t)hdr.recirc.pslot;
         }
         if (do_write == 1) {
