@@ -495,7 +495,6 @@ struct metadata_t {
     bit<8>  x_op;
     bit<8>  who_op;
     bit<8>  hd_op;
-    bit<32> hd_seq;    /* hold_rel: the grant number to release (0: read only) */
     bit<8>  fl_op;
     bit<8>  ls_op;
     bit<8>  ts_op;
@@ -762,7 +761,7 @@ parser NetlockIngressParser(packet_in pkt, out headers_t hdr, out metadata_t met
     RegisterAction<pair32_t, slot_t, bit<32>>(s_hold) hold_rel = { \
         void apply(inout pair32_t v, out bit<32> rv) { \
             rv = v.hi; \
-            if (v.hi == meta.hd_seq && v.hi != 0) { v.hi = 0; } } }; \
+            if (v.hi == meta.tseq_lo && v.hi != 0) { v.hi = 0; } } }; \
     RegisterAction<pair32_t, slot_t, bit<8>>(s_hold) hold_touch = { \
         void apply(inout pair32_t v, out bit<8> rv) { \
             rv = 0; \
@@ -826,13 +825,13 @@ parser NetlockIngressParser(packet_in pkt, out headers_t hdr, out metadata_t met
     if (meta.hd_op == OP_REL) { \
         SV_SEQ = hold_rel.execute(meta.hd_idx); /* the grant number before */ \
         meta.valid = 0; \
-        if (SV_SEQ == meta.hd_seq && meta.hd_seq != 0) { meta.valid = 1; } \
+        if (SV_SEQ == meta.tseq_lo && meta.tseq_lo != 0) { meta.valid = 1; } \
     } else if (meta.hd_op == OP_TCH) { \
         meta.valid = hold_touch.execute(meta.hd_idx); \
     } else if (meta.hd_op == OP_WR) { \
         hold_wr.execute(meta.hd_idx); \
     } else if (meta.hd_op == OP_RD) { \
-        hdr.recirc.pseq_lo = hold_rel.execute(meta.hd_idx); /* SV_SEQ; hd_seq 0: releases nothing */ \
+        hdr.recirc.pseq_lo = hold_rel.execute(meta.hd_idx); /* SV_SEQ; tseq_lo 0: releases nothing */ \
     } else if (meta.hd_op == OP_GTS) { \
         hdr.admin.gts = hold_gts.execute(meta.hd_idx); \
     }
@@ -1783,7 +1782,6 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         meta.x_op = 0;
         meta.who_op = 0;
         meta.hd_op = 0;
-        meta.hd_seq = 0;
         meta.fl_op = 0;
         meta.ls_op = 0;
         meta.ts_op = 0;
@@ -2042,11 +2040,13 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             meta.hd_op = OP_WR;
         } else if (rel_go == 1 && meta.pre_ok == 1 && txn_ok == 1) {
             if (do_rel == 1) { meta.hd_op = OP_REL; } else { meta.hd_op = OP_TCH; }
-            meta.hd_seq = meta.tseq_lo;
         } else if (do_grant == 1 && hdr.recirc.pend == 1) {
             meta.hd_op = OP_WR;
         } else if (do_rw == 1 || ph_probe3 == 1) {
+            /* hold_rel as a read: the grant number it compares with is 0 (the request's token
+             * is not the slot's holder's; an acquire's token bits must not clear a hold) */
             meta.hd_op = OP_RD;
+            meta.tseq_lo = 0;
         } else if (ph_probe2 == 1) {
             meta.hd_op = OP_GTS;
         }

@@ -802,7 +802,7 @@ var mutants = map[string][]mutant{
 			"            } else if (examine == 1) {\n                if (meta.level == 0) { meta.st_wstep = 0x10000; } else { meta.st_wstep = 1; }\n",
 			"            } else if (examine == 1) {\n                if (meta.level == 0) { meta.st_wstep = 0x10000; } else { meta.st_wstep = 1; }\n                meta.st_lbound = 0x10000;\n"},
 		{"release-ignores-token", "a release must name the holder's token",
-			"if (SV_SEQ == meta.hd_seq && meta.hd_seq != 0) { meta.valid = 1; }", "if (SV_SEQ != 0) { meta.valid = 1; }"},
+			"if (SV_SEQ == meta.tseq_lo && meta.tseq_lo != 0) { meta.valid = 1; }", "if (SV_SEQ != 0) { meta.valid = 1; }"},
 		{"duplicate-is-a-new-request", "a copy of a live acquire without the retry flag is a retransmission",
 			"if (e_cell == meta.fp) { meta.dup_hit = 1w1; } else { meta.dup_hit = 1w0; }", "meta.dup_hit = 0;"},
 		{"walk-prefers-low-priority", "level 0 is granted before level 1",
