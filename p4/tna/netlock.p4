@@ -74,8 +74,10 @@
  * to the destination's container size and refuses a narrower one). */
 #if NETLOCK_PART_BITS <= 14
 typedef bit<16> slot_t;
+#define SLOT_W 16
 #else
 typedef bit<32> slot_t;
+#define SLOT_W 32
 #endif
 
 /* ---- Protocol constants (docs/protocol.md, wire/wire.go): as p4/netlock.p4. ---- */
@@ -292,18 +294,18 @@ header nl_recirc_t {
      * into the slot and sends it. */
     bit<8>  pend;
     bit<32> pflags;     /* the slot's s_flags cell as read: state ++ mode ++ prio ++ fwd */
-    bit<32> pslot;
-    bit<32> pseq_hi;
+    slot_t  pslot;
+    bit<32> pseq_hi;    /* also the admin passes' 64-bit value's high half (ADM_HI) */
     bit<32> pseq_lo;
     bit<64> ptxn;
     bit<64> pts;
     bit<32> pip;
     bit<32> ppt;        /* port ++ tenant: the slot's s_pt cell as read */
     bit<32> please;
-    /* Admin passes: a 64-bit value and a slot. */
-    bit<32> a_hi;
+    /* Admin passes: a 64-bit value, ADM_HI ++ a_lo (no pending grant in an admin pass). */
     bit<32> a_lo;
 }
+#define ADM_HI hdr.recirc.pseq_hi
 
 /* The answer a pass sends (p4/netlock.p4's ans_t), bridged to the egress in the reply's own
  * wire order: what the answer's passes write (a_eth, a_ip, a_udp, a_nl, a_key), with gaps where
@@ -955,7 +957,7 @@ parser NetlockIngressParser(packet_in pkt, out headers_t hdr, out metadata_t met
 @pa_container_size("ingress", "hdr.recirc.chead", 16)
 @pa_container_size("ingress", "hdr.recirc.pend", 8)
 @pa_container_size("ingress", "hdr.recirc.pflags", 8, 8, 8, 8)
-@pa_container_size("ingress", "hdr.recirc.pslot", 32)
+@pa_container_size("ingress", "hdr.recirc.pslot", SLOT_W)
 @pa_container_size("ingress", "hdr.recirc.pseq_hi", 32)
 @pa_container_size("ingress", "hdr.recirc.pseq_lo", 32)
 @pa_container_size("ingress", "hdr.recirc.ptxn", 32, 32)
@@ -963,7 +965,6 @@ parser NetlockIngressParser(packet_in pkt, out headers_t hdr, out metadata_t met
 @pa_container_size("ingress", "hdr.recirc.pip", 32)
 @pa_container_size("ingress", "hdr.recirc.ppt", 16, 16)
 @pa_container_size("ingress", "hdr.recirc.please", 32)
-@pa_container_size("ingress", "hdr.recirc.a_hi", 32)
 @pa_container_size("ingress", "hdr.recirc.a_lo", 32)
 @pa_container_size("ingress", "hdr.nl.version", 8)
 @pa_container_size("ingress", "hdr.nl.op", 8)
@@ -1067,7 +1068,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         }
     };
     RegisterAction<bit<32>, bit<32>, bit<8>>(lk_floor_hi) floor_hi_set = {
-        void apply(inout bit<32> v) { v = hdr.recirc.a_hi; }
+        void apply(inout bit<32> v) { v = ADM_HI; }
     };
     RegisterAction<bit<32>, bit<32>, bit<8>>(lk_floor) floor_lo_cmp = {
         void apply(inout bit<32> v, out bit<8> rv) {
@@ -1236,7 +1237,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         void apply(inout bit<32> v, out bit<32> rv) { rv = v; }
     };
     RegisterAction<bit<32>, bit<32>, bit<32>>(lk_tok_hi) tokhi_set = {
-        void apply(inout bit<32> v) { v = hdr.recirc.a_hi; }
+        void apply(inout bit<32> v) { v = ADM_HI; }
     };
 
     RegisterAction<pair32_t, bit<32>, bit<32>>(cookie) cookie_set = {
@@ -1466,7 +1467,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
      * wider than a group). A hash's output is no operand of an instruction. */
     Hash<slot_t>(HashAlgorithm_t.IDENTITY) slot_tok;     /* meta.tslot: the request token's slot */
     Hash<slot_t>(HashAlgorithm_t.IDENTITY) slot_sel;     /* the token's slot, as the pass's slot */
-    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) slot_pend;    /* recirc.pslot */
+    Hash<slot_t>(HashAlgorithm_t.IDENTITY) slot_pend;    /* recirc.pslot */
     Hash<bit<32>>(HashAlgorithm_t.IDENTITY) slot_adm;     /* admin.slot */
     Hash<bit<16>>(HashAlgorithm_t.IDENTITY) pos_resub;    /* resub.off */
     Hash<bit<16>>(HashAlgorithm_t.IDENTITY) pos_ahead;    /* admin.head */
@@ -2034,7 +2035,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             }
         } else if (do_grant == 1 && hdr.recirc.pend == 1) {
             /* The grant decided in the pass before: its slot (its number: recirc.pseq_lo). */
-            meta.hd_idx = (slot_t)hdr.recirc.pslot;
+            meta.hd_idx = hdr.recirc.pslot;
         }
         if (do_write == 1) {
             meta.hd_op = OP_WR;
@@ -2632,7 +2633,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         if (ad_setc == 1) {
             cookie_set.execute(0);
         } else if (ad_getc == 1) {
-            hdr.recirc.a_hi = cookie_hi.execute(0);
+            ADM_HI = cookie_hi.execute(0);
         } else if (adm2 == 1 && ph == PH_COOKIE2) {
             hdr.recirc.a_lo = cookie_lo.execute(0);
         }
@@ -2966,20 +2967,20 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                      * adders' whole 32-bit p_o to the 16-bit positions ("cannot find a slicing
                      * to satisfy @pa_container_size"). */
                     hdr.recirc.cur = off_probe.get({meta.p_o});   /* p_o < size <= 0x8000 */
-                    hdr.recirc.a_hi = meta.tok_hi;
+                    ADM_HI = meta.tok_hi;
                     hdr.recirc.a_lo = meta.tok_lo;
                     again(PH_PROBE2);
                 }
             } else if (ad_reset == 1) {
-                hdr.recirc.a_hi = meta.tok_hi;
+                ADM_HI = meta.tok_hi;
                 hdr.recirc.a_lo = meta.tok_lo;
                 again(PH_RESET2);
             } else if (ad_tbase == 1) {
                 /* Raise the grant counter so that every later token is above value. */
                 /* value >> SLOT_BITS straight into the second pass's a_hi/a_lo (no copy) */
-                hdr.recirc.a_hi = want_hi_h.get({hdr.admin.value_hi[31:SLOT_BITS]});
+                ADM_HI = want_hi_h.get({hdr.admin.value_hi[31:SLOT_BITS]});
                 hdr.recirc.a_lo = val_want.get({hdr.admin.value_hi[SLOT_BITS - 1:0], hdr.admin.value_lo[31:SLOT_BITS]});
-                if ((hdr.recirc.a_hi ++ hdr.recirc.a_lo) > (meta.tok_hi ++ meta.tok_lo)) {
+                if ((ADM_HI ++ hdr.recirc.a_lo) > (meta.tok_hi ++ meta.tok_lo)) {
                     again(PH_TBASE2);
                 } else {
                     hdr.admin.value_hi = TOK_HI_SLICED(val_tbase, meta.tok_hi, meta.tok_lo);
@@ -3020,7 +3021,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 hdr.nl.cip = hdr.recirc.pip;
                 hdr.nl.cport = hdr.recirc.ppt[31:16];
                 if (SV_SEQ != 0) {
-                    hi = hdr.recirc.a_hi;
+                    hi = ADM_HI;
                     if (SV_SEQ > hdr.recirc.a_lo) {
                         hi = hi - 1;
                     }
@@ -3032,11 +3033,11 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 }
                 meta.reply = 1;
             } else if (ph == PH_RESET2 || ph == PH_TBASE2) {
-                hdr.admin.value_hi = TOK_HI_SLICED(val_pass2, hdr.recirc.a_hi, hdr.recirc.a_lo);
+                hdr.admin.value_hi = TOK_HI_SLICED(val_pass2, ADM_HI, hdr.recirc.a_lo);
                 hdr.admin.value_lo = VAL_LO(val_lo_pass2, hdr.recirc.a_lo);
                 meta.reply = 1;
             } else if (ph == PH_COOKIE2) {
-                hdr.admin.value_hi = hdr.recirc.a_hi;
+                hdr.admin.value_hi = ADM_HI;
                 hdr.admin.value_lo = hdr.recirc.a_lo;
                 meta.reply = 1;
             }

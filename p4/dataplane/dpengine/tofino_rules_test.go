@@ -167,7 +167,7 @@ func TestTNARulesRefuseWide(t *testing.T) {
 	}
 	cell = strings.Replace(cell, "rv = v;\n            if (v == 0xffffffff)", "rv = v[31:0];\n            if (v == 0xffffffff)", 1)
 	cell = strings.Replace(cell, "void apply(inout bit<64> v, out bit<32> rv) { rv = v; }", "void apply(inout bit<64> v, out bit<32> rv) { rv = v[31:0]; }", 1)
-	cell = strings.Replace(cell, "void apply(inout bit<64> v) { v = hdr.recirc.a_lo; }", "void apply(inout bit<64> v) { v = hdr.recirc.a_hi ++ hdr.recirc.a_lo; }", 1)
+	cell = strings.Replace(cell, "void apply(inout bit<64> v) { v = hdr.recirc.a_lo; }", "void apply(inout bit<64> v) { v = ADM_HI ++ hdr.recirc.a_lo; }", 1)
 	first := lineOf(cell, "RegisterAction<bit<64>, bit<32>, bit<32>>(lk_tok)")
 	err := loadCopy(cell)
 	if err == nil || !strings.Contains(err.Error(), "not bit<64>") || !strings.Contains(err.Error(), "lk_tok") {
