@@ -2280,7 +2280,9 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
          * (q_full), 4 clear; the other level: 2 read, 4 clear. */
         bit<8> qop = 0;
         bit<8> qoo = 0;
-        bit<32> qdec = 0;
+        /* q_sub's decrement of the worked level (q_dec0 or q_dec1; the other level's stays 0) */
+        meta.q_dec0 = 0;
+        meta.q_dec1 = 0;
         if (do_acq == 1 && acq_go == 1) {
             if (meta.kind == K_PB || ov_b == 0) {
                 qop = 1;
@@ -2293,13 +2295,16 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         } else if (do_rel == 1 && meta.valid == 1) {
             qop = 2;
             qoo = 2;
-            if (adv == 1) { qdec = 1; }   /* its slot is free when the head moved past it */
+            if (adv == 1) {   /* its slot is free when the head moved past it */
+                if (meta.level == 0) { meta.q_dec0 = 1; } else { meta.q_dec1 = 1; }
+            }
             if (adv == 1) { meta.d_inc = 16w0; } else { meta.d_inc = 16w1; }
             meta.dv = done_add.execute(meta.idx);
         } else if (clean_done == 1) {
             qop = 2;
             qoo = 2;
-            qdec = 1;                     /* the head moved over a done slot */
+            /* the head moved over a done slot */
+            if (meta.level == 0) { meta.q_dec0 = 1; } else { meta.q_dec1 = 1; }
             meta.d_inc = 0xffff;
             meta.dv = done_add.execute(meta.idx);
         } else if (meta.found == 1) {
@@ -2318,16 +2323,11 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             meta.dv = done_rd.execute(meta.idx);
         }
         meta.q_lim = meta.sizew;
-        meta.q_dec0 = 0;
-        meta.q_dec1 = 0;
         bit<8> qop0 = qoo;
         bit<8> qop1 = qop;
         if (meta.level == 0) {
             qop0 = qop;
             qop1 = qoo;
-            meta.q_dec0 = qdec;
-        } else {
-            meta.q_dec1 = qdec;
         }
         bit<16> r0 = 0;
         bit<16> r1 = 0;
