@@ -484,9 +484,6 @@ struct metadata_t {
     slot_t  o_cur;      /* recirc.cur[14:0] */
     slot_t  o_ch;       /* recirc.chead[14:0] */
     bit<32> o_adm;      /* admin.offset */
-    bit<32> size0w;
-    bit<32> size1w;
-    bit<32> sizew;
     slot_t  at_off0;
     slot_t  at_off1;
     slot_t  at_cur0;
@@ -525,7 +522,8 @@ struct metadata_t {
     bit<32> now_d;
     bit<32> p_o;       /* admin probe: the offset of the slot asked for (into recirc.cur) */
     bit<16> g_arg;
-    bit<32> q_lim;     /* q_take, q_full: the worked level's size (lk_q, lk_q_hi) */
+    bit<32> q_lim;     /* q_take, q_full: the worked level's size (lk_q, lk_q_hi), widened by the
+                        * hash unit after use_level (a short-lived copy, not lock_table's) */
     bit<32> q_dec0;    /* q_sub0, q_sub1: what they take off (0: a read) */
     bit<32> q_dec1;
     bit<1>  b_force;   /* buf_acq: one more buffered even if none is (an overflow decided elsewhere) */
@@ -568,7 +566,8 @@ struct metadata_t {
     bit<32> rd_sthi;   /* lk_state's hi read by the admin probe (waiters): a field of its own, not
                         * rd_st: the two uses slice it at different bits (bf-p4c: "requires too
                         * many sources") */
-    bit<32> size1q;    /* size1 as the queue-empty answer's lease (a field of its own: see TOK_LO) */
+    bit<32> size1q;    /* size1 as the queue-empty answer's lease (a field of its own: see TOK_LO),
+                        * widened by the hash unit before the answers */
     bit<32> st_prev;   /* state_rel: lk_state's lo before */
     /* answers and what comes next */
     bit<1>  a_valid;
@@ -1320,9 +1319,6 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         /* The slot indices a pass may use, each region start plus a position (its wrap bit
          * cut off), added here with the action data: one add each, in the table's stage, so
          * that choosing the slot later is a choice and not an add after it. */
-        meta.size0w = (bit<32>)size0;
-        meta.size1w = (bit<32>)size1;
-        meta.size1q = (bit<32>)size1;
         meta.at_off0 = (slot_t)left0 + meta.o_res;
         meta.at_off1 = (slot_t)left1 + meta.o_res;
         meta.at_cur0 = (slot_t)left0 + meta.o_cur;
@@ -1402,7 +1398,6 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         meta.level = 0;
         meta.left = meta.left0;
         meta.size = meta.size0;
-        meta.sizew = meta.size0w;
         meta.q_endx = meta.size0 + 0x7fff;
         meta.q_end0 = meta.size0 - 1;
         meta.q_wrap = 0x8001 - meta.size0;
@@ -1411,7 +1406,6 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         meta.level = 1;
         meta.left = meta.left1;
         meta.size = meta.size1;
-        meta.sizew = meta.size1w;
         meta.q_endx = meta.size1 + 0x7fff;
         meta.q_end0 = meta.size1 - 1;
         meta.q_wrap = 0x8001 - meta.size1;
@@ -1457,6 +1451,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     Hash<bit<15>>(HashAlgorithm_t.IDENTITY) off_h15;
     Hash<bit<16>>(HashAlgorithm_t.IDENTITY) off_probe;    /* the admin probe's slot offset */
     Hash<bit<16>>(HashAlgorithm_t.IDENTITY) qwrap_h;      /* meta.q_wrapx */
+    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) qlim_h;       /* meta.q_lim: meta.size widened */
+    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) size1q_h;     /* meta.size1q: meta.size1 widened */
     Hash<bit<16>>(HashAlgorithm_t.IDENTITY) qend0_h;      /* meta.q_end0x */
     Hash<bit<16>>(HashAlgorithm_t.IDENTITY) qendx_h;      /* meta.q_endxx */
     /* Copies by the hash unit (IDENTITY) where a move would join two clusters of instruction
@@ -1509,7 +1505,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         meta.p_o = meta.p_o + meta.o_adm;
     }
     action probe_wrap() {
-        meta.p_o = meta.p_o - meta.sizew;
+        meta.p_o = meta.p_o - meta.q_lim;
     }
 
     /* Point the pool blocks at slot s. */
@@ -1952,6 +1948,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             lvl = hdr.admin.level;
         }
         if (lvl == 0) { use_level0(); } else { use_level1(); }
+        meta.q_lim = qlim_h.get({meta.size});
+        meta.size1q = size1q_h.get({meta.size1});
         meta.q_wrapx = qwrap_h.get({meta.q_wrap});
         meta.q_end0x = qend0_h.get({meta.q_end0});
         meta.q_endxx = qendx_h.get({meta.q_endx});
@@ -2322,7 +2320,6 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         } else if (ph_probe2 == 1) {
             meta.dv = done_rd.execute(meta.idx);
         }
-        meta.q_lim = meta.sizew;
         bit<8> qop0 = qoo;
         bit<8> qop1 = qop;
         if (meta.level == 0) {
@@ -2956,7 +2953,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                     meta.h15 = off_h15.get({head});   /* IDENTITY keeps the low 15 bits */
                     meta.p_o = off_head.get({meta.h15});
                     probe_add();
-                    if (meta.p_o >= meta.sizew) {
+                    if (meta.p_o >= meta.q_lim) {
                         probe_wrap();
                     }
                     /* The probe's later passes use the slot at this offset as the grant
