@@ -180,8 +180,8 @@ func TestTofinoStagesFollowData(t *testing.T) {
 
 // TestTofinoPHV counts the PHV demand of p4/tna/netlock.p4 (bmv2/tofino.GressPHV: every field
 // each gress uses, before the compiler overlays any), checks what docs/dataplane.md concludes
-// from it (the ingress's control alone uses more than the PHV Tofino 1's and Tofino 2's stages
-// reach: the compiler must overlay fields to allocate it) and that the document shows the figures as computed
+// from it (the ingress's control alone uses more than the PHV Tofino 1's stages reach, and less
+// than Tofino 2's: on Tofino 1 the compiler must overlay fields to allocate it) and that the document shows the figures as computed
 // (-update-docs rewrites them).
 func TestTofinoPHV(t *testing.T) {
 	checked, err := CheckProgram(dataplane.TNA, dataplane.TofinoSizing)
@@ -194,8 +194,8 @@ func TestTofinoPHV(t *testing.T) {
 	}
 	ig, eg := est.PHV[0], est.PHV[1]
 	t1, t2 := tofino.Tofino1PHV, tofino.Tofino2PHV
-	if ig.MAUBits <= t1.MAU || ig.MAUBits <= t2.MAU {
-		t.Errorf("ingress %v: docs/dataplane.md says its control uses more than the %d bits Tofino 1's stages reach and Tofino 2's %d; update it",
+	if ig.MAUBits <= t1.MAU || ig.MAUBits > t2.MAU {
+		t.Errorf("ingress %v: docs/dataplane.md says its control uses more than the %d bits Tofino 1's stages reach and less than Tofino 2's %d; update it",
 			ig, t1.MAU, t2.MAU)
 	}
 	row := func(name string, d tofino.PHVDemand) string {
