@@ -536,7 +536,6 @@ struct metadata_t {
     bit<32> st_lstep;  /* state_take's lo += and hi -= on a grant, state_rel's lo -= and hi -=: */
     bit<32> st_wstep;  /* one field each, as a pass runs one of the two (see there) */
     bit<32> st_wwait;
-    bit<1>  st_rwd;
     bit<8>  gop0;      /* gnext of each level: 1 read, 2 set, 3 follow, 4 clear */
     bit<8>  gop1;
     /* register action results */
@@ -555,8 +554,8 @@ struct metadata_t {
     bit<16> dv;        /* lk_done: the done slots after the update */
     bit<1>  ov;
     bit<8>  grant;
-    bit<8>  nhold0;
-    bit<8>  xheld;
+    bit<1>  nhold0;
+    bit<1>  xheld;
     bit<32> tok_lo;
     bit<32> tok_hi;
     bit<16> hv;        /* head of the worked level, before the pass's register action */
@@ -1091,7 +1090,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
      *               waits). Returns 1 for a grant. An acquire (SO_ACQ), a try acquire's check
      *               (steps 0) and the grant walk's waiter (SO_WALK).
      *   state_rel   lo -= st_lstep, hi -= st_wstep; returns lo before, and the pass decides:
-     *               lo <= a threshold, or, for a withdrawal (st_rwd not 0), not: a release
+     *               lo <= a threshold, or, for a withdrawal, not: a release
      *               learns whether nobody holds now, a withdrawal whether the holder is
      *               exclusive. With both steps 0 it is the probe's read of lo.
      *   state_clr   clear; state_hi reads hi. */
@@ -2116,7 +2115,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
          * ended), the acquire pass it continues in records it as seen (p4/netlock.p4 records it
          * at the end of the walk; the cell is the same). */
         meta.e_idx = ended_hash.get({hdr.nl.lock, hdr.nl.txn});
-        meta.fp = ended_fp.get({hdr.nl.txn[31:0], hdr.nl.lock, hdr.nl.txn[63:32]}) & 0xfffffffc;
+        meta.fp = ended_fp.get({hdr.nl.txn[31:0], hdr.nl.lock, hdr.nl.txn[63:32]});
+        meta.fp = meta.fp & 0xfffffffc;   /* in place: no temporary for the hash's output */
         if (meta.fp == 0) {
             meta.fp = 4;   /* 0 is an empty cell */
         }
@@ -2406,7 +2406,6 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         meta.st_lstep = 1;
         meta.st_wstep = 0;
         meta.st_wwait = 0;
-        meta.st_rwd = 0;
         if (meta.s_mode == MODE_X) {
             meta.st_lbound = 1;
             meta.st_wmax = 0xffffffff;
@@ -2427,7 +2426,6 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         }
         if (meta.found == 1) {
             meta.st_lstep = 0;
-            meta.st_rwd = 1;
         }
         bit<8> compat = 0;
         bit<8> st_to = 0;   /* state_rel's answer: 1 nhold0 (a release), 2 xheld (a withdrawal) */
@@ -2457,7 +2455,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         /* state_rel's answer, from lo before: lo <= a threshold (a release: 1, or 0x10001 for an
          * exclusive holder, nobody holds now; a withdrawal: 0xffff, no exclusive holder), the
          * sign of lo - (threshold + 1), computed in place with a constant (lo is below 2^17;
-         * the probe reads into rd_st); for a withdrawal (st_rwd not 0) its negation. A stateful
+         * the probe reads into rd_st); for a withdrawal its negation. A stateful
          * ALU's output is one operand (bf-p4c: "Incompatible outputs in RegisterAction"), so
          * the register action returns lo and the pass decides, which also lets it serve the
          * probe's read of lo. */
@@ -2470,14 +2468,10 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 meta.st_prev = meta.st_prev - 2;
             }
         }
-        bit<8> st_le = 8w0;
-        if (meta.st_prev[31:31] == 1) { st_le = 8w1; }
-        bit<8> st_ans = st_le ^ 1;
-        if (meta.st_rwd == 0) { st_ans = st_le; }
         if (st_to == 1) {
-            meta.nhold0 = st_ans;
+            if (meta.st_prev[31:31] == 1) { meta.nhold0 = 1; } else { meta.nhold0 = 0; }
         } else if (st_to == 2) {
-            meta.xheld = st_ans;
+            if (meta.st_prev[31:31] == 1) { meta.xheld = 0; } else { meta.xheld = 1; }
         }
 
         /* ================= stage: lk_wait ================= */
