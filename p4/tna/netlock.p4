@@ -291,7 +291,9 @@ header nl_recirc_t {
     bit<16> cleft;      /* occupied slots of clevel from its head */
     bit<16> chead;      /* the head of clevel (the slot the next clean pass examines) */
     /* The grant the grant walk decided in the pass before: this pass writes its grant number
-     * into the slot and sends it. */
+     * into the slot and sends it. The pool's blocks read a slot's cells into these fields in
+     * every pass that reads them (after a pending grant is sent): they are the slot view, with
+     * no metadata copy (SV_* below). */
     bit<8>  pend;
     bit<32> pflags;     /* the slot's s_flags cell as read: state ++ mode ++ prio ++ fwd */
     slot_t  pslot;
@@ -428,9 +430,9 @@ struct pair32_t {
 #define SV_MODE  hdr.recirc.pflags[23:16]
 #define SV_PRIO  hdr.recirc.pflags[15:8]
 #define SV_FWD   hdr.recirc.pflags[7:0]
-/* The slot's grant number (s_hold), read by a release or lease-probe (before it validates),
- * the retry walk and the admin probe into the pending grant's pseq_lo, which none of these
- * passes uses for a pending grant. */
+/* The slot's grant number (s_hold), read by a release (before it validates), the retry walk and
+ * the admin probe into the pending grant's pseq_lo, which none of these passes uses for a pending
+ * grant. */
 #define SV_SEQ   hdr.recirc.pseq_lo
 
 
