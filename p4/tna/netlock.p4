@@ -1253,9 +1253,10 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     /* ended: look up and record the request as seen unless it ended (an acquire about to be
      * handled); look up only; record as ended (ended_record: fp_end) or force-released
      * (ended_expire: fp_exp; two register actions, not one writing a field chosen before:
-     * one 32-bit field fewer). The lookups return the cell (ended_lookup: only when it is fp_end or fp_exp), and the pass compares
-     * it with fp, fp_end and fp_exp after the register: a stateful ALU has two comparison
-     * units, and three comparisons would not fit it. */
+     * one 32-bit field fewer). The lookups return the cell (ended_lookup: only when it is
+     * fp_end or fp_exp), and the pass compares it with fp, fp_end and fp_exp after the
+     * register: a stateful ALU has two comparison units, and three comparisons would not fit
+     * it. */
     RegisterAction<bit<32>, bit<32>, bit<32>>(ended) ended_seen = {
         void apply(inout bit<32> v, out bit<32> rv) {
             rv = v;
