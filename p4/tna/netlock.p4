@@ -72,6 +72,14 @@
  * start plus offset) computes at this width, so on a Tofino its operands take 16-bit containers,
  * half the PHV of 32-bit ones; every operand of an add is of it (bf-p4c fills an ALU's operands
  * to the destination's container size and refuses a narrower one). */
+/* A lock's index in the per-lock registers: 16 bits when NETLOCK_LOCKS allows (a Tofino's
+ * sizing: 16384), else 32. */
+#if NETLOCK_LOCKS <= 65536
+typedef bit<16> lock_t;
+#else
+typedef bit<32> lock_t;
+#endif
+
 #if NETLOCK_PART_BITS <= 14
 typedef bit<16> slot_t;
 #define SLOT_W 16
@@ -449,7 +457,7 @@ struct metadata_t {
     /* lock */
     bit<1>  hit;
     bit<1>  paused;
-    bit<32> idx;
+    lock_t  idx;
     slot_t  left0;
     bit<16> size0;
     slot_t  left1;
@@ -872,36 +880,36 @@ parser NetlockIngressParser(packet_in pkt, out headers_t hdr, out metadata_t met
  * x - q_endx is the next position there too) and, for a move of the head, meta.h_step: the
  * step after the position meta.h_arg's offset, 0x8001 - S at the region's end, else 1. */
 #define LEVEL_REGS(NL, NH, NT, NG) \
-    @name(NH) Register<bit<16>, bit<32>>(NETLOCK_LOCKS) head##NL; \
-    @name(NT) Register<bit<16>, bit<32>>(NETLOCK_LOCKS) tail##NL; \
-    @name(NG) Register<bit<16>, bit<32>>(NETLOCK_LOCKS) gnext##NL; \
-    RegisterAction<bit<16>, bit<32>, bit<16>>(head##NL) head_rd##NL = { \
+    @name(NH) Register<bit<16>, lock_t>(NETLOCK_LOCKS) head##NL; \
+    @name(NT) Register<bit<16>, lock_t>(NETLOCK_LOCKS) tail##NL; \
+    @name(NG) Register<bit<16>, lock_t>(NETLOCK_LOCKS) gnext##NL; \
+    RegisterAction<bit<16>, lock_t, bit<16>>(head##NL) head_rd##NL = { \
         void apply(inout bit<16> v, out bit<16> rv) { rv = v; } }; \
-    RegisterAction<bit<16>, bit<32>, bit<16>>(head##NL) head_at##NL = { \
+    RegisterAction<bit<16>, lock_t, bit<16>>(head##NL) head_at##NL = { \
         void apply(inout bit<16> v, out bit<16> rv) { \
             rv = v; \
             if (v == meta.h_arg || v - meta.h_arg == 0x8000) { v = v + meta.h_step; } } }; \
-    RegisterAction<bit<16>, bit<32>, bit<16>>(head##NL) head_eq##NL = { \
+    RegisterAction<bit<16>, lock_t, bit<16>>(head##NL) head_eq##NL = { \
         void apply(inout bit<16> v, out bit<16> rv) { \
             rv = v; \
             if (v == meta.h_arg) { v = v + meta.h_step; } } }; \
-    RegisterAction<bit<16>, bit<32>, bit<32>>(head##NL) head_clr##NL = { \
+    RegisterAction<bit<16>, lock_t, bit<32>>(head##NL) head_clr##NL = { \
         void apply(inout bit<16> v) { v = 0; } }; \
-    RegisterAction<bit<16>, bit<32>, bit<16>>(tail##NL) tail_rd##NL = { \
+    RegisterAction<bit<16>, lock_t, bit<16>>(tail##NL) tail_rd##NL = { \
         void apply(inout bit<16> v, out bit<16> rv) { rv = v; } }; \
-    RegisterAction<bit<16>, bit<32>, bit<16>>(tail##NL) tail_enq##NL = { \
+    RegisterAction<bit<16>, lock_t, bit<16>>(tail##NL) tail_enq##NL = { \
         void apply(inout bit<16> v, out bit<16> rv) { \
             rv = v; \
             if (v == meta.q_endx || v - meta.q_endx == 0x8000) { v = v - meta.q_endx; } else { v = v + 1; } } }; \
-    RegisterAction<bit<16>, bit<32>, bit<16>>(tail##NL) tail_clr##NL = { \
+    RegisterAction<bit<16>, lock_t, bit<16>>(tail##NL) tail_clr##NL = { \
         void apply(inout bit<16> v) { v = 0; } }; \
-    RegisterAction<bit<16>, bit<32>, bit<16>>(gnext##NL) gnext_rd##NL = { \
+    RegisterAction<bit<16>, lock_t, bit<16>>(gnext##NL) gnext_rd##NL = { \
         void apply(inout bit<16> v, out bit<16> rv) { rv = v; } }; \
-    RegisterAction<bit<16>, bit<32>, bit<16>>(gnext##NL) gnext_set##NL = { \
+    RegisterAction<bit<16>, lock_t, bit<16>>(gnext##NL) gnext_set##NL = { \
         void apply(inout bit<16> v, out bit<16> rv) { \
             if (meta.gop##NL == 4) { v = 0; } else { v = meta.g_arg; } \
             rv = v; } }; \
-    RegisterAction<bit<16>, bit<32>, bit<16>>(gnext##NL) gnext_follow##NL = { \
+    RegisterAction<bit<16>, lock_t, bit<16>>(gnext##NL) gnext_follow##NL = { \
         void apply(inout bit<16> v, out bit<16> rv) { \
             rv = v; \
             if (v == meta.h_arg) { v = v + meta.h_step; } } };
@@ -1023,17 +1031,17 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
      *          reset): the low and high halves
      * lk_tok_hi ++ lk_tok and lk_floor_hi ++ lk_floor are p4/netlock.p4's lk_tok and lk_floor;
      * lk_done, lk_buf, lk_q_hi, lk_q (16 bits each, high to low) its lk_q. */
-    Register<bit<32>, bit<32>>(NETLOCK_LOCKS) lk_floor;
-    Register<bit<32>, bit<32>>(NETLOCK_LOCKS) lk_floor_hi;
-    Register<pair32_t, bit<32>>(NETLOCK_LOCKS) lk_state;
-    Register<bit<32>, bit<32>>(NETLOCK_LOCKS) lk_wait;
-    Register<bit<32>, bit<32>>(NETLOCK_LOCKS) lk_wait_hi;
-    Register<bit<32>, bit<32>>(NETLOCK_LOCKS) lk_tok;
-    Register<bit<32>, bit<32>>(NETLOCK_LOCKS) lk_tok_hi;
-    Register<bit<32>, bit<32>>(NETLOCK_LOCKS) lk_q;
-    Register<bit<32>, bit<32>>(NETLOCK_LOCKS) lk_q_hi;
-    Register<bit<32>, bit<32>>(NETLOCK_LOCKS) lk_buf;
-    Register<bit<16>, bit<32>>(NETLOCK_LOCKS) lk_done;
+    Register<bit<32>, lock_t>(NETLOCK_LOCKS) lk_floor;
+    Register<bit<32>, lock_t>(NETLOCK_LOCKS) lk_floor_hi;
+    Register<pair32_t, lock_t>(NETLOCK_LOCKS) lk_state;
+    Register<bit<32>, lock_t>(NETLOCK_LOCKS) lk_wait;
+    Register<bit<32>, lock_t>(NETLOCK_LOCKS) lk_wait_hi;
+    Register<bit<32>, lock_t>(NETLOCK_LOCKS) lk_tok;
+    Register<bit<32>, lock_t>(NETLOCK_LOCKS) lk_tok_hi;
+    Register<bit<32>, lock_t>(NETLOCK_LOCKS) lk_q;
+    Register<bit<32>, lock_t>(NETLOCK_LOCKS) lk_q_hi;
+    Register<bit<32>, lock_t>(NETLOCK_LOCKS) lk_buf;
+    Register<bit<16>, lock_t>(NETLOCK_LOCKS) lk_done;
     Register<pair32_t, bit<32>>(1) cookie;
     /* The requests seen, as p4/netlock.p4's ended: at a CRC-32 of (lock, txn) modulo the table
      * size, [31:2] a CRC-32 of (txn[31:0], lock, txn[63:32]) (not a rotation of the index's
@@ -1057,7 +1065,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
      * compares its half (a stateful ALU has two comparison units: the 64-bit comparison in one
      * pair register takes three); the pass combines them: floor_hi_cmp returns 2 above, 1
      * equal, floor_lo_cmp 1 above. */
-    RegisterAction<bit<32>, bit<32>, bit<8>>(lk_floor_hi) floor_hi_cmp = {
+    RegisterAction<bit<32>, lock_t, bit<8>>(lk_floor_hi) floor_hi_cmp = {
         void apply(inout bit<32> v, out bit<8> rv) {
             rv = 0;
             if (meta.tseq_hi > v) {
@@ -1067,16 +1075,16 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             }
         }
     };
-    RegisterAction<bit<32>, bit<32>, bit<8>>(lk_floor_hi) floor_hi_set = {
+    RegisterAction<bit<32>, lock_t, bit<8>>(lk_floor_hi) floor_hi_set = {
         void apply(inout bit<32> v) { v = ADM_HI; }
     };
-    RegisterAction<bit<32>, bit<32>, bit<8>>(lk_floor) floor_lo_cmp = {
+    RegisterAction<bit<32>, lock_t, bit<8>>(lk_floor) floor_lo_cmp = {
         void apply(inout bit<32> v, out bit<8> rv) {
             rv = 0;
             if (meta.tseq_lo > v) { rv = 1; }
         }
     };
-    RegisterAction<bit<32>, bit<32>, bit<8>>(lk_floor) floor_lo_set = {
+    RegisterAction<bit<32>, lock_t, bit<8>>(lk_floor) floor_lo_set = {
         void apply(inout bit<32> v) { v = hdr.recirc.a_lo; }
     };
 
@@ -1096,7 +1104,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
      *               learns whether nobody holds now, a withdrawal whether the holder is
      *               exclusive. With both steps 0 it is the probe's read of lo.
      *   state_clr   clear; state_hi reads hi. */
-    RegisterAction<pair32_t, bit<32>, bit<8>>(lk_state) state_take = {
+    RegisterAction<pair32_t, lock_t, bit<8>>(lk_state) state_take = {
         void apply(inout pair32_t v, out bit<8> rv) {
             rv = 0;
             if (v.lo < meta.st_lbound && v.hi <= meta.st_wmax) {
@@ -1108,20 +1116,20 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             }
         }
     };
-    RegisterAction<pair32_t, bit<32>, bit<32>>(lk_state) state_rel = {
+    RegisterAction<pair32_t, lock_t, bit<32>>(lk_state) state_rel = {
         void apply(inout pair32_t v, out bit<32> rv) {
             rv = v.lo;
             v.lo = v.lo - meta.st_lstep;
             v.hi = v.hi - meta.st_wstep;
         }
     };
-    RegisterAction<pair32_t, bit<32>, bit<8>>(lk_state) state_clr = {
+    RegisterAction<pair32_t, lock_t, bit<8>>(lk_state) state_clr = {
         void apply(inout pair32_t v) {
             v.hi = 0;
             v.lo = 0;
         }
     };
-    RegisterAction<pair32_t, bit<32>, bit<32>>(lk_state) state_hi = {
+    RegisterAction<pair32_t, lock_t, bit<32>>(lk_state) state_hi = {
         void apply(inout pair32_t v, out bit<32> rv) { rv = v.hi; }
     };
 
@@ -1129,28 +1137,28 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
      * count after the update, its low 16 bits (a level holds at most 2^16 - 1 slots: its size
      * is 16 bits). Two registers, not a pair: a stateful ALU returns one half of a pair, and
      * the pass needs both counts. */
-    RegisterAction<bit<32>, bit<32>, bit<16>>(lk_wait) wait0_rd = {
+    RegisterAction<bit<32>, lock_t, bit<16>>(lk_wait) wait0_rd = {
         void apply(inout bit<32> v, out bit<16> rv) { rv = v[15:0]; }
     };
-    RegisterAction<bit<32>, bit<32>, bit<16>>(lk_wait) wait0_inc = {
+    RegisterAction<bit<32>, lock_t, bit<16>>(lk_wait) wait0_inc = {
         void apply(inout bit<32> v, out bit<16> rv) { v = v + 1; rv = v[15:0]; }
     };
-    RegisterAction<bit<32>, bit<32>, bit<16>>(lk_wait) wait0_dec = {
+    RegisterAction<bit<32>, lock_t, bit<16>>(lk_wait) wait0_dec = {
         void apply(inout bit<32> v, out bit<16> rv) { v = v - 1; rv = v[15:0]; }
     };
-    RegisterAction<bit<32>, bit<32>, bit<16>>(lk_wait) wait0_clr = {
+    RegisterAction<bit<32>, lock_t, bit<16>>(lk_wait) wait0_clr = {
         void apply(inout bit<32> v) { v = 0; }
     };
-    RegisterAction<bit<32>, bit<32>, bit<16>>(lk_wait_hi) wait1_rd = {
+    RegisterAction<bit<32>, lock_t, bit<16>>(lk_wait_hi) wait1_rd = {
         void apply(inout bit<32> v, out bit<16> rv) { rv = v[15:0]; }
     };
-    RegisterAction<bit<32>, bit<32>, bit<16>>(lk_wait_hi) wait1_inc = {
+    RegisterAction<bit<32>, lock_t, bit<16>>(lk_wait_hi) wait1_inc = {
         void apply(inout bit<32> v, out bit<16> rv) { v = v + 1; rv = v[15:0]; }
     };
-    RegisterAction<bit<32>, bit<32>, bit<16>>(lk_wait_hi) wait1_dec = {
+    RegisterAction<bit<32>, lock_t, bit<16>>(lk_wait_hi) wait1_dec = {
         void apply(inout bit<32> v, out bit<16> rv) { v = v - 1; rv = v[15:0]; }
     };
-    RegisterAction<bit<32>, bit<32>, bit<16>>(lk_wait_hi) wait1_clr = {
+    RegisterAction<bit<32>, lock_t, bit<16>>(lk_wait_hi) wait1_clr = {
         void apply(inout bit<32> v) { v = 0; }
     };
 
@@ -1168,34 +1176,34 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
      * the overflowing request, or overflows once more; exclusion and fencing do not depend on
      * these counts, and the second pass sends queue-empty if the level drained meanwhile. A
      * packet that runs to its end before the next (the tests) sees p4/netlock.p4's counts. */
-    RegisterAction<bit<32>, bit<32>, bit<32>>(lk_buf) buf_acq = {
+    RegisterAction<bit<32>, lock_t, bit<32>>(lk_buf) buf_acq = {
         void apply(inout bit<32> v, out bit<32> rv) {
             rv = v;
             if (v != 0 || meta.b_force == 1) { v = v + 1; }
         }
     };
-    RegisterAction<bit<32>, bit<32>, bit<32>>(lk_buf) buf_dec = {
+    RegisterAction<bit<32>, lock_t, bit<32>>(lk_buf) buf_dec = {
         void apply(inout bit<32> v, out bit<32> rv) {
             rv = v;
             if (v != 0 && meta.b_dec == 1) { v = v - 1; }
         }
     };
-    RegisterAction<bit<32>, bit<32>, bit<32>>(lk_buf) buf_set = {
+    RegisterAction<bit<32>, lock_t, bit<32>>(lk_buf) buf_set = {
         void apply(inout bit<32> v) { v = meta.b_val; }
     };
 /* Each returns 16 bits: a count's low half (a level holds at most 2^16 - 1 slots), or 0/1. */
 #define Q_LEVEL(NL, REG) \
-    RegisterAction<bit<32>, bit<32>, bit<16>>(REG) q_take##NL = { \
+    RegisterAction<bit<32>, lock_t, bit<16>>(REG) q_take##NL = { \
         void apply(inout bit<32> v, out bit<16> rv) { \
             rv = 0; \
             if (v < meta.q_lim) { v = v + 1; rv = 1; } } }; \
-    RegisterAction<bit<32>, bit<32>, bit<16>>(REG) q_sub##NL = { \
+    RegisterAction<bit<32>, lock_t, bit<16>>(REG) q_sub##NL = { \
         void apply(inout bit<32> v, out bit<16> rv) { v = v - meta.q_dec##NL; rv = v[15:0]; } }; \
-    RegisterAction<bit<32>, bit<32>, bit<16>>(REG) q_full##NL = { \
+    RegisterAction<bit<32>, lock_t, bit<16>>(REG) q_full##NL = { \
         void apply(inout bit<32> v, out bit<16> rv) { \
             rv = 0; \
             if (v >= meta.q_lim) { rv = 1; } } }; \
-    RegisterAction<bit<32>, bit<32>, bit<32>>(REG) q_clr##NL = { \
+    RegisterAction<bit<32>, lock_t, bit<32>>(REG) q_clr##NL = { \
         void apply(inout bit<32> v) { v = 0; } };
     Q_LEVEL(0, lk_q)
     Q_LEVEL(1, lk_q_hi)
@@ -1203,40 +1211,40 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     /* lk_done: done_add adds meta.d_inc (a release whose slot the head did not pass, a
      * withdrawal: 1; the head moving over a done slot: 0xffff, one fewer) and returns the
      * count after; done_rd reads it, done_clr clears it. */
-    RegisterAction<bit<16>, bit<32>, bit<16>>(lk_done) done_add = {
+    RegisterAction<bit<16>, lock_t, bit<16>>(lk_done) done_add = {
         void apply(inout bit<16> v, out bit<16> rv) { v = v + meta.d_inc; rv = v; }
     };
-    RegisterAction<bit<16>, bit<32>, bit<16>>(lk_done) done_rd = {
+    RegisterAction<bit<16>, lock_t, bit<16>>(lk_done) done_rd = {
         void apply(inout bit<16> v, out bit<16> rv) { rv = v; }
     };
-    RegisterAction<bit<16>, bit<32>, bit<16>>(lk_done) done_clr = {
+    RegisterAction<bit<16>, lock_t, bit<16>>(lk_done) done_clr = {
         void apply(inout bit<16> v) { v = 0; }
     };
 
     /* lk_tok: the next grant number's low half (0 is skipped: slots keep the low 32 bits, and
      * 0 there means "not granted"). Returns the low half before. */
-    RegisterAction<bit<32>, bit<32>, bit<32>>(lk_tok) tok_next = {
+    RegisterAction<bit<32>, lock_t, bit<32>>(lk_tok) tok_next = {
         void apply(inout bit<32> v, out bit<32> rv) {
             rv = v;
             if (v == 0xffffffff) { v = 1; } else { v = v + 1; }
         }
     };
-    RegisterAction<bit<32>, bit<32>, bit<32>>(lk_tok) tok_rd = {
+    RegisterAction<bit<32>, lock_t, bit<32>>(lk_tok) tok_rd = {
         void apply(inout bit<32> v, out bit<32> rv) { rv = v; }
     };
     /* The admin token base's low half, read from the recirculation header itself: a copy into
      * metadata under the pass's conditions would be a step of its own before the register. */
-    RegisterAction<bit<32>, bit<32>, bit<32>>(lk_tok) tok_set = {
+    RegisterAction<bit<32>, lock_t, bit<32>>(lk_tok) tok_set = {
         void apply(inout bit<32> v) { v = hdr.recirc.a_lo; }
     };
     /* lk_tok_hi: the carry of lk_tok. */
-    RegisterAction<bit<32>, bit<32>, bit<32>>(lk_tok_hi) tokhi_inc = {
+    RegisterAction<bit<32>, lock_t, bit<32>>(lk_tok_hi) tokhi_inc = {
         void apply(inout bit<32> v, out bit<32> rv) { v = v + 1; rv = v; }
     };
-    RegisterAction<bit<32>, bit<32>, bit<32>>(lk_tok_hi) tokhi_rd = {
+    RegisterAction<bit<32>, lock_t, bit<32>>(lk_tok_hi) tokhi_rd = {
         void apply(inout bit<32> v, out bit<32> rv) { rv = v; }
     };
-    RegisterAction<bit<32>, bit<32>, bit<32>>(lk_tok_hi) tokhi_set = {
+    RegisterAction<bit<32>, lock_t, bit<32>>(lk_tok_hi) tokhi_set = {
         void apply(inout bit<32> v) { v = ADM_HI; }
     };
 
@@ -1312,7 +1320,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                     bit<16> server) {
         meta.hit = 1;
         meta.paused = 0;
-        meta.idx = index;
+        meta.idx = (lock_t)index;
         meta.left0 = (slot_t)left0;
         meta.size0 = size0;
         meta.left1 = (slot_t)left1;
@@ -1652,6 +1660,11 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         meta.now_d = clk_21.get({ig_md.ingress_mac_tstamp[47:21]});
         clock_pairs();
         clock_sum();
+        /* The admin reply's time: written here in every pass of an admin request (the reply
+         * pass's is the one the controller sees), so that meta.now is not kept to the end. */
+        if (hdr.admin.isValid()) {
+            hdr.admin.now = meta.now;
+        }
         meta.o_res = off_res.get({meta.off15});
         meta.o_cur = off_cur.get({meta.cur15});
         meta.o_ch = off_ch.get({meta.ch15});
@@ -2925,7 +2938,6 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
 
         /* ---- admin ---- */
         if (do_admin == 1) {
-            hdr.admin.now = meta.now;
             if (ad_probe == 1) {
                 hdr.admin.xwait0 = meta.rd_sthi[31:16];
                 hdr.admin.xwait = meta.rd_sthi[31:16] + meta.rd_sthi[15:0];
@@ -3128,7 +3140,6 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 hdr.recirc.setInvalid();
                 ANS_INVALID;
                 hdr.nl.flags = hdr.nl.flags | FL_REPLY;
-                hdr.admin.now = meta.now;
                 hdr.packet_out.setInvalid();
                 hdr.packet_in.setValid();
                 hdr.packet_in.ingress_port = meta.in_port;

@@ -150,16 +150,16 @@ func TestTNARulesRefuseWide(t *testing.T) {
 	}
 	// 1. lk_tok as a 64-bit cell: every register action of lk_tok on bit<64>.
 	cell := src
-	reg := "Register<bit<32>, bit<32>>(NETLOCK_LOCKS) lk_tok;"
+	reg := "Register<bit<32>, lock_t>(NETLOCK_LOCKS) lk_tok;"
 	if strings.Count(cell, reg) != 1 {
 		t.Fatalf("%q is not in p4/%s once: update the test", reg, dataplane.TNA.File)
 	}
-	cell = strings.Replace(cell, reg, "Register<bit<64>, bit<32>>(NETLOCK_LOCKS) lk_tok;", 1)
-	ra := regexp.MustCompile(`(?s)RegisterAction<bit<32>, bit<32>, bit<32>>\(lk_tok\) (\w+) = \{\s*void apply\(inout bit<32> v`)
+	cell = strings.Replace(cell, reg, "Register<bit<64>, lock_t>(NETLOCK_LOCKS) lk_tok;", 1)
+	ra := regexp.MustCompile(`(?s)RegisterAction<bit<32>, lock_t, bit<32>>\(lk_tok\) (\w+) = \{\s*void apply\(inout bit<32> v`)
 	n := 0
 	cell = ra.ReplaceAllStringFunc(cell, func(m string) string {
 		n++
-		return strings.Replace(strings.Replace(m, "<bit<32>, bit<32>, bit<32>>", "<bit<64>, bit<32>, bit<32>>", 1),
+		return strings.Replace(strings.Replace(m, "<bit<32>, lock_t, bit<32>>", "<bit<64>, lock_t, bit<32>>", 1),
 			"inout bit<32> v", "inout bit<64> v", 1)
 	})
 	if n < 2 {
@@ -168,7 +168,7 @@ func TestTNARulesRefuseWide(t *testing.T) {
 	cell = strings.Replace(cell, "rv = v;\n            if (v == 0xffffffff)", "rv = v[31:0];\n            if (v == 0xffffffff)", 1)
 	cell = strings.Replace(cell, "void apply(inout bit<64> v, out bit<32> rv) { rv = v; }", "void apply(inout bit<64> v, out bit<32> rv) { rv = v[31:0]; }", 1)
 	cell = strings.Replace(cell, "void apply(inout bit<64> v) { v = hdr.recirc.a_lo; }", "void apply(inout bit<64> v) { v = ADM_HI ++ hdr.recirc.a_lo; }", 1)
-	first := lineOf(cell, "RegisterAction<bit<64>, bit<32>, bit<32>>(lk_tok)")
+	first := lineOf(cell, "RegisterAction<bit<64>, lock_t, bit<32>>(lk_tok)")
 	err := loadCopy(cell)
 	if err == nil || !strings.Contains(err.Error(), "not bit<64>") || !strings.Contains(err.Error(), "lk_tok") {
 		t.Errorf("lk_tok with 64-bit cells: %v, want a refusal of the 64-bit cell", err)
