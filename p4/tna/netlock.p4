@@ -79,6 +79,12 @@ typedef bit<16> lock_t;
 #else
 typedef bit<32> lock_t;
 #endif
+/* A cell of the ended table, likewise (NETLOCK_ENDED cells). */
+#if NETLOCK_ENDED <= 65536
+typedef bit<16> ended_t;
+#else
+typedef bit<32> ended_t;
+#endif
 
 #if NETLOCK_PART_BITS <= 14
 typedef bit<16> slot_t;
@@ -512,7 +518,7 @@ struct metadata_t {
     bit<32> fp;        /* ended: the request's fingerprint, bits 1:0 clear (seen) */
     bit<32> fp_end;    /* fp | 1 (ended) */
     bit<32> fp_exp;    /* fp | 3 (force-released) */
-    bit<32> e_idx;
+    ended_t e_idx;
     bit<8>  s_mode;
     bit<16> h_arg;
     bit<16> h_step;    /* heads, gnext_follow: what the position after h_arg's offset adds */
@@ -1046,7 +1052,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     /* The requests seen, as p4/netlock.p4's ended: at a CRC-32 of (lock, txn) modulo the table
      * size, [31:2] a CRC-32 of (txn[31:0], lock, txn[63:32]) (not a rotation of the index's
      * field list: see p4/netlock.p4's ended_access), [1:0] 0 seen, 1 ended, 3 force-released. */
-    Register<bit<32>, bit<32>>(NETLOCK_ENDED) ended;
+    Register<bit<32>, ended_t>(NETLOCK_ENDED) ended;
 
     LEVEL_REGS(0, "levels.level0.head", "levels.level0.tail", "levels.level0.gnext")
     LEVEL_REGS(1, "levels.level1.head", "levels.level1.tail", "levels.level1.gnext")
@@ -1057,7 +1063,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     Counter<bit<64>, bit<32>>(8, CounterType_t.PACKETS) nl_drops;
     DirectCounter<bit<64>>(CounterType_t.PACKETS) lock_hits;
     DirectCounter<bit<64>>(CounterType_t.PACKETS_AND_BYTES) route_hits;
-    Hash<bit<32>>(HashAlgorithm_t.CRC32) ended_hash;
+    Hash<ended_t>(HashAlgorithm_t.CRC32) ended_hash;   /* the CRC's low bits, as the index takes */
     Hash<bit<32>>(HashAlgorithm_t.CRC32) ended_fp;
 
     /* ---- Per-lock register actions ---- */
@@ -1265,7 +1271,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
      * fp_end or fp_exp), and the pass compares it with fp, fp_end and fp_exp after the
      * register: a stateful ALU has two comparison units, and three comparisons would not fit
      * it. */
-    RegisterAction<bit<32>, bit<32>, bit<32>>(ended) ended_seen = {
+    RegisterAction<bit<32>, ended_t, bit<32>>(ended) ended_seen = {
         void apply(inout bit<32> v, out bit<32> rv) {
             rv = v;
             if (v != meta.fp_end && v != meta.fp_exp) {
@@ -1273,7 +1279,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             }
         }
     };
-    RegisterAction<bit<32>, bit<32>, bit<32>>(ended) ended_lookup = {
+    RegisterAction<bit<32>, ended_t, bit<32>>(ended) ended_lookup = {
         void apply(inout bit<32> v, out bit<32> rv) {
             rv = 0;
             if (v == meta.fp_end || v == meta.fp_exp) {
@@ -1281,10 +1287,10 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             }
         }
     };
-    RegisterAction<bit<32>, bit<32>, bit<8>>(ended) ended_record = {
+    RegisterAction<bit<32>, ended_t, bit<8>>(ended) ended_record = {
         void apply(inout bit<32> v) { v = meta.fp_end; }
     };
-    RegisterAction<bit<32>, bit<32>, bit<8>>(ended) ended_expire = {
+    RegisterAction<bit<32>, ended_t, bit<8>>(ended) ended_expire = {
         void apply(inout bit<32> v) { v = meta.fp_exp; }
     };
 
