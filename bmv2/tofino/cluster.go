@@ -103,15 +103,7 @@ func (w *phvWalk) compareTies(cond front.Expr) {
 		if !ok || b.Op != "==" && b.Op != "!=" {
 			return
 		}
-		x, at := b.X, 0
-		for {
-			s, ok := x.(*front.SliceExpr)
-			if !ok {
-				break
-			}
-			at += s.LoV
-			x = s.X
-		}
+		x, at := unslice(b.X, nil)
 		if node, ok := w.node(x); ok {
 			for _, o := range w.operands(b.Y, 0, front.WidthOf(b.X.Type()), nil) {
 				w.cl.ties = append(w.cl.ties, tie{dst: node, at: at + o.at, src: o})
@@ -122,19 +114,27 @@ func (w *phvWalk) compareTies(cond front.Expr) {
 
 // tie records that the bits lhs denotes are written from what rhs reads.
 func (w *phvWalk) tie(lhs, rhs front.Expr) {
-	at, n := 0, front.WidthOf(lhs.Type())
-	w.cl.lhs[lhs] = true
-	for {
-		s, ok := lhs.(*front.SliceExpr)
-		if !ok {
-			break
-		}
-		at += s.LoV
-		lhs = s.X
-		w.cl.lhs[lhs] = true
-	}
+	n := front.WidthOf(lhs.Type())
+	lhs, at := unslice(lhs, func(e front.Expr) { w.cl.lhs[e] = true })
 	if node, ok := w.node(lhs); ok {
 		w.tieNode(node, at, n, rhs)
+	}
+}
+
+// unslice returns the expression under e's slices (e when it is no slice) and the bit of it
+// e starts at; each, when not nil, sees e and every expression under it on the way down.
+func unslice(e front.Expr, each func(front.Expr)) (front.Expr, int) {
+	at := 0
+	for {
+		if each != nil {
+			each(e)
+		}
+		s, ok := e.(*front.SliceExpr)
+		if !ok {
+			return e, at
+		}
+		at += s.LoV
+		e = s.X
 	}
 }
 
