@@ -305,19 +305,16 @@ header nl_recirc_t {
     bit<16> cleft;      /* occupied slots of clevel from its head */
     bit<16> chead;      /* the head of clevel (the slot the next clean pass examines) */
     /* The grant the grant walk decided in the pass before: this pass writes its grant number
-     * into the slot and sends it. The pool's blocks read a slot's cells into these fields in
-     * every pass that reads them (after a pending grant is sent): they are the slot view, with
+     * into the slot, reads the slot's txn, client, lease and timestamp into the answer's fields
+     * (the pool's blocks, at hd_idx: the pending slot) and sends it. Its flags are read in the
+     * deciding pass into pflags, which the pool's flags block fills in every pass that reads
+     * a slot's flags (after the pending grant has taken its own): the slot view's flags, with
      * no metadata copy (SV_* below). */
     bit<8>  pend;
     bit<32> pflags;     /* the slot's s_flags cell as read: state ++ mode ++ prio ++ fwd */
     slot_t  pslot;
     bit<32> pseq_hi;    /* also the admin passes' 64-bit value's high half (ADM_HI) */
     bit<32> pseq_lo;
-    bit<64> ptxn;
-    bit<64> pts;
-    bit<32> pip;
-    bit<32> ppt;        /* port ++ tenant: the slot's s_pt cell as read */
-    bit<32> please;
     /* Admin passes: a 64-bit value, ADM_HI ++ a_lo (no pending grant in an admin pass). */
     bit<32> a_lo;
 }
@@ -584,6 +581,7 @@ struct metadata_t {
     bit<32> size1q;    /* size1 as the queue-empty answer's lease (a field of its own: see TOK_LO),
                         * widened by the hash unit before the answers */
     bit<32> st_prev;   /* state_rel: lk_state's lo before */
+    bit<32> rd_pt;     /* the slot's s_pt cell as read (POOL_WHO): port ++ tenant */
     /* answers and what comes next */
     bit<1>  a_valid;
     bit<1>  a_routed;
@@ -817,25 +815,29 @@ parser NetlockIngressParser(packet_in pkt, out headers_t hdr, out metadata_t met
     RegisterAction<bit<32>, slot_t, bit<32>>(s_ts_lo) ts_lo_wr = { \
         void apply(inout bit<32> v) { v = hdr.nl.ts[31:0]; } };
 
-/* Stage blocks of the pool. */
+/* Stage blocks of the pool. The request's cells (txn, client, lease, timestamp) are at hd_idx,
+ * s_hold's index: the pass's slot, or the pending grant's in the grant walk's pass that sends it,
+ * which examines the next slot's flags at sl_idx. They are read straight into the answer's fields
+ * (a_nl.txn, a_ip.dip, a_nl.lease, a_nl.ts; the port and tenant into meta.rd_pt), which every
+ * answer that does not take them from there writes after the pool's blocks. */
 #define POOL_TXN \
     if (meta.x_op == OP_CMP) { \
-        meta.txn_hi_ok = txn_hi_cmp.execute(meta.sl_idx); \
-        meta.txn_lo_ok = txn_lo_cmp.execute(meta.sl_idx); \
+        meta.txn_hi_ok = txn_hi_cmp.execute(meta.hd_idx); \
+        meta.txn_lo_ok = txn_lo_cmp.execute(meta.hd_idx); \
     } else if (meta.x_op == OP_RD) { \
-        hdr.recirc.ptxn[63:32] = txn_hi_rd.execute(meta.sl_idx); \
-        hdr.recirc.ptxn[31:0] = txn_lo_rd.execute(meta.sl_idx); \
+        hdr.a_nl.txn[63:32] = txn_hi_rd.execute(meta.hd_idx); \
+        hdr.a_nl.txn[31:0] = txn_lo_rd.execute(meta.hd_idx); \
     } else if (meta.x_op == OP_WR) { \
-        txn_hi_wr.execute(meta.sl_idx); \
-        txn_lo_wr.execute(meta.sl_idx); \
+        txn_hi_wr.execute(meta.hd_idx); \
+        txn_lo_wr.execute(meta.hd_idx); \
     }
 #define POOL_WHO \
     if (meta.who_op == OP_RD) { \
-        hdr.recirc.pip = ip_rd.execute(meta.sl_idx); \
-        hdr.recirc.ppt = pt_rd.execute(meta.sl_idx); \
+        hdr.a_ip.dip = ip_rd.execute(meta.hd_idx); \
+        meta.rd_pt = pt_rd.execute(meta.hd_idx); \
     } else if (meta.who_op == OP_WR) { \
-        ip_wr.execute(meta.sl_idx); \
-        pt_wr.execute(meta.sl_idx); \
+        ip_wr.execute(meta.hd_idx); \
+        pt_wr.execute(meta.hd_idx); \
     }
 #define POOL_HOLD \
     if (meta.hd_op == OP_REL) { \
@@ -862,16 +864,16 @@ parser NetlockIngressParser(packet_in pkt, out headers_t hdr, out metadata_t met
         hdr.recirc.pflags = flags_wdraw.execute(meta.sl_idx); \
     } \
     if (meta.ls_op == OP_RD) { \
-        hdr.recirc.please = lease_rd.execute(meta.sl_idx); \
+        hdr.a_nl.lease = lease_rd.execute(meta.hd_idx); \
     } else if (meta.ls_op == OP_WR) { \
-        hdr.recirc.please = lease_wr.execute(meta.sl_idx); \
+        hdr.a_nl.lease = lease_wr.execute(meta.hd_idx); \
     } \
     if (meta.ts_op == OP_RD) { \
-        hdr.recirc.pts[63:32] = ts_hi_rd.execute(meta.sl_idx); \
-        hdr.recirc.pts[31:0] = ts_lo_rd.execute(meta.sl_idx); \
+        hdr.a_nl.ts[63:32] = ts_hi_rd.execute(meta.hd_idx); \
+        hdr.a_nl.ts[31:0] = ts_lo_rd.execute(meta.hd_idx); \
     } else if (meta.ts_op == OP_WR) { \
-        ts_hi_wr.execute(meta.sl_idx); \
-        ts_lo_wr.execute(meta.sl_idx); \
+        ts_hi_wr.execute(meta.hd_idx); \
+        ts_lo_wr.execute(meta.hd_idx); \
     }
 
 /* The queue positions of one level, per lock: head, tail, gnext (16-bit positions, as
@@ -974,12 +976,8 @@ parser NetlockIngressParser(packet_in pkt, out headers_t hdr, out metadata_t met
 @pa_container_size("ingress", "hdr.recirc.pslot", SLOT_W)
 @pa_container_size("ingress", "hdr.recirc.pseq_hi", 32)
 @pa_container_size("ingress", "hdr.recirc.pseq_lo", 32)
-@pa_container_size("ingress", "hdr.recirc.ptxn", 32, 32)
-@pa_container_size("ingress", "hdr.recirc.pts", 32, 32)
-@pa_container_size("ingress", "hdr.recirc.pip", 32)
-@pa_container_size("ingress", "hdr.recirc.ppt", 16, 16)
-@pa_container_size("ingress", "hdr.recirc.please", 32)
 @pa_container_size("ingress", "hdr.recirc.a_lo", 32)
+@pa_container_size("ingress", "meta.rd_pt", 16, 16)
 @pa_container_size("ingress", "hdr.nl.version", 8)
 @pa_container_size("ingress", "hdr.nl.op", 8)
 @pa_container_size("ingress", "hdr.nl.mode", 8)
@@ -1530,15 +1528,15 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         meta.hd_idx = s;
     }
 
-    /* Answers. The source of every answer to a client is the lock's server address. */
-    action ans_to_client(bit<8> op, bit<32> ip, bit<16> port, bit<8> fwd) {
+    /* Answers. The source of every answer to a client is the lock's server address. ans_client
+     * leaves its destination to the caller: ans_to_client's ip:port, or the slot's client as the
+     * pool's blocks read it (ans_slot_client). */
+    action ans_client(bit<8> op, bit<8> fwd) {
         meta.a_valid = 1;
         meta.a_routed = 1;
         hdr.ansx.auth = 0;
         hdr.a_ip.sip = meta.srv_ip;
         hdr.a_udp.sport = meta.srv_udp;
-        hdr.a_ip.dip = ip;
-        hdr.a_udp.dport = port;
         hdr.a_nl.op = op;
         hdr.a_nl.status = 0;
         hdr.a_nl.flags = 0;
@@ -1549,14 +1547,24 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         hdr.a_nl.mode = 0;
         hdr.a_nl.prio = 0;
         hdr.a_nl.tenant = 0;
-        /* txn and ts: each caller's (ans_echo, ans_grant's callers; ans_grant_pending's before
-         * the pool's blocks read the examined slot's into recirc.ptxn and recirc.pts) */
+        /* txn, ts and lease: each caller's, or the slot's as the pool's blocks read them */
         hdr.a_nl.token_hi = 0;
         hdr.a_nl.token_lo = 0;
-        hdr.a_nl.slots = 0;   /* lease: each caller's, as txn and ts */
+        hdr.a_nl.slots = 0;
     }
-    /* An answer to the requester echoing the request (release ack, reject, probe reply). */
-    action ans_echo(bit<8> op, bit<8> flags, bit<8> status) {
+    action ans_to_client(bit<8> op, bit<32> ip, bit<16> port, bit<8> fwd) {
+        ans_client(op, fwd);
+        hdr.a_ip.dip = ip;
+        hdr.a_udp.dport = port;
+    }
+    /* The slot's client as the destination (the address read into a_ip.dip by POOL_WHO). */
+    action ans_slot_client() {
+        hdr.a_udp.dport = meta.rd_pt[31:16];
+        hdr.a_nl.tenant = meta.rd_pt[15:0];
+    }
+    /* An answer to the requester echoing the request (release ack, reject, probe reply), its
+     * lease the caller's (ans_echo: 0). */
+    action ans_reply(bit<8> op, bit<8> flags, bit<8> status) {
         ans_to_client(op, meta.rq_ip, meta.rq_port, meta.rq_fwd);
         hdr.a_nl.flags = hdr.a_nl.flags | flags;
         hdr.a_nl.status = status;
@@ -1567,32 +1575,42 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         hdr.a_nl.token_hi = hdr.nl.token_hi;
         hdr.a_nl.token_lo = hdr.nl.token_lo;
         hdr.a_nl.ts = hdr.nl.ts;
+    }
+    action ans_echo(bit<8> op, bit<8> flags, bit<8> status) {
+        ans_reply(op, flags, status);
         hdr.a_nl.lease = 0;
     }
-    /* A grant to the request in the slot view (its token: the caller's), whose client is
-     * ip:port of tenant: the request's in the writing pass, else the slot's, read by the pool's
-     * client block into the pending grant's fields (recirc.pip, ppt). */
-    action ans_grant(bit<32> ip, bit<16> port, bit<16> tenant) {
-        ans_to_client(OP_GRANT, ip, port, SV_FWD);
+    /* A grant to the request in the slot view (its token: the caller's), the slot's lease as
+     * POOL_FLAGS read or wrote it (a_nl.lease): the writing pass's to the requester
+     * (ans_grant, its ts the caller's), a retry walk's or a force-release's to the slot's
+     * client (ans_grant_slot, its ts the slot's, read by POOL_FLAGS). */
+    action ans_grant_to(bit<8> fwd) {
+        ans_client(OP_GRANT, fwd);
         hdr.a_nl.mode = SV_MODE;
         hdr.a_nl.prio = SV_PRIO;
-        hdr.a_nl.tenant = tenant;
         hdr.a_nl.txn = hdr.nl.txn;   /* every grant from the slot view is the request's */
-        /* ts: each caller's (the request's, or the slot's read into recirc.pts) */
-        hdr.a_nl.lease = hdr.recirc.please;   /* the slot's lease (POOL_FLAGS: read or written) */
     }
-    /* The grant the grant walk decided in the pass before (carried in the recirculation
-     * header). */
+    action ans_grant(bit<32> ip, bit<16> port, bit<16> tenant) {
+        ans_grant_to(SV_FWD);
+        hdr.a_ip.dip = ip;
+        hdr.a_udp.dport = port;
+        hdr.a_nl.tenant = tenant;
+    }
+    action ans_grant_slot() {
+        ans_grant_to(SV_FWD);
+        ans_slot_client();
+    }
+    /* The grant the grant walk decided in the pass before (its number and slot carried in the
+     * recirculation header, its flags in pflags): sent before the pool's flags block reads the
+     * examined slot's flags into pflags; its txn, client, lease and timestamp are the slot's,
+     * which the pool's blocks read at hd_idx (the pending slot) into the answer's fields, the
+     * port and tenant after them (ans_slot_client). */
     action ans_grant_pending() {
-        ans_to_client(OP_GRANT, hdr.recirc.pip, hdr.recirc.ppt[31:16], SV_FWD);
+        ans_client(OP_GRANT, SV_FWD);
         hdr.a_nl.mode = SV_MODE;
         hdr.a_nl.prio = SV_PRIO;
-        hdr.a_nl.tenant = hdr.recirc.ppt[15:0];
-        hdr.a_nl.txn = hdr.recirc.ptxn;
         hdr.a_nl.token_hi = TOK_HI_SLICED(tok_pend_hi, hdr.recirc.pseq_hi, hdr.recirc.pseq_lo);
         hdr.a_nl.token_lo = TOK_LO(tok_pend_lo, hdr.recirc.pseq_lo, hdr.recirc.pslot);
-        hdr.a_nl.ts = hdr.recirc.pts;
-        hdr.a_nl.lease = hdr.recirc.please;
     }
     /* A control message to the lock's server. */
     action ans_to_server(bit<8> op) {
@@ -2026,19 +2044,23 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         } else if (rel_go == 1 || do_wd == 1 || do_rw == 1) {
             meta.x_op = OP_CMP;
             meta.who_op = OP_RD;
-        } else if (examine == 1 || ph_probe3 == 1) {
+        } else if ((do_grant == 1 && hdr.recirc.pend == 1) || ph_probe3 == 1) {
             meta.x_op = OP_RD;
             meta.who_op = OP_RD;
         }
         /* The grant walk sends the grant decided in the pass before (ans_grant_pending) here,
-         * before the pool's blocks read the examined slot's client, txn, lease and timestamp
-         * into the pending grant's fields (recirc.p*): the slot view has no metadata copy of
-         * them. hdr.recirc.pend is cleared with the walk's decisions below. */
+         * before the pool's flags block reads the examined slot's flags into pflags; the pool's
+         * blocks read the pending slot's txn, client, lease and timestamp (hd_idx) into the
+         * answer. hdr.recirc.pend is cleared with the walk's decisions below. */
         if (do_grant == 1 && hdr.recirc.pend == 1) {
+            meta.hd_idx = hdr.recirc.pslot;
             ans_grant_pending();
         }
         POOL_TXN
         POOL_WHO
+        if (do_grant == 1 && hdr.recirc.pend == 1) {
+            ans_slot_client();
+        }
         bit<1> txn_ok = 1w0;
         if (meta.txn_hi_ok == 1 && meta.txn_lo_ok == 1) { txn_ok = 1w1; }
 
@@ -2052,10 +2074,9 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             if (meta.resub.grant == 1) {
                 hdr.recirc.pseq_lo = meta.resub.seq;
             }
-        } else if (do_grant == 1 && hdr.recirc.pend == 1) {
-            /* The grant decided in the pass before: its slot (its number: recirc.pseq_lo). */
-            meta.hd_idx = hdr.recirc.pslot;
         }
+        /* The grant decided in the pass before: at its slot (hd_idx, above), its number
+         * recirc.pseq_lo. */
         if (do_write == 1) {
             meta.hd_op = OP_WR;
         } else if (rel_go == 1 && meta.pre_ok == 1 && txn_ok == 1) {
@@ -2091,10 +2112,18 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             }
         } else if (do_wd == 1) {
             if (txn_ok == 1) { meta.fl_op = OP_WDR; } else { meta.fl_op = OP_RD; }
-        } else if (examine == 1 || do_rw == 1 || ph_probe3 == 1) {
+        } else if (do_rw == 1 || ph_probe3 == 1) {
             meta.fl_op = OP_RD;
             meta.ls_op = OP_RD;
             meta.ts_op = OP_RD;
+        } else if (do_grant == 1) {
+            /* the examined slot's flags (sl_idx); the pending grant's lease and timestamp
+             * (hd_idx) */
+            if (examine == 1) { meta.fl_op = OP_RD; }
+            if (hdr.recirc.pend == 1) {
+                meta.ls_op = OP_RD;
+                meta.ts_op = OP_RD;
+            }
         } else if (do_clean == 1 && hdr.recirc.cleft > 0) {
             meta.fl_op = OP_RD;
         }
@@ -2112,17 +2141,16 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         /* ================= stage: the next hop ================= */
         /* The route is looked up here, not after the answer is decided: a pass sends at most
          * one answer to a host, and its destination is known from the pass type and the slot
-         * already: the grant decided in the pass before goes to the address it carries, a
-         * force-release's expiry notice and a retry walk's grant (its request found live) to the
-         * slot's client, every other answer to the requester; a packet routed through to its
+         * already: the grant decided in the pass before, a force-release's expiry notice and a
+         * retry walk's grant (its request found live) go to the slot's client, every other
+         * answer to the requester; a packet routed through to its
          * IPv4 destination. The result is used only when a routed answer goes out (or the packet
          * is routed); route_hits counts every lookup (docs/dataplane.md, "What differs"). */
         if (meta.kind == K_ROUTE) {
             meta.route_dst = hdr.ipv4.dst;
-        } else if (do_grant == 1 && hdr.recirc.pend == 1) {
-            meta.route_dst = hdr.a_ip.dip;   /* the pending grant's client (ans_grant_pending) */
-        } else if ((do_rel == 1 && forced == 1) || (do_rw == 1 && SV_STATE == SS_LIVE && txn_ok == 1)) {
-            meta.route_dst = hdr.recirc.pip;   /* the slot's client (POOL_WHO) */
+        } else if ((do_grant == 1 && hdr.recirc.pend == 1) || (do_rel == 1 && forced == 1) ||
+                (do_rw == 1 && SV_STATE == SS_LIVE && txn_ok == 1)) {
+            meta.route_dst = hdr.a_ip.dip;   /* the slot's client, as POOL_WHO read it */
         } else {
             meta.route_dst = meta.rq_ip;
         }
@@ -2728,8 +2756,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                     if (SV_SEQ > meta.tok_lo) {
                         hi = hi - 1;
                     }
-                    ans_grant(hdr.recirc.pip, hdr.recirc.ppt[31:16], hdr.recirc.ppt[15:0]);
-                    hdr.a_nl.ts = hdr.recirc.pts;   /* the slot's, read by POOL_FLAGS */
+                    ans_grant_slot();   /* its ts the slot's, read by POOL_FLAGS */
                     hdr.a_nl.token_hi = TOK_HI_SLICED(tok_rw_hi, hi, SV_SEQ);
                     hdr.a_nl.token_lo = TOK_LO(tok_rw_lo, SV_SEQ, meta.sl_idx);
                 }
@@ -2781,8 +2808,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 }
                 if (forced == 1) {
                     /* Tell the old holder its lease ended (lockcore's expiry answer). */
-                    ans_grant(hdr.recirc.pip, hdr.recirc.ppt[31:16], hdr.recirc.ppt[15:0]);
-                    hdr.a_nl.ts = hdr.recirc.pts;   /* the slot's, read by POOL_FLAGS */
+                    ans_grant_slot();   /* its ts the slot's, read by POOL_FLAGS */
                     hdr.a_nl.token_hi = hdr.nl.token_hi;
                     hdr.a_nl.token_lo = hdr.nl.token_lo;
                     hdr.a_nl.op = OP_REJECT;
@@ -2825,11 +2851,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                     hdr.recirc.pslot = slot_pend.get({meta.sl_idx});
                     hdr.recirc.pseq_hi = meta.tok_hi;
                     hdr.recirc.pseq_lo = meta.tok_lo;
-                    /* recirc.ptxn: the slot's txn, read there by the pool's txn block */
-                    /* recirc.pts: the slot's timestamp, read there by the pool's block */
-                    /* recirc.pip, ppt: the slot's client, read by the pool's block */
-                    /* recirc.pflags: the slot's mode, priority and forwarded flag (POOL_FLAGS) */
-                    /* recirc.please: the slot's lease, read there by the pool's block */
+                    /* recirc.pflags: the slot's mode, priority and forwarded flag (POOL_FLAGS);
+                     * its txn, client, lease and timestamp: read by the next pass */
                 }
                 /* Tofino's gateways: no != under an || beside other terms ("gateway condition too
                  * complex"), hence the slot's test as an equality on state and mode. */
@@ -2935,8 +2958,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         /* ---- lease-probe ---- */
         if (do_probe == 1) {
             if (meta.valid == 1) {
-                ans_echo(OP_PROBE, FL_REPLY, 0);
-                hdr.a_nl.lease = hdr.recirc.please;   /* read or renewed by POOL_FLAGS */
+                ans_reply(OP_PROBE, FL_REPLY, 0);   /* the lease as POOL_FLAGS read or renewed it */
             } else {
                 ans_echo(OP_REJECT, 0, ST_NOTHOLDER);
             }
@@ -3024,14 +3046,14 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             } else if (ph == PH_PROBE3) {
                 hdr.admin.sstate = SV_STATE;
                 hdr.admin.slot = slot_adm.get({meta.sl_idx});
-                hdr.nl.txn = hdr.recirc.ptxn;   /* the slot's (POOL_TXN) */
+                hdr.nl.txn = hdr.a_nl.txn;   /* the slot's cells as the pool's blocks read them */
                 hdr.nl.mode = SV_MODE;
                 hdr.nl.prio = SV_PRIO;
-                hdr.nl.tenant = hdr.recirc.ppt[15:0];
-                hdr.nl.ts = hdr.recirc.pts;     /* the slot's (POOL_FLAGS) */
-                hdr.nl.lease = hdr.recirc.please;
-                hdr.nl.cip = hdr.recirc.pip;
-                hdr.nl.cport = hdr.recirc.ppt[31:16];
+                hdr.nl.tenant = meta.rd_pt[15:0];
+                hdr.nl.ts = hdr.a_nl.ts;
+                hdr.nl.lease = hdr.a_nl.lease;
+                hdr.nl.cip = hdr.a_ip.dip;
+                hdr.nl.cport = meta.rd_pt[31:16];
                 if (SV_SEQ != 0) {
                     hi = ADM_HI;
                     if (SV_SEQ > hdr.recirc.a_lo) {
