@@ -46,10 +46,11 @@ func TestProgramsAgree(t *testing.T) {
 	}
 }
 
-// TestProgramsAgreeCatches is its negative control: a TNA program whose grant walk stops
-// after the first waiter (a rule the oracle also checks) and one that leaves the slot's
-// forwarded flag out of its flags (its grants then lack the fwd flag) must be told apart from
-// the v1model program. TestStateDiffCatches covers the state comparison alone.
+// TestProgramsAgreeCatches is its negative control: TNA programs that break one rule each (a
+// grant walk that stops after the first waiter, a rule the oracle also checks; a slot without
+// its forwarded flag, whose grants then lack it; a pending grant sent with the txn of the slot
+// its pass examines, whose high half differs: the sequences draw it at random; ...) must be told
+// apart from the v1model program. TestStateDiffCatches covers the state comparison alone.
 func TestProgramsAgreeCatches(t *testing.T) {
 	for _, m := range []mutant{
 		{"walk-stops-early", "a grant walk goes on while waiters are compatible",
@@ -61,6 +62,9 @@ func TestProgramsAgreeCatches(t *testing.T) {
 		{"route-pending-grant-to-requester", "the next hop of a grant walk's pending grant is the granted client's",
 			"meta.route_dst = hdr.a_ip.dip;",
 			"meta.route_dst = meta.rq_ip;"},
+		{"pending-grant-txn-of-examined-slot", "a pending grant's txn is its own slot's (read at hd_idx), not the examined one's",
+			"hdr.a_nl.txn[63:32] = txn_hi_rd.execute(meta.hd_idx);",
+			"hdr.a_nl.txn[63:32] = txn_hi_rd.execute(meta.sl_idx);"},
 		{"grant-walk-slot-by-priority", "a grant walk examines the slot at the level it walks",
 			"if (hdr.recirc.level == 0) { sl = meta.at_cur0; } else { sl = meta.at_cur1; }",
 			"if (hdr.nl.prio == 0) { sl = meta.at_cur0; } else { sl = meta.at_cur1; }"},

@@ -591,9 +591,12 @@ func (d *diffRun) next() {
 func (d *diffRun) acquire() {
 	r := d.rules
 	d.nextTx++
-	g := &gtxn{lock: uint32(d.rng.IntN(r.locks)), txn: d.nextTx, client: 1 + d.rng.IntN(20)}
+	// The txn's and the timestamp's high halves random, the txn's low half the sequence number
+	// (unique): a program that takes one half of a slot's txn or timestamp from another slot
+	// differs.
+	g := &gtxn{lock: uint32(d.rng.IntN(r.locks)), txn: uint64(d.rng.Uint32())<<32 | d.nextTx, client: 1 + d.rng.IntN(20)}
 	g.f = wire.Fields{Op: wire.OpAcquire, Mode: wire.Mode(d.rng.IntN(2)), Priority: uint8(d.rng.IntN(2)),
-		Tenant: uint16(d.rng.IntN(3)), Lock: g.lock, Txn: g.txn, Timestamp: d.ts}
+		Tenant: uint16(d.rng.IntN(3)), Lock: g.lock, Txn: g.txn, Timestamp: d.ts + uint64(d.rng.Uint32())<<32}
 	if d.rng.IntN(4) == 0 {
 		g.f.LeaseMicros = uint32(1 + d.rng.IntN(90_000_000))
 	}
@@ -677,6 +680,7 @@ func runDiff(t tb, r, r2 *rig, rules diffRules, seed uint64) {
 		sw:    &sut{r: r, q2: q2a, toks: newTokens()},
 		or:    &oracle{rules: rules, q1: q1, q2: q2b, slots: map[uint32]*[dataplane.Levels][]oslot{}, buf: map[uint32]int{}},
 		otoks: newTokens(), byKey: map[[2]uint64]*gtxn{}}
+	d.ts = uint64(d.rng.Uint32())<<32 | uint64(d.rng.Uint32()>>1) // both halves in use (see acquire)
 	if r2 != nil {
 		q2c, err := lockcore.New(lockcore.Config{DefaultLease: diffLease, MaxLease: diffMaxLease, Priorities: 2})
 		must(t, err)
