@@ -512,9 +512,8 @@ struct metadata_t {
     bit<8>  ts_op;
     /* register action inputs */
     bit<32> n_flags;
-    bit<32> fp;        /* ended: the request's fingerprint, bits 1:0 clear (seen) */
-    bit<32> fp_end;    /* fp | 1 (ended) */
-    bit<32> fp_exp;    /* fp | 3 (force-released) */
+    bit<32> fp;        /* ended: the request's fingerprint, bits 1:0 clear (seen; + 1 ended,
+                        * + 3 force-released) */
     ended_t e_idx;
     bit<8>  s_mode;
     bit<16> h_arg;
@@ -1263,33 +1262,32 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     };
 
     /* ended: look up and record the request as seen unless it ended (an acquire about to be
-     * handled); look up only; record as ended (ended_record: fp_end) or force-released
-     * (ended_expire: fp_exp; two register actions, not one writing a field chosen before:
-     * one 32-bit field fewer). The lookups return the cell (ended_lookup: only when it is
-     * fp_end or fp_exp), and the pass compares it with fp, fp_end and fp_exp after the
-     * register: a stateful ALU has two comparison units, and three comparisons would not fit
-     * it. */
+     * handled); look up only; record as ended (ended_record: fp + 1, which is fp | 1 as fp's
+     * low two bits are clear) or force-released (ended_expire: fp + 3). The lookups return the
+     * cell minus fp, which the pass compares with constants after the register: 0 seen and not
+     * ended, 1 ended, 3 force-released (a cell of another fingerprint gives none of them: its
+     * low two bits are the tag). No fp | 1 and fp | 3 fields: the stateful ALU compares and
+     * writes v - fp and fp + c itself (two comparison units; a third comparison, with fp, would
+     * not fit it, hence the difference as the result). ended_lookup's 0 is not read: the retry
+     * passes use only ended and force-released. */
     RegisterAction<bit<32>, ended_t, bit<32>>(ended) ended_seen = {
         void apply(inout bit<32> v, out bit<32> rv) {
-            rv = v;
-            if (v != meta.fp_end && v != meta.fp_exp) {
+            rv = v - meta.fp;
+            if (v - meta.fp != 1 && v - meta.fp != 3) {
                 v = meta.fp;
             }
         }
     };
     RegisterAction<bit<32>, ended_t, bit<32>>(ended) ended_lookup = {
         void apply(inout bit<32> v, out bit<32> rv) {
-            rv = 0;
-            if (v == meta.fp_end || v == meta.fp_exp) {
-                rv = v;
-            }
+            rv = v - meta.fp;
         }
     };
     RegisterAction<bit<32>, ended_t, bit<8>>(ended) ended_record = {
-        void apply(inout bit<32> v) { v = meta.fp_end; }
+        void apply(inout bit<32> v) { v = meta.fp + 1; }
     };
     RegisterAction<bit<32>, ended_t, bit<8>>(ended) ended_expire = {
-        void apply(inout bit<32> v) { v = meta.fp_exp; }
+        void apply(inout bit<32> v) { v = meta.fp + 3; }
     };
 
     /* ---- Tables (as p4/netlock.p4) ---- */
@@ -1692,7 +1690,6 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         meta.o_res = off_res.get({meta.off15});
         meta.o_cur = off_cur.get({meta.cur15});
         meta.o_ch = off_ch.get({meta.ch15});
-        meta.o_adm = off_adm.get({hdr.admin.offset});
         ANS_VALID;    /* the answer is built here; invalid again unless sent */
         hdr.kind.setInvalid();
         if (hdr.packet_out.isValid() && hdr.packet_out.kind != 0) {
@@ -2170,12 +2167,9 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         if (meta.fp == 0) {
             meta.fp = 4;   /* 0 is an empty cell */
         }
-        meta.fp_end = meta.fp | 1;
-        meta.fp_exp = meta.fp | 3;
-        /* The cell as the lookup found it (0: no lookup, or ended_lookup found neither fp_end
-         * nor fp_exp; fp is never 0): fp_end ended, fp_exp force-released, fp seen and not
-         * ended. */
-        bit<32> e_cell = 0;
+        /* The cell minus fp as the lookup found it (2, which no cell of this request gives: no
+         * lookup): 1 ended, 3 force-released, 0 seen and not ended. */
+        bit<32> e_cell = 2;
         if ((do_acq == 1 || do_try == 1) && is_lock == 1 && fresh == 1) {
             e_cell = ended_seen.execute(meta.e_idx);
         } else if ((do_acq == 1 || do_try == 1) && is_lock == 1 && (meta.wflags & WF_RETRYMISS) != 0) {
@@ -2187,9 +2181,9 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         } else if ((do_rel == 1 && meta.valid == 1) || meta.found == 1) {
             ended_record.execute(meta.e_idx);
         }
-        if (e_cell == meta.fp_end || e_cell == meta.fp_exp) { meta.ended_hit = 1w1; } else { meta.ended_hit = 1w0; }
-        if (e_cell == meta.fp_exp) { meta.expired_hit = 1w1; } else { meta.expired_hit = 1w0; }
-        if (e_cell == meta.fp) { meta.dup_hit = 1w1; } else { meta.dup_hit = 1w0; }
+        if (e_cell == 1 || e_cell == 3) { meta.ended_hit = 1w1; } else { meta.ended_hit = 1w0; }
+        if (e_cell == 3) { meta.expired_hit = 1w1; } else { meta.expired_hit = 1w0; }
+        if (e_cell == 0) { meta.dup_hit = 1w1; } else { meta.dup_hit = 1w0; }
 
         /* ================= stage: lk_buf ================= */
         /* Before the tenant meter, so that it costs no stage of its own: an acquire only reads
@@ -2989,6 +2983,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 } else {
                     meta.h15 = off_h15.get({head});   /* IDENTITY keeps the low 15 bits */
                     meta.p_o = off_head.get({meta.h15});
+                    meta.o_adm = off_adm.get({hdr.admin.offset});   /* here: live only to the add */
                     probe_add();
                     if (meta.p_o >= meta.q_lim) {
                         probe_wrap();
