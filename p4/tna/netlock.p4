@@ -281,6 +281,22 @@ header nl_admin_t {
     bit<32> gts;
 }
 
+/* The admin header of a force-release and a set-buffered as the ingress parses it: the fields
+ * they read and write (result, value_lo, now) and those before them; the rest stays payload,
+ * which goes out as it came. These are the two admin operations that send answers (a
+ * force-release's expiry notice and grants, a set-buffered's queue-empty), and a header of
+ * their own, apart from hdr.admin on the parser's paths, keeps hdr.admin from being valid in a
+ * pass that sends one: the answer's fields that only answers write are declared mutually
+ * exclusive with hdr.admin below, and bf-p4c may give them the same containers. */
+header nl_admin_head_t {
+    bit<8>  result;
+    bit<8>  level;
+    bit<16> offset;
+    bit<32> value_hi;
+    bit<32> value_lo;
+    bit<32> now;
+}
+
 /* The first byte of a bridged or recirculated packet (KD_*), and the mirror header. */
 header nl_kind_t {
     bit<8> kind;
@@ -425,6 +441,7 @@ struct headers_t {
     nl_t         nl;
     nl_auth_t    auth;
     nl_admin_t   admin;
+    nl_admin_head_t adminf;   /* a force-release's and a set-buffered's */
 }
 
 /* A register cell of two 32-bit halves: hi is bits 63:32 of the 64-bit value it holds. */
@@ -710,9 +727,15 @@ parser NetlockIngressParser(packet_in pkt, out headers_t hdr, out metadata_t met
     state parse_auth_admin {
         pkt.extract(hdr.auth);
         transition select(hdr.nl.status) {
+            ADM_FORCE: parse_admin_head;
+            ADM_SET_BUFFERED: parse_admin_head;
             16 .. 31: parse_admin;
             default: accept;
         }
+    }
+    state parse_admin_head {
+        pkt.extract(hdr.adminf);
+        transition accept;
     }
     state parse_admin {
         pkt.extract(hdr.admin);
@@ -1016,6 +1039,35 @@ parser NetlockIngressParser(packet_in pkt, out headers_t hdr, out metadata_t met
 @pa_container_size("ingress", "meta.resub.phase", 8)
 @pa_container_size("ingress", "meta.resub.off", 16)
 @pa_container_size("ingress", "meta.resub.seq", 32)
+@pa_container_size("ingress", "hdr.adminf.result", 8)
+@pa_container_size("ingress", "hdr.adminf.level", 8)
+@pa_container_size("ingress", "hdr.adminf.offset", 16)
+@pa_container_size("ingress", "hdr.adminf.value_hi", 32)
+@pa_container_size("ingress", "hdr.adminf.value_lo", 32)
+@pa_container_size("ingress", "hdr.adminf.now", 32)
+/* The admin header (parsed for every admin request but a force-release, which has hdr.adminf)
+ * and the answer's fields that only an answer to a host or a server writes: no pass with
+ * hdr.admin valid sends one (the admin passes answer the controller with the request itself),
+ * so bf-p4c may give them the same containers. Not listed: what every pass writes (the rack's
+ * and the server's fields: a_key.key, a_ip.sip, a_eth, ansx.port) and what the admin probe's
+ * last pass reads from the pool (a_nl.txn, ts, lease, a_ip.dip). Checked by
+ * TestAdminExclusive (p4/dataplane/dpengine): the program with those fields set to a sentinel
+ * when hdr.admin is valid finds them unchanged at the end of every admin pass. */
+@pa_mutually_exclusive("ingress", "hdr.admin", "hdr.ansx.auth")
+@pa_mutually_exclusive("ingress", "hdr.admin", "hdr.a_udp.sport")
+@pa_mutually_exclusive("ingress", "hdr.admin", "hdr.a_udp.dport")
+@pa_mutually_exclusive("ingress", "hdr.admin", "hdr.a_nl.op")
+@pa_mutually_exclusive("ingress", "hdr.admin", "hdr.a_nl.mode")
+@pa_mutually_exclusive("ingress", "hdr.admin", "hdr.a_nl.flags")
+@pa_mutually_exclusive("ingress", "hdr.admin", "hdr.a_nl.status")
+@pa_mutually_exclusive("ingress", "hdr.admin", "hdr.a_nl.prio")
+@pa_mutually_exclusive("ingress", "hdr.admin", "hdr.a_nl.tenant")
+@pa_mutually_exclusive("ingress", "hdr.admin", "hdr.a_nl.lock")
+@pa_mutually_exclusive("ingress", "hdr.admin", "hdr.a_nl.token_hi")
+@pa_mutually_exclusive("ingress", "hdr.admin", "hdr.a_nl.token_lo")
+@pa_mutually_exclusive("ingress", "hdr.admin", "hdr.a_nl.cip")
+@pa_mutually_exclusive("ingress", "hdr.admin", "hdr.a_nl.cport")
+@pa_mutually_exclusive("ingress", "hdr.admin", "hdr.a_nl.slots")
 control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                        in ingress_intrinsic_metadata_t ig_md,
                        in ingress_intrinsic_metadata_from_parser_t ig_prsr_md,
@@ -1687,6 +1739,9 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         if (hdr.admin.isValid()) {
             hdr.admin.now = meta.now;
         }
+        if (hdr.adminf.isValid()) {
+            hdr.adminf.now = meta.now;
+        }
         meta.o_res = off_res.get({meta.off15});
         meta.o_cur = off_cur.get({meta.cur15});
         meta.o_ch = off_ch.get({meta.ch15});
@@ -1763,7 +1818,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                     drop_count(DR_ADMIN_PORT);
                     exit;
                 }
-                if (meta.rack_ok == 0 || hdr.auth.key != hdr.a_key.key || !hdr.admin.isValid()) {
+                if (meta.rack_ok == 0 || hdr.auth.key != hdr.a_key.key ||
+                        (!hdr.admin.isValid() && !hdr.adminf.isValid())) {
                     drop_count(DR_ADMIN_KEY);
                     exit;
                 }
@@ -1935,16 +1991,16 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         bit<1> ad_setc = 0;
         bit<1> ad_setb = 0;
         if (do_admin == 1) {
-            hdr.admin.result = AR_OK;
+            bit<8> res = AR_OK;   /* into hdr.admin or hdr.adminf, whichever was parsed */
             bit<1> needs_lock = 1;
             if (st == ADM_GET_COOKIE || st == ADM_SET_COOKIE) {
                 needs_lock = 0;
             }
             if (needs_lock == 1 && (meta.hit == 0 || meta.srv_ok == 0)) {
-                hdr.admin.result = AR_NOLOCK;
+                res = AR_NOLOCK;   /* a force-release's too, which comes here only then */
             } else if (st == ADM_PROBE) {
                 if (hdr.admin.level > 1) {
-                    hdr.admin.result = AR_BADREQ;
+                    res = AR_BADREQ;
                 } else {
                     ad_probe = 1;
                 }
@@ -1959,7 +2015,12 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             } else if (st == ADM_SET_BUFFERED) {
                 ad_setb = 1;
             } else {
-                hdr.admin.result = AR_BADREQ;
+                res = AR_BADREQ;
+            }
+            if (hdr.adminf.isValid()) {
+                hdr.adminf.result = res;
+            } else {
+                hdr.admin.result = res;
             }
         }
         bit<1> ph_probe2 = 1w0;
@@ -2208,7 +2269,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             meta.b_dec = 1;
         } else if (ad_setb == 1) {
             bop = 3;
-            meta.b_val = val_b.get({hdr.admin.value_lo[15:0]});
+            meta.b_val = val_b.get({hdr.adminf.value_lo[15:0]});
         } else if (ad_reset == 1) {
             bop = 3;
         } else if (do_acq == 1 || do_try == 1 || do_clean == 1 || (do_rel == 1 && meta.valid == 1) ||
@@ -2775,7 +2836,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         if (do_rel == 1) {
             if (meta.tlevel == 2 || meta.valid == 0) {
                 if (forced == 1) {
-                    hdr.admin.result = AR_NOTHELD;
+                    hdr.adminf.result = AR_NOTHELD;
                 } else {
                     ans_echo(OP_REJECT, 0, ST_NOTHOLDER);
                 }
@@ -2808,7 +2869,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                     hdr.a_nl.op = OP_REJECT;
                     hdr.a_nl.status = ST_LEASEEXP;
                     hdr.a_nl.lease = 0;
-                    hdr.admin.result = AR_OK;
+                    hdr.adminf.result = AR_OK;
                 } else if (walk == 1 || clean == 1) {
                     ans_echo(OP_RELEASE, FL_REPLY, 0);
                 } else if (qe == 1) {

@@ -735,12 +735,23 @@ func TestScenarios(t *testing.T) {
 		t.Fatalf("no scenarios in %s: %v", scenarioDir, err)
 	}
 	for _, run := range pipelineRuns {
-		t.Run(run.name, func(t *testing.T) { testScenarios(t, run.prog, run.pl, srcs) })
+		t.Run(run.name, func(t *testing.T) { testScenarios(t, run.prog, run.pl, srcs, nil) })
 	}
 }
 
-func testScenarios(t *testing.T, prog dataplane.Program, pl engine.Pipeline, srcs []string) {
-	checked, err := front.Load(filepath.Join("..", "..", filepath.FromSlash(prog.File)))
+// testScenarios runs the scenarios srcs on prog (its text source when not nil: a changed copy).
+func testScenarios(t *testing.T, prog dataplane.Program, pl engine.Pipeline, srcs []string, source []byte) {
+	path := filepath.Join("..", "..", filepath.FromSlash(prog.File))
+	read := os.ReadFile
+	if source != nil {
+		read = func(p string) ([]byte, error) {
+			if p == path {
+				return source, nil
+			}
+			return os.ReadFile(p)
+		}
+	}
+	checked, err := front.LoadWith(path, read)
 	if err != nil {
 		t.Fatal(err)
 	}
