@@ -308,16 +308,19 @@ header nl_recirc_t {
     bit<8>  phase;
     bit<8>  wflags;     /* WF_* */
     bit<8>  send;       /* PH_SEND: SEND_* */
-    bit<8>  binc_qe;    /* PH_BINC: 1 when a full level decided the overflow (check queue-empty) */
+    /* four flags in one byte */
+    bit<1>  binc_qe;    /* PH_BINC: 1 when a full level decided the overflow (check queue-empty) */
+    bit<1>  examine;    /* grant walk: 1 when the slot at cur is to be examined */
+    bit<1>  pclean;     /* 1: clean clevel when the grant walk ends */
+    bit<1>  pend;       /* 1: a pending grant (below) */
+    bit<4>  pad1;
     bit<7>  pad0;
     bit<9>  in_port;    /* the port the request arrived on */
     bit<8>  level;      /* grant walk: the level it is at */
-    bit<8>  examine;    /* grant walk: 1 when the slot at cur is to be examined */
+    bit<8>  clevel;
     bit<16> cur;        /* slot offset in the level's region */
     bit<16> left;       /* live slots still to examine (retry, withdrawal) */
     bit<16> steps;      /* slots the withdrawal walk may still visit */
-    bit<8>  pclean;     /* 1: clean clevel when the grant walk ends */
-    bit<8>  clevel;
     bit<16> cleft;      /* occupied slots of clevel from its head */
     bit<16> chead;      /* the head of clevel (the slot the next clean pass examines) */
     /* The grant the grant walk decided in the pass before: this pass writes its grant number
@@ -325,8 +328,7 @@ header nl_recirc_t {
      * (the pool's blocks, at hd_idx: the pending slot) and sends it. Its flags are read in the
      * deciding pass into pflags, which the pool's flags block fills in every pass that reads
      * a slot's flags (after the pending grant has taken its own): the slot view's flags, with
-     * no metadata copy (SV_* below). */
-    bit<8>  pend;
+     * no metadata copy (SV_* below). pend (above) is 1 when there is one. */
     bit<32> pflags;     /* the slot's s_flags cell as read: state ++ mode ++ prio ++ fwd */
     slot_t  pslot;
     bit<32> pseq_hi;    /* also the admin passes' 64-bit value's high half (ADM_HI) */
@@ -550,6 +552,8 @@ struct metadata_t {
     bit<32> now_c;
     bit<32> now_d;
     bit<32> p_o;       /* admin probe: the offset of the slot asked for (into recirc.cur) */
+    bit<32> p_lim;     /* admin probe: meta.size widened where the probe wraps p_o (q_lim's
+                        * copy, short-lived as q_lim is) */
     bit<16> g_arg;
     bit<32> q_lim;     /* q_take, q_full: the worked level's size (lk_q, lk_q_hi), widened by the
                         * hash unit after use_level (a short-lived copy, not lock_table's) */
@@ -595,7 +599,7 @@ struct metadata_t {
                         * rd_st: the two uses slice it at different bits (bf-p4c: "requires too
                         * many sources") */
     bit<32> size1q;    /* size1 as the queue-empty answer's lease (a field of its own: see TOK_LO),
-                        * widened by the hash unit before the answers */
+                        * widened by the hash unit where the answers begin */
     bit<32> st_prev;   /* state_rel: lk_state's lo before */
     bit<32> rd_pt;     /* the slot's s_pt cell as read (POOL_WHO): port ++ tenant */
     /* answers and what comes next */
@@ -983,17 +987,13 @@ parser NetlockIngressParser(packet_in pkt, out headers_t hdr, out metadata_t met
 @pa_container_size("ingress", "hdr.recirc.phase", 8)
 @pa_container_size("ingress", "hdr.recirc.wflags", 8)
 @pa_container_size("ingress", "hdr.recirc.send", 8)
-@pa_container_size("ingress", "hdr.recirc.binc_qe", 8)
 @pa_container_size("ingress", "hdr.recirc.level", 8)
-@pa_container_size("ingress", "hdr.recirc.examine", 8)
 @pa_container_size("ingress", "hdr.recirc.cur", 16)
 @pa_container_size("ingress", "hdr.recirc.left", 16)
 @pa_container_size("ingress", "hdr.recirc.steps", 16)
-@pa_container_size("ingress", "hdr.recirc.pclean", 8)
 @pa_container_size("ingress", "hdr.recirc.clevel", 8)
 @pa_container_size("ingress", "hdr.recirc.cleft", 16)
 @pa_container_size("ingress", "hdr.recirc.chead", 16)
-@pa_container_size("ingress", "hdr.recirc.pend", 8)
 @pa_container_size("ingress", "hdr.recirc.pflags", 8, 8, 8, 8)
 @pa_container_size("ingress", "hdr.recirc.pslot", SLOT_W)
 @pa_container_size("ingress", "hdr.recirc.pseq_hi", 32)
@@ -1516,6 +1516,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     Hash<bit<16>>(HashAlgorithm_t.IDENTITY) off_probe;    /* the admin probe's slot offset */
     Hash<bit<16>>(HashAlgorithm_t.IDENTITY) qwrap_h;      /* meta.q_wrapx */
     Hash<bit<32>>(HashAlgorithm_t.IDENTITY) qlim_h;       /* meta.q_lim: meta.size widened */
+    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) plim_h;       /* meta.p_lim: meta.size widened */
     Hash<bit<32>>(HashAlgorithm_t.IDENTITY) size1q_h;     /* meta.size1q: meta.size1 widened */
     Hash<bit<16>>(HashAlgorithm_t.IDENTITY) qend0_h;      /* meta.q_end0x */
     Hash<bit<16>>(HashAlgorithm_t.IDENTITY) qendx_h;      /* meta.q_endxx */
@@ -1569,7 +1570,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         meta.p_o = meta.p_o + meta.o_adm;
     }
     action probe_wrap() {
-        meta.p_o = meta.p_o - meta.q_lim;
+        meta.p_o = meta.p_o - meta.p_lim;
     }
 
     /* Point the pool blocks at slot s. */
@@ -1773,6 +1774,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             hdr.recirc.wflags = 0;
             hdr.recirc.send = 0;
             hdr.recirc.pad0 = 0;
+            hdr.recirc.pad1 = 0;
             hdr.recirc.in_port = ig_md.ingress_port;
             hdr.recirc.pend = 0;
             hdr.recirc.examine = 0;
@@ -2046,7 +2048,6 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         }
         if (lvl == 0) { use_level0(); } else { use_level1(); }
         meta.q_lim = qlim_h.get({meta.size});
-        meta.size1q = size1q_h.get({meta.size1});
         meta.q_wrapx = qwrap_h.get({meta.q_wrap});
         meta.q_end0x = qend0_h.get({meta.q_end0});
         meta.q_endxx = qendx_h.get({meta.q_endx});
@@ -2479,7 +2480,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
          * (q_full). */
         meta.ov = 0;
         bit<1> binc = 0;      /* lk_buf one more in the next pass (PH_BINC) */
-        bit<8> binc_qe = 0;   /* ... and a full level decided it: check queue-empty there */
+        bit<1> binc_qe = 0;   /* ... and a full level decided it: check queue-empty there */
         if (do_acq == 1 && acq_go == 1) {
             if (meta.qv == 0) {
                 meta.ov = 1;
@@ -2769,6 +2770,10 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             }
         }
 
+        /* The queue-empty answers' lease (ans_queue_empty), widened here, where they begin:
+         * live to the answers only. */
+        meta.size1q = size1q_h.get({meta.size1});
+
         /* ---- an overflow decided at a level's count: counted in lk_buf now ---- */
         if (do_binc == 1 && qe == 1) {
             ans_queue_empty();   /* the level drained since the overflow */
@@ -2898,7 +2903,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             if (hdr.recirc.pend == 1) {
                 hdr.recirc.pend = 0;   /* sent above, before the pool's blocks */
             }
-            bit<8> more = 0;
+            bit<1> more = 0;
             if (examine == 1) {
                 if (meta.grant == 1) {
                     /* Granted: the next pass writes the grant number and sends the grant. */
@@ -3046,7 +3051,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                     meta.p_o = off_head.get({meta.h15});
                     meta.o_adm = off_adm.get({hdr.admin.offset});   /* here: live only to the add */
                     probe_add();
-                    if (meta.p_o >= meta.q_lim) {
+                    meta.p_lim = plim_h.get({meta.size});   /* here: q_lim ends at the counters */
+                    if (meta.p_o >= meta.p_lim) {
                         probe_wrap();
                     }
                     /* The probe's later passes use the slot at this offset as the grant
