@@ -493,8 +493,6 @@ struct metadata_t {
     bit<8>  level;
     slot_t  left;
     bit<16> size;
-    bit<32> rq_ip;
-    bit<16> rq_port;
     bit<8>  rq_fwd;
     bit<32> lease;
     bit<32> now;
@@ -601,7 +599,8 @@ struct metadata_t {
     bit<32> size1q;    /* size1 as the queue-empty answer's lease (a field of its own: see TOK_LO),
                         * widened by the hash unit where the answers begin */
     bit<32> st_prev;   /* state_rel: lk_state's lo before */
-    bit<32> rd_pt;     /* the slot's s_pt cell as read (POOL_WHO): port ++ tenant */
+    bit<16> rd_port;   /* the slot's port and tenant as read (POOL_WHO) */
+    bit<16> rd_tenant;
     /* answers and what comes next */
     bit<1>  a_valid;
     bit<1>  a_routed;
@@ -760,30 +759,34 @@ parser NetlockIngressParser(packet_in pkt, out headers_t hdr, out metadata_t met
         if ((x) == meta.q_end0x || (x) == meta.q_endxx) { dst = (x) + meta.q_wrapx; } else { dst = (x) + 1; } \
     }
 
-/* The slot pool: 4 x 2^NETLOCK_PART_BITS slots (slot s at index s), nine registers per slot
+/* The slot pool: 4 x 2^NETLOCK_PART_BITS slots (slot s at index s), ten registers per slot
  * (40 bytes):
  *   s_txn_hi, s_txn_lo   the txn
  *   s_hold               pair: hi the grant number (low 32 bits; 0 while waiting and after
  *                        release), lo the grant time (us)
  *   s_flags              [31:24] state, [23:16] mode, [15:8] priority, [7:0] forwarded
  *   s_lease              the lease (us)
- *   s_ip, s_pt           the client's IPv4 address; [31:16] its UDP port, [15:0] the tenant
+ *   s_ip, s_port         the client's IPv4 address and UDP port
+ *   s_tenant             the tenant (its own 16-bit register, as the port: one 32-bit cell of
+ *                        both took a 32-bit PHV temporary for the write's port ++ tenant and a
+ *                        32-bit field for the read)
  *   s_ts_hi, s_ts_lo     the request's timestamp
  * Sixty-four-bit fields are two registers because a grant reads all of them in one pass and a
  * Tofino 1 register action returns one 32-bit value. p4/netlock.p4 splits the pool into 4
  * parts (NetLock's figure 5: more SRAM than one stage holds); here each field is one array
- * over all the slots, so the pool takes nine stateful ALUs instead of 36 (a pipe has 48), and
+ * over all the slots, so the pool takes ten stateful ALUs instead of 36 (a pipe has 48), and
  * the fields spread over stages instead: each array is in one stage, 33 SRAM blocks for the
  * default 131072 slots (65 for s_hold), within a stage's 80 (docs/dataplane.md, "SRAM for the
- * slot pool"). N0..N8 are the registers' names. */
-#define POOL_PART(N0, N1, N2, N3, N4, N5, N6, N7, N8) \
+ * slot pool"). N0..N9 are the registers' names. */
+#define POOL_PART(N0, N1, N2, N3, N4, N5, N6, N7, N8, N9) \
     @name(N0) Register<bit<32>, slot_t>(POOL_SLOTS) s_txn_hi; \
     @name(N1) Register<bit<32>, slot_t>(POOL_SLOTS) s_txn_lo; \
     @name(N2) Register<pair32_t, slot_t>(POOL_SLOTS) s_hold; \
     @name(N3) Register<bit<32>, slot_t>(POOL_SLOTS) s_flags; \
     @name(N4) Register<bit<32>, slot_t>(POOL_SLOTS) s_lease; \
     @name(N5) Register<bit<32>, slot_t>(POOL_SLOTS) s_ip; \
-    @name(N6) Register<bit<32>, slot_t>(POOL_SLOTS) s_pt; \
+    @name(N6) Register<bit<16>, slot_t>(POOL_SLOTS) s_port; \
+    @name(N9) Register<bit<16>, slot_t>(POOL_SLOTS) s_tenant; \
     @name(N7) Register<bit<32>, slot_t>(POOL_SLOTS) s_ts_hi; \
     @name(N8) Register<bit<32>, slot_t>(POOL_SLOTS) s_ts_lo; \
     RegisterAction<bit<32>, slot_t, bit<8>>(s_txn_hi) txn_hi_cmp = { \
@@ -827,11 +830,15 @@ parser NetlockIngressParser(packet_in pkt, out headers_t hdr, out metadata_t met
     RegisterAction<bit<32>, slot_t, bit<32>>(s_ip) ip_rd = { \
         void apply(inout bit<32> v, out bit<32> rv) { rv = v; } }; \
     RegisterAction<bit<32>, slot_t, bit<32>>(s_ip) ip_wr = { \
-        void apply(inout bit<32> v) { v = meta.rq_ip; } }; \
-    RegisterAction<bit<32>, slot_t, bit<32>>(s_pt) pt_rd = { \
-        void apply(inout bit<32> v, out bit<32> rv) { rv = v; } }; \
-    RegisterAction<bit<32>, slot_t, bit<32>>(s_pt) pt_wr = { \
-        void apply(inout bit<32> v) { v = meta.rq_port ++ hdr.nl.tenant; } }; \
+        void apply(inout bit<32> v) { v = hdr.nl.cip; } }; \
+    RegisterAction<bit<16>, slot_t, bit<16>>(s_port) port_rd = { \
+        void apply(inout bit<16> v, out bit<16> rv) { rv = v; } }; \
+    RegisterAction<bit<16>, slot_t, bit<16>>(s_port) port_wr = { \
+        void apply(inout bit<16> v) { v = hdr.nl.cport; } }; \
+    RegisterAction<bit<16>, slot_t, bit<16>>(s_tenant) tenant_rd = { \
+        void apply(inout bit<16> v, out bit<16> rv) { rv = v; } }; \
+    RegisterAction<bit<16>, slot_t, bit<16>>(s_tenant) tenant_wr = { \
+        void apply(inout bit<16> v) { v = hdr.nl.tenant; } }; \
     RegisterAction<bit<32>, slot_t, bit<32>>(s_ts_hi) ts_hi_rd = { \
         void apply(inout bit<32> v, out bit<32> rv) { rv = v; } }; \
     RegisterAction<bit<32>, slot_t, bit<32>>(s_ts_hi) ts_hi_wr = { \
@@ -844,7 +851,8 @@ parser NetlockIngressParser(packet_in pkt, out headers_t hdr, out metadata_t met
 /* Stage blocks of the pool. The request's cells (txn, client, lease, timestamp) are at hd_idx,
  * s_hold's index: the pass's slot, or the pending grant's in the grant walk's pass that sends it,
  * which examines the next slot's flags at sl_idx. They are read straight into the answer's fields
- * (a_nl.txn, a_ip.dip, a_nl.lease, a_nl.ts; the port and tenant into meta.rd_pt), which every
+ * (a_nl.txn, a_ip.dip, a_nl.lease, a_nl.ts; the port and tenant into meta.rd_port and
+ * rd_tenant), which every
  * answer that does not take them from there writes after the pool's blocks. */
 #define POOL_TXN \
     if (meta.x_op == OP_CMP) { \
@@ -860,10 +868,12 @@ parser NetlockIngressParser(packet_in pkt, out headers_t hdr, out metadata_t met
 #define POOL_WHO \
     if (meta.who_op == OP_RD) { \
         hdr.a_ip.dip = ip_rd.execute(meta.hd_idx); \
-        meta.rd_pt = pt_rd.execute(meta.hd_idx); \
+        meta.rd_port = port_rd.execute(meta.hd_idx); \
+        meta.rd_tenant = tenant_rd.execute(meta.hd_idx); \
     } else if (meta.who_op == OP_WR) { \
         ip_wr.execute(meta.hd_idx); \
-        pt_wr.execute(meta.hd_idx); \
+        port_wr.execute(meta.hd_idx); \
+        tenant_wr.execute(meta.hd_idx); \
     }
 #define POOL_HOLD \
     if (meta.hd_op == OP_REL) { \
@@ -999,7 +1009,8 @@ parser NetlockIngressParser(packet_in pkt, out headers_t hdr, out metadata_t met
 @pa_container_size("ingress", "hdr.recirc.pseq_hi", 32)
 @pa_container_size("ingress", "hdr.recirc.pseq_lo", 32)
 @pa_container_size("ingress", "hdr.recirc.a_lo", 32)
-@pa_container_size("ingress", "meta.rd_pt", 16, 16)
+@pa_container_size("ingress", "meta.rd_port", 16)
+@pa_container_size("ingress", "meta.rd_tenant", 16)
 @pa_container_size("ingress", "hdr.nl.version", 8)
 @pa_container_size("ingress", "hdr.nl.op", 8)
 @pa_container_size("ingress", "hdr.nl.mode", 8)
@@ -1106,7 +1117,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     LEVEL_REGS(0, "levels.level0.head", "levels.level0.tail", "levels.level0.gnext")
     LEVEL_REGS(1, "levels.level1.head", "levels.level1.tail", "levels.level1.gnext")
 
-    POOL_PART("pool.s_txn_hi", "pool.s_txn_lo", "pool.s_hold", "pool.s_flags", "pool.s_lease", "pool.s_ip", "pool.s_pt", "pool.s_ts_hi", "pool.s_ts_lo")
+    POOL_PART("pool.s_txn_hi", "pool.s_txn_lo", "pool.s_hold", "pool.s_flags", "pool.s_lease", "pool.s_ip", "pool.s_port", "pool.s_ts_hi", "pool.s_ts_lo", "pool.s_tenant")
 
     Meter<bit<32>>(NETLOCK_TENANT_METERS, MeterType_t.PACKETS) tenant_meter;
     Counter<bit<64>, bit<32>>(8, CounterType_t.PACKETS) nl_drops;
@@ -1610,13 +1621,13 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     }
     /* The slot's client as the destination (the address read into a_ip.dip by POOL_WHO). */
     action ans_slot_client() {
-        hdr.a_udp.dport = meta.rd_pt[31:16];
-        hdr.a_nl.tenant = meta.rd_pt[15:0];
+        hdr.a_udp.dport = meta.rd_port;
+        hdr.a_nl.tenant = meta.rd_tenant;
     }
     /* An answer to the requester echoing the request (release ack, reject, probe reply), its
      * lease the caller's (ans_echo: 0). */
     action ans_reply(bit<8> op, bit<8> flags, bit<8> status) {
-        ans_to_client(op, meta.rq_ip, meta.rq_port, meta.rq_fwd);
+        ans_to_client(op, hdr.nl.cip, hdr.nl.cport, meta.rq_fwd);
         hdr.a_nl.flags = hdr.a_nl.flags | flags;
         hdr.a_nl.status = status;
         hdr.a_nl.mode = hdr.nl.mode;
@@ -1704,8 +1715,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         hdr.a_nl.txn = hdr.nl.txn;
         hdr.a_nl.ts = hdr.nl.ts;
         hdr.a_nl.lease = hdr.nl.lease;
-        hdr.a_nl.cip = meta.rq_ip;
-        hdr.a_nl.cport = meta.rq_port;
+        hdr.a_nl.cip = hdr.nl.cip;
+        hdr.a_nl.cport = hdr.nl.cport;
     }
 
     /* Continue in another pass of type phase (recirculated). */
@@ -1845,13 +1856,21 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         meta.tseq_hi = tseq_hi_h.get({hdr.nl.token_hi[31:SLOT_BITS]});
         meta.tseq_lo = tok_seq.get({hdr.nl.token_hi[SLOT_BITS - 1:0], hdr.nl.token_lo[31:SLOT_BITS]});
         if (meta.kind != K_ROUTE) {
+            /* The requester's address: a push-back's client (cip, cport, as the server sent
+             * them), else the datagram's source, written into the request's cip and cport in
+             * place (every pass: the same again after a recirculation, the packet as it came
+             * after a resubmission), so that the request's fields name the requester in every
+             * pass with no metadata copy. A lock request goes out only as the answers built
+             * from it; an admin request goes back to the controller, so its cip and cport stay
+             * as they came (its passes use the requester's address only for the route lookup,
+             * below). */
             if (meta.kind == K_PB) {
-                meta.rq_ip = hdr.nl.cip;
-                meta.rq_port = hdr.nl.cport;
                 meta.rq_fwd = 1;
             } else {
-                meta.rq_ip = hdr.ipv4.src;
-                meta.rq_port = hdr.udp.src;
+                if (meta.kind == K_LOCK) {
+                    hdr.nl.cip = hdr.ipv4.src;
+                    hdr.nl.cport = hdr.udp.src;
+                }
                 meta.rq_fwd = 0;
             }
             if (hdr.nl.lease == 0) {
@@ -2210,8 +2229,10 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         } else if ((do_grant == 1 && hdr.recirc.pend == 1) || (do_rel == 1 && forced == 1) ||
                 (do_rw == 1 && SV_STATE == SS_LIVE && txn_ok == 1)) {
             meta.route_dst = hdr.a_ip.dip;   /* the slot's client, as POOL_WHO read it */
+        } else if (meta.kind == K_ADMIN) {
+            meta.route_dst = hdr.ipv4.src;
         } else {
-            meta.route_dst = meta.rq_ip;
+            meta.route_dst = hdr.nl.cip;   /* the requester (normalized above) */
         }
         if (meta.kind != K_ROUTE || hdr.ipv4.isValid()) {
             ipv4_lpm.apply();
@@ -2789,7 +2810,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             if (meta.resub.seq > meta.tok_lo) {
                 hi = hi - 1;
             }
-            ans_grant(meta.rq_ip, meta.rq_port, hdr.nl.tenant);
+            ans_grant(hdr.nl.cip, hdr.nl.cport, hdr.nl.tenant);
             hdr.a_nl.ts = hdr.nl.ts;
             hdr.a_nl.token_hi = TOK_HI_SLICED(tok_write_hi, hi, meta.resub.seq);
             hdr.a_nl.token_lo = TOK_LO(tok_write_lo, meta.resub.seq, meta.sl_idx);
@@ -3111,11 +3132,11 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 hdr.nl.txn = hdr.a_nl.txn;   /* the slot's cells as the pool's blocks read them */
                 hdr.nl.mode = SV_MODE;
                 hdr.nl.prio = SV_PRIO;
-                hdr.nl.tenant = meta.rd_pt[15:0];
+                hdr.nl.tenant = meta.rd_tenant;
                 hdr.nl.ts = hdr.a_nl.ts;
                 hdr.nl.lease = hdr.a_nl.lease;
                 hdr.nl.cip = hdr.a_ip.dip;
-                hdr.nl.cport = meta.rd_pt[31:16];
+                hdr.nl.cport = meta.rd_port;
                 if (SV_SEQ != 0) {
                     hi = ADM_HI;
                     if (SV_SEQ > hdr.recirc.a_lo) {
