@@ -3054,7 +3054,11 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 hdr.admin.wait1 = w1;
                 hdr.admin.used0 = r0;
                 hdr.admin.used1 = r1;
-                hdr.admin.head = pos_ahead.get({head});
+                /* meta.hv, not the local head (the same here: a probe moves no head): bf-p4c
+                 * 9.13.4 took the local, a copy of hv, out of the PHV and then crashed on the
+                 * hash's field list naming it ("Compiler Bug: Exiting with SIGSEGV" in
+                 * GeneratePrimitiveInfo, 2026-11-30 at dfa486b) */
+                hdr.admin.head = pos_ahead.get({meta.hv});
                 hdr.admin.tail = pos_atail.get({meta.tail});
                 if (meta.level == 0) {
                     hdr.admin.gnext = pos_agnext0.get({g0});
@@ -3068,7 +3072,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                     hdr.admin.result = AR_BADREQ;
                     meta.reply = 1;
                 } else {
-                    meta.h15 = off_h15.get({head});   /* IDENTITY keeps the low 15 bits */
+                    meta.h15 = off_h15.get({meta.hv});   /* IDENTITY keeps the low 15 bits */
                     meta.p_o = off_head.get({meta.h15});
                     meta.o_adm = off_adm.get({hdr.admin.offset});   /* here: live only to the add */
                     probe_add();
