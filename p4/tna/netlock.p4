@@ -509,7 +509,6 @@ struct metadata_t {
     bit<15> off15;      /* resub.off[14:0], cur[14:0], chead[14:0]: set by the parser */
     bit<15> cur15;
     bit<15> ch15;
-    bit<15> h15;        /* the admin probe's head offset */
     slot_t  o_res;      /* resub.off[14:0] */
     slot_t  o_cur;      /* recirc.cur[14:0] */
     slot_t  o_ch;       /* recirc.chead[14:0] */
@@ -1523,7 +1522,6 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     Hash<slot_t>(HashAlgorithm_t.IDENTITY) off_ch;
     Hash<bit<32>>(HashAlgorithm_t.IDENTITY) off_adm;
     Hash<bit<32>>(HashAlgorithm_t.IDENTITY) off_head;
-    Hash<bit<15>>(HashAlgorithm_t.IDENTITY) off_h15;
     Hash<bit<16>>(HashAlgorithm_t.IDENTITY) off_probe;    /* the admin probe's slot offset */
     Hash<bit<16>>(HashAlgorithm_t.IDENTITY) qwrap_h;      /* meta.q_wrapx */
     Hash<bit<32>>(HashAlgorithm_t.IDENTITY) qlim_h;       /* meta.q_lim: meta.size widened */
@@ -3072,8 +3070,10 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                     hdr.admin.result = AR_BADREQ;
                     meta.reply = 1;
                 } else {
-                    meta.h15 = off_h15.get({meta.hv});   /* IDENTITY keeps the low 15 bits */
-                    meta.p_o = off_head.get({meta.h15});
+                    /* the head's offset (its low 15 bits) widened by one hash: a 15-bit field
+                     * written by one hash and read by the next (meta.h15, before) crashed bf-p4c
+                     * 9.13.4 after PHV allocation (GeneratePrimitiveInfo, 2026-11-30 at 0aa067c) */
+                    meta.p_o = off_head.get({meta.hv[14:0]});
                     meta.o_adm = off_adm.get({hdr.admin.offset});   /* here: live only to the add */
                     probe_add();
                     meta.p_lim = plim_h.get({meta.size});   /* here: q_lim ends at the counters */
