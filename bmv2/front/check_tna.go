@@ -323,7 +323,8 @@ func (c *checker) tnaDeferredCalls() {
 // Tofino 1 (tnaParseDepth), a deparser's field lists hold no constant but 0
 // (tnaFieldListConstants), a parser writes a field once per path unless it ORs
 // (tnaParserRewrites), and a condition in an action of an ingress or egress control is a
-// constant or a bool action data parameter (tnaActionConditions).
+// constant or a bool action data parameter (tnaActionConditions), and no hash reads a field
+// a hash wrote in the same action (tnaHashOfHash).
 func (c *checker) tnaPipelineRules() {
 	pipes, err := c.out.TNAPipes()
 	if err != nil {
@@ -349,6 +350,7 @@ func (c *checker) tnaPipelineRules() {
 			if b.Control != nil && !controls[b.Control] {
 				controls[b.Control] = true
 				c.tnaActionConditions(b)
+				c.tnaHashOfHash(b)
 			}
 		}
 		for _, b := range []Block{p.IngressDeparser, p.EgressDeparser} {

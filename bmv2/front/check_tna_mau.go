@@ -200,3 +200,94 @@ func (c *checker) foldsInAction(e Expr, bound map[*Param]Expr) bool {
 	}
 	return false
 }
+
+// tnaHashOfHashMsg is how bf-p4c 9.13.4 (p4c 34b86e9) ends on a hash whose field list names a
+// field that a hash wrote in the same action: "Compiler Bug: Exiting with SIGSEGV", after the
+// PHV allocation, in GeneratePrimitiveInfo (mau/gen_prim_json.cpp): the field list's entry is
+// no PHV field there (BuildP4HashFunction throws, and its end_apply then dereferences the hash
+// function it never built). A six-line program shows it with IDENTITY and CRC16 hashes, for
+// 15- and 16-bit fields; an ALU write of the field between the two, or an if between them (two
+// actions), does not.
+const tnaHashOfHashMsg = "a hash reads a field that a hash wrote in the same action (bf-p4c 9.13.4 crashes on it after the PHV allocation: \"Compiler Bug: Exiting with SIGSEGV\" in GeneratePrimitiveInfo)"
+
+// tnaHashOfHash refuses, in the control of an ingress or egress block (its apply block and its
+// actions), a Hash's get whose field list names a field that another get assigned earlier in
+// the same run of assignments of one block: what the compiler makes one action of
+// (tnaHashOfHashMsg). A statement other than an assignment (an if, a call, a block) ends the
+// run, as does an assignment of the field from anything but a get.
+func (c *checker) tnaHashOfHash(b Block) {
+	cd := b.Control
+	if cd == nil || cd.Body == nil {
+		return
+	}
+	isGet := func(e Expr) bool {
+		call, ok := e.(*CallExpr)
+		if !ok {
+			return false
+		}
+		m, ok := call.Callee.(*MethodDecl)
+		return ok && m.Owner != nil && m.Owner.Name == "Hash" && m.Name == "get"
+	}
+	var run func(stmts []Stmt)
+	stmt := func(s Stmt) {
+		switch s := s.(type) {
+		case *BlockStmt:
+			run(s.Stmts)
+		case *IfStmt:
+			stmt := []Stmt{s.Then}
+			if s.Else != nil {
+				stmt = append(stmt, s.Else)
+			}
+			for _, x := range stmt {
+				if blk, ok := x.(*BlockStmt); ok {
+					run(blk.Stmts)
+				} else {
+					run([]Stmt{x})
+				}
+			}
+		}
+	}
+	run = func(stmts []Stmt) {
+		hashed := map[string]Pos{} // fields a get wrote in this run, by ExprString, and where
+		for _, s := range stmts {
+			a, ok := s.(*AssignStmt)
+			if !ok {
+				hashed = map[string]Pos{}
+				stmt(s)
+				continue
+			}
+			walkExpr(a.RHS, func(e Expr) {
+				if !isGet(e) {
+					return
+				}
+				for _, arg := range e.(*CallExpr).Args {
+					walkExpr(arg.Value, func(x Expr) {
+						if p, ok := hashed[ExprString(x)]; ok {
+							c.errorf(x.Position(), "%s: %s, written by a hash at %s", tnaHashOfHashMsg, ExprString(x), p)
+						}
+					})
+				}
+			})
+			name := ExprString(a.LHS)
+			rhs := a.RHS
+			for {
+				x, ok := rhs.(*CastExpr)
+				if !ok {
+					break
+				}
+				rhs = x.X
+			}
+			if isGet(rhs) && a.Op == "" {
+				hashed[name] = a.P
+			} else {
+				delete(hashed, name)
+			}
+		}
+	}
+	run(cd.Body.Stmts)
+	for _, l := range cd.Locals {
+		if a, ok := l.(*ActionDecl); ok && a.Body != nil {
+			run(a.Body.Stmts)
+		}
+	}
+}

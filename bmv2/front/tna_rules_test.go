@@ -1048,6 +1048,46 @@ func TestTNAParserRewrites(t *testing.T) {
 	}
 }
 
+// hashOfHashCases are the cases of the hash-of-a-hash rule (tnaHashOfHash): a hash whose field
+// list names what a hash wrote in the same action crashes bf-p4c 9.13.4 after its PHV
+// allocation; an ALU write between the two, or an if (two actions), does not.
+func hashOfHashCases() []tnaCase {
+	const hashes = "Hash<bit<16>>(HashAlgorithm_t.IDENTITY) h1;\n    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) h2;\n    Hash<bit<16>>(HashAlgorithm_t.CRC16) h3;"
+	type c struct{ name, decls, body, want string }
+	cases := []c{
+		{"a hash of what a hash wrote, in one run of the apply block", hashes,
+			"md.idx = (bit<32>)h1.get({hdr.eth.etype}); md.val = h2.get({md.idx});", tnaHashOfHashMsg + ": md.idx"},
+		{"a hash of a slice of what a CRC wrote", hashes,
+			"md.idx[15:0] = h3.get({hdr.eth.dst}); md.val = h2.get({md.idx[15:0]});", tnaHashOfHashMsg},
+		{"a hash of what a hash wrote, in an action", hashes + "\n    action act() { md.idx[15:0] = h1.get({hdr.eth.etype}); md.val = h2.get({md.idx[15:0]}); }",
+			"act();", tnaHashOfHashMsg},
+		{"an ALU write between the two hashes", hashes,
+			"md.idx = (bit<32>)h1.get({hdr.eth.etype}); md.idx = md.idx + 1; md.val = h2.get({md.idx});", ""},
+		{"an if between the two hashes", hashes,
+			"md.idx = (bit<32>)h1.get({hdr.eth.etype}); if (hdr.eth.etype == 1) { md.val = h2.get({md.idx}); }", ""},
+		{"a hash of a field no hash wrote", hashes,
+			"md.idx = md.val + 1; md.val = h2.get({md.idx});", ""},
+	}
+	var out []tnaCase
+	for _, x := range cases {
+		for _, gen := range []string{"1", "2"} {
+			tc := tnaCase{name: x.name, gen: gen, src: actionCondProgram(x.decls, x.body, false), want: x.want}
+			if x.want != "" {
+				tc.compiler = "Compiler Bug: Exiting with SIGSEGV"
+			}
+			out = append(out, tc)
+		}
+	}
+	return out
+}
+
+// TestTNAHashOfHash: the front end refuses what crashes bf-p4c (hashOfHashCases).
+func TestTNAHashOfHash(t *testing.T) {
+	for _, tc := range hashOfHashCases() {
+		checkRuleVerdict(t, tc.name+" (Tofino "+tc.gen+")", loadTNACase(t, tc), tc.want)
+	}
+}
+
 // TestRealTNARules compiles the cases of the parse-depth, field-list and register-action-local
 // rules with bf-p4c (p4c-barefoot, make test-real) and checks that it refuses exactly the cases
 // the front end refuses, with the case's compiler message.
@@ -1066,6 +1106,7 @@ func TestRealTNARules(t *testing.T) {
 	cases = append(cases, saluOutputCases()...)
 	cases = append(cases, actionCondCases()...)
 	cases = append(cases, rewriteCases()...)
+	cases = append(cases, hashOfHashCases()...)
 	dir := t.TempDir()
 	for i, tc := range cases {
 		src := filepath.Join(dir, fmt.Sprintf("case%d.p4", i))
