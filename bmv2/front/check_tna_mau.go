@@ -13,6 +13,8 @@ package front
 // action that a table runs, a bool directionless parameter itself (if (b), b ? x : y); a
 // comparison of a parameter (l == 0) is refused even there.
 
+import "strings"
+
 // tnaActionConditionMsg is bf-p4c's message for a condition an action cannot hold.
 const tnaActionConditionMsg = "Conditions in an action must be simple comparisons of an action data parameter"
 
@@ -201,13 +203,16 @@ func (c *checker) foldsInAction(e Expr, bound map[*Param]Expr) bool {
 	return false
 }
 
-// tnaHashOfHashMsg is how bf-p4c 9.13.4 (p4c 34b86e9) ends on a hash whose field list names a
-// field that a hash wrote in the same action: "Compiler Bug: Exiting with SIGSEGV", after the
-// PHV allocation, in GeneratePrimitiveInfo (mau/gen_prim_json.cpp): the field list's entry is
-// no PHV field there (BuildP4HashFunction throws, and its end_apply then dereferences the hash
-// function it never built). A six-line program shows it with IDENTITY and CRC16 hashes, for
-// 15- and 16-bit fields; an ALU write of the field between the two, or an if between them (two
-// actions), does not.
+// tnaHashOfHashMsg is how bf-p4c 9.13.4 (p4c 34b86e9) ends on an IDENTITY hash whose field list
+// names a field that a hash wrote in the same action: "Compiler Bug: Exiting with SIGSEGV",
+// after the PHV allocation, in GeneratePrimitiveInfo (mau/gen_prim_json.cpp): the field list's
+// entry is no PHV field there (BuildP4HashFunction throws, and its end_apply then dereferences
+// the hash function it never built). Six-line programs show it after an IDENTITY or a CRC16
+// hash, for 15- and 16-bit fields and slices; an if between the two (two actions), or a cast
+// of the first hash's output into a wider field, does not. Not refused here, seen once each:
+// an IDENTITY hash of a slice of a field an ALU wrote in the same action crashes it too, and a
+// hash's output written into a slice and then the whole field by an ALU is "read in a way too
+// complex for the compiler" (hashOfHashCases' comment).
 const tnaHashOfHashMsg = "a hash reads a field that a hash wrote in the same action (bf-p4c 9.13.4 crashes on it after the PHV allocation: \"Compiler Bug: Exiting with SIGSEGV\" in GeneratePrimitiveInfo)"
 
 // tnaHashOfHash refuses, in the control of an ingress or egress block (its apply block and its
@@ -227,6 +232,20 @@ func (c *checker) tnaHashOfHash(b Block) {
 		}
 		m, ok := call.Callee.(*MethodDecl)
 		return ok && m.Owner != nil && m.Owner.Name == "Hash" && m.Name == "get"
+	}
+	// identity reports whether a get is an IDENTITY Hash's (the crashes seen: CRC16 or IDENTITY
+	// first, IDENTITY second).
+	identity := func(call *CallExpr) bool {
+		m, ok := call.Fun.(*MemberExpr)
+		if !ok {
+			return false
+		}
+		n, ok := m.X.(*NameExpr)
+		if !ok {
+			return false
+		}
+		inst, ok := n.Decl.(*InstanceDecl)
+		return ok && len(inst.Args) > 0 && strings.HasSuffix(ExprString(inst.Args[0].Value), "IDENTITY")
 	}
 	var run func(stmts []Stmt)
 	stmt := func(s Stmt) {
@@ -257,7 +276,7 @@ func (c *checker) tnaHashOfHash(b Block) {
 				continue
 			}
 			walkExpr(a.RHS, func(e Expr) {
-				if !isGet(e) {
+				if !isGet(e) || !identity(e.(*CallExpr)) {
 					return
 				}
 				for _, arg := range e.(*CallExpr).Args {
@@ -269,18 +288,15 @@ func (c *checker) tnaHashOfHash(b Block) {
 				}
 			})
 			name := ExprString(a.LHS)
-			rhs := a.RHS
-			for {
-				x, ok := rhs.(*CastExpr)
-				if !ok {
-					break
-				}
-				rhs = x.X
-			}
-			if isGet(rhs) && a.Op == "" {
+			if isGet(a.RHS) && a.Op == "" { // a get widened by a cast is not refused: the compiler takes it
 				hashed[name] = a.P
 			} else {
-				delete(hashed, name)
+				// another write of the field (or of a slice of it) ends what the get wrote
+				for k := range hashed {
+					if sliceBase(k) == sliceBase(name) {
+						delete(hashed, k)
+					}
+				}
 			}
 		}
 	}
@@ -290,4 +306,14 @@ func (c *checker) tnaHashOfHash(b Block) {
 			run(a.Body.Stmts)
 		}
 	}
+}
+
+// sliceBase is an expression's text without a trailing bit slice ("md.idx[15:0]": "md.idx").
+func sliceBase(s string) string {
+	if strings.HasSuffix(s, "]") {
+		if i := strings.LastIndex(s, "["); i > 0 {
+			return s[:i]
+		}
+	}
+	return s
 }

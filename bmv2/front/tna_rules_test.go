@@ -1048,25 +1048,29 @@ func TestTNAParserRewrites(t *testing.T) {
 	}
 }
 
-// hashOfHashCases are the cases of the hash-of-a-hash rule (tnaHashOfHash): a hash whose field
-// list names what a hash wrote in the same action crashes bf-p4c 9.13.4 after its PHV
-// allocation; an ALU write between the two, or an if (two actions), does not.
+// hashOfHashCases are the cases of the hash-of-a-hash rule (tnaHashOfHash): an IDENTITY hash
+// whose field list names what a hash wrote in the same action crashes bf-p4c 9.13.4 after its
+// PHV allocation; an if between them (two actions), a cast of the first output into a wider
+// field, or a CRC hash of what an ALU wrote, do not. Left out, as the rule does not cover them
+// (seen with p4c-barefoot 2026-11-30): md.idx = md.val + 1 then an IDENTITY hash of
+// md.idx[15:0] crashes the compiler too; a hash into md.idx[15:0], md.idx = md.idx + 1, then a
+// hash of md.idx[15:0] is refused as "read in a way too complex".
 func hashOfHashCases() []tnaCase {
-	const hashes = "Hash<bit<16>>(HashAlgorithm_t.IDENTITY) h1;\n    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) h2;\n    Hash<bit<16>>(HashAlgorithm_t.CRC16) h3;"
+	const hashes = "Hash<bit<16>>(HashAlgorithm_t.IDENTITY) h1;\n    Hash<bit<16>>(HashAlgorithm_t.IDENTITY) h2;\n    Hash<bit<16>>(HashAlgorithm_t.CRC16) h3;"
 	type c struct{ name, decls, body, want string }
 	cases := []c{
 		{"a hash of what a hash wrote, in one run of the apply block", hashes,
-			"md.idx = (bit<32>)h1.get({hdr.eth.etype}); md.val = h2.get({md.idx});", tnaHashOfHashMsg + ": md.idx"},
-		{"a hash of a slice of what a CRC wrote", hashes,
-			"md.idx[15:0] = h3.get({hdr.eth.dst}); md.val = h2.get({md.idx[15:0]});", tnaHashOfHashMsg},
-		{"a hash of what a hash wrote, in an action", hashes + "\n    action act() { md.idx[15:0] = h1.get({hdr.eth.etype}); md.val = h2.get({md.idx[15:0]}); }",
+			"md.idx[15:0] = h1.get({hdr.eth.etype}); hdr.eth.etype = h2.get({md.idx[15:0]});", tnaHashOfHashMsg + ": md.idx[15:0]"},
+		{"a hash of what a CRC wrote", hashes,
+			"md.idx[15:0] = h3.get({hdr.eth.dst}); hdr.eth.etype = h2.get({md.idx[15:0]});", tnaHashOfHashMsg},
+		{"a hash of what a hash wrote, in an action", hashes + "\n    action act() { md.idx[15:0] = h1.get({hdr.eth.etype}); hdr.eth.etype = h2.get({md.idx[15:0]}); }",
 			"act();", tnaHashOfHashMsg},
-		{"an ALU write between the two hashes", hashes,
-			"md.idx = (bit<32>)h1.get({hdr.eth.etype}); md.idx = md.idx + 1; md.val = h2.get({md.idx});", ""},
+		{"a hash of a hash's output widened by a cast", hashes,
+			"md.idx = (bit<32>)h1.get({hdr.eth.etype}); hdr.eth.etype = h2.get({md.idx});", ""},
 		{"an if between the two hashes", hashes,
-			"md.idx = (bit<32>)h1.get({hdr.eth.etype}); if (hdr.eth.etype == 1) { md.val = h2.get({md.idx}); }", ""},
-		{"a hash of a field no hash wrote", hashes,
-			"md.idx = md.val + 1; md.val = h2.get({md.idx});", ""},
+			"md.idx[15:0] = h1.get({hdr.eth.etype}); if (hdr.eth.etype == 1) { hdr.eth.etype = h2.get({md.idx[15:0]}); }", ""},
+		{"a CRC of a field an ALU wrote", hashes,
+			"md.idx = md.val + 1; hdr.eth.etype = h3.get({md.idx});", ""},
 	}
 	var out []tnaCase
 	for _, x := range cases {
