@@ -213,7 +213,7 @@ func (c *checker) foldsInAction(e Expr, bound map[*Param]Expr) bool {
 // an IDENTITY hash of a slice of a field an ALU wrote in the same action crashes it too, and a
 // hash's output written into a slice and then the whole field by an ALU is "read in a way too
 // complex for the compiler" (hashOfHashCases' comment).
-const tnaHashOfHashMsg = "a hash reads a field that a hash wrote in the same action (bf-p4c 9.13.4 crashes on it after the PHV allocation: \"Compiler Bug: Exiting with SIGSEGV\" in GeneratePrimitiveInfo)"
+const tnaHashOfHashMsg = "an IDENTITY hash reads a field that a hash wrote in the same action (bf-p4c 9.13.4 crashes on it after the PHV allocation: \"Compiler Bug: Exiting with SIGSEGV\" in GeneratePrimitiveInfo)"
 
 // tnaHashOfHash refuses, in the control of an ingress or egress block (its apply block and its
 // actions), a Hash's get whose field list names a field that another get assigned earlier in
