@@ -479,6 +479,7 @@ type ProgramEstimate struct {
 	Floor, FloorStages, Folded, Placed int // Layout's Floor, FloorStages, FoldedStages, Stages
 	SALUs, Blocks                      int
 	PHV                                [2]PHVDemand
+	Gateways                           []GatewayProblem // ingress's, then egress's (Gateways)
 }
 
 // pipeOf is the first pipe of c, a checked TNA program.
@@ -517,6 +518,7 @@ func EstimateProgram(c *front.Checked, res Resources) (*ProgramEstimate, error) 
 		e.SALUs += l.SALUs
 		e.Blocks += l.Blocks
 	}
+	e.Gateways = append(Gateways(p.Ingress.Control, c.Const), Gateways(p.Egress.Control, c.Const)...)
 	e.PHV[0] = GressPHV(p.IngressParser.Parser, p.Ingress.Control, p.IngressDeparser.Control)
 	e.PHV[1] = GressPHV(p.EgressParser.Parser, p.Egress.Control, p.EgressDeparser.Control)
 	return e, nil
@@ -554,12 +556,22 @@ func (e *ProgramEstimate) Text() string {
 		}
 	}
 	total := e.PHV[0].Bits + e.PHV[1].Bits
+	if ig := e.PHV[0].MAUBits; ig > r.PHV.MAU {
+		fmt.Fprintf(&b, "PHV: the ingress's control reads or writes %d bits, the stages reach %d: the compiler must overlay fields that are never live together to allocate them\n",
+			ig, r.PHV.MAU)
+	}
 	if capacity := r.PHV.MAU + r.PHV.Tagalong; total > capacity {
 		fmt.Fprintf(&b, "PHV: the two gresses ask for %d bits before overlay, the pipe has %d: the compiler must overlay fields that are never live together to allocate them\n",
 			total, capacity)
 	}
 	if e.FloorStages > r.Stages {
 		fmt.Fprintf(&b, "stages: even counting operations only, the program needs %d stages, the pipe has %d\n", e.FloorStages, r.Stages)
+	}
+	if len(e.Gateways) > 0 {
+		fmt.Fprintf(&b, "gateways: %d if conditions a gateway cannot evaluate (bf-p4c: \"condition too complex\"):\n", len(e.Gateways))
+		for _, g := range e.Gateways {
+			fmt.Fprintf(&b, "  %v\n", g)
+		}
 	}
 	return b.String()
 }

@@ -131,7 +131,7 @@ func TestP4Tofino(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", tc.target, err)
 		}
-		for _, want := range []string{tc.capacity, "stages: ", "stateful ALUs: 29 of ", "PHV demand, ingress: ", "PHV demand, egress: ", "the compiler must overlay"} {
+		for _, want := range []string{tc.capacity, "stages: ", "stateful ALUs: 30 of ", "PHV demand, ingress: ", "PHV demand, egress: ", "the compiler must overlay"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("%s: output lacks %q:\n%s", tc.target, want, out)
 			}
