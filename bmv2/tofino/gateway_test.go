@@ -1,11 +1,8 @@
 package tofino
 
 import (
-	"errors"
 	"strings"
 	"testing"
-
-	"github.com/netlock-go/netlock/bmv2/front"
 )
 
 // TestGateways: what a Tofino gateway cannot evaluate (bf-p4c 9.13.4's "condition too
@@ -28,15 +25,7 @@ func TestGateways(t *testing.T) {
 		{"a 16-bit field, a validity bit and a flag", `if (hdr.ethernet.ether_type == 2 && hdr.ethernet.isValid() && meta.d[0:0] == 1) { meta.c = 1; }`, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			checked, err := front.LoadWith("t.p4", func(p string) ([]byte, error) {
-				if p == "t.p4" {
-					return []byte(program("", tt.body)), nil
-				}
-				return nil, errors.New("not found")
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
+			checked := checkedProgram(t, program("", tt.body))
 			pipes, err := checked.TNAPipes()
 			if err != nil {
 				t.Fatal(err)

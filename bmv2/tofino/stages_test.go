@@ -68,8 +68,8 @@ func itoa(n int) string {
 	return s
 }
 
-// firstPipe checks src (a TNA program) and returns its first pipe.
-func firstPipe(t *testing.T, src string) *front.TNAPipe {
+// checkedProgram checks src, a TNA program.
+func checkedProgram(t *testing.T, src string) *front.Checked {
 	t.Helper()
 	checked, err := front.LoadWith("t.p4", func(p string) ([]byte, error) {
 		if p == "t.p4" {
@@ -80,7 +80,13 @@ func firstPipe(t *testing.T, src string) *front.TNAPipe {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pipes, err := checked.TNAPipes()
+	return checked
+}
+
+// firstPipe checks src (a TNA program) and returns its first pipe.
+func firstPipe(t *testing.T, src string) *front.TNAPipe {
+	t.Helper()
+	pipes, err := checkedProgram(t, src).TNAPipes()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -184,14 +184,7 @@ func TestTofinoStagesFollowData(t *testing.T) {
 // than Tofino 2's: on Tofino 1 the compiler must overlay fields to allocate it) and that the document shows the figures as computed
 // (-update-docs rewrites them).
 func TestTofinoPHV(t *testing.T) {
-	checked, err := CheckProgram(dataplane.TNA, dataplane.TofinoSizing)
-	if err != nil {
-		t.Fatal(err)
-	}
-	est, err := tofino.EstimateProgram(checked, tofino.Tofino1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	est := tofino1Estimate(t)
 	ig, eg := est.PHV[0], est.PHV[1]
 	t1, t2 := tofino.Tofino1PHV, tofino.Tofino2PHV
 	if ig.MAUBits <= t1.MAU || ig.MAUBits > t2.MAU {
@@ -325,14 +318,7 @@ var compilerGateways = []string{
 // A change of the program that moves a condition in or out fails it until the list and
 // docs/dataplane.md follow (a compile, then the list).
 func TestTofinoGateways(t *testing.T) {
-	checked, err := CheckProgram(dataplane.TNA, dataplane.TofinoSizing)
-	if err != nil {
-		t.Fatal(err)
-	}
-	est, err := tofino.EstimateProgram(checked, tofino.Tofino1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	est := tofino1Estimate(t)
 	lines := strings.Split(string(dataplane.TNA.Source), "\n")
 	got := map[string]bool{}
 	for _, g := range est.Gateways {
@@ -357,4 +343,19 @@ func TestTofinoGateways(t *testing.T) {
 		}
 	}
 	t.Logf("%d conditions reported, the compiler refused %d (one not modeled, one more reported)", len(got), len(compilerGateways))
+}
+
+// tofino1Estimate is bmv2/tofino's estimate of the TNA program at dataplane.TofinoSizing on
+// Tofino 1.
+func tofino1Estimate(t *testing.T) *tofino.ProgramEstimate {
+	t.Helper()
+	checked, err := CheckProgram(dataplane.TNA, dataplane.TofinoSizing)
+	if err != nil {
+		t.Fatal(err)
+	}
+	est, err := tofino.EstimateProgram(checked, tofino.Tofino1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return est
 }
