@@ -1793,6 +1793,21 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             meta.phase = meta.resub.phase;
         }
         hdr.recirc.binc_qe = 0;
+        /* 64-bit equalities as two 32-bit ones, one gateway each: a Tofino gateway reads at most
+         * 4 bytes and 12 bits of PHV (bf-p4c: "condition too complex, limit of 4 bytes + 12 bits
+         * of PHV input exceeded", 2026-11-30 at 4933094). key_ok: the request carries the rack
+         * key; txn0: its txn is 0; has_tok: its token is not 0; has_ts: its timestamp is not 0. */
+        bit<1> key_ok = 0;   /* set after the rack table, which writes the rack key */
+        bit<1> txn0 = 0;
+        if (hdr.nl.txn[63:32] == 0) {
+            if (hdr.nl.txn[31:0] == 0) { txn0 = 1; }
+        }
+        bit<1> has_tok = 0;
+        if (hdr.nl.token_hi != 0) { has_tok = 1; }
+        if (hdr.nl.token_lo != 0) { has_tok = 1; }
+        bit<1> has_ts = 0;
+        if (hdr.nl.ts[63:32] != 0) { has_ts = 1; }
+        if (hdr.nl.ts[31:0] != 0) { has_ts = 1; }
         meta.kind = K_ROUTE;
         if (hdr.udp.isValid() && hdr.udp.dst == NL_PORT) {
             if (!hdr.nl.isValid() || ig_prsr_md.parser_err != 0 ||
@@ -1802,6 +1817,9 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 exit;
             }
             rack.apply();
+            if (hdr.auth.key[63:32] == hdr.a_key.key[63:32]) {
+                if (hdr.auth.key[31:0] == hdr.a_key.key[31:0]) { key_ok = 1; }
+            }
             /* The lock's entry is looked up beside rack, on the header alone, not after the
              * rack's checks decided the kind: one stage fewer (docs/dataplane.md, "Stages").
              * Only a lock, push-back or admin request can use it; the ones the checks below
@@ -1819,7 +1837,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                     meta.kind = K_LOCK;
                 }
             } else if (hdr.nl.op == OP_PUSHBACK && meta.rack_ok == 1 && hdr.ipv4.dst == hdr.a_ip.sip) {
-                if (hdr.auth.key != hdr.a_key.key) {
+                if (key_ok == 0) {
                     drop_count(DR_PUSHBACK_KEY);
                     exit;
                 }
@@ -1829,7 +1847,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                     drop_count(DR_ADMIN_PORT);
                     exit;
                 }
-                if (meta.rack_ok == 0 || hdr.auth.key != hdr.a_key.key ||
+                if (meta.rack_ok == 0 || key_ok == 0 ||
                         (!hdr.admin.isValid() && !hdr.adminf.isValid())) {
                     drop_count(DR_ADMIN_KEY);
                     exit;
@@ -1954,12 +1972,12 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             do_wd = 1;
         } else if (work == 1 && ph == PH_BINC) {
             do_binc = 1;
-        } else if (meta.kind == K_PB && fresh == 1 && hdr.nl.txn == 0) {
+        } else if (meta.kind == K_PB && fresh == 1 && txn0 == 1) {
             do_pbnone = 1;
         } else if (meta.kind == K_PB && fresh == 1) {
             do_acq = 1;
         } else if (is_lock == 1 && op == OP_ACQUIRE) {
-            if (fresh == 1 && hdr.nl.txn == 0) {
+            if (fresh == 1 && txn0 == 1) {
                 badreq = 1;
             } else if (ph == PH_ACQ && tryf == 1 && (meta.wflags & (WF_RETRYMISS | WF_NOMETER)) == WF_RETRYMISS) {
                 do_try = 1;     /* a retried try not in the queue: checked again, as a new try */
@@ -1975,7 +1993,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 do_acq = 1;
             }
         } else if (is_lock == 1 && op == OP_RELEASE && fresh == 1) {
-            if (hdr.nl.token_hi != 0 || hdr.nl.token_lo != 0) {
+            if (has_tok == 1) {
                 do_rel = 1;
             } else {
                 do_wd0 = 1;
@@ -2183,7 +2201,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             if (meta.valid == 1 && hdr.nl.lease != 0) {
                 meta.ls_op = OP_WR;
             }
-            if (meta.valid == 1 && hdr.nl.ts != 0) {
+            if (meta.valid == 1 && has_ts == 1) {
                 meta.ts_op = OP_WR;
             }
         } else if (do_wd == 1) {
