@@ -216,10 +216,11 @@ func (c *checker) foldsInAction(e Expr, bound map[*Param]Expr) bool {
 const tnaHashOfHashMsg = "an IDENTITY hash reads a field that a hash wrote in the same action (bf-p4c 9.13.4 crashes on it after the PHV allocation: \"Compiler Bug: Exiting with SIGSEGV\" in GeneratePrimitiveInfo)"
 
 // tnaHashOfHash refuses, in the control of an ingress or egress block (its apply block and its
-// actions), a Hash's get whose field list names a field that another get assigned earlier in
-// the same run of assignments of one block: what the compiler makes one action of
+// actions), an IDENTITY Hash's get whose field list names a field that another get assigned
+// earlier in the same run of assignments of one block: what the compiler makes one action of
 // (tnaHashOfHashMsg). A statement other than an assignment (an if, a call, a block) ends the
-// run, as does an assignment of the field from anything but a get.
+// run, as does an assignment of the field from anything but a get. The branches of an if and
+// nested blocks are runs of their own; a switch's cases are not looked into.
 func (c *checker) tnaHashOfHash(b Block) {
 	cd := b.Control
 	if cd == nil || cd.Body == nil {
@@ -253,11 +254,11 @@ func (c *checker) tnaHashOfHash(b Block) {
 		case *BlockStmt:
 			run(s.Stmts)
 		case *IfStmt:
-			stmt := []Stmt{s.Then}
+			branches := []Stmt{s.Then}
 			if s.Else != nil {
-				stmt = append(stmt, s.Else)
+				branches = append(branches, s.Else)
 			}
-			for _, x := range stmt {
+			for _, x := range branches {
 				if blk, ok := x.(*BlockStmt); ok {
 					run(blk.Stmts)
 				} else {
