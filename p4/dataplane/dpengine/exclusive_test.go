@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/netlock-go/netlock/bmv2/engine"
+	"github.com/netlock-go/netlock/bmv2/front"
 	"github.com/netlock-go/netlock/p4/dataplane"
 )
 
@@ -70,31 +71,47 @@ func instrumentExclusive(src string, fields []string) (string, error) {
 	return out, nil
 }
 
-// fieldWidth finds the width of hdr.H.F: the type of member H of headers_t, then F's bit<N>.
+// fieldWidth is the width of hdr.H.F as the front end checked src: the type of member H of
+// headers_t, then F's.
 func fieldWidth(src, field string) (int, error) {
 	parts := strings.Split(field, ".")
 	if len(parts) != 3 || parts[0] != "hdr" {
 		return 0, fmt.Errorf("%s: not hdr.header.field", field)
 	}
-	st := regexp.MustCompile(`(?s)struct headers_t \{(.*?)\n\}`).FindStringSubmatch(src)
-	if st == nil {
+	checked, err := CheckProgram(dataplane.Program{Name: dataplane.TNA.Name, File: dataplane.TNA.File, Source: []byte(src)}, dataplane.TofinoSizing)
+	if err != nil {
+		return 0, err
+	}
+	member := func(fs []*front.Field, name string) *front.Field {
+		for _, f := range fs {
+			if f.Name == name {
+				return f
+			}
+		}
+		return nil
+	}
+	var hdrs *front.StructDecl
+	for _, d := range checked.Program.Decls {
+		if sd, ok := d.(*front.StructDecl); ok && sd.Name == "headers_t" {
+			hdrs = sd
+		}
+	}
+	if hdrs == nil {
 		return 0, fmt.Errorf("no headers_t")
 	}
-	ht := regexp.MustCompile(`(\w+)\s+` + parts[1] + `;`).FindStringSubmatch(st[1])
-	if ht == nil {
+	h := member(hdrs.Fields, parts[1])
+	if h == nil {
 		return 0, fmt.Errorf("%s: no member %s in headers_t", field, parts[1])
 	}
-	body := regexp.MustCompile(`(?s)header ` + ht[1] + ` \{(.*?)\n\}`).FindStringSubmatch(src)
-	if body == nil {
-		return 0, fmt.Errorf("%s: no header type %s", field, ht[1])
+	ht, ok := h.T.(*front.StructType)
+	if !ok {
+		return 0, fmt.Errorf("%s: %s is no header", field, parts[1])
 	}
-	fw := regexp.MustCompile(`bit<(\d+)>\s+` + parts[2] + `;`).FindStringSubmatch(body[1])
-	if fw == nil {
-		return 0, fmt.Errorf("%s: no field %s in %s", field, parts[2], ht[1])
+	f := member(ht.Fields, parts[2])
+	if f == nil {
+		return 0, fmt.Errorf("%s: no field %s in %s", field, parts[2], ht.Decl.Name)
 	}
-	var w int
-	fmt.Sscan(fw[1], &w)
-	return w, nil
+	return front.WidthOf(f.T), nil
 }
 
 func TestAdminExclusive(t *testing.T) {
