@@ -551,6 +551,7 @@ struct metadata_t {
     bit<32> p_o;       /* admin probe: the offset of the slot asked for (into recirc.cur) */
     bit<32> p_lim;     /* admin probe: meta.size widened where the probe wraps p_o (q_lim's
                         * copy, short-lived as q_lim is) */
+    bit<32> p_w;       /* admin probe: p_o - p_lim, the wrapped offset when p_o >= p_lim */
     bit<16> g_arg;
     bit<32> q_lim;     /* q_take, q_full: the worked level's size (lk_q, lk_q_hi), widened by the
                         * hash unit after use_level (a short-lived copy, not lock_table's) */
@@ -1573,13 +1574,19 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         meta.now = meta.now_a + meta.now_c;
     }
     /* The admin probe's slot: the offset from the head (probe_add), wrapped in the region
-     * (probe_wrap), each an action of its own (one operation per
-     * field and stage). */
+     * (probe_wrap, probe_min), each an action of its own (one operation per field and
+     * stage). */
     action probe_add() {
         meta.p_o = meta.p_o + meta.o_adm;
     }
+    /* "if p_o >= p_lim: p_o -= p_lim" with no gateway (bf-p4c's gateways compare two fields
+     * for equality only): p_o - p_lim wraps above p_o exactly when p_o < p_lim, and is at
+     * most p_o otherwise, so the smaller of the two is the answer for every p_o and p_lim. */
     action probe_wrap() {
-        meta.p_o = meta.p_o - meta.p_lim;
+        meta.p_w = meta.p_o - meta.p_lim;
+    }
+    action probe_min() {
+        meta.p_o = min(meta.p_o, meta.p_w);
     }
 
     /* Point the pool blocks at slot s. */
@@ -1889,17 +1896,28 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 }
                 meta.rq_fwd = 0;
             }
-            if (hdr.nl.lease == 0) {
-                /* the rack's default, set by the rack table */
-            } else if (hdr.nl.lease > meta.max_lease) {
-                meta.lease = meta.max_lease;
-            } else {
-                meta.lease = hdr.nl.lease;
+            /* A lease of 0 keeps the rack's default (set by the rack table); any other is
+             * clamped to the rack's maximum. min, not "lease > max_lease": a Tofino gateway
+             * compares a field with a constant only (bf-p4c: "one operand must be constant");
+             * the ALU's min has no such limit. */
+            if (hdr.nl.lease != 0) {
+                meta.lease = min(hdr.nl.lease, meta.max_lease);
             }
+            /* The token's level: the level whose slots [left, left + size) hold its slot.
+             * Written for a gateway, which tests equalities of fields only: t >= left as
+             * max(t, left) == t, and t - left < size as max(t - left, size) != t - left
+             * (the difference taken in slot_t, so a slot below left is refused by the first
+             * test whatever the second says). */
             meta.tslot = slot_tok.get({hdr.nl.token_lo[SLOT_BITS - 1:0]});
-            if (meta.tslot >= meta.left0 && meta.tslot - meta.left0 < (slot_t)meta.size0) {
+            slot_t tge0 = max(meta.tslot, meta.left0);
+            slot_t tge1 = max(meta.tslot, meta.left1);
+            slot_t td0 = meta.tslot - meta.left0;
+            slot_t td1 = meta.tslot - meta.left1;
+            slot_t tlt0 = max(td0, (slot_t)meta.size0);
+            slot_t tlt1 = max(td1, (slot_t)meta.size1);
+            if (tge0 == meta.tslot && tlt0 != td0) {
                 meta.tlevel = 0;
-            } else if (meta.tslot >= meta.left1 && meta.tslot - meta.left1 < (slot_t)meta.size1) {
+            } else if (tge1 == meta.tslot && tlt1 != td1) {
                 meta.tlevel = 1;
             } else {
                 meta.tlevel = 2;
@@ -2407,8 +2425,17 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         bit<16> head = meta.hv;
         bit<16> hdiff = head - meta.h_arg;
         bit<1> adv = 0;
-        if ((hop == 2 && (head == meta.h_arg || hdiff == 0x8000)) || (hop == 3 && head == meta.h_arg)) {
-            adv = 1;
+        /* head_at moves the head when it is at h_arg or half the ring away (hdiff 0x8000),
+         * head_eq when it is at h_arg. One comparison per if: bf-p4c refuses the four in one
+         * condition ("condition expression too complex"). */
+        if (hop == 2 || hop == 3) {
+            if (head == meta.h_arg) {
+                adv = 1;
+            } else if (hop == 2 && hdiff == 0x8000) {
+                adv = 1;
+            }
+        }
+        if (adv == 1) {
             head = head + meta.h_step;
         }
         if (do_clean == 1 && clean_done == 1 && adv == 0) {
@@ -2823,7 +2850,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
 
         /* ---- acquire: writing pass (the slot is written; a grant goes out) ---- */
         if (do_write == 1 && meta.resub.grant == 1) {
-            if (meta.resub.seq > meta.tok_lo) {
+            if (max(meta.resub.seq, meta.tok_lo) != meta.tok_lo) {   /* seq > tok_lo */
                 hi = hi - 1;
             }
             ans_grant(hdr.nl.cip, hdr.nl.cport, hdr.nl.tenant);
@@ -2850,7 +2877,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         if (do_rw == 1) {
             if (SV_STATE == SS_LIVE && txn_ok == 1) {
                 if (SV_SEQ != 0) {
-                    if (SV_SEQ > meta.tok_lo) {
+                    if (max(SV_SEQ, meta.tok_lo) != meta.tok_lo) {   /* SV_SEQ > tok_lo */
                         hi = hi - 1;
                     }
                     ans_grant_slot();   /* its ts the slot's, read by POOL_FLAGS */
@@ -3095,9 +3122,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                     meta.o_adm = off_adm.get({hdr.admin.offset});   /* here: live only to the add */
                     probe_add();
                     meta.p_lim = plim_h.get({meta.size});   /* here: q_lim ends at the counters */
-                    if (meta.p_o >= meta.p_lim) {
-                        probe_wrap();
-                    }
+                    probe_wrap();
+                    probe_min();
                     /* The probe's later passes use the slot at this offset as the grant
                      * walk does (at_cur: region start + recirc.cur), not a sum computed
                      * here: an add into the recirculated header read meta.left and meta.p_o
@@ -3119,7 +3145,19 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 /* value >> SLOT_BITS straight into the second pass's a_hi/a_lo (no copy) */
                 ADM_HI = want_hi_h.get({hdr.admin.value_hi[31:SLOT_BITS]});
                 hdr.recirc.a_lo = val_want.get({hdr.admin.value_hi[SLOT_BITS - 1:0], hdr.admin.value_lo[31:SLOT_BITS]});
-                if ((ADM_HI ++ hdr.recirc.a_lo) > (meta.tok_hi ++ meta.tok_lo)) {
+                /* value > counter, in 32-bit halves (a gateway tests equalities only):
+                 * by the high halves where they differ, else by the low halves */
+                bit<32> up_hi = max(ADM_HI, meta.tok_hi);
+                bit<32> up_lo = max(hdr.recirc.a_lo, meta.tok_lo);
+                bit<1> up = 0;
+                if (ADM_HI != meta.tok_hi) {
+                    if (up_hi != meta.tok_hi) {
+                        up = 1;
+                    }
+                } else if (up_lo != meta.tok_lo) {
+                    up = 1;
+                }
+                if (up == 1) {
                     again(PH_TBASE2);
                 } else {
                     hdr.admin.value_hi = TOK_HI_SLICED(val_tbase, meta.tok_hi, meta.tok_lo);
@@ -3161,7 +3199,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 hdr.nl.cport = meta.rd_port;
                 if (SV_SEQ != 0) {
                     hi = ADM_HI;
-                    if (SV_SEQ > hdr.recirc.a_lo) {
+                    if (max(SV_SEQ, hdr.recirc.a_lo) != hdr.recirc.a_lo) {   /* SV_SEQ > a_lo */
                         hi = hi - 1;
                     }
                     hdr.nl.token_hi = TOK_HI_SLICED(tok_probe_hi, hi, SV_SEQ);
