@@ -1903,21 +1903,21 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             if (hdr.nl.lease != 0) {
                 meta.lease = min(hdr.nl.lease, meta.max_lease);
             }
-            /* The token's level: the level whose slots [left, left + size) hold its slot.
-             * Written for a gateway, which tests equalities of fields only: t >= left as
-             * max(t, left) == t, and t - left < size as max(t - left, size) != t - left
-             * (the difference taken in slot_t, so a slot below left is refused by the first
-             * test whatever the second says). */
+            /* The token's level: the level whose slots [left, left + size) hold its slot, as
+             * p4/netlock.p4's "tslot >= left && tslot - left < size". Written for a gateway,
+             * which tests equalities of fields only: d = tslot - left in slot_t, and d < size
+             * as max(d, size) != d. The first test is implied: every region ends within the
+             * slots (left + size <= 2^SLOT_BITS, which dataplane.LockEntry.Validate checks
+             * before an entry is written), so a slot below left makes d = tslot - left +
+             * 2^w >= 2^SLOT_BITS - left >= size (w the width of slot_t). */
             meta.tslot = slot_tok.get({hdr.nl.token_lo[SLOT_BITS - 1:0]});
-            slot_t tge0 = max(meta.tslot, meta.left0);
-            slot_t tge1 = max(meta.tslot, meta.left1);
             slot_t td0 = meta.tslot - meta.left0;
             slot_t td1 = meta.tslot - meta.left1;
             slot_t tlt0 = max(td0, (slot_t)meta.size0);
             slot_t tlt1 = max(td1, (slot_t)meta.size1);
-            if (tge0 == meta.tslot && tlt0 != td0) {
+            if (tlt0 != td0) {
                 meta.tlevel = 0;
-            } else if (tge1 == meta.tslot && tlt1 != td1) {
+            } else if (tlt1 != td1) {
                 meta.tlevel = 1;
             } else {
                 meta.tlevel = 2;
@@ -2850,7 +2850,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
 
         /* ---- acquire: writing pass (the slot is written; a grant goes out) ---- */
         if (do_write == 1 && meta.resub.grant == 1) {
-            if (max(meta.resub.seq, meta.tok_lo) != meta.tok_lo) {   /* seq > tok_lo */
+            bit<32> wseq = max(meta.resub.seq, meta.tok_lo);   /* seq > tok_lo: wseq != tok_lo */
+            if (wseq != meta.tok_lo) {
                 hi = hi - 1;
             }
             ans_grant(hdr.nl.cip, hdr.nl.cport, hdr.nl.tenant);
@@ -2877,7 +2878,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         if (do_rw == 1) {
             if (SV_STATE == SS_LIVE && txn_ok == 1) {
                 if (SV_SEQ != 0) {
-                    if (max(SV_SEQ, meta.tok_lo) != meta.tok_lo) {   /* SV_SEQ > tok_lo */
+                    bit<32> rseq = max(SV_SEQ, meta.tok_lo);   /* SV_SEQ > tok_lo: rseq != tok_lo */
+                    if (rseq != meta.tok_lo) {
                         hi = hi - 1;
                     }
                     ans_grant_slot();   /* its ts the slot's, read by POOL_FLAGS */
@@ -3199,7 +3201,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 hdr.nl.cport = meta.rd_port;
                 if (SV_SEQ != 0) {
                     hi = ADM_HI;
-                    if (max(SV_SEQ, hdr.recirc.a_lo) != hdr.recirc.a_lo) {   /* SV_SEQ > a_lo */
+                    bit<32> pseq = max(SV_SEQ, hdr.recirc.a_lo);   /* SV_SEQ > a_lo: pseq != a_lo */
+                    if (pseq != hdr.recirc.a_lo) {
                         hi = hi - 1;
                     }
                     hdr.nl.token_hi = TOK_HI_SLICED(tok_probe_hi, hi, SV_SEQ);
