@@ -497,6 +497,8 @@ struct metadata_t {
     bit<32> lease;
     bit<32> now;
     slot_t  tslot;
+    slot_t  td0;       /* tslot - left0, tslot - left1 (tok_diff): the token's level */
+    slot_t  td1;
     bit<32> tseq_hi;
     bit<32> tseq_lo;
     bit<8>  tlevel;
@@ -1573,6 +1575,11 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     action clock_sum() {
         meta.now = meta.now_a + meta.now_c;
     }
+    /* The token's offset into each level's region (the token's level, below) */
+    action tok_diff() {
+        meta.td0 = meta.tslot - meta.left0;
+        meta.td1 = meta.tslot - meta.left1;
+    }
     /* The admin probe's slot: the offset from the head (probe_add), wrapped in the region
      * (probe_wrap, probe_min), each an action of its own (one operation per field and
      * stage). */
@@ -1911,13 +1918,12 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
              * before an entry is written), so a slot below left makes d = tslot - left +
              * 2^w >= 2^SLOT_BITS - left >= size (w the width of slot_t). */
             meta.tslot = slot_tok.get({hdr.nl.token_lo[SLOT_BITS - 1:0]});
-            slot_t td0 = meta.tslot - meta.left0;
-            slot_t td1 = meta.tslot - meta.left1;
-            slot_t tlt0 = max(td0, (slot_t)meta.size0);
-            slot_t tlt1 = max(td1, (slot_t)meta.size1);
-            if (tlt0 != td0) {
+            tok_diff();   /* an action of its own: the max reads what it writes */
+            slot_t tlt0 = max(meta.td0, (slot_t)meta.size0);
+            slot_t tlt1 = max(meta.td1, (slot_t)meta.size1);
+            if (tlt0 != meta.td0) {
                 meta.tlevel = 0;
-            } else if (tlt1 != td1) {
+            } else if (tlt1 != meta.td1) {
                 meta.tlevel = 1;
             } else {
                 meta.tlevel = 2;
