@@ -323,8 +323,9 @@ func (c *checker) tnaDeferredCalls() {
 // Tofino 1 (tnaParseDepth), a deparser's field lists hold no constant but 0
 // (tnaFieldListConstants), a parser writes a field once per path unless it ORs
 // (tnaParserRewrites), and a condition in an action of an ingress or egress control is a
-// constant or a bool action data parameter (tnaActionConditions), and no hash reads a field
-// a hash wrote in the same action (tnaHashOfHash).
+// constant or a bool action data parameter (tnaActionConditions), no hash reads a field
+// a hash wrote in the same action (tnaHashOfHash), and an if's condition is one a gateway
+// evaluates (tnaGatewayConditions).
 func (c *checker) tnaPipelineRules() {
 	pipes, err := c.out.TNAPipes()
 	if err != nil {
@@ -351,6 +352,7 @@ func (c *checker) tnaPipelineRules() {
 				controls[b.Control] = true
 				c.tnaActionConditions(b)
 				c.tnaHashOfHash(b)
+				c.tnaGatewayConditions(b)
 			}
 		}
 		for _, b := range []Block{p.IngressDeparser, p.EgressDeparser} {

@@ -318,3 +318,111 @@ func sliceBase(s string) string {
 	}
 	return s
 }
+
+// tnaGatewayConditions refuses, in the apply blocks of an ingress or egress control and the
+// controls it applies, an if condition that a Tofino gateway cannot evaluate, as bf-p4c 9.13.4
+// refuses it (mau/gateway.cpp, CanonGatewayExpr and CheckGatewayExpr, p4c 34b86e9; each case
+// of gatewayCases checked against the compiler). A gateway matches the PHV bytes of its fields,
+// each XORed with another field or masked against a constant, so:
+//
+//   - an order comparison (<, <=, >, >=) or a & or | of two operands, neither a constant:
+//     "condition too complex, one operand of ... must be constant" (compute max(a, b) or the
+//     AND into a field first; a > b is max(a, b) != b);
+//   - a call other than isValid() and a table's apply().hit or .miss (an extern such as max or
+//     a hash's get): "condition too complex";
+//   - an operator that computes (+, -, *, <<, >>, ^, ~, unary -) on a non-constant operand:
+//     "condition expression too complex" (the gateway reads fields, it computes nothing).
+//
+// A cast of a field is taken; a concatenation is taken within the gateway's width. The width
+// (4 bytes and 12 bits of PHV input on Tofino 1) is not checked here: how bf-p4c splits a
+// condition over gateway rows decides it, and bmv2/tofino.Gateways estimates it.
+func (c *checker) tnaGatewayConditions(b Block) {
+	isConst := func(e Expr) bool { _, ok := c.out.Const[e]; return ok }
+	var cond func(e Expr) bool
+	// operand checks an operand of a comparison; false once it reported.
+	operand := func(e Expr) bool {
+		ok := true
+		walkExpr(e, func(x Expr) {
+			if !ok || isConst(x) {
+				return
+			}
+			switch x := x.(type) {
+			case *CallExpr:
+				if _, table := x.Callee.(*TableDecl); !table && x.Method != "isValid" {
+					c.errorf(x.Position(), "condition too complex: %s in an if's condition (a Tofino gateway reads fields; assign the call's result to a field or local first)", ExprString(x))
+					ok = false
+				}
+			case *UnaryExpr:
+				if x.Op == "-" || x.Op == "~" {
+					c.errorf(x.Position(), "condition expression too complex: %s computes in an if's condition (a Tofino gateway compares fields; compute it into a field first)", ExprString(x))
+					ok = false
+				}
+			case *BinaryExpr:
+				switch x.Op {
+				case "&", "|":
+					if !isConst(x.X) && !isConst(x.Y) {
+						c.errorf(x.Position(), "condition too complex, one operand of %s must be constant (a Tofino gateway masks a field with a constant only)", ExprString(x))
+						ok = false
+					}
+				case "+", "-", "*", "/", "%", "<<", ">>", "^", "|+|", "|-|":
+					c.errorf(x.Position(), "condition expression too complex: %s computes in an if's condition (a Tofino gateway compares fields; compute it into a field first)", ExprString(x))
+					ok = false
+				case "==", "!=", "<", "<=", ">", ">=", "&&", "||":
+					ok = cond(x)
+				}
+			}
+		})
+		return ok
+	}
+	cond = func(e Expr) bool {
+		if isConst(e) {
+			return true
+		}
+		switch x := e.(type) {
+		case *BinaryExpr:
+			switch x.Op {
+			case "&&", "||":
+				return cond(x.X) && cond(x.Y)
+			case "<", "<=", ">", ">=":
+				if !isConst(x.X) && !isConst(x.Y) {
+					c.errorf(x.Position(), "condition too complex, one operand of %s must be constant (a Tofino gateway compares two fields for equality only: a > b is max(a, b) != b, the max computed into a field first)", ExprString(x))
+					return false
+				}
+				return operand(x.X) && operand(x.Y)
+			case "==", "!=":
+				return operand(x.X) && operand(x.Y)
+			}
+		case *UnaryExpr:
+			if x.Op == "!" {
+				return cond(x.X)
+			}
+		case *MemberExpr:
+			// t.apply().hit / .miss: the table's hit, which the gateway does not read
+			if call, ok := x.X.(*CallExpr); ok {
+				if _, ok := call.Callee.(*TableDecl); ok && (x.Name == "hit" || x.Name == "miss") {
+					return true
+				}
+			}
+		}
+		return operand(e)
+	}
+	seen := map[*ControlDecl]bool{}
+	var control func(cd *ControlDecl)
+	control = func(cd *ControlDecl) {
+		if cd == nil || seen[cd] || cd.Body == nil {
+			return
+		}
+		seen[cd] = true
+		walkStmts(cd.Body, func(s Stmt) {
+			switch s := s.(type) {
+			case *IfStmt:
+				cond(s.Cond)
+			case *CallStmt:
+				if d, ok := s.Call.Callee.(*ControlDecl); ok {
+					control(d)
+				}
+			}
+		})
+	}
+	control(b.Control)
+}

@@ -549,7 +549,7 @@ func (b *p4infoBuilder) visitControl(d *ControlDecl, prefix string) {
 	}
 	// Like p4c, which removes unused declarations before generating P4Info, only tables that
 	// are applied, actions that can run and objects that are referenced count.
-	used := controlUsage(d)
+	used := controlUsageWith(d, b.value)
 	for k := range used {
 		b.referenced[k] = true
 	}
@@ -686,7 +686,13 @@ func (b *p4infoBuilder) callsExternFunction(s Stmt, seen map[Decl]bool) bool {
 // controlUsage finds what a control uses: the tables it applies, the actions that can run
 // (through applied tables, calls from the apply block and calls from such actions) and every
 // declaration those refer to.
-func controlUsage(d *ControlDecl) map[Decl]bool {
+func controlUsage(d *ControlDecl) map[Decl]bool { return controlUsageWith(d, nil) }
+
+// controlUsageWith is controlUsage for one instance of d: an if in the apply block whose
+// condition value finds constant (a constructor parameter bound by the instance, as in
+// if (is_ternary) t1.apply(); else t2.apply();) counts its taken branch only, as p4c, which
+// specializes the control per instance and drops the dead branch before it names tables.
+func controlUsageWith(d *ControlDecl, value func(Expr) (Value, bool)) map[Decl]bool {
 	used := map[Decl]bool{}
 	var queue []Decl
 	mark := func(x Decl) {
@@ -709,7 +715,7 @@ func controlUsage(d *ControlDecl) map[Decl]bool {
 			}
 		}
 	}
-	walkStmt(d.Body, visit)
+	walkLive(d.Body, visit, value)
 	for len(queue) > 0 {
 		x := queue[0]
 		queue = queue[1:]
@@ -1589,4 +1595,40 @@ func (b *p4infoBuilder) valueSet(vs *valueSetSym, pre *p4v1.Preamble) *p4v1.Valu
 		b.errs = append(b.errs, errorf(d.P, "%s: unsupported type argument for value set: P4Runtime requires a bit<W>, a struct of bit<W> fields or a serializable enum, not %s", d.Name, d.T))
 	}
 	return out
+}
+
+// walkLive is walkStmt, but an if whose condition value finds to be a constant bool walks its
+// taken branch only (value nil: both, as walkStmt).
+func walkLive(s Stmt, f func(Expr), value func(Expr) (Value, bool)) {
+	if value == nil {
+		walkStmt(s, f)
+		return
+	}
+	switch s := s.(type) {
+	case *BlockStmt:
+		if s == nil {
+			return
+		}
+		for _, x := range s.Stmts {
+			walkLive(x, f, value)
+		}
+	case *IfStmt:
+		if v, ok := value(s.Cond); ok {
+			if taken, ok := v.(bool); ok {
+				if taken {
+					walkLive(s.Then, f, value)
+				} else if s.Else != nil {
+					walkLive(s.Else, f, value)
+				}
+				return
+			}
+		}
+		walkExpr(s.Cond, f)
+		walkLive(s.Then, f, value)
+		if s.Else != nil {
+			walkLive(s.Else, f, value)
+		}
+	default:
+		walkStmt(s, f)
+	}
 }

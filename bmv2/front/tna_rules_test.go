@@ -1092,6 +1092,54 @@ func TestTNAHashOfHash(t *testing.T) {
 	}
 }
 
+// gatewayCases are the cases of the gateway-condition rule (tnaGatewayConditions), each checked
+// against p4c-barefoot 9.13.4 on Tofino 1 and 2 (2026-11-30): what a gateway cannot evaluate
+// (an order comparison or a mask of two fields, a call, an operator that computes) with the
+// compiler's message, and a twin it takes.
+func gatewayCases() []tnaCase {
+	const (
+		order   = "condition too complex, one operand of"
+		call    = "condition too complex"
+		compute = "condition expression too complex"
+	)
+	type c struct {
+		name, decls, body string
+		table             bool
+		want, compiler    string
+	}
+	cases := []c{
+		{"an order comparison of two fields", "", "if (md.idx > md.val) { hdr.eth.etype = 1; }", false, order, "must be constant"},
+		{"an order comparison with a constant", "", "if (hdr.eth.etype[7:0] > 5) { md.val = 1; }", false, "", ""},
+		{"an order comparison with the constant first", "", "if (5 < hdr.eth.etype[7:0]) { md.val = 1; }", false, "", ""},
+		{"a field equal to a field", "", "if (md.idx == md.val) { hdr.eth.etype = 1; }", false, "", ""},
+		{"a cast field equal to a field", "", "if ((bit<16>)md.idx == hdr.eth.etype) { md.val = 1; }", false, "", ""},
+		{"max in the condition", "", "if (max(md.idx, md.val) != md.val) { hdr.eth.etype = 1; }", false, call + ": max(md.idx, md.val)", call},
+		{"max into a local, then the equality", "", "bit<32> m = max(md.idx, md.val); if (m != md.val) { hdr.eth.etype = 1; }", false, "", ""},
+		{"a mask of two fields", "", "if ((md.idx & md.val) == 0) { hdr.eth.etype = 1; }", false, order, "must be constant"},
+		{"a mask with a constant", "", "if ((md.idx & 0xf0) == 0) { hdr.eth.etype = 1; }", false, "", ""},
+		{"a difference of two fields", "", "if (md.idx - md.val == 0) { hdr.eth.etype = 1; }", false, compute, compute},
+		{"a field minus a constant", "", "if (hdr.eth.etype - 1 == 0) { md.val = 1; }", false, compute, compute},
+		{"a shift", "", "if ((md.idx >> 4) == 0) { hdr.eth.etype = 1; }", false, compute, compute},
+		{"a validity test and an equality", "", "if (hdr.eth.isValid() && md.idx == 1) { md.val = 1; }", false, "", ""},
+		{"a table's hit", "action act() { md.val = 1; }", "if (t.apply().hit) { hdr.eth.etype = 1; }", true, "", ""},
+	}
+	var out []tnaCase
+	for _, x := range cases {
+		for _, gen := range []string{"1", "2"} {
+			out = append(out, tnaCase{name: x.name, gen: gen, src: actionCondProgram(x.decls, x.body, x.table), want: x.want, compiler: x.compiler})
+		}
+	}
+	return out
+}
+
+// TestTNAGatewayConditions: the front end refuses the if conditions a Tofino gateway cannot
+// evaluate (gatewayCases).
+func TestTNAGatewayConditions(t *testing.T) {
+	for _, tc := range gatewayCases() {
+		checkRuleVerdict(t, tc.name+" (Tofino "+tc.gen+")", loadTNACase(t, tc), tc.want)
+	}
+}
+
 // TestRealTNARules compiles the cases of the parse-depth, field-list and register-action-local
 // rules with bf-p4c (p4c-barefoot, make test-real) and checks that it refuses exactly the cases
 // the front end refuses, with the case's compiler message.
@@ -1111,6 +1159,7 @@ func TestRealTNARules(t *testing.T) {
 	cases = append(cases, actionCondCases()...)
 	cases = append(cases, rewriteCases()...)
 	cases = append(cases, hashOfHashCases()...)
+	cases = append(cases, gatewayCases()...)
 	dir := t.TempDir()
 	for i, tc := range cases {
 		src := filepath.Join(dir, fmt.Sprintf("case%d.p4", i))
@@ -1147,4 +1196,60 @@ func lastLines(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// ctorBranchProgram is a TNA program whose ingress applies Sub(ternary): Sub declares two
+// tables under one control-plane name, "ecmp", and applies one of them by its constructor
+// parameter (as open-p4studio's selector_resize.p4); with both set, it applies both.
+func ctorBranchProgram(both bool) string {
+	apply := "if (ternary) { t_t.apply(); } else { t_e.apply(); }"
+	if both {
+		apply = "t_t.apply(); t_e.apply();"
+	}
+	return `#include "tna_skel.inc"
+control Sub(inout hdr_t hdr)(bool ternary) {
+    action set(bit<16> v) { hdr.eth.etype = v; }
+    @name("ecmp") table t_e { key = { hdr.eth.dst : exact; } actions = { set; NoAction; } }
+    @name("ecmp") table t_t { key = { hdr.eth.dst : ternary; } actions = { set; NoAction; } }
+    apply { ` + apply + ` }
+}
+control Ing(inout hdr_t hdr, inout md_t md, in ingress_intrinsic_metadata_t ig_intr_md,
+            in ingress_intrinsic_metadata_from_parser_t ig_prsr_md,
+            inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md,
+            inout ingress_intrinsic_metadata_for_tm_t ig_tm_md) {
+    Sub(true) sub_t;
+    Sub(false) sub_e;
+    apply {
+        sub_t.apply(hdr);
+        sub_e.apply(hdr);
+        ig_tm_md.ucast_egress_port = ig_intr_md.ingress_port;
+    }
+}
+#include "tna_main.inc"
+`
+}
+
+// TestControlPlaneNameDeadBranch: two tables of one control under one name conflict only when
+// an instance can apply both; a branch on a constructor parameter that an instance fixes leaves
+// one (p4c specializes the control per instance first; p4c-barefoot compiles the first program).
+func TestControlPlaneNameDeadBranch(t *testing.T) {
+	c, err := loadMain(ctorBranchProgram(false), "1")
+	if err != nil {
+		t.Fatalf("one table applied per instance: %v", err)
+	}
+	info, err := c.P4Info()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tb := range info.GetTables() {
+		names = append(names, tb.GetPreamble().GetName())
+	}
+	slices.Sort(names)
+	if want := []string{"Ing.sub_e.ecmp", "Ing.sub_t.ecmp"}; !slices.Equal(names, want) {
+		t.Errorf("tables %v, want %v", names, want)
+	}
+	if _, err := loadMain(ctorBranchProgram(true), "1"); err == nil || !strings.Contains(err.Error(), "conflicting control plane name") {
+		t.Errorf("both tables applied: %v, want a conflicting control plane name", err)
+	}
 }

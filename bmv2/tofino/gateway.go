@@ -21,10 +21,9 @@ type GatewayProblem struct {
 func (g GatewayProblem) String() string { return fmt.Sprintf("%s: %s: %s", g.Pos, g.Cond, g.Why) }
 
 // Gateways lists the if conditions of control's apply block (and of the blocks under it) that
-// a gateway cannot evaluate: an order comparison (<, <=, >, >=) of two operands neither of
-// which is a constant (the gateway compares fields for equality only, by XOR: "one operand
-// ... must be constant"), and a condition that reads more than GatewayInputBits of the PHV,
-// counted as the compiler's messages show: a field compared with a constant, a validity test or
+// read more than a gateway's input (the front end refuses the conditions a gateway cannot
+// evaluate at any width: an order comparison of two fields, a call, an operator that
+// computes; front.tnaGatewayConditions), counted as the compiler's messages show: a field compared with a constant, a validity test or
 // a flag costs its bits, each field once; a comparison of two fields (the XOR) the wider one's
 // bits, unless one of them is read anyway. It is an estimate of what bf-p4c refuses, not its rule: what it
 // reports as "condition expression too complex" (a compound of comparisons it cannot lay out)
@@ -71,10 +70,6 @@ func Gateways(control *front.ControlDecl, consts map[front.Expr]front.Value) []G
 					case cy:
 						add(front.ExprString(x.X), width(x.X))
 					default:
-						if x.Op != "==" && x.Op != "!=" {
-							out = append(out, GatewayProblem{Pos: ifs.P, Cond: front.ExprString(ifs.Cond),
-								Why: fmt.Sprintf("%s compares two operands in order (%s): a gateway compares fields for equality only", x.Op, front.ExprString(x))})
-						}
 						pr := pair{front.ExprString(x.X), front.ExprString(x.Y)}
 						pairs = append(pairs, pr)
 						pw[pr] = max(width(x.X), width(x.Y))
