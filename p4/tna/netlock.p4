@@ -497,8 +497,8 @@ struct metadata_t {
     bit<32> lease;
     bit<32> now;
     slot_t  tslot;
-    slot_t  td0;       /* tslot - left0, tslot - left1 (tok_diff): the token's level */
-    slot_t  td1;
+    slot_t  td0;       /* the token's level: tslot - left0 (tok_diff), then size0 |-| that */
+    slot_t  td1;       /* (tok_room): not 0 when the token's slot is in level 0's region */
     bit<32> tseq_hi;
     bit<32> tseq_lo;
     bit<8>  tlevel;
@@ -553,7 +553,13 @@ struct metadata_t {
     bit<32> p_o;       /* admin probe: the offset of the slot asked for (into recirc.cur) */
     bit<32> p_lim;     /* admin probe: meta.size widened where the probe wraps p_o (q_lim's
                         * copy, short-lived as q_lim is) */
-    bit<32> p_w;       /* admin probe: p_o - p_lim, the wrapped offset when p_o >= p_lim */
+    /* Order comparisons of two fields, for a gateway (which compares fields for equality
+     * only): a > b as (a |-| b) != 0, the saturating difference computed here first. One
+     * field for the passes that compare, which exclude each other: the writing pass's and the
+     * retry walk's grant number against the counter's low half, the probe's against the admin
+     * value's (gt_a), tbase's value against the counter by halves (gt_a high, gt_b low). */
+    bit<32> gt_a;
+    bit<32> gt_b;
     bit<16> g_arg;
     bit<32> q_lim;     /* q_take, q_full: the worked level's size (lk_q, lk_q_hi), widened by the
                         * hash unit after use_level (a short-lived copy, not lock_table's) */
@@ -1580,6 +1586,10 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         meta.td0 = meta.tslot - meta.left0;
         meta.td1 = meta.tslot - meta.left1;
     }
+    action tok_room() {
+        meta.td0 = (slot_t)meta.size0 |-| meta.td0;
+        meta.td1 = (slot_t)meta.size1 |-| meta.td1;
+    }
     /* The admin probe's slot: the offset from the head (probe_add), wrapped in the region
      * (probe_wrap, probe_min), each an action of its own (one operation per field and
      * stage). */
@@ -1590,10 +1600,10 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
      * for equality only): p_o - p_lim wraps above p_o exactly when p_o < p_lim, and is at
      * most p_o otherwise, so the smaller of the two is the answer for every p_o and p_lim. */
     action probe_wrap() {
-        meta.p_w = meta.p_o - meta.p_lim;
+        meta.p_lim = meta.p_o - meta.p_lim;   /* in place: p_lim is read here only */
     }
     action probe_min() {
-        meta.p_o = min(meta.p_o, meta.p_w);
+        meta.p_o = min(meta.p_o, meta.p_lim);
     }
 
     /* Point the pool blocks at slot s. */
@@ -1913,17 +1923,17 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             /* The token's level: the level whose slots [left, left + size) hold its slot, as
              * p4/netlock.p4's "tslot >= left && tslot - left < size". Written for a gateway,
              * which tests equalities of fields only: d = tslot - left in slot_t, and d < size
-             * as max(d, size) != d. The first test is implied: every region ends within the
+             * as (size |-| d) != 0, each step an action of its own (an action reads what an
+             * earlier stage wrote). The first test is implied: every region ends within the
              * slots (left + size <= 2^SLOT_BITS, which dataplane.LockEntry.Validate checks
              * before an entry is written), so a slot below left makes d = tslot - left +
              * 2^w >= 2^SLOT_BITS - left >= size (w the width of slot_t). */
             meta.tslot = slot_tok.get({hdr.nl.token_lo[SLOT_BITS - 1:0]});
-            tok_diff();   /* an action of its own: the max reads what it writes */
-            slot_t tlt0 = max(meta.td0, (slot_t)meta.size0);
-            slot_t tlt1 = max(meta.td1, (slot_t)meta.size1);
-            if (tlt0 != meta.td0) {
+            tok_diff();
+            tok_room();
+            if (meta.td0 != 0) {
                 meta.tlevel = 0;
-            } else if (tlt1 != meta.td1) {
+            } else if (meta.td1 != 0) {
                 meta.tlevel = 1;
             } else {
                 meta.tlevel = 2;
@@ -2856,8 +2866,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
 
         /* ---- acquire: writing pass (the slot is written; a grant goes out) ---- */
         if (do_write == 1 && meta.resub.grant == 1) {
-            bit<32> wseq = max(meta.resub.seq, meta.tok_lo);   /* seq > tok_lo: wseq != tok_lo */
-            if (wseq != meta.tok_lo) {
+            meta.gt_a = meta.resub.seq |-| meta.tok_lo;
+            if (meta.gt_a != 0) {   /* seq > tok_lo */
                 hi = hi - 1;
             }
             ans_grant(hdr.nl.cip, hdr.nl.cport, hdr.nl.tenant);
@@ -2884,8 +2894,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         if (do_rw == 1) {
             if (SV_STATE == SS_LIVE && txn_ok == 1) {
                 if (SV_SEQ != 0) {
-                    bit<32> rseq = max(SV_SEQ, meta.tok_lo);   /* SV_SEQ > tok_lo: rseq != tok_lo */
-                    if (rseq != meta.tok_lo) {
+                    meta.gt_a = SV_SEQ |-| meta.tok_lo;
+                    if (meta.gt_a != 0) {   /* SV_SEQ > tok_lo */
                         hi = hi - 1;
                     }
                     ans_grant_slot();   /* its ts the slot's, read by POOL_FLAGS */
@@ -3155,14 +3165,14 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 hdr.recirc.a_lo = val_want.get({hdr.admin.value_hi[SLOT_BITS - 1:0], hdr.admin.value_lo[31:SLOT_BITS]});
                 /* value > counter, in 32-bit halves (a gateway tests equalities only):
                  * by the high halves where they differ, else by the low halves */
-                bit<32> up_hi = max(ADM_HI, meta.tok_hi);
-                bit<32> up_lo = max(hdr.recirc.a_lo, meta.tok_lo);
+                meta.gt_a = ADM_HI |-| meta.tok_hi;
+                meta.gt_b = hdr.recirc.a_lo |-| meta.tok_lo;
                 bit<1> up = 0;
                 if (ADM_HI != meta.tok_hi) {
-                    if (up_hi != meta.tok_hi) {
+                    if (meta.gt_a != 0) {
                         up = 1;
                     }
-                } else if (up_lo != meta.tok_lo) {
+                } else if (meta.gt_b != 0) {
                     up = 1;
                 }
                 if (up == 1) {
@@ -3207,8 +3217,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 hdr.nl.cport = meta.rd_port;
                 if (SV_SEQ != 0) {
                     hi = ADM_HI;
-                    bit<32> pseq = max(SV_SEQ, hdr.recirc.a_lo);   /* SV_SEQ > a_lo: pseq != a_lo */
-                    if (pseq != hdr.recirc.a_lo) {
+                    meta.gt_a = SV_SEQ |-| hdr.recirc.a_lo;
+                    if (meta.gt_a != 0) {   /* SV_SEQ > a_lo */
                         hi = hi - 1;
                     }
                     hdr.nl.token_hi = TOK_HI_SLICED(tok_probe_hi, hi, SV_SEQ);
