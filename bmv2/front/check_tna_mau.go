@@ -338,6 +338,29 @@ func sliceBase(s string) string {
 // condition over gateway rows decides it, and bmv2/tofino.Gateways estimates it.
 func (c *checker) tnaGatewayConditions(b Block) {
 	isConst := func(e Expr) bool { _, ok := c.out.Const[e]; return ok }
+	// computes reports whether e applies an operator that computes to a non-constant operand.
+	computes := func(e Expr) bool {
+		found := false
+		walkExpr(e, func(x Expr) {
+			if found || isConst(x) {
+				return
+			}
+			switch x := x.(type) {
+			case *UnaryExpr:
+				found = x.Op == "-" || x.Op == "~"
+			case *BinaryExpr:
+				switch x.Op {
+				case "+", "-", "*", "/", "%", "<<", ">>", "^", "|+|", "|-|":
+					found = true
+				}
+			}
+		})
+		return found
+	}
+	// propagated holds the local variables that p4c's copy propagation replaces by what they
+	// were given, in a condition: written once (initializer or one assignment), with an
+	// operator that computes. A metadata field is not propagated.
+	propagated := map[*VarDecl]Expr{}
 	var cond func(e Expr) bool
 	// operand checks an operand of a comparison; false once it reported.
 	operand := func(e Expr) bool {
@@ -347,6 +370,11 @@ func (c *checker) tnaGatewayConditions(b Block) {
 				return
 			}
 			switch x := x.(type) {
+			case *NameExpr:
+				if v, ok := x.Decl.(*VarDecl); ok && propagated[v] != nil {
+					c.errorf(x.Position(), "condition expression too complex: %s holds %s, which p4c propagates into the if's condition (a Tofino gateway compares fields; make it a metadata field)", x.Name, ExprString(propagated[v]))
+					ok = false
+				}
 			case *CallExpr:
 				if _, table := x.Callee.(*TableDecl); !table && x.Method != "isValid" {
 					c.errorf(x.Position(), "condition too complex: %s in an if's condition (a Tofino gateway reads fields; assign the call's result to a field or local first)", ExprString(x))
@@ -413,6 +441,32 @@ func (c *checker) tnaGatewayConditions(b Block) {
 			return
 		}
 		seen[cd] = true
+		writes := map[*VarDecl][]Expr{}
+		walkStmts(cd.Body, func(s Stmt) {
+			switch s := s.(type) {
+			case *DeclStmt:
+				if v, ok := s.Decl.(*VarDecl); ok && v.Init != nil {
+					writes[v] = append(writes[v], v.Init)
+				}
+			case *AssignStmt:
+				walkExpr(s.LHS, func(x Expr) {
+					if n, ok := x.(*NameExpr); ok {
+						if v, ok := n.Decl.(*VarDecl); ok {
+							if s.Op != "" || n != s.LHS {
+								writes[v] = append(writes[v], nil, nil) // a compound or partial write: not one value
+							} else {
+								writes[v] = append(writes[v], s.RHS)
+							}
+						}
+					}
+				})
+			}
+		})
+		for v, ws := range writes {
+			if len(ws) == 1 && ws[0] != nil && computes(ws[0]) {
+				propagated[v] = ws[0]
+			}
+		}
 		walkStmts(cd.Body, func(s Stmt) {
 			switch s := s.(type) {
 			case *IfStmt:

@@ -560,6 +560,7 @@ struct metadata_t {
      * value's (gt_a), tbase's value against the counter by halves (gt_a high, gt_b low). */
     bit<32> gt_a;
     bit<32> gt_b;
+    bit<16> hdiff;     /* the heads: the head read minus h_arg */
     bit<16> g_arg;
     bit<32> q_lim;     /* q_take, q_full: the worked level's size (lk_q, lk_q_hi), widened by the
                         * hash unit after use_level (a short-lived copy, not lock_table's) */
@@ -2439,15 +2440,18 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
          * decided here from the same test (a stateful ALU's output is one operand: bf-p4c
          * refuses "rv = v" beside "rv = 0x10000 | v" of the value written). */
         bit<16> head = meta.hv;
-        bit<16> hdiff = head - meta.h_arg;
+        /* head_at moves the head when it is at h_arg's offset in either lap (head - h_arg is
+         * 0 or 0x8000), head_eq when it is at h_arg. The difference in a metadata field: a
+         * local holding it is propagated into the conditions by p4c, and a gateway computes
+         * no difference ("condition expression too complex"). */
+        meta.hdiff = head - meta.h_arg;
         bit<1> adv = 0;
-        /* head_at moves the head when it is at h_arg or half the ring away (hdiff 0x8000),
-         * head_eq when it is at h_arg. One comparison per if: bf-p4c refuses the four in one
-         * condition ("condition expression too complex"). */
-        if (hop == 2 || hop == 3) {
-            if (head == meta.h_arg) {
+        if (hop == 2) {
+            if (meta.hdiff[14:0] == 0) {
                 adv = 1;
-            } else if (hop == 2 && hdiff == 0x8000) {
+            }
+        } else if (hop == 3) {
+            if (meta.hdiff == 0) {
                 adv = 1;
             }
         }
