@@ -1094,8 +1094,9 @@ func TestTNAHashOfHash(t *testing.T) {
 
 // gatewayCases are the cases of the gateway-condition rule (tnaGatewayConditions), each checked
 // against p4c-barefoot 9.13.4 on Tofino 1 and 2 (2026-11-30): what a gateway cannot evaluate
-// (an order comparison or a mask of two fields, a call, an operator that computes) with the
-// compiler's message, and a twin it takes.
+// (an order comparison or a mask of two fields, a call, an operator that computes, also through
+// a local that p4c's copy propagation replaces by its value) with the compiler's message, and a
+// twin it takes.
 func gatewayCases() []tnaCase {
 	const (
 		order   = "condition too complex, one operand of"
@@ -1122,6 +1123,10 @@ func gatewayCases() []tnaCase {
 		{"a shift", "", "if ((md.idx >> 4) == 0) { hdr.eth.etype = 1; }", false, compute, compute},
 		{"a validity test and an equality", "", "if (hdr.eth.isValid() && md.idx == 1) { md.val = 1; }", false, "", ""},
 		{"a table's hit", "action act() { md.val = 1; }", "if (t.apply().hit) { hdr.eth.etype = 1; }", true, "", ""},
+		{"a local holding a difference", "", "bit<16> d = hdr.eth.etype - md.idx[15:0]; if (d == 0x8000) { md.val = 1; }", false, compute + ": d holds", compute},
+		{"a metadata field holding a difference", "", "md.val[15:0] = hdr.eth.etype - md.idx[15:0]; if (md.val[15:0] == 0x8000) { hdr.eth.src = 1; }", false, "", ""},
+		{"a local holding a difference or a constant", "", "bit<16> d = hdr.eth.etype - md.idx[15:0]; if (hdr.eth.src[7:0] == 1) { d = 5; } if (d == 0x8000) { md.val = 1; }", false, "", ""},
+		{"a local holding a field", "", "bit<16> d = hdr.eth.etype; if (d == 0x8000) { md.val = 1; }", false, "", ""},
 	}
 	var out []tnaCase
 	for _, x := range cases {
