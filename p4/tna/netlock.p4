@@ -551,15 +551,14 @@ struct metadata_t {
     bit<32> now_c;
     bit<32> now_d;
     bit<32> p_o;       /* admin probe: the offset of the slot asked for (into recirc.cur) */
-    bit<32> p_lim;     /* admin probe: meta.size widened where the probe wraps p_o (q_lim's
-                        * copy, short-lived as q_lim is) */
     /* Order comparisons of two fields, for a gateway (which compares fields for equality
      * only): a > b as (a |-| b) != 0, the saturating difference computed here first. One
      * field for the passes that compare, which exclude each other: the writing pass's and the
-     * retry walk's grant number against the counter's low half, the probe's against the admin
-     * value's (gt_a), tbase's value against the counter by halves (gt_a high, gt_b low). */
-    bit<32> gt_a;
-    bit<32> gt_b;
+     * retry walk's grant number against the counter's low half, the third probe pass's against
+     * the admin value's, tbase's value against the counter (by the high halves where they
+     * differ, else by the low halves), and the first probe pass's wrap (meta.size widened,
+     * then p_o minus that: probe_wrap). */
+    bit<32> gt;
     bit<16> hdiff;     /* the heads: the head read minus h_arg */
     bit<16> g_arg;
     bit<32> q_lim;     /* q_take, q_full: the worked level's size (lk_q, lk_q_hi), widened by the
@@ -1535,7 +1534,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     Hash<bit<16>>(HashAlgorithm_t.IDENTITY) off_probe;    /* the admin probe's slot offset */
     Hash<bit<16>>(HashAlgorithm_t.IDENTITY) qwrap_h;      /* meta.q_wrapx */
     Hash<bit<32>>(HashAlgorithm_t.IDENTITY) qlim_h;       /* meta.q_lim: meta.size widened */
-    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) plim_h;       /* meta.p_lim: meta.size widened */
+    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) plim_h;       /* meta.gt in the probe: meta.size widened */
     Hash<bit<32>>(HashAlgorithm_t.IDENTITY) size1q_h;     /* meta.size1q: meta.size1 widened */
     Hash<bit<16>>(HashAlgorithm_t.IDENTITY) qend0_h;      /* meta.q_end0x */
     Hash<bit<16>>(HashAlgorithm_t.IDENTITY) qendx_h;      /* meta.q_endxx */
@@ -1597,14 +1596,15 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     action probe_add() {
         meta.p_o = meta.p_o + meta.o_adm;
     }
-    /* "if p_o >= p_lim: p_o -= p_lim" with no gateway (bf-p4c's gateways compare two fields
-     * for equality only): p_o - p_lim wraps above p_o exactly when p_o < p_lim, and is at
-     * most p_o otherwise, so the smaller of the two is the answer for every p_o and p_lim. */
+    /* "if p_o >= size: p_o -= size" (size widened into meta.gt) with no gateway (bf-p4c's
+     * gateways compare two fields for equality only): p_o - size wraps above p_o exactly when
+     * p_o < size, and is at most p_o otherwise, so the smaller of the two is the answer for
+     * every p_o and size. */
     action probe_wrap() {
-        meta.p_lim = meta.p_o - meta.p_lim;   /* in place: p_lim is read here only */
+        meta.gt = meta.p_o - meta.gt;
     }
     action probe_min() {
-        meta.p_o = min(meta.p_o, meta.p_lim);
+        meta.p_o = min(meta.p_o, meta.gt);
     }
 
     /* Point the pool blocks at slot s. */
@@ -2870,8 +2870,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
 
         /* ---- acquire: writing pass (the slot is written; a grant goes out) ---- */
         if (do_write == 1 && meta.resub.grant == 1) {
-            meta.gt_a = meta.resub.seq |-| meta.tok_lo;
-            if (meta.gt_a != 0) {   /* seq > tok_lo */
+            meta.gt = meta.resub.seq |-| meta.tok_lo;
+            if (meta.gt != 0) {   /* seq > tok_lo */
                 hi = hi - 1;
             }
             ans_grant(hdr.nl.cip, hdr.nl.cport, hdr.nl.tenant);
@@ -2898,8 +2898,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         if (do_rw == 1) {
             if (SV_STATE == SS_LIVE && txn_ok == 1) {
                 if (SV_SEQ != 0) {
-                    meta.gt_a = SV_SEQ |-| meta.tok_lo;
-                    if (meta.gt_a != 0) {   /* SV_SEQ > tok_lo */
+                    meta.gt = SV_SEQ |-| meta.tok_lo;
+                    if (meta.gt != 0) {   /* SV_SEQ > tok_lo */
                         hi = hi - 1;
                     }
                     ans_grant_slot();   /* its ts the slot's, read by POOL_FLAGS */
@@ -3143,7 +3143,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                     meta.p_o = off_head.get({meta.hv[14:0]});
                     meta.o_adm = off_adm.get({hdr.admin.offset});   /* here: live only to the add */
                     probe_add();
-                    meta.p_lim = plim_h.get({meta.size});   /* here: q_lim ends at the counters */
+                    meta.gt = plim_h.get({meta.size});   /* here: q_lim ends at the counters */
                     probe_wrap();
                     probe_min();
                     /* The probe's later passes use the slot at this offset as the grant
@@ -3169,17 +3169,12 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 hdr.recirc.a_lo = val_want.get({hdr.admin.value_hi[SLOT_BITS - 1:0], hdr.admin.value_lo[31:SLOT_BITS]});
                 /* value > counter, in 32-bit halves (a gateway tests equalities only):
                  * by the high halves where they differ, else by the low halves */
-                meta.gt_a = ADM_HI |-| meta.tok_hi;
-                meta.gt_b = hdr.recirc.a_lo |-| meta.tok_lo;
-                bit<1> up = 0;
                 if (ADM_HI != meta.tok_hi) {
-                    if (meta.gt_a != 0) {
-                        up = 1;
-                    }
-                } else if (meta.gt_b != 0) {
-                    up = 1;
+                    meta.gt = ADM_HI |-| meta.tok_hi;
+                } else {
+                    meta.gt = hdr.recirc.a_lo |-| meta.tok_lo;
                 }
-                if (up == 1) {
+                if (meta.gt != 0) {
                     again(PH_TBASE2);
                 } else {
                     hdr.admin.value_hi = TOK_HI_SLICED(val_tbase, meta.tok_hi, meta.tok_lo);
@@ -3221,8 +3216,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 hdr.nl.cport = meta.rd_port;
                 if (SV_SEQ != 0) {
                     hi = ADM_HI;
-                    meta.gt_a = SV_SEQ |-| hdr.recirc.a_lo;
-                    if (meta.gt_a != 0) {   /* SV_SEQ > a_lo */
+                    meta.gt = SV_SEQ |-| hdr.recirc.a_lo;
+                    if (meta.gt != 0) {   /* SV_SEQ > a_lo */
                         hi = hi - 1;
                     }
                     hdr.nl.token_hi = TOK_HI_SLICED(tok_probe_hi, hi, SV_SEQ);
