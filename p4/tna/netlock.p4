@@ -497,8 +497,6 @@ struct metadata_t {
     bit<32> lease;
     bit<32> now;
     slot_t  tslot;
-    slot_t  td0;       /* the token's level: tslot - left0 (tok_diff), then size0 |-| that */
-    slot_t  td1;       /* (tok_room): not 0 when the token's slot is in level 0's region */
     bit<32> tseq_hi;
     bit<32> tseq_lo;
     bit<8>  tlevel;
@@ -514,7 +512,6 @@ struct metadata_t {
     slot_t  o_res;      /* resub.off[14:0] */
     slot_t  o_cur;      /* recirc.cur[14:0] */
     slot_t  o_ch;       /* recirc.chead[14:0] */
-    bit<32> o_adm;      /* admin.offset */
     slot_t  at_off0;
     slot_t  at_off1;
     slot_t  at_cur0;
@@ -556,8 +553,9 @@ struct metadata_t {
      * field for the passes that compare, which exclude each other: the writing pass's and the
      * retry walk's grant number against the counter's low half, the third probe pass's against
      * the admin value's, tbase's value against the counter (by the high halves where they
-     * differ, else by the low halves), and the first probe pass's wrap (meta.size widened,
-     * then p_o minus that: probe_wrap). */
+     * differ, else by the low halves), and the first probe pass's slot (the offset asked for
+     * widened, added to the head's; then meta.size widened, and p_o minus that: probe_wrap):
+     * a field of its own for each would not fit the PHV (bf-p4c, 2026-11-30). */
     bit<32> gt;
     bit<16> hdiff;     /* the heads: the head read minus h_arg */
     bit<16> g_arg;
@@ -598,7 +596,10 @@ struct metadata_t {
     bit<32> tok_lo;
     bit<32> tok_hi;
     bit<16> hv;        /* head of the worked level, before the pass's register action */
-    slot_t  t_off;     /* the token's slot offset in its level's region (tslot - left) */
+    slot_t  t_off;     /* the token's slot offset in its level's region (tslot - left); before
+                        * the worked level is chosen, the token's room in level 0's region
+                        * (tok_diff, tok_room; meta.left the same for level 1): fields the
+                        * slot arithmetic has anyway, dead there (PHV is full) */
     bit<16> tail;
     bit<32> rd_st;     /* lk_state's lo read by the admin probe's second pass (holders) */
     bit<32> rd_sthi;   /* lk_state's hi read by the admin probe (waiters): a field of its own, not
@@ -1529,7 +1530,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     Hash<slot_t>(HashAlgorithm_t.IDENTITY) off_res;
     Hash<slot_t>(HashAlgorithm_t.IDENTITY) off_cur;
     Hash<slot_t>(HashAlgorithm_t.IDENTITY) off_ch;
-    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) off_adm;
+    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) off_adm;      /* meta.gt in the probe: admin.offset widened */
     Hash<bit<32>>(HashAlgorithm_t.IDENTITY) off_head;
     Hash<bit<16>>(HashAlgorithm_t.IDENTITY) off_probe;    /* the admin probe's slot offset */
     Hash<bit<16>>(HashAlgorithm_t.IDENTITY) qwrap_h;      /* meta.q_wrapx */
@@ -1583,18 +1584,18 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     }
     /* The token's offset into each level's region (the token's level, below) */
     action tok_diff() {
-        meta.td0 = meta.tslot - meta.left0;
-        meta.td1 = meta.tslot - meta.left1;
+        meta.t_off = meta.tslot - meta.left0;
+        meta.left = meta.tslot - meta.left1;
     }
     action tok_room() {
-        meta.td0 = (slot_t)meta.size0 |-| meta.td0;
-        meta.td1 = (slot_t)meta.size1 |-| meta.td1;
+        meta.t_off = (slot_t)meta.size0 |-| meta.t_off;
+        meta.left = (slot_t)meta.size1 |-| meta.left;
     }
     /* The admin probe's slot: the offset from the head (probe_add), wrapped in the region
      * (probe_wrap, probe_min), each an action of its own (one operation per field and
      * stage). */
     action probe_add() {
-        meta.p_o = meta.p_o + meta.o_adm;
+        meta.p_o = meta.p_o + meta.gt;
     }
     /* "if p_o >= size: p_o -= size" (size widened into meta.gt) with no gateway (bf-p4c's
      * gateways compare two fields for equality only): p_o - size wraps above p_o exactly when
@@ -1932,9 +1933,9 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             meta.tslot = slot_tok.get({hdr.nl.token_lo[SLOT_BITS - 1:0]});
             tok_diff();
             tok_room();
-            if (meta.td0 != 0) {
+            if (meta.t_off != 0) {
                 meta.tlevel = 0;
-            } else if (meta.td1 != 0) {
+            } else if (meta.left != 0) {
                 meta.tlevel = 1;
             } else {
                 meta.tlevel = 2;
@@ -3141,7 +3142,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                      * written by one hash and read by the next (meta.h15, before) crashed bf-p4c
                      * 9.13.4 after PHV allocation (GeneratePrimitiveInfo, 2026-11-30 at 0aa067c) */
                     meta.p_o = off_head.get({meta.hv[14:0]});
-                    meta.o_adm = off_adm.get({hdr.admin.offset});   /* here: live only to the add */
+                    meta.gt = off_adm.get({hdr.admin.offset});   /* the offset asked for, widened: to the add */
                     probe_add();
                     meta.gt = plim_h.get({meta.size});   /* here: q_lim ends at the counters */
                     probe_wrap();
