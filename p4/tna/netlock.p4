@@ -2057,12 +2057,10 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         bit<1> clean = 0;
 
         /* The admin first pass: what it does, and the answers of the ones that touch nothing. */
-        bit<1> ad_probe = 0;
-        bit<1> ad_reset = 0;
-        bit<1> ad_tbase = 0;
-        bit<1> ad_getc = 0;
-        bit<1> ad_setc = 0;
-        bit<1> ad_setb = 0;
+        /* The admin operation a first admin pass carries out (its ADM_* sub-op), 0 if none:
+         * one 8-bit field, not a flag per operation (six flags live to the last stage did not
+         * fit the PHV, bf-p4c 2026-11-30). */
+        bit<8> ad = 0;
         if (do_admin == 1) {
             bit<8> res = AR_OK;   /* into hdr.admin or hdr.adminf, whichever was parsed */
             bit<1> needs_lock = 1;
@@ -2075,18 +2073,18 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 if (hdr.admin.level > 1) {
                     res = AR_BADREQ;
                 } else {
-                    ad_probe = 1;
+                    ad = ADM_PROBE;
                 }
             } else if (st == ADM_RESET) {
-                ad_reset = 1;
+                ad = ADM_RESET;
             } else if (st == ADM_TOKEN_BASE) {
-                ad_tbase = 1;
+                ad = ADM_TOKEN_BASE;
             } else if (st == ADM_GET_COOKIE) {
-                ad_getc = 1;
+                ad = ADM_GET_COOKIE;
             } else if (st == ADM_SET_COOKIE) {
-                ad_setc = 1;
+                ad = ADM_SET_COOKIE;
             } else if (st == ADM_SET_BUFFERED) {
-                ad_setb = 1;
+                ad = ADM_SET_BUFFERED;
             } else {
                 res = AR_BADREQ;
             }
@@ -2114,7 +2112,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             lvl = hdr.recirc.level;
         } else if (do_clean == 1) {
             lvl = hdr.recirc.clevel;
-        } else if (ad_probe == 1 || ph_probe2 == 1 || ph_probe3 == 1) {
+        } else if (ad == ADM_PROBE || ph_probe2 == 1 || ph_probe3 == 1) {
             lvl = hdr.admin.level;
         }
         if (lvl == 0) { use_level0(); } else { use_level1(); }
@@ -2341,10 +2339,10 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         } else if (do_pbnone == 1) {
             bop = 2;
             meta.b_dec = 1;
-        } else if (ad_setb == 1) {
+        } else if (ad == ADM_SET_BUFFERED) {
             bop = 3;
             meta.b_val = val_b.get({hdr.adminf.value_lo[15:0]});
-        } else if (ad_reset == 1) {
+        } else if (ad == ADM_RESET) {
             bop = 3;
         } else if (do_acq == 1 || do_try == 1 || do_clean == 1 || (do_rel == 1 && meta.valid == 1) ||
                    meta.found == 1 || ph_probe2 == 1) {
@@ -2410,9 +2408,9 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             hop = 3;
             meta.h_arg = hdr.recirc.chead;
             if (hdr.recirc.chead == meta.q_end0x || hdr.recirc.chead == meta.q_endxx) { meta.h_step = meta.q_wrapx; } else { meta.h_step = 16w1; }
-        } else if (do_rw0 == 1 || meta.found == 1 || ad_probe == 1) {
+        } else if (do_rw0 == 1 || meta.found == 1 || ad == ADM_PROBE) {
             hop = 1;
-        } else if (ad_reset == 1) {
+        } else if (ad == ADM_RESET) {
             hop = 4;
         }
         if (meta.level == 0 || hop == 4) {
@@ -2501,11 +2499,11 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             qoo = 2;
             meta.d_inc = 1;
             meta.dv = done_add.execute(meta.idx);
-        } else if (ad_reset == 1) {
+        } else if (ad == ADM_RESET) {
             qop = 4;
             qoo = 4;
             done_clr.execute(meta.idx);
-        } else if (ad_probe == 1 || ad_setb == 1) {
+        } else if (ad == ADM_PROBE || ad == ADM_SET_BUFFERED) {
             qop = 2;
             qoo = 2;
         } else if (ph_probe2 == 1) {
@@ -2552,7 +2550,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         if (meta.qv == 0 && meta.qo == 0 && meta.paused == 0) {
             if (do_binc == 1) {
                 if (hdr.recirc.binc_qe == 1 && meta.size != 0) { qe = 1w1; }
-            } else if (ad_setb == 1) {
+            } else if (ad == ADM_SET_BUFFERED) {
                 if (meta.b_val != 0) { qe = 1w1; }   /* the count just set */
             } else if (meta.bv != 0) {
                 qe = 1w1;
@@ -2636,11 +2634,11 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         } else if (meta.found == 1) {
             meta.st_prev = state_rel.execute(meta.idx);
             st_to = 2;
-        } else if (ad_probe == 1) {
+        } else if (ad == ADM_PROBE) {
             meta.rd_sthi = state_hi.execute(meta.idx);
         } else if (ph_probe2 == 1) {
             meta.rd_st = state_rel.execute(meta.idx);
-        } else if (ad_reset == 1) {
+        } else if (ad == ADM_RESET) {
             state_clr.execute(meta.idx);
         }
         /* state_rel's answer, from lo before: lo <= a threshold (a release: 1, or 0x10001 for an
@@ -2684,10 +2682,10 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 w0 = wait0_rd.execute(meta.idx);
                 w1 = wait1_dec.execute(meta.idx);
             }
-        } else if ((do_rel == 1 && meta.valid == 1) || examine == 1 || do_wd0 == 1 || ad_probe == 1) {
+        } else if ((do_rel == 1 && meta.valid == 1) || examine == 1 || do_wd0 == 1 || ad == ADM_PROBE) {
             w0 = wait0_rd.execute(meta.idx);
             w1 = wait1_rd.execute(meta.idx);
-        } else if (ad_reset == 1) {
+        } else if (ad == ADM_RESET) {
             wait0_clr.execute(meta.idx);
             wait1_clr.execute(meta.idx);
         }
@@ -2700,8 +2698,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         bit<1> tb_raise = 0;
         if (next_seq == 1) {
             meta.tok_lo = tok_next.execute(meta.idx);
-        } else if ((do_write == 1 && meta.resub.grant == 1) || do_rw == 1 || ad_probe == 1 || ad_reset == 1 ||
-                   ad_tbase == 1) {
+        } else if ((do_write == 1 && meta.resub.grant == 1) || do_rw == 1 || ad == ADM_PROBE || ad == ADM_RESET ||
+                   ad == ADM_TOKEN_BASE) {
             meta.tok_lo = tok_rd.execute(meta.idx);
         } else if (adm2 == 1 && ph == PH_TBASE2) {
             tok_set.execute(meta.idx);
@@ -2717,8 +2715,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         }
         if (carry == 1) {
             meta.tok_hi = tokhi_inc.execute(meta.idx);
-        } else if (next_seq == 1 || (do_write == 1 && meta.resub.grant == 1) || do_rw == 1 || ad_probe == 1 ||
-                   ad_reset == 1 || ad_tbase == 1) {
+        } else if (next_seq == 1 || (do_write == 1 && meta.resub.grant == 1) || do_rw == 1 || ad == ADM_PROBE ||
+                   ad == ADM_RESET || ad == ADM_TOKEN_BASE) {
             meta.tok_hi = tokhi_rd.execute(meta.idx);
         } else if (adm2 == 1 && ph == PH_TBASE2) {
             tokhi_set.execute(meta.idx);
@@ -2728,9 +2726,9 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         bit<8> top = 0;   /* 1 read, 2 enqueue, 4 clear */
         if (take == 1) {
             top = 2;
-        } else if (ad_probe == 1) {
+        } else if (ad == ADM_PROBE) {
             top = 1;
-        } else if (ad_reset == 1) {
+        } else if (ad == ADM_RESET) {
             top = 4;
         }
         if (meta.level == 0 || top == 4) {
@@ -2780,9 +2778,9 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         } else if (clean_wd == 1) {
             gop = 3;
             meta.h_arg = hdr.recirc.chead;
-        } else if (do_wd0 == 1 || ad_probe == 1) {
+        } else if (do_wd0 == 1 || ad == ADM_PROBE) {
             gop = 1;
-        } else if (ad_reset == 1) {
+        } else if (ad == ADM_RESET) {
             gop = 4;
             goo = 4;
         }
@@ -2812,9 +2810,9 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         }
 
         /* ================= stage: the cookie ================= */
-        if (ad_setc == 1) {
+        if (ad == ADM_SET_COOKIE) {
             cookie_set.execute(0);
-        } else if (ad_getc == 1) {
+        } else if (ad == ADM_GET_COOKIE) {
             ADM_HI = cookie_hi.execute(0);
         } else if (adm2 == 1 && ph == PH_COOKIE2) {
             hdr.recirc.a_lo = cookie_lo.execute(0);
@@ -3113,7 +3111,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
 
         /* ---- admin ---- */
         if (do_admin == 1) {
-            if (ad_probe == 1) {
+            if (ad == ADM_PROBE) {
                 hdr.admin.xwait0 = meta.rd_sthi[31:16];
                 hdr.admin.xwait = meta.rd_sthi[31:16] + meta.rd_sthi[15:0];
                 hdr.admin.wait0 = w0;
@@ -3159,11 +3157,11 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                     hdr.recirc.a_lo = meta.tok_lo;
                     again(PH_PROBE2);
                 }
-            } else if (ad_reset == 1) {
+            } else if (ad == ADM_RESET) {
                 ADM_HI = meta.tok_hi;
                 hdr.recirc.a_lo = meta.tok_lo;
                 again(PH_RESET2);
-            } else if (ad_tbase == 1) {
+            } else if (ad == ADM_TOKEN_BASE) {
                 /* Raise the grant counter so that every later token is above value. */
                 /* value >> SLOT_BITS straight into the second pass's a_hi/a_lo (no copy) */
                 ADM_HI = want_hi_h.get({hdr.admin.value_hi[31:SLOT_BITS]});
@@ -3182,9 +3180,9 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                     hdr.admin.value_lo = VAL_LO(val_lo_tbase, meta.tok_lo);
                     meta.reply = 1;
                 }
-            } else if (ad_getc == 1) {
+            } else if (ad == ADM_GET_COOKIE) {
                 again(PH_COOKIE2);
-            } else if (ad_setb == 1) {
+            } else if (ad == ADM_SET_BUFFERED) {
                 if (qe == 1) {
                     ans_queue_empty();
                     send_next(SEND_REPLY);
