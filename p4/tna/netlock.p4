@@ -130,6 +130,13 @@ const bit<8> ADM_TOKEN_BASE   = 19;
 const bit<8> ADM_GET_COOKIE   = 20;
 const bit<8> ADM_SET_COOKIE   = 21;
 const bit<8> ADM_SET_BUFFERED = 22;
+/* The ingress's code for the admin operation it carries out (its local ad). */
+const bit<3> AD_PROBE = 1;
+const bit<3> AD_RESET = 2;
+const bit<3> AD_TBASE = 3;
+const bit<3> AD_GETC  = 4;
+const bit<3> AD_SETC  = 5;
+const bit<3> AD_SETB  = 6;
 
 const bit<8> AR_OK      = 0;
 const bit<8> AR_NOLOCK  = 1;
@@ -577,9 +584,9 @@ struct metadata_t {
     bit<8>  gop1;
     /* register action results */
     bit<1>  pre_ok;
-    bit<8>  txn_hi_ok;
-    bit<8>  txn_lo_ok;
-    bit<8>  valid;
+    bit<1>  txn_hi_ok;  /* 1-bit register action outputs (bf-p4c takes them; 8 bits each did */
+    bit<1>  txn_lo_ok;  /* not fit the PHV, 2026-11-30): so are valid, grant and compat */
+    bit<1>  valid;
     bit<1>  found;
     bit<1>  ended_hit;   /* the request ended (ended table) */
     bit<1>  expired_hit; /* the request ended by force-release: its lease ran out (ended table) */
@@ -590,7 +597,7 @@ struct metadata_t {
     bit<16> qo;        /* the other level's occupied slots (q_sub) */
     bit<16> dv;        /* lk_done: the done slots after the update */
     bit<1>  ov;
-    bit<8>  grant;
+    bit<1>  grant;
     bit<1>  nhold0;
     bit<1>  xheld;
     bit<32> tok_lo;
@@ -798,14 +805,14 @@ parser NetlockIngressParser(packet_in pkt, out headers_t hdr, out metadata_t met
     @name(N9) Register<bit<16>, slot_t>(POOL_SLOTS) s_tenant; \
     @name(N7) Register<bit<32>, slot_t>(POOL_SLOTS) s_ts_hi; \
     @name(N8) Register<bit<32>, slot_t>(POOL_SLOTS) s_ts_lo; \
-    RegisterAction<bit<32>, slot_t, bit<8>>(s_txn_hi) txn_hi_cmp = { \
-        void apply(inout bit<32> v, out bit<8> rv) { rv = (v == hdr.nl.txn[63:32]) ? 8w1 : 8w0; } }; \
+    RegisterAction<bit<32>, slot_t, bit<1>>(s_txn_hi) txn_hi_cmp = { \
+        void apply(inout bit<32> v, out bit<1> rv) { rv = (v == hdr.nl.txn[63:32]) ? 1w1 : 1w0; } }; \
     RegisterAction<bit<32>, slot_t, bit<32>>(s_txn_hi) txn_hi_rd = { \
         void apply(inout bit<32> v, out bit<32> rv) { rv = v; } }; \
     RegisterAction<bit<32>, slot_t, bit<32>>(s_txn_hi) txn_hi_wr = { \
         void apply(inout bit<32> v) { v = hdr.nl.txn[63:32]; } }; \
-    RegisterAction<bit<32>, slot_t, bit<8>>(s_txn_lo) txn_lo_cmp = { \
-        void apply(inout bit<32> v, out bit<8> rv) { rv = (v == hdr.nl.txn[31:0]) ? 8w1 : 8w0; } }; \
+    RegisterAction<bit<32>, slot_t, bit<1>>(s_txn_lo) txn_lo_cmp = { \
+        void apply(inout bit<32> v, out bit<1> rv) { rv = (v == hdr.nl.txn[31:0]) ? 1w1 : 1w0; } }; \
     RegisterAction<bit<32>, slot_t, bit<32>>(s_txn_lo) txn_lo_rd = { \
         void apply(inout bit<32> v, out bit<32> rv) { rv = v; } }; \
     RegisterAction<bit<32>, slot_t, bit<32>>(s_txn_lo) txn_lo_wr = { \
@@ -814,8 +821,8 @@ parser NetlockIngressParser(packet_in pkt, out headers_t hdr, out metadata_t met
         void apply(inout pair32_t v, out bit<32> rv) { \
             rv = v.hi; \
             if (v.hi == meta.tseq_lo && v.hi != 0) { v.hi = 0; } } }; \
-    RegisterAction<pair32_t, slot_t, bit<8>>(s_hold) hold_touch = { \
-        void apply(inout pair32_t v, out bit<8> rv) { \
+    RegisterAction<pair32_t, slot_t, bit<1>>(s_hold) hold_touch = { \
+        void apply(inout pair32_t v, out bit<1> rv) { \
             rv = 0; \
             if (v.hi == meta.tseq_lo && v.hi != 0) { v.lo = meta.now; rv = 1; } } }; \
     RegisterAction<pair32_t, slot_t, bit<32>>(s_hold) hold_wr = { \
@@ -1179,8 +1186,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
      *               learns whether nobody holds now, a withdrawal whether the holder is
      *               exclusive. With both steps 0 it is the probe's read of lo.
      *   state_clr   clear; state_hi reads hi. */
-    RegisterAction<pair32_t, lock_t, bit<8>>(lk_state) state_take = {
-        void apply(inout pair32_t v, out bit<8> rv) {
+    RegisterAction<pair32_t, lock_t, bit<1>>(lk_state) state_take = {
+        void apply(inout pair32_t v, out bit<1> rv) {
             rv = 0;
             if (v.lo < meta.st_lbound && v.hi <= meta.st_wmax) {
                 v.lo = v.lo + meta.st_lstep;
@@ -2057,10 +2064,10 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         bit<1> clean = 0;
 
         /* The admin first pass: what it does, and the answers of the ones that touch nothing. */
-        /* The admin operation a first admin pass carries out (its ADM_* sub-op), 0 if none:
-         * one 8-bit field, not a flag per operation (six flags live to the last stage did not
-         * fit the PHV, bf-p4c 2026-11-30). */
-        bit<8> ad = 0;
+        /* The admin operation a first admin pass carries out (AD_*), 0 if none: one 3-bit
+         * field, not a flag per operation (six flags live to the last stage did not fit the
+         * PHV, bf-p4c 2026-11-30). */
+        bit<3> ad = 0;
         if (do_admin == 1) {
             bit<8> res = AR_OK;   /* into hdr.admin or hdr.adminf, whichever was parsed */
             bit<1> needs_lock = 1;
@@ -2073,18 +2080,18 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 if (hdr.admin.level > 1) {
                     res = AR_BADREQ;
                 } else {
-                    ad = ADM_PROBE;
+                    ad = AD_PROBE;
                 }
             } else if (st == ADM_RESET) {
-                ad = ADM_RESET;
+                ad = AD_RESET;
             } else if (st == ADM_TOKEN_BASE) {
-                ad = ADM_TOKEN_BASE;
+                ad = AD_TBASE;
             } else if (st == ADM_GET_COOKIE) {
-                ad = ADM_GET_COOKIE;
+                ad = AD_GETC;
             } else if (st == ADM_SET_COOKIE) {
-                ad = ADM_SET_COOKIE;
+                ad = AD_SETC;
             } else if (st == ADM_SET_BUFFERED) {
-                ad = ADM_SET_BUFFERED;
+                ad = AD_SETB;
             } else {
                 res = AR_BADREQ;
             }
@@ -2112,7 +2119,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             lvl = hdr.recirc.level;
         } else if (do_clean == 1) {
             lvl = hdr.recirc.clevel;
-        } else if (ad == ADM_PROBE || ph_probe2 == 1 || ph_probe3 == 1) {
+        } else if (ad == AD_PROBE || ph_probe2 == 1 || ph_probe3 == 1) {
             lvl = hdr.admin.level;
         }
         if (lvl == 0) { use_level0(); } else { use_level1(); }
@@ -2339,10 +2346,10 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         } else if (do_pbnone == 1) {
             bop = 2;
             meta.b_dec = 1;
-        } else if (ad == ADM_SET_BUFFERED) {
+        } else if (ad == AD_SETB) {
             bop = 3;
             meta.b_val = val_b.get({hdr.adminf.value_lo[15:0]});
-        } else if (ad == ADM_RESET) {
+        } else if (ad == AD_RESET) {
             bop = 3;
         } else if (do_acq == 1 || do_try == 1 || do_clean == 1 || (do_rel == 1 && meta.valid == 1) ||
                    meta.found == 1 || ph_probe2 == 1) {
@@ -2408,9 +2415,9 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             hop = 3;
             meta.h_arg = hdr.recirc.chead;
             if (hdr.recirc.chead == meta.q_end0x || hdr.recirc.chead == meta.q_endxx) { meta.h_step = meta.q_wrapx; } else { meta.h_step = 16w1; }
-        } else if (do_rw0 == 1 || meta.found == 1 || ad == ADM_PROBE) {
+        } else if (do_rw0 == 1 || meta.found == 1 || ad == AD_PROBE) {
             hop = 1;
-        } else if (ad == ADM_RESET) {
+        } else if (ad == AD_RESET) {
             hop = 4;
         }
         if (meta.level == 0 || hop == 4) {
@@ -2499,11 +2506,11 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             qoo = 2;
             meta.d_inc = 1;
             meta.dv = done_add.execute(meta.idx);
-        } else if (ad == ADM_RESET) {
+        } else if (ad == AD_RESET) {
             qop = 4;
             qoo = 4;
             done_clr.execute(meta.idx);
-        } else if (ad == ADM_PROBE || ad == ADM_SET_BUFFERED) {
+        } else if (ad == AD_PROBE || ad == AD_SETB) {
             qop = 2;
             qoo = 2;
         } else if (ph_probe2 == 1) {
@@ -2550,7 +2557,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         if (meta.qv == 0 && meta.qo == 0 && meta.paused == 0) {
             if (do_binc == 1) {
                 if (hdr.recirc.binc_qe == 1 && meta.size != 0) { qe = 1w1; }
-            } else if (ad == ADM_SET_BUFFERED) {
+            } else if (ad == AD_SETB) {
                 if (meta.b_val != 0) { qe = 1w1; }   /* the count just set */
             } else if (meta.bv != 0) {
                 qe = 1w1;
@@ -2616,7 +2623,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         if (meta.found == 1) {
             meta.st_lstep = 0;
         }
-        bit<8> compat = 0;
+        bit<1> compat = 0;
         bit<8> st_to = 0;   /* state_rel's answer: 1 nhold0 (a release), 2 xheld (a withdrawal) */
         if (ph_probe2 == 1) {
             meta.st_lstep = 0;   /* state_rel as a read of lo */
@@ -2634,11 +2641,11 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         } else if (meta.found == 1) {
             meta.st_prev = state_rel.execute(meta.idx);
             st_to = 2;
-        } else if (ad == ADM_PROBE) {
+        } else if (ad == AD_PROBE) {
             meta.rd_sthi = state_hi.execute(meta.idx);
         } else if (ph_probe2 == 1) {
             meta.rd_st = state_rel.execute(meta.idx);
-        } else if (ad == ADM_RESET) {
+        } else if (ad == AD_RESET) {
             state_clr.execute(meta.idx);
         }
         /* state_rel's answer, from lo before: lo <= a threshold (a release: 1, or 0x10001 for an
@@ -2682,10 +2689,10 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 w0 = wait0_rd.execute(meta.idx);
                 w1 = wait1_dec.execute(meta.idx);
             }
-        } else if ((do_rel == 1 && meta.valid == 1) || examine == 1 || do_wd0 == 1 || ad == ADM_PROBE) {
+        } else if ((do_rel == 1 && meta.valid == 1) || examine == 1 || do_wd0 == 1 || ad == AD_PROBE) {
             w0 = wait0_rd.execute(meta.idx);
             w1 = wait1_rd.execute(meta.idx);
-        } else if (ad == ADM_RESET) {
+        } else if (ad == AD_RESET) {
             wait0_clr.execute(meta.idx);
             wait1_clr.execute(meta.idx);
         }
@@ -2698,8 +2705,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         bit<1> tb_raise = 0;
         if (next_seq == 1) {
             meta.tok_lo = tok_next.execute(meta.idx);
-        } else if ((do_write == 1 && meta.resub.grant == 1) || do_rw == 1 || ad == ADM_PROBE || ad == ADM_RESET ||
-                   ad == ADM_TOKEN_BASE) {
+        } else if ((do_write == 1 && meta.resub.grant == 1) || do_rw == 1 || ad == AD_PROBE || ad == AD_RESET ||
+                   ad == AD_TBASE) {
             meta.tok_lo = tok_rd.execute(meta.idx);
         } else if (adm2 == 1 && ph == PH_TBASE2) {
             tok_set.execute(meta.idx);
@@ -2715,8 +2722,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         }
         if (carry == 1) {
             meta.tok_hi = tokhi_inc.execute(meta.idx);
-        } else if (next_seq == 1 || (do_write == 1 && meta.resub.grant == 1) || do_rw == 1 || ad == ADM_PROBE ||
-                   ad == ADM_RESET || ad == ADM_TOKEN_BASE) {
+        } else if (next_seq == 1 || (do_write == 1 && meta.resub.grant == 1) || do_rw == 1 || ad == AD_PROBE ||
+                   ad == AD_RESET || ad == AD_TBASE) {
             meta.tok_hi = tokhi_rd.execute(meta.idx);
         } else if (adm2 == 1 && ph == PH_TBASE2) {
             tokhi_set.execute(meta.idx);
@@ -2726,9 +2733,9 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         bit<8> top = 0;   /* 1 read, 2 enqueue, 4 clear */
         if (take == 1) {
             top = 2;
-        } else if (ad == ADM_PROBE) {
+        } else if (ad == AD_PROBE) {
             top = 1;
-        } else if (ad == ADM_RESET) {
+        } else if (ad == AD_RESET) {
             top = 4;
         }
         if (meta.level == 0 || top == 4) {
@@ -2778,9 +2785,9 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         } else if (clean_wd == 1) {
             gop = 3;
             meta.h_arg = hdr.recirc.chead;
-        } else if (do_wd0 == 1 || ad == ADM_PROBE) {
+        } else if (do_wd0 == 1 || ad == AD_PROBE) {
             gop = 1;
-        } else if (ad == ADM_RESET) {
+        } else if (ad == AD_RESET) {
             gop = 4;
             goo = 4;
         }
@@ -2810,9 +2817,9 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         }
 
         /* ================= stage: the cookie ================= */
-        if (ad == ADM_SET_COOKIE) {
+        if (ad == AD_SETC) {
             cookie_set.execute(0);
-        } else if (ad == ADM_GET_COOKIE) {
+        } else if (ad == AD_GETC) {
             ADM_HI = cookie_hi.execute(0);
         } else if (adm2 == 1 && ph == PH_COOKIE2) {
             hdr.recirc.a_lo = cookie_lo.execute(0);
@@ -2846,7 +2853,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 meta.resub.setValid();
                 meta.resub.phase = PH_WRITE;
                 meta.resub.pad0 = 0;
-                meta.resub.grant = meta.grant[0:0];
+                meta.resub.grant = meta.grant;
                 meta.resub.off = pos_resub.get({meta.tail});
                 meta.resub.seq = meta.tok_lo;
                 meta.resub_go = 1;
@@ -3111,7 +3118,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
 
         /* ---- admin ---- */
         if (do_admin == 1) {
-            if (ad == ADM_PROBE) {
+            if (ad == AD_PROBE) {
                 hdr.admin.xwait0 = meta.rd_sthi[31:16];
                 hdr.admin.xwait = meta.rd_sthi[31:16] + meta.rd_sthi[15:0];
                 hdr.admin.wait0 = w0;
@@ -3157,11 +3164,11 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                     hdr.recirc.a_lo = meta.tok_lo;
                     again(PH_PROBE2);
                 }
-            } else if (ad == ADM_RESET) {
+            } else if (ad == AD_RESET) {
                 ADM_HI = meta.tok_hi;
                 hdr.recirc.a_lo = meta.tok_lo;
                 again(PH_RESET2);
-            } else if (ad == ADM_TOKEN_BASE) {
+            } else if (ad == AD_TBASE) {
                 /* Raise the grant counter so that every later token is above value. */
                 /* value >> SLOT_BITS straight into the second pass's a_hi/a_lo (no copy) */
                 ADM_HI = want_hi_h.get({hdr.admin.value_hi[31:SLOT_BITS]});
@@ -3180,9 +3187,9 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                     hdr.admin.value_lo = VAL_LO(val_lo_tbase, meta.tok_lo);
                     meta.reply = 1;
                 }
-            } else if (ad == ADM_GET_COOKIE) {
+            } else if (ad == AD_GETC) {
                 again(PH_COOKIE2);
-            } else if (ad == ADM_SET_BUFFERED) {
+            } else if (ad == AD_SETB) {
                 if (qe == 1) {
                     ans_queue_empty();
                     send_next(SEND_REPLY);
