@@ -328,8 +328,8 @@ func sliceBase(s string) string {
 //   - an order comparison (<, <=, >, >=) or a & or | of two operands, neither a constant:
 //     "condition too complex, one operand of ... must be constant" (compute max(a, b) or the
 //     AND into a field first; a > b is max(a, b) != b);
-//   - a call other than isValid() and a table's apply().hit or .miss (an extern such as max or
-//     a hash's get): "condition too complex";
+//   - a call of an extern function (max, min): "condition too complex" (a method of an extern
+//     instance, a register action's execute or a hash's get, p4c moves into a temporary);
 //   - an operator that computes (+, -, *, <<, >>, ^, ~, unary -) on a non-constant operand:
 //     "condition expression too complex" (the gateway reads fields, it computes nothing).
 //
@@ -376,7 +376,10 @@ func (c *checker) tnaGatewayConditions(b Block) {
 					ok = false
 				}
 			case *CallExpr:
-				if _, table := x.Callee.(*TableDecl); !table && x.Method != "isValid" {
+				// An extern function (max, min): p4c leaves it in the condition. A method of
+				// an extern instance (a register action's execute, a hash's get) it moves
+				// into a temporary first, as it does a call with side effects.
+				if m, isM := x.Callee.(*MethodDecl); isM && m.Owner == nil {
 					c.errorf(x.Position(), "condition too complex: %s in an if's condition (a Tofino gateway reads fields; assign the call's result to a field or local first)", ExprString(x))
 					ok = false
 				}
