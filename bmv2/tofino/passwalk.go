@@ -3,6 +3,8 @@ package tofino
 import (
 	"fmt"
 	"maps"
+	"math/big"
+	"strconv"
 	"strings"
 
 	"github.com/netlock-go/netlock/bmv2/front"
@@ -37,21 +39,52 @@ func PassPHV(parser *front.ParserDecl, control, deparser *front.ControlDecl, fla
 	if control == nil || control.Body == nil {
 		return nil, fmt.Errorf("tofino: no control to walk")
 	}
-	if err := checkExclusive(control.Body, flags); err != nil {
+	specs := make([]passSpec, len(flags))
+	for i, f := range flags {
+		sp, err := parsePassSpec(f)
+		if err != nil {
+			return nil, err
+		}
+		specs[i] = sp
+	}
+	if err := checkExclusive(control.Body, specs); err != nil {
 		return nil, err
 	}
 	var out []PassDemand
-	for _, f := range append(append([]string(nil), flags...), "") {
+	for i := 0; i <= len(specs); i++ {
 		pass := make(map[string]uint64, len(flags))
-		for _, g := range flags {
-			pass[g] = 0
+		for _, g := range specs {
+			pass[g.name] = 0
 		}
-		if f != "" {
-			pass[f] = 1
+		label := ""
+		if i < len(specs) {
+			pass[specs[i].name] = specs[i].value
+			label = flags[i]
 		}
-		out = append(out, PassDemand{Flag: f, PHVDemand: gressPHV(parser, control, deparser, pass)})
+		out = append(out, PassDemand{Flag: label, PHVDemand: gressPHV(parser, control, deparser, pass)})
 	}
 	return out, nil
+}
+
+// passSpec is one pass type: a variable of the apply block and its value in that pass (a
+// 1-bit flag set: 1).
+type passSpec struct {
+	name  string
+	value uint64
+	flag  bool // given as a flag's name: a bit<1> set to 1, exclusive with the others by branches
+}
+
+// parsePassSpec reads "flag" (a 1-bit variable set to 1) or "var=N" (a variable holding N, N > 0).
+func parsePassSpec(f string) (passSpec, error) {
+	name, val, ok := strings.Cut(f, "=")
+	if !ok {
+		return passSpec{name: f, value: 1, flag: true}, nil
+	}
+	n, err := strconv.ParseUint(strings.TrimSpace(val), 0, 64)
+	if err != nil || n == 0 {
+		return passSpec{}, fmt.Errorf("tofino: pass %q: want VAR=N with N a positive integer", f)
+	}
+	return passSpec{name: strings.TrimSpace(name), value: n}, nil
 }
 
 // ifArm is one branch of an if statement: where an assignment sits.
@@ -62,10 +95,12 @@ type ifArm struct {
 
 // checkExclusive checks that flags are declared in body as 1-bit variables, assigned only
 // constants, and set to non-zero only in different branches of a common if statement.
-func checkExclusive(body front.Stmt, flags []string) error {
+func checkExclusive(body front.Stmt, specs []passSpec) error {
 	want := map[string]bool{}
-	for _, f := range flags {
-		want[f] = true
+	isFlag := map[string]bool{}
+	for _, sp := range specs {
+		want[sp.name] = true
+		isFlag[sp.name] = sp.flag
 	}
 	declared := map[string]bool{}
 	type set struct {
@@ -98,7 +133,7 @@ func checkExclusive(body front.Stmt, flags []string) error {
 			}
 		case *front.DeclStmt:
 			if v, ok := s.Decl.(*front.VarDecl); ok && want[v.Name] {
-				if front.WidthOf(v.T) != 1 {
+				if isFlag[v.Name] && front.WidthOf(v.T) != 1 {
 					errs = append(errs, fmt.Sprintf("%s: flag %s is not a bit<1>", v.P, v.Name))
 				}
 				declared[v.Name] = true
@@ -120,13 +155,14 @@ func checkExclusive(body front.Stmt, flags []string) error {
 			switch {
 			case s.Op != "" || !known:
 				errs = append(errs, fmt.Sprintf("%s: flag %s is assigned what is not a constant", s.P, n.Name))
-			case c != 0:
+			case c != 0 && isFlag[n.Name]:
 				sets = append(sets, set{n.Name, s.P, arms})
 			}
 		}
 	}
 	walk(body, nil)
-	for _, f := range flags {
+	for _, sp := range specs {
+		f := sp.name
 		if !declared[f] {
 			errs = append(errs, fmt.Sprintf("flag %s is not a variable of the apply block", f))
 		}
@@ -157,7 +193,7 @@ func diverge(a, b []ifArm) bool {
 	return false
 }
 
-// constOf is the value of an integer or boolean literal.
+// constOf is the value of an integer or boolean literal, or of a constant declared as one.
 func constOf(e front.Expr) (uint64, bool) {
 	switch e := e.(type) {
 	case *front.IntExpr:
@@ -169,6 +205,10 @@ func constOf(e front.Expr) (uint64, bool) {
 			return 1, true
 		}
 		return 0, true
+	case *front.NameExpr:
+		if d, ok := e.Decl.(*front.ConstDecl); ok {
+			return constOf(d.Value)
+		}
 	}
 	return 0, false
 }
@@ -289,6 +329,9 @@ func (w *phvWalk) eval(e front.Expr, env passEnv) (uint64, bool) {
 	case *front.IntExpr, *front.BoolExpr:
 		return constOf(e)
 	case *front.NameExpr:
+		if n, ok := constOf(e); ok {
+			return n, true
+		}
 		v, ok := e.Decl.(*front.VarDecl)
 		if !ok {
 			return 0, false
@@ -343,12 +386,48 @@ func b2u(b bool) uint64 {
 }
 
 // IngressPassPHV is PassPHV of the ingress of c's first pipe (c a checked TNA program).
+// A pass given as "var=NAME" names a top-level constant of the program for its value; the
+// demands keep the names as given.
 func IngressPassPHV(c *front.Checked, flags []string) ([]PassDemand, error) {
 	p, err := pipeOf(c)
 	if err != nil {
 		return nil, err
 	}
-	return PassPHV(p.IngressParser.Parser, p.Ingress.Control, p.IngressDeparser.Control, flags)
+	specs := make([]string, len(flags))
+	for i, f := range flags {
+		specs[i] = f
+		name, val, ok := strings.Cut(f, "=")
+		if !ok {
+			continue
+		}
+		if _, err := strconv.ParseUint(strings.TrimSpace(val), 0, 64); err == nil {
+			continue
+		}
+		v, ok := globalConst(c, strings.TrimSpace(val))
+		if !ok {
+			return nil, fmt.Errorf("tofino: pass %q: %s is no integer constant of the program", f, val)
+		}
+		specs[i] = fmt.Sprintf("%s=%d", name, v)
+	}
+	ds, err := PassPHV(p.IngressParser.Parser, p.Ingress.Control, p.IngressDeparser.Control, specs)
+	for i := range ds {
+		if i < len(flags) {
+			ds[i].Flag = flags[i]
+		}
+	}
+	return ds, err
+}
+
+// globalConst is the value of the program's top-level constant name.
+func globalConst(c *front.Checked, name string) (uint64, bool) {
+	for _, d := range c.Globals[name] {
+		if cd, ok := d.(*front.ConstDecl); ok {
+			if b, ok := c.Const[cd.Value].(*big.Int); ok && b.IsUint64() {
+				return b.Uint64(), true
+			}
+		}
+	}
+	return 0, false
 }
 
 // PassText is passes as lines "pass FLAG: B bits (M by the control)", the largest first kept in

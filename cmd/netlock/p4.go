@@ -124,7 +124,7 @@ func init() {
 	}
 	tofinoCmd.Flags().StringVar(&target, "target", "tofino", "tofino (Tofino 1) or tofino2")
 	tofinoCmd.Flags().StringSliceVar(&passFlags, "pass-flags", nil,
-		"exclusive 1-bit variables of the ingress apply block that select a pass's work: the PHV demand of each pass")
+		"the ingress's kinds of pass: exclusive 1-bit variables of its apply block (FLAG), or values of one variable (VAR=N or VAR=CONST): the PHV demand of each pass")
 	p4.AddCommand(tofinoCmd)
 	addCommand(p4)
 }

@@ -25,8 +25,10 @@ var (
 // Programs lists the programs, v1model first.
 var Programs = []Program{V1Model, TNA}
 
-// TNAPassFlags are the 1-bit variables of the TNA program's ingress apply block that say what a
-// pass does (at most one is 1: the if-else chain that sets them), for the PHV demand of each
-// pass type (bmv2/tofino.PassPHV, docs/dataplane.md "PHV demand").
-var TNAPassFlags = []string{"do_acq", "do_write", "do_try", "do_rw0", "do_rw", "do_rel", "do_grant", "do_clean",
-	"do_wd0", "do_wd", "do_probe", "do_admin", "do_send", "do_pbnone", "do_binc"}
+// TNAPassFlags are the kinds of pass of the TNA program's ingress apply block, as values of
+// its 4-bit variable ptype (set once, by the if-else chain that decides a pass's work; P_* are
+// the program's constants), for the PHV demand of each pass type (bmv2/tofino.PassPHV,
+// docs/dataplane.md "PHV demand").
+var TNAPassFlags = []string{"ptype=P_ACQ", "ptype=P_WRITE", "ptype=P_TRY", "ptype=P_RW0", "ptype=P_RW", "ptype=P_REL",
+	"ptype=P_GRANT", "ptype=P_CLEAN", "ptype=P_WD0", "ptype=P_WD", "ptype=P_PROBE", "ptype=P_ADMIN", "ptype=P_SEND",
+	"ptype=P_PBNONE", "ptype=P_BINC"}

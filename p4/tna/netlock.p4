@@ -130,6 +130,23 @@ const bit<8> ADM_TOKEN_BASE   = 19;
 const bit<8> ADM_GET_COOKIE   = 20;
 const bit<8> ADM_SET_COOKIE   = 21;
 const bit<8> ADM_SET_BUFFERED = 22;
+/* The ingress's kinds of pass (its local ptype; 0: none of these, routing or an admin pass
+ * after the first or a bad request). */
+const bit<4> P_ACQ    = 1;   /* acquire, deciding pass (acquire, push-back, try commit) */
+const bit<4> P_WRITE  = 2;   /* acquire, writing pass */
+const bit<4> P_TRY    = 3;   /* check a try acquire */
+const bit<4> P_RW0    = 4;   /* retry, first pass */
+const bit<4> P_RW     = 5;   /* retry walk */
+const bit<4> P_REL    = 6;   /* release or admin force-release (first pass) */
+const bit<4> P_GRANT  = 7;   /* grant walk */
+const bit<4> P_CLEAN  = 8;   /* clean walk */
+const bit<4> P_WD0    = 9;   /* withdrawal, first pass */
+const bit<4> P_WD     = 10;   /* withdrawal walk */
+const bit<4> P_PROBE  = 11;   /* lease-probe */
+const bit<4> P_ADMIN  = 12;   /* admin, first pass */
+const bit<4> P_SEND   = 13;   /* send an answer decided before */
+const bit<4> P_PBNONE = 14;   /* push-back without a request */
+const bit<4> P_BINC   = 15;   /* one more request buffered (an overflow decided at a count) */
 /* The ingress's code for the admin operation it carries out (its local ad). */
 const bit<3> AD_PROBE = 1;
 const bit<3> AD_RESET = 2;
@@ -1987,68 +2004,57 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         if (meta.kind == K_ROUTE) { work = 1w0; }
 
         /* Which pass type. */
-        bit<1> do_acq = 0;      /* acquire, deciding pass (acquire, push-back, try commit) */
-        bit<1> do_write = 0;    /* acquire, writing pass */
-        bit<1> do_try = 0;      /* check a try acquire */
-        bit<1> do_rw0 = 0;      /* retry, first pass */
-        bit<1> do_rw = 0;       /* retry walk */
-        bit<1> do_rel = 0;      /* release or admin force-release (first pass) */
-        bit<1> do_grant = 0;    /* grant walk */
-        bit<1> do_clean = 0;    /* clean walk */
-        bit<1> do_wd0 = 0;      /* withdrawal, first pass */
-        bit<1> do_wd = 0;       /* withdrawal walk */
-        bit<1> do_probe = 0;    /* lease-probe */
-        bit<1> do_admin = 0;    /* admin, first pass */
-        bit<1> do_send = 0;     /* send an answer decided before */
-        bit<1> do_pbnone = 0;   /* push-back without a request */
-        bit<1> do_binc = 0;     /* one more request buffered (an overflow decided at a count) */
+        /* The pass's work (P_*, 0 for none): one 4-bit field, set once below, that every later
+         * stage tests; a 1-bit flag per kind of pass (fifteen, live to the last stage) did not
+         * fit the PHV (bf-p4c, 2026-11-30). */
+        bit<4> ptype = 0;
         bit<1> badreq = 0;
         if (work == 1 && ph == PH_WRITE) {
-            do_write = 1;
+            ptype = P_WRITE;
         } else if (work == 1 && ph == PH_SEND) {
-            do_send = 1;
+            ptype = P_SEND;
         } else if (work == 1 && ph == PH_GRANT) {
-            do_grant = 1;
+            ptype = P_GRANT;
         } else if (work == 1 && ph == PH_CLEAN) {
-            do_clean = 1;
+            ptype = P_CLEAN;
         } else if (work == 1 && ph == PH_WDRAW) {
-            do_wd = 1;
+            ptype = P_WD;
         } else if (work == 1 && ph == PH_BINC) {
-            do_binc = 1;
+            ptype = P_BINC;
         } else if (meta.kind == K_PB && fresh == 1 && txn0 == 1) {
-            do_pbnone = 1;
+            ptype = P_PBNONE;
         } else if (meta.kind == K_PB && fresh == 1) {
-            do_acq = 1;
+            ptype = P_ACQ;
         } else if (is_lock == 1 && op == OP_ACQUIRE) {
             if (fresh == 1 && txn0 == 1) {
                 badreq = 1;
             } else if (ph == PH_ACQ && tryf == 1 && (meta.wflags & (WF_RETRYMISS | WF_NOMETER)) == WF_RETRYMISS) {
-                do_try = 1;     /* a retried try not in the queue: checked again, as a new try */
+                ptype = P_TRY;     /* a retried try not in the queue: checked again, as a new try */
             } else if (ph == PH_ACQ) {
-                do_acq = 1;
+                ptype = P_ACQ;
             } else if (ph == PH_RWALK) {
-                do_rw = 1;
+                ptype = P_RW;
             } else if (fresh == 1 && (retry == 1 || (meta.wflags & WF_DUP) != 0)) {
-                do_rw0 = 1;     /* a retransmission, or a copy of an acquire seen before */
+                ptype = P_RW0;     /* a retransmission, or a copy of an acquire seen before */
             } else if (fresh == 1 && tryf == 1) {
-                do_try = 1;
+                ptype = P_TRY;
             } else if (fresh == 1) {
-                do_acq = 1;
+                ptype = P_ACQ;
             }
         } else if (is_lock == 1 && op == OP_RELEASE && fresh == 1) {
             if (has_tok == 1) {
-                do_rel = 1;
+                ptype = P_REL;
             } else {
-                do_wd0 = 1;
+                ptype = P_WD0;
             }
         } else if (is_lock == 1 && op == OP_PROBE && fresh == 1) {
-            do_probe = 1;
+            ptype = P_PROBE;
         } else if (is_admin == 1 && fresh == 1) {
             if (st == ADM_FORCE && meta.hit == 1 && meta.srv_ok == 1) {
-                do_rel = 1;
+                ptype = P_REL;
                 meta.wflags = meta.wflags | WF_FORCED;
             } else {
-                do_admin = 1;
+                ptype = P_ADMIN;
             }
         }
         bit<1> adm2 = 0;        /* the admin passes after the first */
@@ -2068,7 +2074,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
          * field, not a flag per operation (six flags live to the last stage did not fit the
          * PHV, bf-p4c 2026-11-30). */
         bit<3> ad = 0;
-        if (do_admin == 1) {
+        if (ptype == P_ADMIN) {
             bit<8> res = AR_OK;   /* into hdr.admin or hdr.adminf, whichever was parsed */
             bit<1> needs_lock = 1;
             if (st == ADM_GET_COOKIE || st == ADM_SET_COOKIE) {
@@ -2113,11 +2119,11 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         /* ================= the level and the slot ================= */
         bit<8> lvl = 8w1;
         if (hdr.nl.prio == 0) { lvl = 8w0; }
-        if (do_rel == 1 || do_probe == 1) {
+        if (ptype == P_REL || ptype == P_PROBE) {
             lvl = meta.tlevel;
-        } else if (do_grant == 1) {
+        } else if (ptype == P_GRANT) {
             lvl = hdr.recirc.level;
-        } else if (do_clean == 1) {
+        } else if (ptype == P_CLEAN) {
             lvl = hdr.recirc.clevel;
         } else if (ad == AD_PROBE || ph_probe2 == 1 || ph_probe3 == 1) {
             lvl = hdr.admin.level;
@@ -2150,7 +2156,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         }
         slot_abs(sl);
         bit<1> rel_go = 0;
-        if (do_rel == 1 || do_probe == 1) {
+        if (ptype == P_REL || ptype == P_PROBE) {
             if (meta.tlevel != 2) { rel_go = 1; }
         }
         /* The request the pool blocks write or compare with. */
@@ -2172,14 +2178,14 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
 
         /* ================= stage: the pool's txn and client ================= */
         bit<1> examine = 1w0;
-        if (do_grant == 1 && hdr.recirc.examine == 1) { examine = 1w1; }
-        if (do_write == 1) {
+        if (ptype == P_GRANT && hdr.recirc.examine == 1) { examine = 1w1; }
+        if (ptype == P_WRITE) {
             meta.x_op = OP_WR;
             meta.who_op = OP_WR;
-        } else if (rel_go == 1 || do_wd == 1 || do_rw == 1) {
+        } else if (rel_go == 1 || ptype == P_WD || ptype == P_RW) {
             meta.x_op = OP_CMP;
             meta.who_op = OP_RD;
-        } else if ((do_grant == 1 && hdr.recirc.pend == 1) || ph_probe3 == 1) {
+        } else if ((ptype == P_GRANT && hdr.recirc.pend == 1) || ph_probe3 == 1) {
             meta.x_op = OP_RD;
             meta.who_op = OP_RD;
         }
@@ -2187,13 +2193,13 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
          * before the pool's flags block reads the examined slot's flags into pflags; the pool's
          * blocks read the pending slot's txn, client, lease and timestamp (hd_idx) into the
          * answer. hdr.recirc.pend is cleared with the walk's decisions below. */
-        if (do_grant == 1 && hdr.recirc.pend == 1) {
+        if (ptype == P_GRANT && hdr.recirc.pend == 1) {
             meta.hd_idx = hdr.recirc.pslot;
             ans_grant_pending();
         }
         POOL_TXN
         POOL_WHO
-        if (do_grant == 1 && hdr.recirc.pend == 1) {
+        if (ptype == P_GRANT && hdr.recirc.pend == 1) {
             ans_slot_client();
         }
         bit<1> txn_ok = 1w0;
@@ -2204,7 +2210,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
          * writing pass and a grant walk's pending grant exclude the other branches below), so
          * that they do not wait for the txn comparison or the floor. */
         /* hold_wr writes recirc.pseq_lo: the pending grant's number, or the writing pass's. */
-        if (do_write == 1) {
+        if (ptype == P_WRITE) {
             hdr.recirc.pseq_lo = 0;
             if (meta.resub.grant == 1) {
                 hdr.recirc.pseq_lo = meta.resub.seq;
@@ -2212,13 +2218,13 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         }
         /* The grant decided in the pass before: at its slot (hd_idx, above), its number
          * recirc.pseq_lo. */
-        if (do_write == 1) {
+        if (ptype == P_WRITE) {
             meta.hd_op = OP_WR;
         } else if (rel_go == 1 && meta.pre_ok == 1 && txn_ok == 1) {
-            if (do_rel == 1) { meta.hd_op = OP_REL; } else { meta.hd_op = OP_TCH; }
-        } else if (do_grant == 1 && hdr.recirc.pend == 1) {
+            if (ptype == P_REL) { meta.hd_op = OP_REL; } else { meta.hd_op = OP_TCH; }
+        } else if (ptype == P_GRANT && hdr.recirc.pend == 1) {
             meta.hd_op = OP_WR;
-        } else if (do_rw == 1 || ph_probe3 == 1) {
+        } else if (ptype == P_RW || ph_probe3 == 1) {
             /* hold_rel as a read: the grant number it compares with is 0 (the request's token
              * is not the slot's holder's; an acquire's token bits must not clear a hold) */
             meta.hd_op = OP_RD;
@@ -2229,14 +2235,14 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         POOL_HOLD
 
         /* ================= stage: the pool's flags, lease and timestamp ================= */
-        if (do_write == 1) {
+        if (ptype == P_WRITE) {
             meta.fl_op = OP_WR;
             meta.ls_op = OP_WR;
             meta.ts_op = OP_WR;
-        } else if (do_rel == 1 && meta.tlevel != 2) {
+        } else if (ptype == P_REL && meta.tlevel != 2) {
             if (meta.valid == 1) { meta.fl_op = OP_REL; } else { meta.fl_op = OP_RD; }
             meta.ts_op = OP_RD;
-        } else if (do_probe == 1 && meta.tlevel != 2) {
+        } else if (ptype == P_PROBE && meta.tlevel != 2) {
             /* A valid lease-probe renews the lease (if it asks for one) and the timestamp. */
             meta.ls_op = OP_RD;
             if (meta.valid == 1 && hdr.nl.lease != 0) {
@@ -2245,13 +2251,13 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             if (meta.valid == 1 && has_ts == 1) {
                 meta.ts_op = OP_WR;
             }
-        } else if (do_wd == 1) {
+        } else if (ptype == P_WD) {
             if (txn_ok == 1) { meta.fl_op = OP_WDR; } else { meta.fl_op = OP_RD; }
-        } else if (do_rw == 1 || ph_probe3 == 1) {
+        } else if (ptype == P_RW || ph_probe3 == 1) {
             meta.fl_op = OP_RD;
             meta.ls_op = OP_RD;
             meta.ts_op = OP_RD;
-        } else if (do_grant == 1) {
+        } else if (ptype == P_GRANT) {
             /* the examined slot's flags (sl_idx); the pending grant's lease and timestamp
              * (hd_idx) */
             if (examine == 1) { meta.fl_op = OP_RD; }
@@ -2259,7 +2265,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 meta.ls_op = OP_RD;
                 meta.ts_op = OP_RD;
             }
-        } else if (do_clean == 1 && hdr.recirc.cleft > 0) {
+        } else if (ptype == P_CLEAN && hdr.recirc.cleft > 0) {
             meta.fl_op = OP_RD;
         }
         /* The slot view's flags: the request's (live) unless POOL_FLAGS reads the slot's. */
@@ -2268,7 +2274,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         SV_PRIO = hdr.nl.prio;
         SV_FWD = meta.rq_fwd;
         POOL_FLAGS
-        if (do_wd == 1 && txn_ok == 1 && SV_STATE == SS_LIVE) {
+        if (ptype == P_WD && txn_ok == 1 && SV_STATE == SS_LIVE) {
             meta.found = 1;
             SV_STATE = SS_WDRAWN;
         }
@@ -2283,8 +2289,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
          * is routed); route_hits counts every lookup (docs/dataplane.md, "What differs"). */
         if (meta.kind == K_ROUTE) {
             meta.route_dst = hdr.ipv4.dst;
-        } else if ((do_grant == 1 && hdr.recirc.pend == 1) || (do_rel == 1 && forced == 1) ||
-                (do_rw == 1 && SV_STATE == SS_LIVE && txn_ok == 1)) {
+        } else if ((ptype == P_GRANT && hdr.recirc.pend == 1) || (ptype == P_REL && forced == 1) ||
+                (ptype == P_RW && SV_STATE == SS_LIVE && txn_ok == 1)) {
             meta.route_dst = hdr.a_ip.dip;   /* the slot's client, as POOL_WHO read it */
         } else if (meta.kind == K_ADMIN) {
             meta.route_dst = hdr.ipv4.src;
@@ -2310,15 +2316,15 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         /* The cell minus fp as the lookup found it (2, which no cell of this request gives: no
          * lookup): 1 ended, 3 force-released, 0 seen and not ended. */
         bit<32> e_cell = 2;
-        if ((do_acq == 1 || do_try == 1) && is_lock == 1 && fresh == 1) {
+        if ((ptype == P_ACQ || ptype == P_TRY) && is_lock == 1 && fresh == 1) {
             e_cell = ended_seen.execute(meta.e_idx);
-        } else if ((do_acq == 1 || do_try == 1) && is_lock == 1 && (meta.wflags & WF_RETRYMISS) != 0) {
+        } else if ((ptype == P_ACQ || ptype == P_TRY) && is_lock == 1 && (meta.wflags & WF_RETRYMISS) != 0) {
             ended_seen.execute(meta.e_idx);
-        } else if (do_rw0 == 1 || do_rw == 1) {
+        } else if (ptype == P_RW0 || ptype == P_RW) {
             e_cell = ended_lookup.execute(meta.e_idx);
-        } else if (((do_rel == 1 && meta.valid == 1) || meta.found == 1) && forced == 1) {
+        } else if (((ptype == P_REL && meta.valid == 1) || meta.found == 1) && forced == 1) {
             ended_expire.execute(meta.e_idx);
-        } else if ((do_rel == 1 && meta.valid == 1) || meta.found == 1) {
+        } else if ((ptype == P_REL && meta.valid == 1) || meta.found == 1) {
             ended_record.execute(meta.e_idx);
         }
         if (e_cell == 1 || e_cell == 3) { meta.ended_hit = 1w1; } else { meta.ended_hit = 1w0; }
@@ -2335,15 +2341,15 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         meta.b_dec = 0;
         meta.b_val = 0;
         bit<8> bop = 0;   /* 1 buf_acq, 2 buf_dec (b_dec 0: a read), 3 buf_set */
-        if (do_acq == 1 && meta.kind == K_PB) {
+        if (ptype == P_ACQ && meta.kind == K_PB) {
             bop = 2;
             if (meta.ended_hit == 0 && meta.dup_hit == 0) {
                 meta.b_dec = 1;
             }
-        } else if (do_binc == 1) {
+        } else if (ptype == P_BINC) {
             bop = 1;
             meta.b_force = 1;
-        } else if (do_pbnone == 1) {
+        } else if (ptype == P_PBNONE) {
             bop = 2;
             meta.b_dec = 1;
         } else if (ad == AD_SETB) {
@@ -2351,7 +2357,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             meta.b_val = val_b.get({hdr.adminf.value_lo[15:0]});
         } else if (ad == AD_RESET) {
             bop = 3;
-        } else if (do_acq == 1 || do_try == 1 || do_clean == 1 || (do_rel == 1 && meta.valid == 1) ||
+        } else if (ptype == P_ACQ || ptype == P_TRY || ptype == P_CLEAN || (ptype == P_REL && meta.valid == 1) ||
                    meta.found == 1 || ph_probe2 == 1) {
             bop = 2;
         }
@@ -2368,7 +2374,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         }
 
         /* ================= stage: the tenant meter ================= */
-        if (do_acq == 1 || do_try == 1) {
+        if (ptype == P_ACQ || ptype == P_TRY) {
             if (is_lock == 1 && fresh == 1) {
                 /* The accept log of p4/netlock.p4 (log_msg) has no Tofino counterpart. */
             }
@@ -2378,7 +2384,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             }
         }
         bit<1> acq_go = 0;      /* the acquire takes a slot or overflows */
-        if (do_acq == 1 || do_try == 1) {
+        if (ptype == P_ACQ || ptype == P_TRY) {
             if (meta.ended_hit == 1) {
                 /* a late copy of a request that ended: ignored */
             } else if (meta.dup_hit == 1) {
@@ -2396,13 +2402,13 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         bit<8> hop = 0;         /* 1 read, 2 move at offset h_arg, 3 move at position h_arg, 4 clear */
         bit<1> clean_done = 0;  /* clean: the slot at the head is done (released or withdrawn) */
         bit<1> clean_wd = 0;
-        if (do_clean == 1 && hdr.recirc.cleft > 0 && SV_STATE != SS_LIVE) {
+        if (ptype == P_CLEAN && hdr.recirc.cleft > 0 && SV_STATE != SS_LIVE) {
             clean_done = 1;
             if (SV_STATE == SS_WDRAWN) {
                 clean_wd = 1;
             }
         }
-        if (do_rel == 1 && meta.valid == 1) {
+        if (ptype == P_REL && meta.valid == 1) {
             hop = 2;
             /* the token's offset in the level's region, moved to 16 bits by the hash unit (a
              * 16-bit field computed from 32-bit ones would need a container of both sizes) */
@@ -2415,7 +2421,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             hop = 3;
             meta.h_arg = hdr.recirc.chead;
             if (hdr.recirc.chead == meta.q_end0x || hdr.recirc.chead == meta.q_endxx) { meta.h_step = meta.q_wrapx; } else { meta.h_step = 16w1; }
-        } else if (do_rw0 == 1 || meta.found == 1 || ad == AD_PROBE) {
+        } else if (ptype == P_RW0 || meta.found == 1 || ad == AD_PROBE) {
             hop = 1;
         } else if (ad == AD_RESET) {
             hop = 4;
@@ -2464,7 +2470,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         if (adv == 1) {
             head = head + meta.h_step;
         }
-        if (do_clean == 1 && clean_done == 1 && adv == 0) {
+        if (ptype == P_CLEAN && clean_done == 1 && adv == 0) {
             clean_done = 0;   /* the head is not where the walk left it: stop */
             clean_wd = 0;
         }
@@ -2477,16 +2483,16 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         /* q_sub's decrement of the worked level (q_dec0 or q_dec1; the other level's stays 0) */
         meta.q_dec0 = 0;
         meta.q_dec1 = 0;
-        if (do_acq == 1 && acq_go == 1) {
+        if (ptype == P_ACQ && acq_go == 1) {
             if (meta.kind == K_PB || ov_b == 0) {
                 qop = 1;
             }
-        } else if (do_try == 1 && acq_go == 1) {
+        } else if (ptype == P_TRY && acq_go == 1) {
             qop = 3;
-        } else if (do_rw0 == 1 || (do_clean == 1 && clean_done == 0) || do_binc == 1) {
+        } else if (ptype == P_RW0 || (ptype == P_CLEAN && clean_done == 0) || ptype == P_BINC) {
             qop = 2;
             qoo = 2;
-        } else if (do_rel == 1 && meta.valid == 1) {
+        } else if (ptype == P_REL && meta.valid == 1) {
             qop = 2;
             qoo = 2;
             if (adv == 1) {   /* its slot is free when the head moved past it */
@@ -2555,7 +2561,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
          * buffered before had it announced by whoever drained it). */
         bit<1> qe = 1w0;
         if (meta.qv == 0 && meta.qo == 0 && meta.paused == 0) {
-            if (do_binc == 1) {
+            if (ptype == P_BINC) {
                 if (hdr.recirc.binc_qe == 1 && meta.size != 0) { qe = 1w1; }
             } else if (ad == AD_SETB) {
                 if (meta.b_val != 0) { qe = 1w1; }   /* the count just set */
@@ -2571,7 +2577,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         meta.ov = 0;
         bit<1> binc = 0;      /* lk_buf one more in the next pass (PH_BINC) */
         bit<1> binc_qe = 0;   /* ... and a full level decided it: check queue-empty there */
-        if (do_acq == 1 && acq_go == 1) {
+        if (ptype == P_ACQ && acq_go == 1) {
             if (meta.qv == 0) {
                 meta.ov = 1;
                 if (meta.kind == K_PB) {
@@ -2582,15 +2588,15 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                     if (ov_b == 0) { binc_qe = 1; }
                 }
             }
-        } else if (do_try == 1 && acq_go == 1) {
+        } else if (ptype == P_TRY && acq_go == 1) {
             if (ov_b == 1 || meta.qv == 1) { meta.ov = 1; }
         }
 
         /* ================= stage: lk_state ================= */
         bit<1> take = 1w0;
-        if (do_acq == 1 && acq_go == 1 && meta.ov == 0) { take = 1w1; }
+        if (ptype == P_ACQ && acq_go == 1 && meta.ov == 0) { take = 1w1; }
         meta.s_mode = hdr.nl.mode;
-        if (do_rel == 1 || examine == 1 || do_wd == 1) {
+        if (ptype == P_REL || examine == 1 || ptype == P_WD) {
             meta.s_mode = SV_MODE;
         }
         /* state_take's and state_rel's bounds and steps (lk_state's comment): an exclusive
@@ -2617,7 +2623,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         } else if (examine == 1) {
             meta.st_wmax = 0xffffffff;
         }
-        if (do_try == 1 && acq_go == 1) {
+        if (ptype == P_TRY && acq_go == 1) {
             meta.st_lstep = 0;
         }
         if (meta.found == 1) {
@@ -2631,9 +2637,9 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         }
         if (take == 1) {
             meta.grant = state_take.execute(meta.idx);
-        } else if (do_try == 1 && acq_go == 1) {
+        } else if (ptype == P_TRY && acq_go == 1) {
             compat = state_take.execute(meta.idx);
-        } else if (do_rel == 1 && meta.valid == 1) {
+        } else if (ptype == P_REL && meta.valid == 1) {
             meta.st_prev = state_rel.execute(meta.idx);
             st_to = 1;
         } else if (examine == 1 && SV_STATE == SS_LIVE) {
@@ -2689,7 +2695,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 w0 = wait0_rd.execute(meta.idx);
                 w1 = wait1_dec.execute(meta.idx);
             }
-        } else if ((do_rel == 1 && meta.valid == 1) || examine == 1 || do_wd0 == 1 || ad == AD_PROBE) {
+        } else if ((ptype == P_REL && meta.valid == 1) || examine == 1 || ptype == P_WD0 || ad == AD_PROBE) {
             w0 = wait0_rd.execute(meta.idx);
             w1 = wait1_rd.execute(meta.idx);
         } else if (ad == AD_RESET) {
@@ -2705,7 +2711,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         bit<1> tb_raise = 0;
         if (next_seq == 1) {
             meta.tok_lo = tok_next.execute(meta.idx);
-        } else if ((do_write == 1 && meta.resub.grant == 1) || do_rw == 1 || ad == AD_PROBE || ad == AD_RESET ||
+        } else if ((ptype == P_WRITE && meta.resub.grant == 1) || ptype == P_RW || ad == AD_PROBE || ad == AD_RESET ||
                    ad == AD_TBASE) {
             meta.tok_lo = tok_rd.execute(meta.idx);
         } else if (adm2 == 1 && ph == PH_TBASE2) {
@@ -2722,7 +2728,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         }
         if (carry == 1) {
             meta.tok_hi = tokhi_inc.execute(meta.idx);
-        } else if (next_seq == 1 || (do_write == 1 && meta.resub.grant == 1) || do_rw == 1 || ad == AD_PROBE ||
+        } else if (next_seq == 1 || (ptype == P_WRITE && meta.resub.grant == 1) || ptype == P_RW || ad == AD_PROBE ||
                    ad == AD_RESET || ad == AD_TBASE) {
             meta.tok_hi = tokhi_rd.execute(meta.idx);
         } else if (adm2 == 1 && ph == PH_TBASE2) {
@@ -2772,7 +2778,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
              * QNEXT of a PHV value needs two: the position and the region's end) */
             gop = 2;
             QNEXT_SET(meta.g_arg, meta.tail)
-        } else if ((do_rel == 1 && meta.valid == 1) || meta.found == 1) {
+        } else if ((ptype == P_REL && meta.valid == 1) || meta.found == 1) {
             gop = 1;
             goo = 1;
         } else if (examine == 1) {
@@ -2785,7 +2791,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         } else if (clean_wd == 1) {
             gop = 3;
             meta.h_arg = hdr.recirc.chead;
-        } else if (do_wd0 == 1 || ad == AD_PROBE) {
+        } else if (ptype == P_WD0 || ad == AD_PROBE) {
             gop = 1;
         } else if (ad == AD_RESET) {
             gop = 4;
@@ -2828,7 +2834,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         /* =============================== decisions =============================== */
 
         /* ---- acquire: deciding pass (a slot taken: write it in the resubmitted pass) ---- */
-        if (do_try == 1 && acq_go == 1) {
+        if (ptype == P_TRY && acq_go == 1) {
             if (meta.ov == 1 || compat == 0) {
                 ans_echo(OP_REJECT, 0, ST_WOULDBLOCK);
             } else {
@@ -2836,7 +2842,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 again(PH_ACQ);
             }
         }
-        if (do_acq == 1 && acq_go == 1) {
+        if (ptype == P_ACQ && acq_go == 1) {
             if (meta.ov == 1) {
                 /* To the server's q2 (a push-back that does not fit goes back, too, with
                  * the q2 number the server gave it: docs/protocol.md, "Overflow (q2)"). */
@@ -2865,7 +2871,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         meta.size1q = size1q_h.get({meta.size1});
 
         /* ---- an overflow decided at a level's count: counted in lk_buf now ---- */
-        if (do_binc == 1 && qe == 1) {
+        if (ptype == P_BINC && qe == 1) {
             ans_queue_empty();   /* the level drained since the overflow */
         }
 
@@ -2875,7 +2881,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         bit<32> hi = meta.tok_hi;
 
         /* ---- acquire: writing pass (the slot is written; a grant goes out) ---- */
-        if (do_write == 1 && meta.resub.grant == 1) {
+        if (ptype == P_WRITE && meta.resub.grant == 1) {
             meta.gt = meta.resub.seq |-| meta.tok_lo;
             if (meta.gt != 0) {   /* seq > tok_lo */
                 hi = hi - 1;
@@ -2887,7 +2893,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         }
 
         /* ---- retry ---- */
-        if (do_rw0 == 1) {
+        if (ptype == P_RW0) {
             hdr.recirc.cur = head;
             hdr.recirc.left = meta.qv;
             if (meta.qv == 0) {
@@ -2901,7 +2907,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 again(PH_RWALK);
             }
         }
-        if (do_rw == 1) {
+        if (ptype == P_RW) {
             if (SV_STATE == SS_LIVE && txn_ok == 1) {
                 if (SV_SEQ != 0) {
                     meta.gt = SV_SEQ |-| meta.tok_lo;
@@ -2930,7 +2936,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         }
 
         /* ---- release and force-release ---- */
-        if (do_rel == 1) {
+        if (ptype == P_REL) {
             if (meta.tlevel == 2 || meta.valid == 0) {
                 if (forced == 1) {
                     hdr.adminf.result = AR_NOTHELD;
@@ -2991,7 +2997,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         }
 
         /* ---- grant walk: send the grant decided before; examine the next waiter ---- */
-        if (do_grant == 1) {
+        if (ptype == P_GRANT) {
             if (hdr.recirc.pend == 1) {
                 hdr.recirc.pend = 0;   /* sent above, before the pool's blocks */
             }
@@ -3035,7 +3041,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         }
 
         /* ---- clean walk: move the head over done slots ---- */
-        if (do_clean == 1) {
+        if (ptype == P_CLEAN) {
             if (clean_done == 1) {
                 hdr.recirc.cleft = hdr.recirc.cleft - 1;
                 hdr.recirc.chead = head;
@@ -3050,7 +3056,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         }
 
         /* ---- withdrawal ---- */
-        if (do_wd0 == 1) {
+        if (ptype == P_WD0) {
             if (meta.level == 0) {
                 hdr.recirc.left = w0;
             } else {
@@ -3065,7 +3071,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 again(PH_WDRAW);
             }
         }
-        if (do_wd == 1) {
+        if (ptype == P_WD) {
             if (meta.found == 1) {
                 /* recirc.cur read before the walk below moves it (no copy: one more field in
                  * the positions' cluster) */
@@ -3108,7 +3114,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         }
 
         /* ---- lease-probe ---- */
-        if (do_probe == 1) {
+        if (ptype == P_PROBE) {
             if (meta.valid == 1) {
                 ans_reply(OP_PROBE, FL_REPLY, 0);   /* the lease as POOL_FLAGS read or renewed it */
             } else {
@@ -3117,7 +3123,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         }
 
         /* ---- admin ---- */
-        if (do_admin == 1) {
+        if (ptype == P_ADMIN) {
             if (ad == AD_PROBE) {
                 hdr.admin.xwait0 = meta.rd_sthi[31:16];
                 hdr.admin.xwait = meta.rd_sthi[31:16] + meta.rd_sthi[15:0];
@@ -3245,7 +3251,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         }
 
         /* ---- an answer decided in the pass before ---- */
-        if (do_send == 1) {
+        if (ptype == P_SEND) {
             if (hdr.recirc.send == SEND_ACK) {
                 ans_echo(OP_RELEASE, FL_REPLY, 0);
             } else {
@@ -3262,14 +3268,14 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
 
         /* ================= what comes next ================= */
         if (walk == 1) {
-            if (clean == 1 && do_grant == 0) {
+            if (clean == 1 && ptype != P_GRANT) {
                 hdr.recirc.pclean = 1;   /* clean once the walk ends */
             }
             again(PH_GRANT);
         } else if (clean == 1) {
             again(PH_CLEAN);
         }
-        if (walk == 1 && do_grant == 0) {
+        if (walk == 1 && ptype != P_GRANT) {
             hdr.recirc.examine = 1;
             hdr.recirc.pend = 0;
         }
