@@ -85,3 +85,39 @@ func TestPassPHVRefusesFlags(t *testing.T) {
 		t.Errorf("exclusive flags refused: %v", err)
 	}
 }
+
+// TestPassPHVValues: passes given as values of one variable (VAR=N) count as the flags of
+// passBody do, with the pass's work in a 2-bit variable; a value assigned from a field is
+// refused, as a flag's is, and so is a malformed spec.
+func TestPassPHVValues(t *testing.T) {
+	base := ingressPHV(t, program("", "")).Bits
+	body := `
+        bit<2> pt = 0;
+        bit<1> g = 0;
+        if (meta.a == 1) {
+            pt = 1;
+        } else if (meta.a == 2) {
+            pt = 2;
+        }
+        if (pt == 1) { meta.b = 1; g = 1; }
+        if (pt == 2) { set_c(); }
+        if (g == 1) { meta.d = 1; }`
+	got, err := passDemands(t, program(`
+    action set_c() { meta.c = 1; }`, body), "pt=1", "pt=2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	common := 32 + 2 + 1 // meta.a, pt, g
+	want := map[string]int{"pt=1": base + common + 32 + 32, "pt=2": base + common + 32, "": base + common}
+	for f, w := range want {
+		if got[f] != w {
+			t.Errorf("pass %q: %d bits, want %d (all: %v)", f, got[f], w, got)
+		}
+	}
+	if _, err := passDemands(t, program("", `bit<2> pt = 0; pt = meta.a[1:0];`), "pt=1"); err == nil || !strings.Contains(err.Error(), "not a constant") {
+		t.Errorf("pt assigned a field: %v, want a refusal", err)
+	}
+	if _, err := passDemands(t, program("", `bit<2> pt = 0;`), "pt=x"); err == nil || !strings.Contains(err.Error(), "want VAR=N") {
+		t.Errorf("pt=x: %v, want a refusal", err)
+	}
+}
