@@ -513,7 +513,7 @@ struct metadata_t {
     bit<32> srv_ip;
     bit<16> srv_udp;
     /* classification */
-    bit<8>  kind;
+    bit<2>  kind;
     bit<8>  level;
     slot_t  left;
     bit<16> size;
@@ -543,12 +543,12 @@ struct metadata_t {
     slot_t  at_ch0;
     slot_t  at_ch1;
     /* register action ops (0: not used in this pass) */
-    bit<8>  x_op;
-    bit<8>  who_op;
-    bit<8>  hd_op;
-    bit<8>  fl_op;
-    bit<8>  ls_op;
-    bit<8>  ts_op;
+    bit<3>  x_op;
+    bit<3>  who_op;
+    bit<3>  hd_op;
+    bit<3>  fl_op;
+    bit<3>  ls_op;
+    bit<3>  ts_op;
     /* register action inputs */
     bit<32> n_flags;
     bit<32> fp;        /* ended: the request's fingerprint, bits 1:0 clear (seen; + 1 ended,
@@ -597,8 +597,8 @@ struct metadata_t {
     bit<32> st_lstep;  /* state_take's lo += and hi -= on a grant, state_rel's lo -= and hi -=: */
     bit<32> st_wstep;  /* one field each, as a pass runs one of the two (see there) */
     bit<32> st_wwait;
-    bit<8>  gop0;      /* gnext of each level: 1 read, 2 set, 3 follow, 4 clear */
-    bit<8>  gop1;
+    bit<3>  gop0;      /* gnext of each level: 1 read, 2 set, 3 follow, 4 clear */
+    bit<3>  gop1;
     /* register action results */
     bit<1>  pre_ok;
     bit<1>  txn_hi_ok;  /* 1-bit register action outputs (bf-p4c takes them; 8 bits each did */
@@ -650,19 +650,19 @@ struct metadata_t {
 }
 
 /* Packet kinds (meta.kind), as p4/netlock.p4. */
-const bit<8> K_ROUTE = 0;
-const bit<8> K_LOCK  = 1;
-const bit<8> K_PB    = 2;
-const bit<8> K_ADMIN = 3;
+const bit<2> K_ROUTE = 0;
+const bit<2> K_LOCK  = 1;
+const bit<2> K_PB    = 2;
+const bit<2> K_ADMIN = 3;
 
 /* Register action selectors (meta.*_op). */
-const bit<8> OP_RD  = 1;   /* read */
-const bit<8> OP_WR  = 2;   /* write */
-const bit<8> OP_CMP = 3;   /* compare (txn halves) */
-const bit<8> OP_REL = 4;   /* s_hold: validate and clear; s_flags: done */
-const bit<8> OP_TCH = 5;   /* s_hold: validate and touch */
-const bit<8> OP_WDR = 6;   /* s_flags: withdraw */
-const bit<8> OP_GTS = 7;   /* s_hold: read the grant time */
+const bit<3> OP_RD  = 1;   /* read */
+const bit<3> OP_WR  = 2;   /* write */
+const bit<3> OP_CMP = 3;   /* compare (txn halves) */
+const bit<3> OP_REL = 4;   /* s_hold: validate and clear; s_flags: done */
+const bit<3> OP_TCH = 5;   /* s_hold: validate and touch */
+const bit<3> OP_WDR = 6;   /* s_flags: withdraw */
+const bit<3> OP_GTS = 7;   /* s_hold: read the grant time */
 
 /* ---- Ingress parser ---- */
 parser NetlockIngressParser(packet_in pkt, out headers_t hdr, out metadata_t meta,
@@ -1606,6 +1606,21 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     action clock_sum() {
         meta.now = meta.now_a + meta.now_c;
     }
+    /* The comparisons' saturating differences (meta.gt), each in an action: assigned in the
+     * apply block, p4c would propagate the difference into the if that tests it, which a
+     * gateway cannot evaluate ("condition expression too complex"). */
+    action gt_seq_cnt() {
+        meta.gt = meta.resub.seq |-| meta.tok_lo;   /* the writing pass's grant number > counter */
+    }
+    action gt_slot_cnt() {
+        meta.gt = SV_SEQ |-| meta.tok_lo;           /* the retry walk's */
+    }
+    action gt_slot_val() {
+        meta.gt = SV_SEQ |-| hdr.recirc.a_lo;       /* the third probe pass's, against the value */
+    }
+    action head_diff() {
+        meta.hdiff = meta.hv - meta.h_arg;
+    }
     /* The token's offset into each level's region (the token's level, below) */
     action tok_diff() {
         meta.t_off = meta.tslot - meta.left0;
@@ -2453,10 +2468,11 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
          * refuses "rv = v" beside "rv = 0x10000 | v" of the value written). */
         bit<16> head = meta.hv;
         /* head_at moves the head when it is at h_arg's offset in either lap (head - h_arg is
-         * 0 or 0x8000), head_eq when it is at h_arg. The difference in a metadata field: a
-         * local holding it is propagated into the conditions by p4c, and a gateway computes
-         * no difference ("condition expression too complex"). */
-        meta.hdiff = head - meta.h_arg;
+         * 0 or 0x8000), head_eq when it is at h_arg. The difference in a metadata field written
+         * by an action: p4c propagates a local holding it, or a field assigned it in the apply
+         * block, into the conditions, and a gateway computes no difference ("condition
+         * expression too complex"). */
+        head_diff();
         bit<1> adv = 0;
         if (hop == 2) {
             if (meta.hdiff[14:0] == 0) {
@@ -2770,8 +2786,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         if (examine == 1 && (SV_STATE != SS_LIVE || meta.grant == 1)) {
             used = 1;
         }
-        bit<8> gop = 0;    /* this level: 1 read, 2 set to g_arg, 3 follow the head, 4 clear */
-        bit<8> goo = 0;    /* the other level: 1 read, 4 clear */
+        bit<3> gop = 0;    /* this level: 1 read, 2 set to g_arg, 3 follow the head, 4 clear */
+        bit<3> goo = 0;    /* the other level: 1 read, 4 clear */
         if (take == 1 && meta.grant == 1) {
             /* past the slot just taken and granted: the position after the tail before the
              * enqueue, computed here (a stateful ALU compare takes one PHV operand, and
@@ -2882,7 +2898,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
 
         /* ---- acquire: writing pass (the slot is written; a grant goes out) ---- */
         if (ptype == P_WRITE && meta.resub.grant == 1) {
-            meta.gt = meta.resub.seq |-| meta.tok_lo;
+            gt_seq_cnt();
             if (meta.gt != 0) {   /* seq > tok_lo */
                 hi = hi - 1;
             }
@@ -2910,7 +2926,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         if (ptype == P_RW) {
             if (SV_STATE == SS_LIVE && txn_ok == 1) {
                 if (SV_SEQ != 0) {
-                    meta.gt = SV_SEQ |-| meta.tok_lo;
+                    gt_slot_cnt();
                     if (meta.gt != 0) {   /* SV_SEQ > tok_lo */
                         hi = hi - 1;
                     }
@@ -3228,7 +3244,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 hdr.nl.cport = meta.rd_port;
                 if (SV_SEQ != 0) {
                     hi = ADM_HI;
-                    meta.gt = SV_SEQ |-| hdr.recirc.a_lo;
+                    gt_slot_val();
                     if (meta.gt != 0) {   /* SV_SEQ > a_lo */
                         hi = hi - 1;
                     }
