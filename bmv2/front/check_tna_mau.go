@@ -13,7 +13,10 @@ package front
 // action that a table runs, a bool directionless parameter itself (if (b), b ? x : y); a
 // comparison of a parameter (l == 0) is refused even there.
 
-import "strings"
+import (
+	"maps"
+	"strings"
+)
 
 // tnaActionConditionMsg is bf-p4c's message for a condition an action cannot hold.
 const tnaActionConditionMsg = "Conditions in an action must be simple comparisons of an action data parameter"
@@ -444,6 +447,7 @@ func (c *checker) tnaGatewayConditions(b Block) {
 			return
 		}
 		seen[cd] = true
+		c.gatewayFlow(cd.Body.Stmts, map[string]Expr{}, computes)
 		writes := map[*VarDecl][]Expr{}
 		walkStmts(cd.Body, func(s Stmt) {
 			switch s := s.(type) {
@@ -482,4 +486,83 @@ func (c *checker) tnaGatewayConditions(b Block) {
 		})
 	}
 	control(b.Control)
+}
+
+// gatewayFlow refuses, in stmts (a block of an apply block), an if condition that reads a field
+// (not a local variable: tnaGatewayConditions has those) that a plain assignment earlier in the
+// block gave a computed value: p4c's copy propagation puts the value into the condition ("condition
+// expression too complex"); written by an action, it is not propagated. known holds the fields
+// so assigned, by their text, until a call (an action may write anything), a write of the field
+// or of an operand, or a branch that writes them.
+func (c *checker) gatewayFlow(stmts []Stmt, known map[string]Expr, computes func(Expr) bool) {
+	// forget drops what a write of name invalidates.
+	forget := func(name string) {
+		for k, e := range known {
+			if k == name || strings.HasPrefix(k, name+".") || strings.HasPrefix(name, k+".") {
+				delete(known, k)
+				continue
+			}
+			walkExpr(e, func(x Expr) {
+				if t := ExprString(x); t == name || strings.HasPrefix(t, name+".") {
+					delete(known, k)
+				}
+			})
+		}
+	}
+	// branch forgets what a nested statement writes, or everything after a call in it.
+	branch := func(s Stmt) {
+		walkStmts(s, func(x Stmt) {
+			switch x := x.(type) {
+			case *AssignStmt:
+				forget(sliceBase(ExprString(x.LHS)))
+			case *CallStmt:
+				clear(known)
+			case *DeclStmt:
+				if v, ok := x.Decl.(*VarDecl); ok {
+					forget(v.Name)
+				}
+			}
+		})
+	}
+	for _, st := range stmts {
+		switch st := st.(type) {
+		case *AssignStmt:
+			name := sliceBase(ExprString(st.LHS))
+			forget(name)
+			self := false // x = x - 1: the old x is gone, nothing to propagate
+			walkExpr(st.RHS, func(x Expr) { self = self || sliceBase(ExprString(x)) == name })
+			if m, ok := st.LHS.(*MemberExpr); ok && st.Op == "" && !self && computes(st.RHS) {
+				known[ExprString(m)] = st.RHS
+			}
+		case *DeclStmt:
+			if v, ok := st.Decl.(*VarDecl); ok {
+				forget(v.Name)
+			}
+		case *CallStmt:
+			clear(known)
+		case *BlockStmt:
+			c.gatewayFlow(st.Stmts, known, computes)
+		case *IfStmt:
+			walkExpr(st.Cond, func(x Expr) {
+				if m, ok := x.(*MemberExpr); ok {
+					if e, ok := known[ExprString(m)]; ok {
+						c.errorf(m.Position(), "condition expression too complex: %s was assigned %s above, which p4c propagates into the if's condition (a Tofino gateway compares fields; assign it in an action)", ExprString(m), ExprString(e))
+					}
+				}
+			})
+			for _, b := range []Stmt{st.Then, st.Else} {
+				if blk, ok := b.(*BlockStmt); ok {
+					c.gatewayFlow(blk.Stmts, maps.Clone(known), computes)
+				} else if b != nil {
+					c.gatewayFlow([]Stmt{b}, maps.Clone(known), computes)
+				}
+			}
+			if st.Else != nil {
+				branch(st.Else)
+			}
+			branch(st.Then)
+		default:
+			branch(st)
+		}
+	}
 }

@@ -1131,6 +1131,9 @@ func gatewayCases() []tnaCase {
 		{"a metadata field holding a difference", "", "md.val[15:0] = hdr.eth.etype - md.idx[15:0]; if (md.val[15:0] == 0x8000) { hdr.eth.src = 1; }", false, "", ""},
 		{"a local holding a difference or a constant", "", "bit<16> d = hdr.eth.etype - md.idx[15:0]; if (hdr.eth.src[7:0] == 1) { d = 5; } if (d == 0x8000) { md.val = 1; }", false, "", ""},
 		{"a local holding a field", "", "bit<16> d = hdr.eth.etype; if (d == 0x8000) { md.val = 1; }", false, "", ""},
+		{"a metadata field assigned a difference", "", "md.val = md.idx - md.wide[31:0]; if (md.val == 0) { hdr.eth.src = 1; }", false, compute + ": md.val was assigned", compute},
+		{"a metadata field assigned a saturating difference", "", "md.val = md.idx |-| md.wide[31:0]; if (md.val != 0) { hdr.eth.src = 1; }", false, compute, compute},
+		{"a metadata field an action assigned a difference", "action d() { md.val = md.idx - md.wide[31:0]; }", "d(); if (md.val == 0) { hdr.eth.src = 1; }", false, "", ""},
 	}
 	var out []tnaCase
 	for _, x := range cases {
