@@ -637,7 +637,7 @@ struct metadata_t {
     /* answers and what comes next */
     bit<1>  a_valid;
     bit<1>  a_routed;
-    bit<8>  a_fwd;     /* the answer goes to a forwarded request's client (FL_FWD, cip, cport) */
+    bit<1>  a_fwd;     /* the answer goes to a forwarded request's client (FL_FWD, cip, cport) */
     bit<1>  reply;     /* the pass answers the controller with the request itself */
     bit<1>  cont;
     bit<1>  resub_go;
@@ -1667,7 +1667,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         hdr.a_nl.flags = 0;
         hdr.a_nl.cip = 0;
         hdr.a_nl.cport = 0;
-        meta.a_fwd = fwd;   /* FL_FWD, cip and cport: after the decisions (an action tests no PHV) */
+        meta.a_fwd = fwd[0:0];   /* FL_FWD, cip and cport: after the decisions (an action tests no PHV) */
         hdr.a_nl.lock = hdr.nl.lock;
         hdr.a_nl.mode = 0;
         hdr.a_nl.prio = 0;
@@ -2414,7 +2414,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         }
 
         /* ================= stage: the heads ================= */
-        bit<8> hop = 0;         /* 1 read, 2 move at offset h_arg, 3 move at position h_arg, 4 clear */
+        bit<3> hop = 0;         /* 1 read, 2 move at offset h_arg, 3 move at position h_arg, 4 clear */
         bit<1> clean_done = 0;  /* clean: the slot at the head is done (released or withdrawn) */
         bit<1> clean_wd = 0;
         if (ptype == P_CLEAN && hdr.recirc.cleft > 0 && SV_STATE != SS_LIVE) {
@@ -2646,7 +2646,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             meta.st_lstep = 0;
         }
         bit<1> compat = 0;
-        bit<8> st_to = 0;   /* state_rel's answer: 1 nhold0 (a release), 2 xheld (a withdrawal) */
+        bit<2> st_to = 0;   /* state_rel's answer: 1 nhold0 (a release), 2 xheld (a withdrawal) */
         if (ph_probe2 == 1) {
             meta.st_lstep = 0;   /* state_rel as a read of lo */
             meta.st_wstep = 0;
