@@ -353,6 +353,7 @@ func (c *checker) tnaPipelineRules() {
 				c.tnaActionConditions(b)
 				c.tnaHashOfHash(b)
 				c.tnaGatewayConditions(b)
+				c.tnaImmediateBits(b)
 			}
 		}
 		for _, b := range []Block{p.IngressDeparser, p.EgressDeparser} {

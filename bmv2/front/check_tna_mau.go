@@ -566,3 +566,169 @@ func (c *checker) gatewayFlow(stmts []Stmt, known map[string]Expr, computes func
 		}
 	}
 }
+
+// tnaImmediateMsg is bf-p4c's message for an action whose hash, random and meter-color data is
+// wider than Tofino 1's immediate pathway (mau/action_format.cpp, p4c 34b86e9).
+const tnaImmediateMsg = "the number of bits required to go through the immediate pathway %d (e.g. data coming from Hash, RNG, Meter Color) is greater than the available bits 32"
+
+// tnaImmediateBits warns, on Tofino 1, of an action whose Hash and Random gets and meter colors
+// need more than 32 bits (their outputs' widths, a color 8): in an ingress or egress control,
+// a run of assignments of an apply block (what p4c makes one action: an if, a call or a block
+// ends it) and an action's body with the actions it calls. The outputs reach the action through
+// the immediate data bus, 32 bits wide per table. Seen with p4c-barefoot 9.13.4 (2026-11-30):
+// thirteen actions of p4/tna/netlock.p4 at a84c554, 48 to 128 bits each; this rule names
+// twelve of them where the compiler does and the thirteenth (ans_grant_pending) as an action,
+// counts 80 bits where the compiler counted 96 at one, and names one run the compiler took (two
+// hashes, 48 bits, and an AND of the second's output): a warning, not an error, until the
+// compiler's count is understood.
+func (c *checker) tnaImmediateBits(b Block) {
+	cd := b.Control
+	if cd == nil || cd.Body == nil || c.out.TofinoGeneration() == 2 {
+		return
+	}
+	var bits func(e Expr) int
+	bits = func(e Expr) int {
+		n := 0
+		walkExpr(e, func(x Expr) {
+			call, ok := x.(*CallExpr)
+			if !ok {
+				return
+			}
+			m, ok := call.Callee.(*MethodDecl)
+			if !ok || m.Owner == nil {
+				return
+			}
+			switch {
+			case (m.Owner.Name == "Hash" || m.Owner.Name == "Random") && m.Name == "get":
+				if t := call.Type(); t != nil {
+					n += WidthOf(t)
+				}
+			case (m.Owner.Name == "Meter" || m.Owner.Name == "DirectMeter") && m.Name == "execute":
+				n += 8
+			}
+		})
+		return n
+	}
+	report := func(p Pos, n int) {
+		if n > 32 {
+			c.warnf(p, "likely refused by bf-p4c on Tofino 1: "+tnaImmediateMsg, n)
+		}
+	}
+	// A run of statements is one action as bf-p4c's ActionSynthesisPolicy (midend/
+	// action_synthesis_policy.h) makes them: a statement joins unless it reads what the run
+	// wrote (a Hash get's result excepted: the action reads it from the hash) or both it and the
+	// run use an extern other than Hash; an if, a block, an action's or a table's call ends it.
+	isGet := func(e Expr) bool {
+		call, ok := e.(*CallExpr)
+		if !ok {
+			return false
+		}
+		m, ok := call.Callee.(*MethodDecl)
+		return ok && m.Owner != nil && m.Owner.Name == "Hash" && m.Name == "get"
+	}
+	usesExtern := func(e Expr) bool {
+		found := false
+		walkExpr(e, func(x Expr) {
+			if call, ok := x.(*CallExpr); ok {
+				if m, ok := call.Callee.(*MethodDecl); ok && m.Owner != nil && m.Owner.Name != "Hash" {
+					found = true
+				}
+			}
+		})
+		return found
+	}
+	var run func(stmts []Stmt)
+	run = func(stmts []Stmt) {
+		n, at := 0, Pos{}
+		written := map[string]bool{}
+		ext, open := false, false
+		flush := func() {
+			report(at, n)
+			n, open, ext = 0, false, false
+			clear(written)
+		}
+		reads := func(e Expr) bool {
+			hit := false
+			walkExpr(e, func(x Expr) {
+				if t := ExprString(x); written[t] || written[sliceBase(t)] {
+					hit = true
+				}
+			})
+			return hit
+		}
+		for _, s := range stmts {
+			var rhs, lhs Expr
+			switch st := s.(type) {
+			case *AssignStmt:
+				rhs, lhs = st.RHS, st.LHS
+			case *CallStmt:
+				if _, isAction := st.Call.Callee.(*ActionDecl); isAction || st.Call.Method == "apply" {
+					flush()
+					continue
+				}
+				rhs = st.Call
+			default:
+				flush()
+				switch st := s.(type) {
+				case *BlockStmt:
+					run(st.Stmts)
+				case *IfStmt:
+					for _, br := range []Stmt{st.Then, st.Else} {
+						if blk, ok := br.(*BlockStmt); ok {
+							run(blk.Stmts)
+						} else if br != nil {
+							run([]Stmt{br})
+						}
+					}
+				case *SwitchStmt:
+					for _, cs := range st.Cases {
+						if cs.Body != nil {
+							run(cs.Body.Stmts)
+						}
+					}
+				}
+				continue
+			}
+			e := usesExtern(rhs)
+			if open && (reads(rhs) || (ext && e)) {
+				flush()
+			}
+			if !open {
+				at, open = s.Position(), true
+			}
+			ext = ext || e
+			n += bits(rhs)
+			if lhs != nil && !isGet(rhs) {
+				written[sliceBase(ExprString(lhs))] = true
+			}
+		}
+		flush()
+	}
+	run(cd.Body.Stmts)
+	// actions: the body, with the actions it calls
+	var body func(a *ActionDecl, depth int) int
+	body = func(a *ActionDecl, depth int) int {
+		if a == nil || a.Body == nil || depth > 8 {
+			return 0
+		}
+		n := 0
+		walkStmt(a.Body, func(x Expr) {
+			if call, ok := x.(*CallExpr); ok {
+				if inner, ok := call.Callee.(*ActionDecl); ok {
+					n += body(inner, depth+1)
+				}
+			}
+		})
+		walkStmts(a.Body, func(x Stmt) {
+			if as, ok := x.(*AssignStmt); ok {
+				n += bits(as.RHS)
+			}
+		})
+		return n
+	}
+	for _, l := range cd.Locals {
+		if a, ok := l.(*ActionDecl); ok {
+			report(a.P, body(a, 0))
+		}
+	}
+}
