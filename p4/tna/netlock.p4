@@ -488,6 +488,10 @@ struct pair32_t {
  * the admin probe into the pending grant's pseq_lo, which none of these passes uses for a pending
  * grant. */
 #define SV_SEQ   hdr.recirc.pseq_lo
+/* lk_state's lo step (state_take, state_rel): meta.now_b, whose clock term is summed into
+ * meta.now in the first stages; a field of its own did not fit the PHV (bf-p4c, 2026-11-30,
+ * the last 32 bits unallocated at fe528b7). */
+#define ST_LSTEP meta.now_b
 
 
 struct metadata_t {
@@ -568,7 +572,7 @@ struct metadata_t {
     bit<16> q_endxx;
     bit<16> q_end0;    /* meta.size - 1: the last position of lap 0 (QNEXT_SET) */
     bit<32> now_a;     /* meta.now's terms (the timestamp's slices), then its two partial sums */
-    bit<32> now_b;
+    bit<32> now_b;     /* also ST_LSTEP, lk_state's lo step, once the clock is summed */
     bit<32> now_c;
     bit<32> now_d;
     bit<32> p_o;       /* admin probe: the offset of the slot asked for (into recirc.cur) */
@@ -594,8 +598,10 @@ struct metadata_t {
     bit<16> d_inc;     /* lk_done: what done_add adds (0xffff: one fewer) */
     bit<32> st_lbound; /* lk_state's state_take and state_rel: bounds and steps (see there) */
     bit<32> st_wmax;
-    bit<32> st_lstep;  /* state_take's lo += and hi -= on a grant, state_rel's lo -= and hi -=: */
-    bit<32> st_wstep;  /* one field each, as a pass runs one of the two (see there) */
+    /* ST_LSTEP (meta.now_b, dead after the clock's sum): state_take's lo +=
+     * and state_rel's lo -=; st_wstep their hi -=: one field each, as a pass runs one of the
+     * two (see there) */
+    bit<32> st_wstep;
     bit<32> st_wwait;
     bit<3>  gop0;      /* gnext of each level: 1 read, 2 set, 3 follow, 4 clear */
     bit<3>  gop1;
@@ -1207,7 +1213,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         void apply(inout pair32_t v, out bit<1> rv) {
             rv = 0;
             if (v.lo < meta.st_lbound && v.hi <= meta.st_wmax) {
-                v.lo = v.lo + meta.st_lstep;
+                v.lo = v.lo + ST_LSTEP;
                 v.hi = v.hi - meta.st_wstep;
                 rv = 1;
             } else {
@@ -1218,7 +1224,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     RegisterAction<pair32_t, lock_t, bit<32>>(lk_state) state_rel = {
         void apply(inout pair32_t v, out bit<32> rv) {
             rv = v.lo;
-            v.lo = v.lo - meta.st_lstep;
+            v.lo = v.lo - ST_LSTEP;
             v.hi = v.hi - meta.st_wstep;
         }
     };
@@ -2621,13 +2627,13 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
          * above. */
         meta.st_lbound = 0x10000;
         if (meta.level == 0) { meta.st_wmax = 32w0xffff; } else { meta.st_wmax = 32w0; }
-        meta.st_lstep = 1;
+        ST_LSTEP = 1;
         meta.st_wstep = 0;
         meta.st_wwait = 0;
         if (meta.s_mode == MODE_X) {
             meta.st_lbound = 1;
             meta.st_wmax = 0xffffffff;
-            meta.st_lstep = 0x10001;
+            ST_LSTEP = 0x10001;
             /* An exclusive waiter's unit in hi: 0x10000 at level 0, 1 at level 1. */
             if (take == 1) {
                 if (meta.level == 0) { meta.st_wwait = 0x10000; } else { meta.st_wwait = 1; }
@@ -2640,15 +2646,15 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             meta.st_wmax = 0xffffffff;
         }
         if (ptype == P_TRY && acq_go == 1) {
-            meta.st_lstep = 0;
+            ST_LSTEP = 0;
         }
         if (meta.found == 1) {
-            meta.st_lstep = 0;
+            ST_LSTEP = 0;
         }
         bit<1> compat = 0;
         bit<2> st_to = 0;   /* state_rel's answer: 1 nhold0 (a release), 2 xheld (a withdrawal) */
         if (ph_probe2 == 1) {
-            meta.st_lstep = 0;   /* state_rel as a read of lo */
+            ST_LSTEP = 0;   /* state_rel as a read of lo */
             meta.st_wstep = 0;
         }
         if (take == 1) {
