@@ -50,13 +50,7 @@ func (c *checker) tnaActionConditions(b Block) {
 		reported[cond] = true
 		c.errorf(cond.Position(), "%s (%s)", tnaActionConditionMsg, why)
 	}
-	seen := map[*ControlDecl]bool{}
-	var control func(cd *ControlDecl)
-	control = func(cd *ControlDecl) {
-		if cd == nil || seen[cd] || cd.Body == nil {
-			return
-		}
-		seen[cd] = true
+	for _, cd := range appliedControls(b.Control) {
 		for _, l := range cd.Locals {
 			t, ok := l.(*TableDecl)
 			if !ok {
@@ -99,15 +93,35 @@ func (c *checker) tnaActionConditions(b Block) {
 						switch d := x.Callee.(type) {
 						case *ActionDecl:
 							c.actionConditions(d, x.Ordered, false, "called as "+ExprString(x), refuse)
-						case *ControlDecl:
-							control(d)
 						}
 					}
 				})
 			}
 		})
 	}
-	control(b.Control)
+}
+
+// appliedControls is root and every control its apply block applies, and theirs, each once.
+func appliedControls(root *ControlDecl) []*ControlDecl {
+	seen := map[*ControlDecl]bool{}
+	var out []*ControlDecl
+	var visit func(cd *ControlDecl)
+	visit = func(cd *ControlDecl) {
+		if cd == nil || seen[cd] || cd.Body == nil {
+			return
+		}
+		seen[cd] = true
+		out = append(out, cd)
+		walkStmt(cd.Body, func(e Expr) {
+			if call, ok := e.(*CallExpr); ok {
+				if d, ok := call.Callee.(*ControlDecl); ok {
+					visit(d)
+				}
+			}
+		})
+	}
+	visit(root)
+	return out
 }
 
 // actionConditions checks the conditions of action a's body, its parameters bound to args (in
@@ -440,13 +454,7 @@ func (c *checker) tnaGatewayConditions(b Block) {
 		}
 		return operand(e)
 	}
-	seen := map[*ControlDecl]bool{}
-	var control func(cd *ControlDecl)
-	control = func(cd *ControlDecl) {
-		if cd == nil || seen[cd] || cd.Body == nil {
-			return
-		}
-		seen[cd] = true
+	for _, cd := range appliedControls(b.Control) {
 		c.gatewayFlow(cd.Body.Stmts, map[string]Expr{}, computes)
 		writes := map[*VarDecl][]Expr{}
 		walkStmts(cd.Body, func(s Stmt) {
@@ -475,17 +483,11 @@ func (c *checker) tnaGatewayConditions(b Block) {
 			}
 		}
 		walkStmts(cd.Body, func(s Stmt) {
-			switch s := s.(type) {
-			case *IfStmt:
+			if s, ok := s.(*IfStmt); ok {
 				cond(s.Cond)
-			case *CallStmt:
-				if d, ok := s.Call.Callee.(*ControlDecl); ok {
-					control(d)
-				}
 			}
 		})
 	}
-	control(b.Control)
 }
 
 // gatewayFlow refuses, in stmts (a block of an apply block), an if condition that reads a field
