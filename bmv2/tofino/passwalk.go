@@ -11,8 +11,8 @@ import (
 )
 
 // This file counts the PHV demand of one pass type of a control that decides, at its start,
-// what a packet's pass does and records the decision in exclusive 1-bit flags (p4/tna/netlock.p4's
-// do_acq, do_rel, ...: at most one is 1 in any pass), then tests the flags in separate if
+// what a packet's pass does and records the decision in exclusive 1-bit flags, or in the values
+// of one variable (p4/tna/netlock.p4's ptype: P_ACQ, P_REL, ...), then tests them in separate if
 // statements. bf-p4c overlays metadata only when it finds two fields on no common control-flow
 // path (phv/analysis/build_mutex.h, BuildMetadataOverlay); a flag tested in separate if
 // statements hides that exclusivity from it. The demand of each pass type says what an

@@ -137,11 +137,11 @@ func TestP4Tofino(t *testing.T) {
 			}
 		}
 	}
-	out, _, err := run(t, "p4", "tofino", "--pass-flags", "do_acq,do_rel", prog)
-	if err != nil || !strings.Contains(out, "PHV demand, ingress pass do_acq: ") || !strings.Contains(out, "PHV demand, ingress pass (no flag): ") {
+	out, _, err := run(t, "p4", "tofino", "--pass-flags", "ptype=P_ACQ,ptype=P_REL", prog)
+	if err != nil || !strings.Contains(out, "PHV demand, ingress pass ptype=P_ACQ: ") || !strings.Contains(out, "PHV demand, ingress pass (no flag): ") {
 		t.Errorf("--pass-flags: %v\n%s", err, out)
 	}
-	if _, _, err := run(t, "p4", "tofino", "--pass-flags", "do_acq,meta", prog); err == nil || !strings.Contains(err.Error(), "not a variable") {
+	if _, _, err := run(t, "p4", "tofino", "--pass-flags", "ptype=P_ACQ,meta", prog); err == nil || !strings.Contains(err.Error(), "not a variable") {
 		t.Errorf("--pass-flags with a name that is no flag: %v", err)
 	}
 	if _, _, err := run(t, "p4", "tofino", filepath.Join("..", "..", "p4", "netlock.p4")); err == nil || !strings.Contains(err.Error(), "not a TNA Switch") {
