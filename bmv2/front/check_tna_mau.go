@@ -588,8 +588,7 @@ func (c *checker) tnaImmediateBits(b Block) {
 	if cd == nil || cd.Body == nil || c.out.TofinoGeneration() == 2 {
 		return
 	}
-	var bits func(e Expr) int
-	bits = func(e Expr) int {
+	bits := func(e Expr) int {
 		n := 0
 		walkExpr(e, func(x Expr) {
 			call, ok := x.(*CallExpr)
