@@ -578,7 +578,7 @@ const tnaImmediateMsg = "the number of bits required to go through the immediate
 // a run of assignments of an apply block (what p4c makes one action: an if, a call or a block
 // ends it) and an action's body with the actions it calls. The outputs reach the action through
 // the immediate data bus, 32 bits wide per table. Seen with p4c-barefoot 9.13.4 (2026-11-30):
-// thirteen actions of p4/tna/netlock.p4 at a84c554, 48 to 128 bits each; this rule names
+// thirteen actions of p4/tna/netlock.p4 at 8a03abf, 48 to 128 bits each; this rule names
 // twelve of them where the compiler does and the thirteenth (ans_grant_pending) as an action,
 // counts 80 bits where the compiler counted 96 at one, and names one run the compiler took (two
 // hashes, 48 bits, and an AND of the second's output): a warning, not an error, until the

@@ -490,7 +490,7 @@ struct pair32_t {
 #define SV_SEQ   hdr.recirc.pseq_lo
 /* lk_state's lo step (state_take, state_rel): meta.now_b, whose clock term is summed into
  * meta.now in the first stages; a field of its own did not fit the PHV (bf-p4c, 2026-11-30,
- * the last 32 bits unallocated at fe528b7). */
+ * the last 32 bits unallocated at 0401a79). */
 #define ST_LSTEP meta.now_b
 
 

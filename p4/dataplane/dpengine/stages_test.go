@@ -296,7 +296,7 @@ func docSection(t *testing.T, name, want, stale string) {
 }
 
 // TestTofinoGateways: bmv2/tofino.Gateways reports no if condition of the TNA program, as
-// bf-p4c 9.13.4 refused none since f764917 (docs/dataplane.md, "The real compiler"); a
+// bf-p4c 9.13.4 refused none since 768506b (docs/dataplane.md, "The real compiler"); a
 // condition put back as it was before b456482 (a 64-bit equality, which the compiler refused
 // then: "limit of 4 bytes + 12 bits of PHV input exceeded") is reported. What a gateway cannot
 // evaluate at any width the front end refuses (bmv2/front's TestTNAGatewayConditions); the
