@@ -243,14 +243,6 @@ func (c *checker) tnaHashOfHash(b Block) {
 	if cd == nil || cd.Body == nil {
 		return
 	}
-	isGet := func(e Expr) bool {
-		call, ok := e.(*CallExpr)
-		if !ok {
-			return false
-		}
-		m, ok := call.Callee.(*MethodDecl)
-		return ok && m.Owner != nil && m.Owner.Name == "Hash" && m.Name == "get"
-	}
 	// identity reports whether a get is an IDENTITY Hash's (the crashes seen: CRC16 or IDENTITY
 	// first, IDENTITY second).
 	identity := func(call *CallExpr) bool {
@@ -294,7 +286,7 @@ func (c *checker) tnaHashOfHash(b Block) {
 				continue
 			}
 			walkExpr(a.RHS, func(e Expr) {
-				if !isGet(e) || !identity(e.(*CallExpr)) {
+				if !isHashGet(e) || !identity(e.(*CallExpr)) {
 					return
 				}
 				for _, arg := range e.(*CallExpr).Args {
@@ -306,7 +298,7 @@ func (c *checker) tnaHashOfHash(b Block) {
 				}
 			})
 			name := ExprString(a.LHS)
-			if isGet(a.RHS) && a.Op == "" { // a get widened by a cast is not refused: the compiler takes it
+			if isHashGet(a.RHS) && a.Op == "" { // a get widened by a cast is not refused: the compiler takes it
 				hashed[name] = a.P
 			} else {
 				// another write of the field (or of a slice of it) ends what the get wrote
@@ -374,10 +366,6 @@ func (c *checker) tnaGatewayConditions(b Block) {
 		})
 		return found
 	}
-	// propagated holds the local variables that p4c's copy propagation replaces by what they
-	// were given, in a condition: written once (initializer or one assignment), with an
-	// operator that computes. A metadata field is not propagated.
-	propagated := map[*VarDecl]Expr{}
 	var cond func(e Expr) bool
 	// operand checks an operand of a comparison; false once it reported.
 	operand := func(e Expr) bool {
@@ -387,11 +375,6 @@ func (c *checker) tnaGatewayConditions(b Block) {
 				return
 			}
 			switch x := x.(type) {
-			case *NameExpr:
-				if v, ok := x.Decl.(*VarDecl); ok && propagated[v] != nil {
-					c.errorf(x.Position(), "condition expression too complex: %s holds %s, which p4c propagates into the if's condition (a Tofino gateway compares fields; make it a metadata field)", x.Name, ExprString(propagated[v]))
-					ok = false
-				}
 			case *CallExpr:
 				// An extern function (max, min): p4c leaves it in the condition. A method of
 				// an extern instance (a register action's execute, a hash's get) it moves
@@ -456,32 +439,6 @@ func (c *checker) tnaGatewayConditions(b Block) {
 	}
 	for _, cd := range appliedControls(b.Control) {
 		c.gatewayFlow(cd.Body.Stmts, map[string]Expr{}, computes)
-		writes := map[*VarDecl][]Expr{}
-		walkStmts(cd.Body, func(s Stmt) {
-			switch s := s.(type) {
-			case *DeclStmt:
-				if v, ok := s.Decl.(*VarDecl); ok && v.Init != nil {
-					writes[v] = append(writes[v], v.Init)
-				}
-			case *AssignStmt:
-				walkExpr(s.LHS, func(x Expr) {
-					if n, ok := x.(*NameExpr); ok {
-						if v, ok := n.Decl.(*VarDecl); ok {
-							if s.Op != "" || n != s.LHS {
-								writes[v] = append(writes[v], nil, nil) // a compound or partial write: not one value
-							} else {
-								writes[v] = append(writes[v], s.RHS)
-							}
-						}
-					}
-				})
-			}
-		})
-		for v, ws := range writes {
-			if len(ws) == 1 && ws[0] != nil && computes(ws[0]) {
-				propagated[v] = ws[0]
-			}
-		}
 		walkStmts(cd.Body, func(s Stmt) {
 			if s, ok := s.(*IfStmt); ok {
 				cond(s.Cond)
@@ -490,12 +447,13 @@ func (c *checker) tnaGatewayConditions(b Block) {
 	}
 }
 
-// gatewayFlow refuses, in stmts (a block of an apply block), an if condition that reads a field
-// (not a local variable: tnaGatewayConditions has those) that a plain assignment earlier in the
-// block gave a computed value: p4c's copy propagation puts the value into the condition ("condition
-// expression too complex"); written by an action, it is not propagated. known holds the fields
-// so assigned, by their text, until a call (an action may write anything), a write of the field
-// or of an operand, or a branch that writes them.
+// gatewayFlow refuses, in stmts (a block of an apply block), an if condition that reads a local
+// variable or a field that a plain assignment (or a local's initializer) earlier in the block, or
+// in the blocks around it, gave a computed value: p4c's copy propagation puts the value into the
+// condition ("condition expression too complex"); written by an action, it is not propagated.
+// known holds what was so assigned, by its text, until a write of it or of an operand, a branch
+// that writes it, or, for a field, a call (an action may write any field; the apply block's
+// locals it cannot see).
 func (c *checker) gatewayFlow(stmts []Stmt, known map[string]Expr, computes func(Expr) bool) {
 	// forget drops what a write of name invalidates.
 	forget := func(name string) {
@@ -511,14 +469,25 @@ func (c *checker) gatewayFlow(stmts []Stmt, known map[string]Expr, computes func
 			})
 		}
 	}
-	// branch forgets what a nested statement writes, or everything after a call in it.
+	// call forgets the fields (an action may write any) and what the call's arguments name.
+	call := func(cs *CallStmt) {
+		for k := range known {
+			if strings.Contains(k, ".") {
+				delete(known, k)
+			}
+		}
+		for _, a := range cs.Call.Args {
+			forget(sliceBase(ExprString(a.Value)))
+		}
+	}
+	// branch forgets what a nested statement writes or calls.
 	branch := func(s Stmt) {
 		walkStmts(s, func(x Stmt) {
 			switch x := x.(type) {
 			case *AssignStmt:
 				forget(sliceBase(ExprString(x.LHS)))
 			case *CallStmt:
-				clear(known)
+				call(x)
 			case *DeclStmt:
 				if v, ok := x.Decl.(*VarDecl); ok {
 					forget(v.Name)
@@ -533,23 +502,29 @@ func (c *checker) gatewayFlow(stmts []Stmt, known map[string]Expr, computes func
 			forget(name)
 			self := false // x = x - 1: the old x is gone, nothing to propagate
 			walkExpr(st.RHS, func(x Expr) { self = self || sliceBase(ExprString(x)) == name })
-			if m, ok := st.LHS.(*MemberExpr); ok && st.Op == "" && !self && computes(st.RHS) {
-				known[ExprString(m)] = st.RHS
+			if isVarOrField(st.LHS) && st.Op == "" && !self && computes(st.RHS) {
+				known[name] = st.RHS
 			}
 		case *DeclStmt:
 			if v, ok := st.Decl.(*VarDecl); ok {
 				forget(v.Name)
+				if v.Init != nil && computes(v.Init) {
+					known[v.Name] = v.Init
+				}
 			}
 		case *CallStmt:
-			clear(known)
+			call(st)
 		case *BlockStmt:
 			c.gatewayFlow(st.Stmts, known, computes)
 		case *IfStmt:
 			walkExpr(st.Cond, func(x Expr) {
-				if m, ok := x.(*MemberExpr); ok {
-					if e, ok := known[ExprString(m)]; ok {
-						c.errorf(m.Position(), "condition expression too complex: %s was assigned %s above, which p4c propagates into the if's condition (a Tofino gateway compares fields; assign it in an action)", ExprString(m), ExprString(e))
-					}
+				e, ok := known[ExprString(x)]
+				switch {
+				case !ok || !isVarOrField(x):
+				case isField(x):
+					c.errorf(x.Position(), "condition expression too complex: %s was assigned %s above, which p4c propagates into the if's condition (a Tofino gateway compares fields; assign it in an action)", ExprString(x), ExprString(e))
+				default:
+					c.errorf(x.Position(), "condition expression too complex: %s holds %s, which p4c propagates into the if's condition (a Tofino gateway compares fields; make it a metadata field)", ExprString(x), ExprString(e))
 				}
 			})
 			for _, b := range []Stmt{st.Then, st.Else} {
@@ -567,6 +542,35 @@ func (c *checker) gatewayFlow(stmts []Stmt, known map[string]Expr, computes func
 			branch(st)
 		}
 	}
+}
+
+// isVarOrField reports whether e is a local variable of an apply block or a field (not a
+// slice, an index or a constant).
+func isVarOrField(e Expr) bool {
+	switch x := e.(type) {
+	case *NameExpr:
+		_, ok := x.Decl.(*VarDecl)
+		return ok
+	case *MemberExpr:
+		return x.Field != nil
+	}
+	return false
+}
+
+// isField reports whether e is a field (meta.gt, hdr.nl.lease).
+func isField(e Expr) bool {
+	m, ok := e.(*MemberExpr)
+	return ok && m.Field != nil
+}
+
+// isHashGet reports whether e is a Hash extern's get.
+func isHashGet(e Expr) bool {
+	call, ok := e.(*CallExpr)
+	if !ok {
+		return false
+	}
+	m, ok := call.Callee.(*MethodDecl)
+	return ok && m.Owner != nil && m.Owner.Name == "Hash" && m.Name == "get"
 }
 
 // tnaImmediateMsg is bf-p4c's message for an action whose hash, random and meter-color data is
@@ -619,14 +623,6 @@ func (c *checker) tnaImmediateBits(b Block) {
 	// action_synthesis_policy.h) makes them: a statement joins unless it reads what the run
 	// wrote (a Hash get's result excepted: the action reads it from the hash) or both it and the
 	// run use an extern other than Hash; an if, a block, an action's or a table's call ends it.
-	isGet := func(e Expr) bool {
-		call, ok := e.(*CallExpr)
-		if !ok {
-			return false
-		}
-		m, ok := call.Callee.(*MethodDecl)
-		return ok && m.Owner != nil && m.Owner.Name == "Hash" && m.Name == "get"
-	}
 	usesExtern := func(e Expr) bool {
 		found := false
 		walkExpr(e, func(x Expr) {
@@ -699,7 +695,7 @@ func (c *checker) tnaImmediateBits(b Block) {
 			}
 			ext = ext || e
 			n += bits(rhs)
-			if lhs != nil && !isGet(rhs) {
+			if lhs != nil && !isHashGet(rhs) {
 				written[sliceBase(ExprString(lhs))] = true
 			}
 		}
