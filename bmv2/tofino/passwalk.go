@@ -193,22 +193,18 @@ func diverge(a, b []ifArm) bool {
 	return false
 }
 
-// constOf is the value of an integer or boolean literal, or of a constant declared as one.
+// constOf is the value of an integer or boolean literal, or of a declared constant (constBig).
 func constOf(e front.Expr) (uint64, bool) {
 	switch e := e.(type) {
-	case *front.IntExpr:
-		if e.Lit != nil && e.Lit.Value.Sign() >= 0 && e.Lit.Value.IsUint64() {
-			return e.Lit.Value.Uint64(), true
+	case *front.IntExpr, *front.NameExpr:
+		if v := constBig(e); v != nil && v.Sign() >= 0 && v.IsUint64() {
+			return v.Uint64(), true
 		}
 	case *front.BoolExpr:
 		if e.Val {
 			return 1, true
 		}
 		return 0, true
-	case *front.NameExpr:
-		if d, ok := e.Decl.(*front.ConstDecl); ok {
-			return constOf(d.Value)
-		}
 	}
 	return 0, false
 }

@@ -1018,6 +1018,9 @@ func constInt(e front.Expr) int {
 func constBig(e front.Expr) *big.Int {
 	switch e := e.(type) {
 	case *front.IntExpr:
+		if e.Lit == nil {
+			return nil
+		}
 		return e.Lit.Value
 	case *front.CastExpr:
 		return constBig(e.X)
