@@ -1605,6 +1605,36 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
     Hash<bit<32>>(HashAlgorithm_t.IDENTITY) val_b;
     Hash<bit<32>>(HashAlgorithm_t.IDENTITY) nflags_h;
     Hash<bit<16>>(HashAlgorithm_t.IDENTITY) harg_h;
+    /* Hash outputs, at most 32 bits of them per action: Tofino 1 carries a hash's output to
+     * the ALUs on the action's immediate pathway, 32 bits wide (bf-p4c: "the number of bits
+     * required to go through the immediate pathway ... is greater than the available bits
+     * 32"). p4c makes one action of a run of assignments in the apply block, hash outputs and
+     * all, so where a run would carry more, the rest is an action of its own (a call ends a
+     * run): one more table, in the same stage when nothing it writes is read there. */
+    action h_now_b() { meta.now_b = clk_16.get({ig_md.ingress_mac_tstamp[47:16]}); }
+    action h_now_c() { meta.now_c = clk_17.get({ig_md.ingress_mac_tstamp[47:17]}); }
+    action h_now_d() { meta.now_d = clk_21.get({ig_md.ingress_mac_tstamp[47:21]}); }
+    action h_o_cur() { meta.o_cur = off_cur.get({meta.cur15}); }
+    action h_o_ch() { meta.o_ch = off_ch.get({meta.ch15}); }
+    action h_tseq_lo() {
+        meta.tseq_lo = tok_seq.get({hdr.nl.token_hi[SLOT_BITS - 1:0], hdr.nl.token_lo[31:SLOT_BITS]});
+    }
+    action h_q_ends() {
+        meta.q_wrapx = qwrap_h.get({meta.q_wrap});
+        meta.q_end0x = qend0_h.get({meta.q_end0});
+    }
+    action h_q_endx() { meta.q_endxx = qendx_h.get({meta.q_endx}); }
+    action h_pend_lo() { hdr.a_nl.token_lo = TOK_LO(tok_pend_lo, hdr.recirc.pseq_lo, hdr.recirc.pslot); }
+    action h_write_lo() { hdr.a_nl.token_lo = TOK_LO(tok_write_lo, meta.resub.seq, meta.sl_idx); }
+    action h_rw_lo() { hdr.a_nl.token_lo = TOK_LO(tok_rw_lo, SV_SEQ, meta.sl_idx); }
+    action h_probe_lo() { hdr.nl.token_lo = TOK_LO(tok_probe_lo, SV_SEQ, meta.sl_idx); }
+    action h_val_lo_probe() { hdr.admin.value_lo = VAL_LO(val_lo_probe, meta.tok_lo); }
+    action h_val_lo_tbase() { hdr.admin.value_lo = VAL_LO(val_lo_tbase, meta.tok_lo); }
+    action h_val_lo_pass2() { hdr.admin.value_lo = VAL_LO(val_lo_pass2, hdr.recirc.a_lo); }
+    action h_adm_off() { meta.gt = off_adm.get({hdr.admin.offset}); }
+    action h_want_lo() {
+        hdr.recirc.a_lo = val_want.get({hdr.admin.value_hi[SLOT_BITS - 1:0], hdr.admin.value_lo[31:SLOT_BITS]});
+    }
     action clock_pairs() {
         meta.now_a = meta.now_a + meta.now_b;
         meta.now_c = meta.now_c + meta.now_d;
@@ -1741,7 +1771,6 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         hdr.a_nl.mode = SV_MODE;
         hdr.a_nl.prio = SV_PRIO;
         hdr.a_nl.token_hi = TOK_HI_SLICED(tok_pend_hi, hdr.recirc.pseq_hi, hdr.recirc.pseq_lo);
-        hdr.a_nl.token_lo = TOK_LO(tok_pend_lo, hdr.recirc.pseq_lo, hdr.recirc.pslot);
     }
     /* A control message to the lock's server. */
     action ans_to_server(bit<8> op) {
@@ -1810,9 +1839,9 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         /* The switch's clock in microseconds, low 32 bits: the MAC timestamp (ns) times
          * 2^-10 + 2^-16 + 2^-17 + 2^-21 = 0.99993/1000 (Tofino cannot divide by 1000). */
         meta.now_a = clk_10.get({ig_md.ingress_mac_tstamp[41:10]});
-        meta.now_b = clk_16.get({ig_md.ingress_mac_tstamp[47:16]});
-        meta.now_c = clk_17.get({ig_md.ingress_mac_tstamp[47:17]});
-        meta.now_d = clk_21.get({ig_md.ingress_mac_tstamp[47:21]});
+        h_now_b();
+        h_now_c();
+        h_now_d();
         clock_pairs();
         clock_sum();
         /* The admin reply's time: written here in every pass of an admin request (the reply
@@ -1824,8 +1853,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             hdr.adminf.now = meta.now;
         }
         meta.o_res = off_res.get({meta.off15});
-        meta.o_cur = off_cur.get({meta.cur15});
-        meta.o_ch = off_ch.get({meta.ch15});
+        h_o_cur();   /* slot_t is 32 bits at the default sizes */
+        h_o_ch();
         ANS_VALID;    /* the answer is built here; invalid again unless sent */
         hdr.kind.setInvalid();
         if (hdr.packet_out.isValid() && hdr.packet_out.kind != 0) {
@@ -1941,7 +1970,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         /* The token's grant number (token >> SLOT_BITS) in halves, as slices of the header
          * field: lk_floor's comparison reads them in the stage after the lock's server. */
         meta.tseq_hi = tseq_hi_h.get({hdr.nl.token_hi[31:SLOT_BITS]});
-        meta.tseq_lo = tok_seq.get({hdr.nl.token_hi[SLOT_BITS - 1:0], hdr.nl.token_lo[31:SLOT_BITS]});
+        h_tseq_lo();
         if (meta.kind != K_ROUTE) {
             /* The requester's address: a push-back's client (cip, cport, as the server sent
              * them), else the datagram's source, written into the request's cip and cport in
@@ -2151,9 +2180,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         }
         if (lvl == 0) { use_level0(); } else { use_level1(); }
         meta.q_lim = qlim_h.get({meta.size});
-        meta.q_wrapx = qwrap_h.get({meta.q_wrap});
-        meta.q_end0x = qend0_h.get({meta.q_end0});
-        meta.q_endxx = qendx_h.get({meta.q_endx});
+        h_q_ends();
+        h_q_endx();
         bit<16> lvl_osize = meta.size0;
         if (lvl == 0) { lvl_osize = meta.size1; }
         /* The slot the pool blocks use, chosen by the pass's phase alone: every pass type that
@@ -2217,6 +2245,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         if (ptype == P_GRANT && hdr.recirc.pend == 1) {
             meta.hd_idx = hdr.recirc.pslot;
             ans_grant_pending();
+            h_pend_lo();
         }
         POOL_TXN
         POOL_WHO
@@ -2911,7 +2940,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             ans_grant(hdr.nl.cip, hdr.nl.cport, hdr.nl.tenant);
             hdr.a_nl.ts = hdr.nl.ts;
             hdr.a_nl.token_hi = TOK_HI_SLICED(tok_write_hi, hi, meta.resub.seq);
-            hdr.a_nl.token_lo = TOK_LO(tok_write_lo, meta.resub.seq, meta.sl_idx);
+            h_write_lo();
         }
 
         /* ---- retry ---- */
@@ -2938,7 +2967,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                     }
                     ans_grant_slot();   /* its ts the slot's, read by POOL_FLAGS */
                     hdr.a_nl.token_hi = TOK_HI_SLICED(tok_rw_hi, hi, SV_SEQ);
-                    hdr.a_nl.token_lo = TOK_LO(tok_rw_lo, SV_SEQ, meta.sl_idx);
+                    h_rw_lo();
                 }
                 /* else: still waiting, nothing to say */
             } else {
@@ -3166,7 +3195,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 }
                 hdr.admin.size = meta.size;
                 hdr.admin.value_hi = TOK_HI_SLICED(val_probe, meta.tok_hi, meta.tok_lo);
-                hdr.admin.value_lo = VAL_LO(val_lo_probe, meta.tok_lo);
+                h_val_lo_probe();
                 if (meta.size == 0) {
                     hdr.admin.result = AR_BADREQ;
                     meta.reply = 1;
@@ -3175,7 +3204,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                      * written by one hash and read by the next (meta.h15, before) crashed bf-p4c
                      * 9.13.4 after PHV allocation (GeneratePrimitiveInfo, 2026-11-30 at 0aa067c) */
                     meta.p_o = off_head.get({meta.hv[14:0]});
-                    meta.gt = off_adm.get({hdr.admin.offset});   /* the offset asked for, widened: to the add */
+                    h_adm_off();   /* meta.gt: the offset asked for, widened, to the add */
                     probe_add();
                     meta.gt = plim_h.get({meta.size});   /* here: q_lim ends at the counters */
                     probe_wrap();
@@ -3200,7 +3229,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 /* Raise the grant counter so that every later token is above value. */
                 /* value >> SLOT_BITS straight into the second pass's a_hi/a_lo (no copy) */
                 ADM_HI = want_hi_h.get({hdr.admin.value_hi[31:SLOT_BITS]});
-                hdr.recirc.a_lo = val_want.get({hdr.admin.value_hi[SLOT_BITS - 1:0], hdr.admin.value_lo[31:SLOT_BITS]});
+                h_want_lo();
                 /* value > counter, in 32-bit halves (a gateway tests equalities only):
                  * by the high halves where they differ, else by the low halves */
                 if (ADM_HI != meta.tok_hi) {
@@ -3212,7 +3241,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                     again(PH_TBASE2);
                 } else {
                     hdr.admin.value_hi = TOK_HI_SLICED(val_tbase, meta.tok_hi, meta.tok_lo);
-                    hdr.admin.value_lo = VAL_LO(val_lo_tbase, meta.tok_lo);
+                    h_val_lo_tbase();
                     meta.reply = 1;
                 }
             } else if (ad == AD_GETC) {
@@ -3255,7 +3284,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                         hi = hi - 1;
                     }
                     hdr.nl.token_hi = TOK_HI_SLICED(tok_probe_hi, hi, SV_SEQ);
-                    hdr.nl.token_lo = TOK_LO(tok_probe_lo, SV_SEQ, meta.sl_idx);
+                    h_probe_lo();
                 } else {
                     hdr.nl.token_hi = 0;
                     hdr.nl.token_lo = 0;
@@ -3263,7 +3292,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 meta.reply = 1;
             } else if (ph == PH_RESET2 || ph == PH_TBASE2) {
                 hdr.admin.value_hi = TOK_HI_SLICED(val_pass2, ADM_HI, hdr.recirc.a_lo);
-                hdr.admin.value_lo = VAL_LO(val_lo_pass2, hdr.recirc.a_lo);
+                h_val_lo_pass2();
                 meta.reply = 1;
             } else if (ph == PH_COOKIE2) {
                 hdr.admin.value_hi = ADM_HI;
