@@ -234,10 +234,9 @@ const tnaHashOfHashMsg = "an IDENTITY hash reads a field that a hash wrote in th
 
 // tnaHashOfHash refuses, in the control of an ingress or egress block (its apply block and its
 // actions), an IDENTITY Hash's get whose field list names a field that another get assigned
-// earlier in the same run of assignments of one block: what the compiler makes one action of
-// (tnaHashOfHashMsg). A statement other than an assignment (an if, a call, a block) ends the
-// run, as does an assignment of the field from anything but a get. The branches of an if and
-// nested blocks are runs of their own; a switch's cases are not looked into.
+// earlier in the same action: a run of the apply block as p4c makes one action of it
+// (actionRuns), or an action's body (tnaHashOfHashMsg). An assignment of the field from
+// anything but a get ends what the get wrote.
 func (c *checker) tnaHashOfHash(b Block) {
 	cd := b.Control
 	if cd == nil || cd.Body == nil {
@@ -257,32 +256,11 @@ func (c *checker) tnaHashOfHash(b Block) {
 		inst, ok := n.Decl.(*InstanceDecl)
 		return ok && len(inst.Args) > 0 && strings.HasSuffix(ExprString(inst.Args[0].Value), "IDENTITY")
 	}
-	var run func(stmts []Stmt)
-	stmt := func(s Stmt) {
-		switch s := s.(type) {
-		case *BlockStmt:
-			run(s.Stmts)
-		case *IfStmt:
-			branches := []Stmt{s.Then}
-			if s.Else != nil {
-				branches = append(branches, s.Else)
-			}
-			for _, x := range branches {
-				if blk, ok := x.(*BlockStmt); ok {
-					run(blk.Stmts)
-				} else {
-					run([]Stmt{x})
-				}
-			}
-		}
-	}
-	run = func(stmts []Stmt) {
-		hashed := map[string]Pos{} // fields a get wrote in this run, by ExprString, and where
+	check := func(stmts []Stmt) {
+		hashed := map[string]Pos{} // fields a get wrote in this action, by ExprString, and where
 		for _, s := range stmts {
 			a, ok := s.(*AssignStmt)
 			if !ok {
-				hashed = map[string]Pos{}
-				stmt(s)
 				continue
 			}
 			walkExpr(a.RHS, func(e Expr) {
@@ -310,12 +288,113 @@ func (c *checker) tnaHashOfHash(b Block) {
 			}
 		}
 	}
-	run(cd.Body.Stmts)
+	actionRuns(cd.Body.Stmts, check)
 	for _, l := range cd.Locals {
 		if a, ok := l.(*ActionDecl); ok && a.Body != nil {
-			run(a.Body.Stmts)
+			check(a.Body.Stmts)
 		}
 	}
+}
+
+// actionRuns calls f with each run of statements of an apply block that p4c makes one action
+// of (midend/actionSynthesis.cpp with bf-p4c's ActionSynthesisPolicy, midend/
+// action_synthesis_policy.h): assignments, extern calls and exits, a statement joining the run
+// unless it reads what the run wrote (a Hash get's result excepted: the action reads it from
+// the hash) or both it and the run use an extern other than Hash; an if, a block, a switch, an
+// action's or a table's call ends a run, and the branches of an if, blocks and a switch's cases
+// are looked into for runs of their own.
+func actionRuns(stmts []Stmt, f func(run []Stmt)) {
+	usesExtern := func(s Stmt) bool {
+		found := false
+		var e Expr
+		switch st := s.(type) {
+		case *AssignStmt:
+			e = st.RHS
+		case *CallStmt:
+			e = st.Call
+		default:
+			return false
+		}
+		walkExpr(e, func(x Expr) {
+			if call, ok := x.(*CallExpr); ok {
+				if m, ok := call.Callee.(*MethodDecl); ok && m.Owner != nil && m.Owner.Name != "Hash" {
+					found = true
+				}
+			}
+		})
+		return found
+	}
+	var cur []Stmt
+	written := map[string]bool{}
+	ext := false
+	flush := func() {
+		if len(cur) > 0 {
+			f(cur)
+		}
+		cur, ext = nil, false
+		clear(written)
+	}
+	// reads: the statement names what the run wrote, on either side (DependsOnPaths looks at
+	// the whole statement: writing a field the run wrote ends the run too)
+	reads := func(s Stmt) bool {
+		var es []Expr
+		switch st := s.(type) {
+		case *AssignStmt:
+			es = []Expr{st.LHS, st.RHS}
+		case *CallStmt:
+			es = []Expr{st.Call}
+		}
+		hit := false
+		for _, e := range es {
+			walkExpr(e, func(x Expr) {
+				if t := ExprString(x); written[t] || written[sliceBase(t)] {
+					hit = true
+				}
+			})
+		}
+		return hit
+	}
+	for _, s := range stmts {
+		switch st := s.(type) {
+		case *AssignStmt, *ExitStmt:
+		case *CallStmt:
+			if _, isAction := st.Call.Callee.(*ActionDecl); isAction || st.Call.Method == "apply" {
+				flush()
+				continue
+			}
+		default:
+			flush()
+			switch st := s.(type) {
+			case *BlockStmt:
+				actionRuns(st.Stmts, f)
+			case *IfStmt:
+				for _, br := range []Stmt{st.Then, st.Else} {
+					if blk, ok := br.(*BlockStmt); ok {
+						actionRuns(blk.Stmts, f)
+					} else if br != nil {
+						actionRuns([]Stmt{br}, f)
+					}
+				}
+			case *SwitchStmt:
+				for _, cs := range st.Cases {
+					if cs.Body != nil {
+						actionRuns(cs.Body.Stmts, f)
+					}
+				}
+			}
+			continue
+		}
+		e := usesExtern(s)
+		if len(cur) > 0 && (reads(s) || (ext && e)) {
+			flush()
+		}
+		cur = append(cur, s)
+		ext = ext || e
+		if as, ok := s.(*AssignStmt); ok && !isHashGet(as.RHS) {
+			written[sliceBase(ExprString(as.LHS))] = true
+		}
+	}
+	flush()
 }
 
 // sliceBase is an expression's text without a trailing bit slice ("md.idx[15:0]": "md.idx").
@@ -573,6 +652,55 @@ func isHashGet(e Expr) bool {
 	return ok && m.Owner != nil && m.Owner.Name == "Hash" && m.Name == "get"
 }
 
+// preloaded returns the bits of the hash outputs that leave an action, and forgets their
+// destinations (hashOut: a destination written by a hash earlier in the action, and its bits):
+// a hash's output that rhs computes with beside another operand from outside the PHV (a
+// constant, another hash's output) leaves the action, as bf-p4c propagates the copy into that
+// instruction (BackendCopyPropagation), which then reads two such operands, and loads the hash
+// into a temporary in a table of its own, "$precompute" (ExpandInstructions, mau/
+// instruction_selection.cpp, p4c 34b86e9).
+func preloaded(rhs Expr, hashOut map[string]int) int {
+	var hashes []string
+	other := 0
+	var operands func(e Expr)
+	operands = func(e Expr) {
+		switch x := e.(type) {
+		case *BinaryExpr:
+			operands(x.X)
+			operands(x.Y)
+		case *UnaryExpr:
+			operands(x.X)
+		case *CastExpr:
+			operands(x.X)
+		case *SliceExpr:
+			operands(x.X)
+		case *IntExpr, *BoolExpr:
+			other++
+		case *CallExpr:
+			if isHashGet(x) {
+				other++
+			}
+		case *NameExpr:
+			if _, ok := x.Decl.(*ConstDecl); ok {
+				other++
+				return
+			}
+		}
+		if t := sliceBase(ExprString(e)); isVarOrField(e) {
+			if _, ok := hashOut[t]; ok {
+				hashes = append(hashes, t)
+			}
+		}
+	}
+	operands(rhs)
+	if len(hashes) == 0 || len(hashes)+other < 2 {
+		return 0
+	}
+	gone := hashOut[hashes[0]]
+	delete(hashOut, hashes[0])
+	return gone
+}
+
 // tnaImmediateMsg is bf-p4c's message for an action whose hash, random and meter-color data is
 // wider than Tofino 1's immediate pathway (mau/action_format.cpp, p4c 34b86e9).
 const tnaImmediateMsg = "the number of bits required to go through the immediate pathway %d (e.g. data coming from Hash, RNG, Meter Color) is greater than the available bits 32"
@@ -622,143 +750,29 @@ func (c *checker) tnaImmediateBits(b Block) {
 			c.warnf(p, "likely refused by bf-p4c on Tofino 1: "+tnaImmediateMsg, n)
 		}
 	}
-	// A run of statements is one action as bf-p4c's ActionSynthesisPolicy (midend/
-	// action_synthesis_policy.h) makes them: a statement joins unless it reads what the run
-	// wrote (a Hash get's result excepted: the action reads it from the hash) or both it and the
-	// run use an extern other than Hash; an if, a block, an action's or a table's call ends it.
-	usesExtern := func(e Expr) bool {
-		found := false
-		walkExpr(e, func(x Expr) {
-			if call, ok := x.(*CallExpr); ok {
-				if m, ok := call.Callee.(*MethodDecl); ok && m.Owner != nil && m.Owner.Name != "Hash" {
-					found = true
-				}
-			}
-		})
-		return found
-	}
-	// A hash's output that a later statement of the run computes with beside another operand
-	// from outside the PHV (a constant, another hash's output) leaves the action: bf-p4c
-	// propagates the copy into that instruction (BackendCopyPropagation), which then reads two
-	// such operands, and loads the hash into a temporary in a table of its own, "$precompute"
-	// (ExpandInstructions, mau/instruction_selection.cpp): its bits are not this action's.
-	// preloaded returns the bits that leave, and forgets their destinations.
-	preloaded := func(rhs Expr, hashOut map[string]int) int {
-		var hashes []string
-		other := 0
-		var operands func(e Expr)
-		operands = func(e Expr) {
-			switch x := e.(type) {
-			case *BinaryExpr:
-				operands(x.X)
-				operands(x.Y)
-			case *UnaryExpr:
-				operands(x.X)
-			case *CastExpr:
-				operands(x.X)
-			case *SliceExpr:
-				operands(x.X)
-			case *IntExpr, *BoolExpr:
-				other++
-			case *CallExpr:
-				if isHashGet(x) {
-					other++
-				}
-			case *NameExpr:
-				if _, ok := x.Decl.(*ConstDecl); ok {
-					other++
-					return
-				}
-			}
-			if t := sliceBase(ExprString(e)); isVarOrField(e) {
-				if _, ok := hashOut[t]; ok {
-					hashes = append(hashes, t)
-				}
-			}
-		}
-		operands(rhs)
-		if len(hashes) == 0 || len(hashes)+other < 2 {
-			return 0
-		}
-		gone := hashOut[hashes[0]]
-		delete(hashOut, hashes[0])
-		return gone
-	}
-	var run func(stmts []Stmt)
-	run = func(stmts []Stmt) {
-		n, at := 0, Pos{}
-		written := map[string]bool{}
+	actionRuns(cd.Body.Stmts, func(run []Stmt) {
+		n := 0
 		hashOut := map[string]int{} // a hash's destination in the run: its bits
-		ext, open := false, false
-		flush := func() {
-			report(at, n)
-			n, open, ext = 0, false, false
-			clear(written)
-			clear(hashOut)
-		}
-		reads := func(e Expr) bool {
-			hit := false
-			walkExpr(e, func(x Expr) {
-				if t := ExprString(x); written[t] || written[sliceBase(t)] {
-					hit = true
-				}
-			})
-			return hit
-		}
-		for _, s := range stmts {
-			var rhs, lhs Expr
+		for _, s := range run {
+			var rhs Expr
 			switch st := s.(type) {
 			case *AssignStmt:
-				rhs, lhs = st.RHS, st.LHS
-				if open && !isHashGet(rhs) {
+				rhs = st.RHS
+				if !isHashGet(rhs) {
 					n -= preloaded(rhs, hashOut)
 				}
 			case *CallStmt:
-				if _, isAction := st.Call.Callee.(*ActionDecl); isAction || st.Call.Method == "apply" {
-					flush()
-					continue
-				}
 				rhs = st.Call
 			default:
-				flush()
-				switch st := s.(type) {
-				case *BlockStmt:
-					run(st.Stmts)
-				case *IfStmt:
-					for _, br := range []Stmt{st.Then, st.Else} {
-						if blk, ok := br.(*BlockStmt); ok {
-							run(blk.Stmts)
-						} else if br != nil {
-							run([]Stmt{br})
-						}
-					}
-				case *SwitchStmt:
-					for _, cs := range st.Cases {
-						if cs.Body != nil {
-							run(cs.Body.Stmts)
-						}
-					}
-				}
 				continue
 			}
-			e := usesExtern(rhs)
-			if open && (reads(rhs) || (ext && e)) {
-				flush()
-			}
-			if !open {
-				at, open = s.Position(), true
-			}
-			ext = ext || e
 			n += bits(rhs)
-			if lhs != nil && !isHashGet(rhs) {
-				written[sliceBase(ExprString(lhs))] = true
-			} else if lhs != nil {
-				hashOut[sliceBase(ExprString(lhs))] = bits(rhs)
+			if as, ok := s.(*AssignStmt); ok && isHashGet(rhs) {
+				hashOut[sliceBase(ExprString(as.LHS))] = bits(rhs)
 			}
 		}
-		flush()
-	}
-	run(cd.Body.Stmts)
+		report(run[0].Position(), n)
+	})
 	// actions: the body, with the actions it calls
 	var body func(a *ActionDecl, depth int) int
 	body = func(a *ActionDecl, depth int) int {
