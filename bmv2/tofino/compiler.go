@@ -65,6 +65,24 @@ type Report struct {
 	// PHV, the field slices left over by gress; zero otherwise. PHVUse then holds what the
 	// failed allocation placed (bf-p4c writes phv.json all the same).
 	Unallocated [2]Unallocated
+	// Placement is each round of table placement the compiler reported (table_summary.log,
+	// which Compile asks for with -Ttable_summary:1), in order; read even when the compiler
+	// fails, as a failed placement is what sends bf-p4c back to the PHV allocation.
+	Placement []PlacementRound
+}
+
+// PlacementRound is one round of bf-p4c's table placement as table_summary.log reports it
+// (mau/table_summary.cpp): the backtracking state it ran in (INITIAL, then NOCC_TRY1, REDO_PHV1,
+// ... when the stages do not suffice), the stages its tables took (a failed round stops where
+// placement failed, with tables left over), by gress (0 ingress, 1 egress), the tables it
+// placed, and the critical path: the longest chain of the table dependency graph, in stages,
+// which no placement in one pass can beat.
+type PlacementRound struct {
+	State        string
+	Stages       int
+	GressStages  [2]int
+	Tables       int
+	CriticalPath int
 }
 
 // Unallocated is what bf-p4c's PHV allocation left over when it failed ("PHV allocation was not
@@ -130,7 +148,9 @@ func Compile(ctx context.Context, prog string, opt CompileOptions) (*Report, err
 	// --verbose: without it the backend writes no table_summary.log (mau/table_summary.cpp writes
 	// it only when verbose), which the report reads.
 	// -Tmake_clusters:1: the clustering results (the super clusters) in phv_allocation_0.log.
-	args := []string{"--verbose", "-Tmake_clusters:1", "--target", opt.Target, "--arch", opt.Arch, "-D__TARGET_TOFINO__=" + gen,
+	// -Ttable_summary:1: each table placement round's stages and critical path, and the
+	// placement, in table_summary.log (without it the file stays empty).
+	args := []string{"--verbose", "-Tmake_clusters:1,table_summary:1", "--target", opt.Target, "--arch", opt.Arch, "-D__TARGET_TOFINO__=" + gen,
 		"-o", opt.OutDir, "-g", "--bf-rt-schema", filepath.Join(opt.OutDir, "bfrt.json"),
 		"--p4runtime-files", filepath.Join(opt.OutDir, "p4info.txtpb")}
 	names := make([]string, 0, len(opt.Defines))
@@ -156,6 +176,9 @@ func Compile(ctx context.Context, prog string, opt CompileOptions) (*Report, err
 	logs := filepath.Join(opt.OutDir, "pipe", "logs")
 	if data, rerr := os.ReadFile(filepath.Join(logs, "phv_allocation_0.log")); rerr == nil {
 		r.SuperCluster = readClusters(data)
+	}
+	if data, rerr := os.ReadFile(filepath.Join(logs, "table_summary.log")); rerr == nil {
+		r.Placement = readPlacement(data)
 	}
 	if ctx.Err() != nil {
 		return r, fmt.Errorf("tofino: %s %s did not finish within %v: %w", opt.Compiler, strings.Join(args, " "),
@@ -292,7 +315,41 @@ func readUnallocated(out string) [2]Unallocated {
 	return u
 }
 
-var stagesLine = regexp.MustCompile(`Number of stages in table allocation: (\d+)`)
+var (
+	stagesLine   = regexp.MustCompile(`Number of stages in table allocation: (\d+)`)
+	roundLine    = regexp.MustCompile(`(?m)^Table allocation done \d+ time\(s\), state = (\S+)`)
+	gressStages  = regexp.MustCompile(`Number of stages for (ingress|egress) table allocation: (\d+)`)
+	criticalLine = regexp.MustCompile(`Critical path length through the table dependency graph: (\d+)`)
+	tablesLine   = regexp.MustCompile(`Number of tables allocated: (\d+)`)
+)
+
+// readPlacement reads the rounds of table placement a table_summary.log reports, each starting
+// at its "Table allocation done N time(s), state = S" line.
+func readPlacement(log []byte) []PlacementRound {
+	var rounds []PlacementRound
+	starts := roundLine.FindAllSubmatchIndex(log, -1)
+	for i, st := range starts {
+		end := len(log)
+		if i+1 < len(starts) {
+			end = starts[i+1][0]
+		}
+		text := log[st[0]:end]
+		r := PlacementRound{State: string(log[st[2]:st[3]])}
+		num := func(re *regexp.Regexp) int {
+			if m := re.FindSubmatch(text); m != nil {
+				n, _ := strconv.Atoi(string(m[1]))
+				return n
+			}
+			return 0
+		}
+		r.Stages, r.CriticalPath, r.Tables = num(stagesLine), num(criticalLine), num(tablesLine)
+		for _, m := range gressStages.FindAllSubmatch(text, -1) {
+			r.GressStages[gressIndex(string(m[1]))], _ = strconv.Atoi(string(m[2]))
+		}
+		rounds = append(rounds, r)
+	}
+	return rounds
+}
 
 // read fills the report from the compiler's logs directory.
 func (r *Report) read(logs string) error {
@@ -303,12 +360,15 @@ func (r *Report) read(logs string) error {
 	if err := r.readResources(rj); err != nil {
 		return fmt.Errorf("tofino: %s: %w", filepath.Join(logs, "resources.json"), err)
 	}
-	// The stage count: table_summary.log's line where the compiler writes one (p4c-barefoot 9.13.4
-	// leaves the file empty even with --verbose), else the last MAU stage resources.json lists
-	// with a logical table, plus one.
+	// The stage count: the last placement round's in table_summary.log (written with
+	// -Ttable_summary:1; p4c-barefoot 9.13.4 leaves the file empty without it), else the last
+	// MAU stage resources.json lists with a logical table, plus one.
 	ts, err := os.ReadFile(filepath.Join(logs, "table_summary.log"))
-	if m := stagesLine.FindSubmatch(ts); err == nil && m != nil {
-		r.Stages, _ = strconv.Atoi(string(m[1]))
+	if err == nil {
+		r.Placement = readPlacement(ts)
+	}
+	if n := len(r.Placement); n > 0 && r.Placement[n-1].Stages > 0 {
+		r.Stages = r.Placement[n-1].Stages // the last round's: the placement kept
 		return r.readPHV(logs)
 	}
 	for _, u := range r.PerStage {

@@ -149,3 +149,43 @@ exit 1`)
 		t.Errorf("a compile past its timeout: report %+v", r)
 	}
 }
+
+// TestReadPlacement reads the placement rounds of a table_summary.log as p4c-barefoot 9.13.4
+// writes it with -Ttable_summary:1: the first round's header is p4/tna/netlock.p4's at 4ddbc8d
+// (2026-11-30, NETLOCK_PART_BITS 14), cut before its table; the second round is made up in the
+// same form. A log without a round reads as none.
+func TestReadPlacement(t *testing.T) {
+	log := `Table allocation done 1 time(s), state = INITIAL
+Number of stages in table allocation: 29
+  Number of stages for ingress table allocation: 29
+  Number of stages for egress table allocation: 2
+Critical path length through the table dependency graph: 73
+Number of tables allocated: 201
++-------+-----------------+-----------------------------+
+| Stage | Min / Max Stage |         Table Name          |
++-------+-----------------+-----------------------------+
+|   0   |    [ 0, - ]     |         tbl_h_now_b         |
+Table allocation done 2 time(s), state = NOCC_TRY1
+Number of stages in table allocation: 27
+  Number of stages for ingress table allocation: 27
+  Number of stages for egress table allocation: 1
+Critical path length through the table dependency graph: 73
+Number of tables allocated: 190
+`
+	got := readPlacement([]byte(log))
+	want := []PlacementRound{
+		{State: "INITIAL", Stages: 29, GressStages: [2]int{29, 2}, Tables: 201, CriticalPath: 73},
+		{State: "NOCC_TRY1", Stages: 27, GressStages: [2]int{27, 1}, Tables: 190, CriticalPath: 73},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("rounds %+v, want %+v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("round %d: %+v, want %+v", i, got[i], want[i])
+		}
+	}
+	if r := readPlacement([]byte("Number of stages in table allocation: 7\n")); r != nil {
+		t.Errorf("a log without a round: %+v", r)
+	}
+}

@@ -38,6 +38,10 @@ func TestRealTofinoCompile(t *testing.T) {
 						t.Logf("%s, %s: the PHV is full: %d field slices, %d bits, not allocated", target, name, u.Slices, u.Bits)
 					}
 				}
+				for _, p := range r.Placement {
+					t.Logf("%s: table placement (%s): %d stages (ingress %d, egress %d), %d tables placed; critical path of the table dependency graph %d stages",
+						target, p.State, p.Stages, p.GressStages[0], p.GressStages[1], p.Tables, p.CriticalPath)
+				}
 				if u := r.PHVUse; r.Unallocated[0].Slices+r.Unallocated[1].Slices > 0 {
 					t.Logf("%s: what the failed allocation placed: %d + %d container bits the stages reach, %d + %d tagalong (ingress + egress)",
 						target, u.ContainerBits[0], u.ContainerBits[1], u.TagalongBits[0], u.TagalongBits[1])
