@@ -535,6 +535,10 @@ func (e *ProgramEstimate) Text() string {
 	}
 	fmt.Fprintf(&b, "\nstages: %d counting operations only (%d placed), %d with decisions folded, %d counting every computing assignment\n",
 		e.Floor, e.FloorStages, e.Folded, e.Placed)
+	// The model's known error, that no reader takes the counts for the compiler's.
+	b.WriteString("  (estimates from dependencies between values, which can be far below the compiler's: bf-p4c also orders\n" +
+		"   tables that write one field and tables after a condition, and knows only the exclusivity the syntax shows;\n" +
+		"   docs/dataplane.md, \"Where it stands\")\n")
 	fmt.Fprintf(&b, "stateful ALUs: %d of %d; SRAM blocks (registers): %d of %d\n",
 		e.SALUs, r.Stages*r.SALUs, e.Blocks, r.Stages*r.SRAMBlocks)
 	for i, g := range []string{"ingress", "egress"} {
