@@ -2884,6 +2884,19 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
 
         /* =============================== decisions =============================== */
 
+        /* The queue-empty answers' lease (ans_queue_empty), widened here, where they begin:
+         * live to the answers only. */
+        meta.size1q = size1q_h.get({meta.size1});
+
+        /* A grant's token: the grant number's high half, one less when its low half is above
+         * the counter's (it was taken before the low half wrapped). One variable for the three
+         * passes that compute it (writing, retry walk, admin probe): they exclude each other. */
+        bit<32> hi = meta.tok_hi;
+
+        /* The pass types' decisions, one if-else chain on ptype (a pass has one type): bf-p4c
+         * orders the tables of separate ifs one after another (it knows only the exclusivity the
+         * syntax shows), which made these sections 25 stages of the table dependency graph's
+         * critical path (docs/dataplane.md, "Where it stands"). */
         /* ---- acquire: deciding pass (a slot taken: write it in the resubmitted pass) ---- */
         if (ptype == P_TRY && acq_go == 1) {
             if (meta.ov == 1 || compat == 0) {
@@ -2892,8 +2905,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 hdr.recirc.wflags = hdr.recirc.wflags | WF_NOMETER;
                 again(PH_ACQ);
             }
-        }
-        if (ptype == P_ACQ && acq_go == 1) {
+        } else if (ptype == P_ACQ && acq_go == 1) {
             if (meta.ov == 1) {
                 /* To the server's q2 (a push-back that does not fit goes back, too, with
                  * the q2 number the server gave it: docs/protocol.md, "Overflow (q2)"). */
@@ -2915,24 +2927,11 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 meta.resub.seq = meta.tok_lo;
                 meta.resub_go = 1;
             }
-        }
-
-        /* The queue-empty answers' lease (ans_queue_empty), widened here, where they begin:
-         * live to the answers only. */
-        meta.size1q = size1q_h.get({meta.size1});
-
-        /* ---- an overflow decided at a level's count: counted in lk_buf now ---- */
-        if (ptype == P_BINC && qe == 1) {
+        } else if (ptype == P_BINC && qe == 1) {
+            /* ---- an overflow decided at a level's count: counted in lk_buf now ---- */
             ans_queue_empty();   /* the level drained since the overflow */
-        }
-
-        /* A grant's token: the grant number's high half, one less when its low half is above
-         * the counter's (it was taken before the low half wrapped). One variable for the three
-         * passes that compute it (writing, retry walk, admin probe): they exclude each other. */
-        bit<32> hi = meta.tok_hi;
-
-        /* ---- acquire: writing pass (the slot is written; a grant goes out) ---- */
-        if (ptype == P_WRITE && meta.resub.grant == 1) {
+        } else if (ptype == P_WRITE && meta.resub.grant == 1) {
+            /* ---- acquire: writing pass (the slot is written; a grant goes out) ---- */
             gt_seq_cnt();
             if (meta.gt != 0) {   /* seq > tok_lo */
                 hi = hi - 1;
@@ -2941,10 +2940,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             hdr.a_nl.ts = hdr.nl.ts;
             hdr.a_nl.token_hi = TOK_HI_SLICED(tok_write_hi, hi, meta.resub.seq);
             h_write_lo();
-        }
-
-        /* ---- retry ---- */
-        if (ptype == P_RW0) {
+        } else if (ptype == P_RW0) {
+            /* ---- retry ---- */
             hdr.recirc.cur = head;
             hdr.recirc.left = meta.qv;
             if (meta.qv == 0) {
@@ -2957,8 +2954,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             } else {
                 again(PH_RWALK);
             }
-        }
-        if (ptype == P_RW) {
+        } else if (ptype == P_RW) {
             if (SV_STATE == SS_LIVE && txn_ok == 1) {
                 if (SV_SEQ != 0) {
                     gt_slot_cnt();
@@ -2984,10 +2980,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                     again(PH_RWALK);
                 }
             }
-        }
-
-        /* ---- release and force-release ---- */
-        if (ptype == P_REL) {
+        } else if (ptype == P_REL) {
+            /* ---- release and force-release ---- */
             if (meta.tlevel == 2 || meta.valid == 0) {
                 if (forced == 1) {
                     hdr.adminf.result = AR_NOTHELD;
@@ -3045,10 +3039,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                     }
                 }
             }
-        }
-
-        /* ---- grant walk: send the grant decided before; examine the next waiter ---- */
-        if (ptype == P_GRANT) {
+        } else if (ptype == P_GRANT) {
+            /* ---- grant walk: send the grant decided before; examine the next waiter ---- */
             if (hdr.recirc.pend == 1) {
                 hdr.recirc.pend = 0;   /* sent above, before the pool's blocks */
             }
@@ -3089,10 +3081,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             } else {
                 finished = 1;
             }
-        }
-
-        /* ---- clean walk: move the head over done slots ---- */
-        if (ptype == P_CLEAN) {
+        } else if (ptype == P_CLEAN) {
+            /* ---- clean walk: move the head over done slots ---- */
             if (clean_done == 1) {
                 hdr.recirc.cleft = hdr.recirc.cleft - 1;
                 hdr.recirc.chead = head;
@@ -3104,10 +3094,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                     ans_queue_empty();
                 }
             }
-        }
-
-        /* ---- withdrawal ---- */
-        if (ptype == P_WD0) {
+        } else if (ptype == P_WD0) {
+            /* ---- withdrawal ---- */
             if (meta.level == 0) {
                 hdr.recirc.left = w0;
             } else {
@@ -3121,8 +3109,7 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             } else {
                 again(PH_WDRAW);
             }
-        }
-        if (ptype == P_WD) {
+        } else if (ptype == P_WD) {
             if (meta.found == 1) {
                 /* recirc.cur read before the walk below moves it (no copy: one more field in
                  * the positions' cluster) */
@@ -3162,19 +3149,15 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                     again(PH_WDRAW);
                 }
             }
-        }
-
-        /* ---- lease-probe ---- */
-        if (ptype == P_PROBE) {
+        } else if (ptype == P_PROBE) {
+            /* ---- lease-probe ---- */
             if (meta.valid == 1) {
                 ans_reply(OP_PROBE, FL_REPLY, 0);   /* the lease as POOL_FLAGS read or renewed it */
             } else {
                 ans_echo(OP_REJECT, 0, ST_NOTHOLDER);
             }
-        }
-
-        /* ---- admin ---- */
-        if (ptype == P_ADMIN) {
+        } else if (ptype == P_ADMIN) {
+            /* ---- admin ---- */
             if (ad == AD_PROBE) {
                 hdr.admin.xwait0 = meta.rd_sthi[31:16];
                 hdr.admin.xwait = meta.rd_sthi[31:16] + meta.rd_sthi[15:0];
