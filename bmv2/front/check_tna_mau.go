@@ -299,8 +299,8 @@ func (c *checker) tnaHashOfHash(b Block) {
 // actionRuns calls f with each run of statements of an apply block that p4c makes one action
 // of (midend/actionSynthesis.cpp with bf-p4c's ActionSynthesisPolicy, midend/
 // action_synthesis_policy.h): assignments, extern calls and exits, a statement joining the run
-// unless it reads what the run wrote (a Hash get's result excepted: the action reads it from
-// the hash) or both it and the run use an extern other than Hash; an if, a block, a switch, an
+// unless it names, on either side, what the run wrote (a Hash get's result excepted: the action
+// reads it from the hash) or both it and the run use an extern other than Hash; an if, a block, a switch, an
 // action's or a table's call ends a run, and the branches of an if, blocks and a switch's cases
 // are looked into for runs of their own.
 func actionRuns(stmts []Stmt, f func(run []Stmt)) {
@@ -714,10 +714,9 @@ const tnaImmediateMsg = "the number of bits required to go through the immediate
 // twelve of them where the compiler does and the thirteenth (ans_grant_pending) as an action.
 // The compiler counts the outputs' sections as laid out on the bus after PHV allocation (it
 // said 96 where the fields make 80: five 16-bit containers), never less than the fields' bits,
-// so a count above 32 here is above 32 there, unless a transformation this rule does not model
-// takes a hash out of the action;
-// one it does model is the $precompute table (preloaded, below). A warning, not an error, for
-// those it does not.
+// so a count above 32 here is above 32 there, unless a transformation takes a hash out of the
+// action: the rule models one, the $precompute table (preloaded), and warns rather than refuses
+// for those it does not.
 func (c *checker) tnaImmediateBits(b Block) {
 	cd := b.Control
 	if cd == nil || cd.Body == nil || c.out.TofinoGeneration() == 2 {
