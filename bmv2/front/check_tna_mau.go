@@ -297,13 +297,42 @@ func (c *checker) tnaHashOfHash(b Block) {
 }
 
 // actionRuns calls f with each run of statements of an apply block that p4c makes one action
-// of (midend/actionSynthesis.cpp with bf-p4c's ActionSynthesisPolicy, midend/
-// action_synthesis_policy.h): assignments, extern calls and exits, a statement joining the run
-// unless it names, on either side, what the run wrote (a Hash get's result excepted: the action
-// reads it from the hash) or both it and the run use an extern other than Hash; an if, a block, a switch, an
-// action's or a table's call ends a run, and the branches of an if, blocks and a switch's cases
-// are looked into for runs of their own.
+// of (SplitRuns), looking into the branches of an if, blocks and a switch's cases for runs of
+// their own.
 func actionRuns(stmts []Stmt, f func(run []Stmt)) {
+	SplitRuns(stmts, f, func(s Stmt) {
+		switch st := s.(type) {
+		case *BlockStmt:
+			actionRuns(st.Stmts, f)
+		case *IfStmt:
+			for _, br := range []Stmt{st.Then, st.Else} {
+				if blk, ok := br.(*BlockStmt); ok {
+					actionRuns(blk.Stmts, f)
+				} else if br != nil {
+					actionRuns([]Stmt{br}, f)
+				}
+			}
+		case *SwitchStmt:
+			for _, cs := range st.Cases {
+				if cs.Body != nil {
+					actionRuns(cs.Body.Stmts, f)
+				}
+			}
+		}
+	})
+}
+
+// SplitRuns splits the statements of an apply block as p4c makes actions of them
+// (midend/actionSynthesis.cpp with bf-p4c's ActionSynthesisPolicy, midend/
+// action_synthesis_policy.h), calling run with each run of statements that becomes one
+// action (and one table of its own) and other with each statement that does not join a run,
+// in source order. A run holds assignments, local declarations with an initializer (p4c's
+// MoveDeclarations leaves their assignment in place), extern calls and exits; a statement
+// joins the run unless it names, on either side, what the run wrote (a Hash get's result
+// excepted: the action reads it from the hash) or both it and the run use an extern other
+// than Hash. An if, a block, a switch, an action's or a table's call and a declaration
+// without an initializer end a run and go to other, which is not called for what they hold.
+func SplitRuns(stmts []Stmt, run func([]Stmt), other func(Stmt)) {
 	usesExtern := func(s Stmt) bool {
 		found := false
 		var e Expr
@@ -312,6 +341,8 @@ func actionRuns(stmts []Stmt, f func(run []Stmt)) {
 			e = st.RHS
 		case *CallStmt:
 			e = st.Call
+		case *DeclStmt:
+			e = declInit(st)
 		default:
 			return false
 		}
@@ -329,7 +360,7 @@ func actionRuns(stmts []Stmt, f func(run []Stmt)) {
 	ext := false
 	flush := func() {
 		if len(cur) > 0 {
-			f(cur)
+			run(cur)
 		}
 		cur, ext = nil, false
 		clear(written)
@@ -343,6 +374,8 @@ func actionRuns(stmts []Stmt, f func(run []Stmt)) {
 			es = []Expr{st.LHS, st.RHS}
 		case *CallStmt:
 			es = []Expr{st.Call}
+		case *DeclStmt:
+			es = []Expr{declInit(st)}
 		}
 		hit := false
 		for _, e := range es {
@@ -357,31 +390,21 @@ func actionRuns(stmts []Stmt, f func(run []Stmt)) {
 	for _, s := range stmts {
 		switch st := s.(type) {
 		case *AssignStmt, *ExitStmt:
+		case *DeclStmt:
+			if declInit(st) == nil {
+				flush()
+				other(s)
+				continue
+			}
 		case *CallStmt:
 			if _, isAction := st.Call.Callee.(*ActionDecl); isAction || st.Call.Method == "apply" {
 				flush()
+				other(s)
 				continue
 			}
 		default:
 			flush()
-			switch st := s.(type) {
-			case *BlockStmt:
-				actionRuns(st.Stmts, f)
-			case *IfStmt:
-				for _, br := range []Stmt{st.Then, st.Else} {
-					if blk, ok := br.(*BlockStmt); ok {
-						actionRuns(blk.Stmts, f)
-					} else if br != nil {
-						actionRuns([]Stmt{br}, f)
-					}
-				}
-			case *SwitchStmt:
-				for _, cs := range st.Cases {
-					if cs.Body != nil {
-						actionRuns(cs.Body.Stmts, f)
-					}
-				}
-			}
+			other(s)
 			continue
 		}
 		e := usesExtern(s)
@@ -390,11 +413,26 @@ func actionRuns(stmts []Stmt, f func(run []Stmt)) {
 		}
 		cur = append(cur, s)
 		ext = ext || e
-		if as, ok := s.(*AssignStmt); ok && !isHashGet(as.RHS) {
-			written[sliceBase(ExprString(as.LHS))] = true
+		switch st := s.(type) {
+		case *AssignStmt:
+			if !isHashGet(st.RHS) {
+				written[sliceBase(ExprString(st.LHS))] = true
+			}
+		case *DeclStmt:
+			if !isHashGet(declInit(st)) {
+				written[st.Decl.(*VarDecl).Name] = true
+			}
 		}
 	}
 	flush()
+}
+
+// declInit is a local variable declaration's initializer, or nil.
+func declInit(s *DeclStmt) Expr {
+	if v, ok := s.Decl.(*VarDecl); ok {
+		return v.Init
+	}
+	return nil
 }
 
 // sliceBase is an expression's text without a trailing bit slice ("md.idx[15:0]": "md.idx").

@@ -480,6 +480,10 @@ type ProgramEstimate struct {
 	SALUs, Blocks                      int
 	PHV                                [2]PHVDemand
 	Gateways                           []GatewayProblem // ingress's, then egress's (Gateways)
+	// Graphs are the ingress's and the egress's table dependency graphs (TableGraph), Chain
+	// the larger of their critical paths.
+	Graphs [2]*Graph
+	Chain  int
 }
 
 // pipeOf is the first pipe of c, a checked TNA program.
@@ -511,6 +515,12 @@ func EstimateProgram(c *front.Checked, res Resources) (*ProgramEstimate, error) 
 		} else {
 			e.Egress = l
 		}
+		g, err := TableGraph(b.Control, c.Const)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", b.Name(), err)
+		}
+		e.Graphs[i] = g
+		e.Chain = max(e.Chain, g.Stages)
 		e.Floor = max(e.Floor, l.Floor)
 		e.FloorStages = max(e.FloorStages, l.FloorStages)
 		e.Folded = max(e.Folded, l.FoldedStages)
@@ -533,12 +543,16 @@ func (e *ProgramEstimate) Text() string {
 	if r.PHV.Tagalong > 0 {
 		fmt.Fprintf(&b, " + %d tagalong", r.PHV.Tagalong)
 	}
-	fmt.Fprintf(&b, "\nstages: %d counting operations only (%d placed), %d with decisions folded, %d counting every computing assignment\n",
+	fmt.Fprintf(&b, "\ncritical path of the table dependency graph (bf-p4c's, as modelled): %d stages (ingress %d, egress %d)",
+		e.Chain, e.Graphs[0].Stages, e.Graphs[1].Stages)
+	if e.Chain > r.Stages {
+		fmt.Fprintf(&b, ": more than the pipe's %d, no layout of one pass fits", r.Stages)
+	}
+	fmt.Fprintf(&b, "\nstages by dependencies between values: %d counting operations only (%d placed), %d with decisions folded, %d counting every computing assignment\n",
 		e.Floor, e.FloorStages, e.Folded, e.Placed)
-	// The model's known error, that no reader takes the counts for the compiler's.
-	b.WriteString("  (estimates from dependencies between values, which can be far below the compiler's: bf-p4c also orders\n" +
-		"   tables that write one field and tables after a condition, and knows only the exclusivity the syntax shows;\n" +
-		"   docs/dataplane.md, \"Where it stands\")\n")
+	// The value model's known error, that no reader takes its counts for the compiler's.
+	b.WriteString("  (the value model's counts can be far below the compiler's: bf-p4c orders tables by what they\n" +
+		"   read and write, not by values; the critical path above models that: docs/dataplane.md, \"Stages\")\n")
 	fmt.Fprintf(&b, "stateful ALUs: %d of %d; SRAM blocks (registers): %d of %d\n",
 		e.SALUs, r.Stages*r.SALUs, e.Blocks, r.Stages*r.SRAMBlocks)
 	for i, g := range []string{"ingress", "egress"} {
@@ -575,6 +589,23 @@ func (e *ProgramEstimate) Text() string {
 		fmt.Fprintf(&b, "gateways: %d if conditions a gateway cannot evaluate (bf-p4c: \"condition too complex\"):\n", len(e.Gateways))
 		for _, g := range e.Gateways {
 			fmt.Fprintf(&b, "  %v\n", g)
+		}
+	}
+	return b.String()
+}
+
+// ChainText is the ingress's critical path, a table a line: its stage, name, source line and
+// the dependency that puts it there.
+func (e *ProgramEstimate) ChainText() string {
+	var b strings.Builder
+	for i, g := range e.Graphs {
+		fmt.Fprintf(&b, "%s: critical path %d stages\n", []string{"ingress", "egress"}[i], g.Stages)
+		for _, t := range g.Chain() {
+			by := ""
+			if t.By != nil {
+				by = fmt.Sprintf(" (%s after %s)", t.ByK, t.By.Name)
+			}
+			fmt.Fprintf(&b, "  %2d  %s  %s%s\n", t.Stage, t.Name, t.P, by)
 		}
 	}
 	return b.String()

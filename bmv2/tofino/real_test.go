@@ -35,7 +35,7 @@ func TestRealTofinoCalibration(t *testing.T) {
 	root := testenv.OptIn(t, "NETLOCK_P4C_DIR", "a p4c checkout (its p4testgen Tofino programs are the calibration set)")
 	dir := filepath.Join(root, "backends", "p4tools", "modules", "testgen", "targets", "tofino", "test", "p4-programs")
 	out := t.TempDir()
-	var rows, clusters []string
+	var rows, clusters, chains []string
 	for _, p := range calibrationPrograms {
 		// One subtest a program: -run 'TestRealTofinoCalibration/tna_' leaves out the two that
 		// compile for many minutes.
@@ -55,6 +55,15 @@ func TestRealTofinoCalibration(t *testing.T) {
 				t.Fatal(err)
 			}
 			u := r.PHVUse
+			if len(r.Placement) == 0 {
+				t.Errorf("no placement round read from table_summary.log")
+			} else {
+				got := r.Placement[0].CriticalPath
+				chains = append(chains, fmt.Sprintf("| %s | %d | %d | %d | %d |", p, r.Stages, got, est.Chain, est.Chain-got))
+				if d := est.Chain - got; d < -1 || d > 1 {
+					t.Errorf("table dependency graph: critical path %d stages, the compiler's %d (more than a stage off)", est.Chain, got)
+				}
+			}
 			rows = append(rows, fmt.Sprintf("| %s | %d | %d / %d | %d | %d | %d | %d | %d / %d | %d / %d | %d / %d | %s / %s |", p, r.Stages,
 				est.Floor, est.FloorStages, est.Folded, est.Placed, est.SALUs, r.MeterALUs,
 				u.FieldBits[0], u.FieldBits[1], u.ContainerBits[0]+u.TagalongBits[0], u.ContainerBits[1]+u.TagalongBits[1],
@@ -80,6 +89,8 @@ func TestRealTofinoCalibration(t *testing.T) {
 	}
 	t.Logf("\n| program | compiler: stages | estimate: floor / placed | folded | earliest | stateful ALUs (estimate) | meter ALUs (compiler) | PHV field bits allocated, ingress / egress (compiler) | PHV container bits, ingress / egress (compiler) | PHV demand, ingress / egress (estimate) | demand vs fields allocated |\n|---|---|---|---|---|---|---|---|---|---|---|\n%s",
 		strings.Join(rows, "\n"))
+	t.Logf("\n| program | compiler: stages | compiler: critical path | model: critical path | error |\n|---|---|---|---|---|\n%s",
+		strings.Join(chains, "\n"))
 	t.Logf("\n| program | largest super cluster, ingress: bits compiler / estimate (error), headers | egress | widest operand cluster, ingress: compiler / estimate, egress (a MAU group holds %d) |\n|---|---|---|---|\n%s", Tofino1.PHV.Group,
 		strings.Join(clusters, "\n"))
 }

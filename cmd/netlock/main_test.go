@@ -120,7 +120,8 @@ func TestServerAndDemoFlagsValidated(t *testing.T) {
 // TestP4Tofino runs the Tofino estimate on the TNA program for both generations: the figures
 // are bmv2/tofino's (checked there and in p4/dataplane/dpengine); here, that the command prints
 // them with the generation's capacities and says when the PHV demand exceeds the pipe's, and
-// that it refuses a v1model program and an unknown target.
+// that it refuses a v1model program and an unknown target, and that --chain prints the
+// critical path.
 func TestP4Tofino(t *testing.T) {
 	prog := filepath.Join("..", "..", "p4", "tna", "netlock.p4")
 	for _, tc := range []struct{ target, capacity string }{
@@ -131,13 +132,18 @@ func TestP4Tofino(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", tc.target, err)
 		}
-		for _, want := range []string{tc.capacity, "stages: ", "stateful ALUs: 30 of ", "PHV demand, ingress: ", "PHV demand, egress: ", "the compiler must overlay"} {
+		for _, want := range []string{tc.capacity, "critical path of the table dependency graph (bf-p4c's, as modelled): ", "no layout of one pass fits",
+			"stages by dependencies between values: ", "stateful ALUs: 30 of ", "PHV demand, ingress: ", "PHV demand, egress: ", "the compiler must overlay"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("%s: output lacks %q:\n%s", tc.target, want, out)
 			}
 		}
 	}
-	out, _, err := run(t, "p4", "tofino", "--pass-flags", "ptype=P_ACQ,ptype=P_REL", prog)
+	out, _, err := run(t, "p4", "tofino", "--chain", prog)
+	if err != nil || !strings.Contains(out, "ingress: critical path ") || !strings.Contains(out, "  0  tbl_netlock") {
+		t.Errorf("--chain: %v\n%s", err, out)
+	}
+	out, _, err = run(t, "p4", "tofino", "--pass-flags", "ptype=P_ACQ,ptype=P_REL", prog)
 	if err != nil || !strings.Contains(out, "PHV demand, ingress pass ptype=P_ACQ: ") || !strings.Contains(out, "PHV demand, ingress pass (no flag): ") {
 		t.Errorf("--pass-flags: %v\n%s", err, out)
 	}

@@ -94,6 +94,7 @@ func init() {
 	})
 	var target string
 	var passFlags []string
+	var chain bool
 	tofinoCmd := &cobra.Command{
 		Use:   "tofino FILE.p4",
 		Short: "Estimate a TNA program's Tofino stages, stateful ALUs, SRAM, PHV demand, super clusters and clusters of operands (not the compiler: docs/dataplane.md)",
@@ -112,6 +113,9 @@ func init() {
 				return fmt.Errorf("%s: %w", args[0], err)
 			}
 			fmt.Fprint(cmd.OutOrStdout(), est.Text())
+			if chain {
+				fmt.Fprint(cmd.OutOrStdout(), est.ChainText())
+			}
 			if len(passFlags) > 0 {
 				passes, err := tofino.IngressPassPHV(prog, passFlags)
 				if err != nil {
@@ -123,6 +127,7 @@ func init() {
 		},
 	}
 	tofinoCmd.Flags().StringVar(&target, "target", "tofino", "tofino (Tofino 1) or tofino2")
+	tofinoCmd.Flags().BoolVar(&chain, "chain", false, "print the critical path of the table dependency graph, a table a line")
 	tofinoCmd.Flags().StringSliceVar(&passFlags, "pass-flags", nil,
 		"the ingress's kinds of pass: exclusive 1-bit variables of its apply block (FLAG), or values of one variable (VAR=N or VAR=CONST): the PHV demand of each pass")
 	p4.AddCommand(tofinoCmd)

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/netlock-go/netlock/bmv2/front"
 	"github.com/netlock-go/netlock/bmv2/tofino"
 	"github.com/netlock-go/netlock/internal/testenv"
 )
@@ -13,8 +14,10 @@ import (
 // TestRealTofinoCompile compiles p4/tna/netlock.p4 (TofinoSizing) with p4c's Tofino
 // backend, p4c-barefoot (make test-real; docs/targets.md, "Tofino"), for Tofino 1 (tna) and
 // Tofino 2 (the same TNA program with __TARGET_TOFINO__ 2): it fails when the compiler refuses
-// the program, or places its tables in more stages than the pipe has, and logs the compiler's
-// resource report (docs/dataplane.md, "The real compiler").
+// the program, or places its tables in more stages than the pipe has, or when the critical path
+// of the table dependency graph the model (bmv2/tofino.TableGraph) computes is more than a stage
+// off the compiler's, and logs the compiler's resource report (docs/dataplane.md, "The real
+// compiler").
 func TestRealTofinoCompile(t *testing.T) {
 	bin := testenv.RealTool(t, "p4c-barefoot")
 	dir := t.TempDir()
@@ -22,8 +25,16 @@ func TestRealTofinoCompile(t *testing.T) {
 	if err := os.WriteFile(src, TNA.Source, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	checked, err := front.LoadOptions(src, front.Options{Defines: TofinoSizing.Defines()})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, target := range []string{"tofino", "tofino2"} {
 		t.Run(target, func(t *testing.T) {
+			est, err := tofino.EstimateProgram(checked, map[string]tofino.Resources{"tofino": tofino.Tofino1, "tofino2": tofino.Tofino2}[target])
+			if err != nil {
+				t.Fatal(err)
+			}
 			r, err := tofino.Compile(context.Background(), src, tofino.CompileOptions{
 				Compiler: bin, Target: target, Arch: "tna", Defines: TofinoSizing.Defines(),
 				IncludeDirs: testenv.RealToolsIncludes(), OutDir: filepath.Join(dir, target),
@@ -41,6 +52,15 @@ func TestRealTofinoCompile(t *testing.T) {
 				for _, p := range r.Placement {
 					t.Logf("%s: table placement (%s): %d stages (ingress %d, egress %d), %d tables placed; critical path of the table dependency graph %d stages",
 						target, p.State, p.Stages, p.GressStages[0], p.GressStages[1], p.Tables, p.CriticalPath)
+				}
+				// The model of the table dependency graph (bmv2/tofino.TableGraph) against the
+				// compiler's: a stage off at most.
+				if len(r.Placement) > 0 {
+					got := r.Placement[0].CriticalPath
+					t.Logf("%s: critical path: the compiler's %d stages, the model's %d", target, got, est.Chain)
+					if d := est.Chain - got; d < -1 || d > 1 {
+						t.Errorf("%s: the model's critical path is %d stages, the compiler's %d", target, est.Chain, got)
+					}
 				}
 				if u := r.PHVUse; r.Unallocated[0].Slices+r.Unallocated[1].Slices > 0 {
 					t.Logf("%s: what the failed allocation placed: %d + %d container bits the stages reach, %d + %d tagalong (ingress + egress)",
