@@ -1836,22 +1836,6 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         meta.reply = 0;
         meta.cont = 0;
         meta.resub_go = 0;
-        /* The switch's clock in microseconds, low 32 bits: the MAC timestamp (ns) times
-         * 2^-10 + 2^-16 + 2^-17 + 2^-21 = 0.99993/1000 (Tofino cannot divide by 1000). */
-        meta.now_a = clk_10.get({ig_md.ingress_mac_tstamp[41:10]});
-        h_now_b();
-        h_now_c();
-        h_now_d();
-        clock_pairs();
-        clock_sum();
-        /* The admin reply's time: written here in every pass of an admin request (the reply
-         * pass's is the one the controller sees), so that meta.now is not kept to the end. */
-        if (hdr.admin.isValid()) {
-            hdr.admin.now = meta.now;
-        }
-        if (hdr.adminf.isValid()) {
-            hdr.adminf.now = meta.now;
-        }
         meta.o_res = off_res.get({meta.off15});
         h_o_cur();   /* slot_t is 32 bits at the default sizes */
         h_o_ch();
@@ -1869,15 +1853,41 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             drop_count(DR_CHECKSUM);
             exit;
         }
-        /* The pass: as received, resubmitted (resubmit header) or recirculated (its header). */
-        meta.phase = PH_FRESH;
-        meta.in_port = ig_md.ingress_port;
-        meta.wflags = 0;
-        if (hdr.recirc.isValid()) {
+        /* The switch's clock in microseconds, low 32 bits: the MAC timestamp (ns) times
+         * 2^-10 + 2^-16 + 2^-17 + 2^-21 = 0.99993/1000 (Tofino cannot divide by 1000).
+         * Computed after the exits above: bf-p4c nests what follows an if that exits in the
+         * if's other branch, and that branch's gateway goes no earlier than the tables before
+         * it that the tables it holds depend on (the clock's three stages, before). */
+        meta.now_a = clk_10.get({ig_md.ingress_mac_tstamp[41:10]});
+        h_now_b();
+        h_now_c();
+        h_now_d();
+        clock_pairs();
+        clock_sum();
+        /* The admin reply's time: written here in every pass of an admin request (the reply
+         * pass's is the one the controller sees), so that meta.now is not kept to the end. */
+        if (hdr.admin.isValid()) {
+            hdr.admin.now = meta.now;
+        }
+        if (hdr.adminf.isValid()) {
+            hdr.adminf.now = meta.now;
+        }
+        /* The pass: as received, resubmitted (resubmit header) or recirculated (its header).
+         * Each field is written once, in exclusive branches: two writes of a field are two
+         * stages to bf-p4c (an output dependency). */
+        if (ig_md.resubmit_flag == 1) {
+            meta.phase = meta.resub.phase;
+        } else if (hdr.recirc.isValid()) {
             meta.phase = hdr.recirc.phase;
+        } else {
+            meta.phase = PH_FRESH;
+        }
+        if (hdr.recirc.isValid()) {
             meta.in_port = hdr.recirc.in_port;
             meta.wflags = hdr.recirc.wflags;
         } else {
+            meta.in_port = ig_md.ingress_port;
+            meta.wflags = 0;
             hdr.recirc.setValid();
             hdr.recirc.phase = PH_FRESH;
             hdr.recirc.wflags = 0;
@@ -1888,9 +1898,6 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
             hdr.recirc.pend = 0;
             hdr.recirc.examine = 0;
             hdr.recirc.pclean = 0;
-        }
-        if (ig_md.resubmit_flag == 1) {
-            meta.phase = meta.resub.phase;
         }
         hdr.recirc.binc_qe = 0;
         /* 64-bit equalities as two 32-bit ones, one gateway each: a Tofino gateway reads at most
@@ -1955,6 +1962,26 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 meta.kind = K_ADMIN;
             }
         }
+        /* The token's level: the level whose slots [left, left + size) hold its slot, as
+         * p4/netlock.p4's "tslot >= left && tslot - left < size". Written for a gateway,
+         * which tests equalities of fields only: d = tslot - left in slot_t, and d < size
+         * as (size |-| d) != 0, each step an action of its own (an action reads what an
+         * earlier stage wrote). The first test is implied: every region ends within the
+         * slots (left + size <= 2^SLOT_BITS, which dataplane.LockEntry.Validate checks
+         * before an entry is written), so a slot below left makes d = tslot - left +
+         * 2^w >= 2^SLOT_BITS - left >= size (w the width of slot_t). Computed in every pass,
+         * beside the checks that decide the pass's kind rather than after them (a route's
+         * pass does not read it): bf-p4c would order it after those checks' tables. */
+        meta.tslot = slot_tok.get({hdr.nl.token_lo[SLOT_BITS - 1:0]});
+        tok_diff();
+        tok_room();
+        if (meta.t_off != 0) {
+            meta.tlevel = 0;
+        } else if (meta.left != 0) {
+            meta.tlevel = 1;
+        } else {
+            meta.tlevel = 2;
+        }
         if (meta.kind != K_ROUTE) {
             if (meta.hit == 1) {
                 lock_servers.apply();
@@ -1995,24 +2022,6 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
              * the ALU's min has no such limit. */
             if (hdr.nl.lease != 0) {
                 meta.lease = min(hdr.nl.lease, meta.max_lease);
-            }
-            /* The token's level: the level whose slots [left, left + size) hold its slot, as
-             * p4/netlock.p4's "tslot >= left && tslot - left < size". Written for a gateway,
-             * which tests equalities of fields only: d = tslot - left in slot_t, and d < size
-             * as (size |-| d) != 0, each step an action of its own (an action reads what an
-             * earlier stage wrote). The first test is implied: every region ends within the
-             * slots (left + size <= 2^SLOT_BITS, which dataplane.LockEntry.Validate checks
-             * before an entry is written), so a slot below left makes d = tslot - left +
-             * 2^w >= 2^SLOT_BITS - left >= size (w the width of slot_t). */
-            meta.tslot = slot_tok.get({hdr.nl.token_lo[SLOT_BITS - 1:0]});
-            tok_diff();
-            tok_room();
-            if (meta.t_off != 0) {
-                meta.tlevel = 0;
-            } else if (meta.left != 0) {
-                meta.tlevel = 1;
-            } else {
-                meta.tlevel = 2;
             }
         }
         meta.x_op = 0;
