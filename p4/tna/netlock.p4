@@ -2655,46 +2655,51 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
         /* ================= stage: lk_state ================= */
         bit<1> take = 1w0;
         if (ptype == P_ACQ && acq_go == 1 && meta.ov == 0) { take = 1w1; }
-        meta.s_mode = hdr.nl.mode;
         if (ptype == P_REL || examine == 1 || ptype == P_WD) {
             meta.s_mode = SV_MODE;
+        } else {
+            meta.s_mode = hdr.nl.mode;
         }
         /* state_take's and state_rel's bounds and steps (lk_state's comment): an exclusive
          * request is granted when nobody holds, a shared one when no exclusive request holds
          * or (an acquire, not the walk: the walk goes in queue order) waits at its level or
-         * above. */
-        meta.st_lbound = 0x10000;
-        if (meta.level == 0) { meta.st_wmax = 32w0xffff; } else { meta.st_wmax = 32w0; }
-        ST_LSTEP = 1;
-        meta.st_wstep = 0;
-        meta.st_wwait = 0;
+         * above. Each written once, in exclusive branches (a field written twice is two stages
+         * to bf-p4c: an output dependency). The lo step: 0 for a try's check, a withdrawal's
+         * found slot and the admin probe's read of lo (state_rel), else an exclusive
+         * request's 0x10001, a shared one's 1. An exclusive waiter's unit in hi: 0x10000 at
+         * level 0, 1 at level 1 (st_wwait for an acquire that waits, st_wstep for a waiter
+         * that the walk examines or a withdrawal finds; none for the probe's read). */
         if (meta.s_mode == MODE_X) {
             meta.st_lbound = 1;
+        } else {
+            meta.st_lbound = 0x10000;
+        }
+        if (meta.s_mode == MODE_X || examine == 1) {
             meta.st_wmax = 0xffffffff;
+        } else if (meta.level == 0) {
+            meta.st_wmax = 32w0xffff;
+        } else {
+            meta.st_wmax = 32w0;
+        }
+        if ((ptype == P_TRY && acq_go == 1) || meta.found == 1 || ph_probe2 == 1) {
+            ST_LSTEP = 0;
+        } else if (meta.s_mode == MODE_X) {
             ST_LSTEP = 0x10001;
-            /* An exclusive waiter's unit in hi: 0x10000 at level 0, 1 at level 1. */
-            if (take == 1) {
-                if (meta.level == 0) { meta.st_wwait = 0x10000; } else { meta.st_wwait = 1; }
-            } else if (examine == 1) {
-                if (meta.level == 0) { meta.st_wstep = 0x10000; } else { meta.st_wstep = 1; }
-            } else if (meta.found == 1) {
-                if (meta.level == 0) { meta.st_wstep = 0x10000; } else { meta.st_wstep = 1; }
-            }
-        } else if (examine == 1) {
-            meta.st_wmax = 0xffffffff;
+        } else {
+            ST_LSTEP = 1;
         }
-        if (ptype == P_TRY && acq_go == 1) {
-            ST_LSTEP = 0;
+        if (meta.s_mode == MODE_X && take == 1) {
+            if (meta.level == 0) { meta.st_wwait = 0x10000; } else { meta.st_wwait = 1; }
+        } else {
+            meta.st_wwait = 0;
         }
-        if (meta.found == 1) {
-            ST_LSTEP = 0;
+        if (meta.s_mode == MODE_X && take == 0 && ph_probe2 == 0 && (examine == 1 || meta.found == 1)) {
+            if (meta.level == 0) { meta.st_wstep = 0x10000; } else { meta.st_wstep = 1; }
+        } else {
+            meta.st_wstep = 0;
         }
         bit<1> compat = 0;
         bit<2> st_to = 0;   /* state_rel's answer: 1 nhold0 (a release), 2 xheld (a withdrawal) */
-        if (ph_probe2 == 1) {
-            ST_LSTEP = 0;   /* state_rel as a read of lo */
-            meta.st_wstep = 0;
-        }
         if (take == 1) {
             meta.grant = state_take.execute(meta.idx);
         } else if (ptype == P_TRY && acq_go == 1) {
