@@ -3254,8 +3254,9 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 /* set-cookie (the value stays), or an error result */
                 meta.reply = 1;
             }
-        }
-        if (adm2 == 1) {
+        } else if (adm2 == 1) {
+            /* The admin passes after the first (their ptype is 0): in the chain, which tells
+             * bf-p4c that they exclude the branches above. */
             if (ph == PH_PROBE2) {
                 hdr.admin.holders = 1w0 ++ meta.rd_st[14:0];
                 hdr.admin.xheld = 7w0 ++ meta.rd_st[16:16];
@@ -3296,10 +3297,8 @@ control NetlockIngress(inout headers_t hdr, inout metadata_t meta,
                 hdr.admin.value_lo = hdr.recirc.a_lo;
                 meta.reply = 1;
             }
-        }
-
-        /* ---- an answer decided in the pass before ---- */
-        if (ptype == P_SEND) {
+        } else if (ptype == P_SEND) {
+            /* ---- an answer decided in the pass before ---- */
             if (hdr.recirc.send == SEND_ACK) {
                 ans_echo(OP_RELEASE, FL_REPLY, 0);
             } else {
